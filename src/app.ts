@@ -1,0 +1,98 @@
+// Composition root: builds every part once and wires them; the only place that knows them all.
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'restify';
+import type { DestinationStream } from 'pino';
+import { systemClock, type Clock } from './clock.js';
+import { configSecrets, type Config } from './config.js';
+import { createLogger, SecretRegistry, type Logger } from './log.js';
+import { FileStateStore } from './state/fileStore.js';
+import type { StateStore } from './state/types.js';
+import { AccessPolicy } from './bot/access.js';
+import { BillbridgeBot } from './bot/bot.js';
+import { createRegistry } from './bot/commands/index.js';
+import { Dispatcher } from './bot/dispatch.js';
+import type { BotServices } from './bot/services.js';
+import { createAdapter } from './http/adapter.js';
+import { Readiness } from './http/readiness.js';
+import { createHttpServer } from './http/server.js';
+
+export interface BuildOptions {
+  /** Log destination (tests capture lines here); stdout by default. */
+  logDestination?: DestinationStream;
+  clock?: Clock;
+}
+
+export interface BillbridgeApp {
+  config: Config;
+  log: Logger;
+  secrets: SecretRegistry;
+  state: StateStore;
+  services: BotServices;
+  dispatcher: Dispatcher;
+  bot: BillbridgeBot;
+  server: Server;
+  readiness: Readiness;
+  /** Starts listening on config.http (port 0 = a free port) and resolves with the base URL. */
+  listen(): Promise<string>;
+  /** Stops accepting requests, lets in-flight turns finish, closes every part. */
+  close(): Promise<void>;
+}
+
+export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<BillbridgeApp> {
+  const clock = opts.clock ?? systemClock;
+  const secrets = new SecretRegistry(configSecrets(config));
+  const log = createLogger({ level: config.logLevel, secrets, destination: opts.logDestination });
+  const state: StateStore = new FileStateStore(config.stateDir, clock);
+  const registry = createRegistry();
+  const readiness = new Readiness().add('state', () => state.isReady());
+
+  const services: BotServices = {
+    config,
+    clock,
+    registry,
+    state,
+    backend: { kind: config.bill.credentials ? 'bill' : 'sandbox', baseUrl: config.bill.baseUrl },
+    bindings: { resolve: async () => config.bill.credentials?.orgId },
+    access: new AccessPolicy(config),
+  };
+  const dispatcher = new Dispatcher(services, log);
+  const bot = new BillbridgeBot(services, dispatcher, log);
+  const adapter = createAdapter(config, log);
+  const server = createHttpServer({ log, adapter, bot, readiness });
+
+  let closing: Promise<void> | undefined;
+  return {
+    config,
+    log,
+    secrets,
+    state,
+    services,
+    dispatcher,
+    bot,
+    server,
+    readiness,
+    async listen() {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        if (config.http.host) server.listen(config.http.port, config.http.host, () => resolve());
+        else server.listen(config.http.port, () => resolve());
+      });
+      const addr = server.address() as AddressInfo;
+      const host = addr.family === 'IPv6' ? (addr.address === '::' ? 'localhost' : `[${addr.address}]`) : addr.address === '0.0.0.0' ? 'localhost' : addr.address;
+      const url = `http://${host}:${addr.port}`;
+      log.info({ url, backend: services.backend.kind }, 'billbridge listening');
+      return url;
+    },
+    close() {
+      closing ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.server.closeIdleConnections();
+        });
+        await state.close();
+        log.flush();
+      })();
+      return closing;
+    },
+  };
+}

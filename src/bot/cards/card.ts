@@ -1,0 +1,151 @@
+// Adaptive Card 1.5 building blocks: pure functions from data to card JSON, no I/O.
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json | undefined };
+export type CardElement = { type: string; [key: string]: Json | undefined };
+export type CardAction = { type: string; title: string; [key: string]: Json | undefined };
+
+export interface AdaptiveCard {
+  type: 'AdaptiveCard';
+  $schema: string;
+  version: '1.5';
+  body: CardElement[];
+  actions?: CardAction[];
+  fallbackText?: string;
+  speak?: string;
+  refresh?: Json;
+  msteams?: Json;
+  [key: string]: Json | undefined;
+}
+
+/** What every command, guard and error path produces: a card plus its one-line plain-text summary. */
+export interface CardReply {
+  card: AdaptiveCard;
+  /** Shown in notifications and read by screen readers; plain text, one line. */
+  summary: string;
+}
+
+export const SCHEMA = 'http://adaptivecards.io/schemas/adaptive-card.json';
+
+/** The data an Action.Execute / Action.Submit carries back to the bot. */
+export interface ActionData {
+  verb: string;
+  [key: string]: Json | undefined;
+}
+
+export function adaptiveCard(body: CardElement[], opts: { summary: string; actions?: CardAction[] }): CardReply {
+  const summary = oneLine(opts.summary);
+  const card: AdaptiveCard = {
+    type: 'AdaptiveCard',
+    $schema: SCHEMA,
+    version: '1.5',
+    body,
+    fallbackText: summary,
+    speak: summary,
+    msteams: { width: 'Full' },
+  };
+  if (opts.actions && opts.actions.length > 0) card.actions = opts.actions;
+  return { card, summary };
+}
+
+export function oneLine(text: string, max = 200): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? flat.slice(0, max - 1) + '…' : flat;
+}
+
+/**
+ * Text shown in a TextBlock is rendered as (a subset of) markdown by Teams; anything that came
+ * from a person or from BILL is escaped so it cannot format, link or mention.
+ */
+export function escapeMarkdown(text: string): string {
+  return text
+    .replace(/[\\`*_[\]<>~]/g, (c) => `\\${c}`)
+    .replace(/^(\s*)([#>+-]|\d+\.)(?=\s)/gm, (_m, ws: string, mark: string) => `${ws}\\${mark}`)
+    .replace(/\r?\n/g, ' ');
+}
+
+export function title(text: string): CardElement {
+  return { type: 'TextBlock', text, size: 'Large', weight: 'Bolder', wrap: true, style: 'heading' };
+}
+
+export function subtitle(text: string): CardElement {
+  return { type: 'TextBlock', text, isSubtle: true, spacing: 'None', wrap: true };
+}
+
+export function text(value: string, opts: { weight?: 'Bolder'; color?: 'Attention' | 'Good' | 'Warning' | 'Accent'; subtle?: boolean; size?: 'Small' | 'Medium'; separator?: boolean } = {}): CardElement {
+  const el: CardElement = { type: 'TextBlock', text: value, wrap: true };
+  if (opts.weight) el.weight = opts.weight;
+  if (opts.color) el.color = opts.color;
+  if (opts.subtle) el.isSubtle = true;
+  if (opts.size) el.size = opts.size;
+  if (opts.separator) el.separator = true;
+  return el;
+}
+
+export function facts(pairs: Array<[string, string]>): CardElement {
+  return { type: 'FactSet', facts: pairs.map(([t, v]) => ({ title: t, value: v })) };
+}
+
+export interface TableColumn {
+  header: string;
+  /** Relative width. */
+  width?: number;
+  align?: 'Left' | 'Center' | 'Right';
+}
+
+/** A 1.5 Table with a header row; cells are plain strings. */
+export function table(columns: TableColumn[], rows: string[][]): CardElement {
+  const cell = (value: string, col: TableColumn, header = false): Json => ({
+    type: 'TableCell',
+    items: [
+      {
+        type: 'TextBlock',
+        text: value,
+        wrap: true,
+        ...(header ? { weight: 'Bolder' } : {}),
+        ...(col.align && col.align !== 'Left' ? { horizontalAlignment: col.align } : {}),
+      },
+    ],
+  });
+  return {
+    type: 'Table',
+    firstRowAsHeader: true,
+    showGridLines: false,
+    columns: columns.map((c) => ({ type: 'TableColumnDefinition', width: c.width ?? 1 })),
+    rows: [
+      { type: 'TableRow', cells: columns.map((c) => cell(c.header, c, true)) },
+      ...rows.map((r) => ({ type: 'TableRow', cells: columns.map((c, i) => cell(r[i] ?? '', c)) })),
+    ],
+  };
+}
+
+export function container(items: CardElement[], opts: { style?: 'emphasis' | 'good' | 'attention' | 'warning' | 'accent'; separator?: boolean } = {}): CardElement {
+  const el: CardElement = { type: 'Container', items };
+  if (opts.style) el.style = opts.style;
+  if (opts.separator) el.separator = true;
+  return el;
+}
+
+export function footer(value: string): CardElement {
+  return { type: 'TextBlock', text: value, size: 'Small', isSubtle: true, wrap: true, separator: true };
+}
+
+/** Universal Action (1.5) with an Action.Submit fallback for clients without Universal Actions. */
+export function executeAction(titleText: string, data: ActionData, opts: { style?: 'positive' | 'destructive' } = {}): CardAction {
+  const action: CardAction = {
+    type: 'Action.Execute',
+    title: titleText,
+    verb: data.verb,
+    data: data as Json,
+    fallback: { type: 'Action.Submit', title: titleText, data: data as Json },
+  };
+  if (opts.style) action.style = opts.style;
+  return action;
+}
+
+export function submitAction(titleText: string, data: ActionData): CardAction {
+  return { type: 'Action.Submit', title: titleText, data: data as Json };
+}
+
+export function openUrlAction(titleText: string, url: string): CardAction {
+  return { type: 'Action.OpenUrl', title: titleText, url };
+}

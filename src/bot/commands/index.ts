@@ -1,0 +1,7 @@
+// Every command billbridge ships, registered once; the router, help card and manifest read this registry.
+import { CommandRegistry } from './registry.js';
+import { helpCommand } from './help.js';
+
+export function createRegistry(): CommandRegistry {
+  return new CommandRegistry().register(helpCommand);
+}

@@ -1,0 +1,79 @@
+// Tolerant command-line parsing: Teams HTML, <at> mentions, entities, spacing, case and trailing punctuation.
+import { decodeHTML } from 'entities';
+import { distance } from 'fastest-levenshtein';
+
+/** Longest command line we try to understand; longer input is answered with a hint, not parsed. */
+export const MAX_COMMAND_LENGTH = 1000;
+
+/**
+ * Turns what Teams delivers ("<p><at>billbridge</at>&nbsp;Bills&nbsp;due 14!</p>") into a plain
+ * command line ("Bills due 14"). Mentions anywhere are removed; argument case is kept.
+ */
+export function normalizeCommandText(raw: string): string {
+  let s = raw;
+  // Mentions: Teams wraps them in <at>...</at> (also HTML-escaped when the message is rich text).
+  s = s.replace(/<at\b[^>]*>[\s\S]*?<\/at>/gi, ' ');
+  s = s.replace(/&lt;at\b[\s\S]*?&lt;\/at&gt;/gi, ' ');
+  // Other markup (<p>, <div>, <br>, <span ...>) becomes white space.
+  s = s.replace(/<\/?[a-z][^>]*>/gi, ' ');
+  s = decodeHTML(s);
+  // Zero-width and non-breaking spaces, control characters.
+  s = s.replace(/[\u200B-\u200D\u2060\uFEFF]/g, '');
+  s = s.replace(/[\s\u00A0\u0000-\u001F\u007F]+/g, ' ').trim();
+  // A leading typed "@billbridge" (plain text, not a real mention) or a slash.
+  s = s.replace(/^(?:@\S+\s*)+/, '').replace(/^\//, '');
+  // Trailing punctuation: "bills due?" / "help!".
+  s = s.replace(/[\s.!?,;:…]+$/u, '');
+  return s.trim();
+}
+
+export function tokenize(line: string): string[] {
+  return line.split(' ').filter(Boolean);
+}
+
+export interface CommandName {
+  name: string;
+  words: string[];
+}
+
+export type ParseResult =
+  | { kind: 'empty' }
+  | { kind: 'tooLong'; length: number }
+  | { kind: 'command'; name: string; args: string[]; argText: string }
+  | { kind: 'unknown'; text: string; suggestion: string | undefined };
+
+/** Matches the longest registered name that is a word-prefix of the line (case-insensitive). */
+export function parseCommandLine(raw: string, names: CommandName[]): ParseResult {
+  if (raw.length > MAX_COMMAND_LENGTH * 4) return { kind: 'tooLong', length: raw.length };
+  const line = normalizeCommandText(raw);
+  if (line === '') return { kind: 'empty' };
+  if (line.length > MAX_COMMAND_LENGTH) return { kind: 'tooLong', length: line.length };
+  const tokens = tokenize(line);
+  const lower = tokens.map((t) => t.toLowerCase());
+  let best: CommandName | undefined;
+  for (const candidate of names) {
+    const n = candidate.words.length;
+    if (n > lower.length) continue;
+    if (candidate.words.every((w, i) => w === lower[i]) && (!best || n > best.words.length)) best = candidate;
+  }
+  if (best) {
+    const args = tokens.slice(best.words.length);
+    return { kind: 'command', name: best.name, args, argText: args.join(' ') };
+  }
+  return { kind: 'unknown', text: line, suggestion: suggestCommand(lower, names) };
+}
+
+/** The registered name closest to what was typed (edit distance), when it is close enough to help. */
+export function suggestCommand(lowerTokens: string[], names: CommandName[]): string | undefined {
+  let best: { name: string; score: number } | undefined;
+  for (const candidate of names) {
+    const typed = lowerTokens.slice(0, candidate.words.length).join(' ');
+    if (typed === '') continue;
+    const target = candidate.name;
+    const d = distance(typed, target);
+    // Normalised by length so "invoise" -> "invoice" and "bils due" -> "bills due" both qualify.
+    const score = d / Math.max(target.length, typed.length);
+    if (!best || score < best.score || (score === best.score && candidate.words.length > 1)) best = { name: target, score };
+  }
+  return best && best.score <= 0.5 ? best.name : undefined;
+}

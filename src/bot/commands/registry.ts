@@ -1,0 +1,43 @@
+// The one list of commands: it feeds the router, the help card and the Teams manifest's commandLists.
+import { parseCommandLine, type CommandName, type ParseResult } from './parse.js';
+import type { CommandDefinition, ConversationKind } from './types.js';
+
+export class CommandRegistry {
+  private readonly commands = new Map<string, CommandDefinition>();
+  private nameIndex: CommandName[] = [];
+
+  register(...defs: CommandDefinition[]): this {
+    for (const def of defs) {
+      const name = def.name.trim().toLowerCase();
+      if (name !== def.name || !/^[a-z]+( [a-z]+)*$/.test(name)) {
+        throw new Error(`Command name "${def.name}" must be lower-case words separated by single spaces`);
+      }
+      if (this.commands.has(name)) throw new Error(`Command "${name}" is registered twice`);
+      this.commands.set(name, def);
+    }
+    this.nameIndex = [...this.commands.keys()].map((n) => ({ name: n, words: n.split(' ') }));
+    return this;
+  }
+
+  get(name: string): CommandDefinition | undefined {
+    return this.commands.get(name);
+  }
+
+  /** All commands, most useful first (rank, then registration order). */
+  list(): CommandDefinition[] {
+    const all = [...this.commands.values()];
+    return all
+      .map((def, i) => ({ def, i }))
+      .sort((a, b) => (a.def.rank ?? 100) - (b.def.rank ?? 100) || a.i - b.i)
+      .map((x) => x.def);
+  }
+
+  /** Commands usable in a kind of conversation. */
+  forScope(kind: ConversationKind): CommandDefinition[] {
+    return this.list().filter((def) => !def.scopes || def.scopes.includes(kind));
+  }
+
+  parse(text: string): ParseResult {
+    return parseCommandLine(text, this.nameIndex);
+  }
+}

@@ -1,0 +1,158 @@
+// Command routing: a command line (typed, or from a card button) -> guards -> handler -> one card. No transport here.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../log.js';
+import { errorMessage } from '../errors.js';
+import type { CardReply } from './cards/card.js';
+import { errorReply } from './cards/errorCards.js';
+import { tooLongCard, unknownCommandCard } from './cards/help.js';
+import { MAX_COMMAND_LENGTH } from './commands/parse.js';
+import type { Caller, CommandDefinition, CommandInput, ConversationScope } from './commands/types.js';
+import type { BotServices } from './services.js';
+import { adaptiveCard, text, title } from './cards/card.js';
+
+export interface CommandRequest {
+  /** The command line as typed (or carried by a card button). */
+  text: string;
+  page?: number;
+  scope: ConversationScope;
+  caller: Caller;
+  correlationId: string;
+  /** Called once before a command that needs upstream work (typing indicator). */
+  working?: () => Promise<void>;
+}
+
+export type Outcome = 'ok' | 'unknown' | 'empty' | 'refused' | 'error';
+
+export interface DispatchResult {
+  reply: CardReply;
+  outcome: Outcome;
+  command: string | undefined;
+  args: string[];
+  orgId: string | undefined;
+  error?: unknown;
+}
+
+/** Runs before every command; throws a typed error (TenantNotAllowed, LimitExceeded...) to refuse. */
+export type CommandGuard = (req: CommandRequest, command: CommandDefinition | undefined) => Promise<void>;
+
+/** Sees every result (audit trail, metrics). Must not throw. */
+export type DispatchObserver = (req: CommandRequest, result: DispatchResult, durationMs: number) => void | Promise<void>;
+
+export function newCorrelationId(): string {
+  return randomUUID().replace(/-/g, '').slice(0, 12);
+}
+
+export class Dispatcher {
+  private readonly guards: CommandGuard[] = [];
+  private readonly observers: DispatchObserver[] = [];
+
+  constructor(
+    private readonly services: BotServices,
+    private readonly log: Logger,
+  ) {}
+
+  addGuard(guard: CommandGuard): this {
+    this.guards.push(guard);
+    return this;
+  }
+
+  addObserver(observer: DispatchObserver): this {
+    this.observers.push(observer);
+    return this;
+  }
+
+  /** Formats an instant in the bot's time zone, for "resets at 11:00" and "as of 10:42". */
+  formatTime = (ms: number): string =>
+    new Intl.DateTimeFormat(this.services.config.locale, {
+      hour: '2-digit',
+      minute: '2-digit',
+      timeZone: this.services.config.timeZone,
+    }).format(new Date(ms));
+
+  async run(req: CommandRequest): Promise<DispatchResult> {
+    const started = performance.now();
+    const result = await this.execute(req);
+    for (const observer of this.observers) {
+      try {
+        await observer(req, result, performance.now() - started);
+      } catch (err) {
+        this.log.warn({ correlationId: req.correlationId, err: errorMessage(err) }, 'dispatch observer failed');
+      }
+    }
+    return result;
+  }
+
+  private async execute(req: CommandRequest): Promise<DispatchResult> {
+    const { registry } = this.services;
+    const parsed = registry.parse(req.text);
+    const base = { command: undefined, args: [] as string[], orgId: undefined };
+    const log = this.log.child({ correlationId: req.correlationId });
+
+    const command = parsed.kind === 'command' ? registry.get(parsed.name) : undefined;
+    try {
+      for (const guard of this.guards) await guard(req, command);
+    } catch (err) {
+      return { ...base, command: command?.name, reply: this.errorCard(err, req), outcome: 'refused', error: err };
+    }
+
+    switch (parsed.kind) {
+      case 'empty': {
+        const help = registry.get('help');
+        if (!help) return { ...base, reply: unknownCommandCard('', undefined), outcome: 'empty' };
+        return this.invoke(help, { name: 'help', args: [], argText: '', page: 0 }, req, log, 'empty');
+      }
+      case 'tooLong':
+        return { ...base, reply: tooLongCard(parsed.length, MAX_COMMAND_LENGTH), outcome: 'unknown' };
+      case 'unknown':
+        return {
+          ...base,
+          reply: unknownCommandCard(parsed.text, parsed.suggestion ? registry.get(parsed.suggestion) : undefined),
+          outcome: 'unknown',
+        };
+      case 'command': {
+        if (!command) throw new Error(`parser returned unregistered command ${parsed.name}`);
+        const input: CommandInput = { name: command.name, args: parsed.args, argText: parsed.argText, page: Math.max(0, Math.floor(req.page ?? 0)) };
+        return this.invoke(command, input, req, log, 'ok');
+      }
+    }
+  }
+
+  private async invoke(command: CommandDefinition, input: CommandInput, req: CommandRequest, log: Logger, okOutcome: Outcome): Promise<DispatchResult> {
+    const result = { command: command.name, args: input.args };
+    if (command.scopes && !command.scopes.includes(req.scope.kind)) {
+      const where = command.scopes.map((s) => ({ channel: 'a team channel', groupChat: 'a group chat', personal: 'a personal chat with me' })[s]).join(' or ');
+      return {
+        ...result,
+        orgId: undefined,
+        outcome: 'refused',
+        reply: adaptiveCard([title(`"${command.name}" works in ${where}`), text(`Open ${where} and type **${command.usage}** there.`)], {
+          summary: `"${command.name}" works in ${where}.`,
+        }),
+      };
+    }
+    let orgId: string | undefined;
+    try {
+      orgId = await this.services.bindings.resolve(req.scope);
+      if (command.upstream && req.working) await req.working().catch((err) => log.debug({ err: errorMessage(err) }, 'typing indicator failed'));
+      const reply = await command.run({
+        input,
+        scope: req.scope,
+        caller: req.caller,
+        orgId,
+        correlationId: req.correlationId,
+        now: new Date(this.services.clock.now()),
+        services: this.services,
+        log,
+      });
+      return { ...result, orgId, reply, outcome: okOutcome };
+    } catch (err) {
+      log.warn({ command: command.name, err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'command failed');
+      const retryCommand = [command.name, input.argText].filter(Boolean).join(' ');
+      return { ...result, orgId, reply: this.errorCard(err, req, retryCommand), outcome: 'error', error: err };
+    }
+  }
+
+  private errorCard(err: unknown, req: CommandRequest, retryCommand?: string): CardReply {
+    return errorReply(err, { correlationId: req.correlationId, retryCommand, formatTime: this.formatTime });
+  }
+}

@@ -1,0 +1,28 @@
+// The parts a turn may use, built once in app.ts and handed to the bot; handlers never build their own.
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { StateStore } from '../state/types.js';
+import type { AccessPolicy } from './access.js';
+import type { CommandRegistry } from './commands/registry.js';
+import type { ConversationScope } from './commands/types.js';
+
+/** Which BILL the bot talks to; the help card footer says so when it is the embedded sandbox. */
+export interface BackendInfo {
+  kind: 'sandbox' | 'bill';
+  baseUrl: string;
+}
+
+/** Finds the BILL organisation a conversation is bound to, from its tenant and team ids. */
+export interface OrgResolver {
+  resolve(scope: ConversationScope): Promise<string | undefined>;
+}
+
+export interface BotServices {
+  config: Config;
+  clock: Clock;
+  registry: CommandRegistry;
+  state: StateStore;
+  backend: BackendInfo;
+  bindings: OrgResolver;
+  access: AccessPolicy;
+}

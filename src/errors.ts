@@ -1,0 +1,129 @@
+// Typed errors shared by every layer; bot/replies.ts turns each into exactly one user-facing card.
+
+/** How a BILL error is handled; decided from the BDC code, never from the HTTP status alone. */
+export type BillErrorCategory =
+  | 'session' // BDC_1109: session invalid or expired -> re-login once
+  | 'credentials' // BDC_1101/1102/1103: wrong user, password, dev key, or inactive key
+  | 'hourlyLimit' // BDC_1144: 20,000/hour spent -> wait for the top of the hour
+  | 'concurrencyLimit' // BDC_1322: more than 3 in flight for the org -> back off and retry
+  | 'notFound' // BDC_1205 (or 404)
+  | 'validation' // other 4xx: the request was wrong
+  | 'rateLimited' // Spend & Expense 429
+  | 'server' // 5xx
+  | 'network' // no response at all (timeout, reset)
+  | 'unknown';
+
+export interface BillErrorEntry {
+  code?: string;
+  severity?: string;
+  category?: string;
+  message?: string;
+  timestamp?: string;
+}
+
+export class BillApiError extends Error {
+  readonly category: BillErrorCategory;
+  readonly code: string | undefined;
+  readonly status: number;
+  readonly entries: BillErrorEntry[];
+  /** When the upstream tells us to wait (BDC_1144 until the top of the hour, 429 Retry-After). */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(args: {
+    category: BillErrorCategory;
+    status: number;
+    code?: string;
+    entries?: BillErrorEntry[];
+    message?: string;
+    retryAfterMs?: number;
+    cause?: unknown;
+  }) {
+    // The message is for logs: code and category, never request data or secrets.
+    super(args.message ?? `BILL ${args.code ?? 'error'} (${args.category}, HTTP ${args.status})`, {
+      cause: args.cause,
+    });
+    this.name = 'BillApiError';
+    this.category = args.category;
+    this.code = args.code;
+    this.status = args.status;
+    this.entries = args.entries ?? [];
+    this.retryAfterMs = args.retryAfterMs;
+  }
+}
+
+/** A user-supplied value that would change the meaning of a BILL filter. */
+export class FilterValueError extends Error {
+  constructor(readonly field: string, readonly reason: string) {
+    super(`Refused filter value for ${field}: ${reason}`);
+    this.name = 'FilterValueError';
+  }
+}
+
+/** An upstream budget could not give a slot in time, or is frozen until a known moment. */
+export class LimitExceeded extends Error {
+  constructor(
+    readonly budget: string,
+    /** How long until trying again is worthwhile. */
+    readonly retryInMs: number,
+    readonly reason: 'busy' | 'hourly' | 'logins' | 'userRate' | 'throttled',
+  ) {
+    super(`Budget ${budget} exhausted (${reason}); retry in ${Math.ceil(retryInMs / 1000)} s`);
+    this.name = 'LimitExceeded';
+  }
+}
+
+/** The conversation's team is not bound to a BILL organisation. */
+export class NotBound extends Error {
+  constructor(readonly reason: 'unbound' | 'orgNotAllowed' = 'unbound') {
+    super('This conversation is not bound to a BILL organisation');
+    this.name = 'NotBound';
+  }
+}
+
+/** The activity came from a tenant that is not in ALLOWED_TENANT_IDS. */
+export class TenantNotAllowed extends Error {
+  constructor() {
+    super('Tenant not allowed');
+    this.name = 'TenantNotAllowed';
+  }
+}
+
+/** The person may not do this (not an admin, not the assigned approver...). */
+export class Forbidden extends Error {
+  constructor(readonly userMessage: string) {
+    super(userMessage);
+    this.name = 'Forbidden';
+  }
+}
+
+/** The person has not linked their own BILL identity (approvals). */
+export class NotLinked extends Error {
+  constructor() {
+    super('Not linked to BILL');
+    this.name = 'NotLinked';
+  }
+}
+
+/** The command text was understood only partly; the card says what was understood and what to type. */
+export class InputError extends Error {
+  constructor(
+    readonly userMessage: string,
+    readonly hint: string,
+    readonly understood?: string,
+  ) {
+    super(userMessage);
+    this.name = 'InputError';
+  }
+}
+
+/** A shared dependency (Redis) is down: answer "temporarily unavailable" and send nothing upstream. */
+export class DependencyUnavailable extends Error {
+  constructor(readonly dependency: string, cause?: unknown) {
+    super(`${dependency} is unavailable`, { cause });
+    this.name = 'DependencyUnavailable';
+  }
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,100 @@
+// restify server and routes: /api/messages, /healthz, /readyz, /metrics; everything else is 404.
+import restify, { type Request, type Response, type Server } from 'restify';
+import type { ActivityHandler, CloudAdapter } from 'botbuilder';
+import type { Logger } from '../log.js';
+import { errorMessage } from '../errors.js';
+import type { Readiness } from './readiness.js';
+
+export const MESSAGE_BODY_LIMIT = 256 * 1024;
+
+/** JSON reviver that drops prototype-polluting keys before anything sees them. */
+export function safeReviver(key: string, value: unknown): unknown {
+  if (key === '__proto__' || key === 'constructor' || key === 'prototype') return undefined;
+  return value;
+}
+
+export interface HttpServerDeps {
+  log: Logger;
+  adapter: CloudAdapter;
+  bot: ActivityHandler;
+  readiness: Readiness;
+  /** Prometheus text exposition for /metrics. */
+  metrics?: () => Promise<{ contentType: string; body: string }>;
+  /** More routes (webhooks...), added by the composition root. */
+  routes?: Array<(server: Server) => void>;
+}
+
+function sendJson(res: Response, status: number, body: unknown): void {
+  res.status(status);
+  res.json(body);
+}
+
+export function isJsonContentType(req: Request): boolean {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  return type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type);
+}
+
+export function createHttpServer(deps: HttpServerDeps): Server {
+  const { log, adapter, bot, readiness } = deps;
+  const server = restify.createServer({ name: 'billbridge', handleUncaughtExceptions: false, ignoreTrailingSlash: true });
+  let listening = false;
+  server.on('listening', () => {
+    listening = true;
+  });
+  server.on('close', () => {
+    listening = false;
+  });
+
+  // restify answers its own errors (bad JSON 400, too large 413, unknown route 404, wrong method 405);
+  // this keeps their bodies short and logs them without the request body.
+  server.on('restifyError', (req: Request, res: Response, err: Error & { statusCode?: number }, cb: () => void) => {
+    const status = err.statusCode ?? 500;
+    if (status >= 500) log.error({ path: req.path(), status, err: errorMessage(err) }, 'http error');
+    else log.info({ path: req.path(), method: req.method, status }, 'request refused');
+    (err as Error & { toJSON?: () => unknown }).toJSON = () => ({ error: status >= 500 ? 'Internal error' : err.message.slice(0, 200) });
+    return cb();
+  });
+
+  const messageBody = restify.plugins.bodyParser({ maxBodySize: MESSAGE_BODY_LIMIT, mapParams: false, reviver: safeReviver } as restify.plugins.BodyParserOptions);
+
+  server.post('/api/messages', messageBody, async (req: Request, res: Response) => {
+    if (!isJsonContentType(req)) return sendJson(res, 415, { error: 'Content-Type must be application/json' });
+    const body = req.body as unknown;
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      return sendJson(res, 400, { error: 'Body must be a Bot Framework activity (a JSON object)' });
+    }
+    const type = (body as { type?: unknown }).type;
+    if (typeof type !== 'string' || type === '') return sendJson(res, 400, { error: 'Activity has no type' });
+    try {
+      await adapter.process(req, res, (context) => bot.run(context));
+    } catch (err) {
+      // CloudAdapter throws before its own try block for activities it cannot even validate.
+      log.warn({ err: errorMessage(err) }, 'activity rejected');
+      if (!res.headersSent) sendJson(res, 400, { error: 'Invalid activity' });
+    }
+  });
+
+  server.get('/healthz', async (_req: Request, res: Response) => {
+    if (!listening) return sendJson(res, 503, { status: 'starting' });
+    return sendJson(res, 200, { status: 'ok' });
+  });
+
+  server.get('/readyz', async (_req: Request, res: Response) => {
+    const report = await readiness.report();
+    const notReady = Object.entries(report.parts).filter(([, ok]) => !ok).map(([name]) => name);
+    if (report.ready) return sendJson(res, 200, { status: 'ready', parts: report.parts });
+    return sendJson(res, 503, { status: 'not ready', notReady, parts: report.parts });
+  });
+
+  if (deps.metrics) {
+    const metrics = deps.metrics;
+    server.get('/metrics', async (_req: Request, res: Response) => {
+      const out = await metrics();
+      res.setHeader('Content-Type', out.contentType);
+      res.sendRaw(200, out.body);
+    });
+  }
+
+  for (const add of deps.routes ?? []) add(server);
+  return server;
+}

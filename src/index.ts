@@ -1,0 +1,44 @@
+// Entry point: read config, build the app, listen, drain on SIGTERM/SIGINT.
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig, readEnv } from './config.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig(readEnv());
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`billbridge: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const app = await buildApp(config);
+  await app.listen();
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down: draining in-flight turns');
+    const force = setTimeout(() => {
+      app.log.error('shutdown took longer than 20 s; exiting');
+      process.exit(1);
+    }, 20_000);
+    force.unref();
+    app.close().then(
+      () => process.exit(0),
+      (err) => {
+        app.log.error({ err: String(err) }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((err) => {
+  process.stderr.write(`billbridge: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,41 @@
+// The storage interface every stateful feature uses; a file store for one instance, Redis for a fleet.
+
+export interface SetOptions {
+  /** Entry disappears after this many milliseconds. */
+  ttlMs?: number;
+}
+
+export interface StateStore {
+  readonly kind: 'file' | 'redis';
+  /** Where the data lives, for `status` (a directory or a redacted Redis URL). */
+  readonly location: string;
+  get<T>(ns: string, key: string): Promise<T | undefined>;
+  /** Resolves once the write is durable (on disk, or acknowledged by Redis). */
+  set<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<void>;
+  /** Atomically sets when no live entry exists; true when this call created it (dedupe, leases). */
+  setIfAbsent<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<boolean>;
+  delete(ns: string, key: string): Promise<boolean>;
+  /** Every live entry of a namespace. Namespaces are meant to stay small (thousands, not millions). */
+  entries<T>(ns: string): Promise<Array<[string, T]>>;
+  /** Appends one record to an append-only log (the audit trail). */
+  append(log: string, record: Record<string, unknown>): Promise<void>;
+  /** True while the store can serve reads and writes. */
+  isReady(): boolean;
+  close(): Promise<void>;
+}
+
+/** Namespaces in use, in one place so nothing collides. */
+export const NS = {
+  seenActivities: 'seen-activities',
+  conversations: 'conversations',
+  bindings: 'bindings',
+  subscriptions: 'subscriptions',
+  webhookKeys: 'webhook-keys',
+  webhookEvents: 'webhook-events',
+  outbox: 'outbox',
+  deadLetters: 'dead-letters',
+  digests: 'digests',
+  invoiceIndex: 'invoice-index',
+  userLinks: 'user-links',
+  approvalCards: 'approval-cards',
+} as const;

@@ -1,0 +1,72 @@
+// Starts the real bot (restify + CloudAdapter) on a free port with a connector stand-in and captured logs.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildApp, type BillbridgeApp, type BuildOptions } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { channelMessage, type ChannelOpts } from './activities.js';
+import { ConnectorStandIn } from './connector.js';
+import { LogCapture } from './logs.js';
+import { post, type HttpAnswer } from './net.js';
+
+export interface TestBot {
+  app: BillbridgeApp;
+  url: string;
+  connector: ConnectorStandIn;
+  logs: LogCapture;
+  stateDir: string;
+  /** POSTs an activity to /api/messages. */
+  send(activity: unknown, headers?: Record<string, string>): Promise<HttpAnswer>;
+  /** POSTs a channel message "@billbridge <text>" and returns the HTTP answer. */
+  say(text: string, opts?: Partial<ChannelOpts>): Promise<HttpAnswer & { activity: Record<string, any> }>;
+  close(): Promise<void>;
+}
+
+export interface StartOptions extends BuildOptions {
+  env?: Record<string, string>;
+  /** Reuse a connector (several bots, or restarts). */
+  connector?: ConnectorStandIn;
+  /** Reuse a state directory (restarts). */
+  stateDir?: string;
+}
+
+export function testEnv(stateDir: string, env: Record<string, string> = {}): Record<string, string> {
+  return {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    STATE_DIR: stateDir,
+    LOG_LEVEL: 'debug',
+    NODE_ENV: 'test',
+    ...env,
+  };
+}
+
+export async function startBot(opts: StartOptions = {}): Promise<TestBot> {
+  const stateDir = opts.stateDir ?? mkdtempSync(join(tmpdir(), 'billbridge-test-'));
+  const ownsState = !opts.stateDir;
+  const connector = opts.connector ?? (await new ConnectorStandIn().start());
+  const ownsConnector = !opts.connector;
+  const logs = new LogCapture();
+  const config = loadConfig(testEnv(stateDir, opts.env));
+  const app = await buildApp(config, { logDestination: logs, ...opts });
+  const url = await app.listen();
+  const messagesUrl = `${url}/api/messages`;
+  return {
+    app,
+    url,
+    connector,
+    logs,
+    stateDir,
+    send: (activity, headers) => post(messagesUrl, activity, headers),
+    async say(text, o = {}) {
+      const activity = channelMessage(text, { serviceUrl: connector.url, ...o });
+      const res = await post(messagesUrl, activity);
+      return { ...res, activity };
+    },
+    async close() {
+      await app.close();
+      if (ownsConnector) await connector.stop();
+      if (ownsState) rmSync(stateDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,43 @@
+// Parses cards with Microsoft's adaptivecards library (the renderer Teams' web client is built on) at 1.5.
+import { createRequire } from 'node:module';
+import { JSDOM } from 'jsdom';
+
+const require = createRequire(import.meta.url);
+let AC: typeof import('adaptivecards') | undefined;
+
+function lib(): typeof import('adaptivecards') {
+  if (!AC) {
+    // The ESM entry of adaptivecards cannot load in Node; the UMD bundle needs DOM globals.
+    const dom = new JSDOM('<!doctype html><html><body></body></html>');
+    const g = globalThis as Record<string, unknown>;
+    for (const key of ['window', 'document', 'HTMLElement', 'HTMLButtonElement', 'HTMLDivElement', 'HTMLInputElement', 'HTMLTextAreaElement', 'HTMLSelectElement', 'Node', 'navigator', 'getComputedStyle']) {
+      if (g[key] === undefined) g[key] = (dom.window as unknown as Record<string, unknown>)[key];
+    }
+    AC = require('adaptivecards/dist/adaptivecards.js') as typeof import('adaptivecards');
+  }
+  return AC;
+}
+
+export interface CardCheck {
+  /** Parse errors and warnings reported by the library. */
+  problems: string[];
+  /** UTF-8 size of the card JSON. */
+  bytes: number;
+}
+
+export function checkCard(card: unknown): CardCheck {
+  const ac = lib();
+  const ctx = new ac.SerializationContext(ac.Versions.v1_5);
+  const parsed = new ac.AdaptiveCard();
+  parsed.parse(card as object, ctx);
+  const problems: string[] = [];
+  for (let i = 0; i < ctx.eventCount; i++) {
+    const e = ctx.getEventAt(i);
+    problems.push(`${ac.ValidationEvent[e.event]}: ${e.message}`);
+  }
+  for (const e of parsed.validateProperties().validationEvents) {
+    problems.push(`${ac.ValidationEvent[e.event]}: ${e.message}`);
+  }
+  if ((card as { version?: string }).version !== '1.5') problems.push(`version is ${(card as { version?: string }).version}, not 1.5`);
+  return { problems, bytes: Buffer.byteLength(JSON.stringify(card), 'utf8') };
+}
