@@ -5,6 +5,8 @@ import type { DestinationStream } from 'pino';
 import { systemClock, type Clock } from './clock.js';
 import { configSecrets, type Config } from './config.js';
 import { createLogger, SecretRegistry, type Logger } from './log.js';
+import { createLimiter } from './limits/index.js';
+import type { Limiter } from './limits/types.js';
 import { FileStateStore } from './state/fileStore.js';
 import type { StateStore } from './state/types.js';
 import { AccessPolicy } from './bot/access.js';
@@ -27,6 +29,7 @@ export interface BillbridgeApp {
   log: Logger;
   secrets: SecretRegistry;
   state: StateStore;
+  limiter: Limiter;
   services: BotServices;
   dispatcher: Dispatcher;
   bot: BillbridgeBot;
@@ -43,6 +46,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const secrets = new SecretRegistry(configSecrets(config));
   const log = createLogger({ level: config.logLevel, secrets, destination: opts.logDestination });
   const state: StateStore = new FileStateStore(config.stateDir, clock);
+  const limiter: Limiter = createLimiter({ config, clock, log });
   const registry = createRegistry();
   const readiness = new Readiness().add('state', () => state.isReady());
 
@@ -54,6 +58,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     backend: { kind: config.bill.credentials ? 'bill' : 'sandbox', baseUrl: config.bill.baseUrl },
     bindings: { resolve: async () => config.bill.credentials?.orgId },
     access: new AccessPolicy(config),
+    limiter,
   };
   const dispatcher = new Dispatcher(services, log);
   const bot = new BillbridgeBot(services, dispatcher, log);
@@ -66,6 +71,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     log,
     secrets,
     state,
+    limiter,
     services,
     dispatcher,
     bot,
@@ -89,6 +95,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
           server.close(() => resolve());
           server.server.closeIdleConnections();
         });
+        await limiter.close();
         await state.close();
         log.flush();
       })();

@@ -1,6 +1,7 @@
 // The parts a turn may use, built once in app.ts and handed to the bot; handlers never build their own.
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import type { Limiter } from '../limits/types.js';
 import type { StateStore } from '../state/types.js';
 import type { AccessPolicy } from './access.js';
 import type { CommandRegistry } from './commands/registry.js';
@@ -25,4 +26,6 @@ export interface BotServices {
   backend: BackendInfo;
   bindings: OrgResolver;
   access: AccessPolicy;
+  /** The one limiter every outbound call goes through. */
+  limiter: Limiter;
 }
