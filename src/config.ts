@@ -216,6 +216,9 @@ const envSchema = z.object({
   SECRETS_KEY: str(''),
 });
 
+/** Every environment variable billbridge reads (plus the botbuilder auth overrides). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(envSchema.shape);
+
 function parseAppType(raw: string, problems: ConfigProblem[]): AppType {
   if (raw === '') return 'SingleTenant';
   const types: AppType[] = ['SingleTenant', 'MultiTenant', 'UserAssignedMSI'];

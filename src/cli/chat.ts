@@ -1,0 +1,199 @@
+// `npm run chat`: a terminal Teams channel for a running local bot (like the Bot Framework Emulator, in a terminal).
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { request } from 'undici';
+import { renderCard, type RenderedAction } from './renderCard.js';
+
+const HELP = `billbridge chat — talk to a running bot as a Teams channel would.
+
+Usage: npm run chat -- [--url http://localhost:3978] [--personal] [--user "Dana Lee"] [--no-color]
+
+Type a command (e.g. "help", "bills due") and press Enter. In a channel it is sent as "@billbridge <text>".
+  /click N     press button N of the last card
+  /personal    switch to a personal chat;  /channel  back to the channel
+  /quit        leave (Ctrl-D works too)`;
+
+const { values } = parseArgs({
+  options: {
+    url: { type: 'string', default: process.env.BILLBRIDGE_URL ?? `http://localhost:${process.env.PORT ?? 3978}` },
+    personal: { type: 'boolean', default: false },
+    user: { type: 'string', default: 'Dana Lee' },
+    'no-color': { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (values.help) {
+  console.log(HELP);
+  process.exit(0);
+}
+
+const color = !values['no-color'] && process.stdout.isTTY === true;
+const dim = (s: string) => (color ? `\x1b[2m${s}\x1b[22m` : s);
+const botUrl = `${values.url!.replace(/\/+$/, '')}/api/messages`;
+const tenant = '00000000-0000-4000-8000-00000000c0de';
+const user = { id: '29:chat-user', name: values.user!, aadObjectId: '00000000-0000-4000-8000-0000000c4a70' };
+const bot = { id: '28:billbridge', name: 'billbridge' };
+const team = { id: '19:chat-team@thread.tacv2', name: 'Finance' };
+const channel = { id: '19:chat-channel@thread.tacv2', name: 'General' };
+let personal = values.personal === true;
+let lastActions: RenderedAction[] = [];
+let lastCard: { activityId: string; conversationId: string } | undefined;
+
+function show(activity: Record<string, any>): void {
+  if (activity.type === 'typing') {
+    console.log(dim('billbridge is typing…'));
+    return;
+  }
+  if (typeof activity.text === 'string' && activity.text) console.log(activity.text);
+  for (const att of activity.attachments ?? []) {
+    if (att.contentType === 'application/vnd.microsoft.card.adaptive') {
+      const r = renderCard(att.content, { color });
+      console.log(r.text);
+      lastActions = r.actions;
+    }
+  }
+}
+
+async function readBody(req: IncomingMessage): Promise<any> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  const raw = Buffer.concat(chunks).toString('utf8');
+  try {
+    return raw ? JSON.parse(raw) : {};
+  } catch {
+    return {};
+  }
+}
+
+// The bot answers on the Bot Connector REST routes at the serviceUrl we give it.
+const connector = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+  const body = await readBody(req);
+  const path = new URL(req.url ?? '/', 'http://x').pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  const json = (status: number, payload: unknown) => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(payload));
+  };
+  if (path[0] === 'v3' && path[1] === 'conversations' && path[3] === 'activities') {
+    const id = req.method === 'PUT' ? path[4]! : `chat-${randomUUID()}`;
+    if (req.method === 'PUT') console.log(dim('(card updated)'));
+    if (req.method === 'POST' || req.method === 'PUT') {
+      process.stdout.write('\n');
+      show(body);
+      if (body.type === 'message') lastCard = { activityId: id, conversationId: path[2]! };
+    }
+    return json(200, { id });
+  }
+  if (path[0] === 'v3' && path[1] === 'teams') return json(200, { id: team.id, name: team.name, aadGroupId: '00000000-0000-4000-8000-0000000000a1' });
+  if (path[0] === 'v3' && path[1] === 'conversations' && (path[3] === 'members' || path[3] === 'pagedmembers')) {
+    return json(200, { ...user, givenName: 'Dana', surname: 'Lee', email: 'dana@example.com', userPrincipalName: 'dana@example.com', tenantId: tenant, userRole: 'user' });
+  }
+  return json(404, { error: { code: 'NotFound', message: 'not supported by the chat client' } });
+});
+
+function baseActivity(serviceUrl: string): Record<string, any> {
+  const id = randomUUID();
+  const conversation = personal
+    ? { id: `a:chat-personal-${user.aadObjectId}`, conversationType: 'personal', tenantId: tenant }
+    : { id: `${channel.id};messageid=${id}`, conversationType: 'channel', isGroup: true, tenantId: tenant };
+  return {
+    id,
+    timestamp: new Date().toISOString(),
+    channelId: 'msteams',
+    serviceUrl,
+    from: user,
+    recipient: bot,
+    conversation,
+    locale: 'en-US',
+    channelData: personal
+      ? { tenant: { id: tenant } }
+      : { teamsChannelId: channel.id, teamsTeamId: team.id, channel, team, tenant: { id: tenant } },
+  };
+}
+
+async function postActivity(activity: Record<string, any>): Promise<{ status: number; body: any }> {
+  const res = await request(botUrl, { method: 'POST', body: JSON.stringify(activity), headers: { 'content-type': 'application/json' } });
+  const text = await res.body.text();
+  let body: any;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = text;
+  }
+  return { status: res.statusCode, body };
+}
+
+async function sendText(text: string, serviceUrl: string): Promise<void> {
+  const activity = { ...baseActivity(serviceUrl), type: 'message', textFormat: 'plain' } as Record<string, any>;
+  if (personal) activity.text = text;
+  else {
+    activity.text = `<at>${bot.name}</at> ${text}`;
+    activity.entities = [{ type: 'mention', mentioned: bot, text: `<at>${bot.name}</at>` }];
+  }
+  const res = await postActivity(activity);
+  if (res.status >= 300) console.log(`bot answered HTTP ${res.status}: ${typeof res.body === 'string' ? res.body : JSON.stringify(res.body)}`);
+}
+
+async function click(n: number, serviceUrl: string): Promise<void> {
+  const action = lastActions.find((a) => a.n === n);
+  if (!action) return console.log(`No button ${n} on the last card.`);
+  if (action.type === 'Action.OpenUrl') return console.log(`Open: ${String(action.data)}`);
+  const base = baseActivity(serviceUrl);
+  if (lastCard) base.conversation.id = lastCard.conversationId;
+  if (action.type === 'Action.Execute') {
+    const res = await postActivity({
+      ...base,
+      type: 'invoke',
+      name: 'adaptiveCard/action',
+      replyToId: lastCard?.activityId,
+      value: { action: { type: 'Action.Execute', verb: action.verb, data: action.data }, trigger: 'manual' },
+    });
+    if (res.status !== 200) return console.log(`bot answered HTTP ${res.status}`);
+    const value = res.body?.value;
+    if (res.body?.type === 'application/vnd.microsoft.card.adaptive' && value) {
+      console.log(dim('(card updated)'));
+      const r = renderCard(value, { color });
+      console.log(r.text);
+      lastActions = r.actions;
+    } else if (typeof value === 'string') console.log(value);
+    return;
+  }
+  await postActivity({ ...base, type: 'message', replyToId: lastCard?.activityId, value: action.data });
+}
+
+async function main(): Promise<void> {
+  await new Promise<void>((resolve) => connector.listen(0, '127.0.0.1', () => resolve()));
+  const serviceUrl = `http://127.0.0.1:${(connector.address() as AddressInfo).port}/`;
+  try {
+    const health = await request(`${values.url}/healthz`);
+    await health.body.text();
+  } catch {
+    console.error(`Cannot reach the bot at ${values.url}. Start it first with: npm start`);
+    process.exit(1);
+  }
+  const interactive = process.stdin.isTTY === true;
+  if (interactive) console.log(`Connected to ${botUrl} as ${user.name} in ${personal ? 'a personal chat' : `#${channel.name} of ${team.name}`}. Type "help", or /quit.`);
+  const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: interactive ? '> ' : '', terminal: interactive });
+  rl.prompt();
+  for await (const raw of rl) {
+    const line = raw.trim();
+    try {
+      if (line === '/quit' || line === '/exit') break;
+      else if (line === '/personal') personal = true;
+      else if (line === '/channel') personal = false;
+      else if (/^\/click\s+\d+$/.test(line)) await click(Number(line.split(/\s+/)[1]), serviceUrl);
+      else if (line.startsWith('/')) console.log(HELP);
+      else if (line !== '') await sendText(line, serviceUrl);
+    } catch (err) {
+      console.error(`Could not reach the bot: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    rl.prompt();
+  }
+  rl.close();
+  connector.close();
+  connector.closeAllConnections();
+}
+
+void main();

@@ -1,0 +1,122 @@
+// Renders Adaptive Card JSON as readable terminal text: titles, facts, tables, columns and numbered buttons.
+
+export interface RenderedAction {
+  n: number;
+  title: string;
+  type: string;
+  verb?: string;
+  data?: unknown;
+}
+
+export interface RenderedCard {
+  text: string;
+  actions: RenderedAction[];
+}
+
+export interface RenderOptions {
+  color?: boolean;
+  width?: number;
+}
+
+type Node = Record<string, any>;
+
+/** Teams markdown subset -> plain text: bold markers and backslash escapes go. */
+export function plain(text: unknown): string {
+  if (typeof text !== 'string') return '';
+  return text.replace(/\*\*(.+?)\*\*/g, '$1').replace(/\\([\\`*_[\]<>~#+\-.!|(){}])/g, '$1');
+}
+
+function visibleLength(s: string): number {
+  return [...s.replace(/\x1b\[[0-9;]*m/g, '')].length;
+}
+
+function pad(s: string, width: number, align: string | undefined): string {
+  const gap = Math.max(0, width - visibleLength(s));
+  return align === 'Right' ? ' '.repeat(gap) + s : s + ' '.repeat(gap);
+}
+
+function cellText(cell: Node): string {
+  const items: Node[] = Array.isArray(cell?.items) ? cell.items : [];
+  return items.map((i) => plain(i.text ?? '')).filter(Boolean).join(' ');
+}
+
+export function renderCard(card: unknown, opts: RenderOptions = {}): RenderedCard {
+  const color = opts.color ?? false;
+  const bold = (s: string) => (color ? `\x1b[1m${s}\x1b[22m` : s);
+  const dim = (s: string) => (color ? `\x1b[2m${s}\x1b[22m` : s);
+  const red = (s: string) => (color ? `\x1b[31m${s}\x1b[39m` : s);
+  const lines: string[] = [];
+  const actions: RenderedAction[] = [];
+
+  const addAction = (a: Node) => {
+    if (!a || typeof a !== 'object') return;
+    const n = actions.length + 1;
+    actions.push({ n, title: plain(a.title ?? a.type), type: String(a.type ?? ''), verb: a.verb, data: a.data ?? (a.type === 'Action.OpenUrl' ? a.url : undefined) });
+  };
+
+  const walk = (el: Node, indent: string) => {
+    if (!el || typeof el !== 'object' || el.isVisible === false) return;
+    switch (el.type) {
+      case 'TextBlock': {
+        let t = plain(el.text);
+        if (el.weight === 'Bolder' || el.size === 'Large' || el.style === 'heading') t = bold(t);
+        else if (el.isSubtle) t = dim(t);
+        if (el.color === 'Attention') t = red(t);
+        if (el.separator) lines.push(indent + dim('─'.repeat(40)));
+        lines.push(indent + t);
+        break;
+      }
+      case 'RichTextBlock':
+        lines.push(indent + (Array.isArray(el.inlines) ? el.inlines.map((i: any) => plain(typeof i === 'string' ? i : i.text)).join('') : ''));
+        break;
+      case 'FactSet': {
+        const facts: Node[] = Array.isArray(el.facts) ? el.facts : [];
+        const w = Math.max(0, ...facts.map((f) => visibleLength(plain(f.title))));
+        for (const f of facts) lines.push(`${indent}${pad(plain(f.title), w, 'Left')}  ${plain(f.value)}`);
+        break;
+      }
+      case 'Table': {
+        const rows: string[][] = (Array.isArray(el.rows) ? el.rows : []).map((r: Node) => (Array.isArray(r.cells) ? r.cells.map(cellText) : []));
+        const cols = Math.max(0, ...rows.map((r) => r.length));
+        const aligns: Array<string | undefined> = Array.from({ length: cols }, (_, i) => el.rows?.[1]?.cells?.[i]?.items?.[0]?.horizontalAlignment);
+        const widths = Array.from({ length: cols }, (_, i) => Math.min(40, Math.max(...rows.map((r) => visibleLength(r[i] ?? '')))));
+        rows.forEach((r, ri) => {
+          const line = widths.map((w, i) => pad((r[i] ?? '').slice(0, 40), w, aligns[i])).join('  ');
+          lines.push(indent + (ri === 0 && el.firstRowAsHeader !== false ? bold(line) : line));
+        });
+        break;
+      }
+      case 'ColumnSet': {
+        const cols: Node[] = Array.isArray(el.columns) ? el.columns : [];
+        const parts = cols.map((c) => {
+          const sub = renderCard({ body: c.items ?? [] }, { ...opts, color }).text;
+          return sub.split('\n').filter(Boolean).join(' ');
+        });
+        if (el.separator) lines.push(indent + dim('─'.repeat(40)));
+        lines.push(indent + parts.filter(Boolean).join('  │  '));
+        break;
+      }
+      case 'Container':
+        if (el.separator) lines.push(indent + dim('─'.repeat(40)));
+        for (const item of el.items ?? []) walk(item, indent);
+        if (el.selectAction) addAction(el.selectAction);
+        break;
+      case 'ActionSet':
+        for (const a of el.actions ?? []) addAction(a);
+        break;
+      case 'Image':
+        lines.push(indent + dim(`[image${el.altText ? ': ' + plain(el.altText) : ''}]`));
+        break;
+      default:
+        if (typeof el.type === 'string' && el.type.startsWith('Input.')) {
+          lines.push(indent + dim(`[${el.type.slice(6).toLowerCase()} input${el.label ? ': ' + plain(el.label) : ''}]`));
+        }
+    }
+  };
+
+  const c = (card ?? {}) as Node;
+  for (const el of Array.isArray(c.body) ? c.body : []) walk(el, '');
+  for (const a of Array.isArray(c.actions) ? c.actions : []) addAction(a);
+  if (actions.length > 0) lines.push(actions.map((a) => `[${a.n}] ${a.title}`).join('   '));
+  return { text: lines.join('\n'), actions };
+}

@@ -1,0 +1,27 @@
+// The configuration is documented where people look: every variable is in .env.example and the README table.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { CONFIG_VARIABLES, loadConfig } from '../../src/config.js';
+import { parse } from 'dotenv';
+
+describe('configuration documentation', () => {
+  const example = readFileSync('.env.example', 'utf8');
+  const readme = readFileSync('README.md', 'utf8');
+
+  it.each([...CONFIG_VARIABLES])('%s is in .env.example with a comment and in the README table', (name) => {
+    const lines = example.split('\n');
+    const i = lines.findIndex((l) => l.startsWith(`${name}=`));
+    expect(i, `${name} missing from .env.example`).toBeGreaterThan(0);
+    // A comment directly above it, or above the group of variables it belongs to.
+    let j = i - 1;
+    while (j >= 0 && /^[A-Za-z_]+=/.test(lines[j]!)) j--;
+    expect(lines[j]?.startsWith('#'), `${name} has no comment above it`).toBe(true);
+    expect(readme).toMatch(new RegExp('\\|\\s*`' + name + '`\\s*\\|'));
+  });
+
+  it('.env.example as it stands is a valid configuration (local mode)', () => {
+    const config = loadConfig(parse(example));
+    expect(config.bill.credentials).toBeUndefined();
+    expect(config.http.port).toBe(3978);
+  });
+});
