@@ -1,0 +1,79 @@
+// Money, dates and "today" as a finance person reads them: in the bill's currency, the bot's locale and time zone.
+
+export interface FormatOptions {
+  locale: string;
+  timeZone: string;
+}
+
+const moneyFormats = new Map<string, Intl.NumberFormat>();
+
+/** `$1,250.00` for en-US/USD; unknown or missing currency codes fall back to USD. */
+export function money(amount: number | undefined | null, currency: string | undefined, locale: string): string {
+  const code = currency && /^[A-Z]{3}$/.test(currency) ? currency : 'USD';
+  const key = `${locale}|${code}`;
+  let fmt = moneyFormats.get(key);
+  if (!fmt) {
+    try {
+      fmt = new Intl.NumberFormat(locale, { style: 'currency', currency: code });
+    } catch {
+      fmt = new Intl.NumberFormat(locale, { style: 'currency', currency: 'USD' });
+    }
+    moneyFormats.set(key, fmt);
+  }
+  return fmt.format(typeof amount === 'number' && Number.isFinite(amount) ? amount : 0);
+}
+
+/** Adds amounts in cents so totals of many bills do not drift (0.1 + 0.2). */
+export function sum(amounts: Array<number | undefined | null>): number {
+  let cents = 0;
+  for (const a of amounts) if (typeof a === 'number' && Number.isFinite(a)) cents += Math.round(a * 100);
+  return cents / 100;
+}
+
+/** The calendar date (yyyy-MM-dd) of an instant in a time zone: what "today" means for the team. */
+export function dateInZone(instant: Date | number, timeZone: string): string {
+  const parts = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(new Date(instant));
+  const get = (t: string) => parts.find((p) => p.type === t)?.value ?? '';
+  return `${get('year')}-${get('month')}-${get('day')}`;
+}
+
+/** yyyy-MM-dd plus n days (calendar arithmetic, no time zone involved). */
+export function addDays(isoDate: string, days: number): string {
+  const d = new Date(`${isoDate}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + days);
+  return d.toISOString().slice(0, 10);
+}
+
+/** Whole days from `from` to `to` (both yyyy-MM-dd); positive when `to` is later. */
+export function daysBetween(from: string, to: string): number {
+  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
+}
+
+/** A BILL calendar date (yyyy-MM-dd) for people: "Nov 21, 2026" in en-US. */
+export function calendarDate(isoDate: string | undefined, locale: string): string {
+  if (!isoDate || !/^\d{4}-\d{2}-\d{2}/.test(isoDate)) return '—';
+  return new Intl.DateTimeFormat(locale, { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' }).format(new Date(`${isoDate.slice(0, 10)}T00:00:00Z`));
+}
+
+/** An instant for people, in the bot's time zone: "Nov 21, 2026, 10:42 AM". */
+export function dateTime(instant: Date | number | string | undefined, opts: FormatOptions): string {
+  if (instant === undefined) return '—';
+  const d = new Date(instant);
+  if (Number.isNaN(d.getTime())) return '—';
+  return new Intl.DateTimeFormat(opts.locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: opts.timeZone }).format(d);
+}
+
+/** "10:42" in the bot's time zone, for "as of 10:42". */
+export function clockTime(instant: Date | number, opts: FormatOptions): string {
+  return new Intl.DateTimeFormat(opts.locale, { hour: '2-digit', minute: '2-digit', timeZone: opts.timeZone }).format(new Date(instant));
+}
+
+/** "Due today", "Due tomorrow", "Due in 5 days", "Overdue by 3 days" relative to today in the team's zone. */
+export function dueInWords(dueDate: string | undefined, today: string): string {
+  if (!dueDate) return 'No due date';
+  const d = daysBetween(today, dueDate.slice(0, 10));
+  if (d === 0) return 'Due today';
+  if (d === 1) return 'Due tomorrow';
+  if (d > 1) return `Due in ${d} days`;
+  return d === -1 ? 'Overdue by 1 day' : `Overdue by ${-d} days`;
+}

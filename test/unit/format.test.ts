@@ -1,0 +1,46 @@
+// Money and dates read the way a finance team expects, in the team's time zone.
+import { describe, expect, it } from 'vitest';
+import { addDays, calendarDate, clockTime, dateInZone, daysBetween, dueInWords, money, sum } from '../../src/bot/cards/format.js';
+
+describe('money', () => {
+  it('formats in the bill currency and locale', () => {
+    expect(money(1250, 'USD', 'en-US')).toBe('$1,250.00');
+    expect(money(1250.5, 'EUR', 'de-DE')).toBe('1.250,50\u00a0€');
+    expect(money(99, 'CAD', 'en-US')).toBe('CA$99.00');
+  });
+  it('falls back to USD for missing or malformed currency and to zero for missing amounts', () => {
+    expect(money(5, undefined, 'en-US')).toBe('$5.00');
+    expect(money(5, 'dollars', 'en-US')).toBe('$5.00');
+    expect(money(undefined, 'USD', 'en-US')).toBe('$0.00');
+  });
+  it('adds in cents without floating-point drift', () => {
+    expect(sum([0.1, 0.2])).toBe(0.3);
+    expect(sum(Array.from({ length: 1000 }, () => 19.99))).toBe(19990);
+    expect(sum([1, undefined, null, Number.NaN, 2])).toBe(3);
+  });
+});
+
+describe('dates in the team time zone', () => {
+  // 2026-11-21 23:30 in New York is already 2026-11-22 in UTC.
+  const lateEvening = Date.parse('2026-11-22T04:30:00Z');
+  it('today depends on the zone', () => {
+    expect(dateInZone(lateEvening, 'America/New_York')).toBe('2026-11-21');
+    expect(dateInZone(lateEvening, 'UTC')).toBe('2026-11-22');
+  });
+  it('a bill due on the 21st is due today in New York but overdue in UTC', () => {
+    expect(dueInWords('2026-11-21', dateInZone(lateEvening, 'America/New_York'))).toBe('Due today');
+    expect(dueInWords('2026-11-21', dateInZone(lateEvening, 'UTC'))).toBe('Overdue by 1 day');
+  });
+  it('calendar arithmetic crosses months and years', () => {
+    expect(addDays('2026-12-30', 3)).toBe('2027-01-02');
+    expect(daysBetween('2026-02-27', '2026-03-01')).toBe(2);
+    expect(dueInWords('2026-12-01', '2026-11-21')).toBe('Due in 10 days');
+    expect(dueInWords('2026-11-22', '2026-11-21')).toBe('Due tomorrow');
+    expect(dueInWords('2026-11-01', '2026-11-21')).toBe('Overdue by 20 days');
+  });
+  it('formats calendar dates and clock times for people', () => {
+    expect(calendarDate('2026-11-21', 'en-US')).toBe('Nov 21, 2026');
+    expect(calendarDate(undefined, 'en-US')).toBe('—');
+    expect(clockTime(Date.parse('2026-11-21T15:42:00Z'), { locale: 'en-GB', timeZone: 'Europe/London' })).toBe('15:42');
+  });
+});
