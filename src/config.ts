@@ -34,6 +34,8 @@ export interface Config {
   locale: string;
   /** Public host name the bot is reached at (manifest validDomains, webhook URL); empty in local mode. */
   publicHostname: string;
+  /** The Teams app package's developer block (npm run package); empty URLs default to https://PUBLIC_HOSTNAME/. */
+  teamsApp: { developerName: string; websiteUrl: string; privacyUrl: string; termsOfUseUrl: string };
   bill: {
     baseUrl: string;
     spendBaseUrl: string;
@@ -179,6 +181,10 @@ const envSchema = z.object({
   BOT_TIMEZONE: str('UTC'),
   BOT_LOCALE: str('en-US'),
   PUBLIC_HOSTNAME: str(''),
+  TEAMS_APP_DEVELOPER_NAME: str('billbridge'),
+  TEAMS_APP_WEBSITE_URL: url(''),
+  TEAMS_APP_PRIVACY_URL: url(''),
+  TEAMS_APP_TERMS_URL: url(''),
   BILL_BASE_URL: url(DEFAULT_BILL_BASE_URL),
   BILL_SPEND_BASE_URL: url(''),
   BILL_EVENTS_BASE_URL: url(''),
@@ -339,6 +345,12 @@ export function loadConfig(env: Env): Config {
   if (e.PUBLIC_HOSTNAME !== '' && !/^[a-z0-9.-]+(:\d+)?$/i.test(e.PUBLIC_HOSTNAME)) {
     problems.push({ variable: 'PUBLIC_HOSTNAME', message: 'must be a bare host name such as bot.example.com (no scheme or path)' });
   }
+  for (const name of ['TEAMS_APP_WEBSITE_URL', 'TEAMS_APP_PRIVACY_URL', 'TEAMS_APP_TERMS_URL'] as const) {
+    if (e[name] !== '' && !e[name].startsWith('https://')) problems.push({ variable: name, message: 'must be an https URL (Teams shows it on the app details page)' });
+  }
+  if (e.TEAMS_APP_DEVELOPER_NAME.length === 0 || e.TEAMS_APP_DEVELOPER_NAME.length > 32) {
+    problems.push({ variable: 'TEAMS_APP_DEVELOPER_NAME', message: 'must be 1 to 32 characters (Teams manifest developer.name)' });
+  }
 
   const credentialVars = {
     BILL_DEV_KEY: e.BILL_DEV_KEY,
@@ -387,6 +399,12 @@ export function loadConfig(env: Env): Config {
     timeZone: e.BOT_TIMEZONE,
     locale: e.BOT_LOCALE,
     publicHostname: e.PUBLIC_HOSTNAME,
+    teamsApp: {
+      developerName: e.TEAMS_APP_DEVELOPER_NAME,
+      websiteUrl: e.TEAMS_APP_WEBSITE_URL,
+      privacyUrl: e.TEAMS_APP_PRIVACY_URL,
+      termsOfUseUrl: e.TEAMS_APP_TERMS_URL,
+    },
     bill: {
       baseUrl: e.BILL_BASE_URL,
       spendBaseUrl: e.BILL_SPEND_BASE_URL || e.BILL_BASE_URL,
