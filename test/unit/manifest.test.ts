@@ -1,0 +1,211 @@
+// The Teams app package: a valid manifest built from the registry, real icons, and a build that refuses bad input.
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import JSZip from 'jszip';
+import { PNG } from 'pngjs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { createRegistry } from '../../src/bot/commands/index.js';
+import { CommandRegistry } from '../../src/bot/commands/registry.js';
+import type { CommandDefinition } from '../../src/bot/commands/types.js';
+import { adaptiveCard } from '../../src/bot/cards/card.js';
+import {
+  buildManifest,
+  buildPackage,
+  checkIcons,
+  commandLists,
+  ManifestError,
+  manifestVars,
+  outlineStats,
+  SCOPE_KINDS,
+  validateManifest,
+  type TeamsScope,
+} from '../../src/cli/manifest.js';
+
+const run = promisify(execFile);
+
+const APP_ID = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
+const TENANT = 'aaaaaaaa-0000-4000-8000-000000000001';
+const ENV = {
+  MicrosoftAppId: APP_ID,
+  MicrosoftAppPassword: 'test-password-1',
+  MicrosoftAppTenantId: TENANT,
+  ALLOWED_TENANT_IDS: TENANT,
+  PUBLIC_HOSTNAME: 'billbridge.contoso.com',
+  TEAMS_APP_PRIVACY_URL: 'https://intranet.contoso.com/privacy',
+};
+
+const template = JSON.parse(readFileSync('manifest/manifest.json', 'utf8')) as Record<string, any>;
+const color = readFileSync('manifest/color.png');
+const outline = readFileSync('manifest/outline.png');
+
+function build(env: Record<string, string> = ENV, registry = createRegistry()): Record<string, any> {
+  return buildManifest(template, manifestVars(loadConfig(env)).vars, registry);
+}
+
+const temps: string[] = [];
+afterAll(() => {
+  for (const dir of temps) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the manifest built from the template and the config', () => {
+  it('validates against the bundled Teams 1.23 schema with zero errors', async () => {
+    const manifest = build();
+    expect(manifest.manifestVersion).toBe('1.23');
+    expect(await validateManifest(manifest)).toEqual([]);
+  });
+
+  it('carries the app id, package version, public host and developer pages from the config', () => {
+    const manifest = build();
+    expect(manifest.id).toBe(APP_ID);
+    expect(manifest.bots[0].botId).toBe(APP_ID);
+    expect(manifest.webApplicationInfo.id).toBe(APP_ID);
+    expect(manifest.version).toBe(JSON.parse(readFileSync('package.json', 'utf8')).version);
+    expect(manifest.validDomains).toEqual(['billbridge.contoso.com']);
+    expect(manifest.developer.privacyUrl).toBe('https://intranet.contoso.com/privacy');
+    expect(manifest.developer.websiteUrl).toBe('https://billbridge.contoso.com/');
+    expect(JSON.stringify(manifest)).not.toContain('${');
+  });
+
+  it('asks only for the team-scoped permission it needs to read the team (RSC TeamSettings.Read.Group)', () => {
+    expect(build().authorization.permissions.resourceSpecific).toEqual([{ name: 'TeamSettings.Read.Group', type: 'Application' }]);
+  });
+
+  it('has one command list per scope equal to what the registry offers there, in rank order', () => {
+    const registry = createRegistry();
+    const manifest = build(ENV, registry);
+    const lists = manifest.bots[0].commandLists as Array<{ scopes: TeamsScope[]; commands: Array<{ title: string; description: string }> }>;
+    expect(lists.map((l) => l.scopes)).toEqual([['team'], ['groupChat'], ['personal']]);
+    for (const list of lists) {
+      const expected = registry.forScope(SCOPE_KINDS[list.scopes[0]!]).slice(0, 10);
+      expect(list.commands).toEqual(expected.map((c) => ({ title: c.name, description: c.description })));
+    }
+  });
+
+  it('keeps the ten most useful commands when the registry has more, and leaves out channel-only commands in chats', async () => {
+    const def = (name: string, rank: number, scopes?: CommandDefinition['scopes']): CommandDefinition => ({
+      name,
+      usage: name,
+      description: `does ${name}`,
+      examples: [name],
+      upstream: false,
+      rank,
+      ...(scopes ? { scopes } : {}),
+      run: async () => adaptiveCard([], { summary: name }),
+    });
+    const names = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet', 'kilo', 'lima'];
+    const registry = new CommandRegistry().register(...names.map((n, i) => def(n, 12 - i)), def('channel thing', 0, ['channel']));
+    const lists = commandLists(registry);
+    const team = lists.find((l) => l.scopes[0] === 'team')!;
+    expect(team.commands).toHaveLength(10);
+    expect(team.commands[0]!.title).toBe('channel thing');
+    expect(team.commands.map((c) => c.title).slice(1, 4)).toEqual(['lima', 'kilo', 'juliet']);
+    const personal = lists.find((l) => l.scopes[0] === 'personal')!;
+    expect(personal.commands.map((c) => c.title)).not.toContain('channel thing');
+    const manifest = build(ENV, registry);
+    expect(await validateManifest(manifest)).toEqual([]);
+  });
+
+  it('refuses an unknown placeholder instead of shipping it', () => {
+    const broken = { ...template, name: { short: '${apName}' } };
+    expect(() => buildManifest(broken, manifestVars(loadConfig(ENV)).vars, createRegistry())).toThrow(/unknown placeholder \$\{apName\}/);
+  });
+
+  it('needs an app id and a public host name', () => {
+    const local = loadConfig({});
+    try {
+      manifestVars(local);
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ManifestError);
+      expect((err as ManifestError).problems.join('\n')).toMatch(/MicrosoftAppId is empty[\s\S]*PUBLIC_HOSTNAME is empty/);
+    }
+  });
+
+  it('reports what the schema says about a broken manifest', async () => {
+    const manifest = build();
+    manifest.accentColor = 'green';
+    delete manifest.developer.privacyUrl;
+    const problems = await validateManifest(manifest);
+    expect(problems.some((p) => p.startsWith('/accentColor'))).toBe(true);
+    expect(problems.some((p) => p.includes('privacyUrl'))).toBe(true);
+  });
+});
+
+describe('the icons', () => {
+  it('color.png is a 192x192 PNG with a drawn mark, not a blank square', () => {
+    const png = PNG.sync.read(color);
+    expect([png.width, png.height]).toEqual([192, 192]);
+    const colours = new Set<number>();
+    for (let i = 0; i < png.data.length; i += 4) colours.add(png.data.readUInt32BE(i));
+    expect(colours.size).toBeGreaterThan(2);
+  });
+
+  it('outline.png is 32x32, white on transparent', () => {
+    const png = PNG.sync.read(outline);
+    expect([png.width, png.height]).toEqual([32, 32]);
+    const stats = outlineStats(png);
+    expect(stats.coloured).toBe(0);
+    expect(stats.transparent).toBeGreaterThan(100);
+    expect(stats.visible).toBeGreaterThan(100);
+    expect(checkIcons(color, outline)).toEqual([]);
+  });
+
+  it('a coloured or wrongly sized outline is refused', () => {
+    const bad = new PNG({ width: 48, height: 48 });
+    bad.data.fill(0);
+    bad.data[3] = 255; // one opaque black pixel
+    const problems = checkIcons(color, PNG.sync.write(bad));
+    expect(problems).toEqual(expect.arrayContaining([expect.stringMatching(/32x32/), expect.stringMatching(/not white/)]));
+  });
+});
+
+describe('npm run package', () => {
+  const cli = (args: string[], env: Record<string, string>) =>
+    run('npx', ['tsx', 'src/cli/package.ts', '--dotenv', '/nonexistent/.env', ...args], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    }).then(
+      (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+      (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+    );
+
+  it('writes a zip with manifest.json and both icons at its root', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'billbridge-pkg-'));
+    temps.push(dir);
+    const out = join(dir, 'billbridge.zip');
+    const res = await cli(['--out', out], ENV);
+    expect(res.stderr).not.toMatch(/not built/);
+    expect(res.code).toBe(0);
+    const zip = await JSZip.loadAsync(readFileSync(out));
+    expect(Object.keys(zip.files).sort()).toEqual(['color.png', 'manifest.json', 'outline.png']);
+    const manifest = JSON.parse(await zip.file('manifest.json')!.async('string'));
+    expect(await validateManifest(manifest)).toEqual([]);
+    expect(Buffer.compare(await zip.file('outline.png')!.async('nodebuffer'), outline)).toBe(0);
+    // The same inputs give the same bytes.
+    expect(Buffer.compare(await buildPackage(manifest, { color, outline }), readFileSync(out))).toBe(0);
+  });
+
+  it('fails with the schema messages and writes nothing when the manifest is broken', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'billbridge-pkg-'));
+    temps.push(dir);
+    cpSync('manifest', join(dir, 'manifest'), { recursive: true });
+    const broken = { ...template, accentColor: 'teal', bots: [{ ...template.bots[0], scopes: ['team', 'everyone'] }] };
+    writeFileSync(join(dir, 'manifest', 'manifest.json'), JSON.stringify(broken));
+    const out = join(dir, 'out.zip');
+    const res = await cli(['--template', join(dir, 'manifest'), '--out', out], ENV);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('does not match the Teams 1.23 schema');
+    expect(res.stderr).toMatch(/\/accentColor/);
+    expect(res.stderr).toMatch(/\/bots\/0\/scopes\/1/);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('fails naming the variable when the configuration cannot make a package', async () => {
+    const res = await cli(['--out', join(tmpdir(), 'never.zip')], { ...ENV, PUBLIC_HOSTNAME: '' });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/PUBLIC_HOSTNAME is empty/);
+  });
+});
