@@ -1,33 +1,192 @@
-// The Bot Framework adapter: CloudAdapter with botbuilder's own JWT checks, and the one onTurnError.
-import { CloudAdapter, ConfigurationBotFrameworkAuthentication, type ConfigurationBotFrameworkAuthenticationOptions } from 'botbuilder';
+// The Bot Framework adapter: CloudAdapter with botbuilder's own JWT checks, quiet 401s, and the one onTurnError.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { format } from 'node:util';
+import {
+  CallerIdConstants,
+  CloudAdapter,
+  ConfigurationBotFrameworkAuthentication,
+  type Activity,
+  type ConfigurationBotFrameworkAuthenticationOptions,
+  type Request as BotRequest,
+  type Response as BotResponse,
+  type TurnContext,
+} from 'botbuilder';
+import { validateAndFixActivity } from 'botbuilder/lib/activityValidator.js';
+import { AuthenticationConstants, AuthenticationError, GovernmentConstants, type AuthenticateRequestResult, type BotFrameworkAuthentication } from 'botframework-connector';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import { cardActivity, correlationIdOf } from '../bot/bot.js';
 import { errorReply } from '../bot/cards/errorCards.js';
 
+/**
+ * botbuilder settings that switch ConfigurationBotFrameworkAuthentication to "parameterized" mode. Once one is
+ * set, botbuilder takes every one of them as given and leaves the unset ones undefined (no issuer check value,
+ * no login URL, no caller id), so an override of one setting would silently change the others.
+ */
+const PARAMETERIZED_KEYS = [
+  'ToChannelFromBotLoginUrl',
+  'ToChannelFromBotOAuthScope',
+  'ToBotFromChannelTokenIssuer',
+  'OAuthUrl',
+  'ToBotFromChannelOpenIdMetadataUrl',
+  'ToBotFromEmulatorOpenIdMetadataUrl',
+  'CallerId',
+] as const;
+
+/** The cloud's own values for every parameterized setting (what botbuilder uses when none is set). */
+function cloudDefaults(channelService: string | undefined): Record<string, string> {
+  const gov = channelService === GovernmentConstants.ChannelService;
+  const c = gov ? GovernmentConstants : AuthenticationConstants;
+  return {
+    ToChannelFromBotLoginUrl: c.ToChannelFromBotLoginUrl,
+    ToChannelFromBotOAuthScope: c.ToChannelFromBotOAuthScope,
+    ToBotFromChannelTokenIssuer: c.ToBotFromChannelTokenIssuer,
+    OAuthUrl: c.OAuthUrl,
+    ToBotFromChannelOpenIdMetadataUrl: c.ToBotFromChannelOpenIdMetadataUrl,
+    ToBotFromEmulatorOpenIdMetadataUrl: c.ToBotFromEmulatorOpenIdMetadataUrl,
+    CallerId: gov ? CallerIdConstants.USGovChannel : CallerIdConstants.PublicAzureChannel,
+  };
+}
+
+/** Overrides (tests, sovereign clouds) on top of the cloud's defaults, so only what was overridden changes. */
+function authSettings(overrides: Record<string, string>): Record<string, string> {
+  const parameterized = PARAMETERIZED_KEYS.some((k) => overrides[k] !== undefined && overrides[k] !== '');
+  if (!parameterized) return { ...overrides };
+  return { ...cloudDefaults(overrides.ChannelService), ...overrides };
+}
+
 export function botAuthOptions(config: Config): ConfigurationBotFrameworkAuthenticationOptions {
+  const settings = authSettings(config.bot.overrides);
   if (config.bot.appId === '') {
     // Local mode: botbuilder treats an empty app id as "authentication disabled" only for MultiTenant.
-    return { MicrosoftAppId: '', MicrosoftAppPassword: '', MicrosoftAppType: 'MultiTenant', ...config.bot.overrides } as ConfigurationBotFrameworkAuthenticationOptions;
+    return { ...settings, MicrosoftAppId: '', MicrosoftAppPassword: '', MicrosoftAppType: 'MultiTenant' } as ConfigurationBotFrameworkAuthenticationOptions;
   }
   return {
+    ...settings,
     MicrosoftAppId: config.bot.appId,
     MicrosoftAppPassword: config.bot.appPassword,
     MicrosoftAppType: config.bot.appType,
     MicrosoftAppTenantId: config.bot.tenantId,
-    ...config.bot.overrides,
   } as ConfigurationBotFrameworkAuthenticationOptions;
 }
 
-export function createAdapter(config: Config, log: Logger): CloudAdapter {
+/**
+ * botframework-connector console.error()s inside token validation (every bad token prints the signing key or a
+ * stack). While we authenticate, console.error is routed to the adapter's logger at debug level instead; outside
+ * that scope it is untouched. Installed once per process; the scope is per call, so several apps in one process
+ * (tests) each get their own lines.
+ */
+const botbuilderConsole = new AsyncLocalStorage<Logger>();
+const ROUTED = Symbol.for('billbridge.consoleRouted');
+
+function routeBotbuilderConsole(): void {
+  const current = console.error as typeof console.error & { [ROUTED]?: true };
+  if (current[ROUTED]) return;
+  const original = current.bind(console);
+  const routed = (...args: unknown[]) => {
+    const log = botbuilderConsole.getStore();
+    if (!log) return original(...args);
+    const text = format(...args.map((a) => (a instanceof Error ? `${a.name}: ${a.message}` : a)));
+    log.debug({ detail: text.replace(/-----BEGIN [\s\S]*?(-----END [A-Z ]+-----|$)/g, '[signing key]').slice(0, 300) }, 'botbuilder authentication detail');
+  };
+  Object.defineProperty(routed, ROUTED, { value: true });
+  console.error = routed;
+}
+
+type Logic = (context: TurnContext) => Promise<void>;
+
+export interface AdapterOptions {
+  /** Runs around each authenticated turn (e.g. a scope that counts the turn's upstream calls). */
+  aroundTurn?: <T>(fn: () => Promise<T>) => Promise<T>;
+}
+
+/** Why a request did not get a turn: the caller's token was refused, or tokens cannot be checked right now. */
+export type AuthFailure = { status: 401 | 503; reason: string };
+
+/**
+ * Classifies an error thrown while authenticating: botframework-connector throws AuthenticationError for most
+ * refusals but lets jsonwebtoken's errors (bad signature, not yet valid, alg none) through as plain errors,
+ * which CloudAdapter would answer with 500. Every refusal is a 401 here; only failing to load the OpenID
+ * metadata or keys (AuthenticationError 500, or a network error) is our problem and answered 503.
+ */
+export function classifyAuthError(err: unknown): AuthFailure {
+  const reason = errorMessage(err).replace(/\s+/g, ' ').slice(0, 200);
+  if (err instanceof AuthenticationError && err.statusCode >= 500) return { status: 503, reason };
+  if (err instanceof Error && (err.name === 'FetchError' || err.name === 'AbortError')) return { status: 503, reason };
+  return { status: 401, reason };
+}
+
+/**
+ * CloudAdapter whose HTTP path authenticates first and answers failures itself: 401 with a fixed body (never
+ * botbuilder's message, which echoes token claims), logged through our logger instead of console.error. The
+ * turn then runs through CloudAdapterBase.processActivity with the already-authenticated result, so no bot
+ * logic runs, no connector is created and no state is written for a request that did not authenticate.
+ */
+export class BillbridgeAdapter extends CloudAdapter {
+  constructor(
+    auth: BotFrameworkAuthentication,
+    private readonly log: Logger,
+    private readonly opts: AdapterOptions = {},
+  ) {
+    super(auth);
+    routeBotbuilderConsole();
+  }
+
+  override process(req: BotRequest, res: BotResponse, logic: Logic): Promise<void>;
+  override process(req: BotRequest, socket: any, head: any, logic: Logic): Promise<void>;
+  override async process(req: BotRequest, resOrSocket: any, logicOrHead: any, maybeLogic?: Logic): Promise<void> {
+    // Streaming (named pipes, web sockets) is not used by Teams bots over HTTP; leave it to botbuilder.
+    if (maybeLogic) return super.process(req, resOrSocket, logicOrHead, maybeLogic);
+    const res = resOrSocket as BotResponse;
+    const logic = logicOrHead as Logic;
+    const end = (status: number, body?: unknown) => {
+      res.status(status);
+      if (body !== undefined) res.send(body);
+      res.end();
+    };
+    if (req.method !== 'POST') return end(405);
+    const body = req.body as Record<string, unknown> | undefined;
+    if (body === null || typeof body !== 'object' || Array.isArray(body) || typeof body.type !== 'string') {
+      return end(400, { error: 'Body must be a Bot Framework activity' });
+    }
+    const activity = validateAndFixActivity(body as unknown as Activity);
+    const header = req.headers.authorization ?? req.headers.Authorization;
+    const authHeader = typeof header === 'string' ? header : '';
+
+    let auth: AuthenticateRequestResult;
+    try {
+      auth = await botbuilderConsole.run(this.log, () => this.botFrameworkAuthentication.authenticateRequest(activity, authHeader));
+    } catch (err) {
+      const failure = classifyAuthError(err);
+      if (failure.status === 503) {
+        this.log.error({ reason: failure.reason }, 'cannot check Bot Framework tokens: OpenID metadata or signing keys unavailable');
+        return end(503, { error: 'Service unavailable' });
+      }
+      this.log.info({ reason: failure.reason, hasAuthorization: authHeader !== '', activityType: activity.type.slice(0, 40) }, 'request refused: Bot Framework authentication failed');
+      return end(401, { error: 'Unauthorized' });
+    }
+
+    try {
+      const run = () => this.processActivity(auth, activity, logic);
+      const invokeResponse = await (this.opts.aroundTurn ? this.opts.aroundTurn(run) : run());
+      return end(invokeResponse?.status ?? 200, invokeResponse?.body);
+    } catch (err) {
+      // onTurnError handles failures inside the turn; this is what escapes it (e.g. the error card send failing).
+      this.log.error({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err, activityType: activity.type.slice(0, 40) }, 'turn failed outside the bot');
+      return end(500, { error: 'Internal error' });
+    }
+  }
+}
+
+export function createAdapter(config: Config, log: Logger, opts: AdapterOptions = {}): BillbridgeAdapter {
   if (config.bot.appId === '') {
     log.warn(
       'LOCAL MODE: MicrosoftAppId is empty, so inbound Bot Framework authentication is OFF and anyone who can reach /api/messages can talk to the bot. Never expose this instance.',
     );
   }
   const auth = new ConfigurationBotFrameworkAuthentication(botAuthOptions(config));
-  const adapter = new CloudAdapter(auth);
+  const adapter = new BillbridgeAdapter(auth, log, opts);
   adapter.onTurnError = async (context, error) => {
     const correlationId = correlationIdOf(context);
     log.error(
