@@ -1,28 +1,23 @@
-// PLACEHOLDER until issue 4 lands: the factory every part uses to get the shared limiter.
-// It enforces nothing yet; src/limits/ replaces the body behind this same signature.
+// The factory every part uses to get the shared limiter (in-process budgets; cluster mode swaps the store).
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import type { BudgetSnapshot, Limiter, RunOptions, Throttle, Upstream } from './types.js';
+import { SharedLimiter, type LimiterTuning } from './limiter.js';
+import { LocalBudgetStore, type BudgetStore } from './store.js';
 
 export interface LimiterDeps {
   config: Config;
   clock: Clock;
   log: Logger;
+  /** Where the counts live; default: this process's memory. */
+  store?: BudgetStore;
+  tuning?: Partial<LimiterTuning>;
 }
 
-export function createLimiter(_deps: LimiterDeps): Limiter {
-  return {
-    run<T>(_upstream: Upstream, _opts: RunOptions, fn: () => Promise<T>): Promise<T> {
-      return fn();
-    },
-    throttled(_upstream: Upstream, _throttle: Throttle): void {},
-    snapshot(): BudgetSnapshot[] {
-      return [];
-    },
-    blockedUntil(): number | undefined {
-      return undefined;
-    },
-    async close(): Promise<void> {},
-  };
+export function createLimiter(deps: LimiterDeps): SharedLimiter {
+  return new SharedLimiter({ ...deps, store: deps.store ?? new LocalBudgetStore() });
 }
+
+export { SharedLimiter, DEFAULT_TUNING, type BudgetCounters, type LimiterTuning } from './limiter.js';
+export { LocalBudgetStore, type BudgetStore, type Block, type TakeResult, type Usage } from './store.js';
+export { hashSecret, threadKey, type BudgetName } from './budgets.js';

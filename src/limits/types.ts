@@ -55,6 +55,20 @@ export interface BudgetSnapshot {
   lastThrottleKind?: Throttle['kind'];
   /** While frozen or paused: until when. */
   blockedUntil?: number;
+  /** Rate budgets: the window the figures above describe (the one closest to its limit), in ms. */
+  windowMs?: number;
+  /** Concurrency budgets: the configured limit when `limit` is temporarily lower (after BDC_1322). */
+  configuredLimit?: number;
+  /** Budgets kept per conversation or team are shown as one row (key "*"): how many keys are active. */
+  keys?: number;
+}
+
+/** What the limiter granted to the code running right now (read from inside `run`'s fn). */
+export interface ActiveGrant {
+  service: Upstream['service'];
+  /** "budget:key" of every budget this call was admitted by. */
+  budgets: string[];
+  priority: Priority;
 }
 
 export interface Limiter {
@@ -70,5 +84,7 @@ export interface Limiter {
   snapshot(): BudgetSnapshot[];
   /** True when a call to this upstream would be refused right now (status cards say so without calling). */
   blockedUntil(upstream: Upstream): number | undefined;
+  /** The grant the current async context runs under, if any (tests prove every request runs inside one). */
+  activeGrant?(): ActiveGrant | undefined;
   close(): Promise<void>;
 }

@@ -1,0 +1,84 @@
+// Budget arithmetic, pure: sliding windows over call timestamps and fixed clock-hour reservoirs.
+
+export const HOUR_MS = 3_600_000;
+
+export interface RateWindow {
+  limit: number;
+  windowMs: number;
+}
+
+/** Start of the clock hour `now` falls in (UTC; BILL counts per clock hour, every zone it runs in is whole-hour aligned). */
+export function hourStart(now: number): number {
+  return Math.floor(now / HOUR_MS) * HOUR_MS;
+}
+
+/** The next top of the hour after `now`. */
+export function nextHour(now: number): number {
+  return hourStart(now) + HOUR_MS;
+}
+
+/** Index of the first timestamp strictly after `since` in an ascending array. */
+export function firstAfter(ts: readonly number[], since: number): number {
+  let lo = 0;
+  let hi = ts.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ts[mid]! > since) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/** Calls a window counts at `now`: those made in (now - windowMs, now]. */
+export function countInWindow(ts: readonly number[], windowMs: number, now: number): number {
+  return ts.length - firstAfter(ts, now - windowMs);
+}
+
+/**
+ * The earliest instant >= now at which one more call fits every window, given the calls in `ts`
+ * (ascending). A call made at t leaves a window of length w at t + w.
+ */
+export function nextFit(ts: readonly number[], windows: readonly RateWindow[], now: number): number {
+  let at = now;
+  for (const w of windows) {
+    const first = firstAfter(ts, now - w.windowMs);
+    const count = ts.length - first;
+    if (count >= w.limit) at = Math.max(at, ts[first + count - w.limit]! + w.windowMs);
+  }
+  return at;
+}
+
+/** When the n-th of n calls queued now could start, if each starts as soon as the windows allow. */
+export function nthFit(ts: readonly number[], windows: readonly RateWindow[], now: number, n: number): number {
+  const sim = [...ts];
+  let at = now;
+  for (let i = 0; i < Math.max(1, n); i++) {
+    at = nextFit(sim, windows, at);
+    sim.push(at);
+  }
+  return at;
+}
+
+export interface WindowUsage {
+  limit: number;
+  used: number;
+  remaining: number;
+  windowMs: number;
+}
+
+/** The window closest to its limit right now (the one that decides when the next call may go). */
+export function bindingWindow(ts: readonly number[], windows: readonly RateWindow[], now: number): WindowUsage {
+  let best: WindowUsage | undefined;
+  for (const w of windows) {
+    const used = countInWindow(ts, w.windowMs, now);
+    const u = { limit: w.limit, used, remaining: Math.max(0, w.limit - used), windowMs: w.windowMs };
+    if (!best || u.remaining / u.limit < best.remaining / best.limit) best = u;
+  }
+  return best ?? { limit: 0, used: 0, remaining: 0, windowMs: 0 };
+}
+
+/** Drops timestamps no window can see any more. */
+export function prune(ts: number[], longestWindowMs: number, now: number): void {
+  const cut = firstAfter(ts, now - longestWindowMs);
+  if (cut > 0) ts.splice(0, cut);
+}
