@@ -15,6 +15,10 @@ import { createRegistry } from './bot/commands/index.js';
 import { Dispatcher } from './bot/dispatch.js';
 import type { BotServices } from './bot/services.js';
 import { createAdapter } from './http/adapter.js';
+import { AuditTrail } from './state/audit.js';
+import { auditObserver } from './bot/auditObserver.js';
+import { memoryUserCommandRate, userRateGuard } from './bot/userRate.js';
+import { UpstreamCallCounter } from './upstreamCalls.js';
 import { Readiness } from './http/readiness.js';
 import { createHttpServer } from './http/server.js';
 
@@ -35,6 +39,8 @@ export interface BillbridgeApp {
   bot: BillbridgeBot;
   server: Server;
   readiness: Readiness;
+  /** Append-only audit trail of commands and admin actions. */
+  audit: AuditTrail;
   /** Starts listening on config.http (port 0 = a free port) and resolves with the base URL. */
   listen(): Promise<string>;
   /** Stops accepting requests, lets in-flight turns finish, closes every part. */
@@ -46,7 +52,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const secrets = new SecretRegistry(configSecrets(config));
   const log = createLogger({ level: config.logLevel, secrets, destination: opts.logDestination });
   const state: StateStore = new FileStateStore(config.stateDir, clock);
-  const limiter: Limiter = createLimiter({ config, clock, log });
+  // Every upstream call a turn makes is counted for its audit record.
+  const upstreamCalls = new UpstreamCallCounter();
+  const limiter: Limiter = upstreamCalls.counting(createLimiter({ config, clock, log }));
+  const audit = new AuditTrail({ store: state, clock, log, scrub: (text) => secrets.scrub(text) });
   const registry = createRegistry();
   const readiness = new Readiness().add('state', () => state.isReady());
 
@@ -59,10 +68,13 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     bindings: { resolve: async () => config.bill.credentials?.orgId },
     access: new AccessPolicy(config),
     limiter,
+    audit,
   };
   const dispatcher = new Dispatcher(services, log);
+  dispatcher.addGuard(userRateGuard(memoryUserCommandRate(config.limits.userCommandsPerMinute)));
+  dispatcher.addObserver(auditObserver(audit, registry, () => upstreamCalls.current()));
   const bot = new BillbridgeBot(services, dispatcher, log);
-  const adapter = createAdapter(config, log);
+  const adapter = createAdapter(config, log, { aroundTurn: (fn) => upstreamCalls.run(fn) });
   const server = createHttpServer({ log, adapter, bot, readiness });
 
   let closing: Promise<void> | undefined;
@@ -77,6 +89,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     bot,
     server,
     readiness,
+    audit,
     async listen() {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);

@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Limiter } from '../limits/types.js';
 import type { StateStore } from '../state/types.js';
+import type { AuditTrail } from '../state/audit.js';
 import type { AccessPolicy } from './access.js';
 import type { CommandRegistry } from './commands/registry.js';
 import type { ConversationScope } from './commands/types.js';
@@ -28,4 +29,6 @@ export interface BotServices {
   access: AccessPolicy;
   /** The one limiter every outbound call goes through. */
   limiter: Limiter;
+  /** The audit trail; admin actions (link, unlink, subscribe, webhook setup) call audit.admin(...). */
+  audit: AuditTrail;
 }

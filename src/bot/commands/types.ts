@@ -64,5 +64,7 @@ export interface CommandDefinition {
   upstream: boolean;
   /** Ranking for lists with limited room (Teams manifest commandLists, welcome card); lower first. */
   rank?: number;
+  /** True when the arguments carry a secret (e.g. `connect <token>`): the audit trail records the command without them. */
+  secretArgs?: boolean;
   run(ctx: CommandContext): Promise<CardReply>;
 }

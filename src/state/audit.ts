@@ -1,0 +1,154 @@
+// The audit trail: one append-only JSON line per command and per admin action (STATE_DIR/audit.log, or a Redis stream).
+import { join } from 'node:path';
+import type { Clock } from '../clock.js';
+import type { Logger } from '../log.js';
+import type { StateStore } from './types.js';
+
+/** The StateStore append-only log the trail writes to. */
+export const AUDIT_LOG = 'audit';
+
+/** Who and where, from the activity (never from text the person typed). */
+export interface AuditActor {
+  tenantId?: string;
+  teamId?: string;
+  channelId?: string;
+  conversationId?: string;
+  /** Entra object id of the person; the Bot Framework user id when Teams gave none. */
+  aadObjectId?: string;
+  userId?: string;
+}
+
+export interface CommandAudit extends AuditActor {
+  /** Registry name ("bills due"); undefined for text that was not a command. */
+  command: string | undefined;
+  /** Arguments as typed (shortened, secrets scrubbed); [] for commands whose arguments are secret. */
+  args: string[];
+  orgId?: string;
+  /** ok | unknown | empty | refused | error */
+  result: string;
+  /** Why it was refused or failed, as an error kind ("LimitExceeded:userRate", "BillApiError:notFound"). */
+  reason?: string;
+  /** BILL, Spend & Expense, Graph and token calls the command made. */
+  upstreamCalls: number;
+  /** The same per service, bot connector sends included. */
+  upstream: Record<string, number>;
+  correlationId: string;
+  durationMs: number;
+}
+
+/** Admin actions are always recorded: who linked, unlinked, subscribed or set up webhooks, and what came of it. */
+export interface AdminAudit extends AuditActor {
+  /** e.g. "link", "unlink", "subscribe", "unsubscribe", "webhook.setup". */
+  action: string;
+  orgId?: string;
+  result: 'ok' | 'refused' | 'error';
+  /** Non-secret facts about the action (event types, a subscription id...). Values are shortened and scrubbed. */
+  detail?: Record<string, string | number | boolean | string[]>;
+  correlationId?: string;
+}
+
+export type AuditRecord =
+  | ({ v: 1; time: string; kind: 'command' } & CommandAudit)
+  | ({ v: 1; time: string; kind: 'admin' } & AdminAudit);
+
+export interface AuditTrailDeps {
+  store: StateStore;
+  clock: Clock;
+  log: Logger;
+  /** Replaces known secret values (config secrets, live sessionIds) in free text. */
+  scrub: (text: string) => string;
+}
+
+const MAX_ARGS = 20;
+const MAX_ARG_LENGTH = 120;
+
+/** Where the trail is, for `status`: the file path, or the Redis stream. */
+export function auditLocation(store: StateStore): string {
+  return store.kind === 'file' ? join(store.location, `${AUDIT_LOG}.log`) : `${store.location} (stream "${AUDIT_LOG}")`;
+}
+
+export class AuditTrail {
+  readonly location: string;
+
+  constructor(private readonly deps: AuditTrailDeps) {
+    this.location = auditLocation(deps.store);
+  }
+
+  /** Records a command's outcome. Never throws: a failed write is logged as an error. */
+  async command(entry: CommandAudit): Promise<void> {
+    const record: AuditRecord = {
+      v: 1,
+      time: new Date(this.deps.clock.now()).toISOString(),
+      kind: 'command',
+      ...this.actor(entry),
+      command: entry.command,
+      args: this.args(entry.args),
+      orgId: entry.orgId,
+      result: entry.result,
+      reason: entry.reason,
+      upstreamCalls: entry.upstreamCalls,
+      upstream: entry.upstream,
+      correlationId: entry.correlationId,
+      durationMs: Math.round(entry.durationMs),
+    };
+    try {
+      await this.deps.store.append(AUDIT_LOG, record as unknown as Record<string, unknown>);
+    } catch (err) {
+      this.deps.log.error({ correlationId: entry.correlationId, err: err instanceof Error ? err.message : String(err) }, 'audit trail write failed');
+    }
+  }
+
+  /**
+   * Records an admin action. Throws when the record cannot be written, so the caller can refuse to report
+   * success for an action that left no trace.
+   */
+  async admin(entry: AdminAudit): Promise<void> {
+    const record: AuditRecord = {
+      v: 1,
+      time: new Date(this.deps.clock.now()).toISOString(),
+      kind: 'admin',
+      ...this.actor(entry),
+      action: this.text(entry.action, 40),
+      orgId: entry.orgId,
+      result: entry.result,
+      detail: entry.detail ? this.detail(entry.detail) : undefined,
+      correlationId: entry.correlationId,
+    };
+    try {
+      await this.deps.store.append(AUDIT_LOG, record as unknown as Record<string, unknown>);
+    } catch (err) {
+      this.deps.log.error({ correlationId: entry.correlationId, action: entry.action, err: err instanceof Error ? err.message : String(err) }, 'audit trail write failed for an admin action');
+      throw err;
+    }
+  }
+
+  private actor(a: AuditActor): AuditActor {
+    return {
+      tenantId: a.tenantId,
+      teamId: a.teamId,
+      channelId: a.channelId,
+      conversationId: a.conversationId,
+      aadObjectId: a.aadObjectId,
+      userId: a.userId,
+    };
+  }
+
+  private text(value: string, max: number): string {
+    const scrubbed = this.deps.scrub(value);
+    return scrubbed.length > max ? scrubbed.slice(0, max - 1) + '…' : scrubbed;
+  }
+
+  private args(args: string[]): string[] {
+    const kept = args.slice(0, MAX_ARGS).map((a) => this.text(a, MAX_ARG_LENGTH));
+    if (args.length > MAX_ARGS) kept.push(`…(+${args.length - MAX_ARGS})`);
+    return kept;
+  }
+
+  private detail(detail: NonNullable<AdminAudit['detail']>): NonNullable<AdminAudit['detail']> {
+    const out: NonNullable<AdminAudit['detail']> = {};
+    for (const [k, v] of Object.entries(detail).slice(0, 20)) {
+      out[this.text(k, 40)] = typeof v === 'string' ? this.text(v, MAX_ARG_LENGTH) : Array.isArray(v) ? this.args(v) : v;
+    }
+    return out;
+  }
+}
