@@ -19,6 +19,9 @@ import { AuditTrail } from './state/audit.js';
 import { auditObserver } from './bot/auditObserver.js';
 import { memoryUserCommandRate, userRateGuard } from './bot/userRate.js';
 import { UpstreamCallCounter } from './upstreamCalls.js';
+import { OrgBindings } from './state/bindings.js';
+import { Installations } from './state/conversations.js';
+import { createGraphTeams } from './graph/teams.js';
 import { Readiness } from './http/readiness.js';
 import { createHttpServer } from './http/server.js';
 
@@ -57,6 +60,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const limiter: Limiter = upstreamCalls.counting(createLimiter({ config, clock, log }));
   const audit = new AuditTrail({ store: state, clock, log, scrub: (text) => secrets.scrub(text) });
   const registry = createRegistry();
+  // Single-org: every team uses BILL_ORG_ID (the sandbox's demo org without credentials); multi-org: links only.
+  const orgBindings = new OrgBindings({ config, state, clock, defaultOrgId: config.bill.credentials?.orgId });
+  const installs = new Installations(state, orgBindings, clock);
+  // Undefined in local mode (no app id): status says Graph is skipped.
+  const graph = createGraphTeams({ config, limiter, clock, log, secrets });
   const readiness = new Readiness().add('state', () => state.isReady());
 
   const services: BotServices = {
@@ -65,7 +73,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     registry,
     state,
     backend: { kind: config.bill.credentials ? 'bill' : 'sandbox', baseUrl: config.bill.baseUrl },
-    bindings: { resolve: async () => config.bill.credentials?.orgId },
+    bindings: orgBindings,
+    orgBindings,
+    installs,
+    graph,
     access: new AccessPolicy(config),
     limiter,
     audit,
@@ -108,6 +119,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
           server.close(() => resolve());
           server.server.closeIdleConnections();
         });
+        graph?.close();
         await limiter.close();
         await state.close();
         log.flush();

@@ -16,6 +16,7 @@ import type { ActionData, CardReply } from './cards/card.js';
 import { errorReply } from './cards/errorCards.js';
 import type { Caller, ConversationKind, ConversationScope } from './commands/types.js';
 import { newCorrelationId, type Dispatcher } from './dispatch.js';
+import { InstallLifecycle } from './install.js';
 import type { BotServices } from './services.js';
 
 /** Teams re-sends an activity it thinks went unanswered; one answer per id within this window. */
@@ -93,6 +94,44 @@ export class BillbridgeBot extends TeamsActivityHandler {
     super();
     this.onMessage(async (context, next) => {
       await this.handleMessage(context);
+      await next();
+    });
+    this.registerInstallLifecycle(new InstallLifecycle(services, log));
+  }
+
+  /**
+   * Install lifecycle (src/bot/install.ts): Teams sends installationUpdate and a conversationUpdate naming the bot
+   * on arrival and on removal; both are handled, and the install record makes the welcome go out once.
+   * MembersAdded (not TeamsMembersAdded) is used on purpose: the Teams variant fetches every added person from the connector.
+   */
+  private registerInstallLifecycle(install: InstallLifecycle): void {
+    const isBot = (members: Array<{ id?: string }> | undefined, activity: Activity) => (members ?? []).some((m) => m.id !== undefined && m.id === activity.recipient?.id);
+    this.onInstallationUpdateAdd(async (context, next) => {
+      await install.added(context, scopeOf(context.activity), correlationIdOf(context), { upgrade: context.activity.action === 'add-upgrade' });
+      await next();
+    });
+    this.onInstallationUpdateRemove(async (context, next) => {
+      if (context.activity.action !== 'remove-upgrade') await install.removed(scopeOf(context.activity), correlationIdOf(context), 'uninstalled');
+      await next();
+    });
+    this.onMembersAdded(async (context, next) => {
+      if (isBot(context.activity.membersAdded, context.activity)) await install.added(context, scopeOf(context.activity), correlationIdOf(context));
+      await next();
+    });
+    this.onMembersRemoved(async (context, next) => {
+      if (isBot(context.activity.membersRemoved, context.activity)) await install.removed(scopeOf(context.activity), correlationIdOf(context), 'removed from the conversation');
+      await next();
+    });
+    this.onTeamsTeamDeletedEvent(async (_team, context, next) => {
+      await install.removed(scopeOf(context.activity), correlationIdOf(context), 'team deleted');
+      await next();
+    });
+    this.onTeamsTeamHardDeletedEvent(async (_team, context, next) => {
+      await install.removed(scopeOf(context.activity), correlationIdOf(context), 'team deleted');
+      await next();
+    });
+    this.onTeamsTeamRenamedEvent(async (team, context, next) => {
+      await install.renamed(scopeOf(context.activity), team?.name);
       await next();
     });
   }

@@ -1,0 +1,140 @@
+// Install lifecycle: the bot added to (or removed from) a team, group chat or personal chat. Storage lives in state/.
+import { CardFactory, MessageFactory, TeamsInfo, TurnContext, type Activity } from 'botbuilder';
+import type { Logger } from '../log.js';
+import { TenantNotAllowed } from '../errors.js';
+import { GraphApiError } from '../graph/errors.js';
+import { bindingTarget, type BindingTarget } from '../state/bindings.js';
+import type { InstallRecord } from '../state/conversations.js';
+import type { CardReply } from './cards/card.js';
+import { errorReply } from './cards/errorCards.js';
+import { welcomeCard } from './cards/welcome.js';
+import type { ConversationScope } from './commands/types.js';
+import type { BotServices } from './services.js';
+
+interface InstallChannelData {
+  team?: { id?: string; name?: string; aadGroupId?: string };
+  settings?: { selectedChannel?: { id?: string } };
+}
+
+function toActivity(reply: CardReply): Partial<Activity> {
+  const activity = MessageFactory.attachment(CardFactory.adaptiveCard(reply.card));
+  activity.summary = reply.summary;
+  return activity;
+}
+
+/** The channel part of a conversation id ("19:x@thread.tacv2;messageid=1" -> "19:x@thread.tacv2"). */
+function channelOf(conversationId: string): string {
+  return conversationId.split(';')[0] ?? conversationId;
+}
+
+export class InstallLifecycle {
+  constructor(
+    private readonly services: BotServices,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * The bot arrived (installationUpdate add, or conversationUpdate with the bot among membersAdded; Teams sends
+   * both). Stores the conversation reference once, welcomes once, then reads the team from Graph.
+   */
+  async added(context: TurnContext, scope: ConversationScope, correlationId: string, opts: { upgrade?: boolean } = {}): Promise<void> {
+    const log = this.log.child({ correlationId });
+    const { access, installs, orgBindings } = this.services;
+    if (!access.tenantAllowed(scope.tenantId)) {
+      log.warn({ tenantId: scope.tenantId, kind: scope.kind }, 'bot added in a tenant that is not allowed; nothing stored');
+      if (!opts.upgrade) await context.sendActivity(toActivity(errorReply(new TenantNotAllowed(), { correlationId })));
+      return;
+    }
+    const target = bindingTarget(scope);
+    if (!installs || !orgBindings || !target) {
+      log.warn({ kind: scope.kind, hasTarget: !!target }, 'install event without a team or chat to record');
+      return;
+    }
+    const activity = context.activity;
+    const channelData = (activity.channelData ?? {}) as InstallChannelData;
+    const selectedChannel = channelData.settings?.selectedChannel?.id;
+    const reference = JSON.parse(JSON.stringify(TurnContext.getConversationReference(activity))) as Record<string, unknown>;
+    const { created, record } = await installs.recordInstall({
+      tenantId: target.tenantId,
+      kind: target.kind,
+      conversationType: scope.kind,
+      targetId: target.id,
+      aadGroupId: scope.aadGroupId,
+      name: typeof channelData.team?.name === 'string' ? channelData.team.name : undefined,
+      channelId: scope.kind === 'channel' ? (selectedChannel ?? channelOf(scope.conversationId)) : undefined,
+      reference,
+      installedBy: typeof activity.from?.aadObjectId === 'string' ? activity.from.aadObjectId : undefined,
+    });
+    log.info({ target: target.kind, conversationType: scope.kind, created, upgrade: !!opts.upgrade }, created ? 'bot installed' : 'install record refreshed');
+    if (created && !opts.upgrade) await this.welcome(context, scope, record, selectedChannel, log);
+    if (scope.kind === 'channel') await this.readTeam(target, scope, log);
+  }
+
+  /** The bot left (uninstalled, removed from the team, or the team was deleted): nothing about it is kept. */
+  async removed(scope: ConversationScope, correlationId: string, why: string): Promise<void> {
+    const log = this.log.child({ correlationId });
+    if (!this.services.access.tenantAllowed(scope.tenantId)) {
+      log.warn({ tenantId: scope.tenantId, why }, 'removal event from a tenant that is not allowed; nothing touched');
+      return;
+    }
+    const target = bindingTarget(scope);
+    const installs = this.services.installs;
+    if (!installs || !target) return;
+    const record = await installs.get(target);
+    const report = await installs.remove(target);
+    const aadGroupId = scope.aadGroupId ?? record?.aadGroupId;
+    if (aadGroupId && scope.tenantId) this.services.graph?.forget(scope.tenantId, aadGroupId);
+    log.info({ why, target: target.kind, hadRecord: report.record, hadBinding: !!report.bindingOrgId, removed: report.removed }, 'bot removed; its state is deleted');
+  }
+
+  /** Team renamed: keep the stored name current (status, notifications). */
+  async renamed(scope: ConversationScope, name: string | undefined): Promise<void> {
+    const target = bindingTarget(scope);
+    if (!target || !name || !this.services.access.tenantAllowed(scope.tenantId)) return;
+    await this.services.installs?.update(target, { name });
+  }
+
+  private async welcome(context: TurnContext, scope: ConversationScope, record: InstallRecord, selectedChannel: string | undefined, log: Logger): Promise<void> {
+    const { orgBindings, registry, backend, config } = this.services;
+    const binding = await orgBindings!.describe(scope);
+    const reply = welcomeCard({
+      kind: scope.kind,
+      teamName: record.name,
+      binding,
+      mode: orgBindings!.mode,
+      sandbox: backend.kind === 'sandbox',
+      commands: registry.forScope(scope.kind),
+      version: config.version,
+    });
+    const activity = toActivity(reply);
+    // Teams may say the bot was set up for a channel other than the one the event came through.
+    if (scope.kind === 'channel' && selectedChannel && selectedChannel !== channelOf(scope.conversationId) && config.bot.appId) {
+      try {
+        await TeamsInfo.sendMessageToTeamsChannel(context, activity as Activity, selectedChannel, config.bot.appId);
+        return;
+      } catch (err) {
+        log.warn({ err: err instanceof Error ? err.message : String(err) }, 'welcome to the selected channel failed; posting where the event came from');
+      }
+    }
+    await context.sendActivity(activity);
+  }
+
+  private async readTeam(target: BindingTarget, scope: ConversationScope, log: Logger): Promise<void> {
+    const { graph, installs } = this.services;
+    if (!graph || !installs || !scope.aadGroupId || !scope.tenantId) return;
+    try {
+      const team = await graph.getTeam(scope.tenantId, scope.aadGroupId, { priority: 'interactive' });
+      if (team.tenantId && team.tenantId.toLowerCase() !== scope.tenantId.toLowerCase()) {
+        log.warn({ aadGroupId: scope.aadGroupId }, 'Graph reports the team in another tenant than the activity; not recorded');
+        return;
+      }
+      await installs.update(target, {
+        ...(team.displayName ? { name: team.displayName } : {}),
+        graph: { displayName: team.displayName, description: team.description, isArchived: team.isArchived, tenantId: team.tenantId, fetchedAt: team.fetchedAt },
+      });
+    } catch (err) {
+      const e = err instanceof GraphApiError ? { code: err.code, category: err.category, status: err.status, requestId: err.requestId } : { err: String(err) };
+      log.warn(e, 'Graph team lookup failed; the install is recorded without it');
+    }
+  }
+}

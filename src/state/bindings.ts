@@ -1,0 +1,173 @@
+// Which BILL organisation a team (or chat) is bound to: resolved from the activity's tenant and team ids, never typed text.
+//
+// Mode, from config:
+// - single-org (BILL_ALLOWED_ORG_IDS empty): every team, group chat and personal chat of an allowed tenant is bound
+//   to the one configured org (BILL_ORG_ID, or the embedded sandbox's demo org without credentials). Nothing is stored.
+// - multi-org (BILL_ALLOWED_ORG_IDS non-empty): nothing is bound until a billbridge admin types `link <orgId>` in it.
+//   A channel binds its whole team (key: tenant + team thread id); a group chat or personal chat binds only that
+//   chat (key: tenant + conversation id), so a person can never reach an org through a chat nobody linked.
+//   BILL_ORG_ID is then only the org the credentials sign in to; it is not a default for unlinked teams.
+// A link to an org later removed from BILL_ALLOWED_ORG_IDS stops resolving (state "orgNotAllowed").
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { NS, type StateStore } from './types.js';
+
+export type BindingMode = 'single' | 'multi';
+
+/** The parts of a conversation's scope a binding is keyed by (ConversationScope fits). */
+export interface BindingScope {
+  kind: 'channel' | 'groupChat' | 'personal';
+  tenantId: string | undefined;
+  /** Teams thread id of the team (19:...@thread.tacv2); channels only. */
+  teamId: string | undefined;
+  conversationId: string;
+}
+
+/** What a binding is attached to: a whole team, or one chat. */
+export interface BindingTarget {
+  tenantId: string;
+  kind: 'team' | 'chat';
+  /** Team thread id for teams, conversation id for chats. */
+  id: string;
+}
+
+/** A stored link (multi-org mode). */
+export interface OrgBinding {
+  tenantId: string;
+  kind: 'team' | 'chat';
+  /** Team thread id (19:...@thread.tacv2) or chat conversation id. */
+  targetId: string;
+  orgId: string;
+  /** AAD object id of the admin who linked it. */
+  linkedBy: string | undefined;
+  linkedAt: number;
+}
+
+export type BindingState =
+  | { state: 'bound'; orgId: string; source: 'deployment' | 'link'; binding?: OrgBinding }
+  | { state: 'unbound'; reason: 'notLinked' | 'noOrgConfigured' | 'noTarget' }
+  | { state: 'orgNotAllowed'; orgId: string; binding: OrgBinding }
+  | { state: 'tenantNotAllowed' };
+
+export class BindingRefused extends Error {
+  constructor(
+    readonly reason: 'singleOrg' | 'orgNotAllowed' | 'noTarget' | 'tenantNotAllowed',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'BindingRefused';
+  }
+}
+
+export function bindingMode(config: Config): BindingMode {
+  return config.bill.allowedOrgIds.length > 0 ? 'multi' : 'single';
+}
+
+/** The team of a channel, or the chat itself; undefined when the activity carries neither. */
+export function bindingTarget(scope: BindingScope): BindingTarget | undefined {
+  const tenantId = (scope.tenantId ?? '').toLowerCase();
+  if (scope.kind === 'channel') return scope.teamId ? { tenantId, kind: 'team', id: scope.teamId } : undefined;
+  return scope.conversationId ? { tenantId, kind: 'chat', id: scope.conversationId } : undefined;
+}
+
+/** Storage key of everything kept about a team or chat (bindings, install records; subscriptions start with it). */
+export function targetKey(target: BindingTarget): string {
+  return `${target.tenantId.toLowerCase()}|${target.kind}|${target.id}`;
+}
+
+export interface OrgBindingsDeps {
+  config: Config;
+  state: StateStore;
+  clock: Clock;
+  /** The org of a single-org deployment: BILL_ORG_ID, or the sandbox's demo org without credentials. */
+  defaultOrgId: string | undefined;
+}
+
+export class OrgBindings {
+  readonly mode: BindingMode;
+  private readonly tenants: Set<string>;
+  private readonly allowedOrgs: string[];
+
+  constructor(private readonly deps: OrgBindingsDeps) {
+    this.mode = bindingMode(deps.config);
+    this.tenants = new Set(deps.config.access.allowedTenantIds.map((t) => t.toLowerCase()));
+    this.allowedOrgs = deps.config.bill.allowedOrgIds;
+  }
+
+  /** The org a conversation may use right now, or undefined (unbound, stale link, other tenant). */
+  async resolve(scope: BindingScope): Promise<string | undefined> {
+    const s = await this.describe(scope);
+    return s.state === 'bound' ? s.orgId : undefined;
+  }
+
+  /** The full answer, for the welcome card, `status` and refusals. */
+  async describe(scope: BindingScope): Promise<BindingState> {
+    if (!this.tenantAllowed(scope.tenantId)) return { state: 'tenantNotAllowed' };
+    if (this.mode === 'single') {
+      const orgId = this.deps.defaultOrgId;
+      return orgId ? { state: 'bound', orgId, source: 'deployment' } : { state: 'unbound', reason: 'noOrgConfigured' };
+    }
+    const target = bindingTarget(scope);
+    if (!target) return { state: 'unbound', reason: 'noTarget' };
+    const binding = await this.deps.state.get<OrgBinding>(NS.bindings, targetKey(target));
+    // The stored record must be for this very target: a key is never trusted alone.
+    if (!binding || binding.tenantId !== target.tenantId || binding.targetId !== target.id || binding.kind !== target.kind) {
+      return { state: 'unbound', reason: 'notLinked' };
+    }
+    if (!this.allowedOrgs.includes(binding.orgId)) return { state: 'orgNotAllowed', orgId: binding.orgId, binding };
+    return { state: 'bound', orgId: binding.orgId, source: 'link', binding };
+  }
+
+  /** The allowed org id as configured, matched case-insensitively; undefined when not allowed. */
+  allowedOrg(orgId: string): string | undefined {
+    return this.allowedOrgs.find((o) => o.toLowerCase() === orgId.trim().toLowerCase());
+  }
+
+  allowedOrgIds(): string[] {
+    return [...this.allowedOrgs];
+  }
+
+  /**
+   * Binds the team of a channel (or the chat) to an allowed org. The caller has checked the person is an admin.
+   * Returns the binding and the org it replaced, if any.
+   */
+  async link(scope: BindingScope, orgId: string, linkedBy: string | undefined): Promise<{ binding: OrgBinding; previousOrgId: string | undefined }> {
+    if (!this.tenantAllowed(scope.tenantId)) throw new BindingRefused('tenantNotAllowed', 'tenant not allowed');
+    if (this.mode === 'single') throw new BindingRefused('singleOrg', 'this deployment serves one organisation');
+    const org = this.allowedOrg(orgId);
+    if (!org) throw new BindingRefused('orgNotAllowed', 'organisation not in BILL_ALLOWED_ORG_IDS');
+    const target = bindingTarget(scope);
+    if (!target) throw new BindingRefused('noTarget', 'no team or chat to bind');
+    const key = targetKey(target);
+    const previous = await this.deps.state.get<OrgBinding>(NS.bindings, key);
+    const binding: OrgBinding = { tenantId: target.tenantId, kind: target.kind, targetId: target.id, orgId: org, linkedBy, linkedAt: this.deps.clock.now() };
+    await this.deps.state.set(NS.bindings, key, binding);
+    return { binding, previousOrgId: previous?.orgId };
+  }
+
+  /** Removes the link of the team of a channel (or the chat); the org it had, if any. */
+  async unlink(scope: BindingScope): Promise<string | undefined> {
+    if (this.mode === 'single') throw new BindingRefused('singleOrg', 'this deployment serves one organisation');
+    const target = bindingTarget(scope);
+    if (!target) return undefined;
+    return this.remove(target);
+  }
+
+  /** Deletes a target's binding (the bot was removed); the org it had, if any. */
+  async remove(target: BindingTarget): Promise<string | undefined> {
+    const key = targetKey(target);
+    const previous = await this.deps.state.get<OrgBinding>(NS.bindings, key);
+    await this.deps.state.delete(NS.bindings, key);
+    return previous?.orgId;
+  }
+
+  /** Every stored link (multi-org), for `status` and admin views. */
+  async all(): Promise<OrgBinding[]> {
+    return (await this.deps.state.entries<OrgBinding>(NS.bindings)).map(([, b]) => b);
+  }
+
+  private tenantAllowed(tenantId: string | undefined): boolean {
+    if (this.tenants.size === 0) return true;
+    return tenantId !== undefined && this.tenants.has(tenantId.toLowerCase());
+  }
+}

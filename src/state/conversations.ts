@@ -1,0 +1,123 @@
+// Where billbridge is installed: one record per team or chat (conversation reference, Entra group id, tenant),
+// and the clean-up when it is removed (record, binding, subscriptions, digests of that team or chat).
+//
+// Convention for team-scoped entries kept by other features (NS.subscriptions, NS.digests): their key starts with
+// `targetKey(target) + '|'` (e.g. "<tenant>|team|19:abc@thread.tacv2|<channel>|<event>"), or their value carries
+// `tenantId` and `teamId` (teams) / `conversationId` (chats). Removal deletes both kinds.
+import type { Clock } from '../clock.js';
+import { bindingTarget, targetKey, type BindingScope, type BindingTarget, type OrgBindings } from './bindings.js';
+import { NS, type StateStore } from './types.js';
+
+/** Namespaces whose entries belong to one team or chat and go when the bot is removed from it. */
+export const TARGET_SCOPED_NAMESPACES = [NS.subscriptions, NS.digests] as const;
+
+export interface InstallRecord {
+  tenantId: string;
+  kind: 'team' | 'chat';
+  /** 'channel' for teams; 'groupChat' or 'personal' for chats. */
+  conversationType: 'channel' | 'groupChat' | 'personal';
+  /** Team thread id (teams) or conversation id (chats). */
+  targetId: string;
+  /** The team's Entra group id (what Graph needs); teams only. */
+  aadGroupId: string | undefined;
+  /** Team name as Teams sent it on install (Graph's displayName replaces it once read). */
+  name: string | undefined;
+  /** The channel the welcome went to (teams). */
+  channelId: string | undefined;
+  /** Bot Framework ConversationReference (JSON) for proactive sends; contains no secrets. */
+  reference: Record<string, unknown>;
+  /** AAD object id of the person who added the bot. */
+  installedBy: string | undefined;
+  installedAt: number;
+  updatedAt: number;
+  /** From Graph GET /teams/{aadGroupId}, when it answered. */
+  graph?: { displayName: string; description: string | null; isArchived: boolean | null; tenantId: string | null; fetchedAt: number };
+}
+
+export interface RemovalReport {
+  record: boolean;
+  bindingOrgId: string | undefined;
+  /** Entries removed per namespace. */
+  removed: Record<string, number>;
+}
+
+export class Installations {
+  constructor(
+    private readonly state: StateStore,
+    private readonly bindings: OrgBindings,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Stores (or refreshes) the record of a team or chat. `created` is true only for the first call after the
+   * bot arrived, so the welcome goes out once even though Teams sends installationUpdate and conversationUpdate.
+   */
+  async recordInstall(input: Omit<InstallRecord, 'installedAt' | 'updatedAt'>): Promise<{ created: boolean; record: InstallRecord }> {
+    const target: BindingTarget = { tenantId: input.tenantId, kind: input.kind, id: input.targetId };
+    const key = targetKey(target);
+    const now = this.clock.now();
+    const fresh: InstallRecord = { ...input, tenantId: input.tenantId.toLowerCase(), installedAt: now, updatedAt: now };
+    if (await this.state.setIfAbsent(NS.conversations, key, fresh)) return { created: true, record: fresh };
+    const existing = (await this.state.get<InstallRecord>(NS.conversations, key)) ?? fresh;
+    const record: InstallRecord = {
+      ...existing,
+      ...definedOnly(input),
+      tenantId: existing.tenantId,
+      installedAt: existing.installedAt,
+      updatedAt: now,
+    };
+    await this.state.set(NS.conversations, key, record);
+    return { created: false, record };
+  }
+
+  async get(target: BindingTarget): Promise<InstallRecord | undefined> {
+    return this.state.get<InstallRecord>(NS.conversations, targetKey(target));
+  }
+
+  /** The record of the team of a channel, or of the chat. */
+  async forScope(scope: BindingScope): Promise<InstallRecord | undefined> {
+    const target = bindingTarget(scope);
+    return target ? this.get(target) : undefined;
+  }
+
+  async update(target: BindingTarget, patch: Partial<Pick<InstallRecord, 'name' | 'graph' | 'aadGroupId'>>): Promise<void> {
+    const key = targetKey(target);
+    const existing = await this.state.get<InstallRecord>(NS.conversations, key);
+    if (!existing) return;
+    await this.state.set(NS.conversations, key, { ...existing, ...patch, updatedAt: this.clock.now() });
+  }
+
+  async all(): Promise<InstallRecord[]> {
+    return (await this.state.entries<InstallRecord>(NS.conversations)).map(([, r]) => r);
+  }
+
+  /** The bot left a team or chat: its record, binding, subscriptions and digests go. */
+  async remove(target: BindingTarget): Promise<RemovalReport> {
+    const key = targetKey(target);
+    const record = await this.state.delete(NS.conversations, key);
+    const bindingOrgId = await this.bindings.remove(target);
+    const removed: Record<string, number> = {};
+    for (const ns of TARGET_SCOPED_NAMESPACES) {
+      let n = 0;
+      for (const [k, v] of await this.state.entries<unknown>(ns)) {
+        if (k.startsWith(`${key}|`) || belongsTo(v, target)) {
+          if (await this.state.delete(ns, k)) n++;
+        }
+      }
+      removed[ns] = n;
+    }
+    return { record, bindingOrgId, removed };
+  }
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** A stored value that names this team (tenantId + teamId) or this chat (tenantId + conversationId). */
+function belongsTo(value: unknown, target: BindingTarget): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  const v = value as { tenantId?: unknown; teamId?: unknown; conversationId?: unknown };
+  if (typeof v.tenantId !== 'string' || v.tenantId.toLowerCase() !== target.tenantId.toLowerCase()) return false;
+  return target.kind === 'team' ? v.teamId === target.id : v.conversationId === target.id;
+}
