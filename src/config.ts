@@ -378,6 +378,14 @@ export function loadConfig(env: Env): Config {
   if (e.REDIS_URL !== '' && !/^rediss?:\/\//.test(e.REDIS_URL)) {
     problems.push({ variable: 'REDIS_URL', message: 'must start with redis:// or rediss://' });
   }
+  // Tenant and admin ids are compared with what Teams sends (GUIDs); a typo would silently lock out or demote.
+  const guid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+  for (const name of ['ALLOWED_TENANT_IDS', 'ADMIN_AAD_OBJECT_IDS'] as const) {
+    const bad = e[name].filter((id) => !guid.test(id));
+    if (bad.length > 0) {
+      problems.push({ variable: name, message: `must list Entra ids (GUIDs); not a GUID: ${bad.slice(0, 3).map((b) => `"${b.slice(0, 40)}"`).join(', ')}` });
+    }
+  }
   const connectorThread = parseWindows(e.LIMIT_CONNECTOR_THREAD, problems);
   const secretsKey = parseSecretsKey(e.SECRETS_KEY, problems);
 
