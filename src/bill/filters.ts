@@ -1,0 +1,148 @@
+// Builds BILL's `filters` query value (field:op:value, comma-joined) so that no user text can change its meaning.
+//
+// Grammar facts (developer.bill.com /docs/search-op-with-lists, shared/reference/bill-v3-api.md §2):
+// - terms are `field:op:value`, joined with commas; operators eq ne gt gte lt lte in nin sw;
+// - date-times and lists are quoted: createdTime:gte:"2025-09-01T00:00:00.000Z", currency:in:"USD,CAD";
+// - an unquoted value is split on ':' and ',' (an unquoted time of day breaks the split, a tested finding);
+// - there is no documented escape for '"' inside a quoted value.
+// So: a value containing ',' or ':' is quoted; '"' and '\' are refused everywhere (no escape exists); list items
+// may not contain ',' (it would split the item). Control characters, lone surrogates and over-long text are refused.
+import { FilterValueError } from '../errors.js';
+
+export type FilterOp = 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'nin' | 'sw';
+export type FilterScalar = string | number | boolean | Date;
+
+export const FILTER_OPS: readonly FilterOp[] = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', 'sw'];
+/** Longest text accepted in one value; longer input is refused rather than cut (a cut name finds other vendors). */
+export const MAX_FILTER_VALUE_LENGTH = 500;
+/** Most items in one in/nin list. */
+export const MAX_FILTER_LIST_ITEMS = 100;
+
+const FIELD = /^[A-Za-z][A-Za-z0-9]*(\.[A-Za-z][A-Za-z0-9]*)*$/;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/;
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function checkText(field: string, text: string, where: 'value' | 'list item'): void {
+  if (text.length === 0) throw new FilterValueError(field, `empty ${where}`);
+  if (text.length > MAX_FILTER_VALUE_LENGTH) throw new FilterValueError(field, `${where} longer than ${MAX_FILTER_VALUE_LENGTH} characters`);
+  if (text.includes('"')) throw new FilterValueError(field, `${where} contains a double quote`);
+  if (text.includes('\\')) throw new FilterValueError(field, `${where} contains a backslash`);
+  if (CONTROL.test(text)) throw new FilterValueError(field, `${where} contains a control character`);
+  if (LONE_SURROGATE.test(text)) throw new FilterValueError(field, `${where} is not valid Unicode text`);
+}
+
+function scalarText(field: string, value: FilterScalar): { text: string; quote: boolean } {
+  if (value instanceof Date) {
+    if (Number.isNaN(value.getTime())) throw new FilterValueError(field, 'invalid date');
+    return { text: value.toISOString(), quote: true };
+  }
+  if (typeof value === 'number') {
+    const text = String(value);
+    if (!Number.isFinite(value) || /e/i.test(text)) throw new FilterValueError(field, 'number out of range');
+    return { text, quote: false };
+  }
+  if (typeof value === 'boolean') return { text: value ? 'true' : 'false', quote: false };
+  if (typeof value !== 'string') throw new FilterValueError(field, 'unsupported value type');
+  checkText(field, value, 'value');
+  const quote = DATE.test(value) || DATE_TIME.test(value) || /[,:]/.test(value) || value.trim() !== value;
+  return { text: value, quote };
+}
+
+/** One term, e.g. `dueDate:lte:"2025-01-31"`. Throws FilterValueError instead of emitting anything ambiguous. */
+export function filterTerm(field: string, op: FilterOp, value: FilterScalar | readonly FilterScalar[]): string {
+  if (!FIELD.test(field)) throw new FilterValueError(field, 'not a field name');
+  if (!FILTER_OPS.includes(op)) throw new FilterValueError(field, `unknown operator ${String(op)}`);
+  if (op === 'in' || op === 'nin') {
+    const items = Array.isArray(value) ? value : [value as FilterScalar];
+    if (items.length === 0) throw new FilterValueError(field, 'empty list');
+    if (items.length > MAX_FILTER_LIST_ITEMS) throw new FilterValueError(field, `more than ${MAX_FILTER_LIST_ITEMS} list items`);
+    const texts = items.map((item) => {
+      const { text } = scalarText(field, item);
+      checkText(field, text, 'list item');
+      if (text.includes(',')) throw new FilterValueError(field, 'list item contains a comma');
+      if (text.trim() !== text) throw new FilterValueError(field, 'list item starts or ends with a space');
+      return text;
+    });
+    return `${field}:${op}:"${texts.join(',')}"`;
+  }
+  if (Array.isArray(value)) throw new FilterValueError(field, `a list needs the in or nin operator, not ${op}`);
+  const { text, quote } = scalarText(field, value as FilterScalar);
+  if (op === 'sw' && typeof value !== 'string') throw new FilterValueError(field, 'sw needs text');
+  return quote ? `${field}:${op}:"${text}"` : `${field}:${op}:${text}`;
+}
+
+/** A small immutable-ish builder: `new BillFilter().eq('archived', false).lte('dueDate', '2025-01-31').toString()`. */
+export class BillFilter {
+  private readonly terms: string[] = [];
+
+  add(field: string, op: FilterOp, value: FilterScalar | readonly FilterScalar[]): this {
+    this.terms.push(filterTerm(field, op, value));
+    return this;
+  }
+  eq(field: string, value: FilterScalar): this {
+    return this.add(field, 'eq', value);
+  }
+  ne(field: string, value: FilterScalar): this {
+    return this.add(field, 'ne', value);
+  }
+  gt(field: string, value: FilterScalar): this {
+    return this.add(field, 'gt', value);
+  }
+  gte(field: string, value: FilterScalar): this {
+    return this.add(field, 'gte', value);
+  }
+  lt(field: string, value: FilterScalar): this {
+    return this.add(field, 'lt', value);
+  }
+  lte(field: string, value: FilterScalar): this {
+    return this.add(field, 'lte', value);
+  }
+  in(field: string, values: readonly FilterScalar[]): this {
+    return this.add(field, 'in', values);
+  }
+  nin(field: string, values: readonly FilterScalar[]): this {
+    return this.add(field, 'nin', values);
+  }
+  /** Starts with (BILL documents it for vendor and customer `name`). */
+  sw(field: string, prefix: string): this {
+    return this.add(field, 'sw', prefix);
+  }
+  /** Adds every term of another filter. */
+  merge(other: BillFilter | undefined): this {
+    if (other) this.terms.push(...other.terms);
+    return this;
+  }
+  get size(): number {
+    return this.terms.length;
+  }
+  /** The `filters` query value; "" when empty (then send no filters parameter). */
+  toString(): string {
+    return this.terms.join(',');
+  }
+}
+
+export type SortOrder = 'asc' | 'desc';
+export interface SortKey<F extends string = string> {
+  field: F;
+  order: SortOrder;
+}
+
+/** The `sort` query value, e.g. `dueDate:asc,createdTime:desc`. */
+export function sortParam(keys: ReadonlyArray<SortKey>): string {
+  return keys
+    .map((k) => {
+      if (!FIELD.test(k.field)) throw new FilterValueError(k.field, 'not a sortable field name');
+      if (k.order !== 'asc' && k.order !== 'desc') throw new FilterValueError(k.field, 'sort order must be asc or desc');
+      return `${k.field}:${k.order}`;
+    })
+    .join(',');
+}
+
+/** A BILL id going into a URL path: letters and digits only, so it can never add a path segment or a query. */
+export function checkId(kind: string, id: string): string {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) throw new FilterValueError(`${kind} id`, 'not a BILL id');
+  return id;
+}

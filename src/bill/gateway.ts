@@ -1,0 +1,135 @@
+// The BILL gateway the bot uses: one HTTP pool and one session pool, org-scoped clients, the S&E client, status.
+import type { Clock } from '../clock.js';
+import { NotBound } from '../errors.js';
+import type { Logger, SecretRegistry } from '../log.js';
+import type { Limiter, Priority, RunOptions } from '../limits/types.js';
+import { BillOrgClient } from './api.js';
+import { BillHttp, type RetryPolicy } from './http.js';
+import { SessionPool, type SessionInfo } from './sessions.js';
+import { SpendClient } from './spend.js';
+
+export interface BillEndpoints {
+  /** AP/AR base without the version, e.g. https://gateway.stage.bill.com/connect */
+  baseUrl: string;
+  spendBaseUrl: string;
+  /** Webhook management base, e.g. https://gateway.stage.bill.com/connect-events */
+  eventsBaseUrl: string;
+}
+
+export interface BillUser {
+  devKey: string;
+  username: string;
+  password: string;
+}
+
+export interface BillGatewayOptions {
+  backend: 'bill' | 'sandbox';
+  endpoints: BillEndpoints;
+  /** The bot's BILL user; the org comes from the conversation's binding. */
+  user: BillUser;
+  /** The org the bot was configured with (or the sandbox's demo org). */
+  defaultOrgId: string;
+  /** When non-empty, only these orgs may be used (config.bill.allowedOrgIds). */
+  allowedOrgIds: string[];
+  /** Spend & Expense token; no S&E client without it. */
+  spendApiToken?: string;
+  requestTimeoutMs: number;
+  loginsPerHour: number;
+  limiter: Limiter;
+  clock: Clock;
+  log: Logger;
+  secrets: SecretRegistry;
+  retry?: Partial<RetryPolicy>;
+  /** Re-login after this much idle time (default 30 min, BILL expires sessions after 35). */
+  idleRefreshMs?: number;
+}
+
+export interface CallOptions {
+  /** Default 'interactive'. */
+  priority?: Priority;
+  /** Give up with LimitExceeded('busy') when no slot is free within this time (default: the limiter's). */
+  maxWaitMs?: number;
+}
+
+export interface BillStatus {
+  backend: 'bill' | 'sandbox';
+  baseUrl: string;
+  /** One entry per organisation the bot has talked to. */
+  sessions: SessionInfo[];
+  /** Logins with the configured dev key in the last hour (BILL allows 200). */
+  loginsLastHour: number;
+  spendConfigured: boolean;
+  /** False after a credentials refusal or a network failure that no later success cleared. */
+  reachable: boolean;
+}
+
+export class BillGateway {
+  readonly backend: 'bill' | 'sandbox';
+  readonly endpoints: BillEndpoints;
+  readonly defaultOrgId: string;
+  private readonly http: BillHttp;
+  private readonly sessions: SessionPool;
+
+  constructor(private readonly opts: BillGatewayOptions) {
+    this.backend = opts.backend;
+    this.endpoints = opts.endpoints;
+    this.defaultOrgId = opts.defaultOrgId;
+    this.http = new BillHttp({ limiter: opts.limiter, clock: opts.clock, log: opts.log, timeoutMs: opts.requestTimeoutMs, retry: opts.retry });
+    this.sessions = new SessionPool({
+      http: this.http,
+      clock: opts.clock,
+      log: opts.log,
+      secrets: opts.secrets,
+      loginsPerHour: opts.loginsPerHour,
+      idleRefreshMs: opts.idleRefreshMs,
+    });
+    opts.secrets.add(opts.user.password);
+    opts.secrets.add(opts.user.devKey);
+    opts.secrets.add(opts.spendApiToken);
+  }
+
+  /** AP/AR endpoints of one organisation. Throws NotBound('orgNotAllowed') for an org outside BILL_ALLOWED_ORG_IDS. */
+  org(orgId: string, opts: CallOptions = {}): BillOrgClient {
+    if (this.opts.allowedOrgIds.length > 0 && !this.opts.allowedOrgIds.includes(orgId)) throw new NotBound('orgNotAllowed');
+    const session = this.sessions.get({ baseUrl: this.endpoints.baseUrl, orgId, ...this.opts.user });
+    return new BillOrgClient(session, this.runOptions(opts), this.endpoints.eventsBaseUrl);
+  }
+
+  /** Spend & Expense endpoints; undefined when no API token is configured. */
+  spend(opts: CallOptions = {}): SpendClient | undefined {
+    const token = this.opts.spendApiToken;
+    if (!token) return undefined;
+    return new SpendClient({ http: this.http, limiter: this.opts.limiter, baseUrl: this.endpoints.spendBaseUrl, apiToken: token }, this.runOptions(opts));
+  }
+
+  status(): BillStatus {
+    const sessions = this.sessions.all().map((s) => s.info());
+    return {
+      backend: this.backend,
+      baseUrl: this.endpoints.baseUrl,
+      sessions,
+      loginsLastHour: this.sessions.loginsInLastHour(this.opts.user.devKey),
+      spendConfigured: !!this.opts.spendApiToken,
+      reachable: this.ready(),
+    };
+  }
+
+  /** Readiness: no session is stuck on a credentials refusal or an unanswered network failure. Never calls BILL. */
+  ready(): boolean {
+    return this.sessions.all().every((s) => {
+      const { lastError, lastSuccessAt } = s.info();
+      if (!lastError || (lastSuccessAt !== undefined && lastSuccessAt >= lastError.at)) return true;
+      return lastError.category !== 'credentials' && lastError.category !== 'network';
+    });
+  }
+
+  /** Logs every session out, then closes the connection pool. */
+  async close(): Promise<void> {
+    await this.sessions.close();
+    await this.http.close();
+  }
+
+  private runOptions(opts: CallOptions): RunOptions {
+    return { priority: opts.priority ?? 'interactive', maxWaitMs: opts.maxWaitMs };
+  }
+}

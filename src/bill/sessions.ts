@@ -1,0 +1,317 @@
+// BILL API sessions: one per (base URL, dev key, org, username), single-flight login, sliding idle clock, re-login on BDC_1109.
+//
+// Verified facts (developer.bill.com /docs/api-login-best-practices, /docs/api-rate-limits; Postman "API login"):
+// - POST /v3/login {username, password, organizationId, devKey} -> {organizationId, sessionId, trusted, userId};
+//   devKey goes in the body for login and in a header for every other call;
+// - a session expires after 35 minutes without a call, and every call restarts that clock; there is no refresh;
+// - 200 logins per dev key per hour; POST /v3/logout ends a session (200, empty body).
+import type { Clock } from '../clock.js';
+import { BillApiError, LimitExceeded } from '../errors.js';
+import type { Logger, SecretRegistry } from '../log.js';
+import type { RunOptions } from '../limits/types.js';
+import type { BillHttp, HttpMethod, QueryValue } from './http.js';
+import type { LoginResponse } from './types.js';
+
+export interface SessionCredentials {
+  /** API base without the version, e.g. https://gateway.stage.bill.com/connect */
+  baseUrl: string;
+  devKey: string;
+  username: string;
+  password: string;
+  orgId: string;
+}
+
+/** One call made with the session headers. */
+export interface SessionCall {
+  method: HttpMethod;
+  path: string;
+  query?: Record<string, QueryValue>;
+  body?: unknown;
+  idempotent: boolean;
+  route: string;
+  /** Another base on the same session, e.g. the webhook management base (/connect-events). */
+  baseUrl?: string;
+  /** Extra headers (X-Idempotent-Key). */
+  headers?: Record<string, string>;
+}
+
+export interface SessionInfo {
+  orgId: string;
+  loggedIn: boolean;
+  /** Since the current session was created. */
+  sessionAgeMs?: number;
+  /** Since the current session was last used. */
+  idleMs?: number;
+  userId?: string;
+  /** Logins made by this session slot since start. */
+  logins: number;
+  lastLoginAt?: number;
+  lastSuccessAt?: number;
+  lastError?: { category: string; code?: string; at: number };
+}
+
+export interface SessionPoolDeps {
+  http: BillHttp;
+  clock: Clock;
+  log: Logger;
+  secrets: SecretRegistry;
+  /** BILL's 200 logins per dev key per hour (config.limits.billLoginsPerHour). */
+  loginsPerHour: number;
+  /** Re-login before BILL's 35-minute idle expiry; default 30 minutes. */
+  idleRefreshMs?: number;
+  /** After BILL refuses the credentials, fail fast for this long instead of burning the login budget; default 60 s. */
+  credentialRetryMs?: number;
+}
+
+const HOUR = 3_600_000;
+export const SESSION_IDLE_REFRESH_MS = 30 * 60_000;
+
+interface LiveSession {
+  sessionId: string;
+  userId: string;
+  createdAt: number;
+  lastUsedAt: number;
+}
+
+/** Holds every org session of the process; built once in app.ts. */
+export class SessionPool {
+  private readonly sessions = new Map<string, OrgSession>();
+  /** Login instants per dev key over the last hour. */
+  private readonly loginTimes = new Map<string, number[]>();
+
+  constructor(readonly deps: SessionPoolDeps) {}
+
+  /** The session slot for these credentials (created on first use; logs in lazily). */
+  get(creds: SessionCredentials): OrgSession {
+    const key = [creds.baseUrl, creds.devKey, creds.orgId, creds.username.toLowerCase()].join('\n');
+    let s = this.sessions.get(key);
+    if (!s) {
+      s = new OrgSession(this, creds);
+      this.sessions.set(key, s);
+    }
+    return s;
+  }
+
+  all(): OrgSession[] {
+    return [...this.sessions.values()];
+  }
+
+  /** Logins made with this dev key in the last hour. */
+  loginsInLastHour(devKey: string): number {
+    return this.recentLogins(devKey).length;
+  }
+
+  /** Counts one login against the dev key's hourly budget, or throws LimitExceeded('logins') without calling BILL. */
+  takeLogin(devKey: string): void {
+    const now = this.deps.clock.now();
+    const times = this.recentLogins(devKey);
+    if (times.length >= this.deps.loginsPerHour) {
+      const retryInMs = Math.max(1_000, times[0]! + HOUR - now);
+      throw new LimitExceeded('bill.logins', retryInMs, 'logins');
+    }
+    times.push(now);
+    this.loginTimes.set(devKey, times);
+  }
+
+  private recentLogins(devKey: string): number[] {
+    const now = this.deps.clock.now();
+    const times = (this.loginTimes.get(devKey) ?? []).filter((t) => t > now - HOUR);
+    this.loginTimes.set(devKey, times);
+    return times;
+  }
+
+  /** Logs every live session out (shutdown). */
+  async close(): Promise<void> {
+    await Promise.all(this.all().map((s) => s.logout()));
+  }
+}
+
+/** One BILL session slot: at most one live sessionId, at most one login in flight. */
+export class OrgSession {
+  private current: LiveSession | undefined;
+  private pending: Promise<LiveSession> | undefined;
+  private logins = 0;
+  private lastLoginAt: number | undefined;
+  private lastSuccessAt: number | undefined;
+  private lastError: SessionInfo['lastError'];
+  private credentialFailure: { error: BillApiError; until: number } | undefined;
+
+  constructor(
+    private readonly pool: SessionPool,
+    readonly creds: SessionCredentials,
+  ) {}
+
+  get orgId(): string {
+    return this.creds.orgId;
+  }
+
+  private get deps(): SessionPoolDeps {
+    return this.pool.deps;
+  }
+
+  info(): SessionInfo {
+    const now = this.deps.clock.now();
+    const live = this.current;
+    return {
+      orgId: this.creds.orgId,
+      loggedIn: !!live,
+      sessionAgeMs: live ? now - live.createdAt : undefined,
+      idleMs: live ? now - live.lastUsedAt : undefined,
+      userId: live?.userId,
+      logins: this.logins,
+      lastLoginAt: this.lastLoginAt,
+      lastSuccessAt: this.lastSuccessAt,
+      lastError: this.lastError,
+    };
+  }
+
+  /** Makes a call with the session headers; on BDC_1109 re-logs in once (single flight) and replays idempotent calls once. */
+  async call<T>(req: SessionCall, run: RunOptions): Promise<T> {
+    let used = (await this.ensure(run)).sessionId;
+    const send = () =>
+      this.deps.http.send<T>({
+        method: req.method,
+        baseUrl: req.baseUrl ?? this.creds.baseUrl,
+        path: req.path,
+        query: req.query,
+        body: req.body,
+        idempotent: req.idempotent,
+        route: req.route,
+        run,
+        upstream: { service: 'bill', devKey: this.creds.devKey, orgId: this.creds.orgId },
+        headers: () => {
+          // Inside the limiter slot: a caller that queued behind a re-login uses the new session.
+          used = this.current?.sessionId ?? used;
+          this.touch(used);
+          return { ...req.headers, devKey: this.creds.devKey, sessionId: used };
+        },
+      });
+    try {
+      return this.succeeded(await send());
+    } catch (err) {
+      if (!(err instanceof BillApiError) || err.category !== 'session') throw this.failed(err);
+      this.invalidate(used);
+      if (!req.idempotent) throw this.failed(err);
+      this.deps.log.info({ orgId: this.creds.orgId, route: req.route }, 'BILL session expired (BDC_1109); signing in again');
+      used = (await this.ensure(run)).sessionId;
+      try {
+        return this.succeeded(await send());
+      } catch (again) {
+        if (again instanceof BillApiError && again.category === 'session') this.invalidate(used);
+        throw this.failed(again);
+      }
+    }
+  }
+
+  /** Ends the live session (POST /v3/logout) and forgets its id. */
+  async logout(): Promise<void> {
+    await this.pending?.catch(() => undefined);
+    const live = this.current;
+    if (!live) return;
+    this.current = undefined;
+    try {
+      await this.deps.http.send<void>({
+        method: 'POST',
+        baseUrl: this.creds.baseUrl,
+        path: '/v3/logout',
+        idempotent: false,
+        route: 'POST /v3/logout',
+        run: { priority: 'background', maxWaitMs: 5_000 },
+        upstream: { service: 'bill', devKey: this.creds.devKey, orgId: this.creds.orgId },
+        headers: () => ({ devKey: this.creds.devKey, sessionId: live.sessionId }),
+      });
+      this.deps.log.info({ orgId: this.creds.orgId }, 'BILL session closed');
+    } catch (err) {
+      this.deps.log.warn({ orgId: this.creds.orgId, error: err instanceof Error ? err.message : String(err) }, 'BILL logout failed; the session will expire by itself');
+    } finally {
+      this.deps.secrets.delete(live.sessionId);
+    }
+  }
+
+  /** A live session, logging in (once, shared by every concurrent caller) when there is none or it sat idle too long. */
+  private ensure(run: RunOptions): Promise<LiveSession> {
+    const now = this.deps.clock.now();
+    const live = this.current;
+    if (live && now - live.lastUsedAt < (this.deps.idleRefreshMs ?? SESSION_IDLE_REFRESH_MS)) return Promise.resolve(live);
+    if (live) {
+      this.deps.log.info({ orgId: this.creds.orgId, idleMin: Math.round((now - live.lastUsedAt) / 60_000) }, 'BILL session idle; signing in again before it expires');
+      this.drop(live);
+    }
+    if (!this.pending) {
+      this.pending = this.login(run).finally(() => {
+        this.pending = undefined;
+      });
+    }
+    return this.pending;
+  }
+
+  private async login(run: RunOptions): Promise<LiveSession> {
+    const now = this.deps.clock.now();
+    if (this.credentialFailure && now < this.credentialFailure.until) throw this.credentialFailure.error;
+    this.pool.takeLogin(this.creds.devKey);
+    this.logins++;
+    this.lastLoginAt = now;
+    let res: LoginResponse | undefined;
+    try {
+      res = await this.deps.http.send<LoginResponse>({
+        method: 'POST',
+        baseUrl: this.creds.baseUrl,
+        path: '/v3/login',
+        // Login is safe to repeat after a network error: at worst BILL holds one more idle session.
+        idempotent: true,
+        route: 'POST /v3/login',
+        run,
+        upstream: { service: 'bill.login', devKey: this.creds.devKey, orgId: this.creds.orgId },
+        headers: () => ({}),
+        body: {
+          username: this.creds.username,
+          password: this.creds.password,
+          organizationId: this.creds.orgId,
+          devKey: this.creds.devKey,
+        },
+      });
+    } catch (err) {
+      if (err instanceof BillApiError && err.category === 'credentials') {
+        this.credentialFailure = { error: err, until: this.deps.clock.now() + (this.deps.credentialRetryMs ?? 60_000) };
+        this.deps.log.error({ orgId: this.creds.orgId, code: err.code }, 'BILL refused the sign-in credentials');
+      }
+      throw this.failed(err);
+    }
+    if (!res || typeof res.sessionId !== 'string' || res.sessionId.length === 0) {
+      throw this.failed(new BillApiError({ category: 'unknown', status: 200, message: 'BILL login answer carried no sessionId' }));
+    }
+    this.deps.secrets.add(res.sessionId);
+    this.credentialFailure = undefined;
+    const at = this.deps.clock.now();
+    const live: LiveSession = { sessionId: res.sessionId, userId: res.userId, createdAt: at, lastUsedAt: at };
+    this.current = live;
+    this.deps.log.info({ orgId: this.creds.orgId, logins: this.logins }, 'BILL session opened');
+    return live;
+  }
+
+  /** Forgets the session only if it is still the current one (a newer session from a concurrent re-login stays). */
+  private invalidate(sessionId: string): void {
+    if (this.current?.sessionId === sessionId) this.drop(this.current);
+  }
+
+  private drop(live: LiveSession): void {
+    if (this.current === live) this.current = undefined;
+    this.deps.secrets.delete(live.sessionId);
+  }
+
+  private touch(sessionId: string): void {
+    if (this.current?.sessionId === sessionId) this.current.lastUsedAt = this.deps.clock.now();
+  }
+
+  private succeeded<T>(value: T): T {
+    this.lastSuccessAt = this.deps.clock.now();
+    this.lastError = undefined;
+    return value;
+  }
+
+  private failed(err: unknown): unknown {
+    if (err instanceof BillApiError) this.lastError = { category: err.category, code: err.code, at: this.deps.clock.now() };
+    else if (err instanceof LimitExceeded) this.lastError = { category: `limit:${err.reason}`, at: this.deps.clock.now() };
+    return err;
+  }
+}
