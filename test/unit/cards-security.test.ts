@@ -1,0 +1,222 @@
+// What a person sees never leaks: no bank or tax numbers on cards, no upstream messages, a reference on every error.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { loadConfig } from '../../src/config.js';
+import { systemClock } from '../../src/clock.js';
+import { AccessPolicy } from '../../src/bot/access.js';
+import { CommandRegistry } from '../../src/bot/commands/registry.js';
+import { helpCommand } from '../../src/bot/commands/help.js';
+import type { CommandDefinition } from '../../src/bot/commands/types.js';
+import { Dispatcher, type CommandRequest } from '../../src/bot/dispatch.js';
+import type { BotServices } from '../../src/bot/services.js';
+import { errorReply } from '../../src/bot/cards/errorCards.js';
+import { adaptiveCard, facts, text, title } from '../../src/bot/cards/card.js';
+import { leakedValues, sensitiveValues, shortId, withoutSensitive } from '../../src/bot/cards/redact.js';
+import { memoryUserCommandRate, RateLimiterUserCommandRate, userRateGuard, userRateKey } from '../../src/bot/userRate.js';
+import { auditObserver } from '../../src/bot/auditObserver.js';
+import { AuditTrail } from '../../src/state/audit.js';
+import { FileStateStore } from '../../src/state/fileStore.js';
+import { BillApiError, DependencyUnavailable, LimitExceeded, NotBound } from '../../src/errors.js';
+import { checkCard } from '../harness/cards.js';
+import { expectNoSensitive, poisonedCustomer, poisonedVendor, SENSITIVE } from '../harness/sensitive.js';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** A real Dispatcher with its own registry and a file audit trail, as app.ts wires them. */
+function dispatcherWith(commands: CommandDefinition[], opts: { perMinute?: number } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'billbridge-cards-'));
+  dirs.push(dir);
+  const config = loadConfig({ STATE_DIR: dir });
+  const registry = new CommandRegistry().register(helpCommand, ...commands);
+  const state = new FileStateStore(dir, systemClock);
+  const log = pino({ level: 'silent' });
+  const audit = new AuditTrail({ store: state, clock: systemClock, log, scrub: (t) => t });
+  const services = {
+    config,
+    clock: systemClock,
+    registry,
+    state,
+    backend: { kind: 'sandbox', baseUrl: config.bill.baseUrl },
+    bindings: { resolve: async () => 'org-under-test' },
+    access: new AccessPolicy(config),
+    limiter: undefined as never,
+    audit,
+  } as unknown as BotServices;
+  const dispatcher = new Dispatcher(services, log);
+  if (opts.perMinute) dispatcher.addGuard(userRateGuard(memoryUserCommandRate(opts.perMinute)));
+  dispatcher.addObserver(auditObserver(audit, registry, () => ({ bill: 2 })));
+  const auditRecords = () => readFileSync(join(dir, 'audit.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  return { dispatcher, auditRecords };
+}
+
+function request(textLine: string, who = '11111111-0000-4000-8000-00000000d0d0', correlationId = `c${Math.random().toString(16).slice(2, 12)}`): CommandRequest {
+  return {
+    text: textLine,
+    correlationId,
+    scope: { kind: 'channel', tenantId: 'aaaaaaaa-0000-4000-8000-000000000001', teamId: '19:team@thread.tacv2', channelId: '19:chan@thread.tacv2', aadGroupId: undefined, conversationId: '19:chan@thread.tacv2;messageid=1', serviceUrl: 'http://127.0.0.1:1/' },
+    caller: { id: '29:user', aadObjectId: who, name: 'Dana Lee' },
+  };
+}
+
+function throwing(name: string, err: () => unknown): CommandDefinition {
+  return { name, usage: name, description: `fails with ${name}`, examples: [name], upstream: true, run: async () => { throw err(); } };
+}
+
+describe('redaction helpers', () => {
+  it('shortens identifiers to their last four characters', () => {
+    expect(shortId('00901ABCDEFGH1234567')).toBe('…4567');
+    expect(shortId('00901ABCDEFGH1234567', 6)).toBe('…234567');
+    expect(shortId('123')).toBe('…');
+    expect(shortId('')).toBe('');
+  });
+
+  it('finds every bank and tax number in a BILL vendor and customer, at any depth', () => {
+    const values = sensitiveValues([poisonedVendor(), { nested: { customers: [poisonedCustomer()] } }]);
+    for (const v of Object.values(SENSITIVE)) expect(values).toContain(v);
+    expect(values).not.toContain('Acme Office Supply');
+  });
+
+  it('strips sensitive fields and keeps the rest', () => {
+    const clean = withoutSensitive(poisonedVendor());
+    expect(sensitiveValues(clean)).toEqual([]);
+    expect(clean.name).toBe('Acme Office Supply');
+    expect(clean.paymentInformation.payByType).toBe('ACH');
+    expect(clean.additionalInfo.track1099).toBe(true);
+  });
+
+  it('catches a number shown with different separators, and a shortened id is not a leak', () => {
+    const vendor = poisonedVendor();
+    const leaky = adaptiveCard([title(vendor.name), facts([['Tax id', '987654321'], ['Account', '0001 2345 6789']])], { summary: 'vendor' });
+    expect(leakedValues(leaky.card, vendor).sort()).toEqual([SENSITIVE.bankAccountNumber, SENSITIVE.taxId].sort());
+    const safe = adaptiveCard([title(vendor.name), facts([['Bank account', shortId(SENSITIVE.bankAccountNumber)], ['Vendor id', shortId(vendor.id)], ['Balance', '$1,250.50']])], { summary: 'vendor' });
+    expect(leakedValues(safe.card, vendor)).toEqual([]);
+  });
+
+  it('the check itself fails on a leaking card', () => {
+    const card = adaptiveCard([text(`Routing ${SENSITIVE.routingNumber}`)], { summary: 'x' });
+    expect(() => expectNoSensitive(card.card, poisonedVendor())).toThrow(/bank account or tax id/);
+  });
+});
+
+describe('error cards', () => {
+  const upstreamMessage = 'Vendor 98-7654321 bank 000123456789 rejected by processor node px-17 at 10.2.3.4';
+
+  it('a BILL error becomes a card with the correlation id and none of the upstream message', async () => {
+    const billError = () =>
+      new BillApiError({
+        category: 'server',
+        status: 502,
+        code: 'BDC_1399',
+        message: upstreamMessage,
+        entries: [{ code: 'BDC_1399', severity: 'ERROR', message: upstreamMessage }],
+      });
+    const { dispatcher, auditRecords } = dispatcherWith([throwing('boom bill', billError)]);
+    const req = request('boom bill now');
+    const result = await dispatcher.run(req);
+    const json = JSON.stringify(result.reply);
+    expect(result.outcome).toBe('error');
+    expect(json).toContain(`Reference: ${req.correlationId}`);
+    expect(json).not.toContain('px-17');
+    expect(json).not.toContain('rejected by processor');
+    expect(json).not.toContain('BDC_1399');
+    expectNoSensitive(result.reply.card, { taxId: SENSITIVE.taxId, accountNumber: SENSITIVE.bankAccountNumber });
+    expect(checkCard(result.reply.card).problems).toEqual([]);
+    const [record] = auditRecords();
+    expect(record).toMatchObject({ kind: 'command', command: 'boom bill', args: ['now'], result: 'error', reason: 'BillApiError:server:BDC_1399', correlationId: req.correlationId, upstreamCalls: 2 });
+  });
+
+  it('an unexpected error becomes "Something went wrong" with the reference, not its message', async () => {
+    const { dispatcher } = dispatcherWith([throwing('boom', () => new TypeError(`Cannot read properties of undefined (reading 'taxId') ${upstreamMessage}`))]);
+    const req = request('boom');
+    const result = await dispatcher.run(req);
+    const json = JSON.stringify(result.reply);
+    expect(json).toContain('Something went wrong');
+    expect(json).toContain(req.correlationId);
+    expect(json).not.toContain('Cannot read properties');
+    expect(json).not.toContain('10.2.3.4');
+    expect(checkCard(result.reply.card).problems).toEqual([]);
+  });
+
+  it.each([
+    ['every BILL category', ['session', 'credentials', 'hourlyLimit', 'concurrencyLimit', 'notFound', 'validation', 'rateLimited', 'server', 'network', 'unknown'] as const],
+  ])('never shows the upstream message, for %s', (_n, categories) => {
+    for (const category of categories) {
+      const reply = errorReply(new BillApiError({ category, status: 400, code: 'BDC_1000', message: upstreamMessage, entries: [{ message: upstreamMessage }] }), { correlationId: 'ref123', formatTime: () => '11:00' });
+      expect(JSON.stringify(reply)).not.toContain('px-17');
+      expect(checkCard(reply.card).problems).toEqual([]);
+    }
+  });
+});
+
+describe('per-user command rate limit', () => {
+  it('the fourth command in a minute from one person gets a polite card; another person is unaffected; a minute later it works again', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const { dispatcher, auditRecords } = dispatcherWith([], { perMinute: 3 });
+    for (let i = 0; i < 3; i++) expect((await dispatcher.run(request('help'))).outcome).toBe('ok');
+    const refused = await dispatcher.run(request('help'));
+    expect(refused.outcome).toBe('refused');
+    expect(refused.error).toBeInstanceOf(LimitExceeded);
+    expect(JSON.stringify(refused.reply)).toContain('One moment, please');
+    expect(refused.reply.summary).toMatch(/try again in \d+ s/);
+    expect(checkCard(refused.reply.card).problems).toEqual([]);
+    expect((await dispatcher.run(request('help', '22222222-0000-4000-8000-00000000e0e0'))).outcome).toBe('ok');
+    vi.advanceTimersByTime(61_000);
+    expect((await dispatcher.run(request('help'))).outcome).toBe('ok');
+    expect(auditRecords().filter((r) => r.result === 'refused').map((r) => r.reason)).toEqual(['LimitExceeded:userRate']);
+  });
+
+  it('counts a person by Entra object id within their tenant, falling back to the Bot Framework id', () => {
+    const req = request('help', 'ABCDEF00-0000-4000-8000-000000000000');
+    expect(userRateKey(req)).toBe('aaaaaaaa-0000-4000-8000-000000000001:abcdef00-0000-4000-8000-000000000000');
+    expect(userRateKey({ ...req, caller: { id: '29:Someone', aadObjectId: undefined, name: undefined } })).toBe('aaaaaaaa-0000-4000-8000-000000000001:29:someone');
+  });
+
+  it('a failing shared store refuses as "temporarily unavailable", never lets everything through', async () => {
+    const broken = new RateLimiterUserCommandRate(Object.assign(new RateLimiterMemory({ points: 1, duration: 60 }), { consume: () => Promise.reject(new Error('ECONNREFUSED')) }));
+    await expect(broken.take('k')).rejects.toBeInstanceOf(DependencyUnavailable);
+  });
+});
+
+describe('admin actions', () => {
+  it('audit.admin appends a record that keeps non-secret detail and scrubs known secrets', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'billbridge-audit-'));
+    dirs.push(dir);
+    const store = new FileStateStore(dir, systemClock);
+    const audit = new AuditTrail({ store, clock: systemClock, log: pino({ level: 'silent' }), scrub: (t) => t.replaceAll('s3cr3t-session', '[REDACTED]') });
+    await audit.admin({ action: 'link', orgId: '00801ORG', result: 'ok', tenantId: 't', teamId: '19:team', aadObjectId: 'admin-1', correlationId: 'abc', detail: { previousOrg: '00801OLD', note: 'session s3cr3t-session' } });
+    const line = readFileSync(audit.location, 'utf8');
+    expect(audit.location).toBe(join(dir, 'audit.log'));
+    expect(JSON.parse(line)).toMatchObject({ v: 1, kind: 'admin', action: 'link', orgId: '00801ORG', result: 'ok', aadObjectId: 'admin-1', detail: { previousOrg: '00801OLD', note: 'session [REDACTED]' } });
+    expect(line).not.toContain('s3cr3t-session');
+  });
+
+  it('a record that cannot be written makes audit.admin throw', async () => {
+    const failing = { kind: 'file', location: '/nonexistent', append: () => Promise.reject(new Error('EROFS')) } as never;
+    const audit = new AuditTrail({ store: failing, clock: systemClock, log: pino({ level: 'silent' }), scrub: (t) => t });
+    await expect(audit.admin({ action: 'unlink', result: 'ok' })).rejects.toThrow('EROFS');
+    await expect(audit.command({ command: 'help', args: [], result: 'ok', upstreamCalls: 0, upstream: {}, correlationId: 'x', durationMs: 1 })).resolves.toBeUndefined();
+  });
+
+  it('the audit reason names an unbound team', async () => {
+    const { dispatcher, auditRecords } = dispatcherWith([throwing('bills due', () => new NotBound('unbound'))]);
+    await dispatcher.run(request('bills due 7'));
+    expect(auditRecords()[0]).toMatchObject({ command: 'bills due', args: ['7'], result: 'error', reason: 'NotBound:unbound', orgId: 'org-under-test' });
+  });
+
+  it('a command whose arguments are secret is recorded without them', async () => {
+    const connect: CommandDefinition = { name: 'connect', usage: 'connect <token>', description: 'link', examples: ['connect'], upstream: false, secretArgs: true, scopes: ['channel'], run: async () => adaptiveCard([title('ok')], { summary: 'ok' }) };
+    const { dispatcher, auditRecords } = dispatcherWith([connect]);
+    await dispatcher.run(request('connect tok-abcdef-123456'));
+    const [record] = auditRecords();
+    expect(record).toMatchObject({ command: 'connect', args: [], result: 'ok' });
+    expect(JSON.stringify(record)).not.toContain('tok-abcdef');
+  });
+});
