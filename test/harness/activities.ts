@@ -153,3 +153,43 @@ export function installationUpdate(action: 'add' | 'remove', opts: { serviceUrl:
     },
   };
 }
+
+/** conversationUpdate naming the bot among membersAdded/membersRemoved of a team (Teams sends it with installationUpdate). */
+export function botMembership(change: 'added' | 'removed', opts: { serviceUrl: string; name?: string; tenant?: string; from?: Who }): Record<string, any> {
+  const ids = teamIds(opts.name);
+  const tenant = opts.tenant ?? TENANT;
+  return {
+    type: 'conversationUpdate',
+    id: randomUUID(),
+    timestamp: new Date().toISOString(),
+    channelId: 'msteams',
+    serviceUrl: opts.serviceUrl,
+    from: who(opts.from),
+    recipient: BOT,
+    conversation: { id: ids.team, conversationType: 'channel', isGroup: true, tenantId: tenant },
+    ...(change === 'added' ? { membersAdded: [{ id: BOT.id }] } : { membersRemoved: [{ id: BOT.id }] }),
+    channelData: {
+      eventType: change === 'added' ? 'teamMemberAdded' : 'teamMemberRemoved',
+      team: { id: ids.team, name: opts.name ?? 'finance', aadGroupId: ids.aadGroupId },
+      tenant: { id: tenant },
+    },
+  };
+}
+
+/** The bot installed in (or removed from) a person's personal scope, as Teams sends it. */
+export function personalInstallation(action: 'add' | 'remove', opts: { serviceUrl: string; from?: Who; tenant?: string }): Record<string, any> {
+  const user = who(opts.from);
+  const tenant = opts.tenant ?? TENANT;
+  return {
+    type: 'installationUpdate',
+    action,
+    id: randomUUID(),
+    timestamp: new Date().toISOString(),
+    channelId: 'msteams',
+    serviceUrl: opts.serviceUrl,
+    from: user,
+    recipient: BOT,
+    conversation: { id: `a:personal-${user.aadObjectId}`, conversationType: 'personal', tenantId: tenant },
+    channelData: { tenant: { id: tenant }, source: null },
+  };
+}
