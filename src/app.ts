@@ -6,6 +6,11 @@ import { systemClock, type Clock } from './clock.js';
 import { configSecrets, type Config } from './config.js';
 import { createLogger, SecretRegistry, type Logger } from './log.js';
 import { createLimiter } from './limits/index.js';
+import { registerLimiterMetrics } from './limits/metrics.js';
+import { createCache } from './cache/index.js';
+import { registerCacheMetrics } from './cache/metrics.js';
+import { createMetricsRegistry, metricsHandler } from './http/metrics.js';
+import { connectorLimits } from './bot/connectorLimits.js';
 import type { Limiter } from './limits/types.js';
 import { FileStateStore } from './state/fileStore.js';
 import type { StateStore } from './state/types.js';
@@ -57,7 +62,13 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const state: StateStore = new FileStateStore(config.stateDir, clock);
   // Every upstream call a turn makes is counted for its audit record.
   const upstreamCalls = new UpstreamCallCounter();
-  const limiter: Limiter = upstreamCalls.counting(createLimiter({ config, clock, log }));
+  const sharedLimiter = createLimiter({ config, clock, log });
+  const limiter: Limiter = upstreamCalls.counting(sharedLimiter);
+  const cache = createCache({ config, clock, log });
+  // GET /metrics: this app's own registry (never prom-client's global one); process metrics outside tests.
+  const metrics = createMetricsRegistry({ processMetrics: config.nodeEnv !== 'test' });
+  registerLimiterMetrics(metrics, sharedLimiter);
+  registerCacheMetrics(metrics, cache);
   const audit = new AuditTrail({ store: state, clock, log, scrub: (text) => secrets.scrub(text) });
   const registry = createRegistry();
   // Single-org: every team uses BILL_ORG_ID (the sandbox's demo org without credentials); multi-org: links only.
@@ -79,6 +90,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     graph,
     access: new AccessPolicy(config),
     limiter,
+    cache,
     audit,
   };
   const dispatcher = new Dispatcher(services, log);
@@ -86,7 +98,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   dispatcher.addObserver(auditObserver(audit, registry, () => upstreamCalls.current()));
   const bot = new BillbridgeBot(services, dispatcher, log);
   const adapter = createAdapter(config, log, { aroundTurn: (fn) => upstreamCalls.run(fn) });
-  const server = createHttpServer({ log, adapter, bot, readiness });
+  // Every Bot Connector call of a turn (and of proactive sends) goes through the connector.thread budget.
+  adapter.use(connectorLimits({ limiter, log }));
+  const server = createHttpServer({ log, adapter, bot, readiness, metrics: metricsHandler(metrics) });
 
   let closing: Promise<void> | undefined;
   return {
@@ -121,6 +135,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         });
         graph?.close();
         await limiter.close();
+        cache.close();
         await state.close();
         log.flush();
       })();

@@ -1,6 +1,7 @@
 // The parts a turn may use, built once in app.ts and handed to the bot; handlers never build their own.
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import type { QueryCache } from '../cache/index.js';
 import type { Limiter } from '../limits/types.js';
 import type { StateStore } from '../state/types.js';
 import type { AuditTrail } from '../state/audit.js';
@@ -29,6 +30,8 @@ export interface BotServices {
   access: AccessPolicy;
   /** The one limiter every outbound call goes through. */
   limiter: Limiter;
+  /** Query results per org with per-kind TTLs, single-flight loads and invalidation by entity; answers carry fetchedAt. */
+  cache: QueryCache;
   /** The audit trail; admin actions (link, unlink, subscribe, webhook setup) call audit.admin(...). */
   audit: AuditTrail;
 }

@@ -1,0 +1,132 @@
+// The status card: a title, then sections (upstream budgets, cache, and whatever other parts add), then the version.
+import type { CacheStats } from '../../cache/index.js';
+import type { BudgetSnapshot } from '../../limits/types.js';
+import { adaptiveCard, container, escapeMarkdown, footer, subtitle, table, text, title, type CardElement, type CardReply } from './card.js';
+import { clockTime, type FormatOptions } from './format.js';
+
+/** One block of the status card; other parts (org binding, BILL connectivity, session age) add their own. */
+export interface StatusSection {
+  title: string;
+  items: CardElement[];
+  /** One line for the card summary, when the section has something worth saying there. */
+  summary?: string;
+}
+
+export interface StatusCardOptions extends FormatOptions {
+  version: string;
+  now: number;
+  /** Footer note, e.g. "Demo organisation — simulated data". */
+  note?: string;
+}
+
+/** Rows beyond this are summed up in one line, keeping the card small. */
+const MAX_BUDGET_ROWS = 20;
+
+const BUDGET_LABELS: Record<string, string> = {
+  'bill.requests': 'BILL requests',
+  'bill.concurrency': 'BILL calls in flight',
+  'bill.logins': 'BILL sign-ins',
+  'spend.requests': 'Spend & Expense requests',
+  'graph.app': 'Graph (whole app)',
+  'graph.tenant': 'Graph (tenant)',
+  'graph.team': 'Graph (busiest team)',
+  identity: 'Entra token requests',
+  'connector.thread': 'Teams sends (busiest thread)',
+};
+
+const THROTTLE_WORDS: Record<string, string> = {
+  concurrency: 'too many in flight',
+  hourly: 'hourly limit reached',
+  retryAfter: 'asked to retry later',
+};
+
+function count(n: number, locale: string): string {
+  return Number.isFinite(n) ? n.toLocaleString(locale) : '∞';
+}
+
+function per(windowMs: number | undefined): string {
+  if (windowMs === undefined) return '';
+  if (windowMs === 3_600_000) return ' / h';
+  if (windowMs === 60_000) return ' / min';
+  if (windowMs % 1_000 === 0) return windowMs === 1_000 ? ' / s' : ` / ${windowMs / 1_000} s`;
+  return ` / ${windowMs} ms`;
+}
+
+/** Who or what the row is for: an organisation, a tenant, a hashed key, or how many threads/teams are active. */
+function scope(row: BudgetSnapshot): string {
+  if (row.key === '') return '';
+  if (row.key === '*') return row.keys ? ` (${row.keys} active)` : '';
+  if (row.budget === 'bill.concurrency') return ` · org ${row.key.split('/').pop()}`;
+  if (row.budget === 'graph.tenant' || row.budget === 'identity') return ` · tenant ${row.key.slice(0, 8)}…`;
+  return ` · key ${row.key}`;
+}
+
+export function budgetLabel(budget: string): string {
+  return BUDGET_LABELS[budget] ?? budget;
+}
+
+export function budgetsSection(rows: BudgetSnapshot[], opts: StatusCardOptions): StatusSection {
+  const { locale } = opts;
+  const shown = rows.slice(0, MAX_BUDGET_ROWS);
+  const items: CardElement[] = [];
+  if (rows.length === 0) {
+    items.push(text('No upstream calls yet.', { subtle: true }));
+    return { title: 'Upstream budgets', items };
+  }
+  items.push(
+    table(
+      [
+        { header: 'Budget', width: 4 },
+        { header: 'Used', width: 3, align: 'Right' },
+        { header: 'Waiting', width: 2, align: 'Right' },
+        { header: 'Running', width: 2, align: 'Right' },
+        { header: 'Refused', width: 2, align: 'Right' },
+      ],
+      shown.map((r) => {
+        const limit = r.configuredLimit !== undefined ? `${count(r.limit, locale)} (of ${count(r.configuredLimit, locale)})` : count(r.limit, locale);
+        return [
+          escapeMarkdown(budgetLabel(r.budget) + scope(r)),
+          `${count(r.used, locale)} of ${limit}${per(r.windowMs)}`,
+          count(r.queued, locale),
+          count(r.running, locale),
+          count(r.rejected, locale),
+        ];
+      }),
+    ),
+  );
+  if (rows.length > shown.length) items.push(text(`…and ${rows.length - shown.length} more budgets (see /metrics).`, { subtle: true }));
+
+  const throttled = rows.filter((r) => r.lastThrottleAt !== undefined).sort((a, b) => b.lastThrottleAt! - a.lastThrottleAt!);
+  const blocked = rows.filter((r) => r.blockedUntil !== undefined && r.blockedUntil > opts.now);
+  for (const r of blocked) {
+    items.push(text(`**${escapeMarkdown(budgetLabel(r.budget))}** is paused until ${clockTime(r.blockedUntil!, opts)} (${THROTTLE_WORDS[r.lastThrottleKind ?? ''] ?? 'throttled'}).`, { color: 'Warning' }));
+  }
+  if (throttled.length > 0) {
+    const last = throttled[0]!;
+    items.push(text(`Last server-side throttle: ${escapeMarkdown(budgetLabel(last.budget))}, ${THROTTLE_WORDS[last.lastThrottleKind ?? ''] ?? 'throttled'}, at ${clockTime(last.lastThrottleAt!, opts)}.`, { subtle: blocked.length === 0 }));
+  } else {
+    items.push(text('No server-side throttling since start.', { subtle: true }));
+  }
+  const summary = blocked.length > 0 ? `${budgetLabel(blocked[0]!.budget)} paused until ${clockTime(blocked[0]!.blockedUntil!, opts)}` : undefined;
+  return { title: 'Upstream budgets', items, summary };
+}
+
+export function cacheSection(stats: CacheStats, opts: Pick<StatusCardOptions, 'locale'>): StatusSection {
+  const gets = stats.hits + stats.misses + stats.coalesced;
+  const ratio = gets === 0 ? 'no lookups yet' : `${Math.round(stats.hitRatio * 100)}% answered without a new BILL call (${count(gets, opts.locale)} lookups)`;
+  const size = stats.bytes >= 1024 * 1024 ? `${(stats.bytes / (1024 * 1024)).toFixed(1)} MB` : `${Math.ceil(stats.bytes / 1024)} KB`;
+  return {
+    title: 'Cache',
+    items: [text(`Hit ratio: ${ratio}. Holding ${count(stats.entries, opts.locale)} answers (${size}).`)],
+  };
+}
+
+export function statusCard(sections: StatusSection[], opts: StatusCardOptions): CardReply {
+  const body: CardElement[] = [title('billbridge status'), subtitle(`As of ${clockTime(opts.now, opts)}`)];
+  for (const s of sections) {
+    body.push(container([text(s.title, { weight: 'Bolder', size: 'Medium' }), ...s.items], { separator: true }));
+  }
+  body.push(footer([opts.note, `billbridge ${opts.version}`].filter(Boolean).join(' · ')));
+  const said = sections.map((s) => s.summary).filter(Boolean);
+  return adaptiveCard(body, { summary: `billbridge ${opts.version} status${said.length ? ': ' + said.join('; ') : ''}` });
+}
