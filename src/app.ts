@@ -28,6 +28,8 @@ import { OrgBindings } from './state/bindings.js';
 import { Installations } from './state/conversations.js';
 import { createGraphTeams } from './graph/teams.js';
 import { Readiness } from './http/readiness.js';
+import { BillGateway } from './bill/gateway.js';
+import { startSandbox, type RunningSandbox } from './sandbox/index.js';
 import { createHttpServer } from './http/server.js';
 
 export interface BuildOptions {
@@ -49,6 +51,10 @@ export interface BillbridgeApp {
   readiness: Readiness;
   /** Append-only audit trail of commands and admin actions. */
   audit: AuditTrail;
+  /** The BILL gateway (also services.bill). */
+  bill: BillGateway;
+  /** The embedded BILL sandbox when no BILL credentials are configured (tests read its stats and change its data). */
+  sandbox: RunningSandbox | undefined;
   /** Starts listening on config.http (port 0 = a free port) and resolves with the base URL. */
   listen(): Promise<string>;
   /** Stops accepting requests, lets in-flight turns finish, closes every part. */
@@ -59,6 +65,14 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const clock = opts.clock ?? systemClock;
   const secrets = new SecretRegistry(configSecrets(config));
   const log = createLogger({ level: config.logLevel, secrets, destination: opts.logDestination });
+  // Without BILL credentials the embedded sandbox stands in for BILL, and every BILL base URL points at it.
+  const sandbox = config.bill.credentials
+    ? undefined
+    : await startSandbox({ clock, latencyMs: config.sandbox.latencyMs, invoices: config.sandbox.invoices, bills: config.sandbox.bills });
+  if (sandbox) {
+    config = { ...config, bill: { ...config.bill, baseUrl: sandbox.baseUrl, spendBaseUrl: sandbox.spendBaseUrl, eventsBaseUrl: sandbox.eventsBaseUrl } };
+    log.info({ url: sandbox.baseUrl, orgId: sandbox.credentials.orgId }, `BILL sandbox at ${sandbox.baseUrl}: demo organisation — simulated data`);
+  }
   const state: StateStore = new FileStateStore(config.stateDir, clock);
   // Every upstream call a turn makes is counted for its audit record.
   const upstreamCalls = new UpstreamCallCounter();
@@ -72,11 +86,26 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const audit = new AuditTrail({ store: state, clock, log, scrub: (text) => secrets.scrub(text) });
   const registry = createRegistry();
   // Single-org: every team uses BILL_ORG_ID (the sandbox's demo org without credentials); multi-org: links only.
-  const orgBindings = new OrgBindings({ config, state, clock, defaultOrgId: config.bill.credentials?.orgId });
+  const orgBindings = new OrgBindings({ config, state, clock, defaultOrgId: config.bill.credentials?.orgId ?? sandbox?.credentials.orgId });
   const installs = new Installations(state, orgBindings, clock);
   // Undefined in local mode (no app id): status says Graph is skipped.
   const graph = createGraphTeams({ config, limiter, clock, log, secrets });
-  const readiness = new Readiness().add('state', () => state.isReady());
+  const billUser = config.bill.credentials ?? sandbox!.credentials;
+  const bill = new BillGateway({
+    backend: sandbox ? 'sandbox' : 'bill',
+    endpoints: { baseUrl: config.bill.baseUrl, spendBaseUrl: config.bill.spendBaseUrl, eventsBaseUrl: config.bill.eventsBaseUrl },
+    user: { devKey: billUser.devKey, username: billUser.username, password: billUser.password },
+    defaultOrgId: billUser.orgId,
+    allowedOrgIds: config.bill.allowedOrgIds,
+    spendApiToken: sandbox ? sandbox.credentials.spendApiToken : config.bill.spendApiToken || undefined,
+    requestTimeoutMs: config.bill.requestTimeoutMs,
+    loginsPerHour: config.limits.billLoginsPerHour,
+    limiter,
+    clock,
+    log,
+    secrets,
+  });
+  const readiness = new Readiness().add('state', () => state.isReady()).add('bill', () => bill.ready());
 
   const services: BotServices = {
     config,
@@ -92,6 +121,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     limiter,
     cache,
     audit,
+    bill,
   };
   const dispatcher = new Dispatcher(services, log);
   dispatcher.addGuard(userRateGuard(memoryUserCommandRate(config.limits.userCommandsPerMinute)));
@@ -115,6 +145,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     server,
     readiness,
     audit,
+    bill,
+    sandbox,
     async listen() {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -134,6 +166,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
           server.server.closeIdleConnections();
         });
         graph?.close();
+        // Log out of BILL (through the limiter) before the sandbox and the limiter go away.
+        await bill.close();
+        await sandbox?.stop();
         await limiter.close();
         cache.close();
         await state.close();

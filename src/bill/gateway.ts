@@ -69,6 +69,7 @@ export class BillGateway {
   readonly defaultOrgId: string;
   private readonly http: BillHttp;
   private readonly sessions: SessionPool;
+  private closing: Promise<void> | undefined;
 
   constructor(private readonly opts: BillGatewayOptions) {
     this.backend = opts.backend;
@@ -123,10 +124,13 @@ export class BillGateway {
     });
   }
 
-  /** Logs every session out, then closes the connection pool. */
-  async close(): Promise<void> {
-    await this.sessions.close();
-    await this.http.close();
+  /** Logs every session out, then closes the connection pool (once; later calls wait for the first). */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.sessions.close();
+      await this.http.close();
+    })();
+    return this.closing;
   }
 
   private runOptions(opts: CallOptions): RunOptions {

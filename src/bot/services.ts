@@ -1,4 +1,5 @@
 // The parts a turn may use, built once in app.ts and handed to the bot; handlers never build their own.
+import type { BillGateway } from '../bill/gateway.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { QueryCache } from '../cache/index.js';
@@ -34,4 +35,6 @@ export interface BotServices {
   cache: QueryCache;
   /** The audit trail; admin actions (link, unlink, subscribe, webhook setup) call audit.admin(...). */
   audit: AuditTrail;
+  /** BILL: `bill.org(orgId, { priority, maxWaitMs })` for AP/AR, `bill.spend()` for Spend & Expense, `bill.status()`. */
+  bill: BillGateway;
 }
