@@ -55,7 +55,7 @@ function per(windowMs: number | undefined): string {
 /** Who or what the row is for: an organisation, a tenant, a hashed key, or how many threads/teams are active. */
 function scope(row: BudgetSnapshot): string {
   if (row.key === '') return '';
-  if (row.key === '*') return row.keys ? ` (${row.keys} active)` : '';
+  if (row.key === '*') return row.keys ? ` · ${row.keys} active` : '';
   if (row.budget === 'bill.concurrency') return ` · org ${row.key.split('/').pop()}`;
   if (row.budget === 'graph.tenant' || row.budget === 'identity') return ` · tenant ${row.key.slice(0, 8)}…`;
   return ` · key ${row.key}`;
@@ -67,6 +67,9 @@ export function budgetLabel(budget: string): string {
 
 export function budgetsSection(rows: BudgetSnapshot[], opts: StatusCardOptions): StatusSection {
   const { locale } = opts;
+  const order = Object.keys(BUDGET_LABELS);
+  const rank = (b: string) => (order.includes(b) ? order.indexOf(b) : order.length);
+  rows = [...rows].sort((a, b) => rank(a.budget) - rank(b.budget) || a.key.localeCompare(b.key));
   const shown = rows.slice(0, MAX_BUDGET_ROWS);
   const items: CardElement[] = [];
   if (rows.length === 0) {

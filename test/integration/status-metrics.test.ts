@@ -1,0 +1,98 @@
+// An operator asks `status` in a channel and scrapes /metrics: both show every budget and the cache.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBot, type TestBot } from '../harness/bot.js';
+import { ConnectorStandIn } from '../harness/connector.js';
+import { checkCard } from '../harness/cards.js';
+import { get } from '../harness/net.js';
+import { visibleBudgets } from '../../src/bot/commands/status.js';
+import type { BudgetSnapshot } from '../../src/limits/types.js';
+
+const DEV_KEY = 'status-test-dev-key-0001';
+const BILL = { service: 'bill', devKey: DEV_KEY, orgId: '00801STATUSORG000001' } as const;
+let bot: TestBot;
+
+beforeAll(async () => {
+  bot = await startBot();
+});
+afterAll(async () => {
+  await bot?.close();
+});
+
+async function statusCard(): Promise<any> {
+  const res = await bot.say('status', { channel: '19:channel-ops@thread.tacv2' });
+  const [reply] = await bot.connector.waitForMessages(1, res.activity.conversation.id);
+  return ConnectorStandIn.card(reply!);
+}
+
+describe('status', () => {
+  it('shows the upstream budgets, the cache and the version in a valid card', async () => {
+    await bot.app.limiter.run(BILL, { priority: 'interactive' }, async () => 'ok');
+    await bot.connector.waitForMessages(1, (await bot.say('help', { channel: '19:channel-ops@thread.tacv2' })).activity.conversation.id);
+    const { cache } = bot.app.services;
+    await cache.get('00801STATUSORG000001', 'list', 'bills due', async () => [1, 2, 3]);
+    await cache.get('00801STATUSORG000001', 'list', 'bills due', async () => [1, 2, 3]);
+
+    const card = await statusCard();
+    const text = JSON.stringify(card);
+    expect(checkCard(card).problems).toEqual([]);
+    expect(Buffer.byteLength(text)).toBeLessThan(40 * 1024);
+    expect(text).toContain('Upstream budgets');
+    expect(text).toContain('BILL requests');
+    expect(text).toContain('Teams sends (busiest thread)');
+    expect(text).toContain('Hit ratio: 50%');
+    expect(text).toContain(`billbridge ${bot.app.config.version}`);
+    expect(text).not.toContain(DEV_KEY);
+  });
+
+  it('says when a budget is paused by the upstream and until when', async () => {
+    bot.app.limiter.throttled(BILL, { kind: 'hourly', untilMs: Date.now() + 3_600_000 });
+    const text = JSON.stringify(await statusCard());
+    expect(text).toMatch(/BILL requests\*\* is paused until \d\d?:\d\d( [AP]M)? \(hourly limit reached\)/);
+    expect(text).toContain('Last server-side throttle: BILL requests, hourly limit reached');
+  });
+});
+
+describe('GET /metrics', () => {
+  it('exposes per-budget gauges, refusals and cache counters in Prometheus text', async () => {
+    await bot.app.limiter.run(BILL, { priority: 'interactive' }, async () => 'ok').catch(() => undefined); // refused: frozen above
+    const res = await get(`${bot.url}/metrics`);
+    expect(res.status).toBe(200);
+    expect(String(res.headers['content-type'])).toMatch(/^text\/plain; version=0\.0\.4/);
+    const body = res.text;
+    expect(body).toMatch(/^billbridge_budget_used\{budget="connector\.thread",key="\*"\} \d+$/m);
+    expect(body).toMatch(/^billbridge_budget_remaining\{budget="bill\.requests",key="k[0-9a-f]{12}"\} \d+$/m);
+    expect(body).toMatch(/^billbridge_budget_running\{budget="bill\.concurrency",key="k[0-9a-f]{12}\/00801STATUSORG000001"\} 0$/m);
+    expect(body).toMatch(/^billbridge_budget_rejected_total\{budget="bill\.requests",reason="hourly"\} [1-9]\d*$/m);
+    expect(body).toMatch(/^billbridge_budget_throttles_total\{budget="bill\.requests",kind="hourly"\} 1$/m);
+    expect(body).toMatch(/^billbridge_budget_blocked_until_timestamp_seconds\{budget="bill\.requests",key="k[0-9a-f]{12}"\} \d+(\.\d+)?$/m);
+    expect(body).toMatch(/^billbridge_cache_hits_total 1$/m);
+    expect(body).toMatch(/^billbridge_cache_misses_total 1$/m);
+    expect(body).toMatch(/^billbridge_cache_entries 1$/m);
+    expect(body).not.toContain(DEV_KEY);
+  });
+
+  it('keeps counters monotonic across scrapes', async () => {
+    const scrape = async () => Number(/^billbridge_budget_granted_total\{budget="connector\.thread"\} (\d+)$/m.exec((await get(`${bot.url}/metrics`)).text)![1]);
+    const first = await scrape();
+    await statusCard();
+    const second = await scrape();
+    expect(second).toBeGreaterThan(first);
+  });
+});
+
+describe('who sees which budgets', () => {
+  const rows = [
+    { budget: 'bill.requests', key: 'kabc' },
+    { budget: 'bill.concurrency', key: 'kabc/ORG-A' },
+    { budget: 'bill.concurrency', key: 'kabc/ORG-B' },
+    { budget: 'graph.tenant', key: 'tenant-a' },
+    { budget: 'graph.tenant', key: 'tenant-b' },
+    { budget: 'connector.thread', key: '*' },
+  ].map((r) => ({ ...r, limit: 1, used: 0, remaining: 1, queued: 0, running: 0, rejected: 0 }) as BudgetSnapshot);
+
+  it('shows a channel only its own organisation and tenant; admins see every row', () => {
+    const mine = visibleBudgets(rows, { admin: false, orgId: 'ORG-A', tenantId: 'TENANT-A' }).map((r) => `${r.budget}:${r.key}`);
+    expect(mine).toEqual(['bill.requests:kabc', 'bill.concurrency:kabc/ORG-A', 'graph.tenant:tenant-a', 'connector.thread:*']);
+    expect(visibleBudgets(rows, { admin: true, orgId: undefined, tenantId: undefined })).toHaveLength(rows.length);
+  });
+});
