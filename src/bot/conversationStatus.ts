@@ -1,7 +1,10 @@
 // What `status` says about the conversation it is typed in: its BILL binding, its install record, and Graph's view of the team.
 import { GraphApiError } from '../graph/errors.js';
 import type { BindingMode, BindingState } from '../state/bindings.js';
-import type { ConversationScope } from './commands/types.js';
+import { escapeMarkdown, facts } from './cards/card.js';
+import { dateTime, type FormatOptions } from './cards/format.js';
+import type { StatusSection } from './cards/status.js';
+import type { CommandContext, ConversationScope } from './commands/types.js';
 import type { BotServices } from './services.js';
 
 export type GraphTeamStatus =
@@ -93,4 +96,16 @@ export function conversationStatusFacts(s: ConversationStatus, formatTime: (ms: 
             : `failed: ${g.code} (${g.category}${g.status ? `, HTTP ${g.status}` : ''})`;
   facts.push(['Microsoft Graph', graph]);
   return facts;
+}
+
+/**
+ * The "This conversation" section of the status card: binding, install record, Graph. For the status command's
+ * STATUS_SECTIONS: `(ctx, opts) => conversationSection(ctx, opts)`.
+ */
+export async function conversationSection(ctx: CommandContext, opts: FormatOptions): Promise<StatusSection> {
+  const status = await conversationStatus(ctx.services, ctx.scope);
+  const rows = conversationStatusFacts(status, (ms) => dateTime(ms, opts)).map(([k, v]) => [k, escapeMarkdown(v)] as [string, string]);
+  const b = status.binding;
+  const summary = b.state === 'bound' ? undefined : b.state === 'tenantNotAllowed' ? 'Tenant not allowed.' : 'Not linked to a BILL organisation.';
+  return { title: ctx.scope.kind === 'channel' ? 'This team' : 'This chat', items: [facts(rows)], ...(summary ? { summary } : {}) };
 }
