@@ -52,6 +52,8 @@ export interface RunningSandbox {
   /** Zeroes the counters (the list of issued sessionIds is kept for leak scans). */
   resetStats(): void;
   addFault(fault: Fault): void;
+  /** Milliseconds added to every BILL call from now on. */
+  setLatency(ms: number): void;
   /** Expires every session, as if 35 idle minutes had passed. */
   expireSessions(): number;
   stop(): Promise<void>;
@@ -107,6 +109,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     stats: snapshot,
     resetStats,
     addFault: (f) => engine.control.addFault(f),
+    setLatency: (ms) => engine.control.setLatency(ms),
     expireSessions: () => gate.expireAll(),
     stop() {
       stopping ??= (async () => {

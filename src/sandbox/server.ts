@@ -77,6 +77,8 @@ export interface SandboxControl {
   resetStats(): void;
   addFault(f: Fault): void;
   clearFaults(): void;
+  /** Milliseconds added to every BILL call from now on. */
+  setLatency(ms: number): void;
   defaultOrg(): SandboxOrg;
 }
 
@@ -107,7 +109,7 @@ export interface EngineDeps {
   stats: SandboxStats;
   routes: SandboxRoute[];
   latencyMs: number;
-  control: Omit<SandboxControl, 'addFault' | 'clearFaults'>;
+  control: Omit<SandboxControl, 'addFault' | 'clearFaults' | 'setLatency'>;
 }
 
 const MAX_BODY = 1024 * 1024;
@@ -115,15 +117,20 @@ const MAX_BODY = 1024 * 1024;
 export class SandboxEngine {
   private readonly routes: CompiledRoute[];
   private faults: Array<Fault & { remaining: number }> = [];
+  private latencyMs: number;
   readonly control: SandboxControl;
 
   constructor(private readonly deps: EngineDeps) {
     this.routes = deps.routes.map(compile);
+    this.latencyMs = deps.latencyMs;
     this.control = {
       ...deps.control,
       addFault: (f) => this.faults.push({ ...f, remaining: f.count ?? 1 }),
       clearFaults: () => {
         this.faults = [];
+      },
+      setLatency: (ms) => {
+        this.latencyMs = Math.max(0, ms);
       },
     };
   }
@@ -228,7 +235,7 @@ export class SandboxEngine {
           if (!org) throw bdc(this.deps.clock, 404, 'BDC_1205', 'Unknown organization.');
         }
       }
-      if (area !== 'control' && this.deps.latencyMs > 0) await delay(this.deps.latencyMs);
+      if (area !== 'control' && this.latencyMs > 0) await delay(this.latencyMs);
       if (fault) return this.writeFault(res, fault, url);
       const answer = await route.handle({
         req,

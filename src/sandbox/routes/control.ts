@@ -52,6 +52,18 @@ export const controlRoutes: SandboxRoute[] = [
   {
     area: 'control',
     method: 'POST',
+    path: '/latency',
+    auth: 'none',
+    handle: (ctx) => {
+      const ms = obj(ctx.body).ms;
+      if (typeof ms !== 'number' || !(ms >= 0) || ms > 60_000) throw bdc(ctx.clock, 400, undefined, 'ms must be 0..60000');
+      ctx.sandbox.setLatency(ms);
+      return { body: { ms } };
+    },
+  },
+  {
+    area: 'control',
+    method: 'POST',
     path: '/faults',
     auth: 'none',
     handle: (ctx) => {

@@ -1,0 +1,89 @@
+// Searching vendors by what a person typed: BILL gets a filter that means exactly that, or nothing is sent at all.
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BillFilter } from '../../src/bill/filters.js';
+import { BillApiError, FilterValueError } from '../../src/errors.js';
+import { billClient, startTestSandbox, type TestClient, type TestSandbox } from '../harness/sandbox.js';
+
+let sb: TestSandbox;
+let c: TestClient;
+const org = () => c.gateway.org(sb.credentials.orgId);
+const LONG = 'Long Name Holdings ' + 'x'.repeat(481);
+const HOSTILE = ['a",b:c', 'Comma, Colon: and More', 'Ünïcødé Straße 株式会社 🚀', LONG];
+
+beforeAll(async () => {
+  sb = await startTestSandbox();
+  c = billClient(sb);
+  for (const name of HOSTILE) expect((await sb.control('POST', '/vendors', { name })).status).toBe(201);
+  // Decoys: a filter that was split or cut would match these.
+  for (const name of ['a', 'Comma', 'Colon', 'Long Name Holdings', 'Ünïcødé']) await sb.control('POST', '/vendors', { name });
+});
+afterAll(async () => {
+  await c?.close();
+  await sb?.stop();
+});
+
+async function rawGet(path: string, query: Record<string, string>): Promise<{ status: number; json: any }> {
+  await org().whoami();
+  const sessionId = sb.sandbox.gate.sessions.keys().next().value as string;
+  const qs = new URLSearchParams(query).toString();
+  const res = await request(`${sb.baseUrl}${path}?${qs}`, { headers: { devKey: sb.credentials.devKey, sessionId } });
+  return { status: res.statusCode, json: JSON.parse(await res.body.text()) };
+}
+
+describe('filters built by the client are accepted by BILL', () => {
+  it('every documented bill filter works together', async () => {
+    const vendor = sb.sandbox.org.bills.all()[0]!.vendorId;
+    const f = new BillFilter().gte('createdTime', new Date(Date.now() - 5 * 365 * 86_400_000));
+    const { items } = await org().bills.list({ vendorId: [vendor], paymentStatus: ['UNPAID', 'SCHEDULED', 'PAID'], archived: false, dueDate: { gt: '2000-01-01' }, filter: f }).all();
+    const expected = sb.sandbox.org.bills.all().filter((b) => b.vendorId === vendor && !b.archived);
+    expect(items.map((b) => b.id).sort()).toEqual(expected.map((b) => b.id).sort());
+  });
+
+  it('a name prefix with a comma is quoted and finds only that vendor', async () => {
+    const { items } = await org().vendors.list({ nameStartsWith: 'Smith, Barney' }).all();
+    expect(items.map((v) => v.name)).toEqual(['Smith, Barney & Co']);
+  });
+
+  it('customers can be searched the same way', async () => {
+    const { items } = await org().customers.list({ nameStartsWith: 'Litware,' }).all();
+    expect(items.map((v) => v.name)).toEqual(['Litware, Inc.']);
+  });
+});
+
+describe('hostile vendor names', () => {
+  it('a name with a double quote, a comma and a colon is refused before anything is sent', async () => {
+    const before = (await sb.stats()).requestsByPath['GET /v3/vendors'] ?? 0;
+    expect(() => org().vendors.list({ nameStartsWith: 'a",b:c' })).toThrow(FilterValueError);
+    expect(() => org().vendors.list({ name: 'x",archived:eq:true' })).toThrow(FilterValueError);
+    expect((await sb.stats()).requestsByPath['GET /v3/vendors'] ?? 0).toBe(before);
+  });
+
+  it.each(HOSTILE.slice(1).map((n) => [n.length > 60 ? `${n.slice(0, 30)}… (${n.length} chars)` : n, n]))('"%s" is quoted safely and matches only itself', async (_label, name) => {
+    const exact = await org().vendors.list({ name }).all();
+    expect(exact.items.map((v) => v.name)).toEqual([name]);
+    const prefix = await org().vendors.list({ nameStartsWith: name }).all();
+    expect(prefix.items.map((v) => v.name)).toEqual([name]);
+  });
+
+  it('a name longer than 500 characters is refused, not cut', () => {
+    expect(() => org().vendors.list({ nameStartsWith: LONG + 'y' })).toThrow(/longer than 500/);
+  });
+
+  it('BILL itself refuses a filter that would be reinterpreted, instead of guessing', async () => {
+    for (const filters of ['name:sw:a",b:c', 'name:sw:a:b', 'name:sw:"unterminated', 'name:sw:x,', 'name:like:x']) {
+      const res = await rawGet('/v3/vendors', { filters });
+      expect(res.status, filters).toBe(400);
+      expect(Array.isArray(res.json)).toBe(true);
+    }
+  });
+
+  it('BILL refuses filters on fields it does not document as filterable', async () => {
+    const res = await rawGet('/v3/invoices', { filters: 'status:eq:OPEN' });
+    expect(res.status).toBe(400);
+    expect(res.json[0].message).toMatch(/not filterable/);
+    const err = await org().invoices.list({ filter: new BillFilter().eq('status', 'OPEN') }).all().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BillApiError);
+    expect((err as BillApiError).category).toBe('validation');
+  });
+});
