@@ -56,10 +56,10 @@ export function retryAfterMs(headers: { get(name: string): string | undefined },
   return Number.isFinite(at) ? Math.max(0, at - now) : undefined;
 }
 
-/** The conversation a connector URL addresses (/v3/conversations/{id}/...), if any. */
+/** The conversation a connector URL addresses (.../v3/conversations/{id}/...; service URLs carry a path such as /amer/), if any. */
 export function conversationOfUrl(url: string): string | undefined {
   try {
-    const m = /^\/v3\/conversations\/([^/]+)/.exec(new URL(url).pathname);
+    const m = /\/v3\/conversations\/([^/]+)/.exec(new URL(url).pathname);
     return m ? decodeURIComponent(m[1]!) : undefined;
   } catch {
     return undefined;

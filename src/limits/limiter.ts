@@ -295,6 +295,7 @@ export class SharedLimiter implements Limiter {
   /** Queues a call in a budget's waiting room (priority order) and resolves when its turn grants it. */
   private enqueue(st: BudgetState, priority: Priority, deadline: number, turn: (t: Ticket) => Promise<void>): Promise<void> {
     return new Promise<void>((resolve, reject) => {
+      if (this.closed) return reject(new LimitExceeded(st.ref.budget, 5_000, 'busy'));
       let timer: ReturnType<typeof setTimeout> | undefined;
       const settle = (): boolean => {
         if (ticket.settled) return false;
