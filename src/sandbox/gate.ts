@@ -157,11 +157,17 @@ export class Gate {
     };
   }
 
-  /** POST /v3/login: username + password of a user of the org, with a known dev key. */
-  login(body: unknown): SandboxSession {
+  /** A login body needs username, password, organizationId and devKey (a validation error without a code). */
+  checkLoginFields(body: unknown): void {
     const b = (body ?? {}) as Record<string, unknown>;
     const missing = ['username', 'password', 'organizationId', 'devKey'].filter((k) => typeof b[k] !== 'string' || b[k] === '');
     if (missing.length) throw this.err(400, undefined, `Missing required field(s): ${missing.join(', ')}`);
+  }
+
+  /** POST /v3/login: username + password of a user of the org, with a known dev key. */
+  login(body: unknown): SandboxSession {
+    this.checkLoginFields(body);
+    const b = body as Record<string, unknown>;
     const devKey = b.devKey as string;
     this.checkDevKey(devKey);
     const now = this.clock.now();

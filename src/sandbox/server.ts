@@ -207,8 +207,9 @@ export class SandboxEngine {
       let session: SandboxSession | undefined;
       const { gate, model } = this.deps;
       if (route.auth === 'login') {
-        const b = (body ?? {}) as Record<string, unknown>;
-        const devKey = typeof b.devKey === 'string' ? b.devKey : undefined;
+        gate.checkLoginFields(body);
+        const b = body as Record<string, unknown>;
+        const devKey = b.devKey as string;
         gate.checkDevKey(devKey);
         gate.countHourly(devKey!);
         release = gate.enter(devKey!, typeof b.organizationId === 'string' ? b.organizationId : '');
