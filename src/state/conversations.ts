@@ -110,6 +110,16 @@ export class Installations {
   }
 }
 
+/**
+ * The binding scope of a stored team or chat, so a proactive send can re-check its binding right before it goes:
+ * `await bindings.resolve(scopeOfRecord(record))`.
+ */
+export function scopeOfRecord(record: InstallRecord): BindingScope {
+  return record.kind === 'team'
+    ? { kind: 'channel', tenantId: record.tenantId, teamId: record.targetId, conversationId: record.channelId ?? record.targetId }
+    : { kind: record.conversationType === 'groupChat' ? 'groupChat' : 'personal', tenantId: record.tenantId, teamId: undefined, conversationId: record.targetId };
+}
+
 function definedOnly<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

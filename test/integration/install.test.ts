@@ -17,7 +17,7 @@ import {
 } from '../harness/activities.js';
 import { NS } from '../../src/state/types.js';
 import { targetKey } from '../../src/state/bindings.js';
-import type { InstallRecord } from '../../src/state/conversations.js';
+import { scopeOfRecord, type InstallRecord } from '../../src/state/conversations.js';
 import { welcomeSuggestions } from '../../src/bot/cards/welcome.js';
 
 let bot: TestBot;
@@ -64,6 +64,8 @@ describe('billbridge is added to a team', () => {
       bot: { id: BOT.id },
       channelId: 'msteams',
     });
+    // A proactive send re-checks the binding from the stored record.
+    expect(await bot.app.services.bindings.resolve(scopeOfRecord(record!))).toBe(orgId);
 
     // The second event did not welcome again: a later message in the team is the only other thing sent there.
     const res = await bot.say('help', { team: ids.team, channel: ids.team });
