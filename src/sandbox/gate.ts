@@ -62,7 +62,12 @@ export interface SandboxSession {
   devKey: string;
   createdAt: number;
   lastUsedAt: number;
+  /** 'password' sessions idle out after 35 minutes, 'syncToken' sessions after 48 hours. */
+  kind: 'password' | 'syncToken';
 }
+
+/** Idle lifetime of a sync-token session (developer.bill.com /docs/token-based-sign-in). */
+export const SYNC_TOKEN_IDLE_MS = 48 * 3_600_000;
 
 export interface SandboxStats {
   /** Successful logins. */
@@ -180,8 +185,13 @@ export class Gate {
     times.push(now);
     const org = this.model.org(b.organizationId as string);
     const username = (b.username as string).toLowerCase();
-    const user = org?.users.find((u) => u.email.toLowerCase() === username);
-    if (!org || !user || user.password !== b.password) {
+    let kind: SandboxSession['kind'] = 'password';
+    let user = org?.users.find((u) => u.email.toLowerCase() === username && u.password === b.password);
+    if (!user) {
+      user = org?.users.find((u) => (u.syncTokens ?? []).some((t) => t.name === b.username && t.value === b.password));
+      kind = 'syncToken';
+    }
+    if (!org || !user) {
       this.stats.loginFailures++;
       throw this.err(400, 'BDC_1101', 'Incorrect username or password, or wrong environment.');
     }
@@ -192,6 +202,7 @@ export class Gate {
       devKey,
       createdAt: now,
       lastUsedAt: now,
+      kind,
     };
     this.sessions.set(session.id, session);
     this.stats.logins++;
@@ -203,12 +214,16 @@ export class Gate {
   authenticate(devKey: string, sessionId: string | undefined): SandboxSession {
     const s = sessionId ? this.sessions.get(sessionId) : undefined;
     const now = this.clock.now();
-    if (s && now - s.lastUsedAt > this.limits.sessionIdleMs) this.sessions.delete(s.id);
+    if (s && now - s.lastUsedAt > this.idleLimit(s)) this.sessions.delete(s.id);
     if (!s || !this.sessions.has(s.id) || s.devKey !== devKey) {
       throw this.err(401, 'BDC_1109', 'Session is invalid. Please log in.');
     }
     s.lastUsedAt = now;
     return s;
+  }
+
+  private idleLimit(s: SandboxSession): number {
+    return s.kind === 'syncToken' ? SYNC_TOKEN_IDLE_MS : this.limits.sessionIdleMs;
   }
 
   logout(sessionId: string): void {
@@ -239,7 +254,7 @@ export class Gate {
   activeSessions(): number {
     const now = this.clock.now();
     let n = 0;
-    for (const s of this.sessions.values()) if (now - s.lastUsedAt <= this.limits.sessionIdleMs) n++;
+    for (const s of this.sessions.values()) if (now - s.lastUsedAt <= this.idleLimit(s)) n++;
     return n;
   }
 }

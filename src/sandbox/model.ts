@@ -89,6 +89,11 @@ export interface SandboxUser {
   firstName: string;
   lastName: string;
   role: SandboxRole;
+  /**
+   * AP/AR sync tokens (developer.bill.com /docs/token-based-sign-in): sign in with the token name as `username`
+   * and its value as `password`; such a session lasts 48 idle hours and may not make payments.
+   */
+  syncTokens?: Array<{ name: string; value: string }>;
 }
 
 /** A webhook subscription as the sandbox stores it (the key is kept; answers show it only on create/rotate). */

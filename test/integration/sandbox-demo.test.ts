@@ -199,6 +199,21 @@ describe('what the sandbox enforces', () => {
     }
   });
 
+  it('signs an approver in with a sync token: their own pending list, 48 idle hours', async () => {
+    const priya = sb.sandbox.org.users.all().find((u) => u.firstName === 'Priya')!;
+    priya.syncTokens = [{ name: 'priya-approvals', value: 'sync-token-value-0001' }];
+    const res = await login({ username: 'priya-approvals', password: 'sync-token-value-0001' });
+    expect(res.status).toBe(200);
+    expect(res.json.userId).toBe(priya.id);
+    const headers = { devKey: sb.credentials.devKey, sessionId: res.json.sessionId };
+    const pending = (await call('GET', '/v3/bill-approvals/pending-user-approvals', { headers })).json.bills;
+    expect(pending).toEqual(sb.sandbox.model.pendingApprovals(sb.sandbox.org, priya.id));
+    clock.advance(47 * 3_600_000);
+    expect((await call('GET', '/v3/login/session', { headers })).status).toBe(200);
+    clock.advance(48 * 3_600_000 + 1);
+    expect((await call('GET', '/v3/login/session', { headers })).json[0].code).toBe('BDC_1109');
+  });
+
   it('adds the configured latency to every BILL call', async () => {
     sb.sandbox.setLatency(60);
     try {
