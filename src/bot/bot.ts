@@ -107,7 +107,7 @@ export class BillbridgeBot extends TeamsActivityHandler {
   private registerInstallLifecycle(install: InstallLifecycle): void {
     const isBot = (members: Array<{ id?: string }> | undefined, activity: Activity) => (members ?? []).some((m) => m.id !== undefined && m.id === activity.recipient?.id);
     this.onInstallationUpdateAdd(async (context, next) => {
-      await install.added(context, scopeOf(context.activity), correlationIdOf(context), { upgrade: context.activity.action === 'add-upgrade' });
+      await install.added(context, scopeOf(context.activity), correlationIdOf(context), { upgrade: context.activity.action === 'add-upgrade', via: 'installationUpdate' });
       await next();
     });
     this.onInstallationUpdateRemove(async (context, next) => {
@@ -115,7 +115,7 @@ export class BillbridgeBot extends TeamsActivityHandler {
       await next();
     });
     this.onMembersAdded(async (context, next) => {
-      if (isBot(context.activity.membersAdded, context.activity)) await install.added(context, scopeOf(context.activity), correlationIdOf(context));
+      if (isBot(context.activity.membersAdded, context.activity)) await install.added(context, scopeOf(context.activity), correlationIdOf(context), { via: 'membersAdded' });
       await next();
     });
     this.onMembersRemoved(async (context, next) => {

@@ -37,12 +37,13 @@ export class InstallLifecycle {
    * The bot arrived (installationUpdate add, or conversationUpdate with the bot among membersAdded; Teams sends
    * both). Stores the conversation reference once, welcomes once, then reads the team from Graph.
    */
-  async added(context: TurnContext, scope: ConversationScope, correlationId: string, opts: { upgrade?: boolean } = {}): Promise<void> {
+  async added(context: TurnContext, scope: ConversationScope, correlationId: string, opts: { upgrade?: boolean; via: 'installationUpdate' | 'membersAdded' }): Promise<void> {
     const log = this.log.child({ correlationId });
     const { access, installs, orgBindings } = this.services;
     if (!access.tenantAllowed(scope.tenantId)) {
       log.warn({ tenantId: scope.tenantId, kind: scope.kind }, 'bot added in a tenant that is not allowed; nothing stored');
-      if (!opts.upgrade) await context.sendActivity(toActivity(errorReply(new TenantNotAllowed(), { correlationId })));
+      // One refusal per install: on installationUpdate only (the conversationUpdate that comes with it stays silent).
+      if (!opts.upgrade && opts.via === 'installationUpdate') await context.sendActivity(toActivity(errorReply(new TenantNotAllowed(), { correlationId })));
       return;
     }
     const target = bindingTarget(scope);

@@ -112,7 +112,7 @@ export class Installations {
 
 /**
  * The binding scope of a stored team or chat, so a proactive send can re-check its binding right before it goes:
- * `await bindings.resolve(scopeOfRecord(record))`.
+ * `await services.orgBindings.resolve(scopeOfRecord(record))`.
  */
 export function scopeOfRecord(record: InstallRecord): BindingScope {
   return record.kind === 'team'
