@@ -96,6 +96,51 @@ function routeBotbuilderConsole(): void {
 
 type Logic = (context: TurnContext) => Promise<void>;
 
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * Teams ids are well under these lengths; the bot keys state on them (duplicate-delivery records, conversation
+ * references), so an oversized id would be held in memory and on disk for as long as those records live.
+ */
+const MAX_ID_LENGTH = 1024;
+const MAX_NAME_LENGTH = 256;
+
+/**
+ * The fields every Bot Framework activity carries and botbuilder relies on without checking (a missing
+ * conversation or a numeric serviceUrl throws deep inside the connector). Undefined when the envelope is sound.
+ */
+export function activityEnvelopeProblem(body: Record<string, unknown>): string | undefined {
+  if (typeof body.type !== 'string' || body.type === '' || body.type.length > MAX_NAME_LENGTH) return 'type must be a short non-empty string';
+  if (typeof body.channelId !== 'string' || body.channelId === '' || body.channelId.length > MAX_NAME_LENGTH) return 'channelId must be a short non-empty string';
+  if (typeof body.serviceUrl !== 'string' || body.serviceUrl.length > 2048) return 'serviceUrl must be a URL string';
+  let url: URL;
+  try {
+    url = new URL(body.serviceUrl);
+  } catch {
+    return 'serviceUrl must be an absolute URL';
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'serviceUrl must be http or https';
+  if (!isObject(body.conversation) || typeof body.conversation.id !== 'string' || body.conversation.id === '' || body.conversation.id.length > MAX_ID_LENGTH) {
+    return 'conversation.id must be a non-empty string of reasonable length';
+  }
+  for (const party of ['from', 'recipient'] as const) {
+    const v = body[party];
+    if (v === undefined) continue;
+    if (!isObject(v) || (v.id !== undefined && (typeof v.id !== 'string' || v.id.length > MAX_ID_LENGTH))) return `${party} must be an object with a string id`;
+    if (v.name !== undefined && v.name !== null && (typeof v.name !== 'string' || v.name.length > MAX_NAME_LENGTH)) return `${party}.name must be a short string`;
+    if (v.aadObjectId !== undefined && v.aadObjectId !== null && (typeof v.aadObjectId !== 'string' || v.aadObjectId.length > MAX_NAME_LENGTH)) return `${party}.aadObjectId must be a short string`;
+  }
+  for (const field of ['id', 'replyToId', 'timestamp', 'localTimestamp', 'expiration', 'name', 'locale'] as const) {
+    const v = body[field];
+    if (v !== undefined && v !== null && (typeof v !== 'string' || v.length > MAX_ID_LENGTH)) return `${field} must be a string of reasonable length`;
+  }
+  if (body.text !== undefined && body.text !== null && typeof body.text !== 'string') return 'text must be a string';
+  if (body.type === 'invoke' && (typeof body.name !== 'string' || body.name === '')) return 'an invoke activity needs a name';
+  if (body.entities !== undefined && body.entities !== null && !Array.isArray(body.entities)) return 'entities must be an array';
+  if (body.attachments !== undefined && body.attachments !== null && !Array.isArray(body.attachments)) return 'attachments must be an array';
+  return undefined;
+}
+
 export interface AdapterOptions {
   /** Runs around each authenticated turn (e.g. a scope that counts the turn's upstream calls). */
   aroundTurn?: <T>(fn: () => Promise<T>) => Promise<T>;
@@ -146,9 +191,12 @@ export class BillbridgeAdapter extends CloudAdapter {
       res.end();
     };
     if (req.method !== 'POST') return end(405);
-    const body = req.body as Record<string, unknown> | undefined;
-    if (body === null || typeof body !== 'object' || Array.isArray(body) || typeof body.type !== 'string') {
-      return end(400, { error: 'Body must be a Bot Framework activity' });
+    const body = req.body as unknown;
+    if (!isObject(body)) return end(400, { error: 'Body must be a Bot Framework activity' });
+    const problem = activityEnvelopeProblem(body);
+    if (problem) {
+      this.log.info({ problem }, 'request refused: not a Bot Framework activity');
+      return end(400, { error: `Invalid activity: ${problem}` });
     }
     const activity = validateAndFixActivity(body as unknown as Activity);
     const header = req.headers.authorization ?? req.headers.Authorization;
