@@ -7,6 +7,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Fails a test file whose captured logs contain a secret (test/harness/secretScan.ts).
+    setupFiles: ['test/setup/secret-scan.ts'],
     reporters: ['default'],
   },
 });

@@ -3,11 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp, type BillbridgeApp, type BuildOptions } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import { configSecrets, loadConfig } from '../../src/config.js';
 import { channelMessage, type ChannelOpts } from './activities.js';
 import { ConnectorStandIn } from './connector.js';
 import { LogCapture } from './logs.js';
 import { post, type HttpAnswer } from './net.js';
+import { registerSecrets } from './secretScan.js';
 
 export interface TestBot {
   app: BillbridgeApp;
@@ -49,6 +50,13 @@ export async function startBot(opts: StartOptions = {}): Promise<TestBot> {
   const logs = new LogCapture();
   const config = loadConfig(testEnv(stateDir, opts.env));
   const app = await buildApp(config, { logDestination: logs, ...opts });
+  // The secret scan looks for these in every captured log line: config secrets, what the app registered at run
+  // time, the embedded sandbox's credentials and every sessionId it issued (its /__sandbox/stats list).
+  registerSecrets(() => {
+    const sandbox = app.sandbox;
+    const demo = sandbox?.credentials;
+    return [...configSecrets(app.config), ...app.secrets.list(), demo?.password, demo?.devKey, demo?.spendApiToken, ...(sandbox?.stats().sessionsIssued ?? [])];
+  });
   const url = await app.listen();
   const messagesUrl = `${url}/api/messages`;
   return {

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT, type JWK, type CryptoKey } from 'jose';
 import { generate as selfSigned } from 'selfsigned';
+import { registerSecrets } from './secretScan.js';
 
 /** The issuer of Bot Connector channel tokens in the public cloud (botbuilder's ToBotFromChannelTokenIssuer). */
 export const BOT_FRAMEWORK_ISSUER = 'https://api.botframework.com';
@@ -76,6 +77,8 @@ export class OpenIdIssuer {
   static async start(opts: { endorsements?: string[] } = {}): Promise<OpenIdIssuer> {
     const issuer = new OpenIdIssuer(await rsaKey(`bf-test-${randomUUID().slice(0, 8)}`), await rsaKey(`rogue-${randomUUID().slice(0, 8)}`), opts.endorsements ?? ['msteams']);
     await new Promise<void>((resolve) => issuer.server.listen(0, '127.0.0.1', () => resolve()));
+    // Inbound tokens are credentials too: none may be logged.
+    registerSecrets(() => issuer.minted);
     issuer.url = `http://127.0.0.1:${(issuer.server.address() as AddressInfo).port}`;
     return issuer;
   }
@@ -205,6 +208,8 @@ export class LoginStandIn {
     let standIn: LoginStandIn | undefined;
     const server = https.createServer({ key: pems.private, cert: pems.cert }, (req, res) => void standIn!.handle(req, res));
     standIn = new LoginStandIn(server, pems.cert);
+    // The bot's outbound access tokens and the client secrets it sent must never be logged.
+    registerSecrets(() => [...standIn!.issued, ...standIn!.tokenRequests.map((r) => r.clientSecret ?? undefined)]);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
     standIn.port = (server.address() as AddressInfo).port;
     return standIn;
