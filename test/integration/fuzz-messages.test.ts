@@ -88,7 +88,7 @@ function hostile(rng: Rng, serviceUrl: string): Body {
   const from = { id: `29:fuzz-${n}`, name: 'Fuzz', aadObjectId: `f0000000-0000-4000-8000-${String(n).padStart(12, '0')}` };
   const where = { serviceUrl, channel: `19:fuzz-${n}@thread.tacv2`, from };
   const message = (text: string) => channelMessage(text, where);
-  const bases = [
+  const bases: Array<() => Record<string, any>> = [
     () => message(rng.pick(['help', 'bills due', 'invoice 1042', 'hlep', '', 'status'])),
     () => personalMessage(rng.pick(['help', 'connect', 'link 00801ABC']), { serviceUrl, from }),
     () => executeInvoke({ verb: rng.pick(['run', 'approve', 'deny', 'nope']), command: 'help', page: rng.pick([0, -1, 1e9, 'x']) }, message('')),
