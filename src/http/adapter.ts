@@ -105,6 +105,14 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 const MAX_ID_LENGTH = 1024;
 const MAX_NAME_LENGTH = 256;
 
+/** Ids travel in URLs and headers (x-ms-conversation-id): no control characters, no lone surrogates. */
+function isCleanId(v: unknown, max = MAX_ID_LENGTH): v is string {
+  return typeof v === 'string' && v.length <= max && !/[\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(v);
+}
+
+const optional = (v: unknown, check: (x: unknown) => boolean): boolean => v === undefined || v === null || check(v);
+const isString = (x: unknown): boolean => typeof x === 'string';
+
 /**
  * The fields every Bot Framework activity carries and botbuilder relies on without checking (a missing
  * conversation or a numeric serviceUrl throws deep inside the connector). Undefined when the envelope is sound.
@@ -120,24 +128,32 @@ export function activityEnvelopeProblem(body: Record<string, unknown>): string |
     return 'serviceUrl must be an absolute URL';
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'serviceUrl must be http or https';
-  if (!isObject(body.conversation) || typeof body.conversation.id !== 'string' || body.conversation.id === '' || body.conversation.id.length > MAX_ID_LENGTH) {
-    return 'conversation.id must be a non-empty string of reasonable length';
+  const conversation = body.conversation;
+  // The connector sends the conversation id as the x-ms-conversation-id header: printable ASCII only (as Teams' are).
+  if (!isObject(conversation) || !isCleanId(conversation.id) || !/^[\x20-\x7e]+$/.test(conversation.id)) return 'conversation.id must be a non-empty id';
+  if (!optional(conversation.isGroup, (x) => typeof x === 'boolean')) return 'conversation.isGroup must be a boolean';
+  for (const field of ['conversationType', 'tenantId', 'name'] as const) {
+    if (!optional(conversation[field], isString)) return `conversation.${field} must be a string`;
   }
   for (const party of ['from', 'recipient'] as const) {
     const v = body[party];
     if (v === undefined) continue;
-    if (!isObject(v) || (v.id !== undefined && (typeof v.id !== 'string' || v.id.length > MAX_ID_LENGTH))) return `${party} must be an object with a string id`;
+    if (!isObject(v) || (v.id !== undefined && !isCleanId(v.id))) return `${party} must be an object with a string id`;
     if (v.name !== undefined && v.name !== null && (typeof v.name !== 'string' || v.name.length > MAX_NAME_LENGTH)) return `${party}.name must be a short string`;
     if (v.aadObjectId !== undefined && v.aadObjectId !== null && (typeof v.aadObjectId !== 'string' || v.aadObjectId.length > MAX_NAME_LENGTH)) return `${party}.aadObjectId must be a short string`;
   }
   for (const field of ['id', 'replyToId', 'timestamp', 'localTimestamp', 'expiration', 'name', 'locale'] as const) {
-    const v = body[field];
-    if (v !== undefined && v !== null && (typeof v !== 'string' || v.length > MAX_ID_LENGTH)) return `${field} must be a string of reasonable length`;
+    if (!optional(body[field], (x) => isCleanId(x))) return `${field} must be a string of reasonable length`;
   }
   if (body.text !== undefined && body.text !== null && typeof body.text !== 'string') return 'text must be a string';
   if (body.type === 'invoke' && (typeof body.name !== 'string' || body.name === '')) return 'an invoke activity needs a name';
-  if (body.entities !== undefined && body.entities !== null && !Array.isArray(body.entities)) return 'entities must be an array';
-  if (body.attachments !== undefined && body.attachments !== null && !Array.isArray(body.attachments)) return 'attachments must be an array';
+  // botbuilder reads (and prints) value.action.type of a card action without checking it is there.
+  if (body.type === 'invoke' && body.name === 'adaptiveCard/action' && !(isObject(body.value) && isObject(body.value.action) && typeof body.value.action.type === 'string')) {
+    return 'adaptiveCard/action needs value.action.type';
+  }
+  for (const list of ['entities', 'attachments', 'membersAdded', 'membersRemoved'] as const) {
+    if (!optional(body[list], (x) => Array.isArray(x) && x.every(isObject))) return `${list} must be a list of objects`;
+  }
   return undefined;
 }
 
