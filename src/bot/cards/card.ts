@@ -53,12 +53,14 @@ export function oneLine(text: string, max = 200): string {
 }
 
 /**
- * Text shown in a TextBlock is rendered as (a subset of) markdown by Teams; anything that came
- * from a person or from BILL is escaped so it cannot format, link or mention.
+ * Text shown in a TextBlock is rendered as (a subset of) markdown by Teams: bold, italic, lists, links.
+ * Anything that came from a person or from BILL is escaped so it cannot format or link; only the
+ * characters that start those constructs are touched, so "INV_2026-11" still reads as typed.
  */
 export function escapeMarkdown(text: string): string {
   return text
-    .replace(/[\\`*_[\]<>~]/g, (c) => `\\${c}`)
+    .replace(/[\\*[\]]/g, (c) => `\\${c}`)
+    .replace(/(^|[^\p{L}\p{N}])_|_(?=$|[^\p{L}\p{N}])/gu, (m) => m.replace('_', '\\_'))
     .replace(/^(\s*)([#>+-]|\d+\.)(?=\s)/gm, (_m, ws: string, mark: string) => `${ws}\\${mark}`)
     .replace(/\r?\n/g, ' ');
 }
@@ -92,9 +94,9 @@ export interface TableColumn {
   align?: 'Left' | 'Center' | 'Right';
 }
 
-/** A 1.5 Table with a header row; cells are plain strings. */
-export function table(columns: TableColumn[], rows: string[][]): CardElement {
-  const cell = (value: string, col: TableColumn, header = false): Json => ({
+/** A 1.5 Table with a header row; cells are plain strings; `rowColors` tints whole rows (overdue, failed). */
+export function table(columns: TableColumn[], rows: string[][], opts: { rowColors?: Array<'Attention' | 'Warning' | 'Good' | undefined> } = {}): CardElement {
+  const cell = (value: string, col: TableColumn, header = false, color?: string): Json => ({
     type: 'TableCell',
     items: [
       {
@@ -102,6 +104,7 @@ export function table(columns: TableColumn[], rows: string[][]): CardElement {
         text: value,
         wrap: true,
         ...(header ? { weight: 'Bolder' } : {}),
+        ...(color ? { color } : {}),
         ...(col.align && col.align !== 'Left' ? { horizontalAlignment: col.align } : {}),
       },
     ],
@@ -113,7 +116,7 @@ export function table(columns: TableColumn[], rows: string[][]): CardElement {
     columns: columns.map((c) => ({ type: 'TableColumnDefinition', width: c.width ?? 1 })),
     rows: [
       { type: 'TableRow', cells: columns.map((c) => cell(c.header, c, true)) },
-      ...rows.map((r) => ({ type: 'TableRow', cells: columns.map((c, i) => cell(r[i] ?? '', c)) })),
+      ...rows.map((r, n) => ({ type: 'TableRow', cells: columns.map((c, i) => cell(r[i] ?? '', c, false, opts.rowColors?.[n])) })),
     ],
   };
 }

@@ -9,7 +9,8 @@ export interface HelpOptions {
 }
 
 export function helpCard(commands: CommandDefinition[], opts: HelpOptions): CardReply {
-  const rows = commands.map((c) => [escapeMarkdown(c.usage), escapeMarkdown(c.description), escapeMarkdown(c.examples[0] ?? c.name)]);
+  // Command texts are ours (the registry), shown exactly as people should type them.
+  const rows = commands.map((c) => [c.usage, c.description, c.examples[0] ?? c.name]);
   const body = [
     title('billbridge commands'),
     subtitle('Mention me with a command, e.g. @billbridge bills due'),
@@ -34,8 +35,8 @@ export function unknownCommandCard(typed: string, suggestion: CommandDefinition 
   ];
   const actions = [executeAction('Show all commands', { verb: 'run', command: 'help' })];
   if (suggestion) {
-    body.push(text(`Did you mean **${escapeMarkdown(suggestion.usage)}**? ${escapeMarkdown(suggestion.description)}`));
-    body.push(text(`Example: ${escapeMarkdown(suggestion.examples[0] ?? suggestion.name)}`, { subtle: true }));
+    body.push(text(`Did you mean **${suggestion.usage}**? ${suggestion.description}`));
+    body.push(text(`Example: ${suggestion.examples[0] ?? suggestion.name}`, { subtle: true }));
     if (!/[<[]/.test(suggestion.usage)) {
       actions.unshift(executeAction(`Run "${suggestion.name}"`, { verb: 'run', command: suggestion.name }));
     }
