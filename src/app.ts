@@ -29,6 +29,8 @@ import { Installations } from './state/conversations.js';
 import { createGraphTeams } from './graph/teams.js';
 import { Readiness } from './http/readiness.js';
 import { BillGateway } from './bill/gateway.js';
+import { PartyDirectory } from './bill/directory.js';
+import { createBillNumberIndex, createInvoiceIndex } from './bill/invoiceIndex.js';
 import { startSandbox, type RunningSandbox } from './sandbox/index.js';
 import { createHttpServer } from './http/server.js';
 
@@ -105,6 +107,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     log,
     secrets,
   });
+  // Names by id for cards, and number -> record indexes (BILL cannot filter invoices or bills by number).
+  const parties = new PartyDirectory({ bill, clock, log, ttlMs: config.cache.namesTtlS * 1000 });
+  const invoiceIndex = createInvoiceIndex({ bill, state, clock, log, onBuilt: (orgId) => parties.prime(orgId, 'customer', { priority: 'background' }) });
+  const billIndex = createBillNumberIndex({ bill, state, clock, log });
   const readiness = new Readiness().add('state', () => state.isReady()).add('bill', () => bill.ready());
 
   const services: BotServices = {
@@ -122,6 +128,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     cache,
     audit,
     bill,
+    invoiceIndex,
+    billIndex,
+    parties,
   };
   const dispatcher = new Dispatcher(services, log);
   dispatcher.addGuard(userRateGuard(memoryUserCommandRate(config.limits.userCommandsPerMinute)));

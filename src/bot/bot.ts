@@ -178,6 +178,7 @@ export class BillbridgeBot extends TeamsActivityHandler {
     }
     const result = await this.dispatcher.run({
       text: typeof activity.text === 'string' ? activity.text : '',
+      locale: activity.locale,
       scope: scopeOf(activity),
       caller: callerOf(activity),
       correlationId,
@@ -214,7 +215,7 @@ export class BillbridgeBot extends TeamsActivityHandler {
     if (data.verb === 'run') {
       const command = typeof data.command === 'string' ? data.command : '';
       const page = typeof data.page === 'number' && Number.isFinite(data.page) ? data.page : 0;
-      const result = await this.dispatcher.run({ text: command, page, scope, caller, correlationId });
+      const result = await this.dispatcher.run({ text: command, page, refresh: data.refresh === true, locale: activity.locale, scope, caller, correlationId });
       return result.reply;
     }
     const handler = this.actions.get(data.verb);

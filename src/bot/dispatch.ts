@@ -14,6 +14,10 @@ export interface CommandRequest {
   /** The command line as typed (or carried by a card button). */
   text: string;
   page?: number;
+  /** A card's Refresh button: answer from BILL rather than from a cached answer. */
+  refresh?: boolean;
+  /** The activity's locale (e.g. "de-DE"); used for numbers and dates when valid. */
+  locale?: string;
   scope: ConversationScope;
   caller: Caller;
   correlationId: string;
@@ -37,6 +41,16 @@ export type CommandGuard = (req: CommandRequest, command: CommandDefinition | un
 
 /** Sees every result (audit trail, metrics). Must not throw. */
 export type DispatchObserver = (req: CommandRequest, result: DispatchResult, durationMs: number) => void | Promise<void>;
+
+/** The activity's locale when it is a well-formed tag Intl supports (Teams sends e.g. "en-US"), else the fallback. */
+export function conversationLocale(requested: unknown, fallback: string): string {
+  if (typeof requested !== 'string' || requested.length === 0 || requested.length > 35 || !/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(requested)) return fallback;
+  try {
+    return Intl.NumberFormat.supportedLocalesOf([requested]).length > 0 ? requested : fallback;
+  } catch {
+    return fallback;
+  }
+}
 
 export function newCorrelationId(): string {
   return randomUUID().replace(/-/g, '').slice(0, 12);
@@ -111,7 +125,7 @@ export class Dispatcher {
         };
       case 'command': {
         if (!command) throw new Error(`parser returned unregistered command ${parsed.name}`);
-        const input: CommandInput = { name: command.name, args: parsed.args, argText: parsed.argText, page: Math.max(0, Math.floor(req.page ?? 0)) };
+        const input: CommandInput = { name: command.name, args: parsed.args, argText: parsed.argText, page: Math.max(0, Math.floor(req.page ?? 0)), refresh: req.refresh === true };
         return this.invoke(command, input, req, log, 'ok');
       }
     }
@@ -141,6 +155,7 @@ export class Dispatcher {
         orgId,
         correlationId: req.correlationId,
         now: new Date(this.services.clock.now()),
+        locale: conversationLocale(req.locale, this.services.config.locale),
         services: this.services,
         log,
       });
@@ -153,6 +168,6 @@ export class Dispatcher {
   }
 
   private errorCard(err: unknown, req: CommandRequest, retryCommand?: string): CardReply {
-    return errorReply(err, { correlationId: req.correlationId, retryCommand, formatTime: this.formatTime });
+    return errorReply(err, { correlationId: req.correlationId, retryCommand, formatTime: this.formatTime, now: () => this.services.clock.now() });
   }
 }

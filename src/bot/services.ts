@@ -1,5 +1,7 @@
 // The parts a turn may use, built once in app.ts and handed to the bot; handlers never build their own.
 import type { BillGateway } from '../bill/gateway.js';
+import type { PartyDirectory } from '../bill/directory.js';
+import type { BillNumberIndex, InvoiceIndex } from '../bill/invoiceIndex.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { QueryCache } from '../cache/index.js';
@@ -37,4 +39,10 @@ export interface BotServices {
   audit: AuditTrail;
   /** BILL: `bill.org(orgId, { priority, maxWaitMs })` for AP/AR, `bill.spend()` for Spend & Expense, `bill.status()`. */
   bill: BillGateway;
+  /** Invoice number -> invoice per org (BILL cannot filter by number); webhooks keep it current with apply/remove. */
+  invoiceIndex?: InvoiceIndex;
+  /** A vendor's invoice number -> bills per org, kept like the invoice index. */
+  billIndex?: BillNumberIndex;
+  /** Vendor and customer names and currencies by id (bills and invoices carry only ids). */
+  parties?: PartyDirectory;
 }

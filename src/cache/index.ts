@@ -252,6 +252,14 @@ export class QueryCache {
     return victims.size;
   }
 
+  /** Drops one cached answer (a card's Refresh button); a load already in flight is left to finish. True when one was held. */
+  delete(orgId: string, kind: CacheKind, key: string): boolean {
+    const id = [orgId, kind, key].join(SEP);
+    const held = this.meta.has(id);
+    this.remove(id);
+    return held;
+  }
+
   /** Drops everything cached for an organisation (e.g. a team was linked to another one). */
   invalidateOrg(orgId: string): number {
     this.generations.set(orgId, (this.generations.get(orgId) ?? 0) + 1);

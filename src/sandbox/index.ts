@@ -9,12 +9,12 @@ import { controlRoutes } from './routes/control.js';
 import { eventRoutes } from './routes/events.js';
 import { spendRoutes } from './routes/spend.js';
 import { seedDemoOrg, type DemoCredentials, type SeedOptions } from './seed.js';
-import { listeningUrl, SandboxEngine, type Fault, type SandboxRoute } from './server.js';
+import { listeningUrl, SandboxEngine, type Fault, type SandboxRequest, type SandboxRoute } from './server.js';
 import { WebhookDispatcher, type WebhookOptions } from './webhooks.js';
 
 export type { DemoCredentials } from './seed.js';
 export type { SandboxStats, GateLimits } from './gate.js';
-export type { Fault, FaultKind, SandboxRoute, RouteContext, Answer } from './server.js';
+export type { Fault, FaultKind, SandboxRoute, RouteContext, Answer, SandboxRequest } from './server.js';
 export { SandboxModel, Collection, ID_PREFIX, type SandboxOrg, type SandboxUser, type SandboxSubscription, type EntityEvent } from './model.js';
 export { signBody, EVENT_CATALOG } from './webhooks.js';
 
@@ -51,6 +51,9 @@ export interface RunningSandbox {
   stats(): SandboxStats;
   /** Zeroes the counters (the list of issued sessionIds is kept for leak scans). */
   resetStats(): void;
+  /** The last BILL calls received (route, filters, sort, max, cursor, status), oldest first; a copy. */
+  requests(): SandboxRequest[];
+  clearRequests(): void;
   addFault(fault: Fault): void;
   /** Milliseconds added to every BILL call from now on. */
   setLatency(ms: number): void;
@@ -108,6 +111,10 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     webhooks,
     stats: snapshot,
     resetStats,
+    requests: () => engine.requestLog.map((r) => ({ ...r })),
+    clearRequests: () => {
+      engine.requestLog.length = 0;
+    },
     addFault: (f) => engine.control.addFault(f),
     setLatency: (ms) => engine.control.setLatency(ms),
     expireSessions: () => gate.expireAll(),

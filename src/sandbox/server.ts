@@ -82,6 +82,23 @@ export interface SandboxControl {
   defaultOrg(): SandboxOrg;
 }
 
+/** One BILL call as the sandbox received it (control calls are not logged): what a test checks filters against. */
+export interface SandboxRequest {
+  at: number;
+  /** Route label, e.g. "GET /v3/vendors". */
+  route: string;
+  /** The raw `filters`, `sort`, `max` and cursor query values, when sent. */
+  filters?: string;
+  sort?: string;
+  max?: string;
+  page?: string;
+  /** HTTP status answered (0 when the connection was dropped). */
+  status: number;
+}
+
+/** Requests kept in the log; older ones are dropped first. */
+export const REQUEST_LOG_LIMIT = 20_000;
+
 interface CompiledRoute extends SandboxRoute {
   regex: RegExp;
   keys: string[];
@@ -119,6 +136,8 @@ export class SandboxEngine {
   private faults: Array<Fault & { remaining: number }> = [];
   private latencyMs: number;
   readonly control: SandboxControl;
+  /** The last REQUEST_LOG_LIMIT BILL calls, oldest first. */
+  readonly requestLog: SandboxRequest[] = [];
 
   constructor(private readonly deps: EngineDeps) {
     this.routes = deps.routes.map(compile);
@@ -185,6 +204,17 @@ export class SandboxEngine {
       stats.requests++;
       const label = route?.label ?? `${method} (unmatched)`;
       stats.requestsByPath[label] = (stats.requestsByPath[label] ?? 0) + 1;
+      const q = url.searchParams;
+      const logged: SandboxRequest = { at: this.deps.clock.now(), route: label, status: 0 };
+      for (const k of ['filters', 'sort', 'max', 'page'] as const) {
+        const v = q.get(k) ?? (k === 'page' ? q.get('nextPage') : null);
+        if (v !== null) logged[k] = v;
+      }
+      if (this.requestLog.length >= REQUEST_LOG_LIMIT) this.requestLog.splice(0, this.requestLog.length - REQUEST_LOG_LIMIT + 1);
+      this.requestLog.push(logged);
+      res.once('finish', () => {
+        logged.status = res.statusCode;
+      });
     }
     let release: (() => void) | undefined;
     try {

@@ -18,6 +18,8 @@ export interface ErrorContext {
   retryCommand?: string;
   /** Formats an instant for the person (time zone aware), e.g. "11:00". */
   formatTime?: (ms: number) => string;
+  /** The app clock (tests pin it); Date.now by default. */
+  now?: () => number;
 }
 
 function seconds(ms: number): number {
@@ -44,7 +46,7 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
     );
   }
   if (err instanceof LimitExceeded) {
-    const when = ctx.formatTime ? ctx.formatTime(Date.now() + err.retryInMs) : undefined;
+    const when = ctx.formatTime ? ctx.formatTime((ctx.now?.() ?? Date.now()) + err.retryInMs) : undefined;
     switch (err.reason) {
       case 'hourly':
         return adaptiveCard(withRef([title('BILL hourly limit reached'), text(`This organisation has used its BILL API requests for this hour. They reset at ${when ?? 'the top of the hour'} (in about ${Math.ceil(err.retryInMs / 60_000)} min).`)], ctx), {

@@ -2,6 +2,8 @@
 import type { BudgetSnapshot } from '../../limits/types.js';
 import { budgetsSection, cacheSection, statusCard, type StatusCardOptions, type StatusSection } from '../cards/status.js';
 import { SANDBOX_NOTE } from './help.js';
+import { auditSection, billSection } from '../cards/billStatus.js';
+import { conversationSection } from '../conversationStatus.js';
 import type { CommandContext, CommandDefinition } from './types.js';
 
 /** Builds one section of the status card; undefined leaves it out. Sections appear in this list's order. */
@@ -28,13 +30,24 @@ const budgets: StatusSectionBuilder = (ctx, opts) =>
 
 const cache: StatusSectionBuilder = (ctx, opts) => cacheSection(ctx.services.cache.stats(), opts);
 
+/** This conversation: binding, install record, Graph's view of the team. */
+const conversation: StatusSectionBuilder = (ctx, opts) => conversationSection(ctx, opts);
+
+/** BILL: backend, connectivity, this org's session age and sign-ins, S&E, the number indexes. */
+const bill: StatusSectionBuilder = (ctx, opts) => {
+  const indexes = ctx.orgId ? [ctx.services.invoiceIndex?.info(ctx.orgId), ctx.services.billIndex?.info(ctx.orgId)].filter((i) => i !== undefined) : [];
+  return billSection(ctx.services.bill.status(), ctx.orgId, indexes, opts);
+};
+
+const audit: StatusSectionBuilder = (ctx) => auditSection(ctx.services.audit.location);
+
 /** The card's sections, top to bottom. */
-export const STATUS_SECTIONS: readonly StatusSectionBuilder[] = [budgets, cache];
+export const STATUS_SECTIONS: readonly StatusSectionBuilder[] = [conversation, bill, budgets, cache, audit];
 
 export const statusCommand: CommandDefinition = {
   name: 'status',
   usage: 'status',
-  description: 'How busy billbridge is: BILL, Graph and Teams budgets, cache and version',
+  description: 'This team\'s BILL organisation, BILL connectivity and session, budgets, cache and version',
   examples: ['status'],
   upstream: false,
   rank: 80,

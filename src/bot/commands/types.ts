@@ -36,6 +36,8 @@ export interface CommandInput {
   argText: string;
   /** Zero-based page of a long list (Show more). */
   page: number;
+  /** True when a card's Refresh button asked for it: answer from BILL, not from a cached answer. */
+  refresh?: boolean;
 }
 
 export interface CommandContext {
@@ -47,6 +49,8 @@ export interface CommandContext {
   correlationId: string;
   /** Start of the turn. */
   now: Date;
+  /** The conversation's locale (the activity's, when valid), else BOT_LOCALE: numbers and dates on cards. */
+  locale?: string;
   services: BotServices;
   log: Logger;
 }

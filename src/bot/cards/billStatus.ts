@@ -1,0 +1,64 @@
+// Status card sections about BILL: which backend, whether it answers, this organisation's session and indexes; and
+// where the audit log is. Pure: the status command gathers the data.
+import type { BillStatus } from '../../bill/gateway.js';
+import type { IndexInfo } from '../../bill/invoiceIndex.js';
+import { escapeMarkdown, facts, text } from './card.js';
+import { dateTime, type FormatOptions } from './format.js';
+import type { StatusSection } from './status.js';
+
+/** "3 min", "2 h 5 min", "40 s". */
+export function duration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const min = Math.floor(s / 60);
+  if (min < 60) return `${min} min`;
+  const h = Math.floor(min / 60);
+  return min % 60 ? `${h} h ${min % 60} min` : `${h} h`;
+}
+
+function host(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'unknown';
+  }
+}
+
+export function billSection(status: BillStatus, orgId: string | undefined, indexes: IndexInfo[], opts: FormatOptions): StatusSection {
+  const rows: Array<[string, string]> = [];
+  rows.push(['Backend', status.backend === 'sandbox' ? `embedded sandbox at ${host(status.baseUrl)} (demo organisation, simulated data)` : `BILL at ${host(status.baseUrl)}`]);
+  rows.push(['Connectivity', status.reachable ? 'reachable' : 'failing — see the last error below']);
+  const session = orgId ? status.sessions.find((s) => s.orgId === orgId) : undefined;
+  if (!orgId) {
+    rows.push(['Session', 'no organisation bound here']);
+  } else if (!session) {
+    rows.push(['Session', 'not signed in yet (signs in on the first command)']);
+  } else {
+    rows.push([
+      'Session',
+      session.loggedIn && session.sessionAgeMs !== undefined
+        ? `signed in ${duration(session.sessionAgeMs)} ago, idle ${duration(session.idleMs ?? 0)} (BILL ends sessions after 35 idle min)`
+        : 'signed out (signs in again on the next command)',
+    ]);
+    rows.push(['Sign-ins', `${session.logins} since start · ${status.loginsLastHour} in the last hour for the dev key (BILL allows 200)`]);
+    if (session.lastError) {
+      const when = dateTime(session.lastError.at, opts);
+      const cleared = session.lastSuccessAt !== undefined && session.lastSuccessAt >= session.lastError.at;
+      rows.push(['Last error', `${session.lastError.code ?? session.lastError.category} (${session.lastError.category}) at ${when}${cleared ? ', answered since' : ''}`]);
+    }
+  }
+  rows.push(['Spend & Expense', status.spendConfigured ? 'API token configured' : 'not configured (BILL_SPEND_API_TOKEN)']);
+  for (const ix of indexes) {
+    rows.push([
+      `${ix.kind === 'invoices' ? 'Invoice' : 'Bill'} index`,
+      ix.complete ? `${ix.records.toLocaleString(opts.locale)} records, updated ${dateTime(ix.refreshedAt, opts)}` : `building (${ix.records.toLocaleString(opts.locale)} so far)`,
+    ]);
+  }
+  const items = [facts(rows.map(([k, v]) => [k, escapeMarkdown(v)] as [string, string]))];
+  if (!status.reachable) items.push(text('billbridge cannot talk to BILL right now: commands that need BILL will fail until it answers again.', { color: 'Attention' }));
+  return { title: 'BILL', items, summary: status.reachable ? undefined : 'BILL unreachable' };
+}
+
+export function auditSection(location: string): StatusSection {
+  return { title: 'Audit log', items: [text(`Every command and admin action is appended to ${escapeMarkdown(location)}.`, { subtle: true })] };
+}

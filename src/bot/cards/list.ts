@@ -1,0 +1,89 @@
+// The list card every list command answers with: totals over all rows, the rows of one page (10), Show more and
+// Refresh buttons that re-run the command and replace the card in place, "as of" in the footer, plain empty states.
+// Every string passed in is plain text and is escaped here.
+import { adaptiveCard, escapeMarkdown, executeAction, facts, footer, subtitle, table, text, title, type CardAction, type CardElement, type CardReply, type TableColumn } from './card.js';
+import { clockTime, type FormatOptions } from './format.js';
+import type { Tone } from './words.js';
+
+export const LIST_PAGE_SIZE = 10;
+
+export interface ListNote {
+  text: string;
+  tone?: Tone;
+  subtle?: boolean;
+}
+
+export interface ListCardSpec {
+  title: string;
+  subtitle?: string;
+  /** Label/value lines over every row (totals, counts), shown above the table. */
+  totals?: Array<[string, string]>;
+  /** Lines under the totals (e.g. the overdue bills line of `bills due`). */
+  notes?: ListNote[];
+  columns: TableColumn[];
+  /** Every row, in order; only the requested page is put on the card. */
+  rows: string[][];
+  /** A tone per row (same order as rows), e.g. Attention for overdue ones. */
+  tones?: Tone[];
+  /** Zero-based page (the Show more button asks for the next). */
+  page: number;
+  /** What the rows are, plural: "bills" -> "Showing 11–20 of 34 bills". */
+  noun: string;
+  /** Said instead of an empty table, e.g. "No bills due in the next 7 days." */
+  empty: string;
+  /** The command line Show more and Refresh run, e.g. "bills due 14". */
+  command: string;
+  /** When the data was fetched from BILL. */
+  asOf: number;
+  fmt: FormatOptions;
+  /** Extra footer parts (truncation, "Demo organisation — simulated data"). */
+  footnotes?: Array<string | undefined>;
+  /** The one-line summary for notifications and screen readers. */
+  summary: string;
+  /** More buttons after Show more (e.g. "Show overdue bills"). */
+  actions?: CardAction[];
+  pageSize?: number;
+}
+
+/** The "as of 10:42" footer with any extra notes, plain text in. */
+export function asOfFooter(asOf: number, fmt: FormatOptions, notes: Array<string | undefined> = []): CardElement {
+  return footer([`As of ${clockTime(asOf, fmt)}`, ...notes.filter((n): n is string => !!n).map(escapeMarkdown)].join(' · '));
+}
+
+export function refreshAction(command: string, page = 0): CardAction {
+  return executeAction('Refresh', { verb: 'run', command, page, refresh: true });
+}
+
+export function listCard(spec: ListCardSpec): CardReply {
+  const size = spec.pageSize ?? LIST_PAGE_SIZE;
+  const total = spec.rows.length;
+  const pages = Math.max(1, Math.ceil(total / size));
+  const page = Math.min(Math.max(0, Math.floor(spec.page)), pages - 1);
+  const body: CardElement[] = [title(escapeMarkdown(spec.title))];
+  if (spec.subtitle) body.push(subtitle(escapeMarkdown(spec.subtitle)));
+  if (spec.totals && spec.totals.length > 0) body.push(facts(spec.totals.map(([k, v]) => [escapeMarkdown(k), escapeMarkdown(v)])));
+  for (const note of spec.notes ?? []) body.push(text(escapeMarkdown(note.text), { color: note.tone, subtle: note.subtle }));
+  const actions: CardAction[] = [];
+  if (total === 0) {
+    body.push(text(escapeMarkdown(spec.empty), { separator: true }));
+  } else {
+    const from = page * size;
+    const shown = spec.rows.slice(from, from + size);
+    body.push(
+      table(
+        spec.columns.map((c) => ({ ...c, header: escapeMarkdown(c.header) })),
+        shown.map((r) => r.map((cell) => escapeMarkdown(cell))),
+        { rowColors: spec.tones?.slice(from, from + size) },
+      ),
+    );
+    if (total > size) {
+      body.push(text(`Showing ${(from + 1).toLocaleString(spec.fmt.locale)}–${(from + shown.length).toLocaleString(spec.fmt.locale)} of ${total.toLocaleString(spec.fmt.locale)} ${escapeMarkdown(spec.noun)}`, { subtle: true, size: 'Small' }));
+      if (page < pages - 1) actions.push(executeAction('Show more', { verb: 'run', command: spec.command, page: page + 1 }));
+      else actions.push(executeAction('Back to the first page', { verb: 'run', command: spec.command, page: 0 }));
+    }
+  }
+  actions.push(...(spec.actions ?? []));
+  actions.push(refreshAction(spec.command, total === 0 ? 0 : page));
+  body.push(asOfFooter(spec.asOf, spec.fmt, spec.footnotes));
+  return adaptiveCard(body, { summary: spec.summary, actions });
+}

@@ -1,0 +1,112 @@
+// What the finance commands share: the bound org, "today" and formats for this conversation, cached answers that a
+// card's Refresh button can bypass, names and currencies by id, argument parsing that says what it understood.
+import type { PartyDirectory, PartyInfo, PartyKind } from '../../bill/directory.js';
+import type { BillNumberIndex, InvoiceIndex } from '../../bill/invoiceIndex.js';
+import type { BillOrgClient } from '../../bill/api.js';
+import type { Cached, CacheKind, EntityDep } from '../../cache/index.js';
+import { InputError, NotBound } from '../../errors.js';
+import { dateInZone, type FormatOptions } from '../cards/format.js';
+import { SANDBOX_NOTE } from './help.js';
+import type { CommandContext } from './types.js';
+
+/** The BILL organisation this conversation is bound to (NotBound -> the "link" card). */
+export function boundOrg(ctx: CommandContext): string {
+  if (!ctx.orgId) throw new NotBound();
+  return ctx.orgId;
+}
+
+/** Locale of the conversation (activity, else BOT_LOCALE) and BOT_TIMEZONE. */
+export function formatOf(ctx: CommandContext): FormatOptions {
+  return { locale: ctx.locale ?? ctx.services.config.locale, timeZone: ctx.services.config.timeZone };
+}
+
+/** Today's date where the team is (BOT_TIMEZONE): "due today" means today there. */
+export function todayOf(ctx: CommandContext): string {
+  return dateInZone(ctx.now, ctx.services.config.timeZone);
+}
+
+/** "Demo organisation — simulated data" when the embedded sandbox stands in for BILL. */
+export function demoNote(ctx: CommandContext): string | undefined {
+  return ctx.services.backend.kind === 'sandbox' ? SANDBOX_NOTE : undefined;
+}
+
+/** AP/AR client of the bound org for a person waiting in a channel. */
+export function orgClient(ctx: CommandContext, orgId: string): BillOrgClient {
+  return ctx.services.bill.org(orgId, { priority: 'interactive' });
+}
+
+/** How long a command may wait on an index build or refresh before it answers with what it has. */
+export function answerWaitMs(ctx: CommandContext): number {
+  return ctx.services.config.limits.commandWaitMs;
+}
+
+/**
+ * A cached answer for this org; identical questions in flight share one load. A card's Refresh button drops the
+ * cached answer first, so the person sees BILL's data as of now.
+ */
+export async function cachedAnswer<T>(ctx: CommandContext, orgId: string, kind: CacheKind, key: string, load: () => Promise<T>, entities: EntityDep[]): Promise<Cached<T>> {
+  if (ctx.input.refresh) ctx.services.cache.delete(orgId, kind, key);
+  return ctx.services.cache.get(orgId, kind, key, load, { entities });
+}
+
+function need<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`${what} is not configured`);
+  return value;
+}
+
+export function partiesOf(ctx: CommandContext): PartyDirectory {
+  return need(ctx.services.parties, 'the party directory');
+}
+
+export function invoiceIndexOf(ctx: CommandContext): InvoiceIndex {
+  return need(ctx.services.invoiceIndex, 'the invoice index');
+}
+
+export function billIndexOf(ctx: CommandContext): BillNumberIndex {
+  return need(ctx.services.billIndex, 'the bill index');
+}
+
+/** Names and currencies for these vendor/customer ids (one call per 100 unknown ids, then kept for an hour). */
+export function resolveParties(ctx: CommandContext, orgId: string, kind: PartyKind, ids: Iterable<string>): Promise<Map<string, PartyInfo>> {
+  return partiesOf(ctx).resolve(orgId, kind, ids, { priority: 'interactive' });
+}
+
+/** Commands without arguments refuse extra words rather than silently ignoring a filter the person meant. */
+export function noArguments(ctx: CommandContext, hint: string): void {
+  if (ctx.input.argText.trim() !== '') {
+    throw new InputError(`"${ctx.input.name}" doesn't take anything after it`, hint, `${ctx.input.name} ${ctx.input.argText}`);
+  }
+}
+
+/**
+ * A whole number argument in [min, max] ("14", "14 days", "14d"), or the default when there is none.
+ * Anything else is an InputError naming what was understood.
+ */
+export function countArgument(ctx: CommandContext, opts: { min: number; max: number; fallback: number; unit: string; hint: string }): number {
+  const args = ctx.input.args;
+  if (args.length === 0) return opts.fallback;
+  const joined = args.join(' ').toLowerCase();
+  const m = /^(\d{1,6})\s*(?:d|days?|payments?)?$/.exec(joined);
+  const understood = `${ctx.input.name} ${ctx.input.argText}`;
+  if (!m) throw new InputError(`I can't read "${shorten(ctx.input.argText)}" as a number of ${opts.unit}`, opts.hint, understood);
+  const n = Number(m[1]);
+  if (n < opts.min || n > opts.max) throw new InputError(`${n} is out of range: use ${opts.min} to ${opts.max} ${opts.unit}`, opts.hint, understood);
+  return n;
+}
+
+/** A name or number typed after a command, without surrounding quotes or a stray trailing colon. */
+export function textArgument(ctx: CommandContext): string {
+  let s = ctx.input.argText.trim();
+  const pairs: Array<[string, string]> = [['"', '"'], ["'", "'"], ['“', '”'], ['‘', '’'], ['«', '»']];
+  for (const [open, close] of pairs) {
+    if (s.length >= 2 && s.startsWith(open) && s.endsWith(close)) {
+      s = s.slice(open.length, s.length - close.length).trim();
+      break;
+    }
+  }
+  return s;
+}
+
+export function shorten(s: string, max = 60): string {
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}

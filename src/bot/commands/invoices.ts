@@ -1,0 +1,92 @@
+// `invoice <number>` and `invoices overdue`: accounts receivable from the invoice index.
+//
+// BILL cannot filter invoices by invoiceNumber, status or dueDate (the filterable fields are id, archived, customerId,
+// createdTime, updatedTime), so both answers come from the org's invoice index: a warm `invoice` lookup costs one
+// GET of the invoice, and aging costs one incremental refresh, whatever the organisation's size.
+import { BillApiError, InputError } from '../../errors.js';
+import { normalizeNumber } from '../../bill/invoiceIndex.js';
+import type { Invoice } from '../../bill/types.js';
+import { queryKey } from '../../cache/index.js';
+import { indexBuildingCard, invoiceCard, invoicesOverdueCard, isOverdue } from '../cards/invoices.js';
+import type { CommandDefinition } from './types.js';
+import { answerWaitMs, boundOrg, cachedAnswer, demoNote, formatOf, invoiceIndexOf, noArguments, orgClient, resolveParties, shorten, textArgument, todayOf } from './finance.js';
+
+const INVOICE_HINT = 'Type **invoice** and the invoice number, e.g. **invoice 1042**. To see a customer\'s open invoices, type **customer <name>**.';
+
+export const invoiceCommand: CommandDefinition = {
+  name: 'invoice',
+  usage: 'invoice <number>',
+  description: 'An invoice you sent: customer, dates, total, amount due, status and payments received',
+  examples: ['invoice 1042'],
+  upstream: true,
+  rank: 20,
+  async run(ctx) {
+    const typed = textArgument(ctx);
+    if (typed === '') throw new InputError('Which invoice?', INVOICE_HINT);
+    if (typed.length > 100) throw new InputError('That is too long for an invoice number', INVOICE_HINT, `invoice ${shorten(typed)}`);
+    const orgId = boundOrg(ctx);
+    const fmt = formatOf(ctx);
+    const note = demoNote(ctx);
+    const index = invoiceIndexOf(ctx);
+    const result = await index.lookup(orgId, typed, { waitMs: answerWaitMs(ctx) });
+    if (result.state === 'building') return indexBuildingCard({ what: 'invoices', indexed: result.indexed, command: `invoice ${typed}`, fmt, asOf: ctx.now.getTime(), note });
+    const notFound = () => new InputError(`No invoice ${shorten(typed)}`, 'Check the number on the invoice. To see a customer\'s open invoices, type **customer <name>**.', `invoice ${typed}`);
+    if (result.state === 'missing') throw notFound();
+    // Numbers are unique in BILL (a duplicate is refused); if history left two, the live one wins.
+    const row = [...result.rows].sort((a, b) => Number(a.archived) - Number(b.archived) || b.updatedTime.localeCompare(a.updatedTime))[0]!;
+    let got;
+    try {
+      got = await cachedAnswer(ctx, orgId, 'object', queryKey('invoice', { id: row.id }), () => orgClient(ctx, orgId).invoices.get(row.id), [{ entity: 'invoice', id: row.id }]);
+    } catch (err) {
+      if (err instanceof BillApiError && err.category === 'notFound') {
+        await index.remove(orgId, row.id);
+        throw notFound();
+      }
+      throw err;
+    }
+    const invoice: Invoice = got.value;
+    await index.apply(orgId, invoice);
+    if (normalizeNumber(invoice.invoiceNumber ?? '') !== normalizeNumber(typed)) throw notFound();
+    const customers = await resolveParties(ctx, orgId, 'customer', [invoice.customerId]);
+    return invoiceCard({
+      invoice,
+      command: `invoice ${typed}`,
+      today: todayOf(ctx),
+      fmt,
+      asOf: got.fetchedAt,
+      customerOf: (id) => customers.get(id),
+      note,
+    });
+  },
+};
+
+export const invoicesOverdueCommand: CommandDefinition = {
+  name: 'invoices overdue',
+  usage: 'invoices overdue',
+  description: 'Overdue receivables by customer, aged 1–30, 31–60, 61–90 and 90+ days, with totals',
+  examples: ['invoices overdue'],
+  upstream: true,
+  rank: 40,
+  async run(ctx) {
+    noArguments(ctx, 'Type **invoices overdue** on its own; for one customer type **customer <name>**.');
+    const orgId = boundOrg(ctx);
+    const fmt = formatOf(ctx);
+    const note = demoNote(ctx);
+    const today = todayOf(ctx);
+    const maxAgeMs = ctx.input.refresh ? 0 : ctx.services.config.cache.listTtlS * 1000;
+    const answer = await invoiceIndexOf(ctx).rows(orgId, { maxAgeMs, waitMs: answerWaitMs(ctx) });
+    if ('building' in answer) return indexBuildingCard({ what: 'invoices', indexed: answer.building, command: 'invoices overdue', fmt, asOf: ctx.now.getTime(), note });
+    const overdue = answer.rows.filter((i) => isOverdue(i, today));
+    const customers = await resolveParties(ctx, orgId, 'customer', overdue.map((i) => i.customerId));
+    return invoicesOverdueCard({
+      invoices: overdue,
+      today,
+      fmt,
+      asOf: answer.refreshedAt,
+      customerOf: (id) => customers.get(id),
+      page: ctx.input.page,
+      command: 'invoices overdue',
+      note,
+    });
+  },
+};

@@ -1,0 +1,174 @@
+// npm run gallery: writes build/gallery.html — every card billbridge sends (demo data, empty and error states),
+// rendered in the browser by Microsoft's adaptivecards renderer with a Teams-like host config, light and dark.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { galleryCards, type GalleryCard } from './galleryCards.js';
+
+const require = createRequire(import.meta.url);
+
+/** Teams-like host configs (Segoe UI, Teams colours, up to 6 buttons in a row), light and dark. */
+export function teamsHostConfig(theme: 'light' | 'dark'): Record<string, unknown> {
+  const dark = theme === 'dark';
+  const fg = (normal: string, subtle: string) => ({ default: normal, subtle });
+  const colors = {
+    default: fg(dark ? '#FFFFFF' : '#242424', dark ? '#ADADAD' : '#616161'),
+    dark: fg('#242424', '#616161'),
+    light: fg('#FFFFFF', '#D1D1D1'),
+    accent: fg(dark ? '#A6A7DC' : '#5B5FC7', dark ? '#8B8CC7' : '#6264A7'),
+    good: fg(dark ? '#92C353' : '#237B4B', dark ? '#6BB700' : '#2E7D32'),
+    warning: fg(dark ? '#F8D22A' : '#835C00', dark ? '#E3B505' : '#A07100'),
+    attention: fg(dark ? '#F1707B' : '#C4314B', dark ? '#E37D80' : '#A4262C'),
+  };
+  const style = (bg: string) => ({ backgroundColor: bg, foregroundColors: colors });
+  return {
+    supportsInteractivity: true,
+    fontFamily: "'Segoe UI', 'Segoe UI Web (West European)', -apple-system, BlinkMacSystemFont, Roboto, 'Helvetica Neue', sans-serif",
+    spacing: { small: 4, default: 8, medium: 16, large: 20, extraLarge: 24, padding: 16 },
+    separator: { lineThickness: 1, lineColor: dark ? '#3D3D3D' : '#E0E0E0' },
+    fontSizes: { small: 12, default: 14, medium: 14, large: 18, extraLarge: 24 },
+    fontWeights: { lighter: 200, default: 400, bolder: 600 },
+    containerStyles: {
+      default: style(dark ? '#292929' : '#FFFFFF'),
+      emphasis: style(dark ? '#1F1F1F' : '#F5F5F5'),
+      accent: style(dark ? '#2F2F4A' : '#E8EBFA'),
+      good: style(dark ? '#0D2E0D' : '#E7F2DA'),
+      attention: style(dark ? '#3E1F25' : '#FDE7E9'),
+      warning: style(dark ? '#463100' : '#FBF6D9'),
+    },
+    actions: { maxActions: 6, spacing: 'default', buttonSpacing: 8, showCard: { actionMode: 'inline', inlineTopMargin: 16 }, actionsOrientation: 'horizontal', actionAlignment: 'left' },
+    adaptiveCard: { allowCustomStyle: true },
+    table: { cellSpacing: 8 },
+    textBlock: { headingLevel: 2 },
+  };
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+/** JSON safe to embed in a <script> block (no "</script>", no U+2028/9 surprises). */
+function scriptJson(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+}
+
+/**
+ * Runs in the page: renders every card twice, with the light and the dark host config, and shows the data a clicked
+ * button would send. Plain browser JavaScript kept as text (String.raw: backslashes are the regex's own).
+ */
+const BROWSER_SCRIPT = String.raw`
+function renderGallery(items, hostConfigs) {
+  var AC = window.AdaptiveCards;
+  function esc(s) {
+    return String(s).replace(/[&<>"']/g, function (c) { return { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]; });
+  }
+  // The markdown Teams renders in a TextBlock, enough for these cards: backslash escapes, **bold**, _italic_.
+  AC.AdaptiveCard.onProcessMarkdown = function (text, result) {
+    var stash = [];
+    var out = String(text).replace(/\\(.)/g, function (_m, c) { stash.push(c); return '\u0000' + (stash.length - 1) + '\u0000'; });
+    out = esc(out).replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>').replace(/(^|\s)_([^_]+)_(?=\s|$)/g, '$1<em>$2</em>');
+    out = out.replace(/\u0000(\d+)\u0000/g, function (_m, i) { return esc(stash[Number(i)]); });
+    result.outputHtml = out;
+    result.didProcess = true;
+  };
+  var main = document.getElementById('cards');
+  var clicked = document.getElementById('clicked');
+  var group = null;
+  items.forEach(function (item) {
+    if (item.group !== group) {
+      group = item.group;
+      var h = document.createElement('h2');
+      h.id = encodeURIComponent(group);
+      h.textContent = group;
+      main.appendChild(h);
+    }
+    var entry = document.createElement('section');
+    entry.className = 'entry';
+    entry.innerHTML = '<h3>' + esc(item.name) + '</h3><div class="meta">' + esc(item.summary) + ' · ' + (item.bytes / 1024).toFixed(1) + ' KB</div>';
+    var pair = document.createElement('div');
+    pair.className = 'pair';
+    ['light', 'dark'].forEach(function (theme) {
+      var frame = document.createElement('div');
+      frame.className = 'frame ' + theme;
+      try {
+        var card = new AC.AdaptiveCard();
+        card.hostConfig = new AC.HostConfig(hostConfigs[theme]);
+        card.onExecuteAction = function (action) {
+          clicked.style.display = 'block';
+          clicked.textContent = (action.verb ? action.verb + ' ' : '') + JSON.stringify(action.data);
+        };
+        card.parse(item.card);
+        frame.appendChild(card.render());
+      } catch (e) {
+        frame.innerHTML = '<div class="error">Could not render: ' + esc(e && e.message) + '</div>';
+      }
+      pair.appendChild(frame);
+    });
+    entry.appendChild(pair);
+    main.appendChild(entry);
+  });
+}
+`;
+
+export function galleryHtml(cards: GalleryCard[], rendererJs: string, title = 'billbridge card gallery'): string {
+  const items = cards.map((c) => ({ group: c.group, name: c.name, summary: c.reply.summary, bytes: Buffer.byteLength(JSON.stringify(c.reply.card)), card: c.reply.card }));
+  const groups = [...new Set(items.map((i) => i.group))];
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>
+  body { margin: 0; font-family: 'Segoe UI', -apple-system, Roboto, sans-serif; background: #f0f0f0; color: #242424; }
+  header { padding: 16px 24px; background: #464775; color: #fff; }
+  header h1 { margin: 0; font-size: 20px; font-weight: 600; }
+  header p { margin: 4px 0 0; font-size: 13px; opacity: .85; }
+  nav { padding: 8px 24px; font-size: 13px; }
+  nav a { margin-right: 12px; color: #464775; }
+  h2 { margin: 24px 24px 8px; font-size: 16px; }
+  .entry { margin: 0 24px 24px; }
+  .entry h3 { font-size: 14px; margin: 0 0 4px; }
+  .meta { font-size: 12px; color: #616161; margin-bottom: 8px; }
+  .pair { display: grid; grid-template-columns: 1fr 1fr; gap: 16px; }
+  .frame { border-radius: 6px; padding: 12px; overflow: hidden; }
+  .frame.light { background: #fff; border: 1px solid #e0e0e0; }
+  .frame.dark { background: #292929; border: 1px solid #3d3d3d; }
+  .frame .ac-pushButton { border-radius: 4px; padding: 5px 12px; font-family: inherit; font-size: 14px; font-weight: 600; cursor: pointer; }
+  .frame.light .ac-pushButton { background: #fff; color: #242424; border: 1px solid #d1d1d1; }
+  .frame.dark .ac-pushButton { background: #292929; color: #fff; border: 1px solid #666; }
+  .error { color: #c4314b; font-size: 12px; }
+  #clicked { position: fixed; bottom: 12px; right: 12px; max-width: 420px; background: #242424; color: #fff; padding: 8px 12px; border-radius: 6px; font: 12px monospace; display: none; }
+  @media (max-width: 900px) { .pair { grid-template-columns: 1fr; } }
+</style>
+</head>
+<body>
+<header><h1>${escapeHtml(title)}</h1><p>${items.length} cards · Adaptive Cards 1.5 rendered by Microsoft's adaptivecards renderer with a Teams-like host config, light and dark · demo organisation, simulated data</p></header>
+<nav>${groups.map((g) => `<a href="#${encodeURIComponent(g)}">${escapeHtml(g)}</a>`).join('')}</nav>
+<main id="cards"></main>
+<div id="clicked"></div>
+<script>${rendererJs.replace(/<\/script/gi, '<\\/script')}</script>
+<script>${BROWSER_SCRIPT}
+renderGallery(${scriptJson(items)}, { light: ${scriptJson(teamsHostConfig('light'))}, dark: ${scriptJson(teamsHostConfig('dark'))} });</script>
+</body>
+</html>
+`;
+}
+
+/** The renderer's browser bundle, inlined so the page works offline and from file://. */
+export function rendererBundle(): string {
+  return readFileSync(require.resolve('adaptivecards/dist/adaptivecards.min.js'), 'utf8');
+}
+
+function main(): void {
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+  const out = resolve(root, 'build', 'gallery.html');
+  const pkg = JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')) as { version?: string };
+  const cards = galleryCards({ version: pkg.version });
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, galleryHtml(cards, rendererBundle()));
+  process.stdout.write(`Wrote ${out}: ${cards.length} cards, light and dark.\n`);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

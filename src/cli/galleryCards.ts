@@ -1,0 +1,191 @@
+// Every card billbridge sends, filled from the embedded sandbox's demo organisation (seeded in memory, no server), plus
+// empty and error states: the gallery page renders them, and a test checks each one parses at 1.5 and stays small.
+import { ManualClock } from '../clock.js';
+import type { BillStatus } from '../bill/gateway.js';
+import type { Bill, Invoice, Vendor } from '../bill/types.js';
+import { BillApiError, DependencyUnavailable, FilterValueError, Forbidden, InputError, LimitExceeded, NotBound, NotLinked, TenantNotAllowed } from '../errors.js';
+import { SandboxModel } from '../sandbox/model.js';
+import { seedDemoOrg } from '../sandbox/seed.js';
+import type { BudgetSnapshot } from '../limits/types.js';
+import type { CardReply } from '../bot/cards/card.js';
+import { billCard, billMatchesCard, billsDueCard, billsOverdueCard, type BillLine } from '../bot/cards/bills.js';
+import { auditSection, billSection } from '../bot/cards/billStatus.js';
+import { errorReply } from '../bot/cards/errorCards.js';
+import { addDays, dateInZone, type FormatOptions } from '../bot/cards/format.js';
+import { helpCard, tooLongCard, unknownCommandCard } from '../bot/cards/help.js';
+import { indexBuildingCard, invoiceCard, invoicesOverdueCard } from '../bot/cards/invoices.js';
+import { customerCard, partyMatchesCard, vendorCard } from '../bot/cards/parties.js';
+import { paymentsCard } from '../bot/cards/payments.js';
+import { budgetsCard, reimbursementsCard, spendNotConfiguredCard, spendOverviewCard, transactionsCard } from '../bot/cards/spend.js';
+import { budgetsSection, cacheSection, statusCard, type StatusCardOptions } from '../bot/cards/status.js';
+import { welcomeCard } from '../bot/cards/welcome.js';
+import { createRegistry } from '../bot/commands/index.js';
+import { SANDBOX_NOTE } from '../bot/commands/help.js';
+import { conversationStatusFacts, type ConversationStatus } from '../bot/conversationStatus.js';
+import { facts } from '../bot/cards/card.js';
+import { rankMatches } from '../bot/commands/parties.js';
+
+export interface GalleryCard {
+  /** Section of the gallery: "Payables", "Errors"... */
+  group: string;
+  /** What the card shows, e.g. "bills due (demo organisation)". */
+  name: string;
+  reply: CardReply;
+}
+
+export interface GalleryOptions {
+  /** The instant the demo data is seeded around (default: a fixed day, so the gallery is the same every run). */
+  now?: number;
+  locale?: string;
+  timeZone?: string;
+  version?: string;
+}
+
+const DEFAULT_NOW = Date.parse('2026-03-10T15:30:00.000Z');
+
+const unpaid = (b: Bill) => !b.archived && b.paymentStatus !== 'PAID';
+const line = ({ billLineItems: _l, ...b }: Bill): BillLine => b;
+
+/** The cards, in the order the gallery shows them. */
+export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
+  const now = opts.now ?? DEFAULT_NOW;
+  const fmt: FormatOptions = { locale: opts.locale ?? 'en-US', timeZone: opts.timeZone ?? 'UTC' };
+  const version = opts.version ?? '0.0.0';
+  const model = new SandboxModel(new ManualClock(now));
+  const creds = seedDemoOrg(model);
+  const org = model.org(creds.orgId)!;
+  const today = dateInZone(now, fmt.timeZone);
+  const note = SANDBOX_NOTE;
+  const vendors = new Map(org.vendors.all().map((v) => [v.id, v]));
+  const customers = new Map(org.customers.all().map((c) => [c.id, c]));
+  const ap = { today, fmt, asOf: now, note, currencyOf: (id: string) => vendors.get(id)?.billCurrency, vendorNameOf: (id: string) => vendors.get(id)?.name };
+  const ar = { today, fmt, asOf: now, note, customerOf: (id: string) => { const c = customers.get(id); return c ? { name: c.name, currency: c.invoiceCurrency } : undefined; } };
+  const bills = org.bills.all();
+  const dueIn = (days: number) => bills.filter((b) => unpaid(b) && b.dueDate >= today && b.dueDate <= addDays(today, days)).map(line);
+  const overdue = bills.filter((b) => unpaid(b) && b.dueDate < today).map(line);
+  const cards: GalleryCard[] = [];
+  const add = (group: string, name: string, reply: CardReply) => cards.push({ group, name, reply });
+
+  // Payables
+  add('Payables', 'bills due', billsDueCard({ ...ap, days: 7, due: dueIn(7), overdue, page: 0, command: 'bills due 7' }));
+  add('Payables', 'bills due 60 — page 2', billsDueCard({ ...ap, days: 60, due: dueIn(60), overdue, page: 1, command: 'bills due 60' }));
+  add('Payables', 'bills due — nothing due, nothing overdue', billsDueCard({ ...ap, days: 0, due: [], overdue: [], page: 0, command: 'bills due 0' }));
+  add('Payables', 'bills overdue', billsOverdueCard({ ...ap, overdue, page: 0, command: 'bills overdue' }));
+  add('Payables', 'bills overdue — none', billsOverdueCard({ ...ap, overdue: [], page: 0, command: 'bills overdue' }));
+  const withApprovers = bills.find((b) => unpaid(b) && (b.approvers?.length ?? 0) > 1 && (b.billLineItems?.length ?? 0) > 1) ?? bills[0]!;
+  add('Payables', 'bill (with approvers and line items)', billCard({ ...ap, bill: withApprovers, command: `bill ${withApprovers.invoice?.invoiceNumber}` }));
+  const late = bills.find((b) => unpaid(b) && b.dueDate < today) ?? bills[0]!;
+  add('Payables', 'bill (overdue)', billCard({ ...ap, bill: late, command: `bill ${late.invoice?.invoiceNumber}` }));
+  const twins = bills.slice(0, 3).map((b, i) => line({ ...b, vendorId: bills[i * 7 % bills.length]!.vendorId, vendorName: bills[i * 7 % bills.length]!.vendorName, invoice: { invoiceNumber: 'INV-100' } }));
+  add('Payables', 'bill — several vendors used the number', billMatchesCard({ ...ap, typed: 'INV-100', bills: twins, page: 0, command: 'bill INV-100' }));
+  const payments = org.payments.all().sort((a, b) => b.processDate.localeCompare(a.processDate) || a.id.localeCompare(b.id));
+  add('Payables', 'payments', paymentsCard({ ...ap, payments: payments.slice(0, 10), limit: 10, page: 0, command: 'payments 10' }));
+  add('Payables', 'payments — none yet', paymentsCard({ ...ap, payments: [], limit: 10, page: 0, command: 'payments 10' }));
+
+  // Vendors and customers
+  const openBills = (v: Vendor) => bills.filter((b) => unpaid(b) && b.vendorId === v.id).map(line);
+  const acme = org.vendors.find((v) => v.name.startsWith('Acme'))!;
+  add('Vendors and customers', 'vendor Acme', vendorCard({ vendor: acme, openBills: openBills(acme), others: 0, typed: 'Acme', today, fmt, asOf: now, page: 0, command: 'vendor Acme', note }));
+  const sw = rankMatches('S', org.vendors.all().filter((v) => !v.archived && v.name.toLowerCase().startsWith('s')));
+  add(
+    'Vendors and customers',
+    'vendor S — several match',
+    partyMatchesCard({ kind: 'vendor', typed: 'S', matches: sw.map((v) => ({ party: v, open: openBills(v).length, openAmount: openBills(v).reduce((s, b) => s + (b.dueAmount ?? 0), 0) })), more: false, today, fmt, asOf: now, page: 0, command: 'vendor S', note }),
+  );
+  const openInvoices = (id: string) => org.invoices.all().filter((i) => i.customerId === id && !i.archived && i.status !== 'PAID' && i.dueAmount > 0);
+  const contoso = org.customers.find((c) => c.name.startsWith('Contoso'))!;
+  add('Vendors and customers', 'customer Contoso', customerCard({ customer: contoso, openInvoices: openInvoices(contoso.id), others: 0, typed: 'Contoso', today, fmt, asOf: now, page: 0, command: 'customer Contoso', note }));
+  const quiet = org.customers.all().find((c) => openInvoices(c.id).length === 0) ?? contoso;
+  add('Vendors and customers', 'customer — no open invoices', customerCard({ customer: quiet, openInvoices: [], others: 2, typed: quiet.name.slice(0, 3), today, fmt, asOf: now, page: 0, command: `customer ${quiet.name}`, note }));
+
+  // Receivables
+  const invoices = org.invoices.all();
+  const pick = (pred: (i: Invoice) => boolean) => invoices.find(pred) ?? invoices[0]!;
+  add('Receivables', 'invoice (partially paid)', invoiceCard({ ...ar, invoice: pick((i) => i.status === 'PARTIAL_PAYMENT'), command: 'invoice 1003' }));
+  add('Receivables', 'invoice (overdue)', invoiceCard({ ...ar, invoice: pick((i) => !i.archived && i.status === 'OPEN' && i.dueDate < today), command: 'invoice 1002' }));
+  add('Receivables', 'invoice (paid)', invoiceCard({ ...ar, invoice: pick((i) => i.status === 'PAID'), command: 'invoice 1004' }));
+  add('Receivables', 'invoice (archived)', invoiceCard({ ...ar, invoice: pick((i) => i.archived), command: 'invoice 1005' }));
+  add('Receivables', 'invoices overdue', invoicesOverdueCard({ ...ar, invoices, page: 0, command: 'invoices overdue' }));
+  add('Receivables', 'invoices overdue — none', invoicesOverdueCard({ ...ar, invoices: [], page: 0, command: 'invoices overdue' }));
+  add('Receivables', 'invoice — first lookup still indexing', indexBuildingCard({ what: 'invoices', indexed: 4_200, command: 'invoice 1042', fmt, asOf: now, note }));
+
+  // Spend & Expense
+  const tx = org.spend.transactions.all().filter((t) => Date.parse(t.occurredTime) >= Date.parse(`${addDays(today, -30)}T00:00:00Z`));
+  const reimbursements = org.spend.reimbursements.all();
+  const budgets = org.spend.budgets.all().filter((b) => !b.retired);
+  add('Spend & Expense', 'spend', spendOverviewCard({ transactions: tx, days: 30, reimbursements, budgets, fmt, asOf: now, note }));
+  add('Spend & Expense', 'spend transactions', transactionsCard({ transactions: tx, days: 30, fmt, asOf: now, page: 0, command: 'spend transactions', note }));
+  add('Spend & Expense', 'spend reimbursements', reimbursementsCard({ reimbursements, fmt, asOf: now, page: 0, command: 'spend reimbursements', note }));
+  add('Spend & Expense', 'spend budgets', budgetsCard({ budgets, fmt, asOf: now, page: 0, command: 'spend budgets', note }));
+  add('Spend & Expense', 'spend reimbursements — none pending', reimbursementsCard({ reimbursements: [], fmt, asOf: now, page: 0, command: 'spend reimbursements', note }));
+  add('Spend & Expense', 'spend — no API token configured', spendNotConfiguredCard());
+
+  // The bot itself
+  const registry = createRegistry();
+  add('billbridge', 'help', helpCard(registry.forScope('channel'), { note, version }));
+  add('billbridge', 'unknown command with a suggestion', unknownCommandCard('bils due', registry.get('bills due')));
+  add('billbridge', 'unknown command', unknownCommandCard('what is the weather', undefined));
+  add('billbridge', 'message too long', tooLongCard(4_200, 1_000));
+  const statusOpts: StatusCardOptions = { ...fmt, version, now, note };
+  const conversation: ConversationStatus = {
+    mode: 'single',
+    binding: { state: 'bound', orgId: org.id, source: 'deployment' },
+    install: { recorded: true, installedAt: now - 86_400_000, name: 'Finance', aadGroupId: undefined },
+    graph: { state: 'skipped', reason: 'local mode: no MicrosoftAppId, so Graph is not called' },
+  };
+  const billStatus: BillStatus = {
+    backend: 'sandbox',
+    baseUrl: 'http://127.0.0.1:4010/connect',
+    sessions: [{ orgId: org.id, loggedIn: true, sessionAgeMs: 14 * 60_000, idleMs: 40_000, logins: 2, lastSuccessAt: now - 40_000, lastError: { category: 'session', code: 'BDC_1109', at: now - 20 * 60_000 } }],
+    loginsLastHour: 2,
+    spendConfigured: true,
+    reachable: true,
+  };
+  const budgetRows: BudgetSnapshot[] = [
+    { budget: 'bill.requests', key: 'k1a2b3c4d5e6f', limit: 20_000, used: 412, remaining: 19_588, queued: 0, running: 1, rejected: 0, windowMs: 3_600_000 },
+    { budget: 'bill.concurrency', key: `k1a2b3c4d5e6f/${org.id}`, limit: 3, used: 1, remaining: 2, queued: 0, running: 1, rejected: 0 },
+    { budget: 'spend.requests', key: 'k9f8e7d6c5b4a', limit: 60, used: 3, remaining: 57, queued: 0, running: 0, rejected: 0, windowMs: 60_000 },
+    { budget: 'connector.thread', key: '*', limit: 7, used: 1, remaining: 6, queued: 0, running: 0, rejected: 0, windowMs: 1_000, keys: 4 },
+  ];
+  add(
+    'billbridge',
+    'status',
+    statusCard(
+      [
+        { title: 'This team', items: [facts(conversationStatusFacts(conversation, (ms) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ')))] },
+        billSection(billStatus, org.id, [{ kind: 'invoices', records: invoices.length, complete: true, builtAt: now - 3_600_000, refreshedAt: now - 30_000 }], fmt),
+        budgetsSection(budgetRows, statusOpts),
+        cacheSection({ hits: 40, misses: 12, coalesced: 8, loadErrors: 0, evictions: 0, invalidations: 3, discarded: 0, entries: 9, bytes: 48_000, hitRatio: 0.8 }, fmt),
+        auditSection('/var/lib/billbridge/audit.log'),
+      ],
+      statusOpts,
+    ),
+  );
+  add('billbridge', 'welcome (team, bound)', welcomeCard({ kind: 'channel', teamName: 'Finance', binding: conversation.binding, mode: 'single', sandbox: true, commands: registry.forScope('channel'), version }));
+  add('billbridge', 'welcome (team, not linked)', welcomeCard({ kind: 'channel', teamName: 'Finance', binding: { state: 'unbound', reason: 'notLinked' }, mode: 'multi', sandbox: false, commands: registry.forScope('channel'), version }));
+
+  // Errors: the one place errors become cards.
+  const ctx = { correlationId: 'a1b2c3d4e5f6', retryCommand: 'bills due 7', formatTime: (ms: number) => new Date(ms).toISOString().slice(11, 16), now: () => now };
+  const errors: Array<[string, unknown]> = [
+    ['bad number', new InputError('I can\'t read "next week" as a number of days', 'Type **bills due** for the next 7 days, or **bills due 14** for any number of days up to 90.', 'bills due next week')],
+    ['unknown invoice', new InputError('No invoice 99999', 'Check the number on the invoice. To see a customer\'s open invoices, type **customer <name>**.', 'invoice 99999')],
+    ['no vendor matches', new InputError('No vendor starts with "Zzyzx"', 'Check the spelling, or type fewer letters of the name, e.g. **vendor Zzy**.', 'vendor Zzyzx')],
+    ['refused search text', new FilterValueError('name', 'value contains a double quote')],
+    ['BILL busy', new LimitExceeded('bill.concurrency', 4_000, 'busy')],
+    ['BILL hourly limit', new LimitExceeded('bill.requests', 1_740_000, 'hourly')],
+    ['BILL sign-in limit', new LimitExceeded('bill.logins', 600_000, 'logins')],
+    ['too many commands from one person', new LimitExceeded('user.commands', 20_000, 'userRate')],
+    ['tenant not allowed', new TenantNotAllowed()],
+    ['team not linked', new NotBound('unbound')],
+    ['linked organisation no longer allowed', new NotBound('orgNotAllowed')],
+    ['personal BILL link needed', new NotLinked()],
+    ['not allowed', new Forbidden('Only billbridge admins can link this team to a BILL organisation. Ask your billbridge administrator.')],
+    ['shared store down', new DependencyUnavailable('redis')],
+    ['not found in BILL', new BillApiError({ category: 'notFound', status: 404, code: 'BDC_1205' })],
+    ['BILL sign-in failed', new BillApiError({ category: 'credentials', status: 401, code: 'BDC_1101' })],
+    ['BILL server error', new BillApiError({ category: 'server', status: 500 })],
+    ['unexpected error', new Error('boom')],
+  ];
+  for (const [name, err] of errors) add('Errors', name, errorReply(err, ctx));
+  return cards;
+}
