@@ -11,6 +11,7 @@ import { seedDemoOrg } from '../../src/sandbox/seed.js';
 import { NS } from '../../src/state/types.js';
 import type { OrgBinding } from '../../src/state/bindings.js';
 import type { ConversationScope } from '../../src/bot/commands/types.js';
+import { tableRows, textOf } from '../harness/finance.js';
 
 const ADMIN = { id: '29:user-admin', name: 'Avery Admin', aadObjectId: '44444444-0000-4000-8000-0000000000ad' };
 const SECOND_TENANT = 'cccccccc-0000-4000-8000-000000000003';
@@ -149,6 +150,46 @@ describe('a multi-org deployment (BILL_ALLOWED_ORG_IDS set)', () => {
     expect(await resolve(channelScope('ops'))).toBeUndefined();
     const again = await ask('unlink', 'ops', ADMIN);
     expect(JSON.stringify(again)).toContain('Nothing to unlink');
+  });
+});
+
+describe('two teams bound to two organisations', () => {
+  const relabel = (orgId: string, prefix: string): string[] => {
+    const bills = sandbox.sandbox.model.org(orgId)!.bills;
+    return bills.all().map((b) => bills.put({ ...b, invoice: { ...b.invoice, invoiceNumber: `${prefix}-${b.id.slice(-6)}` } }).invoice!.invoiceNumber);
+  };
+  let numbersA: string[];
+  let numbersB: string[];
+
+  beforeAll(async () => {
+    // Every bill's invoice number says which organisation it belongs to.
+    numbersA = relabel(orgA, 'ORGA');
+    numbersB = relabel(orgB, 'ORGB');
+    expect(JSON.stringify(await ask(`link ${orgA}`, 'east', ADMIN))).toContain('Linked');
+    expect(JSON.stringify(await ask(`link ${orgB}`, 'west', ADMIN))).toContain('Linked');
+  });
+
+  it('each team sees only its own organisation\'s bills', async () => {
+    const east = tableRows(await ask('bills due 90', 'east')).map((r) => r[1]!);
+    const west = tableRows(await ask('bills due 90', 'west')).map((r) => r[1]!);
+    expect(east.length).toBeGreaterThan(0);
+    expect(west.length).toBeGreaterThan(0);
+    expect(east.every((n) => n.startsWith('ORGA-') && numbersA.includes(n))).toBe(true);
+    expect(west.every((n) => n.startsWith('ORGB-') && numbersB.includes(n))).toBe(true);
+  });
+
+  it('a team cannot reach the other organisation\'s bill even by typing its number', async () => {
+    const target = numbersB[0]!;
+    expect(textOf(await ask(`bill ${target}`, 'east'))).toContain(`No bill with invoice number "${target}"`);
+    expect(textOf(await ask(`bill ${target}`, 'west'))).toContain(target);
+  });
+
+  it('an unlinked team gets the how-to-link card and BILL is not called', async () => {
+    const before = sandbox.sandbox.stats().requests;
+    const card = await ask('bills due', 'north');
+    expect(textOf(card)).toContain('No BILL organisation linked');
+    expect(textOf(card)).toContain('link <BILL organisation id>');
+    expect(sandbox.sandbox.stats().requests).toBe(before);
   });
 });
 
