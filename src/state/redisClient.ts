@@ -1,0 +1,244 @@
+// The Redis connection of a cluster-mode instance: commands fail fast while Redis is away, reconnects forever, one subscriber.
+import { Redis, type RedisOptions } from 'ioredis';
+import { Mutex, Semaphore } from 'redis-semaphore';
+import { DependencyUnavailable, errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+
+export interface RedisConnectionOptions {
+  /** redis://[:password@]host:port[/db] or rediss://... (config.redisUrl). */
+  url: string;
+  log: Logger;
+  /** A command without an answer after this long fails (a hung Redis must not hang a turn); default 2,000 ms. */
+  commandTimeoutMs?: number;
+  /** Connection attempt timeout; default 2,000 ms. */
+  connectTimeoutMs?: number;
+  /** Longest pause between reconnection attempts; default 2,000 ms. */
+  maxReconnectDelayMs?: number;
+  /** Every key billbridge writes starts with this; default "billbridge:". */
+  keyPrefix?: string;
+}
+
+export type MessageHandler = (message: string) => void;
+
+/** The URL without user name or password, for logs and status. */
+export function redactRedisUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    return u.toString().replace(/\/$/, '');
+  } catch {
+    return 'redis://(unparseable URL)';
+  }
+}
+
+/**
+ * One command connection shared by the state store, the limiter, the session ledger and the per-user rate,
+ * plus one subscriber connection for pub/sub (cache invalidations, budget pauses).
+ *
+ * While Redis is unreachable every command is refused at once (no offline queue, no resend after a reconnect),
+ * so callers answer "temporarily unavailable" instead of waiting or acting on a stale decision. ioredis keeps
+ * reconnecting in the background; every error event is handled here, so none can crash the process.
+ */
+export class RedisConnection {
+  readonly client: Redis;
+  readonly location: string;
+  readonly keyPrefix: string;
+  private subscriber: Redis | undefined;
+  private readonly handlers = new Map<string, Set<MessageHandler>>();
+  private readonly resubscribed = new Set<() => void>();
+  private everReady = false;
+  private down = false;
+  private closed = false;
+  private readonly options: RedisOptions;
+
+  constructor(private readonly opts: RedisConnectionOptions) {
+    this.location = redactRedisUrl(opts.url);
+    this.keyPrefix = opts.keyPrefix ?? 'billbridge:';
+    const maxDelay = opts.maxReconnectDelayMs ?? 2_000;
+    this.options = {
+      lazyConnect: false,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      autoResendUnfulfilledCommands: false,
+      commandTimeout: opts.commandTimeoutMs ?? 2_000,
+      connectTimeout: opts.connectTimeoutMs ?? 2_000,
+      retryStrategy: (times) => Math.min(maxDelay, 50 * 2 ** Math.min(times, 10)),
+    };
+    this.client = new Redis(opts.url, { ...this.options, connectionName: 'billbridge' });
+    this.watch(this.client, 'commands');
+  }
+
+  /** True while commands can be sent. */
+  ready(): boolean {
+    return !this.closed && this.client.status === 'ready';
+  }
+
+  /** True once Redis has answered since start (readiness: unavailable at start is "not ready"; lost later is an outage). */
+  hasBeenReady(): boolean {
+    return this.everReady;
+  }
+
+  /** Resolves true once the connection is ready, false after timeoutMs. */
+  waitReady(timeoutMs: number): Promise<boolean> {
+    if (this.ready()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        this.client.off('ready', onReady);
+        resolve(ok);
+      };
+      const onReady = () => done(true);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      timer.unref();
+      this.client.on('ready', onReady);
+    });
+  }
+
+  /** Runs a Redis call; any failure (down, timeout, reply error) becomes DependencyUnavailable('redis'). */
+  async run<T>(fn: (client: Redis) => Promise<T>): Promise<T> {
+    if (this.closed) throw new DependencyUnavailable('redis');
+    try {
+      return await fn(this.client);
+    } catch (err) {
+      throw new DependencyUnavailable('redis', err);
+    }
+  }
+
+  /** Publishes on a channel (prefixed); false when Redis did not take it. */
+  async publish(channel: string, message: string): Promise<boolean> {
+    if (!this.ready()) return false;
+    try {
+      await this.client.publish(this.keyPrefix + channel, message);
+      return true;
+    } catch (err) {
+      this.opts.log.debug({ channel, err: errorMessage(err) }, 'Redis publish failed');
+      return false;
+    }
+  }
+
+  /** Calls handler with every message on a channel (prefixed) from any instance, this one included. */
+  subscribe(channel: string, handler: MessageHandler): void {
+    const name = this.keyPrefix + channel;
+    let set = this.handlers.get(name);
+    if (!set) {
+      set = new Set();
+      this.handlers.set(name, set);
+      const sub = this.subscriberClient();
+      if (sub.status === 'ready') sub.subscribe(name).catch(() => undefined);
+    }
+    set.add(handler);
+  }
+
+  /**
+   * Called every time the subscriber connection (re)subscribes: messages published while it was away are lost,
+   * so whoever relies on them resynchronises here.
+   */
+  onResubscribe(fn: () => void): void {
+    this.resubscribed.add(fn);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all(
+      [this.client, this.subscriber].map(async (c) => {
+        if (!c) return;
+        try {
+          if (c.status === 'ready') await c.quit();
+          else c.disconnect();
+        } catch {
+          c.disconnect();
+        }
+      }),
+    );
+  }
+
+  private subscriberClient(): Redis {
+    if (!this.subscriber) {
+      const sub = new Redis(this.opts.url, { ...this.options, enableOfflineQueue: true, connectionName: 'billbridge-sub' });
+      this.subscriber = sub;
+      this.watch(sub, 'subscriber');
+      sub.on('ready', () => {
+        const channels = [...this.handlers.keys()];
+        if (channels.length === 0) return;
+        sub.subscribe(...channels).then(
+          () => {
+            for (const fn of this.resubscribed) {
+              try {
+                fn();
+              } catch (err) {
+                this.opts.log.warn({ err: errorMessage(err) }, 'Redis resubscribe hook failed');
+              }
+            }
+          },
+          (err) => this.opts.log.warn({ err: errorMessage(err) }, 'Redis subscribe failed'),
+        );
+      });
+      sub.on('message', (channel: string, message: string) => {
+        for (const h of this.handlers.get(channel) ?? []) {
+          try {
+            h(message);
+          } catch (err) {
+            this.opts.log.warn({ channel, err: errorMessage(err) }, 'Redis message handler failed');
+          }
+        }
+      });
+    }
+    return this.subscriber;
+  }
+
+  /** Error and state events: one clear line when Redis goes away and one when it is back, never an unhandled error. */
+  private watch(client: Redis, role: 'commands' | 'subscriber'): void {
+    const log = this.opts.log;
+    client.on('error', (err: Error) => {
+      if (this.closed) return;
+      if (role === 'commands' && !this.down) {
+        this.down = true;
+        if (this.everReady) {
+          log.error({ redis: this.location, err: errorMessage(err) }, 'Redis connection lost: BILL commands answer "temporarily unavailable" and nothing is sent to BILL until it is back');
+        } else {
+          log.error({ redis: this.location, err: errorMessage(err) }, `Redis at ${this.location} is unreachable: /readyz reports not ready until it answers`);
+        }
+      } else {
+        log.debug({ redis: this.location, role, err: errorMessage(err) }, 'Redis connection error');
+      }
+    });
+    if (role !== 'commands') return;
+    client.on('close', () => {
+      if (this.closed || this.down || !this.everReady) return;
+      this.down = true;
+      log.error({ redis: this.location }, 'Redis connection lost: BILL commands answer "temporarily unavailable" and nothing is sent to BILL until it is back');
+    });
+    client.on('ready', () => {
+      if (this.down || !this.everReady) log.info({ redis: this.location }, this.everReady ? 'Redis connection restored' : 'Redis connected: cluster mode');
+      this.down = false;
+      this.everReady = true;
+    });
+  }
+}
+
+/**
+ * redis-semaphore refreshes a held lock from a timer and lets a failed refresh reject unhandled, which would end the
+ * process when Redis goes away while a lock is held. These keep the lock on a failed refresh (its TTL in Redis
+ * frees it if it really is lost) and report a refresh that found the lock gone through onLockLost as usual.
+ */
+export class SafeSemaphore extends Semaphore {
+  protected override async _refresh(): Promise<boolean> {
+    try {
+      return await super._refresh();
+    } catch {
+      return true;
+    }
+  }
+}
+
+export class SafeMutex extends Mutex {
+  protected override async _refresh(): Promise<boolean> {
+    try {
+      return await super._refresh();
+    } catch {
+      return true;
+    }
+  }
+}

@@ -1,0 +1,160 @@
+// Fleet-wide state in Redis: one key per entry with native TTLs, a sorted-set index per namespace, logs as streams.
+//
+// Layout (prefix "billbridge:", the namespace in a hash tag so a namespace stays in one Redis Cluster slot):
+//   billbridge:state:{<ns>}:k:<key>  the JSON value, PX when it has a TTL
+//   billbridge:state:{<ns>}:idx      sorted set of keys, score = expiry in ms (+inf without TTL), for entries()
+//   billbridge:log:<log>             a stream; each record is one entry with a single field "r" (JSON)
+import type { Redis } from 'ioredis';
+import type { Clock } from '../clock.js';
+import type { RedisConnection } from './redisClient.js';
+import type { SetOptions, StateStore } from './types.js';
+
+const NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
+/** Keys read per MGET in entries(): namespaces may hold thousands of keys, replies stay small. */
+const MGET_CHUNK = 500;
+
+function checkName(kind: string, name: string): void {
+  if (!NAME.test(name)) throw new Error(`Invalid state ${kind} name "${name}"`);
+}
+
+// SET NX (with PX) and index the key only when this call created it.
+const SET_IF_ABSENT = `
+local created
+if ARGV[2] == '' then
+  created = redis.call('SET', KEYS[1], ARGV[1], 'NX')
+else
+  created = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
+end
+if not created then return 0 end
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
+return 1`;
+
+type ScriptedRedis = Redis & {
+  billbridgeSetIfAbsent(key: string, idx: string, value: string, ttlMs: string, member: string, score: string): Promise<number>;
+};
+
+export class RedisStateStore implements StateStore {
+  readonly kind = 'redis' as const;
+  readonly location: string;
+  private closed = false;
+
+  constructor(
+    private readonly conn: RedisConnection,
+    private readonly clock: Clock,
+  ) {
+    this.location = conn.location;
+    conn.client.defineCommand('billbridgeSetIfAbsent', { numberOfKeys: 2, lua: SET_IF_ABSENT });
+  }
+
+  /**
+   * Ready once Redis has answered since start. A later outage does not make the instance unready (the whole fleet
+   * would drop out of the load balancer): each read or write fails with DependencyUnavailable instead.
+   */
+  isReady(): boolean {
+    return !this.closed && this.conn.hasBeenReady();
+  }
+
+  async get<T>(ns: string, key: string): Promise<T | undefined> {
+    const k = this.key(ns, key);
+    const raw = await this.conn.run((r) => r.get(k));
+    return raw === null ? undefined : (JSON.parse(raw) as T);
+  }
+
+  async set<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<void> {
+    const k = this.key(ns, key);
+    const idx = this.index(ns);
+    const json = encode(value);
+    await this.conn.run(async (r) => {
+      const m = r.multi();
+      if (opts?.ttlMs !== undefined) {
+        const now = this.clock.now();
+        m.set(k, json, 'PX', ttl(opts.ttlMs));
+        m.zadd(idx, now + ttl(opts.ttlMs), key);
+        // Keys that expired leave the index here (write-only namespaces such as webhook event ids stay bounded).
+        m.zremrangebyscore(idx, '-inf', now);
+      } else {
+        m.set(k, json);
+        m.zadd(idx, '+inf', key);
+      }
+      check(await m.exec());
+    });
+  }
+
+  async setIfAbsent<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<boolean> {
+    const k = this.key(ns, key);
+    const idx = this.index(ns);
+    const json = encode(value);
+    const hasTtl = opts?.ttlMs !== undefined;
+    const score = hasTtl ? String(this.clock.now() + ttl(opts!.ttlMs!)) : '+inf';
+    const created = await this.conn.run((r) => (r as ScriptedRedis).billbridgeSetIfAbsent(k, idx, json, hasTtl ? String(ttl(opts!.ttlMs!)) : '', key, score));
+    return created === 1;
+  }
+
+  async delete(ns: string, key: string): Promise<boolean> {
+    const k = this.key(ns, key);
+    const idx = this.index(ns);
+    const res = await this.conn.run(async (r) => check(await r.multi().del(k).zrem(idx, key).exec()));
+    return Number(res[0]) > 0;
+  }
+
+  async entries<T>(ns: string): Promise<Array<[string, T]>> {
+    const idx = this.index(ns);
+    const now = this.clock.now();
+    const keys = await this.conn.run((r) => r.zrangebyscore(idx, `(${now}`, '+inf'));
+    const out: Array<[string, T]> = [];
+    for (let i = 0; i < keys.length; i += MGET_CHUNK) {
+      const chunk = keys.slice(i, i + MGET_CHUNK);
+      const keyNames = chunk.map((k) => this.key(ns, k));
+      const values = await this.conn.run((r) => r.mget(...keyNames));
+      chunk.forEach((k, j) => {
+        const raw = values[j];
+        // Gone since the index was read (deleted, or expired by Redis's clock a moment before ours).
+        if (raw !== null && raw !== undefined) out.push([k, JSON.parse(raw) as T]);
+      });
+    }
+    return out;
+  }
+
+  async append(log: string, record: Record<string, unknown>): Promise<void> {
+    checkName('log', log);
+    await this.conn.run((r) => r.xadd(`${this.conn.keyPrefix}log:${log}`, '*', 'r', JSON.stringify(record)));
+  }
+
+  /** The newest `count` records of a log, oldest first (status pages and tests read the audit stream). */
+  async tail(log: string, count: number): Promise<Array<Record<string, unknown>>> {
+    checkName('log', log);
+    const rows = await this.conn.run((r) => r.xrevrange(`${this.conn.keyPrefix}log:${log}`, '+', '-', 'COUNT', count));
+    return rows.reverse().map(([, fields]) => JSON.parse(fields[1] ?? '{}') as Record<string, unknown>);
+  }
+
+  /** The connection is shared with the limiter and sessions; app.ts closes it last. */
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  private key(ns: string, key: string): string {
+    checkName('namespace', ns);
+    return `${this.conn.keyPrefix}state:{${ns}}:k:${key}`;
+  }
+
+  private index(ns: string): string {
+    checkName('namespace', ns);
+    return `${this.conn.keyPrefix}state:{${ns}}:idx`;
+  }
+}
+
+function encode(value: unknown): string {
+  return JSON.stringify(value === undefined ? null : value);
+}
+
+/** Redis refuses PX 0; an entry that expires at once still has to be written and gone. */
+function ttl(ms: number): number {
+  return Math.max(1, Math.ceil(ms));
+}
+
+/** A MULTI reply with a failed command throws like a failed single command would. */
+function check(res: Array<[Error | null, unknown]> | null): unknown[] {
+  if (!res) throw new Error('Redis transaction aborted');
+  for (const [err] of res) if (err) throw err;
+  return res.map(([, v]) => v);
+}

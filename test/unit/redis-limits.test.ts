@@ -1,0 +1,244 @@
+// Fleet-wide budgets on a real Redis 7: shared concurrency, reservoirs and windows, and no permanent failure after key
+// expiry, FLUSHALL, a restart without persistence, a client timeout or a crashed instance.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.js';
+import { DependencyUnavailable, LimitExceeded } from '../../src/errors.js';
+import { createLogger, SecretRegistry } from '../../src/log.js';
+import { createLimiter, type SharedLimiter } from '../../src/limits/index.js';
+import { RedisBudgetStore, viewNthFit } from '../../src/limits/redisStore.js';
+import { nthFit } from '../../src/limits/windows.js';
+import { RedisConnection } from '../../src/state/redisClient.js';
+import { LogCapture } from '../harness/logs.js';
+import { TestRedis } from '../harness/redis.js';
+import { BILL, HeldCall, LOGIN, limitsConfig } from './limits-helpers.js';
+
+let redis: TestRedis;
+const logs = new LogCapture('redis limits');
+const log = createLogger({ level: 'debug', secrets: new SecretRegistry(), destination: logs });
+let open: Array<{ conn: RedisConnection; limiter: SharedLimiter }> = [];
+
+/** One bot instance's limiter on the shared Redis. */
+async function instance(env: Record<string, string> = {}, opts: { lockTimeoutMs?: number; commandTimeoutMs?: number } = {}) {
+  const conn = new RedisConnection({ url: redis.url, log, commandTimeoutMs: opts.commandTimeoutMs ?? 1_000, maxReconnectDelayMs: 50, keyPrefix: `t${open.length}-${Date.now()}:` });
+  const limiter = createLimiter({ config: limitsConfig(env), clock: systemClock, log, store: new RedisBudgetStore({ redis: conn, log, lockTimeoutMs: opts.lockTimeoutMs }) });
+  open.push({ conn, limiter });
+  expect(await conn.waitReady(5_000)).toBe(true);
+  return { conn, limiter };
+}
+
+/** Two instances of one fleet: same key prefix, same Redis. */
+async function fleet(env: Record<string, string> = {}, opts: { lockTimeoutMs?: number; commandTimeoutMs?: number } = {}) {
+  const prefix = `fleet-${open.length}-${Date.now()}:`;
+  const make = async () => {
+    const conn = new RedisConnection({ url: redis.url, log, commandTimeoutMs: opts.commandTimeoutMs ?? 1_000, maxReconnectDelayMs: 50, keyPrefix: prefix });
+    const limiter = createLimiter({ config: limitsConfig(env), clock: systemClock, log, store: new RedisBudgetStore({ redis: conn, log, lockTimeoutMs: opts.lockTimeoutMs }) });
+    open.push({ conn, limiter });
+    expect(await conn.waitReady(5_000)).toBe(true);
+    return { conn, limiter };
+  };
+  return [await make(), await make()] as const;
+}
+
+async function until(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** Calls that record how many run at once. */
+function meter() {
+  let running = 0;
+  let max = 0;
+  return {
+    get max() {
+      return max;
+    },
+    call: (ms: number) => async () => {
+      running++;
+      max = Math.max(max, running);
+      await new Promise((r) => setTimeout(r, ms));
+      running--;
+      return 'ok';
+    },
+  };
+}
+
+beforeAll(async () => {
+  redis = await TestRedis.start();
+});
+afterEach(async () => {
+  for (const { limiter, conn } of open) {
+    await limiter.close();
+    await conn.close();
+  }
+  open = [];
+});
+afterAll(async () => {
+  await redis?.close();
+});
+
+describe('one budget for the fleet', () => {
+  it('two instances keep at most 3 BILL calls in flight per org between them', async () => {
+    const [a, b] = await fleet();
+    const m = meter();
+    const calls = Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).limiter.run(BILL, { priority: 'interactive' }, m.call(8)));
+    expect(await Promise.all(calls)).toEqual(Array(40).fill('ok'));
+    expect(m.max).toBe(3);
+  });
+
+  it('the hourly reservoir is shared: the 11th call of the hour on either instance is refused without reaching BILL', async () => {
+    const [a, b] = await fleet({ LIMIT_BILL_REQUESTS_PER_HOUR: '10' });
+    for (let i = 0; i < 6; i++) await a.limiter.run(BILL, { priority: 'interactive' }, async () => 'ok');
+    for (let i = 0; i < 4; i++) await b.limiter.run(BILL, { priority: 'interactive' }, async () => 'ok');
+    let called = false;
+    const err = await b.limiter.run(BILL, { priority: 'interactive' }, async () => (called = true)).catch((e) => e);
+    expect(err).toBeInstanceOf(LimitExceeded);
+    expect(err).toMatchObject({ budget: 'bill.requests', reason: 'hourly' });
+    expect(called).toBe(false);
+    const topOfHour = Math.floor(Date.now() / 3_600_000) * 3_600_000 + 3_600_000;
+    expect(b.limiter.blockedUntil(BILL)).toBe(topOfHour);
+    expect(b.limiter.snapshot().find((r) => r.budget === 'bill.requests')).toMatchObject({ limit: 10, used: 10, remaining: 0 });
+  });
+
+  it('logins are counted for the fleet: the 4th of 3 per hour is refused on the other instance', async () => {
+    const [a, b] = await fleet({ LIMIT_BILL_LOGINS_PER_HOUR: '3' });
+    await a.limiter.run(LOGIN, { priority: 'background' }, async () => 'ok');
+    await a.limiter.run(LOGIN, { priority: 'background' }, async () => 'ok');
+    await b.limiter.run(LOGIN, { priority: 'background' }, async () => 'ok');
+    const err = await a.limiter.run(LOGIN, { priority: 'background' }, async () => 'ok').catch((e) => e);
+    expect(err).toMatchObject({ budget: 'bill.logins', reason: 'logins' });
+    expect(err.retryInMs).toBeGreaterThan(3_500_000);
+  });
+
+  it('a BDC_1144 freeze seen by one instance stops the other one too', async () => {
+    const [a, b] = await fleet();
+    await b.limiter.run(BILL, { priority: 'interactive' }, async () => 'ok');
+    a.limiter.throttled(BILL, { kind: 'hourly', untilMs: Date.now() + 600_000 });
+    await until('the pause to reach instance B', () => b.limiter.blockedUntil(BILL) !== undefined);
+    await expect(b.limiter.run(BILL, { priority: 'interactive' }, async () => 'ok')).rejects.toMatchObject({ reason: 'hourly' });
+  });
+});
+
+describe('no permanent failure (what breaks bottleneck clustering on Redis 7)', () => {
+  it('Teams thread windows slide across instances, and keep working after their keys expired', async () => {
+    const [a, b] = await fleet({ LIMIT_CONNECTOR_THREAD: '2/150ms' });
+    const thread = { service: 'connector', conversationId: '19:general@thread.tacv2' } as const;
+    const started: number[] = [];
+    const send = (who: typeof a) => who.limiter.run(thread, { priority: 'background' }, async () => started.push(Date.now()));
+    await Promise.all([send(a), send(b), send(a)]);
+    // The third send waited for the first to leave the 150 ms window.
+    expect(started[2]! - started[0]!).toBeGreaterThanOrEqual(145);
+    const key = `${a.conn.keyPrefix}limits:win:{connector.thread|19:general@thread.tacv2}`;
+    await until('the window key to expire in Redis', async () => (await redis.client().exists(key)) === 0);
+    await Promise.all([send(b), send(a)]);
+    expect(started).toHaveLength(5);
+  });
+
+  it('after FLUSHALL (a restart without persistence) budgets recover at once and enforce their limits again', async () => {
+    const [a, b] = await fleet({ LIMIT_BILL_REQUESTS_PER_HOUR: '5' });
+    const held = new HeldCall();
+    const running = a.limiter.run(BILL, { priority: 'background' }, held.fn);
+    await until('the held call to start', () => held.started !== undefined);
+    await b.limiter.run(BILL, { priority: 'interactive' }, async () => 'ok');
+    await redis.flush();
+
+    // The reservoir starts again from zero: 5 calls go, the 6th is refused.
+    for (let i = 0; i < 5; i++) await (i % 2 ? a : b).limiter.run(BILL, { priority: 'interactive' }, async () => 'ok');
+    await expect(b.limiter.run(BILL, { priority: 'interactive' }, async () => 'ok')).rejects.toMatchObject({ reason: 'hourly' });
+    // The call that held a slot through the flush ends normally.
+    held.finish();
+    await expect(running).resolves.toBe('ok');
+    expect(logs.text()).not.toMatch(/SETTINGS_KEY_NOT_FOUND|UNKNOWN_CLIENT/);
+  });
+
+  it('concurrency stays at 3 across instances after FLUSHALL', async () => {
+    const [a, b] = await fleet();
+    await a.limiter.run(BILL, { priority: 'interactive' }, async () => 'ok');
+    await redis.flush();
+    const m = meter();
+    await Promise.all(Array.from({ length: 24 }, (_, i) => (i % 2 ? a : b).limiter.run(BILL, { priority: 'interactive' }, m.call(5))));
+    expect(m.max).toBe(3);
+  });
+
+  it('a client timeout fails the call with DependencyUnavailable, without reaching BILL, and the next call goes through', async () => {
+    const [a] = await fleet({}, { commandTimeoutMs: 150 });
+    await a.limiter.run(BILL, { priority: 'interactive' }, async () => 'ok');
+    // Redis stops answering every client for 600 ms (a hung or overloaded server).
+    await redis.client().call('CLIENT', 'PAUSE', '600', 'ALL');
+    let called = false;
+    const t0 = Date.now();
+    const err = await a.limiter.run(BILL, { priority: 'interactive' }, async () => (called = true)).catch((e) => e);
+    expect(err).toBeInstanceOf(DependencyUnavailable);
+    expect(Date.now() - t0).toBeLessThan(1_000);
+    expect(called).toBe(false);
+    await until('the pause to end', async () => {
+      try {
+        return (await a.limiter.run(BILL, { priority: 'interactive' }, async () => 'ok')) === 'ok';
+      } catch {
+        return false;
+      }
+    });
+    expect(await a.limiter.run(BILL, { priority: 'interactive' }, async () => 'again')).toBe('again');
+  });
+
+  it("a crashed instance's slots come back after the lock TTL", async () => {
+    const [crashed, b] = await fleet({}, { lockTimeoutMs: 400 });
+    const holds = [new HeldCall(), new HeldCall(), new HeldCall()];
+    for (const h of holds) void crashed.limiter.run(BILL, { priority: 'background' }, h.fn).catch(() => undefined);
+    await until('three held slots', () => holds.every((h) => h.started !== undefined));
+    // The process dies: no release, no refresh.
+    crashed.conn.client.disconnect();
+    const t0 = Date.now();
+    await expect(b.limiter.run(BILL, { priority: 'interactive', maxWaitMs: 5_000 }, async () => 'ok')).resolves.toBe('ok');
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(300);
+    for (const h of holds) h.finish();
+  });
+});
+
+describe('while Redis is down', () => {
+  it('BILL calls are refused with DependencyUnavailable, Teams replies still go (counted locally), and all resumes after a restart', async () => {
+    const { conn, limiter } = await instance();
+    await limiter.run(BILL, { priority: 'interactive' }, async () => 'ok');
+    const held = new HeldCall();
+    const holding = limiter.run(BILL, { priority: 'interactive' }, held.fn);
+    await until('the held call to start', () => held.started !== undefined);
+    await redis.stop();
+    await until('the connection to notice', () => !conn.ready());
+
+    let called = 0;
+    await expect(limiter.run(BILL, { priority: 'interactive' }, async () => called++)).rejects.toBeInstanceOf(DependencyUnavailable);
+    await expect(limiter.run(LOGIN, { priority: 'interactive' }, async () => called++)).rejects.toBeInstanceOf(DependencyUnavailable);
+    await expect(limiter.run({ service: 'spend', token: 'tok-0123456789' }, { priority: 'interactive' }, async () => called++)).rejects.toBeInstanceOf(DependencyUnavailable);
+    expect(called).toBe(0);
+    await expect(limiter.run({ service: 'connector', conversationId: '19:x@thread.tacv2' }, { priority: 'interactive' }, async () => 'card sent')).resolves.toBe('card sent');
+    // The call that was in flight finishes; its slot's release is lost with Redis, and nothing crashes.
+    held.finish();
+    await expect(holding).resolves.toBe('ok');
+
+    await redis.restart();
+    await until('the reconnection', () => conn.ready());
+    await expect(limiter.run(BILL, { priority: 'interactive' }, async () => 'back')).resolves.toBe('back');
+  });
+});
+
+describe('estimates from the last atomic reply', () => {
+  it('match the local sliding-window arithmetic while the queue is shorter than the oldest calls kept', () => {
+    const windows = [
+      { limit: 7, windowMs: 1_000 },
+      { limit: 8, windowMs: 2_000 },
+      { limit: 60, windowMs: 30_000 },
+    ];
+    const now = 100_000;
+    const ts = [98_100, 98_500, 99_000, 99_100, 99_200, 99_300, 99_400, 99_500];
+    const view = {
+      at: now,
+      windows: windows.map((w) => {
+        const inWindow = ts.filter((t) => t > now - w.windowMs);
+        return { count: inWindow.length, oldest: inWindow.slice(0, 32) };
+      }),
+    };
+    for (const n of [1, 2, 5, 10, 20]) expect(viewNthFit(view, windows, now, n)).toBe(nthFit(ts, windows, now, n));
+  });
+});

@@ -1,0 +1,156 @@
+// The Redis StateStore against a real Redis 7: what one instance writes another reads, atomic dedupe, TTLs, big namespaces, the audit stream, outages.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.js';
+import { DependencyUnavailable } from '../../src/errors.js';
+import { createLogger, SecretRegistry } from '../../src/log.js';
+import { RedisConnection, redactRedisUrl } from '../../src/state/redisClient.js';
+import { RedisStateStore } from '../../src/state/redisStore.js';
+import { NS } from '../../src/state/types.js';
+import { LogCapture } from '../harness/logs.js';
+import { TestRedis } from '../harness/redis.js';
+
+let redis: TestRedis;
+const logs = new LogCapture('redis state');
+const log = createLogger({ level: 'debug', secrets: new SecretRegistry(), destination: logs });
+const conns: RedisConnection[] = [];
+
+function instance(): RedisStateStore {
+  const conn = new RedisConnection({ url: redis.url, log, commandTimeoutMs: 500, maxReconnectDelayMs: 100 });
+  conns.push(conn);
+  return new RedisStateStore(conn, systemClock);
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 5_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe().catch(() => undefined);
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+let a: RedisStateStore;
+let b: RedisStateStore;
+
+beforeAll(async () => {
+  redis = await TestRedis.start();
+  a = instance();
+  b = instance();
+  await Promise.all(conns.map((c) => c.waitReady(5_000)));
+});
+
+afterAll(async () => {
+  await Promise.all(conns.map((c) => c.close()));
+  await redis?.close();
+});
+
+describe('two instances share one store', () => {
+  it('a conversation reference written by instance A is read, listed and deleted by instance B', async () => {
+    const ref = { conversation: { id: '19:abc@thread.tacv2' }, serviceUrl: 'https://smba.trafficmanager.net/amer/', at: new Date(0).toISOString() };
+    await a.set(NS.conversations, 'tenant|19:abc@thread.tacv2', ref);
+    expect(await b.get(NS.conversations, 'tenant|19:abc@thread.tacv2')).toEqual(ref);
+    expect(await b.entries(NS.conversations)).toEqual([['tenant|19:abc@thread.tacv2', ref]]);
+    expect(await b.delete(NS.conversations, 'tenant|19:abc@thread.tacv2')).toBe(true);
+    expect(await a.get(NS.conversations, 'tenant|19:abc@thread.tacv2')).toBeUndefined();
+    expect(await a.delete(NS.conversations, 'tenant|19:abc@thread.tacv2')).toBe(false);
+    expect(await a.entries(NS.conversations)).toEqual([]);
+  });
+
+  it('the same webhook event id offered to both instances 40 times at once is accepted exactly once', async () => {
+    const offers = Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).setIfAbsent(NS.webhookEvents, 'evt-42', { by: i }, { ttlMs: 60_000 }));
+    const won = (await Promise.all(offers)).filter(Boolean);
+    expect(won).toHaveLength(1);
+    const pttl = await redis.client().pttl(`billbridge:state:{${NS.webhookEvents}}:k:evt-42`);
+    expect(pttl).toBeGreaterThan(50_000);
+    expect(pttl).toBeLessThanOrEqual(60_000);
+  });
+
+  it('an entry with a TTL disappears by itself, and a new one can take its place (a lease)', async () => {
+    expect(await a.setIfAbsent(NS.outbox, 'lease:evt-7', 'instance-a', { ttlMs: 80 })).toBe(true);
+    expect(await b.setIfAbsent(NS.outbox, 'lease:evt-7', 'instance-b', { ttlMs: 80 })).toBe(false);
+    await until('the lease to expire', async () => (await b.get(NS.outbox, 'lease:evt-7')) === undefined);
+    expect(await b.setIfAbsent(NS.outbox, 'lease:evt-7', 'instance-b', { ttlMs: 60_000 })).toBe(true);
+    expect(await a.get(NS.outbox, 'lease:evt-7')).toBe('instance-b');
+  });
+});
+
+describe('namespaces with thousands of keys', () => {
+  it('lists 3,000 digest slots, leaves out expired ones, and keeps the index free of them', async () => {
+    const writes: Array<Promise<void>> = [];
+    for (let i = 0; i < 3_000; i++) writes.push(a.set(NS.digests, `slot-${i}`, { channel: `19:c${i}`, hour: 9 }));
+    for (let i = 0; i < 50; i++) writes.push(a.set(NS.digests, `gone-${i}`, { channel: 'x' }, { ttlMs: 30 }));
+    await Promise.all(writes);
+    await until('the short-lived slots to expire', async () => (await a.get(NS.digests, 'gone-49')) === undefined);
+    const listed = await b.entries<{ channel: string }>(NS.digests);
+    expect(listed).toHaveLength(3_000);
+    expect(new Map(listed).get('slot-2999')).toEqual({ channel: '19:c2999', hour: 9 });
+    // The next write with a TTL prunes expired keys from the namespace index.
+    await a.set(NS.digests, 'late', 1, { ttlMs: 60_000 });
+    expect(await redis.client().zcard(`billbridge:state:{${NS.digests}}:idx`)).toBe(3_001);
+  });
+
+  it('keeps an invoice index document of a few megabytes whole (one key per org, as the index stores itself)', async () => {
+    const rows = Array.from({ length: 20_000 }, (_, i) => ({ id: `00e01${String(i).padStart(15, '0')}`, invoiceNumber: `INV-${i}`, customerId: `0cu01${i}`, amount: i * 1.5 }));
+    const doc = { v: 1, orgId: '00801ORG', builtAt: Date.now(), rows };
+    await a.set(NS.invoiceIndex, 'invoice:00801ORG', doc);
+    const back = await b.get<typeof doc>(NS.invoiceIndex, 'invoice:00801ORG');
+    expect(back?.rows).toHaveLength(20_000);
+    expect(back?.rows[19_999]).toEqual(rows[19_999]);
+  });
+});
+
+describe('the audit trail is a Redis stream', () => {
+  it('appends records in order, readable by any instance', async () => {
+    await a.append('audit', { kind: 'command', command: 'bills due', result: 'ok' });
+    await b.append('audit', { kind: 'command', command: 'invoice 1042', result: 'ok' });
+    expect(await redis.client().xlen('billbridge:log:audit')).toBe(2);
+    expect((await a.tail('audit', 10)).map((r) => r.command)).toEqual(['bills due', 'invoice 1042']);
+  });
+
+  it('refuses log and namespace names that could reach other keys', async () => {
+    await expect(a.append('../audit', {})).rejects.toThrow(/Invalid state log name/);
+    await expect(a.get('Bad NS', 'k')).rejects.toThrow(/Invalid state namespace name/);
+  });
+});
+
+describe('where the data lives, and what happens without Redis', () => {
+  it('says where it is without the password', () => {
+    expect(redactRedisUrl('redis://:hunter2-secret@cache.internal:6380/2')).toBe('redis://cache.internal:6380/2');
+    expect(redactRedisUrl('rediss://default:hunter2-secret@cache.internal:6380')).toBe('rediss://cache.internal:6380');
+    expect(a.location).toBe(redis.url);
+    expect(a.kind).toBe('redis');
+  });
+
+  it('fails every read and write with DependencyUnavailable while Redis is down, then works again after a restart', async () => {
+    await redis.stop();
+    await until('the connection to notice', async () => !conns[0]!.ready());
+    const err = await a.get(NS.bindings, 'team').catch((e) => e);
+    expect(err).toBeInstanceOf(DependencyUnavailable);
+    expect(err.dependency).toBe('redis');
+    await expect(a.set(NS.bindings, 'team', { orgId: 'x' })).rejects.toBeInstanceOf(DependencyUnavailable);
+    await expect(a.setIfAbsent(NS.seenActivities, 'x', 1, { ttlMs: 1000 })).rejects.toBeInstanceOf(DependencyUnavailable);
+    await expect(a.append('audit', { kind: 'command' })).rejects.toBeInstanceOf(DependencyUnavailable);
+    // Still "ready" for /readyz: it answered once since start; each call says it is unavailable instead.
+    expect(a.isReady()).toBe(true);
+
+    await redis.restart();
+    await until('the reconnection', async () => conns.every((c) => c.ready()));
+    await a.set(NS.bindings, 'team', { orgId: '00801ORG' });
+    expect(await b.get(NS.bindings, 'team')).toEqual({ orgId: '00801ORG' });
+    const lines = logs.records().map((r) => r.msg);
+    expect(lines).toContain('Redis connection lost: BILL commands answer "temporarily unavailable" and nothing is sent to BILL until it is back');
+    expect(lines).toContain('Redis connection restored');
+  });
+
+  it('an instance that starts while Redis is unreachable is not ready and says so in one clear line', async () => {
+    const capture = new LogCapture('redis start');
+    const conn = new RedisConnection({ url: 'redis://127.0.0.1:1', log: createLogger({ level: 'info', secrets: new SecretRegistry(), destination: capture }), maxReconnectDelayMs: 100 });
+    const store = new RedisStateStore(conn, systemClock);
+    await until('the first connection error', async () => capture.lines.length > 0);
+    expect(store.isReady()).toBe(false);
+    expect(capture.records()[0]).toMatchObject({ level: 'error', msg: 'Redis at redis://127.0.0.1:1 is unreachable: /readyz reports not ready until it answers' });
+    await expect(store.get(NS.bindings, 'x')).rejects.toBeInstanceOf(DependencyUnavailable);
+    await conn.close();
+  });
+});
