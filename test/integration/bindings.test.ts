@@ -156,7 +156,11 @@ describe('a multi-org deployment (BILL_ALLOWED_ORG_IDS set)', () => {
 describe('two teams bound to two organisations', () => {
   const relabel = (orgId: string, prefix: string): string[] => {
     const bills = sandbox.sandbox.model.org(orgId)!.bills;
-    return bills.all().map((b) => bills.put({ ...b, invoice: { ...b.invoice, invoiceNumber: `${prefix}-${b.id.slice(-6)}` } }).invoice!.invoiceNumber);
+    return bills.all().map((b) => {
+      const invoiceNumber = `${prefix}-${b.id.slice(-6)}`;
+      bills.put({ ...b, invoice: { ...b.invoice, invoiceNumber } });
+      return invoiceNumber;
+    });
   };
   let numbersA: string[];
   let numbersB: string[];
