@@ -1,0 +1,142 @@
+// BILL webhook notifications: the signature check and payload parsing, before anything trusts a byte of them.
+//
+// Facts (developer.bill.com /docs/test-with-webhook-security, /docs/bill-webhook-notification-payloads,
+// /docs/notification-payloads-reference; shared/reference/bill-v3-api.md §5):
+// - header `x-bill-sha-signature` = base64 HMAC-SHA256 of the notification body, keyed with the subscription's
+//   securityKey; computed here over the raw request bytes (never re-serialised JSON), compared in constant time;
+// - body `{ metadata: { eventId, subscriptionId, organizationId, eventType, version }, <entity>: {...} }`, which the
+//   docs warn may arrive JSON-escaped as a JSON string; autopay.failed adds a top-level `errors` array;
+// - payment.updated carries `billIds` and the single-status value in `status` (the API's Payment shape has
+//   `billPayments` and `singleStatus`; both are read).
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+export const SIGNATURE_HEADER = 'x-bill-sha-signature';
+
+/** HMAC-SHA256 output length. */
+const DIGEST_BYTES = 32;
+
+/** Base64 HMAC-SHA256 of the body, as BILL computes it. */
+export function signWebhookBody(raw: Buffer | string, securityKey: string): string {
+  return createHmac('sha256', securityKey).update(raw).digest('base64');
+}
+
+/**
+ * The signature header as digest bytes, or undefined when it cannot be a BILL signature (absent, several values,
+ * not base64, not 32 bytes). Undefined means 401 without trying any key.
+ */
+export function signatureDigest(header: string | string[] | undefined): Buffer | undefined {
+  if (typeof header !== 'string') return undefined;
+  const s = header.trim();
+  // 32 bytes are 44 base64 characters with one '=' of padding; base64url spelling is accepted too.
+  if (!/^[A-Za-z0-9+/_-]{43}=?$/.test(s)) return undefined;
+  const bytes = Buffer.from(s.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+  return bytes.length === DIGEST_BYTES ? bytes : undefined;
+}
+
+/** True when `digest` (from signatureDigest) is the HMAC of `raw` under `securityKey`; constant time. */
+export function signatureMatches(raw: Buffer, digest: Buffer, securityKey: string): boolean {
+  if (!securityKey || digest.length !== DIGEST_BYTES) return false;
+  const expected = createHmac('sha256', securityKey).update(raw).digest();
+  return timingSafeEqual(expected, digest);
+}
+
+export interface NotificationMetadata {
+  eventId: string;
+  subscriptionId: string;
+  organizationId: string;
+  eventType: string;
+  version: string;
+}
+
+export interface BillNotification {
+  metadata: NotificationMetadata;
+  /** The payload key of the record: bill, invoice, payment, vendor, autopay, transaction... */
+  entityKey: string | undefined;
+  entity: Record<string, unknown>;
+  /** autopay.failed (and any event that carries one): what BILL says went wrong. */
+  errors: Array<{ code?: string; message?: string }>;
+}
+
+export type ParseResult = { ok: true; notification: BillNotification } | { ok: false; problem: string };
+
+/** Ids and type names BILL sends are short; anything longer is not a BILL notification. */
+const MAX_FIELD = 200;
+
+/** Drops keys that could pollute prototypes before anything reads the object. */
+function reviver(key: string, value: unknown): unknown {
+  if (key === '__proto__' || key === 'constructor' || key === 'prototype') return undefined;
+  return value;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+function field(meta: Record<string, unknown>, name: keyof NotificationMetadata): string | undefined {
+  const v = meta[name];
+  const s = typeof v === 'number' && Number.isFinite(v) ? String(v) : v;
+  if (typeof s !== 'string') return undefined;
+  const t = s.trim();
+  // Printable ASCII only: these become store keys and log fields.
+  return t !== '' && t.length <= MAX_FIELD && /^[\x21-\x7e]+$/.test(t) ? t : undefined;
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text, reviver) as unknown };
+  } catch {
+    // Syntax errors, and RangeError for absurdly deep nesting.
+    return { ok: false };
+  }
+}
+
+/** Only the metadata, for finding the subscription whose key must verify the body. Never trusted beyond that. */
+export function peekSubscriptionId(raw: Buffer): string | undefined {
+  const parsed = parseBody(raw);
+  if (!parsed.ok || !isRecord(parsed.value.metadata)) return undefined;
+  return field(parsed.value.metadata, 'subscriptionId');
+}
+
+function parseBody(raw: Buffer): { ok: true; value: Record<string, unknown> } | { ok: false; problem: string } {
+  let text = raw.toString('utf8');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  let parsed = parseJson(text);
+  if (!parsed.ok) return { ok: false, problem: 'body is not JSON' };
+  // BILL's docs: the payload may be JSON-escaped and presented as a string.
+  if (typeof parsed.value === 'string') {
+    parsed = parseJson(parsed.value);
+    if (!parsed.ok) return { ok: false, problem: 'string body does not hold JSON' };
+  }
+  if (!isRecord(parsed.value)) return { ok: false, problem: 'body is not a JSON object' };
+  return { ok: true, value: parsed.value };
+}
+
+/** Parses a notification whose signature has been verified: JSON or a JSON string holding JSON. */
+export function parseNotification(raw: Buffer): ParseResult {
+  const body = parseBody(raw);
+  if (!body.ok) return body;
+  const meta = body.value.metadata;
+  if (!isRecord(meta)) return { ok: false, problem: 'metadata is missing' };
+  const metadata: Partial<NotificationMetadata> = {};
+  for (const name of ['eventId', 'subscriptionId', 'organizationId', 'eventType', 'version'] as const) {
+    const v = field(meta, name);
+    if (v === undefined) return { ok: false, problem: `metadata.${name} is missing or malformed` };
+    metadata[name] = v;
+  }
+  let entityKey: string | undefined;
+  let entity: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(body.value)) {
+    if (k === 'metadata' || k === 'errors' || !isRecord(v)) continue;
+    entityKey = k.slice(0, 60);
+    entity = v;
+    break;
+  }
+  const errors = Array.isArray(body.value.errors)
+    ? body.value.errors
+        .filter(isRecord)
+        .slice(0, 5)
+        .map((e) => ({
+          code: typeof e.code === 'string' || typeof e.code === 'number' ? String(e.code).slice(0, 40) : undefined,
+          message: typeof e.message === 'string' ? e.message.slice(0, 300) : undefined,
+        }))
+    : [];
+  return { ok: true, notification: { metadata: metadata as NotificationMetadata, entityKey, entity, errors } };
+}

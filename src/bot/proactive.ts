@@ -1,0 +1,91 @@
+// Proactive sends: a card into a channel through the Bot Framework with a stored conversation reference
+// (continueConversationAsync), never Graph. The adapter's middleware puts each HTTP attempt under the
+// connector.thread budget at background priority and honours Retry-After; this file turns what the connector
+// answered into a SendOutcome the notification worker can decide on.
+import type { CloudAdapter, ConversationReference } from 'botbuilder';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import { errorMessage } from '../errors.js';
+import type { ChannelSender, ConversationRef, OutgoingMessage, SendOutcome } from '../notify/index.js';
+import { retryAfterMs } from './connectorLimits.js';
+import { cardActivity } from './bot.js';
+import type { CardReply } from './cards/card.js';
+
+/** What @azure/core-rest-pipeline's RestError (thrown by the connector client) carries that we read. */
+interface ConnectorError {
+  statusCode?: number;
+  code?: string;
+  message?: string;
+  response?: { status?: number; bodyAsText?: string | null; headers?: { get(name: string): string | undefined } };
+  body?: unknown;
+}
+
+/** The Bot Framework ErrorResponse code, e.g. BotNotInConversationRoster, from whatever shape the error has. */
+function errorCode(err: ConnectorError): string | undefined {
+  const fromBody = (body: unknown): string | undefined => {
+    const code = (body as { error?: { code?: unknown } } | undefined)?.error?.code;
+    return typeof code === 'string' ? code.slice(0, 80) : undefined;
+  };
+  const direct = fromBody(err.body);
+  if (direct) return direct;
+  const text = err.response?.bodyAsText;
+  if (typeof text === 'string' && text.length < 10_000) {
+    try {
+      return fromBody(JSON.parse(text));
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/** A send failure as the worker sees it: HTTP status (0 = no answer), Bot Framework code, Retry-After. */
+export function sendFailure(err: unknown): Extract<SendOutcome, { ok: false }> {
+  const e = (err ?? {}) as ConnectorError;
+  const status = typeof e.statusCode === 'number' ? e.statusCode : typeof e.response?.status === 'number' ? e.response.status : 0;
+  const headers = e.response?.headers;
+  const after = headers && typeof headers.get === 'function' ? retryAfterMs(headers) : undefined;
+  return { ok: false, status, code: errorCode(e), retryAfterMs: after, message: errorMessage(err).slice(0, 300) };
+}
+
+export class BotFrameworkSender implements ChannelSender {
+  constructor(
+    private readonly adapter: CloudAdapter,
+    private readonly config: Config,
+    private readonly log: Logger,
+  ) {}
+
+  async send(reference: ConversationRef, message: OutgoingMessage): Promise<SendOutcome> {
+    let outcome: SendOutcome | undefined;
+    try {
+      await this.adapter.continueConversationAsync(this.config.bot.appId, reference as Partial<ConversationReference> as ConversationReference, async (context) => {
+        // Errors are caught here: the adapter's onTurnError would otherwise swallow them.
+        try {
+          const sent = await context.sendActivity(cardActivity(message as CardReply));
+          outcome = { ok: true, activityId: sent?.id };
+        } catch (err) {
+          outcome = sendFailure(err);
+        }
+      });
+    } catch (err) {
+      // Before the turn: the connector client or its token could not be made.
+      outcome = sendFailure(err);
+    }
+    if (!outcome) outcome = { ok: false, status: 0, message: 'the proactive turn ended without sending' };
+    if (!outcome.ok) this.log.debug({ status: outcome.status, code: outcome.code }, 'proactive send failed');
+    return outcome;
+  }
+}
+
+/**
+ * The reference a channel subscription posts with: the team channel's own conversation (top level, not the thread
+ * the command was typed in), the service URL Teams gave, and the bot's Teams id when known.
+ */
+export function channelReference(input: { serviceUrl: string; tenantId: string; channelId: string; bot?: { id: string; name?: string } }): ConversationRef {
+  return {
+    channelId: 'msteams',
+    serviceUrl: input.serviceUrl,
+    conversation: { id: input.channelId, isGroup: true, conversationType: 'channel', tenantId: input.tenantId },
+    ...(input.bot ? { bot: { id: input.bot.id, ...(input.bot.name ? { name: input.bot.name } : {}) } } : {}),
+  };
+}

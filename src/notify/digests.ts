@@ -1,0 +1,316 @@
+// Scheduled digests: a channel asks for a summary (bills due in the next 7 days, overdue bills, overdue invoices)
+// daily or weekly at a time in BOT_TIMEZONE. The scheduler posts it at the slot only when what it shows changed
+// since the channel's last digest, and at most once per channel and slot across restarts and instances:
+// - a slot is claimed with setIfAbsent (a short lease), then marked "sending" before the card goes out and "done"
+//   after; a marker makes every later tick (any instance) leave the slot alone. A process killed during the send
+//   leaves "sending" behind and the slot is not posted again (at most once per slot).
+// - a slot more than CATCH_UP_MS old is skipped (the bot was down): a morning digest is not posted at night.
+// Storage (NS.digests), keys starting with the channel key so removing the bot from a team removes them:
+// "<channel>|setting", "<channel>|last" (fingerprint of the last posted digest), "<channel>|slot|<slot id>".
+import { createHash, randomUUID } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import type { Logger } from '../log.js';
+import { errorMessage } from '../errors.js';
+import type { QueryCache } from '../cache/index.js';
+import type { Priority } from '../limits/types.js';
+import type { BillGateway } from '../bill/gateway.js';
+import type { PartyDirectory } from '../bill/directory.js';
+import type { InvoiceIndex } from '../bill/invoiceIndex.js';
+import { BillFilter } from '../bill/filters.js';
+import type { Bill } from '../bill/types.js';
+import type { BindingScope } from '../state/bindings.js';
+import { NS, type StateStore } from '../state/types.js';
+import { dateIn, latestSlot, plusDays, type DigestSchedule } from './schedule.js';
+import { channelKey, channelScope } from './subscriptions.js';
+import type { ChannelSender, ChannelTarget, ConversationRef, DigestBill, DigestContent, DigestInvoice, NotificationPresenter } from './types.js';
+
+export const CATCH_UP_MS = 2 * 3_600_000;
+const SLOT_MARKER_TTL_MS = 8 * 24 * 3_600_000;
+const SLOT_LEASE_MS = 10 * 60_000;
+const TICK_MS = 30_000;
+/** Pages read per list (100 rows each). */
+const MAX_PAGES = 10;
+
+export interface DigestSetting {
+  v: 1;
+  type: 'digest';
+  tenantId: string;
+  teamId: string;
+  channelId: string;
+  orgId: string;
+  schedule: DigestSchedule;
+  reference: ConversationRef;
+  createdBy: string | undefined;
+  /** When this schedule was set: slots before it are never posted. */
+  since: number;
+}
+
+interface SlotMarker {
+  state: 'sending' | 'done';
+  result?: 'posted' | 'unchanged' | 'unbound' | 'gone';
+  at: number;
+}
+
+interface LastDigest {
+  fingerprint: string;
+  slot: string;
+  postedAt: number;
+}
+
+const isSetting = (v: unknown): v is DigestSetting => v !== null && typeof v === 'object' && (v as DigestSetting).v === 1 && (v as DigestSetting).type === 'digest';
+
+export class DigestSettings {
+  constructor(
+    private readonly state: StateStore,
+    private readonly clock: Clock,
+  ) {}
+
+  async set(target: ChannelTarget, input: { orgId: string; schedule: DigestSchedule; reference: ConversationRef; createdBy: string | undefined }): Promise<DigestSetting> {
+    const setting: DigestSetting = { v: 1, type: 'digest', ...target, ...input, since: this.clock.now() };
+    await this.state.set(NS.digests, `${channelKey(target)}|setting`, setting);
+    return setting;
+  }
+
+  async get(target: ChannelTarget): Promise<DigestSetting | undefined> {
+    const s = await this.state.get<DigestSetting>(NS.digests, `${channelKey(target)}|setting`);
+    return isSetting(s) ? s : undefined;
+  }
+
+  async remove(target: ChannelTarget): Promise<boolean> {
+    return this.state.delete(NS.digests, `${channelKey(target)}|setting`);
+  }
+
+  async all(): Promise<DigestSetting[]> {
+    return (await this.state.entries<unknown>(NS.digests)).map(([, v]) => v).filter(isSetting);
+  }
+}
+
+export interface ComposerDeps {
+  bill: BillGateway;
+  cache: QueryCache;
+  invoiceIndex: InvoiceIndex | undefined;
+  parties: PartyDirectory | undefined;
+  timeZone: string;
+  log: Logger;
+}
+
+/** Gathers what a digest shows. Lists are cached per org (webhooks invalidate them), so many channels cost one load. */
+export class DigestComposer {
+  constructor(private readonly deps: ComposerDeps) {}
+
+  async compose(orgId: string, now: number, cadence: DigestContent['cadence'], priority: Priority = 'background'): Promise<DigestContent> {
+    const today = dateIn(now, this.deps.timeZone);
+    const org = this.deps.bill.org(orgId, { priority });
+    const unpaid = (dueDate: { gte?: string; lte?: string; lt?: string }) => async () => {
+      const r = await org.bills.list({ dueDate, archived: false, filter: new BillFilter().ne('paymentStatus', 'PAID'), sort: [{ field: 'dueDate', order: 'asc' }], maxPages: MAX_PAGES }).all();
+      return { items: r.items.map(billRow), truncated: r.truncated };
+    };
+    const until = plusDays(today, 6);
+    const [due, overdue] = await Promise.all([
+      this.deps.cache.get(orgId, 'list', `digest.bills.due?from=${today}&to=${until}`, unpaid({ gte: today, lte: until }), { entities: ['bill'] }),
+      this.deps.cache.get(orgId, 'list', `digest.bills.overdue?before=${today}`, unpaid({ lt: today }), { entities: ['bill'] }),
+    ]);
+    let invoices: DigestInvoice[] | undefined;
+    let invoicesAsOf = now;
+    if (this.deps.invoiceIndex) {
+      const answer = await this.deps.invoiceIndex.rows(orgId, { maxAgeMs: 60_000, waitMs: priority === 'interactive' ? 8_000 : 20_000 });
+      if ('rows' in answer) {
+        invoicesAsOf = answer.refreshedAt;
+        invoices = answer.rows
+          .filter((i) => !i.archived && i.dueAmount > 0 && i.status !== 'PAID' && i.dueDate !== '' && i.dueDate < today)
+          .sort((a, b) => a.dueDate.localeCompare(b.dueDate))
+          .map((i) => ({ id: i.id, number: i.number, customerId: i.customerId, customerName: '', dueDate: i.dueDate, dueAmount: i.dueAmount }));
+      }
+    }
+    // Copies: names are filled in below, the cached lists stay as BILL sent them.
+    const dueSoon = due.value.items.map((b) => ({ ...b }));
+    const overdueBills = overdue.value.items.map((b) => ({ ...b }));
+    await this.names(orgId, [...dueSoon, ...overdueBills], invoices ?? [], priority);
+    const fingerprint = createHash('sha256')
+      .update(
+        JSON.stringify([
+          dueSoon.map((b) => [b.id, b.dueAmount, b.dueDate]),
+          overdueBills.map((b) => [b.id, b.dueAmount, b.dueDate]),
+          invoices?.map((i) => [i.id, i.dueAmount, i.dueDate]) ?? null,
+        ]),
+      )
+      .digest('base64url');
+    return {
+      orgId,
+      today,
+      cadence,
+      dueSoon,
+      overdueBills,
+      overdueInvoices: invoices,
+      truncated: due.value.truncated || overdue.value.truncated,
+      asOf: Math.min(due.fetchedAt, overdue.fetchedAt, invoicesAsOf),
+      fingerprint,
+    };
+  }
+
+  /** Vendor names bills lack, customer names and currencies (one call per 100 unknown ids, then kept). */
+  private async names(orgId: string, bills: DigestBill[], invoices: DigestInvoice[], priority: Priority): Promise<void> {
+    const parties = this.deps.parties;
+    if (!parties) return;
+    try {
+      const vendors = await parties.resolve(orgId, 'vendor', bills.map((b) => b.vendorId), { priority });
+      for (const b of bills) {
+        const v = vendors.get(b.vendorId);
+        if (!b.vendorName && v) b.vendorName = v.name;
+        b.currency ??= v?.currency;
+      }
+      const customers = await parties.resolve(orgId, 'customer', invoices.map((i) => i.customerId), { priority });
+      for (const i of invoices) {
+        const c = customers.get(i.customerId);
+        if (c) i.customerName = c.name;
+        i.currency ??= c?.currency;
+      }
+    } catch (err) {
+      this.deps.log.info({ orgId, err: errorMessage(err) }, 'digest names could not be looked up');
+    }
+  }
+}
+
+function billRow(b: Bill): DigestBill {
+  return {
+    id: b.id,
+    number: b.invoice?.invoiceNumber ?? '',
+    vendorId: b.vendorId,
+    vendorName: typeof b.vendorName === 'string' ? b.vendorName : '',
+    dueDate: b.dueDate,
+    dueAmount: typeof b.dueAmount === 'number' ? b.dueAmount : b.amount,
+  };
+}
+
+export interface SchedulerDeps {
+  state: StateStore;
+  clock: Clock;
+  log: Logger;
+  timeZone: string;
+  settings: DigestSettings;
+  composer: Pick<DigestComposer, 'compose'>;
+  resolveOrg(scope: BindingScope): Promise<string | undefined>;
+  sender: ChannelSender;
+  presenter: NotificationPresenter;
+  onChannelGone(target: ChannelTarget, reason: string): Promise<void>;
+  tickMs?: number;
+}
+
+export interface TickReport {
+  posted: number;
+  unchanged: number;
+  failed: number;
+}
+
+export class DigestScheduler {
+  private readonly instance = randomUUID();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<TickReport> | undefined;
+  private queued: Promise<TickReport> | undefined;
+  private stopped = false;
+
+  constructor(private readonly deps: SchedulerDeps) {}
+
+  start(): void {
+    if (this.timer || this.stopped) return;
+    this.timer = setInterval(() => {
+      this.tick().catch((err) => this.deps.log.error({ err: errorMessage(err) }, 'digest scheduler failed'));
+    }, this.deps.tickMs ?? TICK_MS);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await Promise.allSettled([this.running, this.queued]);
+  }
+
+  /** Posts every digest whose slot has come. A call made while one runs gets a fresh run after it (its own "now"). */
+  tick(): Promise<TickReport> {
+    if (!this.running) {
+      this.running = this.run().finally(() => {
+        this.running = undefined;
+      });
+      return this.running;
+    }
+    this.queued ??= this.running
+      .catch(() => undefined)
+      .then(() => {
+        this.queued = undefined;
+        return this.tick();
+      });
+    return this.queued;
+  }
+
+  private async run(): Promise<TickReport> {
+    const report: TickReport = { posted: 0, unchanged: 0, failed: 0 };
+    if (this.stopped) return report;
+    const now = this.deps.clock.now();
+    for (const setting of await this.deps.settings.all()) {
+      if (this.stopped) break;
+      try {
+        await this.slot(setting, now, report);
+      } catch (err) {
+        report.failed++;
+        this.deps.log.warn({ teamId: setting.teamId, channelId: setting.channelId, err: errorMessage(err) }, 'digest failed; will try again');
+      }
+    }
+    return report;
+  }
+
+  private async slot(setting: DigestSetting, now: number, report: TickReport): Promise<void> {
+    const { state } = this.deps;
+    const slot = latestSlot(setting.schedule, now, this.deps.timeZone);
+    if (slot.at < setting.since || now - slot.at > CATCH_UP_MS) return;
+    const target: ChannelTarget = { tenantId: setting.tenantId, teamId: setting.teamId, channelId: setting.channelId };
+    const key = channelKey(target);
+    const markerKey = `${key}|slot|${slot.id}`;
+    if (await state.get<SlotMarker>(NS.digests, markerKey)) return;
+    const lease = `${markerKey}|lease`;
+    if (!(await state.setIfAbsent(NS.digests, lease, { by: this.instance, at: now }, { ttlMs: SLOT_LEASE_MS }))) return;
+    const log = this.deps.log.child({ teamId: setting.teamId, channelId: setting.channelId, slot: slot.id });
+    const mark = (m: SlotMarker) => state.set(NS.digests, markerKey, m, { ttlMs: SLOT_MARKER_TTL_MS });
+    try {
+      // Another instance may have finished the slot between our look and our lease.
+      if (await state.get<SlotMarker>(NS.digests, markerKey)) return;
+      const orgId = await this.deps.resolveOrg(channelScope(target));
+      if (!orgId) {
+        log.info('digest skipped: the team is not bound to a BILL organisation');
+        await mark({ state: 'done', result: 'unbound', at: now });
+        return;
+      }
+      const content = await this.deps.composer.compose(orgId, now, setting.schedule.every);
+      const lastKey = `${key}|last`;
+      const last = await state.get<LastDigest>(NS.digests, lastKey);
+      if (last && last.fingerprint === content.fingerprint) {
+        await mark({ state: 'done', result: 'unchanged', at: now });
+        report.unchanged++;
+        log.info('digest skipped: nothing changed since the last one');
+        return;
+      }
+      await mark({ state: 'sending', at: now });
+      const outcome = await this.deps.sender.send(setting.reference, this.deps.presenter.digest(content, now));
+      if (outcome.ok) {
+        await state.set<LastDigest>(NS.digests, lastKey, { fingerprint: content.fingerprint, slot: slot.id, postedAt: this.deps.clock.now() });
+        await mark({ state: 'done', result: 'posted', at: this.deps.clock.now() });
+        report.posted++;
+        log.info('digest posted');
+        return;
+      }
+      if ((outcome.status === 403 && outcome.code === 'BotNotInConversationRoster') || outcome.status === 404) {
+        await mark({ state: 'done', result: 'gone', at: now });
+        await this.deps.onChannelGone(target, outcome.code ?? `HTTP ${outcome.status}`);
+        log.warn({ status: outcome.status, code: outcome.code }, 'digest not posted: the bot is no longer in the channel');
+        return;
+      }
+      // Not sent: the slot stays open, a later tick within the catch-up window tries again.
+      await state.delete(NS.digests, markerKey);
+      report.failed++;
+      log.warn({ status: outcome.status, code: outcome.code }, 'digest send failed; will try again');
+    } finally {
+      const held = await state.get<{ by: string }>(NS.digests, lease).catch(() => undefined);
+      if (held?.by === this.instance) await state.delete(NS.digests, lease).catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,247 @@
+// Webhook events -> subscriptions -> durable outbox -> proactive sends, and scheduled digests: built once in app.ts.
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Logger, SecretRegistry } from '../log.js';
+import { errorMessage } from '../errors.js';
+import type { EntityKind, QueryCache } from '../cache/index.js';
+import type { Priority } from '../limits/types.js';
+import type { BillGateway } from '../bill/gateway.js';
+import type { PartyDirectory } from '../bill/directory.js';
+import type { BillNumberIndex, InvoiceIndex } from '../bill/invoiceIndex.js';
+import type { Bill, Invoice } from '../bill/types.js';
+import type { AuditTrail } from '../state/audit.js';
+import type { BindingScope } from '../state/bindings.js';
+import { NS, type StateStore } from '../state/types.js';
+import { DigestComposer, DigestScheduler, DigestSettings, type DigestSetting } from './digests.js';
+import { WebhookKeys } from './keys.js';
+import { eventTypeInfo, type SubscriptionKind } from './kinds.js';
+import { paymentBillIds, projectEntity, vendorOf } from './project.js';
+import { WebhookReceiver } from './receiver.js';
+import { WebhookSetup } from './setup.js';
+import { ChannelSubscriptions, type ChannelSubscription } from './subscriptions.js';
+import type { ChannelSender, ChannelTarget, Enrichment, NotificationPresenter, OutboxEvent } from './types.js';
+import { DeliveryWorker, type DeadLetter } from './worker.js';
+
+export type { ChannelSender, ChannelTarget, ConversationRef, DigestBill, DigestContent, DigestInvoice, Enrichment, NotificationPresenter, OutboxEvent, OutgoingMessage, SendOutcome } from './types.js';
+export type { SubscriptionKind } from './kinds.js';
+export type { DeadLetter } from './worker.js';
+
+export interface NotifyDeps {
+  config: Config;
+  state: StateStore;
+  clock: Clock;
+  log: Logger;
+  secrets: SecretRegistry;
+  bill: BillGateway;
+  cache: QueryCache;
+  /** The org a conversation is bound to right now (OrgBindings.resolve). */
+  resolveOrg(scope: BindingScope): Promise<string | undefined>;
+  /** The organisations this deployment serves (events of others are ignored). */
+  servesOrg(orgId: string): boolean;
+  invoiceIndex?: InvoiceIndex;
+  billIndex?: BillNumberIndex;
+  parties?: PartyDirectory;
+  audit: AuditTrail;
+  sender: ChannelSender;
+  presenter: NotificationPresenter;
+  /** A record changed in BILL (default: drop the cached answers built from it). */
+  onEntityChanged?(orgId: string, entity: EntityKind, ids: string[]): void;
+  /** Waits between delivery tries (tests shorten them). */
+  retryDelaysMs?: number[];
+}
+
+/** What `status` shows about notifications for one channel. */
+export interface NotifyStatus {
+  kinds: SubscriptionKind[];
+  digest: DigestSetting | undefined;
+  outbox: { events: number; pending: number; nextAt: number | undefined };
+  deadLetters: { total: number; here: DeadLetter[] };
+  /** Stored webhook keys for the org, and whether BILL_WEBHOOK_SECURITY_KEY is set. */
+  webhook: { storedKeys: number; envKey: boolean };
+}
+
+export class Notifications {
+  readonly keys: WebhookKeys;
+  readonly subscriptions: ChannelSubscriptions;
+  readonly digestSettings: DigestSettings;
+  readonly composer: DigestComposer;
+  readonly scheduler: DigestScheduler;
+  readonly worker: DeliveryWorker;
+  readonly receiver: WebhookReceiver;
+  readonly setup: WebhookSetup;
+  private started = false;
+
+  constructor(private readonly deps: NotifyDeps) {
+    const { state, clock, log, config } = deps;
+    this.keys = new WebhookKeys({ state, clock, log, secrets: deps.secrets, secretsKey: config.secretsKey });
+    this.subscriptions = new ChannelSubscriptions(state, clock);
+    this.digestSettings = new DigestSettings(state, clock);
+    const onEntityChanged =
+      deps.onEntityChanged ??
+      ((orgId: string, entity: EntityKind, ids: string[]) => {
+        if (ids.length === 0) deps.cache.invalidate(orgId, entity);
+        for (const id of ids) deps.cache.invalidate(orgId, entity, id);
+      });
+    this.worker = new DeliveryWorker({
+      state,
+      clock,
+      log: log.child({ part: 'notify' }),
+      subscriptions: this.subscriptions,
+      resolveOrg: deps.resolveOrg,
+      sender: deps.sender,
+      presenter: deps.presenter,
+      enrich: (ev) => this.enrich(ev),
+      apply: (ev) => this.apply(ev),
+      onChannelGone: (target, reason) => this.channelGone(target, reason),
+      retryDelaysMs: deps.retryDelaysMs,
+    });
+    this.receiver = new WebhookReceiver({
+      state,
+      clock,
+      log: log.child({ part: 'webhooks' }),
+      keys: this.keys,
+      envKey: config.bill.webhookSecurityKey,
+      servesOrg: deps.servesOrg,
+      onEntityChanged,
+      kick: () => this.worker.kick(),
+    });
+    this.composer = new DigestComposer({ bill: deps.bill, cache: deps.cache, invoiceIndex: deps.invoiceIndex, parties: deps.parties, timeZone: config.timeZone, log });
+    this.scheduler = new DigestScheduler({
+      state,
+      clock,
+      log: log.child({ part: 'digests' }),
+      timeZone: config.timeZone,
+      settings: this.digestSettings,
+      composer: this.composer,
+      resolveOrg: deps.resolveOrg,
+      sender: deps.sender,
+      presenter: deps.presenter,
+      onChannelGone: (target, reason) => this.channelGone(target, reason),
+    });
+    this.setup = new WebhookSetup({ bill: deps.bill, keys: this.keys, log, allowLocalHttp: deps.bill.backend === 'sandbox' });
+  }
+
+  /** Starts the outbox worker (it sends what a previous run left) and the digest scheduler. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    await this.keys.registerAll().catch((err) => this.deps.log.error({ err: errorMessage(err) }, 'webhook keys could not be read'));
+    this.worker.start();
+    this.scheduler.start();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.worker.stop(), this.scheduler.stop()]);
+  }
+
+  /** The bot cannot post in a channel any more: its subscriptions and digest go, and the audit trail says so. */
+  async channelGone(target: ChannelTarget, reason: string): Promise<void> {
+    const removed = await this.subscriptions.remove(target);
+    const digest = await this.digestSettings.remove(target);
+    this.deps.log.warn({ teamId: target.teamId, channelId: target.channelId, reason, removed, digest }, 'channel subscriptions removed: the bot can no longer post there');
+    await this.deps.audit
+      .admin({ action: 'unsubscribe', tenantId: target.tenantId, teamId: target.teamId, channelId: target.channelId, result: 'ok', detail: { reason, automatic: true, kinds: removed, digest } })
+      .catch(() => undefined);
+  }
+
+  async status(target: ChannelTarget, orgId: string | undefined): Promise<NotifyStatus> {
+    const subs: ChannelSubscription[] = await this.subscriptions.forChannel(target);
+    const letters = (await this.deps.state.entries<DeadLetter>(NS.deadLetters)).map(([, d]) => d).filter((d) => d && typeof d.eventId === 'string');
+    const here = letters
+      .filter((d) => d.tenantId === target.tenantId && d.teamId === target.teamId && d.channelId === target.channelId)
+      .sort((a, b) => b.at - a.at)
+      .slice(0, 3);
+    return {
+      kinds: subs.map((s) => s.kind),
+      digest: await this.digestSettings.get(target),
+      outbox: await this.worker.depth(),
+      deadLetters: { total: letters.length, here },
+      webhook: { storedKeys: orgId ? (await this.keys.list(orgId)).length : 0, envKey: this.deps.config.bill.webhookSecurityKey !== '' },
+    };
+  }
+
+  /**
+   * The record of a notification as BILL has it now (a card's Refresh), shaped like the event it came from so the
+   * same card can be drawn. Undefined for kinds that cannot be re-read by id.
+   */
+  async current(orgId: string, entityType: EntityKind, id: string, type: string): Promise<OutboxEvent | undefined> {
+    const client = this.deps.bill.org(orgId, { priority: 'interactive' });
+    let record: unknown;
+    if (entityType === 'bill') record = await client.bills.get(id);
+    else if (entityType === 'invoice') record = await client.invoices.get(id);
+    else if (entityType === 'payment') record = await client.payments.get(id);
+    else if (entityType === 'vendor') record = await client.vendors.get(id);
+    else return undefined;
+    this.deps.cache.invalidate(orgId, entityType, id);
+    const entity = projectEntity(record as Record<string, unknown>);
+    // The card describes the record's state now: "updated" (or "archived"), whatever the original event was.
+    const family = type.split('.')[0] ?? entityType;
+    const now = this.deps.clock.now();
+    const ev: OutboxEvent = {
+      v: 1,
+      eventId: `refresh-${id}`,
+      type: type === 'payment.failed' || type === 'autopay.failed' ? 'payment.updated' : `${family}.${entity.archived === true ? 'archived' : 'updated'}`,
+      version: '1',
+      orgId,
+      subscriptionId: '',
+      kind: eventTypeInfo(type)?.kind ?? 'bills',
+      entityType,
+      entityKey: entityType,
+      entity,
+      errors: [],
+      receivedAt: now,
+    };
+    ev.enrichment = await this.enrich(ev, 'interactive').catch(() => ({}));
+    return ev;
+  }
+
+  /** Keeps the number indexes current with the record an event carries. */
+  private async apply(ev: OutboxEvent): Promise<void> {
+    if (typeof ev.entity.id !== 'string') return;
+    if (ev.entityType === 'invoice') await this.deps.invoiceIndex?.apply(ev.orgId, ev.entity as unknown as Invoice);
+    if (ev.entityType === 'bill') await this.deps.billIndex?.apply(ev.orgId, ev.entity as unknown as Bill);
+  }
+
+  /** What the card needs beyond the payload: bill numbers of a payment, customer and vendor names, the currency. */
+  private async enrich(ev: OutboxEvent, priority: Priority = 'background'): Promise<Enrichment> {
+    const out: Enrichment = {};
+    const org = ev.orgId;
+    const parties = this.deps.parties;
+    if (ev.entityType === 'payment') {
+      const ids = paymentBillIds(ev.entity).slice(0, 5);
+      const numbers: Record<string, string> = {};
+      const client = this.deps.bill.org(org, { priority });
+      for (const id of ids) {
+        try {
+          const got = await this.deps.cache.get(org, 'object', `bill?id=${id}`, () => client.bills.get(id), { entities: [{ entity: 'bill', id }] });
+          const number = got.value.invoice?.invoiceNumber;
+          if (number) numbers[id] = number;
+        } catch (err) {
+          this.deps.log.debug({ eventId: ev.eventId, err: errorMessage(err) }, 'bill of a payment could not be read');
+        }
+      }
+      if (Object.keys(numbers).length > 0) out.billNumbers = numbers;
+    }
+    const vendor = vendorOf(ev.entity);
+    if ((ev.entityType === 'payment' || ev.entityType === 'bill') && vendor.id && parties) {
+      const info = (await parties.resolve(org, 'vendor', [vendor.id], { priority })).get(vendor.id);
+      if (info) {
+        out.vendorName = vendor.name ?? info.name;
+        out.currency = info.currency;
+      }
+    }
+    if (ev.entityType === 'invoice' && typeof ev.entity.customerId === 'string' && parties) {
+      const info = (await parties.resolve(org, 'customer', [ev.entity.customerId], { priority })).get(ev.entity.customerId);
+      if (info) {
+        out.customerName = info.name;
+        out.currency = info.currency;
+      }
+    }
+    if (ev.entityType === 'vendor' && typeof ev.entity.billCurrency === 'string') out.currency = ev.entity.billCurrency;
+    return out;
+  }
+}
+
+export function createNotify(deps: NotifyDeps): Notifications {
+  return new Notifications(deps);
+}

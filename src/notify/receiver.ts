@@ -1,0 +1,163 @@
+// Accepts a BILL webhook notification: signature, parsing, de-duplication, durable outbox write, then 200.
+//
+// Order matters for "exactly once" and crash safety:
+// 1. the signature is checked against the key of the event's subscription (or BILL_WEBHOOK_SECURITY_KEY) before
+//    anything is stored; a refusal changes nothing;
+// 2. an event id already recorded (kept 8 days; BILL asks for de-duplication by id) is answered 200 and dropped;
+// 3. the event is written to the outbox with setIfAbsent (atomic on the file store and on Redis: two instances
+//    receiving the same event cannot both queue it), then its id is recorded, then 200 — so a crash before the
+//    200 makes BILL retry, and a crash after it leaves the event in the outbox for the worker after restart.
+// The answer comes within ANSWER_WITHIN_MS whatever the state store does (503 otherwise: BILL retries).
+import type { Clock } from '../clock.js';
+import type { EntityKind } from '../cache/index.js';
+import type { Logger } from '../log.js';
+import { errorMessage } from '../errors.js';
+import { parseNotification, peekSubscriptionId, signatureDigest, signatureMatches, type BillNotification } from '../bill/webhooks.js';
+import { NS, type StateStore } from '../state/types.js';
+import { eventTypeInfo, KNOWN_UNROUTED_TYPES } from './kinds.js';
+import type { WebhookKeys } from './keys.js';
+import { paymentBillIds, projectEntity } from './project.js';
+import type { OutboxEvent } from './types.js';
+
+/** BILL asks for de-duplication by event id; its retries span hours, events are kept longer than a week here. */
+export const EVENT_ID_TTL_MS = 8 * 24 * 3_600_000;
+/** Answer BILL well within its timeout; the 2 s budget includes the network. */
+export const ANSWER_WITHIN_MS = 1_500;
+
+export const outboxKey = (eventId: string): string => `ev|${eventId}`;
+
+export interface ReceiveAnswer {
+  status: number;
+  body: { status: string; eventId?: string; error?: string };
+}
+
+export interface ReceiverDeps {
+  state: StateStore;
+  clock: Clock;
+  log: Logger;
+  keys: WebhookKeys;
+  /** BILL_WEBHOOK_SECURITY_KEY: verifies events of a subscription made outside the bot, whatever their subscriptionId. */
+  envKey: string;
+  /** True for the organisations this deployment serves (BILL_ORG_ID, or BILL_ALLOWED_ORG_IDS). */
+  servesOrg(orgId: string): boolean;
+  /** A record changed in BILL: drop cached answers built from it (all instances, once cluster mode broadcasts). */
+  onEntityChanged(orgId: string, entity: EntityKind, ids: string[]): void;
+  /** Wakes the delivery worker. */
+  kick(): void;
+  answerWithinMs?: number;
+}
+
+/** Marker of an accepted event id (NS.webhookEvents). */
+interface SeenEvent {
+  at: number;
+  type: string;
+}
+
+export class WebhookReceiver {
+  constructor(private readonly deps: ReceiverDeps) {}
+
+  async accept(raw: Buffer, signatureHeader: string | string[] | undefined): Promise<ReceiveAnswer> {
+    const digest = signatureDigest(signatureHeader);
+    if (!digest) {
+      this.deps.log.info({ reason: signatureHeader === undefined ? 'no signature' : 'malformed signature', bytes: raw.length }, 'webhook refused');
+      return { status: 401, body: { status: 'refused', error: 'Missing or malformed x-bill-sha-signature' } };
+    }
+    const verified = await this.verify(raw, digest);
+    if (!verified.ok) {
+      this.deps.log.info({ reason: verified.reason, bytes: raw.length }, 'webhook refused');
+      return { status: 401, body: { status: 'refused', error: 'Signature does not match' } };
+    }
+    const parsed = verified.parsed ?? parseNotification(raw);
+    if (!parsed.ok) {
+      this.deps.log.warn({ problem: parsed.problem, bytes: raw.length }, 'signed webhook could not be read');
+      return { status: 400, body: { status: 'invalid', error: parsed.problem } };
+    }
+    const n = parsed.notification;
+    if (verified.orgId && verified.orgId !== n.metadata.organizationId) {
+      this.deps.log.warn({ subscriptionId: n.metadata.subscriptionId, eventOrg: n.metadata.organizationId }, 'webhook refused: signed with the key of another organisation\'s subscription');
+      return { status: 401, body: { status: 'refused', error: 'Signature does not match' } };
+    }
+    const log = this.deps.log.child({ eventId: n.metadata.eventId, eventType: n.metadata.eventType, orgId: n.metadata.organizationId });
+    const info = eventTypeInfo(n.metadata.eventType, n.metadata.version);
+    if (!info) {
+      log.info({ version: n.metadata.version, known: KNOWN_UNROUTED_TYPES.includes(n.metadata.eventType) }, 'webhook event type not posted to channels; ignored');
+      return { status: 200, body: { status: 'ignored', eventId: n.metadata.eventId } };
+    }
+    if (!this.deps.servesOrg(n.metadata.organizationId)) {
+      log.warn('webhook event for an organisation this deployment does not serve; ignored');
+      return { status: 200, body: { status: 'ignored', eventId: n.metadata.eventId } };
+    }
+    const within = this.deps.answerWithinMs ?? ANSWER_WITHIN_MS;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), within);
+    });
+    const work = this.store(n, info.kind, info.entity);
+    // Settles on its own if we answered late; its outcome is logged below either way.
+    work.catch(() => undefined);
+    try {
+      const result = await Promise.race([work, late]);
+      if (result === 'late') {
+        log.warn({ ms: within }, 'webhook not stored in time; answered 503 so BILL retries');
+        return { status: 503, body: { status: 'retry', error: 'Try again' } };
+      }
+      if (result === 'duplicate') {
+        log.info('duplicate webhook event ignored');
+        return { status: 200, body: { status: 'duplicate', eventId: n.metadata.eventId } };
+      }
+      log.info({ kind: info.kind }, 'webhook event accepted');
+      this.deps.kick();
+      return { status: 200, body: { status: 'accepted', eventId: n.metadata.eventId } };
+    } catch (err) {
+      log.error({ err: errorMessage(err) }, 'webhook event could not be stored; answered 503 so BILL retries');
+      return { status: 503, body: { status: 'retry', error: 'Try again' } };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The signature check: BILL_WEBHOOK_SECURITY_KEY first, then the key(s) stored for the event's subscription. */
+  private async verify(
+    raw: Buffer,
+    digest: Buffer,
+  ): Promise<{ ok: true; orgId?: string; parsed?: ReturnType<typeof parseNotification> } | { ok: false; reason: string }> {
+    if (this.deps.envKey && signatureMatches(raw, digest, this.deps.envKey)) return { ok: true };
+    const parsed = parseNotification(raw);
+    const subscriptionId = parsed.ok ? parsed.notification.metadata.subscriptionId : peekSubscriptionId(raw);
+    if (!subscriptionId) return { ok: false, reason: 'no key for an unreadable body' };
+    const keys = await this.deps.keys.keysFor(subscriptionId);
+    if (keys.length === 0) return { ok: false, reason: this.deps.envKey ? 'signature mismatch' : 'unknown subscription' };
+    for (const k of keys) if (signatureMatches(raw, digest, k.key)) return { ok: true, orgId: k.orgId, parsed };
+    return { ok: false, reason: 'signature mismatch' };
+  }
+
+  private async store(n: BillNotification, kind: OutboxEvent['kind'], entityType: EntityKind): Promise<'stored' | 'duplicate'> {
+    const { state, clock } = this.deps;
+    const id = n.metadata.eventId;
+    if (await state.get<SeenEvent>(NS.webhookEvents, id)) return 'duplicate';
+    const event: OutboxEvent = {
+      v: 1,
+      eventId: id,
+      type: n.metadata.eventType,
+      version: n.metadata.version,
+      orgId: n.metadata.organizationId,
+      subscriptionId: n.metadata.subscriptionId,
+      kind,
+      entityType,
+      entityKey: n.entityKey,
+      entity: projectEntity(n.entity),
+      errors: n.errors,
+      receivedAt: clock.now(),
+    };
+    if (!(await state.setIfAbsent(NS.outbox, outboxKey(id), event))) return 'duplicate';
+    await state.set<SeenEvent>(NS.webhookEvents, id, { at: clock.now(), type: event.type }, { ttlMs: EVENT_ID_TTL_MS });
+    // Webhooks are hints (BILL's advice): cached answers built from this record are dropped right away.
+    const ids = [typeof event.entity.id === 'string' ? event.entity.id : undefined].filter((x): x is string => !!x);
+    this.deps.onEntityChanged(event.orgId, entityType, ids);
+    if (entityType === 'payment') {
+      const bills = paymentBillIds(event.entity);
+      if (bills.length > 0) this.deps.onEntityChanged(event.orgId, 'bill', bills);
+    }
+    return 'stored';
+  }
+}

@@ -1,0 +1,146 @@
+// Digest schedules in the bot's time zone: parsing "daily 09:00" / "weekly monday 09:00", and the slot (the
+// scheduled instant) a moment belongs to. Pure: no clock, no I/O.
+
+export interface DigestSchedule {
+  every: 'daily' | 'weekly';
+  /** ISO weekday for weekly digests: 1 = Monday ... 7 = Sunday. */
+  weekday?: number;
+  /** "HH:MM", 24-hour, in BOT_TIMEZONE. */
+  time: string;
+}
+
+export interface Slot {
+  /** "2026-03-02T09:00" (local date and time): one digest per channel per slot id. */
+  id: string;
+  /** The instant it falls on (ms since epoch). */
+  at: number;
+  /** yyyy-MM-dd in the zone. */
+  date: string;
+}
+
+export const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
+
+export type DigestCommand =
+  | { action: 'set'; schedule: DigestSchedule }
+  | { action: 'off' }
+  | { action: 'now' }
+  | { action: 'show' }
+  | { action: 'error'; problem: string };
+
+/** "9:00", "09:00", "9am", "5:30 pm", "17.30" -> "HH:MM"; undefined when it is not a time of day. */
+export function parseTime(raw: string): string | undefined {
+  const m = /^(\d{1,2})(?:[:.h](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?$/i.exec(raw.trim());
+  if (!m) return undefined;
+  let h = Number(m[1]);
+  const min = m[2] === undefined ? 0 : Number(m[2]);
+  const ampm = m[3]?.toLowerCase().replace(/\./g, '');
+  if (m[2] === undefined && !ampm) return undefined;
+  if (ampm) {
+    if (h < 1 || h > 12) return undefined;
+    if (ampm === 'am' && h === 12) h = 0;
+    if (ampm === 'pm' && h !== 12) h += 12;
+  }
+  if (h > 23 || min > 59) return undefined;
+  return `${String(h).padStart(2, '0')}:${String(min).padStart(2, '0')}`;
+}
+
+/** "mon", "Monday", "mondays" -> 1. */
+export function parseWeekday(raw: string): number | undefined {
+  const w = raw.trim().toLowerCase().replace(/s$/, '');
+  if (w.length < 3) return undefined;
+  const i = WEEKDAYS.findIndex((d) => d.startsWith(w) || w === d);
+  return i < 0 ? undefined : i + 1;
+}
+
+/** `digest` arguments: daily <HH:MM> | weekly <day> <HH:MM> | off | now | (nothing: show). */
+export function parseDigestArgs(args: string[]): DigestCommand {
+  const words = args.map((a) => a.trim()).filter(Boolean);
+  if (words.length === 0) return { action: 'show' };
+  const first = words[0]!.toLowerCase();
+  if (first === 'off' || first === 'stop' || first === 'none') return words.length === 1 ? { action: 'off' } : { action: 'error', problem: `"digest off" takes nothing after it` };
+  if (first === 'now') return words.length === 1 ? { action: 'now' } : { action: 'error', problem: `"digest now" takes nothing after it` };
+  if (first === 'daily') {
+    const time = parseTime(words.slice(1).join(' '));
+    return time ? { action: 'set', schedule: { every: 'daily', time } } : { action: 'error', problem: 'a daily digest needs a time of day such as 09:00' };
+  }
+  if (first === 'weekly') {
+    const weekday = words[1] ? parseWeekday(words[1]) : undefined;
+    if (!weekday) return { action: 'error', problem: 'a weekly digest needs a day such as monday' };
+    const time = parseTime(words.slice(2).join(' '));
+    return time ? { action: 'set', schedule: { every: 'weekly', weekday, time } } : { action: 'error', problem: 'a weekly digest needs a time of day such as 09:00' };
+  }
+  return { action: 'error', problem: `"${words[0]!.slice(0, 30)}" is not daily, weekly, off or now` };
+}
+
+/** The calendar date (yyyy-MM-dd) of an instant in a zone. */
+export function dateIn(instant: number, timeZone: string): string {
+  const parts = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(new Date(instant));
+  const get = (t: string) => parts.find((p) => p.type === t)?.value ?? '';
+  return `${get('year')}-${get('month')}-${get('day')}`;
+}
+
+export function plusDays(isoDate: string, days: number): string {
+  const d = new Date(`${isoDate}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + days);
+  return d.toISOString().slice(0, 10);
+}
+
+/** ISO weekday (1 = Monday) of a calendar date. */
+export function weekdayOf(isoDate: string): number {
+  const d = new Date(`${isoDate}T00:00:00Z`).getUTCDay();
+  return d === 0 ? 7 : d;
+}
+
+/** Offset of the zone from UTC at an instant, in ms (wall clock minus UTC). */
+function zoneOffset(instant: number, timeZone: string): number {
+  const parts = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' }).formatToParts(new Date(instant));
+  const get = (t: string) => Number(parts.find((p) => p.type === t)?.value ?? 0);
+  const wall = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour') % 24, get('minute'), get('second'));
+  return wall - Math.floor(instant / 1000) * 1000;
+}
+
+/**
+ * The instant a wall-clock time on a date has in a zone. A time skipped by a daylight-saving jump lands just after
+ * the jump (02:30 -> 03:30); a time that happens twice is its first occurrence.
+ */
+export function zonedInstant(isoDate: string, time: string, timeZone: string): number {
+  const [h, m] = time.split(':').map(Number) as [number, number];
+  const [y, mo, d] = isoDate.split('-').map(Number) as [number, number, number];
+  const wall = Date.UTC(y, mo - 1, d, h, m);
+  // Two candidates around the wall time cover both sides of a DST change; keep the earliest that maps back to it.
+  const candidates = [wall - zoneOffset(wall - 86_400_000 / 2, timeZone), wall - zoneOffset(wall + 86_400_000 / 2, timeZone)].sort((a, b) => a - b);
+  for (const c of candidates) if (c + zoneOffset(c, timeZone) === wall) return c;
+  // In a gap: the wall time does not exist; the later offset puts it after the jump.
+  return candidates[1]!;
+}
+
+/** The latest slot of the schedule at or before `now`. */
+export function latestSlot(schedule: DigestSchedule, now: number, timeZone: string): Slot {
+  const today = dateIn(now, timeZone);
+  for (let back = 0; back <= 8; back++) {
+    const date = plusDays(today, -back);
+    if (schedule.every === 'weekly' && weekdayOf(date) !== schedule.weekday) continue;
+    const at = zonedInstant(date, schedule.time, timeZone);
+    if (at <= now) return { id: `${date}T${schedule.time}`, at, date };
+  }
+  // Unreachable for valid schedules (a weekly slot recurs within 7 days).
+  throw new Error('no digest slot in the last week');
+}
+
+/** The next slot strictly after `now`. */
+export function nextSlot(schedule: DigestSchedule, now: number, timeZone: string): Slot {
+  const today = dateIn(now, timeZone);
+  for (let ahead = 0; ahead <= 8; ahead++) {
+    const date = plusDays(today, ahead);
+    if (schedule.every === 'weekly' && weekdayOf(date) !== schedule.weekday) continue;
+    const at = zonedInstant(date, schedule.time, timeZone);
+    if (at > now) return { id: `${date}T${schedule.time}`, at, date };
+  }
+  throw new Error('no digest slot in the next week');
+}
+
+export function describeSchedule(schedule: DigestSchedule): string {
+  if (schedule.every === 'daily') return `every day at ${schedule.time}`;
+  const day = WEEKDAYS[(schedule.weekday ?? 1) - 1]!;
+  return `every ${day.charAt(0).toUpperCase()}${day.slice(1)} at ${schedule.time}`;
+}

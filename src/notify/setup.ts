@@ -1,0 +1,142 @@
+// Creates, lists and deletes the BILL webhook subscription that feeds billbridge, for `npm run webhooks` and the
+// admin command. Facts (developer.bill.com /docs/working-with-bill-webhooks, /v3/docs/bill-webhook-api-general-rules;
+// shared/reference/bill-v3-api.md §5): POST {BILL_EVENTS_BASE_URL}/v3/subscriptions needs an X-Idempotent-Key (a
+// repeated key gets the first answer for 24 h); notificationUrl must be HTTPS; at most 10 subscriptions per org and
+// no duplicates (same events and URL); the securityKey is in the create answer only, and
+// POST /v3/subscriptions/{id}/security_key issues a new one.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../log.js';
+import type { BillGateway } from '../bill/gateway.js';
+import type { Subscription } from '../bill/types.js';
+import { eventTypesOf } from './kinds.js';
+import type { WebhookKeys } from './keys.js';
+
+export const MAX_BILL_SUBSCRIPTIONS = 10;
+export const SUBSCRIPTION_NAME = 'billbridge';
+export const WEBHOOK_PATH = '/api/bill/webhooks';
+
+export class WebhookSetupError extends Error {
+  constructor(
+    readonly reason: 'badUrl' | 'limit' | 'notFound' | 'noEvents',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'WebhookSetupError';
+  }
+}
+
+export interface SetupResult {
+  action: 'created' | 'updated' | 'rotated' | 'unchanged';
+  subscription: BillSubscriptionView;
+}
+
+/** A BILL subscription as billbridge shows it (never the key). */
+export interface BillSubscriptionView {
+  id: string;
+  name: string;
+  notificationUrl: string;
+  enabled: boolean;
+  events: string[];
+  /** billbridge holds its security key (it can verify its events). */
+  keyStored: boolean;
+}
+
+/** The notification URL if it may be used: https, or http to this machine (the embedded sandbox allows that). */
+export function checkNotificationUrl(raw: string, allowLocalHttp: boolean): string {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new WebhookSetupError('badUrl', 'The notification URL must be an absolute URL such as https://bot.example.com/api/bill/webhooks');
+  }
+  const local = url.protocol === 'http:' && (url.hostname === '127.0.0.1' || url.hostname === 'localhost');
+  if (url.protocol !== 'https:' && !(allowLocalHttp && local)) throw new WebhookSetupError('badUrl', 'BILL only delivers to HTTPS URLs');
+  if (url.username || url.password || url.hash) throw new WebhookSetupError('badUrl', 'The notification URL must not carry credentials or a fragment');
+  if (!url.pathname.replace(/\/+$/, '').endsWith(WEBHOOK_PATH)) throw new WebhookSetupError('badUrl', `The notification URL must end with ${WEBHOOK_PATH} (billbridge's webhook route)`);
+  return url.toString().replace(/\/+$/, '');
+}
+
+export interface WebhookSetupDeps {
+  bill: BillGateway;
+  keys: WebhookKeys;
+  log: Logger;
+  /** The embedded sandbox accepts http://127.0.0.1 URLs; real BILL does not. */
+  allowLocalHttp: boolean;
+}
+
+export class WebhookSetup {
+  constructor(private readonly deps: WebhookSetupDeps) {}
+
+  /**
+   * Makes sure one BILL subscription sends every event billbridge posts to `url`, and that billbridge holds its key.
+   * An existing subscription to the same URL is reused (its events updated, its key rotated when billbridge lost it).
+   */
+  async setup(orgId: string, rawUrl: string): Promise<SetupResult> {
+    const url = checkNotificationUrl(rawUrl, this.deps.allowLocalHttp);
+    const org = this.deps.bill.org(orgId, { priority: 'interactive' });
+    const offered = new Set((await org.subscriptions.catalog()).filter((c) => c.versions.includes('1')).map((c) => c.type));
+    const events = eventTypesOf().filter((t) => offered.has(t));
+    if (events.length === 0) throw new WebhookSetupError('noEvents', 'BILL offers none of the event types billbridge posts');
+    const wanted = events.map((type) => ({ type, version: '1' }));
+    const existing = (await org.subscriptions.list().all()).items;
+    const same = existing.find((s) => s.notificationUrl.replace(/\/+$/, '') === url);
+    if (same) {
+      let action: SetupResult['action'] = 'unchanged';
+      let current: Subscription = same;
+      const sameEvents = same.events.length === wanted.length && wanted.every((w) => same.events.some((e) => e.type === w.type && e.version === w.version));
+      if (!sameEvents || !same.status.enabled) {
+        current = await org.subscriptions.update(same.id, { events: wanted, status: { enabled: true } });
+        action = 'updated';
+      }
+      if (!(await this.deps.keys.has(same.id))) {
+        const { securityKey } = await org.subscriptions.rotateKey(same.id, randomUUID());
+        await this.deps.keys.save({ subscriptionId: same.id, orgId, name: current.name, notificationUrl: url, events, securityKey });
+        action = 'rotated';
+      }
+      this.deps.log.info({ orgId, subscriptionId: same.id, action }, 'BILL webhook subscription checked');
+      return { action, subscription: this.view(current, true) };
+    }
+    if (existing.length >= MAX_BILL_SUBSCRIPTIONS) {
+      throw new WebhookSetupError('limit', `BILL allows ${MAX_BILL_SUBSCRIPTIONS} webhook subscriptions per organisation and this one has ${existing.length}; delete one first`);
+    }
+    const created = await org.subscriptions.create({ name: SUBSCRIPTION_NAME, events: wanted, notificationUrl: url }, randomUUID());
+    if (!created.securityKey) throw new Error('BILL created the subscription without returning its security key');
+    await this.deps.keys.save({ subscriptionId: created.id, orgId, name: created.name, notificationUrl: url, events, securityKey: created.securityKey });
+    this.deps.log.info({ orgId, subscriptionId: created.id, events: events.length }, 'BILL webhook subscription created');
+    return { action: 'created', subscription: this.view(created, true) };
+  }
+
+  async list(orgId: string): Promise<BillSubscriptionView[]> {
+    const org = this.deps.bill.org(orgId, { priority: 'interactive' });
+    const items = (await org.subscriptions.list().all()).items;
+    const out: BillSubscriptionView[] = [];
+    for (const s of items) out.push(this.view(s, await this.deps.keys.has(s.id)));
+    return out;
+  }
+
+  /** Deletes the BILL subscription and the key billbridge kept for it. */
+  async remove(orgId: string, subscriptionId: string): Promise<void> {
+    const org = this.deps.bill.org(orgId, { priority: 'interactive' });
+    const items = (await org.subscriptions.list().all()).items;
+    if (!items.some((s) => s.id === subscriptionId)) {
+      // Not (or no longer) in BILL: a key left behind is still dropped.
+      const had = await this.deps.keys.remove(subscriptionId);
+      if (!had) throw new WebhookSetupError('notFound', `BILL has no webhook subscription ${subscriptionId} for this organisation`);
+      return;
+    }
+    await org.subscriptions.remove(subscriptionId);
+    await this.deps.keys.remove(subscriptionId);
+    this.deps.log.info({ orgId, subscriptionId }, 'BILL webhook subscription deleted');
+  }
+
+  private view(s: Subscription, keyStored: boolean): BillSubscriptionView {
+    return {
+      id: s.id,
+      name: s.name,
+      notificationUrl: s.notificationUrl,
+      enabled: s.status?.enabled === true,
+      events: (s.events ?? []).map((e) => e.type),
+      keyStored,
+    };
+  }
+}

@@ -1,0 +1,103 @@
+// Which team channels follow which kinds of BILL events (NS.subscriptions), with the conversation reference to post with.
+//
+// Key layout follows src/state/conversations.ts, so removing the bot from a team removes its subscriptions:
+// "<tenant>|team|<team thread id>|<channel id>|<kind>", and the value carries tenantId and teamId.
+// One record per channel and kind: two people subscribing at once (even on two instances) never overwrite each other.
+import type { Clock } from '../clock.js';
+import { targetKey, type BindingScope } from '../state/bindings.js';
+import { NS, type StateStore } from '../state/types.js';
+import { SUBSCRIPTION_KINDS, type SubscriptionKind } from './kinds.js';
+import type { ChannelTarget, ConversationRef } from './types.js';
+
+export interface ChannelSubscription {
+  v: 1;
+  tenantId: string;
+  teamId: string;
+  channelId: string;
+  kind: SubscriptionKind;
+  /** The org the team was bound to when it subscribed (informational: the binding is re-checked before each send). */
+  orgId: string;
+  reference: ConversationRef;
+  /** AAD object id of the person who subscribed. */
+  createdBy: string | undefined;
+  createdAt: number;
+}
+
+/** "<tenant>|team|<team>|<channel>": every key of the channel starts with it. */
+export function channelKey(target: ChannelTarget): string {
+  return `${targetKey({ tenantId: target.tenantId, kind: 'team', id: target.teamId })}|${target.channelId}`;
+}
+
+export function subscriptionKey(target: ChannelTarget, kind: SubscriptionKind): string {
+  return `${channelKey(target)}|${kind}`;
+}
+
+/** The binding scope of a channel, for re-checking its org right before a send. */
+export function channelScope(target: ChannelTarget): BindingScope {
+  return { kind: 'channel', tenantId: target.tenantId, teamId: target.teamId, conversationId: target.channelId };
+}
+
+export function targetOf(sub: Pick<ChannelSubscription, 'tenantId' | 'teamId' | 'channelId'>): ChannelTarget {
+  return { tenantId: sub.tenantId, teamId: sub.teamId, channelId: sub.channelId };
+}
+
+const isSubscription = (v: unknown): v is ChannelSubscription =>
+  v !== null && typeof v === 'object' && (v as ChannelSubscription).v === 1 && typeof (v as ChannelSubscription).kind === 'string' && typeof (v as ChannelSubscription).channelId === 'string';
+
+export class ChannelSubscriptions {
+  constructor(
+    private readonly state: StateStore,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Subscribes the channel to these kinds; says which were new and which it already had. */
+  async add(
+    target: ChannelTarget,
+    kinds: SubscriptionKind[],
+    input: { orgId: string; reference: ConversationRef; createdBy: string | undefined },
+  ): Promise<{ added: SubscriptionKind[]; already: SubscriptionKind[] }> {
+    const added: SubscriptionKind[] = [];
+    const already: SubscriptionKind[] = [];
+    for (const kind of kinds) {
+      const record: ChannelSubscription = { v: 1, ...target, kind, orgId: input.orgId, reference: input.reference, createdBy: input.createdBy, createdAt: this.clock.now() };
+      if (await this.state.setIfAbsent(NS.subscriptions, subscriptionKey(target, kind), record)) added.push(kind);
+      else {
+        // Keep the reference fresh (service URL changes), keep who and when.
+        const existing = await this.state.get<ChannelSubscription>(NS.subscriptions, subscriptionKey(target, kind));
+        if (existing && isSubscription(existing)) await this.state.set(NS.subscriptions, subscriptionKey(target, kind), { ...existing, reference: input.reference, orgId: input.orgId });
+        already.push(kind);
+      }
+    }
+    return { added, already };
+  }
+
+  /** Removes these kinds (default: all) from the channel; the kinds it had. */
+  async remove(target: ChannelTarget, kinds: readonly SubscriptionKind[] = SUBSCRIPTION_KINDS): Promise<SubscriptionKind[]> {
+    const removed: SubscriptionKind[] = [];
+    for (const kind of kinds) if (await this.state.delete(NS.subscriptions, subscriptionKey(target, kind))) removed.push(kind);
+    return removed;
+  }
+
+  async forChannel(target: ChannelTarget): Promise<ChannelSubscription[]> {
+    const out: ChannelSubscription[] = [];
+    for (const kind of SUBSCRIPTION_KINDS) {
+      const sub = await this.state.get<ChannelSubscription>(NS.subscriptions, subscriptionKey(target, kind));
+      if (sub && isSubscription(sub)) out.push(sub);
+    }
+    return out;
+  }
+
+  async get(key: string): Promise<ChannelSubscription | undefined> {
+    const sub = await this.state.get<ChannelSubscription>(NS.subscriptions, key);
+    return sub && isSubscription(sub) ? sub : undefined;
+  }
+
+  /** Every subscription to a kind, with its key. */
+  async forKind(kind: SubscriptionKind): Promise<Array<[string, ChannelSubscription]>> {
+    return (await this.state.entries<ChannelSubscription>(NS.subscriptions)).filter(([, s]) => isSubscription(s) && s.kind === kind);
+  }
+
+  async count(): Promise<number> {
+    return (await this.state.entries<unknown>(NS.subscriptions)).filter(([, s]) => isSubscription(s)).length;
+  }
+}

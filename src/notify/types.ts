@@ -1,0 +1,116 @@
+// Shapes shared by the receiver, the outbox worker, the digests and the parts that send (src/bot implements them).
+import type { EntityKind } from '../cache/index.js';
+import type { SubscriptionKind } from './kinds.js';
+
+/** A Bot Framework ConversationReference as JSON (what TurnContext.getConversationReference returns); no secrets. */
+export type ConversationRef = Record<string, unknown>;
+
+/** A team channel, as subscriptions and digests are keyed. */
+export interface ChannelTarget {
+  /** Lower case. */
+  tenantId: string;
+  /** Team thread id (19:...@thread.tacv2). */
+  teamId: string;
+  /** Channel thread id; posts go top-level into this channel. */
+  channelId: string;
+}
+
+/** A card and its one-line summary (bot/cards' CardReply has this shape). */
+export interface OutgoingMessage {
+  card: object;
+  summary: string;
+}
+
+export type SendOutcome =
+  | { ok: true; activityId?: string }
+  /** status 0: no HTTP answer (network). code: the Bot Framework error code, e.g. BotNotInConversationRoster. */
+  | { ok: false; status: number; code?: string; retryAfterMs?: number; message: string };
+
+/** Proactive sends through the Bot Framework with a stored conversation reference (src/bot/proactive.ts). */
+export interface ChannelSender {
+  send(reference: ConversationRef, message: OutgoingMessage): Promise<SendOutcome>;
+}
+
+/** What the worker learns about an event before rendering it (one BILL look-up per event, not per channel). */
+export interface Enrichment {
+  /** Bill id -> the vendor's invoice number, for payment events. */
+  billNumbers?: Record<string, string>;
+  vendorName?: string;
+  customerName?: string;
+  currency?: string;
+}
+
+/** One accepted BILL event in the durable outbox (NS.outbox, key "ev|<eventId>"). */
+export interface OutboxEvent {
+  v: 1;
+  eventId: string;
+  type: string;
+  version: string;
+  orgId: string;
+  subscriptionId: string;
+  kind: SubscriptionKind;
+  entityType: EntityKind;
+  entityKey: string | undefined;
+  /** The record, reduced to the fields cards use (no bank or tax numbers). */
+  entity: Record<string, unknown>;
+  errors: Array<{ code?: string; message?: string }>;
+  receivedAt: number;
+  /** Cache and number indexes updated for this event. */
+  applied?: boolean;
+  enrichment?: Enrichment;
+  /** Subscription key -> delivery; set once the event is routed. */
+  targets?: Record<string, DeliveryState>;
+}
+
+export interface DeliveryState {
+  state: 'pending' | 'sent' | 'dropped' | 'dead';
+  tries: number;
+  /** Earliest next attempt (ms since epoch). */
+  nextAt: number;
+  lastError?: string;
+  sentAt?: number;
+}
+
+/** Renders cards for the worker and the digests (src/bot/cards/notifications.ts). */
+export interface NotificationPresenter {
+  event(event: OutboxEvent, now: number): OutgoingMessage;
+  digest(content: DigestContent, now: number): OutgoingMessage;
+}
+
+export interface DigestBill {
+  id: string;
+  number: string;
+  vendorId: string;
+  vendorName: string;
+  dueDate: string;
+  dueAmount: number;
+  currency?: string;
+}
+
+export interface DigestInvoice {
+  id: string;
+  number: string;
+  customerId: string;
+  customerName: string;
+  dueDate: string;
+  dueAmount: number;
+  currency?: string;
+}
+
+export interface DigestContent {
+  orgId: string;
+  /** yyyy-MM-dd in BOT_TIMEZONE. */
+  today: string;
+  /** "daily" / "weekly" / "now" (on demand). */
+  cadence: 'daily' | 'weekly' | 'now';
+  /** Unpaid bills due from today through today + 6. */
+  dueSoon: DigestBill[];
+  overdueBills: DigestBill[];
+  /** Undefined while the invoice index is still being built. */
+  overdueInvoices: DigestInvoice[] | undefined;
+  /** A list hit its page cap. */
+  truncated: boolean;
+  asOf: number;
+  /** Hash of what the digest shows: equal fingerprints mean nothing changed. */
+  fingerprint: string;
+}

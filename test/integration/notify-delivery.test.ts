@@ -1,0 +1,217 @@
+// A finance team hears about BILL changes in the channels that follow them: a paid bill in BILL becomes exactly one
+// card in each subscribed channel (and none elsewhere), through the real webhook route, the outbox and proactive sends.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import { startBot, type TestBot } from '../harness/bot.js';
+import { checkCard } from '../harness/cards.js';
+import { ConnectorStandIn, type ConnectorCall } from '../harness/connector.js';
+import { channelMessage, DEFAULT_USER, executeInvoke, TENANT, teamIds } from '../harness/activities.js';
+import { NS } from '../../src/state/types.js';
+import type { AuditRecord } from '../../src/state/audit.js';
+
+const ADMIN = DEFAULT_USER.aadObjectId;
+const AP = '19:channel-ap@thread.tacv2';
+const PAY = '19:channel-payments@thread.tacv2';
+const QUIET = '19:channel-quiet@thread.tacv2';
+const GONE = '19:channel-gone@thread.tacv2';
+
+let bot: TestBot;
+
+beforeAll(async () => {
+  bot = await startBot({ env: { ADMIN_AAD_OBJECT_IDS: ADMIN, LOG_LEVEL: 'info' } });
+});
+afterAll(async () => {
+  await bot?.close();
+});
+
+/** Says something in a channel and returns the card of the bot's reply in that thread. */
+async function say(text: string, channel: string): Promise<any> {
+  const res = await bot.say(text, { channel });
+  expect(res.status).toBe(200);
+  const conv = res.activity.conversation.id as string;
+  const [reply] = await bot.connector.waitForMessages(1, conv);
+  return ConnectorStandIn.card(reply!);
+}
+
+async function sandbox(method: string, path: string, body?: unknown): Promise<any> {
+  const res = await request(`${bot.app.sandbox!.url}/__sandbox${path}`, {
+    method: method as 'POST',
+    body: body === undefined ? undefined : JSON.stringify(body),
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+  });
+  const text = await res.body.text();
+  expect(res.statusCode, text).toBeLessThan(300);
+  return text ? JSON.parse(text) : undefined;
+}
+
+/** Posts in a channel (top level: the bare channel id), as opposed to replies in a command's thread. */
+const posts = (channel: string): ConnectorCall[] => bot.connector.messages(channel);
+
+function unpaidBill(): { id: string; vendorName: string; number: string; dueAmount: number } {
+  const b = bot.app.sandbox!.org.bills.all().find((x) => x.paymentStatus === 'UNPAID' && !x.archived && (x.dueAmount ?? x.amount) > 100 && x.invoice?.invoiceNumber)!;
+  return { id: b.id, vendorName: b.vendorName!, number: b.invoice!.invoiceNumber!, dueAmount: b.dueAmount ?? b.amount };
+}
+
+const usd = (n: number) => new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' }).format(n);
+
+async function settled(): Promise<void> {
+  await sandbox('POST', '/webhooks/flush');
+  await bot.app.notify.worker.drain();
+}
+
+describe('setting up', () => {
+  it('an admin points BILL at the bot once; the key is stored sealed away from logs and cards', async () => {
+    const card = await say(`webhooks setup ${bot.url}/api/bill/webhooks`, AP);
+    expect(JSON.stringify(card)).toContain('Webhooks set up');
+    expect(checkCard(card).problems).toEqual([]);
+    const subs = bot.app.sandbox!.org.subscriptions.all();
+    expect(subs).toHaveLength(1);
+    expect(subs[0]!.notificationUrl).toBe(`${bot.url}/api/bill/webhooks`);
+    expect(subs[0]!.events.map((e) => e.type)).toEqual(expect.arrayContaining(['bill.updated', 'payment.updated', 'payment.failed', 'invoice.updated', 'vendor.created']));
+    const key = subs[0]!.securityKey;
+    expect(JSON.stringify(card)).not.toContain(key);
+    expect(bot.app.secrets.has(key)).toBe(true);
+    expect(bot.logs.text()).not.toContain(key);
+
+    // Again: nothing new in BILL (10 per org, no duplicates), the same subscription is reused.
+    const again = await say(`webhooks setup ${bot.url}/api/bill/webhooks`, AP);
+    expect(JSON.stringify(again)).toContain('already sends events');
+    expect(bot.app.sandbox!.org.subscriptions.all()).toHaveLength(1);
+  });
+
+  it('refuses people who are not billbridge admins, and records the refusal', async () => {
+    const res = await bot.say('webhooks', { channel: AP, from: { id: '29:mallory', aadObjectId: '99999999-0000-4000-8000-000000000099', name: 'Mallory' } });
+    const [reply] = await bot.connector.waitForMessages(1, res.activity.conversation.id);
+    expect(JSON.stringify(ConnectorStandIn.card(reply!))).toContain('Only billbridge admins');
+  });
+
+  it('channels choose what they hear about', async () => {
+    const ap = await say('subscribe bills', AP);
+    expect(JSON.stringify(ap)).toContain('Subscribed');
+    expect(JSON.stringify(ap)).toContain('Bills (created, changed, paid, archived)');
+    expect(checkCard(ap).problems).toEqual([]);
+    expect(JSON.stringify(await say('subscribe payments', PAY))).toContain('Payments to vendors');
+    expect(JSON.stringify(await say('subscribe bills', GONE))).toContain('Subscribed');
+    const listed = await say('subscriptions', PAY);
+    expect(JSON.stringify(listed)).toContain('Payments to vendors');
+    expect(JSON.stringify(listed)).not.toContain('Bills (created');
+    const nonsense = await say('subscribe lunch', QUIET);
+    expect(JSON.stringify(nonsense)).toContain('subscribe payments bills');
+    const audit = (await readAudit()).filter((r) => r.kind === 'admin' && r.action === 'subscribe');
+    expect(audit.map((r) => r.channelId)).toEqual(expect.arrayContaining([AP, PAY, GONE]));
+  });
+});
+
+async function readAudit(): Promise<AuditRecord[]> {
+  const { readFile } = await import('node:fs/promises');
+  const text = await readFile(`${bot.stateDir}/audit.log`, 'utf8');
+  return text.trim().split('\n').map((l) => JSON.parse(l) as AuditRecord);
+}
+
+describe('a bill is paid in BILL', () => {
+  it('posts exactly one card in each subscribed channel and none elsewhere', async () => {
+    bot.connector.failSends(1, { status: 403, body: { error: { code: 'BotNotInConversationRoster', message: 'The bot is not part of the conversation roster.' } } }, GONE);
+    const bill = unpaidBill();
+    await sandbox('POST', `/bills/${bill.id}/pay`, {});
+    await settled();
+
+    const [billCard] = await bot.connector.waitForMessages(1, AP);
+    const [payCard] = await bot.connector.waitForMessages(1, PAY);
+    expect(posts(AP)).toHaveLength(1);
+    expect(posts(PAY)).toHaveLength(1);
+    expect(posts(QUIET)).toHaveLength(0);
+
+    const billText = JSON.stringify(ConnectorStandIn.card(billCard!));
+    expect(billText).toContain(`Bill ${bill.number} from ${bill.vendorName} is paid`);
+    const payText = JSON.stringify(ConnectorStandIn.card(payCard!));
+    // The payment payload names only the bill id; the card says the vendor's invoice number.
+    expect(payText).toContain(`Payment to ${bill.vendorName} is being processed — ${usd(bill.dueAmount)}, bill ${bill.number}`);
+    for (const c of [billCard!, payCard!]) {
+      const card = ConnectorStandIn.card(c);
+      expect(checkCard(card).problems).toEqual([]);
+      expect(checkCard(card).bytes).toBeLessThan(40 * 1024);
+      expect(JSON.stringify(card)).toContain('notify.refresh');
+      expect(c.body.conversation.id).toBe(c.conversationId);
+    }
+    expect(bot.app.sandbox!.stats().webhooks.failed).toBe(0);
+  });
+
+  it('removes the subscriptions of a channel the bot was taken out of (403 BotNotInConversationRoster)', async () => {
+    await bot.connector.waitFor((calls) => calls.some((c) => c.conversationId === GONE && c.status === 403));
+    await bot.app.notify.worker.drain();
+    expect(posts(GONE)).toHaveLength(0);
+    const target = { tenantId: TENANT, teamId: teamIds().team, channelId: GONE };
+    expect(await bot.app.notify.subscriptions.forChannel(target)).toEqual([]);
+    expect(bot.logs.records().some((r) => r.msg === 'bot is no longer in the channel; its subscriptions are removed' && r.channelId === GONE)).toBe(true);
+    const audit = (await readAudit()).filter((r) => r.kind === 'admin' && r.action === 'unsubscribe' && r.channelId === GONE);
+    expect(audit).toHaveLength(1);
+  });
+
+  it('says in words when a payment failed', async () => {
+    const bill = unpaidBill();
+    await sandbox('POST', `/bills/${bill.id}/pay`, { singleStatus: 'DISBURSEMENT_FAILED_ACTION_NEEDED' });
+    await settled();
+    const cards = await bot.connector.waitForMessages(2, PAY);
+    const text = JSON.stringify(ConnectorStandIn.card(cards[1]!));
+    expect(text).toContain(`Payment to ${bill.vendorName} failed — ${usd(bill.dueAmount)}, bill ${bill.number}`);
+    expect(text).toContain('"color":"Attention"');
+  });
+
+  it('Refresh redraws the card from BILL\'s current record', async () => {
+    const [billCard] = posts(AP);
+    const action = ConnectorStandIn.card(billCard!).actions.find((a: any) => a.title === 'Refresh');
+    const base = channelMessage('', { serviceUrl: bot.connector.url, channel: AP });
+    const res = await bot.send(executeInvoke(action.data, base));
+    expect(res.status).toBe(200);
+    expect(res.json.type).toBe('application/vnd.microsoft.card.adaptive');
+    const text = JSON.stringify(res.json.value);
+    expect(text).toContain('is paid');
+    expect(text).toContain('Refreshed from BILL');
+    expect(checkCard(res.json.value).problems).toEqual([]);
+  });
+});
+
+describe('Teams pushes back', () => {
+  it('a throttled send (429) is delivered once, after Retry-After', async () => {
+    bot.connector.failSends(1, { status: 429, headers: { 'Retry-After': '1' }, body: { error: { code: 'Throttled', message: 'slow down' } } }, AP);
+    const created = await sandbox('POST', '/invoices', { totalAmount: 1234 });
+    await sandbox('PATCH', `/invoices/${created.id}`, { archived: false, dueDate: '2031-01-01' });
+    // Invoices are not followed by AP; a bill change is.
+    const bill = unpaidBill();
+    await sandbox('POST', `/bills/${bill.id}/pay`, { schedule: true });
+    await settled();
+    const cards = await bot.connector.waitForMessages(3, AP);
+    const attempts = bot.connector.calls.filter((c) => c.conversationId === AP && c.kind === 'reply').slice(-2);
+    expect(attempts.map((c) => c.status)).toEqual([429, 200]);
+    expect(attempts[1]!.at - attempts[0]!.at).toBeGreaterThanOrEqual(1_000);
+    expect(JSON.stringify(ConnectorStandIn.card(cards[2]!))).toContain(`Payment scheduled for bill ${bill.number} from ${bill.vendorName}`);
+    expect(posts(AP)).toHaveLength(3);
+  });
+
+  it('a send Teams refuses outright is dead-lettered and shows in status', async () => {
+    bot.connector.failSends(1, { status: 413, body: { error: { code: 'MessageSizeTooBig', message: 'too big' } } }, PAY);
+    const bill = unpaidBill();
+    await sandbox('POST', `/bills/${bill.id}/pay`, {});
+    await settled();
+    await bot.connector.waitFor((calls) => calls.some((c) => c.conversationId === PAY && c.status === 413));
+    await bot.app.notify.worker.drain();
+    const letters = await bot.app.state.entries<{ channelId: string; status: number }>(NS.deadLetters);
+    expect(letters.map(([, d]) => [d.channelId, d.status])).toEqual([[PAY, 413]]);
+    const status = JSON.stringify(await say('status', PAY));
+    expect(status).toContain('Notifications');
+    expect(status).toContain('Dead letters');
+    expect(status).toContain('1 in the last 30 days, 1 here');
+    expect(status).toContain('payments');
+  });
+});
+
+describe('unsubscribing', () => {
+  it('stops the cards', async () => {
+    expect(JSON.stringify(await say('unsubscribe', AP))).toContain('No more cards here for: bills');
+    const before = posts(AP).length;
+    await sandbox('POST', `/bills/${unpaidBill().id}/pay`, {});
+    await settled();
+    await bot.app.notify.worker.drain();
+    expect(posts(AP)).toHaveLength(before);
+  });
+});
