@@ -1,0 +1,171 @@
+// Cluster mode: one BILL session per slot for the whole fleet, kept in Redis; one login at a time per slot across instances.
+//
+// Layout (the slot hashed, so no dev key or username appears in a key name):
+//   billbridge:bill:session:{<hash>}  JSON {sessionId, userId, createdAt, lastUsedAt}, PX = BILL's 35-minute idle expiry
+//   mutex:billbridge:bill:login:{<hash>}  redis-semaphore Mutex held while one instance signs in (TTL, refreshed)
+// The sessionId is a secret: it is stored here because every instance must send it, is registered in each
+// instance's SecretRegistry when read (OrgSession.adopt), and never appears in a log line or an error.
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import type { LostLockError } from 'redis-semaphore';
+import type { Clock } from '../clock.js';
+import { LimitExceeded, errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+import { SafeMutex as Mutex, type RedisConnection } from '../state/redisClient.js';
+import type { LiveSession, SessionLedger } from './sessions.js';
+
+/** BILL ends a session after 35 minutes without a call; the shared record goes with it. */
+export const BILL_IDLE_EXPIRY_MS = 35 * 60_000;
+
+type Slot = { key: string; orgId: string };
+
+// Deletes the record only if it still holds the sessionId BILL refused: a newer session stays.
+const FORGET_IF = `
+local v = redis.call('GET', KEYS[1])
+if not v then return 0 end
+local ok, rec = pcall(cjson.decode, v)
+if ok and rec.sessionId ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+return 1`;
+
+// Moves lastUsedAt forward (never back) and restarts the idle expiry, only for the session still shared.
+const TOUCH_IF = `
+local v = redis.call('GET', KEYS[1])
+if not v then return 0 end
+local rec = cjson.decode(v)
+if rec.sessionId ~= ARGV[1] then return 0 end
+local at = tonumber(ARGV[2])
+if at > tonumber(rec.lastUsedAt) then
+  redis.call('SET', KEYS[1], cjson.encode({ sessionId = rec.sessionId, userId = rec.userId, createdAt = rec.createdAt, lastUsedAt = at }), 'PX', ARGV[3])
+end
+return 1`;
+
+const RELEASE_IF = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+type ScriptedRedis = Redis & {
+  billbridgeSessionForgetIf(key: string, sessionId: string): Promise<number>;
+  billbridgeSessionTouchIf(key: string, sessionId: string, at: string, ttlMs: string): Promise<number>;
+};
+
+export interface SharedSessionDeps {
+  redis: RedisConnection;
+  clock: Clock;
+  log: Logger;
+  /** The login lock frees itself this long after its holder stopped refreshing it (crash); default 10 s. */
+  lockTimeoutMs?: number;
+  /** How long an instance waits for another one's login before giving up with LimitExceeded('busy'); default 15 s. */
+  waitMs?: number;
+  /** How often a waiter looks for the session another instance is creating; default 25 ms. */
+  pollMs?: number;
+  /** Shared lastUsedAt is moved at most this often per slot (every call moves the local one); default 15 s. */
+  touchEveryMs?: number;
+}
+
+/** The SessionLedger of cluster mode (SessionPoolDeps.ledger). */
+export class RedisSessionLedger implements SessionLedger {
+  private readonly lastTouch = new Map<string, number>();
+  private readonly lockTimeoutMs: number;
+  private readonly waitMs: number;
+  private readonly pollMs: number;
+  private readonly touchEveryMs: number;
+
+  constructor(private readonly deps: SharedSessionDeps) {
+    this.lockTimeoutMs = deps.lockTimeoutMs ?? 10_000;
+    this.waitMs = deps.waitMs ?? 15_000;
+    this.pollMs = deps.pollMs ?? 25;
+    this.touchEveryMs = deps.touchEveryMs ?? 15_000;
+    deps.redis.client.defineCommand('billbridgeSessionForgetIf', { numberOfKeys: 1, lua: FORGET_IF });
+    deps.redis.client.defineCommand('billbridgeSessionTouchIf', { numberOfKeys: 1, lua: TOUCH_IF });
+  }
+
+  async obtain(slot: Slot, login: () => Promise<LiveSession>, opts: { dead?: string; idleMs: number }): Promise<LiveSession> {
+    const key = this.recordKey(slot);
+    if (opts.dead) await this.invalidate(slot, opts.dead);
+    const giveUpAt = Date.now() + this.waitMs;
+    for (;;) {
+      const found = this.usable(await this.read(key), opts);
+      if (found) return found;
+      const lock = new Mutex(this.deps.redis.client, this.lockKey(slot), {
+        lockTimeout: this.lockTimeoutMs,
+        acquireAttemptsLimit: 1,
+        refreshInterval: Math.round(this.lockTimeoutMs * 0.3),
+        onLockLost: (err: LostLockError) => this.deps.log.warn({ orgId: slot.orgId, err: err.message }, 'BILL login lock lost in Redis while signing in'),
+      });
+      const acquired = await this.deps.redis.run(() => lock.tryAcquire()).catch((err: unknown) => {
+        // A timed-out acquire may still run once Redis answers again: drop the lock right behind it.
+        this.deps.redis.client.eval(RELEASE_IF, 1, `mutex:${this.lockKey(slot)}`, lock.identifier).catch(() => undefined);
+        throw err;
+      });
+      if (acquired) {
+        try {
+          // Another instance may have finished its login between our read and our lock.
+          const again = this.usable(await this.read(key), opts);
+          if (again) return again;
+          const live = await login();
+          await this.write(key, live).catch((err: unknown) => {
+            // The session works; the other instances will sign in for themselves until Redis takes writes again.
+            this.deps.log.warn({ orgId: slot.orgId, err: errorMessage(err) }, 'could not share the new BILL session through Redis');
+          });
+          return live;
+        } finally {
+          await lock.release().catch(() => undefined);
+        }
+      }
+      if (Date.now() >= giveUpAt) {
+        this.deps.log.warn({ orgId: slot.orgId, waitedMs: this.waitMs }, 'another instance is still signing in to BILL; giving up waiting');
+        throw new LimitExceeded('bill.logins', 2_000, 'busy');
+      }
+      await sleep(this.pollMs);
+    }
+  }
+
+  async invalidate(slot: Slot, sessionId: string): Promise<void> {
+    await this.deps.redis.run((r) => (r as ScriptedRedis).billbridgeSessionForgetIf(this.recordKey(slot), sessionId));
+  }
+
+  touch(slot: Slot, session: LiveSession): void {
+    const key = this.recordKey(slot);
+    const now = this.deps.clock.now();
+    if (now - (this.lastTouch.get(key) ?? 0) < this.touchEveryMs) return;
+    this.lastTouch.set(key, now);
+    if (this.lastTouch.size > 10_000) this.lastTouch.clear();
+    this.deps.redis
+      .run((r) => (r as ScriptedRedis).billbridgeSessionTouchIf(key, session.sessionId, String(session.lastUsedAt), String(BILL_IDLE_EXPIRY_MS)))
+      .catch((err: unknown) => this.deps.log.debug({ orgId: slot.orgId, err: errorMessage(err) }, 'could not share the BILL session idle clock'));
+  }
+
+  private usable(rec: LiveSession | undefined, opts: { dead?: string; idleMs: number }): LiveSession | undefined {
+    if (!rec || rec.sessionId === opts.dead) return undefined;
+    return this.deps.clock.now() - rec.lastUsedAt < opts.idleMs ? rec : undefined;
+  }
+
+  private async read(key: string): Promise<LiveSession | undefined> {
+    const raw = await this.deps.redis.run((r) => r.get(key));
+    if (!raw) return undefined;
+    try {
+      const rec = JSON.parse(raw) as Partial<LiveSession>;
+      if (typeof rec.sessionId !== 'string' || rec.sessionId === '') return undefined;
+      return { sessionId: rec.sessionId, userId: String(rec.userId ?? ''), createdAt: Number(rec.createdAt) || 0, lastUsedAt: Number(rec.lastUsedAt) || 0 };
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async write(key: string, live: LiveSession): Promise<void> {
+    const rec = { sessionId: live.sessionId, userId: live.userId, createdAt: live.createdAt, lastUsedAt: live.lastUsedAt };
+    await this.deps.redis.run((r) => r.set(key, JSON.stringify(rec), 'PX', BILL_IDLE_EXPIRY_MS));
+  }
+
+  private hash(slot: Slot): string {
+    return createHash('sha256').update(slot.key, 'utf8').digest('hex').slice(0, 32);
+  }
+
+  private recordKey(slot: Slot): string {
+    return `${this.deps.redis.keyPrefix}bill:session:{${this.hash(slot)}}`;
+  }
+
+  private lockKey(slot: Slot): string {
+    return `${this.deps.redis.keyPrefix}bill:login:{${this.hash(slot)}}`;
+  }
+}

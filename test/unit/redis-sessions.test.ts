@@ -1,0 +1,131 @@
+// One BILL session for the fleet: instances sharing a Redis sign in once, re-sign in once after BDC_1109, share the
+// idle clock, leave the session to the others when one stops, and never log the sessionId they read from Redis.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.js';
+import { DependencyUnavailable } from '../../src/errors.js';
+import { createLimiter } from '../../src/limits/index.js';
+import { RedisBudgetStore } from '../../src/limits/redisStore.js';
+import { RedisSessionLedger } from '../../src/bill/sharedSessions.js';
+import { createLogger, SecretRegistry } from '../../src/log.js';
+import { RedisConnection } from '../../src/state/redisClient.js';
+import { LogCapture } from '../harness/logs.js';
+import { TestRedis } from '../harness/redis.js';
+import { billClient, leaks, secretsOf, startTestSandbox, type TestClient, type TestSandbox } from '../harness/sandbox.js';
+import { limitsConfig } from './limits-helpers.js';
+
+const MIN = 60_000;
+let redis: TestRedis;
+let sb: TestSandbox;
+const clock = new ManualClock(Date.now());
+const conns: RedisConnection[] = [];
+const clients: TestClient[] = [];
+let fleetNo = 0;
+
+/** N bot instances of one fleet: each its own limiter, session pool and Redis connection. */
+async function fleet(n: number, opts: { idleRefreshMs?: number } = {}): Promise<TestClient[]> {
+  const prefix = `sessions-${fleetNo++}:`;
+  const out: TestClient[] = [];
+  for (let i = 0; i < n; i++) {
+    const logs = new LogCapture(`instance ${i}`);
+    const log = createLogger({ level: 'debug', secrets: new SecretRegistry(), destination: logs });
+    const conn = new RedisConnection({ url: redis.url, log, keyPrefix: prefix, commandTimeoutMs: 1_000, maxReconnectDelayMs: 50 });
+    conns.push(conn);
+    expect(await conn.waitReady(5_000)).toBe(true);
+    const limiter = createLimiter({ config: limitsConfig(), clock, log, store: new RedisBudgetStore({ redis: conn, log }) });
+    const c = billClient(sb, { clock, limiter, overrides: { sessionLedger: new RedisSessionLedger({ redis: conn, clock, log, touchEveryMs: 0 }), idleRefreshMs: opts.idleRefreshMs } });
+    clients.push(c);
+    out.push(c);
+  }
+  return out;
+}
+
+async function logins(): Promise<number> {
+  return (await sb.stats()).logins;
+}
+
+beforeAll(async () => {
+  [redis, sb] = await Promise.all([TestRedis.start(), startTestSandbox({ latencyMs: 3 })]);
+});
+afterAll(async () => {
+  for (const c of clients) await c.close();
+  for (const c of conns) await c.close();
+  // No instance logged a password, dev key, token or any sessionId the sandbox issued (read from Redis or not).
+  const secrets = await secretsOf(sb);
+  for (const c of clients) expect(leaks(c.logs.text(), secrets)).toEqual([]);
+  await Promise.all([sb.stop(), redis.close()]);
+});
+
+describe('one session for the fleet', () => {
+  it('three instances answering 60 concurrent calls on a cold start sign in exactly once, and all use that session', async () => {
+    const instances = await fleet(3);
+    const before = await sb.stats();
+    const orgs = instances.map((c) => c.gateway.org(sb.credentials.orgId));
+    const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => orgs[i % 3]!.whoami()));
+    expect(answers.every((a) => a.organizationId === sb.credentials.orgId)).toBe(true);
+    const after = await sb.stats();
+    expect(after.logins - before.logins).toBe(1);
+    expect(after.limitErrors.concurrency).toBe(0);
+    const issued = after.sessionsIssued.at(-1)!;
+    // Each instance registered the shared sessionId as a secret of its own process when it read it from Redis.
+    for (const c of instances) expect(c.secrets.has(issued)).toBe(true);
+  });
+
+  it('after BILL expires the session (BDC_1109), instances that notice together sign in again exactly once', async () => {
+    const instances = await fleet(2);
+    const orgs = instances.map((c) => c.gateway.org(sb.credentials.orgId));
+    await Promise.all([orgs[0]!.whoami(), orgs[1]!.whoami()]);
+    const before = await logins();
+    expect((await sb.control('POST', '/sessions/expire')).json.expired).toBeGreaterThanOrEqual(1);
+    const bills = sb.sandbox.org.bills.all().slice(0, 10);
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => orgs[i % 2]!.bills.get(bills[i % 10]!.id)));
+    expect(answers.map((b) => b.id)).toEqual(Array.from({ length: 40 }, (_, i) => bills[i % 10]!.id));
+    expect((await sb.stats()).errorsByCode.BDC_1109).toBeGreaterThanOrEqual(1);
+    expect((await logins()) - before).toBe(1);
+  });
+
+  it("one instance's idle clock is the fleet's: a session another instance kept busy is reused, a really idle one replaced", async () => {
+    const [a, b] = await fleet(2, { idleRefreshMs: 30 * MIN });
+    const orgA = a!.gateway.org(sb.credentials.orgId);
+    const orgB = b!.gateway.org(sb.credentials.orgId);
+    await orgA.whoami();
+    const before = await logins();
+    // B works for 40 minutes; A sits idle all that time.
+    for (let i = 0; i < 8; i++) {
+      clock.advance(5 * MIN);
+      await orgB.whoami();
+    }
+    await orgA.whoami();
+    expect((await logins()) - before).toBe(0);
+    // Now nobody calls for 31 minutes: the next call signs in again, once.
+    clock.advance(31 * MIN);
+    await Promise.all([orgA.whoami(), orgB.whoami()]);
+    expect((await logins()) - before).toBe(1);
+  });
+
+  it('an instance that stops leaves the session to the others: no logout, no new login', async () => {
+    const [a, b] = await fleet(2);
+    await a!.gateway.org(sb.credentials.orgId).whoami();
+    await b!.gateway.org(sb.credentials.orgId).whoami();
+    const before = await sb.stats();
+    await a!.gateway.close();
+    await b!.gateway.org(sb.credentials.orgId).whoami();
+    const after = await sb.stats();
+    expect(after.logouts - before.logouts).toBe(0);
+    expect(after.logins - before.logins).toBe(0);
+  });
+});
+
+describe('without Redis', () => {
+  it('a call that needs a session fails with DependencyUnavailable and sends nothing to BILL; it works again once Redis is back', async () => {
+    const [a] = await fleet(1);
+    const org = a!.gateway.org(sb.credentials.orgId);
+    const requestsBefore = (await sb.stats()).requests;
+    await redis.stop();
+    await expect(org.whoami()).rejects.toBeInstanceOf(DependencyUnavailable);
+    expect((await sb.stats()).requests).toBe(requestsBefore);
+    await redis.restart();
+    const conn = conns.at(-1)!;
+    expect(await conn.waitReady(5_000)).toBe(true);
+    await expect(org.whoami()).resolves.toMatchObject({ organizationId: sb.credentials.orgId });
+  });
+});
