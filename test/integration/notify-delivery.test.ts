@@ -1,5 +1,7 @@
 // A finance team hears about BILL changes in the channels that follow them: a paid bill in BILL becomes exactly one
 // card in each subscribed channel (and none elsewhere), through the real webhook route, the outbox and proactive sends.
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { startBot, type TestBot } from '../harness/bot.js';
@@ -18,7 +20,8 @@ const GONE = '19:channel-gone@thread.tacv2';
 let bot: TestBot;
 
 beforeAll(async () => {
-  bot = await startBot({ env: { ADMIN_AAD_OBJECT_IDS: ADMIN, LOG_LEVEL: 'info' } });
+  // SECRETS_KEY seals the webhook keys at rest.
+  bot = await startBot({ env: { ADMIN_AAD_OBJECT_IDS: ADMIN, LOG_LEVEL: 'info', SECRETS_KEY: randomBytes(32).toString('base64') } });
 });
 afterAll(async () => {
   await bot?.close();
@@ -72,6 +75,10 @@ describe('setting up', () => {
     expect(JSON.stringify(card)).not.toContain(key);
     expect(bot.app.secrets.has(key)).toBe(true);
     expect(bot.logs.text()).not.toContain(key);
+    const stored = await readFile(`${bot.stateDir}/${NS.webhookKeys}.json`, 'utf8');
+    expect(stored).toContain(subs[0]!.id);
+    expect(stored).toContain('aes-256-gcm');
+    expect(stored).not.toContain(key);
 
     // Again: nothing new in BILL (10 per org, no duplicates), the same subscription is reused.
     const again = await say(`webhooks setup ${bot.url}/api/bill/webhooks`, AP);
@@ -103,7 +110,6 @@ describe('setting up', () => {
 });
 
 async function readAudit(): Promise<AuditRecord[]> {
-  const { readFile } = await import('node:fs/promises');
   const text = await readFile(`${bot.stateDir}/audit.log`, 'utf8');
   return text.trim().split('\n').map((l) => JSON.parse(l) as AuditRecord);
 }

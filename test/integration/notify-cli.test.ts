@@ -1,0 +1,122 @@
+// `npm run webhooks` as an operator runs it against BILL (the sandbox stands in): setup creates BILL's subscription
+// with an idempotency key and stores its key where the bot reads it, list and delete manage it, the 10-per-org rule
+// is respected, and no key is ever printed.
+import { spawn } from 'node:child_process';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestSandbox, type TestSandbox } from '../harness/sandbox.js';
+import { startBot } from '../harness/bot.js';
+import { freePort, post } from '../harness/net.js';
+import { registerSecrets } from '../harness/secretScan.js';
+import { NS } from '../../src/state/types.js';
+
+const repo = resolve(import.meta.dirname, '../..');
+const SECRETS_KEY = randomBytes(32).toString('base64');
+const HOOK = 'https://billbridge.example.com/api/bill/webhooks';
+
+let sb: TestSandbox;
+let cwd: string;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  sb = await startTestSandbox();
+  cwd = mkdtempSync(join(tmpdir(), 'billbridge-cli-'));
+  env = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? cwd,
+    STATE_DIR: join(cwd, 'state'),
+    // A port nothing listens on: the CLI checks that no bot with the file store is running there.
+    PORT: String(await freePort()),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'test',
+    BILL_BASE_URL: sb.sandbox.baseUrl,
+    BILL_EVENTS_BASE_URL: sb.sandbox.eventsBaseUrl,
+    BILL_DEV_KEY: sb.credentials.devKey,
+    BILL_USERNAME: sb.credentials.username,
+    BILL_PASSWORD: sb.credentials.password,
+    BILL_ORG_ID: sb.credentials.orgId,
+    SECRETS_KEY,
+  };
+  registerSecrets(() => [SECRETS_KEY, ...sb.sandbox.org.subscriptions.all().map((s) => s.securityKey)]);
+});
+afterAll(async () => {
+  await sb?.stop();
+  rmSync(cwd, { recursive: true, force: true });
+});
+
+function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(join(repo, 'node_modules/.bin/tsx'), [join(repo, 'src/cli/webhooks.ts'), ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('exit', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+describe('npm run webhooks', () => {
+  it('setup creates the BILL subscription, stores its key sealed where the bot reads it, and prints no key', async () => {
+    const run = await cli('setup', '--url', HOOK);
+    expect(run.code, run.stderr).toBe(0);
+    const subs = sb.sandbox.org.subscriptions.all();
+    expect(subs).toHaveLength(1);
+    expect(run.stdout).toContain(`Created subscription ${subs[0]!.id} -> ${HOOK}`);
+    expect(run.stdout).toContain('sealed with SECRETS_KEY');
+    const key = subs[0]!.securityKey;
+    expect(run.stdout + run.stderr).not.toContain(key);
+    const stored = readFileSync(join(env.STATE_DIR!, `${NS.webhookKeys}.json`), 'utf8');
+    expect(stored).toContain(subs[0]!.id);
+    expect(stored).not.toContain(key);
+    const audit = readFileSync(join(env.STATE_DIR!, 'audit.log'), 'utf8');
+    expect(audit).toContain('"action":"webhook.setup"');
+    expect(audit).toContain('"userId":"cli:');
+
+    // The bot, started on the same state, verifies BILL's events with that key.
+    const bot = await startBot({ stateDir: env.STATE_DIR, env: { BILL_BASE_URL: env.BILL_BASE_URL!, BILL_EVENTS_BASE_URL: env.BILL_EVENTS_BASE_URL!, BILL_DEV_KEY: env.BILL_DEV_KEY!, BILL_USERNAME: env.BILL_USERNAME!, BILL_PASSWORD: env.BILL_PASSWORD!, BILL_ORG_ID: env.BILL_ORG_ID!, SECRETS_KEY } });
+    try {
+      const body = JSON.stringify({ metadata: { eventId: randomUUID(), subscriptionId: subs[0]!.id, organizationId: sb.credentials.orgId, eventType: 'vendor.created', version: '1' }, vendor: { id: '00901new', name: 'New Vendor' } });
+      const ok = await post(`${bot.url}/api/bill/webhooks`, body, { 'x-bill-sha-signature': createHmac('sha256', key).update(body).digest('base64') });
+      expect(ok.json.status).toBe('accepted');
+    } finally {
+      await bot.close();
+    }
+  }, 60_000);
+
+  it('setup again changes nothing in BILL; list shows the subscription with its key held', async () => {
+    const again = await cli('setup', '--url', HOOK);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('Already set up:');
+    expect(sb.sandbox.org.subscriptions.all()).toHaveLength(1);
+    const list = await cli('list');
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain('1 of 10 webhook subscriptions');
+    expect(list.stdout).toContain('key stored');
+  }, 60_000);
+
+  it('respects BILL\'s 10 subscriptions per organisation, refuses http URLs, and deletes', async () => {
+    const id = sb.sandbox.org.subscriptions.all()[0]!.id;
+    expect((await cli('delete', id)).code).toBe(0);
+    expect(sb.sandbox.org.subscriptions.all()).toHaveLength(0);
+    const org = (await import('../harness/sandbox.js')).billClient(sb);
+    try {
+      for (let i = 0; i < 10; i++) await org.gateway.org(sb.credentials.orgId).subscriptions.create({ name: `other ${i}`, events: [{ type: 'vendor.created', version: '1' }], notificationUrl: `https://elsewhere.example.com/${i}` });
+    } finally {
+      await org.close();
+    }
+    const full = await cli('setup', '--url', HOOK);
+    expect(full.code).toBe(1);
+    expect(full.stderr).toContain('BILL allows 10 webhook subscriptions per organisation');
+    expect(sb.sandbox.org.subscriptions.all()).toHaveLength(10);
+    const plain = await cli('setup', '--url', 'http://billbridge.example.com/api/bill/webhooks');
+    expect(plain.code).toBe(1);
+    expect(plain.stderr).toContain('HTTPS');
+    const wrong = await cli('frobnicate');
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('Usage: npm run webhooks');
+  }, 60_000);
+});

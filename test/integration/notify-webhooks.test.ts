@@ -1,0 +1,193 @@
+// POST /api/bill/webhooks as an attacker and as BILL see it: only correctly signed events are stored, each once;
+// forged, tampered, oversized and malformed requests get a 4xx and change nothing.
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import { startBot, type TestBot } from '../harness/bot.js';
+import { ConnectorStandIn } from '../harness/connector.js';
+import { deepArrays, deepObjects, fuzzSeed, mutate, randomJson, Rng } from '../harness/fuzz.js';
+import { NS } from '../../src/state/types.js';
+
+const ENV_KEY = randomBytes(32).toString('base64');
+const CHANNEL = '19:channel-receivables@thread.tacv2';
+const SEED = fuzzSeed(7_2026_03);
+
+let bot: TestBot;
+let hook: string;
+let orgId: string;
+
+beforeAll(async () => {
+  // A subscription made outside the bot: BILL_WEBHOOK_SECURITY_KEY verifies its events.
+  bot = await startBot({ env: { BILL_WEBHOOK_SECURITY_KEY: ENV_KEY, LOG_LEVEL: 'info' } });
+  hook = `${bot.url}/api/bill/webhooks`;
+  orgId = bot.app.sandbox!.credentials.orgId;
+  const res = await bot.say('subscribe invoices', { channel: CHANNEL });
+  await bot.connector.waitForMessages(1, res.activity.conversation.id);
+});
+afterAll(async () => {
+  await bot?.close();
+});
+
+const sign = (raw: string | Buffer, key = ENV_KEY) => createHmac('sha256', key).update(raw).digest('base64');
+
+function invoiceEvent(over: { type?: string; eventId?: string; org?: string; number?: string } = {}): string {
+  const inv = bot.app.sandbox!.org.invoices.all().find((i) => i.status === 'OPEN' && !i.archived)!;
+  return JSON.stringify({
+    metadata: { eventId: over.eventId ?? randomUUID(), subscriptionId: 'sub-made-in-the-bill-app', organizationId: over.org ?? orgId, eventType: over.type ?? 'invoice.updated', version: '1' },
+    invoice: { ...inv, invoiceNumber: over.number ?? inv.invoiceNumber, status: 'PARTIAL_PAYMENT', totalAmount: 1000, dueAmount: 250 },
+  });
+}
+
+async function deliver(body: string | Buffer, signature: string | undefined, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
+  const res = await request(hook, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json', ...(signature === undefined ? {} : { 'x-bill-sha-signature': signature }), ...headers },
+  });
+  const text = await res.body.text();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = text;
+  }
+  return { status: res.statusCode, json };
+}
+
+async function stored(): Promise<{ outbox: number; events: number; subscriptions: number }> {
+  return {
+    outbox: (await bot.app.state.entries(NS.outbox)).length,
+    events: (await bot.app.state.entries(NS.webhookEvents)).length,
+    subscriptions: (await bot.app.state.entries(NS.subscriptions)).length,
+  };
+}
+
+const posts = () => bot.connector.messages(CHANNEL);
+
+describe('what BILL signs is accepted once', () => {
+  it('a signed invoice event becomes one card in the subscribed channel', async () => {
+    const body = invoiceEvent({ number: 'INV-5001' });
+    const res = await deliver(body, sign(body));
+    expect(res).toMatchObject({ status: 200, json: { status: 'accepted' } });
+    await bot.app.notify.worker.drain();
+    const [card] = await bot.connector.waitForMessages(1, CHANNEL);
+    expect(JSON.stringify(ConnectorStandIn.card(card!))).toContain('Payment received on invoice INV-5001');
+  });
+
+  it('the same event delivered again is acknowledged and sends nothing', async () => {
+    const body = invoiceEvent({ number: 'INV-5002' });
+    expect((await deliver(body, sign(body))).json.status).toBe('accepted');
+    await bot.app.notify.worker.drain();
+    await bot.connector.waitForMessages(2, CHANNEL);
+    const again = await deliver(body, sign(body));
+    expect(again).toMatchObject({ status: 200, json: { status: 'duplicate' } });
+    await bot.app.notify.worker.drain();
+    expect(posts()).toHaveLength(2);
+  });
+
+  it('accepts the payload as a JSON string holding JSON (BILL\'s docs warn it may come JSON-escaped)', async () => {
+    const wrapped = JSON.stringify(invoiceEvent({ number: 'INV-5003' }));
+    const res = await deliver(wrapped, sign(wrapped));
+    expect(res).toMatchObject({ status: 200, json: { status: 'accepted' } });
+    await bot.app.notify.worker.drain();
+    const cards = await bot.connector.waitForMessages(3, CHANNEL);
+    expect(JSON.stringify(ConnectorStandIn.card(cards[2]!))).toContain('invoice INV-5003');
+  });
+
+  it('an event type billbridge does not post is acknowledged, logged and ignored', async () => {
+    const before = await stored();
+    const body = invoiceEvent({ type: 'bill.exploded' });
+    const res = await deliver(body, sign(body));
+    expect(res).toMatchObject({ status: 200, json: { status: 'ignored' } });
+    expect(await stored()).toEqual(before);
+    expect(bot.logs.records().some((r) => r.msg === 'webhook event type not posted to channels; ignored' && r.eventType === 'bill.exploded')).toBe(true);
+  });
+
+  it('an event of an organisation this deployment does not serve is acknowledged and ignored', async () => {
+    const before = await stored();
+    const body = invoiceEvent({ org: '00801SOMEONEELSE0000' });
+    expect((await deliver(body, sign(body))).json.status).toBe('ignored');
+    expect(await stored()).toEqual(before);
+  });
+});
+
+describe('what BILL did not sign changes nothing', () => {
+  it('refuses a missing, malformed or wrong signature with 401', async () => {
+    const before = await stored();
+    const body = invoiceEvent();
+    expect((await deliver(body, undefined)).status).toBe(401);
+    expect((await deliver(body, 'not-base64!')).status).toBe(401);
+    expect((await deliver(body, sign(body, randomBytes(32).toString('base64')))).status).toBe(401);
+    expect((await deliver(body, sign(body).toLowerCase())).status).toBe(401);
+    expect(await stored()).toEqual(before);
+  });
+
+  it('refuses a tampered body whose signature was valid for the original', async () => {
+    const before = await stored();
+    const body = invoiceEvent({ number: 'INV-REAL' });
+    const signature = sign(body);
+    const tampered = body.replace('INV-REAL', 'INV-FAKE');
+    expect((await deliver(tampered, signature)).status).toBe(401);
+    // One more byte of white space is a different body too.
+    expect((await deliver(`${body} `, signature)).status).toBe(401);
+    expect(await stored()).toEqual(before);
+  });
+
+  it('answers 413 to a 5 MB body without storing anything', async () => {
+    const before = await stored();
+    const big = Buffer.alloc(5 * 1024 * 1024, 0x20);
+    const res = await deliver(big, sign(big));
+    expect(res.status).toBe(413);
+    expect(await stored()).toEqual(before);
+  });
+
+  it('refuses compressed bodies (their size is unknown until inflated)', async () => {
+    expect((await deliver('x', sign('x'), { 'content-encoding': 'gzip' })).status).toBe(415);
+  });
+
+  it('a signed body that is not a BILL notification is a 400, not an event', async () => {
+    const before = await stored();
+    for (const body of ['[]', '"just a string"', '{"metadata":{}}', JSON.stringify({ metadata: { eventId: 'x'.repeat(500), subscriptionId: 's', organizationId: orgId, eventType: 'invoice.updated', version: '1' } })]) {
+      expect((await deliver(body, sign(body))).status).toBe(400);
+    }
+    expect(await stored()).toEqual(before);
+  });
+});
+
+describe('fuzzing the route', () => {
+  it(`random bodies and signatures, prototype-pollution keys and deep nesting get only 4xx and change nothing (seed ${SEED})`, async () => {
+    const rng = new Rng(SEED);
+    const before = await stored();
+    const sendsBefore = bot.connector.calls.length;
+    const base = JSON.parse(invoiceEvent()) as Record<string, unknown>;
+    const statuses: number[] = [];
+    const shots = 400;
+    for (let i = 0; i < shots; i++) {
+      const kind = rng.int(0, 6);
+      let body: string;
+      if (kind === 0) body = JSON.stringify(randomJson(rng, 4));
+      else if (kind === 1) body = JSON.stringify(mutate(rng, base));
+      else if (kind === 2) body = `{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},"metadata":${JSON.stringify(base.metadata)}}`;
+      else if (kind === 3) body = rng.chance(0.5) ? deepArrays(rng.int(1_000, 200_000)) : deepObjects(rng.int(1_000, 50_000));
+      else if (kind === 4) body = String.fromCharCode(...Array.from({ length: rng.int(0, 200) }, () => rng.int(0, 0xffff)));
+      else body = JSON.stringify(base);
+      // Signatures: none, random bytes, a real signature of another body, a real one with a flipped character.
+      const other = sign(JSON.stringify(randomJson(rng)));
+      const signature = rng.pick([undefined, randomBytes(rng.int(0, 48)).toString('base64'), other, other.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')), sign(body, 'guessed-key')]);
+      const res = await deliver(body, signature);
+      statuses.push(res.status);
+    }
+    expect(statuses.filter((s) => s < 400 || s >= 500)).toEqual([]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(await stored()).toEqual(before);
+    await bot.app.notify.worker.drain();
+    expect(bot.connector.calls.length).toBe(sendsBefore);
+
+    // BILL's next real event still goes through.
+    const body = invoiceEvent({ number: 'INV-AFTER-FUZZ' });
+    expect((await deliver(body, sign(body))).json.status).toBe('accepted');
+    await bot.app.notify.worker.drain();
+    const cards = await bot.connector.waitForMessages(4, CHANNEL);
+    expect(JSON.stringify(ConnectorStandIn.card(cards[3]!))).toContain('INV-AFTER-FUZZ');
+  });
+});
