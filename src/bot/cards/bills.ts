@@ -255,7 +255,7 @@ export function billCard(input: BillCardInput): CardReply {
   const actions: CardAction[] = [];
   if (typeableName(name) && bill.vendorName) actions.push(executeAction('This vendor', { verb: 'run', command: `vendor ${name}` }));
   actions.push(refreshAction(input.command));
-  const status = `${billPaymentWords(bill)}${open && bill.dueDate ? `, ${dueInWords(bill.dueDate, today).toLowerCase()}` : ''}`;
+  const status = `${billPaymentWords(bill).toLowerCase()}${open && bill.dueDate ? `, ${dueInWords(bill.dueDate, today).toLowerCase()}` : ''}`;
   return adaptiveCard(body, { summary: `Bill ${number ?? shortId(bill.id)} from ${name}: ${m(amountDue(bill))} due, ${status}.`, actions });
 }
 

@@ -58,7 +58,7 @@ export function listCard(spec: ListCardSpec): CardReply {
   const size = spec.pageSize ?? LIST_PAGE_SIZE;
   const total = spec.rows.length;
   const pages = Math.max(1, Math.ceil(total / size));
-  const page = Math.min(Math.max(0, Math.floor(spec.page)), pages - 1);
+  const page = Number.isFinite(spec.page) ? Math.min(Math.max(0, Math.floor(spec.page)), pages - 1) : 0;
   const body: CardElement[] = [title(escapeMarkdown(spec.title))];
   if (spec.subtitle) body.push(subtitle(escapeMarkdown(spec.subtitle)));
   if (spec.totals && spec.totals.length > 0) body.push(facts(spec.totals.map(([k, v]) => [escapeMarkdown(k), escapeMarkdown(v)])));

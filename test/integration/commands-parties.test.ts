@@ -1,0 +1,112 @@
+// `vendor <name>` in a channel: a prefix search BILL answers with name:sw, the best match with its open bills and
+// balance, a list to pick from when several match, and names that can never change the filter or the card.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.js';
+import type { Bill, Vendor } from '../../src/bill/types.js';
+import { startBot, type TestBot } from '../harness/bot.js';
+import { allRows, ask, buttons, expectValidCard, factsOf, money, tableRows, textOf, total } from '../harness/finance.js';
+import { expectNoSensitive, poisonedVendor } from '../harness/sensitive.js';
+
+const NOW = Date.parse('2026-03-10T15:30:00.000Z');
+const TODAY = '2026-03-10';
+let bot: TestBot;
+
+const vendors = (): Vendor[] => bot.app.sandbox!.org.vendors.all();
+const openBills = (vendorId: string): Bill[] =>
+  bot.app.sandbox!.org.bills
+    .all()
+    .filter((b) => b.vendorId === vendorId && !b.archived && b.paymentStatus !== 'PAID')
+    .sort((a, b) => a.dueDate.localeCompare(b.dueDate) || a.id.localeCompare(b.id));
+const vendorRequests = () => bot.app.sandbox!.requests().filter((r) => r.route === 'GET /v3/vendors');
+
+beforeAll(async () => {
+  bot = await startBot({ clock: new ManualClock(NOW), env: { USER_COMMANDS_PER_MINUTE: '10000' } });
+});
+afterAll(async () => {
+  await bot?.close();
+});
+
+describe('vendor <name>', () => {
+  it('one match shows the vendor with every open bill, the open total, the overdue part and the balance', async () => {
+    const acme = vendors().find((v) => v.name === 'Acme Office Supplies')!;
+    const open = openBills(acme.id);
+    expect(open.length).toBeGreaterThan(0);
+    bot.app.sandbox!.clearRequests();
+    const { rows, first } = await allRows(bot.app, 'vendor acme');
+    expectValidCard(first.reply.card);
+    expect(textOf(first.reply.card).split('\n')[0]).toBe('Acme Office Supplies');
+    expect(rows.map((r) => r[0])).toEqual(open.map((b) => b.invoice!.invoiceNumber));
+    const f = factsOf(first.reply.card);
+    expect(f['Open bills']).toBe(`${money(total(open.map((b) => b.dueAmount ?? b.amount)))} · ${open.length} bill${open.length === 1 ? '' : 's'}`);
+    const late = open.filter((b) => b.dueDate < TODAY);
+    expect(f.Overdue).toBe(late.length ? `${money(total(late.map((b) => b.dueAmount ?? b.amount)))} · ${late.length} bill${late.length === 1 ? '' : 's'}` : 'none');
+    expect(f['Balance in BILL']).toBe(money(acme.balance!.amount));
+    expect(vendorRequests().map((r) => r.filters)).toEqual(['name:sw:acme,archived:eq:false']);
+    expect(bot.app.sandbox!.requests().find((r) => r.route === 'GET /v3/bills')?.filters).toBe(`vendorId:eq:${acme.id},archived:eq:false,paymentStatus:ne:PAID`);
+  });
+
+  it('several matches come as a list with open bills and balance each, and buttons to pick one', async () => {
+    const live = vendors().filter((v) => !v.archived);
+    const letter = 'abcdefghijklmnopqrstuvwxyz'.split('').find((l) => live.filter((v) => v.name.toLowerCase().startsWith(l)).length > 2)!;
+    const matches = live.filter((v) => v.name.toLowerCase().startsWith(letter));
+    const { rows, first } = await allRows(bot.app, `vendor ${letter}`);
+    expectValidCard(first.reply.card);
+    expect(textOf(first.reply.card)).toContain(`${matches.length} vendors start with "${letter}"`);
+    const expected = matches.map((v) => {
+      const open = openBills(v.id);
+      return [v.name, String(open.length), money(total(open.map((b) => b.dueAmount ?? b.amount))), money(v.balance!.amount)];
+    });
+    expect([...rows].sort((a, b) => a[0]!.localeCompare(b[0]!))).toEqual(expected.sort((a, b) => a[0]!.localeCompare(b[0]!)));
+    const picks = buttons(first.reply.card).filter((b) => String(b.data.command).startsWith('vendor '));
+    expect(picks.length).toBeGreaterThan(0);
+    const picked = await ask(bot.app, String(picks[0]!.data.command));
+    expect(picked.outcome).toBe('ok');
+    expect(textOf(picked.reply.card)).not.toContain('vendors start with');
+  });
+
+  it('a name with a comma is quoted for BILL and finds exactly that vendor', async () => {
+    bot.app.sandbox!.clearRequests();
+    const r = await ask(bot.app, 'vendor Smith, Barney');
+    expect(r.outcome).toBe('ok');
+    expect(textOf(r.reply.card).split('\n')[0]).toBe('Smith, Barney & Co');
+    expect(vendorRequests().map((q) => q.filters)).toEqual(['name:sw:"Smith, Barney",archived:eq:false']);
+  });
+
+  it('a filter injection never reaches BILL: the card says what cannot be searched', async () => {
+    bot.app.sandbox!.clearRequests();
+    for (const typed of ['vendor a",name:sw:"b', 'vendor x",archived:eq:true', 'vendor \\"', `vendor ${'y'.repeat(501)}`]) {
+      const r = await ask(bot.app, typed);
+      expect(r.outcome).toBe('error');
+      expectValidCard(r.reply.card);
+      expect(textOf(r.reply.card)).toContain("I can't search for that");
+    }
+    expect(vendorRequests()).toEqual([]);
+  });
+
+  it('no match and no name get cards that say what to type', async () => {
+    const none = await ask(bot.app, 'vendor Zzyzx Unknown');
+    expect(textOf(none.reply.card)).toContain('No vendor starts with "Zzyzx Unknown"');
+    expect(textOf(none.reply.card)).toContain('I understood: vendor Zzyzx Unknown');
+    expect(textOf((await ask(bot.app, 'vendor')).reply.card)).toContain('Which vendor?');
+  });
+
+  it('a vendor name full of markdown is shown as text, and its bank and tax numbers never appear', async () => {
+    const org = bot.app.sandbox!.org;
+    const vendor = poisonedVendor({ id: '00901POISONVENDOR001', name: '**Mega** _Corp_ [pay](https://evil.example) <at>all</at>' });
+    org.vendors.put(vendor as unknown as Vendor);
+    const bill = org.bills.all().find((b) => !b.archived && b.paymentStatus === 'UNPAID')!;
+    org.bills.put({ ...bill, id: '00n01POISONBILL00001', vendorId: vendor.id, vendorName: vendor.name, invoice: { invoiceNumber: 'MEGA-1', invoiceDate: bill.invoice?.invoiceDate } });
+    const r = await ask(bot.app, 'vendor **Mega**');
+    expect(r.outcome).toBe('ok');
+    expectValidCard(r.reply.card);
+    const json = JSON.stringify(r.reply.card);
+    expect(json).toContain('\\\\*\\\\*Mega\\\\*\\\\*');
+    // No mention entities: <at> in text is not a mention on an Adaptive Card, it stays text.
+    expect(json).not.toContain('"entities"');
+    expect(json).toContain('\\\\[pay\\\\](https://evil.example)');
+    expect(tableRows(r.reply.card).map((x) => x[0])).toEqual(['MEGA-1']);
+    expectNoSensitive(r.reply.card, vendor);
+    const one = await ask(bot.app, 'bill MEGA-1');
+    expectNoSensitive(one.reply.card, vendor);
+  });
+});

@@ -1,0 +1,131 @@
+// A busy organisation against BILL's limits: 200 commands at once from 20 channels stay within 3 calls in flight with
+// no BDC_1322; 50 identical questions cost one answer's calls; a spent hourly budget is never exceeded and says
+// when it resets. Real HTTP, the embedded sandbox with a little latency so calls overlap.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.js';
+import { startBot, type TestBot } from '../harness/bot.js';
+import { ConnectorStandIn } from '../harness/connector.js';
+import { expectValidCard, tableRows, textOf } from '../harness/finance.js';
+
+const channel = (n: number) => `19:channel-load-${n}@thread.tacv2`;
+const user = (n: number) => ({ id: `29:user-${n}`, aadObjectId: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`, name: `User ${n}` });
+
+/** Posts every command at once and waits until each conversation has its answer; returns the answer cards in order. */
+async function sayAll(bot: TestBot, lines: Array<{ text: string; channel: string; from: ReturnType<typeof user> }>): Promise<any[]> {
+  const sent = await Promise.all(lines.map((l) => bot.say(l.text, { channel: l.channel, from: l.from })));
+  for (const s of sent) expect(s.status).toBe(200);
+  const ids = sent.map((s) => s.activity.conversation.id as string);
+  const replies = await bot.connector.waitFor((calls) => {
+    const byConversation = new Map<string, any>();
+    for (const c of calls) if (c.body?.type === 'message' && c.status < 300) byConversation.set(c.conversationId!, c);
+    return ids.every((id) => byConversation.has(id)) ? ids.map((id) => byConversation.get(id)) : undefined;
+  }, 15_000, `${ids.length} answers`);
+  return replies.map((r) => ConnectorStandIn.card(r));
+}
+
+describe('200 concurrent commands across 20 channels on one organisation', () => {
+  let bot: TestBot;
+  beforeAll(async () => {
+    bot = await startBot({ env: { SANDBOX_LATENCY_MS: '20' } });
+  });
+  afterAll(async () => {
+    await bot?.close();
+  });
+
+  it('never has more than 3 BILL calls in flight, gets no BDC_1322, and answers every command', async () => {
+    const org = bot.app.sandbox!.org;
+    const vendorPrefixes = [...new Set(org.vendors.all().filter((v) => !v.archived).map((v) => v.name.slice(0, 4)))];
+    const billNumbers = org.bills.all().map((b) => b.invoice!.invoiceNumber!);
+    const invoiceNumbers = org.invoices.all().map((i) => i.invoiceNumber);
+    const kinds = [
+      (k: number) => `bills due ${k % 91}`,
+      (k: number) => `payments ${1 + (k % 50)}`,
+      (k: number) => `vendor ${vendorPrefixes[k % vendorPrefixes.length]}`,
+      (k: number) => `bill ${billNumbers[k % billNumbers.length]}`,
+      (k: number) => `invoice ${invoiceNumbers[k % invoiceNumbers.length]}`,
+      () => 'bills overdue',
+      () => 'invoices overdue',
+      (k: number) => (k % 2 ? 'spend transactions' : 'spend budgets'),
+    ];
+    const lines = Array.from({ length: 200 }, (_, k) => ({ text: kinds[k % kinds.length]!(k), channel: channel(k % 20), from: user(k % 40) }));
+    bot.app.sandbox!.resetStats();
+    const cards = await sayAll(bot, lines);
+    const stats = bot.app.sandbox!.stats();
+    expect(stats.requests).toBeGreaterThan(100);
+    expect(stats.maxConcurrentByOrg[org.id]).toBeLessThanOrEqual(3);
+    expect(stats.maxConcurrentByOrg[org.id]).toBeGreaterThanOrEqual(2);
+    expect(stats.errorsByCode.BDC_1322 ?? 0).toBe(0);
+    expect(stats.limitErrors.concurrency).toBe(0);
+    expect(cards).toHaveLength(200);
+    for (const [k, card] of cards.entries()) {
+      expectValidCard(card);
+      const text = textOf(card);
+      expect(text, lines[k]!.text).not.toMatch(/BILL is busy|Something went wrong|didn't answer as expected/);
+    }
+  }, 20_000);
+});
+
+describe('50 identical questions at once', () => {
+  let bot: TestBot;
+  beforeAll(async () => {
+    bot = await startBot({ clock: new ManualClock(Date.parse('2026-03-10T15:30:00.000Z')), env: { SANDBOX_LATENCY_MS: '20' } });
+  });
+  afterAll(async () => {
+    await bot?.close();
+  });
+
+  it('cost BILL one answer\'s list calls, not 50 times as many', async () => {
+    const before = bot.app.sandbox!.stats().requestsByPath;
+    // A channel each: this clock does not move, so a channel's Bot Connector window would never slide.
+    const cards = await sayAll(bot, Array.from({ length: 50 }, (_, k) => ({ text: 'bills due', channel: channel(100 + k), from: user(k) })));
+    const after = bot.app.sandbox!.stats().requestsByPath;
+    // One answer reads the due-this-week bills and the overdue bills: one page each (fewer than 100 rows).
+    const org = bot.app.sandbox!.org;
+    const today = '2026-03-10';
+    const open = org.bills.all().filter((b) => !b.archived && b.paymentStatus !== 'PAID');
+    const pages = (n: number) => Math.max(1, Math.ceil(n / 100));
+    const oneAnswer = pages(open.filter((b) => b.dueDate >= today && b.dueDate <= new Date(Date.parse(today) + 7 * 86_400_000).toISOString().slice(0, 10)).length) + pages(open.filter((b) => b.dueDate < today).length);
+    expect((after['GET /v3/bills'] ?? 0) - (before['GET /v3/bills'] ?? 0)).toBe(oneAnswer);
+    // The vendor currencies those rows need are fetched once too.
+    expect((after['GET /v3/vendors'] ?? 0) - (before['GET /v3/vendors'] ?? 0)).toBe(1);
+    const first = JSON.stringify(tableRows(cards[0]));
+    for (const card of cards) {
+      expectValidCard(card);
+      expect(JSON.stringify(tableRows(card))).toBe(first);
+    }
+  });
+});
+
+describe('an hourly budget of 10 BILL requests', () => {
+  let bot: TestBot;
+  beforeAll(async () => {
+    // Half past ten UTC: the budget comes back at 11:00.
+    bot = await startBot({ clock: new ManualClock(Date.parse('2026-03-10T10:30:00.000Z')), env: { LIMIT_BILL_REQUESTS_PER_HOUR: '10' } });
+  });
+  afterAll(async () => {
+    await bot?.close();
+  });
+
+  it('makes exactly 10 calls; the command that would make the 11th says when the budget resets', async () => {
+    const commands = ['bills due', 'payments', 'vendor acme', 'customer contoso', 'bills due 30', 'payments 25', 'vendor summit', 'customer fabrikam', 'bills due 60', 'payments 40'];
+    let refused: any;
+    let n = 0;
+    for (const text of commands) {
+      // A channel each: this clock does not move, so one channel's Bot Connector window would never slide.
+      const [card] = await sayAll(bot, [{ text, channel: channel(200 + n++), from: user(1) }]);
+      expectValidCard(card);
+      if (textOf(card).includes('BILL hourly limit reached')) {
+        refused = card;
+        break;
+      }
+    }
+    expect(refused, 'no command was refused').toBeDefined();
+    expect(bot.app.sandbox!.stats().requests).toBe(10);
+    expect(textOf(refused)).toContain('They reset at 11:00 AM (in about 30 min)');
+    // Later commands that need BILL are refused at once, without calling it (answers still cached are still given).
+    const [again] = await sayAll(bot, [{ text: 'payments 33', channel: channel(299), from: user(2) }]);
+    expect(textOf(again)).toContain('BILL hourly limit reached');
+    expect(bot.app.sandbox!.stats().requests).toBe(10);
+    expect(bot.app.sandbox!.stats().limitErrors.hourly).toBe(0);
+  });
+});

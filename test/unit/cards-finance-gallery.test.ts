@@ -1,0 +1,52 @@
+// The gallery's collection is every card the bot sends (demo data, empty and error states): each must parse at 1.5
+// with no warnings and stay under 40 KB, and the gallery page must render each one, light and dark.
+import { describe, expect, it } from 'vitest';
+import { JSDOM, VirtualConsole } from 'jsdom';
+import { galleryCards } from '../../src/cli/galleryCards.js';
+import { galleryHtml, rendererBundle } from '../../src/cli/gallery.js';
+import { createRegistry } from '../../src/bot/commands/index.js';
+import { checkCard } from '../harness/cards.js';
+
+const cards = galleryCards({ version: '1.2.3' });
+
+describe('the card gallery collection', () => {
+  it.each(cards.map((c) => [`${c.group} / ${c.name}`, c] as const))('%s parses at 1.5 with no problems, under 40 KB, with a one-line summary', (_name, c) => {
+    const check = checkCard(c.reply.card);
+    expect(check.problems).toEqual([]);
+    expect(check.bytes).toBeLessThan(40 * 1024);
+    expect(c.reply.summary).toMatch(/^[^\n]{1,200}$/);
+  });
+
+  it('covers every finance command, help and status, plus empty and error states', () => {
+    const names = cards.map((c) => c.name);
+    const registry = createRegistry();
+    for (const name of ['bills due', 'bills overdue', 'bill', 'invoice', 'invoices overdue', 'vendor', 'customer', 'payments', 'spend', 'status', 'help']) {
+      expect(registry.get(name), name).toBeDefined();
+      expect(names.some((n) => n.startsWith(name)), name).toBe(true);
+    }
+    expect(names.filter((n) => /none|nothing|no API token|no open/.test(n)).length).toBeGreaterThanOrEqual(5);
+    expect(cards.filter((c) => c.group === 'Errors').length).toBeGreaterThanOrEqual(15);
+  });
+
+  it('stays valid in another locale and time zone', () => {
+    for (const c of galleryCards({ locale: 'de-DE', timeZone: 'Asia/Tokyo' })) expect(checkCard(c.reply.card).problems, c.name).toEqual([]);
+  });
+});
+
+describe('the gallery page', () => {
+  it('renders every card with Microsoft\'s renderer, light and dark, without an error', () => {
+    const errors: string[] = [];
+    const console = new VirtualConsole();
+    console.on('jsdomError', (e) => errors.push(e.message));
+    const dom = new JSDOM(galleryHtml(cards, rendererBundle()), { runScripts: 'dangerously', virtualConsole: console });
+    const doc = dom.window.document;
+    expect(errors).toEqual([]);
+    expect(doc.querySelectorAll('section.entry')).toHaveLength(cards.length);
+    expect(doc.querySelectorAll('.frame.light .ac-adaptiveCard')).toHaveLength(cards.length);
+    expect(doc.querySelectorAll('.frame.dark .ac-adaptiveCard')).toHaveLength(cards.length);
+    expect(doc.querySelectorAll('.error')).toHaveLength(0);
+    // Markdown the cards use is rendered (bold), and escaped text is shown as typed.
+    expect(doc.querySelectorAll('strong').length).toBeGreaterThan(0);
+    dom.window.close();
+  }, 20_000);
+});
