@@ -154,6 +154,8 @@ export class RedisBudgetStore implements BudgetStore {
   private readonly redis: RedisConnection;
   private readonly local = new LocalBudgetStore();
   private readonly held = new Map<string, Held[]>();
+  /** Slots whose release Redis did not take (it was away): released again when it is back, not left to their TTL. */
+  private readonly unreleased = new Set<Semaphore>();
   private readonly windowViews = new Map<string, WindowView>();
   private readonly hourViews = new Map<string, { hour: number; used: number }>();
   private readonly hourly = new Map<number, RateLimiterRedis>();
@@ -171,6 +173,7 @@ export class RedisBudgetStore implements BudgetStore {
     client.defineCommand('billbridgeBlock', { numberOfKeys: 1, lua: BLOCK });
     this.redis.subscribe(BLOCK_CHANNEL, (message) => this.onBlockMessage(message));
     this.redis.onResubscribe(() => void this.loadBlocks());
+    this.redis.onReconnect(() => this.retryReleases());
   }
 
   // ---- counts ------------------------------------------------------------------------------------------------
@@ -255,8 +258,19 @@ export class RedisBudgetStore implements BudgetStore {
     if (list && list.length === 0) this.held.delete(id);
     if (!h) return;
     if (h.where === 'local') return this.local.release(id);
-    // If Redis does not take the release, the lock's TTL frees the slot.
-    h.lock.release().catch((err: unknown) => this.deps.log.debug({ budget: id.split('|')[0], err: errorMessage(err) }, 'limiter slot release failed; it expires by itself'));
+    h.lock.release().catch((err: unknown) => {
+      this.unreleased.add(h.lock);
+      this.deps.log.debug({ budget: id.split('|')[0], err: errorMessage(err) }, 'limiter slot release failed; retried when Redis is back');
+    });
+  }
+
+  /** Slots held when Redis went away would otherwise block the fleet until their TTL once it is back. */
+  private retryReleases(): void {
+    for (const lock of [...this.unreleased]) {
+      this.unreleased.delete(lock);
+      // A failed release leaves the lock marked as held, so release() tries again (and is a no-op once it is gone).
+      lock.release().catch(() => this.unreleased.add(lock));
+    }
   }
 
   private push(id: string, h: Held): void {

@@ -47,6 +47,7 @@ export class RedisConnection {
   private subscriber: Redis | undefined;
   private readonly handlers = new Map<string, Set<MessageHandler>>();
   private readonly resubscribed = new Set<() => void>();
+  private readonly reconnected = new Set<() => void>();
   private everReady = false;
   private down = false;
   private closed = false;
@@ -138,6 +139,11 @@ export class RedisConnection {
     this.resubscribed.add(fn);
   }
 
+  /** Called each time commands work again after an outage (not on the first connection). */
+  onReconnect(fn: () => void): void {
+    this.reconnected.add(fn);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -211,9 +217,18 @@ export class RedisConnection {
       log.error({ redis: this.location }, 'Redis connection lost: BILL commands answer "temporarily unavailable" and nothing is sent to BILL until it is back');
     });
     client.on('ready', () => {
+      const back = this.everReady && this.down;
       if (this.down || !this.everReady) log.info({ redis: this.location }, this.everReady ? 'Redis connection restored' : 'Redis connected: cluster mode');
       this.down = false;
       this.everReady = true;
+      if (!back) return;
+      for (const fn of this.reconnected) {
+        try {
+          fn();
+        } catch (err) {
+          log.warn({ err: errorMessage(err) }, 'Redis reconnect hook failed');
+        }
+      }
     });
   }
 }

@@ -19,6 +19,8 @@ export class TestRedis {
   private constructor(
     readonly port: number,
     readonly dir: string,
+    /** AOF with fsync on every write: a SIGKILL loses nothing acknowledged (what production runs for state). */
+    readonly persistent: boolean,
   ) {}
 
   /** redis://127.0.0.1:PORT */
@@ -26,10 +28,11 @@ export class TestRedis {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  static async start(): Promise<TestRedis> {
+  /** Without persistence by default; `persistent` keeps data across stop()/restart() (AOF, appendfsync always). */
+  static async start(opts: { persistent?: boolean } = {}): Promise<TestRedis> {
     const dir = mkdtempSync(join(tmpdir(), 'billbridge-redis-'));
     for (let attempt = 0; ; attempt++) {
-      const r = new TestRedis(await freePort(), dir);
+      const r = new TestRedis(await freePort(), dir, opts.persistent ?? false);
       try {
         await r.launch();
         return r;
@@ -60,7 +63,7 @@ export class TestRedis {
     live.delete(p);
   }
 
-  /** Starts it again on the same port: empty, as after a restart without persistence. */
+  /** Starts it again on the same port: empty after a restart without persistence, as it was with it. */
   async restart(): Promise<void> {
     await this.stop();
     await this.launch();
@@ -86,7 +89,8 @@ export class TestRedis {
   }
 
   private launch(): Promise<void> {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir, '--daemonize', 'no', '--loglevel', 'warning'];
+    const persistence = this.persistent ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--dir', this.dir, '--daemonize', 'no', '--loglevel', 'warning'];
     const p = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc = p;
     live.add(p);

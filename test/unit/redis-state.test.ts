@@ -125,7 +125,7 @@ describe('where the data lives, and what happens without Redis', () => {
   it('fails every read and write with DependencyUnavailable while Redis is down, then works again after a restart', async () => {
     await redis.stop();
     await until('the connection to notice', async () => !conns[0]!.ready());
-    const err = await a.get(NS.bindings, 'team').catch((e) => e);
+    const err = (await a.get(NS.bindings, 'team').catch((e: unknown) => e)) as DependencyUnavailable;
     expect(err).toBeInstanceOf(DependencyUnavailable);
     expect(err.dependency).toBe('redis');
     await expect(a.set(NS.bindings, 'team', { orgId: 'x' })).rejects.toBeInstanceOf(DependencyUnavailable);
