@@ -33,6 +33,11 @@ import { PartyDirectory } from './bill/directory.js';
 import { createBillNumberIndex, createInvoiceIndex } from './bill/invoiceIndex.js';
 import { startSandbox, type RunningSandbox } from './sandbox/index.js';
 import { createHttpServer } from './http/server.js';
+import { Approvals, registerApprovalActions } from './bot/approvalActions.js';
+import { ApprovalDigest } from './bot/approvalDigest.js';
+import { BotFrameworkSender } from './bot/proactive.js';
+import { ApprovalCards } from './state/approvalCards.js';
+import { UserLinks } from './state/userLinks.js';
 
 export interface BuildOptions {
   /** Log destination (tests capture lines here); stdout by default. */
@@ -57,6 +62,8 @@ export interface BillbridgeApp {
   bill: BillGateway;
   /** The embedded BILL sandbox when no BILL credentials are configured (tests read its stats and change its data). */
   sandbox: RunningSandbox | undefined;
+  /** Approvers' daily digests (`approvals digest daily <HH:MM>`); tests call tick() with a fake clock. */
+  approvalDigest: ApprovalDigest;
   /** Starts listening on config.http (port 0 = a free port) and resolves with the base URL. */
   listen(): Promise<string>;
   /** Stops accepting requests, lets in-flight turns finish, closes every part. */
@@ -113,6 +120,13 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const billIndex = createBillNumberIndex({ bill, state, clock, log });
   const readiness = new Readiness().add('state', () => state.isReady()).add('bill', () => bill.ready());
 
+  // Approvals run as the approver, with their own BILL token sealed under SECRETS_KEY. Without the key there is no
+  // safe place for those tokens, so the feature is off and its commands say so.
+  const approvals = config.secretsKey
+    ? new Approvals({ links: new UserLinks({ store: state, secretsKey: config.secretsKey, secrets, clock, log }), cards: new ApprovalCards(state, clock), secretsKey: config.secretsKey, secrets })
+    : undefined;
+  if (!approvals) log.info('approvals are off: SECRETS_KEY is not set, so approvers\' BILL tokens cannot be stored encrypted');
+
   const services: BotServices = {
     config,
     clock,
@@ -131,6 +145,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     invoiceIndex,
     billIndex,
     parties,
+    approvals,
   };
   const dispatcher = new Dispatcher(services, log);
   dispatcher.addGuard(userRateGuard(memoryUserCommandRate(config.limits.userCommandsPerMinute)));
@@ -139,6 +154,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const adapter = createAdapter(config, log, { aroundTurn: (fn) => upstreamCalls.run(fn) });
   // Every Bot Connector call of a turn (and of proactive sends) goes through the connector.thread budget.
   adapter.use(connectorLimits({ limiter, log }));
+  registerApprovalActions(bot);
+  const approvalDigest = new ApprovalDigest({ services, sender: new BotFrameworkSender(adapter, config, log), clock, log });
   const server = createHttpServer({ log, adapter, bot, readiness, metrics: metricsHandler(metrics) });
 
   let closing: Promise<void> | undefined;
@@ -156,6 +173,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     audit,
     bill,
     sandbox,
+    approvalDigest,
     async listen() {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -166,6 +184,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       const host = addr.family === 'IPv6' ? (addr.address === '::' ? 'localhost' : `[${addr.address}]`) : addr.address === '0.0.0.0' ? 'localhost' : addr.address;
       const url = `http://${host}:${addr.port}`;
       log.info({ url, backend: services.backend.kind }, 'billbridge listening');
+      approvalDigest.start();
       return url;
     },
     close() {
@@ -174,6 +193,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
           server.close(() => resolve());
           server.server.closeIdleConnections();
         });
+        await approvalDigest.stop();
         graph?.close();
         // Log out of BILL (through the limiter) before the sandbox and the limiter go away.
         await bill.close();

@@ -96,10 +96,10 @@ export class Forbidden extends Error {
   }
 }
 
-/** The person has not linked their own BILL identity (approvals). */
+/** The person has not linked their own BILL identity (approvals), or BILL no longer accepts the token they linked. */
 export class NotLinked extends Error {
-  constructor() {
-    super('Not linked to BILL');
+  constructor(readonly reason: 'notLinked' | 'tokenRefused' = 'notLinked') {
+    super(reason === 'tokenRefused' ? 'BILL refused the linked token' : 'Not linked to BILL');
     this.name = 'NotLinked';
   }
 }

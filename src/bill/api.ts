@@ -8,6 +8,8 @@
 // - sortable: bills dueDate/createdTime/updatedTime/...; invoices invoiceNumber/invoiceDate/dueDate/totalAmount/...;
 //   payments processDate/amount/createdTime/updatedTime/...;
 // - GET /v3/bill-approvals/pending-user-approvals -> {bills:[{billId, vendorId, amount, dueDate}]} for the signed-in user;
+// - POST /v3/bill-approvals/actions with an ARRAY body [{billId, action: "APPROVE"|"DENY", comment}] -> {status:"SUCCESS"},
+//   acting as the signed-in user (so approvals must run in the approver's own session, never the bot's);
 // - webhook management lives on the /connect-events base with the same session headers; creating a
 //   subscription or rotating its key needs an X-Idempotent-Key (UUID4) header.
 import { randomUUID } from 'node:crypto';
@@ -16,6 +18,8 @@ import { BillFilter, checkId, sortParam, type SortKey } from './filters.js';
 import { DEFAULT_MAX_PAGES, PagedList, readPage } from './paging.js';
 import type { OrgSession, SessionInfo } from './sessions.js';
 import type {
+  ApprovalActionInput,
+  ApprovalActionResult,
   Bill,
   BillPaymentStatus,
   Customer,
@@ -186,6 +190,25 @@ export class BillOrgClient {
           this.run,
         );
         return Array.isArray(res?.bills) ? res.bills : [];
+      },
+      /**
+       * Approves or denies bills as the signed-in user. Not replayed after a lost answer: BILL has no idempotency key
+       * for it, so the caller re-reads the pending list instead of sending twice.
+       */
+      act: async (actions: ApprovalActionInput[]): Promise<ApprovalActionResult> => {
+        if (actions.length === 0) throw new RangeError('no approval actions to send');
+        const body = actions.map((a) => {
+          if (a.action !== 'APPROVE' && a.action !== 'DENY') throw new RangeError(`approval action must be APPROVE or DENY`);
+          const item: ApprovalActionInput = { billId: checkId('bill', a.billId), action: a.action };
+          if (a.comment !== undefined && a.comment.trim() !== '') item.comment = a.comment;
+          return item;
+        });
+        const res = await this.session.call<ApprovalActionResult | undefined>(
+          { method: 'POST', path: '/v3/bill-approvals/actions', idempotent: false, route: 'POST /v3/bill-approvals/actions', body },
+          this.run,
+        );
+        // An empty 200 is taken as accepted; any status other than SUCCESS is reported as it came.
+        return { status: typeof res?.status === 'string' ? res.status : 'OK' };
       },
     };
     const events = (req: { method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'; path: string; route: string; body?: unknown; idempotent: boolean; headers?: Record<string, string>; query?: Record<string, string | number | undefined> }) =>

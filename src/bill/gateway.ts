@@ -22,6 +22,17 @@ export interface BillUser {
   password: string;
 }
 
+/**
+ * A person's own BILL sign-in (approvals): an AP/AR sync token, its name as username and its value as password.
+ * BILL then records that person, never the bot, as the one who acted.
+ */
+export interface PersonCredentials {
+  username: string;
+  password: string;
+  /** Stable, unique id of the person (tenant + Entra object id): their sessions never mix with anyone else's. */
+  owner: string;
+}
+
 export interface BillGatewayOptions {
   backend: 'bill' | 'sandbox';
   endpoints: BillEndpoints;
@@ -54,7 +65,7 @@ export interface CallOptions {
 export interface BillStatus {
   backend: 'bill' | 'sandbox';
   baseUrl: string;
-  /** One entry per organisation the bot has talked to. */
+  /** One entry per organisation the bot has talked to (people's own approval sessions are not listed). */
   sessions: SessionInfo[];
   /** Logins with the configured dev key in the last hour (BILL allows 200). */
   loginsLastHour: number;
@@ -96,6 +107,22 @@ export class BillGateway {
     return new BillOrgClient(session, this.runOptions(opts), this.endpoints.eventsBaseUrl);
   }
 
+  /**
+   * AP/AR endpoints of one organisation in a person's own session (approvals). The session joins the pool under
+   * its own slot and goes through the same per-org budget; the bot's service session is never used for it.
+   */
+  orgAs(orgId: string, person: PersonCredentials, opts: CallOptions = {}): BillOrgClient {
+    if (this.opts.allowedOrgIds.length > 0 && !this.opts.allowedOrgIds.includes(orgId)) throw new NotBound('orgNotAllowed');
+    this.opts.secrets.add(person.password);
+    const session = this.sessions.get(this.personSlot(orgId, person));
+    return new BillOrgClient(session, this.runOptions(opts), this.endpoints.eventsBaseUrl);
+  }
+
+  /** Logs a person's session out of BILL and forgets it (they disconnected, or replaced their token). */
+  async releaseAs(orgId: string, person: PersonCredentials): Promise<void> {
+    await this.sessions.release(this.personSlot(orgId, person));
+  }
+
   /** Spend & Expense endpoints; undefined when no API token is configured. */
   spend(opts: CallOptions = {}): SpendClient | undefined {
     const token = this.opts.spendApiToken;
@@ -104,7 +131,7 @@ export class BillGateway {
   }
 
   status(): BillStatus {
-    const sessions = this.sessions.all().map((s) => s.info());
+    const sessions = this.serviceSessions().map((s) => s.info());
     return {
       backend: this.backend,
       baseUrl: this.endpoints.baseUrl,
@@ -117,7 +144,8 @@ export class BillGateway {
 
   /** Readiness: no session is stuck on a credentials refusal or an unanswered network failure. Never calls BILL. */
   ready(): boolean {
-    return this.sessions.all().every((s) => {
+    // A person's revoked token is their problem, not the bot's: only the service sessions count.
+    return this.serviceSessions().every((s) => {
       const { lastError, lastSuccessAt } = s.info();
       if (!lastError || (lastSuccessAt !== undefined && lastSuccessAt >= lastError.at)) return true;
       return lastError.category !== 'credentials' && lastError.category !== 'network';
@@ -131,6 +159,14 @@ export class BillGateway {
       await this.http.close();
     })();
     return this.closing;
+  }
+
+  private serviceSessions() {
+    return this.sessions.all().filter((s) => !s.creds.owner);
+  }
+
+  private personSlot(orgId: string, person: PersonCredentials) {
+    return { baseUrl: this.endpoints.baseUrl, devKey: this.opts.user.devKey, orgId, username: person.username, password: person.password, owner: person.owner };
   }
 
   private runOptions(opts: CallOptions): RunOptions {

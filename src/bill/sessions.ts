@@ -5,6 +5,7 @@
 //   devKey goes in the body for login and in a header for every other call;
 // - a session expires after 35 minutes without a call, and every call restarts that clock; there is no refresh;
 // - 200 logins per dev key per hour; POST /v3/logout ends a session (200, empty body).
+import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { BillApiError, LimitExceeded } from '../errors.js';
 import type { Logger, SecretRegistry } from '../log.js';
@@ -19,6 +20,12 @@ export interface SessionCredentials {
   username: string;
   password: string;
   orgId: string;
+  /**
+   * Set for a person's own session (approvals run as the approver, token name/value as username/password): the
+   * slot is theirs alone, whatever their token is called, and a new token gets a new slot. The bot's service
+   * session has none.
+   */
+  owner?: string;
 }
 
 /** One call made with the session headers. */
@@ -64,6 +71,12 @@ export interface SessionPoolDeps {
 }
 
 const HOUR = 3_600_000;
+
+/** One slot per (base URL, dev key, org, username); a person's slot also by owner and a fingerprint of their token. */
+function slotKey(creds: SessionCredentials): string {
+  const owner = creds.owner ? `${creds.owner}#${createHash('sha256').update(creds.password).digest('hex').slice(0, 16)}` : '';
+  return [creds.baseUrl, creds.devKey, creds.orgId, creds.username.toLowerCase(), owner].join('\n');
+}
 export const SESSION_IDLE_REFRESH_MS = 30 * 60_000;
 
 interface LiveSession {
@@ -83,13 +96,22 @@ export class SessionPool {
 
   /** The session slot for these credentials (created on first use; logs in lazily). */
   get(creds: SessionCredentials): OrgSession {
-    const key = [creds.baseUrl, creds.devKey, creds.orgId, creds.username.toLowerCase()].join('\n');
+    const key = slotKey(creds);
     let s = this.sessions.get(key);
     if (!s) {
       s = new OrgSession(this, creds);
       this.sessions.set(key, s);
     }
     return s;
+  }
+
+  /** Logs the slot for these credentials out (if it exists) and forgets it: a person disconnected or their token changed. */
+  async release(creds: SessionCredentials): Promise<void> {
+    const key = slotKey(creds);
+    const s = this.sessions.get(key);
+    if (!s) return;
+    this.sessions.delete(key);
+    await s.logout();
   }
 
   all(): OrgSession[] {

@@ -281,6 +281,18 @@ export interface PendingApproval {
   dueDate: string;
 }
 
+/** POST /v3/bill-approvals/actions body item (the body is an array of these). */
+export interface ApprovalActionInput {
+  billId: string;
+  action: 'APPROVE' | 'DENY';
+  comment?: string;
+}
+
+/** POST /v3/bill-approvals/actions answer (Postman: `{"status": "SUCCESS"}`). */
+export interface ApprovalActionResult {
+  status: string;
+}
+
 // ---- Spend & Expense ----
 
 export interface SpendReceipt {

@@ -7,7 +7,7 @@ import {
   type Activity,
   type AdaptiveCardInvokeResponse,
   type AdaptiveCardInvokeValue,
-  type TurnContext,
+  TurnContext,
 } from 'botbuilder';
 import type { Logger } from '../log.js';
 import { TenantNotAllowed, errorMessage } from '../errors.js';
@@ -25,7 +25,18 @@ export const DUPLICATE_WINDOW_MS = 10 * 60_000;
 export const CORRELATION_ID = Symbol('correlationId');
 
 /** A card button other than "run a command" (approve, deny...). Returns the card that replaces the clicked one. */
-export type CardActionHandler = (ctx: CardActionContext) => Promise<CardReply>;
+export type CardActionHandler = (ctx: CardActionContext) => Promise<CardActionReply>;
+
+/**
+ * What a card action answers. Action.Execute: the card goes back to the person who clicked (Teams shows an invoke
+ * answer only on their client). `everyone` also edits the card message for the whole conversation (a message edit;
+ * Teams then refreshes every user-specific view). Action.Submit: the message is edited to `everyone`, else to the
+ * card — unless `privateReply`, which answers with a new message and leaves the clicked card as it was.
+ */
+export interface CardActionReply extends CardReply {
+  everyone?: CardReply;
+  privateReply?: boolean;
+}
 
 export interface CardActionContext {
   data: ActionData;
@@ -38,6 +49,8 @@ export interface CardActionContext {
   universal: boolean;
   /** The raw Bot Framework activity id of the card message, when known. */
   cardActivityId: string | undefined;
+  /** The conversation reference of this turn (JSON, no secrets), for later proactive sends to the same chat. */
+  reference: Record<string, unknown>;
 }
 
 export function correlationIdOf(context: TurnContext): string {
@@ -173,7 +186,8 @@ export class BillbridgeBot extends TeamsActivityHandler {
     if (value && typeof value === 'object' && typeof value.verb === 'string') {
       // Action.Submit fallback of a card button: answer by updating the card that was clicked.
       const reply = await this.cardAction(context, value as ActionData, false);
-      await this.replaceCard(context, reply);
+      if (reply.privateReply) await context.sendActivity(cardActivity(reply));
+      else await this.replaceCard(context, reply.everyone ?? reply);
       return;
     }
     const result = await this.dispatcher.run({
@@ -204,10 +218,11 @@ export class BillbridgeBot extends TeamsActivityHandler {
       return { statusCode: 400, type: 'application/vnd.microsoft.error', value: { code: 'BadRequest', message: 'Missing verb' } as never };
     }
     const reply = await this.cardAction(context, { ...data, verb }, true);
+    if (reply.everyone) await this.editCard(context, reply.everyone);
     return { statusCode: 200, type: 'application/vnd.microsoft.card.adaptive', value: reply.card as never };
   }
 
-  private async cardAction(context: TurnContext, data: ActionData, universal: boolean): Promise<CardReply> {
+  private async cardAction(context: TurnContext, data: ActionData, universal: boolean): Promise<CardActionReply> {
     const activity = context.activity;
     const correlationId = correlationIdOf(context);
     const scope = scopeOf(activity);
@@ -233,10 +248,22 @@ export class BillbridgeBot extends TeamsActivityHandler {
         log: this.log.child({ correlationId }),
         universal,
         cardActivityId: activity.replyToId,
+        reference: JSON.parse(JSON.stringify(TurnContext.getConversationReference(activity))) as Record<string, unknown>,
       });
     } catch (err) {
       this.log.warn({ correlationId, verb: data.verb, err: errorMessage(err) }, 'card action failed');
       return errorReply(err, { correlationId, formatTime: this.dispatcher.formatTime });
+    }
+  }
+
+  /** Universal Actions: edit the card message for everyone (the invoke answer reaches only the clicker's client). */
+  private async editCard(context: TurnContext, reply: CardReply): Promise<void> {
+    const replyToId = context.activity.replyToId;
+    if (!replyToId) return;
+    try {
+      await context.updateActivity({ ...cardActivity(reply), id: replyToId });
+    } catch (err) {
+      this.log.warn({ correlationId: correlationIdOf(context), err: errorMessage(err) }, 'card edit for everyone failed');
     }
   }
 

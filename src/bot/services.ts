@@ -9,6 +9,7 @@ import type { Limiter } from '../limits/types.js';
 import type { StateStore } from '../state/types.js';
 import type { AuditTrail } from '../state/audit.js';
 import type { AccessPolicy } from './access.js';
+import type { Approvals } from './approvalActions.js';
 import type { CommandRegistry } from './commands/registry.js';
 import type { ConversationScope } from './commands/types.js';
 
@@ -45,4 +46,6 @@ export interface BotServices {
   billIndex?: BillNumberIndex;
   /** Vendor and customer names and currencies by id (bills and invoices carry only ids). */
   parties?: PartyDirectory;
+  /** Approvals run as the approver (links, card records, signing); undefined without SECRETS_KEY: approvals are off. */
+  approvals?: Approvals;
 }

@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import { systemClock, type Clock } from '../clock.js';
 import { BILL_LIMITS, emptyStats, Gate, type GateLimits, type SandboxStats } from './gate.js';
 import { SandboxModel, type SandboxOrg } from './model.js';
+import { approvalRoutes } from './approvals.js';
 import { aparRoutes } from './routes/apar.js';
 import { controlRoutes } from './routes/control.js';
 import { eventRoutes } from './routes/events.js';
@@ -84,7 +85,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     clock,
     webhooks,
     stats,
-    routes: [...aparRoutes, ...spendRoutes, ...eventRoutes, ...controlRoutes, ...(opts.routes ?? [])],
+    routes: [...aparRoutes, ...approvalRoutes, ...spendRoutes, ...eventRoutes, ...controlRoutes, ...(opts.routes ?? [])],
     latencyMs: opts.latencyMs ?? 0,
     control: { stats: snapshot, resetStats, defaultOrg: () => org },
   });

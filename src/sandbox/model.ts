@@ -134,6 +134,19 @@ export interface SandboxOrg {
   notifications: Collection<SandboxNotification>;
   /** Answers to X-Idempotent-Key requests, by method + path + key. */
   idempotency: Map<string, { at: number; body: unknown }>;
+  /** Every approve/deny BILL accepted, oldest first: who (the session's user), which bill, what, when (approvals.ts). */
+  approvalDecisions: SandboxApprovalDecision[];
+}
+
+/** One approve/deny as BILL records it: the signed-in user is the one who acted. */
+export interface SandboxApprovalDecision {
+  billId: string;
+  userId: string;
+  action: 'APPROVE' | 'DENY';
+  comment?: string;
+  at: string;
+  /** How the acting user signed in. */
+  sessionKind: 'password' | 'syncToken';
 }
 
 /** A BILL event raised by a change: `{metadata, [entityKey]: entity}` once delivered. */
@@ -192,6 +205,7 @@ export function newOrg(id: string, name: string): SandboxOrg {
     subscriptions: new Collection(),
     notifications: new Collection(),
     idempotency: new Map(),
+    approvalDecisions: [],
   };
 }
 

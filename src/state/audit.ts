@@ -47,9 +47,30 @@ export interface AdminAudit extends AuditActor {
   correlationId?: string;
 }
 
+/** An approve/deny from Teams: who, which bill, what, the comment, and what BILL answered. */
+export interface ApprovalAudit extends AuditActor {
+  orgId: string;
+  billId: string;
+  decision: 'APPROVE' | 'DENY';
+  /**
+   * 'requested' is written before BILL is asked (no trace, no request); then 'ok' (BILL accepted), 'refused'
+   * (billbridge refused the click: not the approver, tampered, replayed, no longer waiting) or 'error' (BILL refused or failed).
+   */
+  result: 'requested' | 'ok' | 'refused' | 'error';
+  comment?: string;
+  /** BILL's answer: its status ("SUCCESS"), or the error category and code. */
+  billResult?: string;
+  /** Why billbridge refused. */
+  reason?: string;
+  /** The BILL user the decision ran as (the approver's own sign-in). */
+  billUserId?: string;
+  correlationId?: string;
+}
+
 export type AuditRecord =
   | ({ v: 1; time: string; kind: 'command' } & CommandAudit)
-  | ({ v: 1; time: string; kind: 'admin' } & AdminAudit);
+  | ({ v: 1; time: string; kind: 'admin' } & AdminAudit)
+  | ({ v: 1; time: string; kind: 'approval' } & ApprovalAudit);
 
 export interface AuditTrailDeps {
   store: StateStore;
@@ -61,6 +82,7 @@ export interface AuditTrailDeps {
 
 const MAX_ARGS = 20;
 const MAX_ARG_LENGTH = 120;
+const MAX_COMMENT_LENGTH = 500;
 
 /** Where the trail is, for `status`: the file path, or the Redis stream. */
 export function auditLocation(store: StateStore): string {
@@ -118,6 +140,31 @@ export class AuditTrail {
       await this.deps.store.append(AUDIT_LOG, record as unknown as Record<string, unknown>);
     } catch (err) {
       this.deps.log.error({ correlationId: entry.correlationId, action: entry.action, err: err instanceof Error ? err.message : String(err) }, 'audit trail write failed for an admin action');
+      throw err;
+    }
+  }
+
+  /** Records an approval decision (or its refusal). Throws when it cannot, so nothing is sent to BILL without a trace. */
+  async approval(entry: ApprovalAudit): Promise<void> {
+    const record: AuditRecord = {
+      v: 1,
+      time: new Date(this.deps.clock.now()).toISOString(),
+      kind: 'approval',
+      ...this.actor(entry),
+      orgId: entry.orgId,
+      billId: this.text(entry.billId, 64),
+      decision: entry.decision,
+      result: entry.result,
+      comment: entry.comment === undefined ? undefined : this.text(entry.comment, MAX_COMMENT_LENGTH),
+      billResult: entry.billResult === undefined ? undefined : this.text(entry.billResult, 80),
+      reason: entry.reason === undefined ? undefined : this.text(entry.reason, 80),
+      billUserId: entry.billUserId,
+      correlationId: entry.correlationId,
+    };
+    try {
+      await this.deps.store.append(AUDIT_LOG, record as unknown as Record<string, unknown>);
+    } catch (err) {
+      this.deps.log.error({ correlationId: entry.correlationId, err: err instanceof Error ? err.message : String(err) }, 'audit trail write failed for an approval');
       throw err;
     }
   }

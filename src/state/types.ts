@@ -38,4 +38,6 @@ export const NS = {
   invoiceIndex: 'invoice-index',
   userLinks: 'user-links',
   approvalCards: 'approval-cards',
+  /** Approvers' daily digest slots already handled (one per person, org and day). */
+  approvalDigests: 'approval-digests',
 } as const;

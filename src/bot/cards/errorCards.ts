@@ -81,6 +81,11 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
       summary: `${why} An admin can link it with "link <orgId>".`,
     });
   }
+  if (err instanceof NotLinked && err.reason === 'tokenRefused') {
+    return adaptiveCard([title('BILL no longer accepts your sign-in'), text('The BILL token you connected was deleted or has stopped working. Open a personal chat with me and type **connect** to link a new one.')], {
+      summary: 'BILL no longer accepts your token: type connect in a personal chat with me to link a new one.',
+    });
+  }
   if (err instanceof NotLinked) {
     return adaptiveCard([title('Connect your BILL account first'), text('Approvals run as you in BILL. Open a personal chat with me and type **connect**.')], {
       summary: 'Connect your BILL account first: type connect in a personal chat with me.',

@@ -8,11 +8,14 @@ import { invoiceCommand, invoicesOverdueCommand } from './invoices.js';
 import { customerCommand, vendorCommand } from './parties.js';
 import { paymentsCommand } from './payments.js';
 import { spendCommand } from './spend.js';
+import { connectCommand, disconnectCommand } from './connect.js';
+import { approvalsCommand, approvalsDigestCommand } from './approvals.js';
 
 export function createRegistry(): CommandRegistry {
   return new CommandRegistry()
     .register(helpCommand)
     .register(linkCommand, unlinkCommand)
     .register(statusCommand)
-    .register(billsDueCommand, billsOverdueCommand, billCommand, invoiceCommand, invoicesOverdueCommand, vendorCommand, customerCommand, paymentsCommand, spendCommand);
+    .register(billsDueCommand, billsOverdueCommand, billCommand, invoiceCommand, invoicesOverdueCommand, vendorCommand, customerCommand, paymentsCommand, spendCommand)
+    .register(approvalsCommand, approvalsDigestCommand, connectCommand, disconnectCommand);
 }

@@ -1,0 +1,233 @@
+// Approval cards: connecting a person's own BILL sign-in, the bills waiting for their approval (with Approve / Deny in
+// their own view, read-only for everyone else), and the outcome of each decision. Pure: data in, card out.
+import type { ApprovalCardBill, ApprovalCardState } from '../../state/approvalCards.js';
+import { adaptiveCard, container, escapeMarkdown, executeAction, footer, subtitle, text, title, type CardElement, type CardReply, type Json } from './card.js';
+import { calendarDate, clockTime, type FormatOptions } from './format.js';
+import { dueShort } from './bills.js';
+import { shortId } from './redact.js';
+import { count, moneyTotal } from './words.js';
+
+/** Card verbs of the approvals feature (registered with BillbridgeBot.onCardAction). */
+export const APPROVAL_VERBS = {
+  connect: 'approvals.connect',
+  approve: 'approvals.approve',
+  deny: 'approvals.deny',
+  /** Universal Actions refresh: each listed user's own view of a shared card. */
+  view: 'approvals.view',
+} as const;
+
+/** Bills on one card (the soonest due); the rest are counted. Keeps the card well under 40 KB. */
+export const MAX_CARD_BILLS = 10;
+/** Longest comment sent to BILL with a decision. */
+export const MAX_DECISION_COMMENT = 500;
+/** Input ids of the connect card. */
+export const CONNECT_INPUTS = { tokenName: 'billTokenName', tokenValue: 'billTokenValue', orgId: 'billOrgId' } as const;
+
+/** The id of a bill's comment box on an approval card (inputs come back merged into the click's data). */
+export function commentInputId(row: number): string {
+  return `comment_${row}`;
+}
+
+const PRIVACY =
+  'billbridge keeps the token encrypted, uses it only to show and decide your approvals, never shows it again, and forgets it when you type **disconnect**. Sync tokens cannot make payments.';
+
+export interface ConnectCardOptions {
+  /** Ask for the BILL organisation id too (multi-org deployment, chat not linked to one). */
+  askOrg: boolean;
+  /** Shown above the form after a refused try; never repeats what was typed. */
+  problem?: string;
+  /** Already connected: say that a new token replaces the old one. */
+  connected?: boolean;
+  note?: string;
+}
+
+/** `connect` in a personal chat: how to make a BILL sync token, and masked inputs to hand it over. */
+export function connectCard(opts: ConnectCardOptions): CardReply {
+  const body: CardElement[] = [
+    title('Connect your BILL account'),
+    text('Approvals from Teams run **as you** in BILL, so BILL records you as the approver and applies your organisation\'s approval policy. billbridge signs in with a BILL sync token of yours:'),
+    text('1. In BILL, open **Settings › Apps › Tokens** and select **New**.\n2. Give the token a name, for example *Teams approvals*, and save.\n3. Enter the token\'s name and the token BILL shows you below.'),
+  ];
+  if (opts.connected) body.push(text('You are already connected. A new token replaces the one billbridge has.', { subtle: true }));
+  if (opts.problem) body.push(container([text(opts.problem, { weight: 'Bolder', color: 'Attention' })], { style: 'attention' }));
+  if (opts.askOrg) {
+    body.push({ type: 'Input.Text', id: CONNECT_INPUTS.orgId, label: 'BILL organisation id', placeholder: '008…', isRequired: true, errorMessage: 'Enter the BILL organisation id (it starts with 008)', maxLength: 64 });
+  }
+  body.push(
+    { type: 'Input.Text', id: CONNECT_INPUTS.tokenName, label: 'Token name', style: 'Password', isRequired: true, errorMessage: 'Enter the token name', maxLength: 200 },
+    { type: 'Input.Text', id: CONNECT_INPUTS.tokenValue, label: 'Token', style: 'Password', isRequired: true, errorMessage: 'Enter the token', maxLength: 500 },
+    footer([PRIVACY, opts.note].filter(Boolean).join(' · ')),
+  );
+  return adaptiveCard(body, {
+    summary: 'Connect your BILL account: create a sync token in BILL (Settings › Apps › Tokens) and enter it here.',
+    actions: [executeAction('Connect', { verb: APPROVAL_VERBS.connect })],
+  });
+}
+
+/** `connect` anywhere but a personal chat: no form, no secrets here. */
+export function connectElsewhereCard(typedArguments: boolean): CardReply {
+  const body = [title('Connect in a personal chat'), text('Your BILL sign-in is yours alone: open a personal chat with me and type **connect** there. I never collect it in a channel or group chat.')];
+  if (typedArguments) body.push(text('If you typed a token in this message, delete that token in BILL (Settings › Apps › Tokens) and create a new one: it is now in this conversation\'s history.', { color: 'Attention' }));
+  return adaptiveCard(body, { summary: 'Do this in a personal chat with me: type connect there.' });
+}
+
+/** `connect` with words after it in a personal chat: never used, and a warning. */
+export function tokenTypedCard(): CardReply {
+  return adaptiveCard(
+    [
+      title("Don't type your token in a message"),
+      text('I did not use what you typed. Because it is now in this chat\'s history, delete that token in BILL (Settings › Apps › Tokens), create a new one, and enter it in the form I show when you type **connect** alone.'),
+    ],
+    { summary: "Don't type your token in a message: type connect alone and use the form." },
+  );
+}
+
+export function connectedCard(opts: { billUserId: string; orgId: string; replaced: boolean; note?: string }): CardReply {
+  return adaptiveCard(
+    [
+      title('Connected to BILL'),
+      text(`${opts.replaced ? 'Your new token replaces the old one. ' : ''}Approvals you make from Teams now run as you in BILL (user ${shortId(opts.billUserId)} in organisation ${escapeMarkdown(opts.orgId)}).`),
+      text('Type **approvals** to see the bills waiting for you, or **approvals digest daily 08:30** for a morning summary.'),
+      footer(['Type **disconnect** to remove the link at any time.', opts.note].filter(Boolean).join(' · ')),
+    ],
+    { summary: 'Connected to BILL: approvals now run as you. Type approvals to see what is waiting.' },
+  );
+}
+
+export function disconnectedCard(orgIds: string[]): CardReply {
+  if (orgIds.length === 0) {
+    return adaptiveCard([title('Nothing to disconnect'), text('Your BILL account is not connected here.')], { summary: 'Your BILL account is not connected.' });
+  }
+  return adaptiveCard(
+    [
+      title('Disconnected from BILL'),
+      text(`billbridge deleted your token and signed your session out of BILL (${orgIds.map(escapeMarkdown).join(', ')}). If you made the token only for billbridge, delete it in BILL too (Settings › Apps › Tokens).`),
+    ],
+    { summary: 'Disconnected from BILL: your token is deleted from billbridge.' },
+  );
+}
+
+/** Without SECRETS_KEY the feature is off: nothing about people's sign-ins could be kept safely. */
+export function approvalsOffCard(): CardReply {
+  return adaptiveCard(
+    [title('Approvals are off'), text('Approving bills from Teams needs an encryption key for approvers\' BILL tokens. Ask your billbridge administrator to set SECRETS_KEY.')],
+    { summary: 'Approvals are off in this billbridge: an administrator needs to set SECRETS_KEY.' },
+  );
+}
+
+/** Several linked organisations and a chat bound to none: pick one. */
+export function chooseOrgCard(orgIds: string[]): CardReply {
+  return adaptiveCard([title('Which BILL organisation?'), text('You are connected to more than one. Pick one:')], {
+    summary: 'You are connected to several BILL organisations; pick one.',
+    actions: orgIds.slice(0, 5).map((o) => executeAction(o, { verb: 'run', command: `approvals ${o}` })),
+  });
+}
+
+export function nothingWaitingCard(opts: { name: string; personal: boolean; asOf: number; fmt: FormatOptions; note?: string }): CardReply {
+  const who = opts.personal ? 'you' : escapeMarkdown(opts.name);
+  return adaptiveCard([title('Nothing waiting for approval'), text(`No bills are waiting for ${who} in BILL right now.`), footer([`As of ${clockTime(opts.asOf, opts.fmt)}`, opts.note].filter(Boolean).join(' · '))], {
+    summary: `No bills are waiting for ${opts.personal ? 'your' : opts.name + "'s"} approval.`,
+  });
+}
+
+export interface ApprovalCardOptions {
+  state: ApprovalCardState;
+  /** The approver's own view: comment boxes and Approve / Deny on undecided bills. */
+  actionable: boolean;
+  fmt: FormatOptions;
+  /** yyyy-MM-dd in BOT_TIMEZONE. */
+  today: string;
+  /** Signs a click's (verb, card, bill); the handler refuses data whose signature does not match. */
+  sign: (verb: string, cardId: string, billId: string) => string;
+  /** A line above the list (a refusal, or what just happened). */
+  notice?: { text: string; tone: 'attention' | 'warning' | 'good' };
+  asOf: number;
+  note?: string;
+}
+
+function open(b: ApprovalCardBill): boolean {
+  return !b.decision && !b.gone;
+}
+
+function billLines(b: ApprovalCardBill, i: number, o: ApprovalCardOptions): CardElement[] {
+  const money = moneyTotal([{ amount: b.amount, currency: b.currency }], o.fmt.locale);
+  const invoice = b.invoiceNumber ? `Invoice ${escapeMarkdown(b.invoiceNumber)}` : `Bill ${shortId(b.billId)}`;
+  const items: CardElement[] = [
+    text(`**${escapeMarkdown(b.vendorName)}** · ${money}`, { separator: i > 0 }),
+    subtitle(`${invoice} · due ${calendarDate(b.dueDate, o.fmt.locale)} (${dueShort(b.dueDate, o.today)})`),
+  ];
+  if (b.decision) {
+    const verb = b.decision.action === 'APPROVE' ? 'Approved' : 'Denied';
+    items.push(text(`${verb} by ${escapeMarkdown(b.decision.byName)} at ${clockTime(b.decision.at, o.fmt)}`, { weight: 'Bolder', color: b.decision.action === 'APPROVE' ? 'Good' : 'Attention' }));
+    if (b.decision.comment) items.push(text(`“${escapeMarkdown(b.decision.comment)}”`, { subtle: true }));
+  } else if (b.gone) {
+    items.push(text(`No longer waiting for ${escapeMarkdown(o.state.approver.name)} (decided in BILL or passed on)`, { color: 'Warning' }));
+  } else if (o.actionable) {
+    const data = (verb: string) => ({ verb, card: o.state.id, bill: b.billId, sig: o.sign(verb, o.state.id, b.billId) });
+    items.push(
+      { type: 'Input.Text', id: commentInputId(i), placeholder: 'Comment for BILL (optional)', maxLength: MAX_DECISION_COMMENT },
+      { type: 'ActionSet', actions: [executeAction('Approve', data(APPROVAL_VERBS.approve)), executeAction('Deny', data(APPROVAL_VERBS.deny))] as unknown as Json },
+    );
+  }
+  return items;
+}
+
+/**
+ * The bills waiting for one approver. In a personal chat the approver's view is the card. In a channel or group
+ * chat everyone sees the read-only card; Teams asks the bot for the approver's own view (refresh.userIds).
+ */
+export function approvalsCard(o: ApprovalCardOptions): CardReply {
+  const { state } = o;
+  const personal = state.kind === 'personal';
+  const name = escapeMarkdown(state.approver.name);
+  const waiting = state.bills.filter(open);
+  const body: CardElement[] = [
+    title(personal || o.actionable ? 'Waiting for your approval' : `Waiting for ${name}'s approval`),
+    subtitle(
+      waiting.length === 0
+        ? 'Everything on this card is decided.'
+        : `${count(waiting.length, 'bill')} · ${moneyTotal(waiting.map((b) => ({ amount: b.amount, currency: b.currency })), o.fmt.locale)}${state.more > 0 ? ` · ${state.more} more in BILL` : ''}`,
+    ),
+  ];
+  if (o.notice) body.push(container([text(o.notice.text, { weight: 'Bolder', color: o.notice.tone === 'good' ? 'Good' : o.notice.tone === 'warning' ? 'Warning' : 'Attention' })], { style: o.notice.tone }));
+  state.bills.forEach((b, i) => body.push(container(billLines(b, i, o))));
+  const who = o.actionable ? 'Decisions run as you in BILL, which records you as the approver.' : `Only ${name} can approve or deny these, as themselves in BILL.`;
+  body.push(footer([who, `As of ${clockTime(o.asOf, o.fmt)}`, o.note].filter(Boolean).join(' · ')));
+  const summary =
+    waiting.length === 0
+      ? `Approvals for ${state.approver.name}: all decided.`
+      : `${count(waiting.length, 'bill')} waiting for ${personal || o.actionable ? 'your' : `${state.approver.name}'s`} approval.`;
+  const reply = adaptiveCard(body, { summary });
+  if (!personal && waiting.length > 0) {
+    // User-specific view: Teams asks the bot for the approver's card; everyone else keeps this read-only one.
+    reply.card.refresh = {
+      action: { type: 'Action.Execute', title: 'Refresh', verb: APPROVAL_VERBS.view, data: { verb: APPROVAL_VERBS.view, card: state.id, sig: o.sign(APPROVAL_VERBS.view, state.id, '') } },
+      userIds: [state.approver.teamsUserId],
+    };
+  }
+  return reply;
+}
+
+/** A click that changes nothing (not the approver, tampered, expired): said to the clicker only. */
+export function refusalCard(titleText: string, why: string): CardReply {
+  return adaptiveCard([title(titleText), text(why)], { summary: `${titleText}. ${why}` });
+}
+
+/** `approvals digest ...`: what is set now. */
+export function digestSettingCard(opts: { time: string | undefined; timeZone: string; changed: boolean; /** yyyy-MM-dd of the next digest in the zone. */ nextDate?: string; fmt: FormatOptions }): CardReply {
+  if (!opts.time) {
+    return adaptiveCard(
+      [title(opts.changed ? 'Approvals digest off' : 'No approvals digest'), text('Type **approvals digest daily 08:30** to get a personal message each morning with the bills waiting for your approval (only when there are some).')],
+      { summary: opts.changed ? 'Your daily approvals digest is off.' : 'No approvals digest is set.' },
+    );
+  }
+  const next = opts.nextDate ? ` The next one is due ${calendarDate(opts.nextDate, opts.fmt.locale)} at ${opts.time}.` : '';
+  return adaptiveCard(
+    [
+      title(opts.changed ? 'Approvals digest set' : 'Your approvals digest'),
+      text(`Every day at **${opts.time}** (${escapeMarkdown(opts.timeZone)}) I send you the bills waiting for your approval here — only on days when some are.${next}`),
+      footer('Type **approvals digest off** to stop it.'),
+    ],
+    { summary: `Daily approvals digest at ${opts.time} (${opts.timeZone}).` },
+  );
+}

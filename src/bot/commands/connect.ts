@@ -1,0 +1,83 @@
+// `connect` / `disconnect`: a person links (or unlinks) their own BILL sign-in, so approvals run as them in BILL.
+// The token is collected only in a personal chat, with masked inputs on a card (src/bot/approvalActions.ts verifies
+// and seals it); anything typed after "connect" is never used, and the audit trail keeps no arguments.
+import { Forbidden } from '../../errors.js';
+import type { UserLink } from '../../state/userLinks.js';
+import { approvalsOffCard, connectCard, connectElsewhereCard, disconnectedCard, tokenTypedCard } from '../cards/approvals.js';
+import { SANDBOX_NOTE } from './help.js';
+import type { CommandContext, CommandDefinition } from './types.js';
+
+function note(ctx: CommandContext): string | undefined {
+  return ctx.services.backend.kind === 'sandbox' ? SANDBOX_NOTE : undefined;
+}
+
+/** The person as Teams names them; approvals need both ids. */
+export function personOf(ctx: CommandContext): { tenantId: string; aadObjectId: string } {
+  if (!ctx.scope.tenantId || !ctx.caller.aadObjectId) throw new Forbidden("Teams did not say which Microsoft 365 account sent this, so I can't connect it to BILL.");
+  return { tenantId: ctx.scope.tenantId, aadObjectId: ctx.caller.aadObjectId };
+}
+
+export const connectCommand: CommandDefinition = {
+  name: 'connect',
+  usage: 'connect',
+  description: 'Link your own BILL account so you can approve bills from Teams (in a personal chat)',
+  examples: ['connect'],
+  upstream: false,
+  rank: 80,
+  secretArgs: true,
+  async run(ctx) {
+    const approvals = ctx.services.approvals;
+    const typed = ctx.input.args.length > 0;
+    // Whatever follows "connect" may be a token: scrubbed from every later log line, and never used.
+    for (const word of ctx.input.args) approvals?.secret(word);
+    if (ctx.scope.kind !== 'personal') return connectElsewhereCard(typed);
+    if (typed) return tokenTypedCard();
+    if (!approvals) return approvalsOffCard();
+    const person = personOf(ctx);
+    const askOrg = !ctx.orgId && ctx.services.orgBindings?.mode === 'multi';
+    const connected = ctx.orgId ? !!(await approvals.links.get({ ...person, orgId: ctx.orgId })) : (await approvals.links.forPerson(person.tenantId, person.aadObjectId)).length > 0;
+    return connectCard({ askOrg, connected, note: note(ctx) });
+  },
+};
+
+export const disconnectCommand: CommandDefinition = {
+  name: 'disconnect',
+  usage: 'disconnect',
+  description: 'Remove the link to your BILL account and sign its session out',
+  examples: ['disconnect'],
+  upstream: true,
+  rank: 85,
+  async run(ctx) {
+    const approvals = ctx.services.approvals;
+    if (!approvals) return approvalsOffCard();
+    const person = personOf(ctx);
+    // Here: this conversation's org; in a personal chat bound to none, every org the person linked.
+    const links: UserLink[] = ctx.orgId
+      ? [await approvals.links.get({ ...person, orgId: ctx.orgId })].filter((l): l is UserLink => !!l)
+      : ctx.scope.kind === 'personal'
+        ? await approvals.links.forPerson(person.tenantId, person.aadObjectId)
+        : [];
+    const removed: string[] = [];
+    for (const link of links) {
+      if (!(await approvals.links.remove(link))) continue;
+      removed.push(link.orgId);
+      await ctx.services.bill.releaseAs(link.orgId, approvals.person(link)).catch((err: unknown) => ctx.log.info({ orgId: link.orgId, err: String(err) }, 'approver session logout failed; BILL ends it by itself'));
+      await ctx.services.audit
+        .admin({
+          tenantId: ctx.scope.tenantId,
+          teamId: ctx.scope.teamId,
+          channelId: ctx.scope.channelId,
+          conversationId: ctx.scope.conversationId,
+          aadObjectId: ctx.caller.aadObjectId,
+          userId: ctx.caller.id,
+          action: 'approvals.disconnect',
+          orgId: link.orgId,
+          result: 'ok',
+          correlationId: ctx.correlationId,
+        })
+        .catch(() => undefined);
+      ctx.log.info({ orgId: link.orgId }, 'approver link removed');
+    }
+    return disconnectedCard(removed);
+  },
+};

@@ -1,0 +1,86 @@
+// Approval cards kept server-side (NS.approvalCards): which bills a card offers, to whom, in which conversation, and
+// what was decided on it. A click is checked against this record, never against what the card carries back.
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import { NS, type StateStore } from './types.js';
+
+/** How long a card's buttons keep working. */
+export const APPROVAL_CARD_TTL_MS = 14 * 24 * 3_600_000;
+/** A decision in flight holds its bill this long at most (double clicks, two devices, two instances). */
+export const DECISION_LOCK_MS = 2 * 60_000;
+
+export type ApprovalAction = 'APPROVE' | 'DENY';
+
+export interface ApprovalCardDecision {
+  action: ApprovalAction;
+  /** Teams display name of the approver. */
+  byName: string;
+  at: number;
+  comment?: string;
+}
+
+export interface ApprovalCardBill {
+  billId: string;
+  vendorName: string;
+  amount: number;
+  currency?: string;
+  /** yyyy-MM-dd */
+  dueDate: string;
+  invoiceNumber?: string;
+  decision?: ApprovalCardDecision;
+  /** No longer waiting on the approver when they clicked (decided in BILL, rerouted...). */
+  gone?: boolean;
+}
+
+export interface ApprovalCardState {
+  id: string;
+  /** Lower case. */
+  tenantId: string;
+  /** The conversation the card went to; for channels without the ";messageid=" thread part. */
+  conversationId: string;
+  kind: 'channel' | 'groupChat' | 'personal';
+  orgId: string;
+  /** The only person whose clicks count. */
+  approver: { aadObjectId: string; teamsUserId: string; name: string };
+  bills: ApprovalCardBill[];
+  /** Bills waiting beyond those on the card. */
+  more: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** The conversation a click or a card belongs to: a channel thread counts as its channel. */
+export function conversationOf(conversationId: string): string {
+  return conversationId.split(';')[0] ?? conversationId;
+}
+
+export class ApprovalCards {
+  constructor(
+    private readonly store: StateStore,
+    private readonly clock: Clock,
+  ) {}
+
+  newId(): string {
+    return randomBytes(16).toString('base64url');
+  }
+
+  async get(id: string): Promise<ApprovalCardState | undefined> {
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) return undefined;
+    const state = await this.store.get<ApprovalCardState>(NS.approvalCards, `card|${id}`);
+    return state && state.id === id ? state : undefined;
+  }
+
+  async save(state: ApprovalCardState): Promise<void> {
+    const left = Math.max(60_000, state.createdAt + APPROVAL_CARD_TTL_MS - this.clock.now());
+    await this.store.set(NS.approvalCards, `card|${state.id}`, { ...state, updatedAt: this.clock.now() }, { ttlMs: left });
+  }
+
+  /** One decision at a time per bill of an org, whichever card it comes from; false when one is in flight. */
+  lock(orgId: string, billId: string): Promise<boolean> {
+    return this.store.setIfAbsent(NS.approvalCards, `lock|${orgId}|${billId}`, this.clock.now(), { ttlMs: DECISION_LOCK_MS });
+  }
+
+  async unlock(orgId: string, billId: string): Promise<void> {
+    await this.store.delete(NS.approvalCards, `lock|${orgId}|${billId}`);
+  }
+}

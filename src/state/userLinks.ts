@@ -1,0 +1,173 @@
+// Approvers' own BILL identities at rest (approvals run as the approver, never as the bot): each link is sealed with
+// AES-256-GCM under a key derived from SECRETS_KEY and stored under an opaque key derived from (tenant, Entra object
+// id, org). Without SECRETS_KEY nothing in NS.userLinks can be read, or even told apart: not the token, not who.
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import type { Logger, SecretRegistry } from '../log.js';
+import { NS, type StateStore } from './types.js';
+
+/** Who a link belongs to: a person of a tenant, in one BILL organisation. */
+export interface UserLinkRef {
+  tenantId: string;
+  /** Entra object id of the person. */
+  aadObjectId: string;
+  orgId: string;
+}
+
+/** A person's link to their BILL identity. Everything in it is sealed at rest. */
+export interface UserLink extends UserLinkRef {
+  /** The BILL user the token signs in as (from the verifying sign-in). */
+  billUserId: string;
+  /** AP/AR sync token: its name signs in as username, its value as password. Never shown, logged or echoed. */
+  token: { name: string; value: string };
+  /** Bot Framework id of the person (29:...): what Teams' refresh.userIds and proactive sends name. */
+  teamsUserId: string;
+  /** Teams display name, for "Approved by Dana Lee at 10:42". */
+  displayName?: string;
+  /** The personal chat's conversation reference (digests go there). */
+  reference?: Record<string, unknown>;
+  /** Daily digest time "HH:MM" in BOT_TIMEZONE; undefined when off. */
+  digestTime?: string;
+  /** When the digest was set: earlier slots are never sent. */
+  digestSince?: number;
+  linkedAt: number;
+  updatedAt: number;
+}
+
+interface Sealed {
+  v: 1;
+  iv: string;
+  tag: string;
+  data: string;
+}
+
+/** A separate 32-byte key per purpose from SECRETS_KEY (HKDF-SHA256), so no key is used for two things. */
+export function deriveKey(secretsKey: Buffer, purpose: string): Buffer {
+  if (secretsKey.length !== 32) throw new RangeError('SECRETS_KEY must be 32 bytes');
+  return Buffer.from(hkdfSync('sha256', secretsKey, 'billbridge', purpose, 32));
+}
+
+export interface UserLinksDeps {
+  store: StateStore;
+  /** config.secretsKey (32 bytes). */
+  secretsKey: Buffer;
+  /** Token values are registered here the moment they are read, so no log line can carry them. */
+  secrets: SecretRegistry;
+  clock: Clock;
+  log: Logger;
+}
+
+function norm(ref: UserLinkRef): UserLinkRef {
+  return { tenantId: ref.tenantId.trim().toLowerCase(), aadObjectId: ref.aadObjectId.trim().toLowerCase(), orgId: ref.orgId.trim() };
+}
+
+export class UserLinks {
+  private readonly sealKey: Buffer;
+  private readonly idKey: Buffer;
+  private warnedUnreadable = false;
+
+  constructor(private readonly deps: UserLinksDeps) {
+    this.sealKey = deriveKey(deps.secretsKey, 'user-links/seal/v1');
+    this.idKey = deriveKey(deps.secretsKey, 'user-links/ids/v1');
+  }
+
+  /** The person's link in this org, or undefined (never linked, disconnected, or sealed under another SECRETS_KEY). */
+  async get(ref: UserLinkRef): Promise<UserLink | undefined> {
+    const key = this.key(ref);
+    const sealed = await this.deps.store.get<Sealed>(NS.userLinks, key);
+    return sealed ? this.open(key, sealed, ref) : undefined;
+  }
+
+  /** Stores (or replaces) a link. */
+  async put(link: UserLink): Promise<void> {
+    const ref = norm(link);
+    const value: UserLink = { ...link, ...ref };
+    this.deps.secrets.add(value.token.value);
+    const key = this.key(ref);
+    await this.deps.store.set(NS.userLinks, key, this.seal(key, value));
+  }
+
+  /** Changes a stored link; undefined when there is none. */
+  async update(ref: UserLinkRef, patch: Partial<Pick<UserLink, 'digestTime' | 'digestSince' | 'reference' | 'displayName' | 'teamsUserId'>>): Promise<UserLink | undefined> {
+    const link = await this.get(ref);
+    if (!link) return undefined;
+    const next: UserLink = { ...link, ...patch, updatedAt: this.deps.clock.now() };
+    await this.put(next);
+    return next;
+  }
+
+  /** Deletes the link; returns what it was (to log its session out). */
+  async remove(ref: UserLinkRef): Promise<UserLink | undefined> {
+    const link = await this.get(ref);
+    const had = await this.deps.store.delete(NS.userLinks, this.key(ref));
+    return had ? link : undefined;
+  }
+
+  /** Every link of one person (usually one org). */
+  async forPerson(tenantId: string, aadObjectId: string): Promise<UserLink[]> {
+    const prefix = `${this.personPart(tenantId, aadObjectId)}.`;
+    const out: UserLink[] = [];
+    for (const [key, sealed] of await this.deps.store.entries<Sealed>(NS.userLinks)) {
+      if (!key.startsWith(prefix)) continue;
+      const link = this.open(key, sealed);
+      if (link) out.push(link);
+    }
+    return out;
+  }
+
+  /** Every readable link (digests). */
+  async all(): Promise<UserLink[]> {
+    const out: UserLink[] = [];
+    for (const [key, sealed] of await this.deps.store.entries<Sealed>(NS.userLinks)) {
+      const link = this.open(key, sealed);
+      if (link) out.push(link);
+    }
+    return out;
+  }
+
+  /** Opaque storage key: HMAC of the person, then HMAC of the org (so a person's links share a prefix). */
+  key(ref: UserLinkRef): string {
+    const r = norm(ref);
+    return `${this.personPart(r.tenantId, r.aadObjectId)}.${this.mac(`org|${r.orgId}`)}`;
+  }
+
+  private personPart(tenantId: string, aadObjectId: string): string {
+    return this.mac(`person|${tenantId.trim().toLowerCase()}|${aadObjectId.trim().toLowerCase()}`);
+  }
+
+  private mac(text: string): string {
+    return createHmac('sha256', this.idKey).update(text).digest('base64url').slice(0, 32);
+  }
+
+  private seal(key: string, link: UserLink): Sealed {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.sealKey, iv);
+    // The storage key is authenticated with the data: a sealed link moved under another person's key will not open.
+    cipher.setAAD(Buffer.from(`user-link|v1|${key}`));
+    const data = Buffer.concat([cipher.update(JSON.stringify(link), 'utf8'), cipher.final()]);
+    return { v: 1, iv: iv.toString('base64url'), tag: cipher.getAuthTag().toString('base64url'), data: data.toString('base64url') };
+  }
+
+  private open(key: string, sealed: Sealed, expected?: UserLinkRef): UserLink | undefined {
+    let link: UserLink;
+    try {
+      if (sealed?.v !== 1) throw new Error('unknown version');
+      const decipher = createDecipheriv('aes-256-gcm', this.sealKey, Buffer.from(sealed.iv, 'base64url'));
+      decipher.setAAD(Buffer.from(`user-link|v1|${key}`));
+      decipher.setAuthTag(Buffer.from(sealed.tag, 'base64url'));
+      link = JSON.parse(Buffer.concat([decipher.update(Buffer.from(sealed.data, 'base64url')), decipher.final()]).toString('utf8')) as UserLink;
+    } catch {
+      if (!this.warnedUnreadable) {
+        this.warnedUnreadable = true;
+        this.deps.log.warn('a stored approver link cannot be opened (SECRETS_KEY changed?); that person must connect again');
+      }
+      return undefined;
+    }
+    if (expected) {
+      const want = norm(expected);
+      if (link.tenantId !== want.tenantId || link.aadObjectId !== want.aadObjectId || link.orgId !== want.orgId) return undefined;
+    }
+    this.deps.secrets.add(link.token?.value);
+    return link;
+  }
+}
