@@ -111,6 +111,51 @@ describe('what BILL signs is accepted once', () => {
   });
 });
 
+describe('what an event changes besides the card', () => {
+  it('drops the cached record and updates the invoice index, without asking BILL', async () => {
+    const index = bot.app.services.invoiceIndex!;
+    const inv = bot.app.sandbox!.org.invoices.all().find((i) => !i.archived)!;
+    // The index is built once (full pages), as the invoice command would.
+    await index.lookup(orgId, inv.invoiceNumber, { waitMs: 20_000 });
+    let loads = 0;
+    const load = async () => ++loads;
+    await bot.app.services.cache.get(orgId, 'object', `invoice?id=${inv.id}`, load, { entities: [{ entity: 'invoice', id: inv.id }] });
+    await bot.app.services.cache.get(orgId, 'object', `invoice?id=${inv.id}`, load, { entities: [{ entity: 'invoice', id: inv.id }] });
+    expect(loads).toBe(1);
+
+    const body = JSON.stringify({
+      metadata: { eventId: randomUUID(), subscriptionId: 'sub-made-in-the-bill-app', organizationId: orgId, eventType: 'invoice.updated', version: '1' },
+      invoice: { ...inv, invoiceNumber: 'INV-RENUMBERED' },
+    });
+    expect((await deliver(body, sign(body))).json.status).toBe('accepted');
+    await bot.app.notify.worker.drain();
+    await bot.app.services.cache.get(orgId, 'object', `invoice?id=${inv.id}`, load, { entities: [{ entity: 'invoice', id: inv.id }] });
+    expect(loads).toBe(2);
+    const calls = bot.app.sandbox!.stats().requests;
+    const found = await index.lookup(orgId, 'inv-renumbered', { waitMs: 5_000 });
+    expect(found).toMatchObject({ state: 'found', rows: [{ id: inv.id, number: 'INV-RENUMBERED' }] });
+    expect(bot.app.sandbox!.stats().requests).toBe(calls);
+  });
+
+  it('answers BILL well within 2 s, event after event', async () => {
+    const times: number[] = [];
+    // Vendor events: no channel here follows vendors, so only the receiver is measured (Teams' per-channel budget
+    // of 60 sends per 30 s would otherwise set the pace of the cards, not of the answers).
+    for (let i = 0; i < 100; i++) {
+      const body = invoiceEvent({ type: 'vendor.updated', number: `INV-T${i}` });
+      const started = performance.now();
+      const res = await deliver(body, sign(body));
+      times.push(performance.now() - started);
+      expect(res.status).toBe(200);
+    }
+    times.sort((a, b) => a - b);
+    expect(times[times.length - 1]!).toBeLessThan(2_000);
+    // For the report: median and worst answer time of this run.
+    bot.app.log.info({ p50Ms: Math.round(times[49]!), maxMs: Math.round(times[99]!) }, 'webhook answer times');
+    await bot.app.notify.worker.drain();
+  });
+});
+
 describe('what BILL did not sign changes nothing', () => {
   it('refuses a missing, malformed or wrong signature with 401', async () => {
     const before = await stored();
@@ -187,7 +232,7 @@ describe('fuzzing the route', () => {
     const body = invoiceEvent({ number: 'INV-AFTER-FUZZ' });
     expect((await deliver(body, sign(body))).json.status).toBe('accepted');
     await bot.app.notify.worker.drain();
-    const cards = await bot.connector.waitForMessages(4, CHANNEL);
-    expect(JSON.stringify(ConnectorStandIn.card(cards[3]!))).toContain('INV-AFTER-FUZZ');
+    const card = await bot.connector.waitFor(() => posts().find((c) => JSON.stringify(c.body).includes('INV-AFTER-FUZZ')), 10_000, 'the card of the event after the fuzz');
+    expect(JSON.stringify(ConnectorStandIn.card(card))).toContain('Payment received on invoice INV-AFTER-FUZZ');
   });
 });

@@ -34,7 +34,7 @@ function said(e: OutboxEvent): { headline: string; json: string; summary: string
   const check = checkCard(reply.card);
   expect(check.problems).toEqual([]);
   expect(check.bytes).toBeLessThan(40 * 1024);
-  const first = reply.card.body[0] as { text: string };
+  const first = reply.card.body[0] as unknown as { text: string };
   return { headline: first.text, json: JSON.stringify(reply.card), summary: reply.summary };
 }
 

@@ -8,6 +8,7 @@ import { invoiceCommand, invoicesOverdueCommand } from './invoices.js';
 import { customerCommand, vendorCommand } from './parties.js';
 import { paymentsCommand } from './payments.js';
 import { spendCommand } from './spend.js';
+import { NOTIFY_COMMANDS } from './notify.js';
 import { connectCommand, disconnectCommand } from './connect.js';
 import { approvalsCommand, approvalsDigestCommand } from './approvals.js';
 
@@ -17,5 +18,6 @@ export function createRegistry(): CommandRegistry {
     .register(linkCommand, unlinkCommand)
     .register(statusCommand)
     .register(billsDueCommand, billsOverdueCommand, billCommand, invoiceCommand, invoicesOverdueCommand, vendorCommand, customerCommand, paymentsCommand, spendCommand)
+    .register(...NOTIFY_COMMANDS)
     .register(approvalsCommand, approvalsDigestCommand, connectCommand, disconnectCommand);
 }

@@ -4,6 +4,7 @@ import { budgetsSection, cacheSection, statusCard, type StatusCardOptions, type 
 import { SANDBOX_NOTE } from './help.js';
 import { auditSection, billSection } from '../cards/billStatus.js';
 import { conversationSection } from '../conversationStatus.js';
+import { notificationsSection } from '../notifications.js';
 import type { CommandContext, CommandDefinition } from './types.js';
 
 /** Builds one section of the status card; undefined leaves it out. Sections appear in this list's order. */
@@ -42,7 +43,10 @@ const bill: StatusSectionBuilder = (ctx, opts) => {
 const audit: StatusSectionBuilder = (ctx) => auditSection(ctx.services.audit.location);
 
 /** The card's sections, top to bottom. */
-export const STATUS_SECTIONS: readonly StatusSectionBuilder[] = [conversation, bill, budgets, cache, audit];
+/** This channel's BILL notifications and digest, the outbox, dead letters, webhook keys. */
+const notifications: StatusSectionBuilder = (ctx, opts) => notificationsSection(ctx, opts);
+
+export const STATUS_SECTIONS: readonly StatusSectionBuilder[] = [conversation, bill, notifications, budgets, cache, audit];
 
 export const statusCommand: CommandDefinition = {
   name: 'status',
