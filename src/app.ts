@@ -35,7 +35,12 @@ import { startSandbox, type RunningSandbox } from './sandbox/index.js';
 import { createHttpServer } from './http/server.js';
 import { Approvals, registerApprovalActions } from './bot/approvalActions.js';
 import { ApprovalDigest } from './bot/approvalDigest.js';
+import { createNotify, type Notifications } from './notify/index.js';
 import { BotFrameworkSender } from './bot/proactive.js';
+import { notificationPresenter, REFRESH_VERB } from './bot/cards/notifications.js';
+import { refreshNotification } from './bot/notifications.js';
+import { SANDBOX_NOTE } from './bot/commands/help.js';
+import { webhookRoute } from './http/webhooks.js';
 import { ApprovalCards } from './state/approvalCards.js';
 import { UserLinks } from './state/userLinks.js';
 
@@ -63,6 +68,8 @@ export interface BillbridgeApp {
   /** The embedded BILL sandbox when no BILL credentials are configured (tests read its stats and change its data). */
   sandbox: RunningSandbox | undefined;
   /** Approvers' daily digests (`approvals digest daily <HH:MM>`); tests call tick() with a fake clock. */
+  /** BILL webhook notifications: receiver, outbox worker, digests, channel subscriptions (also services.notify). */
+  notify: Notifications;
   approvalDigest: ApprovalDigest;
   /** Starts listening on config.http (port 0 = a free port) and resolves with the base URL. */
   listen(): Promise<string>;
@@ -154,9 +161,30 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const adapter = createAdapter(config, log, { aroundTurn: (fn) => upstreamCalls.run(fn) });
   // Every Bot Connector call of a turn (and of proactive sends) goes through the connector.thread budget.
   adapter.use(connectorLimits({ limiter, log }));
+  // BILL webhooks -> durable outbox -> proactive cards in subscribed channels, and scheduled digests.
+  const servedOrgId = config.bill.credentials?.orgId ?? sandbox?.credentials.orgId;
+  const notify = createNotify({
+    config,
+    state,
+    clock,
+    log,
+    secrets,
+    bill,
+    cache,
+    resolveOrg: (scope) => orgBindings.resolve(scope),
+    servesOrg: (orgId) => (config.bill.allowedOrgIds.length > 0 ? config.bill.allowedOrgIds.includes(orgId) : orgId === servedOrgId),
+    invoiceIndex,
+    billIndex,
+    parties,
+    audit,
+    sender: new BotFrameworkSender(adapter, config, log),
+    presenter: notificationPresenter({ locale: config.locale, timeZone: config.timeZone, note: sandbox ? SANDBOX_NOTE : undefined }),
+  });
+  services.notify = notify;
+  bot.onCardAction(REFRESH_VERB, refreshNotification);
   registerApprovalActions(bot);
   const approvalDigest = new ApprovalDigest({ services, sender: new BotFrameworkSender(adapter, config, log), clock, log });
-  const server = createHttpServer({ log, adapter, bot, readiness, metrics: metricsHandler(metrics) });
+  const server = createHttpServer({ log, adapter, bot, readiness, metrics: metricsHandler(metrics), routes: [webhookRoute(notify.receiver, log)] });
 
   let closing: Promise<void> | undefined;
   return {
@@ -173,6 +201,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     audit,
     bill,
     sandbox,
+    notify,
     approvalDigest,
     async listen() {
       await new Promise<void>((resolve, reject) => {
@@ -184,6 +213,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       const host = addr.family === 'IPv6' ? (addr.address === '::' ? 'localhost' : `[${addr.address}]`) : addr.address === '0.0.0.0' ? 'localhost' : addr.address;
       const url = `http://${host}:${addr.port}`;
       log.info({ url, backend: services.backend.kind }, 'billbridge listening');
+      // Sends what a previous run accepted but did not deliver, then keeps the outbox and digests moving.
+      await notify.start();
       approvalDigest.start();
       return url;
     },
@@ -193,6 +224,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
           server.close(() => resolve());
           server.server.closeIdleConnections();
         });
+        await notify.stop();
         await approvalDigest.stop();
         graph?.close();
         // Log out of BILL (through the limiter) before the sandbox and the limiter go away.

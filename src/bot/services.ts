@@ -12,6 +12,7 @@ import type { AccessPolicy } from './access.js';
 import type { Approvals } from './approvalActions.js';
 import type { CommandRegistry } from './commands/registry.js';
 import type { ConversationScope } from './commands/types.js';
+import type { Notifications } from '../notify/index.js';
 
 /** Which BILL the bot talks to; the help card footer says so when it is the embedded sandbox. */
 export interface BackendInfo {
@@ -48,4 +49,6 @@ export interface BotServices {
   parties?: PartyDirectory;
   /** Approvals run as the approver (links, card records, signing); undefined without SECRETS_KEY: approvals are off. */
   approvals?: Approvals;
+  /** BILL webhook notifications: channel subscriptions, the outbox worker, digests, webhook keys and set-up. */
+  notify?: Notifications;
 }
