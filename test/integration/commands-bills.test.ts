@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import type { Bill } from '../../src/bill/types.js';
-import { executeInvoke } from '../harness/activities.js';
+import { channelMessage, executeInvoke } from '../harness/activities.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { ConnectorStandIn } from '../harness/connector.js';
 import { allRows, ask, button, expectValidCard, factsOf, money, tableRows, textOf, total } from '../harness/finance.js';
@@ -117,8 +117,31 @@ describe('bills due', () => {
     expect(tableRows(cached.reply.card).map((r) => r[1])).toContain(target.invoice!.invoiceNumber);
     const refresh = button(cached.reply.card, 'Refresh')!;
     expect(refresh.data).toMatchObject({ verb: 'run', command: 'bills due 7', refresh: true });
-    const fresh = await ask(bot.app, String(refresh.data.command), { refresh: true });
-    expect(tableRows(fresh.reply.card).map((r) => r[1])).not.toContain(target.invoice!.invoiceNumber);
+    // Clicked in Teams: the invoke carries refresh:true through the bot to the command.
+    const base = (await bot.say('help')).activity;
+    const clicked = await bot.send(executeInvoke(refresh.data, base));
+    expect(clicked.status).toBe(200);
+    expectValidCard(clicked.json.value);
+    expect(tableRows(clicked.json.value).map((r) => r[1])).not.toContain(target.invoice!.invoiceNumber);
+  });
+
+  it('speaks the conversation\'s language: a German Teams client gets German dates and numbers', async () => {
+    const activity = channelMessage('bills due', { serviceUrl: bot.connector.url, channel: '19:channel-de@thread.tacv2' });
+    activity.locale = 'de-DE';
+    expect((await bot.send(activity)).status).toBe(200);
+    const [reply] = await bot.connector.waitForMessages(1, activity.conversation.id);
+    const card = ConnectorStandIn.card(reply!);
+    expectValidCard(card);
+    const expected = sandboxBills().filter((b) => unpaid(b) && b.dueDate >= TODAY && b.dueDate <= addDays(TODAY, 7)).sort(soonestFirst)[0]!;
+    const row = tableRows(card)[0]!;
+    expect(row[3]).toBe(new Intl.NumberFormat('de-DE', { style: 'currency', currency: 'USD' }).format(due(expected)));
+    expect(row[2]).toContain(new Intl.DateTimeFormat('de-DE', { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' }).format(new Date(`${expected.dueDate}T00:00:00Z`)));
+    // A locale Intl does not know falls back to BOT_LOCALE rather than failing.
+    const odd = channelMessage('bills due', { serviceUrl: bot.connector.url, channel: '19:channel-xx@thread.tacv2' });
+    odd.locale = 'not a locale!';
+    expect((await bot.send(odd)).status).toBe(200);
+    const [oddReply] = await bot.connector.waitForMessages(1, odd.conversation.id);
+    expect(tableRows(ConnectorStandIn.card(oddReply!))[0]![3]).toMatch(/^\$/);
   });
 });
 
