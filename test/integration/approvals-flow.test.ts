@@ -247,7 +247,10 @@ describe('approving from a channel card', () => {
     const row = nodes(priyaView.body).filter((n) => n.type === 'Input.Text').find((n) => n.id === `comment_0`);
     expect(row).toBeDefined();
     const data = { ...buttonFor(priyaView, APPROVAL_VERBS.approve, bill.id)!, comment_0: 'Matches PO 4471', comment_1: 'not this one' };
+    const seen = bot.app.sandbox!.requests().length;
     const mine = await click(base, data, PRIYA, CARD_ID);
+    // Two BILL calls, both in Priya's session: is it still waiting on her, then the decision.
+    expect(bot.app.sandbox!.requests().slice(seen).map((r) => r.route)).toEqual(['GET /v3/bill-approvals/pending-user-approvals', 'POST /v3/bill-approvals/actions']);
 
     const after = sandboxBill(bill.id);
     expect(after.approvers![0]).toMatchObject({ userId: billUser[PRIYA.id], status: 'APPROVED' });
