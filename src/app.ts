@@ -123,7 +123,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   // Names by id for cards, and number -> record indexes (BILL cannot filter invoices or bills by number).
   const parties = new PartyDirectory({ bill, clock, log, ttlMs: config.cache.namesTtlS * 1000 });
-  const invoiceIndex = createInvoiceIndex({ bill, state, clock, log, onBuilt: (orgId) => parties.prime(orgId, 'customer', { priority: 'background' }) });
+  const invoiceIndex = createInvoiceIndex({ bill, state, clock, log, onReady: (orgId) => parties.prime(orgId, 'customer', { priority: 'background' }) });
   const billIndex = createBillNumberIndex({ bill, state, clock, log });
   const readiness = new Readiness().add('state', () => state.isReady()).add('bill', () => bill.ready());
 

@@ -202,8 +202,11 @@ export interface NumberIndexDeps {
   log: Logger;
   /** A lookup that misses refreshes at most this often (default 15 s); a refresh costs one call per 100 changes. */
   minRefreshMs?: number;
-  /** Called after the first build of an org (the invoice index primes the customer names there). */
-  onBuilt?: (orgId: string) => Promise<void>;
+  /**
+   * Called once an org's index is ready in this process, built or read from the store (the invoice index primes
+   * the customer names there, so warm lookups need no name call).
+   */
+  onReady?: (orgId: string) => Promise<void>;
 }
 
 /** Overlap of incremental refreshes: records written in the same second as the newest one seen are read again. */
@@ -294,7 +297,11 @@ export class NumberIndex<R, Row extends IndexRow> {
     if (loading) return loading;
     const stored = await this.read(orgId);
     if (!stored) return undefined;
-    return this.orgs.get(orgId) ?? this.adopt(orgId, stored);
+    const mem2 = this.orgs.get(orgId);
+    if (mem2) return mem2;
+    const adopted = this.adopt(orgId, stored);
+    void this.afterReady(orgId);
+    return adopted;
   }
 
   /** In memory, loaded, or built; waits at most waitMs for a build (then answers with the partial index). */
@@ -315,7 +322,11 @@ export class NumberIndex<R, Row extends IndexRow> {
 
   private async loadOrBuild(orgId: string): Promise<OrgIndex<Row>> {
     const stored = await this.read(orgId);
-    if (stored) return this.adopt(orgId, stored);
+    if (stored) {
+      const adopted = this.adopt(orgId, stored);
+      await this.afterReady(orgId);
+      return adopted;
+    }
     const started = this.deps.clock.now();
     const index = new OrgIndex<Row>();
     // Visible while it is built, so lookups can search what is there already.
@@ -338,8 +349,12 @@ export class NumberIndex<R, Row extends IndexRow> {
       throw err;
     }
     await this.persist(orgId, index);
-    await this.deps.onBuilt?.(orgId).catch((err) => this.deps.log.warn({ orgId, err: errorMessage(err) }, 'after-build step failed'));
+    await this.afterReady(orgId);
     return index;
+  }
+
+  private async afterReady(orgId: string): Promise<void> {
+    await this.deps.onReady?.(orgId).catch((err) => this.deps.log.warn({ orgId, index: this.spec.kind, err: errorMessage(err) }, 'index ready step failed'));
   }
 
   private async runRefresh(orgId: string): Promise<number> {

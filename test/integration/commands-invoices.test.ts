@@ -163,6 +163,11 @@ describe('the index after a restart', () => {
       const byPath = again.app.sandbox!.stats().requestsByPath;
       expect(byPath['GET /v3/invoices'] ?? 0).toBe(0);
       expect(byPath['GET /v3/invoices/{id}']).toBe(1);
+      // Customer names were loaded with the index, so the next lookup costs exactly one call.
+      const other = invoices().find((i) => !i.archived && i.invoiceNumber !== number && i.customerId !== invoices().find((x) => x.invoiceNumber === number)!.customerId)!;
+      const before = again.app.sandbox!.stats().requests;
+      expect((await ask(again.app, `invoice ${other.invoiceNumber}`)).outcome).toBe('ok');
+      expect(again.app.sandbox!.stats().requests - before).toBe(1);
     } finally {
       await again.close();
     }
