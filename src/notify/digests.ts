@@ -7,7 +7,7 @@
 // - a slot more than CATCH_UP_MS old is skipped (the bot was down): a morning digest is not posted at night.
 // Storage (NS.digests), keys starting with the channel key so removing the bot from a team removes them:
 // "<channel>|setting", "<channel>|last" (fingerprint of the last posted digest), "<channel>|slot|<slot id>".
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
@@ -20,6 +20,7 @@ import { BillFilter } from '../bill/filters.js';
 import type { Bill } from '../bill/types.js';
 import type { BindingScope } from '../state/bindings.js';
 import { NS, type StateStore } from '../state/types.js';
+import { Leases } from './lease.js';
 import { dateIn, latestSlot, plusDays, type DigestSchedule } from './schedule.js';
 import { channelKey, channelScope } from './subscriptions.js';
 import type { ChannelSender, ChannelTarget, ConversationRef, DigestBill, DigestContent, DigestInvoice, NotificationPresenter } from './types.js';
@@ -203,13 +204,15 @@ export interface TickReport {
 }
 
 export class DigestScheduler {
-  private readonly instance = randomUUID();
+  private readonly leases: Leases;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<TickReport> | undefined;
   private queued: Promise<TickReport> | undefined;
   private stopped = false;
 
-  constructor(private readonly deps: SchedulerDeps) {}
+  constructor(private readonly deps: SchedulerDeps) {
+    this.leases = new Leases(deps.state, deps.clock, NS.digests, SLOT_LEASE_MS);
+  }
 
   start(): void {
     if (this.timer || this.stopped) return;
@@ -268,7 +271,7 @@ export class DigestScheduler {
     const markerKey = `${key}|slot|${slot.id}`;
     if (await state.get<SlotMarker>(NS.digests, markerKey)) return;
     const lease = `${markerKey}|lease`;
-    if (!(await state.setIfAbsent(NS.digests, lease, { by: this.instance, at: now }, { ttlMs: SLOT_LEASE_MS }))) return;
+    if (!(await this.leases.acquire(lease))) return;
     const log = this.deps.log.child({ teamId: setting.teamId, channelId: setting.channelId, slot: slot.id });
     const mark = (m: SlotMarker) => state.set(NS.digests, markerKey, m, { ttlMs: SLOT_MARKER_TTL_MS });
     try {
@@ -309,8 +312,7 @@ export class DigestScheduler {
       report.failed++;
       log.warn({ status: outcome.status, code: outcome.code }, 'digest send failed; will try again');
     } finally {
-      const held = await state.get<{ by: string }>(NS.digests, lease).catch(() => undefined);
-      if (held?.by === this.instance) await state.delete(NS.digests, lease).catch(() => undefined);
+      await this.leases.release(lease);
     }
   }
 }

@@ -4,28 +4,32 @@
 //
 // - Routing happens once per event and is stored with it; each channel's delivery state is stored after each send,
 //   so a restart resends at most the one send that was in flight when the process died.
+// - Each channel has its own lane: its cards go out one after another in the order BILL's events arrived, while
+//   other channels' lanes run side by side, so a channel Teams throttles (60 sends per 30 s) delays only itself.
 // - Retries: 429, 412, 502, 503, 504 (Teams' list), 500 and network failures, with backoff (Retry-After when Teams
 //   gives one) and a bounded number of tries; then a dead letter (NS.deadLetters, shown by `status`).
 // - 403 BotNotInConversationRoster or 404: the bot can no longer post there; the channel's subscriptions go.
-// - Instances share the outbox: an event is worked on under a lease (setIfAbsent with a TTL), so two instances
-//   never send the same event, and a crashed instance's lease expires.
-import { randomUUID } from 'node:crypto';
+// - Instances share the outbox: an event is worked on under a lease (renewed while its sends wait), so two
+//   instances never send the same event; a crashed instance's lease expires, or is taken over at once by the
+//   process that replaces it on the same host.
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import type { BindingScope } from '../state/bindings.js';
 import { NS, type StateStore } from '../state/types.js';
+import { Leases } from './lease.js';
 import { EVENT_ID_TTL_MS, outboxKey } from './receiver.js';
 import { channelScope, targetOf, type ChannelSubscription, type ChannelSubscriptions } from './subscriptions.js';
-import type { ChannelSender, ChannelTarget, DeliveryState, Enrichment, NotificationPresenter, OutboxEvent, SendOutcome } from './types.js';
+import type { ChannelSender, ChannelTarget, DeliveryState, Enrichment, NotificationPresenter, OutboxEvent, OutgoingMessage, SendOutcome } from './types.js';
 
 /** Waits before the 2nd, 3rd... try; the number of entries + 1 is the most tries a delivery gets. */
 export const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000];
 export const DEAD_LETTER_TTL_MS = 30 * 24 * 3_600_000;
-const LEASE_MS = 120_000;
+/** A dead instance's events wait at most this long for another instance (a restart on the same host: not at all). */
+const LEASE_MS = 30_000;
 const POLL_MS = 5_000;
-/** Channels sent to at once for one event. */
-const PARALLEL_SENDS = 4;
+/** On shutdown, sends already under way get this long to finish; what is left goes out after the restart. */
+const STOP_GRACE_MS = 10_000;
 
 const RETRY_STATUSES = new Set([0, 429, 412, 500, 502, 503, 504]);
 
@@ -71,61 +75,81 @@ export interface DrainReport {
   finished: number;
 }
 
+/** An event this instance holds the lease of while some of its sends wait in lanes. */
+interface Held {
+  ev: OutboxEvent;
+  log: Logger;
+  message: OutgoingMessage | undefined;
+  /** Sends queued or under way. */
+  pending: number;
+  /** Writes of the record, one after another. */
+  saving: Promise<void>;
+  settling: boolean;
+}
+
 const isEvent = (v: unknown): v is OutboxEvent => v !== null && typeof v === 'object' && (v as OutboxEvent).v === 1 && typeof (v as OutboxEvent).eventId === 'string';
 
 function jitter(ms: number): number {
   return Math.round(ms * (0.8 + Math.random() * 0.4));
 }
 
+/** The channel a subscription key belongs to ("<channel key>|<kind>"): one lane per channel. */
+function laneOf(subscriptionKey: string): string {
+  const i = subscriptionKey.lastIndexOf('|');
+  return i > 0 ? subscriptionKey.slice(0, i) : subscriptionKey;
+}
+
+const leaseKey = (eventId: string) => `lease|${eventId}`;
+
 export class DeliveryWorker {
-  private readonly instance = randomUUID();
   private readonly retryDelaysMs: number[];
+  private readonly leases: Leases;
+  private readonly held = new Map<string, Held>();
+  private readonly queued = new Set<string>();
+  private readonly lanes = new Map<string, Promise<void>>();
+  private readonly counts: DrainReport = { sent: 0, retried: 0, dead: 0, dropped: 0, finished: 0 };
   private timer: NodeJS.Timeout | undefined;
-  private running: Promise<DrainReport> | undefined;
+  private passing: Promise<number> | undefined;
   private again = false;
   private stopped = false;
   private kicked: NodeJS.Immediate | undefined;
 
   constructor(private readonly deps: WorkerDeps) {
     this.retryDelaysMs = deps.retryDelaysMs ?? RETRY_DELAYS_MS;
+    this.leases = new Leases(deps.state, deps.clock, NS.outbox, LEASE_MS);
   }
 
-  /** Polls the outbox (retries, events another instance left behind) and drains what is there now. */
+  /** Polls the outbox (retries, events another instance left behind) and works off what is there now. */
   start(): void {
     if (this.timer || this.stopped) return;
-    this.timer = setInterval(() => this.kick(), this.deps.pollMs ?? POLL_MS);
+    this.timer = setInterval(() => {
+      this.kick();
+      void this.renewLeases();
+    }, this.deps.pollMs ?? POLL_MS);
     this.timer.unref();
     this.kick();
   }
 
-  /** Drains soon (after the current I/O), without waiting. */
+  /** Looks at the outbox soon (after the current I/O), without waiting. */
   kick(): void {
     if (this.stopped || this.kicked) return;
     this.kicked = setImmediate(() => {
       this.kicked = undefined;
-      this.drain().catch((err) => this.deps.log.error({ err: errorMessage(err) }, 'notification worker failed'));
+      this.runPasses().catch((err) => this.deps.log.error({ err: errorMessage(err) }, 'notification worker failed'));
     });
   }
 
-  /** Works through every due delivery; concurrent calls share one run (plus one more if asked meanwhile). */
-  drain(): Promise<DrainReport> {
-    if (this.running) {
-      this.again = true;
-      return this.running;
+  /** Works through every delivery due now and waits until they are sent, retried later, or given up (tests, shutdown). */
+  async drain(): Promise<DrainReport> {
+    const before = { ...this.counts };
+    for (let round = 0; round < 1_000 && !this.stopped; round++) {
+      const queued = await this.runPasses();
+      await this.lanesIdle();
+      if (queued === 0 && !this.again) break;
     }
-    const run = (async () => {
-      const total: DrainReport = { sent: 0, retried: 0, dead: 0, dropped: 0, finished: 0 };
-      do {
-        this.again = false;
-        const r = await this.pass();
-        for (const k of Object.keys(total) as Array<keyof DrainReport>) total[k] += r[k];
-      } while (this.again && !this.stopped);
-      return total;
-    })();
-    this.running = run.finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
+    const out = { ...this.counts };
+    for (const k of Object.keys(out) as Array<keyof DrainReport>) out[k] -= before[k];
+    return out;
   }
 
   async stop(): Promise<void> {
@@ -133,7 +157,10 @@ export class DeliveryWorker {
     if (this.timer) clearInterval(this.timer);
     if (this.kicked) clearImmediate(this.kicked);
     this.timer = undefined;
-    await this.running?.catch(() => undefined);
+    await this.passing?.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.lanesIdle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_GRACE_MS)))]);
+    clearTimeout(timer);
   }
 
   /** Events in the outbox and deliveries still to make, for `status`. */
@@ -141,8 +168,9 @@ export class DeliveryWorker {
     let events = 0;
     let pending = 0;
     let nextAt: number | undefined;
-    for (const [key, ev] of await this.deps.state.entries<OutboxEvent>(NS.outbox)) {
-      if (!key.startsWith('ev|') || !isEvent(ev)) continue;
+    for (const [key, stored] of await this.deps.state.entries<OutboxEvent>(NS.outbox)) {
+      if (!key.startsWith('ev|') || !isEvent(stored)) continue;
+      const ev = this.held.get(stored.eventId)?.ev ?? stored;
       events++;
       for (const t of Object.values(ev.targets ?? {})) {
         if (t.state !== 'pending') continue;
@@ -153,119 +181,199 @@ export class DeliveryWorker {
     return { events, pending, nextAt };
   }
 
-  private async pass(): Promise<DrainReport> {
-    const report: DrainReport = { sent: 0, retried: 0, dead: 0, dropped: 0, finished: 0 };
+  private async lanesIdle(): Promise<void> {
+    while (this.lanes.size > 0) await Promise.all([...this.lanes.values()]);
+  }
+
+  /** One pass at a time; a kick during a pass asks for one more. Resolves with how many sends were queued. */
+  private runPasses(): Promise<number> {
+    if (this.passing) {
+      this.again = true;
+      return this.passing;
+    }
+    const run = (async () => {
+      let queued = 0;
+      do {
+        this.again = false;
+        queued += await this.pass();
+      } while (this.again && !this.stopped);
+      return queued;
+    })();
+    this.passing = run.finally(() => {
+      this.passing = undefined;
+    });
+    return this.passing;
+  }
+
+  private async renewLeases(): Promise<void> {
+    for (const [eventId, h] of this.held) {
+      if (h.settling) continue;
+      await this.leases.renew(leaseKey(eventId)).catch((err) => h.log.warn({ err: errorMessage(err) }, 'outbox lease could not be renewed'));
+    }
+  }
+
+  /** Reads the outbox, prepares due events (in the order BILL's events arrived) and queues their sends in lanes. */
+  private async pass(): Promise<number> {
     const now = this.deps.clock.now();
-    const due = (await this.deps.state.entries<OutboxEvent>(NS.outbox))
+    const events = (await this.deps.state.entries<OutboxEvent>(NS.outbox))
       .filter(([key, ev]) => key.startsWith('ev|') && isEvent(ev))
-      .map(([, ev]) => ev)
-      .filter((ev) => !ev.targets || Object.values(ev.targets).some((t) => t.state === 'pending' && t.nextAt <= now) || Object.values(ev.targets).every((t) => t.state !== 'pending'))
+      .map(([, ev]) => this.held.get(ev.eventId)?.ev ?? ev)
       .sort((a, b) => a.receivedAt - b.receivedAt);
-    for (const ev of due) {
+    let queued = 0;
+    for (const stored of events) {
       if (this.stopped) break;
-      const lease = `lease|${ev.eventId}`;
-      if (!(await this.deps.state.setIfAbsent(NS.outbox, lease, { by: this.instance, at: now }, { ttlMs: LEASE_MS }))) continue;
+      const h = this.held.get(stored.eventId);
+      if (h) {
+        if (!h.settling) queued += this.enqueueDue(h, now);
+        continue;
+      }
+      const due = !stored.targets || Object.values(stored.targets).some((t) => t.state === 'pending' && t.nextAt <= now) || Object.values(stored.targets).every((t) => t.state !== 'pending');
+      if (!due || !(await this.leases.acquire(leaseKey(stored.eventId)))) continue;
       try {
         // Another instance may have finished or advanced it since the list was read.
-        const fresh = await this.deps.state.get<OutboxEvent>(NS.outbox, outboxKey(ev.eventId));
-        if (fresh && isEvent(fresh)) await this.process(fresh, report);
+        const ev = await this.deps.state.get<OutboxEvent>(NS.outbox, outboxKey(stored.eventId));
+        if (!ev || !isEvent(ev)) {
+          await this.leases.release(leaseKey(stored.eventId));
+          continue;
+        }
+        const held: Held = { ev, log: this.deps.log.child({ eventId: ev.eventId, eventType: ev.type, orgId: ev.orgId }), message: undefined, pending: 0, saving: Promise.resolve(), settling: false };
+        await this.prepare(held);
+        this.held.set(ev.eventId, held);
+        const n = this.enqueueDue(held, this.deps.clock.now());
+        queued += n;
+        if (n === 0) await this.settle(held);
       } catch (err) {
-        this.deps.log.error({ eventId: ev.eventId, err: errorMessage(err) }, 'notification delivery failed; will try again');
-      } finally {
-        const held = await this.deps.state.get<{ by: string }>(NS.outbox, lease).catch(() => undefined);
-        if (held?.by === this.instance) await this.deps.state.delete(NS.outbox, lease).catch(() => undefined);
+        this.held.delete(stored.eventId);
+        await this.leases.release(leaseKey(stored.eventId));
+        this.deps.log.error({ eventId: stored.eventId, err: errorMessage(err) }, 'notification could not be prepared; will try again');
       }
     }
-    return report;
+    return queued;
   }
 
-  private async process(ev: OutboxEvent, report: DrainReport): Promise<void> {
-    const { state, log } = this.deps;
-    const elog = log.child({ eventId: ev.eventId, eventType: ev.type, orgId: ev.orgId });
-    const save = () => state.set(NS.outbox, outboxKey(ev.eventId), ev);
+  /** Index updates, routing (once) and details for the card (once), each stored as soon as done. */
+  private async prepare(h: Held): Promise<void> {
+    const { ev, log } = h;
     if (!ev.applied) {
-      await this.deps.apply(ev).catch((err) => elog.warn({ err: errorMessage(err) }, 'index update from a webhook event failed'));
+      await this.deps.apply(ev).catch((err) => log.warn({ err: errorMessage(err) }, 'index update from a webhook event failed'));
       ev.applied = true;
-      await save();
+      await this.save(h);
     }
     if (!ev.targets) {
-      ev.targets = {};
+      const targets: Record<string, DeliveryState> = {};
       for (const [key, sub] of await this.deps.subscriptions.forKind(ev.kind)) {
-        if ((await this.deps.resolveOrg(channelScope(targetOf(sub)))) === ev.orgId) ev.targets[key] = { state: 'pending', tries: 0, nextAt: this.deps.clock.now() };
+        if ((await this.deps.resolveOrg(channelScope(targetOf(sub)))) === ev.orgId) targets[key] = { state: 'pending', tries: 0, nextAt: this.deps.clock.now() };
       }
-      await save();
-      elog.info({ channels: Object.keys(ev.targets).length }, 'notification routed');
+      ev.targets = targets;
+      await this.save(h);
+      log.info({ channels: Object.keys(targets).length }, 'notification routed');
     }
-    const pending = () => Object.entries(ev.targets!).filter(([, t]) => t.state === 'pending');
-    if (pending().length > 0 && !ev.enrichment) {
+    if (!ev.enrichment && Object.values(ev.targets).some((t) => t.state === 'pending')) {
       ev.enrichment = await this.deps.enrich(ev).catch((err) => {
-        elog.info({ err: errorMessage(err) }, 'notification details could not be looked up; the card uses the payload only');
+        log.info({ err: errorMessage(err) }, 'notification details could not be looked up; the card uses the payload only');
         return {};
       });
-      await save();
-    }
-    const now = this.deps.clock.now();
-    const due = pending().filter(([, t]) => t.nextAt <= now);
-    if (due.length > 0) {
-      const message = this.deps.presenter.event(ev, now);
-      // Sends to different channels run side by side; each result is stored as soon as it is known.
-      let saving = Promise.resolve();
-      const record = () => {
-        saving = saving.then(save, save);
-        return saving;
-      };
-      for (let i = 0; i < due.length; i += PARALLEL_SENDS) {
-        await Promise.all(
-          due.slice(i, i + PARALLEL_SENDS).map(async ([key, target]) => {
-            await this.deliver(ev, key, target, message, report, elog);
-            await record();
-          }),
-        );
-      }
-    }
-    if (Object.values(ev.targets!).every((t) => t.state !== 'pending')) {
-      // The id stays recorded after the outbox entry goes, so a late duplicate from BILL finds it.
-      await state.set(NS.webhookEvents, ev.eventId, { at: this.deps.clock.now(), type: ev.type }, { ttlMs: EVENT_ID_TTL_MS });
-      await state.delete(NS.outbox, outboxKey(ev.eventId));
-      report.finished++;
+      await this.save(h);
     }
   }
 
-  private async deliver(ev: OutboxEvent, key: string, target: DeliveryState, message: Parameters<ChannelSender['send']>[1], report: DrainReport, elog: Logger): Promise<void> {
+  /** Queues every pending send of the event that is due and not queued yet; how many were queued. */
+  private enqueueDue(h: Held, now: number): number {
+    let n = 0;
+    for (const [key, target] of Object.entries(h.ev.targets ?? {})) {
+      const q = `${h.ev.eventId}\u0000${key}`;
+      if (target.state !== 'pending' || target.nextAt > now || this.queued.has(q)) continue;
+      this.queued.add(q);
+      h.pending++;
+      n++;
+      this.inLane(laneOf(key), async () => {
+        try {
+          if (!this.stopped) {
+            await this.deliver(h, key, target);
+            await this.save(h);
+          }
+        } catch (err) {
+          h.log.error({ err: errorMessage(err) }, 'notification send failed unexpectedly; will try again');
+        } finally {
+          this.queued.delete(q);
+          h.pending--;
+          if (h.pending === 0) await this.settle(h).catch((err) => h.log.error({ err: errorMessage(err) }, 'notification could not be settled'));
+        }
+      });
+    }
+    return n;
+  }
+
+  private inLane(lane: string, job: () => Promise<void>): void {
+    const tail = (this.lanes.get(lane) ?? Promise.resolve()).then(job);
+    this.lanes.set(lane, tail);
+    void tail.finally(() => {
+      if (this.lanes.get(lane) === tail) this.lanes.delete(lane);
+    });
+  }
+
+  /** Nothing of the event is queued any more: finish it, or let go of it until its next retry is due. */
+  private async settle(h: Held): Promise<void> {
+    if (h.settling) return;
+    h.settling = true;
+    const { ev } = h;
+    try {
+      await h.saving.catch(() => undefined);
+      if (Object.values(ev.targets ?? {}).every((t) => t.state !== 'pending')) {
+        // The id stays recorded after the outbox entry goes, so a late duplicate from BILL finds it.
+        await this.deps.state.set(NS.webhookEvents, ev.eventId, { at: this.deps.clock.now(), type: ev.type }, { ttlMs: EVENT_ID_TTL_MS });
+        await this.deps.state.delete(NS.outbox, outboxKey(ev.eventId));
+        this.counts.finished++;
+      }
+    } finally {
+      this.held.delete(ev.eventId);
+      await this.leases.release(leaseKey(ev.eventId));
+    }
+  }
+
+  private save(h: Held): Promise<void> {
+    const write = () => this.deps.state.set(NS.outbox, outboxKey(h.ev.eventId), h.ev);
+    h.saving = h.saving.then(write, write);
+    return h.saving;
+  }
+
+  private async deliver(h: Held, key: string, target: DeliveryState): Promise<void> {
+    const { ev } = h;
     const sub = await this.deps.subscriptions.get(key);
     if (!sub) {
       Object.assign(target, { state: 'dropped', lastError: 'unsubscribed' });
-      report.dropped++;
+      this.counts.dropped++;
       return;
     }
     const channel = targetOf(sub);
-    const clog = elog.child({ teamId: sub.teamId, channelId: sub.channelId });
+    const clog = h.log.child({ teamId: sub.teamId, channelId: sub.channelId });
     if ((await this.deps.resolveOrg(channelScope(channel))) !== ev.orgId) {
       clog.info('channel no longer bound to the event\'s organisation; not sent');
       Object.assign(target, { state: 'dropped', lastError: 'binding changed' });
-      report.dropped++;
+      this.counts.dropped++;
       return;
     }
-    // Keep the lease while sends wait on Teams' budgets.
-    await this.deps.state.set(NS.outbox, `lease|${ev.eventId}`, { by: this.instance, at: this.deps.clock.now() }, { ttlMs: LEASE_MS });
+    // Keep the lease while the send waits on Teams' budget for this channel.
+    await this.leases.renew(leaseKey(ev.eventId));
+    h.message ??= this.deps.presenter.event(ev, this.deps.clock.now());
     target.tries++;
     let outcome: SendOutcome;
     try {
-      outcome = await this.deps.sender.send(sub.reference, message);
+      outcome = await this.deps.sender.send(sub.reference, h.message);
     } catch (err) {
       outcome = { ok: false, status: 0, message: errorMessage(err) };
     }
     const now = this.deps.clock.now();
     if (outcome.ok) {
       Object.assign(target, { state: 'sent', sentAt: now, lastError: undefined });
-      report.sent++;
+      this.counts.sent++;
       clog.info({ tries: target.tries }, 'notification sent');
       return;
     }
     target.lastError = `${outcome.status}${outcome.code ? ` ${outcome.code}` : ''}`;
     if ((outcome.status === 403 && outcome.code === 'BotNotInConversationRoster') || outcome.status === 404) {
       Object.assign(target, { state: 'dropped' });
-      report.dropped++;
+      this.counts.dropped++;
       clog.warn({ status: outcome.status, code: outcome.code }, 'bot is no longer in the channel; its subscriptions are removed');
       await this.deps.onChannelGone(channel, outcome.code ?? `HTTP ${outcome.status}`).catch((err) => clog.error({ err: errorMessage(err) }, 'could not remove the channel\'s subscriptions'));
       return;
@@ -274,12 +382,12 @@ export class DeliveryWorker {
     if (retryable && target.tries <= this.retryDelaysMs.length) {
       const wait = Math.max(outcome.retryAfterMs ?? 0, jitter(this.retryDelaysMs[target.tries - 1]!));
       target.nextAt = now + wait;
-      report.retried++;
+      this.counts.retried++;
       clog.info({ status: outcome.status, code: outcome.code, tries: target.tries, retryInMs: wait }, 'notification send failed; will retry');
       return;
     }
     Object.assign(target, { state: 'dead' });
-    report.dead++;
+    this.counts.dead++;
     await this.deadLetter(ev, sub, target, outcome);
     clog.warn({ status: outcome.status, code: outcome.code, tries: target.tries }, 'notification could not be delivered; dead-lettered');
   }

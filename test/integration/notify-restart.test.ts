@@ -2,9 +2,10 @@
 // bot comes back (the outbox is on disk); BILL delivering the same event again sends nothing.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConnectorStandIn } from '../harness/connector.js';
 import { channelMessage } from '../harness/activities.js';
@@ -41,9 +42,11 @@ afterAll(async () => {
   rmSync(cwd, { recursive: true, force: true });
 });
 
-/** Starts `tsx src/index.ts` against the shared state directory and resolves once it listens. */
+/** Starts `node --import tsx src/index.ts` against the shared state directory and resolves once it listens. */
 function startBotProcess(): Promise<Running> {
-  const child = spawn(join(repo, 'node_modules/.bin/tsx'), [join(repo, 'src/index.ts')], {
+  // node itself (not the tsx wrapper, which would leave its node child running after a SIGKILL) with tsx's loader.
+  const loader = pathToFileURL(join(repo, 'node_modules/tsx/dist/loader.mjs')).href;
+  const child = spawn(process.execPath, ['--disable-warning=DEP0111', '--import', loader, join(repo, 'src/index.ts')], {
     cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? cwd, PORT: '0', HOST: '127.0.0.1', STATE_DIR: stateDir, NODE_ENV: 'test', LOG_LEVEL: 'info', BILL_WEBHOOK_SECURITY_KEY: KEY },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -106,7 +109,13 @@ describe('a crash between accepting an event and sending it', () => {
     await connector.waitFor((calls) => calls.some((c) => c.conversationId === CHANNEL && c.status === 503), 15_000, 'the first (failed) send');
     first.child.kill('SIGKILL');
     await first.exited;
+    expect(() => process.kill(first.child.pid!, 0)).toThrow();
     expect(connector.messages(CHANNEL)).toHaveLength(0);
+    // What the dead process left: the event, routed and not sent, under its lease.
+    const outbox = JSON.parse(readFileSync(join(stateDir, 'outbox.json'), 'utf8')) as Record<string, { v: { targets?: Record<string, { state: string }> } }>;
+    const left = Object.entries(outbox).filter(([k]) => k.startsWith('ev|'));
+    expect(left).toHaveLength(1);
+    expect(Object.values(left[0]![1].v.targets ?? {}).map((t) => t.state)).toEqual(['pending']);
 
     const second = await startBotProcess();
     expect(second.orgId).toBe(first.orgId);
