@@ -194,6 +194,21 @@ describe('Teams pushes back', () => {
     expect(posts(AP)).toHaveLength(3);
   });
 
+  it('a channel Teams holds back does not hold back the others', async () => {
+    expect(JSON.stringify(await say('subscribe invoices', QUIET))).toContain('Subscribed');
+    bot.connector.failSends(1, { status: 429, headers: { 'Retry-After': '2' }, body: { error: { code: 'Throttled', message: 'slow down' } } }, AP);
+    const before = posts(AP).length;
+    await sandbox('POST', `/bills/${unpaidBill().id}/pay`, {});
+    // Created after the bill was paid: its event comes after the one the throttled channel waits on.
+    await sandbox('POST', '/invoices', { totalAmount: 321 });
+    await settled();
+    const apCard = (await bot.connector.waitForMessages(before + 1, AP)).at(-1)!;
+    const [invoiceCard] = await bot.connector.waitForMessages(1, QUIET);
+    expect(JSON.stringify(ConnectorStandIn.card(invoiceCard!))).toContain('was created — $321.00');
+    expect(apCard.at - invoiceCard!.at).toBeGreaterThanOrEqual(1_500);
+    await say('unsubscribe', QUIET);
+  });
+
   it('a send Teams refuses outright is dead-lettered and shows in status', async () => {
     bot.connector.failSends(1, { status: 413, body: { error: { code: 'MessageSizeTooBig', message: 'too big' } } }, PAY);
     const bill = unpaidBill();
