@@ -1,0 +1,112 @@
+// Several BILL organisations (multi-org mode): an event reaches only the channels of teams bound to its organisation,
+// the binding is checked again right before each send, and removing the bot from a team removes what it followed.
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBot, type TestBot } from '../harness/bot.js';
+import { ConnectorStandIn } from '../harness/connector.js';
+import { channelMessage, installationUpdate, teamIds } from '../harness/activities.js';
+import { post } from '../harness/net.js';
+import { startTestSandbox, type TestSandbox } from '../harness/sandbox.js';
+import { ManualClock } from '../../src/clock.js';
+import { seedDemoOrg } from '../../src/sandbox/seed.js';
+import { NS } from '../../src/state/types.js';
+import { RETRY_DELAYS_MS } from '../../src/notify/worker.js';
+
+const ADMIN = { id: '29:user-admin', name: 'Avery Admin', aadObjectId: '44444444-0000-4000-8000-0000000000ad' };
+const KEY = randomBytes(32).toString('base64');
+const clock = new ManualClock(Date.parse('2026-03-02T15:00:00Z'));
+
+let sandbox: TestSandbox;
+let orgA: string;
+let orgB: string;
+let bot: TestBot;
+
+beforeAll(async () => {
+  sandbox = await startTestSandbox({ clock });
+  const c = sandbox.credentials;
+  orgA = c.orgId;
+  orgB = seedDemoOrg(sandbox.sandbox.model, { seed: 'second-org', credentials: { username: c.username, password: c.password, devKey: c.devKey } }).orgId;
+  bot = await startBot({
+    clock,
+    env: {
+      BILL_BASE_URL: sandbox.baseUrl,
+      BILL_DEV_KEY: c.devKey,
+      BILL_USERNAME: c.username,
+      BILL_PASSWORD: c.password,
+      BILL_ORG_ID: orgA,
+      BILL_ALLOWED_ORG_IDS: `${orgA},${orgB}`,
+      ADMIN_AAD_OBJECT_IDS: ADMIN.aadObjectId,
+      BILL_WEBHOOK_SECURITY_KEY: KEY,
+    },
+  });
+});
+afterAll(async () => {
+  await bot?.close();
+  await sandbox?.stop();
+});
+
+async function ask(text: string, team: string): Promise<string> {
+  const ids = teamIds(team);
+  const activity = channelMessage(text, { serviceUrl: bot.connector.url, team: ids.team, channel: ids.channel, from: ADMIN });
+  expect((await bot.send(activity)).status).toBe(200);
+  const [reply] = await bot.connector.waitForMessages(1, activity.conversation.id);
+  return JSON.stringify(ConnectorStandIn.card(reply!));
+}
+
+async function vendorEvent(orgId: string, name: string): Promise<void> {
+  const body = JSON.stringify({
+    metadata: { eventId: randomUUID(), subscriptionId: 'sub-outside', organizationId: orgId, eventType: 'vendor.created', version: '1' },
+    vendor: { id: `009${randomUUID().slice(0, 8)}`, name, billCurrency: 'USD' },
+  });
+  const res = await post(`${bot.url}/api/bill/webhooks`, body, { 'x-bill-sha-signature': createHmac('sha256', KEY).update(body).digest('base64') });
+  expect(res.json.status).toBe('accepted');
+}
+
+/** Vendor cards posted in a team's channel. */
+const cards = (team: string) => bot.connector.messages(teamIds(team).channel).map((c) => JSON.stringify(ConnectorStandIn.card(c)));
+
+describe('events go to the teams bound to their organisation', () => {
+  it('each team hears about its own organisation only', async () => {
+    expect(await ask(`link ${orgA}`, 'alpha')).toContain('Linked');
+    expect(await ask(`link ${orgB}`, 'beta')).toContain('Linked');
+    expect(await ask('subscribe vendors', 'alpha')).toContain('Subscribed');
+    expect(await ask('subscribe vendors', 'beta')).toContain('Subscribed');
+    await vendorEvent(orgA, 'Only For Alpha');
+    await vendorEvent(orgB, 'Only For Beta');
+    await bot.app.notify.worker.drain();
+    expect(cards('alpha')).toEqual([expect.stringContaining('New vendor: Only For Alpha')]);
+    expect(cards('beta')).toEqual([expect.stringContaining('New vendor: Only For Beta')]);
+  });
+
+  it('a card waiting for a retry is not sent once its team was linked to another organisation', async () => {
+    bot.connector.failSends(1, { status: 412, body: { error: { code: 'PreconditionFailed', message: 'busy' } } }, teamIds('alpha').channel);
+    await vendorEvent(orgA, 'Before The Relink');
+    await bot.app.notify.worker.drain();
+    expect(cards('alpha')).toHaveLength(1);
+    expect(await ask(`link ${orgB}`, 'alpha')).toContain('now uses BILL organisation');
+    clock.advance(RETRY_DELAYS_MS[0]! * 2);
+    const report = await bot.app.notify.worker.drain();
+    expect(report).toMatchObject({ sent: 0, dropped: 1, finished: 1 });
+    expect(cards('alpha')).toHaveLength(1);
+    // Now alpha follows organisation B like beta does.
+    await vendorEvent(orgB, 'Both Teams');
+    await vendorEvent(orgA, 'Nobody');
+    await bot.app.notify.worker.drain();
+    expect(cards('alpha').at(-1)).toContain('Both Teams');
+    expect(cards('beta').at(-1)).toContain('Both Teams');
+    expect([...cards('alpha'), ...cards('beta')].join()).not.toContain('Nobody');
+  });
+
+  it('removing the bot from a team removes its subscriptions and digest', async () => {
+    expect(await ask('digest daily 09:00', 'alpha')).toContain('Digest scheduled');
+    const alpha = teamIds('alpha').team;
+    const owned = async () => [...(await bot.app.state.entries<{ teamId?: string }>(NS.subscriptions)), ...(await bot.app.state.entries<{ teamId?: string }>(NS.digests))].filter(([k]) => k.includes(alpha));
+    expect((await owned()).length).toBe(2);
+    expect((await bot.send(installationUpdate('remove', { serviceUrl: bot.connector.url, name: 'alpha' }))).status).toBe(200);
+    expect(await owned()).toEqual([]);
+    await vendorEvent(orgB, 'After Alpha Left');
+    await bot.app.notify.worker.drain();
+    expect(cards('alpha').join()).not.toContain('After Alpha Left');
+    expect(cards('beta').at(-1)).toContain('After Alpha Left');
+  });
+});
