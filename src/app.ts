@@ -35,14 +35,21 @@ import { startSandbox, type RunningSandbox } from './sandbox/index.js';
 import { createHttpServer } from './http/server.js';
 import { Approvals, registerApprovalActions } from './bot/approvalActions.js';
 import { ApprovalDigest } from './bot/approvalDigest.js';
+import { ApprovalCards } from './state/approvalCards.js';
+import { UserLinks } from './state/userLinks.js';
 import { createNotify, type Notifications } from './notify/index.js';
 import { BotFrameworkSender } from './bot/proactive.js';
 import { notificationPresenter, REFRESH_VERB } from './bot/cards/notifications.js';
 import { refreshNotification } from './bot/notifications.js';
 import { SANDBOX_NOTE } from './bot/commands/help.js';
 import { webhookRoute } from './http/webhooks.js';
-import { ApprovalCards } from './state/approvalCards.js';
-import { UserLinks } from './state/userLinks.js';
+import { RateLimiterRedis } from 'rate-limiter-flexible';
+import { RedisConnection } from './state/redisClient.js';
+import { RedisStateStore } from './state/redisStore.js';
+import { RedisBudgetStore } from './limits/redisStore.js';
+import { BroadcastQueryCache, RedisCacheInvalidationBus } from './cache/bus.js';
+import { RedisSessionLedger } from './bill/sharedSessions.js';
+import { RateLimiterUserCommandRate } from './bot/userRate.js';
 
 export interface BuildOptions {
   /** Log destination (tests capture lines here); stdout by default. */
@@ -67,9 +74,11 @@ export interface BillbridgeApp {
   bill: BillGateway;
   /** The embedded BILL sandbox when no BILL credentials are configured (tests read its stats and change its data). */
   sandbox: RunningSandbox | undefined;
-  /** Approvers' daily digests (`approvals digest daily <HH:MM>`); tests call tick() with a fake clock. */
+  /** Cluster mode (REDIS_URL): the Redis connection limits, sessions, state and cache invalidations share. */
+  redis: RedisConnection | undefined;
   /** BILL webhook notifications: receiver, outbox worker, digests, channel subscriptions (also services.notify). */
   notify: Notifications;
+  /** Approvers' daily digests (`approvals digest daily <HH:MM>`); tests call tick() with a fake clock. */
   approvalDigest: ApprovalDigest;
   /** Starts listening on config.http (port 0 = a free port) and resolves with the base URL. */
   listen(): Promise<string>;
@@ -89,12 +98,16 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     config = { ...config, bill: { ...config.bill, baseUrl: sandbox.baseUrl, spendBaseUrl: sandbox.spendBaseUrl, eventsBaseUrl: sandbox.eventsBaseUrl } };
     log.info({ url: sandbox.baseUrl, orgId: sandbox.credentials.orgId }, `BILL sandbox at ${sandbox.baseUrl}: demo organisation — simulated data`);
   }
-  const state: StateStore = new FileStateStore(config.stateDir, clock);
+  // Cluster mode: limits, BILL sessions, state and cache invalidations are shared by every instance through Redis.
+  const redis = config.redisUrl ? new RedisConnection({ url: config.redisUrl, log }) : undefined;
+  // A moment for the first connection, so start-up reads (webhook keys, outbox) find it; unreachable: /readyz says so.
+  if (redis) await redis.waitReady(2_000);
+  const state: StateStore = redis ? new RedisStateStore(redis, clock) : new FileStateStore(config.stateDir, clock);
   // Every upstream call a turn makes is counted for its audit record.
   const upstreamCalls = new UpstreamCallCounter();
-  const sharedLimiter = createLimiter({ config, clock, log });
+  const sharedLimiter = createLimiter({ config, clock, log, store: redis ? new RedisBudgetStore({ redis, log }) : undefined });
   const limiter: Limiter = upstreamCalls.counting(sharedLimiter);
-  const cache = createCache({ config, clock, log });
+  const cache = redis ? new BroadcastQueryCache({ config, clock, log }, new RedisCacheInvalidationBus(redis, log)) : createCache({ config, clock, log });
   // GET /metrics: this app's own registry (never prom-client's global one); process metrics outside tests.
   const metrics = createMetricsRegistry({ processMetrics: config.nodeEnv !== 'test' });
   registerLimiterMetrics(metrics, sharedLimiter);
@@ -116,6 +129,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     spendApiToken: sandbox ? sandbox.credentials.spendApiToken : config.bill.spendApiToken || undefined,
     requestTimeoutMs: config.bill.requestTimeoutMs,
     loginsPerHour: config.limits.billLoginsPerHour,
+    sessionLedger: redis ? new RedisSessionLedger({ redis, clock, log }) : undefined,
     limiter,
     clock,
     log,
@@ -126,6 +140,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const invoiceIndex = createInvoiceIndex({ bill, state, clock, log, onReady: (orgId) => parties.prime(orgId, 'customer', { priority: 'background' }) });
   const billIndex = createBillNumberIndex({ bill, state, clock, log });
   const readiness = new Readiness().add('state', () => state.isReady()).add('bill', () => bill.ready());
+  // Unreachable at start: not ready. Lost later: still ready (a drained fleet helps nobody); commands answer
+  // "temporarily unavailable" and nothing reaches BILL until it is back.
+  if (redis) readiness.add('redis', () => redis.hasBeenReady());
 
   // Approvals run as the approver, with their own BILL token sealed under SECRETS_KEY. Without the key there is no
   // safe place for those tokens, so the feature is off and its commands say so.
@@ -155,7 +172,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     approvals,
   };
   const dispatcher = new Dispatcher(services, log);
-  dispatcher.addGuard(userRateGuard(memoryUserCommandRate(config.limits.userCommandsPerMinute)));
+  const perMinute = config.limits.userCommandsPerMinute;
+  const userRate = redis
+    ? new RateLimiterUserCommandRate(new RateLimiterRedis({ storeClient: redis.client, points: perMinute, duration: 60, keyPrefix: `${redis.keyPrefix}user-commands`, rejectIfRedisNotReady: true }))
+    : memoryUserCommandRate(perMinute);
+  dispatcher.addGuard(userRateGuard(userRate));
   dispatcher.addObserver(auditObserver(audit, registry, () => upstreamCalls.current()));
   const bot = new BillbridgeBot(services, dispatcher, log);
   const adapter = createAdapter(config, log, { aroundTurn: (fn) => upstreamCalls.run(fn) });
@@ -201,6 +222,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     audit,
     bill,
     sandbox,
+    redis,
     notify,
     approvalDigest,
     async listen() {
@@ -233,6 +255,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         await limiter.close();
         cache.close();
         await state.close();
+        await redis?.close();
         log.flush();
       })();
       return closing;

@@ -5,7 +5,7 @@ import type { Logger, SecretRegistry } from '../log.js';
 import type { Limiter, Priority, RunOptions } from '../limits/types.js';
 import { BillOrgClient } from './api.js';
 import { BillHttp, type RetryPolicy } from './http.js';
-import { SessionPool, type SessionInfo } from './sessions.js';
+import { SessionPool, type SessionInfo, type SessionLedger } from './sessions.js';
 import { SpendClient } from './spend.js';
 
 export interface BillEndpoints {
@@ -53,6 +53,8 @@ export interface BillGatewayOptions {
   retry?: Partial<RetryPolicy>;
   /** Re-login after this much idle time (default 30 min, BILL expires sessions after 35). */
   idleRefreshMs?: number;
+  /** Cluster mode: sessions shared by the fleet through Redis (src/bill/sharedSessions.ts). */
+  sessionLedger?: SessionLedger;
 }
 
 export interface CallOptions {
@@ -94,6 +96,7 @@ export class BillGateway {
       secrets: opts.secrets,
       loginsPerHour: opts.loginsPerHour,
       idleRefreshMs: opts.idleRefreshMs,
+      ledger: opts.sessionLedger,
     });
     opts.secrets.add(opts.user.password);
     opts.secrets.add(opts.user.devKey);

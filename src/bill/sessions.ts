@@ -68,6 +68,25 @@ export interface SessionPoolDeps {
   idleRefreshMs?: number;
   /** After BILL refuses the credentials, fail fast for this long instead of burning the login budget; default 60 s. */
   credentialRetryMs?: number;
+  /** Cluster mode: the fleet shares one session per slot (src/bill/sharedSessions.ts); without it, each process logs in. */
+  ledger?: SessionLedger;
+}
+
+/**
+ * Where a slot's live session is shared by several instances. The slot is the pool's key for the credentials
+ * (base URL, dev key, org, username[, owner]); a ledger hashes it and never stores credentials.
+ */
+export interface SessionLedger {
+  /**
+   * The fleet's live session for the slot, or the one `login` creates: at most one login runs per slot across the
+   * fleet. `dead` (a sessionId BILL just refused) is forgotten first, only if it is still the shared one, so
+   * instances that see BDC_1109 together log in once. A session idle for `idleMs` fleet-wide is not handed out.
+   */
+  obtain(slot: { key: string; orgId: string }, login: () => Promise<LiveSession>, opts: { dead?: string; idleMs: number }): Promise<LiveSession>;
+  /** BILL refused (or we ended) this sessionId: forget it fleet-wide if it is still the shared one (compare-and-swap). */
+  invalidate(slot: { key: string; orgId: string }, sessionId: string): Promise<void>;
+  /** The session was used now: the fleet shares BILL's sliding idle clock. Best effort, never throws. */
+  touch(slot: { key: string; orgId: string }, session: LiveSession): void;
 }
 
 const HOUR = 3_600_000;
@@ -79,7 +98,7 @@ function slotKey(creds: SessionCredentials): string {
 }
 export const SESSION_IDLE_REFRESH_MS = 30 * 60_000;
 
-interface LiveSession {
+export interface LiveSession {
   sessionId: string;
   userId: string;
   createdAt: number;
@@ -142,9 +161,9 @@ export class SessionPool {
     return times;
   }
 
-  /** Logs every live session out (shutdown). */
+  /** Logs every live session out (shutdown); in cluster mode the fleet's sessions stay for the other instances. */
   async close(): Promise<void> {
-    await Promise.all(this.all().map((s) => s.logout()));
+    await Promise.all(this.all().map((s) => (this.deps.ledger ? s.detach() : s.logout())));
   }
 }
 
@@ -157,11 +176,15 @@ export class OrgSession {
   private lastSuccessAt: number | undefined;
   private lastError: SessionInfo['lastError'];
   private credentialFailure: { error: BillApiError; until: number } | undefined;
+  /** How a SessionLedger knows this slot. */
+  private readonly slot: { key: string; orgId: string };
 
   constructor(
     private readonly pool: SessionPool,
     readonly creds: SessionCredentials,
-  ) {}
+  ) {
+    this.slot = { key: slotKey(creds), orgId: creds.orgId };
+  }
 
   get orgId(): string {
     return this.creds.orgId;
@@ -215,7 +238,7 @@ export class OrgSession {
       this.invalidate(used);
       if (!req.idempotent) throw this.failed(err);
       this.deps.log.info({ orgId: this.creds.orgId, route: req.route }, 'BILL session expired (BDC_1109); signing in again');
-      used = (await this.ensure(run)).sessionId;
+      used = (await this.ensure(run, used)).sessionId;
       try {
         return this.succeeded(await send());
       } catch (again) {
@@ -247,20 +270,30 @@ export class OrgSession {
       this.deps.log.warn({ orgId: this.creds.orgId, error: err instanceof Error ? err.message : String(err) }, 'BILL logout failed; the session will expire by itself');
     } finally {
       this.deps.secrets.delete(live.sessionId);
+      await this.deps.ledger?.invalidate(this.slot, live.sessionId).catch(() => undefined);
     }
   }
 
+  /** Forgets the session here without ending it: other instances of the fleet keep using it (shutdown in cluster mode). */
+  async detach(): Promise<void> {
+    await this.pending?.catch(() => undefined);
+    if (this.current) this.drop(this.current);
+  }
+
   /** A live session, logging in (once, shared by every concurrent caller) when there is none or it sat idle too long. */
-  private ensure(run: RunOptions): Promise<LiveSession> {
+  private ensure(run: RunOptions, dead?: string): Promise<LiveSession> {
     const now = this.deps.clock.now();
     const live = this.current;
-    if (live && now - live.lastUsedAt < (this.deps.idleRefreshMs ?? SESSION_IDLE_REFRESH_MS)) return Promise.resolve(live);
+    const idleMs = this.deps.idleRefreshMs ?? SESSION_IDLE_REFRESH_MS;
+    if (live && now - live.lastUsedAt < idleMs) return Promise.resolve(live);
     if (live) {
       this.deps.log.info({ orgId: this.creds.orgId, idleMin: Math.round((now - live.lastUsedAt) / 60_000) }, 'BILL session idle; signing in again before it expires');
       this.drop(live);
     }
     if (!this.pending) {
-      this.pending = this.login(run).finally(() => {
+      const ledger = this.deps.ledger;
+      const next = ledger ? ledger.obtain(this.slot, () => this.login(run), { dead, idleMs }).then((s) => this.adopt(s)) : this.login(run);
+      this.pending = next.finally(() => {
         this.pending = undefined;
       });
     }
@@ -311,9 +344,18 @@ export class OrgSession {
     return live;
   }
 
+  /** The fleet's session (cluster mode), logged in here or by another instance; its id becomes a secret of this process. */
+  private adopt(s: LiveSession): LiveSession {
+    if (this.current?.sessionId === s.sessionId) return this.current;
+    this.deps.secrets.add(s.sessionId);
+    this.current = { ...s };
+    return this.current;
+  }
+
   /** Forgets the session only if it is still the current one (a newer session from a concurrent re-login stays). */
   private invalidate(sessionId: string): void {
     if (this.current?.sessionId === sessionId) this.drop(this.current);
+    this.deps.ledger?.invalidate(this.slot, sessionId).catch(() => undefined);
   }
 
   private drop(live: LiveSession): void {
@@ -322,7 +364,9 @@ export class OrgSession {
   }
 
   private touch(sessionId: string): void {
-    if (this.current?.sessionId === sessionId) this.current.lastUsedAt = this.deps.clock.now();
+    if (this.current?.sessionId !== sessionId) return;
+    this.current.lastUsedAt = this.deps.clock.now();
+    this.deps.ledger?.touch(this.slot, this.current);
   }
 
   private succeeded<T>(value: T): T {
