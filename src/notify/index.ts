@@ -81,6 +81,8 @@ export class Notifications {
       ((orgId: string, entity: EntityKind, ids: string[]) => {
         if (ids.length === 0) deps.cache.invalidate(orgId, entity);
         for (const id of ids) deps.cache.invalidate(orgId, entity, id);
+        // A renamed vendor is shown with its new name on the next card.
+        if (entity === 'vendor') for (const id of ids) deps.parties?.forget(orgId, 'vendor', id);
       });
     this.worker = new DeliveryWorker({
       state,
