@@ -33,7 +33,11 @@ async function say(text: string, channel: string): Promise<any> {
   expect(res.status).toBe(200);
   const conv = res.activity.conversation.id as string;
   const [reply] = await bot.connector.waitForMessages(1, conv);
-  return ConnectorStandIn.card(reply!);
+  const card = ConnectorStandIn.card(reply!);
+  // Every answer is a valid Adaptive Card 1.5 well under Teams' limits.
+  expect(checkCard(card).problems).toEqual([]);
+  expect(checkCard(card).bytes).toBeLessThan(40 * 1024);
+  return card;
 }
 
 async function sandbox(method: string, path: string, body?: unknown): Promise<any> {
@@ -84,6 +88,10 @@ describe('setting up', () => {
     const again = await say(`webhooks setup ${bot.url}/api/bill/webhooks`, AP);
     expect(JSON.stringify(again)).toContain('already sends events');
     expect(bot.app.sandbox!.org.subscriptions.all()).toHaveLength(1);
+    const listed = JSON.stringify(await say('webhooks', AP));
+    expect(listed).toContain('1 of 10 allowed');
+    expect(listed).toContain(subs[0]!.id);
+    expect(listed).not.toContain('billbridge has no key for it');
   });
 
   it('refuses people who are not billbridge admins, and records the refusal', async () => {

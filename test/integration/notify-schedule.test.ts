@@ -60,7 +60,9 @@ async function say(text: string, channel: string): Promise<any> {
   const res = await bot.say(text, { channel });
   expect(res.status).toBe(200);
   const [reply] = await connector.waitForMessages(1, res.activity.conversation.id);
-  return ConnectorStandIn.card(reply!);
+  const card = ConnectorStandIn.card(reply!);
+  expect(checkCard(card).problems).toEqual([]);
+  return card;
 }
 
 const digests = () => connector.messages(DIGEST);
