@@ -4,8 +4,11 @@ import type { PartyDirectory } from '../bill/directory.js';
 import type { BillNumberIndex, InvoiceIndex } from '../bill/invoiceIndex.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import type { GraphTeams } from '../graph/teams.js';
 import type { QueryCache } from '../cache/index.js';
 import type { Limiter } from '../limits/types.js';
+import type { OrgBindings } from '../state/bindings.js';
+import type { Installations } from '../state/conversations.js';
 import type { StateStore } from '../state/types.js';
 import type { AuditTrail } from '../state/audit.js';
 import type { AccessPolicy } from './access.js';
@@ -39,6 +42,12 @@ export interface BotServices {
   cache: QueryCache;
   /** The audit trail; admin actions (link, unlink, subscribe, webhook setup) call audit.admin(...). */
   audit: AuditTrail;
+  /** The same bindings as `bindings`, with their admin side (mode, describe, link, unlink). */
+  orgBindings?: OrgBindings;
+  /** Where the bot is installed (conversation references) and the clean-up when it is removed. */
+  installs?: Installations;
+  /** Graph GET /teams/{id}; undefined in local mode (no app id) or without a client secret. */
+  graph?: GraphTeams;
   /** BILL: `bill.org(orgId, { priority, maxWaitMs })` for AP/AR, `bill.spend()` for Spend & Expense, `bill.status()`. */
   bill: BillGateway;
   /** Invoice number -> invoice per org (BILL cannot filter by number); webhooks keep it current with apply/remove. */
