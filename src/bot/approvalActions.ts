@@ -33,6 +33,7 @@ import { shortId } from './cards/redact.js';
 import { SANDBOX_NOTE } from './commands/help.js';
 import type { Caller, ConversationKind, ConversationScope } from './commands/types.js';
 import type { BotServices } from './services.js';
+import { auditActor } from './auditObserver.js';
 
 export interface ApprovalsDeps {
   links: UserLinks;
@@ -182,10 +183,6 @@ async function billDetails(client: ReturnType<BotServices['bill']['orgAs']>, sho
   }
 }
 
-function actorOf(scope: ConversationScope, caller: Caller): Pick<ApprovalAudit, 'tenantId' | 'teamId' | 'channelId' | 'conversationId' | 'aadObjectId' | 'userId'> {
-  return { tenantId: scope.tenantId, teamId: scope.teamId, channelId: scope.channelId, conversationId: scope.conversationId, aadObjectId: caller.aadObjectId, userId: caller.id };
-}
-
 /** Says something to the clicker only; the card stays as everyone sees it. */
 function privately(reply: CardReply): CardActionReply {
   return { ...reply, privateReply: true };
@@ -194,7 +191,7 @@ function privately(reply: CardReply): CardActionReply {
 async function auditRefusal(ctx: CardActionContext, state: ApprovalCardState | undefined, billId: string, decision: ApprovalAction, reason: string): Promise<void> {
   ctx.log.warn({ reason, card: state?.id, bill: shortId(billId) }, 'approval click refused');
   await ctx.services.audit
-    .approval({ ...actorOf(ctx.scope, ctx.caller), orgId: state?.orgId ?? 'unknown', billId, decision, result: 'refused', reason, correlationId: ctx.correlationId })
+    .approval({ ...auditActor(ctx.scope, ctx.caller), orgId: state?.orgId ?? 'unknown', billId, decision, result: 'refused', reason, correlationId: ctx.correlationId })
     .catch(() => undefined);
 }
 
@@ -258,7 +255,7 @@ async function decide(ctx: CardActionContext, action: ApprovalAction): Promise<C
       return { ...approvalsCard(cardOptions(services, approvals, state, true, { notice })), everyone: sharedView(services, approvals, state) };
     }
     const comment = readComment(data[commentInputId(row)]);
-    const record: ApprovalAudit = { ...actorOf(scope, caller), orgId: state.orgId, billId, decision: action, result: 'requested', comment, billUserId: link.billUserId, correlationId: ctx.correlationId };
+    const record: ApprovalAudit = { ...auditActor(scope, caller), orgId: state.orgId, billId, decision: action, result: 'requested', comment, billUserId: link.billUserId, correlationId: ctx.correlationId };
     // No trace, no request: if the audit trail cannot be written, nothing goes to BILL.
     await services.audit.approval(record);
     let status: string;
@@ -334,7 +331,7 @@ async function connect(ctx: CardActionContext): Promise<CardActionReply> {
   const previous = await approvals.links.get(ref);
   const person: PersonCredentials = { username: tokenName, password: tokenValue, owner: `${ref.tenantId.toLowerCase()}|${ref.aadObjectId.toLowerCase()}` };
   const audit = (result: 'ok' | 'refused' | 'error', detail?: Record<string, string>) =>
-    services.audit.admin({ ...actorOf(scope, caller), action: 'approvals.connect', orgId, result, detail, correlationId: ctx.correlationId });
+    services.audit.admin({ ...auditActor(scope, caller), action: 'approvals.connect', orgId, result, detail, correlationId: ctx.correlationId });
   let billUserId: string;
   try {
     const who = await services.bill.orgAs(orgId, person, { priority: 'interactive' }).whoami();

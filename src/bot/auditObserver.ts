@@ -1,5 +1,6 @@
 // Feeds every dispatched command into the audit trail: who, where, what, the outcome and the upstream calls it made.
-import type { AuditTrail } from '../state/audit.js';
+import type { AuditActor, AuditTrail } from '../state/audit.js';
+import type { Caller, ConversationScope } from './commands/types.js';
 import { upstreamTotal, type UpstreamCounts } from '../upstreamCalls.js';
 import {
   BillApiError,
@@ -8,6 +9,18 @@ import {
 } from '../errors.js';
 import type { CommandRegistry } from './commands/registry.js';
 import type { DispatchObserver } from './dispatch.js';
+
+/** Who did it and where, as every audit record states it. */
+export function auditActor(scope: ConversationScope, caller: Caller): AuditActor {
+  return {
+    tenantId: scope.tenantId,
+    teamId: scope.teamId,
+    channelId: scope.channelId,
+    conversationId: scope.conversationId,
+    aadObjectId: caller.aadObjectId,
+    userId: caller.id,
+  };
+}
 
 /** A short, non-secret name for why a command was refused or failed. */
 export function auditReason(err: unknown): string | undefined {
@@ -23,12 +36,7 @@ export function auditObserver(audit: AuditTrail, registry: CommandRegistry, upst
     const def = result.command ? registry.get(result.command) : undefined;
     const counts = upstream() ?? {};
     await audit.command({
-      tenantId: req.scope.tenantId,
-      teamId: req.scope.teamId,
-      channelId: req.scope.channelId,
-      conversationId: req.scope.conversationId,
-      aadObjectId: req.caller.aadObjectId,
-      userId: req.caller.id,
+      ...auditActor(req.scope, req.caller),
       command: result.command,
       args: def?.secretArgs ? [] : result.args,
       orgId: result.orgId,

@@ -5,6 +5,7 @@ import { Forbidden } from '../../errors.js';
 import type { UserLink } from '../../state/userLinks.js';
 import { approvalsOffCard, connectCard, connectElsewhereCard, disconnectedCard, tokenTypedCard } from '../cards/approvals.js';
 import { SANDBOX_NOTE } from './help.js';
+import { auditActor } from '../auditObserver.js';
 import type { CommandContext, CommandDefinition } from './types.js';
 
 function note(ctx: CommandContext): string | undefined {
@@ -64,12 +65,7 @@ export const disconnectCommand: CommandDefinition = {
       await ctx.services.bill.releaseAs(link.orgId, approvals.person(link)).catch((err: unknown) => ctx.log.info({ orgId: link.orgId, err: String(err) }, 'approver session logout failed; BILL ends it by itself'));
       await ctx.services.audit
         .admin({
-          tenantId: ctx.scope.tenantId,
-          teamId: ctx.scope.teamId,
-          channelId: ctx.scope.channelId,
-          conversationId: ctx.scope.conversationId,
-          aadObjectId: ctx.caller.aadObjectId,
-          userId: ctx.caller.id,
+          ...auditActor(ctx.scope, ctx.caller),
           action: 'approvals.disconnect',
           orgId: link.orgId,
           result: 'ok',

@@ -2,6 +2,7 @@
 import { Forbidden, InputError } from '../../errors.js';
 import { BindingRefused, type OrgBindings } from '../../state/bindings.js';
 import { adaptiveCard, escapeMarkdown, facts, text, title, type CardReply } from '../cards/card.js';
+import { auditActor } from '../auditObserver.js';
 import type { CommandContext, CommandDefinition } from './types.js';
 
 function here(ctx: CommandContext): string {
@@ -23,12 +24,7 @@ function singleOrgCard(ctx: CommandContext): CardReply {
 /** Records a link/unlink in the audit trail (who, where, which org, what came of it). Throws when it cannot. */
 function audit(ctx: CommandContext, action: 'link' | 'unlink', result: 'ok' | 'refused', orgId: string | undefined, detail?: Record<string, string>): Promise<void> {
   return ctx.services.audit.admin({
-    tenantId: ctx.scope.tenantId,
-    teamId: ctx.scope.teamId,
-    channelId: ctx.scope.channelId,
-    conversationId: ctx.scope.conversationId,
-    aadObjectId: ctx.caller.aadObjectId,
-    userId: ctx.caller.id,
+    ...auditActor(ctx.scope, ctx.caller),
     action,
     orgId,
     result,

@@ -10,6 +10,7 @@ import { digestCard } from '../cards/notifications.js';
 import { dateTime } from '../cards/format.js';
 import { channelReference } from '../proactive.js';
 import { SANDBOX_NOTE } from './help.js';
+import { auditActor } from '../auditObserver.js';
 import type { CommandContext, CommandDefinition } from './types.js';
 
 const KINDS_HINT = `Type **subscribe** and one or more of: ${SUBSCRIPTION_KINDS.join(', ')}, or **all**. For example **subscribe payments bills**.`;
@@ -55,12 +56,7 @@ async function referenceFor(ctx: CommandContext, target: ChannelTarget) {
 
 function audit(ctx: CommandContext, action: string, result: 'ok' | 'refused' | 'error', orgId: string | undefined, detail?: Record<string, string | number | boolean | string[]>): Promise<void> {
   return ctx.services.audit.admin({
-    tenantId: ctx.scope.tenantId,
-    teamId: ctx.scope.teamId,
-    channelId: ctx.scope.channelId,
-    conversationId: ctx.scope.conversationId,
-    aadObjectId: ctx.caller.aadObjectId,
-    userId: ctx.caller.id,
+    ...auditActor(ctx.scope, ctx.caller),
     action,
     orgId,
     result,
