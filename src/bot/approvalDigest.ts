@@ -8,6 +8,7 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { NotLinked, errorMessage } from '../errors.js';
 import { CATCH_UP_MS } from '../notify/digests.js';
+import { Periodic } from '../notify/periodic.js';
 import { latestSlot } from '../notify/schedule.js';
 import type { ConversationRef, OutgoingMessage, SendOutcome } from '../notify/types.js';
 import { NS } from '../state/types.js';
@@ -43,42 +44,32 @@ export interface ApprovalDigestReport {
 }
 
 export class ApprovalDigest {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<ApprovalDigestReport> | undefined;
-  private stopped = false;
+  private readonly periodic: Periodic<ApprovalDigestReport>;
 
-  constructor(private readonly deps: ApprovalDigestDeps) {}
+  constructor(private readonly deps: ApprovalDigestDeps) {
+    this.periodic = new Periodic(() => this.run(), { everyMs: deps.tickMs ?? TICK_MS, log: deps.log, what: 'approvals digest' });
+  }
 
   start(): void {
-    if (this.timer || this.stopped || !this.deps.services.approvals) return;
-    this.timer = setInterval(() => {
-      this.tick().catch((err) => this.deps.log.error({ err: errorMessage(err) }, 'approvals digest failed'));
-    }, this.deps.tickMs ?? TICK_MS);
-    this.timer.unref();
+    if (this.deps.services.approvals) this.periodic.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running?.catch(() => undefined);
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 
-  /** Sends every approvals digest whose slot has come (one run at a time; a call during a run waits for it). */
+  /** Sends every approvals digest whose slot has come (one run at a time; a call during a run gets a fresh run after it). */
   tick(): Promise<ApprovalDigestReport> {
-    this.running ??= this.run().finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
+    return this.periodic.tick();
   }
 
   private async run(): Promise<ApprovalDigestReport> {
     const report: ApprovalDigestReport = { sent: 0, empty: 0, failed: 0 };
     const approvals = this.deps.services.approvals;
-    if (!approvals || this.stopped) return report;
+    if (!approvals || this.periodic.stopped) return report;
     const now = this.deps.clock.now();
     for (const link of await approvals.links.all()) {
-      if (this.stopped) break;
+      if (this.periodic.stopped) break;
       if (!link.digestTime || !link.reference) continue;
       try {
         await this.slot(link, now, report);

@@ -21,6 +21,7 @@ import type { Bill } from '../bill/types.js';
 import type { BindingScope } from '../state/bindings.js';
 import { NS, type StateStore } from '../state/types.js';
 import { Leases } from './lease.js';
+import { Periodic } from './periodic.js';
 import { dateIn, latestSlot, plusDays, type DigestSchedule } from './schedule.js';
 import { channelKey, channelScope } from './subscriptions.js';
 import type { ChannelSender, ChannelTarget, ConversationRef, DigestBill, DigestContent, DigestInvoice, NotificationPresenter } from './types.js';
@@ -205,53 +206,32 @@ export interface TickReport {
 
 export class DigestScheduler {
   private readonly leases: Leases;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<TickReport> | undefined;
-  private queued: Promise<TickReport> | undefined;
-  private stopped = false;
+  private readonly periodic: Periodic<TickReport>;
 
   constructor(private readonly deps: SchedulerDeps) {
     this.leases = new Leases(deps.state, deps.clock, NS.digests, SLOT_LEASE_MS);
+    this.periodic = new Periodic(() => this.run(), { everyMs: deps.tickMs ?? TICK_MS, log: deps.log, what: 'digest scheduler' });
   }
 
   start(): void {
-    if (this.timer || this.stopped) return;
-    this.timer = setInterval(() => {
-      this.tick().catch((err) => this.deps.log.error({ err: errorMessage(err) }, 'digest scheduler failed'));
-    }, this.deps.tickMs ?? TICK_MS);
-    this.timer.unref();
+    this.periodic.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    await Promise.allSettled([this.running, this.queued]);
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 
   /** Posts every digest whose slot has come. A call made while one runs gets a fresh run after it (its own "now"). */
   tick(): Promise<TickReport> {
-    if (!this.running) {
-      this.running = this.run().finally(() => {
-        this.running = undefined;
-      });
-      return this.running;
-    }
-    this.queued ??= this.running
-      .catch(() => undefined)
-      .then(() => {
-        this.queued = undefined;
-        return this.tick();
-      });
-    return this.queued;
+    return this.periodic.tick();
   }
 
   private async run(): Promise<TickReport> {
     const report: TickReport = { posted: 0, unchanged: 0, failed: 0 };
-    if (this.stopped) return report;
+    if (this.periodic.stopped) return report;
     const now = this.deps.clock.now();
     for (const setting of await this.deps.settings.all()) {
-      if (this.stopped) break;
+      if (this.periodic.stopped) break;
       try {
         await this.slot(setting, now, report);
       } catch (err) {

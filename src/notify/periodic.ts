@@ -1,0 +1,60 @@
+// A job that runs every few seconds, one run at a time, and stops cleanly: the clockwork of the digest schedulers.
+import type { Logger } from '../log.js';
+import { errorMessage } from '../errors.js';
+
+export interface PeriodicOptions {
+  everyMs: number;
+  log: Logger;
+  /** Names the job in the log line when a run fails. */
+  what: string;
+}
+
+export class Periodic<R> {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<R> | undefined;
+  private queued: Promise<R> | undefined;
+  private halted = false;
+
+  constructor(
+    private readonly job: () => Promise<R>,
+    private readonly opts: PeriodicOptions,
+  ) {}
+
+  /** True once stop() was called; a long run checks it between items. */
+  get stopped(): boolean {
+    return this.halted;
+  }
+
+  start(): void {
+    if (this.timer || this.halted) return;
+    this.timer = setInterval(() => {
+      this.tick().catch((err) => this.opts.log.error({ err: errorMessage(err) }, `${this.opts.what} failed`));
+    }, this.opts.everyMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.halted = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await Promise.allSettled([this.running, this.queued]);
+  }
+
+  /** Runs the job now. A call made while one runs gets one fresh run after it (with its own "now"). */
+  tick(): Promise<R> {
+    if (!this.running) {
+      const run = this.job().finally(() => {
+        if (this.running === run) this.running = undefined;
+      });
+      this.running = run;
+      return run;
+    }
+    this.queued ??= this.running
+      .catch(() => undefined)
+      .then(() => {
+        this.queued = undefined;
+        return this.tick();
+      });
+    return this.queued;
+  }
+}
