@@ -184,6 +184,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   adapter.use(connectorLimits({ limiter, log }));
   // BILL webhooks -> durable outbox -> proactive cards in subscribed channels, and scheduled digests.
   const servedOrgId = config.bill.credentials?.orgId ?? sandbox?.credentials.orgId;
+  // Proactive cards (notifications, digests, approvals digests) go through the Bot Framework with stored references.
+  const sender = new BotFrameworkSender(adapter, config, log);
   const notify = createNotify({
     config,
     state,
@@ -198,13 +200,13 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     billIndex,
     parties,
     audit,
-    sender: new BotFrameworkSender(adapter, config, log),
+    sender,
     presenter: notificationPresenter({ locale: config.locale, timeZone: config.timeZone, note: sandbox ? SANDBOX_NOTE : undefined }),
   });
   services.notify = notify;
   bot.onCardAction(REFRESH_VERB, refreshNotification);
   registerApprovalActions(bot);
-  const approvalDigest = new ApprovalDigest({ services, sender: new BotFrameworkSender(adapter, config, log), clock, log });
+  const approvalDigest = new ApprovalDigest({ services, sender, clock, log });
   const server = createHttpServer({ log, adapter, bot, readiness, metrics: metricsHandler(metrics), routes: [webhookRoute(notify.receiver, log)] });
 
   let closing: Promise<void> | undefined;
