@@ -1,28 +1,12 @@
 // Seeded random inputs for fuzz tests: a failure prints its seed, and FUZZ_SEED=<n> replays it exactly.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { Prng } from '../../src/sandbox/prng.js';
 
-/** mulberry32: a small, well-known 32-bit PRNG; good enough to pick inputs, and reproducible. */
-export class Rng {
-  private state: number;
+/** The sandbox's seeded PRNG (mulberry32), remembering its seed so a failure can print it. */
+export class Rng extends Prng {
   constructor(readonly seed: number) {
-    this.state = seed >>> 0;
-  }
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-  int(min: number, max: number): number {
-    return min + Math.floor(this.next() * (max - min + 1));
-  }
-  chance(p: number): boolean {
-    return this.next() < p;
-  }
-  pick<T>(items: readonly T[]): T {
-    return items[Math.floor(this.next() * items.length)]!;
+    super(seed);
   }
 }
 
