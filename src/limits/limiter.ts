@@ -12,6 +12,8 @@ import { nextHour } from './windows.js';
 
 /** Bottleneck priorities: lower runs first. */
 const PRIORITY: Record<Priority, number> = { interactive: 2, background: 7 };
+/** Calls a concurrency budget must have seen complete before it refuses a wait as hopeless from its own estimate. */
+const MIN_SAMPLES_TO_REFUSE_EARLY = 10;
 /** A retry estimate is never shorter than this (a person cannot act faster). */
 const MIN_RETRY_MS = 1_000;
 /** A Retry-After longer than this is treated as this (a broken header must not stop a budget for a day). */
@@ -72,6 +74,8 @@ class BudgetState {
   effective: number;
   restoreTimer: ReturnType<typeof setTimeout> | undefined;
   avgCallMs: number;
+  /** Calls whose duration fed avgCallMs. */
+  samples = 0;
   /** Waiting room: one waiter at a time is at the head; Bottleneck orders the rest by priority. */
   room: Bottleneck | undefined;
   roomJobs = 0;
@@ -237,6 +241,13 @@ export class SharedLimiter implements Limiter {
       return;
     }
     if (deadline <= now) throw this.reject(st, this.estimate(st, 1), 'busy');
+    // Would it get a slot in time? Once calls have been timed, say "busy" now rather than after the whole wait: the
+    // person learns it at once, and a burst does not end in hundreds of refusals at the same instant, which would
+    // keep the process from handing the freed slots to the calls that did get in.
+    if (Number.isFinite(deadline) && st.samples >= MIN_SAMPLES_TO_REFUSE_EARLY) {
+      const eta = this.estimate(st, st.queued + 1);
+      if (now + eta > deadline) throw this.reject(st, eta, 'busy');
+    }
     await this.enqueue(st, priority, deadline, (ticket) => this.slotTurn(st, ticket));
   }
 
@@ -288,7 +299,10 @@ export class SharedLimiter implements Limiter {
   private releaseSlot(st: BudgetState, tookMs: number | undefined): void {
     this.deps.store.release(st.ref.id);
     st.running = Math.max(0, st.running - 1);
-    if (tookMs !== undefined) st.avgCallMs = st.avgCallMs * 0.8 + tookMs * 0.2;
+    if (tookMs !== undefined) {
+      st.avgCallMs = st.avgCallMs * 0.8 + tookMs * 0.2;
+      st.samples++;
+    }
     this.wakeSlotWaiters(st);
   }
 
