@@ -1,0 +1,62 @@
+// Bench child: billbridge as `npm start` builds it (buildApp + listen), in its own process so its CPU and memory are
+// its own. The only difference from src/index.ts: the clock may run faster (the compressed hour), and the driver
+// can read the app's own counters (cache, limiter, indexes, memory) over IPC.
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { writeHeapSnapshot } from 'node:v8';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { NS } from '../../src/state/types.js';
+import { clockFromEnv, ready, residentSet, serve } from './ipc.js';
+
+// The environment the driver gave, never a developer's .env (it may hold real BILL credentials).
+const config = loadConfig(process.env);
+const app = await buildApp(config, { clock: clockFromEnv(process.env) });
+const url = await app.listen();
+const orgId = config.bill.credentials?.orgId ?? app.sandbox?.credentials.orgId ?? '';
+
+// A CPU profile of a window the driver chooses (BENCH_PROFILE_DIR): what the bot did during one scenario's load.
+let profiler: Session | undefined;
+
+type CountingLimiter = typeof app.limiter & { budgetCounters?: () => unknown };
+
+serve(
+  {
+    stats: () => {
+      const { services } = app;
+      const limiter = app.limiter as CountingLimiter;
+      return {
+        cache: services.cache.stats(),
+        budgets: limiter.budgetCounters?.() ?? [],
+        billBudgets: app.limiter.snapshot().filter((b) => b.budget.startsWith('bill')),
+        invoiceIndex: services.invoiceIndex?.info(orgId),
+        billIndex: services.billIndex?.info(orgId),
+        loginsLastHour: app.bill.status().loginsLastHour,
+        memory: process.memoryUsage(),
+        ...residentSet(),
+      };
+    },
+    profileStart: async () => {
+      profiler = new Session();
+      profiler.connect();
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.start');
+      return null;
+    },
+    profileStop: async (file: string) => {
+      if (!profiler) return null;
+      const { profile } = await profiler.post('Profiler.stop');
+      profiler.disconnect();
+      profiler = undefined;
+      writeFileSync(file, JSON.stringify(profile));
+      return file;
+    },
+    /** Writes a V8 heap snapshot (for looking into a memory figure); returns its path. */
+    heapSnapshot: (dir: string) => writeHeapSnapshot(`${dir}/billbridge-${process.pid}-${Date.now()}.heapsnapshot`),
+    /** Conversations the bot has stored references for (installs). */
+    conversations: async () => (await app.state.entries(NS.conversations)).length,
+  },
+  () => app.close(),
+);
+
+ready({ url, pid: process.pid, orgId });

@@ -1,0 +1,86 @@
+// The child side of the bench's IPC: answers the driver's requests and says when it is ready.
+import { readFileSync } from 'node:fs';
+import type { Clock } from '../../src/clock.js';
+
+export type Handler = (args: any) => unknown | Promise<unknown>;
+
+interface Request {
+  id: number;
+  cmd: string;
+  args?: unknown;
+}
+
+/** Serves the handlers over the fork IPC channel; 'stop' runs `stop` then exits. Exits when the driver goes away. */
+export function serve(handlers: Record<string, Handler>, stop: () => Promise<void>): void {
+  if (!process.send) throw new Error('bench children run under fork() with an IPC channel');
+  let stopping = false;
+  const shutdown = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    const force = setTimeout(() => process.exit(code), 10_000);
+    force.unref();
+    try {
+      await stop();
+    } finally {
+      process.exit(code);
+    }
+  };
+  process.on('message', (raw: unknown) => {
+    const req = raw as Request;
+    if (!req || typeof req.id !== 'number') return;
+    if (req.cmd === 'stop') {
+      process.send!({ id: req.id, ok: true, result: null }, () => void shutdown(0));
+      return;
+    }
+    const handler = handlers[req.cmd];
+    Promise.resolve()
+      .then(() => {
+        if (!handler) throw new Error(`unknown command ${req.cmd}`);
+        return handler(req.args);
+      })
+      .then(
+        (result) => process.send!({ id: req.id, ok: true, result }),
+        (err: unknown) => process.send!({ id: req.id, ok: false, error: err instanceof Error ? err.stack ?? err.message : String(err) }),
+      );
+  });
+  process.on('disconnect', () => void shutdown(0));
+  process.on('SIGTERM', () => void shutdown(0));
+  process.on('SIGINT', () => void shutdown(0));
+}
+
+export function ready(info: Record<string, unknown>): void {
+  process.send!({ ready: true, ...info });
+}
+
+/** Peak and current resident set size of this process, from /proc (Linux), in bytes. */
+export function residentSet(): { peakRss: number | undefined; rss: number } {
+  let peakRss: number | undefined;
+  try {
+    const m = /VmHWM:\s+(\d+)\s+kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+    if (m) peakRss = Number(m[1]) * 1024;
+  } catch {
+    // not Linux
+  }
+  return { peakRss, rss: process.memoryUsage().rss };
+}
+
+/**
+ * Time running `speed` times faster than the wall clock from `epoch` on (the compressed hour). Every process of a
+ * run uses the same epoch and speed, so the bot and the sandbox agree on what time it is.
+ */
+export class ScaledClock implements Clock {
+  constructor(
+    private readonly epoch: number,
+    private readonly speed: number,
+  ) {}
+  now(): number {
+    return Math.floor(this.epoch + (Date.now() - this.epoch) * this.speed);
+  }
+}
+
+export function clockFromEnv(env: NodeJS.ProcessEnv): Clock | undefined {
+  const speed = Number(env.BENCH_CLOCK_SPEED ?? '1');
+  const epoch = Number(env.BENCH_CLOCK_EPOCH ?? '0');
+  if (!Number.isFinite(speed) || speed <= 0) throw new Error('BENCH_CLOCK_SPEED must be a positive number');
+  return speed === 1 || !epoch ? undefined : new ScaledClock(epoch, speed);
+}

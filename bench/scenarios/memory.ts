@@ -1,0 +1,104 @@
+// Scenario 5 — memory: the bot process's peak resident set size (VmHWM from /proc) after it has built the number
+// indexes of an organisation with 10,000 invoices and 5,000 bills, stored 1,000 conversation references (installs
+// into 1,000 teams) and filled its answer cache to its bounds (CACHE_MAX_BYTES with large lists first, then
+// CACHE_MAX_ENTRIES with single records).
+import type { BenchContext } from '../context.js';
+import { BotClient, channel, commandActivity, installActivity, person } from '../load.js';
+import { warmIndexes, type BotStats, type Catalog } from '../org.js';
+import { figure, type ScenarioResult } from '../report.js';
+import { boundedAll, Rng } from '../stats.js';
+
+const MB = 1024 * 1024;
+const DEFAULT_MAX_ENTRIES = 5_000;
+const DEFAULT_MAX_BYTES = 50 * MB;
+
+export async function memory(ctx: BenchContext): Promise<ScenarioResult> {
+  const conversations = 1_000;
+  // Memory does not depend on BILL's latency: the sandbox answers at once so the cache fills quickly.
+  const sandbox = await ctx.sandbox('memory sandbox', { latencyMs: 0 });
+  const catalog = (await sandbox.call('catalog')) as Catalog;
+  const bot = await ctx.bot('memory bot', sandbox.info, process.env.BENCH_BOT_NODE_OPTIONS ? { env: { NODE_OPTIONS: process.env.BENCH_BOT_NODE_OPTIONS } } : {});
+  const client = new BotClient(bot.info.url, 32);
+  const serviceUrl = ctx.connector.url;
+  const rng = new Rng(ctx.opts.seed + 5);
+  let seq = 0;
+  const ask = async (text: string) => {
+    const i = seq++;
+    // One person per command and 2,000 channels: the per-person and per-channel limits stay out of the way.
+    const { activity } = commandActivity({ text, who: person(200_000 + i), where: channel(i, 2_000) }, `mem-${i}`, serviceUrl);
+    return client.post(activity);
+  };
+  const stages: Array<{ stage: string; seconds: number; peakRss: number; rss: number; heapUsed: number; heapTotal: number; external: number; cacheEntries: number; cacheBytes: number }> = [];
+  const t0 = Date.now();
+  const mark = async (stage: string) => {
+    const s = (await bot.call('stats')) as BotStats;
+    const m = bot.memory();
+    stages.push({ stage, seconds: (Date.now() - t0) / 1000, peakRss: m?.peakRss ?? Number.NaN, rss: m?.rss ?? Number.NaN, heapUsed: s.memory.heapUsed, heapTotal: s.memory.heapTotal, external: s.memory.external, cacheEntries: s.cache.entries, cacheBytes: s.cache.bytes });
+    ctx.log(
+      `  ${((Date.now() - t0) / 1000).toFixed(1)} s ${stage}: RSS ${((m?.rss ?? 0) / MB).toFixed(0)} MB (peak ${((m?.peakRss ?? 0) / MB).toFixed(0)} MB), heap ${(s.memory.heapUsed / MB).toFixed(0)}/${(s.memory.heapTotal / MB).toFixed(0)} MB, external ${(s.memory.external / MB).toFixed(0)} MB, cache ${s.cache.entries} entries / ${(s.cache.bytes / MB).toFixed(1)} MB`,
+    );
+    return s;
+  };
+  try {
+    await mark('started');
+    await warmIndexes(bot, client, serviceUrl, catalog);
+    await mark('number indexes built');
+
+    await boundedAll(conversations, 16, (t) => client.post(installActivity(t, serviceUrl)));
+    const stored = (await bot.call('conversations')) as number;
+    await mark(`${stored} conversations stored`);
+
+    // Large answers first, until the byte bound is reached: every "bills due N", vendors and customers in full.
+    const big = [
+      ...Array.from({ length: 91 }, (_, d) => `bills due ${d}`),
+      ...rng.shuffle([...catalog.vendors]).map((v) => `vendor ${v}`),
+      ...rng.shuffle([...catalog.customers]).map((c) => `customer ${c}`),
+      ...Array.from({ length: 50 }, (_, n) => `payments ${n + 1}`),
+    ];
+    await boundedAll(big.length, 8, (i) => ask(big[i]!));
+    let s = await mark('large lists asked');
+    // Then single records until the entry bound is reached.
+    const records = [...rng.shuffle(catalog.bills.map((b) => `bill ${b.id}`)), ...rng.shuffle([...catalog.invoiceNumbers]).map((n) => `invoice ${n}`)];
+    let next = 0;
+    // --quick asks for at most 1,000 records (its smaller organisation cannot fill the cache anyway).
+    const maxRecords = ctx.opts.quick ? 1_000 : records.length;
+    while (s.cache.entries < DEFAULT_MAX_ENTRIES && next < maxRecords) {
+      const batch = records.slice(next, Math.min(maxRecords, next + 500));
+      next += batch.length;
+      await boundedAll(batch.length, 16, (i) => ask(batch[i]!));
+      s = (await bot.call('stats')) as BotStats;
+    }
+    s = await mark('single records asked');
+    // BENCH_HEAP_DIR: a heap snapshot of the bot at the end, to see what holds the memory.
+    if (process.env.BENCH_HEAP_DIR) ctx.log(`  heap snapshot: ${await bot.call('heapSnapshot', process.env.BENCH_HEAP_DIR, 300_000)}`);
+    const m = bot.memory()!;
+    const peakBytes = Math.max(...stages.map((x) => x.cacheBytes));
+    const notes: string[] = [];
+    if (stored < conversations) notes.push(`only ${stored} of ${conversations} conversations were stored`);
+    if (s.cache.entries < DEFAULT_MAX_ENTRIES && s.cache.bytes < DEFAULT_MAX_BYTES * 0.9) notes.push('the cache did not reach either bound');
+    notes.push(`cache bounds: ${DEFAULT_MAX_ENTRIES} entries, ${DEFAULT_MAX_BYTES / MB} MB; evictions so far ${s.cache.evictions}`);
+    return {
+      id: 'memory',
+      title: '5. Memory',
+      setup: { invoices: ctx.opts.invoices, bills: ctx.opts.bills, conversations, cacheMaxEntries: DEFAULT_MAX_ENTRIES, cacheMaxBytes: DEFAULT_MAX_BYTES },
+      figures: [
+        figure('peak RSS (VmHWM)', m.peakRss / MB, 'MB', 0, { value: 200, direction: 'atMost' }),
+        figure('RSS at the end', m.rss / MB, 'MB', 0),
+        figure('invoices / bills indexed', s.invoiceIndex?.records ?? 0, `/ ${s.billIndex?.records ?? 0}`, 0),
+        figure('conversations stored', stored, '', 0),
+        figure('cache entries at the end', s.cache.entries, '', 0),
+        figure('cache bytes at their highest', peakBytes / MB, 'MB', 1),
+      ],
+      details: { stages, final: s, memory: m },
+      notes,
+      table: [
+        ['stage', 's', 'RSS MB', 'peak MB', 'heap used/total MB', 'cache entries', 'cache MB'],
+        ...stages.map((x) => [x.stage, x.seconds.toFixed(0), (x.rss / MB).toFixed(0), (x.peakRss / MB).toFixed(0), `${(x.heapUsed / MB).toFixed(0)}/${(x.heapTotal / MB).toFixed(0)}`, String(x.cacheEntries), (x.cacheBytes / MB).toFixed(1)]),
+      ],
+    };
+  } finally {
+    await client.close();
+    await ctx.stop(bot);
+    await ctx.stop(sandbox);
+  }
+}
