@@ -50,6 +50,7 @@ export function uniqueBillNumbers(catalog: Catalog): Array<{ id: string; number:
 }
 
 export interface BotStats {
+  cacheBounds: { maxEntries: number; maxBytes: number };
   cache: { hits: number; misses: number; coalesced: number; entries: number; bytes: number; hitRatio: number; evictions: number; loadErrors: number };
   budgets: Array<{ budget: string; granted: number; rejected: Record<string, number>; throttles: Record<string, number> }>;
   invoiceIndex?: { records: number; complete: boolean };

@@ -27,6 +27,7 @@ serve(
       const limiter = app.limiter as CountingLimiter;
       return {
         cache: services.cache.stats(),
+        cacheBounds: { maxEntries: config.cache.maxEntries, maxBytes: config.cache.maxBytes },
         budgets: limiter.budgetCounters?.() ?? [],
         billBudgets: app.limiter.snapshot().filter((b) => b.budget.startsWith('bill')),
         invoiceIndex: services.invoiceIndex?.info(orgId),

@@ -138,6 +138,7 @@ export async function economy(ctx: BenchContext): Promise<ScenarioResult> {
   const calls = billCalls(sStats);
   // Which commands spent the calls: the audit trail records the BILL calls each command's turn made.
   const spent = auditedBillCalls(join(stateDir, 'audit.log'), new Set(hour.map((_, i) => `eco-${i}`)));
+  const unattributed = calls - [...spent.values()].reduce((x, v) => x + v.calls, 0);
   const answered = outcomes.answered;
   const billBacked = hour.filter((c) => c.kind !== 'help' && c.kind !== 'status').length;
   ctx.log(`  billbridge: ${answered} answered with ${calls} BILL calls (${sStats.logins} login), cache hit ratio ${(bStats.cache.hitRatio * 100).toFixed(1)}%`);
@@ -203,7 +204,7 @@ export async function economy(ctx: BenchContext): Promise<ScenarioResult> {
     table: [
       ['command', 'asked', 'BILL calls', 'per command'],
       ...[...spent.entries()].sort((a, b) => b[1].calls - a[1].calls).map(([command, v]) => [command, String(v.asked), String(v.calls), (v.calls / v.asked).toFixed(2)]),
-      ['(background: index refreshes, names)', '', String(calls - [...spent.values()].reduce((x, v) => x + v.calls, 0)), ''],
+      ...(unattributed > 0 ? [['(not made by a command: refreshes between turns)', '', String(unattributed), '']] : []),
       [],
       ['BILL route', 'billbridge', 'naive' + (sampleEvery > 1 ? ' (scaled)' : '')],
       ...[...new Set([...Object.keys(sStats.requestsByPath), ...Object.keys(n.byRoute)])]

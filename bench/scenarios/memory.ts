@@ -9,15 +9,19 @@ import { figure, type ScenarioResult } from '../report.js';
 import { boundedAll, Rng } from '../stats.js';
 
 const MB = 1024 * 1024;
-const DEFAULT_MAX_ENTRIES = 5_000;
-const DEFAULT_MAX_BYTES = 50 * MB;
 
 export async function memory(ctx: BenchContext): Promise<ScenarioResult> {
   const conversations = 1_000;
   // Memory does not depend on BILL's latency: the sandbox answers at once so the cache fills quickly.
   const sandbox = await ctx.sandbox('memory sandbox', { latencyMs: 0 });
   const catalog = (await sandbox.call('catalog')) as Catalog;
-  const bot = await ctx.bot('memory bot', sandbox.info, process.env.BENCH_BOT_NODE_OPTIONS ? { env: { NODE_OPTIONS: process.env.BENCH_BOT_NODE_OPTIONS } } : {});
+  // The defaults unless looking into the figure: BENCH_BOT_NODE_OPTIONS (e.g. --max-old-space-size=160) and
+  // BENCH_CACHE_MAX_BYTES / BENCH_CACHE_MAX_ENTRIES for the bot's CACHE_MAX_BYTES / CACHE_MAX_ENTRIES.
+  const env: Record<string, string> = {};
+  if (process.env.BENCH_BOT_NODE_OPTIONS) env.NODE_OPTIONS = process.env.BENCH_BOT_NODE_OPTIONS;
+  if (process.env.BENCH_CACHE_MAX_BYTES) env.CACHE_MAX_BYTES = process.env.BENCH_CACHE_MAX_BYTES;
+  if (process.env.BENCH_CACHE_MAX_ENTRIES) env.CACHE_MAX_ENTRIES = process.env.BENCH_CACHE_MAX_ENTRIES;
+  const bot = await ctx.bot('memory bot', sandbox.info, { env });
   const client = new BotClient(bot.info.url, 32);
   const serviceUrl = ctx.connector.url;
   const rng = new Rng(ctx.opts.seed + 5);
@@ -40,7 +44,7 @@ export async function memory(ctx: BenchContext): Promise<ScenarioResult> {
     return s;
   };
   try {
-    await mark('started');
+    const bounds = (await mark('started')).cacheBounds;
     await warmIndexes(bot, client, serviceUrl, catalog);
     await mark('number indexes built');
 
@@ -62,7 +66,7 @@ export async function memory(ctx: BenchContext): Promise<ScenarioResult> {
     let next = 0;
     // --quick asks for at most 1,000 records (its smaller organisation cannot fill the cache anyway).
     const maxRecords = ctx.opts.quick ? 1_000 : records.length;
-    while (s.cache.entries < DEFAULT_MAX_ENTRIES && next < maxRecords) {
+    while (s.cache.entries < bounds.maxEntries && next < maxRecords) {
       const batch = records.slice(next, Math.min(maxRecords, next + 500));
       next += batch.length;
       await boundedAll(batch.length, 16, (i) => ask(batch[i]!));
@@ -75,12 +79,12 @@ export async function memory(ctx: BenchContext): Promise<ScenarioResult> {
     const peakBytes = Math.max(...stages.map((x) => x.cacheBytes));
     const notes: string[] = [];
     if (stored < conversations) notes.push(`only ${stored} of ${conversations} conversations were stored`);
-    if (s.cache.entries < DEFAULT_MAX_ENTRIES && s.cache.bytes < DEFAULT_MAX_BYTES * 0.9) notes.push('the cache did not reach either bound');
-    notes.push(`cache bounds: ${DEFAULT_MAX_ENTRIES} entries, ${DEFAULT_MAX_BYTES / MB} MB; evictions so far ${s.cache.evictions}`);
+    if (s.cache.entries < bounds.maxEntries && s.cache.bytes < bounds.maxBytes * 0.9) notes.push('the cache did not reach either bound');
+    notes.push(`cache bounds: ${bounds.maxEntries} entries, ${bounds.maxBytes / MB} MB; evictions so far ${s.cache.evictions}`);
     return {
       id: 'memory',
       title: '5. Memory',
-      setup: { invoices: ctx.opts.invoices, bills: ctx.opts.bills, conversations, cacheMaxEntries: DEFAULT_MAX_ENTRIES, cacheMaxBytes: DEFAULT_MAX_BYTES },
+      setup: { invoices: ctx.opts.invoices, bills: ctx.opts.bills, conversations, cacheMaxEntries: bounds.maxEntries, cacheMaxBytes: bounds.maxBytes, env },
       figures: [
         figure('peak RSS (VmHWM)', m.peakRss / MB, 'MB', 0, { value: 200, direction: 'atMost' }),
         figure('RSS at the end', m.rss / MB, 'MB', 0),
