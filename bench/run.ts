@@ -30,13 +30,14 @@ Usage: npm run bench -- [--quick] [--only overhead,saturation,economy,invoice,me
   --latency    ms the BILL sandbox adds to every call (default 120)
   --invoices   invoices in the sandbox organisation (default 10000)
   --bills      bills in the sandbox organisation (default 5000)
+  --log-level  the bot's LOG_LEVEL (default info, as in production)
+  --seed       seed of the generated load (default 42)
 
 Environment for looking into a figure: BENCH_PROFILE_DIR (CPU profiles of the bot: the saturation burst, or the
 whole process with BENCH_PROFILE_ALL=1), BENCH_HEAP_DIR (heap snapshot at the end of the memory scenario),
-BENCH_LOG_DIR (every child's log lines), BENCH_BOT_NODE_OPTIONS (NODE_OPTIONS of the memory scenario's bot).
-Read a profile with: npx tsx bench/profile.ts <file>, a heap snapshot with: npx tsx bench/heap.ts <file>.
-  --log-level  the bot's LOG_LEVEL (default info, as in production)
-  --seed       seed of the generated load (default 42)`;
+BENCH_LOG_DIR (every child's log lines), BENCH_BOT_NODE_OPTIONS, BENCH_CACHE_MAX_BYTES, BENCH_CACHE_MAX_ENTRIES
+(the memory scenario's bot). Read a profile with: npx tsx bench/profile.ts <file>, a heap snapshot with:
+npx tsx bench/heap.ts <file>.`;
 
 function fail(message: string): never {
   process.stderr.write(`billbridge bench: ${message}\n\n${HELP}\n`);
