@@ -103,8 +103,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   // A moment for the first connection, so start-up reads (webhook keys, outbox) find it; unreachable: /readyz says so.
   if (redis) await redis.waitReady(2_000);
   const state: StateStore = redis ? new RedisStateStore(redis, clock) : new FileStateStore(config.stateDir, clock);
-  // Every upstream call a turn makes is counted for its audit record.
-  const upstreamCalls = new UpstreamCallCounter();
+  // Every upstream call a turn makes is counted for its audit record, and none starts after the turn's deadline.
+  const upstreamCalls = new UpstreamCallCounter({ clock, commandWaitMs: config.limits.commandWaitMs });
   const sharedLimiter = createLimiter({ config, clock, log, store: redis ? new RedisBudgetStore({ redis, log }) : undefined });
   const limiter: Limiter = upstreamCalls.counting(sharedLimiter);
   const cache = redis ? new BroadcastQueryCache({ config, clock, log }, new RedisCacheInvalidationBus(redis, log)) : createCache({ config, clock, log });

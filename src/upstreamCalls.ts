@@ -1,5 +1,7 @@
-// Counts the upstream calls each turn makes (per service) for the audit trail, carried by AsyncLocalStorage.
+// Counts the upstream calls each turn makes (per service) for the audit trail, carried by AsyncLocalStorage, and keeps
+// a person's turn within the time Teams waits for it.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Clock } from './clock.js';
 import type { Limiter, Upstream } from './limits/types.js';
 
 export type UpstreamService = Upstream['service'];
@@ -11,26 +13,57 @@ export type UpstreamCounts = Partial<Record<UpstreamService, number>>;
  * counted. The scope is captured when the call is queued, so a limiter that starts the call from another
  * async context (a queue draining) still counts it for the right turn.
  */
+/** Teams waits 15 s for a turn; the answer card needs the last second. */
+export const TURN_DEADLINE_MS = 14_000;
+
+export interface TurnDeadline {
+  clock: Clock;
+  /** The wait a person's call gets by default (config.limits.commandWaitMs). */
+  commandWaitMs: number;
+  /** No upstream work of a person's turn starts later than this after the turn began. */
+  turnDeadlineMs?: number;
+}
+
+interface TurnScope {
+  counts: Map<UpstreamService, number>;
+  /** When the turn's upstream calls must have started by (ms since epoch); undefined without a deadline. */
+  deadline: number | undefined;
+}
+
 export class UpstreamCallCounter {
-  private readonly als = new AsyncLocalStorage<Map<UpstreamService, number>>();
+  private readonly als = new AsyncLocalStorage<TurnScope>();
+
+  /**
+   * With `deadline`, a person's call (interactive, other than the Bot Connector sends that carry the answer) waits
+   * at most until the turn's deadline: a command that makes several calls in a row (pages, then names) says "busy"
+   * in time instead of answering after Teams has given up on the turn, each call having waited its own full wait.
+   */
+  constructor(private readonly deadline?: TurnDeadline) {}
 
   run<T>(fn: () => Promise<T>): Promise<T> {
-    return this.als.run(new Map(), fn);
+    const d = this.deadline;
+    return this.als.run({ counts: new Map(), deadline: d ? d.clock.now() + (d.turnDeadlineMs ?? TURN_DEADLINE_MS) : undefined }, fn);
   }
 
   /** Calls counted so far in the current scope; undefined outside one. */
   current(): UpstreamCounts | undefined {
     const store = this.als.getStore();
-    return store ? Object.fromEntries(store) : undefined;
+    return store ? Object.fromEntries(store.counts) : undefined;
   }
 
   /** The same limiter, counting each call that starts (refused or timed-out calls were never made). */
   counting(limiter: Limiter): Limiter {
     const als = this.als;
+    const d = this.deadline;
     const run: Limiter['run'] = (upstream, opts, fn) => {
-      const store = als.getStore();
-      return limiter.run(upstream, opts, () => {
-        if (store) store.set(upstream.service, (store.get(upstream.service) ?? 0) + 1);
+      const scope = als.getStore();
+      let runOpts = opts;
+      if (d && scope?.deadline !== undefined && opts.priority === 'interactive' && upstream.service !== 'connector') {
+        const left = Math.max(0, scope.deadline - d.clock.now());
+        runOpts = { ...opts, maxWaitMs: Math.min(opts.maxWaitMs ?? d.commandWaitMs, left) };
+      }
+      return limiter.run(upstream, runOpts, () => {
+        if (scope) scope.counts.set(upstream.service, (scope.counts.get(upstream.service) ?? 0) + 1);
         return fn();
       });
     };
