@@ -1,6 +1,7 @@
-// Single-instance state: one JSON file per namespace, atomic rename writes, concurrent writes grouped into one.
-import { mkdirSync } from 'node:fs';
-import { appendFile, readFile, rename, writeFile } from 'node:fs/promises';
+// Single-instance state: an append-only JSON-lines journal per namespace, compacted now and then; writes made
+// while one is on its way to disk are grouped into the next append, and each call resolves once its change is there.
+import { mkdirSync, readFileSync } from 'node:fs';
+import { appendFile, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { SetOptions, StateStore } from './types.js';
@@ -11,22 +12,73 @@ interface Entry {
   e?: number;
 }
 
-interface Flush {
+/** One journal line: a set (`v`, optional `e`) or a delete (`d`). */
+interface JournalLine {
+  k: string;
+  v?: unknown;
+  e?: number;
+  d?: 1;
+}
+
+interface Namespace {
+  map: Map<string, Entry>;
+  /** Lines waiting for the next append. */
+  pending: string[];
+  /** Bytes in the journal file now, and right after the last compaction. */
+  bytes: number;
+  compactedBytes: number;
+  /** Rewrite at the next flush even with nothing pending (expired entries swept, legacy file migrated). */
+  compactDue: boolean;
+  /** The file ends in a line torn by a crash: the next append starts on a fresh line. */
+  torn: boolean;
   running?: Promise<void>;
   queued?: Promise<void>;
 }
 
 const NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
+/** A journal is rewritten with only its live entries once it is this much larger than after its last rewrite. */
+const COMPACT_FACTOR = 3;
+const COMPACT_MIN_BYTES = 1024 * 1024;
 
 function checkName(kind: string, name: string): void {
   if (!NAME.test(name)) throw new Error(`Invalid state ${kind} name "${name}"`);
 }
 
+/** Replays a journal's text into entries; a torn last line (a crash mid-append) is skipped. */
+export function replayJournal(text: string, into = new Map<string, Entry>()): Map<string, Entry> {
+  for (const raw of text.split('\n')) {
+    if (raw === '') continue;
+    let line: JournalLine;
+    try {
+      line = JSON.parse(raw) as JournalLine;
+    } catch {
+      continue;
+    }
+    if (typeof line?.k !== 'string') continue;
+    if (line.d) into.delete(line.k);
+    else into.set(line.k, line.e !== undefined ? { v: line.v, e: line.e } : { v: line.v });
+  }
+  return into;
+}
+
+/** Reads a namespace straight from disk (tools and tests), live entries only. */
+export function readNamespaceFile(dir: string, ns: string, now = Date.now()): Record<string, unknown> {
+  checkName('namespace', ns);
+  let text = '';
+  try {
+    text = readFileSync(join(dir, `${ns}.jsonl`), 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, entry] of replayJournal(text)) if (entry.e === undefined || entry.e > now) out[k] = entry.v;
+  return out;
+}
+
 export class FileStateStore implements StateStore {
   readonly kind = 'file' as const;
   readonly location: string;
-  private readonly namespaces = new Map<string, Promise<Map<string, Entry>>>();
-  private readonly flushes = new Map<string, Flush>();
+  private readonly namespaces = new Map<string, Promise<Namespace>>();
   private readonly sweepTimer: NodeJS.Timeout;
   private closed = false;
 
@@ -46,42 +98,45 @@ export class FileStateStore implements StateStore {
   }
 
   async get<T>(ns: string, key: string): Promise<T | undefined> {
-    const map = await this.load(ns);
-    const entry = map.get(key);
+    const space = await this.load(ns);
+    const entry = space.map.get(key);
     if (!entry) return undefined;
     if (this.expired(entry)) {
-      map.delete(key);
+      space.map.delete(key);
       return undefined;
     }
     return structuredClone(entry.v) as T;
   }
 
   async set<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<void> {
-    const map = await this.load(ns);
-    map.set(key, this.entry(value, opts));
-    await this.persist(ns);
+    const space = await this.load(ns);
+    this.put(space, key, value, opts);
+    await this.persist(ns, space);
   }
 
   async setIfAbsent<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<boolean> {
-    const map = await this.load(ns);
-    const existing = map.get(key);
+    const space = await this.load(ns);
+    const existing = space.map.get(key);
     if (existing && !this.expired(existing)) return false;
-    map.set(key, this.entry(value, opts));
-    await this.persist(ns);
+    this.put(space, key, value, opts);
+    await this.persist(ns, space);
     return true;
   }
 
   async delete(ns: string, key: string): Promise<boolean> {
-    const map = await this.load(ns);
-    const had = map.delete(key);
-    if (had) await this.persist(ns);
+    const space = await this.load(ns);
+    const had = space.map.delete(key);
+    if (had) {
+      space.pending.push(JSON.stringify({ k: key, d: 1 } satisfies JournalLine));
+      await this.persist(ns, space);
+    }
     return had;
   }
 
   async entries<T>(ns: string): Promise<Array<[string, T]>> {
-    const map = await this.load(ns);
+    const space = await this.load(ns);
     const out: Array<[string, T]> = [];
-    for (const [k, entry] of map) {
+    for (const [k, entry] of space.map) {
       if (this.expired(entry)) continue;
       out.push([k, structuredClone(entry.v) as T]);
     }
@@ -95,21 +150,23 @@ export class FileStateStore implements StateStore {
 
   async close(): Promise<void> {
     clearInterval(this.sweepTimer);
-    const pending = [...this.flushes.values()].flatMap((f) => [f.running, f.queued]).filter(Boolean);
-    await Promise.allSettled(pending);
+    const spaces = await Promise.all(this.namespaces.values());
+    await Promise.allSettled(spaces.flatMap((s) => [s.running, s.queued]));
     this.closed = true;
   }
 
-  private entry(value: unknown, opts?: SetOptions): Entry {
+  private put(space: Namespace, key: string, value: unknown, opts?: SetOptions): void {
     const v = structuredClone(value);
-    return opts?.ttlMs !== undefined ? { v, e: this.clock.now() + opts.ttlMs } : { v };
+    const entry: Entry = opts?.ttlMs !== undefined ? { v, e: this.clock.now() + opts.ttlMs } : { v };
+    space.map.set(key, entry);
+    space.pending.push(JSON.stringify({ k: key, ...entry } satisfies JournalLine));
   }
 
   private expired(entry: Entry): boolean {
     return entry.e !== undefined && entry.e <= this.clock.now();
   }
 
-  private load(ns: string): Promise<Map<string, Entry>> {
+  private load(ns: string): Promise<Namespace> {
     let loaded = this.namespaces.get(ns);
     if (!loaded) {
       checkName('namespace', ns);
@@ -119,78 +176,124 @@ export class FileStateStore implements StateStore {
     return loaded;
   }
 
-  private async read(ns: string): Promise<Map<string, Entry>> {
+  private async read(ns: string): Promise<Namespace> {
     const map = new Map<string, Entry>();
-    let text: string;
+    let text = '';
     try {
       text = await readFile(this.file(ns), 'utf8');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return map;
-      throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
-    const data = JSON.parse(text) as Record<string, Entry>;
-    for (const [k, entry] of Object.entries(data)) {
-      if (!this.expired(entry)) map.set(k, entry);
+    replayJournal(text, map);
+    // A store written before the journal (one JSON object per namespace) is read once and rewritten as a journal.
+    const legacy = text === '' ? await this.readLegacy(ns, map) : false;
+    for (const [k, entry] of map) if (this.expired(entry)) map.delete(k);
+    const bytes = Buffer.byteLength(text);
+    return { map, pending: [], bytes, compactedBytes: bytes, compactDue: legacy, torn: text !== '' && !text.endsWith('\n') };
+  }
+
+  private async readLegacy(ns: string, into: Map<string, Entry>): Promise<boolean> {
+    let text: string;
+    try {
+      text = await readFile(join(this.location, `${ns}.json`), 'utf8');
+    } catch {
+      return false;
     }
-    return map;
+    try {
+      for (const [k, entry] of Object.entries(JSON.parse(text) as Record<string, Entry>)) into.set(k, entry);
+    } catch {
+      return false;
+    }
+    return true;
   }
 
   private file(ns: string): string {
-    return join(this.location, `${ns}.json`);
+    return join(this.location, `${ns}.jsonl`);
   }
 
   /**
-   * Resolves once a write that includes every change made so far is on disk.
-   * While one write runs, later changes share a single follow-up write.
+   * Resolves once an append that includes every change made so far is on disk.
+   * While one append runs, later changes share a single follow-up append.
    */
-  private persist(ns: string): Promise<void> {
-    let flush = this.flushes.get(ns);
-    if (!flush) {
-      flush = {};
-      this.flushes.set(ns, flush);
-    }
-    const f = flush;
-    if (f.queued) return f.queued;
+  private persist(ns: string, space: Namespace): Promise<void> {
+    if (space.queued) return space.queued;
     const start = (): Promise<void> => {
-      const run = this.write(ns).finally(() => {
-        if (f.running === run) f.running = undefined;
+      const run = this.flush(ns, space).finally(() => {
+        if (space.running === run) space.running = undefined;
       });
-      f.running = run;
+      space.running = run;
       return run;
     };
-    if (!f.running) return start();
-    f.queued = f.running
+    if (!space.running) return start();
+    space.queued = space.running
       .catch(() => undefined)
       .then(() => {
-        f.queued = undefined;
+        space.queued = undefined;
         return start();
       });
-    return f.queued;
+    return space.queued;
   }
 
-  private async write(ns: string): Promise<void> {
-    const map = await this.load(ns);
-    const data: Record<string, Entry> = {};
-    for (const [k, entry] of map) {
-      if (!this.expired(entry)) data[k] = entry;
+  private async flush(ns: string, space: Namespace): Promise<void> {
+    if (space.pending.length === 0) {
+      if (space.compactDue) await this.compact(ns, space);
+      return;
     }
+    const lines = space.pending;
+    space.pending = [];
+    const chunk = (space.torn ? '\n' : '') + lines.join('\n') + '\n';
+    try {
+      await appendFile(this.file(ns), chunk, { mode: 0o600 });
+    } catch (err) {
+      // Not on disk: keep the lines for the next attempt, in order.
+      space.pending = [...lines, ...space.pending];
+      throw err;
+    }
+    space.bytes += Buffer.byteLength(chunk);
+    space.torn = false;
+    if (space.compactDue || space.bytes > Math.max(COMPACT_MIN_BYTES, COMPACT_FACTOR * space.compactedBytes)) await this.compact(ns, space);
+  }
+
+  /** Rewrites the journal with one line per live entry (atomic rename); runs inside the namespace's flush chain. */
+  private async compact(ns: string, space: Namespace): Promise<void> {
+    const lines: string[] = [];
+    for (const [k, entry] of space.map) {
+      if (!this.expired(entry)) lines.push(JSON.stringify({ k, ...entry } satisfies JournalLine));
+    }
+    const text = lines.length > 0 ? lines.join('\n') + '\n' : '';
     const target = this.file(ns);
     const tmp = `${target}.${process.pid}.tmp`;
-    await writeFile(tmp, JSON.stringify(data), { mode: 0o600 });
-    await rename(tmp, target);
+    try {
+      await writeFile(tmp, text, { mode: 0o600 });
+      await rename(tmp, target);
+    } catch {
+      // The journal as it stands is still complete; try again after the next appends.
+      await rm(tmp, { force: true });
+      return;
+    }
+    // Changes made while rewriting are still in `pending` (set by put) and go to the new file next.
+    space.bytes = Buffer.byteLength(text);
+    space.compactedBytes = Math.max(space.bytes, 1);
+    space.torn = false;
+    if (space.compactDue) await rm(join(this.location, `${ns}.json`), { force: true });
+    space.compactDue = false;
   }
 
   private async sweep(): Promise<void> {
     for (const [ns, loaded] of this.namespaces) {
-      const map = await loaded;
+      const space = await loaded;
       let dropped = false;
-      for (const [k, entry] of map) {
+      for (const [k, entry] of space.map) {
         if (this.expired(entry)) {
-          map.delete(k);
+          space.map.delete(k);
           dropped = true;
         }
       }
-      if (dropped) await this.persist(ns).catch(() => undefined);
+      // Expired lines leave the file when it is rewritten; rewrite a large journal now rather than let it grow.
+      if (dropped && space.bytes > COMPACT_MIN_BYTES) {
+        space.compactDue = true;
+        await this.persist(ns, space).catch(() => undefined);
+      }
     }
   }
 }

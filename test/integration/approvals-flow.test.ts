@@ -155,7 +155,7 @@ describe('linking a BILL identity', () => {
   it('stores nothing readable: no token, name or identity in any file, and never a token in a log line or audit record', async () => {
     const files = readdirSync(bot.stateDir).filter((f) => statSync(join(bot.stateDir, f)).isFile());
     const disk = files.map((f) => readFileSync(join(bot.stateDir, f), 'utf8')).join('\n');
-    const links = readFileSync(join(bot.stateDir, 'user-links.json'), 'utf8');
+    const links = readFileSync(join(bot.stateDir, 'user-links.jsonl'), 'utf8');
     for (const t of tokens) {
       expect(disk).not.toContain(t.value);
       expect(disk).not.toContain(t.name);

@@ -69,7 +69,7 @@ describe('npm run webhooks', () => {
     expect(run.stdout).toContain('sealed with SECRETS_KEY');
     const key = subs[0]!.securityKey;
     expect(run.stdout + run.stderr).not.toContain(key);
-    const stored = readFileSync(join(env.STATE_DIR!, `${NS.webhookKeys}.json`), 'utf8');
+    const stored = readFileSync(join(env.STATE_DIR!, `${NS.webhookKeys}.jsonl`), 'utf8');
     expect(stored).toContain(subs[0]!.id);
     expect(stored).not.toContain(key);
     const audit = readFileSync(join(env.STATE_DIR!, 'audit.log'), 'utf8');

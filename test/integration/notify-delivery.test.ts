@@ -79,7 +79,7 @@ describe('setting up', () => {
     expect(JSON.stringify(card)).not.toContain(key);
     expect(bot.app.secrets.has(key)).toBe(true);
     expect(bot.logs.text()).not.toContain(key);
-    const stored = await readFile(`${bot.stateDir}/${NS.webhookKeys}.json`, 'utf8');
+    const stored = await readFile(`${bot.stateDir}/${NS.webhookKeys}.jsonl`, 'utf8');
     expect(stored).toContain(subs[0]!.id);
     expect(stored).toContain('aes-256-gcm');
     expect(stored).not.toContain(key);

@@ -11,6 +11,8 @@ import { ConnectorStandIn } from '../harness/connector.js';
 import { channelMessage } from '../harness/activities.js';
 import { post } from '../harness/net.js';
 import { registerSecrets } from '../harness/secretScan.js';
+import { readNamespaceFile } from '../../src/state/fileStore.js';
+import { NS } from '../../src/state/types.js';
 
 const repo = resolve(import.meta.dirname, '../..');
 const KEY = randomBytes(32).toString('base64');
@@ -112,10 +114,10 @@ describe('a crash between accepting an event and sending it', () => {
     expect(() => process.kill(first.child.pid!, 0)).toThrow();
     expect(connector.messages(CHANNEL)).toHaveLength(0);
     // What the dead process left: the event, routed and not sent, under its lease.
-    const outbox = JSON.parse(readFileSync(join(stateDir, 'outbox.json'), 'utf8')) as Record<string, { v: { targets?: Record<string, { state: string }> } }>;
+    const outbox = readNamespaceFile(stateDir, NS.outbox) as Record<string, { targets?: Record<string, { state: string }> }>;
     const left = Object.entries(outbox).filter(([k]) => k.startsWith('ev|'));
     expect(left).toHaveLength(1);
-    expect(Object.values(left[0]![1].v.targets ?? {}).map((t) => t.state)).toEqual(['pending']);
+    expect(Object.values(left[0]![1].targets ?? {}).map((t) => t.state)).toEqual(['pending']);
 
     const second = await startBotProcess();
     expect(second.orgId).toBe(first.orgId);

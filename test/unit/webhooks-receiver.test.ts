@@ -161,7 +161,7 @@ describe('keys at rest', () => {
     const key = randomBytes(32).toString('base64');
     await saveKey(key);
     await store.close();
-    const onDisk = readFileSync(join(dir, `${NS.webhookKeys}.json`), 'utf8');
+    const onDisk = readFileSync(join(dir, `${NS.webhookKeys}.jsonl`), 'utf8');
     expect(onDisk).not.toContain(key);
     expect(onDisk).toContain('aes-256-gcm');
     expect(secrets.has(key)).toBe(true);

@@ -1,0 +1,105 @@
+// The single-instance store keeps every change on disk before it answers, stays small, and survives crashes mid-write.
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.js';
+import { FileStateStore, readNamespaceFile } from '../../src/state/fileStore.js';
+
+let dir: string;
+let clock: ManualClock;
+const stores: FileStateStore[] = [];
+
+function open(): FileStateStore {
+  const store = new FileStateStore(dir, clock);
+  stores.push(store);
+  return store;
+}
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'billbridge-state-'));
+  clock = new ManualClock(Date.parse('2026-11-21T10:00:00Z'));
+});
+afterEach(async () => {
+  await Promise.all(stores.splice(0).map((s) => s.close()));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the file store', () => {
+  it('has a change on disk by the time the call resolves, and a new process reads it back', async () => {
+    const a = open();
+    await a.set('bindings', 'team-1', { orgId: '008A' });
+    expect(readNamespaceFile(dir, 'bindings')).toEqual({ 'team-1': { orgId: '008A' } });
+    await a.set('bindings', 'team-2', { orgId: '008B' });
+    expect(await a.delete('bindings', 'team-1')).toBe(true);
+    expect(await a.delete('bindings', 'nope')).toBe(false);
+    const b = open();
+    expect(await b.entries('bindings')).toEqual([['team-2', { orgId: '008B' }]]);
+  });
+
+  it('setIfAbsent creates once, and again only after the entry expired', async () => {
+    const s = open();
+    expect(await s.setIfAbsent('seen-activities', 'a1', 1, { ttlMs: 600_000 })).toBe(true);
+    expect(await s.setIfAbsent('seen-activities', 'a1', 2, { ttlMs: 600_000 })).toBe(false);
+    clock.advance(600_001);
+    expect(await s.get('seen-activities', 'a1')).toBeUndefined();
+    expect(await s.setIfAbsent('seen-activities', 'a1', 3, { ttlMs: 600_000 })).toBe(true);
+    expect(await open().get('seen-activities', 'a1')).toBe(3);
+  });
+
+  it('returns copies, so callers cannot change stored values by accident', async () => {
+    const s = open();
+    const value = { list: [1] };
+    await s.set('conversations', 'c', value);
+    value.list.push(2);
+    const read = await s.get<{ list: number[] }>('conversations', 'c');
+    read!.list.push(3);
+    expect(await s.get('conversations', 'c')).toEqual({ list: [1] });
+  });
+
+  it('writes 1,000 concurrent changes and loses none', async () => {
+    const s = open();
+    await Promise.all(Array.from({ length: 1000 }, (_, i) => s.set('outbox', `ev-${i}`, { i })));
+    expect(Object.keys(readNamespaceFile(dir, 'outbox'))).toHaveLength(1000);
+    expect((await open().entries('outbox')).length).toBe(1000);
+  });
+
+  it('keeps the journal bounded when one large record is rewritten many times', async () => {
+    const s = open();
+    const rows = Array.from({ length: 2000 }, (_, i) => ({ n: `INV-${i}`, id: `00e${i}` }));
+    for (let round = 0; round < 60; round++) await s.set('invoice-index', 'invoice:008A', { round, rows });
+    const live = JSON.stringify({ round: 59, rows }).length;
+    const size = statSync(join(dir, 'invoice-index.jsonl')).size;
+    expect(size).toBeLessThan(Math.max(1024 * 1024, 3 * live) + 2 * live);
+    expect(await open().get('invoice-index', 'invoice:008A')).toEqual({ round: 59, rows });
+  });
+
+  it('skips a line torn by a crash mid-append', async () => {
+    const s = open();
+    await s.set('subscriptions', 'k1', { kinds: ['bills'] });
+    await s.close();
+    appendFileSync(join(dir, 'subscriptions.jsonl'), '{"k":"k2","v":{"kin');
+    const again = open();
+    expect(await again.entries('subscriptions')).toEqual([['k1', { kinds: ['bills'] }]]);
+    await again.set('subscriptions', 'k3', 1);
+    expect(readNamespaceFile(dir, 'subscriptions')).toEqual({ k1: { kinds: ['bills'] }, k3: 1 });
+  });
+
+  it('reads a store written in the earlier one-object-per-namespace format and moves it to a journal', async () => {
+    writeFileSync(join(dir, 'bindings.json'), JSON.stringify({ t1: { v: { orgId: '008A' } }, old: { v: 1, e: clock.now() - 1 } }));
+    const s = open();
+    expect(await s.entries('bindings')).toEqual([['t1', { orgId: '008A' }]]);
+    await s.set('bindings', 't2', { orgId: '008B' });
+    expect(existsSync(join(dir, 'bindings.json'))).toBe(false);
+    expect(readNamespaceFile(dir, 'bindings')).toEqual({ t1: { orgId: '008A' }, t2: { orgId: '008B' } });
+  });
+
+  it('appends audit records as JSON lines and refuses names that are not plain', async () => {
+    const s = open();
+    await s.append('audit', { a: 1 });
+    await s.append('audit', { a: 2 });
+    expect(readFileSync(join(dir, 'audit.log'), 'utf8')).toBe('{"a":1}\n{"a":2}\n');
+    await expect(s.set('../etc', 'k', 1)).rejects.toThrow(/Invalid state namespace/);
+    await expect(s.append('Audit.Log', {})).rejects.toThrow(/Invalid state log/);
+  });
+});
