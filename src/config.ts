@@ -213,7 +213,7 @@ const envSchema = z.object({
   CACHE_TTL_OBJECT_S: int(300, 0, 86_400),
   CACHE_TTL_NAMES_S: int(3600, 0, 86_400),
   CACHE_MAX_ENTRIES: int(5_000, 10, 1_000_000),
-  CACHE_MAX_BYTES: int(50 * 1024 * 1024, 1024, 2 ** 31),
+  CACHE_MAX_BYTES: int(16 * 1024 * 1024, 1024, 2 ** 31),
   GRAPH_BASE_URL: url('https://graph.microsoft.com/v1.0'),
   GRAPH_AUTHORITY_HOST: url('https://login.microsoftonline.com'),
   ALLOWED_TENANT_IDS: list(),
