@@ -1,5 +1,6 @@
 // The bench's arithmetic, kept pure so it can be unit tested: percentiles, interval maths for upstream utilisation,
 // a seeded random source and Zipf weights for the compressed hour, and target verdicts.
+import { Prng } from '../src/sandbox/prng.js';
 
 /** Percentile by nearest rank: the smallest sample with at least p% of the samples at or below it. */
 export function percentile(samples: readonly number[], p: number): number {
@@ -151,41 +152,14 @@ export function utilisation(input: UtilisationInput): Utilisation {
   };
 }
 
-/** A small seeded PRNG (mulberry32): the same seed gives the same load on every run. */
-export class Rng {
-  private state: number;
-  constructor(seed: number) {
-    this.state = seed >>> 0;
-  }
-  /** Uniform in [0, 1). */
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-  int(min: number, maxInclusive: number): number {
-    return min + Math.floor(this.next() * (maxInclusive - min + 1));
-  }
-  pick<T>(xs: readonly T[]): T {
-    if (xs.length === 0) throw new RangeError('pick from an empty list');
-    return xs[Math.floor(this.next() * xs.length)]!;
-  }
-  /** Fisher-Yates, in place. */
-  shuffle<T>(xs: T[]): T[] {
-    for (let i = xs.length - 1; i > 0; i--) {
-      const j = Math.floor(this.next() * (i + 1));
-      [xs[i], xs[j]] = [xs[j]!, xs[i]!];
-    }
-    return xs;
-  }
+/** The sandbox's seeded PRNG (mulberry32): the same seed gives the same load on every run. */
+export class Rng extends Prng {
   /** Exponentially distributed with this mean (Poisson arrivals). */
   exponential(mean: number): number {
     return -Math.log(1 - this.next()) * mean;
   }
   /** An index drawn with probability proportional to weights[i]. */
-  weighted(weights: readonly number[]): number {
+  weightedIndex(weights: readonly number[]): number {
     const total = weights.reduce((s, w) => s + w, 0);
     let r = this.next() * total;
     for (let i = 0; i < weights.length; i++) {

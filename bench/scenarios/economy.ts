@@ -56,15 +56,15 @@ export function realisticHour(catalog: Catalog, opts: { commands: number; people
   for (let i = 0; i < opts.commands; i++) {
     at += rng.exponential(HOUR_MS / opts.commands);
     if (at >= HOUR_MS) at = HOUR_MS - 1;
-    const kind = HOUR_MIX[rng.weighted(HOUR_MIX.map(([, w]) => w))]![0];
+    const kind = HOUR_MIX[rng.weightedIndex(HOUR_MIX.map(([, w]) => w))]![0];
     const text =
-      kind === 'invoice <number>' ? `invoice ${invoices[rng.weighted(zInvoices)]}`
-      : kind === 'bill <vendor invoice number>' ? `bill ${bills[rng.weighted(zBills)]}`
-      : kind === 'vendor <name>' ? `vendor ${name(vendors[rng.weighted(zVendors)]!)}`
-      : kind === 'customer <name>' ? `customer ${name(customers[rng.weighted(zCustomers)]!)}`
+      kind === 'invoice <number>' ? `invoice ${invoices[rng.weightedIndex(zInvoices)]}`
+      : kind === 'bill <vendor invoice number>' ? `bill ${bills[rng.weightedIndex(zBills)]}`
+      : kind === 'vendor <name>' ? `vendor ${name(vendors[rng.weightedIndex(zVendors)]!)}`
+      : kind === 'customer <name>' ? `customer ${name(customers[rng.weightedIndex(zCustomers)]!)}`
       : kind === 'payments' ? (rng.next() < 0.8 ? 'payments' : 'payments 25')
       : kind;
-    const ch = rng.weighted(zChannels);
+    const ch = rng.weightedIndex(zChannels);
     out.push({ at, kind, text, who: person(rng.int(0, opts.people - 1)), where: place(Math.floor(ch / opts.channelsPerTeam), ch % opts.channelsPerTeam) });
   }
   return out;

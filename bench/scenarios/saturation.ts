@@ -36,7 +36,7 @@ export function burstCommands(catalog: Catalog, count: number, rng: Rng): Array<
   const take = <T>(kind: string, xs: T[]): T => xs[(used[kind] = (used[kind] ?? -1) + 1) % xs.length]!;
   const out: Array<{ kind: string; text: string }> = [];
   for (let i = 0; i < count; i++) {
-    const kind = MIX[rng.weighted(MIX.map(([, w]) => w))]![0];
+    const kind = MIX[rng.weightedIndex(MIX.map(([, w]) => w))]![0];
     const text =
       kind === 'bill <id>' ? `bill ${take(kind, billIds)}`
       : kind === 'invoice <number>' ? `invoice ${take(kind, invoices)}`

@@ -92,7 +92,7 @@ describe('the generated load', () => {
     expect(w[0]! / w[1]!).toBeCloseTo(2);
     const rng = new Rng(7);
     const counts = new Array(100).fill(0);
-    for (let i = 0; i < 20_000; i++) counts[rng.weighted(w)]++;
+    for (let i = 0; i < 20_000; i++) counts[rng.weightedIndex(w)]++;
     expect(counts[0] / counts[1]).toBeGreaterThan(1.7);
     expect(counts[0] / counts[1]).toBeLessThan(2.3);
   });
