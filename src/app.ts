@@ -137,8 +137,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   // Names by id for cards, and number -> record indexes (BILL cannot filter invoices or bills by number).
   const parties = new PartyDirectory({ bill, clock, log, ttlMs: config.cache.namesTtlS * 1000 });
-  const invoiceIndex = createInvoiceIndex({ bill, state, clock, log, onReady: (orgId) => parties.prime(orgId, 'customer', { priority: 'background' }) });
-  const billIndex = createBillNumberIndex({ bill, state, clock, log });
+  // Per-org replicas the finance commands answer from; a webhook's invalidation in the cache makes them refresh.
+  const invoiceIndex = createInvoiceIndex({ bill, state, clock, log, cache, onReady: (orgId) => parties.prime(orgId, 'customer', { priority: 'background' }) });
+  const billIndex = createBillNumberIndex({ bill, state, clock, log, cache });
   const readiness = new Readiness().add('state', () => state.isReady()).add('bill', () => bill.ready());
   // Unreachable at start: not ready. Lost later: still ready (a drained fleet helps nobody); commands answer
   // "temporarily unavailable" and nothing reaches BILL until it is back.
@@ -256,6 +257,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         await sandbox?.stop();
         await limiter.close();
         cache.close();
+        await Promise.all([invoiceIndex.flush(), billIndex.flush()]);
         await state.close();
         await redis?.close();
         log.flush();

@@ -322,9 +322,9 @@ describe('two instances, one BILL budget', () => {
     expect(stats.limitErrors.concurrency).toBe(0);
     expect(stats.errorsByCode.BDC_1322 ?? 0).toBe(0);
     expect(stats.logins).toBe(1);
-    // Both instances really did call BILL.
+    // Both instances really did call BILL (each builds and refreshes its own replicas; most answers come from them).
     const granted = await Promise.all([a, b].map((bot) => bot.metric('billbridge_budget_granted_total\\{budget="bill.concurrency"\\}')));
-    expect(granted.every((n) => n > 50)).toBe(true);
+    expect(granted.every((n) => n > 0)).toBe(true);
     console.log(`[cluster] 300 commands over 2 instances in ${ms} ms; BILL requests ${stats.requests}, max in flight ${stats.maxConcurrentByOrg[sb.credentials.orgId]}, logins ${stats.logins}, grants A/B ${granted.join('/')}`);
   });
 
@@ -395,11 +395,11 @@ describe('a rolling restart', () => {
 describe('Redis dies in the middle of work and comes back', () => {
   it('no process crashes, commands say "temporarily unavailable" and reach nothing in BILL, and every notification arrives once', async () => {
     const logins = (await sb.stats()).logins;
-    // Thirty different invoices at 40 ms a BILL call: the burst is still running when Redis dies.
+    // Thirty different payment lists at 40 ms a BILL call each (invoice and bill answers come from the replicas
+    // without a call): the burst is still running when Redis dies.
     await sb.control('POST', '/latency', { ms: 40 });
-    const invoices = sb.sandbox.org.invoices.all().filter((i) => !i.archived).slice(20, 50);
     let killed: Promise<void> | undefined;
-    const replies = await burst(invoices.map((i) => `invoice ${i.invoiceNumber}`), {
+    const replies = await burst(Array.from({ length: 30 }, (_, k) => `payments ${k + 1}`), {
       onReply: (n) => {
         if (n >= 3 && !killed) killed = redis.stop();
       },

@@ -1,6 +1,6 @@
 // Accounts payable in a channel: bills due, overdue bills, one bill, recent payments — each card lists exactly the
 // records the BILL sandbox holds for the question, with the right totals, over the real HTTP path.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import type { Bill } from '../../src/bill/types.js';
 import { channelMessage, executeInvoke } from '../harness/activities.js';
@@ -11,6 +11,7 @@ import { allRows, ask, button, expectValidCard, factsOf, money, tableRows, textO
 const NOW = Date.parse('2026-03-10T15:30:00.000Z');
 const TODAY = '2026-03-10';
 let bot: TestBot;
+let clock: ManualClock;
 
 const addDays = (d: string, n: number) => new Date(Date.parse(`${d}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 const daysLate = (due: string, today = TODAY) => Math.round((Date.parse(`${today}T00:00:00Z`) - Date.parse(`${due}T00:00:00Z`)) / 86_400_000);
@@ -24,7 +25,8 @@ const soonestFirst = (a: Bill, b: Bill) => a.dueDate.localeCompare(b.dueDate) ||
 const due = (b: Bill) => b.dueAmount ?? b.amount;
 
 beforeAll(async () => {
-  bot = await startBot({ clock: new ManualClock(NOW), env: { USER_COMMANDS_PER_MINUTE: '10000' } });
+  clock = new ManualClock(NOW);
+  bot = await startBot({ clock, env: { USER_COMMANDS_PER_MINUTE: '10000' } });
 });
 afterAll(async () => {
   await bot?.close();
@@ -78,16 +80,36 @@ describe('bills due', () => {
     expect(rows.map((r) => r[1])).toEqual(expected.map((b) => b.invoice!.invoiceNumber));
   });
 
-  it('asks BILL only for unpaid, non-archived bills in the window (server-side filters, never a full scan)', async () => {
+  it('asks BILL only for open bills (server-side filters, never a full scan), then only for what changed', async () => {
+    const orgId = bot.app.sandbox!.org.id;
+    // The first question was answered with BILL's dueDate filters and started the org's open-bills replica, which is
+    // built with the archived and paymentStatus filters.
+    await vi.waitFor(() => expect(bot.app.services.billIndex!.info(orgId)).toMatchObject({ complete: true, scope: 'open' }));
+    const earlier = bot.app.sandbox!.requests().filter((r) => r.route === 'GET /v3/bills');
+    expect(earlier.map((r) => r.filters)).toContain(`dueDate:gte:"${TODAY}",dueDate:lte:"${addDays(TODAY, 7)}",archived:eq:false,paymentStatus:ne:PAID`);
+    expect(earlier.filter((r) => r.sort === 'updatedTime:asc').map((r) => r.filters)).toContain('archived:eq:false,paymentStatus:ne:PAID');
+    for (const r of earlier) expect(r.filters).toMatch(/archived:eq:false,paymentStatus:ne:PAID$|^updatedTime:gte:/);
+    // A minute later, any window is cut from the replica after one call that reads only the changes.
+    clock.advance(61_000);
     bot.app.sandbox!.clearRequests();
-    await ask(bot.app, 'bills due 45');
-    const filters = bot.app.sandbox!.requests().filter((r) => r.route === 'GET /v3/bills').map((r) => r.filters);
-    expect(filters).toEqual([`dueDate:gte:"${TODAY}",dueDate:lte:"${addDays(TODAY, 45)}",archived:eq:false,paymentStatus:ne:PAID`]);
+    const card = (await ask(bot.app, 'bills due 45')).reply.card;
+    const expected = sandboxBills().filter((b) => unpaid(b) && b.dueDate >= TODAY && b.dueDate <= addDays(TODAY, 45));
+    expect(factsOf(card).Due).toBe(`${money(total(expected.map(due)))} · ${expected.length} bills`);
+    const refresh = bot.app.sandbox!.requests().filter((r) => r.route === 'GET /v3/bills');
+    expect(refresh.map((r) => r.filters)).toEqual([expect.stringMatching(/^updatedTime:gte:"\d{4}-\d\d-\d\dT[\d:.]+Z"$/)]);
+    expect(refresh[0]!.sort).toBe('updatedTime:asc');
+    // Asked again within the minute, in any window: no list call at all.
+    bot.app.sandbox!.clearRequests();
+    await ask(bot.app, 'bills due 14');
+    await ask(bot.app, 'bills overdue');
+    expect(bot.app.sandbox!.requests().filter((r) => r.route === 'GET /v3/bills')).toEqual([]);
   });
 
   it('an empty window says so plainly, and still counts what is overdue', async () => {
     const org = bot.app.sandbox!.org;
-    for (const b of sandboxBills().filter((x) => unpaid(x) && x.dueDate === TODAY)) org.bills.put({ ...b, dueDate: addDays(TODAY, 2) });
+    // Moved in BILL (which stamps updatedTime on every change); the bot reads the change once its list is a minute old.
+    for (const b of sandboxBills().filter((x) => unpaid(x) && x.dueDate === TODAY)) org.bills.put({ ...b, dueDate: addDays(TODAY, 2), updatedTime: new Date(clock.now()).toISOString() });
+    clock.advance(61_000);
     const card = (await ask(bot.app, 'bills due 0')).reply.card;
     expectValidCard(card);
     expect(tableRows(card)).toEqual([]);
@@ -184,7 +206,7 @@ describe('bill', () => {
     expect(byId.outcome).toBe('ok');
     expect(factsOf(byId.reply.card).Vendor).toBe(a!.vendorName);
     // Two bills with one number: the index learns of it through a refresh after the change.
-    for (const x of [a!, b!]) bot.app.sandbox!.org.bills.put({ ...x, invoice: { ...x.invoice, invoiceNumber: 'SHARED-77' }, updatedTime: new Date(NOW).toISOString() });
+    for (const x of [a!, b!]) bot.app.sandbox!.org.bills.put({ ...x, invoice: { ...x.invoice, invoiceNumber: 'SHARED-77' }, updatedTime: new Date(clock.now()).toISOString() });
     await bot.app.services.billIndex!.refresh(bot.app.sandbox!.org.id);
     const list = await ask(bot.app, 'bill shared-77');
     expectValidCard(list.reply.card);

@@ -95,7 +95,9 @@ describe('vendor <name>', () => {
     const vendor = poisonedVendor({ id: '00901POISONVENDOR001', name: '**Mega** _Corp_ [pay](https://evil.example) <at>all</at>' });
     org.vendors.put(vendor as unknown as Vendor);
     const bill = org.bills.all().find((b) => !b.archived && b.paymentStatus === 'UNPAID')!;
-    org.bills.put({ ...bill, id: '00n01POISONBILL00001', vendorId: vendor.id, vendorName: vendor.name, invoice: { invoiceNumber: 'MEGA-1', invoiceDate: bill.invoice?.invoiceDate } });
+    const created = org.bills.put({ ...bill, id: '00n01POISONBILL00001', vendorId: vendor.id, vendorName: vendor.name, invoice: { invoiceNumber: 'MEGA-1', invoiceDate: bill.invoice?.invoiceDate }, updatedTime: new Date(NOW).toISOString() });
+    // BILL's bill.created webhook: the receiver drops what the cache built from bills, so the next answer reads the change.
+    bot.app.services.cache.invalidate(org.id, 'bill', created.id);
     const r = await ask(bot.app, 'vendor **Mega**');
     expect(r.outcome).toBe('ok');
     expectValidCard(r.reply.card);

@@ -1,12 +1,16 @@
-// `bills due [days]`, `bills overdue`, `bill <BILL id | invoice number>`: accounts payable, with server-side filters.
+// `bills due [days]`, `bills overdue`, `bill <BILL id | invoice number>`: accounts payable.
 //
-// BILL filters bills by dueDate (gt/gte/lt/lte), paymentStatus (eq/ne/in), archived and vendorId
-// (developer.bill.com /docs/filterable-fields), so each list asks BILL for exactly the rows it shows: never a scan.
+// Answered from the org's bill replica (src/bill/replicas.ts): the open bills, built once with BILL's server-side
+// filters (archived eq false, paymentStatus ne PAID) and kept current with one `updatedTime:gte` call per interval
+// shared by every command, filtered here by due date in BOT_TIMEZONE. Until the replica is built (the first question
+// in an organisation) a list is asked of BILL with server-side filters — dueDate, paymentStatus, archived — and the
+// build starts in the background: never a full scan for a list answer.
 // "Unpaid" is paymentStatus ne PAID: UNPAID and SCHEDULED bills (and any partial status BILL may add) still owe money.
 import { BillApiError, InputError } from '../../errors.js';
 import { BillFilter } from '../../bill/filters.js';
+import type { PartyInfo } from '../../bill/directory.js';
 import type { Bill } from '../../bill/types.js';
-import type { IndexedBill } from '../../bill/invoiceIndex.js';
+import { billOf, isOpenBill, type IndexedBill } from '../../bill/invoiceIndex.js';
 import { queryKey } from '../../cache/index.js';
 import { billCard, billMatchesCard, billsDueCard, billsOverdueCard, type BillLine } from '../cards/bills.js';
 import { addDays } from '../cards/format.js';
@@ -23,6 +27,7 @@ import {
   formatOf,
   noArguments,
   orgClient,
+  replicaFreshness,
   resolveParties,
   shorten,
   textArgument,
@@ -52,14 +57,42 @@ export async function unpaidBills(ctx: CommandContext, orgId: string, dueDate: {
   return { items: items.map(billLine), truncated, pages };
 }
 
-/** The overdue list both `bills due` and `bills overdue` use (one cached answer per day). */
+/** The overdue list both `bills due` and `bills overdue` ask BILL for while the replica is not built (one cached answer per day). */
 function overdueBills(ctx: CommandContext, orgId: string, today: string) {
   return cachedAnswer(ctx, orgId, 'list', queryKey('bills.overdue', { before: today }), () => unpaidBills(ctx, orgId, { lt: today }), ['bill']);
 }
 
-async function currencies(ctx: CommandContext, orgId: string, bills: Array<Pick<Bill, 'vendorId'>>): Promise<(vendorId: string) => string | undefined> {
-  const vendors = await resolveParties(ctx, orgId, 'vendor', bills.map((b) => b.vendorId));
-  return (id) => vendors.get(id)?.currency;
+const DAY = /^\d{4}-\d{2}-\d{2}/;
+/** A bill's due day (yyyy-MM-dd), or undefined when it has none (BILL's dueDate filters never match those). */
+const dueDay = (b: Pick<Bill, 'dueDate'>): string | undefined => (typeof b.dueDate === 'string' && DAY.test(b.dueDate) ? b.dueDate.slice(0, 10) : undefined);
+
+/**
+ * The org's open bills (those `where` keeps) from its replica, fresh as a cached list, or undefined while the replica
+ * is not built (the caller then asks BILL, and calls `billIndexOf(ctx).prepare(orgId, 'open')`).
+ */
+export async function openBillsFromReplica(ctx: CommandContext, orgId: string, where?: (row: IndexedBill) => boolean): Promise<{ items: BillLine[]; refreshedAt: number } | undefined> {
+  const answer = await billIndexOf(ctx).rows(orgId, {
+    ...replicaFreshness(ctx),
+    scope: 'open',
+    whileBuilding: 'skip',
+    fullRows: true,
+    waitMs: answerWaitMs(ctx),
+    where: (row) => isOpenBill(row) && (!where || where(row)),
+  });
+  if ('building' in answer) return undefined;
+  return { items: answer.rows.map((row) => billOf(row, { lineItems: false })), refreshedAt: answer.refreshedAt };
+}
+
+/** Vendor names as the party directory has them now (a replica row keeps the name the bill had when it last changed). */
+export function withVendorNames<T extends Pick<Bill, 'vendorId' | 'vendorName'>>(bills: T[], vendors: Map<string, PartyInfo>): T[] {
+  return bills.map((b) => {
+    const name = vendors.get(b.vendorId)?.name;
+    return name && name !== b.vendorName ? { ...b, vendorName: name } : b;
+  });
+}
+
+function vendorsOf(ctx: CommandContext, orgId: string, bills: Array<Pick<Bill, 'vendorId'>>): Promise<Map<string, PartyInfo>> {
+  return resolveParties(ctx, orgId, 'vendor', bills.map((b) => b.vendorId));
 }
 
 export const billsDueCommand: CommandDefinition = {
@@ -80,22 +113,43 @@ export const billsDueCommand: CommandDefinition = {
     const orgId = boundOrg(ctx);
     const today = todayOf(ctx);
     const to = addDays(today, days);
-    const [due, overdue] = await Promise.all([
-      cachedAnswer(ctx, orgId, 'list', queryKey('bills.due', { from: today, to }), () => unpaidBills(ctx, orgId, { gte: today, lte: to }), ['bill']),
-      overdueBills(ctx, orgId, today),
-    ]);
-    const currencyOf = await currencies(ctx, orgId, [...due.value.items, ...overdue.value.items]);
+    let due: BillLine[];
+    let overdue: BillLine[];
+    let truncated: boolean;
+    let asOf: number;
+    const warm = await openBillsFromReplica(ctx, orgId, (row) => dueDay(row) !== undefined && dueDay(row)! <= to);
+    if (warm) {
+      due = warm.items.filter((b) => dueDay(b)! >= today);
+      overdue = warm.items.filter((b) => dueDay(b)! < today);
+      truncated = false;
+      asOf = warm.refreshedAt;
+    } else {
+      const [d, o] = await Promise.all([
+        cachedAnswer(ctx, orgId, 'list', queryKey('bills.due', { from: today, to }), () => unpaidBills(ctx, orgId, { gte: today, lte: to }), ['bill']),
+        overdueBills(ctx, orgId, today),
+      ]);
+      billIndexOf(ctx).prepare(orgId, 'open');
+      due = d.value.items;
+      overdue = o.value.items;
+      truncated = d.value.truncated;
+      asOf = Math.min(d.fetchedAt, o.fetchedAt);
+    }
+    const vendors = await vendorsOf(ctx, orgId, [...due, ...overdue]);
+    if (warm) {
+      due = withVendorNames(due, vendors);
+      overdue = withVendorNames(overdue, vendors);
+    }
     return billsDueCard({
       days,
       today,
-      due: due.value.items,
-      overdue: overdue.value.items,
-      truncated: due.value.truncated,
+      due,
+      overdue,
+      truncated,
       page: ctx.input.page,
       command: `bills due ${days}`,
       fmt: formatOf(ctx),
-      asOf: Math.min(due.fetchedAt, overdue.fetchedAt),
-      currencyOf,
+      asOf,
+      currencyOf: (id) => vendors.get(id)?.currency,
       note: demoNote(ctx),
     });
   },
@@ -112,16 +166,32 @@ export const billsOverdueCommand: CommandDefinition = {
     noArguments(ctx, 'Type **bills overdue** on its own; for one vendor\'s bills type **vendor <name>**.');
     const orgId = boundOrg(ctx);
     const today = todayOf(ctx);
-    const overdue = await overdueBills(ctx, orgId, today);
+    let overdue: BillLine[];
+    let truncated: boolean;
+    let asOf: number;
+    const warm = await openBillsFromReplica(ctx, orgId, (row) => dueDay(row) !== undefined && dueDay(row)! < today);
+    if (warm) {
+      overdue = warm.items;
+      truncated = false;
+      asOf = warm.refreshedAt;
+    } else {
+      const o = await overdueBills(ctx, orgId, today);
+      billIndexOf(ctx).prepare(orgId, 'open');
+      overdue = o.value.items;
+      truncated = o.value.truncated;
+      asOf = o.fetchedAt;
+    }
+    const vendors = await vendorsOf(ctx, orgId, overdue);
+    if (warm) overdue = withVendorNames(overdue, vendors);
     return billsOverdueCard({
       today,
-      overdue: overdue.value.items,
-      truncated: overdue.value.truncated,
+      overdue,
+      truncated,
       page: ctx.input.page,
       command: 'bills overdue',
       fmt: formatOf(ctx),
-      asOf: overdue.fetchedAt,
-      currencyOf: await currencies(ctx, orgId, overdue.value.items),
+      asOf,
+      currencyOf: (id) => vendors.get(id)?.currency,
       note: demoNote(ctx),
     });
   },
@@ -142,7 +212,9 @@ async function billById(ctx: CommandContext, orgId: string, id: string): Promise
   }
 }
 
+/** A row as a list line: whole when it carries the card fields, the lookup fields of an earlier stored format otherwise. */
 function matchLine(row: IndexedBill): BillLine {
+  if (row.f === 1) return billOf(row, { lineItems: false });
   return {
     id: row.id,
     archived: row.archived,
@@ -174,21 +246,21 @@ export const billCommand: CommandDefinition = {
     const today = todayOf(ctx);
     const note = demoNote(ctx);
     let found: { bill: Bill; fetchedAt: number };
+    let fromReplica = false;
     if (BILL_ID.test(typed)) {
       found = await billById(ctx, orgId, typed);
     } else {
       const index = billIndexOf(ctx);
-      const result = await index.lookup(orgId, typed, { waitMs: answerWaitMs(ctx) });
+      const result = await index.lookup(orgId, typed, { ...replicaFreshness(ctx), waitMs: answerWaitMs(ctx) });
       if (result.state === 'building') return indexBuildingCard({ what: 'bills', indexed: result.indexed, command: `bill ${typed}`, fmt, asOf: ctx.now.getTime(), note });
       if (result.state === 'missing') {
         throw new InputError(`No bill with invoice number "${shorten(typed)}"`, 'Check the number on the vendor\'s invoice, or find the bill with **vendor <name>**.', `bill ${typed}`);
       }
       if (result.rows.length > 1) {
-        const lines = result.rows.map(matchLine);
-        const vendors = await resolveParties(ctx, orgId, 'vendor', lines.map((l) => l.vendorId));
+        const vendors = await resolveParties(ctx, orgId, 'vendor', result.rows.map((r) => r.vendorId));
         return billMatchesCard({
           typed,
-          bills: lines,
+          bills: withVendorNames(result.rows.map(matchLine), vendors),
           page: ctx.input.page,
           command: `bill ${typed}`,
           today,
@@ -199,12 +271,19 @@ export const billCommand: CommandDefinition = {
           note,
         });
       }
-      found = await billById(ctx, orgId, result.rows[0]!.id);
-      await index.apply(orgId, found.bill);
+      const row = result.rows[0]!;
+      if (row.f === 1) {
+        // The replica row carries what the card shows, as fresh as the replica's last refresh.
+        found = { bill: billOf(row), fetchedAt: result.refreshedAt };
+        fromReplica = true;
+      } else {
+        found = await billById(ctx, orgId, row.id);
+        await index.apply(orgId, found.bill);
+      }
     }
     const vendors = await resolveParties(ctx, orgId, 'vendor', [found.bill.vendorId]);
     return billCard({
-      bill: found.bill,
+      bill: fromReplica ? withVendorNames([found.bill], vendors)[0]! : found.bill,
       command: `bill ${typed}`,
       today,
       fmt,

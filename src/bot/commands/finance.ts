@@ -2,6 +2,7 @@
 // card's Refresh button can bypass, names and currencies by id, argument parsing that says what it understood.
 import type { PartyDirectory, PartyInfo, PartyKind } from '../../bill/directory.js';
 import type { BillNumberIndex, InvoiceIndex } from '../../bill/invoiceIndex.js';
+import type { Freshness } from '../../bill/replicas.js';
 import type { BillOrgClient } from '../../bill/api.js';
 import type { Cached, CacheKind, EntityDep } from '../../cache/index.js';
 import { InputError, NotBound } from '../../errors.js';
@@ -38,6 +39,15 @@ export function orgClient(ctx: CommandContext, orgId: string): BillOrgClient {
 /** How long a command may wait on an index build or refresh before it answers with what it has. */
 export function answerWaitMs(ctx: CommandContext): number {
   return ctx.services.config.limits.commandWaitMs;
+}
+
+/**
+ * How fresh an answer from the org's replicas must be: as fresh as a cached list (CACHE_TTL_LIST_S; one refresh per
+ * interval per org, shared by every command, or sooner after a webhook), or refreshed now for a card's Refresh button
+ * (one incremental call, never a rebuild).
+ */
+export function replicaFreshness(ctx: CommandContext): Freshness {
+  return { maxAgeMs: ctx.services.config.cache.listTtlS * 1000, force: ctx.input.refresh === true, priority: 'interactive' };
 }
 
 /**

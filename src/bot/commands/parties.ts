@@ -1,17 +1,21 @@
 // `vendor <name>` / `customer <name>`: prefix search (`name:sw:`, BILL documents eq and sw on vendor and customer
 // names), the best matches with their open bills or invoices and balance; several matches -> a card to pick one.
+// Open bills and invoices come from the org's replicas when they are built (no call, or the one refresh per interval
+// the org's commands share); before that, from a list BILL filters by vendorId / customerId.
 // The typed name goes into the filter through BillFilter, which refuses (FilterValueError -> a card) anything that
 // could change the filter's meaning; nothing is sent then.
 import { InputError } from '../../errors.js';
 import { BillFilter } from '../../bill/filters.js';
 import type { Customer, Invoice, Vendor } from '../../bill/types.js';
+import { invoiceOf, type IndexedInvoice } from '../../bill/invoiceIndex.js';
 import { queryKey } from '../../cache/index.js';
 import { amountDue } from '../cards/bills.js';
 import { sum } from '../cards/format.js';
 import { customerCard, partyMatchesCard, vendorCard, type PartyKind, type PartyMatch } from '../cards/parties.js';
-import { unpaidBills } from './bills.js';
+import { openBillsFromReplica, unpaidBills, withVendorNames } from './bills.js';
+import type { BillLine } from '../cards/bills.js';
 import type { CommandContext, CommandDefinition } from './types.js';
-import { boundOrg, cachedAnswer, demoNote, formatOf, orgClient, partiesOf, shorten, textArgument, todayOf } from './finance.js';
+import { answerWaitMs, billIndexOf, boundOrg, cachedAnswer, demoNote, formatOf, invoiceIndexOf, orgClient, partiesOf, replicaFreshness, resolveParties, shorten, textArgument, todayOf } from './finance.js';
 
 /** Matches read per search; more are reported as "100+". */
 export const MAX_MATCHES = 100;
@@ -85,25 +89,53 @@ export const vendorCommand: CommandDefinition = {
     const { one, ranked } = pick(typed, found.search.items);
     if (ranked.length === 0) throw noMatch('vendor', typed);
     const ids = one ? [one.id] : ranked.map((v) => v.id);
-    const open = await cachedAnswer(ctx, orgId, 'list', queryKey('bills.open', { vendors: ids.join(',') }), () => unpaidBills(ctx, orgId, {}, ids.length === 1 ? ids[0] : ids), ['bill', 'vendor']);
-    const asOf = Math.min(found.fetchedAt, open.fetchedAt);
+    const open = await openBillsOf(ctx, orgId, ids);
+    const asOf = Math.min(found.fetchedAt, open.asOf);
     if (one) {
-      return vendorCard({ vendor: one, openBills: open.value.items, others: ranked.length - 1 + (found.search.more ? 1 : 0), typed, today, fmt, asOf, page: ctx.input.page, command: `vendor ${typed}`, note });
+      return vendorCard({ vendor: one, openBills: open.bills, others: ranked.length - 1 + (found.search.more ? 1 : 0), typed, today, fmt, asOf, page: ctx.input.page, command: `vendor ${typed}`, note });
     }
     const matches: PartyMatch[] = ranked.map((v) => {
-      const bills = open.value.items.filter((b) => b.vendorId === v.id);
+      const bills = open.bills.filter((b) => b.vendorId === v.id);
       return { party: v, open: bills.length, openAmount: sum(bills.map(amountDue)) };
     });
     return partyMatchesCard({ kind: 'vendor', typed, matches, more: found.search.more, today, fmt, asOf, page: ctx.input.page, command: `vendor ${typed}`, note });
   },
 };
 
+/** These vendors' open bills: from the bill replica, or (not built yet) from BILL, filtered by vendorId there. */
+async function openBillsOf(ctx: CommandContext, orgId: string, ids: string[]): Promise<{ bills: BillLine[]; asOf: number }> {
+  const wanted = new Set(ids);
+  const warm = await openBillsFromReplica(ctx, orgId, (row) => wanted.has(row.vendorId));
+  if (warm) return { bills: withVendorNames(warm.items, await resolveParties(ctx, orgId, 'vendor', ids)), asOf: warm.refreshedAt };
+  const got = await cachedAnswer(ctx, orgId, 'list', queryKey('bills.open', { vendors: ids.join(',') }), () => unpaidBills(ctx, orgId, {}, ids.length === 1 ? ids[0] : ids), ['bill', 'vendor']);
+  billIndexOf(ctx).prepare(orgId, 'open');
+  return { bills: got.value.items, asOf: got.fetchedAt };
+}
+
+/** An invoice still owed: not archived, not paid, something due (what `customer` lists). */
+const owed = (i: Pick<Invoice, 'archived' | 'status' | 'dueAmount'>): boolean => !i.archived && i.status !== 'PAID' && (i.dueAmount ?? 0) > 0;
+
+/** These customers' open invoices: from the invoice replica, or (not built yet) from BILL, filtered by customerId there. */
+async function openInvoicesOf(ctx: CommandContext, orgId: string, ids: string[]): Promise<{ invoices: Invoice[]; asOf: number }> {
+  const wanted = new Set(ids);
+  const warm = await invoiceIndexOf(ctx).rows(orgId, {
+    ...replicaFreshness(ctx),
+    whileBuilding: 'skip',
+    waitMs: answerWaitMs(ctx),
+    where: (row: IndexedInvoice) => wanted.has(row.customerId) && owed(row),
+  });
+  if (!('building' in warm)) return { invoices: warm.rows.map((row) => invoiceOf(row)), asOf: warm.refreshedAt };
+  const got = await cachedAnswer(ctx, orgId, 'list', queryKey('invoices.open', { customers: ids.join(',') }), () => openInvoices(ctx, orgId, ids), ['invoice', 'customer']);
+  invoiceIndexOf(ctx).prepare(orgId, 'all');
+  return { invoices: got.value, asOf: got.fetchedAt };
+}
+
 /** Unpaid, non-archived invoices of these customers: BILL filters customerId and archived; paid ones are dropped here. */
 async function openInvoices(ctx: CommandContext, orgId: string, customerIds: string[]): Promise<Invoice[]> {
   const { items } = await orgClient(ctx, orgId)
     .invoices.list({ customerId: customerIds.length === 1 ? customerIds[0] : customerIds, archived: false, sort: [{ field: 'dueDate', order: 'asc' }] })
     .all();
-  return items.filter((i) => i.status !== 'PAID' && (i.dueAmount ?? 0) > 0).map(({ invoiceLineItems: _dropped, ...rest }) => rest as Invoice);
+  return items.filter(owed).map(({ invoiceLineItems: _dropped, ...rest }) => rest as Invoice);
 }
 
 export const customerCommand: CommandDefinition = {
@@ -123,13 +155,13 @@ export const customerCommand: CommandDefinition = {
     const { one, ranked } = pick(typed, found.search.items);
     if (ranked.length === 0) throw noMatch('customer', typed);
     const ids = one ? [one.id] : ranked.map((c) => c.id);
-    const open = await cachedAnswer(ctx, orgId, 'list', queryKey('invoices.open', { customers: ids.join(',') }), () => openInvoices(ctx, orgId, ids), ['invoice', 'customer']);
-    const asOf = Math.min(found.fetchedAt, open.fetchedAt);
+    const open = await openInvoicesOf(ctx, orgId, ids);
+    const asOf = Math.min(found.fetchedAt, open.asOf);
     if (one) {
-      return customerCard({ customer: one, openInvoices: open.value, others: ranked.length - 1 + (found.search.more ? 1 : 0), typed, today, fmt, asOf, page: ctx.input.page, command: `customer ${typed}`, note });
+      return customerCard({ customer: one, openInvoices: open.invoices, others: ranked.length - 1 + (found.search.more ? 1 : 0), typed, today, fmt, asOf, page: ctx.input.page, command: `customer ${typed}`, note });
     }
     const matches: PartyMatch[] = ranked.map((c) => {
-      const invoices = open.value.filter((i) => i.customerId === c.id);
+      const invoices = open.invoices.filter((i) => i.customerId === c.id);
       return { party: c, open: invoices.length, openAmount: sum(invoices.map((i) => i.dueAmount)) };
     });
     return partyMatchesCard({ kind: 'customer', typed, matches, more: found.search.more, today, fmt, asOf, page: ctx.input.page, command: `customer ${typed}`, note });
