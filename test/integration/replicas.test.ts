@@ -1,0 +1,171 @@
+// The org replicas the finance commands answer from, as BILL changes: a paid bill leaves the lists after its webhook
+// with one call, a late webhook never brings back an older state, Refresh reads the changes with one call; the replica
+// survives a restart in shards (a change rewrites one), a shard another instance stored later is trusted only as far
+// as its own watermark, and rows stored by an earlier version still answer while a background walk replaces them.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ManualClock } from '../../src/clock.js';
+import type { Bill } from '../../src/bill/types.js';
+import { NS } from '../../src/state/types.js';
+import { startBot, type TestBot } from '../harness/bot.js';
+import { allRows, ask, expectValidCard, factsOf, money } from '../harness/finance.js';
+
+const NOW = Date.parse('2026-03-10T15:30:00.000Z');
+const TODAY = '2026-03-10';
+const ENV = { USER_COMMANDS_PER_MINUTE: '10000' };
+const addDays = (d: string, n: number) => new Date(Date.parse(`${d}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+const iso = (ms: number) => new Date(ms).toISOString();
+
+let clock: ManualClock;
+let stateDir: string;
+let bot: TestBot;
+
+const orgId = () => bot.app.sandbox!.org.id;
+const billLists = (b: TestBot = bot) => b.app.sandbox!.requests().filter((r) => r.route === 'GET /v3/bills');
+const REFRESH = /^updatedTime:gte:"\d{4}-\d\d-\d\dT[\d:.]+Z"$/;
+const numbersDue30 = async () => (await allRows(bot.app, 'bills due 30')).rows.map((r) => r[1]);
+
+beforeAll(async () => {
+  clock = new ManualClock(NOW);
+  stateDir = mkdtempSync(join(tmpdir(), 'billbridge-replicas-'));
+  bot = await startBot({ clock, stateDir, env: ENV });
+});
+afterAll(async () => {
+  await bot?.close();
+  rmSync(stateDir, { recursive: true, force: true });
+});
+
+describe('bills as BILL changes them', () => {
+  it('a paid bill leaves the lists after its payment webhook, with one call; the older state a late webhook carries does not bring it back', async () => {
+    // The first question in the org is answered by BILL's filtered lists and starts the open-bills replica.
+    expect((await ask(bot.app, 'bills due 30')).outcome).toBe('ok');
+    await vi.waitFor(() => expect(bot.app.services.billIndex!.info(orgId())).toMatchObject({ complete: true, scope: 'open' }));
+    const org = bot.app.sandbox!.org;
+    const target = org.bills.all().find((b) => !b.archived && b.paymentStatus === 'UNPAID' && b.dueDate >= TODAY && b.dueDate <= addDays(TODAY, 30))!;
+    const unpaidState: Bill = structuredClone(target);
+    const number = target.invoice!.invoiceNumber!;
+    expect(await numbersDue30()).toContain(number);
+
+    const paid = await fetch(`${bot.app.sandbox!.url}/__sandbox/bills/${target.id}/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(paid.status).toBe(200);
+    // What the webhook receiver does with payment.updated: drop what the cache built from the paid bill.
+    bot.app.services.cache.invalidate(orgId(), 'bill', target.id);
+    bot.app.sandbox!.clearRequests();
+    expect(await numbersDue30()).not.toContain(number);
+    expect(billLists().map((r) => r.filters)).toEqual([expect.stringMatching(REFRESH)]);
+
+    // BILL delivers out of order: the bill.updated of an earlier change arrives now.
+    await bot.app.services.billIndex!.apply(orgId(), unpaidState);
+    bot.app.sandbox!.clearRequests();
+    expect(await numbersDue30()).not.toContain(number);
+    expect(billLists()).toEqual([]);
+  });
+
+  it("a card's Refresh reads what changed with one call, never a rebuild", async () => {
+    bot.app.sandbox!.clearRequests();
+    const r = await ask(bot.app, 'bills overdue', { refresh: true });
+    expect(r.outcome).toBe('ok');
+    expectValidCard(r.reply.card);
+    expect(billLists().map((q) => q.filters)).toEqual([expect.stringMatching(REFRESH)]);
+  });
+
+  it('an older state of a bill never replaces a newer one, and the bill card needs no GET', async () => {
+    const org = bot.app.sandbox!.org;
+    const counts = new Map<string, number>();
+    for (const b of org.bills.all()) counts.set(b.invoice!.invoiceNumber!, (counts.get(b.invoice!.invoiceNumber!) ?? 0) + 1);
+    const y = org.bills.all().find((b) => !b.archived && b.paymentStatus === 'UNPAID' && counts.get(b.invoice!.invoiceNumber!) === 1)!;
+    // A lookup by number needs every bill: the replica grows from the open bills to all of them.
+    expect((await ask(bot.app, `bill ${y.invoice!.invoiceNumber}`)).outcome).toBe('ok');
+    expect(bot.app.services.billIndex!.info(orgId())).toMatchObject({ complete: true, scope: 'all' });
+    const older = structuredClone(org.bills.get(y.id)!);
+    clock.advance(1_000);
+    const newer = org.bills.put({ ...older, amount: 4321.5, dueAmount: 4321.5, updatedTime: iso(clock.now()) });
+    await bot.app.services.billIndex!.apply(orgId(), newer);
+    await bot.app.services.billIndex!.apply(orgId(), older);
+    bot.app.sandbox!.clearRequests();
+    const card = (await ask(bot.app, `bill ${y.invoice!.invoiceNumber}`)).reply.card;
+    expectValidCard(card);
+    expect(factsOf(card).Amount).toBe(money(4321.5));
+    expect(bot.app.sandbox!.requests().filter((r) => r.route.startsWith('GET /v3/bills'))).toEqual([]);
+  });
+});
+
+describe('the replica in the state store', () => {
+  const shardTags = async (b: TestBot) =>
+    (await Promise.all(Array.from({ length: 32 }, (_, k) => b.app.state.get<{ tag: string }>(NS.invoiceIndex, `bills:${orgId()}#${k}`)))).map((s) => s?.tag);
+
+  it("a change rewrites one shard of the org's bills, not all of them", async () => {
+    await bot.app.services.billIndex!.flush();
+    const before = await shardTags(bot);
+    expect(before.every((t) => typeof t === 'string')).toBe(true);
+    const b = bot.app.sandbox!.org.bills.all().find((x) => !x.archived && x.paymentStatus === 'UNPAID')!;
+    clock.advance(1_000);
+    await bot.app.services.billIndex!.apply(orgId(), { ...b, description: 'Changed by a webhook', updatedTime: iso(clock.now()) });
+    const after = await shardTags(bot);
+    expect(after.filter((t, k) => t !== before[k])).toHaveLength(1);
+  });
+
+  it('after a restart it is read from the store: no list call while it is fresh, one updatedTime:gte call once it is a minute old', async () => {
+    await bot.close();
+    bot = await startBot({ clock, stateDir, env: ENV });
+    const r = await ask(bot.app, 'bills due 30');
+    expect(r.outcome).toBe('ok');
+    expect(textOfAsOf(r.reply.card)).toBe(true);
+    expect(billLists()).toEqual([]);
+    clock.advance(61_000);
+    await ask(bot.app, 'bills overdue');
+    expect(billLists().map((q) => q.filters)).toEqual([expect.stringMatching(REFRESH)]);
+  });
+
+  it('a shard another instance stored after the header is trusted only as far as its own watermark', async () => {
+    await bot.app.services.billIndex!.flush();
+    const key = `bills:${orgId()}#5`;
+    const shard = await bot.app.state.get<Record<string, unknown>>(NS.invoiceIndex, key);
+    expect(shard).toBeDefined();
+    await bot.app.state.set(NS.invoiceIndex, key, { ...shard, tag: 'another-instance:1', watermark: '2026-01-02T03:04:05.000Z' });
+    await bot.close();
+    bot = await startBot({ clock, stateDir, env: ENV });
+    clock.advance(61_000);
+    expect((await ask(bot.app, 'bills due 30')).outcome).toBe('ok');
+    // Read again from that shard's watermark (less one second of overlap), not from the header's.
+    expect(billLists().map((q) => q.filters)).toEqual(['updatedTime:gte:"2026-01-02T03:04:04.000Z"']);
+  });
+});
+
+describe('rows stored by an earlier version', () => {
+  let legacy: TestBot;
+  beforeAll(async () => {
+    legacy = await startBot({ clock: new ManualClock(NOW), env: ENV });
+  });
+  afterAll(async () => {
+    await legacy?.close();
+  });
+
+  it('still answer lookups (with a GET of the invoice) while a background walk replaces them; then no GET is needed', async () => {
+    const org = legacy.app.sandbox!.org;
+    const invoices = org.invoices.all();
+    // The single document earlier versions stored: lookup fields only.
+    const rows = invoices.map((i) => ({ id: i.id, number: i.invoiceNumber, customerId: i.customerId, invoiceDate: i.invoiceDate, dueDate: i.dueDate, totalAmount: i.totalAmount, dueAmount: i.dueAmount, status: i.status, archived: i.archived, updatedTime: i.updatedTime }));
+    const newest = rows.map((r) => r.updatedTime).sort().at(-1);
+    await legacy.app.state.set(NS.invoiceIndex, `invoices:${org.id}`, { v: 1, builtAt: NOW, refreshedAt: NOW, watermark: newest, rows });
+    legacy.app.sandbox!.clearRequests();
+    const first = invoices.find((i) => !i.archived)!;
+    const r = await ask(legacy.app, `invoice ${first.invoiceNumber}`);
+    expect(r.outcome).toBe('ok');
+    expect(factsOf(r.reply.card)['Amount due']).toBe(money(first.dueAmount));
+    expect(legacy.app.sandbox!.requests().map((q) => q.route)).toContain('GET /v3/invoices/{id}');
+    // The walk that replaces them stores the new layout under the same key.
+    await vi.waitFor(async () => expect((await legacy.app.state.get<{ v: number }>(NS.invoiceIndex, `invoices:${org.id}`))?.v).toBe(2));
+    legacy.app.sandbox!.clearRequests();
+    const other = invoices.find((i) => !i.archived && i.id !== first.id)!;
+    const again = await ask(legacy.app, `invoice ${other.invoiceNumber}`);
+    expect(factsOf(again.reply.card)['Amount due']).toBe(money(other.dueAmount));
+    expect(legacy.app.sandbox!.requests().filter((q) => q.route.startsWith('GET /v3/invoices'))).toEqual([]);
+  });
+});
+
+function textOfAsOf(card: unknown): boolean {
+  return /As of \d\d:\d\d/.test(JSON.stringify(card));
+}
