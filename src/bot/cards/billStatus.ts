@@ -51,7 +51,9 @@ export function billSection(status: BillStatus, orgId: string | undefined, index
   for (const ix of indexes) {
     rows.push([
       `${ix.kind === 'invoices' ? 'Invoice' : 'Bill'} index`,
-      ix.complete ? `${ix.records.toLocaleString(opts.locale)} records, updated ${dateTime(ix.refreshedAt, opts)}` : `building (${ix.records.toLocaleString(opts.locale)} so far)`,
+      ix.complete
+        ? `${ix.records.toLocaleString(opts.locale)} ${ix.scope === 'open' ? 'open records' : 'records'}, updated ${dateTime(ix.refreshedAt, opts)}`
+        : `building (${ix.records.toLocaleString(opts.locale)} so far)`,
     ]);
   }
   const items = [facts(rows.map(([k, v]) => [k, escapeMarkdown(v)] as [string, string]))];
