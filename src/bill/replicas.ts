@@ -160,6 +160,25 @@ class OrgReplica<Row extends ReplicaRow> {
     return ids ? [...ids].map((id) => this.get(id)).filter((r): r is Row => r !== undefined) : [];
   }
 
+  /** Takes over what another copy holds (the same org's replica read from the store). */
+  absorb(other: OrgReplica<Row>): void {
+    this.shards.forEach((shard, k) => {
+      shard.clear();
+      for (const [id, row] of other.shards[k]!) shard.set(id, row);
+      this.tags[k] = other.tags[k]!;
+    });
+    this.byNumber.clear();
+    for (const [n, ids] of other.byNumber) this.byNumber.set(n, ids);
+    this.dirty.clear();
+    for (const k of other.dirty) this.dirty.add(k);
+    this.coverage = other.coverage;
+    this.legacy = other.legacy;
+    this.builtAt = other.builtAt;
+    this.refreshedAt = other.refreshedAt;
+    this.watermark = other.watermark;
+    this.size = other.size;
+  }
+
   clear(): void {
     for (const shard of this.shards) shard.clear();
     this.byNumber.clear();
@@ -471,6 +490,18 @@ export class Replica<R, Row extends ReplicaRow> {
   }
 
   private async runBuild(orgId: string, r: OrgReplica<Row>, scope: ReplicaScope): Promise<void> {
+    if (r.coverage === 'none') {
+      // Another instance may have built and stored it since this one last looked (cluster mode): take that instead.
+      const stored = await this.readStored(orgId);
+      if (stored && covers(stored.coverage, scope) && r.coverage === 'none') {
+        await this.invalidated(orgId);
+        r.absorb(stored);
+        this.deps.log.info({ orgId, index: this.spec.kind, records: r.size, scope: r.coverage }, 'replica read from the state store');
+        await this.afterReady(orgId);
+        if (r.legacy) void this.build(orgId, r, 'all').catch(() => undefined);
+        return;
+      }
+    }
     const started = this.deps.clock.now();
     const wasEmpty = r.coverage === 'none';
     const walkScope: ReplicaScope = scope === 'open' && this.spec.open && wasEmpty ? 'open' : 'all';

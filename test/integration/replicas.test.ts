@@ -134,6 +134,30 @@ describe('the replica in the state store', () => {
   });
 });
 
+describe('an organisation another instance built meanwhile', () => {
+  it('is read from the store when this instance gets to build it, not walked again', async () => {
+    const other = await startBot({ clock: new ManualClock(NOW), env: ENV });
+    try {
+      const org = other.app.sandbox!.org.id;
+      const index = other.app.services.billIndex!;
+      // This instance looked first: nothing was stored then.
+      expect(await index.rows(org, { scope: 'open', whileBuilding: 'skip', waitMs: 0 })).toEqual({ building: 0 });
+      // Then another instance stored the org's replica (the same demo organisation: copied from the first bot's store).
+      await bot.app.services.billIndex!.flush();
+      for (const key of [`bills:${orgId()}`, ...Array.from({ length: 32 }, (_, k) => `bills:${orgId()}#${k}`)]) {
+        await other.app.state.set(NS.invoiceIndex, key.replace(orgId(), org), await bot.app.state.get(NS.invoiceIndex, key));
+      }
+      other.app.sandbox!.clearRequests();
+      const answer = await index.rows(org, { scope: 'open', waitMs: 5_000 });
+      expect('rows' in answer && answer.rows.length).toBeGreaterThan(0);
+      expect(index.info(org)).toMatchObject({ complete: true });
+      expect(billLists(other)).toEqual([]);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
 describe('rows stored by an earlier version', () => {
   let legacy: TestBot;
   beforeAll(async () => {
