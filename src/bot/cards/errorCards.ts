@@ -75,9 +75,10 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
   if (err instanceof NotBound) {
     const why =
       err.reason === 'orgNotAllowed'
-        ? 'The BILL organisation this team was linked to is no longer allowed by this deployment.'
-        : 'This team is not linked to a BILL organisation yet.';
-    return adaptiveCard([title('No BILL organisation linked'), text(why), text('A billbridge admin can link it with **link <BILL organisation id>** in a channel of this team.')], {
+        ? 'The BILL organisation this conversation was linked to is no longer allowed by this deployment.'
+        : 'This team or chat is not linked to a BILL organisation yet.';
+    // Teams link from any of their channels; chats link themselves (src/state/bindings.ts).
+    return adaptiveCard([title('No BILL organisation linked'), text(why), text('A billbridge admin can link it by typing **link <BILL organisation id>** here.')], {
       summary: `${why} An admin can link it with "link <orgId>".`,
     });
   }
