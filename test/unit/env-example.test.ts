@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config.js';
+import { createRegistry } from '../../src/bot/commands/index.js';
 import { parse } from 'dotenv';
 
 describe('configuration documentation', () => {
@@ -17,6 +18,11 @@ describe('configuration documentation', () => {
     while (j >= 0 && /^[A-Za-z_]+=/.test(lines[j]!)) j--;
     expect(lines[j]?.startsWith('#'), `${name} has no comment above it`).toBe(true);
     expect(readme).toMatch(new RegExp('\\|\\s*`' + name + '`\\s*\\|'));
+  });
+
+  it.each(createRegistry().list().map((c) => c.name))('the README commands table has a row for %s', (name) => {
+    const row = readme.split('\n').find((l) => l.startsWith('| `' + name + '`') || l.startsWith('| `' + name + ' '));
+    expect(row, `no README row for ${name}`).toBeDefined();
   });
 
   it('.env.example as it stands is a valid configuration (local mode)', () => {
