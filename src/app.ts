@@ -31,7 +31,7 @@ import { Readiness } from './http/readiness.js';
 import { BillGateway } from './bill/gateway.js';
 import { PartyDirectory } from './bill/directory.js';
 import { createBillNumberIndex, createInvoiceIndex } from './bill/invoiceIndex.js';
-import { startSandbox, type RunningSandbox } from './sandbox/index.js';
+import type { RunningSandbox } from './sandbox/index.js';
 import { createHttpServer } from './http/server.js';
 import { Approvals, registerApprovalActions } from './bot/approvalActions.js';
 import { ApprovalDigest } from './bot/approvalDigest.js';
@@ -43,12 +43,7 @@ import { notificationPresenter, REFRESH_VERB } from './bot/cards/notifications.j
 import { refreshNotification } from './bot/notifications.js';
 import { SANDBOX_NOTE } from './bot/commands/help.js';
 import { webhookRoute } from './http/webhooks.js';
-import { RateLimiterRedis } from 'rate-limiter-flexible';
-import { RedisConnection } from './state/redisClient.js';
-import { RedisStateStore } from './state/redisStore.js';
-import { RedisBudgetStore } from './limits/redisStore.js';
-import { BroadcastQueryCache, RedisCacheInvalidationBus } from './cache/bus.js';
-import { RedisSessionLedger } from './bill/sharedSessions.js';
+import type { RedisConnection } from './state/redisClient.js';
 import { RateLimiterUserCommandRate } from './bot/userRate.js';
 
 export interface BuildOptions {
@@ -86,6 +81,19 @@ export interface BillbridgeApp {
   close(): Promise<void>;
 }
 
+/** The parts cluster mode adds, loaded only when REDIS_URL is set. */
+async function loadClusterParts() {
+  const [{ RateLimiterRedis }, { RedisConnection }, { RedisStateStore }, { RedisBudgetStore }, { BroadcastQueryCache, RedisCacheInvalidationBus }, { RedisSessionLedger }] = await Promise.all([
+    import('rate-limiter-flexible'),
+    import('./state/redisClient.js'),
+    import('./state/redisStore.js'),
+    import('./limits/redisStore.js'),
+    import('./cache/bus.js'),
+    import('./bill/sharedSessions.js'),
+  ]);
+  return { RateLimiterRedis, RedisConnection, RedisStateStore, RedisBudgetStore, BroadcastQueryCache, RedisCacheInvalidationBus, RedisSessionLedger };
+}
+
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<BillbridgeApp> {
   const clock = opts.clock ?? systemClock;
   const secrets = new SecretRegistry(configSecrets(config));
@@ -93,21 +101,23 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   // Without BILL credentials the embedded sandbox stands in for BILL, and every BILL base URL points at it.
   const sandbox = config.bill.credentials
     ? undefined
-    : await startSandbox({ clock, latencyMs: config.sandbox.latencyMs, invoices: config.sandbox.invoices, bills: config.sandbox.bills });
+    : await (await import('./sandbox/index.js')).startSandbox({ clock, latencyMs: config.sandbox.latencyMs, invoices: config.sandbox.invoices, bills: config.sandbox.bills });
   if (sandbox) {
     config = { ...config, bill: { ...config.bill, baseUrl: sandbox.baseUrl, spendBaseUrl: sandbox.spendBaseUrl, eventsBaseUrl: sandbox.eventsBaseUrl } };
     log.info({ url: sandbox.baseUrl, orgId: sandbox.credentials.orgId }, `BILL sandbox at ${sandbox.baseUrl}: demo organisation — simulated data`);
   }
   // Cluster mode: limits, BILL sessions, state and cache invalidations are shared by every instance through Redis.
-  const redis = config.redisUrl ? new RedisConnection({ url: config.redisUrl, log }) : undefined;
+  // Its modules (ioredis, redis-semaphore) load only then: a single instance does not carry them.
+  const cluster = config.redisUrl ? await loadClusterParts() : undefined;
+  const redis = cluster && config.redisUrl ? new cluster.RedisConnection({ url: config.redisUrl, log }) : undefined;
   // A moment for the first connection, so start-up reads (webhook keys, outbox) find it; unreachable: /readyz says so.
   if (redis) await redis.waitReady(2_000);
-  const state: StateStore = redis ? new RedisStateStore(redis, clock) : new FileStateStore(config.stateDir, clock);
+  const state: StateStore = cluster && redis ? new cluster.RedisStateStore(redis, clock) : new FileStateStore(config.stateDir, clock);
   // Every upstream call a turn makes is counted for its audit record, and none starts after the turn's deadline.
   const upstreamCalls = new UpstreamCallCounter({ clock, commandWaitMs: config.limits.commandWaitMs });
-  const sharedLimiter = createLimiter({ config, clock, log, store: redis ? new RedisBudgetStore({ redis, log }) : undefined });
+  const sharedLimiter = createLimiter({ config, clock, log, store: cluster && redis ? new cluster.RedisBudgetStore({ redis, log }) : undefined });
   const limiter: Limiter = upstreamCalls.counting(sharedLimiter);
-  const cache = redis ? new BroadcastQueryCache({ config, clock, log }, new RedisCacheInvalidationBus(redis, log)) : createCache({ config, clock, log });
+  const cache = cluster && redis ? new cluster.BroadcastQueryCache({ config, clock, log }, new cluster.RedisCacheInvalidationBus(redis, log)) : createCache({ config, clock, log });
   // GET /metrics: this app's own registry (never prom-client's global one); process metrics outside tests.
   const metrics = createMetricsRegistry({ processMetrics: config.nodeEnv !== 'test' });
   registerLimiterMetrics(metrics, sharedLimiter);
@@ -129,7 +139,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     spendApiToken: sandbox ? sandbox.credentials.spendApiToken : config.bill.spendApiToken || undefined,
     requestTimeoutMs: config.bill.requestTimeoutMs,
     loginsPerHour: config.limits.billLoginsPerHour,
-    sessionLedger: redis ? new RedisSessionLedger({ redis, clock, log }) : undefined,
+    sessionLedger: cluster && redis ? new cluster.RedisSessionLedger({ redis, clock, log }) : undefined,
     limiter,
     clock,
     log,
@@ -174,8 +184,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   };
   const dispatcher = new Dispatcher(services, log);
   const perMinute = config.limits.userCommandsPerMinute;
-  const userRate = redis
-    ? new RateLimiterUserCommandRate(new RateLimiterRedis({ storeClient: redis.client, points: perMinute, duration: 60, keyPrefix: `${redis.keyPrefix}user-commands`, rejectIfRedisNotReady: true }))
+  const userRate = cluster && redis
+    ? new RateLimiterUserCommandRate(new cluster.RateLimiterRedis({ storeClient: redis.client, points: perMinute, duration: 60, keyPrefix: `${redis.keyPrefix}user-commands`, rejectIfRedisNotReady: true }))
     : memoryUserCommandRate(perMinute);
   dispatcher.addGuard(userRateGuard(userRate));
   dispatcher.addObserver(auditObserver(audit, registry, () => upstreamCalls.current()));
