@@ -101,7 +101,8 @@ export class QueryCache {
     this.maxEntries = c.maxEntries;
     this.maxBytes = c.maxBytes;
     this.maxEntryBytes = deps.maxEntryBytes ?? Math.max(1024, Math.floor(c.maxBytes / 8));
-    // Values are shared, not cloned: callers treat cached answers as read-only.
+    // Answers are kept as their JSON text (the size counted against CACHE_MAX_BYTES is the memory they take, not a
+    // third of it) and parsed on each hit, so no caller can change what the next one reads.
     this.store = new NodeCache({ stdTTL: 0, checkperiod: 60, useClones: false, deleteOnExpire: true });
     this.store.on('expired', (key: string) => this.forget(key));
   }
@@ -116,12 +117,12 @@ export class QueryCache {
     const m = this.meta.get(id);
     if (m) {
       if (m.expiresAt > now) {
-        const value = this.store.get<T>(id);
-        if (value !== undefined) {
+        const text = this.store.get<string>(id);
+        if (text !== undefined) {
           this.counts.hits++;
           this.meta.delete(id);
           this.meta.set(id, m);
-          return { value, fetchedAt: m.fetchedAt, hit: true, coalesced: false };
+          return { value: JSON.parse(text) as T, fetchedAt: m.fetchedAt, hit: true, coalesced: false };
         }
       }
       this.remove(id);
@@ -168,12 +169,14 @@ export class QueryCache {
   }
 
   private put(id: string, orgId: string, value: unknown, fetchedAt: number, ttlS: number, deps: EntityDep[]): void {
-    let bytes: number;
+    let text: string | undefined;
     try {
-      bytes = Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8') + id.length;
+      text = JSON.stringify(value);
     } catch {
-      return; // not serialisable (cycles, BigInt): not worth guessing its size
+      return; // not serialisable (cycles, BigInt): not kept
     }
+    if (text === undefined) return;
+    const bytes = Buffer.byteLength(text, 'utf8') + id.length;
     if (bytes > this.maxEntryBytes) {
       this.deps.log.debug({ kind: id.split(SEP)[1], bytes }, 'answer too large to cache');
       return;
@@ -186,7 +189,7 @@ export class QueryCache {
       index.push(typeof d === 'string' ? 'k' + kindKey : 'r' + kindKey + SEP + d.id);
     }
     this.remove(id);
-    this.store.set(id, value, ttlS);
+    this.store.set(id, text, ttlS);
     this.meta.set(id, { orgId, bytes, fetchedAt, expiresAt: fetchedAt + ttlS * 1000, index });
     this.bytes += bytes;
     for (const ix of index) this.indexOf(ix).add(id);

@@ -1,5 +1,7 @@
 // Single-instance state: an append-only JSON-lines journal per namespace, compacted now and then; writes made
 // while one is on its way to disk are grouped into the next append, and each call resolves once its change is there.
+// In memory each value is kept as its JSON text, the form it has on disk: a copy no caller can change, about a third
+// of the memory of the objects it stands for (the replicas' shards are the bulk of it), parsed again on each read.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { appendFile, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -7,7 +9,8 @@ import type { Clock } from '../clock.js';
 import type { SetOptions, StateStore } from './types.js';
 
 interface Entry {
-  v: unknown;
+  /** The value as JSON text. */
+  j: string;
   /** Expiry time in ms since epoch. */
   e?: number;
 }
@@ -56,7 +59,7 @@ export function replayJournal(text: string, into = new Map<string, Entry>()): Ma
     }
     if (typeof line?.k !== 'string') continue;
     if (line.d) into.delete(line.k);
-    else into.set(line.k, line.e !== undefined ? { v: line.v, e: line.e } : { v: line.v });
+    else into.set(line.k, entryOf(JSON.stringify(line.v) ?? 'null', line.e));
   }
   return into;
 }
@@ -71,8 +74,17 @@ export function readNamespaceFile(dir: string, ns: string, now = Date.now()): Re
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   const out: Record<string, unknown> = {};
-  for (const [k, entry] of replayJournal(text)) if (entry.e === undefined || entry.e > now) out[k] = entry.v;
+  for (const [k, entry] of replayJournal(text)) if (entry.e === undefined || entry.e > now) out[k] = JSON.parse(entry.j);
   return out;
+}
+
+function entryOf(j: string, e: number | undefined): Entry {
+  return e !== undefined ? { j, e } : { j };
+}
+
+/** The journal line for a set, built around the value's JSON text (never serialised twice). */
+function setLine(key: string, entry: Entry): string {
+  return `{"k":${JSON.stringify(key)},"v":${entry.j}${entry.e !== undefined ? `,"e":${entry.e}` : ''}}`;
 }
 
 export class FileStateStore implements StateStore {
@@ -105,7 +117,7 @@ export class FileStateStore implements StateStore {
       space.map.delete(key);
       return undefined;
     }
-    return structuredClone(entry.v) as T;
+    return JSON.parse(entry.j) as T;
   }
 
   async set<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<void> {
@@ -138,7 +150,7 @@ export class FileStateStore implements StateStore {
     const out: Array<[string, T]> = [];
     for (const [k, entry] of space.map) {
       if (this.expired(entry)) continue;
-      out.push([k, structuredClone(entry.v) as T]);
+      out.push([k, JSON.parse(entry.j) as T]);
     }
     return out;
   }
@@ -156,10 +168,9 @@ export class FileStateStore implements StateStore {
   }
 
   private put(space: Namespace, key: string, value: unknown, opts?: SetOptions): void {
-    const v = structuredClone(value);
-    const entry: Entry = opts?.ttlMs !== undefined ? { v, e: this.clock.now() + opts.ttlMs } : { v };
+    const entry = entryOf(JSON.stringify(value) ?? 'null', opts?.ttlMs !== undefined ? this.clock.now() + opts.ttlMs : undefined);
     space.map.set(key, entry);
-    space.pending.push(JSON.stringify({ k: key, ...entry } satisfies JournalLine));
+    space.pending.push(setLine(key, entry));
   }
 
   private expired(entry: Entry): boolean {
@@ -200,7 +211,7 @@ export class FileStateStore implements StateStore {
       return false;
     }
     try {
-      for (const [k, entry] of Object.entries(JSON.parse(text) as Record<string, Entry>)) into.set(k, entry);
+      for (const [k, entry] of Object.entries(JSON.parse(text) as Record<string, { v: unknown; e?: number }>)) into.set(k, entryOf(JSON.stringify(entry.v) ?? 'null', entry.e));
     } catch {
       return false;
     }
@@ -258,7 +269,7 @@ export class FileStateStore implements StateStore {
   private async compact(ns: string, space: Namespace): Promise<void> {
     const lines: string[] = [];
     for (const [k, entry] of space.map) {
-      if (!this.expired(entry)) lines.push(JSON.stringify({ k, ...entry } satisfies JournalLine));
+      if (!this.expired(entry)) lines.push(setLine(k, entry));
     }
     const text = lines.length > 0 ? lines.join('\n') + '\n' : '';
     const target = this.file(ns);

@@ -136,6 +136,26 @@ describe('bounds', () => {
   });
 });
 
+describe('what a hit returns', () => {
+  it('is a fresh copy of the stored answer: a caller that changes it changes nothing for the next one', async () => {
+    cache = makeCache();
+    const first = await cache.get(ORG, 'object', 'bill 1', async () => ({ id: 'b1', lines: [{ amount: 10 }] }));
+    first.value.lines[0]!.amount = 999;
+    const second = await cache.get(ORG, 'object', 'bill 1', async () => ({ id: 'never', lines: [] }));
+    expect(second).toMatchObject({ hit: true, value: { id: 'b1', lines: [{ amount: 10 }] } });
+    second.value.lines.push({ amount: 1 });
+    expect((await cache.get(ORG, 'object', 'bill 1', async () => ({ id: 'never', lines: [] }))).value.lines).toHaveLength(1);
+  });
+
+  it('counts each answer by the bytes of its JSON text, which is what it keeps', async () => {
+    cache = makeCache();
+    const value = { id: 'b1', vendor: 'Ironwood Cloud LLC', amount: 15199.31 };
+    await cache.get(ORG, 'object', 'bill 1', async () => value);
+    const key = [ORG, 'object', 'bill 1'];
+    expect(cache.stats().bytes).toBe(JSON.stringify(value).length + key.join('\u0000').length);
+  });
+});
+
 describe('invalidation by entity', () => {
   it('a changed bill drops lists of bills and that bill, not other bills, vendors, or other organisations', async () => {
     cache = makeCache();
