@@ -35,8 +35,9 @@ Usage: npm run bench -- [--quick] [--only overhead,saturation,economy,invoice,me
 
 Environment for looking into a figure: BENCH_PROFILE_DIR (CPU profiles of the bot: the saturation burst, or the
 whole process with BENCH_PROFILE_ALL=1), BENCH_HEAP_DIR (heap snapshot at the end of the memory scenario),
-BENCH_LOG_DIR (every child's log lines), BENCH_BOT_NODE_OPTIONS, BENCH_CACHE_MAX_BYTES, BENCH_CACHE_MAX_ENTRIES
-(the memory scenario's bot). Read a profile with: npx tsx bench/profile.ts <file>, a heap snapshot with:
+BENCH_LOG_DIR (every child's log lines), BENCH_BOT_EXEC_ARGV (node flags for every bot process, e.g. --expose-gc),
+BENCH_BOT_NODE_OPTIONS, BENCH_CACHE_MAX_BYTES, BENCH_CACHE_MAX_ENTRIES (the memory scenario's bot), BENCH_LIVE_HEAP=1
+(with --expose-gc: the memory scenario logs the live heap at each stage). Read a profile with: npx tsx bench/profile.ts <file>, a heap snapshot with:
 npx tsx bench/heap.ts <file>.`;
 
 function fail(message: string): never {

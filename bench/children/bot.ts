@@ -54,6 +54,13 @@ serve(
     },
     /** Writes a V8 heap snapshot (for looking into a memory figure); returns its path. */
     heapSnapshot: (dir: string) => writeHeapSnapshot(`${dir}/billbridge-${process.pid}-${Date.now()}.heapsnapshot`),
+    /** Live heap after a full collection (the bot started with --expose-gc, e.g. BENCH_BOT_EXEC_ARGV=--expose-gc). */
+    liveHeap: () => {
+      const gc = (globalThis as { gc?: () => void }).gc;
+      if (!gc) return null;
+      gc();
+      return process.memoryUsage().heapUsed;
+    },
     /** Conversations the bot has stored references for (installs). */
     conversations: async () => (await app.state.entries(NS.conversations)).length,
   },

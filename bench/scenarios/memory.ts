@@ -36,6 +36,9 @@ export async function memory(ctx: BenchContext): Promise<ScenarioResult> {
   const t0 = Date.now();
   const mark = async (stage: string) => {
     const s = (await bot.call('stats')) as BotStats;
+    // BENCH_LIVE_HEAP=1 with BENCH_BOT_EXEC_ARGV=--expose-gc: the live heap at each stage (what is held, not garbage).
+    const live = process.env.BENCH_LIVE_HEAP ? ((await bot.call('liveHeap')) as number | null) : null;
+    if (live !== null) ctx.log(`  live heap after a full collection: ${(live / MB).toFixed(1)} MB`);
     const m = bot.memory();
     stages.push({ stage, seconds: (Date.now() - t0) / 1000, peakRss: m?.peakRss ?? Number.NaN, rss: m?.rss ?? Number.NaN, heapUsed: s.memory.heapUsed, heapTotal: s.memory.heapTotal, external: s.memory.external, cacheEntries: s.cache.entries, cacheBytes: s.cache.bytes });
     ctx.log(
