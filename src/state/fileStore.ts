@@ -3,7 +3,7 @@
 // In memory each value is kept as its JSON text, the form it has on disk: a copy no caller can change, about a third
 // of the memory of the objects it stands for (the replicas' shards are the bulk of it), parsed again on each read.
 import { mkdirSync, readFileSync } from 'node:fs';
-import { appendFile, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { open, readFile, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { SetOptions, StateStore } from './types.js';
@@ -36,6 +36,75 @@ interface Namespace {
   torn: boolean;
   running?: Promise<void>;
   queued?: Promise<void>;
+}
+
+/**
+ * Appends to one file through a descriptor kept open (not an open and close per write); lines written while one write
+ * is on its way share the next. Each call resolves once its lines are in the file.
+ */
+class Appender {
+  private handle: Promise<FileHandle> | undefined;
+  /** The inode the descriptor writes to. */
+  private ino = -1;
+  private pending: string[] = [];
+  private running: Promise<void> | undefined;
+  private queued: Promise<void> | undefined;
+
+  /** `followRenames`: before each write, a file moved or removed by someone else (log rotation) is opened anew. */
+  constructor(
+    private readonly path: string,
+    private readonly followRenames = false,
+  ) {}
+
+  append(text: string): Promise<void> {
+    this.pending.push(text);
+    if (this.queued) return this.queued;
+    if (!this.running) return this.start();
+    this.queued = this.running
+      .catch(() => undefined)
+      .then(() => {
+        this.queued = undefined;
+        return this.start();
+      });
+    return this.queued;
+  }
+
+  /** Writes `text` now (the caller keeps other writes to this file away meanwhile). */
+  async write(text: string): Promise<void> {
+    try {
+      if (this.handle && this.followRenames && (await stat(this.path).then((st) => st.ino !== this.ino, () => true))) await this.close();
+      if (!this.handle) {
+        this.handle = open(this.path, 'a', 0o600);
+        this.ino = (await (await this.handle).stat()).ino;
+      }
+      await (await this.handle).appendFile(text);
+    } catch (err) {
+      // The descriptor may be the problem (file removed, disk error): the next write opens the file afresh.
+      await this.close();
+      throw err;
+    }
+  }
+
+  /** Closes the descriptor (before the file is replaced); the next write opens the file again. */
+  async close(): Promise<void> {
+    const handle = this.handle;
+    this.handle = undefined;
+    if (handle) await handle.then((h) => h.close()).catch(() => undefined);
+  }
+
+  async drain(): Promise<void> {
+    await Promise.allSettled([this.running, this.queued]);
+  }
+
+  private start(): Promise<void> {
+    const lines = this.pending.join('');
+    this.pending = [];
+    const run = this.write(lines).finally(() => {
+      if (this.running === run) this.running = undefined;
+    });
+    this.running = run;
+    return run;
+  }
 }
 
 const NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
@@ -91,6 +160,8 @@ export class FileStateStore implements StateStore {
   readonly kind = 'file' as const;
   readonly location: string;
   private readonly namespaces = new Map<string, Promise<Namespace>>();
+  /** Journals (`<ns>.jsonl`) and logs (`<log>.log`) by file name. */
+  private readonly appenders = new Map<string, Appender>();
   private readonly sweepTimer: NodeJS.Timeout;
   private closed = false;
 
@@ -157,13 +228,17 @@ export class FileStateStore implements StateStore {
 
   async append(log: string, record: Record<string, unknown>): Promise<void> {
     checkName('log', log);
-    await appendFile(join(this.location, `${log}.log`), JSON.stringify(record) + '\n', { mode: 0o600 });
+    await this.appender(`${log}.log`).append(JSON.stringify(record) + '\n');
   }
 
   async close(): Promise<void> {
     clearInterval(this.sweepTimer);
     const spaces = await Promise.all(this.namespaces.values());
     await Promise.allSettled(spaces.flatMap((s) => [s.running, s.queued]));
+    await Promise.all([...this.appenders.values()].map(async (a) => {
+      await a.drain();
+      await a.close();
+    }));
     this.closed = true;
   }
 
@@ -218,6 +293,15 @@ export class FileStateStore implements StateStore {
     return true;
   }
 
+  private appender(name: string): Appender {
+    let a = this.appenders.get(name);
+    if (!a) {
+      a = new Appender(join(this.location, name), name.endsWith('.log'));
+      this.appenders.set(name, a);
+    }
+    return a;
+  }
+
   private file(ns: string): string {
     return join(this.location, `${ns}.jsonl`);
   }
@@ -254,7 +338,7 @@ export class FileStateStore implements StateStore {
     space.pending = [];
     const chunk = (space.torn ? '\n' : '') + lines.join('\n') + '\n';
     try {
-      await appendFile(this.file(ns), chunk, { mode: 0o600 });
+      await this.appender(`${ns}.jsonl`).write(chunk);
     } catch (err) {
       // Not on disk: keep the lines for the next attempt, in order.
       space.pending = [...lines, ...space.pending];
@@ -276,6 +360,8 @@ export class FileStateStore implements StateStore {
     const tmp = `${target}.${process.pid}.tmp`;
     try {
       await writeFile(tmp, text, { mode: 0o600 });
+      // The open descriptor points at the file being replaced: the next append opens the new one.
+      await this.appender(`${ns}.jsonl`).close();
       await rename(tmp, target);
     } catch {
       // The journal as it stands is still complete; try again after the next appends.

@@ -1,5 +1,5 @@
 // The single-instance store keeps every change on disk before it answers, stays small, and survives crashes mid-write.
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -72,6 +72,9 @@ describe('the file store', () => {
     const size = statSync(join(dir, 'invoice-index.jsonl')).size;
     expect(size).toBeLessThan(Math.max(1024 * 1024, 3 * live) + 2 * live);
     expect(await open().get('invoice-index', 'invoice:008A')).toEqual({ round: 59, rows });
+    // Writes after a rewrite land in the new file, not in the one it replaced.
+    await s.set('invoice-index', 'bill:008A', { after: true });
+    expect(readNamespaceFile(dir, 'invoice-index')).toEqual({ 'invoice:008A': { round: 59, rows }, 'bill:008A': { after: true } });
   });
 
   it('skips a line torn by a crash mid-append', async () => {
@@ -99,6 +102,18 @@ describe('the file store', () => {
     await s.append('audit', { a: 1 });
     await s.append('audit', { a: 2 });
     expect(readFileSync(join(dir, 'audit.log'), 'utf8')).toBe('{"a":1}\n{"a":2}\n');
+    // Many at once: every record on its own whole line, none lost.
+    await Promise.all(Array.from({ length: 500 }, (_, i) => s.append('audit', { i, pad: 'x'.repeat(i) })));
+    const lines = readFileSync(join(dir, 'audit.log'), 'utf8').trimEnd().split('\n').slice(2).map((l) => JSON.parse(l) as { i: number });
+    expect(lines.map((l) => l.i).sort((a, b) => a - b)).toEqual(Array.from({ length: 500 }, (_, i) => i));
+    // The log removed or moved under a running store (log rotation): the next record starts a new file.
+    rmSync(join(dir, 'audit.log'));
+    await s.append('audit', { a: 3 });
+    expect(readFileSync(join(dir, 'audit.log'), 'utf8')).toBe('{"a":3}\n');
+    renameSync(join(dir, 'audit.log'), join(dir, 'audit.log.1'));
+    await s.append('audit', { a: 4 });
+    expect(readFileSync(join(dir, 'audit.log.1'), 'utf8')).toBe('{"a":3}\n');
+    expect(readFileSync(join(dir, 'audit.log'), 'utf8')).toBe('{"a":4}\n');
     await expect(s.set('../etc', 'k', 1)).rejects.toThrow(/Invalid state namespace/);
     await expect(s.append('Audit.Log', {})).rejects.toThrow(/Invalid state log/);
   });
