@@ -45,12 +45,21 @@ export type DispatchObserver = (req: CommandRequest, result: DispatchResult, dur
 /** The activity's locale when it is a well-formed tag Intl supports (Teams sends e.g. "en-US"), else the fallback. */
 export function conversationLocale(requested: unknown, fallback: string): string {
   if (typeof requested !== 'string' || requested.length === 0 || requested.length > 35 || !/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(requested)) return fallback;
-  try {
-    return Intl.NumberFormat.supportedLocalesOf([requested]).length > 0 ? requested : fallback;
-  } catch {
-    return fallback;
+  let supported = supportedLocales.get(requested);
+  if (supported === undefined) {
+    try {
+      supported = Intl.NumberFormat.supportedLocalesOf([requested]).length > 0;
+    } catch {
+      supported = false;
+    }
+    // Asking Intl costs more than the rest of a help turn; the answers are few and never change.
+    if (supportedLocales.size >= 256) supportedLocales.clear();
+    supportedLocales.set(requested, supported);
   }
+  return supported ? requested : fallback;
 }
+
+const supportedLocales = new Map<string, boolean>();
 
 export function newCorrelationId(): string {
   return randomUUID().replace(/-/g, '').slice(0, 12);
