@@ -141,10 +141,10 @@ describe('what a hit returns', () => {
     cache = makeCache();
     const first = await cache.get(ORG, 'object', 'bill 1', async () => ({ id: 'b1', lines: [{ amount: 10 }] }));
     first.value.lines[0]!.amount = 999;
-    const second = await cache.get(ORG, 'object', 'bill 1', async () => ({ id: 'never', lines: [] }));
+    const second = await cache.get(ORG, 'object', 'bill 1', async () => ({ id: 'never', lines: [] as Array<{ amount: number }> }));
     expect(second).toMatchObject({ hit: true, value: { id: 'b1', lines: [{ amount: 10 }] } });
     second.value.lines.push({ amount: 1 });
-    expect((await cache.get(ORG, 'object', 'bill 1', async () => ({ id: 'never', lines: [] }))).value.lines).toHaveLength(1);
+    expect((await cache.get(ORG, 'object', 'bill 1', async () => ({ id: 'never', lines: [] as Array<{ amount: number }> }))).value.lines).toHaveLength(1);
   });
 
   it('counts each answer by the bytes of its JSON text, which is what it keeps', async () => {
