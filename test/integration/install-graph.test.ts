@@ -116,6 +116,42 @@ describe('a team adds billbridge (app registration, Graph reachable)', () => {
     expect(graph.calls.slice(before).map((c) => `${c.kind}:${c.status}`)).toEqual(['team:401', 'token:200', 'team:200']);
   });
 
+  it('welcomes in the channel chosen in the install dialog when it is not the one the event came through', async () => {
+    const ids = teamIds('collections');
+    graph.addTeam({ id: ids.aadGroupId, displayName: 'Collections', tenantId: TENANT });
+    const activity = installationUpdate('add', { serviceUrl: bot.connector.url, name: 'collections' });
+    activity.channelData.settings.selectedChannel.id = ids.channel;
+    const token = await issuer.token({ aud: APP_ID, serviceUrl: bot.connector.url });
+    const before = bot.connector.calls.length;
+    expect((await bot.send(activity, { authorization: `Bearer ${token}` })).status).toBe(200);
+    const created = await bot.connector.waitFor((calls) => calls.slice(before).find((c) => c.kind === 'createConversation'), 10_000, 'a new conversation in the selected channel');
+    expect(created.status).toBe(201);
+    expect(created.headers.authorization).toMatch(/^Bearer \S+$/);
+    expect(created.body).toMatchObject({ isGroup: true, channelData: { channel: { id: ids.channel } } });
+    const card = created.body.activity.attachments.find((a: { contentType: string }) => a.contentType === 'application/vnd.microsoft.card.adaptive').content;
+    expect(JSON.stringify(card)).toContain('billbridge joined collections');
+    // Not a second welcome where the event came from.
+    expect(bot.connector.messages(ids.team)).toHaveLength(0);
+    expect(bot.connector.calls.slice(before).filter((c) => c.kind === 'createConversation')).toHaveLength(1);
+  });
+
+  it('falls back to the channel the event came through when Teams refuses the selected one', async () => {
+    const ids = teamIds('disputes');
+    graph.addTeam({ id: ids.aadGroupId, displayName: 'Disputes', tenantId: TENANT });
+    const stop = bot.connector.script((call) => (call.kind === 'createConversation' ? { status: 403, body: { error: { code: 'BotNotInConversationRoster', message: 'The bot is not part of the conversation roster.' } } } : undefined));
+    try {
+      const activity = installationUpdate('add', { serviceUrl: bot.connector.url, name: 'disputes' });
+      activity.channelData.settings.selectedChannel.id = ids.channel;
+      const token = await issuer.token({ aud: APP_ID, serviceUrl: bot.connector.url });
+      expect((await bot.send(activity, { authorization: `Bearer ${token}` })).status).toBe(200);
+      const [welcome] = await bot.connector.waitForMessages(1, ids.team);
+      expect(JSON.stringify(welcome!.body.attachments[0].content)).toContain('billbridge joined disputes');
+      expect(bot.logs.text()).toContain('welcome to the selected channel failed');
+    } finally {
+      stop();
+    }
+  });
+
   it('never writes the client secret or a Graph token to its log', () => {
     const log = bot.logs.text();
     expect(log).not.toContain(PASSWORD);
