@@ -236,8 +236,11 @@ describe('payments', () => {
     expectValidCard(first.reply.card);
     expect(rows).toEqual(expected.map((p) => [p.vendorName, money(p.amount), new Intl.DateTimeFormat('en-US', { dateStyle: 'medium', timeZone: 'UTC' }).format(new Date(`${p.processDate}T00:00:00Z`)), words[p.singleStatus]]));
     expect(factsOf(first.reply.card).Total).toBe(`${money(total(expected.map((p) => p.amount)))} · 10 payments`);
+    bot.app.sandbox!.clearRequests();
     const twenty = await allRows(bot.app, 'payments 20');
     expect(twenty.rows.map((r) => r[1])).toEqual(all.slice(0, 20).map((p) => money(p.amount)));
+    // Every count is cut from the one page of the last 50 that `payments` read: no second call.
+    expect(bot.app.sandbox!.requests().filter((r) => r.route === 'GET /v3/payments')).toHaveLength(0);
   });
 });
 

@@ -23,17 +23,19 @@ export const paymentsCommand: CommandDefinition = {
       hint: `Type **payments** for the last ${DEFAULT_PAYMENTS}, or **payments 25** for up to ${MAX_PAYMENTS}.`,
     });
     const orgId = boundOrg(ctx);
+    // One page of the last MAX_PAYMENTS answers every count: "payments" and "payments 25" share one call.
     const got = await cachedAnswer(
       ctx,
       orgId,
       'list',
-      queryKey('payments.last', { n: limit }),
-      async () => (await orgClient(ctx, orgId).payments.list({ pageSize: limit, maxPages: 1, sort: [{ field: 'processDate', order: 'desc' }] }).take(limit)).items,
+      queryKey('payments.last', { n: MAX_PAYMENTS }),
+      async () => (await orgClient(ctx, orgId).payments.list({ pageSize: MAX_PAYMENTS, maxPages: 1, sort: [{ field: 'processDate', order: 'desc' }] }).take(MAX_PAYMENTS)).items,
       ['payment'],
     );
-    const vendors = await resolveParties(ctx, orgId, 'vendor', got.value.map((p) => p.vendorId));
+    const payments = got.value.slice(0, limit);
+    const vendors = await resolveParties(ctx, orgId, 'vendor', payments.map((p) => p.vendorId));
     return paymentsCard({
-      payments: got.value,
+      payments,
       limit,
       today: todayOf(ctx),
       fmt: formatOf(ctx),
