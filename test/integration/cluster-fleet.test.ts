@@ -395,15 +395,16 @@ describe('a rolling restart', () => {
 describe('Redis dies in the middle of work and comes back', () => {
   it('no process crashes, commands say "temporarily unavailable" and reach nothing in BILL, and every notification arrives once', async () => {
     const logins = (await sb.stats()).logins;
-    // Thirty different payment lists at 40 ms a BILL call each (invoice and bill answers come from the replicas
-    // without a call): the burst is still running when Redis dies.
-    await sb.control('POST', '/latency', { ms: 40 });
-    let killed: Promise<void> | undefined;
-    const replies = await burst(Array.from({ length: 30 }, (_, k) => `payments ${k + 1}`), {
-      onReply: (n) => {
-        if (n >= 3 && !killed) killed = redis.stop();
-      },
-    });
+    // Thirty customer searches nobody asked before, at 100 ms a BILL call each, 3 at a time (each typed prefix is its
+    // own question): Redis dies once BILL has seen the tenth, so the rest of the burst meets it gone.
+    await sb.control('POST', '/latency', { ms: 100 });
+    const names = sb.sandbox.org.customers.all().map((c) => c.name);
+    const searches = [...new Set(names.flatMap((n) => [n, n.slice(0, 3), n.slice(0, 4), n.slice(0, 5), n.slice(0, 6)]))].slice(0, 30);
+    expect(searches).toHaveLength(30);
+    const searchesSeen = () => sb.sandbox.requests().filter((r) => r.route === 'GET /v3/customers').length;
+    const seenBefore = searchesSeen();
+    const killed = until('BILL to see the tenth search', () => searchesSeen() >= seenBefore + 10).then(() => redis.stop());
+    const replies = await burst(searches.map((p) => `customer ${p}`));
     await killed;
     await sb.control('POST', '/latency', { ms: 0 });
     const titles = replies.map(titleOf);
