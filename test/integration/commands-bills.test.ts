@@ -55,7 +55,27 @@ describe('bills due', () => {
     expect(textOf(card)).toContain(`Overdue: ${overdue.length} bills, ${money(total(overdue.map(due)))}, not counted above.`);
     expect(textOf(card)).toMatch(/As of \d\d:\d\d/);
     // A typing indicator went out before the answer (the command calls BILL).
-    expect(bot.connector.calls.some((c) => c.body?.type === 'typing')).toBe(true);
+    const thread = bot.connector.calls.filter((c) => c.body?.type === 'typing' || c.body?.type === 'message').filter((c) => c.conversationId === bot.connector.messages().at(-1)!.conversationId);
+    expect(thread.map((c) => c.body.type)).toEqual(['typing', 'message']);
+  });
+
+  it('asks BILL while the typing indicator is still on its way, and answers only once it has gone', async () => {
+    let release!: () => void;
+    const indicatorSent = new Promise<void>((r) => (release = r));
+    const vendor = bot.app.sandbox!.org.vendors.all()[0]!;
+    const searches = () => bot.app.sandbox!.requests().filter((r) => r.route === 'GET /v3/vendors').length;
+    const before = searches();
+    let answered = false;
+    const pending = ask(bot.app, `vendor ${vendor.name}`, { working: () => indicatorSent }).then((r) => {
+      answered = true;
+      return r;
+    });
+    await vi.waitFor(() => expect(searches()).toBeGreaterThan(before));
+    expect(answered).toBe(false);
+    release();
+    const result = await pending;
+    expect(result.outcome).toBe('ok');
+    expect(textOf(result.reply.card)).toContain(vendor.name);
   });
 
   it('a longer window lists every bill across pages (Show more over Action.Execute), totals over all of them', async () => {
