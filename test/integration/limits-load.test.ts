@@ -37,8 +37,12 @@ describe('200 concurrent commands across 20 channels on one organisation', () =>
     const vendorPrefixes = [...new Set(org.vendors.all().filter((v) => !v.archived).map((v) => v.name.slice(0, 4)))];
     const billNumbers = org.bills.all().map((b) => b.invoice!.invoiceNumber!);
     const invoiceNumbers = org.invoices.all().map((i) => i.invoiceNumber);
+    // Distinct customer searches: each typed prefix is its own BILL call (every `payments N` shares one page).
+    const customerPrefixes = [...new Set(org.customers.all().flatMap((c) => [c.name, c.name.slice(0, 3), c.name.slice(0, 4), c.name.slice(0, 5), c.name.slice(0, 6)]))];
+    expect(customerPrefixes.length).toBeGreaterThanOrEqual(23);
     const kinds = [
       (k: number) => `bills due ${k % 91}`,
+      (k: number) => `customer ${customerPrefixes[k % customerPrefixes.length]}`,
       (k: number) => `payments ${1 + (k % 50)}`,
       (k: number) => `vendor ${vendorPrefixes[k % vendorPrefixes.length]}`,
       (k: number) => `bill ${billNumbers[k % billNumbers.length]}`,
