@@ -22,7 +22,8 @@ import type { BindingScope } from '../state/bindings.js';
 import { NS, type StateStore } from '../state/types.js';
 import { Leases } from './lease.js';
 import { Periodic } from './periodic.js';
-import { dateIn, latestSlot, plusDays, type DigestSchedule } from './schedule.js';
+import { addDays, dateInZone } from '../calendar.js';
+import { latestSlot, type DigestSchedule } from './schedule.js';
 import { channelKey, channelScope } from './subscriptions.js';
 import type { ChannelSender, ChannelTarget, ConversationRef, DigestBill, DigestContent, DigestInvoice, NotificationPresenter } from './types.js';
 
@@ -101,13 +102,13 @@ export class DigestComposer {
   constructor(private readonly deps: ComposerDeps) {}
 
   async compose(orgId: string, now: number, cadence: DigestContent['cadence'], priority: Priority = 'background'): Promise<DigestContent> {
-    const today = dateIn(now, this.deps.timeZone);
+    const today = dateInZone(now, this.deps.timeZone);
     const org = this.deps.bill.org(orgId, { priority });
     const unpaid = (dueDate: { gte?: string; lte?: string; lt?: string }) => async () => {
       const r = await org.bills.list({ dueDate, archived: false, filter: new BillFilter().ne('paymentStatus', 'PAID'), sort: [{ field: 'dueDate', order: 'asc' }], maxPages: MAX_PAGES }).all();
       return { items: r.items.map(billRow), truncated: r.truncated };
     };
-    const until = plusDays(today, 6);
+    const until = addDays(today, 6);
     const [due, overdue] = await Promise.all([
       this.deps.cache.get(orgId, 'list', `digest.bills.due?from=${today}&to=${until}`, unpaid({ gte: today, lte: until }), { entities: ['bill'] }),
       this.deps.cache.get(orgId, 'list', `digest.bills.overdue?before=${today}`, unpaid({ lt: today }), { entities: ['bill'] }),

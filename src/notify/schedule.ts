@@ -1,5 +1,6 @@
 // Digest schedules in the bot's time zone: parsing "daily 09:00" / "weekly monday 09:00", and the slot (the
 // scheduled instant) a moment belongs to. Pure: no clock, no I/O.
+import { addDays, dateInZone, zoneOffset } from '../calendar.js';
 
 export interface DigestSchedule {
   every: 'daily' | 'weekly';
@@ -72,31 +73,10 @@ export function parseDigestArgs(args: string[]): DigestCommand {
   return { action: 'error', problem: `"${words[0]!.slice(0, 30)}" is not daily, weekly, off or now` };
 }
 
-/** The calendar date (yyyy-MM-dd) of an instant in a zone. */
-export function dateIn(instant: number, timeZone: string): string {
-  const parts = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(new Date(instant));
-  const get = (t: string) => parts.find((p) => p.type === t)?.value ?? '';
-  return `${get('year')}-${get('month')}-${get('day')}`;
-}
-
-export function plusDays(isoDate: string, days: number): string {
-  const d = new Date(`${isoDate}T00:00:00Z`);
-  d.setUTCDate(d.getUTCDate() + days);
-  return d.toISOString().slice(0, 10);
-}
-
 /** ISO weekday (1 = Monday) of a calendar date. */
 export function weekdayOf(isoDate: string): number {
   const d = new Date(`${isoDate}T00:00:00Z`).getUTCDay();
   return d === 0 ? 7 : d;
-}
-
-/** Offset of the zone from UTC at an instant, in ms (wall clock minus UTC). */
-function zoneOffset(instant: number, timeZone: string): number {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' }).formatToParts(new Date(instant));
-  const get = (t: string) => Number(parts.find((p) => p.type === t)?.value ?? 0);
-  const wall = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour') % 24, get('minute'), get('second'));
-  return wall - Math.floor(instant / 1000) * 1000;
 }
 
 /**
@@ -116,9 +96,9 @@ export function zonedInstant(isoDate: string, time: string, timeZone: string): n
 
 /** The latest slot of the schedule at or before `now`. */
 export function latestSlot(schedule: DigestSchedule, now: number, timeZone: string): Slot {
-  const today = dateIn(now, timeZone);
+  const today = dateInZone(now, timeZone);
   for (let back = 0; back <= 8; back++) {
-    const date = plusDays(today, -back);
+    const date = addDays(today, -back);
     if (schedule.every === 'weekly' && weekdayOf(date) !== schedule.weekday) continue;
     const at = zonedInstant(date, schedule.time, timeZone);
     if (at <= now) return { id: `${date}T${schedule.time}`, at, date };
@@ -129,9 +109,9 @@ export function latestSlot(schedule: DigestSchedule, now: number, timeZone: stri
 
 /** The next slot strictly after `now`. */
 export function nextSlot(schedule: DigestSchedule, now: number, timeZone: string): Slot {
-  const today = dateIn(now, timeZone);
+  const today = dateInZone(now, timeZone);
   for (let ahead = 0; ahead <= 8; ahead++) {
-    const date = plusDays(today, ahead);
+    const date = addDays(today, ahead);
     if (schedule.every === 'weekly' && weekdayOf(date) !== schedule.weekday) continue;
     const at = zonedInstant(date, schedule.time, timeZone);
     if (at > now) return { id: `${date}T${schedule.time}`, at, date };

@@ -214,9 +214,7 @@ export function isoDate(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
 
-export function addDays(date: string, days: number): string {
-  return isoDate(Date.parse(`${date}T00:00:00.000Z`) + days * 86_400_000);
-}
+export { addDays } from '../calendar.js';
 
 export class SandboxModel {
   readonly orgs = new Map<string, SandboxOrg>();

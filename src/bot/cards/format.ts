@@ -1,5 +1,7 @@
 // Money, dates and "today" as a finance person reads them: in the bill's currency, the bot's locale and time zone.
 
+export { addDays, dateInZone } from '../../calendar.js';
+
 export interface FormatOptions {
   locale: string;
   timeZone: string;
@@ -47,20 +49,6 @@ export function sum(amounts: Array<number | undefined | null>): number {
   let cents = 0;
   for (const a of amounts) if (typeof a === 'number' && Number.isFinite(a)) cents += Math.round(a * 100);
   return cents / 100;
-}
-
-/** The calendar date (yyyy-MM-dd) of an instant in a time zone: what "today" means for the team. */
-export function dateInZone(instant: Date | number, timeZone: string): string {
-  const parts = dateFormat(`zone|${timeZone}`, 'en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(new Date(instant));
-  const get = (t: string) => parts.find((p) => p.type === t)?.value ?? '';
-  return `${get('year')}-${get('month')}-${get('day')}`;
-}
-
-/** yyyy-MM-dd plus n days (calendar arithmetic, no time zone involved). */
-export function addDays(isoDate: string, days: number): string {
-  const d = new Date(`${isoDate}T00:00:00Z`);
-  d.setUTCDate(d.getUTCDate() + days);
-  return d.toISOString().slice(0, 10);
 }
 
 /** Whole days from `from` to `to` (both yyyy-MM-dd); positive when `to` is later. */

@@ -1,0 +1,43 @@
+// Calendar dates (yyyy-MM-dd) in a time zone, and the zone's offset: what "today" means for a team, when a digest is
+// due. Shared by the cards, the digest schedule and the sandbox.
+
+/**
+ * Formatters by zone. Building an Intl.DateTimeFormat costs tens of microseconds and ICU memory the process rarely
+ * gives back; they are immutable, so one per zone is shared. Zones come from configuration, so the map stays small.
+ */
+const dayFormats = new Map<string, Intl.DateTimeFormat>();
+const wallFormats = new Map<string, Intl.DateTimeFormat>();
+const MAX_ZONES = 64;
+
+function cached(map: Map<string, Intl.DateTimeFormat>, timeZone: string, make: () => Intl.DateTimeFormat): Intl.DateTimeFormat {
+  let fmt = map.get(timeZone);
+  if (!fmt) {
+    fmt = make();
+    if (map.size >= MAX_ZONES) map.clear();
+    map.set(timeZone, fmt);
+  }
+  return fmt;
+}
+
+/** The calendar date (yyyy-MM-dd) of an instant in a time zone. */
+export function dateInZone(instant: Date | number, timeZone: string): string {
+  const parts = cached(dayFormats, timeZone, () => new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' })).formatToParts(new Date(instant));
+  const get = (t: string) => parts.find((p) => p.type === t)?.value ?? '';
+  return `${get('year')}-${get('month')}-${get('day')}`;
+}
+
+/** yyyy-MM-dd plus n days (calendar arithmetic, no time zone involved). */
+export function addDays(isoDate: string, days: number): string {
+  const d = new Date(`${isoDate}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + days);
+  return d.toISOString().slice(0, 10);
+}
+
+/** Offset of the zone from UTC at an instant, in ms (wall clock minus UTC). */
+export function zoneOffset(instant: number, timeZone: string): number {
+  const fmt = cached(wallFormats, timeZone, () => new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' }));
+  const parts = fmt.formatToParts(new Date(instant));
+  const get = (t: string) => Number(parts.find((p) => p.type === t)?.value ?? 0);
+  const wall = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour') % 24, get('minute'), get('second'));
+  return wall - Math.floor(instant / 1000) * 1000;
+}
