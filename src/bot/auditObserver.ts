@@ -1,6 +1,6 @@
 // Feeds every dispatched command into the audit trail: who, where, what, the outcome and the upstream calls it made.
-import type { AuditActor, AuditTrail } from '../state/audit.js';
-import type { Caller, ConversationScope } from './commands/types.js';
+import type { AdminAudit, AuditActor, AuditTrail } from '../state/audit.js';
+import type { Caller, CommandContext, ConversationScope } from './commands/types.js';
 import { upstreamTotal, type UpstreamCounts } from '../upstreamCalls.js';
 import {
   BillApiError,
@@ -20,6 +20,11 @@ export function auditActor(scope: ConversationScope, caller: Caller): AuditActor
     aadObjectId: caller.aadObjectId,
     userId: caller.id,
   };
+}
+
+/** Records an admin command (link, subscribe, webhooks …) in the audit trail: who, where, which org, what came of it. */
+export function auditAdmin(ctx: Pick<CommandContext, 'services' | 'scope' | 'caller' | 'correlationId'>, action: string, result: AdminAudit['result'], orgId: string | undefined, detail?: AdminAudit['detail']): Promise<void> {
+  return ctx.services.audit.admin({ ...auditActor(ctx.scope, ctx.caller), action, orgId, result, detail, correlationId: ctx.correlationId });
 }
 
 /** A short, non-secret name for why a command was refused or failed. */

@@ -2,7 +2,7 @@
 import { Forbidden, InputError } from '../../errors.js';
 import { BindingRefused, type OrgBindings } from '../../state/bindings.js';
 import { adaptiveCard, escapeMarkdown, facts, text, title, type CardReply } from '../cards/card.js';
-import { auditActor } from '../auditObserver.js';
+import { auditAdmin } from '../auditObserver.js';
 import type { CommandContext, CommandDefinition } from './types.js';
 
 function here(ctx: CommandContext): string {
@@ -21,24 +21,12 @@ function singleOrgCard(ctx: CommandContext): CardReply {
   );
 }
 
-/** Records a link/unlink in the audit trail (who, where, which org, what came of it). Throws when it cannot. */
-function audit(ctx: CommandContext, action: 'link' | 'unlink', result: 'ok' | 'refused', orgId: string | undefined, detail?: Record<string, string>): Promise<void> {
-  return ctx.services.audit.admin({
-    ...auditActor(ctx.scope, ctx.caller),
-    action,
-    orgId,
-    result,
-    detail,
-    correlationId: ctx.correlationId,
-  });
-}
-
 /** Admin check and the bindings; a refusal is audited, then thrown for the error card to explain. */
 async function adminBindings(ctx: CommandContext, verb: 'link' | 'unlink'): Promise<OrgBindings> {
   const bindings = ctx.services.orgBindings;
   if (!bindings) throw new Error('org bindings are not configured');
   if (!ctx.services.access.isAdmin(ctx.caller)) {
-    await audit(ctx, verb, 'refused', undefined, { reason: 'not an admin' }).catch(() => undefined);
+    await auditAdmin(ctx, verb, 'refused', undefined, { reason: 'not an admin' }).catch(() => undefined);
     throw new Forbidden(`Only billbridge admins can ${verb} ${here(ctx)} ${verb === 'link' ? 'to' : 'from'} a BILL organisation. Ask your billbridge administrator.`);
   }
   return bindings;
@@ -63,7 +51,7 @@ export const linkCommand: CommandDefinition = {
     try {
       const { binding, previousOrgId } = await bindings.link(ctx.scope, typed, ctx.caller.aadObjectId);
       try {
-        await audit(ctx, 'link', 'ok', binding.orgId, previousOrgId ? { previousOrgId } : undefined);
+        await auditAdmin(ctx, 'link', 'ok', binding.orgId, previousOrgId ? { previousOrgId } : undefined);
       } catch (err) {
         // No trace, no change: put the previous binding back before reporting the failure.
         await (previousOrgId ? bindings.link(ctx.scope, previousOrgId, ctx.caller.aadObjectId) : bindings.unlink(ctx.scope)).catch(() => undefined);
@@ -84,7 +72,7 @@ export const linkCommand: CommandDefinition = {
       );
     } catch (err) {
       if (err instanceof BindingRefused && err.reason === 'orgNotAllowed') {
-        await audit(ctx, 'link', 'refused', undefined, { reason: 'organisation not allowed', typed }).catch(() => undefined);
+        await auditAdmin(ctx, 'link', 'refused', undefined, { reason: 'organisation not allowed', typed }).catch(() => undefined);
         throw new InputError("That organisation isn't one this billbridge may use", `Organisations it may use: ${allowedList}.`, typed);
       }
       if (err instanceof BindingRefused && err.reason === 'noTarget') {
@@ -112,7 +100,7 @@ export const unlinkCommand: CommandDefinition = {
       });
     }
     try {
-      await audit(ctx, 'unlink', 'ok', previous);
+      await auditAdmin(ctx, 'unlink', 'ok', previous);
     } catch (err) {
       await bindings.link(ctx.scope, previous, ctx.caller.aadObjectId).catch(() => undefined);
       throw err;

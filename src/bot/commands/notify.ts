@@ -10,7 +10,7 @@ import { digestCard } from '../cards/notifications.js';
 import { dateTime } from '../cards/format.js';
 import { channelReference } from '../proactive.js';
 import { SANDBOX_NOTE } from './help.js';
-import { auditActor } from '../auditObserver.js';
+import { auditAdmin } from '../auditObserver.js';
 import type { CommandContext, CommandDefinition } from './types.js';
 
 const KINDS_HINT = `Type **subscribe** and one or more of: ${SUBSCRIPTION_KINDS.join(', ')}, or **all**. For example **subscribe payments bills**.`;
@@ -54,17 +54,6 @@ async function referenceFor(ctx: CommandContext, target: ChannelTarget) {
   return channelReference({ serviceUrl: ctx.scope.serviceUrl, tenantId: target.tenantId, channelId: target.channelId, bot });
 }
 
-function audit(ctx: CommandContext, action: string, result: 'ok' | 'refused' | 'error', orgId: string | undefined, detail?: Record<string, string | number | boolean | string[]>): Promise<void> {
-  return ctx.services.audit.admin({
-    ...auditActor(ctx.scope, ctx.caller),
-    action,
-    orgId,
-    result,
-    detail,
-    correlationId: ctx.correlationId,
-  });
-}
-
 function kindList(kinds: readonly SubscriptionKind[]): string {
   return kinds.map((k) => `- ${KIND_LABELS[k]}`).join('\n');
 }
@@ -98,7 +87,7 @@ export const subscribeCommand: CommandDefinition = {
     const reference = await referenceFor(ctx, target);
     const { added, already } = await n.subscriptions.add(target, kinds, { orgId, reference, createdBy: ctx.caller.aadObjectId });
     try {
-      await audit(ctx, 'subscribe', 'ok', orgId, { kinds, added });
+      await auditAdmin(ctx, 'subscribe', 'ok', orgId, { kinds, added });
     } catch (err) {
       // No trace, no change.
       await n.subscriptions.remove(target, added).catch(() => undefined);
@@ -136,7 +125,7 @@ export const unsubscribeCommand: CommandDefinition = {
     const removed = await n.subscriptions.remove(target, kinds);
     if (removed.length > 0) {
       try {
-        await audit(ctx, 'unsubscribe', 'ok', ctx.orgId, { kinds: removed });
+        await auditAdmin(ctx, 'unsubscribe', 'ok', ctx.orgId, { kinds: removed });
       } catch (err) {
         for (const sub of before.filter((s) => removed.includes(s.kind))) {
           await n.subscriptions.add(target, [sub.kind], { orgId: sub.orgId, reference: sub.reference, createdBy: sub.createdBy }).catch(() => undefined);
@@ -218,7 +207,7 @@ export const digestCommand: CommandDefinition = {
         if (!had) return adaptiveCard([title('No digest here'), text('This channel had no scheduled digest.')], { summary: 'This channel had no scheduled digest.' });
         await n.digestSettings.remove(target);
         try {
-          await audit(ctx, 'digest.off', 'ok', ctx.orgId);
+          await auditAdmin(ctx, 'digest.off', 'ok', ctx.orgId);
         } catch (err) {
           await n.digestSettings.set(target, { orgId: had.orgId, schedule: had.schedule, reference: had.reference, createdBy: had.createdBy }).catch(() => undefined);
           throw err;
@@ -230,7 +219,7 @@ export const digestCommand: CommandDefinition = {
         const previous = await n.digestSettings.get(target);
         const setting = await n.digestSettings.set(target, { orgId, schedule: cmd.schedule, reference: await referenceFor(ctx, target), createdBy: ctx.caller.aadObjectId });
         try {
-          await audit(ctx, 'digest', 'ok', orgId, { schedule: describeSchedule(cmd.schedule), timeZone: tz });
+          await auditAdmin(ctx, 'digest', 'ok', orgId, { schedule: describeSchedule(cmd.schedule), timeZone: tz });
         } catch (err) {
           await (previous ? n.digestSettings.set(target, previous) : n.digestSettings.remove(target)).catch(() => undefined);
           throw err;
@@ -269,7 +258,7 @@ export const webhooksCommand: CommandDefinition = {
     const verb = (ctx.input.args[0] ?? 'list').toLowerCase();
     const action = verb === 'setup' ? 'webhook.setup' : verb === 'delete' ? 'webhook.delete' : 'webhook.list';
     if (!ctx.services.access.isAdmin(ctx.caller)) {
-      await audit(ctx, action, 'refused', ctx.orgId, { reason: 'not an admin' }).catch(() => undefined);
+      await auditAdmin(ctx, action, 'refused', ctx.orgId, { reason: 'not an admin' }).catch(() => undefined);
       throw new Forbidden('Only billbridge admins can manage BILL webhooks. Ask your billbridge administrator.');
     }
     const orgId = boundOrgOf(ctx);
@@ -278,7 +267,7 @@ export const webhooksCommand: CommandDefinition = {
         const url = ctx.input.args[1] ?? webhookUrlFromConfig(ctx);
         if (!url || ctx.input.args.length > 2) throw new InputError('Which URL should BILL send events to?', WEBHOOKS_HINT, ctx.input.argText || undefined);
         const result = await n.setup.setup(orgId, url);
-        await audit(ctx, action, 'ok', orgId, { subscriptionId: result.subscription.id, outcome: result.action, events: result.subscription.events.length });
+        await auditAdmin(ctx, action, 'ok', orgId, { subscriptionId: result.subscription.id, outcome: result.action, events: result.subscription.events.length });
         const said = { created: 'BILL will now send events to billbridge', updated: 'The BILL subscription was brought up to date', rotated: 'The BILL subscription got a new signing key', unchanged: 'BILL already sends events to billbridge' }[result.action];
         return adaptiveCard(
           [
@@ -298,7 +287,7 @@ export const webhooksCommand: CommandDefinition = {
         const id = ctx.input.args[1];
         if (!id || ctx.input.args.length > 2) throw new InputError('Which subscription?', WEBHOOKS_HINT, ctx.input.argText || undefined);
         await n.setup.remove(orgId, id);
-        await audit(ctx, action, 'ok', orgId, { subscriptionId: id });
+        await auditAdmin(ctx, action, 'ok', orgId, { subscriptionId: id });
         return adaptiveCard([title('Webhook subscription deleted'), text(`BILL no longer sends events for subscription ${escapeMarkdown(id)}.`)], { summary: `Webhook subscription ${id} deleted.` });
       }
       if (verb !== 'list') throw new InputError(`"${escapeMarkdown(verb.slice(0, 30))}" is not a webhooks action`, WEBHOOKS_HINT, `webhooks ${ctx.input.argText}`);
@@ -319,10 +308,10 @@ export const webhooksCommand: CommandDefinition = {
       return adaptiveCard(body, { summary: `${subs.length} BILL webhook subscriptions.` });
     } catch (err) {
       if (err instanceof WebhookSetupError) {
-        await audit(ctx, action, 'refused', orgId, { reason: err.reason }).catch(() => undefined);
+        await auditAdmin(ctx, action, 'refused', orgId, { reason: err.reason }).catch(() => undefined);
         throw new InputError(err.message, WEBHOOKS_HINT, ctx.input.argText ? `webhooks ${ctx.input.argText}` : undefined);
       }
-      if (!(err instanceof InputError)) await audit(ctx, action, 'error', orgId).catch(() => undefined);
+      if (!(err instanceof InputError)) await auditAdmin(ctx, action, 'error', orgId).catch(() => undefined);
       throw err;
     }
   },
