@@ -34,8 +34,44 @@ interface Namespace {
   compactDue: boolean;
   /** The file ends in a line torn by a crash: the next append starts on a fresh line. */
   torn: boolean;
-  running?: Promise<void>;
-  queued?: Promise<void>;
+  /** Appends pending lines (and compacts); changes made while one flush runs share the next. */
+  flusher: Coalescer;
+}
+
+/**
+ * Runs a task so that each call resolves after a run that started after it: calls made while a run is on its way
+ * share one follow-up run.
+ */
+class Coalescer {
+  private running: Promise<void> | undefined;
+  private queued: Promise<void> | undefined;
+
+  constructor(private readonly task: () => Promise<void>) {}
+
+  run(): Promise<void> {
+    if (this.queued) return this.queued;
+    if (!this.running) return this.start();
+    this.queued = this.running
+      .catch(() => undefined)
+      .then(() => {
+        this.queued = undefined;
+        return this.start();
+      });
+    return this.queued;
+  }
+
+  /** Settles once nothing runs or waits to run. */
+  async idle(): Promise<void> {
+    await Promise.allSettled([this.running, this.queued]);
+  }
+
+  private start(): Promise<void> {
+    const run = this.task().finally(() => {
+      if (this.running === run) this.running = undefined;
+    });
+    this.running = run;
+    return run;
+  }
 }
 
 /**
@@ -47,8 +83,11 @@ class Appender {
   /** The inode the descriptor writes to. */
   private ino = -1;
   private pending: string[] = [];
-  private running: Promise<void> | undefined;
-  private queued: Promise<void> | undefined;
+  private readonly flusher = new Coalescer(() => {
+    const lines = this.pending.join('');
+    this.pending = [];
+    return this.write(lines);
+  });
 
   /** `followRenames`: before each write, a file moved or removed by someone else (log rotation) is opened anew. */
   constructor(
@@ -58,15 +97,7 @@ class Appender {
 
   append(text: string): Promise<void> {
     this.pending.push(text);
-    if (this.queued) return this.queued;
-    if (!this.running) return this.start();
-    this.queued = this.running
-      .catch(() => undefined)
-      .then(() => {
-        this.queued = undefined;
-        return this.start();
-      });
-    return this.queued;
+    return this.flusher.run();
   }
 
   /** Writes `text` now (the caller keeps other writes to this file away meanwhile). */
@@ -92,18 +123,8 @@ class Appender {
     if (handle) await handle.then((h) => h.close()).catch(() => undefined);
   }
 
-  async drain(): Promise<void> {
-    await Promise.allSettled([this.running, this.queued]);
-  }
-
-  private start(): Promise<void> {
-    const lines = this.pending.join('');
-    this.pending = [];
-    const run = this.write(lines).finally(() => {
-      if (this.running === run) this.running = undefined;
-    });
-    this.running = run;
-    return run;
+  drain(): Promise<void> {
+    return this.flusher.idle();
   }
 }
 
@@ -194,7 +215,7 @@ export class FileStateStore implements StateStore {
   async set<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<void> {
     const space = await this.load(ns);
     this.put(space, key, value, opts);
-    await this.persist(ns, space);
+    await space.flusher.run();
   }
 
   async setIfAbsent<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<boolean> {
@@ -202,7 +223,7 @@ export class FileStateStore implements StateStore {
     const existing = space.map.get(key);
     if (existing && !this.expired(existing)) return false;
     this.put(space, key, value, opts);
-    await this.persist(ns, space);
+    await space.flusher.run();
     return true;
   }
 
@@ -211,7 +232,7 @@ export class FileStateStore implements StateStore {
     const had = space.map.delete(key);
     if (had) {
       space.pending.push(JSON.stringify({ k: key, d: 1 } satisfies JournalLine));
-      await this.persist(ns, space);
+      await space.flusher.run();
     }
     return had;
   }
@@ -234,7 +255,7 @@ export class FileStateStore implements StateStore {
   async close(): Promise<void> {
     clearInterval(this.sweepTimer);
     const spaces = await Promise.all(this.namespaces.values());
-    await Promise.allSettled(spaces.flatMap((s) => [s.running, s.queued]));
+    await Promise.all(spaces.map((s) => s.flusher.idle()));
     await Promise.all([...this.appenders.values()].map(async (a) => {
       await a.drain();
       await a.close();
@@ -275,7 +296,8 @@ export class FileStateStore implements StateStore {
     const legacy = text === '' ? await this.readLegacy(ns, map) : false;
     for (const [k, entry] of map) if (this.expired(entry)) map.delete(k);
     const bytes = Buffer.byteLength(text);
-    return { map, pending: [], bytes, compactedBytes: bytes, compactDue: legacy, torn: text !== '' && !text.endsWith('\n') };
+    const space: Namespace = { map, pending: [], bytes, compactedBytes: bytes, compactDue: legacy, torn: text !== '' && !text.endsWith('\n'), flusher: new Coalescer(() => this.flush(ns, space)) };
+    return space;
   }
 
   private async readLegacy(ns: string, into: Map<string, Entry>): Promise<boolean> {
@@ -304,29 +326,6 @@ export class FileStateStore implements StateStore {
 
   private file(ns: string): string {
     return join(this.location, `${ns}.jsonl`);
-  }
-
-  /**
-   * Resolves once an append that includes every change made so far is on disk.
-   * While one append runs, later changes share a single follow-up append.
-   */
-  private persist(ns: string, space: Namespace): Promise<void> {
-    if (space.queued) return space.queued;
-    const start = (): Promise<void> => {
-      const run = this.flush(ns, space).finally(() => {
-        if (space.running === run) space.running = undefined;
-      });
-      space.running = run;
-      return run;
-    };
-    if (!space.running) return start();
-    space.queued = space.running
-      .catch(() => undefined)
-      .then(() => {
-        space.queued = undefined;
-        return start();
-      });
-    return space.queued;
   }
 
   private async flush(ns: string, space: Namespace): Promise<void> {
@@ -389,7 +388,7 @@ export class FileStateStore implements StateStore {
       // Expired lines leave the file when it is rewritten; rewrite a large journal now rather than let it grow.
       if (dropped && space.bytes > COMPACT_MIN_BYTES) {
         space.compactDue = true;
-        await this.persist(ns, space).catch(() => undefined);
+        await space.flusher.run().catch(() => undefined);
       }
     }
   }
