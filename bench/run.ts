@@ -4,7 +4,7 @@
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { commandLine } from '../src/cli/args.js';
 import { buildChildren } from './build.js';
 import { BenchConnector } from './connector.js';
 import { BenchContext, type BenchOptions } from './context.js';
@@ -40,43 +40,16 @@ BENCH_BOT_NODE_OPTIONS, BENCH_CACHE_MAX_BYTES, BENCH_CACHE_MAX_ENTRIES (the memo
 (with --expose-gc: the memory scenario logs the live heap at each stage). Read a profile with: npx tsx bench/profile.ts <file>, a heap snapshot with:
 npx tsx bench/heap.ts <file>.`;
 
-function fail(message: string): never {
-  process.stderr.write(`billbridge bench: ${message}\n\n${HELP}\n`);
-  process.exit(2);
-}
-
-let values: Record<string, string | boolean | undefined>;
-try {
-  ({ values } = parseArgs({
-    options: {
-      quick: { type: 'boolean', default: false },
-      only: { type: 'string' },
-      out: { type: 'string' },
-      latency: { type: 'string' },
-      invoices: { type: 'string' },
-      bills: { type: 'string' },
-      'log-level': { type: 'string' },
-      seed: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-  }));
-} catch (err) {
-  fail(err instanceof Error ? err.message : String(err));
-}
-if (values.help) {
-  console.log(HELP);
-  process.exit(0);
-}
-
-function whole(name: string, fallback: number, max: number): number {
-  const raw = values[name] as string | undefined;
-  if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw)) fail(`--${name} must be a whole number, got "${raw}"`);
-  const n = Number(raw);
-  if (n > max) fail(`--${name} must be at most ${max}`);
-  return n;
-}
+const { values, fail, whole } = commandLine('billbridge bench', HELP, {
+  quick: { type: 'boolean', default: false },
+  only: { type: 'string' },
+  out: { type: 'string' },
+  latency: { type: 'string' },
+  invoices: { type: 'string' },
+  bills: { type: 'string' },
+  'log-level': { type: 'string' },
+  seed: { type: 'string' },
+});
 
 const only = ((values.only as string | undefined) ?? SCENARIOS.join(','))
   .split(',')

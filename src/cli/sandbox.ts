@@ -1,5 +1,5 @@
 // `npm run sandbox`: the embedded BILL v3 sandbox on its own, printing its URL and demo credentials.
-import { parseArgs } from 'node:util';
+import { commandLine } from './args.js';
 import { startSandbox } from '../sandbox/index.js';
 
 const HELP = `billbridge sandbox — a local BILL v3 API with a simulated demo organisation.
@@ -19,50 +19,24 @@ Point the bot at it with the BILL_* lines printed below. Control endpoints: GET 
 POST /__sandbox/bills/{id}/pay, POST /__sandbox/invoices, PATCH /__sandbox/invoices/{id},
 POST /__sandbox/sessions/expire, POST /__sandbox/hourly-budget {"limit":n}, POST /__sandbox/latency {"ms":n}.`;
 
-function fail(message: string): never {
-  process.stderr.write(`billbridge sandbox: ${message}\n\n${HELP}\n`);
-  process.exit(2);
-}
-
-function whole(name: string, raw: string | undefined, fallback: number, max: number): number {
-  if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw.trim())) fail(`--${name} must be a whole number, got "${raw}"`);
-  const n = Number(raw);
-  if (n > max) fail(`--${name} must be at most ${max}, got ${n}`);
-  return n;
-}
-
-let values: Record<string, string | boolean | undefined>;
-try {
-  ({ values } = parseArgs({
-    options: {
-      port: { type: 'string' },
-      host: { type: 'string' },
-      latency: { type: 'string' },
-      invoices: { type: 'string' },
-      bills: { type: 'string' },
-      seed: { type: 'string' },
-      'dev-key': { type: 'string' },
-      password: { type: 'string' },
-      'api-token': { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-  }));
-} catch (err) {
-  fail(err instanceof Error ? err.message : String(err));
-}
-if (values.help) {
-  console.log(HELP);
-  process.exit(0);
-}
+const { values, fail, whole } = commandLine('billbridge sandbox', HELP, {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  latency: { type: 'string' },
+  invoices: { type: 'string' },
+  bills: { type: 'string' },
+  seed: { type: 'string' },
+  'dev-key': { type: 'string' },
+  password: { type: 'string' },
+  'api-token': { type: 'string' },
+});
 
 const sandbox = await startSandbox({
   host: (values.host as string | undefined) ?? '127.0.0.1',
-  port: whole('port', values.port as string | undefined, 4010, 65_535),
-  latencyMs: whole('latency', values.latency as string | undefined, 0, 60_000),
-  invoices: whole('invoices', values.invoices as string | undefined, 0, 1_000_000),
-  bills: whole('bills', values.bills as string | undefined, 0, 1_000_000),
+  port: whole('port', 4010, 65_535),
+  latencyMs: whole('latency', 0, 60_000),
+  invoices: whole('invoices', 0, 1_000_000),
+  bills: whole('bills', 0, 1_000_000),
   seed: values.seed as string | undefined,
   credentials: {
     devKey: values['dev-key'] as string | undefined,

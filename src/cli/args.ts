@@ -1,0 +1,37 @@
+// The command line of billbridge's scripts (sandbox, bench): strict options, --help prints the help, and a bad option
+// is refused with its reason and the help, exit code 2.
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+export interface CommandLine {
+  values: Record<string, string | boolean | undefined>;
+  /** Prints the message and the help to stderr and exits 2. */
+  fail(message: string): never;
+  /** A whole-number option: `fallback` when absent; refused when not digits or above `max`. */
+  whole(name: string, fallback: number, max: number): number;
+}
+
+export function commandLine(program: string, help: string, options: NonNullable<ParseArgsConfig['options']>): CommandLine {
+  const fail = (message: string): never => {
+    process.stderr.write(`${program}: ${message}\n\n${help}\n`);
+    process.exit(2);
+  };
+  let values: CommandLine['values'] = {};
+  try {
+    ({ values } = parseArgs({ options: { ...options, help: { type: 'boolean', short: 'h', default: false } }, strict: true }) as { values: CommandLine['values'] });
+  } catch (err) {
+    fail(err instanceof Error ? err.message : String(err));
+  }
+  if (values.help) {
+    console.log(help);
+    process.exit(0);
+  }
+  const whole = (name: string, fallback: number, max: number): number => {
+    const raw = values[name];
+    if (raw === undefined) return fallback;
+    if (typeof raw !== 'string' || !/^\d+$/.test(raw.trim())) return fail(`--${name} must be a whole number, got "${String(raw)}"`);
+    const n = Number(raw);
+    if (n > max) fail(`--${name} must be at most ${max}, got ${n}`);
+    return n;
+  };
+  return { values, fail, whole };
+}
