@@ -81,8 +81,8 @@ export interface BillbridgeApp {
   close(): Promise<void>;
 }
 
-/** The parts cluster mode adds, loaded only when REDIS_URL is set. */
-async function loadClusterParts() {
+/** The parts cluster mode adds, loaded only when REDIS_URL is set, and the connection they share. */
+async function connectCluster(url: string, log: Logger) {
   const [{ RateLimiterRedis }, { RedisConnection }, { RedisStateStore }, { RedisBudgetStore }, { BroadcastQueryCache, RedisCacheInvalidationBus }, { RedisSessionLedger }] = await Promise.all([
     import('rate-limiter-flexible'),
     import('./state/redisClient.js'),
@@ -91,7 +91,8 @@ async function loadClusterParts() {
     import('./cache/bus.js'),
     import('./bill/sharedSessions.js'),
   ]);
-  return { RateLimiterRedis, RedisConnection, RedisStateStore, RedisBudgetStore, BroadcastQueryCache, RedisCacheInvalidationBus, RedisSessionLedger };
+  const redis = new RedisConnection({ url, log });
+  return { redis, RateLimiterRedis, RedisStateStore, RedisBudgetStore, BroadcastQueryCache, RedisCacheInvalidationBus, RedisSessionLedger };
 }
 
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<BillbridgeApp> {
@@ -108,16 +109,16 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   }
   // Cluster mode: limits, BILL sessions, state and cache invalidations are shared by every instance through Redis.
   // Its modules (ioredis, redis-semaphore) load only then: a single instance does not carry them.
-  const cluster = config.redisUrl ? await loadClusterParts() : undefined;
-  const redis = cluster && config.redisUrl ? new cluster.RedisConnection({ url: config.redisUrl, log }) : undefined;
+  const cluster = config.redisUrl ? await connectCluster(config.redisUrl, log) : undefined;
+  const redis = cluster?.redis;
   // A moment for the first connection, so start-up reads (webhook keys, outbox) find it; unreachable: /readyz says so.
   if (redis) await redis.waitReady(2_000);
-  const state: StateStore = cluster && redis ? new cluster.RedisStateStore(redis, clock) : new FileStateStore(config.stateDir, clock);
+  const state: StateStore = cluster ? new cluster.RedisStateStore(cluster.redis, clock) : new FileStateStore(config.stateDir, clock);
   // Every upstream call a turn makes is counted for its audit record, and none starts after the turn's deadline.
   const upstreamCalls = new UpstreamCallCounter({ clock, commandWaitMs: config.limits.commandWaitMs });
-  const sharedLimiter = createLimiter({ config, clock, log, store: cluster && redis ? new cluster.RedisBudgetStore({ redis, log }) : undefined });
+  const sharedLimiter = createLimiter({ config, clock, log, store: cluster ? new cluster.RedisBudgetStore({ redis: cluster.redis, log }) : undefined });
   const limiter: Limiter = upstreamCalls.counting(sharedLimiter);
-  const cache = cluster && redis ? new cluster.BroadcastQueryCache({ config, clock, log }, new cluster.RedisCacheInvalidationBus(redis, log)) : createCache({ config, clock, log });
+  const cache = cluster ? new cluster.BroadcastQueryCache({ config, clock, log }, new cluster.RedisCacheInvalidationBus(cluster.redis, log)) : createCache({ config, clock, log });
   // GET /metrics: this app's own registry (never prom-client's global one); process metrics outside tests.
   const metrics = createMetricsRegistry({ processMetrics: config.nodeEnv !== 'test' });
   registerLimiterMetrics(metrics, sharedLimiter);
@@ -139,7 +140,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     spendApiToken: sandbox ? sandbox.credentials.spendApiToken : config.bill.spendApiToken || undefined,
     requestTimeoutMs: config.bill.requestTimeoutMs,
     loginsPerHour: config.limits.billLoginsPerHour,
-    sessionLedger: cluster && redis ? new cluster.RedisSessionLedger({ redis, clock, log }) : undefined,
+    sessionLedger: cluster ? new cluster.RedisSessionLedger({ redis: cluster.redis, clock, log }) : undefined,
     limiter,
     clock,
     log,
@@ -184,8 +185,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   };
   const dispatcher = new Dispatcher(services, log);
   const perMinute = config.limits.userCommandsPerMinute;
-  const userRate = cluster && redis
-    ? new RateLimiterUserCommandRate(new cluster.RateLimiterRedis({ storeClient: redis.client, points: perMinute, duration: 60, keyPrefix: `${redis.keyPrefix}user-commands`, rejectIfRedisNotReady: true }))
+  const userRate = cluster
+    ? new RateLimiterUserCommandRate(new cluster.RateLimiterRedis({ storeClient: cluster.redis.client, points: perMinute, duration: 60, keyPrefix: `${cluster.redis.keyPrefix}user-commands`, rejectIfRedisNotReady: true }))
     : memoryUserCommandRate(perMinute);
   dispatcher.addGuard(userRateGuard(userRate));
   dispatcher.addObserver(auditObserver(audit, registry, () => upstreamCalls.current()));
