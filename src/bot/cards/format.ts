@@ -25,6 +25,20 @@ export function money(amount: number | undefined | null, currency: string | unde
   return fmt.format(typeof amount === 'number' && Number.isFinite(amount) ? amount : 0);
 }
 
+const percentFormats = new Map<string, Intl.NumberFormat>();
+
+/** `85%` for en-US; '—' when there is no ratio (a budget without a limit). */
+export function percent(ratio: number | undefined, locale: string): string {
+  if (ratio === undefined) return '—';
+  let fmt = percentFormats.get(locale);
+  if (!fmt) {
+    fmt = new Intl.NumberFormat(locale, { style: 'percent', maximumFractionDigits: 0 });
+    if (percentFormats.size >= 256) percentFormats.clear();
+    percentFormats.set(locale, fmt);
+  }
+  return fmt.format(ratio);
+}
+
 /**
  * Date formatters by purpose, locale and time zone. Building an Intl.DateTimeFormat costs tens of microseconds and
  * about 20 KB of ICU memory outside the JS heap that the process rarely gives back, and a list card formats every

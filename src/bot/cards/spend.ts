@@ -2,7 +2,7 @@
 // an overview of the three, and how to enable S&E when no API token is configured. Amounts are USD (S&E is US-only).
 import type { Budget, Reimbursement, SpendTransaction } from '../../bill/types.js';
 import { adaptiveCard, container, escapeMarkdown, executeAction, facts, text, title, type CardReply } from './card.js';
-import { calendarDate, dateInZone, money, sum, type FormatOptions } from './format.js';
+import { calendarDate, dateInZone, money, percent, sum, type FormatOptions } from './format.js';
 import { asOfFooter, listCard, refreshAction } from './list.js';
 import { count, reimbursementPending, reimbursementWords } from './words.js';
 
@@ -135,7 +135,7 @@ export function budgetsCard(input: BudgetsCardInput): CardReply {
   const spent = sum(rows.map((r) => r.use.spent));
   const limit = sum(rows.map((r) => r.use.limit));
   const over = rows.filter((r) => (r.use.ratio ?? 0) > 1);
-  const pct = (ratio: number | undefined) => (ratio === undefined ? '—' : new Intl.NumberFormat(fmt.locale, { style: 'percent', maximumFractionDigits: 0 }).format(ratio));
+  const pct = (ratio: number | undefined) => percent(ratio, fmt.locale);
   return listCard({
     title: 'Budgets this period',
     subtitle: 'Spent of each budget\'s limit in its current period, most used first',
@@ -181,7 +181,7 @@ export function spendOverviewCard(input: SpendOverviewInput): CardReply {
   const pending = input.reimbursements.filter(reimbursementPending);
   const budgets = input.budgets.filter((b) => !b.retired).map((b) => ({ b, use: budgetUse(b) }));
   budgets.sort((x, y) => (y.use.ratio ?? -1) - (x.use.ratio ?? -1));
-  const pct = (ratio: number | undefined) => (ratio === undefined ? '—' : new Intl.NumberFormat(fmt.locale, { style: 'percent', maximumFractionDigits: 0 }).format(ratio));
+  const pct = (ratio: number | undefined) => percent(ratio, fmt.locale);
   const body = [
     title('Spend & Expense'),
     container(
