@@ -10,7 +10,8 @@ import type { Bill, PendingApproval } from '../bill/types.js';
 import type { SecretRegistry } from '../log.js';
 import type { ApprovalAudit } from '../state/audit.js';
 import { conversationOf, type ApprovalAction, type ApprovalCardBill, type ApprovalCardState, type ApprovalCards } from '../state/approvalCards.js';
-import { deriveKey, type UserLink, type UserLinks } from '../state/userLinks.js';
+import { deriveKey } from '../state/sealing.js';
+import type { UserLink, UserLinks } from '../state/userLinks.js';
 import type { BillbridgeBot, CardActionContext, CardActionReply } from './bot.js';
 import {
   APPROVAL_VERBS,

@@ -2,7 +2,7 @@
 // sealed with SECRETS_KEY (AES-256-GCM) when one is configured, and registered with the SecretRegistry as soon
 // as they are read so no log line can print them. BILL shows a key once (create or rotation), so losing it means
 // rotating the key; the previous key keeps verifying for a while after a rotation (events already on their way).
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { openText, sealText } from '../state/sealing.js';
 import type { Clock } from '../clock.js';
 import type { Logger, SecretRegistry } from '../log.js';
 import { NS, type StateStore } from '../state/types.js';
@@ -126,10 +126,7 @@ export class WebhookKeys {
       }
       return { alg: 'none', value };
     }
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', key, iv);
-    const data = Buffer.concat([cipher.update(value, 'utf8'), cipher.final()]);
-    return { alg: 'aes-256-gcm', iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), data: data.toString('base64') };
+    return { alg: 'aes-256-gcm', ...sealText(key, value, { encoding: 'base64' }) };
   }
 
   private open(sealed: Sealed | undefined): string | undefined {
@@ -143,9 +140,7 @@ export class WebhookKeys {
         return undefined;
       }
       try {
-        const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(sealed.iv, 'base64'));
-        decipher.setAuthTag(Buffer.from(sealed.tag, 'base64'));
-        value = Buffer.concat([decipher.update(Buffer.from(sealed.data, 'base64')), decipher.final()]).toString('utf8');
+        value = openText(key, sealed, { encoding: 'base64' });
       } catch {
         this.deps.log.error('a webhook security key could not be unsealed (SECRETS_KEY changed?): events of that subscription cannot be verified');
         return undefined;

@@ -1,7 +1,8 @@
 // Approvers' own BILL identities at rest (approvals run as the approver, never as the bot): each link is sealed with
 // AES-256-GCM under a key derived from SECRETS_KEY and stored under an opaque key derived from (tenant, Entra object
 // id, org). Without SECRETS_KEY nothing in NS.userLinks can be read, or even told apart: not the token, not who.
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { deriveKey, openText, sealText } from './sealing.js';
 import type { Clock } from '../clock.js';
 import type { Logger, SecretRegistry } from '../log.js';
 import { NS, type StateStore } from './types.js';
@@ -41,11 +42,7 @@ interface Sealed {
   data: string;
 }
 
-/** A separate 32-byte key per purpose from SECRETS_KEY (HKDF-SHA256), so no key is used for two things. */
-export function deriveKey(secretsKey: Buffer, purpose: string): Buffer {
-  if (secretsKey.length !== 32) throw new RangeError('SECRETS_KEY must be 32 bytes');
-  return Buffer.from(hkdfSync('sha256', secretsKey, 'billbridge', purpose, 32));
-}
+export { deriveKey } from './sealing.js';
 
 export interface UserLinksDeps {
   store: StateStore;
@@ -140,22 +137,15 @@ export class UserLinks {
   }
 
   private seal(key: string, link: UserLink): Sealed {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.sealKey, iv);
     // The storage key is authenticated with the data: a sealed link moved under another person's key will not open.
-    cipher.setAAD(Buffer.from(`user-link|v1|${key}`));
-    const data = Buffer.concat([cipher.update(JSON.stringify(link), 'utf8'), cipher.final()]);
-    return { v: 1, iv: iv.toString('base64url'), tag: cipher.getAuthTag().toString('base64url'), data: data.toString('base64url') };
+    return { v: 1, ...sealText(this.sealKey, JSON.stringify(link), { encoding: 'base64url', aad: `user-link|v1|${key}` }) };
   }
 
   private open(key: string, sealed: Sealed, expected?: UserLinkRef): UserLink | undefined {
     let link: UserLink;
     try {
       if (sealed?.v !== 1) throw new Error('unknown version');
-      const decipher = createDecipheriv('aes-256-gcm', this.sealKey, Buffer.from(sealed.iv, 'base64url'));
-      decipher.setAAD(Buffer.from(`user-link|v1|${key}`));
-      decipher.setAuthTag(Buffer.from(sealed.tag, 'base64url'));
-      link = JSON.parse(Buffer.concat([decipher.update(Buffer.from(sealed.data, 'base64url')), decipher.final()]).toString('utf8')) as UserLink;
+      link = JSON.parse(openText(this.sealKey, sealed, { encoding: 'base64url', aad: `user-link|v1|${key}` })) as UserLink;
     } catch {
       if (!this.warnedUnreadable) {
         this.warnedUnreadable = true;
