@@ -1,4 +1,5 @@
 // Entry point: read config, build the app, listen, drain on SIGTERM/SIGINT.
+import { errorMessage } from './errors.js';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, readEnv } from './config.js';
 
@@ -39,6 +40,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`billbridge: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`billbridge: failed to start: ${errorMessage(err)}\n`);
   process.exit(1);
 });

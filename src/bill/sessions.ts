@@ -7,7 +7,7 @@
 // - 200 logins per dev key per hour; POST /v3/logout ends a session (200, empty body).
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import { BillApiError, LimitExceeded } from '../errors.js';
+import { BillApiError, LimitExceeded, errorMessage } from '../errors.js';
 import type { Logger, SecretRegistry } from '../log.js';
 import type { RunOptions } from '../limits/types.js';
 import type { BillHttp, HttpMethod, QueryValue } from './http.js';
@@ -267,7 +267,7 @@ export class OrgSession {
       });
       this.deps.log.info({ orgId: this.creds.orgId }, 'BILL session closed');
     } catch (err) {
-      this.deps.log.warn({ orgId: this.creds.orgId, error: err instanceof Error ? err.message : String(err) }, 'BILL logout failed; the session will expire by itself');
+      this.deps.log.warn({ orgId: this.creds.orgId, error: errorMessage(err) }, 'BILL logout failed; the session will expire by itself');
     } finally {
       this.deps.secrets.delete(live.sessionId);
       await this.deps.ledger?.invalidate(this.slot, live.sessionId).catch(() => undefined);

@@ -1,7 +1,7 @@
 // Install lifecycle: the bot added to (or removed from) a team, group chat or personal chat. Storage lives in state/.
 import { CardFactory, MessageFactory, TeamsInfo, TurnContext, type Activity } from 'botbuilder';
 import type { Logger } from '../log.js';
-import { TenantNotAllowed } from '../errors.js';
+import { TenantNotAllowed, errorMessage } from '../errors.js';
 import { GraphApiError } from '../graph/errors.js';
 import { bindingTarget, type BindingTarget } from '../state/bindings.js';
 import type { InstallRecord } from '../state/conversations.js';
@@ -114,7 +114,7 @@ export class InstallLifecycle {
         await TeamsInfo.sendMessageToTeamsChannel(context, activity as Activity, selectedChannel, config.bot.appId);
         return;
       } catch (err) {
-        log.warn({ err: err instanceof Error ? err.message : String(err) }, 'welcome to the selected channel failed; posting where the event came from');
+        log.warn({ err: errorMessage(err) }, 'welcome to the selected channel failed; posting where the event came from');
       }
     }
     await context.sendActivity(activity);

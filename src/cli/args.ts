@@ -1,5 +1,6 @@
 // The command line of billbridge's scripts (sandbox, bench): strict options, --help prints the help, and a bad option
 // is refused with its reason and the help, exit code 2.
+import { errorMessage } from '../errors.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 export interface CommandLine {
@@ -19,7 +20,7 @@ export function commandLine(program: string, help: string, options: NonNullable<
   try {
     ({ values } = parseArgs({ options: { ...options, help: { type: 'boolean', short: 'h', default: false } }, strict: true }) as { values: CommandLine['values'] });
   } catch (err) {
-    fail(err instanceof Error ? err.message : String(err));
+    fail(errorMessage(err));
   }
   if (values.help) {
     console.log(help);

@@ -1,4 +1,5 @@
 // `npm run chat`: a terminal Teams channel for a running local bot (like the Bot Framework Emulator, in a terminal).
+import { errorMessage } from '../errors.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -187,7 +188,7 @@ async function main(): Promise<void> {
       else if (line.startsWith('/')) console.log(HELP);
       else if (line !== '') await sendText(line, serviceUrl);
     } catch (err) {
-      console.error(`Could not reach the bot: ${err instanceof Error ? err.message : String(err)}`);
+      console.error(`Could not reach the bot: ${errorMessage(err)}`);
     }
     rl.prompt();
   }

@@ -1,4 +1,5 @@
 // The Teams app package, pure parts: template + config + command registry -> manifest, schema check, icon check, zip.
+import { errorMessage } from '../errors.js';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -171,7 +172,7 @@ export function checkIcons(color: Buffer, outline: Buffer): string[] {
     try {
       return PNG.sync.read(buf);
     } catch (err) {
-      problems.push(`${name} is not a PNG (${err instanceof Error ? err.message : String(err)})`);
+      problems.push(`${name} is not a PNG (${errorMessage(err)})`);
       return undefined;
     }
   };

@@ -1,4 +1,5 @@
 // `npm run package`: builds build/billbridge.zip (the Teams app package) from manifest/ and the config, validated offline.
+import { errorMessage } from '../errors.js';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -27,7 +28,7 @@ export async function packageApp(opts: { template: string; out: string; envFile:
   try {
     template = JSON.parse(await readFile(templateFile, 'utf8'));
   } catch (err) {
-    throw new ManifestError([`${templateFile}: ${err instanceof Error ? err.message : String(err)}`]);
+    throw new ManifestError([`${templateFile}: ${errorMessage(err)}`]);
   }
   const manifest = buildManifest(template, vars, createRegistry());
   const schemaProblems = await validateManifest(manifest);
@@ -64,7 +65,7 @@ async function main(): Promise<number> {
       },
     }).values;
   } catch (err) {
-    console.error(`${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
+    console.error(`${errorMessage(err)}\n\n${USAGE}`);
     return 2;
   }
   if (args.help) {

@@ -1,4 +1,5 @@
 // `npm run sandbox`: the embedded BILL v3 sandbox on its own, printing its URL and demo credentials.
+import { errorMessage } from '../errors.js';
 import { commandLine } from './args.js';
 import { startSandbox } from '../sandbox/index.js';
 
@@ -43,7 +44,7 @@ const sandbox = await startSandbox({
     password: values.password as string | undefined,
     spendApiToken: values['api-token'] as string | undefined,
   },
-}).catch((err: unknown) => fail(`could not start: ${err instanceof Error ? err.message : String(err)}`));
+}).catch((err: unknown) => fail(`could not start: ${errorMessage(err)}`));
 
 const c = sandbox.credentials;
 const o = sandbox.org;

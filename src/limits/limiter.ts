@@ -3,7 +3,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import Bottleneck from 'bottleneck';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { DependencyUnavailable, LimitExceeded } from '../errors.js';
+import { DependencyUnavailable, LimitExceeded, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { BudgetCatalogue, type BudgetName, type BudgetRef, type BudgetRule } from './budgets.js';
 import type { BudgetStore, RateRule } from './store.js';
@@ -351,7 +351,7 @@ export class SharedLimiter implements Limiter {
           } catch (err) {
             // A shared store that cannot answer (Redis down) is said as such: the call was not admitted.
             if (err instanceof DependencyUnavailable) return ticket.fail(err);
-            this.deps.log.error({ budget: st.ref.budget, err: err instanceof Error ? err.message : String(err) }, 'limiter waiting room failed');
+            this.deps.log.error({ budget: st.ref.budget, err: errorMessage(err) }, 'limiter waiting room failed');
             ticket.fail(new LimitExceeded(st.ref.budget, MIN_RETRY_MS, 'busy'));
           }
         })

@@ -1,4 +1,5 @@
 // The audit trail: one append-only JSON line per command and per admin action (STATE_DIR/audit.log, or a Redis stream).
+import { errorMessage } from '../errors.js';
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
@@ -116,7 +117,7 @@ export class AuditTrail {
     try {
       await this.deps.store.append(AUDIT_LOG, record as unknown as Record<string, unknown>);
     } catch (err) {
-      this.deps.log.error({ correlationId: entry.correlationId, err: err instanceof Error ? err.message : String(err) }, 'audit trail write failed');
+      this.deps.log.error({ correlationId: entry.correlationId, err: errorMessage(err) }, 'audit trail write failed');
     }
   }
 
@@ -139,7 +140,7 @@ export class AuditTrail {
     try {
       await this.deps.store.append(AUDIT_LOG, record as unknown as Record<string, unknown>);
     } catch (err) {
-      this.deps.log.error({ correlationId: entry.correlationId, action: entry.action, err: err instanceof Error ? err.message : String(err) }, 'audit trail write failed for an admin action');
+      this.deps.log.error({ correlationId: entry.correlationId, action: entry.action, err: errorMessage(err) }, 'audit trail write failed for an admin action');
       throw err;
     }
   }
@@ -164,7 +165,7 @@ export class AuditTrail {
     try {
       await this.deps.store.append(AUDIT_LOG, record as unknown as Record<string, unknown>);
     } catch (err) {
-      this.deps.log.error({ correlationId: entry.correlationId, err: err instanceof Error ? err.message : String(err) }, 'audit trail write failed for an approval');
+      this.deps.log.error({ correlationId: entry.correlationId, err: errorMessage(err) }, 'audit trail write failed for an approval');
       throw err;
     }
   }
