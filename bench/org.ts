@@ -1,5 +1,6 @@
 // What the bench knows about the sandbox organisation (numbers, ids, names to ask about), how it reads the bot's
 // answers (answered, "BILL is busy", refused, failed), and how it waits for the bot's indexes.
+import type { SandboxStats } from '../src/sandbox/gate.js';
 import type { Reply } from './connector.js';
 import type { BotClient } from './load.js';
 import { commandActivity, person, place } from './load.js';
@@ -61,14 +62,8 @@ export interface BotStats {
   rss: number;
 }
 
-export interface SandboxStats {
-  logins: number;
-  requests: number;
-  requestsByPath: Record<string, number>;
-  maxConcurrentByOrg: Record<string, number>;
-  limitErrors: { concurrency: number; hourly: number; logins: number; spend: number };
-  errorsByCode: Record<string, number>;
-}
+/** What the sandbox counts (GET /__sandbox/stats, or the child's `stats` call). */
+export type { SandboxStats };
 
 /** Upstream calls the sandbox answered (logins included), from its per-route counts. */
 export function billCalls(stats: SandboxStats): number {
