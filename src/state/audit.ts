@@ -100,10 +100,7 @@ export class AuditTrail {
   /** Records a command's outcome. Never throws: a failed write is logged as an error. */
   async command(entry: CommandAudit): Promise<void> {
     const record: AuditRecord = {
-      v: 1,
-      time: new Date(this.deps.clock.now()).toISOString(),
-      kind: 'command',
-      ...this.actor(entry),
+      ...this.head('command', entry),
       command: entry.command,
       args: this.args(entry.args),
       orgId: entry.orgId,
@@ -114,11 +111,7 @@ export class AuditTrail {
       correlationId: entry.correlationId,
       durationMs: Math.round(entry.durationMs),
     };
-    try {
-      await this.deps.store.append(AUDIT_LOG, record as unknown as Record<string, unknown>);
-    } catch (err) {
-      this.deps.log.error({ correlationId: entry.correlationId, err: errorMessage(err) }, 'audit trail write failed');
-    }
+    await this.write(record, { correlationId: entry.correlationId }, 'audit trail write failed').catch(() => undefined);
   }
 
   /**
@@ -127,31 +120,20 @@ export class AuditTrail {
    */
   async admin(entry: AdminAudit): Promise<void> {
     const record: AuditRecord = {
-      v: 1,
-      time: new Date(this.deps.clock.now()).toISOString(),
-      kind: 'admin',
-      ...this.actor(entry),
+      ...this.head('admin', entry),
       action: this.text(entry.action, 40),
       orgId: entry.orgId,
       result: entry.result,
       detail: entry.detail ? this.detail(entry.detail) : undefined,
       correlationId: entry.correlationId,
     };
-    try {
-      await this.deps.store.append(AUDIT_LOG, record as unknown as Record<string, unknown>);
-    } catch (err) {
-      this.deps.log.error({ correlationId: entry.correlationId, action: entry.action, err: errorMessage(err) }, 'audit trail write failed for an admin action');
-      throw err;
-    }
+    await this.write(record, { correlationId: entry.correlationId, action: entry.action }, 'audit trail write failed for an admin action');
   }
 
   /** Records an approval decision (or its refusal). Throws when it cannot, so nothing is sent to BILL without a trace. */
   async approval(entry: ApprovalAudit): Promise<void> {
     const record: AuditRecord = {
-      v: 1,
-      time: new Date(this.deps.clock.now()).toISOString(),
-      kind: 'approval',
-      ...this.actor(entry),
+      ...this.head('approval', entry),
       orgId: entry.orgId,
       billId: this.text(entry.billId, 64),
       decision: entry.decision,
@@ -162,10 +144,20 @@ export class AuditTrail {
       billUserId: entry.billUserId,
       correlationId: entry.correlationId,
     };
+    await this.write(record, { correlationId: entry.correlationId }, 'audit trail write failed for an approval');
+  }
+
+  /** What every record starts with: format version, time, kind, who and where. */
+  private head<K extends AuditRecord['kind']>(kind: K, a: AuditActor) {
+    return { v: 1 as const, time: new Date(this.deps.clock.now()).toISOString(), kind, ...this.actor(a) };
+  }
+
+  /** Appends a record; a failure is logged as an error (with `context`) and thrown on. */
+  private async write(record: AuditRecord, context: Record<string, string | undefined>, message: string): Promise<void> {
     try {
       await this.deps.store.append(AUDIT_LOG, record as unknown as Record<string, unknown>);
     } catch (err) {
-      this.deps.log.error({ correlationId: entry.correlationId, err: errorMessage(err) }, 'audit trail write failed for an approval');
+      this.deps.log.error({ ...context, err: errorMessage(err) }, message);
       throw err;
     }
   }
