@@ -31,6 +31,7 @@ import { Readiness } from './http/readiness.js';
 import { BillGateway } from './bill/gateway.js';
 import { PartyDirectory } from './bill/directory.js';
 import { createBillNumberIndex, createInvoiceIndex } from './bill/invoiceIndex.js';
+import { PartyIndex } from './bill/partyIndex.js';
 import type { RunningSandbox } from './sandbox/index.js';
 import { createHttpServer } from './http/server.js';
 import { Approvals, registerApprovalActions } from './bot/approvalActions.js';
@@ -146,11 +147,22 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     log,
     secrets,
   });
-  // Names by id for cards, and number -> record indexes (BILL cannot filter invoices or bills by number).
-  const parties = new PartyDirectory({ bill, clock, log, ttlMs: config.cache.namesTtlS * 1000 });
   // Per-org replicas the finance commands answer from; a webhook's invalidation in the cache makes them refresh.
-  const invoiceIndex = createInvoiceIndex({ bill, state, clock, log, cache, onReady: (orgId) => parties.prime(orgId, 'customer', { priority: 'background' }) });
-  const billIndex = createBillNumberIndex({ bill, state, clock, log, cache });
+  // Vendors and customers for `vendor <name>` / `customer <name>` (and names on cards, with the directory); a changed
+  // bill or invoice makes its vendor's or customer's balance doubtful until the record is read again.
+  const partyIndex = new PartyIndex({ bill, state, clock, log, cache });
+  const parties = new PartyDirectory({ bill, clock, log, ttlMs: config.cache.namesTtlS * 1000, held: (orgId, kind, ids) => partyIndex.records(orgId, kind, ids) });
+  const invoiceIndex = createInvoiceIndex({
+    bill,
+    state,
+    clock,
+    log,
+    cache,
+    // Invoice cards name customers: the customer replica (built once, then refreshed) holds every name.
+    onReady: async (orgId) => partyIndex.prepare(orgId, 'customer'),
+    onChange: (orgId, row) => partyIndex.suspect(orgId, 'customer', row.customerId),
+  });
+  const billIndex = createBillNumberIndex({ bill, state, clock, log, cache, onChange: (orgId, row) => partyIndex.suspect(orgId, 'vendor', row.vendorId) });
   const readiness = new Readiness().add('state', () => state.isReady()).add('bill', () => bill.ready());
   // Unreachable at start: not ready. Lost later: still ready (a drained fleet helps nobody); commands answer
   // "temporarily unavailable" and nothing reaches BILL until it is back.
@@ -180,6 +192,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     bill,
     invoiceIndex,
     billIndex,
+    partyIndex,
     parties,
     approvals,
   };
@@ -210,6 +223,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     servesOrg: (orgId) => (config.bill.allowedOrgIds.length > 0 ? config.bill.allowedOrgIds.includes(orgId) : orgId === servedOrgId),
     invoiceIndex,
     billIndex,
+    partyIndex,
     parties,
     audit,
     sender,
@@ -268,7 +282,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         await sandbox?.stop();
         await limiter.close();
         cache.close();
-        await Promise.all([invoiceIndex.flush(), billIndex.flush()]);
+        await Promise.all([invoiceIndex.flush(), billIndex.flush(), partyIndex.flush()]);
         await state.close();
         await redis?.close();
         log.flush();

@@ -62,7 +62,7 @@ export interface Config {
     commandWaitMs: number;
     userCommandsPerMinute: number;
   };
-  cache: { listTtlS: number; objectTtlS: number; namesTtlS: number; maxEntries: number; maxBytes: number };
+  cache: { listTtlS: number; pushedTtlS: number; objectTtlS: number; namesTtlS: number; maxEntries: number; maxBytes: number };
   graph: { baseUrl: string; authorityHost: string };
   access: { allowedTenantIds: string[]; adminAadObjectIds: string[] };
   redisUrl: string;
@@ -210,6 +210,7 @@ const envSchema = z.object({
   COMMAND_WAIT_MS: int(8_000, 100, 14_000),
   USER_COMMANDS_PER_MINUTE: int(30, 1, 10_000),
   CACHE_TTL_LIST_S: int(60, 0, 86_400),
+  CACHE_TTL_PUSHED_S: int(900, 0, 86_400),
   CACHE_TTL_OBJECT_S: int(300, 0, 86_400),
   CACHE_TTL_NAMES_S: int(3600, 0, 86_400),
   CACHE_MAX_ENTRIES: int(5_000, 10, 1_000_000),
@@ -438,6 +439,7 @@ export function loadConfig(env: Env): Config {
     },
     cache: {
       listTtlS: e.CACHE_TTL_LIST_S,
+      pushedTtlS: e.CACHE_TTL_PUSHED_S,
       objectTtlS: e.CACHE_TTL_OBJECT_S,
       namesTtlS: e.CACHE_TTL_NAMES_S,
       maxEntries: e.CACHE_MAX_ENTRIES,

@@ -1,6 +1,7 @@
 // Names and currencies of vendors and customers by id: bills and invoices carry only ids, cards need names and the
-// currency to format money in. Kept per org for CACHE_TTL_NAMES_S, fetched in batches with `id:in` (BILL documents
-// `id` as filterable on vendors and customers), concurrent asks for the same ids share one call.
+// currency to format money in. Kept per org for CACHE_TTL_NAMES_S; taken from the party replicas when they hold the
+// ids, else fetched in batches with `id:in` (BILL documents `id` as filterable on vendors and customers); concurrent
+// asks for the same ids share one call.
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { BillFilter, MAX_FILTER_LIST_ITEMS } from './filters.js';
@@ -31,6 +32,8 @@ export interface PartyDirectoryDeps {
   ttlMs: number;
   /** Most entries kept over all orgs; the oldest org's entries go first. Default 200,000. */
   maxEntries?: number;
+  /** Records a local replica holds (the party replicas): asked before BILL, no call. */
+  held?: (orgId: string, kind: PartyKind, ids: string[]) => Promise<Array<Vendor | Customer>>;
 }
 
 export function partyInfo(kind: PartyKind, record: Vendor | Customer): PartyInfo {
@@ -43,8 +46,6 @@ export class PartyDirectory {
   private readonly books = new Map<string, Map<string, Held>>();
   /** `${kind}:${orgId}:${id}` -> the fetch that will answer it. */
   private readonly pending = new Map<string, Promise<void>>();
-  private readonly primes = new Map<string, Promise<void>>();
-  private readonly primedAt = new Map<string, number>();
   private size = 0;
 
   constructor(private readonly deps: PartyDirectoryDeps) {}
@@ -56,9 +57,24 @@ export class PartyDirectory {
     const wanted = [...new Set([...ids].filter((id) => typeof id === 'string' && id !== ''))];
     const waits: Promise<void>[] = [];
     const missing: string[] = [];
+    let stale: string[] = [];
     for (const id of wanted) {
       const held = book.get(id);
       if (held && now - held.at < this.deps.ttlMs) continue;
+      const flight = this.pending.get(`${kind}:${orgId}:${id}`);
+      if (flight) waits.push(flight);
+      else stale.push(id);
+    }
+    if (stale.length > 0 && this.deps.held) {
+      const local = await this.deps.held(orgId, kind, stale).catch(() => []);
+      if (local.length > 0) {
+        this.remember(orgId, kind, local);
+        const known = new Set(local.map((r) => r.id));
+        stale = stale.filter((id) => !known.has(id));
+      }
+    }
+    for (const id of stale) {
+      // Another ask may have started fetching it while the replica was consulted.
       const flight = this.pending.get(`${kind}:${orgId}:${id}`);
       if (flight) waits.push(flight);
       else missing.push(id);
@@ -80,25 +96,6 @@ export class PartyDirectory {
     return out;
   }
 
-  /** Loads every vendor (or customer) of the org at once, at most once per TTL (e.g. while an index is built). */
-  prime(orgId: string, kind: PartyKind, opts: CallOptions = {}): Promise<void> {
-    const key = `${kind}:${orgId}`;
-    const at = this.primedAt.get(key);
-    if (at !== undefined && this.deps.clock.now() - at < this.deps.ttlMs) return Promise.resolve();
-    let flight = this.primes.get(key);
-    if (!flight) {
-      flight = (async () => {
-        const org = this.deps.bill.org(orgId, opts);
-        const list = kind === 'vendor' ? org.vendors.list({ maxPages: 1_000 }) : org.customers.list({ maxPages: 1_000 });
-        const { items } = await list.all();
-        this.remember(orgId, kind, items as Array<Vendor | Customer>);
-        this.primedAt.set(key, this.deps.clock.now());
-      })().finally(() => this.primes.delete(key));
-      this.primes.set(key, flight);
-    }
-    return flight;
-  }
-
   /** Records vendors or customers a command already fetched (a name search), so later cards need no call. */
   remember(orgId: string, kind: PartyKind, records: Array<Vendor | Customer>): void {
     const book = this.book(orgId, kind);
@@ -114,7 +111,6 @@ export class PartyDirectory {
     if (id === undefined) {
       this.size -= book.size;
       this.books.delete(key);
-      this.primedAt.delete(key);
       return;
     }
     if (book.delete(id)) this.size--;
@@ -156,7 +152,6 @@ export class PartyDirectory {
       if (oldest === book) break;
       this.size -= oldest.size;
       this.books.delete(oldestKey);
-      this.primedAt.delete(oldestKey);
     }
   }
 }

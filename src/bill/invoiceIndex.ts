@@ -213,10 +213,10 @@ export const BILL_REPLICA: ReplicaSpec<Bill, IndexedBill> = {
 export type InvoiceIndex = Replica<Invoice, IndexedInvoice>;
 export type BillNumberIndex = Replica<Bill, IndexedBill>;
 
-export function createInvoiceIndex(deps: ReplicaDeps): InvoiceIndex {
+export function createInvoiceIndex(deps: ReplicaDeps<IndexedInvoice>): InvoiceIndex {
   return new Replica(INVOICE_REPLICA, deps);
 }
 
-export function createBillNumberIndex(deps: ReplicaDeps): BillNumberIndex {
+export function createBillNumberIndex(deps: ReplicaDeps<IndexedBill>): BillNumberIndex {
   return new Replica(BILL_REPLICA, deps);
 }

@@ -47,6 +47,11 @@ export interface ReplicaSpec<R, Row extends ReplicaRow> {
   list(org: BillOrgClient, since: string | undefined): PagedList<R>;
   /** The row kept for a record; undefined for something that is not a record of this kind. */
   row(record: R): Row | undefined;
+  /**
+   * BILL cannot sort these by updatedTime (vendors, customers: /v3/docs/sortable-fields): a walk may pass a record
+   * before it changes, so a refresh continues from when it started (less a margin), not from the newest change read.
+   */
+  unsorted?: boolean;
   /** A smaller first build for list answers: the open records, filtered by BILL (bills). */
   open?: {
     list(org: BillOrgClient): PagedList<R>;
@@ -194,7 +199,7 @@ class OrgReplica<Row extends ReplicaRow> {
   }
 }
 
-export interface ReplicaDeps {
+export interface ReplicaDeps<Row extends ReplicaRow = ReplicaRow> {
   bill: BillGateway;
   state: StateStore;
   clock: Clock;
@@ -206,8 +211,10 @@ export interface ReplicaDeps {
   cache?: QueryCache;
   /** A lookup that misses refreshes at most this often (default 15 s); a refresh costs one call per 100 changes. */
   minRefreshMs?: number;
-  /** Called once an org's replica is ready in this process, built or read from the store (the invoice replica primes the customer names there). */
+  /** Called once an org's replica is ready in this process, built or read from the store (the invoice replica starts the customer replica, which names its customers). */
   onReady?: (orgId: string) => Promise<void>;
+  /** A row changed or went after the replica was built (a refresh or a webhook): e.g. the vendor's balance may have moved. */
+  onChange?: (orgId: string, row: Row) => void;
 }
 
 /** How fresh an answer must be. Without maxAgeMs and force, the replica answers as it is. */
@@ -299,7 +306,7 @@ export class Replica<R, Row extends ReplicaRow> {
 
   constructor(
     readonly spec: ReplicaSpec<R, Row>,
-    private readonly deps: ReplicaDeps,
+    private readonly deps: ReplicaDeps<Row>,
   ) {
     this.minRefreshMs = deps.minRefreshMs ?? 15_000;
   }
@@ -366,13 +373,40 @@ export class Replica<R, Row extends ReplicaRow> {
     // Absent and older than what the walks have read: its newest state is already reflected (not open, or gone).
     else if (!r.get(row.id) && r.watermark && isOlder(row.updatedTime, shifted(r.watermark, -OVERLAP_MS))) changed = false;
     else changed = r.put(row);
-    if (changed) await this.persist(orgId, r);
+    if (changed) {
+      this.changed(orgId, row);
+      await this.persist(orgId, r);
+    }
   }
 
   /** A record is gone (or its event says so). */
   async remove(orgId: string, id: string): Promise<void> {
     const r = await this.existing(orgId);
-    if (r?.delete(id)) await this.persist(orgId, r);
+    const old = r?.get(id);
+    if (r && old && r.delete(id)) {
+      this.changed(orgId, old);
+      await this.persist(orgId, r);
+    }
+  }
+
+  /** The rows with these ids, as held (no call, no refresh); ids not held are left out. */
+  async held(orgId: string, ids: Iterable<string>): Promise<Row[]> {
+    const r = await this.existing(orgId);
+    if (!r) return [];
+    const out: Row[] = [];
+    for (const id of ids) {
+      const row = r.get(id);
+      if (row) out.push(row);
+    }
+    return out;
+  }
+
+  private changed(orgId: string, row: Row): void {
+    try {
+      this.deps.onChange?.(orgId, row);
+    } catch (err) {
+      this.deps.log.warn({ orgId, index: this.spec.kind, err: errorMessage(err) }, 'replica change hook failed');
+    }
   }
 
   /** What `status` shows; undefined when the org's replica is neither in memory nor being built. */
@@ -563,10 +597,19 @@ export class Replica<R, Row extends ReplicaRow> {
         const row = this.spec.row(record);
         if (!row) continue;
         if (row.updatedTime && (newest === undefined || isOlder(newest, row.updatedTime))) newest = row.updatedTime;
-        if (prune && !this.spec.open!.holds(row) ? r.delete(row.id) : r.put(row)) changed++;
+        if (prune && !this.spec.open!.holds(row) ? r.delete(row.id) : r.put(row)) {
+          changed++;
+          this.changed(orgId, row);
+        }
       }
     }
-    r.watermark = newest;
+    if (this.spec.unsorted) {
+      // Every change made before the walk began has been read (clocks may differ a little: the margin).
+      const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
+      r.watermark = r.watermark === undefined || isOlder(r.watermark, mark) ? mark : r.watermark;
+    } else {
+      r.watermark = newest;
+    }
     r.refreshedAt = started;
     if (changed > 0) void this.persist(orgId, r);
     return changed;

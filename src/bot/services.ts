@@ -2,6 +2,7 @@
 import type { BillGateway } from '../bill/gateway.js';
 import type { PartyDirectory } from '../bill/directory.js';
 import type { BillNumberIndex, InvoiceIndex } from '../bill/invoiceIndex.js';
+import type { PartyIndex } from '../bill/partyIndex.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { GraphTeams } from '../graph/teams.js';
@@ -54,6 +55,8 @@ export interface BotServices {
   invoiceIndex?: InvoiceIndex;
   /** A vendor's invoice number -> bills per org, kept like the invoice index. */
   billIndex?: BillNumberIndex;
+  /** Vendors and customers per org (name searches), kept like the invoice index. */
+  partyIndex?: PartyIndex;
   /** Vendor and customer names and currencies by id (bills and invoices carry only ids). */
   parties?: PartyDirectory;
   /** Approvals run as the approver (links, card records, signing); undefined without SECRETS_KEY: approvals are off. */

@@ -8,7 +8,8 @@ import type { Priority } from '../limits/types.js';
 import type { BillGateway } from '../bill/gateway.js';
 import type { PartyDirectory } from '../bill/directory.js';
 import type { BillNumberIndex, InvoiceIndex } from '../bill/invoiceIndex.js';
-import type { Bill, Invoice } from '../bill/types.js';
+import type { PartyIndex } from '../bill/partyIndex.js';
+import type { Bill, Invoice, Vendor } from '../bill/types.js';
 import type { AuditTrail } from '../state/audit.js';
 import type { BindingScope } from '../state/bindings.js';
 import { NS, type StateStore } from '../state/types.js';
@@ -16,6 +17,7 @@ import { DigestComposer, DigestScheduler, DigestSettings, type DigestSetting } f
 import { WebhookKeys } from './keys.js';
 import { eventTypeInfo, type SubscriptionKind } from './kinds.js';
 import { paymentBillIds, projectEntity, vendorOf } from './project.js';
+import { PushFeed } from './pushFeed.js';
 import { WebhookReceiver } from './receiver.js';
 import { WebhookSetup } from './setup.js';
 import { ChannelSubscriptions, type ChannelSubscription } from './subscriptions.js';
@@ -40,6 +42,7 @@ export interface NotifyDeps {
   servesOrg(orgId: string): boolean;
   invoiceIndex?: InvoiceIndex;
   billIndex?: BillNumberIndex;
+  partyIndex?: PartyIndex;
   parties?: PartyDirectory;
   audit: AuditTrail;
   sender: ChannelSender;
@@ -69,6 +72,8 @@ export class Notifications {
   readonly worker: DeliveryWorker;
   readonly receiver: WebhookReceiver;
   readonly setup: WebhookSetup;
+  /** Which record kinds reach this deployment by webhook, per org (their lists may be kept longer). */
+  readonly push: PushFeed;
   private started = false;
 
   constructor(private readonly deps: NotifyDeps) {
@@ -97,6 +102,7 @@ export class Notifications {
       onChannelGone: (target, reason) => this.channelGone(target, reason),
       retryDelaysMs: deps.retryDelaysMs,
     });
+    this.push = new PushFeed({ bill: deps.bill, clock, log: log.child({ part: 'webhooks' }), subscriptions: (orgId) => this.keys.list(orgId), checkMs: config.cache.pushedTtlS * 1000 });
     this.receiver = new WebhookReceiver({
       state,
       clock,
@@ -106,6 +112,7 @@ export class Notifications {
       servesOrg: deps.servesOrg,
       onEntityChanged,
       kick: () => this.worker.kick(),
+      heard: (orgId, subscriptionId) => this.push.heard(orgId, subscriptionId),
     });
     this.composer = new DigestComposer({ bill: deps.bill, cache: deps.cache, invoiceIndex: deps.invoiceIndex, parties: deps.parties, timeZone: config.timeZone, log });
     this.scheduler = new DigestScheduler({
@@ -120,7 +127,7 @@ export class Notifications {
       presenter: deps.presenter,
       onChannelGone: (target, reason) => this.channelGone(target, reason),
     });
-    this.setup = new WebhookSetup({ bill: deps.bill, keys: this.keys, log, allowLocalHttp: deps.bill.backend === 'sandbox' });
+    this.setup = new WebhookSetup({ bill: deps.bill, keys: this.keys, log, allowLocalHttp: deps.bill.backend === 'sandbox', onChange: (orgId) => this.push.forget(orgId) });
   }
 
   /** Starts the outbox worker (it sends what a previous run left) and the digest scheduler. */
@@ -202,6 +209,7 @@ export class Notifications {
     if (typeof ev.entity.id !== 'string') return;
     if (ev.entityType === 'invoice') await this.deps.invoiceIndex?.apply(ev.orgId, ev.entity as unknown as Invoice);
     if (ev.entityType === 'bill') await this.deps.billIndex?.apply(ev.orgId, ev.entity as unknown as Bill);
+    if (ev.entityType === 'vendor') await this.deps.partyIndex?.vendors.apply(ev.orgId, ev.entity as unknown as Vendor);
   }
 
   /** What the card needs beyond the payload: bill numbers of a payment, customer and vendor names, the currency. */

@@ -44,6 +44,8 @@ export interface ReceiverDeps {
   onEntityChanged(orgId: string, entity: EntityKind, ids: string[]): void;
   /** Wakes the delivery worker. */
   kick(): void;
+  /** An event signed by this subscription was accepted (the subscription is delivering). */
+  heard?(orgId: string, subscriptionId: string): void;
   answerWithinMs?: number;
 }
 
@@ -106,6 +108,7 @@ export class WebhookReceiver {
         return { status: 200, body: { status: 'duplicate', eventId: n.metadata.eventId } };
       }
       log.info({ kind: info.kind }, 'webhook event accepted');
+      if (verified.orgId) this.deps.heard?.(n.metadata.organizationId, n.metadata.subscriptionId);
       this.deps.kick();
       return { status: 200, body: { status: 'accepted', eventId: n.metadata.eventId } };
     } catch (err) {

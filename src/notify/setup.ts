@@ -62,6 +62,8 @@ export interface WebhookSetupDeps {
   log: Logger;
   /** The embedded sandbox accepts http://127.0.0.1 URLs; real BILL does not. */
   allowLocalHttp: boolean;
+  /** The org's subscriptions changed (created, updated, deleted). */
+  onChange?: (orgId: string) => void;
 }
 
 export class WebhookSetup {
@@ -94,6 +96,7 @@ export class WebhookSetup {
         action = 'rotated';
       }
       this.deps.log.info({ orgId, subscriptionId: same.id, action }, 'BILL webhook subscription checked');
+      if (action !== 'unchanged') this.deps.onChange?.(orgId);
       return { action, subscription: this.view(current, true) };
     }
     if (existing.length >= MAX_BILL_SUBSCRIPTIONS) {
@@ -103,6 +106,7 @@ export class WebhookSetup {
     if (!created.securityKey) throw new Error('BILL created the subscription without returning its security key');
     await this.deps.keys.save({ subscriptionId: created.id, orgId, name: created.name, notificationUrl: url, events, securityKey: created.securityKey });
     this.deps.log.info({ orgId, subscriptionId: created.id, events: events.length }, 'BILL webhook subscription created');
+    this.deps.onChange?.(orgId);
     return { action: 'created', subscription: this.view(created, true) };
   }
 
@@ -121,11 +125,13 @@ export class WebhookSetup {
     if (!items.some((s) => s.id === subscriptionId)) {
       // Not (or no longer) in BILL: a key left behind is still dropped.
       const had = await this.deps.keys.remove(subscriptionId);
+      this.deps.onChange?.(orgId);
       if (!had) throw new WebhookSetupError('notFound', `BILL has no webhook subscription ${subscriptionId} for this organisation`);
       return;
     }
     await org.subscriptions.remove(subscriptionId);
     await this.deps.keys.remove(subscriptionId);
+    this.deps.onChange?.(orgId);
     this.deps.log.info({ orgId, subscriptionId }, 'BILL webhook subscription deleted');
   }
 

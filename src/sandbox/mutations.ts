@@ -72,6 +72,9 @@ export function payBill(model: SandboxModel, org: SandboxOrg, billId: string, in
   bill.updatedTime = now;
   org.bills.put(bill);
   const vendor = org.vendors.get(bill.vendorId);
+  // What the vendor is owed falls with a payment made (as the seed sums it); like a customer's balance after an
+  // invoice payment, the vendor's updatedTime is left alone: BILL does not document that it moves.
+  if (vendor && !input.schedule) vendor.balance = { amount: round((vendor.balance?.amount ?? 0) - amount), lastUpdatedDate: now };
   model.emit({
     orgId: org.id,
     type: 'payment.updated',

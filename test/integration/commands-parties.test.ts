@@ -1,7 +1,11 @@
-// `vendor <name>` in a channel: a prefix search BILL answers with name:sw, the best match with its open bills and
-// balance, a list to pick from when several match, and names that can never change the filter or the card.
+// `vendor <name>` and `customer <name>` in a channel: the best match with its open bills and balance, a list to pick
+// from when several match, and names that can never change the filter or the card. The first search of an org goes
+// to BILL (name:sw) while the org's vendor replica is built; later ones are answered from the replica, which a
+// webhook, a name nobody matched, and a changed bill (the balance) keep honest.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
+import { createVendor, payBill } from '../../src/sandbox/mutations.js';
+import type { Customer } from '../../src/bill/types.js';
 import type { Bill, Vendor } from '../../src/bill/types.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { allRows, ask, buttons, expectValidCard, factsOf, money, tableRows, textOf, total } from '../harness/finance.js';
@@ -41,7 +45,8 @@ describe('vendor <name>', () => {
     const late = open.filter((b) => b.dueDate < TODAY);
     expect(f.Overdue).toBe(late.length ? `${money(total(late.map((b) => b.dueAmount ?? b.amount)))} · ${late.length} bill${late.length === 1 ? '' : 's'}` : 'none');
     expect(f['Balance in BILL']).toBe(money(acme.balance!.amount));
-    expect(vendorRequests().map((r) => r.filters)).toEqual(['name:sw:acme,archived:eq:false']);
+    // The name search, cold; the walk that builds the org's vendor replica runs beside it (unfiltered pages).
+    expect(vendorRequests().filter((r) => r.filters !== undefined).map((r) => r.filters)).toEqual(['name:sw:acme,archived:eq:false']);
     expect(bot.app.sandbox!.requests().find((r) => r.route === 'GET /v3/bills')?.filters).toBe(`vendorId:eq:${acme.id},archived:eq:false,paymentStatus:ne:PAID`);
   });
 
@@ -65,11 +70,21 @@ describe('vendor <name>', () => {
   });
 
   it('a name with a comma is quoted for BILL and finds exactly that vendor', async () => {
-    bot.app.sandbox!.clearRequests();
-    const r = await ask(bot.app, 'vendor Smith, Barney');
-    expect(r.outcome).toBe('ok');
-    expect(textOf(r.reply.card).split('\n')[0]).toBe('Smith, Barney & Co');
-    expect(vendorRequests().map((q) => q.filters)).toEqual(['name:sw:"Smith, Barney",archived:eq:false']);
+    // A bot of its own, so this is the org's first search (BILL's name:sw) and not the replica's.
+    const fresh = await startBot({ clock: new ManualClock(NOW) });
+    try {
+      const r = await ask(fresh.app, 'vendor Smith, Barney');
+      expect(r.outcome).toBe('ok');
+      expect(textOf(r.reply.card).split('\n')[0]).toBe('Smith, Barney & Co');
+      const searches = fresh.app.sandbox!.requests().filter((q) => q.route === 'GET /v3/vendors' && q.filters?.startsWith('name:'));
+      expect(searches.map((q) => q.filters)).toEqual(['name:sw:"Smith, Barney",archived:eq:false']);
+      // From the replica the same name finds the same vendor.
+      await fresh.app.services.partyIndex!.vendors.rows(fresh.app.sandbox!.org.id, { waitMs: 60_000 });
+      const again = await ask(fresh.app, 'vendor Smith, Barney');
+      expect(textOf(again.reply.card).split('\n')[0]).toBe('Smith, Barney & Co');
+    } finally {
+      await fresh.close();
+    }
   });
 
   it('a filter injection never reaches BILL: the card says what cannot be searched', async () => {
@@ -92,8 +107,10 @@ describe('vendor <name>', () => {
 
   it('a vendor name full of markdown is shown as text, and its bank and tax numbers never appear', async () => {
     const org = bot.app.sandbox!.org;
-    const vendor = poisonedVendor({ id: '00901POISONVENDOR001', name: '**Mega** _Corp_ [pay](https://evil.example) <at>all</at>' });
+    const vendor = poisonedVendor({ id: '00901POISONVENDOR001', name: '**Mega** _Corp_ [pay](https://evil.example) <at>all</at>', updatedTime: new Date(NOW).toISOString() });
     org.vendors.put(vendor as unknown as Vendor);
+    // BILL's vendor.created webhook: the vendor replica reads the change before the next search.
+    bot.app.services.cache.invalidate(org.id, 'vendor', vendor.id);
     const bill = org.bills.all().find((b) => !b.archived && b.paymentStatus === 'UNPAID')!;
     const created = org.bills.put({ ...bill, id: '00n01POISONBILL00001', vendorId: vendor.id, vendorName: vendor.name, invoice: { invoiceNumber: 'MEGA-1', invoiceDate: bill.invoice?.invoiceDate }, updatedTime: new Date(NOW).toISOString() });
     // BILL's bill.created webhook: the receiver drops what the cache built from bills, so the next answer reads the change.
@@ -110,5 +127,90 @@ describe('vendor <name>', () => {
     expectNoSensitive(r.reply.card, vendor);
     const one = await ask(bot.app, 'bill MEGA-1');
     expectNoSensitive(one.reply.card, vendor);
+  });
+});
+
+describe('vendor and customer searches from the org\'s replicas', () => {
+  let clock: ManualClock;
+  let b: TestBot;
+  const orgId = () => b.app.sandbox!.org.id;
+  const requests = (route: string) => b.app.sandbox!.requests().filter((r) => r.route === route);
+
+  beforeAll(async () => {
+    clock = new ManualClock(NOW);
+    b = await startBot({ clock, env: { USER_COMMANDS_PER_MINUTE: '10000' } });
+    // The first searches go to BILL and start the builds; these wait for them.
+    await ask(b.app, 'vendor acme');
+    await ask(b.app, 'customer contoso');
+    await b.app.services.partyIndex!.vendors.rows(orgId(), { waitMs: 60_000 });
+    await b.app.services.partyIndex!.customers.rows(orgId(), { waitMs: 60_000 });
+  });
+  afterAll(async () => {
+    await b?.close();
+  });
+
+  it('answers name searches with no BILL call, with the same cards BILL\'s search gave', async () => {
+    const acme = b.app.sandbox!.org.vendors.all().find((v) => v.name === 'Acme Office Supplies')!;
+    b.app.sandbox!.clearRequests();
+    const one = await ask(b.app, 'vendor ACME');
+    expect(textOf(one.reply.card).split('\n')[0]).toBe('Acme Office Supplies');
+    expect(factsOf(one.reply.card)['Balance in BILL']).toBe(money(acme.balance!.amount));
+    const contoso = await ask(b.app, 'customer Contoso');
+    expect(textOf(contoso.reply.card).split('\n')[0]).toBe('Contoso Ltd');
+    const archived = b.app.sandbox!.org.vendors.all().find((v) => v.archived);
+    // Archived vendors are left out, as BILL's search (archived:eq:false) leaves them out.
+    if (archived) expect(textOf((await ask(b.app, `vendor ${archived.name}`)).reply.card)).toContain('No vendor starts with');
+    expect(requests('GET /v3/vendors')).toEqual([]);
+    expect(requests('GET /v3/customers')).toEqual([]);
+  });
+
+  it('finds a vendor created in BILL once its webhook arrives, with one incremental call', async () => {
+    const created = createVendor(b.app.sandbox!.model, b.app.sandbox!.org, { name: 'Zenith Freight Partners' });
+    b.app.sandbox!.clearRequests();
+    b.app.services.cache.invalidate(orgId(), 'vendor', created.id);
+    const r = await ask(b.app, 'vendor zenith');
+    expect(r.outcome).toBe('ok');
+    expect(textOf(r.reply.card).split('\n')[0]).toBe('Zenith Freight Partners');
+    const calls = requests('GET /v3/vendors');
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.filters).toMatch(/^updatedTime:gte:/);
+  });
+
+  it('looks once more at BILL for a customer name nobody matched (no webhooks for customers), at most every 15 s', async () => {
+    const org = b.app.sandbox!.org;
+    const template = org.customers.all().find((c) => !c.archived)!;
+    const added: Customer = { ...template, id: '0cu01QUOKKACUSTOMER1', name: 'Quokka Analytics', balance: { amount: 0 }, createdTime: new Date(clock.now()).toISOString(), updatedTime: new Date(clock.now()).toISOString() };
+    org.customers.put(added);
+    clock.advance(16_000);
+    b.app.sandbox!.clearRequests();
+    const r = await ask(b.app, 'customer quokka');
+    expect(textOf(r.reply.card).split('\n')[0]).toBe('Quokka Analytics');
+    expect(requests('GET /v3/customers').map((q) => q.filters?.split(':')[0])).toEqual(['updatedTime']);
+    b.app.sandbox!.clearRequests();
+    expect(textOf((await ask(b.app, 'customer Nobody By This Name')).reply.card)).toContain('No customer starts with');
+    expect(textOf((await ask(b.app, 'customer Nobody By This Name Either')).reply.card)).toContain('No customer starts with');
+    // Quokka was read 0 s ago: nothing is asked again within 15 s.
+    expect(requests('GET /v3/customers')).toEqual([]);
+  });
+
+  it('reads a vendor again by id when one of its bills was paid, and shows the balance BILL has now', async () => {
+    const org = b.app.sandbox!.org;
+    const bill = org.bills.all().find((x) => !x.archived && x.paymentStatus === 'UNPAID' && (x.dueAmount ?? 0) > 0 && org.vendors.get(x.vendorId) && !org.vendors.get(x.vendorId)!.archived && /^[A-Za-z]/.test(org.vendors.get(x.vendorId)!.name))!;
+    const vendor = org.vendors.get(bill.vendorId)!;
+    const before = vendor.balance!.amount;
+    payBill(b.app.sandbox!.model, org, bill.id);
+    expect(org.vendors.get(vendor.id)!.balance!.amount).toBeLessThan(before);
+    // bill.updated and payment.updated webhooks: the cache drops what was built from bills and payments.
+    b.app.services.cache.invalidate(orgId(), 'bill', bill.id);
+    b.app.sandbox!.clearRequests();
+    const r = await ask(b.app, `vendor ${vendor.name}`);
+    expect(textOf(r.reply.card).split('\n')[0]).toBe(vendor.name);
+    expect(factsOf(r.reply.card)['Balance in BILL']).toBe(money(org.vendors.get(vendor.id)!.balance!.amount));
+    expect(requests('GET /v3/vendors/{id}')).toHaveLength(1);
+    expect(requests('GET /v3/vendors')).toEqual([]);
+    b.app.sandbox!.clearRequests();
+    const again = await ask(b.app, `vendor ${vendor.name}`);
+    expect(factsOf(again.reply.card)['Balance in BILL']).toBe(money(org.vendors.get(vendor.id)!.balance!.amount));
+    expect(requests('GET /v3/vendors/{id}')).toEqual([]);
   });
 });

@@ -72,7 +72,7 @@ const dueDay = (b: Pick<Bill, 'dueDate'>): string | undefined => (typeof b.dueDa
  */
 export async function openBillsFromReplica(ctx: CommandContext, orgId: string, where?: (row: IndexedBill) => boolean): Promise<{ items: BillLine[]; refreshedAt: number } | undefined> {
   const answer = await billIndexOf(ctx).rows(orgId, {
-    ...replicaFreshness(ctx),
+    ...replicaFreshness(ctx, 'bill'),
     scope: 'open',
     whileBuilding: 'skip',
     fullRows: true,
@@ -251,7 +251,7 @@ export const billCommand: CommandDefinition = {
       found = await billById(ctx, orgId, typed);
     } else {
       const index = billIndexOf(ctx);
-      const result = await index.lookup(orgId, typed, { ...replicaFreshness(ctx), waitMs: answerWaitMs(ctx) });
+      const result = await index.lookup(orgId, typed, { ...replicaFreshness(ctx, 'bill'), waitMs: answerWaitMs(ctx) });
       if (result.state === 'building') return indexBuildingCard({ what: 'bills', indexed: result.indexed, command: `bill ${typed}`, fmt, asOf: ctx.now.getTime(), note });
       if (result.state === 'missing') {
         throw new InputError(`No bill with invoice number "${shorten(typed)}"`, 'Check the number on the vendor\'s invoice, or find the bill with **vendor <name>**.', `bill ${typed}`);

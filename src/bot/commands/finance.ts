@@ -2,9 +2,10 @@
 // card's Refresh button can bypass, names and currencies by id, argument parsing that says what it understood.
 import type { PartyDirectory, PartyInfo, PartyKind } from '../../bill/directory.js';
 import type { BillNumberIndex, InvoiceIndex } from '../../bill/invoiceIndex.js';
+import type { PartyIndex } from '../../bill/partyIndex.js';
 import type { Freshness } from '../../bill/replicas.js';
 import type { BillOrgClient } from '../../bill/api.js';
-import type { Cached, CacheKind, EntityDep } from '../../cache/index.js';
+import type { Cached, CacheKind, EntityDep, EntityKind } from '../../cache/index.js';
 import { InputError, NotBound } from '../../errors.js';
 import { dateInZone, type FormatOptions } from '../cards/format.js';
 import { SANDBOX_NOTE } from './help.js';
@@ -42,12 +43,31 @@ export function answerWaitMs(ctx: CommandContext): number {
 }
 
 /**
- * How fresh an answer from the org's replicas must be: as fresh as a cached list (CACHE_TTL_LIST_S; one refresh per
- * interval per org, shared by every command, or sooner after a webhook), or refreshed now for a card's Refresh button
- * (one incremental call, never a rebuild).
+ * How long a list answer (or a replica read) of these record kinds may be reused: CACHE_TTL_PUSHED_S while BILL
+ * webhooks bring every change of all of them to this deployment (each event also drops the cached answer and makes
+ * the replica read the change), else CACHE_TTL_LIST_S.
  */
-export function replicaFreshness(ctx: CommandContext): Freshness {
-  return { maxAgeMs: ctx.services.config.cache.listTtlS * 1000, force: ctx.input.refresh === true, priority: 'interactive' };
+export function listTtlS(ctx: CommandContext, orgId: string, entities: readonly EntityKind[]): number {
+  const c = ctx.services.config.cache;
+  const push = ctx.services.notify?.push;
+  return push && entities.length > 0 && entities.every((e) => push.fed(orgId, e)) ? Math.max(c.listTtlS, c.pushedTtlS) : c.listTtlS;
+}
+
+/**
+ * How fresh an answer from the org's replica of `entity` must be: as fresh as a cached list (one refresh per interval
+ * per org, shared by every command, or sooner after a webhook), or refreshed now for a card's Refresh button (one
+ * incremental call, never a rebuild).
+ */
+export function replicaFreshness(ctx: CommandContext, entity: EntityKind): Freshness {
+  return { maxAgeMs: listTtlS(ctx, boundOrg(ctx), [entity]) * 1000, force: ctx.input.refresh === true, priority: 'interactive' };
+}
+
+/**
+ * How fresh a vendor or customer search from the org's party replicas must be: names are kept CACHE_TTL_NAMES_S
+ * (vendor webhooks and a name nobody matches refresh sooner; a balance that may have moved is read again by id).
+ */
+export function partyFreshness(ctx: CommandContext): Freshness {
+  return { maxAgeMs: ctx.services.config.cache.namesTtlS * 1000, force: ctx.input.refresh === true, priority: 'interactive' };
 }
 
 /**
@@ -56,7 +76,8 @@ export function replicaFreshness(ctx: CommandContext): Freshness {
  */
 export async function cachedAnswer<T>(ctx: CommandContext, orgId: string, kind: CacheKind, key: string, load: () => Promise<T>, entities: EntityDep[]): Promise<Cached<T>> {
   if (ctx.input.refresh) ctx.services.cache.delete(orgId, kind, key);
-  return ctx.services.cache.get(orgId, kind, key, load, { entities });
+  const ttlS = kind === 'list' ? listTtlS(ctx, orgId, entities.map((e) => (typeof e === 'string' ? e : e.entity))) : undefined;
+  return ctx.services.cache.get(orgId, kind, key, load, { entities, ttlS });
 }
 
 function need<T>(value: T | undefined, what: string): T {
@@ -70,6 +91,11 @@ export function partiesOf(ctx: CommandContext): PartyDirectory {
 
 export function invoiceIndexOf(ctx: CommandContext): InvoiceIndex {
   return need(ctx.services.invoiceIndex, 'the invoice index');
+}
+
+/** The vendor and customer replicas, when this deployment keeps them. */
+export function partyIndexOf(ctx: CommandContext): PartyIndex | undefined {
+  return ctx.services.partyIndex;
 }
 
 export function billIndexOf(ctx: CommandContext): BillNumberIndex {

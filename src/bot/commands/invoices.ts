@@ -29,7 +29,7 @@ export const invoiceCommand: CommandDefinition = {
     const fmt = formatOf(ctx);
     const note = demoNote(ctx);
     const index = invoiceIndexOf(ctx);
-    const result = await index.lookup(orgId, typed, { ...replicaFreshness(ctx), waitMs: answerWaitMs(ctx) });
+    const result = await index.lookup(orgId, typed, { ...replicaFreshness(ctx, 'invoice'), waitMs: answerWaitMs(ctx) });
     if (result.state === 'building') return indexBuildingCard({ what: 'invoices', indexed: result.indexed, command: `invoice ${typed}`, fmt, asOf: ctx.now.getTime(), note });
     const notFound = () => new InputError(`No invoice ${shorten(typed)}`, 'Check the number on the invoice. To see a customer\'s open invoices, type **customer <name>**.', `invoice ${typed}`);
     if (result.state === 'missing') throw notFound();
@@ -84,7 +84,7 @@ export const invoicesOverdueCommand: CommandDefinition = {
     const fmt = formatOf(ctx);
     const note = demoNote(ctx);
     const today = todayOf(ctx);
-    const answer = await invoiceIndexOf(ctx).rows(orgId, { ...replicaFreshness(ctx), waitMs: answerWaitMs(ctx), where: (i) => isOverdue(i, today) });
+    const answer = await invoiceIndexOf(ctx).rows(orgId, { ...replicaFreshness(ctx, 'invoice'), waitMs: answerWaitMs(ctx), where: (i) => isOverdue(i, today) });
     if ('building' in answer) return indexBuildingCard({ what: 'invoices', indexed: answer.building, command: 'invoices overdue', fmt, asOf: ctx.now.getTime(), note });
     const overdue = answer.rows;
     const customers = await resolveParties(ctx, orgId, 'customer', overdue.map((i) => i.customerId));

@@ -15,7 +15,8 @@ import { customerCard, partyMatchesCard, vendorCard, type PartyKind, type PartyM
 import { openBillsFromReplica, unpaidBills, withVendorNames } from './bills.js';
 import type { BillLine } from '../cards/bills.js';
 import type { CommandContext, CommandDefinition } from './types.js';
-import { answerWaitMs, billIndexOf, boundOrg, cachedAnswer, demoNote, formatOf, invoiceIndexOf, orgClient, partiesOf, replicaFreshness, resolveParties, shorten, textArgument, todayOf } from './finance.js';
+import { customerOf, customerRow, vendorOf, vendorRow } from '../../bill/partyIndex.js';
+import { answerWaitMs, billIndexOf, boundOrg, cachedAnswer, demoNote, formatOf, invoiceIndexOf, orgClient, partiesOf, partyFreshness, partyIndexOf, replicaFreshness, resolveParties, shorten, textArgument, todayOf } from './finance.js';
 
 /** Matches read per search; more are reported as "100+". */
 export const MAX_MATCHES = 100;
@@ -42,9 +43,30 @@ function parseName(ctx: CommandContext, kind: PartyKind): string {
   return typed;
 }
 
-async function search<T extends Vendor | Customer>(ctx: CommandContext, orgId: string, kind: PartyKind, typed: string): Promise<{ search: Search<T>; fetchedAt: number }> {
-  // Built before the cache is consulted, so a refused name never reaches BILL (or the cache).
+interface Found<T> {
+  search: Search<T>;
+  fetchedAt: number;
+  /** Read from the org's party replica (balances that may have moved are confirmed before they are shown). */
+  fromReplica: boolean;
+}
+
+/**
+ * Vendors or customers whose name starts with `typed`: from the org's party replica when it is built (no call, or
+ * the refresh the org's commands share), else one name search at BILL (cached like a list) while the replica is
+ * built in the background.
+ */
+async function search<T extends Vendor | Customer>(ctx: CommandContext, orgId: string, kind: PartyKind, typed: string): Promise<Found<T>> {
+  // Built before the cache or the replica is consulted, so a refused name never reaches BILL (or the cache).
   new BillFilter().sw('name', typed);
+  const index = partyIndexOf(ctx);
+  if (index) {
+    const warm = await index.search(orgId, kind, typed, { ...partyFreshness(ctx), waitMs: answerWaitMs(ctx), limit: MAX_MATCHES });
+    if (!('building' in warm)) {
+      const items = warm.items.map((row) => (kind === 'vendor' ? vendorOf(row) : customerOf(row))) as T[];
+      return { search: { items, more: warm.more }, fetchedAt: warm.refreshedAt, fromReplica: true };
+    }
+    index.prepare(orgId, kind);
+  }
   const got = await cachedAnswer(
     ctx,
     orgId,
@@ -59,7 +81,15 @@ async function search<T extends Vendor | Customer>(ctx: CommandContext, orgId: s
     [kind],
   );
   partiesOf(ctx).remember(orgId, kind, got.value.items);
-  return { search: got.value, fetchedAt: got.fetchedAt };
+  return { search: got.value, fetchedAt: got.fetchedAt, fromReplica: false };
+}
+
+/** The matches about to be shown, their balances read again where a bill or invoice of theirs changed since. */
+async function confirmed<T extends Vendor | Customer>(ctx: CommandContext, orgId: string, kind: PartyKind, found: Found<T>, shown: T[]): Promise<T[]> {
+  const index = partyIndexOf(ctx);
+  if (!found.fromReplica || !index) return shown;
+  const rows = await index.confirm(orgId, kind, shown.map((p) => (kind === 'vendor' ? vendorRow(p as Vendor) : customerRow(p as Customer))!), 'interactive');
+  return rows.map((row) => (kind === 'vendor' ? vendorOf(row) : customerOf(row))) as T[];
 }
 
 function pick<T extends { name: string; id: string }>(typed: string, items: T[]): { one: T | undefined; ranked: T[] } {
@@ -86,13 +116,17 @@ export const vendorCommand: CommandDefinition = {
     const today = todayOf(ctx);
     const note = demoNote(ctx);
     const found = await search<Vendor>(ctx, orgId, 'vendor', typed);
-    const { one, ranked } = pick(typed, found.search.items);
-    if (ranked.length === 0) throw noMatch('vendor', typed);
-    const ids = one ? [one.id] : ranked.map((v) => v.id);
-    const open = await openBillsOf(ctx, orgId, ids);
-    const asOf = Math.min(found.fetchedAt, open.asOf);
+    const picked = pick(typed, found.search.items);
+    if (picked.ranked.length === 0) throw noMatch('vendor', typed);
+    const shown = picked.one ? [picked.one] : picked.ranked;
+    // Open items first: refreshing them is what tells which balances may have moved (confirmed next).
+    const open = await openBillsOf(ctx, orgId, shown.map((p) => p.id));
+    const ranked = await confirmed(ctx, orgId, 'vendor', found, shown);
+    const one = picked.one ? ranked[0] : undefined;
+    // Names from the replica are kept CACHE_TTL_NAMES_S by design; the card's time is that of the open items.
+    const asOf = found.fromReplica ? open.asOf : Math.min(found.fetchedAt, open.asOf);
     if (one) {
-      return vendorCard({ vendor: one, openBills: open.bills, others: ranked.length - 1 + (found.search.more ? 1 : 0), typed, today, fmt, asOf, page: ctx.input.page, command: `vendor ${typed}`, note });
+      return vendorCard({ vendor: one, openBills: open.bills, others: picked.ranked.length - 1 + (found.search.more ? 1 : 0), typed, today, fmt, asOf, page: ctx.input.page, command: `vendor ${typed}`, note });
     }
     const matches: PartyMatch[] = ranked.map((v) => {
       const bills = open.bills.filter((b) => b.vendorId === v.id);
@@ -119,7 +153,7 @@ const owed = (i: Pick<Invoice, 'archived' | 'status' | 'dueAmount'>): boolean =>
 async function openInvoicesOf(ctx: CommandContext, orgId: string, ids: string[]): Promise<{ invoices: Invoice[]; asOf: number }> {
   const wanted = new Set(ids);
   const warm = await invoiceIndexOf(ctx).rows(orgId, {
-    ...replicaFreshness(ctx),
+    ...replicaFreshness(ctx, 'invoice'),
     whileBuilding: 'skip',
     waitMs: answerWaitMs(ctx),
     where: (row: IndexedInvoice) => wanted.has(row.customerId) && owed(row),
@@ -152,13 +186,17 @@ export const customerCommand: CommandDefinition = {
     const today = todayOf(ctx);
     const note = demoNote(ctx);
     const found = await search<Customer>(ctx, orgId, 'customer', typed);
-    const { one, ranked } = pick(typed, found.search.items);
-    if (ranked.length === 0) throw noMatch('customer', typed);
-    const ids = one ? [one.id] : ranked.map((c) => c.id);
-    const open = await openInvoicesOf(ctx, orgId, ids);
-    const asOf = Math.min(found.fetchedAt, open.asOf);
+    const picked = pick(typed, found.search.items);
+    if (picked.ranked.length === 0) throw noMatch('customer', typed);
+    const shown = picked.one ? [picked.one] : picked.ranked;
+    // Open items first: refreshing them is what tells which balances may have moved (confirmed next).
+    const open = await openInvoicesOf(ctx, orgId, shown.map((p) => p.id));
+    const ranked = await confirmed(ctx, orgId, 'customer', found, shown);
+    const one = picked.one ? ranked[0] : undefined;
+    // Names from the replica are kept CACHE_TTL_NAMES_S by design; the card's time is that of the open items.
+    const asOf = found.fromReplica ? open.asOf : Math.min(found.fetchedAt, open.asOf);
     if (one) {
-      return customerCard({ customer: one, openInvoices: open.invoices, others: ranked.length - 1 + (found.search.more ? 1 : 0), typed, today, fmt, asOf, page: ctx.input.page, command: `customer ${typed}`, note });
+      return customerCard({ customer: one, openInvoices: open.invoices, others: picked.ranked.length - 1 + (found.search.more ? 1 : 0), typed, today, fmt, asOf, page: ctx.input.page, command: `customer ${typed}`, note });
     }
     const matches: PartyMatch[] = ranked.map((c) => {
       const invoices = open.invoices.filter((i) => i.customerId === c.id);

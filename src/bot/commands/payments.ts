@@ -30,7 +30,8 @@ export const paymentsCommand: CommandDefinition = {
       'list',
       queryKey('payments.last', { n: MAX_PAYMENTS }),
       async () => (await orgClient(ctx, orgId).payments.list({ pageSize: MAX_PAYMENTS, maxPages: 1, sort: [{ field: 'processDate', order: 'desc' }] }).take(MAX_PAYMENTS)).items,
-      ['payment'],
+      // A new payment changes the bill it pays (bill.updated); BILL documents no "payment created" event.
+      ['payment', 'bill'],
     );
     const payments = got.value.slice(0, limit);
     const vendors = await resolveParties(ctx, orgId, 'vendor', payments.map((p) => p.vendorId));

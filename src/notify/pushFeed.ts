@@ -1,0 +1,129 @@
+// Which of an org's records reach this deployment by webhook ("push-fed"): then cached lists and replicas of that
+// kind may be kept longer (CACHE_TTL_PUSHED_S instead of CACHE_TTL_LIST_S), because every change arrives as an event
+// that drops the cached answer and makes the replica read the change (one incremental call, BILL's "treat webhooks as
+// hints and confirm with GET"). The longer interval is the safety net for an event that never came.
+//
+// An entity is push-fed for an org only while all of this holds:
+// - billbridge created a subscription for the org (`npm run webhooks` / webhooks setup: its key is stored) whose
+//   events include the entity's event types;
+// - BILL said that subscription is enabled (GET /v3/subscriptions/{id}) within the last check interval, or an event
+//   signed by it was accepted in that time. BILL disables a subscription after its retries are exhausted
+//   (shared/reference/bill-v3-api.md §5, delivery rules): the next check sees it, and lists are polled again.
+// Until the first check has answered, nothing is push-fed. Checks run in the background, under the limiter.
+import type { Clock } from '../clock.js';
+import type { EntityKind } from '../cache/index.js';
+import type { BillGateway } from '../bill/gateway.js';
+import { errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+import { eventTypeInfo } from './kinds.js';
+import type { WebhookKeyInfo } from './keys.js';
+
+const sameUrl = (a: unknown, b: string): boolean => typeof a === 'string' && a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
+
+export interface PushFeedDeps {
+  bill: BillGateway;
+  clock: Clock;
+  log: Logger;
+  /** The subscriptions billbridge created for an org (WebhookKeys.list). */
+  subscriptions(orgId: string): Promise<WebhookKeyInfo[]>;
+  /** How long a check (or an accepted event) vouches for a subscription; also the pushed TTL. 0: never push-fed. */
+  checkMs: number;
+  /** After a failed check, the next one waits this long (default 60 s). */
+  retryMs?: number;
+}
+
+interface OrgFeed {
+  /** Entities covered by an enabled subscription, as of `checkedAt`. */
+  entities: Set<EntityKind>;
+  /** subscriptionId -> the entities its events cover. */
+  covers: Map<string, Set<EntityKind>>;
+  checkedAt: number;
+  /** When an accepted event last vouched for the subscription, by id. */
+  heardAt: Map<string, number>;
+  /** When the last check failed (0: it did not). */
+  failedAt: number;
+}
+
+export class PushFeed {
+  private readonly orgs = new Map<string, OrgFeed>();
+  private readonly checks = new Map<string, Promise<void>>();
+
+  constructor(private readonly deps: PushFeedDeps) {}
+
+  /** True when changes to this entity of the org arrive by webhook now (see above); starts a check when one is due. */
+  fed(orgId: string, entity: EntityKind): boolean {
+    if (this.deps.checkMs <= 0) return false;
+    const now = this.deps.clock.now();
+    const feed = this.orgs.get(orgId);
+    if (!feed || this.due(feed, now)) this.check(orgId);
+    if (!feed) return false;
+    if (now - feed.checkedAt < this.deps.checkMs && feed.entities.has(entity)) return true;
+    // No fresh check: a recent event from a subscription that covers the entity vouches for it.
+    for (const [id, at] of feed.heardAt) if (now - at < this.deps.checkMs && feed.covers.get(id)?.has(entity)) return true;
+    return false;
+  }
+
+  /** An event signed by this subscription was accepted: the subscription is delivering. */
+  heard(orgId: string, subscriptionId: string): void {
+    const feed = this.orgs.get(orgId);
+    if (feed && subscriptionId && feed.covers.has(subscriptionId)) feed.heardAt.set(subscriptionId, this.deps.clock.now());
+  }
+
+  /** The subscriptions changed (created, removed, re-keyed): the next question checks again. */
+  forget(orgId: string): void {
+    this.orgs.delete(orgId);
+  }
+
+  /** Checks now and waits for the answer (start-up, tests); `fed` starts the same check in the background. */
+  refresh(orgId: string): Promise<void> {
+    return this.check(orgId, true);
+  }
+
+  private due(feed: OrgFeed, now: number): boolean {
+    if (feed.failedAt > 0) return now - feed.failedAt >= (this.deps.retryMs ?? 60_000);
+    // Checked again a little before the last check stops vouching, so a busy org never drops to polling.
+    return now - feed.checkedAt >= this.deps.checkMs * 0.8;
+  }
+
+  private check(orgId: string, force = false): Promise<void> {
+    let flight = this.checks.get(orgId);
+    if (!flight) {
+      flight = this.runCheck(orgId, force).finally(() => this.checks.delete(orgId));
+      this.checks.set(orgId, flight);
+      flight.catch(() => undefined);
+    }
+    return flight;
+  }
+
+  private async runCheck(orgId: string, force: boolean): Promise<void> {
+    const prior = this.orgs.get(orgId);
+    if (!force && prior && !this.due(prior, this.deps.clock.now())) return;
+    const feed: OrgFeed = { entities: new Set(), covers: new Map(), checkedAt: prior?.checkedAt ?? 0, heardAt: prior?.heardAt ?? new Map(), failedAt: 0 };
+    try {
+      const mine = await this.deps.subscriptions(orgId);
+      const org = this.deps.bill.org(orgId, { priority: 'background' });
+      for (const sub of mine) {
+        const covers = new Set<EntityKind>();
+        for (const type of sub.events) {
+          const info = eventTypeInfo(type);
+          if (info) covers.add(info.entity);
+        }
+        if (covers.size === 0) continue;
+        feed.covers.set(sub.subscriptionId, covers);
+        const now = await org.subscriptions.get(sub.subscriptionId);
+        if (now.status?.enabled === true && sameUrl(now.notificationUrl, sub.notificationUrl)) for (const e of covers) feed.entities.add(e);
+      }
+      feed.checkedAt = this.deps.clock.now();
+      if (prior && [...prior.entities].join() !== [...feed.entities].join()) {
+        this.deps.log.info({ orgId, pushFed: [...feed.entities] }, 'webhook-fed record kinds changed');
+      }
+    } catch (err) {
+      // Not known to be delivering: lists are polled as usual until a check succeeds.
+      feed.entities.clear();
+      feed.failedAt = this.deps.clock.now();
+      this.deps.log.warn({ orgId, err: errorMessage(err) }, 'webhook subscriptions could not be checked; lists are refreshed at CACHE_TTL_LIST_S');
+    }
+    for (const id of [...feed.heardAt.keys()]) if (!feed.covers.has(id)) feed.heardAt.delete(id);
+    this.orgs.set(orgId, feed);
+  }
+}
