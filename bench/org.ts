@@ -56,6 +56,10 @@ export interface BotStats {
   budgets: Array<{ budget: string; granted: number; rejected: Record<string, number>; throttles: Record<string, number> }>;
   invoiceIndex?: { records: number; complete: boolean };
   billIndex?: { records: number; complete: boolean };
+  vendorIndex?: { records: number; complete: boolean };
+  customerIndex?: { records: number; complete: boolean };
+  /** Record kinds BILL webhooks keep current for the org (lists of these live CACHE_TTL_PUSHED_S). */
+  pushFed?: string[];
   loginsLastHour: number;
   memory: NodeJS.MemoryUsage;
   peakRss?: number;
@@ -71,18 +75,20 @@ export function billCalls(stats: SandboxStats): number {
 }
 
 /**
- * Asks for one invoice and one bill by number so the bot builds both number indexes, then waits until the bot says
- * they are complete (the build runs in the background after the first answer).
+ * Asks for one invoice and one bill by number (and, with `parties`, one vendor and one customer by name) so the bot
+ * builds its replicas, then waits until the bot says they are complete (builds run in the background after the first
+ * answer).
  */
-export async function warmIndexes(bot: Child, client: BotClient, serviceUrl: string, catalog: Catalog, timeoutMs = 180_000): Promise<BotStats> {
+export async function warmIndexes(bot: Child, client: BotClient, serviceUrl: string, catalog: Catalog, timeoutMs = 180_000, parties = false): Promise<BotStats> {
   const bill = uniqueBillNumbers(catalog)[0];
-  const texts = [`invoice ${catalog.invoiceNumbers[0]}`, ...(bill ? [`bill ${bill.number}`] : [])];
+  const texts = [`invoice ${catalog.invoiceNumbers[0]}`, ...(bill ? [`bill ${bill.number}`] : []), ...(parties ? [`vendor ${catalog.vendors[0]}`, `customer ${catalog.customers[0]}`] : [])];
   await Promise.all(texts.map((text, i) => client.post(commandActivity({ text, who: person(900_000 + i), where: place(0, 0) }, `warm-${Date.now()}-${i}`, serviceUrl).activity)));
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const stats = (await bot.call('stats')) as BotStats;
-    if (stats.invoiceIndex?.complete && (!bill || stats.billIndex?.complete)) return stats;
-    if (Date.now() > deadline) throw new Error(`the bot's indexes were not complete after ${timeoutMs} ms: ${JSON.stringify({ invoices: stats.invoiceIndex, bills: stats.billIndex })}`);
+    const partiesDone = !parties || (stats.vendorIndex?.complete && stats.customerIndex?.complete);
+    if (stats.invoiceIndex?.complete && (!bill || stats.billIndex?.complete) && partiesDone) return stats;
+    if (Date.now() > deadline) throw new Error(`the bot's indexes were not complete after ${timeoutMs} ms: ${JSON.stringify({ invoices: stats.invoiceIndex, bills: stats.billIndex, vendors: stats.vendorIndex, customers: stats.customerIndex })}`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }

@@ -7,6 +7,7 @@ import { writeHeapSnapshot } from 'node:v8';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { NS } from '../../src/state/types.js';
+import { WebhookSetup } from '../../src/notify/setup.js';
 import { clockFromEnv, ready, residentSet, serve } from './ipc.js';
 
 // The environment the driver gave, never a developer's .env (it may hold real BILL credentials).
@@ -32,6 +33,9 @@ serve(
         billBudgets: app.limiter.snapshot().filter((b) => b.budget.startsWith('bill')),
         invoiceIndex: services.invoiceIndex?.info(orgId),
         billIndex: services.billIndex?.info(orgId),
+        vendorIndex: services.partyIndex?.vendors.info(orgId),
+        customerIndex: services.partyIndex?.customers.info(orgId),
+        pushFed: (['bill', 'invoice', 'payment', 'vendor', 'customer'] as const).filter((e) => app.notify.push.fed(orgId, e)),
         loginsLastHour: app.bill.status().loginsLastHour,
         memory: process.memoryUsage(),
         ...residentSet(),
@@ -60,6 +64,16 @@ serve(
       if (!gc) return null;
       gc();
       return process.memoryUsage().heapUsed;
+    },
+    /**
+     * `npm run webhooks -- setup <url>` for the org: one subscription to every event billbridge posts, its key kept in
+     * STATE_DIR. The sandbox stands in for BILL here, so (unlike BILL) it may deliver to http://127.0.0.1.
+     */
+    webhooks: async (url: string) => {
+      const setup = new WebhookSetup({ bill: app.bill, keys: app.notify.keys, log: app.log, allowLocalHttp: true, onChange: (id) => app.notify.push.forget(id) });
+      const result = await setup.setup(orgId, url);
+      await app.notify.push.refresh(orgId);
+      return { action: result.action, events: result.subscription.events.length };
     },
     /** Conversations the bot has stored references for (installs). */
     conversations: async () => (await app.state.entries(NS.conversations)).length,

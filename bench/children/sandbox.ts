@@ -1,6 +1,7 @@
 // Bench child: the BILL sandbox in its own process, its gate instrumented so the driver can see every upstream slot
 // (when each call took one of the org's 3 in-flight slots and when it gave it back).
 import { startSandbox, type GateLimits } from '../../src/sandbox/index.js';
+import { createInvoice, createVendor, payBill, updateInvoice } from '../../src/sandbox/mutations.js';
 import { clockFromEnv, ready, residentSet, serve } from './ipc.js';
 
 interface SlotRecord {
@@ -43,6 +44,35 @@ sandbox.gate.enter = (devKey: string, orgId: string) => {
 };
 
 const org = sandbox.org;
+
+/**
+ * One change a finance team makes in BILL during the hour (BILL raises its webhooks): the n-th of a fixed rotation —
+ * a bill paid, a customer payment recorded on an invoice, a new invoice, a bill paid, a payment recorded, and every
+ * eighth a new vendor. Records are picked by n, so two runs make the same changes.
+ */
+function change(n: number): { type: string; id: string; number?: string } {
+  const kind = n % 8 === 7 ? 'vendor' : (['bill', 'invoicePayment', 'invoice'] as const)[n % 3]!;
+  if (kind === 'vendor') {
+    const v = createVendor(sandbox.model, org, { name: `Northwind Supply ${n}` });
+    return { type: 'vendor.created', id: v.id };
+  }
+  if (kind === 'bill') {
+    const open = org.bills.all().filter((b) => !b.archived && b.paymentStatus === 'UNPAID' && (b.dueAmount ?? b.amount) > 0);
+    const bill = open[(n * 7919) % open.length]!;
+    payBill(sandbox.model, org, bill.id);
+    return { type: 'bill.paid', id: bill.id, number: bill.invoice?.invoiceNumber };
+  }
+  const open = org.invoices.all().filter((i) => !i.archived && i.dueAmount > 0);
+  if (kind === 'invoicePayment') {
+    const inv = open[(n * 7919) % open.length]!;
+    updateInvoice(sandbox.model, org, inv.id, { payAmount: inv.dueAmount });
+    return { type: 'invoice.paid', id: inv.id, number: inv.invoiceNumber };
+  }
+  const customer = org.customers.all().filter((c) => !c.archived)[n % 20]!;
+  const inv = createInvoice(sandbox.model, org, { customerId: customer.id, totalAmount: 1000 + ((n * 37) % 9000) });
+  return { type: 'invoice.created', id: inv.id, number: inv.invoiceNumber };
+}
+
 serve(
   {
     stats: () => ({ ...sandbox.stats(), sessionsIssued: sandbox.stats().sessionsIssued.length, ...residentSet() }),
@@ -53,6 +83,7 @@ serve(
       return null;
     },
     slots: () => slots,
+    change: (n: number) => change(n),
     requests: () => sandbox.requests(),
     latency: (ms: number) => {
       sandbox.setLatency(ms);
