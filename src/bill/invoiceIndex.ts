@@ -196,6 +196,7 @@ export const INVOICE_REPLICA: ReplicaSpec<Invoice, IndexedInvoice> = {
   entity: 'invoice',
   list: (org, t) => org.invoices.list({ pageSize: 100, maxPages: MAX_WALK_PAGES, sort: byUpdatedTime, filter: since(t) }),
   row: invoiceRow,
+  groupOf: (row) => row.customerId,
 };
 
 export const BILL_REPLICA: ReplicaSpec<Bill, IndexedBill> = {
@@ -203,6 +204,7 @@ export const BILL_REPLICA: ReplicaSpec<Bill, IndexedBill> = {
   entity: 'bill',
   list: (org, t) => org.bills.list({ pageSize: 100, maxPages: MAX_WALK_PAGES, sort: byUpdatedTime, filter: since(t) }),
   row: billRow,
+  groupOf: (row) => row.vendorId,
   // The open bills, filtered by BILL: what `bills due`, `bills overdue` and `vendor` show.
   open: {
     list: (org) => org.bills.list({ pageSize: 100, maxPages: MAX_WALK_PAGES, archived: false, filter: new BillFilter().ne('paymentStatus', 'PAID'), sort: byUpdatedTime }),

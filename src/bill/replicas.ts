@@ -47,6 +47,8 @@ export interface ReplicaSpec<R, Row extends ReplicaRow> {
   list(org: BillOrgClient, since: string | undefined): PagedList<R>;
   /** The row kept for a record; undefined for something that is not a record of this kind. */
   row(record: R): Row | undefined;
+  /** The group a row belongs to (a bill's vendor, an invoice's customer): rows can be asked for by group. */
+  groupOf?: (row: Row) => string;
   /**
    * BILL cannot sort these by updatedTime (vendors, customers: /v3/docs/sortable-fields): a walk may pass a record
    * before it changes, so a refresh continues from when it started (less a margin), not from the newest change read.
@@ -100,6 +102,10 @@ class OrgReplica<Row extends ReplicaRow> {
   /** Rows by shard, then by id. */
   readonly shards: Array<Map<string, Row>> = Array.from({ length: SHARDS }, () => new Map());
   readonly byNumber = new Map<string, Set<string>>();
+  /** Row ids by group (spec.groupOf), when the spec names one. */
+  readonly byGroup = new Map<string, Set<string>>();
+
+  constructor(private readonly groupOf?: (row: Row) => string) {}
   /** Shards changed since they were last stored. */
   readonly dirty = new Set<number>();
   /** The tag of each shard as stored (by whom, which write): a header vouches only for shards it names. */
@@ -119,8 +125,23 @@ class OrgReplica<Row extends ReplicaRow> {
     return this.shards[shardOf(id)]!.get(id);
   }
 
-  *all(): IterableIterator<Row> {
-    for (const shard of this.shards) yield* shard.values();
+  /** Every row (or those `keep` keeps), in shard order. */
+  collect(keep?: (row: Row) => boolean): Row[] {
+    const out: Row[] = [];
+    for (const shard of this.shards) for (const row of shard.values()) if (!keep || keep(row)) out.push(row);
+    return out;
+  }
+
+  /** The rows of these groups (or those `keep` keeps). */
+  collectGroups(groups: Iterable<string>, keep?: (row: Row) => boolean): Row[] {
+    const out: Row[] = [];
+    for (const g of new Set(groups)) {
+      for (const id of this.byGroup.get(g) ?? []) {
+        const row = this.get(id);
+        if (row && (!keep || keep(row))) out.push(row);
+      }
+    }
+    return out;
   }
 
   /** Adds or replaces a row; a row older than the one held is news that came late and is ignored. */
@@ -137,14 +158,8 @@ class OrgReplica<Row extends ReplicaRow> {
     }
     shard.set(row.id, row);
     const key = normalizeNumber(row.number);
-    if (key) {
-      let ids = this.byNumber.get(key);
-      if (!ids) {
-        ids = new Set();
-        this.byNumber.set(key, ids);
-      }
-      ids.add(row.id);
-    }
+    if (key) link(this.byNumber, key, row.id);
+    if (this.groupOf) link(this.byGroup, this.groupOf(row), row.id);
     this.dirty.add(k);
     return true;
   }
@@ -174,6 +189,8 @@ class OrgReplica<Row extends ReplicaRow> {
     });
     this.byNumber.clear();
     for (const [n, ids] of other.byNumber) this.byNumber.set(n, ids);
+    this.byGroup.clear();
+    for (const [g, ids] of other.byGroup) this.byGroup.set(g, ids);
     this.dirty.clear();
     for (const k of other.dirty) this.dirty.add(k);
     this.coverage = other.coverage;
@@ -187,16 +204,30 @@ class OrgReplica<Row extends ReplicaRow> {
   clear(): void {
     for (const shard of this.shards) shard.clear();
     this.byNumber.clear();
+    this.byGroup.clear();
     this.size = 0;
     this.watermark = undefined;
   }
 
   private unlink(row: Row): void {
-    const key = normalizeNumber(row.number);
-    const ids = this.byNumber.get(key);
-    ids?.delete(row.id);
-    if (ids && ids.size === 0) this.byNumber.delete(key);
+    unlinkId(this.byNumber, normalizeNumber(row.number), row.id);
+    if (this.groupOf) unlinkId(this.byGroup, this.groupOf(row), row.id);
   }
+}
+
+function link(index: Map<string, Set<string>>, key: string, id: string): void {
+  let ids = index.get(key);
+  if (!ids) {
+    ids = new Set();
+    index.set(key, ids);
+  }
+  ids.add(id);
+}
+
+function unlinkId(index: Map<string, Set<string>>, key: string, id: string): void {
+  const ids = index.get(key);
+  ids?.delete(id);
+  if (ids && ids.size === 0) index.delete(key);
 }
 
 export interface ReplicaDeps<Row extends ReplicaRow = ReplicaRow> {
@@ -241,6 +272,8 @@ export interface RowsOptions<Row> extends LookupOptions {
   fullRows?: boolean;
   /** Only these rows. */
   where?: (row: Row) => boolean;
+  /** Only the rows of these groups (spec.groupOf): read through the group index, not by visiting every row. */
+  groups?: Iterable<string>;
 }
 
 export type LookupResult<Row> =
@@ -341,8 +374,7 @@ export class Replica<R, Row extends ReplicaRow> {
     const r = opts.whileBuilding === 'skip' ? await this.replica(orgId) : await this.ready(orgId, scope, opts.waitMs);
     if (!covers(r.coverage, scope) || (opts.fullRows && r.legacy)) return { building: r.size };
     await this.freshen(orgId, r, opts, deadline);
-    const rows: Row[] = [];
-    for (const row of r.all()) if (!opts.where || opts.where(row)) rows.push(row);
+    const rows = opts.groups && this.spec.groupOf ? r.collectGroups(opts.groups, opts.where) : r.collect(opts.where);
     return { rows, refreshedAt: r.refreshedAt };
   }
 
@@ -486,7 +518,7 @@ export class Replica<R, Row extends ReplicaRow> {
     }
     const mem = this.orgs.get(orgId);
     if (mem) return mem;
-    const r = stored ?? new OrgReplica<Row>();
+    const r = stored ?? new OrgReplica<Row>(this.spec.groupOf);
     this.orgs.set(orgId, r);
     if (stored) {
       this.deps.log.info({ orgId, index: this.spec.kind, records: r.size, scope: r.coverage, legacy: r.legacy }, 'replica read from the state store');
@@ -564,7 +596,7 @@ export class Replica<R, Row extends ReplicaRow> {
     }
     if (walkScope === 'all' && r.legacy) {
       // Rows of the earlier format that the walk did not meet are records BILL no longer lists.
-      for (const row of [...r.all()]) if (row.f !== 1 && !seen.has(row.id)) r.delete(row.id);
+      for (const row of r.collect((x) => x.f !== 1 && !seen.has(x.id))) r.delete(row.id);
       r.legacy = false;
     }
     const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
@@ -628,7 +660,7 @@ export class Replica<R, Row extends ReplicaRow> {
   private async readStored(orgId: string): Promise<OrgReplica<Row> | undefined> {
     const head = await this.deps.state.get<StoredHead | LegacyDoc<Row>>(NS.invoiceIndex, this.key(orgId));
     if (!head || typeof head !== 'object') return undefined;
-    const r = new OrgReplica<Row>();
+    const r = new OrgReplica<Row>(this.spec.groupOf);
     const valid = (row: Row | undefined): row is Row => !!row && typeof row.id === 'string';
     if (head.v === 1 && Array.isArray(head.rows)) {
       for (const row of head.rows) if (valid(row)) r.put(row);
@@ -659,7 +691,7 @@ export class Replica<R, Row extends ReplicaRow> {
     } else {
       return undefined;
     }
-    r.legacy = [...r.all()].some((row) => row.f !== 1);
+    r.legacy = r.collect((row) => row.f !== 1).length > 0;
     r.builtAt = typeof head.builtAt === 'number' ? head.builtAt : 0;
     r.refreshedAt = typeof head.refreshedAt === 'number' ? head.refreshedAt : 0;
     return r;

@@ -2,7 +2,7 @@
 import type { Bill } from '../../bill/types.js';
 import { adaptiveCard, container, escapeMarkdown, executeAction, facts, subtitle, text, title, type CardAction, type CardElement, type CardReply } from './card.js';
 import { addDays, calendarDate, daysBetween, dueInWords, money, type FormatOptions } from './format.js';
-import { asOfFooter, listCard, refreshAction } from './list.js';
+import { asOfFooter, lazyRows, listCard, refreshAction } from './list.js';
 import { shortId } from './redact.js';
 import { approverWords, billApprovalWords, billPaymentWords, count, moneyTotal, type Tone } from './words.js';
 
@@ -46,9 +46,12 @@ export function dueShort(dueDate: string, today: string): string {
 
 /** Soonest first; then vendor, then id, so every answer lists the same bills in the same order. */
 export function byDueDate(ctx: Pick<ApCardContext, 'vendorNameOf'>) {
+  // ISO dates order as plain strings; names by the default collator (what localeCompare uses), made once.
   return (a: BillLine, b: BillLine): number =>
-    a.dueDate.localeCompare(b.dueDate) || vendorName(a, ctx).localeCompare(vendorName(b, ctx)) || a.id.localeCompare(b.id);
+    (a.dueDate < b.dueDate ? -1 : a.dueDate > b.dueDate ? 1 : 0) || NAME_ORDER.compare(vendorName(a, ctx), vendorName(b, ctx)) || a.id.localeCompare(b.id);
 }
+
+const NAME_ORDER = new Intl.Collator();
 
 /** "in the next 7 days", "today", "today or tomorrow". */
 export function windowWords(days: number): string {
@@ -104,14 +107,14 @@ export function billsDueCard(input: BillsDueInput): CardReply {
       { header: 'Amount due', width: 2, align: 'Right' },
       { header: 'Status', width: 3 },
     ],
-    rows: due.map((b) => [
+    rows: lazyRows(due, (b) => [
       vendorName(b, input),
       invoiceNumber(b),
       `${calendarDate(b.dueDate, fmt.locale)} · ${dueShort(b.dueDate, today)}`,
       money(amountDue(b), input.currencyOf(b.vendorId), fmt.locale),
       `${billPaymentWords(b)} · ${billApprovalWords(b)}`,
     ]),
-    tones: due.map((b) => (b.dueDate.slice(0, 10) === today ? 'Warning' : undefined)),
+    tones: (i) => (due[i]!.dueDate.slice(0, 10) === today ? 'Warning' : undefined),
     page: input.page,
     noun: 'bills',
     empty: `No bills due ${windowWords(days)}.`,
@@ -170,7 +173,7 @@ export function billsOverdueCard(input: BillsOverdueInput): CardReply {
       { header: 'Amount due', width: 2, align: 'Right' },
       { header: 'Status', width: 2 },
     ],
-    rows: rows.map((b) => [
+    rows: lazyRows(rows, (b) => [
       vendorName(b, input),
       invoiceNumber(b),
       calendarDate(b.dueDate, fmt.locale),
@@ -178,7 +181,7 @@ export function billsOverdueCard(input: BillsOverdueInput): CardReply {
       money(amountDue(b), input.currencyOf(b.vendorId), fmt.locale),
       billPaymentWords(b),
     ]),
-    tones: rows.map((b) => (daysBetween(b.dueDate.slice(0, 10), today) > 30 ? 'Attention' : undefined)),
+    tones: (i) => (daysBetween(rows[i]!.dueDate.slice(0, 10), today) > 30 ? 'Attention' : undefined),
     page: input.page,
     noun: 'bills',
     empty: 'No overdue bills. Every unpaid bill is due today or later.',

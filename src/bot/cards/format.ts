@@ -71,9 +71,21 @@ export function daysBetween(from: string, to: string): number {
 }
 
 /** A BILL calendar date (yyyy-MM-dd) for people: "Nov 21, 2026" in en-US. */
+/** Calendar dates already drawn, per locale ("en-US|2026-03-10" -> "Mar 10, 2026"): lists repeat the same days. */
+const calendarDates = new Map<string, string>();
+
 export function calendarDate(isoDate: string | undefined, locale: string): string {
   if (!isoDate || !/^\d{4}-\d{2}-\d{2}/.test(isoDate)) return '—';
-  return dateFormat(`calendar|${locale}`, locale, { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' }).format(new Date(`${isoDate.slice(0, 10)}T00:00:00Z`));
+  const day = isoDate.slice(0, 10);
+  const key = `${locale}|${day}`;
+  let out = calendarDates.get(key);
+  if (out === undefined) {
+    out = dateFormat(`calendar|${locale}`, locale, { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' }).format(new Date(`${day}T00:00:00Z`));
+    // A few years of days in a few locales; beyond that (a flood of odd dates), start again.
+    if (calendarDates.size >= 20_000) calendarDates.clear();
+    calendarDates.set(key, out);
+  }
+  return out;
 }
 
 /** An instant for people, in the bot's time zone: "Nov 21, 2026, 10:42 AM". */

@@ -3,7 +3,7 @@ import type { Invoice } from '../../bill/types.js';
 import { adaptiveCard, container, escapeMarkdown, facts, subtitle, text, title, type CardElement, type CardReply } from './card.js';
 import { calendarDate, daysBetween, money, sum, type FormatOptions } from './format.js';
 import { AGING_BUCKETS, agingBucket, typeableName } from './bills.js';
-import { asOfFooter, listCard, refreshAction } from './list.js';
+import { asOfFooter, lazyRows, listCard, refreshAction } from './list.js';
 import { shortId } from './redact.js';
 import { codeWords, count, invoiceStatusWords, moneyTotal } from './words.js';
 import { executeAction } from './card.js';
@@ -144,12 +144,12 @@ export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
       ...AGING_BUCKETS.map((b) => ({ header: b.label.replace(' days', ''), width: 2, align: 'Right' as const })),
       { header: 'Total', width: 3, align: 'Right' },
     ],
-    rows: customers.map((c) => [
+    rows: lazyRows(customers, (c) => [
       c.name,
       ...c.buckets.map((list) => (list.length ? money(sum(list), c.currency, fmt.locale) : '—')),
       `${money(c.total, c.currency, fmt.locale)} (${c.invoices})`,
     ]),
-    tones: customers.map((c) => (c.buckets[3]!.length > 0 ? 'Attention' : undefined)),
+    tones: (i) => (customers[i]!.buckets[3]!.length > 0 ? 'Attention' : undefined),
     page: input.page,
     noun: 'customers',
     empty: 'No overdue invoices. Every open invoice is due today or later.',

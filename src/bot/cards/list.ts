@@ -21,10 +21,13 @@ export interface ListCardSpec {
   /** Lines under the totals (e.g. the overdue bills line of `bills due`). */
   notes?: ListNote[];
   columns: TableColumn[];
-  /** Every row, in order; only the requested page is put on the card. */
-  rows: string[][];
-  /** A tone per row (same order as rows), e.g. Attention for overdue ones. */
-  tones?: Tone[];
+  /**
+   * Every row, in order; only the requested page is put on the card. Long lists pass how many rows there are and how
+   * to draw one (`lazyRows`): then only the page's rows are drawn.
+   */
+  rows: string[][] | LazyRows;
+  /** A tone per row (same order as rows), e.g. Attention for overdue ones; or the tone of row i. */
+  tones?: Tone[] | ((i: number) => Tone | undefined);
   /** Zero-based page (the Show more button asks for the next). */
   page: number;
   /** What the rows are, plural: "bills" -> "Showing 11–20 of 34 bills". */
@@ -54,9 +57,21 @@ export function refreshAction(command: string, page = 0): CardAction {
   return executeAction('Refresh', { verb: 'run', command, page, refresh: true });
 }
 
+/** Rows drawn only when shown. */
+export interface LazyRows {
+  count: number;
+  at(i: number): string[];
+}
+
+/** These items as rows drawn on demand (a 2,000-bill list draws the 10 on its page). */
+export function lazyRows<T>(items: readonly T[], row: (item: T) => string[]): LazyRows {
+  return { count: items.length, at: (i) => row(items[i]!) };
+}
+
 export function listCard(spec: ListCardSpec): CardReply {
   const size = spec.pageSize ?? LIST_PAGE_SIZE;
-  const total = spec.rows.length;
+  const lazy = Array.isArray(spec.rows) ? undefined : spec.rows;
+  const total = lazy ? lazy.count : (spec.rows as string[][]).length;
   const pages = Math.max(1, Math.ceil(total / size));
   const page = Number.isFinite(spec.page) ? Math.min(Math.max(0, Math.floor(spec.page)), pages - 1) : 0;
   const body: CardElement[] = [title(escapeMarkdown(spec.title))];
@@ -68,12 +83,16 @@ export function listCard(spec: ListCardSpec): CardReply {
     body.push(text(escapeMarkdown(spec.empty), { separator: true }));
   } else {
     const from = page * size;
-    const shown = spec.rows.slice(from, from + size);
+    const to = Math.min(total, from + size);
+    const shown: string[][] = [];
+    for (let i = from; i < to; i++) shown.push(lazy ? lazy.at(i) : (spec.rows as string[][])[i]!);
+    const tones = spec.tones;
+    const rowColors = tones === undefined ? undefined : typeof tones === 'function' ? shown.map((_, k) => tones(from + k)) : tones.slice(from, to);
     body.push(
       table(
         spec.columns.map((c) => ({ ...c, header: escapeMarkdown(c.header) })),
         shown.map((r) => r.map((cell) => escapeMarkdown(cell))),
-        { rowColors: spec.tones?.slice(from, from + size) },
+        { rowColors },
       ),
     );
     if (total > size) {

@@ -3,7 +3,7 @@ import type { Customer, Vendor } from '../../bill/types.js';
 import { executeAction, type CardAction, type CardReply } from './card.js';
 import { calendarDate, daysBetween, money, type FormatOptions } from './format.js';
 import { amountDue, byDueDate, dueShort, typeableName, type BillLine } from './bills.js';
-import { listCard } from './list.js';
+import { lazyRows, listCard } from './list.js';
 import { shortId } from './redact.js';
 import { billApprovalWords, billPaymentWords, count, invoiceStatusWords, moneyTotal } from './words.js';
 import type { Invoice } from '../../bill/types.js';
@@ -63,13 +63,13 @@ export function vendorCard(input: VendorCardInput): CardReply {
       { header: 'Amount due', width: 2, align: 'Right' },
       { header: 'Status', width: 3 },
     ],
-    rows: rows.map((b) => [
+    rows: lazyRows(rows, (b) => [
       b.invoice?.invoiceNumber || `id ${shortId(b.id)}`,
       `${calendarDate(b.dueDate, fmt.locale)} · ${dueShort(b.dueDate, today)}`,
       money(amountDue(b), cur, fmt.locale),
       `${billPaymentWords(b)} · ${billApprovalWords(b)}`,
     ]),
-    tones: rows.map((b) => (daysBetween(b.dueDate.slice(0, 10), today) > 0 ? 'Attention' : undefined)),
+    tones: (i) => (daysBetween(rows[i]!.dueDate.slice(0, 10), today) > 0 ? 'Attention' : undefined),
     page: input.page,
     noun: 'open bills',
     empty: `No open bills from ${vendor.name}.`,
@@ -112,8 +112,8 @@ export function customerCard(input: CustomerCardInput): CardReply {
       { header: 'Amount due', width: 2, align: 'Right' },
       { header: 'Status', width: 3 },
     ],
-    rows: rows.map((i) => [i.invoiceNumber || shortId(i.id), calendarDate(i.dueDate, fmt.locale), money(i.dueAmount, cur, fmt.locale), invoiceStatusWords(i, today).words]),
-    tones: rows.map((i) => invoiceStatusWords(i, today).tone),
+    rows: lazyRows(rows, (i) => [i.invoiceNumber || shortId(i.id), calendarDate(i.dueDate, fmt.locale), money(i.dueAmount, cur, fmt.locale), invoiceStatusWords(i, today).words]),
+    tones: (k) => invoiceStatusWords(rows[k]!, today).tone,
     page: input.page,
     noun: 'open invoices',
     empty: `No open invoices for ${customer.name}.`,

@@ -70,7 +70,7 @@ const dueDay = (b: Pick<Bill, 'dueDate'>): string | undefined => (typeof b.dueDa
  * The org's open bills (those `where` keeps) from its replica, fresh as a cached list, or undefined while the replica
  * is not built (the caller then asks BILL, and calls `billIndexOf(ctx).prepare(orgId, 'open')`).
  */
-export async function openBillsFromReplica(ctx: CommandContext, orgId: string, where?: (row: IndexedBill) => boolean): Promise<{ items: BillLine[]; refreshedAt: number } | undefined> {
+export async function openBillsFromReplica(ctx: CommandContext, orgId: string, where?: (row: IndexedBill) => boolean, vendorIds?: string[]): Promise<{ items: BillLine[]; refreshedAt: number } | undefined> {
   const answer = await billIndexOf(ctx).rows(orgId, {
     ...replicaFreshness(ctx, 'bill'),
     scope: 'open',
@@ -78,6 +78,7 @@ export async function openBillsFromReplica(ctx: CommandContext, orgId: string, w
     fullRows: true,
     waitMs: answerWaitMs(ctx),
     where: (row) => isOpenBill(row) && (!where || where(row)),
+    groups: vendorIds,
   });
   if ('building' in answer) return undefined;
   return { items: answer.rows.map((row) => billOf(row, { lineItems: false })), refreshedAt: answer.refreshedAt };

@@ -138,8 +138,7 @@ export const vendorCommand: CommandDefinition = {
 
 /** These vendors' open bills: from the bill replica, or (not built yet) from BILL, filtered by vendorId there. */
 async function openBillsOf(ctx: CommandContext, orgId: string, ids: string[]): Promise<{ bills: BillLine[]; asOf: number }> {
-  const wanted = new Set(ids);
-  const warm = await openBillsFromReplica(ctx, orgId, (row) => wanted.has(row.vendorId));
+  const warm = await openBillsFromReplica(ctx, orgId, undefined, ids);
   if (warm) return { bills: withVendorNames(warm.items, await resolveParties(ctx, orgId, 'vendor', ids)), asOf: warm.refreshedAt };
   const got = await cachedAnswer(ctx, orgId, 'list', queryKey('bills.open', { vendors: ids.join(',') }), () => unpaidBills(ctx, orgId, {}, ids.length === 1 ? ids[0] : ids), ['bill', 'vendor']);
   billIndexOf(ctx).prepare(orgId, 'open');
@@ -151,12 +150,12 @@ const owed = (i: Pick<Invoice, 'archived' | 'status' | 'dueAmount'>): boolean =>
 
 /** These customers' open invoices: from the invoice replica, or (not built yet) from BILL, filtered by customerId there. */
 async function openInvoicesOf(ctx: CommandContext, orgId: string, ids: string[]): Promise<{ invoices: Invoice[]; asOf: number }> {
-  const wanted = new Set(ids);
   const warm = await invoiceIndexOf(ctx).rows(orgId, {
     ...replicaFreshness(ctx, 'invoice'),
     whileBuilding: 'skip',
     waitMs: answerWaitMs(ctx),
-    where: (row: IndexedInvoice) => wanted.has(row.customerId) && owed(row),
+    groups: ids,
+    where: (row: IndexedInvoice) => owed(row),
   });
   if (!('building' in warm)) return { invoices: warm.rows.map((row) => invoiceOf(row)), asOf: warm.refreshedAt };
   const got = await cachedAnswer(ctx, orgId, 'list', queryKey('invoices.open', { customers: ids.join(',') }), () => openInvoices(ctx, orgId, ids), ['invoice', 'customer']);
