@@ -40,7 +40,8 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
   static async start<I extends Record<string, unknown>>(name: string, entry: string, env: Record<string, string>, timeoutMs = 60_000): Promise<Child<I>> {
     const proc = fork(entry, [], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+      // BENCH_BOT_ENV ("NAME=value NAME2=value"): more environment for the bots (e.g. MALLOC_ARENA_MAX, for a figure).
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, ...(name.includes('bot') ? envPairs(process.env.BENCH_BOT_ENV) : {}) },
       // Compiled JavaScript, no TypeScript loader: the process holds what `npm start` would.
       execArgv: ['--disable-warning=DEP0111', ...(name.includes('bot') && process.env.BENCH_BOT_EXEC_ARGV ? process.env.BENCH_BOT_EXEC_ARGV.split(/\s+/).filter(Boolean) : []), ...(process.env.BENCH_PROFILE_ALL && process.env.BENCH_PROFILE_DIR && name.includes('bot') ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}/${name.replace(/\W+/g, '-')}`] : [])],
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
@@ -224,6 +225,15 @@ export interface BotInfo extends Record<string, unknown> {
   url: string;
   pid: number;
   orgId: string;
+}
+
+function envPairs(text: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of (text ?? '').split(/\s+/).filter(Boolean)) {
+    const eq = pair.indexOf('=');
+    if (eq > 0) out[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return out;
 }
 
 export interface BotOptions {

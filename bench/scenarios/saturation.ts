@@ -99,6 +99,7 @@ export async function saturation(ctx: BenchContext, sandbox: Child<SandboxInfo>)
     const inTime = results.filter((r) => r.ms <= TEAMS_DEADLINE_MS && (r.outcome === 'answered' || r.outcome === 'busy')).length;
     const answeredInTime = results.filter((r) => r.ms <= TEAMS_DEADLINE_MS && r.outcome === 'answered').length;
     const util = utilisation({ calls: slots, concurrency: BILL_CONCURRENCY, latencyMs });
+    const firstSlots = [...slots].sort((a, b) => a.start - b.start).slice(0, 40).map((x) => [Math.round(x.start - t0), Math.round(x.end - x.start)]);
     const limitErrors = sStats.limitErrors.concurrency + sStats.limitErrors.hourly + sStats.limitErrors.logins + sStats.limitErrors.spend;
     const maxConcurrent = sStats.maxConcurrentByOrg[catalog.orgId] ?? 0;
     const byKind: Record<string, { n: number; answered: number; busy: number; p50: number; p99: number }> = {};
@@ -150,6 +151,7 @@ export async function saturation(ctx: BenchContext, sandbox: Child<SandboxInfo>)
         figure(`slots busy in the steady phase (${steady.length} of ${timeline.length} s)`, steadyOccupancy * 100, '%', 1),
       ],
       details: {
+        firstSlots,
         latencyMs: latency,
         outcomes,
         byKind,

@@ -11,7 +11,7 @@ import {
 } from 'botbuilder';
 import type { Logger } from '../log.js';
 import { TenantNotAllowed, errorMessage } from '../errors.js';
-import { NS } from '../state/types.js';
+import { NS, type Claim } from '../state/types.js';
 import type { ActionData, CardReply } from './cards/card.js';
 import { errorReply } from './cards/errorCards.js';
 import type { Caller, ConversationKind, ConversationScope } from './commands/types.js';
@@ -163,12 +163,16 @@ export class BillbridgeBot extends TeamsActivityHandler {
     return ok;
   }
 
-  /** Has this activity id been answered in the last ten minutes? Marks it as answered if not. */
-  private async firstDelivery(context: TurnContext): Promise<boolean> {
+  /**
+   * Has this activity id been answered in the last ten minutes? Marks it as answered if not. The command may start at
+   * once; its answer waits for `durable` (the mark kept on disk or in Redis), so a redelivery after a crash is never
+   * answered twice.
+   */
+  private async firstDelivery(context: TurnContext): Promise<Claim> {
     const a = context.activity;
-    if (!a.id) return true;
+    if (!a.id) return { created: true, durable: Promise.resolve() };
     const key = `${a.conversation?.id ?? ''}|${a.id}`;
-    return this.services.state.setIfAbsent(NS.seenActivities, key, this.services.clock.now(), { ttlMs: DUPLICATE_WINDOW_MS });
+    return this.services.state.claim(NS.seenActivities, key, this.services.clock.now(), { ttlMs: DUPLICATE_WINDOW_MS });
   }
 
   private async handleMessage(context: TurnContext): Promise<void> {
@@ -178,13 +182,16 @@ export class BillbridgeBot extends TeamsActivityHandler {
       await context.sendActivity(cardActivity(errorReply(new TenantNotAllowed(), { correlationId })));
       return;
     }
-    if (!(await this.firstDelivery(context))) {
+    const delivery = await this.firstDelivery(context);
+    if (!delivery.created) {
       this.log.info({ correlationId, activityId: activity.id }, 'duplicate delivery ignored');
       return;
     }
     const value = activity.value as Partial<ActionData> | undefined;
     if (value && typeof value === 'object' && typeof value.verb === 'string') {
-      // Action.Submit fallback of a card button: answer by updating the card that was clicked.
+      // Action.Submit fallback of a card button: answer by updating the card that was clicked. Clicks change things
+      // (approvals): the mark is kept before anything is done.
+      await delivery.durable;
       const reply = await this.cardAction(context, value as ActionData, false);
       if (reply.privateReply) await context.sendActivity(cardActivity(reply));
       else await this.replaceCard(context, reply.everyone ?? reply);
@@ -200,6 +207,7 @@ export class BillbridgeBot extends TeamsActivityHandler {
         await context.sendActivity({ type: ActivityTypes.Typing });
       },
     });
+    await delivery.durable;
     await context.sendActivity(cardActivity(result.reply));
   }
 
@@ -208,9 +216,12 @@ export class BillbridgeBot extends TeamsActivityHandler {
       const reply = errorReply(new TenantNotAllowed(), { correlationId: correlationIdOf(context) });
       return { statusCode: 200, type: 'application/vnd.microsoft.card.adaptive', value: reply.card as never };
     }
-    if (!(await this.firstDelivery(context))) {
+    const delivery = await this.firstDelivery(context);
+    if (!delivery.created) {
       return { statusCode: 200, type: 'application/vnd.microsoft.activity.message', value: 'Already handled' as never };
     }
+    // Card clicks change things (approvals): the mark is kept before anything is done.
+    await delivery.durable;
     const action = invokeValue?.action;
     const data = (action?.data ?? {}) as Partial<ActionData>;
     const verb = typeof action?.verb === 'string' ? action.verb : data.verb;

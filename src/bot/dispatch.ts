@@ -157,9 +157,12 @@ export class Dispatcher {
       };
     }
     let orgId: string | undefined;
+    // The typing indicator goes out while the command works (not before it: its round trip to the Bot Connector
+    // would hold up the BILL calls), and is on its way before the answer is returned, so it never follows it.
+    let typing: Promise<void> | undefined;
     try {
       orgId = await this.services.bindings.resolve(req.scope);
-      if (command.upstream && req.working) await req.working().catch((err) => log.debug({ err: errorMessage(err) }, 'typing indicator failed'));
+      if (command.upstream && req.working) typing = req.working().catch((err) => log.debug({ err: errorMessage(err) }, 'typing indicator failed'));
       const reply = await command.run({
         input,
         scope: req.scope,
@@ -171,10 +174,12 @@ export class Dispatcher {
         services: this.services,
         log,
       });
+      await typing;
       return { ...result, orgId, reply, outcome: okOutcome };
     } catch (err) {
       log.warn({ command: command.name, err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'command failed');
       const retryCommand = [command.name, input.argText].filter(Boolean).join(' ');
+      await typing;
       return { ...result, orgId, reply: this.errorCard(err, req, retryCommand), outcome: 'error', error: err };
     }
   }

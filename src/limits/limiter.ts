@@ -13,7 +13,7 @@ import { nextHour } from './windows.js';
 /** Bottleneck priorities: lower runs first. */
 const PRIORITY: Record<Priority, number> = { interactive: 2, background: 7 };
 /** Calls a concurrency budget must have seen complete before it refuses a wait as hopeless from its own estimate. */
-const MIN_SAMPLES_TO_REFUSE_EARLY = 10;
+const MIN_SAMPLES_TO_REFUSE_EARLY = 3;
 /** A retry estimate is never shorter than this (a person cannot act faster). */
 const MIN_RETRY_MS = 1_000;
 /** A Retry-After longer than this is treated as this (a broken header must not stop a budget for a day). */

@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { open, readFile, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Clock } from '../clock.js';
-import type { SetOptions, StateStore } from './types.js';
+import type { Claim, SetOptions, StateStore } from './types.js';
 
 interface Entry {
   /** The value as JSON text. */
@@ -219,12 +219,20 @@ export class FileStateStore implements StateStore {
   }
 
   async setIfAbsent<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<boolean> {
+    const { created, durable } = await this.claim(ns, key, value, opts);
+    await durable;
+    return created;
+  }
+
+  async claim<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<Claim> {
     const space = await this.load(ns);
     const existing = space.map.get(key);
-    if (existing && !this.expired(existing)) return false;
+    if (existing && !this.expired(existing)) return { created: false, durable: Promise.resolve() };
     this.put(space, key, value, opts);
-    await space.flusher.run();
-    return true;
+    const durable = space.flusher.run();
+    // Whoever holds the claim awaits it; a caller that never does must not leave a rejection unhandled.
+    durable.catch(() => undefined);
+    return { created: true, durable };
   }
 
   async delete(ns: string, key: string): Promise<boolean> {

@@ -7,7 +7,7 @@
 import type { Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
 import type { RedisConnection } from './redisClient.js';
-import type { SetOptions, StateStore } from './types.js';
+import type { Claim, SetOptions, StateStore } from './types.js';
 
 const NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
 /** Keys read per MGET in entries(): namespaces may hold thousands of keys, replies stay small. */
@@ -88,6 +88,11 @@ export class RedisStateStore implements StateStore {
     const score = hasTtl ? String(this.clock.now() + ttl(opts!.ttlMs!)) : '+inf';
     const created = await this.conn.run((r) => (r as ScriptedRedis).billbridgeSetIfAbsent(k, idx, json, hasTtl ? String(ttl(opts!.ttlMs!)) : '', key, score));
     return created === 1;
+  }
+
+  async claim<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<Claim> {
+    // Redis has acknowledged the write when it answers.
+    return { created: await this.setIfAbsent(ns, key, value, opts), durable: Promise.resolve() };
   }
 
   async delete(ns: string, key: string): Promise<boolean> {

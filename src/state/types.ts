@@ -5,6 +5,11 @@ export interface SetOptions {
   ttlMs?: number;
 }
 
+export interface Claim {
+  created: boolean;
+  durable: Promise<void>;
+}
+
 export interface StateStore {
   readonly kind: 'file' | 'redis';
   /** Where the data lives, for `status` (a directory or a redacted Redis URL). */
@@ -14,6 +19,12 @@ export interface StateStore {
   set<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<void>;
   /** Atomically sets when no live entry exists; true when this call created it (dedupe, leases). */
   setIfAbsent<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<boolean>;
+  /**
+   * setIfAbsent that answers as soon as it is decided: `created` as above, and `durable`, which resolves once the
+   * entry is on disk or acknowledged (the file store decides in memory and writes next; Redis has already answered).
+   * For work that may start at once but must not be answered before the mark is kept (the duplicate-delivery mark).
+   */
+  claim<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<Claim>;
   delete(ns: string, key: string): Promise<boolean>;
   /** Every live entry of a namespace. Namespaces are meant to stay small (thousands, not millions). */
   entries<T>(ns: string): Promise<Array<[string, T]>>;

@@ -47,6 +47,18 @@ describe('the file store', () => {
     expect(await open().get('seen-activities', 'a1')).toBe(3);
   });
 
+  it('claim decides at once and is on disk when `durable` resolves: a second claim, here or after a restart, loses', async () => {
+    const s = open();
+    const claims = await Promise.all(Array.from({ length: 20 }, (_, i) => s.claim('seen-activities', 'conv|a7', i, { ttlMs: 600_000 })));
+    expect(claims.filter((c) => c.created)).toHaveLength(1);
+    const winner = claims.find((c) => c.created)!;
+    await winner.durable;
+    expect(Object.keys(readNamespaceFile(dir, 'seen-activities', clock.now()))).toEqual(['conv|a7']);
+    const restarted = open();
+    expect((await restarted.claim('seen-activities', 'conv|a7', 99, { ttlMs: 600_000 })).created).toBe(false);
+    expect(await restarted.setIfAbsent('seen-activities', 'conv|a7', 100)).toBe(false);
+  });
+
   it('returns copies, so callers cannot change stored values by accident', async () => {
     const s = open();
     const value = { list: [1] };
