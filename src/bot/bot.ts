@@ -206,8 +206,8 @@ export class BillbridgeBot extends TeamsActivityHandler {
       working: async () => {
         await context.sendActivity({ type: ActivityTypes.Typing });
       },
+      kept: delivery.durable,
     });
-    await delivery.durable;
     await context.sendActivity(cardActivity(result.reply));
   }
 

@@ -23,6 +23,12 @@ export interface CommandRequest {
   correlationId: string;
   /** Called once before a command that needs upstream work (typing indicator). */
   working?: () => Promise<void>;
+  /**
+   * Resolves once the activity's duplicate-delivery mark is kept (on disk or in Redis). A command that needs upstream
+   * work starts at once (its BILL calls do not wait for the disk); the others start after it (they are quick, and an
+   * answer made early would only be held in memory meanwhile). Either way the result comes after it.
+   */
+  kept?: Promise<void>;
 }
 
 export type Outcome = 'ok' | 'unknown' | 'empty' | 'refused' | 'error';
@@ -98,6 +104,7 @@ export class Dispatcher {
   async run(req: CommandRequest): Promise<DispatchResult> {
     const started = performance.now();
     const result = await this.execute(req);
+    await req.kept;
     for (const observer of this.observers) {
       try {
         await observer(req, result, performance.now() - started);
@@ -115,6 +122,7 @@ export class Dispatcher {
     const log = this.log.child({ correlationId: req.correlationId });
 
     const command = parsed.kind === 'command' ? registry.get(parsed.name) : undefined;
+    if (command?.upstream !== true) await req.kept;
     try {
       for (const guard of this.guards) await guard(req, command);
     } catch (err) {
