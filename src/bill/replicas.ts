@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import type { QueryCache, EntityKind } from '../cache/index.js';
 import type { Clock } from '../clock.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage, LimitExceeded } from '../errors.js';
 import type { Priority } from '../limits/types.js';
 import type { Logger } from '../log.js';
 import { NS, type StateStore } from '../state/types.js';
@@ -464,9 +464,21 @@ export class Replica<R, Row extends ReplicaRow> {
 
   private async freshen(orgId: string, r: OrgReplica<Row>, opts: Freshness, deadline: number): Promise<void> {
     if (r.coverage === 'none') return;
-    let stale = opts.force === true;
-    if (!stale && opts.maxAgeMs !== undefined) stale = this.deps.clock.now() - r.refreshedAt >= opts.maxAgeMs || (await this.invalidated(orgId));
-    if (stale) await this.within(this.refresh(orgId, opts.priority), deadline - this.deps.clock.now());
+    if (opts.force === true) {
+      // A card's Refresh: the person asked for BILL's data now, so a refusal (BILL busy) is theirs to see.
+      await this.within(this.refresh(orgId, opts.priority), deadline - this.deps.clock.now());
+      return;
+    }
+    if (opts.maxAgeMs === undefined) return;
+    if (this.deps.clock.now() - r.refreshedAt < opts.maxAgeMs && !(await this.invalidated(orgId))) return;
+    try {
+      await this.within(this.refresh(orgId, opts.priority), deadline - this.deps.clock.now());
+    } catch (err) {
+      // BILL's budget is spent for now (busy, its hourly limit): the replica answers as it is, and the card's
+      // "As of" says how old that is. Anything else is a failure to report.
+      if (!(err instanceof LimitExceeded)) throw err;
+      this.deps.log.debug({ orgId, index: this.spec.kind, reason: err.reason }, 'replica not refreshed (BILL busy); answering from it as it is');
+    }
   }
 
   /**

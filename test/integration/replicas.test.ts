@@ -119,6 +119,22 @@ describe('the replica in the state store', () => {
     expect(billLists().map((q) => q.filters)).toEqual([expect.stringMatching(REFRESH)]);
   });
 
+  it('when BILL\'s hourly budget is spent, a stale replica still answers (its "As of" says how old), and Refresh says why not', async () => {
+    const creds = bot.app.sandbox!.credentials;
+    clock.advance(61_000);
+    // BDC_1144 seen: bill.requests is frozen for the rest of the hour; nothing may reach BILL.
+    bot.app.limiter.throttled({ service: 'bill', devKey: creds.devKey, orgId: orgId() }, { kind: 'hourly', untilMs: clock.now() + 3_600_000 });
+    bot.app.sandbox!.clearRequests();
+    const r = await ask(bot.app, 'bills overdue');
+    expect(r.outcome).toBe('ok');
+    expect(factsOf(r.reply.card).Overdue).toBeDefined();
+    expect(JSON.stringify(r.reply.card)).toMatch(/As of/);
+    const refresh = await ask(bot.app, 'bills overdue', { refresh: true });
+    expect(JSON.stringify(refresh.reply.card)).toContain('BILL hourly limit');
+    expect(bot.app.sandbox!.requests()).toEqual([]);
+    bot.app.limiter.throttled({ service: 'bill', devKey: creds.devKey, orgId: orgId() }, { kind: 'hourly', untilMs: clock.now() });
+  });
+
   it('a shard another instance stored after the header is trusted only as far as its own watermark', async () => {
     await bot.app.services.billIndex!.flush();
     const key = `bills:${orgId()}#5`;
