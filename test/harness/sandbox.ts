@@ -25,17 +25,27 @@ export interface TestSandbox {
   stop(): Promise<void>;
 }
 
+/** Calls a /__sandbox/ endpoint of the sandbox at `url` (its control routes: pay a bill, flush webhooks, faults…). */
+export async function sandboxControl(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const res = await request(`${url}/__sandbox${path}`, {
+    method: method as 'GET',
+    body: body === undefined ? undefined : JSON.stringify(body),
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+  });
+  const text = await res.body.text();
+  return { status: res.statusCode, json: text ? JSON.parse(text) : undefined };
+}
+
+/** sandboxControl that fails (naming the call and the answer) unless the sandbox answered 2xx; resolves with the body. */
+export async function sandboxControlOk(url: string, method: string, path: string, body?: unknown): Promise<any> {
+  const res = await sandboxControl(url, method, path, body);
+  if (res.status >= 300) throw new Error(`sandbox ${method} ${path}: ${res.status} ${JSON.stringify(res.json)}`);
+  return res.json;
+}
+
 export async function startTestSandbox(opts: SandboxOptions = {}): Promise<TestSandbox> {
   const sandbox = await startSandbox({ host: '127.0.0.1', port: 0, ...opts });
-  const control = async (method: string, path: string, body?: unknown) => {
-    const res = await request(`${sandbox.url}/__sandbox${path}`, {
-      method: method as 'GET',
-      body: body === undefined ? undefined : JSON.stringify(body),
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    });
-    const text = await res.body.text();
-    return { status: res.statusCode, json: text ? JSON.parse(text) : undefined };
-  };
+  const control = (method: string, path: string, body?: unknown) => sandboxControl(sandbox.url, method, path, body);
   return {
     sandbox,
     url: sandbox.url,

@@ -4,10 +4,10 @@
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bill } from '../../src/bill/types.js';
 import { APPROVAL_VERBS, CONNECT_INPUTS } from '../../src/bot/cards/approvals.js';
+import { sandboxControlOk } from '../harness/sandbox.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { TENANT, channelMessage, executeInvoke, personalMessage, type Who } from '../harness/activities.js';
 import { ConnectorStandIn } from '../harness/connector.js';
@@ -24,16 +24,7 @@ const billUser: Record<string, string> = {};
 
 type Card = Record<string, any>;
 
-async function control(method: string, path: string, body?: unknown): Promise<any> {
-  const res = await request(`${bot.app.sandbox!.url}/__sandbox${path}`, {
-    method: method as 'GET',
-    body: body === undefined ? undefined : JSON.stringify(body),
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-  });
-  const text = await res.body.text();
-  if (res.statusCode >= 300) throw new Error(`sandbox ${method} ${path}: ${res.statusCode} ${text}`);
-  return text ? JSON.parse(text) : undefined;
-}
+const control = (method: string, path: string, body?: unknown): Promise<any> => sandboxControlOk(bot.app.sandbox!.url, method, path, body);
 
 /** Every object of the card (depth first). */
 function nodes(card: unknown): Card[] {

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request } from 'undici';
+import { sandboxControlOk } from '../harness/sandbox.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { checkCard } from '../harness/cards.js';
 import { ConnectorStandIn, type ConnectorCall } from '../harness/connector.js';
@@ -40,16 +40,7 @@ async function say(text: string, channel: string): Promise<any> {
   return card;
 }
 
-async function sandbox(method: string, path: string, body?: unknown): Promise<any> {
-  const res = await request(`${bot.app.sandbox!.url}/__sandbox${path}`, {
-    method: method as 'POST',
-    body: body === undefined ? undefined : JSON.stringify(body),
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-  });
-  const text = await res.body.text();
-  expect(res.statusCode, text).toBeLessThan(300);
-  return text ? JSON.parse(text) : undefined;
-}
+const sandbox = (method: string, path: string, body?: unknown): Promise<any> => sandboxControlOk(bot.app.sandbox!.url, method, path, body);
 
 /** Posts in a channel (top level: the bare channel id), as opposed to replies in a command's thread. */
 const posts = (channel: string): ConnectorCall[] => bot.connector.messages(channel);

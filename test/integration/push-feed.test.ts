@@ -3,8 +3,8 @@
 // is enabled. Each event still makes the next answer read the change (one incremental call), and when BILL disables
 // the subscription the next check notices and lists are polled every minute again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request } from 'undici';
 import { ManualClock } from '../../src/clock.js';
+import { sandboxControlOk } from '../harness/sandbox.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { ask, tableRows, textOf } from '../harness/finance.js';
 
@@ -14,16 +14,7 @@ let bot: TestBot;
 const orgId = () => bot.app.sandbox!.org.id;
 const calls = (route?: string) => bot.app.sandbox!.requests().filter((r) => r.route !== 'POST /v3/login' && (!route || r.route === route));
 
-async function control(method: string, path: string, body?: unknown): Promise<any> {
-  const res = await request(`${bot.app.sandbox!.url}/__sandbox${path}`, {
-    method: method as 'POST',
-    body: body === undefined ? undefined : JSON.stringify(body),
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-  });
-  const text = await res.body.text();
-  expect(res.statusCode, text).toBeLessThan(300);
-  return text ? JSON.parse(text) : undefined;
-}
+const control = (method: string, path: string, body?: unknown): Promise<any> => sandboxControlOk(bot.app.sandbox!.url, method, path, body);
 
 /** The same three questions a channel asks all day. */
 async function askLists(): Promise<void> {

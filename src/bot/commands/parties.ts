@@ -102,6 +102,28 @@ function noMatch(kind: PartyKind, typed: string): InputError {
   return new InputError(`No ${kind} starts with "${shorten(typed)}"`, `Check the spelling, or type fewer letters of the name, e.g. **${kind} ${shorten(typed.slice(0, 3), 20)}**.`, `${kind} ${typed}`);
 }
 
+/**
+ * The search, its ranking, the open bills or invoices of the matches shown, and their balances confirmed. Open items
+ * first: refreshing them is what tells which balances may have moved.
+ */
+async function matchesWithOpenItems<T extends Vendor | Customer, O extends { asOf: number }>(
+  ctx: CommandContext,
+  orgId: string,
+  kind: PartyKind,
+  typed: string,
+  openOf: (ctx: CommandContext, orgId: string, ids: string[]) => Promise<O>,
+): Promise<{ found: Found<T>; picked: { one: T | undefined; ranked: T[] }; ranked: T[]; one: T | undefined; open: O; asOf: number }> {
+  const found = await search<T>(ctx, orgId, kind, typed);
+  const picked = pick(typed, found.search.items);
+  if (picked.ranked.length === 0) throw noMatch(kind, typed);
+  const shown = picked.one ? [picked.one] : picked.ranked;
+  const open = await openOf(ctx, orgId, shown.map((p) => p.id));
+  const ranked = await confirmed(ctx, orgId, kind, found, shown);
+  // Names from the replica are kept CACHE_TTL_NAMES_S by design; the card's time is that of the open items.
+  const asOf = found.fromReplica ? open.asOf : Math.min(found.fetchedAt, open.asOf);
+  return { found, picked, ranked, one: picked.one ? ranked[0] : undefined, open, asOf };
+}
+
 export const vendorCommand: CommandDefinition = {
   name: 'vendor',
   usage: 'vendor <name>',
@@ -115,16 +137,7 @@ export const vendorCommand: CommandDefinition = {
     const fmt = formatOf(ctx);
     const today = todayOf(ctx);
     const note = demoNote(ctx);
-    const found = await search<Vendor>(ctx, orgId, 'vendor', typed);
-    const picked = pick(typed, found.search.items);
-    if (picked.ranked.length === 0) throw noMatch('vendor', typed);
-    const shown = picked.one ? [picked.one] : picked.ranked;
-    // Open items first: refreshing them is what tells which balances may have moved (confirmed next).
-    const open = await openBillsOf(ctx, orgId, shown.map((p) => p.id));
-    const ranked = await confirmed(ctx, orgId, 'vendor', found, shown);
-    const one = picked.one ? ranked[0] : undefined;
-    // Names from the replica are kept CACHE_TTL_NAMES_S by design; the card's time is that of the open items.
-    const asOf = found.fromReplica ? open.asOf : Math.min(found.fetchedAt, open.asOf);
+    const { found, picked, ranked, one, open, asOf } = await matchesWithOpenItems<Vendor, { bills: BillLine[]; asOf: number }>(ctx, orgId, 'vendor', typed, openBillsOf);
     if (one) {
       return vendorCard({ vendor: one, openBills: open.bills, others: picked.ranked.length - 1 + (found.search.more ? 1 : 0), typed, today, fmt, asOf, page: ctx.input.page, command: `vendor ${typed}`, note });
     }
@@ -184,16 +197,7 @@ export const customerCommand: CommandDefinition = {
     const fmt = formatOf(ctx);
     const today = todayOf(ctx);
     const note = demoNote(ctx);
-    const found = await search<Customer>(ctx, orgId, 'customer', typed);
-    const picked = pick(typed, found.search.items);
-    if (picked.ranked.length === 0) throw noMatch('customer', typed);
-    const shown = picked.one ? [picked.one] : picked.ranked;
-    // Open items first: refreshing them is what tells which balances may have moved (confirmed next).
-    const open = await openInvoicesOf(ctx, orgId, shown.map((p) => p.id));
-    const ranked = await confirmed(ctx, orgId, 'customer', found, shown);
-    const one = picked.one ? ranked[0] : undefined;
-    // Names from the replica are kept CACHE_TTL_NAMES_S by design; the card's time is that of the open items.
-    const asOf = found.fromReplica ? open.asOf : Math.min(found.fetchedAt, open.asOf);
+    const { found, picked, ranked, one, open, asOf } = await matchesWithOpenItems<Customer, { invoices: Invoice[]; asOf: number }>(ctx, orgId, 'customer', typed, openInvoicesOf);
     if (one) {
       return customerCard({ customer: one, openInvoices: open.invoices, others: picked.ranked.length - 1 + (found.search.more ? 1 : 0), typed, today, fmt, asOf, page: ctx.input.page, command: `customer ${typed}`, note });
     }
