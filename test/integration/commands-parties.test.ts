@@ -162,6 +162,9 @@ describe('vendor and customer searches from the org\'s replicas', () => {
     if (archived) expect(textOf((await ask(b.app, `vendor ${archived.name}`)).reply.card)).toContain('No vendor starts with');
     expect(requests('GET /v3/vendors')).toEqual([]);
     expect(requests('GET /v3/customers')).toEqual([]);
+    const status = factsOf((await ask(b.app, 'status')).reply.card);
+    expect(status['Vendor index']).toMatch(new RegExp(`^${b.app.sandbox!.org.vendors.all().length} records, updated `));
+    expect(status['Customer index']).toMatch(/^\d+ records, updated /);
   });
 
   it('finds a vendor created in BILL once its webhook arrives, with one incremental call', async () => {

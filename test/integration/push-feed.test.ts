@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { sandboxControlOk } from '../harness/sandbox.js';
 import { startBot, type TestBot } from '../harness/bot.js';
-import { ask, tableRows, textOf } from '../harness/finance.js';
+import { ask, factsOf, tableRows, textOf } from '../harness/finance.js';
 
 const NOW = Date.parse('2026-03-10T15:30:00.000Z');
 let clock: ManualClock;
@@ -44,6 +44,7 @@ describe('lists and webhooks', () => {
     expect(calls('GET /v3/payments')).toHaveLength(1);
     // No subscription of billbridge's: nothing was asked about subscriptions.
     expect(calls('GET /connect-events/v3/subscriptions/{id}')).toEqual([]);
+    expect(factsOf((await ask(bot.app, 'status')).reply.card)['Kept current by webhooks']).toBe('nothing: lists are read again every 1 min (webhooks setup changes that)');
   });
 
   it('with billbridge\'s subscription enabled, lists are kept CACHE_TTL_PUSHED_S with no call', async () => {
@@ -54,6 +55,9 @@ describe('lists and webhooks', () => {
     for (const e of ['bill', 'invoice', 'payment', 'vendor'] as const) expect(bot.app.notify.push.fed(orgId(), e)).toBe(true);
     // BILL has no customer events: customers are never push-fed.
     expect(bot.app.notify.push.fed(orgId(), 'customer')).toBe(false);
+    const status = factsOf((await ask(bot.app, 'status')).reply.card);
+    expect(status['Kept current by webhooks']).toBe('bills, invoices, payments, vendors (their lists are read again after each event, and every 15 min in any case)');
+    expect(status['Invoice index']).toMatch(/^[\d,]+ records, updated /);
     // Answers cached before keep the lifetime they were cached with; the payments page is read again once it expires.
     clock.advance(61_000);
     await askLists();

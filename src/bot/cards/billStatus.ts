@@ -24,7 +24,13 @@ function host(url: string): string {
   }
 }
 
-export function billSection(status: BillStatus, orgId: string | undefined, indexes: IndexInfo[], opts: FormatOptions): StatusSection {
+const INDEX_NAMES: Record<string, string> = { invoices: 'Invoice index', bills: 'Bill index', vendors: 'Vendor index', customers: 'Customer index' };
+
+/**
+ * `pushFed`: record kinds BILL webhooks keep current for this org (their lists live CACHE_TTL_PUSHED_S); undefined
+ * when notifications are not part of this deployment.
+ */
+export function billSection(status: BillStatus, orgId: string | undefined, indexes: IndexInfo[], opts: FormatOptions, pushFed?: { kinds: string[]; pushedTtlS: number; listTtlS: number }): StatusSection {
   const rows: Array<[string, string]> = [];
   rows.push(['Backend', status.backend === 'sandbox' ? `embedded sandbox at ${host(status.baseUrl)} (demo organisation, simulated data)` : `BILL at ${host(status.baseUrl)}`]);
   rows.push(['Connectivity', status.reachable ? 'reachable' : 'failing — see the last error below']);
@@ -50,10 +56,18 @@ export function billSection(status: BillStatus, orgId: string | undefined, index
   rows.push(['Spend & Expense', status.spendConfigured ? 'API token configured' : 'not configured (BILL_SPEND_API_TOKEN)']);
   for (const ix of indexes) {
     rows.push([
-      `${ix.kind === 'invoices' ? 'Invoice' : 'Bill'} index`,
+      INDEX_NAMES[ix.kind] ?? `${ix.kind} index`,
       ix.complete
         ? `${ix.records.toLocaleString(opts.locale)} ${ix.scope === 'open' ? 'open records' : 'records'}, updated ${dateTime(ix.refreshedAt, opts)}`
         : `building (${ix.records.toLocaleString(opts.locale)} so far)`,
+    ]);
+  }
+  if (orgId && pushFed) {
+    rows.push([
+      'Kept current by webhooks',
+      pushFed.kinds.length > 0
+        ? `${pushFed.kinds.join(', ')} (their lists are read again after each event, and every ${duration(pushFed.pushedTtlS * 1000)} in any case)`
+        : `nothing: lists are read again every ${duration(pushFed.listTtlS * 1000)} (webhooks setup changes that)`,
     ]);
   }
   const items = [facts(rows.map(([k, v]) => [k, escapeMarkdown(v)] as [string, string]))];
