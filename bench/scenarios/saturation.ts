@@ -72,6 +72,7 @@ export async function saturation(ctx: BenchContext, sandbox: Child<SandboxInfo>)
     // 4 commands per person (the per-person limit is 30 a minute), 5 per channel (Teams lets a bot send 7 a second
     // and 8 in 2 s to a channel: a typing indicator and an answer each), one thread per command.
     const commands: Array<Command & { kind: string }> = planned.map((p, i) => ({ ...p, who: person(i % people), where: channel(i, channels) }));
+    await client.connect(count);
     ctx.log(`  sending ${count} commands at once from ${people} people in ${channels} channels`);
     if (process.env.BENCH_PROFILE_DIR) await bot.call('profileStart');
     const t0 = now();
@@ -91,7 +92,8 @@ export async function saturation(ctx: BenchContext, sandbox: Child<SandboxInfo>)
     const cpu = { driverMs: (driverCpu.user + driverCpu.system) / 1000, botMs: bot.cpuMs() - botCpu0, lastSentAtMs: Math.max(...results.map((r) => r.sentAt)) };
     ctx.log(`  CPU during the burst: bot ${(cpu.botMs / 1000).toFixed(1)} s, driver and connector ${(cpu.driverMs / 1000).toFixed(1)} s; the last command left the driver ${cpu.lastSentAtMs.toFixed(0)} ms after the first`);
     const sStats = (await sandbox.call('stats')) as SandboxStats;
-    const slots = ((await sandbox.call('slots')) as Array<Interval & { orgId: string }>).filter((s) => s.orgId === catalog.orgId && s.start <= t1);
+    // Calls the burst made: begun after its first command was sent (a replica build left from the warm-up is not).
+    const slots = ((await sandbox.call('slots')) as Array<Interval & { orgId: string }>).filter((s) => s.orgId === catalog.orgId && s.start >= t0 && s.start <= t1);
     const after = (await bot.call('stats')) as BotStats;
 
     const latency = summarize(results.map((r) => r.ms));
@@ -130,7 +132,7 @@ export async function saturation(ctx: BenchContext, sandbox: Child<SandboxInfo>)
     const late = results.filter((r) => r.ms > TEAMS_DEADLINE_MS);
     if (late.length > 0) notes.push(`${late.length} commands took longer than 15 s (slowest ${(latency.max / 1000).toFixed(1)} s; kinds: ${[...new Set(late.map((l) => l.kind))].join(', ')})`);
     notes.push(
-      `utilisation = BILL calls completed / window / (3 / ${latencyMs} ms), window = first call's slot taken -> last call's slot released at the sandbox; = slot occupancy ${(util.occupancy * 100).toFixed(1)}% x ${latencyMs} ms / mean call ${util.meanCallMs.toFixed(1)} ms; ${util.idleMs.toFixed(0)} ms of the window had nothing in flight`,
+      `utilisation = BILL calls completed / window / (3 / ${latencyMs} ms), window = the burst's first call's slot taken -> its last call's slot released at the sandbox (calls begun before the burst, left from the warm-up, are not counted); = slot occupancy ${(util.occupancy * 100).toFixed(1)}% x ${latencyMs} ms / mean call ${util.meanCallMs.toFixed(1)} ms; ${util.idleMs.toFixed(0)} ms of the window had nothing in flight`,
     );
 
     return {

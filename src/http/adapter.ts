@@ -18,6 +18,7 @@ import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import { cardActivity, correlationIdOf } from '../bot/bot.js';
 import { errorReply } from '../bot/cards/errorCards.js';
+import { TurnPacer } from './pacer.js';
 
 /**
  * botbuilder settings that switch ConfigurationBotFrameworkAuthentication to "parameterized" mode. Once one is
@@ -160,6 +161,8 @@ export function activityEnvelopeProblem(body: Record<string, unknown>): string |
 export interface AdapterOptions {
   /** Runs around each authenticated turn (e.g. a scope that counts the turn's upstream calls). */
   aroundTurn?: <T>(fn: () => Promise<T>) => Promise<T>;
+  /** Turns started per turn of the event loop when many arrive at once (default 2; see pacer.ts). */
+  turnsPerTick?: number;
 }
 
 /** Why a request did not get a turn: the caller's token was refused, or tokens cannot be checked right now. */
@@ -192,7 +195,10 @@ export class BillbridgeAdapter extends CloudAdapter {
   ) {
     super(auth);
     routeBotbuilderConsole();
+    this.pacer = new TurnPacer(opts.turnsPerTick);
   }
+
+  private readonly pacer: TurnPacer;
 
   override process(req: BotRequest, res: BotResponse, logic: Logic): Promise<void>;
   override process(req: BotRequest, socket: any, head: any, logic: Logic): Promise<void>;
@@ -215,6 +221,8 @@ export class BillbridgeAdapter extends CloudAdapter {
       return end(400, { error: `Invalid activity: ${problem}` });
     }
     const activity = validateAndFixActivity(body as unknown as Activity);
+    // The token check and the turn are the costly part: a burst starts them a few per loop turn.
+    await this.pacer.next();
     const header = req.headers.authorization ?? req.headers.Authorization;
     const authHeader = typeof header === 'string' ? header : '';
 
