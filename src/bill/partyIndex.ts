@@ -44,7 +44,7 @@ const optStr = (v: unknown): string | undefined => (typeof v === 'string' && v !
 const optNum = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 const since = (t: string | undefined) => (t ? new BillFilter().gte('updatedTime', t) : undefined);
 
-export function vendorRow(v: Vendor): IndexedParty | undefined {
+function vendorRow(v: Vendor): IndexedParty | undefined {
   if (!v || typeof v.id !== 'string') return undefined;
   return {
     id: v.id,
@@ -59,13 +59,13 @@ export function vendorRow(v: Vendor): IndexedParty | undefined {
   };
 }
 
-export function customerRow(c: Customer): IndexedParty | undefined {
+function customerRow(c: Customer): IndexedParty | undefined {
   if (!c || typeof c.id !== 'string') return undefined;
   return { id: c.id, number: '', name: str(c.name), archived: c.archived === true, updatedTime: str(c.updatedTime), currency: optStr(c.invoiceCurrency), balance: optNum(c.balance?.amount), f: 1 };
 }
 
 /** The vendor as the vendor cards read it. */
-export function vendorOf(row: IndexedParty): Vendor {
+function vendorOf(row: IndexedParty): Vendor {
   return {
     id: row.id,
     archived: row.archived,
@@ -79,7 +79,7 @@ export function vendorOf(row: IndexedParty): Vendor {
 }
 
 /** The customer as the customer cards read it. */
-export function customerOf(row: IndexedParty): Customer {
+function customerOf(row: IndexedParty): Customer {
   return { id: row.id, archived: row.archived, name: row.name, invoiceCurrency: row.currency, balance: row.balance === undefined ? undefined : { amount: row.balance }, createdTime: '', updatedTime: row.updatedTime };
 }
 
@@ -108,7 +108,12 @@ export interface PartySearchOptions extends Freshness {
   limit: number;
 }
 
-export type PartySearch = { items: IndexedParty[]; more: boolean; refreshedAt: number } | { building: number };
+export type PartySearch = { items: Array<Vendor | Customer>; more: boolean; refreshedAt: number } | { building: number };
+
+/** The vendor or customer as the cards read it, from its row. */
+export function partyOf(kind: PartyKind, row: IndexedParty): Vendor | Customer {
+  return kind === 'vendor' ? vendorOf(row) : customerOf(row);
+}
 
 export interface PartyIndexDeps extends Omit<ReplicaDeps<IndexedParty>, 'onChange' | 'onReady'> {
   /** A name nobody matched is looked for again at BILL (one refresh) at most this often per org (default 15 s). */
@@ -158,14 +163,14 @@ export class PartyIndex {
       if ('building' in got) return got;
     }
     const rows = got.rows;
-    return { items: rows.slice(0, opts.limit), more: rows.length > opts.limit, refreshedAt: got.refreshedAt };
+    return { items: rows.slice(0, opts.limit).map((row) => partyOf(kind, row)), more: rows.length > opts.limit, refreshedAt: got.refreshedAt };
   }
 
   /** The vendors or customers with these ids as the replica holds them (no call); none while it is not built. */
   async records(orgId: string, kind: PartyKind, ids: string[]): Promise<Array<Vendor | Customer>> {
     if (this.replica(kind).info(orgId)?.complete !== true) return [];
     const rows = await this.replica(kind).held(orgId, ids);
-    return rows.map((row) => (kind === 'vendor' ? vendorOf(row) : customerOf(row)));
+    return rows.map((row) => partyOf(kind, row));
   }
 
   /** Starts reading or building the org's replica in the background. */
@@ -186,36 +191,30 @@ export class PartyIndex {
   }
 
   /**
-   * These rows, with the ones whose balance may have moved read again from BILL by id (at most
-   * MAX_CONFIRMS_PER_ANSWER, in the order given; a failed read keeps the row held and its mark).
+   * These vendors or customers, the ones whose balance may have moved read again from BILL by id (at most
+   * MAX_CONFIRMS_PER_ANSWER, in the order given; a failed read keeps the one held, and its mark).
    */
-  async confirm(orgId: string, kind: PartyKind, rows: IndexedParty[], priority: Priority): Promise<IndexedParty[]> {
+  async confirm<T extends Vendor | Customer>(orgId: string, kind: PartyKind, parties: T[], priority: Priority): Promise<T[]> {
     const set = this.suspects.get(`${kind}:${orgId}`);
-    if (!set || set.size === 0) return rows;
-    const doubtful = rows.filter((r) => set.has(r.id)).slice(0, MAX_CONFIRMS_PER_ANSWER);
-    if (doubtful.length === 0) return rows;
+    if (!set || set.size === 0) return parties;
+    const doubtful = parties.filter((p) => set.has(p.id)).slice(0, MAX_CONFIRMS_PER_ANSWER);
+    if (doubtful.length === 0) return parties;
     const org = this.bill.org(orgId, { priority });
-    const fresh = new Map<string, IndexedParty>();
+    const replica = this.replica(kind) as Replica<Vendor | Customer, IndexedParty>;
+    const fresh = new Map<string, T>();
     await Promise.all(
-      doubtful.map(async (row) => {
+      doubtful.map(async ({ id }) => {
         try {
-          const record = kind === 'vendor' ? await org.vendors.get(row.id) : await org.customers.get(row.id);
-          set.delete(row.id);
-          const next = kind === 'vendor' ? vendorRow(record as Vendor) : customerRow(record as Customer);
-          if (!next) return;
-          fresh.set(row.id, next);
-          await (kind === 'vendor' ? this.vendors.apply(orgId, record as Vendor) : this.customers.apply(orgId, record as Customer));
+          const record = (kind === 'vendor' ? await org.vendors.get(id) : await org.customers.get(id)) as T;
+          set.delete(id);
+          fresh.set(id, record);
+          await replica.apply(orgId, record);
         } catch (err) {
           this.log.debug({ orgId, kind, err: err instanceof Error ? err.name : 'error' }, 'party record could not be read again; its held balance is shown');
         }
       }),
     );
-    return rows.map((r) => fresh.get(r.id) ?? r);
-  }
-
-  /** Suspects held (status, tests). */
-  suspectCount(orgId: string, kind: PartyKind): number {
-    return this.suspects.get(`${kind}:${orgId}`)?.size ?? 0;
+    return parties.map((p) => fresh.get(p.id) ?? p);
   }
 
   async flush(): Promise<void> {

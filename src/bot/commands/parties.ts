@@ -15,7 +15,6 @@ import { customerCard, partyMatchesCard, vendorCard, type PartyKind, type PartyM
 import { openBillsFromReplica, unpaidBills, withVendorNames } from './bills.js';
 import type { BillLine } from '../cards/bills.js';
 import type { CommandContext, CommandDefinition } from './types.js';
-import { customerOf, customerRow, vendorOf, vendorRow } from '../../bill/partyIndex.js';
 import { answerWaitMs, billIndexOf, boundOrg, cachedAnswer, demoNote, formatOf, invoiceIndexOf, orgClient, partiesOf, partyFreshness, partyIndexOf, replicaFreshness, resolveParties, shorten, textArgument, todayOf } from './finance.js';
 
 /** Matches read per search; more are reported as "100+". */
@@ -62,8 +61,7 @@ async function search<T extends Vendor | Customer>(ctx: CommandContext, orgId: s
   if (index) {
     const warm = await index.search(orgId, kind, typed, { ...partyFreshness(ctx), waitMs: answerWaitMs(ctx), limit: MAX_MATCHES });
     if (!('building' in warm)) {
-      const items = warm.items.map((row) => (kind === 'vendor' ? vendorOf(row) : customerOf(row))) as T[];
-      return { search: { items, more: warm.more }, fetchedAt: warm.refreshedAt, fromReplica: true };
+      return { search: { items: warm.items as T[], more: warm.more }, fetchedAt: warm.refreshedAt, fromReplica: true };
     }
     index.prepare(orgId, kind);
   }
@@ -88,8 +86,7 @@ async function search<T extends Vendor | Customer>(ctx: CommandContext, orgId: s
 async function confirmed<T extends Vendor | Customer>(ctx: CommandContext, orgId: string, kind: PartyKind, found: Found<T>, shown: T[]): Promise<T[]> {
   const index = partyIndexOf(ctx);
   if (!found.fromReplica || !index) return shown;
-  const rows = await index.confirm(orgId, kind, shown.map((p) => (kind === 'vendor' ? vendorRow(p as Vendor) : customerRow(p as Customer))!), 'interactive');
-  return rows.map((row) => (kind === 'vendor' ? vendorOf(row) : customerOf(row))) as T[];
+  return index.confirm(orgId, kind, shown, 'interactive');
 }
 
 function pick<T extends { name: string; id: string }>(typed: string, items: T[]): { one: T | undefined; ranked: T[] } {
