@@ -8,6 +8,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { NS } from '../../src/state/types.js';
 import { WebhookSetup } from '../../src/notify/setup.js';
+import { PUSH_FED } from '../../src/notify/kinds.js';
 import { clockFromEnv, ready, residentSet, serve } from './ipc.js';
 
 // The environment the driver gave, never a developer's .env (it may hold real BILL credentials).
@@ -35,7 +36,7 @@ serve(
         billIndex: services.billIndex?.info(orgId),
         vendorIndex: services.partyIndex?.vendors.info(orgId),
         customerIndex: services.partyIndex?.customers.info(orgId),
-        pushFed: (['bill', 'invoice', 'payment', 'vendor', 'customer'] as const).filter((e) => app.notify.push.fed(orgId, e)),
+        pushFed: PUSH_FED.filter((p) => app.notify.push.fed(orgId, p.entity)).map((p) => p.entity),
         loginsLastHour: app.bill.status().loginsLastHour,
         memory: process.memoryUsage(),
         ...residentSet(),

@@ -38,6 +38,19 @@ const TYPES: Record<string, EventTypeInfo> = {
   'spend.three-ds-challenge.created': { kind: 'spend', entity: 'spend' },
 };
 
+/**
+ * Record kinds whose changes BILL announces by webhook fully enough for their lists to be kept by events (see
+ * pushFeed.ts): bills, invoices and vendors have created/updated/archived/restored events; a payment has
+ * updated/failed, and a new one changes the bill it pays. Not spend: its events cover transactions and
+ * reimbursements, not budgets or cards.
+ */
+export const PUSH_FED: ReadonlyArray<{ entity: EntityKind; kind: SubscriptionKind }> = [
+  { entity: 'bill', kind: 'bills' },
+  { entity: 'invoice', kind: 'invoices' },
+  { entity: 'payment', kind: 'payments' },
+  { entity: 'vendor', kind: 'vendors' },
+];
+
 /** BILL event types billbridge knows but does not post to channels. */
 export const KNOWN_UNROUTED_TYPES: readonly string[] = ['bank-account.created', 'bank-account.updated', 'card-account.created', 'card-account.updated', 'risk-verification.updated'];
 

@@ -4,6 +4,7 @@
 // hints and confirm with GET"). The longer interval is the safety net for an event that never came.
 //
 // An entity is push-fed for an org only while all of this holds:
+// - the entity is one whose every change BILL announces (kinds.ts PUSH_FED: not spend);
 // - billbridge created a subscription for the org (`npm run webhooks` / webhooks setup: its key is stored) whose
 //   events include the entity's event types;
 // - BILL said that subscription is enabled (GET /v3/subscriptions/{id}) within the last check interval, or an event
@@ -15,7 +16,7 @@ import type { EntityKind } from '../cache/index.js';
 import type { BillGateway } from '../bill/gateway.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
-import { eventTypeInfo } from './kinds.js';
+import { eventTypeInfo, PUSH_FED } from './kinds.js';
 import type { WebhookKeyInfo } from './keys.js';
 
 const sameUrl = (a: unknown, b: string): boolean => typeof a === 'string' && a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
@@ -106,7 +107,7 @@ export class PushFeed {
         const covers = new Set<EntityKind>();
         for (const type of sub.events) {
           const info = eventTypeInfo(type);
-          if (info) covers.add(info.entity);
+          if (info && PUSH_FED.some((p) => p.entity === info.entity)) covers.add(info.entity);
         }
         if (covers.size === 0) continue;
         feed.covers.set(sub.subscriptionId, covers);

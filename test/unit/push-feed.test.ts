@@ -46,6 +46,13 @@ describe('PushFeed', () => {
     expect(feed.fed('00801OTHERORG0000001', 'bill')).toBe(false);
   });
 
+  it('never feeds spend: its events cover transactions and reimbursements, not budgets or cards', async () => {
+    const { feed } = setup({ events: ['bill.updated', 'spend.transaction.updated', 'spend.reimbursement.updated'] });
+    await feed.refresh(ORG);
+    expect(feed.fed(ORG, 'bill')).toBe(true);
+    expect(feed.fed(ORG, 'spend')).toBe(false);
+  });
+
   it('a disabled subscription, or one that delivers elsewhere, feeds nothing', async () => {
     const off = setup({ enabled: false });
     await off.feed.refresh(ORG);

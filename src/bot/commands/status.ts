@@ -1,6 +1,6 @@
 // `status`: how busy billbridge is — every upstream budget (used, waiting, running, refused, last throttle), the cache, the version.
 import type { BudgetSnapshot } from '../../limits/types.js';
-import type { EntityKind } from '../../cache/index.js';
+import { PUSH_FED } from '../../notify/kinds.js';
 import { budgetsSection, cacheSection, statusCard, type StatusCardOptions, type StatusSection } from '../cards/status.js';
 import { SANDBOX_NOTE } from './help.js';
 import { auditSection, billSection } from '../cards/billStatus.js';
@@ -41,16 +41,10 @@ const bill: StatusSectionBuilder = (ctx, opts) => {
   const orgId = ctx.orgId;
   const indexes = orgId ? [invoiceIndex?.info(orgId), billIndex?.info(orgId), partyIndex?.vendors.info(orgId), partyIndex?.customers.info(orgId)].filter((i) => i !== undefined) : [];
   const { pushedTtlS, listTtlS } = ctx.services.config.cache;
-  const pushFed = orgId && notify ? { kinds: PUSH_KINDS.filter(([entity]) => notify.push.fed(orgId, entity)).map(([, words]) => words), pushedTtlS, listTtlS } : undefined;
+  const pushFed = orgId && notify ? { kinds: PUSH_FED.filter((p) => notify.push.fed(orgId, p.entity)).map((p) => p.kind), pushedTtlS, listTtlS } : undefined;
   return billSection(ctx.services.bill.status(), orgId, indexes, opts, pushFed);
 };
 
-const PUSH_KINDS: ReadonlyArray<[EntityKind, string]> = [
-  ['bill', 'bills'],
-  ['invoice', 'invoices'],
-  ['payment', 'payments'],
-  ['vendor', 'vendors'],
-];
 
 const audit: StatusSectionBuilder = (ctx) => auditSection(ctx.services.audit.location);
 
