@@ -8,7 +8,7 @@
 // approvalStatus, paid/scheduled/credit amounts and invoice{invoiceNumber, invoiceDate}.
 import type { Approver, Bill, BillLineItem, Invoice, InvoiceLineItem, InvoicePayment } from './types.js';
 import { BillFilter } from './filters.js';
-import { Replica, type ReplicaDeps, type ReplicaRow, type ReplicaSpec } from './replicas.js';
+import { num, optNum, optStr, Replica, str, type ReplicaDeps, type ReplicaRow, type ReplicaSpec } from './replicas.js';
 
 export { normalizeNumber, type IndexInfo, type LookupResult, type ReplicaScope, type RowsResult } from './replicas.js';
 
@@ -65,10 +65,6 @@ const LINES_KEPT = 20;
 /** Most pages one walk reads (100 rows each): 1,000,000 records. */
 const MAX_WALK_PAGES = 10_000;
 
-const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
-const optNum = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-const optStr = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
 const byUpdatedTime = [{ field: 'updatedTime' as const, order: 'asc' as const }];
 const since = (t: string | undefined) => (t ? new BillFilter().gte('updatedTime', t) : undefined);

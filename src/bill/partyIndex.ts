@@ -14,7 +14,7 @@ import type { Logger } from '../log.js';
 import type { Priority } from '../limits/types.js';
 import { BillFilter } from './filters.js';
 import type { BillGateway } from './gateway.js';
-import { Replica, type Freshness, type ReplicaDeps, type ReplicaRow, type ReplicaSpec } from './replicas.js';
+import { optNum, optStr, Replica, str, type Freshness, type ReplicaDeps, type ReplicaRow, type ReplicaSpec } from './replicas.js';
 import type { Customer, Vendor } from './types.js';
 
 export type PartyKind = 'vendor' | 'customer';
@@ -39,9 +39,6 @@ const MAX_WALK_PAGES = 2_000;
 /** Records read again by id per answer when their balance may have moved; the rest show the balance held. */
 export const MAX_CONFIRMS_PER_ANSWER = 5;
 
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-const optStr = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
-const optNum = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 const since = (t: string | undefined) => (t ? new BillFilter().gte('updatedTime', t) : undefined);
 
 function vendorRow(v: Vendor): IndexedParty | undefined {

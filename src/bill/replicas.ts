@@ -61,6 +61,12 @@ export interface ReplicaSpec<R, Row extends ReplicaRow> {
   };
 }
 
+/** Field readers for building rows from BILL records, which may lack fields or carry the wrong type. */
+export const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+export const optNum = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+export const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+export const optStr = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
 /** Normalises numbers as people type them: no leading '#', single spaces, any case. */
 export function normalizeNumber(raw: string): string {
   return raw.normalize('NFKC').trim().replace(/^#\s*/, '').replace(/\s+/g, ' ').toUpperCase();
