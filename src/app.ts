@@ -19,7 +19,7 @@ import { BillbridgeBot } from './bot/bot.js';
 import { createRegistry } from './bot/commands/index.js';
 import { Dispatcher } from './bot/dispatch.js';
 import type { BotServices } from './bot/services.js';
-import { createAdapter } from './http/adapter.js';
+import { createAdapter, type BillbridgeAdapter } from './http/adapter.js';
 import { AuditTrail } from './state/audit.js';
 import { auditObserver } from './bot/auditObserver.js';
 import { memoryUserCommandRate, userRateGuard } from './bot/userRate.js';
@@ -62,6 +62,8 @@ export interface BillbridgeApp {
   services: BotServices;
   dispatcher: Dispatcher;
   bot: BillbridgeBot;
+  /** The Bot Framework adapter (tests read how many connector clients it keeps). */
+  adapter: BillbridgeAdapter;
   server: Server;
   readiness: Readiness;
   /** Append-only audit trail of commands and admin actions. */
@@ -245,6 +247,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     services,
     dispatcher,
     bot,
+    adapter,
     server,
     readiness,
     audit,

@@ -3,6 +3,7 @@
 import { ActivityEventNames, ActivityTypes, type Middleware, type TurnContext } from 'botbuilder';
 import type { Logger } from '../log.js';
 import type { Limiter, Priority, Upstream } from '../limits/types.js';
+import { isSharedClient } from '../http/turnClients.js';
 
 /**
  * How long a send may wait for its thread's budget. A late reply beats none (the person sees nothing
@@ -66,6 +67,20 @@ export function conversationOfUrl(url: string): string | undefined {
   }
 }
 
+/**
+ * The thread a connector URL's calls count against when the turn is not known: its conversation, else its path
+ * (team look-ups, /v3/teams/{id}, count against that team).
+ */
+export function threadOfUrl(url: string): string {
+  const conversation = conversationOfUrl(url);
+  if (conversation !== undefined) return conversation;
+  try {
+    return decodeURIComponent(new URL(url).pathname);
+  } catch {
+    return url.slice(0, 200);
+  }
+}
+
 function isProactive(context: TurnContext): boolean {
   return context.activity.type === ActivityTypes.Event && context.activity.name === ActivityEventNames.ContinueConversation;
 }
@@ -77,7 +92,8 @@ function pipelineOf(connectorClient: unknown): Pipeline | undefined {
 }
 
 /**
- * Adapter middleware. botbuilder builds a ConnectorClient per turn (and per proactive continuation); this adds a
+ * Adapter middleware. botbuilder builds a ConnectorClient per proactive continuation (inbound turns share kept
+ * ones, see http/turnClients.ts); this adds a
  * pipeline policy after its retry policy, so each attempt (including the retries botbuilder makes on its own
  * for 429 with Retry-After and for 5xx) takes a slot of its thread's budget, and every 429 pauses that thread
  * for everyone. A 429 means Teams did not accept the message, so a retry never delivers it twice.
@@ -88,10 +104,11 @@ export function connectorLimits(deps: ConnectorLimitsDeps): Middleware {
   const maxWaitMs = deps.maxWaitMs ?? CONNECTOR_SEND_WAIT_MS;
   let warned = false;
 
-  const policy = (priority: Priority, turnConversation: string): PipelinePolicy => ({
+  /** `turnConversation` undefined: a client several turns share, whose calls count against the thread in their URL. */
+  const policy = (priority: Priority, turnConversation: string | undefined): PipelinePolicy => ({
     name: POLICY_NAME,
     async sendRequest(request, next) {
-      const upstream: Upstream = { service: 'connector', conversationId: conversationOfUrl(request.url) ?? turnConversation };
+      const upstream: Upstream = { service: 'connector', conversationId: turnConversation === undefined ? threadOfUrl(request.url) : (conversationOfUrl(request.url) ?? turnConversation) };
       for (let attempt = 0; ; attempt++) {
         const res = await limiter.run(upstream, { priority, maxWaitMs: priority === 'interactive' ? maxWaitMs : undefined }, () => next(request));
         if (res.status !== 429 && res.status !== 503) return res;
@@ -112,9 +129,12 @@ export function connectorLimits(deps: ConnectorLimitsDeps): Middleware {
     async onTurn(context: TurnContext, next: () => Promise<void>): Promise<void> {
       const priority: Priority = isProactive(context) ? 'background' : 'interactive';
       const turnConversation = context.activity.conversation?.id ?? '';
-      const pipeline = pipelineOf(context.turnState.get(context.adapter.ConnectorClientKey));
+      const client = context.turnState.get(context.adapter.ConnectorClientKey) as unknown;
+      const pipeline = pipelineOf(client);
       if (pipeline) {
-        if (!pipeline.getOrderedPolicies().some((p) => p.name === POLICY_NAME)) pipeline.addPolicy(policy(priority, turnConversation), { afterPhase: 'Retry' });
+        // A client kept for inbound turns (http/turnClients.ts) gets the policy once, from the first turn that uses
+        // it: every turn that shares it is a person's, and its calls count against the thread they address.
+        if (!pipeline.getOrderedPolicies().some((p) => p.name === POLICY_NAME)) pipeline.addPolicy(policy(priority, isSharedClient(client) ? undefined : turnConversation), { afterPhase: 'Retry' });
       } else {
         // A botbuilder whose connector client is shaped differently: limit whole sends instead of attempts.
         if (!warned) {

@@ -19,6 +19,7 @@ import { errorMessage } from '../errors.js';
 import { cardActivity, correlationIdOf } from '../bot/bot.js';
 import { errorReply } from '../bot/cards/errorCards.js';
 import { TurnPacer } from './pacer.js';
+import { TurnClients } from './turnClients.js';
 
 /**
  * botbuilder settings that switch ConfigurationBotFrameworkAuthentication to "parameterized" mode. Once one is
@@ -192,13 +193,19 @@ export class BillbridgeAdapter extends CloudAdapter {
     auth: BotFrameworkAuthentication,
     private readonly log: Logger,
     private readonly opts: AdapterOptions = {},
+    private readonly clients = new TurnClients(),
   ) {
-    super(auth);
+    super(clients.keepingTokenClients(auth));
     routeBotbuilderConsole();
     this.pacer = new TurnPacer(opts.turnsPerTick);
   }
 
   private readonly pacer: TurnPacer;
+
+  /** Connector clients kept for inbound turns (see turnClients.ts). */
+  get keptConnectorClients(): number {
+    return this.clients.connectorCount;
+  }
 
   override process(req: BotRequest, res: BotResponse, logic: Logic): Promise<void>;
   override process(req: BotRequest, socket: any, head: any, logic: Logic): Promise<void>;
@@ -240,7 +247,8 @@ export class BillbridgeAdapter extends CloudAdapter {
     }
 
     try {
-      const run = () => this.processActivity(auth, activity, logic);
+      const turnAuth = this.clients.forTurn(auth);
+      const run = () => this.processActivity(turnAuth, activity, logic);
       const invokeResponse = await (this.opts.aroundTurn ? this.opts.aroundTurn(run) : run());
       return end(invokeResponse?.status ?? 200, invokeResponse?.body);
     } catch (err) {

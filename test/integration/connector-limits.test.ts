@@ -109,5 +109,9 @@ describe('nothing leaves the bot outside the limiter', () => {
     expect(outside).toEqual([]);
     expect(toConnector.filter((o) => o.grant!.service !== 'connector')).toEqual([]);
     expect(toConnector.every((o) => o.grant!.budgets.some((b) => b.startsWith('connector.thread:')))).toBe(true);
+    // Every turn of this file, in four conversations, went out through the one connector client kept for the
+    // connector's service URL, and each reply still reached its own conversation.
+    expect(bot.app.adapter.keptConnectorClients).toBe(1);
+    for (const a of turns) expect(bot.connector.messages(a.conversation.id as string).some((c) => c.activityId === a.id)).toBe(true);
   });
 });

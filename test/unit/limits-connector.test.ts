@@ -1,6 +1,8 @@
 // The connector middleware's policy (per HTTP attempt, priority by turn kind, Retry-After), and grants seen from inside a call.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { conversationOfUrl, connectorLimits, retryAfterMs } from '../../src/bot/connectorLimits.js';
+import { conversationOfUrl, connectorLimits, retryAfterMs, threadOfUrl } from '../../src/bot/connectorLimits.js';
+import { ConnectorFactory, type AuthenticateRequestResult, type ConnectorClient } from 'botframework-connector';
+import { TurnClients } from '../../src/http/turnClients.js';
 import { createLogger, SecretRegistry } from '../../src/log.js';
 import type { Limiter, RunOptions, Throttle, Upstream } from '../../src/limits/types.js';
 import { LimitExceeded } from '../../src/errors.js';
@@ -31,9 +33,13 @@ class RecordingLimiter implements Limiter {
 type Policy = { name: string; sendRequest(req: { url: string }, next: (req: { url: string }) => Promise<any>): Promise<any> };
 
 /** A turn as the middleware sees it: an activity and a connector client with a pipeline. */
-async function turn(activity: Record<string, unknown>, limiter: Limiter, backoffMs?: number[]): Promise<Policy> {
+function fakeClient() {
   const policies: Array<{ policy: Policy; options: unknown }> = [];
-  const client = { client: { pipeline: { addPolicy: (policy: Policy, options: unknown) => policies.push({ policy, options }), getOrderedPolicies: () => policies.map((p) => p.policy) } } };
+  return { policies, client: { pipeline: { addPolicy: (policy: Policy, options: unknown) => policies.push({ policy, options }), getOrderedPolicies: () => policies.map((p) => p.policy) } } };
+}
+
+async function turn(activity: Record<string, unknown>, limiter: Limiter, backoffMs?: number[], client = fakeClient()): Promise<Policy> {
+  const { policies } = client;
   const key = Symbol('ConnectorClient');
   const context = { activity, adapter: { ConnectorClientKey: key }, turnState: new Map([[key, client]]) };
   const middleware = connectorLimits({ limiter, log, backoffMs }) as { onTurn(ctx: unknown, next: () => Promise<void>): Promise<void> };
@@ -85,6 +91,65 @@ describe('the connector policy', () => {
     const policy = await turn({ type: 'message', conversation: { id: 'c' } }, limiter);
     for (const status of [403, 404, 503]) expect((await policy.sendRequest({ url: URL }, async () => ({ status, headers: headers({}) }))).status).toBe(status);
     expect(limiter.throttles).toEqual([]);
+  });
+});
+
+describe('connector clients kept between turns', () => {
+  /** A botbuilder factory stand-in: a new fake client per call, counted. */
+  class CountingFactory extends ConnectorFactory {
+    made = 0;
+    override async create(): Promise<ConnectorClient> {
+      this.made++;
+      return fakeClient() as unknown as ConnectorClient;
+    }
+  }
+  const authResult = (factory: ConnectorFactory, aud: string) =>
+    ({ audience: 'https://api.botframework.com', callerId: '', claimsIdentity: { getClaimValue: (t: string) => (t === 'aud' ? aud : null) }, connectorFactory: factory }) as unknown as AuthenticateRequestResult;
+
+  it('hands out one client per app id, service URL and audience, and forgets the least recently used beyond the bound', async () => {
+    const clients = new TurnClients(2);
+    const factory = new CountingFactory();
+    const a1 = await clients.forTurn(authResult(factory, 'app-a')).connectorFactory!.create('https://smba.test/amer/', 'aud');
+    const a2 = await clients.forTurn(authResult(new CountingFactory(), 'app-a')).connectorFactory!.create('https://smba.test/amer/', 'aud');
+    expect(a2).toBe(a1);
+    const b = await clients.forTurn(authResult(factory, 'app-b')).connectorFactory!.create('https://smba.test/amer/', 'aud');
+    expect(b).not.toBe(a1);
+    expect(await clients.forTurn(authResult(factory, 'app-a')).connectorFactory!.create('https://smba.test/emea/', 'aud')).not.toBe(a1);
+    expect(factory.made).toBe(3);
+    expect(clients.connectorCount).toBe(2);
+    // app-a on /amer/ was the least recently used: it is made anew.
+    expect(await clients.forTurn(authResult(factory, 'app-a')).connectorFactory!.create('https://smba.test/amer/', 'aud')).not.toBe(a1);
+  });
+
+  it('does not keep a client whose creation failed', async () => {
+    const clients = new TurnClients();
+    let fail = true;
+    const factory = new (class extends ConnectorFactory {
+      override async create(): Promise<ConnectorClient> {
+        if (fail) throw new Error('no credentials');
+        return fakeClient() as unknown as ConnectorClient;
+      }
+    })();
+    await expect(clients.forTurn(authResult(factory, 'app')).connectorFactory!.create('https://smba.test/', 'aud')).rejects.toThrow('no credentials');
+    fail = false;
+    await expect(clients.forTurn(authResult(factory, 'app')).connectorFactory!.create('https://smba.test/', 'aud')).resolves.toBeDefined();
+  });
+
+  it('a kept client counts each call against the thread its URL names, never the first turn\'s conversation', async () => {
+    const limiter = new RecordingLimiter();
+    const clients = new TurnClients();
+    const kept = (await clients.forTurn(authResult(new CountingFactory(), 'app')).connectorFactory!.create('https://smba.test/', 'aud')) as unknown as ReturnType<typeof fakeClient>;
+    const policy = await turn({ type: 'message', conversation: { id: 'first-turn' } }, limiter, undefined, kept);
+    await policy.sendRequest({ url: URL }, async () => ({ status: 200, headers: headers({}) }));
+    await policy.sendRequest({ url: 'https://smba.test/v3/teams/19%3Ateam' }, async () => ({ status: 200, headers: headers({}) }));
+    expect(limiter.runs.map((r) => (r.upstream.service === 'connector' ? r.upstream.conversationId : r.upstream.service))).toEqual(['19:general@thread.tacv2;messageid=17', '/v3/teams/19:team']);
+    expect(limiter.runs.every((r) => r.opts.priority === 'interactive')).toBe(true);
+    // A second turn on the same client adds no second policy.
+    const key = Symbol('ConnectorClient');
+    const middleware = connectorLimits({ limiter, log }) as { onTurn(ctx: unknown, next: () => Promise<void>): Promise<void> };
+    await middleware.onTurn({ activity: { type: 'message', conversation: { id: 'second' } }, adapter: { ConnectorClientKey: key }, turnState: new Map([[key, kept]]) }, async () => undefined);
+    expect(kept.policies).toHaveLength(1);
+    expect(threadOfUrl('not a url')).toBe('not a url');
   });
 });
 

@@ -8,7 +8,7 @@ export interface HelpOptions {
   version: string;
 }
 
-export function helpCard(commands: CommandDefinition[], opts: HelpOptions): CardReply {
+export function helpCard(commands: readonly CommandDefinition[], opts: HelpOptions): CardReply {
   // Command texts are ours (the registry), shown exactly as people should type them.
   const rows = commands.map((c) => [c.usage, c.description, c.examples[0] ?? c.name]);
   const body = [

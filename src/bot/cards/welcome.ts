@@ -12,14 +12,14 @@ export interface WelcomeInput {
   /** True when the bot talks to the embedded sandbox (simulated data). */
   sandbox: boolean;
   /** The registry's commands for this kind of conversation, most useful first. */
-  commands: CommandDefinition[];
+  commands: readonly CommandDefinition[];
   version: string;
 }
 
 /** Commands that are about the bot, not about BILL data: never among the three suggestions. */
 const NOT_SUGGESTED = new Set(['help', 'link', 'unlink']);
 
-export function welcomeSuggestions(commands: CommandDefinition[], n = 3): CommandDefinition[] {
+export function welcomeSuggestions(commands: readonly CommandDefinition[], n = 3): CommandDefinition[] {
   return commands.filter((c) => !NOT_SUGGESTED.has(c.name)).slice(0, n);
 }
 

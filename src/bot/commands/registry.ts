@@ -5,6 +5,9 @@ import type { CommandDefinition, ConversationKind } from './types.js';
 export class CommandRegistry {
   private readonly commands = new Map<string, CommandDefinition>();
   private nameIndex: CommandName[] = [];
+  /** list() and forScope() answers, dropped when a command is registered (every help and every parse reads them). */
+  private ranked: readonly CommandDefinition[] | undefined;
+  private readonly byScope = new Map<ConversationKind, readonly CommandDefinition[]>();
 
   register(...defs: CommandDefinition[]): this {
     for (const def of defs) {
@@ -16,6 +19,8 @@ export class CommandRegistry {
       this.commands.set(name, def);
     }
     this.nameIndex = [...this.commands.keys()].map((n) => ({ name: n, words: n.split(' ') }));
+    this.ranked = undefined;
+    this.byScope.clear();
     return this;
   }
 
@@ -24,17 +29,22 @@ export class CommandRegistry {
   }
 
   /** All commands, most useful first (rank, then registration order). */
-  list(): CommandDefinition[] {
-    const all = [...this.commands.values()];
-    return all
+  list(): readonly CommandDefinition[] {
+    this.ranked ??= [...this.commands.values()]
       .map((def, i) => ({ def, i }))
       .sort((a, b) => (a.def.rank ?? 100) - (b.def.rank ?? 100) || a.i - b.i)
       .map((x) => x.def);
+    return this.ranked;
   }
 
   /** Commands usable in a kind of conversation. */
-  forScope(kind: ConversationKind): CommandDefinition[] {
-    return this.list().filter((def) => !def.scopes || def.scopes.includes(kind));
+  forScope(kind: ConversationKind): readonly CommandDefinition[] {
+    let commands = this.byScope.get(kind);
+    if (!commands) {
+      commands = this.list().filter((def) => !def.scopes || def.scopes.includes(kind));
+      this.byScope.set(kind, commands);
+    }
+    return commands;
   }
 
   parse(text: string): ParseResult {
