@@ -1,7 +1,9 @@
 // Single-instance state: an append-only JSON-lines journal per namespace, compacted now and then; writes made
 // while one is on its way to disk are grouped into the next append, and each call resolves once its change is there.
 // In memory each value is kept as its JSON text, the form it has on disk: a copy no caller can change, about a third
-// of the memory of the objects it stands for (the replicas' shards are the bulk of it), parsed again on each read.
+// of the memory of the objects it stands for, parsed again on each read. A large value (the replicas' shards, which
+// their owners hold as objects anyway and read back only after a restart) is kept on disk only once it is there:
+// memory holds where its text lies in the journal, and a read reads it back from the file.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { open, readFile, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -9,11 +11,24 @@ import type { Clock } from '../clock.js';
 import type { Claim, SetOptions, StateStore } from './types.js';
 
 interface Entry {
-  /** The value as JSON text. */
-  j: string;
+  /** The value as JSON text; undefined for a large value kept on disk only (`at`, `n`). */
+  j?: string;
+  /** Where the value's JSON text starts in the namespace's journal file, in bytes, and how many bytes it has. */
+  at?: number;
+  n?: number;
   /** Expiry time in ms since epoch. */
   e?: number;
 }
+
+/** A change waiting for the next append: its line, and for a set, the entry it wrote (to learn where it lands). */
+interface PendingLine {
+  line: string;
+  key?: string;
+  entry?: Entry;
+}
+
+/** Values whose JSON text is at least this long are kept on disk only once written (replica shards are 10–40 KB). */
+export const DISK_ONLY_CHARS = 8 * 1024;
 
 /** One journal line: a set (`v`, optional `e`) or a delete (`d`). */
 interface JournalLine {
@@ -26,9 +41,13 @@ interface JournalLine {
 interface Namespace {
   map: Map<string, Entry>;
   /** Lines waiting for the next append. */
-  pending: string[];
+  pending: PendingLine[];
   /** Bytes in the journal file now, and right after the last compaction. */
   bytes: number;
+  /** A failed append may have left part of its lines: the file's size is read again before offsets are trusted. */
+  sizeUnknown: boolean;
+  /** Reads of values kept on disk and the journal's rewrite (which moves them) take turns through this. */
+  gate: Gate;
   compactedBytes: number;
   /** Rewrite at the next flush even with nothing pending (expired entries swept, legacy file migrated). */
   compactDue: boolean;
@@ -71,6 +90,17 @@ class Coalescer {
     });
     this.running = run;
     return run;
+  }
+}
+
+/** Runs tasks one after another. */
+class Gate {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  run<T>(task: () => Promise<T>): Promise<T> {
+    const next = this.tail.then(task, task);
+    this.tail = next.catch(() => undefined);
+    return next;
   }
 }
 
@@ -154,6 +184,45 @@ export function replayJournal(text: string, into = new Map<string, Entry>()): Ma
   return into;
 }
 
+/** The start of a set line up to its value (what setLine writes before the value's JSON text). */
+function setLinePrefix(key: string): string {
+  return `{"k":${JSON.stringify(key)},"v":`;
+}
+
+/**
+ * Replays a journal read as bytes, learning where each value lies in the file: a large value written in the form
+ * setLine writes is kept on disk only (`at`, `n`); anything else keeps its text in memory until the next rewrite.
+ */
+function replayJournalBytes(bytes: Buffer, into: Map<string, Entry>): void {
+  let start = 0;
+  while (start < bytes.length) {
+    let end = bytes.indexOf(0x0a, start);
+    if (end < 0) end = bytes.length;
+    const raw = bytes.toString('utf8', start, end);
+    const lineStart = start;
+    start = end + 1;
+    if (raw === '') continue;
+    let line: JournalLine;
+    try {
+      line = JSON.parse(raw) as JournalLine;
+    } catch {
+      continue;
+    }
+    if (typeof line?.k !== 'string') continue;
+    if (line.d) {
+      into.delete(line.k);
+      continue;
+    }
+    const entry = entryOf(JSON.stringify(line.v) ?? 'null', line.e);
+    if (entry.j!.length >= DISK_ONLY_CHARS && raw === setLine(line.k, entry)) {
+      entry.at = lineStart + Buffer.byteLength(setLinePrefix(line.k));
+      entry.n = Buffer.byteLength(entry.j!);
+      delete entry.j;
+    }
+    into.set(line.k, entry);
+  }
+}
+
 /** Reads a namespace straight from disk (tools and tests), live entries only. */
 export function readNamespaceFile(dir: string, ns: string, now = Date.now()): Record<string, unknown> {
   checkName('namespace', ns);
@@ -164,7 +233,7 @@ export function readNamespaceFile(dir: string, ns: string, now = Date.now()): Re
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   const out: Record<string, unknown> = {};
-  for (const [k, entry] of replayJournal(text)) if (entry.e === undefined || entry.e > now) out[k] = JSON.parse(entry.j);
+  for (const [k, entry] of replayJournal(text)) if (entry.e === undefined || entry.e > now) out[k] = JSON.parse(entry.j!);
   return out;
 }
 
@@ -173,8 +242,8 @@ function entryOf(j: string, e: number | undefined): Entry {
 }
 
 /** The journal line for a set, built around the value's JSON text (never serialised twice). */
-function setLine(key: string, entry: Entry): string {
-  return `{"k":${JSON.stringify(key)},"v":${entry.j}${entry.e !== undefined ? `,"e":${entry.e}` : ''}}`;
+function setLine(key: string, entry: Entry, text = entry.j!): string {
+  return `${setLinePrefix(key)}${text}${entry.e !== undefined ? `,"e":${entry.e}` : ''}}`;
 }
 
 export class FileStateStore implements StateStore {
@@ -209,7 +278,21 @@ export class FileStateStore implements StateStore {
       space.map.delete(key);
       return undefined;
     }
-    return JSON.parse(entry.j) as T;
+    if (entry.j !== undefined) return JSON.parse(entry.j) as T;
+    const text = await this.diskText(ns, space, key);
+    return text === undefined ? undefined : (JSON.parse(text) as T);
+  }
+
+  /** How many values of a namespace are kept on disk only, and the bytes of JSON text memory holds (tests, status). */
+  async residency(ns: string): Promise<{ entries: number; diskOnly: number; textChars: number }> {
+    const space = await this.load(ns);
+    let diskOnly = 0;
+    let textChars = 0;
+    for (const entry of space.map.values()) {
+      if (entry.j === undefined) diskOnly++;
+      else textChars += entry.j.length;
+    }
+    return { entries: space.map.size, diskOnly, textChars };
   }
 
   async set<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<void> {
@@ -239,7 +322,7 @@ export class FileStateStore implements StateStore {
     const space = await this.load(ns);
     const had = space.map.delete(key);
     if (had) {
-      space.pending.push(JSON.stringify({ k: key, d: 1 } satisfies JournalLine));
+      space.pending.push({ line: JSON.stringify({ k: key, d: 1 } satisfies JournalLine) });
       await space.flusher.run();
     }
     return had;
@@ -247,10 +330,12 @@ export class FileStateStore implements StateStore {
 
   async entries<T>(ns: string): Promise<Array<[string, T]>> {
     const space = await this.load(ns);
+    const texts: Array<[string, string | undefined]> = [];
+    for (const [k, entry] of space.map) if (!this.expired(entry)) texts.push([k, entry.j]);
     const out: Array<[string, T]> = [];
-    for (const [k, entry] of space.map) {
-      if (this.expired(entry)) continue;
-      out.push([k, JSON.parse(entry.j) as T]);
+    for (const [k, j] of texts) {
+      const text = j ?? (await this.diskText(ns, space, k));
+      if (text !== undefined) out.push([k, JSON.parse(text) as T]);
     }
     return out;
   }
@@ -274,7 +359,29 @@ export class FileStateStore implements StateStore {
   private put(space: Namespace, key: string, value: unknown, opts?: SetOptions): void {
     const entry = entryOf(JSON.stringify(value) ?? 'null', opts?.ttlMs !== undefined ? this.clock.now() + opts.ttlMs : undefined);
     space.map.set(key, entry);
-    space.pending.push(setLine(key, entry));
+    space.pending.push({ line: setLine(key, entry), key, entry });
+  }
+
+  /**
+   * The JSON text of a value kept on disk only, read from the journal where it was written. Undefined when the
+   * entry was deleted meanwhile. Runs through the namespace's gate, so a rewrite of the journal cannot move it mid-read.
+   */
+  private diskText(ns: string, space: Namespace, key: string): Promise<string | undefined> {
+    return space.gate.run(async () => {
+      // Read what the map holds now: the entry may have been replaced meanwhile, or moved by a rewrite.
+      const current = space.map.get(key);
+      if (current === undefined || this.expired(current)) return undefined;
+      if (current.j !== undefined) return current.j;
+      const handle = await open(this.file(ns), 'r');
+      try {
+        const buf = Buffer.alloc(current.n!);
+        const { bytesRead } = await handle.read(buf, 0, current.n!, current.at!);
+        if (bytesRead !== current.n) throw new Error(`state journal ${ns}.jsonl is shorter than the entries it holds`);
+        return buf.toString('utf8');
+      } finally {
+        await handle.close();
+      }
+    });
   }
 
   private expired(entry: Entry): boolean {
@@ -293,18 +400,19 @@ export class FileStateStore implements StateStore {
 
   private async read(ns: string): Promise<Namespace> {
     const map = new Map<string, Entry>();
-    let text = '';
+    let journal = Buffer.alloc(0);
     try {
-      text = await readFile(this.file(ns), 'utf8');
+      journal = await readFile(this.file(ns));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
-    replayJournal(text, map);
+    replayJournalBytes(journal, map);
     // A store written before the journal (one JSON object per namespace) is read once and rewritten as a journal.
-    const legacy = text === '' ? await this.readLegacy(ns, map) : false;
+    const legacy = journal.length === 0 ? await this.readLegacy(ns, map) : false;
     for (const [k, entry] of map) if (this.expired(entry)) map.delete(k);
-    const bytes = Buffer.byteLength(text);
-    const space: Namespace = { map, pending: [], bytes, compactedBytes: bytes, compactDue: legacy, torn: text !== '' && !text.endsWith('\n'), flusher: new Coalescer(() => this.flush(ns, space)) };
+    const bytes = journal.length;
+    const torn = bytes > 0 && journal[bytes - 1] !== 0x0a;
+    const space: Namespace = { map, pending: [], bytes, sizeUnknown: false, gate: new Gate(), compactedBytes: bytes, compactDue: legacy, torn, flusher: new Coalescer(() => this.flush(ns, space)) };
     return space;
   }
 
@@ -343,27 +451,67 @@ export class FileStateStore implements StateStore {
     }
     const lines = space.pending;
     space.pending = [];
-    const chunk = (space.torn ? '\n' : '') + lines.join('\n') + '\n';
+    if (space.sizeUnknown) {
+      space.bytes = await stat(this.file(ns)).then((st) => st.size, () => 0);
+      space.sizeUnknown = false;
+    }
+    const lead = space.torn ? '\n' : '';
+    const chunk = lead + lines.map((l) => l.line).join('\n') + '\n';
     try {
       await this.appender(`${ns}.jsonl`).write(chunk);
     } catch (err) {
-      // Not on disk: keep the lines for the next attempt, in order.
+      // Not on disk: keep the lines for the next attempt, in order. Part of them may be: the next append starts on
+      // a fresh line, after reading the file's size again.
       space.pending = [...lines, ...space.pending];
+      space.torn = true;
+      space.sizeUnknown = true;
       throw err;
     }
-    space.bytes += Buffer.byteLength(chunk);
+    // Where each line landed: large values written now are read back from there from now on.
+    let offset = space.bytes + lead.length;
+    for (const l of lines) {
+      const lineBytes = Buffer.byteLength(l.line);
+      const { entry, key } = l;
+      if (entry && key !== undefined && entry.j !== undefined && entry.j.length >= DISK_ONLY_CHARS && space.map.get(key) === entry) {
+        entry.at = offset + Buffer.byteLength(setLinePrefix(key));
+        entry.n = Buffer.byteLength(entry.j);
+        delete entry.j;
+      }
+      offset += lineBytes + 1;
+    }
+    space.bytes = offset;
     space.torn = false;
     if (space.compactDue || space.bytes > Math.max(COMPACT_MIN_BYTES, COMPACT_FACTOR * space.compactedBytes)) await this.compact(ns, space);
   }
 
   /** Rewrites the journal with one line per live entry (atomic rename); runs inside the namespace's flush chain. */
-  private async compact(ns: string, space: Namespace): Promise<void> {
-    const lines: string[] = [];
-    for (const [k, entry] of space.map) {
-      if (!this.expired(entry)) lines.push(setLine(k, entry));
-    }
-    const text = lines.length > 0 ? lines.join('\n') + '\n' : '';
+  private compact(ns: string, space: Namespace): Promise<void> {
+    // Values kept on disk are read from the journal being replaced, and move to new offsets: no read meanwhile.
+    return space.gate.run(() => this.rewrite(ns, space));
+  }
+
+  private async rewrite(ns: string, space: Namespace): Promise<void> {
     const target = this.file(ns);
+    const live = [...space.map].filter(([, entry]) => !this.expired(entry));
+    let old: Buffer | undefined;
+    if (live.some(([, entry]) => entry.j === undefined)) {
+      try {
+        old = await readFile(target);
+      } catch {
+        return;
+      }
+    }
+    const parts: string[] = [];
+    const moved: Array<{ key: string; entry: Entry; at: number; n: number }> = [];
+    let offset = 0;
+    for (const [k, entry] of live) {
+      const text = entry.j ?? old!.toString('utf8', entry.at!, entry.at! + entry.n!);
+      const line = setLine(k, entry, text);
+      if (text.length >= DISK_ONLY_CHARS) moved.push({ key: k, entry, at: offset + Buffer.byteLength(setLinePrefix(k)), n: entry.n ?? Buffer.byteLength(text) });
+      parts.push(line, '\n');
+      offset += Buffer.byteLength(line) + 1;
+    }
+    const text = parts.join('');
     const tmp = `${target}.${process.pid}.tmp`;
     try {
       await writeFile(tmp, text, { mode: 0o600 });
@@ -375,8 +523,16 @@ export class FileStateStore implements StateStore {
       await rm(tmp, { force: true });
       return;
     }
+    // Large values now lie at their place in the new file (unless replaced meanwhile: that change is pending).
+    for (const m of moved) {
+      if (space.map.get(m.key) !== m.entry) continue;
+      m.entry.at = m.at;
+      m.entry.n = m.n;
+      delete m.entry.j;
+    }
     // Changes made while rewriting are still in `pending` (set by put) and go to the new file next.
-    space.bytes = Buffer.byteLength(text);
+    space.bytes = offset;
+    space.sizeUnknown = false;
     space.compactedBytes = Math.max(space.bytes, 1);
     space.torn = false;
     if (space.compactDue) await rm(join(this.location, `${ns}.json`), { force: true });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { FileStateStore, readNamespaceFile } from '../../src/state/fileStore.js';
+import { DISK_ONLY_CHARS, FileStateStore, readNamespaceFile } from '../../src/state/fileStore.js';
 
 let dir: string;
 let clock: ManualClock;
@@ -87,6 +87,47 @@ describe('the file store', () => {
     // Writes after a rewrite land in the new file, not in the one it replaced.
     await s.set('invoice-index', 'bill:008A', { after: true });
     expect(readNamespaceFile(dir, 'invoice-index')).toEqual({ 'invoice:008A': { round: 59, rows }, 'bill:008A': { after: true } });
+  });
+
+  it('keeps large values on disk only once written, and reads them back through rewrites, restarts and replacements', async () => {
+    const s = open();
+    // Non-ASCII text, so byte offsets and string lengths differ.
+    const shard = (i: number, tag: string) => ({ v: 2, tag, rows: Array.from({ length: 400 }, (_, r) => ({ id: `00e${i}-${r}`, name: `Café Müller № ${r}`, amount: r * 1.5 })) });
+    expect(JSON.stringify(shard(0, 'a')).length).toBeGreaterThan(DISK_ONLY_CHARS);
+    await Promise.all(Array.from({ length: 8 }, (_, i) => s.set('invoice-index', `shard:${i}`, shard(i, 'a'))));
+    await s.set('invoice-index', 'head', { v: 2, shards: 8 });
+    expect(await s.residency('invoice-index')).toEqual({ entries: 9, diskOnly: 8, textChars: JSON.stringify({ v: 2, shards: 8 }).length });
+    for (let i = 0; i < 8; i++) expect(await s.get('invoice-index', `shard:${i}`)).toEqual(shard(i, 'a'));
+
+    // Rewrite shards until the journal is compacted (it moves every value), reading while it happens.
+    const reads: Array<Promise<unknown>> = [];
+    for (let round = 0; round < 64; round++) {
+      const i = round % 8;
+      const write = s.set('invoice-index', `shard:${i}`, shard(i, `r${round}`));
+      reads.push(s.get('invoice-index', `shard:${(i + 3) % 8}`));
+      await write;
+    }
+    const settled = await Promise.all(reads);
+    settled.forEach((value, round) => expect((value as { rows: unknown[] }).rows).toEqual(shard((round + 3) % 8, 'x').rows));
+    const expected = (i: number) => shard(i, `r${56 + i}`);
+    for (let i = 0; i < 8; i++) expect(await s.get('invoice-index', `shard:${i}`)).toEqual(expected(i));
+    // The journal was rewritten (64 writes of ~25 KB would be 1.6 MB) and still answers from the new offsets.
+    expect(statSync(join(dir, 'invoice-index.jsonl')).size).toBeLessThan(48 * Buffer.byteLength(JSON.stringify(shard(0, 'r00'))));
+    expect((await s.residency('invoice-index')).diskOnly).toBe(8);
+    const all = new Map(await s.entries<unknown>('invoice-index'));
+    expect(all.get('head')).toEqual({ v: 2, shards: 8 });
+    for (let i = 0; i < 8; i++) expect(all.get(`shard:${i}`)).toEqual(expected(i));
+    await s.delete('invoice-index', 'shard:7');
+    expect(await s.get('invoice-index', 'shard:7')).toBeUndefined();
+
+    // After a restart, large values are found in the file as read: on disk only from the start.
+    await s.close();
+    const again = open();
+    expect(await again.residency('invoice-index')).toMatchObject({ entries: 8, diskOnly: 7 });
+    for (let i = 0; i < 7; i++) expect(await again.get('invoice-index', `shard:${i}`)).toEqual(expected(i));
+    await again.set('invoice-index', 'shard:0', shard(0, 'after restart'));
+    expect(await again.get('invoice-index', 'shard:0')).toEqual(shard(0, 'after restart'));
+    expect(readNamespaceFile(dir, 'invoice-index')['shard:1']).toEqual(expected(1));
   });
 
   it('skips a line torn by a crash mid-append', async () => {
