@@ -39,6 +39,7 @@ export async function memory(ctx: BenchContext): Promise<ScenarioResult> {
     // BENCH_LIVE_HEAP=1 with BENCH_BOT_EXEC_ARGV=--expose-gc: the live heap at each stage (what is held, not garbage).
     const live = process.env.BENCH_LIVE_HEAP ? ((await bot.call('liveHeap')) as number | null) : null;
     if (live !== null) ctx.log(`  live heap after a full collection: ${(live / MB).toFixed(1)} MB`);
+    if (process.env.BENCH_HEAP_SPACES) ctx.log(`  heap spaces (MB size/used): ${(s as { heapSpaces?: Array<{ space: string; size: number; used: number }> }).heapSpaces?.map((h) => `${h.space.replace('_space', '')} ${(h.size / MB).toFixed(0)}/${(h.used / MB).toFixed(0)}`).join(', ')}`);
     const m = bot.memory();
     stages.push({ stage, seconds: (Date.now() - t0) / 1000, peakRss: m?.peakRss ?? Number.NaN, rss: m?.rss ?? Number.NaN, heapUsed: s.memory.heapUsed, heapTotal: s.memory.heapTotal, external: s.memory.external, cacheEntries: s.cache.entries, cacheBytes: s.cache.bytes });
     ctx.log(
