@@ -36,14 +36,17 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
     return this.proc.pid!;
   }
 
-  /** Forks `entry` (a compiled bench/children file, see build.ts) with exactly `env` (plus PATH and HOME). */
-  static async start<I extends Record<string, unknown>>(name: string, entry: string, env: Record<string, string>, timeoutMs = 60_000): Promise<Child<I>> {
+  /**
+   * Forks `entry` (a compiled bench/children file, see build.ts) with exactly `env` (plus PATH and HOME), under the
+   * node flags `nodeFlags` (billbridge's are those of `npm start`, see startFlags).
+   */
+  static async start<I extends Record<string, unknown>>(name: string, entry: string, env: Record<string, string>, timeoutMs = 60_000, nodeFlags = ['--disable-warning=DEP0111']): Promise<Child<I>> {
     const proc = fork(entry, [], {
       cwd: ROOT,
       // BENCH_BOT_ENV ("NAME=value NAME2=value"): more environment for the bots (e.g. MALLOC_ARENA_MAX, for a figure).
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, ...(name.includes('bot') ? envPairs(process.env.BENCH_BOT_ENV) : {}) },
       // Compiled JavaScript, no TypeScript loader: the process holds what `npm start` would.
-      execArgv: ['--disable-warning=DEP0111', ...(name.includes('bot') && process.env.BENCH_BOT_EXEC_ARGV ? process.env.BENCH_BOT_EXEC_ARGV.split(/\s+/).filter(Boolean) : []), ...(process.env.BENCH_PROFILE_ALL && process.env.BENCH_PROFILE_DIR && name.includes('bot') ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}/${name.replace(/\W+/g, '-')}`] : [])],
+      execArgv: [...nodeFlags, ...(name.includes('bot') && process.env.BENCH_BOT_EXEC_ARGV ? process.env.BENCH_BOT_EXEC_ARGV.split(/\s+/).filter(Boolean) : []), ...(process.env.BENCH_PROFILE_ALL && process.env.BENCH_PROFILE_DIR && name.includes('bot') ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}/${name.replace(/\W+/g, '-')}`] : [])],
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       serialization: 'advanced',
     });
@@ -245,7 +248,20 @@ export interface BotOptions {
   env?: Record<string, string>;
 }
 
-/** billbridge pointed at the sandbox process as if it were BILL (the four BILL_* credentials set). */
+/** The node flags `npm start` runs billbridge with (package.json's start script, up to the script it runs). */
+export function startFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts?: { start?: string } };
+  const words = (pkg.scripts?.start ?? '').split(/\s+/).filter(Boolean);
+  if (words[0] !== 'node') throw new Error(`package.json's start script does not run node: ${pkg.scripts?.start}`);
+  const flags: string[] = [];
+  for (const w of words.slice(1)) {
+    if (!w.startsWith('-')) break;
+    flags.push(w);
+  }
+  return flags;
+}
+
+/** billbridge pointed at the sandbox process as if it were BILL (the four BILL_* credentials set), run as `npm start` runs it. */
 export function startBotProcess(name: string, o: BotOptions): Promise<Child<BotInfo>> {
   const c = o.sandbox.credentials;
   const env: Record<string, string> = {
@@ -268,7 +284,7 @@ export function startBotProcess(name: string, o: BotOptions): Promise<Child<BotI
     env.BENCH_CLOCK_EPOCH = String(o.clock.epoch);
     env.BENCH_CLOCK_SPEED = String(o.clock.speed);
   }
-  return Child.start<BotInfo>(name, childEntry('bot'), env);
+  return Child.start<BotInfo>(name, childEntry('bot'), env, 60_000, startFlags());
 }
 
 export function startEchoProcess(name = 'echo bot'): Promise<Child<BotInfo>> {
