@@ -3,7 +3,7 @@
 // can read the app's own counters (cache, limiter, indexes, memory) over IPC.
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
+import { getHeapSpaceStatistics, getHeapStatistics, writeHeapSnapshot } from 'node:v8';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { NS } from '../../src/state/types.js';
@@ -40,6 +40,7 @@ serve(
         loginsLastHour: app.bill.status().loginsLastHour,
         memory: process.memoryUsage(),
         heapSpaces: getHeapSpaceStatistics().map((h) => ({ space: h.space_name, size: h.space_size, used: h.space_used_size })),
+        malloced: { now: getHeapStatistics().malloced_memory, peak: getHeapStatistics().peak_malloced_memory },
         ...residentSet(),
       };
     },

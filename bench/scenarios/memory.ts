@@ -111,7 +111,10 @@ async function pass(ctx: BenchContext, sandbox: Awaited<ReturnType<BenchContext[
     // BENCH_LIVE_HEAP=1 with BENCH_BOT_EXEC_ARGV=--expose-gc: the live heap at each stage (what is held, not garbage).
     const live = process.env.BENCH_LIVE_HEAP ? ((await bot.call('liveHeap')) as number | null) : null;
     if (live !== null) ctx.log(`  live heap after a full collection: ${(live / MB).toFixed(1)} MB`);
-    if (process.env.BENCH_HEAP_SPACES) ctx.log(`  heap spaces (MB size/used): ${(s as { heapSpaces?: Array<{ space: string; size: number; used: number }> }).heapSpaces?.map((h) => `${h.space.replace('_space', '')} ${(h.size / MB).toFixed(0)}/${(h.used / MB).toFixed(0)}`).join(', ')}`);
+    if (process.env.BENCH_HEAP_SPACES) {
+      const x = s as { heapSpaces?: Array<{ space: string; size: number; used: number }>; malloced?: { now: number; peak: number } };
+      ctx.log(`  heap spaces (MB size/used): ${x.heapSpaces?.map((h) => `${h.space.replace('_space', '')} ${(h.size / MB).toFixed(0)}/${(h.used / MB).toFixed(0)}`).join(', ')}; V8 malloc ${((x.malloced?.now ?? 0) / MB).toFixed(0)} MB (peak ${((x.malloced?.peak ?? 0) / MB).toFixed(0)})`);
+    }
     const m = bot.memory();
     stages.push({ stage, seconds: (Date.now() - t0) / 1000, peakRss: m?.peakRss ?? Number.NaN, rss: m?.rss ?? Number.NaN, heapUsed: s.memory.heapUsed, heapTotal: s.memory.heapTotal, external: s.memory.external, cacheEntries: s.cache.entries, cacheBytes: s.cache.bytes });
     ctx.log(
