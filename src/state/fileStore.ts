@@ -167,33 +167,17 @@ function checkName(kind: string, name: string): void {
   if (!NAME.test(name)) throw new Error(`Invalid state ${kind} name "${name}"`);
 }
 
-/** Replays a journal's text into entries; a torn last line (a crash mid-append) is skipped. */
-export function replayJournal(text: string, into = new Map<string, Entry>()): Map<string, Entry> {
-  for (const raw of text.split('\n')) {
-    if (raw === '') continue;
-    let line: JournalLine;
-    try {
-      line = JSON.parse(raw) as JournalLine;
-    } catch {
-      continue;
-    }
-    if (typeof line?.k !== 'string') continue;
-    if (line.d) into.delete(line.k);
-    else into.set(line.k, entryOf(JSON.stringify(line.v) ?? 'null', line.e));
-  }
-  return into;
-}
-
 /** The start of a set line up to its value (what setLine writes before the value's JSON text). */
 function setLinePrefix(key: string): string {
   return `{"k":${JSON.stringify(key)},"v":`;
 }
 
 /**
- * Replays a journal read as bytes, learning where each value lies in the file: a large value written in the form
- * setLine writes is kept on disk only (`at`, `n`); anything else keeps its text in memory until the next rewrite.
+ * Replays a journal read as bytes into entries; a torn last line (a crash mid-append) is skipped. With `diskOnly`,
+ * a large value written in the form setLine writes is kept on disk only (`at`, `n`: where it lies in the file);
+ * anything else keeps its text in memory until the next rewrite.
  */
-function replayJournalBytes(bytes: Buffer, into: Map<string, Entry>): void {
+function replayJournal(bytes: Buffer, into: Map<string, Entry>, diskOnly: boolean): Map<string, Entry> {
   let start = 0;
   while (start < bytes.length) {
     let end = bytes.indexOf(0x0a, start);
@@ -214,26 +198,27 @@ function replayJournalBytes(bytes: Buffer, into: Map<string, Entry>): void {
       continue;
     }
     const entry = entryOf(JSON.stringify(line.v) ?? 'null', line.e);
-    if (entry.j!.length >= DISK_ONLY_CHARS && raw === setLine(line.k, entry)) {
+    if (diskOnly && entry.j!.length >= DISK_ONLY_CHARS && raw === setLine(line.k, entry)) {
       entry.at = lineStart + Buffer.byteLength(setLinePrefix(line.k));
       entry.n = Buffer.byteLength(entry.j!);
       delete entry.j;
     }
     into.set(line.k, entry);
   }
+  return into;
 }
 
 /** Reads a namespace straight from disk (tools and tests), live entries only. */
 export function readNamespaceFile(dir: string, ns: string, now = Date.now()): Record<string, unknown> {
   checkName('namespace', ns);
-  let text = '';
+  let bytes = Buffer.alloc(0);
   try {
-    text = readFileSync(join(dir, `${ns}.jsonl`), 'utf8');
+    bytes = readFileSync(join(dir, `${ns}.jsonl`));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   const out: Record<string, unknown> = {};
-  for (const [k, entry] of replayJournal(text)) if (entry.e === undefined || entry.e > now) out[k] = JSON.parse(entry.j!);
+  for (const [k, entry] of replayJournal(bytes, new Map(), false)) if (entry.e === undefined || entry.e > now) out[k] = JSON.parse(entry.j!);
   return out;
 }
 
@@ -406,7 +391,7 @@ export class FileStateStore implements StateStore {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
-    replayJournalBytes(journal, map);
+    replayJournal(journal, map, true);
     // A store written before the journal (one JSON object per namespace) is read once and rewritten as a journal.
     const legacy = journal.length === 0 ? await this.readLegacy(ns, map) : false;
     for (const [k, entry] of map) if (this.expired(entry)) map.delete(k);
