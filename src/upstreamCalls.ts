@@ -1,6 +1,6 @@
-// Counts the upstream calls each turn makes (per service) for the audit trail, carried by AsyncLocalStorage, and keeps
+// Counts the upstream calls each turn makes (per service) for the audit trail, carried through its awaits (asyncContext.ts), and keeps
 // a person's turn within the time Teams waits for it.
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { ContextSlot } from './asyncContext.js';
 import type { Clock } from './clock.js';
 import type { Limiter, Upstream } from './limits/types.js';
 
@@ -31,7 +31,7 @@ interface TurnScope {
 }
 
 export class UpstreamCallCounter {
-  private readonly als = new AsyncLocalStorage<TurnScope>();
+  private readonly als = new ContextSlot<TurnScope>('turn scope');
 
   /**
    * With `deadline`, a person's call (interactive, other than the Bot Connector sends that carry the answer) waits

@@ -1,5 +1,5 @@
 // The Bot Framework adapter: CloudAdapter with botbuilder's own JWT checks, quiet 401s, and the one onTurnError.
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { ContextSlot } from '../asyncContext.js';
 import { format } from 'node:util';
 import {
   CallerIdConstants,
@@ -79,7 +79,7 @@ export function botAuthOptions(config: Config): ConfigurationBotFrameworkAuthent
  * that scope it is untouched. Installed once per process; the scope is per call, so several apps in one process
  * (tests) each get their own lines.
  */
-const botbuilderConsole = new AsyncLocalStorage<Logger>();
+const botbuilderConsole = new ContextSlot<Logger>('botbuilder console');
 const ROUTED = Symbol.for('billbridge.consoleRouted');
 
 function routeBotbuilderConsole(): void {

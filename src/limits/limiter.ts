@@ -1,5 +1,5 @@
 // The shared limiter: admits each outbound call through every budget that applies, in priority order, within its wait.
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { ContextSlot } from '../asyncContext.js';
 import Bottleneck from 'bottleneck';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
@@ -114,7 +114,7 @@ export class SharedLimiter implements Limiter {
   /** Aggregate rows keep their own last throttle, since idle keys are forgotten. */
   private readonly aggregateThrottle = new Map<string, { at: number; kind: Throttle['kind'] }>();
   private readonly tickets = new Set<Ticket>();
-  private readonly grants = new AsyncLocalStorage<GrantContext>();
+  private readonly grants = new ContextSlot<GrantContext>('limiter grant');
   private readonly tuning: LimiterTuning;
   private readonly commandWaitMs: number;
   private lastSweep = 0;
