@@ -134,7 +134,10 @@ export function connectorLimits(deps: ConnectorLimitsDeps): Middleware {
       if (pipeline) {
         // A client kept for inbound turns (http/turnClients.ts) gets the policy once, from the first turn that uses
         // it: every turn that shares it is a person's, and its calls count against the thread they address.
-        if (!pipeline.getOrderedPolicies().some((p) => p.name === POLICY_NAME)) pipeline.addPolicy(policy(priority, isSharedClient(client) ? undefined : turnConversation), { afterPhase: 'Retry' });
+        if (!pipeline.getOrderedPolicies().some((p) => p.name === POLICY_NAME)) {
+          // Only inbound turns share a client, whatever activity the first of them carried: a person waits on each.
+          pipeline.addPolicy(isSharedClient(client) ? policy('interactive', undefined) : policy(priority, turnConversation), { afterPhase: 'Retry' });
+        }
       } else {
         // A botbuilder whose connector client is shaped differently: limit whole sends instead of attempts.
         if (!warned) {

@@ -139,7 +139,8 @@ describe('connector clients kept between turns', () => {
     const limiter = new RecordingLimiter();
     const clients = new TurnClients();
     const kept = (await clients.forTurn(authResult(new CountingFactory(), 'app')).connectorFactory!.create('https://smba.test/', 'aud')) as unknown as ReturnType<typeof fakeClient>;
-    const policy = await turn({ type: 'message', conversation: { id: 'first-turn' } }, limiter, undefined, kept);
+    // Even when the first turn on it looks like a proactive continuation (an inbound activity can say anything).
+    const policy = await turn({ type: 'event', name: 'ContinueConversation', conversation: { id: 'first-turn' } }, limiter, undefined, kept);
     await policy.sendRequest({ url: URL }, async () => ({ status: 200, headers: headers({}) }));
     await policy.sendRequest({ url: 'https://smba.test/v3/teams/19%3Ateam' }, async () => ({ status: 200, headers: headers({}) }));
     expect(limiter.runs.map((r) => (r.upstream.service === 'connector' ? r.upstream.conversationId : r.upstream.service))).toEqual(['19:general@thread.tacv2;messageid=17', '/v3/teams/19:team']);
