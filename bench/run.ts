@@ -37,7 +37,8 @@ Environment for looking into a figure: BENCH_PROFILE_DIR (CPU profiles of the bo
 whole process with BENCH_PROFILE_ALL=1), BENCH_HEAP_DIR (heap snapshot at the end of the memory scenario),
 BENCH_LOG_DIR (every child's log lines), BENCH_BOT_EXEC_ARGV (node flags for every bot process, e.g. --expose-gc),
 BENCH_BOT_NODE_OPTIONS, BENCH_CACHE_MAX_BYTES, BENCH_CACHE_MAX_ENTRIES (the memory scenario's bot), BENCH_LIVE_HEAP=1
-(with --expose-gc: the memory scenario logs the live heap at each stage). Read a profile with: npx tsx bench/profile.ts <file>, a heap snapshot with:
+(with --expose-gc: the memory scenario logs the live heap at each stage), BENCH_HEAP_SPACES=1 (V8's heap spaces and
+its own malloc at each memory stage). Read a profile with: npx tsx bench/profile.ts <file>, a heap snapshot with:
 npx tsx bench/heap.ts <file>.`;
 
 const { values, fail, whole } = commandLine('billbridge bench', HELP, {
