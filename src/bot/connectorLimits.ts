@@ -132,10 +132,10 @@ export function connectorLimits(deps: ConnectorLimitsDeps): Middleware {
       const client = context.turnState.get(context.adapter.ConnectorClientKey) as unknown;
       const pipeline = pipelineOf(client);
       if (pipeline) {
-        // A client kept for inbound turns (http/turnClients.ts) gets the policy once, from the first turn that uses
-        // it: every turn that shares it is a person's, and its calls count against the thread they address.
         if (!pipeline.getOrderedPolicies().some((p) => p.name === POLICY_NAME)) {
-          // Only inbound turns share a client, whatever activity the first of them carried: a person waits on each.
+          // A client kept for inbound turns (http/turnClients.ts) gets the policy once, from the first turn that uses
+          // it, whatever activity that turn carried: every turn sharing it is a person's, and its calls count against
+          // the thread they address.
           pipeline.addPolicy(isSharedClient(client) ? policy('interactive', undefined) : policy(priority, turnConversation), { afterPhase: 'Retry' });
         }
       } else {

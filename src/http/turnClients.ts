@@ -2,7 +2,8 @@
 // ConnectorClient (an @azure/core-client ServiceClient with its whole HTTP pipeline) and a new UserTokenClient for
 // every activity it receives, then drops them: about a tenth of the CPU a simple command costs. Both are stateless
 // between requests (their credentials fetch and renew their own tokens), so billbridge keeps one per app id,
-// service URL and audience, as botbuilder's own BotFrameworkAdapter kept its clients, and hands the same ones out.
+// service URL and audience and hands the same ones out, as botbuilder's C# BotFrameworkAdapter keeps its connector
+// clients per service URL and app id ("a significant boost in throughput", its source says).
 import {
   AuthenticationConstants,
   ConnectorFactory,

@@ -268,7 +268,7 @@ export class FileStateStore implements StateStore {
     return text === undefined ? undefined : (JSON.parse(text) as T);
   }
 
-  /** How many values of a namespace are kept on disk only, and the bytes of JSON text memory holds (tests, status). */
+  /** How many values of a namespace are kept on disk only, and how many characters of JSON text memory holds (tests). */
   async residency(ns: string): Promise<{ entries: number; diskOnly: number; textChars: number }> {
     const space = await this.load(ns);
     let diskOnly = 0;
