@@ -40,8 +40,15 @@ export function auditObserver(audit: AuditTrail, registry: CommandRegistry, upst
   return async (req, result, durationMs) => {
     const def = result.command ? registry.get(result.command) : undefined;
     const counts = upstream() ?? {};
+    const { scope, caller } = req;
+    // Field by field rather than spread from auditActor(): this runs for every command (see AuditTrail.command).
     await audit.command({
-      ...auditActor(req.scope, req.caller),
+      tenantId: scope.tenantId,
+      teamId: scope.teamId,
+      channelId: scope.channelId,
+      conversationId: scope.conversationId,
+      aadObjectId: caller.aadObjectId,
+      userId: caller.id,
       command: result.command,
       args: def?.secretArgs ? [] : result.args,
       orgId: result.orgId,
