@@ -4,9 +4,14 @@
 // on every await of every turn; one storage whose store holds a slot per value costs what one slot did.
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-type Store = Readonly<Record<symbol, unknown>>;
+/** A slot's value, linked to the store around it (a few links deep: one per slot that is set, plus nesting). */
+interface Frame {
+  readonly key: symbol;
+  readonly value: unknown;
+  readonly parent: Frame | undefined;
+}
 
-const storage = new AsyncLocalStorage<Store>();
+const storage = new AsyncLocalStorage<Frame>();
 
 /** One value carried through async calls; slots are independent, as separate AsyncLocalStorages would be. */
 export class ContextSlot<T> {
@@ -18,11 +23,14 @@ export class ContextSlot<T> {
 
   /** Runs `fn` with this slot set to `value`; every other slot keeps what it holds. */
   run<R>(value: T, fn: () => R): R {
-    return storage.run({ ...storage.getStore(), [this.key]: value }, fn);
+    // A frame of one fixed shape in front of the current ones: no copy of the others (this runs for every turn and
+    // every limited call).
+    return storage.run({ key: this.key, value, parent: storage.getStore() }, fn);
   }
 
   /** The value of the innermost `run` around the caller; undefined outside any. */
   getStore(): T | undefined {
-    return storage.getStore()?.[this.key] as T | undefined;
+    for (let f = storage.getStore(); f; f = f.parent) if (f.key === this.key) return f.value as T;
+    return undefined;
   }
 }

@@ -183,7 +183,8 @@ export class Dispatcher {
         log,
       });
       await typing;
-      return { ...result, orgId, reply, outcome: okOutcome };
+      // Written out, not spread from `result`: every command returns through here (see AuditTrail.command).
+      return { command: result.command, args: result.args, orgId, reply, outcome: okOutcome };
     } catch (err) {
       log.warn({ command: command.name, err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'command failed');
       const retryCommand = [command.name, input.argText].filter(Boolean).join(' ');
