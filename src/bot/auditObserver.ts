@@ -1,5 +1,5 @@
 // Feeds every dispatched command into the audit trail: who, where, what, the outcome and the upstream calls it made.
-import type { AdminAudit, AuditActor, AuditTrail } from '../state/audit.js';
+import type { AdminAudit, AuditActor, AuditTrail, CommandAudit } from '../state/audit.js';
 import type { Caller, CommandContext, ConversationScope } from './commands/types.js';
 import { upstreamTotal, type UpstreamCounts } from '../upstreamCalls.js';
 import {
@@ -40,24 +40,18 @@ export function auditObserver(audit: AuditTrail, registry: CommandRegistry, upst
   return async (req, result, durationMs) => {
     const def = result.command ? registry.get(result.command) : undefined;
     const counts = upstream() ?? {};
-    const { scope, caller } = req;
-    // Field by field rather than spread from auditActor(): this runs for every command (see AuditTrail.command).
-    await audit.command({
-      tenantId: scope.tenantId,
-      teamId: scope.teamId,
-      channelId: scope.channelId,
-      conversationId: scope.conversationId,
-      aadObjectId: caller.aadObjectId,
-      userId: caller.id,
-      command: result.command,
-      args: def?.secretArgs ? [] : result.args,
-      orgId: result.orgId,
-      result: result.outcome,
-      reason: auditReason(result.error),
-      upstreamCalls: upstreamTotal(counts),
-      upstream: counts as Record<string, number>,
-      correlationId: req.correlationId,
-      durationMs,
-    });
+    // The command's fields are added to the actor record, not spread with it into a new literal: this runs for
+    // every command, and the spread cost ~25 µs each (see AuditTrail.command).
+    const entry = auditActor(req.scope, req.caller) as CommandAudit;
+    entry.command = result.command;
+    entry.args = def?.secretArgs ? [] : result.args;
+    entry.orgId = result.orgId;
+    entry.result = result.outcome;
+    entry.reason = auditReason(result.error);
+    entry.upstreamCalls = upstreamTotal(counts);
+    entry.upstream = counts as Record<string, number>;
+    entry.correlationId = req.correlationId;
+    entry.durationMs = durationMs;
+    await audit.command(entry);
   };
 }
