@@ -65,7 +65,6 @@ const LINES_KEPT = 20;
 /** Most pages one walk reads (100 rows each): 1,000,000 records. */
 const MAX_WALK_PAGES = 10_000;
 
-
 const byUpdatedTime = [{ field: 'updatedTime' as const, order: 'asc' as const }];
 const since = (t: string | undefined) => (t ? new BillFilter().gte('updatedTime', t) : undefined);
 

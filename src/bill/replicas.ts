@@ -110,8 +110,6 @@ class OrgReplica<Row extends ReplicaRow> {
   readonly byNumber = new Map<string, Set<string>>();
   /** Row ids by group (spec.groupOf), when the spec names one. */
   readonly byGroup = new Map<string, Set<string>>();
-
-  constructor(private readonly groupOf?: (row: Row) => string) {}
   /** Shards changed since they were last stored. */
   readonly dirty = new Set<number>();
   /** The tag of each shard as stored (by whom, which write): a header vouches only for shards it names. */
@@ -127,6 +125,8 @@ class OrgReplica<Row extends ReplicaRow> {
   watermark: string | undefined;
   size = 0;
 
+  constructor(private readonly groupOf?: (row: Row) => string) {}
+
   get(id: string): Row | undefined {
     return this.shards[shardOf(id)]!.get(id);
   }
@@ -136,6 +136,12 @@ class OrgReplica<Row extends ReplicaRow> {
     const out: Row[] = [];
     for (const shard of this.shards) for (const row of shard.values()) if (!keep || keep(row)) out.push(row);
     return out;
+  }
+
+  /** True when some row passes `test`. */
+  some(test: (row: Row) => boolean): boolean {
+    for (const shard of this.shards) for (const row of shard.values()) if (test(row)) return true;
+    return false;
   }
 
   /** The rows of these groups (or those `keep` keeps). */
@@ -709,7 +715,7 @@ export class Replica<R, Row extends ReplicaRow> {
     } else {
       return undefined;
     }
-    r.legacy = r.collect((row) => row.f !== 1).length > 0;
+    r.legacy = r.some((row) => row.f !== 1);
     r.builtAt = typeof head.builtAt === 'number' ? head.builtAt : 0;
     r.refreshedAt = typeof head.refreshedAt === 'number' ? head.refreshedAt : 0;
     return r;

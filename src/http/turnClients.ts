@@ -97,18 +97,12 @@ export class TurnClients {
   }
 
   /**
-   * The same authentication, keeping the user token clients it creates for each turn (one per app id). Everything
-   * else, the token checks included, is botbuilder's own.
+   * `auth` (the adapter's own), now keeping the user token clients it creates for each turn (one per app id).
+   * Everything else, the token checks included, stays botbuilder's own.
    */
   keepingTokenClients(auth: BotFrameworkAuthentication): BotFrameworkAuthentication {
-    const tokens = this.tokens;
-    const create = (identity: ClaimsIdentity) => tokens.get(appIdOf(identity), () => auth.createUserTokenClient(identity));
-    return new Proxy(auth, {
-      get(target, prop, receiver) {
-        if (prop === 'createUserTokenClient') return create;
-        const value = Reflect.get(target, prop, receiver) as unknown;
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      },
-    });
+    const create = auth.createUserTokenClient.bind(auth);
+    auth.createUserTokenClient = (identity: ClaimsIdentity) => this.tokens.get(appIdOf(identity), () => create(identity));
+    return auth;
   }
 }

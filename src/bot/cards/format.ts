@@ -70,10 +70,10 @@ export function daysBetween(from: string, to: string): number {
   return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
 }
 
-/** A BILL calendar date (yyyy-MM-dd) for people: "Nov 21, 2026" in en-US. */
 /** Calendar dates already drawn, per locale ("en-US|2026-03-10" -> "Mar 10, 2026"): lists repeat the same days. */
 const calendarDates = new Map<string, string>();
 
+/** A BILL calendar date (yyyy-MM-dd) for people: "Nov 21, 2026" in en-US. */
 export function calendarDate(isoDate: string | undefined, locale: string): string {
   if (!isoDate || !/^\d{4}-\d{2}-\d{2}/.test(isoDate)) return '—';
   const day = isoDate.slice(0, 10);

@@ -70,8 +70,10 @@ export function lazyRows<T>(items: readonly T[], row: (item: T) => string[]): La
 
 export function listCard(spec: ListCardSpec): CardReply {
   const size = spec.pageSize ?? LIST_PAGE_SIZE;
-  const lazy = Array.isArray(spec.rows) ? undefined : spec.rows;
-  const total = lazy ? lazy.count : (spec.rows as string[][]).length;
+  const rows: LazyRows = Array.isArray(spec.rows) ? lazyRows(spec.rows, (r) => r) : spec.rows;
+  const tones = spec.tones;
+  const toneOf = typeof tones === 'function' ? tones : (i: number) => tones?.[i];
+  const total = rows.count;
   const pages = Math.max(1, Math.ceil(total / size));
   const page = Number.isFinite(spec.page) ? Math.min(Math.max(0, Math.floor(spec.page)), pages - 1) : 0;
   const body: CardElement[] = [title(escapeMarkdown(spec.title))];
@@ -85,9 +87,8 @@ export function listCard(spec: ListCardSpec): CardReply {
     const from = page * size;
     const to = Math.min(total, from + size);
     const shown: string[][] = [];
-    for (let i = from; i < to; i++) shown.push(lazy ? lazy.at(i) : (spec.rows as string[][])[i]!);
-    const tones = spec.tones;
-    const rowColors = tones === undefined ? undefined : typeof tones === 'function' ? shown.map((_, k) => tones(from + k)) : tones.slice(from, to);
+    for (let i = from; i < to; i++) shown.push(rows.at(i));
+    const rowColors = tones === undefined ? undefined : shown.map((_, k) => toneOf(from + k));
     body.push(
       table(
         spec.columns.map((c) => ({ ...c, header: escapeMarkdown(c.header) })),

@@ -45,7 +45,6 @@ const bill: StatusSectionBuilder = (ctx, opts) => {
   return billSection(ctx.services.bill.status(), orgId, indexes, opts, pushFed);
 };
 
-
 const audit: StatusSectionBuilder = (ctx) => auditSection(ctx.services.audit.location);
 
 /** The card's sections, top to bottom. */
