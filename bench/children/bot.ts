@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { NS } from '../../src/state/types.js';
 import { WebhookSetup } from '../../src/notify/setup.js';
 import { PUSH_FED } from '../../src/notify/kinds.js';
-import { clockFromEnv, ready, residentSet, serve } from './ipc.js';
+import { clockFromEnv, ready, residentByMapping, residentSet, serve } from './ipc.js';
 
 // The environment the driver gave, never a developer's .env (it may hold real BILL credentials).
 const config = loadConfig(process.env);
@@ -61,6 +61,8 @@ serve(
     },
     /** Writes a V8 heap snapshot (for looking into a memory figure); returns its path. */
     heapSnapshot: (dir: string) => writeHeapSnapshot(`${dir}/billbridge-${process.pid}-${Date.now()}.heapsnapshot`),
+    /** Resident memory by kind of mapping, MB (BENCH_SMAPS=1). */
+    mappings: () => residentByMapping(),
     /** Live heap after a full collection (the bot started with --expose-gc, e.g. BENCH_BOT_EXEC_ARGV=--expose-gc). */
     liveHeap: () => {
       const gc = (globalThis as { gc?: () => void }).gc;

@@ -65,6 +65,33 @@ export function residentSet(): { peakRss: number | undefined; rss: number } {
 }
 
 /**
+ * Resident memory by kind of mapping (MB), from /proc/self/smaps: the node binary, glibc's malloc heap, anonymous
+ * mappings (V8's heap pages, malloc arenas of other threads, wasm memory, thread stacks), other files. For looking
+ * into what of the RSS is not V8's heap (BENCH_SMAPS=1). Empty where /proc is not available.
+ */
+export function residentByMapping(): Record<string, number> {
+  const out: Record<string, number> = {};
+  let text: string;
+  try {
+    text = readFileSync('/proc/self/smaps', 'utf8');
+  } catch {
+    return out;
+  }
+  let kind = '';
+  for (const line of text.split('\n')) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) {
+      const path = head[1]!;
+      kind = path === '' ? 'anonymous' : path.startsWith('[') ? path : path === process.execPath ? 'node binary' : path.includes('.so') ? 'shared libraries' : 'other files';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss) out[kind] = (out[kind] ?? 0) + Number(rss[1]) / 1024;
+  }
+  return out;
+}
+
+/**
  * Time running `speed` times faster than the wall clock from `epoch` on (the compressed hour). Every process of a
  * run uses the same epoch and speed, so the bot and the sandbox agree on what time it is.
  */

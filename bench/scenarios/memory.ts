@@ -115,6 +115,10 @@ async function pass(ctx: BenchContext, sandbox: Awaited<ReturnType<BenchContext[
       const x = s as { heapSpaces?: Array<{ space: string; size: number; used: number }>; malloced?: { now: number; peak: number } };
       ctx.log(`  heap spaces (MB size/used): ${x.heapSpaces?.map((h) => `${h.space.replace('_space', '')} ${(h.size / MB).toFixed(0)}/${(h.used / MB).toFixed(0)}`).join(', ')}; V8 malloc ${((x.malloced?.now ?? 0) / MB).toFixed(0)} MB (peak ${((x.malloced?.peak ?? 0) / MB).toFixed(0)})`);
     }
+    if (process.env.BENCH_SMAPS) {
+      const byKind = (await bot.call('mappings')) as Record<string, number>;
+      ctx.log(`  resident by mapping (MB): ${Object.entries(byKind).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
+    }
     const m = bot.memory();
     stages.push({ stage, seconds: (Date.now() - t0) / 1000, peakRss: m?.peakRss ?? Number.NaN, rss: m?.rss ?? Number.NaN, heapUsed: s.memory.heapUsed, heapTotal: s.memory.heapTotal, external: s.memory.external, cacheEntries: s.cache.entries, cacheBytes: s.cache.bytes });
     ctx.log(
