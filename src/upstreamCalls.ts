@@ -1,5 +1,5 @@
-// Counts the upstream calls each turn makes (per service) for the audit trail, carried through its awaits (asyncContext.ts), and keeps
-// a person's turn within the time Teams waits for it.
+// Counts the upstream calls each turn makes (per service) for the audit trail, carried through its awaits
+// (asyncContext.ts), and keeps a person's turn within the time Teams waits for it.
 import { ContextSlot } from './asyncContext.js';
 import type { Clock } from './clock.js';
 import type { Limiter, Upstream } from './limits/types.js';
@@ -31,7 +31,7 @@ interface TurnScope {
 }
 
 export class UpstreamCallCounter {
-  private readonly als = new ContextSlot<TurnScope>('turn scope');
+  private readonly turns = new ContextSlot<TurnScope>('turn scope');
 
   /**
    * With `deadline`, a person's call (interactive, other than the Bot Connector sends that carry the answer) waits
@@ -42,21 +42,21 @@ export class UpstreamCallCounter {
 
   run<T>(fn: () => Promise<T>): Promise<T> {
     const d = this.deadline;
-    return this.als.run({ counts: new Map(), deadline: d ? d.clock.now() + (d.turnDeadlineMs ?? TURN_DEADLINE_MS) : undefined }, fn);
+    return this.turns.run({ counts: new Map(), deadline: d ? d.clock.now() + (d.turnDeadlineMs ?? TURN_DEADLINE_MS) : undefined }, fn);
   }
 
   /** Calls counted so far in the current scope; undefined outside one. */
   current(): UpstreamCounts | undefined {
-    const store = this.als.getStore();
+    const store = this.turns.getStore();
     return store ? Object.fromEntries(store.counts) : undefined;
   }
 
   /** The same limiter, counting each call that starts (refused or timed-out calls were never made). */
   counting(limiter: Limiter): Limiter {
-    const als = this.als;
+    const turns = this.turns;
     const d = this.deadline;
     const run: Limiter['run'] = (upstream, opts, fn) => {
-      const scope = als.getStore();
+      const scope = turns.getStore();
       let runOpts = opts;
       if (d && scope?.deadline !== undefined && opts.priority === 'interactive' && upstream.service !== 'connector') {
         const left = Math.max(0, scope.deadline - d.clock.now());

@@ -99,28 +99,18 @@ export class AuditTrail {
 
   /** Records a command's outcome. Never throws: a failed write is logged as an error. */
   async command(entry: CommandAudit): Promise<void> {
-    // Written out field by field, not spread from head(): one record per command, and spreading into a literal
-    // that then gains more fields cost ~10 µs a record (measured), a tenth of what the rest of `help` costs here.
-    const record: AuditRecord = {
-      v: 1,
-      time: new Date(this.deps.clock.now()).toISOString(),
-      kind: 'command',
-      tenantId: entry.tenantId,
-      teamId: entry.teamId,
-      channelId: entry.channelId,
-      conversationId: entry.conversationId,
-      aadObjectId: entry.aadObjectId,
-      userId: entry.userId,
-      command: entry.command,
-      args: this.args(entry.args),
-      orgId: entry.orgId,
-      result: entry.result,
-      reason: entry.reason,
-      upstreamCalls: entry.upstreamCalls,
-      upstream: entry.upstream,
-      correlationId: entry.correlationId,
-      durationMs: Math.round(entry.durationMs),
-    };
+    // The command's fields are added to head()'s record, not spread with it into a new literal: one record per
+    // command, and the spread cost ~10 µs a record (measured), a tenth of what the rest of `help` costs here.
+    const record = this.head('command', entry) as AuditRecord & CommandAudit;
+    record.command = entry.command;
+    record.args = this.args(entry.args);
+    record.orgId = entry.orgId;
+    record.result = entry.result;
+    record.reason = entry.reason;
+    record.upstreamCalls = entry.upstreamCalls;
+    record.upstream = entry.upstream;
+    record.correlationId = entry.correlationId;
+    record.durationMs = Math.round(entry.durationMs);
     await this.write(record, { correlationId: entry.correlationId }, 'audit trail write failed').catch(() => undefined);
   }
 
@@ -157,9 +147,19 @@ export class AuditTrail {
     await this.write(record, { correlationId: entry.correlationId }, 'audit trail write failed for an approval');
   }
 
-  /** What every record starts with: format version, time, kind, who and where. */
+  /** What every record starts with: format version, time, kind, who and where (written out, not spread). */
   private head<K extends AuditRecord['kind']>(kind: K, a: AuditActor) {
-    return { v: 1 as const, time: new Date(this.deps.clock.now()).toISOString(), kind, ...this.actor(a) };
+    return {
+      v: 1 as const,
+      time: new Date(this.deps.clock.now()).toISOString(),
+      kind,
+      tenantId: a.tenantId,
+      teamId: a.teamId,
+      channelId: a.channelId,
+      conversationId: a.conversationId,
+      aadObjectId: a.aadObjectId,
+      userId: a.userId,
+    };
   }
 
   /** Appends a record; a failure is logged as an error (with `context`) and thrown on. */
@@ -170,17 +170,6 @@ export class AuditTrail {
       this.deps.log.error({ ...context, err: errorMessage(err) }, message);
       throw err;
     }
-  }
-
-  private actor(a: AuditActor): AuditActor {
-    return {
-      tenantId: a.tenantId,
-      teamId: a.teamId,
-      channelId: a.channelId,
-      conversationId: a.conversationId,
-      aadObjectId: a.aadObjectId,
-      userId: a.userId,
-    };
   }
 
   private text(value: string, max: number): string {

@@ -198,11 +198,7 @@ function replayJournal(bytes: Buffer, into: Map<string, Entry>, diskOnly: boolea
       continue;
     }
     const entry = entryOf(JSON.stringify(line.v) ?? 'null', line.e);
-    if (diskOnly && entry.j!.length >= DISK_ONLY_CHARS && raw === setLine(line.k, entry)) {
-      entry.at = lineStart + Buffer.byteLength(setLinePrefix(line.k));
-      entry.n = Buffer.byteLength(entry.j!);
-      delete entry.j;
-    }
+    if (diskOnly && entry.j!.length >= DISK_ONLY_CHARS && raw === setLine(line.k, entry)) keepOnDisk(entry, line.k, lineStart);
     into.set(line.k, entry);
   }
   return into;
@@ -229,6 +225,16 @@ function entryOf(j: string, e: number | undefined): Entry {
 /** The journal line for a set, built around the value's JSON text (never serialised twice). */
 function setLine(key: string, entry: Entry, text = entry.j!): string {
   return `${setLinePrefix(key)}${text}${entry.e !== undefined ? `,"e":${entry.e}` : ''}}`;
+}
+
+/**
+ * From now on `entry`'s value is read from the journal: its set line starts at byte `lineStart`, and the value's
+ * `n` bytes of JSON text follow the line's prefix.
+ */
+function keepOnDisk(entry: Entry, key: string, lineStart: number, n = Buffer.byteLength(entry.j!)): void {
+  entry.at = lineStart + Buffer.byteLength(setLinePrefix(key));
+  entry.n = n;
+  delete entry.j;
 }
 
 export class FileStateStore implements StateStore {
@@ -457,11 +463,7 @@ export class FileStateStore implements StateStore {
     for (const l of lines) {
       const lineBytes = Buffer.byteLength(l.line);
       const { entry, key } = l;
-      if (entry && key !== undefined && entry.j !== undefined && entry.j.length >= DISK_ONLY_CHARS && space.map.get(key) === entry) {
-        entry.at = offset + Buffer.byteLength(setLinePrefix(key));
-        entry.n = Buffer.byteLength(entry.j);
-        delete entry.j;
-      }
+      if (entry && key !== undefined && entry.j !== undefined && entry.j.length >= DISK_ONLY_CHARS && space.map.get(key) === entry) keepOnDisk(entry, key, offset);
       offset += lineBytes + 1;
     }
     space.bytes = offset;
@@ -487,12 +489,12 @@ export class FileStateStore implements StateStore {
       }
     }
     const parts: string[] = [];
-    const moved: Array<{ key: string; entry: Entry; at: number; n: number }> = [];
+    const moved: Array<{ key: string; entry: Entry; lineStart: number; n: number }> = [];
     let offset = 0;
     for (const [k, entry] of live) {
       const text = entry.j ?? old!.toString('utf8', entry.at!, entry.at! + entry.n!);
       const line = setLine(k, entry, text);
-      if (text.length >= DISK_ONLY_CHARS) moved.push({ key: k, entry, at: offset + Buffer.byteLength(setLinePrefix(k)), n: entry.n ?? Buffer.byteLength(text) });
+      if (text.length >= DISK_ONLY_CHARS) moved.push({ key: k, entry, lineStart: offset, n: entry.n ?? Buffer.byteLength(text) });
       parts.push(line, '\n');
       offset += Buffer.byteLength(line) + 1;
     }
@@ -509,12 +511,7 @@ export class FileStateStore implements StateStore {
       return;
     }
     // Large values now lie at their place in the new file (unless replaced meanwhile: that change is pending).
-    for (const m of moved) {
-      if (space.map.get(m.key) !== m.entry) continue;
-      m.entry.at = m.at;
-      m.entry.n = m.n;
-      delete m.entry.j;
-    }
+    for (const m of moved) if (space.map.get(m.key) === m.entry) keepOnDisk(m.entry, m.key, m.lineStart, m.n);
     // Changes made while rewriting are still in `pending` (set by put) and go to the new file next.
     space.bytes = offset;
     space.sizeUnknown = false;
