@@ -44,7 +44,7 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
     const proc = fork(entry, [], {
       cwd: ROOT,
       // BENCH_BOT_ENV ("NAME=value NAME2=value"): more environment for the bots (e.g. MALLOC_ARENA_MAX, for a figure).
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, ...(name.includes('bot') ? envPairs(process.env.BENCH_BOT_ENV) : {}) },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, ...(name.includes('bot') ? envPairs(process.env.BENCH_BOT_ENV) : {}), ...(name.includes('bot') && !name.includes('echo') && process.env.BENCH_ALLOC_DIR ? { BENCH_ALLOC_DIR: process.env.BENCH_ALLOC_DIR } : {}) },
       // Compiled JavaScript, no TypeScript loader: the process holds what `npm start` would.
       execArgv: [...nodeFlags, ...(name.includes('bot') && process.env.BENCH_BOT_EXEC_ARGV ? process.env.BENCH_BOT_EXEC_ARGV.split(/\s+/).filter(Boolean) : []), ...(process.env.BENCH_PROFILE_ALL && process.env.BENCH_PROFILE_DIR && name.includes('bot') ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}/${name.replace(/\W+/g, '-')}`] : [])],
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

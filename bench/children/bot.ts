@@ -17,6 +17,23 @@ const app = await buildApp(config, { clock: clockFromEnv(process.env) });
 const url = await app.listen();
 const orgId = config.bill.credentials?.orgId ?? app.sandbox?.credentials.orgId ?? '';
 
+// BENCH_ALLOC_DIR: what the bot allocated from start to stop, sampled every 16 KB, garbage included (V8's sampling
+// heap profiler keeps the samples of collected objects when asked to), written as a .heapprofile when it stops.
+// `npx tsx bench/allocs.ts <file>` sums it by package and function.
+const allocations = process.env.BENCH_ALLOC_DIR ? await sampleAllocations(process.env.BENCH_ALLOC_DIR) : undefined;
+
+async function sampleAllocations(dir: string): Promise<() => Promise<void>> {
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.enable');
+  await session.post('HeapProfiler.startSampling', { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  return async () => {
+    const { profile } = await session.post('HeapProfiler.stopSampling');
+    session.disconnect();
+    writeFileSync(`${dir}/billbridge-${process.pid}-${Date.now()}.heapprofile`, JSON.stringify(profile));
+  };
+}
+
 // A CPU profile of a window the driver chooses (BENCH_PROFILE_DIR): what the bot did during one scenario's load.
 let profiler: Session | undefined;
 
@@ -83,7 +100,10 @@ serve(
     /** Conversations the bot has stored references for (installs). */
     conversations: async () => (await app.state.entries(NS.conversations)).length,
   },
-  () => app.close(),
+  async () => {
+    await allocations?.();
+    await app.close();
+  },
 );
 
 ready({ url, pid: process.pid, orgId });
