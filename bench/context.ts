@@ -56,7 +56,10 @@ export class BenchContext {
 
   /** Stops every process this context started (newest first), and removes its scratch directories. */
   async cleanup(): Promise<void> {
-    for (const child of this.children.splice(0).reverse()) await child.stop().catch(() => undefined);
+    for (const child of this.children.splice(0).reverse()) {
+      await child.stop().catch(() => undefined);
+      this.reportGc(child);
+    }
     for (const dir of this.dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   }
 
@@ -64,5 +67,11 @@ export class BenchContext {
     const i = this.children.indexOf(child);
     if (i >= 0) this.children.splice(i, 1);
     await child.stop();
+    this.reportGc(child);
+  }
+
+  /** BENCH_GC_TRACE=1: what V8's collections did in a bot, once it has stopped. */
+  private reportGc(child: Child<any>): void {
+    if (child.gc.collections > 0) this.say(`  gc, ${child.name}: ${child.gc.describe()}`);
   }
 }

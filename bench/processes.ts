@@ -4,6 +4,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { childEntry, ROOT } from './build.js';
+import { GcTally } from './gcTrace.js';
 
 export { ROOT };
 
@@ -24,6 +25,8 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
   private readonly pending = new Map<number, Pending>();
   private exited = false;
   readonly logs: LogTally = { byLevel: {}, last: [] };
+  /** V8's collections, summed from its `--trace-gc-nvp` lines (BENCH_GC_TRACE=1; bots only). */
+  readonly gc = new GcTally();
   stderr = '';
 
   private constructor(
@@ -46,7 +49,7 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
       // BENCH_BOT_ENV ("NAME=value NAME2=value"): more environment for the bots (e.g. MALLOC_ARENA_MAX, for a figure).
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, ...(name.includes('bot') ? envPairs(process.env.BENCH_BOT_ENV) : {}), ...(name.includes('bot') && !name.includes('echo') && process.env.BENCH_ALLOC_DIR ? { BENCH_ALLOC_DIR: process.env.BENCH_ALLOC_DIR } : {}) },
       // Compiled JavaScript, no TypeScript loader: the process holds what `npm start` would.
-      execArgv: [...nodeFlags, ...(name.includes('bot') && process.env.BENCH_BOT_EXEC_ARGV ? process.env.BENCH_BOT_EXEC_ARGV.split(/\s+/).filter(Boolean) : []), ...(process.env.BENCH_PROFILE_ALL && process.env.BENCH_PROFILE_DIR && name.includes('bot') ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}/${name.replace(/\W+/g, '-')}`] : [])],
+      execArgv: [...nodeFlags, ...(name.includes('bot') && process.env.BENCH_GC_TRACE ? ['--trace-gc-nvp'] : []), ...(name.includes('bot') && process.env.BENCH_BOT_EXEC_ARGV ? process.env.BENCH_BOT_EXEC_ARGV.split(/\s+/).filter(Boolean) : []), ...(process.env.BENCH_PROFILE_ALL && process.env.BENCH_PROFILE_DIR && name.includes('bot') ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}/${name.replace(/\W+/g, '-')}`] : [])],
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       serialization: 'advanced',
     });
@@ -54,6 +57,7 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
     const early: { stderr: string } = { stderr: '' };
     let buffered = '';
     const tally: LogTally = { byLevel: {}, last: [] };
+    const gc = new GcTally();
     // BENCH_LOG_DIR: keep each child's log lines in a file there (for looking into a figure).
     const logFile = process.env.BENCH_LOG_DIR ? join(process.env.BENCH_LOG_DIR, `${name.replace(/\W+/g, '-')}-${Date.now()}.log`) : undefined;
     if (logFile) mkdirSync(process.env.BENCH_LOG_DIR!, { recursive: true });
@@ -64,7 +68,7 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
       while ((nl = buffered.indexOf('\n')) >= 0) {
         const line = buffered.slice(0, nl);
         buffered = buffered.slice(nl + 1);
-        countLogLine(tally, line);
+        if (!gc.add(line)) countLogLine(tally, line);
       }
     });
     proc.stderr!.on('data', (d: Buffer) => {
@@ -91,6 +95,7 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
     });
     child = new Child<I>(name, proc, info);
     (child as { logs: LogTally }).logs = tally;
+    (child as { gc: GcTally }).gc = gc;
     child.stderr = early.stderr;
     proc.on('message', (msg: any) => child!.onMessage(msg));
     proc.on('exit', () => {

@@ -39,7 +39,9 @@ BENCH_LOG_DIR (every child's log lines), BENCH_BOT_EXEC_ARGV (node flags for eve
 BENCH_BOT_NODE_OPTIONS, BENCH_CACHE_MAX_BYTES, BENCH_CACHE_MAX_ENTRIES (the memory scenario's bot), BENCH_LIVE_HEAP=1
 (with --expose-gc: the memory scenario logs the live heap at each stage), BENCH_HEAP_SPACES=1 (V8's heap spaces and
 its own malloc at each memory stage), BENCH_SMAPS=1 (the bot's resident memory by kind of mapping at each stage),
-BENCH_ALLOC_DIR (what each billbridge process allocated, garbage included, sampled; written when it stops).
+BENCH_ALLOC_DIR (what each billbridge process allocated, garbage included, sampled; written when it stops),
+BENCH_GC_TRACE=1 (every bot, the echo bot too, runs with V8's --trace-gc-nvp: its collections, what it allocated
+and promoted, its pauses and its heap after full collections are summed and printed when it stops).
 Read a profile with: npx tsx bench/profile.ts <file>, a heap snapshot with: npx tsx bench/heap.ts <file>,
 an allocation profile with: npx tsx bench/allocs.ts <file>.`;
 

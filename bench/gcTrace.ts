@@ -1,0 +1,63 @@
+// BENCH_GC_TRACE=1: the bots run under V8's `--trace-gc-nvp`, which prints one line of name=value pairs per
+// collection on stdout, and the driver sums those lines per process. What it shows is what decides the memory and
+// overhead figures together: how much of what a bot allocates survives long enough to be promoted to the old
+// generation, how many full collections (mark-compacts) that cost, and how large the live heap was after each.
+const MB = 1024 * 1024;
+
+export interface GcSummary {
+  scavenges: number;
+  markCompacts: number;
+  /** Bytes allocated, as V8 counts them between collections. */
+  allocated: number;
+  /** Bytes moved from the young generation to the old one. */
+  promoted: number;
+  /** Main-thread pause, ms (background marking and sweeping threads are not in it). */
+  pauseMs: number;
+  /** Heap size after the last and the largest full collection, bytes (≈ the live heap then). */
+  liveAfterLastFull: number;
+  maxLiveAfterFull: number;
+}
+
+export class GcTally {
+  private readonly s: GcSummary = { scavenges: 0, markCompacts: 0, allocated: 0, promoted: 0, pauseMs: 0, liveAfterLastFull: 0, maxLiveAfterFull: 0 };
+
+  /** Takes one stdout line; returns false (and counts nothing) for a line that is not a `--trace-gc-nvp` record. */
+  add(line: string): boolean {
+    const kind = / gc=(\w+)/.exec(line)?.[1];
+    if (!kind) return false;
+    const num = (name: string): number => {
+      const m = new RegExp(` ${name}=([0-9.]+)`).exec(line);
+      return m ? Number(m[1]) : 0;
+    };
+    if (kind === 's' || kind === 'mmc' || kind === 'mms') this.s.scavenges++;
+    else if (kind === 'mc') {
+      this.s.markCompacts++;
+      const after = num('total_size_after');
+      this.s.liveAfterLastFull = after;
+      this.s.maxLiveAfterFull = Math.max(this.s.maxLiveAfterFull, after);
+    } else return false;
+    this.s.allocated += num('allocated');
+    this.s.promoted += num('promoted');
+    this.s.pauseMs += num('pause');
+    return true;
+  }
+
+  get summary(): GcSummary {
+    return { ...this.s };
+  }
+
+  get collections(): number {
+    return this.s.scavenges + this.s.markCompacts;
+  }
+
+  /** One line for the bench's log. */
+  describe(): string {
+    const s = this.s;
+    const share = s.allocated > 0 ? ((100 * s.promoted) / s.allocated).toFixed(1) : '0.0';
+    return (
+      `${s.scavenges} scavenges, ${s.markCompacts} full collections; ${(s.allocated / MB).toFixed(0)} MB allocated, ` +
+      `${(s.promoted / MB).toFixed(0)} MB promoted (${share}%); main-thread pause ${(s.pauseMs / 1000).toFixed(1)} s; ` +
+      `heap after the last full collection ${(s.liveAfterLastFull / MB).toFixed(0)} MB (largest ${(s.maxLiveAfterFull / MB).toFixed(0)} MB)`
+    );
+  }
+}
