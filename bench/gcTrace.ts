@@ -55,9 +55,13 @@ export class GcTally {
     const s = this.s;
     const share = s.allocated > 0 ? ((100 * s.promoted) / s.allocated).toFixed(1) : '0.0';
     return (
-      `${s.scavenges} scavenges, ${s.markCompacts} full collections; ${(s.allocated / MB).toFixed(0)} MB allocated, ` +
+      `${plural(s.scavenges, 'scavenge')}, ${plural(s.markCompacts, 'full collection')}; ${(s.allocated / MB).toFixed(0)} MB allocated, ` +
       `${(s.promoted / MB).toFixed(0)} MB promoted (${share}%); main-thread pause ${(s.pauseMs / 1000).toFixed(1)} s; ` +
       `heap after the last full collection ${(s.liveAfterLastFull / MB).toFixed(0)} MB (largest ${(s.maxLiveAfterFull / MB).toFixed(0)} MB)`
     );
   }
+}
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }

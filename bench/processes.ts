@@ -44,12 +44,14 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
    * node flags `nodeFlags` (billbridge's are those of `npm start`, see startFlags).
    */
   static async start<I extends Record<string, unknown>>(name: string, entry: string, env: Record<string, string>, timeoutMs = 60_000, nodeFlags = ['--disable-warning=DEP0111']): Promise<Child<I>> {
+    // BENCH_GC_TRACE=1: the bots print V8's --trace-gc-nvp lines, summed into `gc` below.
+    const traceGc = name.includes('bot') && Boolean(process.env.BENCH_GC_TRACE);
     const proc = fork(entry, [], {
       cwd: ROOT,
       // BENCH_BOT_ENV ("NAME=value NAME2=value"): more environment for the bots (e.g. MALLOC_ARENA_MAX, for a figure).
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, ...(name.includes('bot') ? envPairs(process.env.BENCH_BOT_ENV) : {}), ...(name.includes('bot') && !name.includes('echo') && process.env.BENCH_ALLOC_DIR ? { BENCH_ALLOC_DIR: process.env.BENCH_ALLOC_DIR } : {}) },
       // Compiled JavaScript, no TypeScript loader: the process holds what `npm start` would.
-      execArgv: [...nodeFlags, ...(name.includes('bot') && process.env.BENCH_GC_TRACE ? ['--trace-gc-nvp'] : []), ...(name.includes('bot') && process.env.BENCH_BOT_EXEC_ARGV ? process.env.BENCH_BOT_EXEC_ARGV.split(/\s+/).filter(Boolean) : []), ...(process.env.BENCH_PROFILE_ALL && process.env.BENCH_PROFILE_DIR && name.includes('bot') ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}/${name.replace(/\W+/g, '-')}`] : [])],
+      execArgv: [...nodeFlags, ...(traceGc ? ['--trace-gc-nvp'] : []), ...(name.includes('bot') && process.env.BENCH_BOT_EXEC_ARGV ? process.env.BENCH_BOT_EXEC_ARGV.split(/\s+/).filter(Boolean) : []), ...(process.env.BENCH_PROFILE_ALL && process.env.BENCH_PROFILE_DIR && name.includes('bot') ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}/${name.replace(/\W+/g, '-')}`] : [])],
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       serialization: 'advanced',
     });
@@ -68,7 +70,7 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
       while ((nl = buffered.indexOf('\n')) >= 0) {
         const line = buffered.slice(0, nl);
         buffered = buffered.slice(nl + 1);
-        if (!gc.add(line)) countLogLine(tally, line);
+        if (!(traceGc && gc.add(line))) countLogLine(tally, line);
       }
     });
     proc.stderr!.on('data', (d: Buffer) => {

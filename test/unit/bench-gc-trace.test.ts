@@ -29,4 +29,11 @@ describe('summing V8 --trace-gc-nvp lines', () => {
     expect(t.summary.allocated).toBe(0);
     expect(t.collections).toBe(0);
   });
+
+  it('says one collection in the singular', () => {
+    const t = new GcTally();
+    t.add(scavenge(1_000, 0, 0.5));
+    t.add(markCompact(10_000_000, 0, 0, 2));
+    expect(t.describe()).toMatch(/^1 scavenge, 1 full collection;/);
+  });
 });
