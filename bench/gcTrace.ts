@@ -4,6 +4,15 @@
 // generation, how many full collections (mark-compacts) that cost, and how large the live heap was after each.
 const MB = 1024 * 1024;
 
+/** The fields read from a trace line (each preceded by a space, so `promoted=` is not `nodes_promoted=`). */
+const FIELD = {
+  kind: / gc=(\w+)/,
+  pause: / pause=([0-9.]+)/,
+  allocated: / allocated=([0-9.]+)/,
+  promoted: / promoted=([0-9.]+)/,
+  totalSizeAfter: / total_size_after=([0-9.]+)/,
+};
+
 export interface GcSummary {
   scavenges: number;
   markCompacts: number;
@@ -23,22 +32,19 @@ export class GcTally {
 
   /** Takes one stdout line; returns false (and counts nothing) for a line that is not a `--trace-gc-nvp` record. */
   add(line: string): boolean {
-    const kind = / gc=(\w+)/.exec(line)?.[1];
+    const kind = FIELD.kind.exec(line)?.[1];
     if (!kind) return false;
-    const num = (name: string): number => {
-      const m = new RegExp(` ${name}=([0-9.]+)`).exec(line);
-      return m ? Number(m[1]) : 0;
-    };
+    const num = (field: RegExp): number => Number(field.exec(line)?.[1] ?? 0);
     if (kind === 's' || kind === 'mmc' || kind === 'mms') this.s.scavenges++;
     else if (kind === 'mc') {
       this.s.markCompacts++;
-      const after = num('total_size_after');
+      const after = num(FIELD.totalSizeAfter);
       this.s.liveAfterLastFull = after;
       this.s.maxLiveAfterFull = Math.max(this.s.maxLiveAfterFull, after);
     } else return false;
-    this.s.allocated += num('allocated');
-    this.s.promoted += num('promoted');
-    this.s.pauseMs += num('pause');
+    this.s.allocated += num(FIELD.allocated);
+    this.s.promoted += num(FIELD.promoted);
+    this.s.pauseMs += num(FIELD.pause);
     return true;
   }
 

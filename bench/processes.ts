@@ -24,15 +24,16 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
   private seq = 0;
   private readonly pending = new Map<number, Pending>();
   private exited = false;
-  readonly logs: LogTally = { byLevel: {}, last: [] };
-  /** V8's collections, summed from its `--trace-gc-nvp` lines (BENCH_GC_TRACE=1; bots only). */
-  readonly gc = new GcTally();
   stderr = '';
 
   private constructor(
     readonly name: string,
     readonly proc: ChildProcess,
     readonly info: Info,
+    /** Its log lines, tallied by level, since it was forked. */
+    readonly logs: LogTally,
+    /** V8's collections, summed from its `--trace-gc-nvp` lines (BENCH_GC_TRACE=1; bots only). */
+    readonly gc: GcTally,
   ) {}
 
   get pid(): number {
@@ -95,9 +96,7 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
         reject(new Error(`${name} exited (${code ?? signal}) before it was ready: ${early.stderr.slice(-2000)}`));
       });
     });
-    child = new Child<I>(name, proc, info);
-    (child as { logs: LogTally }).logs = tally;
-    (child as { gc: GcTally }).gc = gc;
+    child = new Child<I>(name, proc, info, tally, gc);
     child.stderr = early.stderr;
     proc.on('message', (msg: any) => child!.onMessage(msg));
     proc.on('exit', () => {
