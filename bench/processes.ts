@@ -293,6 +293,10 @@ export function startBotProcess(name: string, o: BotOptions): Promise<Child<BotI
   return Child.start<BotInfo>(name, childEntry('bot'), env, 60_000, startFlags());
 }
 
-export function startEchoProcess(name = 'echo bot'): Promise<Child<BotInfo>> {
-  return Child.start<BotInfo>(name, childEntry('echo'), { NODE_ENV: 'development' });
+/**
+ * The botbuilder echo bot. By default under node's own flags (the overhead scenario's baseline); `nodeFlags` and
+ * `env` run it as billbridge is run instead (the memory scenario's baseline: the same flags, the same NODE_OPTIONS).
+ */
+export function startEchoProcess(name = 'echo bot', o: { nodeFlags?: string[]; env?: Record<string, string> } = {}): Promise<Child<BotInfo>> {
+  return Child.start<BotInfo>(name, childEntry('echo'), { NODE_ENV: 'development', ...o.env }, 60_000, o.nodeFlags);
 }

@@ -8,6 +8,7 @@
 import type { BenchContext } from '../context.js';
 import { BotClient, channel, commandActivity, installActivity, person } from '../load.js';
 import { warmIndexes, type BotStats, type Catalog } from '../org.js';
+import { startEchoProcess, startFlags } from '../processes.js';
 import { figure, type ScenarioResult } from '../report.js';
 import { boundedAll, Rng } from '../stats.js';
 
@@ -25,6 +26,19 @@ interface Pass {
   final: BotStats;
   stages: Stage[];
   bounds: { maxEntries: number; maxBytes: number };
+  /** The most entries the cache held at any reading (the entry bound, once reached). */
+  highestEntries: number;
+  /** What the pass sent, for the echo bot's pass to send again. */
+  stream: Stream;
+  /** The echo bot given the same activities under the same node flags and NODE_OPTIONS: the framework's own share. */
+  echo?: { peakRss: number; rss: number; seconds: number };
+}
+
+/** The activities a pass sent after the indexes were built, in order, with the concurrency each part was sent at. */
+interface Stream {
+  installs: number;
+  lists: string[];
+  records: string[];
 }
 
 interface Stage {
@@ -51,16 +65,19 @@ export async function memory(ctx: BenchContext): Promise<ScenarioResult> {
     if (process.env.BENCH_BOT_NODE_OPTIONS) env.NODE_OPTIONS = process.env.BENCH_BOT_NODE_OPTIONS;
     if (process.env.BENCH_CACHE_MAX_BYTES) env.CACHE_MAX_BYTES = process.env.BENCH_CACHE_MAX_BYTES;
     if (process.env.BENCH_CACHE_MAX_ENTRIES) env.CACHE_MAX_ENTRIES = process.env.BENCH_CACHE_MAX_ENTRIES;
-    const passes = [await pass(ctx, sandbox, catalog, conversations, 'as npm start runs here', env)];
+    const passes = [await pass(ctx, sandbox, catalog, conversations, env.NODE_OPTIONS ? `with NODE_OPTIONS=${env.NODE_OPTIONS}` : 'as npm start runs here', env)];
     if (!ctx.opts.quick && !process.env.BENCH_BOT_NODE_OPTIONS) {
       passes.push(await pass(ctx, sandbox, catalog, conversations, 'heap limit of a 512 MB container', { ...env, NODE_OPTIONS: `--max-old-space-size=${CONTAINER_512_HEAP_MB}` }));
     }
+    // The baseline: the same activities at the echo bot, under the same flags, so that what the framework alone takes
+    // (botbuilder, restify, node) stands beside what billbridge takes with its data.
+    for (const p of passes) p.echo = await echoPass(ctx, p);
     const [main] = passes as [Pass, ...Pass[]];
     const s = main.final;
     const notes: string[] = [];
     for (const p of passes) {
       if (p.stored < conversations) notes.push(`${p.label}: only ${p.stored} of ${conversations} conversations were stored`);
-      if (p.final.cache.entries < p.bounds.maxEntries && p.final.cache.bytes < p.bounds.maxBytes * 0.9) notes.push(`${p.label}: the cache did not reach either bound`);
+      if (p.highestEntries < p.bounds.maxEntries && Math.max(...p.stages.map((x) => x.cacheBytes)) < p.bounds.maxBytes * 0.9) notes.push(`${p.label}: the cache did not reach either bound (at most ${p.highestEntries} of ${p.bounds.maxEntries} entries, ${(Math.max(...p.stages.map((x) => x.cacheBytes)) / MB).toFixed(1)} of ${p.bounds.maxBytes / MB} MB) after ${p.stream.records.length} single records and ${p.stream.lists.length} lists were asked`);
     }
     notes.push(`cache bounds: ${main.bounds.maxEntries} entries, ${main.bounds.maxBytes / MB} MB; evictions so far ${s.cache.evictions}`);
     const peakBytes = Math.max(...main.stages.map((x) => x.cacheBytes));
@@ -70,10 +87,11 @@ export async function memory(ctx: BenchContext): Promise<ScenarioResult> {
       setup: { invoices: ctx.opts.invoices, bills: ctx.opts.bills, conversations, cacheMaxEntries: main.bounds.maxEntries, cacheMaxBytes: main.bounds.maxBytes, passes: passes.map((p) => ({ label: p.label, env: p.env })) },
       figures: [
         ...passes.map((p) => figure(`peak RSS (VmHWM), ${p.label}`, p.peakRss / MB, 'MB', 0, { value: 200, direction: 'atMost' })),
+        ...passes.flatMap((p) => (p.echo ? [figure(`echo bot's peak RSS, the same activities, ${p.label}`, p.echo.peakRss / MB, 'MB', 0)] : [])),
         figure('RSS at the end', main.rss / MB, 'MB', 0),
         figure('invoices / bills indexed', s.invoiceIndex?.records ?? 0, `/ ${s.billIndex?.records ?? 0}`, 0),
         figure('conversations stored', main.stored, '', 0),
-        figure('cache entries at the end', s.cache.entries, '', 0),
+        figure('cache entries at their highest / at the end', main.highestEntries, `/ ${s.cache.entries}`, 0),
         figure('cache bytes at their highest', peakBytes / MB, 'MB', 1),
       ],
       details: { passes },
@@ -81,7 +99,10 @@ export async function memory(ctx: BenchContext): Promise<ScenarioResult> {
       table: [
         ['pass', 'stage', 's', 'RSS MB', 'peak MB', 'heap used/total MB', 'cache entries', 'cache MB'],
         ...passes.flatMap((p) =>
-          p.stages.map((x, i) => [i === 0 ? p.label : '', x.stage, x.seconds.toFixed(0), (x.rss / MB).toFixed(0), (x.peakRss / MB).toFixed(0), `${(x.heapUsed / MB).toFixed(0)}/${(x.heapTotal / MB).toFixed(0)}`, String(x.cacheEntries), (x.cacheBytes / MB).toFixed(1)]),
+          [
+            ...p.stages.map((x, i) => [i === 0 ? p.label : '', x.stage, x.seconds.toFixed(0), (x.rss / MB).toFixed(0), (x.peakRss / MB).toFixed(0), `${(x.heapUsed / MB).toFixed(0)}/${(x.heapTotal / MB).toFixed(0)}`, String(x.cacheEntries), (x.cacheBytes / MB).toFixed(1)]),
+            ...(p.echo ? [['', 'echo bot, the same activities', p.echo.seconds.toFixed(0), (p.echo.rss / MB).toFixed(0), (p.echo.peakRss / MB).toFixed(0), '', '', '']] : []),
+          ],
         ),
       ],
     };
@@ -143,25 +164,65 @@ async function pass(ctx: BenchContext, sandbox: Awaited<ReturnType<BenchContext[
       ...Array.from({ length: 50 }, (_, n) => `payments ${n + 1}`),
     ];
     await boundedAll(big.length, 8, (i) => ask(big[i]!));
+    const asked: string[] = [];
     let s = await mark('large lists asked');
     // Then single records until the entry bound is reached.
     const records = [...rng.shuffle(catalog.bills.map((b) => `bill ${b.id}`)), ...rng.shuffle([...catalog.invoiceNumbers]).map((n) => `invoice ${n}`)];
     let next = 0;
     // --quick asks for at most 1,000 records (its smaller organisation cannot fill the cache anyway).
     const maxRecords = ctx.opts.quick ? 1_000 : records.length;
+    let highestEntries = s.cache.entries;
     while (s.cache.entries < bounds.maxEntries && next < maxRecords) {
       const batch = records.slice(next, Math.min(maxRecords, next + 500));
       next += batch.length;
+      asked.push(...batch);
       await boundedAll(batch.length, 16, (i) => ask(batch[i]!));
       s = (await bot.call('stats')) as BotStats;
+      highestEntries = Math.max(highestEntries, s.cache.entries);
     }
+    // Entries whose time to live has run out (lists, names) may have gone by the last reading.
     s = await mark('single records asked');
+    highestEntries = Math.max(highestEntries, s.cache.entries);
     // BENCH_HEAP_DIR: a heap snapshot of the bot at the end, to see what holds the memory.
     if (process.env.BENCH_HEAP_DIR) ctx.log(`  heap snapshot: ${await bot.call('heapSnapshot', process.env.BENCH_HEAP_DIR, 300_000)}`);
     const m = bot.memory()!;
-    return { label, env, peakRss: m.peakRss, rss: m.rss, stored, final: s, stages, bounds };
+    return { label, env, peakRss: m.peakRss, rss: m.rss, stored, final: s, stages, bounds, highestEntries, stream: { installs: conversations, lists: big, records: asked } };
   } finally {
     await client.close();
     await ctx.stop(bot);
+  }
+}
+
+/**
+ * The echo bot given what a billbridge pass sent after its indexes were built (the installs, the list commands and
+ * the single-record commands, at the same concurrency), under billbridge's node flags and the pass's NODE_OPTIONS.
+ * It answers each with "Echo: <text>", so its peak RSS is what botbuilder, restify and node take for that traffic.
+ */
+async function echoPass(ctx: BenchContext, p: Pass): Promise<{ peakRss: number; rss: number; seconds: number }> {
+  const echo = ctx.track(await startEchoProcess('memory echo bot', { nodeFlags: startFlags(), env: p.env.NODE_OPTIONS ? { NODE_OPTIONS: p.env.NODE_OPTIONS } : {} }));
+  const client = new BotClient(echo.info.url, 32);
+  const serviceUrl = ctx.connector.url;
+  const t0 = Date.now();
+  let seq = 0;
+  let failed = 0;
+  const ask = async (text: string) => {
+    const i = seq++;
+    const { activity } = commandActivity({ text, who: person(200_000 + i), where: channel(i, 2_000) }, `mem-echo-${i}`, serviceUrl);
+    if ((await client.post(activity)).status !== 200) failed++;
+  };
+  try {
+    const { installs, lists, records } = p.stream;
+    await boundedAll(installs, 16, async (t) => {
+      if ((await client.post(installActivity(t, serviceUrl))).status !== 200) failed++;
+    });
+    await boundedAll(lists.length, 8, (i) => ask(lists[i]!));
+    await boundedAll(records.length, 16, (i) => ask(records[i]!));
+    if (failed > 0) throw new Error(`the echo bot did not answer ${failed} of ${installs + lists.length + records.length} activities with 200`);
+    const m = echo.memory()!;
+    ctx.log(`  echo bot, ${p.label}, the same ${installs + lists.length + records.length} activities: peak RSS ${(m.peakRss / MB).toFixed(0)} MB (billbridge ${(p.peakRss / MB).toFixed(0)} MB)`);
+    return { peakRss: m.peakRss, rss: m.rss, seconds: (Date.now() - t0) / 1000 };
+  } finally {
+    await client.close();
+    await ctx.stop(echo);
   }
 }

@@ -24,6 +24,8 @@ interface LevelResult {
   echo: BotLevel;
 }
 
+const MB = 1024 * 1024;
+
 interface Run extends ClosedLoopResult {
   cpuMs: number;
   driverCpuMs: number;
@@ -112,6 +114,7 @@ export async function overhead(ctx: BenchContext, sandbox: Awaited<ReturnType<Be
     const addedP50 = one.ours.latency.p50 - one.echo.latency.p50;
     const errors = levelResults.reduce((s, l) => s + l.ours.errors + l.echo.errors, 0);
     const botMem = bot.memory();
+    const echoMem = echo.memory();
     const figures = [
       figure('billbridge peak throughput (help)', peakOurs, '/s', 0),
       figure('echo bot peak throughput', peakEcho, '/s', 0),
@@ -120,6 +123,8 @@ export async function overhead(ctx: BenchContext, sandbox: Awaited<ReturnType<Be
       figure(`overhead ratio (CPU per activity, ours / echo; median of ${pairRatios.length} back-to-back pairs at c=${busiest.concurrency})`, cpuRatio, 'x', 2, { value: 1.25, direction: 'atMost' }),
       figure('throughput ratio (echo peak / ours peak)', throughputRatio, 'x', 2),
       figure('added latency per command, p50 at c=1', addedP50, 'ms', 2, { value: 5, direction: 'atMost' }),
+      // Under this load V8 sizes each heap by how fast it allocates: a baseline for the memory scenario's figure.
+      ...(botMem && echoMem ? [figure('peak RSS under this load, billbridge', botMem.peakRss / MB, 'MB', 0), figure("peak RSS under this load, echo bot (node's own flags)", echoMem.peakRss / MB, 'MB', 0)] : []),
     ];
     const notes: string[] = [];
     if (errors > 0) notes.push(`${errors} requests were not answered with 200`);
@@ -129,7 +134,7 @@ export async function overhead(ctx: BenchContext, sandbox: Awaited<ReturnType<Be
       title: '1. Overhead',
       setup: { command: 'help', levels, durationMsPerRound: durationMs, rounds, busiestRounds, busiestDurationMs, warmMs, people, channels },
       figures,
-      details: { levels: levelResults, peakOurs, peakEcho, cpuRatio, pairRatios, throughputRatio, addedP50Ms: addedP50, errors, repliesDelivered: replies, requestsAnswered: sent, billbridgeMemory: botMem, echoMemory: echo.memory() },
+      details: { levels: levelResults, peakOurs, peakEcho, cpuRatio, pairRatios, throughputRatio, addedP50Ms: addedP50, errors, repliesDelivered: replies, requestsAnswered: sent, billbridgeMemory: botMem, echoMemory: echoMem },
       notes,
       table: [
         ['concurrency', 'billbridge /s', 'p50 ms', 'p99 ms', 'CPU ms', 'echo /s', 'p50 ms', 'p99 ms', 'CPU ms'],
