@@ -38,7 +38,7 @@ export async function overhead(ctx: BenchContext, sandbox: Awaited<ReturnType<Be
   const rounds = quick ? 1 : 2;
   // The ratio is read at the busiest level, where this shared machine's drift matters most: more, shorter rounds
   // there, each pair (ours, echo) back to back, and the median of the pairs' ratios.
-  const busiestRounds = quick ? 2 : 8;
+  const busiestRounds = quick ? 4 : 8;
   const busiestDurationMs = quick ? 750 : 2_500;
   const warmMs = quick ? 500 : 3_000;
   const bot = await ctx.bot('overhead bot', sandbox.info);
