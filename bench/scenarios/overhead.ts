@@ -123,7 +123,7 @@ export async function overhead(ctx: BenchContext, sandbox: Awaited<ReturnType<Be
       figure(`overhead ratio (CPU per activity, ours / echo; median of ${pairRatios.length} back-to-back pairs at c=${busiest.concurrency})`, cpuRatio, 'x', 2, { value: 1.25, direction: 'atMost' }),
       figure('throughput ratio (echo peak / ours peak)', throughputRatio, 'x', 2),
       figure('added latency per command, p50 at c=1', addedP50, 'ms', 2, { value: 5, direction: 'atMost' }),
-      // Under this load V8 sizes each heap by how fast it allocates: a baseline for the memory scenario's figure.
+      // What each process's heap grew to at ~1,000 activities a second: beside the memory scenario's figure.
       ...(botMem && echoMem ? [figure('peak RSS under this load, billbridge', botMem.peakRss / MB, 'MB', 0), figure("peak RSS under this load, echo bot (node's own flags)", echoMem.peakRss / MB, 'MB', 0)] : []),
     ];
     const notes: string[] = [];
