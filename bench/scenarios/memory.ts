@@ -6,7 +6,7 @@
 // limit Node gives itself in a 512 MB container (it reads the cgroup's memory limit: 259 MB there, measured), where
 // V8 grows its heap far less eagerly.
 import type { BenchContext } from '../context.js';
-import { BotClient, channel, commandActivity, installActivity, person } from '../load.js';
+import { BotClient, channel, commandActivity, installActivity, person, type Sent } from '../load.js';
 import { warmIndexes, type BotStats, type Catalog } from '../org.js';
 import { startEchoProcess, startFlags } from '../processes.js';
 import { figure, type ScenarioResult } from '../report.js';
@@ -120,13 +120,7 @@ async function pass(ctx: BenchContext, sandbox: Awaited<ReturnType<BenchContext[
   const client = new BotClient(bot.info.url, 32);
   const serviceUrl = ctx.connector.url;
   const rng = new Rng(ctx.opts.seed + 5);
-  let seq = 0;
-  const ask = async (text: string) => {
-    const i = seq++;
-    // One person per command and 2,000 channels: the per-person and per-channel limits stay out of the way.
-    const { activity } = commandActivity({ text, who: person(200_000 + i), where: channel(i, 2_000) }, `mem-${i}`, serviceUrl);
-    return client.post(activity);
-  };
+  const ask = asker(client, serviceUrl, 'mem');
   const stages: Stage[] = [];
   const t0 = Date.now();
   const mark = async (stage: string) => {
@@ -205,12 +199,10 @@ async function echoPass(ctx: BenchContext, p: Pass): Promise<{ peakRss: number; 
   const client = new BotClient(echo.info.url, 32);
   const serviceUrl = ctx.connector.url;
   const t0 = Date.now();
-  let seq = 0;
+  const send = asker(client, serviceUrl, 'mem-echo');
   let failed = 0;
   const ask = async (text: string) => {
-    const i = seq++;
-    const { activity } = commandActivity({ text, who: person(200_000 + i), where: channel(i, 2_000) }, `mem-echo-${i}`, serviceUrl);
-    if ((await client.post(activity)).status !== 200) failed++;
+    if ((await send(text)).status !== 200) failed++;
   };
   try {
     const { installs, lists, records } = p.stream;
@@ -227,4 +219,13 @@ async function echoPass(ctx: BenchContext, p: Pass): Promise<{ peakRss: number; 
     await client.close();
     await ctx.stop(echo);
   }
+}
+
+/** Sends each command text from its own person into one of 2,000 channels, so per-person and per-channel limits stay out of the way. */
+function asker(client: BotClient, serviceUrl: string, tag: string): (text: string) => Promise<Sent> {
+  let seq = 0;
+  return (text) => {
+    const i = seq++;
+    return client.post(commandActivity({ text, who: person(200_000 + i), where: channel(i, 2_000) }, `${tag}-${i}`, serviceUrl).activity);
+  };
 }
