@@ -3,8 +3,8 @@ import { pino, destination, stdTimeFunctions, type Logger, type DestinationStrea
 
 export type { Logger } from 'pino';
 
-/** At most this many secret values are known at once (config secrets, live sessions and tokens: tens in practice). */
-export const MAX_SECRETS = 256;
+/** At most this many secret values are known at once (config secrets, webhook keys, live sessions, tokens: tens in practice). */
+export const MAX_SECRETS = 1_000;
 /** Longer values are refused: a Graph token (a JWT) is about 2,000 characters; nothing we hold is near this. */
 export const MAX_SECRET_LENGTH = 8_192;
 /** Shorter values would censor ordinary words. */
@@ -149,6 +149,9 @@ const SECRET_FIELDS = [
   'access_token',
   'client_secret',
   'authorization',
+  // The connect form's inputs (CONNECT_INPUTS): a person's BILL token is censored by its field, never by its value.
+  'billTokenName',
+  'billTokenValue',
 ];
 
 const SECRET_KEYS = new Set(SECRET_FIELDS.map((f) => f.toLowerCase()));
