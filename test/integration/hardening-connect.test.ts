@@ -7,7 +7,8 @@ import { APPROVAL_VERBS, CONNECT_INPUTS } from '../../src/bot/cards/approvals.js
 import { startBot, type TestBot } from '../harness/bot.js';
 import { channelMessage, executeInvoke, personalMessage, type Who } from '../harness/activities.js';
 import { ConnectorStandIn } from '../harness/connector.js';
-import { sandboxControlOk } from '../harness/sandbox.js';
+import { sandboxControlOk, startTestSandbox, type TestSandbox } from '../harness/sandbox.js';
+import { TestRedis } from '../harness/redis.js';
 import { registerSecrets } from '../harness/secretScan.js';
 
 type Card = Record<string, any>;
@@ -111,6 +112,10 @@ describe('values people type are never taught to the log scrubber', () => {
     expect(texts(card).join(' ')).toContain('Enter both the token name and the token');
     expect(signIns(bot)).toBe(before);
     expect(bot.app.secrets.list().some((s) => s.length > 10_000)).toBe(false);
+    // The same as a message: "connect <60,000 characters>" in the personal chat.
+    const typedLong = await personal(bot, MALLORY, `connect ${huge}`);
+    expect(texts(typedLong).length).toBeGreaterThan(0);
+    expect(JSON.stringify(typedLong)).not.toContain(huge.slice(0, 64));
     const status = await personal(bot, MALLORY, 'status');
     expect(texts(status).join(' ')).toContain('BILL');
     expect(await logsTheWordInfo(bot, MALLORY)).toBe(true);
@@ -211,5 +216,76 @@ describe("one person cannot spend the deployment's BILL sign-in budget", () => {
     } finally {
       await bot.close();
     }
+  });
+});
+
+describe('a fleet on one Redis (cluster mode)', () => {
+  let redis: TestRedis;
+  let sb: TestSandbox;
+  let connector: ConnectorStandIn;
+  let a: TestBot;
+  let b: TestBot;
+  beforeAll(async () => {
+    [redis, sb, connector] = await Promise.all([TestRedis.start(), startTestSandbox(), new ConnectorStandIn().start()]);
+    const c = sb.credentials;
+    const env = {
+      REDIS_URL: redis.url,
+      BILL_BASE_URL: sb.sandbox.baseUrl,
+      BILL_SPEND_BASE_URL: sb.sandbox.spendBaseUrl,
+      BILL_EVENTS_BASE_URL: sb.sandbox.eventsBaseUrl,
+      BILL_DEV_KEY: c.devKey,
+      BILL_USERNAME: c.username,
+      BILL_PASSWORD: c.password,
+      BILL_ORG_ID: c.orgId,
+      SECRETS_KEY: randomBytes(32).toString('base64'),
+      LINK_COOLDOWN_S: '60',
+      LINK_ATTEMPTS_PER_HOUR: '5',
+      LIMIT_BILL_LOGINS_PER_HOUR: '12',
+      LIMIT_BILL_LOGINS_RESERVED_PERCENT: '25',
+    };
+    [a, b] = await Promise.all([startBot({ env, connector }), startBot({ env, connector })]);
+    registerSecrets(() => [c.password, c.devKey]);
+  });
+  afterAll(async () => {
+    await Promise.all([a?.close(), b?.close()]);
+    await Promise.all([connector?.stop(), sb?.stop(), redis?.close()]);
+  });
+  const fleetSignIns = async () => {
+    const s = await sb.stats();
+    return s.logins + s.loginFailures + s.limitErrors.logins;
+  };
+
+  it('shares the cooldown: bogus submissions alternating between instances reach BILL once', async () => {
+    const before = await fleetSignIns();
+    const cards: Card[] = [];
+    for (let i = 0; i < 6; i++) {
+      const value = `bogus-fleet-${i}-${randomBytes(8).toString('hex')}`;
+      typed.push(value);
+      cards.push(await submitConnect(i % 2 === 0 ? a : b, MALLORY, { name: 'mallory-token', value }));
+    }
+    expect((await fleetSignIns()) - before).toBe(1);
+    for (const card of cards.slice(1)) expect(texts(card).join(' ')).toMatch(/try again at/i);
+  });
+
+  it("shares the people's share of the logins: a crowd on both instances leaves the bot its reserve", async () => {
+    // The bot's own session first (one login of the 12).
+    expect((await a.app.bill.org(sb.credentials.orgId).whoami()).organizationId).toBe(sb.credentials.orgId);
+    // Twelve people, one bogus token each, half on each instance: alone, each instance would let its six through.
+    const before = (await sb.stats()).loginFailures;
+    const cards: Card[] = [];
+    for (let p = 10; p < 22; p++) {
+      const value = `bogus-fleet-crowd-${p}-${randomBytes(8).toString('hex')}`;
+      typed.push(value);
+      cards.push(await submitConnect(p % 2 === 0 ? a : b, person(p), { name: `p${p}-token`, value }));
+    }
+    // Together with Mallory's attempt above they stayed within the people's share this hour, 12 less 25% (3) = 9
+    // sign-ins (every refused sign-in here was a person's); the rest were told to wait.
+    const after = (await sb.stats()).loginFailures;
+    expect(after).toBe(9);
+    expect(cards.filter((c) => texts(c).join(' ').includes('BILL sign-in limit reached'))).toHaveLength(12 - (after - before));
+    await sb.control('POST', '/sessions/expire');
+    const loginsBefore = (await sb.stats()).logins;
+    expect((await b.app.bill.org(sb.credentials.orgId).whoami()).organizationId).toBe(sb.credentials.orgId);
+    expect((await sb.stats()).logins).toBe(loginsBefore + 1);
   });
 });
