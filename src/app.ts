@@ -46,6 +46,7 @@ import { SANDBOX_NOTE } from './bot/commands/help.js';
 import { webhookRoute } from './http/webhooks.js';
 import type { RedisConnection } from './state/redisClient.js';
 import { RateLimiterUserCommandRate } from './bot/userRate.js';
+import { LinkAttempts, memoryLinkAttempts } from './bot/linkAttempts.js';
 
 export interface BuildOptions {
   /** Log destination (tests capture lines here); stdout by default. */
@@ -98,6 +99,15 @@ async function connectCluster(url: string, log: Logger) {
   return { redis, RateLimiterRedis, RedisStateStore, RedisBudgetStore, BroadcastQueryCache, RedisCacheInvalidationBus, RedisSessionLedger };
 }
 
+/** Per-person connect attempts: shared by the fleet through Redis in cluster mode, else kept in this process. */
+function linkAttempts(config: Config, cluster: Awaited<ReturnType<typeof connectCluster>> | undefined): LinkAttempts {
+  const { linkAttemptsPerHour: perHour, linkCooldownS: cooldownS } = config.limits;
+  if (!cluster) return memoryLinkAttempts(perHour, cooldownS);
+  const redis = (keyPrefix: string, points: number, duration: number) =>
+    new cluster.RateLimiterRedis({ storeClient: cluster.redis.client, points, duration, keyPrefix: `${cluster.redis.keyPrefix}${keyPrefix}`, rejectIfRedisNotReady: true });
+  return new LinkAttempts({ hourly: redis('link-attempts', perHour, 3_600), cooldown: cooldownS > 0 ? redis('link-cooldown', 1, cooldownS) : undefined, cooldownS });
+}
+
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<BillbridgeApp> {
   const clock = opts.clock ?? systemClock;
   const secrets = new SecretRegistry(configSecrets(config));
@@ -143,6 +153,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     spendApiToken: sandbox ? sandbox.credentials.spendApiToken : config.bill.spendApiToken || undefined,
     requestTimeoutMs: config.bill.requestTimeoutMs,
     loginsPerHour: config.limits.billLoginsPerHour,
+    loginsReserved: config.limits.billLoginsReserved,
     sessionLedger: cluster ? new cluster.RedisSessionLedger({ redis: cluster.redis, clock, log }) : undefined,
     limiter,
     clock,
@@ -173,7 +184,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   // Approvals run as the approver, with their own BILL token sealed under SECRETS_KEY. Without the key there is no
   // safe place for those tokens, so the feature is off and its commands say so.
   const approvals = config.secretsKey
-    ? new Approvals({ links: new UserLinks({ store: state, secretsKey: config.secretsKey, secrets, clock, log }), cards: new ApprovalCards(state, clock), secretsKey: config.secretsKey, secrets })
+    ? new Approvals({ links: new UserLinks({ store: state, secretsKey: config.secretsKey, clock, log }), cards: new ApprovalCards(state, clock), secretsKey: config.secretsKey, attempts: linkAttempts(config, cluster) })
     : undefined;
   if (!approvals) log.info('approvals are off: SECRETS_KEY is not set, so approvers\' BILL tokens cannot be stored encrypted');
 

@@ -61,6 +61,15 @@ export interface Config {
     /** How long a command may wait for an upstream slot before it answers "busy". */
     commandWaitMs: number;
     userCommandsPerMinute: number;
+    /**
+     * BILL logins an hour kept for the bot's own sessions (LIMIT_BILL_LOGINS_RESERVED_PERCENT of the hourly limit,
+     * rounded up): people's sign-ins (connect, approvals as themselves) never take them.
+     */
+    billLoginsReserved: number;
+    /** Connect attempts (BILL sign-ins with a typed token) one person may make an hour. */
+    linkAttemptsPerHour: number;
+    /** After a connect attempt BILL refused, that person waits this long before the next one. */
+    linkCooldownS: number;
   };
   cache: { listTtlS: number; pushedTtlS: number; objectTtlS: number; namesTtlS: number; maxEntries: number; maxBytes: number };
   graph: { baseUrl: string; authorityHost: string };
@@ -209,6 +218,9 @@ const envSchema = z.object({
   LIMIT_CONNECTOR_THREAD: str('7/1s,8/2s,60/30s,1800/3600s'),
   COMMAND_WAIT_MS: int(8_000, 100, 14_000),
   USER_COMMANDS_PER_MINUTE: int(30, 1, 10_000),
+  LIMIT_BILL_LOGINS_RESERVED_PERCENT: int(25, 0, 90),
+  LINK_ATTEMPTS_PER_HOUR: int(5, 1, 1_000),
+  LINK_COOLDOWN_S: int(60, 0, 86_400),
   CACHE_TTL_LIST_S: int(60, 0, 86_400),
   CACHE_TTL_PUSHED_S: int(900, 0, 86_400),
   CACHE_TTL_OBJECT_S: int(300, 0, 86_400),
@@ -436,6 +448,9 @@ export function loadConfig(env: Env): Config {
       connectorThread,
       commandWaitMs: e.COMMAND_WAIT_MS,
       userCommandsPerMinute: e.USER_COMMANDS_PER_MINUTE,
+      billLoginsReserved: Math.ceil((e.LIMIT_BILL_LOGINS_PER_HOUR * e.LIMIT_BILL_LOGINS_RESERVED_PERCENT) / 100),
+      linkAttemptsPerHour: e.LINK_ATTEMPTS_PER_HOUR,
+      linkCooldownS: e.LINK_COOLDOWN_S,
     },
     cache: {
       listTtlS: e.CACHE_TTL_LIST_S,

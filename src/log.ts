@@ -3,51 +3,135 @@ import { pino, destination, stdTimeFunctions, type Logger, type DestinationStrea
 
 export type { Logger } from 'pino';
 
+/** At most this many secret values are known at once (config secrets, webhook keys, live sessions, tokens: tens in practice). */
+export const MAX_SECRETS = 1_000;
+/** Longer values are refused: a Graph token (a JWT) is about 2,000 characters; nothing we hold is near this. */
+export const MAX_SECRET_LENGTH = 8_192;
+/** Shorter values would censor ordinary words. */
+export const MIN_SECRET_LENGTH = 4;
+
+interface Known {
+  /** The value and its JSON-escaped and URL-encoded forms, as they may appear in a line. */
+  forms: string[];
+  /** When it stops being scrubbed (ms since epoch); undefined: for the life of the process (configuration). */
+  expiresAt: number | undefined;
+}
+
 /**
- * The secret values this process knows (config secrets, live sessionIds, tokens).
- * Every log line is scrubbed of them before it is written, whatever field they hide in.
+ * The secret values this process holds (config secrets, live sessionIds, tokens it obtained). Every log line is
+ * scrubbed of them before it is written, whatever field they hide in.
+ *
+ * Only values the bot itself holds belong here, never text a person typed: a person's words would censor the same
+ * words everywhere ("info"), and a value the process did not choose must not shape every log line. So the registry
+ * is bounded (MAX_SECRETS values of at most MAX_SECRET_LENGTH characters), values obtained at run time carry an
+ * end of life (`ttlMs`, renewed by adding again; removed by `delete` when replaced), and scrubbing is plain string
+ * search, which cannot fail whatever the values are (no expression to compile).
  */
 export class SecretRegistry {
-  private readonly values = new Set<string>();
-  private pattern: RegExp | undefined;
+  private readonly values = new Map<string, Known>();
+  /** Every form of every value, longest first (a value containing another is censored whole). */
+  private forms: string[] | undefined;
+  private nextExpiry = Number.POSITIVE_INFINITY;
+  private readonly now: () => number;
 
-  constructor(initial: Iterable<string> = []) {
+  constructor(initial: Iterable<string | undefined> = [], opts: { now?: () => number } = {}) {
+    this.now = opts.now ?? Date.now;
     for (const v of initial) this.add(v);
   }
 
-  add(value: string | undefined): void {
-    if (!value || value.length < 4 || this.values.has(value)) return;
-    this.values.add(value);
-    this.pattern = undefined;
+  /**
+   * Scrubs `value` from every later line. Without `ttlMs` it stays for the life of the process (configuration
+   * secrets); with it, it is forgotten after that long unless added again. False when refused: too short, too
+   * long, or the registry is full of values that are not about to end.
+   */
+  add(value: string | undefined, ttlMs?: number): boolean {
+    if (typeof value !== 'string' || value.length < MIN_SECRET_LENGTH || value.length > MAX_SECRET_LENGTH) return false;
+    const expiresAt = ttlMs === undefined ? undefined : this.now() + Math.max(0, ttlMs);
+    const known = this.values.get(value);
+    if (known) {
+      // A value configured for good stays for good; one obtained again lives on from now.
+      if (known.expiresAt !== undefined) known.expiresAt = expiresAt === undefined ? undefined : Math.max(known.expiresAt, expiresAt);
+      this.nextExpiry = Math.min(this.nextExpiry, known.expiresAt ?? Number.POSITIVE_INFINITY);
+      return true;
+    }
+    this.expire();
+    if (this.values.size >= MAX_SECRETS && !this.evictOne()) return false;
+    this.values.set(value, { forms: formsOf(value), expiresAt });
+    if (expiresAt !== undefined) this.nextExpiry = Math.min(this.nextExpiry, expiresAt);
+    this.forms = undefined;
+    return true;
   }
 
   delete(value: string | undefined): void {
-    if (value && this.values.delete(value)) this.pattern = undefined;
+    if (value && this.values.delete(value)) this.forms = undefined;
   }
 
   has(value: string): boolean {
+    this.expire();
     return this.values.has(value);
   }
 
   list(): string[] {
-    return [...this.values];
+    this.expire();
+    return [...this.values.keys()];
   }
 
-  /** Replaces every known secret (also in its JSON-escaped form) with [REDACTED]. */
-  scrub(text: string): string {
-    if (this.values.size === 0) return text;
-    if (!this.pattern) {
-      const forms = new Set<string>();
-      for (const v of this.values) {
-        forms.add(v);
-        forms.add(JSON.stringify(v).slice(1, -1));
-        forms.add(encodeURIComponent(v));
-      }
-      const escaped = [...forms].sort((a, b) => b.length - a.length).map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-      this.pattern = new RegExp(escaped.join('|'), 'g');
-    }
-    return text.replace(this.pattern, CENSOR);
+  get size(): number {
+    this.expire();
+    return this.values.size;
   }
+
+  /** Replaces every known secret (also in its JSON-escaped and URL-encoded forms) with [REDACTED]. Never throws. */
+  scrub(text: string): string {
+    this.expire();
+    if (this.values.size === 0) return text;
+    this.forms ??= [...new Set([...this.values.values()].flatMap((k) => k.forms))].sort((a, b) => b.length - a.length);
+    let out = text;
+    for (const form of this.forms) if (out.includes(form)) out = out.split(form).join(CENSOR);
+    return out;
+  }
+
+  /** Forgets values whose end of life has passed. */
+  private expire(): void {
+    const now = this.now();
+    if (now < this.nextExpiry) return;
+    let next = Number.POSITIVE_INFINITY;
+    for (const [value, known] of this.values) {
+      if (known.expiresAt === undefined) continue;
+      if (known.expiresAt <= now) {
+        this.values.delete(value);
+        this.forms = undefined;
+      } else next = Math.min(next, known.expiresAt);
+    }
+    this.nextExpiry = next;
+  }
+
+  /** Full: makes room by forgetting the run-time value closest to its end of life; configuration is never evicted. */
+  private evictOne(): boolean {
+    let victim: string | undefined;
+    let soonest = Number.POSITIVE_INFINITY;
+    for (const [value, known] of this.values) {
+      if (known.expiresAt !== undefined && known.expiresAt < soonest) {
+        soonest = known.expiresAt;
+        victim = value;
+      }
+    }
+    if (victim === undefined) return false;
+    this.values.delete(victim);
+    this.forms = undefined;
+    return true;
+  }
+}
+
+/** The forms a value takes in a JSON line: as is, JSON-escaped, URL-encoded (when it can be: lone surrogates cannot). */
+function formsOf(value: string): string[] {
+  const forms = new Set([value, JSON.stringify(value).slice(1, -1)]);
+  try {
+    forms.add(encodeURIComponent(value));
+  } catch {
+    // A value with a lone surrogate has no URL-encoded form, so it cannot appear in one.
+  }
+  return [...forms].filter((f) => f.length > 0);
 }
 
 /** Field names whose values are always secret, wherever they appear (two levels deep), in any letter case. */
@@ -65,6 +149,9 @@ const SECRET_FIELDS = [
   'access_token',
   'client_secret',
   'authorization',
+  // The connect form's inputs (CONNECT_INPUTS): a person's BILL token is censored by its field, never by its value.
+  'billTokenName',
+  'billTokenValue',
 ];
 
 const SECRET_KEYS = new Set(SECRET_FIELDS.map((f) => f.toLowerCase()));

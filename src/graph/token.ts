@@ -51,7 +51,13 @@ export class ClientCredentialsTokens implements TokenSource {
   }
 
   invalidate(tenantId: string, token: string): void {
-    if (this.cache.get(tenantId)?.token === token) this.cache.delete(tenantId);
+    if (this.cache.get(tenantId)?.token === token) this.forget(tenantId);
+  }
+
+  /** Drops a tenant's cached token and stops scrubbing it: Graph refused it, so it opens nothing any more. */
+  private forget(tenantId: string): void {
+    this.secrets.delete(this.cache.get(tenantId)?.token);
+    this.cache.delete(tenantId);
   }
 
   private async fetch(tenantId: string, priority: 'interactive' | 'background'): Promise<string> {
@@ -83,10 +89,11 @@ export class ClientCredentialsTokens implements TokenSource {
       });
     }
     const token = json.access_token;
-    this.secrets.add(token);
     const seconds = Number(json.expires_in ?? 3599);
     const lifetimeMs = (Number.isFinite(seconds) && seconds > 0 ? seconds : 3599) * 1000;
     const margin = Math.min(RENEW_BEFORE_MS, lifetimeMs / 2);
+    // Scrubbed for as long as it is valid, then forgotten: a new token every hour no longer grows the registry.
+    this.secrets.add(token, lifetimeMs);
     this.cache.set(tenantId, { token, renewAt: this.clock.now() + Math.max(0, lifetimeMs - margin) });
     return token;
   }

@@ -8,6 +8,7 @@ export type BudgetName =
   | 'bill.requests'
   | 'bill.concurrency'
   | 'bill.logins'
+  | 'bill.logins.people'
   | 'spend.requests'
   | 'graph.app'
   | 'graph.tenant'
@@ -95,6 +96,11 @@ export class BudgetCatalogue {
         // Concurrency first: the hourly reservoir is only charged once a slot is held and the call really goes.
         const refs = [this.ref('bill.concurrency', `${key}/${up.orgId}`, { type: 'concurrency', limit: l.billConcurrency }, { pauseOnRetryAfter: true })];
         if (up.service === 'bill.login') {
+          // People's sign-ins (connect, approvals) first take from their share, so a refused one never takes a login
+          // the bot keeps for itself (LIMIT_BILL_LOGINS_RESERVED), then from the dev key's whole budget like any login.
+          if (up.person) {
+            refs.push(this.ref('bill.logins.people', key, { type: 'windows', windows: [{ limit: Math.max(1, l.billLoginsPerHour - l.billLoginsReserved), windowMs: HOUR_MS }] }, { failFast: 'logins' }));
+          }
           refs.push(this.ref('bill.logins', key, { type: 'windows', windows: [{ limit: l.billLoginsPerHour, windowMs: HOUR_MS }] }, { failFast: 'logins' }));
         }
         refs.push(this.ref('bill.requests', key, { type: 'hourly', limit: l.billRequestsPerHour }, { failFast: 'hourly' }));

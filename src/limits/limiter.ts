@@ -127,7 +127,7 @@ export class SharedLimiter implements Limiter {
     // Budgets known from configuration appear in status and metrics before the first call.
     const creds = deps.config.bill.credentials;
     const known: Upstream[] = [{ service: 'graph', tenantId: '' }];
-    if (creds) known.push({ service: 'bill.login', devKey: creds.devKey, orgId: creds.orgId });
+    if (creds) known.push({ service: 'bill.login', devKey: creds.devKey, orgId: creds.orgId }, { service: 'bill.login', devKey: creds.devKey, orgId: creds.orgId, person: true });
     if (deps.config.bill.spendApiToken) known.push({ service: 'spend', token: deps.config.bill.spendApiToken });
     for (const up of known) for (const ref of this.catalogue.budgetsFor(up)) if (ref.key !== '' || ref.budget === 'graph.app') this.state(ref);
   }

@@ -6,7 +6,8 @@ export type Priority = 'interactive' | 'background';
 /**
  * What a call talks to; the limiter maps it to every budget that applies:
  * - bill:       bill.requests (per dev key, 20,000/h) + bill.concurrency (per dev key and org, 3 in flight)
- * - bill.login: bill.logins (per dev key, 200/h) + bill.requests + bill.concurrency
+ * - bill.login: bill.logins (per dev key, 200/h) + bill.requests + bill.concurrency; a person's own sign-in
+ *               (`person`) also bill.logins.people (200 minus LIMIT_BILL_LOGINS_RESERVED), so the bot keeps its share
  * - spend:      spend.requests (per apiToken, 60/min)
  * - graph:      graph.app (1,500/s) + graph.tenant (30/s per tenant) + graph.team (4/s per team, when teamId is set)
  * - identity:   token endpoints (Entra client credentials); no published budget, but still counted here
@@ -15,7 +16,7 @@ export type Priority = 'interactive' | 'background';
  */
 export type Upstream =
   | { service: 'bill'; devKey: string; orgId: string }
-  | { service: 'bill.login'; devKey: string; orgId: string }
+  | { service: 'bill.login'; devKey: string; orgId: string; person?: boolean }
   | { service: 'spend'; token: string }
   | { service: 'graph'; tenantId: string; teamId?: string }
   | { service: 'identity'; tenantId: string }

@@ -4,7 +4,7 @@
 import { createHmac } from 'node:crypto';
 import { deriveKey, openText, sealText } from './sealing.js';
 import type { Clock } from '../clock.js';
-import type { Logger, SecretRegistry } from '../log.js';
+import type { Logger } from '../log.js';
 import { NS, type StateStore } from './types.js';
 
 /** Who a link belongs to: a person of a tenant, in one BILL organisation. */
@@ -19,7 +19,10 @@ export interface UserLinkRef {
 export interface UserLink extends UserLinkRef {
   /** The BILL user the token signs in as (from the verifying sign-in). */
   billUserId: string;
-  /** AP/AR sync token: its name signs in as username, its value as password. Never shown, logged or echoed. */
+  /**
+   * AP/AR sync token: its name signs in as username, its value as password. Never shown, logged or echoed — and
+   * not taught to the log scrubber: a value a person chose must not censor the same text in every log line.
+   */
   token: { name: string; value: string };
   /** Bot Framework id of the person (29:...): what Teams' refresh.userIds and proactive sends name. */
   teamsUserId: string;
@@ -48,8 +51,6 @@ export interface UserLinksDeps {
   store: StateStore;
   /** config.secretsKey (32 bytes). */
   secretsKey: Buffer;
-  /** Token values are registered here the moment they are read, so no log line can carry them. */
-  secrets: SecretRegistry;
   clock: Clock;
   log: Logger;
 }
@@ -79,7 +80,6 @@ export class UserLinks {
   async put(link: UserLink): Promise<void> {
     const ref = norm(link);
     const value: UserLink = { ...link, ...ref };
-    this.deps.secrets.add(value.token.value);
     const key = this.key(ref);
     await this.deps.store.set(NS.userLinks, key, this.seal(key, value));
   }
@@ -157,7 +157,6 @@ export class UserLinks {
       const want = norm(expected);
       if (link.tenantId !== want.tenantId || link.aadObjectId !== want.aadObjectId || link.orgId !== want.orgId) return undefined;
     }
-    this.deps.secrets.add(link.token?.value);
     return link;
   }
 }

@@ -32,7 +32,7 @@ const DANA: UserLink = {
 };
 
 function links(key = KEY, secrets = new SecretRegistry()): UserLinks {
-  return new UserLinks({ store, secretsKey: key, secrets, clock, log: createLogger({ level: 'debug', secrets, destination: logs }) });
+  return new UserLinks({ store, secretsKey: key, clock, log: createLogger({ level: 'debug', secrets, destination: logs }) });
 }
 
 beforeEach(() => {
@@ -91,14 +91,13 @@ describe('approver links at rest', () => {
     expect(await l.forPerson(mallory.tenantId, mallory.aadObjectId)).toEqual([]);
   });
 
-  it('registers the token with the secret registry whenever it is stored or read, so logs never carry it', async () => {
+  it('never teaches a token to the log scrubber (a value a person chose), and never logs it when stored or read', async () => {
     const writer = new SecretRegistry();
     await links(KEY, writer).put(DANA);
-    expect(writer.has(DANA.token.value)).toBe(true);
     const reader = new SecretRegistry();
-    await links(KEY, reader).get(DANA);
-    expect(reader.has(DANA.token.value)).toBe(true);
-    expect(reader.scrub(`token=${DANA.token.value}`)).toBe('token=[REDACTED]');
+    expect((await links(KEY, reader).get(DANA))?.token).toEqual(DANA.token);
+    expect(writer.size + reader.size).toBe(0);
+    expect(logs.text()).not.toContain(DANA.token.value);
   });
 
   it('removes a link and updates only the fields it is asked to', async () => {

@@ -26,6 +26,7 @@ const BUDGET_LABELS: Record<string, string> = {
   'bill.requests': 'BILL requests',
   'bill.concurrency': 'BILL calls in flight',
   'bill.logins': 'BILL sign-ins',
+  'bill.logins.people': "BILL sign-ins (people's share)",
   'spend.requests': 'Spend & Expense requests',
   'graph.app': 'Graph (whole app)',
   'graph.tenant': 'Graph (tenant)',

@@ -1,6 +1,6 @@
 // `connect` / `disconnect`: a person links (or unlinks) their own BILL sign-in, so approvals run as them in BILL.
 // The token is collected only in a personal chat, with masked inputs on a card (src/bot/approvalActions.ts verifies
-// and seals it); anything typed after "connect" is never used, and the audit trail keeps no arguments.
+// and seals it); anything typed after "connect" is never used, never logged, and the audit trail keeps no arguments.
 import { Forbidden } from '../../errors.js';
 import type { UserLink } from '../../state/userLinks.js';
 import { approvalsOffCard, connectCard, connectElsewhereCard, disconnectedCard, tokenTypedCard } from '../cards/approvals.js';
@@ -28,9 +28,9 @@ export const connectCommand: CommandDefinition = {
   secretArgs: true,
   async run(ctx) {
     const approvals = ctx.services.approvals;
+    // Whatever follows "connect" may be a token: it is not used, logged or recorded (secretArgs), and not taught to
+    // the log scrubber either, where any word a person types would censor that word in every later line.
     const typed = ctx.input.args.length > 0;
-    // Whatever follows "connect" may be a token: scrubbed from every later log line, and never used.
-    for (const word of ctx.input.args) approvals?.secret(word);
     if (ctx.scope.kind !== 'personal') return connectElsewhereCard(typed);
     if (typed) return tokenTypedCard();
     if (!approvals) return approvalsOffCard();
