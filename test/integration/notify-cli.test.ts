@@ -12,6 +12,8 @@ import { startBot } from '../harness/bot.js';
 import { freePort, post } from '../harness/net.js';
 import { registerSecrets } from '../harness/secretScan.js';
 import { NS } from '../../src/state/types.js';
+import { SqliteStateStore } from '../../src/state/sqliteStore.js';
+import { systemClock } from '../../src/clock.js';
 
 const repo = resolve(import.meta.dirname, '../..');
 const SECRETS_KEY = randomBytes(32).toString('base64');
@@ -69,7 +71,9 @@ describe('npm run webhooks', () => {
     expect(run.stdout).toContain('sealed with SECRETS_KEY');
     const key = subs[0]!.securityKey;
     expect(run.stdout + run.stderr).not.toContain(key);
-    const stored = readFileSync(join(env.STATE_DIR!, `${NS.webhookKeys}.jsonl`), 'utf8');
+    const state = new SqliteStateStore(env.STATE_DIR!, systemClock);
+    const stored = JSON.stringify(await state.entries(NS.webhookKeys));
+    await state.close();
     expect(stored).toContain(subs[0]!.id);
     expect(stored).not.toContain(key);
     const audit = readFileSync(join(env.STATE_DIR!, 'audit.log'), 'utf8');
