@@ -12,7 +12,7 @@
 // - values are JSON text in rows: a replica shard of several MB is read from disk when asked for, not held in memory.
 // The audit trail stays a plain append-only file (STATE_DIR/<log>.log, what operators tail and rotate), synced too.
 import Database from 'better-sqlite3';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Clock } from '../clock.js';
@@ -95,6 +95,9 @@ export class SqliteStateStore implements StateStore {
     const file = join(this.location, DATABASE_FILE);
     let db: Database.Database;
     try {
+      // Owner-only, like the directory: without SECRETS_KEY webhook keys are stored as BILL gave them. SQLite gives
+      // its WAL file the database file's mode.
+      closeSync(openSync(file, 'a', 0o600));
       // timeout 0: a lock held by another process is reported at once instead of being waited for.
       db = new Database(file, { timeout: 0 });
     } catch (err) {

@@ -78,6 +78,8 @@ describe('the SQLite store', () => {
     expect(await a.delete('bindings', 'nope')).toBe(false);
     const image = open(crashImage());
     expect(await image.entries('bindings')).toEqual([['team-2', { orgId: '008B' }]]);
+    // Owner-only files: without SECRETS_KEY webhook keys are stored as BILL gave them.
+    for (const f of [DATABASE_FILE, `${DATABASE_FILE}-wal`]) expect([f, statSync(join(dir, f)).mode & 0o777]).toEqual([f, 0o600]);
     // And a clean restart reads the same.
     await a.close();
     expect(await open().entries('bindings')).toEqual([['team-2', { orgId: '008B' }]]);
