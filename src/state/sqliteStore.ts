@@ -140,7 +140,7 @@ export class SqliteStateStore implements StateStore {
     return !this.closed && this.db.open;
   }
 
-  get<T>(ns: string, key: string): Promise<T | undefined> {
+  async get<T>(ns: string, key: string): Promise<T | undefined> {
     checkName('namespace', ns);
     return this.read(() => {
       const row = this.sql.get.get({ ns, key, now: this.clock.now() });
@@ -165,7 +165,7 @@ export class SqliteStateStore implements StateStore {
     return { created: await this.setIfAbsent(ns, key, value, opts), durable: Promise.resolve() };
   }
 
-  delete(ns: string, key: string): Promise<boolean> {
+  async delete(ns: string, key: string): Promise<boolean> {
     checkName('namespace', ns);
     return this.write(() => {
       const row = this.sql.delete.get({ ns, key });
@@ -173,7 +173,7 @@ export class SqliteStateStore implements StateStore {
     });
   }
 
-  entries<T>(ns: string): Promise<Array<[string, T]>> {
+  async entries<T>(ns: string): Promise<Array<[string, T]>> {
     checkName('namespace', ns);
     return this.read(() => this.sql.entries.all({ ns, now: this.clock.now() }).map((r): [string, T] => [r.key, JSON.parse(r.value) as T]));
   }
