@@ -86,6 +86,10 @@ describe('npm run webhooks', () => {
       const body = JSON.stringify({ metadata: { eventId: randomUUID(), subscriptionId: subs[0]!.id, organizationId: sb.credentials.orgId, eventType: 'vendor.created', version: '1' }, vendor: { id: '00901new', name: 'New Vendor' } });
       const ok = await post(`${bot.url}/api/bill/webhooks`, body, { 'x-bill-sha-signature': createHmac('sha256', key).update(body).digest('base64') });
       expect(ok.json.status).toBe('accepted');
+      // While the bot holds STATE_DIR the CLI does not open it behind its back: it says who holds it.
+      const refused = await cli('list');
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(`billbridge webhooks: STATE_DIR ${env.STATE_DIR!} is in use by another billbridge process (pid ${process.pid})`);
     } finally {
       await bot.close();
     }
