@@ -12,7 +12,7 @@ import { registerCacheMetrics } from './cache/metrics.js';
 import { createMetricsRegistry, metricsHandler } from './http/metrics.js';
 import { connectorLimits } from './bot/connectorLimits.js';
 import type { Limiter } from './limits/types.js';
-import { FileStateStore } from './state/fileStore.js';
+import { SqliteStateStore } from './state/sqliteStore.js';
 import type { StateStore } from './state/types.js';
 import { AccessPolicy } from './bot/access.js';
 import { BillbridgeBot } from './bot/bot.js';
@@ -112,6 +112,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const clock = opts.clock ?? systemClock;
   const secrets = new SecretRegistry(configSecrets(config));
   const log = createLogger({ level: config.logLevel, secrets, destination: opts.logDestination });
+  // One instance: STATE_DIR is opened (and locked) first, so a second instance on it stops before starting anything.
+  const localState = config.redisUrl ? undefined : new SqliteStateStore(config.stateDir, clock);
   // Without BILL credentials the embedded sandbox stands in for BILL, and every BILL base URL points at it.
   const sandbox = config.bill.credentials
     ? undefined
@@ -126,7 +128,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const redis = cluster?.redis;
   // A moment for the first connection, so start-up reads (webhook keys, outbox) find it; unreachable: /readyz says so.
   if (redis) await redis.waitReady(2_000);
-  const state: StateStore = cluster ? new cluster.RedisStateStore(cluster.redis, clock) : new FileStateStore(config.stateDir, clock);
+  const state: StateStore = cluster ? new cluster.RedisStateStore(cluster.redis, clock) : localState!;
   // Every upstream call a turn makes is counted for its audit record, and none starts after the turn's deadline.
   const upstreamCalls = new UpstreamCallCounter({ clock, commandWaitMs: config.limits.commandWaitMs });
   const sharedLimiter = createLimiter({ config, clock, log, store: cluster ? new cluster.RedisBudgetStore({ redis: cluster.redis, log }) : undefined });

@@ -2,6 +2,7 @@
 import { errorMessage } from './errors.js';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, readEnv } from './config.js';
+import { StateDirInUse } from './state/sqliteStore.js';
 
 async function main(): Promise<void> {
   let config;
@@ -40,6 +41,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  // A second instance on the same STATE_DIR: the message says what to do; no stack, nothing else to add.
+  if (err instanceof StateDirInUse) {
+    process.stderr.write(`billbridge: ${err.message}\n`);
+    process.exit(1);
+  }
   process.stderr.write(`billbridge: failed to start: ${errorMessage(err)}\n`);
   process.exit(1);
 });

@@ -10,7 +10,7 @@ import { errorMessage, BillApiError } from '../errors.js';
 import { createLogger, SecretRegistry } from '../log.js';
 import { createLimiter } from '../limits/index.js';
 import { BillGateway } from '../bill/gateway.js';
-import { FileStateStore } from '../state/fileStore.js';
+import { SqliteStateStore } from '../state/sqliteStore.js';
 import { RedisConnection } from '../state/redisClient.js';
 import { RedisStateStore } from '../state/redisStore.js';
 import type { StateStore } from '../state/types.js';
@@ -61,7 +61,13 @@ async function runningBot(config: Config): Promise<string | undefined> {
 
 async function openState(config: Config, log: ReturnType<typeof createLogger>): Promise<{ state: StateStore; close: () => Promise<void> }> {
   if (!config.redisUrl) {
-    const state = new FileStateStore(config.stateDir, systemClock);
+    let state: SqliteStateStore;
+    try {
+      state = new SqliteStateStore(config.stateDir, systemClock);
+    } catch (err) {
+      // Another billbridge holds STATE_DIR (a running bot), or the database cannot be opened: say which and stop.
+      fail(errorMessage(err));
+    }
     return { state, close: () => state.close() };
   }
   const redis = new RedisConnection({ url: config.redisUrl, log });

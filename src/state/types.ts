@@ -1,4 +1,4 @@
-// The storage interface every stateful feature uses; a file store for one instance, Redis for a fleet.
+// The storage interface every stateful feature uses; an SQLite file under STATE_DIR for one instance, Redis for a fleet.
 
 export interface SetOptions {
   /** Entry disappears after this many milliseconds. */
@@ -11,17 +11,19 @@ export interface Claim {
 }
 
 export interface StateStore {
+  /** 'file': the single-instance SQLite store under STATE_DIR; 'redis': the fleet's shared store. */
   readonly kind: 'file' | 'redis';
   /** Where the data lives, for `status` (a directory or a redacted Redis URL). */
   readonly location: string;
   get<T>(ns: string, key: string): Promise<T | undefined>;
-  /** Resolves once the write is durable (on disk, or acknowledged by Redis). */
+  /** Resolves once the write is durable (committed and synced to disk, or acknowledged by Redis); rejects otherwise. */
   set<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<void>;
   /** Atomically sets when no live entry exists; true when this call created it (dedupe, leases). */
   setIfAbsent<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<boolean>;
   /**
    * setIfAbsent that answers as soon as it is decided: `created` as above, and `durable`, which resolves once the
-   * entry is on disk or acknowledged (the file store decides in memory and writes next; Redis has already answered).
+   * entry is on disk or acknowledged (both stores have already committed when they answer; the promise stays for callers
+   * that start work before awaiting the mark).
    * For work that may start at once but must not be answered before the mark is kept (the duplicate-delivery mark).
    */
   claim<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<Claim>;

@@ -13,6 +13,7 @@ import { TENANT, channelMessage, executeInvoke, personalMessage, type Who } from
 import { ConnectorStandIn } from '../harness/connector.js';
 import { checkCard } from '../harness/cards.js';
 import { registerSecrets } from '../harness/secretScan.js';
+import { NS } from '../../src/state/types.js';
 
 const PRIYA: Required<Who> = { id: '29:user-priya', name: 'Priya Raman', aadObjectId: '22222222-0000-4000-8000-0000000000a1' };
 const MARCUS: Required<Who> = { id: '29:user-marcus', name: 'Marcus Lee', aadObjectId: '33333333-0000-4000-8000-0000000000b2' };
@@ -146,7 +147,7 @@ describe('linking a BILL identity', () => {
   it('stores nothing readable: no token, name or identity in any file, and never a token in a log line or audit record', async () => {
     const files = readdirSync(bot.stateDir).filter((f) => statSync(join(bot.stateDir, f)).isFile());
     const disk = files.map((f) => readFileSync(join(bot.stateDir, f), 'utf8')).join('\n');
-    const links = readFileSync(join(bot.stateDir, 'user-links.jsonl'), 'utf8');
+    const links = JSON.stringify(await bot.app.state.entries(NS.userLinks));
     for (const t of tokens) {
       expect(disk).not.toContain(t.value);
       expect(disk).not.toContain(t.name);

@@ -12,6 +12,8 @@ import { startBot } from '../harness/bot.js';
 import { freePort, post } from '../harness/net.js';
 import { registerSecrets } from '../harness/secretScan.js';
 import { NS } from '../../src/state/types.js';
+import { SqliteStateStore } from '../../src/state/sqliteStore.js';
+import { systemClock } from '../../src/clock.js';
 
 const repo = resolve(import.meta.dirname, '../..');
 const SECRETS_KEY = randomBytes(32).toString('base64');
@@ -69,7 +71,9 @@ describe('npm run webhooks', () => {
     expect(run.stdout).toContain('sealed with SECRETS_KEY');
     const key = subs[0]!.securityKey;
     expect(run.stdout + run.stderr).not.toContain(key);
-    const stored = readFileSync(join(env.STATE_DIR!, `${NS.webhookKeys}.jsonl`), 'utf8');
+    const state = new SqliteStateStore(env.STATE_DIR!, systemClock);
+    const stored = JSON.stringify(await state.entries(NS.webhookKeys));
+    await state.close();
     expect(stored).toContain(subs[0]!.id);
     expect(stored).not.toContain(key);
     const audit = readFileSync(join(env.STATE_DIR!, 'audit.log'), 'utf8');
@@ -82,6 +86,10 @@ describe('npm run webhooks', () => {
       const body = JSON.stringify({ metadata: { eventId: randomUUID(), subscriptionId: subs[0]!.id, organizationId: sb.credentials.orgId, eventType: 'vendor.created', version: '1' }, vendor: { id: '00901new', name: 'New Vendor' } });
       const ok = await post(`${bot.url}/api/bill/webhooks`, body, { 'x-bill-sha-signature': createHmac('sha256', key).update(body).digest('base64') });
       expect(ok.json.status).toBe('accepted');
+      // While the bot holds STATE_DIR the CLI does not open it behind its back: it says who holds it.
+      const refused = await cli('list');
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(`billbridge webhooks: STATE_DIR ${env.STATE_DIR!} is in use by another billbridge process (pid ${process.pid})`);
     } finally {
       await bot.close();
     }

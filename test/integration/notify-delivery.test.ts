@@ -1,7 +1,7 @@
 // A finance team hears about BILL changes in the channels that follow them: a paid bill in BILL becomes exactly one
 // card in each subscribed channel (and none elsewhere), through the real webhook route, the outbox and proactive sends.
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxControlOk } from '../harness/sandbox.js';
 import { startBot, type TestBot } from '../harness/bot.js';
@@ -70,7 +70,11 @@ describe('setting up', () => {
     expect(JSON.stringify(card)).not.toContain(key);
     expect(bot.app.secrets.has(key)).toBe(true);
     expect(bot.logs.text()).not.toContain(key);
-    const stored = await readFile(`${bot.stateDir}/${NS.webhookKeys}.jsonl`, 'utf8');
+    // The key as stored (through the running bot's store), and the bytes on disk (database and WAL).
+    const stored = JSON.stringify(await bot.app.state.entries(NS.webhookKeys));
+    const disk = (await Promise.all((await readdir(bot.stateDir)).map((f) => readFile(`${bot.stateDir}/${f}`, 'latin1')))).join('\n');
+    expect(disk).toContain(subs[0]!.id);
+    expect(disk).not.toContain(key);
     expect(stored).toContain(subs[0]!.id);
     expect(stored).toContain('aes-256-gcm');
     expect(stored).not.toContain(key);

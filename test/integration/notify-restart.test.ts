@@ -11,7 +11,8 @@ import { ConnectorStandIn } from '../harness/connector.js';
 import { channelMessage } from '../harness/activities.js';
 import { post } from '../harness/net.js';
 import { registerSecrets } from '../harness/secretScan.js';
-import { readNamespaceFile } from '../../src/state/fileStore.js';
+import { systemClock } from '../../src/clock.js';
+import { SqliteStateStore } from '../../src/state/sqliteStore.js';
 import { NS } from '../../src/state/types.js';
 
 const repo = resolve(import.meta.dirname, '../..');
@@ -114,8 +115,11 @@ describe('a crash between accepting an event and sending it', () => {
     expect(() => process.kill(first.child.pid!, 0)).toThrow();
     expect(connector.messages(CHANNEL)).toHaveLength(0);
     // What the dead process left: the event, routed and not sent, under its lease.
-    const outbox = readNamespaceFile(stateDir, NS.outbox) as Record<string, { targets?: Record<string, { state: string }> }>;
-    const left = Object.entries(outbox).filter(([k]) => k.startsWith('ev|'));
+    // (Opening STATE_DIR also proves the dead process's lock went with it.)
+    const onDisk = new SqliteStateStore(stateDir, systemClock);
+    const outbox = await onDisk.entries<{ targets?: Record<string, { state: string }> }>(NS.outbox);
+    await onDisk.close();
+    const left = outbox.filter(([k]) => k.startsWith('ev|'));
     expect(left).toHaveLength(1);
     expect(Object.values(left[0]![1].targets ?? {}).map((t) => t.state)).toEqual(['pending']);
 

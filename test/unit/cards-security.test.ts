@@ -19,7 +19,7 @@ import { leakedValues, sensitiveValues, shortId, withoutSensitive } from '../../
 import { memoryUserCommandRate, RateLimiterUserCommandRate, userRateGuard, userRateKey } from '../../src/bot/userRate.js';
 import { auditObserver } from '../../src/bot/auditObserver.js';
 import { AuditTrail } from '../../src/state/audit.js';
-import { FileStateStore } from '../../src/state/fileStore.js';
+import { SqliteStateStore } from '../../src/state/sqliteStore.js';
 import { BillApiError, DependencyUnavailable, LimitExceeded, NotBound } from '../../src/errors.js';
 import { checkCard } from '../harness/cards.js';
 import { expectNoSensitive, poisonedCustomer, poisonedVendor, SENSITIVE } from '../harness/sensitive.js';
@@ -36,7 +36,7 @@ function dispatcherWith(commands: CommandDefinition[], opts: { perMinute?: numbe
   dirs.push(dir);
   const config = loadConfig({ STATE_DIR: dir });
   const registry = new CommandRegistry().register(helpCommand, ...commands);
-  const state = new FileStateStore(dir, systemClock);
+  const state = new SqliteStateStore(dir, systemClock);
   const log = pino({ level: 'silent' });
   const audit = new AuditTrail({ store: state, clock: systemClock, log, scrub: (t) => t });
   const services = {
@@ -189,7 +189,7 @@ describe('admin actions', () => {
   it('audit.admin appends a record that keeps non-secret detail and scrubs known secrets', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'billbridge-audit-'));
     dirs.push(dir);
-    const store = new FileStateStore(dir, systemClock);
+    const store = new SqliteStateStore(dir, systemClock);
     const audit = new AuditTrail({ store, clock: systemClock, log: pino({ level: 'silent' }), scrub: (t) => t.replaceAll('s3cr3t-session', '[REDACTED]') });
     await audit.admin({ action: 'link', orgId: '00801ORG', result: 'ok', tenantId: 't', teamId: '19:team', aadObjectId: 'admin-1', correlationId: 'abc', detail: { previousOrg: '00801OLD', note: 'session s3cr3t-session' } });
     const line = readFileSync(audit.location, 'utf8');

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { createLogger, SecretRegistry } from '../../src/log.js';
-import { FileStateStore } from '../../src/state/fileStore.js';
+import { SqliteStateStore } from '../../src/state/sqliteStore.js';
 import { DigestScheduler, DigestSettings } from '../../src/notify/digests.js';
 import type { ChannelSender, DigestContent, NotificationPresenter, SendOutcome } from '../../src/notify/types.js';
 import { LogCapture } from '../harness/logs.js';
@@ -16,7 +16,7 @@ const target = { tenantId: 'aaaaaaaa-0000-4000-8000-000000000001', teamId: '19:t
 const reference = { channelId: 'msteams', serviceUrl: 'https://smba.example/', conversation: { id: target.channelId } };
 
 let dir: string;
-let store: FileStateStore;
+let store: SqliteStateStore;
 let clock: ManualClock;
 const logs = new LogCapture('digest scheduler');
 const log = createLogger({ level: 'debug', secrets: new SecretRegistry(), destination: logs });
@@ -24,7 +24,7 @@ const log = createLogger({ level: 'debug', secrets: new SecretRegistry(), destin
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'billbridge-digest-'));
   clock = new ManualClock(Date.parse('2026-03-02T08:00:00Z'));
-  store = new FileStateStore(dir, clock);
+  store = new SqliteStateStore(dir, clock);
 });
 afterEach(async () => {
   await store.close();

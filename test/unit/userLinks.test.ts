@@ -7,14 +7,14 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { createLogger, SecretRegistry } from '../../src/log.js';
-import { FileStateStore } from '../../src/state/fileStore.js';
+import { SqliteStateStore } from '../../src/state/sqliteStore.js';
 import { NS } from '../../src/state/types.js';
 import { deriveKey, UserLinks, type UserLink } from '../../src/state/userLinks.js';
 import { LogCapture } from '../harness/logs.js';
 
 const clock = new ManualClock(Date.UTC(2026, 10, 21, 9, 0));
 let dir: string;
-let store: FileStateStore;
+let store: SqliteStateStore;
 let logs: LogCapture;
 
 const KEY = randomBytes(32);
@@ -37,7 +37,7 @@ function links(key = KEY, secrets = new SecretRegistry()): UserLinks {
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'billbridge-links-'));
-  store = new FileStateStore(dir, clock);
+  store = new SqliteStateStore(dir, clock);
   logs = new LogCapture('user links log');
 });
 afterEach(async () => {

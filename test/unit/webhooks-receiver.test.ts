@@ -1,14 +1,14 @@
-// The receiver's decisions on a real file store: which key verifies an event, one outbox entry per event id even
+// The receiver's decisions on a real SQLite store: which key verifies an event, one outbox entry per event id even
 // when BILL delivers it twice at once, a rotated key that keeps working for a day, keys sealed at rest, and a 503
 // (BILL retries) when the store cannot keep up.
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { createLogger, SecretRegistry } from '../../src/log.js';
-import { FileStateStore } from '../../src/state/fileStore.js';
+import { SqliteStateStore } from '../../src/state/sqliteStore.js';
 import { NS, type StateStore } from '../../src/state/types.js';
 import { WebhookKeys, ROTATION_GRACE_MS } from '../../src/notify/keys.js';
 import { WebhookReceiver, outboxKey, type ReceiverDeps } from '../../src/notify/receiver.js';
@@ -22,7 +22,7 @@ const SUB = 'sub01storedsubscription';
 
 let dir: string;
 let clock: ManualClock;
-let store: FileStateStore;
+let store: SqliteStateStore;
 let secrets: SecretRegistry;
 let logs: LogCapture;
 let keys: WebhookKeys;
@@ -51,7 +51,7 @@ function receiver(over: Partial<ReceiverDeps> = {}): WebhookReceiver {
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'billbridge-receiver-'));
   clock = new ManualClock(Date.parse('2026-03-02T10:00:00Z'));
-  store = new FileStateStore(dir, clock);
+  store = new SqliteStateStore(dir, clock);
   secrets = new SecretRegistry();
   logs = new LogCapture('receiver');
   registerSecrets(() => secrets.list());
@@ -161,13 +161,13 @@ describe('keys at rest', () => {
     const key = randomBytes(32).toString('base64');
     await saveKey(key);
     await store.close();
-    const onDisk = readFileSync(join(dir, `${NS.webhookKeys}.jsonl`), 'utf8');
+    const onDisk = readdirSync(dir).map((f) => readFileSync(join(dir, f), 'latin1')).join('\n');
     expect(onDisk).not.toContain(key);
     expect(onDisk).toContain('aes-256-gcm');
     expect(secrets.has(key)).toBe(true);
 
     // A restart reads and unseals it.
-    store = new FileStateStore(dir, clock);
+    store = new SqliteStateStore(dir, clock);
     secrets = new SecretRegistry();
     keys = makeKeys(secretsKey);
     expect(await keys.registerAll()).toBe(1);

@@ -1,0 +1,357 @@
+// Single-instance state: one SQLite database, STATE_DIR/billbridge.sqlite, held by one process at a time.
+//
+// Why SQLite and how it is set up:
+// - every call is answered once its transaction is committed (calls of one event-loop turn share one); a write that
+//   cannot be committed (disk full, I/O error) rejects, and so does every call that may have seen it, so nothing that
+//   failed is ever answered as done or counted as present (there is no in-memory copy to disagree with the disk);
+// - journal_mode=WAL with synchronous=FULL: each commit syncs the write-ahead log to disk before it returns, so an
+//   acknowledged write survives a process kill and a power cut (NORMAL would only survive the former);
+// - locking_mode=EXCLUSIVE, taken by a write at open with busy_timeout 0: the process keeps an OS lock on the database
+//   file for as long as it lives. A second process (or a second store in this one) gets SQLITE_BUSY at once and
+//   refuses to start; the OS drops the lock when the holder dies, kill -9 included, so a restart just works;
+// - values are JSON text in rows: a replica shard of several MB is read from disk when asked for, not held in memory.
+// The audit trail stays a plain append-only file (STATE_DIR/<log>.log, what operators tail and rotate), synced too.
+import Database from 'better-sqlite3';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { Clock } from '../clock.js';
+import type { Claim, SetOptions, StateStore } from './types.js';
+
+export const DATABASE_FILE = 'billbridge.sqlite';
+/** Who holds the database, for the refusal message only (the lock itself is the database file's). */
+const HOLDER_FILE = 'billbridge.pid';
+
+const NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
+
+function checkName(kind: string, name: string): void {
+  if (!NAME.test(name)) throw new Error(`Invalid state ${kind} name "${name}"`);
+}
+
+/** Another process (or another store of this one) holds STATE_DIR. */
+export class StateDirInUse extends Error {
+  constructor(dir: string, pid: string | undefined) {
+    super(
+      `STATE_DIR ${dir} is in use by another billbridge process (pid ${pid ?? 'unknown'}); ` +
+        'stop that one first, or give this one its own STATE_DIR (several instances share state through REDIS_URL)',
+    );
+    this.name = 'StateDirInUse';
+  }
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS entries (
+  ns TEXT NOT NULL,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  expires_at INTEGER,
+  PRIMARY KEY (ns, key)
+);
+CREATE INDEX IF NOT EXISTS entries_expiry ON entries (expires_at) WHERE expires_at IS NOT NULL;
+CREATE TABLE IF NOT EXISTS holder (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER NOT NULL, since INTEGER NOT NULL);
+`;
+
+interface Key {
+  ns: string;
+  key: string;
+}
+interface Now {
+  now: number;
+}
+interface Row extends Key {
+  value: string;
+  expires: number | null;
+}
+
+/** A live row: no expiry, or one still ahead of the clock (the store's clock, so tests can move it). */
+const LIVE = '(expires_at IS NULL OR expires_at > @now)';
+
+export class SqliteStateStore implements StateStore {
+  /** "file": the single-instance store under STATE_DIR (as opposed to Redis). */
+  readonly kind = 'file' as const;
+  readonly location: string;
+  private readonly db: Database.Database;
+  private readonly sql: {
+    get: Database.Statement<Key & Now, { value: string }>;
+    set: Database.Statement<Row>;
+    setIfAbsent: Database.Statement<Row & Now>;
+    delete: Database.Statement<Key, { expires_at: number | null }>;
+    entries: Database.Statement<{ ns: string } & Now, { key: string; value: string }>;
+    sweep: Database.Statement<Now>;
+  };
+  private readonly logs = new Map<string, LogFile>();
+  /** The transaction changes are being added to, committed at the next turn of the event loop. */
+  private batch: Batch | undefined;
+  private readonly sweepTimer: NodeJS.Timeout;
+  private closed = false;
+
+  /** Opens (or creates) STATE_DIR/billbridge.sqlite and takes its lock; throws StateDirInUse when another holds it. */
+  constructor(
+    dir: string,
+    private readonly clock: Clock,
+  ) {
+    this.location = resolve(dir);
+    mkdirSync(this.location, { recursive: true, mode: 0o700 });
+    const file = join(this.location, DATABASE_FILE);
+    let db: Database.Database;
+    try {
+      // Owner-only, like the directory: without SECRETS_KEY webhook keys are stored as BILL gave them. SQLite gives
+      // its WAL file the database file's mode.
+      closeSync(openSync(file, 'a', 0o600));
+      // timeout 0: a lock held by another process is reported at once instead of being waited for.
+      db = new Database(file, { timeout: 0 });
+    } catch (err) {
+      throw new Error(`cannot open the state database ${file}: ${(err as Error).message}`);
+    }
+    try {
+      // EXCLUSIVE before WAL: the WAL index then lives in this process's memory (no -shm file) and the lock is never
+      // given back until the connection closes or the process dies.
+      db.pragma('locking_mode = EXCLUSIVE');
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = FULL');
+      db.exec(SCHEMA);
+      // A write at open takes the exclusive lock now, not at the first change some minutes later.
+      db.prepare('INSERT INTO holder (id, pid, since) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET pid = excluded.pid, since = excluded.since').run(process.pid, Date.now());
+    } catch (err) {
+      db.close();
+      if ((err as { code?: string }).code === 'SQLITE_BUSY') throw new StateDirInUse(this.location, readHolder(this.location));
+      throw new Error(`cannot open the state database ${file}: ${(err as Error).message}`);
+    }
+    this.db = db;
+    writeFileSync(join(this.location, HOLDER_FILE), `${process.pid}\n`, { mode: 0o600 });
+    this.sql = {
+      get: db.prepare<Key & Now, { value: string }>(`SELECT value FROM entries WHERE ns = @ns AND key = @key AND ${LIVE}`),
+      set: db.prepare<Row>('INSERT INTO entries (ns, key, value, expires_at) VALUES (@ns, @key, @value, @expires) ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at'),
+      // Inserts, or replaces an entry that has expired; one statement, so one change count says whether it created.
+      setIfAbsent: db.prepare<Row & Now>(
+        'INSERT INTO entries (ns, key, value, expires_at) VALUES (@ns, @key, @value, @expires) ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at WHERE entries.expires_at IS NOT NULL AND entries.expires_at <= @now',
+      ),
+      delete: db.prepare<Key, { expires_at: number | null }>('DELETE FROM entries WHERE ns = @ns AND key = @key RETURNING expires_at'),
+      // rowid order: insertion order, and a replaced value keeps its place (as a Map would).
+      entries: db.prepare<{ ns: string } & Now, { key: string; value: string }>(`SELECT key, value FROM entries WHERE ns = @ns AND ${LIVE} ORDER BY rowid`),
+      sweep: db.prepare<Now>('DELETE FROM entries WHERE expires_at IS NOT NULL AND expires_at <= @now'),
+    };
+    // Expired rows are invisible to reads already; this gives their space back (webhook event ids, seen activities).
+    this.sweepTimer = setInterval(() => this.sweep(), 60_000);
+    this.sweepTimer.unref();
+  }
+
+  isReady(): boolean {
+    return !this.closed && this.db.open;
+  }
+
+  async get<T>(ns: string, key: string): Promise<T | undefined> {
+    checkName('namespace', ns);
+    return this.read(() => {
+      const row = this.sql.get.get({ ns, key, now: this.clock.now() });
+      return row === undefined ? undefined : (JSON.parse(row.value) as T);
+    });
+  }
+
+  async set<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<void> {
+    checkName('namespace', ns);
+    const json = encode(value);
+    await this.write(() => this.sql.set.run({ ns, key, value: json, expires: this.expiry(opts) }));
+  }
+
+  async setIfAbsent<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<boolean> {
+    checkName('namespace', ns);
+    const json = encode(value);
+    return this.write(() => this.sql.setIfAbsent.run({ ns, key, value: json, expires: this.expiry(opts), now: this.clock.now() }).changes === 1);
+  }
+
+  async claim<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<Claim> {
+    // Answered once committed: the mark is on disk before `created` is known.
+    return { created: await this.setIfAbsent(ns, key, value, opts), durable: Promise.resolve() };
+  }
+
+  async delete(ns: string, key: string): Promise<boolean> {
+    checkName('namespace', ns);
+    return this.write(() => {
+      const row = this.sql.delete.get({ ns, key });
+      return row !== undefined && (row.expires_at === null || row.expires_at > this.clock.now());
+    });
+  }
+
+  async entries<T>(ns: string): Promise<Array<[string, T]>> {
+    checkName('namespace', ns);
+    return this.read(() => this.sql.entries.all({ ns, now: this.clock.now() }).map((r): [string, T] => [r.key, JSON.parse(r.value) as T]));
+  }
+
+  async append(log: string, record: Record<string, unknown>): Promise<void> {
+    checkName('log', log);
+    let file = this.logs.get(log);
+    if (!file) {
+      file = new LogFile(join(this.location, `${log}.log`));
+      this.logs.set(log, file);
+    }
+    await file.append(JSON.stringify(record) + '\n');
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.sweepTimer);
+    if (this.batch) this.commit(this.batch);
+    await Promise.all([...this.logs.values()].map((f) => f.drain()));
+    rmSync(join(this.location, HOLDER_FILE), { force: true });
+    // Checkpoints the WAL into the database file and lets go of the lock.
+    this.db.close();
+  }
+
+  /**
+   * Runs a change inside the open batch (opening one if none is) and resolves once the batch is committed: changes
+   * made in one turn of the event loop share one commit and one sync of the WAL (a sync costs milliseconds, during which
+   * nothing else runs). The change is applied at once, so later calls see it, and none of them answers before it is
+   * on disk; if the batch cannot be committed, every call in it rejects.
+   */
+  private async write<R>(change: () => R): Promise<R> {
+    if (this.closed) throw new Error('the state store is closed');
+    const batch = this.batch ?? this.openBatch();
+    let result: R;
+    try {
+      result = change();
+    } catch (err) {
+      // SQLITE_FULL and I/O errors may roll the whole transaction back: then every change of this batch is lost.
+      if (!this.db.inTransaction) this.fail(batch, err);
+      throw err;
+    }
+    await batch.committed;
+    return result;
+  }
+
+  /** A read: answered at once, or, when it may have seen changes not yet committed, once they are. */
+  private async read<R>(query: () => R): Promise<R> {
+    if (this.closed) throw new Error('the state store is closed');
+    const batch = this.batch;
+    const result = query();
+    if (batch) await batch.committed;
+    return result;
+  }
+
+  private openBatch(): Batch {
+    this.db.exec('BEGIN IMMEDIATE');
+    let settle!: (err?: unknown) => void;
+    const committed = new Promise<void>((resolve, reject) => {
+      settle = (err) => (err === undefined ? resolve() : reject(err as Error));
+    });
+    // Each caller awaits it; this keeps a batch nobody awaits any more from reporting an unhandled rejection.
+    committed.catch(() => undefined);
+    const batch: Batch = { committed, settle };
+    this.batch = batch;
+    setImmediate(() => this.commit(batch));
+    return batch;
+  }
+
+  private commit(batch: Batch): void {
+    if (this.batch !== batch) return;
+    this.batch = undefined;
+    try {
+      this.db.exec('COMMIT');
+    } catch (err) {
+      this.fail(batch, err);
+      return;
+    }
+    batch.settle();
+  }
+
+  private fail(batch: Batch, err: unknown): void {
+    if (this.batch === batch) this.batch = undefined;
+    if (this.db.inTransaction) {
+      try {
+        this.db.exec('ROLLBACK');
+      } catch {
+        // Rolled back already.
+      }
+    }
+    batch.settle(err ?? new Error('state write failed'));
+  }
+
+  private expiry(opts: SetOptions | undefined): number | null {
+    return opts?.ttlMs !== undefined ? this.clock.now() + opts.ttlMs : null;
+  }
+
+  private sweep(): void {
+    // A full disk refuses the sweep too; expired rows stay invisible and the next sweep tries again.
+    this.write(() => this.sql.sweep.run({ now: this.clock.now() })).catch(() => undefined);
+  }
+}
+
+/** Changes sharing one transaction; `committed` settles when it is on disk, or rejects when it is not. */
+interface Batch {
+  committed: Promise<void>;
+  settle(err?: unknown): void;
+}
+
+function encode(value: unknown): string {
+  return JSON.stringify(value) ?? 'null';
+}
+
+function readHolder(dir: string): string | undefined {
+  try {
+    return readFileSync(join(dir, HOLDER_FILE), 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * An append-only log file. Each append resolves once its line is synced to disk; lines appended while a write is on its
+ * way share the next write and sync. The file is opened per write, so a log rotated away is followed at once.
+ */
+class LogFile {
+  private pending: string[] = [];
+  private running: Promise<void> | undefined;
+  private next: Promise<void> | undefined;
+
+  constructor(private readonly path: string) {}
+
+  append(line: string): Promise<void> {
+    this.pending.push(line);
+    if (this.next) return this.next;
+    if (!this.running) return this.start();
+    this.next = this.running
+      .catch(() => undefined)
+      .then(() => {
+        this.next = undefined;
+        return this.start();
+      });
+    return this.next;
+  }
+
+  private start(): Promise<void> {
+    const run = this.write().finally(() => {
+      if (this.running === run) this.running = undefined;
+    });
+    this.running = run;
+    return run;
+  }
+
+  async drain(): Promise<void> {
+    await Promise.allSettled([this.running, this.next]);
+  }
+
+  private async write(): Promise<void> {
+    const text = this.pending.join('');
+    this.pending = [];
+    const handle = await open(this.path, 'a', 0o600);
+    try {
+      const created = (await handle.stat()).size === 0;
+      await handle.appendFile(text);
+      await handle.datasync();
+      if (created) await syncDirectory(this.path);
+    } finally {
+      await handle.close();
+    }
+  }
+}
+
+/** A new file's name is durable once its directory is synced. */
+async function syncDirectory(file: string): Promise<void> {
+  const dir = await open(resolve(file, '..'), 'r');
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
+}

@@ -1,0 +1,266 @@
+// What was acknowledged survives kill -9: a process with the real store and webhook route is killed again and again
+// on one STATE_DIR while BILL webhooks and writes are in flight, and every one answered 200 is there after the restart.
+// Also, over real bot processes: one process per STATE_DIR, and the lock goes with a holder killed -9.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { get, post } from '../harness/net.js';
+import { registerSecrets } from '../harness/secretScan.js';
+import { systemClock } from '../../src/clock.js';
+import { SqliteStateStore } from '../../src/state/sqliteStore.js';
+import { NS } from '../../src/state/types.js';
+import { outboxKey } from '../../src/notify/receiver.js';
+
+const repo = resolve(import.meta.dirname, '../..');
+const KEY = randomBytes(32).toString('base64');
+registerSecrets(() => [KEY]);
+
+interface Running {
+  child: ChildProcess;
+  url: string;
+  orgId: string;
+  exited: Promise<number | null>;
+}
+
+let cwd: string;
+const children: ChildProcess[] = [];
+
+beforeAll(() => {
+  // An empty working directory: no developer .env is read.
+  cwd = mkdtempSync(join(tmpdir(), 'billbridge-durability-'));
+});
+afterAll(async () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  rmSync(cwd, { recursive: true, force: true });
+});
+
+/** Spawns `node --import tsx src/index.ts` on `stateDir`; `started` resolves once /readyz says ready, or rejects with its output if it exits first. */
+function spawnBot(stateDir: string): { child: ChildProcess; output: string[]; exited: Promise<number | null>; started: Promise<Running> } {
+  // node itself (not the tsx wrapper, which would leave its node child running after a SIGKILL) with tsx's loader.
+  const loader = pathToFileURL(join(repo, 'node_modules/tsx/dist/loader.mjs')).href;
+  const child = spawn(process.execPath, ['--disable-warning=DEP0111', '--import', loader, join(repo, 'src/index.ts')], {
+    cwd,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? cwd,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      STATE_DIR: stateDir,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+      BILL_WEBHOOK_SECURITY_KEY: KEY,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  const output: string[] = [];
+  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+  const started = new Promise<Running>((done, fail) => {
+    let orgId = '';
+    let buffered = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      buffered += d.toString('utf8');
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        output.push(line);
+        let rec: { msg?: string; url?: string; orgId?: string };
+        try {
+          rec = JSON.parse(line) as typeof rec;
+        } catch {
+          continue;
+        }
+        if (rec.orgId && rec.msg?.startsWith('BILL sandbox at')) orgId = rec.orgId;
+        if (rec.msg === 'billbridge listening' && rec.url) {
+          const url = rec.url;
+          void get(`${url}/readyz`).then(
+            (r) => (r.status === 200 ? done({ child, url, orgId, exited }) : fail(new Error(`/readyz answered ${r.status}: ${r.text}`))),
+            fail,
+          );
+        }
+      }
+    });
+    child.stderr!.on('data', (d: Buffer) => output.push(d.toString('utf8')));
+    child.on('exit', (code) => fail(new Error(`bot exited with ${code} before it was ready: ${output.join('\n')}`)));
+  });
+  started.catch(() => undefined);
+  return { child, output, exited, started };
+}
+
+async function kill9(bot: Running): Promise<void> {
+  bot.child.kill('SIGKILL');
+  await bot.exited;
+}
+
+function signedEvent(orgId: string, eventId: string): { body: string; headers: Record<string, string> } {
+  const body = JSON.stringify({
+    metadata: { eventId, subscriptionId: 'sub-outside-the-bot', organizationId: orgId, eventType: 'vendor.created', version: '1' },
+    vendor: { id: `00901${eventId.replace(/-/g, '').slice(0, 15)}`, name: `Vendor ${eventId.slice(0, 8)}` },
+  });
+  return { body, headers: { 'x-bill-sha-signature': createHmac('sha256', KEY).update(body).digest('base64') } };
+}
+
+/** A small seeded generator, so a failing run can be replayed (the seed is in the failure message). */
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * The process killed in the loop: the real store, webhook receiver and webhook route, plus POST /write (a plain store
+ * write answered once it resolves). Lighter than the whole bot, so a restart takes a fraction of the time; the whole
+ * bot is killed and restarted in the test below and in notify-restart.test.ts.
+ */
+const CHILD = `
+import { createRequire } from 'node:module';
+const src = (f) => new URL(f, process.env.SRC_URL).href;
+const { SqliteStateStore } = await import(src('state/sqliteStore.ts'));
+const { WebhookReceiver } = await import(src('notify/receiver.ts'));
+const { WebhookKeys } = await import(src('notify/keys.ts'));
+const { webhookRoute, readRawBody } = await import(src('http/webhooks.ts'));
+const { createLogger, SecretRegistry } = await import(src('log.ts'));
+const { systemClock: clock } = await import(src('clock.ts'));
+const restify = createRequire(process.env.PACKAGE_JSON)('restify');
+const state = new SqliteStateStore(process.env.STATE_DIR, clock);
+const secrets = new SecretRegistry([process.env.KEY]);
+const log = createLogger({ level: 'silent', secrets });
+const keys = new WebhookKeys({ state, clock, log, secrets, secretsKey: undefined });
+const receiver = new WebhookReceiver({ state, clock, log, keys, envKey: process.env.KEY, servesOrg: () => true, onEntityChanged: () => {}, kick: () => {} });
+const server = restify.createServer();
+webhookRoute(receiver, log)(server);
+server.post('/write', async (req, res) => {
+  const { key, value } = JSON.parse((await readRawBody(req, 65536)).toString('utf8'));
+  try {
+    await state.set('durability', key, value);
+    res.send(200, { ok: true });
+  } catch (err) {
+    res.send(503, { error: String(err) });
+  }
+});
+server.get('/readyz', async (_req, res) => res.send(state.isReady() ? 200 : 503, {}));
+server.listen(0, '127.0.0.1', () => process.stdout.write('READY http://127.0.0.1:' + server.address().port + '\\n'));
+`;
+
+/** Runs CHILD on `stateDir` and resolves once it listens and /readyz says ready. */
+function spawnChild(stateDir: string): Promise<Running> {
+  const file = join(cwd, 'child.mjs');
+  writeFileSync(file, CHILD);
+  const loader = pathToFileURL(join(repo, 'node_modules/tsx/dist/loader.mjs')).href;
+  const child = spawn(process.execPath, ['--disable-warning=DEP0111', '--import', loader, file], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', STATE_DIR: stateDir, KEY, SRC_URL: pathToFileURL(join(repo, 'src/')).href, PACKAGE_JSON: join(repo, 'package.json') },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+  const output: string[] = [];
+  return new Promise<Running>((done, fail) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      output.push(d.toString('utf8'));
+      const m = /READY (\S+)/.exec(output.join(''));
+      if (m) void get(`${m[1]!}/readyz`).then((r) => (r.status === 200 ? done({ child, url: m[1]!, orgId: '00801DURABLE', exited }) : fail(new Error(`not ready: ${r.status}`))), fail);
+    });
+    child.stderr!.on('data', (d: Buffer) => output.push(d.toString('utf8')));
+    child.on('exit', (code) => fail(new Error(`child exited with ${code} before it was ready: ${output.join('')}`)));
+  });
+}
+
+describe('kill -9 during writes', () => {
+  it('every BILL webhook and store write answered 200 before a kill -9 is there after the restart, and BILL\'s redelivery of it is a duplicate', async () => {
+    const seed = Number(process.env.DURABILITY_SEED ?? Date.now() % 1_000_000);
+    const random = rng(seed);
+    const stateDir = join(cwd, 'killed');
+    const orgId = '00801DURABLE';
+    /** Event ids BILL got a 200 for; event ids sent whose answer never came (BILL sends them again). */
+    const acknowledged = new Set<string>();
+    let unanswered: string[] = [];
+    /** Store writes answered 200, with the value written. */
+    const written = new Map<string, number>();
+    const KILLS = 6;
+
+    for (let round = 0; round <= KILLS; round++) {
+      const child = await spawnChild(stateDir);
+      // Everything acknowledged so far is recognised: BILL's redelivery is answered as a duplicate.
+      for (const id of acknowledged) {
+        const { body, headers } = signedEvent(orgId, id);
+        const again = await post(`${child.url}/api/bill/webhooks`, body, headers);
+        expect([id, again.status, again.json?.status], `seed ${seed}`).toEqual([id, 200, 'duplicate']);
+      }
+      if (round === KILLS) {
+        await kill9(child);
+        break;
+      }
+      // Deliveries in flight, eight at a time; after a random number of answers the process is killed mid-stream.
+      const killAfter = 5 + Math.floor(random() * 60);
+      const retries = unanswered;
+      unanswered = [];
+      let answered = 0;
+      let killed: Promise<void> | undefined;
+      const sendOne = async (n: number): Promise<void> => {
+        if (n % 4 === 3) {
+          const key = `w-${round}-${n}`;
+          const res = await post(`${child.url}/write`, { key, value: n }).catch(() => undefined);
+          if (res?.status === 200) written.set(key, n);
+        } else {
+          const id = retries.shift() ?? randomUUID();
+          const { body, headers } = signedEvent(orgId, id);
+          const res = await post(`${child.url}/api/bill/webhooks`, body, headers).catch(() => undefined);
+          if (res?.status === 200) {
+            expect(['accepted', 'duplicate'], `seed ${seed}`).toContain(res.json?.status);
+            acknowledged.add(id);
+          } else unanswered.push(id);
+        }
+        if (++answered === killAfter) killed = kill9(child);
+      };
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (!killed) await sendOne(next++);
+        }),
+      );
+      await killed;
+    }
+    expect(acknowledged.size, `seed ${seed}`).toBeGreaterThan(20);
+    expect(written.size, `seed ${seed}`).toBeGreaterThan(5);
+
+    // What the last killed process left on disk holds every acknowledged delivery and write.
+    const store = new SqliteStateStore(stateDir, systemClock);
+    try {
+      const seen = new Set((await store.entries(NS.webhookEvents)).map(([id]) => id));
+      const queued = new Set((await store.entries(NS.outbox)).map(([key]) => key));
+      expect([...acknowledged].filter((id) => !seen.has(id) && !queued.has(outboxKey(id))), `seed ${seed}`).toEqual([]);
+      const stored = new Map(await store.entries<number>('durability'));
+      expect([...written].filter(([key, value]) => stored.get(key) !== value), `seed ${seed}`).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+});
+
+describe('one process per STATE_DIR', () => {
+  it('a second bot on the same STATE_DIR exits with a message naming the first; after the first is killed -9 a new one starts', async () => {
+    const stateDir = join(cwd, 'shared');
+    const first = await spawnBot(stateDir).started;
+    const second = spawnBot(stateDir);
+    expect(await second.exited).toBe(1);
+    expect(second.output.join('\n')).toContain(`billbridge: STATE_DIR ${stateDir} is in use by another billbridge process (pid ${first.child.pid}); stop that one first`);
+    // The refused process changed nothing: the first still answers.
+    expect((await get(`${first.url}/readyz`)).status).toBe(200);
+
+    await kill9(first);
+    const third = await spawnBot(stateDir).started;
+    expect((await get(`${third.url}/readyz`)).status).toBe(200);
+    await kill9(third);
+  }, 60_000);
+});
