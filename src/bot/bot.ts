@@ -277,7 +277,7 @@ export class BillbridgeBot extends TeamsActivityHandler {
     const carried = await this.carries(context, data);
     if (reply.everyone && carried) await this.editCard(context, reply.everyone);
     // The answer replaces the card on the clicker's client: its buttons may edit this message too.
-    if (carried && !reply.privateReply) void this.recordCard(context, context.activity.replyToId, reply, false);
+    if (carried && !reply.privateReply) await this.recordCard(context, context.activity.replyToId, reply, false);
     return { statusCode: 200, type: 'application/vnd.microsoft.card.adaptive', value: reply.card as never };
   }
 
