@@ -10,10 +10,12 @@ import { REFRESH_VERB } from '../../src/bot/cards/notifications.js';
 import { APPROVAL_VERBS } from '../../src/bot/cards/approvals.js';
 
 const PER_MINUTE = 4;
+/** A billbridge admin (ADMIN_AAD_OBJECT_IDS): the person whose authority a stolen Try again would borrow. */
+const ADMIN: Required<Who> = { id: '29:user-admin', name: 'Alex Admin', aadObjectId: '66666666-0000-4000-8000-00000000ad01' };
 let bot: TestBot;
 
 beforeAll(async () => {
-  bot = await startBot({ env: { USER_COMMANDS_PER_MINUTE: String(PER_MINUTE), SECRETS_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'info' } });
+  bot = await startBot({ env: { USER_COMMANDS_PER_MINUTE: String(PER_MINUTE), SECRETS_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'info', ADMIN_AAD_OBJECT_IDS: ADMIN.aadObjectId } });
   bot.connector.script((call) => {
     if ((call.kind !== 'reply' && call.kind !== 'send') || call.body?.type !== 'message') return undefined;
     const id = `msg-${++sent}`;
@@ -123,10 +125,46 @@ describe('card clicks count against the person\'s rate', () => {
   });
 });
 
+describe('a notification card\'s Refresh', () => {
+  it('is answered from what BILL said until BILL says the record changed; the posted card is then edited in place with the news', async () => {
+    const AP = '19:channel-refresh@thread.tacv2';
+    const setup = await bot.say(`webhooks setup ${bot.url}/api/bill/webhooks`, { from: ADMIN, channel: AP });
+    await bot.connector.waitForMessages(1, setup.activity.conversation.id);
+    const sub = await bot.say('subscribe bills', { from: ADMIN, channel: AP });
+    await bot.connector.waitForMessages(1, sub.activity.conversation.id);
+    const bill = [...bot.app.sandbox!.org.bills.all()].reverse().find((b) => b.paymentStatus === 'UNPAID' && !b.archived && b.invoice?.invoiceNumber && (b.dueAmount ?? b.amount) > 100)!;
+    const data = { verb: REFRESH_VERB, entity: 'bill', id: bill.id, type: 'bill.updated' };
+    const reader = person('Rita');
+    const base = channelMessage('', { serviceUrl: bot.connector.url, from: reader, channel: AP });
+    let before = bills();
+    expect(text((await execute(reader, base, data)).value)).not.toContain('is paid');
+    expect(bills()).toBeGreaterThan(before);
+    before = bills();
+    await execute(reader, base, data);
+    expect(bills()).toBe(before);
+
+    // BILL pays the bill and says so by webhook: the channel gets a card, and the kept answer is dropped.
+    await sandboxControlOk(bot.app.sandbox!.url, 'POST', `/bills/${bill.id}/pay`, {});
+    await sandboxControlOk(bot.app.sandbox!.url, 'POST', '/webhooks/flush');
+    await bot.app.notify.worker.drain();
+    const [post] = await bot.connector.waitForMessages(1, AP);
+    const refresh = button(ConnectorStandIn.card(post!), 'Refresh');
+    // An older client clicks the posted card's Refresh (Action.Submit from the post's thread).
+    before = bills();
+    const from = nextCall();
+    const click = channelMessage('', { serviceUrl: bot.connector.url, from: reader, channel: AP, threadId: messageId(post!), noMention: true, value: refresh, replyToId: messageId(post!) });
+    expect((await bot.send(click)).status).toBe(200);
+    const edit = await bot.connector.waitFor((calls) => calls.slice(from).find((c) => c.kind === 'update'));
+    expect(edit.activityId).toBe(messageId(post!));
+    expect(text(ConnectorStandIn.card(edit))).toContain('is paid');
+    expect(bills()).toBeGreaterThan(before);
+  });
+});
+
 describe('Try again runs only the clicker\'s own command', () => {
   it('an admin pressing someone else\'s Try again does not run their command; its author\'s retry works', async () => {
     const ana = person('Ana');
-    const admin = person('Admin');
+    const admin = ADMIN;
     const bill = bot.app.sandbox!.org.bills.all().at(-1)!;
     await sandboxControlOk(bot.app.sandbox!.url, 'POST', '/faults', { kind: 'serverError', path: '/v3/bills', count: 20 });
     const failed = await say(ana, `bill ${bill.id}`);
