@@ -349,6 +349,22 @@ describe('older Teams clients (Action.Submit fallback)', () => {
   });
 });
 
+describe('a crafted click', () => {
+  it("naming another of the bot's messages in replyToId does not edit that message: the decision is the approver's own, the edit goes nowhere", async () => {
+    const bill = freshBill('2020-01-05');
+    await control('POST', `/bills/${bill.id}/approvers`, { userIds: [billUser[PRIYA.id]] });
+    nextMessageId('card-5');
+    const { card, base } = await inChannel(PRIYA, 'approvals');
+    const view = await click(base, card.refresh.action.data, PRIYA, 'card-5', 'automatic');
+    nextMessageId('help-card');
+    await inChannel(PRIYA, 'help');
+    const mine = await click(base, buttonFor(view, APPROVAL_VERBS.approve, bill.id)!, PRIYA, 'help-card');
+    expect(texts(mine).some((t) => /^Approved by Priya Raman at/.test(t))).toBe(true);
+    expect(edits('help-card')).toEqual([]);
+    expect(edits('card-5')).toEqual([]);
+  });
+});
+
 describe("people's own sessions", () => {
   it('are their own BILL sessions, apart from the bot\'s, and left out of the bot\'s status and readiness', () => {
     const sandbox = bot.app.sandbox!;
