@@ -225,13 +225,13 @@ export class BillbridgeBot extends TeamsActivityHandler {
   /** Sends a card as a new message in this turn's conversation (thread) and records the buttons it carries. */
   private async post(context: TurnContext, reply: CardReply): Promise<void> {
     const sent = await context.sendActivity(cardActivity(reply));
-    await this.recordCard(context, sent?.id, reply, true);
+    await this.recordCard(context, sent?.id, reply, 'new');
   }
 
   /** Records the buttons a message now carries; a failure only means its buttons answer with new replies. */
-  private async recordCard(context: TurnContext, activityId: string | undefined, reply: CardReply, replace: boolean): Promise<void> {
+  private async recordCard(context: TurnContext, activityId: string | undefined, reply: CardReply, how: 'new' | 'edited' | 'shown'): Promise<void> {
     const scope = scopeOf(context.activity);
-    await this.cardMessages.posted({ tenantId: scope.tenantId, conversationId: scope.conversationId }, activityId, reply.card, { replace }).catch((err: unknown) => {
+    await this.cardMessages.posted({ tenantId: scope.tenantId, conversationId: scope.conversationId }, activityId, reply.card, how).catch((err: unknown) => {
       this.log.warn({ correlationId: correlationIdOf(context), err: errorMessage(err) }, 'card message record failed');
     });
   }
@@ -277,7 +277,7 @@ export class BillbridgeBot extends TeamsActivityHandler {
     const carried = await this.carries(context, data);
     if (reply.everyone && carried) await this.editCard(context, reply.everyone);
     // The answer replaces the card on the clicker's client: its buttons may edit this message too.
-    if (carried && !reply.privateReply) await this.recordCard(context, context.activity.replyToId, reply, false);
+    if (carried && !reply.privateReply) await this.recordCard(context, context.activity.replyToId, reply, 'shown');
     return { statusCode: 200, type: 'application/vnd.microsoft.card.adaptive', value: reply.card as never };
   }
 
@@ -338,7 +338,7 @@ export class BillbridgeBot extends TeamsActivityHandler {
     if (!replyToId) return;
     try {
       await context.updateActivity({ ...cardActivity(reply), id: replyToId });
-      await this.recordCard(context, replyToId, reply, false);
+      await this.recordCard(context, replyToId, reply, 'edited');
     } catch (err) {
       this.log.warn({ correlationId: correlationIdOf(context), err: errorMessage(err) }, 'card edit for everyone failed');
     }
@@ -350,7 +350,7 @@ export class BillbridgeBot extends TeamsActivityHandler {
     if (replyToId) {
       try {
         await context.updateActivity({ ...cardActivity(reply), id: replyToId });
-        await this.recordCard(context, replyToId, reply, true);
+        await this.recordCard(context, replyToId, reply, 'edited');
         return;
       } catch (err) {
         this.log.info({ correlationId: correlationIdOf(context), err: errorMessage(err) }, 'card update failed; sending a new card');

@@ -7,7 +7,7 @@ import type { AdaptiveCard, Json } from './cards/card.js';
  * How long a posted card's buttons may still edit it. A click on an older card (or one whose record is gone) still
  * runs, as the clicker, and its answer comes as a new reply instead of an edit.
  */
-export const CARD_MESSAGE_TTL_MS = 14 * 24 * 3_600_000;
+export const CARD_MESSAGE_TTL_MS = 7 * 24 * 3_600_000;
 
 /** The most button records kept per message (its own buttons plus those of each view its clickers were shown). */
 const MAX_BUTTONS = 60;
@@ -65,15 +65,16 @@ export class CardMessages {
   constructor(private readonly state: StateStore) {}
 
   /**
-   * The bot posted (or edited, or showed someone) this card as message `activityId`: its buttons may edit it.
-   * `replace` forgets the buttons recorded before (the message itself was edited for everyone).
+   * Message `activityId` now carries this card's buttons: `new` (just posted), `edited` (the message was edited for
+   * everyone: the buttons it had are gone) or `shown` (an invoke answer replaced it on one person's client: both the
+   * message's buttons and these may be clicked on it).
    */
-  async posted(where: { tenantId?: string; conversationId: string }, activityId: string | undefined, card: AdaptiveCard, opts: { replace?: boolean } = {}): Promise<void> {
+  async posted(where: { tenantId?: string; conversationId: string }, activityId: string | undefined, card: AdaptiveCard, how: 'new' | 'edited' | 'shown'): Promise<void> {
     if (!activityId || !where.conversationId) return;
     const prints = buttonsOf(card).map((d) => print(d, Object.keys(d).sort()));
-    if (prints.length === 0 && opts.replace !== true) return;
+    if (prints.length === 0 && how !== 'edited') return;
     const key = keyOf(where.tenantId, where.conversationId, activityId);
-    const before = opts.replace ? [] : ((await this.state.get<ButtonPrint[]>(CARD_MESSAGES_NS, key)) ?? []);
+    const before = how === 'shown' ? ((await this.state.get<ButtonPrint[]>(CARD_MESSAGES_NS, key)) ?? []) : [];
     const all = [...new Set([...prints, ...before])].slice(0, MAX_BUTTONS);
     await this.state.set(CARD_MESSAGES_NS, key, all, { ttlMs: CARD_MESSAGE_TTL_MS });
   }

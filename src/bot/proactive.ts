@@ -68,7 +68,7 @@ export class BotFrameworkSender implements ChannelSender {
           outcome = { ok: true, activityId: sent?.id };
           const conversation = (reference as Partial<ConversationReference>).conversation;
           await this.cardMessages
-            ?.posted({ tenantId: conversation?.tenantId, conversationId: conversation?.id ?? '' }, sent?.id, (message as CardReply).card, { replace: true })
+            ?.posted({ tenantId: conversation?.tenantId, conversationId: conversation?.id ?? '' }, sent?.id, (message as CardReply).card, 'new')
             .catch((err: unknown) => this.log.warn({ err: errorMessage(err) }, 'card message record failed'));
         } catch (err) {
           outcome = sendFailure(err);
