@@ -296,8 +296,9 @@ export class BillbridgeBot extends TeamsActivityHandler {
       const command = typeof data.command === 'string' ? data.command : '';
       const page = typeof data.page === 'number' && Number.isFinite(data.page) ? data.page : undefined;
       const result = await this.dispatcher.run({ text: command, page: page ?? 0, refresh: data.refresh === true, locale: activity.locale, scope, caller, correlationId });
-      // Refused (the person's rate, an admin-only command...): said to the clicker, the card stays as it was.
-      if (result.outcome === 'refused') return { ...result.reply, privateReply: true };
+      // Refused (the person's rate) or failed (BILL down, an admin-only command): said to the clicker, and the card
+      // everyone sees stays as it was.
+      if (result.outcome !== 'ok') return { ...result.reply, privateReply: true };
       // Refresh, paging and a retry redraw the same view in place; any other button opens another view.
       const sameView = data.refresh === true || page !== undefined || data.by !== undefined;
       return sameView ? result.reply : { ...result.reply, newReply: true };

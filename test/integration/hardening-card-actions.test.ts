@@ -215,6 +215,23 @@ describe('a card action acts only on the message that carries it', () => {
     expect(since(from, 'update').map((c) => c.activityId)).not.toContain(messageId(target.reply));
   });
 
+  it('a Refresh that fails for the clicker leaves the card everyone sees as it was and tells the clicker alone', async () => {
+    const eve = person('Eve');
+    const mo = person('Mo');
+    const list = await say(eve, 'bills overdue');
+    await sandboxControlOk(bot.app.sandbox!.url, 'POST', '/faults', { kind: 'serverError', path: '/v3/bills', count: 20 });
+    const from = nextCall();
+    try {
+      await submit(mo, list.base, button(list.card, 'Refresh'), messageId(list.reply));
+      const answer = await bot.connector.waitFor((calls) => calls.slice(from).find((c) => c.body?.type === 'message'));
+      expect(answer.kind).toBe('reply');
+      expect(text(answer.body)).toContain('Try again');
+      expect(since(from, 'update')).toEqual([]);
+    } finally {
+      await sandboxControlOk(bot.app.sandbox!.url, 'DELETE', '/faults');
+    }
+  });
+
   it('Refresh clicked on a card updates that card in place', async () => {
     const eve = person('Eve');
     const list = await say(eve, 'bills overdue');
