@@ -53,8 +53,6 @@ export interface CardActionContext {
   log: Logger;
   /** True when the click came through Universal Actions (Action.Execute), false for the Action.Submit fallback. */
   universal: boolean;
-  /** The raw Bot Framework activity id of the card message, when known. */
-  cardActivityId: string | undefined;
   /** The conversation reference of this turn (JSON, no secrets), for later proactive sends to the same chat. */
   reference: Record<string, unknown>;
 }
@@ -324,7 +322,6 @@ export class BillbridgeBot extends TeamsActivityHandler {
         services: this.services,
         log: this.log.child({ correlationId }),
         universal,
-        cardActivityId: activity.replyToId,
         reference: JSON.parse(JSON.stringify(TurnContext.getConversationReference(activity))) as Record<string, unknown>,
       });
     } catch (err) {
