@@ -225,7 +225,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   // BILL webhooks -> durable outbox -> proactive cards in subscribed channels, and scheduled digests.
   const servedOrgId = config.bill.credentials?.orgId ?? sandbox?.credentials.orgId;
   // Proactive cards (notifications, digests, approvals digests) go through the Bot Framework with stored references.
-  const sender = new BotFrameworkSender(adapter, config, log);
+  const sender = new BotFrameworkSender(adapter, config, log, bot.cardMessages);
   const notify = createNotify({
     config,
     state,

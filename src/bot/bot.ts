@@ -13,9 +13,10 @@ import type { Logger } from '../log.js';
 import { TenantNotAllowed, errorMessage } from '../errors.js';
 import { NS, type Claim } from '../state/types.js';
 import type { ActionData, CardReply } from './cards/card.js';
-import { errorReply } from './cards/errorCards.js';
+import { errorReply, notYourRetryReply } from './cards/errorCards.js';
+import { CardMessages } from './cardMessages.js';
 import type { Caller, ConversationKind, ConversationScope } from './commands/types.js';
-import { newCorrelationId, type Dispatcher } from './dispatch.js';
+import { newCorrelationId, retryOwnerOf, type Dispatcher } from './dispatch.js';
 import { InstallLifecycle } from './install.js';
 import type { BotServices } from './services.js';
 
@@ -32,10 +33,15 @@ export type CardActionHandler = (ctx: CardActionContext) => Promise<CardActionRe
  * answer only on their client). `everyone` also edits the card message for the whole conversation (a message edit;
  * Teams then refreshes every user-specific view). Action.Submit: the message is edited to `everyone`, else to the
  * card — unless `privateReply`, which answers with a new message and leaves the clicked card as it was.
+ * `newReply`: another view (e.g. "Show overdue bills"), posted as a new reply in the thread whichever the action type;
+ * the clicked card stays as it was, so the answer it showed is not lost.
+ * Edits go only to the message Teams says was clicked, and only when that message carries the clicked button
+ * (src/bot/cardMessages.ts); otherwise the answer comes as a new reply.
  */
 export interface CardActionReply extends CardReply {
   everyone?: CardReply;
   privateReply?: boolean;
+  newReply?: boolean;
 }
 
 export interface CardActionContext {
@@ -47,8 +53,6 @@ export interface CardActionContext {
   log: Logger;
   /** True when the click came through Universal Actions (Action.Execute), false for the Action.Submit fallback. */
   universal: boolean;
-  /** The raw Bot Framework activity id of the card message, when known. */
-  cardActivityId: string | undefined;
   /** The conversation reference of this turn (JSON, no secrets), for later proactive sends to the same chat. */
   reference: Record<string, unknown>;
 }
@@ -98,6 +102,8 @@ export function cardActivity(reply: CardReply): Partial<Activity> {
 
 export class BillbridgeBot extends TeamsActivityHandler {
   private readonly actions = new Map<string, CardActionHandler>();
+  /** Which buttons each card message carries: a click edits only the message that carries its button. */
+  readonly cardMessages: CardMessages;
 
   constructor(
     private readonly services: BotServices,
@@ -105,6 +111,7 @@ export class BillbridgeBot extends TeamsActivityHandler {
     private readonly log: Logger,
   ) {
     super();
+    this.cardMessages = new CardMessages(services.state);
     this.onMessage(async (context, next) => {
       await this.handleMessage(context);
       await next();
@@ -188,12 +195,14 @@ export class BillbridgeBot extends TeamsActivityHandler {
       return;
     }
     const value = activity.value as Partial<ActionData> | undefined;
-    if (value && typeof value === 'object' && typeof value.verb === 'string') {
+    if (value && typeof value === 'object' && !Array.isArray(value) && typeof value.verb === 'string') {
       // Action.Submit fallback of a card button: answer by updating the card that was clicked. Clicks change things
       // (approvals): the mark is kept before anything is done.
       await delivery.durable;
-      const reply = await this.cardAction(context, value as ActionData, false);
-      if (reply.privateReply) await context.sendActivity(cardActivity(reply));
+      const data = value as ActionData;
+      const reply = await this.cardAction(context, data, false);
+      if (reply.privateReply) await this.post(context, reply);
+      else if (reply.newReply || !(await this.carries(context, data))) await this.post(context, reply.everyone ?? reply);
       else await this.replaceCard(context, reply.everyone ?? reply);
       return;
     }
@@ -208,7 +217,35 @@ export class BillbridgeBot extends TeamsActivityHandler {
       },
       kept: delivery.durable,
     });
-    await context.sendActivity(cardActivity(result.reply));
+    await this.post(context, result.reply);
+  }
+
+  /** Sends a card as a new message in this turn's conversation (thread) and records the buttons it carries. */
+  private async post(context: TurnContext, reply: CardReply): Promise<void> {
+    const sent = await context.sendActivity(cardActivity(reply));
+    await this.recordCard(context, sent?.id, reply, 'new');
+  }
+
+  /** Records the buttons a message now carries; a failure only means its buttons answer with new replies. */
+  private async recordCard(context: TurnContext, activityId: string | undefined, reply: CardReply, how: 'new' | 'edited' | 'shown'): Promise<void> {
+    const scope = scopeOf(context.activity);
+    await this.cardMessages.posted({ tenantId: scope.tenantId, conversationId: scope.conversationId }, activityId, reply.card, how).catch((err: unknown) => {
+      this.log.warn({ correlationId: correlationIdOf(context), err: errorMessage(err) }, 'card message record failed');
+    });
+  }
+
+  /**
+   * Does the message Teams says was clicked (replyToId) carry the clicked button? Nothing in the card data names a
+   * message: a crafted click naming another of the bot's messages does not get to edit it.
+   */
+  private async carries(context: TurnContext, data: Record<string, unknown>): Promise<boolean> {
+    const scope = scopeOf(context.activity);
+    try {
+      return await this.cardMessages.carries({ tenantId: scope.tenantId, conversationId: scope.conversationId }, context.activity.replyToId, data);
+    } catch (err) {
+      this.log.warn({ correlationId: correlationIdOf(context), err: errorMessage(err) }, 'card message record unreadable');
+      return false;
+    }
   }
 
   protected override async onAdaptiveCardInvoke(context: TurnContext, invokeValue: AdaptiveCardInvokeValue): Promise<AdaptiveCardInvokeResponse> {
@@ -223,13 +260,22 @@ export class BillbridgeBot extends TeamsActivityHandler {
     // Card clicks change things (approvals): the mark is kept before anything is done.
     await delivery.durable;
     const action = invokeValue?.action;
-    const data = (action?.data ?? {}) as Partial<ActionData>;
+    const raw: unknown = action?.data ?? {};
+    const data = (raw && typeof raw === 'object' && !Array.isArray(raw) ? raw : {}) as Partial<ActionData>;
     const verb = typeof action?.verb === 'string' ? action.verb : data.verb;
     if (typeof verb !== 'string') {
       return { statusCode: 400, type: 'application/vnd.microsoft.error', value: { code: 'BadRequest', message: 'Missing verb' } as never };
     }
     const reply = await this.cardAction(context, { ...data, verb }, true);
-    if (reply.everyone) await this.editCard(context, reply.everyone);
+    if (reply.newReply) {
+      // Another view: a new reply in the thread; the clicked card stays as it was (a message answer leaves it alone).
+      await this.post(context, reply);
+      return { statusCode: 200, type: 'application/vnd.microsoft.activity.message', value: reply.summary as never };
+    }
+    const carried = await this.carries(context, data);
+    if (reply.everyone && carried) await this.editCard(context, reply.everyone);
+    // The answer replaces the card on the clicker's client: its buttons may edit this message too.
+    if (carried && !reply.privateReply) await this.recordCard(context, context.activity.replyToId, reply, 'shown');
     return { statusCode: 200, type: 'application/vnd.microsoft.card.adaptive', value: reply.card as never };
   }
 
@@ -239,15 +285,33 @@ export class BillbridgeBot extends TeamsActivityHandler {
     const scope = scopeOf(activity);
     const caller = callerOf(activity);
     if (data.verb === 'run') {
+      // A Try again belongs to the person whose command failed: anyone else pressing it runs nothing (their own
+      // authority would otherwise run someone else's text). Who clicked comes from Teams, never from the card.
+      if (data.by !== undefined && data.by !== retryOwnerOf({ scope, caller })) {
+        this.log.info({ correlationId }, 'Try again pressed by someone other than its author; nothing run');
+        return { ...notYourRetryReply(), privateReply: true };
+      }
       const command = typeof data.command === 'string' ? data.command : '';
-      const page = typeof data.page === 'number' && Number.isFinite(data.page) ? data.page : 0;
-      const result = await this.dispatcher.run({ text: command, page, refresh: data.refresh === true, locale: activity.locale, scope, caller, correlationId });
-      return result.reply;
+      const page = typeof data.page === 'number' && Number.isFinite(data.page) ? data.page : undefined;
+      const result = await this.dispatcher.run({ text: command, page: page ?? 0, refresh: data.refresh === true, locale: activity.locale, scope, caller, correlationId });
+      // Refused (the person's rate) or failed (BILL down, an admin-only command): said to the clicker, and the card
+      // everyone sees stays as it was.
+      if (result.outcome !== 'ok') return { ...result.reply, privateReply: true };
+      // Refresh, paging and a retry redraw the same view in place; any other button opens another view.
+      const sameView = data.refresh === true || page !== undefined || data.by !== undefined;
+      return sameView ? result.reply : { ...result.reply, newReply: true };
     }
     const handler = this.actions.get(data.verb);
     if (!handler) {
       this.log.info({ correlationId, verb: data.verb.slice(0, 40) }, 'unknown card action');
       return errorReply(new Error('unknown card action'), { correlationId });
+    }
+    // Every button counts against the clicker's rate like a typed command (USER_COMMANDS_PER_MINUTE): a refusal
+    // is said to them alone and nothing reaches BILL.
+    try {
+      await this.dispatcher.admit({ text: '', scope, caller, correlationId });
+    } catch (err) {
+      return { ...errorReply(err, { correlationId, formatTime: this.dispatcher.formatTime }), privateReply: true };
     }
     try {
       return await handler({
@@ -258,7 +322,6 @@ export class BillbridgeBot extends TeamsActivityHandler {
         services: this.services,
         log: this.log.child({ correlationId }),
         universal,
-        cardActivityId: activity.replyToId,
         reference: JSON.parse(JSON.stringify(TurnContext.getConversationReference(activity))) as Record<string, unknown>,
       });
     } catch (err) {
@@ -273,6 +336,7 @@ export class BillbridgeBot extends TeamsActivityHandler {
     if (!replyToId) return;
     try {
       await context.updateActivity({ ...cardActivity(reply), id: replyToId });
+      await this.recordCard(context, replyToId, reply, 'edited');
     } catch (err) {
       this.log.warn({ correlationId: correlationIdOf(context), err: errorMessage(err) }, 'card edit for everyone failed');
     }
@@ -284,11 +348,12 @@ export class BillbridgeBot extends TeamsActivityHandler {
     if (replyToId) {
       try {
         await context.updateActivity({ ...cardActivity(reply), id: replyToId });
+        await this.recordCard(context, replyToId, reply, 'edited');
         return;
       } catch (err) {
         this.log.info({ correlationId: correlationIdOf(context), err: errorMessage(err) }, 'card update failed; sending a new card');
       }
     }
-    await context.sendActivity(cardActivity(reply));
+    await this.post(context, reply);
   }
 }

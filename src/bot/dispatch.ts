@@ -1,5 +1,5 @@
 // Command routing: a command line (typed, or from a card button) -> guards -> handler -> one card. No transport here.
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import type { CardReply } from './cards/card.js';
@@ -67,6 +67,15 @@ export function conversationLocale(requested: unknown, fallback: string): string
 
 const supportedLocales = new Map<string, boolean>();
 
+/**
+ * Who a Try again belongs to: a digest of the person's tenant and Entra id (as userRateKey), so the button can name its
+ * author without carrying their ids. It only ever refuses: a click runs as the person Teams says clicked.
+ */
+export function retryOwnerOf(req: Pick<CommandRequest, 'scope' | 'caller'>): string {
+  const who = (req.caller.aadObjectId || req.caller.id || 'anonymous').toLowerCase();
+  return createHash('sha256').update(`retry|${(req.scope.tenantId ?? '').toLowerCase()}|${who}`).digest('base64url').slice(0, 16);
+}
+
 export function newCorrelationId(): string {
   return randomUUID().replace(/-/g, '').slice(0, 12);
 }
@@ -88,6 +97,14 @@ export class Dispatcher {
   addObserver(observer: DispatchObserver): this {
     this.observers.push(observer);
     return this;
+  }
+
+  /**
+   * The guards (the person's rate...) for a turn that is not a command: a card button with its own handler. Throws the
+   * guard's typed error to refuse.
+   */
+  async admit(req: CommandRequest): Promise<void> {
+    for (const guard of this.guards) await guard(req, undefined);
   }
 
   /** Formats an instant in the bot's time zone, for "resets at 11:00" and "as of 10:42". */
@@ -194,6 +211,6 @@ export class Dispatcher {
   }
 
   private errorCard(err: unknown, req: CommandRequest, retryCommand?: string): CardReply {
-    return errorReply(err, { correlationId: req.correlationId, retryCommand, formatTime: this.formatTime, now: () => this.services.clock.now() });
+    return errorReply(err, { correlationId: req.correlationId, retryCommand, retryBy: retryOwnerOf(req), formatTime: this.formatTime, now: () => this.services.clock.now() });
   }
 }

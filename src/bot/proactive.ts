@@ -10,6 +10,7 @@ import type { ChannelSender, ConversationRef, OutgoingMessage, SendOutcome } fro
 import { retryAfterMs } from './connectorLimits.js';
 import { cardActivity } from './bot.js';
 import type { CardReply } from './cards/card.js';
+import type { CardMessages } from './cardMessages.js';
 
 /** What @azure/core-rest-pipeline's RestError (thrown by the connector client) carries that we read. */
 interface ConnectorError {
@@ -53,6 +54,8 @@ export class BotFrameworkSender implements ChannelSender {
     private readonly adapter: CloudAdapter,
     private readonly config: Config,
     private readonly log: Logger,
+    /** Records the buttons of each card posted, so a click on one may edit that message (src/bot/cardMessages.ts). */
+    private readonly cardMessages?: CardMessages,
   ) {}
 
   async send(reference: ConversationRef, message: OutgoingMessage): Promise<SendOutcome> {
@@ -63,6 +66,10 @@ export class BotFrameworkSender implements ChannelSender {
         try {
           const sent = await context.sendActivity(cardActivity(message as CardReply));
           outcome = { ok: true, activityId: sent?.id };
+          const conversation = (reference as Partial<ConversationReference>).conversation;
+          await this.cardMessages
+            ?.posted({ tenantId: conversation?.tenantId, conversationId: conversation?.id ?? '' }, sent?.id, (message as CardReply).card, 'new')
+            .catch((err: unknown) => this.log.warn({ err: errorMessage(err) }, 'card message record failed'));
         } catch (err) {
           outcome = sendFailure(err);
         }

@@ -79,6 +79,15 @@ async function click(base: Record<string, any>, data: Record<string, unknown>, w
   return valid(res.json.value);
 }
 
+/** The connector gives the bot's next message this id (what Teams names in replyToId when its card is clicked). */
+function nextMessageId(id: string): void {
+  const stop = bot.connector.script((call) => {
+    if ((call.kind !== 'reply' && call.kind !== 'send') || call.body?.type !== 'message') return undefined;
+    stop();
+    return { status: 200, body: { id } };
+  });
+}
+
 const edits = (activityId: string) => bot.connector.calls.filter((c) => c.kind === 'update' && c.activityId === activityId && c.status < 300);
 const actionCalls = () => bot.app.sandbox!.requests().filter((r) => r.route === 'POST /v3/bill-approvals/actions').length;
 const decisions = () => bot.app.sandbox!.org.approvalDecisions;
@@ -193,6 +202,7 @@ describe('approving from a channel card', () => {
     await control('POST', `/bills/${bill.id}/approvers`, { userIds: [billUser[PRIYA.id], billUser[MARCUS.id]] });
     other = freshBill('2020-01-02');
     await control('POST', `/bills/${other.id}/approvers`, { userIds: [billUser[PRIYA.id]] });
+    nextMessageId(CARD_ID);
     ({ card: shared, base } = await inChannel(PRIYA, 'approvals'));
   });
 
@@ -319,6 +329,7 @@ describe('older Teams clients (Action.Submit fallback)', () => {
   it("approves by editing the card in place, and answers anyone else with a message of their own", async () => {
     const bill = freshBill('2020-01-04');
     await control('POST', `/bills/${bill.id}/approvers`, { userIds: [billUser[PRIYA.id]] });
+    nextMessageId('submit-card');
     const { card, base } = await inChannel(PRIYA, 'approvals');
     const view = await click(base, card.refresh.action.data, PRIYA, 'submit-card', 'automatic');
     const data = buttonFor(view, APPROVAL_VERBS.approve, bill.id)!;
@@ -336,6 +347,22 @@ describe('older Teams clients (Action.Submit fallback)', () => {
     const [edit] = await bot.connector.waitFor(() => (edits('submit-card').length ? edits('submit-card') : undefined));
     expect(texts(ConnectorStandIn.card(edit!)).some((t) => t.startsWith('Approved by Priya Raman at'))).toBe(true);
     expect(sandboxBill(bill.id).approvalStatus).toBe('APPROVED');
+  });
+});
+
+describe('a crafted click', () => {
+  it("naming another of the bot's messages in replyToId does not edit that message: the decision is the approver's own, the edit goes nowhere", async () => {
+    const bill = freshBill('2020-01-05');
+    await control('POST', `/bills/${bill.id}/approvers`, { userIds: [billUser[PRIYA.id]] });
+    nextMessageId('card-5');
+    const { card, base } = await inChannel(PRIYA, 'approvals');
+    const view = await click(base, card.refresh.action.data, PRIYA, 'card-5', 'automatic');
+    nextMessageId('help-card');
+    await inChannel(PRIYA, 'help');
+    const mine = await click(base, buttonFor(view, APPROVAL_VERBS.approve, bill.id)!, PRIYA, 'help-card');
+    expect(texts(mine).some((t) => /^Approved by Priya Raman at/.test(t))).toBe(true);
+    expect(edits('help-card')).toEqual([]);
+    expect(edits('card-5')).toEqual([]);
   });
 });
 

@@ -16,6 +16,8 @@ export interface ErrorContext {
   correlationId: string;
   /** The command line to offer as "Try again", when retrying makes sense. */
   retryCommand?: string;
+  /** Whose command it is (retryOwnerOf): the bot runs a Try again only for them. */
+  retryBy?: string;
   /** Formats an instant for the person (time zone aware), e.g. "11:00". */
   formatTime?: (ms: number) => string;
   /** The app clock (tests pin it); Date.now by default. */
@@ -31,7 +33,7 @@ function withRef(body: CardElement[], ctx: ErrorContext): CardElement[] {
 }
 
 export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
-  const retry = ctx.retryCommand ? [executeAction('Try again', { verb: 'run', command: ctx.retryCommand })] : undefined;
+  const retry = ctx.retryCommand ? [executeAction('Try again', { verb: 'run', command: ctx.retryCommand, ...(ctx.retryBy ? { by: ctx.retryBy } : {}) })] : undefined;
 
   if (err instanceof InputError) {
     const body = [title(err.userMessage)];
@@ -124,5 +126,12 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
   return adaptiveCard(withRef([title('Something went wrong'), text('billbridge hit an unexpected error. Try again; if it keeps happening, give your administrator the reference below.')], ctx), {
     summary: `Something went wrong (reference ${ctx.correlationId}).`,
     actions: retry,
+  });
+}
+
+/** Someone pressed another person's Try again: nothing was run (it would have run their words with your authority). */
+export function notYourRetryReply(): CardReply {
+  return adaptiveCard([title('This Try again is not yours'), text('Only the person who sent this command can retry it. Nothing was run. To run a command yourself, type it.')], {
+    summary: 'Only the person who sent this command can retry it; nothing was run.',
   });
 }

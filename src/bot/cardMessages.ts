@@ -1,0 +1,92 @@
+// Which buttons each card message the bot posted carries, so a click edits only the message that carries its button.
+import { createHash } from 'node:crypto';
+import type { StateStore } from '../state/types.js';
+import type { AdaptiveCard, Json } from './cards/card.js';
+
+/**
+ * How long a posted card's buttons may still edit it. A click on an older card (or one whose record is gone) still
+ * runs, as the clicker, and its answer comes as a new reply instead of an edit.
+ */
+export const CARD_MESSAGE_TTL_MS = 7 * 24 * 3_600_000;
+
+/** The most button records kept per message (its own buttons plus those of each view its clickers were shown). */
+const MAX_BUTTONS = 60;
+
+export const CARD_MESSAGES_NS = 'card-messages';
+
+/**
+ * One button as recorded: the names of its data fields and a digest of their values. Inputs (a comment box) are merged
+ * into the data a click carries, so a click matches a button when it carries every field of the button unchanged.
+ */
+type ButtonPrint = string;
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const o = value as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+function print(data: Record<string, unknown>, keys: string[]): ButtonPrint {
+  const picked: Record<string, unknown> = {};
+  for (const k of keys) picked[k] = data[k];
+  return `${keys.join(',')}|${createHash('sha256').update(canonical(picked)).digest('base64url').slice(0, 22)}`;
+}
+
+/** The data of every Action.Execute / Action.Submit in a card (its fallbacks and nested cards included). */
+export function buttonsOf(card: AdaptiveCard | Json | undefined): Array<Record<string, unknown>> {
+  const out: Array<Record<string, unknown>> = [];
+  const walk = (node: unknown, depth: number): void => {
+    if (!node || typeof node !== 'object' || depth > 30) return;
+    if (Array.isArray(node)) {
+      for (const n of node) walk(n, depth + 1);
+      return;
+    }
+    const o = node as Record<string, unknown>;
+    if ((o.type === 'Action.Execute' || o.type === 'Action.Submit') && o.data && typeof o.data === 'object' && !Array.isArray(o.data)) out.push(o.data as Record<string, unknown>);
+    for (const v of Object.values(o)) walk(v, depth + 1);
+  };
+  walk(card, 0);
+  return out;
+}
+
+function keyOf(tenantId: string | undefined, conversationId: string, activityId: string): string {
+  // A channel post is clicked from its thread ("19:…;messageid=<post id>"): the record is kept under the channel.
+  return `${(tenantId ?? '').toLowerCase()}|${conversationId.split(';')[0] ?? conversationId}|${activityId}`;
+}
+
+export class CardMessages {
+  constructor(private readonly state: StateStore) {}
+
+  /**
+   * Message `activityId` now carries this card's buttons: `new` (just posted), `edited` (the message was edited for
+   * everyone: the buttons it had are gone) or `shown` (an invoke answer replaced it on one person's client: both the
+   * message's buttons and these may be clicked on it).
+   */
+  async posted(where: { tenantId?: string; conversationId: string }, activityId: string | undefined, card: AdaptiveCard, how: 'new' | 'edited' | 'shown'): Promise<void> {
+    if (!activityId || !where.conversationId) return;
+    const prints = buttonsOf(card).map((d) => print(d, Object.keys(d).sort()));
+    if (prints.length === 0 && how !== 'edited') return;
+    const key = keyOf(where.tenantId, where.conversationId, activityId);
+    const before = how === 'shown' ? ((await this.state.get<ButtonPrint[]>(CARD_MESSAGES_NS, key)) ?? []) : [];
+    const all = [...new Set([...prints, ...before])].slice(0, MAX_BUTTONS);
+    await this.state.set(CARD_MESSAGES_NS, key, all, { ttlMs: CARD_MESSAGE_TTL_MS });
+  }
+
+  /** Does message `activityId` of this conversation carry a button whose data the click carries unchanged? */
+  async carries(where: { tenantId?: string; conversationId: string }, activityId: string | undefined, clicked: Record<string, unknown>): Promise<boolean> {
+    if (!activityId || !where.conversationId) return false;
+    const prints = await this.state.get<ButtonPrint[]>(CARD_MESSAGES_NS, keyOf(where.tenantId, where.conversationId, activityId));
+    if (!Array.isArray(prints)) return false;
+    return prints.some((p) => {
+      const keys = p.slice(0, p.lastIndexOf('|')).split(',').filter(Boolean);
+      return keys.every((k) => k in clicked) && print(clicked, keys) === p;
+    });
+  }
+}
