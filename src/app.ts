@@ -13,7 +13,7 @@ import { createMetricsRegistry, metricsHandler } from './http/metrics.js';
 import { connectorLimits } from './bot/connectorLimits.js';
 import type { Limiter } from './limits/types.js';
 import { SqliteStateStore } from './state/sqliteStore.js';
-import type { StateStore } from './state/types.js';
+import { NS, type StateStore } from './state/types.js';
 import { AccessPolicy } from './bot/access.js';
 import { BillbridgeBot } from './bot/bot.js';
 import { createRegistry } from './bot/commands/index.js';
@@ -185,10 +185,14 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
 
   // Approvals run as the approver, with their own BILL token sealed under SECRETS_KEY. Without the key there is no
   // safe place for those tokens, so the feature is off and its commands say so.
-  const approvals = config.secretsKey
-    ? new Approvals({ links: new UserLinks({ store: state, secretsKey: config.secretsKey, clock, log }), cards: new ApprovalCards(state, clock), secretsKey: config.secretsKey, attempts: linkAttempts(config, cluster) })
+  const userLinks = config.secretsKey ? new UserLinks({ store: state, secretsKey: config.secretsKey, clock, log }) : undefined;
+  const approvals = config.secretsKey && userLinks
+    ? new Approvals({ links: userLinks, cards: new ApprovalCards(state, clock), secretsKey: config.secretsKey, attempts: linkAttempts(config, cluster) })
     : undefined;
   if (!approvals) log.info('approvals are off: SECRETS_KEY is not set, so approvers\' BILL tokens cannot be stored encrypted');
+  if (!config.secretsKey && config.nodeEnv === 'production') {
+    log.warn('SECRETS_KEY is not set: with NODE_ENV=production webhook subscriptions cannot be set up (their keys would be stored unencrypted) and approvals are off');
+  }
 
   const services: BotServices = {
     config,
@@ -279,6 +283,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       const host = addr.family === 'IPv6' ? (addr.address === '::' ? 'localhost' : `[${addr.address}]`) : addr.address === '0.0.0.0' ? 'localhost' : addr.address;
       const url = `http://${host}:${addr.port}`;
       log.info({ url, backend: services.backend.kind }, 'billbridge listening');
+      // A changed SECRETS_KEY is said now, not found out when BILL disables a subscription whose events fail.
+      const unopenable = await Promise.all([notify.keys.unopenable(), userLinks ? userLinks.unopenable() : state.entries(NS.userLinks).then((e) => e.length)]).then(
+        ([a, b]) => a + b,
+        (err: unknown) => (log.warn({ err: err instanceof Error ? err.message : String(err) }, 'stored secrets could not be checked against SECRETS_KEY'), 0),
+      );
+      if (unopenable > 0) log.warn({ unopenable }, `${unopenable} stored secrets cannot be opened with SECRETS_KEY (was it changed?): webhook keys among them stop verifying BILL's events, approvers among them must connect again`);
       // Sends what a previous run accepted but did not deliver, then keeps the outbox and digests moving.
       await notify.start();
       approvalDigest.start();

@@ -1,5 +1,6 @@
 // Environment (+ .env) -> one typed, validated Config; every error names the variable.
 import { existsSync, readFileSync } from 'node:fs';
+import { parseSecretsKey as parseSecretsKeyText } from './state/sealing.js';
 import { parse as parseDotenv } from 'dotenv';
 import { z } from 'zod';
 
@@ -265,12 +266,12 @@ function parseWindows(raw: string, problems: ConfigProblem[]): Array<{ limit: nu
 
 function parseSecretsKey(raw: string, problems: ConfigProblem[]): Buffer | undefined {
   if (raw === '') return undefined;
-  const candidates = [/^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : undefined, Buffer.from(raw, 'base64')];
-  const key = candidates.find((b) => b?.length === 32);
-  if (!key) {
-    problems.push({ variable: 'SECRETS_KEY', message: 'must be 32 random bytes as 64 hex characters or base64 (openssl rand -base64 32)' });
+  const parsed = parseSecretsKeyText(raw);
+  if ('problem' in parsed) {
+    problems.push({ variable: 'SECRETS_KEY', message: parsed.problem });
+    return undefined;
   }
-  return key;
+  return parsed.key;
 }
 
 function isValidTimeZone(tz: string): boolean {
@@ -477,5 +478,6 @@ export function configSecrets(config: Config): string[] {
     config.bill.webhookSecurityKey,
     config.secretsKey?.toString('base64'),
     config.secretsKey?.toString('hex'),
+    config.secretsKey?.toString('base64url'),
   ].filter((s): s is string => typeof s === 'string' && s.length >= 4);
 }

@@ -138,7 +138,7 @@ async function main(): Promise<void> {
     secrets,
   });
   const { state, close } = await openState(config, log);
-  const keys = new WebhookKeys({ state, clock: systemClock, log, secrets, secretsKey: config.secretsKey });
+  const keys = new WebhookKeys({ state, clock: systemClock, log, secrets, secretsKey: config.secretsKey, refuseUnsealed: config.nodeEnv === 'production' });
   const setup = new WebhookSetup({ bill, keys, log, allowLocalHttp: false });
   const audit = new AuditTrail({ store: state, clock: systemClock, log, scrub: (t) => secrets.scrub(t) });
   const actor = { userId: `cli:${userInfo().username}` };

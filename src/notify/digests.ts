@@ -210,7 +210,7 @@ export class DigestScheduler {
   private readonly periodic: Periodic<TickReport>;
 
   constructor(private readonly deps: SchedulerDeps) {
-    this.leases = new Leases(deps.state, deps.clock, NS.digests, SLOT_LEASE_MS);
+    this.leases = new Leases(deps.state, deps.clock, NS.digests, SLOT_LEASE_MS, { exclusiveStore: deps.state.kind !== 'redis' });
     this.periodic = new Periodic(() => this.run(), { everyMs: deps.tickMs ?? TICK_MS, log: deps.log, what: 'digest scheduler' });
   }
 
@@ -273,6 +273,8 @@ export class DigestScheduler {
         log.info('digest skipped: nothing changed since the last one');
         return;
       }
+      // Composing can take a while: a worker that lost the slot's lease meanwhile leaves the slot to the new holder.
+      if (!(await this.leases.renew(lease))) return;
       await mark({ state: 'sending', at: now });
       const outcome = await this.deps.sender.send(setting.reference, this.deps.presenter.digest(content, now));
       if (outcome.ok) {

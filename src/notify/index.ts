@@ -78,7 +78,7 @@ export class Notifications {
 
   constructor(private readonly deps: NotifyDeps) {
     const { state, clock, log, config } = deps;
-    this.keys = new WebhookKeys({ state, clock, log, secrets: deps.secrets, secretsKey: config.secretsKey });
+    this.keys = new WebhookKeys({ state, clock, log, secrets: deps.secrets, secretsKey: config.secretsKey, refuseUnsealed: config.nodeEnv === 'production' });
     this.subscriptions = new ChannelSubscriptions(state, clock);
     this.digestSettings = new DigestSettings(state, clock);
     const onEntityChanged =

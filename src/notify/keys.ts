@@ -1,8 +1,11 @@
 // Security keys of the BILL webhook subscriptions billbridge created: kept in the StateStore (NS.webhookKeys),
-// sealed with SECRETS_KEY (AES-256-GCM) when one is configured, and registered with the SecretRegistry as soon
-// as they are read so no log line can print them. BILL shows a key once (create or rotation), so losing it means
-// rotating the key; the previous key keeps verifying for a while after a rotation (events already on their way).
-import { openText, sealText } from '../state/sealing.js';
+// sealed when SECRETS_KEY is configured (AES-256-GCM under a key derived from SECRETS_KEY for this purpose only,
+// with the subscription id and org id authenticated with it, so a sealed key copied under another subscription
+// does not open), and registered with the SecretRegistry as soon as they are read so no log line can print them.
+// With NODE_ENV=production and no SECRETS_KEY nothing is stored (refuseUnsealed): setup says why before asking BILL.
+// BILL shows a key once (create or rotation), so losing it means rotating the key; the previous key keeps
+// verifying for a while after a rotation (events already on their way).
+import { deriveKey, openText, sealText } from '../state/sealing.js';
 import type { Clock } from '../clock.js';
 import type { Logger, SecretRegistry } from '../log.js';
 import { NS, type StateStore } from '../state/types.js';
@@ -10,7 +13,14 @@ import { NS, type StateStore } from '../state/types.js';
 /** How long the key a rotation replaced still verifies events. */
 export const ROTATION_GRACE_MS = 24 * 3_600_000;
 
-type Sealed = { alg: 'aes-256-gcm'; iv: string; tag: string; data: string } | { alg: 'none'; value: string };
+/**
+ * 'aes-256-gcm/v2': derived key, bound to subscription and org. 'aes-256-gcm': written by earlier versions with
+ * SECRETS_KEY itself and no binding; still opened, and sealed again as v2 at start-up (registerAll).
+ */
+type Sealed = { alg: 'aes-256-gcm/v2' | 'aes-256-gcm'; iv: string; tag: string; data: string } | { alg: 'none'; value: string };
+
+/** Purpose of the key derived from SECRETS_KEY for webhook keys (approver links use 'user-links/seal/v1'). */
+const SEAL_PURPOSE = 'webhook-keys/seal/v1';
 
 interface StoredKey {
   v: 1;
@@ -42,18 +52,33 @@ export interface WebhookKeysDeps {
   clock: Clock;
   log: Logger;
   secrets: SecretRegistry;
-  /** SECRETS_KEY: 32 bytes; without it keys are stored as they are (file mode 0600). */
+  /** SECRETS_KEY: 32 bytes; without it keys are stored as they are (file mode 0600), unless refuseUnsealed. */
   secretsKey: Buffer | undefined;
+  /** NODE_ENV=production: never store a key unsealed. */
+  refuseUnsealed?: boolean;
 }
+
+/** Why a key cannot be stored right now (production without SECRETS_KEY), in words for the admin. */
+export const UNSEALED_REFUSED =
+  'SECRETS_KEY is not set, and with NODE_ENV=production billbridge does not store webhook security keys unencrypted. Set SECRETS_KEY (openssl rand -base64 32) and restart, then set up webhooks again.';
 
 export class WebhookKeys {
   private warned = false;
+  private readonly sealKey: Buffer | undefined;
 
-  constructor(private readonly deps: WebhookKeysDeps) {}
+  constructor(private readonly deps: WebhookKeysDeps) {
+    this.sealKey = deps.secretsKey ? deriveKey(deps.secretsKey, SEAL_PURPOSE) : undefined;
+  }
+
+  /** False when a key could not be stored (production without SECRETS_KEY): check before asking BILL for one. */
+  get canStore(): boolean {
+    return !!this.deps.secretsKey || !this.deps.refuseUnsealed;
+  }
 
   /** Stores the key BILL returned for a new subscription (or a rotated one). */
   async save(input: { subscriptionId: string; orgId: string; name: string; notificationUrl: string; events: string[]; securityKey: string }): Promise<void> {
     this.deps.secrets.add(input.securityKey);
+    if (!this.canStore) throw new Error(UNSEALED_REFUSED);
     const now = this.deps.clock.now();
     const existing = await this.deps.state.get<StoredKey>(NS.webhookKeys, input.subscriptionId);
     const record: StoredKey = {
@@ -63,9 +88,9 @@ export class WebhookKeys {
       name: input.name,
       notificationUrl: input.notificationUrl,
       events: input.events,
-      key: this.seal(input.securityKey),
-      // The key being replaced goes on verifying events BILL signed before the rotation.
-      previous: existing && existing.v === 1 ? { key: existing.key, until: now + ROTATION_GRACE_MS } : undefined,
+      key: this.seal(input.securityKey, input),
+      // The key being replaced goes on verifying events BILL signed before the rotation (sealed again for this record).
+      previous: existing && existing.v === 1 ? this.carryOver(existing, input, now + ROTATION_GRACE_MS) : undefined,
       createdAt: existing?.createdAt ?? now,
       updatedAt: now,
     };
@@ -77,13 +102,27 @@ export class WebhookKeys {
     const record = await this.deps.state.get<StoredKey>(NS.webhookKeys, subscriptionId);
     if (!record || record.v !== 1 || record.subscriptionId !== subscriptionId) return [];
     const out: Array<{ key: string; orgId: string }> = [];
-    const current = this.open(record.key);
+    const current = this.open(record.key, record);
     if (current) out.push({ key: current, orgId: record.orgId });
     if (record.previous && record.previous.until > this.deps.clock.now()) {
-      const old = this.open(record.previous.key);
+      const old = this.open(record.previous.key, record);
       if (old) out.push({ key: old, orgId: record.orgId });
     }
     return out;
+  }
+
+  /**
+   * How many stored keys cannot be opened with the SECRETS_KEY configured now (another key sealed them, or none is
+   * set, or the record was moved under another subscription). Reported at start-up, before BILL disables anything.
+   */
+  async unopenable(): Promise<number> {
+    let n = 0;
+    for (const [id, record] of await this.deps.state.entries<StoredKey>(NS.webhookKeys)) {
+      if (!record || record.v !== 1) continue;
+      const boxes = [record.key, record.previous && record.previous.until > this.deps.clock.now() ? record.previous.key : undefined];
+      for (const box of boxes) if (box && this.tryOpen(box, { subscriptionId: id, orgId: record.orgId }) === undefined) n++;
+    }
+    return n;
   }
 
   async list(orgId?: string): Promise<WebhookKeyInfo[]> {
@@ -110,15 +149,36 @@ export class WebhookKeys {
     return this.deps.state.delete(NS.webhookKeys, subscriptionId);
   }
 
-  /** Reads every stored key once so the SecretRegistry scrubs them from logs from the start. */
+  /**
+   * Reads every stored key once so the SecretRegistry scrubs them from logs from the start, and seals again in the
+   * bound form what an earlier version stored unbound or (now that SECRETS_KEY is set) unsealed.
+   */
   async registerAll(): Promise<number> {
     let n = 0;
-    for (const [id] of await this.deps.state.entries<StoredKey>(NS.webhookKeys)) n += (await this.keysFor(id)).length;
+    for (const [id, record] of await this.deps.state.entries<StoredKey>(NS.webhookKeys)) {
+      n += (await this.keysFor(id)).length;
+      if (this.sealKey && record?.v === 1 && record.subscriptionId === id && [record.key, record.previous?.key].some((b) => b && b.alg !== 'aes-256-gcm/v2')) {
+        const current = this.tryOpen(record.key, record);
+        if (current === undefined) continue;
+        const upgraded: StoredKey = { ...record, key: this.seal(current, record), previous: this.carryOver(record, record, record.previous?.until ?? 0) };
+        await this.deps.state.set(NS.webhookKeys, id, upgraded);
+      }
+    }
     return n;
   }
 
-  private seal(value: string): Sealed {
-    const key = this.deps.secretsKey;
+  /** The previous key of a record, sealed for `owner` (dropped when it cannot be opened). */
+  private carryOver(existing: StoredKey, owner: { subscriptionId: string; orgId: string }, until: number): StoredKey['previous'] {
+    const value = this.tryOpen(existing.key, existing);
+    return value === undefined ? undefined : { key: this.seal(value, owner), until };
+  }
+
+  private aad(owner: { subscriptionId: string; orgId: string }): string {
+    return `webhook-key|v2|${owner.subscriptionId}|${owner.orgId}`;
+  }
+
+  private seal(value: string, owner: { subscriptionId: string; orgId: string }): Sealed {
+    const key = this.sealKey;
     if (!key) {
       if (!this.warned) {
         this.warned = true;
@@ -126,27 +186,34 @@ export class WebhookKeys {
       }
       return { alg: 'none', value };
     }
-    return { alg: 'aes-256-gcm', ...sealText(key, value, { encoding: 'base64' }) };
+    return { alg: 'aes-256-gcm/v2', ...sealText(key, value, { encoding: 'base64', aad: this.aad(owner) }) };
   }
 
-  private open(sealed: Sealed | undefined): string | undefined {
+  /** The key in a box, or undefined when it cannot be opened here (no log line: for counting). */
+  private tryOpen(sealed: Sealed | undefined, owner: { subscriptionId: string; orgId: string }): string | undefined {
     if (!sealed) return undefined;
     let value: string | undefined;
-    if (sealed.alg === 'none') value = typeof sealed.value === 'string' ? sealed.value : undefined;
-    else if (sealed.alg === 'aes-256-gcm') {
-      const key = this.deps.secretsKey;
-      if (!key) {
-        this.deps.log.error('a webhook security key is sealed but SECRETS_KEY is not set: events of that subscription cannot be verified');
-        return undefined;
-      }
-      try {
-        value = openText(key, sealed, { encoding: 'base64' });
-      } catch {
-        this.deps.log.error('a webhook security key could not be unsealed (SECRETS_KEY changed?): events of that subscription cannot be verified');
-        return undefined;
-      }
+    try {
+      if (sealed.alg === 'none') value = typeof sealed.value === 'string' ? sealed.value : undefined;
+      else if (sealed.alg === 'aes-256-gcm/v2' && this.sealKey) value = openText(this.sealKey, sealed, { encoding: 'base64', aad: this.aad(owner) });
+      else if (sealed.alg === 'aes-256-gcm' && this.deps.secretsKey) value = openText(this.deps.secretsKey, sealed, { encoding: 'base64' });
+    } catch {
+      return undefined;
     }
     if (value) this.deps.secrets.add(value);
+    return value || undefined;
+  }
+
+  private open(sealed: Sealed | undefined, owner: { subscriptionId: string; orgId: string }): string | undefined {
+    if (!sealed) return undefined;
+    const value = this.tryOpen(sealed, owner);
+    if (value === undefined && sealed.alg !== 'none') {
+      this.deps.log.error(
+        this.deps.secretsKey
+          ? 'a webhook security key could not be unsealed (SECRETS_KEY changed, or the record belongs to another subscription): events of that subscription cannot be verified'
+          : 'a webhook security key is sealed but SECRETS_KEY is not set: events of that subscription cannot be verified',
+      );
+    }
     return value;
   }
 }

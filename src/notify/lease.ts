@@ -1,69 +1,67 @@
-// Short leases in the StateStore (setIfAbsent with a TTL) so that one instance at a time works on an outbox event or a
-// digest slot. A lease names its holder (instance, host, pid): a process that restarts on the same host takes over
-// the leases its dead predecessor left at once, instead of waiting for them to expire.
+// Short leases in the StateStore (setIfAbsent with a TTL) so that one worker at a time works on an outbox event or a
+// digest slot. A lease names its holder by a random id made when the holder starts (not host + pid: two containers
+// on one host can share a hostname and a pid, and a pid of another pid namespace looks dead from here), so a lease
+// is taken over only once it has expired — or, on a single-instance store, when it was last written before this
+// process started (only one process may use that store, so its holder is a predecessor that is gone).
 import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { Clock } from '../clock.js';
 import type { StateStore } from '../state/types.js';
 
 export interface LeaseHolder {
+  /** The holder's random id. */
   by: string;
-  host: string;
-  pid: number;
-  /** When the holding process started (ms since epoch): tells a restarted process with the same pid apart. */
-  started: number;
+  /** When it took or last renewed the lease (ms since epoch). */
   at: number;
 }
 
-/** This process's start, fixed for its lifetime. */
-const PROCESS_STARTED = Math.round(performance.timeOrigin);
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+export interface LeaseOptions {
+  /**
+   * The store is used by this process alone (the file store, not Redis): a lease written before `startedAt` was
+   * left by a previous process and is taken over at once instead of waiting for its TTL.
+   */
+  exclusiveStore?: boolean;
 }
 
 export class Leases {
   readonly id = randomUUID();
-  private readonly host = hostname();
+  private readonly startedAt: number;
 
   constructor(
     private readonly state: StateStore,
     private readonly clock: Clock,
     private readonly ns: string,
     readonly ttlMs: number,
-  ) {}
-
-  private holder(): LeaseHolder {
-    return { by: this.id, host: this.host, pid: process.pid, started: PROCESS_STARTED, at: this.clock.now() };
+    private readonly opts: LeaseOptions = {},
+  ) {
+    this.startedAt = clock.now();
   }
 
-  /**
-   * A lease left by a process of this host that is gone: its pid is not running, or the pid is ours but the process
-   * that held it started earlier (a restarted container keeps pid 1). Two holders in one process are both alive.
-   */
-  private stale(held: LeaseHolder | undefined): boolean {
-    if (!held || typeof held !== 'object' || held.by === this.id || held.host !== this.host || typeof held.pid !== 'number') return false;
-    return held.pid === process.pid ? held.started !== PROCESS_STARTED : !alive(held.pid);
+  private holder(): LeaseHolder {
+    return { by: this.id, at: this.clock.now() };
+  }
+
+  /** Left by a process that held this single-instance store before this one started. */
+  private leftBehind(held: LeaseHolder | undefined): boolean {
+    if (!this.opts.exclusiveStore || !held || typeof held !== 'object' || held.by === this.id) return false;
+    return typeof held.at !== 'number' || held.at < this.startedAt;
   }
 
   async acquire(key: string): Promise<boolean> {
     if (await this.state.setIfAbsent(this.ns, key, this.holder(), { ttlMs: this.ttlMs })) return true;
     const held = await this.state.get<LeaseHolder>(this.ns, key);
-    if (!this.stale(held)) return false;
+    if (!this.leftBehind(held)) return false;
     await this.state.delete(this.ns, key);
     return this.state.setIfAbsent(this.ns, key, this.holder(), { ttlMs: this.ttlMs });
   }
 
-  /** Extends a lease this instance holds; false when it lost it. */
+  /**
+   * Extends a lease this holder has; false when it lost it: another holder has it, or it expired (another worker
+   * may have finished the work and let go since, so it is not simply taken again). The check and the write are two
+   * commands: a takeover in between is possible only when this holder had already gone a whole TTL unrenewed.
+   */
   async renew(key: string): Promise<boolean> {
     const held = await this.state.get<LeaseHolder>(this.ns, key);
-    if (held && held.by !== this.id) return false;
+    if (!held || held.by !== this.id) return false;
     await this.state.set(this.ns, key, this.holder(), { ttlMs: this.ttlMs });
     return true;
   }

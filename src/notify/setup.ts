@@ -9,7 +9,7 @@ import type { Logger } from '../log.js';
 import type { BillGateway } from '../bill/gateway.js';
 import type { Subscription } from '../bill/types.js';
 import { eventTypesOf } from './kinds.js';
-import type { WebhookKeys } from './keys.js';
+import { UNSEALED_REFUSED, type WebhookKeys } from './keys.js';
 
 export const MAX_BILL_SUBSCRIPTIONS = 10;
 export const SUBSCRIPTION_NAME = 'billbridge';
@@ -17,7 +17,7 @@ export const WEBHOOK_PATH = '/api/bill/webhooks';
 
 export class WebhookSetupError extends Error {
   constructor(
-    readonly reason: 'badUrl' | 'limit' | 'notFound' | 'noEvents',
+    readonly reason: 'badUrl' | 'limit' | 'notFound' | 'noEvents' | 'unsealed',
     message: string,
   ) {
     super(message);
@@ -75,6 +75,8 @@ export class WebhookSetup {
    */
   async setup(orgId: string, rawUrl: string): Promise<SetupResult> {
     const url = checkNotificationUrl(rawUrl, this.deps.allowLocalHttp);
+    // Before BILL makes a key it would show only once.
+    if (!this.deps.keys.canStore) throw new WebhookSetupError('unsealed', UNSEALED_REFUSED);
     const org = this.deps.bill.org(orgId, { priority: 'interactive' });
     const offered = new Set((await org.subscriptions.catalog()).filter((c) => c.versions.includes('1')).map((c) => c.type));
     const events = eventTypesOf().filter((t) => offered.has(t));

@@ -2,16 +2,22 @@
 // their kind (re-checking each channel's binding right before it sends), sends one card per channel through the
 // Bot Framework, retries what Teams asks to retry, and dead-letters what cannot be delivered.
 //
-// - Routing happens once per event and is stored with it; each channel's delivery state is stored after each send,
-//   so a restart resends at most the one send that was in flight when the process died.
+// What it guarantees: at-least-once delivery of each accepted event to each channel routed to it, never a silent
+// loss. A card can go out twice in one window only: between Teams accepting a send and the worker storing that
+// it was sent (the process dies there, or the store refuses the write, or the worker lost its lease during the send):
+// the next holder of the event sends that one card again. Everything else is recorded before it can repeat.
+//
+// - Routing happens once per event and is stored with it; each channel's delivery state is stored after each send.
 // - Each channel has its own lane: its cards go out one after another in the order BILL's events arrived, while
 //   other channels' lanes run side by side, so a channel Teams throttles (60 sends per 30 s) delays only itself.
 // - Retries: 429, 412, 502, 503, 504 (Teams' list), 500 and network failures, with backoff (Retry-After when Teams
 //   gives one) and a bounded number of tries; then a dead letter (NS.deadLetters, shown by `status`).
 // - 403 BotNotInConversationRoster or 404: the bot can no longer post there; the channel's subscriptions go.
-// - Instances share the outbox: an event is worked on under a lease (renewed while its sends wait), so two
-//   instances never send the same event; a crashed instance's lease expires, or is taken over at once by the
-//   process that replaces it on the same host.
+// - Instances share the outbox: an event is worked on under a lease named by this worker's random id, renewed while
+//   its sends wait and checked right before each send. A worker that finds it lost the lease (it went a whole lease
+//   without renewing, and another took over) stops working on the event at once: it neither sends nor writes the
+//   event's record, which belongs to the new holder. A crashed instance's lease expires after LEASE_MS; on a
+//   single-instance store a restarted process takes over the leases its predecessor left at once.
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
@@ -65,6 +71,8 @@ export interface WorkerDeps {
   onChannelGone(target: ChannelTarget, reason: string): Promise<void>;
   retryDelaysMs?: number[];
   pollMs?: number;
+  /** How long a lease lasts unrenewed; default LEASE_MS. */
+  leaseMs?: number;
 }
 
 export interface DrainReport {
@@ -85,6 +93,8 @@ interface Held {
   /** Writes of the record, one after another. */
   saving: Promise<void>;
   settling: boolean;
+  /** Another worker holds the event's lease now: nothing more is sent or written for it here. */
+  lost: boolean;
 }
 
 const isEvent = (v: unknown): v is OutboxEvent => v !== null && typeof v === 'object' && (v as OutboxEvent).v === 1 && typeof (v as OutboxEvent).eventId === 'string';
@@ -116,7 +126,7 @@ export class DeliveryWorker {
 
   constructor(private readonly deps: WorkerDeps) {
     this.retryDelaysMs = deps.retryDelaysMs ?? RETRY_DELAYS_MS;
-    this.leases = new Leases(deps.state, deps.clock, NS.outbox, LEASE_MS);
+    this.leases = new Leases(deps.state, deps.clock, NS.outbox, deps.leaseMs ?? LEASE_MS, { exclusiveStore: deps.state.kind !== 'redis' });
   }
 
   /** Polls the outbox (retries, events another instance left behind) and works off what is there now. */
@@ -207,8 +217,12 @@ export class DeliveryWorker {
 
   private async renewLeases(): Promise<void> {
     for (const [eventId, h] of this.held) {
-      if (h.settling) continue;
-      await this.leases.renew(leaseKey(eventId)).catch((err) => h.log.warn({ err: errorMessage(err) }, 'outbox lease could not be renewed'));
+      if (h.settling || h.lost) continue;
+      const kept = await this.leases.renew(leaseKey(eventId)).catch((err) => {
+        h.log.warn({ err: errorMessage(err) }, 'outbox lease could not be renewed');
+        return true;
+      });
+      if (!kept) this.lose(h);
     }
   }
 
@@ -224,7 +238,7 @@ export class DeliveryWorker {
       if (this.stopped) break;
       const h = this.held.get(stored.eventId);
       if (h) {
-        if (!h.settling) queued += this.enqueueDue(h, now);
+        if (!h.settling && !h.lost) queued += this.enqueueDue(h, now);
         continue;
       }
       const due = !stored.targets || Object.values(stored.targets).some((t) => t.state === 'pending' && t.nextAt <= now) || Object.values(stored.targets).every((t) => t.state !== 'pending');
@@ -236,8 +250,9 @@ export class DeliveryWorker {
           await this.leases.release(leaseKey(stored.eventId));
           continue;
         }
-        const held: Held = { ev, log: this.deps.log.child({ eventId: ev.eventId, eventType: ev.type, orgId: ev.orgId }), message: undefined, pending: 0, saving: Promise.resolve(), settling: false };
+        const held: Held = { ev, log: this.deps.log.child({ eventId: ev.eventId, eventType: ev.type, orgId: ev.orgId }), message: undefined, pending: 0, saving: Promise.resolve(), settling: false, lost: false };
         await this.prepare(held);
+        if (held.lost) continue;
         this.held.set(ev.eventId, held);
         const n = this.enqueueDue(held, this.deps.clock.now());
         queued += n;
@@ -257,6 +272,7 @@ export class DeliveryWorker {
     if (!ev.applied) {
       await this.deps.apply(ev).catch((err) => log.warn({ err: errorMessage(err) }, 'index update from a webhook event failed'));
       ev.applied = true;
+      if (!(await this.stillHeld(h))) return;
       await this.save(h);
     }
     if (!ev.targets) {
@@ -265,6 +281,7 @@ export class DeliveryWorker {
         if ((await this.deps.resolveOrg(channelScope(targetOf(sub)))) === ev.orgId) targets[key] = { state: 'pending', tries: 0, nextAt: this.deps.clock.now() };
       }
       ev.targets = targets;
+      if (!(await this.stillHeld(h))) return;
       await this.save(h);
       log.info({ channels: Object.keys(targets).length }, 'notification routed');
     }
@@ -273,6 +290,7 @@ export class DeliveryWorker {
         log.info({ err: errorMessage(err) }, 'notification details could not be looked up; the card uses the payload only');
         return {};
       });
+      if (!(await this.stillHeld(h))) return;
       await this.save(h);
     }
   }
@@ -288,9 +306,9 @@ export class DeliveryWorker {
       n++;
       this.inLane(laneOf(key), async () => {
         try {
-          if (!this.stopped) {
+          if (!this.stopped && !h.lost) {
             await this.deliver(h, key, target);
-            await this.save(h);
+            if (!h.lost) await this.save(h);
           }
         } catch (err) {
           h.log.error({ err: errorMessage(err) }, 'notification send failed unexpectedly; will try again');
@@ -319,6 +337,7 @@ export class DeliveryWorker {
     const { ev } = h;
     try {
       await h.saving.catch(() => undefined);
+      if (h.lost) return;
       if (Object.values(ev.targets ?? {}).every((t) => t.state !== 'pending')) {
         // The id stays recorded after the outbox entry goes, so a late duplicate from BILL finds it.
         await this.deps.state.set(NS.webhookEvents, ev.eventId, { at: this.deps.clock.now(), type: ev.type }, { ttlMs: EVENT_ID_TTL_MS });
@@ -329,6 +348,19 @@ export class DeliveryWorker {
       this.held.delete(ev.eventId);
       await this.leases.release(leaseKey(ev.eventId));
     }
+  }
+
+  /** Renews the event's lease; false (and the event is given up here) when another worker has it now. */
+  private async stillHeld(h: Held): Promise<boolean> {
+    if (!h.lost && !(await this.leases.renew(leaseKey(h.ev.eventId)))) this.lose(h);
+    return !h.lost;
+  }
+
+  /** The event's lease went to another worker: stop here, leave the event and its record to it. */
+  private lose(h: Held): void {
+    if (h.lost) return;
+    h.lost = true;
+    h.log.warn('outbox lease lost to another worker; this one stops working on the event without sending');
   }
 
   private save(h: Held): Promise<void> {
@@ -353,8 +385,8 @@ export class DeliveryWorker {
       this.counts.dropped++;
       return;
     }
-    // Keep the lease while the send waits on Teams' budget for this channel.
-    await this.leases.renew(leaseKey(ev.eventId));
+    // Right before the send: still ours? (Also keeps the lease while the send waits on Teams' budget.)
+    if (!(await this.stillHeld(h))) return;
     h.message ??= this.deps.presenter.event(ev, this.deps.clock.now());
     target.tries++;
     let outcome: SendOutcome;

@@ -2,22 +2,40 @@
 //
 // Layout (prefix "billbridge:", the namespace in a hash tag so a namespace stays in one Redis Cluster slot):
 //   billbridge:state:{<ns>}:k:<key>  the JSON value, PX when it has a TTL
-//   billbridge:state:{<ns>}:idx      sorted set of keys, score = expiry in ms (+inf without TTL), for entries()
+//   billbridge:state:{<ns>}:idx      sorted set of keys, score = expiry in ms (+inf without TTL), for entries();
+//                                    only for namespaces that are listed (not UNLISTED ones)
 //   billbridge:log:<log>             a stream; each record is one entry with a single field "r" (JSON)
+//
+// Bounds (under the recommended `noeviction` policy nothing may grow with traffic for ever):
+// - Every write with a TTL also drops the index members whose expiry has passed, so an index holds at most the live
+//   entries of its namespace plus those written without a TTL.
+// - Namespaces written once per delivery and never listed (UNLISTED: the duplicate-delivery marks, webhook event
+//   ids, approval cards and digest slots) have no index at all: each entry is one key that Redis expires itself.
+// - Entries without a TTL are one per installation, binding, subscription, linked person or webhook key: they grow
+//   with customers, not with deliveries, and go when those are removed.
+// - A log (the audit stream) keeps about its newest `logMaxEntries` records (XADD MAXLEN ~).
 import type { Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
 import type { RedisConnection } from './redisClient.js';
-import type { Claim, SetOptions, StateStore } from './types.js';
+import { NS, type Claim, type SetOptions, type StateStore } from './types.js';
 
 const NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
 /** Keys read per MGET in entries(): namespaces may hold thousands of keys, replies stay small. */
 const MGET_CHUNK = 500;
+/** Records a log (stream) keeps, about (MAXLEN ~ trims whole radix-tree nodes, so a few more may stay). */
+export const LOG_MAX_ENTRIES = 100_000;
+
+/**
+ * Namespaces written per delivery and only ever read by key: no index (entries() refuses them), so a delivery
+ * leaves exactly one key behind, and Redis expires it.
+ */
+export const UNLISTED: ReadonlySet<string> = new Set([NS.seenActivities, NS.webhookEvents, NS.approvalCards, NS.approvalDigests]);
 
 function checkName(kind: string, name: string): void {
   if (!NAME.test(name)) throw new Error(`Invalid state ${kind} name "${name}"`);
 }
 
-// SET NX (with PX) and index the key only when this call created it.
+// SET NX (with PX) and index the key only when this call created it (ARGV[5]: now, to drop expired members).
 const SET_IF_ABSENT = `
 local created
 if ARGV[2] == '' then
@@ -27,10 +45,11 @@ else
 end
 if not created then return 0 end
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
+if ARGV[2] ~= '' then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[5]) end
 return 1`;
 
 type ScriptedRedis = Redis & {
-  billbridgeSetIfAbsent(key: string, idx: string, value: string, ttlMs: string, member: string, score: string): Promise<number>;
+  billbridgeSetIfAbsent(key: string, idx: string, value: string, ttlMs: string, member: string, score: string, now: string): Promise<number>;
 };
 
 export class RedisStateStore implements StateStore {
@@ -41,9 +60,14 @@ export class RedisStateStore implements StateStore {
   constructor(
     private readonly conn: RedisConnection,
     private readonly clock: Clock,
+    private readonly logMaxEntries = LOG_MAX_ENTRIES,
   ) {
     this.location = conn.location;
     conn.client.defineCommand('billbridgeSetIfAbsent', { numberOfKeys: 2, lua: SET_IF_ABSENT });
+    // Earlier versions indexed these namespaces too, one member per delivery for ever: UNLINK frees them in the
+    // background. Best effort (Redis may be away at start): the next instance that starts tries again.
+    const legacy = [...UNLISTED].map((ns) => this.index(ns));
+    conn.run((r) => r.unlink(...legacy)).catch(() => undefined);
   }
 
   /**
@@ -64,6 +88,10 @@ export class RedisStateStore implements StateStore {
     const k = this.key(ns, key);
     const idx = this.index(ns);
     const json = encode(value);
+    if (UNLISTED.has(ns)) {
+      await this.conn.run((r) => (opts?.ttlMs !== undefined ? r.set(k, json, 'PX', ttl(opts.ttlMs)) : r.set(k, json)));
+      return;
+    }
     await this.conn.run(async (r) => {
       const m = r.multi();
       if (opts?.ttlMs !== undefined) {
@@ -85,8 +113,13 @@ export class RedisStateStore implements StateStore {
     const idx = this.index(ns);
     const json = encode(value);
     const hasTtl = opts?.ttlMs !== undefined;
-    const score = hasTtl ? String(this.clock.now() + ttl(opts!.ttlMs!)) : '+inf';
-    const created = await this.conn.run((r) => (r as ScriptedRedis).billbridgeSetIfAbsent(k, idx, json, hasTtl ? String(ttl(opts!.ttlMs!)) : '', key, score));
+    if (UNLISTED.has(ns)) {
+      const res = await this.conn.run((r) => (hasTtl ? r.set(k, json, 'PX', ttl(opts!.ttlMs!), 'NX') : r.set(k, json, 'NX')));
+      return res === 'OK';
+    }
+    const now = this.clock.now();
+    const score = hasTtl ? String(now + ttl(opts!.ttlMs!)) : '+inf';
+    const created = await this.conn.run((r) => (r as ScriptedRedis).billbridgeSetIfAbsent(k, idx, json, hasTtl ? String(ttl(opts!.ttlMs!)) : '', key, score, String(now)));
     return created === 1;
   }
 
@@ -97,12 +130,15 @@ export class RedisStateStore implements StateStore {
 
   async delete(ns: string, key: string): Promise<boolean> {
     const k = this.key(ns, key);
+    if (UNLISTED.has(ns)) return (await this.conn.run((r) => r.del(k))) > 0;
     const idx = this.index(ns);
     const res = await this.conn.run(async (r) => check(await r.multi().del(k).zrem(idx, key).exec()));
     return Number(res[0]) > 0;
   }
 
   async entries<T>(ns: string): Promise<Array<[string, T]>> {
+    // A programming error, not an outage: these namespaces keep no index so that they stay bounded.
+    if (UNLISTED.has(ns)) throw new Error(`State namespace "${ns}" is not listable`);
     const idx = this.index(ns);
     const now = this.clock.now();
     const keys = await this.conn.run((r) => r.zrangebyscore(idx, `(${now}`, '+inf'));
@@ -122,7 +158,7 @@ export class RedisStateStore implements StateStore {
 
   async append(log: string, record: Record<string, unknown>): Promise<void> {
     checkName('log', log);
-    await this.conn.run((r) => r.xadd(`${this.conn.keyPrefix}log:${log}`, '*', 'r', JSON.stringify(record)));
+    await this.conn.run((r) => r.xadd(`${this.conn.keyPrefix}log:${log}`, 'MAXLEN', '~', this.logMaxEntries, '*', 'r', JSON.stringify(record)));
   }
 
   /** The newest `count` records of a log, oldest first (status pages and tests read the audit stream). */

@@ -36,3 +36,35 @@ export function openText(key: Buffer, box: SealedBox, opts: SealOptions): string
   decipher.setAuthTag(Buffer.from(box.tag, opts.encoding));
   return Buffer.concat([decipher.update(Buffer.from(box.data, opts.encoding)), decipher.final()]).toString('utf8');
 }
+
+/**
+ * SECRETS_KEY as written in the environment: exactly 32 bytes as 64 hex characters, or as base64 (standard or URL-safe
+ * alphabet, padding optional: 43 or 44 characters). Anything else, and 32 bytes that do not look random (a text
+ * password, a repeated or counting pattern), is refused with a reason that never repeats the value.
+ */
+export function parseSecretsKey(raw: string): { key: Buffer } | { problem: string } {
+  const text = raw.trim();
+  let key: Buffer | undefined;
+  if (/^[0-9a-fA-F]{64}$/.test(text)) key = Buffer.from(text, 'hex');
+  else if (/^[A-Za-z0-9+/]{43}=?$/.test(text)) key = Buffer.from(text, 'base64');
+  else if (/^[A-Za-z0-9_-]{43}=?$/.test(text)) key = Buffer.from(text, 'base64url');
+  if (!key || key.length !== 32) {
+    return { problem: 'must be exactly 32 bytes written as 64 hex characters or as base64 (43-44 characters); make one with: openssl rand -base64 32' };
+  }
+  const weak = weakness(key);
+  if (weak) return { problem: `is not random-looking (${weak}); make one with: openssl rand -base64 32` };
+  return { key };
+}
+
+/** Why 32 key bytes are not what a random generator gives (each test fails for random bytes with p < 1e-9). */
+function weakness(key: Buffer): string | undefined {
+  const distinct = new Set(key).size;
+  // 32 random bytes have about 30 distinct values; fewer than 16 happens with p < 1e-20.
+  if (distinct < 16) return `only ${distinct} distinct byte values`;
+  // All printable ASCII: p = (95/256)^32 < 1e-13. A password or a phrase encoded as the key.
+  if (key.every((b) => b >= 0x20 && b <= 0x7e)) return 'its bytes are all printable text, like a password';
+  // 0,1,2,3... or any fixed step.
+  const step = (key[1]! - key[0]! + 256) % 256;
+  if (key.every((b, i) => i === 0 || (b - key[i - 1]! + 256) % 256 === step)) return 'its bytes follow a fixed step';
+  return undefined;
+}

@@ -122,6 +122,20 @@ export class UserLinks {
     return out;
   }
 
+  /** How many stored links cannot be opened with this SECRETS_KEY (start-up report; no log line per link). */
+  async unopenable(): Promise<number> {
+    let n = 0;
+    for (const [key, sealed] of await this.deps.store.entries<Sealed>(NS.userLinks)) {
+      try {
+        if (sealed?.v !== 1) throw new Error('unknown version');
+        openText(this.sealKey, sealed, { encoding: 'base64url', aad: `user-link|v1|${key}` });
+      } catch {
+        n++;
+      }
+    }
+    return n;
+  }
+
   /** Opaque storage key: HMAC of the person, then HMAC of the org (so a person's links share a prefix). */
   key(ref: UserLinkRef): string {
     const r = norm(ref);
