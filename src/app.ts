@@ -141,6 +141,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     defaultOrgId: billUser.orgId,
     allowedOrgIds: config.bill.allowedOrgIds,
     spendApiToken: sandbox ? sandbox.credentials.spendApiToken : config.bill.spendApiToken || undefined,
+    spendApiTokens: sandbox ? undefined : config.bill.spendApiTokens,
     requestTimeoutMs: config.bill.requestTimeoutMs,
     loginsPerHour: config.limits.billLoginsPerHour,
     sessionLedger: cluster ? new cluster.RedisSessionLedger({ redis: cluster.redis, clock, log }) : undefined,
