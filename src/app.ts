@@ -224,6 +224,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     cache,
     resolveOrg: (scope) => orgBindings.resolve(scope),
     servesOrg: (orgId) => (config.bill.allowedOrgIds.length > 0 ? config.bill.allowedOrgIds.includes(orgId) : orgId === servedOrgId),
+    defaultOrgId: servedOrgId,
     invoiceIndex,
     billIndex,
     partyIndex,

@@ -40,6 +40,8 @@ export interface NotifyDeps {
   resolveOrg(scope: BindingScope): Promise<string | undefined>;
   /** The organisations this deployment serves (events of others are ignored). */
   servesOrg(orgId: string): boolean;
+  /** The organisation BILL_WEBHOOK_SECURITY_KEY belongs to: BILL_ORG_ID, or the embedded sandbox's demo org. */
+  defaultOrgId: string | undefined;
   invoiceIndex?: InvoiceIndex;
   billIndex?: BillNumberIndex;
   partyIndex?: PartyIndex;
@@ -59,7 +61,7 @@ export interface NotifyStatus {
   digest: DigestSetting | undefined;
   outbox: { events: number; pending: number; nextAt: number | undefined };
   deadLetters: { total: number; here: DeadLetter[] };
-  /** Stored webhook keys for the org, and whether BILL_WEBHOOK_SECURITY_KEY is set. */
+  /** Stored webhook keys for the org, and whether a configured key (BILL_WEBHOOK_SECURITY_KEY[S]) belongs to it. */
   webhook: { storedKeys: number; envKey: boolean };
 }
 
@@ -74,10 +76,14 @@ export class Notifications {
   readonly setup: WebhookSetup;
   /** Which record kinds reach this deployment by webhook, per org (their lists may be kept longer). */
   readonly push: PushFeed;
+  /** Configured webhook keys by the organisation each belongs to. */
+  private readonly envKeys: Record<string, string>;
   private started = false;
 
   constructor(private readonly deps: NotifyDeps) {
     const { state, clock, log, config } = deps;
+    this.envKeys = { ...config.bill.webhookSecurityKeys };
+    if (config.bill.webhookSecurityKey && deps.defaultOrgId) this.envKeys[deps.defaultOrgId] = config.bill.webhookSecurityKey;
     this.keys = new WebhookKeys({ state, clock, log, secrets: deps.secrets, secretsKey: config.secretsKey });
     this.subscriptions = new ChannelSubscriptions(state, clock);
     this.digestSettings = new DigestSettings(state, clock);
@@ -108,7 +114,7 @@ export class Notifications {
       clock,
       log: log.child({ part: 'webhooks' }),
       keys: this.keys,
-      envKey: config.bill.webhookSecurityKey,
+      envKeys: this.envKeys,
       servesOrg: deps.servesOrg,
       onEntityChanged,
       kick: () => this.worker.kick(),
@@ -165,7 +171,7 @@ export class Notifications {
       digest: await this.digestSettings.get(target),
       outbox: await this.worker.depth(),
       deadLetters: { total: letters.length, here },
-      webhook: { storedKeys: orgId ? (await this.keys.list(orgId)).length : 0, envKey: this.deps.config.bill.webhookSecurityKey !== '' },
+      webhook: { storedKeys: orgId ? (await this.keys.list(orgId)).length : 0, envKey: orgId !== undefined && this.envKeys[orgId] !== undefined },
     };
   }
 

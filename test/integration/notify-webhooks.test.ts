@@ -103,10 +103,10 @@ describe('what BILL signs is accepted once', () => {
     expect(bot.logs.records().some((r) => r.msg === 'webhook event type not posted to channels; ignored' && r.eventType === 'bill.exploded')).toBe(true);
   });
 
-  it('an event of an organisation this deployment does not serve is acknowledged and ignored', async () => {
+  it("an event of another organisation signed with this organisation's BILL_WEBHOOK_SECURITY_KEY is refused and changes nothing", async () => {
     const before = await stored();
     const body = invoiceEvent({ org: '00801SOMEONEELSE0000' });
-    expect((await deliver(body, sign(body))).json.status).toBe('ignored');
+    expect(await deliver(body, sign(body))).toMatchObject({ status: 401, json: { status: 'refused' } });
     expect(await stored()).toEqual(before);
   });
 });

@@ -40,7 +40,7 @@ function receiver(over: Partial<ReceiverDeps> = {}): WebhookReceiver {
     clock,
     log: createLogger({ level: 'debug', secrets, destination: logs }),
     keys,
-    envKey: '',
+    envKeys: {},
     servesOrg: (o) => o === ORG,
     onEntityChanged: (orgId, entity, ids) => changed.push([orgId, entity, ids]),
     kick: () => kicks++,
@@ -107,7 +107,7 @@ describe('verifying with the subscription\'s key', () => {
     const envKey = randomBytes(32).toString('base64');
     const raw = event({ sub: 'sub-created-in-the-bill-app' });
     expect((await receiver().accept(raw, sign(raw, envKey))).status).toBe(401);
-    expect((await receiver({ envKey }).accept(raw, sign(raw, envKey))).status).toBe(200);
+    expect((await receiver({ envKeys: { [ORG]: envKey } }).accept(raw, sign(raw, envKey))).status).toBe(200);
   });
 
   it('after a key rotation, the old key still verifies for a day, then no more', async () => {
