@@ -9,7 +9,6 @@ import type { BillGateway } from '../bill/gateway.js';
 import type { PartyDirectory } from '../bill/directory.js';
 import type { BillNumberIndex, InvoiceIndex } from '../bill/invoiceIndex.js';
 import type { PartyIndex } from '../bill/partyIndex.js';
-import type { Bill, Invoice, Vendor } from '../bill/types.js';
 import type { AuditTrail } from '../state/audit.js';
 import type { BindingScope } from '../state/bindings.js';
 import { NS, type StateStore } from '../state/types.js';
@@ -210,12 +209,17 @@ export class Notifications {
     return ev;
   }
 
-  /** Keeps the number indexes current with the record an event carries. */
+  /**
+   * Marks the record an event names stale in the replicas: a payload is a hint, never written as the record (a signed
+   * event could carry any amount and a date in 2099); the next answer showing the row reads it from BILL first.
+   */
   private async apply(ev: OutboxEvent): Promise<void> {
     if (typeof ev.entity.id !== 'string') return;
-    if (ev.entityType === 'invoice') await this.deps.invoiceIndex?.apply(ev.orgId, ev.entity as unknown as Invoice);
-    if (ev.entityType === 'bill') await this.deps.billIndex?.apply(ev.orgId, ev.entity as unknown as Bill);
-    if (ev.entityType === 'vendor') await this.deps.partyIndex?.vendors.apply(ev.orgId, ev.entity as unknown as Vendor);
+    const id = ev.entity.id;
+    if (ev.entityType === 'invoice') await this.deps.invoiceIndex?.markStale(ev.orgId, id);
+    if (ev.entityType === 'bill') await this.deps.billIndex?.markStale(ev.orgId, id);
+    if (ev.entityType === 'vendor') await this.deps.partyIndex?.vendors.markStale(ev.orgId, id);
+    if (ev.entityType === 'payment') for (const billId of paymentBillIds(ev.entity)) await this.deps.billIndex?.markStale(ev.orgId, billId);
   }
 
   /** What the card needs beyond the payload: bill numbers of a payment, customer and vendor names, the currency. */
