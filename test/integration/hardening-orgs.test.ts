@@ -180,6 +180,18 @@ describe('a webhook key verifies events of its own organisation only', () => {
     expect((await post(hook(), body, { 'x-bill-sha-signature': sign(body, 'stored-key-of-organisation-a') })).status).toBe(401);
   });
 
+  it("an admin in a team linked to B cannot delete the key billbridge stored for A's subscription", async () => {
+    await bot.app.notify.keys.save({ subscriptionId: 'sub-kept-for-a', orgId: orgA, name: 'billbridge', notificationUrl: hook(), events: ['invoice.updated'], securityKey: 'stored-key-kept-for-a' });
+    expect(await askText(bot, 'webhooks delete sub-kept-for-a', 'beta')).not.toContain('Webhook subscription deleted');
+    expect(await bot.app.notify.keys.has('sub-kept-for-a')).toBe(true);
+    const inv = sandbox.sandbox.model.org(orgA)!.invoices.all().find((i) => !i.archived)!;
+    const body = JSON.stringify({
+      metadata: { eventId: randomUUID(), subscriptionId: 'sub-kept-for-a', organizationId: orgA, eventType: 'invoice.updated', version: '1' },
+      invoice: inv,
+    });
+    expect((await post(hook(), body, { 'x-bill-sha-signature': sign(body, 'stored-key-kept-for-a') })).json).toMatchObject({ status: 'accepted' });
+  });
+
   it('a correctly signed event with a forged amount dated 2099 never shows: the invoice card shows BILL\'s amount, then BILL\'s real change', async () => {
     const org = sandbox.sandbox.model.org(orgB)!;
     const inv = org.invoices.all().find((i) => !i.archived && i.status === 'OPEN' && i.totalAmount > 100)!;
