@@ -110,6 +110,17 @@ describe('verifying with the subscription\'s key', () => {
     expect((await receiver({ envKeys: { [ORG]: envKey } }).accept(raw, sign(raw, envKey))).status).toBe(200);
   });
 
+  it("a configured key verifies its own organisation's events only: B's event signed with A's key is refused and stores nothing", async () => {
+    const keyA = randomBytes(32).toString('base64');
+    const keyB = randomBytes(32).toString('base64');
+    const r = receiver({ envKeys: { [ORG]: keyA, [OTHER_ORG]: keyB }, servesOrg: () => true });
+    const forB = event({ org: OTHER_ORG, sub: 'sub-created-in-the-bill-app' });
+    expect((await r.accept(forB, sign(forB, keyA))).status).toBe(401);
+    expect(await store.entries(NS.outbox)).toEqual([]);
+    expect(changed).toEqual([]);
+    expect((await r.accept(forB, sign(forB, keyB))).status).toBe(200);
+  });
+
   it('after a key rotation, the old key still verifies for a day, then no more', async () => {
     const oldKey = randomBytes(32).toString('base64');
     const newKey = randomBytes(32).toString('base64');
