@@ -142,6 +142,10 @@ class OrgReplica<Row extends ReplicaRow> {
   /** Every change up to this updatedTime has been read by a walk (webhooks never move it). */
   watermark: string | undefined;
   size = 0;
+  /** Ids a webhook said changed, and when: their rows are read from BILL again before an answer shows them. */
+  readonly stale = new Map<string, number>();
+  /** Too many marks to keep: the next answer refreshes the whole org (incrementally) first. */
+  staleAll = false;
 
   constructor(
     private readonly groupOf: ((row: Row) => string) | undefined,
@@ -164,11 +168,6 @@ class OrgReplica<Row extends ReplicaRow> {
     for (const shard of this.shards) for (const row of shard.values()) if (test(row)) return true;
     return false;
   }
-
-  /** Ids a webhook said changed, and when: their rows are read from BILL again before an answer shows them. */
-  readonly stale = new Map<string, number>();
-  /** Too many marks to keep: the next answer refreshes the whole org (incrementally) first. */
-  staleAll = false;
 
   /** The rows of these groups (or those `keep` keeps). */
   collectGroups(groups: Iterable<string>, keep?: (row: Row) => boolean): Row[] {
@@ -445,7 +444,7 @@ export class Replica<R, Row extends ReplicaRow> {
     await this.freshen(orgId, r, opts, deadline);
     const collect = () => (opts.groups && this.spec.groupOf ? r.collectGroups(opts.groups, opts.where) : r.collect(opts.where));
     let rows = collect();
-    if (r.stale.size > 0 && (await this.confirmStale(orgId, r, rows, opts.priority))) {
+    if ((r.stale.size > 0 || r.staleAll) && (await this.confirmStale(orgId, r, rows, opts.priority))) {
       await this.persist(orgId, r);
       rows = collect();
     }
