@@ -44,8 +44,12 @@ export interface Config {
     /** Undefined when none of the four credentials is set: the embedded sandbox is used. */
     credentials: BillCredentials | undefined;
     spendApiToken: string;
+    /** BILL_SPEND_API_TOKENS: org id -> that organisation's Spend & Expense token (BILL_SPEND_API_TOKEN is BILL_ORG_ID's). */
+    spendApiTokens: Record<string, string>;
     allowedOrgIds: string[];
     webhookSecurityKey: string;
+    /** BILL_WEBHOOK_SECURITY_KEYS: org id -> the security key of a subscription made outside billbridge for that organisation. */
+    webhookSecurityKeys: Record<string, string>;
     requestTimeoutMs: number;
   };
   sandbox: { latencyMs: number; invoices: number; bills: number };
@@ -203,8 +207,10 @@ const envSchema = z.object({
   BILL_PASSWORD: z.string().optional().transform((v) => v ?? ''),
   BILL_ORG_ID: str(''),
   BILL_SPEND_API_TOKEN: str(''),
+  BILL_SPEND_API_TOKENS: str(''),
   BILL_ALLOWED_ORG_IDS: list(),
   BILL_WEBHOOK_SECURITY_KEY: str(''),
+  BILL_WEBHOOK_SECURITY_KEYS: str(''),
   BILL_TIMEOUT_MS: int(20_000, 1_000, 120_000),
   SANDBOX_LATENCY_MS: int(0, 0, 60_000),
   SANDBOX_INVOICES: int(0, 0, 1_000_000),
@@ -262,6 +268,35 @@ function parseWindows(raw: string, problems: ConfigProblem[]): Array<{ limit: nu
     problems.push({ variable: 'LIMIT_CONNECTOR_THREAD', message: 'must list at least one window' });
   }
   return windows;
+}
+
+/**
+ * `orgId:secret,orgId:secret` (BILL_SPEND_API_TOKENS, BILL_WEBHOOK_SECURITY_KEYS): each secret belongs to one
+ * organisation, which must be one this deployment serves. Problems name the entry by position, never its value.
+ */
+function parseOrgSecrets(variable: string, raw: string, servedOrgs: string[], problems: ConfigProblem[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (raw === '') return out;
+  if (servedOrgs.length === 0) {
+    problems.push({ variable, message: 'needs BILL_ORG_ID or BILL_ALLOWED_ORG_IDS: each entry names the organisation its secret belongs to' });
+    return out;
+  }
+  raw.split(',').forEach((part, i) => {
+    const entry = part.trim();
+    const at = entry.indexOf(':');
+    const orgId = at > 0 ? entry.slice(0, at).trim() : '';
+    const secret = at > 0 ? entry.slice(at + 1).trim() : '';
+    if (orgId === '' || secret === '') {
+      problems.push({ variable, message: `entry ${i + 1} is not <BILL organisation id>:<secret>` });
+    } else if (!servedOrgs.includes(orgId)) {
+      problems.push({ variable, message: `entry ${i + 1} names organisation "${orgId.slice(0, 40)}", which is not in BILL_ALLOWED_ORG_IDS (or BILL_ORG_ID)` });
+    } else if (out[orgId] !== undefined) {
+      problems.push({ variable, message: `entry ${i + 1} names organisation "${orgId}" a second time` });
+    } else {
+      out[orgId] = secret;
+    }
+  });
+  return out;
 }
 
 function parseSecretsKey(raw: string, problems: ConfigProblem[]): Buffer | undefined {
@@ -387,6 +422,16 @@ export function loadConfig(env: Env): Config {
   if (e.BILL_ORG_ID !== '' && e.BILL_ALLOWED_ORG_IDS.length > 0 && !e.BILL_ALLOWED_ORG_IDS.includes(e.BILL_ORG_ID)) {
     problems.push({ variable: 'BILL_ALLOWED_ORG_IDS', message: 'must include BILL_ORG_ID when both are set' });
   }
+  // A Spend & Expense token and a webhook key each belong to one organisation: the single variables are BILL_ORG_ID's.
+  const servedOrgs = e.BILL_ALLOWED_ORG_IDS.length > 0 ? e.BILL_ALLOWED_ORG_IDS : e.BILL_ORG_ID !== '' ? [e.BILL_ORG_ID] : [];
+  const spendApiTokens = parseOrgSecrets('BILL_SPEND_API_TOKENS', e.BILL_SPEND_API_TOKENS, servedOrgs, problems);
+  const webhookSecurityKeys = parseOrgSecrets('BILL_WEBHOOK_SECURITY_KEYS', e.BILL_WEBHOOK_SECURITY_KEYS, servedOrgs, problems);
+  if (e.BILL_SPEND_API_TOKEN !== '' && spendApiTokens[e.BILL_ORG_ID] !== undefined && spendApiTokens[e.BILL_ORG_ID] !== e.BILL_SPEND_API_TOKEN) {
+    problems.push({ variable: 'BILL_SPEND_API_TOKENS', message: 'names BILL_ORG_ID with another token than BILL_SPEND_API_TOKEN: keep one' });
+  }
+  if (e.BILL_WEBHOOK_SECURITY_KEY !== '' && webhookSecurityKeys[e.BILL_ORG_ID] !== undefined && webhookSecurityKeys[e.BILL_ORG_ID] !== e.BILL_WEBHOOK_SECURITY_KEY) {
+    problems.push({ variable: 'BILL_WEBHOOK_SECURITY_KEYS', message: 'names BILL_ORG_ID with another key than BILL_WEBHOOK_SECURITY_KEY: keep one' });
+  }
   const eventsBaseUrl = e.BILL_EVENTS_BASE_URL || e.BILL_BASE_URL.replace(/\/connect$/, '/connect-events');
 
   if (e.REDIS_URL !== '' && !/^rediss?:\/\//.test(e.REDIS_URL)) {
@@ -433,8 +478,10 @@ export function loadConfig(env: Env): Config {
       eventsBaseUrl,
       credentials,
       spendApiToken: e.BILL_SPEND_API_TOKEN,
+      spendApiTokens,
       allowedOrgIds: e.BILL_ALLOWED_ORG_IDS,
       webhookSecurityKey: e.BILL_WEBHOOK_SECURITY_KEY,
+      webhookSecurityKeys,
       requestTimeoutMs: e.BILL_TIMEOUT_MS,
     },
     sandbox: { latencyMs: e.SANDBOX_LATENCY_MS, invoices: e.SANDBOX_INVOICES, bills: e.SANDBOX_BILLS },
@@ -476,6 +523,8 @@ export function configSecrets(config: Config): string[] {
     config.bill.credentials?.devKey,
     config.bill.spendApiToken,
     config.bill.webhookSecurityKey,
+    ...Object.values(config.bill.spendApiTokens),
+    ...Object.values(config.bill.webhookSecurityKeys),
     config.secretsKey?.toString('base64'),
     config.secretsKey?.toString('hex'),
     config.secretsKey?.toString('base64url'),

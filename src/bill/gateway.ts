@@ -42,8 +42,10 @@ export interface BillGatewayOptions {
   defaultOrgId: string;
   /** When non-empty, only these orgs may be used (config.bill.allowedOrgIds). */
   allowedOrgIds: string[];
-  /** Spend & Expense token; no S&E client without it. */
+  /** Spend & Expense token of defaultOrgId; no S&E client for that org without it. */
   spendApiToken?: string;
+  /** Spend & Expense tokens of other organisations (BILL_SPEND_API_TOKENS): a token answers only for its own org. */
+  spendApiTokens?: Record<string, string>;
   requestTimeoutMs: number;
   loginsPerHour: number;
   /** Logins an hour kept for the bot's own sessions (config.limits.billLoginsReserved); people never take them. */
@@ -104,6 +106,7 @@ export class BillGateway {
     opts.secrets.add(opts.user.password);
     opts.secrets.add(opts.user.devKey);
     opts.secrets.add(opts.spendApiToken);
+    for (const token of Object.values(opts.spendApiTokens ?? {})) opts.secrets.add(token);
   }
 
   /** AP/AR endpoints of one organisation. Throws NotBound('orgNotAllowed') for an org outside BILL_ALLOWED_ORG_IDS. */
@@ -130,9 +133,13 @@ export class BillGateway {
     await this.sessions.release(this.personSlot(orgId, person));
   }
 
-  /** Spend & Expense endpoints; undefined when no API token is configured. */
-  spend(opts: CallOptions = {}): SpendClient | undefined {
-    const token = this.opts.spendApiToken;
+  /**
+   * Spend & Expense endpoints of one organisation; undefined when no API token is configured for it. An S&E token
+   * belongs to one organisation, so another organisation's token is never used in its place.
+   */
+  spend(orgId: string = this.defaultOrgId, opts: CallOptions = {}): SpendClient | undefined {
+    if (this.opts.allowedOrgIds.length > 0 && !this.opts.allowedOrgIds.includes(orgId)) throw new NotBound('orgNotAllowed');
+    const token = this.opts.spendApiTokens?.[orgId] ?? (orgId === this.defaultOrgId ? this.opts.spendApiToken : undefined);
     if (!token) return undefined;
     return new SpendClient({ http: this.http, limiter: this.opts.limiter, baseUrl: this.endpoints.spendBaseUrl, apiToken: token }, this.runOptions(opts));
   }
@@ -144,7 +151,7 @@ export class BillGateway {
       baseUrl: this.endpoints.baseUrl,
       sessions,
       loginsLastHour: this.sessions.loginsInLastHour(this.opts.user.devKey),
-      spendConfigured: !!this.opts.spendApiToken,
+      spendConfigured: !!this.opts.spendApiToken || Object.keys(this.opts.spendApiTokens ?? {}).length > 0,
       reachable: this.ready(),
     };
   }

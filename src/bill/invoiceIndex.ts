@@ -191,6 +191,7 @@ export const INVOICE_REPLICA: ReplicaSpec<Invoice, IndexedInvoice> = {
   entity: 'invoice',
   list: (org, t) => org.invoices.list({ pageSize: 100, maxPages: MAX_WALK_PAGES, sort: byUpdatedTime, filter: since(t) }),
   row: invoiceRow,
+  get: (org, id) => org.invoices.get(id),
   groupOf: (row) => row.customerId,
 };
 
@@ -199,6 +200,7 @@ export const BILL_REPLICA: ReplicaSpec<Bill, IndexedBill> = {
   entity: 'bill',
   list: (org, t) => org.bills.list({ pageSize: 100, maxPages: MAX_WALK_PAGES, sort: byUpdatedTime, filter: since(t) }),
   row: billRow,
+  get: (org, id) => org.bills.get(id),
   groupOf: (row) => row.vendorId,
   // The open bills, filtered by BILL: what `bills due`, `bills overdue` and `vendor` show.
   open: {

@@ -86,6 +86,7 @@ export const VENDOR_REPLICA: ReplicaSpec<Vendor, IndexedParty> = {
   unsorted: true,
   list: (org, t) => org.vendors.list({ pageSize: 100, maxPages: MAX_WALK_PAGES, filter: since(t) }),
   row: vendorRow,
+  get: (org, id) => org.vendors.get(id),
 };
 
 export const CUSTOMER_REPLICA: ReplicaSpec<Customer, IndexedParty> = {
@@ -94,6 +95,7 @@ export const CUSTOMER_REPLICA: ReplicaSpec<Customer, IndexedParty> = {
   unsorted: true,
   list: (org, t) => org.customers.list({ pageSize: 100, maxPages: MAX_WALK_PAGES, filter: since(t) }),
   row: customerRow,
+  get: (org, id) => org.customers.get(id),
 };
 
 /** Names compared as BILL's `name:sw:` compares them (the sandbox, like BILL's UI search, ignores case). */

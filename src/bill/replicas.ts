@@ -1,20 +1,25 @@
 // Per-org local replicas of BILL records (invoices, bills): AP/AR questions are answered from them instead of listing
 // BILL for every question. An org's replica is built once (every record with full pages, or — bills — first only the
 // open ones, with server-side filters), kept current by `updatedTime:gte` refreshes (at most one per interval per org,
-// shared by every command, plus one after a webhook invalidates the org's records in the query cache) and by webhook
-// payloads through apply/remove, and stored in the StateStore in shards, so a restart or another instance starts
-// from it and a change rewrites one shard rather than the whole org.
+// shared by every command, plus one after a webhook invalidates the org's records in the query cache) and by records
+// read from BILL by id (apply/remove), and stored in the StateStore in shards, so a restart or another instance
+// starts from it and a change rewrites one shard rather than the whole org.
 //
 // Facts (developer.bill.com /docs/filterable-fields, /v3/docs/sortable-fields, the Postman collection; shared/
 // reference/bill-v3-api.md §2 and §5): invoices and bills are filterable and sortable by updatedTime, bills also
 // filterable by paymentStatus (ne) and archived; list pages (max 100) carry whole records, as GET by id does. A walk
 // in updatedTime order meets a record changed during the walk again at its end, so a refresh continues from the
-// newest change seen, with one second of overlap for records written in the same instant. Webhooks are hints and may
-// arrive out of order: a row is replaced only by one at least as new, and only walks move the watermark.
+// newest change seen, with one second of overlap for records written in the same instant.
+//
+// Webhooks are hints (BILL's advice), not records: an event marks its record stale (markStale) and the next answer
+// that would show the row reads it from BILL first (a refresh the event's invalidation triggers, or one GET by id);
+// a payload is never written into a replica. A row is replaced only by one at least as new, except that a row dated
+// in the future (more than FUTURE_SKEW_MS ahead of this host's clock) never outranks BILL's answer, and only walks
+// move the watermark (never past now).
 import { randomUUID } from 'node:crypto';
 import type { QueryCache, EntityKind } from '../cache/index.js';
 import type { Clock } from '../clock.js';
-import { errorMessage, LimitExceeded } from '../errors.js';
+import { BillApiError, errorMessage, LimitExceeded } from '../errors.js';
 import type { Priority } from '../limits/types.js';
 import type { Logger } from '../log.js';
 import { NS, type StateStore } from '../state/types.js';
@@ -47,6 +52,8 @@ export interface ReplicaSpec<R, Row extends ReplicaRow> {
   list(org: BillOrgClient, since: string | undefined): PagedList<R>;
   /** The row kept for a record; undefined for something that is not a record of this kind. */
   row(record: R): Row | undefined;
+  /** The record as BILL has it now, by id (confirms a row a webhook marked stale). */
+  get(org: BillOrgClient, id: string): Promise<R>;
   /** The group a row belongs to (a bill's vendor, an invoice's customer): rows can be asked for by group. */
   groupOf?: (row: Row) => string;
   /**
@@ -103,6 +110,17 @@ function earlier(a: string | undefined, b: string | undefined): string | undefin
   return isOlder(b, a) ? b : a;
 }
 const shifted = (iso: string, byMs: number): string => new Date(Math.max(0, ms(iso) + byMs)).toISOString();
+/** How far ahead of this host's clock a BILL timestamp may be (clock skew) before it counts as "from the future". */
+export const FUTURE_SKEW_MS = 5 * 60_000;
+/** True when the time is further ahead of now than clocks can differ: it is never trusted to outrank anything. */
+function isFuture(iso: string | undefined, now: number): boolean {
+  const t = ms(iso);
+  return Number.isFinite(t) && t > now + FUTURE_SKEW_MS;
+}
+/** Stale marks kept per org; beyond this the next answer refreshes the org (one call per 100 changes) instead. */
+const MAX_STALE_MARKS = 1_000;
+/** Stale rows one answer reads again by id; more than this and one incremental refresh reads them all. */
+const MAX_CONFIRMS_PER_ANSWER = 5;
 
 class OrgReplica<Row extends ReplicaRow> {
   /** Rows by shard, then by id. */
@@ -124,8 +142,15 @@ class OrgReplica<Row extends ReplicaRow> {
   /** Every change up to this updatedTime has been read by a walk (webhooks never move it). */
   watermark: string | undefined;
   size = 0;
+  /** Ids a webhook said changed, and when: their rows are read from BILL again before an answer shows them. */
+  readonly stale = new Map<string, number>();
+  /** Too many marks to keep: the next answer refreshes the whole org (incrementally) first. */
+  staleAll = false;
 
-  constructor(private readonly groupOf?: (row: Row) => string) {}
+  constructor(
+    private readonly groupOf: ((row: Row) => string) | undefined,
+    private readonly now: () => number,
+  ) {}
 
   get(id: string): Row | undefined {
     return this.shards[shardOf(id)]!.get(id);
@@ -162,7 +187,8 @@ class OrgReplica<Row extends ReplicaRow> {
     const shard = this.shards[k]!;
     const old = shard.get(row.id);
     if (old) {
-      if (old.f === 1 && isOlder(row.updatedTime, old.updatedTime)) return false;
+      // A held row dated in the future (a forged or broken timestamp) does not outrank what BILL answers now.
+      if (old.f === 1 && isOlder(row.updatedTime, old.updatedTime) && !isFuture(old.updatedTime, this.now())) return false;
       if (JSON.stringify(old) === JSON.stringify(row)) return false;
       this.unlink(old);
     } else {
@@ -398,6 +424,7 @@ export class Replica<R, Row extends ReplicaRow> {
       return partial.length > 0 ? { state: 'found', rows: partial, refreshedAt: r.refreshedAt || this.deps.clock.now() } : { state: 'building', indexed: r.size };
     }
     await this.freshen(orgId, r, opts, deadline);
+    if (await this.confirmStale(orgId, r, r.find(number), opts.priority)) await this.persist(orgId, r);
     const found = r.find(number);
     if (found.length > 0) return { state: 'found', rows: found, refreshedAt: r.refreshedAt };
     if (this.deps.clock.now() - r.refreshedAt >= this.minRefreshMs) {
@@ -415,7 +442,12 @@ export class Replica<R, Row extends ReplicaRow> {
     const r = opts.whileBuilding === 'skip' ? await this.replica(orgId) : await this.ready(orgId, scope, opts.waitMs);
     if (!covers(r.coverage, scope) || (opts.fullRows && r.legacy)) return { building: r.size };
     await this.freshen(orgId, r, opts, deadline);
-    const rows = opts.groups && this.spec.groupOf ? r.collectGroups(opts.groups, opts.where) : r.collect(opts.where);
+    const collect = () => (opts.groups && this.spec.groupOf ? r.collectGroups(opts.groups, opts.where) : r.collect(opts.where));
+    let rows = collect();
+    if ((r.stale.size > 0 || r.staleAll) && (await this.confirmStale(orgId, r, rows, opts.priority))) {
+      await this.persist(orgId, r);
+      rows = collect();
+    }
     return { rows, refreshedAt: r.refreshedAt };
   }
 
@@ -435,7 +467,10 @@ export class Replica<R, Row extends ReplicaRow> {
     return flight;
   }
 
-  /** A record was created or changed (webhook payload or a fresh GET): keep the replica current without a call. */
+  /**
+   * A record as BILL answered it (a GET by id a command or a confirmation made): keep the replica current without
+   * another call. Never a webhook payload: those only mark their record stale (markStale).
+   */
   async apply(orgId: string, record: R): Promise<void> {
     const row = this.spec.row(record);
     if (!row) return;
@@ -452,7 +487,22 @@ export class Replica<R, Row extends ReplicaRow> {
     }
   }
 
-  /** A record is gone (or its event says so). */
+  /**
+   * A webhook says this record changed (or was created): its row, if held, is read from BILL before an answer shows
+   * it. No call now; the event's cache invalidation makes the next fresh answer refresh, which confirms it too.
+   */
+  async markStale(orgId: string, id: string): Promise<void> {
+    const r = await this.existing(orgId);
+    if (!r || !id) return;
+    if (r.stale.size >= MAX_STALE_MARKS) {
+      r.stale.clear();
+      r.staleAll = true;
+      return;
+    }
+    r.stale.set(id, this.deps.clock.now());
+  }
+
+  /** A record is gone (BILL answered 404 for it). */
   async remove(orgId: string, id: string): Promise<void> {
     const r = await this.existing(orgId);
     const old = r?.get(id);
@@ -472,6 +522,48 @@ export class Replica<R, Row extends ReplicaRow> {
       if (row) out.push(row);
     }
     return out;
+  }
+
+  /**
+   * Reads again from BILL the rows of this answer a webhook marked stale: one GET each (a 404 drops the row), or one
+   * incremental refresh when there are more than MAX_CONFIRMS_PER_ANSWER. A refusal (BILL busy) leaves the row as
+   * BILL last answered it, still marked. True when the replica changed.
+   */
+  private async confirmStale(orgId: string, r: OrgReplica<Row>, rows: Row[], priority: Priority = 'background'): Promise<boolean> {
+    if (r.staleAll) {
+      r.staleAll = false;
+      return (await this.refresh(orgId, priority).catch(() => 0)) > 0;
+    }
+    const doubtful = rows.filter((row) => r.stale.has(row.id));
+    if (doubtful.length === 0) return false;
+    if (doubtful.length > MAX_CONFIRMS_PER_ANSWER) return (await this.refresh(orgId, priority).catch(() => 0)) > 0;
+    const org = this.deps.bill.org(orgId, { priority });
+    let changed = false;
+    await Promise.all(
+      doubtful.map(async ({ id }) => {
+        const markedAt = r.stale.get(id);
+        try {
+          const row = this.spec.row(await this.spec.get(org, id));
+          if (row && row.id === id && (this.prunes(r) && !this.spec.open!.holds(row) ? r.delete(id) : r.put(row))) {
+            changed = true;
+            this.changed(orgId, row);
+          }
+        } catch (err) {
+          if (!(err instanceof BillApiError && err.category === 'notFound')) {
+            this.deps.log.debug({ orgId, index: this.spec.kind, err: errorMessage(err) }, 'stale row could not be read again; BILL\'s last answer is shown');
+            return;
+          }
+          const old = r.get(id);
+          if (old && r.delete(id)) {
+            changed = true;
+            this.changed(orgId, old);
+          }
+        }
+        // A mark made while the GET ran stays for the next answer.
+        if (r.stale.get(id) === markedAt) r.stale.delete(id);
+      }),
+    );
+    return changed;
   }
 
   private changed(orgId: string, row: Row): void {
@@ -510,8 +602,8 @@ export class Replica<R, Row extends ReplicaRow> {
       await this.within(this.refresh(orgId, opts.priority), deadline - this.deps.clock.now());
       return;
     }
-    if (opts.maxAgeMs === undefined) return;
-    if (this.deps.clock.now() - r.refreshedAt < opts.maxAgeMs && !(await this.invalidated(orgId))) return;
+    if (opts.maxAgeMs === undefined && !r.staleAll) return;
+    if (!r.staleAll && this.deps.clock.now() - r.refreshedAt < (opts.maxAgeMs ?? 0) && !(await this.invalidated(orgId))) return;
     try {
       await this.within(this.refresh(orgId, opts.priority), deadline - this.deps.clock.now());
     } catch (err) {
@@ -571,7 +663,7 @@ export class Replica<R, Row extends ReplicaRow> {
     }
     const mem = this.orgs.get(orgId);
     if (mem) return mem;
-    const r = stored ?? new OrgReplica<Row>(this.spec.groupOf);
+    const r = stored ?? new OrgReplica<Row>(this.spec.groupOf, () => this.deps.clock.now());
     this.orgs.set(orgId, r);
     if (stored) {
       this.deps.log.info({ orgId, index: this.spec.kind, records: r.size, scope: r.coverage, legacy: r.legacy }, 'replica read from the state store');
@@ -671,6 +763,8 @@ export class Replica<R, Row extends ReplicaRow> {
     const r = await this.existing(orgId);
     if (!r || r.coverage === 'none') return 0;
     const started = this.deps.clock.now();
+    // This walk reads every change up to now: it answers "too many records were marked stale" as well.
+    r.staleAll = false;
     const since = r.watermark ? shifted(r.watermark, -OVERLAP_MS) : undefined;
     const org = this.deps.bill.org(orgId, { priority });
     // Without the open filter: bills that were paid or archived since are seen, and dropped.
@@ -681,7 +775,8 @@ export class Replica<R, Row extends ReplicaRow> {
       for (const record of page.results) {
         const row = this.spec.row(record);
         if (!row) continue;
-        if (row.updatedTime && (newest === undefined || isOlder(newest, row.updatedTime))) newest = row.updatedTime;
+        // A timestamp from the future would make later refreshes skip every real change until then.
+        if (row.updatedTime && !isFuture(row.updatedTime, started) && (newest === undefined || isOlder(newest, row.updatedTime))) newest = row.updatedTime;
         if (prune && !this.spec.open!.holds(row) ? r.delete(row.id) : r.put(row)) {
           changed++;
           this.changed(orgId, row);
@@ -696,6 +791,8 @@ export class Replica<R, Row extends ReplicaRow> {
       r.watermark = newest;
     }
     r.refreshedAt = started;
+    // Every change made before the walk began has been read: marks made before then are answered.
+    for (const [id, at] of r.stale) if (at <= started) r.stale.delete(id);
     if (changed > 0) void this.persist(orgId, r);
     return changed;
   }
@@ -713,7 +810,7 @@ export class Replica<R, Row extends ReplicaRow> {
   private async readStored(orgId: string): Promise<OrgReplica<Row> | undefined> {
     const head = await this.deps.state.get<StoredHead | LegacyDoc<Row>>(NS.invoiceIndex, this.key(orgId));
     if (!head || typeof head !== 'object') return undefined;
-    const r = new OrgReplica<Row>(this.spec.groupOf);
+    const r = new OrgReplica<Row>(this.spec.groupOf, () => this.deps.clock.now());
     const valid = (row: Row | undefined): row is Row => !!row && typeof row.id === 'string';
     if (head.v === 1 && Array.isArray(head.rows)) {
       for (const row of head.rows) if (valid(row)) r.put(row);

@@ -49,7 +49,7 @@ export interface BotServices {
   installs?: Installations;
   /** Graph GET /teams/{id}; undefined in local mode (no app id) or without a client secret. */
   graph?: GraphTeams;
-  /** BILL: `bill.org(orgId, { priority, maxWaitMs })` for AP/AR, `bill.spend()` for Spend & Expense, `bill.status()`. */
+  /** BILL: `bill.org(orgId, { priority, maxWaitMs })` for AP/AR, `bill.spend(orgId)` for Spend & Expense, `bill.status()`. */
   bill: BillGateway;
   /** Invoice number -> invoice per org (BILL cannot filter by number); webhooks keep it current with apply/remove. */
   invoiceIndex?: InvoiceIndex;

@@ -9,7 +9,6 @@ import type { BillGateway } from '../bill/gateway.js';
 import type { PartyDirectory } from '../bill/directory.js';
 import type { BillNumberIndex, InvoiceIndex } from '../bill/invoiceIndex.js';
 import type { PartyIndex } from '../bill/partyIndex.js';
-import type { Bill, Invoice, Vendor } from '../bill/types.js';
 import type { AuditTrail } from '../state/audit.js';
 import type { BindingScope } from '../state/bindings.js';
 import { NS, type StateStore } from '../state/types.js';
@@ -40,6 +39,8 @@ export interface NotifyDeps {
   resolveOrg(scope: BindingScope): Promise<string | undefined>;
   /** The organisations this deployment serves (events of others are ignored). */
   servesOrg(orgId: string): boolean;
+  /** The organisation BILL_WEBHOOK_SECURITY_KEY belongs to: BILL_ORG_ID, or the embedded sandbox's demo org. */
+  defaultOrgId: string | undefined;
   invoiceIndex?: InvoiceIndex;
   billIndex?: BillNumberIndex;
   partyIndex?: PartyIndex;
@@ -59,7 +60,7 @@ export interface NotifyStatus {
   digest: DigestSetting | undefined;
   outbox: { events: number; pending: number; nextAt: number | undefined };
   deadLetters: { total: number; here: DeadLetter[] };
-  /** Stored webhook keys for the org, and whether BILL_WEBHOOK_SECURITY_KEY is set. */
+  /** Stored webhook keys for the org, and whether a configured key (BILL_WEBHOOK_SECURITY_KEY[S]) belongs to it. */
   webhook: { storedKeys: number; envKey: boolean };
 }
 
@@ -74,10 +75,14 @@ export class Notifications {
   readonly setup: WebhookSetup;
   /** Which record kinds reach this deployment by webhook, per org (their lists may be kept longer). */
   readonly push: PushFeed;
+  /** Configured webhook keys by the organisation each belongs to. */
+  private readonly envKeys: Record<string, string>;
   private started = false;
 
   constructor(private readonly deps: NotifyDeps) {
     const { state, clock, log, config } = deps;
+    this.envKeys = { ...config.bill.webhookSecurityKeys };
+    if (config.bill.webhookSecurityKey && deps.defaultOrgId) this.envKeys[deps.defaultOrgId] = config.bill.webhookSecurityKey;
     this.keys = new WebhookKeys({ state, clock, log, secrets: deps.secrets, secretsKey: config.secretsKey, refuseUnsealed: config.nodeEnv === 'production' });
     this.subscriptions = new ChannelSubscriptions(state, clock);
     this.digestSettings = new DigestSettings(state, clock);
@@ -108,7 +113,7 @@ export class Notifications {
       clock,
       log: log.child({ part: 'webhooks' }),
       keys: this.keys,
-      envKey: config.bill.webhookSecurityKey,
+      envKeys: this.envKeys,
       servesOrg: deps.servesOrg,
       onEntityChanged,
       kick: () => this.worker.kick(),
@@ -165,7 +170,7 @@ export class Notifications {
       digest: await this.digestSettings.get(target),
       outbox: await this.worker.depth(),
       deadLetters: { total: letters.length, here },
-      webhook: { storedKeys: orgId ? (await this.keys.list(orgId)).length : 0, envKey: this.deps.config.bill.webhookSecurityKey !== '' },
+      webhook: { storedKeys: orgId ? (await this.keys.list(orgId)).length : 0, envKey: orgId !== undefined && this.envKeys[orgId] !== undefined },
     };
   }
 
@@ -204,12 +209,17 @@ export class Notifications {
     return ev;
   }
 
-  /** Keeps the number indexes current with the record an event carries. */
+  /**
+   * Marks the record an event names stale in the replicas: a payload is a hint, never written as the record (a signed
+   * event could carry any amount and a date in 2099); the next answer showing the row reads it from BILL first.
+   */
   private async apply(ev: OutboxEvent): Promise<void> {
     if (typeof ev.entity.id !== 'string') return;
-    if (ev.entityType === 'invoice') await this.deps.invoiceIndex?.apply(ev.orgId, ev.entity as unknown as Invoice);
-    if (ev.entityType === 'bill') await this.deps.billIndex?.apply(ev.orgId, ev.entity as unknown as Bill);
-    if (ev.entityType === 'vendor') await this.deps.partyIndex?.vendors.apply(ev.orgId, ev.entity as unknown as Vendor);
+    const id = ev.entity.id;
+    if (ev.entityType === 'invoice') await this.deps.invoiceIndex?.markStale(ev.orgId, id);
+    if (ev.entityType === 'bill') await this.deps.billIndex?.markStale(ev.orgId, id);
+    if (ev.entityType === 'vendor') await this.deps.partyIndex?.vendors.markStale(ev.orgId, id);
+    if (ev.entityType === 'payment') for (const billId of paymentBillIds(ev.entity)) await this.deps.billIndex?.markStale(ev.orgId, billId);
   }
 
   /** What the card needs beyond the payload: bill numbers of a payment, customer and vendor names, the currency. */

@@ -1,8 +1,9 @@
 // Accepts a BILL webhook notification: signature, parsing, de-duplication, durable outbox write, then 200.
 //
 // Order matters for "exactly once" and crash safety:
-// 1. the signature is checked against the key of the event's subscription (or BILL_WEBHOOK_SECURITY_KEY) before
-//    anything is stored; a refusal changes nothing;
+// 1. the signature is checked against the key of the event's subscription (or a BILL_WEBHOOK_SECURITY_KEY[S] key)
+//    before anything is stored, and every key is bound to the organisation it was made for: an event of another
+//    organisation signed with it is refused; a refusal changes nothing;
 // 2. an event id already recorded (kept 8 days; BILL asks for de-duplication by id) is answered 200 and dropped;
 // 3. the event is written to the outbox with setIfAbsent (atomic on the file store and on Redis: two instances
 //    receiving the same event cannot both queue it), then its id is recorded, then 200 — so a crash before the
@@ -36,8 +37,11 @@ export interface ReceiverDeps {
   clock: Clock;
   log: Logger;
   keys: WebhookKeys;
-  /** BILL_WEBHOOK_SECURITY_KEY: verifies events of a subscription made outside the bot, whatever their subscriptionId. */
-  envKey: string;
+  /**
+   * Keys of subscriptions made outside the bot, by organisation (BILL_WEBHOOK_SECURITY_KEY for BILL_ORG_ID, and
+   * BILL_WEBHOOK_SECURITY_KEYS): each verifies events of its own organisation only, whatever their subscriptionId.
+   */
+  envKeys: Record<string, string>;
   /** True for the organisations this deployment serves (BILL_ORG_ID, or BILL_ALLOWED_ORG_IDS). */
   servesOrg(orgId: string): boolean;
   /** A record changed in BILL: drop cached answers built from it (all instances, once cluster mode broadcasts). */
@@ -75,8 +79,8 @@ export class WebhookReceiver {
       return { status: 400, body: { status: 'invalid', error: parsed.problem } };
     }
     const n = parsed.notification;
-    if (verified.orgId && verified.orgId !== n.metadata.organizationId) {
-      this.deps.log.warn({ subscriptionId: n.metadata.subscriptionId, eventOrg: n.metadata.organizationId }, 'webhook refused: signed with the key of another organisation\'s subscription');
+    if (verified.orgId !== n.metadata.organizationId) {
+      this.deps.log.warn({ subscriptionId: n.metadata.subscriptionId, eventOrg: n.metadata.organizationId, keyOrg: verified.orgId }, 'webhook refused: signed with the key of another organisation');
       return { status: 401, body: { status: 'refused', error: 'Signature does not match' } };
     }
     const log = this.deps.log.child({ eventId: n.metadata.eventId, eventType: n.metadata.eventType, orgId: n.metadata.organizationId });
@@ -108,7 +112,7 @@ export class WebhookReceiver {
         return { status: 200, body: { status: 'duplicate', eventId: n.metadata.eventId } };
       }
       log.info({ kind: info.kind }, 'webhook event accepted');
-      if (verified.orgId) this.deps.heard?.(n.metadata.organizationId, n.metadata.subscriptionId);
+      if (verified.stored) this.deps.heard?.(n.metadata.organizationId, n.metadata.subscriptionId);
       this.deps.kick();
       return { status: 200, body: { status: 'accepted', eventId: n.metadata.eventId } };
     } catch (err) {
@@ -119,18 +123,22 @@ export class WebhookReceiver {
     }
   }
 
-  /** The signature check: BILL_WEBHOOK_SECURITY_KEY first, then the key(s) stored for the event's subscription. */
+  /**
+   * The signature check: the configured keys first, then the key(s) stored for the event's subscription. Answers
+   * the organisation the matching key belongs to (the caller refuses an event of any other), and whether it was a
+   * stored key (billbridge's own subscription, whose deliveries the push feed counts).
+   */
   private async verify(
     raw: Buffer,
     digest: Buffer,
-  ): Promise<{ ok: true; orgId?: string; parsed?: ReturnType<typeof parseNotification> } | { ok: false; reason: string }> {
-    if (this.deps.envKey && signatureMatches(raw, digest, this.deps.envKey)) return { ok: true };
+  ): Promise<{ ok: true; orgId: string; stored: boolean; parsed?: ReturnType<typeof parseNotification> } | { ok: false; reason: string }> {
+    for (const [orgId, key] of Object.entries(this.deps.envKeys)) if (key && signatureMatches(raw, digest, key)) return { ok: true, orgId, stored: false };
     const parsed = parseNotification(raw);
     const subscriptionId = parsed.ok ? parsed.notification.metadata.subscriptionId : peekSubscriptionId(raw);
     if (!subscriptionId) return { ok: false, reason: 'no key for an unreadable body' };
     const keys = await this.deps.keys.keysFor(subscriptionId);
-    if (keys.length === 0) return { ok: false, reason: this.deps.envKey ? 'signature mismatch' : 'unknown subscription' };
-    for (const k of keys) if (signatureMatches(raw, digest, k.key)) return { ok: true, orgId: k.orgId, parsed };
+    if (keys.length === 0) return { ok: false, reason: Object.keys(this.deps.envKeys).length > 0 ? 'signature mismatch' : 'unknown subscription' };
+    for (const k of keys) if (signatureMatches(raw, digest, k.key)) return { ok: true, orgId: k.orgId, stored: true, parsed };
     return { ok: false, reason: 'signature mismatch' };
   }
 

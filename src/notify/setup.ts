@@ -125,8 +125,10 @@ export class WebhookSetup {
     const org = this.deps.bill.org(orgId, { priority: 'interactive' });
     const items = (await org.subscriptions.list().all()).items;
     if (!items.some((s) => s.id === subscriptionId)) {
-      // Not (or no longer) in BILL: a key left behind is still dropped.
-      const had = await this.deps.keys.remove(subscriptionId);
+      // Not (or no longer) in BILL: a key left behind is still dropped, but only one kept for this organisation (an
+      // admin of another organisation must not be able to stop this one's events from being verified).
+      const ours = (await this.deps.keys.list(orgId)).some((k) => k.subscriptionId === subscriptionId);
+      const had = ours && (await this.deps.keys.remove(subscriptionId));
       this.deps.onChange?.(orgId);
       if (!had) throw new WebhookSetupError('notFound', `BILL has no webhook subscription ${subscriptionId} for this organisation`);
       return;

@@ -14,6 +14,8 @@ import { RETRY_DELAYS_MS } from '../../src/notify/worker.js';
 
 const ADMIN = { id: '29:user-admin', name: 'Avery Admin', aadObjectId: '44444444-0000-4000-8000-0000000000ad' };
 const KEY = randomBytes(32).toString('base64');
+// Each organisation's subscription has its own key: a key verifies events of its own organisation only.
+const KEY_B = randomBytes(32).toString('base64');
 const clock = new ManualClock(Date.parse('2026-03-02T15:00:00Z'));
 
 let sandbox: TestSandbox;
@@ -37,6 +39,7 @@ beforeAll(async () => {
       BILL_ALLOWED_ORG_IDS: `${orgA},${orgB}`,
       ADMIN_AAD_OBJECT_IDS: ADMIN.aadObjectId,
       BILL_WEBHOOK_SECURITY_KEY: KEY,
+      BILL_WEBHOOK_SECURITY_KEYS: `${orgB}:${KEY_B}`,
     },
   });
 });
@@ -58,7 +61,7 @@ async function vendorEvent(orgId: string, name: string): Promise<void> {
     metadata: { eventId: randomUUID(), subscriptionId: 'sub-outside', organizationId: orgId, eventType: 'vendor.created', version: '1' },
     vendor: { id: `009${randomUUID().slice(0, 8)}`, name, billCurrency: 'USD' },
   });
-  const res = await post(`${bot.url}/api/bill/webhooks`, body, { 'x-bill-sha-signature': createHmac('sha256', KEY).update(body).digest('base64') });
+  const res = await post(`${bot.url}/api/bill/webhooks`, body, { 'x-bill-sha-signature': createHmac('sha256', orgId === orgB ? KEY_B : KEY).update(body).digest('base64') });
   expect(res.json.status).toBe('accepted');
 }
 

@@ -244,7 +244,7 @@ describe('a write the disk refuses', () => {
     const secrets = new SecretRegistry();
     const log = createLogger({ level: 'silent', secrets });
     const key = 'k'.repeat(44);
-    const receiver = new WebhookReceiver({ state: s, clock, log, keys: new WebhookKeys({ state: s, clock, log, secrets, secretsKey: undefined }), envKey: key, servesOrg: () => true, onEntityChanged: () => undefined, kick: () => undefined });
+    const receiver = new WebhookReceiver({ state: s, clock, log, keys: new WebhookKeys({ state: s, clock, log, secrets, secretsKey: undefined }), envKeys: { '00801ORG': key }, servesOrg: () => true, onEntityChanged: () => undefined, kick: () => undefined });
     const eventId = randomUUID();
     const raw = Buffer.from(JSON.stringify({ metadata: { eventId, subscriptionId: 'sub-1', organizationId: '00801ORG', eventType: 'vendor.created', version: '1' }, vendor: { id: '00901v', name: 'Acme Supply' } }));
     const signature = createHmac('sha256', key).update(raw).digest('base64');

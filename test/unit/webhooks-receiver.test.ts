@@ -40,7 +40,7 @@ function receiver(over: Partial<ReceiverDeps> = {}): WebhookReceiver {
     clock,
     log: createLogger({ level: 'debug', secrets, destination: logs }),
     keys,
-    envKey: '',
+    envKeys: {},
     servesOrg: (o) => o === ORG,
     onEntityChanged: (orgId, entity, ids) => changed.push([orgId, entity, ids]),
     kick: () => kicks++,
@@ -107,7 +107,18 @@ describe('verifying with the subscription\'s key', () => {
     const envKey = randomBytes(32).toString('base64');
     const raw = event({ sub: 'sub-created-in-the-bill-app' });
     expect((await receiver().accept(raw, sign(raw, envKey))).status).toBe(401);
-    expect((await receiver({ envKey }).accept(raw, sign(raw, envKey))).status).toBe(200);
+    expect((await receiver({ envKeys: { [ORG]: envKey } }).accept(raw, sign(raw, envKey))).status).toBe(200);
+  });
+
+  it("a configured key verifies its own organisation's events only: B's event signed with A's key is refused and stores nothing", async () => {
+    const keyA = randomBytes(32).toString('base64');
+    const keyB = randomBytes(32).toString('base64');
+    const r = receiver({ envKeys: { [ORG]: keyA, [OTHER_ORG]: keyB }, servesOrg: () => true });
+    const forB = event({ org: OTHER_ORG, sub: 'sub-created-in-the-bill-app' });
+    expect((await r.accept(forB, sign(forB, keyA))).status).toBe(401);
+    expect(await store.entries(NS.outbox)).toEqual([]);
+    expect(changed).toEqual([]);
+    expect((await r.accept(forB, sign(forB, keyB))).status).toBe(200);
   });
 
   it('after a key rotation, the old key still verifies for a day, then no more', async () => {

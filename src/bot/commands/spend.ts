@@ -7,6 +7,7 @@ import type { Budget, Reimbursement, SpendTransaction } from '../../bill/types.j
 import { queryKey } from '../../cache/index.js';
 import { addDays } from '../cards/format.js';
 import { budgetsCard, reimbursementsCard, spendNotConfiguredCard, spendOverviewCard, transactionsCard } from '../cards/spend.js';
+import { adaptiveCard, text, title, type CardReply } from '../cards/card.js';
 import type { CommandContext, CommandDefinition } from './types.js';
 import { boundOrg, cachedAnswer, demoNote, formatOf, shorten, todayOf } from './finance.js';
 
@@ -71,6 +72,19 @@ function budgets(ctx: CommandContext, orgId: string, client: SpendClient) {
   return cachedAnswer(ctx, orgId, 'list', queryKey('spend.budgets'), async (): Promise<Budget[]> => (await client.budgets.list({ retired: false, maxPages: 10 }).all()).items, ['spend']);
 }
 
+/** S&E tokens exist, but none belongs to this team's organisation: another organisation's token must not answer. */
+function notSetUpForThisOrgCard(note: string | undefined): CardReply {
+  return adaptiveCard(
+    [
+      title('Spend & Expense is not set up for this organisation'),
+      text('A Spend & Expense API token belongs to one organisation, and billbridge has none for the organisation this team is linked to.'),
+      text("To enable it, a Spend & Expense administrator of this organisation creates an API token (Settings → API tokens) and the billbridge operator adds it to **BILL_SPEND_API_TOKENS** as organisationId:token, then restarts billbridge."),
+      ...(note ? [text(note, { subtle: true, size: 'Small' })] : []),
+    ],
+    { summary: 'Spend & Expense is not set up for this organisation.' },
+  );
+}
+
 export const spendCommand: CommandDefinition = {
   name: 'spend',
   usage: 'spend [transactions | reimbursements | budgets]',
@@ -82,11 +96,11 @@ export const spendCommand: CommandDefinition = {
     const word = ctx.input.args.join(' ').toLowerCase();
     const sub: Sub | undefined = word === '' ? 'overview' : SUBS[word];
     if (!sub) throw new InputError(`I don't know "spend ${shorten(ctx.input.argText)}"`, HINT, `spend ${ctx.input.argText}`);
-    // The API token belongs to one Spend & Expense company; the conversation must still be bound to an org.
+    // An API token belongs to one Spend & Expense company: only the token of the team's own organisation is used.
     const orgId = boundOrg(ctx);
     const note = demoNote(ctx);
-    const client = ctx.services.bill.spend({ priority: 'interactive' });
-    if (!client) return spendNotConfiguredCard({ note });
+    const client = ctx.services.bill.spend(orgId, { priority: 'interactive' });
+    if (!client) return ctx.services.bill.status().spendConfigured ? notSetUpForThisOrgCard(note) : spendNotConfiguredCard({ note });
     const fmt = formatOf(ctx);
     const page = ctx.input.page;
     switch (sub) {
