@@ -8,41 +8,9 @@ import { galleryCards, type GalleryCard } from './galleryCards.js';
 
 const require = createRequire(import.meta.url);
 
-/** Teams-like host configs (Segoe UI, Teams colours, up to 6 buttons in a row), light and dark. */
-export function teamsHostConfig(theme: 'light' | 'dark'): Record<string, unknown> {
-  const dark = theme === 'dark';
-  const fg = (normal: string, subtle: string) => ({ default: normal, subtle });
-  const colors = {
-    default: fg(dark ? '#FFFFFF' : '#242424', dark ? '#ADADAD' : '#616161'),
-    dark: fg('#242424', '#616161'),
-    light: fg('#FFFFFF', '#D1D1D1'),
-    accent: fg(dark ? '#A6A7DC' : '#5B5FC7', dark ? '#8B8CC7' : '#6264A7'),
-    good: fg(dark ? '#92C353' : '#237B4B', dark ? '#6BB700' : '#2E7D32'),
-    warning: fg(dark ? '#F8D22A' : '#835C00', dark ? '#E3B505' : '#A07100'),
-    attention: fg(dark ? '#F1707B' : '#C4314B', dark ? '#E37D80' : '#A4262C'),
-  };
-  const style = (bg: string) => ({ backgroundColor: bg, foregroundColors: colors });
-  return {
-    supportsInteractivity: true,
-    fontFamily: "'Segoe UI', 'Segoe UI Web (West European)', -apple-system, BlinkMacSystemFont, Roboto, 'Helvetica Neue', sans-serif",
-    spacing: { small: 4, default: 8, medium: 16, large: 20, extraLarge: 24, padding: 16 },
-    separator: { lineThickness: 1, lineColor: dark ? '#3D3D3D' : '#E0E0E0' },
-    fontSizes: { small: 12, default: 14, medium: 14, large: 18, extraLarge: 24 },
-    fontWeights: { lighter: 200, default: 400, bolder: 600 },
-    containerStyles: {
-      default: style(dark ? '#292929' : '#FFFFFF'),
-      emphasis: style(dark ? '#1F1F1F' : '#F5F5F5'),
-      accent: style(dark ? '#2F2F4A' : '#E8EBFA'),
-      good: style(dark ? '#0D2E0D' : '#E7F2DA'),
-      attention: style(dark ? '#3E1F25' : '#FDE7E9'),
-      warning: style(dark ? '#463100' : '#FBF6D9'),
-    },
-    actions: { maxActions: 6, spacing: 'default', buttonSpacing: 8, showCard: { actionMode: 'inline', inlineTopMargin: 16 }, actionsOrientation: 'horizontal', actionAlignment: 'left' },
-    adaptiveCard: { allowCustomStyle: true },
-    table: { cellSpacing: 8 },
-    textBlock: { headingLevel: 2 },
-  };
-}
+import { teamsHostConfig } from './hostConfigs.js';
+
+export { teamsHostConfig };
 
 function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -54,6 +22,26 @@ function scriptJson(value: unknown): string {
 }
 
 /**
+ * Runs in the page: the markdown Teams renders in a TextBlock, enough for these cards: backslash escapes, **bold**,
+ * _italic_. Shared by the gallery and the render tests.
+ */
+export const TEAMS_MARKDOWN_SCRIPT = String.raw`
+(function () {
+  function esc(s) {
+    return String(s).replace(/[&<>"']/g, function (c) { return { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]; });
+  }
+  window.AdaptiveCards.AdaptiveCard.onProcessMarkdown = function (text, result) {
+    var stash = [];
+    var out = String(text).replace(/\\(.)/g, function (_m, c) { stash.push(c); return '\u0000' + (stash.length - 1) + '\u0000'; });
+    out = esc(out).replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>').replace(/(^|\s)_([^_]+)_(?=\s|$)/g, '$1<em>$2</em>');
+    out = out.replace(/\u0000(\d+)\u0000/g, function (_m, i) { return esc(stash[Number(i)]); });
+    result.outputHtml = out;
+    result.didProcess = true;
+  };
+})();
+`;
+
+/**
  * Runs in the page: renders every card twice, with the light and the dark host config, and shows the data a clicked
  * button would send. Plain browser JavaScript kept as text (String.raw: backslashes are the regex's own).
  */
@@ -63,15 +51,6 @@ function renderGallery(items, hostConfigs) {
   function esc(s) {
     return String(s).replace(/[&<>"']/g, function (c) { return { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]; });
   }
-  // The markdown Teams renders in a TextBlock, enough for these cards: backslash escapes, **bold**, _italic_.
-  AC.AdaptiveCard.onProcessMarkdown = function (text, result) {
-    var stash = [];
-    var out = String(text).replace(/\\(.)/g, function (_m, c) { stash.push(c); return '\u0000' + (stash.length - 1) + '\u0000'; });
-    out = esc(out).replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>').replace(/(^|\s)_([^_]+)_(?=\s|$)/g, '$1<em>$2</em>');
-    out = out.replace(/\u0000(\d+)\u0000/g, function (_m, i) { return esc(stash[Number(i)]); });
-    result.outputHtml = out;
-    result.didProcess = true;
-  };
   var main = document.getElementById('cards');
   var clicked = document.getElementById('clicked');
   var group = null;
@@ -149,6 +128,7 @@ export function galleryHtml(cards: GalleryCard[], rendererJs: string, title = 'b
 <main id="cards"></main>
 <div id="clicked"></div>
 <script>${rendererJs.replace(/<\/script/gi, '<\\/script')}</script>
+<script>${TEAMS_MARKDOWN_SCRIPT}</script>
 <script>${BROWSER_SCRIPT}
 renderGallery(${scriptJson(items)}, { light: ${scriptJson(teamsHostConfig('light'))}, dark: ${scriptJson(teamsHostConfig('dark'))} });</script>
 </body>
