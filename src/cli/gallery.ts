@@ -1,5 +1,6 @@
 // npm run gallery: writes build/gallery.html — every card billbridge sends (demo data, empty and error states),
-// rendered in the browser by Microsoft's adaptivecards renderer with a Teams-like host config, light and dark.
+// rendered in the browser by Microsoft's adaptivecards renderer with Teams' host configs, light and dark, at the width
+// Teams gives a card on a phone (320 px) and on the desktop (450 px), so a reviewer sees what a phone shows.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
@@ -8,7 +9,7 @@ import { galleryCards, type GalleryCard } from './galleryCards.js';
 
 const require = createRequire(import.meta.url);
 
-import { teamsHostConfig } from './hostConfigs.js';
+import { teamsHostConfig, THEME_PAGE } from './hostConfigs.js';
 
 export { teamsHostConfig };
 
@@ -67,9 +68,12 @@ function renderGallery(items, hostConfigs) {
     entry.innerHTML = '<h3>' + esc(item.name) + '</h3><div class="meta">' + esc(item.summary) + ' · ' + (item.bytes / 1024).toFixed(1) + ' KB</div>';
     var pair = document.createElement('div');
     pair.className = 'pair';
-    ['light', 'dark'].forEach(function (theme) {
+    [['light', 320], ['light', 450], ['dark', 320], ['dark', 450]].forEach(function (view) {
+      var theme = view[0];
       var frame = document.createElement('div');
-      frame.className = 'frame ' + theme;
+      frame.className = 'frame ' + theme + ' w' + view[1];
+      frame.style.width = view[1] + 'px';
+      frame.title = theme + ', ' + view[1] + ' px';
       try {
         var card = new AC.AdaptiveCard();
         card.hostConfig = new AC.HostConfig(hostConfigs[theme]);
@@ -110,20 +114,20 @@ export function galleryHtml(cards: GalleryCard[], rendererJs: string, title = 'b
   .entry { margin: 0 24px 24px; }
   .entry h3 { font-size: 14px; margin: 0 0 4px; }
   .meta { font-size: 12px; color: #616161; margin-bottom: 8px; }
-  .pair { display: grid; grid-template-columns: 1fr 1fr; gap: 16px; }
-  .frame { border-radius: 6px; padding: 12px; overflow: hidden; }
-  .frame.light { background: #fff; border: 1px solid #e0e0e0; }
-  .frame.dark { background: #292929; border: 1px solid #3d3d3d; }
+  .pair { display: flex; flex-wrap: wrap; align-items: flex-start; gap: 16px; }
+  /* The frame is the card's column in Teams: its width is the card's, nothing is added around it. */
+  .frame { border-radius: 6px; overflow: hidden; flex: none; }
+  .frame.light { background: ${THEME_PAGE.light.background}; outline: 1px solid ${THEME_PAGE.light.border}; }
+  .frame.dark { background: ${THEME_PAGE.dark.background}; outline: 1px solid ${THEME_PAGE.dark.border}; }
   .frame .ac-pushButton { border-radius: 4px; padding: 5px 12px; font-family: inherit; font-size: 14px; font-weight: 600; cursor: pointer; }
   .frame.light .ac-pushButton { background: #fff; color: #242424; border: 1px solid #d1d1d1; }
-  .frame.dark .ac-pushButton { background: #292929; color: #fff; border: 1px solid #666; }
+  .frame.dark .ac-pushButton { background: #2d2c2c; color: #fff; border: 1px solid #666; }
   .error { color: #c4314b; font-size: 12px; }
   #clicked { position: fixed; bottom: 12px; right: 12px; max-width: 420px; background: #242424; color: #fff; padding: 8px 12px; border-radius: 6px; font: 12px monospace; display: none; }
-  @media (max-width: 900px) { .pair { grid-template-columns: 1fr; } }
 </style>
 </head>
 <body>
-<header><h1>${escapeHtml(title)}</h1><p>${items.length} cards · Adaptive Cards 1.5 rendered by Microsoft's adaptivecards renderer with a Teams-like host config, light and dark · demo organisation, simulated data</p></header>
+<header><h1>${escapeHtml(title)}</h1><p>${items.length} cards · Adaptive Cards 1.5 rendered by Microsoft's adaptivecards renderer with Teams' host configs · light and dark, each at 320 px (phone) and 450 px (desktop) · demo organisation, simulated data</p></header>
 <nav>${groups.map((g) => `<a href="#${encodeURIComponent(g)}">${escapeHtml(g)}</a>`).join('')}</nav>
 <main id="cards"></main>
 <div id="clicked"></div>
@@ -148,7 +152,7 @@ function main(): void {
   const cards = galleryCards({ version: pkg.version });
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, galleryHtml(cards, rendererBundle()));
-  process.stdout.write(`Wrote ${out}: ${cards.length} cards, light and dark.\n`);
+  process.stdout.write(`Wrote ${out}: ${cards.length} cards, light and dark, at 320 and 450 px.\n`);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

@@ -145,8 +145,13 @@ export function table(columns: TableColumn[], rows: string[][], opts: { rowColor
     columns.forEach((c, i) => {
       const value = r[i] ?? '';
       if (i === 0 || i === figureAt || value === '') return;
-      if (inlines.length > 0) inlines.push({ type: 'TextRun', text: ' · ', isSubtle: true });
-      if (!c.plain) inlines.push({ type: 'TextRun', text: `${unescapeMarkdown(c.header)}: `, isSubtle: true });
+      // No-break spaces keep a label with its value and a separator with the value before it, so a line never
+      // ends in "90+:" or starts with "·".
+      if (inlines.length > 0) inlines.push({ type: 'TextRun', text: '\u00a0· ', isSubtle: true });
+      // A label is one unit: no-break spaces between its words ("Days late") and word joiners around its dashes
+      // ("61–90"), where the browser would otherwise break the line.
+      const label = unescapeMarkdown(c.header).replace(/ /g, '\u00a0').replace(/[-–]/g, '\u2060$&\u2060');
+      if (!c.plain) inlines.push({ type: 'TextRun', text: `${label}:\u00a0`, isSubtle: true });
       inlines.push({ type: 'TextRun', text: unescapeMarkdown(value) });
     });
     const row: CardElement[] = [

@@ -17,7 +17,7 @@ export function helpCard(commands: readonly CommandDefinition[], opts: HelpOptio
     table(
       [
         { header: 'Command', width: 3 },
-        { header: 'What it does', width: 5 },
+        { header: 'What it does', width: 5, plain: true },
         { header: 'Example', width: 3 },
       ],
       rows,
