@@ -1,5 +1,6 @@
 // npm run gallery: writes build/gallery.html — every card billbridge sends (demo data, empty and error states),
-// rendered in the browser by Microsoft's adaptivecards renderer with a Teams-like host config, light and dark.
+// rendered in the browser by Microsoft's adaptivecards renderer with Teams' host configs, light and dark, at the width
+// Teams gives a card on a phone (320 px) and on the desktop (450 px), so a reviewer sees what a phone shows.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
@@ -8,41 +9,9 @@ import { galleryCards, type GalleryCard } from './galleryCards.js';
 
 const require = createRequire(import.meta.url);
 
-/** Teams-like host configs (Segoe UI, Teams colours, up to 6 buttons in a row), light and dark. */
-export function teamsHostConfig(theme: 'light' | 'dark'): Record<string, unknown> {
-  const dark = theme === 'dark';
-  const fg = (normal: string, subtle: string) => ({ default: normal, subtle });
-  const colors = {
-    default: fg(dark ? '#FFFFFF' : '#242424', dark ? '#ADADAD' : '#616161'),
-    dark: fg('#242424', '#616161'),
-    light: fg('#FFFFFF', '#D1D1D1'),
-    accent: fg(dark ? '#A6A7DC' : '#5B5FC7', dark ? '#8B8CC7' : '#6264A7'),
-    good: fg(dark ? '#92C353' : '#237B4B', dark ? '#6BB700' : '#2E7D32'),
-    warning: fg(dark ? '#F8D22A' : '#835C00', dark ? '#E3B505' : '#A07100'),
-    attention: fg(dark ? '#F1707B' : '#C4314B', dark ? '#E37D80' : '#A4262C'),
-  };
-  const style = (bg: string) => ({ backgroundColor: bg, foregroundColors: colors });
-  return {
-    supportsInteractivity: true,
-    fontFamily: "'Segoe UI', 'Segoe UI Web (West European)', -apple-system, BlinkMacSystemFont, Roboto, 'Helvetica Neue', sans-serif",
-    spacing: { small: 4, default: 8, medium: 16, large: 20, extraLarge: 24, padding: 16 },
-    separator: { lineThickness: 1, lineColor: dark ? '#3D3D3D' : '#E0E0E0' },
-    fontSizes: { small: 12, default: 14, medium: 14, large: 18, extraLarge: 24 },
-    fontWeights: { lighter: 200, default: 400, bolder: 600 },
-    containerStyles: {
-      default: style(dark ? '#292929' : '#FFFFFF'),
-      emphasis: style(dark ? '#1F1F1F' : '#F5F5F5'),
-      accent: style(dark ? '#2F2F4A' : '#E8EBFA'),
-      good: style(dark ? '#0D2E0D' : '#E7F2DA'),
-      attention: style(dark ? '#3E1F25' : '#FDE7E9'),
-      warning: style(dark ? '#463100' : '#FBF6D9'),
-    },
-    actions: { maxActions: 6, spacing: 'default', buttonSpacing: 8, showCard: { actionMode: 'inline', inlineTopMargin: 16 }, actionsOrientation: 'horizontal', actionAlignment: 'left' },
-    adaptiveCard: { allowCustomStyle: true },
-    table: { cellSpacing: 8 },
-    textBlock: { headingLevel: 2 },
-  };
-}
+import { teamsHostConfig, THEME_PAGE } from './hostConfigs.js';
+
+export { teamsHostConfig };
 
 function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -54,6 +23,26 @@ function scriptJson(value: unknown): string {
 }
 
 /**
+ * Runs in the page: the markdown Teams renders in a TextBlock, enough for these cards: backslash escapes, **bold**,
+ * _italic_. Shared by the gallery and the render tests.
+ */
+export const TEAMS_MARKDOWN_SCRIPT = String.raw`
+(function () {
+  function esc(s) {
+    return String(s).replace(/[&<>"']/g, function (c) { return { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]; });
+  }
+  window.AdaptiveCards.AdaptiveCard.onProcessMarkdown = function (text, result) {
+    var stash = [];
+    var out = String(text).replace(/\\(.)/g, function (_m, c) { stash.push(c); return '\u0000' + (stash.length - 1) + '\u0000'; });
+    out = esc(out).replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>').replace(/(^|\s)_([^_]+)_(?=\s|$)/g, '$1<em>$2</em>');
+    out = out.replace(/\u0000(\d+)\u0000/g, function (_m, i) { return esc(stash[Number(i)]); });
+    result.outputHtml = out;
+    result.didProcess = true;
+  };
+})();
+`;
+
+/**
  * Runs in the page: renders every card twice, with the light and the dark host config, and shows the data a clicked
  * button would send. Plain browser JavaScript kept as text (String.raw: backslashes are the regex's own).
  */
@@ -63,15 +52,6 @@ function renderGallery(items, hostConfigs) {
   function esc(s) {
     return String(s).replace(/[&<>"']/g, function (c) { return { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]; });
   }
-  // The markdown Teams renders in a TextBlock, enough for these cards: backslash escapes, **bold**, _italic_.
-  AC.AdaptiveCard.onProcessMarkdown = function (text, result) {
-    var stash = [];
-    var out = String(text).replace(/\\(.)/g, function (_m, c) { stash.push(c); return '\u0000' + (stash.length - 1) + '\u0000'; });
-    out = esc(out).replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>').replace(/(^|\s)_([^_]+)_(?=\s|$)/g, '$1<em>$2</em>');
-    out = out.replace(/\u0000(\d+)\u0000/g, function (_m, i) { return esc(stash[Number(i)]); });
-    result.outputHtml = out;
-    result.didProcess = true;
-  };
   var main = document.getElementById('cards');
   var clicked = document.getElementById('clicked');
   var group = null;
@@ -88,9 +68,12 @@ function renderGallery(items, hostConfigs) {
     entry.innerHTML = '<h3>' + esc(item.name) + '</h3><div class="meta">' + esc(item.summary) + ' · ' + (item.bytes / 1024).toFixed(1) + ' KB</div>';
     var pair = document.createElement('div');
     pair.className = 'pair';
-    ['light', 'dark'].forEach(function (theme) {
+    [['light', 320], ['light', 450], ['dark', 320], ['dark', 450]].forEach(function (view) {
+      var theme = view[0];
       var frame = document.createElement('div');
-      frame.className = 'frame ' + theme;
+      frame.className = 'frame ' + theme + ' w' + view[1];
+      frame.style.width = view[1] + 'px';
+      frame.title = theme + ', ' + view[1] + ' px';
       try {
         var card = new AC.AdaptiveCard();
         card.hostConfig = new AC.HostConfig(hostConfigs[theme]);
@@ -131,24 +114,25 @@ export function galleryHtml(cards: GalleryCard[], rendererJs: string, title = 'b
   .entry { margin: 0 24px 24px; }
   .entry h3 { font-size: 14px; margin: 0 0 4px; }
   .meta { font-size: 12px; color: #616161; margin-bottom: 8px; }
-  .pair { display: grid; grid-template-columns: 1fr 1fr; gap: 16px; }
-  .frame { border-radius: 6px; padding: 12px; overflow: hidden; }
-  .frame.light { background: #fff; border: 1px solid #e0e0e0; }
-  .frame.dark { background: #292929; border: 1px solid #3d3d3d; }
+  .pair { display: flex; flex-wrap: wrap; align-items: flex-start; gap: 16px; }
+  /* The frame is the card's column in Teams: its width is the card's, nothing is added around it. */
+  .frame { border-radius: 6px; overflow: hidden; flex: none; }
+  .frame.light { background: ${THEME_PAGE.light.background}; outline: 1px solid ${THEME_PAGE.light.border}; }
+  .frame.dark { background: ${THEME_PAGE.dark.background}; outline: 1px solid ${THEME_PAGE.dark.border}; }
   .frame .ac-pushButton { border-radius: 4px; padding: 5px 12px; font-family: inherit; font-size: 14px; font-weight: 600; cursor: pointer; }
   .frame.light .ac-pushButton { background: #fff; color: #242424; border: 1px solid #d1d1d1; }
-  .frame.dark .ac-pushButton { background: #292929; color: #fff; border: 1px solid #666; }
+  .frame.dark .ac-pushButton { background: #2d2c2c; color: #fff; border: 1px solid #666; }
   .error { color: #c4314b; font-size: 12px; }
   #clicked { position: fixed; bottom: 12px; right: 12px; max-width: 420px; background: #242424; color: #fff; padding: 8px 12px; border-radius: 6px; font: 12px monospace; display: none; }
-  @media (max-width: 900px) { .pair { grid-template-columns: 1fr; } }
 </style>
 </head>
 <body>
-<header><h1>${escapeHtml(title)}</h1><p>${items.length} cards · Adaptive Cards 1.5 rendered by Microsoft's adaptivecards renderer with a Teams-like host config, light and dark · demo organisation, simulated data</p></header>
+<header><h1>${escapeHtml(title)}</h1><p>${items.length} cards · Adaptive Cards 1.5 rendered by Microsoft's adaptivecards renderer with Teams' host configs · light and dark, each at 320 px (phone) and 450 px (desktop) · demo organisation, simulated data</p></header>
 <nav>${groups.map((g) => `<a href="#${encodeURIComponent(g)}">${escapeHtml(g)}</a>`).join('')}</nav>
 <main id="cards"></main>
 <div id="clicked"></div>
 <script>${rendererJs.replace(/<\/script/gi, '<\\/script')}</script>
+<script>${TEAMS_MARKDOWN_SCRIPT}</script>
 <script>${BROWSER_SCRIPT}
 renderGallery(${scriptJson(items)}, { light: ${scriptJson(teamsHostConfig('light'))}, dark: ${scriptJson(teamsHostConfig('dark'))} });</script>
 </body>
@@ -168,7 +152,7 @@ function main(): void {
   const cards = galleryCards({ version: pkg.version });
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, galleryHtml(cards, rendererBundle()));
-  process.stdout.write(`Wrote ${out}: ${cards.length} cards, light and dark.\n`);
+  process.stdout.write(`Wrote ${out}: ${cards.length} cards, light and dark, at 320 and 450 px.\n`);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

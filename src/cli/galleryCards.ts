@@ -24,6 +24,10 @@ import { SANDBOX_NOTE } from '../bot/commands/help.js';
 import { conversationStatusFacts, type ConversationStatus } from '../bot/conversationStatus.js';
 import { facts } from '../bot/cards/card.js';
 import { rankMatches } from '../bot/commands/parties.js';
+import { digestCard, notificationCard } from '../bot/cards/notifications.js';
+import { projectEntity } from '../notify/project.js';
+import { eventTypeInfo } from '../notify/kinds.js';
+import type { OutboxEvent } from '../notify/types.js';
 
 export interface GalleryCard {
   /** Section of the gallery: "Payables", "Errors"... */
@@ -119,6 +123,33 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   add('Spend & Expense', 'spend budgets', budgetsCard({ budgets, fmt, asOf: now, page: 0, command: 'spend budgets', note }));
   add('Spend & Expense', 'spend reimbursements — none pending', reimbursementsCard({ reimbursements: [], fmt, asOf: now, page: 0, command: 'spend reimbursements', note }));
   add('Spend & Expense', 'spend — no API token configured', spendNotConfiguredCard());
+
+  // Notifications: what a channel reads when BILL pushes an event, and the digest.
+  const event = (type: string, entity: Record<string, unknown>): OutboxEvent => {
+    const info = eventTypeInfo(type)!;
+    return { v: 1, eventId: `gallery-${type}`, type, version: '1', orgId: org.id, subscriptionId: 'gallery', kind: info.kind, entityType: info.entity, entityKey: type.split('.')[0]!, entity: projectEntity(entity), errors: [], receivedAt: now };
+  };
+  const pushFmt = { ...fmt, note };
+  add('Notifications', 'bill waiting for approval', notificationCard(event('bill.updated', { ...withApprovers, billLineItems: undefined }), pushFmt));
+  const digestBill = (b: BillLine) => ({ id: b.id, number: b.invoice?.invoiceNumber ?? '', vendorId: b.vendorId, vendorName: b.vendorName ?? '', dueDate: b.dueDate, dueAmount: b.dueAmount ?? 0, currency: vendors.get(b.vendorId)?.billCurrency });
+  add(
+    'Notifications',
+    'daily digest',
+    digestCard(
+      {
+        orgId: org.id,
+        today,
+        cadence: 'daily',
+        dueSoon: dueIn(6).map(digestBill),
+        overdueBills: overdue.map(digestBill),
+        overdueInvoices: invoices.filter((i) => !i.archived && i.status !== 'PAID' && i.dueAmount > 0 && i.dueDate < today).map((i) => ({ id: i.id, number: i.invoiceNumber, customerId: i.customerId, customerName: customers.get(i.customerId)?.name ?? '', dueDate: i.dueDate, dueAmount: i.dueAmount })),
+        truncated: false,
+        asOf: now,
+        fingerprint: 'gallery',
+      },
+      pushFmt,
+    ),
+  );
 
   // The bot itself
   const registry = createRegistry();

@@ -24,15 +24,36 @@ function walk(node: unknown, visit: (n: Node) => void): void {
   for (const v of Object.values(node)) walk(v, visit);
 }
 
-/** Rows of the first Table on the card (header row left out), as plain strings. */
+type Run = { text?: string; isSubtle?: boolean };
+
+/** A row of the stacked list `table()` draws: the name (and figure) on top, one run per other column below. */
+function stackedRow(n: Node): string[] | undefined {
+  const items = n.items as Node[] | undefined;
+  if (n.type !== 'Container' || n.separator !== true || !Array.isArray(items) || items.length < 1 || items.length > 2) return undefined;
+  const [top, below] = items;
+  if (below && below.type !== 'RichTextBlock') return undefined;
+  const texts = (el: Node | undefined): string[] =>
+    el?.type === 'TextBlock' ? [String(el.text)] : el?.type === 'ColumnSet' ? (el.columns as Node[]).flatMap((c) => (c.items as Node[]).flatMap(texts)) : [];
+  const head = texts(top);
+  if (head.length === 0) return undefined;
+  // Label runs ("Invoice #: ") and separators are subtle; each value is one run.
+  const values = ((below?.inlines as Run[] | undefined) ?? []).filter((r) => !r.isSubtle).map((r) => r.text ?? '');
+  return [head[0]!, ...values, ...head.slice(1)].map(plain);
+}
+
+/**
+ * Rows of the first list on the card (header row left out), as plain strings: the name, the other columns in order,
+ * and the figure (the amount drawn right of the name) last.
+ */
 export function tableRows(card: unknown): string[][] {
-  let found: Node | undefined;
+  let found: string[][] | undefined;
   walk((card as Node).body, (n) => {
-    if (!found && n.type === 'Table') found = n;
+    if (found || n.type !== 'Container' || !Array.isArray(n.items)) return;
+    const rows = (n.items as Node[]).map(stackedRow);
+    const header = (n.items as Node[])[0]?.type === 'ColumnSet' ? 1 : 0;
+    if (rows.length > header && rows.slice(header).every(Boolean)) found = rows.slice(header) as string[][];
   });
-  if (!found) return [];
-  const rows = found.rows as Array<{ cells: Array<{ items: Array<{ text: string }> }> }>;
-  return rows.slice(1).map((r) => r.cells.map((c) => plain(c.items.map((i) => i.text).join(' '))));
+  return found ?? [];
 }
 
 /** Every FactSet entry on the card, title -> value (plain). Later duplicates win. */

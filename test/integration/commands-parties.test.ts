@@ -59,7 +59,7 @@ describe('vendor <name>', () => {
     expect(textOf(first.reply.card)).toContain(`${matches.length} vendors start with "${letter}"`);
     const expected = matches.map((v) => {
       const open = openBills(v.id);
-      return [v.name, String(open.length), money(total(open.map((b) => b.dueAmount ?? b.amount))), money(v.balance!.amount)];
+      return [v.name, String(open.length), money(v.balance!.amount), money(total(open.map((b) => b.dueAmount ?? b.amount)))];
     });
     expect([...rows].sort((a, b) => a[0]!.localeCompare(b[0]!))).toEqual(expected.sort((a, b) => a[0]!.localeCompare(b[0]!)));
     const picks = buttons(first.reply.card).filter((b) => String(b.data.command).startsWith('vendor '));

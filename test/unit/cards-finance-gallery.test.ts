@@ -42,11 +42,12 @@ describe('the gallery page', () => {
     const doc = dom.window.document;
     expect(errors).toEqual([]);
     expect(doc.querySelectorAll('section.entry')).toHaveLength(cards.length);
-    expect(doc.querySelectorAll('.frame.light .ac-adaptiveCard')).toHaveLength(cards.length);
-    expect(doc.querySelectorAll('.frame.dark .ac-adaptiveCard')).toHaveLength(cards.length);
+    // Each card at a phone's 320 px and the desktop's 450 px.
+    expect(doc.querySelectorAll('.frame.light .ac-adaptiveCard')).toHaveLength(cards.length * 2);
+    expect(doc.querySelectorAll('.frame.dark.w320 .ac-adaptiveCard')).toHaveLength(cards.length);
     expect(doc.querySelectorAll('.error')).toHaveLength(0);
     // Markdown the cards use is rendered (bold), and escaped text is shown as typed.
     expect(doc.querySelectorAll('strong').length).toBeGreaterThan(0);
     dom.window.close();
-  }, 20_000);
+  }, 60_000); // four frames per card (light and dark at 320 and 450 px) in jsdom
 });

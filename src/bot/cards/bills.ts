@@ -170,7 +170,7 @@ export function billsOverdueCard(input: BillsOverdueInput): CardReply {
       { header: 'Invoice #', width: 2 },
       { header: 'Was due', width: 2 },
       { header: 'Days late', width: 1, align: 'Right' },
-      { header: 'Amount due', width: 2, align: 'Right' },
+      { header: 'Amount due', width: 2, align: 'Right', figure: true },
       { header: 'Status', width: 2 },
     ],
     rows: lazyRows(rows, (b) => [
@@ -274,16 +274,18 @@ export function billMatchesCard(input: BillMatchesInput): CardReply {
   const { fmt } = input;
   const rows = [...input.bills].sort(byDueDate(input));
   return listCard({
-    title: `${rows.length} bills have invoice number ${input.typed}`,
-    subtitle: 'Different vendors used the same number. Pick one, or type bill <BILL id>.',
+    // The number leads its own line: at the end of a title line the browser breaks it at its hyphen (INV- / 100).
+    title: `${rows.length} bills have invoice number`,
+    subtitle: `${input.typed} · Different vendors used the same number. Pick one, or type bill <BILL id>.`,
     columns: [
+      // The BILL id leads the row's second line: at a line's end the browser would break it after its ellipsis.
       { header: 'Vendor', width: 3 },
+      { header: 'BILL id', width: 2 },
       { header: 'Due', width: 2 },
       { header: 'Amount due', width: 2, align: 'Right' },
       { header: 'Status', width: 2 },
-      { header: 'BILL id', width: 2 },
     ],
-    rows: rows.map((b) => [vendorName(b, input), calendarDate(b.dueDate, fmt.locale), money(amountDue(b), input.currencyOf(b.vendorId), fmt.locale), billPaymentWords(b), shortId(b.id)]),
+    rows: rows.map((b) => [vendorName(b, input), shortId(b.id), calendarDate(b.dueDate, fmt.locale), money(amountDue(b), input.currencyOf(b.vendorId), fmt.locale), billPaymentWords(b)]),
     page: input.page,
     noun: 'bills',
     empty: `No bill has invoice number ${input.typed}.`,

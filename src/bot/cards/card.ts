@@ -76,7 +76,9 @@ export function subtitle(text: string): CardElement {
 export function text(value: string, opts: { weight?: 'Bolder'; color?: 'Attention' | 'Good' | 'Warning' | 'Accent'; subtle?: boolean; size?: 'Small' | 'Medium'; separator?: boolean } = {}): CardElement {
   const el: CardElement = { type: 'TextBlock', text: value, wrap: true };
   if (opts.weight) el.weight = opts.weight;
-  if (opts.color) el.color = opts.color;
+  // Teams' good/warning/attention text colours fall below 4.5:1 in its light or dark theme (yellow is 1.47:1 on white):
+  // toned text keeps the default colour and says the tone in words; only accent, readable in every theme, colours text.
+  if (opts.color === 'Accent') el.color = opts.color;
   if (opts.subtle) el.isSubtle = true;
   if (opts.size) el.size = opts.size;
   if (opts.separator) el.separator = true;
@@ -89,36 +91,80 @@ export function facts(pairs: Array<[string, string]>): CardElement {
 
 export interface TableColumn {
   header: string;
-  /** Relative width. */
+  /** Relative width (kept for callers; rows are stacked, see `table`). */
   width?: number;
   align?: 'Left' | 'Center' | 'Right';
+  /**
+   * The figure shown right of the row's name, at the width it needs, never wrapped (an amount). Default: the first
+   * right-aligned column.
+   */
+  figure?: boolean;
+  /** On the row's second line the value stands alone instead of "Header: value" (it already says what it is). */
+  plain?: boolean;
 }
 
-/** A 1.5 Table with a header row; cells are plain strings; `rowColors` tints whole rows (overdue, failed). */
+const TONE_STYLE = { Attention: 'attention', Warning: 'warning', Good: 'good' } as const;
+
+/**
+ * A list that reads the same on a 320 px phone and a 450 px desktop card: each row is its name with the figure (an
+ * amount) on the right at the width it needs, and the other columns on a second line as "Header: value" facts that
+ * wrap between words. A table of five columns cannot do that at 320 px: amounts and headers broke mid-word.
+ * `rowColors` tints whole rows (overdue, failed) with Teams' container styles, whose text stays readable in every
+ * theme; the row's words say the same thing.
+ */
+/** The inverse of escapeMarkdown, for TextRuns (plain text: a backslash there would show). */
+function unescapeMarkdown(text: string): string {
+  return text.replace(/\\(.)/g, '$1');
+}
+
 export function table(columns: TableColumn[], rows: string[][], opts: { rowColors?: Array<'Attention' | 'Warning' | 'Good' | undefined> } = {}): CardElement {
-  const cell = (value: string, col: TableColumn, header = false, color?: string): Json => ({
-    type: 'TableCell',
-    items: [
-      {
-        type: 'TextBlock',
-        text: value,
-        wrap: true,
-        ...(header ? { weight: 'Bolder' } : {}),
-        ...(color ? { color } : {}),
-        ...(col.align && col.align !== 'Left' ? { horizontalAlignment: col.align } : {}),
-      },
-    ],
+  const figureAt = columns.some((c) => c.figure) ? columns.findIndex((c) => c.figure) : columns.findIndex((c, i) => i > 0 && c.align === 'Right');
+  const nameAndFigure = (name: Json, figure: Json | undefined): CardElement =>
+    figure === undefined
+      ? (name as CardElement)
+      : {
+          type: 'ColumnSet',
+          columns: [
+            { type: 'Column', width: 'stretch', items: [name] },
+            { type: 'Column', width: 'auto', items: [figure] },
+          ],
+        };
+  const items: CardElement[] = [];
+  if (figureAt > 0) {
+    items.push(
+      nameAndFigure(
+        { type: 'TextBlock', text: columns[0]!.header, weight: 'Bolder', wrap: true },
+        { type: 'TextBlock', text: columns[figureAt]!.header, weight: 'Bolder', wrap: true, horizontalAlignment: 'Right' },
+      ),
+    );
+  }
+  rows.forEach((r, n) => {
+    // One run per column, in column order, so a reader (or a test) gets every cell back; TextRuns take no markdown,
+    // so the escaped cell text is shown as typed.
+    const inlines: Json[] = [];
+    columns.forEach((c, i) => {
+      const value = r[i] ?? '';
+      if (i === 0 || i === figureAt || value === '') return;
+      // No-break spaces keep a label with its value and a separator with the value before it, so a line never
+      // ends in "90+:" or starts with "·".
+      if (inlines.length > 0) inlines.push({ type: 'TextRun', text: '\u00a0· ', isSubtle: true });
+      // A label is one unit: no-break spaces between its words ("Days late") and word joiners around its dashes
+      // ("61–90"), where the browser would otherwise break the line.
+      const label = unescapeMarkdown(c.header).replace(/ /g, '\u00a0').replace(/[-–]/g, '\u2060$&\u2060');
+      if (!c.plain) inlines.push({ type: 'TextRun', text: `${label}:\u00a0`, isSubtle: true });
+      inlines.push({ type: 'TextRun', text: unescapeMarkdown(value) });
+    });
+    const row: CardElement[] = [
+      nameAndFigure(
+        { type: 'TextBlock', text: r[0] ?? '', wrap: true, ...(figureAt > 0 ? {} : { weight: 'Bolder' }) },
+        figureAt > 0 ? { type: 'TextBlock', text: r[figureAt] ?? '', wrap: true, horizontalAlignment: 'Right' } : undefined,
+      ),
+    ];
+    if (inlines.length > 0) row.push({ type: 'RichTextBlock', inlines, spacing: 'None' });
+    const tone = opts.rowColors?.[n];
+    items.push({ type: 'Container', items: row, separator: true, spacing: 'Small', ...(tone ? { style: TONE_STYLE[tone] } : {}) });
   });
-  return {
-    type: 'Table',
-    firstRowAsHeader: true,
-    showGridLines: false,
-    columns: columns.map((c) => ({ type: 'TableColumnDefinition', width: c.width ?? 1 })),
-    rows: [
-      { type: 'TableRow', cells: columns.map((c) => cell(c.header, c, true)) },
-      ...rows.map((r, n) => ({ type: 'TableRow', cells: columns.map((c, i) => cell(r[i] ?? '', c, false, opts.rowColors?.[n])) })),
-    ],
-  };
+  return { type: 'Container', items };
 }
 
 export function container(items: CardElement[], opts: { style?: 'emphasis' | 'good' | 'attention' | 'warning' | 'accent'; separator?: boolean } = {}): CardElement {

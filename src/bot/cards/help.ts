@@ -10,15 +10,16 @@ export interface HelpOptions {
 
 export function helpCard(commands: readonly CommandDefinition[], opts: HelpOptions): CardReply {
   // Command texts are ours (the registry), shown exactly as people should type them.
-  const rows = commands.map((c) => [c.usage, c.description, c.examples[0] ?? c.name]);
+  // The example leads the row's second line: at a line's end the browser breaks it at a hyphen (bill ACM- / 12345).
+  const rows = commands.map((c) => [c.usage, c.examples[0] ?? c.name, c.description]);
   const body = [
     title('billbridge commands'),
     subtitle('Mention me with a command, e.g. @billbridge bills due'),
     table(
       [
         { header: 'Command', width: 3 },
-        { header: 'What it does', width: 5 },
         { header: 'Example', width: 3 },
+        { header: 'What it does', width: 5, plain: true },
       ],
       rows,
     ),

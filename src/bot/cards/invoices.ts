@@ -142,7 +142,7 @@ export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
     columns: [
       { header: 'Customer', width: 4 },
       ...AGING_BUCKETS.map((b) => ({ header: b.label.replace(' days', ''), width: 2, align: 'Right' as const })),
-      { header: 'Total', width: 3, align: 'Right' },
+      { header: 'Total', width: 3, align: 'Right', figure: true },
     ],
     rows: lazyRows(customers, (c) => [
       c.name,

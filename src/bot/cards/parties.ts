@@ -157,7 +157,7 @@ export function partyMatchesCard(input: PartyMatchesInput): CardReply {
     columns: [
       { header: noun === 'vendor' ? 'Vendor' : 'Customer', width: 4 },
       { header: open, width: 2, align: 'Right' },
-      { header: 'Amount open', width: 2, align: 'Right' },
+      { header: 'Amount open', width: 2, align: 'Right', figure: true },
       { header: 'Balance in BILL', width: 2, align: 'Right' },
     ],
     rows: rows.map((m) => {
