@@ -235,7 +235,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   bot.onCardAction(REFRESH_VERB, refreshNotification);
   registerApprovalActions(bot);
   const approvalDigest = new ApprovalDigest({ services, sender, clock, log });
-  const server = createHttpServer({ log, adapter, bot, readiness, metrics: metricsHandler(metrics), routes: [webhookRoute(notify.receiver, log)] });
+  const server = createHttpServer({ log, adapter, bot, readiness, requireBearer: config.bot.appId !== '', metrics: metricsHandler(metrics), routes: [webhookRoute(notify.receiver, log)] });
 
   let closing: Promise<void> | undefined;
   return {

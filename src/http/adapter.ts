@@ -200,7 +200,8 @@ export class BillbridgeAdapter extends CloudAdapter {
     this.pacer = new TurnPacer(opts.turnsPerTick);
   }
 
-  private readonly pacer: TurnPacer;
+  /** Starts authenticated turns a few per loop turn (tests read and hold it). */
+  readonly pacer: TurnPacer;
 
   /** Connector clients kept for inbound turns (see turnClients.ts). */
   get keptConnectorClients(): number {
@@ -228,8 +229,6 @@ export class BillbridgeAdapter extends CloudAdapter {
       return end(400, { error: `Invalid activity: ${problem}` });
     }
     const activity = validateAndFixActivity(body as unknown as Activity);
-    // The token check and the turn are the costly part: a burst starts them a few per loop turn.
-    await this.pacer.next();
     const header = req.headers.authorization ?? req.headers.Authorization;
     const authHeader = typeof header === 'string' ? header : '';
 
@@ -246,6 +245,9 @@ export class BillbridgeAdapter extends CloudAdapter {
       return end(401, { error: 'Unauthorized' });
     }
 
+    // Only now, authenticated, does the request wait for a turn: a burst starts turns a few per loop turn, and a
+    // forged or missing token (answered above) never takes a place in that queue ahead of Teams' own turns.
+    await this.pacer.next();
     try {
       const turnAuth = this.clients.forTurn(auth);
       const run = () => this.processActivity(turnAuth, activity, logic);

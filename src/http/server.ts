@@ -20,6 +20,11 @@ export interface HttpServerDeps {
   readiness: Readiness;
   /** Prometheus text exposition for /metrics. */
   metrics?: () => Promise<{ contentType: string; body: string }>;
+  /**
+   * Inbound Bot Framework authentication is on (an app id is configured): a request to /api/messages without a
+   * bearer token shaped like a JWT is refused before its body is read. Off in local mode, where nothing is checked.
+   */
+  requireBearer?: boolean;
   /** More routes (webhooks...), added by the composition root. */
   routes?: Array<(server: Server) => void>;
 }
@@ -32,6 +37,17 @@ function sendJson(res: Response, status: number, body: unknown): void {
 export function isJsonContentType(req: Request): boolean {
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   return type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type);
+}
+
+/** Bot Framework tokens are a few KB; a header far beyond that is not one. */
+const MAX_AUTHORIZATION_LENGTH = 16 * 1024;
+
+/**
+ * True when the Authorization header could be a Bot Framework token: "Bearer" and three base64url parts (the
+ * signature may be empty: botbuilder refuses alg none itself). Only the shape: botbuilder checks the token.
+ */
+export function looksLikeBearerJwt(header: unknown): boolean {
+  return typeof header === 'string' && header.length <= MAX_AUTHORIZATION_LENGTH && /^Bearer [A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/i.test(header.trim());
 }
 
 export function createHttpServer(deps: HttpServerDeps): Server {
@@ -57,7 +73,17 @@ export function createHttpServer(deps: HttpServerDeps): Server {
 
   const messageBody = restify.plugins.bodyParser({ maxBodySize: MESSAGE_BODY_LIMIT, mapParams: false, reviver: safeReviver } as restify.plugins.BodyParserOptions);
 
-  server.post('/api/messages', messageBody, async (req: Request, res: Response) => {
+  // Runs before the body is read: without a token there is nothing to authenticate, so nothing to parse either.
+  const bearerFirst = (req: Request, res: Response, next: (err?: false) => void): void => {
+    if (!deps.requireBearer || looksLikeBearerJwt(req.headers.authorization)) return next();
+    log.info({ reason: 'no bearer token', hasAuthorization: req.headers.authorization !== undefined }, 'request refused: Bot Framework authentication failed');
+    // The body is left unread: close the connection after answering.
+    res.setHeader('Connection', 'close');
+    sendJson(res, 401, { error: 'Unauthorized' });
+    next(false);
+  };
+
+  server.post('/api/messages', bearerFirst, messageBody, async (req: Request, res: Response) => {
     if (!isJsonContentType(req)) return sendJson(res, 415, { error: 'Content-Type must be application/json' });
     const body = req.body as unknown;
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {

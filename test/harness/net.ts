@@ -1,5 +1,6 @@
 // Free local ports, and HTTP helpers for talking to the bot like the Bot Framework does.
 import { createServer } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import { request } from 'undici';
 
 export async function freePort(): Promise<number> {
@@ -39,4 +40,31 @@ async function answer(res: Awaited<ReturnType<typeof request>>): Promise<HttpAns
     json = undefined;
   }
   return { status: res.statusCode, headers: res.headers, text, json };
+}
+
+/**
+ * POSTs headers only and never sends the body they announce; resolves with the answer the server gives without
+ * reading it (a server that waits for the body never answers). The socket is destroyed after the answer.
+ */
+export function headersOnly(url: string, headers: Record<string, string>, opts: { localAddress?: string } = {}): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'POST', headers, localAddress: opts.localAddress });
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let body: any = text;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          // not JSON
+        }
+        req.destroy();
+        resolve({ status: res.statusCode ?? 0, body });
+      });
+    });
+    req.on('error', reject);
+    req.flushHeaders();
+  });
 }
