@@ -1,9 +1,10 @@
-// restify server and routes: /api/messages, /healthz, /readyz, /metrics; everything else is 404.
+// restify server and routes: /api/messages, /healthz, /readyz, /metrics (with METRICS_TOKEN); everything else is 404.
 import restify, { type Request, type Response, type Server } from 'restify';
 import type { ActivityHandler, CloudAdapter } from 'botbuilder';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import type { Readiness } from './readiness.js';
+import { bearerMatches, type MetricsHandler } from './metrics.js';
 
 export const MESSAGE_BODY_LIMIT = 256 * 1024;
 
@@ -19,7 +20,9 @@ export interface HttpServerDeps {
   bot: ActivityHandler;
   readiness: Readiness;
   /** Prometheus text exposition for /metrics. */
-  metrics?: () => Promise<{ contentType: string; body: string }>;
+  metrics?: MetricsHandler;
+  /** METRICS_TOKEN: /metrics is served on this port only when set, and only to a request bearing it. */
+  metricsToken?: string;
   /**
    * Inbound Bot Framework authentication is on (an app id is configured): a request to /api/messages without a
    * bearer token shaped like a JWT is refused before its body is read. Off in local mode, where nothing is checked.
@@ -112,9 +115,15 @@ export function createHttpServer(deps: HttpServerDeps): Server {
     return sendJson(res, 503, { status: 'not ready', notReady, parts: report.parts });
   });
 
-  if (deps.metrics) {
+  // Without a token the route does not exist here (404): metrics are then only on METRICS_PORT, if anywhere.
+  if (deps.metrics && deps.metricsToken) {
     const metrics = deps.metrics;
-    server.get('/metrics', async (_req: Request, res: Response) => {
+    const token = deps.metricsToken;
+    server.get('/metrics', async (req: Request, res: Response) => {
+      if (!bearerMatches(req.headers.authorization, token)) {
+        res.setHeader('WWW-Authenticate', 'Bearer');
+        return sendJson(res, 401, { error: 'Unauthorized' });
+      }
       const out = await metrics();
       res.setHeader('Content-Type', out.contentType);
       res.sendRaw(200, out.body);
