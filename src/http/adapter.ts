@@ -166,6 +166,9 @@ export interface AdapterOptions {
   turnsPerTick?: number;
 }
 
+/** Requests whose Bot Framework token verified (the server's byte budget for unauthenticated senders reads it). */
+export const authenticatedRequests = new WeakSet<object>();
+
 /** Why a request did not get a turn: the caller's token was refused, or tokens cannot be checked right now. */
 export type AuthFailure = { status: 401 | 503; reason: string };
 
@@ -245,6 +248,7 @@ export class BillbridgeAdapter extends CloudAdapter {
       return end(401, { error: 'Unauthorized' });
     }
 
+    authenticatedRequests.add(req);
     // Only now, authenticated, does the request wait for a turn: a burst starts turns a few per loop turn, and a
     // forged or missing token (answered above) never takes a place in that queue ahead of Teams' own turns.
     await this.pacer.next();

@@ -5,6 +5,8 @@ import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import type { Readiness } from './readiness.js';
 import { bearerMatches, type MetricsHandler } from './metrics.js';
+import { SenderBudget } from './senderBudget.js';
+import { authenticatedRequests } from './adapter.js';
 
 export const MESSAGE_BODY_LIMIT = 256 * 1024;
 
@@ -76,14 +78,38 @@ export function createHttpServer(deps: HttpServerDeps): Server {
 
   const messageBody = restify.plugins.bodyParser({ maxBodySize: MESSAGE_BODY_LIMIT, mapParams: false, reviver: safeReviver } as restify.plugins.BodyParserOptions);
 
+  // Bytes senders whose tokens fail may make the bot read and parse (the token is checked against the parsed
+  // activity, so a well-formed forged token costs a body parse); see senderBudget.ts.
+  const unauthenticated = new SenderBudget();
+
   // Runs before the body is read: without a token there is nothing to authenticate, so nothing to parse either.
   const bearerFirst = (req: Request, res: Response, next: (err?: false) => void): void => {
-    if (!deps.requireBearer || looksLikeBearerJwt(req.headers.authorization)) return next();
-    log.info({ reason: 'no bearer token', hasAuthorization: req.headers.authorization !== undefined }, 'request refused: Bot Framework authentication failed');
-    // The body is left unread: close the connection after answering.
-    res.setHeader('Connection', 'close');
-    sendJson(res, 401, { error: 'Unauthorized' });
-    next(false);
+    if (!deps.requireBearer) return next();
+    // The body is left unread on a refusal here: close the connection after answering.
+    const refuse = (status: number, body: unknown) => {
+      res.setHeader('Connection', 'close');
+      sendJson(res, status, body);
+      next(false);
+    };
+    if (!looksLikeBearerJwt(req.headers.authorization)) {
+      log.info({ reason: 'no bearer token', hasAuthorization: req.headers.authorization !== undefined }, 'request refused: Bot Framework authentication failed');
+      return refuse(401, { error: 'Unauthorized' });
+    }
+    const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
+    const reservation = unauthenticated.reserve(req.socket.remoteAddress, declared, MESSAGE_BODY_LIMIT);
+    if ('retryAfterS' in reservation) {
+      log.info({ retryAfterS: reservation.retryAfterS }, 'request refused: too many unauthenticated bytes from this sender or in total');
+      res.setHeader('Retry-After', String(reservation.retryAfterS));
+      return refuse(429, { error: 'Too many requests' });
+    }
+    // Settled by what the request came to: an authenticated one gets its bytes back; one refused (token, envelope,
+    // body) pays; one we could not check (OpenID metadata unavailable) is let off.
+    res.once('close', () => {
+      if (authenticatedRequests.has(req)) unauthenticated.verifiedSender(reservation);
+      else if (res.statusCode === 503) unauthenticated.release(reservation);
+      else unauthenticated.failedSender(reservation, reservation.bytes);
+    });
+    next();
   };
 
   server.post('/api/messages', bearerFirst, messageBody, async (req: Request, res: Response) => {

@@ -68,3 +68,19 @@ export function headersOnly(url: string, headers: Record<string, string>, opts: 
     req.flushHeaders();
   });
 }
+
+/** POSTs JSON from a given local source address (Linux routes all of 127/8 locally: one "sender" per address). */
+export function postFrom(localAddress: string, url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+  const raw = typeof body === 'string' ? body : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'POST', localAddress, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(raw)), ...headers } });
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+    });
+    // A refusal before the body is read may close the connection while the body is still being written.
+    req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'EPIPE' || err.code === 'ECONNRESET' ? undefined : reject(err)));
+    req.end(raw);
+  });
+}

@@ -1,7 +1,7 @@
 // Unauthenticated traffic is refused before it costs the bot anything that Teams' turns need: a forged or missing
 // token never waits in (or delays) the turn queue.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { headersOnly } from '../harness/net.js';
+import { headersOnly, postFrom } from '../harness/net.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { channelMessage, TENANT } from '../harness/activities.js';
 import { LoginStandIn, OpenIdIssuer } from '../harness/openid.js';
@@ -70,10 +70,12 @@ describe('/api/messages refuses unauthenticated requests before the turn queue',
     const next = vi.spyOn(pacer, 'next');
     try {
       const token = await forged();
-      const flood = Array.from({ length: 300 }, () => help(`Bearer ${token}`).answer);
+      // The flood comes from another address than Teams' connector (127.0.0.1).
+      const flood = Array.from({ length: 300 }, () => postFrom('127.0.0.4', `${bot.url}/api/messages`, channelMessage('help', { serviceUrl: bot.connector.url }), { authorization: `Bearer ${token}` }));
       const teams = help(`Bearer ${await valid()}`);
       const statuses = await Promise.all(flood.map((p) => p.then((r) => r.status)));
-      expect(new Set(statuses)).toEqual(new Set([401]));
+      // Refused for the token, or (once the sender's byte budget is spent) before its body is read.
+      expect(statuses.filter((s) => s !== 401 && s !== 429)).toEqual([]);
       expect((await teams.answer).status).toBe(200);
       await bot.connector.waitForMessages(1, teams.activity.conversation.id);
       expect(next).toHaveBeenCalledTimes(1);
@@ -86,5 +88,24 @@ describe('/api/messages refuses unauthenticated requests before the turn queue',
     // Headers promise 200 KB that never come: only an answer given without reading the body arrives.
     const res = await within(3_000, 'a tokenless request with an unsent body', headersOnly(`${bot.url}/api/messages`, { 'content-type': 'application/json', 'content-length': String(200 * 1024) }));
     expect(res).toEqual({ status: 401, body: { error: 'Unauthorized' } });
+  });
+
+  it('a sender of forged tokens gets 429 after its byte budget, before its body is read, while Teams\' turns get through', async () => {
+    const attacker = '127.0.0.5';
+    const token = await forged();
+    let sent = 0;
+    let status = 0;
+    while (status !== 429 && sent < 600) {
+      status = (await postFrom(attacker, `${bot.url}/api/messages`, channelMessage('help', { serviceUrl: bot.connector.url }), { authorization: `Bearer ${token}` })).status;
+      sent++;
+      if (status !== 429) expect(status).toBe(401);
+    }
+    expect(status, `${sent} forged posts and never a 429`).toBe(429);
+    expect(sent).toBeLessThan(400);
+    const probe = await within(3_000, 'a forged post with an unsent body', headersOnly(`${bot.url}/api/messages`, { 'content-type': 'application/json', 'content-length': String(200 * 1024), authorization: `Bearer ${token}` }, { localAddress: attacker }));
+    expect(probe.status).toBe(429);
+    const teams = help(`Bearer ${await valid()}`);
+    expect((await teams.answer).status).toBe(200);
+    await bot.connector.waitForMessages(1, teams.activity.conversation.id);
   });
 });
