@@ -1,4 +1,5 @@
 // Composition root: builds every part once and wires them; the only place that knows them all.
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'restify';
 import type { DestinationStream } from 'pino';
@@ -9,7 +10,7 @@ import { createLimiter } from './limits/index.js';
 import { registerLimiterMetrics } from './limits/metrics.js';
 import { createCache } from './cache/index.js';
 import { registerCacheMetrics } from './cache/metrics.js';
-import { createMetricsRegistry, metricsHandler } from './http/metrics.js';
+import { createMetricsRegistry, createMetricsServer, metricsHandler } from './http/metrics.js';
 import { connectorLimits } from './bot/connectorLimits.js';
 import type { Limiter } from './limits/types.js';
 import { SqliteStateStore } from './state/sqliteStore.js';
@@ -79,6 +80,8 @@ export interface BillbridgeApp {
   notify: Notifications;
   /** Approvers' daily digests (`approvals digest daily <HH:MM>`); tests call tick() with a fake clock. */
   approvalDigest: ApprovalDigest;
+  /** The METRICS_PORT listener's base URL once listening; undefined without METRICS_PORT. */
+  metricsUrl: string | undefined;
   /** Starts listening on config.http (port 0 = a free port) and resolves with the base URL. */
   listen(): Promise<string>;
   /** Stops accepting requests, lets in-flight turns finish, closes every part. */
@@ -136,7 +139,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const cache = cluster ? new cluster.BroadcastQueryCache({ config, clock, log }, new cluster.RedisCacheInvalidationBus(cluster.redis, log)) : createCache({ config, clock, log });
   // GET /metrics: this app's own registry (never prom-client's global one); process metrics outside tests.
   const metrics = createMetricsRegistry({ processMetrics: config.nodeEnv !== 'test' });
-  registerLimiterMetrics(metrics, sharedLimiter);
+  // Organisation, tenant and team ids appear in metrics only as one-way names (see budgetKeyLabel).
+  registerLimiterMetrics(metrics, sharedLimiter, config.metrics.token || randomBytes(32));
   registerCacheMetrics(metrics, cache);
   const audit = new AuditTrail({ store: state, clock, log, scrub: (text) => secrets.scrub(text) });
   const registry = createRegistry();
@@ -254,7 +258,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   bot.onCardAction(REFRESH_VERB, refreshNotification);
   registerApprovalActions(bot);
   const approvalDigest = new ApprovalDigest({ services, sender, clock, log });
-  const server = createHttpServer({ log, adapter, bot, readiness, metrics: metricsHandler(metrics), routes: [webhookRoute(notify.receiver, log)] });
+  const server = createHttpServer({ log, adapter, bot, readiness, requireBearer: config.bot.appId !== '', metrics: metricsHandler(metrics), metricsToken: config.metrics.token, routes: [webhookRoute(notify.receiver, log)] });
+
+  const metricsServer = config.metrics.port === undefined ? undefined : createMetricsServer(metricsHandler(metrics), config.metrics.token, log);
+
+  let metricsUrl: string | undefined;
 
   let closing: Promise<void> | undefined;
   return {
@@ -275,6 +283,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     redis,
     notify,
     approvalDigest,
+    get metricsUrl() {
+      return metricsUrl;
+    },
     async listen() {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -284,6 +295,15 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       const addr = server.address() as AddressInfo;
       const host = addr.family === 'IPv6' ? (addr.address === '::' ? 'localhost' : `[${addr.address}]`) : addr.address === '0.0.0.0' ? 'localhost' : addr.address;
       const url = `http://${host}:${addr.port}`;
+      if (metricsServer) {
+        await new Promise<void>((resolve, reject) => {
+          metricsServer.once('error', reject);
+          metricsServer.listen(config.metrics.port, config.metrics.host, () => resolve());
+        });
+        const m = metricsServer.address() as AddressInfo;
+        metricsUrl = `http://${m.family === 'IPv6' ? `[${m.address}]` : m.address}:${m.port}`;
+        log.info({ url: metricsUrl, token: config.metrics.token !== '' }, 'metrics listening');
+      }
       log.info({ url, backend: services.backend.kind }, 'billbridge listening');
       // A changed SECRETS_KEY is said now, not found out when BILL disables a subscription whose events fail.
       const unopenable = await Promise.all([notify.keys.unopenable(), userLinks ? userLinks.unopenable() : state.entries(NS.userLinks).then((e) => e.length)]).then(
@@ -302,6 +322,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
           server.close(() => resolve());
           server.server.closeIdleConnections();
         });
+        if (metricsServer?.listening) {
+          await new Promise<void>((resolve) => {
+            metricsServer.close(() => resolve());
+            metricsServer.closeIdleConnections();
+          });
+        }
         await notify.stop();
         await approvalDigest.stop();
         graph?.close();

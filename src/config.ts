@@ -82,6 +82,12 @@ export interface Config {
   redisUrl: string;
   /** 32-byte key (base64 or hex) for secrets stored at rest; empty disables features that need it. */
   secretsKey: Buffer | undefined;
+  /**
+   * Who may read /metrics: with a token, a scraper sending it as a bearer token (on the bot's port, and on the
+   * metrics port when set); with a port, anyone who can reach that listener (127.0.0.1 unless METRICS_HOST).
+   * With neither, no metrics are served.
+   */
+  metrics: { token: string; port: number | undefined; host: string };
 }
 
 export interface ConfigProblem {
@@ -240,6 +246,9 @@ const envSchema = z.object({
   ADMIN_AAD_OBJECT_IDS: list(),
   REDIS_URL: str(''),
   SECRETS_KEY: str(''),
+  METRICS_TOKEN: str(''),
+  METRICS_PORT: str(''),
+  METRICS_HOST: str('127.0.0.1'),
 });
 
 /** Every environment variable billbridge reads (plus the botbuilder auth overrides). */
@@ -447,6 +456,15 @@ export function loadConfig(env: Env): Config {
   }
   const connectorThread = parseWindows(e.LIMIT_CONNECTOR_THREAD, problems);
   const secretsKey = parseSecretsKey(e.SECRETS_KEY, problems);
+  if (e.METRICS_TOKEN !== '' && !/^[\x21-\x7e]{16,512}$/.test(e.METRICS_TOKEN)) {
+    problems.push({ variable: 'METRICS_TOKEN', message: 'must be 16 to 512 printable characters without spaces (openssl rand -base64 32)' });
+  }
+  let metricsPort: number | undefined;
+  if (e.METRICS_PORT !== '') {
+    metricsPort = /^\d{1,5}$/.test(e.METRICS_PORT) ? Number(e.METRICS_PORT) : NaN;
+    if (!(metricsPort >= 0 && metricsPort <= 65535)) problems.push({ variable: 'METRICS_PORT', message: `must be a port number 0-65535 or empty, got "${e.METRICS_PORT}"` });
+    else if (metricsPort !== 0 && metricsPort === e.PORT) problems.push({ variable: 'METRICS_PORT', message: 'must differ from PORT (it is a separate listener)' });
+  }
 
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -512,6 +530,7 @@ export function loadConfig(env: Env): Config {
     access: { allowedTenantIds: e.ALLOWED_TENANT_IDS, adminAadObjectIds: e.ADMIN_AAD_OBJECT_IDS },
     redisUrl: e.REDIS_URL,
     secretsKey,
+    metrics: { token: e.METRICS_TOKEN, port: metricsPort, host: e.METRICS_HOST || '127.0.0.1' },
   };
 }
 
@@ -525,6 +544,7 @@ export function configSecrets(config: Config): string[] {
     config.bill.webhookSecurityKey,
     ...Object.values(config.bill.spendApiTokens),
     ...Object.values(config.bill.webhookSecurityKeys),
+    config.metrics.token,
     config.secretsKey?.toString('base64'),
     config.secretsKey?.toString('hex'),
     config.secretsKey?.toString('base64url'),

@@ -166,6 +166,9 @@ export interface AdapterOptions {
   turnsPerTick?: number;
 }
 
+/** Requests whose Bot Framework token verified (the server's byte budget for unauthenticated senders reads it). */
+export const authenticatedRequests = new WeakSet<object>();
+
 /** Why a request did not get a turn: the caller's token was refused, or tokens cannot be checked right now. */
 export type AuthFailure = { status: 401 | 503; reason: string };
 
@@ -200,7 +203,8 @@ export class BillbridgeAdapter extends CloudAdapter {
     this.pacer = new TurnPacer(opts.turnsPerTick);
   }
 
-  private readonly pacer: TurnPacer;
+  /** Starts authenticated turns a few per loop turn (tests read and hold it). */
+  readonly pacer: TurnPacer;
 
   /** Connector clients kept for inbound turns (see turnClients.ts). */
   get keptConnectorClients(): number {
@@ -228,8 +232,6 @@ export class BillbridgeAdapter extends CloudAdapter {
       return end(400, { error: `Invalid activity: ${problem}` });
     }
     const activity = validateAndFixActivity(body as unknown as Activity);
-    // The token check and the turn are the costly part: a burst starts them a few per loop turn.
-    await this.pacer.next();
     const header = req.headers.authorization ?? req.headers.Authorization;
     const authHeader = typeof header === 'string' ? header : '';
 
@@ -246,6 +248,10 @@ export class BillbridgeAdapter extends CloudAdapter {
       return end(401, { error: 'Unauthorized' });
     }
 
+    authenticatedRequests.add(req);
+    // Only now, authenticated, does the request wait for a turn: a burst starts turns a few per loop turn, and a
+    // forged or missing token (answered above) never takes a place in that queue ahead of Teams' own turns.
+    await this.pacer.next();
     try {
       const turnAuth = this.clients.forTurn(auth);
       const run = () => this.processActivity(turnAuth, activity, logic);

@@ -1,4 +1,5 @@
-// Starts incoming turns a few at a time per turn of the event loop. When many activities arrive at once (a busy
+// Starts incoming authenticated turns a few at a time per turn of the event loop (the adapter checks the token first,
+// so a request that will be refused never waits here). When many activities arrive at once (a busy
 // channel, Teams redelivering after an outage), starting them all in one go keeps the one thread busy for seconds;
 // meanwhile answers from BILL sit unread and BILL's three slots per organisation stay empty. Paced, each loop turn
 // starts at most `perTick` turns and then reads what has arrived (BILL's answers among it), in arrival order.

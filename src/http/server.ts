@@ -1,9 +1,12 @@
-// restify server and routes: /api/messages, /healthz, /readyz, /metrics; everything else is 404.
+// restify server and routes: /api/messages, /healthz, /readyz, /metrics (with METRICS_TOKEN); everything else is 404.
 import restify, { type Request, type Response, type Server } from 'restify';
 import type { ActivityHandler, CloudAdapter } from 'botbuilder';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import type { Readiness } from './readiness.js';
+import { bearerMatches, type MetricsHandler } from './metrics.js';
+import { SenderBudget } from './senderBudget.js';
+import { authenticatedRequests } from './adapter.js';
 
 export const MESSAGE_BODY_LIMIT = 256 * 1024;
 
@@ -19,7 +22,14 @@ export interface HttpServerDeps {
   bot: ActivityHandler;
   readiness: Readiness;
   /** Prometheus text exposition for /metrics. */
-  metrics?: () => Promise<{ contentType: string; body: string }>;
+  metrics?: MetricsHandler;
+  /** METRICS_TOKEN: /metrics is served on this port only when set, and only to a request bearing it. */
+  metricsToken?: string;
+  /**
+   * Inbound Bot Framework authentication is on (an app id is configured): a request to /api/messages without a
+   * bearer token shaped like a JWT is refused before its body is read. Off in local mode, where nothing is checked.
+   */
+  requireBearer?: boolean;
   /** More routes (webhooks...), added by the composition root. */
   routes?: Array<(server: Server) => void>;
 }
@@ -32,6 +42,17 @@ function sendJson(res: Response, status: number, body: unknown): void {
 export function isJsonContentType(req: Request): boolean {
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   return type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type);
+}
+
+/** Bot Framework tokens are a few KB; a header far beyond that is not one. */
+const MAX_AUTHORIZATION_LENGTH = 16 * 1024;
+
+/**
+ * True when the Authorization header could be a Bot Framework token: "Bearer" and three base64url parts (the
+ * signature may be empty: botbuilder refuses alg none itself). Only the shape: botbuilder checks the token.
+ */
+export function looksLikeBearerJwt(header: unknown): boolean {
+  return typeof header === 'string' && header.length <= MAX_AUTHORIZATION_LENGTH && /^Bearer [A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/i.test(header.trim());
 }
 
 export function createHttpServer(deps: HttpServerDeps): Server {
@@ -57,7 +78,41 @@ export function createHttpServer(deps: HttpServerDeps): Server {
 
   const messageBody = restify.plugins.bodyParser({ maxBodySize: MESSAGE_BODY_LIMIT, mapParams: false, reviver: safeReviver } as restify.plugins.BodyParserOptions);
 
-  server.post('/api/messages', messageBody, async (req: Request, res: Response) => {
+  // Bytes senders whose tokens fail may make the bot read and parse (the token is checked against the parsed
+  // activity, so a well-formed forged token costs a body parse); see senderBudget.ts.
+  const unauthenticated = new SenderBudget();
+
+  // Runs before the body is read: without a token there is nothing to authenticate, so nothing to parse either.
+  const bearerFirst = (req: Request, res: Response, next: (err?: false) => void): void => {
+    if (!deps.requireBearer) return next();
+    // The body is left unread on a refusal here: close the connection after answering.
+    const refuse = (status: number, body: unknown) => {
+      res.setHeader('Connection', 'close');
+      sendJson(res, status, body);
+      next(false);
+    };
+    if (!looksLikeBearerJwt(req.headers.authorization)) {
+      log.info({ reason: 'no bearer token', hasAuthorization: req.headers.authorization !== undefined }, 'request refused: Bot Framework authentication failed');
+      return refuse(401, { error: 'Unauthorized' });
+    }
+    const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
+    const reservation = unauthenticated.reserve(req.socket.remoteAddress, declared, MESSAGE_BODY_LIMIT);
+    if ('retryAfterS' in reservation) {
+      log.info({ retryAfterS: reservation.retryAfterS }, 'request refused: too many unauthenticated bytes from this sender or in total');
+      res.setHeader('Retry-After', String(reservation.retryAfterS));
+      return refuse(429, { error: 'Too many requests' });
+    }
+    // Settled by what the request came to: an authenticated one gets its bytes back; one refused (token, envelope,
+    // body) pays; one we could not check (OpenID metadata unavailable) is let off.
+    res.once('close', () => {
+      if (authenticatedRequests.has(req)) unauthenticated.verifiedSender(reservation);
+      else if (res.statusCode === 503) unauthenticated.release(reservation);
+      else unauthenticated.failedSender(reservation, reservation.bytes);
+    });
+    next();
+  };
+
+  server.post('/api/messages', bearerFirst, messageBody, async (req: Request, res: Response) => {
     if (!isJsonContentType(req)) return sendJson(res, 415, { error: 'Content-Type must be application/json' });
     const body = req.body as unknown;
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
@@ -86,9 +141,15 @@ export function createHttpServer(deps: HttpServerDeps): Server {
     return sendJson(res, 503, { status: 'not ready', notReady, parts: report.parts });
   });
 
-  if (deps.metrics) {
+  // Without a token the route does not exist here (404): metrics are then only on METRICS_PORT, if anywhere.
+  if (deps.metrics && deps.metricsToken) {
     const metrics = deps.metrics;
-    server.get('/metrics', async (_req: Request, res: Response) => {
+    const token = deps.metricsToken;
+    server.get('/metrics', async (req: Request, res: Response) => {
+      if (!bearerMatches(req.headers.authorization, token)) {
+        res.setHeader('WWW-Authenticate', 'Bearer');
+        return sendJson(res, 401, { error: 'Unauthorized' });
+      }
       const out = await metrics();
       res.setHeader('Content-Type', out.contentType);
       res.sendRaw(200, out.body);

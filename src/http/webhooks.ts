@@ -1,13 +1,21 @@
-// POST /api/bill/webhooks: BILL's signed notifications. The body is read here as raw bytes (the signature is over
-// them; restify's bodyParser would decode and re-encode), bounded in size, then handed to the receiver.
+// POST /api/bill/webhooks: BILL's signed notifications. What the headers can refuse is refused before a byte of the
+// body is read (encoding, type, size, a signature header that cannot be BILL's, a sender out of budget); then the
+// body is read as raw bytes (the signature is over them; restify's bodyParser would decode and re-encode), bounded
+// in size, and handed to the receiver. What senders who fail the signature may make the bot read is bounded
+// (senderBudget.ts).
 import type { Request, Response, Server } from 'restify';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import type { WebhookReceiver } from '../notify/receiver.js';
-import { SIGNATURE_HEADER } from '../bill/webhooks.js';
+import { SIGNATURE_HEADER, signatureDigest } from '../bill/webhooks.js';
+import { isJsonContentType } from './server.js';
+import { SenderBudget } from './senderBudget.js';
 
-/** BILL's payloads are a few KB; anything near this is not a notification. */
-export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
+/**
+ * BILL's payloads are a few KB (an event carries one record; a bill with a few hundred line items, JSON-escaped as
+ * BILL's docs warn it may be, stays well under this); anything near this is not a notification.
+ */
+export const WEBHOOK_BODY_LIMIT = 256 * 1024;
 /** A client that sends its body this slowly is dropped. */
 const READ_TIMEOUT_MS = 10_000;
 
@@ -64,17 +72,37 @@ function send(res: Response, status: number, body: unknown, close = false): void
 }
 
 /** Registers the route on the server (createHttpServer's `routes` option). */
-export function webhookRoute(receiver: WebhookReceiver, log: Logger, limit = WEBHOOK_BODY_LIMIT): (server: Server) => void {
+export function webhookRoute(receiver: WebhookReceiver, log: Logger, limit = WEBHOOK_BODY_LIMIT, budget = new SenderBudget()): (server: Server) => void {
   return (server) => {
     server.post('/api/bill/webhooks', async (req: Request, res: Response) => {
+      // Refusals before the body is read close the connection: the unread body is not drained either.
       const encoding = String(req.headers['content-encoding'] ?? 'identity').toLowerCase();
       if (encoding !== 'identity') {
         return send(res, 415, { error: 'Content-Encoding is not supported' }, true);
+      }
+      if (!isJsonContentType(req)) return send(res, 415, { error: 'Content-Type must be application/json' }, true);
+      const declaredHeader = req.headers['content-length'];
+      const declared = declaredHeader === undefined ? undefined : Number(declaredHeader);
+      if (declared !== undefined && declared > limit) {
+        log.info({ limit, declared }, 'webhook refused: body too large');
+        return send(res, 413, { error: `Body larger than ${limit} bytes` }, true);
+      }
+      if (!signatureDigest(req.headers[SIGNATURE_HEADER])) {
+        log.info({ reason: req.headers[SIGNATURE_HEADER] === undefined ? 'no signature' : 'malformed signature' }, 'webhook refused');
+        return send(res, 401, { status: 'refused', error: 'Missing or malformed x-bill-sha-signature' }, true);
+      }
+      const reservation = budget.reserve(req.socket.remoteAddress, declared, limit);
+      if ('retryAfterS' in reservation) {
+        log.info({ retryAfterS: reservation.retryAfterS }, 'webhook refused: too many unverified bytes from this sender or in total');
+        res.setHeader('Retry-After', String(reservation.retryAfterS));
+        return send(res, 429, { status: 'retry', error: 'Too many requests' }, true);
       }
       let raw: Buffer;
       try {
         raw = await readRawBody(req, limit);
       } catch (err) {
+        // Whatever was read stays charged: the sender never showed a signature that verifies.
+        budget.failedSender(reservation, reservation.bytes);
         if (err instanceof BodyTooLarge) {
           log.info({ limit, declared: req.headers['content-length'] }, 'webhook refused: body too large');
           // The rest of the body is not read: close the connection after answering.
@@ -88,8 +116,13 @@ export function webhookRoute(receiver: WebhookReceiver, log: Logger, limit = WEB
       }
       try {
         const answer = await receiver.accept(raw, req.headers[SIGNATURE_HEADER]);
+        // 401 is the receiver's answer to a signature that does not verify (or an organisation's key misused).
+        if (answer.status === 401) budget.failedSender(reservation, raw.length);
+        else if (answer.status < 300) budget.verifiedSender(reservation);
+        else budget.release(reservation);
         send(res, answer.status, answer.body);
       } catch (err) {
+        budget.release(reservation);
         log.error({ err: errorMessage(err) }, 'webhook handling failed');
         if (!res.headersSent) send(res, 503, { status: 'retry', error: 'Try again' });
       }

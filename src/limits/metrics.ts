@@ -1,12 +1,23 @@
 // Limiter metrics: per budget limit, used, remaining, queued, running, refusals and the last server-side throttle.
 import { Gauge, type Registry } from 'prom-client';
-import { counterFromTotals } from '../http/metrics.js';
+import { counterFromTotals, pseudonym } from '../http/metrics.js';
 import type { BudgetCounters } from './limiter.js';
 import type { BudgetSnapshot, Limiter } from './types.js';
 
 type CountingLimiter = Limiter & { budgetCounters?: () => BudgetCounters[] };
 
-export function registerLimiterMetrics(registry: Registry, limiter: CountingLimiter): void {
+/**
+ * A budget key as a metric label. Keys name organisations ("k<hash>/<orgId>"), tenants and teams; each part that
+ * is not already a one-way name (the limiter's hashed dev keys and tokens, "*" for aggregated rows) becomes one.
+ */
+export function budgetKeyLabel(key: string, pseudonymKey: string | Buffer): string {
+  return key
+    .split('/')
+    .map((part) => (part === '' || part === '*' || /^k[0-9a-f]{12}$/.test(part) ? part : pseudonym(part, pseudonymKey)))
+    .join('/');
+}
+
+export function registerLimiterMetrics(registry: Registry, limiter: CountingLimiter, pseudonymKey: string | Buffer): void {
   // One snapshot per scrape, shared by every gauge below.
   let cached: { at: number; rows: BudgetSnapshot[] } | undefined;
   const rows = (): BudgetSnapshot[] => {
@@ -24,7 +35,7 @@ export function registerLimiterMetrics(registry: Registry, limiter: CountingLimi
         this.reset();
         for (const r of rows()) {
           const v = pick(r);
-          if (v !== undefined) this.set({ budget: r.budget, key: r.key }, v);
+          if (v !== undefined) this.set({ budget: r.budget, key: budgetKeyLabel(r.key, pseudonymKey) }, v);
         }
       },
     });

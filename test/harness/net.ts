@@ -1,5 +1,6 @@
 // Free local ports, and HTTP helpers for talking to the bot like the Bot Framework does.
 import { createServer } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import { request } from 'undici';
 
 export async function freePort(): Promise<number> {
@@ -39,4 +40,47 @@ async function answer(res: Awaited<ReturnType<typeof request>>): Promise<HttpAns
     json = undefined;
   }
   return { status: res.statusCode, headers: res.headers, text, json };
+}
+
+/**
+ * POSTs headers only and never sends the body they announce; resolves with the answer the server gives without
+ * reading it (a server that waits for the body never answers). The socket is destroyed after the answer.
+ */
+export function headersOnly(url: string, headers: Record<string, string>, opts: { localAddress?: string } = {}): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'POST', headers, localAddress: opts.localAddress });
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let body: any = text;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          // not JSON
+        }
+        req.destroy();
+        resolve({ status: res.statusCode ?? 0, body });
+      });
+    });
+    req.on('error', reject);
+    req.flushHeaders();
+  });
+}
+
+/** POSTs JSON from a given local source address (Linux routes all of 127/8 locally: one "sender" per address). */
+export function postFrom(localAddress: string, url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+  const raw = typeof body === 'string' ? body : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'POST', localAddress, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(raw)), ...headers } });
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+    });
+    // A refusal before the body is read may close the connection while the body is still being written.
+    req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'EPIPE' || err.code === 'ECONNRESET' ? undefined : reject(err)));
+    req.end(raw);
+  });
 }

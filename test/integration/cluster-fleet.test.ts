@@ -31,6 +31,8 @@ const AP = '19:channel-ap@thread.tacv2';
 /** Titles of the cards that say a command could not be answered (src/bot/cards/errorCards.ts). */
 const FAILURE_TITLES = ['BILL is busy', 'BILL hourly limit reached', 'BILL sign-in limit reached', 'Something went wrong', 'Temporarily unavailable', 'One moment, please'];
 const UNAVAILABLE = 'Temporarily unavailable';
+/** The fleet's METRICS_TOKEN: /metrics answers only a scraper that sends it. */
+const METRICS_TOKEN = `mt-${randomBytes(24).toString('base64url')}`;
 
 /** One billbridge instance: `node --import tsx src/index.ts`, its JSON log lines captured (and secret-scanned). */
 class BotProcess {
@@ -99,7 +101,7 @@ class BotProcess {
   }
 
   metric(name: string): Promise<number> {
-    return get(`${this.url}/metrics`).then((r) => {
+    return get(`${this.url}/metrics`, { authorization: `Bearer ${METRICS_TOKEN}` }).then((r) => {
       const m = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+(?:\\.\\d+)?)$`, 'm').exec(r.text);
       return m ? Number(m[1]) : 0;
     });
@@ -290,6 +292,7 @@ beforeAll(async () => {
     CACHE_TTL_LIST_S: '0',
     CACHE_TTL_OBJECT_S: '0',
     USER_COMMANDS_PER_MINUTE: '1000',
+    METRICS_TOKEN,
   };
   botEnv = env;
   [a, b] = await Promise.all([BotProcess.start('A', env), BotProcess.start('B', env)]);

@@ -4,6 +4,7 @@ import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { startBot, type TestBot } from '../harness/bot.js';
+import { postFrom } from '../harness/net.js';
 import { ConnectorStandIn } from '../harness/connector.js';
 import { deepArrays, deepObjects, fuzzSeed, mutate, randomJson, Rng } from '../harness/fuzz.js';
 import { NS } from '../../src/state/types.js';
@@ -222,7 +223,8 @@ describe('fuzzing the route', () => {
       // Signatures: none, random bytes, a real signature of another body, a real one with a flipped character.
       const other = sign(JSON.stringify(randomJson(rng)));
       const signature = rng.pick([undefined, randomBytes(rng.int(0, 48)).toString('base64'), other, other.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')), sign(body, 'guessed-key')]);
-      const res = await deliver(body, signature);
+      // The attacker sends from its own address (BILL's events come from 127.0.0.1): past its byte budget it gets 429.
+      const res = await postFrom('127.0.0.2', hook, body, signature === undefined ? {} : { 'x-bill-sha-signature': signature });
       statuses.push(res.status);
     }
     expect(statuses.filter((s) => s < 400 || s >= 500)).toEqual([]);

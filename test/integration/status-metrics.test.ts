@@ -1,4 +1,4 @@
-// An operator asks `status` in a channel and scrapes /metrics: both show every budget and the cache.
+// An operator asks `status` in a channel and scrapes /metrics (with METRICS_TOKEN): both show every budget and the cache.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { ConnectorStandIn } from '../harness/connector.js';
@@ -9,10 +9,12 @@ import type { BudgetSnapshot } from '../../src/limits/types.js';
 
 const DEV_KEY = 'status-test-dev-key-0001';
 const BILL = { service: 'bill', devKey: DEV_KEY, orgId: '00801STATUSORG000001' } as const;
+const METRICS_TOKEN = 'status-test-metrics-token-0001';
+const scraper = { authorization: `Bearer ${METRICS_TOKEN}` };
 let bot: TestBot;
 
 beforeAll(async () => {
-  bot = await startBot();
+  bot = await startBot({ env: { METRICS_TOKEN } });
 });
 afterAll(async () => {
   await bot?.close();
@@ -55,13 +57,14 @@ describe('status', () => {
 describe('GET /metrics', () => {
   it('exposes per-budget gauges, refusals and cache counters in Prometheus text', async () => {
     await bot.app.limiter.run(BILL, { priority: 'interactive' }, async () => 'ok').catch(() => undefined); // refused: frozen above
-    const res = await get(`${bot.url}/metrics`);
+    const res = await get(`${bot.url}/metrics`, scraper);
     expect(res.status).toBe(200);
     expect(String(res.headers['content-type'])).toMatch(/^text\/plain; version=0\.0\.4/);
     const body = res.text;
     expect(body).toMatch(/^billbridge_budget_used\{budget="connector\.thread",key="\*"\} \d+$/m);
     expect(body).toMatch(/^billbridge_budget_remaining\{budget="bill\.requests",key="k[0-9a-f]{12}"\} \d+$/m);
-    expect(body).toMatch(/^billbridge_budget_running\{budget="bill\.concurrency",key="k[0-9a-f]{12}\/00801STATUSORG000001"\} 0$/m);
+    expect(body).toMatch(/^billbridge_budget_running\{budget="bill\.concurrency",key="k[0-9a-f]{12}\/h[0-9a-f]{12}"\} 0$/m);
+    expect(body).not.toContain('00801STATUSORG000001');
     expect(body).toMatch(/^billbridge_budget_rejected_total\{budget="bill\.requests",reason="hourly"\} [1-9]\d*$/m);
     expect(body).toMatch(/^billbridge_budget_throttles_total\{budget="bill\.requests",kind="hourly"\} 1$/m);
     expect(body).toMatch(/^billbridge_budget_blocked_until_timestamp_seconds\{budget="bill\.requests",key="k[0-9a-f]{12}"\} \d+(\.\d+)?$/m);
@@ -72,7 +75,7 @@ describe('GET /metrics', () => {
   });
 
   it('keeps counters monotonic across scrapes', async () => {
-    const scrape = async () => Number(/^billbridge_budget_granted_total\{budget="connector\.thread"\} (\d+)$/m.exec((await get(`${bot.url}/metrics`)).text)![1]);
+    const scrape = async () => Number(/^billbridge_budget_granted_total\{budget="connector\.thread"\} (\d+)$/m.exec((await get(`${bot.url}/metrics`, scraper)).text)![1]);
     const first = await scrape();
     await statusCard();
     const second = await scrape();

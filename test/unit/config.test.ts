@@ -77,6 +77,9 @@ const INVALID: Record<string, Env[] | { anyValue: string }> = {
   ADMIN_AAD_OBJECT_IDS: [{ ADMIN_AAD_OBJECT_IDS: 'dana@contoso.com' }],
   REDIS_URL: [{ REDIS_URL: 'localhost:6379' }],
   SECRETS_KEY: [{ SECRETS_KEY: 'too-short' }],
+  METRICS_TOKEN: [{ METRICS_TOKEN: 'too-short' }, { METRICS_TOKEN: 'a token with spaces in it' }],
+  METRICS_PORT: [{ METRICS_PORT: 'nine' }, { METRICS_PORT: '70000' }, { PORT: '9100', METRICS_PORT: '9100' }],
+  METRICS_HOST: { anyValue: 'the metrics listen address; a wrong one fails at listen with the OS error' },
 };
 
 function problemsOf(env: Env): Array<{ variable: string; message: string }> {

@@ -1,0 +1,165 @@
+// How many bytes senders who fail the webhook signature may make the bot read and parse: a token bucket per source
+// address and one for everybody. A request reserves its declared size before its body is read; a sender whose
+// signature verifies gets the reservation back, one that fails pays for what it sent. An empty bucket is a 429
+// before the body is read.
+//
+// Sources that delivered a verified event lately (BILL's senders) skip the shared bucket: a flood from many
+// addresses then cannot lock BILL out (BILL disables a subscription whose retries all fail). Behind a reverse
+// proxy every request comes from the proxy's address, so the per-source bucket becomes one more shared bucket.
+
+/** Bytes refill at `perSecond` up to `capacity`; the level may go below zero (a sender who sent more than it reserved). */
+class ByteBucket {
+  private level: number;
+  private at: number;
+
+  constructor(
+    private readonly capacity: number,
+    private readonly perSecond: number,
+    now: number,
+  ) {
+    this.level = capacity;
+    this.at = now;
+  }
+
+  private refill(now: number): void {
+    this.level = Math.min(this.capacity, this.level + ((now - this.at) / 1000) * this.perSecond);
+    this.at = now;
+  }
+
+  take(bytes: number, now: number): boolean {
+    this.refill(now);
+    if (this.level < bytes) return false;
+    this.level -= bytes;
+    return true;
+  }
+
+  give(bytes: number, now: number): void {
+    this.refill(now);
+    this.level = Math.min(this.capacity, this.level + bytes);
+  }
+
+  /** Seconds until `bytes` could be taken. */
+  secondsUntil(bytes: number, now: number): number {
+    this.refill(now);
+    return Math.max(1, Math.ceil((Math.min(bytes, this.capacity) - this.level) / this.perSecond));
+  }
+}
+
+export interface SenderBudgetLimits {
+  /** Per source address (IPv6: per /64): burst and refill, in bytes. */
+  perSource: { capacity: number; perSecond: number };
+  /** Everybody not lately verified, together. */
+  global: { capacity: number; perSecond: number };
+  /** What a request costs at least, however small (headers, a parse, a key lookup). */
+  minCharge: number;
+}
+
+/** A BILL webhook is a few KB: a source may send 2 maximal bodies at once and 64 KB/s of failures after. */
+export const WEBHOOK_SENDER_LIMITS: SenderBudgetLimits = {
+  perSource: { capacity: 512 * 1024, perSecond: 64 * 1024 },
+  global: { capacity: 2 * 1024 * 1024, perSecond: 256 * 1024 },
+  minCharge: 4 * 1024,
+};
+
+/** Sources remembered (buckets, verified senders); beyond this the oldest are forgotten. */
+const MAX_SOURCES = 10_000;
+/** How long a source that delivered a verified event skips the shared bucket. */
+const VERIFIED_FOR_MS = 24 * 3_600_000;
+
+/** The address a budget is kept for: IPv4 as is, IPv6 by its /64 (one host can hold a whole /64). */
+export function sourceOf(address: string | undefined): string {
+  const a = (address ?? 'unknown').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '');
+  if (!a.includes(':')) return a;
+  const [head = '', tail] = a.split('::');
+  const h = head === '' ? [] : head.split(':');
+  const t = tail === undefined || tail === '' ? [] : tail.split(':');
+  const groups = [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
+}
+
+/** What a request reserved; settle it once the receiver has answered. */
+export interface Reservation {
+  source: string;
+  bytes: number;
+  global: boolean;
+}
+
+export class SenderBudget {
+  private readonly sources = new Map<string, ByteBucket>();
+  private readonly verified = new Map<string, number>();
+  private readonly shared: ByteBucket;
+
+  constructor(
+    private readonly limits: SenderBudgetLimits = WEBHOOK_SENDER_LIMITS,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.shared = new ByteBucket(limits.global.capacity, limits.global.perSecond, now());
+  }
+
+  /** Reserves `declared` bytes (or `max` when the length is not declared) for `address`; a refusal says when to retry. */
+  reserve(address: string | undefined, declared: number | undefined, max: number): Reservation | { retryAfterS: number } {
+    const now = this.now();
+    const source = sourceOf(address);
+    const bytes = Math.max(this.limits.minCharge, declared ?? max);
+    const bucket = this.bucketOf(source, now);
+    if (!bucket.take(bytes, now)) return { retryAfterS: bucket.secondsUntil(bytes, now) };
+    const global = !this.isVerified(source, now);
+    if (global && !this.shared.take(bytes, now)) {
+      bucket.give(bytes, now);
+      return { retryAfterS: this.shared.secondsUntil(bytes, now) };
+    }
+    return { source, bytes, global };
+  }
+
+  /** The signature verified: everything reserved goes back, and the source skips the shared bucket for a while. */
+  verifiedSender(r: Reservation): void {
+    this.refund(r, r.bytes);
+    this.verified.delete(r.source);
+    this.verified.set(r.source, this.now() + VERIFIED_FOR_MS);
+    if (this.verified.size > MAX_SOURCES) this.verified.delete(this.verified.keys().next().value!);
+  }
+
+  /** The signature failed after `read` bytes were read: the sender pays for them (at least minCharge). */
+  failedSender(r: Reservation, read: number): void {
+    const owed = Math.max(this.limits.minCharge, read);
+    if (owed < r.bytes) this.refund(r, r.bytes - owed);
+    else if (owed > r.bytes) {
+      // Sent more than it declared (not possible with a Content-Length; kept for safety): the debt is taken anyway.
+      const now = this.now();
+      this.sources.get(r.source)?.give(r.bytes - owed, now);
+      if (r.global) this.shared.give(r.bytes - owed, now);
+    }
+  }
+
+  /** Neither verified nor refused for its signature (store trouble, unreadable after a good signature): all back. */
+  release(r: Reservation): void {
+    this.refund(r, r.bytes);
+  }
+
+  private refund(r: Reservation, bytes: number): void {
+    const now = this.now();
+    this.sources.get(r.source)?.give(bytes, now);
+    if (r.global) this.shared.give(bytes, now);
+  }
+
+  private isVerified(source: string, now: number): boolean {
+    const until = this.verified.get(source);
+    if (until === undefined) return false;
+    if (until > now) return true;
+    this.verified.delete(source);
+    return false;
+  }
+
+  private bucketOf(source: string, now: number): ByteBucket {
+    let bucket = this.sources.get(source);
+    if (!bucket) {
+      bucket = new ByteBucket(this.limits.perSource.capacity, this.limits.perSource.perSecond, now);
+      this.sources.set(source, bucket);
+      if (this.sources.size > MAX_SOURCES) this.sources.delete(this.sources.keys().next().value!);
+    }
+    return bucket;
+  }
+}
