@@ -1,6 +1,6 @@
 // Which buttons each card message the bot posted carries, so a click edits only the message that carries its button.
 import { createHash } from 'node:crypto';
-import type { StateStore } from '../state/types.js';
+import { NS, type StateStore } from '../state/types.js';
 import type { AdaptiveCard, Json } from './cards/card.js';
 
 /**
@@ -12,7 +12,7 @@ export const CARD_MESSAGE_TTL_MS = 7 * 24 * 3_600_000;
 /** The most button records kept per message (its own buttons plus those of each view its clickers were shown). */
 const MAX_BUTTONS = 60;
 
-export const CARD_MESSAGES_NS = 'card-messages';
+const CARD_MESSAGES_NS = NS.cardMessages;
 
 /**
  * One button as recorded: the names of its data fields and a digest of their values. Inputs (a comment box) are merged

@@ -29,7 +29,13 @@ export const LOG_MAX_ENTRIES = 100_000;
  * Namespaces written per delivery and only ever read by key: no index (entries() refuses them), so a delivery
  * leaves exactly one key behind, and Redis expires it.
  */
-export const UNLISTED: ReadonlySet<string> = new Set([NS.seenActivities, NS.webhookEvents, NS.approvalCards, NS.approvalDigests]);
+export const UNLISTED: ReadonlySet<string> = new Set([
+  NS.seenActivities,
+  NS.webhookEvents,
+  NS.approvalCards,
+  NS.approvalDigests,
+  NS.cardMessages,
+]);
 
 function checkName(kind: string, name: string): void {
   if (!NAME.test(name)) throw new Error(`Invalid state ${kind} name "${name}"`);

@@ -53,4 +53,6 @@ export const NS = {
   approvalCards: 'approval-cards',
   /** Approvers' daily digest slots already handled (one per person, org and day). */
   approvalDigests: 'approval-digests',
+  /** The buttons each card message the bot posted carries (one per message, kept 7 days). */
+  cardMessages: 'card-messages',
 } as const;
