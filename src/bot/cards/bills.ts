@@ -275,7 +275,7 @@ export function billMatchesCard(input: BillMatchesInput): CardReply {
   const rows = [...input.bills].sort(byDueDate(input));
   return listCard({
     title: `${rows.length} bills have invoice number ${input.typed}`,
-    subtitle: 'Different vendors used the same number. Pick one, or type bill <BILL id>.',
+    subtitle: 'Different vendors used the same number. Pick one, or type bill {BILL id}.',
     columns: [
       { header: 'Vendor', width: 3 },
       { header: 'Due', width: 2 },

@@ -53,16 +53,29 @@ export function oneLine(text: string, max = 200): string {
 }
 
 /**
- * Text shown in a TextBlock is rendered as (a subset of) markdown by Teams: bold, italic, lists, links.
- * Anything that came from a person or from BILL is escaped so it cannot format or link; only the
- * characters that start those constructs are touched, so "INV_2026-11" still reads as typed.
+ * THE place where text from a person or from BILL becomes card text (TextBlock, FactSet, Table cell). Teams renders
+ * a markdown subset in those: bold, italic, lists, links, and it linkifies bare addresses and drops `<...>` as
+ * markup. Every character that can start such a construct is backslash-escaped, so the text shows as typed and can
+ * neither format nor link:
+ * - always: \ * ` [ ] ( ) < > ~ | ! (links, images, code, strike-through, tables, autolinks and HTML);
+ * - `_` where it could open or close emphasis (not inside a word: "INV_2026" stays as typed);
+ * - a leading list or heading marker (# + - = or "1." / "1)"), the only place those mean anything;
+ * - a `.` between a letter or digit and a letter ("evil.example", "www.x") and the `:` of "://", which Teams would
+ *   otherwise turn into a link; "$1,250.00" and "INV-2026.11" stay as typed;
+ * - `{{`, which Adaptive Cards read as a {{DATE()}} / {{TIME()}} function;
+ * - line breaks become spaces (one value, one line).
+ * Text we write ourselves (**bold** labels) is not passed through here; text we compose around escaped values is.
  */
-export function escapeMarkdown(text: string): string {
-  return text
-    .replace(/[\\*[\]]/g, (c) => `\\${c}`)
-    .replace(/(^|[^\p{L}\p{N}])_|_(?=$|[^\p{L}\p{N}])/gu, (m) => m.replace('_', '\\_'))
-    .replace(/^(\s*)([#>+-]|\d+\.)(?=\s)/gm, (_m, ws: string, mark: string) => `${ws}\\${mark}`)
-    .replace(/\r?\n/g, ' ');
+export function escapeMarkdown(value: string): string {
+  return value
+    .replace(/\r\n?|\n/g, ' ')
+    .replace(/[\\*`[\]()<>~|!]/g, (c) => `\\${c}`)
+    .replace(/(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu, '\\_')
+    .replace(/(?<=[\p{L}\p{N}])\.(?=\p{L})/gu, '\\.')
+    .replace(/:(?=\/\/)/g, '\\:')
+    .replace(/\{(?=\{)|(?<=\{)\{/g, '\\{')
+    .replace(/^(\s*)([#+=-])/, '$1\\$2')
+    .replace(/^(\s*\d+)([.)])/, '$1\\$2');
 }
 
 export function title(text: string): CardElement {
