@@ -78,6 +78,11 @@ export function escapeMarkdown(value: string): string {
     .replace(/^(\s*\d+)([.)])/, '$1\\$2');
 }
 
+/** The inverse of escapeMarkdown, for plain-text places (a summary built from an escaped line). */
+export function unescapeMarkdown(value: string): string {
+  return value.replace(/\\([\\*`[\]()<>~|!_#+=.:{}-])/g, '$1');
+}
+
 export function title(text: string): CardElement {
   return { type: 'TextBlock', text, size: 'Large', weight: 'Bolder', wrap: true, style: 'heading' };
 }
