@@ -167,6 +167,11 @@ export function submitAction(titleText: string, data: ActionData): CardAction {
   return { type: 'Action.Submit', title: titleText, data: data as Json };
 }
 
+/**
+ * A link button. Its URL is one billbridge builds from its own configuration, never from user or BILL text (a typed
+ * or BILL-supplied URL could point anywhere): only https, and refused otherwise.
+ */
 export function openUrlAction(titleText: string, url: string): CardAction {
+  if (!/^https:\/\/[^\s"<>]+$/.test(url)) throw new Error('openUrlAction takes an https URL billbridge built itself');
   return { type: 'Action.OpenUrl', title: titleText, url };
 }
