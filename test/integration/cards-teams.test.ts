@@ -196,6 +196,9 @@ describe('status', () => {
     expect(f.Connectivity).toBe('reachable');
     expect(f['BILL organisation']).toMatch(/^linked/);
     expect(f['BILL organisation']).not.toContain(bot.app.sandbox!.org.id);
+    // Not in the budgets either: this organisation's BILL slots are "this organisation" to a member.
+    expect(json).toContain('BILL calls in flight · this organisation');
+    expect(json).not.toContain(bot.app.sandbox!.org.id);
   });
 
   it('an admin sees the audit log path, the BILL host and the organisation id', async () => {

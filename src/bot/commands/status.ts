@@ -25,11 +25,10 @@ export function visibleBudgets(rows: BudgetSnapshot[], who: { admin: boolean; or
   });
 }
 
-const budgets: StatusSectionBuilder = (ctx, opts) =>
-  budgetsSection(
-    visibleBudgets(ctx.services.limiter.snapshot(), { admin: ctx.services.access.isAdmin(ctx.caller), orgId: ctx.orgId, tenantId: ctx.scope.tenantId }),
-    opts,
-  );
+const budgets: StatusSectionBuilder = (ctx, opts) => {
+  const admin = ctx.services.access.isAdmin(ctx.caller);
+  return budgetsSection(visibleBudgets(ctx.services.limiter.snapshot(), { admin, orgId: ctx.orgId, tenantId: ctx.scope.tenantId }), opts, { admin });
+};
 
 const cache: StatusSectionBuilder = (ctx, opts) => cacheSection(ctx.services.cache.stats(), opts);
 
