@@ -91,7 +91,8 @@ export function budgetsSection(rows: BudgetSnapshot[], opts: StatusCardOptions, 
       shown.map((r) => {
         const limit = r.configuredLimit !== undefined ? `${count(r.limit, locale)} (of ${count(r.configuredLimit, locale)})` : count(r.limit, locale);
         return [
-          escapeMarkdown(budgetLabel(r.budget) + scope(r, who.admin)),
+          // The label is ours ("Teams sends (busiest thread)"); the scope may carry a key or an id.
+          budgetLabel(r.budget) + escapeMarkdown(scope(r, who.admin)),
           `${count(r.used, locale)} of ${limit}${per(r.windowMs)}`,
           count(r.queued, locale),
           count(r.running, locale),
