@@ -65,19 +65,25 @@ async function graphStatus(services: BotServices, scope: ConversationScope, reco
   }
 }
 
-/** The same as label/value pairs for a status card's FactSet (plain text; escape before rendering as markdown). */
-export function conversationStatusFacts(s: ConversationStatus, formatTime: (ms: number) => string): Array<[string, string]> {
+/**
+ * The same as label/value pairs for a status card's FactSet (plain text; escape before rendering as markdown).
+ * `admin: false` (a member) leaves out the BILL organisation id: members see whether this place is linked.
+ */
+export function conversationStatusFacts(s: ConversationStatus, formatTime: (ms: number) => string, opts: { admin: boolean } = { admin: true }): Array<[string, string]> {
   const b = s.binding;
+  const id = (orgId: string) => (opts.admin ? `${orgId} ` : '');
   const org =
     b.state === 'bound'
-      ? `${b.orgId} (${b.source === 'link' ? 'linked by an admin' : 'the deployment\'s organisation'})`
+      ? opts.admin
+        ? `${b.orgId} (${b.source === 'link' ? 'linked by an admin' : 'the deployment\'s organisation'})`
+        : `linked (${b.source === 'link' ? 'by an admin' : 'the deployment\'s organisation'})`
       : b.state === 'orgNotAllowed'
-        ? `${b.orgId} — no longer allowed; link again`
+        ? `${id(b.orgId)}no longer allowed; an admin links it again`
         : b.state === 'tenantNotAllowed'
           ? 'tenant not allowed'
           : b.reason === 'noOrgConfigured'
             ? 'none configured'
-            : 'not linked — an admin types "link <orgId>"';
+            : 'not linked — an admin types "link {BILL organisation id}"';
   const facts: Array<[string, string]> = [
     ['Organisations', s.mode === 'single' ? 'one per deployment (every team uses it)' : 'linked per team (BILL_ALLOWED_ORG_IDS)'],
     ['BILL organisation', org],
@@ -104,7 +110,7 @@ export function conversationStatusFacts(s: ConversationStatus, formatTime: (ms: 
  */
 export async function conversationSection(ctx: CommandContext, opts: FormatOptions): Promise<StatusSection> {
   const status = await conversationStatus(ctx.services, ctx.scope);
-  const rows = conversationStatusFacts(status, (ms) => dateTime(ms, opts)).map(([k, v]) => [k, escapeMarkdown(v)] as [string, string]);
+  const rows = conversationStatusFacts(status, (ms) => dateTime(ms, opts), { admin: ctx.services.access.isAdmin(ctx.caller) }).map(([k, v]) => [k, escapeMarkdown(v)] as [string, string]);
   const b = status.binding;
   const summary = b.state === 'bound' ? undefined : b.state === 'tenantNotAllowed' ? 'Tenant not allowed.' : 'Not linked to a BILL organisation.';
   return { title: ctx.scope.kind === 'channel' ? 'This team' : 'This chat', items: [facts(rows)], ...(summary ? { summary } : {}) };

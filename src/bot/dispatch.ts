@@ -4,7 +4,7 @@ import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import type { CardReply } from './cards/card.js';
 import { errorReply } from './cards/errorCards.js';
-import { tooLongCard, unknownCommandCard } from './cards/help.js';
+import { tooLongCard, unknownCommandCard, usageText } from './cards/help.js';
 import { MAX_COMMAND_LENGTH } from './commands/parse.js';
 import type { Caller, CommandDefinition, CommandInput, ConversationScope } from './commands/types.js';
 import type { BotServices } from './services.js';
@@ -149,15 +149,15 @@ export class Dispatcher {
     switch (parsed.kind) {
       case 'empty': {
         const help = registry.get('help');
-        if (!help) return { ...base, reply: unknownCommandCard('', undefined), outcome: 'empty' };
+        if (!help) return { ...base, reply: unknownCommandCard('', undefined, { kind: req.scope.kind }), outcome: 'empty' };
         return this.invoke(help, { name: 'help', args: [], argText: '', page: 0 }, req, log, 'empty');
       }
       case 'tooLong':
-        return { ...base, reply: tooLongCard(parsed.length, MAX_COMMAND_LENGTH), outcome: 'unknown' };
+        return { ...base, reply: tooLongCard(parsed.length, MAX_COMMAND_LENGTH, req.scope.kind), outcome: 'unknown' };
       case 'unknown':
         return {
           ...base,
-          reply: unknownCommandCard(parsed.text, parsed.suggestion ? registry.get(parsed.suggestion) : undefined),
+          reply: unknownCommandCard(parsed.text, parsed.suggestion ? registry.get(parsed.suggestion) : undefined, { kind: req.scope.kind, args: parsed.suggestionArgs }),
           outcome: 'unknown',
         };
       case 'command': {
@@ -176,7 +176,7 @@ export class Dispatcher {
         ...result,
         orgId: undefined,
         outcome: 'refused',
-        reply: adaptiveCard([title(`"${command.name}" works in ${where}`), text(`Open ${where} and type **${command.usage}** there.`)], {
+        reply: adaptiveCard([title(`"${command.name}" works in ${where}`), text(`Open ${where} and type **${usageText(command.usage)}** there.`)], {
           summary: `"${command.name}" works in ${where}.`,
         }),
       };
@@ -211,6 +211,6 @@ export class Dispatcher {
   }
 
   private errorCard(err: unknown, req: CommandRequest, retryCommand?: string): CardReply {
-    return errorReply(err, { correlationId: req.correlationId, retryCommand, retryBy: retryOwnerOf(req), formatTime: this.formatTime, now: () => this.services.clock.now() });
+    return errorReply(err, { correlationId: req.correlationId, kind: req.scope.kind, retryCommand, retryBy: retryOwnerOf(req), formatTime: this.formatTime, now: () => this.services.clock.now() });
   }
 }

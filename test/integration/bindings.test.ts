@@ -69,7 +69,7 @@ describe('a multi-org deployment (BILL_ALLOWED_ORG_IDS set)', () => {
     const [welcome] = await bot.connector.waitForMessages(1, ids.team);
     const text = JSON.stringify(ConnectorStandIn.card(welcome!));
     expect(text).toContain('not linked to a BILL organisation yet');
-    expect(text).toContain('link <BILL organisation id>');
+    expect(text).toContain('link {BILL organisation id}');
     expect(text).not.toContain(orgA);
     expect(await resolve(channelScope('fresh'))).toBeUndefined();
   });
@@ -192,7 +192,7 @@ describe('two teams bound to two organisations', () => {
     const before = sandbox.sandbox.stats().requests;
     const card = await ask('bills due', 'north');
     expect(textOf(card)).toContain('No BILL organisation linked');
-    expect(textOf(card)).toContain('link <BILL organisation id>');
+    expect(textOf(card)).toContain('link {BILL organisation id}');
     expect(sandbox.sandbox.stats().requests).toBe(before);
   });
 });

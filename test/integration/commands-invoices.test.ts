@@ -66,7 +66,7 @@ describe('invoice <number>', () => {
     expectValidCard(r.reply.card);
     expect(textOf(r.reply.card)).toContain('No invoice 999999');
     expect(textOf(r.reply.card)).toContain('I understood: invoice 999999');
-    expect(textOf(r.reply.card)).toContain('customer <name>');
+    expect(textOf(r.reply.card)).toContain('customer {name}');
     expect(textOf((await ask(bot.app, 'invoice')).reply.card)).toContain('Which invoice?');
   });
 

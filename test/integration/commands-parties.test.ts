@@ -122,7 +122,7 @@ describe('vendor <name>', () => {
     expect(json).toContain('\\\\*\\\\*Mega\\\\*\\\\*');
     // No mention entities: <at> in text is not a mention on an Adaptive Card, it stays text.
     expect(json).not.toContain('"entities"');
-    expect(json).toContain('\\\\[pay\\\\](https://evil.example)');
+    expect(json).toContain('\\\\[pay\\\\]\\\\(https\\\\://evil\\\\.example\\\\)');
     expect(tableRows(r.reply.card).map((x) => x[0])).toEqual(['MEGA-1']);
     expectNoSensitive(r.reply.card, vendor);
     const one = await ask(bot.app, 'bill MEGA-1');

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { spendCommand } from '../../src/bot/commands/spend.js';
 import type { CommandContext } from '../../src/bot/commands/types.js';
+import { DEFAULT_USER } from '../harness/activities.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { ConnectorStandIn } from '../harness/connector.js';
 import { allRows, ask, buttons, channelScope, expectValidCard, factsOf, money, textOf, total } from '../harness/finance.js';
@@ -11,7 +12,8 @@ const NOW = Date.parse('2026-03-10T15:30:00.000Z');
 let bot: TestBot;
 
 beforeAll(async () => {
-  bot = await startBot({ clock: new ManualClock(NOW), env: { USER_COMMANDS_PER_MINUTE: '10000' } });
+  // The status test reads what admins see (hosts, paths, ids): the default test user is an admin here.
+  bot = await startBot({ clock: new ManualClock(NOW), env: { USER_COMMANDS_PER_MINUTE: '10000', ADMIN_AAD_OBJECT_IDS: DEFAULT_USER.aadObjectId } });
 });
 afterAll(async () => {
   await bot?.close();

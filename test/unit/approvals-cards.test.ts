@@ -127,7 +127,7 @@ describe('the approvals card', () => {
     const { card } = approvalsCard(opts(s, false, { notice: { text: 'Only the assigned approver can act.', tone: 'attention' } }));
     ok(card);
     const text = textOf(card).join('\n');
-    expect(text).toContain('\\*\\*Evil\\*\\* \\[click\\](https://evil.example)');
+    expect(text).toContain('\\*\\*Evil\\*\\* \\[click\\]\\(https\\://evil\\.example\\)');
     expect(text).not.toContain('[click](');
     expect(text).toContain('Only the assigned approver can act.');
   });

@@ -68,8 +68,9 @@ describe('core cards', () => {
   });
 
   it('escapes markdown in text that came from people or BILL', () => {
-    expect(escapeMarkdown('**Acme** [x](http://evil) <at>x</at>')).toBe('\\*\\*Acme\\*\\* \\[x\\](http://evil) <at>x</at>');
+    expect(escapeMarkdown('**Acme** [x](http://evil) <at>x</at>')).toBe('\\*\\*Acme\\*\\* \\[x\\]\\(http\\://evil\\) \\<at\\>x\\</at\\>');
     expect(escapeMarkdown('INV_2026-11 _italic_ c:\\temp')).toBe('INV_2026-11 \\_italic\\_ c:\\\\temp');
-    expect(escapeMarkdown('line1\n- item')).toBe('line1 \\- item');
+    expect(escapeMarkdown('line1\n- item')).toBe('line1 - item');
+    expect(escapeMarkdown('- item\n2. x')).toBe('\\- item 2. x');
   });
 });

@@ -61,7 +61,7 @@ describe('the welcome card', () => {
   it('tells an unlinked team and an unlinked chat how an admin links them', () => {
     const team = JSON.stringify(welcomeCard({ kind: 'channel', binding: states[2]![1], mode: 'multi', sandbox: false, commands, version: '1' }).card);
     expect(team).toContain('This team is not linked to a BILL organisation yet');
-    expect(team).toContain('@billbridge link <BILL organisation id>** in any channel of this team');
+    expect(team).toContain('@billbridge link {BILL organisation id}** in any channel of this team');
     const chat = JSON.stringify(welcomeCard({ kind: 'personal', binding: states[2]![1], mode: 'multi', sandbox: false, commands, version: '1' }).card);
     expect(chat).toContain('This chat is not linked');
     expect(chat).toContain('no mention needed');

@@ -48,7 +48,7 @@ describe('payments', () => {
     expect(s.json).not.toMatch(/"color":"(Attention|Warning|Good)"/);
     expect(s.json).toContain('Disbursement failed action needed');
     expect(s.json).toContain('"verb":"notify.refresh"');
-    expect(s.json).toContain('BILL event payment.updated · Mar 2, 2026, 10:42 AM');
+    expect(s.json).toContain('BILL event payment\\\\.updated · Mar 2, 2026, 10:42 AM');
   });
 
   it('payment.failed, AutoPay failures and the other single statuses say what they mean', () => {
@@ -108,7 +108,7 @@ describe('hostile and sensitive data', () => {
       additionalInfo: { taxId: '12-3456789' },
     });
     const s = said(e);
-    expect(s.headline).toContain('\\*\\*Pay \\[here\\](https://evil.example)\\*\\*');
+    expect(s.headline).toContain('\\*\\*Pay \\[here\\]\\(https\\://evil\\.example\\)\\*\\*');
     expect(s.summary).toContain('**Pay [here](https://evil.example)**');
     expect(s.json).not.toMatch(/000123456789|021000021|987654321|3456789|4321/);
   });

@@ -30,9 +30,11 @@ const INDEX_NAMES: Record<string, string> = { invoices: 'Invoice index', bills: 
  * `pushFed`: record kinds BILL webhooks keep current for this org (their lists live CACHE_TTL_PUSHED_S); undefined
  * when notifications are not part of this deployment.
  */
-export function billSection(status: BillStatus, orgId: string | undefined, indexes: IndexInfo[], opts: FormatOptions, pushFed?: { kinds: string[]; pushedTtlS: number; listTtlS: number }): StatusSection {
+export function billSection(status: BillStatus, orgId: string | undefined, indexes: IndexInfo[], opts: FormatOptions, pushFed?: { kinds: string[]; pushedTtlS: number; listTtlS: number }, who: { admin: boolean } = { admin: true }): StatusSection {
   const rows: Array<[string, string]> = [];
-  rows.push(['Backend', status.backend === 'sandbox' ? `embedded sandbox at ${host(status.baseUrl)} (demo organisation, simulated data)` : `BILL at ${host(status.baseUrl)}`]);
+  // Where BILL is (host and port) is for admins; members see which kind of backend answers and whether it does.
+  const at = who.admin ? ` at ${host(status.baseUrl)}` : '';
+  rows.push(['Backend', status.backend === 'sandbox' ? `embedded sandbox${at} (demo organisation, simulated data)` : `BILL${at}`]);
   rows.push(['Connectivity', status.reachable ? 'reachable' : 'failing — see the last error below']);
   const session = orgId ? status.sessions.find((s) => s.orgId === orgId) : undefined;
   if (!orgId) {

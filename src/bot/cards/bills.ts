@@ -276,7 +276,7 @@ export function billMatchesCard(input: BillMatchesInput): CardReply {
   return listCard({
     // The number leads its own line: at the end of a title line the browser breaks it at its hyphen (INV- / 100).
     title: `${rows.length} bills have invoice number`,
-    subtitle: `${input.typed} · Different vendors used the same number. Pick one, or type bill <BILL id>.`,
+    subtitle: `${input.typed} · Different vendors used the same number. Pick one, or type bill {BILL id}.`,
     columns: [
       // The BILL id leads the row's second line: at a line's end the browser would break it after its ellipsis.
       { header: 'Vendor', width: 3 },

@@ -53,16 +53,34 @@ export function oneLine(text: string, max = 200): string {
 }
 
 /**
- * Text shown in a TextBlock is rendered as (a subset of) markdown by Teams: bold, italic, lists, links.
- * Anything that came from a person or from BILL is escaped so it cannot format or link; only the
- * characters that start those constructs are touched, so "INV_2026-11" still reads as typed.
+ * THE place where text from a person or from BILL becomes card text (TextBlock, FactSet, Table cell). Teams renders
+ * a markdown subset in those: bold, italic, lists, links, and it linkifies bare addresses and drops `<...>` as
+ * markup. Every character that can start such a construct is backslash-escaped, so the text shows as typed and can
+ * neither format nor link:
+ * - always: \ * ` [ ] ( ) < > ~ | ! (links, images, code, strike-through, tables, autolinks and HTML);
+ * - `_` where it could open or close emphasis (not inside a word: "INV_2026" stays as typed);
+ * - a leading list or heading marker (# + - = or "1." / "1)"), the only place those mean anything;
+ * - a `.` between a letter or digit and a letter ("evil.example", "www.x") and the `:` of "://", which Teams would
+ *   otherwise turn into a link; "$1,250.00" and "INV-2026.11" stay as typed;
+ * - `{{`, which Adaptive Cards read as a {{DATE()}} / {{TIME()}} function;
+ * - line breaks become spaces (one value, one line).
+ * Text we write ourselves (**bold** labels) is not passed through here; text we compose around escaped values is.
  */
-export function escapeMarkdown(text: string): string {
-  return text
-    .replace(/[\\*[\]]/g, (c) => `\\${c}`)
-    .replace(/(^|[^\p{L}\p{N}])_|_(?=$|[^\p{L}\p{N}])/gu, (m) => m.replace('_', '\\_'))
-    .replace(/^(\s*)([#>+-]|\d+\.)(?=\s)/gm, (_m, ws: string, mark: string) => `${ws}\\${mark}`)
-    .replace(/\r?\n/g, ' ');
+export function escapeMarkdown(value: string): string {
+  return value
+    .replace(/\r\n?|\n/g, ' ')
+    .replace(/[\\*`[\]()<>~|!]/g, (c) => `\\${c}`)
+    .replace(/(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu, '\\_')
+    .replace(/(?<=[\p{L}\p{N}])\.(?=\p{L})/gu, '\\.')
+    .replace(/:(?=\/\/)/g, '\\:')
+    .replace(/\{(?=\{)|(?<=\{)\{/g, '\\{')
+    .replace(/^(\s*)([#+=-])/, '$1\\$2')
+    .replace(/^(\s*\d+)([.)])/, '$1\\$2');
+}
+
+/** The inverse of escapeMarkdown, for plain-text places (a summary built from an escaped line). */
+export function unescapeMarkdown(value: string): string {
+  return value.replace(/\\([\\*`[\]()<>~|!_#+=.:{}-])/g, '$1');
 }
 
 export function title(text: string): CardElement {
@@ -112,11 +130,6 @@ const TONE_STYLE = { Attention: 'attention', Warning: 'warning', Good: 'good' } 
  * `rowColors` tints whole rows (overdue, failed) with Teams' container styles, whose text stays readable in every
  * theme; the row's words say the same thing.
  */
-/** The inverse of escapeMarkdown, for TextRuns (plain text: a backslash there would show). */
-function unescapeMarkdown(text: string): string {
-  return text.replace(/\\(.)/g, '$1');
-}
-
 export function table(columns: TableColumn[], rows: string[][], opts: { rowColors?: Array<'Attention' | 'Warning' | 'Good' | undefined> } = {}): CardElement {
   const figureAt = columns.some((c) => c.figure) ? columns.findIndex((c) => c.figure) : columns.findIndex((c, i) => i > 0 && c.align === 'Right');
   const nameAndFigure = (name: Json, figure: Json | undefined): CardElement =>
@@ -195,6 +208,11 @@ export function submitAction(titleText: string, data: ActionData): CardAction {
   return { type: 'Action.Submit', title: titleText, data: data as Json };
 }
 
+/**
+ * A link button. Its URL is one billbridge builds from its own configuration, never from user or BILL text (a typed
+ * or BILL-supplied URL could point anywhere): only https, and refused otherwise.
+ */
 export function openUrlAction(titleText: string, url: string): CardAction {
+  if (!/^https:\/\/[^\s"<>]+$/.test(url)) throw new Error('openUrlAction takes an https URL billbridge built itself');
   return { type: 'Action.OpenUrl', title: titleText, url };
 }

@@ -10,10 +10,14 @@ import {
   NotLinked,
   TenantNotAllowed,
 } from '../../errors.js';
+import type { ConversationKind } from '../commands/types.js';
 import { adaptiveCard, escapeMarkdown, executeAction, footer, text, title, type CardElement, type CardReply } from './card.js';
+import { typed } from './help.js';
 
 export interface ErrorContext {
   correlationId: string;
+  /** Where the person is, so hints say what fits there ("@billbridge link" in a channel; no "open a personal chat" in one). */
+  kind?: ConversationKind;
   /** The command line to offer as "Try again", when retrying makes sense. */
   retryCommand?: string;
   /** Whose command it is (retryOwnerOf): the bot runs a Try again only for them. */
@@ -36,7 +40,9 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
   const retry = ctx.retryCommand ? [executeAction('Try again', { verb: 'run', command: ctx.retryCommand, ...(ctx.retryBy ? { by: ctx.retryBy } : {}) })] : undefined;
 
   if (err instanceof InputError) {
-    const body = [title(err.userMessage)];
+    // The message often echoes what was typed ("No vendor starts with ..."): plain text, escaped here. The hint is
+    // our markdown; any typed text in it was escaped where the hint was written.
+    const body = [title(escapeMarkdown(err.userMessage))];
     if (err.understood) body.push(text(`I understood: ${escapeMarkdown(err.understood)}`, { subtle: true }));
     body.push(text(err.hint));
     return adaptiveCard(body, { summary: `${err.userMessage} ${err.hint}` });
@@ -80,22 +86,24 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
         ? 'The BILL organisation this conversation was linked to is no longer allowed by this deployment.'
         : 'This team or chat is not linked to a BILL organisation yet.';
     // Teams link from any of their channels; chats link themselves (src/state/bindings.ts).
-    return adaptiveCard([title('No BILL organisation linked'), text(why), text('A billbridge admin can link it by typing **link <BILL organisation id>** here.')], {
-      summary: `${why} An admin can link it with "link <orgId>".`,
+    return adaptiveCard([title('No BILL organisation linked'), text(why), text(`A billbridge admin can link it by typing **${typed('link {BILL organisation id}', ctx.kind)}** here.`)], {
+      summary: `${why} An admin can link it with "link {BILL organisation id}".`,
     });
   }
+  // `connect` works in a personal chat only: there, say "type connect"; elsewhere, say where to go.
+  const connectHere = ctx.kind === 'personal' ? 'Type **connect** here' : 'Open a personal chat with me and type **connect**';
   if (err instanceof NotLinked && err.reason === 'tokenRefused') {
-    return adaptiveCard([title('BILL no longer accepts your sign-in'), text('The BILL token you connected was deleted or has stopped working. Open a personal chat with me and type **connect** to link a new one.')], {
-      summary: 'BILL no longer accepts your token: type connect in a personal chat with me to link a new one.',
+    return adaptiveCard([title('BILL no longer accepts your sign-in'), text(`The BILL token you connected was deleted or has stopped working. ${connectHere} to link a new one.`)], {
+      summary: `BILL no longer accepts your token: ${ctx.kind === 'personal' ? 'type connect here' : 'type connect in a personal chat with me'} to link a new one.`,
     });
   }
   if (err instanceof NotLinked) {
-    return adaptiveCard([title('Connect your BILL account first'), text('Approvals run as you in BILL. Open a personal chat with me and type **connect**.')], {
-      summary: 'Connect your BILL account first: type connect in a personal chat with me.',
+    return adaptiveCard([title('Connect your BILL account first'), text(`Approvals run as you in BILL. ${connectHere}.`)], {
+      summary: `Connect your BILL account first: ${ctx.kind === 'personal' ? 'type connect here' : 'type connect in a personal chat with me'}.`,
     });
   }
   if (err instanceof Forbidden) {
-    return adaptiveCard([title('Not allowed'), text(err.userMessage)], { summary: err.userMessage });
+    return adaptiveCard([title('Not allowed'), text(escapeMarkdown(err.userMessage))], { summary: err.userMessage });
   }
   if (err instanceof DependencyUnavailable) {
     return adaptiveCard(withRef([title('Temporarily unavailable'), text('billbridge cannot reach its shared store right now. Nothing was sent to BILL. Try again in a minute.')], ctx), {

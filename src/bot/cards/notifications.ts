@@ -2,7 +2,7 @@
 // bill INV-778") with its key facts and a Refresh, and the scheduled digest. Pure: data in, card out.
 import type { DigestBill, DigestContent, DigestInvoice, NotificationPresenter, OutboxEvent } from '../../notify/index.js';
 import { paymentBillIds, vendorOf } from '../../notify/project.js';
-import { adaptiveCard, escapeMarkdown, executeAction, facts, footer, subtitle, table, text, title, type CardAction, type CardElement, type CardReply } from './card.js';
+import { adaptiveCard, escapeMarkdown, executeAction, facts, footer, subtitle, table, text, title, type CardAction, type CardElement, type CardReply, unescapeMarkdown } from './card.js';
 import { calendarDate, clockTime, dateTime, money, sum, type FormatOptions } from './format.js';
 import { shortId } from './redact.js';
 
@@ -258,7 +258,7 @@ export function notificationCard(ev: OutboxEvent, opts: PresenterOptions, extra:
   const when = extra.refreshedAt !== undefined ? `Refreshed from BILL ${dateTime(extra.refreshedAt, opts)}` : `BILL event ${escapeMarkdown(ev.type)} · ${dateTime(ev.receivedAt, opts)}`;
   body.push(footer([when, opts.note].filter(Boolean).join(' · ')));
   const refresh = refreshAction(ev);
-  return adaptiveCard(body, { summary: said.headline.replace(/\\([\\*[\]_#>+-])/g, '$1'), actions: refresh ? [refresh] : undefined });
+  return adaptiveCard(body, { summary: unescapeMarkdown(said.headline), actions: refresh ? [refresh] : undefined });
 }
 
 /** Amounts per currency ("$1,200.00 + €300.00"): never adds two currencies together. */

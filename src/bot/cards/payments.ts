@@ -5,7 +5,7 @@ import { calendarDate, type FormatOptions } from './format.js';
 import { money } from './format.js';
 import { listCard } from './list.js';
 import { shortId } from './redact.js';
-import { count, moneyTotal, paymentStatusWords } from './words.js';
+import { count, moneyTotal, paymentMovesMoney, paymentStatusWords } from './words.js';
 
 export interface PaymentsCardInput {
   payments: Payment[];
@@ -25,16 +25,21 @@ export function paymentsCard(input: PaymentsCardInput): CardReply {
   const rows = input.payments;
   const words = rows.map((p) => paymentStatusWords(p.singleStatus));
   const attention = rows.filter((_, i) => words[i]!.tone === 'Attention');
-  const scheduled = rows.filter((p) => p.singleStatus === 'SCHEDULED' || (p.processDate ?? '') > today);
+  // The total is money that moved or will move; canceled, voided and failed payments stay in the list, not in it.
+  const moving = rows.filter(paymentMovesMoney);
+  const stopped = rows.filter((p) => !paymentMovesMoney(p));
+  const scheduled = moving.filter((p) => p.singleStatus === 'SCHEDULED' || (p.processDate ?? '') > today);
   const amounts = (list: Payment[]) => moneyTotal(list.map((p) => ({ amount: p.amount, currency: input.currencyOf(p.vendorId) })), fmt.locale);
-  const totals: Array<[string, string]> = [['Total', `${amounts(rows)} · ${count(rows.length, 'payment', fmt.locale)}`]];
+  const totals: Array<[string, string]> = [['Total', `${amounts(moving)} · ${count(moving.length, 'payment', fmt.locale)}`]];
   if (scheduled.length > 0) totals.push(['Scheduled', `${amounts(scheduled)} · ${count(scheduled.length, 'payment', fmt.locale)}`]);
+  if (stopped.length > 0) totals.push(['Not counted', `${amounts(stopped)} · ${count(stopped.length, 'payment', fmt.locale)}`]);
   totals.push(['Need attention', attention.length ? `${count(attention.length, 'payment', fmt.locale)} (${amounts(attention)})` : 'none']);
   const title = input.limit === 1 ? 'The last payment' : `The last ${input.limit} payments`;
   return listCard({
     title,
     subtitle: 'Bill payments to vendors, newest process date first',
     totals,
+    notes: stopped.length > 0 ? [{ text: 'The total counts paid, scheduled and in-process payments only; canceled, voided and failed ones are listed with their status and left out.', subtle: true }] : [],
     columns: [
       { header: 'Vendor', width: 3 },
       { header: 'Amount', width: 2, align: 'Right' },
@@ -53,6 +58,6 @@ export function paymentsCard(input: PaymentsCardInput): CardReply {
     summary:
       rows.length === 0
         ? 'No bill payments yet.'
-        : `${count(rows.length, 'payment')}, ${amounts(rows)}${attention.length ? `; ${attention.length} need attention` : ''}.`,
+        : `${count(moving.length, 'payment')}, ${amounts(moving)}${stopped.length ? `; ${stopped.length} canceled, voided or failed not counted` : ''}${attention.length ? `; ${attention.length} need attention` : ''}.`,
   });
 }

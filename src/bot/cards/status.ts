@@ -53,11 +53,14 @@ function per(windowMs: number | undefined): string {
   return ` / ${windowMs} ms`;
 }
 
-/** Who or what the row is for: an organisation, a tenant, a hashed key, or how many threads/teams are active. */
-function scope(row: BudgetSnapshot): string {
+/**
+ * Who or what the row is for: an organisation, a tenant, a hashed key, or how many threads/teams are active. BILL
+ * organisation ids are for admins; a member's rows are their own organisation's ("this organisation").
+ */
+function scope(row: BudgetSnapshot, admin: boolean): string {
   if (row.key === '') return '';
   if (row.key === '*') return row.keys ? ` · ${row.keys} active` : '';
-  if (row.budget === 'bill.concurrency') return ` · org ${row.key.split('/').pop()}`;
+  if (row.budget === 'bill.concurrency') return admin ? ` · org ${row.key.split('/').pop()}` : ' · this organisation';
   if (row.budget === 'graph.tenant' || row.budget === 'identity') return ` · tenant ${row.key.slice(0, 8)}…`;
   return ` · key ${row.key}`;
 }
@@ -66,7 +69,7 @@ export function budgetLabel(budget: string): string {
   return BUDGET_LABELS[budget] ?? budget;
 }
 
-export function budgetsSection(rows: BudgetSnapshot[], opts: StatusCardOptions): StatusSection {
+export function budgetsSection(rows: BudgetSnapshot[], opts: StatusCardOptions, who: { admin: boolean } = { admin: true }): StatusSection {
   const { locale } = opts;
   const order = Object.keys(BUDGET_LABELS);
   const rank = (b: string) => (order.includes(b) ? order.indexOf(b) : order.length);
@@ -89,7 +92,8 @@ export function budgetsSection(rows: BudgetSnapshot[], opts: StatusCardOptions):
       shown.map((r) => {
         const limit = r.configuredLimit !== undefined ? `${count(r.limit, locale)} (of ${count(r.configuredLimit, locale)})` : count(r.limit, locale);
         return [
-          escapeMarkdown(budgetLabel(r.budget) + scope(r)),
+          // The label is ours ("Teams sends (busiest thread)"); the scope may carry a key or an id.
+          budgetLabel(r.budget) + escapeMarkdown(scope(r, who.admin)),
           `${count(r.used, locale)} of ${limit}${per(r.windowMs)}`,
           count(r.queued, locale),
           count(r.running, locale),

@@ -2,6 +2,7 @@
 import type { BindingMode, BindingState } from '../../state/bindings.js';
 import type { CommandDefinition, ConversationKind } from '../commands/types.js';
 import { adaptiveCard, container, escapeMarkdown, executeAction, footer, text, title, type CardAction, type CardElement, type CardReply } from './card.js';
+import { typed, usageText } from './help.js';
 
 export interface WelcomeInput {
   kind: ConversationKind;
@@ -32,8 +33,8 @@ function bindingText(input: WelcomeInput): { line: string; summary: string } {
   const b = input.binding;
   const link =
     input.kind === 'channel'
-      ? 'A billbridge admin can link it by typing **@billbridge link <BILL organisation id>** in any channel of this team.'
-      : 'A billbridge admin can link it by typing **link <BILL organisation id>** here.';
+      ? 'A billbridge admin can link it by typing **@billbridge link {BILL organisation id}** in any channel of this team.'
+      : `A billbridge admin can link it by typing **${typed('link {BILL organisation id}', input.kind)}** here.`;
   switch (b.state) {
     case 'bound': {
       const org = escapeMarkdown(b.orgId);
@@ -73,10 +74,10 @@ export function welcomeCard(input: WelcomeInput): CardReply {
   if (suggestions.length > 0) {
     body.push(text('Try these', { weight: 'Bolder', separator: true }));
     for (const c of suggestions) {
-      body.push(text(`**${escapeMarkdown(c.usage)}** — ${escapeMarkdown(c.description)}`));
+      body.push(text(`**${usageText(c.usage)}** — ${c.description}`));
       const example = c.examples[0];
-      if (example && example !== c.usage) body.push(text(`e.g. ${escapeMarkdown(example)}`, { subtle: true, size: 'Small' }));
-      // A button only where it can run as is (no <argument> to fill in) and there is data to show.
+      if (example && example !== c.usage) body.push(text(`e.g. ${example}`, { subtle: true, size: 'Small' }));
+      // A button only where it can run as is (no {argument} to fill in) and there is data to show.
       if (!/[<[]/.test(c.usage) && input.binding.state === 'bound') actions.push(executeAction(c.name, { verb: 'run', command: c.name }));
     }
   }

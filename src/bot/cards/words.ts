@@ -90,6 +90,24 @@ export function paymentStatusWords(singleStatus: string | undefined): { words: s
   return known ? { words: known[0], tone: known[1] } : { words: codeWords(singleStatus), tone: undefined };
 }
 
+/**
+ * Payment lifecycles in which money moved or will move: scheduled, in process, paid (sent, delivered, cleared), held,
+ * an uncashed check, and funds escheated (they left the account, to the state). Canceled, voided (or about to be) and
+ * failed payments never moved money, so totals leave them out.
+ */
+const MONEY_MOVES = new Set(['SCHEDULED', 'FUNDING_STARTED', 'PROCESSED', 'SENT', 'DELIVERED', 'CLEARED', 'DISBURSEMENT_ON_HOLD', 'EXPIRING', 'FUNDS_ESCHEATED']);
+const MONEY_STOPPED = new Set(['CANCELED', 'VOIDED', 'VOID_PENDING', 'FUNDING_FAILED_VOIDED', 'FUNDING_FAILED_ACTION_NEEDED', 'DISBURSEMENT_FAILED_ACTION_NEEDED', 'DISBURSEMENT_FAILED_VENDOR_BANK_REJECTED']);
+
+/**
+ * True when a payment counts in a total of money paid: by its singleStatus; a singleStatus billbridge does not know
+ * falls back on the older `status` (PAID and SCHEDULED count; APPROVING, CANCELLED and anything else do not).
+ */
+export function paymentMovesMoney(p: { singleStatus?: string; status?: string }): boolean {
+  if (p.singleStatus && MONEY_MOVES.has(p.singleStatus)) return true;
+  if (p.singleStatus && MONEY_STOPPED.has(p.singleStatus)) return false;
+  return p.status === 'PAID' || p.status === 'SCHEDULED';
+}
+
 /** Open, Partially paid, Paid, Payment scheduled, Overdue by N days (partially paid), Archived. */
 export function invoiceStatusWords(inv: Pick<Invoice, 'status' | 'archived' | 'dueAmount' | 'totalAmount' | 'dueDate'>, today: string): { words: string; tone: Tone } {
   if (inv.archived) return { words: 'Archived', tone: undefined };

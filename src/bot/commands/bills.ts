@@ -164,7 +164,7 @@ export const billsOverdueCommand: CommandDefinition = {
   upstream: true,
   rank: 35,
   async run(ctx) {
-    noArguments(ctx, 'Type **bills overdue** on its own; for one vendor\'s bills type **vendor <name>**.');
+    noArguments(ctx, 'Type **bills overdue** on its own; for one vendor\'s bills type **vendor {name}**.');
     const orgId = boundOrg(ctx);
     const today = todayOf(ctx);
     let overdue: BillLine[];
@@ -201,7 +201,7 @@ export const billsOverdueCommand: CommandDefinition = {
 /** BILL bill ids start with 00n (shared/reference/bill-v3-api.md §8). */
 const BILL_ID = /^00n[A-Za-z0-9]{5,61}$/;
 
-const BILL_HINT = 'Type **bill** and the vendor\'s invoice number or the BILL id, e.g. **bill ACM-12345**. To browse a vendor\'s bills, type **vendor <name>**.';
+const BILL_HINT = 'Type **bill** and the vendor\'s invoice number or the BILL id, e.g. **bill ACM-12345**. To browse a vendor\'s bills, type **vendor {name}**.';
 
 async function billById(ctx: CommandContext, orgId: string, id: string): Promise<{ bill: Bill; fetchedAt: number }> {
   try {
@@ -255,7 +255,7 @@ export const billCommand: CommandDefinition = {
       const result = await index.lookup(orgId, typed, { ...replicaFreshness(ctx, 'bill'), waitMs: answerWaitMs(ctx) });
       if (result.state === 'building') return indexBuildingCard({ what: 'bills', indexed: result.indexed, command: `bill ${typed}`, fmt, asOf: ctx.now.getTime(), note });
       if (result.state === 'missing') {
-        throw new InputError(`No bill with invoice number "${shorten(typed)}"`, 'Check the number on the vendor\'s invoice, or find the bill with **vendor <name>**.', `bill ${typed}`);
+        throw new InputError(`No bill with invoice number "${shorten(typed)}"`, 'Check the number on the vendor\'s invoice, or find the bill with **vendor {name}**.', `bill ${typed}`);
       }
       if (result.rows.length > 1) {
         const vendors = await resolveParties(ctx, orgId, 'vendor', result.rows.map((r) => r.vendorId));

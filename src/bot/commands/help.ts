@@ -1,7 +1,7 @@
 // `help`: every command usable here, with usage and an example.
 import { helpCard } from '../cards/help.js';
 import type { CardReply } from '../cards/card.js';
-import type { CommandDefinition } from './types.js';
+import type { CommandDefinition, ConversationKind } from './types.js';
 
 export const SANDBOX_NOTE = 'Demo organisation — simulated data';
 
@@ -16,16 +16,16 @@ function frozen<T>(value: T): T {
 
 /**
  * The help card depends only on the commands usable here (the registry hands out one list per kind of conversation
- * until a command is registered), the demo note and the version: it is built once per combination, not per turn.
+ * until a command is registered), the kind of conversation (its wording), the demo note and the version: it is built once per combination, not per turn.
  */
 const built = new WeakMap<readonly CommandDefinition[], Map<string, CardReply>>();
 
-function cachedHelpCard(commands: readonly CommandDefinition[], note: string | undefined, version: string): CardReply {
+function cachedHelpCard(commands: readonly CommandDefinition[], kind: ConversationKind, note: string | undefined, version: string): CardReply {
   let byOptions = built.get(commands);
   if (!byOptions) built.set(commands, (byOptions = new Map()));
-  const key = `${note ?? ''}\n${version}`;
+  const key = `${kind}\n${note ?? ''}\n${version}`;
   let card = byOptions.get(key);
-  if (!card) byOptions.set(key, (card = frozen(helpCard(commands, { note, version }))));
+  if (!card) byOptions.set(key, (card = frozen(helpCard(commands, { note, version, kind }))));
   return card;
 }
 
@@ -38,6 +38,6 @@ export const helpCommand: CommandDefinition = {
   rank: 0,
   async run(ctx) {
     const { registry, backend, config } = ctx.services;
-    return cachedHelpCard(registry.forScope(ctx.scope.kind), backend.kind === 'sandbox' ? SANDBOX_NOTE : undefined, config.version);
+    return cachedHelpCard(registry.forScope(ctx.scope.kind), ctx.scope.kind, backend.kind === 'sandbox' ? SANDBOX_NOTE : undefined, config.version);
   },
 };

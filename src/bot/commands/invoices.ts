@@ -12,7 +12,7 @@ import { indexBuildingCard, invoiceCard, invoicesOverdueCard, isOverdue } from '
 import type { CommandDefinition } from './types.js';
 import { answerWaitMs, boundOrg, cachedAnswer, demoNote, formatOf, invoiceIndexOf, noArguments, orgClient, replicaFreshness, resolveParties, shorten, textArgument, todayOf } from './finance.js';
 
-const INVOICE_HINT = 'Type **invoice** and the invoice number, e.g. **invoice 1042**. To see a customer\'s open invoices, type **customer <name>**.';
+const INVOICE_HINT = 'Type **invoice** and the invoice number, e.g. **invoice 1042**. To see a customer\'s open invoices, type **customer {name}**.';
 
 export const invoiceCommand: CommandDefinition = {
   name: 'invoice',
@@ -31,7 +31,7 @@ export const invoiceCommand: CommandDefinition = {
     const index = invoiceIndexOf(ctx);
     const result = await index.lookup(orgId, typed, { ...replicaFreshness(ctx, 'invoice'), waitMs: answerWaitMs(ctx) });
     if (result.state === 'building') return indexBuildingCard({ what: 'invoices', indexed: result.indexed, command: `invoice ${typed}`, fmt, asOf: ctx.now.getTime(), note });
-    const notFound = () => new InputError(`No invoice ${shorten(typed)}`, 'Check the number on the invoice. To see a customer\'s open invoices, type **customer <name>**.', `invoice ${typed}`);
+    const notFound = () => new InputError(`No invoice ${shorten(typed)}`, 'Check the number on the invoice. To see a customer\'s open invoices, type **customer {name}**.', `invoice ${typed}`);
     if (result.state === 'missing') throw notFound();
     // Numbers are unique in BILL (a duplicate is refused); if history left two, the live one wins.
     const row = [...result.rows].sort((a, b) => Number(a.archived) - Number(b.archived) || b.updatedTime.localeCompare(a.updatedTime))[0]!;
@@ -79,7 +79,7 @@ export const invoicesOverdueCommand: CommandDefinition = {
   upstream: true,
   rank: 40,
   async run(ctx) {
-    noArguments(ctx, 'Type **invoices overdue** on its own; for one customer type **customer <name>**.');
+    noArguments(ctx, 'Type **invoices overdue** on its own; for one customer type **customer {name}**.');
     const orgId = boundOrg(ctx);
     const fmt = formatOf(ctx);
     const note = demoNote(ctx);

@@ -15,7 +15,7 @@ function singleOrgCard(ctx: CommandContext): CardReply {
     [
       title('Nothing to link'),
       text(`This billbridge serves one BILL organisation, so every team and chat uses ${org} automatically.`),
-      text('To serve several organisations, an administrator lists them in BILL_ALLOWED_ORG_IDS; then each team is linked with **link <BILL organisation id>**.', { subtle: true }),
+      text('To serve several organisations, an administrator lists them in BILL_ALLOWED_ORG_IDS; then each team is linked with **link {BILL organisation id}**.', { subtle: true }),
     ],
     { summary: 'This billbridge serves one BILL organisation; every team uses it automatically.' },
   );
@@ -45,7 +45,7 @@ export const linkCommand: CommandDefinition = {
     const allowed = bindings.allowedOrgIds();
     const allowedList = allowed.map((o) => escapeMarkdown(o)).join(', ');
     if (ctx.input.args.length !== 1) {
-      throw new InputError('Which BILL organisation?', `Type **link <BILL organisation id>**. Organisations this billbridge may use: ${allowedList}.`, ctx.input.argText || undefined);
+      throw new InputError('Which BILL organisation?', `Type **link {BILL organisation id}**. Organisations this billbridge may use: ${allowedList}.`, ctx.input.argText || undefined);
     }
     const typed = ctx.input.args[0]!;
     try {

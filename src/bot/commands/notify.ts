@@ -83,7 +83,7 @@ export const subscribeCommand: CommandDefinition = {
     const orgId = boundOrgOf(ctx);
     if (ctx.input.args.length === 0) throw new InputError('Subscribe to what?', KINDS_HINT);
     const kinds = parseKinds(ctx.input.args);
-    if (!kinds || kinds.length === 0) throw new InputError(`I can't subscribe to "${escapeMarkdown(ctx.input.argText.slice(0, 60))}"`, KINDS_HINT, `subscribe ${ctx.input.argText}`);
+    if (!kinds || kinds.length === 0) throw new InputError(`I can't subscribe to "${ctx.input.argText.slice(0, 60)}"`, KINDS_HINT, `subscribe ${ctx.input.argText}`);
     const reference = await referenceFor(ctx, target);
     const { added, already } = await n.subscriptions.add(target, kinds, { orgId, reference, createdBy: ctx.caller.aadObjectId });
     try {
@@ -119,7 +119,7 @@ export const unsubscribeCommand: CommandDefinition = {
     const target = channelOf(ctx);
     const kinds = ctx.input.args.length === 0 ? [...SUBSCRIPTION_KINDS] : parseKinds(ctx.input.args);
     if (!kinds || kinds.length === 0) {
-      throw new InputError(`I can't unsubscribe from "${escapeMarkdown(ctx.input.argText.slice(0, 60))}"`, `Type **unsubscribe** for everything, or one of: ${SUBSCRIPTION_KINDS.join(', ')}.`, `unsubscribe ${ctx.input.argText}`);
+      throw new InputError(`I can't unsubscribe from "${ctx.input.argText.slice(0, 60)}"`, `Type **unsubscribe** for everything, or one of: ${SUBSCRIPTION_KINDS.join(', ')}.`, `unsubscribe ${ctx.input.argText}`);
     }
     const before = await n.subscriptions.forChannel(target);
     const removed = await n.subscriptions.remove(target, kinds);
@@ -239,7 +239,7 @@ export const digestCommand: CommandDefinition = {
   },
 };
 
-const WEBHOOKS_HINT = `Type **webhooks** to list, **webhooks setup https://<your bot>${WEBHOOK_PATH}** to create BILL's subscription, or **webhooks delete <id>**.`;
+const WEBHOOKS_HINT = `Type **webhooks** to list, **webhooks setup https://{your bot}${WEBHOOK_PATH}** to create BILL's subscription, or **webhooks delete {id}**.`;
 
 function webhookUrlFromConfig(ctx: CommandContext): string | undefined {
   const host = ctx.services.config.publicHostname;
@@ -290,7 +290,7 @@ export const webhooksCommand: CommandDefinition = {
         await auditAdmin(ctx, action, 'ok', orgId, { subscriptionId: id });
         return adaptiveCard([title('Webhook subscription deleted'), text(`BILL no longer sends events for subscription ${escapeMarkdown(id)}.`)], { summary: `Webhook subscription ${id} deleted.` });
       }
-      if (verb !== 'list') throw new InputError(`"${escapeMarkdown(verb.slice(0, 30))}" is not a webhooks action`, WEBHOOKS_HINT, `webhooks ${ctx.input.argText}`);
+      if (verb !== 'list') throw new InputError(`"${verb.slice(0, 30)}" is not a webhooks action`, WEBHOOKS_HINT, `webhooks ${ctx.input.argText}`);
       const subs = await n.setup.list(orgId);
       const body: CardElement[] = [title('BILL webhook subscriptions'), text(`Organisation ${escapeMarkdown(orgId)}: ${subs.length} of 10 allowed.`)];
       for (const s of subs) {

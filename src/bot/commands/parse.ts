@@ -40,7 +40,7 @@ export type ParseResult =
   | { kind: 'empty' }
   | { kind: 'tooLong'; length: number }
   | { kind: 'command'; name: string; args: string[]; argText: string }
-  | { kind: 'unknown'; text: string; suggestion: string | undefined };
+  | { kind: 'unknown'; text: string; suggestion: string | undefined; /** What was typed after the suggestion's words, original case. */ suggestionArgs: string };
 
 /** Matches the longest registered name that is a word-prefix of the line (case-insensitive). */
 export function parseCommandLine(raw: string, names: CommandName[]): ParseResult {
@@ -60,7 +60,9 @@ export function parseCommandLine(raw: string, names: CommandName[]): ParseResult
     const args = tokens.slice(best.words.length);
     return { kind: 'command', name: best.name, args, argText: args.join(' ') };
   }
-  return { kind: 'unknown', text: line, suggestion: suggestCommand(lower, names) };
+  const suggestion = suggestCommand(lower, names);
+  const suggestionArgs = suggestion ? tokens.slice(suggestion.split(' ').length).join(' ') : '';
+  return { kind: 'unknown', text: line, suggestion, suggestionArgs };
 }
 
 /** The registered name closest to what was typed (edit distance), when it is close enough to help. */

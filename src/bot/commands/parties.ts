@@ -10,6 +10,7 @@ import type { Customer, Invoice, Vendor } from '../../bill/types.js';
 import { invoiceOf, type IndexedInvoice } from '../../bill/invoiceIndex.js';
 import { queryKey } from '../../cache/index.js';
 import { amountDue } from '../cards/bills.js';
+import { escapeMarkdown } from '../cards/card.js';
 import { sum } from '../cards/format.js';
 import { customerCard, partyMatchesCard, vendorCard, type PartyKind, type PartyMatch } from '../cards/parties.js';
 import { openBillsFromReplica, unpaidBills, withVendorNames } from './bills.js';
@@ -96,7 +97,7 @@ function pick<T extends { name: string; id: string }>(typed: string, items: T[])
 }
 
 function noMatch(kind: PartyKind, typed: string): InputError {
-  return new InputError(`No ${kind} starts with "${shorten(typed)}"`, `Check the spelling, or type fewer letters of the name, e.g. **${kind} ${shorten(typed.slice(0, 3), 20)}**.`, `${kind} ${typed}`);
+  return new InputError(`No ${kind} starts with "${shorten(typed)}"`, `Check the spelling, or type fewer letters of the name, e.g. **${kind} ${escapeMarkdown(shorten(typed.slice(0, 3), 20))}**.`, `${kind} ${typed}`);
 }
 
 /**

@@ -1,4 +1,5 @@
 // `status`: how busy billbridge is — every upstream budget (used, waiting, running, refused, last throttle), the cache, the version.
+// Members see whether the bot is healthy and linked; hosts, paths and organisation ids are for billbridge admins.
 import type { BudgetSnapshot } from '../../limits/types.js';
 import { PUSH_FED } from '../../notify/kinds.js';
 import { budgetsSection, cacheSection, statusCard, type StatusCardOptions, type StatusSection } from '../cards/status.js';
@@ -24,11 +25,10 @@ export function visibleBudgets(rows: BudgetSnapshot[], who: { admin: boolean; or
   });
 }
 
-const budgets: StatusSectionBuilder = (ctx, opts) =>
-  budgetsSection(
-    visibleBudgets(ctx.services.limiter.snapshot(), { admin: ctx.services.access.isAdmin(ctx.caller), orgId: ctx.orgId, tenantId: ctx.scope.tenantId }),
-    opts,
-  );
+const budgets: StatusSectionBuilder = (ctx, opts) => {
+  const admin = ctx.services.access.isAdmin(ctx.caller);
+  return budgetsSection(visibleBudgets(ctx.services.limiter.snapshot(), { admin, orgId: ctx.orgId, tenantId: ctx.scope.tenantId }), opts, { admin });
+};
 
 const cache: StatusSectionBuilder = (ctx, opts) => cacheSection(ctx.services.cache.stats(), opts);
 
@@ -42,10 +42,11 @@ const bill: StatusSectionBuilder = (ctx, opts) => {
   const indexes = orgId ? [invoiceIndex?.info(orgId), billIndex?.info(orgId), partyIndex?.vendors.info(orgId), partyIndex?.customers.info(orgId)].filter((i) => i !== undefined) : [];
   const { pushedTtlS, listTtlS } = ctx.services.config.cache;
   const pushFed = orgId && notify ? { kinds: PUSH_FED.filter((p) => notify.push.fed(orgId, p.entity)).map((p) => p.kind), pushedTtlS, listTtlS } : undefined;
-  return billSection(ctx.services.bill.status(), orgId, indexes, opts, pushFed);
+  return billSection(ctx.services.bill.status(), orgId, indexes, opts, pushFed, { admin: ctx.services.access.isAdmin(ctx.caller) });
 };
 
-const audit: StatusSectionBuilder = (ctx) => auditSection(ctx.services.audit.location);
+/** Where the audit log lives is a server path: shown to billbridge admins only. */
+const audit: StatusSectionBuilder = (ctx) => (ctx.services.access.isAdmin(ctx.caller) ? auditSection(ctx.services.audit.location) : undefined);
 
 /** The card's sections, top to bottom. */
 /** This channel's BILL notifications and digest, the outbox, dead letters, webhook keys. */

@@ -1,0 +1,211 @@
+// What Teams shows, asked for over HTTP as Teams sends it: user and BILL text that cannot format or link, help that
+// shows its arguments and fits the conversation, suggestions with a button, a payments total of money that moved,
+// and a status card that keeps hosts and paths for admins.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Payment } from '../../src/bill/types.js';
+import { channelMessage, executeInvoke, groupChatMessage, personalMessage, type Who } from '../harness/activities.js';
+import { startBot, type TestBot } from '../harness/bot.js';
+import { ConnectorStandIn } from '../harness/connector.js';
+import { expectValidCard, factsOf, money, plain, tableRows, textOf, total } from '../harness/finance.js';
+
+const ADMIN: Who = { id: '29:admin-ana', name: 'Ana Admin', aadObjectId: '22222222-0000-4000-8000-0000000000ad' };
+const HOSTILE_VENDOR = '*Star* [x](https://evil.example) <b>bold</b> _it_';
+let bot: TestBot;
+
+beforeAll(async () => {
+  // The real clock: Teams send budgets (7 a second per thread) count in it, and this file sends over HTTP.
+  bot = await startBot({ env: { USER_COMMANDS_PER_MINUTE: '10000', ADMIN_AAD_OBJECT_IDS: ADMIN.aadObjectId! } });
+  // BILL data with markdown in it, there before the bot reads anything: the vendor of the newest payment is renamed.
+  const org = bot.app.sandbox!.org;
+  const payment = org.payments.all().sort((a, b) => b.processDate.localeCompare(a.processDate))[0]!;
+  const vendor = org.vendors.find((v) => v.id === payment.vendorId)!;
+  org.vendors.put({ ...vendor, name: HOSTILE_VENDOR });
+  for (const p of org.payments.all().filter((x) => x.vendorId === vendor.id)) org.payments.put({ ...p, vendorName: HOSTILE_VENDOR });
+  for (const b of org.bills.all().filter((x) => x.vendorId === vendor.id)) org.bills.put({ ...b, vendorName: HOSTILE_VENDOR });
+});
+afterAll(async () => {
+  await bot?.close();
+});
+
+type Node = Record<string, any>;
+
+/** Every string Teams renders as markdown: TextBlock texts, fact titles and values (table cells are TextBlocks). */
+function markdownTexts(card: unknown): string[] {
+  const out: string[] = [];
+  const walk = (n: unknown): void => {
+    if (!n || typeof n !== 'object') return;
+    if (Array.isArray(n)) return n.forEach(walk);
+    const node = n as Node;
+    if (node.type === 'TextBlock' && typeof node.text === 'string') out.push(node.text);
+    if (node.type === 'FactSet') for (const f of node.facts ?? []) out.push(String(f.title), String(f.value));
+    for (const v of Object.values(node)) walk(v);
+  };
+  walk(card);
+  return out;
+}
+
+/** Every URL an action or selectAction of the card would open. */
+function actionUrls(card: unknown): string[] {
+  const out: string[] = [];
+  const walk = (n: unknown): void => {
+    if (!n || typeof n !== 'object') return;
+    if (Array.isArray(n)) return n.forEach(walk);
+    const node = n as Node;
+    if (typeof node.type === 'string' && node.type.startsWith('Action.') && typeof node.url === 'string') out.push(node.url);
+    for (const v of Object.values(node)) walk(v);
+  };
+  walk(card);
+  return out;
+}
+
+/**
+ * Markup Teams would act on in a markdown string: whatever is left once backslash-escaped characters are taken out
+ * must hold no link, image, HTML tag, code, strike-through, emphasis or linkifiable address.
+ */
+function liveMarkup(text: string): string[] {
+  const bare = text.replace(/\\./g, '');
+  const found: string[] = [];
+  if (/[[\]<>`~]/.test(bare)) found.push('link, tag, code or strike-through');
+  if (/(?<!\*)\*(?!\*)/.test(bare)) found.push('single * emphasis');
+  if (/(^|\W)_\w[^_]*_(\W|$)/.test(bare)) found.push('_ emphasis');
+  if (/:\/\/|evil\.example|www\./i.test(bare)) found.push('linkifiable address');
+  return found;
+}
+
+async function reply(activity: Record<string, any>): Promise<any> {
+  const res = await bot.send(activity);
+  expect(res.status).toBeLessThan(300);
+  const [call] = await bot.connector.waitFor((calls) => {
+    const m = calls.filter((c) => (c.kind === 'reply' || c.kind === 'send') && c.body?.type === 'message' && c.activityId === activity.id);
+    return m.length > 0 ? m : undefined;
+  }, 10_000, `the reply to ${activity.id}`);
+  const card = ConnectorStandIn.card(call!);
+  expectValidCard(card);
+  return card;
+}
+
+const inChannel = (text: string, from?: Who) => reply(channelMessage(text, { serviceUrl: bot.connector.url, from }));
+const inPersonalChat = (text: string, from?: Who) => reply(personalMessage(text, { serviceUrl: bot.connector.url, from }));
+const inGroupChat = (text: string) => reply(groupChatMessage(text, { serviceUrl: bot.connector.url }));
+
+describe('user and BILL text cannot format or link', () => {
+  it('a vendor search for "[Session expired - sign in](https://evil.example)" answers with the text escaped and no link anywhere', async () => {
+    const card = await inChannel('vendor [Session expired - sign in](https://evil.example)');
+    const texts = markdownTexts(card);
+    const echoing = texts.filter((t) => plain(t).includes('Session expired'));
+    expect(echoing.length).toBeGreaterThan(0);
+    expect(texts.join('\n')).toContain('\\[Session expired - sign in\\]\\(https\\://evil\\.example\\)');
+    for (const t of texts) expect(liveMarkup(t), t).toEqual([]);
+    expect(actionUrls(card).filter((u) => u.includes('evil'))).toEqual([]);
+    expect(plain(echoing[0]!)).toContain('[Session expired - sign in](https://evil.example)');
+  });
+
+  it('a vendor BILL named with *, [x](y) and <b> shows in payments and in its vendor card exactly as named, escaped', async () => {
+    const payments = await inChannel('payments 50');
+    expect(tableRows(payments).map((r) => r[0])).toContain(HOSTILE_VENDOR);
+    for (const t of markdownTexts(payments)) expect(liveMarkup(t), t).toEqual([]);
+
+    const found = await inChannel('vendor *Star*');
+    expect(textOf(found).split('\n')[0]).toBe(HOSTILE_VENDOR);
+    for (const t of markdownTexts(found)) expect(liveMarkup(t), t).toEqual([]);
+    expect(actionUrls(found).filter((u) => u.includes('evil'))).toEqual([]);
+  });
+
+  it('an unknown command full of markup is echoed escaped', async () => {
+    const card = await inChannel('frobnicate &lt;img src=x&gt; **now** [here](http://evil.example)');
+    expect(textOf(card)).toContain('frobnicate <img src=x> **now** [here](http://evil.example)');
+    for (const t of markdownTexts(card).filter((x) => plain(x).includes('frobnicate'))) expect(liveMarkup(t), t).toEqual([]);
+  });
+});
+
+describe('help', () => {
+  it('shows every argument in a form Teams displays: no <...> for Teams to drop', async () => {
+    const card = await inChannel('help');
+    const texts = markdownTexts(card);
+    for (const t of texts) expect(t, t).not.toMatch(/[<>]/);
+    const all = texts.join('\n');
+    expect(all).toContain('invoice {number}');
+    expect(all).toContain('vendor {name}');
+    expect(all).toContain('bills due [days]');
+    expect(all).toContain('link {BILL organisation id}');
+  });
+
+  it('in a channel it says to mention the bot; in a personal chat it does not', async () => {
+    const channel = textOf(await inChannel('help'));
+    expect(channel).toContain('Mention me');
+    const group = textOf(await inGroupChat('help'));
+    expect(group).toContain('Mention me');
+    const personal = textOf(await inPersonalChat('help'));
+    expect(personal).not.toMatch(/mention/i);
+    expect(personal).toContain('Type a command here');
+  });
+
+  it('the hint on an unknown command fits the conversation', async () => {
+    expect(textOf(await inChannel('what is the weather'))).toContain('@billbridge help');
+    const personal = textOf(await inPersonalChat('what is the weather'));
+    expect(personal).toContain('Type **help**');
+    expect(personal).not.toContain('@billbridge');
+  });
+});
+
+describe('suggestions', () => {
+  it('"bils due" is answered with "Did you mean bills due?" and a button that runs bills due', async () => {
+    const base = channelMessage('bils due', { serviceUrl: bot.connector.url });
+    const card = await reply(base);
+    expect(textOf(card)).toContain('Did you mean **bills due [days]**?');
+    const run = (card.actions as Node[]).find((a) => a.data?.command === 'bills due');
+    expect(run, JSON.stringify(card.actions)).toBeDefined();
+    const clicked = await bot.send(executeInvoke(run!.data, base));
+    expect(clicked.status).toBe(200);
+    expectValidCard(clicked.json.value);
+    expect(textOf(clicked.json.value)).toMatch(/Bills due/i);
+  });
+
+  it('a misspelt command with an argument offers a button that runs it with that argument', async () => {
+    const card = await inChannel('invoise 1001');
+    const run = (card.actions as Node[]).find((a) => a.data?.command === 'invoice 1001');
+    expect(run, JSON.stringify(card.actions)).toBeDefined();
+  });
+});
+
+describe('payments total', () => {
+  it('counts only money that moved or will move; canceled, voided and failed payments are listed and left out, and the card says so', async () => {
+    const all = bot.app.sandbox!.org.payments.all().sort((a, b) => b.processDate.localeCompare(a.processDate) || a.id.localeCompare(b.id)).slice(0, 50);
+    const stopped = (p: Payment) => ['CANCELED', 'VOIDED', 'VOID_PENDING'].includes(p.singleStatus) || p.singleStatus.includes('FAILED');
+    const notMoved = all.filter(stopped);
+    expect(notMoved.length).toBeGreaterThanOrEqual(3);
+    const card = await inChannel('payments 50');
+    const f = factsOf(card);
+    const moved = all.filter((p) => !stopped(p));
+    expect(f.Total).toBe(`${money(total(moved.map((p) => p.amount)))} · ${moved.length} payments`);
+    expect(f['Not counted']).toBe(`${money(total(notMoved.map((p) => p.amount)))} · ${notMoved.length} payments`);
+    expect(textOf(card)).toContain('The total counts paid, scheduled and in-process payments only; canceled, voided and failed ones are listed with their status and left out.');
+    const statuses = tableRows(card).map((r) => r[3]);
+    expect(statuses).toEqual(expect.arrayContaining(['Canceled', 'Voided']));
+  });
+});
+
+describe('status', () => {
+  it('a member sees that the bot is healthy and linked, without the audit log path or the BILL host and port', async () => {
+    const card = await inChannel('status');
+    const json = JSON.stringify(card);
+    expect(json).not.toMatch(/127\.0\.0\.1:\d+/);
+    expect(json).not.toContain(bot.app.audit.location);
+    expect(json).not.toContain(bot.stateDir);
+    const f = factsOf(card);
+    expect(f.Connectivity).toBe('reachable');
+    expect(f['BILL organisation']).toMatch(/^linked/);
+    expect(f['BILL organisation']).not.toContain(bot.app.sandbox!.org.id);
+    // Not in the budgets either: this organisation's BILL slots are "this organisation" to a member.
+    expect(json).toContain('BILL calls in flight · this organisation');
+    expect(json).not.toContain(bot.app.sandbox!.org.id);
+  });
+
+  it('an admin sees the audit log path, the BILL host and the organisation id', async () => {
+    const card = await inChannel('status', ADMIN);
+    const f = factsOf(card);
+    expect(f.Backend).toMatch(/^embedded sandbox at 127\.0\.0\.1:\d+/);
+    expect(f['BILL organisation']).toContain(bot.app.sandbox!.org.id);
+    expect(textOf(card)).toContain(bot.app.audit.location);
+  });
+});
