@@ -155,10 +155,17 @@ describe('suggestions', () => {
     expect(textOf(card)).toContain('Did you mean **bills due [days]**?');
     const run = (card.actions as Node[]).find((a) => a.data?.command === 'bills due');
     expect(run, JSON.stringify(card.actions)).toBeDefined();
+    const before = bot.connector.calls.length;
     const clicked = await bot.send(executeInvoke(run!.data, base));
     expect(clicked.status).toBe(200);
-    expectValidCard(clicked.json.value);
-    expect(textOf(clicked.json.value)).toMatch(/Bills due/i);
+    // A button that opens another view answers with a new reply in the same thread (the suggestion card stays).
+    const [posted] = await bot.connector.waitFor((calls) => {
+      const m = calls.slice(before).filter((c) => c.kind === 'reply' && c.body?.type === 'message');
+      return m.length > 0 ? m : undefined;
+    }, 10_000, 'the bills due reply');
+    const due = ConnectorStandIn.card(posted!);
+    expectValidCard(due);
+    expect(textOf(due)).toMatch(/Bills due/i);
   });
 
   it('a misspelt command with an argument offers a button that runs it with that argument', async () => {
@@ -179,8 +186,8 @@ describe('payments total', () => {
     const moved = all.filter((p) => !stopped(p));
     expect(f.Total).toBe(`${money(total(moved.map((p) => p.amount)))} · ${moved.length} payments`);
     expect(f['Not counted']).toBe(`${money(total(notMoved.map((p) => p.amount)))} · ${notMoved.length} payments`);
-    expect(textOf(card)).toContain('The total counts paid, scheduled and in-process payments only; canceled, voided and failed ones are listed with their status and left out.');
-    const statuses = tableRows(card).map((r) => r[3]);
+    expect(textOf(card)).toContain('The total counts paid, scheduled and in process payments only; canceled, voided and failed ones are listed with their status and left out.');
+    const statuses = tableRows(card).map((r) => r[2]);
     expect(statuses).toEqual(expect.arrayContaining(['Canceled', 'Voided']));
   });
 });

@@ -48,6 +48,20 @@ function markdownTexts(card: unknown): string[] {
   return out;
 }
 
+/** TextRun texts: plain text in Teams (no markdown), so they carry BILL text as it is, without backslashes. */
+function plainRuns(card: unknown): string[] {
+  const out: string[] = [];
+  const walk = (n: unknown): void => {
+    if (!n || typeof n !== 'object') return;
+    if (Array.isArray(n)) return n.forEach(walk);
+    const node = n as Node;
+    if (node.type === 'TextRun' && typeof node.text === 'string') out.push(node.text);
+    for (const v of Object.values(node)) walk(v);
+  };
+  walk(card);
+  return out;
+}
+
 /** What of the hostile text is still live markup once the backslash-escaped characters are taken out. */
 function liveMarkup(text: string): string[] {
   const bare = text.replace(/\\./g, '');
@@ -61,7 +75,9 @@ function liveMarkup(text: string): string[] {
 
 describe('hostile BILL text on every gallery card', () => {
   const cards = galleryCards({ version: '1.2.3' });
-  const showing = cards.filter((c) => markdownTexts(c.reply.card).some((t) => unescapeMarkdown(t).includes('Zq9')));
+  const showing = cards.filter(
+    (c) => markdownTexts(c.reply.card).some((t) => unescapeMarkdown(t).includes('Zq9')) || plainRuns(c.reply.card).some((t) => t.includes('Zq9')),
+  );
 
   it('reaches the cards that show BILL data (the fixtures are in use)', () => {
     const names = showing.map((c) => c.name);
@@ -77,6 +93,8 @@ describe('hostile BILL text on every gallery card', () => {
       // Shown as typed: escaping takes nothing away.
       expect(unescapeMarkdown(t), t).toContain('[x](https://evil.example)');
     }
+    // Plain runs show it exactly as BILL has it: no markdown there, so no backslash either.
+    for (const t of plainRuns(c.reply.card)) if (t.includes('Zq9')) expect(t).toContain(HOSTILE);
     const urls = JSON.stringify(c.reply.card).match(/"url":"[^"]*"/g) ?? [];
     expect(urls.filter((u) => u.includes('evil'))).toEqual([]);
   });

@@ -39,7 +39,7 @@ export function paymentsCard(input: PaymentsCardInput): CardReply {
     title,
     subtitle: 'Bill payments to vendors, newest process date first',
     totals,
-    notes: stopped.length > 0 ? [{ text: 'The total counts paid, scheduled and in-process payments only; canceled, voided and failed ones are listed with their status and left out.', subtle: true }] : [],
+    notes: stopped.length > 0 ? [{ text: 'The total counts paid, scheduled and in process payments only; canceled, voided and failed ones are listed with their status and left out.', subtle: true }] : [],
     columns: [
       { header: 'Vendor', width: 3 },
       { header: 'Amount', width: 2, align: 'Right' },
