@@ -15,7 +15,8 @@ const log = createLogger({ level: 'debug', secrets: new SecretRegistry(), destin
 const conns: RedisConnection[] = [];
 
 function instance(): RedisStateStore {
-  const conn = new RedisConnection({ url: redis.url, log, commandTimeoutMs: 500, maxReconnectDelayMs: 100 });
+  // The production command timeout: 3,000 pipelined writes on a loaded two-core CI machine took over 500 ms.
+  const conn = new RedisConnection({ url: redis.url, log, commandTimeoutMs: 2_000, maxReconnectDelayMs: 100 });
   conns.push(conn);
   return new RedisStateStore(conn, systemClock);
 }
