@@ -30,11 +30,20 @@ afterAll(async () => {
 
 const sign = (raw: string | Buffer, key = ENV_KEY) => createHmac('sha256', key).update(raw).digest('base64');
 
-function invoiceEvent(over: { type?: string; eventId?: string; org?: string; number?: string } = {}): string {
-  const inv = bot.app.sandbox!.org.invoices.all().find((i) => i.status === 'OPEN' && !i.archived)!;
+let invoiceNo = 0;
+
+/**
+ * A signed-able invoice.updated event about an invoice BILL (the sandbox) really has: a part payment of 750 on a
+ * 1,000 invoice numbered `number`. The card is drawn from BILL's record, so BILL gets the record first; `payload`
+ * changes only what the event says.
+ */
+function invoiceEvent(over: { type?: string; eventId?: string; org?: string; number?: string; payload?: Record<string, unknown> } = {}): string {
+  const open = bot.app.sandbox!.org.invoices.all().find((i) => i.status === 'OPEN' && !i.archived)!;
+  const inv = { ...open, id: `00e01webhook${String(++invoiceNo).padStart(8, '0')}`, invoiceNumber: over.number ?? `INV-W${invoiceNo}`, status: 'PARTIAL_PAYMENT' as const, totalAmount: 1000, dueAmount: 250 };
+  bot.app.sandbox!.org.invoices.put(inv);
   return JSON.stringify({
     metadata: { eventId: over.eventId ?? randomUUID(), subscriptionId: 'sub-made-in-the-bill-app', organizationId: over.org ?? orgId, eventType: over.type ?? 'invoice.updated', version: '1' },
-    invoice: { ...inv, invoiceNumber: over.number ?? inv.invoiceNumber, status: 'PARTIAL_PAYMENT', totalAmount: 1000, dueAmount: 250 },
+    invoice: { ...inv, ...over.payload },
   });
 }
 
@@ -74,24 +83,51 @@ describe('what BILL signs is accepted once', () => {
     expect(JSON.stringify(ConnectorStandIn.card(card!))).toContain('Payment received on invoice INV-5001');
   });
 
+  it('a correctly signed event carrying a forged amount and number posts a card with what BILL has', async () => {
+    const body = invoiceEvent({ number: 'INV-5010', payload: { invoiceNumber: 'INV-FORGED', totalAmount: 987_654, dueAmount: 0, status: 'PAID' } });
+    bot.app.sandbox!.clearRequests();
+    expect((await deliver(body, sign(body))).json.status).toBe('accepted');
+    await bot.app.notify.worker.drain();
+    const card = await bot.connector.waitFor(() => posts().find((c) => JSON.stringify(c.body).includes('INV-5010')), 10_000, 'the card of the forged event');
+    const shown = JSON.stringify(ConnectorStandIn.card(card));
+    expect(shown).toContain('Payment received on invoice INV-5010');
+    expect(shown).toContain('250.00');
+    expect(shown).not.toMatch(/INV-FORGED|987,654|987654/);
+    // One GET by id confirmed the record.
+    expect(bot.app.sandbox!.requests().filter((r) => r.route === 'GET /v3/invoices/{id}')).toHaveLength(1);
+  });
+
+  it('an event about an invoice BILL does not have posts nothing', async () => {
+    const sends = posts().length;
+    const body = invoiceEvent({ number: 'INV-GONE' });
+    const id = (JSON.parse(body) as { invoice: { id: string } }).invoice.id;
+    bot.app.sandbox!.org.invoices.delete(id);
+    expect((await deliver(body, sign(body))).json.status).toBe('accepted');
+    expect(await bot.app.notify.worker.drain()).toMatchObject({ sent: 0, dropped: 1, finished: 1 });
+    expect(posts()).toHaveLength(sends);
+    expect(bot.logs.records().some((r) => r.msg === 'record of a webhook event is not in BILL; nothing posted' && r.eventId === (JSON.parse(body) as { metadata: { eventId: string } }).metadata.eventId)).toBe(true);
+  });
+
   it('the same event delivered again is acknowledged and sends nothing', async () => {
+    const sends = posts().length;
     const body = invoiceEvent({ number: 'INV-5002' });
     expect((await deliver(body, sign(body))).json.status).toBe('accepted');
     await bot.app.notify.worker.drain();
-    await bot.connector.waitForMessages(2, CHANNEL);
+    await bot.connector.waitForMessages(sends + 1, CHANNEL);
     const again = await deliver(body, sign(body));
     expect(again).toMatchObject({ status: 200, json: { status: 'duplicate' } });
     await bot.app.notify.worker.drain();
-    expect(posts()).toHaveLength(2);
+    expect(posts()).toHaveLength(sends + 1);
   });
 
   it('accepts the payload as a JSON string holding JSON (BILL\'s docs warn it may come JSON-escaped)', async () => {
+    const sends = posts().length;
     const wrapped = JSON.stringify(invoiceEvent({ number: 'INV-5003' }));
     const res = await deliver(wrapped, sign(wrapped));
     expect(res).toMatchObject({ status: 200, json: { status: 'accepted' } });
     await bot.app.notify.worker.drain();
-    const cards = await bot.connector.waitForMessages(3, CHANNEL);
-    expect(JSON.stringify(ConnectorStandIn.card(cards[2]!))).toContain('invoice INV-5003');
+    const cards = await bot.connector.waitForMessages(sends + 1, CHANNEL);
+    expect(JSON.stringify(ConnectorStandIn.card(cards[sends]!))).toContain('invoice INV-5003');
   });
 
   it('an event type billbridge does not post is acknowledged, logged and ignored', async () => {
