@@ -143,10 +143,14 @@ describe('a daily digest at 09:00 New York time', () => {
   });
 });
 
+/** An invoice.created event about a new invoice BILL (the sandbox) has: cards show BILL's record. */
 function signedInvoiceEvent(): { body: string; signature: string } {
+  const org = bot.app.sandbox!.org;
+  const invoice = { ...org.invoices.all()[0]!, id: '00e01flakyinvoice0001', invoiceNumber: 'INV-9001', totalAmount: 75, dueAmount: 75, dueDate: '2026-04-01', status: 'OPEN' as const, archived: false };
+  org.invoices.put(invoice);
   const body = JSON.stringify({
     metadata: { eventId: randomUUID(), subscriptionId: 'sub-outside', organizationId: bot.app.sandbox!.credentials.orgId, eventType: 'invoice.created', version: '1' },
-    invoice: { id: '00e01flakyinvoice0001', invoiceNumber: 'INV-9001', customerId: '0cu01nobody', totalAmount: 75, dueAmount: 75, dueDate: '2026-04-01', status: 'OPEN', archived: false },
+    invoice,
   });
   return { body, signature: createHmac('sha256', KEY).update(body).digest('base64') };
 }
