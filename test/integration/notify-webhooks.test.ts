@@ -5,11 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { ConnectorStandIn } from '../harness/connector.js';
+import { factsOf, money } from '../harness/finance.js';
 import { deepArrays, deepObjects, fuzzSeed, mutate, randomJson, Rng } from '../harness/fuzz.js';
 import { NS } from '../../src/state/types.js';
 
 const ENV_KEY = randomBytes(32).toString('base64');
 const CHANNEL = '19:channel-receivables@thread.tacv2';
+const SPEND = '19:channel-spend@thread.tacv2';
 const SEED = fuzzSeed(7_2026_03);
 
 let bot: TestBot;
@@ -23,6 +25,8 @@ beforeAll(async () => {
   orgId = bot.app.sandbox!.credentials.orgId;
   const res = await bot.say('subscribe invoices', { channel: CHANNEL });
   await bot.connector.waitForMessages(1, res.activity.conversation.id);
+  const spend = await bot.say('subscribe spend', { channel: SPEND });
+  await bot.connector.waitForMessages(1, spend.activity.conversation.id);
 });
 afterAll(async () => {
   await bot?.close();
@@ -95,6 +99,22 @@ describe('what BILL signs is accepted once', () => {
     expect(shown).not.toMatch(/INV-FORGED|987,654|987654/);
     // One GET by id confirmed the record.
     expect(bot.app.sandbox!.requests().filter((r) => r.route === 'GET /v3/invoices/{id}')).toHaveLength(1);
+  });
+
+  it('a signed card-transaction event with a forged merchant and amount posts the transaction Spend & Expense has', async () => {
+    const tx = bot.app.sandbox!.org.spend.transactions.all().find((t) => t.merchantName && /^[A-Za-z0-9 ]+$/.test(t.merchantName) && t.amount > 1)!;
+    const body = JSON.stringify({
+      metadata: { eventId: randomUUID(), subscriptionId: 'sub-made-in-the-bill-app', organizationId: orgId, eventType: 'spend.transaction.updated', version: '1' },
+      transaction: { ...tx, merchantName: 'Forged Merchant', amount: 31_337 },
+    });
+    const before = bot.connector.messages(SPEND).length;
+    expect((await deliver(body, sign(body))).json.status).toBe('accepted');
+    await bot.app.notify.worker.drain();
+    const [card] = (await bot.connector.waitForMessages(before + 1, SPEND)).slice(before);
+    const facts = factsOf(ConnectorStandIn.card(card!));
+    expect(facts.Merchant).toBe(tx.merchantName);
+    expect(facts.Amount).toBe(money(tx.amount));
+    expect(JSON.stringify(card!.body)).not.toMatch(/Forged Merchant|31,337/);
   });
 
   it('an event about an invoice BILL does not have posts nothing', async () => {
