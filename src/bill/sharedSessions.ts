@@ -99,6 +99,7 @@ export class RedisSessionLedger implements SessionLedger {
   constructor(private readonly deps: SharedSessionDeps) {
     this.sealKey = deps.secretsKey ? deriveKey(deps.secretsKey, SESSION_SEAL_PURPOSE) : undefined;
     this.refKey = deps.secretsKey ? deriveKey(deps.secretsKey, SESSION_REF_PURPOSE) : undefined;
+    if (!this.sealKey) deps.log.warn('SECRETS_KEY is not set: the BILL session the instances share is stored in Redis unencrypted; set SECRETS_KEY to seal it');
     this.lockTimeoutMs = deps.lockTimeoutMs ?? 10_000;
     this.waitMs = deps.waitMs ?? 15_000;
     this.pollMs = deps.pollMs ?? 25;

@@ -160,6 +160,16 @@ describe('sessionIds at rest (SECRETS_KEY set)', () => {
     expect((await storedSessions(prefix)).join('')).not.toContain(issued);
   });
 
+  it('an instance says at start whether the shared session is sealed (no SECRETS_KEY: stored unencrypted)', () => {
+    const said = (secretsKey?: Buffer) => {
+      const logs = new LogCapture('ledger start');
+      new RedisSessionLedger({ redis: conns.at(-1)!, clock, log: createLogger({ level: 'debug', secrets: new SecretRegistry(), destination: logs }), secretsKey });
+      return logs.text();
+    };
+    expect(said()).toContain('SECRETS_KEY is not set: the BILL session the instances share is stored in Redis unencrypted');
+    expect(said(randomBytes(32))).not.toContain('unencrypted');
+  });
+
   it('a record sealed under another SECRETS_KEY is not used: the instance signs in and its sealed record replaces it', async () => {
     const prefix = `sessions-sealed-${fleetNo++}:`;
     const [old] = await fleet(1, { secretsKey: randomBytes(32), prefix });
