@@ -161,7 +161,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     requestTimeoutMs: config.bill.requestTimeoutMs,
     loginsPerHour: config.limits.billLoginsPerHour,
     loginsReserved: config.limits.billLoginsReserved,
-    sessionLedger: cluster ? new cluster.RedisSessionLedger({ redis: cluster.redis, clock, log }) : undefined,
+    sessionLedger: cluster ? new cluster.RedisSessionLedger({ redis: cluster.redis, clock, log, secretsKey: config.secretsKey }) : undefined,
     limiter,
     clock,
     log,

@@ -1,11 +1,15 @@
 // Cluster mode: one BILL session per slot for the whole fleet, kept in Redis; one login at a time per slot across instances.
 //
 // Layout (the slot hashed, so no dev key or username appears in a key name):
-//   billbridge:bill:session:{<hash>}  JSON {sessionId, userId, createdAt, lastUsedAt}, PX = BILL's 35-minute idle expiry
+//   billbridge:bill:session:{<hash>}  JSON {ref, box, userId, createdAt, lastUsedAt} with SECRETS_KEY, else
+//                                     JSON {sessionId, userId, createdAt, lastUsedAt}; PX = BILL's 35-minute idle expiry
 //   mutex:billbridge:bill:login:{<hash>}  redis-semaphore Mutex held while one instance signs in (TTL, refreshed)
 // The sessionId is a secret: it is stored here because every instance must send it, is registered in each
-// instance's SecretRegistry when read (OrgSession.adopt), and never appears in a log line or an error.
-import { createHash } from 'node:crypto';
+// instance's SecretRegistry when read (OrgSession.adopt), and never appears in a log line or an error. With
+// SECRETS_KEY it is stored sealed (AES-GCM under a key derived for this purpose alone, bound to the slot's hash and
+// org, so a record copied to another slot does not open) and compared by `ref`, an HMAC of it that does not reveal
+// it; without SECRETS_KEY (allowed outside production, said at start-up) it is stored as it is.
+import { createHash, createHmac } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import type { LostLockError } from 'redis-semaphore';
@@ -13,7 +17,12 @@ import type { Clock } from '../clock.js';
 import { LimitExceeded, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { SafeMutex as Mutex, type RedisConnection } from '../state/redisClient.js';
+import { deriveKey, openText, sealText, type SealedBox } from '../state/sealing.js';
 import type { LiveSession, SessionLedger } from './sessions.js';
+
+/** HKDF purpose of the key that seals shared sessionIds (and of the one that fingerprints them). */
+export const SESSION_SEAL_PURPOSE = 'bill-sessions/seal/v1';
+const SESSION_REF_PURPOSE = 'bill-sessions/ref/v1';
 
 /** BILL ends a session after 35 minutes without a call; the shared record goes with it. */
 export const BILL_IDLE_EXPIRY_MS = 35 * 60_000;
@@ -25,7 +34,7 @@ const FORGET_IF = `
 local v = redis.call('GET', KEYS[1])
 if not v then return 0 end
 local ok, rec = pcall(cjson.decode, v)
-if ok and rec.sessionId ~= ARGV[1] then return 0 end
+if ok and (rec.ref or rec.sessionId) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 return 1`;
 
@@ -34,10 +43,11 @@ const TOUCH_IF = `
 local v = redis.call('GET', KEYS[1])
 if not v then return 0 end
 local rec = cjson.decode(v)
-if rec.sessionId ~= ARGV[1] then return 0 end
+if (rec.ref or rec.sessionId) ~= ARGV[1] then return 0 end
 local at = tonumber(ARGV[2])
 if at > tonumber(rec.lastUsedAt) then
-  redis.call('SET', KEYS[1], cjson.encode({ sessionId = rec.sessionId, userId = rec.userId, createdAt = rec.createdAt, lastUsedAt = at }), 'PX', ARGV[3])
+  rec.lastUsedAt = at
+  redis.call('SET', KEYS[1], cjson.encode(rec), 'PX', ARGV[3])
 end
 return 1`;
 
@@ -60,6 +70,20 @@ export interface SharedSessionDeps {
   pollMs?: number;
   /** Shared lastUsedAt is moved at most this often per slot (every call moves the local one); default 15 s. */
   touchEveryMs?: number;
+  /** SECRETS_KEY: sessionIds are stored sealed with a key derived from it; without it they are stored as they are. */
+  secretsKey?: Buffer;
+}
+
+/** The record as stored in Redis. */
+interface StoredSession {
+  /** Without SECRETS_KEY only. */
+  sessionId?: string;
+  /** With SECRETS_KEY: HMAC of the sessionId (what the scripts compare) and the sealed sessionId. */
+  ref?: string;
+  box?: SealedBox;
+  userId?: string;
+  createdAt?: number;
+  lastUsedAt?: number;
 }
 
 /** The SessionLedger of cluster mode (SessionPoolDeps.ledger). */
@@ -69,8 +93,13 @@ export class RedisSessionLedger implements SessionLedger {
   private readonly waitMs: number;
   private readonly pollMs: number;
   private readonly touchEveryMs: number;
+  private readonly sealKey: Buffer | undefined;
+  private readonly refKey: Buffer | undefined;
 
   constructor(private readonly deps: SharedSessionDeps) {
+    this.sealKey = deps.secretsKey ? deriveKey(deps.secretsKey, SESSION_SEAL_PURPOSE) : undefined;
+    this.refKey = deps.secretsKey ? deriveKey(deps.secretsKey, SESSION_REF_PURPOSE) : undefined;
+    if (!this.sealKey) deps.log.warn('SECRETS_KEY is not set: the BILL session the instances share is stored in Redis unencrypted; set SECRETS_KEY to seal it');
     this.lockTimeoutMs = deps.lockTimeoutMs ?? 10_000;
     this.waitMs = deps.waitMs ?? 15_000;
     this.pollMs = deps.pollMs ?? 25;
@@ -84,7 +113,7 @@ export class RedisSessionLedger implements SessionLedger {
     if (opts.dead) await this.invalidate(slot, opts.dead);
     const giveUpAt = Date.now() + this.waitMs;
     for (;;) {
-      const found = this.usable(await this.read(key), opts);
+      const found = this.usable(await this.read(slot), opts);
       if (found) return found;
       const lock = new Mutex(this.deps.redis.client, this.lockKey(slot), {
         lockTimeout: this.lockTimeoutMs,
@@ -100,10 +129,10 @@ export class RedisSessionLedger implements SessionLedger {
       if (acquired) {
         try {
           // Another instance may have finished its login between our read and our lock.
-          const again = this.usable(await this.read(key), opts);
+          const again = this.usable(await this.read(slot), opts);
           if (again) return again;
           const live = await login();
-          await this.write(key, live).catch((err: unknown) => {
+          await this.write(slot, live).catch((err: unknown) => {
             // The session works; the other instances will sign in for themselves until Redis takes writes again.
             this.deps.log.warn({ orgId: slot.orgId, err: errorMessage(err) }, 'could not share the new BILL session through Redis');
           });
@@ -121,7 +150,7 @@ export class RedisSessionLedger implements SessionLedger {
   }
 
   async invalidate(slot: Slot, sessionId: string): Promise<void> {
-    await this.deps.redis.run((r) => (r as ScriptedRedis).billbridgeSessionForgetIf(this.recordKey(slot), sessionId));
+    await this.deps.redis.run((r) => (r as ScriptedRedis).billbridgeSessionForgetIf(this.recordKey(slot), this.refOf(sessionId)));
   }
 
   touch(slot: Slot, session: LiveSession): void {
@@ -131,7 +160,7 @@ export class RedisSessionLedger implements SessionLedger {
     this.lastTouch.set(key, now);
     if (this.lastTouch.size > 10_000) this.lastTouch.clear();
     this.deps.redis
-      .run((r) => (r as ScriptedRedis).billbridgeSessionTouchIf(key, session.sessionId, String(session.lastUsedAt), String(BILL_IDLE_EXPIRY_MS)))
+      .run((r) => (r as ScriptedRedis).billbridgeSessionTouchIf(key, this.refOf(session.sessionId), String(session.lastUsedAt), String(BILL_IDLE_EXPIRY_MS)))
       .catch((err: unknown) => this.deps.log.debug({ orgId: slot.orgId, err: errorMessage(err) }, 'could not share the BILL session idle clock'));
   }
 
@@ -140,21 +169,50 @@ export class RedisSessionLedger implements SessionLedger {
     return this.deps.clock.now() - rec.lastUsedAt < opts.idleMs ? rec : undefined;
   }
 
-  private async read(key: string): Promise<LiveSession | undefined> {
-    const raw = await this.deps.redis.run((r) => r.get(key));
+  /**
+   * The shared session, or undefined. With SECRETS_KEY a record that does not open (sealed with another key, copied
+   * from another slot, or stored in plain by an earlier version) counts as none: this instance signs in and the new
+   * record, sealed, replaces it.
+   */
+  private async read(slot: Slot): Promise<LiveSession | undefined> {
+    const raw = await this.deps.redis.run((r) => r.get(this.recordKey(slot)));
     if (!raw) return undefined;
+    let rec: StoredSession;
     try {
-      const rec = JSON.parse(raw) as Partial<LiveSession>;
-      if (typeof rec.sessionId !== 'string' || rec.sessionId === '') return undefined;
-      return { sessionId: rec.sessionId, userId: String(rec.userId ?? ''), createdAt: Number(rec.createdAt) || 0, lastUsedAt: Number(rec.lastUsedAt) || 0 };
+      rec = JSON.parse(raw) as StoredSession;
     } catch {
       return undefined;
     }
+    let sessionId: string | undefined;
+    if (this.sealKey) {
+      if (!rec.box || typeof rec.box !== 'object') return undefined;
+      try {
+        sessionId = openText(this.sealKey, rec.box, { encoding: 'base64url', aad: this.aad(slot) });
+      } catch {
+        this.deps.log.warn({ orgId: slot.orgId }, 'shared BILL session record cannot be opened with SECRETS_KEY; signing in again');
+        return undefined;
+      }
+    } else sessionId = rec.sessionId;
+    if (typeof sessionId !== 'string' || sessionId === '') return undefined;
+    return { sessionId, userId: String(rec.userId ?? ''), createdAt: Number(rec.createdAt) || 0, lastUsedAt: Number(rec.lastUsedAt) || 0 };
   }
 
-  private async write(key: string, live: LiveSession): Promise<void> {
-    const rec = { sessionId: live.sessionId, userId: live.userId, createdAt: live.createdAt, lastUsedAt: live.lastUsedAt };
-    await this.deps.redis.run((r) => r.set(key, JSON.stringify(rec), 'PX', BILL_IDLE_EXPIRY_MS));
+  private async write(slot: Slot, live: LiveSession): Promise<void> {
+    const secret: StoredSession = this.sealKey
+      ? { ref: this.refOf(live.sessionId), box: sealText(this.sealKey, live.sessionId, { encoding: 'base64url', aad: this.aad(slot) }) }
+      : { sessionId: live.sessionId };
+    const rec: StoredSession = { ...secret, userId: live.userId, createdAt: live.createdAt, lastUsedAt: live.lastUsedAt };
+    await this.deps.redis.run((r) => r.set(this.recordKey(slot), JSON.stringify(rec), 'PX', BILL_IDLE_EXPIRY_MS));
+  }
+
+  /** What the scripts compare: the sessionId itself when stored in plain, else a keyed HMAC of it. */
+  private refOf(sessionId: string): string {
+    return this.refKey ? createHmac('sha256', this.refKey).update(sessionId, 'utf8').digest('base64url') : sessionId;
+  }
+
+  /** The sealed sessionId belongs to this slot (its hash) and org: a record moved to another key does not open. */
+  private aad(slot: Slot): string {
+    return `bill-session|${this.hash(slot)}|${slot.orgId}`;
   }
 
   private hash(slot: Slot): string {

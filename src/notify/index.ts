@@ -15,7 +15,7 @@ import { NS, type StateStore } from '../state/types.js';
 import { DigestComposer, DigestScheduler, DigestSettings, type DigestSetting } from './digests.js';
 import { WebhookKeys } from './keys.js';
 import { eventTypeInfo, type SubscriptionKind } from './kinds.js';
-import { paymentBillIds, projectEntity, vendorOf } from './project.js';
+import { confirmRecord, paymentBillIds, projectEntity, vendorOf } from './project.js';
 import { PushFeed } from './pushFeed.js';
 import { WebhookReceiver } from './receiver.js';
 import { WebhookSetup } from './setup.js';
@@ -102,6 +102,7 @@ export class Notifications {
       resolveOrg: deps.resolveOrg,
       sender: deps.sender,
       presenter: deps.presenter,
+      confirm: (ev) => confirmRecord(deps.bill, ev),
       enrich: (ev) => this.enrich(ev),
       apply: (ev) => this.apply(ev),
       onChannelGone: (target, reason) => this.channelGone(target, reason),

@@ -1,7 +1,8 @@
 // Security keys of the BILL webhook subscriptions billbridge created: kept in the StateStore (NS.webhookKeys),
 // sealed when SECRETS_KEY is configured (AES-256-GCM under a key derived from SECRETS_KEY for this purpose only,
 // with the subscription id and org id authenticated with it, so a sealed key copied under another subscription
-// does not open), and registered with the SecretRegistry as soon as they are read so no log line can print them.
+// does not open), and registered with the SecretRegistry as soon as they are read so no log line can print them: a
+// current key while it is stored, a rotated-out key until its grace ends; a deleted subscription's keys leave it.
 // With NODE_ENV=production and no SECRETS_KEY nothing is stored (refuseUnsealed): setup says why before asking BILL.
 // BILL shows a key once (create or rotation), so losing it means rotating the key; the previous key keeps
 // verifying for a while after a rotation (events already on their way).
@@ -81,6 +82,10 @@ export class WebhookKeys {
     if (!this.canStore) throw new Error(UNSEALED_REFUSED);
     const now = this.deps.clock.now();
     const existing = await this.deps.state.get<StoredKey>(NS.webhookKeys, input.subscriptionId);
+    // The key rotated out before this one verifies nothing any more: it leaves the log scrubber.
+    const twiceRotated = existing?.v === 1 && existing.previous ? this.tryOpen(existing.previous.key, existing, false) : undefined;
+    if (twiceRotated !== undefined && twiceRotated !== input.securityKey) this.deps.secrets.delete(twiceRotated);
+    const replaced = existing?.v === 1 && this.tryOpen(existing.key, existing, false) !== input.securityKey ? existing : undefined;
     const record: StoredKey = {
       v: 1,
       subscriptionId: input.subscriptionId,
@@ -90,7 +95,7 @@ export class WebhookKeys {
       events: input.events,
       key: this.seal(input.securityKey, input),
       // The key being replaced goes on verifying events BILL signed before the rotation (sealed again for this record).
-      previous: existing && existing.v === 1 ? this.carryOver(existing, input, now + ROTATION_GRACE_MS) : undefined,
+      previous: replaced ? this.carryOver(replaced, replaced.key, input, now + ROTATION_GRACE_MS) : undefined,
       createdAt: existing?.createdAt ?? now,
       updatedAt: now,
     };
@@ -102,10 +107,10 @@ export class WebhookKeys {
     const record = await this.deps.state.get<StoredKey>(NS.webhookKeys, subscriptionId);
     if (!record || record.v !== 1 || record.subscriptionId !== subscriptionId) return [];
     const out: Array<{ key: string; orgId: string }> = [];
-    const current = this.open(record.key, record);
+    const current = this.open(record.key, record, {});
     if (current) out.push({ key: current, orgId: record.orgId });
     if (record.previous && record.previous.until > this.deps.clock.now()) {
-      const old = this.open(record.previous.key, record);
+      const old = this.open(record.previous.key, record, { until: record.previous.until });
       if (old) out.push({ key: old, orgId: record.orgId });
     }
     return out;
@@ -120,7 +125,7 @@ export class WebhookKeys {
     for (const [id, record] of await this.deps.state.entries<StoredKey>(NS.webhookKeys)) {
       if (!record || record.v !== 1) continue;
       const boxes = [record.key, record.previous && record.previous.until > this.deps.clock.now() ? record.previous.key : undefined];
-      for (const box of boxes) if (box && this.tryOpen(box, { subscriptionId: id, orgId: record.orgId }) === undefined) n++;
+      for (const box of boxes) if (box && this.tryOpen(box, { subscriptionId: id, orgId: record.orgId }, false) === undefined) n++;
     }
     return n;
   }
@@ -145,8 +150,12 @@ export class WebhookKeys {
     return (await this.deps.state.get<StoredKey>(NS.webhookKeys, subscriptionId)) !== undefined;
   }
 
+  /** Forgets a subscription's keys: the stored record, and their place in the log scrubber (they verify nothing now). */
   async remove(subscriptionId: string): Promise<boolean> {
-    return this.deps.state.delete(NS.webhookKeys, subscriptionId);
+    const record = await this.deps.state.get<StoredKey>(NS.webhookKeys, subscriptionId);
+    const removed = await this.deps.state.delete(NS.webhookKeys, subscriptionId);
+    if (record?.v === 1) for (const box of [record.key, record.previous?.key]) this.deps.secrets.delete(this.tryOpen(box, record, false));
+    return removed;
   }
 
   /**
@@ -158,19 +167,33 @@ export class WebhookKeys {
     for (const [id, record] of await this.deps.state.entries<StoredKey>(NS.webhookKeys)) {
       n += (await this.keysFor(id)).length;
       if (this.sealKey && record?.v === 1 && record.subscriptionId === id && [record.key, record.previous?.key].some((b) => b && b.alg !== 'aes-256-gcm/v2')) {
-        const current = this.tryOpen(record.key, record);
+        const current = this.tryOpen(record.key, record, {});
         if (current === undefined) continue;
-        const upgraded: StoredKey = { ...record, key: this.seal(current, record), previous: this.carryOver(record, record, record.previous?.until ?? 0) };
+        const previous = record.previous ? this.carryOver(record, record.previous.key, record, record.previous.until) : undefined;
+        const upgraded: StoredKey = { ...record, key: this.seal(current, record), previous };
         await this.deps.state.set(NS.webhookKeys, id, upgraded);
       }
     }
     return n;
   }
 
-  /** The previous key of a record, sealed for `owner` (dropped when it cannot be opened). */
-  private carryOver(existing: StoredKey, owner: { subscriptionId: string; orgId: string }, until: number): StoredKey['previous'] {
-    const value = this.tryOpen(existing.key, existing);
+  /** A key of `existing` kept as the previous key until `until`, sealed for `owner` (dropped when it cannot be opened). */
+  private carryOver(existing: StoredKey, box: Sealed, owner: { subscriptionId: string; orgId: string }, until: number): StoredKey['previous'] {
+    const value = this.tryOpen(box, existing, { until });
     return value === undefined ? undefined : { key: this.seal(value, owner), until };
+  }
+
+  /**
+   * Scrubs an opened key from log lines: for good while it is a stored current key, until `until` when it is a
+   * rotated-out key (also if it was registered for good while it was current).
+   */
+  private register(value: string, until: number | undefined): void {
+    if (until === undefined) {
+      this.deps.secrets.add(value);
+      return;
+    }
+    this.deps.secrets.delete(value);
+    this.deps.secrets.add(value, Math.max(0, until - this.deps.clock.now()));
   }
 
   private aad(owner: { subscriptionId: string; orgId: string }): string {
@@ -189,8 +212,11 @@ export class WebhookKeys {
     return { alg: 'aes-256-gcm/v2', ...sealText(key, value, { encoding: 'base64', aad: this.aad(owner) }) };
   }
 
-  /** The key in a box, or undefined when it cannot be opened here (no log line: for counting). */
-  private tryOpen(sealed: Sealed | undefined, owner: { subscriptionId: string; orgId: string }): string | undefined {
+  /**
+   * The key in a box, or undefined when it cannot be opened here (no log line: for counting). `scrub`: register it
+   * with the log scrubber (until a time, or for good), or false for a value about to be dropped or only counted.
+   */
+  private tryOpen(sealed: Sealed | undefined, owner: { subscriptionId: string; orgId: string }, scrub: { until?: number } | false): string | undefined {
     if (!sealed) return undefined;
     let value: string | undefined;
     try {
@@ -200,13 +226,13 @@ export class WebhookKeys {
     } catch {
       return undefined;
     }
-    if (value) this.deps.secrets.add(value);
+    if (value && scrub) this.register(value, scrub.until);
     return value || undefined;
   }
 
-  private open(sealed: Sealed | undefined, owner: { subscriptionId: string; orgId: string }): string | undefined {
+  private open(sealed: Sealed | undefined, owner: { subscriptionId: string; orgId: string }, scrub: { until?: number }): string | undefined {
     if (!sealed) return undefined;
-    const value = this.tryOpen(sealed, owner);
+    const value = this.tryOpen(sealed, owner, scrub);
     if (value === undefined && sealed.alg !== 'none') {
       this.deps.log.error(
         this.deps.secretsKey

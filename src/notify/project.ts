@@ -1,5 +1,10 @@
 // What the outbox keeps of an event's record: the fields cards and indexes use, nothing else. Vendor payloads carry
-// bank and tax details and payment payloads funding account numbers; none of that is stored or shown.
+// bank and tax details and payment payloads funding account numbers; none of that is stored or shown. Cards show
+// the record as BILL answers a GET for it (confirmRecord), never the payload.
+import type { BillGateway } from '../bill/gateway.js';
+import { BillApiError, FilterValueError } from '../errors.js';
+import type { Priority } from '../limits/types.js';
+import type { OutboxEvent } from './types.js';
 
 /** Fields kept, at any depth (objects are walked only through these names). */
 const KEEP = new Set([
@@ -102,4 +107,47 @@ export function paymentBillIds(entity: Record<string, unknown>): string[] {
 export function vendorOf(entity: Record<string, unknown>): { id?: string; name?: string } {
   const v = entity.vendor && typeof entity.vendor === 'object' ? (entity.vendor as Record<string, unknown>) : {};
   return { id: str(v.id) ?? str(entity.vendorId), name: str(v.name) ?? str(entity.vendorName) };
+}
+
+/** What BILL answered for an event's record: the record as BILL has it now, or that it is gone (404). */
+export type ConfirmedRecord = { state: 'current'; entity: Record<string, unknown> } | { state: 'gone' };
+
+/**
+ * Reads the record an event names from BILL (one GET by id, as a card's Refresh does): the card is drawn from this
+ * answer, never from the payload, which is a hint a holder of the webhook key could fill with any amount. Throws
+ * when BILL is unreachable or busy (the event waits in the outbox and is confirmed later).
+ * - autopay.failed names no record of its own: its vendor is read (the reason stays BILL's error text).
+ * - Spend & Expense: a transaction or reimbursement is read with the organisation's S&E token; a deleted
+ *   reimbursement, a 3-D Secure challenge (no GET by id) or an org without a token keep only the record's id, so
+ *   the card says what happened without any figure or name from the payload.
+ */
+export async function confirmRecord(bill: BillGateway, ev: OutboxEvent, priority: Priority = 'background'): Promise<ConfirmedRecord> {
+  const id = str(ev.entity.id);
+  try {
+    if (ev.type === 'autopay.failed') {
+      const vendorId = vendorOf(ev.entity).id;
+      if (!vendorId) return { state: 'gone' };
+      const vendor = await bill.org(ev.orgId, { priority }).vendors.get(vendorId);
+      return { state: 'current', entity: { vendor: { id: vendor.id, name: vendor.name } } };
+    }
+    if (!id) return { state: 'gone' };
+    let record: unknown;
+    if (ev.entityType === 'spend') {
+      const spend = bill.spend(ev.orgId, { priority });
+      if (!spend || ev.type === 'spend.reimbursement.deleted' || ev.type === 'spend.three-ds-challenge.created') return { state: 'current', entity: { id } };
+      record = ev.type === 'spend.transaction.updated' ? await spend.transactions.get(id) : await spend.reimbursements.get(id);
+    } else {
+      const client = bill.org(ev.orgId, { priority });
+      if (ev.entityType === 'bill') record = await client.bills.get(id);
+      else if (ev.entityType === 'invoice') record = await client.invoices.get(id);
+      else if (ev.entityType === 'payment') record = await client.payments.get(id);
+      else if (ev.entityType === 'vendor') record = await client.vendors.get(id);
+      else return { state: 'gone' };
+    }
+    return { state: 'current', entity: projectEntity(record as Record<string, unknown>) };
+  } catch (err) {
+    // A 404, or an id no BILL record can have: there is nothing to show.
+    if ((err instanceof BillApiError && err.category === 'notFound') || err instanceof FilterValueError) return { state: 'gone' };
+    throw err;
+  }
 }

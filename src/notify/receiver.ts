@@ -6,8 +6,9 @@
 //    organisation signed with it is refused; a refusal changes nothing;
 // 2. an event id already recorded (kept 8 days; BILL asks for de-duplication by id) is answered 200 and dropped;
 // 3. the event is written to the outbox with setIfAbsent (atomic on the file store and on Redis: two instances
-//    receiving the same event cannot both queue it), then its id is recorded, then 200 — so a crash before the
-//    200 makes BILL retry, and a crash after it leaves the event in the outbox for the worker after restart.
+//    receiving the same event cannot both queue it), then its id is recorded (also when the outbox already held it:
+//    BILL's retry after a crash between the two writes), then 200 — so a crash before the 200 makes BILL retry, and
+//    a crash after it leaves the event in the outbox for the worker after restart.
 // The answer comes within ANSWER_WITHIN_MS whatever the state store does (503 otherwise: BILL retries).
 import type { Clock } from '../clock.js';
 import type { EntityKind } from '../cache/index.js';
@@ -160,8 +161,11 @@ export class WebhookReceiver {
       errors: n.errors,
       receivedAt: clock.now(),
     };
-    if (!(await state.setIfAbsent(NS.outbox, outboxKey(id), event))) return 'duplicate';
+    const queued = await state.setIfAbsent(NS.outbox, outboxKey(id), event);
+    // Written on a duplicate too: a process that died between the outbox write and this mark left the event queued
+    // but unmarked, and BILL's retry is the one chance to mark it before the worker delivers and drops the entry.
     await state.set<SeenEvent>(NS.webhookEvents, id, { at: clock.now(), type: event.type }, { ttlMs: EVENT_ID_TTL_MS });
+    if (!queued) return 'duplicate';
     // Webhooks are hints (BILL's advice): cached answers built from this record are dropped right away.
     const ids = [typeof event.entity.id === 'string' ? event.entity.id : undefined].filter((x): x is string => !!x);
     this.deps.onEntityChanged(event.orgId, entityType, ids);

@@ -51,10 +51,14 @@ export interface OutboxEvent {
   kind: SubscriptionKind;
   entityType: EntityKind;
   entityKey: string | undefined;
-  /** The record, reduced to the fields cards use (no bank or tax numbers). */
+  /** The record, reduced to the fields cards use (no bank or tax numbers): the payload's until `confirmed`, then BILL's. */
   entity: Record<string, unknown>;
   errors: Array<{ code?: string; message?: string }>;
   receivedAt: number;
+  /** `entity` was replaced by the record as BILL answered it (or the record was gone and nothing is posted). */
+  confirmed?: boolean;
+  /** Reads of the record that BILL did not answer (the deliveries back off meanwhile). */
+  confirmTries?: number;
   /** Cache and number indexes updated for this event. */
   applied?: boolean;
   enrichment?: Enrichment;

@@ -10,6 +10,9 @@
 // - Routing happens once per event and is stored with it; each channel's delivery state is stored after each send.
 // - Each channel has its own lane: its cards go out one after another in the order BILL's events arrived, while
 //   other channels' lanes run side by side, so a channel Teams throttles (60 sends per 30 s) delays only itself.
+// - Before any card is drawn, the record is read from BILL (a payload is a hint: a holder of the webhook key could put
+//   any amount in it). A record BILL no longer has is not posted; while BILL cannot answer, the event waits in the
+//   outbox (backing off like a send) and nothing is posted.
 // - Retries: 429, 412, 502, 503, 504 (Teams' list), 500 and network failures, with backoff (Retry-After when Teams
 //   gives one) and a bounded number of tries; then a dead letter (NS.deadLetters, shown by `status`).
 // - 403 BotNotInConversationRoster or 404: the bot can no longer post there; the channel's subscriptions go.
@@ -26,6 +29,7 @@ import { NS, type StateStore } from '../state/types.js';
 import { Leases } from './lease.js';
 import { EVENT_ID_TTL_MS, outboxKey } from './receiver.js';
 import { channelScope, targetOf, type ChannelSubscription, type ChannelSubscriptions } from './subscriptions.js';
+import type { ConfirmedRecord } from './project.js';
 import type { ChannelSender, ChannelTarget, DeliveryState, Enrichment, NotificationPresenter, OutboxEvent, OutgoingMessage, SendOutcome } from './types.js';
 
 /** Waits before the 2nd, 3rd... try; the number of entries + 1 is the most tries a delivery gets. */
@@ -63,7 +67,12 @@ export interface WorkerDeps {
   resolveOrg(scope: BindingScope): Promise<string | undefined>;
   sender: ChannelSender;
   presenter: NotificationPresenter;
-  /** Names and numbers the card needs beyond the payload (one look-up per event). */
+  /**
+   * The event's record as BILL has it now (one GET by id): the card is drawn from it, never from the payload.
+   * Throws when BILL is unreachable or busy.
+   */
+  confirm(event: OutboxEvent): Promise<ConfirmedRecord>;
+  /** Names and numbers the card needs beyond the record (one look-up per event). */
   enrich(event: OutboxEvent): Promise<Enrichment>;
   /** Keeps the number indexes current with the record in the event. */
   apply(event: OutboxEvent): Promise<void>;
@@ -266,7 +275,7 @@ export class DeliveryWorker {
     return queued;
   }
 
-  /** Index updates, routing (once) and details for the card (once), each stored as soon as done. */
+  /** Index updates, routing, BILL's record and details for the card, each once and stored as soon as done. */
   private async prepare(h: Held): Promise<void> {
     const { ev, log } = h;
     if (!ev.applied) {
@@ -285,9 +294,36 @@ export class DeliveryWorker {
       await this.save(h);
       log.info({ channels: Object.keys(targets).length }, 'notification routed');
     }
+    if (!ev.confirmed && Object.values(ev.targets).some((t) => t.state === 'pending')) {
+      let got: ConfirmedRecord;
+      try {
+        got = await this.deps.confirm(ev);
+      } catch (err) {
+        // BILL is down or busy: no card yet (never one from the payload); the deliveries wait and the event is read again.
+        ev.confirmTries = (ev.confirmTries ?? 0) + 1;
+        const wait = jitter(this.retryDelaysMs[Math.min(ev.confirmTries, this.retryDelaysMs.length) - 1] ?? POLL_MS);
+        const nextAt = this.deps.clock.now() + wait;
+        for (const t of Object.values(ev.targets)) if (t.state === 'pending') t.nextAt = Math.max(t.nextAt, nextAt);
+        log.info({ err: errorMessage(err), tries: ev.confirmTries, retryInMs: wait }, 'record of a webhook event could not be read from BILL; will try again');
+        if (await this.stillHeld(h)) await this.save(h);
+        return;
+      }
+      if (got.state === 'gone') {
+        // Deleted since, or never there: a card about a record nobody can open would only puzzle the channel.
+        for (const t of Object.values(ev.targets)) {
+          if (t.state !== 'pending') continue;
+          Object.assign(t, { state: 'dropped', lastError: 'record not in BILL' });
+          this.counts.dropped++;
+        }
+        log.info('record of a webhook event is not in BILL; nothing posted');
+      } else ev.entity = got.entity;
+      ev.confirmed = true;
+      if (!(await this.stillHeld(h))) return;
+      await this.save(h);
+    }
     if (!ev.enrichment && Object.values(ev.targets).some((t) => t.state === 'pending')) {
       ev.enrichment = await this.deps.enrich(ev).catch((err) => {
-        log.info({ err: errorMessage(err) }, 'notification details could not be looked up; the card uses the payload only');
+        log.info({ err: errorMessage(err) }, 'notification details could not be looked up; the card shows the record without them');
         return {};
       });
       if (!(await this.stillHeld(h))) return;

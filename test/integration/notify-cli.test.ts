@@ -83,7 +83,7 @@ describe('npm run webhooks', () => {
     // The bot, started on the same state, verifies BILL's events with that key.
     const bot = await startBot({ stateDir: env.STATE_DIR, env: { BILL_BASE_URL: env.BILL_BASE_URL!, BILL_EVENTS_BASE_URL: env.BILL_EVENTS_BASE_URL!, BILL_DEV_KEY: env.BILL_DEV_KEY!, BILL_USERNAME: env.BILL_USERNAME!, BILL_PASSWORD: env.BILL_PASSWORD!, BILL_ORG_ID: env.BILL_ORG_ID!, SECRETS_KEY } });
     try {
-      const body = JSON.stringify({ metadata: { eventId: randomUUID(), subscriptionId: subs[0]!.id, organizationId: sb.credentials.orgId, eventType: 'vendor.created', version: '1' }, vendor: { id: '00901new', name: 'New Vendor' } });
+      const body = JSON.stringify({ metadata: { eventId: randomUUID(), subscriptionId: subs[0]!.id, organizationId: sb.credentials.orgId, eventType: 'vendor.created', version: '1' }, vendor: { id: sb.sandbox.org.vendors.all()[0]!.id, name: 'New Vendor' } });
       const ok = await post(`${bot.url}/api/bill/webhooks`, body, { 'x-bill-sha-signature': createHmac('sha256', key).update(body).digest('base64') });
       expect(ok.json.status).toBe('accepted');
       // While the bot holds STATE_DIR the CLI does not open it behind its back: it says who holds it.

@@ -56,10 +56,14 @@ async function ask(text: string, team: string): Promise<string> {
   return JSON.stringify(ConnectorStandIn.card(reply!));
 }
 
+/** A vendor.created event about a vendor BILL (the sandbox) really has in that organisation: cards show BILL's record. */
 async function vendorEvent(orgId: string, name: string): Promise<void> {
+  const org = sandbox.sandbox.model.org(orgId)!;
+  const vendor = { ...org.vendors.all()[0]!, id: `009${randomUUID().replace(/-/g, '').slice(0, 17)}`, name, billCurrency: 'USD' };
+  org.vendors.put(vendor);
   const body = JSON.stringify({
     metadata: { eventId: randomUUID(), subscriptionId: 'sub-outside', organizationId: orgId, eventType: 'vendor.created', version: '1' },
-    vendor: { id: `009${randomUUID().slice(0, 8)}`, name, billCurrency: 'USD' },
+    vendor: { id: vendor.id, name, billCurrency: 'USD' },
   });
   const res = await post(`${bot.url}/api/bill/webhooks`, body, { 'x-bill-sha-signature': createHmac('sha256', orgId === orgB ? KEY_B : KEY).update(body).digest('base64') });
   expect(res.json.status).toBe('accepted');

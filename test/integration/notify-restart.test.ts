@@ -1,5 +1,6 @@
 // The bot process dies after BILL got its 200 and before Teams got the card: the card still goes out, once, when the
-// bot comes back (the outbox is on disk); BILL delivering the same event again sends nothing.
+// bot comes back (the outbox is on disk); BILL delivering the same event again sends nothing. Both processes talk to
+// one BILL sandbox run by the test, which holds the invoices the events are about (cards show BILL's record).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConnectorStandIn } from '../harness/connector.js';
 import { channelMessage } from '../harness/activities.js';
 import { post } from '../harness/net.js';
+import { startTestSandbox, type TestSandbox } from '../harness/sandbox.js';
 import { registerSecrets } from '../harness/secretScan.js';
 import { systemClock } from '../../src/clock.js';
 import { SqliteStateStore } from '../../src/state/sqliteStore.js';
@@ -31,6 +33,7 @@ interface Running {
 let cwd: string;
 let stateDir: string;
 let connector: ConnectorStandIn;
+let sandbox: TestSandbox;
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
@@ -38,10 +41,12 @@ beforeAll(async () => {
   cwd = mkdtempSync(join(tmpdir(), 'billbridge-restart-'));
   stateDir = join(cwd, 'state');
   connector = await new ConnectorStandIn().start();
+  sandbox = await startTestSandbox();
 });
 afterAll(async () => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   await connector?.stop();
+  await sandbox?.stop();
   rmSync(cwd, { recursive: true, force: true });
 });
 
@@ -51,14 +56,28 @@ function startBotProcess(): Promise<Running> {
   const loader = pathToFileURL(join(repo, 'node_modules/tsx/dist/loader.mjs')).href;
   const child = spawn(process.execPath, ['--disable-warning=DEP0111', '--import', loader, join(repo, 'src/index.ts')], {
     cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? cwd, PORT: '0', HOST: '127.0.0.1', STATE_DIR: stateDir, NODE_ENV: 'test', LOG_LEVEL: 'info', BILL_WEBHOOK_SECURITY_KEY: KEY },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? cwd,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      STATE_DIR: stateDir,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+      BILL_WEBHOOK_SECURITY_KEY: KEY,
+      BILL_BASE_URL: sandbox.baseUrl,
+      BILL_DEV_KEY: sandbox.credentials.devKey,
+      BILL_USERNAME: sandbox.credentials.username,
+      BILL_PASSWORD: sandbox.credentials.password,
+      BILL_ORG_ID: sandbox.credentials.orgId,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
   const lines: string[] = [];
   const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
   return new Promise<Running>((done, fail) => {
-    let orgId = '';
+    const orgId = sandbox.credentials.orgId;
     let buffered = '';
     const timer = setTimeout(() => fail(new Error(`bot did not start within 25 s: ${lines.join('')}`)), 25_000);
     child.stdout!.on('data', (d: Buffer) => {
@@ -70,7 +89,6 @@ function startBotProcess(): Promise<Running> {
         lines.push(line);
         try {
           const rec = JSON.parse(line) as { msg?: string; url?: string; orgId?: string };
-          if (rec.orgId && rec.msg?.startsWith('BILL sandbox at')) orgId = rec.orgId;
           if (rec.msg === 'billbridge listening' && rec.url) {
             clearTimeout(timer);
             done({ child, url: rec.url, orgId, lines, exited });
@@ -88,10 +106,13 @@ function startBotProcess(): Promise<Running> {
   });
 }
 
+/** An invoice.created event about a new invoice BILL (the sandbox) has. */
 function signedEvent(orgId: string, invoiceNumber: string, eventId = randomUUID()): { body: string; signature: string } {
+  const invoice = { ...sandbox.sandbox.org.invoices.all()[0]!, id: `00e01${randomUUID().replace(/-/g, '').slice(0, 15)}`, invoiceNumber, totalAmount: 980, dueAmount: 980, dueDate: '2031-01-31', status: 'OPEN' as const, archived: false };
+  sandbox.sandbox.org.invoices.put(invoice);
   const body = JSON.stringify({
     metadata: { eventId, subscriptionId: 'sub-outside-the-bot', organizationId: orgId, eventType: 'invoice.created', version: '1' },
-    invoice: { id: `00e01${randomUUID().replace(/-/g, '').slice(0, 15)}`, invoiceNumber, customerId: '0cu01unknowncustomer', totalAmount: 980, dueAmount: 980, dueDate: '2031-01-31', status: 'OPEN', archived: false },
+    invoice,
   });
   return { body, signature: createHmac('sha256', KEY).update(body).digest('base64') };
 }

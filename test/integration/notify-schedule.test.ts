@@ -10,6 +10,7 @@ import { startBot, type TestBot } from '../harness/bot.js';
 import { checkCard } from '../harness/cards.js';
 import { ConnectorStandIn } from '../harness/connector.js';
 import { post } from '../harness/net.js';
+import { sandboxControlOk } from '../harness/sandbox.js';
 import { ManualClock } from '../../src/clock.js';
 import { NS } from '../../src/state/types.js';
 import { RETRY_DELAYS_MS } from '../../src/notify/worker.js';
@@ -20,6 +21,7 @@ const ZONE = 'America/New_York';
 const START = Date.parse('2026-03-02T13:00:00Z');
 const DIGEST = '19:channel-digest@thread.tacv2';
 const FLAKY = '19:channel-flaky@thread.tacv2';
+const WAITING = '19:channel-bill-down@thread.tacv2';
 const HOUR = 3_600_000;
 
 const clock = new ManualClock(START);
@@ -143,10 +145,14 @@ describe('a daily digest at 09:00 New York time', () => {
   });
 });
 
-function signedInvoiceEvent(): { body: string; signature: string } {
+/** An invoice.created event about a new invoice BILL (the sandbox) has: cards show BILL's record, not `payload`. */
+function signedInvoiceEvent(id = '00e01flakyinvoice0001', number = 'INV-9001', payload: Record<string, unknown> = {}): { body: string; signature: string } {
+  const org = bot.app.sandbox!.org;
+  const invoice = { ...org.invoices.all()[0]!, id, invoiceNumber: number, totalAmount: 75, dueAmount: 75, dueDate: '2026-04-01', status: 'OPEN' as const, archived: false };
+  org.invoices.put(invoice);
   const body = JSON.stringify({
     metadata: { eventId: randomUUID(), subscriptionId: 'sub-outside', organizationId: bot.app.sandbox!.credentials.orgId, eventType: 'invoice.created', version: '1' },
-    invoice: { id: '00e01flakyinvoice0001', invoiceNumber: 'INV-9001', customerId: '0cu01nobody', totalAmount: 75, dueAmount: 75, dueDate: '2026-04-01', status: 'OPEN', archived: false },
+    invoice: { ...invoice, ...payload },
   });
   return { body, signature: createHmac('sha256', KEY).update(body).digest('base64') };
 }
@@ -182,5 +188,38 @@ describe('Teams keeps answering 412', () => {
     const status = JSON.stringify(await say('status', FLAKY));
     expect(status).toContain('1 in the last 30 days, 1 here');
     expect(status).toContain('Not delivered here: invoice.created');
+  });
+});
+
+describe('BILL cannot answer when an event arrives', () => {
+  it('no card goes out (never one from the payload) while BILL fails; the event waits and posts BILL\'s record once BILL answers', async () => {
+    // Only this channel follows invoices now (Teams still refuses the flaky channel's sends).
+    await say('unsubscribe invoices', FLAKY);
+    await say('subscribe invoices', WAITING);
+    const sends = () => connector.calls.filter((c) => c.conversationId === WAITING && (c.kind === 'reply' || c.kind === 'send'));
+    await sandboxControlOk(bot.app.sandbox!.url, 'POST', '/faults', { kind: 'serverError', path: '/v3/invoices', count: 1_000 });
+    try {
+      const event = signedInvoiceEvent('00e01billdowninvoice1', 'INV-9002', { totalAmount: 50_000, dueAmount: 50_000 });
+      expect((await post(`${bot.url}/api/bill/webhooks`, event.body, { 'x-bill-sha-signature': event.signature })).json.status).toBe('accepted');
+      await bot.app.notify.worker.drain();
+      expect(sends()).toHaveLength(0);
+      clock.advance(RETRY_DELAYS_MS[0]! * 1.3);
+      await bot.app.notify.worker.drain();
+      expect(sends()).toHaveLength(0);
+      const waiting = (await bot.app.state.entries<{ eventId: string; confirmed?: boolean; targets?: Record<string, { state: string }> }>(NS.outbox)).map(([, ev]) => ev);
+      expect(waiting).toHaveLength(1);
+      expect(Object.values(waiting[0]!.targets ?? {}).map((t) => t.state)).toEqual(['pending']);
+      expect(waiting[0]!.confirmed).toBeUndefined();
+    } finally {
+      await sandboxControlOk(bot.app.sandbox!.url, 'DELETE', '/faults');
+    }
+    clock.advance(RETRY_DELAYS_MS[2]! * 1.3);
+    await bot.app.notify.worker.drain();
+    const [card] = await connector.waitForMessages(1, WAITING);
+    const shown = JSON.stringify(ConnectorStandIn.card(card!));
+    expect(shown).toContain('INV-9002');
+    expect(shown).toContain('$75.00');
+    expect(shown).not.toContain('50,000');
+    expect(await bot.app.state.entries(NS.outbox)).toEqual([]);
   });
 });

@@ -6,11 +6,13 @@ import { request } from 'undici';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { postFrom } from '../harness/net.js';
 import { ConnectorStandIn } from '../harness/connector.js';
+import { factsOf, money } from '../harness/finance.js';
 import { deepArrays, deepObjects, fuzzSeed, mutate, randomJson, Rng } from '../harness/fuzz.js';
 import { NS } from '../../src/state/types.js';
 
 const ENV_KEY = randomBytes(32).toString('base64');
 const CHANNEL = '19:channel-receivables@thread.tacv2';
+const SPEND = '19:channel-spend@thread.tacv2';
 const SEED = fuzzSeed(7_2026_03);
 
 let bot: TestBot;
@@ -24,6 +26,8 @@ beforeAll(async () => {
   orgId = bot.app.sandbox!.credentials.orgId;
   const res = await bot.say('subscribe invoices', { channel: CHANNEL });
   await bot.connector.waitForMessages(1, res.activity.conversation.id);
+  const spend = await bot.say('subscribe spend', { channel: SPEND });
+  await bot.connector.waitForMessages(1, spend.activity.conversation.id);
 });
 afterAll(async () => {
   await bot?.close();
@@ -31,11 +35,20 @@ afterAll(async () => {
 
 const sign = (raw: string | Buffer, key = ENV_KEY) => createHmac('sha256', key).update(raw).digest('base64');
 
-function invoiceEvent(over: { type?: string; eventId?: string; org?: string; number?: string } = {}): string {
-  const inv = bot.app.sandbox!.org.invoices.all().find((i) => i.status === 'OPEN' && !i.archived)!;
+let invoiceNo = 0;
+
+/**
+ * A signed-able invoice.updated event about an invoice BILL (the sandbox) really has: a part payment of 750 on a
+ * 1,000 invoice numbered `number`. The card is drawn from BILL's record, so BILL gets the record first; `payload`
+ * changes only what the event says.
+ */
+function invoiceEvent(over: { type?: string; eventId?: string; org?: string; number?: string; payload?: Record<string, unknown> } = {}): string {
+  const open = bot.app.sandbox!.org.invoices.all().find((i) => i.status === 'OPEN' && !i.archived)!;
+  const inv = { ...open, id: `00e01webhook${String(++invoiceNo).padStart(8, '0')}`, invoiceNumber: over.number ?? `INV-W${invoiceNo}`, status: 'PARTIAL_PAYMENT' as const, totalAmount: 1000, dueAmount: 250 };
+  bot.app.sandbox!.org.invoices.put(inv);
   return JSON.stringify({
     metadata: { eventId: over.eventId ?? randomUUID(), subscriptionId: 'sub-made-in-the-bill-app', organizationId: over.org ?? orgId, eventType: over.type ?? 'invoice.updated', version: '1' },
-    invoice: { ...inv, invoiceNumber: over.number ?? inv.invoiceNumber, status: 'PARTIAL_PAYMENT', totalAmount: 1000, dueAmount: 250 },
+    invoice: { ...inv, ...over.payload },
   });
 }
 
@@ -75,24 +88,67 @@ describe('what BILL signs is accepted once', () => {
     expect(JSON.stringify(ConnectorStandIn.card(card!))).toContain('Payment received on invoice INV-5001');
   });
 
+  it('a correctly signed event carrying a forged amount and number posts a card with what BILL has', async () => {
+    const body = invoiceEvent({ number: 'INV-5010', payload: { invoiceNumber: 'INV-FORGED', totalAmount: 987_654, dueAmount: 0, status: 'PAID' } });
+    bot.app.sandbox!.clearRequests();
+    expect((await deliver(body, sign(body))).json.status).toBe('accepted');
+    await bot.app.notify.worker.drain();
+    const card = await bot.connector.waitFor(() => posts().find((c) => JSON.stringify(c.body).includes('INV-5010')), 10_000, 'the card of the forged event');
+    const shown = JSON.stringify(ConnectorStandIn.card(card));
+    expect(shown).toContain('Payment received on invoice INV-5010');
+    expect(shown).toContain('250.00');
+    expect(shown).not.toMatch(/INV-FORGED|987,654|987654/);
+    // One GET by id confirmed the record.
+    expect(bot.app.sandbox!.requests().filter((r) => r.route === 'GET /v3/invoices/{id}')).toHaveLength(1);
+  });
+
+  it('a signed card-transaction event with a forged merchant and amount posts the transaction Spend & Expense has', async () => {
+    const tx = bot.app.sandbox!.org.spend.transactions.all().find((t) => t.merchantName && /^[A-Za-z0-9 ]+$/.test(t.merchantName) && t.amount > 1)!;
+    const body = JSON.stringify({
+      metadata: { eventId: randomUUID(), subscriptionId: 'sub-made-in-the-bill-app', organizationId: orgId, eventType: 'spend.transaction.updated', version: '1' },
+      transaction: { ...tx, merchantName: 'Forged Merchant', amount: 31_337 },
+    });
+    const before = bot.connector.messages(SPEND).length;
+    expect((await deliver(body, sign(body))).json.status).toBe('accepted');
+    await bot.app.notify.worker.drain();
+    const [card] = (await bot.connector.waitForMessages(before + 1, SPEND)).slice(before);
+    const facts = factsOf(ConnectorStandIn.card(card!));
+    expect(facts.Merchant).toBe(tx.merchantName);
+    expect(facts.Amount).toBe(money(tx.amount));
+    expect(JSON.stringify(card!.body)).not.toMatch(/Forged Merchant|31,337/);
+  });
+
+  it('an event about an invoice BILL does not have posts nothing', async () => {
+    const sends = posts().length;
+    const body = invoiceEvent({ number: 'INV-GONE' });
+    const id = (JSON.parse(body) as { invoice: { id: string } }).invoice.id;
+    bot.app.sandbox!.org.invoices.delete(id);
+    expect((await deliver(body, sign(body))).json.status).toBe('accepted');
+    expect(await bot.app.notify.worker.drain()).toMatchObject({ sent: 0, dropped: 1, finished: 1 });
+    expect(posts()).toHaveLength(sends);
+    expect(bot.logs.records().some((r) => r.msg === 'record of a webhook event is not in BILL; nothing posted' && r.eventId === (JSON.parse(body) as { metadata: { eventId: string } }).metadata.eventId)).toBe(true);
+  });
+
   it('the same event delivered again is acknowledged and sends nothing', async () => {
+    const sends = posts().length;
     const body = invoiceEvent({ number: 'INV-5002' });
     expect((await deliver(body, sign(body))).json.status).toBe('accepted');
     await bot.app.notify.worker.drain();
-    await bot.connector.waitForMessages(2, CHANNEL);
+    await bot.connector.waitForMessages(sends + 1, CHANNEL);
     const again = await deliver(body, sign(body));
     expect(again).toMatchObject({ status: 200, json: { status: 'duplicate' } });
     await bot.app.notify.worker.drain();
-    expect(posts()).toHaveLength(2);
+    expect(posts()).toHaveLength(sends + 1);
   });
 
   it('accepts the payload as a JSON string holding JSON (BILL\'s docs warn it may come JSON-escaped)', async () => {
+    const sends = posts().length;
     const wrapped = JSON.stringify(invoiceEvent({ number: 'INV-5003' }));
     const res = await deliver(wrapped, sign(wrapped));
     expect(res).toMatchObject({ status: 200, json: { status: 'accepted' } });
     await bot.app.notify.worker.drain();
-    const cards = await bot.connector.waitForMessages(3, CHANNEL);
-    expect(JSON.stringify(ConnectorStandIn.card(cards[2]!))).toContain('invoice INV-5003');
+    const cards = await bot.connector.waitForMessages(sends + 1, CHANNEL);
+    expect(JSON.stringify(ConnectorStandIn.card(cards[sends]!))).toContain('invoice INV-5003');
   });
 
   it('an event type billbridge does not post is acknowledged, logged and ignored', async () => {

@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/clock.js';
+import { ManualClock, systemClock } from '../../src/clock.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { createLogger, SecretRegistry } from '../../src/log.js';
-import { UNSEALED_REFUSED, WebhookKeys } from '../../src/notify/keys.js';
+import { ROTATION_GRACE_MS, UNSEALED_REFUSED, WebhookKeys } from '../../src/notify/keys.js';
 import { WebhookSetup, WebhookSetupError } from '../../src/notify/setup.js';
 import type { BillGateway } from '../../src/bill/gateway.js';
 import { SqliteStateStore } from '../../src/state/sqliteStore.js';
@@ -119,6 +119,22 @@ describe('webhook keys at rest', () => {
     expect(await k.keysFor(SUB.subscriptionId)).toEqual([{ key: WEBHOOK_KEY, orgId: SUB.orgId }]);
   });
 
+  it('a key rotated out before the upgrade keeps verifying through its grace after the record is sealed again', async () => {
+    const secretsKey = randomBytes(32);
+    const rotatedOut = randomBytes(32).toString('base64');
+    registerSecrets(() => [rotatedOut]);
+    const seal = (value: string) => ({ alg: 'aes-256-gcm', ...sealText(secretsKey, value, { encoding: 'base64' }) });
+    const until = Date.now() + 3_600_000;
+    await state.set(NS.webhookKeys, SUB.subscriptionId, { v: 1, ...SUB, key: seal(WEBHOOK_KEY), previous: { key: seal(rotatedOut), until }, createdAt: 1, updatedAt: 1 });
+    const k = keys(secretsKey);
+    expect(await k.registerAll()).toBe(2);
+    expect(await k.keysFor(SUB.subscriptionId)).toEqual([
+      { key: WEBHOOK_KEY, orgId: SUB.orgId },
+      { key: rotatedOut, orgId: SUB.orgId },
+    ]);
+    expect((await state.get<{ previous?: { until: number } }>(NS.webhookKeys, SUB.subscriptionId))?.previous?.until).toBe(until);
+  });
+
   it('with NODE_ENV=production and no SECRETS_KEY nothing is stored, and setup refuses before BILL makes a key', async () => {
     const k = keys(undefined, true);
     await expect(k.save({ ...SUB, securityKey: WEBHOOK_KEY })).rejects.toThrow(UNSEALED_REFUSED);
@@ -154,5 +170,61 @@ describe('a changed SECRETS_KEY', () => {
     expect(await keys(after).unopenable()).toBe(1);
     expect(await new UserLinks({ store: state, secretsKey: after, clock: systemClock, log }).unopenable()).toBe(1);
     expect(await keys(undefined).unopenable()).toBe(1);
+  });
+});
+
+describe('webhook keys in the log scrubber (SecretRegistry)', () => {
+  const K1 = randomBytes(32).toString('base64');
+  const K2 = randomBytes(32).toString('base64');
+  const K3 = randomBytes(32).toString('base64');
+  registerSecrets(() => [K1, K2, K3]);
+
+  function scrubbed() {
+    const clock = new ManualClock(Date.parse('2026-03-02T10:00:00Z'));
+    const secrets = new SecretRegistry([], { now: () => clock.now() });
+    const make = () => new WebhookKeys({ state, clock, log, secrets, secretsKey: randomBytes(32) });
+    return { clock, secrets, make };
+  }
+
+  it('a deleted subscription\'s key leaves the registry with its record', async () => {
+    const { secrets, make } = scrubbed();
+    const k = make();
+    await k.save({ ...SUB, securityKey: K1 });
+    expect(secrets.has(K1)).toBe(true);
+    expect(await k.remove(SUB.subscriptionId)).toBe(true);
+    expect(secrets.has(K1)).toBe(false);
+  });
+
+  it('a rotated key stays registered while it still verifies (the grace), then goes; a key rotated twice goes at once', async () => {
+    const { clock, secrets, make } = scrubbed();
+    const k = make();
+    await k.save({ ...SUB, securityKey: K1 });
+    await k.save({ ...SUB, securityKey: K2 });
+    expect(secrets.has(K1)).toBe(true);
+    expect(secrets.has(K2)).toBe(true);
+    clock.advance(ROTATION_GRACE_MS / 2);
+    await k.save({ ...SUB, securityKey: K3 });
+    // K1 no longer verifies anything (K2 is the previous key now).
+    expect((await k.keysFor(SUB.subscriptionId)).map((x) => x.key)).toEqual([K3, K2]);
+    expect(secrets.has(K1)).toBe(false);
+    clock.advance(ROTATION_GRACE_MS + 1);
+    expect((await k.keysFor(SUB.subscriptionId)).map((x) => x.key)).toEqual([K3]);
+    expect(secrets.has(K2)).toBe(false);
+    expect(secrets.has(K3)).toBe(true);
+  });
+
+  it('an instance reading a record with a key in its grace registers that key only until the grace ends', async () => {
+    const first = scrubbed();
+    const secretsKey = randomBytes(32);
+    const writer = new WebhookKeys({ state, clock: first.clock, log, secrets: first.secrets, secretsKey });
+    await writer.save({ ...SUB, securityKey: K1 });
+    await writer.save({ ...SUB, securityKey: K2 });
+    const secrets = new SecretRegistry([], { now: () => first.clock.now() });
+    const reader = new WebhookKeys({ state, clock: first.clock, log, secrets, secretsKey });
+    expect(await reader.registerAll()).toBe(2);
+    expect(secrets.has(K1)).toBe(true);
+    first.clock.advance(ROTATION_GRACE_MS + 1);
+    expect(secrets.has(K1)).toBe(false);
+    expect(secrets.has(K2)).toBe(true);
   });
 });

@@ -79,6 +79,7 @@ function worker(state: StateStore, hold: { enrich?: ReturnType<typeof gate>; sen
       },
     },
     presenter: { event: (ev) => ({ card: {}, summary: ev.eventId }), digest: () => ({ card: {}, summary: 'digest' }) },
+    confirm: (ev) => Promise.resolve({ state: 'current', entity: ev.entity }),
     async enrich() {
       hold.enrich?.arrive();
       await hold.enrich?.wait;

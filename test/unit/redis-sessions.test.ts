@@ -1,5 +1,7 @@
 // One BILL session for the fleet: instances sharing a Redis sign in once, re-sign in once after BDC_1109, share the
 // idle clock, leave the session to the others when one stops, and never log the sessionId they read from Redis.
+// With SECRETS_KEY the sessionId is stored sealed: Redis holds no sessionId, and the fleet still signs in once.
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { DependencyUnavailable } from '../../src/errors.js';
@@ -22,8 +24,8 @@ const clients: TestClient[] = [];
 let fleetNo = 0;
 
 /** N bot instances of one fleet: each its own limiter, session pool and Redis connection. */
-async function fleet(n: number, opts: { idleRefreshMs?: number } = {}): Promise<TestClient[]> {
-  const prefix = `sessions-${fleetNo++}:`;
+async function fleet(n: number, opts: { idleRefreshMs?: number; secretsKey?: Buffer; prefix?: string } = {}): Promise<TestClient[]> {
+  const prefix = opts.prefix ?? `sessions-${fleetNo++}:`;
   const out: TestClient[] = [];
   for (let i = 0; i < n; i++) {
     const logs = new LogCapture(`instance ${i}`);
@@ -32,7 +34,7 @@ async function fleet(n: number, opts: { idleRefreshMs?: number } = {}): Promise<
     conns.push(conn);
     expect(await conn.waitReady(5_000)).toBe(true);
     const limiter = createLimiter({ config: limitsConfig(), clock, log, store: new RedisBudgetStore({ redis: conn, log }) });
-    const c = billClient(sb, { clock, limiter, overrides: { sessionLedger: new RedisSessionLedger({ redis: conn, clock, log, touchEveryMs: 0 }), idleRefreshMs: opts.idleRefreshMs } });
+    const c = billClient(sb, { clock, limiter, overrides: { sessionLedger: new RedisSessionLedger({ redis: conn, clock, log, touchEveryMs: 0, secretsKey: opts.secretsKey }), idleRefreshMs: opts.idleRefreshMs } });
     clients.push(c);
     out.push(c);
   }
@@ -112,6 +114,74 @@ describe('one session for the fleet', () => {
     const after = await sb.stats();
     expect(after.logouts - before.logouts).toBe(0);
     expect(after.logins - before.logins).toBe(0);
+  });
+});
+
+/** The shared session records of a fleet, as Redis holds them. */
+async function storedSessions(prefix: string): Promise<string[]> {
+  const conn = conns.at(-1)!;
+  const keys = await conn.client.keys(`${prefix}bill:session:*`);
+  return Promise.all(keys.map(async (k) => (await conn.client.get(k)) ?? ''));
+}
+
+describe('sessionIds at rest (SECRETS_KEY set)', () => {
+  it('Redis holds the sessionId sealed, and a second instance opens it and reuses the session without signing in', async () => {
+    const secretsKey = randomBytes(32);
+    const prefix = `sessions-sealed-${fleetNo++}:`;
+    const [a, b] = await fleet(2, { secretsKey, prefix });
+    const before = await logins();
+    await a!.gateway.org(sb.credentials.orgId).whoami();
+    const issued = (await sb.stats()).sessionsIssued.at(-1)!;
+    const stored = await storedSessions(prefix);
+    expect(stored).toHaveLength(1);
+    expect(stored[0]).not.toContain(issued);
+    expect(JSON.parse(stored[0]!)).toMatchObject({ box: { iv: expect.any(String), tag: expect.any(String), data: expect.any(String) } });
+    expect(JSON.parse(stored[0]!).sessionId).toBeUndefined();
+    await b!.gateway.org(sb.credentials.orgId).whoami();
+    expect((await logins()) - before).toBe(1);
+    expect(b!.secrets.has(issued)).toBe(true);
+  });
+
+  it('sealed, the fleet still shares the idle clock and signs in again exactly once after BDC_1109', async () => {
+    const secretsKey = randomBytes(32);
+    const prefix = `sessions-sealed-${fleetNo++}:`;
+    const [a, b] = await fleet(2, { secretsKey, prefix });
+    const orgs = [a!.gateway.org(sb.credentials.orgId), b!.gateway.org(sb.credentials.orgId)];
+    await orgs[0]!.whoami();
+    const firstUse = JSON.parse((await storedSessions(prefix))[0]!).lastUsedAt as number;
+    clock.advance(MIN);
+    await orgs[1]!.whoami();
+    expect(JSON.parse((await storedSessions(prefix))[0]!).lastUsedAt).toBeGreaterThan(firstUse);
+    const before = await logins();
+    expect((await sb.control('POST', '/sessions/expire')).json.expired).toBeGreaterThanOrEqual(1);
+    await Promise.all(Array.from({ length: 10 }, (_, i) => orgs[i % 2]!.whoami()));
+    expect((await logins()) - before).toBe(1);
+    const issued = (await sb.stats()).sessionsIssued.at(-1)!;
+    expect((await storedSessions(prefix)).join('')).not.toContain(issued);
+  });
+
+  it('an instance says at start whether the shared session is sealed (no SECRETS_KEY: stored unencrypted)', () => {
+    const said = (secretsKey?: Buffer) => {
+      const logs = new LogCapture('ledger start');
+      new RedisSessionLedger({ redis: conns.at(-1)!, clock, log: createLogger({ level: 'debug', secrets: new SecretRegistry(), destination: logs }), secretsKey });
+      return logs.text();
+    };
+    expect(said()).toContain('SECRETS_KEY is not set: the BILL session the instances share is stored in Redis unencrypted');
+    expect(said(randomBytes(32))).not.toContain('unencrypted');
+  });
+
+  it('a record sealed under another SECRETS_KEY is not used: the instance signs in and its sealed record replaces it', async () => {
+    const prefix = `sessions-sealed-${fleetNo++}:`;
+    const [old] = await fleet(1, { secretsKey: randomBytes(32), prefix });
+    await old!.gateway.org(sb.credentials.orgId).whoami();
+    const oldRecord = (await storedSessions(prefix))[0];
+    const before = await logins();
+    const [fresh] = await fleet(1, { secretsKey: randomBytes(32), prefix });
+    await expect(fresh!.gateway.org(sb.credentials.orgId).whoami()).resolves.toMatchObject({ organizationId: sb.credentials.orgId });
+    expect((await logins()) - before).toBe(1);
+    const now = await storedSessions(prefix);
+    expect(now).toHaveLength(1);
+    expect(now[0]).not.toEqual(oldRecord);
   });
 });
 

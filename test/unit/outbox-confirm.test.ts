@@ -1,0 +1,168 @@
+// The outbox on a real SQLite store: a card is drawn from the record BILL answers (never the payload), an event
+// whose record BILL cannot read yet waits, and a redelivery after a crash between the outbox write and the "seen"
+// mark posts its card once.
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.js';
+import { BillApiError } from '../../src/errors.js';
+import { createLogger, SecretRegistry } from '../../src/log.js';
+import { WebhookKeys } from '../../src/notify/keys.js';
+import type { ConfirmedRecord } from '../../src/notify/project.js';
+import { WebhookReceiver, outboxKey } from '../../src/notify/receiver.js';
+import { ChannelSubscriptions } from '../../src/notify/subscriptions.js';
+import type { OutboxEvent, SendOutcome } from '../../src/notify/types.js';
+import { DeliveryWorker } from '../../src/notify/worker.js';
+import { SqliteStateStore } from '../../src/state/sqliteStore.js';
+import { NS } from '../../src/state/types.js';
+import { LogCapture } from '../harness/logs.js';
+import { registerSecrets } from '../harness/secretScan.js';
+
+const ORG = '00801ORGANISATIONA01';
+const KEY = randomBytes(32).toString('base64');
+const TARGET = { tenantId: 'tenant-a', teamId: '19:team-outbox@thread.tacv2', channelId: '19:channel-outbox@thread.tacv2' };
+
+let dir: string;
+let clock: ManualClock;
+let store: SqliteStateStore;
+let logs: LogCapture;
+let secrets: SecretRegistry;
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'billbridge-outbox-'));
+  clock = new ManualClock(Date.parse('2026-03-02T10:00:00Z'));
+  store = new SqliteStateStore(dir, clock);
+  logs = new LogCapture('outbox confirm');
+  secrets = new SecretRegistry();
+  secrets.add(KEY);
+  registerSecrets(() => secrets.list());
+  await new ChannelSubscriptions(store, clock).add(TARGET, ['payments'], { orgId: ORG, reference: { conversation: { id: TARGET.channelId } }, createdBy: undefined });
+});
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A worker whose BILL read is `confirm`; records the entity of every card it sends. */
+function worker(confirm: (ev: OutboxEvent) => Promise<ConfirmedRecord>) {
+  const sent: Array<Record<string, unknown>> = [];
+  const w = new DeliveryWorker({
+    state: store,
+    clock,
+    log: createLogger({ level: 'debug', secrets, destination: logs }),
+    subscriptions: new ChannelSubscriptions(store, clock),
+    resolveOrg: () => Promise.resolve(ORG),
+    sender: {
+      send(_ref, message): Promise<SendOutcome> {
+        sent.push(JSON.parse(message.summary) as Record<string, unknown>);
+        return Promise.resolve({ ok: true });
+      },
+    },
+    presenter: { event: (ev) => ({ card: {}, summary: JSON.stringify(ev.entity) }), digest: () => ({ card: {}, summary: 'digest' }) },
+    confirm,
+    enrich: () => Promise.resolve({}),
+    apply: () => Promise.resolve(),
+    onChannelGone: () => Promise.resolve(),
+    pollMs: 3_600_000,
+    retryDelaysMs: [1_000, 2_000],
+  });
+  return { w, sent };
+}
+
+function receiver(): WebhookReceiver {
+  const log = createLogger({ level: 'debug', secrets, destination: logs });
+  return new WebhookReceiver({
+    state: store,
+    clock,
+    log,
+    keys: new WebhookKeys({ state: store, clock, log, secrets, secretsKey: undefined }),
+    envKeys: { [ORG]: KEY },
+    servesOrg: (o) => o === ORG,
+    onEntityChanged: () => undefined,
+    kick: () => undefined,
+  });
+}
+
+function paymentEvent(eventId = randomUUID(), amount = 999_999): Buffer {
+  return Buffer.from(
+    JSON.stringify({
+      metadata: { eventId, subscriptionId: 'sub-made-in-the-bill-app', organizationId: ORG, eventType: 'payment.updated', version: '1' },
+      payment: { id: 'stp01pay', amount, status: 'PAID', billIds: ['00n01bill'], vendor: { id: '00901v', name: 'Acme Supply' } },
+    }),
+  );
+}
+const sign = (raw: Buffer) => createHmac('sha256', KEY).update(raw).digest('base64');
+const BILLS_RECORD = { id: 'stp01pay', amount: 42, status: 'SCHEDULED', billIds: ['00n01bill'], vendor: { id: '00901v', name: 'Acme Supply' } };
+
+describe('a card shows what BILL answers', () => {
+  it('a signed event carrying a forged amount goes out with the amount BILL has', async () => {
+    const { w, sent } = worker(() => Promise.resolve({ state: 'current', entity: BILLS_RECORD }));
+    const raw = paymentEvent();
+    expect((await receiver().accept(raw, sign(raw))).body.status).toBe('accepted');
+    await w.drain();
+    expect(sent).toEqual([BILLS_RECORD]);
+    expect(JSON.stringify(sent)).not.toContain('999999');
+  });
+
+  it('an event whose record BILL no longer has posts nothing and leaves the outbox', async () => {
+    const { w, sent } = worker(() => Promise.resolve({ state: 'gone' }));
+    const raw = paymentEvent();
+    await receiver().accept(raw, sign(raw));
+    const report = await w.drain();
+    expect(sent).toEqual([]);
+    expect(report).toMatchObject({ sent: 0, dropped: 1, finished: 1 });
+    expect(await store.entries(NS.outbox)).toEqual([]);
+  });
+
+  it('while BILL is busy the event waits in the outbox with no card; once BILL answers, its record is posted', async () => {
+    let busy = true;
+    let reads = 0;
+    const { w, sent } = worker(() => {
+      reads++;
+      if (busy) return Promise.reject(new BillApiError({ category: 'concurrencyLimit', status: 400, code: 'BDC_1322' }));
+      return Promise.resolve({ state: 'current', entity: BILLS_RECORD });
+    });
+    const raw = paymentEvent();
+    await receiver().accept(raw, sign(raw));
+    await w.drain();
+    expect(sent).toEqual([]);
+    expect(reads).toBe(1);
+    const waiting = await store.get<OutboxEvent>(NS.outbox, outboxKey(JSON.parse(raw.toString()).metadata.eventId as string));
+    expect(waiting).toMatchObject({ eventId: expect.any(String), targets: expect.any(Object) });
+    expect(waiting!.confirmed).toBeUndefined();
+    // Not read again before its back-off is over.
+    await w.drain();
+    expect(reads).toBe(1);
+    busy = false;
+    clock.advance(5_000);
+    await w.drain();
+    expect(reads).toBe(2);
+    expect(sent).toEqual([BILLS_RECORD]);
+    expect(await store.entries(NS.outbox)).toEqual([]);
+  });
+});
+
+describe('exactly one card per BILL event', () => {
+  it('the process died between the outbox write and the "seen" mark: BILL retries, the card goes out, a later redelivery posts nothing', async () => {
+    const eventId = randomUUID();
+    const raw = paymentEvent(eventId);
+    const { w, sent } = worker(() => Promise.resolve({ state: 'current', entity: BILLS_RECORD }));
+    // First delivery: the outbox entry was written, then the process died before the "seen" mark and the 200.
+    const accepted = await receiver().accept(raw, sign(raw));
+    expect(accepted.body.status).toBe('accepted');
+    await store.delete(NS.webhookEvents, eventId);
+    expect(await store.get(NS.outbox, outboxKey(eventId))).toBeDefined();
+    // BILL retries (no 200 came back): the event is already queued.
+    expect((await receiver().accept(raw, sign(raw))).body.status).toBe('duplicate');
+    // The answer restored the mark the crash lost, before any worker ran.
+    expect(await store.get(NS.webhookEvents, eventId)).toMatchObject({ type: 'payment.updated' });
+    await w.drain();
+    expect(sent).toHaveLength(1);
+    // BILL delivers the same event once more, later: nothing is queued or posted again.
+    expect((await receiver().accept(raw, sign(raw))).body.status).toBe('duplicate');
+    await w.drain();
+    expect(sent).toHaveLength(1);
+  });
+});
