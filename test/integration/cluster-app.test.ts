@@ -23,7 +23,8 @@ async function say(bot: TestBot, text: string, from = DANA): Promise<string> {
 
 beforeAll(async () => {
   [redis, connector] = await Promise.all([TestRedis.start(), new ConnectorStandIn().start()]);
-  const env = { REDIS_URL: redis.url, USER_COMMANDS_PER_MINUTE: '3', LOG_LEVEL: 'info' };
+  // Sam is a billbridge admin: status shows where the audit trail is to admins only.
+  const env = { REDIS_URL: redis.url, USER_COMMANDS_PER_MINUTE: '3', LOG_LEVEL: 'info', ADMIN_AAD_OBJECT_IDS: '11111111-0000-4000-8000-000000005a11' };
   [a, b] = await Promise.all([startBot({ env, connector }), startBot({ env, connector })]);
 });
 afterAll(async () => {
@@ -51,7 +52,9 @@ describe('two instances on one Redis', () => {
     ]);
     // Dana is out of commands for this minute; Sam asks.
     const status = await say(a, 'status', { id: '29:user-sam', aadObjectId: '11111111-0000-4000-8000-000000005a11', name: 'Sam Ortiz' });
-    expect(status).toContain(`${redis.url} (stream \\"audit\\")`);
+    // Escaped for Teams markdown (no auto-link, no parentheses as markup): Teams shows the URL and stream as they are.
+    const shown = `${redis.url.replace('://', '\\://')} \\(stream "audit"\\)`;
+    expect(status).toContain(JSON.stringify(shown).slice(1, -1));
   });
 
   it('name Redis as a part of readiness', async () => {

@@ -187,7 +187,8 @@ describe('Teams keeps answering 412', () => {
     expect(await bot.app.state.entries(NS.outbox)).toEqual([]);
     const status = JSON.stringify(await say('status', FLAKY));
     expect(status).toContain('1 in the last 30 days, 1 here');
-    expect(status).toContain('Not delivered here: invoice.created');
+    // The event type is BILL's text, escaped for Teams markdown (Teams shows "invoice.created").
+    expect(status).toContain(JSON.stringify('Not delivered here: invoice\\.created').slice(1, -1));
   });
 });
 
