@@ -32,7 +32,8 @@ describe('a member sending messages in endless locale variants', () => {
     const worker = async () => {
       while (next < sends) {
         const n = next++;
-        const activity = { ...channelMessage('bills due 60', { serviceUrl: bot.connector.url }), locale: variant(n) };
+        const activity = channelMessage('bills due 60', { serviceUrl: bot.connector.url });
+        activity.locale = variant(n);
         expect((await bot.send(activity)).status).toBe(200);
         const [reply] = await bot.connector.waitForMessages(1, activity.conversation.id, 30_000);
         replies.push(textOf(ConnectorStandIn.card(reply!)));
