@@ -88,7 +88,7 @@ describe('status after a restart with a changed SECRETS_KEY', () => {
   afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
 
   it('an admin\'s status says "1 stored secret cannot be opened"; a member\'s status does not mention it', async () => {
-    const first = await startBot({ clock, stateDir, env: { SECRETS_KEY: randomBytes(32).toString('base64') } });
+    const first = await startBot({ clock, stateDir, env: { SECRETS_KEY: randomBytes(32).toString('base64'), ADMIN_AAD_OBJECT_IDS: ADMIN.aadObjectId } });
     try {
       const orgId = first.app.sandbox!.credentials.orgId;
       await first.app.notify.keys.save({ subscriptionId: 'sub-status', orgId, name: 'billbridge', notificationUrl: 'https://bot.example.com/api/bill/webhooks', events: ['invoice.updated'], securityKey: WEBHOOK_KEY });
