@@ -310,6 +310,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         ([a, b]) => a + b,
         (err: unknown) => (log.warn({ err: err instanceof Error ? err.message : String(err) }, 'stored secrets could not be checked against SECRETS_KEY'), 0),
       );
+      services.storedSecrets = { unopenable };
       if (unopenable > 0) log.warn({ unopenable }, `${unopenable} stored secrets cannot be opened with SECRETS_KEY (was it changed?): webhook keys among them stop verifying BILL's events, approvers among them must connect again`);
       // Sends what a previous run accepted but did not deliver, then keeps the outbox and digests moving.
       await notify.start();

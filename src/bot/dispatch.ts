@@ -154,12 +154,19 @@ export class Dispatcher {
       }
       case 'tooLong':
         return { ...base, reply: tooLongCard(parsed.length, MAX_COMMAND_LENGTH, req.scope.kind), outcome: 'unknown' };
-      case 'unknown':
+      case 'unknown': {
+        const suggestion = parsed.suggestion ? registry.get(parsed.suggestion) : undefined;
+        // "conect <token>": the card (seen by the conversation, kept by Teams) neither repeats nor runs the secret.
+        if (suggestion?.secretArgs && parsed.suggestionArgs !== '') {
+          const typed = parsed.text.split(/\s+/).slice(0, suggestion.name.split(' ').length).join(' ');
+          return { ...base, reply: unknownCommandCard(`${typed} …`, suggestion, { kind: req.scope.kind }), outcome: 'unknown' };
+        }
         return {
           ...base,
-          reply: unknownCommandCard(parsed.text, parsed.suggestion ? registry.get(parsed.suggestion) : undefined, { kind: req.scope.kind, args: parsed.suggestionArgs }),
+          reply: unknownCommandCard(parsed.text, suggestion, { kind: req.scope.kind, args: parsed.suggestionArgs }),
           outcome: 'unknown',
         };
+      }
       case 'command': {
         if (!command) throw new Error(`parser returned unregistered command ${parsed.name}`);
         const input: CommandInput = { name: command.name, args: parsed.args, argText: parsed.argText, page: Math.max(0, Math.floor(req.page ?? 0)), refresh: req.refresh === true };
@@ -204,7 +211,9 @@ export class Dispatcher {
       return { command: result.command, args: result.args, orgId, reply, outcome: okOutcome };
     } catch (err) {
       log.warn({ command: command.name, err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'command failed');
-      const retryCommand = [command.name, input.argText].filter(Boolean).join(' ');
+      // A Try again carries its command line in the card, which the whole conversation sees and Teams keeps: a
+      // command whose arguments may be a secret ("connect <token>") is retried without them.
+      const retryCommand = command.secretArgs ? command.name : [command.name, input.argText].filter(Boolean).join(' ');
       await typing;
       return { ...result, orgId, reply: this.errorCard(err, req, retryCommand), outcome: 'error', error: err };
     }

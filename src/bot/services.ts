@@ -63,4 +63,6 @@ export interface BotServices {
   approvals?: Approvals;
   /** BILL webhook notifications: channel subscriptions, the outbox worker, digests, webhook keys and set-up. */
   notify?: Notifications;
+  /** Stored secrets (webhook keys, approvers' tokens) SECRETS_KEY cannot open, counted at start-up: admins see it in status. */
+  storedSecrets?: { unopenable: number };
 }

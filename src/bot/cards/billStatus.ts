@@ -55,7 +55,9 @@ export function billSection(status: BillStatus, orgId: string | undefined, index
       rows.push(['Last error', `${session.lastError.code ?? session.lastError.category} (${session.lastError.category}) at ${when}${cleared ? ', answered since' : ''}`]);
     }
   }
-  rows.push(['Spend & Expense', status.spendConfigured ? 'API token configured' : 'not configured (BILL_SPEND_API_TOKEN)']);
+  // `spendConfigured` is this organisation's (the status command asks for it); an admin is told where tokens go.
+  const spendHint = who.admin ? ' (BILL_SPEND_API_TOKEN for BILL_ORG_ID, BILL_SPEND_API_TOKENS for others)' : '';
+  rows.push(['Spend & Expense', !orgId ? 'no organisation bound here' : status.spendConfigured ? 'API token configured' : `not configured for this organisation${spendHint}`]);
   for (const ix of indexes) {
     rows.push([
       INDEX_NAMES[ix.kind] ?? `${ix.kind} index`,

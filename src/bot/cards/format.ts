@@ -7,6 +7,12 @@ export interface FormatOptions {
   timeZone: string;
 }
 
+/**
+ * Formatters by locale (and currency). Locales come from activities, and Intl accepts endless variants of one
+ * ("en-US-1a2b"), each costing ~20 KB of ICU memory: every map keyed by a locale is bounded, starting again when full.
+ */
+const MAX_FORMATS = 256;
+
 const moneyFormats = new Map<string, Intl.NumberFormat>();
 
 /** `$1,250.00` for en-US/USD; unknown or missing currency codes fall back to USD. */
@@ -20,6 +26,7 @@ export function money(amount: number | undefined | null, currency: string | unde
     } catch {
       fmt = new Intl.NumberFormat(locale, { style: 'currency', currency: 'USD' });
     }
+    if (moneyFormats.size >= MAX_FORMATS) moneyFormats.clear();
     moneyFormats.set(key, fmt);
   }
   return fmt.format(typeof amount === 'number' && Number.isFinite(amount) ? amount : 0);
@@ -33,7 +40,7 @@ export function percent(ratio: number | undefined, locale: string): string {
   let fmt = percentFormats.get(locale);
   if (!fmt) {
     fmt = new Intl.NumberFormat(locale, { style: 'percent', maximumFractionDigits: 0 });
-    if (percentFormats.size >= 256) percentFormats.clear();
+    if (percentFormats.size >= MAX_FORMATS) percentFormats.clear();
     percentFormats.set(locale, fmt);
   }
   return fmt.format(ratio);
@@ -43,16 +50,15 @@ export function percent(ratio: number | undefined, locale: string): string {
  * Date formatters by purpose, locale and time zone. Building an Intl.DateTimeFormat costs tens of microseconds and
  * about 20 KB of ICU memory outside the JS heap that the process rarely gives back, and a list card formats every
  * row: one per call made a 2,000-bill answer cost ~50 MB of RSS. Formatters are immutable, so one per key is shared;
- * locales come from activities, so the map is bounded.
+ * locales come from activities, so the map is bounded (MAX_FORMATS).
  */
 const dateFormats = new Map<string, Intl.DateTimeFormat>();
-const MAX_DATE_FORMATS = 256;
 
 function dateFormat(key: string, locale: string, options: Intl.DateTimeFormatOptions): Intl.DateTimeFormat {
   let fmt = dateFormats.get(key);
   if (!fmt) {
     fmt = new Intl.DateTimeFormat(locale, options);
-    if (dateFormats.size >= MAX_DATE_FORMATS) dateFormats.clear();
+    if (dateFormats.size >= MAX_FORMATS) dateFormats.clear();
     dateFormats.set(key, fmt);
   }
   return fmt;
@@ -109,4 +115,9 @@ export function dueInWords(dueDate: string | undefined, today: string): string {
   if (d === 1) return 'Due tomorrow';
   if (d > 1) return `Due in ${d} days`;
   return d === -1 ? 'Overdue by 1 day' : `Overdue by ${-d} days`;
+}
+
+/** How many formatters and drawn dates are held (tests check each map stays bounded). */
+export function formatCacheSizes(): { money: number; percent: number; date: number; calendarDates: number } {
+  return { money: moneyFormats.size, percent: percentFormats.size, date: dateFormats.size, calendarDates: calendarDates.size };
 }

@@ -129,6 +129,18 @@ export function cacheSection(stats: CacheStats, opts: Pick<StatusCardOptions, 'l
   };
 }
 
+/** Admins only: stored secrets SECRETS_KEY cannot open (it was changed), and what that breaks. */
+export function storedSecretsSection(unopenable: number): StatusSection {
+  const what = unopenable === 1 ? '1 stored secret cannot be opened' : `${unopenable} stored secrets cannot be opened`;
+  return {
+    title: 'Stored secrets',
+    items: [
+      text(`${what} with SECRETS_KEY (was it changed?). Webhook keys among them no longer verify BILL's events; approvers among them must connect again.`, { color: 'Attention' }),
+    ],
+    summary: what,
+  };
+}
+
 export function statusCard(sections: StatusSection[], opts: StatusCardOptions): CardReply {
   const body: CardElement[] = [title('billbridge status'), subtitle(`As of ${clockTime(opts.now, opts)}`)];
   for (const s of sections) {

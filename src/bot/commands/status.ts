@@ -2,7 +2,7 @@
 // Members see whether the bot is healthy and linked; hosts, paths and organisation ids are for billbridge admins.
 import type { BudgetSnapshot } from '../../limits/types.js';
 import { PUSH_FED } from '../../notify/kinds.js';
-import { budgetsSection, cacheSection, statusCard, type StatusCardOptions, type StatusSection } from '../cards/status.js';
+import { budgetsSection, cacheSection, statusCard, storedSecretsSection, type StatusCardOptions, type StatusSection } from '../cards/status.js';
 import { SANDBOX_NOTE } from './help.js';
 import { auditSection, billSection } from '../cards/billStatus.js';
 import { conversationSection } from '../conversationStatus.js';
@@ -35,6 +35,15 @@ const cache: StatusSectionBuilder = (ctx, opts) => cacheSection(ctx.services.cac
 /** This conversation: binding, install record, Graph's view of the team. */
 const conversation: StatusSectionBuilder = (ctx, opts) => conversationSection(ctx, opts);
 
+/** Whether `orgId` has its own Spend & Expense token (an organisation the deployment does not serve has none). */
+function spendTokenFor(ctx: CommandContext, orgId: string): boolean {
+  try {
+    return ctx.services.bill.spend(orgId) !== undefined;
+  } catch {
+    return false;
+  }
+}
+
 /** BILL: backend, connectivity, this org's session age and sign-ins, S&E, the number indexes. */
 const bill: StatusSectionBuilder = (ctx, opts) => {
   const { invoiceIndex, billIndex, partyIndex, notify } = ctx.services;
@@ -42,7 +51,9 @@ const bill: StatusSectionBuilder = (ctx, opts) => {
   const indexes = orgId ? [invoiceIndex?.info(orgId), billIndex?.info(orgId), partyIndex?.vendors.info(orgId), partyIndex?.customers.info(orgId)].filter((i) => i !== undefined) : [];
   const { pushedTtlS, listTtlS } = ctx.services.config.cache;
   const pushFed = orgId && notify ? { kinds: PUSH_FED.filter((p) => notify.push.fed(orgId, p.entity)).map((p) => p.kind), pushedTtlS, listTtlS } : undefined;
-  return billSection(ctx.services.bill.status(), orgId, indexes, opts, pushFed, { admin: ctx.services.access.isAdmin(ctx.caller) });
+  // S&E tokens are per organisation: the row says whether THIS team's organisation has one, not whether any does.
+  const status = { ...ctx.services.bill.status(), spendConfigured: orgId !== undefined && spendTokenFor(ctx, orgId) };
+  return billSection(status, orgId, indexes, opts, pushFed, { admin: ctx.services.access.isAdmin(ctx.caller) });
 };
 
 /** Where the audit log lives is a server path: shown to billbridge admins only. */
@@ -52,7 +63,13 @@ const audit: StatusSectionBuilder = (ctx) => (ctx.services.access.isAdmin(ctx.ca
 /** This channel's BILL notifications and digest, the outbox, dead letters, webhook keys. */
 const notifications: StatusSectionBuilder = (ctx, opts) => notificationsSection(ctx, opts);
 
-export const STATUS_SECTIONS: readonly StatusSectionBuilder[] = [conversation, bill, notifications, budgets, cache, audit];
+/** Stored secrets SECRETS_KEY cannot open: something for billbridge admins to act on, shown to them only when there are any. */
+const storedSecrets: StatusSectionBuilder = (ctx) => {
+  const unopenable = ctx.services.storedSecrets?.unopenable ?? 0;
+  return unopenable > 0 && ctx.services.access.isAdmin(ctx.caller) ? storedSecretsSection(unopenable) : undefined;
+};
+
+export const STATUS_SECTIONS: readonly StatusSectionBuilder[] = [conversation, bill, notifications, budgets, cache, audit, storedSecrets];
 
 export const statusCommand: CommandDefinition = {
   name: 'status',

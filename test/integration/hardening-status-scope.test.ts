@@ -1,0 +1,112 @@
+// `status` speaks for the team that asks: its Spend & Expense row says whether THIS team's organisation has a token
+// (tokens are per organisation), and what only admins should act on (stored secrets SECRETS_KEY cannot open) is shown
+// to admins only.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBot, type TestBot } from '../harness/bot.js';
+import { ConnectorStandIn } from '../harness/connector.js';
+import { channelMessage, teamIds, type Who } from '../harness/activities.js';
+import { startTestSandbox, type TestSandbox } from '../harness/sandbox.js';
+import { factsOf, textOf } from '../harness/finance.js';
+import { registerSecrets } from '../harness/secretScan.js';
+import { ManualClock } from '../../src/clock.js';
+import { seedDemoOrg } from '../../src/sandbox/seed.js';
+
+const ADMIN: Required<Who> = { id: '29:user-admin', name: 'Avery Admin', aadObjectId: '44444444-0000-4000-8000-0000000000ad' };
+const MEMBER: Required<Who> = { id: '29:user-mo', name: 'Mo Member', aadObjectId: '44444444-0000-4000-8000-00000000000e' };
+const clock = new ManualClock(Date.parse('2026-03-02T15:00:00Z'));
+const bots: TestBot[] = [];
+afterAll(async () => {
+  for (const bot of bots) await bot.close();
+});
+
+/** `text` typed by `who` in the channel of `team`; resolves with the bot's card. */
+async function ask(bot: TestBot, text: string, team: string, who: Who): Promise<unknown> {
+  // A manual clock: moving it on keeps the channel's Bot Connector budget open.
+  clock.advance(2_000);
+  const ids = teamIds(team);
+  const activity = channelMessage(text, { serviceUrl: bot.connector.url, team: ids.team, channel: ids.channel, from: who });
+  expect((await bot.send(activity)).status).toBe(200);
+  const [reply] = await bot.connector.waitForMessages(1, activity.conversation.id);
+  return ConnectorStandIn.card(reply!);
+}
+
+describe('status in multi-organisation mode', () => {
+  let sandbox: TestSandbox;
+  let orgA: string;
+  let orgB: string;
+  beforeAll(async () => {
+    sandbox = await startTestSandbox({ clock });
+    const c = sandbox.credentials;
+    orgA = c.orgId;
+    orgB = seedDemoOrg(sandbox.sandbox.model, { seed: 'second-org', credentials: { username: c.username, password: c.password, devKey: c.devKey } }).orgId;
+  });
+  afterAll(async () => {
+    await sandbox?.stop();
+  });
+
+  it("with only organisation A's Spend & Expense token, a team linked to B reads that S&E is not configured for its organisation; A's team reads it is", async () => {
+    const c = sandbox.credentials;
+    const bot = await startBot({
+      clock,
+      env: {
+        BILL_BASE_URL: sandbox.baseUrl,
+        BILL_DEV_KEY: c.devKey,
+        BILL_USERNAME: c.username,
+        BILL_PASSWORD: c.password,
+        BILL_ORG_ID: orgA,
+        BILL_ALLOWED_ORG_IDS: `${orgA},${orgB}`,
+        BILL_SPEND_API_TOKEN: c.spendApiToken,
+        ADMIN_AAD_OBJECT_IDS: ADMIN.aadObjectId,
+        USER_COMMANDS_PER_MINUTE: '10000',
+      },
+    });
+    bots.push(bot);
+    expect(JSON.stringify(await ask(bot, `link ${orgA}`, 'alpha', ADMIN))).toContain('Linked');
+    expect(JSON.stringify(await ask(bot, `link ${orgB}`, 'beta', ADMIN))).toContain('Linked');
+
+    for (const who of [ADMIN, MEMBER]) {
+      const beta = factsOf(await ask(bot, 'status', 'beta', who));
+      expect(beta['Spend & Expense'], `beta, ${who.name}`).toMatch(/^not configured for this organisation/);
+      const alpha = factsOf(await ask(bot, 'status', 'alpha', who));
+      expect(alpha['Spend & Expense'], `alpha, ${who.name}`).toBe('API token configured');
+    }
+    // Admins are told where a token goes; a team linked to no organisation has no S&E to speak of.
+    expect(factsOf(await ask(bot, 'status', 'beta', ADMIN))['Spend & Expense']).toContain('BILL_SPEND_API_TOKENS');
+    const unlinked = factsOf(await ask(bot, 'status', 'gamma', ADMIN));
+    expect(unlinked['Spend & Expense']).toBe('no organisation bound here');
+  });
+});
+
+describe('status after a restart with a changed SECRETS_KEY', () => {
+  const WEBHOOK_KEY = randomBytes(32).toString('base64');
+  registerSecrets(() => [WEBHOOK_KEY]);
+  const stateDir = mkdtempSync(join(tmpdir(), 'billbridge-status-secrets-'));
+  afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
+
+  it('an admin\'s status says "1 stored secret cannot be opened"; a member\'s status does not mention it', async () => {
+    const first = await startBot({ clock, stateDir, env: { SECRETS_KEY: randomBytes(32).toString('base64'), ADMIN_AAD_OBJECT_IDS: ADMIN.aadObjectId } });
+    try {
+      const orgId = first.app.sandbox!.credentials.orgId;
+      await first.app.notify.keys.save({ subscriptionId: 'sub-status', orgId, name: 'billbridge', notificationUrl: 'https://bot.example.com/api/bill/webhooks', events: ['invoice.updated'], securityKey: WEBHOOK_KEY });
+      // With the key it was sealed under, nothing is said.
+      const sealedOk = textOf(await ask(first, 'status', 'finance', ADMIN));
+      expect(sealedOk).toContain('billbridge status');
+      expect(sealedOk).not.toContain('cannot be opened');
+    } finally {
+      await first.close();
+    }
+
+    const changed = await startBot({ clock, stateDir, env: { SECRETS_KEY: randomBytes(32).toString('base64'), ADMIN_AAD_OBJECT_IDS: ADMIN.aadObjectId } });
+    bots.push(changed);
+    const admin = JSON.stringify(await ask(changed, 'status', 'finance', ADMIN));
+    expect(admin).toContain('1 stored secret cannot be opened with SECRETS_KEY');
+    const member = JSON.stringify(await ask(changed, 'status', 'finance', MEMBER));
+    expect(member).toContain('billbridge status');
+    expect(member).not.toContain('cannot be opened');
+    expect(member).not.toContain('SECRETS_KEY');
+  }, 60_000);
+});
