@@ -1,4 +1,5 @@
 // Adaptive Card 1.5 building blocks: pure functions from data to card JSON, no I/O.
+import { shortId } from './redact.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json | undefined };
 export type CardElement = { type: string; [key: string]: Json | undefined };
@@ -76,6 +77,25 @@ export function escapeMarkdown(value: string): string {
     .replace(/\{(?=\{)|(?<=\{)\{/g, '\\{')
     .replace(/^(\s*)([#+=-])/, '$1\\$2')
     .replace(/^(\s*\d+)([.)])/, '$1\\$2');
+}
+
+/** Longest identifier kept on one line: a longer one could not fit a 320 px column and is left free to wrap. */
+const MAX_UNBROKEN_ID = 24;
+
+/**
+ * An identifier in running text ("…k8S0", "PIO-63517") that must never be split across lines: a browser breaks after
+ * an ellipsis, a hyphen, a dash or a slash, so a word joiner (U+2060, invisible, and ignored by the command parser when
+ * someone copies the id back into a command) goes on both sides of each. Takes text already escaped for markdown and
+ * leaves a backslash-escaped character alone.
+ */
+export function keepTogether(escaped: string): string {
+  if (escaped.length > MAX_UNBROKEN_ID) return escaped;
+  return escaped.replace(/(?<!\\)[-‐‑–—/…]/g, '\u2060$&\u2060').replace(/^\u2060|\u2060$/g, '');
+}
+
+/** A shortened BILL id for a card ("…k8S0"), kept on one line. */
+export function shortRef(id: string): string {
+  return keepTogether(shortId(id));
 }
 
 /** The inverse of escapeMarkdown, for plain-text places (a summary built from an escaped line). */
