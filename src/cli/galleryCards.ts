@@ -28,6 +28,8 @@ import { digestCard, notificationCard } from '../bot/cards/notifications.js';
 import { projectEntity } from '../notify/project.js';
 import { eventTypeInfo } from '../notify/kinds.js';
 import type { OutboxEvent } from '../notify/types.js';
+import { approvalsCard, digestSettingCard, nothingWaitingCard, refusalCard } from '../bot/cards/approvals.js';
+import type { ApprovalCardBill, ApprovalCardState } from '../state/approvalCards.js';
 
 export interface GalleryCard {
   /** Section of the gallery: "Payables", "Errors"... */
@@ -125,12 +127,51 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   add('Spend & Expense', 'spend — no API token configured', spendNotConfiguredCard());
 
   // Notifications: what a channel reads when BILL pushes an event, and the digest.
-  const event = (type: string, entity: Record<string, unknown>): OutboxEvent => {
+  const event = (type: string, entity: object, extra: Partial<OutboxEvent> = {}): OutboxEvent => {
     const info = eventTypeInfo(type)!;
-    return { v: 1, eventId: `gallery-${type}`, type, version: '1', orgId: org.id, subscriptionId: 'gallery', kind: info.kind, entityType: info.entity, entityKey: type.split('.')[0]!, entity: projectEntity(entity), errors: [], receivedAt: now };
+    return { v: 1, eventId: `gallery-${type}`, type, version: '1', orgId: org.id, subscriptionId: 'gallery', kind: info.kind, entityType: info.entity, entityKey: type.split('.')[0]!, entity: projectEntity(entity as Record<string, unknown>), errors: [], receivedAt: now, ...extra };
   };
   const pushFmt = { ...fmt, note };
-  add('Notifications', 'bill waiting for approval', notificationCard(event('bill.updated', { ...withApprovers, billLineItems: undefined }), pushFmt));
+  const record = (b: Bill): Record<string, unknown> => ({ ...b, billLineItems: undefined });
+  const notify = (name: string, ev: OutboxEvent) => add('Notifications', name, notificationCard(ev, pushFmt));
+  // Every event type the channel cards put in words, with the demo organisation's records.
+  const fresh = bills.find((b) => unpaid(b) && b.approvalStatus !== 'ASSIGNED') ?? bills[0]!;
+  const paidBill = bills.find((b) => b.paymentStatus === 'PAID') ?? bills[0]!;
+  const scheduledBill = bills.find((b) => b.paymentStatus === 'SCHEDULED') ?? bills[0]!;
+  notify('bill waiting for approval', event('bill.updated', record(withApprovers)));
+  notify('new bill', event('bill.created', record(fresh)));
+  notify('bill denied', event('bill.updated', { ...record(late), approvalStatus: 'DENIED' }));
+  notify('bill paid', event('bill.updated', record(paidBill)));
+  notify('bill payment scheduled', event('bill.updated', record(scheduledBill)));
+  notify('bill archived', event('bill.archived', { ...record(late), archived: true }));
+  notify('bill restored', event('bill.restored', record(late)));
+  notify('bill without an invoice number changed', event('bill.updated', { ...record(fresh), invoice: undefined }));
+  const partial = pick((i) => i.status === 'PARTIAL_PAYMENT');
+  notify('new invoice', event('invoice.created', { ...pick((i) => !i.archived && i.status === 'OPEN'), customerName: undefined }, { enrichment: { customerName: contoso.name } }));
+  notify('invoice partly paid', event('invoice.updated', partial, { enrichment: { customerName: customers.get(partial.customerId)?.name } }));
+  notify('invoice paid in full', event('invoice.updated', pick((i) => i.status === 'PAID'), { enrichment: { customerName: customers.get(pick((i) => i.status === 'PAID').customerId)?.name } }));
+  notify('invoice archived', event('invoice.archived', { ...pick((i) => i.archived), archived: true }, { enrichment: { customerName: customers.get(pick((i) => i.archived).customerId)?.name } }));
+  const failed = payments.find((p) => /FAILED/.test(p.singleStatus)) ?? payments[0]!;
+  // A failed payment as BILL sends it: the bill by id only (no invoice number known yet), so the card shortens the id.
+  notify('payment failed (bill known by id only)', event('payment.failed', { ...failed, billId: failed.billId ?? bills[0]!.id }, { errors: [{ code: 'DISBURSEMENT_FAILED', message: 'The vendor\'s bank rejected the payment' }] }));
+  notify('payment sent', event('payment.updated', { ...payments[0]!, singleStatus: 'SENT' }, { enrichment: { billNumbers: Object.fromEntries(bills.map((b) => [b.id, b.invoice?.invoiceNumber ?? ''])) } }));
+  notify('payment scheduled', event('payment.updated', { ...payments[0]!, singleStatus: 'SCHEDULED' }));
+  notify('AutoPay failed', event('autopay.failed', { ...payments[0]!, billId: undefined, billPayments: undefined }, { errors: [{ code: 'AUTOPAY_LIMIT', message: 'The bill is above the AutoPay limit' }] }));
+  const aVendor = org.vendors.all()[1] ?? acme;
+  notify('new vendor', event('vendor.created', aVendor));
+  notify('vendor updated', event('vendor.updated', aVendor));
+  notify('vendor archived', event('vendor.archived', { ...aVendor, archived: true }));
+  notify('vendor restored', event('vendor.restored', aVendor));
+  const card = tx[0] ?? org.spend.transactions.all()[0]!;
+  notify('card transaction', event('spend.transaction.updated', card));
+  notify('card payment declined', event('spend.transaction.updated', { ...card, transactionType: 'DECLINE', declineReason: 'Over the budget limit' }));
+  const userNames = new Map(tx.map((t) => [t.userId, t.userName]));
+  const claim = reimbursements[0]!;
+  const claimEntity = { ...claim, userName: userNames.get(claim.userId) ?? 'Dana Reyes' };
+  notify('reimbursement requested', event('spend.reimbursement.created', claimEntity));
+  notify('reimbursement payment failed', event('spend.reimbursement.updated', { ...claimEntity, status: 'PAYMENT_FAILED' }));
+  notify('reimbursement deleted', event('spend.reimbursement.deleted', claimEntity));
+  notify('card payment needs a 3-D Secure check', event('spend.three-ds-challenge.created', card));
   const digestBill = (b: BillLine) => ({ id: b.id, number: b.invoice?.invoiceNumber ?? '', vendorId: b.vendorId, vendorName: b.vendorName ?? '', dueDate: b.dueDate, dueAmount: b.dueAmount ?? 0, currency: vendors.get(b.vendorId)?.billCurrency });
   add(
     'Notifications',
@@ -150,6 +191,45 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
       pushFmt,
     ),
   );
+
+  // Approvals: what an approver and their team see (the list with Approve / Deny and a comment box, the card after a
+  // decision, the morning approvals digest, which is the same list sent to the approver's personal chat).
+  const waiting = bills.filter((b) => unpaid(b) && b.approvalStatus === 'ASSIGNED').slice(0, 3);
+  const approvalRows: ApprovalCardBill[] = (waiting.length >= 3 ? waiting : bills.filter(unpaid).slice(0, 3)).map((b, i) => ({
+    billId: b.id,
+    vendorName: b.vendorName ?? vendors.get(b.vendorId)?.name ?? 'Vendor',
+    amount: b.amount,
+    currency: vendors.get(b.vendorId)?.billCurrency,
+    dueDate: b.dueDate,
+    // One bill whose invoice number BILL did not return: the card names it by its shortened id.
+    invoiceNumber: i === 2 ? undefined : b.invoice?.invoiceNumber,
+  }));
+  const approvalState = (kind: ApprovalCardState['kind'], rows: ApprovalCardBill[]): ApprovalCardState => ({
+    id: 'gallery-approvals',
+    tenantId: 'gallery-tenant',
+    conversationId: 'gallery-conversation',
+    kind,
+    orgId: org.id,
+    approver: { aadObjectId: 'gallery-aad', teamsUserId: 'gallery-user', name: 'Priya Natarajan' },
+    bills: rows,
+    more: 4,
+    createdAt: now - 3_600_000,
+    updatedAt: now,
+  });
+  const approvalOpts = { fmt, today, sign: () => 'gallery-signature', asOf: now, note };
+  add('Approvals', 'approvals (the approver\'s own view: Approve / Deny, comment)', approvalsCard({ ...approvalOpts, state: approvalState('personal', approvalRows), actionable: true }));
+  add('Approvals', 'approvals (what the rest of the channel sees)', approvalsCard({ ...approvalOpts, state: approvalState('channel', approvalRows), actionable: false }));
+  const decided: ApprovalCardBill[] = [
+    { ...approvalRows[0]!, decision: { action: 'APPROVE', byName: 'Priya Natarajan', at: now - 60_000, comment: 'Matches the purchase order' } },
+    { ...approvalRows[1]!, decision: { action: 'DENY', byName: 'Priya Natarajan', at: now - 30_000, comment: 'Duplicate of last month\'s invoice, please check with the vendor' } },
+    { ...approvalRows[2]!, gone: true },
+  ];
+  add('Approvals', 'approval result (approved, denied, passed on)', approvalsCard({ ...approvalOpts, state: approvalState('personal', decided), actionable: true, notice: { text: 'Denied in BILL. The vendor\'s bill stays unpaid.', tone: 'good' } }));
+  add('Approvals', 'approval refused (not the approver)', approvalsCard({ ...approvalOpts, state: approvalState('channel', approvalRows), actionable: false, notice: { text: 'Only the assigned approver can act: Priya Natarajan. Nothing was changed.', tone: 'attention' } }));
+  add('Approvals', 'approvals digest (personal chat, morning)', approvalsCard({ ...approvalOpts, state: { ...approvalState('personal', approvalRows), more: 0 }, actionable: true }));
+  add('Approvals', 'approvals digest setting', digestSettingCard({ time: '08:30', timeZone: 'America/New_York', changed: true, nextDate: addDays(today, 1), fmt }));
+  add('Approvals', 'nothing waiting', nothingWaitingCard({ name: 'Priya Natarajan', personal: false, asOf: now, fmt, note }));
+  add('Approvals', 'expired card', refusalCard('This approval card has expired', 'Nothing was changed. Type **approvals** for a fresh list.'));
 
   // The bot itself
   const registry = createRegistry();

@@ -81,6 +81,9 @@ export interface Button {
 
 export function buttons(card: unknown): Button[] {
   const actions = ((card as Node).actions ?? []) as Array<{ title: string; data: Record<string, unknown> }>;
+  // Buttons too many for one row on a phone are stacked, each in an ActionSet at the end of the body.
+  const body = ((card as Node).body ?? []) as Array<{ type: string; actions?: Array<{ title: string; data: Record<string, unknown> }> }>;
+  for (const el of body) if (el.type === 'ActionSet' && el.actions) actions.push(...el.actions);
   return actions.map((a) => ({ title: a.title, data: a.data }));
 }
 

@@ -112,6 +112,18 @@ window.checkCard = function (cardJson, cases, hostConfigs, pages) {
     if (!el) { problems.push(where + 'renderer drew nothing'); results.push(problems); return; }
     host.appendChild(el);
     if (el.scrollWidth > el.clientWidth + 1) problems.push(where + 'card is ' + el.scrollWidth + 'px wide in a ' + el.clientWidth + 'px column');
+    // Buttons: Teams lays a card's actions out in one row (host config actionsOrientation "horizontal"); one that
+    // runs past the card or whose title the row squeezes into an ellipsis is a button people cannot read or reach.
+    var cardBox = el.getBoundingClientRect();
+    el.querySelectorAll('button').forEach(function (b) {
+      var box = b.getBoundingClientRect();
+      var label = (b.textContent || '').trim();
+      if (box.right > cardBox.right + 1 || box.left < cardBox.left - 1) problems.push(where + 'button past the edge of the card: "' + label + '"');
+      else {
+        var t = b.querySelector('div') || b;
+        if (t.scrollWidth > t.clientWidth + 1 || b.scrollWidth > b.clientWidth + 1) problems.push(where + 'button title cut off: "' + label + '"');
+      }
+    });
     var pageBg = parseColor(getComputedStyle(document.body).backgroundColor);
     var walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
     var seen = new Set();

@@ -40,7 +40,7 @@ function nodes(card: unknown): Card[] {
   return out;
 }
 
-const texts = (card: Card) => nodes(card.body).filter((n) => n.type === 'TextBlock').map((n) => String(n.text).replace(/\\(.)/g, '$1'));
+const texts = (card: Card) => nodes(card.body).filter((n) => n.type === 'TextBlock').map((n) => String(n.text).replace(/\\(.)/g, '$1').replace(/\u2060/g, '')); // words as read: no escapes, no word joiners
 const buttons = (card: Card, verb: string) => nodes(card).filter((n) => n.type === 'Action.Execute' && n.verb === verb);
 const buttonFor = (card: Card, verb: string, billId: string) => buttons(card, verb).find((b) => b.data?.bill === billId)?.data as Record<string, unknown> | undefined;
 

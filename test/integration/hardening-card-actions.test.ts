@@ -56,8 +56,10 @@ const messageId = (reply: ConnectorCall): string => sentIds.get(reply)!;
 const since = (from: number, kind: ConnectorCall['kind']) => bot.connector.calls.slice(from).filter((c) => c.kind === kind && c.body?.type !== 'typing');
 
 function button(card: Card, title: string): Record<string, unknown> {
-  const found = JSON.stringify(card.actions ?? []);
-  const action = (card.actions ?? []).find((a: any) => a.title === title);
+  // Buttons too many for one row on a phone are stacked, each in an ActionSet at the end of the body.
+  const all = [...(card.actions ?? []), ...(card.body ?? []).filter((e: any) => e.type === 'ActionSet').flatMap((e: any) => e.actions)];
+  const found = JSON.stringify(all);
+  const action = all.find((a: any) => a.title === title);
   expect(action, `no "${title}" button in ${found.slice(0, 400)}`).toBeDefined();
   return action.data as Record<string, unknown>;
 }

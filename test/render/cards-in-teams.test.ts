@@ -41,4 +41,10 @@ describe('cards as people see them in Teams (light, dark, high contrast; 320 px 
     expect(problems).toMatch(/contrast 1\.4\d:1 \(needs 4\.5\)/);
     expect(problems).toMatch(/dropped without fallback: .*Chart\.Pie/);
   });
+
+  it('the checks see a row of buttons that runs past a 320 px card', async () => {
+    const run = (title: string) => ({ type: 'Action.Submit', title, data: { verb: 'run', command: title } });
+    const crowded = { type: 'AdaptiveCard', version: '1.5', body: [{ type: 'TextBlock', text: 'Spend', wrap: true }], actions: ['Transactions', 'Reimbursements', 'Budgets', 'Refresh'].map(run) };
+    expect((await renderer.problems(crowded, [{ theme: 'light', width: 320 }])).join('\n')).toMatch(/button past the edge of the card: "Refresh"/);
+  });
 });

@@ -42,10 +42,20 @@ describe('the welcome card', () => {
   it('names the organisation a team uses, the demo nature of the sandbox, and escapes the team name', () => {
     const reply = welcomeCard({ kind: 'channel', teamName: 'Finance *ops*', binding: states[0]![1], mode: 'single', sandbox: true, commands, version: '1.2.3' });
     const text = JSON.stringify(reply.card);
-    expect(text).toContain('This team uses BILL organisation **00801AAAAAAAAAAAAAAA**');
+    expect(text.replace(/\u2060/g, '')).toContain('This team uses BILL organisation **…AAAA**');
     expect(text).toContain('simulated data');
     expect(text).toContain('billbridge joined Finance \\\\*ops\\\\*');
     expect(reply.summary).toContain('Try: bills due, invoice, vendor');
+  });
+
+  it('shows the whole team only the end of the BILL organisation id, in the card and its summary (the whole id is for admins, in status)', () => {
+    for (const [, binding] of states.filter(([, b]) => 'orgId' in b)) {
+      const reply = welcomeCard({ kind: 'channel', teamName: 'Finance', binding, mode: 'multi', sandbox: false, commands, version: '1' });
+      const orgId = (binding as { orgId: string }).orgId;
+      expect(JSON.stringify(reply.card)).not.toContain(orgId);
+      expect(reply.summary).not.toContain(orgId);
+      expect(JSON.stringify(reply.card).replace(/\u2060/g, '')).toContain(`**…${orgId.slice(-4)}**`);
+    }
   });
 
   it('offers buttons only for suggestions that run as typed, and only when there is an organisation', () => {

@@ -1,10 +1,9 @@
 // Approval cards: connecting a person's own BILL sign-in, the bills waiting for their approval (with Approve / Deny in
 // their own view, read-only for everyone else), and the outcome of each decision. Pure: data in, card out.
 import type { ApprovalCardBill, ApprovalCardState } from '../../state/approvalCards.js';
-import { adaptiveCard, container, escapeMarkdown, executeAction, footer, subtitle, text, title, type CardElement, type CardReply, type Json } from './card.js';
+import { adaptiveCard, container, escapeMarkdown, executeAction, footer, keepTogether, shortRef, subtitle, text, title, type CardElement, type CardReply, type Json } from './card.js';
 import { calendarDate, clockTime, type FormatOptions } from './format.js';
 import { dueShort } from './bills.js';
-import { shortId } from './redact.js';
 import { count, moneyTotal } from './words.js';
 
 /** Card verbs of the approvals feature (registered with BillbridgeBot.onCardAction). */
@@ -86,7 +85,7 @@ export function connectedCard(opts: { billUserId: string; orgId: string; replace
   return adaptiveCard(
     [
       title('Connected to BILL'),
-      text(`${opts.replaced ? 'Your new token replaces the old one. ' : ''}Approvals you make from Teams now run as you in BILL (user ${shortId(opts.billUserId)} in organisation ${escapeMarkdown(opts.orgId)}).`),
+      text(`${opts.replaced ? 'Your new token replaces the old one. ' : ''}Approvals you make from Teams now run as you in BILL (user ${shortRef(opts.billUserId)} in organisation ${escapeMarkdown(opts.orgId)}).`),
       text('Type **approvals** to see the bills waiting for you, or **approvals digest daily 08:30** for a morning summary.'),
       footer(['Type **disconnect** to remove the link at any time.', opts.note].filter(Boolean).join(' · ')),
     ],
@@ -151,7 +150,7 @@ function open(b: ApprovalCardBill): boolean {
 
 function billLines(b: ApprovalCardBill, i: number, o: ApprovalCardOptions): CardElement[] {
   const money = moneyTotal([{ amount: b.amount, currency: b.currency }], o.fmt.locale);
-  const invoice = b.invoiceNumber ? `Invoice ${escapeMarkdown(b.invoiceNumber)}` : `Bill ${shortId(b.billId)}`;
+  const invoice = b.invoiceNumber ? `Invoice ${keepTogether(escapeMarkdown(b.invoiceNumber))}` : `Bill ${shortRef(b.billId)}`;
   const items: CardElement[] = [
     text(`**${escapeMarkdown(b.vendorName)}** · ${money}`, { separator: i > 0 }),
     subtitle(`${invoice} · due ${calendarDate(b.dueDate, o.fmt.locale)} (${dueShort(b.dueDate, o.today)})`),

@@ -1,4 +1,5 @@
 // Adaptive Card 1.5 building blocks: pure functions from data to card JSON, no I/O.
+import { shortId } from './redact.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json | undefined };
 export type CardElement = { type: string; [key: string]: Json | undefined };
@@ -43,8 +44,32 @@ export function adaptiveCard(body: CardElement[], opts: { summary: string; actio
     speak: summary,
     msteams: { width: 'Full' },
   };
-  if (opts.actions && opts.actions.length > 0) card.actions = opts.actions;
+  if (opts.actions && opts.actions.length > 0) {
+    if (fitsPhoneRow(opts.actions)) card.actions = opts.actions;
+    else body.push(...stackedActions(opts.actions));
+  }
   return { card, summary };
+}
+
+/**
+ * The width, in px, a card's buttons get on a phone: Teams gives the card 320 px and pads it 16 px each side. Teams
+ * lays card actions out in one row (its host config: actionsOrientation horizontal, up to 6 actions) and on a phone
+ * neither wraps nor scrolls a row that does not fit: the last buttons are hidden.
+ */
+const PHONE_ROW_PX = 288;
+
+/**
+ * Whether the buttons fit one row at 320 px, estimated on the wide side: a 14 px button title averages 6.2 px a
+ * character (measured with the render test's fonts; the render test checks the result), a button adds 30 px of padding and 8 px between buttons.
+ */
+export function fitsPhoneRow(actions: ReadonlyArray<{ title: string }>): boolean {
+  const width = actions.reduce((w, a, i) => w + a.title.length * 6.2 + 30 + (i > 0 ? 8 : 0), 0);
+  return width <= PHONE_ROW_PX;
+}
+
+/** Buttons one per line, each in its own ActionSet: every Teams client stacks those, whatever its row layout. */
+export function stackedActions(actions: CardAction[]): CardElement[] {
+  return actions.map((a, i) => ({ type: 'ActionSet', actions: [a] as unknown as Json, spacing: i === 0 ? 'Medium' : 'Small', ...(i === 0 ? { separator: true } : {}) }));
 }
 
 export function oneLine(text: string, max = 200): string {
@@ -76,6 +101,25 @@ export function escapeMarkdown(value: string): string {
     .replace(/\{(?=\{)|(?<=\{)\{/g, '\\{')
     .replace(/^(\s*)([#+=-])/, '$1\\$2')
     .replace(/^(\s*\d+)([.)])/, '$1\\$2');
+}
+
+/** Longest identifier kept on one line: a longer one could not fit a 320 px column and is left free to wrap. */
+const MAX_UNBROKEN_ID = 24;
+
+/**
+ * An identifier in running text ("…k8S0", "PIO-63517") that must never be split across lines: a browser breaks after
+ * an ellipsis, a hyphen, a dash or a slash, so a word joiner (U+2060, invisible, and ignored by the command parser when
+ * someone copies the id back into a command) goes on both sides of each. Takes text already escaped for markdown and
+ * leaves a backslash-escaped character alone.
+ */
+export function keepTogether(escaped: string): string {
+  if (escaped.length > MAX_UNBROKEN_ID) return escaped;
+  return escaped.replace(/(?<!\\)[-‐‑–—/…]/g, '\u2060$&\u2060').replace(/^\u2060|\u2060$/g, '');
+}
+
+/** A shortened BILL id for a card ("…k8S0"), kept on one line. */
+export function shortRef(id: string): string {
+  return keepTogether(shortId(id));
 }
 
 /** The inverse of escapeMarkdown, for plain-text places (a summary built from an escaped line). */

@@ -2,9 +2,8 @@
 // bill INV-778") with its key facts and a Refresh, and the scheduled digest. Pure: data in, card out.
 import type { DigestBill, DigestContent, DigestInvoice, NotificationPresenter, OutboxEvent } from '../../notify/index.js';
 import { paymentBillIds, vendorOf } from '../../notify/project.js';
-import { adaptiveCard, escapeMarkdown, executeAction, facts, footer, subtitle, table, text, title, type CardAction, type CardElement, type CardReply, unescapeMarkdown } from './card.js';
+import { adaptiveCard, escapeMarkdown, executeAction, facts, footer, keepTogether, shortRef, subtitle, table, text, title, type CardAction, type CardElement, type CardReply, unescapeMarkdown } from './card.js';
 import { calendarDate, clockTime, dateTime, money, sum, type FormatOptions } from './format.js';
-import { shortId } from './redact.js';
 
 export interface PresenterOptions extends FormatOptions {
   /** Footer note, e.g. "Demo organisation — simulated data". */
@@ -24,6 +23,8 @@ interface Said {
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+/** An invoice or bill number in card text: escaped, and kept on one line (it breaks at its hyphens otherwise). */
+const ref = (n: string): string => keepTogether(escapeMarkdown(n));
 const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 
 /** "PARTIAL_PAYMENT" -> "Partial payment". */
@@ -71,7 +72,7 @@ function paymentOutcome(status: string | undefined): { words: string; tone: Tone
 
 function billsPhrase(ids: string[], numbers: Record<string, string> | undefined): string | undefined {
   if (ids.length === 0) return undefined;
-  const names = ids.slice(0, 3).map((id) => escapeMarkdown(numbers?.[id] ?? shortId(id)));
+  const names = ids.slice(0, 3).map((id) => (numbers?.[id] ? ref(numbers[id]!) : shortRef(id)));
   const more = ids.length > 3 ? ` and ${ids.length - 3} more` : '';
   return `${ids.length === 1 ? 'bill' : 'bills'} ${names.join(', ')}${more}`;
 }
@@ -84,10 +85,10 @@ function sayBill(ev: OutboxEvent, fmt: FormatOptions): Said {
   const amount = num(e.amount);
   const due = num(e.dueAmount) ?? amount;
   const dueDate = str(e.dueDate);
-  const label = number ? `Bill ${escapeMarkdown(number)}` : 'A bill';
-  const lower = number ? `bill ${escapeMarkdown(number)}` : 'a bill';
+  const label = number ? `Bill ${ref(number)}` : 'A bill';
+  const lower = number ? `bill ${ref(number)}` : 'a bill';
   const rows: Array<[string, string]> = [['Vendor', vendor]];
-  if (number) rows.push(['Invoice number', escapeMarkdown(number)]);
+  if (number) rows.push(['Invoice number', ref(number)]);
   if (amount !== undefined) rows.push(['Amount', money(amount, cur, fmt.locale)]);
   if (due !== undefined && due !== amount) rows.push(['Still due', money(due, cur, fmt.locale)]);
   if (dueDate) rows.push(['Due', calendarDate(dueDate, fmt.locale)]);
@@ -97,7 +98,7 @@ function sayBill(ev: OutboxEvent, fmt: FormatOptions): Said {
   const money1 = (n: number | undefined) => (n === undefined ? '' : ` — ${money(n, cur, fmt.locale)}`);
   switch (ev.type) {
     case 'bill.created':
-      return { headline: `New bill from ${vendor}${money1(amount)}${number ? `, invoice ${escapeMarkdown(number)}` : ''}${dueDate ? `, due ${calendarDate(dueDate, fmt.locale)}` : ''}`, tone: undefined, facts: rows };
+      return { headline: `New bill from ${vendor}${money1(amount)}${number ? `, invoice ${ref(number)}` : ''}${dueDate ? `, due ${calendarDate(dueDate, fmt.locale)}` : ''}`, tone: undefined, facts: rows };
     case 'bill.archived':
       return { headline: `${label} from ${vendor} was archived${money1(amount)}`, tone: 'Warning', facts: rows };
     case 'bill.restored':
@@ -145,14 +146,14 @@ function sayInvoice(ev: OutboxEvent, fmt: FormatOptions): Said {
   const e = ev.entity;
   const customer = escapeMarkdown(ev.enrichment?.customerName ?? str(obj(e.customer).name) ?? 'a customer');
   const number = str(e.invoiceNumber);
-  const label = number ? `Invoice ${escapeMarkdown(number)}` : 'An invoice';
-  const lower = number ? `invoice ${escapeMarkdown(number)}` : 'an invoice';
+  const label = number ? `Invoice ${ref(number)}` : 'An invoice';
+  const lower = number ? `invoice ${ref(number)}` : 'an invoice';
   const cur = ev.enrichment?.currency;
   const total = num(e.totalAmount);
   const due = num(e.dueAmount);
   const dueDate = str(e.dueDate);
   const rows: Array<[string, string]> = [['Customer', customer]];
-  if (number) rows.push(['Invoice', escapeMarkdown(number)]);
+  if (number) rows.push(['Invoice', ref(number)]);
   if (total !== undefined) rows.push(['Total', money(total, cur, fmt.locale)]);
   if (due !== undefined) rows.push(['Still due', money(due, cur, fmt.locale)]);
   if (dueDate) rows.push(['Due', calendarDate(dueDate, fmt.locale)]);
@@ -258,7 +259,7 @@ export function notificationCard(ev: OutboxEvent, opts: PresenterOptions, extra:
   const when = extra.refreshedAt !== undefined ? `Refreshed from BILL ${dateTime(extra.refreshedAt, opts)}` : `BILL event ${escapeMarkdown(ev.type)} · ${dateTime(ev.receivedAt, opts)}`;
   body.push(footer([when, opts.note].filter(Boolean).join(' · ')));
   const refresh = refreshAction(ev);
-  return adaptiveCard(body, { summary: unescapeMarkdown(said.headline), actions: refresh ? [refresh] : undefined });
+  return adaptiveCard(body, { summary: unescapeMarkdown(said.headline).replace(/\u2060/g, ''), actions: refresh ? [refresh] : undefined });
 }
 
 /** Amounts per currency ("$1,200.00 + €300.00"): never adds two currencies together. */
@@ -281,14 +282,14 @@ function plural(n: number, one: string, many = `${one}s`): string {
 function billTable(rows: DigestBill[], fmt: FormatOptions): CardElement {
   return table(
     [{ header: 'Vendor', width: 4 }, { header: 'Bill', width: 3 }, { header: 'Due', width: 3 }, { header: 'Amount', width: 3, align: 'Right' }],
-    rows.slice(0, DIGEST_ROWS).map((b) => [escapeMarkdown(b.vendorName || 'Unknown vendor'), escapeMarkdown(b.number || shortId(b.id)), calendarDate(b.dueDate, fmt.locale), money(b.dueAmount, b.currency, fmt.locale)]),
+    rows.slice(0, DIGEST_ROWS).map((b) => [escapeMarkdown(b.vendorName || 'Unknown vendor'), b.number ? ref(b.number) : shortRef(b.id), calendarDate(b.dueDate, fmt.locale), money(b.dueAmount, b.currency, fmt.locale)]),
   );
 }
 
 function invoiceTable(rows: DigestInvoice[], fmt: FormatOptions): CardElement {
   return table(
     [{ header: 'Customer', width: 4 }, { header: 'Invoice', width: 3 }, { header: 'Due', width: 3 }, { header: 'Amount', width: 3, align: 'Right' }],
-    rows.slice(0, DIGEST_ROWS).map((i) => [escapeMarkdown(i.customerName || 'Unknown customer'), escapeMarkdown(i.number || shortId(i.id)), calendarDate(i.dueDate, fmt.locale), money(i.dueAmount, i.currency, fmt.locale)]),
+    rows.slice(0, DIGEST_ROWS).map((i) => [escapeMarkdown(i.customerName || 'Unknown customer'), i.number ? ref(i.number) : shortRef(i.id), calendarDate(i.dueDate, fmt.locale), money(i.dueAmount, i.currency, fmt.locale)]),
   );
 }
 

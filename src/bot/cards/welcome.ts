@@ -1,7 +1,8 @@
 // The welcome posted when billbridge is added to a team, a group chat or a personal chat: binding + three commands.
 import type { BindingMode, BindingState } from '../../state/bindings.js';
 import type { CommandDefinition, ConversationKind } from '../commands/types.js';
-import { adaptiveCard, container, escapeMarkdown, executeAction, footer, text, title, type CardAction, type CardElement, type CardReply } from './card.js';
+import { adaptiveCard, container, escapeMarkdown, executeAction, footer, shortRef, text, title, type CardAction, type CardElement, type CardReply } from './card.js';
+import { shortId } from './redact.js';
 import { typed, usageText } from './help.js';
 
 export interface WelcomeInput {
@@ -37,14 +38,16 @@ function bindingText(input: WelcomeInput): { line: string; summary: string } {
       : `A billbridge admin can link it by typing **${typed('link {BILL organisation id}', input.kind)}** here.`;
   switch (b.state) {
     case 'bound': {
-      const org = escapeMarkdown(b.orgId);
+      // The whole team reads this card: it names the organisation by the end of its id only (billbridge does not
+      // know BILL's name for it); admins see the whole id in status.
+      const org = shortRef(b.orgId);
       const demo = input.sandbox ? ' — the demo organisation of the embedded BILL sandbox (simulated data)' : '';
       const verb = b.source === 'link' ? 'is linked to' : 'uses';
-      return { line: `${capital(here)} ${verb} BILL organisation **${org}**${demo}.`, summary: `${capital(here)} ${verb} BILL organisation ${b.orgId}.` };
+      return { line: `${capital(here)} ${verb} BILL organisation **${org}**${demo}.`, summary: `${capital(here)} ${verb} BILL organisation ${shortId(b.orgId)}.` };
     }
     case 'orgNotAllowed':
       return {
-        line: `${capital(here)} was linked to BILL organisation **${escapeMarkdown(b.orgId)}**, which this deployment no longer allows. ${link}`,
+        line: `${capital(here)} was linked to BILL organisation **${shortRef(b.orgId)}**, which this deployment no longer allows. ${link}`,
         summary: `${capital(here)} needs a new BILL organisation link.`,
       };
     case 'unbound':
