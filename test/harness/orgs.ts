@@ -1,7 +1,10 @@
 // Multi-organisation mode for tests: one BILL sandbox holding two organisations of the same BILL user, and the bot serving both.
+import { expect } from 'vitest';
 import type { SandboxOptions } from '../../src/sandbox/index.js';
 import { seedDemoOrg } from '../../src/sandbox/seed.js';
+import { channelMessage, teamIds, type Who } from './activities.js';
 import { startBot, type StartOptions, type TestBot } from './bot.js';
+import { ConnectorStandIn } from './connector.js';
 import { startTestSandbox, type TestSandbox } from './sandbox.js';
 
 export interface TwoOrgs {
@@ -42,4 +45,13 @@ export function startMultiOrgBot(orgs: TwoOrgs, adminAadObjectId: string, opts: 
       ...opts.env,
     },
   });
+}
+
+/** `text` typed by `from` in the channel of team `team` (see teamIds); resolves with the bot's card. */
+export async function askInTeam(bot: TestBot, text: string, team: string, from: Who): Promise<unknown> {
+  const ids = teamIds(team);
+  const activity = channelMessage(text, { serviceUrl: bot.connector.url, team: ids.team, channel: ids.channel, from });
+  expect((await bot.send(activity)).status).toBe(200);
+  const [reply] = await bot.connector.waitForMessages(1, activity.conversation.id);
+  return ConnectorStandIn.card(reply!);
 }

@@ -4,10 +4,8 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestBot } from '../harness/bot.js';
-import { ConnectorStandIn } from '../harness/connector.js';
-import { channelMessage, teamIds } from '../harness/activities.js';
 import { post } from '../harness/net.js';
-import { startMultiOrgBot, startTwoOrgSandbox, type TwoOrgs } from '../harness/orgs.js';
+import { askInTeam, startMultiOrgBot, startTwoOrgSandbox, type TwoOrgs } from '../harness/orgs.js';
 import type { TestSandbox } from '../harness/sandbox.js';
 import { factsOf, money } from '../harness/finance.js';
 import { ManualClock } from '../../src/clock.js';
@@ -53,11 +51,7 @@ afterAll(async () => {
 async function ask(bot: TestBot, text: string, team: string): Promise<unknown> {
   // The clock is a manual one: moving it on keeps the channel's Bot Connector budget (8 sends per 2 s) open.
   clock.advance(2_000);
-  const ids = teamIds(team);
-  const activity = channelMessage(text, { serviceUrl: bot.connector.url, team: ids.team, channel: ids.channel, from: ADMIN });
-  expect((await bot.send(activity)).status).toBe(200);
-  const [reply] = await bot.connector.waitForMessages(1, activity.conversation.id);
-  return ConnectorStandIn.card(reply!);
+  return askInTeam(bot, text, team, ADMIN);
 }
 
 const askText = async (bot: TestBot, text: string, team: string) => JSON.stringify(await ask(bot, text, team));

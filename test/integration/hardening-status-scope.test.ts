@@ -7,9 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBot, type TestBot } from '../harness/bot.js';
-import { ConnectorStandIn } from '../harness/connector.js';
-import { channelMessage, teamIds, type Who } from '../harness/activities.js';
-import { startMultiOrgBot, startTwoOrgSandbox, type TwoOrgs } from '../harness/orgs.js';
+import type { Who } from '../harness/activities.js';
+import { askInTeam, startMultiOrgBot, startTwoOrgSandbox, type TwoOrgs } from '../harness/orgs.js';
 import { factsOf, textOf } from '../harness/finance.js';
 import { registerSecrets } from '../harness/secretScan.js';
 import { ManualClock } from '../../src/clock.js';
@@ -26,11 +25,7 @@ afterAll(async () => {
 async function ask(bot: TestBot, text: string, team: string, who: Who): Promise<unknown> {
   // A manual clock: moving it on keeps the channel's Bot Connector budget open.
   clock.advance(2_000);
-  const ids = teamIds(team);
-  const activity = channelMessage(text, { serviceUrl: bot.connector.url, team: ids.team, channel: ids.channel, from: who });
-  expect((await bot.send(activity)).status).toBe(200);
-  const [reply] = await bot.connector.waitForMessages(1, activity.conversation.id);
-  return ConnectorStandIn.card(reply!);
+  return askInTeam(bot, text, team, who);
 }
 
 describe('status in multi-organisation mode', () => {

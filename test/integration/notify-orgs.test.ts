@@ -4,9 +4,9 @@ import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestBot } from '../harness/bot.js';
 import { ConnectorStandIn } from '../harness/connector.js';
-import { channelMessage, installationUpdate, teamIds } from '../harness/activities.js';
+import { installationUpdate, teamIds } from '../harness/activities.js';
 import { post } from '../harness/net.js';
-import { startMultiOrgBot, startTwoOrgSandbox } from '../harness/orgs.js';
+import { askInTeam, startMultiOrgBot, startTwoOrgSandbox } from '../harness/orgs.js';
 import type { TestSandbox } from '../harness/sandbox.js';
 import { ManualClock } from '../../src/clock.js';
 import { NS } from '../../src/state/types.js';
@@ -33,13 +33,7 @@ afterAll(async () => {
   await sandbox?.stop();
 });
 
-async function ask(text: string, team: string): Promise<string> {
-  const ids = teamIds(team);
-  const activity = channelMessage(text, { serviceUrl: bot.connector.url, team: ids.team, channel: ids.channel, from: ADMIN });
-  expect((await bot.send(activity)).status).toBe(200);
-  const [reply] = await bot.connector.waitForMessages(1, activity.conversation.id);
-  return JSON.stringify(ConnectorStandIn.card(reply!));
-}
+const ask = async (text: string, team: string): Promise<string> => JSON.stringify(await askInTeam(bot, text, team, ADMIN));
 
 /** A vendor.created event about a vendor BILL (the sandbox) really has in that organisation: cards show BILL's record. */
 async function vendorEvent(orgId: string, name: string): Promise<void> {
