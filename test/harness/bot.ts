@@ -8,6 +8,7 @@ import { channelMessage, type ChannelOpts } from './activities.js';
 import { ConnectorStandIn } from './connector.js';
 import { LogCapture } from './logs.js';
 import { post, type HttpAnswer } from './net.js';
+import { LoginStandIn, OpenIdIssuer } from './openid.js';
 import { registerSecrets } from './secretScan.js';
 
 export interface TestBot {
@@ -75,6 +76,40 @@ export async function startBot(opts: StartOptions = {}): Promise<TestBot> {
       await app.close();
       if (ownsConnector) await connector.stop();
       if (ownsState) rmSync(stateDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface AuthenticatedBot extends TestBot {
+  /** The Bot Framework issuer the bot checks inbound tokens against; it mints them for tests. */
+  issuer: OpenIdIssuer;
+  /** Stands in for login.microsoftonline.com (the bot's outbound tokens). */
+  login: LoginStandIn;
+}
+
+/**
+ * The bot with botbuilder's production token checks for `appId` in `tenant`, against a local issuer and login
+ * stand-in; close() stops all three. Tests of inbound authentication share it so they check the same set-up.
+ */
+export async function startAuthenticatedBot(appId: string, tenant: string, opts: StartOptions = {}): Promise<AuthenticatedBot> {
+  const issuer = await OpenIdIssuer.start();
+  const login = (await LoginStandIn.start()).intercept();
+  let bot: TestBot;
+  try {
+    bot = await startBot({ ...opts, env: { ...issuer.env(appId, tenant), ...opts.env } });
+  } catch (err) {
+    await login.stop();
+    await issuer.stop();
+    throw err;
+  }
+  return {
+    ...bot,
+    issuer,
+    login,
+    async close() {
+      await bot.close();
+      await login.stop();
+      await issuer.stop();
     },
   };
 }

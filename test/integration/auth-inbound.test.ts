@@ -2,9 +2,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBot, type TestBot } from '../harness/bot.js';
+import { startAuthenticatedBot, type AuthenticatedBot } from '../harness/bot.js';
 import { channelMessage, TENANT } from '../harness/activities.js';
-import { LoginStandIn, OpenIdIssuer, type MintOptions } from '../harness/openid.js';
+import type { LoginStandIn, MintOptions, OpenIdIssuer } from '../harness/openid.js';
 import { NS } from '../../src/state/types.js';
 
 const APP_ID = '5b0e8a64-2c1f-4c8e-9d7a-1f2e3d4c5b6a';
@@ -12,17 +12,14 @@ const ANOTHER_BOT = '9c8b7a65-4321-4fed-8cba-0987654321fe';
 
 let issuer: OpenIdIssuer;
 let login: LoginStandIn;
-let bot: TestBot;
+let bot: AuthenticatedBot;
 
 beforeAll(async () => {
-  issuer = await OpenIdIssuer.start();
-  login = (await LoginStandIn.start()).intercept();
-  bot = await startBot({ env: issuer.env(APP_ID, TENANT) });
+  bot = await startAuthenticatedBot(APP_ID, TENANT);
+  ({ issuer, login } = bot);
 });
 afterAll(async () => {
   await bot?.close();
-  await login?.stop();
-  await issuer?.stop();
 });
 
 function auditLines(): string[] {

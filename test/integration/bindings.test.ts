@@ -6,8 +6,8 @@ import { startBot, type TestBot } from '../harness/bot.js';
 import { checkCard } from '../harness/cards.js';
 import { ConnectorStandIn } from '../harness/connector.js';
 import { channelMessage, DEFAULT_USER, groupChatMessage, installationUpdate, personalMessage, TENANT, teamIds } from '../harness/activities.js';
-import { startTestSandbox, type TestSandbox } from '../harness/sandbox.js';
-import { seedDemoOrg } from '../../src/sandbox/seed.js';
+import { startMultiOrgBot, startTwoOrgSandbox } from '../harness/orgs.js';
+import type { TestSandbox } from '../harness/sandbox.js';
 import { NS } from '../../src/state/types.js';
 import type { OrgBinding } from '../../src/state/bindings.js';
 import type { ConversationScope } from '../../src/bot/commands/types.js';
@@ -22,23 +22,10 @@ let orgB: string;
 let bot: TestBot;
 
 beforeAll(async () => {
-  sandbox = await startTestSandbox();
-  const c = sandbox.credentials;
-  orgA = c.orgId;
-  // A second organisation the same BILL user belongs to, with its own data.
-  orgB = seedDemoOrg(sandbox.sandbox.model, { seed: 'second-org', credentials: { username: c.username, password: c.password, devKey: c.devKey } }).orgId;
-  bot = await startBot({
-    env: {
-      BILL_BASE_URL: sandbox.baseUrl,
-      BILL_DEV_KEY: c.devKey,
-      BILL_USERNAME: c.username,
-      BILL_PASSWORD: c.password,
-      BILL_ORG_ID: orgA,
-      BILL_ALLOWED_ORG_IDS: `${orgA},${orgB}`,
-      ADMIN_AAD_OBJECT_IDS: ADMIN.aadObjectId,
-      ALLOWED_TENANT_IDS: `${TENANT},${SECOND_TENANT}`,
-    },
-  });
+  // Organisation B: a second organisation the same BILL user belongs to, with its own data.
+  const orgs = await startTwoOrgSandbox();
+  ({ sandbox, orgA, orgB } = orgs);
+  bot = await startMultiOrgBot(orgs, ADMIN.aadObjectId, { env: { ALLOWED_TENANT_IDS: `${TENANT},${SECOND_TENANT}` } });
 });
 afterAll(async () => {
   await bot?.close();

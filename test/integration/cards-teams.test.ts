@@ -7,6 +7,7 @@ import { channelMessage, executeInvoke, groupChatMessage, personalMessage, type 
 import { startBot, type TestBot } from '../harness/bot.js';
 import { ConnectorStandIn } from '../harness/connector.js';
 import { expectValidCard, factsOf, money, plain, tableRows, textOf, total } from '../harness/finance.js';
+import { actionUrls, liveMarkup, markdownTexts } from '../harness/markdown.js';
 
 const ADMIN: Who = { id: '29:admin-ana', name: 'Ana Admin', aadObjectId: '22222222-0000-4000-8000-0000000000ad' };
 const HOSTILE_VENDOR = '*Star* [x](https://evil.example) <b>bold</b> _it_';
@@ -28,49 +29,6 @@ afterAll(async () => {
 });
 
 type Node = Record<string, any>;
-
-/** Every string Teams renders as markdown: TextBlock texts, fact titles and values (table cells are TextBlocks). */
-function markdownTexts(card: unknown): string[] {
-  const out: string[] = [];
-  const walk = (n: unknown): void => {
-    if (!n || typeof n !== 'object') return;
-    if (Array.isArray(n)) return n.forEach(walk);
-    const node = n as Node;
-    if (node.type === 'TextBlock' && typeof node.text === 'string') out.push(node.text);
-    if (node.type === 'FactSet') for (const f of node.facts ?? []) out.push(String(f.title), String(f.value));
-    for (const v of Object.values(node)) walk(v);
-  };
-  walk(card);
-  return out;
-}
-
-/** Every URL an action or selectAction of the card would open. */
-function actionUrls(card: unknown): string[] {
-  const out: string[] = [];
-  const walk = (n: unknown): void => {
-    if (!n || typeof n !== 'object') return;
-    if (Array.isArray(n)) return n.forEach(walk);
-    const node = n as Node;
-    if (typeof node.type === 'string' && node.type.startsWith('Action.') && typeof node.url === 'string') out.push(node.url);
-    for (const v of Object.values(node)) walk(v);
-  };
-  walk(card);
-  return out;
-}
-
-/**
- * Markup Teams would act on in a markdown string: whatever is left once backslash-escaped characters are taken out
- * must hold no link, image, HTML tag, code, strike-through, emphasis or linkifiable address.
- */
-function liveMarkup(text: string): string[] {
-  const bare = text.replace(/\\./g, '');
-  const found: string[] = [];
-  if (/[[\]<>`~]/.test(bare)) found.push('link, tag, code or strike-through');
-  if (/(?<!\*)\*(?!\*)/.test(bare)) found.push('single * emphasis');
-  if (/(^|\W)_\w[^_]*_(\W|$)/.test(bare)) found.push('_ emphasis');
-  if (/:\/\/|evil\.example|www\./i.test(bare)) found.push('linkifiable address');
-  return found;
-}
 
 async function reply(activity: Record<string, any>): Promise<any> {
   const res = await bot.send(activity);

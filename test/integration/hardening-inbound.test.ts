@@ -2,25 +2,21 @@
 // token never waits in (or delays) the turn queue.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { headersOnly, postFrom } from '../harness/net.js';
-import { startBot, type TestBot } from '../harness/bot.js';
+import { startAuthenticatedBot, type AuthenticatedBot } from '../harness/bot.js';
 import { channelMessage, TENANT } from '../harness/activities.js';
-import { LoginStandIn, OpenIdIssuer } from '../harness/openid.js';
+import type { OpenIdIssuer } from '../harness/openid.js';
 
 const APP_ID = '5b0e8a64-2c1f-4c8e-9d7a-1f2e3d4c5b6a';
 
 let issuer: OpenIdIssuer;
-let login: LoginStandIn;
-let bot: TestBot;
+let bot: AuthenticatedBot;
 
 beforeAll(async () => {
-  issuer = await OpenIdIssuer.start();
-  login = (await LoginStandIn.start()).intercept();
-  bot = await startBot({ env: issuer.env(APP_ID, TENANT) });
+  bot = await startAuthenticatedBot(APP_ID, TENANT);
+  ({ issuer } = bot);
 });
 afterAll(async () => {
   await bot?.close();
-  await login?.stop();
-  await issuer?.stop();
 });
 
 const valid = () => issuer.token({ aud: APP_ID, serviceUrl: bot.connector.url });

@@ -3,15 +3,13 @@
 // BILL confirms, never a record the cards show as BILL's (a forged amount dated 2099 cannot outrank BILL's answer).
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBot, type TestBot } from '../harness/bot.js';
-import { ConnectorStandIn } from '../harness/connector.js';
-import { channelMessage, teamIds } from '../harness/activities.js';
+import type { TestBot } from '../harness/bot.js';
 import { post } from '../harness/net.js';
-import { startTestSandbox, type TestSandbox } from '../harness/sandbox.js';
+import { askInTeam, startMultiOrgBot, startTwoOrgSandbox, type TwoOrgs } from '../harness/orgs.js';
+import type { TestSandbox } from '../harness/sandbox.js';
 import { factsOf, money } from '../harness/finance.js';
 import { ManualClock } from '../../src/clock.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { seedDemoOrg } from '../../src/sandbox/seed.js';
 import { NS } from '../../src/state/types.js';
 
 const ADMIN = { id: '29:user-admin', name: 'Avery Admin', aadObjectId: '44444444-0000-4000-8000-0000000000ad' };
@@ -24,37 +22,18 @@ let orgA: string;
 let orgB: string;
 let tokenA: string;
 let tokenB: string;
+let orgs: TwoOrgs;
 const bots: TestBot[] = [];
 
-function multiOrgEnv(extra: Record<string, string>): Record<string, string> {
-  const c = sandbox.credentials;
-  return {
-    BILL_BASE_URL: sandbox.baseUrl,
-    BILL_DEV_KEY: c.devKey,
-    BILL_USERNAME: c.username,
-    BILL_PASSWORD: c.password,
-    BILL_ORG_ID: orgA,
-    BILL_ALLOWED_ORG_IDS: `${orgA},${orgB}`,
-    ADMIN_AAD_OBJECT_IDS: ADMIN.aadObjectId,
-    USER_COMMANDS_PER_MINUTE: '10000',
-    ...extra,
-  };
-}
-
 async function botWith(extra: Record<string, string>): Promise<TestBot> {
-  const bot = await startBot({ clock, env: multiOrgEnv(extra) });
+  const bot = await startMultiOrgBot(orgs, ADMIN.aadObjectId, { clock, env: { USER_COMMANDS_PER_MINUTE: '10000', ...extra } });
   bots.push(bot);
   return bot;
 }
 
 beforeAll(async () => {
-  sandbox = await startTestSandbox({ clock });
-  const c = sandbox.credentials;
-  orgA = c.orgId;
-  tokenA = c.spendApiToken;
-  const b = seedDemoOrg(sandbox.sandbox.model, { seed: 'second-org', credentials: { username: c.username, password: c.password, devKey: c.devKey } });
-  orgB = b.orgId;
-  tokenB = b.spendApiToken;
+  orgs = await startTwoOrgSandbox({ clock });
+  ({ sandbox, orgA, orgB, tokenA, tokenB } = orgs);
   // One budget in each organisation with a name only it has: a card naming it shows whose data it is.
   const rename = (orgId: string, name: string) => {
     const spend = sandbox.sandbox.model.org(orgId)!.spend;
@@ -72,11 +51,7 @@ afterAll(async () => {
 async function ask(bot: TestBot, text: string, team: string): Promise<unknown> {
   // The clock is a manual one: moving it on keeps the channel's Bot Connector budget (8 sends per 2 s) open.
   clock.advance(2_000);
-  const ids = teamIds(team);
-  const activity = channelMessage(text, { serviceUrl: bot.connector.url, team: ids.team, channel: ids.channel, from: ADMIN });
-  expect((await bot.send(activity)).status).toBe(200);
-  const [reply] = await bot.connector.waitForMessages(1, activity.conversation.id);
-  return ConnectorStandIn.card(reply!);
+  return askInTeam(bot, text, team, ADMIN);
 }
 
 const askText = async (bot: TestBot, text: string, team: string) => JSON.stringify(await ask(bot, text, team));

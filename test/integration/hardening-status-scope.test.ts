@@ -7,13 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBot, type TestBot } from '../harness/bot.js';
-import { ConnectorStandIn } from '../harness/connector.js';
-import { channelMessage, teamIds, type Who } from '../harness/activities.js';
-import { startTestSandbox, type TestSandbox } from '../harness/sandbox.js';
+import type { Who } from '../harness/activities.js';
+import { askInTeam, startMultiOrgBot, startTwoOrgSandbox, type TwoOrgs } from '../harness/orgs.js';
 import { factsOf, textOf } from '../harness/finance.js';
 import { registerSecrets } from '../harness/secretScan.js';
 import { ManualClock } from '../../src/clock.js';
-import { seedDemoOrg } from '../../src/sandbox/seed.js';
 
 const ADMIN: Required<Who> = { id: '29:user-admin', name: 'Avery Admin', aadObjectId: '44444444-0000-4000-8000-0000000000ad' };
 const MEMBER: Required<Who> = { id: '29:user-mo', name: 'Mo Member', aadObjectId: '44444444-0000-4000-8000-00000000000e' };
@@ -27,42 +25,25 @@ afterAll(async () => {
 async function ask(bot: TestBot, text: string, team: string, who: Who): Promise<unknown> {
   // A manual clock: moving it on keeps the channel's Bot Connector budget open.
   clock.advance(2_000);
-  const ids = teamIds(team);
-  const activity = channelMessage(text, { serviceUrl: bot.connector.url, team: ids.team, channel: ids.channel, from: who });
-  expect((await bot.send(activity)).status).toBe(200);
-  const [reply] = await bot.connector.waitForMessages(1, activity.conversation.id);
-  return ConnectorStandIn.card(reply!);
+  return askInTeam(bot, text, team, who);
 }
 
 describe('status in multi-organisation mode', () => {
-  let sandbox: TestSandbox;
+  let orgs: TwoOrgs;
   let orgA: string;
   let orgB: string;
   beforeAll(async () => {
-    sandbox = await startTestSandbox({ clock });
-    const c = sandbox.credentials;
-    orgA = c.orgId;
-    orgB = seedDemoOrg(sandbox.sandbox.model, { seed: 'second-org', credentials: { username: c.username, password: c.password, devKey: c.devKey } }).orgId;
+    orgs = await startTwoOrgSandbox({ clock });
+    ({ orgA, orgB } = orgs);
   });
   afterAll(async () => {
-    await sandbox?.stop();
+    await orgs?.sandbox.stop();
   });
 
   it("with only organisation A's Spend & Expense token, a team linked to B reads that S&E is not configured for its organisation; A's team reads it is", async () => {
-    const c = sandbox.credentials;
-    const bot = await startBot({
+    const bot = await startMultiOrgBot(orgs, ADMIN.aadObjectId, {
       clock,
-      env: {
-        BILL_BASE_URL: sandbox.baseUrl,
-        BILL_DEV_KEY: c.devKey,
-        BILL_USERNAME: c.username,
-        BILL_PASSWORD: c.password,
-        BILL_ORG_ID: orgA,
-        BILL_ALLOWED_ORG_IDS: `${orgA},${orgB}`,
-        BILL_SPEND_API_TOKEN: c.spendApiToken,
-        ADMIN_AAD_OBJECT_IDS: ADMIN.aadObjectId,
-        USER_COMMANDS_PER_MINUTE: '10000',
-      },
+      env: { BILL_SPEND_API_TOKEN: orgs.tokenA, USER_COMMANDS_PER_MINUTE: '10000' },
     });
     bots.push(bot);
     expect(JSON.stringify(await ask(bot, `link ${orgA}`, 'alpha', ADMIN))).toContain('Linked');

@@ -2,13 +2,13 @@
 // the binding is checked again right before each send, and removing the bot from a team removes what it followed.
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBot, type TestBot } from '../harness/bot.js';
+import type { TestBot } from '../harness/bot.js';
 import { ConnectorStandIn } from '../harness/connector.js';
-import { channelMessage, installationUpdate, teamIds } from '../harness/activities.js';
+import { installationUpdate, teamIds } from '../harness/activities.js';
 import { post } from '../harness/net.js';
-import { startTestSandbox, type TestSandbox } from '../harness/sandbox.js';
+import { askInTeam, startMultiOrgBot, startTwoOrgSandbox } from '../harness/orgs.js';
+import type { TestSandbox } from '../harness/sandbox.js';
 import { ManualClock } from '../../src/clock.js';
-import { seedDemoOrg } from '../../src/sandbox/seed.js';
 import { NS } from '../../src/state/types.js';
 import { RETRY_DELAYS_MS } from '../../src/notify/worker.js';
 
@@ -24,37 +24,16 @@ let orgB: string;
 let bot: TestBot;
 
 beforeAll(async () => {
-  sandbox = await startTestSandbox({ clock });
-  const c = sandbox.credentials;
-  orgA = c.orgId;
-  orgB = seedDemoOrg(sandbox.sandbox.model, { seed: 'second-org', credentials: { username: c.username, password: c.password, devKey: c.devKey } }).orgId;
-  bot = await startBot({
-    clock,
-    env: {
-      BILL_BASE_URL: sandbox.baseUrl,
-      BILL_DEV_KEY: c.devKey,
-      BILL_USERNAME: c.username,
-      BILL_PASSWORD: c.password,
-      BILL_ORG_ID: orgA,
-      BILL_ALLOWED_ORG_IDS: `${orgA},${orgB}`,
-      ADMIN_AAD_OBJECT_IDS: ADMIN.aadObjectId,
-      BILL_WEBHOOK_SECURITY_KEY: KEY,
-      BILL_WEBHOOK_SECURITY_KEYS: `${orgB}:${KEY_B}`,
-    },
-  });
+  const orgs = await startTwoOrgSandbox({ clock });
+  ({ sandbox, orgA, orgB } = orgs);
+  bot = await startMultiOrgBot(orgs, ADMIN.aadObjectId, { clock, env: { BILL_WEBHOOK_SECURITY_KEY: KEY, BILL_WEBHOOK_SECURITY_KEYS: `${orgB}:${KEY_B}` } });
 });
 afterAll(async () => {
   await bot?.close();
   await sandbox?.stop();
 });
 
-async function ask(text: string, team: string): Promise<string> {
-  const ids = teamIds(team);
-  const activity = channelMessage(text, { serviceUrl: bot.connector.url, team: ids.team, channel: ids.channel, from: ADMIN });
-  expect((await bot.send(activity)).status).toBe(200);
-  const [reply] = await bot.connector.waitForMessages(1, activity.conversation.id);
-  return JSON.stringify(ConnectorStandIn.card(reply!));
-}
+const ask = async (text: string, team: string): Promise<string> => JSON.stringify(await askInTeam(bot, text, team, ADMIN));
 
 /** A vendor.created event about a vendor BILL (the sandbox) really has in that organisation: cards show BILL's record. */
 async function vendorEvent(orgId: string, name: string): Promise<void> {

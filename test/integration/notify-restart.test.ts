@@ -1,40 +1,29 @@
 // The bot process dies after BILL got its 200 and before Teams got the card: the card still goes out, once, when the
 // bot comes back (the outbox is on disk); BILL delivering the same event again sends nothing. Both processes talk to
 // one BILL sandbox run by the test, which holds the invoices the events are about (cards show BILL's record).
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConnectorStandIn } from '../harness/connector.js';
 import { channelMessage } from '../harness/activities.js';
 import { post } from '../harness/net.js';
 import { startTestSandbox, type TestSandbox } from '../harness/sandbox.js';
+import { killSpawned, spawnBotProcess, type BotProcess } from '../harness/process.js';
 import { registerSecrets } from '../harness/secretScan.js';
 import { systemClock } from '../../src/clock.js';
 import { SqliteStateStore } from '../../src/state/sqliteStore.js';
 import { NS } from '../../src/state/types.js';
 
-const repo = resolve(import.meta.dirname, '../..');
 const KEY = randomBytes(32).toString('base64');
 const CHANNEL = '19:channel-restart@thread.tacv2';
 registerSecrets(() => [KEY]);
-
-interface Running {
-  child: ChildProcess;
-  url: string;
-  orgId: string;
-  lines: string[];
-  exited: Promise<number | null>;
-}
 
 let cwd: string;
 let stateDir: string;
 let connector: ConnectorStandIn;
 let sandbox: TestSandbox;
-const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   // An empty working directory: no developer .env is read.
@@ -44,66 +33,22 @@ beforeAll(async () => {
   sandbox = await startTestSandbox();
 });
 afterAll(async () => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  killSpawned();
   await connector?.stop();
   await sandbox?.stop();
   rmSync(cwd, { recursive: true, force: true });
 });
 
-/** Starts `node --import tsx src/index.ts` against the shared state directory and resolves once it listens. */
-function startBotProcess(): Promise<Running> {
-  // node itself (not the tsx wrapper, which would leave its node child running after a SIGKILL) with tsx's loader.
-  const loader = pathToFileURL(join(repo, 'node_modules/tsx/dist/loader.mjs')).href;
-  const child = spawn(process.execPath, ['--disable-warning=DEP0111', '--import', loader, join(repo, 'src/index.ts')], {
-    cwd,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? cwd,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      STATE_DIR: stateDir,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
-      BILL_WEBHOOK_SECURITY_KEY: KEY,
-      BILL_BASE_URL: sandbox.baseUrl,
-      BILL_DEV_KEY: sandbox.credentials.devKey,
-      BILL_USERNAME: sandbox.credentials.username,
-      BILL_PASSWORD: sandbox.credentials.password,
-      BILL_ORG_ID: sandbox.credentials.orgId,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  const lines: string[] = [];
-  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-  return new Promise<Running>((done, fail) => {
-    const orgId = sandbox.credentials.orgId;
-    let buffered = '';
-    const timer = setTimeout(() => fail(new Error(`bot did not start within 25 s: ${lines.join('')}`)), 25_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      buffered += d.toString('utf8');
-      let nl: number;
-      while ((nl = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        lines.push(line);
-        try {
-          const rec = JSON.parse(line) as { msg?: string; url?: string; orgId?: string };
-          if (rec.msg === 'billbridge listening' && rec.url) {
-            clearTimeout(timer);
-            done({ child, url: rec.url, orgId, lines, exited });
-          }
-        } catch {
-          // not a log line
-        }
-      }
-    });
-    child.stderr!.on('data', (d: Buffer) => lines.push(d.toString('utf8')));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      fail(new Error(`bot exited with ${code} before listening: ${lines.join('\n')}`));
-    });
-  });
+/** The real bot on the shared state directory, against the test's BILL sandbox; resolves once it is ready. */
+function startBotProcess(): Promise<BotProcess> {
+  return spawnBotProcess(cwd, stateDir, {
+    BILL_WEBHOOK_SECURITY_KEY: KEY,
+    BILL_BASE_URL: sandbox.baseUrl,
+    BILL_DEV_KEY: sandbox.credentials.devKey,
+    BILL_USERNAME: sandbox.credentials.username,
+    BILL_PASSWORD: sandbox.credentials.password,
+    BILL_ORG_ID: sandbox.credentials.orgId,
+  }).started;
 }
 
 /** An invoice.created event about a new invoice BILL (the sandbox) has. */

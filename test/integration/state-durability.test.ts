@@ -1,98 +1,38 @@
 // What was acknowledged survives kill -9: a process with the real store and webhook route is killed again and again
 // on one STATE_DIR while BILL webhooks and writes are in flight, and every one answered 200 is there after the restart.
 // Also, over real bot processes: one process per STATE_DIR, and the lock goes with a holder killed -9.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { get, post } from '../harness/net.js';
+import { killSpawned, repo, spawnBotProcess, spawnTsx, type BotProcess } from '../harness/process.js';
 import { registerSecrets } from '../harness/secretScan.js';
 import { systemClock } from '../../src/clock.js';
 import { SqliteStateStore } from '../../src/state/sqliteStore.js';
 import { NS } from '../../src/state/types.js';
 import { outboxKey } from '../../src/notify/receiver.js';
 
-const repo = resolve(import.meta.dirname, '../..');
 const KEY = randomBytes(32).toString('base64');
 registerSecrets(() => [KEY]);
 
-interface Running {
-  child: ChildProcess;
-  url: string;
-  orgId: string;
-  exited: Promise<number | null>;
-}
-
 let cwd: string;
-const children: ChildProcess[] = [];
 
 beforeAll(() => {
   // An empty working directory: no developer .env is read.
   cwd = mkdtempSync(join(tmpdir(), 'billbridge-durability-'));
 });
 afterAll(async () => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  killSpawned();
   rmSync(cwd, { recursive: true, force: true });
 });
 
-/** Spawns `node --import tsx src/index.ts` on `stateDir`; `started` resolves once /readyz says ready, or rejects with its output if it exits first. */
-function spawnBot(stateDir: string): { child: ChildProcess; output: string[]; exited: Promise<number | null>; started: Promise<Running> } {
-  // node itself (not the tsx wrapper, which would leave its node child running after a SIGKILL) with tsx's loader.
-  const loader = pathToFileURL(join(repo, 'node_modules/tsx/dist/loader.mjs')).href;
-  const child = spawn(process.execPath, ['--disable-warning=DEP0111', '--import', loader, join(repo, 'src/index.ts')], {
-    cwd,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? cwd,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      STATE_DIR: stateDir,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
-      BILL_WEBHOOK_SECURITY_KEY: KEY,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  const output: string[] = [];
-  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-  const started = new Promise<Running>((done, fail) => {
-    let orgId = '';
-    let buffered = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      buffered += d.toString('utf8');
-      let nl: number;
-      while ((nl = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        output.push(line);
-        let rec: { msg?: string; url?: string; orgId?: string };
-        try {
-          rec = JSON.parse(line) as typeof rec;
-        } catch {
-          continue;
-        }
-        if (rec.orgId && rec.msg?.startsWith('BILL sandbox at')) orgId = rec.orgId;
-        if (rec.msg === 'billbridge listening' && rec.url) {
-          const url = rec.url;
-          void get(`${url}/readyz`).then(
-            (r) => (r.status === 200 ? done({ child, url, orgId, exited }) : fail(new Error(`/readyz answered ${r.status}: ${r.text}`))),
-            fail,
-          );
-        }
-      }
-    });
-    child.stderr!.on('data', (d: Buffer) => output.push(d.toString('utf8')));
-    child.on('exit', (code) => fail(new Error(`bot exited with ${code} before it was ready: ${output.join('\n')}`)));
-  });
-  started.catch(() => undefined);
-  return { child, output, exited, started };
-}
+/** The real bot on `stateDir` (its embedded sandbox), taking BILL webhooks signed with KEY. */
+const spawnBot = (stateDir: string) => spawnBotProcess(cwd, stateDir, { BILL_WEBHOOK_SECURITY_KEY: KEY });
 
-async function kill9(bot: Running): Promise<void> {
+async function kill9(bot: BotProcess): Promise<void> {
   bot.child.kill('SIGKILL');
   await bot.exited;
 }
@@ -153,23 +93,17 @@ server.listen(0, '127.0.0.1', () => process.stdout.write('READY http://127.0.0.1
 `;
 
 /** Runs CHILD on `stateDir` and resolves once it listens and /readyz says ready. */
-function spawnChild(stateDir: string): Promise<Running> {
+function spawnChild(stateDir: string): Promise<BotProcess> {
   const file = join(cwd, 'child.mjs');
   writeFileSync(file, CHILD);
-  const loader = pathToFileURL(join(repo, 'node_modules/tsx/dist/loader.mjs')).href;
-  const child = spawn(process.execPath, ['--disable-warning=DEP0111', '--import', loader, file], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', STATE_DIR: stateDir, KEY, SRC_URL: pathToFileURL(join(repo, 'src/')).href, PACKAGE_JSON: join(repo, 'package.json') },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
+  const child = spawnTsx(file, cwd, { STATE_DIR: stateDir, KEY, SRC_URL: pathToFileURL(join(repo, 'src/')).href, PACKAGE_JSON: join(repo, 'package.json') });
   const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
   const output: string[] = [];
-  return new Promise<Running>((done, fail) => {
+  return new Promise<BotProcess>((done, fail) => {
     child.stdout!.on('data', (d: Buffer) => {
       output.push(d.toString('utf8'));
       const m = /READY (\S+)/.exec(output.join(''));
-      if (m) void get(`${m[1]!}/readyz`).then((r) => (r.status === 200 ? done({ child, url: m[1]!, orgId: '00801DURABLE', exited }) : fail(new Error(`not ready: ${r.status}`))), fail);
+      if (m) void get(`${m[1]!}/readyz`).then((r) => (r.status === 200 ? done({ child, url: m[1]!, orgId: '00801DURABLE', output, exited }) : fail(new Error(`not ready: ${r.status}`))), fail);
     });
     child.stderr!.on('data', (d: Buffer) => output.push(d.toString('utf8')));
     child.on('exit', (code) => fail(new Error(`child exited with ${code} before it was ready: ${output.join('')}`)));

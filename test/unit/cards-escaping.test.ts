@@ -2,6 +2,7 @@
 // merchant, budget and approver names, invoice numbers, memos): no card lets that text format, link or vanish.
 import { describe, expect, it, vi } from 'vitest';
 import { escapeMarkdown, unescapeMarkdown } from '../../src/bot/cards/card.js';
+import { liveMarkup, markdownTexts, plainRuns } from '../harness/markdown.js';
 
 /** Markdown Teams would act on: a link, an image, HTML, code, strike-through, emphasis, a bare address. */
 const HOSTILE = 'Zq9 *Star* _Under_ [x](https://evil.example) ![i](https://evil.example/i.png) <b>bold</b> `code` ~~gone~~ www.evil.example';
@@ -30,48 +31,6 @@ vi.mock('../../src/sandbox/seed.js', async (importOriginal) => {
 });
 
 const { galleryCards } = await import('../../src/cli/galleryCards.js');
-
-type Node = Record<string, unknown>;
-
-/** Every string Teams renders as markdown on a card, with where it sits. */
-function markdownTexts(card: unknown): string[] {
-  const out: string[] = [];
-  const walk = (n: unknown): void => {
-    if (!n || typeof n !== 'object') return;
-    if (Array.isArray(n)) return n.forEach(walk);
-    const node = n as Node;
-    if (node.type === 'TextBlock' && typeof node.text === 'string') out.push(node.text);
-    if (node.type === 'FactSet') for (const f of (node.facts ?? []) as Array<{ title: string; value: string }>) out.push(f.title, f.value);
-    for (const v of Object.values(node)) walk(v);
-  };
-  walk(card);
-  return out;
-}
-
-/** TextRun texts: plain text in Teams (no markdown), so they carry BILL text as it is, without backslashes. */
-function plainRuns(card: unknown): string[] {
-  const out: string[] = [];
-  const walk = (n: unknown): void => {
-    if (!n || typeof n !== 'object') return;
-    if (Array.isArray(n)) return n.forEach(walk);
-    const node = n as Node;
-    if (node.type === 'TextRun' && typeof node.text === 'string') out.push(node.text);
-    for (const v of Object.values(node)) walk(v);
-  };
-  walk(card);
-  return out;
-}
-
-/** What of the hostile text is still live markup once the backslash-escaped characters are taken out. */
-function liveMarkup(text: string): string[] {
-  const bare = text.replace(/\\./g, '');
-  const found: string[] = [];
-  if (/[[\]<>`~]/.test(bare)) found.push('link, image, tag, code or strike-through');
-  if (/(?<!\*)\*(?!\*)/.test(bare)) found.push('single * emphasis');
-  if (/(^|\W)_Under_(\W|$)/.test(bare)) found.push('_ emphasis');
-  if (/:\/\/|evil\.example/.test(bare)) found.push('linkifiable address');
-  return found;
-}
 
 describe('hostile BILL text on every gallery card', () => {
   const cards = galleryCards({ version: '1.2.3' });
