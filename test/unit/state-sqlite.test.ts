@@ -111,6 +111,28 @@ describe('the SQLite store', () => {
     expect(await restarted.setIfAbsent('seen-activities', 'conv|a7', 100)).toBe(false);
   });
 
+  it('Teams duplicate marks and card records (committed without a sync of their own) and synced writes made in one turn are all on disk, in order', async () => {
+    const s = open();
+    // Unsynced first, then a synced change (which commits the unsynced batch and opens its own), then unsynced again.
+    const writes = [
+      s.claim('seen-activities', 'conv|b1', 1, { ttlMs: 600_000 }),
+      s.set('card-messages', 'm1', ['a|x']),
+      s.set('webhook-events', 'evt-1', { at: 1 }),
+      s.claim('seen-activities', 'conv|b2', 2, { ttlMs: 600_000 }),
+      s.setIfAbsent('outbox', 'evt-1', { v: 1 }),
+    ];
+    const [first, , , second] = (await Promise.all(writes)) as [{ created: boolean }, void, void, { created: boolean }, boolean];
+    expect([first.created, second.created]).toEqual([true, true]);
+    const image = open(crashImage());
+    expect(await image.get('seen-activities', 'conv|b1')).toBe(1);
+    expect(await image.get('card-messages', 'm1')).toEqual(['a|x']);
+    expect(await image.get('webhook-events', 'evt-1')).toEqual({ at: 1 });
+    expect(await image.get('seen-activities', 'conv|b2')).toBe(2);
+    expect(await image.get('outbox', 'evt-1')).toEqual({ v: 1 });
+    await image.close();
+    await s.close();
+  });
+
   it('returns copies, so callers cannot change stored values by accident; keeps non-ASCII text and keys as they were', async () => {
     const s = open();
     const value = { list: [1], name: 'Café Müller № 7 — 東京 🧾' };
