@@ -13,7 +13,8 @@
 //   file for as long as it lives. A second process (or a second store in this one) gets SQLITE_BUSY at once and
 //   refuses to start; the OS drops the lock when the holder dies, kill -9 included, so a restart just works;
 // - values are JSON text in rows: a replica shard of several MB is read from disk when asked for, not held in memory.
-// The audit trail stays a plain append-only file (STATE_DIR/<log>.log, what operators tail and rotate), synced too.
+// The audit trail stays a plain append-only file (STATE_DIR/<log>.log, what operators tail and rotate), synced within
+// a second (see LogFile).
 import Database from 'better-sqlite3';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -201,7 +202,7 @@ export class SqliteStateStore implements StateStore {
     this.closed = true;
     clearInterval(this.sweepTimer);
     if (this.batch) this.commit(this.batch);
-    await Promise.all([...this.logs.values()].map((f) => f.drain()));
+    await Promise.all([...this.logs.values()].map((f) => f.close()));
     rmSync(join(this.location, HOLDER_FILE), { force: true });
     // Checkpoints the WAL into the database file and lets go of the lock.
     this.db.close();
@@ -319,6 +320,7 @@ function readHolder(dir: string): string | undefined {
  */
 class LogFile {
   private pending: string[] = [];
+  private syncTimer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private next: Promise<void> | undefined;
 
@@ -349,6 +351,39 @@ class LogFile {
     await Promise.allSettled([this.running, this.next]);
   }
 
+  /** Writes what is pending and syncs it now (at close). */
+  async close(): Promise<void> {
+    await this.drain();
+    clearTimeout(this.syncTimer);
+    this.syncTimer = undefined;
+    await this.sync();
+  }
+
+  /**
+   * The audit trail is written (to the OS, so it survives a killed process) before the action is reported, and synced
+   * to disk within a second, not per record: a sync per command was ~10% of the bot's CPU per help command in the
+   * bench (overhead 1.32x with it, 1.20x without). A power cut may lose the last second of records.
+   */
+  private syncSoon(): void {
+    this.syncTimer ??= setTimeout(() => {
+      this.syncTimer = undefined;
+      void this.sync();
+    }, 1_000).unref();
+  }
+
+  private async sync(): Promise<void> {
+    try {
+      const handle = await open(this.path, 'r');
+      try {
+        await handle.datasync();
+      } finally {
+        await handle.close();
+      }
+    } catch {
+      // Nothing written yet, or the log was rotated away: the next write syncs what it adds.
+    }
+  }
+
   private async write(): Promise<void> {
     const text = this.pending.join('');
     this.pending = [];
@@ -356,8 +391,8 @@ class LogFile {
     try {
       const created = (await handle.stat()).size === 0;
       await handle.appendFile(text);
-      await handle.datasync();
       if (created) await syncDirectory(this.path);
+      this.syncSoon();
     } finally {
       await handle.close();
     }
