@@ -3,6 +3,7 @@
 // than its column, elements the renderer dropped without a fallback.
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 import { TEAMS_MARKDOWN_SCRIPT } from '../../src/cli/gallery.js';
 import { teamsHostConfig, THEME_PAGE, type TeamsTheme } from '../../src/cli/hostConfigs.js';
 
@@ -196,4 +197,20 @@ export async function openCardRenderer(): Promise<CardRenderer> {
       await browser.close();
     },
   };
+}
+
+/** One renderer for a test file: opened before its tests, closed after them; its methods are usable inside tests. */
+export function sharedCardRenderer(): CardRenderer {
+  let renderer: CardRenderer | undefined;
+  beforeAll(async () => {
+    renderer = await openCardRenderer();
+  }, 60_000);
+  afterAll(async () => {
+    await renderer?.close();
+  });
+  const open = (): CardRenderer => {
+    if (!renderer) throw new Error('the card renderer is used outside a test');
+    return renderer;
+  };
+  return { problems: (card, cases) => open().problems(card, cases), close: () => open().close() };
 }

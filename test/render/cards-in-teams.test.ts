@@ -1,21 +1,15 @@
 // Every card of the gallery laid out by Microsoft's adaptivecards renderer in headless Chromium, with Teams' light,
 // dark and high-contrast host configs, at a phone's 320 px and Teams desktop's 450 px: read back from the page.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { galleryCards } from '../../src/cli/galleryCards.js';
 import { TEAMS_THEMES } from '../../src/cli/hostConfigs.js';
-import { openCardRenderer, type CardRenderer, type RenderCase } from '../harness/render.js';
+import { sharedCardRenderer, type RenderCase } from '../harness/render.js';
 
 const WIDTHS = [320, 450];
 const CASES: RenderCase[] = TEAMS_THEMES.flatMap((theme) => WIDTHS.map((width) => ({ theme, width })));
 const cards = galleryCards();
 
-let renderer: CardRenderer;
-beforeAll(async () => {
-  renderer = await openCardRenderer();
-}, 60_000);
-afterAll(async () => {
-  await renderer?.close();
-});
+const renderer = sharedCardRenderer();
 
 describe('cards as people see them in Teams (light, dark, high contrast; 320 px phone and 450 px desktop)', () => {
   it.each(cards.map((c) => [`${c.group}: ${c.name}`, c] as const))(

@@ -1,10 +1,10 @@
 // Identifiers in running text ("bill …k8S0", "invoice PIO-63517", "Bill …4tQ2") laid out in Teams at 320 and 450 px
 // with names of every length in front of them, so that the line break falls on the identifier at least once.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { approvalsCard } from '../../src/bot/cards/approvals.js';
 import { digestCard, notificationCard } from '../../src/bot/cards/notifications.js';
 import type { OutboxEvent } from '../../src/notify/types.js';
-import { openCardRenderer, type CardRenderer, type RenderCase } from '../harness/render.js';
+import { sharedCardRenderer, type RenderCase } from '../harness/render.js';
 
 const CASES: RenderCase[] = [320, 450].map((width) => ({ theme: 'light' as const, width }));
 const fmt = { locale: 'en-US', timeZone: 'UTC' };
@@ -16,13 +16,7 @@ function event(type: string, entityType: OutboxEvent['entityType'], entity: Reco
   return { v: 1, eventId: `e-${type}`, type, version: '1', orgId: '00801AAAAAAAAAAAAAAA', subscriptionId: 's', kind: 'payments', entityType, entityKey: entityType, entity, errors: [], receivedAt: NOW, ...extra };
 }
 
-let renderer: CardRenderer;
-beforeAll(async () => {
-  renderer = await openCardRenderer();
-}, 60_000);
-afterAll(async () => {
-  await renderer?.close();
-});
+const renderer = sharedCardRenderer();
 
 async function problemsOver(cards: unknown[]): Promise<string[]> {
   const all: string[] = [];
