@@ -14,7 +14,7 @@ import type { BillGateway } from '../../src/bill/gateway.js';
 import { SqliteStateStore } from '../../src/state/sqliteStore.js';
 import { deriveKey, openText, parseSecretsKey, sealText } from '../../src/state/sealing.js';
 import { NS } from '../../src/state/types.js';
-import { UserLinks } from '../../src/state/userLinks.js';
+import { UserLinks } from '../../src/features/approvals/userLinks.js';
 import { LogCapture } from '../harness/logs.js';
 import { registerSecrets } from '../harness/secretScan.js';
 

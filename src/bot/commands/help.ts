@@ -1,9 +1,8 @@
 // `help`: every command usable here, with usage and an example.
 import { helpCard } from '../cards/help.js';
 import type { CardReply } from '../cards/card.js';
+import { SANDBOX_NOTE } from '../cards/words.js';
 import type { CommandDefinition, ConversationKind } from './types.js';
-
-export const SANDBOX_NOTE = 'Demo organisation — simulated data';
 
 /** Freezes a card and everything in it: a card handed to many turns must never be changed by one of them. */
 function frozen<T>(value: T): T {

@@ -9,7 +9,7 @@ import { adaptiveCard, escapeMarkdown, executeAction, facts, text, title, type C
 import { digestCard } from '../cards/notifications.js';
 import { dateTime } from '../cards/format.js';
 import { channelReference } from '../proactive.js';
-import { SANDBOX_NOTE } from './help.js';
+import { SANDBOX_NOTE } from '../cards/words.js';
 import { auditAdmin } from '../auditObserver.js';
 import type { CommandContext, CommandDefinition } from './types.js';
 
