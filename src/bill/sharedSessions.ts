@@ -171,7 +171,7 @@ export class RedisSessionLedger implements SessionLedger {
 
   /**
    * The shared session, or undefined. With SECRETS_KEY a record that does not open (sealed with another key, copied
-   * from another slot, or stored in plain by an earlier version) counts as none: this instance signs in and the new
+   * from another slot, or stored in plain before SECRETS_KEY was set) counts as none: this instance signs in and the new
    * record, sealed, replaces it.
    */
   private async read(slot: Slot): Promise<LiveSession | undefined> {

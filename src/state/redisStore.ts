@@ -70,10 +70,6 @@ export class RedisStateStore implements StateStore {
   ) {
     this.location = conn.location;
     conn.client.defineCommand('billbridgeSetIfAbsent', { numberOfKeys: 2, lua: SET_IF_ABSENT });
-    // Earlier versions indexed these namespaces too, one member per delivery for ever: UNLINK frees them in the
-    // background. Best effort (Redis may be away at start): the next instance that starts tries again.
-    const legacy = [...UNLISTED].map((ns) => this.index(ns));
-    conn.run((r) => r.unlink(...legacy)).catch(() => undefined);
   }
 
   /**
