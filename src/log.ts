@@ -8,7 +8,7 @@ export const MAX_SECRETS = 1_000;
 /** Longer values are refused: a Graph token (a JWT) is about 2,000 characters; nothing we hold is near this. */
 export const MAX_SECRET_LENGTH = 8_192;
 /** Shorter values would censor ordinary words. */
-export const MIN_SECRET_LENGTH = 4;
+const MIN_SECRET_LENGTH = 4;
 
 interface Known {
   /** The value and its JSON-escaped and URL-encoded forms, as they may appear in a line. */
@@ -191,7 +191,7 @@ const SECRET_FIELD_IN_LINE = new RegExp(`"(?:${SECRET_FIELDS.join('|')})":`, 'i'
  * A written JSON line with its secret fields censored. Working on the line, not on pino's objects, covers a line's
  * own fields, the base fields and a child logger's bound fields alike through pino's public `streamWrite` hook.
  */
-export function censorLine(line: string): string {
+function censorLine(line: string): string {
   if (!SECRET_FIELD_IN_LINE.test(line)) return line;
   let record: unknown;
   try {

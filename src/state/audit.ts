@@ -6,7 +6,7 @@ import type { Logger } from '../log.js';
 import type { StateStore } from './types.js';
 
 /** The StateStore append-only log the trail writes to. */
-export const AUDIT_LOG = 'audit';
+const AUDIT_LOG = 'audit';
 
 /** Who and where, from the activity (never from text the person typed). */
 export interface AuditActor {
@@ -86,7 +86,7 @@ const MAX_ARG_LENGTH = 120;
 const MAX_COMMENT_LENGTH = 500;
 
 /** Where the trail is, for `status`: the file path, or the Redis stream. */
-export function auditLocation(store: StateStore): string {
+function auditLocation(store: StateStore): string {
   return store.kind === 'file' ? join(store.location, `${AUDIT_LOG}.log`) : `${store.location} (stream "${AUDIT_LOG}")`;
 }
 

@@ -23,13 +23,13 @@ const NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
 /** Keys read per MGET in entries(): namespaces may hold thousands of keys, replies stay small. */
 const MGET_CHUNK = 500;
 /** Records a log (stream) keeps, about (MAXLEN ~ trims whole radix-tree nodes, so a few more may stay). */
-export const LOG_MAX_ENTRIES = 100_000;
+const LOG_MAX_ENTRIES = 100_000;
 
 /**
  * Namespaces written per delivery and only ever read by key: no index (entries() refuses them), so a delivery
  * leaves exactly one key behind, and Redis expires it.
  */
-export const UNLISTED: ReadonlySet<string> = new Set([
+const UNLISTED: ReadonlySet<string> = new Set([
   NS.seenActivities,
   NS.webhookEvents,
   NS.approvalCards,

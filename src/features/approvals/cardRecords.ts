@@ -5,13 +5,13 @@ import type { Clock } from '../../clock.js';
 import { NS, type StateStore } from '../../state/types.js';
 
 /** How long a card's buttons keep working. */
-export const APPROVAL_CARD_TTL_MS = 14 * 24 * 3_600_000;
+const APPROVAL_CARD_TTL_MS = 14 * 24 * 3_600_000;
 /** A decision in flight holds its bill this long at most (double clicks, two devices, two instances). */
-export const DECISION_LOCK_MS = 2 * 60_000;
+const DECISION_LOCK_MS = 2 * 60_000;
 
 export type ApprovalAction = 'APPROVE' | 'DENY';
 
-export interface ApprovalCardDecision {
+interface ApprovalCardDecision {
   action: ApprovalAction;
   /** Teams display name of the approver. */
   byName: string;

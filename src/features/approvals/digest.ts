@@ -22,7 +22,7 @@ const TICK_MS = 30_000;
 const RETRY_AFTER_MS = 5 * 60_000;
 
 /** Proactive sends with a stored conversation reference (src/bot/proactive.ts BotFrameworkSender fits). */
-export interface PersonalSender {
+interface PersonalSender {
   send(reference: ConversationRef, message: OutgoingMessage): Promise<SendOutcome>;
 }
 

@@ -38,7 +38,7 @@ import { linkAttemptKey, type LinkAttempts } from './linkAttempts.js';
 import type { UserLink, UserLinks } from './userLinks.js';
 
 /** Vendor names and currencies by id (BILL's pending approvals carry only ids). */
-export interface VendorNames {
+interface VendorNames {
   resolve(orgId: string, kind: 'vendor', ids: string[], opts: CallOptions): Promise<Map<string, { name: string; currency?: string }>>;
 }
 
