@@ -165,7 +165,7 @@ export class AuditTrail {
   /** Appends a record; a failure is logged as an error (with `context`) and thrown on. */
   private async write(record: AuditRecord, context: Record<string, string | undefined>, message: string): Promise<void> {
     try {
-      await this.deps.store.append(AUDIT_LOG, record as unknown as Record<string, unknown>);
+      await this.deps.store.append(AUDIT_LOG, record);
     } catch (err) {
       this.deps.log.error({ ...context, err: errorMessage(err) }, message);
       throw err;

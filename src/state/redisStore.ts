@@ -158,7 +158,7 @@ export class RedisStateStore implements StateStore {
     return out;
   }
 
-  async append(log: string, record: Record<string, unknown>): Promise<void> {
+  async append(log: string, record: object): Promise<void> {
     checkName('log', log);
     await this.conn.run((r) => r.xadd(`${this.conn.keyPrefix}log:${log}`, 'MAXLEN', '~', this.logMaxEntries, '*', 'r', JSON.stringify(record)));
   }

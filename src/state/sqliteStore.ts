@@ -187,7 +187,7 @@ export class SqliteStateStore implements StateStore {
     return this.read(() => this.sql.entries.all({ ns, now: this.clock.now() }).map((r): [string, T] => [r.key, JSON.parse(r.value) as T]));
   }
 
-  async append(log: string, record: Record<string, unknown>): Promise<void> {
+  async append(log: string, record: object): Promise<void> {
     checkName('log', log);
     let file = this.logs.get(log);
     if (!file) {

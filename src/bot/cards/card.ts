@@ -69,7 +69,7 @@ export function fitsPhoneRow(actions: ReadonlyArray<{ title: string }>): boolean
 
 /** Buttons one per line, each in its own ActionSet: every Teams client stacks those, whatever its row layout. */
 function stackedActions(actions: CardAction[]): CardElement[] {
-  return actions.map((a, i) => ({ type: 'ActionSet', actions: [a] as unknown as Json, spacing: i === 0 ? 'Medium' : 'Small', ...(i === 0 ? { separator: true } : {}) }));
+  return actions.map((a, i) => ({ type: 'ActionSet', actions: [a], spacing: i === 0 ? 'Medium' : 'Small', ...(i === 0 ? { separator: true } : {}) }));
 }
 
 function oneLine(text: string, max = 200): string {
