@@ -45,8 +45,6 @@ interface Sealed {
   data: string;
 }
 
-export { deriveKey } from '../../state/sealing.js';
-
 export interface UserLinksDeps {
   store: StateStore;
   /** config.secretsKey (32 bytes). */
