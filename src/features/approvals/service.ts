@@ -50,7 +50,8 @@ export interface ApprovalsDeps {
   secretsKey: Buffer;
   /** Per-person connect attempts (each signs in to BILL): an hourly cap and a cooldown after a refusal. */
   attempts: LinkAttempts;
-  bill: BillGateway;
+  /** BILL as a person: their own session slot (orgAs), signed out on disconnect (releaseAs). */
+  bill: Pick<BillGateway, 'orgAs' | 'releaseAs'>;
   vendors: VendorNames;
   /** The conversation's org; its admin side (mode, allowed orgs) for a personal chat bound to none. */
   orgs: Pick<OrgBindings, 'resolve' | 'mode' | 'allowedOrg'>;
