@@ -15,7 +15,8 @@ function frozen<T>(value: T): T {
 
 /**
  * The help card depends only on the commands usable here (the registry hands out one list per kind of conversation
- * until a command is registered), the kind of conversation (its wording), the demo note and the version: it is built once per combination, not per turn.
+ * until a command is registered), the kind of conversation (its wording), the demo note and the version: it is built
+ * once per combination, not per turn.
  */
 const built = new WeakMap<readonly CommandDefinition[], Map<string, CardReply>>();
 
