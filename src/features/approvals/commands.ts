@@ -71,8 +71,8 @@ export const approvalsDigestCommand: CommandDefinition = {
   async run(ctx) {
     const approvals = ctx.services.approvals;
     if (!approvals) return approvalsOffCard();
-    const { timeZone } = ctx.services.config;
-    const fmt = { locale: ctx.locale ?? ctx.services.config.locale, timeZone };
+    const fmt = approvals.formatFor(ctx.locale);
+    const { timeZone } = fmt;
     const hint = 'Type **approvals digest daily 08:30** (24-hour time, ' + timeZone + ') or **approvals digest off**.';
     const words = ctx.input.args.map((a) => a.toLowerCase());
     const found = await linkFor(approvals, ctx);

@@ -100,6 +100,11 @@ export class Approvals {
     return { username: link.token.name, password: link.token.value, owner: `${link.tenantId}|${link.aadObjectId}` };
   }
 
+  /** BOT_TIMEZONE, in the conversation's locale (else BOT_LOCALE). */
+  formatFor(locale: string | undefined): FormatOptions {
+    return { locale: locale ?? this.deps.fmt.locale, timeZone: this.deps.fmt.timeZone };
+  }
+
   /** Signs the person's BILL session out (disconnect, or a replaced token); BILL ends it by itself otherwise. */
   release(orgId: string, person: PersonCredentials): Promise<void> {
     return this.deps.bill.releaseAs(orgId, person);
@@ -129,7 +134,7 @@ export class Approvals {
     const client = this.deps.bill.orgAs(link.orgId, this.person(link), { priority });
     const pending = await asPerson(() => client.approvals.pending());
     const now = this.deps.clock.now();
-    const fmt = { ...this.deps.fmt, locale: opts.locale ?? this.deps.fmt.locale };
+    const fmt = this.formatFor(opts.locale);
     if (pending.length === 0) return { reply: nothingWaitingCard({ name: approver.name, personal: target.kind === 'personal', asOf: now, fmt, note: this.note }), waiting: 0 };
     const shown = [...pending].sort((a, b) => a.dueDate.localeCompare(b.dueDate) || a.billId.localeCompare(b.billId)).slice(0, MAX_CARD_BILLS);
     const bills = await asPerson(() => billDetails(client, shown));
