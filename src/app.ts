@@ -10,7 +10,8 @@ import { createLimiter } from './limits/index.js';
 import { registerLimiterMetrics } from './limits/metrics.js';
 import { createCache } from './cache/index.js';
 import { registerCacheMetrics } from './cache/metrics.js';
-import { createMetricsRegistry, createMetricsServer, metricsHandler } from './http/metrics.js';
+import { createMetricsServer, metricsHandler } from './http/metrics.js';
+import { createMetricsRegistry } from './infra/metrics.js';
 import { connectorLimits } from './bot/connectorLimits.js';
 import type { Limiter } from './limits/types.js';
 import { SqliteStateStore } from './state/sqliteStore.js';
@@ -35,19 +36,19 @@ import { createBillNumberIndex, createInvoiceIndex } from './bill/invoiceIndex.j
 import { PartyIndex } from './bill/partyIndex.js';
 import type { RunningSandbox } from './sandbox/index.js';
 import { createHttpServer } from './http/server.js';
-import { Approvals, registerApprovalActions } from './bot/approvalActions.js';
-import { ApprovalDigest } from './bot/approvalDigest.js';
-import { ApprovalCards } from './state/approvalCards.js';
-import { UserLinks } from './state/userLinks.js';
+import { Approvals, approvalCardActions } from './features/approvals/service.js';
+import { ApprovalDigest } from './features/approvals/digest.js';
+import { ApprovalCards } from './features/approvals/cardRecords.js';
+import { UserLinks } from './features/approvals/userLinks.js';
 import { createNotify, type Notifications } from './notify/index.js';
 import { BotFrameworkSender } from './bot/proactive.js';
 import { notificationPresenter, REFRESH_VERB } from './bot/cards/notifications.js';
 import { refreshNotification } from './bot/notifications.js';
-import { SANDBOX_NOTE } from './bot/commands/help.js';
+import { SANDBOX_NOTE } from './bot/cards/words.js';
 import { webhookRoute } from './http/webhooks.js';
 import type { RedisConnection } from './state/redisClient.js';
 import { RateLimiterUserCommandRate } from './bot/userRate.js';
-import { LinkAttempts, memoryLinkAttempts } from './bot/linkAttempts.js';
+import { LinkAttempts, memoryLinkAttempts } from './features/approvals/linkAttempts.js';
 
 export interface BuildOptions {
   /** Log destination (tests capture lines here); stdout by default. */
@@ -192,7 +193,19 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   // safe place for those tokens, so the feature is off and its commands say so.
   const userLinks = config.secretsKey ? new UserLinks({ store: state, secretsKey: config.secretsKey, clock, log }) : undefined;
   const approvals = config.secretsKey && userLinks
-    ? new Approvals({ links: userLinks, cards: new ApprovalCards(state, clock), secretsKey: config.secretsKey, attempts: linkAttempts(config, cluster) })
+    ? new Approvals({
+        links: userLinks,
+        cards: new ApprovalCards(state, clock),
+        secretsKey: config.secretsKey,
+        attempts: linkAttempts(config, cluster),
+        bill,
+        vendors: parties,
+        orgs: orgBindings,
+        audit,
+        clock,
+        fmt: { locale: config.locale, timeZone: config.timeZone },
+        note: sandbox ? SANDBOX_NOTE : undefined,
+      })
     : undefined;
   if (!approvals) log.info('approvals are off: SECRETS_KEY is not set, so approvers\' BILL tokens cannot be stored encrypted');
   if (!config.secretsKey && config.nodeEnv === 'production') {
@@ -256,8 +269,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   services.notify = notify;
   bot.onCardAction(REFRESH_VERB, refreshNotification);
-  registerApprovalActions(bot);
-  const approvalDigest = new ApprovalDigest({ services, sender, clock, log });
+  for (const { verb, handler } of approvalCardActions(approvals)) bot.onCardAction(verb, handler);
+  const approvalDigest = new ApprovalDigest({ approvals, state, timeZone: config.timeZone, sender, clock, log });
   const server = createHttpServer({ log, adapter, bot, readiness, requireBearer: config.bot.appId !== '', metrics: metricsHandler(metrics), metricsToken: config.metrics.token, routes: [webhookRoute(notify.receiver, log)] });
 
   const metricsServer = config.metrics.port === undefined ? undefined : createMetricsServer(metricsHandler(metrics), config.metrics.token, log);

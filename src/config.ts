@@ -4,10 +4,10 @@ import { parseSecretsKey as parseSecretsKeyText } from './state/sealing.js';
 import { parse as parseDotenv } from 'dotenv';
 import { z } from 'zod';
 
-export type AppType = 'SingleTenant' | 'MultiTenant' | 'UserAssignedMSI';
-export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+type AppType = 'SingleTenant' | 'MultiTenant' | 'UserAssignedMSI';
+type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
-export interface BotAuthConfig {
+interface BotAuthConfig {
   appId: string;
   appPassword: string;
   appType: AppType;
@@ -16,7 +16,7 @@ export interface BotAuthConfig {
   overrides: Record<string, string>;
 }
 
-export interface BillCredentials {
+interface BillCredentials {
   devKey: string;
   username: string;
   password: string;

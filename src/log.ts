@@ -8,7 +8,7 @@ export const MAX_SECRETS = 1_000;
 /** Longer values are refused: a Graph token (a JWT) is about 2,000 characters; nothing we hold is near this. */
 export const MAX_SECRET_LENGTH = 8_192;
 /** Shorter values would censor ordinary words. */
-export const MIN_SECRET_LENGTH = 4;
+const MIN_SECRET_LENGTH = 4;
 
 interface Known {
   /** The value and its JSON-escaped and URL-encoded forms, as they may appear in a line. */
@@ -162,41 +162,45 @@ const REDACT_DEPTH = 3;
 export const CENSOR = '[REDACTED]';
 
 /**
- * `value` with every secret field (SECRET_FIELDS, any letter case, up to two levels below the top) censored.
- * Copy on write: an object without a secret field is returned as it is, and only the objects on the way to one are
- * copied, so the logged object itself is never changed. pino's own `redact` option did this by path (56 of them,
- * wildcards included): it parsed every path again and copied the object for every line, about a tenth of what the
- * bot allocated per command.
+ * `value` with every secret field (SECRET_FIELDS, any letter case, up to two levels below the top) censored. Copy on
+ * write: an object without a secret field is returned as it is, and only the objects on the way to one are copied.
  */
 export function redactSecretFields<T>(value: T, depth = 0): T {
-  if (depth >= REDACT_DEPTH || value === null || typeof value !== 'object' || ArrayBuffer.isView(value)) return value;
+  if (depth >= REDACT_DEPTH || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) {
     let copy: unknown[] | undefined;
-    for (let i = 0; i < value.length; i++) {
-      const item: unknown = value[i];
+    value.forEach((item: unknown, i) => {
       const done = redactSecretFields(item, depth + 1);
       if (done !== item) (copy ??= value.slice())[i] = done;
-    }
+    });
     return (copy ?? value) as T;
   }
   const record = value as Record<string, unknown>;
   let copy: Record<string, unknown> | undefined;
-  for (const key of Object.keys(record)) {
-    const field = record[key];
-    const done = SECRET_KEYS.has(key.toLowerCase()) ? (field === undefined ? field : CENSOR) : redactSecretFields(field, depth + 1);
-    if (done !== field) (copy ??= shallowCopy(record))[key] = done;
+  for (const [key, field] of Object.entries(record)) {
+    const done = SECRET_KEYS.has(key.toLowerCase()) && field !== undefined ? CENSOR : redactSecretFields(field, depth + 1);
+    if (done !== field) (copy ??= { ...record })[key] = done;
   }
   return (copy ?? value) as T;
 }
 
-/** A copy of an object's own fields with its prototype; an error keeps its message and stack (not own-enumerable). */
-function shallowCopy(o: Record<string, unknown>): Record<string, unknown> {
-  const copy = Object.assign(Object.create(Object.getPrototypeOf(o) as object | null) as Record<string, unknown>, o);
-  if (o instanceof Error) {
-    copy.message = o.message;
-    copy.stack = o.stack;
+/** A line that may carry a secret field: only those are parsed and censored (most lines carry none). */
+const SECRET_FIELD_IN_LINE = new RegExp(`"(?:${SECRET_FIELDS.join('|')})":`, 'i');
+
+/**
+ * A written JSON line with its secret fields censored. Working on the line, not on pino's objects, covers a line's
+ * own fields, the base fields and a child logger's bound fields alike through pino's public `streamWrite` hook.
+ */
+function censorLine(line: string): string {
+  if (!SECRET_FIELD_IN_LINE.test(line)) return line;
+  let record: unknown;
+  try {
+    record = JSON.parse(line);
+  } catch {
+    return line;
   }
-  return copy;
+  const censored = redactSecretFields(record);
+  return censored === record ? line : `${JSON.stringify(censored)}\n`;
 }
 
 export interface LoggerOptions {
@@ -208,28 +212,15 @@ export interface LoggerOptions {
 }
 
 export function createLogger(opts: LoggerOptions): Logger {
-  const root = pino(
+  return pino(
     {
       level: opts.level,
       base: { app: 'billbridge', ...opts.base },
       timestamp: stdTimeFunctions.isoTime,
-      formatters: {
-        level: (label) => ({ level: label }),
-        // The base fields and each line's own fields; the whole line, message included, is scrubbed below.
-        bindings: (bindings) => redactSecretFields(bindings),
-        log: (fields) => redactSecretFields(fields),
-      },
-      hooks: {
-        streamWrite: (line: string) => opts.secrets.scrub(line),
-      },
+      formatters: { level: (label) => ({ level: label }) },
+      // The whole line, message and child bindings included: secret fields by name, then known secret values.
+      hooks: { streamWrite: (line: string) => opts.secrets.scrub(censorLine(line)) },
     },
     opts.destination ?? destination({ dest: 1, sync: false }),
   );
-  // pino hands a child's bound fields to no formatter (it resets `bindings` for children), so they are censored
-  // here, once, when the child is made. Children inherit this, so a child's child is censored too.
-  const child = root.child;
-  root.child = function (this: Logger, bindings, options) {
-    return child.call(this, redactSecretFields(bindings), options);
-  } as Logger['child'];
-  return root;
 }

@@ -4,7 +4,7 @@ import { ContextSlot } from './asyncContext.js';
 import type { Clock } from './clock.js';
 import type { Limiter, Upstream } from './limits/types.js';
 
-export type UpstreamService = Upstream['service'];
+type UpstreamService = Upstream['service'];
 export type UpstreamCounts = Partial<Record<UpstreamService, number>>;
 
 /**

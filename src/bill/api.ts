@@ -33,7 +33,7 @@ import type {
   Vendor,
 } from './types.js';
 
-export const AP_AR_MAX_PAGE_SIZE = 100;
+const AP_AR_MAX_PAGE_SIZE = 100;
 
 export interface ListOptions {
   /** Rows per page (BILL `max`), 1..100; default 100. */
@@ -44,20 +44,20 @@ export interface ListOptions {
   startPage?: string;
 }
 
-export type BillSortField = 'dueDate' | 'description' | 'fundingAmount' | 'exchangeRate' | 'createdTime' | 'updatedTime' | 'archived';
-export type InvoiceSortField = 'invoiceNumber' | 'invoiceDate' | 'dueDate' | 'totalAmount' | 'createdTime' | 'updatedTime' | 'archived';
-export type PaymentSortField = 'processDate' | 'amount' | 'confirmationNumber' | 'onlinePayment' | 'disbursementStatus' | 'createdTime' | 'updatedTime';
-export type GenericSortField = 'createdTime' | 'updatedTime';
+type BillSortField = 'dueDate' | 'description' | 'fundingAmount' | 'exchangeRate' | 'createdTime' | 'updatedTime' | 'archived';
+type InvoiceSortField = 'invoiceNumber' | 'invoiceDate' | 'dueDate' | 'totalAmount' | 'createdTime' | 'updatedTime' | 'archived';
+type PaymentSortField = 'processDate' | 'amount' | 'confirmationNumber' | 'onlinePayment' | 'disbursementStatus' | 'createdTime' | 'updatedTime';
+type GenericSortField = 'createdTime' | 'updatedTime';
 
 /** yyyy-MM-dd bounds. */
-export interface DateRange {
+interface DateRange {
   gt?: string;
   gte?: string;
   lt?: string;
   lte?: string;
 }
 
-export interface BillListQuery extends ListOptions {
+interface BillListQuery extends ListOptions {
   dueDate?: DateRange;
   paymentStatus?: BillPaymentStatus | BillPaymentStatus[];
   vendorId?: string | string[];
@@ -67,7 +67,7 @@ export interface BillListQuery extends ListOptions {
   filter?: BillFilter;
 }
 
-export interface InvoiceListQuery extends ListOptions {
+interface InvoiceListQuery extends ListOptions {
   customerId?: string | string[];
   archived?: boolean;
   sort?: Array<SortKey<InvoiceSortField>>;
@@ -84,19 +84,19 @@ export interface PartyListQuery extends ListOptions {
   filter?: BillFilter;
 }
 
-export interface PaymentListQuery extends ListOptions {
+interface PaymentListQuery extends ListOptions {
   /** Default processDate:desc. */
   sort?: Array<SortKey<PaymentSortField>>;
   filter?: BillFilter;
 }
 
-export interface ReceivablePaymentListQuery extends ListOptions {
+interface ReceivablePaymentListQuery extends ListOptions {
   /** Default createdTime:desc. */
   sort?: Array<SortKey<GenericSortField>>;
   filter?: BillFilter;
 }
 
-export interface SubscriptionInput {
+interface SubscriptionInput {
   name: string;
   status?: { enabled: boolean };
   events: SubscriptionEvent[];

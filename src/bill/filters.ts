@@ -12,7 +12,7 @@ import { FilterValueError } from '../errors.js';
 export type FilterOp = 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'nin' | 'sw';
 export type FilterScalar = string | number | boolean | Date;
 
-export const FILTER_OPS: readonly FilterOp[] = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', 'sw'];
+const FILTER_OPS: readonly FilterOp[] = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', 'sw'];
 /** Longest text accepted in one value; longer input is refused rather than cut (a cut name finds other vendors). */
 export const MAX_FILTER_VALUE_LENGTH = 500;
 /** Most items in one in/nin list. */
@@ -124,7 +124,7 @@ export class BillFilter {
   }
 }
 
-export type SortOrder = 'asc' | 'desc';
+type SortOrder = 'asc' | 'desc';
 export interface SortKey<F extends string = string> {
   field: F;
   order: SortOrder;

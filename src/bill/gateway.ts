@@ -16,7 +16,7 @@ export interface BillEndpoints {
   eventsBaseUrl: string;
 }
 
-export interface BillUser {
+interface BillUser {
   devKey: string;
   username: string;
   password: string;

@@ -44,7 +44,7 @@ export interface RetryPolicy {
   maxDelayMs: number;
 }
 
-export const DEFAULT_RETRY: RetryPolicy = { maxRetries: 2, maxThrottleRetries: 4, baseDelayMs: 200, maxDelayMs: 4_000 };
+const DEFAULT_RETRY: RetryPolicy = { maxRetries: 2, maxThrottleRetries: 4, baseDelayMs: 200, maxDelayMs: 4_000 };
 
 export interface BillHttpDeps {
   limiter: Limiter;

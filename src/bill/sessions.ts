@@ -96,14 +96,14 @@ const HOUR = 3_600_000;
  * A sessionId is scrubbed from log lines while it can be used: it is forgotten when the session is dropped or logged
  * out, and at the latest this long after its last use (BILL ends a session after 35 minutes without a call).
  */
-export const SESSION_SECRET_TTL_MS = 40 * 60_000;
+const SESSION_SECRET_TTL_MS = 40 * 60_000;
 
 /** One slot per (base URL, dev key, org, username); a person's slot also by owner and a fingerprint of their token. */
 function slotKey(creds: SessionCredentials): string {
   const owner = creds.owner ? `${creds.owner}#${createHash('sha256').update(creds.password).digest('hex').slice(0, 16)}` : '';
   return [creds.baseUrl, creds.devKey, creds.orgId, creds.username.toLowerCase(), owner].join('\n');
 }
-export const SESSION_IDLE_REFRESH_MS = 30 * 60_000;
+const SESSION_IDLE_REFRESH_MS = 30 * 60_000;
 
 export interface LiveSession {
   sessionId: string;

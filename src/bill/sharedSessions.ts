@@ -21,11 +21,11 @@ import { deriveKey, openText, sealText, type SealedBox } from '../state/sealing.
 import type { LiveSession, SessionLedger } from './sessions.js';
 
 /** HKDF purpose of the key that seals shared sessionIds (and of the one that fingerprints them). */
-export const SESSION_SEAL_PURPOSE = 'bill-sessions/seal/v1';
+const SESSION_SEAL_PURPOSE = 'bill-sessions/seal/v1';
 const SESSION_REF_PURPOSE = 'bill-sessions/ref/v1';
 
 /** BILL ends a session after 35 minutes without a call; the shared record goes with it. */
-export const BILL_IDLE_EXPIRY_MS = 35 * 60_000;
+const BILL_IDLE_EXPIRY_MS = 35 * 60_000;
 
 type Slot = { key: string; orgId: string };
 
@@ -171,7 +171,7 @@ export class RedisSessionLedger implements SessionLedger {
 
   /**
    * The shared session, or undefined. With SECRETS_KEY a record that does not open (sealed with another key, copied
-   * from another slot, or stored in plain by an earlier version) counts as none: this instance signs in and the new
+   * from another slot, or stored in plain before SECRETS_KEY was set) counts as none: this instance signs in and the new
    * record, sealed, replaces it.
    */
   private async read(slot: Slot): Promise<LiveSession | undefined> {

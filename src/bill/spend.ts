@@ -15,8 +15,8 @@ import type { BillHttp } from './http.js';
 import { DEFAULT_MAX_PAGES, PagedList, readPage } from './paging.js';
 import type { Budget, Reimbursement, SpendTransaction } from './types.js';
 
-export const SPEND_TRANSACTIONS_MAX_PAGE_SIZE = 50;
-export const SPEND_MAX_PAGE_SIZE = 100;
+const SPEND_TRANSACTIONS_MAX_PAGE_SIZE = 50;
+const SPEND_MAX_PAGE_SIZE = 100;
 
 export interface SpendListOptions {
   pageSize?: number;
@@ -24,7 +24,7 @@ export interface SpendListOptions {
   startPage?: string;
 }
 
-export interface SpendTransactionQuery extends SpendListOptions {
+interface SpendTransactionQuery extends SpendListOptions {
   /** ISO date-time or Date; occurredTime:gte. */
   occurredFrom?: string | Date;
   /** occurredTime:lte (a date-only value means midnight, so it excludes that day). */
@@ -39,14 +39,14 @@ export interface SpendTransactionQuery extends SpendListOptions {
   filter?: BillFilter;
 }
 
-export interface ReimbursementQuery extends SpendListOptions {
+interface ReimbursementQuery extends SpendListOptions {
   ids?: string[];
   /** Default submittedTime:desc. */
   sort?: Array<SortKey<'submittedTime' | 'amount'>>;
   filter?: BillFilter;
 }
 
-export interface BudgetQuery extends SpendListOptions {
+interface BudgetQuery extends SpendListOptions {
   ids?: string[];
   retired?: boolean;
   sort?: Array<SortKey<'name' | 'spent'>>;

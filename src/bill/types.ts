@@ -34,7 +34,7 @@ export interface SessionDetails {
   mfaBypass?: boolean;
 }
 
-export interface Classifications {
+interface Classifications {
   chartOfAccountId?: string;
   accountingClassId?: string;
   departmentId?: string;
@@ -45,7 +45,7 @@ export interface Classifications {
   customerId?: string;
 }
 
-export interface Address {
+interface Address {
   line1?: string;
   line2?: string;
   city?: string;
@@ -58,8 +58,8 @@ export interface Address {
 /** Seen: UNPAID, PAID, SCHEDULED (and UNDEFINED). Partial values are unconfirmed. */
 export type BillPaymentStatus = 'UNPAID' | 'PAID' | 'SCHEDULED' | 'UNDEFINED' | (string & {});
 /** Seen: UNASSIGNED, ASSIGNED, APPROVED, DENIED (and UNDEFINED). */
-export type BillApprovalStatus = 'UNASSIGNED' | 'ASSIGNED' | 'APPROVED' | 'DENIED' | 'UNDEFINED' | (string & {});
-export type ApproverStatus = 'WAITING' | 'APPROVED' | 'DENIED' | 'REROUTED' | 'UNDEFINED' | (string & {});
+type BillApprovalStatus = 'UNASSIGNED' | 'ASSIGNED' | 'APPROVED' | 'DENIED' | 'UNDEFINED' | (string & {});
+type ApproverStatus = 'WAITING' | 'APPROVED' | 'DENIED' | 'REROUTED' | 'UNDEFINED' | (string & {});
 
 export interface Approver {
   userId: string;
@@ -105,7 +105,7 @@ export interface Bill {
 }
 
 /** Seen: OPEN, PARTIAL_PAYMENT, PAID, SCHEDULED. No VOID: cancelling an invoice archives it. */
-export type InvoiceStatus = 'OPEN' | 'PARTIAL_PAYMENT' | 'PAID' | 'SCHEDULED' | (string & {});
+type InvoiceStatus = 'OPEN' | 'PARTIAL_PAYMENT' | 'PAID' | 'SCHEDULED' | (string & {});
 
 export interface InvoiceLineItem {
   id: string;
@@ -207,7 +207,7 @@ export interface Customer {
  * The unified payment lifecycle: SCHEDULED -> FUNDING_STARTED -> PROCESSED -> SENT -> DELIVERED -> CLEARED,
  * plus CANCELED, VOIDED, FUNDING_FAILED_*, DISBURSEMENT_*, FUNDS_ESCHEATED, EXPIRING, VOID_PENDING.
  */
-export type PaymentSingleStatus =
+type PaymentSingleStatus =
   | 'SCHEDULED'
   | 'FUNDING_STARTED'
   | 'PROCESSED'
@@ -295,13 +295,13 @@ export interface ApprovalActionResult {
 
 // ---- Spend & Expense ----
 
-export interface SpendReceipt {
+interface SpendReceipt {
   filename?: string;
   url?: string;
   uuid?: string;
 }
 
-export interface SpendReviewer {
+interface SpendReviewer {
   approverType?: string;
   reviewedTime?: string;
   status: 'WAITING' | 'APPROVED' | 'DENIED' | (string & {});

@@ -40,7 +40,7 @@ export function signatureMatches(raw: Buffer, digest: Buffer, securityKey: strin
   return timingSafeEqual(expected, digest);
 }
 
-export interface NotificationMetadata {
+interface NotificationMetadata {
   eventId: string;
   subscriptionId: string;
   organizationId: string;

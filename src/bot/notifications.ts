@@ -9,7 +9,7 @@ import { clockTime, dateTime } from './cards/format.js';
 import { notificationCard } from './cards/notifications.js';
 import type { StatusCardOptions, StatusSection } from './cards/status.js';
 import { channelTargetOf } from './commands/notify.js';
-import { SANDBOX_NOTE } from './commands/help.js';
+import { SANDBOX_NOTE } from './cards/words.js';
 import type { CommandContext } from './commands/types.js';
 
 const REFRESHABLE: readonly EntityKind[] = ['bill', 'invoice', 'payment', 'vendor'];

@@ -13,7 +13,7 @@ import type { Installations } from '../state/conversations.js';
 import type { StateStore } from '../state/types.js';
 import type { AuditTrail } from '../state/audit.js';
 import type { AccessPolicy } from './access.js';
-import type { Approvals } from './approvalActions.js';
+import type { Approvals } from '../features/approvals/service.js';
 import type { CommandRegistry } from './commands/registry.js';
 import type { ConversationScope } from './commands/types.js';
 import type { Notifications } from '../notify/index.js';

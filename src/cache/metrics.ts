@@ -1,6 +1,6 @@
 // Cache metrics: hits, misses, shared loads, evictions, invalidations, and how much is held.
 import { Gauge, type Registry } from 'prom-client';
-import { counterFromTotals } from '../http/metrics.js';
+import { counterFromTotals } from '../infra/metrics.js';
 import type { CacheStats, QueryCache } from './index.js';
 
 export function registerCacheMetrics(registry: Registry, cache: Pick<QueryCache, 'stats'>): void {

@@ -20,7 +20,7 @@ import { budgetsCard, reimbursementsCard, spendNotConfiguredCard, spendOverviewC
 import { budgetsSection, cacheSection, statusCard, type StatusCardOptions } from '../bot/cards/status.js';
 import { welcomeCard } from '../bot/cards/welcome.js';
 import { createRegistry } from '../bot/commands/index.js';
-import { SANDBOX_NOTE } from '../bot/commands/help.js';
+import { SANDBOX_NOTE } from '../bot/cards/words.js';
 import { conversationStatusFacts, type ConversationStatus } from '../bot/conversationStatus.js';
 import { facts } from '../bot/cards/card.js';
 import { rankMatches } from '../bot/commands/parties.js';
@@ -28,8 +28,8 @@ import { digestCard, notificationCard } from '../bot/cards/notifications.js';
 import { projectEntity } from '../notify/project.js';
 import { eventTypeInfo } from '../notify/kinds.js';
 import type { OutboxEvent } from '../notify/types.js';
-import { approvalsCard, digestSettingCard, nothingWaitingCard, refusalCard } from '../bot/cards/approvals.js';
-import type { ApprovalCardBill, ApprovalCardState } from '../state/approvalCards.js';
+import { approvalsCard, digestSettingCard, nothingWaitingCard, refusalCard } from '../features/approvals/cards.js';
+import type { ApprovalCardBill, ApprovalCardState } from '../features/approvals/cardRecords.js';
 
 export interface GalleryCard {
   /** Section of the gallery: "Payables", "Errors"... */

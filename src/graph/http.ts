@@ -4,9 +4,9 @@ import type { Logger } from '../log.js';
 import type { Limiter, Priority, Upstream } from '../limits/types.js';
 import { GraphApiError } from './errors.js';
 
-export const GRAPH_TIMEOUT_MS = 10_000;
+const GRAPH_TIMEOUT_MS = 10_000;
 /** Retries after a 429/503/504 (so at most three attempts). */
-export const MAX_RETRIES = 2;
+const MAX_RETRIES = 2;
 
 export type Sleep = (ms: number) => Promise<void>;
 
@@ -38,7 +38,7 @@ export interface SendOptions {
 }
 
 /** Retry-After as milliseconds: delta-seconds (Graph sends decimals like 2.128) or an HTTP date. */
-export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
   const raw = Array.isArray(value) ? value[0] : value;
   if (raw === undefined || raw.trim() === '') return undefined;
   const s = raw.trim();

@@ -4,9 +4,9 @@ import type { SecretRegistry } from '../log.js';
 import { GraphApiError } from './errors.js';
 import { send, type HttpDeps } from './http.js';
 
-export const GRAPH_SCOPE = 'https://graph.microsoft.com/.default';
+const GRAPH_SCOPE = 'https://graph.microsoft.com/.default';
 /** Renew this long before expiry (tokens live about an hour), so no call goes out with a token about to lapse. */
-export const RENEW_BEFORE_MS = 5 * 60_000;
+const RENEW_BEFORE_MS = 5 * 60_000;
 
 export interface TokenSource {
   /** A bearer token for Graph in this tenant. */

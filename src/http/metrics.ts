@@ -1,21 +1,10 @@
-// Prometheus exposition for GET /metrics: one registry per app (never prom-client's global one), who may read it,
-// and its own listener (METRICS_PORT).
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+// Prometheus exposition for GET /metrics: who may read it, and its own listener (METRICS_PORT). The registry and
+// the metric helpers inner layers use are in src/infra/metrics.ts.
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server as NodeServer, type ServerResponse } from 'node:http';
-import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
-
-export interface MetricsOptions {
-  /** Process metrics (CPU, memory, event loop lag, GC); off in tests that build many apps in one process. */
-  processMetrics?: boolean;
-}
-
-export function createMetricsRegistry(opts: MetricsOptions = {}): Registry {
-  const registry = new Registry();
-  if (opts.processMetrics) collectDefaultMetrics({ register: registry });
-  return registry;
-}
 
 export type MetricsHandler = () => Promise<{ contentType: string; body: string }>;
 
@@ -32,15 +21,6 @@ export function bearerMatches(header: unknown, token: string): boolean {
   if (token === '' || typeof header !== 'string' || !/^Bearer /i.test(header)) return false;
   const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
   return timingSafeEqual(digest(header.slice('Bearer '.length).trim()), digest(token));
-}
-
-/**
- * A one-way name for an id that must not appear in metrics (organisation, tenant, team): HMAC-SHA256 under `key`
- * (METRICS_TOKEN when set, so every instance and restart names an org alike; else a key of this process), so
- * nobody can confirm a guessed id against a label.
- */
-export function pseudonym(id: string, key: string | Buffer): string {
-  return 'h' + createHmac('sha256', key).update(id, 'utf8').digest('hex').slice(0, 12);
 }
 
 /** GET /metrics on its own listener (METRICS_PORT): nothing else is served there. */
@@ -66,38 +46,5 @@ export function createMetricsServer(handler: MetricsHandler, token: string, log:
         send(res, 500, { 'content-type': 'application/json' }, JSON.stringify({ error: 'Internal error' }));
       },
     );
-  });
-}
-
-/**
- * A Prometheus counter fed from running totals kept elsewhere (the limiter, the cache): at each scrape it
- * adds what each total grew by since the last one, so it never goes down.
- */
-export function counterFromTotals<L extends string>(
-  registry: Registry,
-  name: string,
-  help: string,
-  labelNames: readonly L[],
-  read: () => Array<{ labels: Record<L, string>; total: number }>,
-): Counter<L> {
-  const seen = new Map<string, number>();
-  return new Counter<L>({
-    name,
-    help,
-    labelNames,
-    registers: [registry],
-    collect() {
-      for (const { labels, total } of read()) {
-        const key = labelNames.map((l) => labels[l]).join('\u0000');
-        const before = seen.get(key);
-        if (before === undefined) {
-          // First sight of this series: start it at its total (also when that is 0, so it shows).
-          this.inc(labels as never, total);
-        } else if (total > before) {
-          this.inc(labels as never, total - before);
-        }
-        seen.set(key, Math.max(total, before ?? 0));
-      }
-    },
   });
 }

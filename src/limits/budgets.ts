@@ -47,7 +47,7 @@ const MAX_KEY_LENGTH = 120;
  * A secret (dev key, apiToken) as a short, stable, one-way name: safe in budget ids, logs and metric labels.
  * 48 bits of SHA-256 cannot be reversed into a high-entropy key and do not collide among a handful of keys.
  */
-export function hashSecret(secret: string): string {
+function hashSecret(secret: string): string {
   return 'k' + createHash('sha256').update(secret, 'utf8').digest('hex').slice(0, 12);
 }
 

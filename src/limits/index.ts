@@ -18,6 +18,6 @@ export function createLimiter(deps: LimiterDeps): SharedLimiter {
   return new SharedLimiter({ ...deps, store: deps.store ?? new LocalBudgetStore() });
 }
 
-export { SharedLimiter, DEFAULT_TUNING, type BudgetCounters, type LimiterTuning } from './limiter.js';
-export { LocalBudgetStore, type BudgetStore, type Block, type TakeResult, type Usage } from './store.js';
-export { hashSecret, threadKey, type BudgetName } from './budgets.js';
+export { SharedLimiter, type LimiterTuning } from './limiter.js';
+
+export { threadKey } from './budgets.js';

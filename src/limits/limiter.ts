@@ -30,7 +30,7 @@ export interface LimiterTuning {
   initialCallMs: number;
 }
 
-export const DEFAULT_TUNING: LimiterTuning = { shrinkHoldMs: 5_000, initialCallMs: 250 };
+const DEFAULT_TUNING: LimiterTuning = { shrinkHoldMs: 5_000, initialCallMs: 250 };
 
 export interface SharedLimiterDeps {
   config: Config;

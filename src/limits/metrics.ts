@@ -1,6 +1,6 @@
 // Limiter metrics: per budget limit, used, remaining, queued, running, refusals and the last server-side throttle.
 import { Gauge, type Registry } from 'prom-client';
-import { counterFromTotals, pseudonym } from '../http/metrics.js';
+import { counterFromTotals, pseudonym } from '../infra/metrics.js';
 import type { BudgetCounters } from './limiter.js';
 import type { BudgetSnapshot, Limiter } from './types.js';
 
@@ -10,7 +10,7 @@ type CountingLimiter = Limiter & { budgetCounters?: () => BudgetCounters[] };
  * A budget key as a metric label. Keys name organisations ("k<hash>/<orgId>"), tenants and teams; each part that
  * is not already a one-way name (the limiter's hashed dev keys and tokens, "*" for aggregated rows) becomes one.
  */
-export function budgetKeyLabel(key: string, pseudonymKey: string | Buffer): string {
+function budgetKeyLabel(key: string, pseudonymKey: string | Buffer): string {
   return key
     .split('/')
     .map((part) => (part === '' || part === '*' || /^k[0-9a-f]{12}$/.test(part) ? part : pseudonym(part, pseudonymKey)))

@@ -25,9 +25,9 @@ import { LocalBudgetStore, type Block, type BudgetStore, type RateRule, type Tak
 import { hourStart, nextHour, type RateWindow } from './windows.js';
 
 /** A held slot whose instance stopped refreshing it (crash, partition) is free again after this long. */
-export const LOCK_TIMEOUT_MS = 15_000;
+const LOCK_TIMEOUT_MS = 15_000;
 /** How often a waiter re-checks a slot another instance may have freed. */
-export const SLOT_POLL_MS = 20;
+const SLOT_POLL_MS = 20;
 /** Oldest call times returned per window: enough for exact "next N fit at" estimates while N stays below it. */
 const VIEW_OLDEST = 32;
 const BLOCK_CHANNEL = 'limits:blocks';
@@ -117,7 +117,7 @@ export function viewNthFit(view: WindowView, windows: readonly RateWindow[], now
 }
 
 /** The window closest to its limit, from a view (entries known to have left since are not counted). */
-export function viewUsage(view: WindowView | undefined, windows: readonly RateWindow[], now: number): Usage {
+function viewUsage(view: WindowView | undefined, windows: readonly RateWindow[], now: number): Usage {
   let best: Usage | undefined;
   windows.forEach((w, i) => {
     const v = view?.windows[i];
@@ -145,7 +145,7 @@ export interface RedisBudgetStoreDeps {
  * instance's own counts while Redis is away, so a "temporarily unavailable" card can still be delivered; Teams
  * and Graph still enforce their limits with 429 + Retry-After, which the limiter honours.
  */
-export function failsClosed(id: string): boolean {
+function failsClosed(id: string): boolean {
   return id.startsWith('bill.') || id.startsWith('spend.');
 }
 

@@ -2,7 +2,7 @@
 import type { BudgetRule } from './budgets.js';
 import { bindingWindow, hourStart, nextFit, nextHour, nthFit, prune, type RateWindow } from './windows.js';
 
-export type BlockKind = 'hourly' | 'retryAfter';
+type BlockKind = 'hourly' | 'retryAfter';
 
 export interface Block {
   until: number;

@@ -18,7 +18,7 @@ export function nextHour(now: number): number {
 }
 
 /** Index of the first timestamp strictly after `since` in an ascending array. */
-export function firstAfter(ts: readonly number[], since: number): number {
+function firstAfter(ts: readonly number[], since: number): number {
   let lo = 0;
   let hi = ts.length;
   while (lo < hi) {

@@ -14,11 +14,8 @@ import { NS, type StateStore } from '../state/types.js';
 /** How long the key a rotation replaced still verifies events. */
 export const ROTATION_GRACE_MS = 24 * 3_600_000;
 
-/**
- * 'aes-256-gcm/v2': derived key, bound to subscription and org. 'aes-256-gcm': written by earlier versions with
- * SECRETS_KEY itself and no binding; still opened, and sealed again as v2 at start-up (registerAll).
- */
-type Sealed = { alg: 'aes-256-gcm/v2' | 'aes-256-gcm'; iv: string; tag: string; data: string } | { alg: 'none'; value: string };
+/** 'aes-256-gcm/v2': a key derived from SECRETS_KEY, bound to subscription and org; 'none': stored without SECRETS_KEY. */
+type Sealed = { alg: 'aes-256-gcm/v2'; iv: string; tag: string; data: string } | { alg: 'none'; value: string };
 
 /** Purpose of the key derived from SECRETS_KEY for webhook keys (approver links use 'user-links/seal/v1'). */
 const SEAL_PURPOSE = 'webhook-keys/seal/v1';
@@ -159,8 +156,8 @@ export class WebhookKeys {
   }
 
   /**
-   * Reads every stored key once so the SecretRegistry scrubs them from logs from the start, and seals again in the
-   * bound form what an earlier version stored unbound or (now that SECRETS_KEY is set) unsealed.
+   * Reads every stored key once so the SecretRegistry scrubs them from logs from the start, and seals what was stored
+   * unsealed before SECRETS_KEY was set.
    */
   async registerAll(): Promise<number> {
     let n = 0;
@@ -222,7 +219,6 @@ export class WebhookKeys {
     try {
       if (sealed.alg === 'none') value = typeof sealed.value === 'string' ? sealed.value : undefined;
       else if (sealed.alg === 'aes-256-gcm/v2' && this.sealKey) value = openText(this.sealKey, sealed, { encoding: 'base64', aad: this.aad(owner) });
-      else if (sealed.alg === 'aes-256-gcm' && this.deps.secretsKey) value = openText(this.deps.secretsKey, sealed, { encoding: 'base64' });
     } catch {
       return undefined;
     }

@@ -19,7 +19,7 @@ export interface Slot {
   date: string;
 }
 
-export const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
+const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
 
 export type DigestCommand =
   | { action: 'set'; schedule: DigestSchedule }
@@ -74,7 +74,7 @@ export function parseDigestArgs(args: string[]): DigestCommand {
 }
 
 /** ISO weekday (1 = Monday) of a calendar date. */
-export function weekdayOf(isoDate: string): number {
+function weekdayOf(isoDate: string): number {
   const d = new Date(`${isoDate}T00:00:00Z`).getUTCDay();
   return d === 0 ? 7 : d;
 }

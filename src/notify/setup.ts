@@ -12,7 +12,7 @@ import { eventTypesOf } from './kinds.js';
 import { UNSEALED_REFUSED, type WebhookKeys } from './keys.js';
 
 export const MAX_BILL_SUBSCRIPTIONS = 10;
-export const SUBSCRIPTION_NAME = 'billbridge';
+const SUBSCRIPTION_NAME = 'billbridge';
 export const WEBHOOK_PATH = '/api/bill/webhooks';
 
 export class WebhookSetupError extends Error {
@@ -42,7 +42,7 @@ export interface BillSubscriptionView {
 }
 
 /** The notification URL if it may be used: https, or http to this machine (the embedded sandbox allows that). */
-export function checkNotificationUrl(raw: string, allowLocalHttp: boolean): string {
+function checkNotificationUrl(raw: string, allowLocalHttp: boolean): string {
   let url: URL;
   try {
     url = new URL(raw.trim());

@@ -28,7 +28,7 @@ export function channelKey(target: ChannelTarget): string {
   return `${targetKey({ tenantId: target.tenantId, kind: 'team', id: target.teamId })}|${target.channelId}`;
 }
 
-export function subscriptionKey(target: ChannelTarget, kind: SubscriptionKind): string {
+function subscriptionKey(target: ChannelTarget, kind: SubscriptionKind): string {
   return `${channelKey(target)}|${kind}`;
 }
 

@@ -34,7 +34,7 @@ import type { ChannelSender, ChannelTarget, DeliveryState, Enrichment, Notificat
 
 /** Waits before the 2nd, 3rd... try; the number of entries + 1 is the most tries a delivery gets. */
 export const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000];
-export const DEAD_LETTER_TTL_MS = 30 * 24 * 3_600_000;
+const DEAD_LETTER_TTL_MS = 30 * 24 * 3_600_000;
 /** A dead instance's events wait at most this long for another instance (a restart on the same host: not at all). */
 const LEASE_MS = 30_000;
 const POLL_MS = 5_000;

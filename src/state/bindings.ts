@@ -59,7 +59,7 @@ export class BindingRefused extends Error {
   }
 }
 
-export function bindingMode(config: Config): BindingMode {
+function bindingMode(config: Config): BindingMode {
   return config.bill.allowedOrgIds.length > 0 ? 'multi' : 'single';
 }
 

@@ -9,7 +9,7 @@ import { bindingTarget, targetKey, type BindingScope, type BindingTarget, type O
 import { NS, type StateStore } from './types.js';
 
 /** Namespaces whose entries belong to one team or chat and go when the bot is removed from it. */
-export const TARGET_SCOPED_NAMESPACES = [NS.subscriptions, NS.digests] as const;
+const TARGET_SCOPED_NAMESPACES = [NS.subscriptions, NS.digests] as const;
 
 export interface InstallRecord {
   tenantId: string;

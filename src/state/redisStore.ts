@@ -23,13 +23,13 @@ const NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
 /** Keys read per MGET in entries(): namespaces may hold thousands of keys, replies stay small. */
 const MGET_CHUNK = 500;
 /** Records a log (stream) keeps, about (MAXLEN ~ trims whole radix-tree nodes, so a few more may stay). */
-export const LOG_MAX_ENTRIES = 100_000;
+const LOG_MAX_ENTRIES = 100_000;
 
 /**
  * Namespaces written per delivery and only ever read by key: no index (entries() refuses them), so a delivery
  * leaves exactly one key behind, and Redis expires it.
  */
-export const UNLISTED: ReadonlySet<string> = new Set([
+const UNLISTED: ReadonlySet<string> = new Set([
   NS.seenActivities,
   NS.webhookEvents,
   NS.approvalCards,
@@ -70,10 +70,6 @@ export class RedisStateStore implements StateStore {
   ) {
     this.location = conn.location;
     conn.client.defineCommand('billbridgeSetIfAbsent', { numberOfKeys: 2, lua: SET_IF_ABSENT });
-    // Earlier versions indexed these namespaces too, one member per delivery for ever: UNLINK frees them in the
-    // background. Best effort (Redis may be away at start): the next instance that starts tries again.
-    const legacy = [...UNLISTED].map((ns) => this.index(ns));
-    conn.run((r) => r.unlink(...legacy)).catch(() => undefined);
   }
 
   /**
@@ -162,7 +158,7 @@ export class RedisStateStore implements StateStore {
     return out;
   }
 
-  async append(log: string, record: Record<string, unknown>): Promise<void> {
+  async append(log: string, record: object): Promise<void> {
     checkName('log', log);
     await this.conn.run((r) => r.xadd(`${this.conn.keyPrefix}log:${log}`, 'MAXLEN', '~', this.logMaxEntries, '*', 'r', JSON.stringify(record)));
   }

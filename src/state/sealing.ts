@@ -1,5 +1,5 @@
 // Secrets at rest: AES-256-GCM with a fresh 12-byte IV per value, and keys derived per purpose from SECRETS_KEY.
-// Used for webhook security keys (notify/keys.ts) and approvers' BILL tokens (state/userLinks.ts).
+// Used for webhook security keys (notify/keys.ts) and approvers' BILL tokens (features/approvals/userLinks.ts).
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
 /** A separate 32-byte key per purpose from SECRETS_KEY (HKDF-SHA256), so no key is used for two things. */

@@ -8,7 +8,7 @@
 //   acknowledged write survives a process kill and a power cut (NORMAL would only survive the former). A batch that
 //   holds only NOT_SYNCED namespaces is committed with NORMAL: it still survives a killed process, and the next FULL
 //   commit syncs it too; a power cut may lose its last few (a Teams retry then answered twice, a card click answered
-//   as a new reply). The sync cost ~0.07 ms of CPU a commit here, ~6% of the bot's CPU per help command (bench);
+//   as a new reply). Bench: the sync is ~6% of the bot's CPU per help command;
 // - locking_mode=EXCLUSIVE, taken by a write at open with busy_timeout 0: the process keeps an OS lock on the database
 //   file for as long as it lives. A second process (or a second store in this one) gets SQLITE_BUSY at once and
 //   refuses to start; the OS drops the lock when the holder dies, kill -9 included, so a restart just works;
@@ -187,7 +187,7 @@ export class SqliteStateStore implements StateStore {
     return this.read(() => this.sql.entries.all({ ns, now: this.clock.now() }).map((r): [string, T] => [r.key, JSON.parse(r.value) as T]));
   }
 
-  async append(log: string, record: Record<string, unknown>): Promise<void> {
+  async append(log: string, record: object): Promise<void> {
     checkName('log', log);
     let file = this.logs.get(log);
     if (!file) {
@@ -360,9 +360,8 @@ class LogFile {
   }
 
   /**
-   * The audit trail is written (to the OS, so it survives a killed process) before the action is reported, and synced
-   * to disk within a second, not per record: a sync per command was ~10% of the bot's CPU per help command in the
-   * bench (overhead 1.32x with it, 1.20x without). A power cut may lose the last second of records.
+   * The audit trail is written (to the OS) before the action is reported and synced within a second: a power cut may
+   * lose the last second of records. Bench: a sync per record made the overhead 1.32x instead of 1.26x.
    */
   private syncSoon(): void {
     this.syncTimer ??= setTimeout(() => {

@@ -31,7 +31,7 @@ export interface StateStore {
   /** Every live entry of a namespace. Namespaces are meant to stay small (thousands, not millions). */
   entries<T>(ns: string): Promise<Array<[string, T]>>;
   /** Appends one record to an append-only log (the audit trail). */
-  append(log: string, record: Record<string, unknown>): Promise<void>;
+  append(log: string, record: object): Promise<void>;
   /** True while the store can serve reads and writes. */
   isReady(): boolean;
   close(): Promise<void>;

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { APPROVAL_VERBS, CONNECT_INPUTS } from '../../src/bot/cards/approvals.js';
+import { APPROVAL_VERBS, CONNECT_INPUTS } from '../../src/features/approvals/cards.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { executeInvoke, personalMessage, type Who } from '../harness/activities.js';
 import { ConnectorStandIn } from '../harness/connector.js';

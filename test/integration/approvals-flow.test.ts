@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bill } from '../../src/bill/types.js';
-import { APPROVAL_VERBS, CONNECT_INPUTS } from '../../src/bot/cards/approvals.js';
+import { APPROVAL_VERBS, CONNECT_INPUTS } from '../../src/features/approvals/cards.js';
 import { sandboxControlOk } from '../harness/sandbox.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { TENANT, channelMessage, executeInvoke, personalMessage, type Who } from '../harness/activities.js';

@@ -7,7 +7,7 @@ import { channelMessage, executeInvoke, type Who } from '../harness/activities.j
 import { ConnectorStandIn, type ConnectorCall } from '../harness/connector.js';
 import { sandboxControlOk } from '../harness/sandbox.js';
 import { REFRESH_VERB } from '../../src/bot/cards/notifications.js';
-import { APPROVAL_VERBS } from '../../src/bot/cards/approvals.js';
+import { APPROVAL_VERBS } from '../../src/features/approvals/cards.js';
 
 const PER_MINUTE = 4;
 /** A billbridge admin (ADMIN_AAD_OBJECT_IDS): the person whose authority a stolen Try again would borrow. */

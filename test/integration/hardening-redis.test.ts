@@ -140,14 +140,6 @@ describe('Redis under noeviction does not fill up with deliveries', () => {
     expect(second - first).toBeLessThan(128 * 1024);
   }, 240_000);
 
-  it('an index an earlier version kept for the duplicate-delivery marks is freed when an instance starts', async () => {
-    const legacy = 'billbridge:state:{seen-activities}:idx';
-    await admin.zadd(legacy, ...Array.from({ length: 5_000 }, (_, i) => [i, `19:c|m-old-${i}`]).flat());
-    expect(await admin.zcard(legacy)).toBe(5_000);
-    await store();
-    await until('the legacy index to go', async () => (await admin.exists(legacy)) === 0);
-  });
-
   it('the audit stream keeps about its newest records, not every command ever', async () => {
     const s = await store(100);
     for (let i = 0; i < 2_000; i++) await s.append('audit-bound-test', { kind: 'command', i });

@@ -1,7 +1,7 @@
 // Identifiers in running text ("bill …k8S0", "invoice PIO-63517", "Bill …4tQ2") laid out in Teams at 320 and 450 px
 // with names of every length in front of them, so that the line break falls on the identifier at least once.
 import { describe, expect, it } from 'vitest';
-import { approvalsCard } from '../../src/bot/cards/approvals.js';
+import { approvalsCard } from '../../src/features/approvals/cards.js';
 import { digestCard, notificationCard } from '../../src/bot/cards/notifications.js';
 import type { OutboxEvent } from '../../src/notify/types.js';
 import { sharedCardRenderer, type RenderCase } from '../harness/render.js';

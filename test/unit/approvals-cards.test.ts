@@ -14,8 +14,8 @@ import {
   disconnectedCard,
   nothingWaitingCard,
   type ApprovalCardOptions,
-} from '../../src/bot/cards/approvals.js';
-import type { ApprovalCardState } from '../../src/state/approvalCards.js';
+} from '../../src/features/approvals/cards.js';
+import type { ApprovalCardState } from '../../src/features/approvals/cardRecords.js';
 import { checkCard } from '../harness/cards.js';
 
 const NOW = Date.UTC(2026, 10, 23, 9, 42);

@@ -1,6 +1,7 @@
 // `help` builds its card once per kind of conversation, demo note and version, and hands out a frozen card.
 import { describe, expect, it } from 'vitest';
-import { helpCommand, SANDBOX_NOTE } from '../../src/bot/commands/help.js';
+import { helpCommand } from '../../src/bot/commands/help.js';
+import { SANDBOX_NOTE } from '../../src/bot/cards/words.js';
 import { createRegistry } from '../../src/bot/commands/index.js';
 import type { CommandContext, CommandDefinition } from '../../src/bot/commands/types.js';
 import type { CardReply } from '../../src/bot/cards/card.js';

@@ -12,9 +12,9 @@ import { ROTATION_GRACE_MS, UNSEALED_REFUSED, WebhookKeys } from '../../src/noti
 import { WebhookSetup, WebhookSetupError } from '../../src/notify/setup.js';
 import type { BillGateway } from '../../src/bill/gateway.js';
 import { SqliteStateStore } from '../../src/state/sqliteStore.js';
-import { deriveKey, openText, parseSecretsKey, sealText } from '../../src/state/sealing.js';
+import { deriveKey, openText, parseSecretsKey } from '../../src/state/sealing.js';
 import { NS } from '../../src/state/types.js';
-import { UserLinks } from '../../src/state/userLinks.js';
+import { UserLinks } from '../../src/features/approvals/userLinks.js';
 import { LogCapture } from '../harness/logs.js';
 import { registerSecrets } from '../harness/secretScan.js';
 
@@ -108,10 +108,9 @@ describe('webhook keys at rest', () => {
     expect(await k.unopenable()).toBe(2);
   });
 
-  it('a key an earlier version sealed with SECRETS_KEY itself still opens, and is sealed again bound at start-up', async () => {
+  it('a key stored unsealed before SECRETS_KEY was set is sealed, bound, at the next start-up', async () => {
     const secretsKey = randomBytes(32);
-    const legacy = { alg: 'aes-256-gcm', ...sealText(secretsKey, WEBHOOK_KEY, { encoding: 'base64' }) };
-    await state.set(NS.webhookKeys, SUB.subscriptionId, { v: 1, ...SUB, key: legacy, createdAt: 1, updatedAt: 1 });
+    await state.set(NS.webhookKeys, SUB.subscriptionId, { v: 1, ...SUB, key: { alg: 'none', value: WEBHOOK_KEY }, createdAt: 1, updatedAt: 1 });
     const k = keys(secretsKey);
     expect(await k.registerAll()).toBe(1);
     const stored = await state.get<{ key: { alg: string } }>(NS.webhookKeys, SUB.subscriptionId);
@@ -119,11 +118,11 @@ describe('webhook keys at rest', () => {
     expect(await k.keysFor(SUB.subscriptionId)).toEqual([{ key: WEBHOOK_KEY, orgId: SUB.orgId }]);
   });
 
-  it('a key rotated out before the upgrade keeps verifying through its grace after the record is sealed again', async () => {
+  it('a key rotated out before SECRETS_KEY was set keeps verifying through its grace after the record is sealed', async () => {
     const secretsKey = randomBytes(32);
     const rotatedOut = randomBytes(32).toString('base64');
     registerSecrets(() => [rotatedOut]);
-    const seal = (value: string) => ({ alg: 'aes-256-gcm', ...sealText(secretsKey, value, { encoding: 'base64' }) });
+    const seal = (value: string) => ({ alg: 'none', value });
     const until = Date.now() + 3_600_000;
     await state.set(NS.webhookKeys, SUB.subscriptionId, { v: 1, ...SUB, key: seal(WEBHOOK_KEY), previous: { key: seal(rotatedOut), until }, createdAt: 1, updatedAt: 1 });
     const k = keys(secretsKey);

@@ -9,7 +9,8 @@ import { ManualClock } from '../../src/clock.js';
 import { createLogger, SecretRegistry } from '../../src/log.js';
 import { SqliteStateStore } from '../../src/state/sqliteStore.js';
 import { NS } from '../../src/state/types.js';
-import { deriveKey, UserLinks, type UserLink } from '../../src/state/userLinks.js';
+import { UserLinks, type UserLink } from '../../src/features/approvals/userLinks.js';
+import { deriveKey } from '../../src/state/sealing.js';
 import { LogCapture } from '../harness/logs.js';
 
 const clock = new ManualClock(Date.UTC(2026, 10, 21, 9, 0));

@@ -25,7 +25,7 @@ export interface CardReply {
   summary: string;
 }
 
-export const SCHEMA = 'http://adaptivecards.io/schemas/adaptive-card.json';
+const SCHEMA = 'http://adaptivecards.io/schemas/adaptive-card.json';
 
 /** The data an Action.Execute / Action.Submit carries back to the bot. */
 export interface ActionData {
@@ -68,11 +68,11 @@ export function fitsPhoneRow(actions: ReadonlyArray<{ title: string }>): boolean
 }
 
 /** Buttons one per line, each in its own ActionSet: every Teams client stacks those, whatever its row layout. */
-export function stackedActions(actions: CardAction[]): CardElement[] {
-  return actions.map((a, i) => ({ type: 'ActionSet', actions: [a] as unknown as Json, spacing: i === 0 ? 'Medium' : 'Small', ...(i === 0 ? { separator: true } : {}) }));
+function stackedActions(actions: CardAction[]): CardElement[] {
+  return actions.map((a, i) => ({ type: 'ActionSet', actions: [a], spacing: i === 0 ? 'Medium' : 'Small', ...(i === 0 ? { separator: true } : {}) }));
 }
 
-export function oneLine(text: string, max = 200): string {
+function oneLine(text: string, max = 200): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > max ? flat.slice(0, max - 1) + '…' : flat;
 }
@@ -256,7 +256,7 @@ export function submitAction(titleText: string, data: ActionData): CardAction {
  * A link button. Its URL is one billbridge builds from its own configuration, never from user or BILL text (a typed
  * or BILL-supplied URL could point anywhere): only https, and refused otherwise.
  */
-export function openUrlAction(titleText: string, url: string): CardAction {
+function openUrlAction(titleText: string, url: string): CardAction {
   if (!/^https:\/\/[^\s"<>]+$/.test(url)) throw new Error('openUrlAction takes an https URL billbridge built itself');
   return { type: 'Action.OpenUrl', title: titleText, url };
 }

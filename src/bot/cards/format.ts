@@ -13,55 +13,43 @@ export interface FormatOptions {
  */
 const MAX_FORMATS = 256;
 
+/** The formatter for `key`, made once and shared (formatters are immutable); the map starts again when full. */
+function kept<F>(formats: Map<string, F>, key: string, make: () => F): F {
+  let fmt = formats.get(key);
+  if (!fmt) {
+    fmt = make();
+    if (formats.size >= MAX_FORMATS) formats.clear();
+    formats.set(key, fmt);
+  }
+  return fmt;
+}
+
 const moneyFormats = new Map<string, Intl.NumberFormat>();
+const percentFormats = new Map<string, Intl.NumberFormat>();
+/** A list card formats every row: one formatter per call made a 2,000-bill answer cost ~50 MB of RSS. */
+const dateFormats = new Map<string, Intl.DateTimeFormat>();
 
 /** `$1,250.00` for en-US/USD; unknown or missing currency codes fall back to USD. */
 export function money(amount: number | undefined | null, currency: string | undefined, locale: string): string {
   const code = currency && /^[A-Z]{3}$/.test(currency) ? currency : 'USD';
-  const key = `${locale}|${code}`;
-  let fmt = moneyFormats.get(key);
-  if (!fmt) {
+  const fmt = kept(moneyFormats, `${locale}|${code}`, () => {
     try {
-      fmt = new Intl.NumberFormat(locale, { style: 'currency', currency: code });
+      return new Intl.NumberFormat(locale, { style: 'currency', currency: code });
     } catch {
-      fmt = new Intl.NumberFormat(locale, { style: 'currency', currency: 'USD' });
+      return new Intl.NumberFormat(locale, { style: 'currency', currency: 'USD' });
     }
-    if (moneyFormats.size >= MAX_FORMATS) moneyFormats.clear();
-    moneyFormats.set(key, fmt);
-  }
+  });
   return fmt.format(typeof amount === 'number' && Number.isFinite(amount) ? amount : 0);
 }
-
-const percentFormats = new Map<string, Intl.NumberFormat>();
 
 /** `85%` for en-US; '—' when there is no ratio (a budget without a limit). */
 export function percent(ratio: number | undefined, locale: string): string {
   if (ratio === undefined) return '—';
-  let fmt = percentFormats.get(locale);
-  if (!fmt) {
-    fmt = new Intl.NumberFormat(locale, { style: 'percent', maximumFractionDigits: 0 });
-    if (percentFormats.size >= MAX_FORMATS) percentFormats.clear();
-    percentFormats.set(locale, fmt);
-  }
-  return fmt.format(ratio);
+  return kept(percentFormats, locale, () => new Intl.NumberFormat(locale, { style: 'percent', maximumFractionDigits: 0 })).format(ratio);
 }
 
-/**
- * Date formatters by purpose, locale and time zone. Building an Intl.DateTimeFormat costs tens of microseconds and
- * about 20 KB of ICU memory outside the JS heap that the process rarely gives back, and a list card formats every
- * row: one per call made a 2,000-bill answer cost ~50 MB of RSS. Formatters are immutable, so one per key is shared;
- * locales come from activities, so the map is bounded (MAX_FORMATS).
- */
-const dateFormats = new Map<string, Intl.DateTimeFormat>();
-
 function dateFormat(key: string, locale: string, options: Intl.DateTimeFormatOptions): Intl.DateTimeFormat {
-  let fmt = dateFormats.get(key);
-  if (!fmt) {
-    fmt = new Intl.DateTimeFormat(locale, options);
-    if (dateFormats.size >= MAX_FORMATS) dateFormats.clear();
-    dateFormats.set(key, fmt);
-  }
-  return fmt;
+  return kept(dateFormats, key, () => new Intl.DateTimeFormat(locale, options));
 }
 
 /** Adds amounts in cents so totals of many bills do not drift (0.1 + 0.2). */
@@ -76,22 +64,10 @@ export function daysBetween(from: string, to: string): number {
   return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
 }
 
-/** Calendar dates already drawn, per locale ("en-US|2026-03-10" -> "Mar 10, 2026"): lists repeat the same days. */
-const calendarDates = new Map<string, string>();
-
 /** A BILL calendar date (yyyy-MM-dd) for people: "Nov 21, 2026" in en-US. */
 export function calendarDate(isoDate: string | undefined, locale: string): string {
   if (!isoDate || !/^\d{4}-\d{2}-\d{2}/.test(isoDate)) return '—';
-  const day = isoDate.slice(0, 10);
-  const key = `${locale}|${day}`;
-  let out = calendarDates.get(key);
-  if (out === undefined) {
-    out = dateFormat(`calendar|${locale}`, locale, { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' }).format(new Date(`${day}T00:00:00Z`));
-    // A few years of days in a few locales; beyond that (a flood of odd dates), start again.
-    if (calendarDates.size >= 20_000) calendarDates.clear();
-    calendarDates.set(key, out);
-  }
-  return out;
+  return dateFormat(`calendar|${locale}`, locale, { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' }).format(new Date(`${isoDate.slice(0, 10)}T00:00:00Z`));
 }
 
 /** An instant for people, in the bot's time zone: "Nov 21, 2026, 10:42 AM". */
@@ -117,7 +93,7 @@ export function dueInWords(dueDate: string | undefined, today: string): string {
   return d === -1 ? 'Overdue by 1 day' : `Overdue by ${-d} days`;
 }
 
-/** How many formatters and drawn dates are held (tests check each map stays bounded). */
-export function formatCacheSizes(): { money: number; percent: number; date: number; calendarDates: number } {
-  return { money: moneyFormats.size, percent: percentFormats.size, date: dateFormats.size, calendarDates: calendarDates.size };
+/** How many formatters are held (tests check each map stays bounded). */
+export function formatCacheSizes(): { money: number; percent: number; date: number } {
+  return { money: moneyFormats.size, percent: percentFormats.size, date: dateFormats.size };
 }

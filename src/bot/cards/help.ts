@@ -24,7 +24,7 @@ export function typed(command: string, kind: ConversationKind = 'channel'): stri
 }
 
 /** "Type **help** to see every command." in the words that fit the conversation. */
-export function helpHint(kind: ConversationKind = 'channel'): string {
+function helpHint(kind: ConversationKind = 'channel'): string {
   return `Type **${typed('help', kind)}** to see every command.`;
 }
 

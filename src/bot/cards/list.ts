@@ -5,9 +5,9 @@ import { adaptiveCard, escapeMarkdown, executeAction, facts, footer, subtitle, t
 import { clockTime, type FormatOptions } from './format.js';
 import type { Tone } from './words.js';
 
-export const LIST_PAGE_SIZE = 10;
+const LIST_PAGE_SIZE = 10;
 
-export interface ListNote {
+interface ListNote {
   text: string;
   tone?: Tone;
   subtle?: boolean;

@@ -226,7 +226,7 @@ function saySpend(ev: OutboxEvent, fmt: FormatOptions): Said {
   }
 }
 
-export function describeEvent(ev: OutboxEvent, fmt: FormatOptions): Said {
+function describeEvent(ev: OutboxEvent, fmt: FormatOptions): Said {
   switch (ev.entityType) {
     case 'bill':
       return sayBill(ev, fmt);

@@ -5,7 +5,7 @@
  * accounts (BILL vendors carry paymentInformation.bankAccount), routing numbers, tax ids (additionalInfo.taxId),
  * the account number a vendor or customer keeps for the organisation, card numbers.
  */
-export const SENSITIVE_FIELDS: ReadonlySet<string> = new Set(
+const SENSITIVE_FIELDS: ReadonlySet<string> = new Set(
   [
     'accountNumber',
     'bankAccount',
@@ -24,7 +24,7 @@ export const SENSITIVE_FIELDS: ReadonlySet<string> = new Set(
   ].map((f) => f.toLowerCase()),
 );
 
-export function isSensitiveField(name: string): boolean {
+function isSensitiveField(name: string): boolean {
   return SENSITIVE_FIELDS.has(name.toLowerCase());
 }
 

@@ -16,12 +16,12 @@ interface SpendCardBase {
   note?: string;
 }
 
-export function isDecline(tx: Pick<SpendTransaction, 'transactionType'>): boolean {
+function isDecline(tx: Pick<SpendTransaction, 'transactionType'>): boolean {
   return tx.transactionType === 'DECLINE';
 }
 
 /** A receipt the budget asks for and nobody attached (declines need none). */
-export function missingReceipt(tx: Pick<SpendTransaction, 'receiptStatus' | 'receiptRequired' | 'transactionType'>): boolean {
+function missingReceipt(tx: Pick<SpendTransaction, 'receiptStatus' | 'receiptRequired' | 'transactionType'>): boolean {
   if (isDecline(tx)) return false;
   return tx.receiptStatus === 'MISSING' || (tx.receiptRequired === true && tx.receiptStatus !== 'ATTACHED');
 }
@@ -115,7 +115,7 @@ export function reimbursementsCard(input: ReimbursementsCardInput): CardReply {
   });
 }
 
-export function budgetUse(b: Budget): { spent: number; limit: number; ratio: number | undefined } {
+function budgetUse(b: Budget): { spent: number; limit: number; ratio: number | undefined } {
   const spent = b.currentPeriod?.spent?.total ?? 0;
   const limit = b.currentPeriod?.limit ?? b.recurringLimit ?? 0;
   return { spent, limit, ratio: limit > 0 ? spent / limit : undefined };

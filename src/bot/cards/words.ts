@@ -2,6 +2,9 @@
 import type { Bill, Invoice, Reimbursement } from '../../bill/types.js';
 import { daysBetween, money, sum } from './format.js';
 
+/** The footer line of every card while the embedded sandbox stands in for BILL. */
+export const SANDBOX_NOTE = 'Demo organisation — simulated data';
+
 /** "PARTIAL_PAYMENT" -> "Partial payment": unknown codes BILL may add still read as words. */
 export function codeWords(code: string | undefined): string {
   if (!code) return 'Unknown';

@@ -8,7 +8,7 @@ import type { BillOrgClient } from '../../bill/api.js';
 import type { Cached, CacheKind, EntityDep, EntityKind } from '../../cache/index.js';
 import { InputError, NotBound } from '../../errors.js';
 import { dateInZone, type FormatOptions } from '../cards/format.js';
-import { SANDBOX_NOTE } from './help.js';
+import { SANDBOX_NOTE } from '../cards/words.js';
 import type { CommandContext } from './types.js';
 
 /** The BILL organisation this conversation is bound to (NotBound -> the "link" card). */

@@ -1,9 +1,8 @@
 // `help`: every command usable here, with usage and an example.
 import { helpCard } from '../cards/help.js';
 import type { CardReply } from '../cards/card.js';
+import { SANDBOX_NOTE } from '../cards/words.js';
 import type { CommandDefinition, ConversationKind } from './types.js';
-
-export const SANDBOX_NOTE = 'Demo organisation — simulated data';
 
 /** Freezes a card and everything in it: a card handed to many turns must never be changed by one of them. */
 function frozen<T>(value: T): T {
@@ -16,7 +15,8 @@ function frozen<T>(value: T): T {
 
 /**
  * The help card depends only on the commands usable here (the registry hands out one list per kind of conversation
- * until a command is registered), the kind of conversation (its wording), the demo note and the version: it is built once per combination, not per turn.
+ * until a command is registered), the kind of conversation (its wording), the demo note and the version: it is built
+ * once per combination, not per turn.
  */
 const built = new WeakMap<readonly CommandDefinition[], Map<string, CardReply>>();
 

@@ -9,8 +9,8 @@ import { customerCommand, vendorCommand } from './parties.js';
 import { paymentsCommand } from './payments.js';
 import { spendCommand } from './spend.js';
 import { NOTIFY_COMMANDS } from './notify.js';
-import { connectCommand, disconnectCommand } from './connect.js';
-import { approvalsCommand, approvalsDigestCommand } from './approvals.js';
+import { connectCommand, disconnectCommand } from '../../features/approvals/connect.js';
+import { approvalsCommand, approvalsDigestCommand } from '../../features/approvals/commands.js';
 
 export function createRegistry(): CommandRegistry {
   return new CommandRegistry()

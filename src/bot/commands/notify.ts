@@ -9,7 +9,7 @@ import { adaptiveCard, escapeMarkdown, executeAction, facts, text, title, type C
 import { digestCard } from '../cards/notifications.js';
 import { dateTime } from '../cards/format.js';
 import { channelReference } from '../proactive.js';
-import { SANDBOX_NOTE } from './help.js';
+import { SANDBOX_NOTE } from '../cards/words.js';
 import { auditAdmin } from '../auditObserver.js';
 import type { CommandContext, CommandDefinition } from './types.js';
 
@@ -69,7 +69,7 @@ function demoNote(ctx: CommandContext): CardElement[] {
   return ctx.services.backend.kind === 'sandbox' ? [text(SANDBOX_NOTE, { subtle: true, size: 'Small' })] : [];
 }
 
-export const subscribeCommand: CommandDefinition = {
+const subscribeCommand: CommandDefinition = {
   name: 'subscribe',
   usage: 'subscribe <bills | invoices | payments | vendors | spend | all>',
   description: 'Post a card in this channel when BILL bills, invoices, payments, vendors or spend change',
@@ -106,7 +106,7 @@ export const subscribeCommand: CommandDefinition = {
   },
 };
 
-export const unsubscribeCommand: CommandDefinition = {
+const unsubscribeCommand: CommandDefinition = {
   name: 'unsubscribe',
   usage: 'unsubscribe [kind | all]',
   description: 'Stop BILL cards in this channel (one kind, or all of them)',
@@ -144,7 +144,7 @@ export const unsubscribeCommand: CommandDefinition = {
   },
 };
 
-export const subscriptionsCommand: CommandDefinition = {
+const subscriptionsCommand: CommandDefinition = {
   name: 'subscriptions',
   usage: 'subscriptions',
   description: 'What this channel hears about from BILL, and its digest',
@@ -172,7 +172,7 @@ export const subscriptionsCommand: CommandDefinition = {
 
 const DIGEST_HINT = 'Type **digest daily 09:00**, **digest weekly monday 09:00**, **digest off** or **digest now**.';
 
-export const digestCommand: CommandDefinition = {
+const digestCommand: CommandDefinition = {
   name: 'digest',
   usage: 'digest daily <HH:MM> | weekly <day> <HH:MM> | off | now',
   description: 'A summary card of bills due this week, overdue bills and overdue invoices, on a schedule or now',
@@ -246,7 +246,7 @@ function webhookUrlFromConfig(ctx: CommandContext): string | undefined {
   return host ? `https://${host}${WEBHOOK_PATH}` : undefined;
 }
 
-export const webhooksCommand: CommandDefinition = {
+const webhooksCommand: CommandDefinition = {
   name: 'webhooks',
   usage: 'webhooks [setup <url> | delete <id>]',
   description: 'BILL webhook subscriptions feeding billbridge: list, set up, delete (billbridge admins)',

@@ -27,7 +27,7 @@ export function normalizeCommandText(raw: string): string {
   return s.trim();
 }
 
-export function tokenize(line: string): string[] {
+function tokenize(line: string): string[] {
   return line.split(' ').filter(Boolean);
 }
 

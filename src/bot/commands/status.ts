@@ -3,7 +3,7 @@
 import type { BudgetSnapshot } from '../../limits/types.js';
 import { PUSH_FED } from '../../notify/kinds.js';
 import { budgetsSection, cacheSection, statusCard, storedSecretsSection, type StatusCardOptions, type StatusSection } from '../cards/status.js';
-import { SANDBOX_NOTE } from './help.js';
+import { SANDBOX_NOTE } from '../cards/words.js';
 import { auditSection, billSection } from '../cards/billStatus.js';
 import { conversationSection } from '../conversationStatus.js';
 import { notificationsSection } from '../notifications.js';

@@ -4,17 +4,16 @@
 // Slots come from the channel digests' primitive (src/notify/schedule.ts): the latest slot at or before now, skipped
 // when more than CATCH_UP_MS old (the bot was down) or set after it. One message per person, org and slot, across
 // restarts and instances: the slot is claimed with setIfAbsent (NS.approvalDigests) before anything is read or sent.
-import type { Clock } from '../clock.js';
-import type { Logger } from '../log.js';
-import { NotLinked, errorMessage } from '../errors.js';
-import { CATCH_UP_MS } from '../notify/digests.js';
-import { Periodic } from '../notify/periodic.js';
-import { latestSlot } from '../notify/schedule.js';
-import type { ConversationRef, OutgoingMessage, SendOutcome } from '../notify/types.js';
-import { NS } from '../state/types.js';
-import type { UserLink } from '../state/userLinks.js';
-import { pendingApprovalsReply } from './approvalActions.js';
-import type { BotServices } from './services.js';
+import type { Clock } from '../../clock.js';
+import type { Logger } from '../../log.js';
+import { NotLinked, errorMessage } from '../../errors.js';
+import { CATCH_UP_MS } from '../../notify/digests.js';
+import { Periodic } from '../../notify/periodic.js';
+import { latestSlot } from '../../notify/schedule.js';
+import type { ConversationRef, OutgoingMessage, SendOutcome } from '../../notify/types.js';
+import { NS, type StateStore } from '../../state/types.js';
+import type { Approvals } from './service.js';
+import type { UserLink } from './userLinks.js';
 
 /** A handled slot is remembered this long (longer than any catch-up window). */
 const SLOT_TTL_MS = 3 * 24 * 3_600_000;
@@ -23,12 +22,16 @@ const TICK_MS = 30_000;
 const RETRY_AFTER_MS = 5 * 60_000;
 
 /** Proactive sends with a stored conversation reference (src/bot/proactive.ts BotFrameworkSender fits). */
-export interface PersonalSender {
+interface PersonalSender {
   send(reference: ConversationRef, message: OutgoingMessage): Promise<SendOutcome>;
 }
 
 export interface ApprovalDigestDeps {
-  services: BotServices;
+  /** Undefined without SECRETS_KEY: approvals are off and nothing is sent. */
+  approvals: Approvals | undefined;
+  state: StateStore;
+  /** BOT_TIMEZONE: digest times are read there. */
+  timeZone: string;
   sender: PersonalSender;
   clock: Clock;
   log: Logger;
@@ -51,7 +54,7 @@ export class ApprovalDigest {
   }
 
   start(): void {
-    if (this.deps.services.approvals) this.periodic.start();
+    if (this.deps.approvals) this.periodic.start();
   }
 
   stop(): Promise<void> {
@@ -65,14 +68,14 @@ export class ApprovalDigest {
 
   private async run(): Promise<ApprovalDigestReport> {
     const report: ApprovalDigestReport = { sent: 0, empty: 0, failed: 0 };
-    const approvals = this.deps.services.approvals;
+    const approvals = this.deps.approvals;
     if (!approvals || this.periodic.stopped) return report;
     const now = this.deps.clock.now();
     for (const link of await approvals.links.all()) {
       if (this.periodic.stopped) break;
       if (!link.digestTime || !link.reference) continue;
       try {
-        await this.slot(link, now, report);
+        await this.slot(approvals, link, now, report);
       } catch (err) {
         report.failed++;
         this.deps.log.warn({ orgId: link.orgId, err: errorMessage(err) }, 'approvals digest for one approver failed; will try again');
@@ -81,19 +84,18 @@ export class ApprovalDigest {
     return report;
   }
 
-  private async slot(link: UserLink, now: number, report: ApprovalDigestReport): Promise<void> {
-    const { services, log } = this.deps;
-    const slot = latestSlot({ every: 'daily', time: link.digestTime! }, now, services.config.timeZone);
+  private async slot(approvals: Approvals, link: UserLink, now: number, report: ApprovalDigestReport): Promise<void> {
+    const { state, log } = this.deps;
+    const slot = latestSlot({ every: 'daily', time: link.digestTime! }, now, this.deps.timeZone);
     if (slot.at < (link.digestSince ?? 0) || now - slot.at > CATCH_UP_MS) return;
-    const key = `${services.approvals!.links.key(link)}|${slot.id}`;
-    if (!(await services.state.setIfAbsent(NS.approvalDigests, key, { at: now }, { ttlMs: SLOT_TTL_MS }))) return;
+    const key = `${approvals.links.key(link)}|${slot.id}`;
+    if (!(await state.setIfAbsent(NS.approvalDigests, key, { at: now }, { ttlMs: SLOT_TTL_MS }))) return;
     const reference = link.reference!;
     const conversation = (reference.conversation ?? {}) as { id?: unknown };
     if (typeof conversation.id !== 'string') return;
     let settled = false;
     try {
-      const { reply, waiting } = await pendingApprovalsReply(
-        services,
+      const { reply, waiting } = await approvals.pendingReply(
         link,
         { kind: 'personal', tenantId: link.tenantId, conversationId: conversation.id },
         { teamsUserId: link.teamsUserId, name: link.displayName || 'you' },
@@ -128,7 +130,7 @@ export class ApprovalDigest {
       throw err;
     } finally {
       // Not settled: hold the slot a few minutes, then the next tick (within the catch-up window) tries again.
-      if (!settled) await services.state.set(NS.approvalDigests, key, { at: now, retry: true }, { ttlMs: RETRY_AFTER_MS }).catch(() => undefined);
+      if (!settled) await state.set(NS.approvalDigests, key, { at: now, retry: true }, { ttlMs: RETRY_AFTER_MS }).catch(() => undefined);
     }
   }
 }

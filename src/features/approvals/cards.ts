@@ -1,10 +1,10 @@
 // Approval cards: connecting a person's own BILL sign-in, the bills waiting for their approval (with Approve / Deny in
 // their own view, read-only for everyone else), and the outcome of each decision. Pure: data in, card out.
-import type { ApprovalCardBill, ApprovalCardState } from '../../state/approvalCards.js';
-import { adaptiveCard, container, escapeMarkdown, executeAction, footer, keepTogether, shortRef, subtitle, text, title, type CardElement, type CardReply, type Json } from './card.js';
-import { calendarDate, clockTime, type FormatOptions } from './format.js';
-import { dueShort } from './bills.js';
-import { count, moneyTotal } from './words.js';
+import type { ApprovalCardBill, ApprovalCardState } from './cardRecords.js';
+import { adaptiveCard, container, escapeMarkdown, executeAction, footer, keepTogether, shortRef, subtitle, text, title, type CardElement, type CardReply } from '../../bot/cards/card.js';
+import { calendarDate, clockTime, type FormatOptions } from '../../bot/cards/format.js';
+import { dueShort } from '../../bot/cards/bills.js';
+import { count, moneyTotal } from '../../bot/cards/words.js';
 
 /** Card verbs of the approvals feature (registered with BillbridgeBot.onCardAction). */
 export const APPROVAL_VERBS = {
@@ -165,7 +165,7 @@ function billLines(b: ApprovalCardBill, i: number, o: ApprovalCardOptions): Card
     const data = (verb: string) => ({ verb, card: o.state.id, bill: b.billId, sig: o.sign(verb, o.state.id, b.billId) });
     items.push(
       { type: 'Input.Text', id: commentInputId(i), placeholder: 'Comment for BILL (optional)', maxLength: MAX_DECISION_COMMENT },
-      { type: 'ActionSet', actions: [executeAction('Approve', data(APPROVAL_VERBS.approve)), executeAction('Deny', data(APPROVAL_VERBS.deny))] as unknown as Json },
+      { type: 'ActionSet', actions: [executeAction('Approve', data(APPROVAL_VERBS.approve)), executeAction('Deny', data(APPROVAL_VERBS.deny))] },
     );
   }
   return items;

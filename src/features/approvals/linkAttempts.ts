@@ -1,7 +1,7 @@
 // Per-person connect attempts: each one signs in to BILL with a typed token, so a person gets LINK_ATTEMPTS_PER_HOUR
 // of them and, after BILL refused one, waits LINK_COOLDOWN_S. In memory for one instance, in Redis for a fleet.
 import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { DependencyUnavailable } from '../errors.js';
+import { DependencyUnavailable } from '../../errors.js';
 
 export type LinkDecision = { allowed: true } | { allowed: false; retryInMs: number; why: 'cooldown' | 'hourly' };
 

@@ -1,16 +1,11 @@
 // `connect` / `disconnect`: a person links (or unlinks) their own BILL sign-in, so approvals run as them in BILL.
-// The token is collected only in a personal chat, with masked inputs on a card (src/bot/approvalActions.ts verifies
-// and seals it); anything typed after "connect" is never used, never logged, and the audit trail keeps no arguments.
+// The token is collected only in a personal chat, with masked inputs on a card (service.ts verifies and seals it);
+// anything typed after "connect" is never used, never logged, and the audit trail keeps no arguments.
 import { Forbidden } from '../../errors.js';
-import type { UserLink } from '../../state/userLinks.js';
-import { approvalsOffCard, connectCard, connectElsewhereCard, disconnectedCard, tokenTypedCard } from '../cards/approvals.js';
-import { SANDBOX_NOTE } from './help.js';
-import { auditActor } from '../auditObserver.js';
-import type { CommandContext, CommandDefinition } from './types.js';
-
-function note(ctx: CommandContext): string | undefined {
-  return ctx.services.backend.kind === 'sandbox' ? SANDBOX_NOTE : undefined;
-}
+import { auditActor } from '../../bot/auditObserver.js';
+import type { CommandContext, CommandDefinition } from '../../bot/commands/types.js';
+import { approvalsOffCard, connectCard, connectElsewhereCard, disconnectedCard, tokenTypedCard } from './cards.js';
+import type { UserLink } from './userLinks.js';
 
 /** The person as Teams names them; approvals need both ids. */
 export function personOf(ctx: CommandContext): { tenantId: string; aadObjectId: string } {
@@ -37,7 +32,7 @@ export const connectCommand: CommandDefinition = {
     const person = personOf(ctx);
     const askOrg = !ctx.orgId && ctx.services.orgBindings?.mode === 'multi';
     const connected = ctx.orgId ? !!(await approvals.links.get({ ...person, orgId: ctx.orgId })) : (await approvals.links.forPerson(person.tenantId, person.aadObjectId)).length > 0;
-    return connectCard({ askOrg, connected, note: note(ctx) });
+    return connectCard({ askOrg, connected, note: approvals.note });
   },
 };
 
@@ -62,7 +57,7 @@ export const disconnectCommand: CommandDefinition = {
     for (const link of links) {
       if (!(await approvals.links.remove(link))) continue;
       removed.push(link.orgId);
-      await ctx.services.bill.releaseAs(link.orgId, approvals.person(link)).catch((err: unknown) => ctx.log.info({ orgId: link.orgId, err: String(err) }, 'approver session logout failed; BILL ends it by itself'));
+      await approvals.release(link.orgId, approvals.person(link)).catch((err: unknown) => ctx.log.info({ orgId: link.orgId, err: String(err) }, 'approver session logout failed; BILL ends it by itself'));
       await ctx.services.audit
         .admin({
           ...auditActor(ctx.scope, ctx.caller),

@@ -2,18 +2,17 @@
 // alone. `approvals digest daily <HH:MM> | off`: a personal message with those bills every day they are some.
 import { InputError, NotBound, NotLinked } from '../../errors.js';
 import { nextSlot, parseTime } from '../../notify/schedule.js';
-import type { UserLink } from '../../state/userLinks.js';
-import { pendingApprovalsReply } from '../approvalActions.js';
-import { approvalsOffCard, chooseOrgCard, digestSettingCard } from '../cards/approvals.js';
+import type { CommandContext, CommandDefinition } from '../../bot/commands/types.js';
+import { approvalsOffCard, chooseOrgCard, digestSettingCard } from './cards.js';
 import { personOf } from './connect.js';
-import type { CommandContext, CommandDefinition } from './types.js';
+import type { Approvals } from './service.js';
+import type { UserLink } from './userLinks.js';
 
 /**
  * The person's link for this conversation: the conversation's org; in a personal chat bound to none, their only link
  * (or the one named). Undefined means "ask which": several links and none named.
  */
-async function linkFor(ctx: CommandContext, named?: string): Promise<UserLink[] | UserLink> {
-  const approvals = ctx.services.approvals!;
+async function linkFor(approvals: Approvals, ctx: CommandContext, named?: string): Promise<UserLink[] | UserLink> {
   const person = personOf(ctx);
   if (ctx.orgId) {
     const link = await approvals.links.get({ ...person, orgId: ctx.orgId });
@@ -45,15 +44,14 @@ export const approvalsCommand: CommandDefinition = {
     if (args.length > 1 || (args.length === 1 && (ctx.scope.kind !== 'personal' || ctx.orgId))) {
       throw new InputError('"approvals" takes nothing after it here', 'Type **approvals** to see the bills waiting for you.', `approvals ${ctx.input.argText}`);
     }
-    const found = await linkFor(ctx, args[0]);
+    const found = await linkFor(approvals, ctx, args[0]);
     if (Array.isArray(found)) return chooseOrgCard(found.map((l) => l.orgId));
     let link = found;
     // Teams ids and names can change; keep what cards and digests use current.
     if (link.teamsUserId !== ctx.caller.id || (ctx.caller.name && link.displayName !== ctx.caller.name)) {
       link = (await approvals.links.update(link, { teamsUserId: ctx.caller.id, displayName: ctx.caller.name ?? link.displayName })) ?? link;
     }
-    const { reply } = await pendingApprovalsReply(
-      ctx.services,
+    const { reply } = await approvals.pendingReply(
       link,
       { kind: ctx.scope.kind, tenantId: ctx.scope.tenantId ?? link.tenantId, conversationId: ctx.scope.conversationId },
       { teamsUserId: ctx.caller.id, name: ctx.caller.name || link.displayName || 'you' },
@@ -73,11 +71,11 @@ export const approvalsDigestCommand: CommandDefinition = {
   async run(ctx) {
     const approvals = ctx.services.approvals;
     if (!approvals) return approvalsOffCard();
-    const { timeZone } = ctx.services.config;
-    const fmt = { locale: ctx.locale ?? ctx.services.config.locale, timeZone };
+    const fmt = approvals.formatFor(ctx.locale);
+    const { timeZone } = fmt;
     const hint = 'Type **approvals digest daily 08:30** (24-hour time, ' + timeZone + ') or **approvals digest off**.';
     const words = ctx.input.args.map((a) => a.toLowerCase());
-    const found = await linkFor(ctx);
+    const found = await linkFor(approvals, ctx);
     const links = Array.isArray(found) ? found : [found];
     if (words.length === 0) {
       const time = links.find((l) => l.digestTime)?.digestTime;

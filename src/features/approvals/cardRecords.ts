@@ -1,17 +1,17 @@
 // Approval cards kept server-side (NS.approvalCards): which bills a card offers, to whom, in which conversation, and
 // what was decided on it. A click is checked against this record, never against what the card carries back.
 import { randomBytes } from 'node:crypto';
-import type { Clock } from '../clock.js';
-import { NS, type StateStore } from './types.js';
+import type { Clock } from '../../clock.js';
+import { NS, type StateStore } from '../../state/types.js';
 
 /** How long a card's buttons keep working. */
-export const APPROVAL_CARD_TTL_MS = 14 * 24 * 3_600_000;
+const APPROVAL_CARD_TTL_MS = 14 * 24 * 3_600_000;
 /** A decision in flight holds its bill this long at most (double clicks, two devices, two instances). */
-export const DECISION_LOCK_MS = 2 * 60_000;
+const DECISION_LOCK_MS = 2 * 60_000;
 
 export type ApprovalAction = 'APPROVE' | 'DENY';
 
-export interface ApprovalCardDecision {
+interface ApprovalCardDecision {
   action: ApprovalAction;
   /** Teams display name of the approver. */
   byName: string;

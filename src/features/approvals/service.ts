@@ -1,0 +1,427 @@
+// Approvals from Teams, run as the approver: the feature's parts (links, card records, signing), the approvals card
+// built from the person's own BILL session, and the card clicks — connect, approve, deny, and each user's view.
+// Every click is re-checked on the server: signed data, the card's record, the clicker is that card's approver and
+// linked, and the bill still waits on them in BILL. Only then is POST /v3/bill-approvals/actions sent, in their session.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { BillApiError, NotLinked, errorMessage } from '../../errors.js';
+import type { BillGateway, CallOptions, PersonCredentials } from '../../bill/gateway.js';
+import type { BillOrgClient } from '../../bill/api.js';
+import { BillFilter } from '../../bill/filters.js';
+import type { Bill, PendingApproval } from '../../bill/types.js';
+import type { Clock } from '../../clock.js';
+import type { ApprovalAudit, AuditTrail } from '../../state/audit.js';
+import type { OrgBindings } from '../../state/bindings.js';
+import { deriveKey } from '../../state/sealing.js';
+import type { CardActionContext, CardActionHandler, CardActionReply } from '../../bot/bot.js';
+import type { CardReply } from '../../bot/cards/card.js';
+import { errorReply } from '../../bot/cards/errorCards.js';
+import { dateInZone, type FormatOptions } from '../../bot/cards/format.js';
+import { shortId } from '../../bot/cards/redact.js';
+import type { Caller, ConversationKind, ConversationScope } from '../../bot/commands/types.js';
+import { auditActor } from '../../bot/auditObserver.js';
+import { conversationOf, type ApprovalAction, type ApprovalCardBill, type ApprovalCardState, type ApprovalCards } from './cardRecords.js';
+import {
+  APPROVAL_VERBS,
+  CONNECT_INPUTS,
+  MAX_CARD_BILLS,
+  MAX_DECISION_COMMENT,
+  approvalsCard,
+  approvalsOffCard,
+  commentInputId,
+  connectCard,
+  connectedCard,
+  nothingWaitingCard,
+  refusalCard,
+  type ApprovalCardOptions,
+} from './cards.js';
+import { linkAttemptKey, type LinkAttempts } from './linkAttempts.js';
+import type { UserLink, UserLinks } from './userLinks.js';
+
+/** Vendor names and currencies by id (BILL's pending approvals carry only ids). */
+interface VendorNames {
+  resolve(orgId: string, kind: 'vendor', ids: string[], opts: CallOptions): Promise<Map<string, { name: string; currency?: string }>>;
+}
+
+/** What the approvals feature uses, built once in app.ts. It exists only when SECRETS_KEY is configured. */
+export interface ApprovalsDeps {
+  links: UserLinks;
+  cards: ApprovalCards;
+  /** config.secretsKey: approvals exist only with it. */
+  secretsKey: Buffer;
+  /** Per-person connect attempts (each signs in to BILL): an hourly cap and a cooldown after a refusal. */
+  attempts: LinkAttempts;
+  /** BILL as a person: their own session slot (orgAs), signed out on disconnect (releaseAs). */
+  bill: Pick<BillGateway, 'orgAs' | 'releaseAs'>;
+  vendors: VendorNames;
+  /** The conversation's org; its admin side (mode, allowed orgs) for a personal chat bound to none. */
+  orgs: Pick<OrgBindings, 'resolve' | 'mode' | 'allowedOrg'>;
+  audit: AuditTrail;
+  clock: Clock;
+  /** BOT_LOCALE and BOT_TIMEZONE. */
+  fmt: FormatOptions;
+  /** The footer note while the sandbox stands in for BILL. */
+  note: string | undefined;
+}
+
+/** A card click as the approvals feature reads it. */
+export type ApprovalClick = Pick<CardActionContext, 'data' | 'scope' | 'caller' | 'correlationId' | 'log' | 'reference'>;
+
+/** Where an approvals card goes. */
+export interface CardTarget {
+  kind: ConversationKind;
+  tenantId: string;
+  conversationId: string;
+}
+
+export class Approvals {
+  readonly links: UserLinks;
+  readonly cards: ApprovalCards;
+  readonly note: string | undefined;
+  private readonly signKey: Buffer;
+
+  constructor(private readonly deps: ApprovalsDeps) {
+    this.links = deps.links;
+    this.cards = deps.cards;
+    this.note = deps.note;
+    this.signKey = deriveKey(deps.secretsKey, 'approval-cards/sign/v1');
+  }
+
+  /** HMAC of a click's (verb, card, bill): data a client changed does not verify. */
+  sign = (verb: string, cardId: string, billId: string): string => createHmac('sha256', this.signKey).update(`v1|${verb}|${cardId}|${billId}`).digest('base64url');
+
+  verify(verb: string, cardId: string, billId: string, sig: string): boolean {
+    const want = Buffer.from(this.sign(verb, cardId, billId));
+    const got = Buffer.from(sig);
+    return got.length === want.length && timingSafeEqual(got, want);
+  }
+
+  /** The person's own BILL sign-in: sync token name as username, value as password, a session slot of their own. */
+  person(link: UserLink): PersonCredentials {
+    return { username: link.token.name, password: link.token.value, owner: `${link.tenantId}|${link.aadObjectId}` };
+  }
+
+  /** BOT_TIMEZONE, in the conversation's locale (else BOT_LOCALE). */
+  formatFor(locale: string | undefined): FormatOptions {
+    return { locale: locale ?? this.deps.fmt.locale, timeZone: this.deps.fmt.timeZone };
+  }
+
+  /** Signs the person's BILL session out (disconnect, or a replaced token); BILL ends it by itself otherwise. */
+  release(orgId: string, person: PersonCredentials): Promise<void> {
+    return this.deps.bill.releaseAs(orgId, person);
+  }
+
+  private cardOptions(state: ApprovalCardState, actionable: boolean, extra: Partial<ApprovalCardOptions> = {}): ApprovalCardOptions {
+    const now = this.deps.clock.now();
+    return { state, actionable, fmt: this.deps.fmt, today: dateInZone(now, this.deps.fmt.timeZone), sign: this.sign, asOf: state.updatedAt, note: this.note, ...extra };
+  }
+
+  /** What everyone in the conversation sees: the approver's view in a personal chat, read-only elsewhere. */
+  private sharedView(state: ApprovalCardState): CardReply {
+    return approvalsCard(this.cardOptions(state, state.kind === 'personal'));
+  }
+
+  /**
+   * The bills waiting for a linked person, read in their own BILL session, as a card recorded server-side. In a
+   * personal chat the card carries the buttons; elsewhere it is read-only and names the person in refresh.userIds.
+   */
+  async pendingReply(
+    link: UserLink,
+    target: CardTarget,
+    approver: { teamsUserId: string; name: string },
+    opts: { locale?: string; priority?: 'interactive' | 'background' } = {},
+  ): Promise<{ reply: CardReply; waiting: number }> {
+    const priority = opts.priority ?? 'interactive';
+    const client = this.deps.bill.orgAs(link.orgId, this.person(link), { priority });
+    const pending = await asPerson(() => client.approvals.pending());
+    const now = this.deps.clock.now();
+    const fmt = this.formatFor(opts.locale);
+    if (pending.length === 0) return { reply: nothingWaitingCard({ name: approver.name, personal: target.kind === 'personal', asOf: now, fmt, note: this.note }), waiting: 0 };
+    const shown = [...pending].sort((a, b) => a.dueDate.localeCompare(b.dueDate) || a.billId.localeCompare(b.billId)).slice(0, MAX_CARD_BILLS);
+    const bills = await asPerson(() => billDetails(client, shown));
+    const vendors = await this.deps.vendors.resolve(link.orgId, 'vendor', shown.map((p) => p.vendorId), { priority }).catch(() => new Map<string, { name: string; currency?: string }>());
+    const rows: ApprovalCardBill[] = shown.map((p) => {
+      const bill = bills.get(p.billId);
+      const vendor = vendors.get(p.vendorId);
+      return {
+        billId: p.billId,
+        vendorName: bill?.vendorName || vendor?.name || `Vendor ${shortId(p.vendorId)}`,
+        amount: p.amount,
+        currency: vendor?.currency,
+        dueDate: p.dueDate,
+        invoiceNumber: bill?.invoice?.invoiceNumber || undefined,
+      };
+    });
+    const state: ApprovalCardState = {
+      id: this.cards.newId(),
+      tenantId: target.tenantId.toLowerCase(),
+      conversationId: conversationOf(target.conversationId),
+      kind: target.kind,
+      orgId: link.orgId,
+      approver: { aadObjectId: link.aadObjectId, teamsUserId: approver.teamsUserId, name: approver.name },
+      bills: rows,
+      more: pending.length - shown.length,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.cards.save(state);
+    return { reply: approvalsCard({ ...this.cardOptions(state, target.kind === 'personal'), fmt }), waiting: pending.length };
+  }
+
+  private async auditRefusal(click: ApprovalClick, state: ApprovalCardState | undefined, billId: string, decision: ApprovalAction, reason: string): Promise<void> {
+    click.log.warn({ reason, card: state?.id, bill: shortId(billId) }, 'approval click refused');
+    await this.deps.audit
+      .approval({ ...auditActor(click.scope, click.caller), orgId: state?.orgId ?? 'unknown', billId, decision, result: 'refused', reason, correlationId: click.correlationId })
+      .catch(() => undefined);
+  }
+
+  /** Approve or Deny clicked on an approval card. */
+  async decide(click: ApprovalClick, action: ApprovalAction): Promise<CardActionReply> {
+    const { data, caller, scope, log } = click;
+    const { audit, clock } = this.deps;
+    const verb = action === 'APPROVE' ? APPROVAL_VERBS.approve : APPROVAL_VERBS.deny;
+    const cardId = str(data.card, 64);
+    const billId = str(data.bill, 64);
+    const sig = str(data.sig, 128);
+    const unusable = refusalCard("This button can't be used", 'Nothing was changed. Type **approvals** for a fresh list.');
+    if (!cardId || !billId || !sig || !this.verify(verb, cardId, billId, sig)) {
+      await this.auditRefusal(click, cardId ? await this.cards.get(cardId) : undefined, billId ?? 'unknown', action, 'card data altered');
+      return privately(unusable);
+    }
+    const state = await this.cards.get(cardId);
+    if (!state) return privately(refusalCard('This approval card has expired', 'Nothing was changed. Type **approvals** for a fresh list.'));
+    const row = state.bills.findIndex((b) => b.billId === billId);
+    if (row < 0 || !sameConversation(state, scope)) {
+      await this.auditRefusal(click, state, billId, action, row < 0 ? 'bill not on this card' : 'card from another conversation');
+      return privately(unusable);
+    }
+    if (!isApprover(state, caller)) {
+      await this.auditRefusal(click, state, billId, action, 'not the assigned approver');
+      const notice = { text: `Only the assigned approver can act: ${state.approver.name}. Nothing was changed.`, tone: 'attention' as const };
+      return privately(approvalsCard(this.cardOptions(state, false, { notice })));
+    }
+    const bill = state.bills[row]!;
+    if (bill.decision || bill.gone) {
+      await this.auditRefusal(click, state, billId, action, 'already decided on this card');
+      const notice = { text: 'That bill is already decided on this card. Nothing was sent to BILL.', tone: 'warning' as const };
+      return privately(approvalsCard(this.cardOptions(state, true, { notice })));
+    }
+    const link = await this.links.get({ tenantId: state.tenantId, aadObjectId: state.approver.aadObjectId, orgId: state.orgId });
+    if (!link) {
+      await this.auditRefusal(click, state, billId, action, 'not linked');
+      return privately(errorReply(new NotLinked(), { correlationId: click.correlationId }));
+    }
+    if (!(await this.cards.lock(state.orgId, billId))) {
+      return privately(approvalsCard(this.cardOptions(state, true, { notice: { text: 'A decision on this bill is already on its way to BILL.', tone: 'warning' } })));
+    }
+    try {
+      const client = this.deps.bill.orgAs(state.orgId, this.person(link), { priority: 'interactive' });
+      // The server-side check that matters: is the bill still waiting on this person, in their own BILL session?
+      const pending = await asPerson(() => client.approvals.pending());
+      if (!pending.some((p) => p.billId === billId)) {
+        await this.auditRefusal(click, state, billId, action, 'no longer waiting on the approver in BILL');
+        state.bills[row] = { ...bill, gone: true };
+        await this.cards.save(state);
+        const notice = { text: 'This bill is no longer waiting for you in BILL. Nothing was sent.', tone: 'warning' as const };
+        return { ...approvalsCard(this.cardOptions(state, true, { notice })), everyone: this.sharedView(state) };
+      }
+      const comment = readComment(data[commentInputId(row)]);
+      const record: ApprovalAudit = { ...auditActor(scope, caller), orgId: state.orgId, billId, decision: action, result: 'requested', comment, billUserId: link.billUserId, correlationId: click.correlationId };
+      // No trace, no request: if the audit trail cannot be written, nothing goes to BILL.
+      await audit.approval(record);
+      let status: string;
+      try {
+        status = (await client.approvals.act([{ billId, action, comment }])).status;
+      } catch (err) {
+        const billResult = err instanceof BillApiError ? `${err.category}${err.code ? ':' + err.code : ''} (HTTP ${err.status})` : errorMessage(err).slice(0, 60);
+        await audit.approval({ ...record, result: 'error', billResult }).catch(() => undefined);
+        throw err;
+      }
+      const accepted = status === 'SUCCESS' || status === 'OK';
+      await audit.approval({ ...record, result: accepted ? 'ok' : 'error', billResult: status }).catch((err: unknown) => log.error({ err: errorMessage(err) }, 'approval went through in BILL but its audit record failed'));
+      if (!accepted) return privately(refusalCard('BILL did not confirm the decision', `BILL answered "${status.slice(0, 40)}". Check the bill in BILL before trying again.`));
+      const at = clock.now();
+      state.bills[row] = { ...bill, decision: { action, byName: caller.name || link.displayName || 'the approver', at, ...(comment ? { comment } : {}) } };
+      state.updatedAt = at;
+      await this.cards.save(state);
+      log.info({ orgId: state.orgId, bill: shortId(billId), action }, 'approval decision accepted by BILL');
+      return { ...approvalsCard(this.cardOptions(state, true)), everyone: this.sharedView(state) };
+    } catch (err) {
+      log.warn({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'approval decision failed');
+      return privately(errorReply(err, { correlationId: click.correlationId, now: () => clock.now() }));
+    } finally {
+      await this.cards.unlock(state.orgId, billId).catch(() => undefined);
+    }
+  }
+
+  /** Teams asking for one user's view of a shared approval card (refresh.userIds, or a manual Refresh). */
+  async view(click: ApprovalClick): Promise<CardActionReply> {
+    const { data, caller, scope } = click;
+    const cardId = str(data.card, 64);
+    const sig = str(data.sig, 128);
+    const state = cardId && sig && this.verify(APPROVAL_VERBS.view, cardId, '', sig) ? await this.cards.get(cardId) : undefined;
+    if (!state || !sameConversation(state, scope)) return privately(refusalCard('This approval card has expired', 'Type **approvals** for a fresh list.'));
+    return approvalsCard(this.cardOptions(state, isApprover(state, caller)));
+  }
+
+  /** The connect form was submitted: verify the token by signing in once, then keep it sealed. */
+  async connect(click: ApprovalClick): Promise<CardActionReply> {
+    const { data, caller, scope, log } = click;
+    const { bill, orgs, clock } = this.deps;
+    // Where and who first: the token is not even read in a channel. It is never logged or recorded (only its outcome
+    // is), and not taught to the log scrubber, where a value a person chose would censor the same text in every line.
+    if (scope.kind !== 'personal') return privately(refusalCard('Connect in a personal chat', 'I never take BILL sign-ins in a channel or group chat. If you entered a token here, delete it in BILL and create a new one.'));
+    let orgId = await orgs.resolve(scope);
+    const askOrg = !orgId && orgs.mode === 'multi';
+    // In a personal chat "everyone" is the person on their other devices: the form with what they typed goes everywhere.
+    const form = (problem: string): CardActionReply => {
+      const card = connectCard({ askOrg, problem, note: this.note });
+      return { ...card, everyone: card };
+    };
+    if (!caller.aadObjectId || !scope.tenantId) return privately(refusalCard("I can't tell who you are", 'Teams did not say which Microsoft 365 account sent this. Try again from the Teams app.'));
+    // The size before anything else is done with the value (a 60,000-character "token" is not one).
+    const rawName = data[CONNECT_INPUTS.tokenName];
+    const rawValue = data[CONNECT_INPUTS.tokenValue];
+    const tokenName = typeof rawName === 'string' && rawName.length <= 1_000 ? rawName.trim() : '';
+    const tokenValue = typeof rawValue === 'string' && rawValue.length <= 1_000 ? rawValue.trim() : '';
+    if (!tokenName || !tokenValue || tokenName.length > 200 || tokenValue.length > 500) return form('Enter both the token name and the token.');
+    if (!orgId && askOrg) {
+      const typed = data[CONNECT_INPUTS.orgId];
+      orgId = orgs.allowedOrg(typeof typed === 'string' ? typed : '');
+      if (!orgId) return form("That organisation isn't one this billbridge may use. Check the organisation id in BILL (Settings › Company profile).");
+    }
+    if (!orgId) return privately(errorReply(new Error('no organisation'), { correlationId: click.correlationId }));
+    const ref = { tenantId: scope.tenantId, aadObjectId: caller.aadObjectId, orgId };
+    const previous = await this.links.get(ref);
+    const person: PersonCredentials = { username: tokenName, password: tokenValue, owner: `${ref.tenantId.toLowerCase()}|${ref.aadObjectId.toLowerCase()}` };
+    const audit = (result: 'ok' | 'refused' | 'error', detail?: Record<string, string>) =>
+      this.deps.audit.admin({ ...auditActor(scope, caller), action: 'approvals.connect', orgId, result, detail, correlationId: click.correlationId });
+    // Each attempt signs in to BILL: a person gets a few an hour, and waits after a refused one.
+    const attemptKey = linkAttemptKey(ref.tenantId, ref.aadObjectId);
+    const turn = await this.deps.attempts.take(attemptKey);
+    if (!turn.allowed) {
+      await audit('refused', { reason: turn.why === 'cooldown' ? 'connect cooldown' : 'connect attempts per hour' }).catch(() => undefined);
+      log.info({ orgId, why: turn.why, retryInS: Math.ceil(turn.retryInMs / 1000) }, 'connect attempt refused before BILL: too soon or too many');
+      return form(this.linkWaitText(turn.why, turn.retryInMs));
+    }
+    let billUserId: string;
+    try {
+      const who = await bill.orgAs(orgId, person, { priority: 'interactive' }).whoami();
+      if (who.organizationId && who.organizationId !== orgId) throw new BillApiError({ category: 'credentials', status: 200, message: 'signed in to another organisation' });
+      billUserId = who.userId;
+    } catch (err) {
+      await bill.releaseAs(orgId, person).catch(() => undefined);
+      if (err instanceof BillApiError && err.category === 'credentials') {
+        await this.deps.attempts.refused(attemptKey);
+        await audit('refused', { reason: 'BILL refused the token' }).catch(() => undefined);
+        log.info({ orgId }, 'approver link refused: BILL did not accept the token');
+        return form('BILL did not accept that token for this organisation. Check you copied the whole token and its exact name, then try again.');
+      }
+      throw err;
+    }
+    const now = clock.now();
+    const link: UserLink = {
+      ...ref,
+      billUserId,
+      token: { name: tokenName, value: tokenValue },
+      teamsUserId: caller.id,
+      displayName: caller.name,
+      reference: click.reference,
+      digestTime: previous?.digestTime,
+      digestSince: previous?.digestSince,
+      linkedAt: previous?.linkedAt ?? now,
+      updatedAt: now,
+    };
+    await this.links.put(link);
+    try {
+      await audit('ok', { billUser: shortId(billUserId), replaced: previous ? 'yes' : 'no' });
+    } catch (err) {
+      // No trace, no link.
+      if (previous) await this.links.put(previous).catch(() => undefined);
+      else await this.links.remove(ref).catch(() => undefined);
+      await bill.releaseAs(orgId, person).catch(() => undefined);
+      throw err;
+    }
+    if (previous && (previous.token.name !== tokenName || previous.token.value !== tokenValue)) await bill.releaseAs(orgId, this.person(previous)).catch(() => undefined);
+    log.info({ orgId, billUser: shortId(billUserId), replaced: !!previous }, 'approver linked to BILL');
+    const done = connectedCard({ billUserId, orgId, replaced: !!previous, note: this.note });
+    return { ...done, everyone: done };
+  }
+
+  /** "Try again at 10:42 (in 60 s)": when a person may make their next connect attempt. */
+  private linkWaitText(why: 'cooldown' | 'hourly', retryInMs: number): string {
+    const { locale, timeZone } = this.deps.fmt;
+    const at = new Intl.DateTimeFormat(locale, { hour: '2-digit', minute: '2-digit', timeZone }).format(new Date(this.deps.clock.now() + retryInMs));
+    const wait = retryInMs < 120_000 ? `${Math.ceil(retryInMs / 1000)} s` : `${Math.ceil(retryInMs / 60_000)} min`;
+    return why === 'cooldown'
+      ? `BILL did not accept the last token. To protect the sign-ins everyone shares, try again at ${at} (in ${wait}).`
+      : `You have tried to connect several times this hour. To protect the sign-ins everyone shares, try again at ${at} (in ${wait}).`;
+  }
+}
+
+/** BILL refusing a person's token means their link went stale (token deleted), not that the bot's credentials are wrong. */
+async function asPerson<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof BillApiError && err.category === 'credentials') throw new NotLinked('tokenRefused');
+    throw err;
+  }
+}
+
+function str(v: unknown, max = 200): string | undefined {
+  return typeof v === 'string' && v.length > 0 && v.length <= max ? v : undefined;
+}
+
+/** Invoice numbers (and vendor names) of the shown bills, in one list call in the person's session; a failure shows ids. */
+async function billDetails(client: BillOrgClient, shown: PendingApproval[]): Promise<Map<string, Bill>> {
+  try {
+    const { items } = await client.bills.list({ filter: new BillFilter().in('id', shown.map((p) => p.billId)), pageSize: shown.length, maxPages: 1 }).all();
+    return new Map(items.map((b) => [b.id, b]));
+  } catch (err) {
+    if (err instanceof BillApiError && (err.category === 'credentials' || err.category === 'session')) throw err;
+    return new Map();
+  }
+}
+
+/** Says something to the clicker only; the card stays as everyone sees it. */
+function privately(reply: CardReply): CardActionReply {
+  return { ...reply, privateReply: true };
+}
+
+function isApprover(state: ApprovalCardState, caller: Caller): boolean {
+  return !!caller.aadObjectId && caller.aadObjectId.toLowerCase() === state.approver.aadObjectId;
+}
+
+function sameConversation(state: ApprovalCardState, scope: ConversationScope): boolean {
+  return state.tenantId === (scope.tenantId ?? '').toLowerCase() && state.conversationId === conversationOf(scope.conversationId);
+}
+
+function readComment(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const flat = value.replace(/[\u0000-\u001F\u007F]+/g, ' ').trim();
+  return flat === '' ? undefined : flat.slice(0, MAX_DECISION_COMMENT);
+}
+
+/**
+ * The approvals card verbs and their handlers, for the bot's card-action routes. Without SECRETS_KEY (no service)
+ * every verb answers "approvals are off"; a failed click answers its error card to the clicker alone.
+ */
+export function approvalCardActions(approvals: Approvals | undefined): { verb: string; handler: CardActionHandler }[] {
+  const guarded =
+    (fn: (a: Approvals, ctx: CardActionContext) => Promise<CardActionReply>): CardActionHandler =>
+    async (ctx) => {
+      if (!approvals) return privately(approvalsOffCard());
+      try {
+        return await fn(approvals, ctx);
+      } catch (err) {
+        ctx.log.warn({ verb: ctx.data.verb, err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'approvals card action failed');
+        return privately(errorReply(err, { correlationId: ctx.correlationId, now: () => ctx.services.clock.now() }));
+      }
+    };
+  return [
+    { verb: APPROVAL_VERBS.connect, handler: guarded((a, ctx) => a.connect(ctx)) },
+    { verb: APPROVAL_VERBS.approve, handler: guarded((a, ctx) => a.decide(ctx, 'APPROVE')) },
+    { verb: APPROVAL_VERBS.deny, handler: guarded((a, ctx) => a.decide(ctx, 'DENY')) },
+    { verb: APPROVAL_VERBS.view, handler: guarded((a, ctx) => a.view(ctx)) },
+  ];
+}

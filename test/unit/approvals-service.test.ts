@@ -1,0 +1,133 @@
+// The approvals service built from only the parts it declares (no app, no bot): a click is checked against the signed
+// data and the card's record before anything reaches BILL, and the approver's decision goes to BILL once, as them.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { BillOrgClient } from '../../src/bill/api.js';
+import type { BillGateway, PersonCredentials } from '../../src/bill/gateway.js';
+import { ManualClock } from '../../src/clock.js';
+import { createLogger, SecretRegistry } from '../../src/log.js';
+import { AuditTrail } from '../../src/state/audit.js';
+import { SqliteStateStore } from '../../src/state/sqliteStore.js';
+import { ApprovalCards } from '../../src/features/approvals/cardRecords.js';
+import { APPROVAL_VERBS } from '../../src/features/approvals/cards.js';
+import { memoryLinkAttempts } from '../../src/features/approvals/linkAttempts.js';
+import { Approvals, type ApprovalClick } from '../../src/features/approvals/service.js';
+import { UserLinks, type UserLink } from '../../src/features/approvals/userLinks.js';
+import { LogCapture } from '../harness/logs.js';
+
+const TENANT = 'aaaaaaaa-0000-4000-8000-000000000001';
+const ORG = '00801DEMOORGANIZATION';
+const CHAT = 'a:personal-dana';
+const DANA: UserLink = {
+  tenantId: TENANT,
+  aadObjectId: '11111111-0000-4000-8000-00000000d0d0',
+  orgId: ORG,
+  billUserId: '00601DANA',
+  token: { name: 'dana-teams', value: 'tok_service_test_0123456789' },
+  teamsUserId: '29:user-dana',
+  displayName: 'Dana Lee',
+  linkedAt: 1,
+  updatedAt: 1,
+};
+
+let dir: string;
+let store: SqliteStateStore;
+let logs: LogCapture;
+let sent: Array<{ person: string; billId: string; action: string }>;
+
+function service(): Approvals {
+  const clock = new ManualClock(Date.UTC(2026, 10, 21, 9, 0));
+  const log = createLogger({ level: 'debug', secrets: new SecretRegistry(), destination: logs });
+  const secretsKey = randomBytes(32);
+  // BILL as Dana: one bill waits on her; a decision is recorded with the session it came in.
+  const bill = {
+    orgAs: (_orgId: string, person: PersonCredentials) =>
+      ({
+        approvals: {
+          pending: async () => [{ billId: '00n01BILL1', vendorId: '00901VENDOR', amount: 1250, dueDate: '2026-11-30' }],
+          act: async (actions: Array<{ billId: string; action: string }>) => {
+            for (const a of actions) sent.push({ person: person.username, billId: a.billId, action: a.action });
+            return { status: 'SUCCESS' };
+          },
+        },
+        bills: { list: () => ({ all: async () => ({ items: [] }) }) },
+      }) as unknown as BillOrgClient,
+    releaseAs: async () => undefined,
+  } satisfies Pick<BillGateway, 'orgAs' | 'releaseAs'>;
+  return new Approvals({
+    links: new UserLinks({ store, secretsKey, clock, log }),
+    cards: new ApprovalCards(store, clock),
+    secretsKey,
+    attempts: memoryLinkAttempts(5, 60),
+    bill,
+    vendors: { resolve: async () => new Map([['00901VENDOR', { name: 'Acme Paper', currency: 'USD' }]]) },
+    orgs: { resolve: async () => ORG, mode: 'single', allowedOrg: () => undefined },
+    audit: new AuditTrail({ store, clock, log, scrub: (t) => t }),
+    clock,
+    fmt: { locale: 'en-US', timeZone: 'UTC' },
+    note: undefined,
+  });
+}
+
+function click(data: Record<string, unknown>): ApprovalClick {
+  return {
+    data: data as ApprovalClick['data'],
+    scope: { kind: 'personal', tenantId: TENANT, teamId: undefined, aadGroupId: undefined, channelId: undefined, conversationId: CHAT, serviceUrl: 'https://smba.example/' },
+    caller: { id: DANA.teamsUserId, aadObjectId: DANA.aadObjectId, name: 'Dana Lee' },
+    correlationId: 'c-1',
+    log: createLogger({ level: 'debug', secrets: new SecretRegistry(), destination: logs }),
+    reference: {},
+  };
+}
+
+/** Dana's approvals card, shown in her personal chat: its id and the Approve button's signature. */
+async function shownCard(approvals: Approvals): Promise<{ card: string; sig: string }> {
+  await approvals.links.put(DANA);
+  const { reply, waiting } = await approvals.pendingReply(DANA, { kind: 'personal', tenantId: TENANT, conversationId: CHAT }, { teamsUserId: DANA.teamsUserId, name: 'Dana Lee' });
+  expect(waiting).toBe(1);
+  const approve = JSON.stringify(reply.card).match(/"verb":"approvals\.approve","card":"([^"]+)","bill":"00n01BILL1","sig":"([^"]+)"/);
+  expect(approve).not.toBeNull();
+  return { card: approve![1]!, sig: approve![2]! };
+}
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'billbridge-approvals-'));
+  store = new SqliteStateStore(dir, new ManualClock(Date.UTC(2026, 10, 21, 9, 0)));
+  logs = new LogCapture('approvals service test');
+  sent = [];
+});
+
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the approvals service on its own parts', () => {
+  it('refuses an Approve whose signature was changed, records the refusal, and sends nothing to BILL', async () => {
+    const approvals = service();
+    const { card, sig } = await shownCard(approvals);
+    const forged = `${sig.slice(0, -2)}${sig.endsWith('AA') ? 'BB' : 'AA'}`;
+    const reply = await approvals.decide(click({ verb: APPROVAL_VERBS.approve, card, bill: '00n01BILL1', sig: forged }), 'APPROVE');
+    expect(reply.privateReply).toBe(true);
+    expect(reply.summary).toContain("can't be used");
+    expect(sent).toEqual([]);
+    const audit = readFileSync(join(dir, 'audit.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(audit).toEqual([expect.objectContaining({ kind: 'approval', result: 'refused', reason: 'card data altered' })]);
+  });
+
+  it("sends Dana's Approve to BILL once, in her own session, and shows the bill approved by her", async () => {
+    const approvals = service();
+    const { card, sig } = await shownCard(approvals);
+    const reply = await approvals.decide(click({ verb: APPROVAL_VERBS.approve, card, bill: '00n01BILL1', sig }), 'APPROVE');
+    expect(sent).toEqual([{ person: DANA.token.name, billId: '00n01BILL1', action: 'APPROVE' }]);
+    expect(JSON.stringify(reply.card)).toContain('Approved by Dana Lee');
+    expect(reply.everyone).toBeDefined();
+    // The same button again: already decided on this card, nothing more goes to BILL.
+    const again = await approvals.decide(click({ verb: APPROVAL_VERBS.approve, card, bill: '00n01BILL1', sig }), 'APPROVE');
+    expect(JSON.stringify(again.card)).toContain('already decided');
+    expect(sent).toHaveLength(1);
+  });
+});
