@@ -11,16 +11,15 @@ import { registerLimiterMetrics } from './limits/metrics.js';
 import { createCache } from './cache/index.js';
 import { registerCacheMetrics } from './cache/metrics.js';
 import { createMetricsRegistry, createMetricsServer, metricsHandler } from './http/metrics.js';
-import { connectorLimits } from './bot/connectorLimits.js';
 import type { Limiter } from './limits/types.js';
 import { SqliteStateStore } from './state/sqliteStore.js';
 import { NS, type StateStore } from './state/types.js';
 import { AccessPolicy } from './bot/access.js';
-import { BillbridgeBot } from './bot/bot.js';
+import { BillbridgeBot } from './teams/bot.js';
 import { createRegistry } from './bot/commands/index.js';
 import { Dispatcher } from './bot/dispatch.js';
 import type { BotServices } from './bot/services.js';
-import { createAdapter, type BillbridgeAdapter } from './http/adapter.js';
+import { createAdapter, type BillbridgeAdapter } from './teams/adapter.js';
 import { AuditTrail } from './state/audit.js';
 import { auditObserver } from './bot/auditObserver.js';
 import { memoryUserCommandRate, userRateGuard } from './bot/userRate.js';
@@ -40,7 +39,7 @@ import { ApprovalDigest } from './bot/approvalDigest.js';
 import { ApprovalCards } from './state/approvalCards.js';
 import { UserLinks } from './state/userLinks.js';
 import { createNotify, type Notifications } from './notify/index.js';
-import { BotFrameworkSender } from './bot/proactive.js';
+import { BotFrameworkSender } from './teams/proactive.js';
 import { notificationPresenter, REFRESH_VERB } from './bot/cards/notifications.js';
 import { refreshNotification } from './bot/notifications.js';
 import { SANDBOX_NOTE } from './bot/commands/help.js';
@@ -228,9 +227,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   dispatcher.addGuard(userRateGuard(userRate));
   dispatcher.addObserver(auditObserver(audit, registry, () => upstreamCalls.current()));
   const bot = new BillbridgeBot(services, dispatcher, log);
-  const adapter = createAdapter(config, log, { aroundTurn: (fn) => upstreamCalls.run(fn) });
   // Every Bot Connector call of a turn (and of proactive sends) goes through the connector.thread budget.
-  adapter.use(connectorLimits({ limiter, log }));
+  const adapter = createAdapter(config, log, limiter, { aroundTurn: (fn) => upstreamCalls.run(fn) });
   // BILL webhooks -> durable outbox -> proactive cards in subscribed channels, and scheduled digests.
   const servedOrgId = config.bill.credentials?.orgId ?? sandbox?.credentials.orgId;
   // Proactive cards (notifications, digests, approvals digests) go through the Bot Framework with stored references.
@@ -258,7 +256,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   bot.onCardAction(REFRESH_VERB, refreshNotification);
   registerApprovalActions(bot);
   const approvalDigest = new ApprovalDigest({ services, sender, clock, log });
-  const server = createHttpServer({ log, adapter, bot, readiness, requireBearer: config.bot.appId !== '', metrics: metricsHandler(metrics), metricsToken: config.metrics.token, routes: [webhookRoute(notify.receiver, log)] });
+  const server = createHttpServer({ log, messages: adapter.messagesFor(bot), readiness, requireBearer: config.bot.appId !== '', metrics: metricsHandler(metrics), metricsToken: config.metrics.token, routes: [webhookRoute(notify.receiver, log)] });
 
   const metricsServer = config.metrics.port === undefined ? undefined : createMetricsServer(metricsHandler(metrics), config.metrics.token, log);
 

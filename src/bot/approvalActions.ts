@@ -11,7 +11,8 @@ import type { ApprovalAudit } from '../state/audit.js';
 import { conversationOf, type ApprovalAction, type ApprovalCardBill, type ApprovalCardState, type ApprovalCards } from '../state/approvalCards.js';
 import { deriveKey } from '../state/sealing.js';
 import type { UserLink, UserLinks } from '../state/userLinks.js';
-import type { BillbridgeBot, CardActionContext, CardActionReply } from './bot.js';
+import type { CardActionContext, CardActionReply } from './dispatch.js';
+import type { BillbridgeBot } from '../teams/bot.js';
 import {
   APPROVAL_VERBS,
   CONNECT_INPUTS,

@@ -5,11 +5,11 @@ import { TenantNotAllowed, errorMessage } from '../errors.js';
 import { GraphApiError } from '../graph/errors.js';
 import { bindingTarget, type BindingTarget } from '../state/bindings.js';
 import type { InstallRecord } from '../state/conversations.js';
-import type { CardReply } from './cards/card.js';
-import { errorReply } from './cards/errorCards.js';
-import { welcomeCard } from './cards/welcome.js';
-import type { ConversationScope } from './commands/types.js';
-import type { BotServices } from './services.js';
+import type { CardReply } from '../bot/cards/card.js';
+import { errorReply } from '../bot/cards/errorCards.js';
+import { welcomeCard } from '../bot/cards/welcome.js';
+import type { ConversationScope } from '../bot/commands/types.js';
+import type { BotServices } from '../bot/services.js';
 
 interface InstallChannelData {
   team?: { id?: string; name?: string; aadGroupId?: string };

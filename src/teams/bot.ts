@@ -12,50 +12,18 @@ import {
 import type { Logger } from '../log.js';
 import { TenantNotAllowed, errorMessage } from '../errors.js';
 import { NS, type Claim } from '../state/types.js';
-import type { ActionData, CardReply } from './cards/card.js';
-import { errorReply, notYourRetryReply } from './cards/errorCards.js';
-import { CardMessages } from './cardMessages.js';
-import type { Caller, ConversationKind, ConversationScope } from './commands/types.js';
-import { newCorrelationId, retryOwnerOf, type Dispatcher } from './dispatch.js';
+import type { ActionData, CardReply } from '../bot/cards/card.js';
+import { errorReply, notYourRetryReply } from '../bot/cards/errorCards.js';
+import { CardMessages } from '../bot/cardMessages.js';
+import type { Caller, ConversationKind, ConversationScope } from '../bot/commands/types.js';
+import { newCorrelationId, retryOwnerOf, type CardActionHandler, type CardActionReply, type Dispatcher } from '../bot/dispatch.js';
 import { InstallLifecycle } from './install.js';
-import type { BotServices } from './services.js';
+import type { BotServices } from '../bot/services.js';
 
 /** Teams re-sends an activity it thinks went unanswered; one answer per id within this window. */
 export const DUPLICATE_WINDOW_MS = 10 * 60_000;
 
 export const CORRELATION_ID = Symbol('correlationId');
-
-/** A card button other than "run a command" (approve, deny...). Returns the card that replaces the clicked one. */
-export type CardActionHandler = (ctx: CardActionContext) => Promise<CardActionReply>;
-
-/**
- * What a card action answers. Action.Execute: the card goes back to the person who clicked (Teams shows an invoke
- * answer only on their client). `everyone` also edits the card message for the whole conversation (a message edit;
- * Teams then refreshes every user-specific view). Action.Submit: the message is edited to `everyone`, else to the
- * card — unless `privateReply`, which answers with a new message and leaves the clicked card as it was.
- * `newReply`: another view (e.g. "Show overdue bills"), posted as a new reply in the thread whichever the action type;
- * the clicked card stays as it was, so the answer it showed is not lost.
- * Edits go only to the message Teams says was clicked, and only when that message carries the clicked button
- * (src/bot/cardMessages.ts); otherwise the answer comes as a new reply.
- */
-export interface CardActionReply extends CardReply {
-  everyone?: CardReply;
-  privateReply?: boolean;
-  newReply?: boolean;
-}
-
-export interface CardActionContext {
-  data: ActionData;
-  scope: ConversationScope;
-  caller: Caller;
-  correlationId: string;
-  services: BotServices;
-  log: Logger;
-  /** True when the click came through Universal Actions (Action.Execute), false for the Action.Submit fallback. */
-  universal: boolean;
-  /** The conversation reference of this turn (JSON, no secrets), for later proactive sends to the same chat. */
-  reference: Record<string, unknown>;
-}
 
 export function correlationIdOf(context: TurnContext): string {
   let id = context.turnState.get(CORRELATION_ID) as string | undefined;
