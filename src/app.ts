@@ -34,7 +34,7 @@ import { createBillNumberIndex, createInvoiceIndex } from './bill/invoiceIndex.j
 import { PartyIndex } from './bill/partyIndex.js';
 import type { RunningSandbox } from './sandbox/index.js';
 import { createHttpServer } from './http/server.js';
-import { Approvals, registerApprovalActions } from './bot/approvalActions.js';
+import { Approvals, approvalCardActions } from './bot/approvalActions.js';
 import { ApprovalDigest } from './bot/approvalDigest.js';
 import { ApprovalCards } from './state/approvalCards.js';
 import { UserLinks } from './state/userLinks.js';
@@ -226,7 +226,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     : memoryUserCommandRate(perMinute);
   dispatcher.addGuard(userRateGuard(userRate));
   dispatcher.addObserver(auditObserver(audit, registry, () => upstreamCalls.current()));
-  const bot = new BillbridgeBot(services, dispatcher, log);
+  const bot = new BillbridgeBot(services, dispatcher, log, { [REFRESH_VERB]: refreshNotification, ...approvalCardActions() });
   // Every Bot Connector call of a turn (and of proactive sends) goes through the connector.thread budget.
   const adapter = createAdapter(config, log, limiter, { aroundTurn: (fn) => upstreamCalls.run(fn) });
   // BILL webhooks -> durable outbox -> proactive cards in subscribed channels, and scheduled digests.
@@ -253,8 +253,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     presenter: notificationPresenter({ locale: config.locale, timeZone: config.timeZone, note: sandbox ? SANDBOX_NOTE : undefined }),
   });
   services.notify = notify;
-  bot.onCardAction(REFRESH_VERB, refreshNotification);
-  registerApprovalActions(bot);
   const approvalDigest = new ApprovalDigest({ services, sender, clock, log });
   const server = createHttpServer({ log, messages: adapter.messagesFor(bot), readiness, requireBearer: config.bot.appId !== '', metrics: metricsHandler(metrics), metricsToken: config.metrics.token, routes: [webhookRoute(notify.receiver, log)] });
 

@@ -11,8 +11,7 @@ import type { ApprovalAudit } from '../state/audit.js';
 import { conversationOf, type ApprovalAction, type ApprovalCardBill, type ApprovalCardState, type ApprovalCards } from '../state/approvalCards.js';
 import { deriveKey } from '../state/sealing.js';
 import type { UserLink, UserLinks } from '../state/userLinks.js';
-import type { CardActionContext, CardActionReply } from './dispatch.js';
-import type { BillbridgeBot } from '../teams/bot.js';
+import type { CardActionContext, CardActionHandler, CardActionReply } from './dispatch.js';
 import {
   APPROVAL_VERBS,
   CONNECT_INPUTS,
@@ -396,8 +395,8 @@ function linkWaitText(services: BotServices, why: 'cooldown' | 'hourly', retryIn
     : `You have tried to connect several times this hour. To protect the sign-ins everyone shares, try again at ${at} (in ${wait}).`;
 }
 
-/** Registers the approvals card verbs with the bot. */
-export function registerApprovalActions(bot: BillbridgeBot): void {
+/** The approvals card verbs and their handlers, for the bot's route table. */
+export function approvalCardActions(): Record<string, CardActionHandler> {
   const guarded = (fn: (ctx: CardActionContext) => Promise<CardActionReply>) => async (ctx: CardActionContext): Promise<CardActionReply> => {
     try {
       return await fn(ctx);
@@ -406,9 +405,10 @@ export function registerApprovalActions(bot: BillbridgeBot): void {
       return privately(errorReply(err, { correlationId: ctx.correlationId, now: () => ctx.services.clock.now() }));
     }
   };
-  bot
-    .onCardAction(APPROVAL_VERBS.connect, guarded(connect))
-    .onCardAction(APPROVAL_VERBS.approve, guarded((ctx) => decide(ctx, 'APPROVE')))
-    .onCardAction(APPROVAL_VERBS.deny, guarded((ctx) => decide(ctx, 'DENY')))
-    .onCardAction(APPROVAL_VERBS.view, guarded(view));
+  return {
+    [APPROVAL_VERBS.connect]: guarded(connect),
+    [APPROVAL_VERBS.approve]: guarded((ctx) => decide(ctx, 'APPROVE')),
+    [APPROVAL_VERBS.deny]: guarded((ctx) => decide(ctx, 'DENY')),
+    [APPROVAL_VERBS.view]: guarded(view),
+  };
 }
