@@ -1,6 +1,6 @@
 // The bot's route table: typed commands, card actions (Action.Submit and Action.Execute) and install events, each with
 // its steps in the order they run. Handlers get plain data (scope, caller, card data), never a botbuilder type.
-import { ActivityTypes, CardFactory, MessageFactory, TurnContext, type Activity, type InvokeResponse } from 'botbuilder';
+import { ActivityTypes, TurnContext, type Activity, type InvokeResponse } from 'botbuilder';
 import type { Logger } from '../log.js';
 import { TenantNotAllowed, errorMessage } from '../errors.js';
 import { NS } from '../state/types.js';
@@ -10,16 +10,10 @@ import { CardMessages } from '../bot/cardMessages.js';
 import { retryOwnerOf, type CardActionHandler, type CardActionReply, type Dispatcher } from '../bot/dispatch.js';
 import type { BotServices } from '../bot/services.js';
 import { InstallLifecycle } from './install.js';
-import { Router, type Route, type Step, type Turn } from './routes.js';
+import { cardActivity, Router, type Route, type Step, type Turn } from './routes.js';
 
 /** Teams re-sends an activity it thinks went unanswered; one answer per id within this window. */
 export const DUPLICATE_WINDOW_MS = 10 * 60_000;
-
-export function cardActivity(reply: CardReply): Partial<Activity> {
-  const activity = MessageFactory.attachment(CardFactory.adaptiveCard(reply.card));
-  activity.summary = reply.summary;
-  return activity;
-}
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 

@@ -8,7 +8,7 @@ import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import type { ChannelSender, ConversationRef, OutgoingMessage, SendOutcome } from '../notify/index.js';
 import { connectorPriority, retryAfterMs } from './connectorLimits.js';
-import { cardActivity } from './bot.js';
+import { cardActivity } from './routes.js';
 import type { CardReply } from '../bot/cards/card.js';
 import type { CardMessages } from '../bot/cardMessages.js';
 

@@ -1,11 +1,12 @@
 // The route table: every inbound kind (typed commands, card actions, install events, invokes) is one route of
 // `select` (which activities), `steps` (small middleware, run in the order listed) and `run` (the handler).
-import { ActivityTypes, type Activity, type InvokeResponse, type TurnContext } from 'botbuilder';
+import { ActivityTypes, CardFactory, MessageFactory, type Activity, type InvokeResponse, type TurnContext } from 'botbuilder';
 import type { Logger } from '../log.js';
+import type { CardReply } from '../bot/cards/card.js';
 import type { Caller, ConversationKind, ConversationScope } from '../bot/commands/types.js';
 import { newCorrelationId } from '../bot/dispatch.js';
 
-export const CORRELATION_ID = Symbol('correlationId');
+const CORRELATION_ID = Symbol('correlationId');
 
 /** One inbound activity as the steps and handlers of its route see it. */
 export interface Turn {
@@ -31,6 +32,13 @@ export interface Route {
   run(turn: Turn): Promise<void>;
 }
 
+/** A card reply as a message activity (its summary is what notifications and chat lists show). */
+export function cardActivity(reply: CardReply): Partial<Activity> {
+  const activity = MessageFactory.attachment(CardFactory.adaptiveCard(reply.card));
+  activity.summary = reply.summary;
+  return activity;
+}
+
 export function correlationIdOf(context: TurnContext): string {
   let id = context.turnState.get(CORRELATION_ID) as string | undefined;
   if (!id) {
@@ -40,7 +48,7 @@ export function correlationIdOf(context: TurnContext): string {
   return id;
 }
 
-export function scopeOf(activity: Activity): ConversationScope {
+function scopeOf(activity: Activity): ConversationScope {
   const channelData = (activity.channelData ?? {}) as {
     team?: { id?: string; aadGroupId?: string };
     channel?: { id?: string };
@@ -60,7 +68,7 @@ export function scopeOf(activity: Activity): ConversationScope {
   };
 }
 
-export function callerOf(activity: Activity): Caller {
+function callerOf(activity: Activity): Caller {
   return {
     id: activity.from?.id ?? '',
     aadObjectId: typeof activity.from?.aadObjectId === 'string' ? activity.from.aadObjectId : undefined,

@@ -13,7 +13,7 @@ import {
 import type { Activity } from 'botbuilder';
 
 /** Service URLs a deployment talks to are a handful (one per Teams region); this bounds a flood of odd ones. */
-export const MAX_KEPT_CLIENTS = 64;
+const MAX_KEPT_CLIENTS = 64;
 
 /** The app id botbuilder's own factories use for a caller (the token's audience, else its appid claim). */
 function appIdOf(identity: ClaimsIdentity | undefined): string {
