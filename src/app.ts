@@ -12,16 +12,15 @@ import { createCache } from './cache/index.js';
 import { registerCacheMetrics } from './cache/metrics.js';
 import { createMetricsServer, metricsHandler } from './http/metrics.js';
 import { createMetricsRegistry } from './infra/metrics.js';
-import { connectorLimits } from './bot/connectorLimits.js';
 import type { Limiter } from './limits/types.js';
 import { SqliteStateStore } from './state/sqliteStore.js';
 import { NS, type StateStore } from './state/types.js';
 import { AccessPolicy } from './bot/access.js';
-import { BillbridgeBot } from './bot/bot.js';
+import { BillbridgeBot } from './teams/bot.js';
 import { createRegistry } from './bot/commands/index.js';
 import { Dispatcher } from './bot/dispatch.js';
 import type { BotServices } from './bot/services.js';
-import { createAdapter, type BillbridgeAdapter } from './http/adapter.js';
+import { createAdapter, type BillbridgeAdapter } from './teams/adapter.js';
 import { AuditTrail } from './state/audit.js';
 import { auditObserver } from './bot/auditObserver.js';
 import { memoryUserCommandRate, userRateGuard } from './bot/userRate.js';
@@ -41,7 +40,7 @@ import { ApprovalDigest } from './features/approvals/digest.js';
 import { ApprovalCards } from './features/approvals/cardRecords.js';
 import { UserLinks } from './features/approvals/userLinks.js';
 import { createNotify, type Notifications } from './notify/index.js';
-import { BotFrameworkSender } from './bot/proactive.js';
+import { BotFrameworkSender } from './teams/proactive.js';
 import { notificationPresenter, REFRESH_VERB } from './bot/cards/notifications.js';
 import { refreshNotification } from './bot/notifications.js';
 import { SANDBOX_NOTE } from './bot/cards/words.js';
@@ -240,10 +239,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     : memoryUserCommandRate(perMinute);
   dispatcher.addGuard(userRateGuard(userRate));
   dispatcher.addObserver(auditObserver(audit, registry, () => upstreamCalls.current()));
-  const bot = new BillbridgeBot(services, dispatcher, log);
-  const adapter = createAdapter(config, log, { aroundTurn: (fn) => upstreamCalls.run(fn) });
+  const bot = new BillbridgeBot(services, dispatcher, log, { [REFRESH_VERB]: refreshNotification, ...Object.fromEntries(approvalCardActions(approvals).map(({ verb, handler }) => [verb, handler])) });
   // Every Bot Connector call of a turn (and of proactive sends) goes through the connector.thread budget.
-  adapter.use(connectorLimits({ limiter, log }));
+  const adapter = createAdapter(config, log, limiter, { aroundTurn: (fn) => upstreamCalls.run(fn) });
   // BILL webhooks -> durable outbox -> proactive cards in subscribed channels, and scheduled digests.
   const servedOrgId = config.bill.credentials?.orgId ?? sandbox?.credentials.orgId;
   // Proactive cards (notifications, digests, approvals digests) go through the Bot Framework with stored references.
@@ -268,10 +266,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     presenter: notificationPresenter({ locale: config.locale, timeZone: config.timeZone, note: sandbox ? SANDBOX_NOTE : undefined }),
   });
   services.notify = notify;
-  bot.onCardAction(REFRESH_VERB, refreshNotification);
-  for (const { verb, handler } of approvalCardActions(approvals)) bot.onCardAction(verb, handler);
   const approvalDigest = new ApprovalDigest({ approvals, state, timeZone: config.timeZone, sender, clock, log });
-  const server = createHttpServer({ log, adapter, bot, readiness, requireBearer: config.bot.appId !== '', metrics: metricsHandler(metrics), metricsToken: config.metrics.token, routes: [webhookRoute(notify.receiver, log)] });
+  const server = createHttpServer({ log, messages: adapter.messagesFor(bot), readiness, requireBearer: config.bot.appId !== '', metrics: metricsHandler(metrics), metricsToken: config.metrics.token, routes: [webhookRoute(notify.receiver, log)] });
 
   const metricsServer = config.metrics.port === undefined ? undefined : createMetricsServer(metricsHandler(metrics), config.metrics.token, log);
 

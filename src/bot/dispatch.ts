@@ -2,7 +2,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
-import type { CardReply } from './cards/card.js';
+import type { ActionData, CardReply } from './cards/card.js';
 import { errorReply } from './cards/errorCards.js';
 import { tooLongCard, unknownCommandCard, usageText } from './cards/help.js';
 import { MAX_COMMAND_LENGTH } from './commands/parse.js';
@@ -40,6 +40,38 @@ export interface DispatchResult {
   args: string[];
   orgId: string | undefined;
   error?: unknown;
+}
+
+/** A card button other than "run a command" (approve, deny...). Returns the card that replaces the clicked one. */
+export type CardActionHandler = (ctx: CardActionContext) => Promise<CardActionReply>;
+
+/**
+ * What a card action answers. Action.Execute: the card goes back to the person who clicked (Teams shows an invoke
+ * answer only on their client). `everyone` also edits the card message for the whole conversation (a message edit;
+ * Teams then refreshes every user-specific view). Action.Submit: the message is edited to `everyone`, else to the
+ * card — unless `privateReply`, which answers with a new message and leaves the clicked card as it was.
+ * `newReply`: another view (e.g. "Show overdue bills"), posted as a new reply in the thread whichever the action type;
+ * the clicked card stays as it was, so the answer it showed is not lost.
+ * Edits go only to the message Teams says was clicked, and only when that message carries the clicked button
+ * (src/bot/cardMessages.ts); otherwise the answer comes as a new reply.
+ */
+export interface CardActionReply extends CardReply {
+  everyone?: CardReply;
+  privateReply?: boolean;
+  newReply?: boolean;
+}
+
+export interface CardActionContext {
+  data: ActionData;
+  scope: ConversationScope;
+  caller: Caller;
+  correlationId: string;
+  services: BotServices;
+  log: Logger;
+  /** True when the click came through Universal Actions (Action.Execute), false for the Action.Submit fallback. */
+  universal: boolean;
+  /** The conversation reference of this turn (JSON, no secrets), for later proactive sends to the same chat. */
+  reference: Record<string, unknown>;
 }
 
 /** Runs before every command; throws a typed error (TenantNotAllowed, LimitExceeded...) to refuse. */

@@ -3,7 +3,7 @@
 import { queryKey, type EntityKind } from '../cache/index.js';
 import { NotBound } from '../errors.js';
 import { describeSchedule } from '../notify/schedule.js';
-import type { CardActionHandler } from './bot.js';
+import type { CardActionHandler } from './dispatch.js';
 import { escapeMarkdown, facts, text, type CardElement } from './cards/card.js';
 import { clockTime, dateTime } from './cards/format.js';
 import { notificationCard } from './cards/notifications.js';

@@ -1,12 +1,10 @@
 // restify server and routes: /api/messages, /healthz, /readyz, /metrics (with METRICS_TOKEN); everything else is 404.
 import restify, { type Request, type Response, type Server } from 'restify';
-import type { ActivityHandler, CloudAdapter } from 'botbuilder';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import type { Readiness } from './readiness.js';
 import { bearerMatches, type MetricsHandler } from './metrics.js';
 import { SenderBudget } from './senderBudget.js';
-import { authenticatedRequests } from './adapter.js';
 
 export const MESSAGE_BODY_LIMIT = 256 * 1024;
 
@@ -18,8 +16,12 @@ export function safeReviver(key: string, value: unknown): unknown {
 
 export interface HttpServerDeps {
   log: Logger;
-  adapter: CloudAdapter;
-  bot: ActivityHandler;
+  /** The Teams edge: runs one POSTed activity and answers the request itself (src/teams/adapter.ts). */
+  messages: {
+    process(req: Request, res: Response): Promise<void>;
+    /** Did this request's Bot Framework token verify? (The byte budget for unauthenticated senders reads it.) */
+    authenticated(req: Request): boolean;
+  };
   readiness: Readiness;
   /** Prometheus text exposition for /metrics. */
   metrics?: MetricsHandler;
@@ -56,7 +58,7 @@ export function looksLikeBearerJwt(header: unknown): boolean {
 }
 
 export function createHttpServer(deps: HttpServerDeps): Server {
-  const { log, adapter, bot, readiness } = deps;
+  const { log, messages, readiness } = deps;
   const server = restify.createServer({ name: 'billbridge', handleUncaughtExceptions: false, ignoreTrailingSlash: true });
   let listening = false;
   server.on('listening', () => {
@@ -105,7 +107,7 @@ export function createHttpServer(deps: HttpServerDeps): Server {
     // Settled by what the request came to: an authenticated one gets its bytes back; one refused (token, envelope,
     // body) pays; one we could not check (OpenID metadata unavailable) is let off.
     res.once('close', () => {
-      if (authenticatedRequests.has(req)) unauthenticated.verifiedSender(reservation);
+      if (messages.authenticated(req)) unauthenticated.verifiedSender(reservation);
       else if (res.statusCode === 503) unauthenticated.release(reservation);
       else unauthenticated.failedSender(reservation, reservation.bytes);
     });
@@ -121,7 +123,7 @@ export function createHttpServer(deps: HttpServerDeps): Server {
     const type = (body as { type?: unknown }).type;
     if (typeof type !== 'string' || type === '') return sendJson(res, 400, { error: 'Activity has no type' });
     try {
-      await adapter.process(req, res, (context) => bot.run(context));
+      await messages.process(req, res);
     } catch (err) {
       // CloudAdapter throws before its own try block for activities it cannot even validate.
       log.warn({ err: errorMessage(err) }, 'activity rejected');

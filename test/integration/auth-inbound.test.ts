@@ -1,11 +1,13 @@
 // Only the Bot Framework can talk to the bot: botbuilder's production token checks, against a local issuer.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { format } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startAuthenticatedBot, type AuthenticatedBot } from '../harness/bot.js';
 import { channelMessage, TENANT } from '../harness/activities.js';
 import type { LoginStandIn, MintOptions, OpenIdIssuer } from '../harness/openid.js';
 import { NS } from '../../src/state/types.js';
+import { configSecrets } from '../../src/config.js';
 
 const APP_ID = '5b0e8a64-2c1f-4c8e-9d7a-1f2e3d4c5b6a';
 const ANOTHER_BOT = '9c8b7a65-4321-4fed-8cba-0987654321fe';
@@ -69,10 +71,22 @@ describe('requests that must not reach the bot', () => {
     ['a token whose key is endorsed for msteams, on a webchat activity', async () => `Bearer ${await valid()}`, (a) => (a.channelId = 'webchat')],
   ];
 
+  /** What botbuilder itself prints to stderr while refusing (it console.error()s inside token validation). */
+  const stderr: string[] = [];
+  const presented: string[] = [];
+  beforeAll(() => {
+    vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => void stderr.push(format(...args)));
+  });
+  afterAll(() => {
+    vi.mocked(console.error).mockRestore();
+  });
+
   it.each(cases)('%s gets 401 and no bot logic runs', async (_name, header, tweak) => {
     const callsBefore = bot.connector.calls.length;
     const auditBefore = auditLines().length;
-    const { res, activity } = await sendHelp(await header(), tweak);
+    const authorization = await header();
+    if (authorization) presented.push(authorization.replace(/^\S+ /, ''));
+    const { res, activity } = await sendHelp(authorization, tweak);
     expect(res.status).toBe(401);
     // A fixed body: never botbuilder's message, which echoes claims from the token.
     expect(res.json).toEqual({ error: 'Unauthorized' });
@@ -87,6 +101,17 @@ describe('requests that must not reach the bot', () => {
     expect(refusals.length).toBe(cases.length);
     expect(refusals.every((r) => r.level === 'info' && r.stack === undefined)).toBe(true);
     expect(bot.logs.text()).not.toContain('BEGIN RSA PUBLIC KEY');
+  });
+
+  it('leaves botbuilder\'s own stderr lines (a published public key, an expiry) free of tokens and secrets', () => {
+    const printed = stderr.join('\n');
+    // botbuilder does print here (the bad-signature and expired cases): the lines are checked, not absent.
+    expect(stderr.length).toBeGreaterThan(0);
+    for (const secret of [...presented.filter((t) => t.length > 16), ...configSecrets(bot.app.config), ...bot.app.secrets.list()]) {
+      if (secret) expect(printed).not.toContain(secret);
+    }
+    // No private key material either: only the issuer's published key is ever printed.
+    expect(printed).not.toContain('PRIVATE KEY');
   });
 
   it('keeps answering valid requests afterwards', async () => {

@@ -10,7 +10,7 @@ import { collectGarbage, deepArrays, deepObjects, fuzzSeed, mutate, randomJson, 
 import { get, post, type HttpAnswer } from '../harness/net.js';
 import { LoginStandIn, OpenIdIssuer } from '../harness/openid.js';
 import { MESSAGE_BODY_LIMIT } from '../../src/http/server.js';
-import { activityEnvelopeProblem } from '../../src/http/adapter.js';
+import { activityEnvelopeProblem } from '../../src/teams/adapter.js';
 
 const SEED = fuzzSeed(8_2024_11);
 const APP_ID = '4e3d2c1b-0a9f-4e8d-b7c6-a5b4c3d2e1f0';

@@ -2,7 +2,7 @@
 // entry, every key has a TTL or is one of a documented bounded kind, and the audit stream keeps a bounded tail.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { DUPLICATE_WINDOW_MS } from '../../src/bot/bot.js';
+import { DUPLICATE_WINDOW_MS } from '../../src/teams/bot.js';
 import { systemClock } from '../../src/clock.js';
 import { createLogger, SecretRegistry } from '../../src/log.js';
 import { EVENT_ID_TTL_MS, outboxKey } from '../../src/notify/receiver.js';

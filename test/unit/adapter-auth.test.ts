@@ -1,7 +1,7 @@
 // How the adapter configures botbuilder's auth, classifies its failures and checks an activity's envelope.
 import { describe, expect, it } from 'vitest';
 import { AuthenticationError } from 'botframework-connector';
-import { activityEnvelopeProblem, botAuthOptions, classifyAuthError } from '../../src/http/adapter.js';
+import { activityEnvelopeProblem, botAuthOptions, classifyAuthError } from '../../src/teams/adapter.js';
 import { loadConfig } from '../../src/config.js';
 
 const TENANT = 'aaaaaaaa-0000-4000-8000-000000000001';

@@ -1,8 +1,9 @@
-// The connector middleware's policy (per HTTP attempt, priority by turn kind, Retry-After), and grants seen from inside a call.
+// The connector HTTP client's limits (per HTTP attempt, priority by send kind, Retry-After), the connector clients kept
+// between turns, and grants seen from inside a call.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { conversationOfUrl, connectorLimits, retryAfterMs, threadOfUrl } from '../../src/bot/connectorLimits.js';
-import { ConnectorFactory, type AuthenticateRequestResult, type ConnectorClient } from 'botframework-connector';
-import { TurnClients } from '../../src/http/turnClients.js';
+import { connectorHttpClient, connectorPriority, conversationOfUrl, retryAfterMs, threadOfUrl } from '../../src/teams/connectorLimits.js';
+import { BotFrameworkAuthentication, ConnectorFactory, type AuthenticateRequestResult, type ClaimsIdentity, type ConnectorClient, type UserTokenClient } from 'botframework-connector';
+import { KeepingAuthentication } from '../../src/teams/turnClients.js';
 import { createLogger, SecretRegistry } from '../../src/log.js';
 import type { Limiter, RunOptions, Throttle, Upstream } from '../../src/limits/types.js';
 import { LimitExceeded } from '../../src/errors.js';
@@ -30,127 +31,140 @@ class RecordingLimiter implements Limiter {
   async close() {}
 }
 
-type Policy = { name: string; sendRequest(req: { url: string }, next: (req: { url: string }) => Promise<any>): Promise<any> };
+type Client = ReturnType<typeof connectorHttpClient>;
+type Request = Parameters<Client['sendRequest']>[0];
+type Response = Awaited<ReturnType<Client['sendRequest']>>;
 
-/** A turn as the middleware sees it: an activity and a connector client with a pipeline. */
-function fakeClient() {
-  const policies: Array<{ policy: Policy; options: unknown }> = [];
-  return { policies, client: { pipeline: { addPolicy: (policy: Policy, options: unknown) => policies.push({ policy, options }), getOrderedPolicies: () => policies.map((p) => p.policy) } } };
-}
+/** A connector HTTP attempt as botbuilder's pipeline hands it over (only what the client reads). */
+const request = (url: string) => ({ url, method: 'POST', timeout: 0, headers: { toJson: () => ({}) } }) as unknown as Request;
 
-async function turn(activity: Record<string, unknown>, limiter: Limiter, backoffMs?: number[], client = fakeClient()): Promise<Policy> {
-  const { policies } = client;
-  const key = Symbol('ConnectorClient');
-  const context = { activity, adapter: { ConnectorClientKey: key }, turnState: new Map([[key, client]]) };
-  const middleware = connectorLimits({ limiter, log, backoffMs }) as { onTurn(ctx: unknown, next: () => Promise<void>): Promise<void> };
-  await middleware.onTurn(context, async () => undefined);
-  expect(policies).toHaveLength(1);
-  expect(policies[0]!.options).toEqual({ afterPhase: 'Retry' });
-  return policies[0]!.policy;
+/** The client with the network replaced by `answer` (a status and headers per attempt). */
+function client(limiter: Limiter, answer: () => { status: number; headers?: Record<string, string> }, backoffMs?: number[]) {
+  const send = vi.fn(async (req: Request) => {
+    const a = answer();
+    return { request: req, status: a.status, headers: headers(a.headers ?? {}) } as unknown as Response;
+  });
+  return { http: connectorHttpClient({ limiter, log, backoffMs, send }), send };
 }
 
 const URL = 'https://smba.trafficmanager.net/amer/v3/conversations/19%3Ageneral%40thread.tacv2%3Bmessageid%3D17/activities/17';
 
-describe('the connector policy', () => {
+describe('the connector HTTP client', () => {
   it('puts each attempt of a reply under its conversation, as a person waiting', async () => {
     const limiter = new RecordingLimiter();
-    const policy = await turn({ type: 'message', conversation: { id: 'ignored' } }, limiter);
-    await policy.sendRequest({ url: URL }, async () => ({ status: 200, headers: headers({}) }));
+    await client(limiter, () => ({ status: 200 })).http.sendRequest(request(URL));
     expect(limiter.runs).toEqual([{ upstream: { service: 'connector', conversationId: '19:general@thread.tacv2;messageid=17' }, opts: { priority: 'interactive', maxWaitMs: 60_000 } }]);
   });
 
-  it('sends proactive turns (ContinueConversation) as background work, which waits', async () => {
+  it('sends proactive sends as background work, which waits', async () => {
     const limiter = new RecordingLimiter();
-    const policy = await turn({ type: 'event', name: 'ContinueConversation', conversation: { id: 'a:chat' } }, limiter);
-    await policy.sendRequest({ url: 'https://example.test/v3/teams/19%3Ateam/conversations' }, async () => ({ status: 200, headers: headers({}) }));
+    const { http } = client(limiter, () => ({ status: 200 }));
+    await connectorPriority.run('background', () => http.sendRequest(request('http://127.0.0.1:3000/v3/conversations/a%3Achat/activities')));
     expect(limiter.runs[0]).toEqual({ upstream: { service: 'connector', conversationId: 'a:chat' }, opts: { priority: 'background', maxWaitMs: undefined } });
+  });
+
+  it('counts a call that names no conversation against the path it addresses (a team look-up against that team)', async () => {
+    const limiter = new RecordingLimiter();
+    await client(limiter, () => ({ status: 200 })).http.sendRequest(request('https://smba.test/v3/teams/19%3Ateam'));
+    expect(limiter.runs.map((r) => (r.upstream.service === 'connector' ? r.upstream.conversationId : r.upstream.service))).toEqual(['/v3/teams/19:team']);
+    expect(threadOfUrl('not a url')).toBe('not a url');
   });
 
   it('on 429 with Retry-After pauses the thread and leaves the retry to botbuilder', async () => {
     const limiter = new RecordingLimiter();
-    const policy = await turn({ type: 'message', conversation: { id: 'c' } }, limiter);
-    const next = vi.fn(async () => ({ status: 429, headers: headers({ 'retry-after': '2.5' }) }));
-    const res = await policy.sendRequest({ url: URL }, next);
+    const { http, send } = client(limiter, () => ({ status: 429, headers: { 'retry-after': '2.5' } }));
+    const res = await http.sendRequest(request(URL));
     expect(res.status).toBe(429);
-    expect(next).toHaveBeenCalledTimes(1);
+    expect(send).toHaveBeenCalledTimes(1);
     expect(limiter.throttles).toEqual([{ upstream: { service: 'connector', conversationId: '19:general@thread.tacv2;messageid=17' }, throttle: { kind: 'retryAfter', ms: 2_500 } }]);
   });
 
   it('on 429 without Retry-After backs off and retries itself, a bounded number of times', async () => {
     const limiter = new RecordingLimiter();
-    const policy = await turn({ type: 'message', conversation: { id: 'c' } }, limiter, [10, 20]);
-    const next = vi.fn(async () => ({ status: 429, headers: headers({}) }));
-    const res = await policy.sendRequest({ url: URL }, next);
+    const { http, send } = client(limiter, () => ({ status: 429 }), [10, 20]);
+    const res = await http.sendRequest(request(URL));
     expect(res.status).toBe(429);
-    expect(next).toHaveBeenCalledTimes(3);
+    expect(send).toHaveBeenCalledTimes(3);
     expect(limiter.throttles.map((t) => t.throttle)).toEqual([{ kind: 'retryAfter', ms: 10 }, { kind: 'retryAfter', ms: 20 }]);
   });
 
   it('leaves other failures alone (403 blocked, 404 gone, 503 without Retry-After is botbuilder\'s to retry)', async () => {
     const limiter = new RecordingLimiter();
-    const policy = await turn({ type: 'message', conversation: { id: 'c' } }, limiter);
-    for (const status of [403, 404, 503]) expect((await policy.sendRequest({ url: URL }, async () => ({ status, headers: headers({}) }))).status).toBe(status);
+    for (const status of [403, 404, 503]) expect((await client(limiter, () => ({ status })).http.sendRequest(request(URL))).status).toBe(status);
     expect(limiter.throttles).toEqual([]);
   });
 });
 
 describe('connector clients kept between turns', () => {
-  /** A botbuilder factory stand-in: a new fake client per call, counted. */
+  /** A botbuilder factory stand-in: a new client per call, counted. */
   class CountingFactory extends ConnectorFactory {
     made = 0;
     override async create(): Promise<ConnectorClient> {
       this.made++;
-      return fakeClient() as unknown as ConnectorClient;
+      return {} as ConnectorClient;
     }
   }
-  const authResult = (factory: ConnectorFactory, aud: string) =>
-    ({ audience: 'https://api.botframework.com', callerId: '', claimsIdentity: { getClaimValue: (t: string) => (t === 'aud' ? aud : null) }, connectorFactory: factory }) as unknown as AuthenticateRequestResult;
+  const identity = (aud: string) => ({ getClaimValue: (t: string) => (t === 'aud' ? aud : null) }) as unknown as ClaimsIdentity;
+  /** botbuilder's authentication stand-in: each request authenticates as `next.aud` with a fresh factory. */
+  class FakeAuthentication extends BotFrameworkAuthentication {
+    next = { aud: 'app', factory: new CountingFactory() as ConnectorFactory };
+    tokenClients = 0;
+    override async authenticateRequest(): Promise<AuthenticateRequestResult> {
+      return { audience: 'https://api.botframework.com', callerId: '', claimsIdentity: identity(this.next.aud), connectorFactory: this.next.factory };
+    }
+    override authenticateStreamingRequest(): Promise<AuthenticateRequestResult> {
+      throw new Error('not used');
+    }
+    override createConnectorFactory(): ConnectorFactory {
+      return new CountingFactory();
+    }
+    override async createUserTokenClient(): Promise<UserTokenClient> {
+      this.tokenClients++;
+      return {} as UserTokenClient;
+    }
+  }
+  const turn = async (auth: KeepingAuthentication, inner: FakeAuthentication, aud: string, factory: ConnectorFactory) => {
+    inner.next = { aud, factory };
+    return (await auth.authenticateRequest({} as never, '')).connectorFactory!;
+  };
 
   it('hands out one client per app id, service URL and audience, and forgets the least recently used beyond the bound', async () => {
-    const clients = new TurnClients(2);
+    const inner = new FakeAuthentication();
+    const auth = new KeepingAuthentication(inner, 2);
     const factory = new CountingFactory();
-    const a1 = await clients.forTurn(authResult(factory, 'app-a')).connectorFactory!.create('https://smba.test/amer/', 'aud');
-    const a2 = await clients.forTurn(authResult(new CountingFactory(), 'app-a')).connectorFactory!.create('https://smba.test/amer/', 'aud');
+    const a1 = await (await turn(auth, inner, 'app-a', factory)).create('https://smba.test/amer/', 'aud');
+    const a2 = await (await turn(auth, inner, 'app-a', new CountingFactory())).create('https://smba.test/amer/', 'aud');
     expect(a2).toBe(a1);
-    const b = await clients.forTurn(authResult(factory, 'app-b')).connectorFactory!.create('https://smba.test/amer/', 'aud');
+    const b = await (await turn(auth, inner, 'app-b', factory)).create('https://smba.test/amer/', 'aud');
     expect(b).not.toBe(a1);
-    expect(await clients.forTurn(authResult(factory, 'app-a')).connectorFactory!.create('https://smba.test/emea/', 'aud')).not.toBe(a1);
+    expect(await (await turn(auth, inner, 'app-a', factory)).create('https://smba.test/emea/', 'aud')).not.toBe(a1);
     expect(factory.made).toBe(3);
-    expect(clients.connectorCount).toBe(2);
+    expect(auth.connectorCount).toBe(2);
     // app-a on /amer/ was the least recently used: it is made anew.
-    expect(await clients.forTurn(authResult(factory, 'app-a')).connectorFactory!.create('https://smba.test/amer/', 'aud')).not.toBe(a1);
+    expect(await (await turn(auth, inner, 'app-a', factory)).create('https://smba.test/amer/', 'aud')).not.toBe(a1);
   });
 
   it('does not keep a client whose creation failed', async () => {
-    const clients = new TurnClients();
+    const inner = new FakeAuthentication();
+    const auth = new KeepingAuthentication(inner);
     let fail = true;
     const factory = new (class extends ConnectorFactory {
       override async create(): Promise<ConnectorClient> {
         if (fail) throw new Error('no credentials');
-        return fakeClient() as unknown as ConnectorClient;
+        return {} as ConnectorClient;
       }
     })();
-    await expect(clients.forTurn(authResult(factory, 'app')).connectorFactory!.create('https://smba.test/', 'aud')).rejects.toThrow('no credentials');
+    await expect((await turn(auth, inner, 'app', factory)).create('https://smba.test/', 'aud')).rejects.toThrow('no credentials');
     fail = false;
-    await expect(clients.forTurn(authResult(factory, 'app')).connectorFactory!.create('https://smba.test/', 'aud')).resolves.toBeDefined();
+    await expect((await turn(auth, inner, 'app', factory)).create('https://smba.test/', 'aud')).resolves.toBeDefined();
   });
 
-  it('a kept client counts each call against the thread its URL names, never the first turn\'s conversation', async () => {
-    const limiter = new RecordingLimiter();
-    const clients = new TurnClients();
-    const kept = (await clients.forTurn(authResult(new CountingFactory(), 'app')).connectorFactory!.create('https://smba.test/', 'aud')) as unknown as ReturnType<typeof fakeClient>;
-    // Even when the first turn on it looks like a proactive continuation (an inbound activity can say anything).
-    const policy = await turn({ type: 'event', name: 'ContinueConversation', conversation: { id: 'first-turn' } }, limiter, undefined, kept);
-    await policy.sendRequest({ url: URL }, async () => ({ status: 200, headers: headers({}) }));
-    await policy.sendRequest({ url: 'https://smba.test/v3/teams/19%3Ateam' }, async () => ({ status: 200, headers: headers({}) }));
-    expect(limiter.runs.map((r) => (r.upstream.service === 'connector' ? r.upstream.conversationId : r.upstream.service))).toEqual(['19:general@thread.tacv2;messageid=17', '/v3/teams/19:team']);
-    expect(limiter.runs.every((r) => r.opts.priority === 'interactive')).toBe(true);
-    // A second turn on the same client adds no second policy.
-    const key = Symbol('ConnectorClient');
-    const middleware = connectorLimits({ limiter, log }) as { onTurn(ctx: unknown, next: () => Promise<void>): Promise<void> };
-    await middleware.onTurn({ activity: { type: 'message', conversation: { id: 'second' } }, adapter: { ConnectorClientKey: key }, turnState: new Map([[key, kept]]) }, async () => undefined);
-    expect(kept.policies).toHaveLength(1);
-    expect(threadOfUrl('not a url')).toBe('not a url');
+  it('keeps one user token client per app id', async () => {
+    const inner = new FakeAuthentication();
+    const auth = new KeepingAuthentication(inner);
+    expect(await auth.createUserTokenClient(identity('app'))).toBe(await auth.createUserTokenClient(identity('app')));
+    await auth.createUserTokenClient(identity('other'));
+    expect(inner.tokenClients).toBe(2);
   });
 });
 

@@ -4,11 +4,10 @@ import { Forbidden, InputError, NotBound } from '../../errors.js';
 import { describeSchedule, nextSlot, parseDigestArgs } from '../../notify/schedule.js';
 import { KIND_LABELS, parseKinds, SUBSCRIPTION_KINDS, type SubscriptionKind } from '../../notify/kinds.js';
 import { WEBHOOK_PATH, WebhookSetupError } from '../../notify/setup.js';
-import type { ChannelTarget, Notifications } from '../../notify/index.js';
+import type { ChannelTarget, ConversationRef, Notifications } from '../../notify/index.js';
 import { adaptiveCard, escapeMarkdown, executeAction, facts, text, title, type CardElement } from '../cards/card.js';
 import { digestCard } from '../cards/notifications.js';
 import { dateTime } from '../cards/format.js';
-import { channelReference } from '../proactive.js';
 import { SANDBOX_NOTE } from '../cards/words.js';
 import { auditAdmin } from '../auditObserver.js';
 import type { CommandContext, CommandDefinition } from './types.js';
@@ -318,3 +317,16 @@ const webhooksCommand: CommandDefinition = {
 };
 
 export const NOTIFY_COMMANDS: CommandDefinition[] = [subscribeCommand, unsubscribeCommand, subscriptionsCommand, digestCommand, webhooksCommand];
+
+/**
+ * The reference a channel subscription posts with: the team channel's own conversation (top level, not the thread
+ * the command was typed in), the service URL Teams gave, and the bot's Teams id when known.
+ */
+function channelReference(input: { serviceUrl: string; tenantId: string; channelId: string; bot?: { id: string; name?: string } }): ConversationRef {
+  return {
+    channelId: 'msteams',
+    serviceUrl: input.serviceUrl,
+    conversation: { id: input.channelId, isGroup: true, conversationType: 'channel', tenantId: input.tenantId },
+    ...(input.bot ? { bot: { id: input.bot.id, ...(input.bot.name ? { name: input.bot.name } : {}) } } : {}),
+  };
+}

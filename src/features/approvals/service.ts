@@ -12,7 +12,7 @@ import type { Clock } from '../../clock.js';
 import type { ApprovalAudit, AuditTrail } from '../../state/audit.js';
 import type { OrgBindings } from '../../state/bindings.js';
 import { deriveKey } from '../../state/sealing.js';
-import type { CardActionContext, CardActionHandler, CardActionReply } from '../../bot/bot.js';
+import type { CardActionContext, CardActionHandler, CardActionReply } from '../../bot/dispatch.js';
 import type { CardReply } from '../../bot/cards/card.js';
 import { errorReply } from '../../bot/cards/errorCards.js';
 import { dateInZone, type FormatOptions } from '../../bot/cards/format.js';

@@ -1,29 +1,19 @@
-// The Bot Connector and token clients of inbound turns, kept between turns. botbuilder's CloudAdapter builds a new
-// ConnectorClient (an @azure/core-client ServiceClient with its whole HTTP pipeline) and a new UserTokenClient for
-// every activity it receives, then drops them: about a tenth of the CPU a simple command costs. Both are stateless
-// between requests (their credentials fetch and renew their own tokens), so billbridge keeps one per app id,
-// service URL and audience and hands the same ones out, as botbuilder's C# BotFrameworkAdapter keeps its connector
-// clients per service URL and app id ("a significant boost in throughput", its source says).
+// Bot Connector and user token clients kept between turns: ~10% of the CPU per command (bench overhead, help) is
+// what CloudAdapter spends building both anew for every activity, so they are kept per app id, service URL and audience.
 import {
   AuthenticationConstants,
+  BotFrameworkAuthentication,
   ConnectorFactory,
   type AuthenticateRequestResult,
-  type BotFrameworkAuthentication,
+  type BotFrameworkClient,
   type ClaimsIdentity,
   type ConnectorClient,
   type UserTokenClient,
 } from 'botframework-connector';
+import type { Activity } from 'botbuilder';
 
 /** Service URLs a deployment talks to are a handful (one per Teams region); this bounds a flood of odd ones. */
-export const MAX_KEPT_CLIENTS = 64;
-
-/** Connector clients that several turns share: their pipelines must not carry one turn's settings. */
-const shared = new WeakSet<object>();
-
-/** True for a connector client this module hands to more than one turn. */
-export function isSharedClient(client: unknown): boolean {
-  return typeof client === 'object' && client !== null && shared.has(client);
-}
+const MAX_KEPT_CLIENTS = 64;
 
 /** The app id botbuilder's own factories use for a caller (the token's audience, else its appid claim). */
 function appIdOf(identity: ClaimsIdentity | undefined): string {
@@ -57,7 +47,7 @@ class KeptClients<T extends object> {
   }
 }
 
-/** Hands botbuilder's per-turn factories' clients out once per app id, service URL and audience. */
+/** Hands out botbuilder's factory's clients once per app id, service URL and audience. */
 class KeepingConnectorFactory extends ConnectorFactory {
   constructor(
     private readonly inner: ConnectorFactory,
@@ -68,19 +58,23 @@ class KeepingConnectorFactory extends ConnectorFactory {
   }
 
   override create(serviceUrl: string, audience?: string): Promise<ConnectorClient> {
-    return this.clients.get(`${this.appId}\n${serviceUrl}\n${audience ?? ''}`, async () => {
-      const client = await this.inner.create(serviceUrl, audience);
-      shared.add(client);
-      return client;
-    });
+    return this.clients.get(`${this.appId}\n${serviceUrl}\n${audience ?? ''}`, () => this.inner.create(serviceUrl, audience));
   }
 }
 
-export class TurnClients {
+/**
+ * botbuilder's authentication, delegated to as is, whose inbound turns get kept connector clients and whose user token
+ * clients are kept per app id. Token checks and proactive factories stay botbuilder's own.
+ */
+export class KeepingAuthentication extends BotFrameworkAuthentication {
   private readonly connectors: KeptClients<ConnectorClient>;
   private readonly tokens: KeptClients<UserTokenClient>;
 
-  constructor(max = MAX_KEPT_CLIENTS) {
+  constructor(
+    private readonly inner: BotFrameworkAuthentication,
+    max = MAX_KEPT_CLIENTS,
+  ) {
+    super();
     this.connectors = new KeptClients(max);
     this.tokens = new KeptClients(max);
   }
@@ -90,19 +84,33 @@ export class TurnClients {
     return this.connectors.size;
   }
 
-  /** The authenticated request with a factory that hands out kept connector clients. */
-  forTurn(auth: AuthenticateRequestResult): AuthenticateRequestResult {
+  override async authenticateRequest(activity: Activity, authHeader: string): Promise<AuthenticateRequestResult> {
+    const auth = await this.inner.authenticateRequest(activity, authHeader);
     if (!auth.connectorFactory) return auth;
     return { ...auth, connectorFactory: new KeepingConnectorFactory(auth.connectorFactory, appIdOf(auth.claimsIdentity), this.connectors) };
   }
 
-  /**
-   * `auth` (the adapter's own), now keeping the user token clients it creates for each turn (one per app id).
-   * Everything else, the token checks included, stays botbuilder's own.
-   */
-  keepingTokenClients(auth: BotFrameworkAuthentication): BotFrameworkAuthentication {
-    const create = auth.createUserTokenClient.bind(auth);
-    auth.createUserTokenClient = (identity: ClaimsIdentity) => this.tokens.get(appIdOf(identity), () => create(identity));
-    return auth;
+  override authenticateStreamingRequest(authHeader: string, channelIdHeader: string): Promise<AuthenticateRequestResult> {
+    return this.inner.authenticateStreamingRequest(authHeader, channelIdHeader);
+  }
+
+  override createConnectorFactory(claimsIdentity: ClaimsIdentity): ConnectorFactory {
+    return this.inner.createConnectorFactory(claimsIdentity);
+  }
+
+  override createUserTokenClient(claimsIdentity: ClaimsIdentity): Promise<UserTokenClient> {
+    return this.tokens.get(appIdOf(claimsIdentity), () => this.inner.createUserTokenClient(claimsIdentity));
+  }
+
+  override createBotFrameworkClient(): BotFrameworkClient {
+    return this.inner.createBotFrameworkClient();
+  }
+
+  override getOriginatingAudience(): string {
+    return this.inner.getOriginatingAudience();
+  }
+
+  override authenticateChannelRequest(authHeader: string): Promise<ClaimsIdentity> {
+    return this.inner.authenticateChannelRequest(authHeader);
   }
 }

@@ -1,6 +1,4 @@
 // The Bot Framework adapter: CloudAdapter with botbuilder's own JWT checks, quiet 401s, and the one onTurnError.
-import { ContextSlot } from '../asyncContext.js';
-import { format } from 'node:util';
 import {
   CallerIdConstants,
   CloudAdapter,
@@ -11,15 +9,16 @@ import {
   type Response as BotResponse,
   type TurnContext,
 } from 'botbuilder';
-import { validateAndFixActivity } from 'botbuilder/lib/activityValidator.js';
 import { AuthenticationConstants, AuthenticationError, GovernmentConstants, type AuthenticateRequestResult, type BotFrameworkAuthentication } from 'botframework-connector';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
-import { cardActivity, correlationIdOf } from '../bot/bot.js';
+import type { Limiter } from '../limits/types.js';
+import { cardActivity, correlationIdOf } from './routes.js';
 import { errorReply } from '../bot/cards/errorCards.js';
+import { connectorHttpClient } from './connectorLimits.js';
 import { TurnPacer } from './pacer.js';
-import { TurnClients } from './turnClients.js';
+import { KeepingAuthentication } from './turnClients.js';
 
 /**
  * botbuilder settings that switch ConfigurationBotFrameworkAuthentication to "parameterized" mode. Once one is
@@ -71,29 +70,6 @@ export function botAuthOptions(config: Config): ConfigurationBotFrameworkAuthent
     MicrosoftAppType: config.bot.appType,
     MicrosoftAppTenantId: config.bot.tenantId,
   } as ConfigurationBotFrameworkAuthenticationOptions;
-}
-
-/**
- * botframework-connector console.error()s inside token validation (every bad token prints the signing key or a
- * stack). While we authenticate, console.error is routed to the adapter's logger at debug level instead; outside
- * that scope it is untouched. Installed once per process; the scope is per call, so several apps in one process
- * (tests) each get their own lines.
- */
-const botbuilderConsole = new ContextSlot<Logger>('botbuilder console');
-const ROUTED = Symbol.for('billbridge.consoleRouted');
-
-function routeBotbuilderConsole(): void {
-  const current = console.error as typeof console.error & { [ROUTED]?: true };
-  if (current[ROUTED]) return;
-  const original = current.bind(console);
-  const routed = (...args: unknown[]) => {
-    const log = botbuilderConsole.getStore();
-    if (!log) return original(...args);
-    const text = format(...args.map((a) => (a instanceof Error ? `${a.name}: ${a.message}` : a)));
-    log.debug({ detail: text.replace(/-----BEGIN [\s\S]*?(-----END [A-Z ]+-----|$)/g, '[signing key]').slice(0, 300) }, 'botbuilder authentication detail');
-  };
-  Object.defineProperty(routed, ROUTED, { value: true });
-  console.error = routed;
 }
 
 type Logic = (context: TurnContext) => Promise<void>;
@@ -166,9 +142,6 @@ export interface AdapterOptions {
   turnsPerTick?: number;
 }
 
-/** Requests whose Bot Framework token verified (the server's byte budget for unauthenticated senders reads it). */
-export const authenticatedRequests = new WeakSet<object>();
-
 /** Why a request did not get a turn: the caller's token was refused, or tokens cannot be checked right now. */
 export type AuthFailure = { status: 401 | 503; reason: string };
 
@@ -192,15 +165,28 @@ export function classifyAuthError(err: unknown): AuthFailure {
  * logic runs, no connector is created and no state is written for a request that did not authenticate.
  */
 export class BillbridgeAdapter extends CloudAdapter {
+  private readonly clients: KeepingAuthentication;
+
   constructor(
     auth: BotFrameworkAuthentication,
     private readonly log: Logger,
     private readonly opts: AdapterOptions = {},
-    private readonly clients = new TurnClients(),
   ) {
-    super(clients.keepingTokenClients(auth));
-    routeBotbuilderConsole();
+    const clients = new KeepingAuthentication(auth);
+    super(clients);
+    this.clients = clients;
     this.pacer = new TurnPacer(opts.turnsPerTick);
+  }
+
+  /** Requests whose Bot Framework token verified (the server's byte budget for unauthenticated senders reads it). */
+  private readonly authenticated = new WeakSet<object>();
+
+  /** What the HTTP server's /api/messages route calls: one activity to `bot`, and whether its token verified. */
+  messagesFor(bot: { run(context: TurnContext): Promise<void> }): { process(req: BotRequest, res: BotResponse): Promise<void>; authenticated(req: object): boolean } {
+    return {
+      process: (req, res) => this.process(req, res, (context) => bot.run(context)),
+      authenticated: (req) => this.authenticated.has(req),
+    };
   }
 
   /** Starts authenticated turns a few per loop turn (tests read and hold it). */
@@ -231,13 +217,14 @@ export class BillbridgeAdapter extends CloudAdapter {
       this.log.info({ problem }, 'request refused: not a Bot Framework activity');
       return end(400, { error: `Invalid activity: ${problem}` });
     }
-    const activity = validateAndFixActivity(body as unknown as Activity);
+    // The envelope check above covers what botbuilder's own validation would (a string type); no field is converted.
+    const activity = body as unknown as Activity;
     const header = req.headers.authorization ?? req.headers.Authorization;
     const authHeader = typeof header === 'string' ? header : '';
 
     let auth: AuthenticateRequestResult;
     try {
-      auth = await botbuilderConsole.run(this.log, () => this.botFrameworkAuthentication.authenticateRequest(activity, authHeader));
+      auth = await this.botFrameworkAuthentication.authenticateRequest(activity, authHeader);
     } catch (err) {
       const failure = classifyAuthError(err);
       if (failure.status === 503) {
@@ -248,13 +235,12 @@ export class BillbridgeAdapter extends CloudAdapter {
       return end(401, { error: 'Unauthorized' });
     }
 
-    authenticatedRequests.add(req);
+    this.authenticated.add(req);
     // Only now, authenticated, does the request wait for a turn: a burst starts turns a few per loop turn, and a
     // forged or missing token (answered above) never takes a place in that queue ahead of Teams' own turns.
     await this.pacer.next();
     try {
-      const turnAuth = this.clients.forTurn(auth);
-      const run = () => this.processActivity(turnAuth, activity, logic);
+      const run = () => this.processActivity(auth, activity, logic);
       const invokeResponse = await (this.opts.aroundTurn ? this.opts.aroundTurn(run) : run());
       return end(invokeResponse?.status ?? 200, invokeResponse?.body);
     } catch (err) {
@@ -265,13 +251,14 @@ export class BillbridgeAdapter extends CloudAdapter {
   }
 }
 
-export function createAdapter(config: Config, log: Logger, opts: AdapterOptions = {}): BillbridgeAdapter {
+/** The adapter, its connector clients sending through the limiter (connectorLimits.ts). */
+export function createAdapter(config: Config, log: Logger, limiter: Limiter, opts: AdapterOptions = {}): BillbridgeAdapter {
   if (config.bot.appId === '') {
     log.warn(
       'LOCAL MODE: MicrosoftAppId is empty, so inbound Bot Framework authentication is OFF and anyone who can reach /api/messages can talk to the bot. Never expose this instance.',
     );
   }
-  const auth = new ConfigurationBotFrameworkAuthentication(botAuthOptions(config));
+  const auth = new ConfigurationBotFrameworkAuthentication(botAuthOptions(config), undefined, undefined, undefined, { httpClient: connectorHttpClient({ limiter, log }) });
   const adapter = new BillbridgeAdapter(auth, log, opts);
   adapter.onTurnError = async (context, error) => {
     const correlationId = correlationIdOf(context);

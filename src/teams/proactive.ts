@@ -1,16 +1,16 @@
 // Proactive sends: a card into a channel through the Bot Framework with a stored conversation reference
-// (continueConversationAsync), never Graph. The adapter's middleware puts each HTTP attempt under the
-// connector.thread budget at background priority and honours Retry-After; this file turns what the connector
-// answered into a SendOutcome the notification worker can decide on.
+// (continueConversationAsync), never Graph. The connector's HTTP client (connectorLimits.ts) puts each attempt under the
+// connector.thread budget, at background priority for these sends, and honours Retry-After; this file turns what the
+// connector answered into a SendOutcome the notification worker can decide on.
 import type { CloudAdapter, ConversationReference } from 'botbuilder';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import type { ChannelSender, ConversationRef, OutgoingMessage, SendOutcome } from '../notify/index.js';
-import { retryAfterMs } from './connectorLimits.js';
-import { cardActivity } from './bot.js';
-import type { CardReply } from './cards/card.js';
-import type { CardMessages } from './cardMessages.js';
+import { connectorPriority, retryAfterMs } from './connectorLimits.js';
+import { cardActivity } from './routes.js';
+import type { CardReply } from '../bot/cards/card.js';
+import type { CardMessages } from '../bot/cardMessages.js';
 
 /** What @azure/core-rest-pipeline's RestError (thrown by the connector client) carries that we read. */
 interface ConnectorError {
@@ -61,7 +61,8 @@ export class BotFrameworkSender implements ChannelSender {
   async send(reference: ConversationRef, message: OutgoingMessage): Promise<SendOutcome> {
     let outcome: SendOutcome | undefined;
     try {
-      await this.adapter.continueConversationAsync(this.config.bot.appId, reference as Partial<ConversationReference> as ConversationReference, async (context) => {
+      const continued = this.adapter.continueConversationAsync.bind(this.adapter);
+      await connectorPriority.run('background', () => continued(this.config.bot.appId, reference as Partial<ConversationReference> as ConversationReference, async (context) => {
         // Errors are caught here: the adapter's onTurnError would otherwise swallow them.
         try {
           const sent = await context.sendActivity(cardActivity(message as CardReply));
@@ -73,7 +74,7 @@ export class BotFrameworkSender implements ChannelSender {
         } catch (err) {
           outcome = sendFailure(err);
         }
-      });
+      }));
     } catch (err) {
       // Before the turn: the connector client or its token could not be made.
       outcome = sendFailure(err);
@@ -82,17 +83,4 @@ export class BotFrameworkSender implements ChannelSender {
     if (!outcome.ok) this.log.debug({ status: outcome.status, code: outcome.code }, 'proactive send failed');
     return outcome;
   }
-}
-
-/**
- * The reference a channel subscription posts with: the team channel's own conversation (top level, not the thread
- * the command was typed in), the service URL Teams gave, and the bot's Teams id when known.
- */
-export function channelReference(input: { serviceUrl: string; tenantId: string; channelId: string; bot?: { id: string; name?: string } }): ConversationRef {
-  return {
-    channelId: 'msteams',
-    serviceUrl: input.serviceUrl,
-    conversation: { id: input.channelId, isGroup: true, conversationType: 'channel', tenantId: input.tenantId },
-    ...(input.bot ? { bot: { id: input.bot.id, ...(input.bot.name ? { name: input.bot.name } : {}) } } : {}),
-  };
 }

@@ -1,25 +1,19 @@
 // Install lifecycle: the bot added to (or removed from) a team, group chat or personal chat. Storage lives in state/.
-import { CardFactory, MessageFactory, TeamsInfo, TurnContext, type Activity } from 'botbuilder';
+import { TeamsInfo, TurnContext, type Activity } from 'botbuilder';
 import type { Logger } from '../log.js';
 import { TenantNotAllowed, errorMessage } from '../errors.js';
 import { GraphApiError } from '../graph/errors.js';
 import { bindingTarget, type BindingTarget } from '../state/bindings.js';
 import type { InstallRecord } from '../state/conversations.js';
-import type { CardReply } from './cards/card.js';
-import { errorReply } from './cards/errorCards.js';
-import { welcomeCard } from './cards/welcome.js';
-import type { ConversationScope } from './commands/types.js';
-import type { BotServices } from './services.js';
+import { errorReply } from '../bot/cards/errorCards.js';
+import { welcomeCard } from '../bot/cards/welcome.js';
+import type { ConversationScope } from '../bot/commands/types.js';
+import type { BotServices } from '../bot/services.js';
+import { cardActivity } from './routes.js';
 
 interface InstallChannelData {
   team?: { id?: string; name?: string; aadGroupId?: string };
   settings?: { selectedChannel?: { id?: string } };
-}
-
-function toActivity(reply: CardReply): Partial<Activity> {
-  const activity = MessageFactory.attachment(CardFactory.adaptiveCard(reply.card));
-  activity.summary = reply.summary;
-  return activity;
 }
 
 /** The channel part of a conversation id ("19:x@thread.tacv2;messageid=1" -> "19:x@thread.tacv2"). */
@@ -43,7 +37,7 @@ export class InstallLifecycle {
     if (!access.tenantAllowed(scope.tenantId)) {
       log.warn({ tenantId: scope.tenantId, kind: scope.kind }, 'bot added in a tenant that is not allowed; nothing stored');
       // One refusal per install: on installationUpdate only (the conversationUpdate that comes with it stays silent).
-      if (!opts.upgrade && opts.via === 'installationUpdate') await context.sendActivity(toActivity(errorReply(new TenantNotAllowed(), { correlationId })));
+      if (!opts.upgrade && opts.via === 'installationUpdate') await context.sendActivity(cardActivity(errorReply(new TenantNotAllowed(), { correlationId })));
       return;
     }
     const target = bindingTarget(scope);
@@ -107,7 +101,7 @@ export class InstallLifecycle {
       commands: registry.forScope(scope.kind),
       version: config.version,
     });
-    const activity = toActivity(reply);
+    const activity = cardActivity(reply);
     // Teams may say the bot was set up for a channel other than the one the event came through.
     if (scope.kind === 'channel' && selectedChannel && selectedChannel !== channelOf(scope.conversationId) && config.bot.appId) {
       try {

@@ -1,0 +1,106 @@
+// The route table: every inbound kind (typed commands, card actions, install events, invokes) is one route of
+// `select` (which activities), `steps` (small middleware, run in the order listed) and `run` (the handler).
+import { ActivityTypes, CardFactory, MessageFactory, type Activity, type InvokeResponse, type TurnContext } from 'botbuilder';
+import type { Logger } from '../log.js';
+import type { CardReply } from '../bot/cards/card.js';
+import type { Caller, ConversationKind, ConversationScope } from '../bot/commands/types.js';
+import { newCorrelationId } from '../bot/dispatch.js';
+
+const CORRELATION_ID = Symbol('correlationId');
+
+/** One inbound activity as the steps and handlers of its route see it. */
+export interface Turn {
+  context: TurnContext;
+  activity: Activity;
+  scope: ConversationScope;
+  caller: Caller;
+  correlationId: string;
+  log: Logger;
+  /** Resolves once the duplicate-delivery mark is kept (set by the dedupe step; resolved when there is none). */
+  kept: Promise<void>;
+  /** The invoke answer (HTTP status and body) an invoke route gives; invokes without one get 501. */
+  answer?: InvokeResponse;
+}
+
+/** A step before a route's handler: call `next` to go on, or answer (or not) and return to stop there. */
+export type Step = (turn: Turn, next: () => Promise<void>) => Promise<void>;
+
+export interface Route {
+  name: string;
+  select(activity: Activity): boolean;
+  steps: readonly Step[];
+  run(turn: Turn): Promise<void>;
+}
+
+/** A card reply as a message activity (its summary is what notifications and chat lists show). */
+export function cardActivity(reply: CardReply): Partial<Activity> {
+  const activity = MessageFactory.attachment(CardFactory.adaptiveCard(reply.card));
+  activity.summary = reply.summary;
+  return activity;
+}
+
+export function correlationIdOf(context: TurnContext): string {
+  let id = context.turnState.get(CORRELATION_ID) as string | undefined;
+  if (!id) {
+    id = newCorrelationId();
+    context.turnState.set(CORRELATION_ID, id);
+  }
+  return id;
+}
+
+function scopeOf(activity: Activity): ConversationScope {
+  const channelData = (activity.channelData ?? {}) as {
+    team?: { id?: string; aadGroupId?: string };
+    channel?: { id?: string };
+    tenant?: { id?: string };
+  };
+  const type = activity.conversation?.conversationType;
+  const kind: ConversationKind = type === 'channel' ? 'channel' : type === 'groupChat' ? 'groupChat' : 'personal';
+  const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+  return {
+    kind,
+    tenantId: str(channelData.tenant?.id) ?? str(activity.conversation?.tenantId),
+    teamId: str(channelData.team?.id),
+    aadGroupId: str(channelData.team?.aadGroupId),
+    channelId: str(channelData.channel?.id),
+    conversationId: activity.conversation?.id ?? '',
+    serviceUrl: activity.serviceUrl ?? '',
+  };
+}
+
+function callerOf(activity: Activity): Caller {
+  return {
+    id: activity.from?.id ?? '',
+    aadObjectId: typeof activity.from?.aadObjectId === 'string' ? activity.from.aadObjectId : undefined,
+    name: typeof activity.from?.name === 'string' ? activity.from.name : undefined,
+  };
+}
+
+export class Router {
+  private readonly routes: Route[] = [];
+
+  constructor(private readonly log: Logger) {}
+
+  /** Adds a route; the first route whose `select` takes an activity handles it. */
+  add(route: Route): this {
+    if (this.routes.some((r) => r.name === route.name)) throw new Error(`Route "${route.name}" is already registered`);
+    this.routes.push(route);
+    return this;
+  }
+
+  /** The logic the adapter runs for each authenticated activity. */
+  async run(context: TurnContext): Promise<void> {
+    const activity = context.activity;
+    const route = this.routes.find((r) => r.select(activity));
+    const isInvoke = activity.type === ActivityTypes.Invoke;
+    if (route) {
+      const correlationId = correlationIdOf(context);
+      const turn: Turn = { context, activity, scope: scopeOf(activity), caller: callerOf(activity), correlationId, log: this.log.child({ correlationId }), kept: Promise.resolve() };
+      const step = (i: number): Promise<void> => (i < route.steps.length ? route.steps[i]!(turn, () => step(i + 1)) : route.run(turn));
+      await step(0);
+      if (isInvoke && turn.answer) return void (await context.sendActivity({ type: ActivityTypes.InvokeResponse, value: turn.answer }));
+    }
+    // An invoke the bot does not implement (task/fetch, signin...): the protocol's answer, as botbuilder gives it.
+    if (isInvoke) await context.sendActivity({ type: ActivityTypes.InvokeResponse, value: { status: 501 } });
+  }
+}
