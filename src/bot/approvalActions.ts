@@ -142,7 +142,7 @@ export async function pendingApprovalsReply(
   if (pending.length === 0) return { reply: nothingWaitingCard({ name: approver.name, personal: target.kind === 'personal', asOf: now, fmt, note: noteOf(services) }), waiting: 0 };
   const shown = [...pending].sort((a, b) => a.dueDate.localeCompare(b.dueDate) || a.billId.localeCompare(b.billId)).slice(0, MAX_CARD_BILLS);
   const bills = await asPerson(() => billDetails(client, shown));
-  const vendors = await (services.parties?.resolve(link.orgId, 'vendor', shown.map((p) => p.vendorId), { priority: opts.priority ?? 'interactive' }) ?? Promise.resolve(new Map())).catch(() => new Map());
+  const vendors = await services.mirror.names(link.orgId, 'vendor', shown.map((p) => p.vendorId), { priority: opts.priority ?? 'interactive', waitMs: services.config.limits.commandWaitMs }).catch(() => new Map());
   const rows: ApprovalCardBill[] = shown.map((p) => {
     const bill = bills.get(p.billId);
     const vendor = vendors.get(p.vendorId);

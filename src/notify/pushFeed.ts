@@ -12,7 +12,7 @@
 //   (shared/reference/bill-v3-api.md §5, delivery rules): the next check sees it, and lists are polled again.
 // Until the first check has answered, nothing is push-fed. Checks run in the background, under the limiter.
 import type { Clock } from '../clock.js';
-import type { EntityKind } from '../cache/index.js';
+import type { EntityKind } from '../mirror/records.js';
 import type { BillGateway } from '../bill/gateway.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
