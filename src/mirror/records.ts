@@ -1,5 +1,6 @@
-// The four kinds of BILL record the mirror holds, each in the shape bill/types.ts gives it (trimmed to the fields the
-// cards, lookups and digests read), and how each is listed, read by id and kept.
+// The four kinds of BILL record the mirror holds, each in the shape bill/types.ts gives it, trimmed to the fields the
+// cards, lookups and digests read (line item ids and createdTime are left empty: nothing shows them, and 15,000
+// records carry enough of them to matter), and how each kind is listed, read by id and kept.
 //
 // Facts (developer.bill.com /docs/filterable-fields, /v3/docs/sortable-fields, the Postman collection; shared/
 // reference/bill-v3-api.md §2 and §5): invoices and bills are filterable and sortable by updatedTime, bills also
@@ -79,14 +80,14 @@ export function keepBill(b: Bill): Bill | undefined {
     description: optStr(b.description),
     dueDate: str(b.dueDate),
     invoice: { invoiceNumber: optStr(b.invoice?.invoiceNumber), invoiceDate: optStr(b.invoice?.invoiceDate) },
-    billLineItems: items.filter((li) => li && typeof li === 'object').map((li) => ({ id: str(li.id), amount: num(li.amount), description: optStr(li.description) })),
+    billLineItems: items.filter((li) => li && typeof li === 'object').map((li) => ({ id: '', amount: num(li.amount), description: optStr(li.description) })),
     paymentStatus: str(b.paymentStatus),
     approvalStatus: optStr(b.approvalStatus),
     approvers: Array.isArray(b.approvers)
       ? b.approvers.filter((a) => a && typeof a === 'object').map((a) => ({ userId: str(a.userId), status: str(a.status), approverOrder: num(a.approverOrder), statusChangedTime: optStr(a.statusChangedTime) }))
       : undefined,
     purchaseOrderNumber: optStr(b.purchaseOrderNumber),
-    createdTime: str(b.createdTime),
+    createdTime: '',
     updatedTime: str(b.updatedTime),
   };
 }
@@ -107,9 +108,9 @@ export function keepInvoice(i: Invoice): Invoice | undefined {
     scheduledAmount: optNum(i.scheduledAmount),
     creditAmount: optNum(i.creditAmount),
     status: str(i.status),
-    invoiceLineItems: items.filter((li) => li && typeof li === 'object').map((li) => ({ id: str(li.id), description: optStr(li.description) })),
+    invoiceLineItems: items.filter((li) => li && typeof li === 'object').map((li) => ({ id: '', description: optStr(li.description) })),
     payments: payments.filter((p) => p && typeof p.amount === 'number').map((p) => ({ id: str(p.id), amount: p.amount, status: str(p.status), date: str(p.date) })),
-    createdTime: str(i.createdTime),
+    createdTime: '',
     updatedTime: str(i.updatedTime),
   };
 }
@@ -125,7 +126,7 @@ export function keepVendor(v: Vendor): Vendor | undefined {
     billCurrency: optStr(v.billCurrency),
     balance: balance === undefined ? undefined : { amount: balance },
     paymentInformation: lastPaymentDate ? { lastPaymentDate } : undefined,
-    createdTime: str(v.createdTime),
+    createdTime: '',
     updatedTime: str(v.updatedTime),
   };
 }
@@ -139,7 +140,7 @@ export function keepCustomer(c: Customer): Customer | undefined {
     name: str(c.name),
     invoiceCurrency: optStr(c.invoiceCurrency),
     balance: balance === undefined ? undefined : { amount: balance },
-    createdTime: str(c.createdTime),
+    createdTime: '',
     updatedTime: str(c.updatedTime),
   };
 }
