@@ -205,8 +205,9 @@ export class Notifications {
   }
 
   /**
-   * Marks the record an event names stale in the replicas: a payload is a hint, never written as the record (a signed
-   * event could carry any amount and a date in 2099); the next answer showing the row reads it from BILL first.
+   * Marks the record an event names stale in the mirror (again after a restart: the outbox outlives the marks the
+   * receiver made): a payload is a hint, never written as the record (a signed event could carry any amount and a date
+   * in 2099); the next answer showing the record reads it from BILL first.
    */
   private async apply(ev: OutboxEvent): Promise<void> {
     if (typeof ev.entity.id !== 'string') return;

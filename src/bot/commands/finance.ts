@@ -41,9 +41,9 @@ export function answerWaitMs(ctx: CommandContext): number {
 }
 
 /**
- * How long a list answer (or a replica read) of these record kinds may be reused: CACHE_TTL_PUSHED_S while BILL
- * webhooks bring every change of all of them to this deployment (each event also drops the cached answer and makes
- * the replica read the change), else CACHE_TTL_LIST_S.
+ * How long a list answer (or a mirror read) of these record kinds may be reused: CACHE_TTL_PUSHED_S while BILL
+ * webhooks bring every change of all of them to this deployment (each event marks the change stale in the mirror,
+ * which reads it before it answers), else CACHE_TTL_LIST_S.
  */
 export function listTtlS(ctx: CommandContext, orgId: string, entities: readonly EntityKind[]): number {
   const c = ctx.services.config.cache;

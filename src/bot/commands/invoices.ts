@@ -1,4 +1,4 @@
-// `invoice <number>` and `invoices overdue`: accounts receivable from the invoice index.
+// `invoice <number>` and `invoices overdue`: accounts receivable from the org's mirror of invoices.
 //
 // BILL cannot filter invoices by invoiceNumber, status or dueDate (the filterable fields are id, archived, customerId,
 // createdTime, updatedTime), so both answers come from the org's mirror of invoices (src/mirror), whose records
