@@ -189,11 +189,10 @@ const BILL_ID = /^00n[A-Za-z0-9]{5,61}$/;
 
 const BILL_HINT = 'Type **bill** and the vendor\'s invoice number or the BILL id, e.g. **bill ACM-12345**. To browse a vendor\'s bills, type **vendor {name}**.';
 
-/** A bill by its BILL id, kept like a record answer; the mirror is given what BILL answered. */
+/** A bill by its BILL id, kept like a record answer (CACHE_TTL_OBJECT_S, dropped by a bill webhook). */
 async function billById(ctx: CommandContext, orgId: string, id: string): Promise<{ bill: Bill; fetchedAt: number }> {
   try {
     const got = await cachedAnswer(ctx, orgId, 'object', answerKey('bill', { id }), () => orgClient(ctx, orgId).bills.get(id), ['bill']);
-    if (!got.hit) await ctx.services.mirror.apply(orgId, 'bill', got.value);
     return { bill: got.value, fetchedAt: got.fetchedAt };
   } catch (err) {
     if (err instanceof BillApiError && err.category === 'notFound') throw new InputError(`No bill with BILL id ${shortId(id)}`, BILL_HINT, `bill ${id}`);
