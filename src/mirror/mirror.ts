@@ -24,7 +24,7 @@ import type { StaleBroadcast, StaleMark } from './broadcast.js';
 import { foldName, normalizeNumber, partyInfo, SPECS, type AnyRecord, type EntityKind, type Kind, type KindSpec, type PartyInfo, type PartyKind, type Records } from './records.js';
 
 /** How much of an org's records a collection holds: the open ones (bills: unpaid, not archived) or every one. */
-export type Scope = 'open' | 'all';
+type Scope = 'open' | 'all';
 type Coverage = 'none' | Scope;
 const RANK: Record<Coverage, number> = { none: 0, open: 1, all: 2 };
 const covers = (have: Coverage, need: Scope): boolean => RANK[have] >= RANK[need];
@@ -37,11 +37,11 @@ const OVERLAP_MS = 1_000;
 /** A build's (or an unsorted walk's) refreshes start this long before it began: clocks of BILL and this host differ. */
 const BUILD_MARGIN_MS = 60_000;
 /** How far ahead of this host's clock a BILL timestamp may be (clock skew) before it counts as "from the future". */
-export const FUTURE_SKEW_MS = 5 * 60_000;
+const FUTURE_SKEW_MS = 5 * 60_000;
 /** Stale marks kept per collection; beyond this the next answer refreshes instead (one call per 100 changes). */
 const MAX_STALE_MARKS = 1_000;
 /** Stale records one answer reads again by id; with more, one incremental refresh reads them all. */
-export const MAX_CONFIRMS_PER_ANSWER = 5;
+const MAX_CONFIRMS_PER_ANSWER = 5;
 
 const ms = (iso: string | undefined): number => (iso ? Date.parse(iso) : Number.NaN);
 /** True when a is a strictly earlier instant than b (unknown times are never "older"). */
@@ -169,7 +169,7 @@ class Collection {
   }
 }
 
-export interface MirrorDeps {
+interface MirrorDeps {
   bill: BillGateway;
   state: StateStore;
   clock: Clock;
@@ -195,7 +195,7 @@ export interface ReadOptions {
   waitMs: number;
 }
 
-export interface RowsOptions<T> extends ReadOptions {
+interface RowsOptions<T> extends ReadOptions {
   /** 'open' is enough for open items (bills: a smaller first build); default every record. */
   scope?: Scope;
   /** While not built: wait up to waitMs for the build (default), or answer `building` at once and start nothing. */
@@ -205,8 +205,8 @@ export interface RowsOptions<T> extends ReadOptions {
   confirm?: boolean;
 }
 
-export type RowsResult<T> = { rows: T[]; refreshedAt: number } | { building: number };
-export type LookupResult<T> = { state: 'found'; rows: T[]; refreshedAt: number } | { state: 'missing'; refreshedAt: number } | { state: 'building'; indexed: number };
+type RowsResult<T> = { rows: T[]; refreshedAt: number } | { building: number };
+type LookupResult<T> = { state: 'found'; rows: T[]; refreshedAt: number } | { state: 'missing'; refreshedAt: number } | { state: 'building'; indexed: number };
 
 export interface MirrorInfo {
   kind: Kind;

@@ -22,8 +22,8 @@ import { ChannelSubscriptions, type ChannelSubscription } from './subscriptions.
 import type { ChannelSender, ChannelTarget, Enrichment, NotificationPresenter, OutboxEvent } from './types.js';
 import { DeliveryWorker, type DeadLetter } from './worker.js';
 
-/** How long a notification waits for the names of its vendor or customer (the org's first asks build them). */
-const NAMES_WAIT_MS = 20_000;
+/** A notification does not wait for an org's first build of vendors or customers: an id not held is read by id. */
+const NAMES_WAIT_MS = 0;
 
 export type { ChannelSender, ChannelTarget, ConversationRef, DigestBill, DigestContent, DigestInvoice, Enrichment, NotificationPresenter, OutboxEvent, OutgoingMessage, SendOutcome } from './types.js';
 export type { SubscriptionKind } from './kinds.js';
