@@ -51,8 +51,9 @@ export function uniqueBillNumbers(catalog: Catalog): Array<{ id: string; number:
 }
 
 export interface BotStats {
-  cacheBounds: { maxEntries: number; maxBytes: number };
-  cache: { hits: number; misses: number; coalesced: number; entries: number; bytes: number; hitRatio: number; evictions: number; loadErrors: number };
+  cacheBounds: { maxEntries: number };
+  /** The answers kept beside the mirror (payments, Spend & Expense, lists asked while the mirror is built). */
+  cache: { hits: number; misses: number; entries: number; hitRatio: number };
   budgets: Array<{ budget: string; granted: number; rejected: Record<string, number>; throttles: Record<string, number> }>;
   invoiceIndex?: { records: number; complete: boolean };
   billIndex?: { records: number; complete: boolean };

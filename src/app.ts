@@ -8,8 +8,8 @@ import { configSecrets, type Config } from './config.js';
 import { createLogger, SecretRegistry, type Logger } from './log.js';
 import { createLimiter } from './limits/index.js';
 import { registerLimiterMetrics } from './limits/metrics.js';
-import { createCache } from './cache/index.js';
-import { registerCacheMetrics } from './cache/metrics.js';
+import { Mirror } from './mirror/mirror.js';
+import { registerAnswerMetrics } from './mirror/metrics.js';
 import { createMetricsServer, metricsHandler } from './http/metrics.js';
 import { createMetricsRegistry } from './infra/metrics.js';
 import type { Limiter } from './limits/types.js';
@@ -30,9 +30,6 @@ import { Installations } from './state/conversations.js';
 import { createGraphTeams } from './graph/teams.js';
 import { Readiness } from './http/readiness.js';
 import { BillGateway } from './bill/gateway.js';
-import { PartyDirectory } from './bill/directory.js';
-import { createBillNumberIndex, createInvoiceIndex } from './bill/invoiceIndex.js';
-import { PartyIndex } from './bill/partyIndex.js';
 import type { RunningSandbox } from './sandbox/index.js';
 import { createHttpServer } from './http/server.js';
 import { Approvals, approvalCardActions } from './features/approvals/service.js';
@@ -90,16 +87,16 @@ export interface BillbridgeApp {
 
 /** The parts cluster mode adds, loaded only when REDIS_URL is set, and the connection they share. */
 async function connectCluster(url: string, log: Logger) {
-  const [{ RateLimiterRedis }, { RedisConnection }, { RedisStateStore }, { RedisBudgetStore }, { BroadcastQueryCache, RedisCacheInvalidationBus }, { RedisSessionLedger }] = await Promise.all([
+  const [{ RateLimiterRedis }, { RedisConnection }, { RedisStateStore }, { RedisBudgetStore }, { RedisStaleBroadcast }, { RedisSessionLedger }] = await Promise.all([
     import('rate-limiter-flexible'),
     import('./state/redisClient.js'),
     import('./state/redisStore.js'),
     import('./limits/redisStore.js'),
-    import('./cache/bus.js'),
+    import('./mirror/broadcast.js'),
     import('./bill/sharedSessions.js'),
   ]);
   const redis = new RedisConnection({ url, log });
-  return { redis, RateLimiterRedis, RedisStateStore, RedisBudgetStore, BroadcastQueryCache, RedisCacheInvalidationBus, RedisSessionLedger };
+  return { redis, RateLimiterRedis, RedisStateStore, RedisBudgetStore, RedisStaleBroadcast, RedisSessionLedger };
 }
 
 /** Per-person connect attempts: shared by the fleet through Redis in cluster mode, else kept in this process. */
@@ -125,7 +122,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     config = { ...config, bill: { ...config.bill, baseUrl: sandbox.baseUrl, spendBaseUrl: sandbox.spendBaseUrl, eventsBaseUrl: sandbox.eventsBaseUrl } };
     log.info({ url: sandbox.baseUrl, orgId: sandbox.credentials.orgId }, `BILL sandbox at ${sandbox.baseUrl}: demo organisation — simulated data`);
   }
-  // Cluster mode: limits, BILL sessions, state and cache invalidations are shared by every instance through Redis.
+  // Cluster mode: limits, BILL sessions, state and stale marks are shared by every instance through Redis.
   // Its modules (ioredis, redis-semaphore) load only then: a single instance does not carry them.
   const cluster = config.redisUrl ? await connectCluster(config.redisUrl, log) : undefined;
   const redis = cluster?.redis;
@@ -136,12 +133,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const upstreamCalls = new UpstreamCallCounter({ clock, commandWaitMs: config.limits.commandWaitMs });
   const sharedLimiter = createLimiter({ config, clock, log, store: cluster ? new cluster.RedisBudgetStore({ redis: cluster.redis, log }) : undefined });
   const limiter: Limiter = upstreamCalls.counting(sharedLimiter);
-  const cache = cluster ? new cluster.BroadcastQueryCache({ config, clock, log }, new cluster.RedisCacheInvalidationBus(cluster.redis, log)) : createCache({ config, clock, log });
   // GET /metrics: this app's own registry (never prom-client's global one); process metrics outside tests.
   const metrics = createMetricsRegistry({ processMetrics: config.nodeEnv !== 'test' });
   // Organisation, tenant and team ids appear in metrics only as one-way names (see budgetKeyLabel).
   registerLimiterMetrics(metrics, sharedLimiter, config.metrics.token || randomBytes(32));
-  registerCacheMetrics(metrics, cache);
   const audit = new AuditTrail({ store: state, clock, log, scrub: (text) => secrets.scrub(text) });
   const registry = createRegistry();
   // Single-org: every team uses BILL_ORG_ID (the sandbox's demo org without credentials); multi-org: links only.
@@ -167,22 +162,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     log,
     secrets,
   });
-  // Per-org replicas the finance commands answer from; a webhook's invalidation in the cache makes them refresh.
-  // Vendors and customers for `vendor <name>` / `customer <name>` (and names on cards, with the directory); a changed
-  // bill or invoice makes its vendor's or customer's balance doubtful until the record is read again.
-  const partyIndex = new PartyIndex({ bill, state, clock, log, cache });
-  const parties = new PartyDirectory({ bill, clock, log, ttlMs: config.cache.namesTtlS * 1000, held: (orgId, kind, ids) => partyIndex.records(orgId, kind, ids) });
-  const invoiceIndex = createInvoiceIndex({
-    bill,
-    state,
-    clock,
-    log,
-    cache,
-    // Invoice cards name customers: the customer replica (built once, then refreshed) holds every name.
-    onReady: async (orgId) => partyIndex.prepare(orgId, 'customer'),
-    onChange: (orgId, row) => partyIndex.suspect(orgId, 'customer', row.customerId),
-  });
-  const billIndex = createBillNumberIndex({ bill, state, clock, log, cache, onChange: (orgId, row) => partyIndex.suspect(orgId, 'vendor', row.vendorId) });
+  // The per-org mirror of bills, invoices, vendors and customers the finance commands answer from, kept in the state
+  // store (shared by a fleet); webhooks and Refresh tell it what is stale, broadcast to the fleet in cluster mode.
+  const mirror = new Mirror({ bill, state, clock, log, maxAnswers: config.cache.maxEntries, namesMaxAgeMs: config.cache.namesTtlS * 1000, broadcast: cluster ? new cluster.RedisStaleBroadcast(cluster.redis, log) : undefined });
+  registerAnswerMetrics(metrics, mirror.answers);
   const readiness = new Readiness().add('state', () => state.isReady()).add('bill', () => bill.ready());
   // Unreachable at start: not ready. Lost later: still ready (a drained fleet helps nobody); commands answer
   // "temporarily unavailable" and nothing reaches BILL until it is back.
@@ -198,7 +181,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         secretsKey: config.secretsKey,
         attempts: linkAttempts(config, cluster),
         bill,
-        vendors: parties,
+        vendors: mirror,
+        waitMs: config.limits.commandWaitMs,
         orgs: orgBindings,
         audit,
         clock,
@@ -223,13 +207,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     graph,
     access: new AccessPolicy(config),
     limiter,
-    cache,
+    mirror,
     audit,
     bill,
-    invoiceIndex,
-    billIndex,
-    partyIndex,
-    parties,
     approvals,
   };
   const dispatcher = new Dispatcher(services, log);
@@ -253,14 +233,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     log,
     secrets,
     bill,
-    cache,
+    mirror,
     resolveOrg: (scope) => orgBindings.resolve(scope),
     servesOrg: (orgId) => (config.bill.allowedOrgIds.length > 0 ? config.bill.allowedOrgIds.includes(orgId) : orgId === servedOrgId),
     defaultOrgId: servedOrgId,
-    invoiceIndex,
-    billIndex,
-    partyIndex,
-    parties,
     audit,
     sender,
     presenter: notificationPresenter({ locale: config.locale, timeZone: config.timeZone, note: sandbox ? SANDBOX_NOTE : undefined }),
@@ -345,8 +321,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         await bill.close();
         await sandbox?.stop();
         await limiter.close();
-        cache.close();
-        await Promise.all([invoiceIndex.flush(), billIndex.flush(), partyIndex.flush()]);
+        await mirror.flush();
         await state.close();
         await redis?.close();
         log.flush();

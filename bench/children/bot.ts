@@ -44,15 +44,17 @@ serve(
     stats: () => {
       const { services } = app;
       const limiter = app.limiter as CountingLimiter;
+      const answers = services.mirror.answers.stats();
+      const mirror = services.mirror.info(orgId);
       return {
-        cache: services.cache.stats(),
-        cacheBounds: { maxEntries: config.cache.maxEntries, maxBytes: config.cache.maxBytes },
+        cache: { ...answers, hitRatio: answers.hits + answers.misses === 0 ? 0 : answers.hits / (answers.hits + answers.misses) },
+        cacheBounds: { maxEntries: config.cache.maxEntries },
         budgets: limiter.budgetCounters?.() ?? [],
         billBudgets: app.limiter.snapshot().filter((b) => b.budget.startsWith('bill')),
-        invoiceIndex: services.invoiceIndex?.info(orgId),
-        billIndex: services.billIndex?.info(orgId),
-        vendorIndex: services.partyIndex?.vendors.info(orgId),
-        customerIndex: services.partyIndex?.customers.info(orgId),
+        invoiceIndex: mirror.find((m) => m.kind === 'invoice'),
+        billIndex: mirror.find((m) => m.kind === 'bill'),
+        vendorIndex: mirror.find((m) => m.kind === 'vendor'),
+        customerIndex: mirror.find((m) => m.kind === 'customer'),
         pushFed: PUSH_FED.filter((p) => app.notify.push.fed(orgId, p.entity)).map((p) => p.entity),
         loginsLastHour: app.bill.status().loginsLastHour,
         memory: process.memoryUsage(),

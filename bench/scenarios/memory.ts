@@ -25,7 +25,7 @@ interface Pass {
   stored: number;
   final: BotStats;
   stages: Stage[];
-  bounds: { maxEntries: number; maxBytes: number };
+  bounds: { maxEntries: number };
   /** The most entries the cache held at any reading (the entry bound, once reached). */
   highestEntries: number;
   /** What the pass sent, for the echo bot's pass to send again. */
@@ -50,7 +50,6 @@ interface Stage {
   heapTotal: number;
   external: number;
   cacheEntries: number;
-  cacheBytes: number;
 }
 
 export async function memory(ctx: BenchContext): Promise<ScenarioResult> {
@@ -77,15 +76,13 @@ export async function memory(ctx: BenchContext): Promise<ScenarioResult> {
     const notes: string[] = [];
     for (const p of passes) {
       if (p.stored < conversations) notes.push(`${p.label}: only ${p.stored} of ${conversations} conversations were stored`);
-      const mostBytes = Math.max(...p.stages.map((x) => x.cacheBytes));
-      if (p.highestEntries < p.bounds.maxEntries && mostBytes < p.bounds.maxBytes * 0.9) notes.push(`${p.label}: the cache did not reach either bound (at most ${p.highestEntries} of ${p.bounds.maxEntries} entries, ${(mostBytes / MB).toFixed(1)} of ${p.bounds.maxBytes / MB} MB) after ${p.stream.records.length} single records and ${p.stream.lists.length} lists were asked`);
+      if (p.highestEntries < p.bounds.maxEntries) notes.push(`${p.label}: the cache did not reach its bound (at most ${p.highestEntries} of ${p.bounds.maxEntries} entries) after ${p.stream.records.length} single records and ${p.stream.lists.length} lists were asked`);
     }
-    notes.push(`cache bounds: ${main.bounds.maxEntries} entries, ${main.bounds.maxBytes / MB} MB; evictions so far ${s.cache.evictions}`);
-    const peakBytes = Math.max(...main.stages.map((x) => x.cacheBytes));
+    notes.push(`cache bound: ${main.bounds.maxEntries} entries`);
     return {
       id: 'memory',
       title: '5. Memory',
-      setup: { invoices: ctx.opts.invoices, bills: ctx.opts.bills, conversations, cacheMaxEntries: main.bounds.maxEntries, cacheMaxBytes: main.bounds.maxBytes, passes: passes.map((p) => ({ label: p.label, env: p.env })) },
+      setup: { invoices: ctx.opts.invoices, bills: ctx.opts.bills, conversations, cacheMaxEntries: main.bounds.maxEntries, passes: passes.map((p) => ({ label: p.label, env: p.env })) },
       figures: [
         ...passes.map((p) => figure(`peak RSS (VmHWM), ${p.label}`, p.peakRss / MB, 'MB', 0, { value: 200, direction: 'atMost' })),
         ...passes.flatMap((p) => (p.echo ? [figure(`echo bot's peak RSS, the same activities, ${p.label}`, p.echo.peakRss / MB, 'MB', 0)] : [])),
@@ -93,17 +90,16 @@ export async function memory(ctx: BenchContext): Promise<ScenarioResult> {
         figure('invoices / bills indexed', s.invoiceIndex?.records ?? 0, `/ ${s.billIndex?.records ?? 0}`, 0),
         figure('conversations stored', main.stored, '', 0),
         figure('cache entries at their highest / at the end', main.highestEntries, `/ ${s.cache.entries}`, 0),
-        figure('cache bytes at their highest', peakBytes / MB, 'MB', 1),
       ],
       // The commands each pass sent are counted, not listed (they would be most of results.json).
       details: { passes: passes.map(({ stream, ...p }) => ({ ...p, stream: { installs: stream.installs, lists: stream.lists.length, records: stream.records.length } })) },
       notes,
       table: [
-        ['pass', 'stage', 's', 'RSS MB', 'peak MB', 'heap used/total MB', 'cache entries', 'cache MB'],
+        ['pass', 'stage', 's', 'RSS MB', 'peak MB', 'heap used/total MB', 'cache entries'],
         ...passes.flatMap((p) =>
           [
-            ...p.stages.map((x, i) => [i === 0 ? p.label : '', x.stage, x.seconds.toFixed(0), (x.rss / MB).toFixed(0), (x.peakRss / MB).toFixed(0), `${(x.heapUsed / MB).toFixed(0)}/${(x.heapTotal / MB).toFixed(0)}`, String(x.cacheEntries), (x.cacheBytes / MB).toFixed(1)]),
-            ...(p.echo ? [['', 'echo bot, the same activities', p.echo.seconds.toFixed(0), (p.echo.rss / MB).toFixed(0), (p.echo.peakRss / MB).toFixed(0), '', '', '']] : []),
+            ...p.stages.map((x, i) => [i === 0 ? p.label : '', x.stage, x.seconds.toFixed(0), (x.rss / MB).toFixed(0), (x.peakRss / MB).toFixed(0), `${(x.heapUsed / MB).toFixed(0)}/${(x.heapTotal / MB).toFixed(0)}`, String(x.cacheEntries)]),
+            ...(p.echo ? [['', 'echo bot, the same activities', p.echo.seconds.toFixed(0), (p.echo.rss / MB).toFixed(0), (p.echo.peakRss / MB).toFixed(0), '', '']] : []),
           ],
         ),
       ],
@@ -137,9 +133,9 @@ async function pass(ctx: BenchContext, sandbox: Awaited<ReturnType<BenchContext[
       ctx.log(`  resident by mapping (MB): ${Object.entries(byKind).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
     }
     const m = bot.memory();
-    stages.push({ stage, seconds: (Date.now() - t0) / 1000, peakRss: m?.peakRss ?? Number.NaN, rss: m?.rss ?? Number.NaN, heapUsed: s.memory.heapUsed, heapTotal: s.memory.heapTotal, external: s.memory.external, cacheEntries: s.cache.entries, cacheBytes: s.cache.bytes });
+    stages.push({ stage, seconds: (Date.now() - t0) / 1000, peakRss: m?.peakRss ?? Number.NaN, rss: m?.rss ?? Number.NaN, heapUsed: s.memory.heapUsed, heapTotal: s.memory.heapTotal, external: s.memory.external, cacheEntries: s.cache.entries });
     ctx.log(
-      `  ${((Date.now() - t0) / 1000).toFixed(1)} s ${stage}: RSS ${((m?.rss ?? 0) / MB).toFixed(0)} MB (peak ${((m?.peakRss ?? 0) / MB).toFixed(0)} MB), heap ${(s.memory.heapUsed / MB).toFixed(0)}/${(s.memory.heapTotal / MB).toFixed(0)} MB, external ${(s.memory.external / MB).toFixed(0)} MB, cache ${s.cache.entries} entries / ${(s.cache.bytes / MB).toFixed(1)} MB`,
+      `  ${((Date.now() - t0) / 1000).toFixed(1)} s ${stage}: RSS ${((m?.rss ?? 0) / MB).toFixed(0)} MB (peak ${((m?.peakRss ?? 0) / MB).toFixed(0)} MB), heap ${(s.memory.heapUsed / MB).toFixed(0)}/${(s.memory.heapTotal / MB).toFixed(0)} MB, external ${(s.memory.external / MB).toFixed(0)} MB, cache ${s.cache.entries} entries`,
     );
     return s;
   };

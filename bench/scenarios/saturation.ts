@@ -122,7 +122,7 @@ export async function saturation(ctx: BenchContext, sandbox: Child<SandboxInfo>)
     const full = timeline.filter((t) => t.inFlightAtBill >= 2.5).map((t) => t.second);
     const steady = full.length ? timeline.slice(full[0]!, full[full.length - 1]! + 1) : [];
     const steadyOccupancy = steady.length ? steady.reduce((x, t) => x + t.inFlightAtBill, 0) / steady.length / BILL_CONCURRENCY : 0;
-    const cacheDelta = { hits: after.cache.hits - before.cache.hits, misses: after.cache.misses - before.cache.misses, coalesced: after.cache.coalesced - before.cache.coalesced };
+    const cacheDelta = { hits: after.cache.hits - before.cache.hits, misses: after.cache.misses - before.cache.misses };
     ctx.log(`  done in ${((t1 - t0) / 1000).toFixed(1)} s: ${outcomes.answered} answered, ${outcomes.busy} told "BILL is busy", ${outcomes.failed + outcomes.noReply + outcomes.userRate + outcomes.indexing} other`);
     ctx.log(`  BILL saw ${util.calls} calls in ${(util.windowMs / 1000).toFixed(1)} s (${util.throughput.toFixed(1)}/s of ${util.ceiling.toFixed(1)}/s), at most ${maxConcurrent} in flight, ${limitErrors} limit errors`);
 

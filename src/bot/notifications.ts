@@ -1,6 +1,7 @@
 // Notifications on the bot side: the `status` section (this channel's subscriptions and digest, outbox depth, dead
 // letters, webhook keys) and the Refresh button of a notification card (re-reads the record from BILL).
-import { queryKey, type EntityKind } from '../cache/index.js';
+import { answerKey } from '../mirror/answers.js';
+import type { EntityKind } from '../mirror/records.js';
 import { NotBound } from '../errors.js';
 import { describeSchedule } from '../notify/schedule.js';
 import type { CardActionHandler } from './dispatch.js';
@@ -40,7 +41,7 @@ export async function notificationsSection(ctx: CommandContext, opts: StatusCard
 
 /**
  * Refresh on a notification card: the same card drawn from BILL's current record. The record read is kept for the
- * object lifetime (CACHE_OBJECT_TTL_S) and dropped by a webhook about it, so clicking again costs no BILL call.
+ * object lifetime (CACHE_OBJECT_TTL_S) and dropped by a webhook about it.
  */
 export const refreshNotification: CardActionHandler = async ({ data, scope, services }) => {
   const n = services.notify;
@@ -50,13 +51,12 @@ export const refreshNotification: CardActionHandler = async ({ data, scope, serv
   if (!n || !REFRESHABLE.includes(entity) || id === '') throw new Error('not a refreshable notification');
   const orgId = await services.bindings.resolve(scope);
   if (!orgId) throw new NotBound();
-  const key = queryKey('notification.refresh', { entity, id, type });
-  const deps = { entities: [{ entity, id }] };
-  const got = await services.cache.get(orgId, 'object', key, () => n.current(orgId, entity, id, type), deps);
+  const key = answerKey('notification.refresh', { entity, id, type });
+  // current() marks the record stale (so lists showing it are read again), which drops the answers built from it: the
+  // read it made is kept once that is done, so clicking again costs no BILL call.
+  const got = await services.mirror.answers.get(orgId, key, { ttlS: services.config.cache.objectTtlS, kinds: [entity] }, () => n.current(orgId, entity, id, type));
   const ev = got.value;
   if (!ev) throw new Error('not a refreshable notification');
-  // current() tells the cache the record changed (so lists showing it are re-read), which also drops the read it
-  // just made: it is kept once that is done.
-  if (!got.hit && !got.coalesced) await services.cache.get(orgId, 'object', key, () => Promise.resolve(ev), deps);
+  if (!got.hit) await services.mirror.answers.get(orgId, key, { ttlS: services.config.cache.objectTtlS, kinds: [entity] }, () => Promise.resolve(ev));
   return notificationCard(ev, { locale: services.config.locale, timeZone: services.config.timeZone, note: services.backend.kind === 'sandbox' ? SANDBOX_NOTE : undefined }, { refreshedAt: got.fetchedAt });
 };

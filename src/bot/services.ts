@@ -1,12 +1,9 @@
 // The parts a turn may use, built once in app.ts and handed to the bot; handlers never build their own.
 import type { BillGateway } from '../bill/gateway.js';
-import type { PartyDirectory } from '../bill/directory.js';
-import type { BillNumberIndex, InvoiceIndex } from '../bill/invoiceIndex.js';
-import type { PartyIndex } from '../bill/partyIndex.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { GraphTeams } from '../graph/teams.js';
-import type { QueryCache } from '../cache/index.js';
+import type { Mirror } from '../mirror/mirror.js';
 import type { Limiter } from '../limits/types.js';
 import type { OrgBindings } from '../state/bindings.js';
 import type { Installations } from '../state/conversations.js';
@@ -39,8 +36,8 @@ export interface BotServices {
   access: AccessPolicy;
   /** The one limiter every outbound call goes through. */
   limiter: Limiter;
-  /** Query results per org with per-kind TTLs, single-flight loads and invalidation by entity; answers carry fetchedAt. */
-  cache: QueryCache;
+  /** The per-org mirror of bills, invoices, vendors and customers, and the answers it does not hold (mirror.answers). */
+  mirror: Mirror;
   /** The audit trail; admin actions (link, unlink, subscribe, webhook setup) call audit.admin(...). */
   audit: AuditTrail;
   /** The same bindings as `bindings`, with their admin side (mode, describe, link, unlink). */
@@ -51,14 +48,6 @@ export interface BotServices {
   graph?: GraphTeams;
   /** BILL: `bill.org(orgId, { priority, maxWaitMs })` for AP/AR, `bill.spend(orgId)` for Spend & Expense, `bill.status()`. */
   bill: BillGateway;
-  /** Invoice number -> invoice per org (BILL cannot filter by number); webhooks keep it current with apply/remove. */
-  invoiceIndex?: InvoiceIndex;
-  /** A vendor's invoice number -> bills per org, kept like the invoice index. */
-  billIndex?: BillNumberIndex;
-  /** Vendors and customers per org (name searches), kept like the invoice index. */
-  partyIndex?: PartyIndex;
-  /** Vendor and customer names and currencies by id (bills and invoices carry only ids). */
-  parties?: PartyDirectory;
   /** Approvals run as the approver (links, card records, signing); undefined without SECRETS_KEY: approvals are off. */
   approvals?: Approvals;
   /** BILL webhook notifications: channel subscriptions, the outbox worker, digests, webhook keys and set-up. */

@@ -11,11 +11,9 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
-import type { QueryCache } from '../cache/index.js';
 import type { Priority } from '../limits/types.js';
 import type { BillGateway } from '../bill/gateway.js';
-import type { PartyDirectory } from '../bill/directory.js';
-import type { InvoiceIndex } from '../bill/invoiceIndex.js';
+import type { Mirror } from '../mirror/mirror.js';
 import { BillFilter } from '../bill/filters.js';
 import type { Bill } from '../bill/types.js';
 import type { BindingScope } from '../state/bindings.js';
@@ -90,9 +88,9 @@ export class DigestSettings {
 
 export interface ComposerDeps {
   bill: BillGateway;
-  cache: QueryCache;
-  invoiceIndex: InvoiceIndex | undefined;
-  parties: PartyDirectory | undefined;
+  mirror: Mirror;
+  /** How long the bill lists are kept (CACHE_TTL_LIST_S): many channels' digests cost one load. */
+  listTtlS: number;
   timeZone: string;
   log: Logger;
 }
@@ -110,20 +108,18 @@ export class DigestComposer {
     };
     const until = addDays(today, 6);
     const [due, overdue] = await Promise.all([
-      this.deps.cache.get(orgId, 'list', `digest.bills.due?from=${today}&to=${until}`, unpaid({ gte: today, lte: until }), { entities: ['bill'] }),
-      this.deps.cache.get(orgId, 'list', `digest.bills.overdue?before=${today}`, unpaid({ lt: today }), { entities: ['bill'] }),
+      this.deps.mirror.answers.get(orgId, `digest.bills.due?from=${today}&to=${until}`, { ttlS: this.deps.listTtlS, kinds: ['bill'] }, unpaid({ gte: today, lte: until })),
+      this.deps.mirror.answers.get(orgId, `digest.bills.overdue?before=${today}`, { ttlS: this.deps.listTtlS, kinds: ['bill'] }, unpaid({ lt: today })),
     ]);
     let invoices: DigestInvoice[] | undefined;
     let invoicesAsOf = now;
-    if (this.deps.invoiceIndex) {
-      const answer = await this.deps.invoiceIndex.rows(orgId, { maxAgeMs: 60_000, waitMs: priority === 'interactive' ? 8_000 : 20_000 });
-      if ('rows' in answer) {
-        invoicesAsOf = answer.refreshedAt;
-        invoices = answer.rows
-          .filter((i) => !i.archived && i.dueAmount > 0 && i.status !== 'PAID' && i.dueDate !== '' && i.dueDate < today)
-          .sort((a, b) => a.dueDate.localeCompare(b.dueDate))
-          .map((i) => ({ id: i.id, number: i.number, customerId: i.customerId, customerName: '', dueDate: i.dueDate, dueAmount: i.dueAmount }));
-      }
+    const answer = await this.deps.mirror.rows(orgId, 'invoice', { maxAgeMs: 60_000, waitMs: priority === 'interactive' ? 8_000 : 20_000 });
+    if ('rows' in answer) {
+      invoicesAsOf = answer.refreshedAt;
+      invoices = answer.rows
+        .filter((i) => !i.archived && i.dueAmount > 0 && i.status !== 'PAID' && i.dueDate !== '' && i.dueDate < today)
+        .sort((a, b) => a.dueDate.localeCompare(b.dueDate))
+        .map((i) => ({ id: i.id, number: i.invoiceNumber, customerId: i.customerId, customerName: '', dueDate: i.dueDate, dueAmount: i.dueAmount }));
     }
     // Copies: names are filled in below, the cached lists stay as BILL sent them.
     const dueSoon = due.value.items.map((b) => ({ ...b }));
@@ -153,16 +149,14 @@ export class DigestComposer {
 
   /** Vendor names bills lack, customer names and currencies (one call per 100 unknown ids, then kept). */
   private async names(orgId: string, bills: DigestBill[], invoices: DigestInvoice[], priority: Priority): Promise<void> {
-    const parties = this.deps.parties;
-    if (!parties) return;
     try {
-      const vendors = await parties.resolve(orgId, 'vendor', bills.map((b) => b.vendorId), { priority });
+      const vendors = await this.deps.mirror.names(orgId, 'vendor', bills.map((b) => b.vendorId), { priority, waitMs: 20_000 });
       for (const b of bills) {
         const v = vendors.get(b.vendorId);
         if (!b.vendorName && v) b.vendorName = v.name;
         b.currency ??= v?.currency;
       }
-      const customers = await parties.resolve(orgId, 'customer', invoices.map((i) => i.customerId), { priority });
+      const customers = await this.deps.mirror.names(orgId, 'customer', invoices.map((i) => i.customerId), { priority, waitMs: 20_000 });
       for (const i of invoices) {
         const c = customers.get(i.customerId);
         if (c) i.customerName = c.name;

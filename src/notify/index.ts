@@ -3,12 +3,11 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Logger, SecretRegistry } from '../log.js';
 import { errorMessage } from '../errors.js';
-import type { EntityKind, QueryCache } from '../cache/index.js';
 import type { Priority } from '../limits/types.js';
 import type { BillGateway } from '../bill/gateway.js';
-import type { PartyDirectory } from '../bill/directory.js';
-import type { BillNumberIndex, InvoiceIndex } from '../bill/invoiceIndex.js';
-import type { PartyIndex } from '../bill/partyIndex.js';
+import type { Mirror } from '../mirror/mirror.js';
+import { answerKey } from '../mirror/answers.js';
+import type { EntityKind } from '../mirror/records.js';
 import type { AuditTrail } from '../state/audit.js';
 import type { BindingScope } from '../state/bindings.js';
 import { NS, type StateStore } from '../state/types.js';
@@ -23,6 +22,9 @@ import { ChannelSubscriptions, type ChannelSubscription } from './subscriptions.
 import type { ChannelSender, ChannelTarget, Enrichment, NotificationPresenter, OutboxEvent } from './types.js';
 import { DeliveryWorker, type DeadLetter } from './worker.js';
 
+/** A notification does not wait for an org's first build of vendors or customers: an id not held is read by id. */
+const NAMES_WAIT_MS = 0;
+
 export type { ChannelSender, ChannelTarget, ConversationRef, DigestBill, DigestContent, DigestInvoice, Enrichment, NotificationPresenter, OutboxEvent, OutgoingMessage, SendOutcome } from './types.js';
 export type { SubscriptionKind } from './kinds.js';
 export type { DeadLetter } from './worker.js';
@@ -34,22 +36,17 @@ export interface NotifyDeps {
   log: Logger;
   secrets: SecretRegistry;
   bill: BillGateway;
-  cache: QueryCache;
+  /** The per-org mirror of BILL records: webhooks tell it what is stale; cards' names come from it. */
+  mirror: Mirror;
   /** The org a conversation is bound to right now (OrgBindings.resolve). */
   resolveOrg(scope: BindingScope): Promise<string | undefined>;
   /** The organisations this deployment serves (events of others are ignored). */
   servesOrg(orgId: string): boolean;
   /** The organisation BILL_WEBHOOK_SECURITY_KEY belongs to: BILL_ORG_ID, or the embedded sandbox's demo org. */
   defaultOrgId: string | undefined;
-  invoiceIndex?: InvoiceIndex;
-  billIndex?: BillNumberIndex;
-  partyIndex?: PartyIndex;
-  parties?: PartyDirectory;
   audit: AuditTrail;
   sender: ChannelSender;
   presenter: NotificationPresenter;
-  /** A record changed in BILL (default: drop the cached answers built from it). */
-  onEntityChanged?(orgId: string, entity: EntityKind, ids: string[]): void;
   /** Waits between delivery tries (tests shorten them). */
   retryDelaysMs?: number[];
 }
@@ -86,14 +83,11 @@ export class Notifications {
     this.keys = new WebhookKeys({ state, clock, log, secrets: deps.secrets, secretsKey: config.secretsKey, refuseUnsealed: config.nodeEnv === 'production' });
     this.subscriptions = new ChannelSubscriptions(state, clock);
     this.digestSettings = new DigestSettings(state, clock);
-    const onEntityChanged =
-      deps.onEntityChanged ??
-      ((orgId: string, entity: EntityKind, ids: string[]) => {
-        if (ids.length === 0) deps.cache.invalidate(orgId, entity);
-        for (const id of ids) deps.cache.invalidate(orgId, entity, id);
-        // A renamed vendor is shown with its new name on the next card.
-        if (entity === 'vendor') for (const id of ids) deps.parties?.forget(orgId, 'vendor', id);
-      });
+    // Webhooks are hints: the mirror reads the record again before it shows it, and drops answers built from it.
+    const onEntityChanged = (orgId: string, entity: EntityKind, ids: string[]) => {
+      if (ids.length === 0) void deps.mirror.markStale(orgId, entity);
+      for (const id of ids) void deps.mirror.markStale(orgId, entity, id);
+    };
     this.worker = new DeliveryWorker({
       state,
       clock,
@@ -120,7 +114,7 @@ export class Notifications {
       kick: () => this.worker.kick(),
       heard: (orgId, subscriptionId) => this.push.heard(orgId, subscriptionId),
     });
-    this.composer = new DigestComposer({ bill: deps.bill, cache: deps.cache, invoiceIndex: deps.invoiceIndex, parties: deps.parties, timeZone: config.timeZone, log });
+    this.composer = new DigestComposer({ bill: deps.bill, mirror: deps.mirror, listTtlS: config.cache.listTtlS, timeZone: config.timeZone, log });
     this.scheduler = new DigestScheduler({
       state,
       clock,
@@ -187,7 +181,7 @@ export class Notifications {
     else if (entityType === 'payment') record = await client.payments.get(id);
     else if (entityType === 'vendor') record = await client.vendors.get(id);
     else return undefined;
-    this.deps.cache.invalidate(orgId, entityType, id);
+    await this.deps.mirror.markStale(orgId, entityType, id);
     const entity = projectEntity(record as Record<string, unknown>);
     // The card describes the record's state now: "updated" (or "archived"), whatever the original event was.
     const family = type.split('.')[0] ?? entityType;
@@ -211,30 +205,28 @@ export class Notifications {
   }
 
   /**
-   * Marks the record an event names stale in the replicas: a payload is a hint, never written as the record (a signed
-   * event could carry any amount and a date in 2099); the next answer showing the row reads it from BILL first.
+   * Marks the record an event names stale in the mirror (again after a restart: the outbox outlives the marks the
+   * receiver made): a payload is a hint, never written as the record (a signed event could carry any amount and a date
+   * in 2099); the next answer showing the record reads it from BILL first.
    */
   private async apply(ev: OutboxEvent): Promise<void> {
     if (typeof ev.entity.id !== 'string') return;
-    const id = ev.entity.id;
-    if (ev.entityType === 'invoice') await this.deps.invoiceIndex?.markStale(ev.orgId, id);
-    if (ev.entityType === 'bill') await this.deps.billIndex?.markStale(ev.orgId, id);
-    if (ev.entityType === 'vendor') await this.deps.partyIndex?.vendors.markStale(ev.orgId, id);
-    if (ev.entityType === 'payment') for (const billId of paymentBillIds(ev.entity)) await this.deps.billIndex?.markStale(ev.orgId, billId);
+    await this.deps.mirror.markStale(ev.orgId, ev.entityType, ev.entity.id);
+    if (ev.entityType === 'payment') for (const billId of paymentBillIds(ev.entity)) await this.deps.mirror.markStale(ev.orgId, 'bill', billId);
   }
 
   /** What the card needs beyond the payload: bill numbers of a payment, customer and vendor names, the currency. */
   private async enrich(ev: OutboxEvent, priority: Priority = 'background'): Promise<Enrichment> {
     const out: Enrichment = {};
     const org = ev.orgId;
-    const parties = this.deps.parties;
+    const mirror = this.deps.mirror;
     if (ev.entityType === 'payment') {
       const ids = paymentBillIds(ev.entity).slice(0, 5);
       const numbers: Record<string, string> = {};
       const client = this.deps.bill.org(org, { priority });
       for (const id of ids) {
         try {
-          const got = await this.deps.cache.get(org, 'object', `bill?id=${id}`, () => client.bills.get(id), { entities: [{ entity: 'bill', id }] });
+          const got = await mirror.answers.get(org, answerKey('bill', { id }), { ttlS: this.deps.config.cache.objectTtlS, kinds: ['bill'] }, () => client.bills.get(id));
           const number = got.value.invoice?.invoiceNumber;
           if (number) numbers[id] = number;
         } catch (err) {
@@ -244,15 +236,15 @@ export class Notifications {
       if (Object.keys(numbers).length > 0) out.billNumbers = numbers;
     }
     const vendor = vendorOf(ev.entity);
-    if ((ev.entityType === 'payment' || ev.entityType === 'bill') && vendor.id && parties) {
-      const info = (await parties.resolve(org, 'vendor', [vendor.id], { priority })).get(vendor.id);
+    if ((ev.entityType === 'payment' || ev.entityType === 'bill') && vendor.id) {
+      const info = (await mirror.names(org, 'vendor', [vendor.id], { priority, waitMs: NAMES_WAIT_MS })).get(vendor.id);
       if (info) {
         out.vendorName = vendor.name ?? info.name;
         out.currency = info.currency;
       }
     }
-    if (ev.entityType === 'invoice' && typeof ev.entity.customerId === 'string' && parties) {
-      const info = (await parties.resolve(org, 'customer', [ev.entity.customerId], { priority })).get(ev.entity.customerId);
+    if (ev.entityType === 'invoice' && typeof ev.entity.customerId === 'string') {
+      const info = (await mirror.names(org, 'customer', [ev.entity.customerId], { priority, waitMs: NAMES_WAIT_MS })).get(ev.entity.customerId);
       if (info) {
         out.customerName = info.name;
         out.currency = info.currency;

@@ -4,7 +4,7 @@
 // autopay.failed is listed under vendors there; here it is a payment that did not happen, so it goes to "payments".
 // Funding-account and risk events (bank-account.*, card-account.*, risk-verification.updated) are known but not
 // turned into channel cards: they concern the organisation's own bank details.
-import type { EntityKind } from '../cache/index.js';
+import type { EntityKind } from '../mirror/records.js';
 
 export const SUBSCRIPTION_KINDS = ['bills', 'invoices', 'payments', 'vendors', 'spend'] as const;
 export type SubscriptionKind = (typeof SUBSCRIPTION_KINDS)[number];

@@ -1,6 +1,6 @@
-// Which of an org's records reach this deployment by webhook ("push-fed"): then cached lists and replicas of that
-// kind may be kept longer (CACHE_TTL_PUSHED_S instead of CACHE_TTL_LIST_S), because every change arrives as an event
-// that drops the cached answer and makes the replica read the change (one incremental call, BILL's "treat webhooks as
+// Which of an org's records reach this deployment by webhook ("push-fed"): then kept answers and the mirror of that
+// kind may be reused longer (CACHE_TTL_PUSHED_S instead of CACHE_TTL_LIST_S), because every change arrives as an event
+// that marks it stale in the mirror, which reads the change (one incremental call, BILL's "treat webhooks as
 // hints and confirm with GET"). The longer interval is the safety net for an event that never came.
 //
 // An entity is push-fed for an org only while all of this holds:
@@ -12,7 +12,7 @@
 //   (shared/reference/bill-v3-api.md §5, delivery rules): the next check sees it, and lists are polled again.
 // Until the first check has answered, nothing is push-fed. Checks run in the background, under the limiter.
 import type { Clock } from '../clock.js';
-import type { EntityKind } from '../cache/index.js';
+import type { EntityKind } from '../mirror/records.js';
 import type { BillGateway } from '../bill/gateway.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';

@@ -11,7 +11,7 @@
 //    a crash after it leaves the event in the outbox for the worker after restart.
 // The answer comes within ANSWER_WITHIN_MS whatever the state store does (503 otherwise: BILL retries).
 import type { Clock } from '../clock.js';
-import type { EntityKind } from '../cache/index.js';
+import type { EntityKind } from '../mirror/records.js';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import { parseNotification, peekSubscriptionId, signatureDigest, signatureMatches, type BillNotification } from '../bill/webhooks.js';

@@ -1,5 +1,5 @@
 // Shapes shared by the receiver, the outbox worker, the digests and the parts that send (src/bot implements them).
-import type { EntityKind } from '../cache/index.js';
+import type { EntityKind } from '../mirror/records.js';
 import type { SubscriptionKind } from './kinds.js';
 
 /** A Bot Framework ConversationReference as JSON (what TurnContext.getConversationReference returns); no secrets. */

@@ -12,7 +12,7 @@
 // - locking_mode=EXCLUSIVE, taken by a write at open with busy_timeout 0: the process keeps an OS lock on the database
 //   file for as long as it lives. A second process (or a second store in this one) gets SQLITE_BUSY at once and
 //   refuses to start; the OS drops the lock when the holder dies, kill -9 included, so a restart just works;
-// - values are JSON text in rows: a replica shard of several MB is read from disk when asked for, not held in memory.
+// - values are JSON text in rows: a mirror shard of several MB is read from disk when asked for, not held in memory.
 // The audit trail stays a plain append-only file (STATE_DIR/<log>.log, what operators tail and rotate), synced within
 // a second (see LogFile).
 import Database from 'better-sqlite3';

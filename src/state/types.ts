@@ -48,7 +48,8 @@ export const NS = {
   outbox: 'outbox',
   deadLetters: 'dead-letters',
   digests: 'digests',
-  invoiceIndex: 'invoice-index',
+  /** The per-org mirror of bills, invoices, vendors and customers (src/mirror). */
+  mirror: 'mirror',
   userLinks: 'user-links',
   approvalCards: 'approval-cards',
   /** Approvers' daily digest slots already handled (one per person, org and day). */

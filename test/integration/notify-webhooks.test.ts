@@ -170,14 +170,14 @@ describe('what BILL signs is accepted once', () => {
 
 describe('what an event changes besides the card', () => {
   it('drops the cached record and marks the invoice stale: the index shows what BILL answers (one GET), never the payload', async () => {
-    const index = bot.app.services.invoiceIndex!;
+    const mirror = bot.app.services.mirror;
     const inv = bot.app.sandbox!.org.invoices.all().find((i) => !i.archived)!;
     // The index is built once (full pages), as the invoice command would.
-    await index.lookup(orgId, inv.invoiceNumber, { waitMs: 20_000 });
+    await mirror.lookup(orgId, 'invoice', inv.invoiceNumber, { waitMs: 20_000 });
     let loads = 0;
     const load = async () => ++loads;
-    await bot.app.services.cache.get(orgId, 'object', `invoice?id=${inv.id}`, load, { entities: [{ entity: 'invoice', id: inv.id }] });
-    await bot.app.services.cache.get(orgId, 'object', `invoice?id=${inv.id}`, load, { entities: [{ entity: 'invoice', id: inv.id }] });
+    await mirror.answers.get(orgId, `invoice?id=${inv.id}`, { ttlS: 300, kinds: ['invoice'] }, load);
+    await mirror.answers.get(orgId, `invoice?id=${inv.id}`, { ttlS: 300, kinds: ['invoice'] }, load);
     expect(loads).toBe(1);
 
     // Signed, but BILL never renumbered the invoice: the payload is a hint, not the record.
@@ -187,12 +187,12 @@ describe('what an event changes besides the card', () => {
     });
     expect((await deliver(body, sign(body))).json.status).toBe('accepted');
     await bot.app.notify.worker.drain();
-    await bot.app.services.cache.get(orgId, 'object', `invoice?id=${inv.id}`, load, { entities: [{ entity: 'invoice', id: inv.id }] });
+    await mirror.answers.get(orgId, `invoice?id=${inv.id}`, { ttlS: 300, kinds: ['invoice'] }, load);
     expect(loads).toBe(2);
     bot.app.sandbox!.clearRequests();
-    expect(await index.lookup(orgId, 'inv-renumbered', { waitMs: 5_000 })).toMatchObject({ state: 'missing' });
-    const found = await index.lookup(orgId, inv.invoiceNumber, { waitMs: 5_000 });
-    expect(found).toMatchObject({ state: 'found', rows: [{ id: inv.id, number: inv.invoiceNumber }] });
+    expect(await mirror.lookup(orgId, 'invoice', 'inv-renumbered', { waitMs: 5_000 })).toMatchObject({ state: 'missing' });
+    const found = await mirror.lookup(orgId, 'invoice', inv.invoiceNumber, { waitMs: 5_000 });
+    expect(found).toMatchObject({ state: 'found', rows: [{ id: inv.id, invoiceNumber: inv.invoiceNumber }] });
     // The stale row was read again by id, once; nothing was rebuilt.
     expect(bot.app.sandbox!.requests().map((r) => r.route)).toEqual(['GET /v3/invoices/{id}']);
   });

@@ -1,7 +1,7 @@
-// The org replicas the finance commands answer from, as BILL changes: a paid bill leaves the lists after its webhook
-// with one call, a late webhook never brings back an older state, Refresh reads the changes with one call; the replica
-// survives a restart in shards (a change rewrites one), a shard another instance stored later is trusted only as far
-// as its own watermark, and rows stored by an earlier version still answer while a background walk replaces them.
+// The org mirror the finance commands answer from, as BILL changes: a paid bill leaves the lists after its webhook
+// with one call, a late webhook never brings back an older state, Refresh reads the changes with one call; the mirror
+// survives a restart in shards (a change rewrites one), and a shard another instance stored later is trusted only as
+// far as its own watermark.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,7 +41,7 @@ describe('bills as BILL changes them', () => {
   it('a paid bill leaves the lists after its payment webhook, with one call; the older state a late webhook carries does not bring it back', async () => {
     // The first question in the org is answered by BILL's filtered lists and starts the open-bills replica.
     expect((await ask(bot.app, 'bills due 30')).outcome).toBe('ok');
-    await vi.waitFor(() => expect(bot.app.services.billIndex!.info(orgId())).toMatchObject({ complete: true, scope: 'open' }));
+    await vi.waitFor(() => expect(bot.app.services.mirror.info(orgId()).find((i) => i.kind === 'bill')).toMatchObject({ complete: true, scope: 'open' }));
     const org = bot.app.sandbox!.org;
     const target = org.bills.all().find((b) => !b.archived && b.paymentStatus === 'UNPAID' && b.dueDate >= TODAY && b.dueDate <= addDays(TODAY, 30))!;
     const unpaidState: Bill = structuredClone(target);
@@ -50,14 +50,14 @@ describe('bills as BILL changes them', () => {
 
     const paid = await fetch(`${bot.app.sandbox!.url}/__sandbox/bills/${target.id}/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(paid.status).toBe(200);
-    // What the webhook receiver does with payment.updated: drop what the cache built from the paid bill.
-    bot.app.services.cache.invalidate(orgId(), 'bill', target.id);
+    // What the webhook receiver does with payment.updated: tell the mirror the paid bill is stale.
+    await bot.app.services.mirror.markStale(orgId(), 'bill', target.id);
     bot.app.sandbox!.clearRequests();
     expect(await numbersDue30()).not.toContain(number);
     expect(billLists().map((r) => r.filters)).toEqual([expect.stringMatching(REFRESH)]);
 
     // BILL delivers out of order: the bill.updated of an earlier change arrives now.
-    await bot.app.services.billIndex!.apply(orgId(), unpaidState);
+    await bot.app.services.mirror.apply(orgId(), 'bill', unpaidState);
     bot.app.sandbox!.clearRequests();
     expect(await numbersDue30()).not.toContain(number);
     expect(billLists()).toEqual([]);
@@ -76,14 +76,14 @@ describe('bills as BILL changes them', () => {
     const counts = new Map<string, number>();
     for (const b of org.bills.all()) counts.set(b.invoice!.invoiceNumber!, (counts.get(b.invoice!.invoiceNumber!) ?? 0) + 1);
     const y = org.bills.all().find((b) => !b.archived && b.paymentStatus === 'UNPAID' && counts.get(b.invoice!.invoiceNumber!) === 1)!;
-    // A lookup by number needs every bill: the replica grows from the open bills to all of them.
+    // A lookup by number needs every bill: the mirror grows from the open bills to all of them.
     expect((await ask(bot.app, `bill ${y.invoice!.invoiceNumber}`)).outcome).toBe('ok');
-    expect(bot.app.services.billIndex!.info(orgId())).toMatchObject({ complete: true, scope: 'all' });
+    expect(bot.app.services.mirror.info(orgId()).find((i) => i.kind === 'bill')).toMatchObject({ complete: true, scope: 'all' });
     const older = structuredClone(org.bills.get(y.id)!);
     clock.advance(1_000);
     const newer = org.bills.put({ ...older, amount: 4321.5, dueAmount: 4321.5, updatedTime: iso(clock.now()) });
-    await bot.app.services.billIndex!.apply(orgId(), newer);
-    await bot.app.services.billIndex!.apply(orgId(), older);
+    await bot.app.services.mirror.apply(orgId(), 'bill', newer);
+    await bot.app.services.mirror.apply(orgId(), 'bill', older);
     bot.app.sandbox!.clearRequests();
     const card = (await ask(bot.app, `bill ${y.invoice!.invoiceNumber}`)).reply.card;
     expectValidCard(card);
@@ -92,17 +92,17 @@ describe('bills as BILL changes them', () => {
   });
 });
 
-describe('the replica in the state store', () => {
+describe('the mirror in the state store', () => {
   const shardTags = async (b: TestBot) =>
-    (await Promise.all(Array.from({ length: 32 }, (_, k) => b.app.state.get<{ tag: string }>(NS.invoiceIndex, `bills:${orgId()}#${k}`)))).map((s) => s?.tag);
+    (await Promise.all(Array.from({ length: 32 }, (_, k) => b.app.state.get<{ tag: string }>(NS.mirror, `bills:${orgId()}#${k}`)))).map((s) => s?.tag);
 
   it("a change rewrites one shard of the org's bills, not all of them", async () => {
-    await bot.app.services.billIndex!.flush();
+    await bot.app.services.mirror.flush();
     const before = await shardTags(bot);
     expect(before.every((t) => typeof t === 'string')).toBe(true);
     const b = bot.app.sandbox!.org.bills.all().find((x) => !x.archived && x.paymentStatus === 'UNPAID')!;
     clock.advance(1_000);
-    await bot.app.services.billIndex!.apply(orgId(), { ...b, description: 'Changed by a webhook', updatedTime: iso(clock.now()) });
+    await bot.app.services.mirror.apply(orgId(), 'bill', { ...b, description: 'Changed by a webhook', updatedTime: iso(clock.now()) });
     const after = await shardTags(bot);
     expect(after.filter((t, k) => t !== before[k])).toHaveLength(1);
   });
@@ -136,11 +136,11 @@ describe('the replica in the state store', () => {
   });
 
   it('a shard another instance stored after the header is trusted only as far as its own watermark', async () => {
-    await bot.app.services.billIndex!.flush();
+    await bot.app.services.mirror.flush();
     const key = `bills:${orgId()}#5`;
-    const shard = await bot.app.state.get<Record<string, unknown>>(NS.invoiceIndex, key);
+    const shard = await bot.app.state.get<Record<string, unknown>>(NS.mirror, key);
     expect(shard).toBeDefined();
-    await bot.app.state.set(NS.invoiceIndex, key, { ...shard, tag: 'another-instance:1', watermark: '2026-01-02T03:04:05.000Z' });
+    await bot.app.state.set(NS.mirror, key, { ...shard, tag: 'another-instance:1', watermark: '2026-01-02T03:04:05.000Z' });
     await bot.close();
     bot = await startBot({ clock, stateDir, env: ENV });
     clock.advance(61_000);
@@ -155,54 +155,22 @@ describe('an organisation another instance built meanwhile', () => {
     const other = await startBot({ clock: new ManualClock(NOW), env: ENV });
     try {
       const org = other.app.sandbox!.org.id;
-      const index = other.app.services.billIndex!;
+      const mirror = other.app.services.mirror;
       // This instance looked first: nothing was stored then.
-      expect(await index.rows(org, { scope: 'open', whileBuilding: 'skip', waitMs: 0 })).toEqual({ building: 0 });
+      expect(await mirror.rows(org, 'bill', { scope: 'open', whileBuilding: 'skip', waitMs: 0 })).toEqual({ building: 0 });
       // Then another instance stored the org's replica (the same demo organisation: copied from the first bot's store).
-      await bot.app.services.billIndex!.flush();
+      await bot.app.services.mirror.flush();
       for (const key of [`bills:${orgId()}`, ...Array.from({ length: 32 }, (_, k) => `bills:${orgId()}#${k}`)]) {
-        await other.app.state.set(NS.invoiceIndex, key.replace(orgId(), org), await bot.app.state.get(NS.invoiceIndex, key));
+        await other.app.state.set(NS.mirror, key.replace(orgId(), org), await bot.app.state.get(NS.mirror, key));
       }
       other.app.sandbox!.clearRequests();
-      const answer = await index.rows(org, { scope: 'open', waitMs: 5_000 });
+      const answer = await mirror.rows(org, 'bill', { scope: 'open', waitMs: 5_000 });
       expect('rows' in answer && answer.rows.length).toBeGreaterThan(0);
-      expect(index.info(org)).toMatchObject({ complete: true });
+      expect(mirror.info(org).find((i) => i.kind === 'bill')).toMatchObject({ complete: true });
       expect(billLists(other)).toEqual([]);
     } finally {
       await other.close();
     }
-  });
-});
-
-describe('rows stored by an earlier version', () => {
-  let legacy: TestBot;
-  beforeAll(async () => {
-    legacy = await startBot({ clock: new ManualClock(NOW), env: ENV });
-  });
-  afterAll(async () => {
-    await legacy?.close();
-  });
-
-  it('still answer lookups (with a GET of the invoice) while a background walk replaces them; then no GET is needed', async () => {
-    const org = legacy.app.sandbox!.org;
-    const invoices = org.invoices.all();
-    // The single document earlier versions stored: lookup fields only.
-    const rows = invoices.map((i) => ({ id: i.id, number: i.invoiceNumber, customerId: i.customerId, invoiceDate: i.invoiceDate, dueDate: i.dueDate, totalAmount: i.totalAmount, dueAmount: i.dueAmount, status: i.status, archived: i.archived, updatedTime: i.updatedTime }));
-    const newest = rows.map((r) => r.updatedTime).sort().at(-1);
-    await legacy.app.state.set(NS.invoiceIndex, `invoices:${org.id}`, { v: 1, builtAt: NOW, refreshedAt: NOW, watermark: newest, rows });
-    legacy.app.sandbox!.clearRequests();
-    const first = invoices.find((i) => !i.archived)!;
-    const r = await ask(legacy.app, `invoice ${first.invoiceNumber}`);
-    expect(r.outcome).toBe('ok');
-    expect(factsOf(r.reply.card)['Amount due']).toBe(money(first.dueAmount));
-    expect(legacy.app.sandbox!.requests().map((q) => q.route)).toContain('GET /v3/invoices/{id}');
-    // The walk that replaces them stores the new layout under the same key.
-    await vi.waitFor(async () => expect((await legacy.app.state.get<{ v: number }>(NS.invoiceIndex, `invoices:${org.id}`))?.v).toBe(2));
-    legacy.app.sandbox!.clearRequests();
-    const other = invoices.find((i) => !i.archived && i.id !== first.id)!;
-    const again = await ask(legacy.app, `invoice ${other.invoiceNumber}`);
-    expect(factsOf(again.reply.card)['Amount due']).toBe(money(other.dueAmount));
-    expect(legacy.app.sandbox!.requests().filter((q) => q.route.startsWith('GET /v3/invoices'))).toEqual([]);
   });
 });
 

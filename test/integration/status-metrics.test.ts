@@ -30,9 +30,9 @@ describe('status', () => {
   it('shows the upstream budgets, the cache and the version in a valid card', async () => {
     await bot.app.limiter.run(BILL, { priority: 'interactive' }, async () => 'ok');
     await bot.connector.waitForMessages(1, (await bot.say('help', { channel: '19:channel-ops@thread.tacv2' })).activity.conversation.id);
-    const { cache } = bot.app.services;
-    await cache.get('00801STATUSORG000001', 'list', 'bills due', async () => [1, 2, 3]);
-    await cache.get('00801STATUSORG000001', 'list', 'bills due', async () => [1, 2, 3]);
+    const { answers } = bot.app.services.mirror;
+    await answers.get('00801STATUSORG000001', 'bills due', { ttlS: 60, kinds: ['bill'] }, async () => [1, 2, 3]);
+    await answers.get('00801STATUSORG000001', 'bills due', { ttlS: 60, kinds: ['bill'] }, async () => [1, 2, 3]);
 
     const card = await statusCard();
     const text = JSON.stringify(card);

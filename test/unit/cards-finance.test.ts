@@ -2,7 +2,7 @@
 // locale, statuses in words, empty states, escaping, and no bank or tax numbers.
 import { describe, expect, it } from 'vitest';
 import type { Bill, Invoice, Vendor } from '../../src/bill/types.js';
-import { normalizeNumber } from '../../src/bill/invoiceIndex.js';
+import { normalizeNumber } from '../../src/mirror/records.js';
 import { billCard, billsDueCard, dueShort, windowWords, type BillLine } from '../../src/bot/cards/bills.js';
 import { invoiceCard } from '../../src/bot/cards/invoices.js';
 import { listCard } from '../../src/bot/cards/list.js';

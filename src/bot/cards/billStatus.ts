@@ -1,7 +1,7 @@
 // Status card sections about BILL: which backend, whether it answers, this organisation's session and indexes; and
 // where the audit log is. Pure: the status command gathers the data.
 import type { BillStatus } from '../../bill/gateway.js';
-import type { IndexInfo } from '../../bill/invoiceIndex.js';
+import type { MirrorInfo } from '../../mirror/mirror.js';
 import { escapeMarkdown, facts, text } from './card.js';
 import { dateTime, type FormatOptions } from './format.js';
 import type { StatusSection } from './status.js';
@@ -24,13 +24,13 @@ function host(url: string): string {
   }
 }
 
-const INDEX_NAMES: Record<string, string> = { invoices: 'Invoice index', bills: 'Bill index', vendors: 'Vendor index', customers: 'Customer index' };
+const INDEX_NAMES: Record<MirrorInfo['kind'], string> = { invoice: 'Invoice index', bill: 'Bill index', vendor: 'Vendor index', customer: 'Customer index' };
 
 /**
  * `pushFed`: record kinds BILL webhooks keep current for this org (their lists live CACHE_TTL_PUSHED_S); undefined
  * when notifications are not part of this deployment.
  */
-export function billSection(status: BillStatus, orgId: string | undefined, indexes: IndexInfo[], opts: FormatOptions, pushFed?: { kinds: string[]; pushedTtlS: number; listTtlS: number }, who: { admin: boolean } = { admin: true }): StatusSection {
+export function billSection(status: BillStatus, orgId: string | undefined, indexes: MirrorInfo[], opts: FormatOptions, pushFed?: { kinds: string[]; pushedTtlS: number; listTtlS: number }, who: { admin: boolean } = { admin: true }): StatusSection {
   const rows: Array<[string, string]> = [];
   // Where BILL is (host and port) is for admins; members see which kind of backend answers and whether it does.
   const at = who.admin ? ` at ${host(status.baseUrl)}` : '';
@@ -60,7 +60,7 @@ export function billSection(status: BillStatus, orgId: string | undefined, index
   rows.push(['Spend & Expense', !orgId ? 'no organisation bound here' : status.spendConfigured ? 'API token configured' : `not configured for this organisation${spendHint}`]);
   for (const ix of indexes) {
     rows.push([
-      INDEX_NAMES[ix.kind] ?? `${ix.kind} index`,
+      INDEX_NAMES[ix.kind],
       ix.complete
         ? `${ix.records.toLocaleString(opts.locale)} ${ix.scope === 'open' ? 'open records' : 'records'}, updated ${dateTime(ix.refreshedAt, opts)}`
         : `building (${ix.records.toLocaleString(opts.locale)} so far)`,

@@ -1,5 +1,5 @@
 // The status card: a title, then sections (upstream budgets, cache, and whatever other parts add), then the version.
-import type { CacheStats } from '../../cache/index.js';
+import type { AnswerStats } from '../../mirror/answers.js';
 import type { BudgetSnapshot } from '../../limits/types.js';
 import { adaptiveCard, container, escapeMarkdown, footer, subtitle, table, text, title, type CardElement, type CardReply } from './card.js';
 import { clockTime, type FormatOptions } from './format.js';
@@ -119,13 +119,12 @@ export function budgetsSection(rows: BudgetSnapshot[], opts: StatusCardOptions, 
   return { title: 'Upstream budgets', items, summary };
 }
 
-export function cacheSection(stats: CacheStats, opts: Pick<StatusCardOptions, 'locale'>): StatusSection {
-  const gets = stats.hits + stats.misses + stats.coalesced;
-  const ratio = gets === 0 ? 'no lookups yet' : `${Math.round(stats.hitRatio * 100)}% answered without a new BILL call (${count(gets, opts.locale)} lookups)`;
-  const size = stats.bytes >= 1024 * 1024 ? `${(stats.bytes / (1024 * 1024)).toFixed(1)} MB` : `${Math.ceil(stats.bytes / 1024)} KB`;
+export function cacheSection(stats: AnswerStats, opts: Pick<StatusCardOptions, 'locale'>): StatusSection {
+  const gets = stats.hits + stats.misses;
+  const ratio = gets === 0 ? 'no lookups yet' : `${Math.round((stats.hits / gets) * 100)}% answered without a new BILL call (${count(gets, opts.locale)} lookups)`;
   return {
     title: 'Cache',
-    items: [text(`Hit ratio: ${ratio}. Holding ${count(stats.entries, opts.locale)} answers (${size}).`)],
+    items: [text(`Hit ratio: ${ratio}. Holding ${count(stats.entries, opts.locale)} answers.`)],
   };
 }
 

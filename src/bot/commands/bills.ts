@@ -1,33 +1,30 @@
 // `bills due [days]`, `bills overdue`, `bill <BILL id | invoice number>`: accounts payable.
 //
-// Answered from the org's bill replica (src/bill/replicas.ts): the open bills, built once with BILL's server-side
+// Answered from the org's mirror of bills (src/mirror): the open bills, built once with BILL's server-side
 // filters (archived eq false, paymentStatus ne PAID) and kept current with one `updatedTime:gte` call per interval
-// shared by every command, filtered here by due date in BOT_TIMEZONE. Until the replica is built (the first question
+// shared by every command, filtered here by due date in BOT_TIMEZONE. Until the mirror is built (the first question
 // in an organisation) a list is asked of BILL with server-side filters — dueDate, paymentStatus, archived — and the
 // build starts in the background: never a full scan for a list answer.
 // "Unpaid" is paymentStatus ne PAID: UNPAID and SCHEDULED bills (and any partial status BILL may add) still owe money.
 import { BillApiError, InputError } from '../../errors.js';
 import { BillFilter } from '../../bill/filters.js';
-import type { PartyInfo } from '../../bill/directory.js';
 import type { Bill } from '../../bill/types.js';
-import { billOf, isOpenBill, type IndexedBill } from '../../bill/invoiceIndex.js';
-import { queryKey } from '../../cache/index.js';
+import { answerKey } from '../../mirror/answers.js';
+import { isOpenBill, type PartyInfo } from '../../mirror/records.js';
 import { billCard, billMatchesCard, billsDueCard, billsOverdueCard, type BillLine } from '../cards/bills.js';
 import { addDays } from '../cards/format.js';
 import { indexBuildingCard } from '../cards/invoices.js';
 import { shortId } from '../cards/redact.js';
 import type { CommandContext, CommandDefinition } from './types.js';
 import {
-  answerWaitMs,
-  billIndexOf,
   boundOrg,
   cachedAnswer,
   countArgument,
   demoNote,
   formatOf,
   noArguments,
+  mirrorRead,
   orgClient,
-  replicaFreshness,
   resolveParties,
   shorten,
   textArgument,
@@ -57,9 +54,9 @@ export async function unpaidBills(ctx: CommandContext, orgId: string, dueDate: {
   return { items: items.map(billLine), truncated, pages };
 }
 
-/** The overdue list both `bills due` and `bills overdue` ask BILL for while the replica is not built (one cached answer per day). */
+/** The overdue list both `bills due` and `bills overdue` ask BILL for while the mirror is not built (one cached answer per day). */
 function overdueBills(ctx: CommandContext, orgId: string, today: string) {
-  return cachedAnswer(ctx, orgId, 'list', queryKey('bills.overdue', { before: today }), () => unpaidBills(ctx, orgId, { lt: today }), ['bill']);
+  return cachedAnswer(ctx, orgId, 'list', answerKey('bills.overdue', { before: today }), () => unpaidBills(ctx, orgId, { lt: today }), ['bill']);
 }
 
 const DAY = /^\d{4}-\d{2}-\d{2}/;
@@ -67,24 +64,15 @@ const DAY = /^\d{4}-\d{2}-\d{2}/;
 const dueDay = (b: Pick<Bill, 'dueDate'>): string | undefined => (typeof b.dueDate === 'string' && DAY.test(b.dueDate) ? b.dueDate.slice(0, 10) : undefined);
 
 /**
- * The org's open bills (those `where` keeps) from its replica, fresh as a cached list, or undefined while the replica
- * is not built (the caller then asks BILL, and calls `billIndexOf(ctx).prepare(orgId, 'open')`).
+ * The org's open bills (those `where` keeps) from its mirror, fresh as a cached list, or undefined while the mirror
+ * is not built (the caller then asks BILL, and calls `mirror.prepare(orgId, 'bill', 'open')`).
  */
-export async function openBillsFromReplica(ctx: CommandContext, orgId: string, where?: (row: IndexedBill) => boolean, vendorIds?: string[]): Promise<{ items: BillLine[]; refreshedAt: number } | undefined> {
-  const answer = await billIndexOf(ctx).rows(orgId, {
-    ...replicaFreshness(ctx, 'bill'),
-    scope: 'open',
-    whileBuilding: 'skip',
-    fullRows: true,
-    waitMs: answerWaitMs(ctx),
-    where: (row) => isOpenBill(row) && (!where || where(row)),
-    groups: vendorIds,
-  });
-  if ('building' in answer) return undefined;
-  return { items: answer.rows.map((row) => billOf(row, { lineItems: false })), refreshedAt: answer.refreshedAt };
+export async function openBills(ctx: CommandContext, orgId: string, where?: (bill: Bill) => boolean): Promise<{ items: BillLine[]; refreshedAt: number } | undefined> {
+  const answer = await ctx.services.mirror.rows(orgId, 'bill', { ...mirrorRead(ctx, 'bill'), scope: 'open', whileBuilding: 'skip', where: (b) => isOpenBill(b) && (!where || where(b)) });
+  return 'building' in answer ? undefined : { items: answer.rows, refreshedAt: answer.refreshedAt };
 }
 
-/** Vendor names as the party directory has them now (a replica row keeps the name the bill had when it last changed). */
+/** Vendor names as the vendor records have them now (a bill carries the name its vendor had when the bill last changed). */
 export function withVendorNames<T extends Pick<Bill, 'vendorId' | 'vendorName'>>(bills: T[], vendors: Map<string, PartyInfo>): T[] {
   return bills.map((b) => {
     const name = vendors.get(b.vendorId)?.name;
@@ -118,7 +106,7 @@ export const billsDueCommand: CommandDefinition = {
     let overdue: BillLine[];
     let truncated: boolean;
     let asOf: number;
-    const warm = await openBillsFromReplica(ctx, orgId, (row) => dueDay(row) !== undefined && dueDay(row)! <= to);
+    const warm = await openBills(ctx, orgId, (b) => dueDay(b) !== undefined && dueDay(b)! <= to);
     if (warm) {
       due = warm.items.filter((b) => dueDay(b)! >= today);
       overdue = warm.items.filter((b) => dueDay(b)! < today);
@@ -126,20 +114,18 @@ export const billsDueCommand: CommandDefinition = {
       asOf = warm.refreshedAt;
     } else {
       const [d, o] = await Promise.all([
-        cachedAnswer(ctx, orgId, 'list', queryKey('bills.due', { from: today, to }), () => unpaidBills(ctx, orgId, { gte: today, lte: to }), ['bill']),
+        cachedAnswer(ctx, orgId, 'list', answerKey('bills.due', { from: today, to }), () => unpaidBills(ctx, orgId, { gte: today, lte: to }), ['bill']),
         overdueBills(ctx, orgId, today),
       ]);
-      billIndexOf(ctx).prepare(orgId, 'open');
+      ctx.services.mirror.prepare(orgId, 'bill', 'open');
       due = d.value.items;
       overdue = o.value.items;
       truncated = d.value.truncated;
       asOf = Math.min(d.fetchedAt, o.fetchedAt);
     }
     const vendors = await vendorsOf(ctx, orgId, [...due, ...overdue]);
-    if (warm) {
-      due = withVendorNames(due, vendors);
-      overdue = withVendorNames(overdue, vendors);
-    }
+    due = withVendorNames(due, vendors);
+    overdue = withVendorNames(overdue, vendors);
     return billsDueCard({
       days,
       today,
@@ -170,20 +156,20 @@ export const billsOverdueCommand: CommandDefinition = {
     let overdue: BillLine[];
     let truncated: boolean;
     let asOf: number;
-    const warm = await openBillsFromReplica(ctx, orgId, (row) => dueDay(row) !== undefined && dueDay(row)! < today);
+    const warm = await openBills(ctx, orgId, (b) => dueDay(b) !== undefined && dueDay(b)! < today);
     if (warm) {
       overdue = warm.items;
       truncated = false;
       asOf = warm.refreshedAt;
     } else {
       const o = await overdueBills(ctx, orgId, today);
-      billIndexOf(ctx).prepare(orgId, 'open');
+      ctx.services.mirror.prepare(orgId, 'bill', 'open');
       overdue = o.value.items;
       truncated = o.value.truncated;
       asOf = o.fetchedAt;
     }
     const vendors = await vendorsOf(ctx, orgId, overdue);
-    if (warm) overdue = withVendorNames(overdue, vendors);
+    overdue = withVendorNames(overdue, vendors);
     return billsOverdueCard({
       today,
       overdue,
@@ -203,32 +189,15 @@ const BILL_ID = /^00n[A-Za-z0-9]{5,61}$/;
 
 const BILL_HINT = 'Type **bill** and the vendor\'s invoice number or the BILL id, e.g. **bill ACM-12345**. To browse a vendor\'s bills, type **vendor {name}**.';
 
+/** A bill by its BILL id, kept like a record answer (CACHE_TTL_OBJECT_S, dropped by a bill webhook). */
 async function billById(ctx: CommandContext, orgId: string, id: string): Promise<{ bill: Bill; fetchedAt: number }> {
   try {
-    const got = await cachedAnswer(ctx, orgId, 'object', queryKey('bill', { id }), () => orgClient(ctx, orgId).bills.get(id), [{ entity: 'bill', id }]);
+    const got = await cachedAnswer(ctx, orgId, 'object', answerKey('bill', { id }), () => orgClient(ctx, orgId).bills.get(id), ['bill']);
     return { bill: got.value, fetchedAt: got.fetchedAt };
   } catch (err) {
     if (err instanceof BillApiError && err.category === 'notFound') throw new InputError(`No bill with BILL id ${shortId(id)}`, BILL_HINT, `bill ${id}`);
     throw err;
   }
-}
-
-/** A row as a list line: whole when it carries the card fields, the lookup fields of an earlier stored format otherwise. */
-function matchLine(row: IndexedBill): BillLine {
-  if (row.f === 1) return billOf(row, { lineItems: false });
-  return {
-    id: row.id,
-    archived: row.archived,
-    vendorId: row.vendorId,
-    vendorName: row.vendorName || undefined,
-    amount: row.amount,
-    dueAmount: row.dueAmount,
-    dueDate: row.dueDate,
-    invoice: { invoiceNumber: row.number },
-    paymentStatus: row.paymentStatus,
-    createdTime: '',
-    updatedTime: row.updatedTime,
-  };
 }
 
 export const billCommand: CommandDefinition = {
@@ -247,12 +216,10 @@ export const billCommand: CommandDefinition = {
     const today = todayOf(ctx);
     const note = demoNote(ctx);
     let found: { bill: Bill; fetchedAt: number };
-    let fromReplica = false;
     if (BILL_ID.test(typed)) {
       found = await billById(ctx, orgId, typed);
     } else {
-      const index = billIndexOf(ctx);
-      const result = await index.lookup(orgId, typed, { ...replicaFreshness(ctx, 'bill'), waitMs: answerWaitMs(ctx) });
+      const result = await ctx.services.mirror.lookup(orgId, 'bill', typed, mirrorRead(ctx, 'bill'));
       if (result.state === 'building') return indexBuildingCard({ what: 'bills', indexed: result.indexed, command: `bill ${typed}`, fmt, asOf: ctx.now.getTime(), note });
       if (result.state === 'missing') {
         throw new InputError(`No bill with invoice number "${shorten(typed)}"`, 'Check the number on the vendor\'s invoice, or find the bill with **vendor {name}**.', `bill ${typed}`);
@@ -261,7 +228,7 @@ export const billCommand: CommandDefinition = {
         const vendors = await resolveParties(ctx, orgId, 'vendor', result.rows.map((r) => r.vendorId));
         return billMatchesCard({
           typed,
-          bills: withVendorNames(result.rows.map(matchLine), vendors),
+          bills: withVendorNames(result.rows, vendors),
           page: ctx.input.page,
           command: `bill ${typed}`,
           today,
@@ -272,19 +239,11 @@ export const billCommand: CommandDefinition = {
           note,
         });
       }
-      const row = result.rows[0]!;
-      if (row.f === 1) {
-        // The replica row carries what the card shows, as fresh as the replica's last refresh.
-        found = { bill: billOf(row), fetchedAt: result.refreshedAt };
-        fromReplica = true;
-      } else {
-        found = await billById(ctx, orgId, row.id);
-        await index.apply(orgId, found.bill);
-      }
+      found = { bill: result.rows[0]!, fetchedAt: result.refreshedAt };
     }
     const vendors = await resolveParties(ctx, orgId, 'vendor', [found.bill.vendorId]);
     return billCard({
-      bill: fromReplica ? withVendorNames([found.bill], vendors)[0]! : found.bill,
+      bill: withVendorNames([found.bill], vendors)[0]!,
       command: `bill ${typed}`,
       today,
       fmt,

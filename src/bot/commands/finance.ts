@@ -1,11 +1,9 @@
 // What the finance commands share: the bound org, "today" and formats for this conversation, cached answers that a
 // card's Refresh button can bypass, names and currencies by id, argument parsing that says what it understood.
-import type { PartyDirectory, PartyInfo, PartyKind } from '../../bill/directory.js';
-import type { BillNumberIndex, InvoiceIndex } from '../../bill/invoiceIndex.js';
-import type { PartyIndex } from '../../bill/partyIndex.js';
-import type { Freshness } from '../../bill/replicas.js';
 import type { BillOrgClient } from '../../bill/api.js';
-import type { Cached, CacheKind, EntityDep, EntityKind } from '../../cache/index.js';
+import type { Answer } from '../../mirror/answers.js';
+import type { ReadOptions } from '../../mirror/mirror.js';
+import type { EntityKind, PartyInfo, PartyKind } from '../../mirror/records.js';
 import { InputError, NotBound } from '../../errors.js';
 import { dateInZone, type FormatOptions } from '../cards/format.js';
 import { SANDBOX_NOTE } from '../cards/words.js';
@@ -43,9 +41,9 @@ export function answerWaitMs(ctx: CommandContext): number {
 }
 
 /**
- * How long a list answer (or a replica read) of these record kinds may be reused: CACHE_TTL_PUSHED_S while BILL
- * webhooks bring every change of all of them to this deployment (each event also drops the cached answer and makes
- * the replica read the change), else CACHE_TTL_LIST_S.
+ * How long a list answer (or a mirror read) of these record kinds may be reused: CACHE_TTL_PUSHED_S while BILL
+ * webhooks bring every change of all of them to this deployment (each event marks the change stale in the mirror,
+ * which reads it before it answers), else CACHE_TTL_LIST_S.
  */
 export function listTtlS(ctx: CommandContext, orgId: string, entities: readonly EntityKind[]): number {
   const c = ctx.services.config.cache;
@@ -54,57 +52,36 @@ export function listTtlS(ctx: CommandContext, orgId: string, entities: readonly 
 }
 
 /**
- * How fresh an answer from the org's replica of `entity` must be: as fresh as a cached list (one refresh per interval
+ * How fresh an answer from the org's mirror of `kind` must be: as fresh as a cached list (one refresh per interval
  * per org, shared by every command, or sooner after a webhook), or refreshed now for a card's Refresh button (one
- * incremental call, never a rebuild).
+ * incremental call, never a rebuild); waiting at most LIMIT_COMMAND_WAIT_MS for a build or a refresh.
  */
-export function replicaFreshness(ctx: CommandContext, entity: EntityKind): Freshness {
-  return { maxAgeMs: listTtlS(ctx, boundOrg(ctx), [entity]) * 1000, force: ctx.input.refresh === true, priority: 'interactive' };
+export function mirrorRead(ctx: CommandContext, kind: EntityKind): ReadOptions {
+  return { maxAgeMs: listTtlS(ctx, boundOrg(ctx), [kind]) * 1000, force: ctx.input.refresh === true, priority: 'interactive', waitMs: answerWaitMs(ctx) };
 }
 
 /**
- * How fresh a vendor or customer search from the org's party replicas must be: names are kept CACHE_TTL_NAMES_S
- * (vendor webhooks and a name nobody matches refresh sooner; a balance that may have moved is read again by id).
+ * How fresh a vendor or customer search from the org's mirror must be: names are kept CACHE_TTL_NAMES_S (vendor
+ * webhooks and a name nobody matches refresh sooner; a balance that may have moved is read again by id).
  */
-export function partyFreshness(ctx: CommandContext): Freshness {
-  return { maxAgeMs: ctx.services.config.cache.namesTtlS * 1000, force: ctx.input.refresh === true, priority: 'interactive' };
+export function partyRead(ctx: CommandContext): ReadOptions {
+  return { maxAgeMs: ctx.services.config.cache.namesTtlS * 1000, force: ctx.input.refresh === true, priority: 'interactive', waitMs: answerWaitMs(ctx) };
 }
 
 /**
- * A cached answer for this org; identical questions in flight share one load. A card's Refresh button drops the
- * cached answer first, so the person sees BILL's data as of now.
+ * An answer the mirror does not hold (a list or record asked of BILL), kept for this org; identical questions in
+ * flight share one load. A card's Refresh button drops the kept answer first, so the person sees BILL's data as of now.
  */
-export async function cachedAnswer<T>(ctx: CommandContext, orgId: string, kind: CacheKind, key: string, load: () => Promise<T>, entities: EntityDep[]): Promise<Cached<T>> {
-  if (ctx.input.refresh) ctx.services.cache.delete(orgId, kind, key);
-  const ttlS = kind === 'list' ? listTtlS(ctx, orgId, entities.map((e) => (typeof e === 'string' ? e : e.entity))) : undefined;
-  return ctx.services.cache.get(orgId, kind, key, load, { entities, ttlS });
+export async function cachedAnswer<T>(ctx: CommandContext, orgId: string, kind: 'list' | 'object', key: string, load: () => Promise<T>, entities: EntityKind[]): Promise<Answer<T>> {
+  const mirror = ctx.services.mirror;
+  if (ctx.input.refresh) mirror.dropAnswer(orgId, key);
+  const ttlS = kind === 'list' ? listTtlS(ctx, orgId, entities) : ctx.services.config.cache.objectTtlS;
+  return mirror.answers.get(orgId, key, { ttlS, kinds: entities }, load);
 }
 
-function need<T>(value: T | undefined, what: string): T {
-  if (value === undefined) throw new Error(`${what} is not configured`);
-  return value;
-}
-
-export function partiesOf(ctx: CommandContext): PartyDirectory {
-  return need(ctx.services.parties, 'the party directory');
-}
-
-export function invoiceIndexOf(ctx: CommandContext): InvoiceIndex {
-  return need(ctx.services.invoiceIndex, 'the invoice index');
-}
-
-/** The vendor and customer replicas, when this deployment keeps them. */
-export function partyIndexOf(ctx: CommandContext): PartyIndex | undefined {
-  return ctx.services.partyIndex;
-}
-
-export function billIndexOf(ctx: CommandContext): BillNumberIndex {
-  return need(ctx.services.billIndex, 'the bill index');
-}
-
-/** Names and currencies for these vendor/customer ids (one call per 100 unknown ids, then kept for an hour). */
+/** Names and currencies for these vendor/customer ids, from the org's mirror (one call per 100 it does not hold yet). */
 export function resolveParties(ctx: CommandContext, orgId: string, kind: PartyKind, ids: Iterable<string>): Promise<Map<string, PartyInfo>> {
-  return partiesOf(ctx).resolve(orgId, kind, ids, { priority: 'interactive' });
+  return ctx.services.mirror.names(orgId, kind, ids, { priority: 'interactive', waitMs: answerWaitMs(ctx) });
 }
 
 /** Commands without arguments refuse extra words rather than silently ignoring a filter the person meant. */

@@ -1,16 +1,13 @@
-// `invoice <number>` and `invoices overdue`: accounts receivable from the invoice index.
+// `invoice <number>` and `invoices overdue`: accounts receivable from the org's mirror of invoices.
 //
 // BILL cannot filter invoices by invoiceNumber, status or dueDate (the filterable fields are id, archived, customerId,
-// createdTime, updatedTime), so both answers come from the org's invoice replica (src/bill/replicas.ts), whose rows
+// createdTime, updatedTime), so both answers come from the org's mirror of invoices (src/mirror), whose records
 // carry what the cards show: a warm answer costs no call, or the one incremental refresh per interval the org's
 // commands share, whatever the organisation's size.
-import { BillApiError, InputError } from '../../errors.js';
-import { invoiceOf, normalizeNumber } from '../../bill/invoiceIndex.js';
-import type { Invoice } from '../../bill/types.js';
-import { queryKey } from '../../cache/index.js';
+import { InputError } from '../../errors.js';
 import { indexBuildingCard, invoiceCard, invoicesOverdueCard, isOverdue } from '../cards/invoices.js';
 import type { CommandDefinition } from './types.js';
-import { answerWaitMs, boundOrg, cachedAnswer, demoNote, formatOf, invoiceIndexOf, noArguments, orgClient, replicaFreshness, resolveParties, shorten, textArgument, todayOf } from './finance.js';
+import { boundOrg, demoNote, formatOf, mirrorRead, noArguments, resolveParties, shorten, textArgument, todayOf } from './finance.js';
 
 const INVOICE_HINT = 'Type **invoice** and the invoice number, e.g. **invoice 1042**. To see a customer\'s open invoices, type **customer {name}**.';
 
@@ -28,36 +25,12 @@ export const invoiceCommand: CommandDefinition = {
     const orgId = boundOrg(ctx);
     const fmt = formatOf(ctx);
     const note = demoNote(ctx);
-    const index = invoiceIndexOf(ctx);
-    const result = await index.lookup(orgId, typed, { ...replicaFreshness(ctx, 'invoice'), waitMs: answerWaitMs(ctx) });
+    const result = await ctx.services.mirror.lookup(orgId, 'invoice', typed, mirrorRead(ctx, 'invoice'));
     if (result.state === 'building') return indexBuildingCard({ what: 'invoices', indexed: result.indexed, command: `invoice ${typed}`, fmt, asOf: ctx.now.getTime(), note });
-    const notFound = () => new InputError(`No invoice ${shorten(typed)}`, 'Check the number on the invoice. To see a customer\'s open invoices, type **customer {name}**.', `invoice ${typed}`);
-    if (result.state === 'missing') throw notFound();
+    if (result.state === 'missing') throw new InputError(`No invoice ${shorten(typed)}`, 'Check the number on the invoice. To see a customer\'s open invoices, type **customer {name}**.', `invoice ${typed}`);
     // Numbers are unique in BILL (a duplicate is refused); if history left two, the live one wins.
-    const row = [...result.rows].sort((a, b) => Number(a.archived) - Number(b.archived) || b.updatedTime.localeCompare(a.updatedTime))[0]!;
-    let invoice: Invoice;
-    let asOf: number;
-    if (row.f === 1) {
-      // The replica row carries what the card shows, as fresh as the replica's last refresh.
-      invoice = invoiceOf(row);
-      asOf = result.refreshedAt;
-    } else {
-      // A row stored by an earlier version (until the background rebuild replaces it): the invoice itself, cached.
-      let got;
-      try {
-        got = await cachedAnswer(ctx, orgId, 'object', queryKey('invoice', { id: row.id }), () => orgClient(ctx, orgId).invoices.get(row.id), [{ entity: 'invoice', id: row.id }]);
-      } catch (err) {
-        if (err instanceof BillApiError && err.category === 'notFound') {
-          await index.remove(orgId, row.id);
-          throw notFound();
-        }
-        throw err;
-      }
-      invoice = got.value;
-      asOf = got.fetchedAt;
-      await index.apply(orgId, invoice);
-      if (normalizeNumber(invoice.invoiceNumber ?? '') !== normalizeNumber(typed)) throw notFound();
-    }
+    const invoice = [...result.rows].sort((a, b) => Number(a.archived) - Number(b.archived) || b.updatedTime.localeCompare(a.updatedTime))[0]!;
+    const asOf = result.refreshedAt;
     const customers = await resolveParties(ctx, orgId, 'customer', [invoice.customerId]);
     return invoiceCard({
       invoice,
@@ -84,7 +57,7 @@ export const invoicesOverdueCommand: CommandDefinition = {
     const fmt = formatOf(ctx);
     const note = demoNote(ctx);
     const today = todayOf(ctx);
-    const answer = await invoiceIndexOf(ctx).rows(orgId, { ...replicaFreshness(ctx, 'invoice'), waitMs: answerWaitMs(ctx), where: (i) => isOverdue(i, today) });
+    const answer = await ctx.services.mirror.rows(orgId, 'invoice', { ...mirrorRead(ctx, 'invoice'), where: (i) => isOverdue(i, today) });
     if ('building' in answer) return indexBuildingCard({ what: 'invoices', indexed: answer.building, command: 'invoices overdue', fmt, asOf: ctx.now.getTime(), note });
     const overdue = answer.rows;
     const customers = await resolveParties(ctx, orgId, 'customer', overdue.map((i) => i.customerId));

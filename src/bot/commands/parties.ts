@@ -1,22 +1,21 @@
 // `vendor <name>` / `customer <name>`: prefix search (`name:sw:`, BILL documents eq and sw on vendor and customer
 // names), the best matches with their open bills or invoices and balance; several matches -> a card to pick one.
-// Open bills and invoices come from the org's replicas when they are built (no call, or the one refresh per interval
+// Open bills and invoices come from the org's mirror when it is built (no call, or the one refresh per interval
 // the org's commands share); before that, from a list BILL filters by vendorId / customerId.
 // The typed name goes into the filter through BillFilter, which refuses (FilterValueError -> a card) anything that
 // could change the filter's meaning; nothing is sent then.
 import { InputError } from '../../errors.js';
 import { BillFilter } from '../../bill/filters.js';
 import type { Customer, Invoice, Vendor } from '../../bill/types.js';
-import { invoiceOf, type IndexedInvoice } from '../../bill/invoiceIndex.js';
-import { queryKey } from '../../cache/index.js';
+import { answerKey } from '../../mirror/answers.js';
 import { amountDue } from '../cards/bills.js';
 import { escapeMarkdown } from '../cards/card.js';
 import { sum } from '../cards/format.js';
 import { customerCard, partyMatchesCard, vendorCard, type PartyKind, type PartyMatch } from '../cards/parties.js';
-import { openBillsFromReplica, unpaidBills, withVendorNames } from './bills.js';
+import { openBills, unpaidBills, withVendorNames } from './bills.js';
 import type { BillLine } from '../cards/bills.js';
 import type { CommandContext, CommandDefinition } from './types.js';
-import { answerWaitMs, billIndexOf, boundOrg, cachedAnswer, demoNote, formatOf, invoiceIndexOf, orgClient, partiesOf, partyFreshness, partyIndexOf, replicaFreshness, resolveParties, shorten, textArgument, todayOf } from './finance.js';
+import { boundOrg, cachedAnswer, demoNote, formatOf, mirrorRead, orgClient, partyRead, resolveParties, shorten, textArgument, todayOf } from './finance.js';
 
 /** Matches read per search; more are reported as "100+". */
 export const MAX_MATCHES = 100;
@@ -46,31 +45,29 @@ function parseName(ctx: CommandContext, kind: PartyKind): string {
 interface Found<T> {
   search: Search<T>;
   fetchedAt: number;
-  /** Read from the org's party replica (balances that may have moved are confirmed before they are shown). */
-  fromReplica: boolean;
+  /** Read from the org's mirror (balances that may have moved are confirmed before they are shown). */
+  fromMirror: boolean;
 }
 
 /**
- * Vendors or customers whose name starts with `typed`: from the org's party replica when it is built (no call, or
- * the refresh the org's commands share), else one name search at BILL (cached like a list) while the replica is
- * built in the background.
+ * Vendors or customers whose name starts with `typed`: from the org's mirror when it is built (no call, or the
+ * refresh the org's commands share), else one name search at BILL (kept like a list) while the mirror is built in the
+ * background.
  */
 async function search<T extends Vendor | Customer>(ctx: CommandContext, orgId: string, kind: PartyKind, typed: string): Promise<Found<T>> {
-  // Built before the cache or the replica is consulted, so a refused name never reaches BILL (or the cache).
+  // Built before the mirror or a kept answer is consulted, so a refused name never reaches BILL.
   new BillFilter().sw('name', typed);
-  const index = partyIndexOf(ctx);
-  if (index) {
-    const warm = await index.search(orgId, kind, typed, { ...partyFreshness(ctx), waitMs: answerWaitMs(ctx), limit: MAX_MATCHES });
-    if (!('building' in warm)) {
-      return { search: { items: warm.items as T[], more: warm.more }, fetchedAt: warm.refreshedAt, fromReplica: true };
-    }
-    index.prepare(orgId, kind);
+  const mirror = ctx.services.mirror;
+  const warm = await mirror.search(orgId, kind, typed, partyRead(ctx));
+  if (!('building' in warm)) {
+    return { search: { items: warm.rows.slice(0, MAX_MATCHES) as T[], more: warm.rows.length > MAX_MATCHES }, fetchedAt: warm.refreshedAt, fromMirror: true };
   }
+  mirror.prepare(orgId, kind);
   const got = await cachedAnswer(
     ctx,
     orgId,
     'list',
-    queryKey(`${kind}s.sw`, { prefix: typed }),
+    answerKey(`${kind}s.sw`, { prefix: typed }),
     async (): Promise<Search<T>> => {
       const org = orgClient(ctx, orgId);
       const list = kind === 'vendor' ? org.vendors.list({ nameStartsWith: typed, archived: false, pageSize: MAX_MATCHES, maxPages: 1 }) : org.customers.list({ nameStartsWith: typed, archived: false, pageSize: MAX_MATCHES, maxPages: 1 });
@@ -79,15 +76,13 @@ async function search<T extends Vendor | Customer>(ctx: CommandContext, orgId: s
     },
     [kind],
   );
-  partiesOf(ctx).remember(orgId, kind, got.value.items);
-  return { search: got.value, fetchedAt: got.fetchedAt, fromReplica: false };
+  return { search: got.value, fetchedAt: got.fetchedAt, fromMirror: false };
 }
 
 /** The matches about to be shown, their balances read again where a bill or invoice of theirs changed since. */
 async function confirmed<T extends Vendor | Customer>(ctx: CommandContext, orgId: string, kind: PartyKind, found: Found<T>, shown: T[]): Promise<T[]> {
-  const index = partyIndexOf(ctx);
-  if (!found.fromReplica || !index) return shown;
-  return index.confirm(orgId, kind, shown, 'interactive');
+  if (!found.fromMirror) return shown;
+  return (await ctx.services.mirror.confirm(orgId, kind, shown, 'interactive')) as T[];
 }
 
 function pick<T extends { name: string; id: string }>(typed: string, items: T[]): { one: T | undefined; ranked: T[] } {
@@ -117,8 +112,8 @@ async function matchesWithOpenItems<T extends Vendor | Customer, O extends { asO
   const shown = picked.one ? [picked.one] : picked.ranked;
   const open = await openOf(ctx, orgId, shown.map((p) => p.id));
   const ranked = await confirmed(ctx, orgId, kind, found, shown);
-  // Names from the replica are kept CACHE_TTL_NAMES_S by design; the card's time is that of the open items.
-  const asOf = found.fromReplica ? open.asOf : Math.min(found.fetchedAt, open.asOf);
+  // Names from the mirror are kept CACHE_TTL_NAMES_S by design; the card's time is that of the open items.
+  const asOf = found.fromMirror ? open.asOf : Math.min(found.fetchedAt, open.asOf);
   return { found, picked, ranked, one: picked.one ? ranked[0] : undefined, open, asOf };
 }
 
@@ -147,30 +142,26 @@ export const vendorCommand: CommandDefinition = {
   },
 };
 
-/** These vendors' open bills: from the bill replica, or (not built yet) from BILL, filtered by vendorId there. */
+/** These vendors' open bills: from the mirror, or (not built yet) from BILL, filtered by vendorId there. */
 async function openBillsOf(ctx: CommandContext, orgId: string, ids: string[]): Promise<{ bills: BillLine[]; asOf: number }> {
-  const warm = await openBillsFromReplica(ctx, orgId, undefined, ids);
+  const wanted = new Set(ids);
+  const warm = await openBills(ctx, orgId, (b) => wanted.has(b.vendorId));
   if (warm) return { bills: withVendorNames(warm.items, await resolveParties(ctx, orgId, 'vendor', ids)), asOf: warm.refreshedAt };
-  const got = await cachedAnswer(ctx, orgId, 'list', queryKey('bills.open', { vendors: ids.join(',') }), () => unpaidBills(ctx, orgId, {}, ids.length === 1 ? ids[0] : ids), ['bill', 'vendor']);
-  billIndexOf(ctx).prepare(orgId, 'open');
+  const got = await cachedAnswer(ctx, orgId, 'list', answerKey('bills.open', { vendors: ids.join(',') }), () => unpaidBills(ctx, orgId, {}, ids.length === 1 ? ids[0] : ids), ['bill', 'vendor']);
+  ctx.services.mirror.prepare(orgId, 'bill', 'open');
   return { bills: got.value.items, asOf: got.fetchedAt };
 }
 
 /** An invoice still owed: not archived, not paid, something due (what `customer` lists). */
 const owed = (i: Pick<Invoice, 'archived' | 'status' | 'dueAmount'>): boolean => !i.archived && i.status !== 'PAID' && (i.dueAmount ?? 0) > 0;
 
-/** These customers' open invoices: from the invoice replica, or (not built yet) from BILL, filtered by customerId there. */
+/** These customers' open invoices: from the mirror, or (not built yet) from BILL, filtered by customerId there. */
 async function openInvoicesOf(ctx: CommandContext, orgId: string, ids: string[]): Promise<{ invoices: Invoice[]; asOf: number }> {
-  const warm = await invoiceIndexOf(ctx).rows(orgId, {
-    ...replicaFreshness(ctx, 'invoice'),
-    whileBuilding: 'skip',
-    waitMs: answerWaitMs(ctx),
-    groups: ids,
-    where: (row: IndexedInvoice) => owed(row),
-  });
-  if (!('building' in warm)) return { invoices: warm.rows.map((row) => invoiceOf(row)), asOf: warm.refreshedAt };
-  const got = await cachedAnswer(ctx, orgId, 'list', queryKey('invoices.open', { customers: ids.join(',') }), () => openInvoices(ctx, orgId, ids), ['invoice', 'customer']);
-  invoiceIndexOf(ctx).prepare(orgId, 'all');
+  const wanted = new Set(ids);
+  const warm = await ctx.services.mirror.rows(orgId, 'invoice', { ...mirrorRead(ctx, 'invoice'), whileBuilding: 'skip', where: (i) => wanted.has(i.customerId) && owed(i) });
+  if (!('building' in warm)) return { invoices: warm.rows, asOf: warm.refreshedAt };
+  const got = await cachedAnswer(ctx, orgId, 'list', answerKey('invoices.open', { customers: ids.join(',') }), () => openInvoices(ctx, orgId, ids), ['invoice', 'customer']);
+  ctx.services.mirror.prepare(orgId, 'invoice');
   return { invoices: got.value, asOf: got.fetchedAt };
 }
 

@@ -1,5 +1,5 @@
 // `payments [N]`: the last N bill payments to vendors (default 10, at most 50), newest process date first.
-import { queryKey } from '../../cache/index.js';
+import { answerKey } from '../../mirror/answers.js';
 import { paymentsCard } from '../cards/payments.js';
 import type { CommandDefinition } from './types.js';
 import { boundOrg, cachedAnswer, countArgument, demoNote, formatOf, orgClient, resolveParties, todayOf } from './finance.js';
@@ -28,7 +28,7 @@ export const paymentsCommand: CommandDefinition = {
       ctx,
       orgId,
       'list',
-      queryKey('payments.last', { n: MAX_PAYMENTS }),
+      answerKey('payments.last', { n: MAX_PAYMENTS }),
       async () => (await orgClient(ctx, orgId).payments.list({ pageSize: MAX_PAYMENTS, maxPages: 1, sort: [{ field: 'processDate', order: 'desc' }] }).take(MAX_PAYMENTS)).items,
       // A new payment changes the bill it pays (bill.updated); BILL documents no "payment created" event.
       ['payment', 'bill'],

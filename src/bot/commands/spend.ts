@@ -4,7 +4,7 @@
 import { InputError } from '../../errors.js';
 import type { SpendClient } from '../../bill/spend.js';
 import type { Budget, Reimbursement, SpendTransaction } from '../../bill/types.js';
-import { queryKey } from '../../cache/index.js';
+import { answerKey } from '../../mirror/answers.js';
 import { addDays } from '../cards/format.js';
 import { budgetsCard, reimbursementsCard, spendNotConfiguredCard, spendOverviewCard, transactionsCard } from '../cards/spend.js';
 import { adaptiveCard, text, title, type CardReply } from '../cards/card.js';
@@ -45,7 +45,7 @@ function transactions(ctx: CommandContext, orgId: string, client: SpendClient) {
     ctx,
     orgId,
     'list',
-    queryKey('spend.transactions', { from }),
+    answerKey('spend.transactions', { from }),
     async (): Promise<Listed<SpendTransaction>> => {
       const { items, truncated } = await client.transactions.list({ occurredFrom: from, maxPages: TRANSACTION_PAGES }).all();
       return { items: items.map(({ receipts: _r, ...t }) => ({ ...t, receipts: undefined })), truncated };
@@ -59,7 +59,7 @@ function reimbursements(ctx: CommandContext, orgId: string, client: SpendClient)
     ctx,
     orgId,
     'list',
-    queryKey('spend.reimbursements'),
+    answerKey('spend.reimbursements'),
     async (): Promise<Listed<Reimbursement>> => {
       const { items, truncated } = await client.reimbursements.list({ maxPages: REIMBURSEMENT_PAGES }).all();
       return { items: items.map(({ statusHistory: _h, receipts: _r, ...r }) => r as Reimbursement), truncated };
@@ -69,7 +69,7 @@ function reimbursements(ctx: CommandContext, orgId: string, client: SpendClient)
 }
 
 function budgets(ctx: CommandContext, orgId: string, client: SpendClient) {
-  return cachedAnswer(ctx, orgId, 'list', queryKey('spend.budgets'), async (): Promise<Budget[]> => (await client.budgets.list({ retired: false, maxPages: 10 }).all()).items, ['spend']);
+  return cachedAnswer(ctx, orgId, 'list', answerKey('spend.budgets'), async (): Promise<Budget[]> => (await client.budgets.list({ retired: false, maxPages: 10 }).all()).items, ['spend']);
 }
 
 /** S&E tokens exist, but none belongs to this team's organisation: another organisation's token must not answer. */

@@ -30,7 +30,7 @@ const budgets: StatusSectionBuilder = (ctx, opts) => {
   return budgetsSection(visibleBudgets(ctx.services.limiter.snapshot(), { admin, orgId: ctx.orgId, tenantId: ctx.scope.tenantId }), opts, { admin });
 };
 
-const cache: StatusSectionBuilder = (ctx, opts) => cacheSection(ctx.services.cache.stats(), opts);
+const cache: StatusSectionBuilder = (ctx, opts) => cacheSection(ctx.services.mirror.answers.stats(), opts);
 
 /** This conversation: binding, install record, Graph's view of the team. */
 const conversation: StatusSectionBuilder = (ctx, opts) => conversationSection(ctx, opts);
@@ -46,9 +46,9 @@ function spendTokenFor(ctx: CommandContext, orgId: string): boolean {
 
 /** BILL: backend, connectivity, this org's session age and sign-ins, S&E, the number indexes. */
 const bill: StatusSectionBuilder = (ctx, opts) => {
-  const { invoiceIndex, billIndex, partyIndex, notify } = ctx.services;
+  const { mirror, notify } = ctx.services;
   const orgId = ctx.orgId;
-  const indexes = orgId ? [invoiceIndex?.info(orgId), billIndex?.info(orgId), partyIndex?.vendors.info(orgId), partyIndex?.customers.info(orgId)].filter((i) => i !== undefined) : [];
+  const indexes = orgId ? mirror.info(orgId) : [];
   const { pushedTtlS, listTtlS } = ctx.services.config.cache;
   const pushFed = orgId && notify ? { kinds: PUSH_FED.filter((p) => notify.push.fed(orgId, p.entity)).map((p) => p.kind), pushedTtlS, listTtlS } : undefined;
   // S&E tokens are per organisation: the row says whether THIS team's organisation has one, not whether any does.

@@ -9,6 +9,7 @@ import type { BillOrgClient } from '../../bill/api.js';
 import { BillFilter } from '../../bill/filters.js';
 import type { Bill, PendingApproval } from '../../bill/types.js';
 import type { Clock } from '../../clock.js';
+import type { Mirror } from '../../mirror/mirror.js';
 import type { ApprovalAudit, AuditTrail } from '../../state/audit.js';
 import type { OrgBindings } from '../../state/bindings.js';
 import { deriveKey } from '../../state/sealing.js';
@@ -38,9 +39,6 @@ import { linkAttemptKey, type LinkAttempts } from './linkAttempts.js';
 import type { UserLink, UserLinks } from './userLinks.js';
 
 /** Vendor names and currencies by id (BILL's pending approvals carry only ids). */
-interface VendorNames {
-  resolve(orgId: string, kind: 'vendor', ids: string[], opts: CallOptions): Promise<Map<string, { name: string; currency?: string }>>;
-}
 
 /** What the approvals feature uses, built once in app.ts. It exists only when SECRETS_KEY is configured. */
 export interface ApprovalsDeps {
@@ -52,7 +50,9 @@ export interface ApprovalsDeps {
   attempts: LinkAttempts;
   /** BILL as a person: their own session slot (orgAs), signed out on disconnect (releaseAs). */
   bill: Pick<BillGateway, 'orgAs' | 'releaseAs'>;
-  vendors: VendorNames;
+  /** Vendor names for the approvals list, from the org's mirror, waiting at most `waitMs` for it. */
+  vendors: Pick<Mirror, 'names'>;
+  waitMs: number;
   /** The conversation's org; its admin side (mode, allowed orgs) for a personal chat bound to none. */
   orgs: Pick<OrgBindings, 'resolve' | 'mode' | 'allowedOrg'>;
   audit: AuditTrail;
@@ -138,7 +138,7 @@ export class Approvals {
     if (pending.length === 0) return { reply: nothingWaitingCard({ name: approver.name, personal: target.kind === 'personal', asOf: now, fmt, note: this.note }), waiting: 0 };
     const shown = [...pending].sort((a, b) => a.dueDate.localeCompare(b.dueDate) || a.billId.localeCompare(b.billId)).slice(0, MAX_CARD_BILLS);
     const bills = await asPerson(() => billDetails(client, shown));
-    const vendors = await this.deps.vendors.resolve(link.orgId, 'vendor', shown.map((p) => p.vendorId), { priority }).catch(() => new Map<string, { name: string; currency?: string }>());
+    const vendors = await this.deps.vendors.names(link.orgId, 'vendor', shown.map((p) => p.vendorId), { priority, waitMs: this.deps.waitMs }).catch(() => new Map<string, { name: string; currency?: string }>());
     const rows: ApprovalCardBill[] = shown.map((p) => {
       const bill = bills.get(p.billId);
       const vendor = vendors.get(p.vendorId);

@@ -1,8 +1,8 @@
-// What the org replicas keep of each record is enough for every card: for every invoice and bill of a seeded
-// organisation, the card drawn from its replica row is exactly the card drawn from the record BILL sent.
+// What the org mirror keeps of each record is enough for every card: for every invoice, bill, vendor and customer of a
+// seeded organisation, the card drawn from the record as kept (and stored) is exactly the card drawn from what BILL sent.
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { billOf, billRow, invoiceOf, invoiceRow, isOpenBill } from '../../src/bill/invoiceIndex.js';
+import { isOpenBill, keepBill, keepCustomer, keepInvoice, keepVendor } from '../../src/mirror/records.js';
 import type { Bill, Invoice, Vendor, Customer } from '../../src/bill/types.js';
 import { billCard, billsDueCard, billsOverdueCard } from '../../src/bot/cards/bills.js';
 import { invoiceCard, invoicesOverdueCard } from '../../src/bot/cards/invoices.js';
@@ -20,7 +20,7 @@ const org = [...model.orgs.values()][0]!;
 const bills = org.bills.all();
 const invoices = org.invoices.all();
 
-/** Round trip through JSON too: rows are stored and read back. */
+/** Round trip through JSON too: records are stored and read back. */
 const stored = <T>(row: T): T => JSON.parse(JSON.stringify(row)) as T;
 const withoutLines = ({ billLineItems: _dropped, ...rest }: Bill): Bill => rest;
 
@@ -31,30 +31,28 @@ function manyLines(b: Bill, n: number): Bill {
   return { ...b, billLineItems: Array.from({ length: n }, (_, i) => ({ id: `bli${i}`, amount: 10.1 + i, description: i % 3 ? `Line ${i}` : undefined })) };
 }
 
-describe('replica rows keep what the cards show', () => {
-  it('every invoice card drawn from its row is the card drawn from the invoice (status, payments received, lines)', () => {
+describe('the records the mirror keeps show what BILL sent', () => {
+  it('every invoice card drawn from the kept invoice is the card drawn from the invoice (status, payments received, lines)', () => {
     expect(invoices.some((i) => (i.payments ?? []).length > 0)).toBe(true);
     const long: Invoice = { ...invoices[0]!, invoiceLineItems: Array.from({ length: 27 }, (_, i) => ({ id: `ili${i}`, description: i % 2 ? `Item ${i}` : undefined })) };
     for (const inv of [...invoices, long]) {
-      const row = stored(invoiceRow(inv)!);
-      expect(row.f).toBe(1);
-      expect(invoiceCard({ ...ar, invoice: invoiceOf(row), command: 'invoice x' })).toEqual(invoiceCard({ ...ar, invoice: inv, command: 'invoice x' }));
+      const kept = stored(keepInvoice(inv)!);
+      expect(invoiceCard({ ...ar, invoice: kept, command: 'invoice x' })).toEqual(invoiceCard({ ...ar, invoice: inv, command: 'invoice x' }));
     }
   });
 
-  it('every bill card drawn from its row is the card drawn from the bill (amounts, approvers, line items, even past the lines kept)', () => {
+  it('every bill card drawn from the kept bill is the card drawn from the bill (amounts, approvers, line items)', () => {
     expect(bills.some((b) => (b.approvers ?? []).length > 0)).toBe(true);
     for (const b of [...bills, manyLines(bills[0]!, 6), manyLines(bills[1]!, 33)]) {
-      const row = stored(billRow(b)!);
-      expect(billCard({ ...ap, bill: billOf(row), command: 'bill x' })).toEqual(billCard({ ...ap, bill: b, command: 'bill x' }));
+      const kept = stored(keepBill(b)!);
+      expect(billCard({ ...ap, bill: kept, command: 'bill x' })).toEqual(billCard({ ...ap, bill: b, command: 'bill x' }));
     }
   });
 
-  it('the AP list cards from rows equal those from the bills BILL lists (same rows, totals, statuses, paging)', () => {
+  it('the AP list cards from kept bills equal those from the bills BILL lists (same rows, totals, statuses, paging)', () => {
     const open = bills.filter((b) => !b.archived && b.paymentStatus !== 'PAID');
-    const rows = bills.map((b) => stored(billRow(b)!)).filter(isOpenBill);
-    expect(rows.map((r) => r.id).sort()).toEqual(open.map((b) => b.id).sort());
-    const lines = rows.map((r) => billOf(r, { lineItems: false }));
+    const lines = bills.map((b) => stored(keepBill(b)!)).filter(isOpenBill);
+    expect(lines.map((r) => r.id).sort()).toEqual(open.map((b) => b.id).sort());
     const due = (list: Bill[]) => list.filter((b) => b.dueDate >= TODAY && b.dueDate <= '2026-04-09');
     const late = (list: Bill[]) => list.filter((b) => b.dueDate < TODAY);
     for (const page of [0, 1, 2]) {
@@ -65,27 +63,28 @@ describe('replica rows keep what the cards show', () => {
     }
     const vendor = org.vendors.get(open[0]!.vendorId)! as Vendor;
     const mine = (list: Bill[]) => list.filter((b) => b.vendorId === vendor.id);
-    expect(vendorCard({ today: TODAY, fmt: FMT, asOf: NOW, page: 0, command: 'vendor x', vendor, openBills: mine(lines), others: 0, typed: 'x' })).toEqual(
+    expect(vendorCard({ today: TODAY, fmt: FMT, asOf: NOW, page: 0, command: 'vendor x', vendor: stored(keepVendor(vendor)!), openBills: mine(lines), others: 0, typed: 'x' })).toEqual(
       vendorCard({ today: TODAY, fmt: FMT, asOf: NOW, page: 0, command: 'vendor x', vendor, openBills: mine(open), others: 0, typed: 'x' }),
     );
   });
 
-  it('the AR list cards from rows equal those from the invoices (aging, a customer\'s open invoices)', () => {
-    const rows = invoices.map((i) => stored(invoiceRow(i)!));
+  it('the AR list cards from kept invoices equal those from the invoices (aging, a customer\'s open invoices)', () => {
+    const rows = invoices.map((i) => stored(keepInvoice(i)!));
     expect(invoicesOverdueCard({ ...ar, invoices: rows, page: 0, command: 'invoices overdue' })).toEqual(invoicesOverdueCard({ ...ar, invoices, page: 0, command: 'invoices overdue' }));
     const customer = org.customers.get(invoices[0]!.customerId)! as Customer;
     const owed = (i: Invoice) => i.customerId === customer.id && !i.archived && i.status !== 'PAID' && i.dueAmount > 0;
-    expect(customerCard({ today: TODAY, fmt: FMT, asOf: NOW, page: 0, command: 'customer x', customer, openInvoices: rows.map(invoiceOf).filter(owed), others: 0, typed: 'x' })).toEqual(
+    expect(customerCard({ today: TODAY, fmt: FMT, asOf: NOW, page: 0, command: 'customer x', customer: stored(keepCustomer(customer)!), openInvoices: rows.filter(owed), others: 0, typed: 'x' })).toEqual(
       customerCard({ today: TODAY, fmt: FMT, asOf: NOW, page: 0, command: 'customer x', customer, openInvoices: invoices.filter(owed), others: 0, typed: 'x' }),
     );
   });
 
   it('a record BILL sent without optional amounts stays without them (a bill with no dueAmount counts its whole amount as due)', () => {
     const { dueAmount: _d, paidAmount: _p, scheduledAmount: _s, ...bare } = bills.find((b) => b.paymentStatus === 'UNPAID')!;
-    const row = stored(billRow(bare as Bill)!);
-    expect(row.dueAmount).toBeUndefined();
-    expect(billCard({ ...ap, bill: billOf(row), command: 'bill x' })).toEqual(billCard({ ...ap, bill: bare as Bill, command: 'bill x' }));
-    expect(billRow(undefined as unknown as Bill)).toBeUndefined();
-    expect(invoiceRow({ invoiceNumber: '1' } as unknown as Invoice)).toBeUndefined();
+    const kept = stored(keepBill(bare as Bill)!);
+    expect(kept.dueAmount).toBeUndefined();
+    expect(billCard({ ...ap, bill: kept, command: 'bill x' })).toEqual(billCard({ ...ap, bill: bare as Bill, command: 'bill x' }));
+    expect(keepBill(undefined as unknown as Bill)).toBeUndefined();
+    expect(keepInvoice({ invoiceNumber: '1' } as unknown as Invoice)).toBeUndefined();
+    expect(keepVendor({ name: 'no id' } as unknown as Vendor)).toBeUndefined();
   });
 });

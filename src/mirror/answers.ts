@@ -1,0 +1,119 @@
+// Answers the mirror does not hold (payments, Spend & Expense, lists asked of BILL while an org's mirror is built, a
+// notification's Refresh): kept per org for a TTL, one load for identical questions in flight, dropped when a record
+// kind they were built from changes. Failures are not kept.
+import type { Clock } from '../clock.js';
+import type { EntityKind } from './records.js';
+
+export interface Answer<T> {
+  value: T;
+  /** When BILL answered (ms since epoch): cards say "as of 10:42". */
+  fetchedAt: number;
+  /** Served from what was kept. */
+  hit: boolean;
+}
+
+interface Entry {
+  value: unknown;
+  fetchedAt: number;
+  expiresAt: number;
+  kinds: readonly EntityKind[];
+}
+
+export interface AnswerStats {
+  hits: number;
+  misses: number;
+  entries: number;
+}
+
+export class Answers {
+  /** orgId -> key -> entry, oldest first. */
+  private readonly orgs = new Map<string, Map<string, Entry>>();
+  private readonly flights = new Map<string, Promise<Answer<unknown>>>();
+  /** Bumped by every drop in an org: a load in flight across a drop is not kept (it may predate the change). */
+  private readonly generations = new Map<string, number>();
+  private size = 0;
+  private hits = 0;
+  private misses = 0;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly maxEntries: number,
+  ) {}
+
+  /** The kept answer for (org, key), or `load`'s, kept ttlS seconds (0: only shared while in flight). */
+  async get<T>(orgId: string, key: string, opts: { ttlS: number; kinds: readonly EntityKind[] }, load: () => Promise<T>): Promise<Answer<T>> {
+    const now = this.clock.now();
+    const held = this.orgs.get(orgId)?.get(key);
+    if (held && held.expiresAt > now) {
+      this.hits++;
+      // A copy: no caller can change what the next one reads.
+      return { value: structuredClone(held.value) as T, fetchedAt: held.fetchedAt, hit: true };
+    }
+    const id = `${orgId}\u0000${key}`;
+    const flight = this.flights.get(id) as Promise<Answer<T>> | undefined;
+    if (flight) return { ...(await flight), hit: false };
+    this.misses++;
+    const generation = this.generations.get(orgId) ?? 0;
+    const run = (async (): Promise<Answer<T>> => {
+      const value = await load();
+      if (opts.ttlS > 0 && (this.generations.get(orgId) ?? 0) === generation) this.put(orgId, key, { value, fetchedAt: now, expiresAt: now + opts.ttlS * 1000, kinds: opts.kinds });
+      return { value, fetchedAt: now, hit: false };
+    })();
+    this.flights.set(id, run);
+    try {
+      return await run;
+    } finally {
+      this.flights.delete(id);
+    }
+  }
+
+  /** Drops the org's answers built from this kind of record (every answer without kind; one answer with key). */
+  drop(orgId: string, kind?: EntityKind, key?: string): void {
+    this.generations.set(orgId, (this.generations.get(orgId) ?? 0) + 1);
+    const book = this.orgs.get(orgId);
+    if (!book) return;
+    for (const [k, e] of book) {
+      if ((key === undefined || k === key) && (kind === undefined || e.kinds.includes(kind))) {
+        book.delete(k);
+        this.size--;
+      }
+    }
+  }
+
+  /** Drops everything (the fleet's drops may have been missed). */
+  clear(): void {
+    for (const orgId of this.orgs.keys()) this.generations.set(orgId, (this.generations.get(orgId) ?? 0) + 1);
+    this.orgs.clear();
+    this.size = 0;
+  }
+
+  stats(): AnswerStats {
+    return { hits: this.hits, misses: this.misses, entries: this.size };
+  }
+
+  private put(orgId: string, key: string, entry: Entry): void {
+    let book = this.orgs.get(orgId);
+    if (!book) this.orgs.set(orgId, (book = new Map()));
+    if (!book.delete(key)) this.size++;
+    book.set(key, entry);
+    // Over the bound: the oldest answers go first (the org asked longest ago, its oldest answer).
+    for (const [o, b] of this.orgs) {
+      if (this.size <= this.maxEntries) break;
+      for (const k of b.keys()) {
+        if (this.size <= this.maxEntries) break;
+        b.delete(k);
+        this.size--;
+      }
+      if (b.size === 0) this.orgs.delete(o);
+    }
+  }
+}
+
+/** A stable key for a question and its parameters (order of parameters does not matter). */
+export function answerKey(name: string, params: Record<string, string | number | boolean | undefined | null> = {}): string {
+  const parts = Object.keys(params)
+    .filter((k) => params[k] !== undefined && params[k] !== null)
+    .sort()
+    .map((k) => `${k}=${String(params[k])}`);
+  return parts.length ? `${name}?${parts.join('&')}` : name;
+}

@@ -1,0 +1,63 @@
+// Cluster mode: what one instance learns is stale (a webhook, a card's Refresh) is told to every other instance over
+// Redis pub/sub, so none keeps showing the old record. Fire and forget; after a gap in the subscription (Redis was
+// away) the receiver treats everything it holds as stale, since marks sent meanwhile were lost.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../log.js';
+import type { RedisConnection } from '../state/redisClient.js';
+import { ENTITY_KINDS, type EntityKind } from './records.js';
+
+const CHANNEL = 'mirror:stale';
+
+/** One stale mark: a record (kind + id), a whole kind (kind), an org (neither), or one kept answer (key). */
+export interface StaleMark {
+  orgId: string;
+  kind?: EntityKind;
+  id?: string;
+  key?: string;
+}
+
+export interface StaleBroadcast {
+  publish(mark: StaleMark): void;
+  onRemote(fn: (mark: StaleMark) => void): void;
+  onGap(fn: () => void): void;
+}
+
+export class RedisStaleBroadcast implements StaleBroadcast {
+  private readonly instance = randomUUID();
+  private readonly remote = new Set<(mark: StaleMark) => void>();
+
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly log: Logger,
+  ) {
+    redis.subscribe(CHANNEL, (message) => this.receive(message));
+  }
+
+  publish(mark: StaleMark): void {
+    void this.redis.publish(CHANNEL, JSON.stringify({ from: this.instance, ...mark })).then((sent) => {
+      if (!sent) this.log.warn({ orgId: mark.orgId, kind: mark.kind }, 'stale mark not broadcast (Redis unavailable): other instances show their copy until their next refresh');
+    });
+  }
+
+  onRemote(fn: (mark: StaleMark) => void): void {
+    this.remote.add(fn);
+  }
+
+  onGap(fn: () => void): void {
+    this.redis.onResubscribe(fn);
+  }
+
+  private receive(message: string): void {
+    let m: Partial<StaleMark & { from: string }>;
+    try {
+      m = JSON.parse(message) as Partial<StaleMark & { from: string }>;
+    } catch {
+      return;
+    }
+    if (!m || m.from === this.instance || typeof m.orgId !== 'string' || m.orgId === '') return;
+    if (m.kind !== undefined && !ENTITY_KINDS.includes(m.kind)) return;
+    if ((m.id !== undefined && typeof m.id !== 'string') || (m.key !== undefined && typeof m.key !== 'string')) return;
+    const mark: StaleMark = { orgId: m.orgId, kind: m.kind, id: m.id, key: m.key };
+    for (const fn of this.remote) fn(mark);
+  }
+}

@@ -1,0 +1,739 @@
+// The per-org mirror of BILL's bills, invoices, vendors and customers: AP/AR questions, lookups by number, name
+// searches and the names on cards are answered from it instead of listing BILL for every question. Per org and kind
+// it is built once (every record with full pages, or — bills — first only the open ones, with server-side filters),
+// kept current by `updatedTime:gte` refreshes (at most one per interval per org and kind, shared by every command),
+// told directly what is stale (webhooks, a card's Refresh: markStale) and given records BILL answered (apply), and
+// stored in the StateStore in shards, so a restart or another instance starts from it and a change rewrites one shard.
+//
+// Webhooks are hints (BILL's advice), not records: an event marks its record stale and the next answer that would
+// show it reads it from BILL first (the refresh the mark triggers, or one GET by id); a payload is never written into
+// the mirror. A record is replaced only by one at least as new, except that one dated in the future (more than
+// FUTURE_SKEW_MS ahead of this host's clock) never outranks BILL's answer, and only walks move the watermark (never
+// past now). A walk in updatedTime order meets a record changed during the walk again at its end, so a refresh
+// continues from the newest change seen, with one second of overlap for records written in the same instant.
+import { randomUUID } from 'node:crypto';
+import { BillFilter, MAX_FILTER_LIST_ITEMS } from '../bill/filters.js';
+import type { BillGateway } from '../bill/gateway.js';
+import type { Clock } from '../clock.js';
+import { BillApiError, errorMessage, LimitExceeded } from '../errors.js';
+import type { Priority } from '../limits/types.js';
+import type { Logger } from '../log.js';
+import { NS, type StateStore } from '../state/types.js';
+import { Answers } from './answers.js';
+import type { StaleBroadcast, StaleMark } from './broadcast.js';
+import { foldName, normalizeNumber, partyInfo, SPECS, type AnyRecord, type EntityKind, type Kind, type KindSpec, type PartyInfo, type PartyKind, type Records } from './records.js';
+
+/** How much of an org's records a collection holds: the open ones (bills: unpaid, not archived) or every one. */
+type Scope = 'open' | 'all';
+type Coverage = 'none' | Scope;
+const RANK: Record<Coverage, number> = { none: 0, open: 1, all: 2 };
+const covers = (have: Coverage, need: Scope): boolean => RANK[have] >= RANK[need];
+
+const KINDS: readonly Kind[] = ['invoice', 'bill', 'vendor', 'customer'];
+/** Stored in this many shards per org and kind: a change rewrites about 1/32 of them. */
+const SHARDS = 32;
+/** Overlap of incremental refreshes: records written in the same second as the newest one seen are read again. */
+const OVERLAP_MS = 1_000;
+/** A build's (or an unsorted walk's) refreshes start this long before it began: clocks of BILL and this host differ. */
+const BUILD_MARGIN_MS = 60_000;
+/** How far ahead of this host's clock a BILL timestamp may be (clock skew) before it counts as "from the future". */
+const FUTURE_SKEW_MS = 5 * 60_000;
+/** Stale marks kept per collection; beyond this the next answer refreshes instead (one call per 100 changes). */
+const MAX_STALE_MARKS = 1_000;
+/** Stale records one answer reads again by id; with more, one incremental refresh reads them all. */
+const MAX_CONFIRMS_PER_ANSWER = 5;
+
+const ms = (iso: string | undefined): number => (iso ? Date.parse(iso) : Number.NaN);
+/** True when a is a strictly earlier instant than b (unknown times are never "older"). */
+function isOlder(a: string | undefined, b: string | undefined): boolean {
+  const x = ms(a);
+  const y = ms(b);
+  return Number.isFinite(x) && Number.isFinite(y) && x < y;
+}
+function earlier(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined || b === undefined) return undefined;
+  return isOlder(b, a) ? b : a;
+}
+const shifted = (iso: string, byMs: number): string => new Date(Math.max(0, ms(iso) + byMs)).toISOString();
+const isFuture = (iso: string | undefined, now: number): boolean => ms(iso) > now + FUTURE_SKEW_MS;
+
+function shardOf(id: string): number {
+  // FNV-1a: stable across processes and versions (the shard a record is stored in must not move).
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    h ^= id.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % SHARDS;
+}
+
+/** One org's records of one kind. */
+class Collection {
+  readonly shards: Array<Map<string, AnyRecord>> = Array.from({ length: SHARDS }, () => new Map());
+  /** Normalised number -> id (or ids, for a number several records share). */
+  readonly byNumber = new Map<string, string | string[]>();
+  readonly dirty = new Set<number>();
+  /** The tag of each shard as stored: the stored header vouches only for shards with its tags. */
+  tags: string[] = Array.from({ length: SHARDS }, () => '');
+  coverage: Coverage = 'none';
+  building: Scope | undefined;
+  builtAt = 0;
+  refreshedAt = 0;
+  /** Every change up to this updatedTime has been read by a walk (webhooks never move it). */
+  watermark: string | undefined;
+  size = 0;
+  /** Ids whose record is read from BILL again before an answer shows it, and when they were marked. */
+  readonly stale = new Map<string, number>();
+  /** Too many marks, or marks missed (cluster): the next answer refreshes first. */
+  staleAll = false;
+  /** A webhook said something changed since the last refresh: the next fresh read refreshes at once. */
+  changed = false;
+
+  constructor(
+    private readonly spec: KindSpec<Kind>,
+    private readonly now: () => number,
+  ) {}
+
+  get(id: string): AnyRecord | undefined {
+    return this.shards[shardOf(id)]!.get(id);
+  }
+
+  collect(keep?: (r: AnyRecord) => boolean): AnyRecord[] {
+    const out: AnyRecord[] = [];
+    for (const shard of this.shards) for (const r of shard.values()) if (!keep || keep(r)) out.push(r);
+    return out;
+  }
+
+  find(number: string): AnyRecord[] {
+    const held = this.byNumber.get(normalizeNumber(number));
+    const ids = held === undefined ? [] : typeof held === 'string' ? [held] : held;
+    return ids.map((id) => this.get(id)).filter((r) => r !== undefined);
+  }
+
+  /** Adds or replaces a record; one older than the one held is news that came late and is ignored. */
+  put(record: AnyRecord): boolean {
+    const k = shardOf(record.id);
+    const old = this.shards[k]!.get(record.id);
+    if (old) {
+      // A held record dated in the future (a forged or broken timestamp) does not outrank what BILL answers now.
+      if (isOlder(record.updatedTime, old.updatedTime) && !isFuture(old.updatedTime, this.now())) return false;
+      if (JSON.stringify(old) === JSON.stringify(record)) return false;
+      this.unlink(old);
+    } else {
+      this.size++;
+    }
+    this.shards[k]!.set(record.id, record);
+    const key = this.numberOf(record);
+    if (key) {
+      const held = this.byNumber.get(key);
+      if (held === undefined) this.byNumber.set(key, record.id);
+      else if (typeof held === 'string') this.byNumber.set(key, held === record.id ? held : [held, record.id]);
+      else if (!held.includes(record.id)) held.push(record.id);
+    }
+    this.dirty.add(k);
+    return true;
+  }
+
+  delete(id: string): AnyRecord | undefined {
+    const k = shardOf(id);
+    const old = this.shards[k]!.get(id);
+    if (!old) return undefined;
+    this.unlink(old);
+    this.shards[k]!.delete(id);
+    this.size--;
+    this.dirty.add(k);
+    return old;
+  }
+
+  clear(): void {
+    for (const shard of this.shards) shard.clear();
+    this.byNumber.clear();
+    this.size = 0;
+    this.watermark = undefined;
+  }
+
+  private numberOf(record: AnyRecord): string {
+    return this.spec.number ? normalizeNumber(this.spec.number(record)) : '';
+  }
+
+  private unlink(record: AnyRecord): void {
+    const key = this.numberOf(record);
+    const held = key ? this.byNumber.get(key) : undefined;
+    if (held === undefined) return;
+    if (typeof held === 'string') {
+      if (held === record.id) this.byNumber.delete(key);
+      return;
+    }
+    const rest = held.filter((id) => id !== record.id);
+    this.byNumber.set(key, rest.length === 1 ? rest[0]! : rest);
+  }
+}
+
+interface MirrorDeps {
+  bill: BillGateway;
+  state: StateStore;
+  clock: Clock;
+  log: Logger;
+  /** A lookup that misses, or a name nobody matches, refreshes at most this often (default 15 s). */
+  minRefreshMs?: number;
+  /** Answers not mirrored: at most this many kept over all orgs (CACHE_MAX_ENTRIES). */
+  maxAnswers?: number;
+  /** Names on cards are refreshed at most this often (CACHE_TTL_NAMES_S; a vendor webhook refreshes sooner). */
+  namesMaxAgeMs?: number;
+  /** Cluster mode: stale marks reach every instance. */
+  broadcast?: StaleBroadcast;
+}
+
+/** How fresh an answer must be, and how long to wait for a build or a refresh before answering with what is there. */
+export interface ReadOptions {
+  /** Refresh first when the last refresh is older than this, or a webhook said something changed since. */
+  maxAgeMs?: number;
+  /** Refresh first whatever the age (a card's Refresh button): one incremental call, never a rebuild. */
+  force?: boolean;
+  /** Priority of the calls (default background); a person waiting asks for interactive. */
+  priority?: Priority;
+  waitMs: number;
+}
+
+interface RowsOptions<T> extends ReadOptions {
+  /** 'open' is enough for open items (bills: a smaller first build); default every record. */
+  scope?: Scope;
+  /** While not built: wait up to waitMs for the build (default), or answer `building` at once and start nothing. */
+  whileBuilding?: 'wait' | 'skip';
+  where?: (record: T) => boolean;
+  /** Read stale records again before answering (default); party searches confirm only what they show (confirm()). */
+  confirm?: boolean;
+}
+
+type RowsResult<T> = { rows: T[]; refreshedAt: number } | { building: number };
+type LookupResult<T> = { state: 'found'; rows: T[]; refreshedAt: number } | { state: 'missing'; refreshedAt: number } | { state: 'building'; indexed: number };
+
+export interface MirrorInfo {
+  kind: Kind;
+  records: number;
+  complete: boolean;
+  scope?: Scope;
+  builtAt: number;
+  refreshedAt: number;
+}
+
+/** The stored header (NS.mirror, key "<store>:<orgId>"); shards under "<store>:<orgId>#<n>". */
+interface StoredHead {
+  coverage: Scope;
+  builtAt: number;
+  refreshedAt: number;
+  watermark: string | undefined;
+  tags: string[];
+}
+interface StoredShard {
+  coverage: Scope;
+  watermark: string | undefined;
+  tag: string;
+  rows: AnyRecord[];
+}
+
+export class Mirror {
+  /** Answers the mirror does not hold (payments, Spend & Expense, lists asked while a collection is built). */
+  readonly answers: Answers;
+  private readonly cols = new Map<string, Collection>();
+  private readonly reads = new Map<string, Promise<Collection>>();
+  private readonly builds = new Map<string, { scope: Scope; done: Promise<void> }>();
+  private readonly refreshes = new Map<string, Promise<number>>();
+  private readonly writes = new Map<string, Promise<void>>();
+  private readonly missRefreshAt = new Map<string, number>();
+  private readonly minRefreshMs: number;
+  /** Tags this process's shard writes, so a header can tell its own shards from another instance's. */
+  private readonly writer = randomUUID().slice(0, 8);
+  private seq = 0;
+
+  constructor(private readonly deps: MirrorDeps) {
+    this.minRefreshMs = deps.minRefreshMs ?? 15_000;
+    this.answers = new Answers(deps.clock, deps.maxAnswers ?? 10_000);
+    deps.broadcast?.onRemote((mark) => void this.markLocal(mark, false).catch(() => undefined));
+    deps.broadcast?.onGap(() => {
+      for (const c of this.cols.values()) c.staleAll = true;
+      this.answers.clear();
+    });
+  }
+
+  // ---- reading ----
+
+  /** The records (those `where` keeps), fresh as asked; `building` while the scope asked for is not built. */
+  async rows<K extends Kind>(orgId: string, kind: K, opts: RowsOptions<Records[K]>): Promise<RowsResult<Records[K]>> {
+    const deadline = this.deps.clock.now() + opts.waitMs;
+    const scope = SPECS[kind].open ? (opts.scope ?? 'all') : 'all';
+    const c = opts.whileBuilding === 'skip' ? await this.collection(orgId, kind) : await this.ready(orgId, kind, scope, opts.waitMs);
+    if (!covers(c.coverage, scope)) return { building: c.size };
+    await this.freshen(orgId, kind, c, opts, deadline);
+    const where = opts.where as ((r: AnyRecord) => boolean) | undefined;
+    let rows = c.collect(where);
+    if (opts.confirm !== false && (c.stale.size > 0 || c.staleAll) && (await this.confirmStale(orgId, kind, c, rows, opts.priority))) rows = c.collect(where);
+    return { rows: rows as Array<Records[K]>, refreshedAt: c.refreshedAt };
+  }
+
+  /**
+   * The records with this number. Warm: no call when fresh, one incremental refresh when not (and, for a number not
+   * found, at most one per minRefreshMs). Cold: reads the stored collection, or builds it, waiting at most waitMs.
+   */
+  async lookup<K extends 'bill' | 'invoice'>(orgId: string, kind: K, number: string, opts: ReadOptions): Promise<LookupResult<Records[K]>> {
+    const deadline = this.deps.clock.now() + opts.waitMs;
+    const c = await this.ready(orgId, kind, 'all', opts.waitMs);
+    const found = () => c.find(number) as Array<Records[K]>;
+    if (!covers(c.coverage, 'all')) {
+      const partial = found();
+      return partial.length > 0 ? { state: 'found', rows: partial, refreshedAt: c.refreshedAt || this.deps.clock.now() } : { state: 'building', indexed: c.size };
+    }
+    await this.freshen(orgId, kind, c, opts, deadline);
+    await this.confirmStale(orgId, kind, c, found(), opts.priority);
+    if (found().length === 0 && this.deps.clock.now() - c.refreshedAt >= this.minRefreshMs) await this.within(this.refresh(orgId, kind, opts.priority), deadline - this.deps.clock.now());
+    const rows = found();
+    return rows.length > 0 ? { state: 'found', rows, refreshedAt: c.refreshedAt } : { state: 'missing', refreshedAt: c.refreshedAt };
+  }
+
+  /**
+   * Vendors or customers not archived whose name starts with `typed` (any case); `building` while the org's
+   * collection is not built (nothing is started: the caller asks BILL and calls prepare()). A name nobody matches is looked for once more at BILL (one incremental
+   * refresh, at most once per minRefreshMs), so a vendor added a minute ago is found.
+   */
+  async search<K extends PartyKind>(orgId: string, kind: K, typed: string, opts: ReadOptions): Promise<RowsResult<Records[K]>> {
+    const prefix = foldName(typed);
+    const where = (r: Records[K]) => !r.archived && foldName(r.name).startsWith(prefix);
+    const got = await this.rows(orgId, kind, { ...opts, whileBuilding: 'skip', confirm: false, where });
+    if ('building' in got || got.rows.length > 0 || opts.force) return got;
+    const key = `${kind}:${orgId}`;
+    const now = this.deps.clock.now();
+    if (now - got.refreshedAt < this.minRefreshMs || now - (this.missRefreshAt.get(key) ?? 0) < this.minRefreshMs) return got;
+    this.missRefreshAt.set(key, now);
+    return this.rows(orgId, kind, { ...opts, force: true, whileBuilding: 'skip', confirm: false, where });
+  }
+
+  /** These records, those marked stale read again from BILL by id first (at most MAX_CONFIRMS_PER_ANSWER, in order). */
+  async confirm<K extends Kind>(orgId: string, kind: K, records: Array<Records[K]>, priority: Priority): Promise<Array<Records[K]>> {
+    const c = this.cols.get(`${kind}:${orgId}`);
+    if (!c || c.stale.size === 0) return records;
+    await this.confirmStale(orgId, kind, c, records, priority, true);
+    return records.map((r) => (c.get(r.id) as Records[K] | undefined) ?? r);
+  }
+
+  /**
+   * Names and currencies of these vendors or customers (bills and invoices carry only ids), from the mirror: the
+   * first ask in an org waits up to waitMs for the kind's build (one walk, shared by every ask), then they are
+   * refreshed at most every namesMaxAgeMs. Ids a collection not built yet lacks are read with `id:in` (BILL documents
+   * `id` as filterable on vendors and customers), one call per 100.
+   */
+  async names(orgId: string, kind: PartyKind, ids: Iterable<string>, opts: { priority: Priority; waitMs: number }): Promise<Map<string, PartyInfo>> {
+    const deadline = this.deps.clock.now() + opts.waitMs;
+    const c = await this.ready(orgId, kind, 'all', opts.waitMs);
+    await this.freshen(orgId, kind, c, { maxAgeMs: this.deps.namesMaxAgeMs ?? 3_600_000, priority: opts.priority, waitMs: opts.waitMs }, deadline);
+    const out = new Map<string, PartyInfo>();
+    const missing: string[] = [];
+    for (const id of new Set(ids)) {
+      if (typeof id !== 'string' || id === '') continue;
+      const held = c.get(id) as Records[PartyKind] | undefined;
+      if (held) out.set(id, partyInfo(held));
+      else missing.push(id);
+    }
+    // A built collection holds every record there is: an id it lacks is one BILL does not have (or a refresh will bring).
+    if (missing.length === 0 || c.coverage === 'all') return out;
+    const org = this.deps.bill.org(orgId, { priority: opts.priority });
+    for (let i = 0; i < missing.length; i += MAX_FILTER_LIST_ITEMS) {
+      const filter = new BillFilter().in('id', missing.slice(i, i + MAX_FILTER_LIST_ITEMS));
+      const { items } = await (kind === 'vendor' ? org.vendors.list({ filter, maxPages: 5 }) : org.customers.list({ filter, maxPages: 5 })).all();
+      for (const record of items) {
+        const kept = (SPECS[kind] as KindSpec<Kind>).keep(record);
+        if (kept) out.set(kept.id, partyInfo(kept as Records[PartyKind]));
+      }
+    }
+    return out;
+  }
+
+  /** Starts reading or building the org's collection in the background (a command answered from BILL meanwhile). */
+  prepare(orgId: string, kind: Kind, scope: Scope = 'all'): void {
+    void this.ready(orgId, kind, SPECS[kind].open ? scope : 'all', 0).catch(() => undefined);
+  }
+
+  // ---- being told ----
+
+  /**
+   * A webhook (or a card's Refresh) says this record changed, or every record of the kind without id, or the whole
+   * org without kind: what the mirror holds of it is read from BILL again before an answer shows it, the answers built
+   * from it are dropped, and in cluster mode every instance is told.
+   */
+  async markStale(orgId: string, kind?: EntityKind, id?: string): Promise<void> {
+    this.deps.broadcast?.publish({ orgId, kind, id });
+    await this.markLocal({ orgId, kind, id }, true);
+  }
+
+  /** Drops one kept answer (a card's Refresh of an answer not mirrored), on every instance. */
+  dropAnswer(orgId: string, key: string): void {
+    this.answers.drop(orgId, undefined, key);
+    this.deps.broadcast?.publish({ orgId, key });
+  }
+
+  /** A record as BILL answered it (a GET by id): kept without another call. Never a webhook payload (markStale). */
+  async apply<K extends Kind>(orgId: string, kind: K, record: Records[K]): Promise<void> {
+    const kept = (SPECS[kind] as KindSpec<Kind>).keep(record);
+    const c = kept ? await this.existing(orgId, kind) : undefined;
+    if (!kept || !c) return;
+    // Absent and older than what the walks have read: its newest state is already reflected (not open, or gone).
+    if (!c.get(kept.id) && c.watermark && isOlder(kept.updatedTime, shifted(c.watermark, -OVERLAP_MS))) return;
+    if (this.keep(orgId, kind, c, kept)) await this.persist(orgId, kind, c);
+  }
+
+  /** A record is gone (BILL answered 404 for it). */
+  async remove(orgId: string, kind: Kind, id: string): Promise<void> {
+    const c = await this.existing(orgId, kind);
+    const old = c?.delete(id);
+    if (c && old) {
+      this.changed(orgId, kind, old);
+      await this.persist(orgId, kind, c);
+    }
+  }
+
+  /** Reads every change since the last refresh (one call per 100 changes), single-flight per org and kind. */
+  refresh(orgId: string, kind: Kind, priority: Priority = 'background'): Promise<number> {
+    const key = `${kind}:${orgId}`;
+    let flight = this.refreshes.get(key);
+    if (!flight) {
+      flight = this.runRefresh(orgId, kind, priority).finally(() => this.refreshes.delete(key));
+      this.refreshes.set(key, flight);
+      flight.catch((err) => this.deps.log.warn({ orgId, kind, err: errorMessage(err) }, 'mirror refresh failed'));
+    }
+    return flight;
+  }
+
+  /** What `status` shows: the org's collections in memory or being built. */
+  info(orgId: string): MirrorInfo[] {
+    const out: MirrorInfo[] = [];
+    for (const kind of KINDS) {
+      const c = this.cols.get(`${kind}:${orgId}`);
+      if (!c || (c.coverage === 'none' && !c.building)) continue;
+      out.push({ kind, records: c.size, complete: c.coverage !== 'none', scope: c.coverage === 'none' ? undefined : c.coverage, builtAt: c.builtAt, refreshedAt: c.refreshedAt });
+    }
+    return out;
+  }
+
+  /** Waits for the stores still being written (before the state store closes). */
+  async flush(): Promise<void> {
+    await Promise.all([...this.writes.values()].map((w) => w.catch(() => undefined)));
+  }
+
+  // ---- freshness ----
+
+  private async markLocal(mark: StaleMark, own: boolean): Promise<void> {
+    const { orgId, kind, id } = mark;
+    if (mark.key !== undefined) return this.answers.drop(orgId, undefined, mark.key);
+    this.answers.drop(orgId, kind);
+    // A payment changes the bills it pays; its webhook names them as bill marks.
+    for (const k of kind === undefined ? KINDS : KINDS.filter((x) => x === kind)) {
+      const c = own ? await this.existing(orgId, k) : this.cols.get(`${k}:${orgId}`);
+      if (!c) continue;
+      c.changed = true;
+      if (id === undefined || c.stale.size >= MAX_STALE_MARKS) {
+        c.stale.clear();
+        c.staleAll = true;
+      } else {
+        c.stale.set(id, this.deps.clock.now());
+      }
+    }
+  }
+
+  private async freshen(orgId: string, kind: Kind, c: Collection, opts: ReadOptions, deadline: number): Promise<void> {
+    if (c.coverage === 'none') return;
+    if (opts.force === true) {
+      // A card's Refresh: the person asked for BILL's data now, so a refusal (BILL busy) is theirs to see.
+      await this.within(this.refresh(orgId, kind, opts.priority), deadline - this.deps.clock.now());
+      return;
+    }
+    if (!c.staleAll && (opts.maxAgeMs === undefined || (!c.changed && this.deps.clock.now() - c.refreshedAt < opts.maxAgeMs))) return;
+    try {
+      await this.within(this.refresh(orgId, kind, opts.priority), deadline - this.deps.clock.now());
+    } catch (err) {
+      // BILL's budget is spent for now (busy, its hourly limit): the mirror answers as it is, and the card's "As of"
+      // says how old that is. Anything else is a failure to report.
+      if (!(err instanceof LimitExceeded)) throw err;
+      this.deps.log.debug({ orgId, kind, reason: err.reason }, 'mirror not refreshed (BILL busy); answering from it as it is');
+    }
+  }
+
+  /**
+   * Reads again from BILL the records of this answer marked stale: one GET each (a 404 drops it), or one incremental
+   * refresh when there are more than MAX_CONFIRMS_PER_ANSWER (`firstOnly`: the first ones only). A refusal (BILL busy)
+   * leaves the record as BILL last answered it, still marked. True when the collection changed.
+   */
+  private async confirmStale(orgId: string, kind: Kind, c: Collection, rows: AnyRecord[], priority: Priority = 'background', firstOnly = false): Promise<boolean> {
+    if (c.staleAll && !firstOnly) return (await this.refresh(orgId, kind, priority).catch(() => 0)) > 0;
+    let doubtful = rows.filter((r) => c.stale.has(r.id));
+    if (doubtful.length === 0) return false;
+    if (doubtful.length > MAX_CONFIRMS_PER_ANSWER && !firstOnly) return (await this.refresh(orgId, kind, priority).catch(() => 0)) > 0;
+    doubtful = doubtful.slice(0, MAX_CONFIRMS_PER_ANSWER);
+    const spec = SPECS[kind] as KindSpec<Kind>;
+    const org = this.deps.bill.org(orgId, { priority });
+    let changed = false;
+    await Promise.all(
+      doubtful.map(async ({ id }) => {
+        const markedAt = c.stale.get(id);
+        try {
+          const kept = spec.keep(await spec.get(org, id));
+          if (kept && kept.id === id && this.keep(orgId, kind, c, kept)) changed = true;
+        } catch (err) {
+          if (!(err instanceof BillApiError && err.category === 'notFound')) {
+            this.deps.log.debug({ orgId, kind, err: errorMessage(err) }, "stale record could not be read again; BILL's last answer is shown");
+            return;
+          }
+          const old = c.delete(id);
+          if (old) {
+            changed = true;
+            this.changed(orgId, kind, old);
+          }
+        }
+        // A mark made while the GET ran stays for the next answer.
+        if (c.stale.get(id) === markedAt) c.stale.delete(id);
+      }),
+    );
+    if (changed) await this.persist(orgId, kind, c);
+    return changed;
+  }
+
+  /** Puts (or, open-only bills no longer open, drops) a record BILL answered; true when the collection changed. */
+  private keep(orgId: string, kind: Kind, c: Collection, record: AnyRecord): boolean {
+    const open = (SPECS[kind] as KindSpec<Kind>).open;
+    const changed = this.prunes(kind, c) && open && !open.holds(record) ? c.delete(record.id) !== undefined : c.put(record);
+    if (changed) this.changed(orgId, kind, record);
+    return changed;
+  }
+
+  /** A bill or invoice changed: its vendor's or customer's balance in BILL may have moved (read again when shown). */
+  private changed(orgId: string, kind: Kind, record: AnyRecord): void {
+    const party = (SPECS[kind] as KindSpec<Kind>).party?.(record);
+    const c = party?.id ? this.cols.get(`${party.kind}:${orgId}`) : undefined;
+    if (party && c && c.stale.size < MAX_STALE_MARKS) c.stale.set(party.id, this.deps.clock.now());
+  }
+
+  /** Open-only collections drop records that stop being open (an `all` build adds them back while it runs). */
+  private prunes(kind: Kind, c: Collection): boolean {
+    return SPECS[kind].open !== undefined && c.coverage !== 'all' && c.building !== 'all';
+  }
+
+  // ---- loading and building ----
+
+  /** The org's collection in memory or from the store; an empty one (registered) when none was ever built. */
+  private collection(orgId: string, kind: Kind): Promise<Collection> {
+    const key = `${kind}:${orgId}`;
+    const mem = this.cols.get(key);
+    if (mem) return Promise.resolve(mem);
+    let read = this.reads.get(key);
+    if (!read) {
+      read = this.adopt(orgId, kind).finally(() => this.reads.delete(key));
+      this.reads.set(key, read);
+    }
+    return read;
+  }
+
+  /** The collection when one was built or is being built; undefined otherwise (nothing to keep current). */
+  private async existing(orgId: string, kind: Kind): Promise<Collection | undefined> {
+    const c = await this.collection(orgId, kind);
+    return c.coverage !== 'none' || c.building ? c : undefined;
+  }
+
+  private async adopt(orgId: string, kind: Kind): Promise<Collection> {
+    const stored = await this.readStored(orgId, kind);
+    const key = `${kind}:${orgId}`;
+    const mem = this.cols.get(key);
+    if (mem) return mem;
+    const c = stored ?? new Collection(SPECS[kind] as KindSpec<Kind>, () => this.deps.clock.now());
+    this.cols.set(key, c);
+    if (stored) this.deps.log.info({ orgId, kind, records: c.size, scope: c.coverage }, 'mirror read from the state store');
+    // Invoice cards name customers: the customer collection (built once, then refreshed) holds every name.
+    if (kind === 'invoice' && stored) this.prepare(orgId, 'customer');
+    return c;
+  }
+
+  /** In memory, read, or built for `scope`; waits at most waitMs for a build (then answers with what is there). */
+  private async ready(orgId: string, kind: Kind, scope: Scope, waitMs: number): Promise<Collection> {
+    const c = await this.collection(orgId, kind);
+    if (!covers(c.coverage, scope)) await this.within(this.build(orgId, kind, c, scope), waitMs);
+    return c;
+  }
+
+  /** One build at a time per org and kind; a wider scope asked for while a narrower build runs follows it. */
+  private build(orgId: string, kind: Kind, c: Collection, scope: Scope): Promise<void> {
+    const key = `${kind}:${orgId}`;
+    const running = this.builds.get(key);
+    if (running && covers(running.scope, scope)) return running.done;
+    const after = running ? running.done.catch(() => undefined) : Promise.resolve();
+    const done = after.then(() => (covers(c.coverage, scope) ? undefined : this.runBuild(orgId, kind, c, scope)));
+    const entry = { scope, done };
+    this.builds.set(key, entry);
+    void done
+      .catch((err) => this.deps.log.warn({ orgId, kind, scope, err: errorMessage(err) }, 'mirror build failed'))
+      .finally(() => {
+        if (this.builds.get(key) === entry) this.builds.delete(key);
+      });
+    return done;
+  }
+
+  private async runBuild(orgId: string, kind: Kind, c: Collection, scope: Scope): Promise<void> {
+    const spec = SPECS[kind] as KindSpec<Kind>;
+    const wasEmpty = c.coverage === 'none';
+    if (wasEmpty) {
+      // Another instance may have built and stored it since this one last looked (cluster mode): take that instead.
+      const stored = await this.readStored(orgId, kind);
+      if (stored && covers(stored.coverage, scope) && c.coverage === 'none') {
+        // Taken over in place: every caller holds this collection.
+        Object.assign(c, stored);
+        this.deps.log.info({ orgId, kind, records: c.size, scope: c.coverage }, 'mirror read from the state store');
+        return;
+      }
+    }
+    const started = this.deps.clock.now();
+    const walkScope: Scope = scope === 'open' && spec.open && wasEmpty ? 'open' : 'all';
+    c.building = walkScope;
+    let pages = 0;
+    try {
+      const org = this.deps.bill.org(orgId, { priority: 'background' });
+      for await (const page of (walkScope === 'open' ? spec.open!.list(org) : spec.list(org, undefined)).pages()) {
+        pages++;
+        for (const record of page.results) {
+          const kept = spec.keep(record);
+          if (kept) c.put(kept);
+        }
+      }
+    } catch (err) {
+      c.building = undefined;
+      // A failed first build leaves nothing half-done behind; the next question starts it again.
+      if (wasEmpty) c.clear();
+      throw err;
+    }
+    const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
+    c.watermark = wasEmpty ? mark : earlier(c.watermark, mark);
+    if (RANK[walkScope] > RANK[c.coverage]) c.coverage = walkScope;
+    c.building = undefined;
+    c.builtAt = this.deps.clock.now();
+    c.refreshedAt = Math.max(c.refreshedAt, started);
+    this.deps.log.info({ orgId, kind, scope: walkScope, records: c.size, pages, ms: c.builtAt - started }, 'mirror built');
+    await this.persist(orgId, kind, c, true);
+    if (kind === 'invoice' && wasEmpty) this.prepare(orgId, 'customer');
+  }
+
+  private async runRefresh(orgId: string, kind: Kind, priority: Priority): Promise<number> {
+    const c = await this.existing(orgId, kind);
+    if (!c || c.coverage === 'none') return 0;
+    const spec = SPECS[kind] as KindSpec<Kind>;
+    const started = this.deps.clock.now();
+    // This walk reads every change up to now: it answers "something changed" and "too many marks" as well.
+    c.staleAll = false;
+    c.changed = false;
+    const since = c.watermark ? shifted(c.watermark, -OVERLAP_MS) : undefined;
+    // Without the open filter: bills that were paid or archived since are seen, and dropped.
+    let newest = c.watermark;
+    let changed = 0;
+    for await (const page of spec.list(this.deps.bill.org(orgId, { priority }), since).pages()) {
+      for (const record of page.results) {
+        const kept = spec.keep(record);
+        if (!kept) continue;
+        // A timestamp from the future would make later refreshes skip every real change until then.
+        if (kept.updatedTime && !isFuture(kept.updatedTime, started) && (newest === undefined || isOlder(newest, kept.updatedTime))) newest = kept.updatedTime;
+        if (this.keep(orgId, kind, c, kept)) changed++;
+      }
+    }
+    if (spec.unsorted) {
+      // Every change made before the walk began has been read (clocks may differ a little: the margin).
+      const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
+      c.watermark = c.watermark === undefined || isOlder(c.watermark, mark) ? mark : c.watermark;
+    } else {
+      c.watermark = newest;
+    }
+    c.refreshedAt = started;
+    // Every change made before the walk began has been read: marks made before then are answered.
+    for (const [id, at] of c.stale) if (at <= started) c.stale.delete(id);
+    if (changed > 0) void this.persist(orgId, kind, c);
+    return changed;
+  }
+
+  // ---- the state store ----
+
+  private async readStored(orgId: string, kind: Kind): Promise<Collection | undefined> {
+    const spec = SPECS[kind] as KindSpec<Kind>;
+    const key = `${spec.store}:${orgId}`;
+    const head = await this.deps.state.get<StoredHead>(NS.mirror, key);
+    if (!head || typeof head !== 'object' || !Array.isArray(head.tags) || head.tags.length !== SHARDS) return undefined;
+    const shards = await Promise.all(Array.from({ length: SHARDS }, (_, k) => this.deps.state.get<StoredShard>(NS.mirror, `${key}#${k}`)));
+    if (shards.some((s) => !s || !Array.isArray(s.rows))) {
+      this.deps.log.warn({ orgId, kind }, 'stored mirror is missing shards; building it again');
+      return undefined;
+    }
+    const c = new Collection(spec, () => this.deps.clock.now());
+    let coverage: Scope = head.coverage === 'open' ? 'open' : 'all';
+    let watermark = head.watermark;
+    shards.forEach((s, k) => {
+      // A shard another writer stored after this header is as current as its own watermark says, no more.
+      if (s!.tag !== head.tags[k]) {
+        if (s!.coverage === 'open') coverage = 'open';
+        watermark = earlier(watermark, s!.watermark);
+      }
+      c.tags[k] = s!.tag;
+      for (const row of s!.rows) if (row && typeof row.id === 'string') c.put(row);
+    });
+    c.coverage = coverage;
+    c.watermark = watermark;
+    c.dirty.clear();
+    c.builtAt = typeof head.builtAt === 'number' ? head.builtAt : 0;
+    c.refreshedAt = typeof head.refreshedAt === 'number' ? head.refreshedAt : 0;
+    return c;
+  }
+
+  /** Stores the changed shards, then the header; one write at a time per collection (changes meanwhile go next). */
+  private persist(orgId: string, kind: Kind, c: Collection, everything = false): Promise<void> {
+    if (c.coverage === 'none') return Promise.resolve();
+    if (everything) for (let k = 0; k < SHARDS; k++) c.dirty.add(k);
+    const key = `${kind}:${orgId}`;
+    const next = (this.writes.get(key) ?? Promise.resolve()).then(() => this.write(orgId, kind, c));
+    this.writes.set(key, next);
+    void next.finally(() => {
+      if (this.writes.get(key) === next) this.writes.delete(key);
+    });
+    return next;
+  }
+
+  private async write(orgId: string, kind: Kind, c: Collection): Promise<void> {
+    if (c.dirty.size === 0 || c.coverage === 'none') return;
+    const key = `${SPECS[kind].store}:${orgId}`;
+    // The header vouches for what was read up to the start of this write: changes made while it runs mark their
+    // shards dirty again and go in the next write.
+    const { watermark, builtAt, refreshedAt, coverage } = c;
+    const shards = [...c.dirty];
+    c.dirty.clear();
+    try {
+      await Promise.all(
+        shards.map(async (k) => {
+          const tag = `${this.writer}:${++this.seq}`;
+          const doc: StoredShard = { coverage, watermark, tag, rows: [...c.shards[k]!.values()] };
+          await this.deps.state.set(NS.mirror, `${key}#${k}`, doc);
+          c.tags[k] = tag;
+        }),
+      );
+      const head: StoredHead = { coverage, builtAt, refreshedAt, watermark, tags: [...c.tags] };
+      await this.deps.state.set(NS.mirror, key, head);
+    } catch (err) {
+      // The mirror in memory still answers; the shards are stored with the next change.
+      for (const k of shards) c.dirty.add(k);
+      this.deps.log.warn({ orgId, kind, err: errorMessage(err) }, 'mirror could not be stored');
+    }
+  }
+
+  /** The promise's value, or undefined when it takes longer than ms (the work goes on). */
+  private async within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+    // A failure after the deadline has nobody waiting: it is logged where the work started, not left unhandled.
+    p.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), Math.max(0, ms));
+    });
+    try {
+      return await Promise.race([p, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

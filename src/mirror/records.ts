@@ -1,0 +1,203 @@
+// The four kinds of BILL record the mirror holds, each in the shape bill/types.ts gives it, trimmed to the fields the
+// cards, lookups and digests read (line item ids and createdTime are left empty: nothing shows them, and 15,000
+// records carry enough of them to matter), and how each kind is listed, read by id and kept.
+//
+// Facts (developer.bill.com /docs/filterable-fields, /v3/docs/sortable-fields, the Postman collection; shared/
+// reference/bill-v3-api.md §2 and §5): invoices and bills are filterable and sortable by updatedTime, bills also
+// filterable by paymentStatus (ne) and archived; vendors and customers are filterable by updatedTime, archived and
+// name (eq, sw) but not sortable by updatedTime; list pages (max 100) carry whole records, as GET by id does.
+// BILL cannot filter invoices by number, status or due date, nor bills by their vendor's invoice number.
+import type { BillOrgClient } from '../bill/api.js';
+import { BillFilter } from '../bill/filters.js';
+import type { PagedList } from '../bill/paging.js';
+import type { Bill, Customer, Invoice, Vendor } from '../bill/types.js';
+
+/** The record kinds the mirror holds. */
+export type Kind = 'bill' | 'invoice' | 'vendor' | 'customer';
+export type PartyKind = 'vendor' | 'customer';
+/** BILL record kinds a webhook (or our own write) can change: the mirrored ones, payments and Spend & Expense. */
+export type EntityKind = Kind | 'payment' | 'spend';
+export const ENTITY_KINDS: readonly EntityKind[] = ['bill', 'invoice', 'vendor', 'customer', 'payment', 'spend'];
+
+export interface Records {
+  bill: Bill;
+  invoice: Invoice;
+  vendor: Vendor;
+  customer: Customer;
+}
+export type AnyRecord = Records[Kind];
+
+export interface KindSpec<K extends Kind> {
+  /** Key prefix in the state store, logs and status: "bills". */
+  store: string;
+  /** Every record, or those updated at or after `since`, 100 a page (oldest change first where BILL can sort). */
+  list(org: BillOrgClient, since: string | undefined): PagedList<Records[K]>;
+  get(org: BillOrgClient, id: string): Promise<Records[K]>;
+  /** The record as kept (the fields shown, read defensively); undefined for something that is not a record. */
+  keep(record: Records[K]): Records[K] | undefined;
+  /** The number people type: an invoice's number, a bill's vendor invoice number. */
+  number?(record: Records[K]): string;
+  /** BILL cannot sort these by updatedTime: a refresh continues from when the last one started (less a margin). */
+  unsorted?: boolean;
+  /** A smaller first build for list answers: the open records, filtered by BILL (bills). */
+  open?: { list(org: BillOrgClient): PagedList<Records[K]>; holds(record: Records[K]): boolean };
+  /** The vendor or customer whose balance a change to this record may move. */
+  party?(record: Records[K]): { kind: PartyKind; id: string };
+}
+
+const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+const optNum = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+const optStr = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+const isRecord = (r: { id?: unknown } | undefined): boolean => !!r && typeof r === 'object' && typeof r.id === 'string' && r.id !== '';
+
+/** Normalises numbers as people type them: no leading '#', single spaces, any case. */
+export function normalizeNumber(raw: string): string {
+  return raw.normalize('NFKC').trim().replace(/^#\s*/, '').replace(/\s+/g, ' ').toUpperCase();
+}
+
+/** Names compared as BILL's `name:sw:` compares them (the sandbox, like BILL's UI search, ignores case). */
+export const foldName = (s: string): string => s.normalize('NFKC').trim().toLocaleLowerCase('en-US');
+
+/** Unpaid and not archived: what the AP lists show ("unpaid" is paymentStatus ne PAID, as BILL is asked). */
+export function isOpenBill(bill: Pick<Bill, 'archived' | 'paymentStatus'>): boolean {
+  return !bill.archived && bill.paymentStatus !== 'PAID';
+}
+
+export function keepBill(b: Bill): Bill | undefined {
+  if (!isRecord(b)) return undefined;
+  const items = Array.isArray(b.billLineItems) ? b.billLineItems : [];
+  return {
+    id: b.id,
+    archived: b.archived === true,
+    vendorId: str(b.vendorId),
+    vendorName: optStr(b.vendorName),
+    amount: num(b.amount),
+    paidAmount: optNum(b.paidAmount),
+    dueAmount: optNum(b.dueAmount),
+    scheduledAmount: optNum(b.scheduledAmount),
+    creditAmount: optNum(b.creditAmount),
+    description: optStr(b.description),
+    dueDate: str(b.dueDate),
+    invoice: { invoiceNumber: optStr(b.invoice?.invoiceNumber), invoiceDate: optStr(b.invoice?.invoiceDate) },
+    billLineItems: items.filter((li) => li && typeof li === 'object').map((li) => ({ id: '', amount: num(li.amount), description: optStr(li.description) })),
+    paymentStatus: str(b.paymentStatus),
+    approvalStatus: optStr(b.approvalStatus),
+    approvers: Array.isArray(b.approvers)
+      ? b.approvers.filter((a) => a && typeof a === 'object').map((a) => ({ userId: str(a.userId), status: str(a.status), approverOrder: num(a.approverOrder), statusChangedTime: optStr(a.statusChangedTime) }))
+      : undefined,
+    purchaseOrderNumber: optStr(b.purchaseOrderNumber),
+    createdTime: '',
+    updatedTime: str(b.updatedTime),
+  };
+}
+
+export function keepInvoice(i: Invoice): Invoice | undefined {
+  if (!isRecord(i)) return undefined;
+  const items = Array.isArray(i.invoiceLineItems) ? i.invoiceLineItems : [];
+  const payments = Array.isArray(i.payments) ? i.payments : [];
+  return {
+    id: i.id,
+    archived: i.archived === true,
+    invoiceNumber: str(i.invoiceNumber),
+    invoiceDate: str(i.invoiceDate),
+    dueDate: str(i.dueDate),
+    customerId: str(i.customerId),
+    totalAmount: num(i.totalAmount),
+    dueAmount: num(i.dueAmount),
+    scheduledAmount: optNum(i.scheduledAmount),
+    creditAmount: optNum(i.creditAmount),
+    status: str(i.status),
+    invoiceLineItems: items.filter((li) => li && typeof li === 'object').map((li) => ({ id: '', description: optStr(li.description) })),
+    payments: payments.filter((p) => p && typeof p.amount === 'number').map((p) => ({ id: str(p.id), amount: p.amount, status: str(p.status), date: str(p.date) })),
+    createdTime: '',
+    updatedTime: str(i.updatedTime),
+  };
+}
+
+export function keepVendor(v: Vendor): Vendor | undefined {
+  if (!isRecord(v)) return undefined;
+  const balance = optNum(v.balance?.amount);
+  const lastPaymentDate = optStr(v.paymentInformation?.lastPaymentDate);
+  return {
+    id: v.id,
+    archived: v.archived === true,
+    name: str(v.name),
+    billCurrency: optStr(v.billCurrency),
+    balance: balance === undefined ? undefined : { amount: balance },
+    paymentInformation: lastPaymentDate ? { lastPaymentDate } : undefined,
+    createdTime: '',
+    updatedTime: str(v.updatedTime),
+  };
+}
+
+export function keepCustomer(c: Customer): Customer | undefined {
+  if (!isRecord(c)) return undefined;
+  const balance = optNum(c.balance?.amount);
+  return {
+    id: c.id,
+    archived: c.archived === true,
+    name: str(c.name),
+    invoiceCurrency: optStr(c.invoiceCurrency),
+    balance: balance === undefined ? undefined : { amount: balance },
+    createdTime: '',
+    updatedTime: str(c.updatedTime),
+  };
+}
+
+/** Most pages one walk reads (100 records each). */
+const MAX_WALK_PAGES = 10_000;
+const byUpdatedTime = [{ field: 'updatedTime' as const, order: 'asc' as const }];
+const since = (t: string | undefined) => (t ? new BillFilter().gte('updatedTime', t) : undefined);
+
+export const SPECS: { [K in Kind]: KindSpec<K> } = {
+  bill: {
+    store: 'bills',
+    list: (org, t) => org.bills.list({ pageSize: 100, maxPages: MAX_WALK_PAGES, sort: byUpdatedTime, filter: since(t) }),
+    get: (org, id) => org.bills.get(id),
+    keep: keepBill,
+    number: (b) => b.invoice?.invoiceNumber ?? '',
+    // The open bills, filtered by BILL: what `bills due`, `bills overdue` and `vendor` show.
+    open: {
+      list: (org) => org.bills.list({ pageSize: 100, maxPages: MAX_WALK_PAGES, archived: false, filter: new BillFilter().ne('paymentStatus', 'PAID'), sort: byUpdatedTime }),
+      holds: isOpenBill,
+    },
+    party: (b) => ({ kind: 'vendor', id: b.vendorId }),
+  },
+  invoice: {
+    store: 'invoices',
+    list: (org, t) => org.invoices.list({ pageSize: 100, maxPages: MAX_WALK_PAGES, sort: byUpdatedTime, filter: since(t) }),
+    get: (org, id) => org.invoices.get(id),
+    keep: keepInvoice,
+    number: (i) => i.invoiceNumber,
+    party: (i) => ({ kind: 'customer', id: i.customerId }),
+  },
+  vendor: {
+    store: 'vendors',
+    list: (org, t) => org.vendors.list({ pageSize: 100, maxPages: MAX_WALK_PAGES, filter: since(t) }),
+    get: (org, id) => org.vendors.get(id),
+    keep: keepVendor,
+    unsorted: true,
+  },
+  customer: {
+    store: 'customers',
+    list: (org, t) => org.customers.list({ pageSize: 100, maxPages: MAX_WALK_PAGES, filter: since(t) }),
+    get: (org, id) => org.customers.get(id),
+    keep: keepCustomer,
+    unsorted: true,
+  },
+};
+
+/** What a card needs of a vendor or customer it names by id. */
+export interface PartyInfo {
+  id: string;
+  name: string;
+  /** Vendor `billCurrency` / customer `invoiceCurrency` (ISO 4217), when BILL gave one. */
+  currency?: string;
+  archived: boolean;
+}
+
+export function partyInfo(record: Vendor | Customer): PartyInfo {
+  const currency = (record as Vendor).billCurrency ?? (record as Customer).invoiceCurrency;
+  return { id: record.id, name: typeof record.name === 'string' ? record.name : '', currency: typeof currency === 'string' && currency ? currency : undefined, archived: record.archived === true };
+}

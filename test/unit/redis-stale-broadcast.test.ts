@@ -1,0 +1,92 @@
+// A mirror per instance, stale marks fleet-wide: a webhook handled by instance A drops what instance B kept of it too.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BillGateway } from '../../src/bill/gateway.js';
+import { systemClock } from '../../src/clock.js';
+import { createLogger, SecretRegistry } from '../../src/log.js';
+import { RedisStaleBroadcast } from '../../src/mirror/broadcast.js';
+import { Mirror } from '../../src/mirror/mirror.js';
+import { RedisConnection } from '../../src/state/redisClient.js';
+import { RedisStateStore } from '../../src/state/redisStore.js';
+import { LogCapture } from '../harness/logs.js';
+import { TestRedis } from '../harness/redis.js';
+
+const ORG = '00801ORGCACHE0000001';
+let redis: TestRedis;
+const conns: RedisConnection[] = [];
+
+/** An instance's mirror; these tests use only its kept answers, so no BILL is reached. */
+async function instance(): Promise<Mirror> {
+  const log = createLogger({ level: 'debug', secrets: new SecretRegistry(), destination: new LogCapture('stale broadcast') });
+  const conn = new RedisConnection({ url: redis.url, log, maxReconnectDelayMs: 50 });
+  conns.push(conn);
+  expect(await conn.waitReady(5_000)).toBe(true);
+  const noBill = {} as BillGateway;
+  return new Mirror({ bill: noBill, state: new RedisStateStore(conn, systemClock), clock: systemClock, log, broadcast: new RedisStaleBroadcast(conn, log) });
+}
+
+async function until(what: string, cond: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** Keeps "payments" on an instance and says whether that ask loaded from BILL. */
+async function payments(m: Mirror): Promise<boolean> {
+  let loaded = false;
+  await m.answers.get(ORG, 'payments', { ttlS: 60, kinds: ['payment', 'bill'] }, async () => ((loaded = true), 'ten payments'));
+  return loaded;
+}
+
+let a: Mirror;
+let b: Mirror;
+
+beforeAll(async () => {
+  redis = await TestRedis.start();
+  a = await instance();
+  b = await instance();
+});
+afterAll(async () => {
+  for (const c of conns) await c.close();
+  await redis?.close();
+});
+
+describe('stale marks reach every instance', () => {
+  it('a bill marked stale on A (its webhook) drops the answers B built from bills; B loads them again on the next ask', async () => {
+    await payments(a);
+    await payments(b);
+    expect(await payments(b)).toBe(false);
+    // Subscriptions are asynchronous: mark until B has seen one of A's messages.
+    await until("B to receive A's mark", () => {
+      void a.markStale(ORG, 'bill', '00n01ABC');
+      return b.answers.stats().entries === 0;
+    });
+    expect(await payments(b)).toBe(true);
+  });
+
+  it('an organisation marked stale on B (relinked) drops everything A kept for it', async () => {
+    await payments(a);
+    await b.markStale(ORG);
+    await until('A to drop the org', () => a.answers.stats().entries === 0);
+    expect(await payments(a)).toBe(true);
+  });
+
+  it('a Refresh button on A drops that one answer on B too', async () => {
+    await payments(a);
+    await payments(b);
+    expect(await payments(b)).toBe(false);
+    a.dropAnswer(ORG, 'payments');
+    await until('B to drop the answer', () => b.answers.stats().entries === 0);
+    expect(await payments(b)).toBe(true);
+  });
+
+  it('after Redis was away (marks may be lost), each instance drops what it kept', async () => {
+    await payments(a);
+    await payments(b);
+    expect(b.answers.stats().entries).toBe(1);
+    await redis.restart();
+    await until('both instances to drop their answers after resubscribing', () => a.answers.stats().entries === 0 && b.answers.stats().entries === 0, 10_000);
+    expect(await payments(b)).toBe(true);
+  });
+});
