@@ -53,7 +53,11 @@ export function renderTable(results: ScenarioResult[]): string {
     });
   }
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((row) => row[c]!.length)));
-  const line = (row: string[]) => row.map((cell, c) => pad(cell, widths[c]!, c === 2)).join('  ').trimEnd();
+  const line = (row: string[]) =>
+    row
+      .map((cell, c) => pad(cell, widths[c]!, c === 2))
+      .join('  ')
+      .trimEnd();
   const rule = widths.map((w) => '-'.repeat(w)).join('  ');
   return [line(rows[0]!), rule, ...rows.slice(1).map(line)].join('\n');
 }
@@ -82,7 +86,9 @@ export function renderGrid(rows: string[][], indent = '  '): string {
     .filter((b) => b.length > 0)
     .map((b) => {
       const widths = b[0]!.map((_, c) => Math.max(...b.map((row) => (row[c] ?? '').length)));
-      return b.map((row) => indent + row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ')).join('\n');
+      return b
+        .map((row) => indent + row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '))
+        .join('\n');
     })
     .join('\n\n');
 }

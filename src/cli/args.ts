@@ -18,7 +18,9 @@ export function commandLine(program: string, help: string, options: NonNullable<
   };
   let values: CommandLine['values'] = {};
   try {
-    ({ values } = parseArgs({ options: { ...options, help: { type: 'boolean', short: 'h', default: false } }, strict: true }) as { values: CommandLine['values'] });
+    ({ values } = parseArgs({ options: { ...options, help: { type: 'boolean', short: 'h', default: false } }, strict: true }) as {
+      values: CommandLine['values'];
+    });
   } catch (err) {
     fail(errorMessage(err));
   }

@@ -87,9 +87,18 @@ const connector = createServer(async (req: IncomingMessage, res: ServerResponse)
     }
     return json(200, { id });
   }
-  if (path[0] === 'v3' && path[1] === 'teams') return json(200, { id: team.id, name: team.name, aadGroupId: '00000000-0000-4000-8000-0000000000a1' });
+  if (path[0] === 'v3' && path[1] === 'teams')
+    return json(200, { id: team.id, name: team.name, aadGroupId: '00000000-0000-4000-8000-0000000000a1' });
   if (path[0] === 'v3' && path[1] === 'conversations' && (path[3] === 'members' || path[3] === 'pagedmembers')) {
-    return json(200, { ...user, givenName: 'Dana', surname: 'Lee', email: 'dana@example.com', userPrincipalName: 'dana@example.com', tenantId: tenant, userRole: 'user' });
+    return json(200, {
+      ...user,
+      givenName: 'Dana',
+      surname: 'Lee',
+      email: 'dana@example.com',
+      userPrincipalName: 'dana@example.com',
+      tenantId: tenant,
+      userRole: 'user',
+    });
   }
   return json(404, { error: { code: 'NotFound', message: 'not supported by the chat client' } });
 });
@@ -134,7 +143,8 @@ async function sendText(text: string, serviceUrl: string): Promise<void> {
     activity.entities = [{ type: 'mention', mentioned: bot, text: `<at>${bot.name}</at>` }];
   }
   const res = await postActivity(activity);
-  if (res.status >= 300) console.log(`bot answered HTTP ${res.status}: ${typeof res.body === 'string' ? res.body : JSON.stringify(res.body)}`);
+  if (res.status >= 300)
+    console.log(`bot answered HTTP ${res.status}: ${typeof res.body === 'string' ? res.body : JSON.stringify(res.body)}`);
 }
 
 async function click(n: number, serviceUrl: string): Promise<void> {
@@ -175,7 +185,10 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const interactive = process.stdin.isTTY === true;
-  if (interactive) console.log(`Connected to ${botUrl} as ${user.name} in ${personal ? 'a personal chat' : `#${channel.name} of ${team.name}`}. Type "help", or /quit.`);
+  if (interactive)
+    console.log(
+      `Connected to ${botUrl} as ${user.name} in ${personal ? 'a personal chat' : `#${channel.name} of ${team.name}`}. Type "help", or /quit.`,
+    );
   const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: interactive ? '> ' : '', terminal: interactive });
   rl.prompt();
   for await (const raw of rl) {

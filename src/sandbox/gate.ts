@@ -24,7 +24,13 @@ export class SandboxError extends Error {
   }
 }
 
-export function bdc(clock: Clock, status: number, code: string | undefined, message: string, category: ErrorEntry['category'] = 'REQUEST'): SandboxError {
+export function bdc(
+  clock: Clock,
+  status: number,
+  code: string | undefined,
+  message: string,
+  category: ErrorEntry['category'] = 'REQUEST',
+): SandboxError {
   const entry: ErrorEntry = { timestamp: new Date(clock.now()).toISOString(), severity: 'ERROR', message };
   // Validation errors carry no code, as seen on the real API.
   if (code) {

@@ -166,7 +166,11 @@ export class SandboxEngine {
   private takeFault(area: Area, method: string, path: string, hasCursor: boolean): Fault | undefined {
     if (area === 'control') return undefined;
     const f = this.faults.find(
-      (x) => x.remaining > 0 && (!x.method || x.method === method) && (!x.path || path.startsWith(x.path)) && (x.kind !== 'emptyPage' || hasCursor),
+      (x) =>
+        x.remaining > 0 &&
+        (!x.method || x.method === method) &&
+        (!x.path || path.startsWith(x.path)) &&
+        (x.kind !== 'emptyPage' || hasCursor),
     );
     if (!f) return undefined;
     f.remaining--;
@@ -253,10 +257,29 @@ export class SandboxEngine {
       } else if (route.auth === 'spend') {
         const token = header('apiToken');
         org = token ? model.orgForSpendToken(token) : undefined;
-        if (!org || !token) throw new SandboxError(401, [{ timestamp: new Date(this.deps.clock.now()).toISOString(), severity: 'ERROR', category: 'REQUEST', message: 'Invalid API token' }]);
+        if (!org || !token)
+          throw new SandboxError(401, [
+            {
+              timestamp: new Date(this.deps.clock.now()).toISOString(),
+              severity: 'ERROR',
+              category: 'REQUEST',
+              message: 'Invalid API token',
+            },
+          ]);
         const wait = gate.spendOverLimit(token);
         if (wait !== undefined) {
-          throw new SandboxError(429, [{ timestamp: new Date(this.deps.clock.now()).toISOString(), severity: 'ERROR', category: 'REQUEST', message: 'Too many requests' }], { 'retry-after': String(wait) });
+          throw new SandboxError(
+            429,
+            [
+              {
+                timestamp: new Date(this.deps.clock.now()).toISOString(),
+                severity: 'ERROR',
+                category: 'REQUEST',
+                message: 'Too many requests',
+              },
+            ],
+            { 'retry-after': String(wait) },
+          );
         }
       } else {
         org = this.deps.control.defaultOrg();
@@ -287,7 +310,8 @@ export class SandboxEngine {
     } catch (err) {
       if (err instanceof SandboxError) return this.writeError(res, err);
       if (err instanceof QueryError) return this.writeError(res, bdc(this.deps.clock, 400, undefined, err.message));
-      if (err instanceof MutationError) return this.writeError(res, bdc(this.deps.clock, err.status, err.status === 404 ? 'BDC_1205' : undefined, err.message));
+      if (err instanceof MutationError)
+        return this.writeError(res, bdc(this.deps.clock, err.status, err.status === 404 ? 'BDC_1205' : undefined, err.message));
       throw err;
     } finally {
       release?.();

@@ -38,7 +38,8 @@ describe('freshness per kind', () => {
     const loads = { list: 0, object: 0, names: 0 };
     const get = (kind: 'list' | 'object' | 'names') => cache.get(ORG, kind, `q-${kind}`, async () => ++loads[kind]);
     const fetchedAt = Date.now();
-    for (const kind of ['list', 'object', 'names'] as const) expect(await get(kind)).toEqual({ value: 1, fetchedAt, hit: false, coalesced: false });
+    for (const kind of ['list', 'object', 'names'] as const)
+      expect(await get(kind)).toEqual({ value: 1, fetchedAt, hit: false, coalesced: false });
 
     await vi.advanceTimersByTimeAsync(59_000);
     expect(await get('list')).toMatchObject({ value: 1, hit: true, fetchedAt });
@@ -144,7 +145,9 @@ describe('what a hit returns', () => {
     const second = await cache.get(ORG, 'object', 'bill 1', async () => ({ id: 'never', lines: [] as Array<{ amount: number }> }));
     expect(second).toMatchObject({ hit: true, value: { id: 'b1', lines: [{ amount: 10 }] } });
     second.value.lines.push({ amount: 1 });
-    expect((await cache.get(ORG, 'object', 'bill 1', async () => ({ id: 'never', lines: [] as Array<{ amount: number }> }))).value.lines).toHaveLength(1);
+    expect(
+      (await cache.get(ORG, 'object', 'bill 1', async () => ({ id: 'never', lines: [] as Array<{ amount: number }> }))).value.lines,
+    ).toHaveLength(1);
   });
 
   it('counts each answer by the bytes of its JSON text, which is what it keeps', async () => {
@@ -159,7 +162,8 @@ describe('what a hit returns', () => {
 describe('invalidation by entity', () => {
   it('a changed bill drops lists of bills and that bill, not other bills, vendors, or other organisations', async () => {
     cache = makeCache();
-    const put = (org: string, key: string, entities: Parameters<QueryCache['get']>[4]) => cache.get(org, 'object', key, async () => key, entities);
+    const put = (org: string, key: string, entities: Parameters<QueryCache['get']>[4]) =>
+      cache.get(org, 'object', key, async () => key, entities);
     await put(ORG, 'bills due', { entities: ['bill', 'vendor'] });
     await put(ORG, 'bill b1', { entities: [{ entity: 'bill', id: 'b1' }] });
     await put(ORG, 'bill b2', { entities: [{ entity: 'bill', id: 'b2' }] });
@@ -177,7 +181,12 @@ describe('invalidation by entity', () => {
 
   it('without an id drops everything built from that kind', async () => {
     cache = makeCache();
-    await cache.get(ORG, 'object', 'invoice 1042', async () => 1, { entities: [{ entity: 'invoice', id: 'i1' }, { entity: 'customer', id: 'c1' }] });
+    await cache.get(ORG, 'object', 'invoice 1042', async () => 1, {
+      entities: [
+        { entity: 'invoice', id: 'i1' },
+        { entity: 'customer', id: 'c1' },
+      ],
+    });
     await cache.get(ORG, 'list', 'invoices overdue', async () => 2, { entities: ['invoice'] });
     await cache.get(ORG, 'names', 'customers', async () => 3, { entities: ['customer'] });
     expect(cache.invalidate(ORG, 'invoice')).toBe(2);
@@ -193,7 +202,10 @@ describe('invalidation by entity', () => {
     cache.invalidate(ORG, 'bill', 'b7');
     d.resolve('stale');
     expect((await first).value).toBe('stale');
-    expect(await cache.get(ORG, 'list', 'bills due', async () => 'fresh', { entities: ['bill'] })).toMatchObject({ value: 'fresh', hit: false });
+    expect(await cache.get(ORG, 'list', 'bills due', async () => 'fresh', { entities: ['bill'] })).toMatchObject({
+      value: 'fresh',
+      hit: false,
+    });
     expect(cache.stats().discarded).toBe(1);
   });
 });

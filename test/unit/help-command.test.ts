@@ -5,7 +5,12 @@ import { createRegistry } from '../../src/bot/commands/index.js';
 import type { CommandContext, CommandDefinition } from '../../src/bot/commands/types.js';
 import type { CardReply } from '../../src/bot/cards/card.js';
 
-function ctx(registry: ReturnType<typeof createRegistry>, kind: 'channel' | 'personal', backend: 'sandbox' | 'bill', version = '1.2.3'): CommandContext {
+function ctx(
+  registry: ReturnType<typeof createRegistry>,
+  kind: 'channel' | 'personal',
+  backend: 'sandbox' | 'bill',
+  version = '1.2.3',
+): CommandContext {
   return { services: { registry, backend: { kind: backend }, config: { version } }, scope: { kind } } as unknown as CommandContext;
 }
 
@@ -29,7 +34,16 @@ describe('help card', () => {
   it('shows a command registered later', async () => {
     const registry = createRegistry();
     const before = await help(ctx(registry, 'personal', 'bill'));
-    const late: CommandDefinition = { name: 'zz late', usage: 'zz late', description: 'Registered after the first help', examples: ['zz late'], upstream: false, async run() { return before; } };
+    const late: CommandDefinition = {
+      name: 'zz late',
+      usage: 'zz late',
+      description: 'Registered after the first help',
+      examples: ['zz late'],
+      upstream: false,
+      async run() {
+        return before;
+      },
+    };
     registry.register(late);
     const after = await help(ctx(registry, 'personal', 'bill'));
     expect(after).not.toBe(before);

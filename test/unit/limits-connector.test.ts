@@ -35,7 +35,15 @@ type Policy = { name: string; sendRequest(req: { url: string }, next: (req: { ur
 /** A turn as the middleware sees it: an activity and a connector client with a pipeline. */
 function fakeClient() {
   const policies: Array<{ policy: Policy; options: unknown }> = [];
-  return { policies, client: { pipeline: { addPolicy: (policy: Policy, options: unknown) => policies.push({ policy, options }), getOrderedPolicies: () => policies.map((p) => p.policy) } } };
+  return {
+    policies,
+    client: {
+      pipeline: {
+        addPolicy: (policy: Policy, options: unknown) => policies.push({ policy, options }),
+        getOrderedPolicies: () => policies.map((p) => p.policy),
+      },
+    },
+  };
 }
 
 async function turn(activity: Record<string, unknown>, limiter: Limiter, backoffMs?: number[], client = fakeClient()): Promise<Policy> {
@@ -56,14 +64,25 @@ describe('the connector policy', () => {
     const limiter = new RecordingLimiter();
     const policy = await turn({ type: 'message', conversation: { id: 'ignored' } }, limiter);
     await policy.sendRequest({ url: URL }, async () => ({ status: 200, headers: headers({}) }));
-    expect(limiter.runs).toEqual([{ upstream: { service: 'connector', conversationId: '19:general@thread.tacv2;messageid=17' }, opts: { priority: 'interactive', maxWaitMs: 60_000 } }]);
+    expect(limiter.runs).toEqual([
+      {
+        upstream: { service: 'connector', conversationId: '19:general@thread.tacv2;messageid=17' },
+        opts: { priority: 'interactive', maxWaitMs: 60_000 },
+      },
+    ]);
   });
 
   it('sends proactive turns (ContinueConversation) as background work, which waits', async () => {
     const limiter = new RecordingLimiter();
     const policy = await turn({ type: 'event', name: 'ContinueConversation', conversation: { id: 'a:chat' } }, limiter);
-    await policy.sendRequest({ url: 'https://example.test/v3/teams/19%3Ateam/conversations' }, async () => ({ status: 200, headers: headers({}) }));
-    expect(limiter.runs[0]).toEqual({ upstream: { service: 'connector', conversationId: 'a:chat' }, opts: { priority: 'background', maxWaitMs: undefined } });
+    await policy.sendRequest({ url: 'https://example.test/v3/teams/19%3Ateam/conversations' }, async () => ({
+      status: 200,
+      headers: headers({}),
+    }));
+    expect(limiter.runs[0]).toEqual({
+      upstream: { service: 'connector', conversationId: 'a:chat' },
+      opts: { priority: 'background', maxWaitMs: undefined },
+    });
   });
 
   it('on 429 with Retry-After pauses the thread and leaves the retry to botbuilder', async () => {
@@ -73,7 +92,12 @@ describe('the connector policy', () => {
     const res = await policy.sendRequest({ url: URL }, next);
     expect(res.status).toBe(429);
     expect(next).toHaveBeenCalledTimes(1);
-    expect(limiter.throttles).toEqual([{ upstream: { service: 'connector', conversationId: '19:general@thread.tacv2;messageid=17' }, throttle: { kind: 'retryAfter', ms: 2_500 } }]);
+    expect(limiter.throttles).toEqual([
+      {
+        upstream: { service: 'connector', conversationId: '19:general@thread.tacv2;messageid=17' },
+        throttle: { kind: 'retryAfter', ms: 2_500 },
+      },
+    ]);
   });
 
   it('on 429 without Retry-After backs off and retries itself, a bounded number of times', async () => {
@@ -83,13 +107,17 @@ describe('the connector policy', () => {
     const res = await policy.sendRequest({ url: URL }, next);
     expect(res.status).toBe(429);
     expect(next).toHaveBeenCalledTimes(3);
-    expect(limiter.throttles.map((t) => t.throttle)).toEqual([{ kind: 'retryAfter', ms: 10 }, { kind: 'retryAfter', ms: 20 }]);
+    expect(limiter.throttles.map((t) => t.throttle)).toEqual([
+      { kind: 'retryAfter', ms: 10 },
+      { kind: 'retryAfter', ms: 20 },
+    ]);
   });
 
-  it('leaves other failures alone (403 blocked, 404 gone, 503 without Retry-After is botbuilder\'s to retry)', async () => {
+  it("leaves other failures alone (403 blocked, 404 gone, 503 without Retry-After is botbuilder's to retry)", async () => {
     const limiter = new RecordingLimiter();
     const policy = await turn({ type: 'message', conversation: { id: 'c' } }, limiter);
-    for (const status of [403, 404, 503]) expect((await policy.sendRequest({ url: URL }, async () => ({ status, headers: headers({}) }))).status).toBe(status);
+    for (const status of [403, 404, 503])
+      expect((await policy.sendRequest({ url: URL }, async () => ({ status, headers: headers({}) }))).status).toBe(status);
     expect(limiter.throttles).toEqual([]);
   });
 });
@@ -104,7 +132,12 @@ describe('connector clients kept between turns', () => {
     }
   }
   const authResult = (factory: ConnectorFactory, aud: string) =>
-    ({ audience: 'https://api.botframework.com', callerId: '', claimsIdentity: { getClaimValue: (t: string) => (t === 'aud' ? aud : null) }, connectorFactory: factory }) as unknown as AuthenticateRequestResult;
+    ({
+      audience: 'https://api.botframework.com',
+      callerId: '',
+      claimsIdentity: { getClaimValue: (t: string) => (t === 'aud' ? aud : null) },
+      connectorFactory: factory,
+    }) as unknown as AuthenticateRequestResult;
 
   it('hands out one client per app id, service URL and audience, and forgets the least recently used beyond the bound', async () => {
     const clients = new TurnClients(2);
@@ -130,25 +163,44 @@ describe('connector clients kept between turns', () => {
         return fakeClient() as unknown as ConnectorClient;
       }
     })();
-    await expect(clients.forTurn(authResult(factory, 'app')).connectorFactory!.create('https://smba.test/', 'aud')).rejects.toThrow('no credentials');
+    await expect(clients.forTurn(authResult(factory, 'app')).connectorFactory!.create('https://smba.test/', 'aud')).rejects.toThrow(
+      'no credentials',
+    );
     fail = false;
     await expect(clients.forTurn(authResult(factory, 'app')).connectorFactory!.create('https://smba.test/', 'aud')).resolves.toBeDefined();
   });
 
-  it('a kept client counts each call against the thread its URL names, never the first turn\'s conversation', async () => {
+  it("a kept client counts each call against the thread its URL names, never the first turn's conversation", async () => {
     const limiter = new RecordingLimiter();
     const clients = new TurnClients();
-    const kept = (await clients.forTurn(authResult(new CountingFactory(), 'app')).connectorFactory!.create('https://smba.test/', 'aud')) as unknown as ReturnType<typeof fakeClient>;
+    const kept = (await clients
+      .forTurn(authResult(new CountingFactory(), 'app'))
+      .connectorFactory!.create('https://smba.test/', 'aud')) as unknown as ReturnType<typeof fakeClient>;
     // Even when the first turn on it looks like a proactive continuation (an inbound activity can say anything).
-    const policy = await turn({ type: 'event', name: 'ContinueConversation', conversation: { id: 'first-turn' } }, limiter, undefined, kept);
+    const policy = await turn(
+      { type: 'event', name: 'ContinueConversation', conversation: { id: 'first-turn' } },
+      limiter,
+      undefined,
+      kept,
+    );
     await policy.sendRequest({ url: URL }, async () => ({ status: 200, headers: headers({}) }));
     await policy.sendRequest({ url: 'https://smba.test/v3/teams/19%3Ateam' }, async () => ({ status: 200, headers: headers({}) }));
-    expect(limiter.runs.map((r) => (r.upstream.service === 'connector' ? r.upstream.conversationId : r.upstream.service))).toEqual(['19:general@thread.tacv2;messageid=17', '/v3/teams/19:team']);
+    expect(limiter.runs.map((r) => (r.upstream.service === 'connector' ? r.upstream.conversationId : r.upstream.service))).toEqual([
+      '19:general@thread.tacv2;messageid=17',
+      '/v3/teams/19:team',
+    ]);
     expect(limiter.runs.every((r) => r.opts.priority === 'interactive')).toBe(true);
     // A second turn on the same client adds no second policy.
     const key = Symbol('ConnectorClient');
     const middleware = connectorLimits({ limiter, log }) as { onTurn(ctx: unknown, next: () => Promise<void>): Promise<void> };
-    await middleware.onTurn({ activity: { type: 'message', conversation: { id: 'second' } }, adapter: { ConnectorClientKey: key }, turnState: new Map([[key, kept]]) }, async () => undefined);
+    await middleware.onTurn(
+      {
+        activity: { type: 'message', conversation: { id: 'second' } },
+        adapter: { ConnectorClientKey: key },
+        turnState: new Map([[key, kept]]),
+      },
+      async () => undefined,
+    );
     expect(kept.policies).toHaveLength(1);
     expect(threadOfUrl('not a url')).toBe('not a url');
   });
@@ -183,7 +235,10 @@ describe('grants seen from inside a call', () => {
       return limiter.activeGrant();
     });
     expect(inside).toMatchObject({ service: 'bill', priority: 'background' });
-    expect(inside!.budgets).toEqual([expect.stringMatching(/^bill\.concurrency:k[0-9a-f]{12}\/00801/), expect.stringMatching(/^bill\.requests:k[0-9a-f]{12}$/)]);
+    expect(inside!.budgets).toEqual([
+      expect.stringMatching(/^bill\.concurrency:k[0-9a-f]{12}\/00801/),
+      expect.stringMatching(/^bill\.requests:k[0-9a-f]{12}$/),
+    ]);
     expect(limiter.activeGrant()).toBeUndefined();
     await limiter.close();
   });

@@ -58,7 +58,7 @@ describe('invalidations reach every instance', () => {
     await billsDue(b);
     expect(await billsDue(b)).toBe(false);
     // Subscriptions are asynchronous: wait until B has seen one of A's messages.
-    await until('B to receive A\'s invalidation', () => {
+    await until("B to receive A's invalidation", () => {
       a.invalidate(ORG, 'bill', '00n01ABC');
       return b.stats().invalidations > 0;
     });

@@ -28,17 +28,25 @@ const ap = { today: TODAY, fmt: FMT, asOf: NOW, currencyOf: () => 'USD', vendorN
 const ar = { today: TODAY, fmt: FMT, asOf: NOW, customerOf: () => ({ name: 'Contoso Ltd', currency: 'EUR' }) };
 
 function manyLines(b: Bill, n: number): Bill {
-  return { ...b, billLineItems: Array.from({ length: n }, (_, i) => ({ id: `bli${i}`, amount: 10.1 + i, description: i % 3 ? `Line ${i}` : undefined })) };
+  return {
+    ...b,
+    billLineItems: Array.from({ length: n }, (_, i) => ({ id: `bli${i}`, amount: 10.1 + i, description: i % 3 ? `Line ${i}` : undefined })),
+  };
 }
 
 describe('replica rows keep what the cards show', () => {
   it('every invoice card drawn from its row is the card drawn from the invoice (status, payments received, lines)', () => {
     expect(invoices.some((i) => (i.payments ?? []).length > 0)).toBe(true);
-    const long: Invoice = { ...invoices[0]!, invoiceLineItems: Array.from({ length: 27 }, (_, i) => ({ id: `ili${i}`, description: i % 2 ? `Item ${i}` : undefined })) };
+    const long: Invoice = {
+      ...invoices[0]!,
+      invoiceLineItems: Array.from({ length: 27 }, (_, i) => ({ id: `ili${i}`, description: i % 2 ? `Item ${i}` : undefined })),
+    };
     for (const inv of [...invoices, long]) {
       const row = stored(invoiceRow(inv)!);
       expect(row.f).toBe(1);
-      expect(invoiceCard({ ...ar, invoice: invoiceOf(row), command: 'invoice x' })).toEqual(invoiceCard({ ...ar, invoice: inv, command: 'invoice x' }));
+      expect(invoiceCard({ ...ar, invoice: invoiceOf(row), command: 'invoice x' })).toEqual(
+        invoiceCard({ ...ar, invoice: inv, command: 'invoice x' }),
+      );
     }
   });
 
@@ -59,24 +67,69 @@ describe('replica rows keep what the cards show', () => {
     const late = (list: Bill[]) => list.filter((b) => b.dueDate < TODAY);
     for (const page of [0, 1, 2]) {
       expect(billsDueCard({ ...ap, days: 30, due: due(lines), overdue: late(lines), page, command: 'bills due 30' })).toEqual(
-        billsDueCard({ ...ap, days: 30, due: due(open.map(withoutLines)), overdue: late(open.map(withoutLines)), page, command: 'bills due 30' }),
+        billsDueCard({
+          ...ap,
+          days: 30,
+          due: due(open.map(withoutLines)),
+          overdue: late(open.map(withoutLines)),
+          page,
+          command: 'bills due 30',
+        }),
       );
-      expect(billsOverdueCard({ ...ap, overdue: late(lines), page, command: 'bills overdue' })).toEqual(billsOverdueCard({ ...ap, overdue: late(open.map(withoutLines)), page, command: 'bills overdue' }));
+      expect(billsOverdueCard({ ...ap, overdue: late(lines), page, command: 'bills overdue' })).toEqual(
+        billsOverdueCard({ ...ap, overdue: late(open.map(withoutLines)), page, command: 'bills overdue' }),
+      );
     }
     const vendor = org.vendors.get(open[0]!.vendorId)! as Vendor;
     const mine = (list: Bill[]) => list.filter((b) => b.vendorId === vendor.id);
-    expect(vendorCard({ today: TODAY, fmt: FMT, asOf: NOW, page: 0, command: 'vendor x', vendor, openBills: mine(lines), others: 0, typed: 'x' })).toEqual(
+    expect(
+      vendorCard({
+        today: TODAY,
+        fmt: FMT,
+        asOf: NOW,
+        page: 0,
+        command: 'vendor x',
+        vendor,
+        openBills: mine(lines),
+        others: 0,
+        typed: 'x',
+      }),
+    ).toEqual(
       vendorCard({ today: TODAY, fmt: FMT, asOf: NOW, page: 0, command: 'vendor x', vendor, openBills: mine(open), others: 0, typed: 'x' }),
     );
   });
 
-  it('the AR list cards from rows equal those from the invoices (aging, a customer\'s open invoices)', () => {
+  it("the AR list cards from rows equal those from the invoices (aging, a customer's open invoices)", () => {
     const rows = invoices.map((i) => stored(invoiceRow(i)!));
-    expect(invoicesOverdueCard({ ...ar, invoices: rows, page: 0, command: 'invoices overdue' })).toEqual(invoicesOverdueCard({ ...ar, invoices, page: 0, command: 'invoices overdue' }));
+    expect(invoicesOverdueCard({ ...ar, invoices: rows, page: 0, command: 'invoices overdue' })).toEqual(
+      invoicesOverdueCard({ ...ar, invoices, page: 0, command: 'invoices overdue' }),
+    );
     const customer = org.customers.get(invoices[0]!.customerId)! as Customer;
     const owed = (i: Invoice) => i.customerId === customer.id && !i.archived && i.status !== 'PAID' && i.dueAmount > 0;
-    expect(customerCard({ today: TODAY, fmt: FMT, asOf: NOW, page: 0, command: 'customer x', customer, openInvoices: rows.map(invoiceOf).filter(owed), others: 0, typed: 'x' })).toEqual(
-      customerCard({ today: TODAY, fmt: FMT, asOf: NOW, page: 0, command: 'customer x', customer, openInvoices: invoices.filter(owed), others: 0, typed: 'x' }),
+    expect(
+      customerCard({
+        today: TODAY,
+        fmt: FMT,
+        asOf: NOW,
+        page: 0,
+        command: 'customer x',
+        customer,
+        openInvoices: rows.map(invoiceOf).filter(owed),
+        others: 0,
+        typed: 'x',
+      }),
+    ).toEqual(
+      customerCard({
+        today: TODAY,
+        fmt: FMT,
+        asOf: NOW,
+        page: 0,
+        command: 'customer x',
+        customer,
+        openInvoices: invoices.filter(owed),
+        others: 0,
+        typed: 'x',
+      }),
     );
   });
 

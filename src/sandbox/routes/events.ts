@@ -53,7 +53,8 @@ function checkEvents(ctx: RouteContext, raw: unknown): Array<{ type: string; ver
     const type = (e as { type?: unknown })?.type;
     const version = String((e as { version?: unknown })?.version ?? '1');
     const known = EVENT_CATALOG.find((c) => c.type === type);
-    if (!known || !known.versions.includes(version)) throw bdc(ctx.clock, 400, undefined, `Unknown event type ${String(type).slice(0, 60)} version ${version.slice(0, 10)}`);
+    if (!known || !known.versions.includes(version))
+      throw bdc(ctx.clock, 400, undefined, `Unknown event type ${String(type).slice(0, 60)} version ${version.slice(0, 10)}`);
     return { type: type as string, version };
   });
 }
@@ -97,7 +98,8 @@ export const eventRoutes: SandboxRoute[] = [
         if (typeof b.name !== 'string' || !b.name.trim()) throw bdc(ctx.clock, 400, undefined, 'name is required');
         const events = checkEvents(ctx, b.events);
         const url = checkUrl(ctx, b.notificationUrl);
-        if (ctx.org.subscriptions.size >= MAX_SUBSCRIPTIONS_PER_ORG) throw bdc(ctx.clock, 400, undefined, `At most ${MAX_SUBSCRIPTIONS_PER_ORG} subscriptions per organization`);
+        if (ctx.org.subscriptions.size >= MAX_SUBSCRIPTIONS_PER_ORG)
+          throw bdc(ctx.clock, 400, undefined, `At most ${MAX_SUBSCRIPTIONS_PER_ORG} subscriptions per organization`);
         checkDuplicate(ctx, undefined, events, url);
         const now = ctx.model.nowIso();
         const enabled = (b.status as { enabled?: unknown } | undefined)?.enabled;
@@ -119,36 +121,34 @@ export const eventRoutes: SandboxRoute[] = [
     }),
   },
   { area: 'events', method: 'GET', path: '/v3/subscriptions/:id', auth: 'session', handle: (ctx) => ({ body: view(subscription(ctx)) }) },
-  ...(['PUT', 'PATCH'] as const).map(
-    (method): SandboxRoute => ({
-      area: 'events',
-      method,
-      path: '/v3/subscriptions/:id',
-      auth: 'session',
-      handle: (ctx) => {
-        const sub = subscription(ctx);
-        const b = (ctx.body ?? {}) as Record<string, unknown>;
-        const full = method === 'PUT';
-        if (full || b.name !== undefined) {
-          if (typeof b.name !== 'string' || !b.name.trim()) throw bdc(ctx.clock, 400, undefined, 'name is required');
-        }
-        const events = full || b.events !== undefined ? checkEvents(ctx, b.events) : sub.events;
-        const url = full || b.notificationUrl !== undefined ? checkUrl(ctx, b.notificationUrl) : sub.notificationUrl;
-        checkDuplicate(ctx, sub.id, events, url);
-        if (typeof b.name === 'string') sub.name = b.name;
-        sub.events = events;
-        sub.notificationUrl = url;
-        const enabled = (b.status as { enabled?: unknown } | undefined)?.enabled;
-        if (typeof enabled === 'boolean') {
-          sub.status = { enabled };
-          if (enabled) sub.failures = 0;
-        }
-        sub.updatedTime = ctx.model.nowIso();
-        ctx.org.subscriptions.put(sub);
-        return { body: view(sub) };
-      },
-    }),
-  ),
+  ...(['PUT', 'PATCH'] as const).map((method): SandboxRoute => ({
+    area: 'events',
+    method,
+    path: '/v3/subscriptions/:id',
+    auth: 'session',
+    handle: (ctx) => {
+      const sub = subscription(ctx);
+      const b = (ctx.body ?? {}) as Record<string, unknown>;
+      const full = method === 'PUT';
+      if (full || b.name !== undefined) {
+        if (typeof b.name !== 'string' || !b.name.trim()) throw bdc(ctx.clock, 400, undefined, 'name is required');
+      }
+      const events = full || b.events !== undefined ? checkEvents(ctx, b.events) : sub.events;
+      const url = full || b.notificationUrl !== undefined ? checkUrl(ctx, b.notificationUrl) : sub.notificationUrl;
+      checkDuplicate(ctx, sub.id, events, url);
+      if (typeof b.name === 'string') sub.name = b.name;
+      sub.events = events;
+      sub.notificationUrl = url;
+      const enabled = (b.status as { enabled?: unknown } | undefined)?.enabled;
+      if (typeof enabled === 'boolean') {
+        sub.status = { enabled };
+        if (enabled) sub.failures = 0;
+      }
+      sub.updatedTime = ctx.model.nowIso();
+      ctx.org.subscriptions.put(sub);
+      return { body: view(sub) };
+    },
+  })),
   {
     area: 'events',
     method: 'DELETE',
@@ -204,7 +204,11 @@ export const eventRoutes: SandboxRoute[] = [
       // Reuse the list machinery on a filtered snapshot.
       const snapshot = new Collection<SandboxNotification>();
       for (const n of mine) snapshot.put(n);
-      const page = listPage({ ...ctx, query: new URLSearchParams({ max: ctx.query.get('max') ?? '', page: ctx.query.get('page') ?? '' }) }, snapshot, NOTIFICATIONS);
+      const page = listPage(
+        { ...ctx, query: new URLSearchParams({ max: ctx.query.get('max') ?? '', page: ctx.query.get('page') ?? '' }) },
+        snapshot,
+        NOTIFICATIONS,
+      );
       return { body: { nextPage: page.nextPage, results: page.results } };
     },
   },
