@@ -107,7 +107,7 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
         reject(new Error(`${name} did not start within ${timeoutMs} ms: ${early.stderr.slice(-2000)}`));
       }, timeoutMs);
       proc.on('message', function onReady(msg: any) {
-        if (msg && msg.ready) {
+        if (msg?.ready) {
           clearTimeout(timer);
           proc.off('message', onReady);
           const { ready: _r, ...rest } = msg;
@@ -121,11 +121,11 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
     });
     child = new Child<I>(name, proc, info, tally, gc);
     child.stderr = early.stderr;
-    proc.on('message', (msg: any) => child!.onMessage(msg));
+    proc.on('message', (msg: any) => child.onMessage(msg));
     proc.on('exit', () => {
-      child!.exited = true;
-      for (const p of child!.pending.values()) p.reject(new Error(`${name} exited`));
-      child!.pending.clear();
+      child.exited = true;
+      for (const p of child.pending.values()) p.reject(new Error(`${name} exited`));
+      child.pending.clear();
     });
     return child;
   }

@@ -28,7 +28,7 @@ const auth = new ConfigurationBotFrameworkAuthentication({
   MicrosoftAppId: '',
   MicrosoftAppPassword: '',
   MicrosoftAppType: 'MultiTenant',
-} as ConfigurationBotFrameworkAuthenticationOptions);
+});
 const adapter = new CloudAdapter(auth);
 adapter.onTurnError = async (context, error) => {
   process.stderr.write(`echo bot turn error: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -41,13 +41,13 @@ const messageBody = restify.plugins.bodyParser({
   maxBodySize: MESSAGE_BODY_LIMIT,
   mapParams: false,
   reviver: safeReviver,
-} as restify.plugins.BodyParserOptions);
+});
 server.post('/api/messages', messageBody, async (req: restify.Request, res: restify.Response) => {
   await adapter.process(req, res, (context) => bot.run(context));
 });
 
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-const addr = server.address() as AddressInfo;
+const addr = server.address();
 
 serve({ stats: () => residentSet() }, async () => {
   await new Promise<void>((resolve) => {

@@ -169,7 +169,7 @@ export async function saturation(ctx: BenchContext, sandbox: Child<SandboxInfo>)
     // The steady phase: from the first second BILL's slots were (nearly) full to the last; before it the bot was still
     // reading the burst, after it only a few sequential pages were left.
     const full = timeline.filter((t) => t.inFlightAtBill >= 2.5).map((t) => t.second);
-    const steady = full.length ? timeline.slice(full[0]!, full[full.length - 1]! + 1) : [];
+    const steady = full.length ? timeline.slice(full[0], full[full.length - 1]! + 1) : [];
     const steadyOccupancy = steady.length ? steady.reduce((x, t) => x + t.inFlightAtBill, 0) / steady.length / BILL_CONCURRENCY : 0;
     const cacheDelta = {
       hits: after.cache.hits - before.cache.hits,

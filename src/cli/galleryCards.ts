@@ -116,16 +116,14 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   );
   const late = bills.find((b) => unpaid(b) && b.dueDate < today) ?? bills[0]!;
   add('Payables', 'bill (overdue)', billCard({ ...ap, bill: late, command: `bill ${late.invoice?.invoiceNumber}` }));
-  const twins = bills
-    .slice(0, 3)
-    .map((b, i) =>
-      line({
-        ...b,
-        vendorId: bills[(i * 7) % bills.length]!.vendorId,
-        vendorName: bills[(i * 7) % bills.length]!.vendorName,
-        invoice: { invoiceNumber: 'INV-100' },
-      }),
-    );
+  const twins = bills.slice(0, 3).map((b, i) =>
+    line({
+      ...b,
+      vendorId: bills[(i * 7) % bills.length]!.vendorId,
+      vendorName: bills[(i * 7) % bills.length]!.vendorName,
+      invoice: { invoiceNumber: 'INV-100' },
+    }),
+  );
   add(
     'Payables',
     'bill — several vendors used the number',
@@ -324,7 +322,7 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
       { enrichment: { customerName: customers.get(pick((i) => i.archived).customerId)?.name } },
     ),
   );
-  const failed = payments.find((p) => /FAILED/.test(p.singleStatus)) ?? payments[0]!;
+  const failed = payments.find((p) => p.singleStatus.includes('FAILED')) ?? payments[0]!;
   // A failed payment as BILL sends it: the bill by id only (no invoice number known yet), so the card shortens the id.
   notify(
     'payment failed (bill known by id only)',

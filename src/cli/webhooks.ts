@@ -133,7 +133,7 @@ async function main(): Promise<void> {
   }
 
   const secrets = new SecretRegistry(configSecrets(config));
-  const log = createLogger({ level: config.logLevel === 'silent' ? 'silent' : 'warn', secrets, destination: process.stderr as never });
+  const log = createLogger({ level: config.logLevel === 'silent' ? 'silent' : 'warn', secrets, destination: process.stderr });
   const limiter = createLimiter({ config, clock: systemClock, log });
   const bill = new BillGateway({
     backend: 'bill',

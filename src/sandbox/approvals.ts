@@ -167,7 +167,7 @@ export const approvalRoutes: SandboxRoute[] = [
         throw bdc(ctx.clock, 400, undefined, 'name must be 1-80 letters, digits, spaces, dots, dashes or underscores');
       if (!ctx.org.users.has(ctx.params.id!)) throw bdc(ctx.clock, 404, 'BDC_1205', 'No such user.');
       try {
-        return { status: 201, body: createSyncToken(ctx.org, ctx.params.id!, name as string | undefined) };
+        return { status: 201, body: createSyncToken(ctx.org, ctx.params.id!, name) };
       } catch (err) {
         throw bdc(ctx.clock, 400, undefined, err instanceof Error ? err.message : 'cannot create token');
       }
@@ -197,7 +197,7 @@ export const approvalRoutes: SandboxRoute[] = [
       const userIds = obj(ctx.body).userIds;
       if (!Array.isArray(userIds) || !userIds.every((u) => typeof u === 'string'))
         throw bdc(ctx.clock, 400, undefined, 'userIds must be an array of user ids');
-      return { body: assignApprovers(ctx.model, ctx.org, ctx.params.id!, userIds as string[]) };
+      return { body: assignApprovers(ctx.model, ctx.org, ctx.params.id!, userIds) };
     },
   },
   { area: 'control', method: 'GET', path: '/approvals/decisions', auth: 'none', handle: (ctx) => ({ body: ctx.org.approvalDecisions }) },

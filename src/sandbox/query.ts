@@ -128,7 +128,7 @@ export function compileFilters(terms: Term[], spec: ListSpec): (item: unknown) =
     if (t.op === 'in' || t.op === 'nin') {
       const set = new Set(t.value.split(',').map((p) => fold(typed(fs.type, p, t.field))));
       return (item: unknown) => {
-        const hit = values(item).some((v) => set.has(v as never));
+        const hit = values(item).some((v) => set.has(v));
         return t.op === 'in' ? hit : !hit;
       };
     }
@@ -176,7 +176,7 @@ export function parseSort(raw: string | undefined, spec: ListSpec): SortKey[] {
     if (!field || extra !== undefined || (order !== undefined && order !== 'asc' && order !== 'desc'))
       throw new QueryError(`Invalid sort "${part.slice(0, 40)}"`);
     if (!spec.sortable[field]) throw new QueryError(`Field "${field}" is not sortable`);
-    return { field, order: (order ?? 'asc') as 'asc' | 'desc' };
+    return { field, order: order ?? 'asc' };
   });
 }
 

@@ -191,7 +191,8 @@ export class SandboxEngine {
     const stats = this.deps.stats;
     if (!area) {
       await this.drain(req);
-      return this.writeError(res, bdc(this.deps.clock, 404, 'BDC_1121', 'API not supported.'));
+      this.writeError(res, bdc(this.deps.clock, 404, 'BDC_1121', 'API not supported.'));
+      return;
     }
     const path = url.pathname.slice(AREA_PREFIX[area].length);
     let route: CompiledRoute | undefined;
@@ -226,7 +227,7 @@ export class SandboxEngine {
       if (!route || !match) throw bdc(this.deps.clock, 404, 'BDC_1121', 'API not supported.');
       const params: Record<string, string> = {};
       route.keys.forEach((k, i) => {
-        params[k] = decodeURIComponent(match![i + 1]!);
+        params[k] = decodeURIComponent(match[i + 1]!);
       });
       const fault = this.takeFault(area, method, path, url.searchParams.has('page') || url.searchParams.has('nextPage'));
       if (fault?.kind === 'reset') {
@@ -245,8 +246,8 @@ export class SandboxEngine {
         const b = body as Record<string, unknown>;
         const devKey = b.devKey as string;
         gate.checkDevKey(devKey);
-        gate.countHourly(devKey!);
-        release = gate.enter(devKey!, typeof b.organizationId === 'string' ? b.organizationId : '');
+        gate.countHourly(devKey);
+        release = gate.enter(devKey, typeof b.organizationId === 'string' ? b.organizationId : '');
       } else if (route.auth === 'session') {
         const devKey = header('devKey');
         gate.checkDevKey(devKey);
@@ -290,7 +291,10 @@ export class SandboxEngine {
         }
       }
       if (area !== 'control' && this.latencyMs > 0) await delay(this.latencyMs);
-      if (fault) return this.writeFault(res, fault, url);
+      if (fault) {
+        this.writeFault(res, fault, url);
+        return;
+      }
       const answer = await route.handle({
         req,
         method,
@@ -308,10 +312,18 @@ export class SandboxEngine {
       });
       this.write(res, answer.status ?? 200, answer.body, answer.headers);
     } catch (err) {
-      if (err instanceof SandboxError) return this.writeError(res, err);
-      if (err instanceof QueryError) return this.writeError(res, bdc(this.deps.clock, 400, undefined, err.message));
-      if (err instanceof MutationError)
-        return this.writeError(res, bdc(this.deps.clock, err.status, err.status === 404 ? 'BDC_1205' : undefined, err.message));
+      if (err instanceof SandboxError) {
+        this.writeError(res, err);
+        return;
+      }
+      if (err instanceof QueryError) {
+        this.writeError(res, bdc(this.deps.clock, 400, undefined, err.message));
+        return;
+      }
+      if (err instanceof MutationError) {
+        this.writeError(res, bdc(this.deps.clock, err.status, err.status === 404 ? 'BDC_1205' : undefined, err.message));
+        return;
+      }
       throw err;
     } finally {
       release?.();

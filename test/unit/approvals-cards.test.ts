@@ -52,7 +52,10 @@ function all(card: unknown): Array<Record<string, any>> {
   const out: Array<Record<string, any>> = [];
   const walk = (n: unknown) => {
     if (!n || typeof n !== 'object') return;
-    if (Array.isArray(n)) return n.forEach(walk);
+    if (Array.isArray(n)) {
+      n.forEach(walk);
+      return;
+    }
     out.push(n as Record<string, any>);
     Object.values(n).forEach(walk);
   };

@@ -290,7 +290,7 @@ describe('vendors and customers', () => {
         matches: [{ party: customer as never, open: 0, openAmount: 0 }],
         more: true,
       }).card,
-      billCard({ ...ap, bill: bill(1, { vendorId: vendor.id }) as Bill, command: 'bill ACM-1001' }).card,
+      billCard({ ...ap, bill: bill(1, { vendorId: vendor.id }), command: 'bill ACM-1001' }).card,
     ];
     for (const card of cards) {
       expectValidCard(card);

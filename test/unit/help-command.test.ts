@@ -14,7 +14,7 @@ function ctx(
   return { services: { registry, backend: { kind: backend }, config: { version } }, scope: { kind } } as unknown as CommandContext;
 }
 
-const help = (c: CommandContext) => helpCommand.run(c) as Promise<CardReply>;
+const help = (c: CommandContext) => helpCommand.run(c);
 
 describe('help card', () => {
   it('is built once per kind of conversation, note and version, and cannot be changed by a turn', async () => {

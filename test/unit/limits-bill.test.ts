@@ -252,7 +252,7 @@ describe('server feedback from BILL', () => {
     const started = Date.now();
     const job = settle(limiter.run(BILL, { priority: 'background' }, async () => Date.now()));
     await runUntil(() => job.done, 100);
-    expect((job.value as number) - started).toBeGreaterThanOrEqual(30_000);
+    expect(job.value! - started).toBeGreaterThanOrEqual(30_000);
   });
 });
 

@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { conversationOfUrl, connectorLimits, retryAfterMs, threadOfUrl } from '../../src/bot/connectorLimits.js';
 import { ConnectorFactory, type AuthenticateRequestResult, type ConnectorClient } from 'botframework-connector';
+import type { TurnContext } from 'botbuilder';
 import { TurnClients } from '../../src/http/turnClients.js';
 import { createLogger, SecretRegistry } from '../../src/log.js';
 import type { Limiter, RunOptions, Throttle, Upstream } from '../../src/limits/types.js';
@@ -30,7 +31,10 @@ class RecordingLimiter implements Limiter {
   async close() {}
 }
 
-type Policy = { name: string; sendRequest(req: { url: string }, next: (req: { url: string }) => Promise<any>): Promise<any> };
+interface Policy {
+  name: string;
+  sendRequest(req: { url: string }, next: (req: { url: string }) => Promise<any>): Promise<any>;
+}
 
 /** A turn as the middleware sees it: an activity and a connector client with a pipeline. */
 function fakeClient() {
@@ -50,8 +54,8 @@ async function turn(activity: Record<string, unknown>, limiter: Limiter, backoff
   const { policies } = client;
   const key = Symbol('ConnectorClient');
   const context = { activity, adapter: { ConnectorClientKey: key }, turnState: new Map([[key, client]]) };
-  const middleware = connectorLimits({ limiter, log, backoffMs }) as { onTurn(ctx: unknown, next: () => Promise<void>): Promise<void> };
-  await middleware.onTurn(context, async () => undefined);
+  const middleware = connectorLimits({ limiter, log, backoffMs });
+  await middleware.onTurn(context as unknown as TurnContext, async () => undefined);
   expect(policies).toHaveLength(1);
   expect(policies[0]!.options).toEqual({ afterPhase: 'Retry' });
   return policies[0]!.policy;
@@ -192,13 +196,13 @@ describe('connector clients kept between turns', () => {
     expect(limiter.runs.every((r) => r.opts.priority === 'interactive')).toBe(true);
     // A second turn on the same client adds no second policy.
     const key = Symbol('ConnectorClient');
-    const middleware = connectorLimits({ limiter, log }) as { onTurn(ctx: unknown, next: () => Promise<void>): Promise<void> };
+    const middleware = connectorLimits({ limiter, log });
     await middleware.onTurn(
       {
         activity: { type: 'message', conversation: { id: 'second' } },
         adapter: { ConnectorClientKey: key },
         turnState: new Map([[key, kept]]),
-      },
+      } as unknown as TurnContext,
       async () => undefined,
     );
     expect(kept.policies).toHaveLength(1);

@@ -141,7 +141,7 @@ describe('connector.thread: bot sends per conversation thread', () => {
       limiter.run({ service: 'connector', conversationId: 'a:other' }, { priority: 'interactive', maxWaitMs: 0 }, async () => Date.now()),
     ).resolves.toBe(t0);
     await runUntil(() => next.done, 50);
-    expect((next.value as number) - t0).toBe(1_000);
+    expect(next.value! - t0).toBe(1_000);
     const row = limiter.snapshot().find((r) => r.budget === 'connector.thread')!;
     expect(row.lastThrottleKind).toBe('retryAfter');
     expect(row.lastThrottleAt).toBe(t0);

@@ -78,7 +78,7 @@ describe('two instances share one store', () => {
     ]);
     expect(claims.map((c) => c.created).sort()).toEqual([false, true]);
     await Promise.all(claims.map((c) => c.durable));
-    expect(await b.get(NS.seenActivities, 'conv|m1')).toBe(claims[0]!.created ? 1 : 2);
+    expect(await b.get(NS.seenActivities, 'conv|m1')).toBe(claims[0].created ? 1 : 2);
   });
 
   it('an entry with a TTL disappears by itself, and a new one can take its place (a lease)', async () => {

@@ -80,7 +80,7 @@ describe('replica rows keep what the cards show', () => {
         billsOverdueCard({ ...ap, overdue: late(open.map(withoutLines)), page, command: 'bills overdue' }),
       );
     }
-    const vendor = org.vendors.get(open[0]!.vendorId)! as Vendor;
+    const vendor = org.vendors.get(open[0]!.vendorId)!;
     const mine = (list: Bill[]) => list.filter((b) => b.vendorId === vendor.id);
     expect(
       vendorCard({
@@ -104,7 +104,7 @@ describe('replica rows keep what the cards show', () => {
     expect(invoicesOverdueCard({ ...ar, invoices: rows, page: 0, command: 'invoices overdue' })).toEqual(
       invoicesOverdueCard({ ...ar, invoices, page: 0, command: 'invoices overdue' }),
     );
-    const customer = org.customers.get(invoices[0]!.customerId)! as Customer;
+    const customer = org.customers.get(invoices[0]!.customerId)!;
     const owed = (i: Invoice) => i.customerId === customer.id && !i.archived && i.status !== 'PAID' && i.dueAmount > 0;
     expect(
       customerCard({
@@ -137,7 +137,7 @@ describe('replica rows keep what the cards show', () => {
     const { dueAmount: _d, paidAmount: _p, scheduledAmount: _s, ...bare } = bills.find((b) => b.paymentStatus === 'UNPAID')!;
     const row = stored(billRow(bare as Bill)!);
     expect(row.dueAmount).toBeUndefined();
-    expect(billCard({ ...ap, bill: billOf(row), command: 'bill x' })).toEqual(billCard({ ...ap, bill: bare as Bill, command: 'bill x' }));
+    expect(billCard({ ...ap, bill: billOf(row), command: 'bill x' })).toEqual(billCard({ ...ap, bill: bare, command: 'bill x' }));
     expect(billRow(undefined as unknown as Bill)).toBeUndefined();
     expect(invoiceRow({ invoiceNumber: '1' } as unknown as Invoice)).toBeUndefined();
   });

@@ -53,7 +53,7 @@ function checkEvents(ctx: RouteContext, raw: unknown): Array<{ type: string; ver
     const type = (e as { type?: unknown })?.type;
     const version = String((e as { version?: unknown })?.version ?? '1');
     const known = EVENT_CATALOG.find((c) => c.type === type);
-    if (!known || !known.versions.includes(version))
+    if (!known?.versions.includes(version))
       throw bdc(ctx.clock, 400, undefined, `Unknown event type ${String(type).slice(0, 60)} version ${version.slice(0, 10)}`);
     return { type: type as string, version };
   });
