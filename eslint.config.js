@@ -31,6 +31,8 @@ export default defineConfig(
       // `() => server.close()` callbacks and `return send(res, ...)` early exits from void functions are house idioms:
       // both return nothing either way, and braces or a separate `return;` would only add lines.
       '@typescript-eslint/no-confusing-void-expression': ['error', { ignoreArrowShorthand: true, ignoreVoidReturningFunctions: true }],
+      // BILL and Teams send '' for absent names and ids; `name || fallback` treats it as absent on purpose.
+      '@typescript-eslint/prefer-nullish-coalescing': ['error', { ignorePrimitives: { string: true } }],
       // The code writes `T[]` for simple element types and `Array<{ ... }>` for object and union ones.
       '@typescript-eslint/array-type': ['error', { default: 'array-simple' }],
     },
