@@ -24,7 +24,7 @@ export async function buildChildren(): Promise<void> {
     });
   } catch (err) {
     const out = err as { stdout?: string; stderr?: string; message: string };
-    throw new Error(`compiling the bench children failed:\n${out.stdout ?? ''}${out.stderr ?? ''}`.slice(0, 4000));
+    throw new Error(`compiling the bench children failed:\n${out.stdout ?? ''}${out.stderr ?? ''}`.slice(0, 4000), { cause: err });
   }
 }
 

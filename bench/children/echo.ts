@@ -1,14 +1,7 @@
 // Bench child: the baseline — a minimal botbuilder echo bot (BotBuilder-Samples 02.echo-bot: CloudAdapter +
 // ActivityHandler answering "Echo: <text>") on the same restify 11 server set-up and body parser as billbridge.
 import restify from 'restify';
-import {
-  ActivityHandler,
-  CloudAdapter,
-  ConfigurationBotFrameworkAuthentication,
-  MessageFactory,
-  type ConfigurationBotFrameworkAuthenticationOptions,
-} from 'botbuilder';
-import type { AddressInfo } from 'node:net';
+import { ActivityHandler, CloudAdapter, ConfigurationBotFrameworkAuthentication, MessageFactory } from 'botbuilder';
 import { MESSAGE_BODY_LIMIT, safeReviver } from '../../src/http/server.js';
 import { ready, residentSet, serve } from './ipc.js';
 

@@ -6,9 +6,9 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 export interface CommandLine {
   values: Record<string, string | boolean | undefined>;
   /** Prints the message and the help to stderr and exits 2. */
-  fail(message: string): never;
+  fail: (message: string) => never;
   /** A whole-number option: `fallback` when absent; refused when not digits or above `max`. */
-  whole(name: string, fallback: number, max: number): number;
+  whole: (name: string, fallback: number, max: number) => number;
 }
 
 export function commandLine(program: string, help: string, options: NonNullable<ParseArgsConfig['options']>): CommandLine {

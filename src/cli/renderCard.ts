@@ -27,7 +27,9 @@ export function plain(text: unknown): string {
 }
 
 function visibleLength(s: string): number {
-  return [...s.replace(/\x1b\[[0-9;]*m/g, '')].length;
+  // ANSI colour codes start with the ESC control character, which is the point of matching it here.
+  // eslint-disable-next-line no-control-regex
+  return Array.from(s.replace(/\x1b\[[0-9;]*m/g, '')).length;
 }
 
 function pad(s: string, width: number, align: string | undefined): string {

@@ -221,4 +221,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => fail(`failed: ${errorMessage(err)}`));
+main().catch((err: unknown) => fail(`failed: ${errorMessage(err)}`));

@@ -72,7 +72,7 @@ export class Collection<T extends { id: string }> {
   /** A sorted copy, cached until the collection changes. */
   sorted(key: string, compare: (a: T, b: T) => number): T[] {
     const hit = this.views.get(key);
-    if (hit && hit.version === this.ver) return hit.items;
+    if (hit?.version === this.ver) return hit.items;
     const items = this.all().sort(compare);
     this.views.set(key, { version: this.ver, items });
     return items;

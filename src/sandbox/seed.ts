@@ -223,8 +223,9 @@ export function seedDemoOrg(model: SandboxModel, opts: SeedOptions = {}): DemoCr
   const ids = model.ids;
   const today = model.today();
   const nowMs = model.clock.now();
-  const billCount = opts.bills || DEFAULT_SEED_SIZES.bills;
-  const invoiceCount = opts.invoices || DEFAULT_SEED_SIZES.invoices;
+  // 0 is how the config says "not set" (SANDBOX_BILLS, SANDBOX_INVOICES), so it takes the default size too.
+  const billCount = opts.bills === undefined || opts.bills === 0 ? DEFAULT_SEED_SIZES.bills : opts.bills;
+  const invoiceCount = opts.invoices === undefined || opts.invoices === 0 ? DEFAULT_SEED_SIZES.invoices : opts.invoices;
   const txCount = opts.transactions ?? DEFAULT_SEED_SIZES.transactions;
 
   const org = model.addOrg(newOrg(ids.next(ID_PREFIX.org), 'Northwind Demo Co.'));

@@ -156,7 +156,7 @@ export class SandboxEngine {
 
   createServer(): Server {
     return createServer((req, res) => {
-      this.handle(req, res).catch((err) => {
+      this.handle(req, res).catch((err: unknown) => {
         if (!res.headersSent) this.writeError(res, bdc(this.deps.clock, 500, undefined, 'Internal sandbox error', 'SERVER'));
         else res.destroy(err instanceof Error ? err : undefined);
       });

@@ -203,8 +203,8 @@ describe('the real entry point (tsx src/index.ts) with a bad environment', () =>
       });
       let stdout = '';
       let stderr = '';
-      child.stdout.on('data', (d) => (stdout += d));
-      child.stderr.on('data', (d) => (stderr += d));
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       const timer = setTimeout(() => {
         child.kill('SIGKILL');
         fail(new Error(`still running after 45 s (it should have refused to start): ${stdout}`));

@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import { helpCommand, SANDBOX_NOTE } from '../../src/bot/commands/help.js';
 import { createRegistry } from '../../src/bot/commands/index.js';
 import type { CommandContext, CommandDefinition } from '../../src/bot/commands/types.js';
-import type { CardReply } from '../../src/bot/cards/card.js';
 
 function ctx(
   registry: ReturnType<typeof createRegistry>,

@@ -80,9 +80,9 @@ describe('SECRETS_KEY', () => {
       error = err;
     }
     expect(error).toBeInstanceOf(ConfigError);
-    expect(String((error as Error).message)).toContain('SECRETS_KEY');
-    expect(String((error as Error).message)).toContain('not random-looking');
-    expect(String((error as Error).message)).not.toContain(weak);
+    expect((error as Error).message).toContain('SECRETS_KEY');
+    expect((error as Error).message).toContain('not random-looking');
+    expect((error as Error).message).not.toContain(weak);
   });
 });
 

@@ -98,14 +98,20 @@ describe('connector.thread: bot sends per conversation thread', () => {
     const conv = { service: 'connector', conversationId: 'a:personal-chat' } as const;
     let sent = 0;
     for (let i = 0; i < 1_800; i++) {
-      await limiter.run(conv, { priority: 'background' }, async () => void sent++);
+      await limiter.run(conv, { priority: 'background' }, async () => {
+        sent++;
+      });
       if (i % 7 === 6) await vi.advanceTimersByTimeAsync(1_000);
     }
-    const err = await limiter.run(conv, { priority: 'interactive', maxWaitMs: 60_000 }, async () => void sent++).catch((e) => e);
+    const err = await limiter
+      .run(conv, { priority: 'interactive', maxWaitMs: 60_000 }, async () => {
+        sent++;
+      })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LimitExceeded);
     expect(err).toMatchObject({ budget: 'connector.thread', reason: 'busy' });
     // The first sends of the hour leave the window after an hour from the start.
-    expect(Date.now() + err.retryInMs).toBe(Date.parse('2025-03-03T11:00:00.000Z'));
+    expect(Date.now() + (err as LimitExceeded).retryInMs).toBe(Date.parse('2025-03-03T11:00:00.000Z'));
     expect(sent).toBe(1_800);
   });
 

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { billOf, billRow, invoiceOf, invoiceRow, isOpenBill } from '../../src/bill/invoiceIndex.js';
-import type { Bill, Invoice, Vendor, Customer } from '../../src/bill/types.js';
+import type { Bill, Invoice } from '../../src/bill/types.js';
 import { billCard, billsDueCard, billsOverdueCard } from '../../src/bot/cards/bills.js';
 import { invoiceCard, invoicesOverdueCard } from '../../src/bot/cards/invoices.js';
 import { customerCard, vendorCard } from '../../src/bot/cards/parties.js';

@@ -121,7 +121,7 @@ describe('the SQLite store', () => {
       s.claim('seen-activities', 'conv|b2', 2, { ttlMs: 600_000 }),
       s.setIfAbsent('outbox', 'evt-1', { v: 1 }),
     ];
-    const [first, , , second] = (await Promise.all(writes)) as [{ created: boolean }, void, void, { created: boolean }, boolean];
+    const [first, , , second] = (await Promise.all(writes)) as [{ created: boolean }, undefined, undefined, { created: boolean }, boolean];
     expect([first.created, second.created]).toEqual([true, true]);
     const image = open(crashImage());
     expect(await image.get('seen-activities', 'conv|b1')).toBe(1);

@@ -1,15 +1,7 @@
 // /__sandbox/ control endpoints: counters, data changes that raise webhook events, session expiry, limits, faults.
 // Not part of BILL. Local only (the sandbox listens on 127.0.0.1); `?org=<id>` picks an org, default the demo org.
 import { bdc } from '../gate.js';
-import {
-  createInvoice,
-  createVendor,
-  payBill,
-  updateInvoice,
-  type InvoiceInput,
-  type InvoicePatch,
-  type PayBillInput,
-} from '../mutations.js';
+import { createInvoice, createVendor, payBill, updateInvoice } from '../mutations.js';
 import type { Fault, FaultKind, SandboxRoute } from '../server.js';
 
 const FAULTS: FaultKind[] = ['serverError', 'nonJson', 'emptyError', 'noCodeError', 'reset', 'emptyPage'];

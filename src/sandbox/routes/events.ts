@@ -50,8 +50,9 @@ function checkUrl(ctx: RouteContext, raw: unknown): string {
 function checkEvents(ctx: RouteContext, raw: unknown): Array<{ type: string; version: string }> {
   if (!Array.isArray(raw) || raw.length === 0) throw bdc(ctx.clock, 400, undefined, 'events must be a non-empty array');
   return raw.map((e) => {
-    const type = (e as { type?: unknown })?.type;
-    const version = String((e as { version?: unknown })?.version ?? '1');
+    const entry = e as { type?: unknown; version?: unknown } | null | undefined;
+    const type = entry?.type;
+    const version = String(entry?.version ?? '1');
     const known = EVENT_CATALOG.find((c) => c.type === type);
     if (!known?.versions.includes(version))
       throw bdc(ctx.clock, 400, undefined, `Unknown event type ${String(type).slice(0, 60)} version ${version.slice(0, 10)}`);
@@ -220,7 +221,7 @@ export const eventRoutes: SandboxRoute[] = [
     handle: async (ctx) => {
       const sub = subscription(ctx);
       const note = ctx.org.notifications.get(ctx.params.eventId!);
-      if (!note || note.subscriptionId !== sub.id) throw bdc(ctx.clock, 404, 'BDC_1205', 'Event not found.');
+      if (note?.subscriptionId !== sub.id) throw bdc(ctx.clock, 404, 'BDC_1205', 'Event not found.');
       return { body: await ctx.webhooks.resend(ctx.org, sub, note) };
     },
   },
