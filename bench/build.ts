@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
-export const BUILD_DIR = join(ROOT, 'build', 'bench');
+const BUILD_DIR = join(ROOT, 'build', 'bench');
 
 export async function buildChildren(): Promise<void> {
   mkdirSync(BUILD_DIR, { recursive: true });

@@ -194,7 +194,7 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
 const USER_HZ = 100;
 
 /** utime + stime of a process (all its threads), ms; NaN where /proc is not available. */
-export function processCpuMs(pid: number): number {
+function processCpuMs(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) may contain spaces; fields after it are space-separated.

@@ -62,18 +62,6 @@ export function renderTable(results: ScenarioResult[]): string {
   return [line(rows[0]!), rule, ...rows.slice(1).map(line)].join('\n');
 }
 
-/** The same table as Markdown (README). */
-export function renderMarkdown(results: ScenarioResult[]): string {
-  const out = ['| Scenario | Figure | Measured | Target | |', '|---|---|---:|---|---|'];
-  for (const r of results) {
-    for (const f of r.figures) {
-      const value = `${fmt(f.value, f.digits ?? 1)}${f.unit ? (f.unit === '%' || f.unit === 'x' ? f.unit : ` ${f.unit}`) : ''}`;
-      out.push(`| ${r.title} | ${f.name} | ${value} | ${targetText(f)} | ${f.verdict ?? ''} |`);
-    }
-  }
-  return out.join('\n');
-}
-
 /** A plain table (header row first), columns right-aligned except the first. */
 export function renderGrid(rows: string[][], indent = '  '): string {
   // An empty row separates two tables printed under one scenario.

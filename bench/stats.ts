@@ -186,7 +186,7 @@ export function zipfWeights(n: number, s: number): number[] {
   return raw.map((w) => w / total);
 }
 
-export type Direction = 'atMost' | 'atLeast';
+type Direction = 'atMost' | 'atLeast';
 
 export interface Target {
   value: number;

@@ -15,7 +15,7 @@ import type { SandboxApprovalDecision, SandboxModel, SandboxOrg, SandboxUser } f
 import type { RouteContext, SandboxRoute } from './server.js';
 
 /** Longest comment the sandbox takes on an approval action. */
-export const MAX_APPROVAL_COMMENT = 1000;
+const MAX_APPROVAL_COMMENT = 1000;
 
 interface ActionItem {
   billId: string;
@@ -57,7 +57,7 @@ function readActions(ctx: RouteContext): ActionItem[] {
  * Applies approve/deny actions as `userId`, all or nothing: every bill must exist and be waiting on that user (their
  * approver entry WAITING and every earlier one APPROVED). Raises bill.updated for each changed bill.
  */
-export function applyApprovalActions(
+function applyApprovalActions(
   model: SandboxModel,
   org: SandboxOrg,
   userId: string,
@@ -99,7 +99,7 @@ export function applyApprovalActions(
 }
 
 /** Puts an ordered approver chain on a bill, as a matching approval policy does: everyone WAITING, bill ASSIGNED. */
-export function assignApprovers(model: SandboxModel, org: SandboxOrg, billId: string, userIds: string[]): Bill {
+function assignApprovers(model: SandboxModel, org: SandboxOrg, billId: string, userIds: string[]): Bill {
   const bill = org.bills.get(billId);
   if (!bill) throw bdc(model.clock, 404, 'BDC_1205', `Object with id ${billId.slice(0, 40)} was not found.`);
   if (bill.archived || bill.paymentStatus === 'PAID')
@@ -119,7 +119,7 @@ export function assignApprovers(model: SandboxModel, org: SandboxOrg, billId: st
 }
 
 /** Creates an AP/AR sync token for a user (BILL: Settings > Sync & Integrations > Manage API tokens). */
-export function createSyncToken(org: SandboxOrg, userId: string, name?: string): { userId: string; name: string; value: string } {
+function createSyncToken(org: SandboxOrg, userId: string, name?: string): { userId: string; name: string; value: string } {
   const user = org.users.get(userId);
   if (!user) throw new RangeError('no such user');
   const tokens = (user.syncTokens ??= []);

@@ -73,7 +73,7 @@ export interface SandboxSession {
 }
 
 /** Idle lifetime of a sync-token session (developer.bill.com /docs/token-based-sign-in). */
-export const SYNC_TOKEN_IDLE_MS = 48 * 3_600_000;
+const SYNC_TOKEN_IDLE_MS = 48 * 3_600_000;
 
 export interface SandboxStats {
   /** Successful logins. */

@@ -79,7 +79,7 @@ export class Collection<T extends { id: string }> {
   }
 }
 
-export type SandboxRole = 'ADMINISTRATOR' | 'ACCOUNTANT' | 'APPROVER' | 'PAYER' | 'CLERK' | (string & {});
+type SandboxRole = 'ADMINISTRATOR' | 'ACCOUNTANT' | 'APPROVER' | 'PAYER' | 'CLERK' | (string & {});
 
 /** A BILL user of an organisation; can sign in with email + password. */
 export interface SandboxUser {
@@ -210,7 +210,7 @@ export function newOrg(id: string, name: string): SandboxOrg {
 }
 
 /** yyyy-MM-dd in UTC. */
-export function isoDate(ms: number): string {
+function isoDate(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
 

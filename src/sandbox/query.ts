@@ -4,7 +4,7 @@
 export type Op = 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'nin' | 'sw';
 const OPS: readonly Op[] = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', 'sw'];
 
-export type FieldType = 'string' | 'date' | 'datetime' | 'number' | 'boolean';
+type FieldType = 'string' | 'date' | 'datetime' | 'number' | 'boolean';
 
 export interface FieldSpec {
   type: FieldType;

@@ -41,7 +41,7 @@ export interface DemoCredentials {
   spendApiToken: string;
 }
 
-export const DEFAULT_SEED_SIZES = { bills: 60, invoices: 80, transactions: 150 };
+const DEFAULT_SEED_SIZES = { bills: 60, invoices: 80, transactions: 150 };
 
 const VENDOR_FIXED = [
   'Acme Office Supplies',
@@ -708,5 +708,3 @@ function paymentFor(
     updatedTime: createdTime,
   };
 }
-
-export type { SandboxOrg };

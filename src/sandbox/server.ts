@@ -11,7 +11,7 @@ import { QueryError } from './query.js';
 import type { WebhookDispatcher } from './webhooks.js';
 
 export type Area = 'connect' | 'events' | 'control';
-export type Auth = 'none' | 'login' | 'session' | 'spend';
+type Auth = 'none' | 'login' | 'session' | 'spend';
 
 export interface RouteContext {
   req: IncomingMessage;
@@ -97,7 +97,7 @@ export interface SandboxRequest {
 }
 
 /** Requests kept in the log; older ones are dropped first. */
-export const REQUEST_LOG_LIMIT = 20_000;
+const REQUEST_LOG_LIMIT = 20_000;
 
 interface CompiledRoute extends SandboxRoute {
   regex: RegExp;

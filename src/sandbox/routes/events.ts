@@ -11,7 +11,7 @@ import { EVENT_CATALOG } from '../webhooks.js';
 import { getOne, listPage } from './apar.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const MAX_SUBSCRIPTIONS_PER_ORG = 10;
+const MAX_SUBSCRIPTIONS_PER_ORG = 10;
 
 /** What answers show: never the stored key. */
 function view(s: SandboxSubscription) {
