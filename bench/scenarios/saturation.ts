@@ -4,17 +4,7 @@
 // within Teams' 15 s, that BILL never sees a 4th call in flight, and how full the 3 slots were kept.
 import type { BenchContext } from '../context.js';
 import { BotClient, channel, commandActivity, now, person, type Command } from '../load.js';
-import {
-  billCalls,
-  outcomeOf,
-  tally,
-  uniqueBillNumbers,
-  warmIndexes,
-  type BotStats,
-  type Catalog,
-  type Outcome,
-  type SandboxStats,
-} from '../org.js';
+import { billCalls, outcomeOf, tally, uniqueBillNumbers, warmIndexes, type BotStats, type Catalog, type SandboxStats } from '../org.js';
 import type { Child, SandboxInfo } from '../processes.js';
 import { figure, type ScenarioResult } from '../report.js';
 import { meanOpenPerBucket, Rng, summarize, utilisation, type Interval } from '../stats.js';

@@ -14,7 +14,7 @@ import type {
   SpendTransaction,
   Vendor,
 } from '../bill/types.js';
-import { addDays, ID_PREFIX, newOrg, type SandboxModel, type SandboxOrg, type SandboxUser } from './model.js';
+import { addDays, ID_PREFIX, newOrg, type SandboxModel, type SandboxUser } from './model.js';
 import { Prng } from './prng.js';
 
 export interface SeedOptions {
