@@ -21,7 +21,7 @@ describe('bill.requests: a reservoir refilled at the top of each clock hour', ()
     limiter = fakeTimeLimiter({ LIMIT_BILL_REQUESTS_PER_HOUR: '10' });
     for (let i = 0; i < 10; i++) await limiter.run(BILL, { priority: 'interactive' }, ok);
     const upstream = vi.fn(ok);
-    const err = await limiter.run(BILL, { priority: 'interactive' }, upstream).catch((e) => e);
+    const err = await limiter.run(BILL, { priority: 'interactive' }, upstream).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LimitExceeded);
     expect(err).toMatchObject({ budget: 'bill.requests', reason: 'hourly', retryInMs: 60_000 });
     expect(upstream).not.toHaveBeenCalled();

@@ -115,7 +115,7 @@ describe('one budget for the fleet', () => {
     for (let i = 0; i < 6; i++) await a.limiter.run(BILL, { priority: 'interactive' }, async () => 'ok');
     for (let i = 0; i < 4; i++) await b.limiter.run(BILL, { priority: 'interactive' }, async () => 'ok');
     let called = false;
-    const err = await b.limiter.run(BILL, { priority: 'interactive' }, async () => (called = true)).catch((e) => e);
+    const err = await b.limiter.run(BILL, { priority: 'interactive' }, async () => (called = true)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LimitExceeded);
     expect(err).toMatchObject({ budget: 'bill.requests', reason: 'hourly' });
     expect(called).toBe(false);
@@ -129,9 +129,9 @@ describe('one budget for the fleet', () => {
     await a.limiter.run(LOGIN, { priority: 'background' }, async () => 'ok');
     await a.limiter.run(LOGIN, { priority: 'background' }, async () => 'ok');
     await b.limiter.run(LOGIN, { priority: 'background' }, async () => 'ok');
-    const err = await a.limiter.run(LOGIN, { priority: 'background' }, async () => 'ok').catch((e) => e);
+    const err = await a.limiter.run(LOGIN, { priority: 'background' }, async () => 'ok').catch((e: unknown) => e);
     expect(err).toMatchObject({ budget: 'bill.logins', reason: 'logins' });
-    expect(err.retryInMs).toBeGreaterThan(3_500_000);
+    expect((err as LimitExceeded).retryInMs).toBeGreaterThan(3_500_000);
   });
 
   it('a BDC_1144 freeze seen by one instance stops the other one too', async () => {
@@ -191,7 +191,7 @@ describe('no permanent failure (what breaks bottleneck clustering on Redis 7)', 
     await redis.client().call('CLIENT', 'PAUSE', '600', 'ALL');
     let called = false;
     const t0 = Date.now();
-    const err = await a.limiter.run(BILL, { priority: 'interactive' }, async () => (called = true)).catch((e) => e);
+    const err = await a.limiter.run(BILL, { priority: 'interactive' }, async () => (called = true)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DependencyUnavailable);
     expect(Date.now() - t0).toBeLessThan(1_000);
     expect(called).toBe(false);
