@@ -46,4 +46,6 @@ for (const s of profile.samples) {
 const MB = 1024 * 1024;
 const n = Number(nRaw ?? 30);
 const mb = (bytes: number) => `${(bytes / MB).toFixed(1).padStart(8)} MB`;
-console.log(`${(total / MB).toFixed(1)} MB allocated (sampled)\n\nby area:\n${topLines(byArea, 25, total, mb)}\n\nby function (allocated there):\n${topLines(bySelf, n, total, mb)}\n\nby function (allocated there or below):\n${topLines(byChain, n, total, mb)}`);
+console.log(
+  `${(total / MB).toFixed(1)} MB allocated (sampled)\n\nby area:\n${topLines(byArea, 25, total, mb)}\n\nby function (allocated there):\n${topLines(bySelf, n, total, mb)}\n\nby function (allocated there or below):\n${topLines(byChain, n, total, mb)}`,
+);

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
-export const BUILD_DIR = join(ROOT, 'build', 'bench');
+const BUILD_DIR = join(ROOT, 'build', 'bench');
 
 export async function buildChildren(): Promise<void> {
   mkdirSync(BUILD_DIR, { recursive: true });
@@ -18,10 +18,13 @@ export async function buildChildren(): Promise<void> {
   writeFileSync(join(BUILD_DIR, 'package.json'), JSON.stringify({ type: 'module', version: pkg.version ?? '0.0.0', private: true }) + '\n');
   const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
   try {
-    await promisify(execFile)(process.execPath, [tsc, '-p', join(ROOT, 'bench', 'tsconfig.json')], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+    await promisify(execFile)(process.execPath, [tsc, '-p', join(ROOT, 'bench', 'tsconfig.json')], {
+      cwd: ROOT,
+      maxBuffer: 16 * 1024 * 1024,
+    });
   } catch (err) {
     const out = err as { stdout?: string; stderr?: string; message: string };
-    throw new Error(`compiling the bench children failed:\n${out.stdout ?? ''}${out.stderr ?? ''}`.slice(0, 4000));
+    throw new Error(`compiling the bench children failed:\n${out.stdout ?? ''}${out.stderr ?? ''}`.slice(0, 4000), { cause: err });
   }
 }
 

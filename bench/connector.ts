@@ -76,7 +76,11 @@ export class BenchConnector {
         if (!this.replies.has(conversationId)) {
           const card = body.attachments?.find((a: any) => a?.contentType === 'application/vnd.microsoft.card.adaptive')?.content;
           const first = card?.body?.find?.((b: any) => b?.type === 'TextBlock');
-          const reply: Reply = { at, summary: String(body.summary ?? body.text ?? ''), title: typeof first?.text === 'string' ? first.text : undefined };
+          const reply: Reply = {
+            at,
+            summary: String(body.summary ?? body.text ?? ''),
+            title: typeof first?.text === 'string' ? first.text : undefined,
+          };
           this.replies.set(conversationId, reply);
           const waiting = this.waiters.get(conversationId);
           if (waiting) {

@@ -10,7 +10,7 @@ export interface CallFrame {
  * A script's path as the profile gives it (an absolute path or a file:// URL), short: "~/<package>/…" for a
  * dependency, "src/…" for billbridge (the bench runs it compiled to build/bench/src), "bench/…" for the bench.
  */
-export function shortUrl(url: string): string {
+function shortUrl(url: string): string {
   return url.replace(/^(file:\/\/)?.*?node_modules\//, '~/').replace(/^(file:\/\/)?.*?\/(build\/bench\/)?(src|bench)\//, '$3/');
 }
 

@@ -28,7 +28,15 @@ export interface GcSummary {
 }
 
 export class GcTally {
-  private readonly s: GcSummary = { scavenges: 0, markCompacts: 0, allocated: 0, promoted: 0, pauseMs: 0, liveAfterLastFull: 0, maxLiveAfterFull: 0 };
+  private readonly s: GcSummary = {
+    scavenges: 0,
+    markCompacts: 0,
+    allocated: 0,
+    promoted: 0,
+    pauseMs: 0,
+    liveAfterLastFull: 0,
+    maxLiveAfterFull: 0,
+  };
 
   /** Takes one stdout line; returns false (and counts nothing) for a line that is not a `--trace-gc-nvp` record. */
   add(line: string): boolean {

@@ -45,7 +45,15 @@ export interface Command {
 
 /** Each command starts its own thread: the conversation id the reply comes back on is unique to it. */
 export function commandActivity(cmd: Command, id: string, serviceUrl: string): { activity: Record<string, any>; conversationId: string } {
-  const activity = channelMessage(cmd.text, { serviceUrl, team: cmd.where.team, channel: cmd.where.channel, tenant: TENANT, from: cmd.who, id, threadId: id });
+  const activity = channelMessage(cmd.text, {
+    serviceUrl,
+    team: cmd.where.team,
+    channel: cmd.where.channel,
+    tenant: TENANT,
+    from: cmd.who,
+    id,
+    threadId: id,
+  });
   return { activity, conversationId: activity.conversation.id as string };
 }
 
@@ -116,7 +124,12 @@ export interface ClosedLoopResult {
  * `concurrency` workers, each sending its next activity as soon as the previous one was answered, for `durationMs`.
  * Throughput is completed requests over the elapsed time.
  */
-export async function closedLoop(client: BotClient, concurrency: number, durationMs: number, make: () => unknown): Promise<ClosedLoopResult> {
+export async function closedLoop(
+  client: BotClient,
+  concurrency: number,
+  durationMs: number,
+  make: () => unknown,
+): Promise<ClosedLoopResult> {
   const latencies: number[] = [];
   let errors = 0;
   const started = now();

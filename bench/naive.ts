@@ -30,7 +30,12 @@ export class NaiveClient {
     private readonly today: () => string,
   ) {}
 
-  private async call(method: 'GET' | 'POST', route: string, path: string, opts: { sessionId?: string; query?: Record<string, string | number | undefined>; body?: unknown } = {}): Promise<any> {
+  private async call(
+    method: 'GET' | 'POST',
+    route: string,
+    path: string,
+    opts: { sessionId?: string; query?: Record<string, string | number | undefined>; body?: unknown } = {},
+  ): Promise<any> {
     this.counts.calls++;
     this.counts.byRoute[route] = (this.counts.byRoute[route] ?? 0) + 1;
     const url = new URL(`${this.baseUrl}${path}`);
@@ -60,7 +65,10 @@ export class NaiveClient {
     const out: any[] = [];
     let page: string | undefined;
     for (;;) {
-      const res = await this.call('GET', `GET ${path}`, path, { sessionId, query: { max: 100, page, sort, filters: filters.length ? filters.join(',') : undefined } });
+      const res = await this.call('GET', `GET ${path}`, path, {
+        sessionId,
+        query: { max: 100, page, sort, filters: filters.length ? filters.join(',') : undefined },
+      });
       out.push(...(res.results ?? []));
       page = typeof res.nextPage === 'string' && res.nextPage ? res.nextPage : undefined;
       if (!page) return out;
@@ -94,7 +102,12 @@ export class NaiveClient {
       let m: RegExpExecArray | null;
       if ((m = /^bills due(?:\s+(\d+))?$/.exec(lower))) {
         const to = addDays(today, Number(m[1] ?? 7));
-        await this.all(sessionId, '/v3/bills', [filterTerm('dueDate', 'gte', today), filterTerm('dueDate', 'lte', to), ...unpaid], 'dueDate:asc');
+        await this.all(
+          sessionId,
+          '/v3/bills',
+          [filterTerm('dueDate', 'gte', today), filterTerm('dueDate', 'lte', to), ...unpaid],
+          'dueDate:asc',
+        );
         await overdue();
         await vendors();
       } else if (lower === 'bills overdue') {
@@ -114,13 +127,38 @@ export class NaiveClient {
           : await this.scan(sessionId, '/v3/bills', (r) => r.invoice?.invoiceNumber === key);
         if (bill) await this.call('GET', 'GET /v3/vendors/{id}', `/v3/vendors/${bill.vendorId}`, { sessionId });
       } else if ((m = /^vendor\s+(.+)$/i.exec(t))) {
-        const found = await this.all(sessionId, '/v3/vendors', [filterTerm('name', 'sw', m[1]!.trim()), filterTerm('archived', 'eq', false)]);
-        if (found.length) await this.all(sessionId, '/v3/bills', [filterTerm('vendorId', 'in', found.slice(0, 100).map((v) => v.id)), ...unpaid]);
+        const found = await this.all(sessionId, '/v3/vendors', [
+          filterTerm('name', 'sw', m[1]!.trim()),
+          filterTerm('archived', 'eq', false),
+        ]);
+        if (found.length)
+          await this.all(sessionId, '/v3/bills', [
+            filterTerm(
+              'vendorId',
+              'in',
+              found.slice(0, 100).map((v) => v.id),
+            ),
+            ...unpaid,
+          ]);
       } else if ((m = /^customer\s+(.+)$/i.exec(t))) {
-        const found = await this.all(sessionId, '/v3/customers', [filterTerm('name', 'sw', m[1]!.trim()), filterTerm('archived', 'eq', false)]);
-        if (found.length) await this.all(sessionId, '/v3/invoices', [filterTerm('customerId', 'in', found.slice(0, 100).map((c) => c.id)), filterTerm('archived', 'eq', false)]);
+        const found = await this.all(sessionId, '/v3/customers', [
+          filterTerm('name', 'sw', m[1]!.trim()),
+          filterTerm('archived', 'eq', false),
+        ]);
+        if (found.length)
+          await this.all(sessionId, '/v3/invoices', [
+            filterTerm(
+              'customerId',
+              'in',
+              found.slice(0, 100).map((c) => c.id),
+            ),
+            filterTerm('archived', 'eq', false),
+          ]);
       } else if ((m = /^payments(?:\s+(\d+))?$/.exec(lower))) {
-        await this.call('GET', 'GET /v3/payments', '/v3/payments', { sessionId, query: { max: Number(m[1] ?? 10), sort: 'processDate:desc' } });
+        await this.call('GET', 'GET /v3/payments', '/v3/payments', {
+          sessionId,
+          query: { max: Number(m[1] ?? 10), sort: 'processDate:desc' },
+        });
         await vendors();
       } else {
         throw new Error(`the naive client does not know "${t}"`);

@@ -44,15 +44,36 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
    * Forks `entry` (a compiled bench/children file, see build.ts) with exactly `env` (plus PATH and HOME), under the
    * node flags `nodeFlags` (billbridge's are those of `npm start`, see startFlags).
    */
-  static async start<I extends Record<string, unknown>>(name: string, entry: string, env: Record<string, string>, timeoutMs = 60_000, nodeFlags = ['--disable-warning=DEP0111']): Promise<Child<I>> {
+  static async start<I extends Record<string, unknown>>(
+    name: string,
+    entry: string,
+    env: Record<string, string>,
+    timeoutMs = 60_000,
+    nodeFlags = ['--disable-warning=DEP0111'],
+  ): Promise<Child<I>> {
     // BENCH_GC_TRACE=1: the bots print V8's --trace-gc-nvp lines, summed into `gc` below.
     const traceGc = name.includes('bot') && Boolean(process.env.BENCH_GC_TRACE);
     const proc = fork(entry, [], {
       cwd: ROOT,
       // BENCH_BOT_ENV ("NAME=value NAME2=value"): more environment for the bots (e.g. MALLOC_ARENA_MAX, for a figure).
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, ...(name.includes('bot') ? envPairs(process.env.BENCH_BOT_ENV) : {}), ...(name.includes('bot') && !name.includes('echo') && process.env.BENCH_ALLOC_DIR ? { BENCH_ALLOC_DIR: process.env.BENCH_ALLOC_DIR } : {}) },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        ...env,
+        ...(name.includes('bot') ? envPairs(process.env.BENCH_BOT_ENV) : {}),
+        ...(name.includes('bot') && !name.includes('echo') && process.env.BENCH_ALLOC_DIR
+          ? { BENCH_ALLOC_DIR: process.env.BENCH_ALLOC_DIR }
+          : {}),
+      },
       // Compiled JavaScript, no TypeScript loader: the process holds what `npm start` would.
-      execArgv: [...nodeFlags, ...(traceGc ? ['--trace-gc-nvp'] : []), ...(name.includes('bot') && process.env.BENCH_BOT_EXEC_ARGV ? process.env.BENCH_BOT_EXEC_ARGV.split(/\s+/).filter(Boolean) : []), ...(process.env.BENCH_PROFILE_ALL && process.env.BENCH_PROFILE_DIR && name.includes('bot') ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}/${name.replace(/\W+/g, '-')}`] : [])],
+      execArgv: [
+        ...nodeFlags,
+        ...(traceGc ? ['--trace-gc-nvp'] : []),
+        ...(name.includes('bot') && process.env.BENCH_BOT_EXEC_ARGV ? process.env.BENCH_BOT_EXEC_ARGV.split(/\s+/).filter(Boolean) : []),
+        ...(process.env.BENCH_PROFILE_ALL && process.env.BENCH_PROFILE_DIR && name.includes('bot')
+          ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}/${name.replace(/\W+/g, '-')}`]
+          : []),
+      ],
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       serialization: 'advanced',
     });
@@ -62,7 +83,9 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
     const tally: LogTally = { byLevel: {}, last: [] };
     const gc = new GcTally();
     // BENCH_LOG_DIR: keep each child's log lines in a file there (for looking into a figure).
-    const logFile = process.env.BENCH_LOG_DIR ? join(process.env.BENCH_LOG_DIR, `${name.replace(/\W+/g, '-')}-${Date.now()}.log`) : undefined;
+    const logFile = process.env.BENCH_LOG_DIR
+      ? join(process.env.BENCH_LOG_DIR, `${name.replace(/\W+/g, '-')}-${Date.now()}.log`)
+      : undefined;
     if (logFile) mkdirSync(process.env.BENCH_LOG_DIR!, { recursive: true });
     proc.stdout!.on('data', (d: Buffer) => {
       if (logFile) appendFileSync(logFile, d);
@@ -84,7 +107,7 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
         reject(new Error(`${name} did not start within ${timeoutMs} ms: ${early.stderr.slice(-2000)}`));
       }, timeoutMs);
       proc.on('message', function onReady(msg: any) {
-        if (msg && msg.ready) {
+        if (msg?.ready) {
           clearTimeout(timer);
           proc.off('message', onReady);
           const { ready: _r, ...rest } = msg;
@@ -98,11 +121,11 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
     });
     child = new Child<I>(name, proc, info, tally, gc);
     child.stderr = early.stderr;
-    proc.on('message', (msg: any) => child!.onMessage(msg));
+    proc.on('message', (msg: any) => child.onMessage(msg));
     proc.on('exit', () => {
-      child!.exited = true;
-      for (const p of child!.pending.values()) p.reject(new Error(`${name} exited`));
-      child!.pending.clear();
+      child.exited = true;
+      for (const p of child.pending.values()) p.reject(new Error(`${name} exited`));
+      child.pending.clear();
     });
     return child;
   }
@@ -171,7 +194,7 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
 const USER_HZ = 100;
 
 /** utime + stime of a process (all its threads), ms; NaN where /proc is not available. */
-export function processCpuMs(pid: number): number {
+function processCpuMs(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) may contain spaces; fields after it are space-separated.
@@ -186,7 +209,11 @@ function countLogLine(tally: LogTally, line: string): void {
   if (!line.startsWith('{')) return;
   try {
     const rec = JSON.parse(line) as { level?: number | string; msg?: string; err?: string };
-    const level = typeof rec.level === 'number' ? ({ 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' } as Record<number, string>)[rec.level] ?? String(rec.level) : String(rec.level);
+    const level =
+      typeof rec.level === 'number'
+        ? (({ 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' } as Record<number, string>)[rec.level] ??
+          String(rec.level))
+        : String(rec.level);
     tally.byLevel[level] = (tally.byLevel[level] ?? 0) + 1;
     if (level === 'warn' || level === 'error' || level === 'fatal') {
       tally.last.push(`${level}: ${rec.msg ?? ''}${rec.err ? ` (${String(rec.err).slice(0, 160)})` : ''}`);
@@ -297,6 +324,9 @@ export function startBotProcess(name: string, o: BotOptions): Promise<Child<BotI
  * The botbuilder echo bot. By default under node's own flags (the overhead scenario's baseline); `nodeFlags` and
  * `env` run it as billbridge is run instead (the memory scenario's baseline: the same flags, the same NODE_OPTIONS).
  */
-export function startEchoProcess(name = 'echo bot', o: { nodeFlags?: string[]; env?: Record<string, string> } = {}): Promise<Child<BotInfo>> {
+export function startEchoProcess(
+  name = 'echo bot',
+  o: { nodeFlags?: string[]; env?: Record<string, string> } = {},
+): Promise<Child<BotInfo>> {
   return Child.start<BotInfo>(name, childEntry('echo'), { NODE_ENV: 'development', ...o.env }, 60_000, o.nodeFlags);
 }

@@ -29,4 +29,6 @@ for (const [id, us] of self) {
   tally(areaBy, frameArea(frame, `(${frame.functionName})`), us);
 }
 const ms = (us: number) => `${(us / 1000).toFixed(0).padStart(7)} ms`;
-console.log(`total ${(total / 1000).toFixed(0)} ms sampled\n\nby area:\n${topLines(areaBy, 25, total, ms)}\n\nby function (self time):\n${topLines(selfBy, Number(nRaw ?? 40), total, ms)}`);
+console.log(
+  `total ${(total / 1000).toFixed(0)} ms sampled\n\nby area:\n${topLines(areaBy, 25, total, ms)}\n\nby function (self time):\n${topLines(selfBy, Number(nRaw ?? 40), total, ms)}`,
+);

@@ -53,21 +53,13 @@ export function renderTable(results: ScenarioResult[]): string {
     });
   }
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((row) => row[c]!.length)));
-  const line = (row: string[]) => row.map((cell, c) => pad(cell, widths[c]!, c === 2)).join('  ').trimEnd();
+  const line = (row: string[]) =>
+    row
+      .map((cell, c) => pad(cell, widths[c]!, c === 2))
+      .join('  ')
+      .trimEnd();
   const rule = widths.map((w) => '-'.repeat(w)).join('  ');
   return [line(rows[0]!), rule, ...rows.slice(1).map(line)].join('\n');
-}
-
-/** The same table as Markdown (README). */
-export function renderMarkdown(results: ScenarioResult[]): string {
-  const out = ['| Scenario | Figure | Measured | Target | |', '|---|---|---:|---|---|'];
-  for (const r of results) {
-    for (const f of r.figures) {
-      const value = `${fmt(f.value, f.digits ?? 1)}${f.unit ? (f.unit === '%' || f.unit === 'x' ? f.unit : ` ${f.unit}`) : ''}`;
-      out.push(`| ${r.title} | ${f.name} | ${value} | ${targetText(f)} | ${f.verdict ?? ''} |`);
-    }
-  }
-  return out.join('\n');
 }
 
 /** A plain table (header row first), columns right-aligned except the first. */
@@ -82,7 +74,9 @@ export function renderGrid(rows: string[][], indent = '  '): string {
     .filter((b) => b.length > 0)
     .map((b) => {
       const widths = b[0]!.map((_, c) => Math.max(...b.map((row) => (row[c] ?? '').length)));
-      return b.map((row) => indent + row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ')).join('\n');
+      return b
+        .map((row) => indent + row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '))
+        .join('\n');
     })
     .join('\n\n');
 }

@@ -62,7 +62,8 @@ const only = ((values.only as string | undefined) ?? SCENARIOS.join(','))
   .filter(Boolean);
 for (const s of only) if (!SCENARIOS.includes(s as ScenarioId)) fail(`unknown scenario "${s}"`);
 const logLevel = (values['log-level'] as string | undefined) ?? 'info';
-if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) fail(`--log-level "${logLevel}" is not a pino level`);
+if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel))
+  fail(`--log-level "${logLevel}" is not a pino level`);
 
 const quick = values.quick === true;
 const opts: BenchOptions = {
@@ -78,9 +79,19 @@ const out = (values.out as string | undefined) ?? join(ROOT, 'bench', 'results.j
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const started = Date.now();
-const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, loadAtStart: loadavg().map((x) => Math.round(x * 100) / 100) };
-say(`billbridge bench${opts.quick ? ' (quick)' : ''} — ${machine.cpus} CPU (${machine.cpuModel}), Node ${machine.node}, load average ${machine.loadAtStart.join(' ')}`);
-say(`BILL sandbox: ${opts.latencyMs} ms a call, ${opts.invoices.toLocaleString('en-US')} invoices, ${opts.bills.toLocaleString('en-US')} bills; bot LOG_LEVEL=${opts.logLevel}\n`);
+const machine = {
+  cpus: cpus().length,
+  cpuModel: cpus()[0]?.model ?? 'unknown',
+  memoryGiB: Math.round(totalmem() / 2 ** 30),
+  node: process.version,
+  loadAtStart: loadavg().map((x) => Math.round(x * 100) / 100),
+};
+say(
+  `billbridge bench${opts.quick ? ' (quick)' : ''} — ${machine.cpus} CPU (${machine.cpuModel}), Node ${machine.node}, load average ${machine.loadAtStart.join(' ')}`,
+);
+say(
+  `BILL sandbox: ${opts.latencyMs} ms a call, ${opts.invoices.toLocaleString('en-US')} invoices, ${opts.bills.toLocaleString('en-US')} bills; bot LOG_LEVEL=${opts.logLevel}\n`,
+);
 
 say('compiling the bot, the echo bot and the sandbox to JavaScript (build/bench/)');
 if (!process.env.BENCH_NO_BUILD) await buildChildren();
@@ -138,10 +149,24 @@ for (const r of results) {
 }
 const loadAtEnd = loadavg().map((x) => Math.round(x * 100) / 100);
 const seconds = (Date.now() - started) / 1000;
-say(`\n${results.flatMap((r) => r.figures).filter((f) => f.verdict === 'MISS').length} target(s) missed; ${seconds.toFixed(0)} s; load average at the end ${loadAtEnd.join(' ')}`);
+say(
+  `\n${results.flatMap((r) => r.figures).filter((f) => f.verdict === 'MISS').length} target(s) missed; ${seconds.toFixed(0)} s; load average at the end ${loadAtEnd.join(' ')}`,
+);
 writeFileSync(
   out,
-  JSON.stringify({ at: new Date(started).toISOString(), command: `npm run bench${process.argv.length > 2 ? ' -- ' + process.argv.slice(2).join(' ') : ''}`, options: opts, machine: { ...machine, loadAtEnd }, seconds, results, failures }, null, 2) + '\n',
+  JSON.stringify(
+    {
+      at: new Date(started).toISOString(),
+      command: `npm run bench${process.argv.length > 2 ? ' -- ' + process.argv.slice(2).join(' ') : ''}`,
+      options: opts,
+      machine: { ...machine, loadAtEnd },
+      seconds,
+      results,
+      failures,
+    },
+    null,
+    2,
+  ) + '\n',
 );
 say(`results written to ${out}`);
 process.exit(failures.length > 0 ? 1 : 0);

@@ -134,7 +134,16 @@ export function utilisation(input: UtilisationInput): Utilisation {
   const env = envelope(input.calls);
   const calls = input.calls.length;
   if (!env || env.end <= env.start) {
-    return { windowMs: 0, calls, throughput: 0, ceiling: input.concurrency / (input.latencyMs / 1000), utilisation: 0, occupancy: 0, meanCallMs: 0, idleMs: 0 };
+    return {
+      windowMs: 0,
+      calls,
+      throughput: 0,
+      ceiling: input.concurrency / (input.latencyMs / 1000),
+      utilisation: 0,
+      occupancy: 0,
+      meanCallMs: 0,
+      idleMs: 0,
+    };
   }
   const windowMs = env.end - env.start;
   const held = input.calls.reduce((s, c) => s + (c.end - c.start), 0);
@@ -177,7 +186,7 @@ export function zipfWeights(n: number, s: number): number[] {
   return raw.map((w) => w / total);
 }
 
-export type Direction = 'atMost' | 'atLeast';
+type Direction = 'atMost' | 'atLeast';
 
 export interface Target {
   value: number;

@@ -1,8 +1,7 @@
 // Bench child: the baseline — a minimal botbuilder echo bot (BotBuilder-Samples 02.echo-bot: CloudAdapter +
 // ActivityHandler answering "Echo: <text>") on the same restify 11 server set-up and body parser as billbridge.
 import restify from 'restify';
-import { ActivityHandler, CloudAdapter, ConfigurationBotFrameworkAuthentication, MessageFactory, type ConfigurationBotFrameworkAuthenticationOptions } from 'botbuilder';
-import type { AddressInfo } from 'node:net';
+import { ActivityHandler, CloudAdapter, ConfigurationBotFrameworkAuthentication, MessageFactory } from 'botbuilder';
 import { MESSAGE_BODY_LIMIT, safeReviver } from '../../src/http/server.js';
 import { ready, residentSet, serve } from './ipc.js';
 
@@ -18,7 +17,11 @@ class EchoBot extends ActivityHandler {
 }
 
 // Local mode, as billbridge runs in the bench: no app id, so no token checks on either side.
-const auth = new ConfigurationBotFrameworkAuthentication({ MicrosoftAppId: '', MicrosoftAppPassword: '', MicrosoftAppType: 'MultiTenant' } as ConfigurationBotFrameworkAuthenticationOptions);
+const auth = new ConfigurationBotFrameworkAuthentication({
+  MicrosoftAppId: '',
+  MicrosoftAppPassword: '',
+  MicrosoftAppType: 'MultiTenant',
+});
 const adapter = new CloudAdapter(auth);
 adapter.onTurnError = async (context, error) => {
   process.stderr.write(`echo bot turn error: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -27,13 +30,17 @@ adapter.onTurnError = async (context, error) => {
 const bot = new EchoBot();
 
 const server = restify.createServer({ name: 'echo', handleUncaughtExceptions: false, ignoreTrailingSlash: true });
-const messageBody = restify.plugins.bodyParser({ maxBodySize: MESSAGE_BODY_LIMIT, mapParams: false, reviver: safeReviver } as restify.plugins.BodyParserOptions);
+const messageBody = restify.plugins.bodyParser({
+  maxBodySize: MESSAGE_BODY_LIMIT,
+  mapParams: false,
+  reviver: safeReviver,
+});
 server.post('/api/messages', messageBody, async (req: restify.Request, res: restify.Response) => {
   await adapter.process(req, res, (context) => bot.run(context));
 });
 
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-const addr = server.address() as AddressInfo;
+const addr = server.address();
 
 serve({ stats: () => residentSet() }, async () => {
   await new Promise<void>((resolve) => {

@@ -40,7 +40,7 @@ export function serve(handlers: Record<string, Handler>, stop: () => Promise<voi
       })
       .then(
         (result) => process.send!({ id: req.id, ok: true, result }),
-        (err: unknown) => process.send!({ id: req.id, ok: false, error: err instanceof Error ? err.stack ?? err.message : String(err) }),
+        (err: unknown) => process.send!({ id: req.id, ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) }),
       );
   });
   process.on('disconnect', () => void shutdown(0));
@@ -82,7 +82,16 @@ export function residentByMapping(): Record<string, number> {
     const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
     if (head) {
       const path = head[1]!;
-      kind = path === '' ? 'anonymous' : path.startsWith('[') ? path : path === process.execPath ? 'node binary' : path.includes('.so') ? 'shared libraries' : 'other files';
+      kind =
+        path === ''
+          ? 'anonymous'
+          : path.startsWith('[')
+            ? path
+            : path === process.execPath
+              ? 'node binary'
+              : path.includes('.so')
+                ? 'shared libraries'
+                : 'other files';
       continue;
     }
     const rss = /^Rss:\s+(\d+) kB/.exec(line);

@@ -91,13 +91,31 @@ serve(
     },
     catalog: () => ({
       orgId: org.id,
-      invoiceNumbers: org.invoices.all().filter((i) => !i.archived).map((i) => i.invoiceNumber),
-      bills: org.bills.all().filter((b) => !b.archived).map((b) => ({ id: b.id, number: b.invoice?.invoiceNumber ?? '' })),
-      vendors: org.vendors.all().filter((v) => !v.archived).map((v) => v.name),
-      customers: org.customers.all().filter((c) => !c.archived).map((c) => c.name),
+      invoiceNumbers: org.invoices
+        .all()
+        .filter((i) => !i.archived)
+        .map((i) => i.invoiceNumber),
+      bills: org.bills
+        .all()
+        .filter((b) => !b.archived)
+        .map((b) => ({ id: b.id, number: b.invoice?.invoiceNumber ?? '' })),
+      vendors: org.vendors
+        .all()
+        .filter((v) => !v.archived)
+        .map((v) => v.name),
+      customers: org.customers
+        .all()
+        .filter((c) => !c.archived)
+        .map((c) => c.name),
     }),
   },
   () => sandbox.stop(),
 );
 
-ready({ url: sandbox.url, baseUrl: sandbox.baseUrl, eventsBaseUrl: sandbox.eventsBaseUrl, credentials: sandbox.credentials, pid: process.pid });
+ready({
+  url: sandbox.url,
+  baseUrl: sandbox.baseUrl,
+  eventsBaseUrl: sandbox.eventsBaseUrl,
+  credentials: sandbox.credentials,
+  pid: process.pid,
+});

@@ -63,7 +63,10 @@ export async function overhead(ctx: BenchContext, sandbox: Awaited<ReturnType<Be
     let sent = 0;
     const pairRatios: number[] = [];
     for (const concurrency of levels) {
-      const acc = new Map<string, Run[]>([[ours.name, []], [baseline.name, []]]);
+      const acc = new Map<string, Run[]>([
+        [ours.name, []],
+        [baseline.name, []],
+      ]);
       const busiestLevel = concurrency === levels[levels.length - 1];
       const n = busiestLevel ? busiestRounds : rounds;
       for (let r = 0; r < n; r++) {
@@ -97,7 +100,8 @@ export async function overhead(ctx: BenchContext, sandbox: Awaited<ReturnType<Be
       };
       const lr: LevelResult = { concurrency, ours: merge(acc.get(ours.name)!), echo: merge(acc.get(baseline.name)!) };
       levelResults.push(lr);
-      const line = (b: BotLevel) => `${b.perSecond.toFixed(0)}/s p50 ${b.latency.p50.toFixed(2)} ms p99 ${b.latency.p99.toFixed(2)} ms, ${b.cpuMsPerActivity.toFixed(2)} CPU ms each (bot ${(b.cpuShare * 100).toFixed(0)}% of a core, driver ${(b.driverCpuShare * 100).toFixed(0)}%)`;
+      const line = (b: BotLevel) =>
+        `${b.perSecond.toFixed(0)}/s p50 ${b.latency.p50.toFixed(2)} ms p99 ${b.latency.p99.toFixed(2)} ms, ${b.cpuMsPerActivity.toFixed(2)} CPU ms each (bot ${(b.cpuShare * 100).toFixed(0)}% of a core, driver ${(b.driverCpuShare * 100).toFixed(0)}%)`;
       ctx.log(`  c=${concurrency}: billbridge ${line(lr.ours)}`);
       ctx.log(`  c=${concurrency}: echo       ${line(lr.echo)}`);
     }
@@ -110,7 +114,10 @@ export async function overhead(ctx: BenchContext, sandbox: Awaited<ReturnType<Be
     // (the driver shares the machine); on a dedicated core, peak throughput is its inverse.
     const busiest = levelResults[levelResults.length - 1]!;
     const sortedRatios = [...pairRatios].sort((a, b) => a - b);
-    const cpuRatio = sortedRatios.length % 2 ? sortedRatios[(sortedRatios.length - 1) / 2]! : (sortedRatios[sortedRatios.length / 2 - 1]! + sortedRatios[sortedRatios.length / 2]!) / 2;
+    const cpuRatio =
+      sortedRatios.length % 2
+        ? sortedRatios[(sortedRatios.length - 1) / 2]!
+        : (sortedRatios[sortedRatios.length / 2 - 1]! + sortedRatios[sortedRatios.length / 2]!) / 2;
     const addedP50 = one.ours.latency.p50 - one.echo.latency.p50;
     const errors = levelResults.reduce((s, l) => s + l.ours.errors + l.echo.errors, 0);
     const botMem = bot.memory();
@@ -120,11 +127,22 @@ export async function overhead(ctx: BenchContext, sandbox: Awaited<ReturnType<Be
       figure('echo bot peak throughput', peakEcho, '/s', 0),
       figure(`CPU per activity, billbridge (c=${busiest.concurrency})`, busiest.ours.cpuMsPerActivity, 'ms', 2),
       figure(`CPU per activity, echo bot (c=${busiest.concurrency})`, busiest.echo.cpuMsPerActivity, 'ms', 2),
-      figure(`overhead ratio (CPU per activity, ours / echo; median of ${pairRatios.length} back-to-back pairs at c=${busiest.concurrency})`, cpuRatio, 'x', 2, { value: 1.25, direction: 'atMost' }),
+      figure(
+        `overhead ratio (CPU per activity, ours / echo; median of ${pairRatios.length} back-to-back pairs at c=${busiest.concurrency})`,
+        cpuRatio,
+        'x',
+        2,
+        { value: 1.25, direction: 'atMost' },
+      ),
       figure('throughput ratio (echo peak / ours peak)', throughputRatio, 'x', 2),
       figure('added latency per command, p50 at c=1', addedP50, 'ms', 2, { value: 5, direction: 'atMost' }),
       // What each process's heap grew to at ~1,000 activities a second: beside the memory scenario's figure.
-      ...(botMem && echoMem ? [figure('peak RSS under this load, billbridge', botMem.peakRss / MB, 'MB', 0), figure("peak RSS under this load, echo bot (node's own flags)", echoMem.peakRss / MB, 'MB', 0)] : []),
+      ...(botMem && echoMem
+        ? [
+            figure('peak RSS under this load, billbridge', botMem.peakRss / MB, 'MB', 0),
+            figure("peak RSS under this load, echo bot (node's own flags)", echoMem.peakRss / MB, 'MB', 0),
+          ]
+        : []),
     ];
     const notes: string[] = [];
     if (errors > 0) notes.push(`${errors} requests were not answered with 200`);
@@ -132,9 +150,32 @@ export async function overhead(ctx: BenchContext, sandbox: Awaited<ReturnType<Be
     return {
       id: 'overhead',
       title: '1. Overhead',
-      setup: { command: 'help', levels, durationMsPerRound: durationMs, rounds, busiestRounds, busiestDurationMs, warmMs, people, channels },
+      setup: {
+        command: 'help',
+        levels,
+        durationMsPerRound: durationMs,
+        rounds,
+        busiestRounds,
+        busiestDurationMs,
+        warmMs,
+        people,
+        channels,
+      },
       figures,
-      details: { levels: levelResults, peakOurs, peakEcho, cpuRatio, pairRatios, throughputRatio, addedP50Ms: addedP50, errors, repliesDelivered: replies, requestsAnswered: sent, billbridgeMemory: botMem, echoMemory: echoMem },
+      details: {
+        levels: levelResults,
+        peakOurs,
+        peakEcho,
+        cpuRatio,
+        pairRatios,
+        throughputRatio,
+        addedP50Ms: addedP50,
+        errors,
+        repliesDelivered: replies,
+        requestsAnswered: sent,
+        billbridgeMemory: botMem,
+        echoMemory: echoMem,
+      },
       notes,
       table: [
         ['concurrency', 'billbridge /s', 'p50 ms', 'p99 ms', 'CPU ms', 'echo /s', 'p50 ms', 'p99 ms', 'CPU ms'],

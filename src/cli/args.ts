@@ -6,9 +6,9 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 export interface CommandLine {
   values: Record<string, string | boolean | undefined>;
   /** Prints the message and the help to stderr and exits 2. */
-  fail(message: string): never;
+  fail: (message: string) => never;
   /** A whole-number option: `fallback` when absent; refused when not digits or above `max`. */
-  whole(name: string, fallback: number, max: number): number;
+  whole: (name: string, fallback: number, max: number) => number;
 }
 
 export function commandLine(program: string, help: string, options: NonNullable<ParseArgsConfig['options']>): CommandLine {
@@ -18,7 +18,9 @@ export function commandLine(program: string, help: string, options: NonNullable<
   };
   let values: CommandLine['values'] = {};
   try {
-    ({ values } = parseArgs({ options: { ...options, help: { type: 'boolean', short: 'h', default: false } }, strict: true }) as { values: CommandLine['values'] });
+    ({ values } = parseArgs({ options: { ...options, help: { type: 'boolean', short: 'h', default: false } }, strict: true }) as {
+      values: CommandLine['values'];
+    });
   } catch (err) {
     fail(errorMessage(err));
   }

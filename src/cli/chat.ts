@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
+import { isatty } from 'node:tty';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { renderCard, type RenderedAction } from './renderCard.js';
@@ -31,15 +32,15 @@ if (values.help) {
   process.exit(0);
 }
 
-const color = !values['no-color'] && process.stdout.isTTY === true;
+const color = !values['no-color'] && isatty(process.stdout.fd);
 const dim = (s: string) => (color ? `\x1b[2m${s}\x1b[22m` : s);
-const botUrl = `${values.url!.replace(/\/+$/, '')}/api/messages`;
+const botUrl = `${values.url.replace(/\/+$/, '')}/api/messages`;
 const tenant = '00000000-0000-4000-8000-00000000c0de';
-const user = { id: '29:chat-user', name: values.user!, aadObjectId: '00000000-0000-4000-8000-0000000c4a70' };
+const user = { id: '29:chat-user', name: values.user, aadObjectId: '00000000-0000-4000-8000-0000000c4a70' };
 const bot = { id: '28:billbridge', name: 'billbridge' };
 const team = { id: '19:chat-team@thread.tacv2', name: 'Finance' };
 const channel = { id: '19:chat-channel@thread.tacv2', name: 'General' };
-let personal = values.personal === true;
+let personal = values.personal;
 let lastActions: RenderedAction[] = [];
 let lastCard: { activityId: string; conversationId: string } | undefined;
 
@@ -87,9 +88,18 @@ const connector = createServer(async (req: IncomingMessage, res: ServerResponse)
     }
     return json(200, { id });
   }
-  if (path[0] === 'v3' && path[1] === 'teams') return json(200, { id: team.id, name: team.name, aadGroupId: '00000000-0000-4000-8000-0000000000a1' });
+  if (path[0] === 'v3' && path[1] === 'teams')
+    return json(200, { id: team.id, name: team.name, aadGroupId: '00000000-0000-4000-8000-0000000000a1' });
   if (path[0] === 'v3' && path[1] === 'conversations' && (path[3] === 'members' || path[3] === 'pagedmembers')) {
-    return json(200, { ...user, givenName: 'Dana', surname: 'Lee', email: 'dana@example.com', userPrincipalName: 'dana@example.com', tenantId: tenant, userRole: 'user' });
+    return json(200, {
+      ...user,
+      givenName: 'Dana',
+      surname: 'Lee',
+      email: 'dana@example.com',
+      userPrincipalName: 'dana@example.com',
+      tenantId: tenant,
+      userRole: 'user',
+    });
   }
   return json(404, { error: { code: 'NotFound', message: 'not supported by the chat client' } });
 });
@@ -134,13 +144,20 @@ async function sendText(text: string, serviceUrl: string): Promise<void> {
     activity.entities = [{ type: 'mention', mentioned: bot, text: `<at>${bot.name}</at>` }];
   }
   const res = await postActivity(activity);
-  if (res.status >= 300) console.log(`bot answered HTTP ${res.status}: ${typeof res.body === 'string' ? res.body : JSON.stringify(res.body)}`);
+  if (res.status >= 300)
+    console.log(`bot answered HTTP ${res.status}: ${typeof res.body === 'string' ? res.body : JSON.stringify(res.body)}`);
 }
 
 async function click(n: number, serviceUrl: string): Promise<void> {
   const action = lastActions.find((a) => a.n === n);
-  if (!action) return console.log(`No button ${n} on the last card.`);
-  if (action.type === 'Action.OpenUrl') return console.log(`Open: ${String(action.data)}`);
+  if (!action) {
+    console.log(`No button ${n} on the last card.`);
+    return;
+  }
+  if (action.type === 'Action.OpenUrl') {
+    console.log(`Open: ${String(action.data)}`);
+    return;
+  }
   const base = baseActivity(serviceUrl);
   if (lastCard) base.conversation.id = lastCard.conversationId;
   if (action.type === 'Action.Execute') {
@@ -151,7 +168,10 @@ async function click(n: number, serviceUrl: string): Promise<void> {
       replyToId: lastCard?.activityId,
       value: { action: { type: 'Action.Execute', verb: action.verb, data: action.data }, trigger: 'manual' },
     });
-    if (res.status !== 200) return console.log(`bot answered HTTP ${res.status}`);
+    if (res.status !== 200) {
+      console.log(`bot answered HTTP ${res.status}`);
+      return;
+    }
     const value = res.body?.value;
     if (res.body?.type === 'application/vnd.microsoft.card.adaptive' && value) {
       console.log(dim('(card updated)'));
@@ -174,8 +194,11 @@ async function main(): Promise<void> {
     console.error(`Cannot reach the bot at ${values.url}. Start it first with: npm start`);
     process.exit(1);
   }
-  const interactive = process.stdin.isTTY === true;
-  if (interactive) console.log(`Connected to ${botUrl} as ${user.name} in ${personal ? 'a personal chat' : `#${channel.name} of ${team.name}`}. Type "help", or /quit.`);
+  const interactive = isatty(process.stdin.fd);
+  if (interactive)
+    console.log(
+      `Connected to ${botUrl} as ${user.name} in ${personal ? 'a personal chat' : `#${channel.name} of ${team.name}`}. Type "help", or /quit.`,
+    );
   const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: interactive ? '> ' : '', terminal: interactive });
   rl.prompt();
   for await (const raw of rl) {

@@ -19,7 +19,10 @@ function escapeHtml(s: string): string {
 
 /** JSON safe to embed in a <script> block (no "</script>", no U+2028/9 surprises). */
 function scriptJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 /**
@@ -95,7 +98,13 @@ function renderGallery(items, hostConfigs) {
 `;
 
 export function galleryHtml(cards: GalleryCard[], rendererJs: string, title = 'billbridge card gallery'): string {
-  const items = cards.map((c) => ({ group: c.group, name: c.name, summary: c.reply.summary, bytes: Buffer.byteLength(JSON.stringify(c.reply.card)), card: c.reply.card }));
+  const items = cards.map((c) => ({
+    group: c.group,
+    name: c.name,
+    summary: c.reply.summary,
+    bytes: Buffer.byteLength(JSON.stringify(c.reply.card)),
+    card: c.reply.card,
+  }));
   const groups = [...new Set(items.map((i) => i.group))];
   return `<!doctype html>
 <html lang="en">

@@ -71,9 +71,10 @@ export function manifestVars(config: Config): { vars: ManifestVars; warnings: st
   const problems: string[] = [];
   const warnings: string[] = [];
   const appId = config.bot.appId;
-  if (appId === '') problems.push('MicrosoftAppId is empty: the package needs the Azure Bot\'s application (client) id');
+  if (appId === '') problems.push("MicrosoftAppId is empty: the package needs the Azure Bot's application (client) id");
   else if (!GUID.test(appId)) problems.push('MicrosoftAppId must be a GUID');
-  if (!/^\d+\.\d+\.\d+$/.test(config.version)) problems.push(`version "${config.version}" (package.json) must be MAJOR.MINOR.PATCH for Teams`);
+  if (!/^\d+\.\d+\.\d+$/.test(config.version))
+    problems.push(`version "${config.version}" (package.json) must be MAJOR.MINOR.PATCH for Teams`);
   // validDomains lists host names; a port is not part of a domain.
   const host = config.publicHostname.replace(/:\d+$/, '');
   if (host === '') problems.push('PUBLIC_HOSTNAME is empty: set the public host name the bot is reached at (validDomains)');
@@ -123,7 +124,8 @@ export function buildManifest(template: unknown, vars: ManifestVars, registry: C
     }
     return node;
   };
-  if (template === null || typeof template !== 'object' || Array.isArray(template)) throw new ManifestError(['manifest.json must be a JSON object']);
+  if (template === null || typeof template !== 'object' || Array.isArray(template))
+    throw new ManifestError(['manifest.json must be a JSON object']);
   const manifest = walk(template, '') as Record<string, unknown>;
   if (problems.length > 0) throw new ManifestError(problems);
   return manifest;
@@ -131,7 +133,8 @@ export function buildManifest(template: unknown, vars: ManifestVars, registry: C
 
 /** The official Teams schema for the manifest's version, as bundled by @microsoft/app-manifest (never fetched). */
 export async function bundledSchema(manifestVersion: string): Promise<Record<string, unknown>> {
-  if (!/^(\d+\.\d+|devPreview)$/.test(manifestVersion)) throw new ManifestError([`manifestVersion "${manifestVersion}" is not a Teams schema version`]);
+  if (!/^(\d+\.\d+|devPreview)$/.test(manifestVersion))
+    throw new ManifestError([`manifestVersion "${manifestVersion}" is not a Teams schema version`]);
   const require = createRequire(import.meta.url);
   const root = dirname(require.resolve('@microsoft/app-manifest/package.json'));
   const dir = manifestVersion === 'devPreview' ? 'vDevPreview' : `v${manifestVersion}`;
@@ -155,7 +158,8 @@ export async function validateManifest(manifest: Record<string, unknown>): Promi
   // Rules Teams enforces on upload that the schema cannot express.
   const bots = Array.isArray(manifest.bots) ? (manifest.bots as Array<Record<string, unknown>>) : [];
   const web = manifest.webApplicationInfo as { id?: unknown } | undefined;
-  if (web && bots[0] && web.id !== bots[0].botId) problems.push('/webApplicationInfo/id must equal /bots/0/botId (the Entra app of the bot)');
+  if (web && bots[0] && web.id !== bots[0].botId)
+    problems.push('/webApplicationInfo/id must equal /bots/0/botId (the Entra app of the bot)');
   return problems;
 }
 

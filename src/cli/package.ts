@@ -33,7 +33,10 @@ export async function packageApp(opts: { template: string; out: string; envFile:
   const manifest = buildManifest(template, vars, createRegistry());
   const schemaProblems = await validateManifest(manifest);
   if (schemaProblems.length > 0) {
-    throw new ManifestError([`manifest.json does not match the Teams ${String(manifest.manifestVersion)} schema:`, ...schemaProblems.map((p) => `  ${p}`)]);
+    throw new ManifestError([
+      `manifest.json does not match the Teams ${String(manifest.manifestVersion)} schema:`,
+      ...schemaProblems.map((p) => `  ${p}`),
+    ]);
   }
   const icons = manifest.icons as { color: string; outline: string };
   const readIcon = async (name: string): Promise<Buffer> => {
@@ -76,7 +79,9 @@ async function main(): Promise<number> {
     const result = await packageApp({ template: resolve(args.template), out: resolve(args.out), envFile: args.dotenv });
     for (const w of result.warnings) console.warn(`warning: ${w}`);
     const bot = (result.manifest.bots as Array<{ botId: string }>)[0];
-    const lists = commandLists(createRegistry()).map((l) => `${l.scopes.join(',')}: ${l.commands.length}`).join(', ');
+    const lists = commandLists(createRegistry())
+      .map((l) => `${l.scopes.join(',')}: ${l.commands.length}`)
+      .join(', ');
     console.log(`wrote ${result.out} (${result.bytes} bytes)`);
     console.log(`  app id ${bot?.botId}, version ${String(result.manifest.version)}, manifest ${String(result.manifest.manifestVersion)}`);
     console.log(`  commands per scope: ${lists}`);
@@ -91,7 +96,7 @@ async function main(): Promise<number> {
       console.error(`The Teams app package was not built:\n${err.problems.map((p) => (p.startsWith('  ') ? p : `  - ${p}`)).join('\n')}`);
       return 1;
     }
-    console.error(`The Teams app package was not built: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    console.error(`The Teams app package was not built: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     return 1;
   }
 }

@@ -27,7 +27,9 @@ export function plain(text: unknown): string {
 }
 
 function visibleLength(s: string): number {
-  return [...s.replace(/\x1b\[[0-9;]*m/g, '')].length;
+  // ANSI colour codes start with the ESC control character, which is the point of matching it here.
+  // eslint-disable-next-line no-control-regex
+  return Array.from(s.replace(/\x1b\[[0-9;]*m/g, '')).length;
 }
 
 function pad(s: string, width: number, align: string | undefined): string {
@@ -37,7 +39,10 @@ function pad(s: string, width: number, align: string | undefined): string {
 
 function cellText(cell: Node): string {
   const items: Node[] = Array.isArray(cell?.items) ? cell.items : [];
-  return items.map((i) => plain(i.text ?? '')).filter(Boolean).join(' ');
+  return items
+    .map((i) => plain(i.text ?? ''))
+    .filter(Boolean)
+    .join(' ');
 }
 
 export function renderCard(card: unknown, opts: RenderOptions = {}): RenderedCard {
@@ -51,7 +56,13 @@ export function renderCard(card: unknown, opts: RenderOptions = {}): RenderedCar
   const addAction = (a: Node) => {
     if (!a || typeof a !== 'object') return;
     const n = actions.length + 1;
-    actions.push({ n, title: plain(a.title ?? a.type), type: String(a.type ?? ''), verb: a.verb, data: a.data ?? (a.type === 'Action.OpenUrl' ? a.url : undefined) });
+    actions.push({
+      n,
+      title: plain(a.title ?? a.type),
+      type: String(a.type ?? ''),
+      verb: a.verb,
+      data: a.data ?? (a.type === 'Action.OpenUrl' ? a.url : undefined),
+    });
   };
 
   const walk = (el: Node, indent: string) => {
@@ -67,7 +78,9 @@ export function renderCard(card: unknown, opts: RenderOptions = {}): RenderedCar
         break;
       }
       case 'RichTextBlock':
-        lines.push(indent + (Array.isArray(el.inlines) ? el.inlines.map((i: any) => plain(typeof i === 'string' ? i : i.text)).join('') : ''));
+        lines.push(
+          indent + (Array.isArray(el.inlines) ? el.inlines.map((i: any) => plain(typeof i === 'string' ? i : i.text)).join('') : ''),
+        );
         break;
       case 'FactSet': {
         const facts: Node[] = Array.isArray(el.facts) ? el.facts : [];
@@ -76,9 +89,14 @@ export function renderCard(card: unknown, opts: RenderOptions = {}): RenderedCar
         break;
       }
       case 'Table': {
-        const rows: string[][] = (Array.isArray(el.rows) ? el.rows : []).map((r: Node) => (Array.isArray(r.cells) ? r.cells.map(cellText) : []));
+        const rows: string[][] = (Array.isArray(el.rows) ? el.rows : []).map((r: Node) =>
+          Array.isArray(r.cells) ? r.cells.map(cellText) : [],
+        );
         const cols = Math.max(0, ...rows.map((r) => r.length));
-        const aligns: Array<string | undefined> = Array.from({ length: cols }, (_, i) => el.rows?.[1]?.cells?.[i]?.items?.[0]?.horizontalAlignment);
+        const aligns: Array<string | undefined> = Array.from(
+          { length: cols },
+          (_, i) => el.rows?.[1]?.cells?.[i]?.items?.[0]?.horizontalAlignment,
+        );
         const widths = Array.from({ length: cols }, (_, i) => Math.min(40, Math.max(...rows.map((r) => visibleLength(r[i] ?? '')))));
         rows.forEach((r, ri) => {
           const line = widths.map((w, i) => pad((r[i] ?? '').slice(0, 40), w, aligns[i])).join('  ');

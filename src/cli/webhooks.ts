@@ -90,7 +90,11 @@ async function openState(config: Config, log: ReturnType<typeof createLogger>): 
 async function main(): Promise<void> {
   let parsed;
   try {
-    parsed = parseArgs({ allowPositionals: true, strict: true, options: { url: { type: 'string' }, org: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } } });
+    parsed = parseArgs({
+      allowPositionals: true,
+      strict: true,
+      options: { url: { type: 'string' }, org: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
+    });
   } catch (err) {
     usage(errorMessage(err));
   }
@@ -101,7 +105,8 @@ async function main(): Promise<void> {
   }
   const [verb, ...rest] = positionals;
   if (verb !== 'setup' && verb !== 'list' && verb !== 'delete') usage(`unknown action "${String(verb).slice(0, 30)}"`);
-  if (verb === 'delete' ? rest.length !== 1 : rest.length !== 0) usage(verb === 'delete' ? 'delete takes one subscription id' : `${verb} takes no positional arguments`);
+  if (verb === 'delete' ? rest.length !== 1 : rest.length !== 0)
+    usage(verb === 'delete' ? 'delete takes one subscription id' : `${verb} takes no positional arguments`);
 
   let config: Config;
   try {
@@ -112,17 +117,23 @@ async function main(): Promise<void> {
   }
   const credentials = config.bill.credentials;
   if (!credentials) {
-    fail('BILL credentials are not set, so the bot runs against its embedded sandbox, which lives inside the bot process. Use the admin command "webhooks setup <url>" in Teams (or npm run chat) instead.');
+    fail(
+      'BILL credentials are not set, so the bot runs against its embedded sandbox, which lives inside the bot process. Use the admin command "webhooks setup <url>" in Teams (or npm run chat) instead.',
+    );
   }
   const orgId = values.org ?? credentials.orgId;
-  if (config.bill.allowedOrgIds.length > 0 && !config.bill.allowedOrgIds.includes(orgId)) fail(`organisation ${orgId} is not in BILL_ALLOWED_ORG_IDS`);
+  if (config.bill.allowedOrgIds.length > 0 && !config.bill.allowedOrgIds.includes(orgId))
+    fail(`organisation ${orgId} is not in BILL_ALLOWED_ORG_IDS`);
   if (verb !== 'list') {
     const bot = await runningBot(config);
-    if (bot) fail(`a billbridge is answering at ${bot} with the file store: it would not see a key stored now. Stop it first, or use the admin command "webhooks ${verb}" in Teams.`);
+    if (bot)
+      fail(
+        `a billbridge is answering at ${bot} with the file store: it would not see a key stored now. Stop it first, or use the admin command "webhooks ${verb}" in Teams.`,
+      );
   }
 
   const secrets = new SecretRegistry(configSecrets(config));
-  const log = createLogger({ level: config.logLevel === 'silent' ? 'silent' : 'warn', secrets, destination: process.stderr as never });
+  const log = createLogger({ level: config.logLevel === 'silent' ? 'silent' : 'warn', secrets, destination: process.stderr });
   const limiter = createLimiter({ config, clock: systemClock, log });
   const bill = new BillGateway({
     backend: 'bill',
@@ -138,7 +149,14 @@ async function main(): Promise<void> {
     secrets,
   });
   const { state, close } = await openState(config, log);
-  const keys = new WebhookKeys({ state, clock: systemClock, log, secrets, secretsKey: config.secretsKey, refuseUnsealed: config.nodeEnv === 'production' });
+  const keys = new WebhookKeys({
+    state,
+    clock: systemClock,
+    log,
+    secrets,
+    secretsKey: config.secretsKey,
+    refuseUnsealed: config.nodeEnv === 'production',
+  });
   const setup = new WebhookSetup({ bill, keys, log, allowLocalHttp: false });
   const audit = new AuditTrail({ store: state, clock: systemClock, log, scrub: (t) => secrets.scrub(t) });
   const actor = { userId: `cli:${userInfo().username}` };
@@ -148,17 +166,32 @@ async function main(): Promise<void> {
       const subs = await setup.list(orgId);
       out(`Organisation ${orgId}: ${subs.length} of ${MAX_BILL_SUBSCRIPTIONS} webhook subscriptions`);
       for (const s of subs) {
-        out(`  ${s.id}  ${s.enabled ? 'enabled ' : 'DISABLED'}  ${s.notificationUrl}  (${s.events.length} events, ${s.keyStored ? 'key stored' : 'no key in billbridge'})  "${s.name}"`);
+        out(
+          `  ${s.id}  ${s.enabled ? 'enabled ' : 'DISABLED'}  ${s.notificationUrl}  (${s.events.length} events, ${s.keyStored ? 'key stored' : 'no key in billbridge'})  "${s.name}"`,
+        );
       }
-      if (config.bill.webhookSecurityKey) out('BILL_WEBHOOK_SECURITY_KEY is set: events signed with it are accepted whatever their subscription.');
+      if (config.bill.webhookSecurityKey)
+        out('BILL_WEBHOOK_SECURITY_KEY is set: events signed with it are accepted whatever their subscription.');
     } else if (verb === 'setup') {
       const url = values.url ?? (config.publicHostname ? `https://${config.publicHostname}${WEBHOOK_PATH}` : undefined);
       if (!url) usage('setup needs --url (or PUBLIC_HOSTNAME)');
       const result = await setup.setup(orgId, url);
-      await audit.admin({ ...actor, action: 'webhook.setup', orgId, result: 'ok', detail: { subscriptionId: result.subscription.id, outcome: result.action, via: 'cli' } });
+      await audit.admin({
+        ...actor,
+        action: 'webhook.setup',
+        orgId,
+        result: 'ok',
+        detail: { subscriptionId: result.subscription.id, outcome: result.action, via: 'cli' },
+      });
       const what = { created: 'Created', updated: 'Updated', rotated: 'Re-keyed', unchanged: 'Already set up:' }[result.action];
-      out(`${what} subscription ${result.subscription.id} -> ${result.subscription.notificationUrl} (${result.subscription.events.length} events).`);
-      out(config.secretsKey ? 'Its security key is stored sealed with SECRETS_KEY.' : 'Its security key is stored unencrypted in the state store: set SECRETS_KEY to seal keys at rest.');
+      out(
+        `${what} subscription ${result.subscription.id} -> ${result.subscription.notificationUrl} (${result.subscription.events.length} events).`,
+      );
+      out(
+        config.secretsKey
+          ? 'Its security key is stored sealed with SECRETS_KEY.'
+          : 'Its security key is stored unencrypted in the state store: set SECRETS_KEY to seal keys at rest.',
+      );
     } else {
       const id = rest[0]!;
       await setup.remove(orgId, id);
@@ -166,9 +199,20 @@ async function main(): Promise<void> {
       out(`Deleted subscription ${id}.`);
     }
   } catch (err) {
-    await audit.admin({ ...actor, action: `webhook.${verb}`, orgId, result: err instanceof WebhookSetupError ? 'refused' : 'error', detail: { via: 'cli' } }).catch(() => undefined);
+    await audit
+      .admin({
+        ...actor,
+        action: `webhook.${verb}`,
+        orgId,
+        result: err instanceof WebhookSetupError ? 'refused' : 'error',
+        detail: { via: 'cli' },
+      })
+      .catch(() => undefined);
     if (err instanceof WebhookSetupError) fail(err.message);
-    if (err instanceof BillApiError) fail(`BILL refused: ${err.code ?? err.category} (HTTP ${err.status})${err.entries[0]?.message ? `: ${secrets.scrub(err.entries[0].message).slice(0, 200)}` : ''}`);
+    if (err instanceof BillApiError)
+      fail(
+        `BILL refused: ${err.code ?? err.category} (HTTP ${err.status})${err.entries[0]?.message ? `: ${secrets.scrub(err.entries[0].message).slice(0, 200)}` : ''}`,
+      );
     fail(secrets.scrub(errorMessage(err)));
   } finally {
     await bill.close().catch(() => undefined);
@@ -177,4 +221,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => fail(`failed: ${errorMessage(err)}`));
+main().catch((err: unknown) => fail(`failed: ${errorMessage(err)}`));

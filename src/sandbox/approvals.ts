@@ -15,7 +15,7 @@ import type { SandboxApprovalDecision, SandboxModel, SandboxOrg, SandboxUser } f
 import type { RouteContext, SandboxRoute } from './server.js';
 
 /** Longest comment the sandbox takes on an approval action. */
-export const MAX_APPROVAL_COMMENT = 1000;
+const MAX_APPROVAL_COMMENT = 1000;
 
 interface ActionItem {
   billId: string;
@@ -32,7 +32,8 @@ function chainOf(bill: Bill): Approver[] {
 /** Reads the body BILL expects; any deviation is a validation error (400, no code), as BILL answers them. */
 function readActions(ctx: RouteContext): ActionItem[] {
   const body = ctx.body;
-  if (!Array.isArray(body) || body.length === 0) throw bdc(ctx.clock, 400, undefined, 'Request body must be a non-empty array of approval actions.');
+  if (!Array.isArray(body) || body.length === 0)
+    throw bdc(ctx.clock, 400, undefined, 'Request body must be a non-empty array of approval actions.');
   if (body.length > 100) throw bdc(ctx.clock, 400, undefined, 'At most 100 approval actions per request.');
   const seen = new Set<string>();
   return body.map((raw, i) => {
@@ -44,7 +45,11 @@ function readActions(ctx: RouteContext): ActionItem[] {
     }
     if (seen.has(item.billId)) throw bdc(ctx.clock, 400, undefined, `[${i}].billId appears twice.`);
     seen.add(item.billId);
-    return { billId: item.billId, action: item.action, ...(typeof item.comment === 'string' && item.comment !== '' ? { comment: item.comment } : {}) };
+    return {
+      billId: item.billId,
+      action: item.action,
+      ...(typeof item.comment === 'string' && item.comment !== '' ? { comment: item.comment } : {}),
+    };
   });
 }
 
@@ -52,11 +57,18 @@ function readActions(ctx: RouteContext): ActionItem[] {
  * Applies approve/deny actions as `userId`, all or nothing: every bill must exist and be waiting on that user (their
  * approver entry WAITING and every earlier one APPROVED). Raises bill.updated for each changed bill.
  */
-export function applyApprovalActions(model: SandboxModel, org: SandboxOrg, userId: string, actions: ActionItem[], sessionKind: SandboxApprovalDecision['sessionKind']): SandboxApprovalDecision[] {
+function applyApprovalActions(
+  model: SandboxModel,
+  org: SandboxOrg,
+  userId: string,
+  actions: ActionItem[],
+  sessionKind: SandboxApprovalDecision['sessionKind'],
+): SandboxApprovalDecision[] {
   const pending = new Set(model.pendingApprovals(org, userId).map((p) => p.billId));
   for (const a of actions) {
     if (!org.bills.has(a.billId)) throw bdc(model.clock, 404, 'BDC_1205', `Object with id ${a.billId.slice(0, 40)} was not found.`);
-    if (!pending.has(a.billId)) throw bdc(model.clock, 400, undefined, `Bill ${a.billId.slice(0, 40)} is not waiting for approval by the signed-in user.`);
+    if (!pending.has(a.billId))
+      throw bdc(model.clock, 400, undefined, `Bill ${a.billId.slice(0, 40)} is not waiting for approval by the signed-in user.`);
   }
   const now = model.nowIso();
   const decisions: SandboxApprovalDecision[] = [];
@@ -71,7 +83,14 @@ export function applyApprovalActions(model: SandboxModel, org: SandboxOrg, userI
     bill.approvers = chain;
     bill.updatedTime = now;
     org.bills.put(bill);
-    const decision: SandboxApprovalDecision = { billId: bill.id, userId, action: a.action, ...(a.comment ? { comment: a.comment } : {}), at: now, sessionKind };
+    const decision: SandboxApprovalDecision = {
+      billId: bill.id,
+      userId,
+      action: a.action,
+      ...(a.comment ? { comment: a.comment } : {}),
+      at: now,
+      sessionKind,
+    };
     org.approvalDecisions.push(decision);
     decisions.push(decision);
     model.emit({ orgId: org.id, type: 'bill.updated', version: '1', entityKey: 'bill', entity: { ...bill } });
@@ -80,11 +99,13 @@ export function applyApprovalActions(model: SandboxModel, org: SandboxOrg, userI
 }
 
 /** Puts an ordered approver chain on a bill, as a matching approval policy does: everyone WAITING, bill ASSIGNED. */
-export function assignApprovers(model: SandboxModel, org: SandboxOrg, billId: string, userIds: string[]): Bill {
+function assignApprovers(model: SandboxModel, org: SandboxOrg, billId: string, userIds: string[]): Bill {
   const bill = org.bills.get(billId);
   if (!bill) throw bdc(model.clock, 404, 'BDC_1205', `Object with id ${billId.slice(0, 40)} was not found.`);
-  if (bill.archived || bill.paymentStatus === 'PAID') throw bdc(model.clock, 400, undefined, 'Only unpaid, unarchived bills take approvers.');
-  if (userIds.length === 0 || new Set(userIds).size !== userIds.length) throw bdc(model.clock, 400, undefined, 'userIds must list distinct users.');
+  if (bill.archived || bill.paymentStatus === 'PAID')
+    throw bdc(model.clock, 400, undefined, 'Only unpaid, unarchived bills take approvers.');
+  if (userIds.length === 0 || new Set(userIds).size !== userIds.length)
+    throw bdc(model.clock, 400, undefined, 'userIds must list distinct users.');
   for (const id of userIds) {
     if (!org.users.has(id)) throw bdc(model.clock, 400, undefined, `User ${id.slice(0, 40)} is not a user of this organization.`);
   }
@@ -98,7 +119,7 @@ export function assignApprovers(model: SandboxModel, org: SandboxOrg, billId: st
 }
 
 /** Creates an AP/AR sync token for a user (BILL: Settings > Sync & Integrations > Manage API tokens). */
-export function createSyncToken(org: SandboxOrg, userId: string, name?: string): { userId: string; name: string; value: string } {
+function createSyncToken(org: SandboxOrg, userId: string, name?: string): { userId: string; name: string; value: string } {
   const user = org.users.get(userId);
   if (!user) throw new RangeError('no such user');
   const tokens = (user.syncTokens ??= []);
@@ -111,7 +132,14 @@ export function createSyncToken(org: SandboxOrg, userId: string, name?: string):
 }
 
 function publicUser(u: SandboxUser) {
-  return { id: u.id, email: u.email, firstName: u.firstName, lastName: u.lastName, role: u.role, syncTokens: (u.syncTokens ?? []).map((t) => t.name) };
+  return {
+    id: u.id,
+    email: u.email,
+    firstName: u.firstName,
+    lastName: u.lastName,
+    role: u.role,
+    syncTokens: (u.syncTokens ?? []).map((t) => t.name),
+  };
 }
 
 export const approvalRoutes: SandboxRoute[] = [
@@ -135,10 +163,11 @@ export const approvalRoutes: SandboxRoute[] = [
     auth: 'none',
     handle: (ctx) => {
       const name = obj(ctx.body).name;
-      if (name !== undefined && (typeof name !== 'string' || !/^[A-Za-z0-9 _.-]{1,80}$/.test(name))) throw bdc(ctx.clock, 400, undefined, 'name must be 1-80 letters, digits, spaces, dots, dashes or underscores');
+      if (name !== undefined && (typeof name !== 'string' || !/^[A-Za-z0-9 _.-]{1,80}$/.test(name)))
+        throw bdc(ctx.clock, 400, undefined, 'name must be 1-80 letters, digits, spaces, dots, dashes or underscores');
       if (!ctx.org.users.has(ctx.params.id!)) throw bdc(ctx.clock, 404, 'BDC_1205', 'No such user.');
       try {
-        return { status: 201, body: createSyncToken(ctx.org, ctx.params.id!, name as string | undefined) };
+        return { status: 201, body: createSyncToken(ctx.org, ctx.params.id!, name) };
       } catch (err) {
         throw bdc(ctx.clock, 400, undefined, err instanceof Error ? err.message : 'cannot create token');
       }
@@ -166,8 +195,9 @@ export const approvalRoutes: SandboxRoute[] = [
     auth: 'none',
     handle: (ctx) => {
       const userIds = obj(ctx.body).userIds;
-      if (!Array.isArray(userIds) || !userIds.every((u) => typeof u === 'string')) throw bdc(ctx.clock, 400, undefined, 'userIds must be an array of user ids');
-      return { body: assignApprovers(ctx.model, ctx.org, ctx.params.id!, userIds as string[]) };
+      if (!Array.isArray(userIds) || !userIds.every((u) => typeof u === 'string'))
+        throw bdc(ctx.clock, 400, undefined, 'userIds must be an array of user ids');
+      return { body: assignApprovers(ctx.model, ctx.org, ctx.params.id!, userIds) };
     },
   },
   { area: 'control', method: 'GET', path: '/approvals/decisions', auth: 'none', handle: (ctx) => ({ body: ctx.org.approvalDecisions }) },

@@ -24,7 +24,13 @@ export class SandboxError extends Error {
   }
 }
 
-export function bdc(clock: Clock, status: number, code: string | undefined, message: string, category: ErrorEntry['category'] = 'REQUEST'): SandboxError {
+export function bdc(
+  clock: Clock,
+  status: number,
+  code: string | undefined,
+  message: string,
+  category: ErrorEntry['category'] = 'REQUEST',
+): SandboxError {
   const entry: ErrorEntry = { timestamp: new Date(clock.now()).toISOString(), severity: 'ERROR', message };
   // Validation errors carry no code, as seen on the real API.
   if (code) {
@@ -67,7 +73,7 @@ export interface SandboxSession {
 }
 
 /** Idle lifetime of a sync-token session (developer.bill.com /docs/token-based-sign-in). */
-export const SYNC_TOKEN_IDLE_MS = 48 * 3_600_000;
+const SYNC_TOKEN_IDLE_MS = 48 * 3_600_000;
 
 export interface SandboxStats {
   /** Successful logins. */
@@ -132,7 +138,7 @@ export class Gate {
   countHourly(devKey: string): void {
     const hour = Math.floor(this.clock.now() / 3_600_000);
     const w = this.hourly.get(devKey);
-    const win = w && w.hour === hour ? w : { hour, count: 0 };
+    const win = w?.hour === hour ? w : { hour, count: 0 };
     if (win.count >= this.limits.hourlyBudget) {
       this.stats.limitErrors.hourly++;
       throw this.err(400, 'BDC_1144', `Max number of allowed requests per hour reached: ${this.limits.hourlyBudget}.`);
@@ -241,7 +247,7 @@ export class Gate {
     const now = this.clock.now();
     const minute = Math.floor(now / 60_000);
     const w = this.spendWindows.get(token);
-    const win = w && w.minute === minute ? w : { minute, count: 0 };
+    const win = w?.minute === minute ? w : { minute, count: 0 };
     if (win.count >= this.limits.spendPerMinute) {
       this.stats.limitErrors.spend++;
       return Math.max(1, Math.ceil(((minute + 1) * 60_000 - now) / 1000));

@@ -16,7 +16,15 @@ import { WebhookDispatcher, type WebhookOptions } from './webhooks.js';
 export type { DemoCredentials } from './seed.js';
 export type { SandboxStats, GateLimits } from './gate.js';
 export type { Fault, FaultKind, SandboxRoute, RouteContext, Answer, SandboxRequest } from './server.js';
-export { SandboxModel, Collection, ID_PREFIX, type SandboxOrg, type SandboxUser, type SandboxSubscription, type EntityEvent } from './model.js';
+export {
+  SandboxModel,
+  Collection,
+  ID_PREFIX,
+  type SandboxOrg,
+  type SandboxUser,
+  type SandboxSubscription,
+  type EntityEvent,
+} from './model.js';
 export { signBody, EVENT_CATALOG } from './webhooks.js';
 
 export interface SandboxOptions extends Omit<SeedOptions, 'credentials'> {

@@ -72,14 +72,14 @@ export class Collection<T extends { id: string }> {
   /** A sorted copy, cached until the collection changes. */
   sorted(key: string, compare: (a: T, b: T) => number): T[] {
     const hit = this.views.get(key);
-    if (hit && hit.version === this.ver) return hit.items;
+    if (hit?.version === this.ver) return hit.items;
     const items = this.all().sort(compare);
     this.views.set(key, { version: this.ver, items });
     return items;
   }
 }
 
-export type SandboxRole = 'ADMINISTRATOR' | 'ACCOUNTANT' | 'APPROVER' | 'PAYER' | 'CLERK' | (string & {});
+type SandboxRole = 'ADMINISTRATOR' | 'ACCOUNTANT' | 'APPROVER' | 'PAYER' | 'CLERK' | (string & {});
 
 /** A BILL user of an organisation; can sign in with email + password. */
 export interface SandboxUser {
@@ -210,7 +210,7 @@ export function newOrg(id: string, name: string): SandboxOrg {
 }
 
 /** yyyy-MM-dd in UTC. */
-export function isoDate(ms: number): string {
+function isoDate(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
 

@@ -101,9 +101,13 @@ export function createInvoice(model: SandboxModel, org: SandboxOrg, input: Invoi
   if (!customer) throw new MutationError(400, 'no customer');
   const totalAmount = round(input.totalAmount ?? 1000);
   if (!(totalAmount > 0)) throw new MutationError(400, 'totalAmount must be positive');
-  const numbers = org.invoices.all().map((i) => Number(i.invoiceNumber)).filter(Number.isFinite);
+  const numbers = org.invoices
+    .all()
+    .map((i) => Number(i.invoiceNumber))
+    .filter(Number.isFinite);
   const invoiceNumber = input.invoiceNumber ?? String(Math.max(1000, ...numbers) + 1);
-  if (org.invoices.find((i) => i.invoiceNumber === invoiceNumber)) throw new MutationError(422, `invoice number ${invoiceNumber} already exists`);
+  if (org.invoices.find((i) => i.invoiceNumber === invoiceNumber))
+    throw new MutationError(422, `invoice number ${invoiceNumber} already exists`);
   const today = model.today();
   const now = model.nowIso();
   const invoice: Invoice = {
@@ -119,7 +123,9 @@ export function createInvoice(model: SandboxModel, org: SandboxOrg, input: Invoi
     creditAmount: 0,
     status: 'OPEN',
     exchangeRate: 1,
-    invoiceLineItems: [{ id: model.ids.next(ID_PREFIX.invoiceLineItem), description: input.description ?? 'Services', price: totalAmount, quantity: 1 }],
+    invoiceLineItems: [
+      { id: model.ids.next(ID_PREFIX.invoiceLineItem), description: input.description ?? 'Services', price: totalAmount, quantity: 1 },
+    ],
     payments: [],
     createdTime: now,
     updatedTime: now,
@@ -156,7 +162,8 @@ export function updateInvoice(model: SandboxModel, org: SandboxOrg, id: string, 
   }
   if (patch.payAmount !== undefined) {
     const amount = round(patch.payAmount);
-    if (!(amount > 0) || amount > invoice.dueAmount) throw new MutationError(400, `payAmount must be between 0.01 and ${invoice.dueAmount}`);
+    if (!(amount > 0) || amount > invoice.dueAmount)
+      throw new MutationError(400, `payAmount must be between 0.01 and ${invoice.dueAmount}`);
     const rp: ReceivablePayment = {
       id: model.ids.next(ID_PREFIX.receivedPayment),
       customerId: invoice.customerId,
@@ -189,7 +196,8 @@ export function updateInvoice(model: SandboxModel, org: SandboxOrg, id: string, 
 
 /** Adds a vendor (any name, including hostile ones for tests) and raises vendor.created. */
 export function createVendor(model: SandboxModel, org: SandboxOrg, input: { name: string; email?: string }): Vendor {
-  if (typeof input.name !== 'string' || input.name.length === 0 || input.name.length > 1000) throw new MutationError(400, 'name must be 1..1000 characters');
+  if (typeof input.name !== 'string' || input.name.length === 0 || input.name.length > 1000)
+    throw new MutationError(400, 'name must be 1..1000 characters');
   const now = model.nowIso();
   const vendor: Vendor = {
     id: model.ids.next(ID_PREFIX.vendor),

@@ -59,7 +59,7 @@ export class Prng {
   alnum(length: number): string {
     const chars = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
     let s = '';
-    for (let i = 0; i < length; i++) s += chars[Math.floor(this.next() * chars.length)];
+    for (let i = 0; i < length; i++) s += chars.charAt(Math.floor(this.next() * chars.length));
     return s;
   }
 
@@ -72,7 +72,7 @@ export class Prng {
   }
 }
 
-export function hashString(s: string): number {
+function hashString(s: string): number {
   let h = 2166136261;
   for (let i = 0; i < s.length; i++) {
     h ^= s.charCodeAt(i);

@@ -4,7 +4,7 @@
 export type Op = 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'nin' | 'sw';
 const OPS: readonly Op[] = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', 'sw'];
 
-export type FieldType = 'string' | 'date' | 'datetime' | 'number' | 'boolean';
+type FieldType = 'string' | 'date' | 'datetime' | 'number' | 'boolean';
 
 export interface FieldSpec {
   type: FieldType;
@@ -65,7 +65,8 @@ export function parseFilters(raw: string): Term[] {
       const end = comma < 0 ? raw.length : comma;
       value = raw.slice(i, end);
       i = end;
-      if (value.includes(':') || value.includes('"')) throw new QueryError('Invalid filter: an unquoted value may not contain ":" or a quote');
+      if (value.includes(':') || value.includes('"'))
+        throw new QueryError('Invalid filter: an unquoted value may not contain ":" or a quote');
     }
     if (value === '') throw new QueryError(`Invalid filter: empty value for ${field}`);
     terms.push({ field, op, value, quoted });
@@ -90,7 +91,8 @@ function typed(type: FieldType, raw: string, field: string): string | number | b
     }
     case 'date': {
       // yyyy-MM-dd, or a date-time whose date part is used.
-      if (!/^\d{4}-\d{2}-\d{2}(T.*)?$/.test(raw) || Number.isNaN(Date.parse(raw.slice(0, 10)))) throw new QueryError(`Invalid date for ${field}`);
+      if (!/^\d{4}-\d{2}-\d{2}(T.*)?$/.test(raw) || Number.isNaN(Date.parse(raw.slice(0, 10))))
+        throw new QueryError(`Invalid date for ${field}`);
       return raw.slice(0, 10);
     }
     case 'datetime': {
@@ -126,7 +128,7 @@ export function compileFilters(terms: Term[], spec: ListSpec): (item: unknown) =
     if (t.op === 'in' || t.op === 'nin') {
       const set = new Set(t.value.split(',').map((p) => fold(typed(fs.type, p, t.field))));
       return (item: unknown) => {
-        const hit = values(item).some((v) => set.has(v as never));
+        const hit = values(item).some((v) => set.has(v));
         return t.op === 'in' ? hit : !hit;
       };
     }
@@ -171,9 +173,10 @@ export function parseSort(raw: string | undefined, spec: ListSpec): SortKey[] {
   if (!raw) return [spec.defaultSort];
   return raw.split(',').map((part) => {
     const [field, order, extra] = part.split(':');
-    if (!field || extra !== undefined || (order !== undefined && order !== 'asc' && order !== 'desc')) throw new QueryError(`Invalid sort "${part.slice(0, 40)}"`);
+    if (!field || extra !== undefined || (order !== undefined && order !== 'asc' && order !== 'desc'))
+      throw new QueryError(`Invalid sort "${part.slice(0, 40)}"`);
     if (!spec.sortable[field]) throw new QueryError(`Field "${field}" is not sortable`);
-    return { field, order: (order ?? 'asc') as 'asc' | 'desc' };
+    return { field, order: order ?? 'asc' };
   });
 }
 
@@ -274,7 +277,10 @@ function lowerBound<T>(sorted: T[], x: T, compare: (a: T, b: T) => number): numb
 }
 
 /** Spend & Expense cursors: base64 of "arrayconnection:<offset>" (GraphQL Relay style, as seen from the real API). */
-export function offsetPage<T>(items: T[], opts: { max: number; nextPage?: string; prevPage?: string }): { nextPage?: string; prevPage?: string; results: T[] } {
+export function offsetPage<T>(
+  items: T[],
+  opts: { max: number; nextPage?: string; prevPage?: string },
+): { nextPage?: string; prevPage?: string; results: T[] } {
   const read = (raw: string) => {
     const m = /^arrayconnection:(\d+)$/.exec(Buffer.from(raw, 'base64').toString('utf8'));
     if (!m) throw new QueryError('Invalid cursor');

@@ -14,7 +14,7 @@ import type {
   SpendTransaction,
   Vendor,
 } from '../bill/types.js';
-import { addDays, ID_PREFIX, newOrg, type SandboxModel, type SandboxOrg, type SandboxUser } from './model.js';
+import { addDays, ID_PREFIX, newOrg, type SandboxModel, type SandboxUser } from './model.js';
 import { Prng } from './prng.js';
 
 export interface SeedOptions {
@@ -41,7 +41,7 @@ export interface DemoCredentials {
   spendApiToken: string;
 }
 
-export const DEFAULT_SEED_SIZES = { bills: 60, invoices: 80, transactions: 150 };
+const DEFAULT_SEED_SIZES = { bills: 60, invoices: 80, transactions: 150 };
 
 const VENDOR_FIXED = [
   'Acme Office Supplies',
@@ -53,16 +53,144 @@ const VENDOR_FIXED = [
   'Blue Harbor Freight',
   'Granite Peak Legal LLP',
 ];
-const VENDOR_A = ['Summit', 'Pioneer', 'Redwood', 'Harbor', 'Beacon', 'Cedar', 'Atlas', 'Meridian', 'Silverline', 'Keystone', 'Lakeside', 'Evergreen', 'Ironwood', 'Bright', 'Coastal', 'Highland', 'Union', 'Vertex', 'Orchard', 'Pinnacle'];
-const VENDOR_B = ['Print', 'Cloud', 'Electric', 'Janitorial', 'Catering', 'Consulting', 'Staffing', 'Logistics', 'Software', 'Security', 'Telecom', 'Packaging', 'Furniture', 'Marketing', 'Insurance', 'Utilities', 'Courier', 'Analytics'];
+const VENDOR_A = [
+  'Summit',
+  'Pioneer',
+  'Redwood',
+  'Harbor',
+  'Beacon',
+  'Cedar',
+  'Atlas',
+  'Meridian',
+  'Silverline',
+  'Keystone',
+  'Lakeside',
+  'Evergreen',
+  'Ironwood',
+  'Bright',
+  'Coastal',
+  'Highland',
+  'Union',
+  'Vertex',
+  'Orchard',
+  'Pinnacle',
+];
+const VENDOR_B = [
+  'Print',
+  'Cloud',
+  'Electric',
+  'Janitorial',
+  'Catering',
+  'Consulting',
+  'Staffing',
+  'Logistics',
+  'Software',
+  'Security',
+  'Telecom',
+  'Packaging',
+  'Furniture',
+  'Marketing',
+  'Insurance',
+  'Utilities',
+  'Courier',
+  'Analytics',
+];
 const VENDOR_C = ['Inc.', 'LLC', 'Co.', 'Group', 'Partners', 'Services', 'Ltd'];
-const CUSTOMER_FIXED = ['Contoso Ltd', 'Fabrikam Inc.', 'Wide World Importers', 'Tailspin Toys', 'Litware, Inc.', 'Adventure Works Cycles', 'Zürich Präzision AG', 'Proseware Labs'];
-const CUSTOMER_A = ['Alpine', 'Bayview', 'Crescent', 'Delta', 'Emerald', 'Falcon', 'Golden', 'Horizon', 'Indigo', 'Juniper', 'Kingfisher', 'Lighthouse', 'Maple', 'Northstar', 'Oakmont', 'Prairie', 'Quarry', 'Riverbend', 'Sterling', 'Trillium'];
-const CUSTOMER_B = ['Dental', 'Retail', 'Architects', 'Bakery', 'Fitness', 'Hotels', 'Motors', 'Clinic', 'Studios', 'Academy', 'Brewing', 'Outfitters', 'Realty', 'Foods', 'Media', 'Robotics'];
+const CUSTOMER_FIXED = [
+  'Contoso Ltd',
+  'Fabrikam Inc.',
+  'Wide World Importers',
+  'Tailspin Toys',
+  'Litware, Inc.',
+  'Adventure Works Cycles',
+  'Zürich Präzision AG',
+  'Proseware Labs',
+];
+const CUSTOMER_A = [
+  'Alpine',
+  'Bayview',
+  'Crescent',
+  'Delta',
+  'Emerald',
+  'Falcon',
+  'Golden',
+  'Horizon',
+  'Indigo',
+  'Juniper',
+  'Kingfisher',
+  'Lighthouse',
+  'Maple',
+  'Northstar',
+  'Oakmont',
+  'Prairie',
+  'Quarry',
+  'Riverbend',
+  'Sterling',
+  'Trillium',
+];
+const CUSTOMER_B = [
+  'Dental',
+  'Retail',
+  'Architects',
+  'Bakery',
+  'Fitness',
+  'Hotels',
+  'Motors',
+  'Clinic',
+  'Studios',
+  'Academy',
+  'Brewing',
+  'Outfitters',
+  'Realty',
+  'Foods',
+  'Media',
+  'Robotics',
+];
 const CUSTOMER_C = ['Inc.', 'LLC', 'Group', 'Co.', 'Holdings'];
-const BILL_WORDS = ['Monthly service', 'Office supplies', 'Consulting hours', 'Software subscription', 'Freight charges', 'Equipment lease', 'Cleaning service', 'Legal retainer', 'Printing', 'Catering for all-hands', 'Cloud hosting', 'Insurance premium'];
-const INVOICE_WORDS = ['Implementation services', 'Annual license', 'Support plan', 'Training workshop', 'Hardware', 'Consulting', 'Maintenance', 'Custom development'];
-const MERCHANTS = ['Delta Air Lines', 'Uber', 'Amazon Web Services', 'Staples', 'Marriott', 'Zoom', 'Slack', 'Starbucks', 'Hertz', 'GitHub', 'FedEx', 'Costco', 'Lufthansa', 'Chipotle', 'Adobe', 'WeWork', 'Shell', 'Best Buy'];
+const BILL_WORDS = [
+  'Monthly service',
+  'Office supplies',
+  'Consulting hours',
+  'Software subscription',
+  'Freight charges',
+  'Equipment lease',
+  'Cleaning service',
+  'Legal retainer',
+  'Printing',
+  'Catering for all-hands',
+  'Cloud hosting',
+  'Insurance premium',
+];
+const INVOICE_WORDS = [
+  'Implementation services',
+  'Annual license',
+  'Support plan',
+  'Training workshop',
+  'Hardware',
+  'Consulting',
+  'Maintenance',
+  'Custom development',
+];
+const MERCHANTS = [
+  'Delta Air Lines',
+  'Uber',
+  'Amazon Web Services',
+  'Staples',
+  'Marriott',
+  'Zoom',
+  'Slack',
+  'Starbucks',
+  'Hertz',
+  'GitHub',
+  'FedEx',
+  'Costco',
+  'Lufthansa',
+  'Chipotle',
+  'Adobe',
+  'WeWork',
+  'Shell',
+  'Best Buy',
+];
 const BUDGETS = [
   { name: 'Marketing', limit: 15_000 },
   { name: 'Travel', limit: 12_000 },
@@ -95,8 +223,9 @@ export function seedDemoOrg(model: SandboxModel, opts: SeedOptions = {}): DemoCr
   const ids = model.ids;
   const today = model.today();
   const nowMs = model.clock.now();
-  const billCount = opts.bills || DEFAULT_SEED_SIZES.bills;
-  const invoiceCount = opts.invoices || DEFAULT_SEED_SIZES.invoices;
+  // 0 is how the config says "not set" (SANDBOX_BILLS, SANDBOX_INVOICES), so it takes the default size too.
+  const billCount = opts.bills === undefined || opts.bills === 0 ? DEFAULT_SEED_SIZES.bills : opts.bills;
+  const invoiceCount = opts.invoices === undefined || opts.invoices === 0 ? DEFAULT_SEED_SIZES.invoices : opts.invoices;
   const txCount = opts.transactions ?? DEFAULT_SEED_SIZES.transactions;
 
   const org = model.addOrg(newOrg(ids.next(ID_PREFIX.org), 'Northwind Demo Co.'));
@@ -117,7 +246,13 @@ export function seedDemoOrg(model: SandboxModel, opts: SeedOptions = {}): DemoCr
   const users = people.map(([firstName, lastName, role], i) =>
     org.users.put({
       id: ids.next(ID_PREFIX.user),
-      email: i === 0 ? (opts.credentials?.username ?? 'demo@billbridge.example') : `${firstName.toLowerCase()}.${lastName.toLowerCase().normalize('NFD').replace(/[^a-z]/g, '')}@northwind-demo.example`,
+      email:
+        i === 0
+          ? (opts.credentials?.username ?? 'demo@billbridge.example')
+          : `${firstName.toLowerCase()}.${lastName
+              .toLowerCase()
+              .normalize('NFD')
+              .replace(/[^a-z]/g, '')}@northwind-demo.example`,
       password: i === 0 ? (opts.credentials?.password ?? secret()) : secret(),
       firstName,
       lastName,
@@ -138,9 +273,22 @@ export function seedDemoOrg(model: SandboxModel, opts: SeedOptions = {}): DemoCr
       shortName: name.split(' ')[0],
       accountNumber: `V-${String(1000 + i)}`,
       accountType: 'BUSINESS',
-      email: `ap@${name.toLowerCase().normalize('NFD').replace(/[^a-z]+/g, '').slice(0, 16) || 'vendor'}.example`,
+      email: `ap@${
+        name
+          .toLowerCase()
+          .normalize('NFD')
+          .replace(/[^a-z]+/g, '')
+          .slice(0, 16) || 'vendor'
+      }.example`,
       phone: `555-01${String(i % 100).padStart(2, '0')}`,
-      address: { line1: `${rng.int(1, 999)} Market St`, city: rng.pick(['Seattle', 'Austin', 'Denver', 'Boston', 'Chicago']), stateOrProvince: rng.pick(['WA', 'TX', 'CO', 'MA', 'IL']), zipOrPostalCode: String(rng.int(10000, 99999)), country: 'US', countryName: 'United States' },
+      address: {
+        line1: `${rng.int(1, 999)} Market St`,
+        city: rng.pick(['Seattle', 'Austin', 'Denver', 'Boston', 'Chicago']),
+        stateOrProvince: rng.pick(['WA', 'TX', 'CO', 'MA', 'IL']),
+        zipOrPostalCode: String(rng.int(10000, 99999)),
+        country: 'US',
+        countryName: 'United States',
+      },
       paymentInformation: { payeeName: name, payByType: rng.pick(['ACH', 'CHECK', 'VIRTUAL_CARD']) },
       additionalInfo: { track1099: rng.chance(0.2), leadTimeInDays: rng.int(1, 5), combinePayments: rng.chance(0.5) },
       billCurrency: 'USD',
@@ -158,9 +306,18 @@ export function seedDemoOrg(model: SandboxModel, opts: SeedOptions = {}): DemoCr
       archived: i > 8 && rng.chance(0.04),
       name,
       companyName: name,
-      email: `billing@${name.toLowerCase().normalize('NFD').replace(/[^a-z]+/g, '').slice(0, 16) || 'customer'}.example`,
+      email: `billing@${
+        name
+          .toLowerCase()
+          .normalize('NFD')
+          .replace(/[^a-z]+/g, '')
+          .slice(0, 16) || 'customer'
+      }.example`,
       phone: `555-02${String(i % 100).padStart(2, '0')}`,
-      contact: { firstName: rng.pick(['Alex', 'Sam', 'Jordan', 'Riley', 'Chris', 'Morgan']), lastName: rng.pick(['Nguyen', 'Patel', 'Smith', 'Kowalski', 'Okafor', 'Larsen']) },
+      contact: {
+        firstName: rng.pick(['Alex', 'Sam', 'Jordan', 'Riley', 'Chris', 'Morgan']),
+        lastName: rng.pick(['Nguyen', 'Patel', 'Smith', 'Kowalski', 'Okafor', 'Larsen']),
+      },
       accountType: 'BUSINESS',
       accountNumber: `C-${String(2000 + i)}`,
       invoiceCurrency: 'USD',
@@ -183,12 +340,17 @@ export function seedDemoOrg(model: SandboxModel, opts: SeedOptions = {}): DemoCr
     const kind: BillKind = i < 6 ? (['overdue', 'thisWeek', 'later', 'scheduled', 'paid', 'archived'] as const)[i]! : rng.weighted(kinds);
     const vendor = rng.pick(liveVendors);
     const dueDate =
-      kind === 'overdue' ? addDays(today, -rng.int(1, 45))
-      : kind === 'thisWeek' ? addDays(today, rng.int(0, 6))
-      : kind === 'later' ? addDays(today, rng.int(7, 75))
-      : kind === 'scheduled' ? addDays(today, rng.int(1, 21))
-      : kind === 'paid' ? addDays(today, -rng.int(-10, 90))
-      : addDays(today, -rng.int(10, 200));
+      kind === 'overdue'
+        ? addDays(today, -rng.int(1, 45))
+        : kind === 'thisWeek'
+          ? addDays(today, rng.int(0, 6))
+          : kind === 'later'
+            ? addDays(today, rng.int(7, 75))
+            : kind === 'scheduled'
+              ? addDays(today, rng.int(1, 21))
+              : kind === 'paid'
+                ? addDays(today, -rng.int(-10, 90))
+                : addDays(today, -rng.int(10, 200));
     const amount = rng.money(45, 24_000);
     const invoiceDate = addDays(dueDate, -30) < today ? addDays(dueDate, -30) : addDays(today, -1);
     const id = ids.next(ID_PREFIX.bill);
@@ -198,7 +360,14 @@ export function seedDemoOrg(model: SandboxModel, opts: SeedOptions = {}): DemoCr
     for (let l = 0; l < lines; l++) {
       const part = l === lines - 1 ? round(rest) : round(amount / lines);
       rest = round(rest - part);
-      billLineItems.push({ id: ids.next(ID_PREFIX.billLineItem), amount: part, quantity: 1, price: part, description: rng.pick(BILL_WORDS), classifications: { chartOfAccountId: coa } });
+      billLineItems.push({
+        id: ids.next(ID_PREFIX.billLineItem),
+        amount: part,
+        quantity: 1,
+        price: part,
+        description: rng.pick(BILL_WORDS),
+        classifications: { chartOfAccountId: coa },
+      });
     }
     const paid = kind === 'paid';
     const scheduled = kind === 'scheduled';
@@ -217,7 +386,10 @@ export function seedDemoOrg(model: SandboxModel, opts: SeedOptions = {}): DemoCr
       approvalStatus = denied ? 'DENIED' : 'ASSIGNED';
     } else if (paid || scheduled) {
       approvalStatus = rng.chance(0.5) ? 'APPROVED' : 'UNASSIGNED';
-      if (approvalStatus === 'APPROVED') approvers = [{ userId: rng.pick(approverPool).id, status: 'APPROVED', approverOrder: 1, statusChangedTime: created(invoiceDate, i) }];
+      if (approvalStatus === 'APPROVED')
+        approvers = [
+          { userId: rng.pick(approverPool).id, status: 'APPROVED', approverOrder: 1, statusChangedTime: created(invoiceDate, i) },
+        ];
     }
     const bill: Bill = {
       id,
@@ -245,11 +417,31 @@ export function seedDemoOrg(model: SandboxModel, opts: SeedOptions = {}): DemoCr
       updatedTime: created(invoiceDate, i),
     };
     org.bills.put(bill);
-    if (!paid) vendor.balance = { amount: round((vendor.balance?.amount ?? 0) + (bill.archived ? 0 : amount)), lastUpdatedDate: vendor.balance?.lastUpdatedDate };
+    if (!paid)
+      vendor.balance = {
+        amount: round((vendor.balance?.amount ?? 0) + (bill.archived ? 0 : amount)),
+        lastUpdatedDate: vendor.balance?.lastUpdatedDate,
+      };
     if (paid || scheduled) {
       const single = scheduled ? 'SCHEDULED' : rng.pick(paidStatuses);
-      const processDate = scheduled ? addDays(dueDate, -rng.int(0, 2)) < today ? today : addDays(dueDate, -rng.int(0, 2)) : addDays(dueDate < today ? dueDate : today, -rng.int(0, 3));
-      org.payments.put(paymentFor(ids.next(ID_PREFIX.payment), bill, vendor.name, single, processDate, bankAccount, admin.id, created(processDate < today ? processDate : addDays(today, -1), i), rng));
+      const processDate = scheduled
+        ? addDays(dueDate, -rng.int(0, 2)) < today
+          ? today
+          : addDays(dueDate, -rng.int(0, 2))
+        : addDays(dueDate < today ? dueDate : today, -rng.int(0, 3));
+      org.payments.put(
+        paymentFor(
+          ids.next(ID_PREFIX.payment),
+          bill,
+          vendor.name,
+          single,
+          processDate,
+          bankAccount,
+          admin.id,
+          created(processDate < today ? processDate : addDays(today, -1), i),
+          rng,
+        ),
+      );
     }
   }
   // A few payments that did not go through, for the varied singleStatus a finance team sees.
@@ -258,7 +450,19 @@ export function seedDemoOrg(model: SandboxModel, opts: SeedOptions = {}): DemoCr
     const bill = unpaid[k * 3];
     if (!bill) break;
     const processDate = addDays(today, -rng.int(3, 20));
-    org.payments.put(paymentFor(ids.next(ID_PREFIX.payment), bill, bill.vendorName ?? '', single, processDate, bankAccount, admin.id, created(processDate, k), rng));
+    org.payments.put(
+      paymentFor(
+        ids.next(ID_PREFIX.payment),
+        bill,
+        bill.vendorName ?? '',
+        single,
+        processDate,
+        bankAccount,
+        admin.id,
+        created(processDate, k),
+        rng,
+      ),
+    );
   }
 
   // Invoices: open, overdue, partially paid, paid, archived; numbers 1001, 1002, ...
@@ -268,15 +472,19 @@ export function seedDemoOrg(model: SandboxModel, opts: SeedOptions = {}): DemoCr
     const kind: InvoiceKind = i < 5 ? (['open', 'overdue', 'partial', 'paid', 'archived'] as const)[i]! : rng.weighted(invoiceKinds);
     const customer = rng.pick(liveCustomers);
     const dueDate =
-      kind === 'open' ? addDays(today, rng.int(0, 45))
-      : kind === 'overdue' ? addDays(today, -rng.int(1, 90))
-      : kind === 'partial' ? addDays(today, rng.int(-30, 30))
-      : kind === 'paid' ? addDays(today, -rng.int(-15, 120))
-      : addDays(today, -rng.int(5, 150));
+      kind === 'open'
+        ? addDays(today, rng.int(0, 45))
+        : kind === 'overdue'
+          ? addDays(today, -rng.int(1, 90))
+          : kind === 'partial'
+            ? addDays(today, rng.int(-30, 30))
+            : kind === 'paid'
+              ? addDays(today, -rng.int(-15, 120))
+              : addDays(today, -rng.int(5, 150));
     const invoiceDate = addDays(dueDate, -30) < today ? addDays(dueDate, -30) : addDays(today, -1);
     const totalAmount = rng.money(150, 48_000);
     const id = ids.next(ID_PREFIX.invoice);
-    const paidPart = kind === 'paid' ? totalAmount : kind === 'partial' ? round(totalAmount * rng.int(20, 70) / 100) : 0;
+    const paidPart = kind === 'paid' ? totalAmount : kind === 'partial' ? round((totalAmount * rng.int(20, 70)) / 100) : 0;
     const invoice: Invoice = {
       id,
       archived: kind === 'archived',
@@ -290,7 +498,15 @@ export function seedDemoOrg(model: SandboxModel, opts: SeedOptions = {}): DemoCr
       creditAmount: 0,
       status: kind === 'paid' ? 'PAID' : kind === 'partial' ? 'PARTIAL_PAYMENT' : 'OPEN',
       exchangeRate: 1,
-      invoiceLineItems: [{ id: ids.next(ID_PREFIX.invoiceLineItem), description: rng.pick(INVOICE_WORDS), price: totalAmount, quantity: 1, classifications: {} }],
+      invoiceLineItems: [
+        {
+          id: ids.next(ID_PREFIX.invoiceLineItem),
+          description: rng.pick(INVOICE_WORDS),
+          price: totalAmount,
+          quantity: 1,
+          classifications: {},
+        },
+      ],
       payToChartOfAccountId: coa,
       payments: [],
       classifications: {},
@@ -325,7 +541,11 @@ export function seedDemoOrg(model: SandboxModel, opts: SeedOptions = {}): DemoCr
   }
 
   // Spend & Expense: budgets, card transactions (some missing receipts), reimbursements.
-  const spendUsers = users.map((u, i) => ({ id: Buffer.from(`User:${7001 + i}`).toString('base64'), uuid: ids.uuid(), name: `${u.firstName} ${u.lastName}` }));
+  const spendUsers = users.map((u, i) => ({
+    id: Buffer.from(`User:${7001 + i}`).toString('base64'),
+    uuid: ids.uuid(),
+    name: `${u.firstName} ${u.lastName}`,
+  }));
   const monthStart = `${today.slice(0, 7)}-01`;
   const monthEnd = addDays(`${addDays(monthStart, 32).slice(0, 7)}-01`, -1);
   const budgets: Budget[] = BUDGETS.map((b, i) =>
@@ -339,7 +559,14 @@ export function seedDemoOrg(model: SandboxModel, opts: SeedOptions = {}): DemoCr
       recurringInterval: 'MONTHLY',
       recurringLimit: b.limit,
       receiptRequired: true,
-      currentPeriod: { startDate: monthStart, endDate: monthEnd, limit: b.limit, overspendBuffer: 0, assigned: b.limit, spent: { cleared: 0, pending: 0, total: 0 } },
+      currentPeriod: {
+        startDate: monthStart,
+        endDate: monthEnd,
+        limit: b.limit,
+        overspendBuffer: 0,
+        assigned: b.limit,
+        spent: { cleared: 0, pending: 0, total: 0 },
+      },
     }),
   );
   const liveBudgets = budgets.filter((b) => !b.retired);
@@ -380,7 +607,17 @@ export function seedDemoOrg(model: SandboxModel, opts: SeedOptions = {}): DemoCr
       receiptStatus,
       receipts: receiptStatus === 'ATTACHED' ? [{ filename: `receipt-${i}.jpg`, uuid: ids.uuid() }] : [],
       reviewRequired: amount > 500,
-      reviewers: amount > 500 ? [{ approverType: 'BUDGET_OWNER', status: rng.pick(['WAITING', 'APPROVED']), userId: spendUsers[1]!.id, userName: spendUsers[1]!.name }] : [],
+      reviewers:
+        amount > 500
+          ? [
+              {
+                approverType: 'BUDGET_OWNER',
+                status: rng.pick(['WAITING', 'APPROVED']),
+                userId: spendUsers[1]!.id,
+                userName: spendUsers[1]!.name,
+              },
+            ]
+          : [],
       accountingIntegrationTransactions: [{ syncStatus: rng.pick(['SYNCED', 'NOT_SYNCED', 'PENDING']) }],
       declineReason: type === 'DECLINE' ? 'INSUFFICIENT_FUNDS' : undefined,
     };
@@ -392,7 +629,15 @@ export function seedDemoOrg(model: SandboxModel, opts: SeedOptions = {}): DemoCr
       spent.total = round(spent.cleared + spent.pending);
     }
   }
-  const reimbursementStatuses = ['AWAITING_TIER2_APPROVAL', 'APPROVED', 'READY_TO_PAY', 'PAID', 'PAID', 'PAYMENT_FAILED', 'APPROVAL_UNDONE'];
+  const reimbursementStatuses = [
+    'AWAITING_TIER2_APPROVAL',
+    'APPROVED',
+    'READY_TO_PAY',
+    'PAID',
+    'PAID',
+    'PAYMENT_FAILED',
+    'APPROVAL_UNDONE',
+  ];
   for (let i = 0; i < 14; i++) {
     const user = rng.pick(spendUsers);
     const status = reimbursementStatuses[i % reimbursementStatuses.length]!;
@@ -463,5 +708,3 @@ function paymentFor(
     updatedTime: createdTime,
   };
 }
-
-export type { SandboxOrg };

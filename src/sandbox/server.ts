@@ -11,7 +11,7 @@ import { QueryError } from './query.js';
 import type { WebhookDispatcher } from './webhooks.js';
 
 export type Area = 'connect' | 'events' | 'control';
-export type Auth = 'none' | 'login' | 'session' | 'spend';
+type Auth = 'none' | 'login' | 'session' | 'spend';
 
 export interface RouteContext {
   req: IncomingMessage;
@@ -97,7 +97,7 @@ export interface SandboxRequest {
 }
 
 /** Requests kept in the log; older ones are dropped first. */
-export const REQUEST_LOG_LIMIT = 20_000;
+const REQUEST_LOG_LIMIT = 20_000;
 
 interface CompiledRoute extends SandboxRoute {
   regex: RegExp;
@@ -156,7 +156,7 @@ export class SandboxEngine {
 
   createServer(): Server {
     return createServer((req, res) => {
-      this.handle(req, res).catch((err) => {
+      this.handle(req, res).catch((err: unknown) => {
         if (!res.headersSent) this.writeError(res, bdc(this.deps.clock, 500, undefined, 'Internal sandbox error', 'SERVER'));
         else res.destroy(err instanceof Error ? err : undefined);
       });
@@ -166,7 +166,11 @@ export class SandboxEngine {
   private takeFault(area: Area, method: string, path: string, hasCursor: boolean): Fault | undefined {
     if (area === 'control') return undefined;
     const f = this.faults.find(
-      (x) => x.remaining > 0 && (!x.method || x.method === method) && (!x.path || path.startsWith(x.path)) && (x.kind !== 'emptyPage' || hasCursor),
+      (x) =>
+        x.remaining > 0 &&
+        (!x.method || x.method === method) &&
+        (!x.path || path.startsWith(x.path)) &&
+        (x.kind !== 'emptyPage' || hasCursor),
     );
     if (!f) return undefined;
     f.remaining--;
@@ -187,7 +191,8 @@ export class SandboxEngine {
     const stats = this.deps.stats;
     if (!area) {
       await this.drain(req);
-      return this.writeError(res, bdc(this.deps.clock, 404, 'BDC_1121', 'API not supported.'));
+      this.writeError(res, bdc(this.deps.clock, 404, 'BDC_1121', 'API not supported.'));
+      return;
     }
     const path = url.pathname.slice(AREA_PREFIX[area].length);
     let route: CompiledRoute | undefined;
@@ -222,7 +227,7 @@ export class SandboxEngine {
       if (!route || !match) throw bdc(this.deps.clock, 404, 'BDC_1121', 'API not supported.');
       const params: Record<string, string> = {};
       route.keys.forEach((k, i) => {
-        params[k] = decodeURIComponent(match![i + 1]!);
+        params[k] = decodeURIComponent(match[i + 1]!);
       });
       const fault = this.takeFault(area, method, path, url.searchParams.has('page') || url.searchParams.has('nextPage'));
       if (fault?.kind === 'reset') {
@@ -241,8 +246,8 @@ export class SandboxEngine {
         const b = body as Record<string, unknown>;
         const devKey = b.devKey as string;
         gate.checkDevKey(devKey);
-        gate.countHourly(devKey!);
-        release = gate.enter(devKey!, typeof b.organizationId === 'string' ? b.organizationId : '');
+        gate.countHourly(devKey);
+        release = gate.enter(devKey, typeof b.organizationId === 'string' ? b.organizationId : '');
       } else if (route.auth === 'session') {
         const devKey = header('devKey');
         gate.checkDevKey(devKey);
@@ -253,10 +258,29 @@ export class SandboxEngine {
       } else if (route.auth === 'spend') {
         const token = header('apiToken');
         org = token ? model.orgForSpendToken(token) : undefined;
-        if (!org || !token) throw new SandboxError(401, [{ timestamp: new Date(this.deps.clock.now()).toISOString(), severity: 'ERROR', category: 'REQUEST', message: 'Invalid API token' }]);
+        if (!org || !token)
+          throw new SandboxError(401, [
+            {
+              timestamp: new Date(this.deps.clock.now()).toISOString(),
+              severity: 'ERROR',
+              category: 'REQUEST',
+              message: 'Invalid API token',
+            },
+          ]);
         const wait = gate.spendOverLimit(token);
         if (wait !== undefined) {
-          throw new SandboxError(429, [{ timestamp: new Date(this.deps.clock.now()).toISOString(), severity: 'ERROR', category: 'REQUEST', message: 'Too many requests' }], { 'retry-after': String(wait) });
+          throw new SandboxError(
+            429,
+            [
+              {
+                timestamp: new Date(this.deps.clock.now()).toISOString(),
+                severity: 'ERROR',
+                category: 'REQUEST',
+                message: 'Too many requests',
+              },
+            ],
+            { 'retry-after': String(wait) },
+          );
         }
       } else {
         org = this.deps.control.defaultOrg();
@@ -267,7 +291,10 @@ export class SandboxEngine {
         }
       }
       if (area !== 'control' && this.latencyMs > 0) await delay(this.latencyMs);
-      if (fault) return this.writeFault(res, fault, url);
+      if (fault) {
+        this.writeFault(res, fault, url);
+        return;
+      }
       const answer = await route.handle({
         req,
         method,
@@ -285,9 +312,18 @@ export class SandboxEngine {
       });
       this.write(res, answer.status ?? 200, answer.body, answer.headers);
     } catch (err) {
-      if (err instanceof SandboxError) return this.writeError(res, err);
-      if (err instanceof QueryError) return this.writeError(res, bdc(this.deps.clock, 400, undefined, err.message));
-      if (err instanceof MutationError) return this.writeError(res, bdc(this.deps.clock, err.status, err.status === 404 ? 'BDC_1205' : undefined, err.message));
+      if (err instanceof SandboxError) {
+        this.writeError(res, err);
+        return;
+      }
+      if (err instanceof QueryError) {
+        this.writeError(res, bdc(this.deps.clock, 400, undefined, err.message));
+        return;
+      }
+      if (err instanceof MutationError) {
+        this.writeError(res, bdc(this.deps.clock, err.status, err.status === 404 ? 'BDC_1205' : undefined, err.message));
+        return;
+      }
       throw err;
     } finally {
       release?.();

@@ -62,7 +62,14 @@ export const INVOICES: ListSpec = {
 const NAME: FieldSpec = { type: 'string', ops: ['eq', 'sw'], caseInsensitive: true };
 
 export const VENDORS: ListSpec = {
-  filterable: { id: ID, archived: ARCHIVED, name: NAME, accountType: { type: 'string', ops: ['eq'] }, billCurrency: { type: 'string', ops: ['eq'] }, ...TIMES },
+  filterable: {
+    id: ID,
+    archived: ARCHIVED,
+    name: NAME,
+    accountType: { type: 'string', ops: ['eq'] },
+    billCurrency: { type: 'string', ops: ['eq'] },
+    ...TIMES,
+  },
   sortable: { ...sortTimes },
   defaultSort: { field: 'createdTime', order: 'desc' },
   maxPageSize: 100,
@@ -70,7 +77,14 @@ export const VENDORS: ListSpec = {
 };
 
 export const CUSTOMERS: ListSpec = {
-  filterable: { id: ID, archived: ARCHIVED, name: NAME, accountType: { type: 'string', ops: ['eq'] }, invoiceCurrency: { type: 'string', ops: ['eq'] }, ...TIMES },
+  filterable: {
+    id: ID,
+    archived: ARCHIVED,
+    name: NAME,
+    accountType: { type: 'string', ops: ['eq'] },
+    invoiceCurrency: { type: 'string', ops: ['eq'] },
+    ...TIMES,
+  },
   sortable: { ...sortTimes },
   defaultSort: { field: 'createdTime', order: 'desc' },
   maxPageSize: 100,

@@ -81,14 +81,27 @@ export class WebhookDispatcher {
   }
 
   /** Sends one notification (with retries when `retry`); resolves with what was recorded. */
-  async deliver(org: SandboxOrg, sub: SandboxSubscription, event: Omit<EntityEvent, 'orgId'>, retry: boolean): Promise<SandboxNotification> {
+  async deliver(
+    org: SandboxOrg,
+    sub: SandboxSubscription,
+    event: Omit<EntityEvent, 'orgId'>,
+    retry: boolean,
+  ): Promise<SandboxNotification> {
     const eventId = randomUUID();
     const payload = JSON.stringify({
       metadata: { eventId, subscriptionId: sub.id, organizationId: org.id, eventType: event.type, version: event.version },
       [event.entityKey]: event.entity,
     });
     const body = this.opts.stringPayload ? JSON.stringify(payload) : payload;
-    const note: SandboxNotification = { id: eventId, type: event.type, version: event.version, subscriptionId: sub.id, payload: body, createdTime: new Date(this.clock.now()).toISOString(), statusCode: 0 };
+    const note: SandboxNotification = {
+      id: eventId,
+      type: event.type,
+      version: event.version,
+      subscriptionId: sub.id,
+      payload: body,
+      createdTime: new Date(this.clock.now()).toISOString(),
+      statusCode: 0,
+    };
     org.notifications.put(note);
     const delays = retry ? this.retryDelaysMs : [];
     for (let attempt = 0; ; attempt++) {
@@ -123,7 +136,11 @@ export class WebhookDispatcher {
         origin: new URL(sub.notificationUrl).origin,
         path: new URL(sub.notificationUrl).pathname + new URL(sub.notificationUrl).search,
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-bill-sha-signature': signBody(body, sub.securityKey), 'user-agent': 'BILL-Webhooks-Sandbox/1.0' },
+        headers: {
+          'content-type': 'application/json',
+          'x-bill-sha-signature': signBody(body, sub.securityKey),
+          'user-agent': 'BILL-Webhooks-Sandbox/1.0',
+        },
         body,
       });
       await res.body.dump();
@@ -135,10 +152,12 @@ export class WebhookDispatcher {
 
   private track(p: Promise<unknown>): void {
     this.stats.webhooks.pending++;
-    const done = p.catch(() => undefined).finally(() => {
-      this.stats.webhooks.pending--;
-      this.pending.delete(done);
-    });
+    const done = p
+      .catch(() => undefined)
+      .finally(() => {
+        this.stats.webhooks.pending--;
+        this.pending.delete(done);
+      });
     this.pending.add(done);
   }
 

@@ -24,7 +24,14 @@ describe('cards as people see them in Teams (light, dark, high contrast; 320 px 
       type: 'AdaptiveCard',
       version: '1.5',
       body: [
-        { type: 'ColumnSet', columns: [1, 1, 1, 1, 1, 1].map((_, i) => ({ type: 'Column', width: 1, items: [{ type: 'TextBlock', wrap: true, text: i === 0 ? '$12,345,678.00' : 'Unreconciled' }] })) },
+        {
+          type: 'ColumnSet',
+          columns: [1, 1, 1, 1, 1, 1].map((_, i) => ({
+            type: 'Column',
+            width: 1,
+            items: [{ type: 'TextBlock', wrap: true, text: i === 0 ? '$12,345,678.00' : 'Unreconciled' }],
+          })),
+        },
         { type: 'TextBlock', text: 'Due today', color: 'Warning', wrap: true },
         { type: 'Chart.Pie', data: [] },
       ],
@@ -38,7 +45,14 @@ describe('cards as people see them in Teams (light, dark, high contrast; 320 px 
 
   it('the checks see a row of buttons that runs past a 320 px card', async () => {
     const run = (title: string) => ({ type: 'Action.Submit', title, data: { verb: 'run', command: title } });
-    const crowded = { type: 'AdaptiveCard', version: '1.5', body: [{ type: 'TextBlock', text: 'Spend', wrap: true }], actions: ['Transactions', 'Reimbursements', 'Budgets', 'Refresh'].map(run) };
-    expect((await renderer.problems(crowded, [{ theme: 'light', width: 320 }])).join('\n')).toMatch(/button past the edge of the card: "Refresh"/);
+    const crowded = {
+      type: 'AdaptiveCard',
+      version: '1.5',
+      body: [{ type: 'TextBlock', text: 'Spend', wrap: true }],
+      actions: ['Transactions', 'Reimbursements', 'Budgets', 'Refresh'].map(run),
+    };
+    expect((await renderer.problems(crowded, [{ theme: 'light', width: 320 }])).join('\n')).toMatch(
+      /button past the edge of the card: "Refresh"/,
+    );
   });
 });

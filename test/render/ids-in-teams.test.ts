@@ -12,8 +12,27 @@ const NOW = Date.parse('2026-03-10T15:30:00.000Z');
 /** Vendor names from 3 to 60 characters: one of them puts the end of a line on the identifier after it. */
 const NAMES = Array.from({ length: 58 }, (_, i) => 'Northwind Traders Wholesale Supply Company of Greater Ohio'.slice(0, i + 3).trimEnd());
 
-function event(type: string, entityType: OutboxEvent['entityType'], entity: Record<string, unknown>, extra: Partial<OutboxEvent> = {}): OutboxEvent {
-  return { v: 1, eventId: `e-${type}`, type, version: '1', orgId: '00801AAAAAAAAAAAAAAA', subscriptionId: 's', kind: 'payments', entityType, entityKey: entityType, entity, errors: [], receivedAt: NOW, ...extra };
+function event(
+  type: string,
+  entityType: OutboxEvent['entityType'],
+  entity: Record<string, unknown>,
+  extra: Partial<OutboxEvent> = {},
+): OutboxEvent {
+  return {
+    v: 1,
+    eventId: `e-${type}`,
+    type,
+    version: '1',
+    orgId: '00801AAAAAAAAAAAAAAA',
+    subscriptionId: 's',
+    kind: 'payments',
+    entityType,
+    entityKey: entityType,
+    entity,
+    errors: [],
+    receivedAt: NOW,
+    ...extra,
+  };
 }
 
 const renderer = sharedCardRenderer();
@@ -29,7 +48,12 @@ describe('a shortened id or an invoice number is never split across lines in Tea
     const cards = NAMES.map(
       (name) =>
         notificationCard(
-          event('payment.failed', 'payment', { id: 'stp01XYZ', vendorName: name, amount: 4200, billId: '00n01QWERTYk8S0', singleStatus: 'FAILED' }, { errors: [{ message: 'Bank rejected' }] }),
+          event(
+            'payment.failed',
+            'payment',
+            { id: 'stp01XYZ', vendorName: name, amount: 4200, billId: '00n01QWERTYk8S0', singleStatus: 'FAILED' },
+            { errors: [{ message: 'Bank rejected' }] },
+          ),
           fmt,
         ).card,
     );
@@ -37,7 +61,19 @@ describe('a shortened id or an invoice number is never split across lines in Tea
   }, 120_000);
 
   it('new bill: "invoice PIO-63517" stays whole after a vendor name of any length', async () => {
-    const cards = NAMES.map((name) => notificationCard(event('bill.created', 'bill', { id: '00n01A', vendorName: name, amount: 1250, dueDate: '2026-03-20', invoice: { invoiceNumber: 'PIO-63517' } }), fmt).card);
+    const cards = NAMES.map(
+      (name) =>
+        notificationCard(
+          event('bill.created', 'bill', {
+            id: '00n01A',
+            vendorName: name,
+            amount: 1250,
+            dueDate: '2026-03-20',
+            invoice: { invoiceNumber: 'PIO-63517' },
+          }),
+          fmt,
+        ).card,
+    );
     expect(await problemsOver(cards)).toEqual([]);
   }, 120_000);
 
@@ -53,8 +89,20 @@ describe('a shortened id or an invoice number is never split across lines in Tea
             orgId: 'o',
             approver: { aadObjectId: 'a', teamsUserId: 'u', name },
             bills: [
-              { billId: '00n01ZZZZZZZ4tQ2', vendorName: name, amount: 99.5, dueDate: '2026-03-12', invoiceNumber: i % 2 ? undefined : `INV-2026-${name.length}` },
-              { billId: '00n01ZZZZZZZ9pL7', vendorName: name, amount: 1500, dueDate: '2026-04-30', invoiceNumber: `${'PO'.repeat(i)}-2026-0042`.slice(-(i % 16 + 5)) },
+              {
+                billId: '00n01ZZZZZZZ4tQ2',
+                vendorName: name,
+                amount: 99.5,
+                dueDate: '2026-03-12',
+                invoiceNumber: i % 2 ? undefined : `INV-2026-${name.length}`,
+              },
+              {
+                billId: '00n01ZZZZZZZ9pL7',
+                vendorName: name,
+                amount: 1500,
+                dueDate: '2026-04-30',
+                invoiceNumber: `${'PO'.repeat(i)}-2026-0042`.slice(-((i % 16) + 5)),
+              },
             ],
             more: 0,
             createdAt: NOW,
@@ -70,7 +118,7 @@ describe('a shortened id or an invoice number is never split across lines in Tea
     expect(await problemsOver(cards)).toEqual([]);
   }, 120_000);
 
-  it('digest: bill numbers with hyphens stay whole on the row\'s second line', async () => {
+  it("digest: bill numbers with hyphens stay whole on the row's second line", async () => {
     const cards = NAMES.filter((_, i) => i % 2 === 0).map(
       (name, i) =>
         digestCard(
@@ -78,7 +126,16 @@ describe('a shortened id or an invoice number is never split across lines in Tea
             orgId: 'o',
             today: '2026-03-10',
             cadence: 'daily',
-            dueSoon: [{ id: '00n01ZZZZZZZ4tQ2', number: `${'PO'.repeat(i)}-2026-0042`.slice(-(i % 16 + 5)), vendorId: 'v', vendorName: name, dueDate: '2026-03-12', dueAmount: 12_345.67 }],
+            dueSoon: [
+              {
+                id: '00n01ZZZZZZZ4tQ2',
+                number: `${'PO'.repeat(i)}-2026-0042`.slice(-((i % 16) + 5)),
+                vendorId: 'v',
+                vendorName: name,
+                dueDate: '2026-03-12',
+                dueAmount: 12_345.67,
+              },
+            ],
             overdueBills: [{ id: '00n01ZZZZZZZ4tQ3', number: '', vendorId: 'v', vendorName: name, dueDate: '2026-03-01', dueAmount: 99 }],
             overdueInvoices: [],
             truncated: false,

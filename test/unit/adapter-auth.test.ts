@@ -5,16 +5,29 @@ import { activityEnvelopeProblem, botAuthOptions, classifyAuthError } from '../.
 import { loadConfig } from '../../src/config.js';
 
 const TENANT = 'aaaaaaaa-0000-4000-8000-000000000001';
-const AUTHED = { STATE_DIR: './.data', MicrosoftAppId: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', MicrosoftAppPassword: 'pw-value-123', MicrosoftAppTenantId: TENANT, ALLOWED_TENANT_IDS: TENANT };
+const AUTHED = {
+  STATE_DIR: './.data',
+  MicrosoftAppId: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
+  MicrosoftAppPassword: 'pw-value-123',
+  MicrosoftAppTenantId: TENANT,
+  ALLOWED_TENANT_IDS: TENANT,
+};
 
 describe('botAuthOptions', () => {
   it('without overrides passes only the app registration, so botbuilder uses the public cloud', () => {
     const opts = botAuthOptions(loadConfig(AUTHED)) as Record<string, unknown>;
-    expect(opts).toEqual({ MicrosoftAppId: AUTHED.MicrosoftAppId, MicrosoftAppPassword: 'pw-value-123', MicrosoftAppType: 'SingleTenant', MicrosoftAppTenantId: TENANT });
+    expect(opts).toEqual({
+      MicrosoftAppId: AUTHED.MicrosoftAppId,
+      MicrosoftAppPassword: 'pw-value-123',
+      MicrosoftAppType: 'SingleTenant',
+      MicrosoftAppTenantId: TENANT,
+    });
   });
 
   it('overriding the OpenID metadata URL alone keeps every other setting at its public-cloud value', () => {
-    const opts = botAuthOptions(loadConfig({ ...AUTHED, ToBotFromChannelOpenIdMetadataUrl: 'http://127.0.0.1:1/v1/.well-known/openidconfiguration' })) as Record<string, unknown>;
+    const opts = botAuthOptions(
+      loadConfig({ ...AUTHED, ToBotFromChannelOpenIdMetadataUrl: 'http://127.0.0.1:1/v1/.well-known/openidconfiguration' }),
+    ) as Record<string, unknown>;
     expect(opts).toMatchObject({
       ToBotFromChannelOpenIdMetadataUrl: 'http://127.0.0.1:1/v1/.well-known/openidconfiguration',
       ToBotFromChannelTokenIssuer: 'https://api.botframework.com',
@@ -41,12 +54,21 @@ describe('classifyAuthError', () => {
 
   it('answers 503 when the OpenID metadata or keys cannot be loaded', () => {
     expect(classifyAuthError(new AuthenticationError('Failed to load openID config: 502', 500)).status).toBe(503);
-    expect(classifyAuthError(Object.assign(new Error('request to https://login.botframework.com failed'), { name: 'FetchError' })).status).toBe(503);
+    expect(
+      classifyAuthError(Object.assign(new Error('request to https://login.botframework.com failed'), { name: 'FetchError' })).status,
+    ).toBe(503);
   });
 });
 
 describe('activityEnvelopeProblem', () => {
-  const ok = { type: 'message', channelId: 'msteams', serviceUrl: 'https://smba.trafficmanager.net/amer/', conversation: { id: '19:abc@thread.tacv2' }, from: { id: '29:x' }, id: '1' };
+  const ok = {
+    type: 'message',
+    channelId: 'msteams',
+    serviceUrl: 'https://smba.trafficmanager.net/amer/',
+    conversation: { id: '19:abc@thread.tacv2' },
+    from: { id: '29:x' },
+    id: '1',
+  };
   it('accepts a Teams activity', () => {
     expect(activityEnvelopeProblem(ok)).toBeUndefined();
   });

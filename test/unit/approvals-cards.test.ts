@@ -52,15 +52,24 @@ function all(card: unknown): Array<Record<string, any>> {
   const out: Array<Record<string, any>> = [];
   const walk = (n: unknown) => {
     if (!n || typeof n !== 'object') return;
-    if (Array.isArray(n)) return n.forEach(walk);
+    if (Array.isArray(n)) {
+      n.forEach(walk);
+      return;
+    }
     out.push(n as Record<string, any>);
     Object.values(n).forEach(walk);
   };
   walk(card);
   return out;
 }
-const verbs = (card: unknown) => all(card).filter((n) => n.type === 'Action.Execute').map((n) => n.verb as string);
-const textOf = (card: unknown) => all((card as { body: unknown }).body).filter((n) => n.type === 'TextBlock').map((n) => n.text as string);
+const verbs = (card: unknown) =>
+  all(card)
+    .filter((n) => n.type === 'Action.Execute')
+    .map((n) => n.verb as string);
+const textOf = (card: unknown) =>
+  all((card as { body: unknown }).body)
+    .filter((n) => n.type === 'TextBlock')
+    .map((n) => n.text as string);
 
 function ok(card: unknown): void {
   const check = checkCard(card);
@@ -74,9 +83,18 @@ describe('the approvals card', () => {
     ok(card);
     expect(verbs(card).filter((v) => v === APPROVAL_VERBS.approve)).toHaveLength(MAX_CARD_BILLS);
     expect(verbs(card).filter((v) => v === APPROVAL_VERBS.deny)).toHaveLength(MAX_CARD_BILLS);
-    expect(all(card.body).filter((n) => n.type === 'Input.Text').map((n) => n.id)).toEqual(Array.from({ length: MAX_CARD_BILLS }, (_, i) => `comment_${i}`));
+    expect(
+      all(card.body)
+        .filter((n) => n.type === 'Input.Text')
+        .map((n) => n.id),
+    ).toEqual(Array.from({ length: MAX_CARD_BILLS }, (_, i) => `comment_${i}`));
     const approve = all(card).find((n) => n.type === 'Action.Execute' && n.verb === APPROVAL_VERBS.approve)!;
-    expect(approve.data).toEqual({ verb: APPROVAL_VERBS.approve, card: 'card123', bill: '00n01BILL0000000000', sig: `sig:${APPROVAL_VERBS.approve}:card123:00n01BILL0000000000` });
+    expect(approve.data).toEqual({
+      verb: APPROVAL_VERBS.approve,
+      card: 'card123',
+      bill: '00n01BILL0000000000',
+      sig: `sig:${APPROVAL_VERBS.approve}:card123:00n01BILL0000000000`,
+    });
     expect(approve.fallback).toMatchObject({ type: 'Action.Submit', data: approve.data });
   });
 
@@ -86,7 +104,12 @@ describe('the approvals card', () => {
     expect(verbs(card).filter((v) => v !== APPROVAL_VERBS.view)).toEqual([]);
     expect(all(card.body).some((n) => n.type === 'Input.Text')).toBe(false);
     expect(card.refresh).toEqual({
-      action: { type: 'Action.Execute', title: 'Refresh', verb: APPROVAL_VERBS.view, data: { verb: APPROVAL_VERBS.view, card: 'card123', sig: `sig:${APPROVAL_VERBS.view}:card123:` } },
+      action: {
+        type: 'Action.Execute',
+        title: 'Refresh',
+        verb: APPROVAL_VERBS.view,
+        data: { verb: APPROVAL_VERBS.view, card: 'card123', sig: `sig:${APPROVAL_VERBS.view}:card123:` },
+      },
       userIds: ['29:user-dana'],
     });
     expect(textOf(card)[0]).toBe("Waiting for Dana Lee's approval");
@@ -109,7 +132,11 @@ describe('the approvals card', () => {
     ok(partly);
     expect(textOf(partly)).toContain('Approved by Dana Lee at 09:42 AM');
     expect(textOf(partly)).toContain('“Matches \\*PO\\* 12”');
-    expect(all(partly).filter((n) => n.type === 'Action.Execute' && n.verb === APPROVAL_VERBS.approve).map((n) => n.data.bill)).toEqual([s.bills[1]!.billId]);
+    expect(
+      all(partly)
+        .filter((n) => n.type === 'Action.Execute' && n.verb === APPROVAL_VERBS.approve)
+        .map((n) => n.data.bill),
+    ).toEqual([s.bills[1]!.billId]);
     expect(partly.refresh).toBeDefined();
 
     s.bills[1]!.decision = { action: 'DENY', byName: 'Dana Lee', at: NOW };
@@ -153,7 +180,11 @@ describe('the connect cards', () => {
   it('asks for the organisation only when the chat is bound to none in a multi-org deployment', () => {
     const { card } = connectCard({ askOrg: true, problem: 'BILL did not accept that token.' });
     ok(card);
-    expect(all(card.body).filter((n) => n.type === 'Input.Text').map((n) => n.id)).toEqual([CONNECT_INPUTS.orgId, CONNECT_INPUTS.tokenName, CONNECT_INPUTS.tokenValue]);
+    expect(
+      all(card.body)
+        .filter((n) => n.type === 'Input.Text')
+        .map((n) => n.id),
+    ).toEqual([CONNECT_INPUTS.orgId, CONNECT_INPUTS.tokenName, CONNECT_INPUTS.tokenValue]);
     expect(textOf(card)).toContain('BILL did not accept that token.');
   });
 

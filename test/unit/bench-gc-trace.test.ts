@@ -14,7 +14,15 @@ describe('summing V8 --trace-gc-nvp lines', () => {
     expect(t.add(scavenge(8_000_000, 3_000_000, 2.5))).toBe(true);
     expect(t.add(markCompact(50_000_000, 4_000_000, 0, 6))).toBe(true);
     expect(t.add(markCompact(40_000_000, 0, 2_000_000, 4))).toBe(true);
-    expect(t.summary).toEqual({ scavenges: 2, markCompacts: 2, allocated: 20_000_000, promoted: 6_000_000, pauseMs: 14, liveAfterLastFull: 40_000_000, maxLiveAfterFull: 50_000_000 });
+    expect(t.summary).toEqual({
+      scavenges: 2,
+      markCompacts: 2,
+      allocated: 20_000_000,
+      promoted: 6_000_000,
+      pauseMs: 14,
+      liveAfterLastFull: 40_000_000,
+      maxLiveAfterFull: 50_000_000,
+    });
     expect(t.collections).toBe(4);
     expect(t.describe()).toContain('2 scavenges, 2 full collections');
     expect(t.describe()).toContain('(30.0%)');

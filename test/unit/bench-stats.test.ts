@@ -1,6 +1,18 @@
 // The bench's arithmetic: percentiles, the interval maths behind BILL slot utilisation, Zipf weights and verdicts.
 import { describe, expect, it } from 'vitest';
-import { boundedAll, envelope, maxOverlap, meanOpenPerBucket, percentile, Rng, summarize, unionLength, utilisation, verdict, zipfWeights } from '../../bench/stats.js';
+import {
+  boundedAll,
+  envelope,
+  maxOverlap,
+  meanOpenPerBucket,
+  percentile,
+  Rng,
+  summarize,
+  unionLength,
+  utilisation,
+  verdict,
+  zipfWeights,
+} from '../../bench/stats.js';
 
 describe('latency percentiles (nearest rank)', () => {
   it('takes the smallest sample with at least p% of the samples at or below it', () => {
@@ -15,7 +27,7 @@ describe('latency percentiles (nearest rank)', () => {
     expect(() => percentile([1], 101)).toThrow(RangeError);
   });
 
-  it('summarises a set of latencies without reordering the caller\'s array', () => {
+  it("summarises a set of latencies without reordering the caller's array", () => {
     const xs = [5, 1, 4, 2, 3];
     expect(summarize(xs)).toEqual({ n: 5, min: 1, mean: 3, p50: 3, p95: 5, p99: 5, max: 5 });
     expect(xs).toEqual([5, 1, 4, 2, 3]);
@@ -71,7 +83,16 @@ describe('upstream slots as intervals', () => {
   });
 
   it('averages calls in flight per bucket, time-weighted', () => {
-    const buckets = meanOpenPerBucket([{ start: 0, end: 1_000 }, { start: 500, end: 1_500 }, { start: 0, end: 2_000 }], 0, 2_000, 1_000);
+    const buckets = meanOpenPerBucket(
+      [
+        { start: 0, end: 1_000 },
+        { start: 500, end: 1_500 },
+        { start: 0, end: 2_000 },
+      ],
+      0,
+      2_000,
+      1_000,
+    );
     expect(buckets).toEqual([2.5, 1.5]);
   });
 });

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { classifyResponse, nextHourStart, parseErrorEntries } from '../../src/bill/http.js';
 
 const at = Date.UTC(2025, 5, 3, 14, 20, 0);
-const body = (code: string | undefined, message = 'x') => JSON.stringify([{ timestamp: '2025-06-03T14:20:00Z', ...(code ? { code } : {}), severity: 'ERROR', category: 'REQUEST', message }]);
+const body = (code: string | undefined, message = 'x') =>
+  JSON.stringify([{ timestamp: '2025-06-03T14:20:00Z', ...(code ? { code } : {}), severity: 'ERROR', category: 'REQUEST', message }]);
 
 describe('classifying BILL error answers', () => {
   it.each([
@@ -29,7 +30,12 @@ describe('classifying BILL error answers', () => {
   });
 
   it('falls back to the status for entries without a code, non-JSON and empty bodies', () => {
-    const noCode = classifyResponse(400, JSON.stringify([{ timestamp: 't', severity: 'ERROR', message: 'max must be between 1 and 100' }]), {}, at);
+    const noCode = classifyResponse(
+      400,
+      JSON.stringify([{ timestamp: 't', severity: 'ERROR', message: 'max must be between 1 and 100' }]),
+      {},
+      at,
+    );
     expect(noCode.category).toBe('validation');
     expect(noCode.code).toBeUndefined();
     expect(noCode.entries[0]!.message).toMatch(/max/);
@@ -50,7 +56,10 @@ describe('classifying BILL error answers', () => {
   });
 
   it('prefers a known code over unknown ones in the same array', () => {
-    const text = JSON.stringify([{ code: 'BDC_9999', message: 'other' }, { code: 'BDC_1109', message: 'Session is invalid' }]);
+    const text = JSON.stringify([
+      { code: 'BDC_9999', message: 'other' },
+      { code: 'BDC_1109', message: 'Session is invalid' },
+    ]);
     expect(classifyResponse(400, text, {}, at).category).toBe('session');
   });
 

@@ -5,7 +5,11 @@ import { FilterValueError } from '../../src/errors.js';
 
 describe('BILL filter grammar', () => {
   it('writes field:op:value terms joined with commas, quoting dates and lists', () => {
-    const f = new BillFilter().eq('archived', false).lte('dueDate', '2025-01-31').in('paymentStatus', ['UNPAID', 'SCHEDULED']).eq('vendorId', '00901ABC');
+    const f = new BillFilter()
+      .eq('archived', false)
+      .lte('dueDate', '2025-01-31')
+      .in('paymentStatus', ['UNPAID', 'SCHEDULED'])
+      .eq('vendorId', '00901ABC');
     expect(f.toString()).toBe('archived:eq:false,dueDate:lte:"2025-01-31",paymentStatus:in:"UNPAID,SCHEDULED",vendorId:eq:00901ABC');
   });
 
@@ -56,13 +60,19 @@ describe('BILL filter grammar', () => {
   });
 
   it('writes sort keys and refuses anything else', () => {
-    expect(sortParam([{ field: 'dueDate', order: 'asc' }, { field: 'createdTime', order: 'desc' }])).toBe('dueDate:asc,createdTime:desc');
+    expect(
+      sortParam([
+        { field: 'dueDate', order: 'asc' },
+        { field: 'createdTime', order: 'desc' },
+      ]),
+    ).toBe('dueDate:asc,createdTime:desc');
     expect(() => sortParam([{ field: 'dueDate:asc,x', order: 'asc' }])).toThrow(FilterValueError);
     expect(() => sortParam([{ field: 'dueDate', order: 'up' as never }])).toThrow(FilterValueError);
   });
 
   it('lets only id-shaped text into a URL path', () => {
     expect(checkId('bill', '00n01ABCdef')).toBe('00n01ABCdef');
-    for (const bad of ['../login', '00n?max=1', 'a/b', '', 'x'.repeat(65), '00n 01']) expect(() => checkId('bill', bad)).toThrow(FilterValueError);
+    for (const bad of ['../login', '00n?max=1', 'a/b', '', 'x'.repeat(65), '00n 01'])
+      expect(() => checkId('bill', bad)).toThrow(FilterValueError);
   });
 });

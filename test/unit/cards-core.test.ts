@@ -25,7 +25,10 @@ const cards: Array<[string, CardReply]> = [
   ['unknown with suggestion', unknownCommandCard('hlep', registry.get('help'))],
   ['unknown without suggestion', unknownCommandCard('what is the weather', undefined)],
   ['too long', tooLongCard(5000, 1000)],
-  ['input error', errorReply(new InputError('That is not a number of days', 'Type bills due 14 for the next two weeks.', 'bills due'), ctx)],
+  [
+    'input error',
+    errorReply(new InputError('That is not a number of days', 'Type bills due 14 for the next two weeks.', 'bills due'), ctx),
+  ],
   ['filter value', errorReply(new FilterValueError('vendor name', 'contains a quote'), ctx)],
   ['busy', errorReply(new LimitExceeded('bill.concurrency', 4200, 'busy'), ctx)],
   ['hourly', errorReply(new LimitExceeded('bill.requests', 1_200_000, 'hourly'), ctx)],
@@ -55,7 +58,12 @@ describe('core cards', () => {
   });
 
   it('error cards carry the correlation id and never the upstream message', () => {
-    const upstream = new BillApiError({ category: 'server', status: 500, code: 'BDC_9999', message: 'Internal detail: table bills_shard_7 locked' });
+    const upstream = new BillApiError({
+      category: 'server',
+      status: 500,
+      code: 'BDC_9999',
+      message: 'Internal detail: table bills_shard_7 locked',
+    });
     const reply = errorReply(upstream, ctx);
     const json = JSON.stringify(reply.card);
     expect(json).toContain('c0ffee123456');

@@ -5,7 +5,8 @@ import { escapeMarkdown, unescapeMarkdown } from '../../src/bot/cards/card.js';
 import { liveMarkup, markdownTexts, plainRuns } from '../harness/markdown.js';
 
 /** Markdown Teams would act on: a link, an image, HTML, code, strike-through, emphasis, a bare address. */
-const HOSTILE = 'Zq9 *Star* _Under_ [x](https://evil.example) ![i](https://evil.example/i.png) <b>bold</b> `code` ~~gone~~ www.evil.example';
+const HOSTILE =
+  'Zq9 *Star* _Under_ [x](https://evil.example) ![i](https://evil.example/i.png) <b>bold</b> `code` ~~gone~~ www.evil.example';
 
 vi.mock('../../src/sandbox/seed.js', async (importOriginal) => {
   const real = await importOriginal<typeof import('../../src/sandbox/seed.js')>();
@@ -19,11 +20,26 @@ vi.mock('../../src/sandbox/seed.js', async (importOriginal) => {
       for (const v of org.vendors.all()) org.vendors.put({ ...v, name: bad(v.name) });
       for (const c of org.customers.all()) org.customers.put({ ...c, name: bad(c.name) });
       for (const b of org.bills.all())
-        org.bills.put({ ...b, vendorName: bad(b.vendorName), description: bad(b.description), invoice: b.invoice ? { ...b.invoice, invoiceNumber: bad(b.invoice.invoiceNumber) } : b.invoice });
+        org.bills.put({
+          ...b,
+          vendorName: bad(b.vendorName),
+          description: bad(b.description),
+          invoice: b.invoice ? { ...b.invoice, invoiceNumber: bad(b.invoice.invoiceNumber) } : b.invoice,
+        });
       for (const p of org.payments.all()) org.payments.put({ ...p, vendorName: bad(p.vendorName), description: bad(p.description) });
-      for (const i of org.invoices.all()) org.invoices.put({ ...i, invoiceNumber: bad(i.invoiceNumber), description: bad((i as { description?: string }).description) } as typeof i);
+      for (const i of org.invoices.all())
+        org.invoices.put({
+          ...i,
+          invoiceNumber: bad(i.invoiceNumber),
+          description: bad((i as { description?: string }).description),
+        } as typeof i);
       for (const t of org.spend.transactions.all()) org.spend.transactions.put({ ...t, merchantName: bad(t.merchantName) });
-      for (const r of org.spend.reimbursements.all()) org.spend.reimbursements.put({ ...r, merchantName: bad(r.merchantName), userName: bad((r as { userName?: string }).userName) } as typeof r);
+      for (const r of org.spend.reimbursements.all())
+        org.spend.reimbursements.put({
+          ...r,
+          merchantName: bad(r.merchantName),
+          userName: bad((r as { userName?: string }).userName),
+        } as typeof r);
       for (const b of org.spend.budgets.all()) org.spend.budgets.put({ ...b, name: bad(b.name) });
       return creds;
     },
@@ -35,13 +51,27 @@ const { galleryCards } = await import('../../src/cli/galleryCards.js');
 describe('hostile BILL text on every gallery card', () => {
   const cards = galleryCards({ version: '1.2.3' });
   const showing = cards.filter(
-    (c) => markdownTexts(c.reply.card).some((t) => unescapeMarkdown(t).includes('Zq9')) || plainRuns(c.reply.card).some((t) => t.includes('Zq9')),
+    (c) =>
+      markdownTexts(c.reply.card).some((t) => unescapeMarkdown(t).includes('Zq9')) ||
+      plainRuns(c.reply.card).some((t) => t.includes('Zq9')),
   );
 
   it('reaches the cards that show BILL data (the fixtures are in use)', () => {
     const names = showing.map((c) => c.name);
-    for (const expected of ['bills due', 'bill (overdue)', 'payments', 'vendor Acme', 'customer Contoso', 'invoices overdue', 'spend transactions', 'spend budgets']) {
-      expect(names.some((n) => n.startsWith(expected)), expected).toBe(true);
+    for (const expected of [
+      'bills due',
+      'bill (overdue)',
+      'payments',
+      'vendor Acme',
+      'customer Contoso',
+      'invoices overdue',
+      'spend transactions',
+      'spend budgets',
+    ]) {
+      expect(
+        names.some((n) => n.startsWith(expected)),
+        expected,
+      ).toBe(true);
     }
   });
 

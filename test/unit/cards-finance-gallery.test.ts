@@ -10,19 +10,37 @@ import { checkCard } from '../harness/cards.js';
 const cards = galleryCards({ version: '1.2.3' });
 
 describe('the card gallery collection', () => {
-  it.each(cards.map((c) => [`${c.group} / ${c.name}`, c] as const))('%s parses at 1.5 with no problems, under 40 KB, with a one-line summary', (_name, c) => {
-    const check = checkCard(c.reply.card);
-    expect(check.problems).toEqual([]);
-    expect(check.bytes).toBeLessThan(40 * 1024);
-    expect(c.reply.summary).toMatch(/^[^\n]{1,200}$/);
-  });
+  it.each(cards.map((c) => [`${c.group} / ${c.name}`, c] as const))(
+    '%s parses at 1.5 with no problems, under 40 KB, with a one-line summary',
+    (_name, c) => {
+      const check = checkCard(c.reply.card);
+      expect(check.problems).toEqual([]);
+      expect(check.bytes).toBeLessThan(40 * 1024);
+      expect(c.reply.summary).toMatch(/^[^\n]{1,200}$/);
+    },
+  );
 
   it('covers every finance command, help and status, plus empty and error states', () => {
     const names = cards.map((c) => c.name);
     const registry = createRegistry();
-    for (const name of ['bills due', 'bills overdue', 'bill', 'invoice', 'invoices overdue', 'vendor', 'customer', 'payments', 'spend', 'status', 'help']) {
+    for (const name of [
+      'bills due',
+      'bills overdue',
+      'bill',
+      'invoice',
+      'invoices overdue',
+      'vendor',
+      'customer',
+      'payments',
+      'spend',
+      'status',
+      'help',
+    ]) {
       expect(registry.get(name), name).toBeDefined();
-      expect(names.some((n) => n.startsWith(name)), name).toBe(true);
+      expect(
+        names.some((n) => n.startsWith(name)),
+        name,
+      ).toBe(true);
     }
     expect(names.filter((n) => /none|nothing|no API token|no open/.test(n)).length).toBeGreaterThanOrEqual(5);
     expect(cards.filter((c) => c.group === 'Errors').length).toBeGreaterThanOrEqual(15);
@@ -34,7 +52,7 @@ describe('the card gallery collection', () => {
 });
 
 describe('the gallery page', () => {
-  it('renders every card with Microsoft\'s renderer, light and dark, without an error', () => {
+  it("renders every card with Microsoft's renderer, light and dark, without an error", () => {
     const errors: string[] = [];
     const console = new VirtualConsole();
     console.on('jsdomError', (e) => errors.push(e.message));

@@ -59,7 +59,11 @@ describe('the list card', () => {
     expect(textOf(card)).toContain('Showing 1–10 of 34 things');
     expect(button(card, 'Show more')?.data).toEqual({ verb: 'run', command: 'things 5', page: 1 });
     expect(button(card, 'Refresh')?.data).toEqual({ verb: 'run', command: 'things 5', page: 0, refresh: true });
-    expect((card.actions as Array<{ type: string; fallback?: { type: string } }>).every((a) => a.type === 'Action.Execute' && a.fallback?.type === 'Action.Submit')).toBe(true);
+    expect(
+      (card.actions as Array<{ type: string; fallback?: { type: string } }>).every(
+        (a) => a.type === 'Action.Execute' && a.fallback?.type === 'Action.Submit',
+      ),
+    ).toBe(true);
     expect(textOf(card)).toContain('As of 10:42 AM');
   });
 
@@ -88,16 +92,25 @@ describe('the list card', () => {
     expect(json).toContain('\\\\_it\\\\_');
   });
 
-  it('the as-of time is in the bot\'s time zone', () => {
+  it("the as-of time is in the bot's time zone", () => {
     expect(textOf(listCard({ ...spec, page: 0, fmt: { locale: 'en-GB', timeZone: 'Asia/Tokyo' } }).card)).toContain('As of 19:42');
   });
 });
 
 describe('bills due', () => {
-  it('counts and totals every bill, overdue on a line of its own, in the bill\'s currency and the person\'s locale', () => {
+  it("counts and totals every bill, overdue on a line of its own, in the bill's currency and the person's locale", () => {
     const due = Array.from({ length: 12 }, (_, i) => bill(i));
     const overdue = [bill(50, { dueDate: '2026-03-01' }), bill(51, { dueDate: '2026-02-01' })];
-    const { card, summary } = billsDueCard({ ...ap, fmt: { locale: 'de-DE', timeZone: 'UTC' }, currencyOf: () => 'EUR', days: 7, due, overdue, page: 0, command: 'bills due 7' });
+    const { card, summary } = billsDueCard({
+      ...ap,
+      fmt: { locale: 'de-DE', timeZone: 'UTC' },
+      currencyOf: () => 'EUR',
+      days: 7,
+      due,
+      overdue,
+      page: 0,
+      command: 'bills due 7',
+    });
     expectValidCard(card);
     const sum = due.reduce((s, b) => s + (b.dueAmount ?? 0), 0);
     const eur = (n: number) => new Intl.NumberFormat('de-DE', { style: 'currency', currency: 'EUR' }).format(n);
@@ -110,7 +123,17 @@ describe('bills due', () => {
   });
 
   it('never adds two currencies together', () => {
-    expect(moneyTotal([{ amount: 100, currency: 'USD' }, { amount: 50, currency: 'EUR' }, { amount: 0.1, currency: 'USD' }, { amount: 0.2, currency: 'USD' }], 'en-US')).toBe('$100.30 + €50.00');
+    expect(
+      moneyTotal(
+        [
+          { amount: 100, currency: 'USD' },
+          { amount: 50, currency: 'EUR' },
+          { amount: 0.1, currency: 'USD' },
+          { amount: 0.2, currency: 'USD' },
+        ],
+        'en-US',
+      ),
+    ).toBe('$100.30 + €50.00');
   });
 
   it('an empty week says "No bills due in the next 7 days"', () => {
@@ -121,40 +144,93 @@ describe('bills due', () => {
   });
 
   it('says when a bill is due in words', () => {
-    expect([0, 1, 3, -1, -5].map((d) => dueShort(new Date(Date.parse(`${TODAY}T00:00:00Z`) + d * 86_400_000).toISOString().slice(0, 10), TODAY))).toEqual(['today', 'tomorrow', 'in 3 days', '1 day late', '5 days late']);
+    expect(
+      [0, 1, 3, -1, -5].map((d) => dueShort(new Date(Date.parse(`${TODAY}T00:00:00Z`) + d * 86_400_000).toISOString().slice(0, 10), TODAY)),
+    ).toEqual(['today', 'tomorrow', 'in 3 days', '1 day late', '5 days late']);
     expect([0, 1, 7].map(windowWords)).toEqual(['today', 'today or tomorrow', 'in the next 7 days']);
   });
 });
 
 describe('statuses in words', () => {
-  it('payments: BILL\'s singleStatus lifecycle', () => {
+  it("payments: BILL's singleStatus lifecycle", () => {
     expect(
-      ['SCHEDULED', 'FUNDING_STARTED', 'PROCESSED', 'SENT', 'DELIVERED', 'CLEARED', 'CANCELED', 'VOIDED', 'FUNDING_FAILED_ACTION_NEEDED', 'DISBURSEMENT_FAILED_VENDOR_BANK_REJECTED', 'SOMETHING_NEW'].map((s) => paymentStatusWords(s).words),
-    ).toEqual(['Scheduled', 'Collecting funds', 'Processed', 'Sent to the vendor', 'Delivered', 'Cleared', 'Canceled', 'Voided', 'Funding failed — action needed', "Rejected by the vendor's bank", 'Something new']);
+      [
+        'SCHEDULED',
+        'FUNDING_STARTED',
+        'PROCESSED',
+        'SENT',
+        'DELIVERED',
+        'CLEARED',
+        'CANCELED',
+        'VOIDED',
+        'FUNDING_FAILED_ACTION_NEEDED',
+        'DISBURSEMENT_FAILED_VENDOR_BANK_REJECTED',
+        'SOMETHING_NEW',
+      ].map((s) => paymentStatusWords(s).words),
+    ).toEqual([
+      'Scheduled',
+      'Collecting funds',
+      'Processed',
+      'Sent to the vendor',
+      'Delivered',
+      'Cleared',
+      'Canceled',
+      'Voided',
+      'Funding failed — action needed',
+      "Rejected by the vendor's bank",
+      'Something new',
+    ]);
     expect(paymentStatusWords('FUNDING_FAILED_ACTION_NEEDED').tone).toBe('Attention');
   });
 
   it('invoices: Open, Partially paid, Paid, Overdue by N days, Archived', () => {
-    const inv = (over: Partial<Invoice>) => ({ status: 'OPEN', archived: false, dueAmount: 100, totalAmount: 100, dueDate: '2026-03-20', ...over });
+    const inv = (over: Partial<Invoice>) => ({
+      status: 'OPEN',
+      archived: false,
+      dueAmount: 100,
+      totalAmount: 100,
+      dueDate: '2026-03-20',
+      ...over,
+    });
     expect(invoiceStatusWords(inv({}), TODAY).words).toBe('Open');
     expect(invoiceStatusWords(inv({ status: 'PARTIAL_PAYMENT', dueAmount: 40 }), TODAY).words).toBe('Partially paid');
     expect(invoiceStatusWords(inv({ status: 'PAID', dueAmount: 0 }), TODAY).words).toBe('Paid');
     expect(invoiceStatusWords(inv({ dueDate: '2026-03-09' }), TODAY).words).toBe('Overdue by 1 day');
-    expect(invoiceStatusWords(inv({ dueDate: '2026-02-08', status: 'PARTIAL_PAYMENT', dueAmount: 10 }), TODAY).words).toBe('Overdue by 30 days (partially paid)');
+    expect(invoiceStatusWords(inv({ dueDate: '2026-02-08', status: 'PARTIAL_PAYMENT', dueAmount: 10 }), TODAY).words).toBe(
+      'Overdue by 30 days (partially paid)',
+    );
     expect(invoiceStatusWords(inv({ archived: true, dueDate: '2026-01-01' }), TODAY).words).toBe('Archived');
   });
 
   it('bills: payment and approval', () => {
     expect(billPaymentWords({ paymentStatus: 'UNPAID', paidAmount: 10, dueAmount: 90 })).toBe('Partly paid');
     expect(billPaymentWords({ paymentStatus: 'SCHEDULED' })).toBe('Scheduled');
-    expect(billApprovalWords({ approvalStatus: 'ASSIGNED', approvers: [{ userId: 'a', status: 'APPROVED', approverOrder: 1 }, { userId: 'b', status: 'WAITING', approverOrder: 2 }] })).toBe('Awaiting approval (1 of 2 approved)');
+    expect(
+      billApprovalWords({
+        approvalStatus: 'ASSIGNED',
+        approvers: [
+          { userId: 'a', status: 'APPROVED', approverOrder: 1 },
+          { userId: 'b', status: 'WAITING', approverOrder: 2 },
+        ],
+      }),
+    ).toBe('Awaiting approval (1 of 2 approved)');
     expect(billApprovalWords({ approvalStatus: 'UNASSIGNED' })).toBe('No approvers');
   });
 });
 
 describe('one record', () => {
-  it('a bill card shows amounts in the vendor\'s currency, dates, statuses and line items, and only a short id', () => {
-    const b = { ...bill(1, { paidAmount: 20, dueAmount: 81, scheduledAmount: 0, dueDate: '2026-03-01', approvalStatus: 'ASSIGNED', approvers: [{ userId: '00601USERAAAAAAAAAAA', status: 'WAITING', approverOrder: 1 }] }), billLineItems: [{ id: 'bli1', amount: 101, description: 'Paper *and* toner' }] } as Bill;
+  it("a bill card shows amounts in the vendor's currency, dates, statuses and line items, and only a short id", () => {
+    const b = {
+      ...bill(1, {
+        paidAmount: 20,
+        dueAmount: 81,
+        scheduledAmount: 0,
+        dueDate: '2026-03-01',
+        approvalStatus: 'ASSIGNED',
+        approvers: [{ userId: '00601USERAAAAAAAAAAA', status: 'WAITING', approverOrder: 1 }],
+      }),
+      billLineItems: [{ id: 'bli1', amount: 101, description: 'Paper *and* toner' }],
+    } as Bill;
     const { card, summary } = billCard({ ...ap, currencyOf: () => 'GBP', bill: b, command: 'bill ACM-1001' });
     expectValidCard(card);
     const f = factsOf(card);
@@ -170,10 +246,27 @@ describe('one record', () => {
 
   it('an invoice card says its status in words and lists payments received', () => {
     const inv: Invoice = {
-      id: '00e01INVOICE00000001', archived: false, invoiceNumber: '1042', invoiceDate: '2026-02-01', dueDate: '2026-03-03', customerId: '0cu01C', totalAmount: 1000, dueAmount: 400, status: 'PARTIAL_PAYMENT',
-      payments: [{ id: '0rp1', amount: 600, status: 'PAID', date: '2026-02-20' }], createdTime: '', updatedTime: '',
+      id: '00e01INVOICE00000001',
+      archived: false,
+      invoiceNumber: '1042',
+      invoiceDate: '2026-02-01',
+      dueDate: '2026-03-03',
+      customerId: '0cu01C',
+      totalAmount: 1000,
+      dueAmount: 400,
+      status: 'PARTIAL_PAYMENT',
+      payments: [{ id: '0rp1', amount: 600, status: 'PAID', date: '2026-02-20' }],
+      createdTime: '',
+      updatedTime: '',
     };
-    const { card } = invoiceCard({ today: TODAY, fmt: FMT, asOf: NOW, customerOf: () => ({ name: 'Contoso Ltd', currency: 'USD' }), invoice: inv, command: 'invoice 1042' });
+    const { card } = invoiceCard({
+      today: TODAY,
+      fmt: FMT,
+      asOf: NOW,
+      customerOf: () => ({ name: 'Contoso Ltd', currency: 'USD' }),
+      invoice: inv,
+      command: 'invoice 1042',
+    });
     expectValidCard(card);
     expect(textOf(card)).toContain('Overdue by 7 days (partially paid)');
     expect(textOf(card)).toContain('Payments received: $600.00');
@@ -190,8 +283,14 @@ describe('vendors and customers', () => {
       vendorCard({ ...opts, vendor, openBills: [bill(1, { vendorId: vendor.id })], others: 1, typed: 'Acme' }).card,
       partyMatchesCard({ ...opts, kind: 'vendor', typed: 'A', matches: [{ party: vendor, open: 1, openAmount: 10 }], more: false }).card,
       customerCard({ ...opts, customer: customer as never, openInvoices: [], others: 0, typed: 'Globex' }).card,
-      partyMatchesCard({ ...opts, kind: 'customer', typed: 'G', matches: [{ party: customer as never, open: 0, openAmount: 0 }], more: true }).card,
-      billCard({ ...ap, bill: bill(1, { vendorId: vendor.id }) as Bill, command: 'bill ACM-1001' }).card,
+      partyMatchesCard({
+        ...opts,
+        kind: 'customer',
+        typed: 'G',
+        matches: [{ party: customer as never, open: 0, openAmount: 0 }],
+        more: true,
+      }).card,
+      billCard({ ...ap, bill: bill(1, { vendorId: vendor.id }), command: 'bill ACM-1001' }).card,
     ];
     for (const card of cards) {
       expectValidCard(card);
@@ -200,8 +299,22 @@ describe('vendors and customers', () => {
   });
 
   it('several matches offer a button per vendor that can be typed back', () => {
-    const vendors = ['Summit Print Inc.', 'Summit Cloud LLC', 'Summit "Quoted" Co'].map((name, i) => ({ ...(poisonedVendor() as unknown as Vendor), id: `00901V${i}`, name }));
-    const { card } = partyMatchesCard({ today: TODAY, fmt: FMT, asOf: NOW, page: 0, command: 'vendor Sum', kind: 'vendor', typed: 'Sum', matches: vendors.map((v) => ({ party: v, open: 0, openAmount: 0 })), more: false });
+    const vendors = ['Summit Print Inc.', 'Summit Cloud LLC', 'Summit "Quoted" Co'].map((name, i) => ({
+      ...(poisonedVendor() as unknown as Vendor),
+      id: `00901V${i}`,
+      name,
+    }));
+    const { card } = partyMatchesCard({
+      today: TODAY,
+      fmt: FMT,
+      asOf: NOW,
+      page: 0,
+      command: 'vendor Sum',
+      kind: 'vendor',
+      typed: 'Sum',
+      matches: vendors.map((v) => ({ party: v, open: 0, openAmount: 0 })),
+      more: false,
+    });
     expect(buttons(card).map((b) => b.data.command)).toEqual(['vendor Summit Print Inc.', 'vendor Summit Cloud LLC', 'vendor Sum']);
     expect(textOf(card)).toContain('3 vendors start with "Sum"');
   });

@@ -6,7 +6,10 @@ import { parseCommandLine } from '../../src/bot/commands/parse.js';
 import type { OutboxEvent } from '../../src/notify/types.js';
 
 const WJ = '\u2060';
-const names = [{ name: 'bill', words: ['bill'] }, { name: 'invoice', words: ['invoice'] }];
+const names = [
+  { name: 'bill', words: ['bill'] },
+  { name: 'invoice', words: ['invoice'] },
+];
 
 describe('ids on cards', () => {
   it('a shortened id keeps its ellipsis with its last characters: no line break can fall between them', () => {
@@ -25,7 +28,20 @@ describe('ids on cards', () => {
   });
 
   it('a failed payment names its bill as "bill …k8S0" with the joiner, and its one-line summary has no invisible characters', () => {
-    const ev: OutboxEvent = { v: 1, eventId: 'e', type: 'payment.failed', version: '1', orgId: 'o', subscriptionId: 's', kind: 'payments', entityType: 'payment', entityKey: 'payment', entity: { id: 'p', vendorName: 'Acme', amount: 10, billId: '00n01QWERTYk8S0' }, errors: [], receivedAt: 0 };
+    const ev: OutboxEvent = {
+      v: 1,
+      eventId: 'e',
+      type: 'payment.failed',
+      version: '1',
+      orgId: 'o',
+      subscriptionId: 's',
+      kind: 'payments',
+      entityType: 'payment',
+      entityKey: 'payment',
+      entity: { id: 'p', vendorName: 'Acme', amount: 10, billId: '00n01QWERTYk8S0' },
+      errors: [],
+      receivedAt: 0,
+    };
     const reply = notificationCard(ev, { locale: 'en-US', timeZone: 'UTC' });
     expect(JSON.stringify(reply.card)).toContain(`bill …${WJ}k8S0`);
     expect(reply.summary).toContain('bill …k8S0');
@@ -35,6 +51,10 @@ describe('ids on cards', () => {
   it('a number copied from a card into a command reaches the command without the invisible joiners', () => {
     const typed = `bill ${keepTogether('PIO-63517')}`;
     expect(parseCommandLine(typed, names)).toMatchObject({ kind: 'command', name: 'bill', argText: 'PIO-63517' });
-    expect(parseCommandLine(`invoice ${shortRef('00e01ABCD1234')}`, names)).toMatchObject({ kind: 'command', name: 'invoice', argText: '…1234' });
+    expect(parseCommandLine(`invoice ${shortRef('00e01ABCD1234')}`, names)).toMatchObject({
+      kind: 'command',
+      name: 'invoice',
+      argText: '…1234',
+    });
   });
 });

@@ -53,21 +53,46 @@ function dispatcherWith(commands: CommandDefinition[], opts: { perMinute?: numbe
   const dispatcher = new Dispatcher(services, log);
   if (opts.perMinute) dispatcher.addGuard(userRateGuard(memoryUserCommandRate(opts.perMinute)));
   dispatcher.addObserver(auditObserver(audit, registry, () => ({ bill: 2 })));
-  const auditRecords = () => readFileSync(join(dir, 'audit.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const auditRecords = () =>
+    readFileSync(join(dir, 'audit.log'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
   return { dispatcher, auditRecords };
 }
 
-function request(textLine: string, who = '11111111-0000-4000-8000-00000000d0d0', correlationId = `c${Math.random().toString(16).slice(2, 12)}`): CommandRequest {
+function request(
+  textLine: string,
+  who = '11111111-0000-4000-8000-00000000d0d0',
+  correlationId = `c${Math.random().toString(16).slice(2, 12)}`,
+): CommandRequest {
   return {
     text: textLine,
     correlationId,
-    scope: { kind: 'channel', tenantId: 'aaaaaaaa-0000-4000-8000-000000000001', teamId: '19:team@thread.tacv2', channelId: '19:chan@thread.tacv2', aadGroupId: undefined, conversationId: '19:chan@thread.tacv2;messageid=1', serviceUrl: 'http://127.0.0.1:1/' },
+    scope: {
+      kind: 'channel',
+      tenantId: 'aaaaaaaa-0000-4000-8000-000000000001',
+      teamId: '19:team@thread.tacv2',
+      channelId: '19:chan@thread.tacv2',
+      aadGroupId: undefined,
+      conversationId: '19:chan@thread.tacv2;messageid=1',
+      serviceUrl: 'http://127.0.0.1:1/',
+    },
     caller: { id: '29:user', aadObjectId: who, name: 'Dana Lee' },
   };
 }
 
 function throwing(name: string, err: () => unknown): CommandDefinition {
-  return { name, usage: name, description: `fails with ${name}`, examples: [name], upstream: true, run: async () => { throw err(); } };
+  return {
+    name,
+    usage: name,
+    description: `fails with ${name}`,
+    examples: [name],
+    upstream: true,
+    run: async () => {
+      throw err();
+    },
+  };
 }
 
 describe('redaction helpers', () => {
@@ -94,9 +119,28 @@ describe('redaction helpers', () => {
 
   it('catches a number shown with different separators, and a shortened id is not a leak', () => {
     const vendor = poisonedVendor();
-    const leaky = adaptiveCard([title(vendor.name), facts([['Tax id', '987654321'], ['Account', '0001 2345 6789']])], { summary: 'vendor' });
+    const leaky = adaptiveCard(
+      [
+        title(vendor.name),
+        facts([
+          ['Tax id', '987654321'],
+          ['Account', '0001 2345 6789'],
+        ]),
+      ],
+      { summary: 'vendor' },
+    );
     expect(leakedValues(leaky.card, vendor).sort()).toEqual([SENSITIVE.bankAccountNumber, SENSITIVE.taxId].sort());
-    const safe = adaptiveCard([title(vendor.name), facts([['Bank account', shortId(SENSITIVE.bankAccountNumber)], ['Vendor id', shortId(vendor.id)], ['Balance', '$1,250.50']])], { summary: 'vendor' });
+    const safe = adaptiveCard(
+      [
+        title(vendor.name),
+        facts([
+          ['Bank account', shortId(SENSITIVE.bankAccountNumber)],
+          ['Vendor id', shortId(vendor.id)],
+          ['Balance', '$1,250.50'],
+        ]),
+      ],
+      { summary: 'vendor' },
+    );
     expect(leakedValues(safe.card, vendor)).toEqual([]);
   });
 
@@ -130,11 +174,21 @@ describe('error cards', () => {
     expectNoSensitive(result.reply.card, { taxId: SENSITIVE.taxId, accountNumber: SENSITIVE.bankAccountNumber });
     expect(checkCard(result.reply.card).problems).toEqual([]);
     const [record] = auditRecords();
-    expect(record).toMatchObject({ kind: 'command', command: 'boom bill', args: ['now'], result: 'error', reason: 'BillApiError:server:BDC_1399', correlationId: req.correlationId, upstreamCalls: 2 });
+    expect(record).toMatchObject({
+      kind: 'command',
+      command: 'boom bill',
+      args: ['now'],
+      result: 'error',
+      reason: 'BillApiError:server:BDC_1399',
+      correlationId: req.correlationId,
+      upstreamCalls: 2,
+    });
   });
 
   it('an unexpected error becomes "Something went wrong" with the reference, not its message', async () => {
-    const { dispatcher } = dispatcherWith([throwing('boom', () => new TypeError(`Cannot read properties of undefined (reading 'taxId') ${upstreamMessage}`))]);
+    const { dispatcher } = dispatcherWith([
+      throwing('boom', () => new TypeError(`Cannot read properties of undefined (reading 'taxId') ${upstreamMessage}`)),
+    ]);
     const req = request('boom');
     const result = await dispatcher.run(req);
     const json = JSON.stringify(result.reply);
@@ -146,10 +200,27 @@ describe('error cards', () => {
   });
 
   it.each([
-    ['every BILL category', ['session', 'credentials', 'hourlyLimit', 'concurrencyLimit', 'notFound', 'validation', 'rateLimited', 'server', 'network', 'unknown'] as const],
+    [
+      'every BILL category',
+      [
+        'session',
+        'credentials',
+        'hourlyLimit',
+        'concurrencyLimit',
+        'notFound',
+        'validation',
+        'rateLimited',
+        'server',
+        'network',
+        'unknown',
+      ] as const,
+    ],
   ])('never shows the upstream message, for %s', (_n, categories) => {
     for (const category of categories) {
-      const reply = errorReply(new BillApiError({ category, status: 400, code: 'BDC_1000', message: upstreamMessage, entries: [{ message: upstreamMessage }] }), { correlationId: 'ref123', formatTime: () => '11:00' });
+      const reply = errorReply(
+        new BillApiError({ category, status: 400, code: 'BDC_1000', message: upstreamMessage, entries: [{ message: upstreamMessage }] }),
+        { correlationId: 'ref123', formatTime: () => '11:00' },
+      );
       expect(JSON.stringify(reply)).not.toContain('px-17');
       expect(checkCard(reply.card).problems).toEqual([]);
     }
@@ -170,17 +241,25 @@ describe('per-user command rate limit', () => {
     expect((await dispatcher.run(request('help', '22222222-0000-4000-8000-00000000e0e0'))).outcome).toBe('ok');
     vi.advanceTimersByTime(61_000);
     expect((await dispatcher.run(request('help'))).outcome).toBe('ok');
-    expect(auditRecords().filter((r) => r.result === 'refused').map((r) => r.reason)).toEqual(['LimitExceeded:userRate']);
+    expect(
+      auditRecords()
+        .filter((r) => r.result === 'refused')
+        .map((r) => r.reason),
+    ).toEqual(['LimitExceeded:userRate']);
   });
 
   it('counts a person by Entra object id within their tenant, falling back to the Bot Framework id', () => {
     const req = request('help', 'ABCDEF00-0000-4000-8000-000000000000');
     expect(userRateKey(req)).toBe('aaaaaaaa-0000-4000-8000-000000000001:abcdef00-0000-4000-8000-000000000000');
-    expect(userRateKey({ ...req, caller: { id: '29:Someone', aadObjectId: undefined, name: undefined } })).toBe('aaaaaaaa-0000-4000-8000-000000000001:29:someone');
+    expect(userRateKey({ ...req, caller: { id: '29:Someone', aadObjectId: undefined, name: undefined } })).toBe(
+      'aaaaaaaa-0000-4000-8000-000000000001:29:someone',
+    );
   });
 
   it('a failing shared store refuses as "temporarily unavailable", never lets everything through', async () => {
-    const broken = new RateLimiterUserCommandRate(Object.assign(new RateLimiterMemory({ points: 1, duration: 60 }), { consume: () => Promise.reject(new Error('ECONNREFUSED')) }));
+    const broken = new RateLimiterUserCommandRate(
+      Object.assign(new RateLimiterMemory({ points: 1, duration: 60 }), { consume: () => Promise.reject(new Error('ECONNREFUSED')) }),
+    );
     await expect(broken.take('k')).rejects.toBeInstanceOf(DependencyUnavailable);
   });
 });
@@ -190,11 +269,33 @@ describe('admin actions', () => {
     const dir = mkdtempSync(join(tmpdir(), 'billbridge-audit-'));
     dirs.push(dir);
     const store = new SqliteStateStore(dir, systemClock);
-    const audit = new AuditTrail({ store, clock: systemClock, log: pino({ level: 'silent' }), scrub: (t) => t.replaceAll('s3cr3t-session', '[REDACTED]') });
-    await audit.admin({ action: 'link', orgId: '00801ORG', result: 'ok', tenantId: 't', teamId: '19:team', aadObjectId: 'admin-1', correlationId: 'abc', detail: { previousOrg: '00801OLD', note: 'session s3cr3t-session' } });
+    const audit = new AuditTrail({
+      store,
+      clock: systemClock,
+      log: pino({ level: 'silent' }),
+      scrub: (t) => t.replaceAll('s3cr3t-session', '[REDACTED]'),
+    });
+    await audit.admin({
+      action: 'link',
+      orgId: '00801ORG',
+      result: 'ok',
+      tenantId: 't',
+      teamId: '19:team',
+      aadObjectId: 'admin-1',
+      correlationId: 'abc',
+      detail: { previousOrg: '00801OLD', note: 'session s3cr3t-session' },
+    });
     const line = readFileSync(audit.location, 'utf8');
     expect(audit.location).toBe(join(dir, 'audit.log'));
-    expect(JSON.parse(line)).toMatchObject({ v: 1, kind: 'admin', action: 'link', orgId: '00801ORG', result: 'ok', aadObjectId: 'admin-1', detail: { previousOrg: '00801OLD', note: 'session [REDACTED]' } });
+    expect(JSON.parse(line)).toMatchObject({
+      v: 1,
+      kind: 'admin',
+      action: 'link',
+      orgId: '00801ORG',
+      result: 'ok',
+      aadObjectId: 'admin-1',
+      detail: { previousOrg: '00801OLD', note: 'session [REDACTED]' },
+    });
     expect(line).not.toContain('s3cr3t-session');
   });
 
@@ -202,17 +303,34 @@ describe('admin actions', () => {
     const failing = { kind: 'file', location: '/nonexistent', append: () => Promise.reject(new Error('EROFS')) } as never;
     const audit = new AuditTrail({ store: failing, clock: systemClock, log: pino({ level: 'silent' }), scrub: (t) => t });
     await expect(audit.admin({ action: 'unlink', result: 'ok' })).rejects.toThrow('EROFS');
-    await expect(audit.command({ command: 'help', args: [], result: 'ok', upstreamCalls: 0, upstream: {}, correlationId: 'x', durationMs: 1 })).resolves.toBeUndefined();
+    await expect(
+      audit.command({ command: 'help', args: [], result: 'ok', upstreamCalls: 0, upstream: {}, correlationId: 'x', durationMs: 1 }),
+    ).resolves.toBeUndefined();
   });
 
   it('the audit reason names an unbound team', async () => {
     const { dispatcher, auditRecords } = dispatcherWith([throwing('bills due', () => new NotBound('unbound'))]);
     await dispatcher.run(request('bills due 7'));
-    expect(auditRecords()[0]).toMatchObject({ command: 'bills due', args: ['7'], result: 'error', reason: 'NotBound:unbound', orgId: 'org-under-test' });
+    expect(auditRecords()[0]).toMatchObject({
+      command: 'bills due',
+      args: ['7'],
+      result: 'error',
+      reason: 'NotBound:unbound',
+      orgId: 'org-under-test',
+    });
   });
 
   it('a command whose arguments are secret is recorded without them', async () => {
-    const connect: CommandDefinition = { name: 'connect', usage: 'connect <token>', description: 'link', examples: ['connect'], upstream: false, secretArgs: true, scopes: ['channel'], run: async () => adaptiveCard([title('ok')], { summary: 'ok' }) };
+    const connect: CommandDefinition = {
+      name: 'connect',
+      usage: 'connect <token>',
+      description: 'link',
+      examples: ['connect'],
+      upstream: false,
+      secretArgs: true,
+      scopes: ['channel'],
+      run: async () => adaptiveCard([title('ok')], { summary: 'ok' }),
+    };
     const { dispatcher, auditRecords } = dispatcherWith([connect]);
     await dispatcher.run(request('connect tok-abcdef-123456'));
     const [record] = auditRecords();

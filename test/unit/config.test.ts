@@ -11,8 +11,18 @@ type Env = Record<string, string>;
 const TENANT = 'aaaaaaaa-0000-4000-8000-000000000001';
 const APP_ID = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
 /** A valid app registration (single tenant), to which one variable at a time is made wrong. */
-const AUTHED: Env = { MicrosoftAppId: APP_ID, MicrosoftAppPassword: 'app-password-value', MicrosoftAppTenantId: TENANT, ALLOWED_TENANT_IDS: TENANT };
-const BILL: Env = { BILL_DEV_KEY: 'dev-key-value', BILL_USERNAME: 'ap@example.com', BILL_PASSWORD: 'bill-password-value', BILL_ORG_ID: '00801ABCDEFGHIJKLMNO' };
+const AUTHED: Env = {
+  MicrosoftAppId: APP_ID,
+  MicrosoftAppPassword: 'app-password-value',
+  MicrosoftAppTenantId: TENANT,
+  ALLOWED_TENANT_IDS: TENANT,
+};
+const BILL: Env = {
+  BILL_DEV_KEY: 'dev-key-value',
+  BILL_USERNAME: 'ap@example.com',
+  BILL_PASSWORD: 'bill-password-value',
+  BILL_ORG_ID: '00801ABCDEFGHIJKLMNO',
+};
 const without = (env: Env, name: string): Env => Object.fromEntries(Object.entries(env).filter(([k]) => k !== name));
 
 /**
@@ -36,7 +46,11 @@ const INVALID: Record<string, Env[] | { anyValue: string }> = {
   TEAMS_APP_WEBSITE_URL: [{ TEAMS_APP_WEBSITE_URL: 'http://example.com' }, { TEAMS_APP_WEBSITE_URL: 'example.com' }],
   TEAMS_APP_PRIVACY_URL: [{ TEAMS_APP_PRIVACY_URL: 'http://example.com/privacy' }],
   TEAMS_APP_TERMS_URL: [{ TEAMS_APP_TERMS_URL: 'ftp://example.com/terms' }],
-  BILL_BASE_URL: [{ BILL_BASE_URL: 'https://gateway.stage.bill.com/connect/v3' }, { BILL_BASE_URL: 'gateway.stage.bill.com' }, { BILL_BASE_URL: 'https://user:pw@gateway.stage.bill.com/connect' }],
+  BILL_BASE_URL: [
+    { BILL_BASE_URL: 'https://gateway.stage.bill.com/connect/v3' },
+    { BILL_BASE_URL: 'gateway.stage.bill.com' },
+    { BILL_BASE_URL: 'https://user:pw@gateway.stage.bill.com/connect' },
+  ],
   BILL_SPEND_BASE_URL: [{ BILL_SPEND_BASE_URL: 'not a url' }],
   BILL_EVENTS_BASE_URL: [{ BILL_EVENTS_BASE_URL: 'https://gateway.stage.bill.com/connect-events?x=1' }],
   BILL_DEV_KEY: [without(BILL, 'BILL_DEV_KEY')],
@@ -46,8 +60,15 @@ const INVALID: Record<string, Env[] | { anyValue: string }> = {
   BILL_SPEND_API_TOKEN: { anyValue: 'an opaque token issued by BILL' },
   BILL_ALLOWED_ORG_IDS: [{ ...BILL, BILL_ALLOWED_ORG_IDS: '00802ZZZZZZZZZZZZZZZ' }],
   BILL_WEBHOOK_SECURITY_KEY: { anyValue: 'an opaque key issued by BILL' },
-  BILL_SPEND_API_TOKENS: [{ ...BILL, BILL_SPEND_API_TOKENS: 'no-colon-here' }, { ...BILL, BILL_SPEND_API_TOKENS: '00802ZZZZZZZZZZZZZZZ:token' }, { BILL_SPEND_API_TOKENS: '00801ABCDEFGHIJKLMNO:token' }],
-  BILL_WEBHOOK_SECURITY_KEYS: [{ ...BILL, BILL_WEBHOOK_SECURITY_KEYS: '00801ABCDEFGHIJKLMNO:' }, { ...BILL, BILL_WEBHOOK_SECURITY_KEYS: '00802ZZZZZZZZZZZZZZZ:key' }],
+  BILL_SPEND_API_TOKENS: [
+    { ...BILL, BILL_SPEND_API_TOKENS: 'no-colon-here' },
+    { ...BILL, BILL_SPEND_API_TOKENS: '00802ZZZZZZZZZZZZZZZ:token' },
+    { BILL_SPEND_API_TOKENS: '00801ABCDEFGHIJKLMNO:token' },
+  ],
+  BILL_WEBHOOK_SECURITY_KEYS: [
+    { ...BILL, BILL_WEBHOOK_SECURITY_KEYS: '00801ABCDEFGHIJKLMNO:' },
+    { ...BILL, BILL_WEBHOOK_SECURITY_KEYS: '00802ZZZZZZZZZZZZZZZ:key' },
+  ],
   BILL_TIMEOUT_MS: [{ BILL_TIMEOUT_MS: '10' }, { BILL_TIMEOUT_MS: '20s' }],
   SANDBOX_LATENCY_MS: [{ SANDBOX_LATENCY_MS: '-5' }],
   SANDBOX_INVOICES: [{ SANDBOX_INVOICES: '1.5' }],
@@ -97,9 +118,7 @@ describe('loadConfig', () => {
     expect(Object.keys(INVALID).sort()).toEqual([...CONFIG_VARIABLES].sort());
   });
 
-  const rows = Object.entries(INVALID).flatMap(([name, row]) =>
-    Array.isArray(row) ? row.map((env, i) => [name, i, env] as const) : [],
-  );
+  const rows = Object.entries(INVALID).flatMap(([name, row]) => (Array.isArray(row) ? row.map((env, i) => [name, i, env] as const) : []));
   it.each(rows)('refuses a bad %s (case %i) with a ConfigError naming it', (name, _i, env) => {
     let error: unknown;
     try {
@@ -115,7 +134,9 @@ describe('loadConfig', () => {
     expect(problems.find((p) => p.variable === name)!.message.length).toBeGreaterThan(10);
   });
 
-  const free = Object.entries(INVALID).filter(([, row]) => !Array.isArray(row)).map(([name]) => name);
+  const free = Object.entries(INVALID)
+    .filter(([, row]) => !Array.isArray(row))
+    .map(([name]) => name);
   it.each(free)('%s takes any text', (name) => {
     expect(problemsOf({ [name]: 'Ünïcødé value / with spaces' })).toEqual([]);
   });
@@ -126,17 +147,33 @@ describe('loadConfig', () => {
   });
 
   it('accepts the auth overrides outside production, for tests', () => {
-    const config = loadConfig({ ...AUTHED, STATE_DIR: './.data', ToBotFromChannelOpenIdMetadataUrl: 'http://127.0.0.1:1/v1/.well-known/openidconfiguration' });
+    const config = loadConfig({
+      ...AUTHED,
+      STATE_DIR: './.data',
+      ToBotFromChannelOpenIdMetadataUrl: 'http://127.0.0.1:1/v1/.well-known/openidconfiguration',
+    });
     expect(config.bot.overrides).toEqual({ ToBotFromChannelOpenIdMetadataUrl: 'http://127.0.0.1:1/v1/.well-known/openidconfiguration' });
   });
 
   it('lists every problem at once, not just the first', () => {
-    const problems = problemsOf({ ...AUTHED, MicrosoftAppTenantId: '', ALLOWED_TENANT_IDS: '', BOT_TIMEZONE: 'Nowhere/Land', REDIS_URL: 'localhost' });
+    const problems = problemsOf({
+      ...AUTHED,
+      MicrosoftAppTenantId: '',
+      ALLOWED_TENANT_IDS: '',
+      BOT_TIMEZONE: 'Nowhere/Land',
+      REDIS_URL: 'localhost',
+    });
     expect(problems.map((p) => p.variable).sort()).toEqual(['ALLOWED_TENANT_IDS', 'BOT_TIMEZONE', 'MicrosoftAppTenantId', 'REDIS_URL']);
   });
 
   it('a production deployment with an app id, its tenants and BILL credentials is accepted', () => {
-    const config = loadConfig({ ...AUTHED, ...BILL, NODE_ENV: 'production', STATE_DIR: './.data', ADMIN_AAD_OBJECT_IDS: '11111111-0000-4000-8000-00000000d0d0' });
+    const config = loadConfig({
+      ...AUTHED,
+      ...BILL,
+      NODE_ENV: 'production',
+      STATE_DIR: './.data',
+      ADMIN_AAD_OBJECT_IDS: '11111111-0000-4000-8000-00000000d0d0',
+    });
     expect(config.bot.appId).toBe(APP_ID);
     expect(config.access.allowedTenantIds).toEqual([TENANT]);
     expect(config.bill.credentials?.orgId).toBe(BILL.BILL_ORG_ID);
@@ -154,13 +191,20 @@ describe('the real entry point (tsx src/index.ts) with a bad environment', () =>
       // The project's own tsx (what `npx tsx` runs), started outside the repository so no .env is read.
       const child = spawn(join(repo, 'node_modules/.bin/tsx'), [join(repo, 'src/index.ts')], {
         cwd,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? cwd, PORT: '0', HOST: '127.0.0.1', STATE_DIR: join(cwd, 'state'), ...env },
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? cwd,
+          PORT: '0',
+          HOST: '127.0.0.1',
+          STATE_DIR: join(cwd, 'state'),
+          ...env,
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stdout = '';
       let stderr = '';
-      child.stdout.on('data', (d) => (stdout += d));
-      child.stderr.on('data', (d) => (stderr += d));
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       const timer = setTimeout(() => {
         child.kill('SIGKILL');
         fail(new Error(`still running after 45 s (it should have refused to start): ${stdout}`));
@@ -173,8 +217,20 @@ describe('the real entry point (tsx src/index.ts) with a bad environment', () =>
   }
 
   it('exits 1 naming each bad variable, and never listens', async () => {
-    const malformed: Env = { PORT: 'eighty', LOG_LEVEL: 'loud', BILL_TIMEOUT_MS: '5', GRAPH_BASE_URL: 'graph', USER_COMMANDS_PER_MINUTE: '0' };
-    const inconsistent: Env = { MicrosoftAppId: APP_ID, MicrosoftAppPassword: 'app-password-value', MicrosoftAppTenantId: TENANT, BOT_TIMEZONE: 'Nowhere/Land', SECRETS_KEY: 'short' };
+    const malformed: Env = {
+      PORT: 'eighty',
+      LOG_LEVEL: 'loud',
+      BILL_TIMEOUT_MS: '5',
+      GRAPH_BASE_URL: 'graph',
+      USER_COMMANDS_PER_MINUTE: '0',
+    };
+    const inconsistent: Env = {
+      MicrosoftAppId: APP_ID,
+      MicrosoftAppPassword: 'app-password-value',
+      MicrosoftAppTenantId: TENANT,
+      BOT_TIMEZONE: 'Nowhere/Land',
+      SECRETS_KEY: 'short',
+    };
     const production: Env = { NODE_ENV: 'production' };
     const runs = await Promise.all([start(malformed), start(inconsistent), start(production)]);
     const expected = [Object.keys(malformed), ['ALLOWED_TENANT_IDS', 'BOT_TIMEZONE', 'SECRETS_KEY'], ['MicrosoftAppId']];

@@ -1,6 +1,14 @@
 // Digest schedules as a finance team types them, and the slots they fall on in the bot's time zone (DST included).
 import { describe, expect, it } from 'vitest';
-import { describeSchedule, latestSlot, nextSlot, parseDigestArgs, parseTime, parseWeekday, zonedInstant } from '../../src/notify/schedule.js';
+import {
+  describeSchedule,
+  latestSlot,
+  nextSlot,
+  parseDigestArgs,
+  parseTime,
+  parseWeekday,
+  zonedInstant,
+} from '../../src/notify/schedule.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -33,14 +41,29 @@ describe('reading what was typed', () => {
   });
 
   it('reads times and days the usual ways', () => {
-    expect(['9am', '12am', '12pm', '12:30 pm', '17.30', '0:00', '23:59'].map(parseTime)).toEqual(['09:00', '00:00', '12:00', '12:30', '17:30', '00:00', '23:59']);
-    expect(['9', '24:00', '13pm', '9:60', 'noon', ''].map(parseTime)).toEqual([undefined, undefined, undefined, undefined, undefined, undefined]);
+    expect(['9am', '12am', '12pm', '12:30 pm', '17.30', '0:00', '23:59'].map(parseTime)).toEqual([
+      '09:00',
+      '00:00',
+      '12:00',
+      '12:30',
+      '17:30',
+      '00:00',
+      '23:59',
+    ]);
+    expect(['9', '24:00', '13pm', '9:60', 'noon', ''].map(parseTime)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
     expect(['mon', 'Tuesday', 'wed', 'thurs', 'sat', 'x'].map(parseWeekday)).toEqual([1, 2, 3, 4, 6, undefined]);
     expect(describeSchedule({ every: 'weekly', weekday: 3, time: '10:15' })).toBe('every Wednesday at 10:15');
   });
 });
 
-describe('slots in the bot\'s time zone', () => {
+describe("slots in the bot's time zone", () => {
   it('puts 09:00 New York at 14:00 UTC in winter and 13:00 UTC in summer', () => {
     expect(iso(zonedInstant('2026-03-02', '09:00', 'America/New_York'))).toBe('2026-03-02T14:00:00.000Z');
     expect(iso(zonedInstant('2026-07-02', '09:00', 'America/New_York'))).toBe('2026-07-02T13:00:00.000Z');
@@ -61,7 +84,11 @@ describe('slots in the bot\'s time zone', () => {
     const daily = { every: 'daily' as const, time: '09:00' };
     // 08:59 New York on 2 March: the slot is the day before's.
     expect(latestSlot(daily, Date.parse('2026-03-02T13:59:00Z'), 'America/New_York').id).toBe('2026-03-01T09:00');
-    expect(latestSlot(daily, Date.parse('2026-03-02T14:00:00Z'), 'America/New_York')).toEqual({ id: '2026-03-02T09:00', at: Date.parse('2026-03-02T14:00:00Z'), date: '2026-03-02' });
+    expect(latestSlot(daily, Date.parse('2026-03-02T14:00:00Z'), 'America/New_York')).toEqual({
+      id: '2026-03-02T09:00',
+      at: Date.parse('2026-03-02T14:00:00Z'),
+      date: '2026-03-02',
+    });
     // Late evening in New York is already the next day in UTC: the local date decides.
     expect(latestSlot(daily, Date.parse('2026-03-03T03:00:00Z'), 'America/New_York').id).toBe('2026-03-02T09:00');
     const monday = { every: 'weekly' as const, weekday: 1, time: '09:00' };

@@ -45,7 +45,17 @@ class RecordingSender implements ChannelSender {
 let version = 1;
 const composer = {
   async compose(orgId: string, now: number, cadence: DigestContent['cadence']): Promise<DigestContent> {
-    return { orgId, today: new Date(now).toISOString().slice(0, 10), cadence, dueSoon: [], overdueBills: [], overdueInvoices: [], truncated: false, asOf: now, fingerprint: `v${version}` };
+    return {
+      orgId,
+      today: new Date(now).toISOString().slice(0, 10),
+      cadence,
+      dueSoon: [],
+      overdueBills: [],
+      overdueInvoices: [],
+      truncated: false,
+      asOf: now,
+      fingerprint: `v${version}`,
+    };
   },
 };
 const presenter: NotificationPresenter = {
@@ -69,7 +79,12 @@ function scheduler(sender: ChannelSender): DigestScheduler {
 }
 
 async function schedule(): Promise<void> {
-  await new DigestSettings(store, clock).set(target, { orgId: ORG, schedule: { every: 'daily', time: '09:00' }, reference, createdBy: undefined });
+  await new DigestSettings(store, clock).set(target, {
+    orgId: ORG,
+    schedule: { every: 'daily', time: '09:00' },
+    reference,
+    createdBy: undefined,
+  });
 }
 
 describe('one digest per channel and slot', () => {
@@ -104,7 +119,13 @@ describe('one digest per channel and slot', () => {
     clock.set(Date.parse('2026-03-02T09:00:05Z'));
     void scheduler(dying).tick();
     // Wait until the dying instance has marked the slot as being sent.
-    await expect.poll(async () => (await store.entries<{ state?: string }>('digests')).some(([k, v]) => k.includes('|slot|') && !k.endsWith('|lease') && v.state === 'sending')).toBe(true);
+    await expect
+      .poll(async () =>
+        (await store.entries<{ state?: string }>('digests')).some(
+          ([k, v]) => k.includes('|slot|') && !k.endsWith('|lease') && v.state === 'sending',
+        ),
+      )
+      .toBe(true);
     // Its lease runs out; another instance comes along.
     clock.advance(15 * 60_000);
     const survivor = new RecordingSender();

@@ -4,13 +4,17 @@ import { helpCommand } from '../../src/bot/commands/help.js';
 import { SANDBOX_NOTE } from '../../src/bot/cards/words.js';
 import { createRegistry } from '../../src/bot/commands/index.js';
 import type { CommandContext, CommandDefinition } from '../../src/bot/commands/types.js';
-import type { CardReply } from '../../src/bot/cards/card.js';
 
-function ctx(registry: ReturnType<typeof createRegistry>, kind: 'channel' | 'personal', backend: 'sandbox' | 'bill', version = '1.2.3'): CommandContext {
+function ctx(
+  registry: ReturnType<typeof createRegistry>,
+  kind: 'channel' | 'personal',
+  backend: 'sandbox' | 'bill',
+  version = '1.2.3',
+): CommandContext {
   return { services: { registry, backend: { kind: backend }, config: { version } }, scope: { kind } } as unknown as CommandContext;
 }
 
-const help = (c: CommandContext) => helpCommand.run(c) as Promise<CardReply>;
+const help = (c: CommandContext) => helpCommand.run(c);
 
 describe('help card', () => {
   it('is built once per kind of conversation, note and version, and cannot be changed by a turn', async () => {
@@ -30,7 +34,16 @@ describe('help card', () => {
   it('shows a command registered later', async () => {
     const registry = createRegistry();
     const before = await help(ctx(registry, 'personal', 'bill'));
-    const late: CommandDefinition = { name: 'zz late', usage: 'zz late', description: 'Registered after the first help', examples: ['zz late'], upstream: false, async run() { return before; } };
+    const late: CommandDefinition = {
+      name: 'zz late',
+      usage: 'zz late',
+      description: 'Registered after the first help',
+      examples: ['zz late'],
+      upstream: false,
+      async run() {
+        return before;
+      },
+    };
     registry.register(late);
     const after = await help(ctx(registry, 'personal', 'bill'));
     expect(after).not.toBe(before);

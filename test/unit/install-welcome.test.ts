@@ -16,14 +16,28 @@ const def = (name: string, rank: number, usage = name): CommandDefinition => ({
   run: async () => adaptiveCard([], { summary: name }),
 });
 
-const commands = [def('help', 0), def('bills due', 10, 'bills due [days]'), def('invoice', 20, 'invoice <number>'), def('vendor', 30, 'vendor <name>'), def('payments', 40), def('link', 90, 'link <BILL organisation id>')];
+const commands = [
+  def('help', 0),
+  def('bills due', 10, 'bills due [days]'),
+  def('invoice', 20, 'invoice <number>'),
+  def('vendor', 30, 'vendor <name>'),
+  def('payments', 40),
+  def('link', 90, 'link <BILL organisation id>'),
+];
 
 const states: Array<[string, BindingState]> = [
   ['bound by the deployment', { state: 'bound', orgId: '00801AAAAAAAAAAAAAAA', source: 'deployment' }],
   ['linked', { state: 'bound', orgId: '00801BBBBBBBBBBBBBBB', source: 'link' }],
   ['not linked', { state: 'unbound', reason: 'notLinked' }],
   ['no org configured', { state: 'unbound', reason: 'noOrgConfigured' }],
-  ['stale link', { state: 'orgNotAllowed', orgId: '00801CCCCCCCCCCCCCCC', binding: { tenantId: 't', kind: 'team', targetId: 'x', orgId: '00801CCCCCCCCCCCCCCC', linkedBy: undefined, linkedAt: 0 } }],
+  [
+    'stale link',
+    {
+      state: 'orgNotAllowed',
+      orgId: '00801CCCCCCCCCCCCCCC',
+      binding: { tenantId: 't', kind: 'team', targetId: 'x', orgId: '00801CCCCCCCCCCCCCCC', linkedBy: undefined, linkedAt: 0 },
+    },
+  ],
 ];
 
 describe('the welcome card', () => {
@@ -32,7 +46,15 @@ describe('the welcome card', () => {
   });
 
   it.each(states)('is a valid Adaptive Card 1.5 under 40 KB when the team is %s', (_label, binding) => {
-    const reply = welcomeCard({ kind: 'channel', teamName: 'Finance *ops*', binding, mode: binding.state === 'bound' && binding.source === 'deployment' ? 'single' : 'multi', sandbox: false, commands, version: '1.2.3' });
+    const reply = welcomeCard({
+      kind: 'channel',
+      teamName: 'Finance *ops*',
+      binding,
+      mode: binding.state === 'bound' && binding.source === 'deployment' ? 'single' : 'multi',
+      sandbox: false,
+      commands,
+      version: '1.2.3',
+    });
     const check = checkCard(reply.card);
     expect(check.problems).toEqual([]);
     expect(check.bytes).toBeLessThan(40 * 1024);
@@ -40,7 +62,15 @@ describe('the welcome card', () => {
   });
 
   it('names the organisation a team uses, the demo nature of the sandbox, and escapes the team name', () => {
-    const reply = welcomeCard({ kind: 'channel', teamName: 'Finance *ops*', binding: states[0]![1], mode: 'single', sandbox: true, commands, version: '1.2.3' });
+    const reply = welcomeCard({
+      kind: 'channel',
+      teamName: 'Finance *ops*',
+      binding: states[0]![1],
+      mode: 'single',
+      sandbox: true,
+      commands,
+      version: '1.2.3',
+    });
     const text = JSON.stringify(reply.card);
     expect(text.replace(/\u2060/g, '')).toContain('This team uses BILL organisation **…AAAA**');
     expect(text).toContain('simulated data');
@@ -62,17 +92,35 @@ describe('the welcome card', () => {
     const bound = welcomeCard({ kind: 'channel', binding: states[0]![1], mode: 'single', sandbox: false, commands, version: '1' });
     const titles = (bound.card.actions ?? []).map((a) => a.title);
     expect(titles).toEqual(['Show all commands']);
-    const withPlain = welcomeCard({ kind: 'channel', binding: states[0]![1], mode: 'single', sandbox: false, commands: [def('payments', 1), ...commands], version: '1' });
+    const withPlain = welcomeCard({
+      kind: 'channel',
+      binding: states[0]![1],
+      mode: 'single',
+      sandbox: false,
+      commands: [def('payments', 1), ...commands],
+      version: '1',
+    });
     expect((withPlain.card.actions ?? []).map((a) => a.title)).toEqual(['payments', 'Show all commands']);
-    const unbound = welcomeCard({ kind: 'channel', binding: states[2]![1], mode: 'multi', sandbox: false, commands: [def('payments', 1), ...commands], version: '1' });
+    const unbound = welcomeCard({
+      kind: 'channel',
+      binding: states[2]![1],
+      mode: 'multi',
+      sandbox: false,
+      commands: [def('payments', 1), ...commands],
+      version: '1',
+    });
     expect((unbound.card.actions ?? []).map((a) => a.title)).toEqual(['Show all commands']);
   });
 
   it('tells an unlinked team and an unlinked chat how an admin links them', () => {
-    const team = JSON.stringify(welcomeCard({ kind: 'channel', binding: states[2]![1], mode: 'multi', sandbox: false, commands, version: '1' }).card);
+    const team = JSON.stringify(
+      welcomeCard({ kind: 'channel', binding: states[2]![1], mode: 'multi', sandbox: false, commands, version: '1' }).card,
+    );
     expect(team).toContain('This team is not linked to a BILL organisation yet');
     expect(team).toContain('@billbridge link {BILL organisation id}** in any channel of this team');
-    const chat = JSON.stringify(welcomeCard({ kind: 'personal', binding: states[2]![1], mode: 'multi', sandbox: false, commands, version: '1' }).card);
+    const chat = JSON.stringify(
+      welcomeCard({ kind: 'personal', binding: states[2]![1], mode: 'multi', sandbox: false, commands, version: '1' }).card,
+    );
     expect(chat).toContain('This chat is not linked');
     expect(chat).toContain('no mention needed');
   });

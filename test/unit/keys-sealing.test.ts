@@ -38,7 +38,13 @@ function keys(secretsKey: Buffer | undefined, refuseUnsealed = false): WebhookKe
   return new WebhookKeys({ state, clock: systemClock, log, secrets: new SecretRegistry(), secretsKey, refuseUnsealed });
 }
 
-const SUB = { subscriptionId: 'sub-a', orgId: '00801ORGA', name: 'billbridge', notificationUrl: 'https://bot.example.com/api/bill/webhooks', events: ['invoice.updated'] };
+const SUB = {
+  subscriptionId: 'sub-a',
+  orgId: '00801ORGA',
+  name: 'billbridge',
+  notificationUrl: 'https://bot.example.com/api/bill/webhooks',
+  events: ['invoice.updated'],
+};
 
 describe('SECRETS_KEY', () => {
   const random = randomBytes(32);
@@ -74,9 +80,9 @@ describe('SECRETS_KEY', () => {
       error = err;
     }
     expect(error).toBeInstanceOf(ConfigError);
-    expect(String((error as Error).message)).toContain('SECRETS_KEY');
-    expect(String((error as Error).message)).toContain('not random-looking');
-    expect(String((error as Error).message)).not.toContain(weak);
+    expect((error as Error).message).toContain('SECRETS_KEY');
+    expect((error as Error).message).toContain('not random-looking');
+    expect((error as Error).message).not.toContain(weak);
   });
 });
 
@@ -124,7 +130,14 @@ describe('webhook keys at rest', () => {
     registerSecrets(() => [rotatedOut]);
     const seal = (value: string) => ({ alg: 'none', value });
     const until = Date.now() + 3_600_000;
-    await state.set(NS.webhookKeys, SUB.subscriptionId, { v: 1, ...SUB, key: seal(WEBHOOK_KEY), previous: { key: seal(rotatedOut), until }, createdAt: 1, updatedAt: 1 });
+    await state.set(NS.webhookKeys, SUB.subscriptionId, {
+      v: 1,
+      ...SUB,
+      key: seal(WEBHOOK_KEY),
+      previous: { key: seal(rotatedOut), until },
+      createdAt: 1,
+      updatedAt: 1,
+    });
     const k = keys(secretsKey);
     expect(await k.registerAll()).toBe(2);
     expect(await k.keysFor(SUB.subscriptionId)).toEqual([
@@ -163,7 +176,16 @@ describe('a changed SECRETS_KEY', () => {
     const after = randomBytes(32);
     await keys(before).save({ ...SUB, securityKey: WEBHOOK_KEY });
     const links = new UserLinks({ store: state, secretsKey: before, clock: systemClock, log });
-    await links.put({ tenantId: 't', aadObjectId: 'a', orgId: '00801ORGA', billUserId: 'u', token: { name: 'n', value: randomBytes(16).toString('hex') }, teamsUserId: '29:x', linkedAt: 1, updatedAt: 1 });
+    await links.put({
+      tenantId: 't',
+      aadObjectId: 'a',
+      orgId: '00801ORGA',
+      billUserId: 'u',
+      token: { name: 'n', value: randomBytes(16).toString('hex') },
+      teamsUserId: '29:x',
+      linkedAt: 1,
+      updatedAt: 1,
+    });
     expect(await keys(before).unopenable()).toBe(0);
     expect(await links.unopenable()).toBe(0);
     expect(await keys(after).unopenable()).toBe(1);
@@ -185,7 +207,7 @@ describe('webhook keys in the log scrubber (SecretRegistry)', () => {
     return { clock, secrets, make };
   }
 
-  it('a deleted subscription\'s key leaves the registry with its record', async () => {
+  it("a deleted subscription's key leaves the registry with its record", async () => {
     const { secrets, make } = scrubbed();
     const k = make();
     await k.save({ ...SUB, securityKey: K1 });

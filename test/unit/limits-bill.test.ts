@@ -21,7 +21,7 @@ describe('bill.requests: a reservoir refilled at the top of each clock hour', ()
     limiter = fakeTimeLimiter({ LIMIT_BILL_REQUESTS_PER_HOUR: '10' });
     for (let i = 0; i < 10; i++) await limiter.run(BILL, { priority: 'interactive' }, ok);
     const upstream = vi.fn(ok);
-    const err = await limiter.run(BILL, { priority: 'interactive' }, upstream).catch((e) => e);
+    const err = await limiter.run(BILL, { priority: 'interactive' }, upstream).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LimitExceeded);
     expect(err).toMatchObject({ budget: 'bill.requests', reason: 'hourly', retryInMs: 60_000 });
     expect(upstream).not.toHaveBeenCalled();
@@ -83,7 +83,9 @@ describe('bill.concurrency: 3 in flight per dev key and org', () => {
       inFlight--;
       finished++;
     };
-    const all = Array.from({ length: 100 }, (_, i) => limiter.run(BILL, { priority: i % 3 === 0 ? 'interactive' : 'background', maxWaitMs: 3_600_000 }, call(20 + (i % 7) * 13)));
+    const all = Array.from({ length: 100 }, (_, i) =>
+      limiter.run(BILL, { priority: i % 3 === 0 ? 'interactive' : 'background', maxWaitMs: 3_600_000 }, call(20 + (i % 7) * 13)),
+    );
     await runUntil(() => finished === 100);
     await Promise.all(all);
     expect(max).toBe(3);
@@ -95,7 +97,9 @@ describe('bill.concurrency: 3 in flight per dev key and org', () => {
     limiter = fakeTimeLimiter();
     const held = [new HeldCall(), new HeldCall(), new HeldCall()];
     const busy = held.map((h) => limiter.run(BILL, { priority: 'background' }, h.fn));
-    await expect(limiter.run({ ...BILL, orgId: '00801OTHERORG0000001' }, { priority: 'interactive', maxWaitMs: 0 }, ok)).resolves.toBe('ok');
+    await expect(limiter.run({ ...BILL, orgId: '00801OTHERORG0000001' }, { priority: 'interactive', maxWaitMs: 0 }, ok)).resolves.toBe(
+      'ok',
+    );
     held.forEach((h) => h.finish());
     await Promise.all(busy);
   });
@@ -149,7 +153,11 @@ describe('bill.concurrency: 3 in flight per dev key and org', () => {
   it('estimates the retry from how long calls take and how many are ahead', async () => {
     limiter = fakeTimeLimiter({ LIMIT_BILL_CONCURRENCY: '1' });
     // Teach it that calls take about 2 s.
-    for (let i = 0; i < 20; i++) await Promise.all([limiter.run(BILL, { priority: 'background' }, () => new Promise((r) => setTimeout(r, 2_000))), vi.advanceTimersByTimeAsync(2_000)]);
+    for (let i = 0; i < 20; i++)
+      await Promise.all([
+        limiter.run(BILL, { priority: 'background' }, () => new Promise((r) => setTimeout(r, 2_000))),
+        vi.advanceTimersByTimeAsync(2_000),
+      ]);
     const holder = new HeldCall();
     const running = limiter.run(BILL, { priority: 'background' }, holder.fn);
     const ahead = Array.from({ length: 4 }, () => settle(limiter.run(BILL, { priority: 'background' }, ok)));
@@ -244,7 +252,7 @@ describe('server feedback from BILL', () => {
     const started = Date.now();
     const job = settle(limiter.run(BILL, { priority: 'background' }, async () => Date.now()));
     await runUntil(() => job.done, 100);
-    expect((job.value as number) - started).toBeGreaterThanOrEqual(30_000);
+    expect(job.value! - started).toBeGreaterThanOrEqual(30_000);
   });
 });
 

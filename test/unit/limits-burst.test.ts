@@ -19,7 +19,10 @@ afterEach(async () => {
 /** Runs `n` calls of `ms` each, one after another, so the limiter learns how long calls take. */
 async function teach(n: number, ms: number): Promise<void> {
   for (let i = 0; i < n; i++) {
-    await Promise.all([limiter.run(BILL, { priority: 'background' }, () => new Promise((r) => setTimeout(r, ms))), vi.advanceTimersByTimeAsync(ms)]);
+    await Promise.all([
+      limiter.run(BILL, { priority: 'background' }, () => new Promise((r) => setTimeout(r, ms))),
+      vi.advanceTimersByTimeAsync(ms),
+    ]);
   }
 }
 

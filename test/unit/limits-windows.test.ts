@@ -18,7 +18,15 @@ function worstWindows(starts: number[], windows: RateWindow[]): Map<number, numb
   const worst = new Map<number, number>();
   for (const w of windows) {
     let max = 0;
-    for (const t of starts) max = Math.max(max, countInWindow(starts.filter((s) => s <= t), w.windowMs, t));
+    for (const t of starts)
+      max = Math.max(
+        max,
+        countInWindow(
+          starts.filter((s) => s <= t),
+          w.windowMs,
+          t,
+        ),
+      );
     worst.set(w.windowMs, max);
   }
   return worst;
@@ -64,9 +72,13 @@ describe('connector.thread: bot sends per conversation thread', () => {
     limiter = fakeTimeLimiter();
     const starts: number[] = [];
     const sends = Array.from({ length: 130 }, (_, i) =>
-      limiter.run({ service: 'connector', conversationId: `19:general@thread.tacv2;messageid=${i % 5}` }, { priority: 'background' }, async () => {
-        starts.push(Date.now());
-      }),
+      limiter.run(
+        { service: 'connector', conversationId: `19:general@thread.tacv2;messageid=${i % 5}` },
+        { priority: 'background' },
+        async () => {
+          starts.push(Date.now());
+        },
+      ),
     );
     await runUntil(() => starts.length === 130, 250);
     await Promise.all(sends);
@@ -86,22 +98,33 @@ describe('connector.thread: bot sends per conversation thread', () => {
     const conv = { service: 'connector', conversationId: 'a:personal-chat' } as const;
     let sent = 0;
     for (let i = 0; i < 1_800; i++) {
-      await limiter.run(conv, { priority: 'background' }, async () => void sent++);
+      await limiter.run(conv, { priority: 'background' }, async () => {
+        sent++;
+      });
       if (i % 7 === 6) await vi.advanceTimersByTimeAsync(1_000);
     }
-    const err = await limiter.run(conv, { priority: 'interactive', maxWaitMs: 60_000 }, async () => void sent++).catch((e) => e);
+    const err = await limiter
+      .run(conv, { priority: 'interactive', maxWaitMs: 60_000 }, async () => {
+        sent++;
+      })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LimitExceeded);
     expect(err).toMatchObject({ budget: 'connector.thread', reason: 'busy' });
     // The first sends of the hour leave the window after an hour from the start.
-    expect(Date.now() + err.retryInMs).toBe(Date.parse('2025-03-03T11:00:00.000Z'));
+    expect(Date.now() + (err as LimitExceeded).retryInMs).toBe(Date.parse('2025-03-03T11:00:00.000Z'));
     expect(sent).toBe(1_800);
   });
 
   it('keeps threads apart and shows them as one row', async () => {
     limiter = fakeTimeLimiter();
-    for (let i = 0; i < 7; i++) await limiter.run({ service: 'connector', conversationId: 'a:one' }, { priority: 'interactive', maxWaitMs: 0 }, async () => 1);
-    await expect(limiter.run({ service: 'connector', conversationId: 'a:two' }, { priority: 'interactive', maxWaitMs: 0 }, async () => 1)).resolves.toBe(1);
-    await expect(limiter.run({ service: 'connector', conversationId: 'a:one' }, { priority: 'interactive', maxWaitMs: 0 }, async () => 1)).rejects.toMatchObject({ reason: 'busy' });
+    for (let i = 0; i < 7; i++)
+      await limiter.run({ service: 'connector', conversationId: 'a:one' }, { priority: 'interactive', maxWaitMs: 0 }, async () => 1);
+    await expect(
+      limiter.run({ service: 'connector', conversationId: 'a:two' }, { priority: 'interactive', maxWaitMs: 0 }, async () => 1),
+    ).resolves.toBe(1);
+    await expect(
+      limiter.run({ service: 'connector', conversationId: 'a:one' }, { priority: 'interactive', maxWaitMs: 0 }, async () => 1),
+    ).rejects.toMatchObject({ reason: 'busy' });
     const rows = limiter.snapshot().filter((r) => r.budget === 'connector.thread');
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ key: '*', keys: 2, limit: 7, used: 7, remaining: 0, windowMs: 1_000, rejected: 1 });
@@ -113,10 +136,18 @@ describe('connector.thread: bot sends per conversation thread', () => {
     const thread = { service: 'connector', conversationId: '19:busy@thread.tacv2;messageid=1' } as const;
     limiter.throttled(thread, { kind: 'retryAfter', ms: 1_000 });
     const t0 = Date.now();
-    const next = settle(limiter.run({ ...thread, conversationId: '19:busy@thread.tacv2;messageid=2' }, { priority: 'interactive', maxWaitMs: 60_000 }, async () => Date.now()));
-    await expect(limiter.run({ service: 'connector', conversationId: 'a:other' }, { priority: 'interactive', maxWaitMs: 0 }, async () => Date.now())).resolves.toBe(t0);
+    const next = settle(
+      limiter.run(
+        { ...thread, conversationId: '19:busy@thread.tacv2;messageid=2' },
+        { priority: 'interactive', maxWaitMs: 60_000 },
+        async () => Date.now(),
+      ),
+    );
+    await expect(
+      limiter.run({ service: 'connector', conversationId: 'a:other' }, { priority: 'interactive', maxWaitMs: 0 }, async () => Date.now()),
+    ).resolves.toBe(t0);
     await runUntil(() => next.done, 50);
-    expect((next.value as number) - t0).toBe(1_000);
+    expect(next.value! - t0).toBe(1_000);
     const row = limiter.snapshot().find((r) => r.budget === 'connector.thread')!;
     expect(row.lastThrottleKind).toBe('retryAfter');
     expect(row.lastThrottleAt).toBe(t0);
@@ -131,7 +162,11 @@ describe('spend.requests: 60 per minute per apiToken', () => {
     await vi.advanceTimersByTimeAsync(30_000);
     const command = vi.fn(async () => 1);
     const t0 = Date.now();
-    await expect(limiter.run(spend, { priority: 'interactive' }, command)).rejects.toMatchObject({ budget: 'spend.requests', reason: 'busy', retryInMs: 30_000 });
+    await expect(limiter.run(spend, { priority: 'interactive' }, command)).rejects.toMatchObject({
+      budget: 'spend.requests',
+      reason: 'busy',
+      retryInMs: 30_000,
+    });
     expect(Date.now()).toBe(t0); // refused without waiting 8 s for nothing
     expect(command).not.toHaveBeenCalled();
     const job = settle(limiter.run(spend, { priority: 'background' }, async () => Date.now()));
@@ -146,12 +181,30 @@ describe('graph budgets: 4/s per team, 30/s per tenant, 1,500/s per app', () => 
     limiter = fakeTimeLimiter();
     const starts: Array<[string, number]> = [];
     const calls = [];
-    for (let i = 0; i < 5; i++) calls.push(limiter.run({ service: 'graph', tenantId: 't1', teamId: 'team-a' }, { priority: 'interactive' }, async () => void starts.push(['a', Date.now()])));
-    calls.push(limiter.run({ service: 'graph', tenantId: 't1', teamId: 'team-b' }, { priority: 'interactive' }, async () => void starts.push(['b', Date.now()])));
+    for (let i = 0; i < 5; i++)
+      calls.push(
+        limiter.run(
+          { service: 'graph', tenantId: 't1', teamId: 'team-a' },
+          { priority: 'interactive' },
+          async () => void starts.push(['a', Date.now()]),
+        ),
+      );
+    calls.push(
+      limiter.run(
+        { service: 'graph', tenantId: 't1', teamId: 'team-b' },
+        { priority: 'interactive' },
+        async () => void starts.push(['b', Date.now()]),
+      ),
+    );
     await runUntil(() => starts.length === 6, 50);
     await Promise.all(calls);
     const t0 = Date.parse('2025-03-03T10:00:00.000Z');
-    expect(starts.filter(([, t]) => t === t0).map(([k]) => k).sort()).toEqual(['a', 'a', 'a', 'a', 'b']);
+    expect(
+      starts
+        .filter(([, t]) => t === t0)
+        .map(([k]) => k)
+        .sort(),
+    ).toEqual(['a', 'a', 'a', 'a', 'b']);
     expect(starts.find(([, t]) => t !== t0)).toEqual(['a', t0 + 1_000]);
     const tenant = limiter.snapshot().find((r) => r.budget === 'graph.tenant' && r.key === 't1')!;
     expect(tenant).toMatchObject({ limit: 30, used: 1, windowMs: 1_000 });
@@ -160,7 +213,13 @@ describe('graph budgets: 4/s per team, 30/s per tenant, 1,500/s per app', () => 
   it('counts every call against the tenant: the 31st in a second waits', async () => {
     limiter = fakeTimeLimiter();
     const starts: number[] = [];
-    const calls = Array.from({ length: 31 }, (_, i) => limiter.run({ service: 'graph', tenantId: 't2', teamId: `team-${i}` }, { priority: 'background' }, async () => void starts.push(Date.now())));
+    const calls = Array.from({ length: 31 }, (_, i) =>
+      limiter.run(
+        { service: 'graph', tenantId: 't2', teamId: `team-${i}` },
+        { priority: 'background' },
+        async () => void starts.push(Date.now()),
+      ),
+    );
     await runUntil(() => starts.length === 31, 50);
     await Promise.all(calls);
     expect(new Set(starts).size).toBe(2);

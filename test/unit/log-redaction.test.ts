@@ -51,7 +51,14 @@ describe('createLogger', () => {
     child.info(fields, 'calling BILL');
     log.flush();
     const [line] = lines.records();
-    expect(line).toMatchObject({ msg: 'calling BILL', correlationId: 'c-1', session: { sessionId: CENSOR }, devKey: CENSOR, call: { headers: { Authorization: CENSOR } }, orgId: 'O1' });
+    expect(line).toMatchObject({
+      msg: 'calling BILL',
+      correlationId: 'c-1',
+      session: { sessionId: CENSOR },
+      devKey: CENSOR,
+      call: { headers: { Authorization: CENSOR } },
+      orgId: 'O1',
+    });
     expect(lines.text()).not.toMatch(/dev-key-9876|sess-bound-1234|Basic xyz/);
     // Logging did not change the caller's object.
     expect(fields.devKey).toBe('dev-key-9876');

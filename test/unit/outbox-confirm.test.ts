@@ -38,7 +38,11 @@ beforeEach(async () => {
   secrets = new SecretRegistry();
   secrets.add(KEY);
   registerSecrets(() => secrets.list());
-  await new ChannelSubscriptions(store, clock).add(TARGET, ['payments'], { orgId: ORG, reference: { conversation: { id: TARGET.channelId } }, createdBy: undefined });
+  await new ChannelSubscriptions(store, clock).add(TARGET, ['payments'], {
+    orgId: ORG,
+    reference: { conversation: { id: TARGET.channelId } },
+    createdBy: undefined,
+  });
 });
 afterEach(async () => {
   await store.close();
@@ -94,7 +98,13 @@ function paymentEvent(eventId = randomUUID(), amount = 999_999): Buffer {
   );
 }
 const sign = (raw: Buffer) => createHmac('sha256', KEY).update(raw).digest('base64');
-const BILLS_RECORD = { id: 'stp01pay', amount: 42, status: 'SCHEDULED', billIds: ['00n01bill'], vendor: { id: '00901v', name: 'Acme Supply' } };
+const BILLS_RECORD = {
+  id: 'stp01pay',
+  amount: 42,
+  status: 'SCHEDULED',
+  billIds: ['00n01bill'],
+  vendor: { id: '00901v', name: 'Acme Supply' },
+};
 
 describe('a card shows what BILL answers', () => {
   it('a signed event carrying a forged amount goes out with the amount BILL has', async () => {

@@ -94,14 +94,31 @@ function worker(state: StateStore, hold: { enrich?: ReturnType<typeof gate>; sen
 }
 
 function event(eventId: string): OutboxEvent {
-  return { v: 1, eventId, type: 'invoice.updated', version: '1', orgId: 'org-1', subscriptionId: 'sub-1', kind: 'invoices', entityType: 'invoice', entityKey: undefined, entity: {}, errors: [], receivedAt: Date.now() };
+  return {
+    v: 1,
+    eventId,
+    type: 'invoice.updated',
+    version: '1',
+    orgId: 'org-1',
+    subscriptionId: 'sub-1',
+    kind: 'invoices',
+    entityType: 'invoice',
+    entityKey: undefined,
+    entity: {},
+    errors: [],
+    receivedAt: Date.now(),
+  };
 }
 
 describe.each(['redis', 'file'])('two workers on one %s store', (kind) => {
   it('the worker whose lease another took over while it looked up details does not send; the card goes out once', async () => {
     const state = stores[kind]!();
     const eventId = `evt-takeover-${kind}`;
-    await new ChannelSubscriptions(state, systemClock).add(TARGET, ['invoices'], { orgId: 'org-1', reference: { conversation: { id: TARGET.channelId } }, createdBy: undefined });
+    await new ChannelSubscriptions(state, systemClock).add(TARGET, ['invoices'], {
+      orgId: 'org-1',
+      reference: { conversation: { id: TARGET.channelId } },
+      createdBy: undefined,
+    });
     expect(await state.setIfAbsent(NS.outbox, outboxKey(eventId), event(eventId))).toBe(true);
 
     const slowA = gate();
@@ -109,7 +126,7 @@ describe.each(['redis', 'file'])('two workers on one %s store', (kind) => {
     const drainA = a.w.drain();
     await slowA.reached;
     // A stalls past its lease (no renewal: a long GC pause, a frozen VM); B takes the event over and is sending.
-    await until('A\'s lease to expire', async () => (await state.get(NS.outbox, `lease|${eventId}`)) === undefined);
+    await until("A's lease to expire", async () => (await state.get(NS.outbox, `lease|${eventId}`)) === undefined);
     const sendingB = gate();
     const b = worker(state, { send: sendingB });
     const drainB = b.w.drain();

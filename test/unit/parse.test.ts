@@ -2,7 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeCommandText, parseCommandLine, suggestCommand } from '../../src/bot/commands/parse.js';
 
-const names = ['help', 'bills due', 'bills overdue', 'bill', 'invoice', 'invoices overdue', 'vendor', 'status'].map((n) => ({ name: n, words: n.split(' ') }));
+const names = ['help', 'bills due', 'bills overdue', 'bill', 'invoice', 'invoices overdue', 'vendor', 'status'].map((n) => ({
+  name: n,
+  words: n.split(' '),
+}));
 
 describe('normalizing Teams text', () => {
   it.each([
@@ -26,9 +29,19 @@ describe('normalizing Teams text', () => {
 
 describe('matching commands', () => {
   it('takes the longest registered name and keeps argument case', () => {
-    expect(parseCommandLine('<at>billbridge</at> BILLS DUE 14', names)).toEqual({ kind: 'command', name: 'bills due', args: ['14'], argText: '14' });
+    expect(parseCommandLine('<at>billbridge</at> BILLS DUE 14', names)).toEqual({
+      kind: 'command',
+      name: 'bills due',
+      args: ['14'],
+      argText: '14',
+    });
     expect(parseCommandLine('bill INV-778', names)).toEqual({ kind: 'command', name: 'bill', args: ['INV-778'], argText: 'INV-778' });
-    expect(parseCommandLine('vendor  Acme   Supply', names)).toEqual({ kind: 'command', name: 'vendor', args: ['Acme', 'Supply'], argText: 'Acme Supply' });
+    expect(parseCommandLine('vendor  Acme   Supply', names)).toEqual({
+      kind: 'command',
+      name: 'vendor',
+      args: ['Acme', 'Supply'],
+      argText: 'Acme Supply',
+    });
   });
   it('does not match a word that only starts like a command', () => {
     expect(parseCommandLine('billing', names).kind).toBe('unknown');

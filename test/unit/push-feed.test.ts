@@ -24,18 +24,44 @@ function setup(opts: { events?: string[]; enabled?: boolean; url?: string; fail?
         get: async (id: string): Promise<Subscription> => {
           gets.push(id);
           if (fail) throw new Error('BILL did not answer');
-          return { id, name: 'billbridge', organizationId: ORG, status: { enabled }, events: [], notificationUrl: `${opts.url ?? URL_}/`, createdTime: '', updatedTime: '' };
+          return {
+            id,
+            name: 'billbridge',
+            organizationId: ORG,
+            status: { enabled },
+            events: [],
+            notificationUrl: `${opts.url ?? URL_}/`,
+            createdTime: '',
+            updatedTime: '',
+          };
         },
       },
     }),
   } as unknown as BillGateway;
-  const mine: WebhookKeyInfo[] = [{ subscriptionId: 'sub-1', orgId: ORG, name: 'billbridge', notificationUrl: URL_, events: opts.events ?? ['bill.updated', 'payment.updated'], createdAt: 0, updatedAt: 0, sealed: true }];
-  const feed = new PushFeed({ bill, clock, log: createLogger({ level: 'silent', secrets: new SecretRegistry() }), subscriptions: async () => mine, checkMs: CHECK_MS });
+  const mine: WebhookKeyInfo[] = [
+    {
+      subscriptionId: 'sub-1',
+      orgId: ORG,
+      name: 'billbridge',
+      notificationUrl: URL_,
+      events: opts.events ?? ['bill.updated', 'payment.updated'],
+      createdAt: 0,
+      updatedAt: 0,
+      sealed: true,
+    },
+  ];
+  const feed = new PushFeed({
+    bill,
+    clock,
+    log: createLogger({ level: 'silent', secrets: new SecretRegistry() }),
+    subscriptions: async () => mine,
+    checkMs: CHECK_MS,
+  });
   return { clock, feed, gets, setFail: (f: boolean) => void (fail = f), setEnabled: (e: boolean) => void (enabled = e) };
 }
 
 describe('PushFeed', () => {
-  it('feeds only the kinds the subscription\'s events cover, once BILL said it is enabled (trailing slashes aside)', async () => {
+  it("feeds only the kinds the subscription's events cover, once BILL said it is enabled (trailing slashes aside)", async () => {
     const { feed, gets } = setup();
     expect(feed.fed(ORG, 'bill')).toBe(false);
     await feed.refresh(ORG);
@@ -93,7 +119,13 @@ describe('PushFeed', () => {
   it('is off with a check interval of 0 (CACHE_TTL_PUSHED_S=0), and asks BILL nothing', async () => {
     const clock = new ManualClock(0);
     let asked = 0;
-    const feed = new PushFeed({ bill: {} as BillGateway, clock, log: createLogger({ level: 'silent', secrets: new SecretRegistry() }), subscriptions: async () => (asked++, []), checkMs: 0 });
+    const feed = new PushFeed({
+      bill: {} as BillGateway,
+      clock,
+      log: createLogger({ level: 'silent', secrets: new SecretRegistry() }),
+      subscriptions: async () => (asked++, []),
+      checkMs: 0,
+    });
     expect(feed.fed(ORG, 'bill')).toBe(false);
     expect(asked).toBe(0);
   });

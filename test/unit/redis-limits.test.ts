@@ -19,8 +19,19 @@ let open: Array<{ conn: RedisConnection; limiter: SharedLimiter }> = [];
 
 /** One bot instance's limiter on the shared Redis. */
 async function instance(env: Record<string, string> = {}, opts: { lockTimeoutMs?: number; commandTimeoutMs?: number } = {}) {
-  const conn = new RedisConnection({ url: redis.url, log, commandTimeoutMs: opts.commandTimeoutMs ?? 1_000, maxReconnectDelayMs: 50, keyPrefix: `t${open.length}-${Date.now()}:` });
-  const limiter = createLimiter({ config: limitsConfig(env), clock: systemClock, log, store: new RedisBudgetStore({ redis: conn, log, lockTimeoutMs: opts.lockTimeoutMs }) });
+  const conn = new RedisConnection({
+    url: redis.url,
+    log,
+    commandTimeoutMs: opts.commandTimeoutMs ?? 1_000,
+    maxReconnectDelayMs: 50,
+    keyPrefix: `t${open.length}-${Date.now()}:`,
+  });
+  const limiter = createLimiter({
+    config: limitsConfig(env),
+    clock: systemClock,
+    log,
+    store: new RedisBudgetStore({ redis: conn, log, lockTimeoutMs: opts.lockTimeoutMs }),
+  });
   open.push({ conn, limiter });
   expect(await conn.waitReady(5_000)).toBe(true);
   return { conn, limiter };
@@ -30,8 +41,19 @@ async function instance(env: Record<string, string> = {}, opts: { lockTimeoutMs?
 async function fleet(env: Record<string, string> = {}, opts: { lockTimeoutMs?: number; commandTimeoutMs?: number } = {}) {
   const prefix = `fleet-${open.length}-${Date.now()}:`;
   const make = async () => {
-    const conn = new RedisConnection({ url: redis.url, log, commandTimeoutMs: opts.commandTimeoutMs ?? 1_000, maxReconnectDelayMs: 50, keyPrefix: prefix });
-    const limiter = createLimiter({ config: limitsConfig(env), clock: systemClock, log, store: new RedisBudgetStore({ redis: conn, log, lockTimeoutMs: opts.lockTimeoutMs }) });
+    const conn = new RedisConnection({
+      url: redis.url,
+      log,
+      commandTimeoutMs: opts.commandTimeoutMs ?? 1_000,
+      maxReconnectDelayMs: 50,
+      keyPrefix: prefix,
+    });
+    const limiter = createLimiter({
+      config: limitsConfig(env),
+      clock: systemClock,
+      log,
+      store: new RedisBudgetStore({ redis: conn, log, lockTimeoutMs: opts.lockTimeoutMs }),
+    });
     open.push({ conn, limiter });
     expect(await conn.waitReady(5_000)).toBe(true);
     return { conn, limiter };
@@ -93,7 +115,7 @@ describe('one budget for the fleet', () => {
     for (let i = 0; i < 6; i++) await a.limiter.run(BILL, { priority: 'interactive' }, async () => 'ok');
     for (let i = 0; i < 4; i++) await b.limiter.run(BILL, { priority: 'interactive' }, async () => 'ok');
     let called = false;
-    const err = await b.limiter.run(BILL, { priority: 'interactive' }, async () => (called = true)).catch((e) => e);
+    const err = await b.limiter.run(BILL, { priority: 'interactive' }, async () => (called = true)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LimitExceeded);
     expect(err).toMatchObject({ budget: 'bill.requests', reason: 'hourly' });
     expect(called).toBe(false);
@@ -107,9 +129,9 @@ describe('one budget for the fleet', () => {
     await a.limiter.run(LOGIN, { priority: 'background' }, async () => 'ok');
     await a.limiter.run(LOGIN, { priority: 'background' }, async () => 'ok');
     await b.limiter.run(LOGIN, { priority: 'background' }, async () => 'ok');
-    const err = await a.limiter.run(LOGIN, { priority: 'background' }, async () => 'ok').catch((e) => e);
+    const err = await a.limiter.run(LOGIN, { priority: 'background' }, async () => 'ok').catch((e: unknown) => e);
     expect(err).toMatchObject({ budget: 'bill.logins', reason: 'logins' });
-    expect(err.retryInMs).toBeGreaterThan(3_500_000);
+    expect((err as LimitExceeded).retryInMs).toBeGreaterThan(3_500_000);
   });
 
   it('a BDC_1144 freeze seen by one instance stops the other one too', async () => {
@@ -169,7 +191,7 @@ describe('no permanent failure (what breaks bottleneck clustering on Redis 7)', 
     await redis.client().call('CLIENT', 'PAUSE', '600', 'ALL');
     let called = false;
     const t0 = Date.now();
-    const err = await a.limiter.run(BILL, { priority: 'interactive' }, async () => (called = true)).catch((e) => e);
+    const err = await a.limiter.run(BILL, { priority: 'interactive' }, async () => (called = true)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DependencyUnavailable);
     expect(Date.now() - t0).toBeLessThan(1_000);
     expect(called).toBe(false);
@@ -191,7 +213,9 @@ describe('no permanent failure (what breaks bottleneck clustering on Redis 7)', 
     // The process dies: no release, no refresh.
     crashed.conn.client.disconnect();
     let grantedAt = 0;
-    await expect(b.limiter.run(BILL, { priority: 'interactive', maxWaitMs: 5_000 }, async () => (grantedAt = Date.now()))).resolves.toBeGreaterThan(0);
+    await expect(
+      b.limiter.run(BILL, { priority: 'interactive', maxWaitMs: 5_000 }, async () => (grantedAt = Date.now())),
+    ).resolves.toBeGreaterThan(0);
     // Not before the first dead slot's TTL (400 ms from its grant, a Redis round trip before the call started) ran out.
     expect(grantedAt).toBeGreaterThanOrEqual(Math.min(...holds.map((h) => h.started!)) + 350);
     for (const h of holds) h.finish();
@@ -211,9 +235,13 @@ describe('while Redis is down', () => {
     let called = 0;
     await expect(limiter.run(BILL, { priority: 'interactive' }, async () => called++)).rejects.toBeInstanceOf(DependencyUnavailable);
     await expect(limiter.run(LOGIN, { priority: 'interactive' }, async () => called++)).rejects.toBeInstanceOf(DependencyUnavailable);
-    await expect(limiter.run({ service: 'spend', token: 'tok-0123456789' }, { priority: 'interactive' }, async () => called++)).rejects.toBeInstanceOf(DependencyUnavailable);
+    await expect(
+      limiter.run({ service: 'spend', token: 'tok-0123456789' }, { priority: 'interactive' }, async () => called++),
+    ).rejects.toBeInstanceOf(DependencyUnavailable);
     expect(called).toBe(0);
-    await expect(limiter.run({ service: 'connector', conversationId: '19:x@thread.tacv2' }, { priority: 'interactive' }, async () => 'card sent')).resolves.toBe('card sent');
+    await expect(
+      limiter.run({ service: 'connector', conversationId: '19:x@thread.tacv2' }, { priority: 'interactive' }, async () => 'card sent'),
+    ).resolves.toBe('card sent');
     // The call that was in flight finishes; its slot's release is lost with Redis, and nothing crashes.
     held.finish();
     await expect(holding).resolves.toBe('ok');

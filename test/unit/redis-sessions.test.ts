@@ -34,7 +34,14 @@ async function fleet(n: number, opts: { idleRefreshMs?: number; secretsKey?: Buf
     conns.push(conn);
     expect(await conn.waitReady(5_000)).toBe(true);
     const limiter = createLimiter({ config: limitsConfig(), clock, log, store: new RedisBudgetStore({ redis: conn, log }) });
-    const c = billClient(sb, { clock, limiter, overrides: { sessionLedger: new RedisSessionLedger({ redis: conn, clock, log, touchEveryMs: 0, secretsKey: opts.secretsKey }), idleRefreshMs: opts.idleRefreshMs } });
+    const c = billClient(sb, {
+      clock,
+      limiter,
+      overrides: {
+        sessionLedger: new RedisSessionLedger({ redis: conn, clock, log, touchEveryMs: 0, secretsKey: opts.secretsKey }),
+        idleRefreshMs: opts.idleRefreshMs,
+      },
+    });
     clients.push(c);
     out.push(c);
   }
@@ -163,7 +170,12 @@ describe('sessionIds at rest (SECRETS_KEY set)', () => {
   it('an instance says at start whether the shared session is sealed (no SECRETS_KEY: stored unencrypted)', () => {
     const said = (secretsKey?: Buffer) => {
       const logs = new LogCapture('ledger start');
-      new RedisSessionLedger({ redis: conns.at(-1)!, clock, log: createLogger({ level: 'debug', secrets: new SecretRegistry(), destination: logs }), secretsKey });
+      new RedisSessionLedger({
+        redis: conns.at(-1)!,
+        clock,
+        log: createLogger({ level: 'debug', secrets: new SecretRegistry(), destination: logs }),
+        secretsKey,
+      });
       return logs.text();
     };
     expect(said()).toContain('SECRETS_KEY is not set: the BILL session the instances share is stored in Redis unencrypted');

@@ -48,7 +48,11 @@ afterAll(async () => {
 
 describe('two instances share one store', () => {
   it('a conversation reference written by instance A is read, listed and deleted by instance B', async () => {
-    const ref = { conversation: { id: '19:abc@thread.tacv2' }, serviceUrl: 'https://smba.trafficmanager.net/amer/', at: new Date(0).toISOString() };
+    const ref = {
+      conversation: { id: '19:abc@thread.tacv2' },
+      serviceUrl: 'https://smba.trafficmanager.net/amer/',
+      at: new Date(0).toISOString(),
+    };
     await a.set(NS.conversations, 'tenant|19:abc@thread.tacv2', ref);
     expect(await b.get(NS.conversations, 'tenant|19:abc@thread.tacv2')).toEqual(ref);
     expect(await b.entries(NS.conversations)).toEqual([['tenant|19:abc@thread.tacv2', ref]]);
@@ -59,17 +63,22 @@ describe('two instances share one store', () => {
   });
 
   it('the same webhook event id offered to both instances 40 times at once is accepted exactly once', async () => {
-    const offers = Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).setIfAbsent(NS.webhookEvents, 'evt-42', { by: i }, { ttlMs: 60_000 }));
+    const offers = Array.from({ length: 40 }, (_, i) =>
+      (i % 2 ? a : b).setIfAbsent(NS.webhookEvents, 'evt-42', { by: i }, { ttlMs: 60_000 }),
+    );
     const won = (await Promise.all(offers)).filter(Boolean);
     expect(won).toHaveLength(1);
     const pttl = await redis.client().pttl(`billbridge:state:{${NS.webhookEvents}}:k:evt-42`);
     expect(pttl).toBeGreaterThan(50_000);
     expect(pttl).toBeLessThanOrEqual(60_000);
     // A claim (the duplicate-delivery mark) is the same atomic set; Redis has kept it when it answers.
-    const claims = await Promise.all([a.claim(NS.seenActivities, 'conv|m1', 1, { ttlMs: 60_000 }), b.claim(NS.seenActivities, 'conv|m1', 2, { ttlMs: 60_000 })]);
+    const claims = await Promise.all([
+      a.claim(NS.seenActivities, 'conv|m1', 1, { ttlMs: 60_000 }),
+      b.claim(NS.seenActivities, 'conv|m1', 2, { ttlMs: 60_000 }),
+    ]);
     expect(claims.map((c) => c.created).sort()).toEqual([false, true]);
     await Promise.all(claims.map((c) => c.durable));
-    expect(await b.get(NS.seenActivities, 'conv|m1')).toBe(claims[0]!.created ? 1 : 2);
+    expect(await b.get(NS.seenActivities, 'conv|m1')).toBe(claims[0].created ? 1 : 2);
   });
 
   it('an entry with a TTL disappears by itself, and a new one can take its place (a lease)', async () => {
@@ -97,7 +106,12 @@ describe('namespaces with thousands of keys', () => {
   });
 
   it('keeps an invoice index document of a few megabytes whole (one key per org, as the index stores itself)', async () => {
-    const rows = Array.from({ length: 20_000 }, (_, i) => ({ id: `00e01${String(i).padStart(15, '0')}`, invoiceNumber: `INV-${i}`, customerId: `0cu01${i}`, amount: i * 1.5 }));
+    const rows = Array.from({ length: 20_000 }, (_, i) => ({
+      id: `00e01${String(i).padStart(15, '0')}`,
+      invoiceNumber: `INV-${i}`,
+      customerId: `0cu01${i}`,
+      amount: i * 1.5,
+    }));
     const doc = { v: 1, orgId: '00801ORG', builtAt: Date.now(), rows };
     await a.set(NS.mirror, 'invoice:00801ORG', doc);
     const back = await b.get<typeof doc>(NS.mirror, 'invoice:00801ORG');
@@ -145,17 +159,26 @@ describe('where the data lives, and what happens without Redis', () => {
     await a.set(NS.bindings, 'team', { orgId: '00801ORG' });
     expect(await b.get(NS.bindings, 'team')).toEqual({ orgId: '00801ORG' });
     const lines = logs.records().map((r) => r.msg);
-    expect(lines).toContain('Redis connection lost: BILL commands answer "temporarily unavailable" and nothing is sent to BILL until it is back');
+    expect(lines).toContain(
+      'Redis connection lost: BILL commands answer "temporarily unavailable" and nothing is sent to BILL until it is back',
+    );
     expect(lines).toContain('Redis connection restored');
   });
 
   it('an instance that starts while Redis is unreachable is not ready and says so in one clear line', async () => {
     const capture = new LogCapture('redis start');
-    const conn = new RedisConnection({ url: 'redis://127.0.0.1:1', log: createLogger({ level: 'info', secrets: new SecretRegistry(), destination: capture }), maxReconnectDelayMs: 100 });
+    const conn = new RedisConnection({
+      url: 'redis://127.0.0.1:1',
+      log: createLogger({ level: 'info', secrets: new SecretRegistry(), destination: capture }),
+      maxReconnectDelayMs: 100,
+    });
     const store = new RedisStateStore(conn, systemClock);
     await until('the first connection error', async () => capture.lines.length > 0);
     expect(store.isReady()).toBe(false);
-    expect(capture.records()[0]).toMatchObject({ level: 'error', msg: 'Redis at redis://127.0.0.1:1 is unreachable: /readyz reports not ready until it answers' });
+    expect(capture.records()[0]).toMatchObject({
+      level: 'error',
+      msg: 'Redis at redis://127.0.0.1:1 is unreachable: /readyz reports not ready until it answers',
+    });
     await expect(store.get(NS.bindings, 'x')).rejects.toBeInstanceOf(DependencyUnavailable);
     await conn.close();
   });

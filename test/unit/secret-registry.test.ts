@@ -65,13 +65,17 @@ describe('SecretRegistry', () => {
   it('censors JSON-escaped and URL-encoded forms of a value too', () => {
     const { secrets } = clocked();
     secrets.add('pa"ss/wo rd', 60_000);
-    expect(secrets.scrub(JSON.stringify({ a: 'pa"ss/wo rd', b: encodeURIComponent('pa"ss/wo rd') }))).toBe(`{"a":"${CENSOR}","b":"${CENSOR}"}`);
+    expect(secrets.scrub(JSON.stringify({ a: 'pa"ss/wo rd', b: encodeURIComponent('pa"ss/wo rd') }))).toBe(
+      `{"a":"${CENSOR}","b":"${CENSOR}"}`,
+    );
   });
 });
 
 describe('the connect form', () => {
-  it("has its token fields censored by name in any log line, so the value is never needed by the scrubber", () => {
-    expect(redactSecretFields({ data: { verb: 'connect', billTokenName: 'dana', billTokenValue: 'dana-token' } })).toEqual({ data: { verb: 'connect', billTokenName: CENSOR, billTokenValue: CENSOR } });
+  it('has its token fields censored by name in any log line, so the value is never needed by the scrubber', () => {
+    expect(redactSecretFields({ data: { verb: 'connect', billTokenName: 'dana', billTokenValue: 'dana-token' } })).toEqual({
+      data: { verb: 'connect', billTokenName: CENSOR, billTokenValue: CENSOR },
+    });
     const lines = new LogCapture('connect form redaction');
     const log = createLogger({ level: 'info', secrets: new SecretRegistry(), destination: lines });
     log.info({ data: { billTokenValue: 'dana-token-value-77' } }, 'card action');

@@ -52,7 +52,12 @@ describe('the registered scan over a real bot', () => {
   it('fails on a line that carries the app password, a sandbox sessionId or a registered token', async () => {
     // A session issued by the embedded sandbox, as BILL's POST /v3/login hands one out.
     const demo = bot.app.sandbox!.credentials;
-    const login = await post(`${bot.app.sandbox!.baseUrl}/v3/login`, { username: demo.username, password: demo.password, organizationId: demo.orgId, devKey: demo.devKey });
+    const login = await post(`${bot.app.sandbox!.baseUrl}/v3/login`, {
+      username: demo.username,
+      password: demo.password,
+      organizationId: demo.orgId,
+      devKey: demo.devKey,
+    });
     expect(login.status).toBe(200);
     const sessionId: string = login.json.sessionId;
     expect(bot.app.sandbox!.stats().sessionsIssued).toContain(sessionId);

@@ -19,7 +19,10 @@ const stores: Record<string, StateStore> = {};
 
 beforeAll(async () => {
   redis = await TestRedis.start();
-  conn = new RedisConnection({ url: redis.url, log: createLogger({ level: 'debug', secrets: new SecretRegistry(), destination: new LogCapture('state contract') }) });
+  conn = new RedisConnection({
+    url: redis.url,
+    log: createLogger({ level: 'debug', secrets: new SecretRegistry(), destination: new LogCapture('state contract') }),
+  });
   await conn.waitReady(5_000);
   stores.redis = new RedisStateStore(conn, systemClock);
   dir = mkdtempSync(join(tmpdir(), 'billbridge-contract-'));
@@ -50,7 +53,12 @@ describe.each(['sqlite', 'redis'])('the %s store', (name) => {
     const read = await s().get<typeof value>(ns('a'), 'conv|19:abc@thread.tacv2;messageid=1|東京');
     expect(read).toEqual({ list: [1, { deep: true }], name: 'Café Müller № 7 — 東京 🧾', n: 12.5, nothing: null });
     read!.list.push(3);
-    expect(await s().get(ns('a'), 'conv|19:abc@thread.tacv2;messageid=1|東京')).toEqual({ list: [1, { deep: true }], name: 'Café Müller № 7 — 東京 🧾', n: 12.5, nothing: null });
+    expect(await s().get(ns('a'), 'conv|19:abc@thread.tacv2;messageid=1|東京')).toEqual({
+      list: [1, { deep: true }],
+      name: 'Café Müller № 7 — 東京 🧾',
+      n: 12.5,
+      nothing: null,
+    });
     await s().set(ns('a'), 'undefined', undefined);
     expect(await s().get(ns('a'), 'undefined')).toBeNull();
   });

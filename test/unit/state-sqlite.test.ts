@@ -121,7 +121,7 @@ describe('the SQLite store', () => {
       s.claim('seen-activities', 'conv|b2', 2, { ttlMs: 600_000 }),
       s.setIfAbsent('outbox', 'evt-1', { v: 1 }),
     ];
-    const [first, , , second] = (await Promise.all(writes)) as [{ created: boolean }, void, void, { created: boolean }, boolean];
+    const [first, , , second] = (await Promise.all(writes)) as [{ created: boolean }, undefined, undefined, { created: boolean }, boolean];
     expect([first.created, second.created]).toEqual([true, true]);
     const image = open(crashImage());
     expect(await image.get('seen-activities', 'conv|b1')).toBe(1);
@@ -154,7 +154,11 @@ describe('the SQLite store', () => {
   it('keeps replica shards of megabytes whole through replacements and restarts, and the files bounded', async () => {
     const s = open();
     // Non-ASCII text, so byte and character counts differ.
-    const shard = (i: number, tag: string, rows = 400) => ({ v: 2, tag, rows: Array.from({ length: rows }, (_, r) => ({ id: `00e${i}-${r}`, name: `Café Müller № ${r}`, amount: r * 1.5 })) });
+    const shard = (i: number, tag: string, rows = 400) => ({
+      v: 2,
+      tag,
+      rows: Array.from({ length: rows }, (_, r) => ({ id: `00e${i}-${r}`, name: `Café Müller № ${r}`, amount: r * 1.5 })),
+    });
     const big = shard(99, 'big', 40_000);
     expect(JSON.stringify(big).length).toBeGreaterThan(2_000_000);
     await s.set('invoice-index', 'shard:big', big);
@@ -165,7 +169,8 @@ describe('the SQLite store', () => {
     expect(await s.get('invoice-index', 'shard:big')).toEqual({ ...big, tag: 'big4' });
     // Pages of replaced values are reused: the files stay within a few copies of what is live, not 5 x 2 MB + 64 x 25 KB.
     const live = Buffer.byteLength(JSON.stringify(big)) + 8 * Buffer.byteLength(JSON.stringify(expected(0)));
-    const size = () => [DATABASE_FILE, `${DATABASE_FILE}-wal`].reduce((n, f) => n + (existsSync(join(dir, f)) ? statSync(join(dir, f)).size : 0), 0);
+    const size = () =>
+      [DATABASE_FILE, `${DATABASE_FILE}-wal`].reduce((n, f) => n + (existsSync(join(dir, f)) ? statSync(join(dir, f)).size : 0), 0);
     expect(size()).toBeLessThan(3 * live + 4 * 1024 * 1024);
     expect(await s.delete('invoice-index', 'shard:7')).toBe(true);
     await s.close();
@@ -183,7 +188,11 @@ describe('the SQLite store', () => {
     expect(readFileSync(join(dir, 'audit.log'), 'utf8')).toBe('{"a":1}\n{"a":2}\n');
     // Many at once: every record on its own whole line, none lost.
     await Promise.all(Array.from({ length: 500 }, (_, i) => s.append('audit', { i, pad: 'x'.repeat(i) })));
-    const lines = readFileSync(join(dir, 'audit.log'), 'utf8').trimEnd().split('\n').slice(2).map((l) => JSON.parse(l) as { i: number });
+    const lines = readFileSync(join(dir, 'audit.log'), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .slice(2)
+      .map((l) => JSON.parse(l) as { i: number });
     expect(lines.map((l) => l.i).sort((a, b) => a - b)).toEqual(Array.from({ length: 500 }, (_, i) => i));
     // The log removed or moved under a running store (log rotation): the next record starts a new file.
     rmSync(join(dir, 'audit.log'));
@@ -256,19 +265,38 @@ describe('a write the disk refuses', () => {
     const settled = await Promise.allSettled(keys.map((k) => s.set('outbox', k, k === 'big' ? 'x'.repeat(50_000) : k)));
     expect(settled[2]!.status).toBe('rejected');
     const image = open(crashImage());
-    for (const [i, k] of keys.entries()) expect([k, settled[i]!.status, await image.get('outbox', k)]).toEqual([k, settled[i]!.status, settled[i]!.status === 'fulfilled' ? k : undefined]);
+    for (const [i, k] of keys.entries())
+      expect([k, settled[i]!.status, await image.get('outbox', k)]).toEqual([
+        k,
+        settled[i]!.status,
+        settled[i]!.status === 'fulfilled' ? k : undefined,
+      ]);
     // The same holds for what this store answers now.
     for (const [i, k] of keys.entries()) expect(await s.get('outbox', k)).toEqual(settled[i]!.status === 'fulfilled' ? k : undefined);
   });
 
-  it('a BILL webhook whose outbox write hits a full disk is answered 503, not marked as seen, and BILL\'s retry is accepted once there is room', async () => {
+  it("a BILL webhook whose outbox write hits a full disk is answered 503, not marked as seen, and BILL's retry is accepted once there is room", async () => {
     const s = open();
     const secrets = new SecretRegistry();
     const log = createLogger({ level: 'silent', secrets });
     const key = 'k'.repeat(44);
-    const receiver = new WebhookReceiver({ state: s, clock, log, keys: new WebhookKeys({ state: s, clock, log, secrets, secretsKey: undefined }), envKeys: { '00801ORG': key }, servesOrg: () => true, onEntityChanged: () => undefined, kick: () => undefined });
+    const receiver = new WebhookReceiver({
+      state: s,
+      clock,
+      log,
+      keys: new WebhookKeys({ state: s, clock, log, secrets, secretsKey: undefined }),
+      envKeys: { '00801ORG': key },
+      servesOrg: () => true,
+      onEntityChanged: () => undefined,
+      kick: () => undefined,
+    });
     const eventId = randomUUID();
-    const raw = Buffer.from(JSON.stringify({ metadata: { eventId, subscriptionId: 'sub-1', organizationId: '00801ORG', eventType: 'vendor.created', version: '1' }, vendor: { id: '00901v', name: 'Acme Supply' } }));
+    const raw = Buffer.from(
+      JSON.stringify({
+        metadata: { eventId, subscriptionId: 'sub-1', organizationId: '00801ORG', eventType: 'vendor.created', version: '1' },
+        vendor: { id: '00901v', name: 'Acme Supply' },
+      }),
+    );
     const signature = createHmac('sha256', key).update(raw).digest('base64');
     const roomAgain = await fillDisk(s);
     const refused = await receiver.accept(raw, signature);

@@ -57,7 +57,13 @@ describe('approver links at rest', () => {
     const l = links();
     await l.put(DANA);
     const back = await l.get({ tenantId: DANA.tenantId, aadObjectId: DANA.aadObjectId, orgId: DANA.orgId });
-    expect(back).toMatchObject({ billUserId: DANA.billUserId, token: DANA.token, teamsUserId: '29:user-dana', tenantId: DANA.tenantId.toLowerCase(), aadObjectId: DANA.aadObjectId.toLowerCase() });
+    expect(back).toMatchObject({
+      billUserId: DANA.billUserId,
+      token: DANA.token,
+      teamsUserId: '29:user-dana',
+      tenantId: DANA.tenantId.toLowerCase(),
+      aadObjectId: DANA.aadObjectId.toLowerCase(),
+    });
     expect(await l.forPerson(DANA.tenantId, DANA.aadObjectId)).toHaveLength(1);
     expect(await l.all()).toHaveLength(1);
   });
@@ -67,7 +73,18 @@ describe('approver links at rest', () => {
     await store.close();
     const text = onDisk();
     expect(text.length).toBeGreaterThan(0);
-    for (const plain of [DANA.token.name, DANA.token.value, DANA.aadObjectId, DANA.aadObjectId.toLowerCase(), DANA.tenantId.toLowerCase(), DANA.orgId, DANA.billUserId, 'Dana Lee', '29:user-dana', 'a:personal-dana']) {
+    for (const plain of [
+      DANA.token.name,
+      DANA.token.value,
+      DANA.aadObjectId,
+      DANA.aadObjectId.toLowerCase(),
+      DANA.tenantId.toLowerCase(),
+      DANA.orgId,
+      DANA.billUserId,
+      'Dana Lee',
+      '29:user-dana',
+      'a:personal-dana',
+    ]) {
       expect(text, plain).not.toContain(plain);
       expect(text, plain).not.toContain(Buffer.from(plain).toString('base64').slice(0, 16));
     }
@@ -82,7 +99,7 @@ describe('approver links at rest', () => {
     expect(logs.text()).toContain('cannot be opened');
   });
 
-  it('refuses a sealed link copied under another person\'s key', async () => {
+  it("refuses a sealed link copied under another person's key", async () => {
     const l = links();
     await l.put(DANA);
     const sealed = await store.get(NS.userLinks, l.key(DANA));

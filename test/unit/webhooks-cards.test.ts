@@ -41,7 +41,18 @@ function said(e: OutboxEvent): { headline: string; json: string; summary: string
 
 describe('payments', () => {
   it('a failed payment reads "Payment to Acme Supply failed — $4,200.00, bill INV-778"', () => {
-    const e = ev('payment.updated', { id: 'stp01x', status: 'DISBURSEMENT_FAILED_ACTION_NEEDED', amount: 4200, billIds: ['00n01abc'], vendor: { id: '00901v', name: 'Acme Supply' }, processDate: '2026-03-02' }, { enrichment: { billNumbers: { '00n01abc': 'INV-778' } } });
+    const e = ev(
+      'payment.updated',
+      {
+        id: 'stp01x',
+        status: 'DISBURSEMENT_FAILED_ACTION_NEEDED',
+        amount: 4200,
+        billIds: ['00n01abc'],
+        vendor: { id: '00901v', name: 'Acme Supply' },
+        processDate: '2026-03-02',
+      },
+      { enrichment: { billNumbers: { '00n01abc': 'INV-778' } } },
+    );
     const s = said(e);
     expect(s.headline).toBe('Payment to Acme Supply failed — $4,200.00, bill INV-778');
     expect(s.summary).toBe('Payment to Acme Supply failed — $4,200.00, bill INV-778');
@@ -55,45 +66,93 @@ describe('payments', () => {
   it('payment.failed, AutoPay failures and the other single statuses say what they mean', () => {
     const base = { id: 'stp01x', amount: 99.5, billIds: ['00n01abc'], vendor: { id: 'v', name: 'Acme' } };
     expect(said(ev('payment.failed', base)).headline).toBe('Payment to Acme failed — $99.50, bill …1abc');
-    expect(said(ev('payment.updated', { ...base, status: 'SCHEDULED', processDate: '2026-03-05' })).headline).toBe('Payment to Acme is scheduled for Mar 5, 2026 — $99.50, bill …1abc');
+    expect(said(ev('payment.updated', { ...base, status: 'SCHEDULED', processDate: '2026-03-05' })).headline).toBe(
+      'Payment to Acme is scheduled for Mar 5, 2026 — $99.50, bill …1abc',
+    );
     expect(said(ev('payment.updated', { ...base, status: 'CLEARED' })).headline).toContain('was delivered');
     expect(said(ev('payment.updated', { ...base, status: 'VOIDED' })).headline).toContain('was voided');
     expect(said(ev('payment.updated', { ...base, singleStatus: 'SENT', status: 'PAID' })).headline).toContain('was sent');
     expect(said(ev('payment.updated', { ...base, status: 'SOMETHING_NEW' })).headline).toContain('changed (something new)');
-    const autopay = ev('autopay.failed', { vendor: { id: 'v', name: 'Happy Music Supplies' } }, { errors: [{ code: '3', message: 'Bank account is inactive.' }] });
+    const autopay = ev(
+      'autopay.failed',
+      { vendor: { id: 'v', name: 'Happy Music Supplies' } },
+      { errors: [{ code: '3', message: 'Bank account is inactive.' }] },
+    );
     expect(said(autopay).headline).toBe('AutoPay to Happy Music Supplies failed — Bank account is inactive.');
     expect(notificationCard(autopay, fmt).card.actions).toBeUndefined();
   });
 });
 
 describe('bills, invoices, vendors, spend', () => {
-  const bill = { id: '00n01b', vendorName: 'Harbor Logistics', amount: 1250, dueAmount: 1250, dueDate: '2026-03-15', invoice: { invoiceNumber: 'HAR-1' }, paymentStatus: 'UNPAID', approvalStatus: 'ASSIGNED' };
+  const bill = {
+    id: '00n01b',
+    vendorName: 'Harbor Logistics',
+    amount: 1250,
+    dueAmount: 1250,
+    dueDate: '2026-03-15',
+    invoice: { invoiceNumber: 'HAR-1' },
+    paymentStatus: 'UNPAID',
+    approvalStatus: 'ASSIGNED',
+  };
 
   it('bills', () => {
     expect(said(ev('bill.created', bill)).headline).toBe('New bill from Harbor Logistics — $1,250.00, invoice HAR-1, due Mar 15, 2026');
-    expect(said(ev('bill.updated', { ...bill, paymentStatus: 'PAID', dueAmount: 0 })).headline).toBe('Bill HAR-1 from Harbor Logistics is paid — $1,250.00');
-    expect(said(ev('bill.updated', { ...bill, paymentStatus: 'SCHEDULED', scheduledAmount: 1250 })).headline).toBe('Payment scheduled for bill HAR-1 from Harbor Logistics — $1,250.00');
-    expect(said(ev('bill.updated', { ...bill, approvalStatus: 'DENIED' })).headline).toBe('Bill HAR-1 from Harbor Logistics was denied — $1,250.00');
-    expect(said(ev('bill.archived', { ...bill, archived: true })).headline).toBe('Bill HAR-1 from Harbor Logistics was archived — $1,250.00');
+    expect(said(ev('bill.updated', { ...bill, paymentStatus: 'PAID', dueAmount: 0 })).headline).toBe(
+      'Bill HAR-1 from Harbor Logistics is paid — $1,250.00',
+    );
+    expect(said(ev('bill.updated', { ...bill, paymentStatus: 'SCHEDULED', scheduledAmount: 1250 })).headline).toBe(
+      'Payment scheduled for bill HAR-1 from Harbor Logistics — $1,250.00',
+    );
+    expect(said(ev('bill.updated', { ...bill, approvalStatus: 'DENIED' })).headline).toBe(
+      'Bill HAR-1 from Harbor Logistics was denied — $1,250.00',
+    );
+    expect(said(ev('bill.archived', { ...bill, archived: true })).headline).toBe(
+      'Bill HAR-1 from Harbor Logistics was archived — $1,250.00',
+    );
     expect(said(ev('bill.updated', bill)).json).toContain('Awaiting approval');
   });
 
   it('invoices', () => {
-    const inv = { id: '00e01i', invoiceNumber: '1042', customerId: '0cu01c', totalAmount: 1200, dueAmount: 1200, dueDate: '2026-04-01', status: 'OPEN' };
+    const inv = {
+      id: '00e01i',
+      invoiceNumber: '1042',
+      customerId: '0cu01c',
+      totalAmount: 1200,
+      dueAmount: 1200,
+      dueDate: '2026-04-01',
+      status: 'OPEN',
+    };
     const named = { enrichment: { customerName: 'Globex' } };
     expect(said(ev('invoice.created', inv, named)).headline).toBe('Invoice 1042 to Globex was created — $1,200.00, due Apr 1, 2026');
-    expect(said(ev('invoice.updated', { ...inv, status: 'PARTIAL_PAYMENT', dueAmount: 1000 }, named)).headline).toBe('Payment received on invoice 1042 from Globex — $200.00 of $1,200.00 paid, $1,000.00 still due');
-    expect(said(ev('invoice.updated', { ...inv, status: 'PAID', dueAmount: 0 }, named)).headline).toBe('Invoice 1042 from Globex is paid in full — $1,200.00');
-    expect(said(ev('invoice.archived', { ...inv, archived: true }, named)).headline).toBe('Invoice 1042 to Globex was archived (cancelled)');
+    expect(said(ev('invoice.updated', { ...inv, status: 'PARTIAL_PAYMENT', dueAmount: 1000 }, named)).headline).toBe(
+      'Payment received on invoice 1042 from Globex — $200.00 of $1,200.00 paid, $1,000.00 still due',
+    );
+    expect(said(ev('invoice.updated', { ...inv, status: 'PAID', dueAmount: 0 }, named)).headline).toBe(
+      'Invoice 1042 from Globex is paid in full — $1,200.00',
+    );
+    expect(said(ev('invoice.archived', { ...inv, archived: true }, named)).headline).toBe(
+      'Invoice 1042 to Globex was archived (cancelled)',
+    );
     expect(said(ev('invoice.updated', inv)).headline).toContain('to a customer');
   });
 
   it('vendors and Spend & Expense', () => {
     expect(said(ev('vendor.created', { id: '009', name: 'New Co', billCurrency: 'EUR' })).headline).toBe('New vendor: New Co');
-    const tx = said(ev('spend.transaction.updated', { id: 't1', merchantName: 'Delta', amount: 412.1, userName: 'Priya Raman', transactionType: 'DECLINE', declineReason: 'Over budget' }));
+    const tx = said(
+      ev('spend.transaction.updated', {
+        id: 't1',
+        merchantName: 'Delta',
+        amount: 412.1,
+        userName: 'Priya Raman',
+        transactionType: 'DECLINE',
+        declineReason: 'Over budget',
+      }),
+    );
     expect(tx.headline).toBe('Card payment declined at Delta — $412.10 by Priya Raman');
     expect(tx.json).toContain('"command":"spend"');
-    expect(said(ev('spend.reimbursement.created', { id: 'r1', amount: 36, userName: 'Tom', merchantName: 'Cab' })).headline).toBe('Reimbursement request from Tom — $36.00 at Cab');
+    expect(said(ev('spend.reimbursement.created', { id: 'r1', amount: 36, userName: 'Tom', merchantName: 'Cab' })).headline).toBe(
+      'Reimbursement request from Tom — $36.00 at Cab',
+    );
   });
 });
 
@@ -104,7 +163,11 @@ describe('hostile and sensitive data', () => {
       status: 'FUNDING_FAILED_VOIDED',
       amount: 10,
       billIds: ['00n01abc'],
-      vendor: { id: 'v', name: '**Pay [here](https://evil.example)**', paymentInformation: { bankAccount: { accountNumber: '000123456789', routingNumber: '021000021' } } },
+      vendor: {
+        id: 'v',
+        name: '**Pay [here](https://evil.example)**',
+        paymentInformation: { bankAccount: { accountNumber: '000123456789', routingNumber: '021000021' } },
+      },
       funding: { type: 'BANK_ACCOUNT', accountNumber: '987654321', last4: '4321' },
       additionalInfo: { taxId: '12-3456789' },
     });
@@ -116,7 +179,15 @@ describe('hostile and sensitive data', () => {
 });
 
 describe('the digest', () => {
-  const bills = Array.from({ length: 9 }, (_, i) => ({ id: `00n0${i}`, number: `B-${i}`, vendorId: 'v', vendorName: i === 0 ? 'Acme_Co' : `Vendor ${i}`, dueDate: '2026-03-05', dueAmount: 100 + i, currency: i === 8 ? 'EUR' : undefined }));
+  const bills = Array.from({ length: 9 }, (_, i) => ({
+    id: `00n0${i}`,
+    number: `B-${i}`,
+    vendorId: 'v',
+    vendorName: i === 0 ? 'Acme_Co' : `Vendor ${i}`,
+    dueDate: '2026-03-05',
+    dueAmount: 100 + i,
+    currency: i === 8 ? 'EUR' : undefined,
+  }));
   const content: DigestContent = {
     orgId: 'org',
     today: '2026-03-02',

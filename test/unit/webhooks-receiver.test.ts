@@ -67,18 +67,38 @@ afterEach(async () => {
 function event(over: { org?: string; sub?: string; type?: string; entity?: Record<string, unknown> } = {}): Buffer {
   return Buffer.from(
     JSON.stringify({
-      metadata: { eventId: randomUUID(), subscriptionId: over.sub ?? SUB, organizationId: over.org ?? ORG, eventType: over.type ?? 'payment.updated', version: '1' },
-      payment: over.entity ?? { id: 'stp01pay', amount: 4200, status: 'FUNDING_FAILED_ACTION_NEEDED', billIds: ['00n01bill'], vendor: { id: '00901v', name: 'Acme Supply' }, funding: { accountNumber: '987654321' } },
+      metadata: {
+        eventId: randomUUID(),
+        subscriptionId: over.sub ?? SUB,
+        organizationId: over.org ?? ORG,
+        eventType: over.type ?? 'payment.updated',
+        version: '1',
+      },
+      payment: over.entity ?? {
+        id: 'stp01pay',
+        amount: 4200,
+        status: 'FUNDING_FAILED_ACTION_NEEDED',
+        billIds: ['00n01bill'],
+        vendor: { id: '00901v', name: 'Acme Supply' },
+        funding: { accountNumber: '987654321' },
+      },
     }),
   );
 }
 const sign = (raw: Buffer, key: string) => createHmac('sha256', key).update(raw).digest('base64');
 
 async function saveKey(key: string): Promise<void> {
-  await keys.save({ subscriptionId: SUB, orgId: ORG, name: 'billbridge', notificationUrl: 'https://bot.example.com/api/bill/webhooks', events: ['payment.updated'], securityKey: key });
+  await keys.save({
+    subscriptionId: SUB,
+    orgId: ORG,
+    name: 'billbridge',
+    notificationUrl: 'https://bot.example.com/api/bill/webhooks',
+    events: ['payment.updated'],
+    securityKey: key,
+  });
 }
 
-describe('verifying with the subscription\'s key', () => {
+describe("verifying with the subscription's key", () => {
   it('accepts an event signed with the key billbridge stored, and queues it without bank numbers', async () => {
     const key = randomBytes(32).toString('base64');
     await saveKey(key);
@@ -87,14 +107,23 @@ describe('verifying with the subscription\'s key', () => {
     expect(answer).toMatchObject({ status: 200, body: { status: 'accepted' } });
     const eventId = JSON.parse(raw.toString()).metadata.eventId as string;
     const queued = await store.get<OutboxEvent>(NS.outbox, outboxKey(eventId));
-    expect(queued).toMatchObject({ eventId, orgId: ORG, kind: 'payments', entityType: 'payment', entity: { id: 'stp01pay', amount: 4200 } });
+    expect(queued).toMatchObject({
+      eventId,
+      orgId: ORG,
+      kind: 'payments',
+      entityType: 'payment',
+      entity: { id: 'stp01pay', amount: 4200 },
+    });
     expect(JSON.stringify(queued)).not.toContain('987654321');
     expect(kicks).toBe(1);
     // The payment and the bill it paid are dropped from the cache.
-    expect(changed).toEqual([[ORG, 'payment', ['stp01pay']], [ORG, 'bill', ['00n01bill']]]);
+    expect(changed).toEqual([
+      [ORG, 'payment', ['stp01pay']],
+      [ORG, 'bill', ['00n01bill']],
+    ]);
   });
 
-  it('refuses an event of another organisation signed with this organisation\'s key', async () => {
+  it("refuses an event of another organisation signed with this organisation's key", async () => {
     const key = randomBytes(32).toString('base64');
     await saveKey(key);
     const raw = event({ org: OTHER_ORG });
@@ -172,7 +201,9 @@ describe('keys at rest', () => {
     const key = randomBytes(32).toString('base64');
     await saveKey(key);
     await store.close();
-    const onDisk = readdirSync(dir).map((f) => readFileSync(join(dir, f), 'latin1')).join('\n');
+    const onDisk = readdirSync(dir)
+      .map((f) => readFileSync(join(dir, f), 'latin1'))
+      .join('\n');
     expect(onDisk).not.toContain(key);
     expect(onDisk).toContain('aes-256-gcm');
     expect(secrets.has(key)).toBe(true);

@@ -8,7 +8,13 @@ import { paymentBillIds, projectEntity } from '../../src/notify/project.js';
 import { signBody } from '../../src/sandbox/webhooks.js';
 
 const KEY = randomBytes(32).toString('base64');
-const metadata = { eventId: '625947c4-8e6b-48f0-ae72-ea9c9375ec27', subscriptionId: 'f6d06930-e3e2-4509-be37-4dbda29efc6i', organizationId: '00802DEVKGROHKDIY4zyx', eventType: 'bill.updated', version: '1' };
+const metadata = {
+  eventId: '625947c4-8e6b-48f0-ae72-ea9c9375ec27',
+  subscriptionId: 'f6d06930-e3e2-4509-be37-4dbda29efc6i',
+  organizationId: '00802DEVKGROHKDIY4zyx',
+  eventType: 'bill.updated',
+  version: '1',
+};
 
 describe('the signature', () => {
   const raw = Buffer.from(JSON.stringify({ metadata, bill: { id: '00n01abc', amount: 12.5 } }));
@@ -47,7 +53,10 @@ describe('the signature', () => {
 describe('the payload', () => {
   it('reads metadata and the record of a JSON body', () => {
     const r = parseNotification(Buffer.from(JSON.stringify({ metadata, bill: { id: '00n01abc', vendorName: 'Acme' } })));
-    expect(r).toEqual({ ok: true, notification: { metadata, entityKey: 'bill', entity: { id: '00n01abc', vendorName: 'Acme' }, errors: [] } });
+    expect(r).toEqual({
+      ok: true,
+      notification: { metadata, entityKey: 'bill', entity: { id: '00n01abc', vendorName: 'Acme' }, errors: [] },
+    });
   });
 
   it('reads a payload that arrives JSON-escaped as a string, and one with a byte-order mark', () => {
@@ -58,12 +67,16 @@ describe('the payload', () => {
     expect(bom.ok && bom.notification.entityKey).toBe('invoice');
   });
 
-  it('keeps the errors of an autopay.failed event (BILL\'s documented sample)', () => {
+  it("keeps the errors of an autopay.failed event (BILL's documented sample)", () => {
     const r = parseNotification(
       Buffer.from(
         JSON.stringify({
           metadata: { ...metadata, eventType: 'autopay.failed' },
-          autopay: { vendor: { name: 'Happy Music Supplies', id: '00902BILKFECNEV2oji1' }, createdBy: '00602NNWYXSZQYLTa41g', fundingAccount: { id: 'bac02TGHZUVNZYAK9phj', type: 'BANK_ACCOUNT' } },
+          autopay: {
+            vendor: { name: 'Happy Music Supplies', id: '00902BILKFECNEV2oji1' },
+            createdBy: '00602NNWYXSZQYLTa41g',
+            fundingAccount: { id: 'bac02TGHZUVNZYAK9phj', type: 'BANK_ACCOUNT' },
+          },
           errors: [{ code: '3', message: 'Bank account is inactive.', timestamp: '2024-12-15T22:35:06.000+00:00' }],
         }),
       ),
@@ -73,7 +86,11 @@ describe('the payload', () => {
   });
 
   it('drops prototype-polluting keys while parsing', () => {
-    const r = parseNotification(Buffer.from(`{"metadata":${JSON.stringify(metadata)},"__proto__":{"polluted":1},"bill":{"id":"00n1","constructor":{"prototype":{"polluted":1}}}}`));
+    const r = parseNotification(
+      Buffer.from(
+        `{"metadata":${JSON.stringify(metadata)},"__proto__":{"polluted":1},"bill":{"id":"00n1","constructor":{"prototype":{"polluted":1}}}}`,
+      ),
+    );
     expect(r.ok && r.notification.entity).toEqual({ id: '00n1' });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
@@ -105,7 +122,7 @@ describe('the payload', () => {
 });
 
 describe('kinds and records', () => {
-  it('maps BILL\'s event types to what channels subscribe to', () => {
+  it("maps BILL's event types to what channels subscribe to", () => {
     expect(eventTypeInfo('payment.failed')).toEqual({ kind: 'payments', entity: 'payment' });
     expect(eventTypeInfo('autopay.failed')?.kind).toBe('payments');
     expect(eventTypeInfo('invoice.archived')).toEqual({ kind: 'invoices', entity: 'invoice' });
@@ -134,7 +151,14 @@ describe('kinds and records', () => {
       additionalInfo: { taxId: '12-3456789' },
       description: 'x'.repeat(1000),
     });
-    expect(kept).toEqual({ id: 'stp01x', amount: 4200, status: 'FUNDING_FAILED_ACTION_NEEDED', billIds: ['00n01a', '00n01b'], vendor: { id: '00901v', name: 'Acme Supply' }, description: `${'x'.repeat(299)}…` });
+    expect(kept).toEqual({
+      id: 'stp01x',
+      amount: 4200,
+      status: 'FUNDING_FAILED_ACTION_NEEDED',
+      billIds: ['00n01a', '00n01b'],
+      vendor: { id: '00901v', name: 'Acme Supply' },
+      description: `${'x'.repeat(299)}…`,
+    });
     expect(JSON.stringify(kept)).not.toMatch(/987654321|000123456789|3456789/);
     expect(paymentBillIds({ billPayments: [{ billId: '00n01c' }], billId: '00n01c' })).toEqual(['00n01c']);
     expect(paymentBillIds(kept)).toEqual(['00n01a', '00n01b']);

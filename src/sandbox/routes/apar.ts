@@ -8,7 +8,12 @@ import type { RouteContext, SandboxRoute } from '../server.js';
 import { BILLS, CUSTOMERS, INVOICES, PAYMENTS, RECEIVABLE_PAYMENTS, VENDORS } from '../spec.js';
 
 /** One page of an AP/AR-style list (page= cursors, keyset order). */
-export function listPage<T extends { id: string }>(ctx: RouteContext, collection: Collection<T>, spec: ListSpec, view: (item: T) => unknown = (x) => x) {
+export function listPage<T extends { id: string }>(
+  ctx: RouteContext,
+  collection: Collection<T>,
+  spec: ListSpec,
+  view: (item: T) => unknown = (x) => x,
+) {
   const max = parseMax(ctx.query.get('max') ?? undefined, spec);
   const sort = parseSort(ctx.query.get('sort') ?? undefined, spec);
   const rawFilters = ctx.query.get('filters') ?? '';
@@ -62,7 +67,9 @@ export const aparRoutes: SandboxRoute[] = [
     method: 'GET',
     path: '/v3/login/session',
     auth: 'session',
-    handle: (ctx) => ({ body: { organizationId: ctx.session!.orgId, userId: ctx.session!.userId, mfaStatus: 'DISABLED', mfaBypass: false } }),
+    handle: (ctx) => ({
+      body: { organizationId: ctx.session!.orgId, userId: ctx.session!.userId, mfaStatus: 'DISABLED', mfaBypass: false },
+    }),
   },
   ...crud('/v3/bills', BILLS, (ctx) => ctx.org.bills),
   ...crud('/v3/invoices', INVOICES, (ctx) => ctx.org.invoices),

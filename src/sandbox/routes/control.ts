@@ -1,7 +1,7 @@
 // /__sandbox/ control endpoints: counters, data changes that raise webhook events, session expiry, limits, faults.
 // Not part of BILL. Local only (the sandbox listens on 127.0.0.1); `?org=<id>` picks an org, default the demo org.
 import { bdc } from '../gate.js';
-import { createInvoice, createVendor, payBill, updateInvoice, type InvoiceInput, type InvoicePatch, type PayBillInput } from '../mutations.js';
+import { createInvoice, createVendor, payBill, updateInvoice } from '../mutations.js';
 import type { Fault, FaultKind, SandboxRoute } from '../server.js';
 
 const FAULTS: FaultKind[] = ['serverError', 'nonJson', 'emptyError', 'noCodeError', 'reset', 'emptyPage'];
@@ -25,18 +25,36 @@ export const controlRoutes: SandboxRoute[] = [
     method: 'POST',
     path: '/bills/:id/pay',
     auth: 'none',
-    handle: (ctx) => ({ body: payBill(ctx.model, ctx.org, ctx.params.id!, obj(ctx.body) as PayBillInput) }),
+    handle: (ctx) => ({ body: payBill(ctx.model, ctx.org, ctx.params.id!, obj(ctx.body)) }),
   },
-  { area: 'control', method: 'POST', path: '/invoices', auth: 'none', handle: (ctx) => ({ status: 201, body: createInvoice(ctx.model, ctx.org, obj(ctx.body) as InvoiceInput) }) },
+  {
+    area: 'control',
+    method: 'POST',
+    path: '/invoices',
+    auth: 'none',
+    handle: (ctx) => ({ status: 201, body: createInvoice(ctx.model, ctx.org, obj(ctx.body)) }),
+  },
   {
     area: 'control',
     method: 'PATCH',
     path: '/invoices/:id',
     auth: 'none',
-    handle: (ctx) => ({ body: updateInvoice(ctx.model, ctx.org, ctx.params.id!, obj(ctx.body) as InvoicePatch) }),
+    handle: (ctx) => ({ body: updateInvoice(ctx.model, ctx.org, ctx.params.id!, obj(ctx.body)) }),
   },
-  { area: 'control', method: 'POST', path: '/vendors', auth: 'none', handle: (ctx) => ({ status: 201, body: createVendor(ctx.model, ctx.org, obj(ctx.body) as { name: string }) }) },
-  { area: 'control', method: 'POST', path: '/sessions/expire', auth: 'none', handle: (ctx) => ({ body: { expired: ctx.gate.expireAll() } }) },
+  {
+    area: 'control',
+    method: 'POST',
+    path: '/vendors',
+    auth: 'none',
+    handle: (ctx) => ({ status: 201, body: createVendor(ctx.model, ctx.org, obj(ctx.body) as { name: string }) }),
+  },
+  {
+    area: 'control',
+    method: 'POST',
+    path: '/sessions/expire',
+    auth: 'none',
+    handle: (ctx) => ({ body: { expired: ctx.gate.expireAll() } }),
+  },
   {
     area: 'control',
     method: 'POST',
@@ -44,7 +62,8 @@ export const controlRoutes: SandboxRoute[] = [
     auth: 'none',
     handle: (ctx) => {
       const limit = obj(ctx.body).limit;
-      if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 0) throw bdc(ctx.clock, 400, undefined, 'limit must be a whole number >= 0');
+      if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 0)
+        throw bdc(ctx.clock, 400, undefined, 'limit must be a whole number >= 0');
       ctx.gate.limits.hourlyBudget = limit;
       return { body: { limit } };
     },

@@ -11,7 +11,7 @@ import { EVENT_CATALOG } from '../webhooks.js';
 import { getOne, listPage } from './apar.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const MAX_SUBSCRIPTIONS_PER_ORG = 10;
+const MAX_SUBSCRIPTIONS_PER_ORG = 10;
 
 /** What answers show: never the stored key. */
 function view(s: SandboxSubscription) {
@@ -50,10 +50,12 @@ function checkUrl(ctx: RouteContext, raw: unknown): string {
 function checkEvents(ctx: RouteContext, raw: unknown): Array<{ type: string; version: string }> {
   if (!Array.isArray(raw) || raw.length === 0) throw bdc(ctx.clock, 400, undefined, 'events must be a non-empty array');
   return raw.map((e) => {
-    const type = (e as { type?: unknown })?.type;
-    const version = String((e as { version?: unknown })?.version ?? '1');
+    const entry = e as { type?: unknown; version?: unknown } | null | undefined;
+    const type = entry?.type;
+    const version = String(entry?.version ?? '1');
     const known = EVENT_CATALOG.find((c) => c.type === type);
-    if (!known || !known.versions.includes(version)) throw bdc(ctx.clock, 400, undefined, `Unknown event type ${String(type).slice(0, 60)} version ${version.slice(0, 10)}`);
+    if (!known?.versions.includes(version))
+      throw bdc(ctx.clock, 400, undefined, `Unknown event type ${String(type).slice(0, 60)} version ${version.slice(0, 10)}`);
     return { type: type as string, version };
   });
 }
@@ -97,7 +99,8 @@ export const eventRoutes: SandboxRoute[] = [
         if (typeof b.name !== 'string' || !b.name.trim()) throw bdc(ctx.clock, 400, undefined, 'name is required');
         const events = checkEvents(ctx, b.events);
         const url = checkUrl(ctx, b.notificationUrl);
-        if (ctx.org.subscriptions.size >= MAX_SUBSCRIPTIONS_PER_ORG) throw bdc(ctx.clock, 400, undefined, `At most ${MAX_SUBSCRIPTIONS_PER_ORG} subscriptions per organization`);
+        if (ctx.org.subscriptions.size >= MAX_SUBSCRIPTIONS_PER_ORG)
+          throw bdc(ctx.clock, 400, undefined, `At most ${MAX_SUBSCRIPTIONS_PER_ORG} subscriptions per organization`);
         checkDuplicate(ctx, undefined, events, url);
         const now = ctx.model.nowIso();
         const enabled = (b.status as { enabled?: unknown } | undefined)?.enabled;
@@ -119,36 +122,34 @@ export const eventRoutes: SandboxRoute[] = [
     }),
   },
   { area: 'events', method: 'GET', path: '/v3/subscriptions/:id', auth: 'session', handle: (ctx) => ({ body: view(subscription(ctx)) }) },
-  ...(['PUT', 'PATCH'] as const).map(
-    (method): SandboxRoute => ({
-      area: 'events',
-      method,
-      path: '/v3/subscriptions/:id',
-      auth: 'session',
-      handle: (ctx) => {
-        const sub = subscription(ctx);
-        const b = (ctx.body ?? {}) as Record<string, unknown>;
-        const full = method === 'PUT';
-        if (full || b.name !== undefined) {
-          if (typeof b.name !== 'string' || !b.name.trim()) throw bdc(ctx.clock, 400, undefined, 'name is required');
-        }
-        const events = full || b.events !== undefined ? checkEvents(ctx, b.events) : sub.events;
-        const url = full || b.notificationUrl !== undefined ? checkUrl(ctx, b.notificationUrl) : sub.notificationUrl;
-        checkDuplicate(ctx, sub.id, events, url);
-        if (typeof b.name === 'string') sub.name = b.name;
-        sub.events = events;
-        sub.notificationUrl = url;
-        const enabled = (b.status as { enabled?: unknown } | undefined)?.enabled;
-        if (typeof enabled === 'boolean') {
-          sub.status = { enabled };
-          if (enabled) sub.failures = 0;
-        }
-        sub.updatedTime = ctx.model.nowIso();
-        ctx.org.subscriptions.put(sub);
-        return { body: view(sub) };
-      },
-    }),
-  ),
+  ...(['PUT', 'PATCH'] as const).map((method): SandboxRoute => ({
+    area: 'events',
+    method,
+    path: '/v3/subscriptions/:id',
+    auth: 'session',
+    handle: (ctx) => {
+      const sub = subscription(ctx);
+      const b = (ctx.body ?? {}) as Record<string, unknown>;
+      const full = method === 'PUT';
+      if (full || b.name !== undefined) {
+        if (typeof b.name !== 'string' || !b.name.trim()) throw bdc(ctx.clock, 400, undefined, 'name is required');
+      }
+      const events = full || b.events !== undefined ? checkEvents(ctx, b.events) : sub.events;
+      const url = full || b.notificationUrl !== undefined ? checkUrl(ctx, b.notificationUrl) : sub.notificationUrl;
+      checkDuplicate(ctx, sub.id, events, url);
+      if (typeof b.name === 'string') sub.name = b.name;
+      sub.events = events;
+      sub.notificationUrl = url;
+      const enabled = (b.status as { enabled?: unknown } | undefined)?.enabled;
+      if (typeof enabled === 'boolean') {
+        sub.status = { enabled };
+        if (enabled) sub.failures = 0;
+      }
+      sub.updatedTime = ctx.model.nowIso();
+      ctx.org.subscriptions.put(sub);
+      return { body: view(sub) };
+    },
+  })),
   {
     area: 'events',
     method: 'DELETE',
@@ -204,7 +205,11 @@ export const eventRoutes: SandboxRoute[] = [
       // Reuse the list machinery on a filtered snapshot.
       const snapshot = new Collection<SandboxNotification>();
       for (const n of mine) snapshot.put(n);
-      const page = listPage({ ...ctx, query: new URLSearchParams({ max: ctx.query.get('max') ?? '', page: ctx.query.get('page') ?? '' }) }, snapshot, NOTIFICATIONS);
+      const page = listPage(
+        { ...ctx, query: new URLSearchParams({ max: ctx.query.get('max') ?? '', page: ctx.query.get('page') ?? '' }) },
+        snapshot,
+        NOTIFICATIONS,
+      );
       return { body: { nextPage: page.nextPage, results: page.results } };
     },
   },
@@ -216,7 +221,7 @@ export const eventRoutes: SandboxRoute[] = [
     handle: async (ctx) => {
       const sub = subscription(ctx);
       const note = ctx.org.notifications.get(ctx.params.eventId!);
-      if (!note || note.subscriptionId !== sub.id) throw bdc(ctx.clock, 404, 'BDC_1205', 'Event not found.');
+      if (note?.subscriptionId !== sub.id) throw bdc(ctx.clock, 404, 'BDC_1205', 'Event not found.');
       return { body: await ctx.webhooks.resend(ctx.org, sub, note) };
     },
   },
