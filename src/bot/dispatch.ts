@@ -30,7 +30,7 @@ export interface CommandLine {
   command: CommandDefinition | undefined;
 }
 
-export type Outcome = 'ok' | 'unknown' | 'empty' | 'refused' | 'error';
+type Outcome = 'ok' | 'unknown' | 'empty' | 'refused' | 'error';
 
 /** What a turn came to: the card to show and, for the audit record, how it went and the organisation it used. */
 export interface TurnResult {
@@ -110,18 +110,16 @@ export class Dispatcher {
     private readonly log: Logger,
   ) {}
 
-  /** Formats an instant in the bot's time zone, for "resets at 11:00" and "as of 10:42". */
-  /** Built on first use and kept: locale and time zone are the bot's own, and a formatter costs tens of microseconds. */
+  /** The bot's time format (its locale and time zone) for "resets at 11:00": one formatter, built on first use. */
   private timeFormat: Intl.DateTimeFormat | undefined;
 
-  formatTime = (ms: number): string =>
+  private formatTime = (ms: number): string =>
     (this.timeFormat ??= new Intl.DateTimeFormat(this.services.config.locale, {
       hour: '2-digit',
       minute: '2-digit',
       timeZone: this.services.config.timeZone,
     })).format(new Date(ms));
 
-  /** What a command line says: the parse, and the registered command it names (help for an empty line). */
   parse(text: string): CommandLine {
     const { registry } = this.services;
     const parsed = registry.parse(text);
