@@ -100,7 +100,9 @@ export class BillbridgeBot {
       { name: 'bot removed', select: (a) => isConversationUpdate(a) && !nonEmpty(a.membersAdded) && isBotAmong(a.membersRemoved, a), steps: [tenant], run: (t) => none(install.removed(t, 'removed from the conversation')) },
       { name: 'team deleted', select: (a) => teamEvent(a, 'teamDeleted', 'teamHardDeleted'), steps: [tenant], run: (t) => none(install.removed(t, 'team deleted')) },
       { name: 'team renamed', select: (a) => teamEvent(a, 'teamRenamed'), steps: [tenant], run: (t) => none(install.renamed(t)) },
-      // Typed commands, and card clicks: the same steps around the handler, in this order.
+      // Typed commands and card clicks, one order of steps: the answer (post, or show for a click) comes first as it
+      // sends what the rest came to; then tenant, duplicates, the audit record of a command line (typed, or a run
+      // button), the person's rate for anything that can reach BILL, and the typing indicator of a typed command.
       { name: 'command', select: (a) => a.type === ActivityTypes.Message && !clickOf(a), steps: [post, tenant, dedupe, audit, rate, typing], run: (t) => this.command(t) },
       { name: 'card: Action.Execute only', select: (a) => clickOf(a)?.universal === true && (a.value as { action: { type: string } }).action.type !== 'Action.Execute', steps: [], run: (t) => answer(t, answerError('NotSupported', `The action '${(t.activity.value as { action: { type: string } }).action.type}' is not supported.`)) },
       { name: 'card: run', select: clickWithVerb('run'), steps: [show, tenant, dedupe, audit, rate], run: (t) => this.runFromCard(t) },
