@@ -22,8 +22,7 @@ import { Dispatcher } from './bot/dispatch.js';
 import type { BotServices } from './bot/services.js';
 import { createAdapter, type BillbridgeAdapter } from './teams/adapter.js';
 import { AuditTrail } from './state/audit.js';
-import { auditObserver } from './bot/auditObserver.js';
-import { memoryUserCommandRate, userRateGuard } from './bot/userRate.js';
+import { memoryUserCommandRate } from './bot/userRate.js';
 import { UpstreamCallCounter } from './upstreamCalls.js';
 import { OrgBindings } from './state/bindings.js';
 import { Installations } from './state/conversations.js';
@@ -217,9 +216,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const userRate = cluster
     ? new RateLimiterUserCommandRate(new cluster.RateLimiterRedis({ storeClient: cluster.redis.client, points: perMinute, duration: 60, keyPrefix: `${cluster.redis.keyPrefix}user-commands`, rejectIfRedisNotReady: true }))
     : memoryUserCommandRate(perMinute);
-  dispatcher.addGuard(userRateGuard(userRate));
-  dispatcher.addObserver(auditObserver(audit, registry, () => upstreamCalls.current()));
-  const bot = new BillbridgeBot(services, dispatcher, log, { [REFRESH_VERB]: refreshNotification, ...Object.fromEntries(approvalCardActions(approvals).map(({ verb, handler }) => [verb, handler])) });
+  const cardActions = { [REFRESH_VERB]: refreshNotification, ...Object.fromEntries(approvalCardActions(approvals).map(({ verb, handler }) => [verb, handler])) };
+  const bot = new BillbridgeBot({ services, dispatcher, rate: userRate, audit, upstreamCalls, log, cardActions });
   // Every Bot Connector call of a turn (and of proactive sends) goes through the connector.thread budget.
   const adapter = createAdapter(config, log, limiter, { aroundTurn: (fn) => upstreamCalls.run(fn) });
   // BILL webhooks -> durable outbox -> proactive cards in subscribed channels, and scheduled digests.

@@ -1,7 +1,6 @@
 // Who may use the bot at all (tenant allow-list) and who may administer it (admin AAD object ids).
 import type { Config } from '../config.js';
-import { TenantNotAllowed } from '../errors.js';
-import type { Caller, ConversationScope } from './commands/types.js';
+import type { Caller } from './commands/types.js';
 
 export class AccessPolicy {
   private readonly tenants: Set<string>;
@@ -16,10 +15,6 @@ export class AccessPolicy {
   tenantAllowed(tenantId: string | undefined): boolean {
     if (this.tenants.size === 0) return true;
     return tenantId !== undefined && this.tenants.has(tenantId.toLowerCase());
-  }
-
-  checkTenant(scope: ConversationScope): void {
-    if (!this.tenantAllowed(scope.tenantId)) throw new TenantNotAllowed();
   }
 
   isAdmin(caller: Caller): boolean {

@@ -1,14 +1,9 @@
-// Feeds every dispatched command into the audit trail: who, where, what, the outcome and the upstream calls it made.
-import type { AdminAudit, AuditActor, AuditTrail, CommandAudit } from '../state/audit.js';
+// What the audit trail says of a turn: who and where, and for a command line what it was and how it went.
+import type { AdminAudit, AuditActor, CommandAudit } from '../state/audit.js';
 import type { Caller, CommandContext, ConversationScope } from './commands/types.js';
 import { upstreamTotal, type UpstreamCounts } from '../upstreamCalls.js';
-import {
-  BillApiError,
-  LimitExceeded,
-  NotBound,
-} from '../errors.js';
-import type { CommandRegistry } from './commands/registry.js';
-import type { DispatchObserver } from './dispatch.js';
+import { BillApiError, LimitExceeded, NotBound } from '../errors.js';
+import type { CommandLine, TurnResult } from './dispatch.js';
 
 /** Who did it and where, as every audit record states it. */
 export function auditActor(scope: ConversationScope, caller: Caller): AuditActor {
@@ -36,22 +31,27 @@ export function auditReason(err: unknown): string | undefined {
   return err instanceof Error ? err.name : typeof err;
 }
 
-export function auditObserver(audit: AuditTrail, registry: CommandRegistry, upstream: () => UpstreamCounts | undefined): DispatchObserver {
-  return async (req, result, durationMs) => {
-    const def = result.command ? registry.get(result.command) : undefined;
-    const counts = upstream() ?? {};
-    // The command's fields are added to the actor record, not spread with it into a new literal: this runs for
-    // every command, and the spread cost ~25 µs each (see AuditTrail.command).
-    const entry = auditActor(req.scope, req.caller) as CommandAudit;
-    entry.command = result.command;
-    entry.args = def?.secretArgs ? [] : result.args;
-    entry.orgId = result.orgId;
-    entry.result = result.outcome;
-    entry.reason = auditReason(result.error);
-    entry.upstreamCalls = upstreamTotal(counts);
-    entry.upstream = counts as Record<string, number>;
-    entry.correlationId = req.correlationId;
-    entry.durationMs = durationMs;
-    await audit.command(entry);
+/**
+ * The audit record of a command line's turn (typed, or a card's run button): the command, its arguments unless they may
+ * be a secret (`connect <token>`), the outcome, and the upstream calls the turn made.
+ */
+export function commandAudit(
+  turn: { scope: ConversationScope; caller: Caller; correlationId: string },
+  { parsed, command }: CommandLine,
+  result: TurnResult,
+  upstream: UpstreamCounts,
+  durationMs: number,
+): CommandAudit {
+  return {
+    ...auditActor(turn.scope, turn.caller),
+    command: command?.name,
+    args: parsed.kind === 'command' && !command?.secretArgs ? parsed.args : [],
+    orgId: result.orgId,
+    result: result.outcome,
+    reason: auditReason(result.error),
+    upstreamCalls: upstreamTotal(upstream),
+    upstream: upstream as Record<string, number>,
+    correlationId: turn.correlationId,
+    durationMs,
   };
 }

@@ -1,11 +1,12 @@
-// Command routing: a command line (typed, or from a card button) -> guards -> handler -> one card. No transport here.
+// Command lines (typed, or from a card button): parse, run the command, turn any error into the one error card. The
+// steps around a command (tenant, duplicates, the person's rate, audit, typing) are the route table's (src/teams/bot.ts).
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import type { ActionData, CardReply } from './cards/card.js';
 import { errorReply } from './cards/errorCards.js';
 import { tooLongCard, unknownCommandCard, usageText } from './cards/help.js';
-import { MAX_COMMAND_LENGTH } from './commands/parse.js';
+import { MAX_COMMAND_LENGTH, type ParseResult } from './commands/parse.js';
 import type { Caller, CommandDefinition, CommandInput, ConversationScope } from './commands/types.js';
 import type { BotServices } from './services.js';
 import { adaptiveCard, text, title } from './cards/card.js';
@@ -21,24 +22,21 @@ export interface CommandRequest {
   scope: ConversationScope;
   caller: Caller;
   correlationId: string;
-  /** Called once before a command that needs upstream work (typing indicator). */
-  working?: () => Promise<void>;
-  /**
-   * Resolves once the activity's duplicate-delivery mark is kept (on disk or in Redis). A command that needs upstream
-   * work starts at once (its BILL calls do not wait for the disk); the others start after it (they are quick, and an
-   * answer made early would only be held in memory meanwhile). Either way the result comes after it.
-   */
-  kept?: Promise<void>;
 }
 
-export type Outcome = 'ok' | 'unknown' | 'empty' | 'refused' | 'error';
+/** A command line as read: the parse, and the registered command it names (help for an empty line). */
+export interface CommandLine {
+  parsed: ParseResult;
+  command: CommandDefinition | undefined;
+}
 
-export interface DispatchResult {
-  reply: CardReply;
+type Outcome = 'ok' | 'unknown' | 'empty' | 'refused' | 'error';
+
+/** What a turn came to: the card to show and, for the audit record, how it went and the organisation it used. */
+export interface TurnResult {
+  reply: CardActionReply;
   outcome: Outcome;
-  command: string | undefined;
-  args: string[];
-  orgId: string | undefined;
+  orgId?: string;
   error?: unknown;
 }
 
@@ -74,12 +72,6 @@ export interface CardActionContext {
   reference: Record<string, unknown>;
 }
 
-/** Runs before every command; throws a typed error (TenantNotAllowed, LimitExceeded...) to refuse. */
-export type CommandGuard = (req: CommandRequest, command: CommandDefinition | undefined) => Promise<void>;
-
-/** Sees every result (audit trail, metrics). Must not throw. */
-export type DispatchObserver = (req: CommandRequest, result: DispatchResult, durationMs: number) => void | Promise<void>;
-
 /** The activity's locale when it is a well-formed tag Intl supports (Teams sends e.g. "en-US"), else the fallback. */
 export function conversationLocale(requested: unknown, fallback: string): string {
   if (typeof requested !== 'string' || requested.length === 0 || requested.length > 35 || !/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(requested)) return fallback;
@@ -113,91 +105,45 @@ export function newCorrelationId(): string {
 }
 
 export class Dispatcher {
-  private readonly guards: CommandGuard[] = [];
-  private readonly observers: DispatchObserver[] = [];
-
   constructor(
     private readonly services: BotServices,
     private readonly log: Logger,
   ) {}
 
-  addGuard(guard: CommandGuard): this {
-    this.guards.push(guard);
-    return this;
-  }
-
-  addObserver(observer: DispatchObserver): this {
-    this.observers.push(observer);
-    return this;
-  }
-
-  /**
-   * The guards (the person's rate...) for a turn that is not a command: a card button with its own handler. Throws the
-   * guard's typed error to refuse.
-   */
-  async admit(req: CommandRequest): Promise<void> {
-    for (const guard of this.guards) await guard(req, undefined);
-  }
-
-  /** Formats an instant in the bot's time zone, for "resets at 11:00" and "as of 10:42". */
-  /** Built on first use and kept: locale and time zone are the bot's own, and a formatter costs tens of microseconds. */
+  /** The bot's time format (its locale and time zone) for "resets at 11:00": one formatter, built on first use. */
   private timeFormat: Intl.DateTimeFormat | undefined;
 
-  formatTime = (ms: number): string =>
+  private formatTime = (ms: number): string =>
     (this.timeFormat ??= new Intl.DateTimeFormat(this.services.config.locale, {
       hour: '2-digit',
       minute: '2-digit',
       timeZone: this.services.config.timeZone,
     })).format(new Date(ms));
 
-  async run(req: CommandRequest): Promise<DispatchResult> {
-    const started = performance.now();
-    const result = await this.execute(req);
-    await req.kept;
-    for (const observer of this.observers) {
-      try {
-        await observer(req, result, performance.now() - started);
-      } catch (err) {
-        this.log.warn({ correlationId: req.correlationId, err: errorMessage(err) }, 'dispatch observer failed');
-      }
-    }
-    return result;
+  parse(text: string): CommandLine {
+    const { registry } = this.services;
+    const parsed = registry.parse(text);
+    return { parsed, command: parsed.kind === 'command' ? registry.get(parsed.name) : parsed.kind === 'empty' ? registry.get('help') : undefined };
   }
 
-  private async execute(req: CommandRequest): Promise<DispatchResult> {
-    const { registry } = this.services;
-    const parsed = registry.parse(req.text);
-    const base = { command: undefined, args: [] as string[], orgId: undefined };
+  /** Runs the command a line names (`line`: the line already parsed); any error becomes the one error card. */
+  async run(req: CommandRequest, line = this.parse(req.text)): Promise<TurnResult> {
+    const { parsed, command } = line;
     const log = this.log.child({ correlationId: req.correlationId });
-
-    const command = parsed.kind === 'command' ? registry.get(parsed.name) : undefined;
-    if (command?.upstream !== true) await req.kept;
-    try {
-      for (const guard of this.guards) await guard(req, command);
-    } catch (err) {
-      return { ...base, command: command?.name, reply: this.errorCard(err, req), outcome: 'refused', error: err };
-    }
-
     switch (parsed.kind) {
-      case 'empty': {
-        const help = registry.get('help');
-        if (!help) return { ...base, reply: unknownCommandCard('', undefined, { kind: req.scope.kind }), outcome: 'empty' };
-        return this.invoke(help, { name: 'help', args: [], argText: '', page: 0 }, req, log, 'empty');
-      }
+      case 'empty':
+        if (!command) return { reply: unknownCommandCard('', undefined, { kind: req.scope.kind }), outcome: 'empty' };
+        return this.invoke(command, { name: command.name, args: [], argText: '', page: 0 }, req, log, 'empty');
       case 'tooLong':
-        return { ...base, reply: tooLongCard(parsed.length, MAX_COMMAND_LENGTH, req.scope.kind), outcome: 'unknown' };
+        return { reply: tooLongCard(parsed.length, MAX_COMMAND_LENGTH, req.scope.kind), outcome: 'unknown' };
       case 'unknown': {
-        const suggestion = parsed.suggestion ? registry.get(parsed.suggestion) : undefined;
+        const suggestion = parsed.suggestion ? this.services.registry.get(parsed.suggestion) : undefined;
         // "conect <token>": the card (seen by the conversation, kept by Teams) neither repeats nor runs the secret.
         if (suggestion?.secretArgs && parsed.suggestionArgs !== '') {
           const typed = parsed.text.split(/\s+/).slice(0, suggestion.name.split(' ').length).join(' ');
-          return { ...base, reply: unknownCommandCard(`${typed} …`, suggestion, { kind: req.scope.kind }), outcome: 'unknown' };
+          return { reply: unknownCommandCard(`${typed} …`, suggestion, { kind: req.scope.kind }), outcome: 'unknown' };
         }
-        return {
-          ...base,
-          reply: unknownCommandCard(parsed.text, suggestion, { kind: req.scope.kind, args: parsed.suggestionArgs }),
-          outcome: 'unknown',
-        };
+        return { reply: unknownCommandCard(parsed.text, suggestion, { kind: req.scope.kind, args: parsed.suggestionArgs }), outcome: 'unknown' };
       }
       case 'command': {
         if (!command) throw new Error(`parser returned unregistered command ${parsed.name}`);
@@ -207,13 +153,15 @@ export class Dispatcher {
     }
   }
 
-  private async invoke(command: CommandDefinition, input: CommandInput, req: CommandRequest, log: Logger, okOutcome: Outcome): Promise<DispatchResult> {
-    const result = { command: command.name, args: input.args };
+  /** A turn refused before its command ran (tenant, the person's rate): said to that person alone. */
+  refused(err: unknown, req: Pick<CommandRequest, 'scope' | 'caller' | 'correlationId'>): TurnResult {
+    return { reply: { ...this.errorCard(err, req), privateReply: true }, outcome: 'refused', error: err };
+  }
+
+  private async invoke(command: CommandDefinition, input: CommandInput, req: CommandRequest, log: Logger, okOutcome: Outcome): Promise<TurnResult> {
     if (command.scopes && !command.scopes.includes(req.scope.kind)) {
       const where = command.scopes.map((s) => ({ channel: 'a team channel', groupChat: 'a group chat', personal: 'a personal chat with me' })[s]).join(' or ');
       return {
-        ...result,
-        orgId: undefined,
         outcome: 'refused',
         reply: adaptiveCard([title(`"${command.name}" works in ${where}`), text(`Open ${where} and type **${usageText(command.usage)}** there.`)], {
           summary: `"${command.name}" works in ${where}.`,
@@ -221,12 +169,8 @@ export class Dispatcher {
       };
     }
     let orgId: string | undefined;
-    // The typing indicator goes out while the command works (not before it: its round trip to the Bot Connector
-    // would hold up the BILL calls), and is on its way before the answer is returned, so it never follows it.
-    let typing: Promise<void> | undefined;
     try {
       orgId = await this.services.bindings.resolve(req.scope);
-      if (command.upstream && req.working) typing = req.working().catch((err) => log.debug({ err: errorMessage(err) }, 'typing indicator failed'));
       const reply = await command.run({
         input,
         scope: req.scope,
@@ -238,20 +182,18 @@ export class Dispatcher {
         services: this.services,
         log,
       });
-      await typing;
-      // Written out, not spread from `result`: every command returns through here (see AuditTrail.command).
-      return { command: result.command, args: result.args, orgId, reply, outcome: okOutcome };
+      return { orgId, reply, outcome: okOutcome };
     } catch (err) {
       log.warn({ command: command.name, err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'command failed');
       // A Try again carries its command line in the card, which the whole conversation sees and Teams keeps: a
       // command whose arguments may be a secret ("connect <token>") is retried without them.
       const retryCommand = command.secretArgs ? command.name : [command.name, input.argText].filter(Boolean).join(' ');
-      await typing;
-      return { ...result, orgId, reply: this.errorCard(err, req, retryCommand), outcome: 'error', error: err };
+      return { orgId, reply: this.errorCard(err, req, retryCommand), outcome: 'error', error: err };
     }
   }
 
-  private errorCard(err: unknown, req: CommandRequest, retryCommand?: string): CardReply {
+  /** The one error card, with the person's Try again when `retryCommand` is given. */
+  errorCard(err: unknown, req: Pick<CommandRequest, 'scope' | 'caller' | 'correlationId'>, retryCommand?: string): CardReply {
     return errorReply(err, { correlationId: req.correlationId, kind: req.scope.kind, retryCommand, retryBy: retryOwnerOf(req), formatTime: this.formatTime, now: () => this.services.clock.now() });
   }
 }

@@ -1,11 +1,11 @@
 // Per-person command rate limit (USER_COMMANDS_PER_MINUTE), so one member cannot spend the organisation's BILL budget.
 import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { DependencyUnavailable, LimitExceeded } from '../errors.js';
-import type { CommandGuard, CommandRequest } from './dispatch.js';
+import { DependencyUnavailable } from '../errors.js';
+import type { Caller, ConversationScope } from './commands/types.js';
 
 export type RateDecision = { allowed: true } | { allowed: false; retryInMs: number };
 
-/** Takes one command for a person; in-memory for one instance, Redis-backed in cluster mode. */
+/** Takes one turn (a command or a card click) for a person; in-memory for one instance, Redis-backed in cluster mode. */
 export interface UserCommandRate {
   take(key: string): Promise<RateDecision>;
 }
@@ -34,15 +34,7 @@ export function memoryUserCommandRate(perMinute: number): UserCommandRate {
 }
 
 /** The person a command counts against: their Entra object id, else their Bot Framework id, within their tenant. */
-export function userRateKey(req: Pick<CommandRequest, 'scope' | 'caller'>): string {
+export function userRateKey(req: { scope: ConversationScope; caller: Caller }): string {
   const who = (req.caller.aadObjectId || req.caller.id || 'anonymous').toLowerCase();
   return `${(req.scope.tenantId ?? '').toLowerCase()}:${who}`;
-}
-
-/** Dispatcher guard: beyond the limit the command is refused with LimitExceeded('userRate') (a polite card). */
-export function userRateGuard(rate: UserCommandRate): CommandGuard {
-  return async (req) => {
-    const decision = await rate.take(userRateKey(req));
-    if (!decision.allowed) throw new LimitExceeded('user.commands', decision.retryInMs, 'userRate');
-  };
 }

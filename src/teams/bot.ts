@@ -2,12 +2,16 @@
 // its steps in the order they run. Handlers get plain data (scope, caller, card data), never a botbuilder type.
 import { ActivityTypes, TurnContext, type Activity, type InvokeResponse } from 'botbuilder';
 import type { Logger } from '../log.js';
-import { TenantNotAllowed, errorMessage } from '../errors.js';
+import { LimitExceeded, TenantNotAllowed, errorMessage } from '../errors.js';
 import { NS } from '../state/types.js';
+import type { AuditTrail } from '../state/audit.js';
+import type { UpstreamCallCounter } from '../upstreamCalls.js';
 import type { ActionData, CardReply } from '../bot/cards/card.js';
-import { errorReply, notYourRetryReply } from '../bot/cards/errorCards.js';
+import { notYourRetryReply } from '../bot/cards/errorCards.js';
 import { CardMessages } from '../bot/cardMessages.js';
-import { retryOwnerOf, type CardActionHandler, type CardActionReply, type Dispatcher } from '../bot/dispatch.js';
+import { commandAudit } from '../bot/auditObserver.js';
+import { userRateKey, type UserCommandRate } from '../bot/userRate.js';
+import { retryOwnerOf, type CardActionHandler, type CardActionReply, type CommandLine, type Dispatcher, type TurnResult } from '../bot/dispatch.js';
 import type { BotServices } from '../bot/services.js';
 import { InstallLifecycle } from './install.js';
 import { cardActivity, Router, type Route, type Step, type Turn } from './routes.js';
@@ -41,7 +45,15 @@ function clickOf(activity: Activity): Click | undefined {
   return { data, verb: typeof action.verb === 'string' ? action.verb : data.verb, universal: true };
 }
 
+/** The command line of a typed message, or of a card's run button (Refresh, Show more, Try again). */
+function commandText(activity: Activity): string {
+  const click = clickOf(activity);
+  const text: unknown = click ? click.data.command : activity.text;
+  return typeof text === 'string' ? text : '';
+}
+
 const clickWithVerb = (verb: string) => (activity: Activity) => clickOf(activity)?.verb === verb;
+const installation = (action: string) => (a: Activity) => a.type === ActivityTypes.InstallationUpdate && a.action === action;
 const isBotAmong = (members: Array<{ id?: string }> | undefined, activity: Activity) => (members ?? []).some((m) => m.id !== undefined && m.id === activity.recipient?.id);
 const nonEmpty = (list: unknown[] | undefined) => (list?.length ?? 0) > 0;
 const isConversationUpdate = (a: Activity) => a.type === ActivityTypes.ConversationUpdate;
@@ -49,41 +61,56 @@ const isConversationUpdate = (a: Activity) => a.type === ActivityTypes.Conversat
 const teamEvent = (a: Activity, ...names: string[]) =>
   isConversationUpdate(a) && a.channelId === 'msteams' && !nonEmpty(a.membersAdded) && !nonEmpty(a.membersRemoved) && names.includes((a.channelData as { eventType?: string } | undefined)?.eventType ?? '');
 
+export interface BotParts {
+  services: BotServices;
+  dispatcher: Dispatcher;
+  /** Each person's turns per minute (USER_COMMANDS_PER_MINUTE). */
+  rate: UserCommandRate;
+  audit: AuditTrail;
+  /** The upstream calls the current turn made, for its audit record. */
+  upstreamCalls: Pick<UpstreamCallCounter, 'current'>;
+  log: Logger;
+  /** Card button verbs other than "run" (refresh, approve, deny...) and their handlers. */
+  cardActions?: Record<string, CardActionHandler>;
+}
+
 export class BillbridgeBot {
   /** Which buttons each card message carries: a click edits only the message that carries its button. */
   readonly cardMessages: CardMessages;
   private readonly router: Router;
+  private readonly services: BotServices;
+  private readonly dispatcher: Dispatcher;
+  private readonly log: Logger;
 
-  constructor(
-    private readonly services: BotServices,
-    private readonly dispatcher: Dispatcher,
-    private readonly log: Logger,
-    /** Card button verbs other than "run" (refresh, approve, deny...) and their handlers. */
-    cardActions: Record<string, CardActionHandler> = {},
-  ) {
-    this.cardMessages = new CardMessages(services.state);
-    const install = new InstallLifecycle(services, log);
-    const { tenant, dedupe, durable, rate } = this;
+  constructor(private readonly parts: BotParts) {
+    this.services = parts.services;
+    this.dispatcher = parts.dispatcher;
+    this.log = parts.log;
+    this.cardMessages = new CardMessages(this.services.state);
+    const install = new InstallLifecycle(this.services);
+    const { post, show, tenant, dedupe, audit, rate, typing } = this;
     const routes: Route[] = [
       // Install lifecycle (install.ts): Teams sends installationUpdate and a conversationUpdate naming the bot on arrival
-      // and on removal; both are handled, and the install record makes the welcome go out once. Its tenant checks are
-      // its own (silent but for one refusal), and neither dedupe nor rate applies.
-      { name: 'installed', select: (a) => a.type === ActivityTypes.InstallationUpdate && (a.action === 'add' || a.action === 'add-upgrade'), steps: [], run: (t) => install.added(t.context, t.scope, t.correlationId, { upgrade: t.activity.action === 'add-upgrade', via: 'installationUpdate' }) },
-      { name: 'uninstalled', select: (a) => a.type === ActivityTypes.InstallationUpdate && a.action === 'remove', steps: [], run: (t) => install.removed(t.scope, t.correlationId, 'uninstalled') },
-      { name: 'bot added', select: (a) => isConversationUpdate(a) && isBotAmong(a.membersAdded, a), steps: [], run: (t) => install.added(t.context, t.scope, t.correlationId, { via: 'membersAdded' }) },
-      { name: 'bot removed', select: (a) => isConversationUpdate(a) && !nonEmpty(a.membersAdded) && isBotAmong(a.membersRemoved, a), steps: [], run: (t) => install.removed(t.scope, t.correlationId, 'removed from the conversation') },
-      { name: 'team deleted', select: (a) => teamEvent(a, 'teamDeleted', 'teamHardDeleted'), steps: [], run: (t) => install.removed(t.scope, t.correlationId, 'team deleted') },
-      { name: 'team renamed', select: (a) => teamEvent(a, 'teamRenamed'), steps: [], run: (t) => install.renamed(t.scope, (t.activity.channelData as { team?: { name?: string } }).team?.name) },
-      // Typed commands: the dispatcher runs the person's rate, the command, the typing indicator and the audit record.
-      { name: 'command', select: (a) => a.type === ActivityTypes.Message && !clickOf(a), steps: [tenant, dedupe], run: (t) => this.command(t) },
-      // Card clicks change things (approvals): the duplicate mark is kept before anything is done.
-      { name: 'card: Action.Execute only', select: (a) => clickOf(a)?.universal === true && (a.value as { action: { type: string } }).action.type !== 'Action.Execute', steps: [], run: (t) => this.answer(t, answerError('NotSupported', `The action '${(t.activity.value as { action: { type: string } }).action.type}' is not supported.`)) },
-      { name: 'card: run', select: clickWithVerb('run'), steps: [tenant, dedupe, durable], run: (t) => this.click(t, (click) => this.runFromCard(t, click)) },
-      ...Object.entries(cardActions).map(([verb, handler]): Route => ({ name: `card: ${verb}`, select: clickWithVerb(verb), steps: [tenant, dedupe, durable, rate], run: (t) => this.click(t, (click) => this.cardAction(t, click, handler)) })),
-      { name: 'card: unknown verb', select: (a) => typeof clickOf(a)?.verb === 'string', steps: [tenant, dedupe, durable], run: (t) => this.click(t, async () => this.unknownVerb(t)) },
-      { name: 'card: no verb', select: (a) => clickOf(a) !== undefined, steps: [tenant, dedupe, durable], run: (t) => this.answer(t, answerError('BadRequest', 'Missing verb')) },
+      // and on removal; both are handled, and the install record makes the welcome go out once. Another tenant's
+      // events touch nothing, and only installationUpdate add (not the conversationUpdate with it) posts the refusal.
+      { name: 'installed', select: installation('add'), steps: [post, tenant], run: (t) => none(install.added(t, false)) },
+      { name: 'upgraded', select: installation('add-upgrade'), steps: [tenant], run: (t) => none(install.added(t, true)) },
+      { name: 'uninstalled', select: installation('remove'), steps: [tenant], run: (t) => none(install.removed(t, 'uninstalled')) },
+      { name: 'bot added', select: (a) => isConversationUpdate(a) && isBotAmong(a.membersAdded, a), steps: [tenant], run: (t) => none(install.added(t, false)) },
+      { name: 'bot removed', select: (a) => isConversationUpdate(a) && !nonEmpty(a.membersAdded) && isBotAmong(a.membersRemoved, a), steps: [tenant], run: (t) => none(install.removed(t, 'removed from the conversation')) },
+      { name: 'team deleted', select: (a) => teamEvent(a, 'teamDeleted', 'teamHardDeleted'), steps: [tenant], run: (t) => none(install.removed(t, 'team deleted')) },
+      { name: 'team renamed', select: (a) => teamEvent(a, 'teamRenamed'), steps: [tenant], run: (t) => none(install.renamed(t)) },
+      // Typed commands and card clicks, one order of steps: the answer (post, or show for a click) comes first as it
+      // sends what the rest came to; then tenant, duplicates, the audit record of a command line (typed, or a run
+      // button), the person's rate for anything that can reach BILL, and the typing indicator of a typed command.
+      { name: 'command', select: (a) => a.type === ActivityTypes.Message && !clickOf(a), steps: [post, tenant, dedupe, audit, rate, typing], run: (t) => this.command(t) },
+      { name: 'card: Action.Execute only', select: (a) => clickOf(a)?.universal === true && (a.value as { action: { type: string } }).action.type !== 'Action.Execute', steps: [], run: (t) => answer(t, answerError('NotSupported', `The action '${(t.activity.value as { action: { type: string } }).action.type}' is not supported.`)) },
+      { name: 'card: run', select: clickWithVerb('run'), steps: [show, tenant, dedupe, audit, rate], run: (t) => this.runFromCard(t) },
+      ...Object.entries(parts.cardActions ?? {}).map(([verb, handler]): Route => ({ name: `card: ${verb}`, select: clickWithVerb(verb), steps: [show, tenant, dedupe, rate], run: (t) => this.cardAction(t, handler) })),
+      { name: 'card: unknown verb', select: (a) => typeof clickOf(a)?.verb === 'string', steps: [show, tenant, dedupe], run: async (t) => this.unknownVerb(t) },
+      { name: 'card: no verb', select: (a) => clickOf(a) !== undefined, steps: [show, tenant, dedupe], run: (t) => answer(t, answerError('BadRequest', 'Missing verb')) },
     ];
-    this.router = new Router(log);
+    this.router = new Router(this.log);
     for (const route of routes) this.router.add(route);
   }
 
@@ -94,159 +121,180 @@ export class BillbridgeBot {
 
   // --- Steps ---
 
-  /** Activities from tenants outside ALLOWED_TENANT_IDS get a refusal and touch nothing else. */
+  /** Answers a typed command: what the rest came to goes out as a new message, after everything else is done. */
+  private readonly post: Step = async (turn, next) => {
+    const result = await next();
+    if (result) await this.postCard(turn, result.reply);
+    return result;
+  };
+
+  /** Answers a click the way its kind of action allows (see showClick), after everything else is done. */
+  private readonly show: Step = async (turn, next) => {
+    const result = await next();
+    if (result) await this.showClick(turn, result.reply);
+    return result;
+  };
+
+  /** Activities from tenants outside ALLOWED_TENANT_IDS touch nothing else; the route's answer says why, if it has one. */
   private readonly tenant: Step = async (turn, next) => {
     if (this.services.access.tenantAllowed(turn.scope.tenantId)) return next();
-    this.log.warn({ correlationId: turn.correlationId, tenantId: turn.scope.tenantId }, 'activity from a tenant that is not allowed');
-    const reply = errorReply(new TenantNotAllowed(), { correlationId: turn.correlationId });
-    if (turn.activity.type === ActivityTypes.Invoke) turn.answer = answerCard(reply.card);
-    else await turn.context.sendActivity(cardActivity(reply));
+    turn.log.warn({ tenantId: turn.scope.tenantId, kind: turn.scope.kind }, 'activity from a tenant that is not allowed; nothing done');
+    return this.dispatcher.refused(new TenantNotAllowed(), turn);
   };
 
   /**
-   * One answer per activity id in ten minutes: marks it as answered, or stops a repeat. The route may start at once; its
-   * answer waits for `turn.kept` (the mark kept on disk or in Redis), so a redelivery after a crash is never answered twice.
+   * One answer per activity id in ten minutes: a repeat stops here. The mark is kept (on disk or in Redis) before the
+   * turn goes on, so a redelivery after a crash is never answered twice.
    */
   private readonly dedupe: Step = async (turn, next) => {
     const a = turn.activity;
     if (a.id) {
       const claim = await this.services.state.claim(NS.seenActivities, `${a.conversation?.id ?? ''}|${a.id}`, this.services.clock.now(), { ttlMs: DUPLICATE_WINDOW_MS });
       if (!claim.created) {
-        this.log.info({ correlationId: turn.correlationId, activityId: a.id }, 'duplicate delivery ignored');
+        turn.log.info({ activityId: a.id }, 'duplicate delivery ignored');
         if (a.type === ActivityTypes.Invoke) turn.answer = answerText('Already handled');
-        return;
+        return undefined;
       }
-      turn.kept = claim.durable;
+      await claim.durable;
     }
-    await next();
+    return next();
   };
 
-  /** Waits for the duplicate mark to be kept before the handler runs (for clicks, which change things). */
-  private readonly durable: Step = async (turn, next) => {
-    await turn.kept;
-    await next();
+  /** The command line's audit record (what, who, how it went, the BILL calls made), written before the answer goes out. */
+  private readonly audit: Step = async (turn, next) => {
+    const started = performance.now();
+    const result = await next();
+    if (result) await this.parts.audit.command(commandAudit(turn, this.lineOf(turn), result, this.parts.upstreamCalls.current() ?? {}, performance.now() - started));
+    return result;
   };
 
   /**
-   * Every button counts against the clicker's rate like a typed command (USER_COMMANDS_PER_MINUTE): a refusal is said
-   * to them alone and nothing reaches BILL.
+   * Every command and button counts against the person's USER_COMMANDS_PER_MINUTE: beyond it (or with the shared
+   * counter unreachable) they alone are told to wait, and nothing reaches BILL.
    */
   private readonly rate: Step = async (turn, next) => {
     try {
-      await this.dispatcher.admit({ text: '', scope: turn.scope, caller: turn.caller, correlationId: turn.correlationId });
+      const decision = await this.parts.rate.take(userRateKey(turn));
+      if (!decision.allowed) throw new LimitExceeded('user.commands', decision.retryInMs, 'userRate');
     } catch (err) {
-      return this.click(turn, async () => ({ ...errorReply(err, { correlationId: turn.correlationId, formatTime: this.dispatcher.formatTime }), privateReply: true }));
+      return this.dispatcher.refused(err, turn);
     }
-    await next();
+    return next();
+  };
+
+  /**
+   * A command that calls BILL shows the typing indicator while it works: not awaited first (its round trip to the Bot
+   * Connector would hold up the BILL calls), and on its way before the answer, so it never follows it.
+   */
+  private readonly typing: Step = async (turn, next) => {
+    const command = this.lineOf(turn).command;
+    const works = command?.upstream === true && (!command.scopes || command.scopes.includes(turn.scope.kind));
+    const typing = works ? turn.context.sendActivity({ type: ActivityTypes.Typing }).catch((err: unknown) => turn.log.debug({ err: errorMessage(err) }, 'typing indicator failed')) : undefined;
+    const result = await next();
+    await typing;
+    return result;
   };
 
   // --- Handlers ---
 
-  private async command(turn: Turn): Promise<void> {
-    const { activity, context } = turn;
-    const result = await this.dispatcher.run({
-      text: typeof activity.text === 'string' ? activity.text : '',
-      locale: activity.locale,
-      scope: turn.scope,
-      caller: turn.caller,
-      correlationId: turn.correlationId,
-      working: async () => {
-        await context.sendActivity({ type: ActivityTypes.Typing });
-      },
-      kept: turn.kept,
-    });
-    await this.post(turn, result.reply);
+  private lineOf(turn: Turn): CommandLine {
+    return (turn.line ??= this.dispatcher.parse(commandText(turn.activity)));
   }
 
-  private async runFromCard(turn: Turn, click: Click): Promise<CardActionReply> {
-    const { data } = click;
+  private command(turn: Turn): Promise<TurnResult> {
+    const request = { text: commandText(turn.activity), locale: turn.activity.locale, scope: turn.scope, caller: turn.caller, correlationId: turn.correlationId };
+    return this.dispatcher.run(request, this.lineOf(turn));
+  }
+
+  private async runFromCard(turn: Turn): Promise<TurnResult> {
+    const { data } = clickOf(turn.activity)!;
     // A Try again belongs to the person whose command failed: anyone else pressing it runs nothing (their own
     // authority would otherwise run someone else's text). Who clicked comes from Teams, never from the card.
     if (data.by !== undefined && data.by !== retryOwnerOf(turn)) {
-      this.log.info({ correlationId: turn.correlationId }, 'Try again pressed by someone other than its author; nothing run');
-      return { ...notYourRetryReply(), privateReply: true };
+      turn.log.info('Try again pressed by someone other than its author; nothing run');
+      return { reply: { ...notYourRetryReply(), privateReply: true }, outcome: 'refused' };
     }
     const page = typeof data.page === 'number' && Number.isFinite(data.page) ? data.page : undefined;
-    const text = typeof data.command === 'string' ? data.command : '';
-    const result = await this.dispatcher.run({ text, page: page ?? 0, refresh: data.refresh === true, locale: turn.activity.locale, scope: turn.scope, caller: turn.caller, correlationId: turn.correlationId });
-    // Refused (the person's rate) or failed (BILL down, an admin-only command): said to the clicker, and the card
-    // everyone sees stays as it was.
-    if (result.outcome !== 'ok') return { ...result.reply, privateReply: true };
+    const request = { text: commandText(turn.activity), page: page ?? 0, refresh: data.refresh === true, locale: turn.activity.locale, scope: turn.scope, caller: turn.caller, correlationId: turn.correlationId };
+    const result = await this.dispatcher.run(request, this.lineOf(turn));
+    // Failed (BILL down, an admin-only command): said to the clicker, and the card everyone sees stays as it was.
+    if (result.outcome !== 'ok') return { ...result, reply: { ...result.reply, privateReply: true } };
     // Refresh, paging and a retry redraw the same view in place; any other button opens another view.
     const sameView = data.refresh === true || page !== undefined || data.by !== undefined;
-    return sameView ? result.reply : { ...result.reply, newReply: true };
+    return sameView ? result : { ...result, reply: { ...result.reply, newReply: true } };
   }
 
-  private async cardAction(turn: Turn, click: Click, handler: CardActionHandler): Promise<CardActionReply> {
-    const { correlationId } = turn;
+  private async cardAction(turn: Turn, handler: CardActionHandler): Promise<TurnResult> {
+    const click = clickOf(turn.activity)!;
     const data = { ...click.data, verb: click.verb as string };
     try {
-      return await handler({
-        data,
-        scope: turn.scope,
-        caller: turn.caller,
-        correlationId,
-        services: this.services,
-        log: turn.log,
-        universal: click.universal,
-        reference: JSON.parse(JSON.stringify(TurnContext.getConversationReference(turn.activity))) as Record<string, unknown>,
-      });
+      const reference = JSON.parse(JSON.stringify(TurnContext.getConversationReference(turn.activity))) as Record<string, unknown>;
+      const reply = await handler({ data, scope: turn.scope, caller: turn.caller, correlationId: turn.correlationId, services: this.services, log: turn.log, universal: click.universal, reference });
+      return { reply, outcome: 'ok' };
     } catch (err) {
-      this.log.warn({ correlationId, verb: data.verb, err: errorMessage(err) }, 'card action failed');
-      return errorReply(err, { correlationId, formatTime: this.dispatcher.formatTime });
+      turn.log.warn({ verb: data.verb, err: errorMessage(err) }, 'card action failed');
+      return { reply: this.dispatcher.errorCard(err, turn), outcome: 'error', error: err };
     }
   }
 
-  private unknownVerb(turn: Turn): CardActionReply {
-    this.log.info({ correlationId: turn.correlationId, verb: String(clickOf(turn.activity)?.verb).slice(0, 40) }, 'unknown card action');
-    return errorReply(new Error('unknown card action'), { correlationId: turn.correlationId });
+  private unknownVerb(turn: Turn): TurnResult {
+    turn.log.info({ verb: String(clickOf(turn.activity)?.verb).slice(0, 40) }, 'unknown card action');
+    return { reply: this.dispatcher.errorCard(new Error('unknown card action'), turn), outcome: 'unknown' };
   }
 
   // --- Answers ---
 
-  private async answer(turn: Turn, answer: InvokeResponse): Promise<void> {
-    turn.answer = answer;
-  }
-
   /**
-   * Runs a click's handler and shows its reply. Action.Execute: the card goes back to the person who clicked (Teams
-   * shows an invoke answer only on their client); `everyone` also edits the card message for the whole conversation.
-   * Action.Submit: the message is edited to `everyone`, else to the card, unless `privateReply` (a new message).
-   * `newReply`: another view, posted as a new reply either way. Edits go only to the message Teams says was clicked,
-   * and only when that message carries the clicked button (cardMessages.ts); otherwise the answer comes as a new reply.
+   * Shows a click's reply. Action.Execute: the card goes back to the person who clicked (Teams shows an invoke answer
+   * only on their client); `everyone` also edits the card message for the whole conversation. Action.Submit: the
+   * message is edited to `everyone`, else to the card, unless `privateReply` (a new message). `newReply`: another view,
+   * posted as a new reply either way. Edits go only to the message Teams says was clicked, and only when that message
+   * carries the clicked button (cardMessages.ts); otherwise the answer comes as a new reply.
    */
-  private async click(turn: Turn, handle: (click: Click) => Promise<CardActionReply>): Promise<void> {
+  private async showClick(turn: Turn, reply: CardActionReply): Promise<void> {
     const click = clickOf(turn.activity)!;
-    const reply = await handle(click);
+    const carried = !reply.privateReply && !reply.newReply && (await this.carries(turn, click.data));
     if (!click.universal) {
-      if (reply.privateReply) await this.post(turn, reply);
-      else if (reply.newReply || !(await this.carries(turn, click.data))) await this.post(turn, reply.everyone ?? reply);
-      else await this.replaceCard(turn, reply.everyone ?? reply);
+      const shown = reply.privateReply ? reply : (reply.everyone ?? reply);
+      if (!carried || !(await this.edit(turn, shown))) await this.postCard(turn, shown);
       return;
     }
     if (reply.newReply) {
       // Another view: a new reply in the thread; the clicked card stays as it was (a message answer leaves it alone).
-      await this.post(turn, reply);
+      await this.postCard(turn, reply);
       turn.answer = answerText(reply.summary);
       return;
     }
-    const carried = await this.carries(turn, click.data);
-    if (reply.everyone && carried) await this.editCard(turn, reply.everyone);
+    if (reply.everyone && carried) await this.edit(turn, reply.everyone);
     // The answer replaces the card on the clicker's client: its buttons may edit this message too.
-    if (carried && !reply.privateReply) await this.recordCard(turn, turn.activity.replyToId, reply, 'shown');
+    if (carried) await this.recordCard(turn, turn.activity.replyToId, reply, 'shown');
     turn.answer = answerCard(reply.card);
   }
 
   /** Sends a card as a new message in this turn's conversation (thread) and records the buttons it carries. */
-  private async post(turn: Turn, reply: CardReply): Promise<void> {
+  private async postCard(turn: Turn, reply: CardReply): Promise<void> {
     const sent = await turn.context.sendActivity(cardActivity(reply));
     await this.recordCard(turn, sent?.id, reply, 'new');
+  }
+
+  /** Edits the clicked card message (replyToId) for everyone; false when Teams named none or the edit failed. */
+  private async edit(turn: Turn, reply: CardReply): Promise<boolean> {
+    const replyToId = turn.activity.replyToId;
+    if (!replyToId) return false;
+    try {
+      await turn.context.updateActivity({ ...cardActivity(reply), id: replyToId });
+    } catch (err) {
+      turn.log.warn({ err: errorMessage(err) }, 'card edit failed');
+      return false;
+    }
+    await this.recordCard(turn, replyToId, reply, 'edited');
+    return true;
   }
 
   /** Records the buttons a message now carries; a failure only means its buttons answer with new replies. */
   private async recordCard(turn: Turn, activityId: string | undefined, reply: CardReply, how: 'new' | 'edited' | 'shown'): Promise<void> {
     await this.cardMessages.posted({ tenantId: turn.scope.tenantId, conversationId: turn.scope.conversationId }, activityId, reply.card, how).catch((err: unknown) => {
-      this.log.warn({ correlationId: turn.correlationId, err: errorMessage(err) }, 'card message record failed');
+      turn.log.warn({ err: errorMessage(err) }, 'card message record failed');
     });
   }
 
@@ -258,35 +306,20 @@ export class BillbridgeBot {
     try {
       return await this.cardMessages.carries({ tenantId: turn.scope.tenantId, conversationId: turn.scope.conversationId }, turn.activity.replyToId, data);
     } catch (err) {
-      this.log.warn({ correlationId: turn.correlationId, err: errorMessage(err) }, 'card message record unreadable');
+      turn.log.warn({ err: errorMessage(err) }, 'card message record unreadable');
       return false;
     }
   }
+}
 
-  /** Universal Actions: edit the card message for everyone (the invoke answer reaches only the clicker's client). */
-  private async editCard(turn: Turn, reply: CardReply): Promise<void> {
-    const replyToId = turn.activity.replyToId;
-    if (!replyToId) return;
-    try {
-      await turn.context.updateActivity({ ...cardActivity(reply), id: replyToId });
-      await this.recordCard(turn, replyToId, reply, 'edited');
-    } catch (err) {
-      this.log.warn({ correlationId: turn.correlationId, err: errorMessage(err) }, 'card edit for everyone failed');
-    }
-  }
+/** A handler that answers nothing: the install events (the welcome is their own). */
+async function none(work: Promise<void>): Promise<undefined> {
+  await work;
+  return undefined;
+}
 
-  /** Action.Submit: replace the clicked card in place when Teams told us which one it was. */
-  private async replaceCard(turn: Turn, reply: CardReply): Promise<void> {
-    const replyToId = turn.activity.replyToId;
-    if (replyToId) {
-      try {
-        await turn.context.updateActivity({ ...cardActivity(reply), id: replyToId });
-        await this.recordCard(turn, replyToId, reply, 'edited');
-        return;
-      } catch (err) {
-        this.log.info({ correlationId: turn.correlationId, err: errorMessage(err) }, 'card update failed; sending a new card');
-      }
-    }
-    await this.post(turn, reply);
-  }
+/** A handler that gives the invoke's protocol answer and no card. */
+async function answer(turn: Turn, invokeAnswer: InvokeResponse): Promise<undefined> {
+  turn.answer = invokeAnswer;
+  return undefined;
 }

@@ -1,15 +1,14 @@
 // Install lifecycle: the bot added to (or removed from) a team, group chat or personal chat. Storage lives in state/.
 import { TeamsInfo, TurnContext, type Activity } from 'botbuilder';
 import type { Logger } from '../log.js';
-import { TenantNotAllowed, errorMessage } from '../errors.js';
+import { errorMessage } from '../errors.js';
 import { GraphApiError } from '../graph/errors.js';
 import { bindingTarget, type BindingTarget } from '../state/bindings.js';
 import type { InstallRecord } from '../state/conversations.js';
-import { errorReply } from '../bot/cards/errorCards.js';
 import { welcomeCard } from '../bot/cards/welcome.js';
 import type { ConversationScope } from '../bot/commands/types.js';
 import type { BotServices } from '../bot/services.js';
-import { cardActivity } from './routes.js';
+import { cardActivity, type Turn } from './routes.js';
 
 interface InstallChannelData {
   team?: { id?: string; name?: string; aadGroupId?: string };
@@ -22,24 +21,15 @@ function channelOf(conversationId: string): string {
 }
 
 export class InstallLifecycle {
-  constructor(
-    private readonly services: BotServices,
-    private readonly log: Logger,
-  ) {}
+  constructor(private readonly services: BotServices) {}
 
   /**
    * The bot arrived (installationUpdate add, or conversationUpdate with the bot among membersAdded; Teams sends
-   * both). Stores the conversation reference once, welcomes once, then reads the team from Graph.
+   * both). Stores the conversation reference once, welcomes once, then reads the team from Graph. Its route has
+   * checked the tenant.
    */
-  async added(context: TurnContext, scope: ConversationScope, correlationId: string, opts: { upgrade?: boolean; via: 'installationUpdate' | 'membersAdded' }): Promise<void> {
-    const log = this.log.child({ correlationId });
-    const { access, installs, orgBindings } = this.services;
-    if (!access.tenantAllowed(scope.tenantId)) {
-      log.warn({ tenantId: scope.tenantId, kind: scope.kind }, 'bot added in a tenant that is not allowed; nothing stored');
-      // One refusal per install: on installationUpdate only (the conversationUpdate that comes with it stays silent).
-      if (!opts.upgrade && opts.via === 'installationUpdate') await context.sendActivity(cardActivity(errorReply(new TenantNotAllowed(), { correlationId })));
-      return;
-    }
+  async added({ context, scope, log }: Turn, upgrade: boolean): Promise<void> {
+    const { installs, orgBindings } = this.services;
     const target = bindingTarget(scope);
     if (!installs || !orgBindings || !target) {
       log.warn({ kind: scope.kind, hasTarget: !!target }, 'install event without a team or chat to record');
@@ -60,18 +50,13 @@ export class InstallLifecycle {
       reference,
       installedBy: typeof activity.from?.aadObjectId === 'string' ? activity.from.aadObjectId : undefined,
     });
-    log.info({ target: target.kind, conversationType: scope.kind, created, upgrade: !!opts.upgrade }, created ? 'bot installed' : 'install record refreshed');
-    if (created && !opts.upgrade) await this.welcome(context, scope, record, selectedChannel, log);
+    log.info({ target: target.kind, conversationType: scope.kind, created, upgrade }, created ? 'bot installed' : 'install record refreshed');
+    if (created && !upgrade) await this.welcome(context, scope, record, selectedChannel, log);
     if (scope.kind === 'channel') await this.readTeam(target, scope, log);
   }
 
   /** The bot left (uninstalled, removed from the team, or the team was deleted): nothing about it is kept. */
-  async removed(scope: ConversationScope, correlationId: string, why: string): Promise<void> {
-    const log = this.log.child({ correlationId });
-    if (!this.services.access.tenantAllowed(scope.tenantId)) {
-      log.warn({ tenantId: scope.tenantId, why }, 'removal event from a tenant that is not allowed; nothing touched');
-      return;
-    }
+  async removed({ scope, log }: Turn, why: string): Promise<void> {
     const target = bindingTarget(scope);
     const installs = this.services.installs;
     if (!installs || !target) return;
@@ -83,9 +68,10 @@ export class InstallLifecycle {
   }
 
   /** Team renamed: keep the stored name current (status, notifications). */
-  async renamed(scope: ConversationScope, name: string | undefined): Promise<void> {
+  async renamed({ scope, activity }: Turn): Promise<void> {
+    const name = (activity.channelData as InstallChannelData).team?.name;
     const target = bindingTarget(scope);
-    if (!target || !name || !this.services.access.tenantAllowed(scope.tenantId)) return;
+    if (!target || !name) return;
     await this.services.installs?.update(target, { name });
   }
 

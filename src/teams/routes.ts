@@ -4,7 +4,7 @@ import { ActivityTypes, CardFactory, MessageFactory, type Activity, type InvokeR
 import type { Logger } from '../log.js';
 import type { CardReply } from '../bot/cards/card.js';
 import type { Caller, ConversationKind, ConversationScope } from '../bot/commands/types.js';
-import { newCorrelationId } from '../bot/dispatch.js';
+import { newCorrelationId, type CommandLine, type TurnResult } from '../bot/dispatch.js';
 
 const CORRELATION_ID = Symbol('correlationId');
 
@@ -16,20 +16,24 @@ export interface Turn {
   caller: Caller;
   correlationId: string;
   log: Logger;
-  /** Resolves once the duplicate-delivery mark is kept (set by the dedupe step; resolved when there is none). */
-  kept: Promise<void>;
+  /** The command line a typed message or a run button carries, read once (audit, typing and the handler use it). */
+  line?: CommandLine;
   /** The invoke answer (HTTP status and body) an invoke route gives; invokes without one get 501. */
   answer?: InvokeResponse;
 }
 
-/** A step before a route's handler: call `next` to go on, or answer (or not) and return to stop there. */
-export type Step = (turn: Turn, next: () => Promise<void>) => Promise<void>;
+/**
+ * A step around the rest of its route. `next` runs the rest and gives what it came to (a card to show and how it went;
+ * undefined: nothing to say), which a step may act on (the answer and audit steps do). A step that returns without
+ * calling `next` stops the turn there, with its own result (a refusal) or none.
+ */
+export type Step = (turn: Turn, next: () => Promise<TurnResult | undefined>) => Promise<TurnResult | undefined>;
 
 export interface Route {
   name: string;
   select(activity: Activity): boolean;
   steps: readonly Step[];
-  run(turn: Turn): Promise<void>;
+  run(turn: Turn): Promise<TurnResult | undefined>;
 }
 
 /** A card reply as a message activity (its summary is what notifications and chat lists show). */
@@ -95,8 +99,8 @@ export class Router {
     const isInvoke = activity.type === ActivityTypes.Invoke;
     if (route) {
       const correlationId = correlationIdOf(context);
-      const turn: Turn = { context, activity, scope: scopeOf(activity), caller: callerOf(activity), correlationId, log: this.log.child({ correlationId }), kept: Promise.resolve() };
-      const step = (i: number): Promise<void> => (i < route.steps.length ? route.steps[i]!(turn, () => step(i + 1)) : route.run(turn));
+      const turn: Turn = { context, activity, scope: scopeOf(activity), caller: callerOf(activity), correlationId, log: this.log.child({ correlationId }) };
+      const step = (i: number): Promise<TurnResult | undefined> => (i < route.steps.length ? route.steps[i]!(turn, () => step(i + 1)) : route.run(turn));
       await step(0);
       if (isInvoke && turn.answer) return void (await context.sendActivity({ type: ActivityTypes.InvokeResponse, value: turn.answer }));
     }

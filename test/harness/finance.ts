@@ -2,7 +2,7 @@
 // the bot through the dispatcher or over HTTP as a channel member would.
 import { expect } from 'vitest';
 import type { BillbridgeApp } from '../../src/app.js';
-import type { CommandRequest, DispatchResult } from '../../src/bot/dispatch.js';
+import type { CommandRequest, TurnResult } from '../../src/bot/dispatch.js';
 import type { ConversationScope } from '../../src/bot/commands/types.js';
 import { TENANT, teamIds } from './activities.js';
 import { checkCard } from './cards.js';
@@ -115,8 +115,8 @@ export function channelScope(channel = 'finance'): ConversationScope {
 
 let seq = 0;
 
-/** Runs a command line through the app's dispatcher, as a card button or a message would. */
-export async function ask(app: BillbridgeApp, text: string, opts: Partial<CommandRequest> = {}): Promise<DispatchResult> {
+/** Runs a command line through the app's dispatcher: the command alone (no rate, no audit record, no typing). */
+export async function ask(app: BillbridgeApp, text: string, opts: Partial<CommandRequest> = {}): Promise<TurnResult> {
   seq++;
   return app.dispatcher.run({
     text,
@@ -128,7 +128,7 @@ export async function ask(app: BillbridgeApp, text: string, opts: Partial<Comman
 }
 
 /** Every row of a list card, following its pages (page=0,1,... through the dispatcher) until the last. */
-export async function allRows(app: BillbridgeApp, text: string, opts: Partial<CommandRequest> = {}): Promise<{ rows: string[][]; first: DispatchResult }> {
+export async function allRows(app: BillbridgeApp, text: string, opts: Partial<CommandRequest> = {}): Promise<{ rows: string[][]; first: TurnResult }> {
   const first = await ask(app, text, opts);
   const rows = [...tableRows(first.reply.card)];
   let page = 0;

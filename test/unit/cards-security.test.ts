@@ -1,5 +1,5 @@
 // What a person sees never leaks: no bank or tax numbers on cards, no upstream messages, a reference on every error.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -11,17 +11,19 @@ import { AccessPolicy } from '../../src/bot/access.js';
 import { CommandRegistry } from '../../src/bot/commands/registry.js';
 import { helpCommand } from '../../src/bot/commands/help.js';
 import type { CommandDefinition } from '../../src/bot/commands/types.js';
-import { Dispatcher, type CommandRequest } from '../../src/bot/dispatch.js';
+import type { TurnContext } from 'botbuilder';
+import { Dispatcher } from '../../src/bot/dispatch.js';
+import { BillbridgeBot } from '../../src/teams/bot.js';
 import type { BotServices } from '../../src/bot/services.js';
 import { errorReply } from '../../src/bot/cards/errorCards.js';
 import { adaptiveCard, facts, text, title } from '../../src/bot/cards/card.js';
 import { leakedValues, sensitiveValues, shortId, withoutSensitive } from '../../src/bot/cards/redact.js';
-import { memoryUserCommandRate, RateLimiterUserCommandRate, userRateGuard, userRateKey } from '../../src/bot/userRate.js';
-import { auditObserver } from '../../src/bot/auditObserver.js';
+import { memoryUserCommandRate, RateLimiterUserCommandRate, userRateKey } from '../../src/bot/userRate.js';
 import { AuditTrail } from '../../src/state/audit.js';
 import { SqliteStateStore } from '../../src/state/sqliteStore.js';
-import { BillApiError, DependencyUnavailable, LimitExceeded, NotBound } from '../../src/errors.js';
+import { BillApiError, DependencyUnavailable, NotBound } from '../../src/errors.js';
 import { checkCard } from '../harness/cards.js';
+import { channelMessage } from '../harness/activities.js';
 import { expectNoSensitive, poisonedCustomer, poisonedVendor, SENSITIVE } from '../harness/sensitive.js';
 
 const dirs: string[] = [];
@@ -30,8 +32,12 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-/** A real Dispatcher with its own registry and a file audit trail, as app.ts wires them. */
-function dispatcherWith(commands: CommandDefinition[], opts: { perMinute?: number } = {}) {
+const TENANT_ID = 'aaaaaaaa-0000-4000-8000-000000000001';
+const DANA = '11111111-0000-4000-8000-00000000d0d0';
+const who = (aadObjectId: string) => ({ id: '29:user', aadObjectId, name: 'Dana Lee' });
+
+/** A real bot (route table, steps, Dispatcher) with its own registry and a file audit trail, as app.ts wires them. */
+function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'billbridge-cards-'));
   dirs.push(dir);
   const config = loadConfig({ STATE_DIR: dir });
@@ -47,52 +53,41 @@ function dispatcherWith(commands: CommandDefinition[], opts: { perMinute?: numbe
     backend: { kind: 'sandbox', baseUrl: config.bill.baseUrl },
     bindings: { resolve: async () => 'org-under-test' },
     access: new AccessPolicy(config),
-    limiter: undefined as never,
     audit,
   } as unknown as BotServices;
   const dispatcher = new Dispatcher(services, log);
-  if (opts.perMinute) dispatcher.addGuard(userRateGuard(memoryUserCommandRate(opts.perMinute)));
-  dispatcher.addObserver(auditObserver(audit, registry, () => ({ bill: 2 })));
-  const auditRecords = () =>
-    readFileSync(join(dir, 'audit.log'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
-  return { dispatcher, auditRecords };
-}
-
-function request(
-  textLine: string,
-  who = '11111111-0000-4000-8000-00000000d0d0',
-  correlationId = `c${Math.random().toString(16).slice(2, 12)}`,
-): CommandRequest {
-  return {
-    text: textLine,
-    correlationId,
-    scope: {
-      kind: 'channel',
-      tenantId: 'aaaaaaaa-0000-4000-8000-000000000001',
-      teamId: '19:team@thread.tacv2',
-      channelId: '19:chan@thread.tacv2',
-      aadGroupId: undefined,
-      conversationId: '19:chan@thread.tacv2;messageid=1',
-      serviceUrl: 'http://127.0.0.1:1/',
-    },
-    caller: { id: '29:user', aadObjectId: who, name: 'Dana Lee' },
+  const rate = memoryUserCommandRate(opts.perMinute ?? 1000);
+  const bot = new BillbridgeBot({ services, dispatcher, rate, audit, upstreamCalls: { current: () => ({ bill: 2 }) }, log });
+  const auditRecords = (): Array<Record<string, any>> => {
+    const file = join(dir, 'audit.log');
+    return existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l)) : [];
   };
+
+  /**
+   * A person types `line` in a channel. Resolves with what the bot sent (typing indicators and the card message), the
+   * card, and how many audit records there were when the card went out.
+   */
+  async function say(line: string, aadObjectId = DANA) {
+    const sent: Array<Record<string, any>> = [];
+    let auditedBeforeReply = -1;
+    const context = {
+      activity: channelMessage(line, { serviceUrl: 'http://127.0.0.1:1/', from: who(aadObjectId), tenant: TENANT_ID }),
+      turnState: new Map(),
+      sendActivity: async (a: Record<string, any>) => {
+        if (a.type === 'message') auditedBeforeReply = auditRecords().length;
+        sent.push(a);
+        return { id: `m${sent.length}` };
+      },
+    } as unknown as TurnContext;
+    await bot.run(context);
+    const message = sent.find((a) => a.type === 'message')!;
+    return { kinds: sent.map((a) => a.type as string), card: message.attachments[0].content, summary: message.summary as string, auditedBeforeReply };
+  }
+  return { say, auditRecords };
 }
 
 function throwing(name: string, err: () => unknown): CommandDefinition {
-  return {
-    name,
-    usage: name,
-    description: `fails with ${name}`,
-    examples: [name],
-    upstream: true,
-    run: async () => {
-      throw err();
-    },
-  };
+  return { name, usage: name, description: `fails with ${name}`, examples: [name], upstream: true, run: async () => { throw err(); } };
 }
 
 describe('redaction helpers', () => {
@@ -119,28 +114,9 @@ describe('redaction helpers', () => {
 
   it('catches a number shown with different separators, and a shortened id is not a leak', () => {
     const vendor = poisonedVendor();
-    const leaky = adaptiveCard(
-      [
-        title(vendor.name),
-        facts([
-          ['Tax id', '987654321'],
-          ['Account', '0001 2345 6789'],
-        ]),
-      ],
-      { summary: 'vendor' },
-    );
+    const leaky = adaptiveCard([title(vendor.name), facts([['Tax id', '987654321'], ['Account', '0001 2345 6789']])], { summary: 'vendor' });
     expect(leakedValues(leaky.card, vendor).sort()).toEqual([SENSITIVE.bankAccountNumber, SENSITIVE.taxId].sort());
-    const safe = adaptiveCard(
-      [
-        title(vendor.name),
-        facts([
-          ['Bank account', shortId(SENSITIVE.bankAccountNumber)],
-          ['Vendor id', shortId(vendor.id)],
-          ['Balance', '$1,250.50'],
-        ]),
-      ],
-      { summary: 'vendor' },
-    );
+    const safe = adaptiveCard([title(vendor.name), facts([['Bank account', shortId(SENSITIVE.bankAccountNumber)], ['Vendor id', shortId(vendor.id)], ['Balance', '$1,250.50']])], { summary: 'vendor' });
     expect(leakedValues(safe.card, vendor)).toEqual([]);
   });
 
@@ -162,65 +138,35 @@ describe('error cards', () => {
         message: upstreamMessage,
         entries: [{ code: 'BDC_1399', severity: 'ERROR', message: upstreamMessage }],
       });
-    const { dispatcher, auditRecords } = dispatcherWith([throwing('boom bill', billError)]);
-    const req = request('boom bill now');
-    const result = await dispatcher.run(req);
-    const json = JSON.stringify(result.reply);
-    expect(result.outcome).toBe('error');
-    expect(json).toContain(`Reference: ${req.correlationId}`);
+    const { say, auditRecords } = botWith([throwing('boom bill', billError)]);
+    const answer = await say('boom bill now');
+    const [record] = auditRecords();
+    expect(record).toMatchObject({ kind: 'command', command: 'boom bill', args: ['now'], result: 'error', reason: 'BillApiError:server:BDC_1399', upstreamCalls: 2 });
+    const json = JSON.stringify(answer.card);
+    expect(json).toContain(`Reference: ${record!.correlationId}`);
     expect(json).not.toContain('px-17');
     expect(json).not.toContain('rejected by processor');
     expect(json).not.toContain('BDC_1399');
-    expectNoSensitive(result.reply.card, { taxId: SENSITIVE.taxId, accountNumber: SENSITIVE.bankAccountNumber });
-    expect(checkCard(result.reply.card).problems).toEqual([]);
-    const [record] = auditRecords();
-    expect(record).toMatchObject({
-      kind: 'command',
-      command: 'boom bill',
-      args: ['now'],
-      result: 'error',
-      reason: 'BillApiError:server:BDC_1399',
-      correlationId: req.correlationId,
-      upstreamCalls: 2,
-    });
+    expectNoSensitive(answer.card, { taxId: SENSITIVE.taxId, accountNumber: SENSITIVE.bankAccountNumber });
+    expect(checkCard(answer.card).problems).toEqual([]);
   });
 
   it('an unexpected error becomes "Something went wrong" with the reference, not its message', async () => {
-    const { dispatcher } = dispatcherWith([
-      throwing('boom', () => new TypeError(`Cannot read properties of undefined (reading 'taxId') ${upstreamMessage}`)),
-    ]);
-    const req = request('boom');
-    const result = await dispatcher.run(req);
-    const json = JSON.stringify(result.reply);
+    const { say, auditRecords } = botWith([throwing('boom', () => new TypeError(`Cannot read properties of undefined (reading 'taxId') ${upstreamMessage}`))]);
+    const answer = await say('boom');
+    const json = JSON.stringify(answer.card);
     expect(json).toContain('Something went wrong');
-    expect(json).toContain(req.correlationId);
+    expect(json).toContain(auditRecords()[0]!.correlationId);
     expect(json).not.toContain('Cannot read properties');
     expect(json).not.toContain('10.2.3.4');
-    expect(checkCard(result.reply.card).problems).toEqual([]);
+    expect(checkCard(answer.card).problems).toEqual([]);
   });
 
   it.each([
-    [
-      'every BILL category',
-      [
-        'session',
-        'credentials',
-        'hourlyLimit',
-        'concurrencyLimit',
-        'notFound',
-        'validation',
-        'rateLimited',
-        'server',
-        'network',
-        'unknown',
-      ] as const,
-    ],
+    ['every BILL category', ['session', 'credentials', 'hourlyLimit', 'concurrencyLimit', 'notFound', 'validation', 'rateLimited', 'server', 'network', 'unknown'] as const],
   ])('never shows the upstream message, for %s', (_n, categories) => {
     for (const category of categories) {
-      const reply = errorReply(
-        new BillApiError({ category, status: 400, code: 'BDC_1000', message: upstreamMessage, entries: [{ message: upstreamMessage }] }),
-        { correlationId: 'ref123', formatTime: () => '11:00' },
-      );
+      const reply = errorReply(new BillApiError({ category, status: 400, code: 'BDC_1000', message: upstreamMessage, entries: [{ message: upstreamMessage }] }), { correlationId: 'ref123', formatTime: () => '11:00' });
       expect(JSON.stringify(reply)).not.toContain('px-17');
       expect(checkCard(reply.card).problems).toEqual([]);
     }
@@ -230,37 +176,55 @@ describe('error cards', () => {
 describe('per-user command rate limit', () => {
   it('the fourth command in a minute from one person gets a polite card; another person is unaffected; a minute later it works again', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
-    const { dispatcher, auditRecords } = dispatcherWith([], { perMinute: 3 });
-    for (let i = 0; i < 3; i++) expect((await dispatcher.run(request('help'))).outcome).toBe('ok');
-    const refused = await dispatcher.run(request('help'));
-    expect(refused.outcome).toBe('refused');
-    expect(refused.error).toBeInstanceOf(LimitExceeded);
-    expect(JSON.stringify(refused.reply)).toContain('One moment, please');
-    expect(refused.reply.summary).toMatch(/try again in \d+ s/);
-    expect(checkCard(refused.reply.card).problems).toEqual([]);
-    expect((await dispatcher.run(request('help', '22222222-0000-4000-8000-00000000e0e0'))).outcome).toBe('ok');
+    const { say, auditRecords } = botWith([], { perMinute: 3 });
+    const lastResult = () => auditRecords().at(-1)!.result;
+    for (let i = 0; i < 3; i++) {
+      await say('help');
+      expect(lastResult()).toBe('ok');
+    }
+    const refused = await say('help');
+    expect(lastResult()).toBe('refused');
+    expect(JSON.stringify(refused.card)).toContain('One moment, please');
+    expect(refused.summary).toMatch(/try again in \d+ s/);
+    expect(checkCard(refused.card).problems).toEqual([]);
+    await say('help', '22222222-0000-4000-8000-00000000e0e0');
+    expect(lastResult()).toBe('ok');
     vi.advanceTimersByTime(61_000);
-    expect((await dispatcher.run(request('help'))).outcome).toBe('ok');
-    expect(
-      auditRecords()
-        .filter((r) => r.result === 'refused')
-        .map((r) => r.reason),
-    ).toEqual(['LimitExceeded:userRate']);
+    await say('help');
+    expect(lastResult()).toBe('ok');
+    expect(auditRecords().filter((r) => r.result === 'refused').map((r) => r.reason)).toEqual(['LimitExceeded:userRate']);
   });
 
   it('counts a person by Entra object id within their tenant, falling back to the Bot Framework id', () => {
-    const req = request('help', 'ABCDEF00-0000-4000-8000-000000000000');
-    expect(userRateKey(req)).toBe('aaaaaaaa-0000-4000-8000-000000000001:abcdef00-0000-4000-8000-000000000000');
-    expect(userRateKey({ ...req, caller: { id: '29:Someone', aadObjectId: undefined, name: undefined } })).toBe(
-      'aaaaaaaa-0000-4000-8000-000000000001:29:someone',
-    );
+    const scope = { kind: 'channel' as const, tenantId: TENANT_ID, teamId: undefined, channelId: undefined, aadGroupId: undefined, conversationId: '19:chan@thread.tacv2', serviceUrl: '' };
+    expect(userRateKey({ scope, caller: who('ABCDEF00-0000-4000-8000-000000000000') })).toBe('aaaaaaaa-0000-4000-8000-000000000001:abcdef00-0000-4000-8000-000000000000');
+    expect(userRateKey({ scope, caller: { id: '29:Someone', aadObjectId: undefined, name: undefined } })).toBe('aaaaaaaa-0000-4000-8000-000000000001:29:someone');
   });
 
   it('a failing shared store refuses as "temporarily unavailable", never lets everything through', async () => {
-    const broken = new RateLimiterUserCommandRate(
-      Object.assign(new RateLimiterMemory({ points: 1, duration: 60 }), { consume: () => Promise.reject(new Error('ECONNREFUSED')) }),
-    );
+    const broken = new RateLimiterUserCommandRate(Object.assign(new RateLimiterMemory({ points: 1, duration: 60 }), { consume: () => Promise.reject(new Error('ECONNREFUSED')) }));
     await expect(broken.take('k')).rejects.toBeInstanceOf(DependencyUnavailable);
+  });
+});
+
+describe('the steps around a typed command', () => {
+  it('a command that calls BILL shows the typing indicator before its answer, and its audit record is written before the answer goes out', async () => {
+    const peek: CommandDefinition = { name: 'peek', usage: 'peek', description: 'reads BILL', examples: ['peek'], upstream: true, run: async () => adaptiveCard([title('Peeked')], { summary: 'peeked' }) };
+    const { say, auditRecords } = botWith([peek]);
+    const answer = await say('peek');
+    expect(answer.kinds).toEqual(['typing', 'message']);
+    expect(answer.auditedBeforeReply).toBe(1);
+    expect(auditRecords()).toEqual([expect.objectContaining({ command: 'peek', result: 'ok', orgId: 'org-under-test' })]);
+  });
+
+  it('a command that needs nothing from BILL (help) and a refused one get no typing indicator, and are audited before their answer too', async () => {
+    const { say } = botWith([], { perMinute: 1 });
+    const help = await say('help');
+    expect(help.kinds).toEqual(['message']);
+    expect(help.auditedBeforeReply).toBe(1);
+    const refused = await say('help');
+    expect(refused.kinds).toEqual(['message']);
+    expect(refused.auditedBeforeReply).toBe(2);
   });
 });
 
@@ -269,33 +233,11 @@ describe('admin actions', () => {
     const dir = mkdtempSync(join(tmpdir(), 'billbridge-audit-'));
     dirs.push(dir);
     const store = new SqliteStateStore(dir, systemClock);
-    const audit = new AuditTrail({
-      store,
-      clock: systemClock,
-      log: pino({ level: 'silent' }),
-      scrub: (t) => t.replaceAll('s3cr3t-session', '[REDACTED]'),
-    });
-    await audit.admin({
-      action: 'link',
-      orgId: '00801ORG',
-      result: 'ok',
-      tenantId: 't',
-      teamId: '19:team',
-      aadObjectId: 'admin-1',
-      correlationId: 'abc',
-      detail: { previousOrg: '00801OLD', note: 'session s3cr3t-session' },
-    });
+    const audit = new AuditTrail({ store, clock: systemClock, log: pino({ level: 'silent' }), scrub: (t) => t.replaceAll('s3cr3t-session', '[REDACTED]') });
+    await audit.admin({ action: 'link', orgId: '00801ORG', result: 'ok', tenantId: 't', teamId: '19:team', aadObjectId: 'admin-1', correlationId: 'abc', detail: { previousOrg: '00801OLD', note: 'session s3cr3t-session' } });
     const line = readFileSync(audit.location, 'utf8');
     expect(audit.location).toBe(join(dir, 'audit.log'));
-    expect(JSON.parse(line)).toMatchObject({
-      v: 1,
-      kind: 'admin',
-      action: 'link',
-      orgId: '00801ORG',
-      result: 'ok',
-      aadObjectId: 'admin-1',
-      detail: { previousOrg: '00801OLD', note: 'session [REDACTED]' },
-    });
+    expect(JSON.parse(line)).toMatchObject({ v: 1, kind: 'admin', action: 'link', orgId: '00801ORG', result: 'ok', aadObjectId: 'admin-1', detail: { previousOrg: '00801OLD', note: 'session [REDACTED]' } });
     expect(line).not.toContain('s3cr3t-session');
   });
 
@@ -303,36 +245,19 @@ describe('admin actions', () => {
     const failing = { kind: 'file', location: '/nonexistent', append: () => Promise.reject(new Error('EROFS')) } as never;
     const audit = new AuditTrail({ store: failing, clock: systemClock, log: pino({ level: 'silent' }), scrub: (t) => t });
     await expect(audit.admin({ action: 'unlink', result: 'ok' })).rejects.toThrow('EROFS');
-    await expect(
-      audit.command({ command: 'help', args: [], result: 'ok', upstreamCalls: 0, upstream: {}, correlationId: 'x', durationMs: 1 }),
-    ).resolves.toBeUndefined();
+    await expect(audit.command({ command: 'help', args: [], result: 'ok', upstreamCalls: 0, upstream: {}, correlationId: 'x', durationMs: 1 })).resolves.toBeUndefined();
   });
 
   it('the audit reason names an unbound team', async () => {
-    const { dispatcher, auditRecords } = dispatcherWith([throwing('bills due', () => new NotBound('unbound'))]);
-    await dispatcher.run(request('bills due 7'));
-    expect(auditRecords()[0]).toMatchObject({
-      command: 'bills due',
-      args: ['7'],
-      result: 'error',
-      reason: 'NotBound:unbound',
-      orgId: 'org-under-test',
-    });
+    const { say, auditRecords } = botWith([throwing('bills due', () => new NotBound('unbound'))]);
+    await say('bills due 7');
+    expect(auditRecords()[0]).toMatchObject({ command: 'bills due', args: ['7'], result: 'error', reason: 'NotBound:unbound', orgId: 'org-under-test' });
   });
 
   it('a command whose arguments are secret is recorded without them', async () => {
-    const connect: CommandDefinition = {
-      name: 'connect',
-      usage: 'connect <token>',
-      description: 'link',
-      examples: ['connect'],
-      upstream: false,
-      secretArgs: true,
-      scopes: ['channel'],
-      run: async () => adaptiveCard([title('ok')], { summary: 'ok' }),
-    };
-    const { dispatcher, auditRecords } = dispatcherWith([connect]);
-    await dispatcher.run(request('connect tok-abcdef-123456'));
+    const connect: CommandDefinition = { name: 'connect', usage: 'connect <token>', description: 'link', examples: ['connect'], upstream: false, secretArgs: true, scopes: ['channel'], run: async () => adaptiveCard([title('ok')], { summary: 'ok' }) };
+    const { say, auditRecords } = botWith([connect]);
+    await say('connect tok-abcdef-123456');
     const [record] = auditRecords();
     expect(record).toMatchObject({ command: 'connect', args: [], result: 'ok' });
     expect(JSON.stringify(record)).not.toContain('tok-abcdef');

@@ -1,9 +1,10 @@
-// The route table: the first route that selects an activity takes it, its steps run in the order listed and may stop
-// the turn, an invoke gets the answer its route gave, and an invoke no route takes gets the protocol's 501.
+// The route table: the first route that selects an activity takes it, its steps run in the order listed, may act on
+// what the rest came to, and may stop the turn; an invoke gets the answer its route gave, and one no route takes 501.
 import { describe, expect, it } from 'vitest';
 import type { TurnContext } from 'botbuilder';
 import { Router, type Step } from '../../src/teams/routes.js';
 import { createLogger, SecretRegistry } from '../../src/log.js';
+import { adaptiveCard } from '../../src/bot/cards/card.js';
 
 const log = createLogger({ level: 'silent', secrets: new SecretRegistry() });
 
@@ -23,13 +24,34 @@ describe('the route table', () => {
     const seen: string[] = [];
     const step = (name: string): Step => async (_turn, next) => {
       seen.push(name);
-      await next();
+      return next();
     };
     const router = new Router(log)
       .add({ name: 'command', select: (a) => a.type === 'message', steps: [step('tenant'), step('dedupe'), step('rate')], run: async (t) => void seen.push(`run ${t.scope.tenantId}`) })
       .add({ name: 'any message', select: (a) => a.type === 'message', steps: [], run: async () => void seen.push('second route') });
     await router.run(turnOf({ type: 'message', text: 'help' }).context);
     expect(seen).toEqual(['tenant', 'dedupe', 'rate', 'run t1']);
+  });
+
+  it('lets a step act on what the rest came to: an earlier step acts after a later one (the answer goes out after the audit)', async () => {
+    const seen: string[] = [];
+    const answer: Step = async (_turn, next) => {
+      const result = await next();
+      seen.push(`answer ${result?.outcome}`);
+      return result;
+    };
+    const audit: Step = async (_turn, next) => {
+      const result = await next();
+      seen.push(`audit ${result?.outcome}`);
+      return result;
+    };
+    const refuse: Step = async () => ({ reply: adaptiveCard([], { summary: 'no' }), outcome: 'refused' });
+    const router = new Router(log)
+      .add({ name: 'refused', select: (a) => a.text === 'x', steps: [answer, audit, refuse], run: async () => void seen.push('run') })
+      .add({ name: 'command', select: () => true, steps: [answer, audit], run: async () => (seen.push('run'), { reply: adaptiveCard([], { summary: 'ok' }), outcome: 'ok' }) });
+    await router.run(turnOf({ type: 'message', text: 'help' }).context);
+    await router.run(turnOf({ type: 'message', text: 'x' }).context);
+    expect(seen).toEqual(['run', 'audit ok', 'answer ok', 'audit refused', 'answer refused']);
   });
 
   it('lets a step stop the turn: later steps and the handler do not run', async () => {
