@@ -1,7 +1,7 @@
 // Who may use the bot at all (tenant allow-list) and who may administer it (admin AAD object ids).
 import type { Config } from '../config.js';
 import { TenantNotAllowed } from '../errors.js';
-import type { Caller, ConversationScope } from './commands/types.js';
+import type { Caller, ConversationScope } from '../features/types.js';
 
 export class AccessPolicy {
   private readonly tenants: Set<string>;

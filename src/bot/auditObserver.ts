@@ -1,13 +1,13 @@
 // Feeds every dispatched command into the audit trail: who, where, what, the outcome and the upstream calls it made.
 import type { AdminAudit, AuditActor, AuditTrail, CommandAudit } from '../state/audit.js';
-import type { Caller, CommandContext, ConversationScope } from './commands/types.js';
+import type { Caller, CommandContext, ConversationScope } from '../features/types.js';
 import { upstreamTotal, type UpstreamCounts } from '../upstreamCalls.js';
 import {
   BillApiError,
   LimitExceeded,
   NotBound,
 } from '../errors.js';
-import type { CommandRegistry } from './commands/registry.js';
+import type { CommandRegistry } from '../features/registry.js';
 import type { DispatchObserver } from './dispatch.js';
 
 /** Who did it and where, as every audit record states it. */

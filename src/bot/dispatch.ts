@@ -2,13 +2,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
-import type { ActionData, CardReply } from './cards/card.js';
-import { errorReply } from './cards/errorCards.js';
-import { tooLongCard, unknownCommandCard, usageText } from './cards/help.js';
-import { MAX_COMMAND_LENGTH } from './commands/parse.js';
-import type { Caller, CommandDefinition, CommandInput, ConversationScope } from './commands/types.js';
+import type { ActionData, CardReply } from '../cards/card.js';
+import { errorReply } from '../cards/errorCards.js';
+import { tooLongCard, unknownCommandCard, usageText } from '../cards/help.js';
+import { MAX_COMMAND_LENGTH } from '../features/parse.js';
+import type { Caller, CommandDefinition, CommandInput, ConversationScope } from '../features/types.js';
 import type { BotServices } from './services.js';
-import { adaptiveCard, text, title } from './cards/card.js';
+import { adaptiveCard, text, title } from '../cards/card.js';
 
 export interface CommandRequest {
   /** The command line as typed (or carried by a card button). */

@@ -11,8 +11,8 @@ import type { StateStore } from '../state/types.js';
 import type { AuditTrail } from '../state/audit.js';
 import type { AccessPolicy } from './access.js';
 import type { Approvals } from '../features/approvals/service.js';
-import type { CommandRegistry } from './commands/registry.js';
-import type { ConversationScope } from './commands/types.js';
+import type { CommandRegistry } from '../features/registry.js';
+import type { ConversationScope } from '../features/types.js';
 import type { Notifications } from '../notify/index.js';
 
 /** Which BILL the bot talks to; the help card footer says so when it is the embedded sandbox. */

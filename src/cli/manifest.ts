@@ -7,8 +7,8 @@ import JSZip from 'jszip';
 import { PNG } from 'pngjs';
 import { AppManifestUtils } from '@microsoft/app-manifest';
 import type { Config } from '../config.js';
-import type { CommandRegistry } from '../bot/commands/registry.js';
-import type { ConversationKind } from '../bot/commands/types.js';
+import type { CommandRegistry } from '../features/registry.js';
+import type { ConversationKind } from '../features/types.js';
 import { ACCENT } from './icons.js';
 
 /** Teams allows at most 10 commands per command list (schema: bots[].commandLists[].commands maxItems). */

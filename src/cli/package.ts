@@ -4,7 +4,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, readEnv } from '../config.js';
-import { createRegistry } from '../bot/commands/index.js';
+import { createRegistry } from '../features/index.js';
 import { buildManifest, buildPackage, checkIcons, commandLists, ManifestError, manifestVars, validateManifest } from './manifest.js';
 
 const USAGE = `Usage: npm run package -- [--template manifest] [--out build/billbridge.zip] [--dotenv .env]

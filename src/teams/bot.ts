@@ -4,8 +4,8 @@ import { ActivityTypes, TurnContext, type Activity, type InvokeResponse } from '
 import type { Logger } from '../log.js';
 import { TenantNotAllowed, errorMessage } from '../errors.js';
 import { NS } from '../state/types.js';
-import type { ActionData, CardReply } from '../bot/cards/card.js';
-import { errorReply, notYourRetryReply } from '../bot/cards/errorCards.js';
+import type { ActionData, CardReply } from '../cards/card.js';
+import { errorReply, notYourRetryReply } from '../cards/errorCards.js';
 import { CardMessages } from '../bot/cardMessages.js';
 import { retryOwnerOf, type CardActionHandler, type CardActionReply, type Dispatcher } from '../bot/dispatch.js';
 import type { BotServices } from '../bot/services.js';

@@ -5,9 +5,9 @@ import { TenantNotAllowed, errorMessage } from '../errors.js';
 import { GraphApiError } from '../graph/errors.js';
 import { bindingTarget, type BindingTarget } from '../state/bindings.js';
 import type { InstallRecord } from '../state/conversations.js';
-import { errorReply } from '../bot/cards/errorCards.js';
-import { welcomeCard } from '../bot/cards/welcome.js';
-import type { ConversationScope } from '../bot/commands/types.js';
+import { errorReply } from '../cards/errorCards.js';
+import { welcomeCard } from '../cards/welcome.js';
+import type { ConversationScope } from '../features/types.js';
 import type { BotServices } from '../bot/services.js';
 import { cardActivity } from './routes.js';
 

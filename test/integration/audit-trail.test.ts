@@ -7,9 +7,9 @@ import { DEFAULT_USER, TENANT, teamIds } from '../harness/activities.js';
 import { ConnectorStandIn } from '../harness/connector.js';
 import { checkCard } from '../harness/cards.js';
 import { expectNoSensitive } from '../harness/sensitive.js';
-import { adaptiveCard, facts, title } from '../../src/bot/cards/card.js';
-import { shortId, withoutSensitive } from '../../src/bot/cards/redact.js';
-import type { CommandDefinition } from '../../src/bot/commands/types.js';
+import { adaptiveCard, facts, title } from '../../src/cards/card.js';
+import { shortId, withoutSensitive } from '../../src/cards/redact.js';
+import type { CommandDefinition } from '../../src/features/types.js';
 
 let bot: TestBot;
 let vendorIds: string[];

@@ -10,7 +10,7 @@ import { startMultiOrgBot, startTwoOrgSandbox } from '../harness/orgs.js';
 import type { TestSandbox } from '../harness/sandbox.js';
 import { NS } from '../../src/state/types.js';
 import type { OrgBinding } from '../../src/state/bindings.js';
-import type { ConversationScope } from '../../src/bot/commands/types.js';
+import type { ConversationScope } from '../../src/features/types.js';
 import { tableRows, textOf } from '../harness/finance.js';
 
 const ADMIN = { id: '29:user-admin', name: 'Avery Admin', aadObjectId: '44444444-0000-4000-8000-0000000000ad' };

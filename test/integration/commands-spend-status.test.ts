@@ -1,8 +1,8 @@
 // `spend` (card transactions missing receipts, pending reimbursements, budget use) and `status` in a channel.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { spendCommand } from '../../src/bot/commands/spend.js';
-import type { CommandContext } from '../../src/bot/commands/types.js';
+import { spendCommand } from '../../src/features/spend/commands.js';
+import type { CommandContext } from '../../src/features/types.js';
 import { DEFAULT_USER } from '../harness/activities.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { ConnectorStandIn } from '../harness/connector.js';

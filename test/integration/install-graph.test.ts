@@ -7,7 +7,7 @@ import { LoginStandIn, OpenIdIssuer } from '../harness/openid.js';
 import { NS } from '../../src/state/types.js';
 import { targetKey } from '../../src/state/bindings.js';
 import type { InstallRecord } from '../../src/state/conversations.js';
-import { conversationStatus } from '../../src/bot/conversationStatus.js';
+import { conversationStatus } from '../../src/features/admin/conversationStatus.js';
 import type { Limiter, Throttle, Upstream } from '../../src/limits/types.js';
 import { createLimiter } from '../../src/limits/index.js';
 import { loadConfig } from '../../src/config.js';

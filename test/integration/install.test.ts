@@ -18,7 +18,7 @@ import {
 import { NS } from '../../src/state/types.js';
 import { targetKey } from '../../src/state/bindings.js';
 import { scopeOfRecord, type InstallRecord } from '../../src/state/conversations.js';
-import { welcomeSuggestions } from '../../src/bot/cards/welcome.js';
+import { welcomeSuggestions } from '../../src/cards/welcome.js';
 
 let bot: TestBot;
 

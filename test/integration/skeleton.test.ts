@@ -6,7 +6,7 @@ import { checkCard } from '../harness/cards.js';
 import { get, post } from '../harness/net.js';
 import { request } from 'undici';
 import { groupChatMessage, personalMessage } from '../harness/activities.js';
-import { usageText } from '../../src/bot/cards/help.js';
+import { usageText } from '../../src/cards/help.js';
 
 let bot: TestBot;
 

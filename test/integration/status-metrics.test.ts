@@ -4,7 +4,7 @@ import { startBot, type TestBot } from '../harness/bot.js';
 import { ConnectorStandIn } from '../harness/connector.js';
 import { checkCard } from '../harness/cards.js';
 import { get } from '../harness/net.js';
-import { visibleBudgets } from '../../src/bot/commands/status.js';
+import { visibleBudgets } from '../../src/features/admin/status.js';
 import type { BudgetSnapshot } from '../../src/limits/types.js';
 
 const DEV_KEY = 'status-test-dev-key-0001';

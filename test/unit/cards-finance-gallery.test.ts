@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { JSDOM, VirtualConsole } from 'jsdom';
 import { galleryCards } from '../../src/cli/galleryCards.js';
 import { galleryHtml, rendererBundle } from '../../src/cli/gallery.js';
-import { createRegistry } from '../../src/bot/commands/index.js';
+import { createRegistry } from '../../src/features/index.js';
 import { checkCard } from '../harness/cards.js';
 
 const cards = galleryCards({ version: '1.2.3' });

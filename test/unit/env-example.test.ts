@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config.js';
-import { createRegistry } from '../../src/bot/commands/index.js';
+import { createRegistry } from '../../src/features/index.js';
 import { parse } from 'dotenv';
 
 describe('configuration documentation', () => {

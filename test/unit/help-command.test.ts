@@ -1,10 +1,10 @@
 // `help` builds its card once per kind of conversation, demo note and version, and hands out a frozen card.
 import { describe, expect, it } from 'vitest';
-import { helpCommand } from '../../src/bot/commands/help.js';
-import { SANDBOX_NOTE } from '../../src/bot/cards/words.js';
-import { createRegistry } from '../../src/bot/commands/index.js';
-import type { CommandContext, CommandDefinition } from '../../src/bot/commands/types.js';
-import type { CardReply } from '../../src/bot/cards/card.js';
+import { helpCommand } from '../../src/features/admin/help.js';
+import { SANDBOX_NOTE } from '../../src/cards/words.js';
+import { createRegistry } from '../../src/features/index.js';
+import type { CommandContext, CommandDefinition } from '../../src/features/types.js';
+import type { CardReply } from '../../src/cards/card.js';
 
 function ctx(registry: ReturnType<typeof createRegistry>, kind: 'channel' | 'personal', backend: 'sandbox' | 'bill', version = '1.2.3'): CommandContext {
   return { services: { registry, backend: { kind: backend }, config: { version } }, scope: { kind } } as unknown as CommandContext;

@@ -8,10 +8,10 @@ import JSZip from 'jszip';
 import { PNG } from 'pngjs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { createRegistry } from '../../src/bot/commands/index.js';
-import { CommandRegistry } from '../../src/bot/commands/registry.js';
-import type { CommandDefinition } from '../../src/bot/commands/types.js';
-import { adaptiveCard } from '../../src/bot/cards/card.js';
+import { createRegistry } from '../../src/features/index.js';
+import { CommandRegistry } from '../../src/features/registry.js';
+import type { CommandDefinition } from '../../src/features/types.js';
+import { adaptiveCard } from '../../src/cards/card.js';
 import {
   buildManifest,
   buildPackage,

@@ -2,7 +2,7 @@
 // alone. `approvals digest daily <HH:MM> | off`: a personal message with those bills every day they are some.
 import { InputError, NotBound, NotLinked } from '../../errors.js';
 import { nextSlot, parseTime } from '../../notify/schedule.js';
-import type { CommandContext, CommandDefinition } from '../../bot/commands/types.js';
+import type { CommandContext, CommandDefinition } from '../types.js';
 import { approvalsOffCard, chooseOrgCard, digestSettingCard } from './cards.js';
 import { personOf } from './connect.js';
 import type { Approvals } from './service.js';

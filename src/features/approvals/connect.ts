@@ -3,7 +3,7 @@
 // anything typed after "connect" is never used, never logged, and the audit trail keeps no arguments.
 import { Forbidden } from '../../errors.js';
 import { auditActor } from '../../bot/auditObserver.js';
-import type { CommandContext, CommandDefinition } from '../../bot/commands/types.js';
+import type { CommandContext, CommandDefinition } from '../types.js';
 import { approvalsOffCard, connectCard, connectElsewhereCard, disconnectedCard, tokenTypedCard } from './cards.js';
 import type { UserLink } from './userLinks.js';
 

@@ -14,11 +14,11 @@ import type { ApprovalAudit, AuditTrail } from '../../state/audit.js';
 import type { OrgBindings } from '../../state/bindings.js';
 import { deriveKey } from '../../state/sealing.js';
 import type { CardActionContext, CardActionHandler, CardActionReply } from '../../bot/dispatch.js';
-import type { CardReply } from '../../bot/cards/card.js';
-import { errorReply } from '../../bot/cards/errorCards.js';
-import { dateInZone, type FormatOptions } from '../../bot/cards/format.js';
-import { shortId } from '../../bot/cards/redact.js';
-import type { Caller, ConversationKind, ConversationScope } from '../../bot/commands/types.js';
+import type { CardReply } from '../../cards/card.js';
+import { errorReply } from '../../cards/errorCards.js';
+import { dateInZone, type FormatOptions } from '../../cards/format.js';
+import { shortId } from '../../cards/redact.js';
+import type { Caller, ConversationKind, ConversationScope } from '../types.js';
 import { auditActor } from '../../bot/auditObserver.js';
 import { conversationOf, type ApprovalAction, type ApprovalCardBill, type ApprovalCardState, type ApprovalCards } from './cardRecords.js';
 import {
