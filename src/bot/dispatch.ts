@@ -66,7 +66,6 @@ export interface CardActionContext {
   scope: ConversationScope;
   caller: Caller;
   correlationId: string;
-  services: BotServices;
   log: Logger;
   /** True when the click came through Universal Actions (Action.Execute), false for the Action.Submit fallback. */
   universal: boolean;
@@ -225,7 +224,7 @@ export class Dispatcher {
     // would hold up the BILL calls), and is on its way before the answer is returned, so it never follows it.
     let typing: Promise<void> | undefined;
     try {
-      orgId = await this.services.bindings.resolve(req.scope);
+      orgId = await this.services.orgBindings.resolve(req.scope);
       if (command.upstream && req.working) typing = req.working().catch((err) => log.debug({ err: errorMessage(err) }, 'typing indicator failed'));
       const reply = await command.run({
         input,
@@ -235,7 +234,6 @@ export class Dispatcher {
         correlationId: req.correlationId,
         now: new Date(this.services.clock.now()),
         locale: conversationLocale(req.locale, this.services.config.locale),
-        services: this.services,
         log,
       });
       await typing;

@@ -1,5 +1,5 @@
 // The help card (every registered command with usage and an example) and the unknown-command card.
-import type { CommandDefinition, ConversationKind } from '../features/types.js';
+import type { CommandInfo, ConversationKind } from '../features/types.js';
 import { adaptiveCard, escapeMarkdown, executeAction, footer, subtitle, table, text, title, type CardReply } from './card.js';
 
 export interface HelpOptions {
@@ -28,7 +28,7 @@ function helpHint(kind: ConversationKind = 'channel'): string {
   return `Type **${typed('help', kind)}** to see every command.`;
 }
 
-export function helpCard(commands: readonly CommandDefinition[], opts: HelpOptions): CardReply {
+export function helpCard(commands: readonly CommandInfo[], opts: HelpOptions): CardReply {
   const kind = opts.kind ?? 'channel';
   // Command texts are ours (the registry), shown exactly as people should type them.
   // The example leads the row's second line: at a line's end the browser breaks it at a hyphen (bill ACM- / 12345).
@@ -56,7 +56,7 @@ export interface UnknownCommandOptions {
   args?: string;
 }
 
-export function unknownCommandCard(typedText: string, suggestion: CommandDefinition | undefined, opts: UnknownCommandOptions = {}): CardReply {
+export function unknownCommandCard(typedText: string, suggestion: CommandInfo | undefined, opts: UnknownCommandOptions = {}): CardReply {
   const shown = typedText.length > 80 ? typedText.slice(0, 79) + '…' : typedText;
   const body = [
     title("I didn't understand that"),

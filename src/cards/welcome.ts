@@ -1,6 +1,6 @@
 // The welcome posted when billbridge is added to a team, a group chat or a personal chat: binding + three commands.
 import type { BindingMode, BindingState } from '../state/bindings.js';
-import type { CommandDefinition, ConversationKind } from '../features/types.js';
+import type { CommandInfo, ConversationKind } from '../features/types.js';
 import { adaptiveCard, container, escapeMarkdown, executeAction, footer, shortRef, text, title, type CardAction, type CardElement, type CardReply } from './card.js';
 import { shortId } from './redact.js';
 import { typed, usageText } from './help.js';
@@ -14,14 +14,14 @@ export interface WelcomeInput {
   /** True when the bot talks to the embedded sandbox (simulated data). */
   sandbox: boolean;
   /** The registry's commands for this kind of conversation, most useful first. */
-  commands: readonly CommandDefinition[];
+  commands: readonly CommandInfo[];
   version: string;
 }
 
 /** Commands that are about the bot, not about BILL data: never among the three suggestions. */
 const NOT_SUGGESTED = new Set(['help', 'link', 'unlink']);
 
-export function welcomeSuggestions(commands: readonly CommandDefinition[], n = 3): CommandDefinition[] {
+export function welcomeSuggestions(commands: readonly CommandInfo[], n = 3): CommandInfo[] {
   return commands.filter((c) => !NOT_SUGGESTED.has(c.name)).slice(0, n);
 }
 

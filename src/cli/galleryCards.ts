@@ -19,7 +19,7 @@ import { paymentsCard } from '../features/payments/cards.js';
 import { budgetsCard, reimbursementsCard, spendNotConfiguredCard, spendOverviewCard, transactionsCard } from '../features/spend/cards.js';
 import { budgetsSection, cacheSection, statusCard, type StatusCardOptions } from '../features/admin/statusCards.js';
 import { welcomeCard } from '../cards/welcome.js';
-import { createRegistry } from '../features/index.js';
+import { commandCatalogue } from '../features/index.js';
 import { SANDBOX_NOTE } from '../cards/words.js';
 import { conversationStatusFacts, type ConversationStatus } from '../features/admin/conversationStatus.js';
 import { facts } from '../cards/card.js';
@@ -232,7 +232,7 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   add('Approvals', 'expired card', refusalCard('This approval card has expired', 'Nothing was changed. Type **approvals** for a fresh list.'));
 
   // The bot itself
-  const registry = createRegistry();
+  const registry = commandCatalogue();
   add('billbridge', 'help', helpCard(registry.forScope('channel'), { note, version }));
   add('billbridge', 'unknown command with a suggestion', unknownCommandCard('bils due', registry.get('bills due')));
   add('billbridge', 'unknown command', unknownCommandCard('what is the weather', undefined));

@@ -1,13 +1,34 @@
-// What the finance commands share: the bound org, "today" and formats for this conversation, cached answers that a
-// card's Refresh button can bypass, names and currencies by id, argument parsing that says what it understood.
+// What the finance features share: their settings, the bound org, "today" and formats for this conversation, cached
+// answers that a card's Refresh button can bypass, names and currencies by id, argument parsing that says what it
+// understood. Each helper takes the few parts it reads, passed explicitly.
 import type { BillOrgClient } from '../bill/api.js';
+import type { BillGateway } from '../bill/gateway.js';
 import type { Answer } from '../mirror/answers.js';
-import type { ReadOptions } from '../mirror/mirror.js';
+import type { Mirror, ReadOptions } from '../mirror/mirror.js';
 import type { EntityKind, PartyInfo, PartyKind } from '../mirror/records.js';
 import { InputError, NotBound } from '../errors.js';
 import { dateInZone, type FormatOptions } from '../cards/format.js';
-import { SANDBOX_NOTE } from '../cards/words.js';
 import type { CommandContext } from './types.js';
+
+/** The deployment's settings every finance feature reads, from config (see FinanceSettings in app.ts). */
+export interface FinanceSettings {
+  /** BOT_LOCALE (a conversation's own locale wins) and BOT_TIMEZONE. */
+  locale: string;
+  timeZone: string;
+  /** SANDBOX_NOTE when the embedded sandbox stands in for BILL, else undefined. */
+  note: string | undefined;
+  /** LIMIT_COMMAND_WAIT_MS: how long a command waits on a mirror build or refresh before it answers with what it has. */
+  waitMs: number;
+  /** CACHE_TTL_LIST_S, CACHE_TTL_PUSHED_S, CACHE_TTL_OBJECT_S, CACHE_TTL_NAMES_S. */
+  cache: { listTtlS: number; pushedTtlS: number; objectTtlS: number; namesTtlS: number };
+  /** Whether BILL webhooks bring every change of `entity` in `orgId` to this deployment (its lists may be kept longer). */
+  pushFed(orgId: string, entity: EntityKind): boolean;
+}
+
+/** What each finance helper below needs: the settings, and for some of them a part of the mirror or of BILL. */
+interface WithSettings {
+  settings: FinanceSettings;
+}
 
 /** The BILL organisation this conversation is bound to (NotBound -> the "link" card). */
 export function boundOrg(ctx: CommandContext): string {
@@ -16,28 +37,18 @@ export function boundOrg(ctx: CommandContext): string {
 }
 
 /** Locale of the conversation (activity, else BOT_LOCALE) and BOT_TIMEZONE. */
-export function formatOf(ctx: CommandContext): FormatOptions {
-  return { locale: ctx.locale ?? ctx.services.config.locale, timeZone: ctx.services.config.timeZone };
+export function formatOf(ctx: CommandContext, { settings }: WithSettings): FormatOptions {
+  return { locale: ctx.locale ?? settings.locale, timeZone: settings.timeZone };
 }
 
 /** Today's date where the team is (BOT_TIMEZONE): "due today" means today there. */
-export function todayOf(ctx: CommandContext): string {
-  return dateInZone(ctx.now, ctx.services.config.timeZone);
-}
-
-/** "Demo organisation — simulated data" when the embedded sandbox stands in for BILL. */
-export function demoNote(ctx: CommandContext): string | undefined {
-  return ctx.services.backend.kind === 'sandbox' ? SANDBOX_NOTE : undefined;
+export function todayOf(ctx: CommandContext, { settings }: WithSettings): string {
+  return dateInZone(ctx.now, settings.timeZone);
 }
 
 /** AP/AR client of the bound org for a person waiting in a channel. */
-export function orgClient(ctx: CommandContext, orgId: string): BillOrgClient {
-  return ctx.services.bill.org(orgId, { priority: 'interactive' });
-}
-
-/** How long a command may wait on an index build or refresh before it answers with what it has. */
-export function answerWaitMs(ctx: CommandContext): number {
-  return ctx.services.config.limits.commandWaitMs;
+export function orgClient(deps: { bill: Pick<BillGateway, 'org'> }, orgId: string): BillOrgClient {
+  return deps.bill.org(orgId, { priority: 'interactive' });
 }
 
 /**
@@ -45,10 +56,9 @@ export function answerWaitMs(ctx: CommandContext): number {
  * webhooks bring every change of all of them to this deployment (each event marks the change stale in the mirror,
  * which reads it before it answers), else CACHE_TTL_LIST_S.
  */
-export function listTtlS(ctx: CommandContext, orgId: string, entities: readonly EntityKind[]): number {
-  const c = ctx.services.config.cache;
-  const push = ctx.services.notify?.push;
-  return push && entities.length > 0 && entities.every((e) => push.fed(orgId, e)) ? Math.max(c.listTtlS, c.pushedTtlS) : c.listTtlS;
+export function listTtlS({ settings }: WithSettings, orgId: string, entities: readonly EntityKind[]): number {
+  const c = settings.cache;
+  return entities.length > 0 && entities.every((e) => settings.pushFed(orgId, e)) ? Math.max(c.listTtlS, c.pushedTtlS) : c.listTtlS;
 }
 
 /**
@@ -56,32 +66,39 @@ export function listTtlS(ctx: CommandContext, orgId: string, entities: readonly 
  * per org, shared by every command, or sooner after a webhook), or refreshed now for a card's Refresh button (one
  * incremental call, never a rebuild); waiting at most LIMIT_COMMAND_WAIT_MS for a build or a refresh.
  */
-export function mirrorRead(ctx: CommandContext, kind: EntityKind): ReadOptions {
-  return { maxAgeMs: listTtlS(ctx, boundOrg(ctx), [kind]) * 1000, force: ctx.input.refresh === true, priority: 'interactive', waitMs: answerWaitMs(ctx) };
+export function mirrorRead(ctx: CommandContext, deps: WithSettings, kind: EntityKind): ReadOptions {
+  return { maxAgeMs: listTtlS(deps, boundOrg(ctx), [kind]) * 1000, force: ctx.input.refresh === true, priority: 'interactive', waitMs: deps.settings.waitMs };
 }
 
 /**
  * How fresh a vendor or customer search from the org's mirror must be: names are kept CACHE_TTL_NAMES_S (vendor
  * webhooks and a name nobody matches refresh sooner; a balance that may have moved is read again by id).
  */
-export function partyRead(ctx: CommandContext): ReadOptions {
-  return { maxAgeMs: ctx.services.config.cache.namesTtlS * 1000, force: ctx.input.refresh === true, priority: 'interactive', waitMs: answerWaitMs(ctx) };
+export function partyRead(ctx: CommandContext, { settings }: WithSettings): ReadOptions {
+  return { maxAgeMs: settings.cache.namesTtlS * 1000, force: ctx.input.refresh === true, priority: 'interactive', waitMs: settings.waitMs };
 }
 
 /**
  * An answer the mirror does not hold (a list or record asked of BILL), kept for this org; identical questions in
  * flight share one load. A card's Refresh button drops the kept answer first, so the person sees BILL's data as of now.
  */
-export async function cachedAnswer<T>(ctx: CommandContext, orgId: string, kind: 'list' | 'object', key: string, load: () => Promise<T>, entities: EntityKind[]): Promise<Answer<T>> {
-  const mirror = ctx.services.mirror;
-  if (ctx.input.refresh) mirror.dropAnswer(orgId, key);
-  const ttlS = kind === 'list' ? listTtlS(ctx, orgId, entities) : ctx.services.config.cache.objectTtlS;
-  return mirror.answers.get(orgId, key, { ttlS, kinds: entities }, load);
+export async function cachedAnswer<T>(
+  ctx: CommandContext,
+  deps: WithSettings & { mirror: Pick<Mirror, 'answers' | 'dropAnswer'> },
+  orgId: string,
+  kind: 'list' | 'object',
+  key: string,
+  load: () => Promise<T>,
+  entities: EntityKind[],
+): Promise<Answer<T>> {
+  if (ctx.input.refresh) deps.mirror.dropAnswer(orgId, key);
+  const ttlS = kind === 'list' ? listTtlS(deps, orgId, entities) : deps.settings.cache.objectTtlS;
+  return deps.mirror.answers.get(orgId, key, { ttlS, kinds: entities }, load);
 }
 
 /** Names and currencies for these vendor/customer ids, from the org's mirror (one call per 100 it does not hold yet). */
-export function resolveParties(ctx: CommandContext, orgId: string, kind: PartyKind, ids: Iterable<string>): Promise<Map<string, PartyInfo>> {
-  return ctx.services.mirror.names(orgId, kind, ids, { priority: 'interactive', waitMs: answerWaitMs(ctx) });
+export function resolveParties(deps: WithSettings & { mirror: Pick<Mirror, 'names'> }, orgId: string, kind: PartyKind, ids: Iterable<string>): Promise<Map<string, PartyInfo>> {
+  return deps.mirror.names(orgId, kind, ids, { priority: 'interactive', waitMs: deps.settings.waitMs });
 }
 
 /** Commands without arguments refuse extra words rather than silently ignoring a filter the person meant. */

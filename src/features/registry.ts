@@ -1,15 +1,16 @@
 // The one list of commands: it feeds the router, the help card and the Teams manifest's commandLists.
 import { parseCommandLine, type CommandName, type ParseResult } from './parse.js';
-import type { CommandDefinition, ConversationKind } from './types.js';
+import type { CommandDefinition, CommandInfo, ConversationKind } from './types.js';
 
-export class CommandRegistry {
-  private readonly commands = new Map<string, CommandDefinition>();
+/** Holds bound commands (CommandDefinition) for the bot, or their static info (CommandInfo) for the manifest. */
+export class CommandRegistry<C extends CommandInfo = CommandDefinition> {
+  private readonly commands = new Map<string, C>();
   private nameIndex: CommandName[] = [];
   /** list() and forScope() answers, dropped when a command is registered (every help and every parse reads them). */
-  private ranked: readonly CommandDefinition[] | undefined;
-  private readonly byScope = new Map<ConversationKind, readonly CommandDefinition[]>();
+  private ranked: readonly C[] | undefined;
+  private readonly byScope = new Map<ConversationKind, readonly C[]>();
 
-  register(...defs: CommandDefinition[]): this {
+  register(...defs: C[]): this {
     for (const def of defs) {
       const name = def.name.trim().toLowerCase();
       if (name !== def.name || !/^[a-z]+( [a-z]+)*$/.test(name)) {
@@ -24,12 +25,12 @@ export class CommandRegistry {
     return this;
   }
 
-  get(name: string): CommandDefinition | undefined {
+  get(name: string): C | undefined {
     return this.commands.get(name);
   }
 
   /** All commands, most useful first (rank, then registration order). */
-  list(): readonly CommandDefinition[] {
+  list(): readonly C[] {
     this.ranked ??= [...this.commands.values()]
       .map((def, i) => ({ def, i }))
       .sort((a, b) => (a.def.rank ?? 100) - (b.def.rank ?? 100) || a.i - b.i)
@@ -38,7 +39,7 @@ export class CommandRegistry {
   }
 
   /** Commands usable in a kind of conversation. */
-  forScope(kind: ConversationKind): readonly CommandDefinition[] {
+  forScope(kind: ConversationKind): readonly C[] {
     let commands = this.byScope.get(kind);
     if (!commands) {
       commands = this.list().filter((def) => !def.scopes || def.scopes.includes(kind));

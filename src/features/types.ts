@@ -1,7 +1,6 @@
-// What a command is and what it gets to work with; no botbuilder types leak into handlers.
+// What a command is and what a turn gives it (its feature's parts come as `deps`); no botbuilder types leak into handlers.
 import type { Logger } from '../log.js';
 import type { CardReply } from '../cards/card.js';
-import type { BotServices } from '../bot/services.js';
 
 export type ConversationKind = 'channel' | 'groupChat' | 'personal';
 
@@ -51,11 +50,11 @@ export interface CommandContext {
   now: Date;
   /** The conversation's locale (the activity's, when valid), else BOT_LOCALE: numbers and dates on cards. */
   locale?: string;
-  services: BotServices;
   log: Logger;
 }
 
-export interface CommandDefinition {
+/** What a command is, apart from running it: the registry, help card, parser and manifest read only this. */
+export interface CommandInfo {
   /** One or more words, lower case: "help", "bills due". */
   name: string;
   /** How to type it: "bills due [days]". */
@@ -70,5 +69,19 @@ export interface CommandDefinition {
   rank?: number;
   /** True when the arguments carry a secret (e.g. `connect <token>`): the audit trail records the command without them. */
   secretArgs?: boolean;
+}
+
+/** A feature's command: it runs with the parts its feature declares (`deps`), built once in app.ts. */
+export interface Command<Deps> extends CommandInfo {
+  run(ctx: CommandContext, deps: Deps): Promise<CardReply>;
+}
+
+/** A command bound to its feature's parts: what the registry holds and the dispatcher runs. */
+export interface CommandDefinition extends CommandInfo {
   run(ctx: CommandContext): Promise<CardReply>;
+}
+
+/** Binds a feature's commands to the parts it declared. */
+export function bindCommands<Deps>(commands: readonly Command<Deps>[], deps: Deps): CommandDefinition[] {
+  return commands.map((command) => ({ ...command, run: (ctx) => command.run(ctx, deps) }));
 }

@@ -186,7 +186,6 @@ export class BillbridgeBot {
         scope: turn.scope,
         caller: turn.caller,
         correlationId,
-        services: this.services,
         log: turn.log,
         universal: click.universal,
         reference: JSON.parse(JSON.stringify(TurnContext.getConversationReference(turn.activity))) as Record<string, unknown>,

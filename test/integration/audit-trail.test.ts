@@ -22,7 +22,7 @@ const vendorPeek: CommandDefinition = {
   examples: ['vendor peek'],
   upstream: true,
   async run(ctx) {
-    const org = ctx.services.bill.org(ctx.orgId!, { priority: 'interactive' });
+    const org = bot.app.bill.org(ctx.orgId!, { priority: 'interactive' });
     const vendors = [await org.vendors.get(vendorIds[0]!), await org.vendors.get(vendorIds[1]!)].map(withoutSensitive);
     return adaptiveCard([title('Vendors'), facts(vendors.map((v) => [v.name, `id ${shortId(v.id)}`]))], { summary: 'Two vendors' });
   },
@@ -30,7 +30,7 @@ const vendorPeek: CommandDefinition = {
 
 beforeAll(async () => {
   bot = await startBot();
-  bot.app.services.registry.register(vendorPeek);
+  bot.app.registry.register(vendorPeek);
   vendorIds = bot.app.sandbox!.org.vendors.all().slice(0, 2).map((v) => v.id);
 });
 afterAll(async () => {

@@ -74,8 +74,8 @@ describe('spend', () => {
   });
 
   it('without a Spend & Expense API token the card says how to enable it and calls nothing', async () => {
-    const services = bot.app.services;
-    const noToken = Object.create(services.bill, { spend: { value: () => undefined } });
+    const { spend } = bot.app.features;
+    const noToken = { spend: () => undefined, status: () => bot.app.bill.status() };
     const before = bot.app.sandbox!.stats().requests;
     const ctx: CommandContext = {
       input: { name: 'spend', args: [], argText: '', page: 0 },
@@ -84,10 +84,9 @@ describe('spend', () => {
       orgId: bot.app.sandbox!.org.id,
       correlationId: 'spend-no-token',
       now: new Date(NOW),
-      services: { ...services, bill: noToken },
       log: bot.app.log,
     };
-    const reply = await spendCommand.run(ctx);
+    const reply = await spendCommand.run(ctx, { ...spend, bill: noToken });
     expectValidCard(reply.card);
     expect(textOf(reply.card)).toContain('BILL_SPEND_API_TOKEN');
     expect(bot.app.sandbox!.stats().requests).toBe(before);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { helpCard, tooLongCard, unknownCommandCard } from '../../src/cards/help.js';
 import { errorReply } from '../../src/cards/errorCards.js';
 import { escapeMarkdown, type CardReply } from '../../src/cards/card.js';
-import { createRegistry } from '../../src/features/index.js';
+import { commandCatalogue } from '../../src/features/index.js';
 import {
   BillApiError,
   DependencyUnavailable,
@@ -17,7 +17,7 @@ import {
 } from '../../src/errors.js';
 import { checkCard } from '../harness/cards.js';
 
-const registry = createRegistry();
+const registry = commandCatalogue();
 const ctx = { correlationId: 'c0ffee123456', retryCommand: 'bills due', formatTime: () => '11:00' };
 
 const cards: Array<[string, CardReply]> = [

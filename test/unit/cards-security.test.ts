@@ -10,7 +10,7 @@ import { systemClock } from '../../src/clock.js';
 import { AccessPolicy } from '../../src/bot/access.js';
 import { CommandRegistry } from '../../src/features/registry.js';
 import { helpCommand } from '../../src/features/admin/help.js';
-import type { CommandDefinition } from '../../src/features/types.js';
+import { bindCommands, type CommandDefinition } from '../../src/features/types.js';
 import { Dispatcher, type CommandRequest } from '../../src/bot/dispatch.js';
 import type { BotServices } from '../../src/bot/services.js';
 import { errorReply } from '../../src/cards/errorCards.js';
@@ -35,7 +35,8 @@ function dispatcherWith(commands: CommandDefinition[], opts: { perMinute?: numbe
   const dir = mkdtempSync(join(tmpdir(), 'billbridge-cards-'));
   dirs.push(dir);
   const config = loadConfig({ STATE_DIR: dir });
-  const registry = new CommandRegistry().register(helpCommand, ...commands);
+  const registry = new CommandRegistry();
+  registry.register(...bindCommands([helpCommand], { registry, note: undefined, version: config.version }), ...commands);
   const state = new SqliteStateStore(dir, systemClock);
   const log = pino({ level: 'silent' });
   const audit = new AuditTrail({ store: state, clock: systemClock, log, scrub: (t) => t });
@@ -45,10 +46,8 @@ function dispatcherWith(commands: CommandDefinition[], opts: { perMinute?: numbe
     registry,
     state,
     backend: { kind: 'sandbox', baseUrl: config.bill.baseUrl },
-    bindings: { resolve: async () => 'org-under-test' },
+    orgBindings: { resolve: async () => 'org-under-test' },
     access: new AccessPolicy(config),
-    limiter: undefined as never,
-    audit,
   } as unknown as BotServices;
   const dispatcher = new Dispatcher(services, log);
   if (opts.perMinute) dispatcher.addGuard(userRateGuard(memoryUserCommandRate(opts.perMinute)));

@@ -1,11 +1,13 @@
 // What `status` says about the conversation it is typed in: its BILL binding, its install record, and Graph's view of the team.
 import { GraphApiError } from '../../graph/errors.js';
-import type { BindingMode, BindingState } from '../../state/bindings.js';
+import type { Config } from '../../config.js';
+import type { GraphTeams } from '../../graph/teams.js';
+import type { BindingMode, BindingState, OrgBindings } from '../../state/bindings.js';
+import type { Installations } from '../../state/conversations.js';
 import { escapeMarkdown, facts } from '../../cards/card.js';
 import { dateTime, type FormatOptions } from '../../cards/format.js';
 import type { StatusSection } from './statusCards.js';
 import type { CommandContext, ConversationScope } from '../types.js';
-import type { BotServices } from '../../bot/services.js';
 
 export type GraphTeamStatus =
   /** Local mode (no MicrosoftAppId), a managed identity, or no client secret: Graph is never called. */
@@ -25,10 +27,18 @@ export interface ConversationStatus {
   graph: GraphTeamStatus;
 }
 
+/** What the conversation's status reads: its binding, its install record, Graph (undefined when not used). */
+export interface ConversationStatusDeps {
+  orgBindings: Pick<OrgBindings, 'describe' | 'mode'>;
+  installs: Pick<Installations, 'forScope'>;
+  graph: Pick<GraphTeams, 'getTeam'> | undefined;
+  /** The bot's identity settings: why Graph is not used when it is not. */
+  bot: Config['bot'];
+}
+
 /** Why Graph is not used by this deployment, or undefined when it is. */
-export function graphSkippedReason(services: BotServices): string | undefined {
-  if (services.graph) return undefined;
-  const { bot } = services.config;
+function graphSkippedReason({ graph, bot }: ConversationStatusDeps): string | undefined {
+  if (graph) return undefined;
   if (bot.appId === '') return 'local mode: no MicrosoftAppId, so Graph is not called';
   if (bot.appType === 'UserAssignedMSI') return 'managed identity: Graph lookups need a client secret';
   return 'no MicrosoftAppPassword: Graph is not called';
@@ -38,26 +48,23 @@ export function graphSkippedReason(services: BotServices): string | undefined {
  * Binding, install record and Graph team for the conversation of `scope`. Graph answers come from the cache
  * when fresh (team names are kept CACHE_TTL_NAMES_S); a Graph failure is reported, never thrown.
  */
-export async function conversationStatus(services: BotServices, scope: ConversationScope): Promise<ConversationStatus> {
-  const bindings = services.orgBindings;
-  const binding: BindingState = bindings
-    ? await bindings.describe(scope)
-    : (await services.bindings.resolve(scope).then((orgId) => (orgId ? ({ state: 'bound', orgId, source: 'deployment' } as const) : ({ state: 'unbound', reason: 'notLinked' } as const))));
-  const record = await services.installs?.forScope(scope);
+export async function conversationStatus(deps: ConversationStatusDeps, scope: ConversationScope): Promise<ConversationStatus> {
+  const binding = await deps.orgBindings.describe(scope);
+  const record = await deps.installs.forScope(scope);
   const install: ConversationStatus['install'] = record
     ? { recorded: true, installedAt: record.installedAt, name: record.graph?.displayName || record.name, aadGroupId: record.aadGroupId }
     : { recorded: false };
-  return { mode: bindings?.mode ?? 'single', binding, install, graph: await graphStatus(services, scope, record?.aadGroupId) };
+  return { mode: deps.orgBindings.mode, binding, install, graph: await graphStatus(deps, scope, record?.aadGroupId) };
 }
 
-async function graphStatus(services: BotServices, scope: ConversationScope, recordedGroupId: string | undefined): Promise<GraphTeamStatus> {
-  const skipped = graphSkippedReason(services);
+async function graphStatus(deps: ConversationStatusDeps, scope: ConversationScope, recordedGroupId: string | undefined): Promise<GraphTeamStatus> {
+  const skipped = graphSkippedReason(deps);
   if (skipped !== undefined) return { state: 'skipped', reason: skipped };
   if (scope.kind !== 'channel') return { state: 'notTeam' };
   const aadGroupId = scope.aadGroupId ?? recordedGroupId;
   if (!aadGroupId || !scope.tenantId) return { state: 'noGroupId' };
   try {
-    const team = await services.graph!.getTeam(scope.tenantId, aadGroupId, { priority: 'interactive' });
+    const team = await deps.graph!.getTeam(scope.tenantId, aadGroupId, { priority: 'interactive' });
     return { state: 'ok', displayName: team.displayName, description: team.description, isArchived: team.isArchived, fetchedAt: team.fetchedAt };
   } catch (err) {
     if (err instanceof GraphApiError) return { state: 'error', category: err.category, code: err.code, status: err.status };
@@ -105,12 +112,12 @@ export function conversationStatusFacts(s: ConversationStatus, formatTime: (ms: 
 }
 
 /**
- * The "This conversation" section of the status card: binding, install record, Graph. For the status command's
- * STATUS_SECTIONS: `(ctx, opts) => conversationSection(ctx, opts)`.
+ * The "This conversation" section of the status card: binding, install record, Graph. `admin` (a billbridge admin
+ * asked) shows the organisation id.
  */
-export async function conversationSection(ctx: CommandContext, opts: FormatOptions): Promise<StatusSection> {
-  const status = await conversationStatus(ctx.services, ctx.scope);
-  const rows = conversationStatusFacts(status, (ms) => dateTime(ms, opts), { admin: ctx.services.access.isAdmin(ctx.caller) }).map(([k, v]) => [k, escapeMarkdown(v)] as [string, string]);
+export async function conversationSection(ctx: CommandContext, deps: ConversationStatusDeps, opts: FormatOptions, admin: boolean): Promise<StatusSection> {
+  const status = await conversationStatus(deps, ctx.scope);
+  const rows = conversationStatusFacts(status, (ms) => dateTime(ms, opts), { admin }).map(([k, v]) => [k, escapeMarkdown(v)] as [string, string]);
   const b = status.binding;
   const summary = b.state === 'bound' ? undefined : b.state === 'tenantNotAllowed' ? 'Tenant not allowed.' : 'Not linked to a BILL organisation.';
   return { title: ctx.scope.kind === 'channel' ? 'This team' : 'This chat', items: [facts(rows)], ...(summary ? { summary } : {}) };

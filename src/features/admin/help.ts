@@ -1,8 +1,16 @@
 // `help`: every command usable here, with usage and an example.
 import { helpCard } from '../../cards/help.js';
 import type { CardReply } from '../../cards/card.js';
-import { SANDBOX_NOTE } from '../../cards/words.js';
-import type { CommandDefinition, ConversationKind } from '../types.js';
+import type { CommandRegistry } from '../registry.js';
+import type { Command, CommandInfo, ConversationKind } from '../types.js';
+
+/** What `help` reads: the registry it is part of, the demo note and the version. */
+export interface HelpDeps {
+  registry: Pick<CommandRegistry<CommandInfo>, 'forScope'>;
+  /** SANDBOX_NOTE when the embedded sandbox stands in for BILL. */
+  note: string | undefined;
+  version: string;
+}
 
 /** Freezes a card and everything in it: a card handed to many turns must never be changed by one of them. */
 function frozen<T>(value: T): T {
@@ -18,9 +26,9 @@ function frozen<T>(value: T): T {
  * until a command is registered), the kind of conversation (its wording), the demo note and the version: it is built
  * once per combination, not per turn.
  */
-const built = new WeakMap<readonly CommandDefinition[], Map<string, CardReply>>();
+const built = new WeakMap<readonly CommandInfo[], Map<string, CardReply>>();
 
-function cachedHelpCard(commands: readonly CommandDefinition[], kind: ConversationKind, note: string | undefined, version: string): CardReply {
+function cachedHelpCard(commands: readonly CommandInfo[], kind: ConversationKind, note: string | undefined, version: string): CardReply {
   let byOptions = built.get(commands);
   if (!byOptions) built.set(commands, (byOptions = new Map()));
   const key = `${kind}\n${note ?? ''}\n${version}`;
@@ -29,15 +37,14 @@ function cachedHelpCard(commands: readonly CommandDefinition[], kind: Conversati
   return card;
 }
 
-export const helpCommand: CommandDefinition = {
+export const helpCommand: Command<HelpDeps> = {
   name: 'help',
   usage: 'help',
   description: 'List every command with an example',
   examples: ['help'],
   upstream: false,
   rank: 0,
-  async run(ctx) {
-    const { registry, backend, config } = ctx.services;
-    return cachedHelpCard(registry.forScope(ctx.scope.kind), ctx.scope.kind, backend.kind === 'sandbox' ? SANDBOX_NOTE : undefined, config.version);
+  async run(ctx, deps) {
+    return cachedHelpCard(deps.registry.forScope(ctx.scope.kind), ctx.scope.kind, deps.note, deps.version);
   },
 };

@@ -3,7 +3,16 @@ import { Forbidden, InputError } from '../../errors.js';
 import { BindingRefused, type OrgBindings } from '../../state/bindings.js';
 import { adaptiveCard, escapeMarkdown, facts, text, title, type CardReply } from '../../cards/card.js';
 import { auditAdmin } from '../../bot/auditObserver.js';
-import type { CommandContext, CommandDefinition } from '../types.js';
+import type { AccessPolicy } from '../../bot/access.js';
+import type { AuditTrail } from '../../state/audit.js';
+import type { Command, CommandContext } from '../types.js';
+
+/** What `link` and `unlink` use: the bindings, who is an admin, and the audit trail every change is written to. */
+export interface LinkDeps {
+  orgBindings: OrgBindings;
+  access: Pick<AccessPolicy, 'isAdmin'>;
+  audit: Pick<AuditTrail, 'admin'>;
+}
 
 function here(ctx: CommandContext): string {
   return ctx.scope.kind === 'channel' ? 'this team' : 'this chat';
@@ -22,26 +31,24 @@ function singleOrgCard(ctx: CommandContext): CardReply {
 }
 
 /** Admin check and the bindings; a refusal is audited, then thrown for the error card to explain. */
-async function adminBindings(ctx: CommandContext, verb: 'link' | 'unlink'): Promise<OrgBindings> {
-  const bindings = ctx.services.orgBindings;
-  if (!bindings) throw new Error('org bindings are not configured');
-  if (!ctx.services.access.isAdmin(ctx.caller)) {
-    await auditAdmin(ctx, verb, 'refused', undefined, { reason: 'not an admin' }).catch(() => undefined);
+async function adminBindings(ctx: CommandContext, deps: LinkDeps, verb: 'link' | 'unlink'): Promise<OrgBindings> {
+  if (!deps.access.isAdmin(ctx.caller)) {
+    await auditAdmin(deps.audit, ctx, verb, 'refused', undefined, { reason: 'not an admin' }).catch(() => undefined);
     throw new Forbidden(`Only billbridge admins can ${verb} ${here(ctx)} ${verb === 'link' ? 'to' : 'from'} a BILL organisation. Ask your billbridge administrator.`);
   }
-  return bindings;
+  return deps.orgBindings;
 }
 
-export const linkCommand: CommandDefinition = {
+export const linkCommand: Command<LinkDeps> = {
   name: 'link',
   usage: 'link <BILL organisation id>',
   description: 'Bind this team to a BILL organisation (billbridge admins)',
   examples: ['link 00801ABCDEFGHIJ1a2b'],
   upstream: false,
   rank: 90,
-  async run(ctx) {
-    if (ctx.services.orgBindings?.mode !== 'multi') return singleOrgCard(ctx);
-    const bindings = await adminBindings(ctx, 'link');
+  async run(ctx, deps) {
+    if (deps.orgBindings.mode !== 'multi') return singleOrgCard(ctx);
+    const bindings = await adminBindings(ctx, deps, 'link');
     const allowed = bindings.allowedOrgIds();
     const allowedList = allowed.map((o) => escapeMarkdown(o)).join(', ');
     if (ctx.input.args.length !== 1) {
@@ -51,7 +58,7 @@ export const linkCommand: CommandDefinition = {
     try {
       const { binding, previousOrgId } = await bindings.link(ctx.scope, typed, ctx.caller.aadObjectId);
       try {
-        await auditAdmin(ctx, 'link', 'ok', binding.orgId, previousOrgId ? { previousOrgId } : undefined);
+        await auditAdmin(deps.audit, ctx, 'link', 'ok', binding.orgId, previousOrgId ? { previousOrgId } : undefined);
       } catch (err) {
         // No trace, no change: put the previous binding back before reporting the failure.
         await (previousOrgId ? bindings.link(ctx.scope, previousOrgId, ctx.caller.aadObjectId) : bindings.unlink(ctx.scope)).catch(() => undefined);
@@ -72,7 +79,7 @@ export const linkCommand: CommandDefinition = {
       );
     } catch (err) {
       if (err instanceof BindingRefused && err.reason === 'orgNotAllowed') {
-        await auditAdmin(ctx, 'link', 'refused', undefined, { reason: 'organisation not allowed', typed }).catch(() => undefined);
+        await auditAdmin(deps.audit, ctx, 'link', 'refused', undefined, { reason: 'organisation not allowed', typed }).catch(() => undefined);
         throw new InputError("That organisation isn't one this billbridge may use", `Organisations it may use: ${allowedList}.`, typed);
       }
       if (err instanceof BindingRefused && err.reason === 'noTarget') {
@@ -83,16 +90,16 @@ export const linkCommand: CommandDefinition = {
   },
 };
 
-export const unlinkCommand: CommandDefinition = {
+export const unlinkCommand: Command<LinkDeps> = {
   name: 'unlink',
   usage: 'unlink',
   description: 'Remove this team\'s BILL organisation link (billbridge admins)',
   examples: ['unlink'],
   upstream: false,
   rank: 91,
-  async run(ctx) {
-    if (ctx.services.orgBindings?.mode !== 'multi') return singleOrgCard(ctx);
-    const bindings = await adminBindings(ctx, 'unlink');
+  async run(ctx, deps) {
+    if (deps.orgBindings.mode !== 'multi') return singleOrgCard(ctx);
+    const bindings = await adminBindings(ctx, deps, 'unlink');
     const previous = await bindings.unlink(ctx.scope);
     if (!previous) {
       return adaptiveCard([title('Nothing to unlink'), text(`${capital(here(ctx))} is not linked to a BILL organisation.`)], {
@@ -100,7 +107,7 @@ export const unlinkCommand: CommandDefinition = {
       });
     }
     try {
-      await auditAdmin(ctx, 'unlink', 'ok', previous);
+      await auditAdmin(deps.audit, ctx, 'unlink', 'ok', previous);
     } catch (err) {
       await bindings.link(ctx.scope, previous, ctx.caller.aadObjectId).catch(() => undefined);
       throw err;

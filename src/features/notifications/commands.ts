@@ -8,17 +8,34 @@ import type { ChannelTarget, ConversationRef, Notifications } from '../../notify
 import { adaptiveCard, escapeMarkdown, executeAction, facts, text, title, type CardElement } from '../../cards/card.js';
 import { digestCard } from './cards.js';
 import { dateTime } from '../../cards/format.js';
-import { SANDBOX_NOTE } from '../../cards/words.js';
 import { auditAdmin } from '../../bot/auditObserver.js';
-import type { CommandContext, CommandDefinition } from '../types.js';
+import type { AccessPolicy } from '../../bot/access.js';
+import type { AuditTrail } from '../../state/audit.js';
+import type { Installations } from '../../state/conversations.js';
+import type { Command, CommandContext } from '../types.js';
+
+/** What the channel notification commands and `webhooks` use. */
+export interface NotificationsDeps {
+  notify: Pick<Notifications, 'subscriptions' | 'digestSettings' | 'composer' | 'keys' | 'setup'>;
+  /** Where the bot is installed: the bot's Teams id for the channel's posts. */
+  installs: Pick<Installations, 'forScope'>;
+  access: Pick<AccessPolicy, 'isAdmin'>;
+  audit: Pick<AuditTrail, 'admin'>;
+  settings: {
+    locale: string;
+    timeZone: string;
+    /** SANDBOX_NOTE when the embedded sandbox stands in for BILL. */
+    note: string | undefined;
+    /** MicrosoftAppId ('' in local mode). */
+    appId: string;
+    /** PUBLIC_HOSTNAME: the default webhook URL of `webhooks setup`. */
+    publicHostname: string | undefined;
+    /** BILL_WEBHOOK_SECURITY_KEY is set: events signed with it are accepted without a stored key. */
+    envWebhookKey: boolean;
+  };
+}
 
 const KINDS_HINT = `Type **subscribe** and one or more of: ${SUBSCRIPTION_KINDS.join(', ')}, or **all**. For example **subscribe payments bills**.`;
-
-function notifyOf(ctx: CommandContext): Notifications {
-  const n = ctx.services.notify;
-  if (!n) throw new Error('notifications are not configured');
-  return n;
-}
 
 /** The channel a command was typed in (channel scopes only). */
 export function channelTargetOf(scope: CommandContext['scope']): ChannelTarget | undefined {
@@ -40,10 +57,10 @@ function boundOrgOf(ctx: CommandContext): string {
 }
 
 /** The reference posts go out with: this channel, top level, with the bot's Teams id when billbridge knows it. */
-async function referenceFor(ctx: CommandContext, target: ChannelTarget) {
-  const record = await ctx.services.installs?.forScope(ctx.scope).catch(() => undefined);
+async function referenceFor(ctx: CommandContext, deps: NotificationsDeps, target: ChannelTarget) {
+  const record = await deps.installs.forScope(ctx.scope).catch(() => undefined);
   const stored = record?.reference?.bot as { id?: unknown; name?: unknown } | undefined;
-  const appId = ctx.services.config.bot.appId;
+  const appId = deps.settings.appId;
   const bot =
     stored && typeof stored.id === 'string'
       ? { id: stored.id, name: typeof stored.name === 'string' ? stored.name : undefined }
@@ -58,17 +75,16 @@ function kindList(kinds: readonly SubscriptionKind[]): string {
 }
 
 /** A warning when nothing feeds the subscriptions yet (no BILL webhook subscription billbridge can verify). */
-async function webhookWarning(ctx: CommandContext, orgId: string): Promise<CardElement[]> {
-  const n = notifyOf(ctx);
-  if (ctx.services.config.bill.webhookSecurityKey || (await n.keys.list(orgId)).length > 0) return [];
+async function webhookWarning(deps: NotificationsDeps, orgId: string): Promise<CardElement[]> {
+  if (deps.settings.envWebhookKey || (await deps.notify.keys.list(orgId)).length > 0) return [];
   return [text('BILL is not sending events to billbridge yet. A billbridge admin sets that up once with **webhooks setup**; until then nothing arrives here.', { color: 'Warning' })];
 }
 
-function demoNote(ctx: CommandContext): CardElement[] {
-  return ctx.services.backend.kind === 'sandbox' ? [text(SANDBOX_NOTE, { subtle: true, size: 'Small' })] : [];
+function demoNote(deps: NotificationsDeps): CardElement[] {
+  return deps.settings.note ? [text(deps.settings.note, { subtle: true, size: 'Small' })] : [];
 }
 
-const subscribeCommand: CommandDefinition = {
+const subscribeCommand: Command<NotificationsDeps> = {
   name: 'subscribe',
   usage: 'subscribe <bills | invoices | payments | vendors | spend | all>',
   description: 'Post a card in this channel when BILL bills, invoices, payments, vendors or spend change',
@@ -76,17 +92,17 @@ const subscribeCommand: CommandDefinition = {
   scopes: ['channel'],
   upstream: false,
   rank: 50,
-  async run(ctx) {
-    const n = notifyOf(ctx);
+  async run(ctx, deps) {
+    const n = deps.notify;
     const target = channelOf(ctx);
     const orgId = boundOrgOf(ctx);
     if (ctx.input.args.length === 0) throw new InputError('Subscribe to what?', KINDS_HINT);
     const kinds = parseKinds(ctx.input.args);
     if (!kinds || kinds.length === 0) throw new InputError(`I can't subscribe to "${ctx.input.argText.slice(0, 60)}"`, KINDS_HINT, `subscribe ${ctx.input.argText}`);
-    const reference = await referenceFor(ctx, target);
+    const reference = await referenceFor(ctx, deps, target);
     const { added, already } = await n.subscriptions.add(target, kinds, { orgId, reference, createdBy: ctx.caller.aadObjectId });
     try {
-      await auditAdmin(ctx, 'subscribe', 'ok', orgId, { kinds, added });
+      await auditAdmin(deps.audit, ctx, 'subscribe', 'ok', orgId, { kinds, added });
     } catch (err) {
       // No trace, no change.
       await n.subscriptions.remove(target, added).catch(() => undefined);
@@ -97,15 +113,15 @@ const subscribeCommand: CommandDefinition = {
     const body: CardElement[] = [
       title(added.length > 0 ? 'Subscribed' : 'Already subscribed'),
       text(`This channel gets a card when BILL reports a change to:\n${kindList(all)}`),
-      ...(await webhookWarning(ctx, orgId)),
+      ...(await webhookWarning(deps, orgId)),
       text('Type **unsubscribe** to stop, or **digest daily 09:00** for a morning summary.', { subtle: true }),
-      ...demoNote(ctx),
+      ...demoNote(deps),
     ];
     return adaptiveCard(body, { summary: `This channel gets BILL cards for ${all.join(', ')}.` });
   },
 };
 
-const unsubscribeCommand: CommandDefinition = {
+const unsubscribeCommand: Command<NotificationsDeps> = {
   name: 'unsubscribe',
   usage: 'unsubscribe [kind | all]',
   description: 'Stop BILL cards in this channel (one kind, or all of them)',
@@ -113,8 +129,8 @@ const unsubscribeCommand: CommandDefinition = {
   scopes: ['channel'],
   upstream: false,
   rank: 51,
-  async run(ctx) {
-    const n = notifyOf(ctx);
+  async run(ctx, deps) {
+    const n = deps.notify;
     const target = channelOf(ctx);
     const kinds = ctx.input.args.length === 0 ? [...SUBSCRIPTION_KINDS] : parseKinds(ctx.input.args);
     if (!kinds || kinds.length === 0) {
@@ -124,7 +140,7 @@ const unsubscribeCommand: CommandDefinition = {
     const removed = await n.subscriptions.remove(target, kinds);
     if (removed.length > 0) {
       try {
-        await auditAdmin(ctx, 'unsubscribe', 'ok', ctx.orgId, { kinds: removed });
+        await auditAdmin(deps.audit, ctx, 'unsubscribe', 'ok', ctx.orgId, { kinds: removed });
       } catch (err) {
         for (const sub of before.filter((s) => removed.includes(s.kind))) {
           await n.subscriptions.add(target, [sub.kind], { orgId: sub.orgId, reference: sub.reference, createdBy: sub.createdBy }).catch(() => undefined);
@@ -143,7 +159,7 @@ const unsubscribeCommand: CommandDefinition = {
   },
 };
 
-const subscriptionsCommand: CommandDefinition = {
+const subscriptionsCommand: Command<NotificationsDeps> = {
   name: 'subscriptions',
   usage: 'subscriptions',
   description: 'What this channel hears about from BILL, and its digest',
@@ -151,27 +167,27 @@ const subscriptionsCommand: CommandDefinition = {
   scopes: ['channel'],
   upstream: false,
   rank: 52,
-  async run(ctx) {
-    const n = notifyOf(ctx);
+  async run(ctx, deps) {
+    const n = deps.notify;
     const target = channelOf(ctx);
     const subs = await n.subscriptions.forChannel(target);
     const digest = await n.digestSettings.get(target);
-    const tz = ctx.services.config.timeZone;
+    const tz = deps.settings.timeZone;
     const body: CardElement[] = [title('Subscriptions')];
     if (subs.length === 0) body.push(text('This channel gets no BILL cards. Type **subscribe payments** (or bills, invoices, vendors, spend, all) to start.'));
     else {
       body.push(text(`This channel gets a card when BILL reports a change to:\n${kindList(subs.map((s) => s.kind))}`));
-      body.push(facts(subs.map((s) => [s.kind, `since ${dateTime(s.createdAt, { locale: ctx.locale ?? ctx.services.config.locale, timeZone: tz })}`])));
+      body.push(facts(subs.map((s) => [s.kind, `since ${dateTime(s.createdAt, { locale: ctx.locale ?? deps.settings.locale, timeZone: tz })}`])));
     }
     body.push(text(digest ? `Digest: ${describeSchedule(digest.schedule)} (${escapeMarkdown(tz)}).` : 'Digest: off. Type **digest daily 09:00** for one.', { subtle: !digest }));
-    if (ctx.orgId) body.push(...(await webhookWarning(ctx, ctx.orgId)));
+    if (ctx.orgId) body.push(...(await webhookWarning(deps, ctx.orgId)));
     return adaptiveCard(body, { summary: subs.length === 0 ? 'This channel gets no BILL cards.' : `This channel gets BILL cards for ${subs.map((s) => s.kind).join(', ')}.` });
   },
 };
 
 const DIGEST_HINT = 'Type **digest daily 09:00**, **digest weekly monday 09:00**, **digest off** or **digest now**.';
 
-const digestCommand: CommandDefinition = {
+const digestCommand: Command<NotificationsDeps> = {
   name: 'digest',
   usage: 'digest daily <HH:MM> | weekly <day> <HH:MM> | off | now',
   description: 'A summary card of bills due this week, overdue bills and overdue invoices, on a schedule or now',
@@ -179,12 +195,12 @@ const digestCommand: CommandDefinition = {
   scopes: ['channel'],
   upstream: true,
   rank: 55,
-  async run(ctx) {
-    const n = notifyOf(ctx);
+  async run(ctx, deps) {
+    const n = deps.notify;
     const target = channelOf(ctx);
     const cmd = parseDigestArgs(ctx.input.args);
-    const tz = ctx.services.config.timeZone;
-    const fmt = { locale: ctx.locale ?? ctx.services.config.locale, timeZone: tz };
+    const tz = deps.settings.timeZone;
+    const fmt = { locale: ctx.locale ?? deps.settings.locale, timeZone: tz };
     switch (cmd.action) {
       case 'error':
         throw new InputError(`I can't read that: ${cmd.problem}`, DIGEST_HINT, `digest ${ctx.input.argText}`);
@@ -199,14 +215,14 @@ const digestCommand: CommandDefinition = {
       case 'now': {
         const orgId = boundOrgOf(ctx);
         const content = await n.composer.compose(orgId, ctx.now.getTime(), 'now', 'interactive');
-        return digestCard(content, { ...fmt, note: ctx.services.backend.kind === 'sandbox' ? SANDBOX_NOTE : undefined });
+        return digestCard(content, { ...fmt, note: deps.settings.note });
       }
       case 'off': {
         const had = await n.digestSettings.get(target);
         if (!had) return adaptiveCard([title('No digest here'), text('This channel had no scheduled digest.')], { summary: 'This channel had no scheduled digest.' });
         await n.digestSettings.remove(target);
         try {
-          await auditAdmin(ctx, 'digest.off', 'ok', ctx.orgId);
+          await auditAdmin(deps.audit, ctx, 'digest.off', 'ok', ctx.orgId);
         } catch (err) {
           await n.digestSettings.set(target, { orgId: had.orgId, schedule: had.schedule, reference: had.reference, createdBy: had.createdBy }).catch(() => undefined);
           throw err;
@@ -216,9 +232,9 @@ const digestCommand: CommandDefinition = {
       case 'set': {
         const orgId = boundOrgOf(ctx);
         const previous = await n.digestSettings.get(target);
-        const setting = await n.digestSettings.set(target, { orgId, schedule: cmd.schedule, reference: await referenceFor(ctx, target), createdBy: ctx.caller.aadObjectId });
+        const setting = await n.digestSettings.set(target, { orgId, schedule: cmd.schedule, reference: await referenceFor(ctx, deps, target), createdBy: ctx.caller.aadObjectId });
         try {
-          await auditAdmin(ctx, 'digest', 'ok', orgId, { schedule: describeSchedule(cmd.schedule), timeZone: tz });
+          await auditAdmin(deps.audit, ctx, 'digest', 'ok', orgId, { schedule: describeSchedule(cmd.schedule), timeZone: tz });
         } catch (err) {
           await (previous ? n.digestSettings.set(target, previous) : n.digestSettings.remove(target)).catch(() => undefined);
           throw err;
@@ -240,33 +256,33 @@ const digestCommand: CommandDefinition = {
 
 const WEBHOOKS_HINT = `Type **webhooks** to list, **webhooks setup https://{your bot}${WEBHOOK_PATH}** to create BILL's subscription, or **webhooks delete {id}**.`;
 
-function webhookUrlFromConfig(ctx: CommandContext): string | undefined {
-  const host = ctx.services.config.publicHostname;
+function webhookUrlFromConfig(deps: NotificationsDeps): string | undefined {
+  const host = deps.settings.publicHostname;
   return host ? `https://${host}${WEBHOOK_PATH}` : undefined;
 }
 
-const webhooksCommand: CommandDefinition = {
+const webhooksCommand: Command<NotificationsDeps> = {
   name: 'webhooks',
   usage: 'webhooks [setup <url> | delete <id>]',
   description: 'BILL webhook subscriptions feeding billbridge: list, set up, delete (billbridge admins)',
   examples: ['webhooks', 'webhooks setup https://billbridge.example.com/api/bill/webhooks'],
   upstream: true,
   rank: 95,
-  async run(ctx) {
-    const n = notifyOf(ctx);
+  async run(ctx, deps) {
+    const n = deps.notify;
     const verb = (ctx.input.args[0] ?? 'list').toLowerCase();
     const action = verb === 'setup' ? 'webhook.setup' : verb === 'delete' ? 'webhook.delete' : 'webhook.list';
-    if (!ctx.services.access.isAdmin(ctx.caller)) {
-      await auditAdmin(ctx, action, 'refused', ctx.orgId, { reason: 'not an admin' }).catch(() => undefined);
+    if (!deps.access.isAdmin(ctx.caller)) {
+      await auditAdmin(deps.audit, ctx, action, 'refused', ctx.orgId, { reason: 'not an admin' }).catch(() => undefined);
       throw new Forbidden('Only billbridge admins can manage BILL webhooks. Ask your billbridge administrator.');
     }
     const orgId = boundOrgOf(ctx);
     try {
       if (verb === 'setup') {
-        const url = ctx.input.args[1] ?? webhookUrlFromConfig(ctx);
+        const url = ctx.input.args[1] ?? webhookUrlFromConfig(deps);
         if (!url || ctx.input.args.length > 2) throw new InputError('Which URL should BILL send events to?', WEBHOOKS_HINT, ctx.input.argText || undefined);
         const result = await n.setup.setup(orgId, url);
-        await auditAdmin(ctx, action, 'ok', orgId, { subscriptionId: result.subscription.id, outcome: result.action, events: result.subscription.events.length });
+        await auditAdmin(deps.audit, ctx, action, 'ok', orgId, { subscriptionId: result.subscription.id, outcome: result.action, events: result.subscription.events.length });
         const said = { created: 'BILL will now send events to billbridge', updated: 'The BILL subscription was brought up to date', rotated: 'The BILL subscription got a new signing key', unchanged: 'BILL already sends events to billbridge' }[result.action];
         return adaptiveCard(
           [
@@ -286,7 +302,7 @@ const webhooksCommand: CommandDefinition = {
         const id = ctx.input.args[1];
         if (!id || ctx.input.args.length > 2) throw new InputError('Which subscription?', WEBHOOKS_HINT, ctx.input.argText || undefined);
         await n.setup.remove(orgId, id);
-        await auditAdmin(ctx, action, 'ok', orgId, { subscriptionId: id });
+        await auditAdmin(deps.audit, ctx, action, 'ok', orgId, { subscriptionId: id });
         return adaptiveCard([title('Webhook subscription deleted'), text(`BILL no longer sends events for subscription ${escapeMarkdown(id)}.`)], { summary: `Webhook subscription ${id} deleted.` });
       }
       if (verb !== 'list') throw new InputError(`"${verb.slice(0, 30)}" is not a webhooks action`, WEBHOOKS_HINT, `webhooks ${ctx.input.argText}`);
@@ -303,20 +319,21 @@ const webhooksCommand: CommandDefinition = {
         );
       }
       if (subs.length === 0) body.push(text(WEBHOOKS_HINT));
-      if (ctx.services.config.bill.webhookSecurityKey) body.push(text('BILL_WEBHOOK_SECURITY_KEY is set: events signed with it are accepted too.', { subtle: true }));
+      if (deps.settings.envWebhookKey) body.push(text('BILL_WEBHOOK_SECURITY_KEY is set: events signed with it are accepted too.', { subtle: true }));
       return adaptiveCard(body, { summary: `${subs.length} BILL webhook subscriptions.` });
     } catch (err) {
       if (err instanceof WebhookSetupError) {
-        await auditAdmin(ctx, action, 'refused', orgId, { reason: err.reason }).catch(() => undefined);
+        await auditAdmin(deps.audit, ctx, action, 'refused', orgId, { reason: err.reason }).catch(() => undefined);
         throw new InputError(err.message, WEBHOOKS_HINT, ctx.input.argText ? `webhooks ${ctx.input.argText}` : undefined);
       }
-      if (!(err instanceof InputError)) await auditAdmin(ctx, action, 'error', orgId).catch(() => undefined);
+      if (!(err instanceof InputError)) await auditAdmin(deps.audit, ctx, action, 'error', orgId).catch(() => undefined);
       throw err;
     }
   },
 };
 
-export const NOTIFY_COMMANDS: CommandDefinition[] = [subscribeCommand, unsubscribeCommand, subscriptionsCommand, digestCommand, webhooksCommand];
+/** The notification commands, in the order they are registered. */
+export const notificationsCommands = [subscribeCommand, unsubscribeCommand, subscriptionsCommand, digestCommand, webhooksCommand];
 
 /**
  * The reference a channel subscription posts with: the team channel's own conversation (top level, not the thread

@@ -10,15 +10,30 @@ import { clockTime, dateTime } from '../../cards/format.js';
 import { notificationCard } from './cards.js';
 import type { StatusCardOptions, StatusSection } from '../admin/statusCards.js';
 import { channelTargetOf } from './commands.js';
-import { SANDBOX_NOTE } from '../../cards/words.js';
 import type { CommandContext } from '../types.js';
+import type { Mirror } from '../../mirror/mirror.js';
+import type { Notifications } from '../../notify/index.js';
+import type { OrgResolver } from '../../bot/services.js';
+
+/** What the Refresh button of a notification card uses. */
+export interface RefreshDeps {
+  notify: Pick<Notifications, 'current'>;
+  mirror: Pick<Mirror, 'answers'>;
+  orgs: OrgResolver;
+  settings: {
+    locale: string;
+    timeZone: string;
+    /** SANDBOX_NOTE when the embedded sandbox stands in for BILL. */
+    note: string | undefined;
+    /** CACHE_TTL_OBJECT_S: how long the record read is kept. */
+    objectTtlS: number;
+  };
+}
 
 const REFRESHABLE: readonly EntityKind[] = ['bill', 'invoice', 'payment', 'vendor'];
 
 /** The "Notifications" block of `status`. */
-export async function notificationsSection(ctx: CommandContext, opts: StatusCardOptions): Promise<StatusSection | undefined> {
-  const n = ctx.services.notify;
-  if (!n) return undefined;
+export async function notificationsSection(ctx: CommandContext, n: Pick<Notifications, 'status'>, opts: StatusCardOptions): Promise<StatusSection> {
   const target = channelTargetOf(ctx.scope);
   const channel = target ?? { tenantId: '', teamId: '', channelId: '' };
   const s = await n.status(channel, ctx.orgId);
@@ -43,20 +58,22 @@ export async function notificationsSection(ctx: CommandContext, opts: StatusCard
  * Refresh on a notification card: the same card drawn from BILL's current record. The record read is kept for the
  * object lifetime (CACHE_OBJECT_TTL_S) and dropped by a webhook about it.
  */
-export const refreshNotification: CardActionHandler = async ({ data, scope, services }) => {
-  const n = services.notify;
-  const entity = data.entity as EntityKind;
-  const id = typeof data.id === 'string' ? data.id : '';
-  const type = typeof data.type === 'string' ? data.type.slice(0, 60) : `${entity}.updated`;
-  if (!n || !REFRESHABLE.includes(entity) || id === '') throw new Error('not a refreshable notification');
-  const orgId = await services.bindings.resolve(scope);
-  if (!orgId) throw new NotBound();
-  const key = answerKey('notification.refresh', { entity, id, type });
-  // current() marks the record stale (so lists showing it are read again), which drops the answers built from it: the
-  // read it made is kept once that is done, so clicking again costs no BILL call.
-  const got = await services.mirror.answers.get(orgId, key, { ttlS: services.config.cache.objectTtlS, kinds: [entity] }, () => n.current(orgId, entity, id, type));
-  const ev = got.value;
-  if (!ev) throw new Error('not a refreshable notification');
-  if (!got.hit) await services.mirror.answers.get(orgId, key, { ttlS: services.config.cache.objectTtlS, kinds: [entity] }, () => Promise.resolve(ev));
-  return notificationCard(ev, { locale: services.config.locale, timeZone: services.config.timeZone, note: services.backend.kind === 'sandbox' ? SANDBOX_NOTE : undefined }, { refreshedAt: got.fetchedAt });
-};
+export const refreshNotification =
+  (deps: RefreshDeps): CardActionHandler =>
+  async ({ data, scope }) => {
+    const n = deps.notify;
+    const entity = data.entity as EntityKind;
+    const id = typeof data.id === 'string' ? data.id : '';
+    const type = typeof data.type === 'string' ? data.type.slice(0, 60) : `${entity}.updated`;
+    if (!REFRESHABLE.includes(entity) || id === '') throw new Error('not a refreshable notification');
+    const orgId = await deps.orgs.resolve(scope);
+    if (!orgId) throw new NotBound();
+    const key = answerKey('notification.refresh', { entity, id, type });
+    // current() marks the record stale (so lists showing it are read again), which drops the answers built from it: the
+    // read it made is kept once that is done, so clicking again costs no BILL call.
+    const got = await deps.mirror.answers.get(orgId, key, { ttlS: deps.settings.objectTtlS, kinds: [entity] }, () => n.current(orgId, entity, id, type));
+    const ev = got.value;
+    if (!ev) throw new Error('not a refreshable notification');
+    if (!got.hit) await deps.mirror.answers.get(orgId, key, { ttlS: deps.settings.objectTtlS, kinds: [entity] }, () => Promise.resolve(ev));
+    return notificationCard(ev, deps.settings, { refreshedAt: got.fetchedAt });
+  };

@@ -14,8 +14,17 @@ import { sum } from '../../cards/format.js';
 import { customerCard, partyMatchesCard, vendorCard, type PartyKind, type PartyMatch } from './cards.js';
 import { openBills, unpaidBills, withVendorNames } from '../payables/commands.js';
 import type { BillLine } from '../payables/cards.js';
-import type { CommandContext, CommandDefinition } from '../types.js';
-import { boundOrg, cachedAnswer, demoNote, formatOf, mirrorRead, orgClient, partyRead, resolveParties, shorten, textArgument, todayOf } from '../finance.js';
+import type { BillGateway } from '../../bill/gateway.js';
+import type { Mirror } from '../../mirror/mirror.js';
+import type { Command, CommandContext } from '../types.js';
+import { boundOrg, cachedAnswer, formatOf, mirrorRead, orgClient, partyRead, resolveParties, shorten, textArgument, todayOf, type FinanceSettings } from '../finance.js';
+
+/** What `vendor` and `customer` read: the org's mirror of parties, bills and invoices; BILL while it is not built. */
+export interface PartiesDeps {
+  mirror: Pick<Mirror, 'search' | 'confirm' | 'rows' | 'prepare' | 'names' | 'answers' | 'dropAnswer'>;
+  bill: Pick<BillGateway, 'org'>;
+  settings: FinanceSettings;
+}
 
 /** Matches read per search; more are reported as "100+". */
 export const MAX_MATCHES = 100;
@@ -54,22 +63,23 @@ interface Found<T> {
  * refresh the org's commands share), else one name search at BILL (kept like a list) while the mirror is built in the
  * background.
  */
-async function search<T extends Vendor | Customer>(ctx: CommandContext, orgId: string, kind: PartyKind, typed: string): Promise<Found<T>> {
+async function search<T extends Vendor | Customer>(ctx: CommandContext, deps: PartiesDeps, orgId: string, kind: PartyKind, typed: string): Promise<Found<T>> {
   // Built before the mirror or a kept answer is consulted, so a refused name never reaches BILL.
   new BillFilter().sw('name', typed);
-  const mirror = ctx.services.mirror;
-  const warm = await mirror.search(orgId, kind, typed, partyRead(ctx));
+  const mirror = deps.mirror;
+  const warm = await mirror.search(orgId, kind, typed, partyRead(ctx, deps));
   if (!('building' in warm)) {
     return { search: { items: warm.rows.slice(0, MAX_MATCHES) as T[], more: warm.rows.length > MAX_MATCHES }, fetchedAt: warm.refreshedAt, fromMirror: true };
   }
   mirror.prepare(orgId, kind);
   const got = await cachedAnswer(
     ctx,
+    deps,
     orgId,
     'list',
     answerKey(`${kind}s.sw`, { prefix: typed }),
     async (): Promise<Search<T>> => {
-      const org = orgClient(ctx, orgId);
+      const org = orgClient(deps, orgId);
       const list = kind === 'vendor' ? org.vendors.list({ nameStartsWith: typed, archived: false, pageSize: MAX_MATCHES, maxPages: 1 }) : org.customers.list({ nameStartsWith: typed, archived: false, pageSize: MAX_MATCHES, maxPages: 1 });
       const { items, truncated } = await list.all();
       return { items: items as T[], more: truncated };
@@ -80,9 +90,9 @@ async function search<T extends Vendor | Customer>(ctx: CommandContext, orgId: s
 }
 
 /** The matches about to be shown, their balances read again where a bill or invoice of theirs changed since. */
-async function confirmed<T extends Vendor | Customer>(ctx: CommandContext, orgId: string, kind: PartyKind, found: Found<T>, shown: T[]): Promise<T[]> {
+async function confirmed<T extends Vendor | Customer>(deps: PartiesDeps, orgId: string, kind: PartyKind, found: Found<T>, shown: T[]): Promise<T[]> {
   if (!found.fromMirror) return shown;
-  return (await ctx.services.mirror.confirm(orgId, kind, shown, 'interactive')) as T[];
+  return (await deps.mirror.confirm(orgId, kind, shown, 'interactive')) as T[];
 }
 
 function pick<T extends { name: string; id: string }>(typed: string, items: T[]): { one: T | undefined; ranked: T[] } {
@@ -101,36 +111,37 @@ function noMatch(kind: PartyKind, typed: string): InputError {
  */
 async function matchesWithOpenItems<T extends Vendor | Customer, O extends { asOf: number }>(
   ctx: CommandContext,
+  deps: PartiesDeps,
   orgId: string,
   kind: PartyKind,
   typed: string,
-  openOf: (ctx: CommandContext, orgId: string, ids: string[]) => Promise<O>,
+  openOf: (ctx: CommandContext, deps: PartiesDeps, orgId: string, ids: string[]) => Promise<O>,
 ): Promise<{ found: Found<T>; picked: { one: T | undefined; ranked: T[] }; ranked: T[]; one: T | undefined; open: O; asOf: number }> {
-  const found = await search<T>(ctx, orgId, kind, typed);
+  const found = await search<T>(ctx, deps, orgId, kind, typed);
   const picked = pick(typed, found.search.items);
   if (picked.ranked.length === 0) throw noMatch(kind, typed);
   const shown = picked.one ? [picked.one] : picked.ranked;
-  const open = await openOf(ctx, orgId, shown.map((p) => p.id));
-  const ranked = await confirmed(ctx, orgId, kind, found, shown);
+  const open = await openOf(ctx, deps, orgId, shown.map((p) => p.id));
+  const ranked = await confirmed(deps, orgId, kind, found, shown);
   // Names from the mirror are kept CACHE_TTL_NAMES_S by design; the card's time is that of the open items.
   const asOf = found.fromMirror ? open.asOf : Math.min(found.fetchedAt, open.asOf);
   return { found, picked, ranked, one: picked.one ? ranked[0] : undefined, open, asOf };
 }
 
-export const vendorCommand: CommandDefinition = {
+export const vendorCommand: Command<PartiesDeps> = {
   name: 'vendor',
   usage: 'vendor <name>',
   description: 'Vendors whose name starts with what you type, with open bills and balance',
   examples: ['vendor Acme'],
   upstream: true,
   rank: 30,
-  async run(ctx) {
+  async run(ctx, deps) {
     const typed = parseName(ctx, 'vendor');
     const orgId = boundOrg(ctx);
-    const fmt = formatOf(ctx);
-    const today = todayOf(ctx);
-    const note = demoNote(ctx);
-    const { found, picked, ranked, one, open, asOf } = await matchesWithOpenItems<Vendor, { bills: BillLine[]; asOf: number }>(ctx, orgId, 'vendor', typed, openBillsOf);
+    const fmt = formatOf(ctx, deps);
+    const today = todayOf(ctx, deps);
+    const note = deps.settings.note;
+    const { found, picked, ranked, one, open, asOf } = await matchesWithOpenItems<Vendor, { bills: BillLine[]; asOf: number }>(ctx, deps, orgId, 'vendor', typed, openBillsOf);
     if (one) {
       return vendorCard({ vendor: one, openBills: open.bills, others: picked.ranked.length - 1 + (found.search.more ? 1 : 0), typed, today, fmt, asOf, page: ctx.input.page, command: `vendor ${typed}`, note });
     }
@@ -143,12 +154,12 @@ export const vendorCommand: CommandDefinition = {
 };
 
 /** These vendors' open bills: from the mirror, or (not built yet) from BILL, filtered by vendorId there. */
-async function openBillsOf(ctx: CommandContext, orgId: string, ids: string[]): Promise<{ bills: BillLine[]; asOf: number }> {
+async function openBillsOf(ctx: CommandContext, deps: PartiesDeps, orgId: string, ids: string[]): Promise<{ bills: BillLine[]; asOf: number }> {
   const wanted = new Set(ids);
-  const warm = await openBills(ctx, orgId, (b) => wanted.has(b.vendorId));
-  if (warm) return { bills: withVendorNames(warm.items, await resolveParties(ctx, orgId, 'vendor', ids)), asOf: warm.refreshedAt };
-  const got = await cachedAnswer(ctx, orgId, 'list', answerKey('bills.open', { vendors: ids.join(',') }), () => unpaidBills(ctx, orgId, {}, ids.length === 1 ? ids[0] : ids), ['bill', 'vendor']);
-  ctx.services.mirror.prepare(orgId, 'bill', 'open');
+  const warm = await openBills(ctx, deps, orgId, (b) => wanted.has(b.vendorId));
+  if (warm) return { bills: withVendorNames(warm.items, await resolveParties(deps, orgId, 'vendor', ids)), asOf: warm.refreshedAt };
+  const got = await cachedAnswer(ctx, deps, orgId, 'list', answerKey('bills.open', { vendors: ids.join(',') }), () => unpaidBills(deps, orgId, {}, ids.length === 1 ? ids[0] : ids), ['bill', 'vendor']);
+  deps.mirror.prepare(orgId, 'bill', 'open');
   return { bills: got.value.items, asOf: got.fetchedAt };
 }
 
@@ -156,37 +167,37 @@ async function openBillsOf(ctx: CommandContext, orgId: string, ids: string[]): P
 const owed = (i: Pick<Invoice, 'archived' | 'status' | 'dueAmount'>): boolean => !i.archived && i.status !== 'PAID' && (i.dueAmount ?? 0) > 0;
 
 /** These customers' open invoices: from the mirror, or (not built yet) from BILL, filtered by customerId there. */
-async function openInvoicesOf(ctx: CommandContext, orgId: string, ids: string[]): Promise<{ invoices: Invoice[]; asOf: number }> {
+async function openInvoicesOf(ctx: CommandContext, deps: PartiesDeps, orgId: string, ids: string[]): Promise<{ invoices: Invoice[]; asOf: number }> {
   const wanted = new Set(ids);
-  const warm = await ctx.services.mirror.rows(orgId, 'invoice', { ...mirrorRead(ctx, 'invoice'), whileBuilding: 'skip', where: (i) => wanted.has(i.customerId) && owed(i) });
+  const warm = await deps.mirror.rows(orgId, 'invoice', { ...mirrorRead(ctx, deps, 'invoice'), whileBuilding: 'skip', where: (i) => wanted.has(i.customerId) && owed(i) });
   if (!('building' in warm)) return { invoices: warm.rows, asOf: warm.refreshedAt };
-  const got = await cachedAnswer(ctx, orgId, 'list', answerKey('invoices.open', { customers: ids.join(',') }), () => openInvoices(ctx, orgId, ids), ['invoice', 'customer']);
-  ctx.services.mirror.prepare(orgId, 'invoice');
+  const got = await cachedAnswer(ctx, deps, orgId, 'list', answerKey('invoices.open', { customers: ids.join(',') }), () => openInvoices(deps, orgId, ids), ['invoice', 'customer']);
+  deps.mirror.prepare(orgId, 'invoice');
   return { invoices: got.value, asOf: got.fetchedAt };
 }
 
 /** Unpaid, non-archived invoices of these customers: BILL filters customerId and archived; paid ones are dropped here. */
-async function openInvoices(ctx: CommandContext, orgId: string, customerIds: string[]): Promise<Invoice[]> {
-  const { items } = await orgClient(ctx, orgId)
+async function openInvoices(deps: Pick<PartiesDeps, 'bill'>, orgId: string, customerIds: string[]): Promise<Invoice[]> {
+  const { items } = await orgClient(deps, orgId)
     .invoices.list({ customerId: customerIds.length === 1 ? customerIds[0] : customerIds, archived: false, sort: [{ field: 'dueDate', order: 'asc' }] })
     .all();
   return items.filter(owed).map(({ invoiceLineItems: _dropped, ...rest }) => rest as Invoice);
 }
 
-export const customerCommand: CommandDefinition = {
+export const customerCommand: Command<PartiesDeps> = {
   name: 'customer',
   usage: 'customer <name>',
   description: 'Customers whose name starts with what you type, with open invoices and balance',
   examples: ['customer Contoso'],
   upstream: true,
   rank: 50,
-  async run(ctx) {
+  async run(ctx, deps) {
     const typed = parseName(ctx, 'customer');
     const orgId = boundOrg(ctx);
-    const fmt = formatOf(ctx);
-    const today = todayOf(ctx);
-    const note = demoNote(ctx);
-    const { found, picked, ranked, one, open, asOf } = await matchesWithOpenItems<Customer, { invoices: Invoice[]; asOf: number }>(ctx, orgId, 'customer', typed, openInvoicesOf);
+    const fmt = formatOf(ctx, deps);
+    const today = todayOf(ctx, deps);
+    const note = deps.settings.note;
+    const { found, picked, ranked, one, open, asOf } = await matchesWithOpenItems<Customer, { invoices: Invoice[]; asOf: number }>(ctx, deps, orgId, 'customer', typed, openInvoicesOf);
     if (one) {
       return customerCard({ customer: one, openInvoices: open.invoices, others: picked.ranked.length - 1 + (found.search.more ? 1 : 0), typed, today, fmt, asOf, page: ctx.input.page, command: `customer ${typed}`, note });
     }
@@ -197,3 +208,6 @@ export const customerCommand: CommandDefinition = {
     return partyMatchesCard({ kind: 'customer', typed, matches, more: found.search.more, today, fmt, asOf, page: ctx.input.page, command: `customer ${typed}`, note });
   },
 };
+
+/** The vendor and customer commands, in the order they are registered. */
+export const partiesCommands = [vendorCommand, customerCommand];

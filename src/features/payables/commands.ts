@@ -15,12 +15,13 @@ import { billCard, billMatchesCard, billsDueCard, billsOverdueCard, type BillLin
 import { addDays } from '../../cards/format.js';
 import { indexBuildingCard } from '../receivables/cards.js';
 import { shortId } from '../../cards/redact.js';
-import type { CommandContext, CommandDefinition } from '../types.js';
+import type { BillGateway } from '../../bill/gateway.js';
+import type { Mirror } from '../../mirror/mirror.js';
+import type { Command, CommandContext } from '../types.js';
 import {
   boundOrg,
   cachedAnswer,
   countArgument,
-  demoNote,
   formatOf,
   noArguments,
   mirrorRead,
@@ -29,7 +30,15 @@ import {
   shorten,
   textArgument,
   todayOf,
+  type FinanceSettings,
 } from '../finance.js';
+
+/** What accounts payable reads: the org's mirror of bills (and vendor names), BILL for bills not mirrored yet. */
+export interface PayablesDeps {
+  mirror: Pick<Mirror, 'rows' | 'lookup' | 'prepare' | 'names' | 'answers' | 'dropAnswer'>;
+  bill: Pick<BillGateway, 'org'>;
+  settings: FinanceSettings;
+}
 
 export const MAX_DUE_DAYS = 90;
 export const DEFAULT_DUE_DAYS = 7;
@@ -47,16 +56,16 @@ export interface BillList {
 }
 
 /** Unpaid, non-archived bills in a due-date range, soonest first, filtered by BILL. */
-export async function unpaidBills(ctx: CommandContext, orgId: string, dueDate: { gte?: string; lte?: string; lt?: string }, vendorId?: string | string[]): Promise<BillList> {
-  const { items, truncated, pages } = await orgClient(ctx, orgId)
+export async function unpaidBills(deps: Pick<PayablesDeps, 'bill'>, orgId: string, dueDate: { gte?: string; lte?: string; lt?: string }, vendorId?: string | string[]): Promise<BillList> {
+  const { items, truncated, pages } = await orgClient(deps, orgId)
     .bills.list({ dueDate, vendorId, archived: false, filter: new BillFilter().ne('paymentStatus', 'PAID'), sort: [{ field: 'dueDate', order: 'asc' }] })
     .all();
   return { items: items.map(billLine), truncated, pages };
 }
 
 /** The overdue list both `bills due` and `bills overdue` ask BILL for while the mirror is not built (one cached answer per day). */
-function overdueBills(ctx: CommandContext, orgId: string, today: string) {
-  return cachedAnswer(ctx, orgId, 'list', answerKey('bills.overdue', { before: today }), () => unpaidBills(ctx, orgId, { lt: today }), ['bill']);
+function overdueBills(ctx: CommandContext, deps: PayablesDeps, orgId: string, today: string) {
+  return cachedAnswer(ctx, deps, orgId, 'list', answerKey('bills.overdue', { before: today }), () => unpaidBills(deps, orgId, { lt: today }), ['bill']);
 }
 
 const DAY = /^\d{4}-\d{2}-\d{2}/;
@@ -67,8 +76,8 @@ const dueDay = (b: Pick<Bill, 'dueDate'>): string | undefined => (typeof b.dueDa
  * The org's open bills (those `where` keeps) from its mirror, fresh as a cached list, or undefined while the mirror
  * is not built (the caller then asks BILL, and calls `mirror.prepare(orgId, 'bill', 'open')`).
  */
-export async function openBills(ctx: CommandContext, orgId: string, where?: (bill: Bill) => boolean): Promise<{ items: BillLine[]; refreshedAt: number } | undefined> {
-  const answer = await ctx.services.mirror.rows(orgId, 'bill', { ...mirrorRead(ctx, 'bill'), scope: 'open', whileBuilding: 'skip', where: (b) => isOpenBill(b) && (!where || where(b)) });
+export async function openBills(ctx: CommandContext, deps: { mirror: Pick<Mirror, 'rows'>; settings: FinanceSettings }, orgId: string, where?: (bill: Bill) => boolean): Promise<{ items: BillLine[]; refreshedAt: number } | undefined> {
+  const answer = await deps.mirror.rows(orgId, 'bill', { ...mirrorRead(ctx, deps, 'bill'), scope: 'open', whileBuilding: 'skip', where: (b) => isOpenBill(b) && (!where || where(b)) });
   return 'building' in answer ? undefined : { items: answer.rows, refreshedAt: answer.refreshedAt };
 }
 
@@ -80,18 +89,18 @@ export function withVendorNames<T extends Pick<Bill, 'vendorId' | 'vendorName'>>
   });
 }
 
-function vendorsOf(ctx: CommandContext, orgId: string, bills: Array<Pick<Bill, 'vendorId'>>): Promise<Map<string, PartyInfo>> {
-  return resolveParties(ctx, orgId, 'vendor', bills.map((b) => b.vendorId));
+function vendorsOf(deps: PayablesDeps, orgId: string, bills: Array<Pick<Bill, 'vendorId'>>): Promise<Map<string, PartyInfo>> {
+  return resolveParties(deps, orgId, 'vendor', bills.map((b) => b.vendorId));
 }
 
-export const billsDueCommand: CommandDefinition = {
+export const billsDueCommand: Command<PayablesDeps> = {
   name: 'bills due',
   usage: 'bills due [days]',
   description: 'Unpaid bills due in the next 7 days (or up to 90), soonest first, with totals and overdue',
   examples: ['bills due', 'bills due 14'],
   upstream: true,
   rank: 10,
-  async run(ctx) {
+  async run(ctx, deps) {
     const days = countArgument(ctx, {
       min: 0,
       max: MAX_DUE_DAYS,
@@ -100,13 +109,13 @@ export const billsDueCommand: CommandDefinition = {
       hint: `Type **bills due** for the next ${DEFAULT_DUE_DAYS} days, or **bills due 14** for any number of days up to ${MAX_DUE_DAYS}.`,
     });
     const orgId = boundOrg(ctx);
-    const today = todayOf(ctx);
+    const today = todayOf(ctx, deps);
     const to = addDays(today, days);
     let due: BillLine[];
     let overdue: BillLine[];
     let truncated: boolean;
     let asOf: number;
-    const warm = await openBills(ctx, orgId, (b) => dueDay(b) !== undefined && dueDay(b)! <= to);
+    const warm = await openBills(ctx, deps, orgId, (b) => dueDay(b) !== undefined && dueDay(b)! <= to);
     if (warm) {
       due = warm.items.filter((b) => dueDay(b)! >= today);
       overdue = warm.items.filter((b) => dueDay(b)! < today);
@@ -114,16 +123,16 @@ export const billsDueCommand: CommandDefinition = {
       asOf = warm.refreshedAt;
     } else {
       const [d, o] = await Promise.all([
-        cachedAnswer(ctx, orgId, 'list', answerKey('bills.due', { from: today, to }), () => unpaidBills(ctx, orgId, { gte: today, lte: to }), ['bill']),
-        overdueBills(ctx, orgId, today),
+        cachedAnswer(ctx, deps, orgId, 'list', answerKey('bills.due', { from: today, to }), () => unpaidBills(deps, orgId, { gte: today, lte: to }), ['bill']),
+        overdueBills(ctx, deps, orgId, today),
       ]);
-      ctx.services.mirror.prepare(orgId, 'bill', 'open');
+      deps.mirror.prepare(orgId, 'bill', 'open');
       due = d.value.items;
       overdue = o.value.items;
       truncated = d.value.truncated;
       asOf = Math.min(d.fetchedAt, o.fetchedAt);
     }
-    const vendors = await vendorsOf(ctx, orgId, [...due, ...overdue]);
+    const vendors = await vendorsOf(deps, orgId, [...due, ...overdue]);
     due = withVendorNames(due, vendors);
     overdue = withVendorNames(overdue, vendors);
     return billsDueCard({
@@ -134,41 +143,41 @@ export const billsDueCommand: CommandDefinition = {
       truncated,
       page: ctx.input.page,
       command: `bills due ${days}`,
-      fmt: formatOf(ctx),
+      fmt: formatOf(ctx, deps),
       asOf,
       currencyOf: (id) => vendors.get(id)?.currency,
-      note: demoNote(ctx),
+      note: deps.settings.note,
     });
   },
 };
 
-export const billsOverdueCommand: CommandDefinition = {
+export const billsOverdueCommand: Command<PayablesDeps> = {
   name: 'bills overdue',
   usage: 'bills overdue',
   description: 'Unpaid bills past their due date, oldest first, with days overdue and totals',
   examples: ['bills overdue'],
   upstream: true,
   rank: 35,
-  async run(ctx) {
+  async run(ctx, deps) {
     noArguments(ctx, 'Type **bills overdue** on its own; for one vendor\'s bills type **vendor {name}**.');
     const orgId = boundOrg(ctx);
-    const today = todayOf(ctx);
+    const today = todayOf(ctx, deps);
     let overdue: BillLine[];
     let truncated: boolean;
     let asOf: number;
-    const warm = await openBills(ctx, orgId, (b) => dueDay(b) !== undefined && dueDay(b)! < today);
+    const warm = await openBills(ctx, deps, orgId, (b) => dueDay(b) !== undefined && dueDay(b)! < today);
     if (warm) {
       overdue = warm.items;
       truncated = false;
       asOf = warm.refreshedAt;
     } else {
-      const o = await overdueBills(ctx, orgId, today);
-      ctx.services.mirror.prepare(orgId, 'bill', 'open');
+      const o = await overdueBills(ctx, deps, orgId, today);
+      deps.mirror.prepare(orgId, 'bill', 'open');
       overdue = o.value.items;
       truncated = o.value.truncated;
       asOf = o.fetchedAt;
     }
-    const vendors = await vendorsOf(ctx, orgId, overdue);
+    const vendors = await vendorsOf(deps, orgId, overdue);
     overdue = withVendorNames(overdue, vendors);
     return billsOverdueCard({
       today,
@@ -176,10 +185,10 @@ export const billsOverdueCommand: CommandDefinition = {
       truncated,
       page: ctx.input.page,
       command: 'bills overdue',
-      fmt: formatOf(ctx),
+      fmt: formatOf(ctx, deps),
       asOf,
       currencyOf: (id) => vendors.get(id)?.currency,
-      note: demoNote(ctx),
+      note: deps.settings.note,
     });
   },
 };
@@ -190,9 +199,9 @@ const BILL_ID = /^00n[A-Za-z0-9]{5,61}$/;
 const BILL_HINT = 'Type **bill** and the vendor\'s invoice number or the BILL id, e.g. **bill ACM-12345**. To browse a vendor\'s bills, type **vendor {name}**.';
 
 /** A bill by its BILL id, kept like a record answer (CACHE_TTL_OBJECT_S, dropped by a bill webhook). */
-async function billById(ctx: CommandContext, orgId: string, id: string): Promise<{ bill: Bill; fetchedAt: number }> {
+async function billById(ctx: CommandContext, deps: PayablesDeps, orgId: string, id: string): Promise<{ bill: Bill; fetchedAt: number }> {
   try {
-    const got = await cachedAnswer(ctx, orgId, 'object', answerKey('bill', { id }), () => orgClient(ctx, orgId).bills.get(id), ['bill']);
+    const got = await cachedAnswer(ctx, deps, orgId, 'object', answerKey('bill', { id }), () => orgClient(deps, orgId).bills.get(id), ['bill']);
     return { bill: got.value, fetchedAt: got.fetchedAt };
   } catch (err) {
     if (err instanceof BillApiError && err.category === 'notFound') throw new InputError(`No bill with BILL id ${shortId(id)}`, BILL_HINT, `bill ${id}`);
@@ -200,32 +209,32 @@ async function billById(ctx: CommandContext, orgId: string, id: string): Promise
   }
 }
 
-export const billCommand: CommandDefinition = {
+export const billCommand: Command<PayablesDeps> = {
   name: 'bill',
   usage: 'bill <invoice number | BILL id>',
   description: 'One bill: vendor, amounts, dates, statuses, approvers and line items',
   examples: ['bill ACM-12345'],
   upstream: true,
   rank: 45,
-  async run(ctx) {
+  async run(ctx, deps) {
     const typed = textArgument(ctx);
     if (typed === '') throw new InputError('Which bill?', BILL_HINT);
     if (typed.length > 100) throw new InputError('That is too long for an invoice number', BILL_HINT, `bill ${shorten(typed)}`);
     const orgId = boundOrg(ctx);
-    const fmt = formatOf(ctx);
-    const today = todayOf(ctx);
-    const note = demoNote(ctx);
+    const fmt = formatOf(ctx, deps);
+    const today = todayOf(ctx, deps);
+    const note = deps.settings.note;
     let found: { bill: Bill; fetchedAt: number };
     if (BILL_ID.test(typed)) {
-      found = await billById(ctx, orgId, typed);
+      found = await billById(ctx, deps, orgId, typed);
     } else {
-      const result = await ctx.services.mirror.lookup(orgId, 'bill', typed, mirrorRead(ctx, 'bill'));
+      const result = await deps.mirror.lookup(orgId, 'bill', typed, mirrorRead(ctx, deps, 'bill'));
       if (result.state === 'building') return indexBuildingCard({ what: 'bills', indexed: result.indexed, command: `bill ${typed}`, fmt, asOf: ctx.now.getTime(), note });
       if (result.state === 'missing') {
         throw new InputError(`No bill with invoice number "${shorten(typed)}"`, 'Check the number on the vendor\'s invoice, or find the bill with **vendor {name}**.', `bill ${typed}`);
       }
       if (result.rows.length > 1) {
-        const vendors = await resolveParties(ctx, orgId, 'vendor', result.rows.map((r) => r.vendorId));
+        const vendors = await resolveParties(deps, orgId, 'vendor', result.rows.map((r) => r.vendorId));
         return billMatchesCard({
           typed,
           bills: withVendorNames(result.rows, vendors),
@@ -241,7 +250,7 @@ export const billCommand: CommandDefinition = {
       }
       found = { bill: result.rows[0]!, fetchedAt: result.refreshedAt };
     }
-    const vendors = await resolveParties(ctx, orgId, 'vendor', [found.bill.vendorId]);
+    const vendors = await resolveParties(deps, orgId, 'vendor', [found.bill.vendorId]);
     return billCard({
       bill: withVendorNames([found.bill], vendors)[0]!,
       command: `bill ${typed}`,
@@ -254,3 +263,6 @@ export const billCommand: CommandDefinition = {
     });
   },
 };
+
+/** Accounts payable's commands, in the order they are registered. */
+export const payablesCommands = [billsDueCommand, billsOverdueCommand, billCommand];

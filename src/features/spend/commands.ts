@@ -8,8 +8,17 @@ import { answerKey } from '../../mirror/answers.js';
 import { addDays } from '../../cards/format.js';
 import { budgetsCard, reimbursementsCard, spendNotConfiguredCard, spendOverviewCard, transactionsCard } from './cards.js';
 import { adaptiveCard, text, title, type CardReply } from '../../cards/card.js';
-import type { CommandContext, CommandDefinition } from '../types.js';
-import { boundOrg, cachedAnswer, demoNote, formatOf, shorten, todayOf } from '../finance.js';
+import type { BillGateway } from '../../bill/gateway.js';
+import type { Mirror } from '../../mirror/mirror.js';
+import type { Command, CommandContext } from '../types.js';
+import { boundOrg, cachedAnswer, formatOf, shorten, todayOf, type FinanceSettings } from '../finance.js';
+
+/** What `spend` reads: the org's Spend & Expense client, kept answers (the mirror's answer cache), the settings. */
+export interface SpendDeps {
+  mirror: Pick<Mirror, 'answers' | 'dropAnswer'>;
+  bill: Pick<BillGateway, 'spend' | 'status'>;
+  settings: FinanceSettings;
+}
 
 /** Card transactions shown: the last 30 days, at most 10 pages of 50. */
 export const TRANSACTION_DAYS = 30;
@@ -38,11 +47,12 @@ const SUBS: Record<string, Sub> = {
 
 const HINT = 'Type **spend** for an overview, or **spend transactions**, **spend reimbursements** or **spend budgets**.';
 
-function transactions(ctx: CommandContext, orgId: string, client: SpendClient) {
+function transactions(ctx: CommandContext, deps: SpendDeps, orgId: string, client: SpendClient) {
   // The window starts at midnight UTC of the day 30 days before today in the team's zone: one cached answer per day.
-  const from = `${addDays(todayOf(ctx), -TRANSACTION_DAYS)}T00:00:00.000Z`;
+  const from = `${addDays(todayOf(ctx, deps), -TRANSACTION_DAYS)}T00:00:00.000Z`;
   return cachedAnswer(
     ctx,
+    deps,
     orgId,
     'list',
     answerKey('spend.transactions', { from }),
@@ -54,9 +64,10 @@ function transactions(ctx: CommandContext, orgId: string, client: SpendClient) {
   );
 }
 
-function reimbursements(ctx: CommandContext, orgId: string, client: SpendClient) {
+function reimbursements(ctx: CommandContext, deps: SpendDeps, orgId: string, client: SpendClient) {
   return cachedAnswer(
     ctx,
+    deps,
     orgId,
     'list',
     answerKey('spend.reimbursements'),
@@ -68,8 +79,8 @@ function reimbursements(ctx: CommandContext, orgId: string, client: SpendClient)
   );
 }
 
-function budgets(ctx: CommandContext, orgId: string, client: SpendClient) {
-  return cachedAnswer(ctx, orgId, 'list', answerKey('spend.budgets'), async (): Promise<Budget[]> => (await client.budgets.list({ retired: false, maxPages: 10 }).all()).items, ['spend']);
+function budgets(ctx: CommandContext, deps: SpendDeps, orgId: string, client: SpendClient) {
+  return cachedAnswer(ctx, deps, orgId, 'list', answerKey('spend.budgets'), async (): Promise<Budget[]> => (await client.budgets.list({ retired: false, maxPages: 10 }).all()).items, ['spend']);
 }
 
 /** S&E tokens exist, but none belongs to this team's organisation: another organisation's token must not answer. */
@@ -85,39 +96,39 @@ function notSetUpForThisOrgCard(note: string | undefined): CardReply {
   );
 }
 
-export const spendCommand: CommandDefinition = {
+export const spendCommand: Command<SpendDeps> = {
   name: 'spend',
   usage: 'spend [transactions | reimbursements | budgets]',
   description: 'Spend & Expense: card transactions missing receipts, pending reimbursements, budget use',
   examples: ['spend', 'spend transactions'],
   upstream: true,
   rank: 60,
-  async run(ctx) {
+  async run(ctx, deps) {
     const word = ctx.input.args.join(' ').toLowerCase();
     const sub: Sub | undefined = word === '' ? 'overview' : SUBS[word];
     if (!sub) throw new InputError(`I don't know "spend ${shorten(ctx.input.argText)}"`, HINT, `spend ${ctx.input.argText}`);
     // An API token belongs to one Spend & Expense company: only the token of the team's own organisation is used.
     const orgId = boundOrg(ctx);
-    const note = demoNote(ctx);
-    const client = ctx.services.bill.spend(orgId, { priority: 'interactive' });
-    if (!client) return ctx.services.bill.status().spendConfigured ? notSetUpForThisOrgCard(note) : spendNotConfiguredCard({ note });
-    const fmt = formatOf(ctx);
+    const note = deps.settings.note;
+    const client = deps.bill.spend(orgId, { priority: 'interactive' });
+    if (!client) return deps.bill.status().spendConfigured ? notSetUpForThisOrgCard(note) : spendNotConfiguredCard({ note });
+    const fmt = formatOf(ctx, deps);
     const page = ctx.input.page;
     switch (sub) {
       case 'transactions': {
-        const got = await transactions(ctx, orgId, client);
+        const got = await transactions(ctx, deps, orgId, client);
         return transactionsCard({ transactions: got.value.items, truncated: got.value.truncated, days: TRANSACTION_DAYS, fmt, asOf: got.fetchedAt, page, command: 'spend transactions', note });
       }
       case 'reimbursements': {
-        const got = await reimbursements(ctx, orgId, client);
+        const got = await reimbursements(ctx, deps, orgId, client);
         return reimbursementsCard({ reimbursements: got.value.items, truncated: got.value.truncated, fmt, asOf: got.fetchedAt, page, command: 'spend reimbursements', note });
       }
       case 'budgets': {
-        const got = await budgets(ctx, orgId, client);
+        const got = await budgets(ctx, deps, orgId, client);
         return budgetsCard({ budgets: got.value, fmt, asOf: got.fetchedAt, page, command: 'spend budgets', note });
       }
       default: {
-        const [t, r, b] = await Promise.all([transactions(ctx, orgId, client), reimbursements(ctx, orgId, client), budgets(ctx, orgId, client)]);
+        const [t, r, b] = await Promise.all([transactions(ctx, deps, orgId, client), reimbursements(ctx, deps, orgId, client), budgets(ctx, deps, orgId, client)]);
         return spendOverviewCard({ transactions: t.value.items, days: TRANSACTION_DAYS, reimbursements: r.value.items, budgets: b.value, fmt, asOf: Math.min(t.fetchedAt, r.fetchedAt, b.fetchedAt), note });
       }
     }
