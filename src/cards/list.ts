@@ -107,3 +107,15 @@ export function listCard(spec: ListCardSpec): CardReply {
   body.push(asOfFooter(spec.asOf, spec.fmt, spec.footnotes));
   return adaptiveCard(body, { summary: spec.summary, actions });
 }
+
+/** The first lookup in an organisation builds its bill or invoice index; a large one takes longer than a chat answer may. */
+export function indexBuildingCard(input: { what: 'invoices' | 'bills'; indexed: number; command: string; fmt: FormatOptions; asOf: number; note?: string }): CardReply {
+  const n = input.indexed.toLocaleString(input.fmt.locale);
+  const body = [
+    title(`Indexing this organisation's ${input.what}`),
+    text(`BILL can't search ${input.what} by number, so billbridge lists them once and then keeps up with changes. ${n} ${input.what} are indexed so far; this happens only once per organisation.`),
+    text('Try again in a minute (Refresh).', { subtle: true }),
+    asOfFooter(input.asOf, input.fmt, [input.note]),
+  ];
+  return adaptiveCard(body, { summary: `Indexing this organisation's ${input.what} (${n} so far); try again in a minute.`, actions: [refreshAction(input.command)] });
+}

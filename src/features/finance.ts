@@ -10,7 +10,7 @@ import { InputError, NotBound } from '../errors.js';
 import { dateInZone, type FormatOptions } from '../cards/format.js';
 import type { CommandContext } from './types.js';
 
-/** The deployment's settings every finance feature reads, from config (see FinanceSettings in app.ts). */
+/** The deployment's settings every finance feature reads, taken from config once in app.ts. */
 export interface FinanceSettings {
   /** BOT_LOCALE (a conversation's own locale wins) and BOT_TIMEZONE. */
   locale: string;

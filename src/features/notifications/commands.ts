@@ -1,6 +1,7 @@
 // `subscribe`, `unsubscribe`, `subscriptions` and `digest` in a team channel, and the admin's `webhooks`: which BILL
 // events a channel hears about, its scheduled digest, and the BILL webhook subscription that feeds them all.
-import { Forbidden, InputError, NotBound } from '../../errors.js';
+import { Forbidden, InputError } from '../../errors.js';
+import { boundOrg } from '../finance.js';
 import { describeSchedule, nextSlot, parseDigestArgs } from '../../notify/schedule.js';
 import { KIND_LABELS, parseKinds, SUBSCRIPTION_KINDS, type SubscriptionKind } from '../../notify/kinds.js';
 import { WEBHOOK_PATH, WebhookSetupError } from '../../notify/setup.js';
@@ -51,11 +52,6 @@ function channelOf(ctx: CommandContext): ChannelTarget {
   return target;
 }
 
-function boundOrgOf(ctx: CommandContext): string {
-  if (!ctx.orgId) throw new NotBound();
-  return ctx.orgId;
-}
-
 /** The reference posts go out with: this channel, top level, with the bot's Teams id when billbridge knows it. */
 async function referenceFor(ctx: CommandContext, deps: NotificationsDeps, target: ChannelTarget) {
   const record = await deps.installs.forScope(ctx.scope).catch(() => undefined);
@@ -95,7 +91,7 @@ const subscribeCommand: Command<NotificationsDeps> = {
   async run(ctx, deps) {
     const n = deps.notify;
     const target = channelOf(ctx);
-    const orgId = boundOrgOf(ctx);
+    const orgId = boundOrg(ctx);
     if (ctx.input.args.length === 0) throw new InputError('Subscribe to what?', KINDS_HINT);
     const kinds = parseKinds(ctx.input.args);
     if (!kinds || kinds.length === 0) throw new InputError(`I can't subscribe to "${ctx.input.argText.slice(0, 60)}"`, KINDS_HINT, `subscribe ${ctx.input.argText}`);
@@ -213,7 +209,7 @@ const digestCommand: Command<NotificationsDeps> = {
         });
       }
       case 'now': {
-        const orgId = boundOrgOf(ctx);
+        const orgId = boundOrg(ctx);
         const content = await n.composer.compose(orgId, ctx.now.getTime(), 'now', 'interactive');
         return digestCard(content, { ...fmt, note: deps.settings.note });
       }
@@ -230,7 +226,7 @@ const digestCommand: Command<NotificationsDeps> = {
         return adaptiveCard([title('Digest off'), text('This channel no longer gets a scheduled digest. **digest now** still shows one.')], { summary: 'Digest off.' });
       }
       case 'set': {
-        const orgId = boundOrgOf(ctx);
+        const orgId = boundOrg(ctx);
         const previous = await n.digestSettings.get(target);
         const setting = await n.digestSettings.set(target, { orgId, schedule: cmd.schedule, reference: await referenceFor(ctx, deps, target), createdBy: ctx.caller.aadObjectId });
         try {
@@ -276,7 +272,7 @@ const webhooksCommand: Command<NotificationsDeps> = {
       await auditAdmin(deps.audit, ctx, action, 'refused', ctx.orgId, { reason: 'not an admin' }).catch(() => undefined);
       throw new Forbidden('Only billbridge admins can manage BILL webhooks. Ask your billbridge administrator.');
     }
-    const orgId = boundOrgOf(ctx);
+    const orgId = boundOrg(ctx);
     try {
       if (verb === 'setup') {
         const url = ctx.input.args[1] ?? webhookUrlFromConfig(deps);

@@ -13,7 +13,7 @@ import { answerKey } from '../../mirror/answers.js';
 import { isOpenBill, type PartyInfo } from '../../mirror/records.js';
 import { billCard, billMatchesCard, billsDueCard, billsOverdueCard, type BillLine } from './cards.js';
 import { addDays } from '../../cards/format.js';
-import { indexBuildingCard } from '../receivables/cards.js';
+import { indexBuildingCard } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { Mirror } from '../../mirror/mirror.js';

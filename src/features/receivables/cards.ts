@@ -1,4 +1,4 @@
-// Accounts receivable cards: one invoice, overdue receivables aged by customer, "still indexing". Pure: data in, card out.
+// Accounts receivable cards: one invoice, overdue receivables aged by customer. Pure: data in, card out.
 import type { Invoice } from '../../bill/types.js';
 import { adaptiveCard, container, escapeMarkdown, facts, subtitle, text, title, type CardElement, type CardReply } from '../../cards/card.js';
 import { calendarDate, daysBetween, money, sum, type FormatOptions } from '../../cards/format.js';
@@ -159,16 +159,4 @@ export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
     footnotes: [input.note],
     summary: overdue.length === 0 ? 'No overdue invoices.' : `${count(overdue.length, 'overdue invoice')} from ${count(customers.length, 'customer')}, ${total}.`,
   });
-}
-
-/** The first lookup in an organisation builds its invoice index; a large one takes longer than a chat answer may. */
-export function indexBuildingCard(input: { what: 'invoices' | 'bills'; indexed: number; command: string; fmt: FormatOptions; asOf: number; note?: string }): CardReply {
-  const n = input.indexed.toLocaleString(input.fmt.locale);
-  const body = [
-    title(`Indexing this organisation's ${input.what}`),
-    text(`BILL can't search ${input.what} by number, so billbridge lists them once and then keeps up with changes. ${n} ${input.what} are indexed so far; this happens only once per organisation.`),
-    text('Try again in a minute (Refresh).', { subtle: true }),
-    asOfFooter(input.asOf, input.fmt, [input.note]),
-  ];
-  return adaptiveCard(body, { summary: `Indexing this organisation's ${input.what} (${n} so far); try again in a minute.`, actions: [refreshAction(input.command)] });
 }

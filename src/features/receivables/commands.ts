@@ -5,7 +5,8 @@
 // carry what the cards show: a warm answer costs no call, or the one incremental refresh per interval the org's
 // commands share, whatever the organisation's size.
 import { InputError } from '../../errors.js';
-import { indexBuildingCard, invoiceCard, invoicesOverdueCard, isOverdue } from './cards.js';
+import { indexBuildingCard } from '../../cards/list.js';
+import { invoiceCard, invoicesOverdueCard, isOverdue } from './cards.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { Command } from '../types.js';
 import { boundOrg, formatOf, mirrorRead, noArguments, resolveParties, shorten, textArgument, todayOf, type FinanceSettings } from '../finance.js';
