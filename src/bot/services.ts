@@ -7,17 +7,11 @@ import type { Installations } from '../state/conversations.js';
 import type { StateStore } from '../state/types.js';
 import type { AccessPolicy } from './access.js';
 import type { CommandRegistry } from '../features/registry.js';
-import type { ConversationScope } from '../features/types.js';
 
 /** Which BILL the bot talks to; the help card footer says so when it is the embedded sandbox. */
 export interface BackendInfo {
   kind: 'sandbox' | 'bill';
   baseUrl: string;
-}
-
-/** Finds the BILL organisation a conversation is bound to, from its tenant and team ids. */
-export interface OrgResolver {
-  resolve(scope: ConversationScope): Promise<string | undefined>;
 }
 
 /**

@@ -13,13 +13,13 @@ import { channelTargetOf } from './commands.js';
 import type { CommandContext } from '../types.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { Notifications } from '../../notify/index.js';
-import type { OrgResolver } from '../../bot/services.js';
+import type { OrgBindings } from '../../state/bindings.js';
 
 /** What the Refresh button of a notification card uses. */
 export interface RefreshDeps {
   notify: Pick<Notifications, 'current'>;
   mirror: Pick<Mirror, 'answers'>;
-  orgs: OrgResolver;
+  orgs: Pick<OrgBindings, 'resolve'>;
   settings: {
     locale: string;
     timeZone: string;
