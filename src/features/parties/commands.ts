@@ -27,7 +27,7 @@ export interface PartiesDeps {
 }
 
 /** Matches read per search; more are reported as "100+". */
-export const MAX_MATCHES = 100;
+const MAX_MATCHES = 100;
 
 interface Search<T> {
   items: T[];

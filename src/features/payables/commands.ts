@@ -44,7 +44,7 @@ export const MAX_DUE_DAYS = 90;
 export const DEFAULT_DUE_DAYS = 7;
 
 /** What a list answer keeps of a bill (line items dropped: they are not shown and would bloat the cache). */
-export function billLine(bill: Bill): BillLine {
+function billLine(bill: Bill): BillLine {
   const { billLineItems: _dropped, ...rest } = bill;
   return rest;
 }
