@@ -16,7 +16,7 @@ export interface Catalog {
 
 export type Outcome = 'answered' | 'busy' | 'userRate' | 'indexing' | 'failed' | 'noReply';
 
-/** Reads a reply card's summary (src/bot/cards/errorCards.ts and the index card word them). */
+/** Reads a reply card's summary (src/cards/errorCards.ts and the index card word them). */
 export function outcomeOf(reply: Reply | undefined): Outcome {
   if (!reply) return 'noReply';
   const s = reply.summary;

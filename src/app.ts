@@ -17,9 +17,12 @@ import { SqliteStateStore } from './state/sqliteStore.js';
 import { NS, type StateStore } from './state/types.js';
 import { AccessPolicy } from './bot/access.js';
 import { BillbridgeBot } from './teams/bot.js';
-import { createRegistry } from './bot/commands/index.js';
+import { createRegistry, type FeatureDeps } from './features/index.js';
 import { Dispatcher } from './bot/dispatch.js';
-import type { BotServices } from './bot/services.js';
+import type { BackendInfo, BotServices } from './bot/services.js';
+import { CardMessages } from './bot/cardMessages.js';
+import type { CommandRegistry } from './features/registry.js';
+import type { FinanceSettings } from './features/finance.js';
 import { createAdapter, type BillbridgeAdapter } from './teams/adapter.js';
 import { AuditTrail } from './state/audit.js';
 import { memoryUserCommandRate } from './bot/userRate.js';
@@ -37,9 +40,9 @@ import { ApprovalCards } from './features/approvals/cardRecords.js';
 import { UserLinks } from './features/approvals/userLinks.js';
 import { createNotify, type Notifications } from './notify/index.js';
 import { BotFrameworkSender } from './teams/proactive.js';
-import { notificationPresenter, REFRESH_VERB } from './bot/cards/notifications.js';
-import { refreshNotification } from './bot/notifications.js';
-import { SANDBOX_NOTE } from './bot/cards/words.js';
+import { notificationPresenter, REFRESH_VERB } from './features/notifications/cards.js';
+import { refreshNotification } from './features/notifications/refresh.js';
+import { SANDBOX_NOTE } from './cards/words.js';
 import { webhookRoute } from './http/webhooks.js';
 import type { RedisConnection } from './state/redisClient.js';
 import { RateLimiterUserCommandRate } from './bot/userRate.js';
@@ -57,7 +60,19 @@ export interface BillbridgeApp {
   secrets: SecretRegistry;
   state: StateStore;
   limiter: Limiter;
-  services: BotServices;
+  clock: Clock;
+  /** Which BILL the bot talks to: the embedded sandbox or BILL itself. */
+  backend: BackendInfo;
+  /** Every command, bound to its feature's parts. */
+  registry: CommandRegistry;
+  /** The parts each feature was given (tests call a feature's helpers with them). */
+  features: FeatureDeps;
+  /** Which BILL organisation each team or chat uses. */
+  orgBindings: OrgBindings;
+  /** The per-org mirror of bills, invoices, vendors and customers, and the answers it does not hold. */
+  mirror: Mirror;
+  /** Approvals as the approver; undefined without SECRETS_KEY (approvals are off). */
+  approvals: Approvals | undefined;
   dispatcher: Dispatcher;
   bot: BillbridgeBot;
   /** The Bot Framework adapter (tests read how many connector clients it keeps). */
@@ -66,13 +81,13 @@ export interface BillbridgeApp {
   readiness: Readiness;
   /** Append-only audit trail of commands and admin actions. */
   audit: AuditTrail;
-  /** The BILL gateway (also services.bill). */
+  /** The BILL gateway. */
   bill: BillGateway;
   /** The embedded BILL sandbox when no BILL credentials are configured (tests read its stats and change its data). */
   sandbox: RunningSandbox | undefined;
   /** Cluster mode (REDIS_URL): the Redis connection limits, sessions, state and cache invalidations share. */
   redis: RedisConnection | undefined;
-  /** BILL webhook notifications: receiver, outbox worker, digests, channel subscriptions (also services.notify). */
+  /** BILL webhook notifications: receiver, outbox worker, digests, channel subscriptions. */
   notify: Notifications;
   /** Approvers' daily digests (`approvals digest daily <HH:MM>`); tests call tick() with a fake clock. */
   approvalDigest: ApprovalDigest;
@@ -137,7 +152,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   // Organisation, tenant and team ids appear in metrics only as one-way names (see budgetKeyLabel).
   registerLimiterMetrics(metrics, sharedLimiter, config.metrics.token || randomBytes(32));
   const audit = new AuditTrail({ store: state, clock, log, scrub: (text) => secrets.scrub(text) });
-  const registry = createRegistry();
   // Single-org: every team uses BILL_ORG_ID (the sandbox's demo org without credentials); multi-org: links only.
   const orgBindings = new OrgBindings({ config, state, clock, defaultOrgId: config.bill.credentials?.orgId ?? sandbox?.credentials.orgId });
   const installs = new Installations(state, orgBindings, clock);
@@ -170,6 +184,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   // "temporarily unavailable" and nothing reaches BILL until it is back.
   if (redis) readiness.add('redis', () => redis.hasBeenReady());
 
+  // Cards say "demo organisation — simulated data" when the embedded sandbox stands in for BILL.
+  const note = sandbox ? SANDBOX_NOTE : undefined;
+
   // Approvals run as the approver, with their own BILL token sealed under SECRETS_KEY. Without the key there is no
   // safe place for those tokens, so the feature is off and its commands say so.
   const userLinks = config.secretsKey ? new UserLinks({ store: state, secretsKey: config.secretsKey, clock, log }) : undefined;
@@ -186,7 +203,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         audit,
         clock,
         fmt: { locale: config.locale, timeZone: config.timeZone },
-        note: sandbox ? SANDBOX_NOTE : undefined,
+        note,
       })
     : undefined;
   if (!approvals) log.info('approvals are off: SECRETS_KEY is not set, so approvers\' BILL tokens cannot be stored encrypted');
@@ -194,36 +211,14 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     log.warn('SECRETS_KEY is not set: with NODE_ENV=production webhook subscriptions cannot be set up (their keys would be stored unencrypted) and approvals are off');
   }
 
-  const services: BotServices = {
-    config,
-    clock,
-    registry,
-    state,
-    backend: { kind: config.bill.credentials ? 'bill' : 'sandbox', baseUrl: config.bill.baseUrl },
-    bindings: orgBindings,
-    orgBindings,
-    installs,
-    graph,
-    access: new AccessPolicy(config),
-    limiter,
-    mirror,
-    audit,
-    bill,
-    approvals,
-  };
-  const dispatcher = new Dispatcher(services, log);
-  const perMinute = config.limits.userCommandsPerMinute;
-  const userRate = cluster
-    ? new RateLimiterUserCommandRate(new cluster.RateLimiterRedis({ storeClient: cluster.redis.client, points: perMinute, duration: 60, keyPrefix: `${cluster.redis.keyPrefix}user-commands`, rejectIfRedisNotReady: true }))
-    : memoryUserCommandRate(perMinute);
-  const cardActions = { [REFRESH_VERB]: refreshNotification, ...Object.fromEntries(approvalCardActions(approvals).map(({ verb, handler }) => [verb, handler])) };
-  const bot = new BillbridgeBot({ services, dispatcher, rate: userRate, audit, upstreamCalls, log, cardActions });
+  const backend: BackendInfo = { kind: config.bill.credentials ? 'bill' : 'sandbox', baseUrl: config.bill.baseUrl };
   // Every Bot Connector call of a turn (and of proactive sends) goes through the connector.thread budget.
   const adapter = createAdapter(config, log, limiter, { aroundTurn: (fn) => upstreamCalls.run(fn) });
   // BILL webhooks -> durable outbox -> proactive cards in subscribed channels, and scheduled digests.
   const servedOrgId = config.bill.credentials?.orgId ?? sandbox?.credentials.orgId;
-  // Proactive cards (notifications, digests, approvals digests) go through the Bot Framework with stored references.
-  const sender = new BotFrameworkSender(adapter, config, log, bot.cardMessages);
+  // Proactive cards (notifications, digests, approvals digests) go through the Bot Framework with stored references;
+  // the buttons each card carries are recorded in the state store, where the bot's clicks look them up.
+  const sender = new BotFrameworkSender(adapter, config, log, new CardMessages(state));
   const notify = createNotify({
     config,
     state,
@@ -237,9 +232,56 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     defaultOrgId: servedOrgId,
     audit,
     sender,
-    presenter: notificationPresenter({ locale: config.locale, timeZone: config.timeZone, note: sandbox ? SANDBOX_NOTE : undefined }),
+    presenter: notificationPresenter({ locale: config.locale, timeZone: config.timeZone, note }),
   });
-  services.notify = notify;
+
+  // Each feature gets the parts it declares (features/index.ts).
+  const access = new AccessPolicy(config);
+  const { locale, timeZone, version } = config;
+  const finance: FinanceSettings = { locale, timeZone, note, waitMs: config.limits.commandWaitMs, cache: config.cache, pushFed: (orgId, entity) => notify.push.fed(orgId, entity) };
+  let unopenableSecrets = 0;
+  const features: FeatureDeps = {
+    help: { note, version },
+    link: { orgBindings, access, audit },
+    status: {
+      orgBindings,
+      installs,
+      graph,
+      bot: config.bot,
+      access,
+      limiter,
+      mirror,
+      bill,
+      audit,
+      notify,
+      clock,
+      settings: { locale, timeZone, version, note, cache: config.cache },
+      unopenableSecrets: () => unopenableSecrets,
+    },
+    payables: { mirror, bill, settings: finance },
+    receivables: { mirror, settings: finance },
+    parties: { mirror, bill, settings: finance },
+    payments: { mirror, bill, settings: finance },
+    spend: { mirror, bill, settings: finance },
+    notifications: {
+      notify,
+      installs,
+      access,
+      audit,
+      settings: { locale, timeZone, note, appId: config.bot.appId, publicHostname: config.publicHostname, envWebhookKey: config.bill.webhookSecurityKey !== '' },
+    },
+    approvals: { approvals, orgBindings, audit },
+  };
+  const registry = createRegistry(features);
+  const services: BotServices = { config, clock, registry, state, backend, access, orgBindings, installs, graph };
+  const dispatcher = new Dispatcher(services, log);
+  const perMinute = config.limits.userCommandsPerMinute;
+  const userRate = cluster
+    ? new RateLimiterUserCommandRate(new cluster.RateLimiterRedis({ storeClient: cluster.redis.client, points: perMinute, duration: 60, keyPrefix: `${cluster.redis.keyPrefix}user-commands`, rejectIfRedisNotReady: true }))
+    : memoryUserCommandRate(perMinute);
+  const refresh = refreshNotification({ notify, mirror, orgs: orgBindings, settings: { locale, timeZone, note, objectTtlS: config.cache.objectTtlS } });
+  const cardActions = { [REFRESH_VERB]: refresh, ...Object.fromEntries(approvalCardActions(approvals, clock).map(({ verb, handler }) => [verb, handler])) };
+  const bot = new BillbridgeBot({ services, dispatcher, rate: userRate, audit, upstreamCalls, log, cardActions });
   const approvalDigest = new ApprovalDigest({ approvals, state, timeZone: config.timeZone, sender, clock, log });
   const server = createHttpServer({ log, messages: adapter.messagesFor(bot), readiness, requireBearer: config.bot.appId !== '', metrics: metricsHandler(metrics), metricsToken: config.metrics.token, routes: [webhookRoute(notify.receiver, log)] });
 
@@ -254,7 +296,13 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     secrets,
     state,
     limiter,
-    services,
+    clock,
+    backend,
+    registry,
+    features,
+    orgBindings,
+    mirror,
+    approvals,
     dispatcher,
     bot,
     adapter,
@@ -287,13 +335,13 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         metricsUrl = `http://${m.family === 'IPv6' ? `[${m.address}]` : m.address}:${m.port}`;
         log.info({ url: metricsUrl, token: config.metrics.token !== '' }, 'metrics listening');
       }
-      log.info({ url, backend: services.backend.kind }, 'billbridge listening');
+      log.info({ url, backend: backend.kind }, 'billbridge listening');
       // A changed SECRETS_KEY is said now, not found out when BILL disables a subscription whose events fail.
       const unopenable = await Promise.all([notify.keys.unopenable(), userLinks ? userLinks.unopenable() : state.entries(NS.userLinks).then((e) => e.length)]).then(
         ([a, b]) => a + b,
         (err: unknown) => (log.warn({ err: err instanceof Error ? err.message : String(err) }, 'stored secrets could not be checked against SECRETS_KEY'), 0),
       );
-      services.storedSecrets = { unopenable };
+      unopenableSecrets = unopenable;
       if (unopenable > 0) log.warn({ unopenable }, `${unopenable} stored secrets cannot be opened with SECRETS_KEY (was it changed?): webhook keys among them stop verifying BILL's events, approvers among them must connect again`);
       // Sends what a previous run accepted but did not deliver, then keeps the outbox and digests moving.
       await notify.start();

@@ -42,10 +42,9 @@ type CountingLimiter = typeof app.limiter & { budgetCounters?: () => unknown };
 serve(
   {
     stats: () => {
-      const { services } = app;
       const limiter = app.limiter as CountingLimiter;
-      const answers = services.mirror.answers.stats();
-      const mirror = services.mirror.info(orgId);
+      const answers = app.mirror.answers.stats();
+      const mirror = app.mirror.info(orgId);
       return {
         cache: { ...answers, hitRatio: answers.hits + answers.misses === 0 ? 0 : answers.hits / (answers.hits + answers.misses) },
         cacheBounds: { maxEntries: config.cache.maxEntries },

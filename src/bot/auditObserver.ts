@@ -1,6 +1,6 @@
 // What the audit trail says of a turn: who and where, and for a command line what it was and how it went.
-import type { AdminAudit, AuditActor, CommandAudit } from '../state/audit.js';
-import type { Caller, CommandContext, ConversationScope } from './commands/types.js';
+import type { AdminAudit, AuditActor, AuditTrail, CommandAudit } from '../state/audit.js';
+import type { Caller, CommandContext, ConversationScope } from '../features/types.js';
 import { upstreamTotal, type UpstreamCounts } from '../upstreamCalls.js';
 import { BillApiError, LimitExceeded, NotBound } from '../errors.js';
 import type { CommandLine, TurnResult } from './dispatch.js';
@@ -18,8 +18,8 @@ export function auditActor(scope: ConversationScope, caller: Caller): AuditActor
 }
 
 /** Records an admin command (link, subscribe, webhooks …) in the audit trail: who, where, which org, what came of it. */
-export function auditAdmin(ctx: Pick<CommandContext, 'services' | 'scope' | 'caller' | 'correlationId'>, action: string, result: AdminAudit['result'], orgId: string | undefined, detail?: AdminAudit['detail']): Promise<void> {
-  return ctx.services.audit.admin({ ...auditActor(ctx.scope, ctx.caller), action, orgId, result, detail, correlationId: ctx.correlationId });
+export function auditAdmin(audit: Pick<AuditTrail, 'admin'>, ctx: Pick<CommandContext, 'scope' | 'caller' | 'correlationId'>, action: string, result: AdminAudit['result'], orgId: string | undefined, detail?: AdminAudit['detail']): Promise<void> {
+  return audit.admin({ ...auditActor(ctx.scope, ctx.caller), action, orgId, result, detail, correlationId: ctx.correlationId });
 }
 
 /** A short, non-secret name for why a command was refused or failed. */

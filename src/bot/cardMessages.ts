@@ -1,7 +1,7 @@
 // Which buttons each card message the bot posted carries, so a click edits only the message that carries its button.
 import { createHash } from 'node:crypto';
 import { NS, type StateStore } from '../state/types.js';
-import type { AdaptiveCard, Json } from './cards/card.js';
+import type { AdaptiveCard, Json } from '../cards/card.js';
 
 /**
  * How long a posted card's buttons may still edit it. A click on an older card (or one whose record is gone) still

@@ -3,13 +3,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
-import type { ActionData, CardReply } from './cards/card.js';
-import { errorReply } from './cards/errorCards.js';
-import { tooLongCard, unknownCommandCard, usageText } from './cards/help.js';
-import { MAX_COMMAND_LENGTH, type ParseResult } from './commands/parse.js';
-import type { Caller, CommandDefinition, CommandInput, ConversationScope } from './commands/types.js';
+import type { ActionData, CardReply } from '../cards/card.js';
+import { errorReply } from '../cards/errorCards.js';
+import { tooLongCard, unknownCommandCard, usageText } from '../cards/help.js';
+import { MAX_COMMAND_LENGTH, type ParseResult } from '../features/parse.js';
+import type { Caller, CommandDefinition, CommandInput, ConversationScope } from '../features/types.js';
 import type { BotServices } from './services.js';
-import { adaptiveCard, text, title } from './cards/card.js';
+import { adaptiveCard, text, title } from '../cards/card.js';
 
 export interface CommandRequest {
   /** The command line as typed (or carried by a card button). */
@@ -64,7 +64,6 @@ export interface CardActionContext {
   scope: ConversationScope;
   caller: Caller;
   correlationId: string;
-  services: BotServices;
   log: Logger;
   /** True when the click came through Universal Actions (Action.Execute), false for the Action.Submit fallback. */
   universal: boolean;
@@ -170,7 +169,7 @@ export class Dispatcher {
     }
     let orgId: string | undefined;
     try {
-      orgId = await this.services.bindings.resolve(req.scope);
+      orgId = await this.services.orgBindings.resolve(req.scope);
       const reply = await command.run({
         input,
         scope: req.scope,
@@ -179,7 +178,6 @@ export class Dispatcher {
         correlationId: req.correlationId,
         now: new Date(this.services.clock.now()),
         locale: conversationLocale(req.locale, this.services.config.locale),
-        services: this.services,
         log,
       });
       return { orgId, reply, outcome: okOutcome };

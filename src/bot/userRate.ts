@@ -1,7 +1,7 @@
 // Per-person command rate limit (USER_COMMANDS_PER_MINUTE), so one member cannot spend the organisation's BILL budget.
 import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { DependencyUnavailable } from '../errors.js';
-import type { Caller, ConversationScope } from './commands/types.js';
+import type { Caller, ConversationScope } from '../features/types.js';
 
 export type RateDecision = { allowed: true } | { allowed: false; retryInMs: number };
 

@@ -7,8 +7,8 @@ import JSZip from 'jszip';
 import { PNG } from 'pngjs';
 import { AppManifestUtils } from '@microsoft/app-manifest';
 import type { Config } from '../config.js';
-import type { CommandRegistry } from '../bot/commands/registry.js';
-import type { ConversationKind } from '../bot/commands/types.js';
+import type { CommandRegistry } from '../features/registry.js';
+import type { CommandInfo, ConversationKind } from '../features/types.js';
 import { ACCENT } from './icons.js';
 
 /** Teams allows at most 10 commands per command list (schema: bots[].commandLists[].commands maxItems). */
@@ -51,7 +51,7 @@ export class ManifestError extends Error {
 const GUID = /^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$/;
 
 /** One command list per scope, in registry rank order, at most 10 each; a scope without commands gets no list. */
-export function commandLists(registry: CommandRegistry): CommandList[] {
+export function commandLists(registry: CommandRegistry<CommandInfo>): CommandList[] {
   const lists: CommandList[] = [];
   for (const scope of Object.keys(SCOPE_KINDS) as TeamsScope[]) {
     const commands = registry
@@ -103,7 +103,7 @@ export function manifestVars(config: Config): { vars: ManifestVars; warnings: st
  * Substitutes `${name}` in every string of the template and puts the registry's command lists where the
  * template says `"${commandLists}"`. Unknown placeholders are errors, so a typo never ships.
  */
-export function buildManifest(template: unknown, vars: ManifestVars, registry: CommandRegistry): Record<string, unknown> {
+export function buildManifest(template: unknown, vars: ManifestVars, registry: CommandRegistry<CommandInfo>): Record<string, unknown> {
   const problems: string[] = [];
   const values = vars as unknown as Record<string, string>;
   const walk = (node: unknown, path: string): unknown => {

@@ -4,7 +4,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, readEnv } from '../config.js';
-import { createRegistry } from '../bot/commands/index.js';
+import { commandCatalogue } from '../features/index.js';
 import { buildManifest, buildPackage, checkIcons, commandLists, ManifestError, manifestVars, validateManifest } from './manifest.js';
 
 const USAGE = `Usage: npm run package -- [--template manifest] [--out build/billbridge.zip] [--dotenv .env]
@@ -30,7 +30,7 @@ export async function packageApp(opts: { template: string; out: string; envFile:
   } catch (err) {
     throw new ManifestError([`${templateFile}: ${errorMessage(err)}`]);
   }
-  const manifest = buildManifest(template, vars, createRegistry());
+  const manifest = buildManifest(template, vars, commandCatalogue());
   const schemaProblems = await validateManifest(manifest);
   if (schemaProblems.length > 0) {
     throw new ManifestError([
@@ -79,9 +79,7 @@ async function main(): Promise<number> {
     const result = await packageApp({ template: resolve(args.template), out: resolve(args.out), envFile: args.dotenv });
     for (const w of result.warnings) console.warn(`warning: ${w}`);
     const bot = (result.manifest.bots as Array<{ botId: string }>)[0];
-    const lists = commandLists(createRegistry())
-      .map((l) => `${l.scopes.join(',')}: ${l.commands.length}`)
-      .join(', ');
+    const lists = commandLists(commandCatalogue()).map((l) => `${l.scopes.join(',')}: ${l.commands.length}`).join(', ');
     console.log(`wrote ${result.out} (${result.bytes} bytes)`);
     console.log(`  app id ${bot?.botId}, version ${String(result.manifest.version)}, manifest ${String(result.manifest.manifestVersion)}`);
     console.log(`  commands per scope: ${lists}`);

@@ -15,7 +15,7 @@ export interface ChannelTarget {
   channelId: string;
 }
 
-/** A card and its one-line summary (bot/cards' CardReply has this shape). */
+/** A card and its one-line summary (src/cards' CardReply has this shape). */
 export interface OutgoingMessage {
   card: object;
   summary: string;
@@ -75,7 +75,7 @@ export interface DeliveryState {
   sentAt?: number;
 }
 
-/** Renders cards for the worker and the digests (src/bot/cards/notifications.ts). */
+/** Renders cards for the worker and the digests (src/features/notifications/cards.ts). */
 export interface NotificationPresenter {
   event(event: OutboxEvent, now: number): OutgoingMessage;
   digest(content: DigestContent, now: number): OutgoingMessage;

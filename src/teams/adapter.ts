@@ -15,7 +15,7 @@ import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import type { Limiter } from '../limits/types.js';
 import { cardActivity, correlationIdOf } from './routes.js';
-import { errorReply } from '../bot/cards/errorCards.js';
+import { errorReply } from '../cards/errorCards.js';
 import { connectorHttpClient } from './connectorLimits.js';
 import { TurnPacer } from './pacer.js';
 import { KeepingAuthentication } from './turnClients.js';

@@ -6,8 +6,8 @@ import { LimitExceeded, TenantNotAllowed, errorMessage } from '../errors.js';
 import { NS } from '../state/types.js';
 import type { AuditTrail } from '../state/audit.js';
 import type { UpstreamCallCounter } from '../upstreamCalls.js';
-import type { ActionData, CardReply } from '../bot/cards/card.js';
-import { notYourRetryReply } from '../bot/cards/errorCards.js';
+import type { ActionData, CardReply } from '../cards/card.js';
+import { notYourRetryReply } from '../cards/errorCards.js';
 import { CardMessages } from '../bot/cardMessages.js';
 import { commandAudit } from '../bot/auditObserver.js';
 import { userRateKey, type UserCommandRate } from '../bot/userRate.js';
@@ -229,7 +229,7 @@ export class BillbridgeBot {
     const data = { ...click.data, verb: click.verb as string };
     try {
       const reference = JSON.parse(JSON.stringify(TurnContext.getConversationReference(turn.activity))) as Record<string, unknown>;
-      const reply = await handler({ data, scope: turn.scope, caller: turn.caller, correlationId: turn.correlationId, services: this.services, log: turn.log, universal: click.universal, reference });
+      const reply = await handler({ data, scope: turn.scope, caller: turn.caller, correlationId: turn.correlationId, log: turn.log, universal: click.universal, reference });
       return { reply, outcome: 'ok' };
     } catch (err) {
       turn.log.warn({ verb: data.verb, err: errorMessage(err) }, 'card action failed');

@@ -5,8 +5,8 @@ import { errorMessage } from '../errors.js';
 import { GraphApiError } from '../graph/errors.js';
 import { bindingTarget, type BindingTarget } from '../state/bindings.js';
 import type { InstallRecord } from '../state/conversations.js';
-import { welcomeCard } from '../bot/cards/welcome.js';
-import type { ConversationScope } from '../bot/commands/types.js';
+import { welcomeCard } from '../cards/welcome.js';
+import type { ConversationScope } from '../features/types.js';
 import type { BotServices } from '../bot/services.js';
 import { cardActivity, type Turn } from './routes.js';
 

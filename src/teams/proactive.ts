@@ -9,7 +9,7 @@ import { errorMessage } from '../errors.js';
 import type { ChannelSender, ConversationRef, OutgoingMessage, SendOutcome } from '../notify/index.js';
 import { connectorPriority, retryAfterMs } from './connectorLimits.js';
 import { cardActivity } from './routes.js';
-import type { CardReply } from '../bot/cards/card.js';
+import type { CardReply } from '../cards/card.js';
 import type { CardMessages } from '../bot/cardMessages.js';
 
 /** What @azure/core-rest-pipeline's RestError (thrown by the connector client) carries that we read. */

@@ -2,8 +2,8 @@
 // `select` (which activities), `steps` (small middleware, run in the order listed) and `run` (the handler).
 import { ActivityTypes, CardFactory, MessageFactory, type Activity, type InvokeResponse, type TurnContext } from 'botbuilder';
 import type { Logger } from '../log.js';
-import type { CardReply } from '../bot/cards/card.js';
-import type { Caller, ConversationKind, ConversationScope } from '../bot/commands/types.js';
+import type { CardReply } from '../cards/card.js';
+import type { Caller, ConversationKind, ConversationScope } from '../features/types.js';
 import { newCorrelationId, type CommandLine, type TurnResult } from '../bot/dispatch.js';
 
 const CORRELATION_ID = Symbol('correlationId');

@@ -3,7 +3,7 @@
 import { expect } from 'vitest';
 import type { BillbridgeApp } from '../../src/app.js';
 import type { CommandRequest, TurnResult } from '../../src/bot/dispatch.js';
-import type { ConversationScope } from '../../src/bot/commands/types.js';
+import type { ConversationScope } from '../../src/features/types.js';
 import { TENANT, teamIds } from './activities.js';
 import { checkCard } from './cards.js';
 

@@ -1,6 +1,6 @@
 // BILL-shaped data full of bank account and tax id numbers, and the check that none of it reaches a card.
 import { expect } from 'vitest';
-import { leakedValues } from '../../src/bot/cards/redact.js';
+import { leakedValues } from '../../src/cards/redact.js';
 
 /** Distinctive numbers: a test that finds one in a card found a leak, not a coincidence. */
 export const SENSITIVE = {

@@ -154,7 +154,7 @@ describe('without SECRETS_KEY', () => {
   it('starts with approvals off, says so, and collects nothing', async () => {
     const plain = await startBot({ connector: bot.connector });
     try {
-      expect(plain.app.services.approvals).toBeUndefined();
+      expect(plain.app.approvals).toBeUndefined();
       expect(plain.logs.text()).toContain('approvals are off: SECRETS_KEY is not set');
       for (const command of ['connect', 'approvals', 'approvals digest daily 08:00']) {
         const card = await say(plain, PRIYA, command);

@@ -140,7 +140,7 @@ describe('linking a BILL identity', () => {
     // A connect form submitted from a channel is refused and links nothing.
     const refused = await click(channelMessage('', { serviceUrl: bot.connector.url, from: TOM }), { verb: APPROVAL_VERBS.connect, [CONNECT_INPUTS.tokenName]: 'tom-token', [CONNECT_INPUTS.tokenValue]: 'tom-secret-value-123456' }, TOM, 'x');
     expect(texts(refused)[0]).toBe('Connect in a personal chat');
-    expect(await bot.app.services.approvals!.links.forPerson(TENANT, TOM.aadObjectId)).toEqual([]);
+    expect(await bot.app.approvals!.links.forPerson(TENANT, TOM.aadObjectId)).toEqual([]);
   });
 
   it('refuses a token BILL does not accept, without echoing it, and links nothing', async () => {
@@ -150,7 +150,7 @@ describe('linking a BILL identity', () => {
     expect(texts(card).join(' ')).toContain('BILL did not accept that token');
     expect(JSON.stringify(card)).not.toContain(wrong.value);
     expect(JSON.stringify(card)).not.toContain(wrong.name);
-    expect(await bot.app.services.approvals!.links.forPerson(TENANT, TOM.aadObjectId)).toEqual([]);
+    expect(await bot.app.approvals!.links.forPerson(TENANT, TOM.aadObjectId)).toEqual([]);
   });
 
   it('stores nothing readable: no token, name or identity in any file, and never a token in a log line or audit record', async () => {

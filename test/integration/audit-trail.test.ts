@@ -7,9 +7,9 @@ import { DEFAULT_USER, TENANT, teamIds } from '../harness/activities.js';
 import { ConnectorStandIn } from '../harness/connector.js';
 import { checkCard } from '../harness/cards.js';
 import { expectNoSensitive } from '../harness/sensitive.js';
-import { adaptiveCard, facts, title } from '../../src/bot/cards/card.js';
-import { shortId, withoutSensitive } from '../../src/bot/cards/redact.js';
-import type { CommandDefinition } from '../../src/bot/commands/types.js';
+import { adaptiveCard, facts, title } from '../../src/cards/card.js';
+import { shortId, withoutSensitive } from '../../src/cards/redact.js';
+import type { CommandDefinition } from '../../src/features/types.js';
 
 let bot: TestBot;
 let vendorIds: string[];
@@ -22,7 +22,7 @@ const vendorPeek: CommandDefinition = {
   examples: ['vendor peek'],
   upstream: true,
   async run(ctx) {
-    const org = ctx.services.bill.org(ctx.orgId!, { priority: 'interactive' });
+    const org = bot.app.bill.org(ctx.orgId!, { priority: 'interactive' });
     const vendors = [await org.vendors.get(vendorIds[0]!), await org.vendors.get(vendorIds[1]!)].map(withoutSensitive);
     return adaptiveCard([title('Vendors'), facts(vendors.map((v) => [v.name, `id ${shortId(v.id)}`]))], { summary: 'Two vendors' });
   },
@@ -30,7 +30,7 @@ const vendorPeek: CommandDefinition = {
 
 beforeAll(async () => {
   bot = await startBot();
-  bot.app.services.registry.register(vendorPeek);
+  bot.app.registry.register(vendorPeek);
   vendorIds = bot.app.sandbox!.org.vendors.all().slice(0, 2).map((v) => v.id);
 });
 afterAll(async () => {

@@ -21,20 +21,21 @@ describe('without BILL credentials', () => {
     const lines = bot.logs.lines.filter((l) => l.includes('demo organisation — simulated data'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(sandbox.baseUrl);
-    expect(bot.app.services.backend).toEqual({ kind: 'sandbox', baseUrl: sandbox.baseUrl });
+    expect(bot.app.backend).toEqual({ kind: 'sandbox', baseUrl: sandbox.baseUrl });
     expect(bot.app.config.bill).toMatchObject({ baseUrl: sandbox.baseUrl, spendBaseUrl: sandbox.spendBaseUrl, eventsBaseUrl: sandbox.eventsBaseUrl });
     expect(sandbox.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/connect$/);
   });
 
-  it('binds every team to the demo organisation and answers through services.bill', async () => {
-    const orgId = await bot.app.services.bindings.resolve({ kind: 'channel', tenantId: 'any', teamId: '19:team@thread.tacv2', aadGroupId: undefined, channelId: '19:c@thread.tacv2', conversationId: 'c', serviceUrl: 'http://x' });
+  it('binds every team to the demo organisation and answers through the BILL gateway', async () => {
+    const scope = { kind: 'channel', tenantId: 'any', teamId: '19:team@thread.tacv2', aadGroupId: undefined, channelId: '19:c@thread.tacv2', conversationId: 'c', serviceUrl: 'http://x' } as const;
+    const orgId = await bot.app.orgBindings.resolve(scope);
     expect(orgId).toBe(bot.app.sandbox!.credentials.orgId);
-    const org = bot.app.services.bill.org(orgId!);
+    const org = bot.app.bill.org(orgId!);
     const due = await org.bills.list({ paymentStatus: 'UNPAID', maxPages: 2 }).all();
     expect(due.items.length).toBeGreaterThan(0);
-    const spend = bot.app.services.bill.spend();
+    const spend = bot.app.bill.spend();
     expect((await spend!.budgets.list().all()).items.length).toBeGreaterThan(0);
-    const status = bot.app.services.bill.status();
+    const status = bot.app.bill.status();
     expect(status).toMatchObject({ backend: 'sandbox', spendConfigured: true, reachable: true, loginsLastHour: 1 });
     expect(status.sessions[0]).toMatchObject({ orgId, loggedIn: true, logins: 1 });
   });
@@ -46,7 +47,7 @@ describe('without BILL credentials', () => {
 
   it('never logs the demo password, dev key, API token or a sessionId', async () => {
     const sandbox = bot.app.sandbox!;
-    await bot.app.services.bill.org(sandbox.credentials.orgId).whoami();
+    await bot.app.bill.org(sandbox.credentials.orgId).whoami();
     const secrets = [sandbox.credentials.password, sandbox.credentials.devKey, sandbox.credentials.spendApiToken, ...sandbox.stats().sessionsIssued];
     expect(sandbox.stats().sessionsIssued.length).toBeGreaterThan(0);
     expect(leaks(bot.logs.text(), secrets)).toEqual([]);
@@ -88,10 +89,10 @@ describe('with BILL credentials', () => {
   it('talks to the configured BILL and starts no sandbox', async () => {
     expect(bot.app.sandbox).toBeUndefined();
     expect(bot.logs.text()).not.toContain('simulated data');
-    expect(bot.app.services.backend.kind).toBe('bill');
+    expect(bot.app.backend.kind).toBe('bill');
     expect(bot.app.config.bill.eventsBaseUrl).toBe(`${sb.url}/connect-events`);
     const before = await sb.stats();
-    const invoice = await bot.app.services.bill.org(sb.credentials.orgId).invoices.get(sb.sandbox.org.invoices.all()[0]!.id);
+    const invoice = await bot.app.bill.org(sb.credentials.orgId).invoices.get(sb.sandbox.org.invoices.all()[0]!.id);
     expect(invoice.invoiceNumber).toBe('1001');
     const after = await sb.stats();
     expect(after.logins - before.logins).toBe(1);

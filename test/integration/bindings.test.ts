@@ -10,7 +10,7 @@ import { startMultiOrgBot, startTwoOrgSandbox } from '../harness/orgs.js';
 import type { TestSandbox } from '../harness/sandbox.js';
 import { NS } from '../../src/state/types.js';
 import type { OrgBinding } from '../../src/state/bindings.js';
-import type { ConversationScope } from '../../src/bot/commands/types.js';
+import type { ConversationScope } from '../../src/features/types.js';
 import { tableRows, textOf } from '../harness/finance.js';
 
 const ADMIN = { id: '29:user-admin', name: 'Avery Admin', aadObjectId: '44444444-0000-4000-8000-0000000000ad' };
@@ -47,7 +47,7 @@ async function ask(text: string, name: string, from: Partial<typeof ADMIN> = DEF
   return card;
 }
 
-const resolve = (scope: ConversationScope) => bot.app.services.bindings.resolve(scope);
+const resolve = (scope: ConversationScope) => bot.app.orgBindings.resolve(scope);
 
 describe('a multi-org deployment (BILL_ALLOWED_ORG_IDS set)', () => {
   it('binds nothing by itself: a new team is welcomed with how to link it, and resolves to no organisation', async () => {
@@ -124,7 +124,7 @@ describe('a multi-org deployment (BILL_ALLOWED_ORG_IDS set)', () => {
     const narrowed = new OrgBindings({
       config: { ...bot.app.config, bill: { ...bot.app.config.bill, allowedOrgIds: [orgA] } },
       state: bot.app.state,
-      clock: bot.app.services.clock,
+      clock: bot.app.clock,
       defaultOrgId: orgA,
     });
     expect(await narrowed.describe(channelScope('ops'))).toMatchObject({ state: 'orgNotAllowed', orgId: orgB });
@@ -191,7 +191,7 @@ describe('a single-org deployment', () => {
       env: { BILL_BASE_URL: sandbox.baseUrl, BILL_DEV_KEY: c.devKey, BILL_USERNAME: c.username, BILL_PASSWORD: c.password, BILL_ORG_ID: orgA, ALLOWED_TENANT_IDS: TENANT, ADMIN_AAD_OBJECT_IDS: ADMIN.aadObjectId },
     });
     try {
-      const r = single.app.services.bindings;
+      const r = single.app.orgBindings;
       const base = { aadGroupId: undefined, channelId: undefined, serviceUrl: '' };
       expect(await r.resolve({ ...base, kind: 'channel', tenantId: TENANT, teamId: '19:any@thread.tacv2', conversationId: '19:any@thread.tacv2' })).toBe(orgA);
       expect(await r.resolve({ ...base, kind: 'groupChat', tenantId: TENANT, teamId: undefined, conversationId: '19:g@thread.v2' })).toBe(orgA);

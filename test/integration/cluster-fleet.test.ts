@@ -28,7 +28,7 @@ import { registerSecrets } from '../harness/secretScan.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const AP = '19:channel-ap@thread.tacv2';
-/** Titles of the cards that say a command could not be answered (src/bot/cards/errorCards.ts). */
+/** Titles of the cards that say a command could not be answered (src/cards/errorCards.ts). */
 const FAILURE_TITLES = ['BILL is busy', 'BILL hourly limit reached', 'BILL sign-in limit reached', 'Something went wrong', 'Temporarily unavailable', 'One moment, please'];
 const UNAVAILABLE = 'Temporarily unavailable';
 /** The fleet's METRICS_TOKEN: /metrics answers only a scraper that sends it. */

@@ -85,7 +85,7 @@ describe('bills due', () => {
     const orgId = bot.app.sandbox!.org.id;
     // The first question was answered with BILL's dueDate filters and started the org's open-bills replica, which is
     // built with the archived and paymentStatus filters.
-    await vi.waitFor(() => expect(bot.app.services.mirror.info(orgId).find((i) => i.kind === 'bill')).toMatchObject({ complete: true, scope: 'open' }));
+    await vi.waitFor(() => expect(bot.app.mirror.info(orgId).find((i) => i.kind === 'bill')).toMatchObject({ complete: true, scope: 'open' }));
     const earlier = bot.app.sandbox!.requests().filter((r) => r.route === 'GET /v3/bills');
     expect(earlier.map((r) => r.filters)).toContain(`dueDate:gte:"${TODAY}",dueDate:lte:"${addDays(TODAY, 7)}",archived:eq:false,paymentStatus:ne:PAID`);
     expect(earlier.filter((r) => r.sort === 'updatedTime:asc').map((r) => r.filters)).toContain('archived:eq:false,paymentStatus:ne:PAID');
@@ -208,7 +208,7 @@ describe('bill', () => {
     expect(factsOf(byId.reply.card).Vendor).toBe(a!.vendorName);
     // Two bills with one number: the index learns of it through a refresh after the change.
     for (const x of [a!, b!]) bot.app.sandbox!.org.bills.put({ ...x, invoice: { ...x.invoice, invoiceNumber: 'SHARED-77' }, updatedTime: new Date(clock.now()).toISOString() });
-    await bot.app.services.mirror.refresh(bot.app.sandbox!.org.id, 'bill');
+    await bot.app.mirror.refresh(bot.app.sandbox!.org.id, 'bill');
     const list = await ask(bot.app, 'bill shared-77');
     expectValidCard(list.reply.card);
     expect(textOf(list.reply.card)).toContain('2 bills have invoice number\nshared-77 · ');

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { FilterValueError, InputError } from '../../src/errors.js';
 import { parseFilters } from '../../src/sandbox/query.js';
-import { normalizeCommandText } from '../../src/bot/commands/parse.js';
+import { normalizeCommandText } from '../../src/features/parse.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { checkCard } from '../harness/cards.js';
 import { fuzzSeed, Rng } from '../harness/fuzz.js';

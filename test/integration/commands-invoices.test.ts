@@ -90,10 +90,10 @@ describe('invoice <number>', () => {
     // are hints), and no GET of the invoice is needed, the row carries the card.
     const renamed = org.invoices.put({ ...org.invoices.get(invoice.id)!, invoiceNumber: 'WEBHOOK-1', updatedTime: new Date(clock.now()).toISOString() });
     bot.app.sandbox!.clearRequests();
-    await bot.app.services.mirror.apply(org.id, 'invoice', renamed);
-    expect(await bot.app.services.mirror.lookup(org.id, 'invoice', 'webhook-1', { waitMs: 1_000 })).toMatchObject({ state: 'found', rows: [{ id: invoice.id }] });
+    await bot.app.mirror.apply(org.id, 'invoice', renamed);
+    expect(await bot.app.mirror.lookup(org.id, 'invoice', 'webhook-1', { waitMs: 1_000 })).toMatchObject({ state: 'found', rows: [{ id: invoice.id }] });
     expect(bot.app.sandbox!.requests()).toEqual([]);
-    await bot.app.services.mirror.markStale(org.id, 'invoice', invoice.id);
+    await bot.app.mirror.markStale(org.id, 'invoice', invoice.id);
     const r = await ask(bot.app, 'invoice webhook-1');
     expect(r.outcome).toBe('ok');
     expect(textOf(r.reply.card)).toContain('Invoice WEBHOOK-1');
@@ -101,7 +101,7 @@ describe('invoice <number>', () => {
     expect(bot.app.sandbox!.requests().map((q) => [q.route, q.filters?.replace(/"[^"]+"/, 'T')])).toEqual([['GET /v3/invoices', 'updatedTime:gte:T']]);
     // remove(): gone from the index, so a lookup finds nothing without asking BILL (inside the refresh interval).
     org.invoices.delete(invoice.id);
-    await bot.app.services.mirror.remove(org.id, 'invoice', invoice.id);
+    await bot.app.mirror.remove(org.id, 'invoice', invoice.id);
     bot.app.sandbox!.clearRequests();
     const gone = await ask(bot.app, 'invoice WEBHOOK-1');
     expect(textOf(gone.reply.card)).toContain('No invoice WEBHOOK-1');
@@ -199,7 +199,7 @@ describe('an organisation with 10,000 invoices', () => {
     const built = sandbox.stats();
     // 10,000 invoices at 100 a page, plus sign-in, the customer names and the invoice itself.
     expect(built.requestsByPath['GET /v3/invoices']).toBe(100);
-    expect(big.app.services.mirror.info(sandbox.org.id).find((i) => i.kind === 'invoice')).toMatchObject({ records: 10_000, complete: true });
+    expect(big.app.mirror.info(sandbox.org.id).find((i) => i.kind === 'invoice')).toMatchObject({ records: 10_000, complete: true });
 
     const rng = new Rng(fuzzSeed(42));
     const before = sandbox.stats().requests;

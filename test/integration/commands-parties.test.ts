@@ -79,7 +79,7 @@ describe('vendor <name>', () => {
       const searches = fresh.app.sandbox!.requests().filter((q) => q.route === 'GET /v3/vendors' && q.filters?.startsWith('name:'));
       expect(searches.map((q) => q.filters)).toEqual(['name:sw:"Smith, Barney",archived:eq:false']);
       // From the replica the same name finds the same vendor.
-      await fresh.app.services.mirror.rows(fresh.app.sandbox!.org.id, 'vendor', { waitMs: 60_000 });
+      await fresh.app.mirror.rows(fresh.app.sandbox!.org.id, 'vendor', { waitMs: 60_000 });
       const again = await ask(fresh.app, 'vendor Smith, Barney');
       expect(textOf(again.reply.card).split('\n')[0]).toBe('Smith, Barney & Co');
     } finally {
@@ -110,11 +110,11 @@ describe('vendor <name>', () => {
     const vendor = poisonedVendor({ id: '00901POISONVENDOR001', name: '**Mega** _Corp_ [pay](https://evil.example) <at>all</at>', updatedTime: new Date(NOW).toISOString() });
     org.vendors.put(vendor as unknown as Vendor);
     // BILL's vendor.created webhook: the vendor replica reads the change before the next search.
-    await bot.app.services.mirror.markStale(org.id, 'vendor', vendor.id);
+    await bot.app.mirror.markStale(org.id, 'vendor', vendor.id);
     const bill = org.bills.all().find((b) => !b.archived && b.paymentStatus === 'UNPAID')!;
     const created = org.bills.put({ ...bill, id: '00n01POISONBILL00001', vendorId: vendor.id, vendorName: vendor.name, invoice: { invoiceNumber: 'MEGA-1', invoiceDate: bill.invoice?.invoiceDate }, updatedTime: new Date(NOW).toISOString() });
     // BILL's bill.created webhook: the receiver drops what the cache built from bills, so the next answer reads the change.
-    await bot.app.services.mirror.markStale(org.id, 'bill', created.id);
+    await bot.app.mirror.markStale(org.id, 'bill', created.id);
     const r = await ask(bot.app, 'vendor **Mega**');
     expect(r.outcome).toBe('ok');
     expectValidCard(r.reply.card);
@@ -142,8 +142,8 @@ describe('vendor and customer searches from the org\'s replicas', () => {
     // The first searches go to BILL and start the builds; these wait for them.
     await ask(b.app, 'vendor acme');
     await ask(b.app, 'customer contoso');
-    await b.app.services.mirror.rows(orgId(), 'vendor', { waitMs: 60_000 });
-    await b.app.services.mirror.rows(orgId(), 'customer', { waitMs: 60_000 });
+    await b.app.mirror.rows(orgId(), 'vendor', { waitMs: 60_000 });
+    await b.app.mirror.rows(orgId(), 'customer', { waitMs: 60_000 });
   });
   afterAll(async () => {
     await b?.close();
@@ -170,7 +170,7 @@ describe('vendor and customer searches from the org\'s replicas', () => {
   it('finds a vendor created in BILL once its webhook arrives, with one incremental call', async () => {
     const created = createVendor(b.app.sandbox!.model, b.app.sandbox!.org, { name: 'Zenith Freight Partners' });
     b.app.sandbox!.clearRequests();
-    await b.app.services.mirror.markStale(orgId(), 'vendor', created.id);
+    await b.app.mirror.markStale(orgId(), 'vendor', created.id);
     const r = await ask(b.app, 'vendor zenith');
     expect(r.outcome).toBe('ok');
     expect(textOf(r.reply.card).split('\n')[0]).toBe('Zenith Freight Partners');
@@ -204,7 +204,7 @@ describe('vendor and customer searches from the org\'s replicas', () => {
     payBill(b.app.sandbox!.model, org, bill.id);
     expect(org.vendors.get(vendor.id)!.balance!.amount).toBeLessThan(before);
     // bill.updated and payment.updated webhooks: the cache drops what was built from bills and payments.
-    await b.app.services.mirror.markStale(orgId(), 'bill', bill.id);
+    await b.app.mirror.markStale(orgId(), 'bill', bill.id);
     b.app.sandbox!.clearRequests();
     const r = await ask(b.app, `vendor ${vendor.name}`);
     expect(textOf(r.reply.card).split('\n')[0]).toBe(vendor.name);

@@ -1,8 +1,8 @@
 // `spend` (card transactions missing receipts, pending reimbursements, budget use) and `status` in a channel.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { spendCommand } from '../../src/bot/commands/spend.js';
-import type { CommandContext } from '../../src/bot/commands/types.js';
+import { spendCommand } from '../../src/features/spend/commands.js';
+import type { CommandContext } from '../../src/features/types.js';
 import { DEFAULT_USER } from '../harness/activities.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { ConnectorStandIn } from '../harness/connector.js';
@@ -74,8 +74,8 @@ describe('spend', () => {
   });
 
   it('without a Spend & Expense API token the card says how to enable it and calls nothing', async () => {
-    const services = bot.app.services;
-    const noToken = Object.create(services.bill, { spend: { value: () => undefined } });
+    const { spend } = bot.app.features;
+    const noToken = { spend: () => undefined, status: () => bot.app.bill.status() };
     const before = bot.app.sandbox!.stats().requests;
     const ctx: CommandContext = {
       input: { name: 'spend', args: [], argText: '', page: 0 },
@@ -84,10 +84,9 @@ describe('spend', () => {
       orgId: bot.app.sandbox!.org.id,
       correlationId: 'spend-no-token',
       now: new Date(NOW),
-      services: { ...services, bill: noToken },
       log: bot.app.log,
     };
-    const reply = await spendCommand.run(ctx);
+    const reply = await spendCommand.run(ctx, { ...spend, bill: noToken });
     expectValidCard(reply.card);
     expect(textOf(reply.card)).toContain('BILL_SPEND_API_TOKEN');
     expect(bot.app.sandbox!.stats().requests).toBe(before);

@@ -6,7 +6,7 @@ import { startBot, type TestBot } from '../harness/bot.js';
 import { channelMessage, executeInvoke, type Who } from '../harness/activities.js';
 import { ConnectorStandIn, type ConnectorCall } from '../harness/connector.js';
 import { sandboxControlOk } from '../harness/sandbox.js';
-import { REFRESH_VERB } from '../../src/bot/cards/notifications.js';
+import { REFRESH_VERB } from '../../src/features/notifications/cards.js';
 import { APPROVAL_VERBS } from '../../src/features/approvals/cards.js';
 
 const PER_MINUTE = 4;

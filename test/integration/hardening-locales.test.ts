@@ -5,7 +5,7 @@ import { startBot, type TestBot } from '../harness/bot.js';
 import { ConnectorStandIn } from '../harness/connector.js';
 import { channelMessage } from '../harness/activities.js';
 import { textOf } from '../harness/finance.js';
-import { calendarDate, dateTime, formatCacheSizes, money, percent } from '../../src/bot/cards/format.js';
+import { calendarDate, dateTime, formatCacheSizes, money, percent } from '../../src/cards/format.js';
 
 /** The bound each formatter map keeps (format.ts): far above the locales a real deployment sees. */
 const BOUND = 256;

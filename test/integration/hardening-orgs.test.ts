@@ -197,7 +197,7 @@ describe('a webhook key verifies events of its own organisation only', () => {
     const number = inv.invoiceNumber;
     expect(factsOf(await ask(bot, `invoice ${number}`, 'beta')).Total).toBe(money(inv.totalAmount));
     // What the replica held after such an event before this fix (written as if BILL had answered it).
-    await bot.app.services.mirror.apply(orgB, 'invoice', { ...inv, totalAmount: 888_888.88, dueAmount: 888_888.88, updatedTime: '2099-01-01T00:00:00.000Z' });
+    await bot.app.mirror.apply(orgB, 'invoice', { ...inv, totalAmount: 888_888.88, dueAmount: 888_888.88, updatedTime: '2099-01-01T00:00:00.000Z' });
 
     clock.advance(2_000);
     const changed = { ...org.invoices.get(inv.id)!, totalAmount: inv.totalAmount + 20, dueAmount: inv.dueAmount + 20, updatedTime: new Date(clock.now()).toISOString() };

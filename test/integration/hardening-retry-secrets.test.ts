@@ -33,10 +33,10 @@ function actionData(node: unknown, out: unknown[] = []): unknown[] {
 
 describe('a failing command with secret arguments', () => {
   it('the error card for "connect <token>" in a personal chat, a channel and a group chat offers Try again without the typed token', async () => {
-    const secretCommands = bot.app.services.registry.list().filter((c) => c.secretArgs);
+    const secretCommands = bot.app.registry.list().filter((c) => c.secretArgs);
     expect(secretCommands.map((c) => c.name)).toContain('connect');
     const failures = [new Error('state store lost its connection'), new DependencyUnavailable('state store')];
-    const bindings = bot.app.services.bindings;
+    const bindings = bot.app.orgBindings;
     const resolve = bindings.resolve.bind(bindings);
     try {
       for (const command of secretCommands) {
@@ -84,7 +84,7 @@ describe('a failing command with secret arguments', () => {
   });
 
   it('a command without secret arguments keeps them in its Try again', async () => {
-    const bindings = bot.app.services.bindings;
+    const bindings = bot.app.orgBindings;
     const resolve = bindings.resolve.bind(bindings);
     bindings.resolve = async () => {
       throw new Error('state store lost its connection');

@@ -7,7 +7,7 @@ import { LoginStandIn, OpenIdIssuer } from '../harness/openid.js';
 import { NS } from '../../src/state/types.js';
 import { targetKey } from '../../src/state/bindings.js';
 import type { InstallRecord } from '../../src/state/conversations.js';
-import { conversationStatus } from '../../src/bot/conversationStatus.js';
+import { conversationStatus } from '../../src/features/admin/conversationStatus.js';
 import type { Limiter, Throttle, Upstream } from '../../src/limits/types.js';
 import { createLimiter } from '../../src/limits/index.js';
 import { loadConfig } from '../../src/config.js';
@@ -72,7 +72,7 @@ describe('a team adds billbridge (app registration, Graph reachable)', () => {
     graph.addTeam({ id: ids.aadGroupId, displayName: 'Treasury', tenantId: TENANT, isArchived: true });
     const before = graph.calls.length;
     await install('treasury');
-    const status = await conversationStatus(bot.app.services, { kind: 'channel', tenantId: TENANT, teamId: ids.team, aadGroupId: undefined, channelId: ids.channel, conversationId: ids.channel, serviceUrl: bot.connector.url });
+    const status = await conversationStatus(bot.app.features.status, { kind: 'channel', tenantId: TENANT, teamId: ids.team, aadGroupId: undefined, channelId: ids.channel, conversationId: ids.channel, serviceUrl: bot.connector.url });
     expect(status.graph).toMatchObject({ state: 'ok', displayName: 'Treasury', isArchived: true });
     expect(status.install).toMatchObject({ recorded: true, aadGroupId: ids.aadGroupId });
     expect(graph.calls.slice(before).map((c) => c.kind)).toEqual(['team']);
@@ -91,7 +91,7 @@ describe('a team adds billbridge (app registration, Graph reachable)', () => {
     expect(calls.map((c) => c.status)).toEqual([429, 200]);
     expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(950);
     // The limiter heard about it, so other calls to that team wait too.
-    const teamBudget = bot.app.services.limiter.snapshot().find((b) => b.budget === 'graph.team');
+    const teamBudget = bot.app.limiter.snapshot().find((b) => b.budget === 'graph.team');
     expect(teamBudget?.lastThrottleKind).toBe('retryAfter');
     expect(await record('payroll')).toMatchObject({ name: 'Payroll', graph: { displayName: 'Payroll' } });
   });
@@ -103,7 +103,7 @@ describe('a team adds billbridge (app registration, Graph reachable)', () => {
     await bot.connector.waitForMessages(1, ids.team);
     expect(await record('unknown')).toMatchObject({ name: 'unknown', aadGroupId: ids.aadGroupId });
     expect((await record('unknown'))!.graph).toBeUndefined();
-    const status = await conversationStatus(bot.app.services, { kind: 'channel', tenantId: TENANT, teamId: ids.team, aadGroupId: undefined, channelId: ids.channel, conversationId: ids.channel, serviceUrl: bot.connector.url });
+    const status = await conversationStatus(bot.app.features.status, { kind: 'channel', tenantId: TENANT, teamId: ids.team, aadGroupId: undefined, channelId: ids.channel, conversationId: ids.channel, serviceUrl: bot.connector.url });
     expect(status.graph).toEqual({ state: 'error', category: 'notFound', code: 'NotFound', status: 404 });
   });
 
@@ -168,7 +168,7 @@ describe('local mode (no app id)', () => {
       await local.connector.waitForMessages(1, teamIds('local').team);
       expect(graph.calls.length).toBe(before);
       const ids = teamIds('local');
-      const status = await conversationStatus(local.app.services, { kind: 'channel', tenantId: TENANT, teamId: ids.team, aadGroupId: ids.aadGroupId, channelId: ids.channel, conversationId: ids.channel, serviceUrl: local.connector.url });
+      const status = await conversationStatus(local.app.features.status, { kind: 'channel', tenantId: TENANT, teamId: ids.team, aadGroupId: ids.aadGroupId, channelId: ids.channel, conversationId: ids.channel, serviceUrl: local.connector.url });
       expect(status.graph).toEqual({ state: 'skipped', reason: 'local mode: no MicrosoftAppId, so Graph is not called' });
     } finally {
       await local.close();

@@ -18,7 +18,7 @@ import {
 import { NS } from '../../src/state/types.js';
 import { targetKey } from '../../src/state/bindings.js';
 import { scopeOfRecord, type InstallRecord } from '../../src/state/conversations.js';
-import { welcomeSuggestions } from '../../src/bot/cards/welcome.js';
+import { welcomeSuggestions } from '../../src/cards/welcome.js';
 
 let bot: TestBot;
 
@@ -49,12 +49,12 @@ describe('billbridge is added to a team', () => {
     expect(cardText(card)).toContain(`billbridge joined ${name}`);
 
     const scope = { kind: 'channel' as const, tenantId: TENANT, teamId: ids.team, conversationId: ids.team };
-    const orgId = await bot.app.services.orgBindings!.resolve(scope);
+    const orgId = await bot.app.orgBindings.resolve(scope);
     expect(orgId, 'single-org deployment binds every team').toBeDefined();
     // The whole team reads the end of the id only; the whole id is for admins (status).
     expect(cardText(card).replace(/\u2060/g, '')).toContain(`BILL organisation **…${orgId!.slice(-4)}**`);
     expect(cardText(card)).not.toContain(orgId!);
-    const suggested = welcomeSuggestions(bot.app.services.registry.forScope('channel'));
+    const suggested = welcomeSuggestions(bot.app.registry.forScope('channel'));
     for (const c of suggested) expect(cardText(card)).toContain(c.description);
     expect(cardText(card)).toContain('Show all commands');
 
@@ -67,7 +67,7 @@ describe('billbridge is added to a team', () => {
       channelId: 'msteams',
     });
     // A proactive send re-checks the binding from the stored record.
-    expect(await bot.app.services.orgBindings!.resolve(scopeOfRecord(record!))).toBe(orgId);
+    expect(await bot.app.orgBindings.resolve(scopeOfRecord(record!))).toBe(orgId);
 
     // The second event did not welcome again: a later message in the team is the only other thing sent there.
     const res = await bot.say('help', { team: ids.team, channel: ids.team });

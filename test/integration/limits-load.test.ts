@@ -90,7 +90,7 @@ describe('50 identical questions at once', () => {
     // The first answer in an organisation starts its open-bills replica in the background; once it is built, BILL
     // has seen every call these 50 answers caused.
     const orgId = bot.app.sandbox!.org.id;
-    await vi.waitFor(() => expect(bot.app.services.mirror.info(orgId).find((i) => i.kind === 'bill')?.complete).toBe(true));
+    await vi.waitFor(() => expect(bot.app.mirror.info(orgId).find((i) => i.kind === 'bill')?.complete).toBe(true));
     const after = bot.app.sandbox!.stats().requestsByPath;
     // One answer reads the due-this-week bills and the overdue bills: one page each (fewer than 100 rows).
     const org = bot.app.sandbox!.org;

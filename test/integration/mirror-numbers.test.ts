@@ -19,7 +19,7 @@ afterAll(async () => {
 
 describe('lookups by number', () => {
   it('find one record, then each record sharing the number, and forget the number as records leave it', async () => {
-    const mirror = bot.app.services.mirror;
+    const mirror = bot.app.mirror;
     const org = bot.app.sandbox!.org;
     const found = async (number: string) => {
       const r = await mirror.lookup(org.id, 'bill', number, { waitMs: 30_000 });

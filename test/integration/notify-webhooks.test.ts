@@ -170,7 +170,7 @@ describe('what BILL signs is accepted once', () => {
 
 describe('what an event changes besides the card', () => {
   it('drops the cached record and marks the invoice stale: the index shows what BILL answers (one GET), never the payload', async () => {
-    const mirror = bot.app.services.mirror;
+    const mirror = bot.app.mirror;
     const inv = bot.app.sandbox!.org.invoices.all().find((i) => !i.archived)!;
     // The index is built once (full pages), as the invoice command would.
     await mirror.lookup(orgId, 'invoice', inv.invoiceNumber, { waitMs: 20_000 });

@@ -26,8 +26,8 @@ beforeAll(async () => {
   bot = await startBot({ clock, env: { USER_COMMANDS_PER_MINUTE: '10000' } });
   // Replicas built and the first answers cached.
   await askLists();
-  await bot.app.services.mirror.rows(orgId(), 'bill', { waitMs: 60_000, scope: 'open' });
-  await bot.app.services.mirror.rows(orgId(), 'invoice', { waitMs: 60_000 });
+  await bot.app.mirror.rows(orgId(), 'bill', { waitMs: 60_000, scope: 'open' });
+  await bot.app.mirror.rows(orgId(), 'invoice', { waitMs: 60_000 });
 });
 afterAll(async () => {
   await bot?.close();

@@ -41,7 +41,7 @@ describe('bills as BILL changes them', () => {
   it('a paid bill leaves the lists after its payment webhook, with one call; the older state a late webhook carries does not bring it back', async () => {
     // The first question in the org is answered by BILL's filtered lists and starts the open-bills replica.
     expect((await ask(bot.app, 'bills due 30')).outcome).toBe('ok');
-    await vi.waitFor(() => expect(bot.app.services.mirror.info(orgId()).find((i) => i.kind === 'bill')).toMatchObject({ complete: true, scope: 'open' }));
+    await vi.waitFor(() => expect(bot.app.mirror.info(orgId()).find((i) => i.kind === 'bill')).toMatchObject({ complete: true, scope: 'open' }));
     const org = bot.app.sandbox!.org;
     const target = org.bills.all().find((b) => !b.archived && b.paymentStatus === 'UNPAID' && b.dueDate >= TODAY && b.dueDate <= addDays(TODAY, 30))!;
     const unpaidState: Bill = structuredClone(target);
@@ -51,13 +51,13 @@ describe('bills as BILL changes them', () => {
     const paid = await fetch(`${bot.app.sandbox!.url}/__sandbox/bills/${target.id}/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(paid.status).toBe(200);
     // What the webhook receiver does with payment.updated: tell the mirror the paid bill is stale.
-    await bot.app.services.mirror.markStale(orgId(), 'bill', target.id);
+    await bot.app.mirror.markStale(orgId(), 'bill', target.id);
     bot.app.sandbox!.clearRequests();
     expect(await numbersDue30()).not.toContain(number);
     expect(billLists().map((r) => r.filters)).toEqual([expect.stringMatching(REFRESH)]);
 
     // BILL delivers out of order: the bill.updated of an earlier change arrives now.
-    await bot.app.services.mirror.apply(orgId(), 'bill', unpaidState);
+    await bot.app.mirror.apply(orgId(), 'bill', unpaidState);
     bot.app.sandbox!.clearRequests();
     expect(await numbersDue30()).not.toContain(number);
     expect(billLists()).toEqual([]);
@@ -78,12 +78,12 @@ describe('bills as BILL changes them', () => {
     const y = org.bills.all().find((b) => !b.archived && b.paymentStatus === 'UNPAID' && counts.get(b.invoice!.invoiceNumber!) === 1)!;
     // A lookup by number needs every bill: the mirror grows from the open bills to all of them.
     expect((await ask(bot.app, `bill ${y.invoice!.invoiceNumber}`)).outcome).toBe('ok');
-    expect(bot.app.services.mirror.info(orgId()).find((i) => i.kind === 'bill')).toMatchObject({ complete: true, scope: 'all' });
+    expect(bot.app.mirror.info(orgId()).find((i) => i.kind === 'bill')).toMatchObject({ complete: true, scope: 'all' });
     const older = structuredClone(org.bills.get(y.id)!);
     clock.advance(1_000);
     const newer = org.bills.put({ ...older, amount: 4321.5, dueAmount: 4321.5, updatedTime: iso(clock.now()) });
-    await bot.app.services.mirror.apply(orgId(), 'bill', newer);
-    await bot.app.services.mirror.apply(orgId(), 'bill', older);
+    await bot.app.mirror.apply(orgId(), 'bill', newer);
+    await bot.app.mirror.apply(orgId(), 'bill', older);
     bot.app.sandbox!.clearRequests();
     const card = (await ask(bot.app, `bill ${y.invoice!.invoiceNumber}`)).reply.card;
     expectValidCard(card);
@@ -97,12 +97,12 @@ describe('the mirror in the state store', () => {
     (await Promise.all(Array.from({ length: 32 }, (_, k) => b.app.state.get<{ tag: string }>(NS.mirror, `bills:${orgId()}#${k}`)))).map((s) => s?.tag);
 
   it("a change rewrites one shard of the org's bills, not all of them", async () => {
-    await bot.app.services.mirror.flush();
+    await bot.app.mirror.flush();
     const before = await shardTags(bot);
     expect(before.every((t) => typeof t === 'string')).toBe(true);
     const b = bot.app.sandbox!.org.bills.all().find((x) => !x.archived && x.paymentStatus === 'UNPAID')!;
     clock.advance(1_000);
-    await bot.app.services.mirror.apply(orgId(), 'bill', { ...b, description: 'Changed by a webhook', updatedTime: iso(clock.now()) });
+    await bot.app.mirror.apply(orgId(), 'bill', { ...b, description: 'Changed by a webhook', updatedTime: iso(clock.now()) });
     const after = await shardTags(bot);
     expect(after.filter((t, k) => t !== before[k])).toHaveLength(1);
   });
@@ -136,7 +136,7 @@ describe('the mirror in the state store', () => {
   });
 
   it('a shard another instance stored after the header is trusted only as far as its own watermark', async () => {
-    await bot.app.services.mirror.flush();
+    await bot.app.mirror.flush();
     const key = `bills:${orgId()}#5`;
     const shard = await bot.app.state.get<Record<string, unknown>>(NS.mirror, key);
     expect(shard).toBeDefined();
@@ -155,11 +155,11 @@ describe('an organisation another instance built meanwhile', () => {
     const other = await startBot({ clock: new ManualClock(NOW), env: ENV });
     try {
       const org = other.app.sandbox!.org.id;
-      const mirror = other.app.services.mirror;
+      const mirror = other.app.mirror;
       // This instance looked first: nothing was stored then.
       expect(await mirror.rows(org, 'bill', { scope: 'open', whileBuilding: 'skip', waitMs: 0 })).toEqual({ building: 0 });
       // Then another instance stored the org's replica (the same demo organisation: copied from the first bot's store).
-      await bot.app.services.mirror.flush();
+      await bot.app.mirror.flush();
       for (const key of [`bills:${orgId()}`, ...Array.from({ length: 32 }, (_, k) => `bills:${orgId()}#${k}`)]) {
         await other.app.state.set(NS.mirror, key.replace(orgId(), org), await bot.app.state.get(NS.mirror, key));
       }

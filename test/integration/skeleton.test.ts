@@ -6,7 +6,7 @@ import { checkCard } from '../harness/cards.js';
 import { get, post } from '../harness/net.js';
 import { request } from 'undici';
 import { groupChatMessage, personalMessage } from '../harness/activities.js';
-import { usageText } from '../../src/bot/cards/help.js';
+import { usageText } from '../../src/cards/help.js';
 
 let bot: TestBot;
 
@@ -32,7 +32,7 @@ describe('a channel asks for help', () => {
     const card = ConnectorStandIn.card(reply!);
     expect(card.version).toBe('1.5');
     expect(reply!.body.summary).toMatch(/commands/);
-    for (const def of bot.app.services.registry.list()) {
+    for (const def of bot.app.registry.list()) {
       expect(cardText(card)).toContain(usageText(def.usage));
     }
     expect(checkCard(card).problems).toEqual([]);

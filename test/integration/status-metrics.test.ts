@@ -4,7 +4,7 @@ import { startBot, type TestBot } from '../harness/bot.js';
 import { ConnectorStandIn } from '../harness/connector.js';
 import { checkCard } from '../harness/cards.js';
 import { get } from '../harness/net.js';
-import { visibleBudgets } from '../../src/bot/commands/status.js';
+import { visibleBudgets } from '../../src/features/admin/status.js';
 import type { BudgetSnapshot } from '../../src/limits/types.js';
 
 const DEV_KEY = 'status-test-dev-key-0001';
@@ -30,7 +30,7 @@ describe('status', () => {
   it('shows the upstream budgets, the cache and the version in a valid card', async () => {
     await bot.app.limiter.run(BILL, { priority: 'interactive' }, async () => 'ok');
     await bot.connector.waitForMessages(1, (await bot.say('help', { channel: '19:channel-ops@thread.tacv2' })).activity.conversation.id);
-    const { answers } = bot.app.services.mirror;
+    const { answers } = bot.app.mirror;
     await answers.get('00801STATUSORG000001', 'bills due', { ttlS: 60, kinds: ['bill'] }, async () => [1, 2, 3]);
     await answers.get('00801STATUSORG000001', 'bills due', { ttlS: 60, kinds: ['bill'] }, async () => [1, 2, 3]);
 

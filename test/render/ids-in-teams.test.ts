@@ -2,7 +2,7 @@
 // with names of every length in front of them, so that the line break falls on the identifier at least once.
 import { describe, expect, it } from 'vitest';
 import { approvalsCard } from '../../src/features/approvals/cards.js';
-import { digestCard, notificationCard } from '../../src/bot/cards/notifications.js';
+import { digestCard, notificationCard } from '../../src/features/notifications/cards.js';
 import type { OutboxEvent } from '../../src/notify/types.js';
 import { sharedCardRenderer, type RenderCase } from '../harness/render.js';
 

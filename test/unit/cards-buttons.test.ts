@@ -1,7 +1,7 @@
 // The button row: kept as the card's actions when it fits a 320 px phone, stacked one per line when it does not.
 import { describe, expect, it } from 'vitest';
-import { adaptiveCard, executeAction, fitsPhoneRow, title } from '../../src/bot/cards/card.js';
-import { digestCard } from '../../src/bot/cards/notifications.js';
+import { adaptiveCard, executeAction, fitsPhoneRow, title } from '../../src/cards/card.js';
+import { digestCard } from '../../src/features/notifications/cards.js';
 
 const run = (t: string) => executeAction(t, { verb: 'run', command: t.toLowerCase() });
 

@@ -1,9 +1,9 @@
 // Every card the skeleton can send parses cleanly at Adaptive Cards 1.5, stays small and says what it is in one line.
 import { describe, expect, it } from 'vitest';
-import { helpCard, tooLongCard, unknownCommandCard } from '../../src/bot/cards/help.js';
-import { errorReply } from '../../src/bot/cards/errorCards.js';
-import { escapeMarkdown, type CardReply } from '../../src/bot/cards/card.js';
-import { createRegistry } from '../../src/bot/commands/index.js';
+import { helpCard, tooLongCard, unknownCommandCard } from '../../src/cards/help.js';
+import { errorReply } from '../../src/cards/errorCards.js';
+import { escapeMarkdown, type CardReply } from '../../src/cards/card.js';
+import { commandCatalogue } from '../../src/features/index.js';
 import {
   BillApiError,
   DependencyUnavailable,
@@ -17,7 +17,7 @@ import {
 } from '../../src/errors.js';
 import { checkCard } from '../harness/cards.js';
 
-const registry = createRegistry();
+const registry = commandCatalogue();
 const ctx = { correlationId: 'c0ffee123456', retryCommand: 'bills due', formatTime: () => '11:00' };
 
 const cards: Array<[string, CardReply]> = [

@@ -1,7 +1,7 @@
 // Every card in the gallery, built from a demo organisation whose BILL text is hostile markdown (vendor, customer,
 // merchant, budget and approver names, invoice numbers, memos): no card lets that text format, link or vanish.
 import { describe, expect, it, vi } from 'vitest';
-import { escapeMarkdown, unescapeMarkdown } from '../../src/bot/cards/card.js';
+import { escapeMarkdown, unescapeMarkdown } from '../../src/cards/card.js';
 import { liveMarkup, markdownTexts, plainRuns } from '../harness/markdown.js';
 
 /** Markdown Teams would act on: a link, an image, HTML, code, strike-through, emphasis, a bare address. */

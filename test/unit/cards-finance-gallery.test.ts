@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { JSDOM, VirtualConsole } from 'jsdom';
 import { galleryCards } from '../../src/cli/galleryCards.js';
 import { galleryHtml, rendererBundle } from '../../src/cli/gallery.js';
-import { createRegistry } from '../../src/bot/commands/index.js';
+import { commandCatalogue } from '../../src/features/index.js';
 import { checkCard } from '../harness/cards.js';
 
 const cards = galleryCards({ version: '1.2.3' });
@@ -22,20 +22,8 @@ describe('the card gallery collection', () => {
 
   it('covers every finance command, help and status, plus empty and error states', () => {
     const names = cards.map((c) => c.name);
-    const registry = createRegistry();
-    for (const name of [
-      'bills due',
-      'bills overdue',
-      'bill',
-      'invoice',
-      'invoices overdue',
-      'vendor',
-      'customer',
-      'payments',
-      'spend',
-      'status',
-      'help',
-    ]) {
+    const registry = commandCatalogue();
+    for (const name of ['bills due', 'bills overdue', 'bill', 'invoice', 'invoices overdue', 'vendor', 'customer', 'payments', 'spend', 'status', 'help']) {
       expect(registry.get(name), name).toBeDefined();
       expect(
         names.some((n) => n.startsWith(name)),

@@ -3,11 +3,11 @@
 import { describe, expect, it } from 'vitest';
 import type { Bill, Invoice, Vendor } from '../../src/bill/types.js';
 import { normalizeNumber } from '../../src/mirror/records.js';
-import { billCard, billsDueCard, dueShort, windowWords, type BillLine } from '../../src/bot/cards/bills.js';
-import { invoiceCard } from '../../src/bot/cards/invoices.js';
-import { listCard } from '../../src/bot/cards/list.js';
-import { customerCard, partyMatchesCard, vendorCard } from '../../src/bot/cards/parties.js';
-import { billApprovalWords, billPaymentWords, invoiceStatusWords, moneyTotal, paymentStatusWords } from '../../src/bot/cards/words.js';
+import { billCard, billsDueCard, dueShort, windowWords, type BillLine } from '../../src/features/payables/cards.js';
+import { invoiceCard } from '../../src/features/receivables/cards.js';
+import { listCard } from '../../src/cards/list.js';
+import { customerCard, partyMatchesCard, vendorCard } from '../../src/features/parties/cards.js';
+import { billApprovalWords, billPaymentWords, invoiceStatusWords, moneyTotal, paymentStatusWords } from '../../src/cards/words.js';
 import { button, buttons, expectValidCard, factsOf, tableRows, textOf } from '../harness/finance.js';
 import { expectNoSensitive, poisonedCustomer, poisonedVendor } from '../harness/sensitive.js';
 

@@ -1,8 +1,8 @@
 // Identifiers kept on one line with word joiners: what a card shows, and that an id copied back into a command works.
 import { describe, expect, it } from 'vitest';
-import { keepTogether, shortRef } from '../../src/bot/cards/card.js';
-import { notificationCard } from '../../src/bot/cards/notifications.js';
-import { parseCommandLine } from '../../src/bot/commands/parse.js';
+import { keepTogether, shortRef } from '../../src/cards/card.js';
+import { notificationCard } from '../../src/features/notifications/cards.js';
+import { parseCommandLine } from '../../src/features/parse.js';
 import type { OutboxEvent } from '../../src/notify/types.js';
 
 const WJ = '\u2060';

@@ -8,16 +8,16 @@ import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { loadConfig } from '../../src/config.js';
 import { systemClock } from '../../src/clock.js';
 import { AccessPolicy } from '../../src/bot/access.js';
-import { CommandRegistry } from '../../src/bot/commands/registry.js';
-import { helpCommand } from '../../src/bot/commands/help.js';
-import type { CommandDefinition } from '../../src/bot/commands/types.js';
+import { CommandRegistry } from '../../src/features/registry.js';
+import { helpCommand } from '../../src/features/admin/help.js';
+import { bindCommands, type CommandDefinition } from '../../src/features/types.js';
 import type { TurnContext } from 'botbuilder';
 import { Dispatcher } from '../../src/bot/dispatch.js';
 import { BillbridgeBot } from '../../src/teams/bot.js';
 import type { BotServices } from '../../src/bot/services.js';
-import { errorReply } from '../../src/bot/cards/errorCards.js';
-import { adaptiveCard, facts, text, title } from '../../src/bot/cards/card.js';
-import { leakedValues, sensitiveValues, shortId, withoutSensitive } from '../../src/bot/cards/redact.js';
+import { errorReply } from '../../src/cards/errorCards.js';
+import { adaptiveCard, facts, text, title } from '../../src/cards/card.js';
+import { leakedValues, sensitiveValues, shortId, withoutSensitive } from '../../src/cards/redact.js';
 import { memoryUserCommandRate, RateLimiterUserCommandRate, userRateKey } from '../../src/bot/userRate.js';
 import { AuditTrail } from '../../src/state/audit.js';
 import { SqliteStateStore } from '../../src/state/sqliteStore.js';
@@ -41,7 +41,8 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
   const dir = mkdtempSync(join(tmpdir(), 'billbridge-cards-'));
   dirs.push(dir);
   const config = loadConfig({ STATE_DIR: dir });
-  const registry = new CommandRegistry().register(helpCommand, ...commands);
+  const registry = new CommandRegistry();
+  registry.register(...bindCommands([helpCommand], { registry, note: undefined, version: config.version }), ...commands);
   const state = new SqliteStateStore(dir, systemClock);
   const log = pino({ level: 'silent' });
   const audit = new AuditTrail({ store: state, clock: systemClock, log, scrub: (t) => t });
@@ -51,9 +52,8 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
     registry,
     state,
     backend: { kind: 'sandbox', baseUrl: config.bill.baseUrl },
-    bindings: { resolve: async () => 'org-under-test' },
+    orgBindings: { resolve: async () => 'org-under-test' },
     access: new AccessPolicy(config),
-    audit,
   } as unknown as BotServices;
   const dispatcher = new Dispatcher(services, log);
   const rate = memoryUserCommandRate(opts.perMinute ?? 1000);

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config.js';
-import { createRegistry } from '../../src/bot/commands/index.js';
+import { commandCatalogue } from '../../src/features/index.js';
 import { parse } from 'dotenv';
 
 describe('configuration documentation', () => {
@@ -20,11 +20,7 @@ describe('configuration documentation', () => {
     expect(readme).toMatch(new RegExp('\\|\\s*`' + name + '`\\s*\\|'));
   });
 
-  it.each(
-    createRegistry()
-      .list()
-      .map((c) => c.name),
-  )('the README commands table has a row for %s', (name) => {
+  it.each(commandCatalogue().list().map((c) => c.name))('the README commands table has a row for %s', (name) => {
     const row = readme.split('\n').find((l) => l.startsWith('| `' + name + '`') || l.startsWith('| `' + name + ' '));
     expect(row, `no README row for ${name}`).toBeDefined();
   });

@@ -1,8 +1,8 @@
 // The welcome card: which organisation (or how to link one), the three most useful commands, valid and small.
 import { describe, expect, it } from 'vitest';
-import { welcomeCard, welcomeSuggestions } from '../../src/bot/cards/welcome.js';
-import { adaptiveCard } from '../../src/bot/cards/card.js';
-import type { CommandDefinition } from '../../src/bot/commands/types.js';
+import { welcomeCard, welcomeSuggestions } from '../../src/cards/welcome.js';
+import { adaptiveCard } from '../../src/cards/card.js';
+import type { CommandDefinition } from '../../src/features/types.js';
 import type { BindingState } from '../../src/state/bindings.js';
 import { checkCard } from '../harness/cards.js';
 

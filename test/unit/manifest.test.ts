@@ -8,10 +8,10 @@ import JSZip from 'jszip';
 import { PNG } from 'pngjs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { createRegistry } from '../../src/bot/commands/index.js';
-import { CommandRegistry } from '../../src/bot/commands/registry.js';
-import type { CommandDefinition } from '../../src/bot/commands/types.js';
-import { adaptiveCard } from '../../src/bot/cards/card.js';
+import { commandCatalogue } from '../../src/features/index.js';
+import { CommandRegistry } from '../../src/features/registry.js';
+import type { CommandDefinition } from '../../src/features/types.js';
+import { adaptiveCard } from '../../src/cards/card.js';
 import {
   buildManifest,
   buildPackage,
@@ -42,7 +42,7 @@ const template = JSON.parse(readFileSync('manifest/manifest.json', 'utf8')) as R
 const color = readFileSync('manifest/color.png');
 const outline = readFileSync('manifest/outline.png');
 
-function build(env: Record<string, string> = ENV, registry = createRegistry()): Record<string, any> {
+function build(env: Record<string, string> = ENV, registry = commandCatalogue()): Record<string, any> {
   return buildManifest(template, manifestVars(loadConfig(env)).vars, registry);
 }
 
@@ -75,7 +75,7 @@ describe('the manifest built from the template and the config', () => {
   });
 
   it('has one command list per scope equal to what the registry offers there, in rank order', () => {
-    const registry = createRegistry();
+    const registry = commandCatalogue();
     const manifest = build(ENV, registry);
     const lists = manifest.bots[0].commandLists as Array<{ scopes: TeamsScope[]; commands: Array<{ title: string; description: string }> }>;
     expect(lists.map((l) => l.scopes)).toEqual([['team'], ['groupChat'], ['personal']]);
@@ -111,7 +111,7 @@ describe('the manifest built from the template and the config', () => {
 
   it('refuses an unknown placeholder instead of shipping it', () => {
     const broken = { ...template, name: { short: '${apName}' } };
-    expect(() => buildManifest(broken, manifestVars(loadConfig(ENV)).vars, createRegistry())).toThrow(/unknown placeholder \$\{apName\}/);
+    expect(() => buildManifest(broken, manifestVars(loadConfig(ENV)).vars, commandCatalogue())).toThrow(/unknown placeholder \$\{apName\}/);
   });
 
   it('needs an app id and a public host name', () => {

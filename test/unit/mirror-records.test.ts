@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { isOpenBill, keepBill, keepCustomer, keepInvoice, keepVendor } from '../../src/mirror/records.js';
 import type { Bill, Invoice, Vendor, Customer } from '../../src/bill/types.js';
-import { billCard, billsDueCard, billsOverdueCard } from '../../src/bot/cards/bills.js';
-import { invoiceCard, invoicesOverdueCard } from '../../src/bot/cards/invoices.js';
-import { customerCard, vendorCard } from '../../src/bot/cards/parties.js';
+import { billCard, billsDueCard, billsOverdueCard } from '../../src/features/payables/cards.js';
+import { invoiceCard, invoicesOverdueCard } from '../../src/features/receivables/cards.js';
+import { customerCard, vendorCard } from '../../src/features/parties/cards.js';
 import { SandboxModel } from '../../src/sandbox/index.js';
 import { seedDemoOrg } from '../../src/sandbox/seed.js';
 

@@ -1,6 +1,6 @@
 // The command parser copes with what Teams really sends and never guesses wildly.
 import { describe, expect, it } from 'vitest';
-import { normalizeCommandText, parseCommandLine, suggestCommand } from '../../src/bot/commands/parse.js';
+import { normalizeCommandText, parseCommandLine, suggestCommand } from '../../src/features/parse.js';
 
 const names = ['help', 'bills due', 'bills overdue', 'bill', 'invoice', 'invoices overdue', 'vendor', 'status'].map((n) => ({
   name: n,

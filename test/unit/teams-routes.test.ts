@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { TurnContext } from 'botbuilder';
 import { Router, type Step } from '../../src/teams/routes.js';
 import { createLogger, SecretRegistry } from '../../src/log.js';
-import { adaptiveCard } from '../../src/bot/cards/card.js';
+import { adaptiveCard } from '../../src/cards/card.js';
 
 const log = createLogger({ level: 'silent', secrets: new SecretRegistry() });
 

@@ -2,7 +2,7 @@
 // under 40 KB, names escaped, no bank or tax numbers; and the digest card.
 import { describe, expect, it } from 'vitest';
 import { checkCard } from '../harness/cards.js';
-import { digestCard, notificationCard } from '../../src/bot/cards/notifications.js';
+import { digestCard, notificationCard } from '../../src/features/notifications/cards.js';
 import { projectEntity } from '../../src/notify/project.js';
 import type { DigestContent, OutboxEvent } from '../../src/notify/types.js';
 import { eventTypeInfo } from '../../src/notify/kinds.js';

@@ -1,10 +1,10 @@
 // Approval cards: connecting a person's own BILL sign-in, the bills waiting for their approval (with Approve / Deny in
 // their own view, read-only for everyone else), and the outcome of each decision. Pure: data in, card out.
 import type { ApprovalCardBill, ApprovalCardState } from './cardRecords.js';
-import { adaptiveCard, container, escapeMarkdown, executeAction, footer, keepTogether, shortRef, subtitle, text, title, type CardElement, type CardReply } from '../../bot/cards/card.js';
-import { calendarDate, clockTime, type FormatOptions } from '../../bot/cards/format.js';
-import { dueShort } from '../../bot/cards/bills.js';
-import { count, moneyTotal } from '../../bot/cards/words.js';
+import { adaptiveCard, container, escapeMarkdown, executeAction, footer, keepTogether, shortRef, subtitle, text, title, type CardElement, type CardReply } from '../../cards/card.js';
+import { calendarDate, clockTime, type FormatOptions } from '../../cards/format.js';
+import { dueShort } from '../payables/cards.js';
+import { count, moneyTotal } from '../../cards/words.js';
 
 /** Card verbs of the approvals feature (registered with BillbridgeBot.onCardAction). */
 export const APPROVAL_VERBS = {

@@ -2,10 +2,11 @@
 // alone. `approvals digest daily <HH:MM> | off`: a personal message with those bills every day they are some.
 import { InputError, NotBound, NotLinked } from '../../errors.js';
 import { nextSlot, parseTime } from '../../notify/schedule.js';
-import type { CommandContext, CommandDefinition } from '../../bot/commands/types.js';
+import type { Command, CommandContext } from '../types.js';
 import { approvalsOffCard, chooseOrgCard, digestSettingCard } from './cards.js';
 import { personOf } from './connect.js';
 import type { Approvals } from './service.js';
+import type { ApprovalsDeps } from './connect.js';
 import type { UserLink } from './userLinks.js';
 
 /**
@@ -30,15 +31,14 @@ async function linkFor(approvals: Approvals, ctx: CommandContext, named?: string
   return links.length === 1 ? links[0]! : links;
 }
 
-export const approvalsCommand: CommandDefinition = {
+export const approvalsCommand: Command<ApprovalsDeps> = {
   name: 'approvals',
   usage: 'approvals',
   description: 'Bills waiting for your approval in BILL, with Approve and Deny (after you connect)',
   examples: ['approvals'],
   upstream: true,
   rank: 30,
-  async run(ctx) {
-    const approvals = ctx.services.approvals;
+  async run(ctx, { approvals }) {
     if (!approvals) return approvalsOffCard();
     const args = ctx.input.args;
     if (args.length > 1 || (args.length === 1 && (ctx.scope.kind !== 'personal' || ctx.orgId))) {
@@ -61,15 +61,14 @@ export const approvalsCommand: CommandDefinition = {
   },
 };
 
-export const approvalsDigestCommand: CommandDefinition = {
+export const approvalsDigestCommand: Command<ApprovalsDeps> = {
   name: 'approvals digest',
   usage: 'approvals digest daily <HH:MM> | off',
   description: 'A personal message every day at that time with the bills waiting for your approval (only when some are)',
   examples: ['approvals digest daily 08:30', 'approvals digest off'],
   upstream: false,
   rank: 86,
-  async run(ctx) {
-    const approvals = ctx.services.approvals;
+  async run(ctx, { approvals }) {
     if (!approvals) return approvalsOffCard();
     const fmt = approvals.formatFor(ctx.locale);
     const { timeZone } = fmt;

@@ -3,9 +3,19 @@
 // anything typed after "connect" is never used, never logged, and the audit trail keeps no arguments.
 import { Forbidden } from '../../errors.js';
 import { auditActor } from '../../bot/auditObserver.js';
-import type { CommandContext, CommandDefinition } from '../../bot/commands/types.js';
+import type { AuditTrail } from '../../state/audit.js';
+import type { OrgBindings } from '../../state/bindings.js';
+import type { Command, CommandContext } from '../types.js';
+import type { Approvals } from './service.js';
 import { approvalsOffCard, connectCard, connectElsewhereCard, disconnectedCard, tokenTypedCard } from './cards.js';
 import type { UserLink } from './userLinks.js';
+
+/** What the approvals commands use: the service (undefined without SECRETS_KEY: approvals are off), the binding mode, the audit trail. */
+export interface ApprovalsDeps {
+  approvals: Approvals | undefined;
+  orgBindings: Pick<OrgBindings, 'mode'>;
+  audit: Pick<AuditTrail, 'admin'>;
+}
 
 /** The person as Teams names them; approvals need both ids. */
 export function personOf(ctx: CommandContext): { tenantId: string; aadObjectId: string } {
@@ -13,7 +23,7 @@ export function personOf(ctx: CommandContext): { tenantId: string; aadObjectId: 
   return { tenantId: ctx.scope.tenantId, aadObjectId: ctx.caller.aadObjectId };
 }
 
-export const connectCommand: CommandDefinition = {
+export const connectCommand: Command<ApprovalsDeps> = {
   name: 'connect',
   usage: 'connect',
   description: 'Link your own BILL account so you can approve bills from Teams (in a personal chat)',
@@ -21,8 +31,7 @@ export const connectCommand: CommandDefinition = {
   upstream: false,
   rank: 80,
   secretArgs: true,
-  async run(ctx) {
-    const approvals = ctx.services.approvals;
+  async run(ctx, { approvals, orgBindings, audit }) {
     // Whatever follows "connect" may be a token: it is not used, logged or recorded (secretArgs), and not taught to
     // the log scrubber either, where any word a person types would censor that word in every later line.
     const typed = ctx.input.args.length > 0;
@@ -30,21 +39,20 @@ export const connectCommand: CommandDefinition = {
     if (typed) return tokenTypedCard();
     if (!approvals) return approvalsOffCard();
     const person = personOf(ctx);
-    const askOrg = !ctx.orgId && ctx.services.orgBindings?.mode === 'multi';
+    const askOrg = !ctx.orgId && orgBindings.mode === 'multi';
     const connected = ctx.orgId ? !!(await approvals.links.get({ ...person, orgId: ctx.orgId })) : (await approvals.links.forPerson(person.tenantId, person.aadObjectId)).length > 0;
     return connectCard({ askOrg, connected, note: approvals.note });
   },
 };
 
-export const disconnectCommand: CommandDefinition = {
+export const disconnectCommand: Command<ApprovalsDeps> = {
   name: 'disconnect',
   usage: 'disconnect',
   description: 'Remove the link to your BILL account and sign its session out',
   examples: ['disconnect'],
   upstream: true,
   rank: 85,
-  async run(ctx) {
-    const approvals = ctx.services.approvals;
+  async run(ctx, { approvals, orgBindings, audit }) {
     if (!approvals) return approvalsOffCard();
     const person = personOf(ctx);
     // Here: this conversation's org; in a personal chat bound to none, every org the person linked.
@@ -58,7 +66,7 @@ export const disconnectCommand: CommandDefinition = {
       if (!(await approvals.links.remove(link))) continue;
       removed.push(link.orgId);
       await approvals.release(link.orgId, approvals.person(link)).catch((err: unknown) => ctx.log.info({ orgId: link.orgId, err: String(err) }, 'approver session logout failed; BILL ends it by itself'));
-      await ctx.services.audit
+      await audit
         .admin({
           ...auditActor(ctx.scope, ctx.caller),
           action: 'approvals.disconnect',

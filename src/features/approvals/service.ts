@@ -14,11 +14,11 @@ import type { ApprovalAudit, AuditTrail } from '../../state/audit.js';
 import type { OrgBindings } from '../../state/bindings.js';
 import { deriveKey } from '../../state/sealing.js';
 import type { CardActionContext, CardActionHandler, CardActionReply } from '../../bot/dispatch.js';
-import type { CardReply } from '../../bot/cards/card.js';
-import { errorReply } from '../../bot/cards/errorCards.js';
-import { dateInZone, type FormatOptions } from '../../bot/cards/format.js';
-import { shortId } from '../../bot/cards/redact.js';
-import type { Caller, ConversationKind, ConversationScope } from '../../bot/commands/types.js';
+import type { CardReply } from '../../cards/card.js';
+import { errorReply } from '../../cards/errorCards.js';
+import { dateInZone, type FormatOptions } from '../../cards/format.js';
+import { shortId } from '../../cards/redact.js';
+import type { Caller, ConversationKind, ConversationScope } from '../types.js';
 import { auditActor } from '../../bot/auditObserver.js';
 import { conversationOf, type ApprovalAction, type ApprovalCardBill, type ApprovalCardState, type ApprovalCards } from './cardRecords.js';
 import {
@@ -406,7 +406,7 @@ function readComment(value: unknown): string | undefined {
  * The approvals card verbs and their handlers, for the bot's card-action routes. Without SECRETS_KEY (no service)
  * every verb answers "approvals are off"; a failed click answers its error card to the clicker alone.
  */
-export function approvalCardActions(approvals: Approvals | undefined): { verb: string; handler: CardActionHandler }[] {
+export function approvalCardActions(approvals: Approvals | undefined, clock: Clock): { verb: string; handler: CardActionHandler }[] {
   const guarded =
     (fn: (a: Approvals, ctx: CardActionContext) => Promise<CardActionReply>): CardActionHandler =>
     async (ctx) => {
@@ -415,7 +415,7 @@ export function approvalCardActions(approvals: Approvals | undefined): { verb: s
         return await fn(approvals, ctx);
       } catch (err) {
         ctx.log.warn({ verb: ctx.data.verb, err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'approvals card action failed');
-        return privately(errorReply(err, { correlationId: ctx.correlationId, now: () => ctx.services.clock.now() }));
+        return privately(errorReply(err, { correlationId: ctx.correlationId, now: () => clock.now() }));
       }
     };
   return [

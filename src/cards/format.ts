@@ -1,0 +1,99 @@
+// Money, dates and "today" as a finance person reads them: in the bill's currency, the bot's locale and time zone.
+
+export { addDays, dateInZone } from '../calendar.js';
+
+export interface FormatOptions {
+  locale: string;
+  timeZone: string;
+}
+
+/**
+ * Formatters by locale (and currency). Locales come from activities, and Intl accepts endless variants of one
+ * ("en-US-1a2b"), each costing ~20 KB of ICU memory: every map keyed by a locale is bounded, starting again when full.
+ */
+const MAX_FORMATS = 256;
+
+/** The formatter for `key`, made once and shared (formatters are immutable); the map starts again when full. */
+function kept<F>(formats: Map<string, F>, key: string, make: () => F): F {
+  let fmt = formats.get(key);
+  if (!fmt) {
+    fmt = make();
+    if (formats.size >= MAX_FORMATS) formats.clear();
+    formats.set(key, fmt);
+  }
+  return fmt;
+}
+
+const moneyFormats = new Map<string, Intl.NumberFormat>();
+const percentFormats = new Map<string, Intl.NumberFormat>();
+/** A list card formats every row: one formatter per call made a 2,000-bill answer cost ~50 MB of RSS. */
+const dateFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** `$1,250.00` for en-US/USD; unknown or missing currency codes fall back to USD. */
+export function money(amount: number | undefined | null, currency: string | undefined, locale: string): string {
+  const code = currency && /^[A-Z]{3}$/.test(currency) ? currency : 'USD';
+  const fmt = kept(moneyFormats, `${locale}|${code}`, () => {
+    try {
+      return new Intl.NumberFormat(locale, { style: 'currency', currency: code });
+    } catch {
+      return new Intl.NumberFormat(locale, { style: 'currency', currency: 'USD' });
+    }
+  });
+  return fmt.format(typeof amount === 'number' && Number.isFinite(amount) ? amount : 0);
+}
+
+/** `85%` for en-US; '—' when there is no ratio (a budget without a limit). */
+export function percent(ratio: number | undefined, locale: string): string {
+  if (ratio === undefined) return '—';
+  return kept(percentFormats, locale, () => new Intl.NumberFormat(locale, { style: 'percent', maximumFractionDigits: 0 })).format(ratio);
+}
+
+function dateFormat(key: string, locale: string, options: Intl.DateTimeFormatOptions): Intl.DateTimeFormat {
+  return kept(dateFormats, key, () => new Intl.DateTimeFormat(locale, options));
+}
+
+/** Adds amounts in cents so totals of many bills do not drift (0.1 + 0.2). */
+export function sum(amounts: Array<number | undefined | null>): number {
+  let cents = 0;
+  for (const a of amounts) if (typeof a === 'number' && Number.isFinite(a)) cents += Math.round(a * 100);
+  return cents / 100;
+}
+
+/** Whole days from `from` to `to` (both yyyy-MM-dd); positive when `to` is later. */
+export function daysBetween(from: string, to: string): number {
+  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
+}
+
+/** A BILL calendar date (yyyy-MM-dd) for people: "Nov 21, 2026" in en-US. */
+export function calendarDate(isoDate: string | undefined, locale: string): string {
+  if (!isoDate || !/^\d{4}-\d{2}-\d{2}/.test(isoDate)) return '—';
+  return dateFormat(`calendar|${locale}`, locale, { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' }).format(new Date(`${isoDate.slice(0, 10)}T00:00:00Z`));
+}
+
+/** An instant for people, in the bot's time zone: "Nov 21, 2026, 10:42 AM". */
+export function dateTime(instant: Date | number | string | undefined, opts: FormatOptions): string {
+  if (instant === undefined) return '—';
+  const d = new Date(instant);
+  if (Number.isNaN(d.getTime())) return '—';
+  return dateFormat(`dateTime|${opts.locale}|${opts.timeZone}`, opts.locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: opts.timeZone }).format(d);
+}
+
+/** "10:42" in the bot's time zone, for "as of 10:42". */
+export function clockTime(instant: Date | number, opts: FormatOptions): string {
+  return dateFormat(`clock|${opts.locale}|${opts.timeZone}`, opts.locale, { hour: '2-digit', minute: '2-digit', timeZone: opts.timeZone }).format(new Date(instant));
+}
+
+/** "Due today", "Due tomorrow", "Due in 5 days", "Overdue by 3 days" relative to today in the team's zone. */
+export function dueInWords(dueDate: string | undefined, today: string): string {
+  if (!dueDate) return 'No due date';
+  const d = daysBetween(today, dueDate.slice(0, 10));
+  if (d === 0) return 'Due today';
+  if (d === 1) return 'Due tomorrow';
+  if (d > 1) return `Due in ${d} days`;
+  return d === -1 ? 'Overdue by 1 day' : `Overdue by ${-d} days`;
+}
+
+/** How many formatters are held (tests check each map stays bounded). */
+export function formatCacheSizes(): { money: number; percent: number; date: number } {
+  return { money: moneyFormats.size, percent: percentFormats.size, date: dateFormats.size };
+}

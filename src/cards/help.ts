@@ -1,0 +1,88 @@
+// The help card (every registered command with usage and an example) and the unknown-command card.
+import type { CommandInfo, ConversationKind } from '../features/types.js';
+import { adaptiveCard, escapeMarkdown, executeAction, footer, subtitle, table, text, title, type CardReply } from './card.js';
+
+export interface HelpOptions {
+  /** Footer note, e.g. "Demo organisation — simulated data". */
+  note?: string;
+  version: string;
+  /** Where help is asked for: a channel or group chat needs an @mention, a personal chat does not. */
+  kind?: ConversationKind;
+}
+
+/**
+ * A usage as Teams can show it: Teams takes `<number>` for markup and drops it (and shows `&lt;` literally), so
+ * arguments to fill in are written `{number}`; optional ones keep their `[days]`, which Teams shows as typed.
+ */
+export function usageText(usage: string): string {
+  return usage.replace(/<([^<>]*)>/g, '{$1}');
+}
+
+/** How to type a command where the person is: "@billbridge bills due" in a channel or group chat, "bills due" in a personal chat. */
+export function typed(command: string, kind: ConversationKind = 'channel'): string {
+  return kind === 'personal' ? command : `@billbridge ${command}`;
+}
+
+/** "Type **help** to see every command." in the words that fit the conversation. */
+function helpHint(kind: ConversationKind = 'channel'): string {
+  return `Type **${typed('help', kind)}** to see every command.`;
+}
+
+export function helpCard(commands: readonly CommandInfo[], opts: HelpOptions): CardReply {
+  const kind = opts.kind ?? 'channel';
+  // Command texts are ours (the registry), shown exactly as people should type them.
+  // The example leads the row's second line: at a line's end the browser breaks it at a hyphen (bill ACM- / 12345).
+  const rows = commands.map((c) => [usageText(c.usage), c.examples[0] ?? c.name, c.description]);
+  const how = kind === 'personal' ? 'Type a command here, e.g. bills due' : 'Mention me with a command, e.g. @billbridge bills due';
+  const body = [
+    title('billbridge commands'),
+    subtitle(how),
+    table(
+      [
+        { header: 'Command', width: 3 },
+        { header: 'Example', width: 3 },
+        { header: 'What it does', width: 5, plain: true },
+      ],
+      rows,
+    ),
+    footer([opts.note, `billbridge ${opts.version}`].filter(Boolean).join(' · ')),
+  ];
+  return adaptiveCard(body, { summary: `billbridge: ${commands.length} commands — ${commands.map((c) => c.name).join(', ')}` });
+}
+
+export interface UnknownCommandOptions {
+  kind?: ConversationKind;
+  /** What was typed after the words the suggestion replaces ("14" of "bils due 14"): the button runs it with them. */
+  args?: string;
+}
+
+export function unknownCommandCard(typedText: string, suggestion: CommandInfo | undefined, opts: UnknownCommandOptions = {}): CardReply {
+  const shown = typedText.length > 80 ? typedText.slice(0, 79) + '…' : typedText;
+  const body = [
+    title("I didn't understand that"),
+    text(`You typed: ${escapeMarkdown(shown)}`, { subtle: true }),
+  ];
+  const actions = [executeAction('Show all commands', { verb: 'run', command: 'help' })];
+  if (suggestion) {
+    body.push(text(`Did you mean **${usageText(suggestion.usage)}**? ${suggestion.description}`));
+    body.push(text(`Example: ${suggestion.examples[0] ?? suggestion.name}`, { subtle: true }));
+    // Every suggestion runs with a click: with what was typed after it, or as is (optional arguments take their
+    // default; a required one gets the command's own "which one?" answer).
+    const args = (opts.args ?? '').trim().slice(0, 200);
+    const line = args ? `${suggestion.name} ${args}` : suggestion.name;
+    actions.unshift(executeAction(`Run "${line.length > 40 ? line.slice(0, 39) + '…' : line}"`, { verb: 'run', command: line }));
+  } else {
+    body.push(text(helpHint(opts.kind)));
+  }
+  return adaptiveCard(body, {
+    summary: suggestion ? `Unknown command. Did you mean "${suggestion.name}"? Type help for all commands.` : 'Unknown command. Type help for all commands.',
+    actions,
+  });
+}
+
+export function tooLongCard(length: number, max: number, kind?: ConversationKind): CardReply {
+  return adaptiveCard(
+    [title('That message is too long for a command'), text(`Commands are short (at most ${max} characters; this one had ${length}). ${helpHint(kind)}`)],
+    { summary: 'That message is too long for a command. Type help to see the commands.' },
+  );
+}

@@ -1,0 +1,121 @@
+// The list card every list command answers with: totals over all rows, the rows of one page (10), Show more and
+// Refresh buttons that re-run the command and replace the card in place, "as of" in the footer, plain empty states.
+// Every string passed in is plain text and is escaped here.
+import { adaptiveCard, escapeMarkdown, executeAction, facts, footer, subtitle, table, text, title, type CardAction, type CardElement, type CardReply, type TableColumn } from './card.js';
+import { clockTime, type FormatOptions } from './format.js';
+import type { Tone } from './words.js';
+
+const LIST_PAGE_SIZE = 10;
+
+interface ListNote {
+  text: string;
+  tone?: Tone;
+  subtle?: boolean;
+}
+
+export interface ListCardSpec {
+  title: string;
+  subtitle?: string;
+  /** Label/value lines over every row (totals, counts), shown above the table. */
+  totals?: Array<[string, string]>;
+  /** Lines under the totals (e.g. the overdue bills line of `bills due`). */
+  notes?: ListNote[];
+  columns: TableColumn[];
+  /**
+   * Every row, in order; only the requested page is put on the card. Long lists pass how many rows there are and how
+   * to draw one (`lazyRows`): then only the page's rows are drawn.
+   */
+  rows: string[][] | LazyRows;
+  /** A tone per row (same order as rows), e.g. Attention for overdue ones; or the tone of row i. */
+  tones?: Tone[] | ((i: number) => Tone | undefined);
+  /** Zero-based page (the Show more button asks for the next). */
+  page: number;
+  /** What the rows are, plural: "bills" -> "Showing 11–20 of 34 bills". */
+  noun: string;
+  /** Said instead of an empty table, e.g. "No bills due in the next 7 days." */
+  empty: string;
+  /** The command line Show more and Refresh run, e.g. "bills due 14". */
+  command: string;
+  /** When the data was fetched from BILL. */
+  asOf: number;
+  fmt: FormatOptions;
+  /** Extra footer parts (truncation, "Demo organisation — simulated data"). */
+  footnotes?: Array<string | undefined>;
+  /** The one-line summary for notifications and screen readers. */
+  summary: string;
+  /** More buttons after Show more (e.g. "Show overdue bills"). */
+  actions?: CardAction[];
+  pageSize?: number;
+}
+
+/** The "as of 10:42" footer with any extra notes, plain text in. */
+export function asOfFooter(asOf: number, fmt: FormatOptions, notes: Array<string | undefined> = []): CardElement {
+  return footer([`As of ${clockTime(asOf, fmt)}`, ...notes.filter((n): n is string => !!n).map(escapeMarkdown)].join(' · '));
+}
+
+export function refreshAction(command: string, page = 0): CardAction {
+  return executeAction('Refresh', { verb: 'run', command, page, refresh: true });
+}
+
+/** Rows drawn only when shown. */
+export interface LazyRows {
+  count: number;
+  at(i: number): string[];
+}
+
+/** These items as rows drawn on demand (a 2,000-bill list draws the 10 on its page). */
+export function lazyRows<T>(items: readonly T[], row: (item: T) => string[]): LazyRows {
+  return { count: items.length, at: (i) => row(items[i]!) };
+}
+
+export function listCard(spec: ListCardSpec): CardReply {
+  const size = spec.pageSize ?? LIST_PAGE_SIZE;
+  const rows: LazyRows = Array.isArray(spec.rows) ? lazyRows(spec.rows, (r) => r) : spec.rows;
+  const tones = spec.tones;
+  const toneOf = typeof tones === 'function' ? tones : (i: number) => tones?.[i];
+  const total = rows.count;
+  const pages = Math.max(1, Math.ceil(total / size));
+  const page = Number.isFinite(spec.page) ? Math.min(Math.max(0, Math.floor(spec.page)), pages - 1) : 0;
+  const body: CardElement[] = [title(escapeMarkdown(spec.title))];
+  if (spec.subtitle) body.push(subtitle(escapeMarkdown(spec.subtitle)));
+  if (spec.totals && spec.totals.length > 0) body.push(facts(spec.totals.map(([k, v]) => [escapeMarkdown(k), escapeMarkdown(v)])));
+  for (const note of spec.notes ?? []) body.push(text(escapeMarkdown(note.text), { color: note.tone, subtle: note.subtle }));
+  const actions: CardAction[] = [];
+  if (total === 0) {
+    body.push(text(escapeMarkdown(spec.empty), { separator: true }));
+  } else {
+    const from = page * size;
+    const to = Math.min(total, from + size);
+    const shown: string[][] = [];
+    for (let i = from; i < to; i++) shown.push(rows.at(i));
+    const rowColors = tones === undefined ? undefined : shown.map((_, k) => toneOf(from + k));
+    body.push(
+      table(
+        spec.columns.map((c) => ({ ...c, header: escapeMarkdown(c.header) })),
+        shown.map((r) => r.map((cell) => escapeMarkdown(cell))),
+        { rowColors },
+      ),
+    );
+    if (total > size) {
+      body.push(text(`Showing ${(from + 1).toLocaleString(spec.fmt.locale)}–${(from + shown.length).toLocaleString(spec.fmt.locale)} of ${total.toLocaleString(spec.fmt.locale)} ${escapeMarkdown(spec.noun)}`, { subtle: true, size: 'Small' }));
+      if (page < pages - 1) actions.push(executeAction('Show more', { verb: 'run', command: spec.command, page: page + 1 }));
+      else actions.push(executeAction('Back to the first page', { verb: 'run', command: spec.command, page: 0 }));
+    }
+  }
+  actions.push(...(spec.actions ?? []));
+  actions.push(refreshAction(spec.command, total === 0 ? 0 : page));
+  body.push(asOfFooter(spec.asOf, spec.fmt, spec.footnotes));
+  return adaptiveCard(body, { summary: spec.summary, actions });
+}
+
+/** The first lookup in an organisation builds its bill or invoice index; a large one takes longer than a chat answer may. */
+export function indexBuildingCard(input: { what: 'invoices' | 'bills'; indexed: number; command: string; fmt: FormatOptions; asOf: number; note?: string }): CardReply {
+  const n = input.indexed.toLocaleString(input.fmt.locale);
+  const body = [
+    title(`Indexing this organisation's ${input.what}`),
+    text(`BILL can't search ${input.what} by number, so billbridge lists them once and then keeps up with changes. ${n} ${input.what} are indexed so far; this happens only once per organisation.`),
+    text('Try again in a minute (Refresh).', { subtle: true }),
+    asOfFooter(input.asOf, input.fmt, [input.note]),
+  ];
+  return adaptiveCard(body, { summary: `Indexing this organisation's ${input.what} (${n} so far); try again in a minute.`, actions: [refreshAction(input.command)] });
+}

@@ -1,0 +1,124 @@
+// What `status` says about the conversation it is typed in: its BILL binding, its install record, and Graph's view of the team.
+import { GraphApiError } from '../../graph/errors.js';
+import type { Config } from '../../config.js';
+import type { GraphTeams } from '../../graph/teams.js';
+import type { BindingMode, BindingState, OrgBindings } from '../../state/bindings.js';
+import type { Installations } from '../../state/conversations.js';
+import { escapeMarkdown, facts } from '../../cards/card.js';
+import { dateTime, type FormatOptions } from '../../cards/format.js';
+import type { StatusSection } from './statusCards.js';
+import type { CommandContext, ConversationScope } from '../types.js';
+
+export type GraphTeamStatus =
+  /** Local mode (no MicrosoftAppId), a managed identity, or no client secret: Graph is never called. */
+  | { state: 'skipped'; reason: string }
+  /** Group and personal chats have no team. */
+  | { state: 'notTeam' }
+  /** Neither the activity nor the install record carries the team's Entra group id (installed before billbridge recorded it). */
+  | { state: 'noGroupId' }
+  | { state: 'ok'; displayName: string; description: string | null; isArchived: boolean | null; fetchedAt: number }
+  | { state: 'error'; category: GraphApiError['category'] | 'unknown'; code: string; status: number };
+
+export interface ConversationStatus {
+  mode: BindingMode;
+  binding: BindingState;
+  /** The stored install record (conversation reference present), when the bot saw itself being added. */
+  install: { recorded: false } | { recorded: true; installedAt: number; name: string | undefined; aadGroupId: string | undefined };
+  graph: GraphTeamStatus;
+}
+
+/** What the conversation's status reads: its binding, its install record, Graph (undefined when not used). */
+export interface ConversationStatusDeps {
+  orgBindings: Pick<OrgBindings, 'describe' | 'mode'>;
+  installs: Pick<Installations, 'forScope'>;
+  graph: Pick<GraphTeams, 'getTeam'> | undefined;
+  /** The bot's identity settings: why Graph is not used when it is not. */
+  bot: Config['bot'];
+}
+
+/** Why Graph is not used by this deployment, or undefined when it is. */
+function graphSkippedReason({ graph, bot }: ConversationStatusDeps): string | undefined {
+  if (graph) return undefined;
+  if (bot.appId === '') return 'local mode: no MicrosoftAppId, so Graph is not called';
+  if (bot.appType === 'UserAssignedMSI') return 'managed identity: Graph lookups need a client secret';
+  return 'no MicrosoftAppPassword: Graph is not called';
+}
+
+/**
+ * Binding, install record and Graph team for the conversation of `scope`. Graph answers come from the cache
+ * when fresh (team names are kept CACHE_TTL_NAMES_S); a Graph failure is reported, never thrown.
+ */
+export async function conversationStatus(deps: ConversationStatusDeps, scope: ConversationScope): Promise<ConversationStatus> {
+  const binding = await deps.orgBindings.describe(scope);
+  const record = await deps.installs.forScope(scope);
+  const install: ConversationStatus['install'] = record
+    ? { recorded: true, installedAt: record.installedAt, name: record.graph?.displayName || record.name, aadGroupId: record.aadGroupId }
+    : { recorded: false };
+  return { mode: deps.orgBindings.mode, binding, install, graph: await graphStatus(deps, scope, record?.aadGroupId) };
+}
+
+async function graphStatus(deps: ConversationStatusDeps, scope: ConversationScope, recordedGroupId: string | undefined): Promise<GraphTeamStatus> {
+  const skipped = graphSkippedReason(deps);
+  if (skipped !== undefined) return { state: 'skipped', reason: skipped };
+  if (scope.kind !== 'channel') return { state: 'notTeam' };
+  const aadGroupId = scope.aadGroupId ?? recordedGroupId;
+  if (!aadGroupId || !scope.tenantId) return { state: 'noGroupId' };
+  try {
+    const team = await deps.graph!.getTeam(scope.tenantId, aadGroupId, { priority: 'interactive' });
+    return { state: 'ok', displayName: team.displayName, description: team.description, isArchived: team.isArchived, fetchedAt: team.fetchedAt };
+  } catch (err) {
+    if (err instanceof GraphApiError) return { state: 'error', category: err.category, code: err.code, status: err.status };
+    return { state: 'error', category: 'unknown', code: err instanceof Error ? err.name : 'Error', status: 0 };
+  }
+}
+
+/**
+ * The same as label/value pairs for a status card's FactSet (plain text; escape before rendering as markdown).
+ * `admin: false` (a member) leaves out the BILL organisation id: members see whether this place is linked.
+ */
+export function conversationStatusFacts(s: ConversationStatus, formatTime: (ms: number) => string, opts: { admin: boolean } = { admin: true }): Array<[string, string]> {
+  const b = s.binding;
+  const id = (orgId: string) => (opts.admin ? `${orgId} ` : '');
+  const org =
+    b.state === 'bound'
+      ? opts.admin
+        ? `${b.orgId} (${b.source === 'link' ? 'linked by an admin' : 'the deployment\'s organisation'})`
+        : `linked (${b.source === 'link' ? 'by an admin' : 'the deployment\'s organisation'})`
+      : b.state === 'orgNotAllowed'
+        ? `${id(b.orgId)}no longer allowed; an admin links it again`
+        : b.state === 'tenantNotAllowed'
+          ? 'tenant not allowed'
+          : b.reason === 'noOrgConfigured'
+            ? 'none configured'
+            : 'not linked — an admin types "link {BILL organisation id}"';
+  const facts: Array<[string, string]> = [
+    ['Organisations', s.mode === 'single' ? 'one per deployment (every team uses it)' : 'linked per team (BILL_ALLOWED_ORG_IDS)'],
+    ['BILL organisation', org],
+    ['Installed', s.install.recorded ? `${formatTime(s.install.installedAt)}${s.install.name ? ` in ${s.install.name}` : ''}` : 'no install record (added before billbridge recorded installs, or not seen)'],
+  ];
+  const g = s.graph;
+  const graph =
+    g.state === 'skipped'
+      ? `skipped — ${g.reason}`
+      : g.state === 'notTeam'
+        ? 'not a team'
+        : g.state === 'noGroupId'
+          ? 'team group id unknown (re-add the app to record it)'
+          : g.state === 'ok'
+            ? `${g.displayName}${g.isArchived ? ' (archived)' : ''} · as of ${formatTime(g.fetchedAt)}`
+            : `failed: ${g.code} (${g.category}${g.status ? `, HTTP ${g.status}` : ''})`;
+  facts.push(['Microsoft Graph', graph]);
+  return facts;
+}
+
+/**
+ * The "This conversation" section of the status card: binding, install record, Graph. `admin` (a billbridge admin
+ * asked) shows the organisation id.
+ */
+export async function conversationSection(ctx: CommandContext, deps: ConversationStatusDeps, opts: FormatOptions, admin: boolean): Promise<StatusSection> {
+  const status = await conversationStatus(deps, ctx.scope);
+  const rows = conversationStatusFacts(status, (ms) => dateTime(ms, opts), { admin }).map(([k, v]) => [k, escapeMarkdown(v)] as [string, string]);
+  const b = status.binding;
+  const summary = b.state === 'bound' ? undefined : b.state === 'tenantNotAllowed' ? 'Tenant not allowed.' : 'Not linked to a BILL organisation.';
+  return { title: ctx.scope.kind === 'channel' ? 'This team' : 'This chat', items: [facts(rows)], ...(summary ? { summary } : {}) };
+}

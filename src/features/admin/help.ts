@@ -1,0 +1,50 @@
+// `help`: every command usable here, with usage and an example.
+import { helpCard } from '../../cards/help.js';
+import type { CardReply } from '../../cards/card.js';
+import type { CommandRegistry } from '../registry.js';
+import type { Command, CommandInfo, ConversationKind } from '../types.js';
+
+/** What `help` reads: the registry it is part of, the demo note and the version. */
+export interface HelpDeps {
+  registry: Pick<CommandRegistry<CommandInfo>, 'forScope'>;
+  /** SANDBOX_NOTE when the embedded sandbox stands in for BILL. */
+  note: string | undefined;
+  version: string;
+}
+
+/** Freezes a card and everything in it: a card handed to many turns must never be changed by one of them. */
+function frozen<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) frozen(v);
+  }
+  return value;
+}
+
+/**
+ * The help card depends only on the commands usable here (the registry hands out one list per kind of conversation
+ * until a command is registered), the kind of conversation (its wording), the demo note and the version: it is built
+ * once per combination, not per turn.
+ */
+const built = new WeakMap<readonly CommandInfo[], Map<string, CardReply>>();
+
+function cachedHelpCard(commands: readonly CommandInfo[], kind: ConversationKind, note: string | undefined, version: string): CardReply {
+  let byOptions = built.get(commands);
+  if (!byOptions) built.set(commands, (byOptions = new Map()));
+  const key = `${kind}\n${note ?? ''}\n${version}`;
+  let card = byOptions.get(key);
+  if (!card) byOptions.set(key, (card = frozen(helpCard(commands, { note, version, kind }))));
+  return card;
+}
+
+export const helpCommand: Command<HelpDeps> = {
+  name: 'help',
+  usage: 'help',
+  description: 'List every command with an example',
+  examples: ['help'],
+  upstream: false,
+  rank: 0,
+  async run(ctx, deps) {
+    return cachedHelpCard(deps.registry.forScope(ctx.scope.kind), ctx.scope.kind, deps.note, deps.version);
+  },
+};

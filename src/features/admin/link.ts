@@ -1,0 +1,125 @@
+// `link <orgId>` / `unlink`: a billbridge admin binds this team (or this chat) to a BILL organisation, multi-org only.
+import { Forbidden, InputError } from '../../errors.js';
+import { BindingRefused, type OrgBindings } from '../../state/bindings.js';
+import { adaptiveCard, escapeMarkdown, facts, text, title, type CardReply } from '../../cards/card.js';
+import { auditAdmin } from '../../bot/auditObserver.js';
+import type { AccessPolicy } from '../../bot/access.js';
+import type { AuditTrail } from '../../state/audit.js';
+import type { Command, CommandContext } from '../types.js';
+
+/** What `link` and `unlink` use: the bindings, who is an admin, and the audit trail every change is written to. */
+export interface LinkDeps {
+  orgBindings: OrgBindings;
+  access: Pick<AccessPolicy, 'isAdmin'>;
+  audit: Pick<AuditTrail, 'admin'>;
+}
+
+function here(ctx: CommandContext): string {
+  return ctx.scope.kind === 'channel' ? 'this team' : 'this chat';
+}
+
+function singleOrgCard(ctx: CommandContext): CardReply {
+  const org = ctx.orgId ? `BILL organisation **${escapeMarkdown(ctx.orgId)}**` : 'the one configured BILL organisation';
+  return adaptiveCard(
+    [
+      title('Nothing to link'),
+      text(`This billbridge serves one BILL organisation, so every team and chat uses ${org} automatically.`),
+      text('To serve several organisations, an administrator lists them in BILL_ALLOWED_ORG_IDS; then each team is linked with **link {BILL organisation id}**.', { subtle: true }),
+    ],
+    { summary: 'This billbridge serves one BILL organisation; every team uses it automatically.' },
+  );
+}
+
+/** Admin check and the bindings; a refusal is audited, then thrown for the error card to explain. */
+async function adminBindings(ctx: CommandContext, deps: LinkDeps, verb: 'link' | 'unlink'): Promise<OrgBindings> {
+  if (!deps.access.isAdmin(ctx.caller)) {
+    await auditAdmin(deps.audit, ctx, verb, 'refused', undefined, { reason: 'not an admin' }).catch(() => undefined);
+    throw new Forbidden(`Only billbridge admins can ${verb} ${here(ctx)} ${verb === 'link' ? 'to' : 'from'} a BILL organisation. Ask your billbridge administrator.`);
+  }
+  return deps.orgBindings;
+}
+
+export const linkCommand: Command<LinkDeps> = {
+  name: 'link',
+  usage: 'link <BILL organisation id>',
+  description: 'Bind this team to a BILL organisation (billbridge admins)',
+  examples: ['link 00801ABCDEFGHIJ1a2b'],
+  upstream: false,
+  rank: 90,
+  async run(ctx, deps) {
+    if (deps.orgBindings.mode !== 'multi') return singleOrgCard(ctx);
+    const bindings = await adminBindings(ctx, deps, 'link');
+    const allowed = bindings.allowedOrgIds();
+    const allowedList = allowed.map((o) => escapeMarkdown(o)).join(', ');
+    if (ctx.input.args.length !== 1) {
+      throw new InputError('Which BILL organisation?', `Type **link {BILL organisation id}**. Organisations this billbridge may use: ${allowedList}.`, ctx.input.argText || undefined);
+    }
+    const typed = ctx.input.args[0]!;
+    try {
+      const { binding, previousOrgId } = await bindings.link(ctx.scope, typed, ctx.caller.aadObjectId);
+      try {
+        await auditAdmin(deps.audit, ctx, 'link', 'ok', binding.orgId, previousOrgId ? { previousOrgId } : undefined);
+      } catch (err) {
+        // No trace, no change: put the previous binding back before reporting the failure.
+        await (previousOrgId ? bindings.link(ctx.scope, previousOrgId, ctx.caller.aadObjectId) : bindings.unlink(ctx.scope)).catch(() => undefined);
+        throw err;
+      }
+      ctx.log.info({ orgId: binding.orgId, previousOrgId, target: binding.kind }, 'binding linked');
+      const changed = previousOrgId && previousOrgId !== binding.orgId ? ` (was ${escapeMarkdown(previousOrgId)})` : '';
+      return adaptiveCard(
+        [
+          title('Linked'),
+          text(`${capital(here(ctx))} now uses BILL organisation **${escapeMarkdown(binding.orgId)}**${changed}. Everyone here sees that organisation's data.`),
+          facts([
+            ['Organisation', escapeMarkdown(binding.orgId)],
+            ['Linked by', escapeMarkdown(ctx.caller.name ?? ctx.caller.aadObjectId ?? 'unknown')],
+          ]),
+        ],
+        { summary: `${capital(here(ctx))} now uses BILL organisation ${binding.orgId}.` },
+      );
+    } catch (err) {
+      if (err instanceof BindingRefused && err.reason === 'orgNotAllowed') {
+        await auditAdmin(deps.audit, ctx, 'link', 'refused', undefined, { reason: 'organisation not allowed', typed }).catch(() => undefined);
+        throw new InputError("That organisation isn't one this billbridge may use", `Organisations it may use: ${allowedList}.`, typed);
+      }
+      if (err instanceof BindingRefused && err.reason === 'noTarget') {
+        throw new InputError("I can't tell which team this is", 'Type the command in a channel of the team you want to link.');
+      }
+      throw err;
+    }
+  },
+};
+
+export const unlinkCommand: Command<LinkDeps> = {
+  name: 'unlink',
+  usage: 'unlink',
+  description: 'Remove this team\'s BILL organisation link (billbridge admins)',
+  examples: ['unlink'],
+  upstream: false,
+  rank: 91,
+  async run(ctx, deps) {
+    if (deps.orgBindings.mode !== 'multi') return singleOrgCard(ctx);
+    const bindings = await adminBindings(ctx, deps, 'unlink');
+    const previous = await bindings.unlink(ctx.scope);
+    if (!previous) {
+      return adaptiveCard([title('Nothing to unlink'), text(`${capital(here(ctx))} is not linked to a BILL organisation.`)], {
+        summary: `${capital(here(ctx))} is not linked to a BILL organisation.`,
+      });
+    }
+    try {
+      await auditAdmin(deps.audit, ctx, 'unlink', 'ok', previous);
+    } catch (err) {
+      await bindings.link(ctx.scope, previous, ctx.caller.aadObjectId).catch(() => undefined);
+      throw err;
+    }
+    ctx.log.info({ previousOrgId: previous }, 'binding removed');
+    return adaptiveCard(
+      [title('Unlinked'), text(`${capital(here(ctx))} no longer uses BILL organisation **${escapeMarkdown(previous)}**. No BILL data is shown here until an admin links it again.`)],
+      { summary: `${capital(here(ctx))} no longer uses BILL organisation ${previous}.` },
+    );
+  },
+};
+
+function capital(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}

@@ -1,0 +1,151 @@
+// The status card: a title, then sections (upstream budgets, cache, and whatever other parts add), then the version.
+import type { AnswerStats } from '../../mirror/answers.js';
+import type { BudgetSnapshot } from '../../limits/types.js';
+import { adaptiveCard, container, escapeMarkdown, footer, subtitle, table, text, title, type CardElement, type CardReply } from '../../cards/card.js';
+import { clockTime, type FormatOptions } from '../../cards/format.js';
+
+/** One block of the status card; other parts (org binding, BILL connectivity, session age) add their own. */
+export interface StatusSection {
+  title: string;
+  items: CardElement[];
+  /** One line for the card summary, when the section has something worth saying there. */
+  summary?: string;
+}
+
+export interface StatusCardOptions extends FormatOptions {
+  version: string;
+  now: number;
+  /** Footer note, e.g. "Demo organisation — simulated data". */
+  note?: string;
+}
+
+/** Rows beyond this are summed up in one line, keeping the card small. */
+const MAX_BUDGET_ROWS = 20;
+
+const BUDGET_LABELS: Record<string, string> = {
+  'bill.requests': 'BILL requests',
+  'bill.concurrency': 'BILL calls in flight',
+  'bill.logins': 'BILL sign-ins',
+  'bill.logins.people': "BILL sign-ins (people's share)",
+  'spend.requests': 'Spend & Expense requests',
+  'graph.app': 'Graph (whole app)',
+  'graph.tenant': 'Graph (tenant)',
+  'graph.team': 'Graph (busiest team)',
+  identity: 'Entra token requests',
+  'connector.thread': 'Teams sends (busiest thread)',
+};
+
+const THROTTLE_WORDS: Record<string, string> = {
+  concurrency: 'too many in flight',
+  hourly: 'hourly limit reached',
+  retryAfter: 'asked to retry later',
+};
+
+function count(n: number, locale: string): string {
+  return Number.isFinite(n) ? n.toLocaleString(locale) : '∞';
+}
+
+function per(windowMs: number | undefined): string {
+  if (windowMs === undefined) return '';
+  if (windowMs === 3_600_000) return ' / h';
+  if (windowMs === 60_000) return ' / min';
+  if (windowMs % 1_000 === 0) return windowMs === 1_000 ? ' / s' : ` / ${windowMs / 1_000} s`;
+  return ` / ${windowMs} ms`;
+}
+
+/**
+ * Who or what the row is for: an organisation, a tenant, a hashed key, or how many threads/teams are active. BILL
+ * organisation ids are for admins; a member's rows are their own organisation's ("this organisation").
+ */
+function scope(row: BudgetSnapshot, admin: boolean): string {
+  if (row.key === '') return '';
+  if (row.key === '*') return row.keys ? ` · ${row.keys} active` : '';
+  if (row.budget === 'bill.concurrency') return admin ? ` · org ${row.key.split('/').pop()}` : ' · this organisation';
+  if (row.budget === 'graph.tenant' || row.budget === 'identity') return ` · tenant ${row.key.slice(0, 8)}…`;
+  return ` · key ${row.key}`;
+}
+
+export function budgetLabel(budget: string): string {
+  return BUDGET_LABELS[budget] ?? budget;
+}
+
+export function budgetsSection(rows: BudgetSnapshot[], opts: StatusCardOptions, who: { admin: boolean } = { admin: true }): StatusSection {
+  const { locale } = opts;
+  const order = Object.keys(BUDGET_LABELS);
+  const rank = (b: string) => (order.includes(b) ? order.indexOf(b) : order.length);
+  rows = [...rows].sort((a, b) => rank(a.budget) - rank(b.budget) || a.key.localeCompare(b.key));
+  const shown = rows.slice(0, MAX_BUDGET_ROWS);
+  const items: CardElement[] = [];
+  if (rows.length === 0) {
+    items.push(text('No upstream calls yet.', { subtle: true }));
+    return { title: 'Upstream budgets', items };
+  }
+  items.push(
+    table(
+      [
+        { header: 'Budget', width: 4 },
+        { header: 'Used', width: 3, align: 'Right' },
+        { header: 'Waiting', width: 2, align: 'Right' },
+        { header: 'Running', width: 2, align: 'Right' },
+        { header: 'Refused', width: 2, align: 'Right' },
+      ],
+      shown.map((r) => {
+        const limit = r.configuredLimit !== undefined ? `${count(r.limit, locale)} (of ${count(r.configuredLimit, locale)})` : count(r.limit, locale);
+        return [
+          // The label is ours ("Teams sends (busiest thread)"); the scope may carry a key or an id.
+          budgetLabel(r.budget) + escapeMarkdown(scope(r, who.admin)),
+          `${count(r.used, locale)} of ${limit}${per(r.windowMs)}`,
+          count(r.queued, locale),
+          count(r.running, locale),
+          count(r.rejected, locale),
+        ];
+      }),
+    ),
+  );
+  if (rows.length > shown.length) items.push(text(`…and ${rows.length - shown.length} more budgets (see /metrics).`, { subtle: true }));
+
+  const throttled = rows.filter((r) => r.lastThrottleAt !== undefined).sort((a, b) => b.lastThrottleAt! - a.lastThrottleAt!);
+  const blocked = rows.filter((r) => r.blockedUntil !== undefined && r.blockedUntil > opts.now);
+  for (const r of blocked) {
+    items.push(text(`**${escapeMarkdown(budgetLabel(r.budget))}** is paused until ${clockTime(r.blockedUntil!, opts)} (${THROTTLE_WORDS[r.lastThrottleKind ?? ''] ?? 'throttled'}).`, { color: 'Warning' }));
+  }
+  if (throttled.length > 0) {
+    const last = throttled[0]!;
+    items.push(text(`Last server-side throttle: ${escapeMarkdown(budgetLabel(last.budget))}, ${THROTTLE_WORDS[last.lastThrottleKind ?? ''] ?? 'throttled'}, at ${clockTime(last.lastThrottleAt!, opts)}.`, { subtle: blocked.length === 0 }));
+  } else {
+    items.push(text('No server-side throttling since start.', { subtle: true }));
+  }
+  const summary = blocked.length > 0 ? `${budgetLabel(blocked[0]!.budget)} paused until ${clockTime(blocked[0]!.blockedUntil!, opts)}` : undefined;
+  return { title: 'Upstream budgets', items, summary };
+}
+
+export function cacheSection(stats: AnswerStats, opts: Pick<StatusCardOptions, 'locale'>): StatusSection {
+  const gets = stats.hits + stats.misses;
+  const ratio = gets === 0 ? 'no lookups yet' : `${Math.round((stats.hits / gets) * 100)}% answered without a new BILL call (${count(gets, opts.locale)} lookups)`;
+  return {
+    title: 'Cache',
+    items: [text(`Hit ratio: ${ratio}. Holding ${count(stats.entries, opts.locale)} answers.`)],
+  };
+}
+
+/** Admins only: stored secrets SECRETS_KEY cannot open (it was changed), and what that breaks. */
+export function storedSecretsSection(unopenable: number): StatusSection {
+  const what = unopenable === 1 ? '1 stored secret cannot be opened' : `${unopenable} stored secrets cannot be opened`;
+  return {
+    title: 'Stored secrets',
+    items: [
+      text(`${what} with SECRETS_KEY (was it changed?). Webhook keys among them no longer verify BILL's events; approvers among them must connect again.`, { color: 'Attention' }),
+    ],
+    summary: what,
+  };
+}
+
+export function statusCard(sections: StatusSection[], opts: StatusCardOptions): CardReply {
+  const body: CardElement[] = [title('billbridge status'), subtitle(`As of ${clockTime(opts.now, opts)}`)];
+  for (const s of sections) {
+    body.push(container([text(s.title, { weight: 'Bolder', size: 'Medium' }), ...s.items], { separator: true }));
+  }
+  body.push(footer([opts.note, `billbridge ${opts.version}`].filter(Boolean).join(' · ')));
+  const said = sections.map((s) => s.summary).filter(Boolean);
+  return adaptiveCard(body, { summary: `billbridge ${opts.version} status${said.length ? ': ' + said.join('; ') : ''}` });
+}

@@ -1,0 +1,142 @@
+// What the finance features share: their settings, the bound org, "today" and formats for this conversation, cached
+// answers that a card's Refresh button can bypass, names and currencies by id, argument parsing that says what it
+// understood. Each helper takes the few parts it reads, passed explicitly.
+import type { BillOrgClient } from '../bill/api.js';
+import type { BillGateway } from '../bill/gateway.js';
+import type { Answer } from '../mirror/answers.js';
+import type { Mirror, ReadOptions } from '../mirror/mirror.js';
+import type { EntityKind, PartyInfo, PartyKind } from '../mirror/records.js';
+import { InputError, NotBound } from '../errors.js';
+import { dateInZone, type FormatOptions } from '../cards/format.js';
+import type { CommandContext } from './types.js';
+
+/** The deployment's settings every finance feature reads, taken from config once in app.ts. */
+export interface FinanceSettings {
+  /** BOT_LOCALE (a conversation's own locale wins) and BOT_TIMEZONE. */
+  locale: string;
+  timeZone: string;
+  /** SANDBOX_NOTE when the embedded sandbox stands in for BILL, else undefined. */
+  note: string | undefined;
+  /** LIMIT_COMMAND_WAIT_MS: how long a command waits on a mirror build or refresh before it answers with what it has. */
+  waitMs: number;
+  /** CACHE_TTL_LIST_S, CACHE_TTL_PUSHED_S, CACHE_TTL_OBJECT_S, CACHE_TTL_NAMES_S. */
+  cache: { listTtlS: number; pushedTtlS: number; objectTtlS: number; namesTtlS: number };
+  /** Whether BILL webhooks bring every change of `entity` in `orgId` to this deployment (its lists may be kept longer). */
+  pushFed(orgId: string, entity: EntityKind): boolean;
+}
+
+/** What each finance helper below needs: the settings, and for some of them a part of the mirror or of BILL. */
+interface WithSettings {
+  settings: FinanceSettings;
+}
+
+/** The BILL organisation this conversation is bound to (NotBound -> the "link" card). */
+export function boundOrg(ctx: CommandContext): string {
+  if (!ctx.orgId) throw new NotBound();
+  return ctx.orgId;
+}
+
+/** Locale of the conversation (activity, else BOT_LOCALE) and BOT_TIMEZONE. */
+export function formatOf(ctx: CommandContext, { settings }: WithSettings): FormatOptions {
+  return { locale: ctx.locale ?? settings.locale, timeZone: settings.timeZone };
+}
+
+/** Today's date where the team is (BOT_TIMEZONE): "due today" means today there. */
+export function todayOf(ctx: CommandContext, { settings }: WithSettings): string {
+  return dateInZone(ctx.now, settings.timeZone);
+}
+
+/** AP/AR client of the bound org for a person waiting in a channel. */
+export function orgClient(deps: { bill: Pick<BillGateway, 'org'> }, orgId: string): BillOrgClient {
+  return deps.bill.org(orgId, { priority: 'interactive' });
+}
+
+/**
+ * How long a list answer (or a mirror read) of these record kinds may be reused: CACHE_TTL_PUSHED_S while BILL
+ * webhooks bring every change of all of them to this deployment (each event marks the change stale in the mirror,
+ * which reads it before it answers), else CACHE_TTL_LIST_S.
+ */
+export function listTtlS({ settings }: WithSettings, orgId: string, entities: readonly EntityKind[]): number {
+  const c = settings.cache;
+  return entities.length > 0 && entities.every((e) => settings.pushFed(orgId, e)) ? Math.max(c.listTtlS, c.pushedTtlS) : c.listTtlS;
+}
+
+/**
+ * How fresh an answer from the org's mirror of `kind` must be: as fresh as a cached list (one refresh per interval
+ * per org, shared by every command, or sooner after a webhook), or refreshed now for a card's Refresh button (one
+ * incremental call, never a rebuild); waiting at most LIMIT_COMMAND_WAIT_MS for a build or a refresh.
+ */
+export function mirrorRead(ctx: CommandContext, deps: WithSettings, kind: EntityKind): ReadOptions {
+  return { maxAgeMs: listTtlS(deps, boundOrg(ctx), [kind]) * 1000, force: ctx.input.refresh === true, priority: 'interactive', waitMs: deps.settings.waitMs };
+}
+
+/**
+ * How fresh a vendor or customer search from the org's mirror must be: names are kept CACHE_TTL_NAMES_S (vendor
+ * webhooks and a name nobody matches refresh sooner; a balance that may have moved is read again by id).
+ */
+export function partyRead(ctx: CommandContext, { settings }: WithSettings): ReadOptions {
+  return { maxAgeMs: settings.cache.namesTtlS * 1000, force: ctx.input.refresh === true, priority: 'interactive', waitMs: settings.waitMs };
+}
+
+/**
+ * An answer the mirror does not hold (a list or record asked of BILL), kept for this org; identical questions in
+ * flight share one load. A card's Refresh button drops the kept answer first, so the person sees BILL's data as of now.
+ */
+export async function cachedAnswer<T>(
+  ctx: CommandContext,
+  deps: WithSettings & { mirror: Pick<Mirror, 'answers' | 'dropAnswer'> },
+  orgId: string,
+  kind: 'list' | 'object',
+  key: string,
+  load: () => Promise<T>,
+  entities: EntityKind[],
+): Promise<Answer<T>> {
+  if (ctx.input.refresh) deps.mirror.dropAnswer(orgId, key);
+  const ttlS = kind === 'list' ? listTtlS(deps, orgId, entities) : deps.settings.cache.objectTtlS;
+  return deps.mirror.answers.get(orgId, key, { ttlS, kinds: entities }, load);
+}
+
+/** Names and currencies for these vendor/customer ids, from the org's mirror (one call per 100 it does not hold yet). */
+export function resolveParties(deps: WithSettings & { mirror: Pick<Mirror, 'names'> }, orgId: string, kind: PartyKind, ids: Iterable<string>): Promise<Map<string, PartyInfo>> {
+  return deps.mirror.names(orgId, kind, ids, { priority: 'interactive', waitMs: deps.settings.waitMs });
+}
+
+/** Commands without arguments refuse extra words rather than silently ignoring a filter the person meant. */
+export function noArguments(ctx: CommandContext, hint: string): void {
+  if (ctx.input.argText.trim() !== '') {
+    throw new InputError(`"${ctx.input.name}" doesn't take anything after it`, hint, `${ctx.input.name} ${ctx.input.argText}`);
+  }
+}
+
+/**
+ * A whole number argument in [min, max] ("14", "14 days", "14d"), or the default when there is none.
+ * Anything else is an InputError naming what was understood.
+ */
+export function countArgument(ctx: CommandContext, opts: { min: number; max: number; fallback: number; unit: string; hint: string }): number {
+  const args = ctx.input.args;
+  if (args.length === 0) return opts.fallback;
+  const joined = args.join(' ').toLowerCase();
+  const m = /^(\d{1,6})\s*(?:d|days?|payments?)?$/.exec(joined);
+  const understood = `${ctx.input.name} ${ctx.input.argText}`;
+  if (!m) throw new InputError(`I can't read "${shorten(ctx.input.argText)}" as a number of ${opts.unit}`, opts.hint, understood);
+  const n = Number(m[1]);
+  if (n < opts.min || n > opts.max) throw new InputError(`${n} is out of range: use ${opts.min} to ${opts.max} ${opts.unit}`, opts.hint, understood);
+  return n;
+}
+
+/** A name or number typed after a command, without surrounding quotes or a stray trailing colon. */
+export function textArgument(ctx: CommandContext): string {
+  let s = ctx.input.argText.trim();
+  const pairs: Array<[string, string]> = [['"', '"'], ["'", "'"], ['“', '”'], ['‘', '’'], ['«', '»']];
+  for (const [open, close] of pairs) {
+    if (s.length >= 2 && s.startsWith(open) && s.endsWith(close)) {
+      s = s.slice(open.length, s.length - close.length).trim();
+      break;
+    }
+  }
+  return s;
+}
+
+export function shorten(s: string, max = 60): string {
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}

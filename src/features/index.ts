@@ -1,0 +1,64 @@
+// Every feature billbridge ships and its commands, listed once: the router, help card, parser and manifest read them.
+import { CommandRegistry } from './registry.js';
+import { bindCommands, type Command, type CommandInfo } from './types.js';
+import { helpCommand, type HelpDeps } from './admin/help.js';
+import { linkCommand, unlinkCommand, type LinkDeps } from './admin/link.js';
+import { statusCommand, type StatusDeps } from './admin/status.js';
+import { payablesCommands, type PayablesDeps } from './payables/commands.js';
+import { receivablesCommands, type ReceivablesDeps } from './receivables/commands.js';
+import { partiesCommands, type PartiesDeps } from './parties/commands.js';
+import { paymentsCommand, type PaymentsDeps } from './payments/commands.js';
+import { spendCommand, type SpendDeps } from './spend/commands.js';
+import { notificationsCommands, type NotificationsDeps } from './notifications/commands.js';
+import { connectCommand, disconnectCommand, type ApprovalsDeps } from './approvals/connect.js';
+import { approvalsCommand, approvalsDigestCommand } from './approvals/commands.js';
+
+/** The parts each feature declares, wired in app.ts. `help` gets the registry it belongs to from createRegistry. */
+export interface FeatureDeps {
+  help: Omit<HelpDeps, 'registry'>;
+  link: LinkDeps;
+  status: StatusDeps;
+  payables: PayablesDeps;
+  receivables: ReceivablesDeps;
+  parties: PartiesDeps;
+  payments: PaymentsDeps;
+  spend: SpendDeps;
+  notifications: NotificationsDeps;
+  approvals: ApprovalsDeps;
+}
+
+/** Each feature's commands, in registration order (which breaks ties of rank). */
+const FEATURES: { [K in keyof FeatureDeps]: readonly Command<K extends 'help' ? HelpDeps : FeatureDeps[K]>[] } = {
+  help: [helpCommand],
+  link: [linkCommand, unlinkCommand],
+  status: [statusCommand],
+  payables: payablesCommands,
+  receivables: receivablesCommands,
+  parties: partiesCommands,
+  payments: [paymentsCommand],
+  spend: [spendCommand],
+  notifications: notificationsCommands,
+  approvals: [approvalsCommand, approvalsDigestCommand, connectCommand, disconnectCommand],
+};
+
+/** The registry the bot runs: every feature's commands bound to the parts it declared. */
+export function createRegistry(deps: FeatureDeps): CommandRegistry {
+  const registry = new CommandRegistry();
+  return registry.register(
+    ...bindCommands(FEATURES.help, { ...deps.help, registry }),
+    ...bindCommands(FEATURES.link, deps.link),
+    ...bindCommands(FEATURES.status, deps.status),
+    ...bindCommands(FEATURES.payables, deps.payables),
+    ...bindCommands(FEATURES.receivables, deps.receivables),
+    ...bindCommands(FEATURES.parties, deps.parties),
+    ...bindCommands(FEATURES.payments, deps.payments),
+    ...bindCommands(FEATURES.spend, deps.spend),
+    ...bindCommands(FEATURES.notifications, deps.notifications),
+    ...bindCommands(FEATURES.approvals, deps.approvals),
+  );
+}
+
+/** The same commands without their parts, for what only reads names and usage: the Teams manifest, the card gallery. */
+export function commandCatalogue(): CommandRegistry<CommandInfo> {
+  return new CommandRegistry<CommandInfo>().register(...Object.values(FEATURES).flat());
+}

@@ -1,0 +1,345 @@
+// `subscribe`, `unsubscribe`, `subscriptions` and `digest` in a team channel, and the admin's `webhooks`: which BILL
+// events a channel hears about, its scheduled digest, and the BILL webhook subscription that feeds them all.
+import { Forbidden, InputError } from '../../errors.js';
+import { boundOrg } from '../finance.js';
+import { describeSchedule, nextSlot, parseDigestArgs } from '../../notify/schedule.js';
+import { KIND_LABELS, parseKinds, SUBSCRIPTION_KINDS, type SubscriptionKind } from '../../notify/kinds.js';
+import { WEBHOOK_PATH, WebhookSetupError } from '../../notify/setup.js';
+import type { ChannelTarget, ConversationRef, Notifications } from '../../notify/index.js';
+import { adaptiveCard, escapeMarkdown, executeAction, facts, text, title, type CardElement } from '../../cards/card.js';
+import { digestCard } from './cards.js';
+import { dateTime } from '../../cards/format.js';
+import { auditAdmin } from '../../bot/auditObserver.js';
+import type { AccessPolicy } from '../../bot/access.js';
+import type { AuditTrail } from '../../state/audit.js';
+import type { Installations } from '../../state/conversations.js';
+import type { Command, CommandContext } from '../types.js';
+
+/** What the channel notification commands and `webhooks` use. */
+export interface NotificationsDeps {
+  notify: Pick<Notifications, 'subscriptions' | 'digestSettings' | 'composer' | 'keys' | 'setup'>;
+  /** Where the bot is installed: the bot's Teams id for the channel's posts. */
+  installs: Pick<Installations, 'forScope'>;
+  access: Pick<AccessPolicy, 'isAdmin'>;
+  audit: Pick<AuditTrail, 'admin'>;
+  settings: {
+    locale: string;
+    timeZone: string;
+    /** SANDBOX_NOTE when the embedded sandbox stands in for BILL. */
+    note: string | undefined;
+    /** MicrosoftAppId ('' in local mode). */
+    appId: string;
+    /** PUBLIC_HOSTNAME: the default webhook URL of `webhooks setup`. */
+    publicHostname: string | undefined;
+    /** BILL_WEBHOOK_SECURITY_KEY is set: events signed with it are accepted without a stored key. */
+    envWebhookKey: boolean;
+  };
+}
+
+const KINDS_HINT = `Type **subscribe** and one or more of: ${SUBSCRIPTION_KINDS.join(', ')}, or **all**. For example **subscribe payments bills**.`;
+
+/** The channel a command was typed in (channel scopes only). */
+export function channelTargetOf(scope: CommandContext['scope']): ChannelTarget | undefined {
+  if (scope.kind !== 'channel' || !scope.teamId) return undefined;
+  const channelId = scope.channelId ?? scope.conversationId.split(';')[0]!;
+  if (!channelId || !scope.tenantId) return undefined;
+  return { tenantId: scope.tenantId.toLowerCase(), teamId: scope.teamId, channelId };
+}
+
+function channelOf(ctx: CommandContext): ChannelTarget {
+  const target = channelTargetOf(ctx.scope);
+  if (!target) throw new InputError("I can't tell which channel this is", 'Type the command in the team channel that should get the cards.');
+  return target;
+}
+
+/** The reference posts go out with: this channel, top level, with the bot's Teams id when billbridge knows it. */
+async function referenceFor(ctx: CommandContext, deps: NotificationsDeps, target: ChannelTarget) {
+  const record = await deps.installs.forScope(ctx.scope).catch(() => undefined);
+  const stored = record?.reference?.bot as { id?: unknown; name?: unknown } | undefined;
+  const appId = deps.settings.appId;
+  const bot =
+    stored && typeof stored.id === 'string'
+      ? { id: stored.id, name: typeof stored.name === 'string' ? stored.name : undefined }
+      : appId
+        ? { id: `28:${appId}` }
+        : undefined;
+  return channelReference({ serviceUrl: ctx.scope.serviceUrl, tenantId: target.tenantId, channelId: target.channelId, bot });
+}
+
+function kindList(kinds: readonly SubscriptionKind[]): string {
+  return kinds.map((k) => `- ${KIND_LABELS[k]}`).join('\n');
+}
+
+/** A warning when nothing feeds the subscriptions yet (no BILL webhook subscription billbridge can verify). */
+async function webhookWarning(deps: NotificationsDeps, orgId: string): Promise<CardElement[]> {
+  if (deps.settings.envWebhookKey || (await deps.notify.keys.list(orgId)).length > 0) return [];
+  return [text('BILL is not sending events to billbridge yet. A billbridge admin sets that up once with **webhooks setup**; until then nothing arrives here.', { color: 'Warning' })];
+}
+
+function demoNote(deps: NotificationsDeps): CardElement[] {
+  return deps.settings.note ? [text(deps.settings.note, { subtle: true, size: 'Small' })] : [];
+}
+
+const subscribeCommand: Command<NotificationsDeps> = {
+  name: 'subscribe',
+  usage: 'subscribe <bills | invoices | payments | vendors | spend | all>',
+  description: 'Post a card in this channel when BILL bills, invoices, payments, vendors or spend change',
+  examples: ['subscribe payments', 'subscribe bills invoices', 'subscribe all'],
+  scopes: ['channel'],
+  upstream: false,
+  rank: 50,
+  async run(ctx, deps) {
+    const n = deps.notify;
+    const target = channelOf(ctx);
+    const orgId = boundOrg(ctx);
+    if (ctx.input.args.length === 0) throw new InputError('Subscribe to what?', KINDS_HINT);
+    const kinds = parseKinds(ctx.input.args);
+    if (!kinds || kinds.length === 0) throw new InputError(`I can't subscribe to "${ctx.input.argText.slice(0, 60)}"`, KINDS_HINT, `subscribe ${ctx.input.argText}`);
+    const reference = await referenceFor(ctx, deps, target);
+    const { added, already } = await n.subscriptions.add(target, kinds, { orgId, reference, createdBy: ctx.caller.aadObjectId });
+    try {
+      await auditAdmin(deps.audit, ctx, 'subscribe', 'ok', orgId, { kinds, added });
+    } catch (err) {
+      // No trace, no change.
+      await n.subscriptions.remove(target, added).catch(() => undefined);
+      throw err;
+    }
+    ctx.log.info({ orgId, added, already }, 'channel subscribed');
+    const all = (await n.subscriptions.forChannel(target)).map((s) => s.kind);
+    const body: CardElement[] = [
+      title(added.length > 0 ? 'Subscribed' : 'Already subscribed'),
+      text(`This channel gets a card when BILL reports a change to:\n${kindList(all)}`),
+      ...(await webhookWarning(deps, orgId)),
+      text('Type **unsubscribe** to stop, or **digest daily 09:00** for a morning summary.', { subtle: true }),
+      ...demoNote(deps),
+    ];
+    return adaptiveCard(body, { summary: `This channel gets BILL cards for ${all.join(', ')}.` });
+  },
+};
+
+const unsubscribeCommand: Command<NotificationsDeps> = {
+  name: 'unsubscribe',
+  usage: 'unsubscribe [kind | all]',
+  description: 'Stop BILL cards in this channel (one kind, or all of them)',
+  examples: ['unsubscribe', 'unsubscribe vendors'],
+  scopes: ['channel'],
+  upstream: false,
+  rank: 51,
+  async run(ctx, deps) {
+    const n = deps.notify;
+    const target = channelOf(ctx);
+    const kinds = ctx.input.args.length === 0 ? [...SUBSCRIPTION_KINDS] : parseKinds(ctx.input.args);
+    if (!kinds || kinds.length === 0) {
+      throw new InputError(`I can't unsubscribe from "${ctx.input.argText.slice(0, 60)}"`, `Type **unsubscribe** for everything, or one of: ${SUBSCRIPTION_KINDS.join(', ')}.`, `unsubscribe ${ctx.input.argText}`);
+    }
+    const before = await n.subscriptions.forChannel(target);
+    const removed = await n.subscriptions.remove(target, kinds);
+    if (removed.length > 0) {
+      try {
+        await auditAdmin(deps.audit, ctx, 'unsubscribe', 'ok', ctx.orgId, { kinds: removed });
+      } catch (err) {
+        for (const sub of before.filter((s) => removed.includes(s.kind))) {
+          await n.subscriptions.add(target, [sub.kind], { orgId: sub.orgId, reference: sub.reference, createdBy: sub.createdBy }).catch(() => undefined);
+        }
+        throw err;
+      }
+      ctx.log.info({ removed }, 'channel unsubscribed');
+    }
+    const left = (await n.subscriptions.forChannel(target)).map((s) => s.kind);
+    const body: CardElement[] = [
+      title(removed.length > 0 ? 'Unsubscribed' : 'Nothing to unsubscribe'),
+      text(removed.length > 0 ? `No more cards here for: ${removed.join(', ')}.` : `This channel was not subscribed to ${kinds.length === SUBSCRIPTION_KINDS.length ? 'anything' : kinds.join(', ')}.`),
+    ];
+    if (left.length > 0) body.push(text(`Still subscribed to: ${left.join(', ')}.`, { subtle: true }));
+    return adaptiveCard(body, { summary: removed.length > 0 ? `This channel no longer gets BILL cards for ${removed.join(', ')}.` : 'Nothing to unsubscribe.' });
+  },
+};
+
+const subscriptionsCommand: Command<NotificationsDeps> = {
+  name: 'subscriptions',
+  usage: 'subscriptions',
+  description: 'What this channel hears about from BILL, and its digest',
+  examples: ['subscriptions'],
+  scopes: ['channel'],
+  upstream: false,
+  rank: 52,
+  async run(ctx, deps) {
+    const n = deps.notify;
+    const target = channelOf(ctx);
+    const subs = await n.subscriptions.forChannel(target);
+    const digest = await n.digestSettings.get(target);
+    const tz = deps.settings.timeZone;
+    const body: CardElement[] = [title('Subscriptions')];
+    if (subs.length === 0) body.push(text('This channel gets no BILL cards. Type **subscribe payments** (or bills, invoices, vendors, spend, all) to start.'));
+    else {
+      body.push(text(`This channel gets a card when BILL reports a change to:\n${kindList(subs.map((s) => s.kind))}`));
+      body.push(facts(subs.map((s) => [s.kind, `since ${dateTime(s.createdAt, { locale: ctx.locale ?? deps.settings.locale, timeZone: tz })}`])));
+    }
+    body.push(text(digest ? `Digest: ${describeSchedule(digest.schedule)} (${escapeMarkdown(tz)}).` : 'Digest: off. Type **digest daily 09:00** for one.', { subtle: !digest }));
+    if (ctx.orgId) body.push(...(await webhookWarning(deps, ctx.orgId)));
+    return adaptiveCard(body, { summary: subs.length === 0 ? 'This channel gets no BILL cards.' : `This channel gets BILL cards for ${subs.map((s) => s.kind).join(', ')}.` });
+  },
+};
+
+const DIGEST_HINT = 'Type **digest daily 09:00**, **digest weekly monday 09:00**, **digest off** or **digest now**.';
+
+const digestCommand: Command<NotificationsDeps> = {
+  name: 'digest',
+  usage: 'digest daily <HH:MM> | weekly <day> <HH:MM> | off | now',
+  description: 'A summary card of bills due this week, overdue bills and overdue invoices, on a schedule or now',
+  examples: ['digest daily 09:00', 'digest weekly monday 08:30', 'digest now', 'digest off'],
+  scopes: ['channel'],
+  upstream: true,
+  rank: 55,
+  async run(ctx, deps) {
+    const n = deps.notify;
+    const target = channelOf(ctx);
+    const cmd = parseDigestArgs(ctx.input.args);
+    const tz = deps.settings.timeZone;
+    const fmt = { locale: ctx.locale ?? deps.settings.locale, timeZone: tz };
+    switch (cmd.action) {
+      case 'error':
+        throw new InputError(`I can't read that: ${cmd.problem}`, DIGEST_HINT, `digest ${ctx.input.argText}`);
+      case 'show': {
+        const setting = await n.digestSettings.get(target);
+        if (!setting) return adaptiveCard([title('No digest here'), text(`This channel has no scheduled digest. ${DIGEST_HINT}`)], { summary: 'This channel has no scheduled digest.' });
+        const next = nextSlot(setting.schedule, ctx.now.getTime(), tz);
+        return adaptiveCard([title('Digest'), text(`This channel gets a digest ${describeSchedule(setting.schedule)} (${escapeMarkdown(tz)}), when something changed since the last one. Next: ${dateTime(next.at, fmt)}.`), text(DIGEST_HINT, { subtle: true })], {
+          summary: `Digest ${describeSchedule(setting.schedule)}.`,
+        });
+      }
+      case 'now': {
+        const orgId = boundOrg(ctx);
+        const content = await n.composer.compose(orgId, ctx.now.getTime(), 'now', 'interactive');
+        return digestCard(content, { ...fmt, note: deps.settings.note });
+      }
+      case 'off': {
+        const had = await n.digestSettings.get(target);
+        if (!had) return adaptiveCard([title('No digest here'), text('This channel had no scheduled digest.')], { summary: 'This channel had no scheduled digest.' });
+        await n.digestSettings.remove(target);
+        try {
+          await auditAdmin(deps.audit, ctx, 'digest.off', 'ok', ctx.orgId);
+        } catch (err) {
+          await n.digestSettings.set(target, { orgId: had.orgId, schedule: had.schedule, reference: had.reference, createdBy: had.createdBy }).catch(() => undefined);
+          throw err;
+        }
+        return adaptiveCard([title('Digest off'), text('This channel no longer gets a scheduled digest. **digest now** still shows one.')], { summary: 'Digest off.' });
+      }
+      case 'set': {
+        const orgId = boundOrg(ctx);
+        const previous = await n.digestSettings.get(target);
+        const setting = await n.digestSettings.set(target, { orgId, schedule: cmd.schedule, reference: await referenceFor(ctx, deps, target), createdBy: ctx.caller.aadObjectId });
+        try {
+          await auditAdmin(deps.audit, ctx, 'digest', 'ok', orgId, { schedule: describeSchedule(cmd.schedule), timeZone: tz });
+        } catch (err) {
+          await (previous ? n.digestSettings.set(target, previous) : n.digestSettings.remove(target)).catch(() => undefined);
+          throw err;
+        }
+        const next = nextSlot(setting.schedule, ctx.now.getTime(), tz);
+        return adaptiveCard(
+          [
+            title('Digest scheduled'),
+            text(`This channel gets a digest ${describeSchedule(setting.schedule)} (${escapeMarkdown(tz)}): bills due in the next 7 days, overdue bills and overdue invoices. It is posted only when something changed since the last one.`),
+            facts([['Next', dateTime(next.at, fmt)]]),
+            text('**digest now** shows one right away; **digest off** stops it.', { subtle: true }),
+          ],
+          { summary: `Digest ${describeSchedule(setting.schedule)}; next ${dateTime(next.at, fmt)}.`, actions: [executeAction('Show one now', { verb: 'run', command: 'digest now' })] },
+        );
+      }
+    }
+  },
+};
+
+const WEBHOOKS_HINT = `Type **webhooks** to list, **webhooks setup https://{your bot}${WEBHOOK_PATH}** to create BILL's subscription, or **webhooks delete {id}**.`;
+
+function webhookUrlFromConfig(deps: NotificationsDeps): string | undefined {
+  const host = deps.settings.publicHostname;
+  return host ? `https://${host}${WEBHOOK_PATH}` : undefined;
+}
+
+const webhooksCommand: Command<NotificationsDeps> = {
+  name: 'webhooks',
+  usage: 'webhooks [setup <url> | delete <id>]',
+  description: 'BILL webhook subscriptions feeding billbridge: list, set up, delete (billbridge admins)',
+  examples: ['webhooks', 'webhooks setup https://billbridge.example.com/api/bill/webhooks'],
+  upstream: true,
+  rank: 95,
+  async run(ctx, deps) {
+    const n = deps.notify;
+    const verb = (ctx.input.args[0] ?? 'list').toLowerCase();
+    const action = verb === 'setup' ? 'webhook.setup' : verb === 'delete' ? 'webhook.delete' : 'webhook.list';
+    if (!deps.access.isAdmin(ctx.caller)) {
+      await auditAdmin(deps.audit, ctx, action, 'refused', ctx.orgId, { reason: 'not an admin' }).catch(() => undefined);
+      throw new Forbidden('Only billbridge admins can manage BILL webhooks. Ask your billbridge administrator.');
+    }
+    const orgId = boundOrg(ctx);
+    try {
+      if (verb === 'setup') {
+        const url = ctx.input.args[1] ?? webhookUrlFromConfig(deps);
+        if (!url || ctx.input.args.length > 2) throw new InputError('Which URL should BILL send events to?', WEBHOOKS_HINT, ctx.input.argText || undefined);
+        const result = await n.setup.setup(orgId, url);
+        await auditAdmin(deps.audit, ctx, action, 'ok', orgId, { subscriptionId: result.subscription.id, outcome: result.action, events: result.subscription.events.length });
+        const said = { created: 'BILL will now send events to billbridge', updated: 'The BILL subscription was brought up to date', rotated: 'The BILL subscription got a new signing key', unchanged: 'BILL already sends events to billbridge' }[result.action];
+        return adaptiveCard(
+          [
+            title('Webhooks set up'),
+            text(`${said}.`),
+            facts([
+              ['Subscription', escapeMarkdown(result.subscription.id)],
+              ['URL', escapeMarkdown(result.subscription.notificationUrl)],
+              ['Events', String(result.subscription.events.length)],
+            ]),
+            text('The signing key is stored by billbridge and never shown. Channels choose what they hear with **subscribe**.', { subtle: true }),
+          ],
+          { summary: `${said}.` },
+        );
+      }
+      if (verb === 'delete') {
+        const id = ctx.input.args[1];
+        if (!id || ctx.input.args.length > 2) throw new InputError('Which subscription?', WEBHOOKS_HINT, ctx.input.argText || undefined);
+        await n.setup.remove(orgId, id);
+        await auditAdmin(deps.audit, ctx, action, 'ok', orgId, { subscriptionId: id });
+        return adaptiveCard([title('Webhook subscription deleted'), text(`BILL no longer sends events for subscription ${escapeMarkdown(id)}.`)], { summary: `Webhook subscription ${id} deleted.` });
+      }
+      if (verb !== 'list') throw new InputError(`"${verb.slice(0, 30)}" is not a webhooks action`, WEBHOOKS_HINT, `webhooks ${ctx.input.argText}`);
+      const subs = await n.setup.list(orgId);
+      const body: CardElement[] = [title('BILL webhook subscriptions'), text(`Organisation ${escapeMarkdown(orgId)}: ${subs.length} of 10 allowed.`)];
+      for (const s of subs) {
+        body.push(
+          facts([
+            ['Subscription', `${escapeMarkdown(s.name)} (${escapeMarkdown(s.id)})`],
+            ['URL', escapeMarkdown(s.notificationUrl)],
+            ['State', `${s.enabled ? 'enabled' : 'disabled by BILL (deliveries kept failing)'}${s.keyStored ? '' : ' · billbridge has no key for it'}`],
+            ['Events', String(s.events.length)],
+          ]),
+        );
+      }
+      if (subs.length === 0) body.push(text(WEBHOOKS_HINT));
+      if (deps.settings.envWebhookKey) body.push(text('BILL_WEBHOOK_SECURITY_KEY is set: events signed with it are accepted too.', { subtle: true }));
+      return adaptiveCard(body, { summary: `${subs.length} BILL webhook subscriptions.` });
+    } catch (err) {
+      if (err instanceof WebhookSetupError) {
+        await auditAdmin(deps.audit, ctx, action, 'refused', orgId, { reason: err.reason }).catch(() => undefined);
+        throw new InputError(err.message, WEBHOOKS_HINT, ctx.input.argText ? `webhooks ${ctx.input.argText}` : undefined);
+      }
+      if (!(err instanceof InputError)) await auditAdmin(deps.audit, ctx, action, 'error', orgId).catch(() => undefined);
+      throw err;
+    }
+  },
+};
+
+/** The notification commands, in the order they are registered. */
+export const notificationsCommands = [subscribeCommand, unsubscribeCommand, subscriptionsCommand, digestCommand, webhooksCommand];
+
+/**
+ * The reference a channel subscription posts with: the team channel's own conversation (top level, not the thread
+ * the command was typed in), the service URL Teams gave, and the bot's Teams id when known.
+ */
+function channelReference(input: { serviceUrl: string; tenantId: string; channelId: string; bot?: { id: string; name?: string } }): ConversationRef {
+  return {
+    channelId: 'msteams',
+    serviceUrl: input.serviceUrl,
+    conversation: { id: input.channelId, isGroup: true, conversationType: 'channel', tenantId: input.tenantId },
+    ...(input.bot ? { bot: { id: input.bot.id, ...(input.bot.name ? { name: input.bot.name } : {}) } } : {}),
+  };
+}

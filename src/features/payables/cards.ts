@@ -1,0 +1,299 @@
+// Accounts payable cards: bills due, overdue bills, one bill, bills sharing an invoice number. Pure: data in, card out.
+import type { Bill } from '../../bill/types.js';
+import { adaptiveCard, container, escapeMarkdown, executeAction, facts, subtitle, text, title, type CardAction, type CardElement, type CardReply } from '../../cards/card.js';
+import { addDays, calendarDate, daysBetween, dueInWords, money, type FormatOptions } from '../../cards/format.js';
+import { asOfFooter, lazyRows, listCard, refreshAction } from '../../cards/list.js';
+import { shortId } from '../../cards/redact.js';
+import { approverWords, billApprovalWords, billPaymentWords, count, moneyTotal, type Tone } from '../../cards/words.js';
+
+/** The bill fields the AP cards use (line items are left out of list answers to keep cached lists small). */
+export type BillLine = Omit<Bill, 'billLineItems'> & { billLineItems?: Bill['billLineItems'] };
+
+/** Common inputs of the AP cards. */
+export interface ApCardContext {
+  /** "Today" (yyyy-MM-dd) in BOT_TIMEZONE. */
+  today: string;
+  fmt: FormatOptions;
+  asOf: number;
+  /** A vendor's bill currency (vendor.billCurrency), when known. */
+  currencyOf: (vendorId: string) => string | undefined;
+  /** A vendor's name when the bill did not carry one. */
+  vendorNameOf?: (vendorId: string) => string | undefined;
+  /** Footer note, e.g. "Demo organisation — simulated data". */
+  note?: string;
+}
+
+export function vendorName(bill: Pick<Bill, 'vendorName' | 'vendorId'>, ctx: Pick<ApCardContext, 'vendorNameOf'>): string {
+  return bill.vendorName || ctx.vendorNameOf?.(bill.vendorId) || `Vendor ${shortId(bill.vendorId ?? '')}`;
+}
+
+export function amountDue(bill: Pick<Bill, 'dueAmount' | 'amount'>): number {
+  return typeof bill.dueAmount === 'number' ? bill.dueAmount : bill.amount;
+}
+
+function invoiceNumber(bill: Pick<Bill, 'invoice' | 'id'>): string {
+  return bill.invoice?.invoiceNumber || `id ${shortId(bill.id)}`;
+}
+
+/** "today", "tomorrow", "in 3 days", "2 days late". */
+export function dueShort(dueDate: string, today: string): string {
+  const d = daysBetween(today, dueDate.slice(0, 10));
+  if (d === 0) return 'today';
+  if (d === 1) return 'tomorrow';
+  if (d > 1) return `in ${d} days`;
+  return d === -1 ? '1 day late' : `${-d} days late`;
+}
+
+/** Soonest first; then vendor, then id, so every answer lists the same bills in the same order. */
+export function byDueDate(ctx: Pick<ApCardContext, 'vendorNameOf'>) {
+  // ISO dates order as plain strings; names by the default collator (what localeCompare uses), made once.
+  return (a: BillLine, b: BillLine): number =>
+    (a.dueDate < b.dueDate ? -1 : a.dueDate > b.dueDate ? 1 : 0) || NAME_ORDER.compare(vendorName(a, ctx), vendorName(b, ctx)) || a.id.localeCompare(b.id);
+}
+
+const NAME_ORDER = new Intl.Collator();
+
+/** "in the next 7 days", "today", "today or tomorrow". */
+export function windowWords(days: number): string {
+  if (days === 0) return 'today';
+  if (days === 1) return 'today or tomorrow';
+  return `in the next ${days} days`;
+}
+
+function amountOf(bill: BillLine, ctx: ApCardContext): { amount: number; currency: string | undefined } {
+  return { amount: amountDue(bill), currency: ctx.currencyOf(bill.vendorId) };
+}
+
+export interface BillsDueInput extends ApCardContext {
+  days: number;
+  /** Unpaid, non-archived bills due today..today+days (as BILL returned them). */
+  due: BillLine[];
+  /** Unpaid, non-archived bills due before today. */
+  overdue: BillLine[];
+  page: number;
+  command: string;
+  /** BILL had more rows than one answer reads (page cap). */
+  truncated?: boolean;
+}
+
+export function billsDueCard(input: BillsDueInput): CardReply {
+  const { fmt, today, days } = input;
+  const due = [...input.due].sort(byDueDate(input));
+  const scheduled = due.filter((b) => b.paymentStatus === 'SCHEDULED');
+  const awaiting = due.filter((b) => b.approvalStatus === 'ASSIGNED');
+  const dueTotal = moneyTotal(due.map((b) => amountOf(b, input)), fmt.locale);
+  const overdueTotal = moneyTotal(input.overdue.map((b) => amountOf(b, input)), fmt.locale);
+  const totals: Array<[string, string]> = [['Due', `${dueTotal} · ${count(due.length, 'bill', fmt.locale)}`]];
+  if (scheduled.length > 0) totals.push(['Of which scheduled', `${moneyTotal(scheduled.map((b) => amountOf(b, input)), fmt.locale)} · ${count(scheduled.length, 'bill', fmt.locale)}`]);
+  if (awaiting.length > 0) totals.push(['Awaiting approval', count(awaiting.length, 'bill', fmt.locale)]);
+  const notes =
+    input.overdue.length > 0
+      ? [{ text: `Overdue: ${count(input.overdue.length, 'bill', fmt.locale)}, ${overdueTotal}, not counted above.`, tone: 'Attention' as Tone }]
+      : [{ text: 'Nothing overdue.', subtle: true }];
+  const range = days === 0 ? calendarDate(today, fmt.locale) : `${calendarDate(today, fmt.locale)} – ${calendarDate(addDays(today, days), fmt.locale)}`;
+  const summary =
+    due.length === 0
+      ? `No bills due ${windowWords(days)}${input.overdue.length ? `; ${count(input.overdue.length, 'bill')} overdue (${overdueTotal})` : ''}.`
+      : `${count(due.length, 'bill')} due ${windowWords(days)}, ${dueTotal}${input.overdue.length ? `; ${input.overdue.length} overdue (${overdueTotal})` : ''}.`;
+  return listCard({
+    title: `Bills due ${windowWords(days)}`,
+    subtitle: `${range} · ${fmt.timeZone} time`,
+    totals,
+    notes,
+    columns: [
+      { header: 'Vendor', width: 3 },
+      { header: 'Invoice #', width: 2 },
+      { header: 'Due', width: 3 },
+      { header: 'Amount due', width: 2, align: 'Right' },
+      { header: 'Status', width: 3 },
+    ],
+    rows: lazyRows(due, (b) => [
+      vendorName(b, input),
+      invoiceNumber(b),
+      `${calendarDate(b.dueDate, fmt.locale)} · ${dueShort(b.dueDate, today)}`,
+      money(amountDue(b), input.currencyOf(b.vendorId), fmt.locale),
+      `${billPaymentWords(b)} · ${billApprovalWords(b)}`,
+    ]),
+    tones: (i) => (due[i]!.dueDate.slice(0, 10) === today ? 'Warning' : undefined),
+    page: input.page,
+    noun: 'bills',
+    empty: `No bills due ${windowWords(days)}.`,
+    command: input.command,
+    asOf: input.asOf,
+    fmt,
+    footnotes: [input.truncated ? 'BILL has more bills than one answer reads: totals cover the bills shown in the count' : undefined, input.note],
+    summary,
+    actions: input.overdue.length > 0 ? [executeAction('Show overdue bills', { verb: 'run', command: 'bills overdue' })] : [],
+  });
+}
+
+/** Aging buckets by days past due: 1–30, 31–60, 61–90, 90+. */
+export const AGING_BUCKETS = [
+  { label: '1–30 days', max: 30 },
+  { label: '31–60 days', max: 60 },
+  { label: '61–90 days', max: 90 },
+  { label: '90+ days', max: Number.POSITIVE_INFINITY },
+] as const;
+
+export function agingBucket(daysLate: number): number {
+  return AGING_BUCKETS.findIndex((b) => daysLate <= b.max);
+}
+
+export interface BillsOverdueInput extends ApCardContext {
+  overdue: BillLine[];
+  page: number;
+  command: string;
+  truncated?: boolean;
+}
+
+export function billsOverdueCard(input: BillsOverdueInput): CardReply {
+  const { fmt, today } = input;
+  const rows = [...input.overdue].sort(byDueDate(input));
+  const total = moneyTotal(rows.map((b) => amountOf(b, input)), fmt.locale);
+  const totals: Array<[string, string]> = [['Overdue', `${total} · ${count(rows.length, 'bill', fmt.locale)}`]];
+  if (rows.length > 0) {
+    const oldest = rows[0]!;
+    totals.push(['Oldest', `${count(daysBetween(oldest.dueDate, today), 'day', fmt.locale)} late — ${vendorName(oldest, input)}`]);
+    const buckets = AGING_BUCKETS.map(() => [] as BillLine[]);
+    for (const b of rows) buckets[agingBucket(daysBetween(b.dueDate.slice(0, 10), today))]?.push(b);
+    AGING_BUCKETS.forEach((bucket, i) => {
+      const list = buckets[i]!;
+      if (list.length > 0) totals.push([bucket.label, `${moneyTotal(list.map((b) => amountOf(b, input)), fmt.locale)} · ${count(list.length, 'bill', fmt.locale)}`]);
+    });
+  }
+  return listCard({
+    title: 'Overdue bills',
+    subtitle: `Unpaid bills due before ${calendarDate(today, fmt.locale)} · oldest first`,
+    totals,
+    columns: [
+      { header: 'Vendor', width: 3 },
+      { header: 'Invoice #', width: 2 },
+      { header: 'Was due', width: 2 },
+      { header: 'Days late', width: 1, align: 'Right' },
+      { header: 'Amount due', width: 2, align: 'Right', figure: true },
+      { header: 'Status', width: 2 },
+    ],
+    rows: lazyRows(rows, (b) => [
+      vendorName(b, input),
+      invoiceNumber(b),
+      calendarDate(b.dueDate, fmt.locale),
+      daysBetween(b.dueDate.slice(0, 10), today).toLocaleString(fmt.locale),
+      money(amountDue(b), input.currencyOf(b.vendorId), fmt.locale),
+      billPaymentWords(b),
+    ]),
+    tones: (i) => (daysBetween(rows[i]!.dueDate.slice(0, 10), today) > 30 ? 'Attention' : undefined),
+    page: input.page,
+    noun: 'bills',
+    empty: 'No overdue bills. Every unpaid bill is due today or later.',
+    command: input.command,
+    asOf: input.asOf,
+    fmt,
+    footnotes: [input.truncated ? 'BILL has more overdue bills than one answer reads' : undefined, input.note],
+    summary: rows.length === 0 ? 'No overdue bills.' : `${count(rows.length, 'overdue bill')}, ${total}; the oldest is ${daysBetween(rows[0]!.dueDate, today)} days late.`,
+  });
+}
+
+/** A vendor's name that can be typed back as `vendor <name>` (BILL filters refuse quotes and backslashes). */
+export function typeableName(name: string): boolean {
+  return name.trim().length > 0 && name.length <= 200 && !/["\\\u0000-\u001f]/.test(name);
+}
+
+export interface BillCardInput extends ApCardContext {
+  bill: Bill;
+  command: string;
+}
+
+/** One bill: vendor, amounts, dates, statuses, approvers, a line-item summary. */
+export function billCard(input: BillCardInput): CardReply {
+  const { bill, fmt, today } = input;
+  const cur = input.currencyOf(bill.vendorId);
+  const m = (n: number | undefined) => money(n ?? 0, cur, fmt.locale);
+  const name = vendorName(bill, input);
+  const number = bill.invoice?.invoiceNumber;
+  const open = bill.paymentStatus !== 'PAID' && !bill.archived;
+  const dueWords = open ? dueInWords(bill.dueDate, today) : undefined;
+  const late = open && bill.dueDate && daysBetween(bill.dueDate.slice(0, 10), today) > 0;
+  const body: CardElement[] = [
+    title(escapeMarkdown(number ? `Bill ${number}` : `Bill ${shortId(bill.id)}`)),
+    subtitle(escapeMarkdown(`${name}${bill.archived ? ' · archived' : ''}`)),
+    facts([
+      ['Amount', m(bill.amount)],
+      ['Paid', m(bill.paidAmount)],
+      ['Due', m(amountDue(bill))],
+      ['Scheduled', m(bill.scheduledAmount)],
+      ...((bill.creditAmount ?? 0) > 0 ? [['Credits applied', m(bill.creditAmount)] as [string, string]] : []),
+    ]),
+    facts(
+      [
+        ['Vendor', name],
+        ['Invoice #', number ?? '—'],
+        ['Invoice date', calendarDate(bill.invoice?.invoiceDate, fmt.locale)],
+        ['Due date', `${calendarDate(bill.dueDate, fmt.locale)}${dueWords ? ` (${dueWords.toLowerCase()})` : ''}`],
+        ['Payment', billPaymentWords(bill)],
+        ['Approval', billApprovalWords(bill)],
+        ...(bill.purchaseOrderNumber ? [['PO number', bill.purchaseOrderNumber] as [string, string]] : []),
+        ['BILL id', shortId(bill.id)],
+      ].map(([k, v]) => [k!, escapeMarkdown(v!)] as [string, string]),
+    ),
+  ];
+  if (late) body.splice(2, 0, text(escapeMarkdown(dueInWords(bill.dueDate, today)), { color: 'Attention', weight: 'Bolder' }));
+  const approvers = [...(Array.isArray(bill.approvers) ? bill.approvers : [])].sort((a, b) => (a?.approverOrder ?? 0) - (b?.approverOrder ?? 0));
+  if (approvers.length > 0) {
+    const lines = approvers.slice(0, 8).map((a, i) => {
+      const when = a?.statusChangedTime ? ` (${calendarDate(a.statusChangedTime.slice(0, 10), fmt.locale)})` : '';
+      return [`Approver ${i + 1}`, escapeMarkdown(`${approverWords(a?.status)}${when} · user ${shortId(String(a?.userId ?? ''))}`)] as [string, string];
+    });
+    if (approvers.length > 8) lines.push(['…', `${approvers.length - 8} more`]);
+    body.push(container([text('Approvers', { weight: 'Bolder' }), facts(lines)], { separator: true }));
+  }
+  const items = Array.isArray(bill.billLineItems) ? bill.billLineItems : [];
+  if (items.length > 0) {
+    const shown = items.slice(0, 5).map((li) => [escapeMarkdown(li?.description || 'Line item'), m(li?.amount)] as [string, string]);
+    if (items.length > 5) shown.push([`${items.length - 5} more lines`, m(items.slice(5).reduce((s, li) => s + (li?.amount ?? 0), 0))]);
+    body.push(container([text(`Line items (${items.length})`, { weight: 'Bolder' }), facts(shown)], { separator: true }));
+  } else if (bill.description) {
+    body.push(text(escapeMarkdown(bill.description), { subtle: true, separator: true }));
+  }
+  body.push(asOfFooter(input.asOf, fmt, [input.note]));
+  const actions: CardAction[] = [];
+  if (typeableName(name) && bill.vendorName) actions.push(executeAction('This vendor', { verb: 'run', command: `vendor ${name}` }));
+  actions.push(refreshAction(input.command));
+  const status = `${billPaymentWords(bill).toLowerCase()}${open && bill.dueDate ? `, ${dueInWords(bill.dueDate, today).toLowerCase()}` : ''}`;
+  return adaptiveCard(body, { summary: `Bill ${number ?? shortId(bill.id)} from ${name}: ${m(amountDue(bill))} due, ${status}.`, actions });
+}
+
+export interface BillMatchesInput extends ApCardContext {
+  typed: string;
+  bills: BillLine[];
+  page: number;
+  command: string;
+}
+
+/** Several vendors' bills carry the same invoice number: list them, with a button to open each. */
+export function billMatchesCard(input: BillMatchesInput): CardReply {
+  const { fmt } = input;
+  const rows = [...input.bills].sort(byDueDate(input));
+  return listCard({
+    // The number leads its own line: at the end of a title line the browser breaks it at its hyphen (INV- / 100).
+    title: `${rows.length} bills have invoice number`,
+    subtitle: `${input.typed} · Different vendors used the same number. Pick one, or type bill {BILL id}.`,
+    columns: [
+      // The BILL id leads the row's second line: at a line's end the browser would break it after its ellipsis.
+      { header: 'Vendor', width: 3 },
+      { header: 'BILL id', width: 2 },
+      { header: 'Due', width: 2 },
+      { header: 'Amount due', width: 2, align: 'Right' },
+      { header: 'Status', width: 2 },
+    ],
+    rows: rows.map((b) => [vendorName(b, input), shortId(b.id), calendarDate(b.dueDate, fmt.locale), money(amountDue(b), input.currencyOf(b.vendorId), fmt.locale), billPaymentWords(b)]),
+    page: input.page,
+    noun: 'bills',
+    empty: `No bill has invoice number ${input.typed}.`,
+    command: input.command,
+    asOf: input.asOf,
+    fmt,
+    footnotes: [input.note],
+    summary: `${rows.length} bills have invoice number ${input.typed}; pick one.`,
+    actions: rows.slice(0, 4).map((b) => executeAction(`${vendorName(b, input).slice(0, 30)}`, { verb: 'run', command: `bill ${b.id}` })),
+  });
+}

@@ -1,0 +1,268 @@
+// `bills due [days]`, `bills overdue`, `bill <BILL id | invoice number>`: accounts payable.
+//
+// Answered from the org's mirror of bills (src/mirror): the open bills, built once with BILL's server-side
+// filters (archived eq false, paymentStatus ne PAID) and kept current with one `updatedTime:gte` call per interval
+// shared by every command, filtered here by due date in BOT_TIMEZONE. Until the mirror is built (the first question
+// in an organisation) a list is asked of BILL with server-side filters — dueDate, paymentStatus, archived — and the
+// build starts in the background: never a full scan for a list answer.
+// "Unpaid" is paymentStatus ne PAID: UNPAID and SCHEDULED bills (and any partial status BILL may add) still owe money.
+import { BillApiError, InputError } from '../../errors.js';
+import { BillFilter } from '../../bill/filters.js';
+import type { Bill } from '../../bill/types.js';
+import { answerKey } from '../../mirror/answers.js';
+import { isOpenBill, type PartyInfo } from '../../mirror/records.js';
+import { billCard, billMatchesCard, billsDueCard, billsOverdueCard, type BillLine } from './cards.js';
+import { addDays } from '../../cards/format.js';
+import { indexBuildingCard } from '../../cards/list.js';
+import { shortId } from '../../cards/redact.js';
+import type { BillGateway } from '../../bill/gateway.js';
+import type { Mirror } from '../../mirror/mirror.js';
+import type { Command, CommandContext } from '../types.js';
+import {
+  boundOrg,
+  cachedAnswer,
+  countArgument,
+  formatOf,
+  noArguments,
+  mirrorRead,
+  orgClient,
+  resolveParties,
+  shorten,
+  textArgument,
+  todayOf,
+  type FinanceSettings,
+} from '../finance.js';
+
+/** What accounts payable reads: the org's mirror of bills (and vendor names), BILL for bills not mirrored yet. */
+export interface PayablesDeps {
+  mirror: Pick<Mirror, 'rows' | 'lookup' | 'prepare' | 'names' | 'answers' | 'dropAnswer'>;
+  bill: Pick<BillGateway, 'org'>;
+  settings: FinanceSettings;
+}
+
+export const MAX_DUE_DAYS = 90;
+export const DEFAULT_DUE_DAYS = 7;
+
+/** What a list answer keeps of a bill (line items dropped: they are not shown and would bloat the cache). */
+function billLine(bill: Bill): BillLine {
+  const { billLineItems: _dropped, ...rest } = bill;
+  return rest;
+}
+
+export interface BillList {
+  items: BillLine[];
+  truncated: boolean;
+  pages: number;
+}
+
+/** Unpaid, non-archived bills in a due-date range, soonest first, filtered by BILL. */
+export async function unpaidBills(deps: Pick<PayablesDeps, 'bill'>, orgId: string, dueDate: { gte?: string; lte?: string; lt?: string }, vendorId?: string | string[]): Promise<BillList> {
+  const { items, truncated, pages } = await orgClient(deps, orgId)
+    .bills.list({ dueDate, vendorId, archived: false, filter: new BillFilter().ne('paymentStatus', 'PAID'), sort: [{ field: 'dueDate', order: 'asc' }] })
+    .all();
+  return { items: items.map(billLine), truncated, pages };
+}
+
+/** The overdue list both `bills due` and `bills overdue` ask BILL for while the mirror is not built (one cached answer per day). */
+function overdueBills(ctx: CommandContext, deps: PayablesDeps, orgId: string, today: string) {
+  return cachedAnswer(ctx, deps, orgId, 'list', answerKey('bills.overdue', { before: today }), () => unpaidBills(deps, orgId, { lt: today }), ['bill']);
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}/;
+/** A bill's due day (yyyy-MM-dd), or undefined when it has none (BILL's dueDate filters never match those). */
+const dueDay = (b: Pick<Bill, 'dueDate'>): string | undefined => (typeof b.dueDate === 'string' && DAY.test(b.dueDate) ? b.dueDate.slice(0, 10) : undefined);
+
+/**
+ * The org's open bills (those `where` keeps) from its mirror, fresh as a cached list, or undefined while the mirror
+ * is not built (the caller then asks BILL, and calls `mirror.prepare(orgId, 'bill', 'open')`).
+ */
+export async function openBills(ctx: CommandContext, deps: { mirror: Pick<Mirror, 'rows'>; settings: FinanceSettings }, orgId: string, where?: (bill: Bill) => boolean): Promise<{ items: BillLine[]; refreshedAt: number } | undefined> {
+  const answer = await deps.mirror.rows(orgId, 'bill', { ...mirrorRead(ctx, deps, 'bill'), scope: 'open', whileBuilding: 'skip', where: (b) => isOpenBill(b) && (!where || where(b)) });
+  return 'building' in answer ? undefined : { items: answer.rows, refreshedAt: answer.refreshedAt };
+}
+
+/** Vendor names as the vendor records have them now (a bill carries the name its vendor had when the bill last changed). */
+export function withVendorNames<T extends Pick<Bill, 'vendorId' | 'vendorName'>>(bills: T[], vendors: Map<string, PartyInfo>): T[] {
+  return bills.map((b) => {
+    const name = vendors.get(b.vendorId)?.name;
+    return name && name !== b.vendorName ? { ...b, vendorName: name } : b;
+  });
+}
+
+function vendorsOf(deps: PayablesDeps, orgId: string, bills: Array<Pick<Bill, 'vendorId'>>): Promise<Map<string, PartyInfo>> {
+  return resolveParties(deps, orgId, 'vendor', bills.map((b) => b.vendorId));
+}
+
+export const billsDueCommand: Command<PayablesDeps> = {
+  name: 'bills due',
+  usage: 'bills due [days]',
+  description: 'Unpaid bills due in the next 7 days (or up to 90), soonest first, with totals and overdue',
+  examples: ['bills due', 'bills due 14'],
+  upstream: true,
+  rank: 10,
+  async run(ctx, deps) {
+    const days = countArgument(ctx, {
+      min: 0,
+      max: MAX_DUE_DAYS,
+      fallback: DEFAULT_DUE_DAYS,
+      unit: 'days',
+      hint: `Type **bills due** for the next ${DEFAULT_DUE_DAYS} days, or **bills due 14** for any number of days up to ${MAX_DUE_DAYS}.`,
+    });
+    const orgId = boundOrg(ctx);
+    const today = todayOf(ctx, deps);
+    const to = addDays(today, days);
+    let due: BillLine[];
+    let overdue: BillLine[];
+    let truncated: boolean;
+    let asOf: number;
+    const warm = await openBills(ctx, deps, orgId, (b) => dueDay(b) !== undefined && dueDay(b)! <= to);
+    if (warm) {
+      due = warm.items.filter((b) => dueDay(b)! >= today);
+      overdue = warm.items.filter((b) => dueDay(b)! < today);
+      truncated = false;
+      asOf = warm.refreshedAt;
+    } else {
+      const [d, o] = await Promise.all([
+        cachedAnswer(ctx, deps, orgId, 'list', answerKey('bills.due', { from: today, to }), () => unpaidBills(deps, orgId, { gte: today, lte: to }), ['bill']),
+        overdueBills(ctx, deps, orgId, today),
+      ]);
+      deps.mirror.prepare(orgId, 'bill', 'open');
+      due = d.value.items;
+      overdue = o.value.items;
+      truncated = d.value.truncated;
+      asOf = Math.min(d.fetchedAt, o.fetchedAt);
+    }
+    const vendors = await vendorsOf(deps, orgId, [...due, ...overdue]);
+    due = withVendorNames(due, vendors);
+    overdue = withVendorNames(overdue, vendors);
+    return billsDueCard({
+      days,
+      today,
+      due,
+      overdue,
+      truncated,
+      page: ctx.input.page,
+      command: `bills due ${days}`,
+      fmt: formatOf(ctx, deps),
+      asOf,
+      currencyOf: (id) => vendors.get(id)?.currency,
+      note: deps.settings.note,
+    });
+  },
+};
+
+export const billsOverdueCommand: Command<PayablesDeps> = {
+  name: 'bills overdue',
+  usage: 'bills overdue',
+  description: 'Unpaid bills past their due date, oldest first, with days overdue and totals',
+  examples: ['bills overdue'],
+  upstream: true,
+  rank: 35,
+  async run(ctx, deps) {
+    noArguments(ctx, 'Type **bills overdue** on its own; for one vendor\'s bills type **vendor {name}**.');
+    const orgId = boundOrg(ctx);
+    const today = todayOf(ctx, deps);
+    let overdue: BillLine[];
+    let truncated: boolean;
+    let asOf: number;
+    const warm = await openBills(ctx, deps, orgId, (b) => dueDay(b) !== undefined && dueDay(b)! < today);
+    if (warm) {
+      overdue = warm.items;
+      truncated = false;
+      asOf = warm.refreshedAt;
+    } else {
+      const o = await overdueBills(ctx, deps, orgId, today);
+      deps.mirror.prepare(orgId, 'bill', 'open');
+      overdue = o.value.items;
+      truncated = o.value.truncated;
+      asOf = o.fetchedAt;
+    }
+    const vendors = await vendorsOf(deps, orgId, overdue);
+    overdue = withVendorNames(overdue, vendors);
+    return billsOverdueCard({
+      today,
+      overdue,
+      truncated,
+      page: ctx.input.page,
+      command: 'bills overdue',
+      fmt: formatOf(ctx, deps),
+      asOf,
+      currencyOf: (id) => vendors.get(id)?.currency,
+      note: deps.settings.note,
+    });
+  },
+};
+
+/** BILL bill ids start with 00n (shared/reference/bill-v3-api.md §8). */
+const BILL_ID = /^00n[A-Za-z0-9]{5,61}$/;
+
+const BILL_HINT = 'Type **bill** and the vendor\'s invoice number or the BILL id, e.g. **bill ACM-12345**. To browse a vendor\'s bills, type **vendor {name}**.';
+
+/** A bill by its BILL id, kept like a record answer (CACHE_TTL_OBJECT_S, dropped by a bill webhook). */
+async function billById(ctx: CommandContext, deps: PayablesDeps, orgId: string, id: string): Promise<{ bill: Bill; fetchedAt: number }> {
+  try {
+    const got = await cachedAnswer(ctx, deps, orgId, 'object', answerKey('bill', { id }), () => orgClient(deps, orgId).bills.get(id), ['bill']);
+    return { bill: got.value, fetchedAt: got.fetchedAt };
+  } catch (err) {
+    if (err instanceof BillApiError && err.category === 'notFound') throw new InputError(`No bill with BILL id ${shortId(id)}`, BILL_HINT, `bill ${id}`);
+    throw err;
+  }
+}
+
+export const billCommand: Command<PayablesDeps> = {
+  name: 'bill',
+  usage: 'bill <invoice number | BILL id>',
+  description: 'One bill: vendor, amounts, dates, statuses, approvers and line items',
+  examples: ['bill ACM-12345'],
+  upstream: true,
+  rank: 45,
+  async run(ctx, deps) {
+    const typed = textArgument(ctx);
+    if (typed === '') throw new InputError('Which bill?', BILL_HINT);
+    if (typed.length > 100) throw new InputError('That is too long for an invoice number', BILL_HINT, `bill ${shorten(typed)}`);
+    const orgId = boundOrg(ctx);
+    const fmt = formatOf(ctx, deps);
+    const today = todayOf(ctx, deps);
+    const note = deps.settings.note;
+    let found: { bill: Bill; fetchedAt: number };
+    if (BILL_ID.test(typed)) {
+      found = await billById(ctx, deps, orgId, typed);
+    } else {
+      const result = await deps.mirror.lookup(orgId, 'bill', typed, mirrorRead(ctx, deps, 'bill'));
+      if (result.state === 'building') return indexBuildingCard({ what: 'bills', indexed: result.indexed, command: `bill ${typed}`, fmt, asOf: ctx.now.getTime(), note });
+      if (result.state === 'missing') {
+        throw new InputError(`No bill with invoice number "${shorten(typed)}"`, 'Check the number on the vendor\'s invoice, or find the bill with **vendor {name}**.', `bill ${typed}`);
+      }
+      if (result.rows.length > 1) {
+        const vendors = await resolveParties(deps, orgId, 'vendor', result.rows.map((r) => r.vendorId));
+        return billMatchesCard({
+          typed,
+          bills: withVendorNames(result.rows, vendors),
+          page: ctx.input.page,
+          command: `bill ${typed}`,
+          today,
+          fmt,
+          asOf: result.refreshedAt,
+          currencyOf: (id) => vendors.get(id)?.currency,
+          vendorNameOf: (id) => vendors.get(id)?.name,
+          note,
+        });
+      }
+      found = { bill: result.rows[0]!, fetchedAt: result.refreshedAt };
+    }
+    const vendors = await resolveParties(deps, orgId, 'vendor', [found.bill.vendorId]);
+    return billCard({
+      bill: withVendorNames([found.bill], vendors)[0]!,
+      command: `bill ${typed}`,
+      today,
+      fmt,
+      asOf: found.fetchedAt,
+      currencyOf: (id) => vendors.get(id)?.currency,
+      vendorNameOf: (id) => vendors.get(id)?.name,
+      note,
+    });
+  },
+};
+
+/** Accounts payable's commands, in the order they are registered. */
+export const payablesCommands = [billsDueCommand, billsOverdueCommand, billCommand];

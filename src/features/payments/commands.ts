@@ -1,0 +1,60 @@
+// `payments [N]`: the last N bill payments to vendors (default 10, at most 50), newest process date first.
+import { answerKey } from '../../mirror/answers.js';
+import { paymentsCard } from './cards.js';
+import type { BillGateway } from '../../bill/gateway.js';
+import type { Mirror } from '../../mirror/mirror.js';
+import type { Command } from '../types.js';
+import { boundOrg, cachedAnswer, countArgument, formatOf, orgClient, resolveParties, todayOf, type FinanceSettings } from '../finance.js';
+
+/** What `payments` reads: BILL's payment list (kept as an answer in the mirror's answer cache) and vendor names. */
+export interface PaymentsDeps {
+  mirror: Pick<Mirror, 'names' | 'answers' | 'dropAnswer'>;
+  bill: Pick<BillGateway, 'org'>;
+  settings: FinanceSettings;
+}
+
+export const DEFAULT_PAYMENTS = 10;
+export const MAX_PAYMENTS = 50;
+
+export const paymentsCommand: Command<PaymentsDeps> = {
+  name: 'payments',
+  usage: 'payments [count]',
+  description: 'The last 10 (or up to 50) bill payments: vendor, amount, process date and status in words',
+  examples: ['payments', 'payments 25'],
+  upstream: true,
+  rank: 55,
+  async run(ctx, deps) {
+    const limit = countArgument(ctx, {
+      min: 1,
+      max: MAX_PAYMENTS,
+      fallback: DEFAULT_PAYMENTS,
+      unit: 'payments',
+      hint: `Type **payments** for the last ${DEFAULT_PAYMENTS}, or **payments 25** for up to ${MAX_PAYMENTS}.`,
+    });
+    const orgId = boundOrg(ctx);
+    // One page of the last MAX_PAYMENTS answers every count: "payments" and "payments 25" share one call.
+    const got = await cachedAnswer(
+      ctx,
+      deps,
+      orgId,
+      'list',
+      answerKey('payments.last', { n: MAX_PAYMENTS }),
+      async () => (await orgClient(deps, orgId).payments.list({ pageSize: MAX_PAYMENTS, maxPages: 1, sort: [{ field: 'processDate', order: 'desc' }] }).take(MAX_PAYMENTS)).items,
+      // A new payment changes the bill it pays (bill.updated); BILL documents no "payment created" event.
+      ['payment', 'bill'],
+    );
+    const payments = got.value.slice(0, limit);
+    const vendors = await resolveParties(deps, orgId, 'vendor', payments.map((p) => p.vendorId));
+    return paymentsCard({
+      payments,
+      limit,
+      today: todayOf(ctx, deps),
+      fmt: formatOf(ctx, deps),
+      asOf: got.fetchedAt,
+      currencyOf: (id) => vendors.get(id)?.currency,
+      page: ctx.input.page,
+      command: `payments ${limit}`,
+      note: deps.settings.note,
+    });
+  },
+};

@@ -1,0 +1,162 @@
+// Accounts receivable cards: one invoice, overdue receivables aged by customer. Pure: data in, card out.
+import type { Invoice } from '../../bill/types.js';
+import { adaptiveCard, container, escapeMarkdown, facts, subtitle, text, title, type CardElement, type CardReply } from '../../cards/card.js';
+import { calendarDate, daysBetween, money, sum, type FormatOptions } from '../../cards/format.js';
+import { AGING_BUCKETS, agingBucket, typeableName } from '../payables/cards.js';
+import { asOfFooter, lazyRows, listCard, refreshAction } from '../../cards/list.js';
+import { shortId } from '../../cards/redact.js';
+import { codeWords, count, invoiceStatusWords, moneyTotal } from '../../cards/words.js';
+import { executeAction } from '../../cards/card.js';
+
+export interface ArCardContext {
+  today: string;
+  fmt: FormatOptions;
+  asOf: number;
+  /** A customer's name and invoice currency, when known. */
+  customerOf: (customerId: string) => { name: string; currency?: string } | undefined;
+  note?: string;
+}
+
+export function customerName(customerId: string, ctx: Pick<ArCardContext, 'customerOf'>): string {
+  return ctx.customerOf(customerId)?.name || `Customer ${shortId(customerId ?? '')}`;
+}
+
+export interface InvoiceCardInput extends ArCardContext {
+  invoice: Invoice;
+  command: string;
+}
+
+/** An AR invoice: customer, dates, total, amount due, status in words, payments received. */
+export function invoiceCard(input: InvoiceCardInput): CardReply {
+  const { invoice: inv, fmt, today } = input;
+  const customer = input.customerOf(inv.customerId);
+  const name = customerName(inv.customerId, input);
+  const cur = customer?.currency;
+  const m = (n: number | undefined) => money(n ?? 0, cur, fmt.locale);
+  const status = invoiceStatusWords(inv, today);
+  const body: CardElement[] = [
+    title(escapeMarkdown(`Invoice ${inv.invoiceNumber || shortId(inv.id)}`)),
+    subtitle(escapeMarkdown(name)),
+    text(escapeMarkdown(status.words), { weight: 'Bolder', color: status.tone }),
+    facts([
+      ['Customer', escapeMarkdown(name)],
+      ['Invoice date', calendarDate(inv.invoiceDate, fmt.locale)],
+      ['Due date', calendarDate(inv.dueDate, fmt.locale)],
+      ['Total', m(inv.totalAmount)],
+      ['Amount due', m(inv.dueAmount)],
+      ...((inv.scheduledAmount ?? 0) > 0 ? [['Payment scheduled', m(inv.scheduledAmount)] as [string, string]] : []),
+      ...((inv.creditAmount ?? 0) > 0 ? [['Credits applied', m(inv.creditAmount)] as [string, string]] : []),
+      ['BILL id', shortId(inv.id)],
+    ]),
+  ];
+  const payments = (Array.isArray(inv.payments) ? inv.payments : []).filter((p) => p && typeof p.amount === 'number');
+  if (payments.length > 0) {
+    const received = sum(payments.filter((p) => p.status !== 'VOID').map((p) => p.amount));
+    const lines = [...payments]
+      .sort((a, b) => String(b.date).localeCompare(String(a.date)))
+      .slice(0, 6)
+      .map((p) => [calendarDate(p.date, fmt.locale), escapeMarkdown(`${m(p.amount)} · ${codeWords(p.status)}`)] as [string, string]);
+    if (payments.length > 6) lines.push(['…', `${payments.length - 6} more`]);
+    body.push(container([text(`Payments received: ${m(received)}`, { weight: 'Bolder' }), facts(lines)], { separator: true }));
+  } else {
+    body.push(text('No payments received yet.', { subtle: true, separator: true }));
+  }
+  const items = Array.isArray(inv.invoiceLineItems) ? inv.invoiceLineItems : [];
+  if (items.length > 0) {
+    const shown = items.slice(0, 4).map((li) => escapeMarkdown(li?.description || 'Line item'));
+    body.push(text(`Lines: ${shown.join('; ')}${items.length > 4 ? `; and ${items.length - 4} more` : ''}`, { subtle: true }));
+  }
+  body.push(asOfFooter(input.asOf, fmt, [input.note]));
+  const actions = [];
+  if (customer?.name && typeableName(customer.name)) actions.push(executeAction('This customer', { verb: 'run', command: `customer ${customer.name}` }));
+  actions.push(refreshAction(input.command));
+  return adaptiveCard(body, {
+    summary: `Invoice ${inv.invoiceNumber} for ${name}: ${m(inv.dueAmount)} due of ${m(inv.totalAmount)}, ${status.words.toLowerCase()}.`,
+    actions,
+  });
+}
+
+/** The invoice fields aging needs (the invoice index rows have them). */
+export interface AgingInvoice {
+  id: string;
+  customerId: string;
+  dueDate: string;
+  dueAmount: number;
+  totalAmount?: number;
+  status: string;
+  archived: boolean;
+}
+
+/** Unpaid, not archived, due before today: what `invoices overdue` counts. */
+export function isOverdue(inv: AgingInvoice, today: string): boolean {
+  return !inv.archived && inv.status !== 'PAID' && inv.dueAmount > 0 && /^\d{4}-\d{2}-\d{2}/.test(inv.dueDate) && inv.dueDate.slice(0, 10) < today;
+}
+
+export interface InvoicesOverdueInput extends ArCardContext {
+  /** Any invoices; the card keeps the overdue ones. */
+  invoices: AgingInvoice[];
+  page: number;
+  command: string;
+}
+
+interface CustomerAging {
+  customerId: string;
+  name: string;
+  currency: string | undefined;
+  buckets: number[][];
+  invoices: number;
+  total: number;
+}
+
+export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
+  const { fmt, today } = input;
+  const overdue = input.invoices.filter((i) => isOverdue(i, today));
+  const byCustomer = new Map<string, CustomerAging>();
+  const bucketTotals = AGING_BUCKETS.map(() => [] as Array<{ amount: number; currency: string | undefined }>);
+  for (const inv of overdue) {
+    let row = byCustomer.get(inv.customerId);
+    if (!row) {
+      const c = input.customerOf(inv.customerId);
+      row = { customerId: inv.customerId, name: customerName(inv.customerId, input), currency: c?.currency, buckets: AGING_BUCKETS.map(() => []), invoices: 0, total: 0 };
+      byCustomer.set(inv.customerId, row);
+    }
+    const b = agingBucket(daysBetween(inv.dueDate.slice(0, 10), today));
+    row.buckets[b]!.push(inv.dueAmount);
+    row.invoices++;
+    bucketTotals[b]!.push({ amount: inv.dueAmount, currency: row.currency });
+  }
+  const customers = [...byCustomer.values()];
+  for (const c of customers) c.total = sum(c.buckets.flat());
+  customers.sort((a, b) => b.total - a.total || a.name.localeCompare(b.name) || a.customerId.localeCompare(b.customerId));
+  const all = overdue.map((i) => ({ amount: i.dueAmount, currency: byCustomer.get(i.customerId)?.currency }));
+  const total = moneyTotal(all, fmt.locale);
+  const totals: Array<[string, string]> = [['Overdue', `${total} · ${count(overdue.length, 'invoice', fmt.locale)} · ${count(customers.length, 'customer', fmt.locale)}`]];
+  AGING_BUCKETS.forEach((bucket, i) => {
+    const list = bucketTotals[i]!;
+    totals.push([bucket.label, list.length ? `${moneyTotal(list, fmt.locale)} · ${count(list.length, 'invoice', fmt.locale)}` : '—']);
+  });
+  return listCard({
+    title: 'Overdue receivables',
+    subtitle: `Unpaid invoices due before ${calendarDate(today, fmt.locale)}, by customer · days past due`,
+    totals,
+    columns: [
+      { header: 'Customer', width: 4 },
+      ...AGING_BUCKETS.map((b) => ({ header: b.label.replace(' days', ''), width: 2, align: 'Right' as const })),
+      { header: 'Total', width: 3, align: 'Right', figure: true },
+    ],
+    rows: lazyRows(customers, (c) => [
+      c.name,
+      ...c.buckets.map((list) => (list.length ? money(sum(list), c.currency, fmt.locale) : '—')),
+      `${money(c.total, c.currency, fmt.locale)} (${c.invoices})`,
+    ]),
+    tones: (i) => (customers[i]!.buckets[3]!.length > 0 ? 'Attention' : undefined),
+    page: input.page,
+    noun: 'customers',
+    empty: 'No overdue invoices. Every open invoice is due today or later.',
+    command: input.command,
+    asOf: input.asOf,
+    fmt,
+    footnotes: [input.note],
+    summary: overdue.length === 0 ? 'No overdue invoices.' : `${count(overdue.length, 'overdue invoice')} from ${count(customers.length, 'customer')}, ${total}.`,
+  });
+}

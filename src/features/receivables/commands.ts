@@ -1,0 +1,86 @@
+// `invoice <number>` and `invoices overdue`: accounts receivable from the org's mirror of invoices.
+//
+// BILL cannot filter invoices by invoiceNumber, status or dueDate (the filterable fields are id, archived, customerId,
+// createdTime, updatedTime), so both answers come from the org's mirror of invoices (src/mirror), whose records
+// carry what the cards show: a warm answer costs no call, or the one incremental refresh per interval the org's
+// commands share, whatever the organisation's size.
+import { InputError } from '../../errors.js';
+import { indexBuildingCard } from '../../cards/list.js';
+import { invoiceCard, invoicesOverdueCard, isOverdue } from './cards.js';
+import type { Mirror } from '../../mirror/mirror.js';
+import type { Command } from '../types.js';
+import { boundOrg, formatOf, mirrorRead, noArguments, resolveParties, shorten, textArgument, todayOf, type FinanceSettings } from '../finance.js';
+
+/** What accounts receivable reads: the org's mirror of invoices and customer names (no other BILL call). */
+export interface ReceivablesDeps {
+  mirror: Pick<Mirror, 'rows' | 'lookup' | 'names'>;
+  settings: FinanceSettings;
+}
+
+const INVOICE_HINT = 'Type **invoice** and the invoice number, e.g. **invoice 1042**. To see a customer\'s open invoices, type **customer {name}**.';
+
+export const invoiceCommand: Command<ReceivablesDeps> = {
+  name: 'invoice',
+  usage: 'invoice <number>',
+  description: 'An invoice you sent: customer, dates, total, amount due, status and payments received',
+  examples: ['invoice 1042'],
+  upstream: true,
+  rank: 20,
+  async run(ctx, deps) {
+    const typed = textArgument(ctx);
+    if (typed === '') throw new InputError('Which invoice?', INVOICE_HINT);
+    if (typed.length > 100) throw new InputError('That is too long for an invoice number', INVOICE_HINT, `invoice ${shorten(typed)}`);
+    const orgId = boundOrg(ctx);
+    const fmt = formatOf(ctx, deps);
+    const note = deps.settings.note;
+    const result = await deps.mirror.lookup(orgId, 'invoice', typed, mirrorRead(ctx, deps, 'invoice'));
+    if (result.state === 'building') return indexBuildingCard({ what: 'invoices', indexed: result.indexed, command: `invoice ${typed}`, fmt, asOf: ctx.now.getTime(), note });
+    if (result.state === 'missing') throw new InputError(`No invoice ${shorten(typed)}`, 'Check the number on the invoice. To see a customer\'s open invoices, type **customer {name}**.', `invoice ${typed}`);
+    // Numbers are unique in BILL (a duplicate is refused); if history left two, the live one wins.
+    const invoice = [...result.rows].sort((a, b) => Number(a.archived) - Number(b.archived) || b.updatedTime.localeCompare(a.updatedTime))[0]!;
+    const asOf = result.refreshedAt;
+    const customers = await resolveParties(deps, orgId, 'customer', [invoice.customerId]);
+    return invoiceCard({
+      invoice,
+      command: `invoice ${typed}`,
+      today: todayOf(ctx, deps),
+      fmt,
+      asOf,
+      customerOf: (id) => customers.get(id),
+      note,
+    });
+  },
+};
+
+export const invoicesOverdueCommand: Command<ReceivablesDeps> = {
+  name: 'invoices overdue',
+  usage: 'invoices overdue',
+  description: 'Overdue receivables by customer, aged 1–30, 31–60, 61–90 and 90+ days, with totals',
+  examples: ['invoices overdue'],
+  upstream: true,
+  rank: 40,
+  async run(ctx, deps) {
+    noArguments(ctx, 'Type **invoices overdue** on its own; for one customer type **customer {name}**.');
+    const orgId = boundOrg(ctx);
+    const fmt = formatOf(ctx, deps);
+    const note = deps.settings.note;
+    const today = todayOf(ctx, deps);
+    const answer = await deps.mirror.rows(orgId, 'invoice', { ...mirrorRead(ctx, deps, 'invoice'), where: (i) => isOverdue(i, today) });
+    if ('building' in answer) return indexBuildingCard({ what: 'invoices', indexed: answer.building, command: 'invoices overdue', fmt, asOf: ctx.now.getTime(), note });
+    const overdue = answer.rows;
+    const customers = await resolveParties(deps, orgId, 'customer', overdue.map((i) => i.customerId));
+    return invoicesOverdueCard({
+      invoices: overdue,
+      today,
+      fmt,
+      asOf: answer.refreshedAt,
+      customerOf: (id) => customers.get(id),
+      page: ctx.input.page,
+      command: 'invoices overdue',
+      note,
+    });
+  },
+};
+
+/** Accounts receivable's commands, in the order they are registered. */
+export const receivablesCommands = [invoiceCommand, invoicesOverdueCommand];

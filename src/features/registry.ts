@@ -1,0 +1,54 @@
+// The one list of commands: it feeds the router, the help card and the Teams manifest's commandLists.
+import { parseCommandLine, type CommandName, type ParseResult } from './parse.js';
+import type { CommandDefinition, CommandInfo, ConversationKind } from './types.js';
+
+/** Holds bound commands (CommandDefinition) for the bot, or their static info (CommandInfo) for the manifest. */
+export class CommandRegistry<C extends CommandInfo = CommandDefinition> {
+  private readonly commands = new Map<string, C>();
+  private nameIndex: CommandName[] = [];
+  /** list() and forScope() answers, dropped when a command is registered (every help and every parse reads them). */
+  private ranked: readonly C[] | undefined;
+  private readonly byScope = new Map<ConversationKind, readonly C[]>();
+
+  register(...defs: C[]): this {
+    for (const def of defs) {
+      const name = def.name.trim().toLowerCase();
+      if (name !== def.name || !/^[a-z]+( [a-z]+)*$/.test(name)) {
+        throw new Error(`Command name "${def.name}" must be lower-case words separated by single spaces`);
+      }
+      if (this.commands.has(name)) throw new Error(`Command "${name}" is registered twice`);
+      this.commands.set(name, def);
+    }
+    this.nameIndex = [...this.commands.keys()].map((n) => ({ name: n, words: n.split(' ') }));
+    this.ranked = undefined;
+    this.byScope.clear();
+    return this;
+  }
+
+  get(name: string): C | undefined {
+    return this.commands.get(name);
+  }
+
+  /** All commands, most useful first (rank, then registration order). */
+  list(): readonly C[] {
+    this.ranked ??= [...this.commands.values()]
+      .map((def, i) => ({ def, i }))
+      .sort((a, b) => (a.def.rank ?? 100) - (b.def.rank ?? 100) || a.i - b.i)
+      .map((x) => x.def);
+    return this.ranked;
+  }
+
+  /** Commands usable in a kind of conversation. */
+  forScope(kind: ConversationKind): readonly C[] {
+    let commands = this.byScope.get(kind);
+    if (!commands) {
+      commands = this.list().filter((def) => !def.scopes || def.scopes.includes(kind));
+      this.byScope.set(kind, commands);
+    }
+    return commands;
+  }
+
+  parse(text: string): ParseResult {
+    return parseCommandLine(text, this.nameIndex);
+  }
+}

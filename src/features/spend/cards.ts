@@ -1,0 +1,237 @@
+// Spend & Expense cards: card transactions (missing receipts flagged), pending reimbursements, budget use this period,
+// an overview of the three, and how to enable S&E when no API token is configured. Amounts are USD (S&E is US-only).
+import type { Budget, Reimbursement, SpendTransaction } from '../../bill/types.js';
+import { adaptiveCard, container, escapeMarkdown, executeAction, facts, text, title, type CardReply } from '../../cards/card.js';
+import { calendarDate, dateInZone, money, percent, sum, type FormatOptions } from '../../cards/format.js';
+import { asOfFooter, listCard, refreshAction } from '../../cards/list.js';
+import { count, reimbursementPending, reimbursementWords } from '../../cards/words.js';
+
+const USD = 'USD';
+
+interface SpendCardBase {
+  fmt: FormatOptions;
+  asOf: number;
+  page: number;
+  command: string;
+  note?: string;
+}
+
+function isDecline(tx: Pick<SpendTransaction, 'transactionType'>): boolean {
+  return tx.transactionType === 'DECLINE';
+}
+
+/** A receipt the budget asks for and nobody attached (declines need none). */
+function missingReceipt(tx: Pick<SpendTransaction, 'receiptStatus' | 'receiptRequired' | 'transactionType'>): boolean {
+  if (isDecline(tx)) return false;
+  return tx.receiptStatus === 'MISSING' || (tx.receiptRequired === true && tx.receiptStatus !== 'ATTACHED');
+}
+
+export interface TransactionsCardInput extends SpendCardBase {
+  transactions: SpendTransaction[];
+  /** The window the list covers, in days back from today. */
+  days: number;
+  truncated?: boolean;
+}
+
+export function transactionsCard(input: TransactionsCardInput): CardReply {
+  const { fmt } = input;
+  const rows = [...input.transactions].sort((a, b) => String(b.occurredTime).localeCompare(String(a.occurredTime)) || a.id.localeCompare(b.id));
+  const spent = rows.filter((t) => !isDecline(t));
+  const missing = rows.filter(missingReceipt);
+  const declined = rows.filter(isDecline);
+  const totals: Array<[string, string]> = [
+    ['Spent', `${money(sum(spent.map((t) => t.amount)), USD, fmt.locale)} · ${count(spent.length, 'transaction', fmt.locale)}`],
+    ['Missing receipts', missing.length ? `${count(missing.length, 'transaction', fmt.locale)} · ${money(sum(missing.map((t) => t.amount)), USD, fmt.locale)}` : 'none'],
+  ];
+  if (declined.length > 0) totals.push(['Declined', count(declined.length, 'transaction', fmt.locale)]);
+  return listCard({
+    title: `Card transactions, last ${input.days} days`,
+    subtitle: 'Newest first · transactions missing a receipt are flagged',
+    totals,
+    columns: [
+      { header: 'Date', width: 2 },
+      { header: 'Merchant', width: 3 },
+      { header: 'Cardholder', width: 2 },
+      { header: 'Amount', width: 2, align: 'Right' },
+      { header: 'Receipt', width: 2 },
+    ],
+    rows: rows.map((t) => [
+      calendarDate(dateInZone(Date.parse(t.occurredTime) || 0, fmt.timeZone), fmt.locale),
+      t.merchantName || t.rawMerchantName || 'Unknown merchant',
+      t.userName || '—',
+      money(t.amount, USD, fmt.locale),
+      isDecline(t) ? 'Declined' : missingReceipt(t) ? 'Missing' : t.receiptStatus === 'ATTACHED' ? 'Attached' : 'Not needed',
+    ]),
+    tones: rows.map((t) => (missingReceipt(t) ? 'Attention' : undefined)),
+    page: input.page,
+    noun: 'transactions',
+    empty: `No card transactions in the last ${input.days} days.`,
+    command: input.command,
+    asOf: input.asOf,
+    fmt,
+    footnotes: [input.truncated ? 'Only the newest transactions BILL returned in one answer are counted' : undefined, input.note],
+    summary: `${count(spent.length, 'card transaction')} in the last ${input.days} days, ${money(sum(spent.map((t) => t.amount)), USD, fmt.locale)}; ${missing.length} missing receipts.`,
+  });
+}
+
+export interface ReimbursementsCardInput extends SpendCardBase {
+  /** Any reimbursements; the card keeps the pending ones. */
+  reimbursements: Reimbursement[];
+  truncated?: boolean;
+}
+
+export function reimbursementsCard(input: ReimbursementsCardInput): CardReply {
+  const { fmt } = input;
+  const rows = input.reimbursements.filter(reimbursementPending).sort((a, b) => String(a.submittedTime).localeCompare(String(b.submittedTime)) || a.id.localeCompare(b.id));
+  const total = money(sum(rows.map((r) => r.amount)), USD, fmt.locale);
+  const failed = rows.filter((r) => r.status === 'PAYMENT_FAILED');
+  const totals: Array<[string, string]> = [['Pending', `${total} · ${count(rows.length, 'reimbursement', fmt.locale)}`]];
+  if (failed.length) totals.push(['Payment failed', count(failed.length, 'reimbursement', fmt.locale)]);
+  return listCard({
+    title: 'Pending reimbursements',
+    subtitle: 'Submitted and not yet paid, oldest first',
+    totals,
+    columns: [
+      { header: 'Submitted', width: 2 },
+      { header: 'For', width: 3 },
+      { header: 'Amount', width: 2, align: 'Right' },
+      { header: 'Status', width: 3 },
+    ],
+    rows: rows.map((r) => [
+      r.submittedTime ? calendarDate(dateInZone(Date.parse(r.submittedTime) || 0, fmt.timeZone), fmt.locale) : '—',
+      r.merchantName || (r.type === 'MILEAGE' ? `Mileage${r.note ? ` — ${r.note}` : ''}` : r.note || 'Out-of-pocket expense'),
+      money(r.amount, USD, fmt.locale),
+      reimbursementWords(r).words,
+    ]),
+    tones: rows.map((r) => reimbursementWords(r).tone),
+    page: input.page,
+    noun: 'reimbursements',
+    empty: 'No pending reimbursements.',
+    command: input.command,
+    asOf: input.asOf,
+    fmt,
+    footnotes: [input.truncated ? 'Only the newest reimbursements BILL returned in one answer are counted' : undefined, input.note],
+    summary: rows.length === 0 ? 'No pending reimbursements.' : `${count(rows.length, 'pending reimbursement')}, ${total}.`,
+  });
+}
+
+function budgetUse(b: Budget): { spent: number; limit: number; ratio: number | undefined } {
+  const spent = b.currentPeriod?.spent?.total ?? 0;
+  const limit = b.currentPeriod?.limit ?? b.recurringLimit ?? 0;
+  return { spent, limit, ratio: limit > 0 ? spent / limit : undefined };
+}
+
+export interface BudgetsCardInput extends SpendCardBase {
+  /** Active (not retired) budgets. */
+  budgets: Budget[];
+}
+
+export function budgetsCard(input: BudgetsCardInput): CardReply {
+  const { fmt } = input;
+  const rows = input.budgets
+    .filter((b) => !b.retired)
+    .map((b) => ({ b, use: budgetUse(b) }))
+    .sort((x, y) => (y.use.ratio ?? -1) - (x.use.ratio ?? -1) || x.b.name.localeCompare(y.b.name));
+  const spent = sum(rows.map((r) => r.use.spent));
+  const limit = sum(rows.map((r) => r.use.limit));
+  const over = rows.filter((r) => (r.use.ratio ?? 0) > 1);
+  const pct = (ratio: number | undefined) => percent(ratio, fmt.locale);
+  return listCard({
+    title: 'Budgets this period',
+    subtitle: 'Spent of each budget\'s limit in its current period, most used first',
+    totals: [
+      ['Spent', `${money(spent, USD, fmt.locale)} of ${money(limit, USD, fmt.locale)} (${pct(limit > 0 ? spent / limit : undefined)})`],
+      ['Over limit', over.length ? over.map((r) => r.b.name).join(', ') : 'none'],
+    ],
+    columns: [
+      { header: 'Budget', width: 3 },
+      { header: 'Spent', width: 2, align: 'Right' },
+      { header: 'Limit', width: 2, align: 'Right' },
+      { header: 'Used', width: 1, align: 'Right' },
+      { header: 'Period ends', width: 2 },
+    ],
+    rows: rows.map(({ b, use }) => [b.name || 'Unnamed budget', money(use.spent, USD, fmt.locale), money(use.limit, USD, fmt.locale), pct(use.ratio), calendarDate(b.currentPeriod?.endDate, fmt.locale)]),
+    tones: rows.map(({ use }) => ((use.ratio ?? 0) > 1 ? 'Attention' : (use.ratio ?? 0) >= 0.8 ? 'Warning' : undefined)),
+    page: input.page,
+    noun: 'budgets',
+    empty: 'No active budgets in Spend & Expense.',
+    command: input.command,
+    asOf: input.asOf,
+    fmt,
+    footnotes: [input.note],
+    summary: rows.length === 0 ? 'No active budgets.' : `${count(rows.length, 'budget')}: ${money(spent, USD, fmt.locale)} spent of ${money(limit, USD, fmt.locale)}${over.length ? `; ${over.length} over limit` : ''}.`,
+  });
+}
+
+export interface SpendOverviewInput {
+  transactions: SpendTransaction[];
+  days: number;
+  reimbursements: Reimbursement[];
+  budgets: Budget[];
+  fmt: FormatOptions;
+  asOf: number;
+  note?: string;
+}
+
+/** `spend` alone: the three in one glance, with buttons for each list. */
+export function spendOverviewCard(input: SpendOverviewInput): CardReply {
+  const { fmt } = input;
+  const spent = input.transactions.filter((t) => !isDecline(t));
+  const missing = input.transactions.filter(missingReceipt);
+  const pending = input.reimbursements.filter(reimbursementPending);
+  const budgets = input.budgets.filter((b) => !b.retired).map((b) => ({ b, use: budgetUse(b) }));
+  budgets.sort((x, y) => (y.use.ratio ?? -1) - (x.use.ratio ?? -1));
+  const pct = (ratio: number | undefined) => percent(ratio, fmt.locale);
+  const body = [
+    title('Spend & Expense'),
+    container(
+      [
+        text(`Card transactions, last ${input.days} days`, { weight: 'Bolder' }),
+        facts([
+          ['Spent', `${money(sum(spent.map((t) => t.amount)), USD, fmt.locale)} · ${count(spent.length, 'transaction', fmt.locale)}`],
+          ['Missing receipts', missing.length ? `${count(missing.length, 'transaction', fmt.locale)} · ${money(sum(missing.map((t) => t.amount)), USD, fmt.locale)}` : 'none'],
+        ]),
+      ],
+      { separator: true },
+    ),
+    container(
+      [
+        text('Reimbursements', { weight: 'Bolder' }),
+        facts([['Pending', `${money(sum(pending.map((r) => r.amount)), USD, fmt.locale)} · ${count(pending.length, 'reimbursement', fmt.locale)}`]]),
+      ],
+      { separator: true },
+    ),
+    container(
+      [
+        text('Budgets this period', { weight: 'Bolder' }),
+        budgets.length
+          ? facts(budgets.slice(0, 5).map(({ b, use }) => [escapeMarkdown(b.name), `${pct(use.ratio)} · ${money(use.spent, USD, fmt.locale)} of ${money(use.limit, USD, fmt.locale)}`] as [string, string]))
+          : text('No active budgets.', { subtle: true }),
+      ],
+      { separator: true },
+    ),
+    asOfFooter(input.asOf, fmt, [input.note]),
+  ];
+  return adaptiveCard(body, {
+    summary: `Spend: ${money(sum(spent.map((t) => t.amount)), USD, fmt.locale)} in ${input.days} days, ${missing.length} missing receipts, ${pending.length} pending reimbursements.`,
+    actions: [
+      executeAction('Transactions', { verb: 'run', command: 'spend transactions' }),
+      executeAction('Reimbursements', { verb: 'run', command: 'spend reimbursements' }),
+      executeAction('Budgets', { verb: 'run', command: 'spend budgets' }),
+      refreshAction('spend'),
+    ],
+  });
+}
+
+/** No BILL_SPEND_API_TOKEN: say what it takes to turn Spend & Expense on. */
+export function spendNotConfiguredCard(opts: { note?: string } = {}): CardReply {
+  return adaptiveCard(
+    [
+      title('Spend & Expense is not connected'),
+      text('billbridge reads card transactions, reimbursements and budgets with a Spend & Expense API token, and none is configured.'),
+      text('To enable it, a Spend & Expense administrator creates an API token (Settings → API tokens) and the billbridge operator sets it as **BILL_SPEND_API_TOKEN**, then restarts billbridge.'),
+      ...(opts.note ? [text(opts.note, { subtle: true, size: 'Small' })] : []),
+    ],
+    { summary: 'Spend & Expense is not connected: set BILL_SPEND_API_TOKEN to enable it.' },
+  );
+}

@@ -1,0 +1,136 @@
+// `spend [transactions | reimbursements | budgets]`: Spend & Expense through its API token (60 calls a minute).
+// Transactions and reimbursements cannot be filtered by status or receipt state (developer.bill.com; tested community
+// findings in shared/reference/bill-v3-api.md §6), so the lists are bounded by time and page caps and filtered here.
+import { InputError } from '../../errors.js';
+import type { SpendClient } from '../../bill/spend.js';
+import type { Budget, Reimbursement, SpendTransaction } from '../../bill/types.js';
+import { answerKey } from '../../mirror/answers.js';
+import { addDays } from '../../cards/format.js';
+import { budgetsCard, reimbursementsCard, spendNotConfiguredCard, spendOverviewCard, transactionsCard } from './cards.js';
+import { adaptiveCard, text, title, type CardReply } from '../../cards/card.js';
+import type { BillGateway } from '../../bill/gateway.js';
+import type { Mirror } from '../../mirror/mirror.js';
+import type { Command, CommandContext } from '../types.js';
+import { boundOrg, cachedAnswer, formatOf, shorten, todayOf, type FinanceSettings } from '../finance.js';
+
+/** What `spend` reads: the org's Spend & Expense client, kept answers (the mirror's answer cache), the settings. */
+export interface SpendDeps {
+  mirror: Pick<Mirror, 'answers' | 'dropAnswer'>;
+  bill: Pick<BillGateway, 'spend' | 'status'>;
+  settings: FinanceSettings;
+}
+
+/** Card transactions shown: the last 30 days, at most 10 pages of 50. */
+export const TRANSACTION_DAYS = 30;
+const TRANSACTION_PAGES = 10;
+const REIMBURSEMENT_PAGES = 5;
+
+interface Listed<T> {
+  items: T[];
+  truncated: boolean;
+}
+
+type Sub = 'overview' | 'transactions' | 'reimbursements' | 'budgets';
+
+const SUBS: Record<string, Sub> = {
+  transactions: 'transactions',
+  transaction: 'transactions',
+  cards: 'transactions',
+  card: 'transactions',
+  receipts: 'transactions',
+  reimbursements: 'reimbursements',
+  reimbursement: 'reimbursements',
+  expenses: 'reimbursements',
+  budgets: 'budgets',
+  budget: 'budgets',
+};
+
+const HINT = 'Type **spend** for an overview, or **spend transactions**, **spend reimbursements** or **spend budgets**.';
+
+function transactions(ctx: CommandContext, deps: SpendDeps, orgId: string, client: SpendClient) {
+  // The window starts at midnight UTC of the day 30 days before today in the team's zone: one cached answer per day.
+  const from = `${addDays(todayOf(ctx, deps), -TRANSACTION_DAYS)}T00:00:00.000Z`;
+  return cachedAnswer(
+    ctx,
+    deps,
+    orgId,
+    'list',
+    answerKey('spend.transactions', { from }),
+    async (): Promise<Listed<SpendTransaction>> => {
+      const { items, truncated } = await client.transactions.list({ occurredFrom: from, maxPages: TRANSACTION_PAGES }).all();
+      return { items: items.map(({ receipts: _r, ...t }) => ({ ...t, receipts: undefined })), truncated };
+    },
+    ['spend'],
+  );
+}
+
+function reimbursements(ctx: CommandContext, deps: SpendDeps, orgId: string, client: SpendClient) {
+  return cachedAnswer(
+    ctx,
+    deps,
+    orgId,
+    'list',
+    answerKey('spend.reimbursements'),
+    async (): Promise<Listed<Reimbursement>> => {
+      const { items, truncated } = await client.reimbursements.list({ maxPages: REIMBURSEMENT_PAGES }).all();
+      return { items: items.map(({ statusHistory: _h, receipts: _r, ...r }) => r as Reimbursement), truncated };
+    },
+    ['spend'],
+  );
+}
+
+function budgets(ctx: CommandContext, deps: SpendDeps, orgId: string, client: SpendClient) {
+  return cachedAnswer(ctx, deps, orgId, 'list', answerKey('spend.budgets'), async (): Promise<Budget[]> => (await client.budgets.list({ retired: false, maxPages: 10 }).all()).items, ['spend']);
+}
+
+/** S&E tokens exist, but none belongs to this team's organisation: another organisation's token must not answer. */
+function notSetUpForThisOrgCard(note: string | undefined): CardReply {
+  return adaptiveCard(
+    [
+      title('Spend & Expense is not set up for this organisation'),
+      text('A Spend & Expense API token belongs to one organisation, and billbridge has none for the organisation this team is linked to.'),
+      text("To enable it, a Spend & Expense administrator of this organisation creates an API token (Settings → API tokens) and the billbridge operator adds it to **BILL_SPEND_API_TOKENS** as organisationId:token, then restarts billbridge."),
+      ...(note ? [text(note, { subtle: true, size: 'Small' })] : []),
+    ],
+    { summary: 'Spend & Expense is not set up for this organisation.' },
+  );
+}
+
+export const spendCommand: Command<SpendDeps> = {
+  name: 'spend',
+  usage: 'spend [transactions | reimbursements | budgets]',
+  description: 'Spend & Expense: card transactions missing receipts, pending reimbursements, budget use',
+  examples: ['spend', 'spend transactions'],
+  upstream: true,
+  rank: 60,
+  async run(ctx, deps) {
+    const word = ctx.input.args.join(' ').toLowerCase();
+    const sub: Sub | undefined = word === '' ? 'overview' : SUBS[word];
+    if (!sub) throw new InputError(`I don't know "spend ${shorten(ctx.input.argText)}"`, HINT, `spend ${ctx.input.argText}`);
+    // An API token belongs to one Spend & Expense company: only the token of the team's own organisation is used.
+    const orgId = boundOrg(ctx);
+    const note = deps.settings.note;
+    const client = deps.bill.spend(orgId, { priority: 'interactive' });
+    if (!client) return deps.bill.status().spendConfigured ? notSetUpForThisOrgCard(note) : spendNotConfiguredCard({ note });
+    const fmt = formatOf(ctx, deps);
+    const page = ctx.input.page;
+    switch (sub) {
+      case 'transactions': {
+        const got = await transactions(ctx, deps, orgId, client);
+        return transactionsCard({ transactions: got.value.items, truncated: got.value.truncated, days: TRANSACTION_DAYS, fmt, asOf: got.fetchedAt, page, command: 'spend transactions', note });
+      }
+      case 'reimbursements': {
+        const got = await reimbursements(ctx, deps, orgId, client);
+        return reimbursementsCard({ reimbursements: got.value.items, truncated: got.value.truncated, fmt, asOf: got.fetchedAt, page, command: 'spend reimbursements', note });
+      }
+      case 'budgets': {
+        const got = await budgets(ctx, deps, orgId, client);
+        return budgetsCard({ budgets: got.value, fmt, asOf: got.fetchedAt, page, command: 'spend budgets', note });
+      }
+      default: {
+        const [t, r, b] = await Promise.all([transactions(ctx, deps, orgId, client), reimbursements(ctx, deps, orgId, client), budgets(ctx, deps, orgId, client)]);
+        return spendOverviewCard({ transactions: t.value.items, days: TRANSACTION_DAYS, reimbursements: r.value.items, budgets: b.value, fmt, asOf: Math.min(t.fetchedAt, r.fetchedAt, b.fetchedAt), note });
+      }
+    }
+  },
+};
