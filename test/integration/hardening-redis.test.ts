@@ -19,7 +19,7 @@ import { TestRedis } from '../harness/redis.js';
  * webhook key or org index, or one index per namespace. None of them is written per delivery.
  */
 const BOUNDED_WITHOUT_TTL = [
-  /^billbridge:state:\{(conversations|bindings|subscriptions|webhook-keys|digests|invoice-index|user-links|outbox|dead-letters)\}:(k:.+|idx)$/,
+  /^billbridge:state:\{(conversations|bindings|subscriptions|webhook-keys|digests|mirror|user-links|outbox|dead-letters)\}:(k:.+|idx)$/,
   /^billbridge:log:audit(-bound-test)?$/,
 ];
 
