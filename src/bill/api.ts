@@ -185,7 +185,7 @@ export class BillOrgClient {
     this.approvals = {
       /** Bills waiting on the signed-in BILL user (the configured user for the bot's own session). */
       pending: async (): Promise<PendingApproval[]> => {
-        const res = await this.session.call<{ bills?: PendingApproval[] }>(
+        const res = await this.session.call<{ bills?: PendingApproval[] } | null>(
           { method: 'GET', path: '/v3/bill-approvals/pending-user-approvals', idempotent: true, route: 'GET /v3/bill-approvals/pending-user-approvals' },
           this.run,
         );
@@ -198,7 +198,9 @@ export class BillOrgClient {
       act: async (actions: ApprovalActionInput[]): Promise<ApprovalActionResult> => {
         if (actions.length === 0) throw new RangeError('no approval actions to send');
         const body = actions.map((a) => {
-          if (a.action !== 'APPROVE' && a.action !== 'DENY') throw new RangeError(`approval action must be APPROVE or DENY`);
+          // Typed, but built from card input: checked all the same.
+          const action: string = a.action;
+          if (action !== 'APPROVE' && action !== 'DENY') throw new RangeError(`approval action must be APPROVE or DENY`);
           const item: ApprovalActionInput = { billId: checkId('bill', a.billId), action: a.action };
           if (a.comment !== undefined && a.comment.trim() !== '') item.comment = a.comment;
           return item;
@@ -278,10 +280,10 @@ export class BillOrgClient {
     return f.merge(q.filter);
   }
 
-  private list<T>(path: string, filter: BillFilter, sort: ReadonlyArray<SortKey> | undefined, o: ListOptions): PagedList<T> {
+  private list<T>(path: string, filter: BillFilter, sort: readonly SortKey[] | undefined, o: ListOptions): PagedList<T> {
     // Built now, so a refused value throws before anything is sent.
     const filters = filter.toString();
-    const sortValue = sort && sort.length ? sortParam(sort) : undefined;
+    const sortValue = sort?.length ? sortParam(sort) : undefined;
     const max = pageSize(o.pageSize, AP_AR_MAX_PAGE_SIZE);
     const route = `GET ${path}`;
     return new PagedList<T>(

@@ -163,7 +163,7 @@ export class SessionPool {
     const peopleLimit = Math.max(1, this.deps.loginsPerHour - (this.deps.loginsReserved ?? 0));
     const full = times.length >= this.deps.loginsPerHour ? times : person && people.length >= peopleLimit ? people : undefined;
     if (full) {
-      const retryInMs = Math.max(1_000, full[0]! + HOUR - now);
+      const retryInMs = Math.max(1_000, (full[0] ?? now) + HOUR - now);
       throw new LimitExceeded(full === times ? 'bill.logins' : 'bill.logins.people', retryInMs, 'logins');
     }
     times.push(now);
@@ -271,7 +271,7 @@ export class OrgSession {
     if (!live) return;
     this.current = undefined;
     try {
-      await this.deps.http.send<void>({
+      await this.deps.http.send<unknown>({
         method: 'POST',
         baseUrl: this.creds.baseUrl,
         path: '/v3/logout',
@@ -322,9 +322,9 @@ export class OrgSession {
     this.pool.takeLogin(this.creds.devKey, !!this.creds.owner);
     this.logins++;
     this.lastLoginAt = now;
-    let res: LoginResponse | undefined;
+    let res: LoginResponse | null;
     try {
-      res = await this.deps.http.send<LoginResponse>({
+      res = await this.deps.http.send<LoginResponse | null>({
         method: 'POST',
         baseUrl: this.creds.baseUrl,
         path: '/v3/login',

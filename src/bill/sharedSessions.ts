@@ -27,7 +27,7 @@ const SESSION_REF_PURPOSE = 'bill-sessions/ref/v1';
 /** BILL ends a session after 35 minutes without a call; the shared record goes with it. */
 const BILL_IDLE_EXPIRY_MS = 35 * 60_000;
 
-type Slot = { key: string; orgId: string };
+interface Slot { key: string; orgId: string }
 
 // Deletes the record only if it still holds the sessionId BILL refused: a newer session stays.
 const FORGET_IF = `
@@ -109,7 +109,6 @@ export class RedisSessionLedger implements SessionLedger {
   }
 
   async obtain(slot: Slot, login: () => Promise<LiveSession>, opts: { dead?: string; idleMs: number }): Promise<LiveSession> {
-    const key = this.recordKey(slot);
     if (opts.dead) await this.invalidate(slot, opts.dead);
     const giveUpAt = Date.now() + this.waitMs;
     for (;;) {
@@ -194,7 +193,7 @@ export class RedisSessionLedger implements SessionLedger {
       }
     } else sessionId = rec.sessionId;
     if (typeof sessionId !== 'string' || sessionId === '') return undefined;
-    return { sessionId, userId: String(rec.userId ?? ''), createdAt: Number(rec.createdAt) || 0, lastUsedAt: Number(rec.lastUsedAt) || 0 };
+    return { sessionId, userId: typeof rec.userId === 'string' ? rec.userId : '', createdAt: Number(rec.createdAt) || 0, lastUsedAt: Number(rec.lastUsedAt) || 0 };
   }
 
   private async write(slot: Slot, live: LiveSession): Promise<void> {

@@ -123,13 +123,13 @@ export class SpendClient {
   private list<T>(
     path: string,
     filter: BillFilter,
-    sort: ReadonlyArray<SortKey> | undefined,
+    sort: readonly SortKey[] | undefined,
     max: number,
     o: SpendListOptions,
     extra: Record<string, string | boolean> = {},
   ): PagedList<T> {
     const filters = filter.toString();
-    const sortValue = sort && sort.length ? sortParam(sort) : undefined;
+    const sortValue = sort?.length ? sortParam(sort) : undefined;
     const route = `GET ${path}`;
     return new PagedList<T>(
       async (cursor) =>
