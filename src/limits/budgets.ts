@@ -61,6 +61,7 @@ export function threadKey(conversationId: string): string {
 }
 
 function cleanKey(key: string): string {
+  // eslint-disable-next-line no-control-regex -- removing control characters is the point
   const k = key.replace(/[\u0000-\u001f\u007f]/g, '');
   return k.length > MAX_KEY_LENGTH ? k.slice(0, MAX_KEY_LENGTH) : k;
 }

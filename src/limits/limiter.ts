@@ -63,6 +63,11 @@ interface Ticket {
   wake: (() => void) | undefined;
 }
 
+/** Read through a call: a ticket is settled or abandoned by timers and other calls while its turn awaits. */
+function ticketDone(t: Ticket): boolean {
+  return t.abandoned || t.settled;
+}
+
 class BudgetState {
   queued = 0;
   running = 0;
@@ -136,7 +141,7 @@ export class SharedLimiter implements Limiter {
 
   async run<T>(upstream: Upstream, opts: RunOptions, fn: () => Promise<T>): Promise<T> {
     const refs = this.catalogue.budgetsFor(upstream);
-    if (this.closed) throw new LimitExceeded(refs[0]!.budget, 5_000, 'busy');
+    if (this.closed) throw new LimitExceeded(refs[0]?.budget ?? upstream.service, 5_000, 'busy');
     const { clock } = this.deps;
     const now = clock.now();
     const wait = opts.maxWaitMs ?? (opts.priority === 'interactive' ? this.commandWaitMs : undefined);
@@ -215,20 +220,20 @@ export class SharedLimiter implements Limiter {
     const { store, clock } = this.deps;
     const { ref } = st;
     for (;;) {
-      if (ticket.abandoned || ticket.settled) return;
+      if (ticketDone(ticket)) return;
       const now = clock.now();
       const block = store.blocked(ref.id, now);
       let at: number;
-      if (block?.kind === 'hourly') return ticket.fail(this.reject(st, block.until - now, 'hourly'));
+      if (block?.kind === 'hourly') { ticket.fail(this.reject(st, block.until - now, 'hourly')); return; }
       if (block) {
         at = block.until;
       } else {
         const r = await store.take(ref.id, rule, now);
-        if (r.ok) return ticket.grant();
-        if (ref.failFast) return ticket.fail(this.reject(st, r.retryAt - now, ref.failFast));
+        if (r.ok) { ticket.grant(); return; }
+        if (ref.failFast) { ticket.fail(this.reject(st, r.retryAt - now, ref.failFast)); return; }
         at = r.retryAt;
       }
-      if (at > ticket.deadline) return ticket.fail(this.reject(st, at - now, block ? 'throttled' : 'busy'));
+      if (at > ticket.deadline) { ticket.fail(this.reject(st, at - now, block ? 'throttled' : 'busy')); return; }
       await sleep(at - now, ticket);
     }
   }
@@ -256,22 +261,22 @@ export class SharedLimiter implements Limiter {
     const { store, clock } = this.deps;
     const id = st.ref.id;
     for (;;) {
-      if (ticket.abandoned || ticket.settled) return;
+      if (ticketDone(ticket)) return;
       const now = clock.now();
       const block = store.blocked(id, now);
       if (block) {
-        if (block.until > ticket.deadline) return ticket.fail(this.reject(st, block.until - now, 'throttled'));
+        if (block.until > ticket.deadline) { ticket.fail(this.reject(st, block.until - now, 'throttled')); return; }
         await sleep(block.until - now, ticket);
         continue;
       }
       if (await store.acquire(id, st.effective)) {
-        if (ticket.abandoned || ticket.settled) {
+        if (ticketDone(ticket)) {
           store.release(id);
           this.wakeSlotWaiters(st);
           return;
         }
         st.running++;
-        return ticket.grant();
+        ticket.grant(); return;
       }
       await this.slotFreed(st, ticket);
     }
@@ -350,7 +355,7 @@ export class SharedLimiter implements Limiter {
             await turn(ticket);
           } catch (err) {
             // A shared store that cannot answer (Redis down) is said as such: the call was not admitted.
-            if (err instanceof DependencyUnavailable) return ticket.fail(err);
+            if (err instanceof DependencyUnavailable) { ticket.fail(err); return; }
             this.deps.log.error({ budget: st.ref.budget, err: errorMessage(err) }, 'limiter waiting room failed');
             ticket.fail(new LimitExceeded(st.ref.budget, MIN_RETRY_MS, 'busy'));
           }
@@ -445,7 +450,7 @@ export class SharedLimiter implements Limiter {
       this.wakeSlotWaiters(st);
       this.scheduleRestore(st);
     }, this.tuning.shrinkHoldMs);
-    st.restoreTimer.unref?.();
+    st.restoreTimer.unref();
   }
 
   blockedUntil(upstream: Upstream): number | undefined {
@@ -493,7 +498,7 @@ export class SharedLimiter implements Limiter {
     }
     for (const [budget, { row }] of aggregates) {
       const c = this.counters.get(budget);
-      row.rejected = c ? Object.values(c.rejected).reduce((s, n) => s + (n ?? 0), 0) : row.rejected;
+      row.rejected = c ? Object.values(c.rejected).reduce((s, n) => s + n, 0) : row.rejected;
       const t = this.aggregateThrottle.get(budget);
       row.lastThrottleAt = t?.at;
       row.lastThrottleKind = t?.kind;

@@ -58,12 +58,12 @@ export function registerLimiterMetrics(registry: Registry, limiter: CountingLimi
       throttles: {},
     }));
   counterFromTotals(registry, 'billbridge_budget_rejected_total', 'Calls refused by the limiter without reaching the upstream, by reason', ['budget', 'reason'] as const, () =>
-    counters().flatMap((c) => Object.entries(c.rejected).map(([reason, n]) => ({ labels: { budget: c.budget, reason }, total: n ?? 0 }))),
+    counters().flatMap((c) => Object.entries(c.rejected).map(([reason, n]) => ({ labels: { budget: c.budget, reason }, total: n }))),
   );
   counterFromTotals(registry, 'billbridge_budget_granted_total', 'Calls admitted by the budget', ['budget'] as const, () =>
     counters().map((c) => ({ labels: { budget: c.budget }, total: c.granted })),
   );
   counterFromTotals(registry, 'billbridge_budget_throttles_total', 'Server-side throttles reported by upstreams, by kind', ['budget', 'kind'] as const, () =>
-    counters().flatMap((c) => Object.entries(c.throttles).map(([kind, n]) => ({ labels: { budget: c.budget, kind }, total: n ?? 0 }))),
+    counters().flatMap((c) => Object.entries(c.throttles).map(([kind, n]) => ({ labels: { budget: c.budget, kind }, total: n }))),
   );
 }

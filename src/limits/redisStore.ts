@@ -107,8 +107,8 @@ export function viewNthFit(view: WindowView, windows: readonly RateWindow[], now
       const v = view.windows[i] ?? { count: 0, oldest: [] };
       const idx = v.count + sims.length - w.limit;
       if (idx < 0) return;
-      const leaves = idx < v.oldest.length ? v.oldest[idx]! : idx < v.count ? view.at : sims[idx - v.count]!;
-      t = Math.max(t, leaves + w.windowMs);
+      const leaves = v.oldest[idx] ?? (idx < v.count ? view.at : sims[idx - v.count]);
+      if (leaves !== undefined) t = Math.max(t, leaves + w.windowMs);
     });
     sims.push(t);
     at = t;
@@ -226,7 +226,7 @@ export class RedisBudgetStore implements BudgetStore {
       view.windows.push({ count: Number(reply[2 + 2 * i]), oldest: (reply[3 + 2 * i] as string[]).map(Number) });
     }
     this.windowViews.set(id, view);
-    return Number(reply[0]) === 1 ? { ok: true } : { ok: false, retryAt: Number(reply[1]) };
+    return reply[0] === 1 ? { ok: true } : { ok: false, retryAt: Number(reply[1]) };
   }
 
   async acquire(id: string, limit: number): Promise<boolean> {
@@ -255,7 +255,7 @@ export class RedisBudgetStore implements BudgetStore {
   release(id: string): void {
     const list = this.held.get(id);
     const h = list?.pop();
-    if (list && list.length === 0) this.held.delete(id);
+    if (list?.length === 0) this.held.delete(id);
     if (!h) return;
     if (h.where === 'local') return this.local.release(id);
     h.lock.release().catch((err: unknown) => {
@@ -370,7 +370,7 @@ export class RedisBudgetStore implements BudgetStore {
 
   private hourUsed(id: string, now: number): number {
     const v = this.hourViews.get(id);
-    return v && v.hour === hourStart(now) ? v.used : 0;
+    return v?.hour === hourStart(now) ? v.used : 0;
   }
 
   idle(id: string, rule: BudgetRule, now: number): boolean {
