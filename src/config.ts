@@ -394,8 +394,9 @@ export function loadConfig(env: Env): Config {
   } else if (e.NODE_ENV === 'production') {
     problems.push({ variable: 'MicrosoftAppId', message: 'is required when NODE_ENV=production (an empty app id turns inbound authentication off)' });
   }
-  if (e.NODE_ENV === 'production' && Object.keys(overrides).length > 0) {
-    problems.push({ variable: Object.keys(overrides)[0]!, message: 'Bot Framework auth overrides are for tests only and are refused when NODE_ENV=production' });
+  const [override] = Object.keys(overrides);
+  if (e.NODE_ENV === 'production' && override !== undefined) {
+    problems.push({ variable: override, message: 'Bot Framework auth overrides are for tests only and are refused when NODE_ENV=production' });
   }
 
   if (!isValidTimeZone(e.BOT_TIMEZONE)) problems.push({ variable: 'BOT_TIMEZONE', message: `"${e.BOT_TIMEZONE}" is not an IANA time zone such as UTC or America/New_York` });
@@ -425,7 +426,7 @@ export function loadConfig(env: Env): Config {
   } else if (setVars.length === 4) {
     credentials = { devKey: e.BILL_DEV_KEY, username: e.BILL_USERNAME, password: e.BILL_PASSWORD, orgId: e.BILL_ORG_ID };
   }
-  if (/\/v3$/.test(e.BILL_BASE_URL)) {
+  if (e.BILL_BASE_URL.endsWith("/v3")) {
     problems.push({ variable: 'BILL_BASE_URL', message: 'must not end with /v3: paths are appended as /v3/... (e.g. https://gateway.stage.bill.com/connect)' });
   }
   if (e.BILL_ORG_ID !== '' && e.BILL_ALLOWED_ORG_IDS.length > 0 && !e.BILL_ALLOWED_ORG_IDS.includes(e.BILL_ORG_ID)) {
