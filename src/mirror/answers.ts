@@ -93,7 +93,7 @@ export class Answers {
 
   private put(orgId: string, key: string, entry: Entry): void {
     let book = this.orgs.get(orgId);
-    if (!book) this.orgs.set(orgId, (book = new Map()));
+    if (!book) this.orgs.set(orgId, (book = new Map<string, Entry>()));
     if (!book.delete(key)) this.size++;
     book.set(key, entry);
     // Over the bound: the oldest answers go first (the org asked longest ago, its oldest answer).

@@ -48,9 +48,9 @@ export class RedisStaleBroadcast implements StaleBroadcast {
   }
 
   private receive(message: string): void {
-    let m: Partial<StaleMark & { from: string }>;
+    let m: Partial<StaleMark & { from: string }> | null;
     try {
-      m = JSON.parse(message) as Partial<StaleMark & { from: string }>;
+      m = JSON.parse(message) as Partial<StaleMark & { from: string }> | null;
     } catch {
       return;
     }

@@ -69,7 +69,7 @@ function shardOf(id: string): number {
 
 /** One org's records of one kind. */
 class Collection {
-  readonly shards: Array<Map<string, AnyRecord>> = Array.from({ length: SHARDS }, () => new Map());
+  readonly shards: Array<Map<string, AnyRecord>> = Array.from({ length: SHARDS }, () => new Map<string, AnyRecord>());
   /** Normalised number -> id (or ids, for a number several records share). */
   readonly byNumber = new Map<string, string | string[]>();
   readonly dirty = new Set<number>();
@@ -95,7 +95,13 @@ class Collection {
   ) {}
 
   get(id: string): AnyRecord | undefined {
-    return this.shards[shardOf(id)]!.get(id);
+    return this.shard(shardOf(id)).get(id);
+  }
+
+  shard(k: number): Map<string, AnyRecord> {
+    const shard = this.shards[k];
+    if (!shard) throw new RangeError(`mirror shard ${k} does not exist`);
+    return shard;
   }
 
   collect(keep?: (r: AnyRecord) => boolean): AnyRecord[] {
@@ -113,7 +119,8 @@ class Collection {
   /** Adds or replaces a record; one older than the one held is news that came late and is ignored. */
   put(record: AnyRecord): boolean {
     const k = shardOf(record.id);
-    const old = this.shards[k]!.get(record.id);
+    const shard = this.shard(k);
+    const old = shard.get(record.id);
     if (old) {
       // A held record dated in the future (a forged or broken timestamp) does not outrank what BILL answers now.
       if (isOlder(record.updatedTime, old.updatedTime) && !isFuture(old.updatedTime, this.now())) return false;
@@ -122,7 +129,7 @@ class Collection {
     } else {
       this.size++;
     }
-    this.shards[k]!.set(record.id, record);
+    shard.set(record.id, record);
     const key = this.numberOf(record);
     if (key) {
       const held = this.byNumber.get(key);
@@ -136,10 +143,11 @@ class Collection {
 
   delete(id: string): AnyRecord | undefined {
     const k = shardOf(id);
-    const old = this.shards[k]!.get(id);
+    const shard = this.shard(k);
+    const old = shard.get(id);
     if (!old) return undefined;
     this.unlink(old);
-    this.shards[k]!.delete(id);
+    shard.delete(id);
     this.size--;
     this.dirty.add(k);
     return old;
@@ -165,7 +173,8 @@ class Collection {
       return;
     }
     const rest = held.filter((id) => id !== record.id);
-    this.byNumber.set(key, rest.length === 1 ? rest[0]! : rest);
+    const only = rest.length === 1 ? rest[0] : undefined;
+    this.byNumber.set(key, only ?? rest);
   }
 }
 
@@ -229,8 +238,11 @@ interface StoredShard {
   coverage: Scope;
   watermark: string | undefined;
   tag: string;
-  rows: AnyRecord[];
+  /** Records as stored: read back defensively. */
+  rows: unknown[];
 }
+
+const isStoredRecord = (row: unknown): row is AnyRecord => !!row && typeof (row as { id?: unknown }).id === 'string';
 
 export class Mirror {
   /** Answers the mirror does not hold (payments, Spend & Expense, lists asked while a collection is built). */
@@ -397,7 +409,7 @@ export class Mirror {
     if (!flight) {
       flight = this.runRefresh(orgId, kind, priority).finally(() => this.refreshes.delete(key));
       this.refreshes.set(key, flight);
-      flight.catch((err) => this.deps.log.warn({ orgId, kind, err: errorMessage(err) }, 'mirror refresh failed'));
+      flight.catch((err: unknown) => this.deps.log.warn({ orgId, kind, err: errorMessage(err) }, 'mirror refresh failed'));
     }
     return flight;
   }
@@ -422,7 +434,7 @@ export class Mirror {
 
   private async markLocal(mark: StaleMark, own: boolean): Promise<void> {
     const { orgId, kind, id } = mark;
-    if (mark.key !== undefined) return this.answers.drop(orgId, undefined, mark.key);
+    if (mark.key !== undefined) { this.answers.drop(orgId, undefined, mark.key); return; }
     this.answers.drop(orgId, kind);
     // A payment changes the bills it pays; its webhook names them as bill marks.
     for (const k of kind === undefined ? KINDS : KINDS.filter((x) => x === kind)) {
@@ -469,17 +481,17 @@ export class Mirror {
     doubtful = doubtful.slice(0, MAX_CONFIRMS_PER_ANSWER);
     const spec = SPECS[kind] as KindSpec<Kind>;
     const org = this.deps.bill.org(orgId, { priority });
-    let changed = false;
-    await Promise.all(
-      doubtful.map(async ({ id }) => {
+    const results = await Promise.all(
+      doubtful.map(async ({ id }): Promise<boolean> => {
         const markedAt = c.stale.get(id);
+        let changed = false;
         try {
           const kept = spec.keep(await spec.get(org, id));
-          if (kept && kept.id === id && this.keep(orgId, kind, c, kept)) changed = true;
+          if (kept?.id === id && this.keep(orgId, kind, c, kept)) changed = true;
         } catch (err) {
           if (!(err instanceof BillApiError && err.category === 'notFound')) {
             this.deps.log.debug({ orgId, kind, err: errorMessage(err) }, "stale record could not be read again; BILL's last answer is shown");
-            return;
+            return false;
           }
           const old = c.delete(id);
           if (old) {
@@ -489,8 +501,10 @@ export class Mirror {
         }
         // A mark made while the GET ran stays for the next answer.
         if (c.stale.get(id) === markedAt) c.stale.delete(id);
+        return changed;
       }),
     );
+    const changed = results.includes(true);
     if (changed) await this.persist(orgId, kind, c);
     return changed;
   }
@@ -541,7 +555,7 @@ export class Mirror {
     const key = `${kind}:${orgId}`;
     const mem = this.cols.get(key);
     if (mem) return mem;
-    const c = stored ?? new Collection(SPECS[kind] as KindSpec<Kind>, () => this.deps.clock.now());
+    const c = stored ?? new Collection(SPECS[kind], () => this.deps.clock.now());
     this.cols.set(key, c);
     if (stored) this.deps.log.info({ orgId, kind, records: c.size, scope: c.coverage }, 'mirror read from the state store');
     // Invoice cards name customers: the customer collection (built once, then refreshed) holds every name.
@@ -566,7 +580,7 @@ export class Mirror {
     const entry = { scope, done };
     this.builds.set(key, entry);
     void done
-      .catch((err) => this.deps.log.warn({ orgId, kind, scope, err: errorMessage(err) }, 'mirror build failed'))
+      .catch((err: unknown) => this.deps.log.warn({ orgId, kind, scope, err: errorMessage(err) }, 'mirror build failed'))
       .finally(() => {
         if (this.builds.get(key) === entry) this.builds.delete(key);
       });
@@ -587,12 +601,13 @@ export class Mirror {
       }
     }
     const started = this.deps.clock.now();
-    const walkScope: Scope = scope === 'open' && spec.open && wasEmpty ? 'open' : 'all';
+    const open = scope === 'open' && wasEmpty ? spec.open : undefined;
+    const walkScope: Scope = open ? 'open' : 'all';
     c.building = walkScope;
     let pages = 0;
     try {
       const org = this.deps.bill.org(orgId, { priority: 'background' });
-      for await (const page of (walkScope === 'open' ? spec.open!.list(org) : spec.list(org, undefined)).pages()) {
+      for await (const page of (open ? open.list(org) : spec.list(org, undefined)).pages()) {
         pages++;
         for (const record of page.results) {
           const kept = spec.keep(record);
@@ -659,7 +674,7 @@ export class Mirror {
     const head = await this.deps.state.get<StoredHead>(NS.mirror, key);
     if (!head || typeof head !== 'object' || !Array.isArray(head.tags) || head.tags.length !== SHARDS) return undefined;
     const shards = await Promise.all(Array.from({ length: SHARDS }, (_, k) => this.deps.state.get<StoredShard>(NS.mirror, `${key}#${k}`)));
-    if (shards.some((s) => !s || !Array.isArray(s.rows))) {
+    if (!shards.every((s): s is StoredShard => !!s && Array.isArray(s.rows))) {
       this.deps.log.warn({ orgId, kind }, 'stored mirror is missing shards; building it again');
       return undefined;
     }
@@ -668,12 +683,12 @@ export class Mirror {
     let watermark = head.watermark;
     shards.forEach((s, k) => {
       // A shard another writer stored after this header is as current as its own watermark says, no more.
-      if (s!.tag !== head.tags[k]) {
-        if (s!.coverage === 'open') coverage = 'open';
-        watermark = earlier(watermark, s!.watermark);
+      if (s.tag !== head.tags[k]) {
+        if (s.coverage === 'open') coverage = 'open';
+        watermark = earlier(watermark, s.watermark);
       }
-      c.tags[k] = s!.tag;
-      for (const row of s!.rows) if (row && typeof row.id === 'string') c.put(row);
+      c.tags[k] = s.tag;
+      for (const row of s.rows) if (isStoredRecord(row)) c.put(row);
     });
     c.coverage = coverage;
     c.watermark = watermark;
@@ -708,7 +723,7 @@ export class Mirror {
       await Promise.all(
         shards.map(async (k) => {
           const tag = `${this.writer}:${++this.seq}`;
-          const doc: StoredShard = { coverage, watermark, tag, rows: [...c.shards[k]!.values()] };
+          const doc: StoredShard = { coverage, watermark, tag, rows: [...c.shard(k).values()] };
           await this.deps.state.set(NS.mirror, `${key}#${k}`, doc);
           c.tags[k] = tag;
         }),
