@@ -58,7 +58,7 @@ interface LastDigest {
   postedAt: number;
 }
 
-const isSetting = (v: unknown): v is DigestSetting => v !== null && typeof v === 'object' && (v as DigestSetting).v === 1 && (v as DigestSetting).type === 'digest';
+const isSetting = (v: unknown): v is DigestSetting => v !== null && typeof v === 'object' && (v as { v?: unknown }).v === 1 && (v as { type?: unknown }).type === 'digest';
 
 export class DigestSettings {
   constructor(
@@ -223,9 +223,9 @@ export class DigestScheduler {
 
   private async run(): Promise<TickReport> {
     const report: TickReport = { posted: 0, unchanged: 0, failed: 0 };
-    if (this.periodic.stopped) return report;
     const now = this.deps.clock.now();
-    for (const setting of await this.deps.settings.all()) {
+    const settings = this.periodic.stopped ? [] : await this.deps.settings.all();
+    for (const setting of settings) {
       if (this.periodic.stopped) break;
       try {
         await this.slot(setting, now, report);
@@ -261,7 +261,7 @@ export class DigestScheduler {
       const content = await this.deps.composer.compose(orgId, now, setting.schedule.every);
       const lastKey = `${key}|last`;
       const last = await state.get<LastDigest>(NS.digests, lastKey);
-      if (last && last.fingerprint === content.fingerprint) {
+      if (last?.fingerprint === content.fingerprint) {
         await mark({ state: 'done', result: 'unchanged', at: now });
         report.unchanged++;
         log.info('digest skipped: nothing changed since the last one');
@@ -272,7 +272,7 @@ export class DigestScheduler {
       await mark({ state: 'sending', at: now });
       const outcome = await this.deps.sender.send(setting.reference, this.deps.presenter.digest(content, now));
       if (outcome.ok) {
-        await state.set<LastDigest>(NS.digests, lastKey, { fingerprint: content.fingerprint, slot: slot.id, postedAt: this.deps.clock.now() });
+        await state.set(NS.digests, lastKey, { fingerprint: content.fingerprint, slot: slot.id, postedAt: this.deps.clock.now() } satisfies LastDigest);
         await mark({ state: 'done', result: 'posted', at: this.deps.clock.now() });
         report.posted++;
         log.info('digest posted');

@@ -26,8 +26,6 @@ import { DeliveryWorker, type DeadLetter } from './worker.js';
 const NAMES_WAIT_MS = 0;
 
 export type { ChannelSender, ChannelTarget, ConversationRef, DigestBill, DigestContent, DigestInvoice, Enrichment, NotificationPresenter, OutboxEvent, OutgoingMessage, SendOutcome } from './types.js';
-export type { SubscriptionKind } from './kinds.js';
-export type { DeadLetter } from './worker.js';
 
 export interface NotifyDeps {
   config: Config;
@@ -39,9 +37,9 @@ export interface NotifyDeps {
   /** The per-org mirror of BILL records: webhooks tell it what is stale; cards' names come from it. */
   mirror: Mirror;
   /** The org a conversation is bound to right now (OrgBindings.resolve). */
-  resolveOrg(scope: BindingScope): Promise<string | undefined>;
+  resolveOrg: (scope: BindingScope) => Promise<string | undefined>;
   /** The organisations this deployment serves (events of others are ignored). */
-  servesOrg(orgId: string): boolean;
+  servesOrg: (orgId: string) => boolean;
   /** The organisation BILL_WEBHOOK_SECURITY_KEY belongs to: BILL_ORG_ID, or the embedded sandbox's demo org. */
   defaultOrgId: string | undefined;
   audit: AuditTrail;
@@ -134,7 +132,7 @@ export class Notifications {
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
-    await this.keys.registerAll().catch((err) => this.deps.log.error({ err: errorMessage(err) }, 'webhook keys could not be read'));
+    await this.keys.registerAll().catch((err: unknown) => this.deps.log.error({ err: errorMessage(err) }, 'webhook keys could not be read'));
     this.worker.start();
     this.scheduler.start();
   }
@@ -155,7 +153,7 @@ export class Notifications {
 
   async status(target: ChannelTarget, orgId: string | undefined): Promise<NotifyStatus> {
     const subs: ChannelSubscription[] = await this.subscriptions.forChannel(target);
-    const letters = (await this.deps.state.entries<DeadLetter>(NS.deadLetters)).map(([, d]) => d).filter((d) => d && typeof d.eventId === 'string');
+    const letters = (await this.deps.state.entries<DeadLetter | null>(NS.deadLetters)).map(([, d]) => d).filter((d): d is DeadLetter => !!d && typeof d.eventId === 'string');
     const here = letters
       .filter((d) => d.tenantId === target.tenantId && d.teamId === target.teamId && d.channelId === target.channelId)
       .sort((a, b) => b.at - a.at)

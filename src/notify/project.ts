@@ -84,7 +84,7 @@ function keep(value: unknown, depth: number): unknown {
 }
 
 export function projectEntity(entity: Record<string, unknown>): Record<string, unknown> {
-  return (keep(entity, 0) as Record<string, unknown>) ?? {};
+  return (keep(entity, 0) as Record<string, unknown> | undefined) ?? {};
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);

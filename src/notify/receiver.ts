@@ -24,7 +24,7 @@ import type { OutboxEvent } from './types.js';
 /** BILL asks for de-duplication by event id; its retries span hours, events are kept longer than a week here. */
 export const EVENT_ID_TTL_MS = 8 * 24 * 3_600_000;
 /** Answer BILL well within its timeout; the 2 s budget includes the network. */
-export const ANSWER_WITHIN_MS = 1_500;
+const ANSWER_WITHIN_MS = 1_500;
 
 export const outboxKey = (eventId: string): string => `ev|${eventId}`;
 
@@ -164,7 +164,7 @@ export class WebhookReceiver {
     const queued = await state.setIfAbsent(NS.outbox, outboxKey(id), event);
     // Written on a duplicate too: a process that died between the outbox write and this mark left the event queued
     // but unmarked, and BILL's retry is the one chance to mark it before the worker delivers and drops the entry.
-    await state.set<SeenEvent>(NS.webhookEvents, id, { at: clock.now(), type: event.type }, { ttlMs: EVENT_ID_TTL_MS });
+    await state.set(NS.webhookEvents, id, { at: clock.now(), type: event.type } satisfies SeenEvent, { ttlMs: EVENT_ID_TTL_MS });
     if (!queued) return 'duplicate';
     // Webhooks are hints (BILL's advice): cached answers built from this record are dropped right away.
     const ids = [typeof event.entity.id === 'string' ? event.entity.id : undefined].filter((x): x is string => !!x);

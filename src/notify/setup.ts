@@ -139,7 +139,8 @@ export class WebhookSetup {
     this.deps.log.info({ orgId, subscriptionId }, 'BILL webhook subscription deleted');
   }
 
-  private view(s: Subscription, keyStored: boolean): BillSubscriptionView {
+  /** BILL's answer, read defensively. */
+  private view(s: Omit<Subscription, 'status' | 'events'> & { status?: { enabled?: unknown }; events?: Subscription['events'] }, keyStored: boolean): BillSubscriptionView {
     return {
       id: s.id,
       name: s.name,

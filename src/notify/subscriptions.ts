@@ -42,7 +42,7 @@ export function targetOf(sub: Pick<ChannelSubscription, 'tenantId' | 'teamId' | 
 }
 
 const isSubscription = (v: unknown): v is ChannelSubscription =>
-  v !== null && typeof v === 'object' && (v as ChannelSubscription).v === 1 && typeof (v as ChannelSubscription).kind === 'string' && typeof (v as ChannelSubscription).channelId === 'string';
+  v !== null && typeof v === 'object' && (v as { v?: unknown }).v === 1 && typeof (v as ChannelSubscription).kind === 'string' && typeof (v as ChannelSubscription).channelId === 'string';
 
 export class ChannelSubscriptions {
   constructor(

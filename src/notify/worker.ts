@@ -106,7 +106,10 @@ interface Held {
   lost: boolean;
 }
 
-const isEvent = (v: unknown): v is OutboxEvent => v !== null && typeof v === 'object' && (v as OutboxEvent).v === 1 && typeof (v as OutboxEvent).eventId === 'string';
+/** Read through a call: the lease can be lost while a send awaits. */
+const isLost = (h: Held): boolean => h.lost;
+
+const isEvent = (v: unknown): v is OutboxEvent => v !== null && typeof v === 'object' && (v as { v?: unknown }).v === 1 && typeof (v as OutboxEvent).eventId === 'string';
 
 function jitter(ms: number): number {
   return Math.round(ms * (0.8 + Math.random() * 0.4));
@@ -131,6 +134,13 @@ export class DeliveryWorker {
   private passing: Promise<number> | undefined;
   private again = false;
   private stopped = false;
+  // Read through calls after an await: stop() and kick() change the flags meanwhile.
+  private isStopped(): boolean {
+    return this.stopped;
+  }
+  private passAgain(): boolean {
+    return this.again && !this.stopped;
+  }
   private kicked: NodeJS.Immediate | undefined;
 
   constructor(private readonly deps: WorkerDeps) {
@@ -154,7 +164,7 @@ export class DeliveryWorker {
     if (this.stopped || this.kicked) return;
     this.kicked = setImmediate(() => {
       this.kicked = undefined;
-      this.runPasses().catch((err) => this.deps.log.error({ err: errorMessage(err) }, 'notification worker failed'));
+      this.runPasses().catch((err: unknown) => this.deps.log.error({ err: errorMessage(err) }, 'notification worker failed'));
     });
   }
 
@@ -215,7 +225,7 @@ export class DeliveryWorker {
       do {
         this.again = false;
         queued += await this.pass();
-      } while (this.again && !this.stopped);
+      } while (this.passAgain());
       return queued;
     })();
     this.passing = run.finally(() => {
@@ -227,7 +237,7 @@ export class DeliveryWorker {
   private async renewLeases(): Promise<void> {
     for (const [eventId, h] of this.held) {
       if (h.settling || h.lost) continue;
-      const kept = await this.leases.renew(leaseKey(eventId)).catch((err) => {
+      const kept = await this.leases.renew(leaseKey(eventId)).catch((err: unknown) => {
         h.log.warn({ err: errorMessage(err) }, 'outbox lease could not be renewed');
         return true;
       });
@@ -279,7 +289,7 @@ export class DeliveryWorker {
   private async prepare(h: Held): Promise<void> {
     const { ev, log } = h;
     if (!ev.applied) {
-      await this.deps.apply(ev).catch((err) => log.warn({ err: errorMessage(err) }, 'index update from a webhook event failed'));
+      await this.deps.apply(ev).catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'index update from a webhook event failed'));
       ev.applied = true;
       if (!(await this.stillHeld(h))) return;
       await this.save(h);
@@ -322,7 +332,7 @@ export class DeliveryWorker {
       await this.save(h);
     }
     if (!ev.enrichment && Object.values(ev.targets).some((t) => t.state === 'pending')) {
-      ev.enrichment = await this.deps.enrich(ev).catch((err) => {
+      ev.enrichment = await this.deps.enrich(ev).catch((err: unknown) => {
         log.info({ err: errorMessage(err) }, 'notification details could not be looked up; the card shows the record without them');
         return {};
       });
@@ -342,16 +352,16 @@ export class DeliveryWorker {
       n++;
       this.inLane(laneOf(key), async () => {
         try {
-          if (!this.stopped && !h.lost) {
+          if (!this.isStopped() && !h.lost) {
             await this.deliver(h, key, target);
-            if (!h.lost) await this.save(h);
+            if (!isLost(h)) await this.save(h);
           }
         } catch (err) {
           h.log.error({ err: errorMessage(err) }, 'notification send failed unexpectedly; will try again');
         } finally {
           this.queued.delete(q);
           h.pending--;
-          if (h.pending === 0) await this.settle(h).catch((err) => h.log.error({ err: errorMessage(err) }, 'notification could not be settled'));
+          if (h.pending === 0) await this.settle(h).catch((err: unknown) => h.log.error({ err: errorMessage(err) }, 'notification could not be settled'));
         }
       });
     }
@@ -443,12 +453,13 @@ export class DeliveryWorker {
       Object.assign(target, { state: 'dropped' });
       this.counts.dropped++;
       clog.warn({ status: outcome.status, code: outcome.code }, 'bot is no longer in the channel; its subscriptions are removed');
-      await this.deps.onChannelGone(channel, outcome.code ?? `HTTP ${outcome.status}`).catch((err) => clog.error({ err: errorMessage(err) }, 'could not remove the channel\'s subscriptions'));
+      await this.deps.onChannelGone(channel, outcome.code ?? `HTTP ${outcome.status}`).catch((err: unknown) => clog.error({ err: errorMessage(err) }, 'could not remove the channel\'s subscriptions'));
       return;
     }
     const retryable = RETRY_STATUSES.has(outcome.status) || outcome.status === 401;
-    if (retryable && target.tries <= this.retryDelaysMs.length) {
-      const wait = Math.max(outcome.retryAfterMs ?? 0, jitter(this.retryDelaysMs[target.tries - 1]!));
+    const delay = target.tries <= this.retryDelaysMs.length ? this.retryDelaysMs[target.tries - 1] : undefined;
+    if (retryable && delay !== undefined) {
+      const wait = Math.max(outcome.retryAfterMs ?? 0, jitter(delay));
       target.nextAt = now + wait;
       this.counts.retried++;
       clog.info({ status: outcome.status, code: outcome.code, tries: target.tries, retryInMs: wait }, 'notification send failed; will retry');

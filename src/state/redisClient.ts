@@ -178,7 +178,7 @@ export class RedisConnection {
               }
             }
           },
-          (err) => this.opts.log.warn({ err: errorMessage(err) }, 'Redis subscribe failed'),
+          (err: unknown) => this.opts.log.warn({ err: errorMessage(err) }, 'Redis subscribe failed'),
         );
       });
       sub.on('message', (channel: string, message: string) => {

@@ -86,7 +86,7 @@ export class RedisStateStore implements StateStore {
     return raw === null ? undefined : (JSON.parse(raw) as T);
   }
 
-  async set<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<void> {
+  async set(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<void> {
     const k = this.key(ns, key);
     const idx = this.index(ns);
     const json = encode(value);
@@ -110,22 +110,22 @@ export class RedisStateStore implements StateStore {
     });
   }
 
-  async setIfAbsent<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<boolean> {
+  async setIfAbsent(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<boolean> {
     const k = this.key(ns, key);
     const idx = this.index(ns);
     const json = encode(value);
-    const hasTtl = opts?.ttlMs !== undefined;
+    const ttlMs = opts?.ttlMs === undefined ? undefined : ttl(opts.ttlMs);
     if (UNLISTED.has(ns)) {
-      const res = await this.conn.run((r) => (hasTtl ? r.set(k, json, 'PX', ttl(opts!.ttlMs!), 'NX') : r.set(k, json, 'NX')));
+      const res = await this.conn.run((r) => (ttlMs !== undefined ? r.set(k, json, 'PX', ttlMs, 'NX') : r.set(k, json, 'NX')));
       return res === 'OK';
     }
     const now = this.clock.now();
-    const score = hasTtl ? String(now + ttl(opts!.ttlMs!)) : '+inf';
-    const created = await this.conn.run((r) => (r as ScriptedRedis).billbridgeSetIfAbsent(k, idx, json, hasTtl ? String(ttl(opts!.ttlMs!)) : '', key, score, String(now)));
+    const score = ttlMs !== undefined ? String(now + ttlMs) : '+inf';
+    const created = await this.conn.run((r) => (r as ScriptedRedis).billbridgeSetIfAbsent(k, idx, json, ttlMs !== undefined ? String(ttlMs) : '', key, score, String(now)));
     return created === 1;
   }
 
-  async claim<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<Claim> {
+  async claim(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<Claim> {
     // Redis has acknowledged the write when it answers.
     return { created: await this.setIfAbsent(ns, key, value, opts), durable: Promise.resolve() };
   }
@@ -171,8 +171,9 @@ export class RedisStateStore implements StateStore {
   }
 
   /** The connection is shared with the limiter and sessions; app.ts closes it last. */
-  async close(): Promise<void> {
+  close(): Promise<void> {
     this.closed = true;
+    return Promise.resolve();
   }
 
   private key(ns: string, key: string): string {

@@ -110,7 +110,7 @@ export class SqliteStateStore implements StateStore {
       // timeout 0: a lock held by another process is reported at once instead of being waited for.
       db = new Database(file, { timeout: 0 });
     } catch (err) {
-      throw new Error(`cannot open the state database ${file}: ${(err as Error).message}`);
+      throw new Error(`cannot open the state database ${file}: ${(err as Error).message}`, { cause: err });
     }
     try {
       // EXCLUSIVE before WAL: the WAL index then lives in this process's memory (no -shm file) and the lock is never
@@ -124,7 +124,7 @@ export class SqliteStateStore implements StateStore {
     } catch (err) {
       db.close();
       if ((err as { code?: string }).code === 'SQLITE_BUSY') throw new StateDirInUse(this.location, readHolder(this.location));
-      throw new Error(`cannot open the state database ${file}: ${(err as Error).message}`);
+      throw new Error(`cannot open the state database ${file}: ${(err as Error).message}`, { cause: err });
     }
     this.db = db;
     writeFileSync(join(this.location, HOLDER_FILE), `${process.pid}\n`, { mode: 0o600 });
@@ -157,19 +157,19 @@ export class SqliteStateStore implements StateStore {
     });
   }
 
-  async set<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<void> {
+  async set(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<void> {
     checkName('namespace', ns);
     const json = encode(value);
     await this.write(() => this.sql.set.run({ ns, key, value: json, expires: this.expiry(opts) }), ns);
   }
 
-  async setIfAbsent<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<boolean> {
+  async setIfAbsent(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<boolean> {
     checkName('namespace', ns);
     const json = encode(value);
     return this.write(() => this.sql.setIfAbsent.run({ ns, key, value: json, expires: this.expiry(opts), now: this.clock.now() }).changes === 1, ns);
   }
 
-  async claim<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<Claim> {
+  async claim(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<Claim> {
     // Answered once committed: the mark is on disk before `created` is known.
     return { created: await this.setIfAbsent(ns, key, value, opts), durable: Promise.resolve() };
   }
@@ -248,9 +248,9 @@ export class SqliteStateStore implements StateStore {
       this.syncing = sync;
     }
     this.db.exec('BEGIN IMMEDIATE');
-    let settle!: (err?: unknown) => void;
+    let settle!: (err?: Error) => void;
     const committed = new Promise<void>((resolve, reject) => {
-      settle = (err) => (err === undefined ? resolve() : reject(err as Error));
+      settle = (err) => (err === undefined ? resolve() : reject(err));
     });
     // Each caller awaits it; this keeps a batch nobody awaits any more from reporting an unhandled rejection.
     committed.catch(() => undefined);
@@ -281,7 +281,7 @@ export class SqliteStateStore implements StateStore {
         // Rolled back already.
       }
     }
-    batch.settle(err ?? new Error('state write failed'));
+    batch.settle(err instanceof Error ? err : new Error('state write failed', { cause: err }));
   }
 
   private expiry(opts: SetOptions | undefined): number | null {
@@ -297,12 +297,13 @@ export class SqliteStateStore implements StateStore {
 /** Changes sharing one transaction; `committed` settles when it is on disk, or rejects when it is not. */
 interface Batch {
   committed: Promise<void>;
-  settle(err?: unknown): void;
+  settle(err?: Error): void;
   /** Whether its commit syncs (false: it holds only NOT_SYNCED namespaces). */
   sync: boolean;
 }
 
 function encode(value: unknown): string {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- JSON.stringify(undefined) is undefined, whatever its type says
   return JSON.stringify(value) ?? 'null';
 }
 
