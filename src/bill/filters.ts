@@ -27,7 +27,8 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 
 function checkText(field: string, text: string, where: 'value' | 'list item'): void {
   if (text.length === 0) throw new FilterValueError(field, `empty ${where}`);
-  if (text.length > MAX_FILTER_VALUE_LENGTH) throw new FilterValueError(field, `${where} longer than ${MAX_FILTER_VALUE_LENGTH} characters`);
+  if (text.length > MAX_FILTER_VALUE_LENGTH)
+    throw new FilterValueError(field, `${where} longer than ${MAX_FILTER_VALUE_LENGTH} characters`);
   if (text.includes('"')) throw new FilterValueError(field, `${where} contains a double quote`);
   if (text.includes('\\')) throw new FilterValueError(field, `${where} contains a backslash`);
   if (CONTROL.test(text)) throw new FilterValueError(field, `${where} contains a control character`);

@@ -214,7 +214,10 @@ export class BillHttp {
         const retryable = req.idempotent && (err.category === 'network' || err.category === 'server');
         if (retryable && failures < this.retry.maxRetries) {
           const wait = this.backoffMs(failures++);
-          this.deps.log.warn({ route: req.route, category: err.category, status: err.status, attempt: failures, wait }, 'BILL call failed; retrying');
+          this.deps.log.warn(
+            { route: req.route, category: err.category, status: err.status, attempt: failures, wait },
+            'BILL call failed; retrying',
+          );
           await this.sleep(wait);
           continue;
         }
@@ -237,7 +240,10 @@ export class BillHttp {
     try {
       res = await this.agent.request({ origin: url.origin, path, method: req.method, headers, body });
     } catch (err) {
-      this.deps.log.debug({ route: req.route, error: (err as { code?: string } | null)?.code ?? String(err) }, 'BILL request failed without an answer');
+      this.deps.log.debug(
+        { route: req.route, error: (err as { code?: string } | null)?.code ?? String(err) },
+        'BILL request failed without an answer',
+      );
       throw networkError(err);
     }
     let text: string;
@@ -253,7 +259,11 @@ export class BillHttp {
       try {
         return JSON.parse(text) as T;
       } catch {
-        throw new BillApiError({ category: 'unknown', status: res.statusCode, message: `BILL answered ${req.route} with a non-JSON body (HTTP ${res.statusCode})` });
+        throw new BillApiError({
+          category: 'unknown',
+          status: res.statusCode,
+          message: `BILL answered ${req.route} with a non-JSON body (HTTP ${res.statusCode})`,
+        });
       }
     }
     const err = classifyResponse(res.statusCode, text, res.headers, this.deps.clock.now());
@@ -265,4 +275,3 @@ export class BillHttp {
     await this.agent.close();
   }
 }
-

@@ -84,7 +84,11 @@ export interface SessionLedger {
    * fleet. `dead` (a sessionId BILL just refused) is forgotten first, only if it is still the shared one, so
    * instances that see BDC_1109 together log in once. A session idle for `idleMs` fleet-wide is not handed out.
    */
-  obtain(slot: { key: string; orgId: string }, login: () => Promise<LiveSession>, opts: { dead?: string; idleMs: number }): Promise<LiveSession>;
+  obtain(
+    slot: { key: string; orgId: string },
+    login: () => Promise<LiveSession>,
+    opts: { dead?: string; idleMs: number },
+  ): Promise<LiveSession>;
   /** BILL refused (or we ended) this sessionId: forget it fleet-wide if it is still the shared one (compare-and-swap). */
   invalidate(slot: { key: string; orgId: string }, sessionId: string): Promise<void>;
   /** The session was used now: the fleet shares BILL's sliding idle clock. Best effort, never throws. */
@@ -303,7 +307,10 @@ export class OrgSession {
     const idleMs = this.deps.idleRefreshMs ?? SESSION_IDLE_REFRESH_MS;
     if (live && now - live.lastUsedAt < idleMs) return Promise.resolve(live);
     if (live) {
-      this.deps.log.info({ orgId: this.creds.orgId, idleMin: Math.round((now - live.lastUsedAt) / 60_000) }, 'BILL session idle; signing in again before it expires');
+      this.deps.log.info(
+        { orgId: this.creds.orgId, idleMin: Math.round((now - live.lastUsedAt) / 60_000) },
+        'BILL session idle; signing in again before it expires',
+      );
       this.drop(live);
     }
     if (!this.pending) {

@@ -55,7 +55,11 @@ const MAX_AUTHORIZATION_LENGTH = 16 * 1024;
  * signature may be empty: botbuilder refuses alg none itself). Only the shape: botbuilder checks the token.
  */
 function looksLikeBearerJwt(header: unknown): boolean {
-  return typeof header === 'string' && header.length <= MAX_AUTHORIZATION_LENGTH && /^Bearer [A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/i.test(header.trim());
+  return (
+    typeof header === 'string' &&
+    header.length <= MAX_AUTHORIZATION_LENGTH &&
+    /^Bearer [A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/i.test(header.trim())
+  );
 }
 
 export function createHttpServer(deps: HttpServerDeps): Server {
@@ -95,7 +99,10 @@ export function createHttpServer(deps: HttpServerDeps): Server {
       next(false);
     };
     if (!looksLikeBearerJwt(req.headers.authorization)) {
-      log.info({ reason: 'no bearer token', hasAuthorization: req.headers.authorization !== undefined }, 'request refused: Bot Framework authentication failed');
+      log.info(
+        { reason: 'no bearer token', hasAuthorization: req.headers.authorization !== undefined },
+        'request refused: Bot Framework authentication failed',
+      );
       return refuse(401, { error: 'Unauthorized' });
     }
     const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
@@ -116,13 +123,20 @@ export function createHttpServer(deps: HttpServerDeps): Server {
   };
 
   server.post('/api/messages', bearerFirst, messageBody, async (req: Request, res: Response) => {
-    if (!isJsonContentType(req)) { sendJson(res, 415, { error: 'Content-Type must be application/json' }); return; }
+    if (!isJsonContentType(req)) {
+      sendJson(res, 415, { error: 'Content-Type must be application/json' });
+      return;
+    }
     const body = req.body as unknown;
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      sendJson(res, 400, { error: 'Body must be a Bot Framework activity (a JSON object)' }); return;
+      sendJson(res, 400, { error: 'Body must be a Bot Framework activity (a JSON object)' });
+      return;
     }
     const type = (body as { type?: unknown }).type;
-    if (typeof type !== 'string' || type === '') { sendJson(res, 400, { error: 'Activity has no type' }); return; }
+    if (typeof type !== 'string' || type === '') {
+      sendJson(res, 400, { error: 'Activity has no type' });
+      return;
+    }
     try {
       await messages.process(req, res);
     } catch (err) {
@@ -139,8 +153,13 @@ export function createHttpServer(deps: HttpServerDeps): Server {
 
   server.get('/readyz', async (_req: Request, res: Response) => {
     const report = await readiness.report();
-    const notReady = Object.entries(report.parts).filter(([, ok]) => !ok).map(([name]) => name);
-    if (report.ready) { sendJson(res, 200, { status: 'ready', parts: report.parts }); return; }
+    const notReady = Object.entries(report.parts)
+      .filter(([, ok]) => !ok)
+      .map(([name]) => name);
+    if (report.ready) {
+      sendJson(res, 200, { status: 'ready', parts: report.parts });
+      return;
+    }
     sendJson(res, 503, { status: 'not ready', notReady, parts: report.parts });
   });
 
@@ -151,7 +170,8 @@ export function createHttpServer(deps: HttpServerDeps): Server {
     server.get('/metrics', async (req: Request, res: Response) => {
       if (!bearerMatches(req.headers.authorization, token)) {
         res.setHeader('WWW-Authenticate', 'Bearer');
-        sendJson(res, 401, { error: 'Unauthorized' }); return;
+        sendJson(res, 401, { error: 'Unauthorized' });
+        return;
       }
       const out = await metrics();
       res.setHeader('Content-Type', out.contentType);

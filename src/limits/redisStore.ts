@@ -238,7 +238,11 @@ export class RedisBudgetStore implements BudgetStore {
         acquireAttemptsLimit: 1,
         acquireTimeout: this.lockTimeoutMs,
         refreshInterval: Math.round(this.lockTimeoutMs * 0.6),
-        onLockLost: (err: LostLockError) => this.deps.log.warn({ budget: id.split('|')[0], err: err.message }, 'limiter slot lost in Redis (expired or data lost); it counts as released'),
+        onLockLost: (err: LostLockError) =>
+          this.deps.log.warn(
+            { budget: id.split('|')[0], err: err.message },
+            'limiter slot lost in Redis (expired or data lost); it counts as released',
+          ),
       });
       const ok = await lock.tryAcquire();
       if (ok) this.push(id, { where: 'redis', lock });
@@ -286,7 +290,10 @@ export class RedisBudgetStore implements BudgetStore {
     const now = Date.now();
     if (now - this.lastFallbackLog > 60_000) {
       this.lastFallbackLog = now;
-      this.deps.log.warn({ budget: id.split('|')[0], err: errorMessage(unavailable.cause ?? unavailable) }, 'Redis unavailable: Teams and Graph budgets counted on this instance only until it is back');
+      this.deps.log.warn(
+        { budget: id.split('|')[0], err: errorMessage(unavailable.cause ?? unavailable) },
+        'Redis unavailable: Teams and Graph budgets counted on this instance only until it is back',
+      );
     }
     return local();
   }
@@ -299,7 +306,12 @@ export class RedisBudgetStore implements BudgetStore {
     void this.redis
       .run((r) => (r as ScriptedRedis).billbridgeBlock(this.key('block', id), String(Math.ceil(block.until)), block.kind, String(ttlMs)))
       .then(() => this.redis.publish(BLOCK_CHANNEL, JSON.stringify({ id, until: block.until, kind: block.kind })))
-      .catch((err: unknown) => this.deps.log.warn({ budget: id.split('|')[0], err: errorMessage(err) }, 'could not share a budget pause through Redis; it holds on this instance'));
+      .catch((err: unknown) =>
+        this.deps.log.warn(
+          { budget: id.split('|')[0], err: errorMessage(err) },
+          'could not share a budget pause through Redis; it holds on this instance',
+        ),
+      );
   }
 
   blocked(id: string, now: number): Block | undefined {

@@ -21,7 +21,19 @@ import type { Logger } from '../log.js';
 import { NS, type StateStore } from '../state/types.js';
 import { Answers } from './answers.js';
 import type { StaleBroadcast, StaleMark } from './broadcast.js';
-import { foldName, normalizeNumber, partyInfo, SPECS, type AnyRecord, type EntityKind, type Kind, type KindSpec, type PartyInfo, type PartyKind, type Records } from './records.js';
+import {
+  foldName,
+  normalizeNumber,
+  partyInfo,
+  SPECS,
+  type AnyRecord,
+  type EntityKind,
+  type Kind,
+  type KindSpec,
+  type PartyInfo,
+  type PartyKind,
+  type Records,
+} from './records.js';
 
 /** How much of an org's records a collection holds: the open ones (bills: unpaid, not archived) or every one. */
 type Scope = 'open' | 'all';
@@ -215,7 +227,8 @@ interface RowsOptions<T> extends ReadOptions {
 }
 
 type RowsResult<T> = { rows: T[]; refreshedAt: number } | { building: number };
-type LookupResult<T> = { state: 'found'; rows: T[]; refreshedAt: number } | { state: 'missing'; refreshedAt: number } | { state: 'building'; indexed: number };
+type LookupResult<T> =
+  { state: 'found'; rows: T[]; refreshedAt: number } | { state: 'missing'; refreshedAt: number } | { state: 'building'; indexed: number };
 
 export interface MirrorInfo {
   kind: Kind;
@@ -279,7 +292,8 @@ export class Mirror {
     await this.freshen(orgId, kind, c, opts, deadline);
     const where = opts.where as ((r: AnyRecord) => boolean) | undefined;
     let rows = c.collect(where);
-    if (opts.confirm !== false && (c.stale.size > 0 || c.staleAll) && (await this.confirmStale(orgId, kind, c, rows, opts.priority))) rows = c.collect(where);
+    if (opts.confirm !== false && (c.stale.size > 0 || c.staleAll) && (await this.confirmStale(orgId, kind, c, rows, opts.priority)))
+      rows = c.collect(where);
     return { rows: rows as Array<Records[K]>, refreshedAt: c.refreshedAt };
   }
 
@@ -293,11 +307,14 @@ export class Mirror {
     const found = () => c.find(number) as Array<Records[K]>;
     if (!covers(c.coverage, 'all')) {
       const partial = found();
-      return partial.length > 0 ? { state: 'found', rows: partial, refreshedAt: c.refreshedAt || this.deps.clock.now() } : { state: 'building', indexed: c.size };
+      return partial.length > 0
+        ? { state: 'found', rows: partial, refreshedAt: c.refreshedAt || this.deps.clock.now() }
+        : { state: 'building', indexed: c.size };
     }
     await this.freshen(orgId, kind, c, opts, deadline);
     await this.confirmStale(orgId, kind, c, found(), opts.priority);
-    if (found().length === 0 && this.deps.clock.now() - c.refreshedAt >= this.minRefreshMs) await this.within(this.refresh(orgId, kind, opts.priority), deadline - this.deps.clock.now());
+    if (found().length === 0 && this.deps.clock.now() - c.refreshedAt >= this.minRefreshMs)
+      await this.within(this.refresh(orgId, kind, opts.priority), deadline - this.deps.clock.now());
     const rows = found();
     return rows.length > 0 ? { state: 'found', rows, refreshedAt: c.refreshedAt } : { state: 'missing', refreshedAt: c.refreshedAt };
   }
@@ -333,10 +350,21 @@ export class Mirror {
    * refreshed at most every namesMaxAgeMs. Ids a collection not built yet lacks are read with `id:in` (BILL documents
    * `id` as filterable on vendors and customers), one call per 100.
    */
-  async names(orgId: string, kind: PartyKind, ids: Iterable<string>, opts: { priority: Priority; waitMs: number }): Promise<Map<string, PartyInfo>> {
+  async names(
+    orgId: string,
+    kind: PartyKind,
+    ids: Iterable<string>,
+    opts: { priority: Priority; waitMs: number },
+  ): Promise<Map<string, PartyInfo>> {
     const deadline = this.deps.clock.now() + opts.waitMs;
     const c = await this.ready(orgId, kind, 'all', opts.waitMs);
-    await this.freshen(orgId, kind, c, { maxAgeMs: this.deps.namesMaxAgeMs ?? 3_600_000, priority: opts.priority, waitMs: opts.waitMs }, deadline);
+    await this.freshen(
+      orgId,
+      kind,
+      c,
+      { maxAgeMs: this.deps.namesMaxAgeMs ?? 3_600_000, priority: opts.priority, waitMs: opts.waitMs },
+      deadline,
+    );
     const out = new Map<string, PartyInfo>();
     const missing: string[] = [];
     for (const id of new Set(ids)) {
@@ -350,7 +378,9 @@ export class Mirror {
     const org = this.deps.bill.org(orgId, { priority: opts.priority });
     for (let i = 0; i < missing.length; i += MAX_FILTER_LIST_ITEMS) {
       const filter = new BillFilter().in('id', missing.slice(i, i + MAX_FILTER_LIST_ITEMS));
-      const { items } = await (kind === 'vendor' ? org.vendors.list({ filter, maxPages: 5 }) : org.customers.list({ filter, maxPages: 5 })).all();
+      const { items } = await (
+        kind === 'vendor' ? org.vendors.list({ filter, maxPages: 5 }) : org.customers.list({ filter, maxPages: 5 })
+      ).all();
       for (const record of items) {
         const kept = (SPECS[kind] as KindSpec<Kind>).keep(record);
         if (kept) out.set(kept.id, partyInfo(kept as Records[PartyKind]));
@@ -420,7 +450,14 @@ export class Mirror {
     for (const kind of KINDS) {
       const c = this.cols.get(`${kind}:${orgId}`);
       if (!c || (c.coverage === 'none' && !c.building)) continue;
-      out.push({ kind, records: c.size, complete: c.coverage !== 'none', scope: c.coverage === 'none' ? undefined : c.coverage, builtAt: c.builtAt, refreshedAt: c.refreshedAt });
+      out.push({
+        kind,
+        records: c.size,
+        complete: c.coverage !== 'none',
+        scope: c.coverage === 'none' ? undefined : c.coverage,
+        builtAt: c.builtAt,
+        refreshedAt: c.refreshedAt,
+      });
     }
     return out;
   }
@@ -434,7 +471,10 @@ export class Mirror {
 
   private async markLocal(mark: StaleMark, own: boolean): Promise<void> {
     const { orgId, kind, id } = mark;
-    if (mark.key !== undefined) { this.answers.drop(orgId, undefined, mark.key); return; }
+    if (mark.key !== undefined) {
+      this.answers.drop(orgId, undefined, mark.key);
+      return;
+    }
     this.answers.drop(orgId, kind);
     // A payment changes the bills it pays; its webhook names them as bill marks.
     for (const k of kind === undefined ? KINDS : KINDS.filter((x) => x === kind)) {
@@ -473,7 +513,14 @@ export class Mirror {
    * refresh when there are more than MAX_CONFIRMS_PER_ANSWER (`firstOnly`: the first ones only). A refusal (BILL busy)
    * leaves the record as BILL last answered it, still marked. True when the collection changed.
    */
-  private async confirmStale(orgId: string, kind: Kind, c: Collection, rows: AnyRecord[], priority: Priority = 'background', firstOnly = false): Promise<boolean> {
+  private async confirmStale(
+    orgId: string,
+    kind: Kind,
+    c: Collection,
+    rows: AnyRecord[],
+    priority: Priority = 'background',
+    firstOnly = false,
+  ): Promise<boolean> {
     if (c.staleAll && !firstOnly) return (await this.refresh(orgId, kind, priority).catch(() => 0)) > 0;
     let doubtful = rows.filter((r) => c.stale.has(r.id));
     if (doubtful.length === 0) return false;
@@ -490,7 +537,10 @@ export class Mirror {
           if (kept?.id === id && this.keep(orgId, kind, c, kept)) changed = true;
         } catch (err) {
           if (!(err instanceof BillApiError && err.category === 'notFound')) {
-            this.deps.log.debug({ orgId, kind, err: errorMessage(err) }, "stale record could not be read again; BILL's last answer is shown");
+            this.deps.log.debug(
+              { orgId, kind, err: errorMessage(err) },
+              "stale record could not be read again; BILL's last answer is shown",
+            );
             return false;
           }
           const old = c.delete(id);
@@ -648,7 +698,8 @@ export class Mirror {
         const kept = spec.keep(record);
         if (!kept) continue;
         // A timestamp from the future would make later refreshes skip every real change until then.
-        if (kept.updatedTime && !isFuture(kept.updatedTime, started) && (newest === undefined || isOlder(newest, kept.updatedTime))) newest = kept.updatedTime;
+        if (kept.updatedTime && !isFuture(kept.updatedTime, started) && (newest === undefined || isOlder(newest, kept.updatedTime)))
+          newest = kept.updatedTime;
         if (this.keep(orgId, kind, c, kept)) changed++;
       }
     }

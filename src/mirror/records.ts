@@ -86,7 +86,14 @@ export function keepBill(b: Bill): Bill | undefined {
     paymentStatus: str(b.paymentStatus),
     approvalStatus: optStr(b.approvalStatus),
     approvers: Array.isArray(b.approvers)
-      ? b.approvers.filter(isObject).map((a) => ({ userId: str(a.userId), status: str(a.status), approverOrder: num(a.approverOrder), statusChangedTime: optStr(a.statusChangedTime) }))
+      ? b.approvers
+          .filter(isObject)
+          .map((a) => ({
+            userId: str(a.userId),
+            status: str(a.status),
+            approverOrder: num(a.approverOrder),
+            statusChangedTime: optStr(a.statusChangedTime),
+          }))
       : undefined,
     purchaseOrderNumber: optStr(b.purchaseOrderNumber),
     createdTime: '',
@@ -111,7 +118,9 @@ export function keepInvoice(i: Invoice): Invoice | undefined {
     creditAmount: optNum(i.creditAmount),
     status: str(i.status),
     invoiceLineItems: items.filter(isObject).map((li) => ({ id: '', description: optStr(li.description) })),
-    payments: payments.filter((p) => isObject(p) && typeof p.amount === 'number').map((p) => ({ id: str(p.id), amount: p.amount, status: str(p.status), date: str(p.date) })),
+    payments: payments
+      .filter((p) => isObject(p) && typeof p.amount === 'number')
+      .map((p) => ({ id: str(p.id), amount: p.amount, status: str(p.status), date: str(p.date) })),
     createdTime: '',
     updatedTime: str(i.updatedTime),
   };
@@ -161,7 +170,14 @@ export const SPECS: { [K in Kind]: KindSpec<K> } = {
     number: (b) => b.invoice?.invoiceNumber ?? '',
     // The open bills, filtered by BILL: what `bills due`, `bills overdue` and `vendor` show.
     open: {
-      list: (org) => org.bills.list({ pageSize: 100, maxPages: MAX_WALK_PAGES, archived: false, filter: new BillFilter().ne('paymentStatus', 'PAID'), sort: byUpdatedTime }),
+      list: (org) =>
+        org.bills.list({
+          pageSize: 100,
+          maxPages: MAX_WALK_PAGES,
+          archived: false,
+          filter: new BillFilter().ne('paymentStatus', 'PAID'),
+          sort: byUpdatedTime,
+        }),
       holds: isOpenBill,
     },
     party: (b) => ({ kind: 'vendor', id: b.vendorId }),
@@ -201,5 +217,10 @@ export interface PartyInfo {
 
 export function partyInfo(record: Vendor | Customer): PartyInfo {
   const currency = (record as Vendor).billCurrency ?? (record as Customer).invoiceCurrency;
-  return { id: record.id, name: typeof record.name === 'string' ? record.name : '', currency: typeof currency === 'string' && currency ? currency : undefined, archived: flag(record.archived) };
+  return {
+    id: record.id,
+    name: typeof record.name === 'string' ? record.name : '',
+    currency: typeof currency === 'string' && currency ? currency : undefined,
+    archived: flag(record.archived),
+  };
 }

@@ -75,7 +75,14 @@ export class WebhookKeys {
   }
 
   /** Stores the key BILL returned for a new subscription (or a rotated one). */
-  async save(input: { subscriptionId: string; orgId: string; name: string; notificationUrl: string; events: string[]; securityKey: string }): Promise<void> {
+  async save(input: {
+    subscriptionId: string;
+    orgId: string;
+    name: string;
+    notificationUrl: string;
+    events: string[];
+    securityKey: string;
+  }): Promise<void> {
     this.deps.secrets.add(input.securityKey);
     if (!this.canStore) throw new Error(UNSEALED_REFUSED);
     const now = this.deps.clock.now();
@@ -165,7 +172,12 @@ export class WebhookKeys {
     let n = 0;
     for (const [id, record] of await this.deps.state.entries<StoredKey | null>(NS.webhookKeys)) {
       n += (await this.keysFor(id)).length;
-      if (this.sealKey && record?.v === 1 && record.subscriptionId === id && [record.key, record.previous?.key].some((b) => b && b.alg !== 'aes-256-gcm/v2')) {
+      if (
+        this.sealKey &&
+        record?.v === 1 &&
+        record.subscriptionId === id &&
+        [record.key, record.previous?.key].some((b) => b && b.alg !== 'aes-256-gcm/v2')
+      ) {
         const current = this.tryOpen(record.key, record, {});
         if (current === undefined) continue;
         const previous = record.previous ? this.carryOver(record, record.previous.key, record, record.previous.until) : undefined;
@@ -177,7 +189,12 @@ export class WebhookKeys {
   }
 
   /** A key of `existing` kept as the previous key until `until`, sealed for `owner` (dropped when it cannot be opened). */
-  private carryOver(existing: StoredKey, box: Sealed, owner: { subscriptionId: string; orgId: string }, until: number): StoredKey['previous'] {
+  private carryOver(
+    existing: StoredKey,
+    box: Sealed,
+    owner: { subscriptionId: string; orgId: string },
+    until: number,
+  ): StoredKey['previous'] {
     const value = this.tryOpen(box, existing, { until });
     return value === undefined ? undefined : { key: this.seal(value, owner), until };
   }
@@ -204,7 +221,9 @@ export class WebhookKeys {
     if (!key) {
       if (!this.warned) {
         this.warned = true;
-        this.deps.log.warn('SECRETS_KEY is not set: webhook security keys are stored unencrypted in the state store (file mode 0600); set SECRETS_KEY to seal them');
+        this.deps.log.warn(
+          'SECRETS_KEY is not set: webhook security keys are stored unencrypted in the state store (file mode 0600); set SECRETS_KEY to seal them',
+        );
       }
       return { alg: 'none', value };
     }
@@ -215,14 +234,19 @@ export class WebhookKeys {
    * The key in a box, or undefined when it cannot be opened here (no log line: for counting). `scrub`: register it
    * with the log scrubber (until a time, or for good), or false for a value about to be dropped or only counted.
    */
-  private tryOpen(sealed: Sealed | undefined, owner: { subscriptionId: string; orgId: string }, scrub: { until?: number } | false): string | undefined {
+  private tryOpen(
+    sealed: Sealed | undefined,
+    owner: { subscriptionId: string; orgId: string },
+    scrub: { until?: number } | false,
+  ): string | undefined {
     if (!sealed) return undefined;
     let value: string | undefined;
     try {
       // Stored data: an algorithm this version does not know opens nothing.
       const alg: string = sealed.alg;
       if (sealed.alg === 'none') value = typeof sealed.value === 'string' ? sealed.value : undefined;
-      else if (alg === 'aes-256-gcm/v2' && this.sealKey) value = openText(this.sealKey, sealed, { encoding: 'base64', aad: this.aad(owner) });
+      else if (alg === 'aes-256-gcm/v2' && this.sealKey)
+        value = openText(this.sealKey, sealed, { encoding: 'base64', aad: this.aad(owner) });
     } catch {
       return undefined;
     }
@@ -230,7 +254,11 @@ export class WebhookKeys {
     return value || undefined;
   }
 
-  private open(sealed: Sealed | undefined, owner: { subscriptionId: string; orgId: string }, scrub: { until?: number }): string | undefined {
+  private open(
+    sealed: Sealed | undefined,
+    owner: { subscriptionId: string; orgId: string },
+    scrub: { until?: number },
+  ): string | undefined {
     if (!sealed) return undefined;
     const value = this.tryOpen(sealed, owner, scrub);
     if (value === undefined && sealed.alg !== 'none') {

@@ -99,7 +99,13 @@ export class PushFeed {
   private async runCheck(orgId: string, force: boolean): Promise<void> {
     const prior = this.orgs.get(orgId);
     if (!force && prior && !this.due(prior, this.deps.clock.now())) return;
-    const feed: OrgFeed = { entities: new Set(), covers: new Map(), checkedAt: prior?.checkedAt ?? 0, heardAt: prior?.heardAt ?? new Map<string, number>(), failedAt: 0 };
+    const feed: OrgFeed = {
+      entities: new Set(),
+      covers: new Map(),
+      checkedAt: prior?.checkedAt ?? 0,
+      heardAt: prior?.heardAt ?? new Map<string, number>(),
+      failedAt: 0,
+    };
     try {
       const mine = await this.deps.subscriptions(orgId);
       const org = this.deps.bill.org(orgId, { priority: 'background' });
@@ -123,7 +129,10 @@ export class PushFeed {
       // Not known to be delivering: lists are polled as usual until a check succeeds.
       feed.entities.clear();
       feed.failedAt = this.deps.clock.now();
-      this.deps.log.warn({ orgId, err: errorMessage(err) }, 'webhook subscriptions could not be checked; lists are refreshed at CACHE_TTL_LIST_S');
+      this.deps.log.warn(
+        { orgId, err: errorMessage(err) },
+        'webhook subscriptions could not be checked; lists are refreshed at CACHE_TTL_LIST_S',
+      );
     }
     for (const id of [...feed.heardAt.keys()]) if (!feed.covers.has(id)) feed.heardAt.delete(id);
     this.orgs.set(orgId, feed);

@@ -59,17 +59,22 @@ export function parseDigestArgs(args: string[]): DigestCommand {
   if (words.length === 0) return { action: 'show' };
   const [firstWord = ''] = words;
   const first = firstWord.toLowerCase();
-  if (first === 'off' || first === 'stop' || first === 'none') return words.length === 1 ? { action: 'off' } : { action: 'error', problem: `"digest off" takes nothing after it` };
+  if (first === 'off' || first === 'stop' || first === 'none')
+    return words.length === 1 ? { action: 'off' } : { action: 'error', problem: `"digest off" takes nothing after it` };
   if (first === 'now') return words.length === 1 ? { action: 'now' } : { action: 'error', problem: `"digest now" takes nothing after it` };
   if (first === 'daily') {
     const time = parseTime(words.slice(1).join(' '));
-    return time ? { action: 'set', schedule: { every: 'daily', time } } : { action: 'error', problem: 'a daily digest needs a time of day such as 09:00' };
+    return time
+      ? { action: 'set', schedule: { every: 'daily', time } }
+      : { action: 'error', problem: 'a daily digest needs a time of day such as 09:00' };
   }
   if (first === 'weekly') {
     const weekday = words[1] ? parseWeekday(words[1]) : undefined;
     if (!weekday) return { action: 'error', problem: 'a weekly digest needs a day such as monday' };
     const time = parseTime(words.slice(2).join(' '));
-    return time ? { action: 'set', schedule: { every: 'weekly', weekday, time } } : { action: 'error', problem: 'a weekly digest needs a time of day such as 09:00' };
+    return time
+      ? { action: 'set', schedule: { every: 'weekly', weekday, time } }
+      : { action: 'error', problem: 'a weekly digest needs a time of day such as 09:00' };
   }
   return { action: 'error', problem: `"${firstWord.slice(0, 30)}" is not daily, weekly, off or now` };
 }
@@ -89,7 +94,9 @@ export function zonedInstant(isoDate: string, time: string, timeZone: string): n
   const [y, mo, d] = isoDate.split('-').map(Number) as [number, number, number];
   const wall = Date.UTC(y, mo - 1, d, h, m);
   // Two candidates around the wall time cover both sides of a DST change; keep the earliest that maps back to it.
-  const candidates = [wall - zoneOffset(wall - 86_400_000 / 2, timeZone), wall - zoneOffset(wall + 86_400_000 / 2, timeZone)].sort((a, b) => a - b);
+  const candidates = [wall - zoneOffset(wall - 86_400_000 / 2, timeZone), wall - zoneOffset(wall + 86_400_000 / 2, timeZone)].sort(
+    (a, b) => a - b,
+  );
   for (const c of candidates) if (c + zoneOffset(c, timeZone) === wall) return c;
   // In a gap: the wall time does not exist; the later offset puts it after the jump.
   return Math.max(...candidates);

@@ -29,13 +29,7 @@ const LOG_MAX_ENTRIES = 100_000;
  * Namespaces written per delivery and only ever read by key: no index (entries() refuses them), so a delivery
  * leaves exactly one key behind, and Redis expires it.
  */
-const UNLISTED: ReadonlySet<string> = new Set([
-  NS.seenActivities,
-  NS.webhookEvents,
-  NS.approvalCards,
-  NS.approvalDigests,
-  NS.cardMessages,
-]);
+const UNLISTED: ReadonlySet<string> = new Set([NS.seenActivities, NS.webhookEvents, NS.approvalCards, NS.approvalDigests, NS.cardMessages]);
 
 function checkName(kind: string, name: string): void {
   if (!NAME.test(name)) throw new Error(`Invalid state ${kind} name "${name}"`);
@@ -55,7 +49,15 @@ if ARGV[2] ~= '' then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[5]) e
 return 1`;
 
 type ScriptedRedis = Redis & {
-  billbridgeSetIfAbsent(key: string, idx: string, value: string, ttlMs: string, member: string, score: string, now: string): Promise<number>;
+  billbridgeSetIfAbsent(
+    key: string,
+    idx: string,
+    value: string,
+    ttlMs: string,
+    member: string,
+    score: string,
+    now: string,
+  ): Promise<number>;
 };
 
 export class RedisStateStore implements StateStore {
@@ -121,7 +123,9 @@ export class RedisStateStore implements StateStore {
     }
     const now = this.clock.now();
     const score = ttlMs !== undefined ? String(now + ttlMs) : '+inf';
-    const created = await this.conn.run((r) => (r as ScriptedRedis).billbridgeSetIfAbsent(k, idx, json, ttlMs !== undefined ? String(ttlMs) : '', key, score, String(now)));
+    const created = await this.conn.run((r) =>
+      (r as ScriptedRedis).billbridgeSetIfAbsent(k, idx, json, ttlMs !== undefined ? String(ttlMs) : '', key, score, String(now)),
+    );
     return created === 1;
   }
 
@@ -160,7 +164,9 @@ export class RedisStateStore implements StateStore {
 
   async append(log: string, record: object): Promise<void> {
     checkName('log', log);
-    await this.conn.run((r) => r.xadd(`${this.conn.keyPrefix}log:${log}`, 'MAXLEN', '~', this.logMaxEntries, '*', 'r', JSON.stringify(record)));
+    await this.conn.run((r) =>
+      r.xadd(`${this.conn.keyPrefix}log:${log}`, 'MAXLEN', '~', this.logMaxEntries, '*', 'r', JSON.stringify(record)),
+    );
   }
 
   /** The newest `count` records of a log, oldest first (status pages and tests read the audit stream). */

@@ -49,7 +49,10 @@ export function parseSecretsKey(raw: string): { key: Buffer } | { problem: strin
   else if (/^[A-Za-z0-9+/]{43}=?$/.test(text)) key = Buffer.from(text, 'base64');
   else if (/^[A-Za-z0-9_-]{43}=?$/.test(text)) key = Buffer.from(text, 'base64url');
   if (key?.length !== 32) {
-    return { problem: 'must be exactly 32 bytes written as 64 hex characters or as base64 (43-44 characters); make one with: openssl rand -base64 32' };
+    return {
+      problem:
+        'must be exactly 32 bytes written as 64 hex characters or as base64 (43-44 characters); make one with: openssl rand -base64 32',
+    };
   }
   const weak = weakness(key);
   if (weak) return { problem: `is not random-looking (${weak}); make one with: openssl rand -base64 32` };

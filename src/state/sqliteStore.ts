@@ -120,7 +120,9 @@ export class SqliteStateStore implements StateStore {
       db.pragma('synchronous = FULL');
       db.exec(SCHEMA);
       // A write at open takes the exclusive lock now, not at the first change some minutes later.
-      db.prepare('INSERT INTO holder (id, pid, since) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET pid = excluded.pid, since = excluded.since').run(process.pid, Date.now());
+      db.prepare(
+        'INSERT INTO holder (id, pid, since) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET pid = excluded.pid, since = excluded.since',
+      ).run(process.pid, Date.now());
     } catch (err) {
       db.close();
       if ((err as { code?: string }).code === 'SQLITE_BUSY') throw new StateDirInUse(this.location, readHolder(this.location));
@@ -130,14 +132,18 @@ export class SqliteStateStore implements StateStore {
     writeFileSync(join(this.location, HOLDER_FILE), `${process.pid}\n`, { mode: 0o600 });
     this.sql = {
       get: db.prepare<Key & Now, { value: string }>(`SELECT value FROM entries WHERE ns = @ns AND key = @key AND ${LIVE}`),
-      set: db.prepare<Row>('INSERT INTO entries (ns, key, value, expires_at) VALUES (@ns, @key, @value, @expires) ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at'),
+      set: db.prepare<Row>(
+        'INSERT INTO entries (ns, key, value, expires_at) VALUES (@ns, @key, @value, @expires) ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at',
+      ),
       // Inserts, or replaces an entry that has expired; one statement, so one change count says whether it created.
       setIfAbsent: db.prepare<Row & Now>(
         'INSERT INTO entries (ns, key, value, expires_at) VALUES (@ns, @key, @value, @expires) ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at WHERE entries.expires_at IS NOT NULL AND entries.expires_at <= @now',
       ),
       delete: db.prepare<Key, { expires_at: number | null }>('DELETE FROM entries WHERE ns = @ns AND key = @key RETURNING expires_at'),
       // rowid order: insertion order, and a replaced value keeps its place (as a Map would).
-      entries: db.prepare<{ ns: string } & Now, { key: string; value: string }>(`SELECT key, value FROM entries WHERE ns = @ns AND ${LIVE} ORDER BY rowid`),
+      entries: db.prepare<{ ns: string } & Now, { key: string; value: string }>(
+        `SELECT key, value FROM entries WHERE ns = @ns AND ${LIVE} ORDER BY rowid`,
+      ),
       sweep: db.prepare<Now>('DELETE FROM entries WHERE expires_at IS NOT NULL AND expires_at <= @now'),
     };
     // Expired rows are invisible to reads already; this gives their space back (webhook event ids, seen activities).
@@ -166,7 +172,10 @@ export class SqliteStateStore implements StateStore {
   async setIfAbsent(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<boolean> {
     checkName('namespace', ns);
     const json = encode(value);
-    return this.write(() => this.sql.setIfAbsent.run({ ns, key, value: json, expires: this.expiry(opts), now: this.clock.now() }).changes === 1, ns);
+    return this.write(
+      () => this.sql.setIfAbsent.run({ ns, key, value: json, expires: this.expiry(opts), now: this.clock.now() }).changes === 1,
+      ns,
+    );
   }
 
   async claim(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<Claim> {
