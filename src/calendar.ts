@@ -21,7 +21,11 @@ function cached(map: Map<string, Intl.DateTimeFormat>, timeZone: string, make: (
 
 /** The calendar date (yyyy-MM-dd) of an instant in a time zone. */
 export function dateInZone(instant: Date | number, timeZone: string): string {
-  const parts = cached(dayFormats, timeZone, () => new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' })).formatToParts(new Date(instant));
+  const parts = cached(
+    dayFormats,
+    timeZone,
+    () => new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }),
+  ).formatToParts(new Date(instant));
   const get = (t: string) => parts.find((p) => p.type === t)?.value ?? '';
   return `${get('year')}-${get('month')}-${get('day')}`;
 }
@@ -35,7 +39,21 @@ export function addDays(isoDate: string, days: number): string {
 
 /** Offset of the zone from UTC at an instant, in ms (wall clock minus UTC). */
 export function zoneOffset(instant: number, timeZone: string): number {
-  const fmt = cached(wallFormats, timeZone, () => new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' }));
+  const fmt = cached(
+    wallFormats,
+    timeZone,
+    () =>
+      new Intl.DateTimeFormat('en-US', {
+        timeZone,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+        hour: '2-digit',
+        minute: '2-digit',
+        second: '2-digit',
+      }),
+  );
   const parts = fmt.formatToParts(new Date(instant));
   const get = (t: string) => Number(parts.find((p) => p.type === t)?.value ?? 0);
   const wall = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour') % 24, get('minute'), get('second'));

@@ -97,9 +97,7 @@ export interface ConfigProblem {
 
 export class ConfigError extends Error {
   constructor(readonly problems: ConfigProblem[]) {
-    super(
-      'Invalid configuration:\n' + problems.map((p) => `  - ${p.variable}: ${p.message}`).join('\n'),
-    );
+    super('Invalid configuration:\n' + problems.map((p) => `  - ${p.variable}: ${p.message}`).join('\n'));
     this.name = 'ConfigError';
   }
 }
@@ -190,9 +188,11 @@ const envSchema = z.object({
     .string()
     .optional()
     .transform((v) => (v ?? 'info').trim().toLowerCase())
-    .pipe(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
-      errorMap: () => ({ message: 'must be one of fatal, error, warn, info, debug, trace, silent' }),
-    })),
+    .pipe(
+      z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+        errorMap: () => ({ message: 'must be one of fatal, error, warn, info, debug, trace, silent' }),
+      }),
+    ),
   STATE_DIR: str('./.data'),
   MicrosoftAppId: str(''),
   MicrosoftAppPassword: str(''),
@@ -210,7 +210,10 @@ const envSchema = z.object({
   BILL_EVENTS_BASE_URL: url(''),
   BILL_DEV_KEY: str(''),
   BILL_USERNAME: str(''),
-  BILL_PASSWORD: z.string().optional().transform((v) => v ?? ''),
+  BILL_PASSWORD: z
+    .string()
+    .optional()
+    .transform((v) => v ?? ''),
   BILL_ORG_ID: str(''),
   BILL_SPEND_API_TOKEN: str(''),
   BILL_SPEND_API_TOKENS: str(''),
@@ -264,7 +267,10 @@ function parseAppType(raw: string, problems: ConfigProblem[]): AppType {
 
 function parseWindows(raw: string, problems: ConfigProblem[]): Array<{ limit: number; windowMs: number }> {
   const windows: Array<{ limit: number; windowMs: number }> = [];
-  for (const part of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const part of raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const m = /^(\d+)\/(\d+)(ms|s|m|h)$/.exec(part);
     if (!m) {
       problems.push({ variable: 'LIMIT_CONNECTOR_THREAD', message: `"${part}" is not <count>/<window> like 7/1s or 1800/3600s` });
@@ -287,7 +293,10 @@ function parseOrgSecrets(variable: string, raw: string, servedOrgs: string[], pr
   const out: Record<string, string> = {};
   if (raw === '') return out;
   if (servedOrgs.length === 0) {
-    problems.push({ variable, message: 'needs BILL_ORG_ID or BILL_ALLOWED_ORG_IDS: each entry names the organisation its secret belongs to' });
+    problems.push({
+      variable,
+      message: 'needs BILL_ORG_ID or BILL_ALLOWED_ORG_IDS: each entry names the organisation its secret belongs to',
+    });
     return out;
   }
   raw.split(',').forEach((part, i) => {
@@ -298,7 +307,10 @@ function parseOrgSecrets(variable: string, raw: string, servedOrgs: string[], pr
     if (orgId === '' || secret === '') {
       problems.push({ variable, message: `entry ${i + 1} is not <BILL organisation id>:<secret>` });
     } else if (!servedOrgs.includes(orgId)) {
-      problems.push({ variable, message: `entry ${i + 1} names organisation "${orgId.slice(0, 40)}", which is not in BILL_ALLOWED_ORG_IDS (or BILL_ORG_ID)` });
+      problems.push({
+        variable,
+        message: `entry ${i + 1} names organisation "${orgId.slice(0, 40)}", which is not in BILL_ALLOWED_ORG_IDS (or BILL_ORG_ID)`,
+      });
     } else if (out[orgId] !== undefined) {
       problems.push({ variable, message: `entry ${i + 1} names organisation "${orgId}" a second time` });
     } else {
@@ -377,7 +389,7 @@ export function loadConfig(env: Env): Config {
   }
   if (e.MicrosoftAppId !== '') {
     if (!/^[0-9a-fA-F-]{36}$/.test(e.MicrosoftAppId)) {
-      problems.push({ variable: 'MicrosoftAppId', message: 'must be the bot registration\'s application (client) id, a GUID' });
+      problems.push({ variable: 'MicrosoftAppId', message: "must be the bot registration's application (client) id, a GUID" });
     }
     if (appType !== 'MultiTenant' && e.MicrosoftAppTenantId === '') {
       problems.push({ variable: 'MicrosoftAppTenantId', message: `is required when MicrosoftAppType is ${appType}` });
@@ -386,25 +398,41 @@ export function loadConfig(env: Env): Config {
       problems.push({ variable: 'MicrosoftAppPassword', message: 'must be empty when MicrosoftAppType is UserAssignedMSI' });
     }
     if (appType !== 'UserAssignedMSI' && e.MicrosoftAppPassword === '') {
-      problems.push({ variable: 'MicrosoftAppPassword', message: `is required when MicrosoftAppId is set and MicrosoftAppType is ${appType}` });
+      problems.push({
+        variable: 'MicrosoftAppPassword',
+        message: `is required when MicrosoftAppId is set and MicrosoftAppType is ${appType}`,
+      });
     }
     if (e.ALLOWED_TENANT_IDS.length === 0) {
-      problems.push({ variable: 'ALLOWED_TENANT_IDS', message: 'is required when MicrosoftAppId is set: list the Entra tenant ids allowed to use the bot' });
+      problems.push({
+        variable: 'ALLOWED_TENANT_IDS',
+        message: 'is required when MicrosoftAppId is set: list the Entra tenant ids allowed to use the bot',
+      });
     }
   } else if (e.NODE_ENV === 'production') {
-    problems.push({ variable: 'MicrosoftAppId', message: 'is required when NODE_ENV=production (an empty app id turns inbound authentication off)' });
+    problems.push({
+      variable: 'MicrosoftAppId',
+      message: 'is required when NODE_ENV=production (an empty app id turns inbound authentication off)',
+    });
   }
-  if (e.NODE_ENV === 'production' && Object.keys(overrides).length > 0) {
-    problems.push({ variable: Object.keys(overrides)[0]!, message: 'Bot Framework auth overrides are for tests only and are refused when NODE_ENV=production' });
+  const [override] = Object.keys(overrides);
+  if (e.NODE_ENV === 'production' && override !== undefined) {
+    problems.push({
+      variable: override,
+      message: 'Bot Framework auth overrides are for tests only and are refused when NODE_ENV=production',
+    });
   }
 
-  if (!isValidTimeZone(e.BOT_TIMEZONE)) problems.push({ variable: 'BOT_TIMEZONE', message: `"${e.BOT_TIMEZONE}" is not an IANA time zone such as UTC or America/New_York` });
-  if (!isValidLocale(e.BOT_LOCALE)) problems.push({ variable: 'BOT_LOCALE', message: `"${e.BOT_LOCALE}" is not a supported locale such as en-US` });
+  if (!isValidTimeZone(e.BOT_TIMEZONE))
+    problems.push({ variable: 'BOT_TIMEZONE', message: `"${e.BOT_TIMEZONE}" is not an IANA time zone such as UTC or America/New_York` });
+  if (!isValidLocale(e.BOT_LOCALE))
+    problems.push({ variable: 'BOT_LOCALE', message: `"${e.BOT_LOCALE}" is not a supported locale such as en-US` });
   if (e.PUBLIC_HOSTNAME !== '' && !/^[a-z0-9.-]+(:\d+)?$/i.test(e.PUBLIC_HOSTNAME)) {
     problems.push({ variable: 'PUBLIC_HOSTNAME', message: 'must be a bare host name such as bot.example.com (no scheme or path)' });
   }
   for (const name of ['TEAMS_APP_WEBSITE_URL', 'TEAMS_APP_PRIVACY_URL', 'TEAMS_APP_TERMS_URL'] as const) {
-    if (e[name] !== '' && !e[name].startsWith('https://')) problems.push({ variable: name, message: 'must be an https URL (Teams shows it on the app details page)' });
+    if (e[name] !== '' && !e[name].startsWith('https://'))
+      problems.push({ variable: name, message: 'must be an https URL (Teams shows it on the app details page)' });
   }
   if (e.TEAMS_APP_DEVELOPER_NAME.length === 0 || e.TEAMS_APP_DEVELOPER_NAME.length > 32) {
     problems.push({ variable: 'TEAMS_APP_DEVELOPER_NAME', message: 'must be 1 to 32 characters (Teams manifest developer.name)' });
@@ -420,13 +448,21 @@ export function loadConfig(env: Env): Config {
   let credentials: BillCredentials | undefined;
   if (setVars.length > 0 && setVars.length < 4) {
     for (const [name, v] of Object.entries(credentialVars)) {
-      if (v === '') problems.push({ variable: name, message: 'is missing: set all four of BILL_DEV_KEY, BILL_USERNAME, BILL_PASSWORD, BILL_ORG_ID, or none to use the embedded sandbox' });
+      if (v === '')
+        problems.push({
+          variable: name,
+          message:
+            'is missing: set all four of BILL_DEV_KEY, BILL_USERNAME, BILL_PASSWORD, BILL_ORG_ID, or none to use the embedded sandbox',
+        });
     }
   } else if (setVars.length === 4) {
     credentials = { devKey: e.BILL_DEV_KEY, username: e.BILL_USERNAME, password: e.BILL_PASSWORD, orgId: e.BILL_ORG_ID };
   }
-  if (/\/v3$/.test(e.BILL_BASE_URL)) {
-    problems.push({ variable: 'BILL_BASE_URL', message: 'must not end with /v3: paths are appended as /v3/... (e.g. https://gateway.stage.bill.com/connect)' });
+  if (e.BILL_BASE_URL.endsWith('/v3')) {
+    problems.push({
+      variable: 'BILL_BASE_URL',
+      message: 'must not end with /v3: paths are appended as /v3/... (e.g. https://gateway.stage.bill.com/connect)',
+    });
   }
   if (e.BILL_ORG_ID !== '' && e.BILL_ALLOWED_ORG_IDS.length > 0 && !e.BILL_ALLOWED_ORG_IDS.includes(e.BILL_ORG_ID)) {
     problems.push({ variable: 'BILL_ALLOWED_ORG_IDS', message: 'must include BILL_ORG_ID when both are set' });
@@ -435,11 +471,25 @@ export function loadConfig(env: Env): Config {
   const servedOrgs = e.BILL_ALLOWED_ORG_IDS.length > 0 ? e.BILL_ALLOWED_ORG_IDS : e.BILL_ORG_ID !== '' ? [e.BILL_ORG_ID] : [];
   const spendApiTokens = parseOrgSecrets('BILL_SPEND_API_TOKENS', e.BILL_SPEND_API_TOKENS, servedOrgs, problems);
   const webhookSecurityKeys = parseOrgSecrets('BILL_WEBHOOK_SECURITY_KEYS', e.BILL_WEBHOOK_SECURITY_KEYS, servedOrgs, problems);
-  if (e.BILL_SPEND_API_TOKEN !== '' && spendApiTokens[e.BILL_ORG_ID] !== undefined && spendApiTokens[e.BILL_ORG_ID] !== e.BILL_SPEND_API_TOKEN) {
-    problems.push({ variable: 'BILL_SPEND_API_TOKENS', message: 'names BILL_ORG_ID with another token than BILL_SPEND_API_TOKEN: keep one' });
+  if (
+    e.BILL_SPEND_API_TOKEN !== '' &&
+    spendApiTokens[e.BILL_ORG_ID] !== undefined &&
+    spendApiTokens[e.BILL_ORG_ID] !== e.BILL_SPEND_API_TOKEN
+  ) {
+    problems.push({
+      variable: 'BILL_SPEND_API_TOKENS',
+      message: 'names BILL_ORG_ID with another token than BILL_SPEND_API_TOKEN: keep one',
+    });
   }
-  if (e.BILL_WEBHOOK_SECURITY_KEY !== '' && webhookSecurityKeys[e.BILL_ORG_ID] !== undefined && webhookSecurityKeys[e.BILL_ORG_ID] !== e.BILL_WEBHOOK_SECURITY_KEY) {
-    problems.push({ variable: 'BILL_WEBHOOK_SECURITY_KEYS', message: 'names BILL_ORG_ID with another key than BILL_WEBHOOK_SECURITY_KEY: keep one' });
+  if (
+    e.BILL_WEBHOOK_SECURITY_KEY !== '' &&
+    webhookSecurityKeys[e.BILL_ORG_ID] !== undefined &&
+    webhookSecurityKeys[e.BILL_ORG_ID] !== e.BILL_WEBHOOK_SECURITY_KEY
+  ) {
+    problems.push({
+      variable: 'BILL_WEBHOOK_SECURITY_KEYS',
+      message: 'names BILL_ORG_ID with another key than BILL_WEBHOOK_SECURITY_KEY: keep one',
+    });
   }
   const eventsBaseUrl = e.BILL_EVENTS_BASE_URL || e.BILL_BASE_URL.replace(/\/connect$/, '/connect-events');
 
@@ -451,19 +501,30 @@ export function loadConfig(env: Env): Config {
   for (const name of ['ALLOWED_TENANT_IDS', 'ADMIN_AAD_OBJECT_IDS'] as const) {
     const bad = e[name].filter((id) => !guid.test(id));
     if (bad.length > 0) {
-      problems.push({ variable: name, message: `must list Entra ids (GUIDs); not a GUID: ${bad.slice(0, 3).map((b) => `"${b.slice(0, 40)}"`).join(', ')}` });
+      problems.push({
+        variable: name,
+        message: `must list Entra ids (GUIDs); not a GUID: ${bad
+          .slice(0, 3)
+          .map((b) => `"${b.slice(0, 40)}"`)
+          .join(', ')}`,
+      });
     }
   }
   const connectorThread = parseWindows(e.LIMIT_CONNECTOR_THREAD, problems);
   const secretsKey = parseSecretsKey(e.SECRETS_KEY, problems);
   if (e.METRICS_TOKEN !== '' && !/^[\x21-\x7e]{16,512}$/.test(e.METRICS_TOKEN)) {
-    problems.push({ variable: 'METRICS_TOKEN', message: 'must be 16 to 512 printable characters without spaces (openssl rand -base64 32)' });
+    problems.push({
+      variable: 'METRICS_TOKEN',
+      message: 'must be 16 to 512 printable characters without spaces (openssl rand -base64 32)',
+    });
   }
   let metricsPort: number | undefined;
   if (e.METRICS_PORT !== '') {
     metricsPort = /^\d{1,5}$/.test(e.METRICS_PORT) ? Number(e.METRICS_PORT) : NaN;
-    if (!(metricsPort >= 0 && metricsPort <= 65535)) problems.push({ variable: 'METRICS_PORT', message: `must be a port number 0-65535 or empty, got "${e.METRICS_PORT}"` });
-    else if (metricsPort !== 0 && metricsPort === e.PORT) problems.push({ variable: 'METRICS_PORT', message: 'must differ from PORT (it is a separate listener)' });
+    if (!(metricsPort >= 0 && metricsPort <= 65535))
+      problems.push({ variable: 'METRICS_PORT', message: `must be a port number 0-65535 or empty, got "${e.METRICS_PORT}"` });
+    else if (metricsPort !== 0 && metricsPort === e.PORT)
+      problems.push({ variable: 'METRICS_PORT', message: 'must differ from PORT (it is a separate listener)' });
   }
 
   if (problems.length > 0) throw new ConfigError(problems);

@@ -53,7 +53,10 @@ export class BillApiError extends Error {
 
 /** A user-supplied value that would change the meaning of a BILL filter. */
 export class FilterValueError extends Error {
-  constructor(readonly field: string, readonly reason: string) {
+  constructor(
+    readonly field: string,
+    readonly reason: string,
+  ) {
     super(`Refused filter value for ${field}: ${reason}`);
     this.name = 'FilterValueError';
   }
@@ -118,7 +121,10 @@ export class InputError extends Error {
 
 /** A shared dependency (Redis) is down: answer "temporarily unavailable" and send nothing upstream. */
 export class DependencyUnavailable extends Error {
-  constructor(readonly dependency: string, cause?: unknown) {
+  constructor(
+    readonly dependency: string,
+    cause?: unknown,
+  ) {
     super(`${dependency} is unavailable`, { cause });
     this.name = 'DependencyUnavailable';
   }

@@ -30,7 +30,7 @@ async function main(): Promise<void> {
     force.unref();
     app.close().then(
       () => process.exit(0),
-      (err) => {
+      (err: unknown) => {
         app.log.error({ err: String(err) }, 'shutdown failed');
         process.exit(1);
       },
@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-main().catch((err) => {
+main().catch((err: unknown) => {
   // A second instance on the same STATE_DIR: the message says what to do; no stack, nothing else to add.
   if (err instanceof StateDirInUse) {
     process.stderr.write(`billbridge: ${err.message}\n`);

@@ -46,7 +46,8 @@ export interface ListOptions {
 
 type BillSortField = 'dueDate' | 'description' | 'fundingAmount' | 'exchangeRate' | 'createdTime' | 'updatedTime' | 'archived';
 type InvoiceSortField = 'invoiceNumber' | 'invoiceDate' | 'dueDate' | 'totalAmount' | 'createdTime' | 'updatedTime' | 'archived';
-type PaymentSortField = 'processDate' | 'amount' | 'confirmationNumber' | 'onlinePayment' | 'disbursementStatus' | 'createdTime' | 'updatedTime';
+type PaymentSortField =
+  'processDate' | 'amount' | 'confirmationNumber' | 'onlinePayment' | 'disbursementStatus' | 'createdTime' | 'updatedTime';
 type GenericSortField = 'createdTime' | 'updatedTime';
 
 /** yyyy-MM-dd bounds. */
@@ -179,14 +180,24 @@ export class BillOrgClient {
     };
     this.receivablePayments = {
       list: (q: ReceivablePaymentListQuery = {}): PagedList<ReceivablePayment> =>
-        this.list<ReceivablePayment>('/v3/receivable-payments', new BillFilter().merge(q.filter), q.sort ?? [{ field: 'createdTime', order: 'desc' }], q),
+        this.list<ReceivablePayment>(
+          '/v3/receivable-payments',
+          new BillFilter().merge(q.filter),
+          q.sort ?? [{ field: 'createdTime', order: 'desc' }],
+          q,
+        ),
       get: (id: string): Promise<ReceivablePayment> => this.get<ReceivablePayment>('/v3/receivable-payments', 'received payment', id),
     };
     this.approvals = {
       /** Bills waiting on the signed-in BILL user (the configured user for the bot's own session). */
       pending: async (): Promise<PendingApproval[]> => {
-        const res = await this.session.call<{ bills?: PendingApproval[] }>(
-          { method: 'GET', path: '/v3/bill-approvals/pending-user-approvals', idempotent: true, route: 'GET /v3/bill-approvals/pending-user-approvals' },
+        const res = await this.session.call<{ bills?: PendingApproval[] } | null>(
+          {
+            method: 'GET',
+            path: '/v3/bill-approvals/pending-user-approvals',
+            idempotent: true,
+            route: 'GET /v3/bill-approvals/pending-user-approvals',
+          },
           this.run,
         );
         return Array.isArray(res?.bills) ? res.bills : [];
@@ -198,7 +209,9 @@ export class BillOrgClient {
       act: async (actions: ApprovalActionInput[]): Promise<ApprovalActionResult> => {
         if (actions.length === 0) throw new RangeError('no approval actions to send');
         const body = actions.map((a) => {
-          if (a.action !== 'APPROVE' && a.action !== 'DENY') throw new RangeError(`approval action must be APPROVE or DENY`);
+          // Typed, but built from card input: checked all the same.
+          const action: string = a.action;
+          if (action !== 'APPROVE' && action !== 'DENY') throw new RangeError(`approval action must be APPROVE or DENY`);
           const item: ApprovalActionInput = { billId: checkId('bill', a.billId), action: a.action };
           if (a.comment !== undefined && a.comment.trim() !== '') item.comment = a.comment;
           return item;
@@ -211,20 +224,38 @@ export class BillOrgClient {
         return { status: typeof res?.status === 'string' ? res.status : 'OK' };
       },
     };
-    const events = (req: { method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'; path: string; route: string; body?: unknown; idempotent: boolean; headers?: Record<string, string>; query?: Record<string, string | number | undefined> }) =>
-      this.session.call<unknown>({ ...req, baseUrl: this.eventsBaseUrl }, this.run);
+    const events = (req: {
+      method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+      path: string;
+      route: string;
+      body?: unknown;
+      idempotent: boolean;
+      headers?: Record<string, string>;
+      query?: Record<string, string | number | undefined>;
+    }) => this.session.call<unknown>({ ...req, baseUrl: this.eventsBaseUrl }, this.run);
     this.subscriptions = {
       list: (o: ListOptions = {}): PagedList<Subscription> =>
         new PagedList<Subscription>(
           async (cursor) =>
             readPage<Subscription>(
-              await events({ method: 'GET', path: '/v3/subscriptions', route: 'GET /v3/subscriptions', idempotent: true, query: { max: pageSize(o.pageSize, AP_AR_MAX_PAGE_SIZE), page: cursor } }),
+              await events({
+                method: 'GET',
+                path: '/v3/subscriptions',
+                route: 'GET /v3/subscriptions',
+                idempotent: true,
+                query: { max: pageSize(o.pageSize, AP_AR_MAX_PAGE_SIZE), page: cursor },
+              }),
               'GET /v3/subscriptions',
             ),
           { maxPages: o.maxPages ?? DEFAULT_MAX_PAGES, startPage: o.startPage },
         ),
       get: async (id: string): Promise<Subscription> =>
-        (await events({ method: 'GET', path: `/v3/subscriptions/${checkId('subscription', id)}`, route: 'GET /v3/subscriptions/{id}', idempotent: true })) as Subscription,
+        (await events({
+          method: 'GET',
+          path: `/v3/subscriptions/${checkId('subscription', id)}`,
+          route: 'GET /v3/subscriptions/{id}',
+          idempotent: true,
+        })) as Subscription,
       /** The answer carries the signing `securityKey` once: store it (encrypted) right away. */
       create: async (input: SubscriptionInput, idempotencyKey: string = randomUUID()): Promise<Subscription> =>
         (await events({
@@ -237,9 +268,20 @@ export class BillOrgClient {
           body: { status: { enabled: true }, ...input },
         })) as Subscription,
       update: async (id: string, patch: Partial<SubscriptionInput>): Promise<Subscription> =>
-        (await events({ method: 'PATCH', path: `/v3/subscriptions/${checkId('subscription', id)}`, route: 'PATCH /v3/subscriptions/{id}', idempotent: false, body: patch })) as Subscription,
+        (await events({
+          method: 'PATCH',
+          path: `/v3/subscriptions/${checkId('subscription', id)}`,
+          route: 'PATCH /v3/subscriptions/{id}',
+          idempotent: false,
+          body: patch,
+        })) as Subscription,
       remove: async (id: string): Promise<void> => {
-        await events({ method: 'DELETE', path: `/v3/subscriptions/${checkId('subscription', id)}`, route: 'DELETE /v3/subscriptions/{id}', idempotent: true });
+        await events({
+          method: 'DELETE',
+          path: `/v3/subscriptions/${checkId('subscription', id)}`,
+          route: 'DELETE /v3/subscriptions/{id}',
+          idempotent: true,
+        });
       },
       rotateKey: async (id: string, idempotencyKey: string = randomUUID()): Promise<{ securityKey: string }> =>
         (await events({
@@ -250,9 +292,18 @@ export class BillOrgClient {
           headers: { 'X-Idempotent-Key': idempotencyKey },
         })) as { securityKey: string },
       test: async (id: string, body?: Record<string, unknown>): Promise<unknown> =>
-        events({ method: 'POST', path: `/v3/subscriptions/${checkId('subscription', id)}/test`, route: 'POST /v3/subscriptions/{id}/test', idempotent: false, body: body ?? {} }),
+        events({
+          method: 'POST',
+          path: `/v3/subscriptions/${checkId('subscription', id)}/test`,
+          route: 'POST /v3/subscriptions/{id}/test',
+          idempotent: false,
+          body: body ?? {},
+        }),
       catalog: async (): Promise<Array<{ type: string; versions: string[] }>> =>
-        (await events({ method: 'GET', path: '/v3/events/catalog', route: 'GET /v3/events/catalog', idempotent: true })) as Array<{ type: string; versions: string[] }>,
+        (await events({ method: 'GET', path: '/v3/events/catalog', route: 'GET /v3/events/catalog', idempotent: true })) as Array<{
+          type: string;
+          versions: string[];
+        }>,
     };
   }
 
@@ -267,7 +318,10 @@ export class BillOrgClient {
 
   /** GET /v3/login/session: a cheap who-am-I that also keeps the session alive. */
   whoami(): Promise<SessionDetails> {
-    return this.session.call<SessionDetails>({ method: 'GET', path: '/v3/login/session', idempotent: true, route: 'GET /v3/login/session' }, this.run);
+    return this.session.call<SessionDetails>(
+      { method: 'GET', path: '/v3/login/session', idempotent: true, route: 'GET /v3/login/session' },
+      this.run,
+    );
   }
 
   private partyFilter(q: PartyListQuery): BillFilter {
@@ -278,10 +332,10 @@ export class BillOrgClient {
     return f.merge(q.filter);
   }
 
-  private list<T>(path: string, filter: BillFilter, sort: ReadonlyArray<SortKey> | undefined, o: ListOptions): PagedList<T> {
+  private list<T>(path: string, filter: BillFilter, sort: readonly SortKey[] | undefined, o: ListOptions): PagedList<T> {
     // Built now, so a refused value throws before anything is sent.
     const filters = filter.toString();
-    const sortValue = sort && sort.length ? sortParam(sort) : undefined;
+    const sortValue = sort?.length ? sortParam(sort) : undefined;
     const max = pageSize(o.pageSize, AP_AR_MAX_PAGE_SIZE);
     const route = `GET ${path}`;
     return new PagedList<T>(
@@ -298,6 +352,9 @@ export class BillOrgClient {
   }
 
   private get<T>(path: string, kind: string, id: string): Promise<T> {
-    return this.session.call<T>({ method: 'GET', path: `${path}/${checkId(kind, id)}`, route: `GET ${path}/{id}`, idempotent: true }, this.run);
+    return this.session.call<T>(
+      { method: 'GET', path: `${path}/${checkId(kind, id)}`, route: `GET ${path}/{id}`, idempotent: true },
+      this.run,
+    );
   }
 }

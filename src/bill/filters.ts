@@ -27,7 +27,8 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 
 function checkText(field: string, text: string, where: 'value' | 'list item'): void {
   if (text.length === 0) throw new FilterValueError(field, `empty ${where}`);
-  if (text.length > MAX_FILTER_VALUE_LENGTH) throw new FilterValueError(field, `${where} longer than ${MAX_FILTER_VALUE_LENGTH} characters`);
+  if (text.length > MAX_FILTER_VALUE_LENGTH)
+    throw new FilterValueError(field, `${where} longer than ${MAX_FILTER_VALUE_LENGTH} characters`);
   if (text.includes('"')) throw new FilterValueError(field, `${where} contains a double quote`);
   if (text.includes('\\')) throw new FilterValueError(field, `${where} contains a backslash`);
   if (CONTROL.test(text)) throw new FilterValueError(field, `${where} contains a control character`);
@@ -54,9 +55,9 @@ function scalarText(field: string, value: FilterScalar): { text: string; quote: 
 /** One term, e.g. `dueDate:lte:"2025-01-31"`. Throws FilterValueError instead of emitting anything ambiguous. */
 export function filterTerm(field: string, op: FilterOp, value: FilterScalar | readonly FilterScalar[]): string {
   if (!FIELD.test(field)) throw new FilterValueError(field, 'not a field name');
-  if (!FILTER_OPS.includes(op)) throw new FilterValueError(field, `unknown operator ${String(op)}`);
+  if (!FILTER_OPS.includes(op)) throw new FilterValueError(field, `unknown operator ${op}`);
   if (op === 'in' || op === 'nin') {
-    const items = Array.isArray(value) ? value : [value as FilterScalar];
+    const items: readonly FilterScalar[] = Array.isArray(value) ? (value as readonly FilterScalar[]) : [value as FilterScalar];
     if (items.length === 0) throw new FilterValueError(field, 'empty list');
     if (items.length > MAX_FILTER_LIST_ITEMS) throw new FilterValueError(field, `more than ${MAX_FILTER_LIST_ITEMS} list items`);
     const texts = items.map((item) => {
@@ -131,11 +132,12 @@ export interface SortKey<F extends string = string> {
 }
 
 /** The `sort` query value, e.g. `dueDate:asc,createdTime:desc`. */
-export function sortParam(keys: ReadonlyArray<SortKey>): string {
+export function sortParam(keys: readonly SortKey[]): string {
   return keys
     .map((k) => {
       if (!FIELD.test(k.field)) throw new FilterValueError(k.field, 'not a sortable field name');
-      if (k.order !== 'asc' && k.order !== 'desc') throw new FilterValueError(k.field, 'sort order must be asc or desc');
+      const order: string = k.order;
+      if (order !== 'asc' && order !== 'desc') throw new FilterValueError(k.field, 'sort order must be asc or desc');
       return `${k.field}:${k.order}`;
     })
     .join(',');

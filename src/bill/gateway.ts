@@ -92,7 +92,13 @@ export class BillGateway {
     this.backend = opts.backend;
     this.endpoints = opts.endpoints;
     this.defaultOrgId = opts.defaultOrgId;
-    this.http = new BillHttp({ limiter: opts.limiter, clock: opts.clock, log: opts.log, timeoutMs: opts.requestTimeoutMs, retry: opts.retry });
+    this.http = new BillHttp({
+      limiter: opts.limiter,
+      clock: opts.clock,
+      log: opts.log,
+      timeoutMs: opts.requestTimeoutMs,
+      retry: opts.retry,
+    });
     this.sessions = new SessionPool({
       http: this.http,
       clock: opts.clock,
@@ -141,7 +147,10 @@ export class BillGateway {
     if (this.opts.allowedOrgIds.length > 0 && !this.opts.allowedOrgIds.includes(orgId)) throw new NotBound('orgNotAllowed');
     const token = this.opts.spendApiTokens?.[orgId] ?? (orgId === this.defaultOrgId ? this.opts.spendApiToken : undefined);
     if (!token) return undefined;
-    return new SpendClient({ http: this.http, limiter: this.opts.limiter, baseUrl: this.endpoints.spendBaseUrl, apiToken: token }, this.runOptions(opts));
+    return new SpendClient(
+      { http: this.http, limiter: this.opts.limiter, baseUrl: this.endpoints.spendBaseUrl, apiToken: token },
+      this.runOptions(opts),
+    );
   }
 
   status(): BillStatus {
@@ -180,7 +189,14 @@ export class BillGateway {
   }
 
   private personSlot(orgId: string, person: PersonCredentials) {
-    return { baseUrl: this.endpoints.baseUrl, devKey: this.opts.user.devKey, orgId, username: person.username, password: person.password, owner: person.owner };
+    return {
+      baseUrl: this.endpoints.baseUrl,
+      devKey: this.opts.user.devKey,
+      orgId,
+      username: person.username,
+      password: person.password,
+      owner: person.owner,
+    };
   }
 
   private runOptions(opts: CallOptions): RunOptions {

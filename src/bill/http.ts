@@ -90,7 +90,7 @@ export function parseErrorEntries(text: string): BillErrorEntry[] {
     .map((e) => {
       const entry: BillErrorEntry = {};
       for (const k of ['code', 'severity', 'category', 'message', 'timestamp'] as const) {
-        if (typeof e[k] === 'string') entry[k] = e[k] as string;
+        if (typeof e[k] === 'string') entry[k] = e[k];
       }
       return entry;
     });
@@ -98,8 +98,8 @@ export function parseErrorEntries(text: string): BillErrorEntry[] {
 
 function retryAfterHeader(headers: IncomingHttpHeaders, nowMs: number): number | undefined {
   const raw = headers['retry-after'];
-  const v = Array.isArray(raw) ? raw[0] : raw;
-  if (!v) return undefined;
+  const v: unknown = Array.isArray(raw) ? raw[0] : raw;
+  if (typeof v !== 'string' || !v) return undefined;
   if (/^\d+$/.test(v.trim())) return Number(v.trim()) * 1000;
   const at = Date.parse(v);
   return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
@@ -111,7 +111,8 @@ export function classifyResponse(status: number, text: string, headers: Incoming
   const known = entries.find((e) => e.code && KNOWN_CODES[e.code]);
   const code = known?.code ?? entries.find((e) => e.code)?.code;
   let category: BillErrorCategory;
-  if (known?.code) category = KNOWN_CODES[known.code]!;
+  const knownCategory = known?.code ? KNOWN_CODES[known.code] : undefined;
+  if (knownCategory) category = knownCategory;
   else if (status === 429) category = 'rateLimited';
   else if (status >= 500) category = 'server';
   else if (status === 404) category = 'notFound';
@@ -133,7 +134,7 @@ export function classifyResponse(status: number, text: string, headers: Incoming
 }
 
 function networkError(err: unknown): BillApiError {
-  const code = (err as { code?: string })?.code;
+  const code = (err as { code?: string } | null)?.code;
   return new BillApiError({
     category: 'network',
     status: 0,
@@ -213,7 +214,10 @@ export class BillHttp {
         const retryable = req.idempotent && (err.category === 'network' || err.category === 'server');
         if (retryable && failures < this.retry.maxRetries) {
           const wait = this.backoffMs(failures++);
-          this.deps.log.warn({ route: req.route, category: err.category, status: err.status, attempt: failures, wait }, 'BILL call failed; retrying');
+          this.deps.log.warn(
+            { route: req.route, category: err.category, status: err.status, attempt: failures, wait },
+            'BILL call failed; retrying',
+          );
           await this.sleep(wait);
           continue;
         }
@@ -236,7 +240,10 @@ export class BillHttp {
     try {
       res = await this.agent.request({ origin: url.origin, path, method: req.method, headers, body });
     } catch (err) {
-      this.deps.log.debug({ route: req.route, error: (err as { code?: string })?.code ?? String(err) }, 'BILL request failed without an answer');
+      this.deps.log.debug(
+        { route: req.route, error: (err as { code?: string } | null)?.code ?? String(err) },
+        'BILL request failed without an answer',
+      );
       throw networkError(err);
     }
     let text: string;
@@ -252,7 +259,11 @@ export class BillHttp {
       try {
         return JSON.parse(text) as T;
       } catch {
-        throw new BillApiError({ category: 'unknown', status: res.statusCode, message: `BILL answered ${req.route} with a non-JSON body (HTTP ${res.statusCode})` });
+        throw new BillApiError({
+          category: 'unknown',
+          status: res.statusCode,
+          message: `BILL answered ${req.route} with a non-JSON body (HTTP ${res.statusCode})`,
+        });
       }
     }
     const err = classifyResponse(res.statusCode, text, res.headers, this.deps.clock.now());
@@ -264,4 +275,3 @@ export class BillHttp {
     await this.agent.close();
   }
 }
-

@@ -84,7 +84,11 @@ export interface SessionLedger {
    * fleet. `dead` (a sessionId BILL just refused) is forgotten first, only if it is still the shared one, so
    * instances that see BDC_1109 together log in once. A session idle for `idleMs` fleet-wide is not handed out.
    */
-  obtain(slot: { key: string; orgId: string }, login: () => Promise<LiveSession>, opts: { dead?: string; idleMs: number }): Promise<LiveSession>;
+  obtain(
+    slot: { key: string; orgId: string },
+    login: () => Promise<LiveSession>,
+    opts: { dead?: string; idleMs: number },
+  ): Promise<LiveSession>;
   /** BILL refused (or we ended) this sessionId: forget it fleet-wide if it is still the shared one (compare-and-swap). */
   invalidate(slot: { key: string; orgId: string }, sessionId: string): Promise<void>;
   /** The session was used now: the fleet shares BILL's sliding idle clock. Best effort, never throws. */
@@ -163,7 +167,7 @@ export class SessionPool {
     const peopleLimit = Math.max(1, this.deps.loginsPerHour - (this.deps.loginsReserved ?? 0));
     const full = times.length >= this.deps.loginsPerHour ? times : person && people.length >= peopleLimit ? people : undefined;
     if (full) {
-      const retryInMs = Math.max(1_000, full[0]! + HOUR - now);
+      const retryInMs = Math.max(1_000, (full[0] ?? now) + HOUR - now);
       throw new LimitExceeded(full === times ? 'bill.logins' : 'bill.logins.people', retryInMs, 'logins');
     }
     times.push(now);
@@ -271,7 +275,7 @@ export class OrgSession {
     if (!live) return;
     this.current = undefined;
     try {
-      await this.deps.http.send<void>({
+      await this.deps.http.send<unknown>({
         method: 'POST',
         baseUrl: this.creds.baseUrl,
         path: '/v3/logout',
@@ -303,7 +307,10 @@ export class OrgSession {
     const idleMs = this.deps.idleRefreshMs ?? SESSION_IDLE_REFRESH_MS;
     if (live && now - live.lastUsedAt < idleMs) return Promise.resolve(live);
     if (live) {
-      this.deps.log.info({ orgId: this.creds.orgId, idleMin: Math.round((now - live.lastUsedAt) / 60_000) }, 'BILL session idle; signing in again before it expires');
+      this.deps.log.info(
+        { orgId: this.creds.orgId, idleMin: Math.round((now - live.lastUsedAt) / 60_000) },
+        'BILL session idle; signing in again before it expires',
+      );
       this.drop(live);
     }
     if (!this.pending) {
@@ -322,9 +329,9 @@ export class OrgSession {
     this.pool.takeLogin(this.creds.devKey, !!this.creds.owner);
     this.logins++;
     this.lastLoginAt = now;
-    let res: LoginResponse | undefined;
+    let res: LoginResponse | null;
     try {
-      res = await this.deps.http.send<LoginResponse>({
+      res = await this.deps.http.send<LoginResponse | null>({
         method: 'POST',
         baseUrl: this.creds.baseUrl,
         path: '/v3/login',

@@ -27,7 +27,10 @@ const SESSION_REF_PURPOSE = 'bill-sessions/ref/v1';
 /** BILL ends a session after 35 minutes without a call; the shared record goes with it. */
 const BILL_IDLE_EXPIRY_MS = 35 * 60_000;
 
-type Slot = { key: string; orgId: string };
+interface Slot {
+  key: string;
+  orgId: string;
+}
 
 // Deletes the record only if it still holds the sessionId BILL refused: a newer session stays.
 const FORGET_IF = `
@@ -99,7 +102,10 @@ export class RedisSessionLedger implements SessionLedger {
   constructor(private readonly deps: SharedSessionDeps) {
     this.sealKey = deps.secretsKey ? deriveKey(deps.secretsKey, SESSION_SEAL_PURPOSE) : undefined;
     this.refKey = deps.secretsKey ? deriveKey(deps.secretsKey, SESSION_REF_PURPOSE) : undefined;
-    if (!this.sealKey) deps.log.warn('SECRETS_KEY is not set: the BILL session the instances share is stored in Redis unencrypted; set SECRETS_KEY to seal it');
+    if (!this.sealKey)
+      deps.log.warn(
+        'SECRETS_KEY is not set: the BILL session the instances share is stored in Redis unencrypted; set SECRETS_KEY to seal it',
+      );
     this.lockTimeoutMs = deps.lockTimeoutMs ?? 10_000;
     this.waitMs = deps.waitMs ?? 15_000;
     this.pollMs = deps.pollMs ?? 25;
@@ -109,7 +115,6 @@ export class RedisSessionLedger implements SessionLedger {
   }
 
   async obtain(slot: Slot, login: () => Promise<LiveSession>, opts: { dead?: string; idleMs: number }): Promise<LiveSession> {
-    const key = this.recordKey(slot);
     if (opts.dead) await this.invalidate(slot, opts.dead);
     const giveUpAt = Date.now() + this.waitMs;
     for (;;) {
@@ -119,13 +124,16 @@ export class RedisSessionLedger implements SessionLedger {
         lockTimeout: this.lockTimeoutMs,
         acquireAttemptsLimit: 1,
         refreshInterval: Math.round(this.lockTimeoutMs * 0.3),
-        onLockLost: (err: LostLockError) => this.deps.log.warn({ orgId: slot.orgId, err: err.message }, 'BILL login lock lost in Redis while signing in'),
+        onLockLost: (err: LostLockError) =>
+          this.deps.log.warn({ orgId: slot.orgId, err: err.message }, 'BILL login lock lost in Redis while signing in'),
       });
-      const acquired = await this.deps.redis.run(() => lock.tryAcquire()).catch((err: unknown) => {
-        // A timed-out acquire may still run once Redis answers again: drop the lock right behind it.
-        this.deps.redis.client.eval(RELEASE_IF, 1, `mutex:${this.lockKey(slot)}`, lock.identifier).catch(() => undefined);
-        throw err;
-      });
+      const acquired = await this.deps.redis
+        .run(() => lock.tryAcquire())
+        .catch((err: unknown) => {
+          // A timed-out acquire may still run once Redis answers again: drop the lock right behind it.
+          this.deps.redis.client.eval(RELEASE_IF, 1, `mutex:${this.lockKey(slot)}`, lock.identifier).catch(() => undefined);
+          throw err;
+        });
       if (acquired) {
         try {
           // Another instance may have finished its login between our read and our lock.
@@ -160,8 +168,17 @@ export class RedisSessionLedger implements SessionLedger {
     this.lastTouch.set(key, now);
     if (this.lastTouch.size > 10_000) this.lastTouch.clear();
     this.deps.redis
-      .run((r) => (r as ScriptedRedis).billbridgeSessionTouchIf(key, this.refOf(session.sessionId), String(session.lastUsedAt), String(BILL_IDLE_EXPIRY_MS)))
-      .catch((err: unknown) => this.deps.log.debug({ orgId: slot.orgId, err: errorMessage(err) }, 'could not share the BILL session idle clock'));
+      .run((r) =>
+        (r as ScriptedRedis).billbridgeSessionTouchIf(
+          key,
+          this.refOf(session.sessionId),
+          String(session.lastUsedAt),
+          String(BILL_IDLE_EXPIRY_MS),
+        ),
+      )
+      .catch((err: unknown) =>
+        this.deps.log.debug({ orgId: slot.orgId, err: errorMessage(err) }, 'could not share the BILL session idle clock'),
+      );
   }
 
   private usable(rec: LiveSession | undefined, opts: { dead?: string; idleMs: number }): LiveSession | undefined {
@@ -194,7 +211,12 @@ export class RedisSessionLedger implements SessionLedger {
       }
     } else sessionId = rec.sessionId;
     if (typeof sessionId !== 'string' || sessionId === '') return undefined;
-    return { sessionId, userId: String(rec.userId ?? ''), createdAt: Number(rec.createdAt) || 0, lastUsedAt: Number(rec.lastUsedAt) || 0 };
+    return {
+      sessionId,
+      userId: typeof rec.userId === 'string' ? rec.userId : '',
+      createdAt: Number(rec.createdAt) || 0,
+      lastUsedAt: Number(rec.lastUsedAt) || 0,
+    };
   }
 
   private async write(slot: Slot, live: LiveSession): Promise<void> {

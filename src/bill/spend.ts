@@ -91,9 +91,16 @@ export class SpendClient {
         if (q.budgetId !== undefined) f.eq('budgetId', q.budgetId);
         if (q.complete !== undefined) f.eq('complete', q.complete);
         f.merge(q.filter);
-        return this.list<SpendTransaction>('/v3/spend/transactions', f, q.sort ?? [{ field: 'occurredTime', order: 'desc' }], size(q.pageSize, SPEND_TRANSACTIONS_MAX_PAGE_SIZE), q, {
-          includeReceipts: q.includeReceipts ?? true,
-        });
+        return this.list<SpendTransaction>(
+          '/v3/spend/transactions',
+          f,
+          q.sort ?? [{ field: 'occurredTime', order: 'desc' }],
+          size(q.pageSize, SPEND_TRANSACTIONS_MAX_PAGE_SIZE),
+          q,
+          {
+            includeReceipts: q.includeReceipts ?? true,
+          },
+        );
       },
       get: (id: string): Promise<SpendTransaction> => this.get('/v3/spend/transactions', 'transaction', id),
     };
@@ -102,7 +109,13 @@ export class SpendClient {
         const f = new BillFilter();
         if (q.ids?.length) f.in('reimbursementIds', q.ids);
         f.merge(q.filter);
-        return this.list<Reimbursement>('/v3/spend/reimbursements', f, q.sort ?? [{ field: 'submittedTime', order: 'desc' }], size(q.pageSize, SPEND_MAX_PAGE_SIZE), q);
+        return this.list<Reimbursement>(
+          '/v3/spend/reimbursements',
+          f,
+          q.sort ?? [{ field: 'submittedTime', order: 'desc' }],
+          size(q.pageSize, SPEND_MAX_PAGE_SIZE),
+          q,
+        );
       },
       get: (id: string): Promise<Reimbursement> => this.get('/v3/spend/reimbursements', 'reimbursement', id),
     };
@@ -123,13 +136,13 @@ export class SpendClient {
   private list<T>(
     path: string,
     filter: BillFilter,
-    sort: ReadonlyArray<SortKey> | undefined,
+    sort: readonly SortKey[] | undefined,
     max: number,
     o: SpendListOptions,
     extra: Record<string, string | boolean> = {},
   ): PagedList<T> {
     const filters = filter.toString();
-    const sortValue = sort && sort.length ? sortParam(sort) : undefined;
+    const sortValue = sort?.length ? sortParam(sort) : undefined;
     const route = `GET ${path}`;
     return new PagedList<T>(
       async (cursor) =>

@@ -107,7 +107,7 @@ export interface Bill {
 /** Seen: OPEN, PARTIAL_PAYMENT, PAID, SCHEDULED. No VOID: cancelling an invoice archives it. */
 type InvoiceStatus = 'OPEN' | 'PARTIAL_PAYMENT' | 'PAID' | 'SCHEDULED' | (string & {});
 
-export interface InvoiceLineItem {
+interface InvoiceLineItem {
   id: string;
   description?: string;
   price?: number;
@@ -115,7 +115,7 @@ export interface InvoiceLineItem {
   classifications?: Classifications;
 }
 
-export interface InvoicePayment {
+interface InvoicePayment {
   id: string;
   amount: number;
   status: string;

@@ -21,7 +21,15 @@ export class GraphApiError extends Error {
   /** How long the service asked us to wait (Retry-After), when it did. */
   readonly retryAfterMs: number | undefined;
 
-  constructor(args: { category: GraphErrorCategory; code: string; status: number; requestId?: string; retryAfterMs?: number; message?: string; cause?: unknown }) {
+  constructor(args: {
+    category: GraphErrorCategory;
+    code: string;
+    status: number;
+    requestId?: string;
+    retryAfterMs?: number;
+    message?: string;
+    cause?: unknown;
+  }) {
     // Logs see the code and status; upstream messages can quote ids, so they stay out of the message.
     super(args.message ?? `Graph ${args.code} (${args.category}, HTTP ${args.status})`, { cause: args.cause });
     this.name = 'GraphApiError';

@@ -67,7 +67,10 @@ export async function send(deps: HttpDeps, opts: SendOptions): Promise<GraphResp
     if (retryAfter !== undefined) deps.limiter.throttled(opts.upstream, { kind: 'retryAfter', ms: retryAfter });
     const wait = retryAfter ?? backoffMs(attempt);
     const tooLong = opts.priority === 'interactive' && wait > deps.interactiveMaxWaitMs;
-    deps.log.info({ operation: opts.operation, status: res.status, attempt, retryAfterMs: retryAfter, giveUp: attempt >= MAX_RETRIES || tooLong }, 'graph throttled or unavailable');
+    deps.log.info(
+      { operation: opts.operation, status: res.status, attempt, retryAfterMs: retryAfter, giveUp: attempt >= MAX_RETRIES || tooLong },
+      'graph throttled or unavailable',
+    );
     if (attempt >= MAX_RETRIES || tooLong) return res;
     await deps.sleep(wait);
   }

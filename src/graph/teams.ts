@@ -51,7 +51,12 @@ export class GraphTeams {
         deps.secrets,
       );
     // Team names change rarely: they live as long as other names do.
-    this.cache = new NodeCache({ stdTTL: Math.max(1, config.cache.namesTtlS), checkperiod: 0, useClones: true, maxKeys: config.cache.maxEntries });
+    this.cache = new NodeCache({
+      stdTTL: Math.max(1, config.cache.namesTtlS),
+      checkperiod: 0,
+      useClones: true,
+      maxKeys: config.cache.maxEntries,
+    });
   }
 
   /**
@@ -67,7 +72,12 @@ export class GraphTeams {
   async getTeam(tenantId: string, aadGroupId: string, opts: { priority?: Priority; fresh?: boolean } = {}): Promise<TeamInfo> {
     if (!GUID.test(aadGroupId)) {
       // channelData.team.id (19:...@thread.tacv2) is not a Graph id; only the Entra group id is.
-      throw new GraphApiError({ category: 'invalidRequest', code: 'InvalidTeamId', status: 0, message: 'Graph needs the team\'s Entra group id (aadGroupId), not its thread id' });
+      throw new GraphApiError({
+        category: 'invalidRequest',
+        code: 'InvalidTeamId',
+        status: 0,
+        message: "Graph needs the team's Entra group id (aadGroupId), not its thread id",
+      });
     }
     const key = `${tenantId.toLowerCase()}|${aadGroupId.toLowerCase()}`;
     if (!opts.fresh) {

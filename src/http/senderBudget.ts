@@ -55,7 +55,7 @@ export interface SenderBudgetLimits {
 }
 
 /** A BILL webhook is a few KB: a source may send 2 maximal bodies at once and 64 KB/s of failures after. */
-export const WEBHOOK_SENDER_LIMITS: SenderBudgetLimits = {
+const WEBHOOK_SENDER_LIMITS: SenderBudgetLimits = {
   perSource: { capacity: 512 * 1024, perSecond: 64 * 1024 },
   global: { capacity: 2 * 1024 * 1024, perSecond: 256 * 1024 },
   minCharge: 4 * 1024,
@@ -67,7 +67,7 @@ const MAX_SOURCES = 10_000;
 const VERIFIED_FOR_MS = 24 * 3_600_000;
 
 /** The address a budget is kept for: IPv4 as is, IPv6 by its /64 (one host can hold a whole /64). */
-export function sourceOf(address: string | undefined): string {
+function sourceOf(address: string | undefined): string {
   const a = (address ?? 'unknown').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '');
   if (!a.includes(':')) return a;
   const [head = '', tail] = a.split('::');
@@ -119,7 +119,7 @@ export class SenderBudget {
     this.refund(r, r.bytes);
     this.verified.delete(r.source);
     this.verified.set(r.source, this.now() + VERIFIED_FOR_MS);
-    if (this.verified.size > MAX_SOURCES) this.verified.delete(this.verified.keys().next().value!);
+    if (this.verified.size > MAX_SOURCES) dropOldest(this.verified);
   }
 
   /** The signature failed after `read` bytes were read: the sender pays for them (at least minCharge). */
@@ -158,8 +158,14 @@ export class SenderBudget {
     if (!bucket) {
       bucket = new ByteBucket(this.limits.perSource.capacity, this.limits.perSource.perSecond, now);
       this.sources.set(source, bucket);
-      if (this.sources.size > MAX_SOURCES) this.sources.delete(this.sources.keys().next().value!);
+      if (this.sources.size > MAX_SOURCES) dropOldest(this.sources);
     }
     return bucket;
   }
+}
+
+/** A Map keeps insertion order: its first key is the oldest. */
+function dropOldest(map: Map<string, unknown>): void {
+  const first = map.keys().next();
+  if (!first.done) map.delete(first.value);
 }

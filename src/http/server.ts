@@ -42,7 +42,8 @@ function sendJson(res: Response, status: number, body: unknown): void {
 }
 
 export function isJsonContentType(req: Request): boolean {
-  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const [mediaType = ''] = (req.headers['content-type'] ?? '').split(';');
+  const type = mediaType.trim().toLowerCase();
   return type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type);
 }
 
@@ -53,8 +54,12 @@ const MAX_AUTHORIZATION_LENGTH = 16 * 1024;
  * True when the Authorization header could be a Bot Framework token: "Bearer" and three base64url parts (the
  * signature may be empty: botbuilder refuses alg none itself). Only the shape: botbuilder checks the token.
  */
-export function looksLikeBearerJwt(header: unknown): boolean {
-  return typeof header === 'string' && header.length <= MAX_AUTHORIZATION_LENGTH && /^Bearer [A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/i.test(header.trim());
+function looksLikeBearerJwt(header: unknown): boolean {
+  return (
+    typeof header === 'string' &&
+    header.length <= MAX_AUTHORIZATION_LENGTH &&
+    /^Bearer [A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/i.test(header.trim())
+  );
 }
 
 export function createHttpServer(deps: HttpServerDeps): Server {
@@ -78,7 +83,7 @@ export function createHttpServer(deps: HttpServerDeps): Server {
     return cb();
   });
 
-  const messageBody = restify.plugins.bodyParser({ maxBodySize: MESSAGE_BODY_LIMIT, mapParams: false, reviver: safeReviver } as restify.plugins.BodyParserOptions);
+  const messageBody = restify.plugins.bodyParser({ maxBodySize: MESSAGE_BODY_LIMIT, mapParams: false, reviver: safeReviver });
 
   // Bytes senders whose tokens fail may make the bot read and parse (the token is checked against the parsed
   // activity, so a well-formed forged token costs a body parse); see senderBudget.ts.
@@ -94,7 +99,10 @@ export function createHttpServer(deps: HttpServerDeps): Server {
       next(false);
     };
     if (!looksLikeBearerJwt(req.headers.authorization)) {
-      log.info({ reason: 'no bearer token', hasAuthorization: req.headers.authorization !== undefined }, 'request refused: Bot Framework authentication failed');
+      log.info(
+        { reason: 'no bearer token', hasAuthorization: req.headers.authorization !== undefined },
+        'request refused: Bot Framework authentication failed',
+      );
       return refuse(401, { error: 'Unauthorized' });
     }
     const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
@@ -115,13 +123,20 @@ export function createHttpServer(deps: HttpServerDeps): Server {
   };
 
   server.post('/api/messages', bearerFirst, messageBody, async (req: Request, res: Response) => {
-    if (!isJsonContentType(req)) return sendJson(res, 415, { error: 'Content-Type must be application/json' });
+    if (!isJsonContentType(req)) {
+      sendJson(res, 415, { error: 'Content-Type must be application/json' });
+      return;
+    }
     const body = req.body as unknown;
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      return sendJson(res, 400, { error: 'Body must be a Bot Framework activity (a JSON object)' });
+      sendJson(res, 400, { error: 'Body must be a Bot Framework activity (a JSON object)' });
+      return;
     }
     const type = (body as { type?: unknown }).type;
-    if (typeof type !== 'string' || type === '') return sendJson(res, 400, { error: 'Activity has no type' });
+    if (typeof type !== 'string' || type === '') {
+      sendJson(res, 400, { error: 'Activity has no type' });
+      return;
+    }
     try {
       await messages.process(req, res);
     } catch (err) {
@@ -131,16 +146,21 @@ export function createHttpServer(deps: HttpServerDeps): Server {
     }
   });
 
+  // eslint-disable-next-line @typescript-eslint/require-await -- restify 11 ends a handler without `next` when its promise settles
   server.get('/healthz', async (_req: Request, res: Response) => {
-    if (!listening) return sendJson(res, 503, { status: 'starting' });
-    return sendJson(res, 200, { status: 'ok' });
+    sendJson(res, listening ? 200 : 503, { status: listening ? 'ok' : 'starting' });
   });
 
   server.get('/readyz', async (_req: Request, res: Response) => {
     const report = await readiness.report();
-    const notReady = Object.entries(report.parts).filter(([, ok]) => !ok).map(([name]) => name);
-    if (report.ready) return sendJson(res, 200, { status: 'ready', parts: report.parts });
-    return sendJson(res, 503, { status: 'not ready', notReady, parts: report.parts });
+    const notReady = Object.entries(report.parts)
+      .filter(([, ok]) => !ok)
+      .map(([name]) => name);
+    if (report.ready) {
+      sendJson(res, 200, { status: 'ready', parts: report.parts });
+      return;
+    }
+    sendJson(res, 503, { status: 'not ready', notReady, parts: report.parts });
   });
 
   // Without a token the route does not exist here (404): metrics are then only on METRICS_PORT, if anywhere.
@@ -150,7 +170,8 @@ export function createHttpServer(deps: HttpServerDeps): Server {
     server.get('/metrics', async (req: Request, res: Response) => {
       if (!bearerMatches(req.headers.authorization, token)) {
         res.setHeader('WWW-Authenticate', 'Bearer');
-        return sendJson(res, 401, { error: 'Unauthorized' });
+        sendJson(res, 401, { error: 'Unauthorized' });
+        return;
       }
       const out = await metrics();
       res.setHeader('Content-Type', out.contentType);

@@ -15,7 +15,7 @@ import { SenderBudget } from './senderBudget.js';
  * BILL's payloads are a few KB (an event carries one record; a bill with a few hundred line items, JSON-escaped as
  * BILL's docs warn it may be, stays well under this); anything near this is not a notification.
  */
-export const WEBHOOK_BODY_LIMIT = 256 * 1024;
+const WEBHOOK_BODY_LIMIT = 256 * 1024;
 /** A client that sends its body this slowly is dropped. */
 const READ_TIMEOUT_MS = 10_000;
 
@@ -72,30 +72,42 @@ function send(res: Response, status: number, body: unknown, close = false): void
 }
 
 /** Registers the route on the server (createHttpServer's `routes` option). */
-export function webhookRoute(receiver: WebhookReceiver, log: Logger, limit = WEBHOOK_BODY_LIMIT, budget = new SenderBudget()): (server: Server) => void {
+export function webhookRoute(
+  receiver: WebhookReceiver,
+  log: Logger,
+  limit = WEBHOOK_BODY_LIMIT,
+  budget = new SenderBudget(),
+): (server: Server) => void {
   return (server) => {
     server.post('/api/bill/webhooks', async (req: Request, res: Response) => {
       // Refusals before the body is read close the connection: the unread body is not drained either.
-      const encoding = String(req.headers['content-encoding'] ?? 'identity').toLowerCase();
+      const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
       if (encoding !== 'identity') {
-        return send(res, 415, { error: 'Content-Encoding is not supported' }, true);
+        send(res, 415, { error: 'Content-Encoding is not supported' }, true);
+        return;
       }
-      if (!isJsonContentType(req)) return send(res, 415, { error: 'Content-Type must be application/json' }, true);
+      if (!isJsonContentType(req)) {
+        send(res, 415, { error: 'Content-Type must be application/json' }, true);
+        return;
+      }
       const declaredHeader = req.headers['content-length'];
       const declared = declaredHeader === undefined ? undefined : Number(declaredHeader);
       if (declared !== undefined && declared > limit) {
         log.info({ limit, declared }, 'webhook refused: body too large');
-        return send(res, 413, { error: `Body larger than ${limit} bytes` }, true);
+        send(res, 413, { error: `Body larger than ${limit} bytes` }, true);
+        return;
       }
       if (!signatureDigest(req.headers[SIGNATURE_HEADER])) {
         log.info({ reason: req.headers[SIGNATURE_HEADER] === undefined ? 'no signature' : 'malformed signature' }, 'webhook refused');
-        return send(res, 401, { status: 'refused', error: 'Missing or malformed x-bill-sha-signature' }, true);
+        send(res, 401, { status: 'refused', error: 'Missing or malformed x-bill-sha-signature' }, true);
+        return;
       }
       const reservation = budget.reserve(req.socket.remoteAddress, declared, limit);
       if ('retryAfterS' in reservation) {
         log.info({ retryAfterS: reservation.retryAfterS }, 'webhook refused: too many unverified bytes from this sender or in total');
         res.setHeader('Retry-After', String(reservation.retryAfterS));
-        return send(res, 429, { status: 'retry', error: 'Too many requests' }, true);
+        send(res, 429, { status: 'retry', error: 'Too many requests' }, true);
+        return;
       }
       let raw: Buffer;
       try {

@@ -61,6 +61,7 @@ export function threadKey(conversationId: string): string {
 }
 
 function cleanKey(key: string): string {
+  // eslint-disable-next-line no-control-regex -- removing control characters is the point
   const k = key.replace(/[\u0000-\u001f\u007f]/g, '');
   return k.length > MAX_KEY_LENGTH ? k.slice(0, MAX_KEY_LENGTH) : k;
 }
@@ -94,31 +95,81 @@ export class BudgetCatalogue {
       case 'bill.login': {
         const key = this.hashed(up.devKey);
         // Concurrency first: the hourly reservoir is only charged once a slot is held and the call really goes.
-        const refs = [this.ref('bill.concurrency', `${key}/${up.orgId}`, { type: 'concurrency', limit: l.billConcurrency }, { pauseOnRetryAfter: true })];
+        const refs = [
+          this.ref(
+            'bill.concurrency',
+            `${key}/${up.orgId}`,
+            { type: 'concurrency', limit: l.billConcurrency },
+            { pauseOnRetryAfter: true },
+          ),
+        ];
         if (up.service === 'bill.login') {
           // People's sign-ins (connect, approvals) first take from their share, so a refused one never takes a login
           // the bot keeps for itself (LIMIT_BILL_LOGINS_RESERVED), then from the dev key's whole budget like any login.
           if (up.person) {
-            refs.push(this.ref('bill.logins.people', key, { type: 'windows', windows: [{ limit: Math.max(1, l.billLoginsPerHour - l.billLoginsReserved), windowMs: HOUR_MS }] }, { failFast: 'logins' }));
+            refs.push(
+              this.ref(
+                'bill.logins.people',
+                key,
+                { type: 'windows', windows: [{ limit: Math.max(1, l.billLoginsPerHour - l.billLoginsReserved), windowMs: HOUR_MS }] },
+                { failFast: 'logins' },
+              ),
+            );
           }
-          refs.push(this.ref('bill.logins', key, { type: 'windows', windows: [{ limit: l.billLoginsPerHour, windowMs: HOUR_MS }] }, { failFast: 'logins' }));
+          refs.push(
+            this.ref(
+              'bill.logins',
+              key,
+              { type: 'windows', windows: [{ limit: l.billLoginsPerHour, windowMs: HOUR_MS }] },
+              { failFast: 'logins' },
+            ),
+          );
         }
         refs.push(this.ref('bill.requests', key, { type: 'hourly', limit: l.billRequestsPerHour }, { failFast: 'hourly' }));
         return refs;
       }
       case 'spend':
-        return [this.ref('spend.requests', this.hashed(up.token), { type: 'windows', windows: [{ limit: l.spendPerMinute, windowMs: 60_000 }] }, { pauseOnRetryAfter: true })];
+        return [
+          this.ref(
+            'spend.requests',
+            this.hashed(up.token),
+            { type: 'windows', windows: [{ limit: l.spendPerMinute, windowMs: 60_000 }] },
+            { pauseOnRetryAfter: true },
+          ),
+        ];
       case 'graph': {
         const refs: BudgetRef[] = [];
-        if (up.teamId) refs.push(this.ref('graph.team', up.teamId, { type: 'windows', windows: [{ limit: l.graphTeamPerSecond, windowMs: 1_000 }] }, { pauseOnRetryAfter: true, aggregate: true }));
-        refs.push(this.ref('graph.tenant', up.tenantId, { type: 'windows', windows: [{ limit: l.graphTenantPerSecond, windowMs: 1_000 }] }, { pauseOnRetryAfter: true }));
+        if (up.teamId)
+          refs.push(
+            this.ref(
+              'graph.team',
+              up.teamId,
+              { type: 'windows', windows: [{ limit: l.graphTeamPerSecond, windowMs: 1_000 }] },
+              { pauseOnRetryAfter: true, aggregate: true },
+            ),
+          );
+        refs.push(
+          this.ref(
+            'graph.tenant',
+            up.tenantId,
+            { type: 'windows', windows: [{ limit: l.graphTenantPerSecond, windowMs: 1_000 }] },
+            { pauseOnRetryAfter: true },
+          ),
+        );
         refs.push(this.ref('graph.app', '', { type: 'windows', windows: [{ limit: l.graphAppPerSecond, windowMs: 1_000 }] }));
         return refs;
       }
       case 'identity':
         return [this.ref('identity', up.tenantId, { type: 'unlimited' }, { pauseOnRetryAfter: true })];
       case 'connector':
-        return [this.ref('connector.thread', threadKey(up.conversationId), { type: 'windows', windows: l.connectorThread }, { pauseOnRetryAfter: true, aggregate: true })];
+        return [
+          this.ref(
+            'connector.thread',
+            threadKey(up.conversationId),
+            { type: 'windows', windows: l.connectorThread },
+            { pauseOnRetryAfter: true, aggregate: true },
+          ),
+        ];
     }
   }
 }

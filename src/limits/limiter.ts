@@ -63,6 +63,11 @@ interface Ticket {
   wake: (() => void) | undefined;
 }
 
+/** Read through a call: a ticket is settled or abandoned by timers and other calls while its turn awaits. */
+function ticketDone(t: Ticket): boolean {
+  return t.abandoned || t.settled;
+}
+
 class BudgetState {
   queued = 0;
   running = 0;
@@ -127,16 +132,21 @@ export class SharedLimiter implements Limiter {
     // Budgets known from configuration appear in status and metrics before the first call.
     const creds = deps.config.bill.credentials;
     const known: Upstream[] = [{ service: 'graph', tenantId: '' }];
-    if (creds) known.push({ service: 'bill.login', devKey: creds.devKey, orgId: creds.orgId }, { service: 'bill.login', devKey: creds.devKey, orgId: creds.orgId, person: true });
+    if (creds)
+      known.push(
+        { service: 'bill.login', devKey: creds.devKey, orgId: creds.orgId },
+        { service: 'bill.login', devKey: creds.devKey, orgId: creds.orgId, person: true },
+      );
     if (deps.config.bill.spendApiToken) known.push({ service: 'spend', token: deps.config.bill.spendApiToken });
-    for (const up of known) for (const ref of this.catalogue.budgetsFor(up)) if (ref.key !== '' || ref.budget === 'graph.app') this.state(ref);
+    for (const up of known)
+      for (const ref of this.catalogue.budgetsFor(up)) if (ref.key !== '' || ref.budget === 'graph.app') this.state(ref);
   }
 
   // ---- admission ---------------------------------------------------------------------------------------
 
   async run<T>(upstream: Upstream, opts: RunOptions, fn: () => Promise<T>): Promise<T> {
     const refs = this.catalogue.budgetsFor(upstream);
-    if (this.closed) throw new LimitExceeded(refs[0]!.budget, 5_000, 'busy');
+    if (this.closed) throw new LimitExceeded(refs[0]?.budget ?? upstream.service, 5_000, 'busy');
     const { clock } = this.deps;
     const now = clock.now();
     const wait = opts.maxWaitMs ?? (opts.priority === 'interactive' ? this.commandWaitMs : undefined);
@@ -165,7 +175,12 @@ export class SharedLimiter implements Limiter {
 
     const slots = new Set(outer?.slots ?? []);
     for (const st of held) slots.add(st.ref.id);
-    const grant: GrantContext = { service: upstream.service, budgets: refs.map((r) => `${r.budget}:${r.key}`), priority: opts.priority, slots };
+    const grant: GrantContext = {
+      service: upstream.service,
+      budgets: refs.map((r) => `${r.budget}:${r.key}`),
+      priority: opts.priority,
+      slots,
+    };
     const started = clock.now();
     try {
       return await this.grants.run(grant, fn);
@@ -215,20 +230,32 @@ export class SharedLimiter implements Limiter {
     const { store, clock } = this.deps;
     const { ref } = st;
     for (;;) {
-      if (ticket.abandoned || ticket.settled) return;
+      if (ticketDone(ticket)) return;
       const now = clock.now();
       const block = store.blocked(ref.id, now);
       let at: number;
-      if (block?.kind === 'hourly') return ticket.fail(this.reject(st, block.until - now, 'hourly'));
+      if (block?.kind === 'hourly') {
+        ticket.fail(this.reject(st, block.until - now, 'hourly'));
+        return;
+      }
       if (block) {
         at = block.until;
       } else {
         const r = await store.take(ref.id, rule, now);
-        if (r.ok) return ticket.grant();
-        if (ref.failFast) return ticket.fail(this.reject(st, r.retryAt - now, ref.failFast));
+        if (r.ok) {
+          ticket.grant();
+          return;
+        }
+        if (ref.failFast) {
+          ticket.fail(this.reject(st, r.retryAt - now, ref.failFast));
+          return;
+        }
         at = r.retryAt;
       }
-      if (at > ticket.deadline) return ticket.fail(this.reject(st, at - now, block ? 'throttled' : 'busy'));
+      if (at > ticket.deadline) {
+        ticket.fail(this.reject(st, at - now, block ? 'throttled' : 'busy'));
+        return;
+      }
       await sleep(at - now, ticket);
     }
   }
@@ -256,22 +283,26 @@ export class SharedLimiter implements Limiter {
     const { store, clock } = this.deps;
     const id = st.ref.id;
     for (;;) {
-      if (ticket.abandoned || ticket.settled) return;
+      if (ticketDone(ticket)) return;
       const now = clock.now();
       const block = store.blocked(id, now);
       if (block) {
-        if (block.until > ticket.deadline) return ticket.fail(this.reject(st, block.until - now, 'throttled'));
+        if (block.until > ticket.deadline) {
+          ticket.fail(this.reject(st, block.until - now, 'throttled'));
+          return;
+        }
         await sleep(block.until - now, ticket);
         continue;
       }
       if (await store.acquire(id, st.effective)) {
-        if (ticket.abandoned || ticket.settled) {
+        if (ticketDone(ticket)) {
           store.release(id);
           this.wakeSlotWaiters(st);
           return;
         }
         st.running++;
-        return ticket.grant();
+        ticket.grant();
+        return;
       }
       await this.slotFreed(st, ticket);
     }
@@ -334,13 +365,16 @@ export class SharedLimiter implements Limiter {
       st.queued++;
       this.tickets.add(ticket);
       if (Number.isFinite(deadline)) {
-        timer = setTimeout(() => {
-          if (ticket.settled) return;
-          const err = this.reject(st, this.estimate(st, st.queued), 'busy');
-          ticket.abandoned = true;
-          ticket.fail(err);
-          ticket.wake?.();
-        }, Math.max(0, deadline - this.deps.clock.now()));
+        timer = setTimeout(
+          () => {
+            if (ticket.settled) return;
+            const err = this.reject(st, this.estimate(st, st.queued), 'busy');
+            ticket.abandoned = true;
+            ticket.fail(err);
+            ticket.wake?.();
+          },
+          Math.max(0, deadline - this.deps.clock.now()),
+        );
       }
       st.room ??= new Bottleneck({ maxConcurrent: 1 });
       st.roomJobs++;
@@ -350,7 +384,10 @@ export class SharedLimiter implements Limiter {
             await turn(ticket);
           } catch (err) {
             // A shared store that cannot answer (Redis down) is said as such: the call was not admitted.
-            if (err instanceof DependencyUnavailable) return ticket.fail(err);
+            if (err instanceof DependencyUnavailable) {
+              ticket.fail(err);
+              return;
+            }
             this.deps.log.error({ budget: st.ref.budget, err: errorMessage(err) }, 'limiter waiting room failed');
             ticket.fail(new LimitExceeded(st.ref.budget, MIN_RETRY_MS, 'busy'));
           }
@@ -395,7 +432,10 @@ export class SharedLimiter implements Limiter {
         const st = this.state(ref);
         this.mark(st, now, 'concurrency');
         this.shrink(st);
-        log.info({ budget: ref.budget, key: ref.key, effective: st.effective, configured: st.configured }, 'upstream says too many in flight: concurrency reduced for a while');
+        log.info(
+          { budget: ref.budget, key: ref.key, effective: st.effective, configured: st.configured },
+          'upstream says too many in flight: concurrency reduced for a while',
+        );
         return;
       }
       case 'hourly': {
@@ -406,7 +446,10 @@ export class SharedLimiter implements Limiter {
         const until = Number.isFinite(throttle.untilMs) && throttle.untilMs > now ? Math.min(throttle.untilMs, top) : top;
         store.block(ref.id, { until, kind: 'hourly' });
         this.mark(this.state(ref), now, 'hourly');
-        log.warn({ budget: ref.budget, key: ref.key, until: new Date(until).toISOString() }, 'upstream hourly budget spent: calls refused until it resets');
+        log.warn(
+          { budget: ref.budget, key: ref.key, until: new Date(until).toISOString() },
+          'upstream hourly budget spent: calls refused until it resets',
+        );
         return;
       }
       case 'retryAfter': {
@@ -415,7 +458,10 @@ export class SharedLimiter implements Limiter {
           const st = this.state(ref);
           if (ms > 0) store.block(ref.id, { until: now + ms, kind: 'retryAfter' });
           this.mark(st, now, 'retryAfter');
-          log.info({ budget: ref.budget, key: ref.aggregate ? undefined : ref.key, pauseMs: ms }, 'upstream asked to retry later: budget paused');
+          log.info(
+            { budget: ref.budget, key: ref.aggregate ? undefined : ref.key, pauseMs: ms },
+            'upstream asked to retry later: budget paused',
+          );
         }
         return;
       }
@@ -445,7 +491,7 @@ export class SharedLimiter implements Limiter {
       this.wakeSlotWaiters(st);
       this.scheduleRestore(st);
     }, this.tuning.shrinkHoldMs);
-    st.restoreTimer.unref?.();
+    st.restoreTimer.unref();
   }
 
   blockedUntil(upstream: Upstream): number | undefined {
@@ -493,7 +539,7 @@ export class SharedLimiter implements Limiter {
     }
     for (const [budget, { row }] of aggregates) {
       const c = this.counters.get(budget);
-      row.rejected = c ? Object.values(c.rejected).reduce((s, n) => s + (n ?? 0), 0) : row.rejected;
+      row.rejected = c ? Object.values(c.rejected).reduce((s, n) => s + n, 0) : row.rejected;
       const t = this.aggregateThrottle.get(budget);
       row.lastThrottleAt = t?.at;
       row.lastThrottleKind = t?.kind;
@@ -530,7 +576,12 @@ export class SharedLimiter implements Limiter {
 
   /** Cumulative per budget name (grants, refusals by reason, server throttles by kind). */
   budgetCounters(): BudgetCounters[] {
-    return [...this.counters.values()].map((c) => ({ budget: c.budget, granted: c.granted, rejected: { ...c.rejected }, throttles: { ...c.throttles } }));
+    return [...this.counters.values()].map((c) => ({
+      budget: c.budget,
+      granted: c.granted,
+      rejected: { ...c.rejected },
+      throttles: { ...c.throttles },
+    }));
   }
 
   private count(budget: BudgetName): BudgetCounters {

@@ -40,30 +40,54 @@ export function registerLimiterMetrics(registry: Registry, limiter: CountingLimi
       },
     });
 
-  gauge('billbridge_budget_limit', 'Calls the budget allows (per window, or in flight); lower than configured while shrunk after BDC_1322', (r) => r.limit);
+  gauge(
+    'billbridge_budget_limit',
+    'Calls the budget allows (per window, or in flight); lower than configured while shrunk after BDC_1322',
+    (r) => r.limit,
+  );
   gauge('billbridge_budget_used', 'Calls counted in the current window (or in flight)', (r) => r.used);
   gauge('billbridge_budget_remaining', 'Calls the budget still allows in the current window', (r) => r.remaining);
   gauge('billbridge_budget_queued', 'Calls waiting for the budget', (r) => r.queued);
   gauge('billbridge_budget_running', 'Calls holding a concurrency slot', (r) => r.running);
-  gauge('billbridge_budget_window_seconds', 'Length of the window used/limit/remaining describe', (r) => (r.windowMs === undefined ? undefined : r.windowMs / 1000));
-  gauge('billbridge_budget_last_throttle_timestamp_seconds', 'When the upstream last throttled this budget (BDC_1322, BDC_1144, 429)', (r) => (r.lastThrottleAt === undefined ? undefined : r.lastThrottleAt / 1000));
-  gauge('billbridge_budget_blocked_until_timestamp_seconds', 'While frozen (BDC_1144) or paused (Retry-After): until when', (r) => (r.blockedUntil === undefined ? undefined : r.blockedUntil / 1000));
+  gauge('billbridge_budget_window_seconds', 'Length of the window used/limit/remaining describe', (r) =>
+    r.windowMs === undefined ? undefined : r.windowMs / 1000,
+  );
+  gauge(
+    'billbridge_budget_last_throttle_timestamp_seconds',
+    'When the upstream last throttled this budget (BDC_1322, BDC_1144, 429)',
+    (r) => (r.lastThrottleAt === undefined ? undefined : r.lastThrottleAt / 1000),
+  );
+  gauge('billbridge_budget_blocked_until_timestamp_seconds', 'While frozen (BDC_1144) or paused (Retry-After): until when', (r) =>
+    r.blockedUntil === undefined ? undefined : r.blockedUntil / 1000,
+  );
 
   const counters = (): BudgetCounters[] =>
     limiter.budgetCounters?.() ??
     [...new Set(rows().map((r) => r.budget))].map((budget) => ({
       budget,
       granted: 0,
-      rejected: { busy: rows().filter((r) => r.budget === budget).reduce((s, r) => s + r.rejected, 0) },
+      rejected: {
+        busy: rows()
+          .filter((r) => r.budget === budget)
+          .reduce((s, r) => s + r.rejected, 0),
+      },
       throttles: {},
     }));
-  counterFromTotals(registry, 'billbridge_budget_rejected_total', 'Calls refused by the limiter without reaching the upstream, by reason', ['budget', 'reason'] as const, () =>
-    counters().flatMap((c) => Object.entries(c.rejected).map(([reason, n]) => ({ labels: { budget: c.budget, reason }, total: n ?? 0 }))),
+  counterFromTotals(
+    registry,
+    'billbridge_budget_rejected_total',
+    'Calls refused by the limiter without reaching the upstream, by reason',
+    ['budget', 'reason'] as const,
+    () => counters().flatMap((c) => Object.entries(c.rejected).map(([reason, n]) => ({ labels: { budget: c.budget, reason }, total: n }))),
   );
   counterFromTotals(registry, 'billbridge_budget_granted_total', 'Calls admitted by the budget', ['budget'] as const, () =>
     counters().map((c) => ({ labels: { budget: c.budget }, total: c.granted })),
   );
-  counterFromTotals(registry, 'billbridge_budget_throttles_total', 'Server-side throttles reported by upstreams, by kind', ['budget', 'kind'] as const, () =>
-    counters().flatMap((c) => Object.entries(c.throttles).map(([kind, n]) => ({ labels: { budget: c.budget, kind }, total: n ?? 0 }))),
+  counterFromTotals(
+    registry,
+    'billbridge_budget_throttles_total',
+    'Server-side throttles reported by upstreams, by kind',
+    ['budget', 'kind'] as const,
+    () => counters().flatMap((c) => Object.entries(c.throttles).map(([kind, n]) => ({ labels: { budget: c.budget, kind }, total: n }))),
   );
 }

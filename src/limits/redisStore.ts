@@ -107,8 +107,8 @@ export function viewNthFit(view: WindowView, windows: readonly RateWindow[], now
       const v = view.windows[i] ?? { count: 0, oldest: [] };
       const idx = v.count + sims.length - w.limit;
       if (idx < 0) return;
-      const leaves = idx < v.oldest.length ? v.oldest[idx]! : idx < v.count ? view.at : sims[idx - v.count]!;
-      t = Math.max(t, leaves + w.windowMs);
+      const leaves = v.oldest[idx] ?? (idx < v.count ? view.at : sims[idx - v.count]);
+      if (leaves !== undefined) t = Math.max(t, leaves + w.windowMs);
     });
     sims.push(t);
     at = t;
@@ -226,7 +226,7 @@ export class RedisBudgetStore implements BudgetStore {
       view.windows.push({ count: Number(reply[2 + 2 * i]), oldest: (reply[3 + 2 * i] as string[]).map(Number) });
     }
     this.windowViews.set(id, view);
-    return Number(reply[0]) === 1 ? { ok: true } : { ok: false, retryAt: Number(reply[1]) };
+    return reply[0] === 1 ? { ok: true } : { ok: false, retryAt: Number(reply[1]) };
   }
 
   async acquire(id: string, limit: number): Promise<boolean> {
@@ -238,7 +238,11 @@ export class RedisBudgetStore implements BudgetStore {
         acquireAttemptsLimit: 1,
         acquireTimeout: this.lockTimeoutMs,
         refreshInterval: Math.round(this.lockTimeoutMs * 0.6),
-        onLockLost: (err: LostLockError) => this.deps.log.warn({ budget: id.split('|')[0], err: err.message }, 'limiter slot lost in Redis (expired or data lost); it counts as released'),
+        onLockLost: (err: LostLockError) =>
+          this.deps.log.warn(
+            { budget: id.split('|')[0], err: err.message },
+            'limiter slot lost in Redis (expired or data lost); it counts as released',
+          ),
       });
       const ok = await lock.tryAcquire();
       if (ok) this.push(id, { where: 'redis', lock });
@@ -255,7 +259,7 @@ export class RedisBudgetStore implements BudgetStore {
   release(id: string): void {
     const list = this.held.get(id);
     const h = list?.pop();
-    if (list && list.length === 0) this.held.delete(id);
+    if (list?.length === 0) this.held.delete(id);
     if (!h) return;
     if (h.where === 'local') return this.local.release(id);
     h.lock.release().catch((err: unknown) => {
@@ -286,7 +290,10 @@ export class RedisBudgetStore implements BudgetStore {
     const now = Date.now();
     if (now - this.lastFallbackLog > 60_000) {
       this.lastFallbackLog = now;
-      this.deps.log.warn({ budget: id.split('|')[0], err: errorMessage(unavailable.cause ?? unavailable) }, 'Redis unavailable: Teams and Graph budgets counted on this instance only until it is back');
+      this.deps.log.warn(
+        { budget: id.split('|')[0], err: errorMessage(unavailable.cause ?? unavailable) },
+        'Redis unavailable: Teams and Graph budgets counted on this instance only until it is back',
+      );
     }
     return local();
   }
@@ -299,7 +306,12 @@ export class RedisBudgetStore implements BudgetStore {
     void this.redis
       .run((r) => (r as ScriptedRedis).billbridgeBlock(this.key('block', id), String(Math.ceil(block.until)), block.kind, String(ttlMs)))
       .then(() => this.redis.publish(BLOCK_CHANNEL, JSON.stringify({ id, until: block.until, kind: block.kind })))
-      .catch((err: unknown) => this.deps.log.warn({ budget: id.split('|')[0], err: errorMessage(err) }, 'could not share a budget pause through Redis; it holds on this instance'));
+      .catch((err: unknown) =>
+        this.deps.log.warn(
+          { budget: id.split('|')[0], err: errorMessage(err) },
+          'could not share a budget pause through Redis; it holds on this instance',
+        ),
+      );
   }
 
   blocked(id: string, now: number): Block | undefined {
@@ -370,7 +382,7 @@ export class RedisBudgetStore implements BudgetStore {
 
   private hourUsed(id: string, now: number): number {
     const v = this.hourViews.get(id);
-    return v && v.hour === hourStart(now) ? v.used : 0;
+    return v?.hour === hourStart(now) ? v.used : 0;
   }
 
   idle(id: string, rule: BudgetRule, now: number): boolean {

@@ -82,8 +82,8 @@ export class LocalBudgetStore implements BudgetStore {
     return e.hourCount;
   }
 
-  async take(id: string, rule: RateRule, now: number): Promise<TakeResult> {
-    return this.takeNow(id, rule, now);
+  take(id: string, rule: RateRule, now: number): Promise<TakeResult> {
+    return Promise.resolve(this.takeNow(id, rule, now));
   }
 
   takeNow(id: string, rule: RateRule, now: number): TakeResult {
@@ -108,11 +108,11 @@ export class LocalBudgetStore implements BudgetStore {
     }
   }
 
-  async acquire(id: string, limit: number): Promise<boolean> {
+  acquire(id: string, limit: number): Promise<boolean> {
     const e = this.entry(id);
-    if (e.inUse >= limit) return false;
+    if (e.inUse >= limit) return Promise.resolve(false);
     e.inUse++;
-    return true;
+    return Promise.resolve(true);
   }
 
   release(id: string): void {
@@ -174,7 +174,10 @@ export class LocalBudgetStore implements BudgetStore {
     const e = this.entries.get(id);
     if (!e) return true;
     if (e.inUse > 0 || this.blocked(id, now)) return false;
-    if (rule.type === 'windows') return e.ts.length === 0 || e.ts[e.ts.length - 1]! <= now - longest(rule.windows);
+    if (rule.type === 'windows') {
+      const last = e.ts.at(-1);
+      return last === undefined || last <= now - longest(rule.windows);
+    }
     return e.hourCount === 0 || e.hour !== hourStart(now);
   }
 
@@ -182,7 +185,8 @@ export class LocalBudgetStore implements BudgetStore {
     this.entries.delete(id);
   }
 
-  async close(): Promise<void> {
+  close(): Promise<void> {
     this.entries.clear();
+    return Promise.resolve();
   }
 }

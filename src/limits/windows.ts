@@ -23,7 +23,8 @@ function firstAfter(ts: readonly number[], since: number): number {
   let hi = ts.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (ts[mid]! > since) hi = mid;
+    const t = ts[mid];
+    if (t !== undefined && t > since) hi = mid;
     else lo = mid + 1;
   }
   return lo;
@@ -43,7 +44,8 @@ export function nextFit(ts: readonly number[], windows: readonly RateWindow[], n
   for (const w of windows) {
     const first = firstAfter(ts, now - w.windowMs);
     const count = ts.length - first;
-    if (count >= w.limit) at = Math.max(at, ts[first + count - w.limit]! + w.windowMs);
+    const leaves = ts[first + count - w.limit];
+    if (count >= w.limit && leaves !== undefined) at = Math.max(at, leaves + w.windowMs);
   }
   return at;
 }

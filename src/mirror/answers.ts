@@ -41,7 +41,12 @@ export class Answers {
   ) {}
 
   /** The kept answer for (org, key), or `load`'s, kept ttlS seconds (0: only shared while in flight). */
-  async get<T>(orgId: string, key: string, opts: { ttlS: number; kinds: readonly EntityKind[] }, load: () => Promise<T>): Promise<Answer<T>> {
+  async get<T>(
+    orgId: string,
+    key: string,
+    opts: { ttlS: number; kinds: readonly EntityKind[] },
+    load: () => Promise<T>,
+  ): Promise<Answer<T>> {
     const now = this.clock.now();
     const held = this.orgs.get(orgId)?.get(key);
     if (held && held.expiresAt > now) {
@@ -56,7 +61,8 @@ export class Answers {
     const generation = this.generations.get(orgId) ?? 0;
     const run = (async (): Promise<Answer<T>> => {
       const value = await load();
-      if (opts.ttlS > 0 && (this.generations.get(orgId) ?? 0) === generation) this.put(orgId, key, { value, fetchedAt: now, expiresAt: now + opts.ttlS * 1000, kinds: opts.kinds });
+      if (opts.ttlS > 0 && (this.generations.get(orgId) ?? 0) === generation)
+        this.put(orgId, key, { value, fetchedAt: now, expiresAt: now + opts.ttlS * 1000, kinds: opts.kinds });
       return { value, fetchedAt: now, hit: false };
     })();
     this.flights.set(id, run);
@@ -93,7 +99,7 @@ export class Answers {
 
   private put(orgId: string, key: string, entry: Entry): void {
     let book = this.orgs.get(orgId);
-    if (!book) this.orgs.set(orgId, (book = new Map()));
+    if (!book) this.orgs.set(orgId, (book = new Map<string, Entry>()));
     if (!book.delete(key)) this.size++;
     book.set(key, entry);
     // Over the bound: the oldest answers go first (the org asked longest ago, its oldest answer).

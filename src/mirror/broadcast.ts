@@ -35,7 +35,11 @@ export class RedisStaleBroadcast implements StaleBroadcast {
 
   publish(mark: StaleMark): void {
     void this.redis.publish(CHANNEL, JSON.stringify({ from: this.instance, ...mark })).then((sent) => {
-      if (!sent) this.log.warn({ orgId: mark.orgId, kind: mark.kind }, 'stale mark not broadcast (Redis unavailable): other instances show their copy until their next refresh');
+      if (!sent)
+        this.log.warn(
+          { orgId: mark.orgId, kind: mark.kind },
+          'stale mark not broadcast (Redis unavailable): other instances show their copy until their next refresh',
+        );
     });
   }
 
@@ -48,9 +52,9 @@ export class RedisStaleBroadcast implements StaleBroadcast {
   }
 
   private receive(message: string): void {
-    let m: Partial<StaleMark & { from: string }>;
+    let m: Partial<StaleMark & { from: string }> | null;
     try {
-      m = JSON.parse(message) as Partial<StaleMark & { from: string }>;
+      m = JSON.parse(message) as Partial<StaleMark & { from: string }> | null;
     } catch {
       return;
     }

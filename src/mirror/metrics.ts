@@ -8,5 +8,12 @@ export function registerAnswerMetrics(registry: Registry, answers: Pick<Answers,
     counterFromTotals(registry, name, help, [] as const, () => [{ labels: {}, total: pick(answers.stats()) }]);
   total('billbridge_cache_hits_total', 'Answers served from the cache', (s) => s.hits);
   total('billbridge_cache_misses_total', 'Answers that needed an upstream load', (s) => s.misses);
-  new Gauge({ name: 'billbridge_cache_entries', help: 'Answers held', registers: [registry], collect() { this.set(answers.stats().entries); } });
+  new Gauge({
+    name: 'billbridge_cache_entries',
+    help: 'Answers held',
+    registers: [registry],
+    collect() {
+      this.set(answers.stats().entries);
+    },
+  });
 }

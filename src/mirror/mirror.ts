@@ -21,7 +21,19 @@ import type { Logger } from '../log.js';
 import { NS, type StateStore } from '../state/types.js';
 import { Answers } from './answers.js';
 import type { StaleBroadcast, StaleMark } from './broadcast.js';
-import { foldName, normalizeNumber, partyInfo, SPECS, type AnyRecord, type EntityKind, type Kind, type KindSpec, type PartyInfo, type PartyKind, type Records } from './records.js';
+import {
+  foldName,
+  normalizeNumber,
+  partyInfo,
+  SPECS,
+  type AnyRecord,
+  type EntityKind,
+  type Kind,
+  type KindSpec,
+  type PartyInfo,
+  type PartyKind,
+  type Records,
+} from './records.js';
 
 /** How much of an org's records a collection holds: the open ones (bills: unpaid, not archived) or every one. */
 type Scope = 'open' | 'all';
@@ -69,7 +81,7 @@ function shardOf(id: string): number {
 
 /** One org's records of one kind. */
 class Collection {
-  readonly shards: Array<Map<string, AnyRecord>> = Array.from({ length: SHARDS }, () => new Map());
+  readonly shards: Array<Map<string, AnyRecord>> = Array.from({ length: SHARDS }, () => new Map<string, AnyRecord>());
   /** Normalised number -> id (or ids, for a number several records share). */
   readonly byNumber = new Map<string, string | string[]>();
   readonly dirty = new Set<number>();
@@ -95,7 +107,13 @@ class Collection {
   ) {}
 
   get(id: string): AnyRecord | undefined {
-    return this.shards[shardOf(id)]!.get(id);
+    return this.shard(shardOf(id)).get(id);
+  }
+
+  shard(k: number): Map<string, AnyRecord> {
+    const shard = this.shards[k];
+    if (!shard) throw new RangeError(`mirror shard ${k} does not exist`);
+    return shard;
   }
 
   collect(keep?: (r: AnyRecord) => boolean): AnyRecord[] {
@@ -113,7 +131,8 @@ class Collection {
   /** Adds or replaces a record; one older than the one held is news that came late and is ignored. */
   put(record: AnyRecord): boolean {
     const k = shardOf(record.id);
-    const old = this.shards[k]!.get(record.id);
+    const shard = this.shard(k);
+    const old = shard.get(record.id);
     if (old) {
       // A held record dated in the future (a forged or broken timestamp) does not outrank what BILL answers now.
       if (isOlder(record.updatedTime, old.updatedTime) && !isFuture(old.updatedTime, this.now())) return false;
@@ -122,7 +141,7 @@ class Collection {
     } else {
       this.size++;
     }
-    this.shards[k]!.set(record.id, record);
+    shard.set(record.id, record);
     const key = this.numberOf(record);
     if (key) {
       const held = this.byNumber.get(key);
@@ -136,10 +155,11 @@ class Collection {
 
   delete(id: string): AnyRecord | undefined {
     const k = shardOf(id);
-    const old = this.shards[k]!.get(id);
+    const shard = this.shard(k);
+    const old = shard.get(id);
     if (!old) return undefined;
     this.unlink(old);
-    this.shards[k]!.delete(id);
+    shard.delete(id);
     this.size--;
     this.dirty.add(k);
     return old;
@@ -165,7 +185,8 @@ class Collection {
       return;
     }
     const rest = held.filter((id) => id !== record.id);
-    this.byNumber.set(key, rest.length === 1 ? rest[0]! : rest);
+    const only = rest.length === 1 ? rest[0] : undefined;
+    this.byNumber.set(key, only ?? rest);
   }
 }
 
@@ -206,7 +227,8 @@ interface RowsOptions<T> extends ReadOptions {
 }
 
 type RowsResult<T> = { rows: T[]; refreshedAt: number } | { building: number };
-type LookupResult<T> = { state: 'found'; rows: T[]; refreshedAt: number } | { state: 'missing'; refreshedAt: number } | { state: 'building'; indexed: number };
+type LookupResult<T> =
+  { state: 'found'; rows: T[]; refreshedAt: number } | { state: 'missing'; refreshedAt: number } | { state: 'building'; indexed: number };
 
 export interface MirrorInfo {
   kind: Kind;
@@ -229,8 +251,11 @@ interface StoredShard {
   coverage: Scope;
   watermark: string | undefined;
   tag: string;
-  rows: AnyRecord[];
+  /** Records as stored: read back defensively. */
+  rows: unknown[];
 }
+
+const isStoredRecord = (row: unknown): row is AnyRecord => !!row && typeof (row as { id?: unknown }).id === 'string';
 
 export class Mirror {
   /** Answers the mirror does not hold (payments, Spend & Expense, lists asked while a collection is built). */
@@ -267,7 +292,8 @@ export class Mirror {
     await this.freshen(orgId, kind, c, opts, deadline);
     const where = opts.where as ((r: AnyRecord) => boolean) | undefined;
     let rows = c.collect(where);
-    if (opts.confirm !== false && (c.stale.size > 0 || c.staleAll) && (await this.confirmStale(orgId, kind, c, rows, opts.priority))) rows = c.collect(where);
+    if (opts.confirm !== false && (c.stale.size > 0 || c.staleAll) && (await this.confirmStale(orgId, kind, c, rows, opts.priority)))
+      rows = c.collect(where);
     return { rows: rows as Array<Records[K]>, refreshedAt: c.refreshedAt };
   }
 
@@ -281,11 +307,14 @@ export class Mirror {
     const found = () => c.find(number) as Array<Records[K]>;
     if (!covers(c.coverage, 'all')) {
       const partial = found();
-      return partial.length > 0 ? { state: 'found', rows: partial, refreshedAt: c.refreshedAt || this.deps.clock.now() } : { state: 'building', indexed: c.size };
+      return partial.length > 0
+        ? { state: 'found', rows: partial, refreshedAt: c.refreshedAt || this.deps.clock.now() }
+        : { state: 'building', indexed: c.size };
     }
     await this.freshen(orgId, kind, c, opts, deadline);
     await this.confirmStale(orgId, kind, c, found(), opts.priority);
-    if (found().length === 0 && this.deps.clock.now() - c.refreshedAt >= this.minRefreshMs) await this.within(this.refresh(orgId, kind, opts.priority), deadline - this.deps.clock.now());
+    if (found().length === 0 && this.deps.clock.now() - c.refreshedAt >= this.minRefreshMs)
+      await this.within(this.refresh(orgId, kind, opts.priority), deadline - this.deps.clock.now());
     const rows = found();
     return rows.length > 0 ? { state: 'found', rows, refreshedAt: c.refreshedAt } : { state: 'missing', refreshedAt: c.refreshedAt };
   }
@@ -321,10 +350,21 @@ export class Mirror {
    * refreshed at most every namesMaxAgeMs. Ids a collection not built yet lacks are read with `id:in` (BILL documents
    * `id` as filterable on vendors and customers), one call per 100.
    */
-  async names(orgId: string, kind: PartyKind, ids: Iterable<string>, opts: { priority: Priority; waitMs: number }): Promise<Map<string, PartyInfo>> {
+  async names(
+    orgId: string,
+    kind: PartyKind,
+    ids: Iterable<string>,
+    opts: { priority: Priority; waitMs: number },
+  ): Promise<Map<string, PartyInfo>> {
     const deadline = this.deps.clock.now() + opts.waitMs;
     const c = await this.ready(orgId, kind, 'all', opts.waitMs);
-    await this.freshen(orgId, kind, c, { maxAgeMs: this.deps.namesMaxAgeMs ?? 3_600_000, priority: opts.priority, waitMs: opts.waitMs }, deadline);
+    await this.freshen(
+      orgId,
+      kind,
+      c,
+      { maxAgeMs: this.deps.namesMaxAgeMs ?? 3_600_000, priority: opts.priority, waitMs: opts.waitMs },
+      deadline,
+    );
     const out = new Map<string, PartyInfo>();
     const missing: string[] = [];
     for (const id of new Set(ids)) {
@@ -338,7 +378,9 @@ export class Mirror {
     const org = this.deps.bill.org(orgId, { priority: opts.priority });
     for (let i = 0; i < missing.length; i += MAX_FILTER_LIST_ITEMS) {
       const filter = new BillFilter().in('id', missing.slice(i, i + MAX_FILTER_LIST_ITEMS));
-      const { items } = await (kind === 'vendor' ? org.vendors.list({ filter, maxPages: 5 }) : org.customers.list({ filter, maxPages: 5 })).all();
+      const { items } = await (
+        kind === 'vendor' ? org.vendors.list({ filter, maxPages: 5 }) : org.customers.list({ filter, maxPages: 5 })
+      ).all();
       for (const record of items) {
         const kept = (SPECS[kind] as KindSpec<Kind>).keep(record);
         if (kept) out.set(kept.id, partyInfo(kept as Records[PartyKind]));
@@ -397,7 +439,7 @@ export class Mirror {
     if (!flight) {
       flight = this.runRefresh(orgId, kind, priority).finally(() => this.refreshes.delete(key));
       this.refreshes.set(key, flight);
-      flight.catch((err) => this.deps.log.warn({ orgId, kind, err: errorMessage(err) }, 'mirror refresh failed'));
+      flight.catch((err: unknown) => this.deps.log.warn({ orgId, kind, err: errorMessage(err) }, 'mirror refresh failed'));
     }
     return flight;
   }
@@ -408,7 +450,14 @@ export class Mirror {
     for (const kind of KINDS) {
       const c = this.cols.get(`${kind}:${orgId}`);
       if (!c || (c.coverage === 'none' && !c.building)) continue;
-      out.push({ kind, records: c.size, complete: c.coverage !== 'none', scope: c.coverage === 'none' ? undefined : c.coverage, builtAt: c.builtAt, refreshedAt: c.refreshedAt });
+      out.push({
+        kind,
+        records: c.size,
+        complete: c.coverage !== 'none',
+        scope: c.coverage === 'none' ? undefined : c.coverage,
+        builtAt: c.builtAt,
+        refreshedAt: c.refreshedAt,
+      });
     }
     return out;
   }
@@ -422,7 +471,10 @@ export class Mirror {
 
   private async markLocal(mark: StaleMark, own: boolean): Promise<void> {
     const { orgId, kind, id } = mark;
-    if (mark.key !== undefined) return this.answers.drop(orgId, undefined, mark.key);
+    if (mark.key !== undefined) {
+      this.answers.drop(orgId, undefined, mark.key);
+      return;
+    }
     this.answers.drop(orgId, kind);
     // A payment changes the bills it pays; its webhook names them as bill marks.
     for (const k of kind === undefined ? KINDS : KINDS.filter((x) => x === kind)) {
@@ -461,7 +513,14 @@ export class Mirror {
    * refresh when there are more than MAX_CONFIRMS_PER_ANSWER (`firstOnly`: the first ones only). A refusal (BILL busy)
    * leaves the record as BILL last answered it, still marked. True when the collection changed.
    */
-  private async confirmStale(orgId: string, kind: Kind, c: Collection, rows: AnyRecord[], priority: Priority = 'background', firstOnly = false): Promise<boolean> {
+  private async confirmStale(
+    orgId: string,
+    kind: Kind,
+    c: Collection,
+    rows: AnyRecord[],
+    priority: Priority = 'background',
+    firstOnly = false,
+  ): Promise<boolean> {
     if (c.staleAll && !firstOnly) return (await this.refresh(orgId, kind, priority).catch(() => 0)) > 0;
     let doubtful = rows.filter((r) => c.stale.has(r.id));
     if (doubtful.length === 0) return false;
@@ -469,17 +528,20 @@ export class Mirror {
     doubtful = doubtful.slice(0, MAX_CONFIRMS_PER_ANSWER);
     const spec = SPECS[kind] as KindSpec<Kind>;
     const org = this.deps.bill.org(orgId, { priority });
-    let changed = false;
-    await Promise.all(
-      doubtful.map(async ({ id }) => {
+    const results = await Promise.all(
+      doubtful.map(async ({ id }): Promise<boolean> => {
         const markedAt = c.stale.get(id);
+        let changed = false;
         try {
           const kept = spec.keep(await spec.get(org, id));
-          if (kept && kept.id === id && this.keep(orgId, kind, c, kept)) changed = true;
+          if (kept?.id === id && this.keep(orgId, kind, c, kept)) changed = true;
         } catch (err) {
           if (!(err instanceof BillApiError && err.category === 'notFound')) {
-            this.deps.log.debug({ orgId, kind, err: errorMessage(err) }, "stale record could not be read again; BILL's last answer is shown");
-            return;
+            this.deps.log.debug(
+              { orgId, kind, err: errorMessage(err) },
+              "stale record could not be read again; BILL's last answer is shown",
+            );
+            return false;
           }
           const old = c.delete(id);
           if (old) {
@@ -489,8 +551,10 @@ export class Mirror {
         }
         // A mark made while the GET ran stays for the next answer.
         if (c.stale.get(id) === markedAt) c.stale.delete(id);
+        return changed;
       }),
     );
+    const changed = results.includes(true);
     if (changed) await this.persist(orgId, kind, c);
     return changed;
   }
@@ -541,7 +605,7 @@ export class Mirror {
     const key = `${kind}:${orgId}`;
     const mem = this.cols.get(key);
     if (mem) return mem;
-    const c = stored ?? new Collection(SPECS[kind] as KindSpec<Kind>, () => this.deps.clock.now());
+    const c = stored ?? new Collection(SPECS[kind], () => this.deps.clock.now());
     this.cols.set(key, c);
     if (stored) this.deps.log.info({ orgId, kind, records: c.size, scope: c.coverage }, 'mirror read from the state store');
     // Invoice cards name customers: the customer collection (built once, then refreshed) holds every name.
@@ -566,7 +630,7 @@ export class Mirror {
     const entry = { scope, done };
     this.builds.set(key, entry);
     void done
-      .catch((err) => this.deps.log.warn({ orgId, kind, scope, err: errorMessage(err) }, 'mirror build failed'))
+      .catch((err: unknown) => this.deps.log.warn({ orgId, kind, scope, err: errorMessage(err) }, 'mirror build failed'))
       .finally(() => {
         if (this.builds.get(key) === entry) this.builds.delete(key);
       });
@@ -587,12 +651,13 @@ export class Mirror {
       }
     }
     const started = this.deps.clock.now();
-    const walkScope: Scope = scope === 'open' && spec.open && wasEmpty ? 'open' : 'all';
+    const open = scope === 'open' && wasEmpty ? spec.open : undefined;
+    const walkScope: Scope = open ? 'open' : 'all';
     c.building = walkScope;
     let pages = 0;
     try {
       const org = this.deps.bill.org(orgId, { priority: 'background' });
-      for await (const page of (walkScope === 'open' ? spec.open!.list(org) : spec.list(org, undefined)).pages()) {
+      for await (const page of (open ? open.list(org) : spec.list(org, undefined)).pages()) {
         pages++;
         for (const record of page.results) {
           const kept = spec.keep(record);
@@ -633,7 +698,8 @@ export class Mirror {
         const kept = spec.keep(record);
         if (!kept) continue;
         // A timestamp from the future would make later refreshes skip every real change until then.
-        if (kept.updatedTime && !isFuture(kept.updatedTime, started) && (newest === undefined || isOlder(newest, kept.updatedTime))) newest = kept.updatedTime;
+        if (kept.updatedTime && !isFuture(kept.updatedTime, started) && (newest === undefined || isOlder(newest, kept.updatedTime)))
+          newest = kept.updatedTime;
         if (this.keep(orgId, kind, c, kept)) changed++;
       }
     }
@@ -659,7 +725,7 @@ export class Mirror {
     const head = await this.deps.state.get<StoredHead>(NS.mirror, key);
     if (!head || typeof head !== 'object' || !Array.isArray(head.tags) || head.tags.length !== SHARDS) return undefined;
     const shards = await Promise.all(Array.from({ length: SHARDS }, (_, k) => this.deps.state.get<StoredShard>(NS.mirror, `${key}#${k}`)));
-    if (shards.some((s) => !s || !Array.isArray(s.rows))) {
+    if (!shards.every((s): s is StoredShard => !!s && Array.isArray(s.rows))) {
       this.deps.log.warn({ orgId, kind }, 'stored mirror is missing shards; building it again');
       return undefined;
     }
@@ -668,12 +734,12 @@ export class Mirror {
     let watermark = head.watermark;
     shards.forEach((s, k) => {
       // A shard another writer stored after this header is as current as its own watermark says, no more.
-      if (s!.tag !== head.tags[k]) {
-        if (s!.coverage === 'open') coverage = 'open';
-        watermark = earlier(watermark, s!.watermark);
+      if (s.tag !== head.tags[k]) {
+        if (s.coverage === 'open') coverage = 'open';
+        watermark = earlier(watermark, s.watermark);
       }
-      c.tags[k] = s!.tag;
-      for (const row of s!.rows) if (row && typeof row.id === 'string') c.put(row);
+      c.tags[k] = s.tag;
+      for (const row of s.rows) if (isStoredRecord(row)) c.put(row);
     });
     c.coverage = coverage;
     c.watermark = watermark;
@@ -708,7 +774,7 @@ export class Mirror {
       await Promise.all(
         shards.map(async (k) => {
           const tag = `${this.writer}:${++this.seq}`;
-          const doc: StoredShard = { coverage, watermark, tag, rows: [...c.shards[k]!.values()] };
+          const doc: StoredShard = { coverage, watermark, tag, rows: [...c.shard(k).values()] };
           await this.deps.state.set(NS.mirror, `${key}#${k}`, doc);
           c.tags[k] = tag;
         }),

@@ -48,7 +48,9 @@ export interface KindSpec<K extends Kind> {
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 const optNum = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+const flag = (v: unknown): boolean => v === true;
 const optStr = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+const isObject = (v: unknown): boolean => !!v && typeof v === 'object';
 const isRecord = (r: { id?: unknown } | undefined): boolean => !!r && typeof r === 'object' && typeof r.id === 'string' && r.id !== '';
 
 /** Normalises numbers as people type them: no leading '#', single spaces, any case. */
@@ -69,7 +71,7 @@ export function keepBill(b: Bill): Bill | undefined {
   const items = Array.isArray(b.billLineItems) ? b.billLineItems : [];
   return {
     id: b.id,
-    archived: b.archived === true,
+    archived: flag(b.archived),
     vendorId: str(b.vendorId),
     vendorName: optStr(b.vendorName),
     amount: num(b.amount),
@@ -80,11 +82,18 @@ export function keepBill(b: Bill): Bill | undefined {
     description: optStr(b.description),
     dueDate: str(b.dueDate),
     invoice: { invoiceNumber: optStr(b.invoice?.invoiceNumber), invoiceDate: optStr(b.invoice?.invoiceDate) },
-    billLineItems: items.filter((li) => li && typeof li === 'object').map((li) => ({ id: '', amount: num(li.amount), description: optStr(li.description) })),
+    billLineItems: items.filter(isObject).map((li) => ({ id: '', amount: num(li.amount), description: optStr(li.description) })),
     paymentStatus: str(b.paymentStatus),
     approvalStatus: optStr(b.approvalStatus),
     approvers: Array.isArray(b.approvers)
-      ? b.approvers.filter((a) => a && typeof a === 'object').map((a) => ({ userId: str(a.userId), status: str(a.status), approverOrder: num(a.approverOrder), statusChangedTime: optStr(a.statusChangedTime) }))
+      ? b.approvers
+          .filter(isObject)
+          .map((a) => ({
+            userId: str(a.userId),
+            status: str(a.status),
+            approverOrder: num(a.approverOrder),
+            statusChangedTime: optStr(a.statusChangedTime),
+          }))
       : undefined,
     purchaseOrderNumber: optStr(b.purchaseOrderNumber),
     createdTime: '',
@@ -98,7 +107,7 @@ export function keepInvoice(i: Invoice): Invoice | undefined {
   const payments = Array.isArray(i.payments) ? i.payments : [];
   return {
     id: i.id,
-    archived: i.archived === true,
+    archived: flag(i.archived),
     invoiceNumber: str(i.invoiceNumber),
     invoiceDate: str(i.invoiceDate),
     dueDate: str(i.dueDate),
@@ -108,8 +117,10 @@ export function keepInvoice(i: Invoice): Invoice | undefined {
     scheduledAmount: optNum(i.scheduledAmount),
     creditAmount: optNum(i.creditAmount),
     status: str(i.status),
-    invoiceLineItems: items.filter((li) => li && typeof li === 'object').map((li) => ({ id: '', description: optStr(li.description) })),
-    payments: payments.filter((p) => p && typeof p.amount === 'number').map((p) => ({ id: str(p.id), amount: p.amount, status: str(p.status), date: str(p.date) })),
+    invoiceLineItems: items.filter(isObject).map((li) => ({ id: '', description: optStr(li.description) })),
+    payments: payments
+      .filter((p) => isObject(p) && typeof p.amount === 'number')
+      .map((p) => ({ id: str(p.id), amount: p.amount, status: str(p.status), date: str(p.date) })),
     createdTime: '',
     updatedTime: str(i.updatedTime),
   };
@@ -121,7 +132,7 @@ export function keepVendor(v: Vendor): Vendor | undefined {
   const lastPaymentDate = optStr(v.paymentInformation?.lastPaymentDate);
   return {
     id: v.id,
-    archived: v.archived === true,
+    archived: flag(v.archived),
     name: str(v.name),
     billCurrency: optStr(v.billCurrency),
     balance: balance === undefined ? undefined : { amount: balance },
@@ -136,7 +147,7 @@ export function keepCustomer(c: Customer): Customer | undefined {
   const balance = optNum(c.balance?.amount);
   return {
     id: c.id,
-    archived: c.archived === true,
+    archived: flag(c.archived),
     name: str(c.name),
     invoiceCurrency: optStr(c.invoiceCurrency),
     balance: balance === undefined ? undefined : { amount: balance },
@@ -159,7 +170,14 @@ export const SPECS: { [K in Kind]: KindSpec<K> } = {
     number: (b) => b.invoice?.invoiceNumber ?? '',
     // The open bills, filtered by BILL: what `bills due`, `bills overdue` and `vendor` show.
     open: {
-      list: (org) => org.bills.list({ pageSize: 100, maxPages: MAX_WALK_PAGES, archived: false, filter: new BillFilter().ne('paymentStatus', 'PAID'), sort: byUpdatedTime }),
+      list: (org) =>
+        org.bills.list({
+          pageSize: 100,
+          maxPages: MAX_WALK_PAGES,
+          archived: false,
+          filter: new BillFilter().ne('paymentStatus', 'PAID'),
+          sort: byUpdatedTime,
+        }),
       holds: isOpenBill,
     },
     party: (b) => ({ kind: 'vendor', id: b.vendorId }),
@@ -199,5 +217,10 @@ export interface PartyInfo {
 
 export function partyInfo(record: Vendor | Customer): PartyInfo {
   const currency = (record as Vendor).billCurrency ?? (record as Customer).invoiceCurrency;
-  return { id: record.id, name: typeof record.name === 'string' ? record.name : '', currency: typeof currency === 'string' && currency ? currency : undefined, archived: record.archived === true };
+  return {
+    id: record.id,
+    name: typeof record.name === 'string' ? record.name : '',
+    currency: typeof currency === 'string' && currency ? currency : undefined,
+    archived: flag(record.archived),
+  };
 }

@@ -23,7 +23,15 @@ import { Periodic } from './periodic.js';
 import { addDays, dateInZone } from '../calendar.js';
 import { latestSlot, type DigestSchedule } from './schedule.js';
 import { channelKey, channelScope } from './subscriptions.js';
-import type { ChannelSender, ChannelTarget, ConversationRef, DigestBill, DigestContent, DigestInvoice, NotificationPresenter } from './types.js';
+import type {
+  ChannelSender,
+  ChannelTarget,
+  ConversationRef,
+  DigestBill,
+  DigestContent,
+  DigestInvoice,
+  NotificationPresenter,
+} from './types.js';
 
 export const CATCH_UP_MS = 2 * 3_600_000;
 const SLOT_MARKER_TTL_MS = 8 * 24 * 3_600_000;
@@ -58,7 +66,8 @@ interface LastDigest {
   postedAt: number;
 }
 
-const isSetting = (v: unknown): v is DigestSetting => v !== null && typeof v === 'object' && (v as DigestSetting).v === 1 && (v as DigestSetting).type === 'digest';
+const isSetting = (v: unknown): v is DigestSetting =>
+  v !== null && typeof v === 'object' && (v as { v?: unknown }).v === 1 && (v as { type?: unknown }).type === 'digest';
 
 export class DigestSettings {
   constructor(
@@ -66,7 +75,10 @@ export class DigestSettings {
     private readonly clock: Clock,
   ) {}
 
-  async set(target: ChannelTarget, input: { orgId: string; schedule: DigestSchedule; reference: ConversationRef; createdBy: string | undefined }): Promise<DigestSetting> {
+  async set(
+    target: ChannelTarget,
+    input: { orgId: string; schedule: DigestSchedule; reference: ConversationRef; createdBy: string | undefined },
+  ): Promise<DigestSetting> {
     const setting: DigestSetting = { v: 1, type: 'digest', ...target, ...input, since: this.clock.now() };
     await this.state.set(NS.digests, `${channelKey(target)}|setting`, setting);
     return setting;
@@ -103,13 +115,31 @@ export class DigestComposer {
     const today = dateInZone(now, this.deps.timeZone);
     const org = this.deps.bill.org(orgId, { priority });
     const unpaid = (dueDate: { gte?: string; lte?: string; lt?: string }) => async () => {
-      const r = await org.bills.list({ dueDate, archived: false, filter: new BillFilter().ne('paymentStatus', 'PAID'), sort: [{ field: 'dueDate', order: 'asc' }], maxPages: MAX_PAGES }).all();
+      const r = await org.bills
+        .list({
+          dueDate,
+          archived: false,
+          filter: new BillFilter().ne('paymentStatus', 'PAID'),
+          sort: [{ field: 'dueDate', order: 'asc' }],
+          maxPages: MAX_PAGES,
+        })
+        .all();
       return { items: r.items.map(billRow), truncated: r.truncated };
     };
     const until = addDays(today, 6);
     const [due, overdue] = await Promise.all([
-      this.deps.mirror.answers.get(orgId, `digest.bills.due?from=${today}&to=${until}`, { ttlS: this.deps.listTtlS, kinds: ['bill'] }, unpaid({ gte: today, lte: until })),
-      this.deps.mirror.answers.get(orgId, `digest.bills.overdue?before=${today}`, { ttlS: this.deps.listTtlS, kinds: ['bill'] }, unpaid({ lt: today })),
+      this.deps.mirror.answers.get(
+        orgId,
+        `digest.bills.due?from=${today}&to=${until}`,
+        { ttlS: this.deps.listTtlS, kinds: ['bill'] },
+        unpaid({ gte: today, lte: until }),
+      ),
+      this.deps.mirror.answers.get(
+        orgId,
+        `digest.bills.overdue?before=${today}`,
+        { ttlS: this.deps.listTtlS, kinds: ['bill'] },
+        unpaid({ lt: today }),
+      ),
     ]);
     let invoices: DigestInvoice[] | undefined;
     let invoicesAsOf = now;
@@ -119,7 +149,14 @@ export class DigestComposer {
       invoices = answer.rows
         .filter((i) => !i.archived && i.dueAmount > 0 && i.status !== 'PAID' && i.dueDate !== '' && i.dueDate < today)
         .sort((a, b) => a.dueDate.localeCompare(b.dueDate))
-        .map((i) => ({ id: i.id, number: i.invoiceNumber, customerId: i.customerId, customerName: '', dueDate: i.dueDate, dueAmount: i.dueAmount }));
+        .map((i) => ({
+          id: i.id,
+          number: i.invoiceNumber,
+          customerId: i.customerId,
+          customerName: '',
+          dueDate: i.dueDate,
+          dueAmount: i.dueAmount,
+        }));
     }
     // Copies: names are filled in below, the cached lists stay as BILL sent them.
     const dueSoon = due.value.items.map((b) => ({ ...b }));
@@ -150,13 +187,23 @@ export class DigestComposer {
   /** Vendor names bills lack, customer names and currencies (one call per 100 unknown ids, then kept). */
   private async names(orgId: string, bills: DigestBill[], invoices: DigestInvoice[], priority: Priority): Promise<void> {
     try {
-      const vendors = await this.deps.mirror.names(orgId, 'vendor', bills.map((b) => b.vendorId), { priority, waitMs: 20_000 });
+      const vendors = await this.deps.mirror.names(
+        orgId,
+        'vendor',
+        bills.map((b) => b.vendorId),
+        { priority, waitMs: 20_000 },
+      );
       for (const b of bills) {
         const v = vendors.get(b.vendorId);
         if (!b.vendorName && v) b.vendorName = v.name;
         b.currency ??= v?.currency;
       }
-      const customers = await this.deps.mirror.names(orgId, 'customer', invoices.map((i) => i.customerId), { priority, waitMs: 20_000 });
+      const customers = await this.deps.mirror.names(
+        orgId,
+        'customer',
+        invoices.map((i) => i.customerId),
+        { priority, waitMs: 20_000 },
+      );
       for (const i of invoices) {
         const c = customers.get(i.customerId);
         if (c) i.customerName = c.name;
@@ -223,15 +270,18 @@ export class DigestScheduler {
 
   private async run(): Promise<TickReport> {
     const report: TickReport = { posted: 0, unchanged: 0, failed: 0 };
-    if (this.periodic.stopped) return report;
     const now = this.deps.clock.now();
-    for (const setting of await this.deps.settings.all()) {
+    const settings = this.periodic.stopped ? [] : await this.deps.settings.all();
+    for (const setting of settings) {
       if (this.periodic.stopped) break;
       try {
         await this.slot(setting, now, report);
       } catch (err) {
         report.failed++;
-        this.deps.log.warn({ teamId: setting.teamId, channelId: setting.channelId, err: errorMessage(err) }, 'digest failed; will try again');
+        this.deps.log.warn(
+          { teamId: setting.teamId, channelId: setting.channelId, err: errorMessage(err) },
+          'digest failed; will try again',
+        );
       }
     }
     return report;
@@ -261,7 +311,7 @@ export class DigestScheduler {
       const content = await this.deps.composer.compose(orgId, now, setting.schedule.every);
       const lastKey = `${key}|last`;
       const last = await state.get<LastDigest>(NS.digests, lastKey);
-      if (last && last.fingerprint === content.fingerprint) {
+      if (last?.fingerprint === content.fingerprint) {
         await mark({ state: 'done', result: 'unchanged', at: now });
         report.unchanged++;
         log.info('digest skipped: nothing changed since the last one');
@@ -272,7 +322,11 @@ export class DigestScheduler {
       await mark({ state: 'sending', at: now });
       const outcome = await this.deps.sender.send(setting.reference, this.deps.presenter.digest(content, now));
       if (outcome.ok) {
-        await state.set<LastDigest>(NS.digests, lastKey, { fingerprint: content.fingerprint, slot: slot.id, postedAt: this.deps.clock.now() });
+        await state.set(NS.digests, lastKey, {
+          fingerprint: content.fingerprint,
+          slot: slot.id,
+          postedAt: this.deps.clock.now(),
+        } satisfies LastDigest);
         await mark({ state: 'done', result: 'posted', at: this.deps.clock.now() });
         report.posted++;
         log.info('digest posted');

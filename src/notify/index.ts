@@ -25,9 +25,19 @@ import { DeliveryWorker, type DeadLetter } from './worker.js';
 /** A notification does not wait for an org's first build of vendors or customers: an id not held is read by id. */
 const NAMES_WAIT_MS = 0;
 
-export type { ChannelSender, ChannelTarget, ConversationRef, DigestBill, DigestContent, DigestInvoice, Enrichment, NotificationPresenter, OutboxEvent, OutgoingMessage, SendOutcome } from './types.js';
-export type { SubscriptionKind } from './kinds.js';
-export type { DeadLetter } from './worker.js';
+export type {
+  ChannelSender,
+  ChannelTarget,
+  ConversationRef,
+  DigestBill,
+  DigestContent,
+  DigestInvoice,
+  Enrichment,
+  NotificationPresenter,
+  OutboxEvent,
+  OutgoingMessage,
+  SendOutcome,
+} from './types.js';
 
 export interface NotifyDeps {
   config: Config;
@@ -39,9 +49,9 @@ export interface NotifyDeps {
   /** The per-org mirror of BILL records: webhooks tell it what is stale; cards' names come from it. */
   mirror: Mirror;
   /** The org a conversation is bound to right now (OrgBindings.resolve). */
-  resolveOrg(scope: BindingScope): Promise<string | undefined>;
+  resolveOrg: (scope: BindingScope) => Promise<string | undefined>;
   /** The organisations this deployment serves (events of others are ignored). */
-  servesOrg(orgId: string): boolean;
+  servesOrg: (orgId: string) => boolean;
   /** The organisation BILL_WEBHOOK_SECURITY_KEY belongs to: BILL_ORG_ID, or the embedded sandbox's demo org. */
   defaultOrgId: string | undefined;
   audit: AuditTrail;
@@ -80,7 +90,14 @@ export class Notifications {
     const { state, clock, log, config } = deps;
     this.envKeys = { ...config.bill.webhookSecurityKeys };
     if (config.bill.webhookSecurityKey && deps.defaultOrgId) this.envKeys[deps.defaultOrgId] = config.bill.webhookSecurityKey;
-    this.keys = new WebhookKeys({ state, clock, log, secrets: deps.secrets, secretsKey: config.secretsKey, refuseUnsealed: config.nodeEnv === 'production' });
+    this.keys = new WebhookKeys({
+      state,
+      clock,
+      log,
+      secrets: deps.secrets,
+      secretsKey: config.secretsKey,
+      refuseUnsealed: config.nodeEnv === 'production',
+    });
     this.subscriptions = new ChannelSubscriptions(state, clock);
     this.digestSettings = new DigestSettings(state, clock);
     // Webhooks are hints: the mirror reads the record again before it shows it, and drops answers built from it.
@@ -102,7 +119,13 @@ export class Notifications {
       onChannelGone: (target, reason) => this.channelGone(target, reason),
       retryDelaysMs: deps.retryDelaysMs,
     });
-    this.push = new PushFeed({ bill: deps.bill, clock, log: log.child({ part: 'webhooks' }), subscriptions: (orgId) => this.keys.list(orgId), checkMs: config.cache.pushedTtlS * 1000 });
+    this.push = new PushFeed({
+      bill: deps.bill,
+      clock,
+      log: log.child({ part: 'webhooks' }),
+      subscriptions: (orgId) => this.keys.list(orgId),
+      checkMs: config.cache.pushedTtlS * 1000,
+    });
     this.receiver = new WebhookReceiver({
       state,
       clock,
@@ -114,7 +137,13 @@ export class Notifications {
       kick: () => this.worker.kick(),
       heard: (orgId, subscriptionId) => this.push.heard(orgId, subscriptionId),
     });
-    this.composer = new DigestComposer({ bill: deps.bill, mirror: deps.mirror, listTtlS: config.cache.listTtlS, timeZone: config.timeZone, log });
+    this.composer = new DigestComposer({
+      bill: deps.bill,
+      mirror: deps.mirror,
+      listTtlS: config.cache.listTtlS,
+      timeZone: config.timeZone,
+      log,
+    });
     this.scheduler = new DigestScheduler({
       state,
       clock,
@@ -127,14 +156,22 @@ export class Notifications {
       presenter: deps.presenter,
       onChannelGone: (target, reason) => this.channelGone(target, reason),
     });
-    this.setup = new WebhookSetup({ bill: deps.bill, keys: this.keys, log, allowLocalHttp: deps.bill.backend === 'sandbox', onChange: (orgId) => this.push.forget(orgId) });
+    this.setup = new WebhookSetup({
+      bill: deps.bill,
+      keys: this.keys,
+      log,
+      allowLocalHttp: deps.bill.backend === 'sandbox',
+      onChange: (orgId) => this.push.forget(orgId),
+    });
   }
 
   /** Starts the outbox worker (it sends what a previous run left) and the digest scheduler. */
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
-    await this.keys.registerAll().catch((err) => this.deps.log.error({ err: errorMessage(err) }, 'webhook keys could not be read'));
+    await this.keys
+      .registerAll()
+      .catch((err: unknown) => this.deps.log.error({ err: errorMessage(err) }, 'webhook keys could not be read'));
     this.worker.start();
     this.scheduler.start();
   }
@@ -147,15 +184,27 @@ export class Notifications {
   async channelGone(target: ChannelTarget, reason: string): Promise<void> {
     const removed = await this.subscriptions.remove(target);
     const digest = await this.digestSettings.remove(target);
-    this.deps.log.warn({ teamId: target.teamId, channelId: target.channelId, reason, removed, digest }, 'channel subscriptions removed: the bot can no longer post there');
+    this.deps.log.warn(
+      { teamId: target.teamId, channelId: target.channelId, reason, removed, digest },
+      'channel subscriptions removed: the bot can no longer post there',
+    );
     await this.deps.audit
-      .admin({ action: 'unsubscribe', tenantId: target.tenantId, teamId: target.teamId, channelId: target.channelId, result: 'ok', detail: { reason, automatic: true, kinds: removed, digest } })
+      .admin({
+        action: 'unsubscribe',
+        tenantId: target.tenantId,
+        teamId: target.teamId,
+        channelId: target.channelId,
+        result: 'ok',
+        detail: { reason, automatic: true, kinds: removed, digest },
+      })
       .catch(() => undefined);
   }
 
   async status(target: ChannelTarget, orgId: string | undefined): Promise<NotifyStatus> {
     const subs: ChannelSubscription[] = await this.subscriptions.forChannel(target);
-    const letters = (await this.deps.state.entries<DeadLetter>(NS.deadLetters)).map(([, d]) => d).filter((d) => d && typeof d.eventId === 'string');
+    const letters = (await this.deps.state.entries<DeadLetter | null>(NS.deadLetters))
+      .map(([, d]) => d)
+      .filter((d): d is DeadLetter => !!d && typeof d.eventId === 'string');
     const here = letters
       .filter((d) => d.tenantId === target.tenantId && d.teamId === target.teamId && d.channelId === target.channelId)
       .sort((a, b) => b.at - a.at)
@@ -165,7 +214,10 @@ export class Notifications {
       digest: await this.digestSettings.get(target),
       outbox: await this.worker.depth(),
       deadLetters: { total: letters.length, here },
-      webhook: { storedKeys: orgId ? (await this.keys.list(orgId)).length : 0, envKey: orgId !== undefined && this.envKeys[orgId] !== undefined },
+      webhook: {
+        storedKeys: orgId ? (await this.keys.list(orgId)).length : 0,
+        envKey: orgId !== undefined && this.envKeys[orgId] !== undefined,
+      },
     };
   }
 
@@ -189,7 +241,10 @@ export class Notifications {
     const ev: OutboxEvent = {
       v: 1,
       eventId: `refresh-${id}`,
-      type: type === 'payment.failed' || type === 'autopay.failed' ? 'payment.updated' : `${family}.${entity.archived === true ? 'archived' : 'updated'}`,
+      type:
+        type === 'payment.failed' || type === 'autopay.failed'
+          ? 'payment.updated'
+          : `${family}.${entity.archived === true ? 'archived' : 'updated'}`,
       version: '1',
       orgId,
       subscriptionId: '',
@@ -212,7 +267,8 @@ export class Notifications {
   private async apply(ev: OutboxEvent): Promise<void> {
     if (typeof ev.entity.id !== 'string') return;
     await this.deps.mirror.markStale(ev.orgId, ev.entityType, ev.entity.id);
-    if (ev.entityType === 'payment') for (const billId of paymentBillIds(ev.entity)) await this.deps.mirror.markStale(ev.orgId, 'bill', billId);
+    if (ev.entityType === 'payment')
+      for (const billId of paymentBillIds(ev.entity)) await this.deps.mirror.markStale(ev.orgId, 'bill', billId);
   }
 
   /** What the card needs beyond the payload: bill numbers of a payment, customer and vendor names, the currency. */
@@ -226,7 +282,12 @@ export class Notifications {
       const client = this.deps.bill.org(org, { priority });
       for (const id of ids) {
         try {
-          const got = await mirror.answers.get(org, answerKey('bill', { id }), { ttlS: this.deps.config.cache.objectTtlS, kinds: ['bill'] }, () => client.bills.get(id));
+          const got = await mirror.answers.get(
+            org,
+            answerKey('bill', { id }),
+            { ttlS: this.deps.config.cache.objectTtlS, kinds: ['bill'] },
+            () => client.bills.get(id),
+          );
           const number = got.value.invoice?.invoiceNumber;
           if (number) numbers[id] = number;
         } catch (err) {
@@ -244,7 +305,9 @@ export class Notifications {
       }
     }
     if (ev.entityType === 'invoice' && typeof ev.entity.customerId === 'string') {
-      const info = (await mirror.names(org, 'customer', [ev.entity.customerId], { priority, waitMs: NAMES_WAIT_MS })).get(ev.entity.customerId);
+      const info = (await mirror.names(org, 'customer', [ev.entity.customerId], { priority, waitMs: NAMES_WAIT_MS })).get(
+        ev.entity.customerId,
+      );
       if (info) {
         out.customerName = info.name;
         out.currency = info.currency;

@@ -21,7 +21,8 @@ type Sealed = { alg: 'aes-256-gcm/v2'; iv: string; tag: string; data: string } |
 const SEAL_PURPOSE = 'webhook-keys/seal/v1';
 
 interface StoredKey {
-  v: 1;
+  /** 1; a record of another version is not read. */
+  v: number;
   subscriptionId: string;
   orgId: string;
   name: string;
@@ -74,7 +75,14 @@ export class WebhookKeys {
   }
 
   /** Stores the key BILL returned for a new subscription (or a rotated one). */
-  async save(input: { subscriptionId: string; orgId: string; name: string; notificationUrl: string; events: string[]; securityKey: string }): Promise<void> {
+  async save(input: {
+    subscriptionId: string;
+    orgId: string;
+    name: string;
+    notificationUrl: string;
+    events: string[];
+    securityKey: string;
+  }): Promise<void> {
     this.deps.secrets.add(input.securityKey);
     if (!this.canStore) throw new Error(UNSEALED_REFUSED);
     const now = this.deps.clock.now();
@@ -102,12 +110,13 @@ export class WebhookKeys {
   /** The keys that may verify an event of this subscription (current first), or [] when it is not ours. */
   async keysFor(subscriptionId: string): Promise<Array<{ key: string; orgId: string }>> {
     const record = await this.deps.state.get<StoredKey>(NS.webhookKeys, subscriptionId);
-    if (!record || record.v !== 1 || record.subscriptionId !== subscriptionId) return [];
+    if (record?.v !== 1 || record.subscriptionId !== subscriptionId) return [];
     const out: Array<{ key: string; orgId: string }> = [];
     const current = this.open(record.key, record, {});
     if (current) out.push({ key: current, orgId: record.orgId });
-    if (record.previous && record.previous.until > this.deps.clock.now()) {
-      const old = this.open(record.previous.key, record, { until: record.previous.until });
+    const { previous } = record;
+    if (previous && previous.until > this.deps.clock.now()) {
+      const old = this.open(previous.key, record, { until: previous.until });
       if (old) out.push({ key: old, orgId: record.orgId });
     }
     return out;
@@ -119,8 +128,8 @@ export class WebhookKeys {
    */
   async unopenable(): Promise<number> {
     let n = 0;
-    for (const [id, record] of await this.deps.state.entries<StoredKey>(NS.webhookKeys)) {
-      if (!record || record.v !== 1) continue;
+    for (const [id, record] of await this.deps.state.entries<StoredKey | null>(NS.webhookKeys)) {
+      if (record?.v !== 1) continue;
       const boxes = [record.key, record.previous && record.previous.until > this.deps.clock.now() ? record.previous.key : undefined];
       for (const box of boxes) if (box && this.tryOpen(box, { subscriptionId: id, orgId: record.orgId }, false) === undefined) n++;
     }
@@ -128,9 +137,9 @@ export class WebhookKeys {
   }
 
   async list(orgId?: string): Promise<WebhookKeyInfo[]> {
-    return (await this.deps.state.entries<StoredKey>(NS.webhookKeys))
+    return (await this.deps.state.entries<StoredKey | null>(NS.webhookKeys))
       .map(([, r]) => r)
-      .filter((r) => r && r.v === 1 && (!orgId || r.orgId === orgId))
+      .filter((r): r is StoredKey => !!r && r.v === 1 && (!orgId || r.orgId === orgId))
       .map((r) => ({
         subscriptionId: r.subscriptionId,
         orgId: r.orgId,
@@ -161,9 +170,14 @@ export class WebhookKeys {
    */
   async registerAll(): Promise<number> {
     let n = 0;
-    for (const [id, record] of await this.deps.state.entries<StoredKey>(NS.webhookKeys)) {
+    for (const [id, record] of await this.deps.state.entries<StoredKey | null>(NS.webhookKeys)) {
       n += (await this.keysFor(id)).length;
-      if (this.sealKey && record?.v === 1 && record.subscriptionId === id && [record.key, record.previous?.key].some((b) => b && b.alg !== 'aes-256-gcm/v2')) {
+      if (
+        this.sealKey &&
+        record?.v === 1 &&
+        record.subscriptionId === id &&
+        [record.key, record.previous?.key].some((b) => b && b.alg !== 'aes-256-gcm/v2')
+      ) {
         const current = this.tryOpen(record.key, record, {});
         if (current === undefined) continue;
         const previous = record.previous ? this.carryOver(record, record.previous.key, record, record.previous.until) : undefined;
@@ -175,7 +189,12 @@ export class WebhookKeys {
   }
 
   /** A key of `existing` kept as the previous key until `until`, sealed for `owner` (dropped when it cannot be opened). */
-  private carryOver(existing: StoredKey, box: Sealed, owner: { subscriptionId: string; orgId: string }, until: number): StoredKey['previous'] {
+  private carryOver(
+    existing: StoredKey,
+    box: Sealed,
+    owner: { subscriptionId: string; orgId: string },
+    until: number,
+  ): StoredKey['previous'] {
     const value = this.tryOpen(box, existing, { until });
     return value === undefined ? undefined : { key: this.seal(value, owner), until };
   }
@@ -202,7 +221,9 @@ export class WebhookKeys {
     if (!key) {
       if (!this.warned) {
         this.warned = true;
-        this.deps.log.warn('SECRETS_KEY is not set: webhook security keys are stored unencrypted in the state store (file mode 0600); set SECRETS_KEY to seal them');
+        this.deps.log.warn(
+          'SECRETS_KEY is not set: webhook security keys are stored unencrypted in the state store (file mode 0600); set SECRETS_KEY to seal them',
+        );
       }
       return { alg: 'none', value };
     }
@@ -213,12 +234,19 @@ export class WebhookKeys {
    * The key in a box, or undefined when it cannot be opened here (no log line: for counting). `scrub`: register it
    * with the log scrubber (until a time, or for good), or false for a value about to be dropped or only counted.
    */
-  private tryOpen(sealed: Sealed | undefined, owner: { subscriptionId: string; orgId: string }, scrub: { until?: number } | false): string | undefined {
+  private tryOpen(
+    sealed: Sealed | undefined,
+    owner: { subscriptionId: string; orgId: string },
+    scrub: { until?: number } | false,
+  ): string | undefined {
     if (!sealed) return undefined;
     let value: string | undefined;
     try {
+      // Stored data: an algorithm this version does not know opens nothing.
+      const alg: string = sealed.alg;
       if (sealed.alg === 'none') value = typeof sealed.value === 'string' ? sealed.value : undefined;
-      else if (sealed.alg === 'aes-256-gcm/v2' && this.sealKey) value = openText(this.sealKey, sealed, { encoding: 'base64', aad: this.aad(owner) });
+      else if (alg === 'aes-256-gcm/v2' && this.sealKey)
+        value = openText(this.sealKey, sealed, { encoding: 'base64', aad: this.aad(owner) });
     } catch {
       return undefined;
     }
@@ -226,7 +254,11 @@ export class WebhookKeys {
     return value || undefined;
   }
 
-  private open(sealed: Sealed | undefined, owner: { subscriptionId: string; orgId: string }, scrub: { until?: number }): string | undefined {
+  private open(
+    sealed: Sealed | undefined,
+    owner: { subscriptionId: string; orgId: string },
+    scrub: { until?: number },
+  ): string | undefined {
     if (!sealed) return undefined;
     const value = this.tryOpen(sealed, owner, scrub);
     if (value === undefined && sealed.alg !== 'none') {

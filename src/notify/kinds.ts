@@ -52,7 +52,13 @@ export const PUSH_FED: ReadonlyArray<{ entity: EntityKind; kind: SubscriptionKin
 ];
 
 /** BILL event types billbridge knows but does not post to channels. */
-export const KNOWN_UNROUTED_TYPES: readonly string[] = ['bank-account.created', 'bank-account.updated', 'card-account.created', 'card-account.updated', 'risk-verification.updated'];
+export const KNOWN_UNROUTED_TYPES: readonly string[] = [
+  'bank-account.created',
+  'bank-account.updated',
+  'card-account.created',
+  'card-account.updated',
+  'risk-verification.updated',
+];
 
 /** The kind of a BILL event type (version "1"), or undefined for types billbridge does not post. */
 export function eventTypeInfo(type: string, version = '1'): EventTypeInfo | undefined {

@@ -61,7 +61,7 @@ export class Leases {
    */
   async renew(key: string): Promise<boolean> {
     const held = await this.state.get<LeaseHolder>(this.ns, key);
-    if (!held || held.by !== this.id) return false;
+    if (held?.by !== this.id) return false;
     await this.state.set(this.ns, key, this.holder(), { ttlMs: this.ttlMs });
     return true;
   }

@@ -28,7 +28,7 @@ export class Periodic<R> {
   start(): void {
     if (this.timer || this.halted) return;
     this.timer = setInterval(() => {
-      this.tick().catch((err) => this.opts.log.error({ err: errorMessage(err) }, `${this.opts.what} failed`));
+      this.tick().catch((err: unknown) => this.opts.log.error({ err: errorMessage(err) }, `${this.opts.what} failed`));
     }, this.opts.everyMs);
     this.timer.unref();
   }

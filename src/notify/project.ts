@@ -73,7 +73,11 @@ function keep(value: unknown, depth: number): unknown {
   if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
   if (typeof value === 'string') return value.length > MAX_STRING ? `${value.slice(0, MAX_STRING - 1)}…` : value;
   if (depth >= MAX_DEPTH || typeof value !== 'object') return undefined;
-  if (Array.isArray(value)) return value.slice(0, MAX_ITEMS).map((v) => keep(v, depth + 1)).filter((v) => v !== undefined);
+  if (Array.isArray(value))
+    return value
+      .slice(0, MAX_ITEMS)
+      .map((v) => keep(v, depth + 1))
+      .filter((v) => v !== undefined);
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
     if (!KEEP.has(k)) continue;
@@ -84,7 +88,7 @@ function keep(value: unknown, depth: number): unknown {
 }
 
 export function projectEntity(entity: Record<string, unknown>): Record<string, unknown> {
-  return (keep(entity, 0) as Record<string, unknown>) ?? {};
+  return (keep(entity, 0) as Record<string, unknown> | undefined) ?? {};
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
@@ -134,7 +138,8 @@ export async function confirmRecord(bill: BillGateway, ev: OutboxEvent, priority
     let record: unknown;
     if (ev.entityType === 'spend') {
       const spend = bill.spend(ev.orgId, { priority });
-      if (!spend || ev.type === 'spend.reimbursement.deleted' || ev.type === 'spend.three-ds-challenge.created') return { state: 'current', entity: { id } };
+      if (!spend || ev.type === 'spend.reimbursement.deleted' || ev.type === 'spend.three-ds-challenge.created')
+        return { state: 'current', entity: { id } };
       record = ev.type === 'spend.transaction.updated' ? await spend.transactions.get(id) : await spend.reimbursements.get(id);
     } else {
       const client = bill.org(ev.orgId, { priority });

@@ -56,7 +56,7 @@ export class PushFeed {
     if (this.deps.checkMs <= 0) return false;
     const now = this.deps.clock.now();
     const feed = this.orgs.get(orgId);
-    if (!feed || this.due(feed, now)) this.check(orgId);
+    if (!feed || this.due(feed, now)) void this.check(orgId);
     if (!feed) return false;
     if (now - feed.checkedAt < this.deps.checkMs && feed.entities.has(entity)) return true;
     // No fresh check: a recent event from a subscription that covers the entity vouches for it.
@@ -99,7 +99,13 @@ export class PushFeed {
   private async runCheck(orgId: string, force: boolean): Promise<void> {
     const prior = this.orgs.get(orgId);
     if (!force && prior && !this.due(prior, this.deps.clock.now())) return;
-    const feed: OrgFeed = { entities: new Set(), covers: new Map(), checkedAt: prior?.checkedAt ?? 0, heardAt: prior?.heardAt ?? new Map(), failedAt: 0 };
+    const feed: OrgFeed = {
+      entities: new Set(),
+      covers: new Map(),
+      checkedAt: prior?.checkedAt ?? 0,
+      heardAt: prior?.heardAt ?? new Map<string, number>(),
+      failedAt: 0,
+    };
     try {
       const mine = await this.deps.subscriptions(orgId);
       const org = this.deps.bill.org(orgId, { priority: 'background' });
@@ -111,7 +117,8 @@ export class PushFeed {
         }
         if (covers.size === 0) continue;
         feed.covers.set(sub.subscriptionId, covers);
-        const now = await org.subscriptions.get(sub.subscriptionId);
+        // BILL's answer, read defensively.
+        const now: { status?: { enabled?: unknown }; notificationUrl: string } = await org.subscriptions.get(sub.subscriptionId);
         if (now.status?.enabled === true && sameUrl(now.notificationUrl, sub.notificationUrl)) for (const e of covers) feed.entities.add(e);
       }
       feed.checkedAt = this.deps.clock.now();
@@ -122,7 +129,10 @@ export class PushFeed {
       // Not known to be delivering: lists are polled as usual until a check succeeds.
       feed.entities.clear();
       feed.failedAt = this.deps.clock.now();
-      this.deps.log.warn({ orgId, err: errorMessage(err) }, 'webhook subscriptions could not be checked; lists are refreshed at CACHE_TTL_LIST_S');
+      this.deps.log.warn(
+        { orgId, err: errorMessage(err) },
+        'webhook subscriptions could not be checked; lists are refreshed at CACHE_TTL_LIST_S',
+      );
     }
     for (const id of [...feed.heardAt.keys()]) if (!feed.covers.has(id)) feed.heardAt.delete(id);
     this.orgs.set(orgId, feed);

@@ -24,7 +24,7 @@ import type { OutboxEvent } from './types.js';
 /** BILL asks for de-duplication by event id; its retries span hours, events are kept longer than a week here. */
 export const EVENT_ID_TTL_MS = 8 * 24 * 3_600_000;
 /** Answer BILL well within its timeout; the 2 s budget includes the network. */
-export const ANSWER_WITHIN_MS = 1_500;
+const ANSWER_WITHIN_MS = 1_500;
 
 export const outboxKey = (eventId: string): string => `ev|${eventId}`;
 
@@ -66,7 +66,10 @@ export class WebhookReceiver {
   async accept(raw: Buffer, signatureHeader: string | string[] | undefined): Promise<ReceiveAnswer> {
     const digest = signatureDigest(signatureHeader);
     if (!digest) {
-      this.deps.log.info({ reason: signatureHeader === undefined ? 'no signature' : 'malformed signature', bytes: raw.length }, 'webhook refused');
+      this.deps.log.info(
+        { reason: signatureHeader === undefined ? 'no signature' : 'malformed signature', bytes: raw.length },
+        'webhook refused',
+      );
       return { status: 401, body: { status: 'refused', error: 'Missing or malformed x-bill-sha-signature' } };
     }
     const verified = await this.verify(raw, digest);
@@ -81,13 +84,19 @@ export class WebhookReceiver {
     }
     const n = parsed.notification;
     if (verified.orgId !== n.metadata.organizationId) {
-      this.deps.log.warn({ subscriptionId: n.metadata.subscriptionId, eventOrg: n.metadata.organizationId, keyOrg: verified.orgId }, 'webhook refused: signed with the key of another organisation');
+      this.deps.log.warn(
+        { subscriptionId: n.metadata.subscriptionId, eventOrg: n.metadata.organizationId, keyOrg: verified.orgId },
+        'webhook refused: signed with the key of another organisation',
+      );
       return { status: 401, body: { status: 'refused', error: 'Signature does not match' } };
     }
     const log = this.deps.log.child({ eventId: n.metadata.eventId, eventType: n.metadata.eventType, orgId: n.metadata.organizationId });
     const info = eventTypeInfo(n.metadata.eventType, n.metadata.version);
     if (!info) {
-      log.info({ version: n.metadata.version, known: KNOWN_UNROUTED_TYPES.includes(n.metadata.eventType) }, 'webhook event type not posted to channels; ignored');
+      log.info(
+        { version: n.metadata.version, known: KNOWN_UNROUTED_TYPES.includes(n.metadata.eventType) },
+        'webhook event type not posted to channels; ignored',
+      );
       return { status: 200, body: { status: 'ignored', eventId: n.metadata.eventId } };
     }
     if (!this.deps.servesOrg(n.metadata.organizationId)) {
@@ -133,12 +142,14 @@ export class WebhookReceiver {
     raw: Buffer,
     digest: Buffer,
   ): Promise<{ ok: true; orgId: string; stored: boolean; parsed?: ReturnType<typeof parseNotification> } | { ok: false; reason: string }> {
-    for (const [orgId, key] of Object.entries(this.deps.envKeys)) if (key && signatureMatches(raw, digest, key)) return { ok: true, orgId, stored: false };
+    for (const [orgId, key] of Object.entries(this.deps.envKeys))
+      if (key && signatureMatches(raw, digest, key)) return { ok: true, orgId, stored: false };
     const parsed = parseNotification(raw);
     const subscriptionId = parsed.ok ? parsed.notification.metadata.subscriptionId : peekSubscriptionId(raw);
     if (!subscriptionId) return { ok: false, reason: 'no key for an unreadable body' };
     const keys = await this.deps.keys.keysFor(subscriptionId);
-    if (keys.length === 0) return { ok: false, reason: Object.keys(this.deps.envKeys).length > 0 ? 'signature mismatch' : 'unknown subscription' };
+    if (keys.length === 0)
+      return { ok: false, reason: Object.keys(this.deps.envKeys).length > 0 ? 'signature mismatch' : 'unknown subscription' };
     for (const k of keys) if (signatureMatches(raw, digest, k.key)) return { ok: true, orgId: k.orgId, stored: true, parsed };
     return { ok: false, reason: 'signature mismatch' };
   }
@@ -164,7 +175,7 @@ export class WebhookReceiver {
     const queued = await state.setIfAbsent(NS.outbox, outboxKey(id), event);
     // Written on a duplicate too: a process that died between the outbox write and this mark left the event queued
     // but unmarked, and BILL's retry is the one chance to mark it before the worker delivers and drops the entry.
-    await state.set<SeenEvent>(NS.webhookEvents, id, { at: clock.now(), type: event.type }, { ttlMs: EVENT_ID_TTL_MS });
+    await state.set(NS.webhookEvents, id, { at: clock.now(), type: event.type } satisfies SeenEvent, { ttlMs: EVENT_ID_TTL_MS });
     if (!queued) return 'duplicate';
     // Webhooks are hints (BILL's advice): cached answers built from this record are dropped right away.
     const ids = [typeof event.entity.id === 'string' ? event.entity.id : undefined].filter((x): x is string => !!x);

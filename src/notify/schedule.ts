@@ -57,20 +57,26 @@ export function parseWeekday(raw: string): number | undefined {
 export function parseDigestArgs(args: string[]): DigestCommand {
   const words = args.map((a) => a.trim()).filter(Boolean);
   if (words.length === 0) return { action: 'show' };
-  const first = words[0]!.toLowerCase();
-  if (first === 'off' || first === 'stop' || first === 'none') return words.length === 1 ? { action: 'off' } : { action: 'error', problem: `"digest off" takes nothing after it` };
+  const [firstWord = ''] = words;
+  const first = firstWord.toLowerCase();
+  if (first === 'off' || first === 'stop' || first === 'none')
+    return words.length === 1 ? { action: 'off' } : { action: 'error', problem: `"digest off" takes nothing after it` };
   if (first === 'now') return words.length === 1 ? { action: 'now' } : { action: 'error', problem: `"digest now" takes nothing after it` };
   if (first === 'daily') {
     const time = parseTime(words.slice(1).join(' '));
-    return time ? { action: 'set', schedule: { every: 'daily', time } } : { action: 'error', problem: 'a daily digest needs a time of day such as 09:00' };
+    return time
+      ? { action: 'set', schedule: { every: 'daily', time } }
+      : { action: 'error', problem: 'a daily digest needs a time of day such as 09:00' };
   }
   if (first === 'weekly') {
     const weekday = words[1] ? parseWeekday(words[1]) : undefined;
     if (!weekday) return { action: 'error', problem: 'a weekly digest needs a day such as monday' };
     const time = parseTime(words.slice(2).join(' '));
-    return time ? { action: 'set', schedule: { every: 'weekly', weekday, time } } : { action: 'error', problem: 'a weekly digest needs a time of day such as 09:00' };
+    return time
+      ? { action: 'set', schedule: { every: 'weekly', weekday, time } }
+      : { action: 'error', problem: 'a weekly digest needs a time of day such as 09:00' };
   }
-  return { action: 'error', problem: `"${words[0]!.slice(0, 30)}" is not daily, weekly, off or now` };
+  return { action: 'error', problem: `"${firstWord.slice(0, 30)}" is not daily, weekly, off or now` };
 }
 
 /** ISO weekday (1 = Monday) of a calendar date. */
@@ -88,10 +94,12 @@ export function zonedInstant(isoDate: string, time: string, timeZone: string): n
   const [y, mo, d] = isoDate.split('-').map(Number) as [number, number, number];
   const wall = Date.UTC(y, mo - 1, d, h, m);
   // Two candidates around the wall time cover both sides of a DST change; keep the earliest that maps back to it.
-  const candidates = [wall - zoneOffset(wall - 86_400_000 / 2, timeZone), wall - zoneOffset(wall + 86_400_000 / 2, timeZone)].sort((a, b) => a - b);
+  const candidates = [wall - zoneOffset(wall - 86_400_000 / 2, timeZone), wall - zoneOffset(wall + 86_400_000 / 2, timeZone)].sort(
+    (a, b) => a - b,
+  );
   for (const c of candidates) if (c + zoneOffset(c, timeZone) === wall) return c;
   // In a gap: the wall time does not exist; the later offset puts it after the jump.
-  return candidates[1]!;
+  return Math.max(...candidates);
 }
 
 /** The latest slot of the schedule at or before `now`. */
@@ -121,6 +129,6 @@ export function nextSlot(schedule: DigestSchedule, now: number, timeZone: string
 
 export function describeSchedule(schedule: DigestSchedule): string {
   if (schedule.every === 'daily') return `every day at ${schedule.time}`;
-  const day = WEEKDAYS[(schedule.weekday ?? 1) - 1]!;
+  const day = WEEKDAYS[(schedule.weekday ?? 1) - 1] ?? 'monday';
   return `every ${day.charAt(0).toUpperCase()}${day.slice(1)} at ${schedule.time}`;
 }

@@ -51,8 +51,10 @@ function checkNotificationUrl(raw: string, allowLocalHttp: boolean): string {
   }
   const local = url.protocol === 'http:' && (url.hostname === '127.0.0.1' || url.hostname === 'localhost');
   if (url.protocol !== 'https:' && !(allowLocalHttp && local)) throw new WebhookSetupError('badUrl', 'BILL only delivers to HTTPS URLs');
-  if (url.username || url.password || url.hash) throw new WebhookSetupError('badUrl', 'The notification URL must not carry credentials or a fragment');
-  if (!url.pathname.replace(/\/+$/, '').endsWith(WEBHOOK_PATH)) throw new WebhookSetupError('badUrl', `The notification URL must end with ${WEBHOOK_PATH} (billbridge's webhook route)`);
+  if (url.username || url.password || url.hash)
+    throw new WebhookSetupError('badUrl', 'The notification URL must not carry credentials or a fragment');
+  if (!url.pathname.replace(/\/+$/, '').endsWith(WEBHOOK_PATH))
+    throw new WebhookSetupError('badUrl', `The notification URL must end with ${WEBHOOK_PATH} (billbridge's webhook route)`);
   return url.toString().replace(/\/+$/, '');
 }
 
@@ -87,7 +89,8 @@ export class WebhookSetup {
     if (same) {
       let action: SetupResult['action'] = 'unchanged';
       let current: Subscription = same;
-      const sameEvents = same.events.length === wanted.length && wanted.every((w) => same.events.some((e) => e.type === w.type && e.version === w.version));
+      const sameEvents =
+        same.events.length === wanted.length && wanted.every((w) => same.events.some((e) => e.type === w.type && e.version === w.version));
       if (!sameEvents || !same.status.enabled) {
         current = await org.subscriptions.update(same.id, { events: wanted, status: { enabled: true } });
         action = 'updated';
@@ -102,11 +105,21 @@ export class WebhookSetup {
       return { action, subscription: this.view(current, true) };
     }
     if (existing.length >= MAX_BILL_SUBSCRIPTIONS) {
-      throw new WebhookSetupError('limit', `BILL allows ${MAX_BILL_SUBSCRIPTIONS} webhook subscriptions per organisation and this one has ${existing.length}; delete one first`);
+      throw new WebhookSetupError(
+        'limit',
+        `BILL allows ${MAX_BILL_SUBSCRIPTIONS} webhook subscriptions per organisation and this one has ${existing.length}; delete one first`,
+      );
     }
     const created = await org.subscriptions.create({ name: SUBSCRIPTION_NAME, events: wanted, notificationUrl: url }, randomUUID());
     if (!created.securityKey) throw new Error('BILL created the subscription without returning its security key');
-    await this.deps.keys.save({ subscriptionId: created.id, orgId, name: created.name, notificationUrl: url, events, securityKey: created.securityKey });
+    await this.deps.keys.save({
+      subscriptionId: created.id,
+      orgId,
+      name: created.name,
+      notificationUrl: url,
+      events,
+      securityKey: created.securityKey,
+    });
     this.deps.log.info({ orgId, subscriptionId: created.id, events: events.length }, 'BILL webhook subscription created');
     this.deps.onChange?.(orgId);
     return { action: 'created', subscription: this.view(created, true) };
@@ -139,7 +152,11 @@ export class WebhookSetup {
     this.deps.log.info({ orgId, subscriptionId }, 'BILL webhook subscription deleted');
   }
 
-  private view(s: Subscription, keyStored: boolean): BillSubscriptionView {
+  /** BILL's answer, read defensively. */
+  private view(
+    s: Omit<Subscription, 'status' | 'events'> & { status?: { enabled?: unknown }; events?: Subscription['events'] },
+    keyStored: boolean,
+  ): BillSubscriptionView {
     return {
       id: s.id,
       name: s.name,

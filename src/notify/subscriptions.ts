@@ -42,7 +42,11 @@ export function targetOf(sub: Pick<ChannelSubscription, 'tenantId' | 'teamId' | 
 }
 
 const isSubscription = (v: unknown): v is ChannelSubscription =>
-  v !== null && typeof v === 'object' && (v as ChannelSubscription).v === 1 && typeof (v as ChannelSubscription).kind === 'string' && typeof (v as ChannelSubscription).channelId === 'string';
+  v !== null &&
+  typeof v === 'object' &&
+  (v as { v?: unknown }).v === 1 &&
+  typeof (v as ChannelSubscription).kind === 'string' &&
+  typeof (v as ChannelSubscription).channelId === 'string';
 
 export class ChannelSubscriptions {
   constructor(
@@ -59,12 +63,25 @@ export class ChannelSubscriptions {
     const added: SubscriptionKind[] = [];
     const already: SubscriptionKind[] = [];
     for (const kind of kinds) {
-      const record: ChannelSubscription = { v: 1, ...target, kind, orgId: input.orgId, reference: input.reference, createdBy: input.createdBy, createdAt: this.clock.now() };
+      const record: ChannelSubscription = {
+        v: 1,
+        ...target,
+        kind,
+        orgId: input.orgId,
+        reference: input.reference,
+        createdBy: input.createdBy,
+        createdAt: this.clock.now(),
+      };
       if (await this.state.setIfAbsent(NS.subscriptions, subscriptionKey(target, kind), record)) added.push(kind);
       else {
         // Keep the reference fresh (service URL changes), keep who and when.
         const existing = await this.state.get<ChannelSubscription>(NS.subscriptions, subscriptionKey(target, kind));
-        if (existing && isSubscription(existing)) await this.state.set(NS.subscriptions, subscriptionKey(target, kind), { ...existing, reference: input.reference, orgId: input.orgId });
+        if (existing && isSubscription(existing))
+          await this.state.set(NS.subscriptions, subscriptionKey(target, kind), {
+            ...existing,
+            reference: input.reference,
+            orgId: input.orgId,
+          });
         already.push(kind);
       }
     }

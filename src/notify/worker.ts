@@ -30,7 +30,16 @@ import { Leases } from './lease.js';
 import { EVENT_ID_TTL_MS, outboxKey } from './receiver.js';
 import { channelScope, targetOf, type ChannelSubscription, type ChannelSubscriptions } from './subscriptions.js';
 import type { ConfirmedRecord } from './project.js';
-import type { ChannelSender, ChannelTarget, DeliveryState, Enrichment, NotificationPresenter, OutboxEvent, OutgoingMessage, SendOutcome } from './types.js';
+import type {
+  ChannelSender,
+  ChannelTarget,
+  DeliveryState,
+  Enrichment,
+  NotificationPresenter,
+  OutboxEvent,
+  OutgoingMessage,
+  SendOutcome,
+} from './types.js';
 
 /** Waits before the 2nd, 3rd... try; the number of entries + 1 is the most tries a delivery gets. */
 export const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000];
@@ -106,7 +115,11 @@ interface Held {
   lost: boolean;
 }
 
-const isEvent = (v: unknown): v is OutboxEvent => v !== null && typeof v === 'object' && (v as OutboxEvent).v === 1 && typeof (v as OutboxEvent).eventId === 'string';
+/** Read through a call: the lease can be lost while a send awaits. */
+const isLost = (h: Held): boolean => h.lost;
+
+const isEvent = (v: unknown): v is OutboxEvent =>
+  v !== null && typeof v === 'object' && (v as { v?: unknown }).v === 1 && typeof (v as OutboxEvent).eventId === 'string';
 
 function jitter(ms: number): number {
   return Math.round(ms * (0.8 + Math.random() * 0.4));
@@ -131,6 +144,13 @@ export class DeliveryWorker {
   private passing: Promise<number> | undefined;
   private again = false;
   private stopped = false;
+  // Read through calls after an await: stop() and kick() change the flags meanwhile.
+  private isStopped(): boolean {
+    return this.stopped;
+  }
+  private passAgain(): boolean {
+    return this.again && !this.stopped;
+  }
   private kicked: NodeJS.Immediate | undefined;
 
   constructor(private readonly deps: WorkerDeps) {
@@ -154,7 +174,7 @@ export class DeliveryWorker {
     if (this.stopped || this.kicked) return;
     this.kicked = setImmediate(() => {
       this.kicked = undefined;
-      this.runPasses().catch((err) => this.deps.log.error({ err: errorMessage(err) }, 'notification worker failed'));
+      this.runPasses().catch((err: unknown) => this.deps.log.error({ err: errorMessage(err) }, 'notification worker failed'));
     });
   }
 
@@ -215,7 +235,7 @@ export class DeliveryWorker {
       do {
         this.again = false;
         queued += await this.pass();
-      } while (this.again && !this.stopped);
+      } while (this.passAgain());
       return queued;
     })();
     this.passing = run.finally(() => {
@@ -227,7 +247,7 @@ export class DeliveryWorker {
   private async renewLeases(): Promise<void> {
     for (const [eventId, h] of this.held) {
       if (h.settling || h.lost) continue;
-      const kept = await this.leases.renew(leaseKey(eventId)).catch((err) => {
+      const kept = await this.leases.renew(leaseKey(eventId)).catch((err: unknown) => {
         h.log.warn({ err: errorMessage(err) }, 'outbox lease could not be renewed');
         return true;
       });
@@ -250,7 +270,10 @@ export class DeliveryWorker {
         if (!h.settling && !h.lost) queued += this.enqueueDue(h, now);
         continue;
       }
-      const due = !stored.targets || Object.values(stored.targets).some((t) => t.state === 'pending' && t.nextAt <= now) || Object.values(stored.targets).every((t) => t.state !== 'pending');
+      const due =
+        !stored.targets ||
+        Object.values(stored.targets).some((t) => t.state === 'pending' && t.nextAt <= now) ||
+        Object.values(stored.targets).every((t) => t.state !== 'pending');
       if (!due || !(await this.leases.acquire(leaseKey(stored.eventId)))) continue;
       try {
         // Another instance may have finished or advanced it since the list was read.
@@ -259,7 +282,15 @@ export class DeliveryWorker {
           await this.leases.release(leaseKey(stored.eventId));
           continue;
         }
-        const held: Held = { ev, log: this.deps.log.child({ eventId: ev.eventId, eventType: ev.type, orgId: ev.orgId }), message: undefined, pending: 0, saving: Promise.resolve(), settling: false, lost: false };
+        const held: Held = {
+          ev,
+          log: this.deps.log.child({ eventId: ev.eventId, eventType: ev.type, orgId: ev.orgId }),
+          message: undefined,
+          pending: 0,
+          saving: Promise.resolve(),
+          settling: false,
+          lost: false,
+        };
         await this.prepare(held);
         if (held.lost) continue;
         this.held.set(ev.eventId, held);
@@ -279,7 +310,7 @@ export class DeliveryWorker {
   private async prepare(h: Held): Promise<void> {
     const { ev, log } = h;
     if (!ev.applied) {
-      await this.deps.apply(ev).catch((err) => log.warn({ err: errorMessage(err) }, 'index update from a webhook event failed'));
+      await this.deps.apply(ev).catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'index update from a webhook event failed'));
       ev.applied = true;
       if (!(await this.stillHeld(h))) return;
       await this.save(h);
@@ -287,7 +318,8 @@ export class DeliveryWorker {
     if (!ev.targets) {
       const targets: Record<string, DeliveryState> = {};
       for (const [key, sub] of await this.deps.subscriptions.forKind(ev.kind)) {
-        if ((await this.deps.resolveOrg(channelScope(targetOf(sub)))) === ev.orgId) targets[key] = { state: 'pending', tries: 0, nextAt: this.deps.clock.now() };
+        if ((await this.deps.resolveOrg(channelScope(targetOf(sub)))) === ev.orgId)
+          targets[key] = { state: 'pending', tries: 0, nextAt: this.deps.clock.now() };
       }
       ev.targets = targets;
       if (!(await this.stillHeld(h))) return;
@@ -304,7 +336,10 @@ export class DeliveryWorker {
         const wait = jitter(this.retryDelaysMs[Math.min(ev.confirmTries, this.retryDelaysMs.length) - 1] ?? POLL_MS);
         const nextAt = this.deps.clock.now() + wait;
         for (const t of Object.values(ev.targets)) if (t.state === 'pending') t.nextAt = Math.max(t.nextAt, nextAt);
-        log.info({ err: errorMessage(err), tries: ev.confirmTries, retryInMs: wait }, 'record of a webhook event could not be read from BILL; will try again');
+        log.info(
+          { err: errorMessage(err), tries: ev.confirmTries, retryInMs: wait },
+          'record of a webhook event could not be read from BILL; will try again',
+        );
         if (await this.stillHeld(h)) await this.save(h);
         return;
       }
@@ -322,7 +357,7 @@ export class DeliveryWorker {
       await this.save(h);
     }
     if (!ev.enrichment && Object.values(ev.targets).some((t) => t.state === 'pending')) {
-      ev.enrichment = await this.deps.enrich(ev).catch((err) => {
+      ev.enrichment = await this.deps.enrich(ev).catch((err: unknown) => {
         log.info({ err: errorMessage(err) }, 'notification details could not be looked up; the card shows the record without them');
         return {};
       });
@@ -342,16 +377,17 @@ export class DeliveryWorker {
       n++;
       this.inLane(laneOf(key), async () => {
         try {
-          if (!this.stopped && !h.lost) {
+          if (!this.isStopped() && !h.lost) {
             await this.deliver(h, key, target);
-            if (!h.lost) await this.save(h);
+            if (!isLost(h)) await this.save(h);
           }
         } catch (err) {
           h.log.error({ err: errorMessage(err) }, 'notification send failed unexpectedly; will try again');
         } finally {
           this.queued.delete(q);
           h.pending--;
-          if (h.pending === 0) await this.settle(h).catch((err) => h.log.error({ err: errorMessage(err) }, 'notification could not be settled'));
+          if (h.pending === 0)
+            await this.settle(h).catch((err: unknown) => h.log.error({ err: errorMessage(err) }, 'notification could not be settled'));
         }
       });
     }
@@ -416,7 +452,7 @@ export class DeliveryWorker {
     const channel = targetOf(sub);
     const clog = h.log.child({ teamId: sub.teamId, channelId: sub.channelId });
     if ((await this.deps.resolveOrg(channelScope(channel))) !== ev.orgId) {
-      clog.info('channel no longer bound to the event\'s organisation; not sent');
+      clog.info("channel no longer bound to the event's organisation; not sent");
       Object.assign(target, { state: 'dropped', lastError: 'binding changed' });
       this.counts.dropped++;
       return;
@@ -443,15 +479,21 @@ export class DeliveryWorker {
       Object.assign(target, { state: 'dropped' });
       this.counts.dropped++;
       clog.warn({ status: outcome.status, code: outcome.code }, 'bot is no longer in the channel; its subscriptions are removed');
-      await this.deps.onChannelGone(channel, outcome.code ?? `HTTP ${outcome.status}`).catch((err) => clog.error({ err: errorMessage(err) }, 'could not remove the channel\'s subscriptions'));
+      await this.deps
+        .onChannelGone(channel, outcome.code ?? `HTTP ${outcome.status}`)
+        .catch((err: unknown) => clog.error({ err: errorMessage(err) }, "could not remove the channel's subscriptions"));
       return;
     }
     const retryable = RETRY_STATUSES.has(outcome.status) || outcome.status === 401;
-    if (retryable && target.tries <= this.retryDelaysMs.length) {
-      const wait = Math.max(outcome.retryAfterMs ?? 0, jitter(this.retryDelaysMs[target.tries - 1]!));
+    const delay = target.tries <= this.retryDelaysMs.length ? this.retryDelaysMs[target.tries - 1] : undefined;
+    if (retryable && delay !== undefined) {
+      const wait = Math.max(outcome.retryAfterMs ?? 0, jitter(delay));
       target.nextAt = now + wait;
       this.counts.retried++;
-      clog.info({ status: outcome.status, code: outcome.code, tries: target.tries, retryInMs: wait }, 'notification send failed; will retry');
+      clog.info(
+        { status: outcome.status, code: outcome.code, tries: target.tries, retryInMs: wait },
+        'notification send failed; will retry',
+      );
       return;
     }
     Object.assign(target, { state: 'dead' });
@@ -460,7 +502,12 @@ export class DeliveryWorker {
     clog.warn({ status: outcome.status, code: outcome.code, tries: target.tries }, 'notification could not be delivered; dead-lettered');
   }
 
-  private async deadLetter(ev: OutboxEvent, sub: ChannelSubscription, target: DeliveryState, outcome: Extract<SendOutcome, { ok: false }>): Promise<void> {
+  private async deadLetter(
+    ev: OutboxEvent,
+    sub: ChannelSubscription,
+    target: DeliveryState,
+    outcome: Extract<SendOutcome, { ok: false }>,
+  ): Promise<void> {
     const letter: DeadLetter = {
       eventId: ev.eventId,
       type: ev.type,
@@ -475,6 +522,8 @@ export class DeliveryWorker {
       reason: outcome.message.slice(0, 200),
       at: this.deps.clock.now(),
     };
-    await this.deps.state.set(NS.deadLetters, `${ev.eventId}|${sub.tenantId}|${sub.teamId}|${sub.channelId}`, letter, { ttlMs: DEAD_LETTER_TTL_MS });
+    await this.deps.state.set(NS.deadLetters, `${ev.eventId}|${sub.tenantId}|${sub.teamId}|${sub.channelId}`, letter, {
+      ttlMs: DEAD_LETTER_TTL_MS,
+    });
   }
 }

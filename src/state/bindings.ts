@@ -111,7 +111,7 @@ export class OrgBindings {
     if (!target) return { state: 'unbound', reason: 'noTarget' };
     const binding = await this.deps.state.get<OrgBinding>(NS.bindings, targetKey(target));
     // The stored record must be for this very target: a key is never trusted alone.
-    if (!binding || binding.tenantId !== target.tenantId || binding.targetId !== target.id || binding.kind !== target.kind) {
+    if (binding?.tenantId !== target.tenantId || binding.targetId !== target.id || binding.kind !== target.kind) {
       return { state: 'unbound', reason: 'notLinked' };
     }
     if (!this.allowedOrgs.includes(binding.orgId)) return { state: 'orgNotAllowed', orgId: binding.orgId, binding };
@@ -131,7 +131,11 @@ export class OrgBindings {
    * Binds the team of a channel (or the chat) to an allowed org. The caller has checked the person is an admin.
    * Returns the binding and the org it replaced, if any.
    */
-  async link(scope: BindingScope, orgId: string, linkedBy: string | undefined): Promise<{ binding: OrgBinding; previousOrgId: string | undefined }> {
+  async link(
+    scope: BindingScope,
+    orgId: string,
+    linkedBy: string | undefined,
+  ): Promise<{ binding: OrgBinding; previousOrgId: string | undefined }> {
     if (!this.tenantAllowed(scope.tenantId)) throw new BindingRefused('tenantNotAllowed', 'tenant not allowed');
     if (this.mode === 'single') throw new BindingRefused('singleOrg', 'this deployment serves one organisation');
     const org = this.allowedOrg(orgId);
@@ -140,7 +144,14 @@ export class OrgBindings {
     if (!target) throw new BindingRefused('noTarget', 'no team or chat to bind');
     const key = targetKey(target);
     const previous = await this.deps.state.get<OrgBinding>(NS.bindings, key);
-    const binding: OrgBinding = { tenantId: target.tenantId, kind: target.kind, targetId: target.id, orgId: org, linkedBy, linkedAt: this.deps.clock.now() };
+    const binding: OrgBinding = {
+      tenantId: target.tenantId,
+      kind: target.kind,
+      targetId: target.id,
+      orgId: org,
+      linkedBy,
+      linkedAt: this.deps.clock.now(),
+    };
     await this.deps.state.set(NS.bindings, key, binding);
     return { binding, previousOrgId: previous?.orgId };
   }

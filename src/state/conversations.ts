@@ -117,7 +117,12 @@ export class Installations {
 export function scopeOfRecord(record: InstallRecord): BindingScope {
   return record.kind === 'team'
     ? { kind: 'channel', tenantId: record.tenantId, teamId: record.targetId, conversationId: record.channelId ?? record.targetId }
-    : { kind: record.conversationType === 'groupChat' ? 'groupChat' : 'personal', tenantId: record.tenantId, teamId: undefined, conversationId: record.targetId };
+    : {
+        kind: record.conversationType === 'groupChat' ? 'groupChat' : 'personal',
+        tenantId: record.tenantId,
+        teamId: undefined,
+        conversationId: record.targetId,
+      };
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {

@@ -178,7 +178,7 @@ export class RedisConnection {
               }
             }
           },
-          (err) => this.opts.log.warn({ err: errorMessage(err) }, 'Redis subscribe failed'),
+          (err: unknown) => this.opts.log.warn({ err: errorMessage(err) }, 'Redis subscribe failed'),
         );
       });
       sub.on('message', (channel: string, message: string) => {
@@ -202,9 +202,15 @@ export class RedisConnection {
       if (role === 'commands' && !this.down) {
         this.down = true;
         if (this.everReady) {
-          log.error({ redis: this.location, err: errorMessage(err) }, 'Redis connection lost: BILL commands answer "temporarily unavailable" and nothing is sent to BILL until it is back');
+          log.error(
+            { redis: this.location, err: errorMessage(err) },
+            'Redis connection lost: BILL commands answer "temporarily unavailable" and nothing is sent to BILL until it is back',
+          );
         } else {
-          log.error({ redis: this.location, err: errorMessage(err) }, `Redis at ${this.location} is unreachable: /readyz reports not ready until it answers`);
+          log.error(
+            { redis: this.location, err: errorMessage(err) },
+            `Redis at ${this.location} is unreachable: /readyz reports not ready until it answers`,
+          );
         }
       } else {
         log.debug({ redis: this.location, role, err: errorMessage(err) }, 'Redis connection error');
@@ -214,11 +220,15 @@ export class RedisConnection {
     client.on('close', () => {
       if (this.closed || this.down || !this.everReady) return;
       this.down = true;
-      log.error({ redis: this.location }, 'Redis connection lost: BILL commands answer "temporarily unavailable" and nothing is sent to BILL until it is back');
+      log.error(
+        { redis: this.location },
+        'Redis connection lost: BILL commands answer "temporarily unavailable" and nothing is sent to BILL until it is back',
+      );
     });
     client.on('ready', () => {
       const back = this.everReady && this.down;
-      if (this.down || !this.everReady) log.info({ redis: this.location }, this.everReady ? 'Redis connection restored' : 'Redis connected: cluster mode');
+      if (this.down || !this.everReady)
+        log.info({ redis: this.location }, this.everReady ? 'Redis connection restored' : 'Redis connected: cluster mode');
       this.down = false;
       this.everReady = true;
       if (!back) return;

@@ -29,13 +29,7 @@ const LOG_MAX_ENTRIES = 100_000;
  * Namespaces written per delivery and only ever read by key: no index (entries() refuses them), so a delivery
  * leaves exactly one key behind, and Redis expires it.
  */
-const UNLISTED: ReadonlySet<string> = new Set([
-  NS.seenActivities,
-  NS.webhookEvents,
-  NS.approvalCards,
-  NS.approvalDigests,
-  NS.cardMessages,
-]);
+const UNLISTED: ReadonlySet<string> = new Set([NS.seenActivities, NS.webhookEvents, NS.approvalCards, NS.approvalDigests, NS.cardMessages]);
 
 function checkName(kind: string, name: string): void {
   if (!NAME.test(name)) throw new Error(`Invalid state ${kind} name "${name}"`);
@@ -55,7 +49,15 @@ if ARGV[2] ~= '' then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[5]) e
 return 1`;
 
 type ScriptedRedis = Redis & {
-  billbridgeSetIfAbsent(key: string, idx: string, value: string, ttlMs: string, member: string, score: string, now: string): Promise<number>;
+  billbridgeSetIfAbsent(
+    key: string,
+    idx: string,
+    value: string,
+    ttlMs: string,
+    member: string,
+    score: string,
+    now: string,
+  ): Promise<number>;
 };
 
 export class RedisStateStore implements StateStore {
@@ -86,7 +88,7 @@ export class RedisStateStore implements StateStore {
     return raw === null ? undefined : (JSON.parse(raw) as T);
   }
 
-  async set<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<void> {
+  async set(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<void> {
     const k = this.key(ns, key);
     const idx = this.index(ns);
     const json = encode(value);
@@ -110,22 +112,24 @@ export class RedisStateStore implements StateStore {
     });
   }
 
-  async setIfAbsent<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<boolean> {
+  async setIfAbsent(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<boolean> {
     const k = this.key(ns, key);
     const idx = this.index(ns);
     const json = encode(value);
-    const hasTtl = opts?.ttlMs !== undefined;
+    const ttlMs = opts?.ttlMs === undefined ? undefined : ttl(opts.ttlMs);
     if (UNLISTED.has(ns)) {
-      const res = await this.conn.run((r) => (hasTtl ? r.set(k, json, 'PX', ttl(opts!.ttlMs!), 'NX') : r.set(k, json, 'NX')));
+      const res = await this.conn.run((r) => (ttlMs !== undefined ? r.set(k, json, 'PX', ttlMs, 'NX') : r.set(k, json, 'NX')));
       return res === 'OK';
     }
     const now = this.clock.now();
-    const score = hasTtl ? String(now + ttl(opts!.ttlMs!)) : '+inf';
-    const created = await this.conn.run((r) => (r as ScriptedRedis).billbridgeSetIfAbsent(k, idx, json, hasTtl ? String(ttl(opts!.ttlMs!)) : '', key, score, String(now)));
+    const score = ttlMs !== undefined ? String(now + ttlMs) : '+inf';
+    const created = await this.conn.run((r) =>
+      (r as ScriptedRedis).billbridgeSetIfAbsent(k, idx, json, ttlMs !== undefined ? String(ttlMs) : '', key, score, String(now)),
+    );
     return created === 1;
   }
 
-  async claim<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<Claim> {
+  async claim(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<Claim> {
     // Redis has acknowledged the write when it answers.
     return { created: await this.setIfAbsent(ns, key, value, opts), durable: Promise.resolve() };
   }
@@ -160,7 +164,9 @@ export class RedisStateStore implements StateStore {
 
   async append(log: string, record: object): Promise<void> {
     checkName('log', log);
-    await this.conn.run((r) => r.xadd(`${this.conn.keyPrefix}log:${log}`, 'MAXLEN', '~', this.logMaxEntries, '*', 'r', JSON.stringify(record)));
+    await this.conn.run((r) =>
+      r.xadd(`${this.conn.keyPrefix}log:${log}`, 'MAXLEN', '~', this.logMaxEntries, '*', 'r', JSON.stringify(record)),
+    );
   }
 
   /** The newest `count` records of a log, oldest first (status pages and tests read the audit stream). */
@@ -171,8 +177,9 @@ export class RedisStateStore implements StateStore {
   }
 
   /** The connection is shared with the limiter and sessions; app.ts closes it last. */
-  async close(): Promise<void> {
+  close(): Promise<void> {
     this.closed = true;
+    return Promise.resolve();
   }
 
   private key(ns: string, key: string): string {

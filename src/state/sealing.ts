@@ -48,8 +48,11 @@ export function parseSecretsKey(raw: string): { key: Buffer } | { problem: strin
   if (/^[0-9a-fA-F]{64}$/.test(text)) key = Buffer.from(text, 'hex');
   else if (/^[A-Za-z0-9+/]{43}=?$/.test(text)) key = Buffer.from(text, 'base64');
   else if (/^[A-Za-z0-9_-]{43}=?$/.test(text)) key = Buffer.from(text, 'base64url');
-  if (!key || key.length !== 32) {
-    return { problem: 'must be exactly 32 bytes written as 64 hex characters or as base64 (43-44 characters); make one with: openssl rand -base64 32' };
+  if (key?.length !== 32) {
+    return {
+      problem:
+        'must be exactly 32 bytes written as 64 hex characters or as base64 (43-44 characters); make one with: openssl rand -base64 32',
+    };
   }
   const weak = weakness(key);
   if (weak) return { problem: `is not random-looking (${weak}); make one with: openssl rand -base64 32` };
@@ -64,7 +67,7 @@ function weakness(key: Buffer): string | undefined {
   // All printable ASCII: p = (95/256)^32 < 1e-13. A password or a phrase encoded as the key.
   if (key.every((b) => b >= 0x20 && b <= 0x7e)) return 'its bytes are all printable text, like a password';
   // 0,1,2,3... or any fixed step.
-  const step = (key[1]! - key[0]! + 256) % 256;
-  if (key.every((b, i) => i === 0 || (b - key[i - 1]! + 256) % 256 === step)) return 'its bytes follow a fixed step';
+  const step = ((key[1] ?? 0) - (key[0] ?? 0) + 256) % 256;
+  if (key.every((b, i) => i === 0 || (b - (key[i - 1] ?? 0) + 256) % 256 === step)) return 'its bytes follow a fixed step';
   return undefined;
 }

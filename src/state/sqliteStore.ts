@@ -110,7 +110,7 @@ export class SqliteStateStore implements StateStore {
       // timeout 0: a lock held by another process is reported at once instead of being waited for.
       db = new Database(file, { timeout: 0 });
     } catch (err) {
-      throw new Error(`cannot open the state database ${file}: ${(err as Error).message}`);
+      throw new Error(`cannot open the state database ${file}: ${(err as Error).message}`, { cause: err });
     }
     try {
       // EXCLUSIVE before WAL: the WAL index then lives in this process's memory (no -shm file) and the lock is never
@@ -120,24 +120,30 @@ export class SqliteStateStore implements StateStore {
       db.pragma('synchronous = FULL');
       db.exec(SCHEMA);
       // A write at open takes the exclusive lock now, not at the first change some minutes later.
-      db.prepare('INSERT INTO holder (id, pid, since) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET pid = excluded.pid, since = excluded.since').run(process.pid, Date.now());
+      db.prepare(
+        'INSERT INTO holder (id, pid, since) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET pid = excluded.pid, since = excluded.since',
+      ).run(process.pid, Date.now());
     } catch (err) {
       db.close();
       if ((err as { code?: string }).code === 'SQLITE_BUSY') throw new StateDirInUse(this.location, readHolder(this.location));
-      throw new Error(`cannot open the state database ${file}: ${(err as Error).message}`);
+      throw new Error(`cannot open the state database ${file}: ${(err as Error).message}`, { cause: err });
     }
     this.db = db;
     writeFileSync(join(this.location, HOLDER_FILE), `${process.pid}\n`, { mode: 0o600 });
     this.sql = {
       get: db.prepare<Key & Now, { value: string }>(`SELECT value FROM entries WHERE ns = @ns AND key = @key AND ${LIVE}`),
-      set: db.prepare<Row>('INSERT INTO entries (ns, key, value, expires_at) VALUES (@ns, @key, @value, @expires) ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at'),
+      set: db.prepare<Row>(
+        'INSERT INTO entries (ns, key, value, expires_at) VALUES (@ns, @key, @value, @expires) ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at',
+      ),
       // Inserts, or replaces an entry that has expired; one statement, so one change count says whether it created.
       setIfAbsent: db.prepare<Row & Now>(
         'INSERT INTO entries (ns, key, value, expires_at) VALUES (@ns, @key, @value, @expires) ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at WHERE entries.expires_at IS NOT NULL AND entries.expires_at <= @now',
       ),
       delete: db.prepare<Key, { expires_at: number | null }>('DELETE FROM entries WHERE ns = @ns AND key = @key RETURNING expires_at'),
       // rowid order: insertion order, and a replaced value keeps its place (as a Map would).
-      entries: db.prepare<{ ns: string } & Now, { key: string; value: string }>(`SELECT key, value FROM entries WHERE ns = @ns AND ${LIVE} ORDER BY rowid`),
+      entries: db.prepare<{ ns: string } & Now, { key: string; value: string }>(
+        `SELECT key, value FROM entries WHERE ns = @ns AND ${LIVE} ORDER BY rowid`,
+      ),
       sweep: db.prepare<Now>('DELETE FROM entries WHERE expires_at IS NOT NULL AND expires_at <= @now'),
     };
     // Expired rows are invisible to reads already; this gives their space back (webhook event ids, seen activities).
@@ -157,19 +163,22 @@ export class SqliteStateStore implements StateStore {
     });
   }
 
-  async set<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<void> {
+  async set(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<void> {
     checkName('namespace', ns);
     const json = encode(value);
     await this.write(() => this.sql.set.run({ ns, key, value: json, expires: this.expiry(opts) }), ns);
   }
 
-  async setIfAbsent<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<boolean> {
+  async setIfAbsent(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<boolean> {
     checkName('namespace', ns);
     const json = encode(value);
-    return this.write(() => this.sql.setIfAbsent.run({ ns, key, value: json, expires: this.expiry(opts), now: this.clock.now() }).changes === 1, ns);
+    return this.write(
+      () => this.sql.setIfAbsent.run({ ns, key, value: json, expires: this.expiry(opts), now: this.clock.now() }).changes === 1,
+      ns,
+    );
   }
 
-  async claim<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<Claim> {
+  async claim(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<Claim> {
     // Answered once committed: the mark is on disk before `created` is known.
     return { created: await this.setIfAbsent(ns, key, value, opts), durable: Promise.resolve() };
   }
@@ -248,9 +257,9 @@ export class SqliteStateStore implements StateStore {
       this.syncing = sync;
     }
     this.db.exec('BEGIN IMMEDIATE');
-    let settle!: (err?: unknown) => void;
+    let settle!: (err?: Error) => void;
     const committed = new Promise<void>((resolve, reject) => {
-      settle = (err) => (err === undefined ? resolve() : reject(err as Error));
+      settle = (err) => (err === undefined ? resolve() : reject(err));
     });
     // Each caller awaits it; this keeps a batch nobody awaits any more from reporting an unhandled rejection.
     committed.catch(() => undefined);
@@ -281,7 +290,7 @@ export class SqliteStateStore implements StateStore {
         // Rolled back already.
       }
     }
-    batch.settle(err ?? new Error('state write failed'));
+    batch.settle(err instanceof Error ? err : new Error('state write failed', { cause: err }));
   }
 
   private expiry(opts: SetOptions | undefined): number | null {
@@ -297,12 +306,13 @@ export class SqliteStateStore implements StateStore {
 /** Changes sharing one transaction; `committed` settles when it is on disk, or rejects when it is not. */
 interface Batch {
   committed: Promise<void>;
-  settle(err?: unknown): void;
+  settle(err?: Error): void;
   /** Whether its commit syncs (false: it holds only NOT_SYNCED namespaces). */
   sync: boolean;
 }
 
 function encode(value: unknown): string {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- JSON.stringify(undefined) is undefined, whatever its type says
   return JSON.stringify(value) ?? 'null';
 }
 

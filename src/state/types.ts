@@ -17,16 +17,16 @@ export interface StateStore {
   readonly location: string;
   get<T>(ns: string, key: string): Promise<T | undefined>;
   /** Resolves once the write is durable (committed and synced to disk, or acknowledged by Redis); rejects otherwise. */
-  set<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<void>;
+  set(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<void>;
   /** Atomically sets when no live entry exists; true when this call created it (dedupe, leases). */
-  setIfAbsent<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<boolean>;
+  setIfAbsent(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<boolean>;
   /**
    * setIfAbsent that answers as soon as it is decided: `created` as above, and `durable`, which resolves once the
    * entry is on disk or acknowledged (both stores have already committed when they answer; the promise stays for callers
    * that start work before awaiting the mark).
    * For work that may start at once but must not be answered before the mark is kept (the duplicate-delivery mark).
    */
-  claim<T>(ns: string, key: string, value: T, opts?: SetOptions): Promise<Claim>;
+  claim(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<Claim>;
   delete(ns: string, key: string): Promise<boolean>;
   /** Every live entry of a namespace. Namespaces are meant to stay small (thousands, not millions). */
   entries<T>(ns: string): Promise<Array<[string, T]>>;
