@@ -28,7 +28,7 @@ interface Palette {
 }
 
 const fg = (p: Palette) =>
-  Object.fromEntries(Object.entries(p).map(([name, [normal, subtle]]) => [name, { default: normal, subtle }])) as Record<
+  Object.fromEntries((Object.entries(p) as Array<[string, [string, string]]>).map(([name, [normal, subtle]]) => [name, { default: normal, subtle }])) as Record<
     keyof Palette,
     { default: string; subtle: string }
   >;
