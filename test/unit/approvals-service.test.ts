@@ -89,7 +89,7 @@ async function shownCard(approvals: Approvals): Promise<{ card: string; sig: str
   await approvals.links.put(DANA);
   const { reply, waiting } = await approvals.pendingReply(DANA, { kind: 'personal', tenantId: TENANT, conversationId: CHAT }, { teamsUserId: DANA.teamsUserId, name: 'Dana Lee' });
   expect(waiting).toBe(1);
-  const approve = JSON.stringify(reply.card).match(/"verb":"approvals\.approve","card":"([^"]+)","bill":"00n01BILL1","sig":"([^"]+)"/);
+  const approve = /"verb":"approvals\.approve","card":"([^"]+)","bill":"00n01BILL1","sig":"([^"]+)"/.exec(JSON.stringify(reply.card));
   expect(approve).not.toBeNull();
   return { card: approve![1]!, sig: approve![2]! };
 }

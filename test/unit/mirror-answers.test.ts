@@ -67,7 +67,7 @@ describe('one upstream load for identical questions', () => {
     expect((await Promise.all(asks)).every((a) => a.value.length === 2)).toBe(true);
     expect(load).toHaveBeenCalledTimes(1);
     const failing = deferred<string>();
-    const fails = Array.from({ length: 5 }, () => answers.get(ORG, 'q', LIST, () => failing.promise).catch((e: Error) => e.message));
+    const fails = Array.from({ length: 5 }, () => answers.get(ORG, 'q', LIST, () => failing.promise).catch((e: unknown) => (e as Error).message));
     failing.reject(new Error('BDC_1322'));
     expect(await Promise.all(fails)).toEqual(Array(5).fill('BDC_1322'));
   });

@@ -49,7 +49,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const c of conns) await c.close();
-  await redis?.close();
+  await redis.close();
 });
 
 describe('stale marks reach every instance', () => {
