@@ -86,7 +86,7 @@ export async function warmIndexes(bot: Child, client: BotClient, serviceUrl: str
   await Promise.all(texts.map((text, i) => client.post(commandActivity({ text, who: person(900_000 + i), where: place(0, 0) }, `warm-${Date.now()}-${i}`, serviceUrl).activity)));
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const stats = (await bot.call('stats')) as BotStats;
+    const stats = await bot.call<BotStats>('stats');
     const partiesDone = !parties || (stats.vendorIndex?.complete && stats.customerIndex?.complete);
     if (stats.invoiceIndex?.complete && (!bill || stats.billIndex?.complete) && partiesDone) return stats;
     if (Date.now() > deadline) throw new Error(`the bot's indexes were not complete after ${timeoutMs} ms: ${JSON.stringify({ invoices: stats.invoiceIndex, bills: stats.billIndex, vendors: stats.vendorIndex, customers: stats.customerIndex })}`);

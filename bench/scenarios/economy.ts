@@ -108,7 +108,7 @@ async function runHour(ctx: BenchContext, o: { webhooks: boolean; spanMs: number
   const clock = { epoch: Date.now(), speed: o.speed };
   const label = o.webhooks ? 'with webhooks' : 'polling only';
   const sandbox = await ctx.sandbox(`economy sandbox (${label})`, { clock, latencyMs: o.latencyMs });
-  const catalog = (await sandbox.call('catalog')) as Catalog;
+  const catalog = await sandbox.call<Catalog>('catalog');
   const hour = realisticHour(catalog, { commands: o.commandsPerHour, people: o.people, teams: o.teams, channelsPerTeam: o.channelsPerTeam, seed: ctx.opts.seed }).filter((c) => c.at < o.spanMs);
   const changeRng = new Rng(ctx.opts.seed + 1);
   // Exactly CHANGES_PER_HOUR an hour, each at a random moment of its own slot of the hour.
@@ -161,8 +161,8 @@ async function runHour(ctx: BenchContext, o: { webhooks: boolean; spanMs: number
     await Promise.all(inflight);
     await changing;
     outcomes = tally(results.map((r) => r.outcome));
-    sStats = (await sandbox.call('stats')) as SandboxStats;
-    bStats = (await bot.call('stats')) as BotStats;
+    sStats = await sandbox.call<SandboxStats>('stats');
+    bStats = await bot.call<BotStats>('stats');
   } finally {
     await client.close();
     await ctx.stop(bot);
@@ -197,7 +197,7 @@ export async function economy(ctx: BenchContext): Promise<ScenarioResult> {
   // login limits lifted so it can finish; what BILL would have refused is computed from its counts.
   const sampleEvery = quick ? 5 : 1;
   const naiveSandbox = await ctx.sandbox('naive sandbox', { latencyMs: 0, hourlyBudget: 10_000_000, loginsPerHour: 1_000_000 });
-  const naiveCatalog = (await naiveSandbox.call('catalog')) as Catalog;
+  const naiveCatalog = await naiveSandbox.call<Catalog>('catalog');
   const hour = realisticHour(naiveCatalog, { commands: commandsPerHour, people, teams, channelsPerTeam, seed: ctx.opts.seed }).filter((c) => c.at < spanMs);
   if (hour.length !== asked) throw new Error('the naive sandbox does not hold the same organisation');
   const naive = new NaiveClient(naiveSandbox.info.baseUrl, naiveSandbox.info.credentials, () => new Date().toISOString().slice(0, 10));
@@ -205,7 +205,10 @@ export async function economy(ctx: BenchContext): Promise<ScenarioResult> {
   ctx.log(`  naive client: the same ${sample.length} questions${sampleEvery > 1 ? ` (every ${sampleEvery}th)` : ''}, 3 at a time (BILL's concurrency limit)`);
   const naiveStarted = now();
   let naiveFailures = 0;
-  await boundedAll(sample.length, 3, (i) => naive.answer(sample[i]!.text).catch(() => void naiveFailures++));
+  await boundedAll(sample.length, 3, (i) => naive.answer(sample[i]!.text).catch(() => {
+      naiveFailures++;
+    }),
+  );
   const naiveSeconds = (now() - naiveStarted) / 1000;
   await ctx.stop(naiveSandbox);
   const n = naive.counts;
@@ -275,7 +278,7 @@ export async function economy(ctx: BenchContext): Promise<ScenarioResult> {
 /** BILL calls (logins included) per command name, from the bot's audit trail, for this hour's activities only. */
 function auditedBillCalls(file: string, ids: Set<string>): Map<string, { asked: number; calls: number }> {
   const out = new Map<string, { asked: number; calls: number }>();
-  let text = '';
+  let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch {

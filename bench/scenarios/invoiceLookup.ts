@@ -20,7 +20,7 @@ interface Lookup {
 
 export async function invoiceLookup(ctx: BenchContext, sandbox: Child<SandboxInfo>): Promise<ScenarioResult> {
   const warmCount = ctx.opts.quick ? 10 : 100;
-  const catalog = (await sandbox.call('catalog')) as Catalog;
+  const catalog = await sandbox.call<Catalog>('catalog');
   await sandbox.call('latency', ctx.opts.latencyMs);
   const rng = new Rng(ctx.opts.seed + 4);
   const numbers = rng.shuffle([...catalog.invoiceNumbers]);
@@ -30,11 +30,11 @@ export async function invoiceLookup(ctx: BenchContext, sandbox: Child<SandboxInf
 
   /** One lookup, alone, with the BILL calls the sandbox saw while it ran. */
   const lookup = async (client: BotClient, number: string): Promise<Lookup> => {
-    const before = (await sandbox.call('stats')) as SandboxStats;
+    const before = await sandbox.call<SandboxStats>('stats');
     const i = seq++;
     const { activity, conversationId } = commandActivity({ text: `invoice ${number}`, who: person(i), where: channel(i, 20) }, `inv-${Date.now()}-${i}`, serviceUrl);
     const sent = await client.post(activity);
-    const after = (await sandbox.call('stats')) as SandboxStats;
+    const after = await sandbox.call<SandboxStats>('stats');
     const reply = ctx.connector.replies.get(conversationId);
     const byRoute: Record<string, number> = {};
     for (const [route, n] of Object.entries(after.requestsByPath)) {
@@ -54,17 +54,17 @@ export async function invoiceLookup(ctx: BenchContext, sandbox: Child<SandboxInf
     const cold = await lookup(client, numbers[0]!);
     let stats: BotStats;
     for (;;) {
-      stats = (await bot.call('stats')) as BotStats;
+      stats = await bot.call<BotStats>('stats');
       if (stats.invoiceIndex?.complete) break;
       if (now() - buildStart > 300_000) throw new Error('the invoice index was not built within 5 minutes');
       await new Promise((r) => setTimeout(r, 100));
     }
     const buildMs = now() - buildStart;
     // The build goes on to read the customer names in the background: wait until BILL sees no more calls.
-    let buildStats = (await sandbox.call('stats')) as SandboxStats;
+    let buildStats = await sandbox.call<SandboxStats>('stats');
     for (;;) {
       await new Promise((r) => setTimeout(r, 400));
-      const again = (await sandbox.call('stats')) as SandboxStats;
+      const again = await sandbox.call<SandboxStats>('stats');
       if (again.requests === buildStats.requests) break;
       buildStats = again;
     }

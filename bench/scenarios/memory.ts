@@ -57,7 +57,7 @@ export async function memory(ctx: BenchContext): Promise<ScenarioResult> {
   // Memory does not depend on BILL's latency: the sandbox answers at once so the cache fills quickly.
   const sandbox = await ctx.sandbox('memory sandbox', { latencyMs: 0 });
   try {
-    const catalog = (await sandbox.call('catalog')) as Catalog;
+    const catalog = await sandbox.call<Catalog>('catalog');
     // The defaults unless looking into the figure: BENCH_BOT_NODE_OPTIONS (e.g. --max-old-space-size=160) and
     // BENCH_CACHE_MAX_BYTES / BENCH_CACHE_MAX_ENTRIES for the bot's CACHE_MAX_BYTES / CACHE_MAX_ENTRIES.
     const env: Record<string, string> = {};
@@ -120,16 +120,16 @@ async function pass(ctx: BenchContext, sandbox: Awaited<ReturnType<BenchContext[
   const stages: Stage[] = [];
   const t0 = Date.now();
   const mark = async (stage: string) => {
-    const s = (await bot.call('stats')) as BotStats;
+    const s = await bot.call<BotStats>('stats');
     // BENCH_LIVE_HEAP=1 with BENCH_BOT_EXEC_ARGV=--expose-gc: the live heap at each stage (what is held, not garbage).
-    const live = process.env.BENCH_LIVE_HEAP ? ((await bot.call('liveHeap')) as number | null) : null;
+    const live = process.env.BENCH_LIVE_HEAP ? await bot.call<number | null>('liveHeap') : null;
     if (live !== null) ctx.log(`  live heap after a full collection: ${(live / MB).toFixed(1)} MB`);
     if (process.env.BENCH_HEAP_SPACES) {
       const x = s as { heapSpaces?: Array<{ space: string; size: number; used: number }>; malloced?: { now: number; peak: number } };
       ctx.log(`  heap spaces (MB size/used): ${x.heapSpaces?.map((h) => `${h.space.replace('_space', '')} ${(h.size / MB).toFixed(0)}/${(h.used / MB).toFixed(0)}`).join(', ')}; V8 malloc ${((x.malloced?.now ?? 0) / MB).toFixed(0)} MB (peak ${((x.malloced?.peak ?? 0) / MB).toFixed(0)})`);
     }
     if (process.env.BENCH_SMAPS) {
-      const byKind = (await bot.call('mappings')) as Record<string, number>;
+      const byKind = await bot.call<Record<string, number>>('mappings');
       ctx.log(`  resident by mapping (MB): ${Object.entries(byKind).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
     }
     const m = bot.memory();
@@ -145,7 +145,7 @@ async function pass(ctx: BenchContext, sandbox: Awaited<ReturnType<BenchContext[
     await mark('number indexes built');
 
     await boundedAll(conversations, 16, (t) => client.post(installActivity(t, serviceUrl)));
-    const stored = (await bot.call('conversations')) as number;
+    const stored = await bot.call<number>('conversations');
     await mark(`${stored} conversations stored`);
 
     // Large answers first, until the byte bound is reached: every "bills due N", vendors and customers in full.
@@ -169,7 +169,7 @@ async function pass(ctx: BenchContext, sandbox: Awaited<ReturnType<BenchContext[
       next += batch.length;
       asked.push(...batch);
       await boundedAll(batch.length, 16, (i) => ask(batch[i]!));
-      s = (await bot.call('stats')) as BotStats;
+      s = await bot.call<BotStats>('stats');
       highestEntries = Math.max(highestEntries, s.cache.entries);
     }
     // Entries whose time to live has run out (lists, names) may have gone by the last reading.

@@ -55,7 +55,7 @@ export async function saturation(ctx: BenchContext, sandbox: Child<SandboxInfo>)
   const people = Math.ceil(count / 4);
   const channels = Math.ceil(count / 5);
   const latencyMs = ctx.opts.latencyMs;
-  const catalog = (await sandbox.call('catalog')) as Catalog;
+  const catalog = await sandbox.call<Catalog>('catalog');
   await sandbox.call('latency', latencyMs);
   const bot = await ctx.bot('saturation bot', sandbox.info);
   const client = new BotClient(bot.info.url, count);
@@ -65,7 +65,7 @@ export async function saturation(ctx: BenchContext, sandbox: Child<SandboxInfo>)
     ctx.log('  building the bot\'s invoice and bill number indexes first');
     await warmIndexes(bot, client, serviceUrl, catalog);
     await sandbox.call('reset');
-    const before = (await bot.call('stats')) as BotStats;
+    const before = await bot.call<BotStats>('stats');
 
     const rng = new Rng(ctx.opts.seed);
     const planned = burstCommands(catalog, count, rng);
@@ -91,10 +91,10 @@ export async function saturation(ctx: BenchContext, sandbox: Child<SandboxInfo>)
     const driverCpu = process.cpuUsage(driverCpu0);
     const cpu = { driverMs: (driverCpu.user + driverCpu.system) / 1000, botMs: bot.cpuMs() - botCpu0, lastSentAtMs: Math.max(...results.map((r) => r.sentAt)) };
     ctx.log(`  CPU during the burst: bot ${(cpu.botMs / 1000).toFixed(1)} s, driver and connector ${(cpu.driverMs / 1000).toFixed(1)} s; the last command left the driver ${cpu.lastSentAtMs.toFixed(0)} ms after the first`);
-    const sStats = (await sandbox.call('stats')) as SandboxStats;
+    const sStats = await sandbox.call<SandboxStats>('stats');
     // Calls the burst made: begun after its first command was sent (a replica build left from the warm-up is not).
-    const slots = ((await sandbox.call('slots')) as Array<Interval & { orgId: string }>).filter((s) => s.orgId === catalog.orgId && s.start >= t0 && s.start <= t1);
-    const after = (await bot.call('stats')) as BotStats;
+    const slots = (await sandbox.call<Array<Interval & { orgId: string }>>('slots')).filter((s) => s.orgId === catalog.orgId && s.start >= t0 && s.start <= t1);
+    const after = await bot.call<BotStats>('stats');
 
     const latency = summarize(results.map((r) => r.ms));
     const outcomes = tally(results.map((r) => r.outcome));
