@@ -32,7 +32,11 @@ export async function invoiceLookup(ctx: BenchContext, sandbox: Child<SandboxInf
   const lookup = async (client: BotClient, number: string): Promise<Lookup> => {
     const before = await sandbox.call<SandboxStats>('stats');
     const i = seq++;
-    const { activity, conversationId } = commandActivity({ text: `invoice ${number}`, who: person(i), where: channel(i, 20) }, `inv-${Date.now()}-${i}`, serviceUrl);
+    const { activity, conversationId } = commandActivity(
+      { text: `invoice ${number}`, who: person(i), where: channel(i, 20) },
+      `inv-${Date.now()}-${i}`,
+      serviceUrl,
+    );
     const sent = await client.post(activity);
     const after = await sandbox.call<SandboxStats>('stats');
     const reply = ctx.connector.replies.get(conversationId);
@@ -41,7 +45,14 @@ export async function invoiceLookup(ctx: BenchContext, sandbox: Child<SandboxInf
       const d = n - (before.requestsByPath[route] ?? 0);
       if (d > 0) byRoute[route] = d;
     }
-    return { number, ms: sent.end - sent.start, calls: after.requests - before.requests, outcome: outcomeOf(reply), summary: reply?.summary, byRoute };
+    return {
+      number,
+      ms: sent.end - sent.start,
+      calls: after.requests - before.requests,
+      outcome: outcomeOf(reply),
+      summary: reply?.summary,
+      byRoute,
+    };
   };
 
   await sandbox.call('reset');
@@ -69,7 +80,9 @@ export async function invoiceLookup(ctx: BenchContext, sandbox: Child<SandboxInf
       buildStats = again;
     }
     const buildCalls = buildStats.requests;
-    ctx.log(`  index of ${stats.invoiceIndex!.records} invoices built in ${(buildMs / 1000).toFixed(1)} s with ${buildCalls} BILL calls; first answer: ${cold.outcome} after ${(cold.ms / 1000).toFixed(1)} s`);
+    ctx.log(
+      `  index of ${stats.invoiceIndex!.records} invoices built in ${(buildMs / 1000).toFixed(1)} s with ${buildCalls} BILL calls; first answer: ${cold.outcome} after ${(cold.ms / 1000).toFixed(1)} s`,
+    );
     const coldAgain = await lookup(client, numbers[0]!);
 
     // Warm: numbers nobody asked for yet (so no cached answer), one at a time.
@@ -92,7 +105,9 @@ export async function invoiceLookup(ctx: BenchContext, sandbox: Child<SandboxInf
     const notes: string[] = [];
     if (unanswered.length > 0) notes.push(`${unanswered.length} warm lookups were not answered: ${unanswered[0]!.summary}`);
     notes.push(`cold first answer was "${(cold.summary ?? '').slice(0, 90)}"`);
-    ctx.log(`  warm: ${warmCount} lookups, ${warmCalls.toFixed(2)} BILL calls each (max ${maxWarmCalls}), p50 ${warmLatency.p50.toFixed(0)} ms, p99 ${warmLatency.p99.toFixed(0)} ms`);
+    ctx.log(
+      `  warm: ${warmCount} lookups, ${warmCalls.toFixed(2)} BILL calls each (max ${maxWarmCalls}), p50 ${warmLatency.p50.toFixed(0)} ms, p99 ${warmLatency.p99.toFixed(0)} ms`,
+    );
     return {
       id: 'invoice',
       title: '4. Invoice lookup',
@@ -110,7 +125,18 @@ export async function invoiceLookup(ctx: BenchContext, sandbox: Child<SandboxInf
         figure('after a restart (index from disk): BILL calls', restarted.calls, '', 0),
         figure('after a restart, next lookup: BILL calls', restartedWarm.calls, '', 0),
       ],
-      details: { cold, coldAgain, buildMs, buildCalls, buildByRoute: buildStats.requestsByPath, indexRecords: stats.invoiceIndex!.records, warm: { latency: warmLatency, meanCalls: warmCalls, maxCalls: maxWarmCalls, byRoute: warm.map((w) => w.byRoute) }, missing, restarted, restartedWarm },
+      details: {
+        cold,
+        coldAgain,
+        buildMs,
+        buildCalls,
+        buildByRoute: buildStats.requestsByPath,
+        indexRecords: stats.invoiceIndex!.records,
+        warm: { latency: warmLatency, meanCalls: warmCalls, maxCalls: maxWarmCalls, byRoute: warm.map((w) => w.byRoute) },
+        missing,
+        restarted,
+        restartedWarm,
+      },
       notes,
     };
   } finally {

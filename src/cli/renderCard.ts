@@ -83,9 +83,7 @@ export function renderCard(card: unknown, opts: RenderOptions = {}): RenderedCar
         break;
       }
       case 'RichTextBlock':
-        lines.push(
-          indent + (Array.isArray(el.inlines) ? el.inlines.map((i: unknown) => plain(isNode(i) ? i.text : i)).join('') : ''),
-        );
+        lines.push(indent + (Array.isArray(el.inlines) ? el.inlines.map((i: unknown) => plain(isNode(i) ? i.text : i)).join('') : ''));
         break;
       case 'FactSet': {
         const facts = nodes(el.facts);

@@ -77,7 +77,8 @@ function applyApprovalActions(
     const chain = bill ? chainOf(bill) : [];
     const mine = chain.find((x) => x.userId === userId && x.status === 'WAITING');
     // Checked above; only the same bill twice in one request gets here without a waiting entry.
-    if (!bill || !mine) throw bdc(model.clock, 400, undefined, `Bill ${a.billId.slice(0, 40)} is not waiting for approval by the signed-in user.`);
+    if (!bill || !mine)
+      throw bdc(model.clock, 400, undefined, `Bill ${a.billId.slice(0, 40)} is not waiting for approval by the signed-in user.`);
     mine.status = a.action === 'APPROVE' ? 'APPROVED' : 'DENIED';
     mine.statusChangedTime = now;
     if (a.action === 'DENY') bill.approvalStatus = 'DENIED';
