@@ -250,7 +250,8 @@ async function pass(
     s = await mark('single records asked');
     highestEntries = Math.max(highestEntries, s.cache.entries);
     // BENCH_HEAP_DIR: a heap snapshot of the bot at the end, to see what holds the memory.
-    if (process.env.BENCH_HEAP_DIR) ctx.log(`  heap snapshot: ${await bot.call('heapSnapshot', process.env.BENCH_HEAP_DIR, 300_000)}`);
+    if (process.env.BENCH_HEAP_DIR)
+      ctx.log(`  heap snapshot: ${await bot.call<string>('heapSnapshot', process.env.BENCH_HEAP_DIR, 300_000)}`);
     const m = bot.memory()!;
     return {
       label,
