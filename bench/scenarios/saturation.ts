@@ -118,7 +118,7 @@ export async function saturation(ctx: BenchContext, sandbox: Child<SandboxInfo>)
     const t1 = now();
     if (process.env.BENCH_PROFILE_DIR)
       ctx.log(
-        `  profile of the burst: ${await bot.call<string>('profileStop', `${process.env.BENCH_PROFILE_DIR}/saturation-burst-${Date.now()}.cpuprofile`)}`,
+        `  profile of the burst: ${(await bot.call<string | null>('profileStop', `${process.env.BENCH_PROFILE_DIR}/saturation-burst-${Date.now()}.cpuprofile`)) ?? 'null (the profiler was not running)'}`,
       );
     const driverCpu = process.cpuUsage(driverCpu0);
     const cpu = {
