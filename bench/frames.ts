@@ -22,7 +22,7 @@ export function frameName(f: CallFrame): string {
 /** The package, billbridge source folder or Node module a frame belongs to; `native` for frames without a script. */
 export function frameArea(f: CallFrame, native: string): string {
   const m = /node_modules\/((@[^/]+\/)?[^/]+)/.exec(f.url) ?? /\/(src\/[^/]+)\//.exec(f.url) ?? /\/(bench)\//.exec(f.url);
-  return m ? m[1]! : f.url.startsWith('node:') ? f.url : f.url === '' ? native : 'other';
+  return m?.[1] ?? (f.url.startsWith('node:') ? f.url : f.url === '' ? native : 'other');
 }
 
 /** Adds `amount` to `key`'s sum. */

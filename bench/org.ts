@@ -80,16 +80,34 @@ export function billCalls(stats: SandboxStats): number {
  * builds its replicas, then waits until the bot says they are complete (builds run in the background after the first
  * answer).
  */
-export async function warmIndexes(bot: Child, client: BotClient, serviceUrl: string, catalog: Catalog, timeoutMs = 180_000, parties = false): Promise<BotStats> {
+export async function warmIndexes(
+  bot: Child,
+  client: BotClient,
+  serviceUrl: string,
+  catalog: Catalog,
+  timeoutMs = 180_000,
+  parties = false,
+): Promise<BotStats> {
   const bill = uniqueBillNumbers(catalog)[0];
-  const texts = [`invoice ${catalog.invoiceNumbers[0]}`, ...(bill ? [`bill ${bill.number}`] : []), ...(parties ? [`vendor ${catalog.vendors[0]}`, `customer ${catalog.customers[0]}`] : [])];
-  await Promise.all(texts.map((text, i) => client.post(commandActivity({ text, who: person(900_000 + i), where: place(0, 0) }, `warm-${Date.now()}-${i}`, serviceUrl).activity)));
+  const texts = [
+    `invoice ${catalog.invoiceNumbers[0]}`,
+    ...(bill ? [`bill ${bill.number}`] : []),
+    ...(parties ? [`vendor ${catalog.vendors[0]}`, `customer ${catalog.customers[0]}`] : []),
+  ];
+  await Promise.all(
+    texts.map((text, i) =>
+      client.post(commandActivity({ text, who: person(900_000 + i), where: place(0, 0) }, `warm-${Date.now()}-${i}`, serviceUrl).activity),
+    ),
+  );
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const stats = (await bot.call('stats')) as BotStats;
+    const stats = await bot.call<BotStats>('stats');
     const partiesDone = !parties || (stats.vendorIndex?.complete && stats.customerIndex?.complete);
     if (stats.invoiceIndex?.complete && (!bill || stats.billIndex?.complete) && partiesDone) return stats;
-    if (Date.now() > deadline) throw new Error(`the bot's indexes were not complete after ${timeoutMs} ms: ${JSON.stringify({ invoices: stats.invoiceIndex, bills: stats.billIndex, vendors: stats.vendorIndex, customers: stats.customerIndex })}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `the bot's indexes were not complete after ${timeoutMs} ms: ${JSON.stringify({ invoices: stats.invoiceIndex, bills: stats.billIndex, vendors: stats.vendorIndex, customers: stats.customerIndex })}`,
+      );
     await new Promise((r) => setTimeout(r, 250));
   }
 }

@@ -139,7 +139,7 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
     else p.reject(new Error(`${this.name}: ${msg.error}`));
   }
 
-  call<T = any>(cmd: string, args?: unknown, timeoutMs = 60_000): Promise<T> {
+  call<T = unknown>(cmd: string, args?: unknown, timeoutMs = 60_000): Promise<T> {
     if (this.exited) return Promise.reject(new Error(`${this.name} is not running`));
     const id = ++this.seq;
     return new Promise<T>((resolve, reject) => {

@@ -20,7 +20,7 @@ interface Lookup {
 
 export async function invoiceLookup(ctx: BenchContext, sandbox: Child<SandboxInfo>): Promise<ScenarioResult> {
   const warmCount = ctx.opts.quick ? 10 : 100;
-  const catalog = (await sandbox.call('catalog')) as Catalog;
+  const catalog = await sandbox.call<Catalog>('catalog');
   await sandbox.call('latency', ctx.opts.latencyMs);
   const rng = new Rng(ctx.opts.seed + 4);
   const numbers = rng.shuffle([...catalog.invoiceNumbers]);
@@ -30,18 +30,29 @@ export async function invoiceLookup(ctx: BenchContext, sandbox: Child<SandboxInf
 
   /** One lookup, alone, with the BILL calls the sandbox saw while it ran. */
   const lookup = async (client: BotClient, number: string): Promise<Lookup> => {
-    const before = (await sandbox.call('stats')) as SandboxStats;
+    const before = await sandbox.call<SandboxStats>('stats');
     const i = seq++;
-    const { activity, conversationId } = commandActivity({ text: `invoice ${number}`, who: person(i), where: channel(i, 20) }, `inv-${Date.now()}-${i}`, serviceUrl);
+    const { activity, conversationId } = commandActivity(
+      { text: `invoice ${number}`, who: person(i), where: channel(i, 20) },
+      `inv-${Date.now()}-${i}`,
+      serviceUrl,
+    );
     const sent = await client.post(activity);
-    const after = (await sandbox.call('stats')) as SandboxStats;
+    const after = await sandbox.call<SandboxStats>('stats');
     const reply = ctx.connector.replies.get(conversationId);
     const byRoute: Record<string, number> = {};
     for (const [route, n] of Object.entries(after.requestsByPath)) {
       const d = n - (before.requestsByPath[route] ?? 0);
       if (d > 0) byRoute[route] = d;
     }
-    return { number, ms: sent.end - sent.start, calls: after.requests - before.requests, outcome: outcomeOf(reply), summary: reply?.summary, byRoute };
+    return {
+      number,
+      ms: sent.end - sent.start,
+      calls: after.requests - before.requests,
+      outcome: outcomeOf(reply),
+      summary: reply?.summary,
+      byRoute,
+    };
   };
 
   await sandbox.call('reset');
@@ -54,22 +65,24 @@ export async function invoiceLookup(ctx: BenchContext, sandbox: Child<SandboxInf
     const cold = await lookup(client, numbers[0]!);
     let stats: BotStats;
     for (;;) {
-      stats = (await bot.call('stats')) as BotStats;
+      stats = await bot.call<BotStats>('stats');
       if (stats.invoiceIndex?.complete) break;
       if (now() - buildStart > 300_000) throw new Error('the invoice index was not built within 5 minutes');
       await new Promise((r) => setTimeout(r, 100));
     }
     const buildMs = now() - buildStart;
     // The build goes on to read the customer names in the background: wait until BILL sees no more calls.
-    let buildStats = (await sandbox.call('stats')) as SandboxStats;
+    let buildStats = await sandbox.call<SandboxStats>('stats');
     for (;;) {
       await new Promise((r) => setTimeout(r, 400));
-      const again = (await sandbox.call('stats')) as SandboxStats;
+      const again = await sandbox.call<SandboxStats>('stats');
       if (again.requests === buildStats.requests) break;
       buildStats = again;
     }
     const buildCalls = buildStats.requests;
-    ctx.log(`  index of ${stats.invoiceIndex!.records} invoices built in ${(buildMs / 1000).toFixed(1)} s with ${buildCalls} BILL calls; first answer: ${cold.outcome} after ${(cold.ms / 1000).toFixed(1)} s`);
+    ctx.log(
+      `  index of ${stats.invoiceIndex!.records} invoices built in ${(buildMs / 1000).toFixed(1)} s with ${buildCalls} BILL calls; first answer: ${cold.outcome} after ${(cold.ms / 1000).toFixed(1)} s`,
+    );
     const coldAgain = await lookup(client, numbers[0]!);
 
     // Warm: numbers nobody asked for yet (so no cached answer), one at a time.
@@ -92,7 +105,9 @@ export async function invoiceLookup(ctx: BenchContext, sandbox: Child<SandboxInf
     const notes: string[] = [];
     if (unanswered.length > 0) notes.push(`${unanswered.length} warm lookups were not answered: ${unanswered[0]!.summary}`);
     notes.push(`cold first answer was "${(cold.summary ?? '').slice(0, 90)}"`);
-    ctx.log(`  warm: ${warmCount} lookups, ${warmCalls.toFixed(2)} BILL calls each (max ${maxWarmCalls}), p50 ${warmLatency.p50.toFixed(0)} ms, p99 ${warmLatency.p99.toFixed(0)} ms`);
+    ctx.log(
+      `  warm: ${warmCount} lookups, ${warmCalls.toFixed(2)} BILL calls each (max ${maxWarmCalls}), p50 ${warmLatency.p50.toFixed(0)} ms, p99 ${warmLatency.p99.toFixed(0)} ms`,
+    );
     return {
       id: 'invoice',
       title: '4. Invoice lookup',
@@ -110,7 +125,18 @@ export async function invoiceLookup(ctx: BenchContext, sandbox: Child<SandboxInf
         figure('after a restart (index from disk): BILL calls', restarted.calls, '', 0),
         figure('after a restart, next lookup: BILL calls', restartedWarm.calls, '', 0),
       ],
-      details: { cold, coldAgain, buildMs, buildCalls, buildByRoute: buildStats.requestsByPath, indexRecords: stats.invoiceIndex!.records, warm: { latency: warmLatency, meanCalls: warmCalls, maxCalls: maxWarmCalls, byRoute: warm.map((w) => w.byRoute) }, missing, restarted, restartedWarm },
+      details: {
+        cold,
+        coldAgain,
+        buildMs,
+        buildCalls,
+        buildByRoute: buildStats.requestsByPath,
+        indexRecords: stats.invoiceIndex!.records,
+        warm: { latency: warmLatency, meanCalls: warmCalls, maxCalls: maxWarmCalls, byRoute: warm.map((w) => w.byRoute) },
+        missing,
+        restarted,
+        restartedWarm,
+      },
       notes,
     };
   } finally {

@@ -57,16 +57,30 @@ export async function memory(ctx: BenchContext): Promise<ScenarioResult> {
   // Memory does not depend on BILL's latency: the sandbox answers at once so the cache fills quickly.
   const sandbox = await ctx.sandbox('memory sandbox', { latencyMs: 0 });
   try {
-    const catalog = (await sandbox.call('catalog')) as Catalog;
+    const catalog = await sandbox.call<Catalog>('catalog');
     // The defaults unless looking into the figure: BENCH_BOT_NODE_OPTIONS (e.g. --max-old-space-size=160) and
     // BENCH_CACHE_MAX_BYTES / BENCH_CACHE_MAX_ENTRIES for the bot's CACHE_MAX_BYTES / CACHE_MAX_ENTRIES.
     const env: Record<string, string> = {};
     if (process.env.BENCH_BOT_NODE_OPTIONS) env.NODE_OPTIONS = process.env.BENCH_BOT_NODE_OPTIONS;
     if (process.env.BENCH_CACHE_MAX_BYTES) env.CACHE_MAX_BYTES = process.env.BENCH_CACHE_MAX_BYTES;
     if (process.env.BENCH_CACHE_MAX_ENTRIES) env.CACHE_MAX_ENTRIES = process.env.BENCH_CACHE_MAX_ENTRIES;
-    const passes = [await pass(ctx, sandbox, catalog, conversations, env.NODE_OPTIONS ? `with NODE_OPTIONS=${env.NODE_OPTIONS}` : 'as npm start runs here', env)];
+    const passes = [
+      await pass(
+        ctx,
+        sandbox,
+        catalog,
+        conversations,
+        env.NODE_OPTIONS ? `with NODE_OPTIONS=${env.NODE_OPTIONS}` : 'as npm start runs here',
+        env,
+      ),
+    ];
     if (!ctx.opts.quick && !process.env.BENCH_BOT_NODE_OPTIONS) {
-      passes.push(await pass(ctx, sandbox, catalog, conversations, 'heap limit of a 512 MB container', { ...env, NODE_OPTIONS: `--max-old-space-size=${CONTAINER_512_HEAP_MB}` }));
+      passes.push(
+        await pass(ctx, sandbox, catalog, conversations, 'heap limit of a 512 MB container', {
+          ...env,
+          NODE_OPTIONS: `--max-old-space-size=${CONTAINER_512_HEAP_MB}`,
+        }),
+      );
     }
     // The baseline: the same activities at the echo bot, under the same flags, so that what the framework alone takes
     // (botbuilder, restify, node) stands beside what billbridge takes with its data.
@@ -76,32 +90,66 @@ export async function memory(ctx: BenchContext): Promise<ScenarioResult> {
     const notes: string[] = [];
     for (const p of passes) {
       if (p.stored < conversations) notes.push(`${p.label}: only ${p.stored} of ${conversations} conversations were stored`);
-      if (p.highestEntries < p.bounds.maxEntries) notes.push(`${p.label}: the cache did not reach its bound (at most ${p.highestEntries} of ${p.bounds.maxEntries} entries) after ${p.stream.records.length} single records and ${p.stream.lists.length} lists were asked`);
+      if (p.highestEntries < p.bounds.maxEntries)
+        notes.push(
+          `${p.label}: the cache did not reach its bound (at most ${p.highestEntries} of ${p.bounds.maxEntries} entries) after ${p.stream.records.length} single records and ${p.stream.lists.length} lists were asked`,
+        );
     }
     notes.push(`cache bound: ${main.bounds.maxEntries} entries`);
     return {
       id: 'memory',
       title: '5. Memory',
-      setup: { invoices: ctx.opts.invoices, bills: ctx.opts.bills, conversations, cacheMaxEntries: main.bounds.maxEntries, passes: passes.map((p) => ({ label: p.label, env: p.env })) },
+      setup: {
+        invoices: ctx.opts.invoices,
+        bills: ctx.opts.bills,
+        conversations,
+        cacheMaxEntries: main.bounds.maxEntries,
+        passes: passes.map((p) => ({ label: p.label, env: p.env })),
+      },
       figures: [
         ...passes.map((p) => figure(`peak RSS (VmHWM), ${p.label}`, p.peakRss / MB, 'MB', 0, { value: 200, direction: 'atMost' })),
-        ...passes.flatMap((p) => (p.echo ? [figure(`echo bot's peak RSS, the same activities, ${p.label}`, p.echo.peakRss / MB, 'MB', 0)] : [])),
+        ...passes.flatMap((p) =>
+          p.echo ? [figure(`echo bot's peak RSS, the same activities, ${p.label}`, p.echo.peakRss / MB, 'MB', 0)] : [],
+        ),
         figure('RSS at the end', main.rss / MB, 'MB', 0),
         figure('invoices / bills indexed', s.invoiceIndex?.records ?? 0, `/ ${s.billIndex?.records ?? 0}`, 0),
         figure('conversations stored', main.stored, '', 0),
         figure('cache entries at their highest / at the end', main.highestEntries, `/ ${s.cache.entries}`, 0),
       ],
       // The commands each pass sent are counted, not listed (they would be most of results.json).
-      details: { passes: passes.map(({ stream, ...p }) => ({ ...p, stream: { installs: stream.installs, lists: stream.lists.length, records: stream.records.length } })) },
+      details: {
+        passes: passes.map(({ stream, ...p }) => ({
+          ...p,
+          stream: { installs: stream.installs, lists: stream.lists.length, records: stream.records.length },
+        })),
+      },
       notes,
       table: [
         ['pass', 'stage', 's', 'RSS MB', 'peak MB', 'heap used/total MB', 'cache entries'],
-        ...passes.flatMap((p) =>
-          [
-            ...p.stages.map((x, i) => [i === 0 ? p.label : '', x.stage, x.seconds.toFixed(0), (x.rss / MB).toFixed(0), (x.peakRss / MB).toFixed(0), `${(x.heapUsed / MB).toFixed(0)}/${(x.heapTotal / MB).toFixed(0)}`, String(x.cacheEntries)]),
-            ...(p.echo ? [['', 'echo bot, the same activities', p.echo.seconds.toFixed(0), (p.echo.rss / MB).toFixed(0), (p.echo.peakRss / MB).toFixed(0), '', '']] : []),
-          ],
-        ),
+        ...passes.flatMap((p) => [
+          ...p.stages.map((x, i) => [
+            i === 0 ? p.label : '',
+            x.stage,
+            x.seconds.toFixed(0),
+            (x.rss / MB).toFixed(0),
+            (x.peakRss / MB).toFixed(0),
+            `${(x.heapUsed / MB).toFixed(0)}/${(x.heapTotal / MB).toFixed(0)}`,
+            String(x.cacheEntries),
+          ]),
+          ...(p.echo
+            ? [
+                [
+                  '',
+                  'echo bot, the same activities',
+                  p.echo.seconds.toFixed(0),
+                  (p.echo.rss / MB).toFixed(0),
+                  (p.echo.peakRss / MB).toFixed(0),
+                  '',
+                  '',
+                ],
+              ]
+            : []),
+        ]),
       ],
     };
   } finally {
@@ -110,7 +158,14 @@ export async function memory(ctx: BenchContext): Promise<ScenarioResult> {
 }
 
 /** One bot from start to a full cache, its memory read at each stage. */
-async function pass(ctx: BenchContext, sandbox: Awaited<ReturnType<BenchContext['sandbox']>>, catalog: Catalog, conversations: number, label: string, env: Record<string, string>): Promise<Pass> {
+async function pass(
+  ctx: BenchContext,
+  sandbox: Awaited<ReturnType<BenchContext['sandbox']>>,
+  catalog: Catalog,
+  conversations: number,
+  label: string,
+  env: Record<string, string>,
+): Promise<Pass> {
   ctx.log(`  pass: ${label}${env.NODE_OPTIONS ? ` (NODE_OPTIONS=${env.NODE_OPTIONS})` : ''}`);
   const bot = await ctx.bot(`memory bot`, sandbox.info, { env });
   const client = new BotClient(bot.info.url, 32);
@@ -120,20 +175,36 @@ async function pass(ctx: BenchContext, sandbox: Awaited<ReturnType<BenchContext[
   const stages: Stage[] = [];
   const t0 = Date.now();
   const mark = async (stage: string) => {
-    const s = (await bot.call('stats')) as BotStats;
+    const s = await bot.call<BotStats>('stats');
     // BENCH_LIVE_HEAP=1 with BENCH_BOT_EXEC_ARGV=--expose-gc: the live heap at each stage (what is held, not garbage).
-    const live = process.env.BENCH_LIVE_HEAP ? ((await bot.call('liveHeap')) as number | null) : null;
+    const live = process.env.BENCH_LIVE_HEAP ? await bot.call<number | null>('liveHeap') : null;
     if (live !== null) ctx.log(`  live heap after a full collection: ${(live / MB).toFixed(1)} MB`);
     if (process.env.BENCH_HEAP_SPACES) {
       const x = s as { heapSpaces?: Array<{ space: string; size: number; used: number }>; malloced?: { now: number; peak: number } };
-      ctx.log(`  heap spaces (MB size/used): ${x.heapSpaces?.map((h) => `${h.space.replace('_space', '')} ${(h.size / MB).toFixed(0)}/${(h.used / MB).toFixed(0)}`).join(', ')}; V8 malloc ${((x.malloced?.now ?? 0) / MB).toFixed(0)} MB (peak ${((x.malloced?.peak ?? 0) / MB).toFixed(0)})`);
+      ctx.log(
+        `  heap spaces (MB size/used): ${x.heapSpaces?.map((h) => `${h.space.replace('_space', '')} ${(h.size / MB).toFixed(0)}/${(h.used / MB).toFixed(0)}`).join(', ')}; V8 malloc ${((x.malloced?.now ?? 0) / MB).toFixed(0)} MB (peak ${((x.malloced?.peak ?? 0) / MB).toFixed(0)})`,
+      );
     }
     if (process.env.BENCH_SMAPS) {
-      const byKind = (await bot.call('mappings')) as Record<string, number>;
-      ctx.log(`  resident by mapping (MB): ${Object.entries(byKind).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
+      const byKind = await bot.call<Record<string, number>>('mappings');
+      ctx.log(
+        `  resident by mapping (MB): ${Object.entries(byKind)
+          .sort((a, b) => b[1] - a[1])
+          .map(([k, v]) => `${k} ${v.toFixed(0)}`)
+          .join(', ')}`,
+      );
     }
     const m = bot.memory();
-    stages.push({ stage, seconds: (Date.now() - t0) / 1000, peakRss: m?.peakRss ?? Number.NaN, rss: m?.rss ?? Number.NaN, heapUsed: s.memory.heapUsed, heapTotal: s.memory.heapTotal, external: s.memory.external, cacheEntries: s.cache.entries });
+    stages.push({
+      stage,
+      seconds: (Date.now() - t0) / 1000,
+      peakRss: m?.peakRss ?? Number.NaN,
+      rss: m?.rss ?? Number.NaN,
+      heapUsed: s.memory.heapUsed,
+      heapTotal: s.memory.heapTotal,
+      external: s.memory.external,
+      cacheEntries: s.cache.entries,
+    });
     ctx.log(
       `  ${((Date.now() - t0) / 1000).toFixed(1)} s ${stage}: RSS ${((m?.rss ?? 0) / MB).toFixed(0)} MB (peak ${((m?.peakRss ?? 0) / MB).toFixed(0)} MB), heap ${(s.memory.heapUsed / MB).toFixed(0)}/${(s.memory.heapTotal / MB).toFixed(0)} MB, external ${(s.memory.external / MB).toFixed(0)} MB, cache ${s.cache.entries} entries`,
     );
@@ -145,7 +216,7 @@ async function pass(ctx: BenchContext, sandbox: Awaited<ReturnType<BenchContext[
     await mark('number indexes built');
 
     await boundedAll(conversations, 16, (t) => client.post(installActivity(t, serviceUrl)));
-    const stored = (await bot.call('conversations')) as number;
+    const stored = await bot.call<number>('conversations');
     await mark(`${stored} conversations stored`);
 
     // Large answers first, until the byte bound is reached: every "bills due N", vendors and customers in full.
@@ -159,7 +230,10 @@ async function pass(ctx: BenchContext, sandbox: Awaited<ReturnType<BenchContext[
     const asked: string[] = [];
     let s = await mark('large lists asked');
     // Then single records until the entry bound is reached.
-    const records = [...rng.shuffle(catalog.bills.map((b) => `bill ${b.id}`)), ...rng.shuffle([...catalog.invoiceNumbers]).map((n) => `invoice ${n}`)];
+    const records = [
+      ...rng.shuffle(catalog.bills.map((b) => `bill ${b.id}`)),
+      ...rng.shuffle([...catalog.invoiceNumbers]).map((n) => `invoice ${n}`),
+    ];
     let next = 0;
     // --quick asks for at most 1,000 records (its smaller organisation cannot fill the cache anyway).
     const maxRecords = ctx.opts.quick ? 1_000 : records.length;
@@ -169,16 +243,28 @@ async function pass(ctx: BenchContext, sandbox: Awaited<ReturnType<BenchContext[
       next += batch.length;
       asked.push(...batch);
       await boundedAll(batch.length, 16, (i) => ask(batch[i]!));
-      s = (await bot.call('stats')) as BotStats;
+      s = await bot.call<BotStats>('stats');
       highestEntries = Math.max(highestEntries, s.cache.entries);
     }
     // Entries whose time to live has run out (lists, names) may have gone by the last reading.
     s = await mark('single records asked');
     highestEntries = Math.max(highestEntries, s.cache.entries);
     // BENCH_HEAP_DIR: a heap snapshot of the bot at the end, to see what holds the memory.
-    if (process.env.BENCH_HEAP_DIR) ctx.log(`  heap snapshot: ${await bot.call('heapSnapshot', process.env.BENCH_HEAP_DIR, 300_000)}`);
+    if (process.env.BENCH_HEAP_DIR)
+      ctx.log(`  heap snapshot: ${await bot.call<string>('heapSnapshot', process.env.BENCH_HEAP_DIR, 300_000)}`);
     const m = bot.memory()!;
-    return { label, env, peakRss: m.peakRss, rss: m.rss, stored, final: s, stages, bounds, highestEntries, stream: { installs: conversations, lists: big, records: asked } };
+    return {
+      label,
+      env,
+      peakRss: m.peakRss,
+      rss: m.rss,
+      stored,
+      final: s,
+      stages,
+      bounds,
+      highestEntries,
+      stream: { installs: conversations, lists: big, records: asked },
+    };
   } finally {
     await client.close();
     await ctx.stop(bot);
@@ -191,7 +277,12 @@ async function pass(ctx: BenchContext, sandbox: Awaited<ReturnType<BenchContext[
  * It answers each with "Echo: <text>", so its peak RSS is what botbuilder, restify and node take for that traffic.
  */
 async function echoPass(ctx: BenchContext, p: Pass): Promise<{ peakRss: number; rss: number; seconds: number }> {
-  const echo = ctx.track(await startEchoProcess('memory echo bot', { nodeFlags: startFlags(), env: p.env.NODE_OPTIONS ? { NODE_OPTIONS: p.env.NODE_OPTIONS } : {} }));
+  const echo = ctx.track(
+    await startEchoProcess('memory echo bot', {
+      nodeFlags: startFlags(),
+      env: p.env.NODE_OPTIONS ? { NODE_OPTIONS: p.env.NODE_OPTIONS } : {},
+    }),
+  );
   const client = new BotClient(echo.info.url, 32);
   const serviceUrl = ctx.connector.url;
   const t0 = Date.now();
@@ -207,9 +298,12 @@ async function echoPass(ctx: BenchContext, p: Pass): Promise<{ peakRss: number; 
     });
     await boundedAll(lists.length, 8, (i) => ask(lists[i]!));
     await boundedAll(records.length, 16, (i) => ask(records[i]!));
-    if (failed > 0) throw new Error(`the echo bot did not answer ${failed} of ${installs + lists.length + records.length} activities with 200`);
+    if (failed > 0)
+      throw new Error(`the echo bot did not answer ${failed} of ${installs + lists.length + records.length} activities with 200`);
     const m = echo.memory()!;
-    ctx.log(`  echo bot, ${p.label}, the same ${installs + lists.length + records.length} activities: peak RSS ${(m.peakRss / MB).toFixed(0)} MB (billbridge ${(p.peakRss / MB).toFixed(0)} MB)`);
+    ctx.log(
+      `  echo bot, ${p.label}, the same ${installs + lists.length + records.length} activities: peak RSS ${(m.peakRss / MB).toFixed(0)} MB (billbridge ${(p.peakRss / MB).toFixed(0)} MB)`,
+    );
     return { peakRss: m.peakRss, rss: m.rss, seconds: (Date.now() - t0) / 1000 };
   } finally {
     await client.close();

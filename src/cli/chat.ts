@@ -44,14 +44,19 @@ let personal = values.personal;
 let lastActions: RenderedAction[] = [];
 let lastCard: { activityId: string; conversationId: string } | undefined;
 
-function show(activity: Record<string, any>): void {
+/** A JSON object from the bot: any field may be missing or of another type. */
+type Json = Partial<Record<string, unknown>>;
+const isJson = (x: unknown): x is Json => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+function show(body: unknown): void {
+  const activity = isJson(body) ? body : {};
   if (activity.type === 'typing') {
     console.log(dim('billbridge is typing…'));
     return;
   }
   if (typeof activity.text === 'string' && activity.text) console.log(activity.text);
-  for (const att of activity.attachments ?? []) {
-    if (att.contentType === 'application/vnd.microsoft.card.adaptive') {
+  for (const att of Array.isArray(activity.attachments) ? (activity.attachments as unknown[]) : []) {
+    if (isJson(att) && att.contentType === 'application/vnd.microsoft.card.adaptive') {
       const r = renderCard(att.content, { color });
       console.log(r.text);
       lastActions = r.actions;
@@ -59,32 +64,28 @@ function show(activity: Record<string, any>): void {
   }
 }
 
-async function readBody(req: IncomingMessage): Promise<any> {
+/** The request's JSON body; rejects when it is not JSON (or the request breaks off). */
+async function readBody(req: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
   const raw = Buffer.concat(chunks).toString('utf8');
-  try {
-    return raw ? JSON.parse(raw) : {};
-  } catch {
-    return {};
-  }
+  return raw ? JSON.parse(raw) : {};
 }
 
 // The bot answers on the Bot Connector REST routes at the serviceUrl we give it.
-const connector = createServer(async (req: IncomingMessage, res: ServerResponse) => {
-  const body = await readBody(req);
+function answer(req: IncomingMessage, res: ServerResponse, body: unknown): void {
   const path = new URL(req.url ?? '/', 'http://x').pathname.split('/').filter(Boolean).map(decodeURIComponent);
   const json = (status: number, payload: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(payload));
   };
   if (path[0] === 'v3' && path[1] === 'conversations' && path[3] === 'activities') {
-    const id = req.method === 'PUT' ? path[4]! : `chat-${randomUUID()}`;
+    const id = (req.method === 'PUT' ? path[4] : undefined) ?? `chat-${randomUUID()}`;
     if (req.method === 'PUT') console.log(dim('(card updated)'));
     if (req.method === 'POST' || req.method === 'PUT') {
       process.stdout.write('\n');
       show(body);
-      if (body.type === 'message') lastCard = { activityId: id, conversationId: path[2]! };
+      if (isJson(body) && body.type === 'message') lastCard = { activityId: id, conversationId: path[2] ?? '' };
     }
     return json(200, { id });
   }
@@ -102,9 +103,20 @@ const connector = createServer(async (req: IncomingMessage, res: ServerResponse)
     });
   }
   return json(404, { error: { code: 'NotFound', message: 'not supported by the chat client' } });
+}
+
+const connector = createServer((req, res) => {
+  void readBody(req)
+    .then((body) => answer(req, res, body))
+    .catch((err: unknown) => {
+      // A body that is not JSON gets a 400 and the client keeps serving; a failure after the answer started just ends it.
+      if (res.headersSent) return res.end();
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: 'BadArgument', message: `unreadable request body: ${errorMessage(err)}` } }));
+    });
 });
 
-function baseActivity(serviceUrl: string): Record<string, any> {
+function baseActivity(serviceUrl: string) {
   const id = randomUUID();
   const conversation = personal
     ? { id: `a:chat-personal-${user.aadObjectId}`, conversationType: 'personal', tenantId: tenant }
@@ -124,10 +136,10 @@ function baseActivity(serviceUrl: string): Record<string, any> {
   };
 }
 
-async function postActivity(activity: Record<string, any>): Promise<{ status: number; body: any }> {
+async function postActivity(activity: object): Promise<{ status: number; body: unknown }> {
   const res = await request(botUrl, { method: 'POST', body: JSON.stringify(activity), headers: { 'content-type': 'application/json' } });
   const text = await res.body.text();
-  let body: any;
+  let body: unknown;
   try {
     body = text ? JSON.parse(text) : undefined;
   } catch {
@@ -137,7 +149,7 @@ async function postActivity(activity: Record<string, any>): Promise<{ status: nu
 }
 
 async function sendText(text: string, serviceUrl: string): Promise<void> {
-  const activity = { ...baseActivity(serviceUrl), type: 'message', textFormat: 'plain' } as Record<string, any>;
+  const activity: Record<string, unknown> = { ...baseActivity(serviceUrl), type: 'message', textFormat: 'plain' };
   if (personal) activity.text = text;
   else {
     activity.text = `<at>${bot.name}</at> ${text}`;
@@ -172,8 +184,9 @@ async function click(n: number, serviceUrl: string): Promise<void> {
       console.log(`bot answered HTTP ${res.status}`);
       return;
     }
-    const value = res.body?.value;
-    if (res.body?.type === 'application/vnd.microsoft.card.adaptive' && value) {
+    const reply = isJson(res.body) ? res.body : {};
+    const value = reply.value;
+    if (reply.type === 'application/vnd.microsoft.card.adaptive' && value) {
       console.log(dim('(card updated)'));
       const r = renderCard(value, { color });
       console.log(r.text);

@@ -14,7 +14,7 @@ import { teamsHostConfig, THEME_PAGE } from './hostConfigs.js';
 export { teamsHostConfig };
 
 function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 }
 
 /** JSON safe to embed in a <script> block (no "</script>", no U+2028/9 surprises). */

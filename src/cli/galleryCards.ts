@@ -55,12 +55,17 @@ const line = ({ billLineItems: _l, ...b }: Bill): BillLine => b;
 
 /** The cards, in the order the gallery shows them. */
 export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
+  // The seeded demo organisation always has these records; a missing one is a seed bug, said plainly.
+  const must = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined) throw new Error(`gallery: the demo organisation has no ${what}`);
+    return value;
+  };
   const now = opts.now ?? DEFAULT_NOW;
   const fmt: FormatOptions = { locale: opts.locale ?? 'en-US', timeZone: opts.timeZone ?? 'UTC' };
   const version = opts.version ?? '0.0.0';
   const model = new SandboxModel(new ManualClock(now));
   const creds = seedDemoOrg(model);
-  const org = model.org(creds.orgId)!;
+  const org = must(model.org(creds.orgId), 'organisation');
   const today = dateInZone(now, fmt.timeZone);
   const note = SANDBOX_NOTE;
   const vendors = new Map(org.vendors.all().map((v) => [v.id, v]));
@@ -79,11 +84,14 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   add('Payables', 'bills due — nothing due, nothing overdue', billsDueCard({ ...ap, days: 0, due: [], overdue: [], page: 0, command: 'bills due 0' }));
   add('Payables', 'bills overdue', billsOverdueCard({ ...ap, overdue, page: 0, command: 'bills overdue' }));
   add('Payables', 'bills overdue — none', billsOverdueCard({ ...ap, overdue: [], page: 0, command: 'bills overdue' }));
-  const withApprovers = bills.find((b) => unpaid(b) && (b.approvers?.length ?? 0) > 1 && (b.billLineItems?.length ?? 0) > 1) ?? bills[0]!;
+  const withApprovers = bills.find((b) => unpaid(b) && (b.approvers?.length ?? 0) > 1 && (b.billLineItems?.length ?? 0) > 1) ?? must(bills[0], 'bills');
   add('Payables', 'bill (with approvers and line items)', billCard({ ...ap, bill: withApprovers, command: `bill ${withApprovers.invoice?.invoiceNumber}` }));
-  const late = bills.find((b) => unpaid(b) && b.dueDate < today) ?? bills[0]!;
+  const late = bills.find((b) => unpaid(b) && b.dueDate < today) ?? must(bills[0], 'bills');
   add('Payables', 'bill (overdue)', billCard({ ...ap, bill: late, command: `bill ${late.invoice?.invoiceNumber}` }));
-  const twins = bills.slice(0, 3).map((b, i) => line({ ...b, vendorId: bills[i * 7 % bills.length]!.vendorId, vendorName: bills[i * 7 % bills.length]!.vendorName, invoice: { invoiceNumber: 'INV-100' } }));
+  const twins = bills.slice(0, 3).map((b, i) => {
+    const other = must(bills[i * 7 % bills.length], 'bills');
+    return line({ ...b, vendorId: other.vendorId, vendorName: other.vendorName, invoice: { invoiceNumber: 'INV-100' } });
+  });
   add('Payables', 'bill — several vendors used the number', billMatchesCard({ ...ap, typed: 'INV-100', bills: twins, page: 0, command: 'bill INV-100' }));
   const payments = org.payments.all().sort((a, b) => b.processDate.localeCompare(a.processDate) || a.id.localeCompare(b.id));
   add('Payables', 'payments', paymentsCard({ ...ap, payments: payments.slice(0, 10), limit: 10, page: 0, command: 'payments 10' }));
@@ -91,7 +99,7 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
 
   // Vendors and customers
   const openBills = (v: Vendor) => bills.filter((b) => unpaid(b) && b.vendorId === v.id).map(line);
-  const acme = org.vendors.find((v) => v.name.startsWith('Acme'))!;
+  const acme = must(org.vendors.find((v) => v.name.startsWith('Acme')), 'vendor Acme');
   add('Vendors and customers', 'vendor Acme', vendorCard({ vendor: acme, openBills: openBills(acme), others: 0, typed: 'Acme', today, fmt, asOf: now, page: 0, command: 'vendor Acme', note }));
   const sw = rankMatches('S', org.vendors.all().filter((v) => !v.archived && v.name.toLowerCase().startsWith('s')));
   add(
@@ -100,14 +108,14 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
     partyMatchesCard({ kind: 'vendor', typed: 'S', matches: sw.map((v) => ({ party: v, open: openBills(v).length, openAmount: openBills(v).reduce((s, b) => s + (b.dueAmount ?? 0), 0) })), more: false, today, fmt, asOf: now, page: 0, command: 'vendor S', note }),
   );
   const openInvoices = (id: string) => org.invoices.all().filter((i) => i.customerId === id && !i.archived && i.status !== 'PAID' && i.dueAmount > 0);
-  const contoso = org.customers.find((c) => c.name.startsWith('Contoso'))!;
+  const contoso = must(org.customers.find((c) => c.name.startsWith('Contoso')), 'customer Contoso');
   add('Vendors and customers', 'customer Contoso', customerCard({ customer: contoso, openInvoices: openInvoices(contoso.id), others: 0, typed: 'Contoso', today, fmt, asOf: now, page: 0, command: 'customer Contoso', note }));
   const quiet = org.customers.all().find((c) => openInvoices(c.id).length === 0) ?? contoso;
   add('Vendors and customers', 'customer — no open invoices', customerCard({ customer: quiet, openInvoices: [], others: 2, typed: quiet.name.slice(0, 3), today, fmt, asOf: now, page: 0, command: `customer ${quiet.name}`, note }));
 
   // Receivables
   const invoices = org.invoices.all();
-  const pick = (pred: (i: Invoice) => boolean) => invoices.find(pred) ?? invoices[0]!;
+  const pick = (pred: (i: Invoice) => boolean) => invoices.find(pred) ?? must(invoices[0], 'invoices');
   add('Receivables', 'invoice (partially paid)', invoiceCard({ ...ar, invoice: pick((i) => i.status === 'PARTIAL_PAYMENT'), command: 'invoice 1003' }));
   add('Receivables', 'invoice (overdue)', invoiceCard({ ...ar, invoice: pick((i) => !i.archived && i.status === 'OPEN' && i.dueDate < today), command: 'invoice 1002' }));
   add('Receivables', 'invoice (paid)', invoiceCard({ ...ar, invoice: pick((i) => i.status === 'PAID'), command: 'invoice 1004' }));
@@ -129,16 +137,16 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
 
   // Notifications: what a channel reads when BILL pushes an event, and the digest.
   const event = (type: string, entity: object, extra: Partial<OutboxEvent> = {}): OutboxEvent => {
-    const info = eventTypeInfo(type)!;
-    return { v: 1, eventId: `gallery-${type}`, type, version: '1', orgId: org.id, subscriptionId: 'gallery', kind: info.kind, entityType: info.entity, entityKey: type.split('.')[0]!, entity: projectEntity(entity as Record<string, unknown>), errors: [], receivedAt: now, ...extra };
+    const info = must(eventTypeInfo(type), `event type ${type}`);
+    return { v: 1, eventId: `gallery-${type}`, type, version: '1', orgId: org.id, subscriptionId: 'gallery', kind: info.kind, entityType: info.entity, entityKey: type.replace(/\..*$/s, ''), entity: projectEntity(entity as Record<string, unknown>), errors: [], receivedAt: now, ...extra };
   };
   const pushFmt = { ...fmt, note };
   const record = (b: Bill): Record<string, unknown> => ({ ...b, billLineItems: undefined });
   const notify = (name: string, ev: OutboxEvent) => add('Notifications', name, notificationCard(ev, pushFmt));
   // Every event type the channel cards put in words, with the demo organisation's records.
-  const fresh = bills.find((b) => unpaid(b) && b.approvalStatus !== 'ASSIGNED') ?? bills[0]!;
-  const paidBill = bills.find((b) => b.paymentStatus === 'PAID') ?? bills[0]!;
-  const scheduledBill = bills.find((b) => b.paymentStatus === 'SCHEDULED') ?? bills[0]!;
+  const fresh = bills.find((b) => unpaid(b) && b.approvalStatus !== 'ASSIGNED') ?? must(bills[0], 'bills');
+  const paidBill = bills.find((b) => b.paymentStatus === 'PAID') ?? must(bills[0], 'bills');
+  const scheduledBill = bills.find((b) => b.paymentStatus === 'SCHEDULED') ?? must(bills[0], 'bills');
   notify('bill waiting for approval', event('bill.updated', record(withApprovers)));
   notify('new bill', event('bill.created', record(fresh)));
   notify('bill denied', event('bill.updated', { ...record(late), approvalStatus: 'DENIED' }));
@@ -152,22 +160,23 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   notify('invoice partly paid', event('invoice.updated', partial, { enrichment: { customerName: customers.get(partial.customerId)?.name } }));
   notify('invoice paid in full', event('invoice.updated', pick((i) => i.status === 'PAID'), { enrichment: { customerName: customers.get(pick((i) => i.status === 'PAID').customerId)?.name } }));
   notify('invoice archived', event('invoice.archived', { ...pick((i) => i.archived), archived: true }, { enrichment: { customerName: customers.get(pick((i) => i.archived).customerId)?.name } }));
-  const failed = payments.find((p) => /FAILED/.test(p.singleStatus)) ?? payments[0]!;
+  const firstPayment = must(payments[0], 'payments');
+  const failed = payments.find((p) => p.singleStatus.includes('FAILED')) ?? firstPayment;
   // A failed payment as BILL sends it: the bill by id only (no invoice number known yet), so the card shortens the id.
-  notify('payment failed (bill known by id only)', event('payment.failed', { ...failed, billId: failed.billId ?? bills[0]!.id }, { errors: [{ code: 'DISBURSEMENT_FAILED', message: 'The vendor\'s bank rejected the payment' }] }));
-  notify('payment sent', event('payment.updated', { ...payments[0]!, singleStatus: 'SENT' }, { enrichment: { billNumbers: Object.fromEntries(bills.map((b) => [b.id, b.invoice?.invoiceNumber ?? ''])) } }));
-  notify('payment scheduled', event('payment.updated', { ...payments[0]!, singleStatus: 'SCHEDULED' }));
-  notify('AutoPay failed', event('autopay.failed', { ...payments[0]!, billId: undefined, billPayments: undefined }, { errors: [{ code: 'AUTOPAY_LIMIT', message: 'The bill is above the AutoPay limit' }] }));
+  notify('payment failed (bill known by id only)', event('payment.failed', { ...failed, billId: failed.billId ?? must(bills[0], 'bills').id }, { errors: [{ code: 'DISBURSEMENT_FAILED', message: 'The vendor\'s bank rejected the payment' }] }));
+  notify('payment sent', event('payment.updated', { ...firstPayment, singleStatus: 'SENT' }, { enrichment: { billNumbers: Object.fromEntries(bills.map((b) => [b.id, b.invoice?.invoiceNumber ?? ''])) } }));
+  notify('payment scheduled', event('payment.updated', { ...firstPayment, singleStatus: 'SCHEDULED' }));
+  notify('AutoPay failed', event('autopay.failed', { ...firstPayment, billId: undefined, billPayments: undefined }, { errors: [{ code: 'AUTOPAY_LIMIT', message: 'The bill is above the AutoPay limit' }] }));
   const aVendor = org.vendors.all()[1] ?? acme;
   notify('new vendor', event('vendor.created', aVendor));
   notify('vendor updated', event('vendor.updated', aVendor));
   notify('vendor archived', event('vendor.archived', { ...aVendor, archived: true }));
   notify('vendor restored', event('vendor.restored', aVendor));
-  const card = tx[0] ?? org.spend.transactions.all()[0]!;
+  const card = tx[0] ?? must(org.spend.transactions.all()[0], 'card transactions');
   notify('card transaction', event('spend.transaction.updated', card));
   notify('card payment declined', event('spend.transaction.updated', { ...card, transactionType: 'DECLINE', declineReason: 'Over the budget limit' }));
   const userNames = new Map(tx.map((t) => [t.userId, t.userName]));
-  const claim = reimbursements[0]!;
+  const claim = must(reimbursements[0], 'reimbursements');
   const claimEntity = { ...claim, userName: userNames.get(claim.userId) ?? 'Dana Reyes' };
   notify('reimbursement requested', event('spend.reimbursement.created', claimEntity));
   notify('reimbursement payment failed', event('spend.reimbursement.updated', { ...claimEntity, status: 'PAYMENT_FAILED' }));
@@ -221,9 +230,9 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   add('Approvals', 'approvals (the approver\'s own view: Approve / Deny, comment)', approvalsCard({ ...approvalOpts, state: approvalState('personal', approvalRows), actionable: true }));
   add('Approvals', 'approvals (what the rest of the channel sees)', approvalsCard({ ...approvalOpts, state: approvalState('channel', approvalRows), actionable: false }));
   const decided: ApprovalCardBill[] = [
-    { ...approvalRows[0]!, decision: { action: 'APPROVE', byName: 'Priya Natarajan', at: now - 60_000, comment: 'Matches the purchase order' } },
-    { ...approvalRows[1]!, decision: { action: 'DENY', byName: 'Priya Natarajan', at: now - 30_000, comment: 'Duplicate of last month\'s invoice, please check with the vendor' } },
-    { ...approvalRows[2]!, gone: true },
+    { ...must(approvalRows[0], 'approval rows'), decision: { action: 'APPROVE', byName: 'Priya Natarajan', at: now - 60_000, comment: 'Matches the purchase order' } },
+    { ...must(approvalRows[1], 'approval rows'), decision: { action: 'DENY', byName: 'Priya Natarajan', at: now - 30_000, comment: 'Duplicate of last month\'s invoice, please check with the vendor' } },
+    { ...must(approvalRows[2], 'approval rows'), gone: true },
   ];
   add('Approvals', 'approval result (approved, denied, passed on)', approvalsCard({ ...approvalOpts, state: approvalState('personal', decided), actionable: true, notice: { text: 'Denied in BILL. The vendor\'s bill stays unpaid.', tone: 'good' } }));
   add('Approvals', 'approval refused (not the approver)', approvalsCard({ ...approvalOpts, state: approvalState('channel', approvalRows), actionable: false, notice: { text: 'Only the assigned approver can act: Priya Natarajan. Nothing was changed.', tone: 'attention' } }));

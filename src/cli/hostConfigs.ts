@@ -28,10 +28,9 @@ interface Palette {
 }
 
 const fg = (p: Palette) =>
-  Object.fromEntries(Object.entries(p).map(([name, [normal, subtle]]) => [name, { default: normal, subtle }])) as Record<
-    keyof Palette,
-    { default: string; subtle: string }
-  >;
+  Object.fromEntries(
+    (Object.entries(p) as Array<[string, [string, string]]>).map(([name, [normal, subtle]]) => [name, { default: normal, subtle }]),
+  ) as Record<keyof Palette, { default: string; subtle: string }>;
 
 const LIGHT: Palette = {
   default: ['#FF252424', '#BF252424'],

@@ -10,9 +10,9 @@ export const ACCENT = '#0F6E63';
 type Rgb = [number, number, number];
 
 function hex(color: string): Rgb {
-  const m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(color);
-  if (!m) throw new Error(`not a #rrggbb colour: ${color}`);
-  return [parseInt(m[1]!, 16), parseInt(m[2]!, 16), parseInt(m[3]!, 16)];
+  if (!/^#[0-9a-f]{6}$/i.test(color)) throw new Error(`not a #rrggbb colour: ${color}`);
+  const n = parseInt(color.slice(1), 16);
+  return [n >> 16, (n >> 8) & 255, n & 255];
 }
 
 // The glyph lives in a unit square (y grows downwards): an arch bridge over a deck, three hangers, two piers.
@@ -93,7 +93,7 @@ export function drawColor(size = 192, accent = ACCENT): PNG {
     for (let x = 0; x < size; x++) {
       const i = (y * size + x) * 4;
       const c = coverage(x, y, glyph);
-      for (let ch = 0; ch < 3; ch++) png.data[i + ch] = Math.round(bg[ch]! * (1 - c) + 255 * c);
+      bg.forEach((v, ch) => (png.data[i + ch] = Math.round(v * (1 - c) + 255 * c)));
       png.data[i + 3] = 255;
     }
   }

@@ -199,7 +199,7 @@ export function outlineStats(png: PNG): { transparent: number; visible: number; 
   let visible = 0;
   let coloured = 0;
   for (let i = 0; i < png.data.length; i += 4) {
-    const a = png.data[i + 3]!;
+    const a = png.data.readUInt8(i + 3);
     if (a === 0) {
       transparent++;
       continue;

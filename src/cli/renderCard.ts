@@ -18,7 +18,12 @@ export interface RenderOptions {
   width?: number;
 }
 
-type Node = Record<string, any>;
+/** A card element as read from JSON: any field may be missing or of another type. */
+type Node = Partial<Record<string, unknown>>;
+
+const isNode = (x: unknown): x is Node => typeof x === 'object' && x !== null;
+const nodes = (x: unknown): Node[] => (Array.isArray(x) ? x.filter(isNode) : []);
+const text = (x: unknown): string => (typeof x === 'string' ? x : '');
 
 /** Teams markdown subset -> plain text: bold markers and backslash escapes go. */
 export function plain(text: unknown): string {
@@ -37,8 +42,8 @@ function pad(s: string, width: number, align: string | undefined): string {
   return align === 'Right' ? ' '.repeat(gap) + s : s + ' '.repeat(gap);
 }
 
-function cellText(cell: Node): string {
-  const items: Node[] = Array.isArray(cell?.items) ? cell.items : [];
+function cellText(cell: unknown): string {
+  const items = isNode(cell) ? nodes(cell.items) : [];
   return items
     .map((i) => plain(i.text ?? ''))
     .filter(Boolean)
@@ -53,20 +58,20 @@ export function renderCard(card: unknown, opts: RenderOptions = {}): RenderedCar
   const lines: string[] = [];
   const actions: RenderedAction[] = [];
 
-  const addAction = (a: Node) => {
-    if (!a || typeof a !== 'object') return;
+  const addAction = (a: unknown) => {
+    if (!isNode(a)) return;
     const n = actions.length + 1;
     actions.push({
       n,
       title: plain(a.title ?? a.type),
-      type: String(a.type ?? ''),
-      verb: a.verb,
+      type: text(a.type),
+      verb: typeof a.verb === 'string' ? a.verb : undefined,
       data: a.data ?? (a.type === 'Action.OpenUrl' ? a.url : undefined),
     });
   };
 
-  const walk = (el: Node, indent: string) => {
-    if (!el || typeof el !== 'object' || el.isVisible === false) return;
+  const walk = (el: unknown, indent: string) => {
+    if (!isNode(el) || el.isVisible === false) return;
     switch (el.type) {
       case 'TextBlock': {
         let t = plain(el.text);
@@ -78,25 +83,24 @@ export function renderCard(card: unknown, opts: RenderOptions = {}): RenderedCar
         break;
       }
       case 'RichTextBlock':
-        lines.push(
-          indent + (Array.isArray(el.inlines) ? el.inlines.map((i: any) => plain(typeof i === 'string' ? i : i.text)).join('') : ''),
-        );
+        lines.push(indent + (Array.isArray(el.inlines) ? el.inlines.map((i: unknown) => plain(isNode(i) ? i.text : i)).join('') : ''));
         break;
       case 'FactSet': {
-        const facts: Node[] = Array.isArray(el.facts) ? el.facts : [];
+        const facts = nodes(el.facts);
         const w = Math.max(0, ...facts.map((f) => visibleLength(plain(f.title))));
         for (const f of facts) lines.push(`${indent}${pad(plain(f.title), w, 'Left')}  ${plain(f.value)}`);
         break;
       }
       case 'Table': {
-        const rows: string[][] = (Array.isArray(el.rows) ? el.rows : []).map((r: Node) =>
-          Array.isArray(r.cells) ? r.cells.map(cellText) : [],
-        );
+        const rows: string[][] = nodes(el.rows).map((r) => (Array.isArray(r.cells) ? r.cells.map(cellText) : []));
         const cols = Math.max(0, ...rows.map((r) => r.length));
-        const aligns: Array<string | undefined> = Array.from(
-          { length: cols },
-          (_, i) => el.rows?.[1]?.cells?.[i]?.items?.[0]?.horizontalAlignment,
-        );
+        const second = nodes(el.rows).at(1);
+        const secondCells: unknown[] = Array.isArray(second?.cells) ? second.cells : [];
+        const aligns = Array.from({ length: cols }, (_, i) => {
+          const cell = secondCells[i];
+          const align = isNode(cell) ? nodes(cell.items).at(0)?.horizontalAlignment : undefined;
+          return typeof align === 'string' ? align : undefined;
+        });
         const widths = Array.from({ length: cols }, (_, i) => Math.min(40, Math.max(...rows.map((r) => visibleLength(r[i] ?? '')))));
         rows.forEach((r, ri) => {
           const line = widths.map((w, i) => pad((r[i] ?? '').slice(0, 40), w, aligns[i])).join('  ');
@@ -105,7 +109,7 @@ export function renderCard(card: unknown, opts: RenderOptions = {}): RenderedCar
         break;
       }
       case 'ColumnSet': {
-        const cols: Node[] = Array.isArray(el.columns) ? el.columns : [];
+        const cols = nodes(el.columns);
         const parts = cols.map((c) => {
           const sub = renderCard({ body: c.items ?? [] }, { ...opts, color }).text;
           return sub.split('\n').filter(Boolean).join(' ');
@@ -116,11 +120,11 @@ export function renderCard(card: unknown, opts: RenderOptions = {}): RenderedCar
       }
       case 'Container':
         if (el.separator) lines.push(indent + dim('─'.repeat(40)));
-        for (const item of el.items ?? []) walk(item, indent);
+        for (const item of Array.isArray(el.items) ? el.items : []) walk(item, indent);
         if (el.selectAction) addAction(el.selectAction);
         break;
       case 'ActionSet':
-        for (const a of el.actions ?? []) addAction(a);
+        for (const a of Array.isArray(el.actions) ? el.actions : []) addAction(a);
         break;
       case 'Image':
         lines.push(indent + dim(`[image${el.altText ? ': ' + plain(el.altText) : ''}]`));
@@ -132,7 +136,7 @@ export function renderCard(card: unknown, opts: RenderOptions = {}): RenderedCar
     }
   };
 
-  const c = (card ?? {}) as Node;
+  const c = isNode(card) ? card : {};
   for (const el of Array.isArray(c.body) ? c.body : []) walk(el, '');
   for (const a of Array.isArray(c.actions) ? c.actions : []) addAction(a);
   if (actions.length > 0) lines.push(actions.map((a) => `[${a.n}] ${a.title}`).join('   '));

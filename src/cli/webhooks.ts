@@ -193,7 +193,8 @@ async function main(): Promise<void> {
           : 'Its security key is stored unencrypted in the state store: set SECRETS_KEY to seal keys at rest.',
       );
     } else {
-      const id = rest[0]!;
+      const [id] = rest;
+      if (id === undefined) usage('delete takes one subscription id');
       await setup.remove(orgId, id);
       await audit.admin({ ...actor, action: 'webhook.delete', orgId, result: 'ok', detail: { subscriptionId: id, via: 'cli' } });
       out(`Deleted subscription ${id}.`);

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import type { Approver, Bill } from '../bill/types.js';
 import { bdc } from './gate.js';
 import type { SandboxApprovalDecision, SandboxModel, SandboxOrg, SandboxUser } from './model.js';
-import type { RouteContext, SandboxRoute } from './server.js';
+import { param, sessionOf, type RouteContext, type SandboxRoute } from './server.js';
 
 /** Longest comment the sandbox takes on an approval action. */
 const MAX_APPROVAL_COMMENT = 1000;
@@ -73,9 +73,12 @@ function applyApprovalActions(
   const now = model.nowIso();
   const decisions: SandboxApprovalDecision[] = [];
   for (const a of actions) {
-    const bill = org.bills.get(a.billId)!;
-    const chain = chainOf(bill);
-    const mine = chain.find((x) => x.userId === userId && x.status === 'WAITING')!;
+    const bill = org.bills.get(a.billId);
+    const chain = bill ? chainOf(bill) : [];
+    const mine = chain.find((x) => x.userId === userId && x.status === 'WAITING');
+    // Checked above; only the same bill twice in one request gets here without a waiting entry.
+    if (!bill || !mine)
+      throw bdc(model.clock, 400, undefined, `Bill ${a.billId.slice(0, 40)} is not waiting for approval by the signed-in user.`);
     mine.status = a.action === 'APPROVE' ? 'APPROVED' : 'DENIED';
     mine.statusChangedTime = now;
     if (a.action === 'DENY') bill.approvalStatus = 'DENIED';
@@ -150,7 +153,8 @@ export const approvalRoutes: SandboxRoute[] = [
     auth: 'session',
     handle: (ctx) => {
       const actions = readActions(ctx);
-      applyApprovalActions(ctx.model, ctx.org, ctx.session!.userId, actions, ctx.session!.kind);
+      const session = sessionOf(ctx);
+      applyApprovalActions(ctx.model, ctx.org, session.userId, actions, session.kind);
       return { body: { status: 'SUCCESS' } };
     },
   },
@@ -165,9 +169,9 @@ export const approvalRoutes: SandboxRoute[] = [
       const name = obj(ctx.body).name;
       if (name !== undefined && (typeof name !== 'string' || !/^[A-Za-z0-9 _.-]{1,80}$/.test(name)))
         throw bdc(ctx.clock, 400, undefined, 'name must be 1-80 letters, digits, spaces, dots, dashes or underscores');
-      if (!ctx.org.users.has(ctx.params.id!)) throw bdc(ctx.clock, 404, 'BDC_1205', 'No such user.');
+      if (!ctx.org.users.has(param(ctx, 'id'))) throw bdc(ctx.clock, 404, 'BDC_1205', 'No such user.');
       try {
-        return { status: 201, body: createSyncToken(ctx.org, ctx.params.id!, name) };
+        return { status: 201, body: createSyncToken(ctx.org, param(ctx, 'id'), name) };
       } catch (err) {
         throw bdc(ctx.clock, 400, undefined, err instanceof Error ? err.message : 'cannot create token');
       }
@@ -179,7 +183,7 @@ export const approvalRoutes: SandboxRoute[] = [
     path: '/users/:id/sync-tokens/:name',
     auth: 'none',
     handle: (ctx) => {
-      const user = ctx.org.users.get(ctx.params.id!);
+      const user = ctx.org.users.get(param(ctx, 'id'));
       if (!user) throw bdc(ctx.clock, 404, 'BDC_1205', 'No such user.');
       const before = user.syncTokens?.length ?? 0;
       user.syncTokens = (user.syncTokens ?? []).filter((t) => t.name !== ctx.params.name);
@@ -197,7 +201,7 @@ export const approvalRoutes: SandboxRoute[] = [
       const userIds = obj(ctx.body).userIds;
       if (!Array.isArray(userIds) || !userIds.every((u) => typeof u === 'string'))
         throw bdc(ctx.clock, 400, undefined, 'userIds must be an array of user ids');
-      return { body: assignApprovers(ctx.model, ctx.org, ctx.params.id!, userIds) };
+      return { body: assignApprovers(ctx.model, ctx.org, param(ctx, 'id'), userIds) };
     },
   },
   { area: 'control', method: 'GET', path: '/approvals/decisions', auth: 'none', handle: (ctx) => ({ body: ctx.org.approvalDecisions }) },

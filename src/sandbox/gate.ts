@@ -128,7 +128,7 @@ export class Gate {
   }
 
   /** The dev key must exist and be active (BDC_1102 unknown, BDC_1103 inactive). */
-  checkDevKey(devKey: string | undefined): void {
+  checkDevKey(devKey: string | undefined): asserts devKey is string {
     const rec = devKey ? this.model.devKeys.get(devKey) : undefined;
     if (!rec) throw this.err(401, 'BDC_1102', 'Invalid developer key.');
     if (!rec.active) throw this.err(401, 'BDC_1103', 'Developer key is inactive.');

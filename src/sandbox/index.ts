@@ -75,7 +75,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
   const clock = opts.clock ?? systemClock;
   const model = new SandboxModel(clock, opts.seed);
   const credentials = seedDemoOrg(model, { ...opts, credentials: opts.credentials });
-  const org = model.org(credentials.orgId)!;
+  const org = model.org(credentials.orgId);
+  if (!org) throw new Error('the demo organisation was not seeded');
   const stats = emptyStats();
   const gate = new Gate(model, clock, { ...BILL_LIMITS, ...opts.limits }, stats);
   const webhooks = new WebhookDispatcher(model, clock, stats, opts.webhooks);

@@ -26,7 +26,9 @@ export class Prng {
   }
 
   pick<T>(items: readonly T[]): T {
-    return items[Math.floor(this.next() * items.length)]!;
+    const item = items[Math.floor(this.next() * items.length)];
+    if (item === undefined) throw new RangeError('pick from an empty list');
+    return item;
   }
 
   /** Picks a key by weight. */
@@ -38,7 +40,9 @@ export class Prng {
       r -= w;
       if (r < 0) return k;
     }
-    return entries[entries.length - 1]![0];
+    const last = entries.at(-1);
+    if (!last) throw new RangeError('weighted pick without weights');
+    return last[0];
   }
 
   /** Money between min and max with a long tail toward small amounts, in cents precision. */
@@ -50,7 +54,9 @@ export class Prng {
   shuffle<T>(items: T[]): T[] {
     for (let i = items.length - 1; i > 0; i--) {
       const j = Math.floor(this.next() * (i + 1));
-      [items[i], items[j]] = [items[j]!, items[i]!];
+      const [a, b] = [items[i], items[j]];
+      if (a === undefined || b === undefined) throw new RangeError('shuffle of a sparse list');
+      [items[i], items[j]] = [b, a];
     }
     return items;
   }

@@ -6,11 +6,22 @@ const OPS: readonly Op[] = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', '
 
 type FieldType = 'string' | 'date' | 'datetime' | 'number' | 'boolean';
 
+/** A record's own property `key`, or undefined when the record is not an object. */
+export function prop(item: unknown, key: string): unknown {
+  return typeof item === 'object' && item !== null ? (item as Partial<Record<string, unknown>>)[key] : undefined;
+}
+
+/** The value at a dotted path ('a.0.b') inside a record, or undefined where the path leaves it. */
+export const at = (item: unknown, path: string): unknown => path.split('.').reduce(prop, item);
+
+/** Primitive sort and filter values as text (objects as JSON, never "[object Object]"). */
+const text = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
+
 export interface FieldSpec {
   type: FieldType;
   ops: readonly Op[];
   /** Reads the value from a record (default: the property of the same name). */
-  get?: (item: any) => unknown;
+  get?: (item: unknown) => unknown;
   /** `sw`/`eq` comparisons ignore case (names). */
   caseInsensitive?: boolean;
 }
@@ -18,7 +29,7 @@ export interface FieldSpec {
 export interface ListSpec {
   filterable: Record<string, FieldSpec>;
   /** Field name -> reader. */
-  sortable: Record<string, (item: any) => unknown>;
+  sortable: Record<string, (item: unknown) => unknown>;
   defaultSort: { field: string; order: 'asc' | 'desc' };
   maxPageSize: number;
   defaultPageSize: number;
@@ -108,7 +119,7 @@ function typed(type: FieldType, raw: string, field: string): string | number | b
 function comparable(type: FieldType, v: unknown): string | number | boolean | undefined {
   if (v === undefined || v === null) return undefined;
   if (type === 'datetime') return typeof v === 'string' ? Date.parse(v) : (v as number);
-  if (type === 'date') return String(v).slice(0, 10);
+  if (type === 'date') return text(v).slice(0, 10);
   return v as string | number | boolean;
 }
 
@@ -118,7 +129,7 @@ export function compileFilters(terms: Term[], spec: ListSpec): (item: unknown) =
     const fs = spec.filterable[t.field];
     if (!fs) throw new QueryError(`Field "${t.field}" is not filterable`);
     if (!fs.ops.includes(t.op)) throw new QueryError(`Operator "${t.op}" is not supported for ${t.field}`);
-    const get = fs.get ?? ((item: any) => item[t.field]);
+    const get = fs.get ?? ((item: unknown) => prop(item, t.field));
     const fold = (s: unknown) => (fs.caseInsensitive && typeof s === 'string' ? s.toLocaleLowerCase('en-US') : s);
     // A reader may return several values (an S&E record answers to its id and its uuid): any one may match.
     const values = (item: unknown) => {
@@ -186,16 +197,20 @@ function cmp(a: unknown, b: unknown): number {
   if (b === undefined || b === null) return 1;
   if (typeof a === 'number' && typeof b === 'number') return a - b;
   if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b);
-  return String(a) < String(b) ? -1 : 1;
+  return text(a) < text(b) ? -1 : 1;
 }
 
 /** A total order: the sort keys, then the id. */
-export function comparator(keys: SortKey[], spec: ListSpec): (a: any, b: any) => number {
+export function comparator<T extends { id: string }>(keys: SortKey[], spec: ListSpec): (a: T, b: T) => number {
+  const readers = keys.map((k) => {
+    const get = spec.sortable[k.field];
+    if (!get) throw new QueryError(`Field "${k.field}" is not sortable`);
+    return { get, order: k.order };
+  });
   return (a, b) => {
-    for (const k of keys) {
-      const get = spec.sortable[k.field]!;
+    for (const { get, order } of readers) {
       const c = cmp(get(a), get(b));
-      if (c !== 0) return k.order === 'asc' ? c : -c;
+      if (c !== 0) return order === 'asc' ? c : -c;
     }
     return cmp(a.id, b.id);
   };
@@ -218,14 +233,15 @@ interface Cursor {
 
 const enc = (c: Cursor) => Buffer.from(JSON.stringify(c)).toString('base64url');
 function dec(raw: string, fingerprint: string): Cursor {
-  let c: Cursor;
+  let c: unknown;
   try {
-    c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Cursor;
+    c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
   } catch {
     throw new QueryError('Invalid page');
   }
-  if (!c || (c.d !== 'n' && c.d !== 'p') || typeof c.id !== 'string' || c.q !== fingerprint) throw new QueryError('Invalid page');
-  return c;
+  const [d, id, q] = [prop(c, 'd'), prop(c, 'id'), prop(c, 'q')];
+  if ((d !== 'n' && d !== 'p') || typeof id !== 'string' || q !== fingerprint) throw new QueryError('Invalid page');
+  return { d, id, q };
 }
 
 /**
@@ -247,7 +263,8 @@ export function keysetPage<T extends { id: string }>(
     // First row after the anchor (next) or the row at the anchor (prev page ends before it).
     let pos = lowerBound(sorted, anchor, compare);
     if (c.d === 'n') {
-      if (pos < sorted.length && compare(sorted[pos]!, anchor) === 0) pos++;
+      const row = sorted[pos];
+      if (row !== undefined && compare(row, anchor) === 0) pos++;
       start = pos;
       end = Math.min(sorted.length, start + opts.max);
     } else {
@@ -258,19 +275,21 @@ export function keysetPage<T extends { id: string }>(
     end = Math.min(sorted.length, opts.max);
   }
   const results = sorted.slice(start, end);
+  const [first, last] = [results.at(0), results.at(-1)];
   return {
-    nextPage: end < sorted.length && results.length ? enc({ d: 'n', id: results[results.length - 1]!.id, q: opts.fingerprint }) : undefined,
-    prevPage: start > 0 && results.length ? enc({ d: 'p', id: results[0]!.id, q: opts.fingerprint }) : undefined,
+    nextPage: end < sorted.length && last ? enc({ d: 'n', id: last.id, q: opts.fingerprint }) : undefined,
+    prevPage: start > 0 && first ? enc({ d: 'p', id: first.id, q: opts.fingerprint }) : undefined,
     results,
   };
 }
 
-function lowerBound<T>(sorted: T[], x: T, compare: (a: T, b: T) => number): number {
+function lowerBound<T extends object>(sorted: T[], x: T, compare: (a: T, b: T) => number): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (compare(sorted[mid]!, x) < 0) lo = mid + 1;
+    const row = sorted[mid];
+    if (row !== undefined && compare(row, x) < 0) lo = mid + 1;
     else hi = mid;
   }
   return lo;

@@ -200,6 +200,12 @@ const BUDGETS = [
   { name: 'Sales 2023 (retired)', limit: 10_000, retired: true },
 ];
 
+/** The seed's own fixtures: a missing one is a bug in this file, said plainly. */
+function required<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`seed: no ${what}`);
+  return value;
+}
+
 function uniqueNames(rng: Prng, fixed: string[], a: string[], b: string[], c: string[], n: number): string[] {
   const names = [...fixed];
   const combos: string[] = [];
@@ -207,7 +213,7 @@ function uniqueNames(rng: Prng, fixed: string[], a: string[], b: string[], c: st
   rng.shuffle(combos);
   let i = 0;
   while (names.length < n) {
-    names.push(i < combos.length ? combos[i]! : `${combos[i % combos.length]} ${Math.floor(i / combos.length) + 1}`);
+    names.push(combos[i] ?? `${combos[i % combos.length]} ${Math.floor(i / combos.length) + 1}`);
     i++;
   }
   return names.slice(0, n);
@@ -259,8 +265,8 @@ export function seedDemoOrg(model: SandboxModel, opts: SeedOptions = {}): DemoCr
       role,
     }),
   );
-  const admin = users[0]!;
-  const approverPool = [admin, users[1]!, users[2]!];
+  const admin = required(users[0], 'admin user');
+  const approverPool = [admin, required(users[1], 'second approver'), required(users[2], 'third approver')];
 
   // Vendors and customers.
   const vendorNames = uniqueNames(rng, VENDOR_FIXED, VENDOR_A, VENDOR_B, VENDOR_C, Math.max(24, Math.ceil(billCount / 40)));
@@ -337,7 +343,7 @@ export function seedDemoOrg(model: SandboxModel, opts: SeedOptions = {}): DemoCr
   const paidStatuses = ['CLEARED', 'CLEARED', 'CLEARED', 'DELIVERED', 'SENT', 'PROCESSED', 'FUNDING_STARTED'] as const;
   for (let i = 0; i < billCount; i++) {
     // The first rows cover every kind, so even a tiny seed shows each state.
-    const kind: BillKind = i < 6 ? (['overdue', 'thisWeek', 'later', 'scheduled', 'paid', 'archived'] as const)[i]! : rng.weighted(kinds);
+    const kind: BillKind = (['overdue', 'thisWeek', 'later', 'scheduled', 'paid', 'archived'] as const)[i] ?? rng.weighted(kinds);
     const vendor = rng.pick(liveVendors);
     const dueDate =
       kind === 'overdue'
@@ -403,7 +409,7 @@ export function seedDemoOrg(model: SandboxModel, opts: SeedOptions = {}): DemoCr
       creditAmount: 0,
       fundingAmount: amount,
       exchangeRate: 1,
-      description: billLineItems[0]!.description,
+      description: required(billLineItems[0], 'bill line item').description,
       dueDate,
       invoice: { invoiceNumber: `${vendor.shortName?.slice(0, 3).toUpperCase() ?? 'INV'}-${rng.int(10000, 99999)}`, invoiceDate },
       billLineItems,
@@ -469,7 +475,7 @@ export function seedDemoOrg(model: SandboxModel, opts: SeedOptions = {}): DemoCr
   type InvoiceKind = 'open' | 'overdue' | 'partial' | 'paid' | 'archived';
   const invoiceKinds: Record<InvoiceKind, number> = { open: 35, overdue: 20, partial: 12, paid: 25, archived: 8 };
   for (let i = 0; i < invoiceCount; i++) {
-    const kind: InvoiceKind = i < 5 ? (['open', 'overdue', 'partial', 'paid', 'archived'] as const)[i]! : rng.weighted(invoiceKinds);
+    const kind: InvoiceKind = (['open', 'overdue', 'partial', 'paid', 'archived'] as const)[i] ?? rng.weighted(invoiceKinds);
     const customer = rng.pick(liveCustomers);
     const dueDate =
       kind === 'open'
@@ -613,8 +619,8 @@ export function seedDemoOrg(model: SandboxModel, opts: SeedOptions = {}): DemoCr
               {
                 approverType: 'BUDGET_OWNER',
                 status: rng.pick(['WAITING', 'APPROVED']),
-                userId: spendUsers[1]!.id,
-                userName: spendUsers[1]!.name,
+                userId: required(spendUsers[1], 'budget owner').id,
+                userName: required(spendUsers[1], 'budget owner').name,
               },
             ]
           : [],
@@ -622,8 +628,8 @@ export function seedDemoOrg(model: SandboxModel, opts: SeedOptions = {}): DemoCr
       declineReason: type === 'DECLINE' ? 'INSUFFICIENT_FUNDS' : undefined,
     };
     org.spend.transactions.put(tx);
-    if (type !== 'DECLINE' && occurred.slice(0, 10) >= monthStart) {
-      const spent = budget.currentPeriod!.spent!;
+    const spent = budget.currentPeriod?.spent;
+    if (spent && type !== 'DECLINE' && occurred.slice(0, 10) >= monthStart) {
       if (type === 'CLEAR') spent.cleared = round(spent.cleared + amount);
       else spent.pending = round(spent.pending + amount);
       spent.total = round(spent.cleared + spent.pending);
@@ -640,7 +646,7 @@ export function seedDemoOrg(model: SandboxModel, opts: SeedOptions = {}): DemoCr
   ];
   for (let i = 0; i < 14; i++) {
     const user = rng.pick(spendUsers);
-    const status = reimbursementStatuses[i % reimbursementStatuses.length]!;
+    const status = required(reimbursementStatuses[i % reimbursementStatuses.length], 'reimbursement status');
     const submitted = new Date(nowMs - rng.int(1, 30) * 86_400_000).toISOString();
     const mileage = rng.chance(0.3);
     const r: Reimbursement = {

@@ -31,6 +31,19 @@ export interface RouteContext {
   sandbox: SandboxControl;
 }
 
+/** The path parameter `name`: a route asks only for those its path declares, so a miss is a routing bug. */
+export function param(ctx: RouteContext, name: string): string {
+  const value = ctx.params[name];
+  if (value === undefined) throw new Error(`route ${ctx.path} has no :${name} parameter`);
+  return value;
+}
+
+/** The signed-in session of a session route. */
+export function sessionOf(ctx: RouteContext): SandboxSession {
+  if (!ctx.session) throw new Error(`route ${ctx.path} ran without a session`);
+  return ctx.session;
+}
+
 export interface Answer {
   status?: number;
   /** undefined -> empty body. */
@@ -227,7 +240,7 @@ export class SandboxEngine {
       if (!route || !match) throw bdc(this.deps.clock, 404, 'BDC_1121', 'API not supported.');
       const params: Record<string, string> = {};
       route.keys.forEach((k, i) => {
-        params[k] = decodeURIComponent(match[i + 1]!);
+        params[k] = decodeURIComponent(match[i + 1] ?? '');
       });
       const fault = this.takeFault(area, method, path, url.searchParams.has('page') || url.searchParams.has('nextPage'));
       if (fault?.kind === 'reset') {
@@ -240,7 +253,8 @@ export class SandboxEngine {
       };
       let org: SandboxOrg | undefined;
       let session: SandboxSession | undefined;
-      const { gate, model } = this.deps;
+      const gate: Gate = this.deps.gate;
+      const { model } = this.deps;
       if (route.auth === 'login') {
         gate.checkLoginFields(body);
         const b = body as Record<string, unknown>;
@@ -251,9 +265,9 @@ export class SandboxEngine {
       } else if (route.auth === 'session') {
         const devKey = header('devKey');
         gate.checkDevKey(devKey);
-        session = gate.authenticate(devKey!, header('sessionId'));
-        gate.countHourly(devKey!);
-        release = gate.enter(devKey!, session.orgId);
+        session = gate.authenticate(devKey, header('sessionId'));
+        gate.countHourly(devKey);
+        release = gate.enter(devKey, session.orgId);
         org = model.org(session.orgId);
       } else if (route.auth === 'spend') {
         const token = header('apiToken');

@@ -2,7 +2,7 @@
 // Sources: developer.bill.com /docs/filterable-fields (changelog 2025-02-18), /v3/docs/sortable-fields, Postman
 // samples; S&E: listtransactions reference (max 50), changelogs 2025-11-05 and 2026-01-26, tested community findings.
 // [I] marks choices where BILL documents nothing (the sandbox then accepts only createdTime/updatedTime or id).
-import type { FieldSpec, ListSpec, Op } from './query.js';
+import { at, prop, type FieldSpec, type ListSpec, type Op } from './query.js';
 
 const CMP: Op[] = ['gt', 'gte', 'lt', 'lte'];
 const ID: FieldSpec = { type: 'string', ops: ['eq', 'ne', 'in', 'nin'] };
@@ -11,7 +11,7 @@ const TIMES: Record<string, FieldSpec> = {
   createdTime: { type: 'datetime', ops: CMP },
   updatedTime: { type: 'datetime', ops: CMP },
 };
-const byField = (f: string) => (item: any) => item[f];
+const byField = (f: string) => (item: unknown) => prop(item, f);
 const sortTimes = { createdTime: byField('createdTime'), updatedTime: byField('updatedTime') };
 
 export const BILLS: ListSpec = {
@@ -22,7 +22,7 @@ export const BILLS: ListSpec = {
     dueDate: { type: 'date', ops: CMP },
     paymentStatus: { type: 'string', ops: ['eq', 'ne', 'in'] },
     payFromChartOfAccountId: { type: 'string', ops: ['eq', 'in'] },
-    'classifications.chartOfAccountId': { type: 'string', ops: ['eq', 'in'], get: (b) => b.classifications?.chartOfAccountId },
+    'classifications.chartOfAccountId': { type: 'string', ops: ['eq', 'in'], get: (b) => at(b, 'classifications.chartOfAccountId') },
     ...TIMES,
   },
   sortable: {
@@ -132,17 +132,17 @@ export const NOTIFICATIONS: ListSpec = {
   defaultPageSize: 20,
 };
 
-const idOrUuid = (item: any) => [item.id, item.uuid];
+const idOrUuid = (item: unknown) => [prop(item, 'id'), prop(item, 'uuid')];
 
 export const SPEND_TRANSACTIONS: ListSpec = {
   filterable: {
     occurredTime: { type: 'datetime', ops: ['gte', 'lte'] },
     updatedTime: { type: 'datetime', ops: ['gte', 'lte'] },
     authorizedTime: { type: 'datetime', ops: ['gte', 'lte'] },
-    syncStatus: { type: 'string', ops: ['eq', 'ne', 'in', 'nin'], get: (t) => t.accountingIntegrationTransactions?.[0]?.syncStatus },
-    budgetId: { type: 'string', ops: ['eq'], get: (t) => [t.budgetId, t.budgetUuid] },
+    syncStatus: { type: 'string', ops: ['eq', 'ne', 'in', 'nin'], get: (t) => at(t, 'accountingIntegrationTransactions.0.syncStatus') },
+    budgetId: { type: 'string', ops: ['eq'], get: (t) => [prop(t, 'budgetId'), prop(t, 'budgetUuid')] },
     amount: { type: 'number', ops: ['eq', 'gt', 'gte', 'lt', 'lte'] },
-    type: { type: 'string', ops: ['eq', 'ne'], get: (t) => t.transactionType },
+    type: { type: 'string', ops: ['eq', 'ne'], get: (t) => prop(t, 'transactionType') },
     complete: { type: 'boolean', ops: ['eq'] },
   },
   sortable: { occurredTime: byField('occurredTime'), amount: byField('amount'), updatedTime: byField('updatedTime') },
@@ -161,7 +161,7 @@ export const SPEND_REIMBURSEMENTS: ListSpec = {
 
 export const SPEND_BUDGETS: ListSpec = {
   filterable: { budgetIds: { type: 'string', ops: ['eq', 'in'], get: idOrUuid }, retired: { type: 'boolean', ops: ['eq'] } },
-  sortable: { name: byField('name'), spent: (b: any) => b.currentPeriod?.spent?.total ?? 0 },
+  sortable: { name: byField('name'), spent: (b) => at(b, 'currentPeriod.spent.total') ?? 0 },
   defaultSort: { field: 'name', order: 'asc' },
   maxPageSize: 100,
   defaultPageSize: 20,

@@ -76,7 +76,15 @@ function service(): Approvals {
 function click(data: Record<string, unknown>): ApprovalClick {
   return {
     data: data as ApprovalClick['data'],
-    scope: { kind: 'personal', tenantId: TENANT, teamId: undefined, aadGroupId: undefined, channelId: undefined, conversationId: CHAT, serviceUrl: 'https://smba.example/' },
+    scope: {
+      kind: 'personal',
+      tenantId: TENANT,
+      teamId: undefined,
+      aadGroupId: undefined,
+      channelId: undefined,
+      conversationId: CHAT,
+      serviceUrl: 'https://smba.example/',
+    },
     caller: { id: DANA.teamsUserId, aadObjectId: DANA.aadObjectId, name: 'Dana Lee' },
     correlationId: 'c-1',
     log: createLogger({ level: 'debug', secrets: new SecretRegistry(), destination: logs }),
@@ -87,9 +95,13 @@ function click(data: Record<string, unknown>): ApprovalClick {
 /** Dana's approvals card, shown in her personal chat: its id and the Approve button's signature. */
 async function shownCard(approvals: Approvals): Promise<{ card: string; sig: string }> {
   await approvals.links.put(DANA);
-  const { reply, waiting } = await approvals.pendingReply(DANA, { kind: 'personal', tenantId: TENANT, conversationId: CHAT }, { teamsUserId: DANA.teamsUserId, name: 'Dana Lee' });
+  const { reply, waiting } = await approvals.pendingReply(
+    DANA,
+    { kind: 'personal', tenantId: TENANT, conversationId: CHAT },
+    { teamsUserId: DANA.teamsUserId, name: 'Dana Lee' },
+  );
   expect(waiting).toBe(1);
-  const approve = JSON.stringify(reply.card).match(/"verb":"approvals\.approve","card":"([^"]+)","bill":"00n01BILL1","sig":"([^"]+)"/);
+  const approve = /"verb":"approvals\.approve","card":"([^"]+)","bill":"00n01BILL1","sig":"([^"]+)"/.exec(JSON.stringify(reply.card));
   expect(approve).not.toBeNull();
   return { card: approve![1]!, sig: approve![2]! };
 }
@@ -115,7 +127,10 @@ describe('the approvals service on its own parts', () => {
     expect(reply.privateReply).toBe(true);
     expect(reply.summary).toContain("can't be used");
     expect(sent).toEqual([]);
-    const audit = readFileSync(join(dir, 'audit.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const audit = readFileSync(join(dir, 'audit.log'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(audit).toEqual([expect.objectContaining({ kind: 'approval', result: 'refused', reason: 'card data altered' })]);
   });
 

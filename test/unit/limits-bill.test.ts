@@ -10,7 +10,7 @@ beforeEach(() => {
   vi.useFakeTimers({ now: new Date('2025-03-03T10:59:00.000Z') });
 });
 afterEach(async () => {
-  await limiter?.close();
+  await limiter.close();
   vi.useRealTimers();
 });
 

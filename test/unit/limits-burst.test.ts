@@ -12,7 +12,7 @@ beforeEach(() => {
 });
 
 afterEach(async () => {
-  await limiter?.close();
+  await limiter.close();
   vi.useRealTimers();
 });
 

@@ -56,7 +56,7 @@ export function settle<T>(p: Promise<T>): { value?: T; error?: unknown; done: bo
       out.value = v;
       out.done = true;
     },
-    (e) => {
+    (e: unknown) => {
       out.error = e;
       out.done = true;
     },

@@ -63,6 +63,7 @@ beforeEach(() => {
   vi.useFakeTimers({ now: new Date('2025-03-03T10:00:00.000Z') });
 });
 afterEach(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the tests above this block never set it
   await limiter?.close();
   vi.useRealTimers();
 });

@@ -169,7 +169,10 @@ describe('npm run package', () => {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     }).then(
       (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-      (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+      (err: unknown) => {
+        const e = err as { code: number; stdout: string; stderr: string };
+        return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+      },
     );
 
   it('writes a zip with manifest.json and both icons at its root', async () => {

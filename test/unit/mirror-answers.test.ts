@@ -67,7 +67,9 @@ describe('one upstream load for identical questions', () => {
     expect((await Promise.all(asks)).every((a) => a.value.length === 2)).toBe(true);
     expect(load).toHaveBeenCalledTimes(1);
     const failing = deferred<string>();
-    const fails = Array.from({ length: 5 }, () => answers.get(ORG, 'q', LIST, () => failing.promise).catch((e: Error) => e.message));
+    const fails = Array.from({ length: 5 }, () =>
+      answers.get(ORG, 'q', LIST, () => failing.promise).catch((e: unknown) => (e as Error).message),
+    );
     failing.reject(new Error('BDC_1322'));
     expect(await Promise.all(fails)).toEqual(Array(5).fill('BDC_1322'));
   });
@@ -98,9 +100,10 @@ describe('bounds and copies', () => {
 });
 
 describe('dropped when what they were built from changes', () => {
-  it('a changed bill drops the answers built from bills, not those built from vendors or another organisation\'s', async () => {
+  it("a changed bill drops the answers built from bills, not those built from vendors or another organisation's", async () => {
     const { answers } = make();
-    const put = (org: string, key: string, kinds: Array<'bill' | 'vendor' | 'payment'>) => answers.get(org, key, { ttlS: 60, kinds }, async () => key);
+    const put = (org: string, key: string, kinds: Array<'bill' | 'vendor' | 'payment'>) =>
+      answers.get(org, key, { ttlS: 60, kinds }, async () => key);
     await put(ORG, 'bills due', ['bill', 'vendor']);
     await put(ORG, 'payments', ['payment', 'bill']);
     await put(ORG, 'vendors', ['vendor']);
@@ -113,7 +116,7 @@ describe('dropped when what they were built from changes', () => {
     expect(await hit(ORG, 'payments')).toBe(false);
   });
 
-  it('drops one answer by key (a Refresh button), or all of an org\'s', async () => {
+  it("drops one answer by key (a Refresh button), or all of an org's", async () => {
     const { answers } = make();
     await answers.get(ORG, 'a', LIST, async () => 1);
     await answers.get(ORG, 'b', LIST, async () => 2);

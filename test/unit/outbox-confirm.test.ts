@@ -139,7 +139,10 @@ describe('a card shows what BILL answers', () => {
     await w.drain();
     expect(sent).toEqual([]);
     expect(reads).toBe(1);
-    const waiting = await store.get<OutboxEvent>(NS.outbox, outboxKey(JSON.parse(raw.toString()).metadata.eventId as string));
+    const waiting = await store.get<OutboxEvent>(
+      NS.outbox,
+      outboxKey((JSON.parse(raw.toString()) as { metadata: { eventId: string } }).metadata.eventId),
+    );
     expect(waiting).toMatchObject({ eventId: expect.any(String), targets: expect.any(Object) });
     expect(waiting!.confirmed).toBeUndefined();
     // Not read again before its back-off is over.

@@ -40,8 +40,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stores.file?.().close();
-  await conn?.close();
-  await redis?.close();
+  await conn.close();
+  await redis.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 

@@ -98,7 +98,7 @@ afterEach(async () => {
   open = [];
 });
 afterAll(async () => {
-  await redis?.close();
+  await redis.close();
 });
 
 describe('one budget for the fleet', () => {

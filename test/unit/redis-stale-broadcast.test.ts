@@ -21,7 +21,13 @@ async function instance(): Promise<Mirror> {
   conns.push(conn);
   expect(await conn.waitReady(5_000)).toBe(true);
   const noBill = {} as BillGateway;
-  return new Mirror({ bill: noBill, state: new RedisStateStore(conn, systemClock), clock: systemClock, log, broadcast: new RedisStaleBroadcast(conn, log) });
+  return new Mirror({
+    bill: noBill,
+    state: new RedisStateStore(conn, systemClock),
+    clock: systemClock,
+    log,
+    broadcast: new RedisStaleBroadcast(conn, log),
+  });
 }
 
 async function until(what: string, cond: () => boolean, timeoutMs = 5_000): Promise<void> {
@@ -49,7 +55,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const c of conns) await c.close();
-  await redis?.close();
+  await redis.close();
 });
 
 describe('stale marks reach every instance', () => {
@@ -86,7 +92,11 @@ describe('stale marks reach every instance', () => {
     await payments(b);
     expect(b.answers.stats().entries).toBe(1);
     await redis.restart();
-    await until('both instances to drop their answers after resubscribing', () => a.answers.stats().entries === 0 && b.answers.stats().entries === 0, 10_000);
+    await until(
+      'both instances to drop their answers after resubscribing',
+      () => a.answers.stats().entries === 0 && b.answers.stats().entries === 0,
+      10_000,
+    );
     expect(await payments(b)).toBe(true);
   });
 });

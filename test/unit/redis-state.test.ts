@@ -43,7 +43,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(conns.map((c) => c.close()));
-  await redis?.close();
+  await redis.close();
 });
 
 describe('two instances share one store', () => {

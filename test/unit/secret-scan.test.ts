@@ -39,7 +39,7 @@ describe('the registered scan over a real bot', () => {
     });
   });
   afterAll(async () => {
-    await bot?.close();
+    await bot.close();
   });
 
   it('passes while the bot logs through its scrubbing logger, even when asked to log the password', async () => {
@@ -59,7 +59,7 @@ describe('the registered scan over a real bot', () => {
       devKey: demo.devKey,
     });
     expect(login.status).toBe(200);
-    const sessionId: string = login.json.sessionId;
+    const { sessionId } = login.json as { sessionId: string };
     expect(bot.app.sandbox!.stats().sessionsIssued).toContain(sessionId);
     const extra = new LogCapture('extra capture');
     registerSecrets(() => ['minted-token-0123456789']);

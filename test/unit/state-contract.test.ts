@@ -31,8 +31,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await stores.sqlite?.close();
   await stores.redis?.close();
-  await conn?.close();
-  await redis?.close();
+  await conn.close();
+  await redis.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 

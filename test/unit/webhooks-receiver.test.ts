@@ -105,7 +105,7 @@ describe("verifying with the subscription's key", () => {
     const raw = event();
     const answer = await receiver().accept(raw, sign(raw, key));
     expect(answer).toMatchObject({ status: 200, body: { status: 'accepted' } });
-    const eventId = JSON.parse(raw.toString()).metadata.eventId as string;
+    const eventId = (JSON.parse(raw.toString()) as { metadata: { eventId: string } }).metadata.eventId;
     const queued = await store.get<OutboxEvent>(NS.outbox, outboxKey(eventId));
     expect(queued).toMatchObject({
       eventId,

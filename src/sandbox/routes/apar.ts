@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { bdc } from '../gate.js';
 import type { Collection } from '../model.js';
 import { comparator, compileFilters, keysetPage, parseFilters, parseMax, parseSort, type ListSpec } from '../query.js';
-import type { RouteContext, SandboxRoute } from '../server.js';
+import { param, sessionOf, type RouteContext, type SandboxRoute } from '../server.js';
 import { BILLS, CUSTOMERS, INVOICES, PAYMENTS, RECEIVABLE_PAYMENTS, VENDORS } from '../spec.js';
 
 /** One page of an AP/AR-style list (page= cursors, keyset order). */
@@ -29,8 +29,8 @@ export function listPage<T extends { id: string }>(
 }
 
 export function getOne<T>(ctx: RouteContext, collection: Collection<T & { id: string }>): T {
-  const item = collection.get(ctx.params.id!);
-  if (!item) throw bdc(ctx.clock, 404, 'BDC_1205', `Object with id ${ctx.params.id!.slice(0, 40)} was not found.`);
+  const item = collection.get(param(ctx, 'id'));
+  if (!item) throw bdc(ctx.clock, 404, 'BDC_1205', `Object with id ${param(ctx, 'id').slice(0, 40)} was not found.`);
   return item;
 }
 
@@ -58,7 +58,7 @@ export const aparRoutes: SandboxRoute[] = [
     path: '/v3/logout',
     auth: 'session',
     handle: (ctx) => {
-      ctx.gate.logout(ctx.session!.id);
+      ctx.gate.logout(sessionOf(ctx).id);
       return {};
     },
   },
@@ -68,7 +68,7 @@ export const aparRoutes: SandboxRoute[] = [
     path: '/v3/login/session',
     auth: 'session',
     handle: (ctx) => ({
-      body: { organizationId: ctx.session!.orgId, userId: ctx.session!.userId, mfaStatus: 'DISABLED', mfaBypass: false },
+      body: { organizationId: sessionOf(ctx).orgId, userId: sessionOf(ctx).userId, mfaStatus: 'DISABLED', mfaBypass: false },
     }),
   },
   ...crud('/v3/bills', BILLS, (ctx) => ctx.org.bills),
@@ -82,6 +82,6 @@ export const aparRoutes: SandboxRoute[] = [
     method: 'GET',
     path: '/v3/bill-approvals/pending-user-approvals',
     auth: 'session',
-    handle: (ctx) => ({ body: { bills: ctx.model.pendingApprovals(ctx.org, ctx.session!.userId) } }),
+    handle: (ctx) => ({ body: { bills: ctx.model.pendingApprovals(ctx.org, sessionOf(ctx).userId) } }),
   },
 ];

@@ -2,7 +2,7 @@
 // Not part of BILL. Local only (the sandbox listens on 127.0.0.1); `?org=<id>` picks an org, default the demo org.
 import { bdc } from '../gate.js';
 import { createInvoice, createVendor, payBill, updateInvoice } from '../mutations.js';
-import type { Fault, FaultKind, SandboxRoute } from '../server.js';
+import { param, type Fault, type FaultKind, type SandboxRoute } from '../server.js';
 
 const FAULTS: FaultKind[] = ['serverError', 'nonJson', 'emptyError', 'noCodeError', 'reset', 'emptyPage'];
 
@@ -25,7 +25,7 @@ export const controlRoutes: SandboxRoute[] = [
     method: 'POST',
     path: '/bills/:id/pay',
     auth: 'none',
-    handle: (ctx) => ({ body: payBill(ctx.model, ctx.org, ctx.params.id!, obj(ctx.body)) }),
+    handle: (ctx) => ({ body: payBill(ctx.model, ctx.org, param(ctx, 'id'), obj(ctx.body)) }),
   },
   {
     area: 'control',
@@ -39,7 +39,7 @@ export const controlRoutes: SandboxRoute[] = [
     method: 'PATCH',
     path: '/invoices/:id',
     auth: 'none',
-    handle: (ctx) => ({ body: updateInvoice(ctx.model, ctx.org, ctx.params.id!, obj(ctx.body)) }),
+    handle: (ctx) => ({ body: updateInvoice(ctx.model, ctx.org, param(ctx, 'id'), obj(ctx.body)) }),
   },
   {
     area: 'control',

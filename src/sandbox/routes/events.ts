@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { bdc } from '../gate.js';
 import { Collection, ID_PREFIX, type SandboxNotification, type SandboxSubscription } from '../model.js';
-import type { RouteContext, SandboxRoute } from '../server.js';
+import { param, type RouteContext, type SandboxRoute } from '../server.js';
 import { NOTIFICATIONS, SUBSCRIPTIONS } from '../spec.js';
 import { EVENT_CATALOG } from '../webhooks.js';
 import { getOne, listPage } from './apar.js';
@@ -52,7 +52,8 @@ function checkEvents(ctx: RouteContext, raw: unknown): Array<{ type: string; ver
   return raw.map((e) => {
     const entry = e as { type?: unknown; version?: unknown } | null | undefined;
     const type = entry?.type;
-    const version = String(entry?.version ?? '1');
+    const v = entry?.version ?? '1';
+    const version = typeof v === 'string' || typeof v === 'number' ? String(v) : JSON.stringify(v);
     const known = EVENT_CATALOG.find((c) => c.type === type);
     if (!known?.versions.includes(version))
       throw bdc(ctx.clock, 400, undefined, `Unknown event type ${String(type).slice(0, 60)} version ${version.slice(0, 10)}`);
@@ -182,9 +183,10 @@ export const eventRoutes: SandboxRoute[] = [
     handle: async (ctx) => {
       const sub = subscription(ctx);
       const b = (ctx.body ?? {}) as Record<string, unknown>;
-      const type = typeof b.eventType === 'string' ? b.eventType : sub.events[0]!.type;
+      const type = typeof b.eventType === 'string' ? b.eventType : sub.events[0]?.type;
+      if (!type) throw bdc(ctx.clock, 400, undefined, 'eventType is required: the subscription has no events');
       const version = typeof b.version === 'string' ? b.version : '1';
-      const entityKey = type.split('.')[0]!.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+      const entityKey = type.replace(/\..*$/s, '').replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
       const entity = (b[entityKey] as Record<string, unknown> | undefined) ?? { id: `test-${entityKey}-id` };
       const note = await ctx.webhooks.deliver(ctx.org, sub, { type, version, entityKey, entity }, false);
       return { body: note };
@@ -220,7 +222,7 @@ export const eventRoutes: SandboxRoute[] = [
     auth: 'session',
     handle: async (ctx) => {
       const sub = subscription(ctx);
-      const note = ctx.org.notifications.get(ctx.params.eventId!);
+      const note = ctx.org.notifications.get(param(ctx, 'eventId'));
       if (note?.subscriptionId !== sub.id) throw bdc(ctx.clock, 404, 'BDC_1205', 'Event not found.');
       return { body: await ctx.webhooks.resend(ctx.org, sub, note) };
     },

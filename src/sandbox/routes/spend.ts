@@ -4,7 +4,7 @@ import type { SpendTransaction } from '../../bill/types.js';
 import { SandboxError } from '../gate.js';
 import type { Collection } from '../model.js';
 import { comparator, compileFilters, offsetPage, parseFilters, parseMax, parseSort, type ListSpec } from '../query.js';
-import type { RouteContext, SandboxRoute } from '../server.js';
+import { param, type RouteContext, type SandboxRoute } from '../server.js';
 import { SPEND_BUDGETS, SPEND_REIMBURSEMENTS, SPEND_TRANSACTIONS } from '../spec.js';
 
 function spendList<T extends { id: string }>(
@@ -30,7 +30,7 @@ function spendList<T extends { id: string }>(
 }
 
 function spendGet<T extends { id: string; uuid?: string }>(ctx: RouteContext, collection: Collection<T>): T {
-  const id = ctx.params.id!;
+  const id = param(ctx, 'id');
   const item = collection.get(id) ?? collection.find((x) => x.uuid === id);
   if (!item)
     throw new SandboxError(404, [
