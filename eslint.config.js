@@ -49,7 +49,7 @@ export default defineConfig(
     },
   },
   {
-    files: ['src/state/types.ts', 'src/state/sqliteStore.ts', 'src/state/redisStore.ts'],
+    files: ['src/infra/state/types.ts', 'src/infra/state/sqliteStore.ts', 'src/infra/state/redisStore.ts'],
     rules: {
       // get<T>/entries<T> name the shape a caller stored (JSON in, JSON out); every reader checks what it reads back.
       '@typescript-eslint/no-unnecessary-type-parameters': 'off',

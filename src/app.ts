@@ -3,32 +3,32 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'restify';
 import type { DestinationStream } from 'pino';
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, type Clock } from './infra/clock.js';
 import { configSecrets, type Config } from './config.js';
-import { createLogger, SecretRegistry, type Logger } from './log.js';
-import { createLimiter } from './limits/index.js';
-import { registerLimiterMetrics } from './limits/metrics.js';
+import { createLogger, SecretRegistry, type Logger } from './infra/log.js';
+import { createLimiter } from './infra/limits/index.js';
+import { registerLimiterMetrics } from './infra/limits/metrics.js';
 import { Mirror } from './mirror/mirror.js';
 import { registerAnswerMetrics } from './mirror/metrics.js';
 import { createMetricsServer, metricsHandler } from './http/metrics.js';
 import { createMetricsRegistry } from './infra/metrics.js';
-import type { Limiter } from './limits/types.js';
-import { SqliteStateStore } from './state/sqliteStore.js';
-import { NS, type StateStore } from './state/types.js';
-import { AccessPolicy } from './bot/access.js';
+import type { Limiter } from './infra/limits/types.js';
+import { SqliteStateStore } from './infra/state/sqliteStore.js';
+import { NS, type StateStore } from './infra/state/types.js';
+import { AccessPolicy } from './features/access.js';
 import { BillbridgeBot } from './teams/bot.js';
 import { createRegistry, type FeatureDeps } from './features/index.js';
-import { Dispatcher } from './bot/dispatch.js';
-import type { BackendInfo, BotServices } from './bot/services.js';
-import { CardMessages } from './bot/cardMessages.js';
+import { Dispatcher } from './features/dispatch.js';
+import type { BackendInfo, BotServices } from './features/services.js';
+import { CardMessages } from './teams/cardMessages.js';
 import type { CommandRegistry } from './features/registry.js';
 import type { FinanceSettings } from './features/finance.js';
 import { createAdapter, type BillbridgeAdapter } from './teams/adapter.js';
-import { AuditTrail } from './state/audit.js';
-import { memoryUserCommandRate } from './bot/userRate.js';
-import { UpstreamCallCounter } from './upstreamCalls.js';
-import { OrgBindings } from './state/bindings.js';
-import { Installations } from './state/conversations.js';
+import { AuditTrail } from './infra/audit.js';
+import { memoryUserCommandRate } from './teams/userRate.js';
+import { UpstreamCallCounter } from './infra/upstreamCalls.js';
+import { OrgBindings } from './bindings/bindings.js';
+import { Installations } from './bindings/installations.js';
 import { createGraphTeams } from './graph/teams.js';
 import { Readiness } from './http/readiness.js';
 import { BillGateway } from './bill/gateway.js';
@@ -44,8 +44,8 @@ import { notificationPresenter, REFRESH_VERB } from './features/notifications/ca
 import { refreshNotification } from './features/notifications/refresh.js';
 import { SANDBOX_NOTE } from './cards/words.js';
 import { webhookRoute } from './http/webhooks.js';
-import type { RedisConnection } from './state/redisClient.js';
-import { RateLimiterUserCommandRate } from './bot/userRate.js';
+import type { RedisConnection } from './infra/state/redisClient.js';
+import { RateLimiterUserCommandRate } from './teams/userRate.js';
 import { LinkAttempts, memoryLinkAttempts } from './features/approvals/linkAttempts.js';
 
 export interface BuildOptions {
@@ -103,9 +103,9 @@ export interface BillbridgeApp {
 async function connectCluster(url: string, log: Logger) {
   const [{ RateLimiterRedis }, { RedisConnection }, { RedisStateStore }, { RedisBudgetStore }, { RedisStaleBroadcast }, { RedisSessionLedger }] = await Promise.all([
     import('rate-limiter-flexible'),
-    import('./state/redisClient.js'),
-    import('./state/redisStore.js'),
-    import('./limits/redisStore.js'),
+    import('./infra/state/redisClient.js'),
+    import('./infra/state/redisStore.js'),
+    import('./infra/limits/redisStore.js'),
     import('./mirror/broadcast.js'),
     import('./bill/sharedSessions.js'),
   ]);

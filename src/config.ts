@@ -1,6 +1,6 @@
 // Environment (+ .env) -> one typed, validated Config; every error names the variable.
 import { existsSync, readFileSync } from 'node:fs';
-import { parseSecretsKey as parseSecretsKeyText } from './state/sealing.js';
+import { parseSecretsKey as parseSecretsKeyText } from './infra/state/sealing.js';
 import { parse as parseDotenv } from 'dotenv';
 import { z } from 'zod';
 

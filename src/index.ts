@@ -2,7 +2,7 @@
 import { errorMessage } from './errors.js';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, readEnv } from './config.js';
-import { StateDirInUse } from './state/sqliteStore.js';
+import { StateDirInUse } from './infra/state/sqliteStore.js';
 
 async function main(): Promise<void> {
   let config;

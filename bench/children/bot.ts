@@ -6,7 +6,7 @@ import { Session } from 'node:inspector/promises';
 import { getHeapSpaceStatistics, getHeapStatistics, writeHeapSnapshot } from 'node:v8';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { NS } from '../../src/state/types.js';
+import { NS } from '../../src/infra/state/types.js';
 import { WebhookSetup } from '../../src/notify/setup.js';
 import { PUSH_FED } from '../../src/notify/kinds.js';
 import { clockFromEnv, ready, residentByMapping, residentSet, serve } from './ipc.js';

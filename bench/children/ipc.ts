@@ -1,6 +1,6 @@
 // The child side of the bench's IPC: answers the driver's requests and says when it is ready.
 import { readFileSync } from 'node:fs';
-import type { Clock } from '../../src/clock.js';
+import type { Clock } from '../../src/infra/clock.js';
 
 export type Handler = (args: any) => unknown | Promise<unknown>;
 

@@ -13,7 +13,7 @@
 // - webhook management lives on the /connect-events base with the same session headers; creating a
 //   subscription or rotating its key needs an X-Idempotent-Key (UUID4) header.
 import { randomUUID } from 'node:crypto';
-import type { RunOptions } from '../limits/types.js';
+import type { RunOptions } from '../infra/limits/types.js';
 import { BillFilter, checkId, sortParam, type SortKey } from './filters.js';
 import { DEFAULT_MAX_PAGES, PagedList, readPage } from './paging.js';
 import type { OrgSession, SessionInfo } from './sessions.js';

@@ -1,8 +1,8 @@
 // The BILL gateway the bot uses: one HTTP pool and one session pool, org-scoped clients, the S&E client, status.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../infra/clock.js';
 import { NotBound } from '../errors.js';
-import type { Logger, SecretRegistry } from '../log.js';
-import type { Limiter, Priority, RunOptions } from '../limits/types.js';
+import type { Logger, SecretRegistry } from '../infra/log.js';
+import type { Limiter, Priority, RunOptions } from '../infra/limits/types.js';
 import { BillOrgClient } from './api.js';
 import { BillHttp, type RetryPolicy } from './http.js';
 import { SessionPool, type SessionInfo, type SessionLedger } from './sessions.js';

@@ -9,10 +9,10 @@
 // - credentials (devKey, sessionId, apiToken) travel in headers only, never in a query string.
 import { Agent } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../infra/clock.js';
 import { BillApiError, type BillErrorCategory, type BillErrorEntry } from '../errors.js';
-import type { Logger } from '../log.js';
-import type { Limiter, RunOptions, Upstream } from '../limits/types.js';
+import type { Logger } from '../infra/log.js';
+import type { Limiter, RunOptions, Upstream } from '../infra/limits/types.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type QueryValue = string | number | boolean | undefined;

@@ -6,10 +6,10 @@
 // - a session expires after 35 minutes without a call, and every call restarts that clock; there is no refresh;
 // - 200 logins per dev key per hour; POST /v3/logout ends a session (200, empty body).
 import { createHash } from 'node:crypto';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../infra/clock.js';
 import { BillApiError, LimitExceeded, errorMessage } from '../errors.js';
-import type { Logger, SecretRegistry } from '../log.js';
-import type { RunOptions } from '../limits/types.js';
+import type { Logger, SecretRegistry } from '../infra/log.js';
+import type { RunOptions } from '../infra/limits/types.js';
 import type { BillHttp, HttpMethod, QueryValue } from './http.js';
 import type { LoginResponse } from './types.js';
 

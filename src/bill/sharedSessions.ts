@@ -13,11 +13,11 @@ import { createHash, createHmac } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import type { LostLockError } from 'redis-semaphore';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../infra/clock.js';
 import { LimitExceeded, errorMessage } from '../errors.js';
-import type { Logger } from '../log.js';
-import { SafeMutex as Mutex, type RedisConnection } from '../state/redisClient.js';
-import { deriveKey, openText, sealText, type SealedBox } from '../state/sealing.js';
+import type { Logger } from '../infra/log.js';
+import { SafeMutex as Mutex, type RedisConnection } from '../infra/state/redisClient.js';
+import { deriveKey, openText, sealText, type SealedBox } from '../infra/state/sealing.js';
 import type { LiveSession, SessionLedger } from './sessions.js';
 
 /** HKDF purpose of the key that seals shared sessionIds (and of the one that fingerprints them). */

@@ -8,7 +8,7 @@
 // - transaction filters: occurredTime/updatedTime/authorizedTime (gte, lte), syncStatus, budgetId (eq), amount,
 //   type, complete; `status` and `receiptStatus` are not filterable (filter those after fetching);
 //   reimbursements `reimbursementIds`; budgets `budgetIds`, `retired`.
-import type { Limiter, RunOptions } from '../limits/types.js';
+import type { Limiter, RunOptions } from '../infra/limits/types.js';
 import { FilterValueError } from '../errors.js';
 import { BillFilter, sortParam, type SortKey } from './filters.js';
 import type { BillHttp } from './http.js';

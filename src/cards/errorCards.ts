@@ -85,7 +85,7 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
       err.reason === 'orgNotAllowed'
         ? 'The BILL organisation this conversation was linked to is no longer allowed by this deployment.'
         : 'This team or chat is not linked to a BILL organisation yet.';
-    // Teams link from any of their channels; chats link themselves (src/state/bindings.ts).
+    // Teams link from any of their channels; chats link themselves (src/bindings/bindings.ts).
     return adaptiveCard([title('No BILL organisation linked'), text(why), text(`A billbridge admin can link it by typing **${typed('link {BILL organisation id}', ctx.kind)}** here.`)], {
       summary: `${why} An admin can link it with "link {BILL organisation id}".`,
     });

@@ -1,5 +1,5 @@
 // The welcome posted when billbridge is added to a team, a group chat or a personal chat: binding + three commands.
-import type { BindingMode, BindingState } from '../state/bindings.js';
+import type { BindingMode, BindingState } from '../bindings/bindings.js';
 import type { CommandInfo, ConversationKind } from '../features/types.js';
 import { adaptiveCard, container, escapeMarkdown, executeAction, footer, shortRef, text, title, type CardAction, type CardElement, type CardReply } from './card.js';
 import { shortId } from './redact.js';

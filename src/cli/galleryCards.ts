@@ -1,12 +1,12 @@
 // Every card billbridge sends, filled from the embedded sandbox's demo organisation (seeded in memory, no server), plus
 // empty and error states: the gallery page renders them, and a test checks each one parses at 1.5 and stays small.
-import { ManualClock } from '../clock.js';
+import { ManualClock } from '../infra/clock.js';
 import type { BillStatus } from '../bill/gateway.js';
 import type { Bill, Invoice, Vendor } from '../bill/types.js';
 import { BillApiError, DependencyUnavailable, FilterValueError, Forbidden, InputError, LimitExceeded, NotBound, NotLinked, TenantNotAllowed } from '../errors.js';
 import { SandboxModel } from '../sandbox/model.js';
 import { seedDemoOrg } from '../sandbox/seed.js';
-import type { BudgetSnapshot } from '../limits/types.js';
+import type { BudgetSnapshot } from '../infra/limits/types.js';
 import type { CardReply } from '../cards/card.js';
 import { billCard, billMatchesCard, billsDueCard, billsOverdueCard, type BillLine } from '../features/payables/cards.js';
 import { auditSection, billSection } from '../features/admin/billStatus.js';

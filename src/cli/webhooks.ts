@@ -4,17 +4,17 @@
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
-import { systemClock } from '../clock.js';
+import { systemClock } from '../infra/clock.js';
 import { ConfigError, configSecrets, loadConfig, readEnv, type Config } from '../config.js';
 import { errorMessage, BillApiError } from '../errors.js';
-import { createLogger, SecretRegistry } from '../log.js';
-import { createLimiter } from '../limits/index.js';
+import { createLogger, SecretRegistry } from '../infra/log.js';
+import { createLimiter } from '../infra/limits/index.js';
 import { BillGateway } from '../bill/gateway.js';
-import { SqliteStateStore } from '../state/sqliteStore.js';
-import { RedisConnection } from '../state/redisClient.js';
-import { RedisStateStore } from '../state/redisStore.js';
-import type { StateStore } from '../state/types.js';
-import { AuditTrail } from '../state/audit.js';
+import { SqliteStateStore } from '../infra/state/sqliteStore.js';
+import { RedisConnection } from '../infra/state/redisClient.js';
+import { RedisStateStore } from '../infra/state/redisStore.js';
+import type { StateStore } from '../infra/state/types.js';
+import { AuditTrail } from '../infra/audit.js';
 import { WebhookKeys } from '../notify/keys.js';
 import { MAX_BILL_SUBSCRIPTIONS, WEBHOOK_PATH, WebhookSetup, WebhookSetupError } from '../notify/setup.js';
 

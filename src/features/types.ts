@@ -1,5 +1,5 @@
 // What a command is and what a turn gives it (its feature's parts come as `deps`); no botbuilder types leak into handlers.
-import type { Logger } from '../log.js';
+import type { Logger } from '../infra/log.js';
 import type { CardReply } from '../cards/card.js';
 
 export type ConversationKind = 'channel' | 'groupChat' | 'personal';

@@ -1,7 +1,7 @@
 // The one request path for Graph and the Entra token endpoint: undici, the shared limiter, Retry-After, typed errors.
 import { request } from 'undici';
-import type { Logger } from '../log.js';
-import type { Limiter, Priority, Upstream } from '../limits/types.js';
+import type { Logger } from '../infra/log.js';
+import type { Limiter, Priority, Upstream } from '../infra/limits/types.js';
 import { GraphApiError } from './errors.js';
 
 const GRAPH_TIMEOUT_MS = 10_000;

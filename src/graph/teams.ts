@@ -1,9 +1,9 @@
 // Microsoft Graph GET /teams/{aadGroupId}: the team's name, description, archived flag and tenant, cached.
 import NodeCache from 'node-cache';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../infra/clock.js';
 import type { Config } from '../config.js';
-import type { Limiter, Priority } from '../limits/types.js';
-import type { Logger, SecretRegistry } from '../log.js';
+import type { Limiter, Priority } from '../infra/limits/types.js';
+import type { Logger, SecretRegistry } from '../infra/log.js';
 import { categoryOfStatus, GraphApiError } from './errors.js';
 import { graphError, realSleep, send, type HttpDeps, type Sleep } from './http.js';
 import { ClientCredentialsTokens, type TokenSource } from './token.js';

@@ -1,6 +1,6 @@
 // Entra client-credentials tokens for Graph: one in flight per tenant, cached until shortly before they expire.
-import type { Clock } from '../clock.js';
-import type { SecretRegistry } from '../log.js';
+import type { Clock } from '../infra/clock.js';
+import type { SecretRegistry } from '../infra/log.js';
 import { GraphApiError } from './errors.js';
 import { send, type HttpDeps } from './http.js';
 

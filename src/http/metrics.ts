@@ -3,7 +3,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server as NodeServer, type ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
-import type { Logger } from '../log.js';
+import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 
 export type MetricsHandler = () => Promise<{ contentType: string; body: string }>;

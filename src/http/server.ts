@@ -1,6 +1,6 @@
 // restify server and routes: /api/messages, /healthz, /readyz, /metrics (with METRICS_TOKEN); everything else is 404.
 import restify, { type Request, type Response, type Server } from 'restify';
-import type { Logger } from '../log.js';
+import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import type { Readiness } from './readiness.js';
 import { bearerMatches, type MetricsHandler } from './metrics.js';

@@ -4,7 +4,7 @@
 // in size, and handed to the receiver. What senders who fail the signature may make the bot read is bounded
 // (senderBudget.ts).
 import type { Request, Response, Server } from 'restify';
-import type { Logger } from '../log.js';
+import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import type { WebhookReceiver } from '../notify/receiver.js';
 import { SIGNATURE_HEADER, signatureDigest } from '../bill/webhooks.js';

@@ -1,7 +1,7 @@
 // Answers the mirror does not hold (payments, Spend & Expense, lists asked of BILL while an org's mirror is built, a
 // notification's Refresh): kept per org for a TTL, one load for identical questions in flight, dropped when a record
 // kind they were built from changes. Failures are not kept.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../infra/clock.js';
 import type { EntityKind } from './records.js';
 
 export interface Answer<T> {

@@ -2,8 +2,8 @@
 // Redis pub/sub, so none keeps showing the old record. Fire and forget; after a gap in the subscription (Redis was
 // away) the receiver treats everything it holds as stale, since marks sent meanwhile were lost.
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '../log.js';
-import type { RedisConnection } from '../state/redisClient.js';
+import type { Logger } from '../infra/log.js';
+import type { RedisConnection } from '../infra/state/redisClient.js';
 import { ENTITY_KINDS, type EntityKind } from './records.js';
 
 const CHANNEL = 'mirror:stale';

@@ -14,11 +14,11 @@
 import { randomUUID } from 'node:crypto';
 import { BillFilter, MAX_FILTER_LIST_ITEMS } from '../bill/filters.js';
 import type { BillGateway } from '../bill/gateway.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../infra/clock.js';
 import { BillApiError, errorMessage, LimitExceeded } from '../errors.js';
-import type { Priority } from '../limits/types.js';
-import type { Logger } from '../log.js';
-import { NS, type StateStore } from '../state/types.js';
+import type { Priority } from '../infra/limits/types.js';
+import type { Logger } from '../infra/log.js';
+import { NS, type StateStore } from '../infra/state/types.js';
 import { Answers } from './answers.js';
 import type { StaleBroadcast, StaleMark } from './broadcast.js';
 import {

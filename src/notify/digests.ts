@@ -8,19 +8,19 @@
 // Storage (NS.digests), keys starting with the channel key so removing the bot from a team removes them:
 // "<channel>|setting", "<channel>|last" (fingerprint of the last posted digest), "<channel>|slot|<slot id>".
 import { createHash } from 'node:crypto';
-import type { Clock } from '../clock.js';
-import type { Logger } from '../log.js';
+import type { Clock } from '../infra/clock.js';
+import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
-import type { Priority } from '../limits/types.js';
+import type { Priority } from '../infra/limits/types.js';
 import type { BillGateway } from '../bill/gateway.js';
 import type { Mirror } from '../mirror/mirror.js';
 import { BillFilter } from '../bill/filters.js';
 import type { Bill } from '../bill/types.js';
-import type { BindingScope } from '../state/bindings.js';
-import { NS, type StateStore } from '../state/types.js';
+import type { BindingScope } from '../bindings/bindings.js';
+import { NS, type StateStore } from '../infra/state/types.js';
 import { Leases } from './lease.js';
 import { Periodic } from './periodic.js';
-import { addDays, dateInZone } from '../calendar.js';
+import { addDays, dateInZone } from '../infra/calendar.js';
 import { latestSlot, type DigestSchedule } from './schedule.js';
 import { channelKey, channelScope } from './subscriptions.js';
 import type {

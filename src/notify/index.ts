@@ -1,16 +1,16 @@
 // Webhook events -> subscriptions -> durable outbox -> proactive sends, and scheduled digests: built once in app.ts.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../infra/clock.js';
 import type { Config } from '../config.js';
-import type { Logger, SecretRegistry } from '../log.js';
+import type { Logger, SecretRegistry } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
-import type { Priority } from '../limits/types.js';
+import type { Priority } from '../infra/limits/types.js';
 import type { BillGateway } from '../bill/gateway.js';
 import type { Mirror } from '../mirror/mirror.js';
 import { answerKey } from '../mirror/answers.js';
 import type { EntityKind } from '../mirror/records.js';
-import type { AuditTrail } from '../state/audit.js';
-import type { BindingScope } from '../state/bindings.js';
-import { NS, type StateStore } from '../state/types.js';
+import type { AuditTrail } from '../infra/audit.js';
+import type { BindingScope } from '../bindings/bindings.js';
+import { NS, type StateStore } from '../infra/state/types.js';
 import { DigestComposer, DigestScheduler, DigestSettings, type DigestSetting } from './digests.js';
 import { WebhookKeys } from './keys.js';
 import { eventTypeInfo, type SubscriptionKind } from './kinds.js';

@@ -6,10 +6,10 @@
 // With NODE_ENV=production and no SECRETS_KEY nothing is stored (refuseUnsealed): setup says why before asking BILL.
 // BILL shows a key once (create or rotation), so losing it means rotating the key; the previous key keeps
 // verifying for a while after a rotation (events already on their way).
-import { deriveKey, openText, sealText } from '../state/sealing.js';
-import type { Clock } from '../clock.js';
-import type { Logger, SecretRegistry } from '../log.js';
-import { NS, type StateStore } from '../state/types.js';
+import { deriveKey, openText, sealText } from '../infra/state/sealing.js';
+import type { Clock } from '../infra/clock.js';
+import type { Logger, SecretRegistry } from '../infra/log.js';
+import { NS, type StateStore } from '../infra/state/types.js';
 
 /** How long the key a rotation replaced still verifies events. */
 export const ROTATION_GRACE_MS = 24 * 3_600_000;

@@ -4,8 +4,8 @@
 // is taken over only once it has expired — or, on a single-instance store, when it was last written before this
 // process started (only one process may use that store, so its holder is a predecessor that is gone).
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../clock.js';
-import type { StateStore } from '../state/types.js';
+import type { Clock } from '../infra/clock.js';
+import type { StateStore } from '../infra/state/types.js';
 
 export interface LeaseHolder {
   /** The holder's random id. */

@@ -1,5 +1,5 @@
 // A job that runs every few seconds, one run at a time, and stops cleanly: the clockwork of the digest schedulers.
-import type { Logger } from '../log.js';
+import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 
 export interface PeriodicOptions {

@@ -3,7 +3,7 @@
 // the record as BILL answers a GET for it (confirmRecord), never the payload.
 import type { BillGateway } from '../bill/gateway.js';
 import { BillApiError, FilterValueError } from '../errors.js';
-import type { Priority } from '../limits/types.js';
+import type { Priority } from '../infra/limits/types.js';
 import type { OutboxEvent } from './types.js';
 
 /** Fields kept, at any depth (objects are walked only through these names). */

@@ -11,11 +11,11 @@
 //   signed by it was accepted in that time. BILL disables a subscription after its retries are exhausted
 //   (shared/reference/bill-v3-api.md §5, delivery rules): the next check sees it, and lists are polled again.
 // Until the first check has answered, nothing is push-fed. Checks run in the background, under the limiter.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../infra/clock.js';
 import type { EntityKind } from '../mirror/records.js';
 import type { BillGateway } from '../bill/gateway.js';
 import { errorMessage } from '../errors.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../infra/log.js';
 import { eventTypeInfo, PUSH_FED } from './kinds.js';
 import type { WebhookKeyInfo } from './keys.js';
 

@@ -10,12 +10,12 @@
 //    BILL's retry after a crash between the two writes), then 200 — so a crash before the 200 makes BILL retry, and
 //    a crash after it leaves the event in the outbox for the worker after restart.
 // The answer comes within ANSWER_WITHIN_MS whatever the state store does (503 otherwise: BILL retries).
-import type { Clock } from '../clock.js';
+import type { Clock } from '../infra/clock.js';
 import type { EntityKind } from '../mirror/records.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import { parseNotification, peekSubscriptionId, signatureDigest, signatureMatches, type BillNotification } from '../bill/webhooks.js';
-import { NS, type StateStore } from '../state/types.js';
+import { NS, type StateStore } from '../infra/state/types.js';
 import { eventTypeInfo, KNOWN_UNROUTED_TYPES } from './kinds.js';
 import type { WebhookKeys } from './keys.js';
 import { paymentBillIds, projectEntity } from './project.js';

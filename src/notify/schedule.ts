@@ -1,6 +1,6 @@
 // Digest schedules in the bot's time zone: parsing "daily 09:00" / "weekly monday 09:00", and the slot (the
 // scheduled instant) a moment belongs to. Pure: no clock, no I/O.
-import { addDays, dateInZone, zoneOffset } from '../calendar.js';
+import { addDays, dateInZone, zoneOffset } from '../infra/calendar.js';
 
 export interface DigestSchedule {
   every: 'daily' | 'weekly';

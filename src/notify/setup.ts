@@ -5,7 +5,7 @@
 // no duplicates (same events and URL); the securityKey is in the create answer only, and
 // POST /v3/subscriptions/{id}/security_key issues a new one.
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '../log.js';
+import type { Logger } from '../infra/log.js';
 import type { BillGateway } from '../bill/gateway.js';
 import type { Subscription } from '../bill/types.js';
 import { eventTypesOf } from './kinds.js';

@@ -1,11 +1,11 @@
 // Which team channels follow which kinds of BILL events (NS.subscriptions), with the conversation reference to post with.
 //
-// Key layout follows src/state/conversations.ts, so removing the bot from a team removes its subscriptions:
+// Key layout follows src/bindings/installations.ts, so removing the bot from a team removes its subscriptions:
 // "<tenant>|team|<team thread id>|<channel id>|<kind>", and the value carries tenantId and teamId.
 // One record per channel and kind: two people subscribing at once (even on two instances) never overwrite each other.
-import type { Clock } from '../clock.js';
-import { targetKey, type BindingScope } from '../state/bindings.js';
-import { NS, type StateStore } from '../state/types.js';
+import type { Clock } from '../infra/clock.js';
+import { targetKey, type BindingScope } from '../bindings/bindings.js';
+import { NS, type StateStore } from '../infra/state/types.js';
 import { SUBSCRIPTION_KINDS, type SubscriptionKind } from './kinds.js';
 import type { ChannelTarget, ConversationRef } from './types.js';
 

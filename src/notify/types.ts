@@ -1,4 +1,4 @@
-// Shapes shared by the receiver, the outbox worker, the digests and the parts that send (src/bot implements them).
+// Shapes shared by the receiver, the outbox worker, the digests and the parts that send (src/teams implements them).
 import type { EntityKind } from '../mirror/records.js';
 import type { SubscriptionKind } from './kinds.js';
 
@@ -26,7 +26,7 @@ export type SendOutcome =
   /** status 0: no HTTP answer (network). code: the Bot Framework error code, e.g. BotNotInConversationRoster. */
   | { ok: false; status: number; code?: string; retryAfterMs?: number; message: string };
 
-/** Proactive sends through the Bot Framework with a stored conversation reference (src/bot/proactive.ts). */
+/** Proactive sends through the Bot Framework with a stored conversation reference (src/teams/proactive.ts). */
 export interface ChannelSender {
   send(reference: ConversationRef, message: OutgoingMessage): Promise<SendOutcome>;
 }

@@ -21,11 +21,11 @@
 //   without renewing, and another took over) stops working on the event at once: it neither sends nor writes the
 //   event's record, which belongs to the new holder. A crashed instance's lease expires after LEASE_MS; on a
 //   single-instance store a restarted process takes over the leases its predecessor left at once.
-import type { Clock } from '../clock.js';
-import type { Logger } from '../log.js';
+import type { Clock } from '../infra/clock.js';
+import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
-import type { BindingScope } from '../state/bindings.js';
-import { NS, type StateStore } from '../state/types.js';
+import type { BindingScope } from '../bindings/bindings.js';
+import { NS, type StateStore } from '../infra/state/types.js';
 import { Leases } from './lease.js';
 import { EVENT_ID_TTL_MS, outboxKey } from './receiver.js';
 import { channelScope, targetOf, type ChannelSubscription, type ChannelSubscriptions } from './subscriptions.js';

@@ -1,7 +1,7 @@
 // What BILL enforces before it answers: sign-in, 35-minute idle sessions, 3 in flight per dev key and org,
 // the hourly request budget, 200 logins an hour, and 60 Spend & Expense calls a minute per token.
 import { randomBytes } from 'node:crypto';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../infra/clock.js';
 import type { SandboxModel } from './model.js';
 
 /** One entry of BILL's error array. */

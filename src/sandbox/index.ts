@@ -1,7 +1,7 @@
 // The embedded BILL v3 sandbox: a local HTTP server with BILL's shapes and limits and a seeded demo organisation.
 // Clients use `${url}/connect` as the BILL base URL and `${url}/connect-events` for webhook management.
 import type { Server } from 'node:http';
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type Clock } from '../infra/clock.js';
 import { BILL_LIMITS, emptyStats, Gate, type GateLimits, type SandboxStats } from './gate.js';
 import { SandboxModel, type SandboxOrg } from './model.js';
 import { approvalRoutes } from './approvals.js';

@@ -1,7 +1,7 @@
 // The sandbox's in-memory BILL: organisations, users, AP/AR and S&E records, webhook subscriptions, and an event hook.
 // Other issues extend it (approval policies, sync tokens, more event types): add fields here, seed them in seed.ts,
 // and emit events through `SandboxModel.emit`.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../infra/clock.js';
 import type {
   Bill,
   Budget,
@@ -214,7 +214,7 @@ function isoDate(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
 
-export { addDays } from '../calendar.js';
+export { addDays } from '../infra/calendar.js';
 
 export class SandboxModel {
   readonly orgs = new Map<string, SandboxOrg>();

@@ -3,7 +3,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../infra/clock.js';
 import { bdc, SandboxError, type Gate, type SandboxSession, type SandboxStats } from './gate.js';
 import type { SandboxModel, SandboxOrg } from './model.js';
 import { MutationError } from './mutations.js';

@@ -6,7 +6,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Agent } from 'undici';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../infra/clock.js';
 import type { SandboxStats } from './gate.js';
 import type { EntityEvent, SandboxModel, SandboxNotification, SandboxOrg, SandboxSubscription } from './model.js';
 

@@ -11,9 +11,9 @@ import {
 } from 'botbuilder';
 import { AuthenticationConstants, AuthenticationError, GovernmentConstants, type AuthenticateRequestResult, type BotFrameworkAuthentication } from 'botframework-connector';
 import type { Config } from '../config.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
-import type { Limiter } from '../limits/types.js';
+import type { Limiter } from '../infra/limits/types.js';
 import { cardActivity, correlationIdOf } from './routes.js';
 import { errorReply } from '../cards/errorCards.js';
 import { connectorHttpClient } from './connectorLimits.js';

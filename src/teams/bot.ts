@@ -1,18 +1,18 @@
 // The bot's route table: typed commands, card actions (Action.Submit and Action.Execute) and install events, each with
 // its steps in the order they run. Handlers get plain data (scope, caller, card data), never a botbuilder type.
 import { ActivityTypes, TurnContext, type Activity, type InvokeResponse } from 'botbuilder';
-import type { Logger } from '../log.js';
+import type { Logger } from '../infra/log.js';
 import { LimitExceeded, TenantNotAllowed, errorMessage } from '../errors.js';
-import { NS } from '../state/types.js';
-import type { AuditTrail } from '../state/audit.js';
-import type { UpstreamCallCounter } from '../upstreamCalls.js';
+import { NS } from '../infra/state/types.js';
+import type { AuditTrail } from '../infra/audit.js';
+import type { UpstreamCallCounter } from '../infra/upstreamCalls.js';
 import type { ActionData, CardReply } from '../cards/card.js';
 import { notYourRetryReply } from '../cards/errorCards.js';
-import { CardMessages } from '../bot/cardMessages.js';
-import { commandAudit } from '../bot/auditObserver.js';
-import { userRateKey, type UserCommandRate } from '../bot/userRate.js';
-import { retryOwnerOf, type CardActionHandler, type CardActionReply, type CommandLine, type Dispatcher, type TurnResult } from '../bot/dispatch.js';
-import type { BotServices } from '../bot/services.js';
+import { CardMessages } from './cardMessages.js';
+import { commandAudit } from '../features/audit.js';
+import { userRateKey, type UserCommandRate } from './userRate.js';
+import { retryOwnerOf, type CardActionHandler, type CardActionReply, type CommandLine, type Dispatcher, type TurnResult } from '../features/dispatch.js';
+import type { BotServices } from '../features/services.js';
 import { InstallLifecycle } from './install.js';
 import { cardActivity, Router, type Route, type Step, type Turn } from './routes.js';
 

@@ -3,9 +3,9 @@
 // look-ups, proactive sends, and botbuilder's own retries) starts inside a limiter grant, and a 429 pauses the thread.
 import type { ConnectorClientOptions } from 'botframework-connector';
 import { request as undiciRequest } from 'undici';
-import { ContextSlot } from '../asyncContext.js';
-import type { Logger } from '../log.js';
-import type { Limiter, Priority, Upstream } from '../limits/types.js';
+import { ContextSlot } from '../infra/asyncContext.js';
+import type { Logger } from '../infra/log.js';
+import type { Limiter, Priority, Upstream } from '../infra/limits/types.js';
 
 /**
  * How long a send may wait for its thread's budget. A late reply beats none (the person sees nothing

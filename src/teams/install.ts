@@ -1,13 +1,13 @@
 // Install lifecycle: the bot added to (or removed from) a team, group chat or personal chat. Storage lives in state/.
 import { TeamsInfo, TurnContext, type Activity } from 'botbuilder';
-import type { Logger } from '../log.js';
+import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import { GraphApiError } from '../graph/errors.js';
-import { bindingTarget, type BindingTarget } from '../state/bindings.js';
-import type { InstallRecord } from '../state/conversations.js';
+import { bindingTarget, type BindingTarget } from '../bindings/bindings.js';
+import type { InstallRecord } from '../bindings/installations.js';
 import { welcomeCard } from '../cards/welcome.js';
 import type { ConversationScope } from '../features/types.js';
-import type { BotServices } from '../bot/services.js';
+import type { BotServices } from '../features/services.js';
 import { cardActivity, type Turn } from './routes.js';
 
 interface InstallChannelData {

@@ -4,13 +4,13 @@
 // connector answered into a SendOutcome the notification worker can decide on.
 import type { CloudAdapter, ConversationReference } from 'botbuilder';
 import type { Config } from '../config.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import type { ChannelSender, ConversationRef, OutgoingMessage, SendOutcome } from '../notify/index.js';
 import { connectorPriority, retryAfterMs } from './connectorLimits.js';
 import { cardActivity } from './routes.js';
 import type { CardReply } from '../cards/card.js';
-import type { CardMessages } from '../bot/cardMessages.js';
+import type { CardMessages } from './cardMessages.js';
 
 /** What @azure/core-rest-pipeline's RestError (thrown by the connector client) carries that we read. */
 interface ConnectorError {
@@ -54,7 +54,7 @@ export class BotFrameworkSender implements ChannelSender {
     private readonly adapter: CloudAdapter,
     private readonly config: Config,
     private readonly log: Logger,
-    /** Records the buttons of each card posted, so a click on one may edit that message (src/bot/cardMessages.ts). */
+    /** Records the buttons of each card posted, so a click on one may edit that message (src/teams/cardMessages.ts). */
     private readonly cardMessages?: CardMessages,
   ) {}
 

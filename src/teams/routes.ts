@@ -1,10 +1,10 @@
 // The route table: every inbound kind (typed commands, card actions, install events, invokes) is one route of
 // `select` (which activities), `steps` (small middleware, run in the order listed) and `run` (the handler).
 import { ActivityTypes, CardFactory, MessageFactory, type Activity, type InvokeResponse, type TurnContext } from 'botbuilder';
-import type { Logger } from '../log.js';
+import type { Logger } from '../infra/log.js';
 import type { CardReply } from '../cards/card.js';
 import type { Caller, ConversationKind, ConversationScope } from '../features/types.js';
-import { newCorrelationId, type CommandLine, type TurnResult } from '../bot/dispatch.js';
+import { newCorrelationId, type CommandLine, type TurnResult } from '../features/dispatch.js';
 
 const CORRELATION_ID = Symbol('correlationId');
 

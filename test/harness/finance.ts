@@ -2,7 +2,7 @@
 // the bot through the dispatcher or over HTTP as a channel member would.
 import { expect } from 'vitest';
 import type { BillbridgeApp } from '../../src/app.js';
-import type { CommandRequest, TurnResult } from '../../src/bot/dispatch.js';
+import type { CommandRequest, TurnResult } from '../../src/features/dispatch.js';
 import type { ConversationScope } from '../../src/features/types.js';
 import { TENANT, teamIds } from './activities.js';
 import { checkCard } from './cards.js';

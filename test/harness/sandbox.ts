@@ -1,12 +1,12 @@
 // Starts the embedded BILL sandbox on a free port for a test, and builds BILL clients pointed at it.
 import { request } from 'undici';
-import type { Clock } from '../../src/clock.js';
-import { systemClock } from '../../src/clock.js';
+import type { Clock } from '../../src/infra/clock.js';
+import { systemClock } from '../../src/infra/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { BillGateway, type BillGatewayOptions } from '../../src/bill/gateway.js';
-import { createLogger, SecretRegistry, type Logger } from '../../src/log.js';
-import { createLimiter } from '../../src/limits/index.js';
-import type { BudgetSnapshot, Limiter, RunOptions, Throttle, Upstream } from '../../src/limits/types.js';
+import { createLogger, SecretRegistry, type Logger } from '../../src/infra/log.js';
+import { createLimiter } from '../../src/infra/limits/index.js';
+import type { BudgetSnapshot, Limiter, RunOptions, Throttle, Upstream } from '../../src/infra/limits/types.js';
 import { startSandbox, type DemoCredentials, type Fault, type RunningSandbox, type SandboxOptions, type SandboxStats } from '../../src/sandbox/index.js';
 import { LogCapture } from './logs.js';
 

@@ -3,7 +3,7 @@
 // Also: without SECRETS_KEY approvals are off from startup, and say so.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/clock.js';
+import { ManualClock } from '../../src/infra/clock.js';
 import { APPROVAL_VERBS, CONNECT_INPUTS } from '../../src/features/approvals/cards.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { executeInvoke, personalMessage, type Who } from '../harness/activities.js';

@@ -13,7 +13,7 @@ import { TENANT, channelMessage, executeInvoke, personalMessage, type Who } from
 import { ConnectorStandIn } from '../harness/connector.js';
 import { checkCard } from '../harness/cards.js';
 import { registerSecrets } from '../harness/secretScan.js';
-import { NS } from '../../src/state/types.js';
+import { NS } from '../../src/infra/state/types.js';
 
 const PRIYA: Required<Who> = { id: '29:user-priya', name: 'Priya Raman', aadObjectId: '22222222-0000-4000-8000-0000000000a1' };
 const MARCUS: Required<Who> = { id: '29:user-marcus', name: 'Marcus Lee', aadObjectId: '33333333-0000-4000-8000-0000000000b2' };

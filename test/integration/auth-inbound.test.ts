@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startAuthenticatedBot, type AuthenticatedBot } from '../harness/bot.js';
 import { channelMessage, TENANT } from '../harness/activities.js';
 import type { LoginStandIn, MintOptions, OpenIdIssuer } from '../harness/openid.js';
-import { NS } from '../../src/state/types.js';
+import { NS } from '../../src/infra/state/types.js';
 import { configSecrets } from '../../src/config.js';
 
 const APP_ID = '5b0e8a64-2c1f-4c8e-9d7a-1f2e3d4c5b6a';

@@ -1,6 +1,6 @@
 // Every way BILL says no, produced by the sandbox over HTTP and classified by the client — and never a secret in a log.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/clock.js';
+import { ManualClock } from '../../src/infra/clock.js';
 import { BillApiError, type BillErrorCategory } from '../../src/errors.js';
 import { billClient, leaks, RecordingLimiter, secretsOf, startTestSandbox, type TestClient, type TestSandbox } from '../harness/sandbox.js';
 

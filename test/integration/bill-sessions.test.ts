@@ -1,7 +1,7 @@
 // The bot signs in to BILL once and keeps that session alive: many calls share one login, an expired session is
 // replaced exactly once however many callers notice, and nothing secret reaches the logs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/clock.js';
+import { ManualClock } from '../../src/infra/clock.js';
 import { BillApiError, LimitExceeded } from '../../src/errors.js';
 import { billClient, leaks, RecordingLimiter, secretsOf, startTestSandbox, type TestClient, type TestSandbox } from '../harness/sandbox.js';
 

@@ -8,8 +8,8 @@ import { ConnectorStandIn } from '../harness/connector.js';
 import { channelMessage, DEFAULT_USER, groupChatMessage, installationUpdate, personalMessage, TENANT, teamIds } from '../harness/activities.js';
 import { startMultiOrgBot, startTwoOrgSandbox } from '../harness/orgs.js';
 import type { TestSandbox } from '../harness/sandbox.js';
-import { NS } from '../../src/state/types.js';
-import type { OrgBinding } from '../../src/state/bindings.js';
+import { NS } from '../../src/infra/state/types.js';
+import type { OrgBinding } from '../../src/bindings/bindings.js';
 import type { ConversationScope } from '../../src/features/types.js';
 import { tableRows, textOf } from '../harness/finance.js';
 
@@ -120,7 +120,7 @@ describe('a multi-org deployment (BILL_ALLOWED_ORG_IDS set)', () => {
   });
 
   it('a link to an organisation later removed from the allow-list stops resolving', async () => {
-    const { OrgBindings } = await import('../../src/state/bindings.js');
+    const { OrgBindings } = await import('../../src/bindings/bindings.js');
     const narrowed = new OrgBindings({
       config: { ...bot.app.config, bill: { ...bot.app.config.bill, allowedOrgIds: [orgA] } },
       state: bot.app.state,

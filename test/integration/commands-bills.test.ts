@@ -1,7 +1,7 @@
 // Accounts payable in a channel: bills due, overdue bills, one bill, recent payments — each card lists exactly the
 // records the BILL sandbox holds for the question, with the right totals, over the real HTTP path.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ManualClock } from '../../src/clock.js';
+import { ManualClock } from '../../src/infra/clock.js';
 import type { Bill } from '../../src/bill/types.js';
 import { channelMessage, executeInvoke } from '../harness/activities.js';
 import { startBot, type TestBot } from '../harness/bot.js';

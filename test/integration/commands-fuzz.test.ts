@@ -2,7 +2,7 @@
 // valid card, none crashes, and nothing reaches BILL with a filter other than the one the command means.
 // Seeded: a failure prints its seed, FUZZ_SEED=<n> replays it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/clock.js';
+import { ManualClock } from '../../src/infra/clock.js';
 import { FilterValueError, InputError } from '../../src/errors.js';
 import { parseFilters } from '../../src/sandbox/query.js';
 import { normalizeCommandText } from '../../src/features/parse.js';

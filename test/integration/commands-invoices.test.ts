@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ManualClock } from '../../src/clock.js';
+import { ManualClock } from '../../src/infra/clock.js';
 import type { Invoice } from '../../src/bill/types.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { Rng, fuzzSeed } from '../harness/fuzz.js';

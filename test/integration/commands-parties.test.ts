@@ -3,7 +3,7 @@
 // to BILL (name:sw) while the org's vendor replica is built; later ones are answered from the replica, which a
 // webhook, a name nobody matched, and a changed bill (the balance) keep honest.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/clock.js';
+import { ManualClock } from '../../src/infra/clock.js';
 import { createVendor, payBill } from '../../src/sandbox/mutations.js';
 import type { Customer } from '../../src/bill/types.js';
 import type { Bill, Vendor } from '../../src/bill/types.js';

@@ -1,6 +1,6 @@
 // `spend` (card transactions missing receipts, pending reimbursements, budget use) and `status` in a channel.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/clock.js';
+import { ManualClock } from '../../src/infra/clock.js';
 import { spendCommand } from '../../src/features/spend/commands.js';
 import type { CommandContext } from '../../src/features/types.js';
 import { DEFAULT_USER } from '../harness/activities.js';

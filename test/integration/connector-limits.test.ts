@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { ConnectorStandIn } from '../harness/connector.js';
 import { channelMessage, personalMessage } from '../harness/activities.js';
-import type { ActiveGrant } from '../../src/limits/types.js';
+import type { ActiveGrant } from '../../src/infra/limits/types.js';
 
 interface Outbound {
   channel: string;

@@ -8,9 +8,9 @@ import { post } from '../harness/net.js';
 import { askInTeam, startMultiOrgBot, startTwoOrgSandbox, type TwoOrgs } from '../harness/orgs.js';
 import type { TestSandbox } from '../harness/sandbox.js';
 import { factsOf, money } from '../harness/finance.js';
-import { ManualClock } from '../../src/clock.js';
+import { ManualClock } from '../../src/infra/clock.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { NS } from '../../src/state/types.js';
+import { NS } from '../../src/infra/state/types.js';
 
 const ADMIN = { id: '29:user-admin', name: 'Avery Admin', aadObjectId: '44444444-0000-4000-8000-0000000000ad' };
 const KEY_A = randomBytes(32).toString('base64');

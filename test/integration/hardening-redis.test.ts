@@ -3,12 +3,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { DUPLICATE_WINDOW_MS } from '../../src/teams/bot.js';
-import { systemClock } from '../../src/clock.js';
-import { createLogger, SecretRegistry } from '../../src/log.js';
+import { systemClock } from '../../src/infra/clock.js';
+import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { EVENT_ID_TTL_MS, outboxKey } from '../../src/notify/receiver.js';
-import { RedisConnection } from '../../src/state/redisClient.js';
-import { RedisStateStore } from '../../src/state/redisStore.js';
-import { NS } from '../../src/state/types.js';
+import { RedisConnection } from '../../src/infra/state/redisClient.js';
+import { RedisStateStore } from '../../src/infra/state/redisStore.js';
+import { NS } from '../../src/infra/state/types.js';
 import { startBot } from '../harness/bot.js';
 import { ConnectorStandIn } from '../harness/connector.js';
 import { LogCapture } from '../harness/logs.js';

@@ -11,7 +11,7 @@ import type { Who } from '../harness/activities.js';
 import { askInTeam, startMultiOrgBot, startTwoOrgSandbox, type TwoOrgs } from '../harness/orgs.js';
 import { factsOf, textOf } from '../harness/finance.js';
 import { registerSecrets } from '../harness/secretScan.js';
-import { ManualClock } from '../../src/clock.js';
+import { ManualClock } from '../../src/infra/clock.js';
 
 const ADMIN: Required<Who> = { id: '29:user-admin', name: 'Avery Admin', aadObjectId: '44444444-0000-4000-8000-0000000000ad' };
 const MEMBER: Required<Who> = { id: '29:user-mo', name: 'Mo Member', aadObjectId: '44444444-0000-4000-8000-00000000000e' };

@@ -15,9 +15,9 @@ import {
   TENANT,
   teamIds,
 } from '../harness/activities.js';
-import { NS } from '../../src/state/types.js';
-import { targetKey } from '../../src/state/bindings.js';
-import { scopeOfRecord, type InstallRecord } from '../../src/state/conversations.js';
+import { NS } from '../../src/infra/state/types.js';
+import { targetKey } from '../../src/bindings/bindings.js';
+import { scopeOfRecord, type InstallRecord } from '../../src/bindings/installations.js';
 import { welcomeSuggestions } from '../../src/cards/welcome.js';
 
 let bot: TestBot;

@@ -2,7 +2,7 @@
 // no BDC_1322; 50 identical questions cost one answer's calls; a spent hourly budget is never exceeded and says
 // when it resets. Real HTTP, the embedded sandbox with a little latency so calls overlap.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ManualClock } from '../../src/clock.js';
+import { ManualClock } from '../../src/infra/clock.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { ConnectorStandIn } from '../harness/connector.js';
 import { expectValidCard, tableRows, textOf } from '../harness/finance.js';

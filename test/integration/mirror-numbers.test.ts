@@ -1,7 +1,7 @@
 // Lookups by number in the org mirror: a number one record carries finds it, a number several records share finds
 // each of them, and a record renumbered or gone leaves the number it had, as BILL answers change.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/clock.js';
+import { ManualClock } from '../../src/infra/clock.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 
 const NOW = Date.parse('2026-03-10T15:30:00.000Z');

@@ -11,9 +11,9 @@ import { startTestSandbox, type TestSandbox } from '../harness/sandbox.js';
 import { startBot } from '../harness/bot.js';
 import { freePort, post } from '../harness/net.js';
 import { registerSecrets } from '../harness/secretScan.js';
-import { NS } from '../../src/state/types.js';
-import { SqliteStateStore } from '../../src/state/sqliteStore.js';
-import { systemClock } from '../../src/clock.js';
+import { NS } from '../../src/infra/state/types.js';
+import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
+import { systemClock } from '../../src/infra/clock.js';
 
 const repo = resolve(import.meta.dirname, '../..');
 const SECRETS_KEY = randomBytes(32).toString('base64');

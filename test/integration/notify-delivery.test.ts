@@ -8,8 +8,8 @@ import { startBot, type TestBot } from '../harness/bot.js';
 import { checkCard } from '../harness/cards.js';
 import { ConnectorStandIn, type ConnectorCall } from '../harness/connector.js';
 import { channelMessage, DEFAULT_USER, executeInvoke, TENANT, teamIds } from '../harness/activities.js';
-import { NS } from '../../src/state/types.js';
-import type { AuditRecord } from '../../src/state/audit.js';
+import { NS } from '../../src/infra/state/types.js';
+import type { AuditRecord } from '../../src/infra/audit.js';
 
 const ADMIN = DEFAULT_USER.aadObjectId;
 const AP = '19:channel-ap@thread.tacv2';

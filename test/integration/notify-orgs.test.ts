@@ -8,8 +8,8 @@ import { installationUpdate, teamIds } from '../harness/activities.js';
 import { post } from '../harness/net.js';
 import { askInTeam, startMultiOrgBot, startTwoOrgSandbox } from '../harness/orgs.js';
 import type { TestSandbox } from '../harness/sandbox.js';
-import { ManualClock } from '../../src/clock.js';
-import { NS } from '../../src/state/types.js';
+import { ManualClock } from '../../src/infra/clock.js';
+import { NS } from '../../src/infra/state/types.js';
 import { RETRY_DELAYS_MS } from '../../src/notify/worker.js';
 
 const ADMIN = { id: '29:user-admin', name: 'Avery Admin', aadObjectId: '44444444-0000-4000-8000-0000000000ad' };

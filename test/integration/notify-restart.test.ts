@@ -12,9 +12,9 @@ import { post } from '../harness/net.js';
 import { startTestSandbox, type TestSandbox } from '../harness/sandbox.js';
 import { killSpawned, spawnBotProcess, type BotProcess } from '../harness/process.js';
 import { registerSecrets } from '../harness/secretScan.js';
-import { systemClock } from '../../src/clock.js';
-import { SqliteStateStore } from '../../src/state/sqliteStore.js';
-import { NS } from '../../src/state/types.js';
+import { systemClock } from '../../src/infra/clock.js';
+import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
+import { NS } from '../../src/infra/state/types.js';
 
 const KEY = randomBytes(32).toString('base64');
 const CHANNEL = '19:channel-restart@thread.tacv2';

@@ -11,8 +11,8 @@ import { checkCard } from '../harness/cards.js';
 import { ConnectorStandIn } from '../harness/connector.js';
 import { post } from '../harness/net.js';
 import { sandboxControlOk } from '../harness/sandbox.js';
-import { ManualClock } from '../../src/clock.js';
-import { NS } from '../../src/state/types.js';
+import { ManualClock } from '../../src/infra/clock.js';
+import { NS } from '../../src/infra/state/types.js';
 import { RETRY_DELAYS_MS } from '../../src/notify/worker.js';
 
 const KEY = randomBytes(32).toString('base64');

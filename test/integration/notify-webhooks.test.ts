@@ -8,7 +8,7 @@ import { postFrom } from '../harness/net.js';
 import { ConnectorStandIn } from '../harness/connector.js';
 import { factsOf, money } from '../harness/finance.js';
 import { deepArrays, deepObjects, fuzzSeed, mutate, randomJson, Rng } from '../harness/fuzz.js';
-import { NS } from '../../src/state/types.js';
+import { NS } from '../../src/infra/state/types.js';
 
 const ENV_KEY = randomBytes(32).toString('base64');
 const CHANNEL = '19:channel-receivables@thread.tacv2';

@@ -3,7 +3,7 @@
 // is enabled. Each event still makes the next answer read the change (one incremental call), and when BILL disables
 // the subscription the next check notices and lists are polled every minute again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/clock.js';
+import { ManualClock } from '../../src/infra/clock.js';
 import { sandboxControlOk } from '../harness/sandbox.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { ask, factsOf, tableRows, textOf } from '../harness/finance.js';

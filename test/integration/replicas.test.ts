@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ManualClock } from '../../src/clock.js';
+import { ManualClock } from '../../src/infra/clock.js';
 import type { Bill } from '../../src/bill/types.js';
-import { NS } from '../../src/state/types.js';
+import { NS } from '../../src/infra/state/types.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { allRows, ask, expectValidCard, factsOf, money } from '../harness/finance.js';
 

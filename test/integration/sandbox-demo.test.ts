@@ -1,7 +1,7 @@
 // The sandbox's demo organisation and the rules it enforces, checked over raw HTTP like any BILL client would see them.
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/clock.js';
+import { ManualClock } from '../../src/infra/clock.js';
 import { addDays } from '../../src/sandbox/model.js';
 import { BILL_LIMITS } from '../../src/sandbox/gate.js';
 import { startTestSandbox, type TestSandbox } from '../harness/sandbox.js';

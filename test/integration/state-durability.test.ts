@@ -10,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { get, post } from '../harness/net.js';
 import { killSpawned, repo, spawnBotProcess, spawnTsx, type BotProcess } from '../harness/process.js';
 import { registerSecrets } from '../harness/secretScan.js';
-import { systemClock } from '../../src/clock.js';
-import { SqliteStateStore } from '../../src/state/sqliteStore.js';
-import { NS } from '../../src/state/types.js';
+import { systemClock } from '../../src/infra/clock.js';
+import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
+import { NS } from '../../src/infra/state/types.js';
 import { outboxKey } from '../../src/notify/receiver.js';
 
 const KEY = randomBytes(32).toString('base64');

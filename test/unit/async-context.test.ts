@@ -1,6 +1,6 @@
 // Slots of the one AsyncLocalStorage behave as separate storages would: independent, nested, carried through awaits.
 import { describe, expect, it } from 'vitest';
-import { ContextSlot } from '../../src/asyncContext.js';
+import { ContextSlot } from '../../src/infra/asyncContext.js';
 
 describe('context slots', () => {
   it('keep their own values through awaits, nested runs and concurrent calls', async () => {

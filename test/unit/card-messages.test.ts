@@ -1,8 +1,8 @@
 // Which buttons a bot message carries: a click may edit only the message that carries the button it came from.
 import { describe, expect, it } from 'vitest';
-import { CardMessages, buttonsOf } from '../../src/bot/cardMessages.js';
+import { CardMessages, buttonsOf } from '../../src/teams/cardMessages.js';
 import { adaptiveCard, executeAction, submitAction, text } from '../../src/cards/card.js';
-import type { StateStore } from '../../src/state/types.js';
+import type { StateStore } from '../../src/infra/state/types.js';
 
 /** The two calls CardMessages makes, over a Map. */
 function memoryState(): StateStore {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { welcomeCard, welcomeSuggestions } from '../../src/cards/welcome.js';
 import { adaptiveCard } from '../../src/cards/card.js';
 import type { CommandDefinition } from '../../src/features/types.js';
-import type { BindingState } from '../../src/state/bindings.js';
+import type { BindingState } from '../../src/bindings/bindings.js';
 import { checkCard } from '../harness/cards.js';
 
 const def = (name: string, rank: number, usage = name): CommandDefinition => ({

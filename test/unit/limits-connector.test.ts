@@ -4,8 +4,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { connectorHttpClient, connectorPriority, conversationOfUrl, retryAfterMs, threadOfUrl } from '../../src/teams/connectorLimits.js';
 import { BotFrameworkAuthentication, ConnectorFactory, type AuthenticateRequestResult, type ClaimsIdentity, type ConnectorClient, type UserTokenClient } from 'botframework-connector';
 import { KeepingAuthentication } from '../../src/teams/turnClients.js';
-import { createLogger, SecretRegistry } from '../../src/log.js';
-import type { Limiter, RunOptions, Throttle, Upstream } from '../../src/limits/types.js';
+import { createLogger, SecretRegistry } from '../../src/infra/log.js';
+import type { Limiter, RunOptions, Throttle, Upstream } from '../../src/infra/limits/types.js';
 import { LimitExceeded } from '../../src/errors.js';
 import { BILL, fakeTimeLimiter, HeldCall } from './limits-helpers.js';
 

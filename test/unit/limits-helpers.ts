@@ -1,9 +1,9 @@
 // Builds a real limiter for budget arithmetic tests: fake timers drive time, so nothing really sleeps.
 import { vi } from 'vitest';
-import { systemClock } from '../../src/clock.js';
+import { systemClock } from '../../src/infra/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { createLogger, SecretRegistry } from '../../src/log.js';
-import { createLimiter, type LimiterTuning, type SharedLimiter } from '../../src/limits/index.js';
+import { createLogger, SecretRegistry } from '../../src/infra/log.js';
+import { createLimiter, type LimiterTuning, type SharedLimiter } from '../../src/infra/limits/index.js';
 
 export const DEV_KEY = 'dev-key-0123456789abcdef';
 export const ORG = '00801ABCDEFGHIJ12345';

@@ -1,7 +1,7 @@
 // The logger censors secret fields by name (top level and two levels down, any letter case, in a line's own fields
 // and in a child logger's bound fields) without changing the logged object, and scrubs known secret values anywhere.
 import { describe, expect, it } from 'vitest';
-import { CENSOR, createLogger, redactSecretFields, SecretRegistry } from '../../src/log.js';
+import { CENSOR, createLogger, redactSecretFields, SecretRegistry } from '../../src/infra/log.js';
 import { LogCapture } from '../harness/logs.js';
 
 function logger() {

@@ -1,7 +1,7 @@
 // The answers kept beside the mirror (payments, Spend & Expense, lists asked while the mirror is built): a TTL per
 // answer, one upstream load for identical questions, a bound, and dropped when a record kind they came from changes.
 import { describe, expect, it, vi } from 'vitest';
-import { ManualClock } from '../../src/clock.js';
+import { ManualClock } from '../../src/infra/clock.js';
 import { answerKey, Answers } from '../../src/mirror/answers.js';
 
 const ORG = '00801ORGANISATION001';

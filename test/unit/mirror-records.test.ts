@@ -1,7 +1,7 @@
 // What the org mirror keeps of each record is enough for every card: for every invoice, bill, vendor and customer of a
 // seeded organisation, the card drawn from the record as kept (and stored) is exactly the card drawn from what BILL sent.
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/clock.js';
+import { ManualClock } from '../../src/infra/clock.js';
 import { isOpenBill, keepBill, keepCustomer, keepInvoice, keepVendor } from '../../src/mirror/records.js';
 import type { Bill, Invoice, Vendor, Customer } from '../../src/bill/types.js';
 import { billCard, billsDueCard, billsOverdueCard } from '../../src/features/payables/cards.js';

@@ -2,8 +2,8 @@
 // record kind and BILL said it is enabled (or one of its events arrived) within the check interval; a failed check
 // means polling as usual, and the next check waits a minute.
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/clock.js';
-import { createLogger, SecretRegistry } from '../../src/log.js';
+import { ManualClock } from '../../src/infra/clock.js';
+import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import type { BillGateway } from '../../src/bill/gateway.js';
 import type { Subscription } from '../../src/bill/types.js';
 import type { WebhookKeyInfo } from '../../src/notify/keys.js';

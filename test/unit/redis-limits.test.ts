@@ -1,13 +1,13 @@
 // Fleet-wide budgets on a real Redis 7: shared concurrency, reservoirs and windows, and no permanent failure after key
 // expiry, FLUSHALL, a restart without persistence, a client timeout or a crashed instance.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/clock.js';
+import { systemClock } from '../../src/infra/clock.js';
 import { DependencyUnavailable, LimitExceeded } from '../../src/errors.js';
-import { createLogger, SecretRegistry } from '../../src/log.js';
-import { createLimiter, type SharedLimiter } from '../../src/limits/index.js';
-import { RedisBudgetStore, viewNthFit } from '../../src/limits/redisStore.js';
-import { nthFit } from '../../src/limits/windows.js';
-import { RedisConnection } from '../../src/state/redisClient.js';
+import { createLogger, SecretRegistry } from '../../src/infra/log.js';
+import { createLimiter, type SharedLimiter } from '../../src/infra/limits/index.js';
+import { RedisBudgetStore, viewNthFit } from '../../src/infra/limits/redisStore.js';
+import { nthFit } from '../../src/infra/limits/windows.js';
+import { RedisConnection } from '../../src/infra/state/redisClient.js';
 import { LogCapture } from '../harness/logs.js';
 import { TestRedis } from '../harness/redis.js';
 import { BILL, HeldCall, LOGIN, limitsConfig } from './limits-helpers.js';

@@ -3,13 +3,13 @@
 // With SECRETS_KEY the sessionId is stored sealed: Redis holds no sessionId, and the fleet still signs in once.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/clock.js';
+import { ManualClock } from '../../src/infra/clock.js';
 import { DependencyUnavailable } from '../../src/errors.js';
-import { createLimiter } from '../../src/limits/index.js';
-import { RedisBudgetStore } from '../../src/limits/redisStore.js';
+import { createLimiter } from '../../src/infra/limits/index.js';
+import { RedisBudgetStore } from '../../src/infra/limits/redisStore.js';
 import { RedisSessionLedger } from '../../src/bill/sharedSessions.js';
-import { createLogger, SecretRegistry } from '../../src/log.js';
-import { RedisConnection } from '../../src/state/redisClient.js';
+import { createLogger, SecretRegistry } from '../../src/infra/log.js';
+import { RedisConnection } from '../../src/infra/state/redisClient.js';
 import { LogCapture } from '../harness/logs.js';
 import { TestRedis } from '../harness/redis.js';
 import { billClient, leaks, secretsOf, startTestSandbox, type TestClient, type TestSandbox } from '../harness/sandbox.js';

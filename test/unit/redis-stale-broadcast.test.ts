@@ -1,12 +1,12 @@
 // A mirror per instance, stale marks fleet-wide: a webhook handled by instance A drops what instance B kept of it too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BillGateway } from '../../src/bill/gateway.js';
-import { systemClock } from '../../src/clock.js';
-import { createLogger, SecretRegistry } from '../../src/log.js';
+import { systemClock } from '../../src/infra/clock.js';
+import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { RedisStaleBroadcast } from '../../src/mirror/broadcast.js';
 import { Mirror } from '../../src/mirror/mirror.js';
-import { RedisConnection } from '../../src/state/redisClient.js';
-import { RedisStateStore } from '../../src/state/redisStore.js';
+import { RedisConnection } from '../../src/infra/state/redisClient.js';
+import { RedisStateStore } from '../../src/infra/state/redisStore.js';
 import { LogCapture } from '../harness/logs.js';
 import { TestRedis } from '../harness/redis.js';
 

@@ -1,11 +1,11 @@
 // The Redis StateStore against a real Redis 7: what one instance writes another reads, atomic dedupe, TTLs, big namespaces, the audit stream, outages.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/clock.js';
+import { systemClock } from '../../src/infra/clock.js';
 import { DependencyUnavailable } from '../../src/errors.js';
-import { createLogger, SecretRegistry } from '../../src/log.js';
-import { RedisConnection, redactRedisUrl } from '../../src/state/redisClient.js';
-import { RedisStateStore } from '../../src/state/redisStore.js';
-import { NS } from '../../src/state/types.js';
+import { createLogger, SecretRegistry } from '../../src/infra/log.js';
+import { RedisConnection, redactRedisUrl } from '../../src/infra/state/redisClient.js';
+import { RedisStateStore } from '../../src/infra/state/redisStore.js';
+import { NS } from '../../src/infra/state/types.js';
 import { LogCapture } from '../harness/logs.js';
 import { TestRedis } from '../harness/redis.js';
 

@@ -1,7 +1,7 @@
 // The log scrubber's registry stays bounded and forgets what it was given for a while, whatever it is given, and
 // scrubbing never throws: a value of any length or content cannot break logging.
 import { describe, expect, it } from 'vitest';
-import { CENSOR, createLogger, MAX_SECRET_LENGTH, MAX_SECRETS, redactSecretFields, SecretRegistry } from '../../src/log.js';
+import { CENSOR, createLogger, MAX_SECRET_LENGTH, MAX_SECRETS, redactSecretFields, SecretRegistry } from '../../src/infra/log.js';
 import { LogCapture } from '../harness/logs.js';
 
 function clocked() {

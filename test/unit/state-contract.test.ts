@@ -3,12 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/clock.js';
-import { createLogger, SecretRegistry } from '../../src/log.js';
-import { RedisConnection } from '../../src/state/redisClient.js';
-import { RedisStateStore } from '../../src/state/redisStore.js';
-import { SqliteStateStore } from '../../src/state/sqliteStore.js';
-import type { StateStore } from '../../src/state/types.js';
+import { systemClock } from '../../src/infra/clock.js';
+import { createLogger, SecretRegistry } from '../../src/infra/log.js';
+import { RedisConnection } from '../../src/infra/state/redisClient.js';
+import { RedisStateStore } from '../../src/infra/state/redisStore.js';
+import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
+import type { StateStore } from '../../src/infra/state/types.js';
 import { LogCapture } from '../harness/logs.js';
 import { TestRedis } from '../harness/redis.js';
 

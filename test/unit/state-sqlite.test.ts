@@ -5,12 +5,12 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/clock.js';
-import { createLogger, SecretRegistry } from '../../src/log.js';
+import { ManualClock } from '../../src/infra/clock.js';
+import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { WebhookKeys } from '../../src/notify/keys.js';
 import { WebhookReceiver, outboxKey } from '../../src/notify/receiver.js';
-import { DATABASE_FILE, SqliteStateStore, StateDirInUse } from '../../src/state/sqliteStore.js';
-import { NS } from '../../src/state/types.js';
+import { DATABASE_FILE, SqliteStateStore, StateDirInUse } from '../../src/infra/state/sqliteStore.js';
+import { NS } from '../../src/infra/state/types.js';
 
 let dir: string;
 let clock: ManualClock;

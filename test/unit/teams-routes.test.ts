@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TurnContext } from 'botbuilder';
 import { Router, type Step } from '../../src/teams/routes.js';
-import { createLogger, SecretRegistry } from '../../src/log.js';
+import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { adaptiveCard } from '../../src/cards/card.js';
 
 const log = createLogger({ level: 'silent', secrets: new SecretRegistry() });

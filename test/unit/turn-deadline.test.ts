@@ -1,11 +1,11 @@
 // A person's turn stays within the 15 s Teams waits for it: a command whose first BILL call waited long does not get
 // a second full wait for its next call; it answers "busy" at the turn's deadline. Connector sends are not cut short.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { systemClock } from '../../src/clock.js';
+import { systemClock } from '../../src/infra/clock.js';
 import { LimitExceeded } from '../../src/errors.js';
-import type { SharedLimiter } from '../../src/limits/index.js';
-import type { Limiter } from '../../src/limits/types.js';
-import { TURN_DEADLINE_MS, UpstreamCallCounter } from '../../src/upstreamCalls.js';
+import type { SharedLimiter } from '../../src/infra/limits/index.js';
+import type { Limiter } from '../../src/infra/limits/types.js';
+import { TURN_DEADLINE_MS, UpstreamCallCounter } from '../../src/infra/upstreamCalls.js';
 import { BILL, fakeTimeLimiter, HeldCall, runUntil, settle } from './limits-helpers.js';
 
 let limiter: SharedLimiter;

@@ -5,12 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/clock.js';
-import { createLogger, SecretRegistry } from '../../src/log.js';
-import { SqliteStateStore } from '../../src/state/sqliteStore.js';
-import { NS } from '../../src/state/types.js';
+import { ManualClock } from '../../src/infra/clock.js';
+import { createLogger, SecretRegistry } from '../../src/infra/log.js';
+import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
+import { NS } from '../../src/infra/state/types.js';
 import { UserLinks, type UserLink } from '../../src/features/approvals/userLinks.js';
-import { deriveKey } from '../../src/state/sealing.js';
+import { deriveKey } from '../../src/infra/state/sealing.js';
 import { LogCapture } from '../harness/logs.js';
 
 const clock = new ManualClock(Date.UTC(2026, 10, 21, 9, 0));

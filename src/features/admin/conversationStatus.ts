@@ -2,8 +2,8 @@
 import { GraphApiError } from '../../graph/errors.js';
 import type { Config } from '../../config.js';
 import type { GraphTeams } from '../../graph/teams.js';
-import type { BindingMode, BindingState, OrgBindings } from '../../state/bindings.js';
-import type { Installations } from '../../state/conversations.js';
+import type { BindingMode, BindingState, OrgBindings } from '../../bindings/bindings.js';
+import type { Installations } from '../../bindings/installations.js';
 import { escapeMarkdown, facts } from '../../cards/card.js';
 import { dateTime, type FormatOptions } from '../../cards/format.js';
 import type { StatusSection } from './statusCards.js';

@@ -1,10 +1,10 @@
 // `link <orgId>` / `unlink`: a billbridge admin binds this team (or this chat) to a BILL organisation, multi-org only.
 import { Forbidden, InputError } from '../../errors.js';
-import { BindingRefused, type OrgBindings } from '../../state/bindings.js';
+import { BindingRefused, type OrgBindings } from '../../bindings/bindings.js';
 import { adaptiveCard, escapeMarkdown, facts, text, title, type CardReply } from '../../cards/card.js';
-import { auditAdmin } from '../../bot/auditObserver.js';
-import type { AccessPolicy } from '../../bot/access.js';
-import type { AuditTrail } from '../../state/audit.js';
+import { auditAdmin } from '../audit.js';
+import type { AccessPolicy } from '../access.js';
+import type { AuditTrail } from '../../infra/audit.js';
 import type { Command, CommandContext } from '../types.js';
 
 /** What `link` and `unlink` use: the bindings, who is an admin, and the audit trail every change is written to. */

@@ -1,13 +1,13 @@
 // `status`: how busy billbridge is — every upstream budget (used, waiting, running, refused, last throttle), the cache, the version.
 // Members see whether the bot is healthy and linked; hosts, paths and organisation ids are for billbridge admins.
 import type { BillGateway } from '../../bill/gateway.js';
-import type { AccessPolicy } from '../../bot/access.js';
-import type { Clock } from '../../clock.js';
-import type { BudgetSnapshot, Limiter } from '../../limits/types.js';
+import type { AccessPolicy } from '../access.js';
+import type { Clock } from '../../infra/clock.js';
+import type { BudgetSnapshot, Limiter } from '../../infra/limits/types.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import { PUSH_FED } from '../../notify/kinds.js';
 import type { Notifications } from '../../notify/index.js';
-import type { AuditTrail } from '../../state/audit.js';
+import type { AuditTrail } from '../../infra/audit.js';
 import { budgetsSection, cacheSection, statusCard, storedSecretsSection, type StatusCardOptions, type StatusSection } from './statusCards.js';
 import { auditSection, billSection } from './billStatus.js';
 import { conversationSection, type ConversationStatusDeps } from './conversationStatus.js';

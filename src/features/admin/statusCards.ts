@@ -1,6 +1,6 @@
 // The status card: a title, then sections (upstream budgets, cache, and whatever other parts add), then the version.
 import type { AnswerStats } from '../../mirror/answers.js';
-import type { BudgetSnapshot } from '../../limits/types.js';
+import type { BudgetSnapshot } from '../../infra/limits/types.js';
 import { adaptiveCard, container, escapeMarkdown, footer, subtitle, table, text, title, type CardElement, type CardReply } from '../../cards/card.js';
 import { clockTime, type FormatOptions } from '../../cards/format.js';
 

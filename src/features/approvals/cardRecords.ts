@@ -1,8 +1,8 @@
 // Approval cards kept server-side (NS.approvalCards): which bills a card offers, to whom, in which conversation, and
 // what was decided on it. A click is checked against this record, never against what the card carries back.
 import { randomBytes } from 'node:crypto';
-import type { Clock } from '../../clock.js';
-import { NS, type StateStore } from '../../state/types.js';
+import type { Clock } from '../../infra/clock.js';
+import { NS, type StateStore } from '../../infra/state/types.js';
 
 /** How long a card's buttons keep working. */
 const APPROVAL_CARD_TTL_MS = 14 * 24 * 3_600_000;

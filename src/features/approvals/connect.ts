@@ -2,9 +2,9 @@
 // The token is collected only in a personal chat, with masked inputs on a card (service.ts verifies and seals it);
 // anything typed after "connect" is never used, never logged, and the audit trail keeps no arguments.
 import { Forbidden } from '../../errors.js';
-import { auditActor } from '../../bot/auditObserver.js';
-import type { AuditTrail } from '../../state/audit.js';
-import type { OrgBindings } from '../../state/bindings.js';
+import { auditActor } from '../audit.js';
+import type { AuditTrail } from '../../infra/audit.js';
+import type { OrgBindings } from '../../bindings/bindings.js';
 import type { Command, CommandContext } from '../types.js';
 import type { Approvals } from './service.js';
 import { approvalsOffCard, connectCard, connectElsewhereCard, disconnectedCard, tokenTypedCard } from './cards.js';

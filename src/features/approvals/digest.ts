@@ -4,14 +4,14 @@
 // Slots come from the channel digests' primitive (src/notify/schedule.ts): the latest slot at or before now, skipped
 // when more than CATCH_UP_MS old (the bot was down) or set after it. One message per person, org and slot, across
 // restarts and instances: the slot is claimed with setIfAbsent (NS.approvalDigests) before anything is read or sent.
-import type { Clock } from '../../clock.js';
-import type { Logger } from '../../log.js';
+import type { Clock } from '../../infra/clock.js';
+import type { Logger } from '../../infra/log.js';
 import { NotLinked, errorMessage } from '../../errors.js';
 import { CATCH_UP_MS } from '../../notify/digests.js';
 import { Periodic } from '../../notify/periodic.js';
 import { latestSlot } from '../../notify/schedule.js';
 import type { ConversationRef, OutgoingMessage, SendOutcome } from '../../notify/types.js';
-import { NS, type StateStore } from '../../state/types.js';
+import { NS, type StateStore } from '../../infra/state/types.js';
 import type { Approvals } from './service.js';
 import type { UserLink } from './userLinks.js';
 
@@ -21,7 +21,7 @@ const TICK_MS = 30_000;
 /** A failed digest is tried again after this long (still within the catch-up window). */
 const RETRY_AFTER_MS = 5 * 60_000;
 
-/** Proactive sends with a stored conversation reference (src/bot/proactive.ts BotFrameworkSender fits). */
+/** Proactive sends with a stored conversation reference (src/teams/proactive.ts BotFrameworkSender fits). */
 interface PersonalSender {
   send(reference: ConversationRef, message: OutgoingMessage): Promise<SendOutcome>;
 }

@@ -8,18 +8,18 @@ import type { BillGateway, CallOptions, PersonCredentials } from '../../bill/gat
 import type { BillOrgClient } from '../../bill/api.js';
 import { BillFilter } from '../../bill/filters.js';
 import type { Bill, PendingApproval } from '../../bill/types.js';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../infra/clock.js';
 import type { Mirror } from '../../mirror/mirror.js';
-import type { ApprovalAudit, AuditTrail } from '../../state/audit.js';
-import type { OrgBindings } from '../../state/bindings.js';
-import { deriveKey } from '../../state/sealing.js';
-import type { CardActionContext, CardActionHandler, CardActionReply } from '../../bot/dispatch.js';
+import type { ApprovalAudit, AuditTrail } from '../../infra/audit.js';
+import type { OrgBindings } from '../../bindings/bindings.js';
+import { deriveKey } from '../../infra/state/sealing.js';
+import type { CardActionContext, CardActionHandler, CardActionReply } from '../dispatch.js';
 import type { CardReply } from '../../cards/card.js';
 import { errorReply } from '../../cards/errorCards.js';
 import { dateInZone, type FormatOptions } from '../../cards/format.js';
 import { shortId } from '../../cards/redact.js';
 import type { Caller, ConversationKind, ConversationScope } from '../types.js';
-import { auditActor } from '../../bot/auditObserver.js';
+import { auditActor } from '../audit.js';
 import { conversationOf, type ApprovalAction, type ApprovalCardBill, type ApprovalCardState, type ApprovalCards } from './cardRecords.js';
 import {
   APPROVAL_VERBS,

@@ -2,10 +2,10 @@
 // AES-256-GCM under a key derived from SECRETS_KEY and stored under an opaque key derived from (tenant, Entra object
 // id, org). Without SECRETS_KEY nothing in NS.userLinks can be read, or even told apart: not the token, not who.
 import { createHmac } from 'node:crypto';
-import { deriveKey, openText, sealText } from '../../state/sealing.js';
-import type { Clock } from '../../clock.js';
-import type { Logger } from '../../log.js';
-import { NS, type StateStore } from '../../state/types.js';
+import { deriveKey, openText, sealText } from '../../infra/state/sealing.js';
+import type { Clock } from '../../infra/clock.js';
+import type { Logger } from '../../infra/log.js';
+import { NS, type StateStore } from '../../infra/state/types.js';
 
 /** Who a link belongs to: a person of a tenant, in one BILL organisation. */
 export interface UserLinkRef {

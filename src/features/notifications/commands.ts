@@ -9,10 +9,10 @@ import type { ChannelTarget, ConversationRef, Notifications } from '../../notify
 import { adaptiveCard, escapeMarkdown, executeAction, facts, text, title, type CardElement } from '../../cards/card.js';
 import { digestCard } from './cards.js';
 import { dateTime } from '../../cards/format.js';
-import { auditAdmin } from '../../bot/auditObserver.js';
-import type { AccessPolicy } from '../../bot/access.js';
-import type { AuditTrail } from '../../state/audit.js';
-import type { Installations } from '../../state/conversations.js';
+import { auditAdmin } from '../audit.js';
+import type { AccessPolicy } from '../access.js';
+import type { AuditTrail } from '../../infra/audit.js';
+import type { Installations } from '../../bindings/installations.js';
 import type { Command, CommandContext } from '../types.js';
 
 /** What the channel notification commands and `webhooks` use. */

@@ -4,7 +4,7 @@ import { answerKey } from '../../mirror/answers.js';
 import type { EntityKind } from '../../mirror/records.js';
 import { NotBound } from '../../errors.js';
 import { describeSchedule } from '../../notify/schedule.js';
-import type { CardActionHandler } from '../../bot/dispatch.js';
+import type { CardActionHandler } from '../dispatch.js';
 import { escapeMarkdown, facts, text, type CardElement } from '../../cards/card.js';
 import { clockTime, dateTime } from '../../cards/format.js';
 import { notificationCard } from './cards.js';
@@ -13,7 +13,7 @@ import { channelTargetOf } from './commands.js';
 import type { CommandContext } from '../types.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { Notifications } from '../../notify/index.js';
-import type { OrgBindings } from '../../state/bindings.js';
+import type { OrgBindings } from '../../bindings/bindings.js';
 
 /** What the Refresh button of a notification card uses. */
 export interface RefreshDeps {

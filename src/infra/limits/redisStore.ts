@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { LostLockError } from 'redis-semaphore';
-import { DependencyUnavailable, errorMessage } from '../errors.js';
+import { DependencyUnavailable, errorMessage } from '../../errors.js';
 import type { Logger } from '../log.js';
 import { SafeSemaphore as Semaphore, type RedisConnection } from '../state/redisClient.js';
 import type { BudgetRule } from './budgets.js';

@@ -1,6 +1,6 @@
 // The budget catalogue: which named budgets a call to an upstream must pass, with limits from config.limits.
 import { createHash } from 'node:crypto';
-import type { Config } from '../config.js';
+import type { Config } from '../../config.js';
 import type { Upstream } from './types.js';
 import { HOUR_MS, type RateWindow } from './windows.js';
 

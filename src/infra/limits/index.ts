@@ -1,6 +1,6 @@
 // The factory every part uses to get the shared limiter (in-process budgets; cluster mode swaps the store).
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../../config.js';
 import type { Logger } from '../log.js';
 import { SharedLimiter, type LimiterTuning } from './limiter.js';
 import { LocalBudgetStore, type BudgetStore } from './store.js';

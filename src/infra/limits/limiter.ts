@@ -2,8 +2,8 @@
 import { ContextSlot } from '../asyncContext.js';
 import Bottleneck from 'bottleneck';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import { DependencyUnavailable, LimitExceeded, errorMessage } from '../errors.js';
+import type { Config } from '../../config.js';
+import { DependencyUnavailable, LimitExceeded, errorMessage } from '../../errors.js';
 import type { Logger } from '../log.js';
 import { BudgetCatalogue, type BudgetName, type BudgetRef, type BudgetRule } from './budgets.js';
 import type { BudgetStore, RateRule } from './store.js';

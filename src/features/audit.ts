@@ -1,7 +1,7 @@
 // What the audit trail says of a turn: who and where, and for a command line what it was and how it went.
-import type { AdminAudit, AuditActor, AuditTrail, CommandAudit } from '../state/audit.js';
-import type { Caller, CommandContext, ConversationScope } from '../features/types.js';
-import { upstreamTotal, type UpstreamCounts } from '../upstreamCalls.js';
+import type { AdminAudit, AuditActor, AuditTrail, CommandAudit } from '../infra/audit.js';
+import type { Caller, CommandContext, ConversationScope } from './types.js';
+import { upstreamTotal, type UpstreamCounts } from '../infra/upstreamCalls.js';
 import { BillApiError, LimitExceeded, NotBound } from '../errors.js';
 import type { CommandLine, TurnResult } from './dispatch.js';
 

@@ -1,13 +1,13 @@
 // Command lines (typed, or from a card button): parse, run the command, turn any error into the one error card. The
 // steps around a command (tenant, duplicates, the person's rate, audit, typing) are the route table's (src/teams/bot.ts).
 import { createHash, randomUUID } from 'node:crypto';
-import type { Logger } from '../log.js';
+import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import type { ActionData, CardReply } from '../cards/card.js';
 import { errorReply } from '../cards/errorCards.js';
 import { tooLongCard, unknownCommandCard, usageText } from '../cards/help.js';
-import { MAX_COMMAND_LENGTH, type ParseResult } from '../features/parse.js';
-import type { Caller, CommandDefinition, CommandInput, ConversationScope } from '../features/types.js';
+import { MAX_COMMAND_LENGTH, type ParseResult } from './parse.js';
+import type { Caller, CommandDefinition, CommandInput, ConversationScope } from './types.js';
 import type { BotServices } from './services.js';
 import { adaptiveCard, text, title } from '../cards/card.js';
 
@@ -51,7 +51,7 @@ export type CardActionHandler = (ctx: CardActionContext) => Promise<CardActionRe
  * `newReply`: another view (e.g. "Show overdue bills"), posted as a new reply in the thread whichever the action type;
  * the clicked card stays as it was, so the answer it showed is not lost.
  * Edits go only to the message Teams says was clicked, and only when that message carries the clicked button
- * (src/bot/cardMessages.ts); otherwise the answer comes as a new reply.
+ * (src/teams/cardMessages.ts); otherwise the answer comes as a new reply.
  */
 export interface CardActionReply extends CardReply {
   everyone?: CardReply;

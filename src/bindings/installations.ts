@@ -4,9 +4,9 @@
 // Convention for team-scoped entries kept by other features (NS.subscriptions, NS.digests): their key starts with
 // `targetKey(target) + '|'` (e.g. "<tenant>|team|19:abc@thread.tacv2|<channel>|<event>"), or their value carries
 // `tenantId` and `teamId` (teams) / `conversationId` (chats). Removal deletes both kinds.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../infra/clock.js';
 import { bindingTarget, targetKey, type BindingScope, type BindingTarget, type OrgBindings } from './bindings.js';
-import { NS, type StateStore } from './types.js';
+import { NS, type StateStore } from '../infra/state/types.js';
 
 /** Namespaces whose entries belong to one team or chat and go when the bot is removed from it. */
 const TARGET_SCOPED_NAMESPACES = [NS.subscriptions, NS.digests] as const;

@@ -1,6 +1,6 @@
 // Who may use the bot at all (tenant allow-list) and who may administer it (admin AAD object ids).
 import type { Config } from '../config.js';
-import type { Caller } from '../features/types.js';
+import type { Caller } from './types.js';
 
 export class AccessPolicy {
   private readonly tenants: Set<string>;

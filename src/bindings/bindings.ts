@@ -8,9 +8,9 @@
 //   chat (key: tenant + conversation id), so a person can never reach an org through a chat nobody linked.
 //   BILL_ORG_ID is then only the org the credentials sign in to; it is not a default for unlinked teams.
 // A link to an org later removed from BILL_ALLOWED_ORG_IDS stops resolving (state "orgNotAllowed").
-import type { Clock } from '../clock.js';
+import type { Clock } from '../infra/clock.js';
 import type { Config } from '../config.js';
-import { NS, type StateStore } from './types.js';
+import { NS, type StateStore } from '../infra/state/types.js';
 
 export type BindingMode = 'single' | 'multi';
 

@@ -1,6 +1,6 @@
 // Limiter metrics: per budget limit, used, remaining, queued, running, refusals and the last server-side throttle.
 import { Gauge, type Registry } from 'prom-client';
-import { counterFromTotals, pseudonym } from '../infra/metrics.js';
+import { counterFromTotals, pseudonym } from '../metrics.js';
 import type { BudgetCounters } from './limiter.js';
 import type { BudgetSnapshot, Limiter } from './types.js';
 

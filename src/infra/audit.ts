@@ -1,9 +1,9 @@
 // The audit trail: one append-only JSON line per command and per admin action (STATE_DIR/audit.log, or a Redis stream).
 import { errorMessage } from '../errors.js';
 import { join } from 'node:path';
-import type { Clock } from '../clock.js';
-import type { Logger } from '../log.js';
-import type { StateStore } from './types.js';
+import type { Clock } from './clock.js';
+import type { Logger } from './log.js';
+import type { StateStore } from './state/types.js';
 
 /** The StateStore append-only log the trail writes to. */
 const AUDIT_LOG = 'audit';

@@ -1,7 +1,7 @@
 // The Redis connection of a cluster-mode instance: commands fail fast while Redis is away, reconnects forever, one subscriber.
 import { Redis, type RedisOptions } from 'ioredis';
 import { Mutex, Semaphore } from 'redis-semaphore';
-import { DependencyUnavailable, errorMessage } from '../errors.js';
+import { DependencyUnavailable, errorMessage } from '../../errors.js';
 import type { Logger } from '../log.js';
 
 export interface RedisConnectionOptions {

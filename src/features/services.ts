@@ -1,12 +1,12 @@
 // The parts the Teams edge and the dispatcher use, built once in app.ts; each feature declares its own (features/index.ts).
-import type { Clock } from '../clock.js';
+import type { Clock } from '../infra/clock.js';
 import type { Config } from '../config.js';
 import type { GraphTeams } from '../graph/teams.js';
-import type { OrgBindings } from '../state/bindings.js';
-import type { Installations } from '../state/conversations.js';
-import type { StateStore } from '../state/types.js';
+import type { OrgBindings } from '../bindings/bindings.js';
+import type { Installations } from '../bindings/installations.js';
+import type { StateStore } from '../infra/state/types.js';
 import type { AccessPolicy } from './access.js';
-import type { CommandRegistry } from '../features/registry.js';
+import type { CommandRegistry } from './registry.js';
 
 /** Which BILL the bot talks to; the help card footer says so when it is the embedded sandbox. */
 export interface BackendInfo {

@@ -1,6 +1,6 @@
 // Which buttons each card message the bot posted carries, so a click edits only the message that carries its button.
 import { createHash } from 'node:crypto';
-import { NS, type StateStore } from '../state/types.js';
+import { NS, type StateStore } from '../infra/state/types.js';
 import type { AdaptiveCard, Json } from '../cards/card.js';
 
 /**
