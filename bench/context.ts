@@ -4,7 +4,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BenchConnector } from './connector.js';
-import { startBotProcess, startSandboxProcess, type BotOptions, type Child, type SandboxInfo, type SandboxOptions, type BotInfo } from './processes.js';
+import {
+  startBotProcess,
+  startSandboxProcess,
+  type BotOptions,
+  type Child,
+  type SandboxInfo,
+  type SandboxOptions,
+  type BotInfo,
+} from './processes.js';
 
 export interface BenchOptions {
   quick: boolean;
@@ -38,13 +46,23 @@ export class BenchContext {
   }
 
   async sandbox(name: string, o: Partial<SandboxOptions> = {}): Promise<Child<SandboxInfo>> {
-    const child = await startSandboxProcess(name, { latencyMs: this.opts.latencyMs, invoices: this.opts.invoices, bills: this.opts.bills, ...o });
+    const child = await startSandboxProcess(name, {
+      latencyMs: this.opts.latencyMs,
+      invoices: this.opts.invoices,
+      bills: this.opts.bills,
+      ...o,
+    });
     this.children.push(child);
     return child;
   }
 
   async bot(name: string, sandbox: SandboxInfo, o: Partial<BotOptions> = {}): Promise<Child<BotInfo>> {
-    const child = await startBotProcess(name, { sandbox, stateDir: o.stateDir ?? this.stateDir(name.replace(/\W+/g, '-')), logLevel: this.opts.logLevel, ...o });
+    const child = await startBotProcess(name, {
+      sandbox,
+      stateDir: o.stateDir ?? this.stateDir(name.replace(/\W+/g, '-')),
+      logLevel: this.opts.logLevel,
+      ...o,
+    });
     this.children.push(child);
     return child;
   }

@@ -101,7 +101,14 @@ export interface BillbridgeApp {
 
 /** The parts cluster mode adds, loaded only when REDIS_URL is set, and the connection they share. */
 async function connectCluster(url: string, log: Logger) {
-  const [{ RateLimiterRedis }, { RedisConnection }, { RedisStateStore }, { RedisBudgetStore }, { RedisStaleBroadcast }, { RedisSessionLedger }] = await Promise.all([
+  const [
+    { RateLimiterRedis },
+    { RedisConnection },
+    { RedisStateStore },
+    { RedisBudgetStore },
+    { RedisStaleBroadcast },
+    { RedisSessionLedger },
+  ] = await Promise.all([
     import('rate-limiter-flexible'),
     import('./infra/state/redisClient.js'),
     import('./infra/state/redisStore.js'),
@@ -118,8 +125,18 @@ function linkAttempts(config: Config, cluster: Awaited<ReturnType<typeof connect
   const { linkAttemptsPerHour: perHour, linkCooldownS: cooldownS } = config.limits;
   if (!cluster) return memoryLinkAttempts(perHour, cooldownS);
   const redis = (keyPrefix: string, points: number, duration: number) =>
-    new cluster.RateLimiterRedis({ storeClient: cluster.redis.client, points, duration, keyPrefix: `${cluster.redis.keyPrefix}${keyPrefix}`, rejectIfRedisNotReady: true });
-  return new LinkAttempts({ hourly: redis('link-attempts', perHour, 3_600), cooldown: cooldownS > 0 ? redis('link-cooldown', 1, cooldownS) : undefined, cooldownS });
+    new cluster.RateLimiterRedis({
+      storeClient: cluster.redis.client,
+      points,
+      duration,
+      keyPrefix: `${cluster.redis.keyPrefix}${keyPrefix}`,
+      rejectIfRedisNotReady: true,
+    });
+  return new LinkAttempts({
+    hourly: redis('link-attempts', perHour, 3_600),
+    cooldown: cooldownS > 0 ? redis('link-cooldown', 1, cooldownS) : undefined,
+    cooldownS,
+  });
 }
 
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<BillbridgeApp> {
@@ -131,10 +148,18 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   // Without BILL credentials the embedded sandbox stands in for BILL, and every BILL base URL points at it.
   const sandbox = config.bill.credentials
     ? undefined
-    : await (await import('./sandbox/index.js')).startSandbox({ clock, latencyMs: config.sandbox.latencyMs, invoices: config.sandbox.invoices, bills: config.sandbox.bills });
+    : await (
+        await import('./sandbox/index.js')
+      ).startSandbox({ clock, latencyMs: config.sandbox.latencyMs, invoices: config.sandbox.invoices, bills: config.sandbox.bills });
   if (sandbox) {
-    config = { ...config, bill: { ...config.bill, baseUrl: sandbox.baseUrl, spendBaseUrl: sandbox.spendBaseUrl, eventsBaseUrl: sandbox.eventsBaseUrl } };
-    log.info({ url: sandbox.baseUrl, orgId: sandbox.credentials.orgId }, `BILL sandbox at ${sandbox.baseUrl}: demo organisation — simulated data`);
+    config = {
+      ...config,
+      bill: { ...config.bill, baseUrl: sandbox.baseUrl, spendBaseUrl: sandbox.spendBaseUrl, eventsBaseUrl: sandbox.eventsBaseUrl },
+    };
+    log.info(
+      { url: sandbox.baseUrl, orgId: sandbox.credentials.orgId },
+      `BILL sandbox at ${sandbox.baseUrl}: demo organisation — simulated data`,
+    );
   }
   // Cluster mode: limits, BILL sessions, state and stale marks are shared by every instance through Redis.
   // Its modules (ioredis, redis-semaphore) load only then: a single instance does not carry them.
@@ -145,7 +170,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const state: StateStore = cluster ? new cluster.RedisStateStore(cluster.redis, clock) : localState!;
   // Every upstream call a turn makes is counted for its audit record, and none starts after the turn's deadline.
   const upstreamCalls = new UpstreamCallCounter({ clock, commandWaitMs: config.limits.commandWaitMs });
-  const sharedLimiter = createLimiter({ config, clock, log, store: cluster ? new cluster.RedisBudgetStore({ redis: cluster.redis, log }) : undefined });
+  const sharedLimiter = createLimiter({
+    config,
+    clock,
+    log,
+    store: cluster ? new cluster.RedisBudgetStore({ redis: cluster.redis, log }) : undefined,
+  });
   const limiter: Limiter = upstreamCalls.counting(sharedLimiter);
   // GET /metrics: this app's own registry (never prom-client's global one); process metrics outside tests.
   const metrics = createMetricsRegistry({ processMetrics: config.nodeEnv !== 'test' });
@@ -169,7 +199,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     requestTimeoutMs: config.bill.requestTimeoutMs,
     loginsPerHour: config.limits.billLoginsPerHour,
     loginsReserved: config.limits.billLoginsReserved,
-    sessionLedger: cluster ? new cluster.RedisSessionLedger({ redis: cluster.redis, clock, log, secretsKey: config.secretsKey }) : undefined,
+    sessionLedger: cluster
+      ? new cluster.RedisSessionLedger({ redis: cluster.redis, clock, log, secretsKey: config.secretsKey })
+      : undefined,
     limiter,
     clock,
     log,
@@ -177,7 +209,15 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   // The per-org mirror of bills, invoices, vendors and customers the finance commands answer from, kept in the state
   // store (shared by a fleet); webhooks and Refresh tell it what is stale, broadcast to the fleet in cluster mode.
-  const mirror = new Mirror({ bill, state, clock, log, maxAnswers: config.cache.maxEntries, namesMaxAgeMs: config.cache.namesTtlS * 1000, broadcast: cluster ? new cluster.RedisStaleBroadcast(cluster.redis, log) : undefined });
+  const mirror = new Mirror({
+    bill,
+    state,
+    clock,
+    log,
+    maxAnswers: config.cache.maxEntries,
+    namesMaxAgeMs: config.cache.namesTtlS * 1000,
+    broadcast: cluster ? new cluster.RedisStaleBroadcast(cluster.redis, log) : undefined,
+  });
   registerAnswerMetrics(metrics, mirror.answers);
   const readiness = new Readiness().add('state', () => state.isReady()).add('bill', () => bill.ready());
   // Unreachable at start: not ready. Lost later: still ready (a drained fleet helps nobody); commands answer
@@ -190,25 +230,28 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   // Approvals run as the approver, with their own BILL token sealed under SECRETS_KEY. Without the key there is no
   // safe place for those tokens, so the feature is off and its commands say so.
   const userLinks = config.secretsKey ? new UserLinks({ store: state, secretsKey: config.secretsKey, clock, log }) : undefined;
-  const approvals = config.secretsKey && userLinks
-    ? new Approvals({
-        links: userLinks,
-        cards: new ApprovalCards(state, clock),
-        secretsKey: config.secretsKey,
-        attempts: linkAttempts(config, cluster),
-        bill,
-        vendors: mirror,
-        waitMs: config.limits.commandWaitMs,
-        orgs: orgBindings,
-        audit,
-        clock,
-        fmt: { locale: config.locale, timeZone: config.timeZone },
-        note,
-      })
-    : undefined;
-  if (!approvals) log.info('approvals are off: SECRETS_KEY is not set, so approvers\' BILL tokens cannot be stored encrypted');
+  const approvals =
+    config.secretsKey && userLinks
+      ? new Approvals({
+          links: userLinks,
+          cards: new ApprovalCards(state, clock),
+          secretsKey: config.secretsKey,
+          attempts: linkAttempts(config, cluster),
+          bill,
+          vendors: mirror,
+          waitMs: config.limits.commandWaitMs,
+          orgs: orgBindings,
+          audit,
+          clock,
+          fmt: { locale: config.locale, timeZone: config.timeZone },
+          note,
+        })
+      : undefined;
+  if (!approvals) log.info("approvals are off: SECRETS_KEY is not set, so approvers' BILL tokens cannot be stored encrypted");
   if (!config.secretsKey && config.nodeEnv === 'production') {
-    log.warn('SECRETS_KEY is not set: with NODE_ENV=production webhook subscriptions cannot be set up (their keys would be stored unencrypted) and approvals are off');
+    log.warn(
+      'SECRETS_KEY is not set: with NODE_ENV=production webhook subscriptions cannot be set up (their keys would be stored unencrypted) and approvals are off',
+    );
   }
 
   const backend: BackendInfo = { kind: config.bill.credentials ? 'bill' : 'sandbox', baseUrl: config.bill.baseUrl };
@@ -238,7 +281,14 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   // Each feature gets the parts it declares (features/index.ts).
   const access = new AccessPolicy(config);
   const { locale, timeZone, version } = config;
-  const finance: FinanceSettings = { locale, timeZone, note, waitMs: config.limits.commandWaitMs, cache: config.cache, pushFed: (orgId, entity) => notify.push.fed(orgId, entity) };
+  const finance: FinanceSettings = {
+    locale,
+    timeZone,
+    note,
+    waitMs: config.limits.commandWaitMs,
+    cache: config.cache,
+    pushFed: (orgId, entity) => notify.push.fed(orgId, entity),
+  };
   let unopenableSecrets = 0;
   const features: FeatureDeps = {
     help: { note, version },
@@ -268,7 +318,14 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       installs,
       access,
       audit,
-      settings: { locale, timeZone, note, appId: config.bot.appId, publicHostname: config.publicHostname, envWebhookKey: config.bill.webhookSecurityKey !== '' },
+      settings: {
+        locale,
+        timeZone,
+        note,
+        appId: config.bot.appId,
+        publicHostname: config.publicHostname,
+        envWebhookKey: config.bill.webhookSecurityKey !== '',
+      },
     },
     approvals: { approvals, orgBindings, audit },
   };
@@ -277,15 +334,40 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const dispatcher = new Dispatcher(services, log);
   const perMinute = config.limits.userCommandsPerMinute;
   const userRate = cluster
-    ? new RateLimiterUserCommandRate(new cluster.RateLimiterRedis({ storeClient: cluster.redis.client, points: perMinute, duration: 60, keyPrefix: `${cluster.redis.keyPrefix}user-commands`, rejectIfRedisNotReady: true }))
+    ? new RateLimiterUserCommandRate(
+        new cluster.RateLimiterRedis({
+          storeClient: cluster.redis.client,
+          points: perMinute,
+          duration: 60,
+          keyPrefix: `${cluster.redis.keyPrefix}user-commands`,
+          rejectIfRedisNotReady: true,
+        }),
+      )
     : memoryUserCommandRate(perMinute);
-  const refresh = refreshNotification({ notify, mirror, orgs: orgBindings, settings: { locale, timeZone, note, objectTtlS: config.cache.objectTtlS } });
-  const cardActions = { [REFRESH_VERB]: refresh, ...Object.fromEntries(approvalCardActions(approvals, clock).map(({ verb, handler }) => [verb, handler])) };
+  const refresh = refreshNotification({
+    notify,
+    mirror,
+    orgs: orgBindings,
+    settings: { locale, timeZone, note, objectTtlS: config.cache.objectTtlS },
+  });
+  const cardActions = {
+    [REFRESH_VERB]: refresh,
+    ...Object.fromEntries(approvalCardActions(approvals, clock).map(({ verb, handler }) => [verb, handler])),
+  };
   const bot = new BillbridgeBot({ services, dispatcher, rate: userRate, audit, upstreamCalls, log, cardActions });
   const approvalDigest = new ApprovalDigest({ approvals, state, timeZone: config.timeZone, sender, clock, log });
-  const server = createHttpServer({ log, messages: adapter.messagesFor(bot), readiness, requireBearer: config.bot.appId !== '', metrics: metricsHandler(metrics), metricsToken: config.metrics.token, routes: [webhookRoute(notify.receiver, log)] });
+  const server = createHttpServer({
+    log,
+    messages: adapter.messagesFor(bot),
+    readiness,
+    requireBearer: config.bot.appId !== '',
+    metrics: metricsHandler(metrics),
+    metricsToken: config.metrics.token,
+    routes: [webhookRoute(notify.receiver, log)],
+  });
 
-  const metricsServer = config.metrics.port === undefined ? undefined : createMetricsServer(metricsHandler(metrics), config.metrics.token, log);
+  const metricsServer =
+    config.metrics.port === undefined ? undefined : createMetricsServer(metricsHandler(metrics), config.metrics.token, log);
 
   let metricsUrl: string | undefined;
 
@@ -324,7 +406,14 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         else server.listen(config.http.port, () => resolve());
       });
       const addr = server.address() as AddressInfo;
-      const host = addr.family === 'IPv6' ? (addr.address === '::' ? 'localhost' : `[${addr.address}]`) : addr.address === '0.0.0.0' ? 'localhost' : addr.address;
+      const host =
+        addr.family === 'IPv6'
+          ? addr.address === '::'
+            ? 'localhost'
+            : `[${addr.address}]`
+          : addr.address === '0.0.0.0'
+            ? 'localhost'
+            : addr.address;
       const url = `http://${host}:${addr.port}`;
       if (metricsServer) {
         await new Promise<void>((resolve, reject) => {
@@ -337,12 +426,22 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       }
       log.info({ url, backend: backend.kind }, 'billbridge listening');
       // A changed SECRETS_KEY is said now, not found out when BILL disables a subscription whose events fail.
-      const unopenable = await Promise.all([notify.keys.unopenable(), userLinks ? userLinks.unopenable() : state.entries(NS.userLinks).then((e) => e.length)]).then(
+      const unopenable = await Promise.all([
+        notify.keys.unopenable(),
+        userLinks ? userLinks.unopenable() : state.entries(NS.userLinks).then((e) => e.length),
+      ]).then(
         ([a, b]) => a + b,
-        (err: unknown) => (log.warn({ err: err instanceof Error ? err.message : String(err) }, 'stored secrets could not be checked against SECRETS_KEY'), 0),
+        (err: unknown) => (
+          log.warn({ err: err instanceof Error ? err.message : String(err) }, 'stored secrets could not be checked against SECRETS_KEY'),
+          0
+        ),
       );
       unopenableSecrets = unopenable;
-      if (unopenable > 0) log.warn({ unopenable }, `${unopenable} stored secrets cannot be opened with SECRETS_KEY (was it changed?): webhook keys among them stop verifying BILL's events, approvers among them must connect again`);
+      if (unopenable > 0)
+        log.warn(
+          { unopenable },
+          `${unopenable} stored secrets cannot be opened with SECRETS_KEY (was it changed?): webhook keys among them stop verifying BILL's events, approvers among them must connect again`,
+        );
       // Sends what a previous run accepted but did not deliver, then keeps the outbox and digests moving.
       await notify.start();
       approvalDigest.start();

@@ -26,7 +26,11 @@ async function sampleAllocations(dir: string): Promise<() => Promise<void>> {
   const session = new Session();
   session.connect();
   await session.post('HeapProfiler.enable');
-  await session.post('HeapProfiler.startSampling', { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 16_384,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
   return async () => {
     const { profile } = await session.post('HeapProfiler.stopSampling');
     session.disconnect();
@@ -93,7 +97,13 @@ serve(
      * STATE_DIR. The sandbox stands in for BILL here, so (unlike BILL) it may deliver to http://127.0.0.1.
      */
     webhooks: async (url: string) => {
-      const setup = new WebhookSetup({ bill: app.bill, keys: app.notify.keys, log: app.log, allowLocalHttp: true, onChange: (id) => app.notify.push.forget(id) });
+      const setup = new WebhookSetup({
+        bill: app.bill,
+        keys: app.notify.keys,
+        log: app.log,
+        allowLocalHttp: true,
+        onChange: (id) => app.notify.push.forget(id),
+      });
       const result = await setup.setup(orgId, url);
       await app.notify.push.refresh(orgId);
       return { action: result.action, events: result.subscription.events.length };

@@ -69,7 +69,12 @@ export function fitsPhoneRow(actions: ReadonlyArray<{ title: string }>): boolean
 
 /** Buttons one per line, each in its own ActionSet: every Teams client stacks those, whatever its row layout. */
 function stackedActions(actions: CardAction[]): CardElement[] {
-  return actions.map((a, i) => ({ type: 'ActionSet', actions: [a], spacing: i === 0 ? 'Medium' : 'Small', ...(i === 0 ? { separator: true } : {}) }));
+  return actions.map((a, i) => ({
+    type: 'ActionSet',
+    actions: [a],
+    spacing: i === 0 ? 'Medium' : 'Small',
+    ...(i === 0 ? { separator: true } : {}),
+  }));
 }
 
 function oneLine(text: string, max = 200): string {
@@ -135,7 +140,16 @@ export function subtitle(text: string): CardElement {
   return { type: 'TextBlock', text, isSubtle: true, spacing: 'None', wrap: true };
 }
 
-export function text(value: string, opts: { weight?: 'Bolder'; color?: 'Attention' | 'Good' | 'Warning' | 'Accent'; subtle?: boolean; size?: 'Small' | 'Medium'; separator?: boolean } = {}): CardElement {
+export function text(
+  value: string,
+  opts: {
+    weight?: 'Bolder';
+    color?: 'Attention' | 'Good' | 'Warning' | 'Accent';
+    subtle?: boolean;
+    size?: 'Small' | 'Medium';
+    separator?: boolean;
+  } = {},
+): CardElement {
   const el: CardElement = { type: 'TextBlock', text: value, wrap: true };
   if (opts.weight) el.weight = opts.weight;
   // Teams' good/warning/attention text colours fall below 4.5:1 in its light or dark theme (yellow is 1.47:1 on white):
@@ -174,8 +188,14 @@ const TONE_STYLE = { Attention: 'attention', Warning: 'warning', Good: 'good' } 
  * `rowColors` tints whole rows (overdue, failed) with Teams' container styles, whose text stays readable in every
  * theme; the row's words say the same thing.
  */
-export function table(columns: TableColumn[], rows: string[][], opts: { rowColors?: Array<'Attention' | 'Warning' | 'Good' | undefined> } = {}): CardElement {
-  const figureAt = columns.some((c) => c.figure) ? columns.findIndex((c) => c.figure) : columns.findIndex((c, i) => i > 0 && c.align === 'Right');
+export function table(
+  columns: TableColumn[],
+  rows: string[][],
+  opts: { rowColors?: Array<'Attention' | 'Warning' | 'Good' | undefined> } = {},
+): CardElement {
+  const figureAt = columns.some((c) => c.figure)
+    ? columns.findIndex((c) => c.figure)
+    : columns.findIndex((c, i) => i > 0 && c.align === 'Right');
   const nameAndFigure = (name: Json, figure: Json | undefined): CardElement =>
     figure === undefined
       ? (name as CardElement)
@@ -224,7 +244,10 @@ export function table(columns: TableColumn[], rows: string[][], opts: { rowColor
   return { type: 'Container', items };
 }
 
-export function container(items: CardElement[], opts: { style?: 'emphasis' | 'good' | 'attention' | 'warning' | 'accent'; separator?: boolean } = {}): CardElement {
+export function container(
+  items: CardElement[],
+  opts: { style?: 'emphasis' | 'good' | 'attention' | 'warning' | 'accent'; separator?: boolean } = {},
+): CardElement {
   const el: CardElement = { type: 'Container', items };
   if (opts.style) el.style = opts.style;
   if (opts.separator) el.separator = true;

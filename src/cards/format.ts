@@ -67,7 +67,9 @@ export function daysBetween(from: string, to: string): number {
 /** A BILL calendar date (yyyy-MM-dd) for people: "Nov 21, 2026" in en-US. */
 export function calendarDate(isoDate: string | undefined, locale: string): string {
   if (!isoDate || !/^\d{4}-\d{2}-\d{2}/.test(isoDate)) return '—';
-  return dateFormat(`calendar|${locale}`, locale, { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' }).format(new Date(`${isoDate.slice(0, 10)}T00:00:00Z`));
+  return dateFormat(`calendar|${locale}`, locale, { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' }).format(
+    new Date(`${isoDate.slice(0, 10)}T00:00:00Z`),
+  );
 }
 
 /** An instant for people, in the bot's time zone: "Nov 21, 2026, 10:42 AM". */
@@ -75,12 +77,20 @@ export function dateTime(instant: Date | number | string | undefined, opts: Form
   if (instant === undefined) return '—';
   const d = new Date(instant);
   if (Number.isNaN(d.getTime())) return '—';
-  return dateFormat(`dateTime|${opts.locale}|${opts.timeZone}`, opts.locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: opts.timeZone }).format(d);
+  return dateFormat(`dateTime|${opts.locale}|${opts.timeZone}`, opts.locale, {
+    dateStyle: 'medium',
+    timeStyle: 'short',
+    timeZone: opts.timeZone,
+  }).format(d);
 }
 
 /** "10:42" in the bot's time zone, for "as of 10:42". */
 export function clockTime(instant: Date | number, opts: FormatOptions): string {
-  return dateFormat(`clock|${opts.locale}|${opts.timeZone}`, opts.locale, { hour: '2-digit', minute: '2-digit', timeZone: opts.timeZone }).format(new Date(instant));
+  return dateFormat(`clock|${opts.locale}|${opts.timeZone}`, opts.locale, {
+    hour: '2-digit',
+    minute: '2-digit',
+    timeZone: opts.timeZone,
+  }).format(new Date(instant));
 }
 
 /** "Due today", "Due tomorrow", "Due in 5 days", "Overdue by 3 days" relative to today in the team's zone. */

@@ -58,10 +58,7 @@ export interface UnknownCommandOptions {
 
 export function unknownCommandCard(typedText: string, suggestion: CommandInfo | undefined, opts: UnknownCommandOptions = {}): CardReply {
   const shown = typedText.length > 80 ? typedText.slice(0, 79) + '…' : typedText;
-  const body = [
-    title("I didn't understand that"),
-    text(`You typed: ${escapeMarkdown(shown)}`, { subtle: true }),
-  ];
+  const body = [title("I didn't understand that"), text(`You typed: ${escapeMarkdown(shown)}`, { subtle: true })];
   const actions = [executeAction('Show all commands', { verb: 'run', command: 'help' })];
   if (suggestion) {
     body.push(text(`Did you mean **${usageText(suggestion.usage)}**? ${suggestion.description}`));
@@ -75,14 +72,19 @@ export function unknownCommandCard(typedText: string, suggestion: CommandInfo | 
     body.push(text(helpHint(opts.kind)));
   }
   return adaptiveCard(body, {
-    summary: suggestion ? `Unknown command. Did you mean "${suggestion.name}"? Type help for all commands.` : 'Unknown command. Type help for all commands.',
+    summary: suggestion
+      ? `Unknown command. Did you mean "${suggestion.name}"? Type help for all commands.`
+      : 'Unknown command. Type help for all commands.',
     actions,
   });
 }
 
 export function tooLongCard(length: number, max: number, kind?: ConversationKind): CardReply {
   return adaptiveCard(
-    [title('That message is too long for a command'), text(`Commands are short (at most ${max} characters; this one had ${length}). ${helpHint(kind)}`)],
+    [
+      title('That message is too long for a command'),
+      text(`Commands are short (at most ${max} characters; this one had ${length}). ${helpHint(kind)}`),
+    ],
     { summary: 'That message is too long for a command. Type help to see the commands.' },
   );
 }

@@ -1,7 +1,21 @@
 // The list card every list command answers with: totals over all rows, the rows of one page (10), Show more and
 // Refresh buttons that re-run the command and replace the card in place, "as of" in the footer, plain empty states.
 // Every string passed in is plain text and is escaped here.
-import { adaptiveCard, escapeMarkdown, executeAction, facts, footer, subtitle, table, text, title, type CardAction, type CardElement, type CardReply, type TableColumn } from './card.js';
+import {
+  adaptiveCard,
+  escapeMarkdown,
+  executeAction,
+  facts,
+  footer,
+  subtitle,
+  table,
+  text,
+  title,
+  type CardAction,
+  type CardElement,
+  type CardReply,
+  type TableColumn,
+} from './card.js';
 import { clockTime, type FormatOptions } from './format.js';
 import type { Tone } from './words.js';
 
@@ -97,7 +111,12 @@ export function listCard(spec: ListCardSpec): CardReply {
       ),
     );
     if (total > size) {
-      body.push(text(`Showing ${(from + 1).toLocaleString(spec.fmt.locale)}–${(from + shown.length).toLocaleString(spec.fmt.locale)} of ${total.toLocaleString(spec.fmt.locale)} ${escapeMarkdown(spec.noun)}`, { subtle: true, size: 'Small' }));
+      body.push(
+        text(
+          `Showing ${(from + 1).toLocaleString(spec.fmt.locale)}–${(from + shown.length).toLocaleString(spec.fmt.locale)} of ${total.toLocaleString(spec.fmt.locale)} ${escapeMarkdown(spec.noun)}`,
+          { subtle: true, size: 'Small' },
+        ),
+      );
       if (page < pages - 1) actions.push(executeAction('Show more', { verb: 'run', command: spec.command, page: page + 1 }));
       else actions.push(executeAction('Back to the first page', { verb: 'run', command: spec.command, page: 0 }));
     }
@@ -109,13 +128,25 @@ export function listCard(spec: ListCardSpec): CardReply {
 }
 
 /** The first lookup in an organisation builds its bill or invoice index; a large one takes longer than a chat answer may. */
-export function indexBuildingCard(input: { what: 'invoices' | 'bills'; indexed: number; command: string; fmt: FormatOptions; asOf: number; note?: string }): CardReply {
+export function indexBuildingCard(input: {
+  what: 'invoices' | 'bills';
+  indexed: number;
+  command: string;
+  fmt: FormatOptions;
+  asOf: number;
+  note?: string;
+}): CardReply {
   const n = input.indexed.toLocaleString(input.fmt.locale);
   const body = [
     title(`Indexing this organisation's ${input.what}`),
-    text(`BILL can't search ${input.what} by number, so billbridge lists them once and then keeps up with changes. ${n} ${input.what} are indexed so far; this happens only once per organisation.`),
+    text(
+      `BILL can't search ${input.what} by number, so billbridge lists them once and then keeps up with changes. ${n} ${input.what} are indexed so far; this happens only once per organisation.`,
+    ),
     text('Try again in a minute (Refresh).', { subtle: true }),
     asOfFooter(input.asOf, input.fmt, [input.note]),
   ];
-  return adaptiveCard(body, { summary: `Indexing this organisation's ${input.what} (${n} so far); try again in a minute.`, actions: [refreshAction(input.command)] });
+  return adaptiveCard(body, {
+    summary: `Indexing this organisation's ${input.what} (${n} so far); try again in a minute.`,
+    actions: [refreshAction(input.command)],
+  });
 }

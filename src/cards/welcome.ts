@@ -1,7 +1,19 @@
 // The welcome posted when billbridge is added to a team, a group chat or a personal chat: binding + three commands.
 import type { BindingMode, BindingState } from '../bindings/bindings.js';
 import type { CommandInfo, ConversationKind } from '../features/types.js';
-import { adaptiveCard, container, escapeMarkdown, executeAction, footer, shortRef, text, title, type CardAction, type CardElement, type CardReply } from './card.js';
+import {
+  adaptiveCard,
+  container,
+  escapeMarkdown,
+  executeAction,
+  footer,
+  shortRef,
+  text,
+  title,
+  type CardAction,
+  type CardElement,
+  type CardReply,
+} from './card.js';
 import { shortId } from './redact.js';
 import { typed, usageText } from './help.js';
 
@@ -43,7 +55,10 @@ function bindingText(input: WelcomeInput): { line: string; summary: string } {
       const org = shortRef(b.orgId);
       const demo = input.sandbox ? ' — the demo organisation of the embedded BILL sandbox (simulated data)' : '';
       const verb = b.source === 'link' ? 'is linked to' : 'uses';
-      return { line: `${capital(here)} ${verb} BILL organisation **${org}**${demo}.`, summary: `${capital(here)} ${verb} BILL organisation ${shortId(b.orgId)}.` };
+      return {
+        line: `${capital(here)} ${verb} BILL organisation **${org}**${demo}.`,
+        summary: `${capital(here)} ${verb} BILL organisation ${shortId(b.orgId)}.`,
+      };
     }
     case 'orgNotAllowed':
       return {
@@ -52,11 +67,20 @@ function bindingText(input: WelcomeInput): { line: string; summary: string } {
       };
     case 'unbound':
       if (b.reason === 'noOrgConfigured') {
-        return { line: 'No BILL organisation is configured for this billbridge yet. Ask your billbridge administrator.', summary: 'No BILL organisation is configured yet.' };
+        return {
+          line: 'No BILL organisation is configured for this billbridge yet. Ask your billbridge administrator.',
+          summary: 'No BILL organisation is configured yet.',
+        };
       }
-      return { line: `${capital(here)} is not linked to a BILL organisation yet, so I can't show any BILL data here. ${link}`, summary: `${capital(here)} is not linked to a BILL organisation yet.` };
+      return {
+        line: `${capital(here)} is not linked to a BILL organisation yet, so I can't show any BILL data here. ${link}`,
+        summary: `${capital(here)} is not linked to a BILL organisation yet.`,
+      };
     case 'tenantNotAllowed':
-      return { line: "This organisation's Microsoft 365 tenant is not allowed to use this billbridge.", summary: 'This tenant is not allowed.' };
+      return {
+        line: "This organisation's Microsoft 365 tenant is not allowed to use this billbridge.",
+        summary: 'This tenant is not allowed.',
+      };
   }
 }
 
@@ -69,7 +93,7 @@ export function welcomeCard(input: WelcomeInput): CardReply {
     input.kind === 'personal'
       ? 'I bring BILL — payables, receivables, payments — into Teams. Type a command here, no mention needed.'
       : `I bring BILL — payables, receivables, payments — into ${input.kind === 'channel' ? 'this team' : 'this chat'}. Mention **@billbridge** with a command and I answer in the thread.`;
-  const heading = input.kind === 'channel' && input.teamName ? `billbridge joined ${escapeMarkdown(input.teamName)}` : 'Hi, I\'m billbridge';
+  const heading = input.kind === 'channel' && input.teamName ? `billbridge joined ${escapeMarkdown(input.teamName)}` : "Hi, I'm billbridge";
   const binding = bindingText(input);
   const body: CardElement[] = [title(heading), text(intro), container([text(binding.line)], { style: 'emphasis' })];
   const suggestions = welcomeSuggestions(input.commands);
@@ -85,7 +109,9 @@ export function welcomeCard(input: WelcomeInput): CardReply {
     }
   }
   actions.push(executeAction('Show all commands', { verb: 'run', command: 'help' }));
-  body.push(footer([input.sandbox ? 'Demo organisation — simulated data' : undefined, `billbridge ${input.version}`].filter(Boolean).join(' · ')));
+  body.push(
+    footer([input.sandbox ? 'Demo organisation — simulated data' : undefined, `billbridge ${input.version}`].filter(Boolean).join(' · ')),
+  );
   const names = suggestions.map((c) => c.name).join(', ');
   return adaptiveCard(body, {
     summary: `billbridge is here. ${binding.summary}${names ? ` Try: ${names}.` : ''}`,

@@ -8,7 +8,11 @@ export const SANDBOX_NOTE = 'Demo organisation — simulated data';
 /** "PARTIAL_PAYMENT" -> "Partial payment": unknown codes BILL may add still read as words. */
 export function codeWords(code: string | undefined): string {
   if (!code) return 'Unknown';
-  const flat = code.replace(/[_\s]+/g, ' ').trim().toLowerCase().slice(0, 60);
+  const flat = code
+    .replace(/[_\s]+/g, ' ')
+    .trim()
+    .toLowerCase()
+    .slice(0, 60);
   return flat ? flat.charAt(0).toUpperCase() + flat.slice(1) : 'Unknown';
 }
 
@@ -98,8 +102,26 @@ export function paymentStatusWords(singleStatus: string | undefined): { words: s
  * an uncashed check, and funds escheated (they left the account, to the state). Canceled, voided (or about to be) and
  * failed payments never moved money, so totals leave them out.
  */
-const MONEY_MOVES = new Set(['SCHEDULED', 'FUNDING_STARTED', 'PROCESSED', 'SENT', 'DELIVERED', 'CLEARED', 'DISBURSEMENT_ON_HOLD', 'EXPIRING', 'FUNDS_ESCHEATED']);
-const MONEY_STOPPED = new Set(['CANCELED', 'VOIDED', 'VOID_PENDING', 'FUNDING_FAILED_VOIDED', 'FUNDING_FAILED_ACTION_NEEDED', 'DISBURSEMENT_FAILED_ACTION_NEEDED', 'DISBURSEMENT_FAILED_VENDOR_BANK_REJECTED']);
+const MONEY_MOVES = new Set([
+  'SCHEDULED',
+  'FUNDING_STARTED',
+  'PROCESSED',
+  'SENT',
+  'DELIVERED',
+  'CLEARED',
+  'DISBURSEMENT_ON_HOLD',
+  'EXPIRING',
+  'FUNDS_ESCHEATED',
+]);
+const MONEY_STOPPED = new Set([
+  'CANCELED',
+  'VOIDED',
+  'VOID_PENDING',
+  'FUNDING_FAILED_VOIDED',
+  'FUNDING_FAILED_ACTION_NEEDED',
+  'DISBURSEMENT_FAILED_ACTION_NEEDED',
+  'DISBURSEMENT_FAILED_VENDOR_BANK_REJECTED',
+]);
 
 /**
  * True when a payment counts in a total of money paid: by its singleStatus; a singleStatus billbridge does not know
@@ -112,7 +134,10 @@ export function paymentMovesMoney(p: { singleStatus?: string; status?: string })
 }
 
 /** Open, Partially paid, Paid, Payment scheduled, Overdue by N days (partially paid), Archived. */
-export function invoiceStatusWords(inv: Pick<Invoice, 'status' | 'archived' | 'dueAmount' | 'totalAmount' | 'dueDate'>, today: string): { words: string; tone: Tone } {
+export function invoiceStatusWords(
+  inv: Pick<Invoice, 'status' | 'archived' | 'dueAmount' | 'totalAmount' | 'dueDate'>,
+  today: string,
+): { words: string; tone: Tone } {
   if (inv.archived) return { words: 'Archived', tone: undefined };
   const due = typeof inv.dueAmount === 'number' ? inv.dueAmount : 0;
   if (inv.status === 'PAID' || due <= 0) return { words: 'Paid', tone: 'Good' };

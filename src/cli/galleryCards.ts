@@ -3,7 +3,17 @@
 import { ManualClock } from '../infra/clock.js';
 import type { BillStatus } from '../bill/gateway.js';
 import type { Bill, Invoice, Vendor } from '../bill/types.js';
-import { BillApiError, DependencyUnavailable, FilterValueError, Forbidden, InputError, LimitExceeded, NotBound, NotLinked, TenantNotAllowed } from '../errors.js';
+import {
+  BillApiError,
+  DependencyUnavailable,
+  FilterValueError,
+  Forbidden,
+  InputError,
+  LimitExceeded,
+  NotBound,
+  NotLinked,
+  TenantNotAllowed,
+} from '../errors.js';
 import { SandboxModel } from '../sandbox/model.js';
 import { seedDemoOrg } from '../sandbox/seed.js';
 import type { BudgetSnapshot } from '../infra/limits/types.js';
@@ -70,8 +80,24 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   const note = SANDBOX_NOTE;
   const vendors = new Map(org.vendors.all().map((v) => [v.id, v]));
   const customers = new Map(org.customers.all().map((c) => [c.id, c]));
-  const ap = { today, fmt, asOf: now, note, currencyOf: (id: string) => vendors.get(id)?.billCurrency, vendorNameOf: (id: string) => vendors.get(id)?.name };
-  const ar = { today, fmt, asOf: now, note, customerOf: (id: string) => { const c = customers.get(id); return c ? { name: c.name, currency: c.invoiceCurrency } : undefined; } };
+  const ap = {
+    today,
+    fmt,
+    asOf: now,
+    note,
+    currencyOf: (id: string) => vendors.get(id)?.billCurrency,
+    vendorNameOf: (id: string) => vendors.get(id)?.name,
+  };
+  const ar = {
+    today,
+    fmt,
+    asOf: now,
+    note,
+    customerOf: (id: string) => {
+      const c = customers.get(id);
+      return c ? { name: c.name, currency: c.invoiceCurrency } : undefined;
+    },
+  };
   const bills = org.bills.all();
   const dueIn = (days: number) => bills.filter((b) => unpaid(b) && b.dueDate >= today && b.dueDate <= addDays(today, days)).map(line);
   const overdue = bills.filter((b) => unpaid(b) && b.dueDate < today).map(line);
@@ -81,64 +107,185 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   // Payables
   add('Payables', 'bills due', billsDueCard({ ...ap, days: 7, due: dueIn(7), overdue, page: 0, command: 'bills due 7' }));
   add('Payables', 'bills due 60 — page 2', billsDueCard({ ...ap, days: 60, due: dueIn(60), overdue, page: 1, command: 'bills due 60' }));
-  add('Payables', 'bills due — nothing due, nothing overdue', billsDueCard({ ...ap, days: 0, due: [], overdue: [], page: 0, command: 'bills due 0' }));
+  add(
+    'Payables',
+    'bills due — nothing due, nothing overdue',
+    billsDueCard({ ...ap, days: 0, due: [], overdue: [], page: 0, command: 'bills due 0' }),
+  );
   add('Payables', 'bills overdue', billsOverdueCard({ ...ap, overdue, page: 0, command: 'bills overdue' }));
   add('Payables', 'bills overdue — none', billsOverdueCard({ ...ap, overdue: [], page: 0, command: 'bills overdue' }));
-  const withApprovers = bills.find((b) => unpaid(b) && (b.approvers?.length ?? 0) > 1 && (b.billLineItems?.length ?? 0) > 1) ?? must(bills[0], 'bills');
-  add('Payables', 'bill (with approvers and line items)', billCard({ ...ap, bill: withApprovers, command: `bill ${withApprovers.invoice?.invoiceNumber}` }));
+  const withApprovers =
+    bills.find((b) => unpaid(b) && (b.approvers?.length ?? 0) > 1 && (b.billLineItems?.length ?? 0) > 1) ?? must(bills[0], 'bills');
+  add(
+    'Payables',
+    'bill (with approvers and line items)',
+    billCard({ ...ap, bill: withApprovers, command: `bill ${withApprovers.invoice?.invoiceNumber}` }),
+  );
   const late = bills.find((b) => unpaid(b) && b.dueDate < today) ?? must(bills[0], 'bills');
   add('Payables', 'bill (overdue)', billCard({ ...ap, bill: late, command: `bill ${late.invoice?.invoiceNumber}` }));
   const twins = bills.slice(0, 3).map((b, i) => {
-    const other = must(bills[i * 7 % bills.length], 'bills');
+    const other = must(bills[(i * 7) % bills.length], 'bills');
     return line({ ...b, vendorId: other.vendorId, vendorName: other.vendorName, invoice: { invoiceNumber: 'INV-100' } });
   });
-  add('Payables', 'bill — several vendors used the number', billMatchesCard({ ...ap, typed: 'INV-100', bills: twins, page: 0, command: 'bill INV-100' }));
+  add(
+    'Payables',
+    'bill — several vendors used the number',
+    billMatchesCard({ ...ap, typed: 'INV-100', bills: twins, page: 0, command: 'bill INV-100' }),
+  );
   const payments = org.payments.all().sort((a, b) => b.processDate.localeCompare(a.processDate) || a.id.localeCompare(b.id));
   add('Payables', 'payments', paymentsCard({ ...ap, payments: payments.slice(0, 10), limit: 10, page: 0, command: 'payments 10' }));
   add('Payables', 'payments — none yet', paymentsCard({ ...ap, payments: [], limit: 10, page: 0, command: 'payments 10' }));
 
   // Vendors and customers
   const openBills = (v: Vendor) => bills.filter((b) => unpaid(b) && b.vendorId === v.id).map(line);
-  const acme = must(org.vendors.find((v) => v.name.startsWith('Acme')), 'vendor Acme');
-  add('Vendors and customers', 'vendor Acme', vendorCard({ vendor: acme, openBills: openBills(acme), others: 0, typed: 'Acme', today, fmt, asOf: now, page: 0, command: 'vendor Acme', note }));
-  const sw = rankMatches('S', org.vendors.all().filter((v) => !v.archived && v.name.toLowerCase().startsWith('s')));
+  const acme = must(
+    org.vendors.find((v) => v.name.startsWith('Acme')),
+    'vendor Acme',
+  );
+  add(
+    'Vendors and customers',
+    'vendor Acme',
+    vendorCard({
+      vendor: acme,
+      openBills: openBills(acme),
+      others: 0,
+      typed: 'Acme',
+      today,
+      fmt,
+      asOf: now,
+      page: 0,
+      command: 'vendor Acme',
+      note,
+    }),
+  );
+  const sw = rankMatches(
+    'S',
+    org.vendors.all().filter((v) => !v.archived && v.name.toLowerCase().startsWith('s')),
+  );
   add(
     'Vendors and customers',
     'vendor S — several match',
-    partyMatchesCard({ kind: 'vendor', typed: 'S', matches: sw.map((v) => ({ party: v, open: openBills(v).length, openAmount: openBills(v).reduce((s, b) => s + (b.dueAmount ?? 0), 0) })), more: false, today, fmt, asOf: now, page: 0, command: 'vendor S', note }),
+    partyMatchesCard({
+      kind: 'vendor',
+      typed: 'S',
+      matches: sw.map((v) => ({
+        party: v,
+        open: openBills(v).length,
+        openAmount: openBills(v).reduce((s, b) => s + (b.dueAmount ?? 0), 0),
+      })),
+      more: false,
+      today,
+      fmt,
+      asOf: now,
+      page: 0,
+      command: 'vendor S',
+      note,
+    }),
   );
-  const openInvoices = (id: string) => org.invoices.all().filter((i) => i.customerId === id && !i.archived && i.status !== 'PAID' && i.dueAmount > 0);
-  const contoso = must(org.customers.find((c) => c.name.startsWith('Contoso')), 'customer Contoso');
-  add('Vendors and customers', 'customer Contoso', customerCard({ customer: contoso, openInvoices: openInvoices(contoso.id), others: 0, typed: 'Contoso', today, fmt, asOf: now, page: 0, command: 'customer Contoso', note }));
+  const openInvoices = (id: string) =>
+    org.invoices.all().filter((i) => i.customerId === id && !i.archived && i.status !== 'PAID' && i.dueAmount > 0);
+  const contoso = must(
+    org.customers.find((c) => c.name.startsWith('Contoso')),
+    'customer Contoso',
+  );
+  add(
+    'Vendors and customers',
+    'customer Contoso',
+    customerCard({
+      customer: contoso,
+      openInvoices: openInvoices(contoso.id),
+      others: 0,
+      typed: 'Contoso',
+      today,
+      fmt,
+      asOf: now,
+      page: 0,
+      command: 'customer Contoso',
+      note,
+    }),
+  );
   const quiet = org.customers.all().find((c) => openInvoices(c.id).length === 0) ?? contoso;
-  add('Vendors and customers', 'customer — no open invoices', customerCard({ customer: quiet, openInvoices: [], others: 2, typed: quiet.name.slice(0, 3), today, fmt, asOf: now, page: 0, command: `customer ${quiet.name}`, note }));
+  add(
+    'Vendors and customers',
+    'customer — no open invoices',
+    customerCard({
+      customer: quiet,
+      openInvoices: [],
+      others: 2,
+      typed: quiet.name.slice(0, 3),
+      today,
+      fmt,
+      asOf: now,
+      page: 0,
+      command: `customer ${quiet.name}`,
+      note,
+    }),
+  );
 
   // Receivables
   const invoices = org.invoices.all();
   const pick = (pred: (i: Invoice) => boolean) => invoices.find(pred) ?? must(invoices[0], 'invoices');
-  add('Receivables', 'invoice (partially paid)', invoiceCard({ ...ar, invoice: pick((i) => i.status === 'PARTIAL_PAYMENT'), command: 'invoice 1003' }));
-  add('Receivables', 'invoice (overdue)', invoiceCard({ ...ar, invoice: pick((i) => !i.archived && i.status === 'OPEN' && i.dueDate < today), command: 'invoice 1002' }));
+  add(
+    'Receivables',
+    'invoice (partially paid)',
+    invoiceCard({ ...ar, invoice: pick((i) => i.status === 'PARTIAL_PAYMENT'), command: 'invoice 1003' }),
+  );
+  add(
+    'Receivables',
+    'invoice (overdue)',
+    invoiceCard({ ...ar, invoice: pick((i) => !i.archived && i.status === 'OPEN' && i.dueDate < today), command: 'invoice 1002' }),
+  );
   add('Receivables', 'invoice (paid)', invoiceCard({ ...ar, invoice: pick((i) => i.status === 'PAID'), command: 'invoice 1004' }));
   add('Receivables', 'invoice (archived)', invoiceCard({ ...ar, invoice: pick((i) => i.archived), command: 'invoice 1005' }));
   add('Receivables', 'invoices overdue', invoicesOverdueCard({ ...ar, invoices, page: 0, command: 'invoices overdue' }));
   add('Receivables', 'invoices overdue — none', invoicesOverdueCard({ ...ar, invoices: [], page: 0, command: 'invoices overdue' }));
-  add('Receivables', 'invoice — first lookup still indexing', indexBuildingCard({ what: 'invoices', indexed: 4_200, command: 'invoice 1042', fmt, asOf: now, note }));
+  add(
+    'Receivables',
+    'invoice — first lookup still indexing',
+    indexBuildingCard({ what: 'invoices', indexed: 4_200, command: 'invoice 1042', fmt, asOf: now, note }),
+  );
 
   // Spend & Expense
   const tx = org.spend.transactions.all().filter((t) => Date.parse(t.occurredTime) >= Date.parse(`${addDays(today, -30)}T00:00:00Z`));
   const reimbursements = org.spend.reimbursements.all();
   const budgets = org.spend.budgets.all().filter((b) => !b.retired);
   add('Spend & Expense', 'spend', spendOverviewCard({ transactions: tx, days: 30, reimbursements, budgets, fmt, asOf: now, note }));
-  add('Spend & Expense', 'spend transactions', transactionsCard({ transactions: tx, days: 30, fmt, asOf: now, page: 0, command: 'spend transactions', note }));
-  add('Spend & Expense', 'spend reimbursements', reimbursementsCard({ reimbursements, fmt, asOf: now, page: 0, command: 'spend reimbursements', note }));
+  add(
+    'Spend & Expense',
+    'spend transactions',
+    transactionsCard({ transactions: tx, days: 30, fmt, asOf: now, page: 0, command: 'spend transactions', note }),
+  );
+  add(
+    'Spend & Expense',
+    'spend reimbursements',
+    reimbursementsCard({ reimbursements, fmt, asOf: now, page: 0, command: 'spend reimbursements', note }),
+  );
   add('Spend & Expense', 'spend budgets', budgetsCard({ budgets, fmt, asOf: now, page: 0, command: 'spend budgets', note }));
-  add('Spend & Expense', 'spend reimbursements — none pending', reimbursementsCard({ reimbursements: [], fmt, asOf: now, page: 0, command: 'spend reimbursements', note }));
+  add(
+    'Spend & Expense',
+    'spend reimbursements — none pending',
+    reimbursementsCard({ reimbursements: [], fmt, asOf: now, page: 0, command: 'spend reimbursements', note }),
+  );
   add('Spend & Expense', 'spend — no API token configured', spendNotConfiguredCard());
 
   // Notifications: what a channel reads when BILL pushes an event, and the digest.
   const event = (type: string, entity: object, extra: Partial<OutboxEvent> = {}): OutboxEvent => {
     const info = must(eventTypeInfo(type), `event type ${type}`);
-    return { v: 1, eventId: `gallery-${type}`, type, version: '1', orgId: org.id, subscriptionId: 'gallery', kind: info.kind, entityType: info.entity, entityKey: type.replace(/\..*$/s, ''), entity: projectEntity(entity as Record<string, unknown>), errors: [], receivedAt: now, ...extra };
+    return {
+      v: 1,
+      eventId: `gallery-${type}`,
+      type,
+      version: '1',
+      orgId: org.id,
+      subscriptionId: 'gallery',
+      kind: info.kind,
+      entityType: info.entity,
+      entityKey: type.replace(/\..*$/s, ''),
+      entity: projectEntity(entity as Record<string, unknown>),
+      errors: [],
+      receivedAt: now,
+      ...extra,
+    };
   };
   const pushFmt = { ...fmt, note };
   const record = (b: Bill): Record<string, unknown> => ({ ...b, billLineItems: undefined });
@@ -156,17 +303,62 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   notify('bill restored', event('bill.restored', record(late)));
   notify('bill without an invoice number changed', event('bill.updated', { ...record(fresh), invoice: undefined }));
   const partial = pick((i) => i.status === 'PARTIAL_PAYMENT');
-  notify('new invoice', event('invoice.created', { ...pick((i) => !i.archived && i.status === 'OPEN'), customerName: undefined }, { enrichment: { customerName: contoso.name } }));
-  notify('invoice partly paid', event('invoice.updated', partial, { enrichment: { customerName: customers.get(partial.customerId)?.name } }));
-  notify('invoice paid in full', event('invoice.updated', pick((i) => i.status === 'PAID'), { enrichment: { customerName: customers.get(pick((i) => i.status === 'PAID').customerId)?.name } }));
-  notify('invoice archived', event('invoice.archived', { ...pick((i) => i.archived), archived: true }, { enrichment: { customerName: customers.get(pick((i) => i.archived).customerId)?.name } }));
+  notify(
+    'new invoice',
+    event(
+      'invoice.created',
+      { ...pick((i) => !i.archived && i.status === 'OPEN'), customerName: undefined },
+      { enrichment: { customerName: contoso.name } },
+    ),
+  );
+  notify(
+    'invoice partly paid',
+    event('invoice.updated', partial, { enrichment: { customerName: customers.get(partial.customerId)?.name } }),
+  );
+  notify(
+    'invoice paid in full',
+    event(
+      'invoice.updated',
+      pick((i) => i.status === 'PAID'),
+      { enrichment: { customerName: customers.get(pick((i) => i.status === 'PAID').customerId)?.name } },
+    ),
+  );
+  notify(
+    'invoice archived',
+    event(
+      'invoice.archived',
+      { ...pick((i) => i.archived), archived: true },
+      { enrichment: { customerName: customers.get(pick((i) => i.archived).customerId)?.name } },
+    ),
+  );
   const firstPayment = must(payments[0], 'payments');
   const failed = payments.find((p) => p.singleStatus.includes('FAILED')) ?? firstPayment;
   // A failed payment as BILL sends it: the bill by id only (no invoice number known yet), so the card shortens the id.
-  notify('payment failed (bill known by id only)', event('payment.failed', { ...failed, billId: failed.billId ?? must(bills[0], 'bills').id }, { errors: [{ code: 'DISBURSEMENT_FAILED', message: 'The vendor\'s bank rejected the payment' }] }));
-  notify('payment sent', event('payment.updated', { ...firstPayment, singleStatus: 'SENT' }, { enrichment: { billNumbers: Object.fromEntries(bills.map((b) => [b.id, b.invoice?.invoiceNumber ?? ''])) } }));
+  notify(
+    'payment failed (bill known by id only)',
+    event(
+      'payment.failed',
+      { ...failed, billId: failed.billId ?? must(bills[0], 'bills').id },
+      { errors: [{ code: 'DISBURSEMENT_FAILED', message: "The vendor's bank rejected the payment" }] },
+    ),
+  );
+  notify(
+    'payment sent',
+    event(
+      'payment.updated',
+      { ...firstPayment, singleStatus: 'SENT' },
+      { enrichment: { billNumbers: Object.fromEntries(bills.map((b) => [b.id, b.invoice?.invoiceNumber ?? ''])) } },
+    ),
+  );
   notify('payment scheduled', event('payment.updated', { ...firstPayment, singleStatus: 'SCHEDULED' }));
-  notify('AutoPay failed', event('autopay.failed', { ...firstPayment, billId: undefined, billPayments: undefined }, { errors: [{ code: 'AUTOPAY_LIMIT', message: 'The bill is above the AutoPay limit' }] }));
+  notify(
+    'AutoPay failed',
+    event(
+      'autopay.failed',
+      { ...firstPayment, billId: undefined, billPayments: undefined },
+      { errors: [{ code: 'AUTOPAY_LIMIT', message: 'The bill is above the AutoPay limit' }] },
+    ),
+  );
   const aVendor = org.vendors.all()[1] ?? acme;
   notify('new vendor', event('vendor.created', aVendor));
   notify('vendor updated', event('vendor.updated', aVendor));
@@ -174,7 +366,10 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   notify('vendor restored', event('vendor.restored', aVendor));
   const card = tx[0] ?? must(org.spend.transactions.all()[0], 'card transactions');
   notify('card transaction', event('spend.transaction.updated', card));
-  notify('card payment declined', event('spend.transaction.updated', { ...card, transactionType: 'DECLINE', declineReason: 'Over the budget limit' }));
+  notify(
+    'card payment declined',
+    event('spend.transaction.updated', { ...card, transactionType: 'DECLINE', declineReason: 'Over the budget limit' }),
+  );
   const userNames = new Map(tx.map((t) => [t.userId, t.userName]));
   const claim = must(reimbursements[0], 'reimbursements');
   const claimEntity = { ...claim, userName: userNames.get(claim.userId) ?? 'Dana Reyes' };
@@ -182,7 +377,15 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   notify('reimbursement payment failed', event('spend.reimbursement.updated', { ...claimEntity, status: 'PAYMENT_FAILED' }));
   notify('reimbursement deleted', event('spend.reimbursement.deleted', claimEntity));
   notify('card payment needs a 3-D Secure check', event('spend.three-ds-challenge.created', card));
-  const digestBill = (b: BillLine) => ({ id: b.id, number: b.invoice?.invoiceNumber ?? '', vendorId: b.vendorId, vendorName: b.vendorName ?? '', dueDate: b.dueDate, dueAmount: b.dueAmount ?? 0, currency: vendors.get(b.vendorId)?.billCurrency });
+  const digestBill = (b: BillLine) => ({
+    id: b.id,
+    number: b.invoice?.invoiceNumber ?? '',
+    vendorId: b.vendorId,
+    vendorName: b.vendorName ?? '',
+    dueDate: b.dueDate,
+    dueAmount: b.dueAmount ?? 0,
+    currency: vendors.get(b.vendorId)?.billCurrency,
+  });
   add(
     'Notifications',
     'daily digest',
@@ -193,7 +396,16 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
         cadence: 'daily',
         dueSoon: dueIn(6).map(digestBill),
         overdueBills: overdue.map(digestBill),
-        overdueInvoices: invoices.filter((i) => !i.archived && i.status !== 'PAID' && i.dueAmount > 0 && i.dueDate < today).map((i) => ({ id: i.id, number: i.invoiceNumber, customerId: i.customerId, customerName: customers.get(i.customerId)?.name ?? '', dueDate: i.dueDate, dueAmount: i.dueAmount })),
+        overdueInvoices: invoices
+          .filter((i) => !i.archived && i.status !== 'PAID' && i.dueAmount > 0 && i.dueDate < today)
+          .map((i) => ({
+            id: i.id,
+            number: i.invoiceNumber,
+            customerId: i.customerId,
+            customerName: customers.get(i.customerId)?.name ?? '',
+            dueDate: i.dueDate,
+            dueAmount: i.dueAmount,
+          })),
         truncated: false,
         asOf: now,
         fingerprint: 'gallery',
@@ -227,19 +439,68 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
     updatedAt: now,
   });
   const approvalOpts = { fmt, today, sign: () => 'gallery-signature', asOf: now, note };
-  add('Approvals', 'approvals (the approver\'s own view: Approve / Deny, comment)', approvalsCard({ ...approvalOpts, state: approvalState('personal', approvalRows), actionable: true }));
-  add('Approvals', 'approvals (what the rest of the channel sees)', approvalsCard({ ...approvalOpts, state: approvalState('channel', approvalRows), actionable: false }));
+  add(
+    'Approvals',
+    "approvals (the approver's own view: Approve / Deny, comment)",
+    approvalsCard({ ...approvalOpts, state: approvalState('personal', approvalRows), actionable: true }),
+  );
+  add(
+    'Approvals',
+    'approvals (what the rest of the channel sees)',
+    approvalsCard({ ...approvalOpts, state: approvalState('channel', approvalRows), actionable: false }),
+  );
   const decided: ApprovalCardBill[] = [
-    { ...must(approvalRows[0], 'approval rows'), decision: { action: 'APPROVE', byName: 'Priya Natarajan', at: now - 60_000, comment: 'Matches the purchase order' } },
-    { ...must(approvalRows[1], 'approval rows'), decision: { action: 'DENY', byName: 'Priya Natarajan', at: now - 30_000, comment: 'Duplicate of last month\'s invoice, please check with the vendor' } },
+    {
+      ...must(approvalRows[0], 'approval rows'),
+      decision: { action: 'APPROVE', byName: 'Priya Natarajan', at: now - 60_000, comment: 'Matches the purchase order' },
+    },
+    {
+      ...must(approvalRows[1], 'approval rows'),
+      decision: {
+        action: 'DENY',
+        byName: 'Priya Natarajan',
+        at: now - 30_000,
+        comment: "Duplicate of last month's invoice, please check with the vendor",
+      },
+    },
     { ...must(approvalRows[2], 'approval rows'), gone: true },
   ];
-  add('Approvals', 'approval result (approved, denied, passed on)', approvalsCard({ ...approvalOpts, state: approvalState('personal', decided), actionable: true, notice: { text: 'Denied in BILL. The vendor\'s bill stays unpaid.', tone: 'good' } }));
-  add('Approvals', 'approval refused (not the approver)', approvalsCard({ ...approvalOpts, state: approvalState('channel', approvalRows), actionable: false, notice: { text: 'Only the assigned approver can act: Priya Natarajan. Nothing was changed.', tone: 'attention' } }));
-  add('Approvals', 'approvals digest (personal chat, morning)', approvalsCard({ ...approvalOpts, state: { ...approvalState('personal', approvalRows), more: 0 }, actionable: true }));
-  add('Approvals', 'approvals digest setting', digestSettingCard({ time: '08:30', timeZone: 'America/New_York', changed: true, nextDate: addDays(today, 1), fmt }));
+  add(
+    'Approvals',
+    'approval result (approved, denied, passed on)',
+    approvalsCard({
+      ...approvalOpts,
+      state: approvalState('personal', decided),
+      actionable: true,
+      notice: { text: "Denied in BILL. The vendor's bill stays unpaid.", tone: 'good' },
+    }),
+  );
+  add(
+    'Approvals',
+    'approval refused (not the approver)',
+    approvalsCard({
+      ...approvalOpts,
+      state: approvalState('channel', approvalRows),
+      actionable: false,
+      notice: { text: 'Only the assigned approver can act: Priya Natarajan. Nothing was changed.', tone: 'attention' },
+    }),
+  );
+  add(
+    'Approvals',
+    'approvals digest (personal chat, morning)',
+    approvalsCard({ ...approvalOpts, state: { ...approvalState('personal', approvalRows), more: 0 }, actionable: true }),
+  );
+  add(
+    'Approvals',
+    'approvals digest setting',
+    digestSettingCard({ time: '08:30', timeZone: 'America/New_York', changed: true, nextDate: addDays(today, 1), fmt }),
+  );
   add('Approvals', 'nothing waiting', nothingWaitingCard({ name: 'Priya Natarajan', personal: false, asOf: now, fmt, note }));
-  add('Approvals', 'expired card', refusalCard('This approval card has expired', 'Nothing was changed. Type **approvals** for a fresh list.'));
+  add(
+    'Approvals',
+    'expired card',
+    refusalCard('This approval card has expired', 'Nothing was changed. Type **approvals** for a fresh list.'),
+  );
 
   // The bot itself
   const registry = commandCatalogue();
@@ -257,15 +518,45 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   const billStatus: BillStatus = {
     backend: 'sandbox',
     baseUrl: 'http://127.0.0.1:4010/connect',
-    sessions: [{ orgId: org.id, loggedIn: true, sessionAgeMs: 14 * 60_000, idleMs: 40_000, logins: 2, lastSuccessAt: now - 40_000, lastError: { category: 'session', code: 'BDC_1109', at: now - 20 * 60_000 } }],
+    sessions: [
+      {
+        orgId: org.id,
+        loggedIn: true,
+        sessionAgeMs: 14 * 60_000,
+        idleMs: 40_000,
+        logins: 2,
+        lastSuccessAt: now - 40_000,
+        lastError: { category: 'session', code: 'BDC_1109', at: now - 20 * 60_000 },
+      },
+    ],
     loginsLastHour: 2,
     spendConfigured: true,
     reachable: true,
   };
   const budgetRows: BudgetSnapshot[] = [
-    { budget: 'bill.requests', key: 'k1a2b3c4d5e6f', limit: 20_000, used: 412, remaining: 19_588, queued: 0, running: 1, rejected: 0, windowMs: 3_600_000 },
+    {
+      budget: 'bill.requests',
+      key: 'k1a2b3c4d5e6f',
+      limit: 20_000,
+      used: 412,
+      remaining: 19_588,
+      queued: 0,
+      running: 1,
+      rejected: 0,
+      windowMs: 3_600_000,
+    },
     { budget: 'bill.concurrency', key: `k1a2b3c4d5e6f/${org.id}`, limit: 3, used: 1, remaining: 2, queued: 0, running: 1, rejected: 0 },
-    { budget: 'spend.requests', key: 'k9f8e7d6c5b4a', limit: 60, used: 3, remaining: 57, queued: 0, running: 0, rejected: 0, windowMs: 60_000 },
+    {
+      budget: 'spend.requests',
+      key: 'k9f8e7d6c5b4a',
+      limit: 60,
+      used: 3,
+      remaining: 57,
+      queued: 0,
+      running: 0,
+      rejected: 0,
+      windowMs: 60_000,
+    },
     { budget: 'connector.thread', key: '*', limit: 7, used: 1, remaining: 6, queued: 0, running: 0, rejected: 0, windowMs: 1_000, keys: 4 },
   ];
   add(
@@ -273,8 +564,16 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
     'status',
     statusCard(
       [
-        { title: 'This team', items: [facts(conversationStatusFacts(conversation, (ms) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ')))] },
-        billSection(billStatus, org.id, [{ kind: 'invoice', records: invoices.length, complete: true, builtAt: now - 3_600_000, refreshedAt: now - 30_000 }], fmt),
+        {
+          title: 'This team',
+          items: [facts(conversationStatusFacts(conversation, (ms) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ')))],
+        },
+        billSection(
+          billStatus,
+          org.id,
+          [{ kind: 'invoice', records: invoices.length, complete: true, builtAt: now - 3_600_000, refreshedAt: now - 30_000 }],
+          fmt,
+        ),
         budgetsSection(budgetRows, statusOpts),
         cacheSection({ hits: 40, misses: 12, entries: 9 }, fmt),
         auditSection('/var/lib/billbridge/audit.log'),
@@ -282,15 +581,65 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
       statusOpts,
     ),
   );
-  add('billbridge', 'welcome (team, bound)', welcomeCard({ kind: 'channel', teamName: 'Finance', binding: conversation.binding, mode: 'single', sandbox: true, commands: registry.forScope('channel'), version }));
-  add('billbridge', 'welcome (team, not linked)', welcomeCard({ kind: 'channel', teamName: 'Finance', binding: { state: 'unbound', reason: 'notLinked' }, mode: 'multi', sandbox: false, commands: registry.forScope('channel'), version }));
+  add(
+    'billbridge',
+    'welcome (team, bound)',
+    welcomeCard({
+      kind: 'channel',
+      teamName: 'Finance',
+      binding: conversation.binding,
+      mode: 'single',
+      sandbox: true,
+      commands: registry.forScope('channel'),
+      version,
+    }),
+  );
+  add(
+    'billbridge',
+    'welcome (team, not linked)',
+    welcomeCard({
+      kind: 'channel',
+      teamName: 'Finance',
+      binding: { state: 'unbound', reason: 'notLinked' },
+      mode: 'multi',
+      sandbox: false,
+      commands: registry.forScope('channel'),
+      version,
+    }),
+  );
 
   // Errors: the one place errors become cards.
-  const ctx = { correlationId: 'a1b2c3d4e5f6', retryCommand: 'bills due 7', formatTime: (ms: number) => new Date(ms).toISOString().slice(11, 16), now: () => now };
+  const ctx = {
+    correlationId: 'a1b2c3d4e5f6',
+    retryCommand: 'bills due 7',
+    formatTime: (ms: number) => new Date(ms).toISOString().slice(11, 16),
+    now: () => now,
+  };
   const errors: Array<[string, unknown]> = [
-    ['bad number', new InputError('I can\'t read "next week" as a number of days', 'Type **bills due** for the next 7 days, or **bills due 14** for any number of days up to 90.', 'bills due next week')],
-    ['unknown invoice', new InputError('No invoice 99999', 'Check the number on the invoice. To see a customer\'s open invoices, type **customer <name>**.', 'invoice 99999')],
-    ['no vendor matches', new InputError('No vendor starts with "Zzyzx"', 'Check the spelling, or type fewer letters of the name, e.g. **vendor Zzy**.', 'vendor Zzyzx')],
+    [
+      'bad number',
+      new InputError(
+        'I can\'t read "next week" as a number of days',
+        'Type **bills due** for the next 7 days, or **bills due 14** for any number of days up to 90.',
+        'bills due next week',
+      ),
+    ],
+    [
+      'unknown invoice',
+      new InputError(
+        'No invoice 99999',
+        "Check the number on the invoice. To see a customer's open invoices, type **customer <name>**.",
+        'invoice 99999',
+      ),
+    ],
+    [
+      'no vendor matches',
+      new InputError(
+        'No vendor starts with "Zzyzx"',
+        'Check the spelling, or type fewer letters of the name, e.g. **vendor Zzy**.',
+        'vendor Zzyzx',
+      ),
+    ],
     ['refused search text', new FilterValueError('name', 'value contains a double quote')],
     ['BILL busy', new LimitExceeded('bill.concurrency', 4_000, 'busy')],
     ['BILL hourly limit', new LimitExceeded('bill.requests', 1_740_000, 'hourly')],

@@ -79,7 +79,9 @@ async function main(): Promise<number> {
     const result = await packageApp({ template: resolve(args.template), out: resolve(args.out), envFile: args.dotenv });
     for (const w of result.warnings) console.warn(`warning: ${w}`);
     const bot = (result.manifest.bots as Array<{ botId: string }>)[0];
-    const lists = commandLists(commandCatalogue()).map((l) => `${l.scopes.join(',')}: ${l.commands.length}`).join(', ');
+    const lists = commandLists(commandCatalogue())
+      .map((l) => `${l.scopes.join(',')}: ${l.commands.length}`)
+      .join(', ');
     console.log(`wrote ${result.out} (${result.bytes} bytes)`);
     console.log(`  app id ${bot?.botId}, version ${String(result.manifest.version)}, manifest ${String(result.manifest.manifestVersion)}`);
     console.log(`  commands per scope: ${lists}`);

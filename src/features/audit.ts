@@ -18,7 +18,14 @@ export function auditActor(scope: ConversationScope, caller: Caller): AuditActor
 }
 
 /** Records an admin command (link, subscribe, webhooks …) in the audit trail: who, where, which org, what came of it. */
-export function auditAdmin(audit: Pick<AuditTrail, 'admin'>, ctx: Pick<CommandContext, 'scope' | 'caller' | 'correlationId'>, action: string, result: AdminAudit['result'], orgId: string | undefined, detail?: AdminAudit['detail']): Promise<void> {
+export function auditAdmin(
+  audit: Pick<AuditTrail, 'admin'>,
+  ctx: Pick<CommandContext, 'scope' | 'caller' | 'correlationId'>,
+  action: string,
+  result: AdminAudit['result'],
+  orgId: string | undefined,
+  detail?: AdminAudit['detail'],
+): Promise<void> {
   return audit.admin({ ...auditActor(ctx.scope, ctx.caller), action, orgId, result, detail, correlationId: ctx.correlationId });
 }
 

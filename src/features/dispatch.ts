@@ -73,7 +73,13 @@ export interface CardActionContext {
 
 /** The activity's locale when it is a well-formed tag Intl supports (Teams sends e.g. "en-US"), else the fallback. */
 export function conversationLocale(requested: unknown, fallback: string): string {
-  if (typeof requested !== 'string' || requested.length === 0 || requested.length > 35 || !/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(requested)) return fallback;
+  if (
+    typeof requested !== 'string' ||
+    requested.length === 0 ||
+    requested.length > 35 ||
+    !/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(requested)
+  )
+    return fallback;
   let supported = supportedLocales.get(requested);
   if (supported === undefined) {
     try {
@@ -96,7 +102,10 @@ const supportedLocales = new Map<string, boolean>();
  */
 export function retryOwnerOf(req: Pick<CommandRequest, 'scope' | 'caller'>): string {
   const who = (req.caller.aadObjectId || req.caller.id || 'anonymous').toLowerCase();
-  return createHash('sha256').update(`retry|${(req.scope.tenantId ?? '').toLowerCase()}|${who}`).digest('base64url').slice(0, 16);
+  return createHash('sha256')
+    .update(`retry|${(req.scope.tenantId ?? '').toLowerCase()}|${who}`)
+    .digest('base64url')
+    .slice(0, 16);
 }
 
 export function newCorrelationId(): string {
@@ -122,7 +131,10 @@ export class Dispatcher {
   parse(text: string): CommandLine {
     const { registry } = this.services;
     const parsed = registry.parse(text);
-    return { parsed, command: parsed.kind === 'command' ? registry.get(parsed.name) : parsed.kind === 'empty' ? registry.get('help') : undefined };
+    return {
+      parsed,
+      command: parsed.kind === 'command' ? registry.get(parsed.name) : parsed.kind === 'empty' ? registry.get('help') : undefined,
+    };
   }
 
   /** Runs the command a line names (`line`: the line already parsed); any error becomes the one error card. */
@@ -142,11 +154,20 @@ export class Dispatcher {
           const typed = parsed.text.split(/\s+/).slice(0, suggestion.name.split(' ').length).join(' ');
           return { reply: unknownCommandCard(`${typed} …`, suggestion, { kind: req.scope.kind }), outcome: 'unknown' };
         }
-        return { reply: unknownCommandCard(parsed.text, suggestion, { kind: req.scope.kind, args: parsed.suggestionArgs }), outcome: 'unknown' };
+        return {
+          reply: unknownCommandCard(parsed.text, suggestion, { kind: req.scope.kind, args: parsed.suggestionArgs }),
+          outcome: 'unknown',
+        };
       }
       case 'command': {
         if (!command) throw new Error(`parser returned unregistered command ${parsed.name}`);
-        const input: CommandInput = { name: command.name, args: parsed.args, argText: parsed.argText, page: Math.max(0, Math.floor(req.page ?? 0)), refresh: req.refresh === true };
+        const input: CommandInput = {
+          name: command.name,
+          args: parsed.args,
+          argText: parsed.argText,
+          page: Math.max(0, Math.floor(req.page ?? 0)),
+          refresh: req.refresh === true,
+        };
         return this.invoke(command, input, req, log, 'ok');
       }
     }
@@ -157,14 +178,25 @@ export class Dispatcher {
     return { reply: { ...this.errorCard(err, req), privateReply: true }, outcome: 'refused', error: err };
   }
 
-  private async invoke(command: CommandDefinition, input: CommandInput, req: CommandRequest, log: Logger, okOutcome: Outcome): Promise<TurnResult> {
+  private async invoke(
+    command: CommandDefinition,
+    input: CommandInput,
+    req: CommandRequest,
+    log: Logger,
+    okOutcome: Outcome,
+  ): Promise<TurnResult> {
     if (command.scopes && !command.scopes.includes(req.scope.kind)) {
-      const where = command.scopes.map((s) => ({ channel: 'a team channel', groupChat: 'a group chat', personal: 'a personal chat with me' })[s]).join(' or ');
+      const where = command.scopes
+        .map((s) => ({ channel: 'a team channel', groupChat: 'a group chat', personal: 'a personal chat with me' })[s])
+        .join(' or ');
       return {
         outcome: 'refused',
-        reply: adaptiveCard([title(`"${command.name}" works in ${where}`), text(`Open ${where} and type **${usageText(command.usage)}** there.`)], {
-          summary: `"${command.name}" works in ${where}.`,
-        }),
+        reply: adaptiveCard(
+          [title(`"${command.name}" works in ${where}`), text(`Open ${where} and type **${usageText(command.usage)}** there.`)],
+          {
+            summary: `"${command.name}" works in ${where}.`,
+          },
+        ),
       };
     }
     let orgId: string | undefined;
@@ -192,6 +224,13 @@ export class Dispatcher {
 
   /** The one error card, with the person's Try again when `retryCommand` is given. */
   errorCard(err: unknown, req: Pick<CommandRequest, 'scope' | 'caller' | 'correlationId'>, retryCommand?: string): CardReply {
-    return errorReply(err, { correlationId: req.correlationId, kind: req.scope.kind, retryCommand, retryBy: retryOwnerOf(req), formatTime: this.formatTime, now: () => this.services.clock.now() });
+    return errorReply(err, {
+      correlationId: req.correlationId,
+      kind: req.scope.kind,
+      retryCommand,
+      retryBy: retryOwnerOf(req),
+      formatTime: this.formatTime,
+      now: () => this.services.clock.now(),
+    });
   }
 }

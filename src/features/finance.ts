@@ -67,7 +67,12 @@ export function listTtlS({ settings }: WithSettings, orgId: string, entities: re
  * incremental call, never a rebuild); waiting at most LIMIT_COMMAND_WAIT_MS for a build or a refresh.
  */
 export function mirrorRead(ctx: CommandContext, deps: WithSettings, kind: EntityKind): ReadOptions {
-  return { maxAgeMs: listTtlS(deps, boundOrg(ctx), [kind]) * 1000, force: ctx.input.refresh === true, priority: 'interactive', waitMs: deps.settings.waitMs };
+  return {
+    maxAgeMs: listTtlS(deps, boundOrg(ctx), [kind]) * 1000,
+    force: ctx.input.refresh === true,
+    priority: 'interactive',
+    waitMs: deps.settings.waitMs,
+  };
 }
 
 /**
@@ -97,7 +102,12 @@ export async function cachedAnswer<T>(
 }
 
 /** Names and currencies for these vendor/customer ids, from the org's mirror (one call per 100 it does not hold yet). */
-export function resolveParties(deps: WithSettings & { mirror: Pick<Mirror, 'names'> }, orgId: string, kind: PartyKind, ids: Iterable<string>): Promise<Map<string, PartyInfo>> {
+export function resolveParties(
+  deps: WithSettings & { mirror: Pick<Mirror, 'names'> },
+  orgId: string,
+  kind: PartyKind,
+  ids: Iterable<string>,
+): Promise<Map<string, PartyInfo>> {
   return deps.mirror.names(orgId, kind, ids, { priority: 'interactive', waitMs: deps.settings.waitMs });
 }
 
@@ -112,7 +122,10 @@ export function noArguments(ctx: CommandContext, hint: string): void {
  * A whole number argument in [min, max] ("14", "14 days", "14d"), or the default when there is none.
  * Anything else is an InputError naming what was understood.
  */
-export function countArgument(ctx: CommandContext, opts: { min: number; max: number; fallback: number; unit: string; hint: string }): number {
+export function countArgument(
+  ctx: CommandContext,
+  opts: { min: number; max: number; fallback: number; unit: string; hint: string },
+): number {
   const args = ctx.input.args;
   if (args.length === 0) return opts.fallback;
   const joined = args.join(' ').toLowerCase();
@@ -120,14 +133,21 @@ export function countArgument(ctx: CommandContext, opts: { min: number; max: num
   const understood = `${ctx.input.name} ${ctx.input.argText}`;
   if (!m) throw new InputError(`I can't read "${shorten(ctx.input.argText)}" as a number of ${opts.unit}`, opts.hint, understood);
   const n = Number(m[1]);
-  if (n < opts.min || n > opts.max) throw new InputError(`${n} is out of range: use ${opts.min} to ${opts.max} ${opts.unit}`, opts.hint, understood);
+  if (n < opts.min || n > opts.max)
+    throw new InputError(`${n} is out of range: use ${opts.min} to ${opts.max} ${opts.unit}`, opts.hint, understood);
   return n;
 }
 
 /** A name or number typed after a command, without surrounding quotes or a stray trailing colon. */
 export function textArgument(ctx: CommandContext): string {
   let s = ctx.input.argText.trim();
-  const pairs: Array<[string, string]> = [['"', '"'], ["'", "'"], ['“', '”'], ['‘', '’'], ['«', '»']];
+  const pairs: Array<[string, string]> = [
+    ['"', '"'],
+    ["'", "'"],
+    ['“', '”'],
+    ['‘', '’'],
+    ['«', '»'],
+  ];
   for (const [open, close] of pairs) {
     if (s.length >= 2 && s.startsWith(open) && s.endsWith(close)) {
       s = s.slice(open.length, s.length - close.length).trim();

@@ -40,7 +40,12 @@ export type ParseResult =
   | { kind: 'empty' }
   | { kind: 'tooLong'; length: number }
   | { kind: 'command'; name: string; args: string[]; argText: string }
-  | { kind: 'unknown'; text: string; suggestion: string | undefined; /** What was typed after the suggestion's words, original case. */ suggestionArgs: string };
+  | {
+      kind: 'unknown';
+      text: string;
+      suggestion: string | undefined;
+      /** What was typed after the suggestion's words, original case. */ suggestionArgs: string;
+    };
 
 /** Matches the longest registered name that is a word-prefix of the line (case-insensitive). */
 export function parseCommandLine(raw: string, names: CommandName[]): ParseResult {

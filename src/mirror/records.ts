@@ -86,14 +86,12 @@ export function keepBill(b: Bill): Bill | undefined {
     paymentStatus: str(b.paymentStatus),
     approvalStatus: optStr(b.approvalStatus),
     approvers: Array.isArray(b.approvers)
-      ? b.approvers
-          .filter(isObject)
-          .map((a) => ({
-            userId: str(a.userId),
-            status: str(a.status),
-            approverOrder: num(a.approverOrder),
-            statusChangedTime: optStr(a.statusChangedTime),
-          }))
+      ? b.approvers.filter(isObject).map((a) => ({
+          userId: str(a.userId),
+          status: str(a.status),
+          approverOrder: num(a.approverOrder),
+          statusChangedTime: optStr(a.statusChangedTime),
+        }))
       : undefined,
     purchaseOrderNumber: optStr(b.purchaseOrderNumber),
     createdTime: '',

@@ -9,7 +9,13 @@ import {
   type Response as BotResponse,
   type TurnContext,
 } from 'botbuilder';
-import { AuthenticationConstants, AuthenticationError, GovernmentConstants, type AuthenticateRequestResult, type BotFrameworkAuthentication } from 'botframework-connector';
+import {
+  AuthenticationConstants,
+  AuthenticationError,
+  GovernmentConstants,
+  type AuthenticateRequestResult,
+  type BotFrameworkAuthentication,
+} from 'botframework-connector';
 import type { Config } from '../config.js';
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
@@ -61,7 +67,12 @@ export function botAuthOptions(config: Config): ConfigurationBotFrameworkAuthent
   const settings = authSettings(config.bot.overrides);
   if (config.bot.appId === '') {
     // Local mode: botbuilder treats an empty app id as "authentication disabled" only for MultiTenant.
-    return { ...settings, MicrosoftAppId: '', MicrosoftAppPassword: '', MicrosoftAppType: 'MultiTenant' } as ConfigurationBotFrameworkAuthenticationOptions;
+    return {
+      ...settings,
+      MicrosoftAppId: '',
+      MicrosoftAppPassword: '',
+      MicrosoftAppType: 'MultiTenant',
+    } as ConfigurationBotFrameworkAuthenticationOptions;
   }
   return {
     ...settings,
@@ -85,7 +96,11 @@ const MAX_NAME_LENGTH = 256;
 
 /** Ids travel in URLs and headers (x-ms-conversation-id): no control characters, no lone surrogates. */
 function isCleanId(v: unknown, max = MAX_ID_LENGTH): v is string {
-  return typeof v === 'string' && v.length <= max && !/[\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(v);
+  return (
+    typeof v === 'string' &&
+    v.length <= max &&
+    !/[\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(v)
+  );
 }
 
 const optional = (v: unknown, check: (x: unknown) => boolean): boolean => v === undefined || v === null || check(v);
@@ -96,8 +111,10 @@ const isString = (x: unknown): boolean => typeof x === 'string';
  * conversation or a numeric serviceUrl throws deep inside the connector). Undefined when the envelope is sound.
  */
 export function activityEnvelopeProblem(body: Record<string, unknown>): string | undefined {
-  if (typeof body.type !== 'string' || body.type === '' || body.type.length > MAX_NAME_LENGTH) return 'type must be a short non-empty string';
-  if (typeof body.channelId !== 'string' || body.channelId === '' || body.channelId.length > MAX_NAME_LENGTH) return 'channelId must be a short non-empty string';
+  if (typeof body.type !== 'string' || body.type === '' || body.type.length > MAX_NAME_LENGTH)
+    return 'type must be a short non-empty string';
+  if (typeof body.channelId !== 'string' || body.channelId === '' || body.channelId.length > MAX_NAME_LENGTH)
+    return 'channelId must be a short non-empty string';
   if (typeof body.serviceUrl !== 'string' || body.serviceUrl.length > 2048) return 'serviceUrl must be a URL string';
   let url: URL;
   try {
@@ -108,7 +125,8 @@ export function activityEnvelopeProblem(body: Record<string, unknown>): string |
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'serviceUrl must be http or https';
   const conversation = body.conversation;
   // The connector sends the conversation id as the x-ms-conversation-id header: printable ASCII only (as Teams' are).
-  if (!isObject(conversation) || !isCleanId(conversation.id) || !/^[\x20-\x7e]+$/.test(conversation.id)) return 'conversation.id must be a non-empty id';
+  if (!isObject(conversation) || !isCleanId(conversation.id) || !/^[\x20-\x7e]+$/.test(conversation.id))
+    return 'conversation.id must be a non-empty id';
   if (!optional(conversation.isGroup, (x) => typeof x === 'boolean')) return 'conversation.isGroup must be a boolean';
   for (const field of ['conversationType', 'tenantId', 'name'] as const) {
     if (!optional(conversation[field], isString)) return `conversation.${field} must be a string`;
@@ -117,8 +135,14 @@ export function activityEnvelopeProblem(body: Record<string, unknown>): string |
     const v = body[party];
     if (v === undefined) continue;
     if (!isObject(v) || (v.id !== undefined && !isCleanId(v.id))) return `${party} must be an object with a string id`;
-    if (v.name !== undefined && v.name !== null && (typeof v.name !== 'string' || v.name.length > MAX_NAME_LENGTH)) return `${party}.name must be a short string`;
-    if (v.aadObjectId !== undefined && v.aadObjectId !== null && (typeof v.aadObjectId !== 'string' || v.aadObjectId.length > MAX_NAME_LENGTH)) return `${party}.aadObjectId must be a short string`;
+    if (v.name !== undefined && v.name !== null && (typeof v.name !== 'string' || v.name.length > MAX_NAME_LENGTH))
+      return `${party}.name must be a short string`;
+    if (
+      v.aadObjectId !== undefined &&
+      v.aadObjectId !== null &&
+      (typeof v.aadObjectId !== 'string' || v.aadObjectId.length > MAX_NAME_LENGTH)
+    )
+      return `${party}.aadObjectId must be a short string`;
   }
   for (const field of ['id', 'replyToId', 'timestamp', 'localTimestamp', 'expiration', 'name', 'locale'] as const) {
     if (!optional(body[field], (x) => isCleanId(x))) return `${field} must be a string of reasonable length`;
@@ -126,7 +150,11 @@ export function activityEnvelopeProblem(body: Record<string, unknown>): string |
   if (body.text !== undefined && body.text !== null && typeof body.text !== 'string') return 'text must be a string';
   if (body.type === 'invoke' && (typeof body.name !== 'string' || body.name === '')) return 'an invoke activity needs a name';
   // botbuilder reads (and prints) value.action.type of a card action without checking it is there.
-  if (body.type === 'invoke' && body.name === 'adaptiveCard/action' && !(isObject(body.value) && isObject(body.value.action) && typeof body.value.action.type === 'string')) {
+  if (
+    body.type === 'invoke' &&
+    body.name === 'adaptiveCard/action' &&
+    !(isObject(body.value) && isObject(body.value.action) && typeof body.value.action.type === 'string')
+  ) {
     return 'adaptiveCard/action needs value.action.type';
   }
   for (const list of ['entities', 'attachments', 'membersAdded', 'membersRemoved'] as const) {
@@ -182,7 +210,10 @@ export class BillbridgeAdapter extends CloudAdapter {
   private readonly authenticated = new WeakSet<object>();
 
   /** What the HTTP server's /api/messages route calls: one activity to `bot`, and whether its token verified. */
-  messagesFor(bot: { run(context: TurnContext): Promise<void> }): { process(req: BotRequest, res: BotResponse): Promise<void>; authenticated(req: object): boolean } {
+  messagesFor(bot: { run(context: TurnContext): Promise<void> }): {
+    process(req: BotRequest, res: BotResponse): Promise<void>;
+    authenticated(req: object): boolean;
+  } {
     return {
       process: (req, res) => this.process(req, res, (context) => bot.run(context)),
       authenticated: (req) => this.authenticated.has(req),
@@ -231,7 +262,10 @@ export class BillbridgeAdapter extends CloudAdapter {
         this.log.error({ reason: failure.reason }, 'cannot check Bot Framework tokens: OpenID metadata or signing keys unavailable');
         return end(503, { error: 'Service unavailable' });
       }
-      this.log.info({ reason: failure.reason, hasAuthorization: authHeader !== '', activityType: activity.type.slice(0, 40) }, 'request refused: Bot Framework authentication failed');
+      this.log.info(
+        { reason: failure.reason, hasAuthorization: authHeader !== '', activityType: activity.type.slice(0, 40) },
+        'request refused: Bot Framework authentication failed',
+      );
       return end(401, { error: 'Unauthorized' });
     }
 
@@ -245,7 +279,10 @@ export class BillbridgeAdapter extends CloudAdapter {
       return end(invokeResponse?.status ?? 200, invokeResponse?.body);
     } catch (err) {
       // onTurnError handles failures inside the turn; this is what escapes it (e.g. the error card send failing).
-      this.log.error({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err, activityType: activity.type.slice(0, 40) }, 'turn failed outside the bot');
+      this.log.error(
+        { err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err, activityType: activity.type.slice(0, 40) },
+        'turn failed outside the bot',
+      );
       return end(500, { error: 'Internal error' });
     }
   }
@@ -258,12 +295,20 @@ export function createAdapter(config: Config, log: Logger, limiter: Limiter, opt
       'LOCAL MODE: MicrosoftAppId is empty, so inbound Bot Framework authentication is OFF and anyone who can reach /api/messages can talk to the bot. Never expose this instance.',
     );
   }
-  const auth = new ConfigurationBotFrameworkAuthentication(botAuthOptions(config), undefined, undefined, undefined, { httpClient: connectorHttpClient({ limiter, log }) });
+  const auth = new ConfigurationBotFrameworkAuthentication(botAuthOptions(config), undefined, undefined, undefined, {
+    httpClient: connectorHttpClient({ limiter, log }),
+  });
   const adapter = new BillbridgeAdapter(auth, log, opts);
   adapter.onTurnError = async (context, error) => {
     const correlationId = correlationIdOf(context);
     log.error(
-      { correlationId, err: errorMessage(error), errName: error instanceof Error ? error.name : typeof error, stack: error instanceof Error ? error.stack : undefined, activityType: context.activity?.type },
+      {
+        correlationId,
+        err: errorMessage(error),
+        errName: error instanceof Error ? error.name : typeof error,
+        stack: error instanceof Error ? error.stack : undefined,
+        activityType: context.activity?.type,
+      },
       'unhandled error in turn',
     );
     if (context.activity?.type === 'message' && !context.responded) {

@@ -11,7 +11,14 @@ import { notYourRetryReply } from '../cards/errorCards.js';
 import { CardMessages } from './cardMessages.js';
 import { commandAudit } from '../features/audit.js';
 import { userRateKey, type UserCommandRate } from './userRate.js';
-import { retryOwnerOf, type CardActionHandler, type CardActionReply, type CommandLine, type Dispatcher, type TurnResult } from '../features/dispatch.js';
+import {
+  retryOwnerOf,
+  type CardActionHandler,
+  type CardActionReply,
+  type CommandLine,
+  type Dispatcher,
+  type TurnResult,
+} from '../features/dispatch.js';
 import type { BotServices } from '../features/services.js';
 import { InstallLifecycle } from './install.js';
 import { cardActivity, Router, type Route, type Step, type Turn } from './routes.js';
@@ -22,9 +29,18 @@ export const DUPLICATE_WINDOW_MS = 10 * 60_000;
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Invoke answers in Universal Actions' shape (a card, a line of text, or an error). */
-const answerCard = (card: unknown): InvokeResponse => ({ status: 200, body: { statusCode: 200, type: 'application/vnd.microsoft.card.adaptive', value: card } });
-const answerText = (text: string): InvokeResponse => ({ status: 200, body: { statusCode: 200, type: 'application/vnd.microsoft.activity.message', value: text } });
-const answerError = (code: string, message: string): InvokeResponse => ({ status: 400, body: { statusCode: 400, type: 'application/vnd.microsoft.error', value: { code, message } } });
+const answerCard = (card: unknown): InvokeResponse => ({
+  status: 200,
+  body: { statusCode: 200, type: 'application/vnd.microsoft.card.adaptive', value: card },
+});
+const answerText = (text: string): InvokeResponse => ({
+  status: 200,
+  body: { statusCode: 200, type: 'application/vnd.microsoft.activity.message', value: text },
+});
+const answerError = (code: string, message: string): InvokeResponse => ({
+  status: 400,
+  body: { statusCode: 400, type: 'application/vnd.microsoft.error', value: { code, message } },
+});
 
 /** A card click: Action.Submit (a message whose value names a verb) or Action.Execute (an adaptiveCard/action invoke). */
 interface Click {
@@ -36,7 +52,9 @@ interface Click {
 function clickOf(activity: Activity): Click | undefined {
   if (activity.type === ActivityTypes.Message) {
     const value: unknown = activity.value;
-    return isObject(value) && typeof value.verb === 'string' ? { data: value as Partial<ActionData>, verb: value.verb, universal: false } : undefined;
+    return isObject(value) && typeof value.verb === 'string'
+      ? { data: value as Partial<ActionData>, verb: value.verb, universal: false }
+      : undefined;
   }
   if (activity.type !== ActivityTypes.Invoke || activity.name !== 'adaptiveCard/action') return undefined;
   // The envelope check (adapter.ts) makes sure value.action is an object with a type.
@@ -54,12 +72,17 @@ function commandText(activity: Activity): string {
 
 const clickWithVerb = (verb: string) => (activity: Activity) => clickOf(activity)?.verb === verb;
 const installation = (action: string) => (a: Activity) => a.type === ActivityTypes.InstallationUpdate && a.action === action;
-const isBotAmong = (members: Array<{ id?: string }> | undefined, activity: Activity) => (members ?? []).some((m) => m.id !== undefined && m.id === activity.recipient?.id);
+const isBotAmong = (members: Array<{ id?: string }> | undefined, activity: Activity) =>
+  (members ?? []).some((m) => m.id !== undefined && m.id === activity.recipient?.id);
 const nonEmpty = (list: unknown[] | undefined) => (list?.length ?? 0) > 0;
 const isConversationUpdate = (a: Activity) => a.type === ActivityTypes.ConversationUpdate;
 /** Team events come on a conversationUpdate that adds or removes nobody (as botbuilder's Teams handler reads them). */
 const teamEvent = (a: Activity, ...names: string[]) =>
-  isConversationUpdate(a) && a.channelId === 'msteams' && !nonEmpty(a.membersAdded) && !nonEmpty(a.membersRemoved) && names.includes((a.channelData as { eventType?: string } | undefined)?.eventType ?? '');
+  isConversationUpdate(a) &&
+  a.channelId === 'msteams' &&
+  !nonEmpty(a.membersAdded) &&
+  !nonEmpty(a.membersRemoved) &&
+  names.includes((a.channelData as { eventType?: string } | undefined)?.eventType ?? '');
 
 export interface BotParts {
   services: BotServices;
@@ -96,19 +119,63 @@ export class BillbridgeBot {
       { name: 'installed', select: installation('add'), steps: [post, tenant], run: (t) => none(install.added(t, false)) },
       { name: 'upgraded', select: installation('add-upgrade'), steps: [tenant], run: (t) => none(install.added(t, true)) },
       { name: 'uninstalled', select: installation('remove'), steps: [tenant], run: (t) => none(install.removed(t, 'uninstalled')) },
-      { name: 'bot added', select: (a) => isConversationUpdate(a) && isBotAmong(a.membersAdded, a), steps: [tenant], run: (t) => none(install.added(t, false)) },
-      { name: 'bot removed', select: (a) => isConversationUpdate(a) && !nonEmpty(a.membersAdded) && isBotAmong(a.membersRemoved, a), steps: [tenant], run: (t) => none(install.removed(t, 'removed from the conversation')) },
-      { name: 'team deleted', select: (a) => teamEvent(a, 'teamDeleted', 'teamHardDeleted'), steps: [tenant], run: (t) => none(install.removed(t, 'team deleted')) },
+      {
+        name: 'bot added',
+        select: (a) => isConversationUpdate(a) && isBotAmong(a.membersAdded, a),
+        steps: [tenant],
+        run: (t) => none(install.added(t, false)),
+      },
+      {
+        name: 'bot removed',
+        select: (a) => isConversationUpdate(a) && !nonEmpty(a.membersAdded) && isBotAmong(a.membersRemoved, a),
+        steps: [tenant],
+        run: (t) => none(install.removed(t, 'removed from the conversation')),
+      },
+      {
+        name: 'team deleted',
+        select: (a) => teamEvent(a, 'teamDeleted', 'teamHardDeleted'),
+        steps: [tenant],
+        run: (t) => none(install.removed(t, 'team deleted')),
+      },
       { name: 'team renamed', select: (a) => teamEvent(a, 'teamRenamed'), steps: [tenant], run: (t) => none(install.renamed(t)) },
       // Typed commands and card clicks, one order of steps: the answer (post, or show for a click) comes first as it
       // sends what the rest came to; then tenant, duplicates, the audit record of a command line (typed, or a run
       // button), the person's rate for anything that can reach BILL, and the typing indicator of a typed command.
-      { name: 'command', select: (a) => a.type === ActivityTypes.Message && !clickOf(a), steps: [post, tenant, dedupe, audit, rate, typing], run: (t) => this.command(t) },
-      { name: 'card: Action.Execute only', select: (a) => clickOf(a)?.universal === true && (a.value as { action: { type: string } }).action.type !== 'Action.Execute', steps: [], run: (t) => answer(t, answerError('NotSupported', `The action '${(t.activity.value as { action: { type: string } }).action.type}' is not supported.`)) },
+      {
+        name: 'command',
+        select: (a) => a.type === ActivityTypes.Message && !clickOf(a),
+        steps: [post, tenant, dedupe, audit, rate, typing],
+        run: (t) => this.command(t),
+      },
+      {
+        name: 'card: Action.Execute only',
+        select: (a) => clickOf(a)?.universal === true && (a.value as { action: { type: string } }).action.type !== 'Action.Execute',
+        steps: [],
+        run: (t) =>
+          answer(
+            t,
+            answerError('NotSupported', `The action '${(t.activity.value as { action: { type: string } }).action.type}' is not supported.`),
+          ),
+      },
       { name: 'card: run', select: clickWithVerb('run'), steps: [show, tenant, dedupe, audit, rate], run: (t) => this.runFromCard(t) },
-      ...Object.entries(parts.cardActions ?? {}).map(([verb, handler]): Route => ({ name: `card: ${verb}`, select: clickWithVerb(verb), steps: [show, tenant, dedupe, rate], run: (t) => this.cardAction(t, handler) })),
-      { name: 'card: unknown verb', select: (a) => typeof clickOf(a)?.verb === 'string', steps: [show, tenant, dedupe], run: async (t) => this.unknownVerb(t) },
-      { name: 'card: no verb', select: (a) => clickOf(a) !== undefined, steps: [show, tenant, dedupe], run: (t) => answer(t, answerError('BadRequest', 'Missing verb')) },
+      ...Object.entries(parts.cardActions ?? {}).map(([verb, handler]): Route => ({
+        name: `card: ${verb}`,
+        select: clickWithVerb(verb),
+        steps: [show, tenant, dedupe, rate],
+        run: (t) => this.cardAction(t, handler),
+      })),
+      {
+        name: 'card: unknown verb',
+        select: (a) => typeof clickOf(a)?.verb === 'string',
+        steps: [show, tenant, dedupe],
+        run: async (t) => this.unknownVerb(t),
+      },
+      {
+        name: 'card: no verb',
+        select: (a) => clickOf(a) !== undefined,
+        steps: [show, tenant, dedupe],
+        run: (t) => answer(t, answerError('BadRequest', 'Missing verb')),
+      },
     ];
     this.router = new Router(this.log);
     for (const route of routes) this.router.add(route);
@@ -149,7 +216,9 @@ export class BillbridgeBot {
   private readonly dedupe: Step = async (turn, next) => {
     const a = turn.activity;
     if (a.id) {
-      const claim = await this.services.state.claim(NS.seenActivities, `${a.conversation?.id ?? ''}|${a.id}`, this.services.clock.now(), { ttlMs: DUPLICATE_WINDOW_MS });
+      const claim = await this.services.state.claim(NS.seenActivities, `${a.conversation?.id ?? ''}|${a.id}`, this.services.clock.now(), {
+        ttlMs: DUPLICATE_WINDOW_MS,
+      });
       if (!claim.created) {
         turn.log.info({ activityId: a.id }, 'duplicate delivery ignored');
         if (a.type === ActivityTypes.Invoke) turn.answer = answerText('Already handled');
@@ -164,7 +233,10 @@ export class BillbridgeBot {
   private readonly audit: Step = async (turn, next) => {
     const started = performance.now();
     const result = await next();
-    if (result) await this.parts.audit.command(commandAudit(turn, this.lineOf(turn), result, this.parts.upstreamCalls.current() ?? {}, performance.now() - started));
+    if (result)
+      await this.parts.audit.command(
+        commandAudit(turn, this.lineOf(turn), result, this.parts.upstreamCalls.current() ?? {}, performance.now() - started),
+      );
     return result;
   };
 
@@ -189,7 +261,11 @@ export class BillbridgeBot {
   private readonly typing: Step = async (turn, next) => {
     const command = this.lineOf(turn).command;
     const works = command?.upstream === true && (!command.scopes || command.scopes.includes(turn.scope.kind));
-    const typing = works ? turn.context.sendActivity({ type: ActivityTypes.Typing }).catch((err: unknown) => turn.log.debug({ err: errorMessage(err) }, 'typing indicator failed')) : undefined;
+    const typing = works
+      ? turn.context
+          .sendActivity({ type: ActivityTypes.Typing })
+          .catch((err: unknown) => turn.log.debug({ err: errorMessage(err) }, 'typing indicator failed'))
+      : undefined;
     const result = await next();
     await typing;
     return result;
@@ -202,7 +278,13 @@ export class BillbridgeBot {
   }
 
   private command(turn: Turn): Promise<TurnResult> {
-    const request = { text: commandText(turn.activity), locale: turn.activity.locale, scope: turn.scope, caller: turn.caller, correlationId: turn.correlationId };
+    const request = {
+      text: commandText(turn.activity),
+      locale: turn.activity.locale,
+      scope: turn.scope,
+      caller: turn.caller,
+      correlationId: turn.correlationId,
+    };
     return this.dispatcher.run(request, this.lineOf(turn));
   }
 
@@ -215,7 +297,15 @@ export class BillbridgeBot {
       return { reply: { ...notYourRetryReply(), privateReply: true }, outcome: 'refused' };
     }
     const page = typeof data.page === 'number' && Number.isFinite(data.page) ? data.page : undefined;
-    const request = { text: commandText(turn.activity), page: page ?? 0, refresh: data.refresh === true, locale: turn.activity.locale, scope: turn.scope, caller: turn.caller, correlationId: turn.correlationId };
+    const request = {
+      text: commandText(turn.activity),
+      page: page ?? 0,
+      refresh: data.refresh === true,
+      locale: turn.activity.locale,
+      scope: turn.scope,
+      caller: turn.caller,
+      correlationId: turn.correlationId,
+    };
     const result = await this.dispatcher.run(request, this.lineOf(turn));
     // Failed (BILL down, an admin-only command): said to the clicker, and the card everyone sees stays as it was.
     if (result.outcome !== 'ok') return { ...result, reply: { ...result.reply, privateReply: true } };
@@ -229,7 +319,15 @@ export class BillbridgeBot {
     const data = { ...click.data, verb: click.verb as string };
     try {
       const reference = JSON.parse(JSON.stringify(TurnContext.getConversationReference(turn.activity))) as Record<string, unknown>;
-      const reply = await handler({ data, scope: turn.scope, caller: turn.caller, correlationId: turn.correlationId, log: turn.log, universal: click.universal, reference });
+      const reply = await handler({
+        data,
+        scope: turn.scope,
+        caller: turn.caller,
+        correlationId: turn.correlationId,
+        log: turn.log,
+        universal: click.universal,
+        reference,
+      });
       return { reply, outcome: 'ok' };
     } catch (err) {
       turn.log.warn({ verb: data.verb, err: errorMessage(err) }, 'card action failed');
@@ -293,9 +391,11 @@ export class BillbridgeBot {
 
   /** Records the buttons a message now carries; a failure only means its buttons answer with new replies. */
   private async recordCard(turn: Turn, activityId: string | undefined, reply: CardReply, how: 'new' | 'edited' | 'shown'): Promise<void> {
-    await this.cardMessages.posted({ tenantId: turn.scope.tenantId, conversationId: turn.scope.conversationId }, activityId, reply.card, how).catch((err: unknown) => {
-      turn.log.warn({ err: errorMessage(err) }, 'card message record failed');
-    });
+    await this.cardMessages
+      .posted({ tenantId: turn.scope.tenantId, conversationId: turn.scope.conversationId }, activityId, reply.card, how)
+      .catch((err: unknown) => {
+        turn.log.warn({ err: errorMessage(err) }, 'card message record failed');
+      });
   }
 
   /**
@@ -304,7 +404,11 @@ export class BillbridgeBot {
    */
   private async carries(turn: Turn, data: Record<string, unknown>): Promise<boolean> {
     try {
-      return await this.cardMessages.carries({ tenantId: turn.scope.tenantId, conversationId: turn.scope.conversationId }, turn.activity.replyToId, data);
+      return await this.cardMessages.carries(
+        { tenantId: turn.scope.tenantId, conversationId: turn.scope.conversationId },
+        turn.activity.replyToId,
+        data,
+      );
     } catch (err) {
       turn.log.warn({ err: errorMessage(err) }, 'card message record unreadable');
       return false;

@@ -44,7 +44,20 @@ function print(data: Record<string, unknown>, keys: string[]): ButtonPrint {
  * action sets, selectActions, ShowCard's card, fallbacks, the card's refresh action). Walking only these, not every text, keeps a large reply
  * with no buttons (help) cheap: it was ~2% of the bot's CPU per help command in the bench.
  */
-const CAN_HOLD_ACTIONS = ['body', 'actions', 'items', 'columns', 'rows', 'cells', 'inlines', 'selectAction', 'card', 'fallback', 'refresh', 'action'] as const;
+const CAN_HOLD_ACTIONS = [
+  'body',
+  'actions',
+  'items',
+  'columns',
+  'rows',
+  'cells',
+  'inlines',
+  'selectAction',
+  'card',
+  'fallback',
+  'refresh',
+  'action',
+] as const;
 
 /** The data of every Action.Execute / Action.Submit in a card (its fallbacks and nested cards included). */
 export function buttonsOf(card: AdaptiveCard | Json | undefined): Array<Record<string, unknown>> {
@@ -56,7 +69,8 @@ export function buttonsOf(card: AdaptiveCard | Json | undefined): Array<Record<s
       return;
     }
     const o = node as Record<string, unknown>;
-    if ((o.type === 'Action.Execute' || o.type === 'Action.Submit') && o.data && typeof o.data === 'object' && !Array.isArray(o.data)) out.push(o.data as Record<string, unknown>);
+    if ((o.type === 'Action.Execute' || o.type === 'Action.Submit') && o.data && typeof o.data === 'object' && !Array.isArray(o.data))
+      out.push(o.data as Record<string, unknown>);
     for (const k of CAN_HOLD_ACTIONS) if (k in o) walk(o[k], depth + 1);
   };
   walk(card, 0);
@@ -76,7 +90,12 @@ export class CardMessages {
    * everyone: the buttons it had are gone) or `shown` (an invoke answer replaced it on one person's client: both the
    * message's buttons and these may be clicked on it).
    */
-  async posted(where: { tenantId?: string; conversationId: string }, activityId: string | undefined, card: AdaptiveCard, how: 'new' | 'edited' | 'shown'): Promise<void> {
+  async posted(
+    where: { tenantId?: string; conversationId: string },
+    activityId: string | undefined,
+    card: AdaptiveCard,
+    how: 'new' | 'edited' | 'shown',
+  ): Promise<void> {
     if (!activityId || !where.conversationId) return;
     const prints = buttonsOf(card).map((d) => print(d, Object.keys(d).sort()));
     if (prints.length === 0 && how !== 'edited') return;
@@ -87,7 +106,11 @@ export class CardMessages {
   }
 
   /** Does message `activityId` of this conversation carry a button whose data the click carries unchanged? */
-  async carries(where: { tenantId?: string; conversationId: string }, activityId: string | undefined, clicked: Record<string, unknown>): Promise<boolean> {
+  async carries(
+    where: { tenantId?: string; conversationId: string },
+    activityId: string | undefined,
+    clicked: Record<string, unknown>,
+  ): Promise<boolean> {
     if (!activityId || !where.conversationId) return false;
     const prints = await this.state.get<ButtonPrint[]>(CARD_MESSAGES_NS, keyOf(where.tenantId, where.conversationId, activityId));
     if (!Array.isArray(prints)) return false;

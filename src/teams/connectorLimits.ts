@@ -77,7 +77,8 @@ class ResponseHeaders implements HeadersLike {
   private readonly map = new Map<string, { name: string; value: string }>();
 
   constructor(headers?: Record<string, string | string[] | undefined>) {
-    for (const [name, value] of Object.entries(headers ?? {})) if (value !== undefined) this.set(name, Array.isArray(value) ? value.join(', ') : value);
+    for (const [name, value] of Object.entries(headers ?? {}))
+      if (value !== undefined) this.set(name, Array.isArray(value) ? value.join(', ') : value);
   }
   set(name: string, value: string | number): void {
     this.map.set(name.toLowerCase(), { name, value: String(value) });
@@ -120,12 +121,19 @@ class ResponseHeaders implements HeadersLike {
  * where fetch cost ~7% more CPU per command. A network failure keeps its system code for botbuilder's retry.
  */
 async function sendAttempt(request: CompatRequest): Promise<CompatResponse> {
-  const signals = [request.abortSignal, request.timeout > 0 ? AbortSignal.timeout(request.timeout) : undefined].filter((s): s is AbortSignal => s !== undefined);
+  const signals = [request.abortSignal, request.timeout > 0 ? AbortSignal.timeout(request.timeout) : undefined].filter(
+    (s): s is AbortSignal => s !== undefined,
+  );
   try {
     const res = await undiciRequest(request.url, {
       method: request.method,
       headers: request.headers.toJson({ preserveCase: true }),
-      body: typeof request.body === 'string' ? request.body : request.body === undefined || request.body === null ? undefined : JSON.stringify(request.body),
+      body:
+        typeof request.body === 'string'
+          ? request.body
+          : request.body === undefined || request.body === null
+            ? undefined
+            : JSON.stringify(request.body),
       signal: signals.length > 0 ? AbortSignal.any(signals) : undefined,
     });
     return { request, status: res.statusCode, headers: new ResponseHeaders(res.headers), bodyAsText: await res.body.text() };
@@ -151,7 +159,9 @@ export function connectorHttpClient(deps: ConnectorLimitsDeps): HttpClient {
       const priority: Priority = connectorPriority.getStore() ?? 'interactive';
       const upstream: Upstream = { service: 'connector', conversationId: threadOfUrl(request.url) };
       for (let attempt = 0; ; attempt++) {
-        const res = await limiter.run(upstream, { priority, maxWaitMs: priority === 'interactive' ? maxWaitMs : undefined }, () => send(request));
+        const res = await limiter.run(upstream, { priority, maxWaitMs: priority === 'interactive' ? maxWaitMs : undefined }, () =>
+          send(request),
+        );
         if (res.status !== 429 && res.status !== 503) return res;
         const after = retryAfterMs(res.headers);
         if (res.status === 503 && after === undefined) return res;

@@ -50,7 +50,10 @@ export class InstallLifecycle {
       reference,
       installedBy: typeof activity.from?.aadObjectId === 'string' ? activity.from.aadObjectId : undefined,
     });
-    log.info({ target: target.kind, conversationType: scope.kind, created, upgrade }, created ? 'bot installed' : 'install record refreshed');
+    log.info(
+      { target: target.kind, conversationType: scope.kind, created, upgrade },
+      created ? 'bot installed' : 'install record refreshed',
+    );
     if (created && !upgrade) await this.welcome(context, scope, record, selectedChannel, log);
     if (scope.kind === 'channel') await this.readTeam(target, scope, log);
   }
@@ -64,7 +67,10 @@ export class InstallLifecycle {
     const report = await installs.remove(target);
     const aadGroupId = scope.aadGroupId ?? record?.aadGroupId;
     if (aadGroupId && scope.tenantId) this.services.graph?.forget(scope.tenantId, aadGroupId);
-    log.info({ why, target: target.kind, hadRecord: report.record, hadBinding: !!report.bindingOrgId, removed: report.removed }, 'bot removed; its state is deleted');
+    log.info(
+      { why, target: target.kind, hadRecord: report.record, hadBinding: !!report.bindingOrgId, removed: report.removed },
+      'bot removed; its state is deleted',
+    );
   }
 
   /** Team renamed: keep the stored name current (status, notifications). */
@@ -75,7 +81,13 @@ export class InstallLifecycle {
     await this.services.installs?.update(target, { name });
   }
 
-  private async welcome(context: TurnContext, scope: ConversationScope, record: InstallRecord, selectedChannel: string | undefined, log: Logger): Promise<void> {
+  private async welcome(
+    context: TurnContext,
+    scope: ConversationScope,
+    record: InstallRecord,
+    selectedChannel: string | undefined,
+    log: Logger,
+  ): Promise<void> {
     const { orgBindings, registry, backend, config } = this.services;
     const binding = await orgBindings!.describe(scope);
     const reply = welcomeCard({
@@ -111,10 +123,19 @@ export class InstallLifecycle {
       }
       await installs.update(target, {
         ...(team.displayName ? { name: team.displayName } : {}),
-        graph: { displayName: team.displayName, description: team.description, isArchived: team.isArchived, tenantId: team.tenantId, fetchedAt: team.fetchedAt },
+        graph: {
+          displayName: team.displayName,
+          description: team.description,
+          isArchived: team.isArchived,
+          tenantId: team.tenantId,
+          fetchedAt: team.fetchedAt,
+        },
       });
     } catch (err) {
-      const e = err instanceof GraphApiError ? { code: err.code, category: err.category, status: err.status, requestId: err.requestId } : { err: String(err) };
+      const e =
+        err instanceof GraphApiError
+          ? { code: err.code, category: err.category, status: err.status, requestId: err.requestId }
+          : { err: String(err) };
       log.warn(e, 'Graph team lookup failed; the install is recorded without it');
     }
   }

@@ -62,19 +62,26 @@ export class BotFrameworkSender implements ChannelSender {
     let outcome: SendOutcome | undefined;
     try {
       const continued = this.adapter.continueConversationAsync.bind(this.adapter);
-      await connectorPriority.run('background', () => continued(this.config.bot.appId, reference as Partial<ConversationReference> as ConversationReference, async (context) => {
-        // Errors are caught here: the adapter's onTurnError would otherwise swallow them.
-        try {
-          const sent = await context.sendActivity(cardActivity(message as CardReply));
-          outcome = { ok: true, activityId: sent?.id };
-          const conversation = (reference as Partial<ConversationReference>).conversation;
-          await this.cardMessages
-            ?.posted({ tenantId: conversation?.tenantId, conversationId: conversation?.id ?? '' }, sent?.id, (message as CardReply).card, 'new')
-            .catch((err: unknown) => this.log.warn({ err: errorMessage(err) }, 'card message record failed'));
-        } catch (err) {
-          outcome = sendFailure(err);
-        }
-      }));
+      await connectorPriority.run('background', () =>
+        continued(this.config.bot.appId, reference as Partial<ConversationReference> as ConversationReference, async (context) => {
+          // Errors are caught here: the adapter's onTurnError would otherwise swallow them.
+          try {
+            const sent = await context.sendActivity(cardActivity(message as CardReply));
+            outcome = { ok: true, activityId: sent?.id };
+            const conversation = (reference as Partial<ConversationReference>).conversation;
+            await this.cardMessages
+              ?.posted(
+                { tenantId: conversation?.tenantId, conversationId: conversation?.id ?? '' },
+                sent?.id,
+                (message as CardReply).card,
+                'new',
+              )
+              .catch((err: unknown) => this.log.warn({ err: errorMessage(err) }, 'card message record failed'));
+          } catch (err) {
+            outcome = sendFailure(err);
+          }
+        }),
+      );
     } catch (err) {
       // Before the turn: the connector client or its token could not be made.
       outcome = sendFailure(err);

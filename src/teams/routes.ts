@@ -99,8 +99,16 @@ export class Router {
     const isInvoke = activity.type === ActivityTypes.Invoke;
     if (route) {
       const correlationId = correlationIdOf(context);
-      const turn: Turn = { context, activity, scope: scopeOf(activity), caller: callerOf(activity), correlationId, log: this.log.child({ correlationId }) };
-      const step = (i: number): Promise<TurnResult | undefined> => (i < route.steps.length ? route.steps[i]!(turn, () => step(i + 1)) : route.run(turn));
+      const turn: Turn = {
+        context,
+        activity,
+        scope: scopeOf(activity),
+        caller: callerOf(activity),
+        correlationId,
+        log: this.log.child({ correlationId }),
+      };
+      const step = (i: number): Promise<TurnResult | undefined> =>
+        i < route.steps.length ? route.steps[i]!(turn, () => step(i + 1)) : route.run(turn);
       await step(0);
       if (isInvoke && turn.answer) return void (await context.sendActivity({ type: ActivityTypes.InvokeResponse, value: turn.answer }));
     }

@@ -17,7 +17,9 @@ const MAX_KEPT_CLIENTS = 64;
 
 /** The app id botbuilder's own factories use for a caller (the token's audience, else its appid claim). */
 function appIdOf(identity: ClaimsIdentity | undefined): string {
-  return identity?.getClaimValue(AuthenticationConstants.AudienceClaim) ?? identity?.getClaimValue(AuthenticationConstants.AppIdClaim) ?? '';
+  return (
+    identity?.getClaimValue(AuthenticationConstants.AudienceClaim) ?? identity?.getClaimValue(AuthenticationConstants.AppIdClaim) ?? ''
+  );
 }
 
 /** A bounded map of promised clients, least recently used first out; a failed creation is not kept. */

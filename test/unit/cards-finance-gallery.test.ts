@@ -23,7 +23,19 @@ describe('the card gallery collection', () => {
   it('covers every finance command, help and status, plus empty and error states', () => {
     const names = cards.map((c) => c.name);
     const registry = commandCatalogue();
-    for (const name of ['bills due', 'bills overdue', 'bill', 'invoice', 'invoices overdue', 'vendor', 'customer', 'payments', 'spend', 'status', 'help']) {
+    for (const name of [
+      'bills due',
+      'bills overdue',
+      'bill',
+      'invoice',
+      'invoices overdue',
+      'vendor',
+      'customer',
+      'payments',
+      'spend',
+      'status',
+      'help',
+    ]) {
       expect(registry.get(name), name).toBeDefined();
       expect(
         names.some((n) => n.startsWith(name)),

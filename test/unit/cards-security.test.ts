@@ -60,7 +60,12 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
   const bot = new BillbridgeBot({ services, dispatcher, rate, audit, upstreamCalls: { current: () => ({ bill: 2 }) }, log });
   const auditRecords = (): Array<Record<string, any>> => {
     const file = join(dir, 'audit.log');
-    return existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l)) : [];
+    return existsSync(file)
+      ? readFileSync(file, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l))
+      : [];
   };
 
   /**
@@ -81,13 +86,27 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
     } as unknown as TurnContext;
     await bot.run(context);
     const message = sent.find((a) => a.type === 'message')!;
-    return { kinds: sent.map((a) => a.type as string), card: message.attachments[0].content, summary: message.summary as string, auditedBeforeReply };
+    return {
+      kinds: sent.map((a) => a.type as string),
+      card: message.attachments[0].content,
+      summary: message.summary as string,
+      auditedBeforeReply,
+    };
   }
   return { say, auditRecords };
 }
 
 function throwing(name: string, err: () => unknown): CommandDefinition {
-  return { name, usage: name, description: `fails with ${name}`, examples: [name], upstream: true, run: async () => { throw err(); } };
+  return {
+    name,
+    usage: name,
+    description: `fails with ${name}`,
+    examples: [name],
+    upstream: true,
+    run: async () => {
+      throw err();
+    },
+  };
 }
 
 describe('redaction helpers', () => {
@@ -114,9 +133,28 @@ describe('redaction helpers', () => {
 
   it('catches a number shown with different separators, and a shortened id is not a leak', () => {
     const vendor = poisonedVendor();
-    const leaky = adaptiveCard([title(vendor.name), facts([['Tax id', '987654321'], ['Account', '0001 2345 6789']])], { summary: 'vendor' });
+    const leaky = adaptiveCard(
+      [
+        title(vendor.name),
+        facts([
+          ['Tax id', '987654321'],
+          ['Account', '0001 2345 6789'],
+        ]),
+      ],
+      { summary: 'vendor' },
+    );
     expect(leakedValues(leaky.card, vendor).sort()).toEqual([SENSITIVE.bankAccountNumber, SENSITIVE.taxId].sort());
-    const safe = adaptiveCard([title(vendor.name), facts([['Bank account', shortId(SENSITIVE.bankAccountNumber)], ['Vendor id', shortId(vendor.id)], ['Balance', '$1,250.50']])], { summary: 'vendor' });
+    const safe = adaptiveCard(
+      [
+        title(vendor.name),
+        facts([
+          ['Bank account', shortId(SENSITIVE.bankAccountNumber)],
+          ['Vendor id', shortId(vendor.id)],
+          ['Balance', '$1,250.50'],
+        ]),
+      ],
+      { summary: 'vendor' },
+    );
     expect(leakedValues(safe.card, vendor)).toEqual([]);
   });
 
@@ -141,7 +179,14 @@ describe('error cards', () => {
     const { say, auditRecords } = botWith([throwing('boom bill', billError)]);
     const answer = await say('boom bill now');
     const [record] = auditRecords();
-    expect(record).toMatchObject({ kind: 'command', command: 'boom bill', args: ['now'], result: 'error', reason: 'BillApiError:server:BDC_1399', upstreamCalls: 2 });
+    expect(record).toMatchObject({
+      kind: 'command',
+      command: 'boom bill',
+      args: ['now'],
+      result: 'error',
+      reason: 'BillApiError:server:BDC_1399',
+      upstreamCalls: 2,
+    });
     const json = JSON.stringify(answer.card);
     expect(json).toContain(`Reference: ${record!.correlationId}`);
     expect(json).not.toContain('px-17');
@@ -152,7 +197,9 @@ describe('error cards', () => {
   });
 
   it('an unexpected error becomes "Something went wrong" with the reference, not its message', async () => {
-    const { say, auditRecords } = botWith([throwing('boom', () => new TypeError(`Cannot read properties of undefined (reading 'taxId') ${upstreamMessage}`))]);
+    const { say, auditRecords } = botWith([
+      throwing('boom', () => new TypeError(`Cannot read properties of undefined (reading 'taxId') ${upstreamMessage}`)),
+    ]);
     const answer = await say('boom');
     const json = JSON.stringify(answer.card);
     expect(json).toContain('Something went wrong');
@@ -163,10 +210,27 @@ describe('error cards', () => {
   });
 
   it.each([
-    ['every BILL category', ['session', 'credentials', 'hourlyLimit', 'concurrencyLimit', 'notFound', 'validation', 'rateLimited', 'server', 'network', 'unknown'] as const],
+    [
+      'every BILL category',
+      [
+        'session',
+        'credentials',
+        'hourlyLimit',
+        'concurrencyLimit',
+        'notFound',
+        'validation',
+        'rateLimited',
+        'server',
+        'network',
+        'unknown',
+      ] as const,
+    ],
   ])('never shows the upstream message, for %s', (_n, categories) => {
     for (const category of categories) {
-      const reply = errorReply(new BillApiError({ category, status: 400, code: 'BDC_1000', message: upstreamMessage, entries: [{ message: upstreamMessage }] }), { correlationId: 'ref123', formatTime: () => '11:00' });
+      const reply = errorReply(
+        new BillApiError({ category, status: 400, code: 'BDC_1000', message: upstreamMessage, entries: [{ message: upstreamMessage }] }),
+        { correlationId: 'ref123', formatTime: () => '11:00' },
+      );
       expect(JSON.stringify(reply)).not.toContain('px-17');
       expect(checkCard(reply.card).problems).toEqual([]);
     }
@@ -192,24 +256,49 @@ describe('per-user command rate limit', () => {
     vi.advanceTimersByTime(61_000);
     await say('help');
     expect(lastResult()).toBe('ok');
-    expect(auditRecords().filter((r) => r.result === 'refused').map((r) => r.reason)).toEqual(['LimitExceeded:userRate']);
+    expect(
+      auditRecords()
+        .filter((r) => r.result === 'refused')
+        .map((r) => r.reason),
+    ).toEqual(['LimitExceeded:userRate']);
   });
 
   it('counts a person by Entra object id within their tenant, falling back to the Bot Framework id', () => {
-    const scope = { kind: 'channel' as const, tenantId: TENANT_ID, teamId: undefined, channelId: undefined, aadGroupId: undefined, conversationId: '19:chan@thread.tacv2', serviceUrl: '' };
-    expect(userRateKey({ scope, caller: who('ABCDEF00-0000-4000-8000-000000000000') })).toBe('aaaaaaaa-0000-4000-8000-000000000001:abcdef00-0000-4000-8000-000000000000');
-    expect(userRateKey({ scope, caller: { id: '29:Someone', aadObjectId: undefined, name: undefined } })).toBe('aaaaaaaa-0000-4000-8000-000000000001:29:someone');
+    const scope = {
+      kind: 'channel' as const,
+      tenantId: TENANT_ID,
+      teamId: undefined,
+      channelId: undefined,
+      aadGroupId: undefined,
+      conversationId: '19:chan@thread.tacv2',
+      serviceUrl: '',
+    };
+    expect(userRateKey({ scope, caller: who('ABCDEF00-0000-4000-8000-000000000000') })).toBe(
+      'aaaaaaaa-0000-4000-8000-000000000001:abcdef00-0000-4000-8000-000000000000',
+    );
+    expect(userRateKey({ scope, caller: { id: '29:Someone', aadObjectId: undefined, name: undefined } })).toBe(
+      'aaaaaaaa-0000-4000-8000-000000000001:29:someone',
+    );
   });
 
   it('a failing shared store refuses as "temporarily unavailable", never lets everything through', async () => {
-    const broken = new RateLimiterUserCommandRate(Object.assign(new RateLimiterMemory({ points: 1, duration: 60 }), { consume: () => Promise.reject(new Error('ECONNREFUSED')) }));
+    const broken = new RateLimiterUserCommandRate(
+      Object.assign(new RateLimiterMemory({ points: 1, duration: 60 }), { consume: () => Promise.reject(new Error('ECONNREFUSED')) }),
+    );
     await expect(broken.take('k')).rejects.toBeInstanceOf(DependencyUnavailable);
   });
 });
 
 describe('the steps around a typed command', () => {
   it('a command that calls BILL shows the typing indicator before its answer, and its audit record is written before the answer goes out', async () => {
-    const peek: CommandDefinition = { name: 'peek', usage: 'peek', description: 'reads BILL', examples: ['peek'], upstream: true, run: async () => adaptiveCard([title('Peeked')], { summary: 'peeked' }) };
+    const peek: CommandDefinition = {
+      name: 'peek',
+      usage: 'peek',
+      description: 'reads BILL',
+      examples: ['peek'],
+      upstream: true,
+      run: async () => adaptiveCard([title('Peeked')], { summary: 'peeked' }),
+    };
     const { say, auditRecords } = botWith([peek]);
     const answer = await say('peek');
     expect(answer.kinds).toEqual(['typing', 'message']);
@@ -233,11 +322,33 @@ describe('admin actions', () => {
     const dir = mkdtempSync(join(tmpdir(), 'billbridge-audit-'));
     dirs.push(dir);
     const store = new SqliteStateStore(dir, systemClock);
-    const audit = new AuditTrail({ store, clock: systemClock, log: pino({ level: 'silent' }), scrub: (t) => t.replaceAll('s3cr3t-session', '[REDACTED]') });
-    await audit.admin({ action: 'link', orgId: '00801ORG', result: 'ok', tenantId: 't', teamId: '19:team', aadObjectId: 'admin-1', correlationId: 'abc', detail: { previousOrg: '00801OLD', note: 'session s3cr3t-session' } });
+    const audit = new AuditTrail({
+      store,
+      clock: systemClock,
+      log: pino({ level: 'silent' }),
+      scrub: (t) => t.replaceAll('s3cr3t-session', '[REDACTED]'),
+    });
+    await audit.admin({
+      action: 'link',
+      orgId: '00801ORG',
+      result: 'ok',
+      tenantId: 't',
+      teamId: '19:team',
+      aadObjectId: 'admin-1',
+      correlationId: 'abc',
+      detail: { previousOrg: '00801OLD', note: 'session s3cr3t-session' },
+    });
     const line = readFileSync(audit.location, 'utf8');
     expect(audit.location).toBe(join(dir, 'audit.log'));
-    expect(JSON.parse(line)).toMatchObject({ v: 1, kind: 'admin', action: 'link', orgId: '00801ORG', result: 'ok', aadObjectId: 'admin-1', detail: { previousOrg: '00801OLD', note: 'session [REDACTED]' } });
+    expect(JSON.parse(line)).toMatchObject({
+      v: 1,
+      kind: 'admin',
+      action: 'link',
+      orgId: '00801ORG',
+      result: 'ok',
+      aadObjectId: 'admin-1',
+      detail: { previousOrg: '00801OLD', note: 'session [REDACTED]' },
+    });
     expect(line).not.toContain('s3cr3t-session');
   });
 
@@ -245,17 +356,34 @@ describe('admin actions', () => {
     const failing = { kind: 'file', location: '/nonexistent', append: () => Promise.reject(new Error('EROFS')) } as never;
     const audit = new AuditTrail({ store: failing, clock: systemClock, log: pino({ level: 'silent' }), scrub: (t) => t });
     await expect(audit.admin({ action: 'unlink', result: 'ok' })).rejects.toThrow('EROFS');
-    await expect(audit.command({ command: 'help', args: [], result: 'ok', upstreamCalls: 0, upstream: {}, correlationId: 'x', durationMs: 1 })).resolves.toBeUndefined();
+    await expect(
+      audit.command({ command: 'help', args: [], result: 'ok', upstreamCalls: 0, upstream: {}, correlationId: 'x', durationMs: 1 }),
+    ).resolves.toBeUndefined();
   });
 
   it('the audit reason names an unbound team', async () => {
     const { say, auditRecords } = botWith([throwing('bills due', () => new NotBound('unbound'))]);
     await say('bills due 7');
-    expect(auditRecords()[0]).toMatchObject({ command: 'bills due', args: ['7'], result: 'error', reason: 'NotBound:unbound', orgId: 'org-under-test' });
+    expect(auditRecords()[0]).toMatchObject({
+      command: 'bills due',
+      args: ['7'],
+      result: 'error',
+      reason: 'NotBound:unbound',
+      orgId: 'org-under-test',
+    });
   });
 
   it('a command whose arguments are secret is recorded without them', async () => {
-    const connect: CommandDefinition = { name: 'connect', usage: 'connect <token>', description: 'link', examples: ['connect'], upstream: false, secretArgs: true, scopes: ['channel'], run: async () => adaptiveCard([title('ok')], { summary: 'ok' }) };
+    const connect: CommandDefinition = {
+      name: 'connect',
+      usage: 'connect <token>',
+      description: 'link',
+      examples: ['connect'],
+      upstream: false,
+      secretArgs: true,
+      scopes: ['channel'],
+      run: async () => adaptiveCard([title('ok')], { summary: 'ok' }),
+    };
     const { say, auditRecords } = botWith([connect]);
     await say('connect tok-abcdef-123456');
     const [record] = auditRecords();

@@ -20,7 +20,11 @@ describe('configuration documentation', () => {
     expect(readme).toMatch(new RegExp('\\|\\s*`' + name + '`\\s*\\|'));
   });
 
-  it.each(commandCatalogue().list().map((c) => c.name))('the README commands table has a row for %s', (name) => {
+  it.each(
+    commandCatalogue()
+      .list()
+      .map((c) => c.name),
+  )('the README commands table has a row for %s', (name) => {
     const row = readme.split('\n').find((l) => l.startsWith('| `' + name + '`') || l.startsWith('| `' + name + ' '));
     expect(row, `no README row for ${name}`).toBeDefined();
   });

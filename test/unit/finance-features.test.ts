@@ -33,7 +33,15 @@ function ctx(line: string): CommandContext {
   const words = name === 'bills' || name === 'invoices' ? [`${name} ${args.shift()!}`, args] : [name!, args];
   return {
     input: { name: words[0] as string, args: words[1] as string[], argText: (words[1] as string[]).join(' '), page: 0 },
-    scope: { kind: 'channel', tenantId: 't', teamId: '19:team', aadGroupId: undefined, channelId: '19:c', conversationId: '19:c', serviceUrl: 'http://x' },
+    scope: {
+      kind: 'channel',
+      tenantId: 't',
+      teamId: '19:team',
+      aadGroupId: undefined,
+      channelId: '19:c',
+      conversationId: '19:c',
+      serviceUrl: 'http://x',
+    },
     caller: { id: '29:a', aadObjectId: 'a', name: 'Avery' },
     orgId: ORG,
     correlationId: 'unit',
@@ -75,13 +83,20 @@ const invoice = (over: Partial<Invoice>): Invoice => ({
   ...over,
 });
 
-const names = (entries: Record<string, string>) => async () => new Map(Object.entries(entries).map(([id, name]) => [id, { name, currency: 'USD' }]));
+const names = (entries: Record<string, string>) => async () =>
+  new Map(Object.entries(entries).map(([id, name]) => [id, { name, currency: 'USD' }]));
 
 describe('payables builds only its mirror, BILL and settings', () => {
-  const bills = [bill({ id: '00n000000000001', dueDate: '2026-03-12', amount: 100, dueAmount: 100 }), bill({ id: '00n000000000002', dueDate: '2026-03-01', amount: 40, dueAmount: 40, invoice: { invoiceNumber: 'ACM-2' } })];
+  const bills = [
+    bill({ id: '00n000000000001', dueDate: '2026-03-12', amount: 100, dueAmount: 100 }),
+    bill({ id: '00n000000000002', dueDate: '2026-03-01', amount: 40, dueAmount: 40, invoice: { invoiceNumber: 'ACM-2' } }),
+  ];
   const deps = {
     mirror: {
-      rows: async (_org: string, _kind: string, opts: { where?: (b: Bill) => boolean }) => ({ rows: bills.filter((b) => !opts.where || opts.where(b)), refreshedAt: NOW }),
+      rows: async (_org: string, _kind: string, opts: { where?: (b: Bill) => boolean }) => ({
+        rows: bills.filter((b) => !opts.where || opts.where(b)),
+        refreshedAt: NOW,
+      }),
       lookup: async (_org: string, _kind: string, number: string) => {
         const rows = bills.filter((b) => b.invoice?.invoiceNumber === number);
         return rows.length > 0 ? { state: 'found', rows, refreshedAt: NOW } : { state: 'missing', refreshedAt: NOW };
@@ -115,7 +130,10 @@ describe('receivables builds only its mirror and settings', () => {
   const invoices = [invoice({}), invoice({ id: '00e000000000002', invoiceNumber: '1043', dueDate: '2026-04-01' })];
   const deps = {
     mirror: {
-      rows: async (_org: string, _kind: string, opts: { where?: (i: Invoice) => boolean }) => ({ rows: invoices.filter((i) => !opts.where || opts.where(i)), refreshedAt: NOW }),
+      rows: async (_org: string, _kind: string, opts: { where?: (i: Invoice) => boolean }) => ({
+        rows: invoices.filter((i) => !opts.where || opts.where(i)),
+        refreshedAt: NOW,
+      }),
       lookup: async (_org: string, _kind: string, number: string) => {
         const rows = invoices.filter((i) => i.invoiceNumber === number);
         return rows.length > 0 ? { state: 'found', rows, refreshedAt: NOW } : { state: 'missing', refreshedAt: NOW };
@@ -165,7 +183,18 @@ describe('parties builds only its mirror, BILL and settings', () => {
 });
 
 describe('payments builds only the answer cache, BILL and settings', () => {
-  const payments = [1, 2, 3].map((n) => ({ id: `stp0${n}`, vendorId: 'v1', vendorName: 'Acme Office Supplies', amount: n * 10, processDate: `2026-03-0${n}`, status: 'PAID', singleStatus: 'PAID' }) as unknown as Payment);
+  const payments = [1, 2, 3].map(
+    (n) =>
+      ({
+        id: `stp0${n}`,
+        vendorId: 'v1',
+        vendorName: 'Acme Office Supplies',
+        amount: n * 10,
+        processDate: `2026-03-0${n}`,
+        status: 'PAID',
+        singleStatus: 'PAID',
+      }) as unknown as Payment,
+  );
   const take = vi.fn(async () => ({ items: payments }));
   const deps = {
     mirror: { names: names({ v1: 'Acme Office Supplies' }), answers: new Answers(clock, 100), dropAnswer: () => undefined },

@@ -9,7 +9,10 @@ import type { CardReply } from '../../src/cards/card.js';
 
 /** `help` declares the registry, the demo note and the version: nothing else is built. */
 function asked(registry: CommandRegistry<CommandInfo>, kind: 'channel' | 'personal', backend: 'sandbox' | 'bill', version = '1.2.3') {
-  return { ctx: { scope: { kind } } as CommandContext, deps: { registry, note: backend === 'sandbox' ? SANDBOX_NOTE : undefined, version } };
+  return {
+    ctx: { scope: { kind } } as CommandContext,
+    deps: { registry, note: backend === 'sandbox' ? SANDBOX_NOTE : undefined, version },
+  };
 }
 
 const help = ({ ctx, deps }: ReturnType<typeof asked>) => helpCommand.run(ctx, deps) as Promise<CardReply>;
@@ -32,7 +35,13 @@ describe('help card', () => {
   it('shows a command registered later', async () => {
     const registry = commandCatalogue();
     const before = await help(asked(registry, 'personal', 'bill'));
-    const late: CommandInfo = { name: 'zz late', usage: 'zz late', description: 'Registered after the first help', examples: ['zz late'], upstream: false };
+    const late: CommandInfo = {
+      name: 'zz late',
+      usage: 'zz late',
+      description: 'Registered after the first help',
+      examples: ['zz late'],
+      upstream: false,
+    };
     registry.register(late);
     const after = await help(asked(registry, 'personal', 'bill'));
     expect(after).not.toBe(before);

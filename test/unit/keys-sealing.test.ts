@@ -116,7 +116,13 @@ describe('webhook keys at rest', () => {
 
   it('a key stored unsealed before SECRETS_KEY was set is sealed, bound, at the next start-up', async () => {
     const secretsKey = randomBytes(32);
-    await state.set(NS.webhookKeys, SUB.subscriptionId, { v: 1, ...SUB, key: { alg: 'none', value: WEBHOOK_KEY }, createdAt: 1, updatedAt: 1 });
+    await state.set(NS.webhookKeys, SUB.subscriptionId, {
+      v: 1,
+      ...SUB,
+      key: { alg: 'none', value: WEBHOOK_KEY },
+      createdAt: 1,
+      updatedAt: 1,
+    });
     const k = keys(secretsKey);
     expect(await k.registerAll()).toBe(1);
     const stored = await state.get<{ key: { alg: string } }>(NS.webhookKeys, SUB.subscriptionId);

@@ -2,7 +2,14 @@
 // between turns, and grants seen from inside a call.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { connectorHttpClient, connectorPriority, conversationOfUrl, retryAfterMs, threadOfUrl } from '../../src/teams/connectorLimits.js';
-import { BotFrameworkAuthentication, ConnectorFactory, type AuthenticateRequestResult, type ClaimsIdentity, type ConnectorClient, type UserTokenClient } from 'botframework-connector';
+import {
+  BotFrameworkAuthentication,
+  ConnectorFactory,
+  type AuthenticateRequestResult,
+  type ClaimsIdentity,
+  type ConnectorClient,
+  type UserTokenClient,
+} from 'botframework-connector';
 import { KeepingAuthentication } from '../../src/teams/turnClients.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import type { Limiter, RunOptions, Throttle, Upstream } from '../../src/infra/limits/types.js';
@@ -53,20 +60,32 @@ describe('the connector HTTP client', () => {
   it('puts each attempt of a reply under its conversation, as a person waiting', async () => {
     const limiter = new RecordingLimiter();
     await client(limiter, () => ({ status: 200 })).http.sendRequest(request(URL));
-    expect(limiter.runs).toEqual([{ upstream: { service: 'connector', conversationId: '19:general@thread.tacv2;messageid=17' }, opts: { priority: 'interactive', maxWaitMs: 60_000 } }]);
+    expect(limiter.runs).toEqual([
+      {
+        upstream: { service: 'connector', conversationId: '19:general@thread.tacv2;messageid=17' },
+        opts: { priority: 'interactive', maxWaitMs: 60_000 },
+      },
+    ]);
   });
 
   it('sends proactive sends as background work, which waits', async () => {
     const limiter = new RecordingLimiter();
     const { http } = client(limiter, () => ({ status: 200 }));
-    await connectorPriority.run('background', () => http.sendRequest(request('http://127.0.0.1:3000/v3/conversations/a%3Achat/activities')));
-    expect(limiter.runs[0]).toEqual({ upstream: { service: 'connector', conversationId: 'a:chat' }, opts: { priority: 'background', maxWaitMs: undefined } });
+    await connectorPriority.run('background', () =>
+      http.sendRequest(request('http://127.0.0.1:3000/v3/conversations/a%3Achat/activities')),
+    );
+    expect(limiter.runs[0]).toEqual({
+      upstream: { service: 'connector', conversationId: 'a:chat' },
+      opts: { priority: 'background', maxWaitMs: undefined },
+    });
   });
 
   it('counts a call that names no conversation against the path it addresses (a team look-up against that team)', async () => {
     const limiter = new RecordingLimiter();
     await client(limiter, () => ({ status: 200 })).http.sendRequest(request('https://smba.test/v3/teams/19%3Ateam'));
-    expect(limiter.runs.map((r) => (r.upstream.service === 'connector' ? r.upstream.conversationId : r.upstream.service))).toEqual(['/v3/teams/19:team']);
+    expect(limiter.runs.map((r) => (r.upstream.service === 'connector' ? r.upstream.conversationId : r.upstream.service))).toEqual([
+      '/v3/teams/19:team',
+    ]);
     expect(threadOfUrl('not a url')).toBe('not a url');
   });
 
@@ -76,7 +95,12 @@ describe('the connector HTTP client', () => {
     const res = await http.sendRequest(request(URL));
     expect(res.status).toBe(429);
     expect(send).toHaveBeenCalledTimes(1);
-    expect(limiter.throttles).toEqual([{ upstream: { service: 'connector', conversationId: '19:general@thread.tacv2;messageid=17' }, throttle: { kind: 'retryAfter', ms: 2_500 } }]);
+    expect(limiter.throttles).toEqual([
+      {
+        upstream: { service: 'connector', conversationId: '19:general@thread.tacv2;messageid=17' },
+        throttle: { kind: 'retryAfter', ms: 2_500 },
+      },
+    ]);
   });
 
   it('on 429 without Retry-After backs off and retries itself, a bounded number of times', async () => {
@@ -85,12 +109,16 @@ describe('the connector HTTP client', () => {
     const res = await http.sendRequest(request(URL));
     expect(res.status).toBe(429);
     expect(send).toHaveBeenCalledTimes(3);
-    expect(limiter.throttles.map((t) => t.throttle)).toEqual([{ kind: 'retryAfter', ms: 10 }, { kind: 'retryAfter', ms: 20 }]);
+    expect(limiter.throttles.map((t) => t.throttle)).toEqual([
+      { kind: 'retryAfter', ms: 10 },
+      { kind: 'retryAfter', ms: 20 },
+    ]);
   });
 
-  it('leaves other failures alone (403 blocked, 404 gone, 503 without Retry-After is botbuilder\'s to retry)', async () => {
+  it("leaves other failures alone (403 blocked, 404 gone, 503 without Retry-After is botbuilder's to retry)", async () => {
     const limiter = new RecordingLimiter();
-    for (const status of [403, 404, 503]) expect((await client(limiter, () => ({ status })).http.sendRequest(request(URL))).status).toBe(status);
+    for (const status of [403, 404, 503])
+      expect((await client(limiter, () => ({ status })).http.sendRequest(request(URL))).status).toBe(status);
     expect(limiter.throttles).toEqual([]);
   });
 });
@@ -110,7 +138,12 @@ describe('connector clients kept between turns', () => {
     next = { aud: 'app', factory: new CountingFactory() as ConnectorFactory };
     tokenClients = 0;
     override async authenticateRequest(): Promise<AuthenticateRequestResult> {
-      return { audience: 'https://api.botframework.com', callerId: '', claimsIdentity: identity(this.next.aud), connectorFactory: this.next.factory };
+      return {
+        audience: 'https://api.botframework.com',
+        callerId: '',
+        claimsIdentity: identity(this.next.aud),
+        connectorFactory: this.next.factory,
+      };
     }
     override authenticateStreamingRequest(): Promise<AuthenticateRequestResult> {
       throw new Error('not used');
@@ -197,7 +230,10 @@ describe('grants seen from inside a call', () => {
       return limiter.activeGrant();
     });
     expect(inside).toMatchObject({ service: 'bill', priority: 'background' });
-    expect(inside!.budgets).toEqual([expect.stringMatching(/^bill\.concurrency:k[0-9a-f]{12}\/00801/), expect.stringMatching(/^bill\.requests:k[0-9a-f]{12}$/)]);
+    expect(inside!.budgets).toEqual([
+      expect.stringMatching(/^bill\.concurrency:k[0-9a-f]{12}\/00801/),
+      expect.stringMatching(/^bill\.requests:k[0-9a-f]{12}$/),
+    ]);
     expect(limiter.activeGrant()).toBeUndefined();
     await limiter.close();
   });

@@ -28,16 +28,24 @@ const ap = { today: TODAY, fmt: FMT, asOf: NOW, currencyOf: () => 'USD', vendorN
 const ar = { today: TODAY, fmt: FMT, asOf: NOW, customerOf: () => ({ name: 'Contoso Ltd', currency: 'EUR' }) };
 
 function manyLines(b: Bill, n: number): Bill {
-  return { ...b, billLineItems: Array.from({ length: n }, (_, i) => ({ id: `bli${i}`, amount: 10.1 + i, description: i % 3 ? `Line ${i}` : undefined })) };
+  return {
+    ...b,
+    billLineItems: Array.from({ length: n }, (_, i) => ({ id: `bli${i}`, amount: 10.1 + i, description: i % 3 ? `Line ${i}` : undefined })),
+  };
 }
 
 describe('the records the mirror keeps show what BILL sent', () => {
   it('every invoice card drawn from the kept invoice is the card drawn from the invoice (status, payments received, lines)', () => {
     expect(invoices.some((i) => (i.payments ?? []).length > 0)).toBe(true);
-    const long: Invoice = { ...invoices[0]!, invoiceLineItems: Array.from({ length: 27 }, (_, i) => ({ id: `ili${i}`, description: i % 2 ? `Item ${i}` : undefined })) };
+    const long: Invoice = {
+      ...invoices[0]!,
+      invoiceLineItems: Array.from({ length: 27 }, (_, i) => ({ id: `ili${i}`, description: i % 2 ? `Item ${i}` : undefined })),
+    };
     for (const inv of [...invoices, long]) {
       const kept = stored(keepInvoice(inv)!);
-      expect(invoiceCard({ ...ar, invoice: kept, command: 'invoice x' })).toEqual(invoiceCard({ ...ar, invoice: inv, command: 'invoice x' }));
+      expect(invoiceCard({ ...ar, invoice: kept, command: 'invoice x' })).toEqual(
+        invoiceCard({ ...ar, invoice: inv, command: 'invoice x' }),
+      );
     }
   });
 
@@ -57,24 +65,69 @@ describe('the records the mirror keeps show what BILL sent', () => {
     const late = (list: Bill[]) => list.filter((b) => b.dueDate < TODAY);
     for (const page of [0, 1, 2]) {
       expect(billsDueCard({ ...ap, days: 30, due: due(lines), overdue: late(lines), page, command: 'bills due 30' })).toEqual(
-        billsDueCard({ ...ap, days: 30, due: due(open.map(withoutLines)), overdue: late(open.map(withoutLines)), page, command: 'bills due 30' }),
+        billsDueCard({
+          ...ap,
+          days: 30,
+          due: due(open.map(withoutLines)),
+          overdue: late(open.map(withoutLines)),
+          page,
+          command: 'bills due 30',
+        }),
       );
-      expect(billsOverdueCard({ ...ap, overdue: late(lines), page, command: 'bills overdue' })).toEqual(billsOverdueCard({ ...ap, overdue: late(open.map(withoutLines)), page, command: 'bills overdue' }));
+      expect(billsOverdueCard({ ...ap, overdue: late(lines), page, command: 'bills overdue' })).toEqual(
+        billsOverdueCard({ ...ap, overdue: late(open.map(withoutLines)), page, command: 'bills overdue' }),
+      );
     }
     const vendor = org.vendors.get(open[0]!.vendorId)! as Vendor;
     const mine = (list: Bill[]) => list.filter((b) => b.vendorId === vendor.id);
-    expect(vendorCard({ today: TODAY, fmt: FMT, asOf: NOW, page: 0, command: 'vendor x', vendor: stored(keepVendor(vendor)!), openBills: mine(lines), others: 0, typed: 'x' })).toEqual(
+    expect(
+      vendorCard({
+        today: TODAY,
+        fmt: FMT,
+        asOf: NOW,
+        page: 0,
+        command: 'vendor x',
+        vendor: stored(keepVendor(vendor)!),
+        openBills: mine(lines),
+        others: 0,
+        typed: 'x',
+      }),
+    ).toEqual(
       vendorCard({ today: TODAY, fmt: FMT, asOf: NOW, page: 0, command: 'vendor x', vendor, openBills: mine(open), others: 0, typed: 'x' }),
     );
   });
 
-  it('the AR list cards from kept invoices equal those from the invoices (aging, a customer\'s open invoices)', () => {
+  it("the AR list cards from kept invoices equal those from the invoices (aging, a customer's open invoices)", () => {
     const rows = invoices.map((i) => stored(keepInvoice(i)!));
-    expect(invoicesOverdueCard({ ...ar, invoices: rows, page: 0, command: 'invoices overdue' })).toEqual(invoicesOverdueCard({ ...ar, invoices, page: 0, command: 'invoices overdue' }));
+    expect(invoicesOverdueCard({ ...ar, invoices: rows, page: 0, command: 'invoices overdue' })).toEqual(
+      invoicesOverdueCard({ ...ar, invoices, page: 0, command: 'invoices overdue' }),
+    );
     const customer = org.customers.get(invoices[0]!.customerId)! as Customer;
     const owed = (i: Invoice) => i.customerId === customer.id && !i.archived && i.status !== 'PAID' && i.dueAmount > 0;
-    expect(customerCard({ today: TODAY, fmt: FMT, asOf: NOW, page: 0, command: 'customer x', customer: stored(keepCustomer(customer)!), openInvoices: rows.filter(owed), others: 0, typed: 'x' })).toEqual(
-      customerCard({ today: TODAY, fmt: FMT, asOf: NOW, page: 0, command: 'customer x', customer, openInvoices: invoices.filter(owed), others: 0, typed: 'x' }),
+    expect(
+      customerCard({
+        today: TODAY,
+        fmt: FMT,
+        asOf: NOW,
+        page: 0,
+        command: 'customer x',
+        customer: stored(keepCustomer(customer)!),
+        openInvoices: rows.filter(owed),
+        others: 0,
+        typed: 'x',
+      }),
+    ).toEqual(
+      customerCard({
+        today: TODAY,
+        fmt: FMT,
+        asOf: NOW,
+        page: 0,
+        command: 'customer x',
+        customer,
+        openInvoices: invoices.filter(owed),
+        others: 0,
+        typed: 'x',
+      }),
     );
   });
 

@@ -22,12 +22,19 @@ function turnOf(activity: Record<string, unknown>) {
 describe('the route table', () => {
   it('runs the steps of the first matching route in the order listed, then its handler', async () => {
     const seen: string[] = [];
-    const step = (name: string): Step => async (_turn, next) => {
-      seen.push(name);
-      return next();
-    };
+    const step =
+      (name: string): Step =>
+      async (_turn, next) => {
+        seen.push(name);
+        return next();
+      };
     const router = new Router(log)
-      .add({ name: 'command', select: (a) => a.type === 'message', steps: [step('tenant'), step('dedupe'), step('rate')], run: async (t) => void seen.push(`run ${t.scope.tenantId}`) })
+      .add({
+        name: 'command',
+        select: (a) => a.type === 'message',
+        steps: [step('tenant'), step('dedupe'), step('rate')],
+        run: async (t) => void seen.push(`run ${t.scope.tenantId}`),
+      })
       .add({ name: 'any message', select: (a) => a.type === 'message', steps: [], run: async () => void seen.push('second route') });
     await router.run(turnOf({ type: 'message', text: 'help' }).context);
     expect(seen).toEqual(['tenant', 'dedupe', 'rate', 'run t1']);
@@ -48,7 +55,12 @@ describe('the route table', () => {
     const refuse: Step = async () => ({ reply: adaptiveCard([], { summary: 'no' }), outcome: 'refused' });
     const router = new Router(log)
       .add({ name: 'refused', select: (a) => a.text === 'x', steps: [answer, audit, refuse], run: async () => void seen.push('run') })
-      .add({ name: 'command', select: () => true, steps: [answer, audit], run: async () => (seen.push('run'), { reply: adaptiveCard([], { summary: 'ok' }), outcome: 'ok' }) });
+      .add({
+        name: 'command',
+        select: () => true,
+        steps: [answer, audit],
+        run: async () => (seen.push('run'), { reply: adaptiveCard([], { summary: 'ok' }), outcome: 'ok' }),
+      });
     await router.run(turnOf({ type: 'message', text: 'help' }).context);
     await router.run(turnOf({ type: 'message', text: 'x' }).context);
     expect(seen).toEqual(['run', 'audit ok', 'answer ok', 'audit refused', 'answer refused']);
@@ -57,7 +69,12 @@ describe('the route table', () => {
   it('lets a step stop the turn: later steps and the handler do not run', async () => {
     const seen: string[] = [];
     const refuse: Step = async () => void seen.push('refused');
-    const router = new Router(log).add({ name: 'command', select: () => true, steps: [refuse, async (_t, next) => (seen.push('later'), next())], run: async () => void seen.push('run') });
+    const router = new Router(log).add({
+      name: 'command',
+      select: () => true,
+      steps: [refuse, async (_t, next) => (seen.push('later'), next())],
+      run: async () => void seen.push('run'),
+    });
     await router.run(turnOf({ type: 'message' }).context);
     expect(seen).toEqual(['refused']);
   });

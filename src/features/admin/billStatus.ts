@@ -24,13 +24,25 @@ function host(url: string): string {
   }
 }
 
-const INDEX_NAMES: Record<MirrorInfo['kind'], string> = { invoice: 'Invoice index', bill: 'Bill index', vendor: 'Vendor index', customer: 'Customer index' };
+const INDEX_NAMES: Record<MirrorInfo['kind'], string> = {
+  invoice: 'Invoice index',
+  bill: 'Bill index',
+  vendor: 'Vendor index',
+  customer: 'Customer index',
+};
 
 /**
  * `pushFed`: record kinds BILL webhooks keep current for this org (their lists live CACHE_TTL_PUSHED_S); undefined
  * when notifications are not part of this deployment.
  */
-export function billSection(status: BillStatus, orgId: string | undefined, indexes: MirrorInfo[], opts: FormatOptions, pushFed?: { kinds: string[]; pushedTtlS: number; listTtlS: number }, who: { admin: boolean } = { admin: true }): StatusSection {
+export function billSection(
+  status: BillStatus,
+  orgId: string | undefined,
+  indexes: MirrorInfo[],
+  opts: FormatOptions,
+  pushFed?: { kinds: string[]; pushedTtlS: number; listTtlS: number },
+  who: { admin: boolean } = { admin: true },
+): StatusSection {
   const rows: Array<[string, string]> = [];
   // Where BILL is (host and port) is for admins; members see which kind of backend answers and whether it does.
   const at = who.admin ? ` at ${host(status.baseUrl)}` : '';
@@ -52,12 +64,22 @@ export function billSection(status: BillStatus, orgId: string | undefined, index
     if (session.lastError) {
       const when = dateTime(session.lastError.at, opts);
       const cleared = session.lastSuccessAt !== undefined && session.lastSuccessAt >= session.lastError.at;
-      rows.push(['Last error', `${session.lastError.code ?? session.lastError.category} (${session.lastError.category}) at ${when}${cleared ? ', answered since' : ''}`]);
+      rows.push([
+        'Last error',
+        `${session.lastError.code ?? session.lastError.category} (${session.lastError.category}) at ${when}${cleared ? ', answered since' : ''}`,
+      ]);
     }
   }
   // `spendConfigured` is this organisation's (the status command asks for it); an admin is told where tokens go.
   const spendHint = who.admin ? ' (BILL_SPEND_API_TOKEN for BILL_ORG_ID, BILL_SPEND_API_TOKENS for others)' : '';
-  rows.push(['Spend & Expense', !orgId ? 'no organisation bound here' : status.spendConfigured ? 'API token configured' : `not configured for this organisation${spendHint}`]);
+  rows.push([
+    'Spend & Expense',
+    !orgId
+      ? 'no organisation bound here'
+      : status.spendConfigured
+        ? 'API token configured'
+        : `not configured for this organisation${spendHint}`,
+  ]);
   for (const ix of indexes) {
     rows.push([
       INDEX_NAMES[ix.kind],
@@ -75,10 +97,16 @@ export function billSection(status: BillStatus, orgId: string | undefined, index
     ]);
   }
   const items = [facts(rows.map(([k, v]) => [k, escapeMarkdown(v)] as [string, string]))];
-  if (!status.reachable) items.push(text('billbridge cannot talk to BILL right now: commands that need BILL will fail until it answers again.', { color: 'Attention' }));
+  if (!status.reachable)
+    items.push(
+      text('billbridge cannot talk to BILL right now: commands that need BILL will fail until it answers again.', { color: 'Attention' }),
+    );
   return { title: 'BILL', items, summary: status.reachable ? undefined : 'BILL unreachable' };
 }
 
 export function auditSection(location: string): StatusSection {
-  return { title: 'Audit log', items: [text(`Every command and admin action is appended to ${escapeMarkdown(location)}.`, { subtle: true })] };
+  return {
+    title: 'Audit log',
+    items: [text(`Every command and admin action is appended to ${escapeMarkdown(location)}.`, { subtle: true })],
+  };
 }

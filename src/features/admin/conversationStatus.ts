@@ -57,7 +57,11 @@ export async function conversationStatus(deps: ConversationStatusDeps, scope: Co
   return { mode: deps.orgBindings.mode, binding, install, graph: await graphStatus(deps, scope, record?.aadGroupId) };
 }
 
-async function graphStatus(deps: ConversationStatusDeps, scope: ConversationScope, recordedGroupId: string | undefined): Promise<GraphTeamStatus> {
+async function graphStatus(
+  deps: ConversationStatusDeps,
+  scope: ConversationScope,
+  recordedGroupId: string | undefined,
+): Promise<GraphTeamStatus> {
   const skipped = graphSkippedReason(deps);
   if (skipped !== undefined) return { state: 'skipped', reason: skipped };
   if (scope.kind !== 'channel') return { state: 'notTeam' };
@@ -65,7 +69,13 @@ async function graphStatus(deps: ConversationStatusDeps, scope: ConversationScop
   if (!aadGroupId || !scope.tenantId) return { state: 'noGroupId' };
   try {
     const team = await deps.graph!.getTeam(scope.tenantId, aadGroupId, { priority: 'interactive' });
-    return { state: 'ok', displayName: team.displayName, description: team.description, isArchived: team.isArchived, fetchedAt: team.fetchedAt };
+    return {
+      state: 'ok',
+      displayName: team.displayName,
+      description: team.description,
+      isArchived: team.isArchived,
+      fetchedAt: team.fetchedAt,
+    };
   } catch (err) {
     if (err instanceof GraphApiError) return { state: 'error', category: err.category, code: err.code, status: err.status };
     return { state: 'error', category: 'unknown', code: err instanceof Error ? err.name : 'Error', status: 0 };
@@ -76,14 +86,18 @@ async function graphStatus(deps: ConversationStatusDeps, scope: ConversationScop
  * The same as label/value pairs for a status card's FactSet (plain text; escape before rendering as markdown).
  * `admin: false` (a member) leaves out the BILL organisation id: members see whether this place is linked.
  */
-export function conversationStatusFacts(s: ConversationStatus, formatTime: (ms: number) => string, opts: { admin: boolean } = { admin: true }): Array<[string, string]> {
+export function conversationStatusFacts(
+  s: ConversationStatus,
+  formatTime: (ms: number) => string,
+  opts: { admin: boolean } = { admin: true },
+): Array<[string, string]> {
   const b = s.binding;
   const id = (orgId: string) => (opts.admin ? `${orgId} ` : '');
   const org =
     b.state === 'bound'
       ? opts.admin
-        ? `${b.orgId} (${b.source === 'link' ? 'linked by an admin' : 'the deployment\'s organisation'})`
-        : `linked (${b.source === 'link' ? 'by an admin' : 'the deployment\'s organisation'})`
+        ? `${b.orgId} (${b.source === 'link' ? 'linked by an admin' : "the deployment's organisation"})`
+        : `linked (${b.source === 'link' ? 'by an admin' : "the deployment's organisation"})`
       : b.state === 'orgNotAllowed'
         ? `${id(b.orgId)}no longer allowed; an admin links it again`
         : b.state === 'tenantNotAllowed'
@@ -94,7 +108,12 @@ export function conversationStatusFacts(s: ConversationStatus, formatTime: (ms: 
   const facts: Array<[string, string]> = [
     ['Organisations', s.mode === 'single' ? 'one per deployment (every team uses it)' : 'linked per team (BILL_ALLOWED_ORG_IDS)'],
     ['BILL organisation', org],
-    ['Installed', s.install.recorded ? `${formatTime(s.install.installedAt)}${s.install.name ? ` in ${s.install.name}` : ''}` : 'no install record (added before billbridge recorded installs, or not seen)'],
+    [
+      'Installed',
+      s.install.recorded
+        ? `${formatTime(s.install.installedAt)}${s.install.name ? ` in ${s.install.name}` : ''}`
+        : 'no install record (added before billbridge recorded installs, or not seen)',
+    ],
   ];
   const g = s.graph;
   const graph =
@@ -115,10 +134,18 @@ export function conversationStatusFacts(s: ConversationStatus, formatTime: (ms: 
  * The "This conversation" section of the status card: binding, install record, Graph. `admin` (a billbridge admin
  * asked) shows the organisation id.
  */
-export async function conversationSection(ctx: CommandContext, deps: ConversationStatusDeps, opts: FormatOptions, admin: boolean): Promise<StatusSection> {
+export async function conversationSection(
+  ctx: CommandContext,
+  deps: ConversationStatusDeps,
+  opts: FormatOptions,
+  admin: boolean,
+): Promise<StatusSection> {
   const status = await conversationStatus(deps, ctx.scope);
-  const rows = conversationStatusFacts(status, (ms) => dateTime(ms, opts), { admin }).map(([k, v]) => [k, escapeMarkdown(v)] as [string, string]);
+  const rows = conversationStatusFacts(status, (ms) => dateTime(ms, opts), { admin }).map(
+    ([k, v]) => [k, escapeMarkdown(v)] as [string, string],
+  );
   const b = status.binding;
-  const summary = b.state === 'bound' ? undefined : b.state === 'tenantNotAllowed' ? 'Tenant not allowed.' : 'Not linked to a BILL organisation.';
+  const summary =
+    b.state === 'bound' ? undefined : b.state === 'tenantNotAllowed' ? 'Tenant not allowed.' : 'Not linked to a BILL organisation.';
   return { title: ctx.scope.kind === 'channel' ? 'This team' : 'This chat', items: [facts(rows)], ...(summary ? { summary } : {}) };
 }

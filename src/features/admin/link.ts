@@ -24,7 +24,10 @@ function singleOrgCard(ctx: CommandContext): CardReply {
     [
       title('Nothing to link'),
       text(`This billbridge serves one BILL organisation, so every team and chat uses ${org} automatically.`),
-      text('To serve several organisations, an administrator lists them in BILL_ALLOWED_ORG_IDS; then each team is linked with **link {BILL organisation id}**.', { subtle: true }),
+      text(
+        'To serve several organisations, an administrator lists them in BILL_ALLOWED_ORG_IDS; then each team is linked with **link {BILL organisation id}**.',
+        { subtle: true },
+      ),
     ],
     { summary: 'This billbridge serves one BILL organisation; every team uses it automatically.' },
   );
@@ -34,7 +37,9 @@ function singleOrgCard(ctx: CommandContext): CardReply {
 async function adminBindings(ctx: CommandContext, deps: LinkDeps, verb: 'link' | 'unlink'): Promise<OrgBindings> {
   if (!deps.access.isAdmin(ctx.caller)) {
     await auditAdmin(deps.audit, ctx, verb, 'refused', undefined, { reason: 'not an admin' }).catch(() => undefined);
-    throw new Forbidden(`Only billbridge admins can ${verb} ${here(ctx)} ${verb === 'link' ? 'to' : 'from'} a BILL organisation. Ask your billbridge administrator.`);
+    throw new Forbidden(
+      `Only billbridge admins can ${verb} ${here(ctx)} ${verb === 'link' ? 'to' : 'from'} a BILL organisation. Ask your billbridge administrator.`,
+    );
   }
   return deps.orgBindings;
 }
@@ -52,7 +57,11 @@ export const linkCommand: Command<LinkDeps> = {
     const allowed = bindings.allowedOrgIds();
     const allowedList = allowed.map((o) => escapeMarkdown(o)).join(', ');
     if (ctx.input.args.length !== 1) {
-      throw new InputError('Which BILL organisation?', `Type **link {BILL organisation id}**. Organisations this billbridge may use: ${allowedList}.`, ctx.input.argText || undefined);
+      throw new InputError(
+        'Which BILL organisation?',
+        `Type **link {BILL organisation id}**. Organisations this billbridge may use: ${allowedList}.`,
+        ctx.input.argText || undefined,
+      );
     }
     const typed = ctx.input.args[0]!;
     try {
@@ -61,7 +70,9 @@ export const linkCommand: Command<LinkDeps> = {
         await auditAdmin(deps.audit, ctx, 'link', 'ok', binding.orgId, previousOrgId ? { previousOrgId } : undefined);
       } catch (err) {
         // No trace, no change: put the previous binding back before reporting the failure.
-        await (previousOrgId ? bindings.link(ctx.scope, previousOrgId, ctx.caller.aadObjectId) : bindings.unlink(ctx.scope)).catch(() => undefined);
+        await (previousOrgId ? bindings.link(ctx.scope, previousOrgId, ctx.caller.aadObjectId) : bindings.unlink(ctx.scope)).catch(
+          () => undefined,
+        );
         throw err;
       }
       ctx.log.info({ orgId: binding.orgId, previousOrgId, target: binding.kind }, 'binding linked');
@@ -69,7 +80,9 @@ export const linkCommand: Command<LinkDeps> = {
       return adaptiveCard(
         [
           title('Linked'),
-          text(`${capital(here(ctx))} now uses BILL organisation **${escapeMarkdown(binding.orgId)}**${changed}. Everyone here sees that organisation's data.`),
+          text(
+            `${capital(here(ctx))} now uses BILL organisation **${escapeMarkdown(binding.orgId)}**${changed}. Everyone here sees that organisation's data.`,
+          ),
           facts([
             ['Organisation', escapeMarkdown(binding.orgId)],
             ['Linked by', escapeMarkdown(ctx.caller.name ?? ctx.caller.aadObjectId ?? 'unknown')],
@@ -79,7 +92,9 @@ export const linkCommand: Command<LinkDeps> = {
       );
     } catch (err) {
       if (err instanceof BindingRefused && err.reason === 'orgNotAllowed') {
-        await auditAdmin(deps.audit, ctx, 'link', 'refused', undefined, { reason: 'organisation not allowed', typed }).catch(() => undefined);
+        await auditAdmin(deps.audit, ctx, 'link', 'refused', undefined, { reason: 'organisation not allowed', typed }).catch(
+          () => undefined,
+        );
         throw new InputError("That organisation isn't one this billbridge may use", `Organisations it may use: ${allowedList}.`, typed);
       }
       if (err instanceof BindingRefused && err.reason === 'noTarget') {
@@ -93,7 +108,7 @@ export const linkCommand: Command<LinkDeps> = {
 export const unlinkCommand: Command<LinkDeps> = {
   name: 'unlink',
   usage: 'unlink',
-  description: 'Remove this team\'s BILL organisation link (billbridge admins)',
+  description: "Remove this team's BILL organisation link (billbridge admins)",
   examples: ['unlink'],
   upstream: false,
   rank: 91,
@@ -114,7 +129,12 @@ export const unlinkCommand: Command<LinkDeps> = {
     }
     ctx.log.info({ previousOrgId: previous }, 'binding removed');
     return adaptiveCard(
-      [title('Unlinked'), text(`${capital(here(ctx))} no longer uses BILL organisation **${escapeMarkdown(previous)}**. No BILL data is shown here until an admin links it again.`)],
+      [
+        title('Unlinked'),
+        text(
+          `${capital(here(ctx))} no longer uses BILL organisation **${escapeMarkdown(previous)}**. No BILL data is shown here until an admin links it again.`,
+        ),
+      ],
       { summary: `${capital(here(ctx))} no longer uses BILL organisation ${previous}.` },
     );
   },

@@ -8,7 +8,14 @@ import type { Mirror } from '../../mirror/mirror.js';
 import { PUSH_FED } from '../../notify/kinds.js';
 import type { Notifications } from '../../notify/index.js';
 import type { AuditTrail } from '../../infra/audit.js';
-import { budgetsSection, cacheSection, statusCard, storedSecretsSection, type StatusCardOptions, type StatusSection } from './statusCards.js';
+import {
+  budgetsSection,
+  cacheSection,
+  statusCard,
+  storedSecretsSection,
+  type StatusCardOptions,
+  type StatusSection,
+} from './statusCards.js';
 import { auditSection, billSection } from './billStatus.js';
 import { conversationSection, type ConversationStatusDeps } from './conversationStatus.js';
 import { notificationsSection } from '../notifications/refresh.js';
@@ -36,24 +43,34 @@ export interface StatusDeps extends ConversationStatusDeps {
 }
 
 /** Builds one section of the status card; undefined leaves it out. Sections appear in this list's order. */
-type StatusSectionBuilder = (ctx: CommandContext, deps: StatusDeps, opts: StatusCardOptions) => Promise<StatusSection | undefined> | StatusSection | undefined;
+type StatusSectionBuilder = (
+  ctx: CommandContext,
+  deps: StatusDeps,
+  opts: StatusCardOptions,
+) => Promise<StatusSection | undefined> | StatusSection | undefined;
 
 /**
  * Budgets a person may see. Everyone sees app-wide budgets (dev keys and tokens only as hashes) and the
  * aggregated thread/team rows; other organisations' and tenants' rows are for billbridge admins only.
  */
-export function visibleBudgets(rows: BudgetSnapshot[], who: { admin: boolean; orgId: string | undefined; tenantId: string | undefined }): BudgetSnapshot[] {
+export function visibleBudgets(
+  rows: BudgetSnapshot[],
+  who: { admin: boolean; orgId: string | undefined; tenantId: string | undefined },
+): BudgetSnapshot[] {
   if (who.admin) return rows;
   return rows.filter((r) => {
     if (r.budget === 'bill.concurrency') return who.orgId !== undefined && r.key.endsWith(`/${who.orgId}`);
-    if (r.budget === 'graph.tenant' || r.budget === 'identity') return who.tenantId !== undefined && r.key.toLowerCase() === who.tenantId.toLowerCase();
+    if (r.budget === 'graph.tenant' || r.budget === 'identity')
+      return who.tenantId !== undefined && r.key.toLowerCase() === who.tenantId.toLowerCase();
     return true;
   });
 }
 
 const budgets: StatusSectionBuilder = (ctx, deps, opts) => {
   const admin = deps.access.isAdmin(ctx.caller);
-  return budgetsSection(visibleBudgets(deps.limiter.snapshot(), { admin, orgId: ctx.orgId, tenantId: ctx.scope.tenantId }), opts, { admin });
+  return budgetsSection(visibleBudgets(deps.limiter.snapshot(), { admin, orgId: ctx.orgId, tenantId: ctx.scope.tenantId }), opts, {
+    admin,
+  });
 };
 
 const cache: StatusSectionBuilder = (_ctx, deps, opts) => cacheSection(deps.mirror.answers.stats(), opts);
@@ -76,7 +93,9 @@ const bill: StatusSectionBuilder = (ctx, deps, opts) => {
   const orgId = ctx.orgId;
   const indexes = orgId ? mirror.info(orgId) : [];
   const { pushedTtlS, listTtlS } = deps.settings.cache;
-  const pushFed = orgId ? { kinds: PUSH_FED.filter((p) => notify.push.fed(orgId, p.entity)).map((p) => p.kind), pushedTtlS, listTtlS } : undefined;
+  const pushFed = orgId
+    ? { kinds: PUSH_FED.filter((p) => notify.push.fed(orgId, p.entity)).map((p) => p.kind), pushedTtlS, listTtlS }
+    : undefined;
   // S&E tokens are per organisation: the row says whether THIS team's organisation has one, not whether any does.
   const status = { ...deps.bill.status(), spendConfigured: orgId !== undefined && spendTokenFor(deps, orgId) };
   return billSection(status, orgId, indexes, opts, pushFed, { admin: deps.access.isAdmin(ctx.caller) });
@@ -100,7 +119,7 @@ const STATUS_SECTIONS: readonly StatusSectionBuilder[] = [conversation, bill, no
 export const statusCommand: Command<StatusDeps> = {
   name: 'status',
   usage: 'status',
-  description: 'This team\'s BILL organisation, BILL connectivity and session, budgets, cache and version',
+  description: "This team's BILL organisation, BILL connectivity and session, budgets, cache and version",
   examples: ['status'],
   upstream: false,
   rank: 80,

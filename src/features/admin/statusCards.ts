@@ -1,7 +1,18 @@
 // The status card: a title, then sections (upstream budgets, cache, and whatever other parts add), then the version.
 import type { AnswerStats } from '../../mirror/answers.js';
 import type { BudgetSnapshot } from '../../infra/limits/types.js';
-import { adaptiveCard, container, escapeMarkdown, footer, subtitle, table, text, title, type CardElement, type CardReply } from '../../cards/card.js';
+import {
+  adaptiveCard,
+  container,
+  escapeMarkdown,
+  footer,
+  subtitle,
+  table,
+  text,
+  title,
+  type CardElement,
+  type CardReply,
+} from '../../cards/card.js';
 import { clockTime, type FormatOptions } from '../../cards/format.js';
 
 /** One block of the status card; other parts (org binding, BILL connectivity, session age) add their own. */
@@ -90,7 +101,8 @@ export function budgetsSection(rows: BudgetSnapshot[], opts: StatusCardOptions, 
         { header: 'Refused', width: 2, align: 'Right' },
       ],
       shown.map((r) => {
-        const limit = r.configuredLimit !== undefined ? `${count(r.limit, locale)} (of ${count(r.configuredLimit, locale)})` : count(r.limit, locale);
+        const limit =
+          r.configuredLimit !== undefined ? `${count(r.limit, locale)} (of ${count(r.configuredLimit, locale)})` : count(r.limit, locale);
         return [
           // The label is ours ("Teams sends (busiest thread)"); the scope may carry a key or an id.
           budgetLabel(r.budget) + escapeMarkdown(scope(r, who.admin)),
@@ -107,21 +119,35 @@ export function budgetsSection(rows: BudgetSnapshot[], opts: StatusCardOptions, 
   const throttled = rows.filter((r) => r.lastThrottleAt !== undefined).sort((a, b) => b.lastThrottleAt! - a.lastThrottleAt!);
   const blocked = rows.filter((r) => r.blockedUntil !== undefined && r.blockedUntil > opts.now);
   for (const r of blocked) {
-    items.push(text(`**${escapeMarkdown(budgetLabel(r.budget))}** is paused until ${clockTime(r.blockedUntil!, opts)} (${THROTTLE_WORDS[r.lastThrottleKind ?? ''] ?? 'throttled'}).`, { color: 'Warning' }));
+    items.push(
+      text(
+        `**${escapeMarkdown(budgetLabel(r.budget))}** is paused until ${clockTime(r.blockedUntil!, opts)} (${THROTTLE_WORDS[r.lastThrottleKind ?? ''] ?? 'throttled'}).`,
+        { color: 'Warning' },
+      ),
+    );
   }
   if (throttled.length > 0) {
     const last = throttled[0]!;
-    items.push(text(`Last server-side throttle: ${escapeMarkdown(budgetLabel(last.budget))}, ${THROTTLE_WORDS[last.lastThrottleKind ?? ''] ?? 'throttled'}, at ${clockTime(last.lastThrottleAt!, opts)}.`, { subtle: blocked.length === 0 }));
+    items.push(
+      text(
+        `Last server-side throttle: ${escapeMarkdown(budgetLabel(last.budget))}, ${THROTTLE_WORDS[last.lastThrottleKind ?? ''] ?? 'throttled'}, at ${clockTime(last.lastThrottleAt!, opts)}.`,
+        { subtle: blocked.length === 0 },
+      ),
+    );
   } else {
     items.push(text('No server-side throttling since start.', { subtle: true }));
   }
-  const summary = blocked.length > 0 ? `${budgetLabel(blocked[0]!.budget)} paused until ${clockTime(blocked[0]!.blockedUntil!, opts)}` : undefined;
+  const summary =
+    blocked.length > 0 ? `${budgetLabel(blocked[0]!.budget)} paused until ${clockTime(blocked[0]!.blockedUntil!, opts)}` : undefined;
   return { title: 'Upstream budgets', items, summary };
 }
 
 export function cacheSection(stats: AnswerStats, opts: Pick<StatusCardOptions, 'locale'>): StatusSection {
   const gets = stats.hits + stats.misses;
-  const ratio = gets === 0 ? 'no lookups yet' : `${Math.round((stats.hits / gets) * 100)}% answered without a new BILL call (${count(gets, opts.locale)} lookups)`;
+  const ratio =
+    gets === 0
+      ? 'no lookups yet'
+      : `${Math.round((stats.hits / gets) * 100)}% answered without a new BILL call (${count(gets, opts.locale)} lookups)`;
   return {
     title: 'Cache',
     items: [text(`Hit ratio: ${ratio}. Holding ${count(stats.entries, opts.locale)} answers.`)],
@@ -134,7 +160,10 @@ export function storedSecretsSection(unopenable: number): StatusSection {
   return {
     title: 'Stored secrets',
     items: [
-      text(`${what} with SECRETS_KEY (was it changed?). Webhook keys among them no longer verify BILL's events; approvers among them must connect again.`, { color: 'Attention' }),
+      text(
+        `${what} with SECRETS_KEY (was it changed?). Webhook keys among them no longer verify BILL's events; approvers among them must connect again.`,
+        { color: 'Attention' },
+      ),
     ],
     summary: what,
   };

@@ -1,7 +1,20 @@
 // Approval cards: connecting a person's own BILL sign-in, the bills waiting for their approval (with Approve / Deny in
 // their own view, read-only for everyone else), and the outcome of each decision. Pure: data in, card out.
 import type { ApprovalCardBill, ApprovalCardState } from './cardRecords.js';
-import { adaptiveCard, container, escapeMarkdown, executeAction, footer, keepTogether, shortRef, subtitle, text, title, type CardElement, type CardReply } from '../../cards/card.js';
+import {
+  adaptiveCard,
+  container,
+  escapeMarkdown,
+  executeAction,
+  footer,
+  keepTogether,
+  shortRef,
+  subtitle,
+  text,
+  title,
+  type CardElement,
+  type CardReply,
+} from '../../cards/card.js';
 import { calendarDate, clockTime, type FormatOptions } from '../../cards/format.js';
 import { dueShort } from '../payables/cards.js';
 import { count, moneyTotal } from '../../cards/words.js';
@@ -44,17 +57,45 @@ export interface ConnectCardOptions {
 export function connectCard(opts: ConnectCardOptions): CardReply {
   const body: CardElement[] = [
     title('Connect your BILL account'),
-    text('Approvals from Teams run **as you** in BILL, so BILL records you as the approver and applies your organisation\'s approval policy. billbridge signs in with a BILL sync token of yours:'),
-    text('1. In BILL, open **Settings › Apps › Tokens** and select **New**.\n2. Give the token a name, for example *Teams approvals*, and save.\n3. Enter the token\'s name and the token BILL shows you below.'),
+    text(
+      "Approvals from Teams run **as you** in BILL, so BILL records you as the approver and applies your organisation's approval policy. billbridge signs in with a BILL sync token of yours:",
+    ),
+    text(
+      "1. In BILL, open **Settings › Apps › Tokens** and select **New**.\n2. Give the token a name, for example *Teams approvals*, and save.\n3. Enter the token's name and the token BILL shows you below.",
+    ),
   ];
   if (opts.connected) body.push(text('You are already connected. A new token replaces the one billbridge has.', { subtle: true }));
   if (opts.problem) body.push(container([text(opts.problem, { weight: 'Bolder', color: 'Attention' })], { style: 'attention' }));
   if (opts.askOrg) {
-    body.push({ type: 'Input.Text', id: CONNECT_INPUTS.orgId, label: 'BILL organisation id', placeholder: '008…', isRequired: true, errorMessage: 'Enter the BILL organisation id (it starts with 008)', maxLength: 64 });
+    body.push({
+      type: 'Input.Text',
+      id: CONNECT_INPUTS.orgId,
+      label: 'BILL organisation id',
+      placeholder: '008…',
+      isRequired: true,
+      errorMessage: 'Enter the BILL organisation id (it starts with 008)',
+      maxLength: 64,
+    });
   }
   body.push(
-    { type: 'Input.Text', id: CONNECT_INPUTS.tokenName, label: 'Token name', style: 'Password', isRequired: true, errorMessage: 'Enter the token name', maxLength: 200 },
-    { type: 'Input.Text', id: CONNECT_INPUTS.tokenValue, label: 'Token', style: 'Password', isRequired: true, errorMessage: 'Enter the token', maxLength: 500 },
+    {
+      type: 'Input.Text',
+      id: CONNECT_INPUTS.tokenName,
+      label: 'Token name',
+      style: 'Password',
+      isRequired: true,
+      errorMessage: 'Enter the token name',
+      maxLength: 200,
+    },
+    {
+      type: 'Input.Text',
+      id: CONNECT_INPUTS.tokenValue,
+      label: 'Token',
+      style: 'Password',
+      isRequired: true,
+      errorMessage: 'Enter the token',
+      maxLength: 500,
+    },
     footer([PRIVACY, opts.note].filter(Boolean).join(' · ')),
   );
   return adaptiveCard(body, {
@@ -65,8 +106,19 @@ export function connectCard(opts: ConnectCardOptions): CardReply {
 
 /** `connect` anywhere but a personal chat: no form, no secrets here. */
 export function connectElsewhereCard(typedArguments: boolean): CardReply {
-  const body = [title('Connect in a personal chat'), text('Your BILL sign-in is yours alone: open a personal chat with me and type **connect** there. I never collect it in a channel or group chat.')];
-  if (typedArguments) body.push(text('If you typed a token in this message, delete that token in BILL (Settings › Apps › Tokens) and create a new one: it is now in this conversation\'s history.', { color: 'Attention' }));
+  const body = [
+    title('Connect in a personal chat'),
+    text(
+      'Your BILL sign-in is yours alone: open a personal chat with me and type **connect** there. I never collect it in a channel or group chat.',
+    ),
+  ];
+  if (typedArguments)
+    body.push(
+      text(
+        "If you typed a token in this message, delete that token in BILL (Settings › Apps › Tokens) and create a new one: it is now in this conversation's history.",
+        { color: 'Attention' },
+      ),
+    );
   return adaptiveCard(body, { summary: 'Do this in a personal chat with me: type connect there.' });
 }
 
@@ -75,7 +127,9 @@ export function tokenTypedCard(): CardReply {
   return adaptiveCard(
     [
       title("Don't type your token in a message"),
-      text('I did not use what you typed. Because it is now in this chat\'s history, delete that token in BILL (Settings › Apps › Tokens), create a new one, and enter it in the form I show when you type **connect** alone.'),
+      text(
+        "I did not use what you typed. Because it is now in this chat's history, delete that token in BILL (Settings › Apps › Tokens), create a new one, and enter it in the form I show when you type **connect** alone.",
+      ),
     ],
     { summary: "Don't type your token in a message: type connect alone and use the form." },
   );
@@ -85,7 +139,9 @@ export function connectedCard(opts: { billUserId: string; orgId: string; replace
   return adaptiveCard(
     [
       title('Connected to BILL'),
-      text(`${opts.replaced ? 'Your new token replaces the old one. ' : ''}Approvals you make from Teams now run as you in BILL (user ${shortRef(opts.billUserId)} in organisation ${escapeMarkdown(opts.orgId)}).`),
+      text(
+        `${opts.replaced ? 'Your new token replaces the old one. ' : ''}Approvals you make from Teams now run as you in BILL (user ${shortRef(opts.billUserId)} in organisation ${escapeMarkdown(opts.orgId)}).`,
+      ),
       text('Type **approvals** to see the bills waiting for you, or **approvals digest daily 08:30** for a morning summary.'),
       footer(['Type **disconnect** to remove the link at any time.', opts.note].filter(Boolean).join(' · ')),
     ],
@@ -95,12 +151,16 @@ export function connectedCard(opts: { billUserId: string; orgId: string; replace
 
 export function disconnectedCard(orgIds: string[]): CardReply {
   if (orgIds.length === 0) {
-    return adaptiveCard([title('Nothing to disconnect'), text('Your BILL account is not connected here.')], { summary: 'Your BILL account is not connected.' });
+    return adaptiveCard([title('Nothing to disconnect'), text('Your BILL account is not connected here.')], {
+      summary: 'Your BILL account is not connected.',
+    });
   }
   return adaptiveCard(
     [
       title('Disconnected from BILL'),
-      text(`billbridge deleted your token and signed your session out of BILL (${orgIds.map(escapeMarkdown).join(', ')}). If you made the token only for billbridge, delete it in BILL too (Settings › Apps › Tokens).`),
+      text(
+        `billbridge deleted your token and signed your session out of BILL (${orgIds.map(escapeMarkdown).join(', ')}). If you made the token only for billbridge, delete it in BILL too (Settings › Apps › Tokens).`,
+      ),
     ],
     { summary: 'Disconnected from BILL: your token is deleted from billbridge.' },
   );
@@ -109,7 +169,12 @@ export function disconnectedCard(orgIds: string[]): CardReply {
 /** Without SECRETS_KEY the feature is off: nothing about people's sign-ins could be kept safely. */
 export function approvalsOffCard(): CardReply {
   return adaptiveCard(
-    [title('Approvals are off'), text('Approving bills from Teams needs an encryption key for approvers\' BILL tokens. Ask your billbridge administrator to set SECRETS_KEY.')],
+    [
+      title('Approvals are off'),
+      text(
+        "Approving bills from Teams needs an encryption key for approvers' BILL tokens. Ask your billbridge administrator to set SECRETS_KEY.",
+      ),
+    ],
     { summary: 'Approvals are off in this billbridge: an administrator needs to set SECRETS_KEY.' },
   );
 }
@@ -124,9 +189,16 @@ export function chooseOrgCard(orgIds: string[]): CardReply {
 
 export function nothingWaitingCard(opts: { name: string; personal: boolean; asOf: number; fmt: FormatOptions; note?: string }): CardReply {
   const who = opts.personal ? 'you' : escapeMarkdown(opts.name);
-  return adaptiveCard([title('Nothing waiting for approval'), text(`No bills are waiting for ${who} in BILL right now.`), footer([`As of ${clockTime(opts.asOf, opts.fmt)}`, opts.note].filter(Boolean).join(' · '))], {
-    summary: `No bills are waiting for ${opts.personal ? 'your' : opts.name + "'s"} approval.`,
-  });
+  return adaptiveCard(
+    [
+      title('Nothing waiting for approval'),
+      text(`No bills are waiting for ${who} in BILL right now.`),
+      footer([`As of ${clockTime(opts.asOf, opts.fmt)}`, opts.note].filter(Boolean).join(' · ')),
+    ],
+    {
+      summary: `No bills are waiting for ${opts.personal ? 'your' : opts.name + "'s"} approval.`,
+    },
+  );
 }
 
 export interface ApprovalCardOptions {
@@ -157,7 +229,12 @@ function billLines(b: ApprovalCardBill, i: number, o: ApprovalCardOptions): Card
   ];
   if (b.decision) {
     const verb = b.decision.action === 'APPROVE' ? 'Approved' : 'Denied';
-    items.push(text(`${verb} by ${escapeMarkdown(b.decision.byName)} at ${clockTime(b.decision.at, o.fmt)}`, { weight: 'Bolder', color: b.decision.action === 'APPROVE' ? 'Good' : 'Attention' }));
+    items.push(
+      text(`${verb} by ${escapeMarkdown(b.decision.byName)} at ${clockTime(b.decision.at, o.fmt)}`, {
+        weight: 'Bolder',
+        color: b.decision.action === 'APPROVE' ? 'Good' : 'Attention',
+      }),
+    );
     if (b.decision.comment) items.push(text(`“${escapeMarkdown(b.decision.comment)}”`, { subtle: true }));
   } else if (b.gone) {
     items.push(text(`No longer waiting for ${escapeMarkdown(o.state.approver.name)} (decided in BILL or passed on)`, { color: 'Warning' }));
@@ -165,7 +242,10 @@ function billLines(b: ApprovalCardBill, i: number, o: ApprovalCardOptions): Card
     const data = (verb: string) => ({ verb, card: o.state.id, bill: b.billId, sig: o.sign(verb, o.state.id, b.billId) });
     items.push(
       { type: 'Input.Text', id: commentInputId(i), placeholder: 'Comment for BILL (optional)', maxLength: MAX_DECISION_COMMENT },
-      { type: 'ActionSet', actions: [executeAction('Approve', data(APPROVAL_VERBS.approve)), executeAction('Deny', data(APPROVAL_VERBS.deny))] },
+      {
+        type: 'ActionSet',
+        actions: [executeAction('Approve', data(APPROVAL_VERBS.approve)), executeAction('Deny', data(APPROVAL_VERBS.deny))],
+      },
     );
   }
   return items;
@@ -185,12 +265,28 @@ export function approvalsCard(o: ApprovalCardOptions): CardReply {
     subtitle(
       waiting.length === 0
         ? 'Everything on this card is decided.'
-        : `${count(waiting.length, 'bill')} · ${moneyTotal(waiting.map((b) => ({ amount: b.amount, currency: b.currency })), o.fmt.locale)}${state.more > 0 ? ` · ${state.more} more in BILL` : ''}`,
+        : `${count(waiting.length, 'bill')} · ${moneyTotal(
+            waiting.map((b) => ({ amount: b.amount, currency: b.currency })),
+            o.fmt.locale,
+          )}${state.more > 0 ? ` · ${state.more} more in BILL` : ''}`,
     ),
   ];
-  if (o.notice) body.push(container([text(o.notice.text, { weight: 'Bolder', color: o.notice.tone === 'good' ? 'Good' : o.notice.tone === 'warning' ? 'Warning' : 'Attention' })], { style: o.notice.tone }));
+  if (o.notice)
+    body.push(
+      container(
+        [
+          text(o.notice.text, {
+            weight: 'Bolder',
+            color: o.notice.tone === 'good' ? 'Good' : o.notice.tone === 'warning' ? 'Warning' : 'Attention',
+          }),
+        ],
+        { style: o.notice.tone },
+      ),
+    );
   state.bills.forEach((b, i) => body.push(container(billLines(b, i, o))));
-  const who = o.actionable ? 'Decisions run as you in BILL, which records you as the approver.' : `Only ${name} can approve or deny these, as themselves in BILL.`;
+  const who = o.actionable
+    ? 'Decisions run as you in BILL, which records you as the approver.'
+    : `Only ${name} can approve or deny these, as themselves in BILL.`;
   body.push(footer([who, `As of ${clockTime(o.asOf, o.fmt)}`, o.note].filter(Boolean).join(' · ')));
   const summary =
     waiting.length === 0
@@ -200,7 +296,12 @@ export function approvalsCard(o: ApprovalCardOptions): CardReply {
   if (!personal && waiting.length > 0) {
     // User-specific view: Teams asks the bot for the approver's card; everyone else keeps this read-only one.
     reply.card.refresh = {
-      action: { type: 'Action.Execute', title: 'Refresh', verb: APPROVAL_VERBS.view, data: { verb: APPROVAL_VERBS.view, card: state.id, sig: o.sign(APPROVAL_VERBS.view, state.id, '') } },
+      action: {
+        type: 'Action.Execute',
+        title: 'Refresh',
+        verb: APPROVAL_VERBS.view,
+        data: { verb: APPROVAL_VERBS.view, card: state.id, sig: o.sign(APPROVAL_VERBS.view, state.id, '') },
+      },
       userIds: [state.approver.teamsUserId],
     };
   }
@@ -213,10 +314,21 @@ export function refusalCard(titleText: string, why: string): CardReply {
 }
 
 /** `approvals digest ...`: what is set now. */
-export function digestSettingCard(opts: { time: string | undefined; timeZone: string; changed: boolean; /** yyyy-MM-dd of the next digest in the zone. */ nextDate?: string; fmt: FormatOptions }): CardReply {
+export function digestSettingCard(opts: {
+  time: string | undefined;
+  timeZone: string;
+  changed: boolean;
+  /** yyyy-MM-dd of the next digest in the zone. */ nextDate?: string;
+  fmt: FormatOptions;
+}): CardReply {
   if (!opts.time) {
     return adaptiveCard(
-      [title(opts.changed ? 'Approvals digest off' : 'No approvals digest'), text('Type **approvals digest daily 08:30** to get a personal message each morning with the bills waiting for your approval (only when there are some).')],
+      [
+        title(opts.changed ? 'Approvals digest off' : 'No approvals digest'),
+        text(
+          'Type **approvals digest daily 08:30** to get a personal message each morning with the bills waiting for your approval (only when there are some).',
+        ),
+      ],
       { summary: opts.changed ? 'Your daily approvals digest is off.' : 'No approvals digest is set.' },
     );
   }
@@ -224,7 +336,9 @@ export function digestSettingCard(opts: { time: string | undefined; timeZone: st
   return adaptiveCard(
     [
       title(opts.changed ? 'Approvals digest set' : 'Your approvals digest'),
-      text(`Every day at **${opts.time}** (${escapeMarkdown(opts.timeZone)}) I send you the bills waiting for your approval here — only on days when some are.${next}`),
+      text(
+        `Every day at **${opts.time}** (${escapeMarkdown(opts.timeZone)}) I send you the bills waiting for your approval here — only on days when some are.${next}`,
+      ),
       footer('Type **approvals digest off** to stop it.'),
     ],
     { summary: `Daily approvals digest at ${opts.time} (${opts.timeZone}).` },

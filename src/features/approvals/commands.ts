@@ -25,7 +25,12 @@ async function linkFor(approvals: Approvals, ctx: CommandContext, named?: string
   if (links.length === 0) throw new NotLinked();
   if (named) {
     const link = links.find((l) => l.orgId.toLowerCase() === named.toLowerCase());
-    if (!link) throw new InputError("You aren't connected to that organisation", 'Type **approvals** to pick one you are connected to, or **connect** to add it.', named);
+    if (!link)
+      throw new InputError(
+        "You aren't connected to that organisation",
+        'Type **approvals** to pick one you are connected to, or **connect** to add it.',
+        named,
+      );
     return link;
   }
   return links.length === 1 ? links[0]! : links;
@@ -42,7 +47,11 @@ export const approvalsCommand: Command<ApprovalsDeps> = {
     if (!approvals) return approvalsOffCard();
     const args = ctx.input.args;
     if (args.length > 1 || (args.length === 1 && (ctx.scope.kind !== 'personal' || ctx.orgId))) {
-      throw new InputError('"approvals" takes nothing after it here', 'Type **approvals** to see the bills waiting for you.', `approvals ${ctx.input.argText}`);
+      throw new InputError(
+        '"approvals" takes nothing after it here',
+        'Type **approvals** to see the bills waiting for you.',
+        `approvals ${ctx.input.argText}`,
+      );
     }
     const found = await linkFor(approvals, ctx, args[0]);
     if (Array.isArray(found)) return chooseOrgCard(found.map((l) => l.orgId));
@@ -78,17 +87,34 @@ export const approvalsDigestCommand: Command<ApprovalsDeps> = {
     const links = Array.isArray(found) ? found : [found];
     if (words.length === 0) {
       const time = links.find((l) => l.digestTime)?.digestTime;
-      return digestSettingCard({ time, timeZone, changed: false, nextDate: time ? nextSlot({ every: 'daily', time }, ctx.now.getTime(), timeZone).date : undefined, fmt });
+      return digestSettingCard({
+        time,
+        timeZone,
+        changed: false,
+        nextDate: time ? nextSlot({ every: 'daily', time }, ctx.now.getTime(), timeZone).date : undefined,
+        fmt,
+      });
     }
     let time: string | undefined;
     if (words[0] === 'off' && words.length === 1) time = undefined;
     else if (words[0] === 'daily' && words.length >= 2) {
       time = parseTime(ctx.input.args.slice(1).join(' '));
-      if (!time) throw new InputError(`I can't read "${ctx.input.args.slice(1).join(' ').slice(0, 30)}" as a time of day`, hint, `approvals digest ${ctx.input.argText}`);
+      if (!time)
+        throw new InputError(
+          `I can't read "${ctx.input.args.slice(1).join(' ').slice(0, 30)}" as a time of day`,
+          hint,
+          `approvals digest ${ctx.input.argText}`,
+        );
     } else throw new InputError('Which digest?', hint, `approvals digest ${ctx.input.argText}`);
     const since = ctx.now.getTime();
     for (const link of links) await approvals.links.update(link, { digestTime: time, digestSince: time ? since : undefined });
     ctx.log.info({ digest: time ?? 'off', links: links.length }, 'approvals digest set');
-    return digestSettingCard({ time, timeZone, changed: true, nextDate: time ? nextSlot({ every: 'daily', time }, since, timeZone).date : undefined, fmt });
+    return digestSettingCard({
+      time,
+      timeZone,
+      changed: true,
+      nextDate: time ? nextSlot({ every: 'daily', time }, since, timeZone).date : undefined,
+      fmt,
+    });
   },
 };

@@ -19,7 +19,8 @@ export interface ApprovalsDeps {
 
 /** The person as Teams names them; approvals need both ids. */
 export function personOf(ctx: CommandContext): { tenantId: string; aadObjectId: string } {
-  if (!ctx.scope.tenantId || !ctx.caller.aadObjectId) throw new Forbidden("Teams did not say which Microsoft 365 account sent this, so I can't connect it to BILL.");
+  if (!ctx.scope.tenantId || !ctx.caller.aadObjectId)
+    throw new Forbidden("Teams did not say which Microsoft 365 account sent this, so I can't connect it to BILL.");
   return { tenantId: ctx.scope.tenantId, aadObjectId: ctx.caller.aadObjectId };
 }
 
@@ -40,7 +41,9 @@ export const connectCommand: Command<ApprovalsDeps> = {
     if (!approvals) return approvalsOffCard();
     const person = personOf(ctx);
     const askOrg = !ctx.orgId && orgBindings.mode === 'multi';
-    const connected = ctx.orgId ? !!(await approvals.links.get({ ...person, orgId: ctx.orgId })) : (await approvals.links.forPerson(person.tenantId, person.aadObjectId)).length > 0;
+    const connected = ctx.orgId
+      ? !!(await approvals.links.get({ ...person, orgId: ctx.orgId }))
+      : (await approvals.links.forPerson(person.tenantId, person.aadObjectId)).length > 0;
     return connectCard({ askOrg, connected, note: approvals.note });
   },
 };
@@ -65,7 +68,11 @@ export const disconnectCommand: Command<ApprovalsDeps> = {
     for (const link of links) {
       if (!(await approvals.links.remove(link))) continue;
       removed.push(link.orgId);
-      await approvals.release(link.orgId, approvals.person(link)).catch((err: unknown) => ctx.log.info({ orgId: link.orgId, err: String(err) }, 'approver session logout failed; BILL ends it by itself'));
+      await approvals
+        .release(link.orgId, approvals.person(link))
+        .catch((err: unknown) =>
+          ctx.log.info({ orgId: link.orgId, err: String(err) }, 'approver session logout failed; BILL ends it by itself'),
+        );
       await audit
         .admin({
           ...auditActor(ctx.scope, ctx.caller),

@@ -124,7 +124,10 @@ export class ApprovalDigest {
       // A token BILL no longer accepts is not retried (each try would spend a login from the dev key's 200 an hour).
       if (err instanceof NotLinked && err.reason === 'tokenRefused') {
         settled = true;
-        log.warn({ orgId: link.orgId }, 'approvals digest skipped: BILL no longer accepts this approver\'s token; they need to connect again');
+        log.warn(
+          { orgId: link.orgId },
+          "approvals digest skipped: BILL no longer accepts this approver's token; they need to connect again",
+        );
         return;
       }
       throw err;

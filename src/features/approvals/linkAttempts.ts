@@ -26,7 +26,8 @@ export class LinkAttempts {
     const { hourly, cooldown } = this.limiters;
     try {
       const waiting = cooldown ? await cooldown.get(person) : null;
-      if (waiting && waiting.consumedPoints > 0 && waiting.msBeforeNext > 0) return { allowed: false, retryInMs: Math.max(1_000, waiting.msBeforeNext), why: 'cooldown' };
+      if (waiting && waiting.consumedPoints > 0 && waiting.msBeforeNext > 0)
+        return { allowed: false, retryInMs: Math.max(1_000, waiting.msBeforeNext), why: 'cooldown' };
       await hourly.consume(person, 1);
       return { allowed: true };
     } catch (err) {

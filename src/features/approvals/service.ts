@@ -87,7 +87,8 @@ export class Approvals {
   }
 
   /** HMAC of a click's (verb, card, bill): data a client changed does not verify. */
-  sign = (verb: string, cardId: string, billId: string): string => createHmac('sha256', this.signKey).update(`v1|${verb}|${cardId}|${billId}`).digest('base64url');
+  sign = (verb: string, cardId: string, billId: string): string =>
+    createHmac('sha256', this.signKey).update(`v1|${verb}|${cardId}|${billId}`).digest('base64url');
 
   verify(verb: string, cardId: string, billId: string, sig: string): boolean {
     const want = Buffer.from(this.sign(verb, cardId, billId));
@@ -112,7 +113,16 @@ export class Approvals {
 
   private cardOptions(state: ApprovalCardState, actionable: boolean, extra: Partial<ApprovalCardOptions> = {}): ApprovalCardOptions {
     const now = this.deps.clock.now();
-    return { state, actionable, fmt: this.deps.fmt, today: dateInZone(now, this.deps.fmt.timeZone), sign: this.sign, asOf: state.updatedAt, note: this.note, ...extra };
+    return {
+      state,
+      actionable,
+      fmt: this.deps.fmt,
+      today: dateInZone(now, this.deps.fmt.timeZone),
+      sign: this.sign,
+      asOf: state.updatedAt,
+      note: this.note,
+      ...extra,
+    };
   }
 
   /** What everyone in the conversation sees: the approver's view in a personal chat, read-only elsewhere. */
@@ -135,10 +145,23 @@ export class Approvals {
     const pending = await asPerson(() => client.approvals.pending());
     const now = this.deps.clock.now();
     const fmt = this.formatFor(opts.locale);
-    if (pending.length === 0) return { reply: nothingWaitingCard({ name: approver.name, personal: target.kind === 'personal', asOf: now, fmt, note: this.note }), waiting: 0 };
-    const shown = [...pending].sort((a, b) => a.dueDate.localeCompare(b.dueDate) || a.billId.localeCompare(b.billId)).slice(0, MAX_CARD_BILLS);
+    if (pending.length === 0)
+      return {
+        reply: nothingWaitingCard({ name: approver.name, personal: target.kind === 'personal', asOf: now, fmt, note: this.note }),
+        waiting: 0,
+      };
+    const shown = [...pending]
+      .sort((a, b) => a.dueDate.localeCompare(b.dueDate) || a.billId.localeCompare(b.billId))
+      .slice(0, MAX_CARD_BILLS);
     const bills = await asPerson(() => billDetails(client, shown));
-    const vendors = await this.deps.vendors.names(link.orgId, 'vendor', shown.map((p) => p.vendorId), { priority, waitMs: this.deps.waitMs }).catch(() => new Map<string, { name: string; currency?: string }>());
+    const vendors = await this.deps.vendors
+      .names(
+        link.orgId,
+        'vendor',
+        shown.map((p) => p.vendorId),
+        { priority, waitMs: this.deps.waitMs },
+      )
+      .catch(() => new Map<string, { name: string; currency?: string }>());
     const rows: ApprovalCardBill[] = shown.map((p) => {
       const bill = bills.get(p.billId);
       const vendor = vendors.get(p.vendorId);
@@ -167,10 +190,24 @@ export class Approvals {
     return { reply: approvalsCard({ ...this.cardOptions(state, target.kind === 'personal'), fmt }), waiting: pending.length };
   }
 
-  private async auditRefusal(click: ApprovalClick, state: ApprovalCardState | undefined, billId: string, decision: ApprovalAction, reason: string): Promise<void> {
+  private async auditRefusal(
+    click: ApprovalClick,
+    state: ApprovalCardState | undefined,
+    billId: string,
+    decision: ApprovalAction,
+    reason: string,
+  ): Promise<void> {
     click.log.warn({ reason, card: state?.id, bill: shortId(billId) }, 'approval click refused');
     await this.deps.audit
-      .approval({ ...auditActor(click.scope, click.caller), orgId: state?.orgId ?? 'unknown', billId, decision, result: 'refused', reason, correlationId: click.correlationId })
+      .approval({
+        ...auditActor(click.scope, click.caller),
+        orgId: state?.orgId ?? 'unknown',
+        billId,
+        decision,
+        result: 'refused',
+        reason,
+        correlationId: click.correlationId,
+      })
       .catch(() => undefined);
   }
 
@@ -188,7 +225,8 @@ export class Approvals {
       return privately(unusable);
     }
     const state = await this.cards.get(cardId);
-    if (!state) return privately(refusalCard('This approval card has expired', 'Nothing was changed. Type **approvals** for a fresh list.'));
+    if (!state)
+      return privately(refusalCard('This approval card has expired', 'Nothing was changed. Type **approvals** for a fresh list.'));
     const row = state.bills.findIndex((b) => b.billId === billId);
     if (row < 0 || !sameConversation(state, scope)) {
       await this.auditRefusal(click, state, billId, action, row < 0 ? 'bill not on this card' : 'card from another conversation');
@@ -196,7 +234,10 @@ export class Approvals {
     }
     if (!isApprover(state, caller)) {
       await this.auditRefusal(click, state, billId, action, 'not the assigned approver');
-      const notice = { text: `Only the assigned approver can act: ${state.approver.name}. Nothing was changed.`, tone: 'attention' as const };
+      const notice = {
+        text: `Only the assigned approver can act: ${state.approver.name}. Nothing was changed.`,
+        tone: 'attention' as const,
+      };
       return privately(approvalsCard(this.cardOptions(state, false, { notice })));
     }
     const bill = state.bills[row]!;
@@ -211,7 +252,11 @@ export class Approvals {
       return privately(errorReply(new NotLinked(), { correlationId: click.correlationId }));
     }
     if (!(await this.cards.lock(state.orgId, billId))) {
-      return privately(approvalsCard(this.cardOptions(state, true, { notice: { text: 'A decision on this bill is already on its way to BILL.', tone: 'warning' } })));
+      return privately(
+        approvalsCard(
+          this.cardOptions(state, true, { notice: { text: 'A decision on this bill is already on its way to BILL.', tone: 'warning' } }),
+        ),
+      );
     }
     try {
       const client = this.deps.bill.orgAs(state.orgId, this.person(link), { priority: 'interactive' });
@@ -225,22 +270,45 @@ export class Approvals {
         return { ...approvalsCard(this.cardOptions(state, true, { notice })), everyone: this.sharedView(state) };
       }
       const comment = readComment(data[commentInputId(row)]);
-      const record: ApprovalAudit = { ...auditActor(scope, caller), orgId: state.orgId, billId, decision: action, result: 'requested', comment, billUserId: link.billUserId, correlationId: click.correlationId };
+      const record: ApprovalAudit = {
+        ...auditActor(scope, caller),
+        orgId: state.orgId,
+        billId,
+        decision: action,
+        result: 'requested',
+        comment,
+        billUserId: link.billUserId,
+        correlationId: click.correlationId,
+      };
       // No trace, no request: if the audit trail cannot be written, nothing goes to BILL.
       await audit.approval(record);
       let status: string;
       try {
         status = (await client.approvals.act([{ billId, action, comment }])).status;
       } catch (err) {
-        const billResult = err instanceof BillApiError ? `${err.category}${err.code ? ':' + err.code : ''} (HTTP ${err.status})` : errorMessage(err).slice(0, 60);
+        const billResult =
+          err instanceof BillApiError
+            ? `${err.category}${err.code ? ':' + err.code : ''} (HTTP ${err.status})`
+            : errorMessage(err).slice(0, 60);
         await audit.approval({ ...record, result: 'error', billResult }).catch(() => undefined);
         throw err;
       }
       const accepted = status === 'SUCCESS' || status === 'OK';
-      await audit.approval({ ...record, result: accepted ? 'ok' : 'error', billResult: status }).catch((err: unknown) => log.error({ err: errorMessage(err) }, 'approval went through in BILL but its audit record failed'));
-      if (!accepted) return privately(refusalCard('BILL did not confirm the decision', `BILL answered "${status.slice(0, 40)}". Check the bill in BILL before trying again.`));
+      await audit
+        .approval({ ...record, result: accepted ? 'ok' : 'error', billResult: status })
+        .catch((err: unknown) => log.error({ err: errorMessage(err) }, 'approval went through in BILL but its audit record failed'));
+      if (!accepted)
+        return privately(
+          refusalCard(
+            'BILL did not confirm the decision',
+            `BILL answered "${status.slice(0, 40)}". Check the bill in BILL before trying again.`,
+          ),
+        );
       const at = clock.now();
-      state.bills[row] = { ...bill, decision: { action, byName: caller.name || link.displayName || 'the approver', at, ...(comment ? { comment } : {}) } };
+      state.bills[row] = {
+        ...bill,
+        decision: { action, byName: caller.name || link.displayName || 'the approver', at, ...(comment ? { comment } : {}) },
+      };
       state.updatedAt = at;
       await this.cards.save(state);
       log.info({ orgId: state.orgId, bill: shortId(billId), action }, 'approval decision accepted by BILL');
@@ -259,7 +327,8 @@ export class Approvals {
     const cardId = str(data.card, 64);
     const sig = str(data.sig, 128);
     const state = cardId && sig && this.verify(APPROVAL_VERBS.view, cardId, '', sig) ? await this.cards.get(cardId) : undefined;
-    if (!state || !sameConversation(state, scope)) return privately(refusalCard('This approval card has expired', 'Type **approvals** for a fresh list.'));
+    if (!state || !sameConversation(state, scope))
+      return privately(refusalCard('This approval card has expired', 'Type **approvals** for a fresh list.'));
     return approvalsCard(this.cardOptions(state, isApprover(state, caller)));
   }
 
@@ -269,7 +338,13 @@ export class Approvals {
     const { bill, orgs, clock } = this.deps;
     // Where and who first: the token is not even read in a channel. It is never logged or recorded (only its outcome
     // is), and not taught to the log scrubber, where a value a person chose would censor the same text in every line.
-    if (scope.kind !== 'personal') return privately(refusalCard('Connect in a personal chat', 'I never take BILL sign-ins in a channel or group chat. If you entered a token here, delete it in BILL and create a new one.'));
+    if (scope.kind !== 'personal')
+      return privately(
+        refusalCard(
+          'Connect in a personal chat',
+          'I never take BILL sign-ins in a channel or group chat. If you entered a token here, delete it in BILL and create a new one.',
+        ),
+      );
     let orgId = await orgs.resolve(scope);
     const askOrg = !orgId && orgs.mode === 'multi';
     // In a personal chat "everyone" is the person on their other devices: the form with what they typed goes everywhere.
@@ -277,36 +352,56 @@ export class Approvals {
       const card = connectCard({ askOrg, problem, note: this.note });
       return { ...card, everyone: card };
     };
-    if (!caller.aadObjectId || !scope.tenantId) return privately(refusalCard("I can't tell who you are", 'Teams did not say which Microsoft 365 account sent this. Try again from the Teams app.'));
+    if (!caller.aadObjectId || !scope.tenantId)
+      return privately(
+        refusalCard("I can't tell who you are", 'Teams did not say which Microsoft 365 account sent this. Try again from the Teams app.'),
+      );
     // The size before anything else is done with the value (a 60,000-character "token" is not one).
     const rawName = data[CONNECT_INPUTS.tokenName];
     const rawValue = data[CONNECT_INPUTS.tokenValue];
     const tokenName = typeof rawName === 'string' && rawName.length <= 1_000 ? rawName.trim() : '';
     const tokenValue = typeof rawValue === 'string' && rawValue.length <= 1_000 ? rawValue.trim() : '';
-    if (!tokenName || !tokenValue || tokenName.length > 200 || tokenValue.length > 500) return form('Enter both the token name and the token.');
+    if (!tokenName || !tokenValue || tokenName.length > 200 || tokenValue.length > 500)
+      return form('Enter both the token name and the token.');
     if (!orgId && askOrg) {
       const typed = data[CONNECT_INPUTS.orgId];
       orgId = orgs.allowedOrg(typeof typed === 'string' ? typed : '');
-      if (!orgId) return form("That organisation isn't one this billbridge may use. Check the organisation id in BILL (Settings › Company profile).");
+      if (!orgId)
+        return form("That organisation isn't one this billbridge may use. Check the organisation id in BILL (Settings › Company profile).");
     }
     if (!orgId) return privately(errorReply(new Error('no organisation'), { correlationId: click.correlationId }));
     const ref = { tenantId: scope.tenantId, aadObjectId: caller.aadObjectId, orgId };
     const previous = await this.links.get(ref);
-    const person: PersonCredentials = { username: tokenName, password: tokenValue, owner: `${ref.tenantId.toLowerCase()}|${ref.aadObjectId.toLowerCase()}` };
+    const person: PersonCredentials = {
+      username: tokenName,
+      password: tokenValue,
+      owner: `${ref.tenantId.toLowerCase()}|${ref.aadObjectId.toLowerCase()}`,
+    };
     const audit = (result: 'ok' | 'refused' | 'error', detail?: Record<string, string>) =>
-      this.deps.audit.admin({ ...auditActor(scope, caller), action: 'approvals.connect', orgId, result, detail, correlationId: click.correlationId });
+      this.deps.audit.admin({
+        ...auditActor(scope, caller),
+        action: 'approvals.connect',
+        orgId,
+        result,
+        detail,
+        correlationId: click.correlationId,
+      });
     // Each attempt signs in to BILL: a person gets a few an hour, and waits after a refused one.
     const attemptKey = linkAttemptKey(ref.tenantId, ref.aadObjectId);
     const turn = await this.deps.attempts.take(attemptKey);
     if (!turn.allowed) {
       await audit('refused', { reason: turn.why === 'cooldown' ? 'connect cooldown' : 'connect attempts per hour' }).catch(() => undefined);
-      log.info({ orgId, why: turn.why, retryInS: Math.ceil(turn.retryInMs / 1000) }, 'connect attempt refused before BILL: too soon or too many');
+      log.info(
+        { orgId, why: turn.why, retryInS: Math.ceil(turn.retryInMs / 1000) },
+        'connect attempt refused before BILL: too soon or too many',
+      );
       return form(this.linkWaitText(turn.why, turn.retryInMs));
     }
     let billUserId: string;
     try {
       const who = await bill.orgAs(orgId, person, { priority: 'interactive' }).whoami();
-      if (who.organizationId && who.organizationId !== orgId) throw new BillApiError({ category: 'credentials', status: 200, message: 'signed in to another organisation' });
+      if (who.organizationId && who.organizationId !== orgId)
+        throw new BillApiError({ category: 'credentials', status: 200, message: 'signed in to another organisation' });
       billUserId = who.userId;
     } catch (err) {
       await bill.releaseAs(orgId, person).catch(() => undefined);
@@ -314,7 +409,9 @@ export class Approvals {
         await this.deps.attempts.refused(attemptKey);
         await audit('refused', { reason: 'BILL refused the token' }).catch(() => undefined);
         log.info({ orgId }, 'approver link refused: BILL did not accept the token');
-        return form('BILL did not accept that token for this organisation. Check you copied the whole token and its exact name, then try again.');
+        return form(
+          'BILL did not accept that token for this organisation. Check you copied the whole token and its exact name, then try again.',
+        );
       }
       throw err;
     }
@@ -341,7 +438,8 @@ export class Approvals {
       await bill.releaseAs(orgId, person).catch(() => undefined);
       throw err;
     }
-    if (previous && (previous.token.name !== tokenName || previous.token.value !== tokenValue)) await bill.releaseAs(orgId, this.person(previous)).catch(() => undefined);
+    if (previous && (previous.token.name !== tokenName || previous.token.value !== tokenValue))
+      await bill.releaseAs(orgId, this.person(previous)).catch(() => undefined);
     log.info({ orgId, billUser: shortId(billUserId), replaced: !!previous }, 'approver linked to BILL');
     const done = connectedCard({ billUserId, orgId, replaced: !!previous, note: this.note });
     return { ...done, everyone: done };
@@ -350,7 +448,9 @@ export class Approvals {
   /** "Try again at 10:42 (in 60 s)": when a person may make their next connect attempt. */
   private linkWaitText(why: 'cooldown' | 'hourly', retryInMs: number): string {
     const { locale, timeZone } = this.deps.fmt;
-    const at = new Intl.DateTimeFormat(locale, { hour: '2-digit', minute: '2-digit', timeZone }).format(new Date(this.deps.clock.now() + retryInMs));
+    const at = new Intl.DateTimeFormat(locale, { hour: '2-digit', minute: '2-digit', timeZone }).format(
+      new Date(this.deps.clock.now() + retryInMs),
+    );
     const wait = retryInMs < 120_000 ? `${Math.ceil(retryInMs / 1000)} s` : `${Math.ceil(retryInMs / 60_000)} min`;
     return why === 'cooldown'
       ? `BILL did not accept the last token. To protect the sign-ins everyone shares, try again at ${at} (in ${wait}).`
@@ -375,7 +475,16 @@ function str(v: unknown, max = 200): string | undefined {
 /** Invoice numbers (and vendor names) of the shown bills, in one list call in the person's session; a failure shows ids. */
 async function billDetails(client: BillOrgClient, shown: PendingApproval[]): Promise<Map<string, Bill>> {
   try {
-    const { items } = await client.bills.list({ filter: new BillFilter().in('id', shown.map((p) => p.billId)), pageSize: shown.length, maxPages: 1 }).all();
+    const { items } = await client.bills
+      .list({
+        filter: new BillFilter().in(
+          'id',
+          shown.map((p) => p.billId),
+        ),
+        pageSize: shown.length,
+        maxPages: 1,
+      })
+      .all();
     return new Map(items.map((b) => [b.id, b]));
   } catch (err) {
     if (err instanceof BillApiError && (err.category === 'credentials' || err.category === 'session')) throw err;
@@ -414,7 +523,10 @@ export function approvalCardActions(approvals: Approvals | undefined, clock: Clo
       try {
         return await fn(approvals, ctx);
       } catch (err) {
-        ctx.log.warn({ verb: ctx.data.verb, err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'approvals card action failed');
+        ctx.log.warn(
+          { verb: ctx.data.verb, err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err },
+          'approvals card action failed',
+        );
         return privately(errorReply(err, { correlationId: ctx.correlationId, now: () => clock.now() }));
       }
     };

@@ -83,7 +83,10 @@ export class UserLinks {
   }
 
   /** Changes a stored link; undefined when there is none. */
-  async update(ref: UserLinkRef, patch: Partial<Pick<UserLink, 'digestTime' | 'digestSince' | 'reference' | 'displayName' | 'teamsUserId'>>): Promise<UserLink | undefined> {
+  async update(
+    ref: UserLinkRef,
+    patch: Partial<Pick<UserLink, 'digestTime' | 'digestSince' | 'reference' | 'displayName' | 'teamsUserId'>>,
+  ): Promise<UserLink | undefined> {
     const link = await this.get(ref);
     if (!link) return undefined;
     const next: UserLink = { ...link, ...patch, updatedAt: this.deps.clock.now() };

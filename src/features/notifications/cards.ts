@@ -2,7 +2,23 @@
 // bill INV-778") with its key facts and a Refresh, and the scheduled digest. Pure: data in, card out.
 import type { DigestBill, DigestContent, DigestInvoice, NotificationPresenter, OutboxEvent } from '../../notify/index.js';
 import { paymentBillIds, vendorOf } from '../../notify/project.js';
-import { adaptiveCard, escapeMarkdown, executeAction, facts, footer, keepTogether, shortRef, subtitle, table, text, title, type CardAction, type CardElement, type CardReply, unescapeMarkdown } from '../../cards/card.js';
+import {
+  adaptiveCard,
+  escapeMarkdown,
+  executeAction,
+  facts,
+  footer,
+  keepTogether,
+  shortRef,
+  subtitle,
+  table,
+  text,
+  title,
+  type CardAction,
+  type CardElement,
+  type CardReply,
+  unescapeMarkdown,
+} from '../../cards/card.js';
 import { calendarDate, clockTime, dateTime, money, sum, type FormatOptions } from '../../cards/format.js';
 
 export interface PresenterOptions extends FormatOptions {
@@ -25,16 +41,27 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 /** An invoice or bill number in card text: escaped, and kept on one line (it breaks at its hyphens otherwise). */
 const ref = (n: string): string => keepTogether(escapeMarkdown(n));
-const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const obj = (v: unknown): Record<string, unknown> =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
 /** "PARTIAL_PAYMENT" -> "Partial payment". */
 function codeWords(code: string | undefined): string {
   if (!code) return 'Unknown';
-  const flat = code.replace(/[_\s]+/g, ' ').trim().toLowerCase().slice(0, 60);
+  const flat = code
+    .replace(/[_\s]+/g, ' ')
+    .trim()
+    .toLowerCase()
+    .slice(0, 60);
   return flat ? flat.charAt(0).toUpperCase() + flat.slice(1) : 'Unknown';
 }
 
-const FAILED_PAYMENT = new Set(['FAILED', 'FUNDING_FAILED_VOIDED', 'FUNDING_FAILED_ACTION_NEEDED', 'DISBURSEMENT_FAILED_ACTION_NEEDED', 'DISBURSEMENT_FAILED_VENDOR_BANK_REJECTED']);
+const FAILED_PAYMENT = new Set([
+  'FAILED',
+  'FUNDING_FAILED_VOIDED',
+  'FUNDING_FAILED_ACTION_NEEDED',
+  'DISBURSEMENT_FAILED_ACTION_NEEDED',
+  'DISBURSEMENT_FAILED_VENDOR_BANK_REJECTED',
+]);
 
 /** What a payment's single status means for the person who paid. */
 function paymentOutcome(status: string | undefined): { words: string; tone: Tone } {
@@ -92,13 +119,25 @@ function sayBill(ev: OutboxEvent, fmt: FormatOptions): Said {
   if (amount !== undefined) rows.push(['Amount', money(amount, cur, fmt.locale)]);
   if (due !== undefined && due !== amount) rows.push(['Still due', money(due, cur, fmt.locale)]);
   if (dueDate) rows.push(['Due', calendarDate(dueDate, fmt.locale)]);
-  if (str(e.paymentStatus)) rows.push(['Payment', str(e.paymentStatus) === 'UNPAID' && (num(e.paidAmount) ?? 0) > 0 ? 'Partly paid' : codeWords(str(e.paymentStatus))]);
+  if (str(e.paymentStatus))
+    rows.push([
+      'Payment',
+      str(e.paymentStatus) === 'UNPAID' && (num(e.paidAmount) ?? 0) > 0 ? 'Partly paid' : codeWords(str(e.paymentStatus)),
+    ]);
   const approval = str(e.approvalStatus);
-  if (approval) rows.push(['Approval', ({ ASSIGNED: 'Awaiting approval', UNASSIGNED: 'No approvers' } as Record<string, string>)[approval] ?? codeWords(approval)]);
+  if (approval)
+    rows.push([
+      'Approval',
+      ({ ASSIGNED: 'Awaiting approval', UNASSIGNED: 'No approvers' } as Record<string, string>)[approval] ?? codeWords(approval),
+    ]);
   const money1 = (n: number | undefined) => (n === undefined ? '' : ` — ${money(n, cur, fmt.locale)}`);
   switch (ev.type) {
     case 'bill.created':
-      return { headline: `New bill from ${vendor}${money1(amount)}${number ? `, invoice ${ref(number)}` : ''}${dueDate ? `, due ${calendarDate(dueDate, fmt.locale)}` : ''}`, tone: undefined, facts: rows };
+      return {
+        headline: `New bill from ${vendor}${money1(amount)}${number ? `, invoice ${ref(number)}` : ''}${dueDate ? `, due ${calendarDate(dueDate, fmt.locale)}` : ''}`,
+        tone: undefined,
+        facts: rows,
+      };
     case 'bill.archived':
       return { headline: `${label} from ${vendor} was archived${money1(amount)}`, tone: 'Warning', facts: rows };
     case 'bill.restored':
@@ -106,9 +145,19 @@ function sayBill(ev: OutboxEvent, fmt: FormatOptions): Said {
     default: {
       if (e.archived === true) return { headline: `${label} from ${vendor} is archived${money1(amount)}`, tone: 'Warning', facts: rows };
       if (e.paymentStatus === 'PAID') return { headline: `${label} from ${vendor} is paid${money1(amount)}`, tone: 'Good', facts: rows };
-      if (e.paymentStatus === 'SCHEDULED') return { headline: `Payment scheduled for ${lower} from ${vendor}${money1(num(e.scheduledAmount) ?? due)}`, tone: undefined, facts: rows };
-      if (e.approvalStatus === 'DENIED') return { headline: `${label} from ${vendor} was denied${money1(amount)}`, tone: 'Attention', facts: rows };
-      return { headline: `${label} from ${vendor} changed${money1(due)}${dueDate ? ` due ${calendarDate(dueDate, fmt.locale)}` : ''}`, tone: undefined, facts: rows };
+      if (e.paymentStatus === 'SCHEDULED')
+        return {
+          headline: `Payment scheduled for ${lower} from ${vendor}${money1(num(e.scheduledAmount) ?? due)}`,
+          tone: undefined,
+          facts: rows,
+        };
+      if (e.approvalStatus === 'DENIED')
+        return { headline: `${label} from ${vendor} was denied${money1(amount)}`, tone: 'Attention', facts: rows };
+      return {
+        headline: `${label} from ${vendor} changed${money1(due)}${dueDate ? ` due ${calendarDate(dueDate, fmt.locale)}` : ''}`,
+        tone: undefined,
+        facts: rows,
+      };
     }
   }
 }
@@ -127,15 +176,25 @@ function sayPayment(ev: OutboxEvent, fmt: FormatOptions): Said {
   const arrives = str(obj(e.disbursement).arrivesByDate);
   if (arrives) rows.push(['Arrives by', calendarDate(arrives, fmt.locale)]);
   if (ev.type === 'autopay.failed') {
-    const why = ev.errors.map((x) => x.message).filter(Boolean).join('; ');
+    const why = ev.errors
+      .map((x) => x.message)
+      .filter(Boolean)
+      .join('; ');
     if (why) rows.push(['Reason', escapeMarkdown(why.slice(0, 200))]);
-    return { headline: `AutoPay to ${vendor} failed${why ? ` — ${escapeMarkdown(why.slice(0, 120))}` : ''}`, tone: 'Attention', facts: rows };
+    return {
+      headline: `AutoPay to ${vendor} failed${why ? ` — ${escapeMarkdown(why.slice(0, 120))}` : ''}`,
+      tone: 'Attention',
+      facts: rows,
+    };
   }
   const status = str(e.singleStatus) ?? str(e.status);
   if (status) rows.push(['Status', codeWords(status)]);
   const outcome = ev.type === 'payment.failed' ? { words: 'failed', tone: 'Attention' as Tone } : paymentOutcome(status);
   if (ev.type === 'payment.failed') {
-    const why = ev.errors.map((x) => x.message).filter(Boolean).join('; ');
+    const why = ev.errors
+      .map((x) => x.message)
+      .filter(Boolean)
+      .join('; ');
     if (why) rows.push(['Reason', escapeMarkdown(why.slice(0, 200))]);
   }
   const when = outcome.words === 'is scheduled' && str(e.processDate) ? ` for ${calendarDate(str(e.processDate), fmt.locale)}` : '';
@@ -160,7 +219,11 @@ function sayInvoice(ev: OutboxEvent, fmt: FormatOptions): Said {
   if (str(e.status)) rows.push(['Status', codeWords(str(e.status))]);
   switch (ev.type) {
     case 'invoice.created':
-      return { headline: `${label} to ${customer} was created${total !== undefined ? ` — ${money(total, cur, fmt.locale)}` : ''}${dueDate ? `, due ${calendarDate(dueDate, fmt.locale)}` : ''}`, tone: undefined, facts: rows };
+      return {
+        headline: `${label} to ${customer} was created${total !== undefined ? ` — ${money(total, cur, fmt.locale)}` : ''}${dueDate ? `, due ${calendarDate(dueDate, fmt.locale)}` : ''}`,
+        tone: undefined,
+        facts: rows,
+      };
     case 'invoice.archived':
       return { headline: `${label} to ${customer} was archived (cancelled)`, tone: 'Warning', facts: rows };
     case 'invoice.restored':
@@ -168,7 +231,11 @@ function sayInvoice(ev: OutboxEvent, fmt: FormatOptions): Said {
     default: {
       if (e.archived === true) return { headline: `${label} to ${customer} is archived (cancelled)`, tone: 'Warning', facts: rows };
       if (e.status === 'PAID' || (due === 0 && total !== undefined && total > 0)) {
-        return { headline: `${label} from ${customer} is paid in full${total !== undefined ? ` — ${money(total, cur, fmt.locale)}` : ''}`, tone: 'Good', facts: rows };
+        return {
+          headline: `${label} from ${customer} is paid in full${total !== undefined ? ` — ${money(total, cur, fmt.locale)}` : ''}`,
+          tone: 'Good',
+          facts: rows,
+        };
       }
       if (e.status === 'PARTIAL_PAYMENT' && total !== undefined && due !== undefined) {
         return {
@@ -177,7 +244,11 @@ function sayInvoice(ev: OutboxEvent, fmt: FormatOptions): Said {
           facts: rows,
         };
       }
-      return { headline: `${label} to ${customer} changed${due !== undefined ? ` — ${money(due, cur, fmt.locale)} due` : ''}${dueDate ? ` ${calendarDate(dueDate, fmt.locale)}` : ''}`, tone: undefined, facts: rows };
+      return {
+        headline: `${label} to ${customer} changed${due !== undefined ? ` — ${money(due, cur, fmt.locale)} due` : ''}${dueDate ? ` ${calendarDate(dueDate, fmt.locale)}` : ''}`,
+        tone: undefined,
+        facts: rows,
+      };
     }
   }
 }
@@ -193,7 +264,11 @@ function sayVendor(ev: OutboxEvent): Said {
     'vendor.archived': `Vendor ${name} was archived`,
     'vendor.restored': `Vendor ${name} was restored`,
   };
-  return { headline: said[ev.type] ?? `Vendor ${name} was updated`, tone: ev.type === 'vendor.archived' ? 'Warning' : undefined, facts: rows };
+  return {
+    headline: said[ev.type] ?? `Vendor ${name} was updated`,
+    tone: ev.type === 'vendor.archived' ? 'Warning' : undefined,
+    facts: rows,
+  };
 }
 
 function saySpend(ev: OutboxEvent, fmt: FormatOptions): Said {
@@ -213,16 +288,28 @@ function saySpend(ev: OutboxEvent, fmt: FormatOptions): Said {
     case 'spend.transaction.updated': {
       const declined = e.transactionType === 'DECLINE' || str(e.declineReason) !== undefined;
       if (declined && str(e.declineReason)) rows.push(['Declined because', escapeMarkdown(str(e.declineReason)!)]);
-      return { headline: `Card ${declined ? 'payment declined' : 'transaction'}${at}${amountText ? ` — ${amountText}` : ''}${str(e.userName) ? ` by ${who}` : ''}`, tone: declined ? 'Attention' : undefined, facts: rows };
+      return {
+        headline: `Card ${declined ? 'payment declined' : 'transaction'}${at}${amountText ? ` — ${amountText}` : ''}${str(e.userName) ? ` by ${who}` : ''}`,
+        tone: declined ? 'Attention' : undefined,
+        facts: rows,
+      };
     }
     case 'spend.reimbursement.created':
       return { headline: `Reimbursement request from ${who}${amountText ? ` — ${amountText}` : ''}${at}`, tone: undefined, facts: rows };
     case 'spend.reimbursement.deleted':
       return { headline: `Reimbursement from ${who} was deleted${amountText ? ` — ${amountText}` : ''}`, tone: 'Warning', facts: rows };
     case 'spend.three-ds-challenge.created':
-      return { headline: `A card payment${at} needs a 3-D Secure check${amountText ? ` — ${amountText}` : ''}`, tone: 'Warning', facts: rows };
+      return {
+        headline: `A card payment${at} needs a 3-D Secure check${amountText ? ` — ${amountText}` : ''}`,
+        tone: 'Warning',
+        facts: rows,
+      };
     default:
-      return { headline: `Reimbursement from ${who} is now ${codeWords(str(e.status)).toLowerCase()}${amountText ? ` — ${amountText}` : ''}`, tone: e.status === 'PAYMENT_FAILED' ? 'Attention' : undefined, facts: rows };
+      return {
+        headline: `Reimbursement from ${who} is now ${codeWords(str(e.status)).toLowerCase()}${amountText ? ` — ${amountText}` : ''}`,
+        tone: e.status === 'PAYMENT_FAILED' ? 'Attention' : undefined,
+        facts: rows,
+      };
   }
 }
 
@@ -252,11 +339,12 @@ function refreshAction(ev: OutboxEvent): CardAction | undefined {
 /** The card for one BILL event. `refreshedAt` marks a card rebuilt from BILL's current record by Refresh. */
 export function notificationCard(ev: OutboxEvent, opts: PresenterOptions, extra: { refreshedAt?: number } = {}): CardReply {
   const said = describeEvent(ev, opts);
-  const body: CardElement[] = [
-    text(said.headline, { weight: 'Bolder', size: 'Medium', ...(said.tone ? { color: said.tone } : {}) }),
-  ];
+  const body: CardElement[] = [text(said.headline, { weight: 'Bolder', size: 'Medium', ...(said.tone ? { color: said.tone } : {}) })];
   if (said.facts.length > 0) body.push(facts(said.facts));
-  const when = extra.refreshedAt !== undefined ? `Refreshed from BILL ${dateTime(extra.refreshedAt, opts)}` : `BILL event ${escapeMarkdown(ev.type)} · ${dateTime(ev.receivedAt, opts)}`;
+  const when =
+    extra.refreshedAt !== undefined
+      ? `Refreshed from BILL ${dateTime(extra.refreshedAt, opts)}`
+      : `BILL event ${escapeMarkdown(ev.type)} · ${dateTime(ev.receivedAt, opts)}`;
   body.push(footer([when, opts.note].filter(Boolean).join(' · ')));
   const refresh = refreshAction(ev);
   return adaptiveCard(body, { summary: unescapeMarkdown(said.headline).replace(/\u2060/g, ''), actions: refresh ? [refresh] : undefined });
@@ -281,20 +369,58 @@ function plural(n: number, one: string, many = `${one}s`): string {
 
 function billTable(rows: DigestBill[], fmt: FormatOptions): CardElement {
   return table(
-    [{ header: 'Vendor', width: 4 }, { header: 'Bill', width: 3 }, { header: 'Due', width: 3 }, { header: 'Amount', width: 3, align: 'Right' }],
-    rows.slice(0, DIGEST_ROWS).map((b) => [escapeMarkdown(b.vendorName || 'Unknown vendor'), b.number ? ref(b.number) : shortRef(b.id), calendarDate(b.dueDate, fmt.locale), money(b.dueAmount, b.currency, fmt.locale)]),
+    [
+      { header: 'Vendor', width: 4 },
+      { header: 'Bill', width: 3 },
+      { header: 'Due', width: 3 },
+      { header: 'Amount', width: 3, align: 'Right' },
+    ],
+    rows
+      .slice(0, DIGEST_ROWS)
+      .map((b) => [
+        escapeMarkdown(b.vendorName || 'Unknown vendor'),
+        b.number ? ref(b.number) : shortRef(b.id),
+        calendarDate(b.dueDate, fmt.locale),
+        money(b.dueAmount, b.currency, fmt.locale),
+      ]),
   );
 }
 
 function invoiceTable(rows: DigestInvoice[], fmt: FormatOptions): CardElement {
   return table(
-    [{ header: 'Customer', width: 4 }, { header: 'Invoice', width: 3 }, { header: 'Due', width: 3 }, { header: 'Amount', width: 3, align: 'Right' }],
-    rows.slice(0, DIGEST_ROWS).map((i) => [escapeMarkdown(i.customerName || 'Unknown customer'), i.number ? ref(i.number) : shortRef(i.id), calendarDate(i.dueDate, fmt.locale), money(i.dueAmount, i.currency, fmt.locale)]),
+    [
+      { header: 'Customer', width: 4 },
+      { header: 'Invoice', width: 3 },
+      { header: 'Due', width: 3 },
+      { header: 'Amount', width: 3, align: 'Right' },
+    ],
+    rows
+      .slice(0, DIGEST_ROWS)
+      .map((i) => [
+        escapeMarkdown(i.customerName || 'Unknown customer'),
+        i.number ? ref(i.number) : shortRef(i.id),
+        calendarDate(i.dueDate, fmt.locale),
+        money(i.dueAmount, i.currency, fmt.locale),
+      ]),
   );
 }
 
-function section(heading: string, rows: Array<{ dueAmount: number; currency?: string }>, tableEl: CardElement, more: string, empty: string, fmt: FormatOptions, tone?: Tone): CardElement[] {
-  const out: CardElement[] = [text(`${heading}: ${rows.length === 0 ? 'none' : `${rows.length}, ${totals(rows, fmt.locale)}`}`, { weight: 'Bolder', separator: true, ...(tone && rows.length > 0 ? { color: tone } : {}) })];
+function section(
+  heading: string,
+  rows: Array<{ dueAmount: number; currency?: string }>,
+  tableEl: CardElement,
+  more: string,
+  empty: string,
+  fmt: FormatOptions,
+  tone?: Tone,
+): CardElement[] {
+  const out: CardElement[] = [
+    text(`${heading}: ${rows.length === 0 ? 'none' : `${rows.length}, ${totals(rows, fmt.locale)}`}`, {
+      weight: 'Bolder',
+      separator: true,
+      ...(tone && rows.length > 0 ? { color: tone } : {}),
+    }),
+  ];
   if (rows.length === 0) out.push(text(empty, { subtle: true }));
   else {
     out.push(tableEl);
@@ -306,14 +432,55 @@ function section(heading: string, rows: Array<{ dueAmount: number; currency?: st
 export function digestCard(content: DigestContent, opts: PresenterOptions): CardReply {
   const heading = content.cadence === 'daily' ? 'Daily digest' : content.cadence === 'weekly' ? 'Weekly digest' : 'Digest';
   const body: CardElement[] = [title(heading), subtitle(calendarDate(content.today, opts.locale))];
-  body.push(...section('Bills due in the next 7 days', content.dueSoon, billTable(content.dueSoon, opts), 'bills due', 'No unpaid bills due in the next 7 days.', opts));
-  body.push(...section('Overdue bills', content.overdueBills, billTable(content.overdueBills, opts), 'bills overdue', 'No overdue bills.', opts, 'Attention'));
+  body.push(
+    ...section(
+      'Bills due in the next 7 days',
+      content.dueSoon,
+      billTable(content.dueSoon, opts),
+      'bills due',
+      'No unpaid bills due in the next 7 days.',
+      opts,
+    ),
+  );
+  body.push(
+    ...section(
+      'Overdue bills',
+      content.overdueBills,
+      billTable(content.overdueBills, opts),
+      'bills overdue',
+      'No overdue bills.',
+      opts,
+      'Attention',
+    ),
+  );
   if (content.overdueInvoices) {
-    body.push(...section('Overdue invoices', content.overdueInvoices, invoiceTable(content.overdueInvoices, opts), 'invoices overdue', 'No overdue invoices.', opts, 'Warning'));
+    body.push(
+      ...section(
+        'Overdue invoices',
+        content.overdueInvoices,
+        invoiceTable(content.overdueInvoices, opts),
+        'invoices overdue',
+        'No overdue invoices.',
+        opts,
+        'Warning',
+      ),
+    );
   } else {
-    body.push(text('Overdue invoices: not available yet (billbridge is still reading your invoices).', { weight: 'Bolder', separator: true }));
+    body.push(
+      text('Overdue invoices: not available yet (billbridge is still reading your invoices).', { weight: 'Bolder', separator: true }),
+    );
   }
-  body.push(footer([`As of ${clockTime(content.asOf, opts)}`, content.truncated ? 'some lists were cut short: use the commands for everything' : undefined, opts.note].filter(Boolean).join(' · ')));
+  body.push(
+    footer(
+      [
+        `As of ${clockTime(content.asOf, opts)}`,
+        content.truncated ? 'some lists were cut short: use the commands for everything' : undefined,
+        opts.note,
+      ]
+        .filter(Boolean)
+        .join(' · '),
+    ),
+  );
   const parts = [
     `${plural(content.dueSoon.length, 'bill')} due in the next 7 days`,
     `${plural(content.overdueBills.length, 'overdue bill')}`,

@@ -48,7 +48,8 @@ export function channelTargetOf(scope: CommandContext['scope']): ChannelTarget |
 
 function channelOf(ctx: CommandContext): ChannelTarget {
   const target = channelTargetOf(ctx.scope);
-  if (!target) throw new InputError("I can't tell which channel this is", 'Type the command in the team channel that should get the cards.');
+  if (!target)
+    throw new InputError("I can't tell which channel this is", 'Type the command in the team channel that should get the cards.');
   return target;
 }
 
@@ -73,7 +74,12 @@ function kindList(kinds: readonly SubscriptionKind[]): string {
 /** A warning when nothing feeds the subscriptions yet (no BILL webhook subscription billbridge can verify). */
 async function webhookWarning(deps: NotificationsDeps, orgId: string): Promise<CardElement[]> {
   if (deps.settings.envWebhookKey || (await deps.notify.keys.list(orgId)).length > 0) return [];
-  return [text('BILL is not sending events to billbridge yet. A billbridge admin sets that up once with **webhooks setup**; until then nothing arrives here.', { color: 'Warning' })];
+  return [
+    text(
+      'BILL is not sending events to billbridge yet. A billbridge admin sets that up once with **webhooks setup**; until then nothing arrives here.',
+      { color: 'Warning' },
+    ),
+  ];
 }
 
 function demoNote(deps: NotificationsDeps): CardElement[] {
@@ -94,7 +100,8 @@ const subscribeCommand: Command<NotificationsDeps> = {
     const orgId = boundOrg(ctx);
     if (ctx.input.args.length === 0) throw new InputError('Subscribe to what?', KINDS_HINT);
     const kinds = parseKinds(ctx.input.args);
-    if (!kinds || kinds.length === 0) throw new InputError(`I can't subscribe to "${ctx.input.argText.slice(0, 60)}"`, KINDS_HINT, `subscribe ${ctx.input.argText}`);
+    if (!kinds || kinds.length === 0)
+      throw new InputError(`I can't subscribe to "${ctx.input.argText.slice(0, 60)}"`, KINDS_HINT, `subscribe ${ctx.input.argText}`);
     const reference = await referenceFor(ctx, deps, target);
     const { added, already } = await n.subscriptions.add(target, kinds, { orgId, reference, createdBy: ctx.caller.aadObjectId });
     try {
@@ -130,7 +137,11 @@ const unsubscribeCommand: Command<NotificationsDeps> = {
     const target = channelOf(ctx);
     const kinds = ctx.input.args.length === 0 ? [...SUBSCRIPTION_KINDS] : parseKinds(ctx.input.args);
     if (!kinds || kinds.length === 0) {
-      throw new InputError(`I can't unsubscribe from "${ctx.input.argText.slice(0, 60)}"`, `Type **unsubscribe** for everything, or one of: ${SUBSCRIPTION_KINDS.join(', ')}.`, `unsubscribe ${ctx.input.argText}`);
+      throw new InputError(
+        `I can't unsubscribe from "${ctx.input.argText.slice(0, 60)}"`,
+        `Type **unsubscribe** for everything, or one of: ${SUBSCRIPTION_KINDS.join(', ')}.`,
+        `unsubscribe ${ctx.input.argText}`,
+      );
     }
     const before = await n.subscriptions.forChannel(target);
     const removed = await n.subscriptions.remove(target, kinds);
@@ -139,7 +150,9 @@ const unsubscribeCommand: Command<NotificationsDeps> = {
         await auditAdmin(deps.audit, ctx, 'unsubscribe', 'ok', ctx.orgId, { kinds: removed });
       } catch (err) {
         for (const sub of before.filter((s) => removed.includes(s.kind))) {
-          await n.subscriptions.add(target, [sub.kind], { orgId: sub.orgId, reference: sub.reference, createdBy: sub.createdBy }).catch(() => undefined);
+          await n.subscriptions
+            .add(target, [sub.kind], { orgId: sub.orgId, reference: sub.reference, createdBy: sub.createdBy })
+            .catch(() => undefined);
         }
         throw err;
       }
@@ -148,10 +161,16 @@ const unsubscribeCommand: Command<NotificationsDeps> = {
     const left = (await n.subscriptions.forChannel(target)).map((s) => s.kind);
     const body: CardElement[] = [
       title(removed.length > 0 ? 'Unsubscribed' : 'Nothing to unsubscribe'),
-      text(removed.length > 0 ? `No more cards here for: ${removed.join(', ')}.` : `This channel was not subscribed to ${kinds.length === SUBSCRIPTION_KINDS.length ? 'anything' : kinds.join(', ')}.`),
+      text(
+        removed.length > 0
+          ? `No more cards here for: ${removed.join(', ')}.`
+          : `This channel was not subscribed to ${kinds.length === SUBSCRIPTION_KINDS.length ? 'anything' : kinds.join(', ')}.`,
+      ),
     ];
     if (left.length > 0) body.push(text(`Still subscribed to: ${left.join(', ')}.`, { subtle: true }));
-    return adaptiveCard(body, { summary: removed.length > 0 ? `This channel no longer gets BILL cards for ${removed.join(', ')}.` : 'Nothing to unsubscribe.' });
+    return adaptiveCard(body, {
+      summary: removed.length > 0 ? `This channel no longer gets BILL cards for ${removed.join(', ')}.` : 'Nothing to unsubscribe.',
+    });
   },
 };
 
@@ -170,14 +189,27 @@ const subscriptionsCommand: Command<NotificationsDeps> = {
     const digest = await n.digestSettings.get(target);
     const tz = deps.settings.timeZone;
     const body: CardElement[] = [title('Subscriptions')];
-    if (subs.length === 0) body.push(text('This channel gets no BILL cards. Type **subscribe payments** (or bills, invoices, vendors, spend, all) to start.'));
+    if (subs.length === 0)
+      body.push(text('This channel gets no BILL cards. Type **subscribe payments** (or bills, invoices, vendors, spend, all) to start.'));
     else {
       body.push(text(`This channel gets a card when BILL reports a change to:\n${kindList(subs.map((s) => s.kind))}`));
-      body.push(facts(subs.map((s) => [s.kind, `since ${dateTime(s.createdAt, { locale: ctx.locale ?? deps.settings.locale, timeZone: tz })}`])));
+      body.push(
+        facts(subs.map((s) => [s.kind, `since ${dateTime(s.createdAt, { locale: ctx.locale ?? deps.settings.locale, timeZone: tz })}`])),
+      );
     }
-    body.push(text(digest ? `Digest: ${describeSchedule(digest.schedule)} (${escapeMarkdown(tz)}).` : 'Digest: off. Type **digest daily 09:00** for one.', { subtle: !digest }));
+    body.push(
+      text(
+        digest
+          ? `Digest: ${describeSchedule(digest.schedule)} (${escapeMarkdown(tz)}).`
+          : 'Digest: off. Type **digest daily 09:00** for one.',
+        { subtle: !digest },
+      ),
+    );
     if (ctx.orgId) body.push(...(await webhookWarning(deps, ctx.orgId)));
-    return adaptiveCard(body, { summary: subs.length === 0 ? 'This channel gets no BILL cards.' : `This channel gets BILL cards for ${subs.map((s) => s.kind).join(', ')}.` });
+    return adaptiveCard(body, {
+      summary:
+        subs.length === 0 ? 'This channel gets no BILL cards.' : `This channel gets BILL cards for ${subs.map((s) => s.kind).join(', ')}.`,
+    });
   },
 };
 
@@ -202,11 +234,23 @@ const digestCommand: Command<NotificationsDeps> = {
         throw new InputError(`I can't read that: ${cmd.problem}`, DIGEST_HINT, `digest ${ctx.input.argText}`);
       case 'show': {
         const setting = await n.digestSettings.get(target);
-        if (!setting) return adaptiveCard([title('No digest here'), text(`This channel has no scheduled digest. ${DIGEST_HINT}`)], { summary: 'This channel has no scheduled digest.' });
+        if (!setting)
+          return adaptiveCard([title('No digest here'), text(`This channel has no scheduled digest. ${DIGEST_HINT}`)], {
+            summary: 'This channel has no scheduled digest.',
+          });
         const next = nextSlot(setting.schedule, ctx.now.getTime(), tz);
-        return adaptiveCard([title('Digest'), text(`This channel gets a digest ${describeSchedule(setting.schedule)} (${escapeMarkdown(tz)}), when something changed since the last one. Next: ${dateTime(next.at, fmt)}.`), text(DIGEST_HINT, { subtle: true })], {
-          summary: `Digest ${describeSchedule(setting.schedule)}.`,
-        });
+        return adaptiveCard(
+          [
+            title('Digest'),
+            text(
+              `This channel gets a digest ${describeSchedule(setting.schedule)} (${escapeMarkdown(tz)}), when something changed since the last one. Next: ${dateTime(next.at, fmt)}.`,
+            ),
+            text(DIGEST_HINT, { subtle: true }),
+          ],
+          {
+            summary: `Digest ${describeSchedule(setting.schedule)}.`,
+          },
+        );
       }
       case 'now': {
         const orgId = boundOrg(ctx);
@@ -215,20 +259,33 @@ const digestCommand: Command<NotificationsDeps> = {
       }
       case 'off': {
         const had = await n.digestSettings.get(target);
-        if (!had) return adaptiveCard([title('No digest here'), text('This channel had no scheduled digest.')], { summary: 'This channel had no scheduled digest.' });
+        if (!had)
+          return adaptiveCard([title('No digest here'), text('This channel had no scheduled digest.')], {
+            summary: 'This channel had no scheduled digest.',
+          });
         await n.digestSettings.remove(target);
         try {
           await auditAdmin(deps.audit, ctx, 'digest.off', 'ok', ctx.orgId);
         } catch (err) {
-          await n.digestSettings.set(target, { orgId: had.orgId, schedule: had.schedule, reference: had.reference, createdBy: had.createdBy }).catch(() => undefined);
+          await n.digestSettings
+            .set(target, { orgId: had.orgId, schedule: had.schedule, reference: had.reference, createdBy: had.createdBy })
+            .catch(() => undefined);
           throw err;
         }
-        return adaptiveCard([title('Digest off'), text('This channel no longer gets a scheduled digest. **digest now** still shows one.')], { summary: 'Digest off.' });
+        return adaptiveCard(
+          [title('Digest off'), text('This channel no longer gets a scheduled digest. **digest now** still shows one.')],
+          { summary: 'Digest off.' },
+        );
       }
       case 'set': {
         const orgId = boundOrg(ctx);
         const previous = await n.digestSettings.get(target);
-        const setting = await n.digestSettings.set(target, { orgId, schedule: cmd.schedule, reference: await referenceFor(ctx, deps, target), createdBy: ctx.caller.aadObjectId });
+        const setting = await n.digestSettings.set(target, {
+          orgId,
+          schedule: cmd.schedule,
+          reference: await referenceFor(ctx, deps, target),
+          createdBy: ctx.caller.aadObjectId,
+        });
         try {
           await auditAdmin(deps.audit, ctx, 'digest', 'ok', orgId, { schedule: describeSchedule(cmd.schedule), timeZone: tz });
         } catch (err) {
@@ -239,11 +296,16 @@ const digestCommand: Command<NotificationsDeps> = {
         return adaptiveCard(
           [
             title('Digest scheduled'),
-            text(`This channel gets a digest ${describeSchedule(setting.schedule)} (${escapeMarkdown(tz)}): bills due in the next 7 days, overdue bills and overdue invoices. It is posted only when something changed since the last one.`),
+            text(
+              `This channel gets a digest ${describeSchedule(setting.schedule)} (${escapeMarkdown(tz)}): bills due in the next 7 days, overdue bills and overdue invoices. It is posted only when something changed since the last one.`,
+            ),
             facts([['Next', dateTime(next.at, fmt)]]),
             text('**digest now** shows one right away; **digest off** stops it.', { subtle: true }),
           ],
-          { summary: `Digest ${describeSchedule(setting.schedule)}; next ${dateTime(next.at, fmt)}.`, actions: [executeAction('Show one now', { verb: 'run', command: 'digest now' })] },
+          {
+            summary: `Digest ${describeSchedule(setting.schedule)}; next ${dateTime(next.at, fmt)}.`,
+            actions: [executeAction('Show one now', { verb: 'run', command: 'digest now' })],
+          },
         );
       }
     }
@@ -276,10 +338,20 @@ const webhooksCommand: Command<NotificationsDeps> = {
     try {
       if (verb === 'setup') {
         const url = ctx.input.args[1] ?? webhookUrlFromConfig(deps);
-        if (!url || ctx.input.args.length > 2) throw new InputError('Which URL should BILL send events to?', WEBHOOKS_HINT, ctx.input.argText || undefined);
+        if (!url || ctx.input.args.length > 2)
+          throw new InputError('Which URL should BILL send events to?', WEBHOOKS_HINT, ctx.input.argText || undefined);
         const result = await n.setup.setup(orgId, url);
-        await auditAdmin(deps.audit, ctx, action, 'ok', orgId, { subscriptionId: result.subscription.id, outcome: result.action, events: result.subscription.events.length });
-        const said = { created: 'BILL will now send events to billbridge', updated: 'The BILL subscription was brought up to date', rotated: 'The BILL subscription got a new signing key', unchanged: 'BILL already sends events to billbridge' }[result.action];
+        await auditAdmin(deps.audit, ctx, action, 'ok', orgId, {
+          subscriptionId: result.subscription.id,
+          outcome: result.action,
+          events: result.subscription.events.length,
+        });
+        const said = {
+          created: 'BILL will now send events to billbridge',
+          updated: 'The BILL subscription was brought up to date',
+          rotated: 'The BILL subscription got a new signing key',
+          unchanged: 'BILL already sends events to billbridge',
+        }[result.action];
         return adaptiveCard(
           [
             title('Webhooks set up'),
@@ -289,7 +361,9 @@ const webhooksCommand: Command<NotificationsDeps> = {
               ['URL', escapeMarkdown(result.subscription.notificationUrl)],
               ['Events', String(result.subscription.events.length)],
             ]),
-            text('The signing key is stored by billbridge and never shown. Channels choose what they hear with **subscribe**.', { subtle: true }),
+            text('The signing key is stored by billbridge and never shown. Channels choose what they hear with **subscribe**.', {
+              subtle: true,
+            }),
           ],
           { summary: `${said}.` },
         );
@@ -299,23 +373,34 @@ const webhooksCommand: Command<NotificationsDeps> = {
         if (!id || ctx.input.args.length > 2) throw new InputError('Which subscription?', WEBHOOKS_HINT, ctx.input.argText || undefined);
         await n.setup.remove(orgId, id);
         await auditAdmin(deps.audit, ctx, action, 'ok', orgId, { subscriptionId: id });
-        return adaptiveCard([title('Webhook subscription deleted'), text(`BILL no longer sends events for subscription ${escapeMarkdown(id)}.`)], { summary: `Webhook subscription ${id} deleted.` });
+        return adaptiveCard(
+          [title('Webhook subscription deleted'), text(`BILL no longer sends events for subscription ${escapeMarkdown(id)}.`)],
+          { summary: `Webhook subscription ${id} deleted.` },
+        );
       }
-      if (verb !== 'list') throw new InputError(`"${verb.slice(0, 30)}" is not a webhooks action`, WEBHOOKS_HINT, `webhooks ${ctx.input.argText}`);
+      if (verb !== 'list')
+        throw new InputError(`"${verb.slice(0, 30)}" is not a webhooks action`, WEBHOOKS_HINT, `webhooks ${ctx.input.argText}`);
       const subs = await n.setup.list(orgId);
-      const body: CardElement[] = [title('BILL webhook subscriptions'), text(`Organisation ${escapeMarkdown(orgId)}: ${subs.length} of 10 allowed.`)];
+      const body: CardElement[] = [
+        title('BILL webhook subscriptions'),
+        text(`Organisation ${escapeMarkdown(orgId)}: ${subs.length} of 10 allowed.`),
+      ];
       for (const s of subs) {
         body.push(
           facts([
             ['Subscription', `${escapeMarkdown(s.name)} (${escapeMarkdown(s.id)})`],
             ['URL', escapeMarkdown(s.notificationUrl)],
-            ['State', `${s.enabled ? 'enabled' : 'disabled by BILL (deliveries kept failing)'}${s.keyStored ? '' : ' · billbridge has no key for it'}`],
+            [
+              'State',
+              `${s.enabled ? 'enabled' : 'disabled by BILL (deliveries kept failing)'}${s.keyStored ? '' : ' · billbridge has no key for it'}`,
+            ],
             ['Events', String(s.events.length)],
           ]),
         );
       }
       if (subs.length === 0) body.push(text(WEBHOOKS_HINT));
-      if (deps.settings.envWebhookKey) body.push(text('BILL_WEBHOOK_SECURITY_KEY is set: events signed with it are accepted too.', { subtle: true }));
+      if (deps.settings.envWebhookKey)
+        body.push(text('BILL_WEBHOOK_SECURITY_KEY is set: events signed with it are accepted too.', { subtle: true }));
       return adaptiveCard(body, { summary: `${subs.length} BILL webhook subscriptions.` });
     } catch (err) {
       if (err instanceof WebhookSetupError) {
@@ -335,7 +420,12 @@ export const notificationsCommands = [subscribeCommand, unsubscribeCommand, subs
  * The reference a channel subscription posts with: the team channel's own conversation (top level, not the thread
  * the command was typed in), the service URL Teams gave, and the bot's Teams id when known.
  */
-function channelReference(input: { serviceUrl: string; tenantId: string; channelId: string; bot?: { id: string; name?: string } }): ConversationRef {
+function channelReference(input: {
+  serviceUrl: string;
+  tenantId: string;
+  channelId: string;
+  bot?: { id: string; name?: string };
+}): ConversationRef {
   return {
     channelId: 'msteams',
     serviceUrl: input.serviceUrl,

@@ -33,7 +33,11 @@ export interface RefreshDeps {
 const REFRESHABLE: readonly EntityKind[] = ['bill', 'invoice', 'payment', 'vendor'];
 
 /** The "Notifications" block of `status`. */
-export async function notificationsSection(ctx: CommandContext, n: Pick<Notifications, 'status'>, opts: StatusCardOptions): Promise<StatusSection> {
+export async function notificationsSection(
+  ctx: CommandContext,
+  n: Pick<Notifications, 'status'>,
+  opts: StatusCardOptions,
+): Promise<StatusSection> {
   const target = channelTargetOf(ctx.scope);
   const channel = target ?? { tenantId: '', teamId: '', channelId: '' };
   const s = await n.status(channel, ctx.orgId);
@@ -42,15 +46,34 @@ export async function notificationsSection(ctx: CommandContext, n: Pick<Notifica
     rows.push(['This channel', s.kinds.length > 0 ? s.kinds.join(', ') : 'no subscriptions']);
     rows.push(['Digest', s.digest ? `${describeSchedule(s.digest.schedule)} (${escapeMarkdown(opts.timeZone)})` : 'off']);
   }
-  const next = s.outbox.pending > 0 && s.outbox.nextAt !== undefined ? `, next try ${clockTime(Math.max(s.outbox.nextAt, opts.now), opts)}` : '';
+  const next =
+    s.outbox.pending > 0 && s.outbox.nextAt !== undefined ? `, next try ${clockTime(Math.max(s.outbox.nextAt, opts.now), opts)}` : '';
   rows.push(['Outbox', s.outbox.events === 0 ? 'empty' : `${s.outbox.events} events, ${s.outbox.pending} deliveries waiting${next}`]);
-  rows.push(['Dead letters', s.deadLetters.total === 0 ? 'none' : `${s.deadLetters.total} in the last 30 days${target ? `, ${s.deadLetters.here.length > 0 ? s.deadLetters.here.length : 'none'} here` : ''}`]);
-  rows.push(['BILL webhooks', s.webhook.storedKeys > 0 ? `${s.webhook.storedKeys} subscription${s.webhook.storedKeys === 1 ? '' : 's'} with a stored key${s.webhook.envKey ? ' + BILL_WEBHOOK_SECURITY_KEY' : ''}` : s.webhook.envKey ? 'BILL_WEBHOOK_SECURITY_KEY' : 'not set up (admins: webhooks setup)']);
+  rows.push([
+    'Dead letters',
+    s.deadLetters.total === 0
+      ? 'none'
+      : `${s.deadLetters.total} in the last 30 days${target ? `, ${s.deadLetters.here.length > 0 ? s.deadLetters.here.length : 'none'} here` : ''}`,
+  ]);
+  rows.push([
+    'BILL webhooks',
+    s.webhook.storedKeys > 0
+      ? `${s.webhook.storedKeys} subscription${s.webhook.storedKeys === 1 ? '' : 's'} with a stored key${s.webhook.envKey ? ' + BILL_WEBHOOK_SECURITY_KEY' : ''}`
+      : s.webhook.envKey
+        ? 'BILL_WEBHOOK_SECURITY_KEY'
+        : 'not set up (admins: webhooks setup)',
+  ]);
   const items: CardElement[] = [facts(rows)];
   for (const d of s.deadLetters.here) {
-    items.push(text(`Not delivered here: ${escapeMarkdown(d.type)} of ${dateTime(d.at, opts)} after ${d.tries} tries (${escapeMarkdown(`${d.status}${d.code ? ` ${d.code}` : ''}`)}).`, { color: 'Warning', size: 'Small' }));
+    items.push(
+      text(
+        `Not delivered here: ${escapeMarkdown(d.type)} of ${dateTime(d.at, opts)} after ${d.tries} tries (${escapeMarkdown(`${d.status}${d.code ? ` ${d.code}` : ''}`)}).`,
+        { color: 'Warning', size: 'Small' },
+      ),
+    );
   }
-  const summary = s.deadLetters.total > 0 ? `${s.deadLetters.total} undelivered notification${s.deadLetters.total === 1 ? '' : 's'}` : undefined;
+  const summary =
+    s.deadLetters.total > 0 ? `${s.deadLetters.total} undelivered notification${s.deadLetters.total === 1 ? '' : 's'}` : undefined;
   return { title: 'Notifications', items, summary };
 }
 
@@ -71,7 +94,9 @@ export const refreshNotification =
     const key = answerKey('notification.refresh', { entity, id, type });
     // current() marks the record stale (so lists showing it are read again), which drops the answers built from it: the
     // read it made is kept once that is done, so clicking again costs no BILL call.
-    const got = await deps.mirror.answers.get(orgId, key, { ttlS: deps.settings.objectTtlS, kinds: [entity] }, () => n.current(orgId, entity, id, type));
+    const got = await deps.mirror.answers.get(orgId, key, { ttlS: deps.settings.objectTtlS, kinds: [entity] }, () =>
+      n.current(orgId, entity, id, type),
+    );
     const ev = got.value;
     if (!ev) throw new Error('not a refreshable notification');
     if (!got.hit) await deps.mirror.answers.get(orgId, key, { ttlS: deps.settings.objectTtlS, kinds: [entity] }, () => Promise.resolve(ev));

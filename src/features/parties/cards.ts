@@ -42,16 +42,35 @@ export function vendorCard(input: VendorCardInput): CardReply {
   const cur = vendor.billCurrency;
   const rows = [...input.openBills].sort(byDueDate({}));
   const overdue = rows.filter((b) => daysBetween(b.dueDate.slice(0, 10), today) > 0);
-  const openTotal = moneyTotal(rows.map((b) => ({ amount: amountDue(b), currency: cur })), fmt.locale);
+  const openTotal = moneyTotal(
+    rows.map((b) => ({ amount: amountDue(b), currency: cur })),
+    fmt.locale,
+  );
   const totals: Array<[string, string]> = [
     ['Balance in BILL', balanceOf(vendor) === undefined ? '—' : money(balanceOf(vendor), cur, fmt.locale)],
     ['Open bills', `${openTotal} · ${count(rows.length, 'bill', fmt.locale)}`],
-    ['Overdue', overdue.length ? `${moneyTotal(overdue.map((b) => ({ amount: amountDue(b), currency: cur })), fmt.locale)} · ${count(overdue.length, 'bill', fmt.locale)}` : 'none'],
+    [
+      'Overdue',
+      overdue.length
+        ? `${moneyTotal(
+            overdue.map((b) => ({ amount: amountDue(b), currency: cur })),
+            fmt.locale,
+          )} · ${count(overdue.length, 'bill', fmt.locale)}`
+        : 'none',
+    ],
   ];
   if (vendor.paymentInformation?.lastPaymentDate && /^\d{4}-\d{2}-\d{2}/.test(vendor.paymentInformation.lastPaymentDate)) {
     totals.push(['Last payment', calendarDate(vendor.paymentInformation.lastPaymentDate.slice(0, 10), fmt.locale)]);
   }
-  const notes = input.others > 0 ? [{ text: `${count(input.others, 'other vendor')} also start with "${input.typed}". Type more of the name to see another.`, subtle: true }] : [];
+  const notes =
+    input.others > 0
+      ? [
+          {
+            text: `${count(input.others, 'other vendor')} also start with "${input.typed}". Type more of the name to see another.`,
+            subtle: true,
+          },
+        ]
+      : [];
   return listCard({
     title: vendor.name || `Vendor ${shortId(vendor.id)}`,
     subtitle: `Vendor${vendor.archived ? ' (archived)' : ''} · BILL id ${shortId(vendor.id)}`,
@@ -94,13 +113,32 @@ export function customerCard(input: CustomerCardInput): CardReply {
   const cur = customer.invoiceCurrency;
   const rows = [...input.openInvoices].sort((a, b) => a.dueDate.localeCompare(b.dueDate) || a.invoiceNumber.localeCompare(b.invoiceNumber));
   const overdue = rows.filter((i) => daysBetween(i.dueDate.slice(0, 10), today) > 0);
-  const openTotal = moneyTotal(rows.map((i) => ({ amount: i.dueAmount, currency: cur })), fmt.locale);
+  const openTotal = moneyTotal(
+    rows.map((i) => ({ amount: i.dueAmount, currency: cur })),
+    fmt.locale,
+  );
   const totals: Array<[string, string]> = [
     ['Balance in BILL', balanceOf(customer) === undefined ? '—' : money(balanceOf(customer), cur, fmt.locale)],
     ['Open invoices', `${openTotal} · ${count(rows.length, 'invoice', fmt.locale)}`],
-    ['Overdue', overdue.length ? `${moneyTotal(overdue.map((i) => ({ amount: i.dueAmount, currency: cur })), fmt.locale)} · ${count(overdue.length, 'invoice', fmt.locale)}` : 'none'],
+    [
+      'Overdue',
+      overdue.length
+        ? `${moneyTotal(
+            overdue.map((i) => ({ amount: i.dueAmount, currency: cur })),
+            fmt.locale,
+          )} · ${count(overdue.length, 'invoice', fmt.locale)}`
+        : 'none',
+    ],
   ];
-  const notes = input.others > 0 ? [{ text: `${count(input.others, 'other customer')} also start with "${input.typed}". Type more of the name to see another.`, subtle: true }] : [];
+  const notes =
+    input.others > 0
+      ? [
+          {
+            text: `${count(input.others, 'other customer')} also start with "${input.typed}". Type more of the name to see another.`,
+            subtle: true,
+          },
+        ]
+      : [];
   return listCard({
     title: customer.name || `Customer ${shortId(customer.id)}`,
     subtitle: `Customer${customer.archived ? ' (archived)' : ''} · BILL id ${shortId(customer.id)}`,
@@ -112,7 +150,12 @@ export function customerCard(input: CustomerCardInput): CardReply {
       { header: 'Amount due', width: 2, align: 'Right' },
       { header: 'Status', width: 3 },
     ],
-    rows: lazyRows(rows, (i) => [i.invoiceNumber || shortId(i.id), calendarDate(i.dueDate, fmt.locale), money(i.dueAmount, cur, fmt.locale), invoiceStatusWords(i, today).words]),
+    rows: lazyRows(rows, (i) => [
+      i.invoiceNumber || shortId(i.id),
+      calendarDate(i.dueDate, fmt.locale),
+      money(i.dueAmount, cur, fmt.locale),
+      invoiceStatusWords(i, today).words,
+    ]),
     tones: (k) => invoiceStatusWords(rows[k]!, today).tone,
     page: input.page,
     noun: 'open invoices',
@@ -149,7 +192,12 @@ export function partyMatchesCard(input: PartyMatchesInput): CardReply {
   const actions: CardAction[] = rows
     .filter((m) => typeableName(m.party.name))
     .slice(0, 4)
-    .map((m) => executeAction(m.party.name.length > 28 ? `${m.party.name.slice(0, 27)}…` : m.party.name, { verb: 'run', command: `${noun} ${m.party.name}` }));
+    .map((m) =>
+      executeAction(m.party.name.length > 28 ? `${m.party.name.slice(0, 27)}…` : m.party.name, {
+        verb: 'run',
+        command: `${noun} ${m.party.name}`,
+      }),
+    );
   const n = `${rows.length}${input.more ? '+' : ''}`;
   return listCard({
     title: `${n} ${noun}s start with "${input.typed}"`,
@@ -163,7 +211,12 @@ export function partyMatchesCard(input: PartyMatchesInput): CardReply {
     rows: rows.map((m) => {
       const cur = currencyOf(kind, m.party);
       const bal = balanceOf(m.party);
-      return [m.party.name || shortId(m.party.id), m.open.toLocaleString(fmt.locale), money(m.openAmount, cur, fmt.locale), bal === undefined ? '—' : money(bal, cur, fmt.locale)];
+      return [
+        m.party.name || shortId(m.party.id),
+        m.open.toLocaleString(fmt.locale),
+        money(m.openAmount, cur, fmt.locale),
+        bal === undefined ? '—' : money(bal, cur, fmt.locale),
+      ];
     }),
     page: input.page,
     noun: `${noun}s`,

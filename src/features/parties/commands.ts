@@ -17,7 +17,19 @@ import type { BillLine } from '../payables/cards.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { Command, CommandContext } from '../types.js';
-import { boundOrg, cachedAnswer, formatOf, mirrorRead, orgClient, partyRead, resolveParties, shorten, textArgument, todayOf, type FinanceSettings } from '../finance.js';
+import {
+  boundOrg,
+  cachedAnswer,
+  formatOf,
+  mirrorRead,
+  orgClient,
+  partyRead,
+  resolveParties,
+  shorten,
+  textArgument,
+  todayOf,
+  type FinanceSettings,
+} from '../finance.js';
 
 /** What `vendor` and `customer` read: the org's mirror of parties, bills and invoices; BILL while it is not built. */
 export interface PartiesDeps {
@@ -40,7 +52,9 @@ export function rankMatches<T extends { name: string; id: string }>(typed: strin
   return [...items].sort((a, b) => {
     const ea = (a.name ?? '').trim().toLocaleLowerCase() === t ? 0 : 1;
     const eb = (b.name ?? '').trim().toLocaleLowerCase() === t ? 0 : 1;
-    return ea - eb || (a.name ?? '').length - (b.name ?? '').length || (a.name ?? '').localeCompare(b.name ?? '') || a.id.localeCompare(b.id);
+    return (
+      ea - eb || (a.name ?? '').length - (b.name ?? '').length || (a.name ?? '').localeCompare(b.name ?? '') || a.id.localeCompare(b.id)
+    );
   });
 }
 
@@ -63,13 +77,23 @@ interface Found<T> {
  * refresh the org's commands share), else one name search at BILL (kept like a list) while the mirror is built in the
  * background.
  */
-async function search<T extends Vendor | Customer>(ctx: CommandContext, deps: PartiesDeps, orgId: string, kind: PartyKind, typed: string): Promise<Found<T>> {
+async function search<T extends Vendor | Customer>(
+  ctx: CommandContext,
+  deps: PartiesDeps,
+  orgId: string,
+  kind: PartyKind,
+  typed: string,
+): Promise<Found<T>> {
   // Built before the mirror or a kept answer is consulted, so a refused name never reaches BILL.
   new BillFilter().sw('name', typed);
   const mirror = deps.mirror;
   const warm = await mirror.search(orgId, kind, typed, partyRead(ctx, deps));
   if (!('building' in warm)) {
-    return { search: { items: warm.rows.slice(0, MAX_MATCHES) as T[], more: warm.rows.length > MAX_MATCHES }, fetchedAt: warm.refreshedAt, fromMirror: true };
+    return {
+      search: { items: warm.rows.slice(0, MAX_MATCHES) as T[], more: warm.rows.length > MAX_MATCHES },
+      fetchedAt: warm.refreshedAt,
+      fromMirror: true,
+    };
   }
   mirror.prepare(orgId, kind);
   const got = await cachedAnswer(
@@ -80,7 +104,10 @@ async function search<T extends Vendor | Customer>(ctx: CommandContext, deps: Pa
     answerKey(`${kind}s.sw`, { prefix: typed }),
     async (): Promise<Search<T>> => {
       const org = orgClient(deps, orgId);
-      const list = kind === 'vendor' ? org.vendors.list({ nameStartsWith: typed, archived: false, pageSize: MAX_MATCHES, maxPages: 1 }) : org.customers.list({ nameStartsWith: typed, archived: false, pageSize: MAX_MATCHES, maxPages: 1 });
+      const list =
+        kind === 'vendor'
+          ? org.vendors.list({ nameStartsWith: typed, archived: false, pageSize: MAX_MATCHES, maxPages: 1 })
+          : org.customers.list({ nameStartsWith: typed, archived: false, pageSize: MAX_MATCHES, maxPages: 1 });
       const { items, truncated } = await list.all();
       return { items: items as T[], more: truncated };
     },
@@ -90,7 +117,13 @@ async function search<T extends Vendor | Customer>(ctx: CommandContext, deps: Pa
 }
 
 /** The matches about to be shown, their balances read again where a bill or invoice of theirs changed since. */
-async function confirmed<T extends Vendor | Customer>(deps: PartiesDeps, orgId: string, kind: PartyKind, found: Found<T>, shown: T[]): Promise<T[]> {
+async function confirmed<T extends Vendor | Customer>(
+  deps: PartiesDeps,
+  orgId: string,
+  kind: PartyKind,
+  found: Found<T>,
+  shown: T[],
+): Promise<T[]> {
   if (!found.fromMirror) return shown;
   return (await deps.mirror.confirm(orgId, kind, shown, 'interactive')) as T[];
 }
@@ -102,7 +135,11 @@ function pick<T extends { name: string; id: string }>(typed: string, items: T[])
 }
 
 function noMatch(kind: PartyKind, typed: string): InputError {
-  return new InputError(`No ${kind} starts with "${shorten(typed)}"`, `Check the spelling, or type fewer letters of the name, e.g. **${kind} ${escapeMarkdown(shorten(typed.slice(0, 3), 20))}**.`, `${kind} ${typed}`);
+  return new InputError(
+    `No ${kind} starts with "${shorten(typed)}"`,
+    `Check the spelling, or type fewer letters of the name, e.g. **${kind} ${escapeMarkdown(shorten(typed.slice(0, 3), 20))}**.`,
+    `${kind} ${typed}`,
+  );
 }
 
 /**
@@ -121,7 +158,12 @@ async function matchesWithOpenItems<T extends Vendor | Customer, O extends { asO
   const picked = pick(typed, found.search.items);
   if (picked.ranked.length === 0) throw noMatch(kind, typed);
   const shown = picked.one ? [picked.one] : picked.ranked;
-  const open = await openOf(ctx, deps, orgId, shown.map((p) => p.id));
+  const open = await openOf(
+    ctx,
+    deps,
+    orgId,
+    shown.map((p) => p.id),
+  );
   const ranked = await confirmed(deps, orgId, kind, found, shown);
   // Names from the mirror are kept CACHE_TTL_NAMES_S by design; the card's time is that of the open items.
   const asOf = found.fromMirror ? open.asOf : Math.min(found.fetchedAt, open.asOf);
@@ -141,37 +183,97 @@ export const vendorCommand: Command<PartiesDeps> = {
     const fmt = formatOf(ctx, deps);
     const today = todayOf(ctx, deps);
     const note = deps.settings.note;
-    const { found, picked, ranked, one, open, asOf } = await matchesWithOpenItems<Vendor, { bills: BillLine[]; asOf: number }>(ctx, deps, orgId, 'vendor', typed, openBillsOf);
+    const { found, picked, ranked, one, open, asOf } = await matchesWithOpenItems<Vendor, { bills: BillLine[]; asOf: number }>(
+      ctx,
+      deps,
+      orgId,
+      'vendor',
+      typed,
+      openBillsOf,
+    );
     if (one) {
-      return vendorCard({ vendor: one, openBills: open.bills, others: picked.ranked.length - 1 + (found.search.more ? 1 : 0), typed, today, fmt, asOf, page: ctx.input.page, command: `vendor ${typed}`, note });
+      return vendorCard({
+        vendor: one,
+        openBills: open.bills,
+        others: picked.ranked.length - 1 + (found.search.more ? 1 : 0),
+        typed,
+        today,
+        fmt,
+        asOf,
+        page: ctx.input.page,
+        command: `vendor ${typed}`,
+        note,
+      });
     }
     const matches: PartyMatch[] = ranked.map((v) => {
       const bills = open.bills.filter((b) => b.vendorId === v.id);
       return { party: v, open: bills.length, openAmount: sum(bills.map(amountDue)) };
     });
-    return partyMatchesCard({ kind: 'vendor', typed, matches, more: found.search.more, today, fmt, asOf, page: ctx.input.page, command: `vendor ${typed}`, note });
+    return partyMatchesCard({
+      kind: 'vendor',
+      typed,
+      matches,
+      more: found.search.more,
+      today,
+      fmt,
+      asOf,
+      page: ctx.input.page,
+      command: `vendor ${typed}`,
+      note,
+    });
   },
 };
 
 /** These vendors' open bills: from the mirror, or (not built yet) from BILL, filtered by vendorId there. */
-async function openBillsOf(ctx: CommandContext, deps: PartiesDeps, orgId: string, ids: string[]): Promise<{ bills: BillLine[]; asOf: number }> {
+async function openBillsOf(
+  ctx: CommandContext,
+  deps: PartiesDeps,
+  orgId: string,
+  ids: string[],
+): Promise<{ bills: BillLine[]; asOf: number }> {
   const wanted = new Set(ids);
   const warm = await openBills(ctx, deps, orgId, (b) => wanted.has(b.vendorId));
   if (warm) return { bills: withVendorNames(warm.items, await resolveParties(deps, orgId, 'vendor', ids)), asOf: warm.refreshedAt };
-  const got = await cachedAnswer(ctx, deps, orgId, 'list', answerKey('bills.open', { vendors: ids.join(',') }), () => unpaidBills(deps, orgId, {}, ids.length === 1 ? ids[0] : ids), ['bill', 'vendor']);
+  const got = await cachedAnswer(
+    ctx,
+    deps,
+    orgId,
+    'list',
+    answerKey('bills.open', { vendors: ids.join(',') }),
+    () => unpaidBills(deps, orgId, {}, ids.length === 1 ? ids[0] : ids),
+    ['bill', 'vendor'],
+  );
   deps.mirror.prepare(orgId, 'bill', 'open');
   return { bills: got.value.items, asOf: got.fetchedAt };
 }
 
 /** An invoice still owed: not archived, not paid, something due (what `customer` lists). */
-const owed = (i: Pick<Invoice, 'archived' | 'status' | 'dueAmount'>): boolean => !i.archived && i.status !== 'PAID' && (i.dueAmount ?? 0) > 0;
+const owed = (i: Pick<Invoice, 'archived' | 'status' | 'dueAmount'>): boolean =>
+  !i.archived && i.status !== 'PAID' && (i.dueAmount ?? 0) > 0;
 
 /** These customers' open invoices: from the mirror, or (not built yet) from BILL, filtered by customerId there. */
-async function openInvoicesOf(ctx: CommandContext, deps: PartiesDeps, orgId: string, ids: string[]): Promise<{ invoices: Invoice[]; asOf: number }> {
+async function openInvoicesOf(
+  ctx: CommandContext,
+  deps: PartiesDeps,
+  orgId: string,
+  ids: string[],
+): Promise<{ invoices: Invoice[]; asOf: number }> {
   const wanted = new Set(ids);
-  const warm = await deps.mirror.rows(orgId, 'invoice', { ...mirrorRead(ctx, deps, 'invoice'), whileBuilding: 'skip', where: (i) => wanted.has(i.customerId) && owed(i) });
+  const warm = await deps.mirror.rows(orgId, 'invoice', {
+    ...mirrorRead(ctx, deps, 'invoice'),
+    whileBuilding: 'skip',
+    where: (i) => wanted.has(i.customerId) && owed(i),
+  });
   if (!('building' in warm)) return { invoices: warm.rows, asOf: warm.refreshedAt };
-  const got = await cachedAnswer(ctx, deps, orgId, 'list', answerKey('invoices.open', { customers: ids.join(',') }), () => openInvoices(deps, orgId, ids), ['invoice', 'customer']);
+  const got = await cachedAnswer(
+    ctx,
+    deps,
+    orgId,
+    'list',
+    answerKey('invoices.open', { customers: ids.join(',') }),
+    () => openInvoices(deps, orgId, ids),
+    ['invoice', 'customer'],
+  );
   deps.mirror.prepare(orgId, 'invoice');
   return { invoices: got.value, asOf: got.fetchedAt };
 }
@@ -179,7 +281,11 @@ async function openInvoicesOf(ctx: CommandContext, deps: PartiesDeps, orgId: str
 /** Unpaid, non-archived invoices of these customers: BILL filters customerId and archived; paid ones are dropped here. */
 async function openInvoices(deps: Pick<PartiesDeps, 'bill'>, orgId: string, customerIds: string[]): Promise<Invoice[]> {
   const { items } = await orgClient(deps, orgId)
-    .invoices.list({ customerId: customerIds.length === 1 ? customerIds[0] : customerIds, archived: false, sort: [{ field: 'dueDate', order: 'asc' }] })
+    .invoices.list({
+      customerId: customerIds.length === 1 ? customerIds[0] : customerIds,
+      archived: false,
+      sort: [{ field: 'dueDate', order: 'asc' }],
+    })
     .all();
   return items.filter(owed).map(({ invoiceLineItems: _dropped, ...rest }) => rest as Invoice);
 }
@@ -197,15 +303,44 @@ export const customerCommand: Command<PartiesDeps> = {
     const fmt = formatOf(ctx, deps);
     const today = todayOf(ctx, deps);
     const note = deps.settings.note;
-    const { found, picked, ranked, one, open, asOf } = await matchesWithOpenItems<Customer, { invoices: Invoice[]; asOf: number }>(ctx, deps, orgId, 'customer', typed, openInvoicesOf);
+    const { found, picked, ranked, one, open, asOf } = await matchesWithOpenItems<Customer, { invoices: Invoice[]; asOf: number }>(
+      ctx,
+      deps,
+      orgId,
+      'customer',
+      typed,
+      openInvoicesOf,
+    );
     if (one) {
-      return customerCard({ customer: one, openInvoices: open.invoices, others: picked.ranked.length - 1 + (found.search.more ? 1 : 0), typed, today, fmt, asOf, page: ctx.input.page, command: `customer ${typed}`, note });
+      return customerCard({
+        customer: one,
+        openInvoices: open.invoices,
+        others: picked.ranked.length - 1 + (found.search.more ? 1 : 0),
+        typed,
+        today,
+        fmt,
+        asOf,
+        page: ctx.input.page,
+        command: `customer ${typed}`,
+        note,
+      });
     }
     const matches: PartyMatch[] = ranked.map((c) => {
       const invoices = open.invoices.filter((i) => i.customerId === c.id);
       return { party: c, open: invoices.length, openAmount: sum(invoices.map((i) => i.dueAmount)) };
     });
-    return partyMatchesCard({ kind: 'customer', typed, matches, more: found.search.more, today, fmt, asOf, page: ctx.input.page, command: `customer ${typed}`, note });
+    return partyMatchesCard({
+      kind: 'customer',
+      typed,
+      matches,
+      more: found.search.more,
+      today,
+      fmt,
+      asOf,
+      page: ctx.input.page,
+      command: `customer ${typed}`,
+      note,
+    });
   },
 };
 

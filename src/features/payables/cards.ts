@@ -1,6 +1,18 @@
 // Accounts payable cards: bills due, overdue bills, one bill, bills sharing an invoice number. Pure: data in, card out.
 import type { Bill } from '../../bill/types.js';
-import { adaptiveCard, container, escapeMarkdown, executeAction, facts, subtitle, text, title, type CardAction, type CardElement, type CardReply } from '../../cards/card.js';
+import {
+  adaptiveCard,
+  container,
+  escapeMarkdown,
+  executeAction,
+  facts,
+  subtitle,
+  text,
+  title,
+  type CardAction,
+  type CardElement,
+  type CardReply,
+} from '../../cards/card.js';
 import { addDays, calendarDate, daysBetween, dueInWords, money, type FormatOptions } from '../../cards/format.js';
 import { asOfFooter, lazyRows, listCard, refreshAction } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
@@ -48,7 +60,9 @@ export function dueShort(dueDate: string, today: string): string {
 export function byDueDate(ctx: Pick<ApCardContext, 'vendorNameOf'>) {
   // ISO dates order as plain strings; names by the default collator (what localeCompare uses), made once.
   return (a: BillLine, b: BillLine): number =>
-    (a.dueDate < b.dueDate ? -1 : a.dueDate > b.dueDate ? 1 : 0) || NAME_ORDER.compare(vendorName(a, ctx), vendorName(b, ctx)) || a.id.localeCompare(b.id);
+    (a.dueDate < b.dueDate ? -1 : a.dueDate > b.dueDate ? 1 : 0) ||
+    NAME_ORDER.compare(vendorName(a, ctx), vendorName(b, ctx)) ||
+    a.id.localeCompare(b.id);
 }
 
 const NAME_ORDER = new Intl.Collator();
@@ -81,16 +95,35 @@ export function billsDueCard(input: BillsDueInput): CardReply {
   const due = [...input.due].sort(byDueDate(input));
   const scheduled = due.filter((b) => b.paymentStatus === 'SCHEDULED');
   const awaiting = due.filter((b) => b.approvalStatus === 'ASSIGNED');
-  const dueTotal = moneyTotal(due.map((b) => amountOf(b, input)), fmt.locale);
-  const overdueTotal = moneyTotal(input.overdue.map((b) => amountOf(b, input)), fmt.locale);
+  const dueTotal = moneyTotal(
+    due.map((b) => amountOf(b, input)),
+    fmt.locale,
+  );
+  const overdueTotal = moneyTotal(
+    input.overdue.map((b) => amountOf(b, input)),
+    fmt.locale,
+  );
   const totals: Array<[string, string]> = [['Due', `${dueTotal} · ${count(due.length, 'bill', fmt.locale)}`]];
-  if (scheduled.length > 0) totals.push(['Of which scheduled', `${moneyTotal(scheduled.map((b) => amountOf(b, input)), fmt.locale)} · ${count(scheduled.length, 'bill', fmt.locale)}`]);
+  if (scheduled.length > 0)
+    totals.push([
+      'Of which scheduled',
+      `${moneyTotal(
+        scheduled.map((b) => amountOf(b, input)),
+        fmt.locale,
+      )} · ${count(scheduled.length, 'bill', fmt.locale)}`,
+    ]);
   if (awaiting.length > 0) totals.push(['Awaiting approval', count(awaiting.length, 'bill', fmt.locale)]);
   const notes =
     input.overdue.length > 0
-      ? [{ text: `Overdue: ${count(input.overdue.length, 'bill', fmt.locale)}, ${overdueTotal}, not counted above.`, tone: 'Attention' as Tone }]
+      ? [
+          {
+            text: `Overdue: ${count(input.overdue.length, 'bill', fmt.locale)}, ${overdueTotal}, not counted above.`,
+            tone: 'Attention' as Tone,
+          },
+        ]
       : [{ text: 'Nothing overdue.', subtle: true }];
-  const range = days === 0 ? calendarDate(today, fmt.locale) : `${calendarDate(today, fmt.locale)} – ${calendarDate(addDays(today, days), fmt.locale)}`;
+  const range =
+    days === 0 ? calendarDate(today, fmt.locale) : `${calendarDate(today, fmt.locale)} – ${calendarDate(addDays(today, days), fmt.locale)}`;
   const summary =
     due.length === 0
       ? `No bills due ${windowWords(days)}${input.overdue.length ? `; ${count(input.overdue.length, 'bill')} overdue (${overdueTotal})` : ''}.`
@@ -121,7 +154,10 @@ export function billsDueCard(input: BillsDueInput): CardReply {
     command: input.command,
     asOf: input.asOf,
     fmt,
-    footnotes: [input.truncated ? 'BILL has more bills than one answer reads: totals cover the bills shown in the count' : undefined, input.note],
+    footnotes: [
+      input.truncated ? 'BILL has more bills than one answer reads: totals cover the bills shown in the count' : undefined,
+      input.note,
+    ],
     summary,
     actions: input.overdue.length > 0 ? [executeAction('Show overdue bills', { verb: 'run', command: 'bills overdue' })] : [],
   });
@@ -149,7 +185,10 @@ export interface BillsOverdueInput extends ApCardContext {
 export function billsOverdueCard(input: BillsOverdueInput): CardReply {
   const { fmt, today } = input;
   const rows = [...input.overdue].sort(byDueDate(input));
-  const total = moneyTotal(rows.map((b) => amountOf(b, input)), fmt.locale);
+  const total = moneyTotal(
+    rows.map((b) => amountOf(b, input)),
+    fmt.locale,
+  );
   const totals: Array<[string, string]> = [['Overdue', `${total} · ${count(rows.length, 'bill', fmt.locale)}`]];
   if (rows.length > 0) {
     const oldest = rows[0]!;
@@ -158,7 +197,14 @@ export function billsOverdueCard(input: BillsOverdueInput): CardReply {
     for (const b of rows) buckets[agingBucket(daysBetween(b.dueDate.slice(0, 10), today))]?.push(b);
     AGING_BUCKETS.forEach((bucket, i) => {
       const list = buckets[i]!;
-      if (list.length > 0) totals.push([bucket.label, `${moneyTotal(list.map((b) => amountOf(b, input)), fmt.locale)} · ${count(list.length, 'bill', fmt.locale)}`]);
+      if (list.length > 0)
+        totals.push([
+          bucket.label,
+          `${moneyTotal(
+            list.map((b) => amountOf(b, input)),
+            fmt.locale,
+          )} · ${count(list.length, 'bill', fmt.locale)}`,
+        ]);
     });
   }
   return listCard({
@@ -189,7 +235,10 @@ export function billsOverdueCard(input: BillsOverdueInput): CardReply {
     asOf: input.asOf,
     fmt,
     footnotes: [input.truncated ? 'BILL has more overdue bills than one answer reads' : undefined, input.note],
-    summary: rows.length === 0 ? 'No overdue bills.' : `${count(rows.length, 'overdue bill')}, ${total}; the oldest is ${daysBetween(rows[0]!.dueDate, today)} days late.`,
+    summary:
+      rows.length === 0
+        ? 'No overdue bills.'
+        : `${count(rows.length, 'overdue bill')}, ${total}; the oldest is ${daysBetween(rows[0]!.dueDate, today)} days late.`,
   });
 }
 
@@ -237,11 +286,16 @@ export function billCard(input: BillCardInput): CardReply {
     ),
   ];
   if (late) body.splice(2, 0, text(escapeMarkdown(dueInWords(bill.dueDate, today)), { color: 'Attention', weight: 'Bolder' }));
-  const approvers = [...(Array.isArray(bill.approvers) ? bill.approvers : [])].sort((a, b) => (a?.approverOrder ?? 0) - (b?.approverOrder ?? 0));
+  const approvers = [...(Array.isArray(bill.approvers) ? bill.approvers : [])].sort(
+    (a, b) => (a?.approverOrder ?? 0) - (b?.approverOrder ?? 0),
+  );
   if (approvers.length > 0) {
     const lines = approvers.slice(0, 8).map((a, i) => {
       const when = a?.statusChangedTime ? ` (${calendarDate(a.statusChangedTime.slice(0, 10), fmt.locale)})` : '';
-      return [`Approver ${i + 1}`, escapeMarkdown(`${approverWords(a?.status)}${when} · user ${shortId(String(a?.userId ?? ''))}`)] as [string, string];
+      return [`Approver ${i + 1}`, escapeMarkdown(`${approverWords(a?.status)}${when} · user ${shortId(String(a?.userId ?? ''))}`)] as [
+        string,
+        string,
+      ];
     });
     if (approvers.length > 8) lines.push(['…', `${approvers.length - 8} more`]);
     body.push(container([text('Approvers', { weight: 'Bolder' }), facts(lines)], { separator: true }));
@@ -285,7 +339,13 @@ export function billMatchesCard(input: BillMatchesInput): CardReply {
       { header: 'Amount due', width: 2, align: 'Right' },
       { header: 'Status', width: 2 },
     ],
-    rows: rows.map((b) => [vendorName(b, input), shortId(b.id), calendarDate(b.dueDate, fmt.locale), money(amountDue(b), input.currencyOf(b.vendorId), fmt.locale), billPaymentWords(b)]),
+    rows: rows.map((b) => [
+      vendorName(b, input),
+      shortId(b.id),
+      calendarDate(b.dueDate, fmt.locale),
+      money(amountDue(b), input.currencyOf(b.vendorId), fmt.locale),
+      billPaymentWords(b),
+    ]),
     page: input.page,
     noun: 'bills',
     empty: `No bill has invoice number ${input.typed}.`,

@@ -56,28 +56,58 @@ export interface BillList {
 }
 
 /** Unpaid, non-archived bills in a due-date range, soonest first, filtered by BILL. */
-export async function unpaidBills(deps: Pick<PayablesDeps, 'bill'>, orgId: string, dueDate: { gte?: string; lte?: string; lt?: string }, vendorId?: string | string[]): Promise<BillList> {
+export async function unpaidBills(
+  deps: Pick<PayablesDeps, 'bill'>,
+  orgId: string,
+  dueDate: { gte?: string; lte?: string; lt?: string },
+  vendorId?: string | string[],
+): Promise<BillList> {
   const { items, truncated, pages } = await orgClient(deps, orgId)
-    .bills.list({ dueDate, vendorId, archived: false, filter: new BillFilter().ne('paymentStatus', 'PAID'), sort: [{ field: 'dueDate', order: 'asc' }] })
+    .bills.list({
+      dueDate,
+      vendorId,
+      archived: false,
+      filter: new BillFilter().ne('paymentStatus', 'PAID'),
+      sort: [{ field: 'dueDate', order: 'asc' }],
+    })
     .all();
   return { items: items.map(billLine), truncated, pages };
 }
 
 /** The overdue list both `bills due` and `bills overdue` ask BILL for while the mirror is not built (one cached answer per day). */
 function overdueBills(ctx: CommandContext, deps: PayablesDeps, orgId: string, today: string) {
-  return cachedAnswer(ctx, deps, orgId, 'list', answerKey('bills.overdue', { before: today }), () => unpaidBills(deps, orgId, { lt: today }), ['bill']);
+  return cachedAnswer(
+    ctx,
+    deps,
+    orgId,
+    'list',
+    answerKey('bills.overdue', { before: today }),
+    () => unpaidBills(deps, orgId, { lt: today }),
+    ['bill'],
+  );
 }
 
 const DAY = /^\d{4}-\d{2}-\d{2}/;
 /** A bill's due day (yyyy-MM-dd), or undefined when it has none (BILL's dueDate filters never match those). */
-const dueDay = (b: Pick<Bill, 'dueDate'>): string | undefined => (typeof b.dueDate === 'string' && DAY.test(b.dueDate) ? b.dueDate.slice(0, 10) : undefined);
+const dueDay = (b: Pick<Bill, 'dueDate'>): string | undefined =>
+  typeof b.dueDate === 'string' && DAY.test(b.dueDate) ? b.dueDate.slice(0, 10) : undefined;
 
 /**
  * The org's open bills (those `where` keeps) from its mirror, fresh as a cached list, or undefined while the mirror
  * is not built (the caller then asks BILL, and calls `mirror.prepare(orgId, 'bill', 'open')`).
  */
-export async function openBills(ctx: CommandContext, deps: { mirror: Pick<Mirror, 'rows'>; settings: FinanceSettings }, orgId: string, where?: (bill: Bill) => boolean): Promise<{ items: BillLine[]; refreshedAt: number } | undefined> {
-  const answer = await deps.mirror.rows(orgId, 'bill', { ...mirrorRead(ctx, deps, 'bill'), scope: 'open', whileBuilding: 'skip', where: (b) => isOpenBill(b) && (!where || where(b)) });
+export async function openBills(
+  ctx: CommandContext,
+  deps: { mirror: Pick<Mirror, 'rows'>; settings: FinanceSettings },
+  orgId: string,
+  where?: (bill: Bill) => boolean,
+): Promise<{ items: BillLine[]; refreshedAt: number } | undefined> {
+  const answer = await deps.mirror.rows(orgId, 'bill', {
+    ...mirrorRead(ctx, deps, 'bill'),
+    scope: 'open',
+    whileBuilding: 'skip',
+    where: (b) => isOpenBill(b) && (!where || where(b)),
+  });
   return 'building' in answer ? undefined : { items: answer.rows, refreshedAt: answer.refreshedAt };
 }
 
@@ -90,7 +120,12 @@ export function withVendorNames<T extends Pick<Bill, 'vendorId' | 'vendorName'>>
 }
 
 function vendorsOf(deps: PayablesDeps, orgId: string, bills: Array<Pick<Bill, 'vendorId'>>): Promise<Map<string, PartyInfo>> {
-  return resolveParties(deps, orgId, 'vendor', bills.map((b) => b.vendorId));
+  return resolveParties(
+    deps,
+    orgId,
+    'vendor',
+    bills.map((b) => b.vendorId),
+  );
 }
 
 export const billsDueCommand: Command<PayablesDeps> = {
@@ -123,7 +158,15 @@ export const billsDueCommand: Command<PayablesDeps> = {
       asOf = warm.refreshedAt;
     } else {
       const [d, o] = await Promise.all([
-        cachedAnswer(ctx, deps, orgId, 'list', answerKey('bills.due', { from: today, to }), () => unpaidBills(deps, orgId, { gte: today, lte: to }), ['bill']),
+        cachedAnswer(
+          ctx,
+          deps,
+          orgId,
+          'list',
+          answerKey('bills.due', { from: today, to }),
+          () => unpaidBills(deps, orgId, { gte: today, lte: to }),
+          ['bill'],
+        ),
         overdueBills(ctx, deps, orgId, today),
       ]);
       deps.mirror.prepare(orgId, 'bill', 'open');
@@ -159,7 +202,7 @@ export const billsOverdueCommand: Command<PayablesDeps> = {
   upstream: true,
   rank: 35,
   async run(ctx, deps) {
-    noArguments(ctx, 'Type **bills overdue** on its own; for one vendor\'s bills type **vendor {name}**.');
+    noArguments(ctx, "Type **bills overdue** on its own; for one vendor's bills type **vendor {name}**.");
     const orgId = boundOrg(ctx);
     const today = todayOf(ctx, deps);
     let overdue: BillLine[];
@@ -196,15 +239,19 @@ export const billsOverdueCommand: Command<PayablesDeps> = {
 /** BILL bill ids start with 00n (shared/reference/bill-v3-api.md §8). */
 const BILL_ID = /^00n[A-Za-z0-9]{5,61}$/;
 
-const BILL_HINT = 'Type **bill** and the vendor\'s invoice number or the BILL id, e.g. **bill ACM-12345**. To browse a vendor\'s bills, type **vendor {name}**.';
+const BILL_HINT =
+  "Type **bill** and the vendor's invoice number or the BILL id, e.g. **bill ACM-12345**. To browse a vendor's bills, type **vendor {name}**.";
 
 /** A bill by its BILL id, kept like a record answer (CACHE_TTL_OBJECT_S, dropped by a bill webhook). */
 async function billById(ctx: CommandContext, deps: PayablesDeps, orgId: string, id: string): Promise<{ bill: Bill; fetchedAt: number }> {
   try {
-    const got = await cachedAnswer(ctx, deps, orgId, 'object', answerKey('bill', { id }), () => orgClient(deps, orgId).bills.get(id), ['bill']);
+    const got = await cachedAnswer(ctx, deps, orgId, 'object', answerKey('bill', { id }), () => orgClient(deps, orgId).bills.get(id), [
+      'bill',
+    ]);
     return { bill: got.value, fetchedAt: got.fetchedAt };
   } catch (err) {
-    if (err instanceof BillApiError && err.category === 'notFound') throw new InputError(`No bill with BILL id ${shortId(id)}`, BILL_HINT, `bill ${id}`);
+    if (err instanceof BillApiError && err.category === 'notFound')
+      throw new InputError(`No bill with BILL id ${shortId(id)}`, BILL_HINT, `bill ${id}`);
     throw err;
   }
 }
@@ -229,12 +276,22 @@ export const billCommand: Command<PayablesDeps> = {
       found = await billById(ctx, deps, orgId, typed);
     } else {
       const result = await deps.mirror.lookup(orgId, 'bill', typed, mirrorRead(ctx, deps, 'bill'));
-      if (result.state === 'building') return indexBuildingCard({ what: 'bills', indexed: result.indexed, command: `bill ${typed}`, fmt, asOf: ctx.now.getTime(), note });
+      if (result.state === 'building')
+        return indexBuildingCard({ what: 'bills', indexed: result.indexed, command: `bill ${typed}`, fmt, asOf: ctx.now.getTime(), note });
       if (result.state === 'missing') {
-        throw new InputError(`No bill with invoice number "${shorten(typed)}"`, 'Check the number on the vendor\'s invoice, or find the bill with **vendor {name}**.', `bill ${typed}`);
+        throw new InputError(
+          `No bill with invoice number "${shorten(typed)}"`,
+          "Check the number on the vendor's invoice, or find the bill with **vendor {name}**.",
+          `bill ${typed}`,
+        );
       }
       if (result.rows.length > 1) {
-        const vendors = await resolveParties(deps, orgId, 'vendor', result.rows.map((r) => r.vendorId));
+        const vendors = await resolveParties(
+          deps,
+          orgId,
+          'vendor',
+          result.rows.map((r) => r.vendorId),
+        );
         return billMatchesCard({
           typed,
           bills: withVendorNames(result.rows, vendors),

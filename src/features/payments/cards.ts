@@ -29,7 +29,11 @@ export function paymentsCard(input: PaymentsCardInput): CardReply {
   const moving = rows.filter(paymentMovesMoney);
   const stopped = rows.filter((p) => !paymentMovesMoney(p));
   const scheduled = moving.filter((p) => p.singleStatus === 'SCHEDULED' || (p.processDate ?? '') > today);
-  const amounts = (list: Payment[]) => moneyTotal(list.map((p) => ({ amount: p.amount, currency: input.currencyOf(p.vendorId) })), fmt.locale);
+  const amounts = (list: Payment[]) =>
+    moneyTotal(
+      list.map((p) => ({ amount: p.amount, currency: input.currencyOf(p.vendorId) })),
+      fmt.locale,
+    );
   const totals: Array<[string, string]> = [['Total', `${amounts(moving)} · ${count(moving.length, 'payment', fmt.locale)}`]];
   if (scheduled.length > 0) totals.push(['Scheduled', `${amounts(scheduled)} · ${count(scheduled.length, 'payment', fmt.locale)}`]);
   if (stopped.length > 0) totals.push(['Not counted', `${amounts(stopped)} · ${count(stopped.length, 'payment', fmt.locale)}`]);
@@ -39,14 +43,27 @@ export function paymentsCard(input: PaymentsCardInput): CardReply {
     title,
     subtitle: 'Bill payments to vendors, newest process date first',
     totals,
-    notes: stopped.length > 0 ? [{ text: 'The total counts paid, scheduled and in process payments only; canceled, voided and failed ones are listed with their status and left out.', subtle: true }] : [],
+    notes:
+      stopped.length > 0
+        ? [
+            {
+              text: 'The total counts paid, scheduled and in process payments only; canceled, voided and failed ones are listed with their status and left out.',
+              subtle: true,
+            },
+          ]
+        : [],
     columns: [
       { header: 'Vendor', width: 3 },
       { header: 'Amount', width: 2, align: 'Right' },
       { header: 'Process date', width: 2 },
       { header: 'Status', width: 3 },
     ],
-    rows: rows.map((p, i) => [p.vendorName || `Vendor ${shortId(p.vendorId ?? '')}`, money(p.amount, input.currencyOf(p.vendorId), fmt.locale), calendarDate(p.processDate, fmt.locale), words[i]!.words]),
+    rows: rows.map((p, i) => [
+      p.vendorName || `Vendor ${shortId(p.vendorId ?? '')}`,
+      money(p.amount, input.currencyOf(p.vendorId), fmt.locale),
+      calendarDate(p.processDate, fmt.locale),
+      words[i]!.words,
+    ]),
     tones: words.map((w) => (w.tone === 'Good' ? undefined : w.tone)),
     page: input.page,
     noun: 'payments',

@@ -39,12 +39,22 @@ export const paymentsCommand: Command<PaymentsDeps> = {
       orgId,
       'list',
       answerKey('payments.last', { n: MAX_PAYMENTS }),
-      async () => (await orgClient(deps, orgId).payments.list({ pageSize: MAX_PAYMENTS, maxPages: 1, sort: [{ field: 'processDate', order: 'desc' }] }).take(MAX_PAYMENTS)).items,
+      async () =>
+        (
+          await orgClient(deps, orgId)
+            .payments.list({ pageSize: MAX_PAYMENTS, maxPages: 1, sort: [{ field: 'processDate', order: 'desc' }] })
+            .take(MAX_PAYMENTS)
+        ).items,
       // A new payment changes the bill it pays (bill.updated); BILL documents no "payment created" event.
       ['payment', 'bill'],
     );
     const payments = got.value.slice(0, limit);
-    const vendors = await resolveParties(deps, orgId, 'vendor', payments.map((p) => p.vendorId));
+    const vendors = await resolveParties(
+      deps,
+      orgId,
+      'vendor',
+      payments.map((p) => p.vendorId),
+    );
     return paymentsCard({
       payments,
       limit,

@@ -1,6 +1,16 @@
 // Accounts receivable cards: one invoice, overdue receivables aged by customer. Pure: data in, card out.
 import type { Invoice } from '../../bill/types.js';
-import { adaptiveCard, container, escapeMarkdown, facts, subtitle, text, title, type CardElement, type CardReply } from '../../cards/card.js';
+import {
+  adaptiveCard,
+  container,
+  escapeMarkdown,
+  facts,
+  subtitle,
+  text,
+  title,
+  type CardElement,
+  type CardReply,
+} from '../../cards/card.js';
 import { calendarDate, daysBetween, money, sum, type FormatOptions } from '../../cards/format.js';
 import { AGING_BUCKETS, agingBucket, typeableName } from '../payables/cards.js';
 import { asOfFooter, lazyRows, listCard, refreshAction } from '../../cards/list.js';
@@ -68,7 +78,8 @@ export function invoiceCard(input: InvoiceCardInput): CardReply {
   }
   body.push(asOfFooter(input.asOf, fmt, [input.note]));
   const actions = [];
-  if (customer?.name && typeableName(customer.name)) actions.push(executeAction('This customer', { verb: 'run', command: `customer ${customer.name}` }));
+  if (customer?.name && typeableName(customer.name))
+    actions.push(executeAction('This customer', { verb: 'run', command: `customer ${customer.name}` }));
   actions.push(refreshAction(input.command));
   return adaptiveCard(body, {
     summary: `Invoice ${inv.invoiceNumber} for ${name}: ${m(inv.dueAmount)} due of ${m(inv.totalAmount)}, ${status.words.toLowerCase()}.`,
@@ -89,7 +100,13 @@ export interface AgingInvoice {
 
 /** Unpaid, not archived, due before today: what `invoices overdue` counts. */
 export function isOverdue(inv: AgingInvoice, today: string): boolean {
-  return !inv.archived && inv.status !== 'PAID' && inv.dueAmount > 0 && /^\d{4}-\d{2}-\d{2}/.test(inv.dueDate) && inv.dueDate.slice(0, 10) < today;
+  return (
+    !inv.archived &&
+    inv.status !== 'PAID' &&
+    inv.dueAmount > 0 &&
+    /^\d{4}-\d{2}-\d{2}/.test(inv.dueDate) &&
+    inv.dueDate.slice(0, 10) < today
+  );
 }
 
 export interface InvoicesOverdueInput extends ArCardContext {
@@ -117,7 +134,14 @@ export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
     let row = byCustomer.get(inv.customerId);
     if (!row) {
       const c = input.customerOf(inv.customerId);
-      row = { customerId: inv.customerId, name: customerName(inv.customerId, input), currency: c?.currency, buckets: AGING_BUCKETS.map(() => []), invoices: 0, total: 0 };
+      row = {
+        customerId: inv.customerId,
+        name: customerName(inv.customerId, input),
+        currency: c?.currency,
+        buckets: AGING_BUCKETS.map(() => []),
+        invoices: 0,
+        total: 0,
+      };
       byCustomer.set(inv.customerId, row);
     }
     const b = agingBucket(daysBetween(inv.dueDate.slice(0, 10), today));
@@ -130,7 +154,9 @@ export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
   customers.sort((a, b) => b.total - a.total || a.name.localeCompare(b.name) || a.customerId.localeCompare(b.customerId));
   const all = overdue.map((i) => ({ amount: i.dueAmount, currency: byCustomer.get(i.customerId)?.currency }));
   const total = moneyTotal(all, fmt.locale);
-  const totals: Array<[string, string]> = [['Overdue', `${total} · ${count(overdue.length, 'invoice', fmt.locale)} · ${count(customers.length, 'customer', fmt.locale)}`]];
+  const totals: Array<[string, string]> = [
+    ['Overdue', `${total} · ${count(overdue.length, 'invoice', fmt.locale)} · ${count(customers.length, 'customer', fmt.locale)}`],
+  ];
   AGING_BUCKETS.forEach((bucket, i) => {
     const list = bucketTotals[i]!;
     totals.push([bucket.label, list.length ? `${moneyTotal(list, fmt.locale)} · ${count(list.length, 'invoice', fmt.locale)}` : '—']);
@@ -157,6 +183,9 @@ export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
     asOf: input.asOf,
     fmt,
     footnotes: [input.note],
-    summary: overdue.length === 0 ? 'No overdue invoices.' : `${count(overdue.length, 'overdue invoice')} from ${count(customers.length, 'customer')}, ${total}.`,
+    summary:
+      overdue.length === 0
+        ? 'No overdue invoices.'
+        : `${count(overdue.length, 'overdue invoice')} from ${count(customers.length, 'customer')}, ${total}.`,
   });
 }

@@ -9,7 +9,17 @@ import { indexBuildingCard } from '../../cards/list.js';
 import { invoiceCard, invoicesOverdueCard, isOverdue } from './cards.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { Command } from '../types.js';
-import { boundOrg, formatOf, mirrorRead, noArguments, resolveParties, shorten, textArgument, todayOf, type FinanceSettings } from '../finance.js';
+import {
+  boundOrg,
+  formatOf,
+  mirrorRead,
+  noArguments,
+  resolveParties,
+  shorten,
+  textArgument,
+  todayOf,
+  type FinanceSettings,
+} from '../finance.js';
 
 /** What accounts receivable reads: the org's mirror of invoices and customer names (no other BILL call). */
 export interface ReceivablesDeps {
@@ -17,7 +27,8 @@ export interface ReceivablesDeps {
   settings: FinanceSettings;
 }
 
-const INVOICE_HINT = 'Type **invoice** and the invoice number, e.g. **invoice 1042**. To see a customer\'s open invoices, type **customer {name}**.';
+const INVOICE_HINT =
+  "Type **invoice** and the invoice number, e.g. **invoice 1042**. To see a customer's open invoices, type **customer {name}**.";
 
 export const invoiceCommand: Command<ReceivablesDeps> = {
   name: 'invoice',
@@ -34,10 +45,25 @@ export const invoiceCommand: Command<ReceivablesDeps> = {
     const fmt = formatOf(ctx, deps);
     const note = deps.settings.note;
     const result = await deps.mirror.lookup(orgId, 'invoice', typed, mirrorRead(ctx, deps, 'invoice'));
-    if (result.state === 'building') return indexBuildingCard({ what: 'invoices', indexed: result.indexed, command: `invoice ${typed}`, fmt, asOf: ctx.now.getTime(), note });
-    if (result.state === 'missing') throw new InputError(`No invoice ${shorten(typed)}`, 'Check the number on the invoice. To see a customer\'s open invoices, type **customer {name}**.', `invoice ${typed}`);
+    if (result.state === 'building')
+      return indexBuildingCard({
+        what: 'invoices',
+        indexed: result.indexed,
+        command: `invoice ${typed}`,
+        fmt,
+        asOf: ctx.now.getTime(),
+        note,
+      });
+    if (result.state === 'missing')
+      throw new InputError(
+        `No invoice ${shorten(typed)}`,
+        "Check the number on the invoice. To see a customer's open invoices, type **customer {name}**.",
+        `invoice ${typed}`,
+      );
     // Numbers are unique in BILL (a duplicate is refused); if history left two, the live one wins.
-    const invoice = [...result.rows].sort((a, b) => Number(a.archived) - Number(b.archived) || b.updatedTime.localeCompare(a.updatedTime))[0]!;
+    const invoice = [...result.rows].sort(
+      (a, b) => Number(a.archived) - Number(b.archived) || b.updatedTime.localeCompare(a.updatedTime),
+    )[0]!;
     const asOf = result.refreshedAt;
     const customers = await resolveParties(deps, orgId, 'customer', [invoice.customerId]);
     return invoiceCard({
@@ -66,9 +92,22 @@ export const invoicesOverdueCommand: Command<ReceivablesDeps> = {
     const note = deps.settings.note;
     const today = todayOf(ctx, deps);
     const answer = await deps.mirror.rows(orgId, 'invoice', { ...mirrorRead(ctx, deps, 'invoice'), where: (i) => isOverdue(i, today) });
-    if ('building' in answer) return indexBuildingCard({ what: 'invoices', indexed: answer.building, command: 'invoices overdue', fmt, asOf: ctx.now.getTime(), note });
+    if ('building' in answer)
+      return indexBuildingCard({
+        what: 'invoices',
+        indexed: answer.building,
+        command: 'invoices overdue',
+        fmt,
+        asOf: ctx.now.getTime(),
+        note,
+      });
     const overdue = answer.rows;
-    const customers = await resolveParties(deps, orgId, 'customer', overdue.map((i) => i.customerId));
+    const customers = await resolveParties(
+      deps,
+      orgId,
+      'customer',
+      overdue.map((i) => i.customerId),
+    );
     return invoicesOverdueCard({
       invoices: overdue,
       today,

@@ -35,13 +35,20 @@ export interface TransactionsCardInput extends SpendCardBase {
 
 export function transactionsCard(input: TransactionsCardInput): CardReply {
   const { fmt } = input;
-  const rows = [...input.transactions].sort((a, b) => String(b.occurredTime).localeCompare(String(a.occurredTime)) || a.id.localeCompare(b.id));
+  const rows = [...input.transactions].sort(
+    (a, b) => String(b.occurredTime).localeCompare(String(a.occurredTime)) || a.id.localeCompare(b.id),
+  );
   const spent = rows.filter((t) => !isDecline(t));
   const missing = rows.filter(missingReceipt);
   const declined = rows.filter(isDecline);
   const totals: Array<[string, string]> = [
     ['Spent', `${money(sum(spent.map((t) => t.amount)), USD, fmt.locale)} · ${count(spent.length, 'transaction', fmt.locale)}`],
-    ['Missing receipts', missing.length ? `${count(missing.length, 'transaction', fmt.locale)} · ${money(sum(missing.map((t) => t.amount)), USD, fmt.locale)}` : 'none'],
+    [
+      'Missing receipts',
+      missing.length
+        ? `${count(missing.length, 'transaction', fmt.locale)} · ${money(sum(missing.map((t) => t.amount)), USD, fmt.locale)}`
+        : 'none',
+    ],
   ];
   if (declined.length > 0) totals.push(['Declined', count(declined.length, 'transaction', fmt.locale)]);
   return listCard({
@@ -82,7 +89,9 @@ export interface ReimbursementsCardInput extends SpendCardBase {
 
 export function reimbursementsCard(input: ReimbursementsCardInput): CardReply {
   const { fmt } = input;
-  const rows = input.reimbursements.filter(reimbursementPending).sort((a, b) => String(a.submittedTime).localeCompare(String(b.submittedTime)) || a.id.localeCompare(b.id));
+  const rows = input.reimbursements
+    .filter(reimbursementPending)
+    .sort((a, b) => String(a.submittedTime).localeCompare(String(b.submittedTime)) || a.id.localeCompare(b.id));
   const total = money(sum(rows.map((r) => r.amount)), USD, fmt.locale);
   const failed = rows.filter((r) => r.status === 'PAYMENT_FAILED');
   const totals: Array<[string, string]> = [['Pending', `${total} · ${count(rows.length, 'reimbursement', fmt.locale)}`]];
@@ -138,7 +147,7 @@ export function budgetsCard(input: BudgetsCardInput): CardReply {
   const pct = (ratio: number | undefined) => percent(ratio, fmt.locale);
   return listCard({
     title: 'Budgets this period',
-    subtitle: 'Spent of each budget\'s limit in its current period, most used first',
+    subtitle: "Spent of each budget's limit in its current period, most used first",
     totals: [
       ['Spent', `${money(spent, USD, fmt.locale)} of ${money(limit, USD, fmt.locale)} (${pct(limit > 0 ? spent / limit : undefined)})`],
       ['Over limit', over.length ? over.map((r) => r.b.name).join(', ') : 'none'],
@@ -150,7 +159,13 @@ export function budgetsCard(input: BudgetsCardInput): CardReply {
       { header: 'Used', width: 1, align: 'Right' },
       { header: 'Period ends', width: 2 },
     ],
-    rows: rows.map(({ b, use }) => [b.name || 'Unnamed budget', money(use.spent, USD, fmt.locale), money(use.limit, USD, fmt.locale), pct(use.ratio), calendarDate(b.currentPeriod?.endDate, fmt.locale)]),
+    rows: rows.map(({ b, use }) => [
+      b.name || 'Unnamed budget',
+      money(use.spent, USD, fmt.locale),
+      money(use.limit, USD, fmt.locale),
+      pct(use.ratio),
+      calendarDate(b.currentPeriod?.endDate, fmt.locale),
+    ]),
     tones: rows.map(({ use }) => ((use.ratio ?? 0) > 1 ? 'Attention' : (use.ratio ?? 0) >= 0.8 ? 'Warning' : undefined)),
     page: input.page,
     noun: 'budgets',
@@ -159,7 +174,10 @@ export function budgetsCard(input: BudgetsCardInput): CardReply {
     asOf: input.asOf,
     fmt,
     footnotes: [input.note],
-    summary: rows.length === 0 ? 'No active budgets.' : `${count(rows.length, 'budget')}: ${money(spent, USD, fmt.locale)} spent of ${money(limit, USD, fmt.locale)}${over.length ? `; ${over.length} over limit` : ''}.`,
+    summary:
+      rows.length === 0
+        ? 'No active budgets.'
+        : `${count(rows.length, 'budget')}: ${money(spent, USD, fmt.locale)} spent of ${money(limit, USD, fmt.locale)}${over.length ? `; ${over.length} over limit` : ''}.`,
   });
 }
 
@@ -189,7 +207,12 @@ export function spendOverviewCard(input: SpendOverviewInput): CardReply {
         text(`Card transactions, last ${input.days} days`, { weight: 'Bolder' }),
         facts([
           ['Spent', `${money(sum(spent.map((t) => t.amount)), USD, fmt.locale)} · ${count(spent.length, 'transaction', fmt.locale)}`],
-          ['Missing receipts', missing.length ? `${count(missing.length, 'transaction', fmt.locale)} · ${money(sum(missing.map((t) => t.amount)), USD, fmt.locale)}` : 'none'],
+          [
+            'Missing receipts',
+            missing.length
+              ? `${count(missing.length, 'transaction', fmt.locale)} · ${money(sum(missing.map((t) => t.amount)), USD, fmt.locale)}`
+              : 'none',
+          ],
         ]),
       ],
       { separator: true },
@@ -197,7 +220,12 @@ export function spendOverviewCard(input: SpendOverviewInput): CardReply {
     container(
       [
         text('Reimbursements', { weight: 'Bolder' }),
-        facts([['Pending', `${money(sum(pending.map((r) => r.amount)), USD, fmt.locale)} · ${count(pending.length, 'reimbursement', fmt.locale)}`]]),
+        facts([
+          [
+            'Pending',
+            `${money(sum(pending.map((r) => r.amount)), USD, fmt.locale)} · ${count(pending.length, 'reimbursement', fmt.locale)}`,
+          ],
+        ]),
       ],
       { separator: true },
     ),
@@ -205,7 +233,17 @@ export function spendOverviewCard(input: SpendOverviewInput): CardReply {
       [
         text('Budgets this period', { weight: 'Bolder' }),
         budgets.length
-          ? facts(budgets.slice(0, 5).map(({ b, use }) => [escapeMarkdown(b.name), `${pct(use.ratio)} · ${money(use.spent, USD, fmt.locale)} of ${money(use.limit, USD, fmt.locale)}`] as [string, string]))
+          ? facts(
+              budgets
+                .slice(0, 5)
+                .map(
+                  ({ b, use }) =>
+                    [
+                      escapeMarkdown(b.name),
+                      `${pct(use.ratio)} · ${money(use.spent, USD, fmt.locale)} of ${money(use.limit, USD, fmt.locale)}`,
+                    ] as [string, string],
+                ),
+            )
           : text('No active budgets.', { subtle: true }),
       ],
       { separator: true },
@@ -229,7 +267,9 @@ export function spendNotConfiguredCard(opts: { note?: string } = {}): CardReply 
     [
       title('Spend & Expense is not connected'),
       text('billbridge reads card transactions, reimbursements and budgets with a Spend & Expense API token, and none is configured.'),
-      text('To enable it, a Spend & Expense administrator creates an API token (Settings → API tokens) and the billbridge operator sets it as **BILL_SPEND_API_TOKEN**, then restarts billbridge.'),
+      text(
+        'To enable it, a Spend & Expense administrator creates an API token (Settings → API tokens) and the billbridge operator sets it as **BILL_SPEND_API_TOKEN**, then restarts billbridge.',
+      ),
       ...(opts.note ? [text(opts.note, { subtle: true, size: 'Small' })] : []),
     ],
     { summary: 'Spend & Expense is not connected: set BILL_SPEND_API_TOKEN to enable it.' },

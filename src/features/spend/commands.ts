@@ -80,7 +80,15 @@ function reimbursements(ctx: CommandContext, deps: SpendDeps, orgId: string, cli
 }
 
 function budgets(ctx: CommandContext, deps: SpendDeps, orgId: string, client: SpendClient) {
-  return cachedAnswer(ctx, deps, orgId, 'list', answerKey('spend.budgets'), async (): Promise<Budget[]> => (await client.budgets.list({ retired: false, maxPages: 10 }).all()).items, ['spend']);
+  return cachedAnswer(
+    ctx,
+    deps,
+    orgId,
+    'list',
+    answerKey('spend.budgets'),
+    async (): Promise<Budget[]> => (await client.budgets.list({ retired: false, maxPages: 10 }).all()).items,
+    ['spend'],
+  );
 }
 
 /** S&E tokens exist, but none belongs to this team's organisation: another organisation's token must not answer. */
@@ -89,7 +97,9 @@ function notSetUpForThisOrgCard(note: string | undefined): CardReply {
     [
       title('Spend & Expense is not set up for this organisation'),
       text('A Spend & Expense API token belongs to one organisation, and billbridge has none for the organisation this team is linked to.'),
-      text("To enable it, a Spend & Expense administrator of this organisation creates an API token (Settings → API tokens) and the billbridge operator adds it to **BILL_SPEND_API_TOKENS** as organisationId:token, then restarts billbridge."),
+      text(
+        'To enable it, a Spend & Expense administrator of this organisation creates an API token (Settings → API tokens) and the billbridge operator adds it to **BILL_SPEND_API_TOKENS** as organisationId:token, then restarts billbridge.',
+      ),
       ...(note ? [text(note, { subtle: true, size: 'Small' })] : []),
     ],
     { summary: 'Spend & Expense is not set up for this organisation.' },
@@ -117,19 +127,48 @@ export const spendCommand: Command<SpendDeps> = {
     switch (sub) {
       case 'transactions': {
         const got = await transactions(ctx, deps, orgId, client);
-        return transactionsCard({ transactions: got.value.items, truncated: got.value.truncated, days: TRANSACTION_DAYS, fmt, asOf: got.fetchedAt, page, command: 'spend transactions', note });
+        return transactionsCard({
+          transactions: got.value.items,
+          truncated: got.value.truncated,
+          days: TRANSACTION_DAYS,
+          fmt,
+          asOf: got.fetchedAt,
+          page,
+          command: 'spend transactions',
+          note,
+        });
       }
       case 'reimbursements': {
         const got = await reimbursements(ctx, deps, orgId, client);
-        return reimbursementsCard({ reimbursements: got.value.items, truncated: got.value.truncated, fmt, asOf: got.fetchedAt, page, command: 'spend reimbursements', note });
+        return reimbursementsCard({
+          reimbursements: got.value.items,
+          truncated: got.value.truncated,
+          fmt,
+          asOf: got.fetchedAt,
+          page,
+          command: 'spend reimbursements',
+          note,
+        });
       }
       case 'budgets': {
         const got = await budgets(ctx, deps, orgId, client);
         return budgetsCard({ budgets: got.value, fmt, asOf: got.fetchedAt, page, command: 'spend budgets', note });
       }
       default: {
-        const [t, r, b] = await Promise.all([transactions(ctx, deps, orgId, client), reimbursements(ctx, deps, orgId, client), budgets(ctx, deps, orgId, client)]);
-        return spendOverviewCard({ transactions: t.value.items, days: TRANSACTION_DAYS, reimbursements: r.value.items, budgets: b.value, fmt, asOf: Math.min(t.fetchedAt, r.fetchedAt, b.fetchedAt), note });
+        const [t, r, b] = await Promise.all([
+          transactions(ctx, deps, orgId, client),
+          reimbursements(ctx, deps, orgId, client),
+          budgets(ctx, deps, orgId, client),
+        ]);
+        return spendOverviewCard({
+          transactions: t.value.items,
+          days: TRANSACTION_DAYS,
+          reimbursements: r.value.items,
+          budgets: b.value,
+          fmt,
+          asOf: Math.min(t.fetchedAt, r.fetchedAt, b.fetchedAt),
+          note,
+        });
       }
     }
   },
