@@ -20,7 +20,7 @@ export interface TestBot {
   /** POSTs an activity to /api/messages. */
   send(activity: unknown, headers?: Record<string, string>): Promise<HttpAnswer>;
   /** POSTs a channel message "@billbridge <text>" and returns the HTTP answer. */
-  say(text: string, opts?: Partial<ChannelOpts>): Promise<HttpAnswer & { activity: Record<string, any> }>;
+  say(text: string, opts?: Partial<ChannelOpts>): Promise<HttpAnswer & { activity: ReturnType<typeof channelMessage> }>;
   close(): Promise<void>;
 }
 

@@ -18,6 +18,29 @@ function lib(): typeof import('adaptivecards') {
   return AC;
 }
 
+/**
+ * An Adaptive Card, or any element or action in one, as the bot sends it. Every field is optional (a test asserts the
+ * ones it needs), and fields not named here read as `unknown`.
+ */
+export interface CardJson {
+  type?: string;
+  version?: string;
+  id?: string;
+  text?: string;
+  title?: string;
+  url?: string;
+  verb?: string;
+  body?: CardJson[];
+  items?: CardJson[];
+  columns?: CardJson[];
+  actions?: CardJson[];
+  inlines?: CardJson[];
+  facts?: Array<{ title?: string; value?: string }>;
+  data?: Record<string, unknown>;
+  refresh?: { action?: CardJson; userIds?: string[] };
+  [key: string]: unknown;
+}
+
 export interface CardCheck {
   /** Parse errors and warnings reported by the library. */
   problems: string[];
@@ -29,7 +52,7 @@ export function checkCard(card: unknown): CardCheck {
   const ac = lib();
   const ctx = new ac.SerializationContext(ac.Versions.v1_5);
   const parsed = new ac.AdaptiveCard();
-  parsed.parse(card as object, ctx);
+  parsed.parse(card, ctx);
   const problems: string[] = [];
   for (let i = 0; i < ctx.eventCount; i++) {
     const e = ctx.getEventAt(i);
@@ -38,6 +61,7 @@ export function checkCard(card: unknown): CardCheck {
   for (const e of parsed.validateProperties().validationEvents) {
     problems.push(`${ac.ValidationEvent[e.event]}: ${e.message}`);
   }
-  if ((card as { version?: string }).version !== '1.5') problems.push(`version is ${(card as { version?: string }).version}, not 1.5`);
+  const version = (card as { version?: unknown }).version;
+  if (version !== '1.5') problems.push(`version is ${JSON.stringify(version)}, not 1.5`);
   return { problems, bytes: Buffer.byteLength(JSON.stringify(card), 'utf8') };
 }

@@ -12,7 +12,10 @@ export function plain(s: string): string {
   return s.replace(/\\(.)/g, '$1');
 }
 
-type Node = { type?: string; [k: string]: unknown };
+interface Node {
+  type?: string;
+  [k: string]: unknown;
+}
 
 function walk(node: unknown, visit: (n: Node) => void): void {
   if (!node || typeof node !== 'object') return;
@@ -24,7 +27,10 @@ function walk(node: unknown, visit: (n: Node) => void): void {
   for (const v of Object.values(node)) walk(v, visit);
 }
 
-type Run = { text?: string; isSubtle?: boolean };
+interface Run {
+  text?: string;
+  isSubtle?: boolean;
+}
 
 /** A row of the stacked list `table()` draws: the name (and figure) on top, one run per other column below. */
 function stackedRow(n: Node): string[] | undefined {

@@ -82,7 +82,7 @@ export function mutate(rng: Rng, base: Record<string, unknown>, keep: readonly s
   }
   const keys = Object.keys(target).filter((k) => !keep.includes(k));
   const op = rng.int(0, 2);
-  if (op === 0 && keys.length > 0) delete target[rng.pick(keys)];
+  if (op === 0 && keys.length > 0) Reflect.deleteProperty(target, rng.pick(keys));
   else if (op === 1 && keys.length > 0) target[rng.pick(keys)] = randomJson(rng);
   else target[rng.pick(KEYS.filter((k) => !keep.includes(k)))] = randomJson(rng);
   return copy;

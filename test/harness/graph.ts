@@ -168,7 +168,7 @@ export class GraphStandIn {
       const token = call.authorization?.replace(/^Bearer /, '');
       if (!token || !this.issued.has(token)) return this.graphError(401, 'InvalidAuthenticationToken', 'Access token is empty or invalid.');
       const team = this.teams.get((call.teamId ?? '').toLowerCase());
-      if (!team) return this.graphError(404, 'NotFound', 'No team found with Group Id ' + call.teamId);
+      if (!team) return this.graphError(404, 'NotFound', `No team found with Group Id ${call.teamId ?? ''}`);
       return {
         status: 200,
         body: {

@@ -122,8 +122,8 @@ export class TestRedis {
           c.disconnect();
         }
       };
-      p.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-      p.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+      p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      p.stderr.on('data', (d: Buffer) => (out += d.toString()));
       void probe();
     });
   }

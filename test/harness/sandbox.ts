@@ -9,6 +9,7 @@ import { createLimiter } from '../../src/limits/index.js';
 import type { BudgetSnapshot, Limiter, RunOptions, Throttle, Upstream } from '../../src/limits/types.js';
 import { startSandbox, type DemoCredentials, type Fault, type RunningSandbox, type SandboxOptions, type SandboxStats } from '../../src/sandbox/index.js';
 import { LogCapture } from './logs.js';
+import type { JsonRecord } from './net.js';
 
 export interface TestSandbox {
   sandbox: RunningSandbox;
@@ -20,24 +21,24 @@ export interface TestSandbox {
   /** GET /__sandbox/stats over HTTP. */
   stats(): Promise<SandboxStats>;
   /** Calls a /__sandbox/ endpoint, e.g. control('POST', '/sessions/expire'). */
-  control(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }>;
+  control(method: string, path: string, body?: unknown): Promise<{ status: number; json: JsonRecord | undefined }>;
   fault(f: Fault): Promise<void>;
   stop(): Promise<void>;
 }
 
 /** Calls a /__sandbox/ endpoint of the sandbox at `url` (its control routes: pay a bill, flush webhooks, faults…). */
-export async function sandboxControl(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+export async function sandboxControl(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: JsonRecord | undefined }> {
   const res = await request(`${url}/__sandbox${path}`, {
     method: method as 'GET',
     body: body === undefined ? undefined : JSON.stringify(body),
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
   });
   const text = await res.body.text();
-  return { status: res.statusCode, json: text ? JSON.parse(text) : undefined };
+  return { status: res.statusCode, json: text ? (JSON.parse(text) as JsonRecord) : undefined };
 }
 
 /** sandboxControl that fails (naming the call and the answer) unless the sandbox answered 2xx; resolves with the body. */
-export async function sandboxControlOk(url: string, method: string, path: string, body?: unknown): Promise<any> {
+export async function sandboxControlOk(url: string, method: string, path: string, body?: unknown): Promise<JsonRecord | undefined> {
   const res = await sandboxControl(url, method, path, body);
   if (res.status >= 300) throw new Error(`sandbox ${method} ${path}: ${res.status} ${JSON.stringify(res.json)}`);
   return res.json;
@@ -51,7 +52,7 @@ export async function startTestSandbox(opts: SandboxOptions = {}): Promise<TestS
     url: sandbox.url,
     baseUrl: sandbox.baseUrl,
     credentials: sandbox.credentials,
-    stats: async () => (await control('GET', '/stats')).json as SandboxStats,
+    stats: async () => (await control('GET', '/stats')).json as unknown as SandboxStats,
     control,
     fault: async (f) => {
       const res = await control('POST', '/faults', f);
@@ -78,7 +79,9 @@ export class RecordingLimiter implements Limiter {
   blockedUntil(): number | undefined {
     return undefined;
   }
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    // nothing to release: it holds no timers or connections
+  }
 }
 
 export interface TestClient {

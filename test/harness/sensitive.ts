@@ -13,7 +13,7 @@ export const SENSITIVE = {
 } as const;
 
 /** A vendor as BILL v3 returns it, with every sensitive field filled in. */
-export function poisonedVendor(overrides: Record<string, unknown> = {}): Record<string, any> {
+export function poisonedVendor(overrides: Record<string, unknown> = {}) {
   return {
     id: '00901ABCDEFGH1234567',
     archived: false,
@@ -37,7 +37,7 @@ export function poisonedVendor(overrides: Record<string, unknown> = {}): Record<
 }
 
 /** A customer as BILL v3 returns it, with an account number and a tax id. */
-export function poisonedCustomer(overrides: Record<string, unknown> = {}): Record<string, any> {
+export function poisonedCustomer(overrides: Record<string, unknown> = {}) {
   return {
     id: '0cu01ABCDEFGH7654321',
     archived: false,

@@ -51,7 +51,7 @@ async function link(who: Required<Who>, firstName: string): Promise<string> {
   org.users.put(user);
   tokens.push(value);
   const res = await bot.send(executeInvoke({ verb: APPROVAL_VERBS.connect, [CONNECT_INPUTS.tokenName]: name, [CONNECT_INPUTS.tokenValue]: value }, personalMessage('', { serviceUrl: bot.connector.url, from: who }), { replyToId: 'connect-card' }));
-  expect(textsOf(res.json.value)[0]).toBe('Connected to BILL');
+  expect(textsOf(res.json?.value as Card)[0]).toBe('Connected to BILL');
   return user.id;
 }
 
@@ -125,7 +125,7 @@ describe('the approvals digest', () => {
     const card = ConnectorStandIn.card(digestsTo(PRIYA)[0]!);
     const approve = JSON.parse(JSON.stringify(card)).body.flatMap((c: any) => c.items ?? []).flatMap((i: any) => (i.type === 'ActionSet' ? i.actions : [])).find((a: any) => a.verb === APPROVAL_VERBS.approve);
     const res = await bot.send(executeInvoke(approve.data, personalMessage('', { serviceUrl: bot.connector.url, from: PRIYA }), { replyToId: digestsTo(PRIYA)[0]!.body?.id ?? 'digest' }));
-    expect(textsOf(res.json.value).some((t) => t.startsWith('Approved by Priya Raman at'))).toBe(true);
+    expect(textsOf(res.json?.value as Card).some((t) => t.startsWith('Approved by Priya Raman at'))).toBe(true);
     expect(bot.app.sandbox!.org.approvalDecisions.at(-1)).toMatchObject({ billId: approve.data.bill, userId: priyaId, action: 'APPROVE' });
   });
 

@@ -75,8 +75,8 @@ async function click(base: Record<string, any>, data: Record<string, unknown>, w
   invoke.value.trigger = trigger;
   const res = await bot.send(invoke);
   expect(res.status).toBe(200);
-  expect(res.json.type).toBe('application/vnd.microsoft.card.adaptive');
-  return valid(res.json.value);
+  expect(res.json?.type).toBe('application/vnd.microsoft.card.adaptive');
+  return valid(res.json?.value as Card);
 }
 
 /** The connector gives the bot's next message this id (what Teams names in replyToId when its card is clicked). */

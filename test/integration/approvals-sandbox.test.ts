@@ -29,12 +29,12 @@ async function call(method: string, path: string, opts: { headers?: Record<strin
 
 /** Signs a demo user in with a fresh sync token made through /__sandbox/, as a person would with their own token. */
 async function signInAs(firstName: string): Promise<{ userId: string; headers: Record<string, string> }> {
-  const users = (await sb.control('GET', '/users')).json as Array<{ id: string; firstName: string }>;
+  const users = (await sb.control('GET', '/users')).json as unknown as Array<{ id: string; firstName: string }>;
   const user = users.find((u) => u.firstName === firstName)!;
   const made = await sb.control('POST', `/users/${user.id}/sync-tokens`, {});
   expect(made.status).toBe(201);
-  tokens.push(made.json.value);
-  const login = await call('POST', '/v3/login', { body: { username: made.json.name, password: made.json.value, organizationId: sb.credentials.orgId, devKey: sb.credentials.devKey } });
+  tokens.push(String(made.json?.value));
+  const login = await call('POST', '/v3/login', { body: { username: made.json?.name, password: made.json?.value, organizationId: sb.credentials.orgId, devKey: sb.credentials.devKey } });
   expect(login.status).toBe(200);
   tokens.push(login.json.sessionId);
   return { userId: user.id, headers: { devKey: sb.credentials.devKey, sessionId: login.json.sessionId } };
@@ -75,7 +75,7 @@ describe('bill approvals in the sandbox', () => {
     expect(now.approvalStatus).toBe('APPROVED');
     expect(now.approvers!.map((a) => a.status)).toEqual(['APPROVED', 'APPROVED']);
 
-    const decisions = (await sb.control('GET', '/approvals/decisions')).json as Array<Record<string, unknown>>;
+    const decisions = (await sb.control('GET', '/approvals/decisions')).json as unknown as Array<Record<string, unknown>>;
     expect(decisions.filter((d) => d.billId === bill.id)).toEqual([
       expect.objectContaining({ userId: priya.userId, action: 'APPROVE', comment: 'Matches the PO', sessionKind: 'syncToken' }),
       expect.objectContaining({ userId: marcus.userId, action: 'APPROVE', sessionKind: 'syncToken' }),
@@ -105,7 +105,7 @@ describe('bill approvals in the sandbox', () => {
 
   it('ends a revoked token\'s sessions, and lists users without their passwords or token values', async () => {
     const priya = await signInAs('Priya');
-    const users = (await sb.control('GET', '/users')).json as Array<Record<string, unknown>>;
+    const users = (await sb.control('GET', '/users')).json as unknown as Array<Record<string, unknown>>;
     const p = users.find((u) => u.id === priya.userId)!;
     expect(p).not.toHaveProperty('password');
     expect(JSON.stringify(users)).not.toContain(tokens[0]!);

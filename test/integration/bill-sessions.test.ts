@@ -105,7 +105,7 @@ describe('expired sessions', () => {
     const org = c.gateway.org(sb.credentials.orgId);
     await org.whoami();
     const before = await logins();
-    expect((await sb.control('POST', '/sessions/expire')).json.expired).toBeGreaterThan(0);
+    expect((await sb.control('POST', '/sessions/expire')).json?.expired).toBeGreaterThan(0);
     const page = await org.invoices.list({ pageSize: 10, maxPages: 1 }).all();
     expect(page.items).toHaveLength(10);
     expect((await logins()) - before).toBe(1);

@@ -60,7 +60,7 @@ describe('two instances on one Redis', () => {
   it('name Redis as a part of readiness', async () => {
     const res = await get(`${a.url}/readyz`);
     expect(res.status).toBe(200);
-    expect(res.json.parts).toMatchObject({ redis: true, state: true });
+    expect(res.json?.parts).toMatchObject({ redis: true, state: true });
     expect(a.app.state.kind).toBe('redis');
   });
 });
@@ -71,7 +71,7 @@ describe('an instance that starts while Redis is unreachable', () => {
     try {
       const res = await get(`${dead.url}/readyz`);
       expect(res.status).toBe(503);
-      expect(res.json.notReady).toContain('redis');
+      expect(res.json?.notReady).toContain('redis');
       const errors = dead.logs.records().filter((r) => r.level === 'error' && String(r.msg).startsWith('Redis'));
       expect(errors.map((r) => r.msg)).toEqual(['Redis at redis://127.0.0.1:1 is unreachable: /readyz reports not ready until it answers']);
     } finally {

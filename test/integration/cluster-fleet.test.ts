@@ -333,7 +333,7 @@ describe('two instances, one BILL budget', () => {
 
   it('after BILL expires the session, the fleet signs in again exactly once', async () => {
     const expired = await sb.control('POST', '/sessions/expire');
-    expect(expired.json.expired).toBe(1);
+    expect(expired.json?.expired).toBe(1);
     const replies = await burst(financeCommands(60));
     expect(replies.map(titleOf).filter((t) => FAILURE_TITLES.includes(t))).toEqual([]);
     const stats = await sb.stats();

@@ -137,7 +137,7 @@ describe(`${TOTAL} random and hostile commands (seed ${SEED})`, () => {
         const got = calls.filter((c) => c.body?.type === 'message' && ids.has(c.conversationId!));
         return got.length >= ids.size ? got : undefined;
       }, 30_000, `${ids.size} replies`);
-      for (const r of replies) expectValidReply({ card: r.body.attachments[0].content, summary: r.body.summary }, '(over HTTP)');
+      for (const r of replies) expectValidReply({ card: r.body?.attachments?.[0]?.content, summary: r.body?.summary ?? '' }, '(over HTTP)');
     }
 
     // Everything BILL received was well formed and meant what the command means.

@@ -109,7 +109,7 @@ function hostile(rng: Rng, serviceUrl: string): Body {
     const size = rng.int(1_000, MESSAGE_BODY_LIMIT - 4_000);
     const field = rng.pick(['text', 'id', 'name', 'locale']);
     if (field === 'name') activity.from = { ...activity.from, name: 'N'.repeat(size) };
-    else activity[field] = rng.pick(['x', '\u00e9', '<at>', '9']).repeat(size);
+    else Object.assign(activity, { [field]: rng.pick(['x', '\u00e9', '<at>', '9']).repeat(size) });
     return activity;
   }
   if (roll < 0.8) {

@@ -58,7 +58,7 @@ async function submitConnect(bot: TestBot, who: Who, token: { name: string; valu
   const base = where === 'personal' ? personalMessage('', { serviceUrl: bot.connector.url, from: who }) : channelMessage('', { serviceUrl: bot.connector.url, from: who });
   const res = await bot.send(executeInvoke({ verb: APPROVAL_VERBS.connect, [CONNECT_INPUTS.tokenName]: token.name, [CONNECT_INPUTS.tokenValue]: token.value }, base, { from: who, replyToId: 'connect-form' }));
   expect(res.status).toBe(200);
-  return res.json.value as Card;
+  return res.json?.value as Card;
 }
 
 /** Sign-in attempts the sandbox has seen (accepted, refused, or over its own hourly limit). */

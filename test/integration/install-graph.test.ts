@@ -128,7 +128,7 @@ describe('a team adds billbridge (app registration, Graph reachable)', () => {
     expect(created.status).toBe(201);
     expect(created.headers.authorization).toMatch(/^Bearer \S+$/);
     expect(created.body).toMatchObject({ isGroup: true, channelData: { channel: { id: ids.channel } } });
-    const card = created.body.activity.attachments.find((a: { contentType: string }) => a.contentType === 'application/vnd.microsoft.card.adaptive').content;
+    const card = created.body?.activity?.attachments?.find((a) => a.contentType === 'application/vnd.microsoft.card.adaptive')?.content;
     expect(JSON.stringify(card)).toContain('billbridge joined collections');
     // Not a second welcome where the event came from.
     expect(bot.connector.messages(ids.team)).toHaveLength(0);
@@ -145,7 +145,7 @@ describe('a team adds billbridge (app registration, Graph reachable)', () => {
       const token = await issuer.token({ aud: APP_ID, serviceUrl: bot.connector.url });
       expect((await bot.send(activity, { authorization: `Bearer ${token}` })).status).toBe(200);
       const [welcome] = await bot.connector.waitForMessages(1, ids.team);
-      expect(JSON.stringify(welcome!.body.attachments[0].content)).toContain('billbridge joined disputes');
+      expect(JSON.stringify(welcome!.body?.attachments?.[0]?.content)).toContain('billbridge joined disputes');
       expect(bot.logs.text()).toContain('welcome to the selected channel failed');
     } finally {
       stop();

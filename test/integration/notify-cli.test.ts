@@ -85,7 +85,7 @@ describe('npm run webhooks', () => {
     try {
       const body = JSON.stringify({ metadata: { eventId: randomUUID(), subscriptionId: subs[0]!.id, organizationId: sb.credentials.orgId, eventType: 'vendor.created', version: '1' }, vendor: { id: sb.sandbox.org.vendors.all()[0]!.id, name: 'New Vendor' } });
       const ok = await post(`${bot.url}/api/bill/webhooks`, body, { 'x-bill-sha-signature': createHmac('sha256', key).update(body).digest('base64') });
-      expect(ok.json.status).toBe('accepted');
+      expect(ok.json?.status).toBe('accepted');
       // While the bot holds STATE_DIR the CLI does not open it behind its back: it says who holds it.
       const refused = await cli('list');
       expect(refused.code).toBe(1);

@@ -140,7 +140,7 @@ describe('a bill is paid in BILL', () => {
       expect(checkCard(card).problems).toEqual([]);
       expect(checkCard(card).bytes).toBeLessThan(40 * 1024);
       expect(JSON.stringify(card)).toContain('notify.refresh');
-      expect(c.body.conversation.id).toBe(c.conversationId);
+      expect(c.body?.conversation?.id).toBe(c.conversationId);
     }
     expect(bot.app.sandbox!.stats().webhooks.failed).toBe(0);
   });
@@ -168,15 +168,15 @@ describe('a bill is paid in BILL', () => {
 
   it('Refresh redraws the card from BILL\'s current record', async () => {
     const [billCard] = posts(AP);
-    const action = ConnectorStandIn.card(billCard!).actions.find((a: any) => a.title === 'Refresh');
+    const action = ConnectorStandIn.card(billCard!).actions?.find((a) => a.title === 'Refresh');
     const base = channelMessage('', { serviceUrl: bot.connector.url, channel: AP });
-    const res = await bot.send(executeInvoke(action.data, base));
+    const res = await bot.send(executeInvoke(action!.data!, base));
     expect(res.status).toBe(200);
-    expect(res.json.type).toBe('application/vnd.microsoft.card.adaptive');
-    const text = JSON.stringify(res.json.value);
+    expect(res.json?.type).toBe('application/vnd.microsoft.card.adaptive');
+    const text = JSON.stringify(res.json?.value);
     expect(text).toContain('is paid');
     expect(text).toContain('Refreshed from BILL');
-    expect(checkCard(res.json.value).problems).toEqual([]);
+    expect(checkCard(res.json?.value).problems).toEqual([]);
   });
 });
 

@@ -45,7 +45,7 @@ async function vendorEvent(orgId: string, name: string): Promise<void> {
     vendor: { id: vendor.id, name, billCurrency: 'USD' },
   });
   const res = await post(`${bot.url}/api/bill/webhooks`, body, { 'x-bill-sha-signature': createHmac('sha256', orgId === orgB ? KEY_B : KEY).update(body).digest('base64') });
-  expect(res.json.status).toBe('accepted');
+  expect(res.json?.status).toBe('accepted');
 }
 
 /** Vendor cards posted in a team's channel. */

@@ -74,7 +74,7 @@ describe('a crash between accepting an event and sending it', () => {
     const event = signedEvent(first.orgId, 'INV-7001');
     const accepted = await post(`${first.url}/api/bill/webhooks`, event.body, { 'x-bill-sha-signature': event.signature });
     expect(accepted.status).toBe(200);
-    expect(accepted.json.status).toBe('accepted');
+    expect(accepted.json?.status).toBe('accepted');
     await connector.waitFor((calls) => calls.some((c) => c.conversationId === CHANNEL && c.status === 503), 15_000, 'the first (failed) send');
     first.child.kill('SIGKILL');
     await first.exited;
@@ -96,10 +96,10 @@ describe('a crash between accepting an event and sending it', () => {
 
     // BILL delivers the same event again: acknowledged, not sent.
     const again = await post(`${second.url}/api/bill/webhooks`, event.body, { 'x-bill-sha-signature': event.signature });
-    expect(again.json.status).toBe('duplicate');
+    expect(again.json?.status).toBe('duplicate');
     // A later event proves the worker ran after the duplicate.
     const marker = signedEvent(second.orgId, 'INV-7002');
-    expect((await post(`${second.url}/api/bill/webhooks`, marker.body, { 'x-bill-sha-signature': marker.signature })).json.status).toBe('accepted');
+    expect((await post(`${second.url}/api/bill/webhooks`, marker.body, { 'x-bill-sha-signature': marker.signature })).json?.status).toBe('accepted');
     const cards = await connector.waitForMessages(2, CHANNEL, 20_000);
     expect(JSON.stringify(ConnectorStandIn.card(cards[1]!))).toContain('INV-7002');
     expect(cards.filter((c) => JSON.stringify(c.body).includes('INV-7001'))).toHaveLength(1);

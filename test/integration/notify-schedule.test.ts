@@ -96,7 +96,7 @@ describe('a daily digest at 09:00 New York time', () => {
     expect(text).toContain('Bills due in the next 7 days: none');
     expect(text).toContain('Overdue bills: 1, $500.00');
     expect(text).toContain('Overdue invoices: none');
-    expect(posted!.body.conversation.id).toBe(DIGEST);
+    expect(posted!.body?.conversation?.id).toBe(DIGEST);
   });
 
   it('is never posted twice for one slot, not even after a restart', async () => {
@@ -163,7 +163,7 @@ describe('Teams keeps answering 412', () => {
     const attempts = () => connector.calls.filter((c) => c.conversationId === FLAKY && (c.kind === 'reply' || c.kind === 'send'));
     connector.failSends(100, { status: 412, body: { error: { code: 'PreconditionFailed', message: 'concurrent operation' } } }, FLAKY);
     const event = signedInvoiceEvent();
-    expect((await post(`${bot.url}/api/bill/webhooks`, event.body, { 'x-bill-sha-signature': event.signature })).json.status).toBe('accepted');
+    expect((await post(`${bot.url}/api/bill/webhooks`, event.body, { 'x-bill-sha-signature': event.signature })).json?.status).toBe('accepted');
     await bot.app.notify.worker.drain();
     expect(attempts()).toHaveLength(1);
 
@@ -201,7 +201,7 @@ describe('BILL cannot answer when an event arrives', () => {
     await sandboxControlOk(bot.app.sandbox!.url, 'POST', '/faults', { kind: 'serverError', path: '/v3/invoices', count: 1_000 });
     try {
       const event = signedInvoiceEvent('00e01billdowninvoice1', 'INV-9002', { totalAmount: 50_000, dueAmount: 50_000 });
-      expect((await post(`${bot.url}/api/bill/webhooks`, event.body, { 'x-bill-sha-signature': event.signature })).json.status).toBe('accepted');
+      expect((await post(`${bot.url}/api/bill/webhooks`, event.body, { 'x-bill-sha-signature': event.signature })).json?.status).toBe('accepted');
       await bot.app.notify.worker.drain();
       expect(sends()).toHaveLength(0);
       clock.advance(RETRY_DELAYS_MS[0]! * 1.3);

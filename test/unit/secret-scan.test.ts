@@ -59,7 +59,7 @@ describe('the registered scan over a real bot', () => {
       devKey: demo.devKey,
     });
     expect(login.status).toBe(200);
-    const sessionId: string = login.json.sessionId;
+    const sessionId = String(login.json?.sessionId);
     expect(bot.app.sandbox!.stats().sessionsIssued).toContain(sessionId);
     const extra = new LogCapture('extra capture');
     registerSecrets(() => ['minted-token-0123456789']);
