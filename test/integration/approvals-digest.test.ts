@@ -27,7 +27,7 @@ const textsOf = (card: Card): string[] => {
   const out: string[] = [];
   const walk = (n: any) => {
     if (!n || typeof n !== 'object') return;
-    if (Array.isArray(n)) return n.forEach(walk);
+    if (Array.isArray(n)) { n.forEach(walk); return; }
     if (n.type === 'TextBlock') out.push(String(n.text).replace(/\\(.)/g, '$1'));
     Object.values(n).forEach(walk);
   };

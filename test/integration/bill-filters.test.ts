@@ -25,7 +25,7 @@ afterAll(async () => {
 
 async function rawGet(path: string, query: Record<string, string>): Promise<{ status: number; json: any }> {
   await org().whoami();
-  const sessionId = sb.sandbox.gate.sessions.keys().next().value as string;
+  const sessionId = sb.sandbox.gate.sessions.keys().next().value!;
   const qs = new URLSearchParams(query).toString();
   const res = await request(`${sb.baseUrl}${path}?${qs}`, { headers: { devKey: sb.credentials.devKey, sessionId } });
   return { status: res.statusCode, json: JSON.parse(await res.body.text()) };

@@ -57,7 +57,7 @@ class BotProcess {
     let buffered = '';
     let stderr = '';
     const listening = new Promise<string>((resolve, reject) => {
-      proc.stdout!.on('data', (d: Buffer) => {
+      proc.stdout.on('data', (d: Buffer) => {
         buffered += d.toString();
         let nl: number;
         while ((nl = buffered.indexOf('\n')) >= 0) {
@@ -72,7 +72,7 @@ class BotProcess {
           }
         }
       });
-      proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+      proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       proc.once('exit', (code) => reject(new Error(`bot ${name} exited with ${code} before listening: ${stderr.slice(-2000)}`)));
     });
     bot.url = await listening;
@@ -97,7 +97,7 @@ class BotProcess {
   /** Posts a channel message "@billbridge <text>" as Teams would; `answered` settles when the turn is over. */
   say(text: string, opts: Partial<Parameters<typeof channelMessage>[1]> & { serviceUrl: string }): { conversationId: string; answered: Promise<number> } {
     const activity = channelMessage(text, opts);
-    return { conversationId: activity.conversation.id as string, answered: post(`${this.url}/api/messages`, activity).then((r) => r.status) };
+    return { conversationId: activity.conversation.id, answered: post(`${this.url}/api/messages`, activity).then((r) => r.status) };
   }
 
   metric(name: string): Promise<number> {
@@ -142,7 +142,7 @@ class WebhookRelay {
       );
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', () => resolve()));
-    this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}/api/bill/webhooks`;
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/api/bill/webhooks`;
     return this;
   }
 

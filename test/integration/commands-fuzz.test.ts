@@ -132,7 +132,7 @@ describe(`${TOTAL} random and hostile commands (seed ${SEED})`, () => {
       // One channel each: the Bot Connector budget is per conversation, and this clock never moves its windows on.
       const sent = await Promise.all(texts.map((t, k) => bot.say(t, { channel: `19:fuzz-${i + k}@thread.tacv2` })));
       for (const s of sent) expect(s.status).toBe(200);
-      const ids = new Set(sent.map((s) => s.activity.conversation.id as string));
+      const ids = new Set(sent.map((s) => s.activity.conversation.id));
       const replies = await bot.connector.waitFor((calls) => {
         const got = calls.filter((c) => c.body?.type === 'message' && ids.has(c.conversationId!));
         return got.length >= ids.size ? got : undefined;

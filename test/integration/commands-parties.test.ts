@@ -108,7 +108,7 @@ describe('vendor <name>', () => {
   it('a vendor name full of markdown is shown as text, and its bank and tax numbers never appear', async () => {
     const org = bot.app.sandbox!.org;
     const vendor = poisonedVendor({ id: '00901POISONVENDOR001', name: '**Mega** _Corp_ [pay](https://evil.example) <at>all</at>', updatedTime: new Date(NOW).toISOString() });
-    org.vendors.put(vendor as unknown as Vendor);
+    org.vendors.put(vendor);
     // BILL's vendor.created webhook: the vendor replica reads the change before the next search.
     await bot.app.services.mirror.markStale(org.id, 'vendor', vendor.id);
     const bill = org.bills.all().find((b) => !b.archived && b.paymentStatus === 'UNPAID')!;

@@ -51,7 +51,7 @@ const THROTTLED = { status: 429, headers: { 'Retry-After': '1' }, body: { error:
 describe('Teams throttles a reply', () => {
   it('still delivers the reply, after the Retry-After second, exactly once', async () => {
     const activity = channelMessage('help', { serviceUrl: bot.connector.url, channel: '19:channel-throttled@thread.tacv2' });
-    const conv = activity.conversation.id as string;
+    const conv = activity.conversation.id;
     bot.connector.failSends(1, THROTTLED, conv);
     expect((await bot.send(activity)).status).toBe(200);
 
@@ -75,7 +75,7 @@ describe('Teams throttles a reply', () => {
 
   it('backs off and retries a 429 that names no Retry-After (botbuilder would give up on it)', async () => {
     const activity = personalMessage('help', { serviceUrl: bot.connector.url });
-    const conv = activity.conversation.id as string;
+    const conv = activity.conversation.id;
     bot.connector.failSends(1, { status: 429, body: { error: { code: 'Throttled', message: 'slow down' } } }, conv);
     await bot.send(activity);
     const [reply] = await bot.connector.waitForMessages(1, conv);
@@ -112,6 +112,6 @@ describe('nothing leaves the bot outside the limiter', () => {
     // Every turn of this file, in four conversations, went out through the one connector client kept for the
     // connector's service URL, and each reply still reached its own conversation.
     expect(bot.app.adapter.keptConnectorClients).toBe(1);
-    for (const a of turns) expect(bot.connector.messages(a.conversation.id as string).some((c) => c.activityId === a.id)).toBe(true);
+    for (const a of turns) expect(bot.connector.messages(a.conversation.id).some((c) => c.activityId === a.id)).toBe(true);
   });
 });

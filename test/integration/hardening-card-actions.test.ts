@@ -42,7 +42,7 @@ const bills = () => bot.app.sandbox!.stats().requests;
 async function say(who: Who, text: string): Promise<{ reply: ConnectorCall; card: Card; base: Record<string, any> }> {
   const res = await bot.say(text, { from: who });
   expect(res.status).toBe(200);
-  const conv = res.activity.conversation.id as string;
+  const conv = res.activity.conversation.id;
   const [reply] = await bot.connector.waitForMessages(1, conv);
   return { reply: reply!, card: ConnectorStandIn.card(reply!), base: res.activity };
 }

@@ -24,7 +24,7 @@ function texts(card: Card): string[] {
   const out: string[] = [];
   const walk = (n: unknown) => {
     if (!n || typeof n !== 'object') return;
-    if (Array.isArray(n)) return n.forEach(walk);
+    if (Array.isArray(n)) { n.forEach(walk); return; }
     const o = n as Card;
     if (o.type === 'TextBlock') out.push(String(o.text).replace(/\\(.)/g, '$1'));
     Object.values(o).forEach(walk);

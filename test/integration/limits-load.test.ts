@@ -14,7 +14,7 @@ const user = (n: number) => ({ id: `29:user-${n}`, aadObjectId: `00000000-0000-4
 async function sayAll(bot: TestBot, lines: Array<{ text: string; channel: string; from: ReturnType<typeof user> }>): Promise<any[]> {
   const sent = await Promise.all(lines.map((l) => bot.say(l.text, { channel: l.channel, from: l.from })));
   for (const s of sent) expect(s.status).toBe(200);
-  const ids = sent.map((s) => s.activity.conversation.id as string);
+  const ids = sent.map((s) => s.activity.conversation.id);
   const replies = await bot.connector.waitFor((calls) => {
     const byConversation = new Map<string, any>();
     for (const c of calls) if (c.body?.type === 'message' && c.status < 300) byConversation.set(c.conversationId!, c);

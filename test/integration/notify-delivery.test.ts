@@ -31,7 +31,7 @@ afterAll(async () => {
 async function say(text: string, channel: string): Promise<any> {
   const res = await bot.say(text, { channel });
   expect(res.status).toBe(200);
-  const conv = res.activity.conversation.id as string;
+  const conv = res.activity.conversation.id;
   const [reply] = await bot.connector.waitForMessages(1, conv);
   const card = ConnectorStandIn.card(reply!);
   // Every answer is a valid Adaptive Card 1.5 well under Teams' limits.

@@ -118,7 +118,7 @@ describe('subscribing', () => {
     expect(events[1]!.json.invoice).toMatchObject({ id: created.json?.id, status: 'PARTIAL_PAYMENT', dueAmount: 1000 });
     expect(events.every((e) => e.signature === sign(e.raw, inv.securityKey!))).toBe(true);
     expect(take('/ap')).toEqual([]);
-    const history = await request(`${sb.sandbox.eventsBaseUrl}/v3/events/subscription/${inv.id}`, { headers: { devKey: sb.credentials.devKey, sessionId: sb.sandbox.gate.sessions.keys().next().value as string } });
+    const history = await request(`${sb.sandbox.eventsBaseUrl}/v3/events/subscription/${inv.id}`, { headers: { devKey: sb.credentials.devKey, sessionId: sb.sandbox.gate.sessions.keys().next().value! } });
     const page = JSON.parse(await history.body.text());
     expect(page.results.map((n: { type: string; statusCode: number }) => [n.type, n.statusCode]).sort()).toEqual([['invoice.created', 200], ['invoice.updated', 200]]);
   });
@@ -166,7 +166,7 @@ describe('subscription rules', () => {
     await org().whoami();
     const res = await request(`${sb.sandbox.eventsBaseUrl}/v3/subscriptions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', devKey: sb.credentials.devKey, sessionId: sb.sandbox.gate.sessions.keys().next().value as string },
+      headers: { 'content-type': 'application/json', devKey: sb.credentials.devKey, sessionId: sb.sandbox.gate.sessions.keys().next().value! },
       body: JSON.stringify(body('https://hooks.example.com/nokey')),
     });
     expect(res.statusCode).toBe(400);

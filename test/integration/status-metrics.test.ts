@@ -91,7 +91,7 @@ describe('who sees which budgets', () => {
     { budget: 'graph.tenant', key: 'tenant-a' },
     { budget: 'graph.tenant', key: 'tenant-b' },
     { budget: 'connector.thread', key: '*' },
-  ].map((r) => ({ ...r, limit: 1, used: 0, remaining: 1, queued: 0, running: 0, rejected: 0 }) as BudgetSnapshot);
+  ].map((r) => ({ ...r, limit: 1, used: 0, remaining: 1, queued: 0, running: 0, rejected: 0 }));
 
   it('shows a channel only its own organisation and tenant; admins see every row', () => {
     const mine = visibleBudgets(rows, { admin: false, orgId: 'ORG-A', tenantId: 'TENANT-A' }).map((r) => `${r.budget}:${r.key}`);
