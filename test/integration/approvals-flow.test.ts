@@ -11,7 +11,7 @@ import { sandboxControlOk } from '../harness/sandbox.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { TENANT, channelMessage, executeInvoke, personalMessage, type Who } from '../harness/activities.js';
 import { ConnectorStandIn } from '../harness/connector.js';
-import { checkCard } from '../harness/cards.js';
+import { checkCard, type CardJson } from '../harness/cards.js';
 import { registerSecrets } from '../harness/secretScan.js';
 import { NS } from '../../src/state/types.js';
 
@@ -23,9 +23,10 @@ let bot: TestBot;
 const tokens: Array<{ name: string; value: string }> = [];
 const billUser: Record<string, string> = {};
 
-type Card = Record<string, any>;
+type Card = CardJson;
+type Base = Parameters<typeof executeInvoke>[1];
 
-const control = (method: string, path: string, body?: unknown): Promise<any> => sandboxControlOk(bot.app.sandbox!.url, method, path, body);
+const control = (method: string, path: string, body?: unknown) => sandboxControlOk(bot.app.sandbox!.url, method, path, body);
 
 /** Every object of the card (depth first). */
 function nodes(card: unknown): Card[] {
@@ -33,7 +34,7 @@ function nodes(card: unknown): Card[] {
   const walk = (n: unknown) => {
     if (!n || typeof n !== 'object') return;
     if (Array.isArray(n)) { n.forEach(walk); return; }
-    out.push(n);
+    out.push(n as Card);
     Object.values(n).forEach(walk);
   };
   walk(card);
@@ -42,7 +43,7 @@ function nodes(card: unknown): Card[] {
 
 const texts = (card: Card) => nodes(card.body).filter((n) => n.type === 'TextBlock').map((n) => String(n.text).replace(/\\(.)/g, '$1').replace(/\u2060/g, '')); // words as read: no escapes, no word joiners
 const buttons = (card: Card, verb: string) => nodes(card).filter((n) => n.type === 'Action.Execute' && n.verb === verb);
-const buttonFor = (card: Card, verb: string, billId: string) => buttons(card, verb).find((b) => b.data?.bill === billId)?.data as Record<string, unknown> | undefined;
+const buttonFor = (card: Card, verb: string, billId: string) => buttons(card, verb).find((b) => b.data?.bill === billId)?.data;
 
 function valid(card: Card): Card {
   const check = checkCard(card);
@@ -61,7 +62,7 @@ async function personal(who: Who, text: string): Promise<Card> {
 }
 
 /** "@billbridge <text>" in the finance channel; resolves with the reply card and the thread's base activity. */
-async function inChannel(who: Who, text: string): Promise<{ card: Card; base: Record<string, any> }> {
+async function inChannel(who: Who, text: string): Promise<{ card: Card; base: ReturnType<typeof channelMessage> }> {
   const activity = channelMessage(text, { serviceUrl: bot.connector.url, from: who });
   const before = bot.connector.messages(activity.conversation.id).length;
   await bot.send(activity);
@@ -70,7 +71,7 @@ async function inChannel(who: Who, text: string): Promise<{ card: Card; base: Re
 }
 
 /** A card click (Action.Execute invoke) or Teams' automatic refresh; resolves with the card the clicker gets back. */
-async function click(base: Record<string, any>, data: Record<string, unknown>, who: Who, replyToId: string, trigger: 'manual' | 'automatic' = 'manual'): Promise<Card> {
+async function click(base: Base, data: Record<string, unknown>, who: Who, replyToId: string, trigger: 'manual' | 'automatic' = 'manual'): Promise<Card> {
   const invoke = executeInvoke(data, base, { from: who, replyToId });
   invoke.value.trigger = trigger;
   const res = await bot.send(invoke);
@@ -98,10 +99,13 @@ async function link(who: Required<Who>, firstName: string): Promise<void> {
   const user = bot.app.sandbox!.org.users.all().find((u) => u.firstName === firstName)!;
   billUser[who.id] = user.id;
   const token = await control('POST', `/users/${user.id}/sync-tokens`, {});
-  tokens.push(token);
+  const name = token?.name;
+  const value = token?.value;
+  if (typeof name !== 'string' || typeof value !== 'string') throw new Error(`no sync token in ${JSON.stringify(token)}`);
+  tokens.push({ name, value });
   const form = await personal(who, 'connect');
   expect(buttons(form, APPROVAL_VERBS.connect)).toHaveLength(1);
-  const done = await click(personalMessage('', { serviceUrl: bot.connector.url, from: who }), { verb: APPROVAL_VERBS.connect, [CONNECT_INPUTS.tokenName]: token.name, [CONNECT_INPUTS.tokenValue]: token.value }, who, `connect-${who.id}`);
+  const done = await click(personalMessage('', { serviceUrl: bot.connector.url, from: who }), { verb: APPROVAL_VERBS.connect, [CONNECT_INPUTS.tokenName]: name, [CONNECT_INPUTS.tokenValue]: value }, who, `connect-${who.id}`);
   expect(texts(done)[0]).toBe('Connected to BILL');
 }
 
@@ -120,7 +124,7 @@ beforeAll(async () => {
   await link(MARCUS, 'Marcus');
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 describe('linking a BILL identity', () => {
@@ -164,7 +168,7 @@ describe('linking a BILL identity', () => {
       expect(bot.logs.text()).not.toContain(t.name);
     }
     for (const plain of [PRIYA.aadObjectId, MARCUS.aadObjectId, billUser[PRIYA.id]!, billUser[MARCUS.id]!, bot.app.sandbox!.credentials.orgId, 'Priya Raman']) expect(links).not.toContain(plain);
-    const audit = readFileSync(bot.app.audit.location, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const audit = readFileSync(bot.app.audit.location, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(audit.filter((r) => r.action === 'approvals.connect' && r.result === 'ok').map((r) => r.aadObjectId)).toEqual([PRIYA.aadObjectId, MARCUS.aadObjectId]);
   });
 
@@ -184,7 +188,7 @@ describe('linking a BILL identity', () => {
 describe('approving from a channel card', () => {
   let bill: Bill;
   let other: Bill;
-  let base: Record<string, any>;
+  let base: ReturnType<typeof channelMessage>;
   let shared: Card;
   let priyaView: Card;
   const CARD_ID = 'approvals-card-activity-1';
@@ -210,13 +214,13 @@ describe('approving from a channel card', () => {
     expect(texts(shared)[0]).toBe("Waiting for Priya Raman's approval");
     expect(texts(shared).join(' ')).toContain(bill.invoice?.invoiceNumber ?? '');
     expect(buttons(shared, APPROVAL_VERBS.approve)).toEqual([]);
-    expect(shared.refresh.userIds).toEqual([PRIYA.id]);
-    expect(shared.refresh.action).toMatchObject({ type: 'Action.Execute', verb: APPROVAL_VERBS.view });
+    expect(shared.refresh?.userIds).toEqual([PRIYA.id]);
+    expect(shared.refresh?.action).toMatchObject({ type: 'Action.Execute', verb: APPROVAL_VERBS.view });
 
-    priyaView = await click(base, shared.refresh.action.data, PRIYA, CARD_ID, 'automatic');
+    priyaView = await click(base, shared.refresh!.action!.data!, PRIYA, CARD_ID, 'automatic');
     expect(buttonFor(priyaView, APPROVAL_VERBS.approve, bill.id)).toBeDefined();
     expect(buttonFor(priyaView, APPROVAL_VERBS.deny, bill.id)).toBeDefined();
-    const tomView = await click(base, shared.refresh.action.data, TOM, CARD_ID, 'automatic');
+    const tomView = await click(base, shared.refresh!.action!.data!, TOM, CARD_ID, 'automatic');
     expect(buttons(tomView, APPROVAL_VERBS.approve)).toEqual([]);
     expect(buttons(tomView, APPROVAL_VERBS.deny)).toEqual([]);
     // Marcus is next in the chain, but not yet: nothing is waiting on him for this bill.
@@ -269,9 +273,9 @@ describe('approving from a channel card', () => {
     expect(texts(forAll).some((t) => /^Approved by Priya Raman at \d{1,2}:\d{2}( [AP]M)?$/.test(t))).toBe(true);
     expect(buttons(forAll, APPROVAL_VERBS.approve)).toEqual([]);
     // The other bill still waits on Priya, so her own view keeps coming.
-    expect(forAll.refresh.userIds).toEqual([PRIYA.id]);
+    expect(forAll.refresh?.userIds).toEqual([PRIYA.id]);
 
-    const audit = readFileSync(bot.app.audit.location, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((r) => r.kind === 'approval' && r.billId === bill.id);
+    const audit = readFileSync(bot.app.audit.location, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r.kind === 'approval' && r.billId === bill.id);
     expect(audit.filter((r) => r.result !== 'refused').map((r) => [r.result, r.aadObjectId, r.decision, r.comment, r.billResult ?? null])).toEqual([
       ['requested', PRIYA.aadObjectId, 'APPROVE', 'Matches PO 4471', null],
       ['ok', PRIYA.aadObjectId, 'APPROVE', 'Matches PO 4471', 'SUCCESS'],
@@ -313,7 +317,7 @@ describe('approving from a channel card', () => {
     const third = freshBill('2020-01-03');
     await control('POST', `/bills/${third.id}/approvers`, { userIds: [billUser[PRIYA.id]] });
     const { card, base: b } = await inChannel(PRIYA, 'approvals');
-    const view = await click(b, card.refresh.action.data, PRIYA, 'card-3', 'automatic');
+    const view = await click(b, card.refresh!.action!.data!, PRIYA, 'card-3', 'automatic');
     // Decided elsewhere (another approver or the BILL app) in the meantime.
     third.approvers![0]!.status = 'APPROVED';
     third.approvalStatus = 'APPROVED';
@@ -331,7 +335,7 @@ describe('older Teams clients (Action.Submit fallback)', () => {
     await control('POST', `/bills/${bill.id}/approvers`, { userIds: [billUser[PRIYA.id]] });
     nextMessageId('submit-card');
     const { card, base } = await inChannel(PRIYA, 'approvals');
-    const view = await click(base, card.refresh.action.data, PRIYA, 'submit-card', 'automatic');
+    const view = await click(base, card.refresh!.action!.data!, PRIYA, 'submit-card', 'automatic');
     const data = buttonFor(view, APPROVAL_VERBS.approve, bill.id)!;
     // What an Action.Submit fallback button sends: a message in the card's thread carrying the button's data as `value`.
     const submit = (who: Who) => ({ ...channelMessage('', { serviceUrl: bot.connector.url, from: who, value: data, replyToId: 'submit-card', noMention: true }), conversation: base.conversation });
@@ -356,7 +360,7 @@ describe('a crafted click', () => {
     await control('POST', `/bills/${bill.id}/approvers`, { userIds: [billUser[PRIYA.id]] });
     nextMessageId('card-5');
     const { card, base } = await inChannel(PRIYA, 'approvals');
-    const view = await click(base, card.refresh.action.data, PRIYA, 'card-5', 'automatic');
+    const view = await click(base, card.refresh!.action!.data!, PRIYA, 'card-5', 'automatic');
     nextMessageId('help-card');
     await inChannel(PRIYA, 'help');
     const mine = await click(base, buttonFor(view, APPROVAL_VERBS.approve, bill.id)!, PRIYA, 'help-card');

@@ -14,7 +14,7 @@ beforeAll(async () => {
   registerSecrets(() => tokens);
 });
 afterAll(async () => {
-  await sb?.stop();
+  await sb.stop();
 });
 
 async function call(method: string, path: string, opts: { headers?: Record<string, string>; body?: unknown } = {}) {

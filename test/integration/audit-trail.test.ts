@@ -34,7 +34,7 @@ beforeAll(async () => {
   vendorIds = bot.app.sandbox!.org.vendors.all().slice(0, 2).map((v) => v.id);
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 function auditRecords(): Array<Record<string, any>> {

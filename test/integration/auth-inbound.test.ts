@@ -21,7 +21,7 @@ beforeAll(async () => {
   ({ issuer, login } = bot);
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 function auditLines(): string[] {

@@ -12,7 +12,7 @@ describe('without BILL credentials', () => {
     bot = await startBot();
   });
   afterAll(async () => {
-    await bot?.close();
+    await bot.close();
   });
 
   it('starts the embedded sandbox and says so in exactly one log line', () => {
@@ -81,8 +81,8 @@ describe('with BILL credentials', () => {
     });
   });
   afterAll(async () => {
-    await bot?.close();
-    await sb?.stop();
+    await bot.close();
+    await sb.stop();
   });
 
   it('talks to the configured BILL and starts no sandbox', async () => {

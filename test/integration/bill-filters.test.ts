@@ -19,8 +19,8 @@ beforeAll(async () => {
   for (const name of ['a', 'Comma', 'Colon', 'Long Name Holdings', 'Ünïcødé']) await sb.control('POST', '/vendors', { name });
 });
 afterAll(async () => {
-  await c?.close();
-  await sb?.stop();
+  await c.close();
+  await sb.stop();
 });
 
 async function rawGet(path: string, query: Record<string, string>): Promise<{ status: number; json: any }> {

@@ -12,8 +12,8 @@ beforeAll(async () => {
   c = billClient(sb);
 });
 afterAll(async () => {
-  await c?.close();
-  await sb?.stop();
+  await c.close();
+  await sb.stop();
 });
 
 function expectEachOnce(ids: string[], expected: string[]): void {

@@ -28,8 +28,8 @@ beforeAll(async () => {
   bot = await startMultiOrgBot(orgs, ADMIN.aadObjectId, { env: { ALLOWED_TENANT_IDS: `${TENANT},${SECOND_TENANT}` } });
 });
 afterAll(async () => {
-  await bot?.close();
-  await sandbox?.stop();
+  await bot.close();
+  await sandbox.stop();
 });
 
 function channelScope(name: string, tenant = TENANT): ConversationScope {

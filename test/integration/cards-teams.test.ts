@@ -25,12 +25,10 @@ beforeAll(async () => {
   for (const b of org.bills.all().filter((x) => x.vendorId === vendor.id)) org.bills.put({ ...b, vendorName: HOSTILE_VENDOR });
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
-type Node = Record<string, any>;
-
-async function reply(activity: Record<string, any>): Promise<any> {
+async function reply(activity: { id: string }) {
   const res = await bot.send(activity);
   expect(res.status).toBeLessThan(300);
   const [call] = await bot.connector.waitFor((calls) => {
@@ -111,10 +109,10 @@ describe('suggestions', () => {
     const base = channelMessage('bils due', { serviceUrl: bot.connector.url });
     const card = await reply(base);
     expect(textOf(card)).toContain('Did you mean **bills due [days]**?');
-    const run = (card.actions as Node[]).find((a) => a.data?.command === 'bills due');
+    const run = card.actions?.find((a) => a.data?.command === 'bills due');
     expect(run, JSON.stringify(card.actions)).toBeDefined();
     const before = bot.connector.calls.length;
-    const clicked = await bot.send(executeInvoke(run!.data, base));
+    const clicked = await bot.send(executeInvoke(run!.data!, base));
     expect(clicked.status).toBe(200);
     // A button that opens another view answers with a new reply in the same thread (the suggestion card stays).
     const [posted] = await bot.connector.waitFor((calls) => {
@@ -128,7 +126,7 @@ describe('suggestions', () => {
 
   it('a misspelt command with an argument offers a button that runs it with that argument', async () => {
     const card = await inChannel('invoise 1001');
-    const run = (card.actions as Node[]).find((a) => a.data?.command === 'invoice 1001');
+    const run = card.actions?.find((a) => a.data?.command === 'invoice 1001');
     expect(run, JSON.stringify(card.actions)).toBeDefined();
   });
 });

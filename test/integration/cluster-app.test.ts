@@ -28,8 +28,8 @@ beforeAll(async () => {
   [a, b] = await Promise.all([startBot({ env, connector }), startBot({ env, connector })]);
 });
 afterAll(async () => {
-  await Promise.all([a?.close(), b?.close()]);
-  await Promise.all([connector?.stop(), redis?.close()]);
+  await Promise.all([a.close(), b.close()]);
+  await Promise.all([connector.stop(), redis.close()]);
 });
 
 describe('two instances on one Redis', () => {

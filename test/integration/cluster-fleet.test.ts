@@ -196,7 +196,7 @@ async function until(what: string, cond: () => boolean | Promise<boolean>, timeo
 /** The title (first TextBlock) of a reply's card. */
 function titleOf(call: ConnectorCall): string {
   const card = ConnectorStandIn.card(call);
-  return String(card?.body?.find((x: any) => x.type === 'TextBlock')?.text ?? '');
+  return String(card.body?.find((x: any) => x.type === 'TextBlock')?.text ?? '');
 }
 
 /**
@@ -304,9 +304,9 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all([a?.stop(), b?.stop()]);
-  await storeConn?.close();
-  await Promise.all([relay?.stop(), connector?.stop(), sb?.stop(), redis?.close()]);
+  await Promise.all([a.stop(), b.stop()]);
+  await storeConn.close();
+  await Promise.all([relay.stop(), connector.stop(), sb.stop(), redis.close()]);
 });
 
 describe('two instances, one BILL budget', () => {

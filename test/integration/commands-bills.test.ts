@@ -29,7 +29,7 @@ beforeAll(async () => {
   bot = await startBot({ clock, env: { USER_COMMANDS_PER_MINUTE: '10000' } });
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 async function sayAndRead(text: string): Promise<any> {
@@ -254,7 +254,7 @@ describe('time zones', () => {
     tokyo = await startBot({ clock: new ManualClock(NOW), env: { BOT_TIMEZONE: 'Asia/Tokyo' } });
   });
   afterAll(async () => {
-    await tokyo?.close();
+    await tokyo.close();
   });
 
   it('a bill due "today" in BOT_TIMEZONE but "tomorrow" in UTC is listed as due today', async () => {

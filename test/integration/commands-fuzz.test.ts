@@ -21,7 +21,7 @@ beforeAll(async () => {
   bot = await startBot({ clock: new ManualClock(NOW), env: { USER_COMMANDS_PER_MINUTE: '10000', LOG_LEVEL: 'warn' } });
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 const COMMANDS = ['bills due', 'bills overdue', 'bill', 'invoice', 'invoices overdue', 'vendor', 'customer', 'payments', 'spend', 'status', 'help', 'bils due', 'invoise', 'vendors', 'BILLS   DUE', 'Vendor', ''];

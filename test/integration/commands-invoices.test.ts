@@ -29,7 +29,7 @@ beforeAll(async () => {
   bot = await startBot({ clock, stateDir, env: { USER_COMMANDS_PER_MINUTE: '10000' } });
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
   rmSync(stateDir, { recursive: true, force: true });
 });
 
@@ -189,7 +189,7 @@ describe('an organisation with 10,000 invoices', () => {
     big = await startBot({ clock: new ManualClock(NOW), env: { SANDBOX_INVOICES: '10000', USER_COMMANDS_PER_MINUTE: '10000' } });
   });
   afterAll(async () => {
-    await big?.close();
+    await big.close();
   });
 
   it('builds the index on the first lookup, then 100 lookups of random numbers cost at most 100 BILL calls', async () => {

@@ -27,7 +27,7 @@ beforeAll(async () => {
   bot = await startBot({ clock: new ManualClock(NOW), env: { USER_COMMANDS_PER_MINUTE: '10000' } });
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 describe('vendor <name>', () => {
@@ -146,7 +146,7 @@ describe('vendor and customer searches from the org\'s replicas', () => {
     await b.app.services.mirror.rows(orgId(), 'customer', { waitMs: 60_000 });
   });
   afterAll(async () => {
-    await b?.close();
+    await b.close();
   });
 
   it('answers name searches with no BILL call, with the same cards BILL\'s search gave', async () => {

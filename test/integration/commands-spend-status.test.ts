@@ -16,7 +16,7 @@ beforeAll(async () => {
   bot = await startBot({ clock: new ManualClock(NOW), env: { USER_COMMANDS_PER_MINUTE: '10000', ADMIN_AAD_OBJECT_IDS: DEFAULT_USER.aadObjectId } });
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 const spend = () => bot.app.sandbox!.org.spend;

@@ -16,16 +16,18 @@ interface Outbound {
 
 let bot: TestBot;
 const outbound: Outbound[] = [];
+/** The running bot's current limiter grant; none while it starts (its start-up requests pass the hooks too). */
+let activeGrant = (): ActiveGrant | undefined => undefined;
 
 // node:http (botbuilder's connector client, via @azure/core-rest-pipeline) and undici (BILL, Graph).
 const onHttp = (message: unknown) => {
-  const req = (message as { request: { host?: string; path: string; getHeader(name: string): unknown; protocol?: string } }).request;
+  const req = (message as { request: { host?: string; path: string; getHeader(name: string): string | number | string[] | undefined; protocol?: string } }).request;
   const host = String(req.getHeader('host') ?? req.host ?? '');
-  outbound.push({ channel: 'http', origin: `${req.protocol ?? 'http:'}//${host}`, path: req.path, grant: bot?.app.limiter.activeGrant?.() });
+  outbound.push({ channel: 'http', origin: `${req.protocol ?? 'http:'}//${host}`, path: req.path, grant: activeGrant() });
 };
 const onUndici = (message: unknown) => {
   const req = (message as { request: { origin: string; path: string } }).request;
-  outbound.push({ channel: 'undici', origin: String(req.origin), path: req.path, grant: bot?.app.limiter.activeGrant?.() });
+  outbound.push({ channel: 'undici', origin: req.origin, path: req.path, grant: activeGrant() });
 };
 
 function sameOrigin(a: string, b: string): boolean {
@@ -39,11 +41,12 @@ beforeAll(async () => {
   subscribe('http.client.request.start', onHttp);
   subscribe('undici:request:create', onUndici);
   bot = await startBot();
+  activeGrant = () => bot.app.limiter.activeGrant?.();
 });
 afterAll(async () => {
   unsubscribe('http.client.request.start', onHttp);
   unsubscribe('undici:request:create', onUndici);
-  await bot?.close();
+  await bot.close();
 });
 
 const THROTTLED = { status: 429, headers: { 'Retry-After': '1' }, body: { error: { code: 'Throttled', message: 'Too many requests in this conversation' } } };

@@ -28,10 +28,10 @@ beforeAll(async () => {
   authed = await startBot({ env: { ...issuer.env(APP_ID, TENANT), LOG_LEVEL: 'warn' } });
 });
 afterAll(async () => {
-  await open?.close();
-  await authed?.close();
-  await login?.stop();
-  await issuer?.stop();
+  await open.close();
+  await authed.close();
+  await login.stop();
+  await issuer.stop();
 });
 
 type Body = Record<string, unknown> | string;

@@ -86,7 +86,7 @@ describe('values people type are never taught to the log scrubber', () => {
     bot = await startBot({ env: { SECRETS_KEY: randomBytes(32).toString('base64'), LINK_COOLDOWN_S: '0' } });
   });
   afterAll(async () => {
-    await bot?.close();
+    await bot.close();
   });
 
   it('a hostile "connect <value>" typed in a channel leaves the bot answering, logging, and the word "info" intact', async () => {
@@ -247,8 +247,8 @@ describe('a fleet on one Redis (cluster mode)', () => {
     registerSecrets(() => [c.password, c.devKey]);
   });
   afterAll(async () => {
-    await Promise.all([a?.close(), b?.close()]);
-    await Promise.all([connector?.stop(), sb?.stop(), redis?.close()]);
+    await Promise.all([a.close(), b.close()]);
+    await Promise.all([connector.stop(), sb.stop(), redis.close()]);
   });
   const fleetSignIns = async () => {
     const s = await sb.stats();

@@ -16,7 +16,7 @@ beforeAll(async () => {
   ({ issuer } = bot);
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 const valid = () => issuer.token({ aud: APP_ID, serviceUrl: bot.connector.url });

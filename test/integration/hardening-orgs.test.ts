@@ -45,7 +45,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const bot of bots) await bot.close();
-  await sandbox?.stop();
+  await sandbox.stop();
 });
 
 async function ask(bot: TestBot, text: string, team: string): Promise<unknown> {

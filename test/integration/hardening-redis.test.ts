@@ -91,7 +91,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(conns.map((c) => c.close()));
-  await redis?.close();
+  await redis.close();
 });
 
 describe('Redis under noeviction does not fill up with deliveries', () => {

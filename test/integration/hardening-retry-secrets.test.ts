@@ -17,7 +17,7 @@ beforeAll(async () => {
   bot = await startBot({ env: { SECRETS_KEY: randomBytes(32).toString('base64'), USER_COMMANDS_PER_MINUTE: '10000', LOG_LEVEL: 'info' } });
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 /** Every `data` of every action in a card (buttons, and buttons inside containers and action sets). */

@@ -37,7 +37,7 @@ describe('status in multi-organisation mode', () => {
     ({ orgA, orgB } = orgs);
   });
   afterAll(async () => {
-    await orgs?.sandbox.stop();
+    await orgs.sandbox.stop();
   });
 
   it("with only organisation A's Spend & Expense token, a team linked to B reads that S&E is not configured for its organisation; A's team reads it is", async () => {

@@ -21,7 +21,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const agent of agents.values()) agent.destroy();
-  await bot?.close();
+  await bot.close();
 });
 
 const sign = (raw: string | Buffer, key = ENV_KEY) => createHmac('sha256', key).update(raw).digest('base64');

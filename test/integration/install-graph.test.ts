@@ -33,10 +33,10 @@ beforeAll(async () => {
   bot = await startBot({ env: { ...issuer.env(APP_ID, TENANT, PASSWORD), ...graph.env() } });
 });
 afterAll(async () => {
-  await bot?.close();
-  await graph?.stop();
-  await login?.stop();
-  await issuer?.stop();
+  await bot.close();
+  await graph.stop();
+  await login.stop();
+  await issuer.stop();
 });
 
 async function install(name: string): Promise<void> {

@@ -26,7 +26,7 @@ beforeAll(async () => {
   bot = await startBot();
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 const teamKey = (name: string, tenant = TENANT) => targetKey({ tenantId: tenant, kind: 'team', id: teamIds(name).team });

@@ -29,7 +29,7 @@ describe('200 concurrent commands across 20 channels on one organisation', () =>
     bot = await startBot({ env: { SANDBOX_LATENCY_MS: '20' } });
   });
   afterAll(async () => {
-    await bot?.close();
+    await bot.close();
   });
 
   it('never has more than 3 BILL calls in flight, gets no BDC_1322, and answers every command', async () => {
@@ -79,7 +79,7 @@ describe('50 identical questions at once', () => {
     bot = await startBot({ clock: new ManualClock(Date.parse('2026-03-10T15:30:00.000Z')), env: { SANDBOX_LATENCY_MS: '20' } });
   });
   afterAll(async () => {
-    await bot?.close();
+    await bot.close();
   });
 
   it('cost BILL one answer\'s list calls, not 50 times as many', async () => {
@@ -120,7 +120,7 @@ describe('an hourly budget of 10 BILL requests', () => {
     bot = await startBot({ clock: new ManualClock(Date.parse('2026-03-10T10:30:00.000Z')), env: { LIMIT_BILL_REQUESTS_PER_HOUR: '10' } });
   });
   afterAll(async () => {
-    await bot?.close();
+    await bot.close();
   });
 
   it('makes exactly 10 calls; the command that would make the 11th says when the budget resets', async () => {

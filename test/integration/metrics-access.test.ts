@@ -15,7 +15,7 @@ describe('with METRICS_TOKEN set', () => {
     bot = await startBot({ env: { METRICS_TOKEN: TOKEN } });
   });
   afterAll(async () => {
-    await bot?.close();
+    await bot.close();
   });
 
   it('a browser without the token gets 401 and no metrics', async () => {
@@ -63,7 +63,7 @@ describe('with neither METRICS_TOKEN nor METRICS_PORT', () => {
     bot = await startBot();
   });
   afterAll(async () => {
-    await bot?.close();
+    await bot.close();
   });
 
   it('the bot\'s port does not serve /metrics at all', async () => {
@@ -79,7 +79,7 @@ describe('with METRICS_PORT', () => {
     bot = await startBot({ env: { METRICS_PORT: '0' } });
   });
   afterAll(async () => {
-    await bot?.close();
+    await bot.close();
   });
 
   it('serves /metrics on its own listener on 127.0.0.1, and not on the bot\'s port', async () => {
@@ -100,7 +100,7 @@ describe('with METRICS_PORT and METRICS_TOKEN', () => {
     bot = await startBot({ env: { METRICS_PORT: '0', METRICS_TOKEN: TOKEN } });
   });
   afterAll(async () => {
-    await bot?.close();
+    await bot.close();
   });
 
   it('the metrics listener asks for the token too', async () => {

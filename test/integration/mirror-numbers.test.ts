@@ -14,7 +14,7 @@ beforeAll(async () => {
   bot = await startBot({ clock });
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 describe('lookups by number', () => {

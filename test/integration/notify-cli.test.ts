@@ -46,7 +46,7 @@ beforeAll(async () => {
   registerSecrets(() => [SECRETS_KEY, ...sb.sandbox.org.subscriptions.all().map((s) => s.securityKey)]);
 });
 afterAll(async () => {
-  await sb?.stop();
+  await sb.stop();
   rmSync(cwd, { recursive: true, force: true });
 });
 

@@ -24,7 +24,7 @@ beforeAll(async () => {
   bot = await startBot({ env: { ADMIN_AAD_OBJECT_IDS: ADMIN, LOG_LEVEL: 'info', SECRETS_KEY: randomBytes(32).toString('base64') } });
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 /** Says something in a channel and returns the card of the bot's reply in that thread. */

@@ -29,8 +29,8 @@ beforeAll(async () => {
   bot = await startMultiOrgBot(orgs, ADMIN.aadObjectId, { clock, env: { BILL_WEBHOOK_SECURITY_KEY: KEY, BILL_WEBHOOK_SECURITY_KEYS: `${orgB}:${KEY_B}` } });
 });
 afterAll(async () => {
-  await bot?.close();
-  await sandbox?.stop();
+  await bot.close();
+  await sandbox.stop();
 });
 
 const ask = async (text: string, team: string): Promise<string> => JSON.stringify(await askInTeam(bot, text, team, ADMIN));

@@ -34,8 +34,8 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   killSpawned();
-  await connector?.stop();
-  await sandbox?.stop();
+  await connector.stop();
+  await sandbox.stop();
   rmSync(cwd, { recursive: true, force: true });
 });
 

@@ -53,8 +53,8 @@ beforeAll(async () => {
   bot = await start();
 });
 afterAll(async () => {
-  await bot?.close();
-  await connector?.stop();
+  await bot.close();
+  await connector.stop();
   rmSync(stateDir, { recursive: true, force: true });
 });
 

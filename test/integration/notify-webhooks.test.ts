@@ -30,7 +30,7 @@ beforeAll(async () => {
   await bot.connector.waitForMessages(1, spend.activity.conversation.id);
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 const sign = (raw: string | Buffer, key = ENV_KEY) => createHmac('sha256', key).update(raw).digest('base64');

@@ -30,7 +30,7 @@ beforeAll(async () => {
   await bot.app.services.mirror.rows(orgId(), 'invoice', { waitMs: 60_000 });
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 describe('lists and webhooks', () => {

@@ -33,7 +33,7 @@ beforeAll(async () => {
   bot = await startBot({ clock, stateDir, env: ENV });
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
   rmSync(stateDir, { recursive: true, force: true });
 });
 

@@ -12,7 +12,15 @@ interface Received {
   path: string;
   signature: string | undefined;
   raw: string;
-  json: any;
+  json: WebhookEvent;
+}
+
+/** A BILL webhook event as delivered: metadata and the record it is about (the tests assert each field they read). */
+interface WebhookEvent {
+  metadata: { eventType?: string; eventId?: string; [key: string]: unknown };
+  bill?: { paymentStatus?: string; [key: string]: unknown };
+  payment?: unknown;
+  invoice?: unknown;
 }
 
 let sb: TestSandbox;
@@ -29,7 +37,7 @@ beforeAll(async () => {
     req.on('data', (d: Buffer) => chunks.push(d));
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      received.push({ path: req.url ?? '', signature: req.headers['x-bill-sha-signature'] as string | undefined, raw, json: JSON.parse(raw) });
+      received.push({ path: req.url ?? '', signature: req.headers['x-bill-sha-signature'] as string | undefined, raw, json: JSON.parse(raw) as WebhookEvent });
       res.writeHead(answer).end();
     });
   });
@@ -39,8 +47,8 @@ beforeAll(async () => {
   c = billClient(sb);
 });
 afterAll(async () => {
-  await c?.close();
-  await sb?.stop();
+  await c.close();
+  await sb.stop();
   await new Promise((r) => receiver.close(r));
 });
 
@@ -103,14 +111,14 @@ describe('subscribing', () => {
     const events = take('/ap');
     expect(events).toHaveLength(2);
     for (const e of events) expect(e.signature).toBe(sign(e.raw, securityKey));
-    expect(events.find((e) => e.json.bill)!.json.bill.paymentStatus).toBe('SCHEDULED');
+    expect(events.find((e) => e.json.bill)!.json.bill!.paymentStatus).toBe('SCHEDULED');
   });
 
   it('invoice changes reach an invoice subscription, and only the types it asked for', async () => {
     const inv = await org().subscriptions.create({ name: 'AR', events: [{ type: 'invoice.created', version: '1' }, { type: 'invoice.updated', version: '1' }], notificationUrl: `${hookUrl}/ar` });
     const created = await sb.control('POST', '/invoices', { totalAmount: 1200 });
     expect(created.status).toBe(201);
-    await sb.control('PATCH', `/invoices/${created.json?.id}`, { payAmount: 200 });
+    await sb.control('PATCH', `/invoices/${String(created.json?.id)}`, { payAmount: 200 });
     await sb.control('POST', '/vendors', { name: 'Unwatched Vendor' });
     await flush();
     const events = take('/ar');
@@ -119,8 +127,8 @@ describe('subscribing', () => {
     expect(events.every((e) => e.signature === sign(e.raw, inv.securityKey!))).toBe(true);
     expect(take('/ap')).toEqual([]);
     const history = await request(`${sb.sandbox.eventsBaseUrl}/v3/events/subscription/${inv.id}`, { headers: { devKey: sb.credentials.devKey, sessionId: sb.sandbox.gate.sessions.keys().next().value! } });
-    const page = JSON.parse(await history.body.text());
-    expect(page.results.map((n: { type: string; statusCode: number }) => [n.type, n.statusCode]).sort()).toEqual([['invoice.created', 200], ['invoice.updated', 200]]);
+    const page = JSON.parse(await history.body.text()) as { results: Array<{ type: string; statusCode: number }> };
+    expect(page.results.map((n) => [n.type, n.statusCode]).sort()).toEqual([['invoice.created', 200], ['invoice.updated', 200]]);
   });
 
   it('sends a test event on request', async () => {
@@ -170,6 +178,6 @@ describe('subscription rules', () => {
       body: JSON.stringify(body('https://hooks.example.com/nokey')),
     });
     expect(res.statusCode).toBe(400);
-    expect(JSON.parse(await res.body.text())[0].message).toMatch(/X-Idempotent-Key/);
+    expect((JSON.parse(await res.body.text()) as Array<{ message?: string }>)[0]?.message).toMatch(/X-Idempotent-Key/);
   });
 });

@@ -14,7 +14,7 @@ beforeAll(async () => {
   bot = await startBot();
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 function cardText(card: any): string {

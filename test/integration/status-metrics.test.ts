@@ -17,7 +17,7 @@ beforeAll(async () => {
   bot = await startBot({ env: { METRICS_TOKEN } });
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 async function statusCard(): Promise<any> {
