@@ -17,6 +17,16 @@ afterAll(async () => {
   await sb.stop();
 });
 
+/**
+ * A BILL answer as these tests read it: an object or a list of errors from index 0. Every field is optional and
+ * each test asserts the ones it reads; an empty answer reads as {}.
+ */
+interface BillAnswer {
+  sessionId?: string;
+  bills?: Array<{ billId: string }>;
+  [index: number]: { code?: string; severity?: string } | undefined;
+}
+
 async function call(method: string, path: string, opts: { headers?: Record<string, string>; body?: unknown } = {}) {
   const res = await request(`${sb.baseUrl}${path}`, {
     method: method as 'GET',
@@ -24,7 +34,7 @@ async function call(method: string, path: string, opts: { headers?: Record<strin
     body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
   });
   const text = await res.body.text();
-  return { status: res.statusCode, json: text ? JSON.parse(text) : undefined };
+  return { status: res.statusCode, json: text ? (JSON.parse(text) as BillAnswer) : {} };
 }
 
 /** Signs a demo user in with a fresh sync token made through /__sandbox/, as a person would with their own token. */
@@ -36,12 +46,12 @@ async function signInAs(firstName: string): Promise<{ userId: string; headers: R
   tokens.push(String(made.json?.value));
   const login = await call('POST', '/v3/login', { body: { username: made.json?.name, password: made.json?.value, organizationId: sb.credentials.orgId, devKey: sb.credentials.devKey } });
   expect(login.status).toBe(200);
-  tokens.push(login.json.sessionId);
-  return { userId: user.id, headers: { devKey: sb.credentials.devKey, sessionId: login.json.sessionId } };
+  tokens.push(login.json.sessionId!);
+  return { userId: user.id, headers: { devKey: sb.credentials.devKey, sessionId: login.json.sessionId! } };
 }
 
 const pendingIds = async (headers: Record<string, string>): Promise<string[]> =>
-  ((await call('GET', '/v3/bill-approvals/pending-user-approvals', { headers })).json.bills as Array<{ billId: string }>).map((b) => b.billId);
+  (await call('GET', '/v3/bill-approvals/pending-user-approvals', { headers })).json.bills!.map((b) => b.billId);
 
 function unpaidBill(skip: string[] = []): Bill {
   return sb.sandbox.org.bills.all().find((b) => !b.archived && b.paymentStatus !== 'PAID' && b.approvalStatus === 'UNASSIGNED' && !skip.includes(b.id))!;
@@ -64,14 +74,14 @@ describe('bill approvals in the sandbox', () => {
 
     const first = await call('POST', '/v3/bill-approvals/actions', { headers: priya.headers, body: [{ billId: bill.id, action: 'APPROVE', comment: 'Matches the PO' }] });
     expect(first).toEqual({ status: 200, json: { status: 'SUCCESS' } });
-    let now = (await call('GET', `/v3/bills/${bill.id}`, { headers: priya.headers })).json as Bill;
+    let now = (await call('GET', `/v3/bills/${bill.id}`, { headers: priya.headers })).json as unknown as Bill;
     expect(now.approvalStatus).toBe('ASSIGNED');
     expect(now.approvers![0]).toMatchObject({ userId: priya.userId, status: 'APPROVED' });
     expect(await pendingIds(priya.headers)).not.toContain(bill.id);
     expect(await pendingIds(marcus.headers)).toContain(bill.id);
 
     expect((await call('POST', '/v3/bill-approvals/actions', { headers: marcus.headers, body: [{ billId: bill.id, action: 'APPROVE' }] })).status).toBe(200);
-    now = (await call('GET', `/v3/bills/${bill.id}`, { headers: marcus.headers })).json as Bill;
+    now = (await call('GET', `/v3/bills/${bill.id}`, { headers: marcus.headers })).json as unknown as Bill;
     expect(now.approvalStatus).toBe('APPROVED');
     expect(now.approvers!.map((a) => a.status)).toEqual(['APPROVED', 'APPROVED']);
 
@@ -92,8 +102,8 @@ describe('bill approvals in the sandbox', () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.json[0]).toMatchObject({ severity: 'ERROR' });
     }
-    expect((await call('POST', '/v3/bill-approvals/actions', { headers: priya.headers, body: [{ billId: '00n01NOSUCHBILL0000', action: 'APPROVE' }] })).json[0].code).toBe('BDC_1205');
-    expect((await call('POST', '/v3/bill-approvals/actions', { body: [{ billId: bill.id, action: 'DENY' }] })).json[0].code).toBe('BDC_1102');
+    expect((await call('POST', '/v3/bill-approvals/actions', { headers: priya.headers, body: [{ billId: '00n01NOSUCHBILL0000', action: 'APPROVE' }] })).json[0]!.code).toBe('BDC_1205');
+    expect((await call('POST', '/v3/bill-approvals/actions', { body: [{ billId: bill.id, action: 'DENY' }] })).json[0]!.code).toBe('BDC_1102');
 
     expect((await call('POST', '/v3/bill-approvals/actions', { headers: priya.headers, body: [{ billId: bill.id, action: 'DENY', comment: 'Duplicate of last month' }] })).status).toBe(200);
     const denied = sb.sandbox.org.bills.get(bill.id)!;
@@ -111,6 +121,6 @@ describe('bill approvals in the sandbox', () => {
     expect(JSON.stringify(users)).not.toContain(tokens[0]!);
     const names = p.syncTokens as string[];
     for (const name of names) await sb.control('DELETE', `/users/${priya.userId}/sync-tokens/${encodeURIComponent(name)}`);
-    expect((await call('GET', '/v3/login/session', { headers: priya.headers })).json[0].code).toBe('BDC_1109');
+    expect((await call('GET', '/v3/login/session', { headers: priya.headers })).json[0]!.code).toBe('BDC_1109');
   });
 });

@@ -37,8 +37,19 @@ afterAll(async () => {
   await bot.close();
 });
 
-function auditRecords(): Array<Record<string, any>> {
-  return readFileSync(bot.app.audit.location, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+/** One audit line as written; each test asserts the fields it reads. */
+interface AuditLine {
+  command?: string;
+  conversationId?: string;
+  upstream: { bill: number; 'bill.login'?: number };
+  correlationId?: string;
+  durationMs?: number;
+  time: string;
+  [key: string]: unknown;
+}
+
+function auditRecords(): AuditLine[] {
+  return readFileSync(bot.app.audit.location, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as AuditLine);
 }
 
 describe('a channel member runs a command that reads BILL', () => {

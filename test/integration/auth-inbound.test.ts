@@ -29,8 +29,14 @@ function auditLines(): string[] {
   return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
 }
 
+/** The fields of an activity the refusal cases change. */
+interface Tweakable {
+  serviceUrl: string;
+  channelId: string;
+}
+
 /** Sends "@billbridge help" with the given Authorization header; the activity's serviceUrl is the connector stand-in. */
-async function sendHelp(authorization: string | undefined, tweak: (a: Record<string, any>) => void = () => {}) {
+async function sendHelp(authorization: string | undefined, tweak: (a: Tweakable) => void = () => undefined) {
   const activity = channelMessage('help', { serviceUrl: bot.connector.url });
   tweak(activity);
   const res = await bot.send(activity, authorization === undefined ? {} : { authorization });
@@ -53,7 +59,7 @@ describe('a Teams message with a valid Bot Framework token', () => {
 });
 
 describe('requests that must not reach the bot', () => {
-  const cases: Array<[string, () => Promise<string | undefined>, ((a: Record<string, any>) => void)?]> = [
+  const cases: Array<[string, () => Promise<string | undefined>, ((a: Tweakable) => void)?]> = [
     ['no Authorization header', async () => undefined],
     ['an empty Authorization header', async () => ''],
     ['a Basic scheme instead of Bearer', async () => `Basic ${Buffer.from('user:pass').toString('base64')}`],
@@ -118,7 +124,7 @@ describe('requests that must not reach the bot', () => {
     const { res, activity } = await sendHelp(`Bearer ${await valid()}`);
     expect(res.status).toBe(200);
     await bot.connector.waitForMessages(1, activity.conversation.id);
-    const audited = auditLines().map((l) => JSON.parse(l));
+    const audited = auditLines().map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(audited.some((r) => r.correlationId && r.command === 'help' && r.conversationId === activity.conversation.id)).toBe(true);
   });
 });

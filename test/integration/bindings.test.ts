@@ -37,7 +37,7 @@ function channelScope(name: string, tenant = TENANT): ConversationScope {
   return { kind: 'channel', tenantId: tenant, teamId: ids.team, aadGroupId: undefined, channelId: ids.channel, conversationId: ids.channel, serviceUrl: bot.connector.url };
 }
 
-async function ask(text: string, name: string, from: Partial<typeof ADMIN> = DEFAULT_USER, tenant = TENANT): Promise<any> {
+async function ask(text: string, name: string, from: Partial<typeof ADMIN> = DEFAULT_USER, tenant = TENANT) {
   const ids = teamIds(name);
   const activity = channelMessage(text, { serviceUrl: bot.connector.url, team: ids.team, channel: ids.channel, from, tenant });
   expect((await bot.send(activity)).status).toBe(200);
@@ -69,7 +69,7 @@ describe('a multi-org deployment (BILL_ALLOWED_ORG_IDS set)', () => {
     expect(JSON.stringify(card)).not.toContain(orgB);
     expect(await bot.app.state.entries(NS.bindings)).toEqual([]);
     expect(await resolve(channelScope('ops'))).toBeUndefined();
-    const audit = readFileSync(join(bot.stateDir, 'audit.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const audit = readFileSync(join(bot.stateDir, 'audit.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(audit).toContainEqual(expect.objectContaining({ kind: 'admin', action: 'link', result: 'refused', aadObjectId: DEFAULT_USER.aadObjectId, teamId: teamIds('ops').team }));
   });
 

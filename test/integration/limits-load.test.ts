@@ -4,21 +4,21 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { startBot, type TestBot } from '../harness/bot.js';
-import { ConnectorStandIn } from '../harness/connector.js';
+import { ConnectorStandIn, type ConnectorCall } from '../harness/connector.js';
 import { expectValidCard, tableRows, textOf } from '../harness/finance.js';
 
 const channel = (n: number) => `19:channel-load-${n}@thread.tacv2`;
 const user = (n: number) => ({ id: `29:user-${n}`, aadObjectId: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`, name: `User ${n}` });
 
 /** Posts every command at once and waits until each conversation has its answer; returns the answer cards in order. */
-async function sayAll(bot: TestBot, lines: Array<{ text: string; channel: string; from: ReturnType<typeof user> }>): Promise<any[]> {
+async function sayAll(bot: TestBot, lines: Array<{ text: string; channel: string; from: ReturnType<typeof user> }>) {
   const sent = await Promise.all(lines.map((l) => bot.say(l.text, { channel: l.channel, from: l.from })));
   for (const s of sent) expect(s.status).toBe(200);
   const ids = sent.map((s) => s.activity.conversation.id);
   const replies = await bot.connector.waitFor((calls) => {
-    const byConversation = new Map<string, any>();
+    const byConversation = new Map<string, ConnectorCall>();
     for (const c of calls) if (c.body?.type === 'message' && c.status < 300) byConversation.set(c.conversationId!, c);
-    return ids.every((id) => byConversation.has(id)) ? ids.map((id) => byConversation.get(id)) : undefined;
+    return ids.every((id) => byConversation.has(id)) ? ids.map((id) => byConversation.get(id)!) : undefined;
   }, 15_000, `${ids.length} answers`);
   return replies.map((r) => ConnectorStandIn.card(r));
 }
@@ -127,7 +127,7 @@ describe('an hourly budget of 10 BILL requests', () => {
     // The org's mirror answers most of these once built; bills by BILL id each need their own call.
     const byId = bot.app.sandbox!.org.bills.all().slice(0, 3).map((b) => `bill ${b.id}`);
     const commands = ['bills due', 'payments', 'vendor acme', 'customer contoso', 'bills due 30', 'payments 25', 'vendor summit', 'customer fabrikam', 'bills due 60', 'payments 40', ...byId];
-    let refused: any;
+    let refused: ReturnType<typeof ConnectorStandIn.card> | undefined;
     let n = 0;
     for (const text of commands) {
       // A channel each: this clock does not move, so one channel's Bot Connector window would never slide.

@@ -28,7 +28,7 @@ afterAll(async () => {
 });
 
 /** Says something in a channel and returns the card of the bot's reply in that thread. */
-async function say(text: string, channel: string): Promise<any> {
+async function say(text: string, channel: string) {
   const res = await bot.say(text, { channel });
   expect(res.status).toBe(200);
   const conv = res.activity.conversation.id;
@@ -40,7 +40,7 @@ async function say(text: string, channel: string): Promise<any> {
   return card;
 }
 
-const sandbox = (method: string, path: string, body?: unknown): Promise<any> => sandboxControlOk(bot.app.sandbox!.url, method, path, body);
+const sandbox = (method: string, path: string, body?: unknown) => sandboxControlOk(bot.app.sandbox!.url, method, path, body);
 
 /** Posts in a channel (top level: the bare channel id), as opposed to replies in a command's thread. */
 const posts = (channel: string): ConnectorCall[] => bot.connector.messages(channel);
@@ -184,7 +184,7 @@ describe('Teams pushes back', () => {
   it('a throttled send (429) is delivered once, after Retry-After', async () => {
     bot.connector.failSends(1, { status: 429, headers: { 'Retry-After': '1' }, body: { error: { code: 'Throttled', message: 'slow down' } } }, AP);
     const created = await sandbox('POST', '/invoices', { totalAmount: 1234 });
-    await sandbox('PATCH', `/invoices/${created.id}`, { archived: false, dueDate: '2031-01-01' });
+    await sandbox('PATCH', `/invoices/${String(created?.id)}`, { archived: false, dueDate: '2031-01-01' });
     // Invoices are not followed by AP; a bill change is.
     const bill = unpaidBill();
     await sandbox('POST', `/bills/${bill.id}/pay`, { schedule: true });
