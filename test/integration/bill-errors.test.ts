@@ -117,7 +117,7 @@ describe('limits', () => {
     const spend = c.gateway.spend()!;
     const budget = sb.sandbox.org.spend.budgets.all()[0]!;
     let err: BillApiError | undefined;
-    for (let i = 0; i < 61 && !err; i++) err = await spend.budgets.get(budget.id).then(() => undefined, (e: BillApiError) => e);
+    for (let i = 0; i < 61 && !err; i++) err = await spend.budgets.get(budget.id).then(() => undefined, (e: unknown) => e as BillApiError);
     expect(err).toBeInstanceOf(BillApiError);
     expectClass(err!, 'rateLimited');
     expect(err!.status).toBe(429);

@@ -32,7 +32,7 @@ afterAll(async () => {
   await bot.close();
 });
 
-async function sayAndRead(text: string): Promise<any> {
+async function sayAndRead(text: string) {
   const res = await bot.say(text);
   expect(res.status).toBe(200);
   const [reply] = await bot.connector.waitForMessages(1, res.activity.conversation.id);

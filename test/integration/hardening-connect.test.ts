@@ -11,7 +11,7 @@ import { sandboxControlOk, startTestSandbox, type TestSandbox } from '../harness
 import { TestRedis } from '../harness/redis.js';
 import { registerSecrets } from '../harness/secretScan.js';
 
-type Card = Record<string, any>;
+type Card = ReturnType<typeof ConnectorStandIn.card>;
 
 const MALLORY: Required<Who> = { id: '29:user-mallory', name: 'Mallory Stone', aadObjectId: '55555555-0000-4000-8000-0000000000e5' };
 const person = (n: number): Required<Who> => ({ id: `29:user-p${n}`, name: `Person ${n}`, aadObjectId: `66666666-0000-4000-8000-${n.toString(16).padStart(12, '0')}` });

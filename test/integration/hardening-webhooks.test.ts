@@ -113,7 +113,7 @@ describe('a sender repeating bad signatures', () => {
     const event = vendorEvent();
     const res = await deliver(BILL_ADDRESS, event, sign(event));
     expect(res.status).toBe(200);
-    expect(JSON.parse(res.text).status).toBe('accepted');
+    expect((JSON.parse(res.text) as { status?: string }).status).toBe('accepted');
   });
 
   it('from many addresses exhausts the shared budget: new senders get 429, BILL (verified lately) is still accepted', async () => {

@@ -55,8 +55,8 @@ function cli(...args: string[]): Promise<{ code: number | null; stdout: string; 
     const child = spawn(join(repo, 'node_modules/.bin/tsx'), [join(repo, 'src/cli/webhooks.ts'), ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('exit', (code) => done({ code, stdout, stderr }));
   });
 }

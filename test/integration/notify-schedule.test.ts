@@ -58,7 +58,7 @@ afterAll(async () => {
   rmSync(stateDir, { recursive: true, force: true });
 });
 
-async function say(text: string, channel: string): Promise<any> {
+async function say(text: string, channel: string) {
   const res = await bot.say(text, { channel });
   expect(res.status).toBe(200);
   const [reply] = await connector.waitForMessages(1, res.activity.conversation.id);

@@ -52,16 +52,21 @@ function invoiceEvent(over: { type?: string; eventId?: string; org?: string; num
   });
 }
 
-async function deliver(body: string | Buffer, signature: string | undefined, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
+/** The bot's answer to a webhook delivery (a test asserts the status it expects). */
+interface WebhookAnswer {
+  status?: string;
+}
+
+async function deliver(body: string | Buffer, signature: string | undefined, headers: Record<string, string> = {}): Promise<{ status: number; json: WebhookAnswer | string }> {
   const res = await request(hook, {
     method: 'POST',
     body,
     headers: { 'content-type': 'application/json', ...(signature === undefined ? {} : { 'x-bill-sha-signature': signature }), ...headers },
   });
   const text = await res.body.text();
-  let json: any;
+  let json: WebhookAnswer | string;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(text) as WebhookAnswer;
   } catch {
     json = text;
   }
@@ -91,7 +96,7 @@ describe('what BILL signs is accepted once', () => {
   it('a correctly signed event carrying a forged amount and number posts a card with what BILL has', async () => {
     const body = invoiceEvent({ number: 'INV-5010', payload: { invoiceNumber: 'INV-FORGED', totalAmount: 987_654, dueAmount: 0, status: 'PAID' } });
     bot.app.sandbox!.clearRequests();
-    expect((await deliver(body, sign(body))).json.status).toBe('accepted');
+    expect((await deliver(body, sign(body))).json).toMatchObject({ status: 'accepted' });
     await bot.app.notify.worker.drain();
     const card = await bot.connector.waitFor(() => posts().find((c) => JSON.stringify(c.body).includes('INV-5010')), 10_000, 'the card of the forged event');
     const shown = JSON.stringify(ConnectorStandIn.card(card));
@@ -109,7 +114,7 @@ describe('what BILL signs is accepted once', () => {
       transaction: { ...tx, merchantName: 'Forged Merchant', amount: 31_337 },
     });
     const before = bot.connector.messages(SPEND).length;
-    expect((await deliver(body, sign(body))).json.status).toBe('accepted');
+    expect((await deliver(body, sign(body))).json).toMatchObject({ status: 'accepted' });
     await bot.app.notify.worker.drain();
     const [card] = (await bot.connector.waitForMessages(before + 1, SPEND)).slice(before);
     const facts = factsOf(ConnectorStandIn.card(card!));
@@ -123,7 +128,7 @@ describe('what BILL signs is accepted once', () => {
     const body = invoiceEvent({ number: 'INV-GONE' });
     const id = (JSON.parse(body) as { invoice: { id: string } }).invoice.id;
     bot.app.sandbox!.org.invoices.delete(id);
-    expect((await deliver(body, sign(body))).json.status).toBe('accepted');
+    expect((await deliver(body, sign(body))).json).toMatchObject({ status: 'accepted' });
     expect(await bot.app.notify.worker.drain()).toMatchObject({ sent: 0, dropped: 1, finished: 1 });
     expect(posts()).toHaveLength(sends);
     expect(bot.logs.records().some((r) => r.msg === 'record of a webhook event is not in BILL; nothing posted' && r.eventId === (JSON.parse(body) as { metadata: { eventId: string } }).metadata.eventId)).toBe(true);
@@ -132,7 +137,7 @@ describe('what BILL signs is accepted once', () => {
   it('the same event delivered again is acknowledged and sends nothing', async () => {
     const sends = posts().length;
     const body = invoiceEvent({ number: 'INV-5002' });
-    expect((await deliver(body, sign(body))).json.status).toBe('accepted');
+    expect((await deliver(body, sign(body))).json).toMatchObject({ status: 'accepted' });
     await bot.app.notify.worker.drain();
     await bot.connector.waitForMessages(sends + 1, CHANNEL);
     const again = await deliver(body, sign(body));
@@ -185,7 +190,7 @@ describe('what an event changes besides the card', () => {
       metadata: { eventId: randomUUID(), subscriptionId: 'sub-made-in-the-bill-app', organizationId: orgId, eventType: 'invoice.updated', version: '1' },
       invoice: { ...inv, invoiceNumber: 'INV-RENUMBERED' },
     });
-    expect((await deliver(body, sign(body))).json.status).toBe('accepted');
+    expect((await deliver(body, sign(body))).json).toMatchObject({ status: 'accepted' });
     await bot.app.notify.worker.drain();
     await mirror.answers.get(orgId, `invoice?id=${inv.id}`, { ttlS: 300, kinds: ['invoice'] }, load);
     expect(loads).toBe(2);
@@ -291,7 +296,7 @@ describe('fuzzing the route', () => {
 
     // BILL's next real event still goes through.
     const body = invoiceEvent({ number: 'INV-AFTER-FUZZ' });
-    expect((await deliver(body, sign(body))).json.status).toBe('accepted');
+    expect((await deliver(body, sign(body))).json).toMatchObject({ status: 'accepted' });
     await bot.app.notify.worker.drain();
     const card = await bot.connector.waitFor(() => posts().find((c) => JSON.stringify(c.body).includes('INV-AFTER-FUZZ')), 10_000, 'the card of the event after the fuzz');
     expect(JSON.stringify(ConnectorStandIn.card(card))).toContain('Payment received on invoice INV-AFTER-FUZZ');

@@ -17,7 +17,7 @@ afterAll(async () => {
   await bot.close();
 });
 
-function cardText(card: any): string {
+function cardText(card: unknown): string {
   return JSON.stringify(card);
 }
 

@@ -20,7 +20,7 @@ afterAll(async () => {
   await bot.close();
 });
 
-async function statusCard(): Promise<any> {
+async function statusCard() {
   const res = await bot.say('status', { channel: '19:channel-ops@thread.tacv2' });
   const [reply] = await bot.connector.waitForMessages(1, res.activity.conversation.id);
   return ConnectorStandIn.card(reply!);
