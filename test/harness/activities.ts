@@ -76,7 +76,10 @@ export function channelMessage(text: string, opts: ChannelOpts) {
   };
 }
 
-export function personalMessage(text: string, opts: { serviceUrl: string; from?: Who; tenant?: string; id?: string; value?: unknown; replyToId?: string }) {
+export function personalMessage(
+  text: string,
+  opts: { serviceUrl: string; from?: Who; tenant?: string; id?: string; value?: unknown; replyToId?: string },
+) {
   const user = who(opts.from);
   const tenant = opts.tenant ?? TENANT;
   return {

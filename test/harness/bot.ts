@@ -56,7 +56,14 @@ export async function startBot(opts: StartOptions = {}): Promise<TestBot> {
   registerSecrets(() => {
     const sandbox = app.sandbox;
     const demo = sandbox?.credentials;
-    return [...configSecrets(app.config), ...app.secrets.list(), demo?.password, demo?.devKey, demo?.spendApiToken, ...(sandbox?.stats().sessionsIssued ?? [])];
+    return [
+      ...configSecrets(app.config),
+      ...app.secrets.list(),
+      demo?.password,
+      demo?.devKey,
+      demo?.spendApiToken,
+      ...(sandbox?.stats().sessionsIssued ?? []),
+    ];
   });
   const url = await app.listen();
   const messagesUrl = `${url}/api/messages`;

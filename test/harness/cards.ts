@@ -10,7 +10,19 @@ function lib(): typeof import('adaptivecards') {
     // The ESM entry of adaptivecards cannot load in Node; the UMD bundle needs DOM globals.
     const dom = new JSDOM('<!doctype html><html><body></body></html>');
     const g = globalThis as Record<string, unknown>;
-    for (const key of ['window', 'document', 'HTMLElement', 'HTMLButtonElement', 'HTMLDivElement', 'HTMLInputElement', 'HTMLTextAreaElement', 'HTMLSelectElement', 'Node', 'navigator', 'getComputedStyle']) {
+    for (const key of [
+      'window',
+      'document',
+      'HTMLElement',
+      'HTMLButtonElement',
+      'HTMLDivElement',
+      'HTMLInputElement',
+      'HTMLTextAreaElement',
+      'HTMLSelectElement',
+      'Node',
+      'navigator',
+      'getComputedStyle',
+    ]) {
       if (g[key] === undefined) g[key] = (dom.window as unknown as Record<string, unknown>)[key];
     }
     AC = require('adaptivecards/dist/adaptivecards.js') as typeof import('adaptivecards');

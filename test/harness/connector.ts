@@ -97,7 +97,11 @@ export class ConnectorStandIn {
   /** Messages (not typing) the bot delivered with 2xx, optionally in one conversation. */
   messages(conversationId?: string): ConnectorCall[] {
     return this.calls.filter(
-      (c) => (c.kind === 'reply' || c.kind === 'send') && c.status < 300 && c.body?.type === 'message' && (!conversationId || c.conversationId === conversationId),
+      (c) =>
+        (c.kind === 'reply' || c.kind === 'send') &&
+        c.status < 300 &&
+        c.body?.type === 'message' &&
+        (!conversationId || c.conversationId === conversationId),
     );
   }
 
@@ -120,7 +124,11 @@ export class ConnectorStandIn {
       };
       const timer = setTimeout(() => {
         cleanup();
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; saw ${this.calls.length} calls: ${this.calls.map((c) => `${c.kind}:${c.status}`).join(', ')}`));
+        reject(
+          new Error(
+            `timed out after ${timeoutMs} ms waiting for ${what}; saw ${this.calls.length} calls: ${this.calls.map((c) => `${c.kind}:${c.status}`).join(', ')}`,
+          ),
+        );
       }, timeoutMs);
       const cleanup = () => {
         clearTimeout(timer);
@@ -133,10 +141,14 @@ export class ConnectorStandIn {
 
   /** Waits for n delivered messages in a conversation (or overall). */
   waitForMessages(n: number, conversationId?: string, timeoutMs = 10_000): Promise<ConnectorCall[]> {
-    return this.waitFor(() => {
-      const m = this.messages(conversationId);
-      return m.length >= n ? m : undefined;
-    }, timeoutMs, `${n} message(s)${conversationId ? ' in ' + conversationId : ''}`);
+    return this.waitFor(
+      () => {
+        const m = this.messages(conversationId);
+        return m.length >= n ? m : undefined;
+      },
+      timeoutMs,
+      `${n} message(s)${conversationId ? ' in ' + conversationId : ''}`,
+    );
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -152,7 +164,16 @@ export class ConnectorStandIn {
     }
     const url = new URL(req.url ?? '/', 'http://x');
     const seg = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
-    const call: ConnectorCall = { method: req.method ?? 'GET', path: url.pathname, kind: 'other', body, raw, headers: req.headers, at: Date.now(), status: 200 };
+    const call: ConnectorCall = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      kind: 'other',
+      body,
+      raw,
+      headers: req.headers,
+      at: Date.now(),
+      status: 200,
+    };
     if (seg[0] === 'v3' && seg[1] === 'conversations') {
       call.conversationId = seg[2];
       if (seg.length === 2 && req.method === 'POST') call.kind = 'createConversation';
@@ -191,7 +212,10 @@ export class ConnectorStandIn {
       case 'delete':
         return { status: 200, body: {} };
       case 'createConversation':
-        return { status: 201, body: { id: `${call.body?.channelData?.channel?.id ?? 'conv'};messageid=${Date.now()}`, activityId: randomUUID() } };
+        return {
+          status: 201,
+          body: { id: `${call.body?.channelData?.channel?.id ?? 'conv'};messageid=${Date.now()}`, activityId: randomUUID() },
+        };
       case 'teamDetails': {
         const t = this.teams.get(seg[2] ?? '');
         return t ? { status: 200, body: t } : { status: 404, body: { error: { code: 'NotFound', message: 'Team not found' } } };

@@ -39,7 +39,11 @@ function stackedRow(n: Node): string[] | undefined {
   const [top, below] = items;
   if (below && below.type !== 'RichTextBlock') return undefined;
   const texts = (el: Node | undefined): string[] =>
-    el?.type === 'TextBlock' ? [String(el.text)] : el?.type === 'ColumnSet' ? (el.columns as Node[]).flatMap((c) => (c.items as Node[]).flatMap(texts)) : [];
+    el?.type === 'TextBlock'
+      ? [String(el.text)]
+      : el?.type === 'ColumnSet'
+        ? (el.columns as Node[]).flatMap((c) => (c.items as Node[]).flatMap(texts))
+        : [];
   const head = texts(top);
   if (head.length === 0) return undefined;
   // Label runs ("Invoice #: ") and separators are subtle; each value is one run.
@@ -116,7 +120,15 @@ export function total(amounts: number[]): number {
 /** The channel scope a test bot resolves to the demo organisation. */
 export function channelScope(channel = 'finance'): ConversationScope {
   const ids = teamIds(channel);
-  return { kind: 'channel', tenantId: TENANT, teamId: ids.team, aadGroupId: undefined, channelId: ids.channel, conversationId: `${ids.channel};messageid=1`, serviceUrl: 'http://127.0.0.1:9/' };
+  return {
+    kind: 'channel',
+    tenantId: TENANT,
+    teamId: ids.team,
+    aadGroupId: undefined,
+    channelId: ids.channel,
+    conversationId: `${ids.channel};messageid=1`,
+    serviceUrl: 'http://127.0.0.1:9/',
+  };
 }
 
 let seq = 0;
@@ -134,7 +146,11 @@ export async function ask(app: BillbridgeApp, text: string, opts: Partial<Comman
 }
 
 /** Every row of a list card, following its pages (page=0,1,... through the dispatcher) until the last. */
-export async function allRows(app: BillbridgeApp, text: string, opts: Partial<CommandRequest> = {}): Promise<{ rows: string[][]; first: DispatchResult }> {
+export async function allRows(
+  app: BillbridgeApp,
+  text: string,
+  opts: Partial<CommandRequest> = {},
+): Promise<{ rows: string[][]; first: DispatchResult }> {
   const first = await ask(app, text, opts);
   const rows = [...tableRows(first.reply.card)];
   let page = 0;

@@ -1,7 +1,6 @@
 // What of a card Teams renders as markdown, plain text or links, and what markup in it would still be live.
 import type { CardJson } from './cards.js';
 
-
 /** Every node of a card (depth first), so each reader below picks what it needs in one line. */
 function walk(card: unknown, visit: (node: CardJson) => void): void {
   if (!card || typeof card !== 'object') return;

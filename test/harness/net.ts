@@ -53,7 +53,11 @@ async function answer(res: Awaited<ReturnType<typeof request>>): Promise<HttpAns
  * POSTs headers only and never sends the body they announce; resolves with the answer the server gives without
  * reading it (a server that waits for the body never answers). The socket is destroyed after the answer.
  */
-export function headersOnly(url: string, headers: Record<string, string>, opts: { localAddress?: string } = {}): Promise<{ status: number; body: JsonRecord | string }> {
+export function headersOnly(
+  url: string,
+  headers: Record<string, string>,
+  opts: { localAddress?: string } = {},
+): Promise<{ status: number; body: JsonRecord | string }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { method: 'POST', headers, localAddress: opts.localAddress });
     req.on('response', (res) => {
@@ -71,10 +75,19 @@ export function headersOnly(url: string, headers: Record<string, string>, opts: 
 }
 
 /** POSTs JSON from a given local source address (Linux routes all of 127/8 locally: one "sender" per address). */
-export function postFrom(localAddress: string, url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+export function postFrom(
+  localAddress: string,
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string }> {
   const raw = typeof body === 'string' ? body : JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: 'POST', localAddress, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(raw)), ...headers } });
+    const req = httpRequest(url, {
+      method: 'POST',
+      localAddress,
+      headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(raw)), ...headers },
+    });
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));

@@ -75,7 +75,11 @@ export class OpenIdIssuer {
   }
 
   static async start(opts: { endorsements?: string[] } = {}): Promise<OpenIdIssuer> {
-    const issuer = new OpenIdIssuer(await rsaKey(`bf-test-${randomUUID().slice(0, 8)}`), await rsaKey(`rogue-${randomUUID().slice(0, 8)}`), opts.endorsements ?? ['msteams']);
+    const issuer = new OpenIdIssuer(
+      await rsaKey(`bf-test-${randomUUID().slice(0, 8)}`),
+      await rsaKey(`rogue-${randomUUID().slice(0, 8)}`),
+      opts.endorsements ?? ['msteams'],
+    );
     await new Promise<void>((resolve) => issuer.server.listen(0, '127.0.0.1', () => resolve()));
     // Inbound tokens are credentials too: none may be logged.
     registerSecrets(() => issuer.minted);
@@ -222,7 +226,9 @@ export class LoginStandIn {
     const agent = new https.Agent({ keepAlive: false });
     const port = this.port;
     const ca = this.cert;
-    (agent as unknown as { createConnection: (o: tls.ConnectionOptions & { host?: string }) => tls.TLSSocket }).createConnection = (options) => {
+    (agent as unknown as { createConnection: (o: tls.ConnectionOptions & { host?: string }) => tls.TLSSocket }).createConnection = (
+      options,
+    ) => {
       const host = options.servername || options.host || '';
       // No network in tests: any other https host gets a refused connection, never the internet.
       if (host !== LOGIN_HOST) return tls.connect({ host: '127.0.0.1', port: 1 });

@@ -23,7 +23,10 @@ export interface TwoOrgs {
 export async function startTwoOrgSandbox(opts: SandboxOptions = {}): Promise<TwoOrgs> {
   const sandbox = await startTestSandbox(opts);
   const c = sandbox.credentials;
-  const b = seedDemoOrg(sandbox.sandbox.model, { seed: 'second-org', credentials: { username: c.username, password: c.password, devKey: c.devKey } });
+  const b = seedDemoOrg(sandbox.sandbox.model, {
+    seed: 'second-org',
+    credentials: { username: c.username, password: c.password, devKey: c.devKey },
+  });
   return { sandbox, orgA: c.orgId, orgB: b.orgId, tokenA: c.spendApiToken, tokenB: b.spendApiToken };
 }
 

@@ -7,7 +7,14 @@ import { BillGateway, type BillGatewayOptions } from '../../src/bill/gateway.js'
 import { createLogger, SecretRegistry, type Logger } from '../../src/log.js';
 import { createLimiter } from '../../src/limits/index.js';
 import type { BudgetSnapshot, Limiter, RunOptions, Throttle, Upstream } from '../../src/limits/types.js';
-import { startSandbox, type DemoCredentials, type Fault, type RunningSandbox, type SandboxOptions, type SandboxStats } from '../../src/sandbox/index.js';
+import {
+  startSandbox,
+  type DemoCredentials,
+  type Fault,
+  type RunningSandbox,
+  type SandboxOptions,
+  type SandboxStats,
+} from '../../src/sandbox/index.js';
 import { LogCapture } from './logs.js';
 import type { JsonRecord } from './net.js';
 
@@ -27,7 +34,12 @@ export interface TestSandbox {
 }
 
 /** Calls a /__sandbox/ endpoint of the sandbox at `url` (its control routes: pay a bill, flush webhooks, faults…). */
-export async function sandboxControl(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: JsonRecord | undefined }> {
+export async function sandboxControl(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; json: JsonRecord | undefined }> {
   const res = await request(`${url}/__sandbox${path}`, {
     method: method as 'GET',
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -97,7 +109,10 @@ export interface TestClient {
  * A BILL gateway for the sandbox's demo org. Default limiter: the app's real shared limiter (3 in flight per org,
  * 20,000/h, 200 logins/h), so the client is tested as it runs; pass `limiter` to replace it.
  */
-export function billClient(sb: TestSandbox, opts: { clock?: Clock; limiter?: Limiter; overrides?: Partial<BillGatewayOptions> } = {}): TestClient {
+export function billClient(
+  sb: TestSandbox,
+  opts: { clock?: Clock; limiter?: Limiter; overrides?: Partial<BillGatewayOptions> } = {},
+): TestClient {
   const clock = opts.clock ?? systemClock;
   const logs = new LogCapture();
   const secrets = new SecretRegistry();
@@ -140,5 +155,7 @@ export async function secretsOf(sb: TestSandbox): Promise<string[]> {
 
 /** The secrets found in the captured log text (empty when clean). */
 export function leaks(text: string, secrets: string[]): string[] {
-  return secrets.filter((s) => s && (text.includes(s) || text.includes(encodeURIComponent(s)) || text.includes(JSON.stringify(s).slice(1, -1))));
+  return secrets.filter(
+    (s) => s && (text.includes(s) || text.includes(encodeURIComponent(s)) || text.includes(JSON.stringify(s).slice(1, -1))),
+  );
 }

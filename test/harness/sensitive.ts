@@ -25,7 +25,12 @@ export function poisonedVendor(overrides: Record<string, unknown> = {}) {
     paymentInformation: {
       payeeName: 'Acme Office Supply',
       payByType: 'ACH',
-      bankAccount: { nameOnAccount: 'Acme Office Supply LLC', accountNumber: SENSITIVE.bankAccountNumber, routingNumber: SENSITIVE.routingNumber, type: 'CHECKING' },
+      bankAccount: {
+        nameOnAccount: 'Acme Office Supply LLC',
+        accountNumber: SENSITIVE.bankAccountNumber,
+        routingNumber: SENSITIVE.routingNumber,
+        type: 'CHECKING',
+      },
     },
     additionalInfo: { taxId: SENSITIVE.taxId, taxIdType: 'EIN', track1099: true, leadTimeInDays: 2 },
     billCurrency: 'USD',

@@ -27,7 +27,10 @@ const textsOf = (card: Card): string[] => {
   const out: string[] = [];
   const walk = (n: unknown) => {
     if (!n || typeof n !== 'object') return;
-    if (Array.isArray(n)) { n.forEach(walk); return; }
+    if (Array.isArray(n)) {
+      n.forEach(walk);
+      return;
+    }
     const node = n as Card;
     if (node.type === 'TextBlock') out.push(String(node.text).replace(/\\(.)/g, '$1'));
     Object.values(node).forEach(walk);
@@ -51,7 +54,13 @@ async function link(who: Required<Who>, firstName: string): Promise<string> {
   user.syncTokens = [{ name, value }];
   org.users.put(user);
   tokens.push(value);
-  const res = await bot.send(executeInvoke({ verb: APPROVAL_VERBS.connect, [CONNECT_INPUTS.tokenName]: name, [CONNECT_INPUTS.tokenValue]: value }, personalMessage('', { serviceUrl: bot.connector.url, from: who }), { replyToId: 'connect-card' }));
+  const res = await bot.send(
+    executeInvoke(
+      { verb: APPROVAL_VERBS.connect, [CONNECT_INPUTS.tokenName]: name, [CONNECT_INPUTS.tokenValue]: value },
+      personalMessage('', { serviceUrl: bot.connector.url, from: who }),
+      { replyToId: 'connect-card' },
+    ),
+  );
   expect(textsOf(res.json?.value as Card)[0]).toBe('Connected to BILL');
   return user.id;
 }
@@ -85,7 +94,11 @@ describe('the approvals digest', () => {
   beforeAll(async () => {
     priyaId = await link(PRIYA, 'Priya');
     await link(MARCUS, 'Marcus');
-    bills = bot.app.sandbox!.org.bills.all().filter((b) => !b.archived && b.paymentStatus === 'UNPAID').slice(0, 2).map((b) => b.id);
+    bills = bot.app
+      .sandbox!.org.bills.all()
+      .filter((b) => !b.archived && b.paymentStatus === 'UNPAID')
+      .slice(0, 2)
+      .map((b) => b.id);
     waitingOn(priyaId, bills);
   });
 
@@ -124,11 +137,22 @@ describe('the approvals digest', () => {
 
   it('lets the digest card be used to approve, as the approver', async () => {
     const card = ConnectorStandIn.card(digestsTo(PRIYA)[0]!);
-    const approve = (card.body ?? []).flatMap((c) => c.items ?? []).flatMap((i) => (i.type === 'ActionSet' ? (i.actions ?? []) : [])).find((a) => a.verb === APPROVAL_VERBS.approve);
+    const approve = (card.body ?? [])
+      .flatMap((c) => c.items ?? [])
+      .flatMap((i) => (i.type === 'ActionSet' ? (i.actions ?? []) : []))
+      .find((a) => a.verb === APPROVAL_VERBS.approve);
     expect(approve?.data).toBeDefined();
-    const res = await bot.send(executeInvoke(approve!.data!, personalMessage('', { serviceUrl: bot.connector.url, from: PRIYA }), { replyToId: digestsTo(PRIYA)[0]!.body?.id ?? 'digest' }));
+    const res = await bot.send(
+      executeInvoke(approve!.data!, personalMessage('', { serviceUrl: bot.connector.url, from: PRIYA }), {
+        replyToId: digestsTo(PRIYA)[0]!.body?.id ?? 'digest',
+      }),
+    );
     expect(textsOf(res.json?.value as Card).some((t) => t.startsWith('Approved by Priya Raman at'))).toBe(true);
-    expect(bot.app.sandbox!.org.approvalDecisions.at(-1)).toMatchObject({ billId: approve!.data!.bill, userId: priyaId, action: 'APPROVE' });
+    expect(bot.app.sandbox!.org.approvalDecisions.at(-1)).toMatchObject({
+      billId: approve!.data!.bill,
+      userId: priyaId,
+      action: 'APPROVE',
+    });
   });
 
   it('sends nothing on a day nothing waits', async () => {

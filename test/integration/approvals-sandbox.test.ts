@@ -44,7 +44,9 @@ async function signInAs(firstName: string): Promise<{ userId: string; headers: R
   const made = await sb.control('POST', `/users/${user.id}/sync-tokens`, {});
   expect(made.status).toBe(201);
   tokens.push(String(made.json?.value));
-  const login = await call('POST', '/v3/login', { body: { username: made.json?.name, password: made.json?.value, organizationId: sb.credentials.orgId, devKey: sb.credentials.devKey } });
+  const login = await call('POST', '/v3/login', {
+    body: { username: made.json?.name, password: made.json?.value, organizationId: sb.credentials.orgId, devKey: sb.credentials.devKey },
+  });
   expect(login.status).toBe(200);
   tokens.push(login.json.sessionId!);
   return { userId: user.id, headers: { devKey: sb.credentials.devKey, sessionId: login.json.sessionId! } };
@@ -54,7 +56,9 @@ const pendingIds = async (headers: Record<string, string>): Promise<string[]> =>
   (await call('GET', '/v3/bill-approvals/pending-user-approvals', { headers })).json.bills!.map((b) => b.billId);
 
 function unpaidBill(skip: string[] = []): Bill {
-  return sb.sandbox.org.bills.all().find((b) => !b.archived && b.paymentStatus !== 'PAID' && b.approvalStatus === 'UNASSIGNED' && !skip.includes(b.id))!;
+  return sb.sandbox.org.bills
+    .all()
+    .find((b) => !b.archived && b.paymentStatus !== 'PAID' && b.approvalStatus === 'UNASSIGNED' && !skip.includes(b.id))!;
 }
 
 describe('bill approvals in the sandbox', () => {
@@ -63,16 +67,28 @@ describe('bill approvals in the sandbox', () => {
     const marcus = await signInAs('Marcus');
     const bill = unpaidBill();
     const assigned = await sb.control('POST', `/bills/${bill.id}/approvers`, { userIds: [priya.userId, marcus.userId] });
-    expect(assigned.json).toMatchObject({ approvalStatus: 'ASSIGNED', approvers: [{ userId: priya.userId, status: 'WAITING', approverOrder: 1 }, { userId: marcus.userId, status: 'WAITING', approverOrder: 2 }] });
+    expect(assigned.json).toMatchObject({
+      approvalStatus: 'ASSIGNED',
+      approvers: [
+        { userId: priya.userId, status: 'WAITING', approverOrder: 1 },
+        { userId: marcus.userId, status: 'WAITING', approverOrder: 2 },
+      ],
+    });
 
     expect(await pendingIds(priya.headers)).toContain(bill.id);
     expect(await pendingIds(marcus.headers)).not.toContain(bill.id);
     // Marcus cannot act before his turn; nothing changes.
-    const early = await call('POST', '/v3/bill-approvals/actions', { headers: marcus.headers, body: [{ billId: bill.id, action: 'APPROVE' }] });
+    const early = await call('POST', '/v3/bill-approvals/actions', {
+      headers: marcus.headers,
+      body: [{ billId: bill.id, action: 'APPROVE' }],
+    });
     expect(early.status).toBe(400);
     expect(sb.sandbox.org.bills.get(bill.id)!.approvers!.every((a) => a.status === 'WAITING')).toBe(true);
 
-    const first = await call('POST', '/v3/bill-approvals/actions', { headers: priya.headers, body: [{ billId: bill.id, action: 'APPROVE', comment: 'Matches the PO' }] });
+    const first = await call('POST', '/v3/bill-approvals/actions', {
+      headers: priya.headers,
+      body: [{ billId: bill.id, action: 'APPROVE', comment: 'Matches the PO' }],
+    });
     expect(first).toEqual({ status: 200, json: { status: 'SUCCESS' } });
     let now = (await call('GET', `/v3/bills/${bill.id}`, { headers: priya.headers })).json as unknown as Bill;
     expect(now.approvalStatus).toBe('ASSIGNED');
@@ -80,7 +96,10 @@ describe('bill approvals in the sandbox', () => {
     expect(await pendingIds(priya.headers)).not.toContain(bill.id);
     expect(await pendingIds(marcus.headers)).toContain(bill.id);
 
-    expect((await call('POST', '/v3/bill-approvals/actions', { headers: marcus.headers, body: [{ billId: bill.id, action: 'APPROVE' }] })).status).toBe(200);
+    expect(
+      (await call('POST', '/v3/bill-approvals/actions', { headers: marcus.headers, body: [{ billId: bill.id, action: 'APPROVE' }] }))
+        .status,
+    ).toBe(200);
     now = (await call('GET', `/v3/bills/${bill.id}`, { headers: marcus.headers })).json as unknown as Bill;
     expect(now.approvalStatus).toBe('APPROVED');
     expect(now.approvers!.map((a) => a.status)).toEqual(['APPROVED', 'APPROVED']);
@@ -92,20 +111,45 @@ describe('bill approvals in the sandbox', () => {
     ]);
   });
 
-  it('denies the whole bill on one denial, and refuses bodies that are not BILL\'s array shape', async () => {
+  it("denies the whole bill on one denial, and refuses bodies that are not BILL's array shape", async () => {
     const priya = await signInAs('Priya');
     const marcus = await signInAs('Marcus');
     const bill = unpaidBill();
     await sb.control('POST', `/bills/${bill.id}/approvers`, { userIds: [priya.userId, marcus.userId] });
-    for (const body of [{ billId: bill.id, action: 'DENY' }, [], [{ billId: bill.id, action: 'deny' }], [{ billId: bill.id }], [{ billId: bill.id, action: 'DENY' }, { billId: bill.id, action: 'DENY' }]]) {
+    for (const body of [
+      { billId: bill.id, action: 'DENY' },
+      [],
+      [{ billId: bill.id, action: 'deny' }],
+      [{ billId: bill.id }],
+      [
+        { billId: bill.id, action: 'DENY' },
+        { billId: bill.id, action: 'DENY' },
+      ],
+    ]) {
       const res = await call('POST', '/v3/bill-approvals/actions', { headers: priya.headers, body });
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.json[0]).toMatchObject({ severity: 'ERROR' });
     }
-    expect((await call('POST', '/v3/bill-approvals/actions', { headers: priya.headers, body: [{ billId: '00n01NOSUCHBILL0000', action: 'APPROVE' }] })).json[0]!.code).toBe('BDC_1205');
-    expect((await call('POST', '/v3/bill-approvals/actions', { body: [{ billId: bill.id, action: 'DENY' }] })).json[0]!.code).toBe('BDC_1102');
+    expect(
+      (
+        await call('POST', '/v3/bill-approvals/actions', {
+          headers: priya.headers,
+          body: [{ billId: '00n01NOSUCHBILL0000', action: 'APPROVE' }],
+        })
+      ).json[0]!.code,
+    ).toBe('BDC_1205');
+    expect((await call('POST', '/v3/bill-approvals/actions', { body: [{ billId: bill.id, action: 'DENY' }] })).json[0]!.code).toBe(
+      'BDC_1102',
+    );
 
-    expect((await call('POST', '/v3/bill-approvals/actions', { headers: priya.headers, body: [{ billId: bill.id, action: 'DENY', comment: 'Duplicate of last month' }] })).status).toBe(200);
+    expect(
+      (
+        await call('POST', '/v3/bill-approvals/actions', {
+          headers: priya.headers,
+          body: [{ billId: bill.id, action: 'DENY', comment: 'Duplicate of last month' }],
+        })
+      ).status,
+    ).toBe(200);
     const denied = sb.sandbox.org.bills.get(bill.id)!;
     expect(denied.approvalStatus).toBe('DENIED');
     expect(denied.approvers!.map((a) => a.status)).toEqual(['DENIED', 'WAITING']);
@@ -113,7 +157,7 @@ describe('bill approvals in the sandbox', () => {
     expect(await pendingIds(marcus.headers)).not.toContain(bill.id);
   });
 
-  it('ends a revoked token\'s sessions, and lists users without their passwords or token values', async () => {
+  it("ends a revoked token's sessions, and lists users without their passwords or token values", async () => {
     const priya = await signInAs('Priya');
     const users = (await sb.control('GET', '/users')).json as unknown as Array<Record<string, unknown>>;
     const p = users.find((u) => u.id === priya.userId)!;

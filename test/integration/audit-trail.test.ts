@@ -31,7 +31,10 @@ const vendorPeek: CommandDefinition = {
 beforeAll(async () => {
   bot = await startBot();
   bot.app.services.registry.register(vendorPeek);
-  vendorIds = bot.app.sandbox!.org.vendors.all().slice(0, 2).map((v) => v.id);
+  vendorIds = bot.app
+    .sandbox!.org.vendors.all()
+    .slice(0, 2)
+    .map((v) => v.id);
 });
 afterAll(async () => {
   await bot.close();
@@ -49,7 +52,10 @@ interface AuditLine {
 }
 
 function auditRecords(): AuditLine[] {
-  return readFileSync(bot.app.audit.location, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as AuditLine);
+  return readFileSync(bot.app.audit.location, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as AuditLine);
 }
 
 describe('a channel member runs a command that reads BILL', () => {

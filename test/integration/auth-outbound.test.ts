@@ -39,7 +39,7 @@ describe('a single-tenant bot replying in five threads', () => {
     await bot.close();
   });
 
-  it('asks its tenant\'s token endpoint once, for the Bot Framework scope, and signs every reply with that token', async () => {
+  it("asks its tenant's token endpoint once, for the Bot Framework scope, and signs every reply with that token", async () => {
     const before = login.tokenRequests.length;
     const replies = await helpInNewThreads(bot, appId, 5);
     const asked = login.tokenRequests.slice(before);

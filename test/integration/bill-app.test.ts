@@ -22,12 +22,24 @@ describe('without BILL credentials', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(sandbox.baseUrl);
     expect(bot.app.services.backend).toEqual({ kind: 'sandbox', baseUrl: sandbox.baseUrl });
-    expect(bot.app.config.bill).toMatchObject({ baseUrl: sandbox.baseUrl, spendBaseUrl: sandbox.spendBaseUrl, eventsBaseUrl: sandbox.eventsBaseUrl });
+    expect(bot.app.config.bill).toMatchObject({
+      baseUrl: sandbox.baseUrl,
+      spendBaseUrl: sandbox.spendBaseUrl,
+      eventsBaseUrl: sandbox.eventsBaseUrl,
+    });
     expect(sandbox.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/connect$/);
   });
 
   it('binds every team to the demo organisation and answers through services.bill', async () => {
-    const orgId = await bot.app.services.bindings.resolve({ kind: 'channel', tenantId: 'any', teamId: '19:team@thread.tacv2', aadGroupId: undefined, channelId: '19:c@thread.tacv2', conversationId: 'c', serviceUrl: 'http://x' });
+    const orgId = await bot.app.services.bindings.resolve({
+      kind: 'channel',
+      tenantId: 'any',
+      teamId: '19:team@thread.tacv2',
+      aadGroupId: undefined,
+      channelId: '19:c@thread.tacv2',
+      conversationId: 'c',
+      serviceUrl: 'http://x',
+    });
     expect(orgId).toBe(bot.app.sandbox!.credentials.orgId);
     const org = bot.app.services.bill.org(orgId!);
     const due = await org.bills.list({ paymentStatus: 'UNPAID', maxPages: 2 }).all();
@@ -47,7 +59,12 @@ describe('without BILL credentials', () => {
   it('never logs the demo password, dev key, API token or a sessionId', async () => {
     const sandbox = bot.app.sandbox!;
     await bot.app.services.bill.org(sandbox.credentials.orgId).whoami();
-    const secrets = [sandbox.credentials.password, sandbox.credentials.devKey, sandbox.credentials.spendApiToken, ...sandbox.stats().sessionsIssued];
+    const secrets = [
+      sandbox.credentials.password,
+      sandbox.credentials.devKey,
+      sandbox.credentials.spendApiToken,
+      ...sandbox.stats().sessionsIssued,
+    ];
     expect(sandbox.stats().sessionsIssued.length).toBeGreaterThan(0);
     expect(leaks(bot.logs.text(), secrets)).toEqual([]);
     for (const s of secrets.slice(0, 3)) expect(bot.app.secrets.has(s)).toBe(true);
@@ -96,6 +113,8 @@ describe('with BILL credentials', () => {
     const after = await sb.stats();
     expect(after.logins - before.logins).toBe(1);
     expect(after.requestsByPath['GET /v3/invoices/{id}']).toBe((before.requestsByPath['GET /v3/invoices/{id}'] ?? 0) + 1);
-    expect(leaks(bot.logs.text(), [sb.credentials.password, sb.credentials.devKey, sb.credentials.spendApiToken, ...after.sessionsIssued])).toEqual([]);
+    expect(
+      leaks(bot.logs.text(), [sb.credentials.password, sb.credentials.devKey, sb.credentials.spendApiToken, ...after.sessionsIssued]),
+    ).toEqual([]);
   });
 });

@@ -24,7 +24,12 @@ async function say(bot: TestBot, text: string, from = DANA): Promise<string> {
 beforeAll(async () => {
   [redis, connector] = await Promise.all([TestRedis.start(), new ConnectorStandIn().start()]);
   // Sam is a billbridge admin: status shows where the audit trail is to admins only.
-  const env = { REDIS_URL: redis.url, USER_COMMANDS_PER_MINUTE: '3', LOG_LEVEL: 'info', ADMIN_AAD_OBJECT_IDS: '11111111-0000-4000-8000-000000005a11' };
+  const env = {
+    REDIS_URL: redis.url,
+    USER_COMMANDS_PER_MINUTE: '3',
+    LOG_LEVEL: 'info',
+    ADMIN_AAD_OBJECT_IDS: '11111111-0000-4000-8000-000000005a11',
+  };
   [a, b] = await Promise.all([startBot({ env, connector }), startBot({ env, connector })]);
 });
 afterAll(async () => {
@@ -33,7 +38,7 @@ afterAll(async () => {
 });
 
 describe('two instances on one Redis', () => {
-  it('count a person\'s commands together: the 4th in a minute is refused whichever instance gets it', async () => {
+  it("count a person's commands together: the 4th in a minute is refused whichever instance gets it", async () => {
     expect(await say(a, 'help')).toContain('billbridge');
     expect(await say(b, 'help')).toContain('billbridge');
     expect(await say(a, 'help')).toContain('billbridge');
@@ -42,7 +47,9 @@ describe('two instances on one Redis', () => {
   });
 
   it('write one audit trail, a Redis stream, and status says where it is', async () => {
-    const records = (await redis.client().xrange('billbridge:log:audit', '-', '+')).map(([, fields]) => JSON.parse(fields[1]!) as Record<string, unknown>);
+    const records = (await redis.client().xrange('billbridge:log:audit', '-', '+')).map(
+      ([, fields]) => JSON.parse(fields[1]!) as Record<string, unknown>,
+    );
     const mine = records.filter((r) => r.kind === 'command' && r.aadObjectId === DANA.aadObjectId);
     expect(mine.map((r) => [r.command, r.result, r.reason])).toEqual([
       ['help', 'ok', undefined],

@@ -21,7 +21,11 @@ let activeGrant = (): ActiveGrant | undefined => undefined;
 
 // node:http (botbuilder's connector client, via @azure/core-rest-pipeline) and undici (BILL, Graph).
 const onHttp = (message: unknown) => {
-  const req = (message as { request: { host?: string; path: string; getHeader(name: string): string | number | string[] | undefined; protocol?: string } }).request;
+  const req = (
+    message as {
+      request: { host?: string; path: string; getHeader(name: string): string | number | string[] | undefined; protocol?: string };
+    }
+  ).request;
   const host = String(req.getHeader('host') ?? req.host ?? '');
   outbound.push({ channel: 'http', origin: `${req.protocol ?? 'http:'}//${host}`, path: req.path, grant: activeGrant() });
 };
@@ -49,7 +53,11 @@ afterAll(async () => {
   await bot.close();
 });
 
-const THROTTLED = { status: 429, headers: { 'Retry-After': '1' }, body: { error: { code: 'Throttled', message: 'Too many requests in this conversation' } } };
+const THROTTLED = {
+  status: 429,
+  headers: { 'Retry-After': '1' },
+  body: { error: { code: 'Throttled', message: 'Too many requests in this conversation' } },
+};
 
 describe('Teams throttles a reply', () => {
   it('still delivers the reply, after the Retry-After second, exactly once', async () => {
@@ -65,7 +73,11 @@ describe('Teams throttles a reply', () => {
     expect(JSON.stringify(ConnectorStandIn.card(reply!))).toContain('billbridge commands');
 
     // A later message in the same thread proves nothing else was on its way.
-    const marker = channelMessage('hlep', { serviceUrl: bot.connector.url, channel: '19:channel-throttled@thread.tacv2', threadId: activity.id });
+    const marker = channelMessage('hlep', {
+      serviceUrl: bot.connector.url,
+      channel: '19:channel-throttled@thread.tacv2',
+      threadId: activity.id,
+    });
     await bot.send(marker);
     await bot.connector.waitFor((calls) => calls.some((c) => c.activityId === marker.id && c.status === 200));
     expect(bot.connector.messages(conv).filter((c) => c.activityId === activity.id)).toHaveLength(1);

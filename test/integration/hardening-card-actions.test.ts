@@ -15,7 +15,14 @@ const ADMIN: Required<Who> = { id: '29:user-admin', name: 'Alex Admin', aadObjec
 let bot: TestBot;
 
 beforeAll(async () => {
-  bot = await startBot({ env: { USER_COMMANDS_PER_MINUTE: String(PER_MINUTE), SECRETS_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'info', ADMIN_AAD_OBJECT_IDS: ADMIN.aadObjectId } });
+  bot = await startBot({
+    env: {
+      USER_COMMANDS_PER_MINUTE: String(PER_MINUTE),
+      SECRETS_KEY: randomBytes(32).toString('base64'),
+      LOG_LEVEL: 'info',
+      ADMIN_AAD_OBJECT_IDS: ADMIN.aadObjectId,
+    },
+  });
   bot.connector.script((call) => {
     if ((call.kind !== 'reply' && call.kind !== 'send') || call.body?.type !== 'message') return undefined;
     const id = `msg-${++sent}`;
@@ -54,7 +61,8 @@ let sent = 0;
 const messageId = (reply: ConnectorCall): string => sentIds.get(reply)!;
 
 /** Bot messages and card edits in one conversation thread since `from` calls. */
-const since = (from: number, kind: ConnectorCall['kind']) => bot.connector.calls.slice(from).filter((c) => c.kind === kind && c.body?.type !== 'typing');
+const since = (from: number, kind: ConnectorCall['kind']) =>
+  bot.connector.calls.slice(from).filter((c) => c.kind === kind && c.body?.type !== 'typing');
 
 function button(card: Card, title: string): Record<string, unknown> {
   // Buttons too many for one row on a phone are stacked, each in an ActionSet at the end of the body.
@@ -74,7 +82,16 @@ async function execute(who: Who, base: Base, data: Record<string, unknown>, repl
 
 /** Clicks a button through the Action.Submit fallback (a message activity carrying value). */
 async function submit(who: Who, base: Base, data: Record<string, unknown>, replyToId?: string): Promise<void> {
-  const activity = { ...channelMessage('', { serviceUrl: bot.connector.url, from: who, threadId: base.conversation.id.split('messageid=')[1], noMention: true, value: data, replyToId }) };
+  const activity = {
+    ...channelMessage('', {
+      serviceUrl: bot.connector.url,
+      from: who,
+      threadId: base.conversation.id.split('messageid=')[1],
+      noMention: true,
+      value: data,
+      replyToId,
+    }),
+  };
   const res = await bot.send(activity);
   expect(res.status).toBe(200);
 }
@@ -83,7 +100,7 @@ const text = (v: unknown) => JSON.stringify(v);
 
 const nextCall = () => bot.connector.calls.length;
 
-describe('card clicks count against the person\'s rate', () => {
+describe("card clicks count against the person's rate", () => {
   it('a person clicking Refresh, Show more, a notification Refresh and Approve past USER_COMMANDS_PER_MINUTE is told to wait, and BILL sees no further calls', async () => {
     const dana = person('Dana');
     const list = await say(dana, 'bills due 60');
@@ -107,12 +124,14 @@ describe('card clicks count against the person\'s rate', () => {
     // The Action.Submit fallback is held to the same rate.
     const from = nextCall();
     await submit(dana, list.base, { verb: REFRESH_VERB, entity: 'bill', id: bill.id, type: 'bill.updated' }, messageId(list.reply));
-    const answered = await bot.connector.waitFor((calls) => calls.slice(from).find((c) => c.body?.type === 'message' && (c.kind === 'update' || c.kind === 'reply')));
+    const answered = await bot.connector.waitFor((calls) =>
+      calls.slice(from).find((c) => c.body?.type === 'message' && (c.kind === 'update' || c.kind === 'reply')),
+    );
     expect(text(answered.body)).toContain('One moment, please');
     expect(bills()).toBe(before);
   });
 
-  it('a notification card\'s Refresh clicked twice within the cache lifetime reads BILL only the first time', async () => {
+  it("a notification card's Refresh clicked twice within the cache lifetime reads BILL only the first time", async () => {
     const omar = person('Omar');
     const bill = bot.app.sandbox!.org.bills.all().find((b) => !b.archived && b.invoice?.invoiceNumber)!;
     const base = channelMessage('', { serviceUrl: bot.connector.url, from: omar });
@@ -128,14 +147,16 @@ describe('card clicks count against the person\'s rate', () => {
   });
 });
 
-describe('a notification card\'s Refresh', () => {
+describe("a notification card's Refresh", () => {
   it('is answered from what BILL said until BILL says the record changed; the posted card is then edited in place with the news', async () => {
     const AP = '19:channel-refresh@thread.tacv2';
     const setup = await bot.say(`webhooks setup ${bot.url}/api/bill/webhooks`, { from: ADMIN, channel: AP });
     await bot.connector.waitForMessages(1, setup.activity.conversation.id);
     const sub = await bot.say('subscribe bills', { from: ADMIN, channel: AP });
     await bot.connector.waitForMessages(1, sub.activity.conversation.id);
-    const bill = [...bot.app.sandbox!.org.bills.all()].reverse().find((b) => b.paymentStatus === 'UNPAID' && !b.archived && b.invoice?.invoiceNumber && (b.dueAmount ?? b.amount) > 100)!;
+    const bill = [...bot.app.sandbox!.org.bills.all()]
+      .reverse()
+      .find((b) => b.paymentStatus === 'UNPAID' && !b.archived && b.invoice?.invoiceNumber && (b.dueAmount ?? b.amount) > 100)!;
     const data = { verb: REFRESH_VERB, entity: 'bill', id: bill.id, type: 'bill.updated' };
     const reader = person('Rita');
     const base = channelMessage('', { serviceUrl: bot.connector.url, from: reader, channel: AP });
@@ -155,7 +176,15 @@ describe('a notification card\'s Refresh', () => {
     // An older client clicks the posted card's Refresh (Action.Submit from the post's thread).
     before = bills();
     const from = nextCall();
-    const click = channelMessage('', { serviceUrl: bot.connector.url, from: reader, channel: AP, threadId: messageId(post!), noMention: true, value: refresh, replyToId: messageId(post!) });
+    const click = channelMessage('', {
+      serviceUrl: bot.connector.url,
+      from: reader,
+      channel: AP,
+      threadId: messageId(post!),
+      noMention: true,
+      value: refresh,
+      replyToId: messageId(post!),
+    });
     expect((await bot.send(click)).status).toBe(200);
     const edit = await bot.connector.waitFor((calls) => calls.slice(from).find((c) => c.kind === 'update'));
     expect(edit.activityId).toBe(messageId(post!));
@@ -164,8 +193,8 @@ describe('a notification card\'s Refresh', () => {
   });
 });
 
-describe('Try again runs only the clicker\'s own command', () => {
-  it('an admin pressing someone else\'s Try again does not run their command; its author\'s retry works', async () => {
+describe("Try again runs only the clicker's own command", () => {
+  it("an admin pressing someone else's Try again does not run their command; its author's retry works", async () => {
     const ana = person('Ana');
     const admin = ADMIN;
     const bill = bot.app.sandbox!.org.bills.all().at(-1)!;
@@ -209,7 +238,12 @@ describe('a card action acts only on the message that carries it', () => {
     const target = await say(eve, 'help');
     const list = await say(eve, 'bills overdue');
     const refresh = button(list.card, 'Refresh');
-    const crafted = { ...refresh, replyToId: messageId(target.reply), messageId: messageId(target.reply), activityId: messageId(target.reply) };
+    const crafted = {
+      ...refresh,
+      replyToId: messageId(target.reply),
+      messageId: messageId(target.reply),
+      activityId: messageId(target.reply),
+    };
     const from = nextCall();
     await submit(eve, list.base, crafted, messageId(list.reply));
     await bot.connector.waitFor((calls) => calls.slice(from).find((c) => c.body?.type === 'message'));

@@ -14,7 +14,11 @@ import { registerSecrets } from '../harness/secretScan.js';
 type Card = ReturnType<typeof ConnectorStandIn.card>;
 
 const MALLORY: Required<Who> = { id: '29:user-mallory', name: 'Mallory Stone', aadObjectId: '55555555-0000-4000-8000-0000000000e5' };
-const person = (n: number): Required<Who> => ({ id: `29:user-p${n}`, name: `Person ${n}`, aadObjectId: `66666666-0000-4000-8000-${n.toString(16).padStart(12, '0')}` });
+const person = (n: number): Required<Who> => ({
+  id: `29:user-p${n}`,
+  name: `Person ${n}`,
+  aadObjectId: `66666666-0000-4000-8000-${n.toString(16).padStart(12, '0')}`,
+});
 
 /** Values the tests typed: none may show up in any log line (the secret scan checks them after the file). */
 const typed: string[] = [];
@@ -24,7 +28,10 @@ function texts(card: Card): string[] {
   const out: string[] = [];
   const walk = (n: unknown) => {
     if (!n || typeof n !== 'object') return;
-    if (Array.isArray(n)) { n.forEach(walk); return; }
+    if (Array.isArray(n)) {
+      n.forEach(walk);
+      return;
+    }
     const o = n as Card;
     if (o.type === 'TextBlock') out.push(String(o.text).replace(/\\(.)/g, '$1'));
     Object.values(o).forEach(walk);
@@ -54,9 +61,23 @@ async function inChannel(bot: TestBot, who: Who, text: string): Promise<Card> {
 }
 
 /** The connect form submitted (Action.Execute, as the card sends it) from a personal chat or a channel. */
-async function submitConnect(bot: TestBot, who: Who, token: { name: string; value: string }, where: 'personal' | 'channel' = 'personal'): Promise<Card> {
-  const base = where === 'personal' ? personalMessage('', { serviceUrl: bot.connector.url, from: who }) : channelMessage('', { serviceUrl: bot.connector.url, from: who });
-  const res = await bot.send(executeInvoke({ verb: APPROVAL_VERBS.connect, [CONNECT_INPUTS.tokenName]: token.name, [CONNECT_INPUTS.tokenValue]: token.value }, base, { from: who, replyToId: 'connect-form' }));
+async function submitConnect(
+  bot: TestBot,
+  who: Who,
+  token: { name: string; value: string },
+  where: 'personal' | 'channel' = 'personal',
+): Promise<Card> {
+  const base =
+    where === 'personal'
+      ? personalMessage('', { serviceUrl: bot.connector.url, from: who })
+      : channelMessage('', { serviceUrl: bot.connector.url, from: who });
+  const res = await bot.send(
+    executeInvoke(
+      { verb: APPROVAL_VERBS.connect, [CONNECT_INPUTS.tokenName]: token.name, [CONNECT_INPUTS.tokenValue]: token.value },
+      base,
+      { from: who, replyToId: 'connect-form' },
+    ),
+  );
   expect(res.status).toBe(200);
   return res.json?.value as Card;
 }
@@ -170,7 +191,9 @@ describe("one person cannot spend the deployment's BILL sign-in budget", () => {
   });
 
   it('without a cooldown, a person still reaches BILL at most LINK_ATTEMPTS_PER_HOUR times an hour', async () => {
-    const bot = await startBot({ env: { SECRETS_KEY: randomBytes(32).toString('base64'), LINK_COOLDOWN_S: '0', LINK_ATTEMPTS_PER_HOUR: '3' } });
+    const bot = await startBot({
+      env: { SECRETS_KEY: randomBytes(32).toString('base64'), LINK_COOLDOWN_S: '0', LINK_ATTEMPTS_PER_HOUR: '3' },
+    });
     try {
       const before = signIns(bot);
       const cards: Card[] = [];
@@ -188,7 +211,13 @@ describe("one person cannot spend the deployment's BILL sign-in budget", () => {
 
   it("many people submitting bogus tokens cannot take the bot's reserved logins: the bot signs in again afterwards", async () => {
     const bot = await startBot({
-      env: { SECRETS_KEY: randomBytes(32).toString('base64'), LINK_COOLDOWN_S: '0', LINK_ATTEMPTS_PER_HOUR: '5', LIMIT_BILL_LOGINS_PER_HOUR: '12', LIMIT_BILL_LOGINS_RESERVED_PERCENT: '25' },
+      env: {
+        SECRETS_KEY: randomBytes(32).toString('base64'),
+        LINK_COOLDOWN_S: '0',
+        LINK_ATTEMPTS_PER_HOUR: '5',
+        LIMIT_BILL_LOGINS_PER_HOUR: '12',
+        LIMIT_BILL_LOGINS_RESERVED_PERCENT: '25',
+      },
     });
     try {
       // The bot's own session exists before the crowd arrives.

@@ -48,7 +48,10 @@ describe('a failing command with secret arguments', () => {
           const activities = [
             personalMessage(`${command.name} ${TYPED}`, { serviceUrl: bot.connector.url }),
             channelMessage(`${command.name} ${TYPED}`, { serviceUrl: bot.connector.url }),
-            groupChatMessage(`${command.name} ${TYPED}`, { serviceUrl: bot.connector.url, chat: `19:chat-${randomBytes(4).toString('hex')}@thread.v2` }),
+            groupChatMessage(`${command.name} ${TYPED}`, {
+              serviceUrl: bot.connector.url,
+              chat: `19:chat-${randomBytes(4).toString('hex')}@thread.v2`,
+            }),
           ];
           for (const activity of activities) {
             const from = bot.connector.messages(activity.conversation.id).length;

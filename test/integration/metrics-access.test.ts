@@ -33,19 +33,23 @@ describe('with METRICS_TOKEN set', () => {
     }
   });
 
-  it('the operator\'s scraper with the bearer token gets the metrics', async () => {
+  it("the operator's scraper with the bearer token gets the metrics", async () => {
     const res = await get(`${bot.url}/metrics`, { authorization: `Bearer ${TOKEN}` });
     expect(res.status).toBe(200);
     expect(String(res.headers['content-type'])).toMatch(/^text\/plain; version=0\.0\.4/);
     expect(res.text).toMatch(/^billbridge_cache_entries \d+$/m);
   });
 
-  it('after a team\'s commands ran, no organisation id or tenant id appears in the metrics', async () => {
+  it("after a team's commands ran, no organisation id or tenant id appears in the metrics", async () => {
     const orgId = bot.app.sandbox!.credentials.orgId;
     const res = await bot.say('bills due', { channel: CHANNEL });
     await bot.connector.waitForMessages(1, res.activity.conversation.id);
     // What Graph calls for a tenant (install, roster) count against: its per-tenant budget.
-    await bot.app.limiter.run({ service: 'graph', tenantId: TENANT, teamId: '19:team-metrics@thread.tacv2' }, { priority: 'background' }, async () => 'ok');
+    await bot.app.limiter.run(
+      { service: 'graph', tenantId: TENANT, teamId: '19:team-metrics@thread.tacv2' },
+      { priority: 'background' },
+      async () => 'ok',
+    );
     await bot.app.limiter.run({ service: 'identity', tenantId: TENANT }, { priority: 'background' }, async () => 'ok');
     const body = (await get(`${bot.url}/metrics`, { authorization: `Bearer ${TOKEN}` })).text;
     // The per-org and per-tenant rows are there, under one-way names.
@@ -66,7 +70,7 @@ describe('with neither METRICS_TOKEN nor METRICS_PORT', () => {
     await bot.close();
   });
 
-  it('the bot\'s port does not serve /metrics at all', async () => {
+  it("the bot's port does not serve /metrics at all", async () => {
     const res = await get(`${bot.url}/metrics`);
     expect(res.status).toBe(404);
     expect(res.text).not.toContain('billbridge_');
@@ -82,7 +86,7 @@ describe('with METRICS_PORT', () => {
     await bot.close();
   });
 
-  it('serves /metrics on its own listener on 127.0.0.1, and not on the bot\'s port', async () => {
+  it("serves /metrics on its own listener on 127.0.0.1, and not on the bot's port", async () => {
     const url = bot.app.metricsUrl!;
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(url).not.toBe(bot.url);

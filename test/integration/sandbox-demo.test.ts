@@ -129,10 +129,15 @@ describe('the demo organisation', () => {
 });
 
 describe('what the sandbox enforces', () => {
-  it('answers a login with BILL\'s shape and serves the session details', async () => {
+  it("answers a login with BILL's shape and serves the session details", async () => {
     const res = await login();
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({ organizationId: sb.credentials.orgId, sessionId: expect.any(String), trusted: false, userId: sb.credentials.userId });
+    expect(res.json).toEqual({
+      organizationId: sb.credentials.orgId,
+      sessionId: expect.any(String),
+      trusted: false,
+      userId: sb.credentials.userId,
+    });
     const me = await call('GET', '/v3/login/session', { headers: { devKey: sb.credentials.devKey, sessionId: res.json.sessionId! } });
     expect(me.json).toMatchObject({ organizationId: sb.credentials.orgId, userId: sb.credentials.userId });
     expect((await sb.stats()).sessionsIssued).toContain(res.json.sessionId);
@@ -151,9 +156,13 @@ describe('what the sandbox enforces', () => {
 
   it('binds a session to its dev key, and refuses unknown keys and paths with BILL codes', async () => {
     const { json } = await login();
-    expect((await call('GET', '/v3/bills', { headers: { devKey: 'another-key-entirely', sessionId: json.sessionId! } })).json[0]!.code).toBe('BDC_1102');
+    expect(
+      (await call('GET', '/v3/bills', { headers: { devKey: 'another-key-entirely', sessionId: json.sessionId! } })).json[0]!.code,
+    ).toBe('BDC_1102');
     sb.sandbox.model.devKeys.set('second-valid-key-0001', { active: true });
-    expect((await call('GET', '/v3/bills', { headers: { devKey: 'second-valid-key-0001', sessionId: json.sessionId! } })).json[0]!.code).toBe('BDC_1109');
+    expect(
+      (await call('GET', '/v3/bills', { headers: { devKey: 'second-valid-key-0001', sessionId: json.sessionId! } })).json[0]!.code,
+    ).toBe('BDC_1109');
     const missing = await call('GET', '/v3/nope', { headers: { devKey: sb.credentials.devKey, sessionId: json.sessionId! } });
     expect(missing.status).toBe(404);
     expect(missing.json[0]!.code).toBe('BDC_1121');
@@ -167,7 +176,9 @@ describe('what the sandbox enforces', () => {
       expect(res.status, q).toBe(400);
       expect(res.json[0]!.code, q).toBeUndefined();
     }
-    expect((await call('GET', '/v3/bills?max=100', { headers })).json.results).toHaveLength(sb.sandbox.org.bills.size > 100 ? 100 : sb.sandbox.org.bills.size);
+    expect((await call('GET', '/v3/bills?max=100', { headers })).json.results).toHaveLength(
+      sb.sandbox.org.bills.size > 100 ? 100 : sb.sandbox.org.bills.size,
+    );
   });
 
   it('counts logins per hour per dev key', async () => {
@@ -200,15 +211,25 @@ describe('what the sandbox enforces', () => {
 
   it('lists the bills waiting on the signed-in user, in approval order', async () => {
     const { json } = await login();
-    const res = await call('GET', '/v3/bill-approvals/pending-user-approvals', { headers: { devKey: sb.credentials.devKey, sessionId: json.sessionId! } });
+    const res = await call('GET', '/v3/bill-approvals/pending-user-approvals', {
+      headers: { devKey: sb.credentials.devKey, sessionId: json.sessionId! },
+    });
     const pending = res.json.bills!;
     expect(pending.length).toBeGreaterThan(0);
     const me = sb.credentials.userId;
     for (const b of sb.sandbox.org.bills.all()) {
       const chain = [...(b.approvers ?? [])].sort((x, y) => x.approverOrder - y.approverOrder);
       const mine = chain.find((a) => a.userId === me && a.status === 'WAITING');
-      const myTurn = !!mine && b.approvalStatus === 'ASSIGNED' && !b.archived && b.paymentStatus !== 'PAID' && chain.filter((a) => a.approverOrder < mine.approverOrder).every((a) => a.status === 'APPROVED');
-      expect(pending.some((p) => p.billId === b.id), b.id).toBe(myTurn);
+      const myTurn =
+        !!mine &&
+        b.approvalStatus === 'ASSIGNED' &&
+        !b.archived &&
+        b.paymentStatus !== 'PAID' &&
+        chain.filter((a) => a.approverOrder < mine.approverOrder).every((a) => a.status === 'APPROVED');
+      expect(
+        pending.some((p) => p.billId === b.id),
+        b.id,
+      ).toBe(myTurn);
     }
   });
 

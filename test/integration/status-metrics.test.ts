@@ -75,7 +75,10 @@ describe('GET /metrics', () => {
   });
 
   it('keeps counters monotonic across scrapes', async () => {
-    const scrape = async () => Number(/^billbridge_budget_granted_total\{budget="connector\.thread"\} (\d+)$/m.exec((await get(`${bot.url}/metrics`, scraper)).text)![1]);
+    const scrape = async () =>
+      Number(
+        /^billbridge_budget_granted_total\{budget="connector\.thread"\} (\d+)$/m.exec((await get(`${bot.url}/metrics`, scraper)).text)![1],
+      );
     const first = await scrape();
     await statusCard();
     const second = await scrape();
