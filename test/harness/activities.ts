@@ -42,7 +42,7 @@ export function teamIds(name = 'finance') {
   };
 }
 
-export function channelMessage(text: string, opts: ChannelOpts): Record<string, any> {
+export function channelMessage(text: string, opts: ChannelOpts) {
   const ids = teamIds();
   const team = opts.team ?? ids.team;
   const channel = opts.channel ?? ids.channel;
@@ -76,7 +76,10 @@ export function channelMessage(text: string, opts: ChannelOpts): Record<string, 
   };
 }
 
-export function personalMessage(text: string, opts: { serviceUrl: string; from?: Who; tenant?: string; id?: string; value?: unknown; replyToId?: string }): Record<string, any> {
+export function personalMessage(
+  text: string,
+  opts: { serviceUrl: string; from?: Who; tenant?: string; id?: string; value?: unknown; replyToId?: string },
+) {
   const user = who(opts.from);
   const tenant = opts.tenant ?? TENANT;
   return {
@@ -97,7 +100,7 @@ export function personalMessage(text: string, opts: { serviceUrl: string; from?:
   };
 }
 
-export function groupChatMessage(text: string, opts: { serviceUrl: string; from?: Who; tenant?: string; chat?: string }): Record<string, any> {
+export function groupChatMessage(text: string, opts: { serviceUrl: string; from?: Who; tenant?: string; chat?: string }) {
   const tenant = opts.tenant ?? TENANT;
   const mention = `<at>${BOT.name}</at>`;
   return {
@@ -115,8 +118,15 @@ export function groupChatMessage(text: string, opts: { serviceUrl: string; from?
   };
 }
 
+/** The turn an invoke answers to: its conversation, sender and ids are reused. */
+export interface InvokeBase {
+  from?: Who;
+  replyToId?: string;
+  [key: string]: unknown;
+}
+
 /** An Action.Execute click: invoke adaptiveCard/action. */
-export function executeInvoke(data: Record<string, unknown>, base: Record<string, any>, opts: { from?: Who; replyToId?: string } = {}): Record<string, any> {
+export function executeInvoke(data: Record<string, unknown>, base: InvokeBase, opts: { from?: Who; replyToId?: string } = {}) {
   return {
     ...base,
     type: 'invoke',
@@ -131,7 +141,7 @@ export function executeInvoke(data: Record<string, unknown>, base: Record<string
 }
 
 /** The bot being added to a team (installationUpdate add), as Teams sends it. */
-export function installationUpdate(action: 'add' | 'remove', opts: { serviceUrl: string; name?: string; tenant?: string; from?: Who }): Record<string, any> {
+export function installationUpdate(action: 'add' | 'remove', opts: { serviceUrl: string; name?: string; tenant?: string; from?: Who }) {
   const ids = teamIds(opts.name);
   const tenant = opts.tenant ?? TENANT;
   return {
@@ -155,7 +165,7 @@ export function installationUpdate(action: 'add' | 'remove', opts: { serviceUrl:
 }
 
 /** conversationUpdate naming the bot among membersAdded/membersRemoved of a team (Teams sends it with installationUpdate). */
-export function botMembership(change: 'added' | 'removed', opts: { serviceUrl: string; name?: string; tenant?: string; from?: Who }): Record<string, any> {
+export function botMembership(change: 'added' | 'removed', opts: { serviceUrl: string; name?: string; tenant?: string; from?: Who }) {
   const ids = teamIds(opts.name);
   const tenant = opts.tenant ?? TENANT;
   return {
@@ -177,7 +187,7 @@ export function botMembership(change: 'added' | 'removed', opts: { serviceUrl: s
 }
 
 /** The bot installed in (or removed from) a person's personal scope, as Teams sends it. */
-export function personalInstallation(action: 'add' | 'remove', opts: { serviceUrl: string; from?: Who; tenant?: string }): Record<string, any> {
+export function personalInstallation(action: 'add' | 'remove', opts: { serviceUrl: string; from?: Who; tenant?: string }) {
   const user = who(opts.from);
   const tenant = opts.tenant ?? TENANT;
   return {

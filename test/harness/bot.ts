@@ -20,7 +20,7 @@ export interface TestBot {
   /** POSTs an activity to /api/messages. */
   send(activity: unknown, headers?: Record<string, string>): Promise<HttpAnswer>;
   /** POSTs a channel message "@billbridge <text>" and returns the HTTP answer. */
-  say(text: string, opts?: Partial<ChannelOpts>): Promise<HttpAnswer & { activity: Record<string, any> }>;
+  say(text: string, opts?: Partial<ChannelOpts>): Promise<HttpAnswer & { activity: ReturnType<typeof channelMessage> }>;
   close(): Promise<void>;
 }
 
@@ -56,7 +56,14 @@ export async function startBot(opts: StartOptions = {}): Promise<TestBot> {
   registerSecrets(() => {
     const sandbox = app.sandbox;
     const demo = sandbox?.credentials;
-    return [...configSecrets(app.config), ...app.secrets.list(), demo?.password, demo?.devKey, demo?.spendApiToken, ...(sandbox?.stats().sessionsIssued ?? [])];
+    return [
+      ...configSecrets(app.config),
+      ...app.secrets.list(),
+      demo?.password,
+      demo?.devKey,
+      demo?.spendApiToken,
+      ...(sandbox?.stats().sessionsIssued ?? []),
+    ];
   });
   const url = await app.listen();
   const messagesUrl = `${url}/api/messages`;

@@ -10,12 +10,47 @@ function lib(): typeof import('adaptivecards') {
     // The ESM entry of adaptivecards cannot load in Node; the UMD bundle needs DOM globals.
     const dom = new JSDOM('<!doctype html><html><body></body></html>');
     const g = globalThis as Record<string, unknown>;
-    for (const key of ['window', 'document', 'HTMLElement', 'HTMLButtonElement', 'HTMLDivElement', 'HTMLInputElement', 'HTMLTextAreaElement', 'HTMLSelectElement', 'Node', 'navigator', 'getComputedStyle']) {
+    for (const key of [
+      'window',
+      'document',
+      'HTMLElement',
+      'HTMLButtonElement',
+      'HTMLDivElement',
+      'HTMLInputElement',
+      'HTMLTextAreaElement',
+      'HTMLSelectElement',
+      'Node',
+      'navigator',
+      'getComputedStyle',
+    ]) {
       if (g[key] === undefined) g[key] = (dom.window as unknown as Record<string, unknown>)[key];
     }
     AC = require('adaptivecards/dist/adaptivecards.js') as typeof import('adaptivecards');
   }
   return AC;
+}
+
+/**
+ * An Adaptive Card, or any element or action in one, as the bot sends it. Every field is optional (a test asserts the
+ * ones it needs), and fields not named here read as `unknown`.
+ */
+export interface CardJson {
+  type?: string;
+  version?: string;
+  id?: string;
+  text?: string;
+  title?: string;
+  url?: string;
+  verb?: string;
+  body?: CardJson[];
+  items?: CardJson[];
+  columns?: CardJson[];
+  actions?: CardJson[];
+  inlines?: CardJson[];
+  facts?: Array<{ title?: string; value?: string }>;
+  data?: Record<string, unknown>;
+  refresh?: { action?: CardJson; userIds?: string[] };
+  [key: string]: unknown;
 }
 
 export interface CardCheck {
@@ -29,7 +64,7 @@ export function checkCard(card: unknown): CardCheck {
   const ac = lib();
   const ctx = new ac.SerializationContext(ac.Versions.v1_5);
   const parsed = new ac.AdaptiveCard();
-  parsed.parse(card as object, ctx);
+  parsed.parse(card, ctx);
   const problems: string[] = [];
   for (let i = 0; i < ctx.eventCount; i++) {
     const e = ctx.getEventAt(i);
@@ -38,6 +73,7 @@ export function checkCard(card: unknown): CardCheck {
   for (const e of parsed.validateProperties().validationEvents) {
     problems.push(`${ac.ValidationEvent[e.event]}: ${e.message}`);
   }
-  if ((card as { version?: string }).version !== '1.5') problems.push(`version is ${(card as { version?: string }).version}, not 1.5`);
+  const version = (card as { version?: unknown }).version;
+  if (version !== '1.5') problems.push(`version is ${JSON.stringify(version)}, not 1.5`);
   return { problems, bytes: Buffer.byteLength(JSON.stringify(card), 'utf8') };
 }

@@ -3,6 +3,24 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import type { CardJson } from './cards.js';
+
+/**
+ * What the bot sends the connector: an activity, or (createConversation) the parameters holding one. Every field is
+ * optional (a test asserts the ones it needs); fields not named here read as `unknown`.
+ */
+export interface ConnectorActivity {
+  type?: string;
+  id?: string;
+  text?: string;
+  summary?: string;
+  replyToId?: string;
+  conversation?: { id?: string; [key: string]: unknown };
+  attachments?: Array<{ contentType?: string; content?: unknown }>;
+  channelData?: { channel?: { id?: string }; [key: string]: unknown };
+  activity?: ConnectorActivity;
+  [key: string]: unknown;
+}
 
 export interface ConnectorCall {
   method: string;
@@ -12,7 +30,10 @@ export interface ConnectorCall {
   /** Decoded activity id (replyToId for replies, id for updates). */
   activityId?: string;
   kind: 'reply' | 'send' | 'update' | 'delete' | 'createConversation' | 'teamDetails' | 'member' | 'other';
-  body: any;
+  /** The JSON object sent, if the body was one. */
+  body?: ConnectorActivity;
+  /** The body as sent. */
+  raw: string;
   headers: IncomingMessage['headers'];
   at: number;
   /** Status the stand-in answered. */
@@ -76,13 +97,19 @@ export class ConnectorStandIn {
   /** Messages (not typing) the bot delivered with 2xx, optionally in one conversation. */
   messages(conversationId?: string): ConnectorCall[] {
     return this.calls.filter(
-      (c) => (c.kind === 'reply' || c.kind === 'send') && c.status < 300 && c.body?.type === 'message' && (!conversationId || c.conversationId === conversationId),
+      (c) =>
+        (c.kind === 'reply' || c.kind === 'send') &&
+        c.status < 300 &&
+        c.body?.type === 'message' &&
+        (!conversationId || c.conversationId === conversationId),
     );
   }
 
-  /** The Adaptive Card of a delivered message. */
-  static card(call: ConnectorCall): any {
-    return call.body?.attachments?.find((a: any) => a.contentType === 'application/vnd.microsoft.card.adaptive')?.content;
+  /** The Adaptive Card of a delivered message; throws when the message carries none. */
+  static card(call: ConnectorCall): CardJson {
+    const card = call.body?.attachments?.find((a) => a.contentType === 'application/vnd.microsoft.card.adaptive')?.content;
+    if (!card || typeof card !== 'object') throw new Error(`no Adaptive Card in ${call.kind} ${call.path}: ${call.raw.slice(0, 300)}`);
+    return card as CardJson;
   }
 
   /** Resolves when `predicate` over all calls so far returns a truthy value; rejects after timeoutMs. */
@@ -97,7 +124,11 @@ export class ConnectorStandIn {
       };
       const timer = setTimeout(() => {
         cleanup();
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; saw ${this.calls.length} calls: ${this.calls.map((c) => `${c.kind}:${c.status}`).join(', ')}`));
+        reject(
+          new Error(
+            `timed out after ${timeoutMs} ms waiting for ${what}; saw ${this.calls.length} calls: ${this.calls.map((c) => `${c.kind}:${c.status}`).join(', ')}`,
+          ),
+        );
       }, timeoutMs);
       const cleanup = () => {
         clearTimeout(timer);
@@ -110,25 +141,39 @@ export class ConnectorStandIn {
 
   /** Waits for n delivered messages in a conversation (or overall). */
   waitForMessages(n: number, conversationId?: string, timeoutMs = 10_000): Promise<ConnectorCall[]> {
-    return this.waitFor(() => {
-      const m = this.messages(conversationId);
-      return m.length >= n ? m : undefined;
-    }, timeoutMs, `${n} message(s)${conversationId ? ' in ' + conversationId : ''}`);
+    return this.waitFor(
+      () => {
+        const m = this.messages(conversationId);
+        return m.length >= n ? m : undefined;
+      },
+      timeoutMs,
+      `${n} message(s)${conversationId ? ' in ' + conversationId : ''}`,
+    );
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
-    let body: any;
+    let body: ConnectorActivity | undefined;
     try {
-      body = raw ? JSON.parse(raw) : undefined;
+      const parsed: unknown = raw ? JSON.parse(raw) : undefined;
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) body = parsed as ConnectorActivity;
     } catch {
-      body = raw;
+      // not JSON: `raw` keeps it
     }
     const url = new URL(req.url ?? '/', 'http://x');
     const seg = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
-    const call: ConnectorCall = { method: req.method ?? 'GET', path: url.pathname, kind: 'other', body, headers: req.headers, at: Date.now(), status: 200 };
+    const call: ConnectorCall = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      kind: 'other',
+      body,
+      raw,
+      headers: req.headers,
+      at: Date.now(),
+      status: 200,
+    };
     if (seg[0] === 'v3' && seg[1] === 'conversations') {
       call.conversationId = seg[2];
       if (seg.length === 2 && req.method === 'POST') call.kind = 'createConversation';
@@ -150,7 +195,7 @@ export class ConnectorStandIn {
       response = s(call);
       if (response) break;
     }
-    if (!response) response = this.defaultResponse(call, seg);
+    response ??= this.defaultResponse(call, seg);
     call.status = response.status;
     this.calls.push(call);
     res.writeHead(response.status, { 'content-type': 'application/json', ...response.headers });
@@ -167,7 +212,10 @@ export class ConnectorStandIn {
       case 'delete':
         return { status: 200, body: {} };
       case 'createConversation':
-        return { status: 201, body: { id: `${call.body?.channelData?.channel?.id ?? 'conv'};messageid=${Date.now()}`, activityId: randomUUID() } };
+        return {
+          status: 201,
+          body: { id: `${call.body?.channelData?.channel?.id ?? 'conv'};messageid=${Date.now()}`, activityId: randomUUID() },
+        };
       case 'teamDetails': {
         const t = this.teams.get(seg[2] ?? '');
         return t ? { status: 200, body: t } : { status: 404, body: { error: { code: 'NotFound', message: 'Team not found' } } };

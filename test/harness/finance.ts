@@ -12,7 +12,10 @@ export function plain(s: string): string {
   return s.replace(/\\(.)/g, '$1');
 }
 
-type Node = { type?: string; [k: string]: unknown };
+interface Node {
+  type?: string;
+  [k: string]: unknown;
+}
 
 function walk(node: unknown, visit: (n: Node) => void): void {
   if (!node || typeof node !== 'object') return;
@@ -24,7 +27,10 @@ function walk(node: unknown, visit: (n: Node) => void): void {
   for (const v of Object.values(node)) walk(v, visit);
 }
 
-type Run = { text?: string; isSubtle?: boolean };
+interface Run {
+  text?: string;
+  isSubtle?: boolean;
+}
 
 /** A row of the stacked list `table()` draws: the name (and figure) on top, one run per other column below. */
 function stackedRow(n: Node): string[] | undefined {
@@ -33,7 +39,11 @@ function stackedRow(n: Node): string[] | undefined {
   const [top, below] = items;
   if (below && below.type !== 'RichTextBlock') return undefined;
   const texts = (el: Node | undefined): string[] =>
-    el?.type === 'TextBlock' ? [String(el.text)] : el?.type === 'ColumnSet' ? (el.columns as Node[]).flatMap((c) => (c.items as Node[]).flatMap(texts)) : [];
+    el?.type === 'TextBlock'
+      ? [String(el.text)]
+      : el?.type === 'ColumnSet'
+        ? (el.columns as Node[]).flatMap((c) => (c.items as Node[]).flatMap(texts))
+        : [];
   const head = texts(top);
   if (head.length === 0) return undefined;
   // Label runs ("Invoice #: ") and separators are subtle; each value is one run.
@@ -110,7 +120,15 @@ export function total(amounts: number[]): number {
 /** The channel scope a test bot resolves to the demo organisation. */
 export function channelScope(channel = 'finance'): ConversationScope {
   const ids = teamIds(channel);
-  return { kind: 'channel', tenantId: TENANT, teamId: ids.team, aadGroupId: undefined, channelId: ids.channel, conversationId: `${ids.channel};messageid=1`, serviceUrl: 'http://127.0.0.1:9/' };
+  return {
+    kind: 'channel',
+    tenantId: TENANT,
+    teamId: ids.team,
+    aadGroupId: undefined,
+    channelId: ids.channel,
+    conversationId: `${ids.channel};messageid=1`,
+    serviceUrl: 'http://127.0.0.1:9/',
+  };
 }
 
 let seq = 0;
@@ -128,7 +146,11 @@ export async function ask(app: BillbridgeApp, text: string, opts: Partial<Comman
 }
 
 /** Every row of a list card, following its pages (page=0,1,... through the dispatcher) until the last. */
-export async function allRows(app: BillbridgeApp, text: string, opts: Partial<CommandRequest> = {}): Promise<{ rows: string[][]; first: TurnResult }> {
+export async function allRows(
+  app: BillbridgeApp,
+  text: string,
+  opts: Partial<CommandRequest> = {},
+): Promise<{ rows: string[][]; first: TurnResult }> {
   const first = await ask(app, text, opts);
   const rows = [...tableRows(first.reply.card)];
   let page = 0;

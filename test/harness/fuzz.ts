@@ -42,7 +42,29 @@ const NASTY_STRINGS = [
   'x'.repeat(5000),
 ];
 
-const KEYS = ['type', 'text', 'value', 'id', 'name', 'channelData', 'from', 'conversation', 'entities', 'action', 'data', 'verb', 'tenant', 'team', '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', ''];
+const KEYS = [
+  'type',
+  'text',
+  'value',
+  'id',
+  'name',
+  'channelData',
+  'from',
+  'conversation',
+  'entities',
+  'action',
+  'data',
+  'verb',
+  'tenant',
+  'team',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  '',
+];
 
 /** A random JSON value, up to `depth` levels deep. */
 export function randomJson(rng: Rng, depth = 3): unknown {
@@ -76,13 +98,15 @@ export function mutate(rng: Rng, base: Record<string, unknown>, keep: readonly s
   let target: Record<string, unknown> = copy;
   // Walk down a random path of objects.
   for (let d = rng.int(0, 3); d > 0; d--) {
-    const keys = Object.keys(target).filter((k) => target[k] && typeof target[k] === 'object' && !Array.isArray(target[k]) && !keep.includes(k));
+    const keys = Object.keys(target).filter(
+      (k) => target[k] && typeof target[k] === 'object' && !Array.isArray(target[k]) && !keep.includes(k),
+    );
     if (keys.length === 0) break;
     target = target[rng.pick(keys)] as Record<string, unknown>;
   }
   const keys = Object.keys(target).filter((k) => !keep.includes(k));
   const op = rng.int(0, 2);
-  if (op === 0 && keys.length > 0) delete target[rng.pick(keys)];
+  if (op === 0 && keys.length > 0) Reflect.deleteProperty(target, rng.pick(keys));
   else if (op === 1 && keys.length > 0) target[rng.pick(keys)] = randomJson(rng);
   else target[rng.pick(KEYS.filter((k) => !keep.includes(k)))] = randomJson(rng);
   return copy;

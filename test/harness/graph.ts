@@ -158,17 +158,23 @@ export class GraphStandIn {
         return { status: 400, body: { error: 'invalid_request', error_description: 'AADSTS900144: bad request', error_codes: [900144] } };
       }
       if (f.client_secret !== this.clientSecret || (this.clientId !== '' && f.client_id !== this.clientId)) {
-        return { status: 401, body: { error: 'invalid_client', error_description: 'AADSTS7000215: Invalid client secret provided.', error_codes: [7000215] } };
+        return {
+          status: 401,
+          body: { error: 'invalid_client', error_description: 'AADSTS7000215: Invalid client secret provided.', error_codes: [7000215] },
+        };
       }
       const token = `eyJ0eXAiOiJKV1QifQ.${randomUUID()}.sig`;
       this.issued.add(token);
-      return { status: 200, body: { token_type: 'Bearer', expires_in: this.expiresIn, ext_expires_in: this.expiresIn, access_token: token } };
+      return {
+        status: 200,
+        body: { token_type: 'Bearer', expires_in: this.expiresIn, ext_expires_in: this.expiresIn, access_token: token },
+      };
     }
     if (call.kind === 'team') {
       const token = call.authorization?.replace(/^Bearer /, '');
       if (!token || !this.issued.has(token)) return this.graphError(401, 'InvalidAuthenticationToken', 'Access token is empty or invalid.');
       const team = this.teams.get((call.teamId ?? '').toLowerCase());
-      if (!team) return this.graphError(404, 'NotFound', 'No team found with Group Id ' + call.teamId);
+      if (!team) return this.graphError(404, 'NotFound', `No team found with Group Id ${call.teamId ?? ''}`);
       return {
         status: 200,
         body: {

@@ -2,6 +2,13 @@
 import type { DestinationStream } from 'pino';
 import { registerLogCapture } from './secretScan.js';
 
+/** One parsed log line: pino's message and level, and whatever fields the line carries. */
+export interface LogRecord {
+  msg?: string;
+  level?: string | number;
+  [key: string]: unknown;
+}
+
 export class LogCapture implements DestinationStream {
   readonly lines: string[] = [];
   constructor(source = 'bot log') {
@@ -12,10 +19,10 @@ export class LogCapture implements DestinationStream {
     this.lines.push(line);
   }
   /** Parsed JSON records. */
-  records(): Array<Record<string, any>> {
+  records(): LogRecord[] {
     return this.lines.flatMap((l) => {
       try {
-        return [JSON.parse(l)];
+        return [JSON.parse(l) as LogRecord];
       } catch {
         return [];
       }

@@ -1,12 +1,12 @@
 // What of a card Teams renders as markdown, plain text or links, and what markup in it would still be live.
-type Node = Record<string, any>;
+import type { CardJson } from './cards.js';
 
 /** Every node of a card (depth first), so each reader below picks what it needs in one line. */
-function walk(card: unknown, visit: (node: Node) => void): void {
+function walk(card: unknown, visit: (node: CardJson) => void): void {
   if (!card || typeof card !== 'object') return;
   if (Array.isArray(card)) return card.forEach((n) => walk(n, visit));
-  visit(card as Node);
-  for (const v of Object.values(card as Node)) walk(v, visit);
+  visit(card as CardJson);
+  for (const v of Object.values(card)) walk(v, visit);
 }
 
 /** Every string Teams renders as markdown: TextBlock texts, fact titles and values (table cells are TextBlocks). */

@@ -14,11 +14,24 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** A parsed JSON body as tests read it: any field may be missing, so each reads as `unknown` until asserted. */
+export type JsonRecord = Record<string, unknown>;
+
 export interface HttpAnswer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
-  json: any;
+  /** The parsed body; undefined when empty or not JSON (an array answer comes through as the array). */
+  json: JsonRecord | undefined;
+}
+
+/** `text` parsed as JSON, or undefined when it is empty or not JSON. */
+function parseJson(text: string): JsonRecord | undefined {
+  try {
+    return text ? (JSON.parse(text) as JsonRecord) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<HttpAnswer> {
@@ -33,20 +46,18 @@ export async function get(url: string, headers: Record<string, string> = {}): Pr
 
 async function answer(res: Awaited<ReturnType<typeof request>>): Promise<HttpAnswer> {
   const text = await res.body.text();
-  let json: any;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = undefined;
-  }
-  return { status: res.statusCode, headers: res.headers, text, json };
+  return { status: res.statusCode, headers: res.headers, text, json: parseJson(text) };
 }
 
 /**
  * POSTs headers only and never sends the body they announce; resolves with the answer the server gives without
  * reading it (a server that waits for the body never answers). The socket is destroyed after the answer.
  */
-export function headersOnly(url: string, headers: Record<string, string>, opts: { localAddress?: string } = {}): Promise<{ status: number; body: any }> {
+export function headersOnly(
+  url: string,
+  headers: Record<string, string>,
+  opts: { localAddress?: string } = {},
+): Promise<{ status: number; body: JsonRecord | string }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { method: 'POST', headers, localAddress: opts.localAddress });
     req.on('response', (res) => {
@@ -54,14 +65,8 @@ export function headersOnly(url: string, headers: Record<string, string>, opts: 
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        let body: any = text;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          // not JSON
-        }
         req.destroy();
-        resolve({ status: res.statusCode ?? 0, body });
+        resolve({ status: res.statusCode ?? 0, body: parseJson(text) ?? text });
       });
     });
     req.on('error', reject);
@@ -70,10 +75,19 @@ export function headersOnly(url: string, headers: Record<string, string>, opts: 
 }
 
 /** POSTs JSON from a given local source address (Linux routes all of 127/8 locally: one "sender" per address). */
-export function postFrom(localAddress: string, url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+export function postFrom(
+  localAddress: string,
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string }> {
   const raw = typeof body === 'string' ? body : JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: 'POST', localAddress, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(raw)), ...headers } });
+    const req = httpRequest(url, {
+      method: 'POST',
+      localAddress,
+      headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(raw)), ...headers },
+    });
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));

@@ -75,7 +75,11 @@ export class OpenIdIssuer {
   }
 
   static async start(opts: { endorsements?: string[] } = {}): Promise<OpenIdIssuer> {
-    const issuer = new OpenIdIssuer(await rsaKey(`bf-test-${randomUUID().slice(0, 8)}`), await rsaKey(`rogue-${randomUUID().slice(0, 8)}`), opts.endorsements ?? ['msteams']);
+    const issuer = new OpenIdIssuer(
+      await rsaKey(`bf-test-${randomUUID().slice(0, 8)}`),
+      await rsaKey(`rogue-${randomUUID().slice(0, 8)}`),
+      opts.endorsements ?? ['msteams'],
+    );
     await new Promise<void>((resolve) => issuer.server.listen(0, '127.0.0.1', () => resolve()));
     // Inbound tokens are credentials too: none may be logged.
     registerSecrets(() => issuer.minted);
@@ -205,11 +209,11 @@ export class LoginStandIn {
       keySize: 2048,
       extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: LOGIN_HOST }] }],
     });
-    let standIn: LoginStandIn | undefined;
-    const server = https.createServer({ key: pems.private, cert: pems.cert }, (req, res) => void standIn!.handle(req, res));
-    standIn = new LoginStandIn(server, pems.cert);
+    // The handler runs only once the server listens, after standIn is set.
+    const server = https.createServer({ key: pems.private, cert: pems.cert }, (req, res) => void standIn.handle(req, res));
+    const standIn = new LoginStandIn(server, pems.cert);
     // The bot's outbound access tokens and the client secrets it sent must never be logged.
-    registerSecrets(() => [...standIn!.issued, ...standIn!.tokenRequests.map((r) => r.clientSecret ?? undefined)]);
+    registerSecrets(() => [...standIn.issued, ...standIn.tokenRequests.map((r) => r.clientSecret ?? undefined)]);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
     standIn.port = (server.address() as AddressInfo).port;
     return standIn;
@@ -222,7 +226,9 @@ export class LoginStandIn {
     const agent = new https.Agent({ keepAlive: false });
     const port = this.port;
     const ca = this.cert;
-    (agent as unknown as { createConnection: (o: tls.ConnectionOptions & { host?: string }) => tls.TLSSocket }).createConnection = (options) => {
+    (agent as unknown as { createConnection: (o: tls.ConnectionOptions & { host?: string }) => tls.TLSSocket }).createConnection = (
+      options,
+    ) => {
       const host = options.servername || options.host || '';
       // No network in tests: any other https host gets a refused connection, never the internet.
       if (host !== LOGIN_HOST) return tls.connect({ host: '127.0.0.1', port: 1 });
@@ -260,16 +266,18 @@ export class LoginStandIn {
         at: Date.now(),
       });
       if (form.get('grant_type') !== 'client_credentials' || !form.get('client_secret')) {
-        return json(res, 400, { error: 'invalid_request', error_description: 'AADSTS900144: The request body must contain client_secret.' });
+        json(res, 400, { error: 'invalid_request', error_description: 'AADSTS900144: The request body must contain client_secret.' });
+        return;
       }
       const accessToken = `bf-out-${randomBytes(24).toString('base64url')}`;
       this.issued.push(accessToken);
-      return json(res, 200, { token_type: 'Bearer', expires_in: 3599, ext_expires_in: 3599, access_token: accessToken });
+      json(res, 200, { token_type: 'Bearer', expires_in: 3599, ext_expires_in: 3599, access_token: accessToken });
+      return;
     }
     if (req.method === 'GET' && url.pathname.endsWith('/v2.0/.well-known/openid-configuration')) {
       const tenant = seg[0]!;
       const base = `https://${LOGIN_HOST}/${tenant}`;
-      return json(res, 200, {
+      json(res, 200, {
         token_endpoint: `${base}/oauth2/v2.0/token`,
         authorization_endpoint: `${base}/oauth2/v2.0/authorize`,
         end_session_endpoint: `${base}/oauth2/v2.0/logout`,
@@ -277,7 +285,8 @@ export class LoginStandIn {
         jwks_uri: `https://${LOGIN_HOST}/${tenant}/discovery/v2.0/keys`,
         response_types_supported: ['code', 'id_token', 'code id_token', 'id_token token'],
       });
+      return;
     }
-    return json(res, 404, { error: 'not_found' });
+    json(res, 404, { error: 'not_found' });
   }
 }

@@ -4,6 +4,7 @@ import type { SandboxOptions } from '../../src/sandbox/index.js';
 import { seedDemoOrg } from '../../src/sandbox/seed.js';
 import { channelMessage, teamIds, type Who } from './activities.js';
 import { startBot, type StartOptions, type TestBot } from './bot.js';
+import type { CardJson } from './cards.js';
 import { ConnectorStandIn } from './connector.js';
 import { startTestSandbox, type TestSandbox } from './sandbox.js';
 
@@ -22,7 +23,10 @@ export interface TwoOrgs {
 export async function startTwoOrgSandbox(opts: SandboxOptions = {}): Promise<TwoOrgs> {
   const sandbox = await startTestSandbox(opts);
   const c = sandbox.credentials;
-  const b = seedDemoOrg(sandbox.sandbox.model, { seed: 'second-org', credentials: { username: c.username, password: c.password, devKey: c.devKey } });
+  const b = seedDemoOrg(sandbox.sandbox.model, {
+    seed: 'second-org',
+    credentials: { username: c.username, password: c.password, devKey: c.devKey },
+  });
   return { sandbox, orgA: c.orgId, orgB: b.orgId, tokenA: c.spendApiToken, tokenB: b.spendApiToken };
 }
 
@@ -48,7 +52,7 @@ export function startMultiOrgBot(orgs: TwoOrgs, adminAadObjectId: string, opts: 
 }
 
 /** `text` typed by `from` in the channel of team `team` (see teamIds); resolves with the bot's card. */
-export async function askInTeam(bot: TestBot, text: string, team: string, from: Who): Promise<unknown> {
+export async function askInTeam(bot: TestBot, text: string, team: string, from: Who): Promise<CardJson> {
   const ids = teamIds(team);
   const activity = channelMessage(text, { serviceUrl: bot.connector.url, team: ids.team, channel: ids.channel, from });
   expect((await bot.send(activity)).status).toBe(200);

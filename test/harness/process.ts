@@ -85,7 +85,8 @@ export function spawnBotProcess(cwd: string, stateDir: string, env: Record<strin
         if (rec.msg === 'billbridge listening' && rec.url) {
           const url = rec.url;
           void get(`${url}/readyz`).then(
-            (r) => (r.status === 200 ? done({ child, url, orgId, output, exited }) : fail(new Error(`/readyz answered ${r.status}: ${r.text}`))),
+            (r) =>
+              r.status === 200 ? done({ child, url, orgId, output, exited }) : fail(new Error(`/readyz answered ${r.status}: ${r.text}`)),
             fail,
           );
         }

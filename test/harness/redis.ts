@@ -90,7 +90,21 @@ export class TestRedis {
 
   private launch(): Promise<void> {
     const persistence = this.persistent ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--dir', this.dir, '--daemonize', 'no', '--loglevel', 'warning'];
+    const args = [
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      ...persistence,
+      '--dir',
+      this.dir,
+      '--daemonize',
+      'no',
+      '--loglevel',
+      'warning',
+    ];
     const p = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc = p;
     live.add(p);
@@ -122,8 +136,8 @@ export class TestRedis {
           c.disconnect();
         }
       };
-      p.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-      p.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+      p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      p.stderr.on('data', (d: Buffer) => (out += d.toString()));
       void probe();
     });
   }

@@ -173,7 +173,16 @@ export interface CardRenderer {
   close(): Promise<void>;
 }
 
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export async function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
@@ -183,14 +192,19 @@ export async function launchChromium(): Promise<Browser> {
 export async function openCardRenderer(): Promise<CardRenderer> {
   const browser = await launchChromium();
   const page: Page = await browser.newPage({ viewport: { width: 800, height: 600 } });
-  await page.setContent('<!doctype html><html><head><meta charset="utf-8"><style>body{margin:0}</style></head><body><div id="host"></div></body></html>');
+  await page.setContent(
+    '<!doctype html><html><head><meta charset="utf-8"><style>body{margin:0}</style></head><body><div id="host"></div></body></html>',
+  );
   await page.addScriptTag({ path: require.resolve('adaptivecards/dist/adaptivecards.min.js') });
   await page.addScriptTag({ content: TEAMS_MARKDOWN_SCRIPT });
   await page.addScriptTag({ content: CHECK_SCRIPT });
   const hostConfigs = { light: teamsHostConfig('light'), dark: teamsHostConfig('dark'), highContrast: teamsHostConfig('highContrast') };
   return {
     async problems(card, cases) {
-      const results = await page.evaluate(([c, cs, hc, pages]) => (window as unknown as { checkCard: (...a: unknown[]) => string[][] }).checkCard(c, cs, hc, pages), [card, cases, hostConfigs, THEME_PAGE] as const);
+      const results = await page.evaluate(
+        ([c, cs, hc, pages]) => (window as unknown as { checkCard: (...a: unknown[]) => string[][] }).checkCard(c, cs, hc, pages),
+        [card, cases, hostConfigs, THEME_PAGE] as const,
+      );
       return [...new Set(results.flat())];
     },
     async close() {

@@ -7,8 +7,16 @@ import { BillGateway, type BillGatewayOptions } from '../../src/bill/gateway.js'
 import { createLogger, SecretRegistry, type Logger } from '../../src/infra/log.js';
 import { createLimiter } from '../../src/infra/limits/index.js';
 import type { BudgetSnapshot, Limiter, RunOptions, Throttle, Upstream } from '../../src/infra/limits/types.js';
-import { startSandbox, type DemoCredentials, type Fault, type RunningSandbox, type SandboxOptions, type SandboxStats } from '../../src/sandbox/index.js';
+import {
+  startSandbox,
+  type DemoCredentials,
+  type Fault,
+  type RunningSandbox,
+  type SandboxOptions,
+  type SandboxStats,
+} from '../../src/sandbox/index.js';
 import { LogCapture } from './logs.js';
+import type { JsonRecord } from './net.js';
 
 export interface TestSandbox {
   sandbox: RunningSandbox;
@@ -20,24 +28,29 @@ export interface TestSandbox {
   /** GET /__sandbox/stats over HTTP. */
   stats(): Promise<SandboxStats>;
   /** Calls a /__sandbox/ endpoint, e.g. control('POST', '/sessions/expire'). */
-  control(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }>;
+  control(method: string, path: string, body?: unknown): Promise<{ status: number; json: JsonRecord | undefined }>;
   fault(f: Fault): Promise<void>;
   stop(): Promise<void>;
 }
 
 /** Calls a /__sandbox/ endpoint of the sandbox at `url` (its control routes: pay a bill, flush webhooks, faults…). */
-export async function sandboxControl(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+export async function sandboxControl(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; json: JsonRecord | undefined }> {
   const res = await request(`${url}/__sandbox${path}`, {
     method: method as 'GET',
     body: body === undefined ? undefined : JSON.stringify(body),
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
   });
   const text = await res.body.text();
-  return { status: res.statusCode, json: text ? JSON.parse(text) : undefined };
+  return { status: res.statusCode, json: text ? (JSON.parse(text) as JsonRecord) : undefined };
 }
 
 /** sandboxControl that fails (naming the call and the answer) unless the sandbox answered 2xx; resolves with the body. */
-export async function sandboxControlOk(url: string, method: string, path: string, body?: unknown): Promise<any> {
+export async function sandboxControlOk(url: string, method: string, path: string, body?: unknown): Promise<JsonRecord | undefined> {
   const res = await sandboxControl(url, method, path, body);
   if (res.status >= 300) throw new Error(`sandbox ${method} ${path}: ${res.status} ${JSON.stringify(res.json)}`);
   return res.json;
@@ -51,7 +64,7 @@ export async function startTestSandbox(opts: SandboxOptions = {}): Promise<TestS
     url: sandbox.url,
     baseUrl: sandbox.baseUrl,
     credentials: sandbox.credentials,
-    stats: async () => (await control('GET', '/stats')).json as SandboxStats,
+    stats: async () => (await control('GET', '/stats')).json as unknown as SandboxStats,
     control,
     fault: async (f) => {
       const res = await control('POST', '/faults', f);
@@ -78,7 +91,9 @@ export class RecordingLimiter implements Limiter {
   blockedUntil(): number | undefined {
     return undefined;
   }
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    // nothing to release: it holds no timers or connections
+  }
 }
 
 export interface TestClient {
@@ -94,7 +109,10 @@ export interface TestClient {
  * A BILL gateway for the sandbox's demo org. Default limiter: the app's real shared limiter (3 in flight per org,
  * 20,000/h, 200 logins/h), so the client is tested as it runs; pass `limiter` to replace it.
  */
-export function billClient(sb: TestSandbox, opts: { clock?: Clock; limiter?: Limiter; overrides?: Partial<BillGatewayOptions> } = {}): TestClient {
+export function billClient(
+  sb: TestSandbox,
+  opts: { clock?: Clock; limiter?: Limiter; overrides?: Partial<BillGatewayOptions> } = {},
+): TestClient {
   const clock = opts.clock ?? systemClock;
   const logs = new LogCapture();
   const secrets = new SecretRegistry();
@@ -137,5 +155,7 @@ export async function secretsOf(sb: TestSandbox): Promise<string[]> {
 
 /** The secrets found in the captured log text (empty when clean). */
 export function leaks(text: string, secrets: string[]): string[] {
-  return secrets.filter((s) => s && (text.includes(s) || text.includes(encodeURIComponent(s)) || text.includes(JSON.stringify(s).slice(1, -1))));
+  return secrets.filter(
+    (s) => s && (text.includes(s) || text.includes(encodeURIComponent(s)) || text.includes(JSON.stringify(s).slice(1, -1))),
+  );
 }

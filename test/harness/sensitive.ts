@@ -13,7 +13,7 @@ export const SENSITIVE = {
 } as const;
 
 /** A vendor as BILL v3 returns it, with every sensitive field filled in. */
-export function poisonedVendor(overrides: Record<string, unknown> = {}): Record<string, any> {
+export function poisonedVendor(overrides: Record<string, unknown> = {}) {
   return {
     id: '00901ABCDEFGH1234567',
     archived: false,
@@ -25,7 +25,12 @@ export function poisonedVendor(overrides: Record<string, unknown> = {}): Record<
     paymentInformation: {
       payeeName: 'Acme Office Supply',
       payByType: 'ACH',
-      bankAccount: { nameOnAccount: 'Acme Office Supply LLC', accountNumber: SENSITIVE.bankAccountNumber, routingNumber: SENSITIVE.routingNumber, type: 'CHECKING' },
+      bankAccount: {
+        nameOnAccount: 'Acme Office Supply LLC',
+        accountNumber: SENSITIVE.bankAccountNumber,
+        routingNumber: SENSITIVE.routingNumber,
+        type: 'CHECKING',
+      },
     },
     additionalInfo: { taxId: SENSITIVE.taxId, taxIdType: 'EIN', track1099: true, leadTimeInDays: 2 },
     billCurrency: 'USD',
@@ -37,7 +42,7 @@ export function poisonedVendor(overrides: Record<string, unknown> = {}): Record<
 }
 
 /** A customer as BILL v3 returns it, with an account number and a tax id. */
-export function poisonedCustomer(overrides: Record<string, unknown> = {}): Record<string, any> {
+export function poisonedCustomer(overrides: Record<string, unknown> = {}) {
   return {
     id: '0cu01ABCDEFGH7654321',
     archived: false,

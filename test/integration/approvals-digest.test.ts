@@ -8,7 +8,7 @@ import { APPROVAL_VERBS, CONNECT_INPUTS } from '../../src/features/approvals/car
 import { startBot, type TestBot } from '../harness/bot.js';
 import { executeInvoke, personalMessage, type Who } from '../harness/activities.js';
 import { ConnectorStandIn } from '../harness/connector.js';
-import { checkCard } from '../harness/cards.js';
+import { checkCard, type CardJson } from '../harness/cards.js';
 import { registerSecrets } from '../harness/secretScan.js';
 
 const PRIYA: Required<Who> = { id: '29:user-priya', name: 'Priya Raman', aadObjectId: '22222222-0000-4000-8000-0000000000a1' };
@@ -22,14 +22,18 @@ let bot: TestBot;
 const tokens: string[] = [];
 const dm = (who: Who) => `a:personal-${who.aadObjectId}`;
 
-type Card = Record<string, any>;
+type Card = CardJson;
 const textsOf = (card: Card): string[] => {
   const out: string[] = [];
-  const walk = (n: any) => {
+  const walk = (n: unknown) => {
     if (!n || typeof n !== 'object') return;
-    if (Array.isArray(n)) return n.forEach(walk);
-    if (n.type === 'TextBlock') out.push(String(n.text).replace(/\\(.)/g, '$1'));
-    Object.values(n).forEach(walk);
+    if (Array.isArray(n)) {
+      n.forEach(walk);
+      return;
+    }
+    const node = n as Card;
+    if (node.type === 'TextBlock') out.push(String(node.text).replace(/\\(.)/g, '$1'));
+    Object.values(node).forEach(walk);
   };
   walk(card.body);
   return out;
@@ -50,8 +54,14 @@ async function link(who: Required<Who>, firstName: string): Promise<string> {
   user.syncTokens = [{ name, value }];
   org.users.put(user);
   tokens.push(value);
-  const res = await bot.send(executeInvoke({ verb: APPROVAL_VERBS.connect, [CONNECT_INPUTS.tokenName]: name, [CONNECT_INPUTS.tokenValue]: value }, personalMessage('', { serviceUrl: bot.connector.url, from: who }), { replyToId: 'connect-card' }));
-  expect(textsOf(res.json.value)[0]).toBe('Connected to BILL');
+  const res = await bot.send(
+    executeInvoke(
+      { verb: APPROVAL_VERBS.connect, [CONNECT_INPUTS.tokenName]: name, [CONNECT_INPUTS.tokenValue]: value },
+      personalMessage('', { serviceUrl: bot.connector.url, from: who }),
+      { replyToId: 'connect-card' },
+    ),
+  );
+  expect(textsOf(res.json?.value as Card)[0]).toBe('Connected to BILL');
   return user.id;
 }
 
@@ -67,14 +77,14 @@ function waitingOn(userId: string, billIds: string[]): void {
   }
 }
 
-const digestsTo = (who: Who) => bot.connector.messages(dm(who)).filter((m) => String(m.body?.summary ?? '').startsWith('Approvals digest'));
+const digestsTo = (who: Who) => bot.connector.messages(dm(who)).filter((m) => (m.body?.summary ?? '').startsWith('Approvals digest'));
 
 beforeAll(async () => {
   bot = await startBot({ clock, env: { SECRETS_KEY: randomBytes(32).toString('hex'), BOT_TIMEZONE: 'Europe/Berlin' } });
   registerSecrets(() => tokens);
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 describe('the approvals digest', () => {
@@ -84,7 +94,11 @@ describe('the approvals digest', () => {
   beforeAll(async () => {
     priyaId = await link(PRIYA, 'Priya');
     await link(MARCUS, 'Marcus');
-    bills = bot.app.sandbox!.org.bills.all().filter((b) => !b.archived && b.paymentStatus === 'UNPAID').slice(0, 2).map((b) => b.id);
+    bills = bot.app
+      .sandbox!.org.bills.all()
+      .filter((b) => !b.archived && b.paymentStatus === 'UNPAID')
+      .slice(0, 2)
+      .map((b) => b.id);
     waitingOn(priyaId, bills);
   });
 
@@ -123,10 +137,22 @@ describe('the approvals digest', () => {
 
   it('lets the digest card be used to approve, as the approver', async () => {
     const card = ConnectorStandIn.card(digestsTo(PRIYA)[0]!);
-    const approve = JSON.parse(JSON.stringify(card)).body.flatMap((c: any) => c.items ?? []).flatMap((i: any) => (i.type === 'ActionSet' ? i.actions : [])).find((a: any) => a.verb === APPROVAL_VERBS.approve);
-    const res = await bot.send(executeInvoke(approve.data, personalMessage('', { serviceUrl: bot.connector.url, from: PRIYA }), { replyToId: digestsTo(PRIYA)[0]!.body?.id ?? 'digest' }));
-    expect(textsOf(res.json.value).some((t) => t.startsWith('Approved by Priya Raman at'))).toBe(true);
-    expect(bot.app.sandbox!.org.approvalDecisions.at(-1)).toMatchObject({ billId: approve.data.bill, userId: priyaId, action: 'APPROVE' });
+    const approve = (card.body ?? [])
+      .flatMap((c) => c.items ?? [])
+      .flatMap((i) => (i.type === 'ActionSet' ? (i.actions ?? []) : []))
+      .find((a) => a.verb === APPROVAL_VERBS.approve);
+    expect(approve?.data).toBeDefined();
+    const res = await bot.send(
+      executeInvoke(approve!.data!, personalMessage('', { serviceUrl: bot.connector.url, from: PRIYA }), {
+        replyToId: digestsTo(PRIYA)[0]!.body?.id ?? 'digest',
+      }),
+    );
+    expect(textsOf(res.json?.value as Card).some((t) => t.startsWith('Approved by Priya Raman at'))).toBe(true);
+    expect(bot.app.sandbox!.org.approvalDecisions.at(-1)).toMatchObject({
+      billId: approve!.data!.bill,
+      userId: priyaId,
+      action: 'APPROVE',
+    });
   });
 
   it('sends nothing on a day nothing waits', async () => {

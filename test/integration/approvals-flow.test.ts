@@ -11,7 +11,7 @@ import { sandboxControlOk } from '../harness/sandbox.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { TENANT, channelMessage, executeInvoke, personalMessage, type Who } from '../harness/activities.js';
 import { ConnectorStandIn } from '../harness/connector.js';
-import { checkCard } from '../harness/cards.js';
+import { checkCard, type CardJson } from '../harness/cards.js';
 import { registerSecrets } from '../harness/secretScan.js';
 import { NS } from '../../src/infra/state/types.js';
 
@@ -23,16 +23,20 @@ let bot: TestBot;
 const tokens: Array<{ name: string; value: string }> = [];
 const billUser: Record<string, string> = {};
 
-type Card = Record<string, any>;
+type Card = CardJson;
+type Base = Parameters<typeof executeInvoke>[1];
 
-const control = (method: string, path: string, body?: unknown): Promise<any> => sandboxControlOk(bot.app.sandbox!.url, method, path, body);
+const control = (method: string, path: string, body?: unknown) => sandboxControlOk(bot.app.sandbox!.url, method, path, body);
 
 /** Every object of the card (depth first). */
 function nodes(card: unknown): Card[] {
   const out: Card[] = [];
   const walk = (n: unknown) => {
     if (!n || typeof n !== 'object') return;
-    if (Array.isArray(n)) return n.forEach(walk);
+    if (Array.isArray(n)) {
+      n.forEach(walk);
+      return;
+    }
     out.push(n as Card);
     Object.values(n).forEach(walk);
   };
@@ -40,9 +44,16 @@ function nodes(card: unknown): Card[] {
   return out;
 }
 
-const texts = (card: Card) => nodes(card.body).filter((n) => n.type === 'TextBlock').map((n) => String(n.text).replace(/\\(.)/g, '$1').replace(/\u2060/g, '')); // words as read: no escapes, no word joiners
+const texts = (card: Card) =>
+  nodes(card.body)
+    .filter((n) => n.type === 'TextBlock')
+    .map((n) =>
+      String(n.text)
+        .replace(/\\(.)/g, '$1')
+        .replace(/\u2060/g, ''),
+    ); // words as read: no escapes, no word joiners
 const buttons = (card: Card, verb: string) => nodes(card).filter((n) => n.type === 'Action.Execute' && n.verb === verb);
-const buttonFor = (card: Card, verb: string, billId: string) => buttons(card, verb).find((b) => b.data?.bill === billId)?.data as Record<string, unknown> | undefined;
+const buttonFor = (card: Card, verb: string, billId: string) => buttons(card, verb).find((b) => b.data?.bill === billId)?.data;
 
 function valid(card: Card): Card {
   const check = checkCard(card);
@@ -61,7 +72,7 @@ async function personal(who: Who, text: string): Promise<Card> {
 }
 
 /** "@billbridge <text>" in the finance channel; resolves with the reply card and the thread's base activity. */
-async function inChannel(who: Who, text: string): Promise<{ card: Card; base: Record<string, any> }> {
+async function inChannel(who: Who, text: string): Promise<{ card: Card; base: ReturnType<typeof channelMessage> }> {
   const activity = channelMessage(text, { serviceUrl: bot.connector.url, from: who });
   const before = bot.connector.messages(activity.conversation.id).length;
   await bot.send(activity);
@@ -70,13 +81,19 @@ async function inChannel(who: Who, text: string): Promise<{ card: Card; base: Re
 }
 
 /** A card click (Action.Execute invoke) or Teams' automatic refresh; resolves with the card the clicker gets back. */
-async function click(base: Record<string, any>, data: Record<string, unknown>, who: Who, replyToId: string, trigger: 'manual' | 'automatic' = 'manual'): Promise<Card> {
+async function click(
+  base: Base,
+  data: Record<string, unknown>,
+  who: Who,
+  replyToId: string,
+  trigger: 'manual' | 'automatic' = 'manual',
+): Promise<Card> {
   const invoke = executeInvoke(data, base, { from: who, replyToId });
   invoke.value.trigger = trigger;
   const res = await bot.send(invoke);
   expect(res.status).toBe(200);
-  expect(res.json.type).toBe('application/vnd.microsoft.card.adaptive');
-  return valid(res.json.value);
+  expect(res.json?.type).toBe('application/vnd.microsoft.card.adaptive');
+  return valid(res.json?.value as Card);
 }
 
 /** The connector gives the bot's next message this id (what Teams names in replyToId when its card is clicked). */
@@ -88,7 +105,8 @@ function nextMessageId(id: string): void {
   });
 }
 
-const edits = (activityId: string) => bot.connector.calls.filter((c) => c.kind === 'update' && c.activityId === activityId && c.status < 300);
+const edits = (activityId: string) =>
+  bot.connector.calls.filter((c) => c.kind === 'update' && c.activityId === activityId && c.status < 300);
 const actionCalls = () => bot.app.sandbox!.requests().filter((r) => r.route === 'POST /v3/bill-approvals/actions').length;
 const decisions = () => bot.app.sandbox!.org.approvalDecisions;
 const sandboxBill = (id: string): Bill => structuredClone(bot.app.sandbox!.org.bills.get(id)!);
@@ -98,16 +116,26 @@ async function link(who: Required<Who>, firstName: string): Promise<void> {
   const user = bot.app.sandbox!.org.users.all().find((u) => u.firstName === firstName)!;
   billUser[who.id] = user.id;
   const token = await control('POST', `/users/${user.id}/sync-tokens`, {});
-  tokens.push(token);
+  const name = token?.name;
+  const value = token?.value;
+  if (typeof name !== 'string' || typeof value !== 'string') throw new Error(`no sync token in ${JSON.stringify(token)}`);
+  tokens.push({ name, value });
   const form = await personal(who, 'connect');
   expect(buttons(form, APPROVAL_VERBS.connect)).toHaveLength(1);
-  const done = await click(personalMessage('', { serviceUrl: bot.connector.url, from: who }), { verb: APPROVAL_VERBS.connect, [CONNECT_INPUTS.tokenName]: token.name, [CONNECT_INPUTS.tokenValue]: token.value }, who, `connect-${who.id}`);
+  const done = await click(
+    personalMessage('', { serviceUrl: bot.connector.url, from: who }),
+    { verb: APPROVAL_VERBS.connect, [CONNECT_INPUTS.tokenName]: name, [CONNECT_INPUTS.tokenValue]: value },
+    who,
+    `connect-${who.id}`,
+  );
   expect(texts(done)[0]).toBe('Connected to BILL');
 }
 
 /** An unpaid bill nobody approves yet, due before every other open bill, so it heads every approver's list. */
 function freshBill(dueDate: string): Bill {
-  const bill = bot.app.sandbox!.org.bills.all().find((b) => !b.archived && b.paymentStatus === 'UNPAID' && b.approvalStatus === 'UNASSIGNED' && (b.approvers ?? []).length === 0)!;
+  const bill = bot.app
+    .sandbox!.org.bills.all()
+    .find((b) => !b.archived && b.paymentStatus === 'UNPAID' && b.approvalStatus === 'UNASSIGNED' && (b.approvers ?? []).length === 0)!;
   bill.dueDate = dueDate;
   bot.app.sandbox!.org.bills.put(bill);
   return bill;
@@ -120,7 +148,7 @@ beforeAll(async () => {
   await link(MARCUS, 'Marcus');
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 describe('linking a BILL identity', () => {
@@ -138,7 +166,12 @@ describe('linking a BILL identity', () => {
     expect(nodes(card).some((n) => String(n.type).startsWith('Input.'))).toBe(false);
     expect(buttons(card, APPROVAL_VERBS.connect)).toEqual([]);
     // A connect form submitted from a channel is refused and links nothing.
-    const refused = await click(channelMessage('', { serviceUrl: bot.connector.url, from: TOM }), { verb: APPROVAL_VERBS.connect, [CONNECT_INPUTS.tokenName]: 'tom-token', [CONNECT_INPUTS.tokenValue]: 'tom-secret-value-123456' }, TOM, 'x');
+    const refused = await click(
+      channelMessage('', { serviceUrl: bot.connector.url, from: TOM }),
+      { verb: APPROVAL_VERBS.connect, [CONNECT_INPUTS.tokenName]: 'tom-token', [CONNECT_INPUTS.tokenValue]: 'tom-secret-value-123456' },
+      TOM,
+      'x',
+    );
     expect(texts(refused)[0]).toBe('Connect in a personal chat');
     expect(await bot.app.approvals!.links.forPerson(TENANT, TOM.aadObjectId)).toEqual([]);
   });
@@ -146,7 +179,12 @@ describe('linking a BILL identity', () => {
   it('refuses a token BILL does not accept, without echoing it, and links nothing', async () => {
     const wrong = { name: 'tom-approvals', value: `not-a-real-token-${randomBytes(6).toString('hex')}` };
     tokens.push(wrong);
-    const card = await click(personalMessage('', { serviceUrl: bot.connector.url, from: TOM }), { verb: APPROVAL_VERBS.connect, [CONNECT_INPUTS.tokenName]: wrong.name, [CONNECT_INPUTS.tokenValue]: wrong.value }, TOM, 'connect-tom');
+    const card = await click(
+      personalMessage('', { serviceUrl: bot.connector.url, from: TOM }),
+      { verb: APPROVAL_VERBS.connect, [CONNECT_INPUTS.tokenName]: wrong.name, [CONNECT_INPUTS.tokenValue]: wrong.value },
+      TOM,
+      'connect-tom',
+    );
     expect(texts(card).join(' ')).toContain('BILL did not accept that token');
     expect(JSON.stringify(card)).not.toContain(wrong.value);
     expect(JSON.stringify(card)).not.toContain(wrong.name);
@@ -163,9 +201,23 @@ describe('linking a BILL identity', () => {
       expect(bot.logs.text()).not.toContain(t.value);
       expect(bot.logs.text()).not.toContain(t.name);
     }
-    for (const plain of [PRIYA.aadObjectId, MARCUS.aadObjectId, billUser[PRIYA.id]!, billUser[MARCUS.id]!, bot.app.sandbox!.credentials.orgId, 'Priya Raman']) expect(links).not.toContain(plain);
-    const audit = readFileSync(bot.app.audit.location, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    expect(audit.filter((r) => r.action === 'approvals.connect' && r.result === 'ok').map((r) => r.aadObjectId)).toEqual([PRIYA.aadObjectId, MARCUS.aadObjectId]);
+    for (const plain of [
+      PRIYA.aadObjectId,
+      MARCUS.aadObjectId,
+      billUser[PRIYA.id]!,
+      billUser[MARCUS.id]!,
+      bot.app.sandbox!.credentials.orgId,
+      'Priya Raman',
+    ])
+      expect(links).not.toContain(plain);
+    const audit = readFileSync(bot.app.audit.location, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(audit.filter((r) => r.action === 'approvals.connect' && r.result === 'ok').map((r) => r.aadObjectId)).toEqual([
+      PRIYA.aadObjectId,
+      MARCUS.aadObjectId,
+    ]);
   });
 
   it('ignores a token typed after "connect": never used, not in the audit trail, with advice to replace it', async () => {
@@ -184,7 +236,7 @@ describe('linking a BILL identity', () => {
 describe('approving from a channel card', () => {
   let bill: Bill;
   let other: Bill;
-  let base: Record<string, any>;
+  let base: ReturnType<typeof channelMessage>;
   let shared: Card;
   let priyaView: Card;
   const CARD_ID = 'approvals-card-activity-1';
@@ -210,13 +262,13 @@ describe('approving from a channel card', () => {
     expect(texts(shared)[0]).toBe("Waiting for Priya Raman's approval");
     expect(texts(shared).join(' ')).toContain(bill.invoice?.invoiceNumber ?? '');
     expect(buttons(shared, APPROVAL_VERBS.approve)).toEqual([]);
-    expect(shared.refresh.userIds).toEqual([PRIYA.id]);
-    expect(shared.refresh.action).toMatchObject({ type: 'Action.Execute', verb: APPROVAL_VERBS.view });
+    expect(shared.refresh?.userIds).toEqual([PRIYA.id]);
+    expect(shared.refresh?.action).toMatchObject({ type: 'Action.Execute', verb: APPROVAL_VERBS.view });
 
-    priyaView = await click(base, shared.refresh.action.data, PRIYA, CARD_ID, 'automatic');
+    priyaView = await click(base, shared.refresh!.action!.data!, PRIYA, CARD_ID, 'automatic');
     expect(buttonFor(priyaView, APPROVAL_VERBS.approve, bill.id)).toBeDefined();
     expect(buttonFor(priyaView, APPROVAL_VERBS.deny, bill.id)).toBeDefined();
-    const tomView = await click(base, shared.refresh.action.data, TOM, CARD_ID, 'automatic');
+    const tomView = await click(base, shared.refresh!.action!.data!, TOM, CARD_ID, 'automatic');
     expect(buttons(tomView, APPROVAL_VERBS.approve)).toEqual([]);
     expect(buttons(tomView, APPROVAL_VERBS.deny)).toEqual([]);
     // Marcus is next in the chain, but not yet: nothing is waiting on him for this bill.
@@ -236,7 +288,12 @@ describe('approving from a channel card', () => {
   it('changes nothing when the bill id on a button is altered', async () => {
     const before = { calls: actionCalls(), decisions: decisions().length };
     const data = buttonFor(priyaView, APPROVAL_VERBS.approve, bill.id)!;
-    for (const tampered of [{ ...data, bill: other.id }, { ...data, verb: APPROVAL_VERBS.deny }, { ...data, sig: 'x'.repeat(43) }, { ...data, card: 'nosuchcard' }]) {
+    for (const tampered of [
+      { ...data, bill: other.id },
+      { ...data, verb: APPROVAL_VERBS.deny },
+      { ...data, sig: 'x'.repeat(43) },
+      { ...data, card: 'nosuchcard' },
+    ]) {
       const card = await click(base, tampered, PRIYA, CARD_ID);
       expect(texts(card)[0]).toBe("This button can't be used");
     }
@@ -245,20 +302,33 @@ describe('approving from a channel card', () => {
     expect(sandboxBill(other.id).approvalStatus).toBe('ASSIGNED');
   });
 
-  it("approves in BILL as the approver and replaces the card for everyone with who approved and when", async () => {
-    const row = nodes(priyaView.body).filter((n) => n.type === 'Input.Text').find((n) => n.id === `comment_0`);
+  it('approves in BILL as the approver and replaces the card for everyone with who approved and when', async () => {
+    const row = nodes(priyaView.body)
+      .filter((n) => n.type === 'Input.Text')
+      .find((n) => n.id === `comment_0`);
     expect(row).toBeDefined();
     const data = { ...buttonFor(priyaView, APPROVAL_VERBS.approve, bill.id)!, comment_0: 'Matches PO 4471', comment_1: 'not this one' };
     const seen = bot.app.sandbox!.requests().length;
     const mine = await click(base, data, PRIYA, CARD_ID);
     // Two BILL calls, both in Priya's session: is it still waiting on her, then the decision.
-    expect(bot.app.sandbox!.requests().slice(seen).map((r) => r.route)).toEqual(['GET /v3/bill-approvals/pending-user-approvals', 'POST /v3/bill-approvals/actions']);
+    expect(
+      bot.app
+        .sandbox!.requests()
+        .slice(seen)
+        .map((r) => r.route),
+    ).toEqual(['GET /v3/bill-approvals/pending-user-approvals', 'POST /v3/bill-approvals/actions']);
 
     const after = sandboxBill(bill.id);
     expect(after.approvers![0]).toMatchObject({ userId: billUser[PRIYA.id], status: 'APPROVED' });
     expect(after.approvalStatus).toBe('ASSIGNED');
     // BILL recorded Priya, signed in with her own sync token, as the one who approved: never the bot's user.
-    expect(decisions().at(-1)).toMatchObject({ billId: bill.id, userId: billUser[PRIYA.id], action: 'APPROVE', comment: 'Matches PO 4471', sessionKind: 'syncToken' });
+    expect(decisions().at(-1)).toMatchObject({
+      billId: bill.id,
+      userId: billUser[PRIYA.id],
+      action: 'APPROVE',
+      comment: 'Matches PO 4471',
+      sessionKind: 'syncToken',
+    });
     expect(decisions().every((d) => d.userId !== bot.app.sandbox!.credentials.userId)).toBe(true);
 
     expect(texts(mine).some((t) => /^Approved by Priya Raman at \d{1,2}:\d{2}( [AP]M)?$/.test(t))).toBe(true);
@@ -269,14 +339,22 @@ describe('approving from a channel card', () => {
     expect(texts(forAll).some((t) => /^Approved by Priya Raman at \d{1,2}:\d{2}( [AP]M)?$/.test(t))).toBe(true);
     expect(buttons(forAll, APPROVAL_VERBS.approve)).toEqual([]);
     // The other bill still waits on Priya, so her own view keeps coming.
-    expect(forAll.refresh.userIds).toEqual([PRIYA.id]);
+    expect(forAll.refresh?.userIds).toEqual([PRIYA.id]);
 
-    const audit = readFileSync(bot.app.audit.location, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((r) => r.kind === 'approval' && r.billId === bill.id);
-    expect(audit.filter((r) => r.result !== 'refused').map((r) => [r.result, r.aadObjectId, r.decision, r.comment, r.billResult ?? null])).toEqual([
+    const audit = readFileSync(bot.app.audit.location, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((r) => r.kind === 'approval' && r.billId === bill.id);
+    expect(
+      audit.filter((r) => r.result !== 'refused').map((r) => [r.result, r.aadObjectId, r.decision, r.comment, r.billResult ?? null]),
+    ).toEqual([
       ['requested', PRIYA.aadObjectId, 'APPROVE', 'Matches PO 4471', null],
       ['ok', PRIYA.aadObjectId, 'APPROVE', 'Matches PO 4471', 'SUCCESS'],
     ]);
-    expect(audit.filter((r) => r.result === 'refused').map((r) => r.reason)).toEqual(expect.arrayContaining(['not the assigned approver', 'card data altered']));
+    expect(audit.filter((r) => r.result === 'refused').map((r) => r.reason)).toEqual(
+      expect.arrayContaining(['not the assigned approver', 'card data altered']),
+    );
   });
 
   it('changes nothing when the same click is replayed', async () => {
@@ -292,7 +370,7 @@ describe('approving from a channel card', () => {
     const data = buttonFor(marcus, APPROVAL_VERBS.approve, bill.id);
     expect(data).toBeDefined();
     const mine = await click(personalMessage('', { serviceUrl: bot.connector.url, from: MARCUS }), data!, MARCUS, 'marcus-card');
-    expect(texts(mine).some((t) => /^Approved by Marcus Lee at/.test(t))).toBe(true);
+    expect(texts(mine).some((t) => t.startsWith('Approved by Marcus Lee at'))).toBe(true);
     expect(sandboxBill(bill.id).approvalStatus).toBe('APPROVED');
     expect(decisions().at(-1)).toMatchObject({ billId: bill.id, userId: billUser[MARCUS.id], sessionKind: 'syncToken' });
   });
@@ -300,7 +378,7 @@ describe('approving from a channel card', () => {
   it('denies with a comment, and the bill no longer waits on anyone', async () => {
     const data = { ...buttonFor(priyaView, APPROVAL_VERBS.deny, other.id)!, comment_1: 'Duplicate of INV-2201' };
     const card = await click(base, data, PRIYA, CARD_ID);
-    expect(texts(card).some((t) => /^Denied by Priya Raman at/.test(t))).toBe(true);
+    expect(texts(card).some((t) => t.startsWith('Denied by Priya Raman at'))).toBe(true);
     expect(texts(card)).toContain('“Duplicate of INV-2201”');
     expect(sandboxBill(other.id).approvalStatus).toBe('DENIED');
     const forAll = ConnectorStandIn.card(edits(CARD_ID).at(-1)!);
@@ -313,7 +391,7 @@ describe('approving from a channel card', () => {
     const third = freshBill('2020-01-03');
     await control('POST', `/bills/${third.id}/approvers`, { userIds: [billUser[PRIYA.id]] });
     const { card, base: b } = await inChannel(PRIYA, 'approvals');
-    const view = await click(b, card.refresh.action.data, PRIYA, 'card-3', 'automatic');
+    const view = await click(b, card.refresh!.action!.data!, PRIYA, 'card-3', 'automatic');
     // Decided elsewhere (another approver or the BILL app) in the meantime.
     third.approvers![0]!.status = 'APPROVED';
     third.approvalStatus = 'APPROVED';
@@ -326,15 +404,18 @@ describe('approving from a channel card', () => {
 });
 
 describe('older Teams clients (Action.Submit fallback)', () => {
-  it("approves by editing the card in place, and answers anyone else with a message of their own", async () => {
+  it('approves by editing the card in place, and answers anyone else with a message of their own', async () => {
     const bill = freshBill('2020-01-04');
     await control('POST', `/bills/${bill.id}/approvers`, { userIds: [billUser[PRIYA.id]] });
     nextMessageId('submit-card');
     const { card, base } = await inChannel(PRIYA, 'approvals');
-    const view = await click(base, card.refresh.action.data, PRIYA, 'submit-card', 'automatic');
+    const view = await click(base, card.refresh!.action!.data!, PRIYA, 'submit-card', 'automatic');
     const data = buttonFor(view, APPROVAL_VERBS.approve, bill.id)!;
     // What an Action.Submit fallback button sends: a message in the card's thread carrying the button's data as `value`.
-    const submit = (who: Who) => ({ ...channelMessage('', { serviceUrl: bot.connector.url, from: who, value: data, replyToId: 'submit-card', noMention: true }), conversation: base.conversation });
+    const submit = (who: Who) => ({
+      ...channelMessage('', { serviceUrl: bot.connector.url, from: who, value: data, replyToId: 'submit-card', noMention: true }),
+      conversation: base.conversation,
+    });
 
     const messagesBefore = bot.connector.messages(base.conversation.id).length;
     await bot.send(submit(TOM));
@@ -356,18 +437,18 @@ describe('a crafted click', () => {
     await control('POST', `/bills/${bill.id}/approvers`, { userIds: [billUser[PRIYA.id]] });
     nextMessageId('card-5');
     const { card, base } = await inChannel(PRIYA, 'approvals');
-    const view = await click(base, card.refresh.action.data, PRIYA, 'card-5', 'automatic');
+    const view = await click(base, card.refresh!.action!.data!, PRIYA, 'card-5', 'automatic');
     nextMessageId('help-card');
     await inChannel(PRIYA, 'help');
     const mine = await click(base, buttonFor(view, APPROVAL_VERBS.approve, bill.id)!, PRIYA, 'help-card');
-    expect(texts(mine).some((t) => /^Approved by Priya Raman at/.test(t))).toBe(true);
+    expect(texts(mine).some((t) => t.startsWith('Approved by Priya Raman at'))).toBe(true);
     expect(edits('help-card')).toEqual([]);
     expect(edits('card-5')).toEqual([]);
   });
 });
 
 describe("people's own sessions", () => {
-  it('are their own BILL sessions, apart from the bot\'s, and left out of the bot\'s status and readiness', () => {
+  it("are their own BILL sessions, apart from the bot's, and left out of the bot's status and readiness", () => {
     const sandbox = bot.app.sandbox!;
     const live = [...sandbox.gate.sessions.values()];
     expect(live.some((s) => s.userId === billUser[PRIYA.id] && s.kind === 'syncToken')).toBe(true);
@@ -393,7 +474,7 @@ describe('disconnecting', () => {
 });
 
 describe('a token deleted in BILL', () => {
-  it('is explained as the person\'s own sign-in to renew, not as the bot\'s credentials', async () => {
+  it("is explained as the person's own sign-in to renew, not as the bot's credentials", async () => {
     const priyaId = billUser[PRIYA.id]!;
     const user = bot.app.sandbox!.org.users.get(priyaId)!;
     for (const t of user.syncTokens ?? []) await control('DELETE', `/users/${priyaId}/sync-tokens/${encodeURIComponent(t.name)}`);

@@ -31,14 +31,31 @@ const vendorPeek: CommandDefinition = {
 beforeAll(async () => {
   bot = await startBot();
   bot.app.registry.register(vendorPeek);
-  vendorIds = bot.app.sandbox!.org.vendors.all().slice(0, 2).map((v) => v.id);
+  vendorIds = bot.app
+    .sandbox!.org.vendors.all()
+    .slice(0, 2)
+    .map((v) => v.id);
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
-function auditRecords(): Array<Record<string, any>> {
-  return readFileSync(bot.app.audit.location, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+/** One audit line as written; each test asserts the fields it reads. */
+interface AuditLine {
+  command?: string;
+  conversationId?: string;
+  upstream: { bill: number; 'bill.login'?: number };
+  correlationId?: string;
+  durationMs?: number;
+  time: string;
+  [key: string]: unknown;
+}
+
+function auditRecords(): AuditLine[] {
+  return readFileSync(bot.app.audit.location, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as AuditLine);
 }
 
 describe('a channel member runs a command that reads BILL', () => {

@@ -21,7 +21,7 @@ beforeAll(async () => {
   ({ issuer, login } = bot);
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 function auditLines(): string[] {
@@ -29,8 +29,14 @@ function auditLines(): string[] {
   return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
 }
 
+/** The fields of an activity the refusal cases change. */
+interface Tweakable {
+  serviceUrl: string;
+  channelId: string;
+}
+
 /** Sends "@billbridge help" with the given Authorization header; the activity's serviceUrl is the connector stand-in. */
-async function sendHelp(authorization: string | undefined, tweak: (a: Record<string, any>) => void = () => {}) {
+async function sendHelp(authorization: string | undefined, tweak: (a: Tweakable) => void = () => undefined) {
   const activity = channelMessage('help', { serviceUrl: bot.connector.url });
   tweak(activity);
   const res = await bot.send(activity, authorization === undefined ? {} : { authorization });
@@ -40,7 +46,7 @@ async function sendHelp(authorization: string | undefined, tweak: (a: Record<str
 const valid = (o: Partial<MintOptions> = {}): Promise<string> => issuer.token({ aud: APP_ID, serviceUrl: bot.connector.url, ...o });
 
 describe('a Teams message with a valid Bot Framework token', () => {
-  it('gets 200 and the help card, sent with the bot\'s own bearer token', async () => {
+  it("gets 200 and the help card, sent with the bot's own bearer token", async () => {
     const { res, activity } = await sendHelp(`Bearer ${await valid()}`);
     expect(res.status).toBe(200);
     const [reply] = await bot.connector.waitForMessages(1, activity.conversation.id);
@@ -53,7 +59,7 @@ describe('a Teams message with a valid Bot Framework token', () => {
 });
 
 describe('requests that must not reach the bot', () => {
-  const cases: Array<[string, () => Promise<string | undefined>, ((a: Record<string, any>) => void)?]> = [
+  const cases: Array<[string, () => Promise<string | undefined>, ((a: Tweakable) => void)?]> = [
     ['no Authorization header', async () => undefined],
     ['an empty Authorization header', async () => ''],
     ['a Basic scheme instead of Bearer', async () => `Basic ${Buffer.from('user:pass').toString('base64')}`],
@@ -62,13 +68,27 @@ describe('requests that must not reach the bot', () => {
     ['a token that is not valid yet', async () => `Bearer ${await valid({ notBefore: 600, expiresIn: 3600 })}`],
     ['a token for another bot (audience)', async () => `Bearer ${await valid({ aud: ANOTHER_BOT })}`],
     ['a token from another issuer', async () => `Bearer ${await valid({ iss: 'https://issuer.example.test' })}`],
-    ['a token signed with a key the issuer does not publish (unknown kid)', async () => `Bearer ${await valid({ signWith: 'unpublished' })}`],
-    ['a token with a bad signature (published kid, other key)', async () => `Bearer ${await valid({ signWith: 'unpublished', kid: issuer.kid })}`],
+    [
+      'a token signed with a key the issuer does not publish (unknown kid)',
+      async () => `Bearer ${await valid({ signWith: 'unpublished' })}`,
+    ],
+    [
+      'a token with a bad signature (published kid, other key)',
+      async () => `Bearer ${await valid({ signWith: 'unpublished', kid: issuer.kid })}`,
+    ],
     ['an unsigned token (alg: none)', async () => `Bearer ${issuer.unsigned({ aud: APP_ID, serviceUrl: bot.connector.url })}`],
     ['a token issued for another serviceUrl', async () => `Bearer ${await valid({ serviceUrl: 'https://smba.trafficmanager.net/amer/' })}`],
     ['a token without a serviceurl claim', async () => `Bearer ${await valid({ serviceUrl: null })}`],
-    ['a valid token on an activity pointing at another serviceUrl', async () => `Bearer ${await valid()}`, (a) => (a.serviceUrl = 'http://127.0.0.1:9/')],
-    ['a token whose key is endorsed for msteams, on a webchat activity', async () => `Bearer ${await valid()}`, (a) => (a.channelId = 'webchat')],
+    [
+      'a valid token on an activity pointing at another serviceUrl',
+      async () => `Bearer ${await valid()}`,
+      (a) => (a.serviceUrl = 'http://127.0.0.1:9/'),
+    ],
+    [
+      'a token whose key is endorsed for msteams, on a webchat activity',
+      async () => `Bearer ${await valid()}`,
+      (a) => (a.channelId = 'webchat'),
+    ],
   ];
 
   /** What botbuilder itself prints to stderr while refusing (it console.error()s inside token validation). */
@@ -96,14 +116,14 @@ describe('requests that must not reach the bot', () => {
     expect(auditLines().length).toBe(auditBefore);
   });
 
-  it('logs each refusal once through the bot\'s logger, with no stack trace and no key material', () => {
+  it("logs each refusal once through the bot's logger, with no stack trace and no key material", () => {
     const refusals = bot.logs.records().filter((r) => r.msg === 'request refused: Bot Framework authentication failed');
     expect(refusals.length).toBe(cases.length);
     expect(refusals.every((r) => r.level === 'info' && r.stack === undefined)).toBe(true);
     expect(bot.logs.text()).not.toContain('BEGIN RSA PUBLIC KEY');
   });
 
-  it('leaves botbuilder\'s own stderr lines (a published public key, an expiry) free of tokens and secrets', () => {
+  it("leaves botbuilder's own stderr lines (a published public key, an expiry) free of tokens and secrets", () => {
     const printed = stderr.join('\n');
     // botbuilder does print here (the bad-signature and expired cases): the lines are checked, not absent.
     expect(stderr.length).toBeGreaterThan(0);
@@ -118,7 +138,7 @@ describe('requests that must not reach the bot', () => {
     const { res, activity } = await sendHelp(`Bearer ${await valid()}`);
     expect(res.status).toBe(200);
     await bot.connector.waitForMessages(1, activity.conversation.id);
-    const audited = auditLines().map((l) => JSON.parse(l));
+    const audited = auditLines().map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(audited.some((r) => r.correlationId && r.command === 'help' && r.conversationId === activity.conversation.id)).toBe(true);
   });
 });

@@ -12,8 +12,8 @@ beforeAll(async () => {
   login = (await LoginStandIn.start()).intercept();
 });
 afterAll(async () => {
-  await login?.stop();
-  await issuer?.stop();
+  await login.stop();
+  await issuer.stop();
 });
 
 async function helpInNewThreads(bot: TestBot, appId: string, n: number) {
@@ -36,10 +36,10 @@ describe('a single-tenant bot replying in five threads', () => {
     bot = await startBot({ env: issuer.env(appId, TENANT, password) });
   });
   afterAll(async () => {
-    await bot?.close();
+    await bot.close();
   });
 
-  it('asks its tenant\'s token endpoint once, for the Bot Framework scope, and signs every reply with that token', async () => {
+  it("asks its tenant's token endpoint once, for the Bot Framework scope, and signs every reply with that token", async () => {
     const before = login.tokenRequests.length;
     const replies = await helpInNewThreads(bot, appId, 5);
     const asked = login.tokenRequests.slice(before);

@@ -72,7 +72,10 @@ describe('limits', () => {
       expectClass(err, 'hourlyLimit', 'BDC_1144');
       expect(err.retryAfterMs).toBe(40 * 60_000);
       expect((await sb.stats()).errorsByCode.BDC_1144).toBe(before + 1);
-      expect(limiter.throttles).toContainEqual({ upstream: { service: 'bill', devKey: sb.credentials.devKey, orgId: sb.credentials.orgId }, throttle: { kind: 'hourly', untilMs: Date.UTC(2025, 5, 3, 15, 0, 0) } });
+      expect(limiter.throttles).toContainEqual({
+        upstream: { service: 'bill', devKey: sb.credentials.devKey, orgId: sb.credentials.orgId },
+        throttle: { kind: 'hourly', untilMs: Date.UTC(2025, 5, 3, 15, 0, 0) },
+      });
     } finally {
       await sb.control('POST', '/hourly-budget', { limit: 20_000 });
     }
@@ -95,7 +98,10 @@ describe('limits', () => {
   });
 
   it('without any local limiting, a burst above 3 in flight is refused by BILL and still completes through backoff', async () => {
-    const c = client({ limiter: new RecordingLimiter(), overrides: { retry: { baseDelayMs: 20, maxDelayMs: 400, maxThrottleRetries: 10 } } });
+    const c = client({
+      limiter: new RecordingLimiter(),
+      overrides: { retry: { baseDelayMs: 20, maxDelayMs: 400, maxThrottleRetries: 10 } },
+    });
     const org = c.gateway.org(sb.credentials.orgId);
     await org.whoami();
     const before = await sb.stats();
@@ -117,12 +123,19 @@ describe('limits', () => {
     const spend = c.gateway.spend()!;
     const budget = sb.sandbox.org.spend.budgets.all()[0]!;
     let err: BillApiError | undefined;
-    for (let i = 0; i < 61 && !err; i++) err = await spend.budgets.get(budget.id).then(() => undefined, (e: BillApiError) => e);
+    for (let i = 0; i < 61 && !err; i++)
+      err = await spend.budgets.get(budget.id).then(
+        () => undefined,
+        (e: unknown) => e as BillApiError,
+      );
     expect(err).toBeInstanceOf(BillApiError);
     expectClass(err!, 'rateLimited');
     expect(err!.status).toBe(429);
     expect(err!.retryAfterMs).toBe(60_000);
-    expect(limiter.throttles.at(-1)).toEqual({ upstream: { service: 'spend', token: sb.credentials.spendApiToken }, throttle: { kind: 'retryAfter', ms: 60_000 } });
+    expect(limiter.throttles.at(-1)).toEqual({
+      upstream: { service: 'spend', token: sb.credentials.spendApiToken },
+      throttle: { kind: 'retryAfter', ms: 60_000 },
+    });
     clock.advance(60_000);
   });
 });
@@ -179,7 +192,11 @@ describe('BILL or the network failing', () => {
     await sb.fault({ kind: 'reset', path: '/v3/receivable-payments' });
     expect((await org.receivablePayments.list({ maxPages: 1 }).all()).items.length).toBeGreaterThan(0);
 
-    const sub = await org.subscriptions.create({ name: 'network check', events: [{ type: 'invoice.created', version: '1' }], notificationUrl: 'http://127.0.0.1:9/n' });
+    const sub = await org.subscriptions.create({
+      name: 'network check',
+      events: [{ type: 'invoice.created', version: '1' }],
+      notificationUrl: 'http://127.0.0.1:9/n',
+    });
     await sb.fault({ kind: 'reset', method: 'PATCH', path: '/v3/subscriptions' });
     const before = (await sb.stats()).requestsByPath['PATCH /connect-events/v3/subscriptions/{id}'] ?? 0;
     expectClass(await failure(org.subscriptions.update(sub.id, { name: 'renamed' })), 'network');

@@ -19,13 +19,13 @@ beforeAll(async () => {
   for (const name of ['a', 'Comma', 'Colon', 'Long Name Holdings', 'Ünïcødé']) await sb.control('POST', '/vendors', { name });
 });
 afterAll(async () => {
-  await c?.close();
-  await sb?.stop();
+  await c.close();
+  await sb.stop();
 });
 
 async function rawGet(path: string, query: Record<string, string>): Promise<{ status: number; json: any }> {
   await org().whoami();
-  const sessionId = sb.sandbox.gate.sessions.keys().next().value as string;
+  const sessionId = sb.sandbox.gate.sessions.keys().next().value!;
   const qs = new URLSearchParams(query).toString();
   const res = await request(`${sb.baseUrl}${path}?${qs}`, { headers: { devKey: sb.credentials.devKey, sessionId } });
   return { status: res.statusCode, json: JSON.parse(await res.body.text()) };
@@ -35,7 +35,15 @@ describe('filters built by the client are accepted by BILL', () => {
   it('every documented bill filter works together', async () => {
     const vendor = sb.sandbox.org.bills.all()[0]!.vendorId;
     const f = new BillFilter().gte('createdTime', new Date(Date.now() - 5 * 365 * 86_400_000));
-    const { items } = await org().bills.list({ vendorId: [vendor], paymentStatus: ['UNPAID', 'SCHEDULED', 'PAID'], archived: false, dueDate: { gt: '2000-01-01' }, filter: f }).all();
+    const { items } = await org()
+      .bills.list({
+        vendorId: [vendor],
+        paymentStatus: ['UNPAID', 'SCHEDULED', 'PAID'],
+        archived: false,
+        dueDate: { gt: '2000-01-01' },
+        filter: f,
+      })
+      .all();
     const expected = sb.sandbox.org.bills.all().filter((b) => b.vendorId === vendor && !b.archived);
     expect(items.map((b) => b.id).sort()).toEqual(expected.map((b) => b.id).sort());
   });
@@ -59,12 +67,15 @@ describe('hostile vendor names', () => {
     expect((await sb.stats()).requestsByPath['GET /v3/vendors'] ?? 0).toBe(before);
   });
 
-  it.each(HOSTILE.slice(1).map((n) => [n.length > 60 ? `${n.slice(0, 30)}… (${n.length} chars)` : n, n]))('"%s" is quoted safely and matches only itself', async (_label, name) => {
-    const exact = await org().vendors.list({ name }).all();
-    expect(exact.items.map((v) => v.name)).toEqual([name]);
-    const prefix = await org().vendors.list({ nameStartsWith: name }).all();
-    expect(prefix.items.map((v) => v.name)).toEqual([name]);
-  });
+  it.each(HOSTILE.slice(1).map((n) => [n.length > 60 ? `${n.slice(0, 30)}… (${n.length} chars)` : n, n]))(
+    '"%s" is quoted safely and matches only itself',
+    async (_label, name) => {
+      const exact = await org().vendors.list({ name }).all();
+      expect(exact.items.map((v) => v.name)).toEqual([name]);
+      const prefix = await org().vendors.list({ nameStartsWith: name }).all();
+      expect(prefix.items.map((v) => v.name)).toEqual([name]);
+    },
+  );
 
   it('a name longer than 500 characters is refused, not cut', () => {
     expect(() => org().vendors.list({ nameStartsWith: LONG + 'y' })).toThrow(/longer than 500/);
@@ -82,7 +93,10 @@ describe('hostile vendor names', () => {
     const res = await rawGet('/v3/invoices', { filters: 'status:eq:OPEN' });
     expect(res.status).toBe(400);
     expect(res.json[0].message).toMatch(/not filterable/);
-    const err = await org().invoices.list({ filter: new BillFilter().eq('status', 'OPEN') }).all().catch((e: unknown) => e);
+    const err = await org()
+      .invoices.list({ filter: new BillFilter().eq('status', 'OPEN') })
+      .all()
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BillApiError);
     expect((err as BillApiError).category).toBe('validation');
   });

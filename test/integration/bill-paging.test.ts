@@ -12,8 +12,8 @@ beforeAll(async () => {
   c = billClient(sb);
 });
 afterAll(async () => {
-  await c?.close();
-  await sb?.stop();
+  await c.close();
+  await sb.stop();
 });
 
 function expectEachOnce(ids: string[], expected: string[]): void {
@@ -31,20 +31,29 @@ describe('AP/AR paging with page= cursors', () => {
     const result = await org().invoices.list({ pageSize: 100, maxPages: 20 }).all();
     expect(result.truncated).toBe(false);
     expect(result.pages).toBe(10);
-    expectEachOnce(result.items.map((i) => i.id), seededIds);
+    expectEachOnce(
+      result.items.map((i) => i.id),
+      seededIds,
+    );
   });
 
   it('returns them exactly once with an odd page size too', async () => {
     const result = await org().invoices.list({ pageSize: 37, maxPages: 40 }).all();
     expect(result.pages).toBe(28);
-    expectEachOnce(result.items.map((i) => i.id), seeded());
+    expectEachOnce(
+      result.items.map((i) => i.id),
+      seeded(),
+    );
   });
 
   it('keeps going past empty pages that still carry a cursor', async () => {
     await sb.fault({ kind: 'emptyPage', path: '/v3/invoices', count: 2 });
     const result = await org().invoices.list({ pageSize: 100, maxPages: 20 }).all();
     expect(result.pages).toBe(12);
-    expectEachOnce(result.items.map((i) => i.id), seeded());
+    expectEachOnce(
+      result.items.map((i) => i.id),
+      seeded(),
+    );
   });
 
   it('stops at the page cap and continues from the cursor it returned', async () => {
@@ -53,7 +62,10 @@ describe('AP/AR paging with page= cursors', () => {
     expect(first.truncated).toBe(true);
     const rest = await org().invoices.list({ pageSize: 100, maxPages: 20, startPage: first.nextPage }).all();
     expect(rest.truncated).toBe(false);
-    expectEachOnce([...first.items, ...rest.items].map((i) => i.id), seeded());
+    expectEachOnce(
+      [...first.items, ...rest.items].map((i) => i.id),
+      seeded(),
+    );
   });
 
   it('rows created while a walk is under way do not repeat or hide the others', async () => {
@@ -70,7 +82,9 @@ describe('AP/AR paging with page= cursors', () => {
   });
 
   it('lists payments in the order asked for', async () => {
-    const { items } = await org().payments.list({ sort: [{ field: 'processDate', order: 'asc' }], maxPages: 10 }).all();
+    const { items } = await org()
+      .payments.list({ sort: [{ field: 'processDate', order: 'asc' }], maxPages: 10 })
+      .all();
     expect(items.length).toBe(sb.sandbox.org.payments.size);
     const dates = items.map((p) => p.processDate);
     expect(dates).toEqual([...dates].sort());
@@ -81,10 +95,22 @@ describe('AP/AR paging with page= cursors', () => {
   it('finds the unpaid bills due in the next seven days with the typed filters', async () => {
     const today = sb.sandbox.model.today();
     const end = addDays(today, 6);
-    const { items } = await org().bills.list({ paymentStatus: 'UNPAID', archived: false, dueDate: { gte: today, lte: end }, sort: [{ field: 'dueDate', order: 'asc' }] }).all();
-    const expected = sb.sandbox.org.bills.all().filter((b) => b.paymentStatus === 'UNPAID' && !b.archived && b.dueDate >= today && b.dueDate <= end);
+    const { items } = await org()
+      .bills.list({
+        paymentStatus: 'UNPAID',
+        archived: false,
+        dueDate: { gte: today, lte: end },
+        sort: [{ field: 'dueDate', order: 'asc' }],
+      })
+      .all();
+    const expected = sb.sandbox.org.bills
+      .all()
+      .filter((b) => b.paymentStatus === 'UNPAID' && !b.archived && b.dueDate >= today && b.dueDate <= end);
     expect(expected.length).toBeGreaterThan(0);
-    expectEachOnce(items.map((b) => b.id), expected.map((b) => b.id));
+    expectEachOnce(
+      items.map((b) => b.id),
+      expected.map((b) => b.id),
+    );
     expect(items.map((b) => b.dueDate)).toEqual(items.map((b) => b.dueDate).sort());
   });
 });
@@ -94,7 +120,10 @@ describe('Spend & Expense paging with nextPage= cursors', () => {
     const seeded = sb.sandbox.org.spend.transactions.all();
     const result = await c.gateway.spend()!.transactions.list({ pageSize: 50, maxPages: 10 }).all();
     expect(result.pages).toBe(Math.ceil(seeded.length / 50));
-    expectEachOnce(result.items.map((t) => t.id), seeded.map((t) => t.id));
+    expectEachOnce(
+      result.items.map((t) => t.id),
+      seeded.map((t) => t.id),
+    );
     const missing = result.items.filter((t) => t.receiptRequired && t.receiptStatus === 'MISSING');
     expect(missing.length).toBeGreaterThan(0);
     expect(result.items.every((t) => Array.isArray(t.receipts))).toBe(true);

@@ -105,7 +105,7 @@ describe('expired sessions', () => {
     const org = c.gateway.org(sb.credentials.orgId);
     await org.whoami();
     const before = await logins();
-    expect((await sb.control('POST', '/sessions/expire')).json.expired).toBeGreaterThan(0);
+    expect((await sb.control('POST', '/sessions/expire')).json?.expired).toBeGreaterThan(0);
     const page = await org.invoices.list({ pageSize: 10, maxPages: 1 }).all();
     expect(page.items).toHaveLength(10);
     expect((await logins()) - before).toBe(1);
@@ -144,7 +144,11 @@ describe('expired sessions', () => {
   it('does not replay a call that changes something, but signs in again for the next one', async () => {
     const c = client();
     const org = c.gateway.org(sb.credentials.orgId);
-    const sub = await org.subscriptions.create({ name: 'replay check', events: [{ type: 'bill.updated', version: '1' }], notificationUrl: 'http://127.0.0.1:9/hook' });
+    const sub = await org.subscriptions.create({
+      name: 'replay check',
+      events: [{ type: 'bill.updated', version: '1' }],
+      notificationUrl: 'http://127.0.0.1:9/hook',
+    });
     await sb.control('POST', '/sessions/expire');
     const err = await org.subscriptions.update(sub.id, { name: 'renamed' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BillApiError);

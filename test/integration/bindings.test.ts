@@ -5,7 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { checkCard } from '../harness/cards.js';
 import { ConnectorStandIn } from '../harness/connector.js';
-import { channelMessage, DEFAULT_USER, groupChatMessage, installationUpdate, personalMessage, TENANT, teamIds } from '../harness/activities.js';
+import {
+  channelMessage,
+  DEFAULT_USER,
+  groupChatMessage,
+  installationUpdate,
+  personalMessage,
+  TENANT,
+  teamIds,
+} from '../harness/activities.js';
 import { startMultiOrgBot, startTwoOrgSandbox } from '../harness/orgs.js';
 import type { TestSandbox } from '../harness/sandbox.js';
 import { NS } from '../../src/infra/state/types.js';
@@ -28,16 +36,24 @@ beforeAll(async () => {
   bot = await startMultiOrgBot(orgs, ADMIN.aadObjectId, { env: { ALLOWED_TENANT_IDS: `${TENANT},${SECOND_TENANT}` } });
 });
 afterAll(async () => {
-  await bot?.close();
-  await sandbox?.stop();
+  await bot.close();
+  await sandbox.stop();
 });
 
 function channelScope(name: string, tenant = TENANT): ConversationScope {
   const ids = teamIds(name);
-  return { kind: 'channel', tenantId: tenant, teamId: ids.team, aadGroupId: undefined, channelId: ids.channel, conversationId: ids.channel, serviceUrl: bot.connector.url };
+  return {
+    kind: 'channel',
+    tenantId: tenant,
+    teamId: ids.team,
+    aadGroupId: undefined,
+    channelId: ids.channel,
+    conversationId: ids.channel,
+    serviceUrl: bot.connector.url,
+  };
 }
 
-async function ask(text: string, name: string, from: Partial<typeof ADMIN> = DEFAULT_USER, tenant = TENANT): Promise<any> {
+async function ask(text: string, name: string, from: Partial<typeof ADMIN> = DEFAULT_USER, tenant = TENANT) {
   const ids = teamIds(name);
   const activity = channelMessage(text, { serviceUrl: bot.connector.url, team: ids.team, channel: ids.channel, from, tenant });
   expect((await bot.send(activity)).status).toBe(200);
@@ -69,8 +85,19 @@ describe('a multi-org deployment (BILL_ALLOWED_ORG_IDS set)', () => {
     expect(JSON.stringify(card)).not.toContain(orgB);
     expect(await bot.app.state.entries(NS.bindings)).toEqual([]);
     expect(await resolve(channelScope('ops'))).toBeUndefined();
-    const audit = readFileSync(join(bot.stateDir, 'audit.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    expect(audit).toContainEqual(expect.objectContaining({ kind: 'admin', action: 'link', result: 'refused', aadObjectId: DEFAULT_USER.aadObjectId, teamId: teamIds('ops').team }));
+    const audit = readFileSync(join(bot.stateDir, 'audit.log'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(audit).toContainEqual(
+      expect.objectContaining({
+        kind: 'admin',
+        action: 'link',
+        result: 'refused',
+        aadObjectId: DEFAULT_USER.aadObjectId,
+        teamId: teamIds('ops').team,
+      }),
+    );
   });
 
   it('lets an admin link a team to an allowed organisation; everyone in that team then uses it', async () => {
@@ -78,9 +105,17 @@ describe('a multi-org deployment (BILL_ALLOWED_ORG_IDS set)', () => {
     expect(JSON.stringify(card)).toContain(`now uses BILL organisation **${orgB}**`);
     expect(await resolve(channelScope('ops'))).toBe(orgB);
     const stored = await bot.app.state.entries<OrgBinding>(NS.bindings);
-    expect(stored.map(([, b]) => b)).toEqual([expect.objectContaining({ tenantId: TENANT, kind: 'team', targetId: teamIds('ops').team, orgId: orgB, linkedBy: ADMIN.aadObjectId })]);
+    expect(stored.map(([, b]) => b)).toEqual([
+      expect.objectContaining({ tenantId: TENANT, kind: 'team', targetId: teamIds('ops').team, orgId: orgB, linkedBy: ADMIN.aadObjectId }),
+    ]);
     // Any channel of the team resolves the same way (the binding is the team's, not the channel's).
-    expect(await resolve({ ...channelScope('ops'), channelId: '19:another@thread.tacv2', conversationId: '19:another@thread.tacv2;messageid=1' })).toBe(orgB);
+    expect(
+      await resolve({
+        ...channelScope('ops'),
+        channelId: '19:another@thread.tacv2',
+        conversationId: '19:another@thread.tacv2;messageid=1',
+      }),
+    ).toBe(orgB);
   });
 
   it('refuses an organisation outside the allow-list, and tells the admin which are allowed', async () => {
@@ -108,7 +143,15 @@ describe('a multi-org deployment (BILL_ALLOWED_ORG_IDS set)', () => {
 
   it('keeps chats apart: a group chat or personal chat is unbound until an admin links that chat', async () => {
     const chat = groupChatMessage('help', { serviceUrl: bot.connector.url, chat: '19:finance-chat@thread.v2' });
-    const chatScope: ConversationScope = { kind: 'groupChat', tenantId: TENANT, teamId: undefined, aadGroupId: undefined, channelId: undefined, conversationId: chat.conversation.id, serviceUrl: bot.connector.url };
+    const chatScope: ConversationScope = {
+      kind: 'groupChat',
+      tenantId: TENANT,
+      teamId: undefined,
+      aadGroupId: undefined,
+      channelId: undefined,
+      conversationId: chat.conversation.id,
+      serviceUrl: bot.connector.url,
+    };
     expect(await resolve(chatScope)).toBeUndefined();
     const dm = personalMessage(`link ${orgA}`, { serviceUrl: bot.connector.url, from: ADMIN });
     await bot.send(dm);
@@ -160,7 +203,7 @@ describe('two teams bound to two organisations', () => {
     expect(JSON.stringify(await ask(`link ${orgB}`, 'west', ADMIN))).toContain('Linked');
   });
 
-  it('each team sees only its own organisation\'s bills', async () => {
+  it("each team sees only its own organisation's bills", async () => {
     const east = tableRows(await ask('bills due 90', 'east')).map((r) => r[1]!);
     const west = tableRows(await ask('bills due 90', 'west')).map((r) => r[1]!);
     expect(east.length).toBeGreaterThan(0);
@@ -169,7 +212,7 @@ describe('two teams bound to two organisations', () => {
     expect(west.every((n) => n.startsWith('ORGB-') && numbersB.includes(n))).toBe(true);
   });
 
-  it('a team cannot reach the other organisation\'s bill even by typing its number', async () => {
+  it("a team cannot reach the other organisation's bill even by typing its number", async () => {
     const target = numbersB[0]!;
     expect(textOf(await ask(`bill ${target}`, 'east'))).toContain(`No bill with invoice number "${target}"`);
     expect(textOf(await ask(`bill ${target}`, 'west'))).toContain(target);
@@ -188,15 +231,41 @@ describe('a single-org deployment', () => {
   it('binds every team, group chat and personal chat of an allowed tenant to BILL_ORG_ID, and link explains there is nothing to link', async () => {
     const c = sandbox.credentials;
     const single = await startBot({
-      env: { BILL_BASE_URL: sandbox.baseUrl, BILL_DEV_KEY: c.devKey, BILL_USERNAME: c.username, BILL_PASSWORD: c.password, BILL_ORG_ID: orgA, ALLOWED_TENANT_IDS: TENANT, ADMIN_AAD_OBJECT_IDS: ADMIN.aadObjectId },
+      env: {
+        BILL_BASE_URL: sandbox.baseUrl,
+        BILL_DEV_KEY: c.devKey,
+        BILL_USERNAME: c.username,
+        BILL_PASSWORD: c.password,
+        BILL_ORG_ID: orgA,
+        ALLOWED_TENANT_IDS: TENANT,
+        ADMIN_AAD_OBJECT_IDS: ADMIN.aadObjectId,
+      },
     });
     try {
       const r = single.app.orgBindings;
       const base = { aadGroupId: undefined, channelId: undefined, serviceUrl: '' };
-      expect(await r.resolve({ ...base, kind: 'channel', tenantId: TENANT, teamId: '19:any@thread.tacv2', conversationId: '19:any@thread.tacv2' })).toBe(orgA);
-      expect(await r.resolve({ ...base, kind: 'groupChat', tenantId: TENANT, teamId: undefined, conversationId: '19:g@thread.v2' })).toBe(orgA);
+      expect(
+        await r.resolve({
+          ...base,
+          kind: 'channel',
+          tenantId: TENANT,
+          teamId: '19:any@thread.tacv2',
+          conversationId: '19:any@thread.tacv2',
+        }),
+      ).toBe(orgA);
+      expect(await r.resolve({ ...base, kind: 'groupChat', tenantId: TENANT, teamId: undefined, conversationId: '19:g@thread.v2' })).toBe(
+        orgA,
+      );
       expect(await r.resolve({ ...base, kind: 'personal', tenantId: TENANT, teamId: undefined, conversationId: 'a:1' })).toBe(orgA);
-      expect(await r.resolve({ ...base, kind: 'channel', tenantId: SECOND_TENANT, teamId: '19:any@thread.tacv2', conversationId: '19:any@thread.tacv2' })).toBeUndefined();
+      expect(
+        await r.resolve({
+          ...base,
+          kind: 'channel',
+          tenantId: SECOND_TENANT,
+          teamId: '19:any@thread.tacv2',
+          conversationId: '19:any@thread.tacv2',
+        }),
+      ).toBeUndefined();
       const activity = channelMessage(`link ${orgB}`, { serviceUrl: single.connector.url, from: ADMIN });
       await single.send(activity);
       const [reply] = await single.connector.waitForMessages(1, activity.conversation.id);

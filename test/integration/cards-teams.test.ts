@@ -25,18 +25,22 @@ beforeAll(async () => {
   for (const b of org.bills.all().filter((x) => x.vendorId === vendor.id)) org.bills.put({ ...b, vendorName: HOSTILE_VENDOR });
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
-type Node = Record<string, any>;
-
-async function reply(activity: Record<string, any>): Promise<any> {
+async function reply(activity: { id: string }) {
   const res = await bot.send(activity);
   expect(res.status).toBeLessThan(300);
-  const [call] = await bot.connector.waitFor((calls) => {
-    const m = calls.filter((c) => (c.kind === 'reply' || c.kind === 'send') && c.body?.type === 'message' && c.activityId === activity.id);
-    return m.length > 0 ? m : undefined;
-  }, 10_000, `the reply to ${activity.id}`);
+  const [call] = await bot.connector.waitFor(
+    (calls) => {
+      const m = calls.filter(
+        (c) => (c.kind === 'reply' || c.kind === 'send') && c.body?.type === 'message' && c.activityId === activity.id,
+      );
+      return m.length > 0 ? m : undefined;
+    },
+    10_000,
+    `the reply to ${activity.id}`,
+  );
   const card = ConnectorStandIn.card(call!);
   expectValidCard(card);
   return card;
@@ -111,16 +115,20 @@ describe('suggestions', () => {
     const base = channelMessage('bils due', { serviceUrl: bot.connector.url });
     const card = await reply(base);
     expect(textOf(card)).toContain('Did you mean **bills due [days]**?');
-    const run = (card.actions as Node[]).find((a) => a.data?.command === 'bills due');
+    const run = card.actions?.find((a) => a.data?.command === 'bills due');
     expect(run, JSON.stringify(card.actions)).toBeDefined();
     const before = bot.connector.calls.length;
-    const clicked = await bot.send(executeInvoke(run!.data, base));
+    const clicked = await bot.send(executeInvoke(run!.data!, base));
     expect(clicked.status).toBe(200);
     // A button that opens another view answers with a new reply in the same thread (the suggestion card stays).
-    const [posted] = await bot.connector.waitFor((calls) => {
-      const m = calls.slice(before).filter((c) => c.kind === 'reply' && c.body?.type === 'message');
-      return m.length > 0 ? m : undefined;
-    }, 10_000, 'the bills due reply');
+    const [posted] = await bot.connector.waitFor(
+      (calls) => {
+        const m = calls.slice(before).filter((c) => c.kind === 'reply' && c.body?.type === 'message');
+        return m.length > 0 ? m : undefined;
+      },
+      10_000,
+      'the bills due reply',
+    );
     const due = ConnectorStandIn.card(posted!);
     expectValidCard(due);
     expect(textOf(due)).toMatch(/Bills due/i);
@@ -128,14 +136,17 @@ describe('suggestions', () => {
 
   it('a misspelt command with an argument offers a button that runs it with that argument', async () => {
     const card = await inChannel('invoise 1001');
-    const run = (card.actions as Node[]).find((a) => a.data?.command === 'invoice 1001');
+    const run = card.actions?.find((a) => a.data?.command === 'invoice 1001');
     expect(run, JSON.stringify(card.actions)).toBeDefined();
   });
 });
 
 describe('payments total', () => {
   it('counts only money that moved or will move; canceled, voided and failed payments are listed and left out, and the card says so', async () => {
-    const all = bot.app.sandbox!.org.payments.all().sort((a, b) => b.processDate.localeCompare(a.processDate) || a.id.localeCompare(b.id)).slice(0, 50);
+    const all = bot.app
+      .sandbox!.org.payments.all()
+      .sort((a, b) => b.processDate.localeCompare(a.processDate) || a.id.localeCompare(b.id))
+      .slice(0, 50);
     const stopped = (p: Payment) => ['CANCELED', 'VOIDED', 'VOID_PENDING'].includes(p.singleStatus) || p.singleStatus.includes('FAILED');
     const notMoved = all.filter(stopped);
     expect(notMoved.length).toBeGreaterThanOrEqual(3);
@@ -144,7 +155,9 @@ describe('payments total', () => {
     const moved = all.filter((p) => !stopped(p));
     expect(f.Total).toBe(`${money(total(moved.map((p) => p.amount)))} · ${moved.length} payments`);
     expect(f['Not counted']).toBe(`${money(total(notMoved.map((p) => p.amount)))} · ${notMoved.length} payments`);
-    expect(textOf(card)).toContain('The total counts paid, scheduled and in process payments only; canceled, voided and failed ones are listed with their status and left out.');
+    expect(textOf(card)).toContain(
+      'The total counts paid, scheduled and in process payments only; canceled, voided and failed ones are listed with their status and left out.',
+    );
     const statuses = tableRows(card).map((r) => r[2]);
     expect(statuses).toEqual(expect.arrayContaining(['Canceled', 'Voided']));
   });

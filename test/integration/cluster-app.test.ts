@@ -24,16 +24,21 @@ async function say(bot: TestBot, text: string, from = DANA): Promise<string> {
 beforeAll(async () => {
   [redis, connector] = await Promise.all([TestRedis.start(), new ConnectorStandIn().start()]);
   // Sam is a billbridge admin: status shows where the audit trail is to admins only.
-  const env = { REDIS_URL: redis.url, USER_COMMANDS_PER_MINUTE: '3', LOG_LEVEL: 'info', ADMIN_AAD_OBJECT_IDS: '11111111-0000-4000-8000-000000005a11' };
+  const env = {
+    REDIS_URL: redis.url,
+    USER_COMMANDS_PER_MINUTE: '3',
+    LOG_LEVEL: 'info',
+    ADMIN_AAD_OBJECT_IDS: '11111111-0000-4000-8000-000000005a11',
+  };
   [a, b] = await Promise.all([startBot({ env, connector }), startBot({ env, connector })]);
 });
 afterAll(async () => {
-  await Promise.all([a?.close(), b?.close()]);
-  await Promise.all([connector?.stop(), redis?.close()]);
+  await Promise.all([a.close(), b.close()]);
+  await Promise.all([connector.stop(), redis.close()]);
 });
 
 describe('two instances on one Redis', () => {
-  it('count a person\'s commands together: the 4th in a minute is refused whichever instance gets it', async () => {
+  it("count a person's commands together: the 4th in a minute is refused whichever instance gets it", async () => {
     expect(await say(a, 'help')).toContain('billbridge');
     expect(await say(b, 'help')).toContain('billbridge');
     expect(await say(a, 'help')).toContain('billbridge');
@@ -42,7 +47,9 @@ describe('two instances on one Redis', () => {
   });
 
   it('write one audit trail, a Redis stream, and status says where it is', async () => {
-    const records = (await redis.client().xrange('billbridge:log:audit', '-', '+')).map(([, fields]) => JSON.parse(fields[1]!) as Record<string, unknown>);
+    const records = (await redis.client().xrange('billbridge:log:audit', '-', '+')).map(
+      ([, fields]) => JSON.parse(fields[1]!) as Record<string, unknown>,
+    );
     const mine = records.filter((r) => r.kind === 'command' && r.aadObjectId === DANA.aadObjectId);
     expect(mine.map((r) => [r.command, r.result, r.reason])).toEqual([
       ['help', 'ok', undefined],
@@ -60,7 +67,7 @@ describe('two instances on one Redis', () => {
   it('name Redis as a part of readiness', async () => {
     const res = await get(`${a.url}/readyz`);
     expect(res.status).toBe(200);
-    expect(res.json.parts).toMatchObject({ redis: true, state: true });
+    expect(res.json?.parts).toMatchObject({ redis: true, state: true });
     expect(a.app.state.kind).toBe('redis');
   });
 });
@@ -71,7 +78,7 @@ describe('an instance that starts while Redis is unreachable', () => {
     try {
       const res = await get(`${dead.url}/readyz`);
       expect(res.status).toBe(503);
-      expect(res.json.notReady).toContain('redis');
+      expect(res.json?.notReady).toContain('redis');
       const errors = dead.logs.records().filter((r) => r.level === 'error' && String(r.msg).startsWith('Redis'));
       expect(errors.map((r) => r.msg)).toEqual(['Redis at redis://127.0.0.1:1 is unreachable: /readyz reports not ready until it answers']);
     } finally {

@@ -29,7 +29,14 @@ import { registerSecrets } from '../harness/secretScan.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const AP = '19:channel-ap@thread.tacv2';
 /** Titles of the cards that say a command could not be answered (src/cards/errorCards.ts). */
-const FAILURE_TITLES = ['BILL is busy', 'BILL hourly limit reached', 'BILL sign-in limit reached', 'Something went wrong', 'Temporarily unavailable', 'One moment, please'];
+const FAILURE_TITLES = [
+  'BILL is busy',
+  'BILL hourly limit reached',
+  'BILL sign-in limit reached',
+  'Something went wrong',
+  'Temporarily unavailable',
+  'One moment, please',
+];
 const UNAVAILABLE = 'Temporarily unavailable';
 /** The fleet's METRICS_TOKEN: /metrics answers only a scraper that sends it. */
 const METRICS_TOKEN = `mt-${randomBytes(24).toString('base64url')}`;
@@ -57,7 +64,7 @@ class BotProcess {
     let buffered = '';
     let stderr = '';
     const listening = new Promise<string>((resolve, reject) => {
-      proc.stdout!.on('data', (d: Buffer) => {
+      proc.stdout.on('data', (d: Buffer) => {
         buffered += d.toString();
         let nl: number;
         while ((nl = buffered.indexOf('\n')) >= 0) {
@@ -72,7 +79,7 @@ class BotProcess {
           }
         }
       });
-      proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+      proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       proc.once('exit', (code) => reject(new Error(`bot ${name} exited with ${code} before listening: ${stderr.slice(-2000)}`)));
     });
     bot.url = await listening;
@@ -95,9 +102,12 @@ class BotProcess {
   }
 
   /** Posts a channel message "@billbridge <text>" as Teams would; `answered` settles when the turn is over. */
-  say(text: string, opts: Partial<Parameters<typeof channelMessage>[1]> & { serviceUrl: string }): { conversationId: string; answered: Promise<number> } {
+  say(
+    text: string,
+    opts: Partial<Parameters<typeof channelMessage>[1]> & { serviceUrl: string },
+  ): { conversationId: string; answered: Promise<number> } {
     const activity = channelMessage(text, opts);
-    return { conversationId: activity.conversation.id as string, answered: post(`${this.url}/api/messages`, activity).then((r) => r.status) };
+    return { conversationId: activity.conversation.id, answered: post(`${this.url}/api/messages`, activity).then((r) => r.status) };
   }
 
   metric(name: string): Promise<number> {
@@ -142,7 +152,7 @@ class WebhookRelay {
       );
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', () => resolve()));
-    this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}/api/bill/webhooks`;
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/api/bill/webhooks`;
     return this;
   }
 
@@ -160,7 +170,11 @@ class WebhookRelay {
         return { to: bot.name, status: res.statusCode, body: text ? JSON.parse(text) : undefined, text };
       }),
     );
-    this.deliveries.push({ eventId: meta.eventId ?? '', eventType: meta.eventType ?? '', answers: answers.map(({ to, status, body }) => ({ to, status, body })) });
+    this.deliveries.push({
+      eventId: meta.eventId ?? '',
+      eventType: meta.eventType ?? '',
+      answers: answers.map(({ to, status, body }) => ({ to, status, body })),
+    });
     return [answers[0]!.status, answers[0]!.text];
   }
 
@@ -196,7 +210,7 @@ async function until(what: string, cond: () => boolean | Promise<boolean>, timeo
 /** The title (first TextBlock) of a reply's card. */
 function titleOf(call: ConnectorCall): string {
   const card = ConnectorStandIn.card(call);
-  return String(card?.body?.find((x: any) => x.type === 'TextBlock')?.text ?? '');
+  return String(card.body?.find((x: any) => x.type === 'TextBlock')?.text ?? '');
 }
 
 /**
@@ -269,7 +283,13 @@ beforeAll(async () => {
   await sb.control('POST', '/stats/reset');
   registerSecrets(async () => {
     const stats = await sb.stats();
-    return [sb.credentials.password, sb.credentials.devKey, sb.credentials.spendApiToken, subscription.securityKey, ...stats.sessionsIssued];
+    return [
+      sb.credentials.password,
+      sb.credentials.devKey,
+      sb.credentials.spendApiToken,
+      subscription.securityKey,
+      ...stats.sessionsIssued,
+    ];
   });
   const env = {
     NODE_ENV: 'test',
@@ -304,9 +324,9 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all([a?.stop(), b?.stop()]);
-  await storeConn?.close();
-  await Promise.all([relay?.stop(), connector?.stop(), sb?.stop(), redis?.close()]);
+  await Promise.all([a.stop(), b.stop()]);
+  await storeConn.close();
+  await Promise.all([relay.stop(), connector.stop(), sb.stop(), redis.close()]);
 });
 
 describe('two instances, one BILL budget', () => {
@@ -328,12 +348,14 @@ describe('two instances, one BILL budget', () => {
     // Both instances really did call BILL (each builds and refreshes its own replicas; most answers come from them).
     const granted = await Promise.all([a, b].map((bot) => bot.metric('billbridge_budget_granted_total\\{budget="bill.concurrency"\\}')));
     expect(granted.every((n) => n > 0)).toBe(true);
-    console.log(`[cluster] 300 commands over 2 instances in ${ms} ms; BILL requests ${stats.requests}, max in flight ${stats.maxConcurrentByOrg[sb.credentials.orgId]}, logins ${stats.logins}, grants A/B ${granted.join('/')}`);
+    console.log(
+      `[cluster] 300 commands over 2 instances in ${ms} ms; BILL requests ${stats.requests}, max in flight ${stats.maxConcurrentByOrg[sb.credentials.orgId]}, logins ${stats.logins}, grants A/B ${granted.join('/')}`,
+    );
   });
 
   it('after BILL expires the session, the fleet signs in again exactly once', async () => {
     const expired = await sb.control('POST', '/sessions/expire');
-    expect(expired.json.expired).toBe(1);
+    expect(expired.json?.expired).toBe(1);
     const replies = await burst(financeCommands(60));
     expect(replies.map(titleOf).filter((t) => FAILURE_TITLES.includes(t))).toEqual([]);
     const stats = await sb.stats();
@@ -353,14 +375,19 @@ describe('notifications across the fleet', () => {
     const bill = sb.sandbox.org.bills.all().find((x) => x.paymentStatus === 'UNPAID' && !x.archived && x.invoice?.invoiceNumber)!;
     await sb.control('POST', `/bills/${bill.id}/pay`, {});
     await sb.control('POST', '/webhooks/flush');
-    await until('the bill event to be delivered and worked off', async () => relay.of('bill.updated').length === 1 && (await outboxEvents()) === 0);
+    await until(
+      'the bill event to be delivered and worked off',
+      async () => relay.of('bill.updated').length === 1 && (await outboxEvents()) === 0,
+    );
 
     const [delivery] = relay.of('bill.updated');
     expect(delivery!.answers.map((x) => x.status)).toEqual([200, 200]);
     expect(delivery!.answers.map((x) => x.body.status).sort()).toEqual(['accepted', 'duplicate']);
     const cards = connector.messages(AP);
     expect(cards).toHaveLength(1);
-    expect(JSON.stringify(ConnectorStandIn.card(cards[0]!))).toContain(`Bill ${bill.invoice!.invoiceNumber} from ${bill.vendorName} is paid`);
+    expect(JSON.stringify(ConnectorStandIn.card(cards[0]!))).toContain(
+      `Bill ${bill.invoice!.invoiceNumber} from ${bill.vendorName} is paid`,
+    );
   });
 });
 
@@ -387,7 +414,9 @@ describe('a rolling restart', () => {
     await until('the retried notification', async () => connector.messages(AP).length > before && (await outboxEvents()) === 0, 20_000);
     const cards = connector.messages(AP).slice(before);
     expect(cards).toHaveLength(1);
-    expect(JSON.stringify(ConnectorStandIn.card(cards[0]!))).toContain(`Bill ${bill.invoice!.invoiceNumber} from ${bill.vendorName} is paid`);
+    expect(JSON.stringify(ConnectorStandIn.card(cards[0]!))).toContain(
+      `Bill ${bill.invoice!.invoiceNumber} from ${bill.vendorName} is paid`,
+    );
     // The new instances took the fleet's session from Redis: no login.
     const [reply] = await burst(['bills due']);
     expect(titleOf(reply!)).toBe('Bills due in the next 7 days');
@@ -401,7 +430,10 @@ describe('Redis dies in the middle of work and comes back', () => {
     // Thirty bills by BILL id nobody asked for before, at 100 ms a BILL call each, 3 at a time (each is its own
     // GET): Redis dies once BILL has seen the tenth, so the rest of the burst meets it gone.
     await sb.control('POST', '/latency', { ms: 100 });
-    const ids = sb.sandbox.org.bills.all().map((b) => b.id).slice(-30);
+    const ids = sb.sandbox.org.bills
+      .all()
+      .map((b) => b.id)
+      .slice(-30);
     expect(ids).toHaveLength(30);
     const searchesSeen = () => sb.sandbox.requests().filter((r) => r.route === 'GET /v3/bills/{id}').length;
     const seenBefore = searchesSeen();
@@ -430,11 +462,16 @@ describe('Redis dies in the middle of work and comes back', () => {
     expect(a.alive && b.alive).toBe(true);
 
     await redis.restart();
-    await until('both instances to answer from BILL again', async () => (await burst(['bills due', 'bills due'])).every((r) => titleOf(r) !== UNAVAILABLE));
+    await until('both instances to answer from BILL again', async () =>
+      (await burst(['bills due', 'bills due'])).every((r) => titleOf(r) !== UNAVAILABLE),
+    );
     await sb.control('POST', '/webhooks/flush');
     // The test reads the outbox through its own Redis client, which reconnects on its own schedule: a refused read
     // means "not yet".
-    await until('the retried event to be delivered and worked off', async () => attempts().some((d) => d.answers.some((x) => x.status === 200)) && (await outboxEvents().catch(() => Number.NaN)) === 0);
+    await until(
+      'the retried event to be delivered and worked off',
+      async () => attempts().some((d) => d.answers.some((x) => x.status === 200)) && (await outboxEvents().catch(() => Number.NaN)) === 0,
+    );
     // One attempt was accepted (by either instance); no attempt after it was accepted again.
     const accepted = attempts().flatMap((d) => d.answers.filter((x) => x.body?.status === 'accepted'));
     expect(accepted).toHaveLength(1);
@@ -442,12 +479,16 @@ describe('Redis dies in the middle of work and comes back', () => {
     // The earlier cards were not sent again; the new one arrived once.
     const cards = connector.messages(AP).slice(cardsBefore);
     expect(cards).toHaveLength(1);
-    expect(JSON.stringify(ConnectorStandIn.card(cards[0]!))).toContain(`Bill ${bill.invoice!.invoiceNumber} from ${bill.vendorName} is paid`);
+    expect(JSON.stringify(ConnectorStandIn.card(cards[0]!))).toContain(
+      `Bill ${bill.invoice!.invoiceNumber} from ${bill.vendorName} is paid`,
+    );
     expect(a.alive && b.alive).toBe(true);
     await Promise.all([a.readyz(200), b.readyz(200)]);
     for (const bot of [a, b]) {
       const msgs = bot.logs.records().map((r) => r.msg);
-      expect(msgs).toContain('Redis connection lost: BILL commands answer "temporarily unavailable" and nothing is sent to BILL until it is back');
+      expect(msgs).toContain(
+        'Redis connection lost: BILL commands answer "temporarily unavailable" and nothing is sent to BILL until it is back',
+      );
       expect(msgs).toContain('Redis connection restored');
     }
     // Still the fleet's one session: Redis kept it through the crash.

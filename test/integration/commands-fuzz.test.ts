@@ -21,10 +21,28 @@ beforeAll(async () => {
   bot = await startBot({ clock: new ManualClock(NOW), env: { USER_COMMANDS_PER_MINUTE: '10000', LOG_LEVEL: 'warn' } });
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
-const COMMANDS = ['bills due', 'bills overdue', 'bill', 'invoice', 'invoices overdue', 'vendor', 'customer', 'payments', 'spend', 'status', 'help', 'bils due', 'invoise', 'vendors', 'BILLS   DUE', 'Vendor', ''];
+const COMMANDS = [
+  'bills due',
+  'bills overdue',
+  'bill',
+  'invoice',
+  'invoices overdue',
+  'vendor',
+  'customer',
+  'payments',
+  'spend',
+  'status',
+  'help',
+  'bils due',
+  'invoise',
+  'vendors',
+  'BILLS   DUE',
+  'Vendor',
+  '',
+];
 const HOSTILE = [
   'a",name:sw:"b',
   'x",archived:eq:true',
@@ -114,14 +132,21 @@ describe(`${TOTAL} random and hostile commands (seed ${SEED})`, () => {
     // Most through the dispatcher (the whole command path without HTTP), 20 at a time.
     const direct = TOTAL - OVER_HTTP;
     for (let i = 0; i < direct; i += 20) {
-      const batch = Array.from({ length: Math.min(20, direct - i) }, () => ({ text: commandLine(rng), page: rng.pick([0, 0, 0, 1, 2, -3, 1e9, Number.NaN]) }));
+      const batch = Array.from({ length: Math.min(20, direct - i) }, () => ({
+        text: commandLine(rng),
+        page: rng.pick([0, 0, 0, 1, 2, -3, 1e9, Number.NaN]),
+      }));
       inputs.push(...batch.map((b) => b.text));
       const results = await Promise.all(batch.map((b) => ask(bot.app, b.text, { page: b.page })));
       results.forEach((result, k) => {
         outcomes[result.outcome] = (outcomes[result.outcome] ?? 0) + 1;
         expectValidReply(result.reply, batch[k]!.text);
         // A refusal of the input is fine; anything else (an unexpected error, BILL refusing a request) is a bug.
-        if (result.error !== undefined) expect(result.error instanceof InputError || result.error instanceof FilterValueError, `seed ${SEED}: ${String(result.error)} for ${JSON.stringify(batch[k]!.text).slice(0, 200)}`).toBe(true);
+        if (result.error !== undefined)
+          expect(
+            result.error instanceof InputError || result.error instanceof FilterValueError,
+            `seed ${SEED}: ${String(result.error)} for ${JSON.stringify(batch[k]!.text).slice(0, 200)}`,
+          ).toBe(true);
       });
     }
 
@@ -132,12 +157,16 @@ describe(`${TOTAL} random and hostile commands (seed ${SEED})`, () => {
       // One channel each: the Bot Connector budget is per conversation, and this clock never moves its windows on.
       const sent = await Promise.all(texts.map((t, k) => bot.say(t, { channel: `19:fuzz-${i + k}@thread.tacv2` })));
       for (const s of sent) expect(s.status).toBe(200);
-      const ids = new Set(sent.map((s) => s.activity.conversation.id as string));
-      const replies = await bot.connector.waitFor((calls) => {
-        const got = calls.filter((c) => c.body?.type === 'message' && ids.has(c.conversationId!));
-        return got.length >= ids.size ? got : undefined;
-      }, 30_000, `${ids.size} replies`);
-      for (const r of replies) expectValidReply({ card: r.body.attachments[0].content, summary: r.body.summary }, '(over HTTP)');
+      const ids = new Set(sent.map((s) => s.activity.conversation.id));
+      const replies = await bot.connector.waitFor(
+        (calls) => {
+          const got = calls.filter((c) => c.body?.type === 'message' && ids.has(c.conversationId!));
+          return got.length >= ids.size ? got : undefined;
+        },
+        30_000,
+        `${ids.size} replies`,
+      );
+      for (const r of replies) expectValidReply({ card: r.body?.attachments?.[0]?.content, summary: r.body?.summary ?? '' }, '(over HTTP)');
     }
 
     // Everything BILL received was well formed and meant what the command means.
@@ -149,7 +178,16 @@ describe(`${TOTAL} random and hostile commands (seed ${SEED})`, () => {
     const typed = inputs.map(normalizeCommandText).join('\u0001');
     const org = bot.app.sandbox!.org;
     const allowed: Record<string, string[]> = {
-      'GET /v3/bills': ['dueDate:gte', 'dueDate:lte', 'dueDate:lt', 'archived:eq', 'paymentStatus:ne', 'vendorId:eq', 'vendorId:in', 'updatedTime:gte'],
+      'GET /v3/bills': [
+        'dueDate:gte',
+        'dueDate:lte',
+        'dueDate:lt',
+        'archived:eq',
+        'paymentStatus:ne',
+        'vendorId:eq',
+        'vendorId:in',
+        'updatedTime:gte',
+      ],
       'GET /v3/invoices': ['updatedTime:gte', 'customerId:eq', 'customerId:in', 'archived:eq'],
       'GET /v3/vendors': ['name:sw', 'archived:eq', 'id:in'],
       'GET /v3/customers': ['name:sw', 'archived:eq', 'id:in'],
@@ -169,7 +207,9 @@ describe(`${TOTAL} random and hostile commands (seed ${SEED})`, () => {
       }
       // A name search is always exactly one prefix term plus archived:eq:false.
       if (r.route === 'GET /v3/vendors' || r.route === 'GET /v3/customers') {
-        expect(terms.map((t) => `${t.field}:${t.op}`).sort(), r.filters).toEqual(terms.some((t) => t.field === 'id') ? ['id:in'] : ['archived:eq', 'name:sw']);
+        expect(terms.map((t) => `${t.field}:${t.op}`).sort(), r.filters).toEqual(
+          terms.some((t) => t.field === 'id') ? ['id:in'] : ['archived:eq', 'name:sw'],
+        );
       }
     }
     expect(outcomes.ok).toBeGreaterThan(100);

@@ -12,7 +12,8 @@ import { allRows, ask, expectValidCard, factsOf, money, tableRows, textOf, total
 
 const NOW = Date.parse('2026-03-10T15:30:00.000Z');
 const TODAY = '2026-03-10';
-const date = (iso: string) => new Intl.DateTimeFormat('en-US', { dateStyle: 'medium', timeZone: 'UTC' }).format(new Date(`${iso}T00:00:00Z`));
+const date = (iso: string) =>
+  new Intl.DateTimeFormat('en-US', { dateStyle: 'medium', timeZone: 'UTC' }).format(new Date(`${iso}T00:00:00Z`));
 const daysLate = (due: string) => Math.round((Date.parse(`${TODAY}T00:00:00Z`) - Date.parse(`${due}T00:00:00Z`)) / 86_400_000);
 
 let bot: TestBot;
@@ -29,36 +30,43 @@ beforeAll(async () => {
   bot = await startBot({ clock, stateDir, env: { USER_COMMANDS_PER_MINUTE: '10000' } });
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
   rmSync(stateDir, { recursive: true, force: true });
 });
 
 describe('invoice <number>', () => {
   const expectations: Array<[string, (i: Invoice) => boolean, (i: Invoice) => string]> = [
     ['an open', (i) => !i.archived && i.status === 'OPEN' && i.dueDate >= TODAY, () => 'Open'],
-    ['an overdue', (i) => !i.archived && i.status === 'OPEN' && i.dueDate < TODAY, (i) => `Overdue by ${daysLate(i.dueDate)} day${daysLate(i.dueDate) === 1 ? '' : 's'}`],
+    [
+      'an overdue',
+      (i) => !i.archived && i.status === 'OPEN' && i.dueDate < TODAY,
+      (i) => `Overdue by ${daysLate(i.dueDate)} day${daysLate(i.dueDate) === 1 ? '' : 's'}`,
+    ],
     ['a partially paid', (i) => !i.archived && i.status === 'PARTIAL_PAYMENT' && i.dueDate >= TODAY, () => 'Partially paid'],
     ['a paid', (i) => !i.archived && i.status === 'PAID', () => 'Paid'],
     ['an archived', (i) => i.archived, () => 'Archived'],
   ];
 
-  it.each(expectations)('%s invoice shows customer, dates, total, amount due, status in words and payments received', async (_kind, pick, words) => {
-    const inv = invoices().find(pick)!;
-    expect(inv).toBeDefined();
-    const r = await ask(bot.app, `invoice ${inv.invoiceNumber}`);
-    expect(r.outcome).toBe('ok');
-    expectValidCard(r.reply.card);
-    const f = factsOf(r.reply.card);
-    expect(f.Customer).toBe(customerName(inv.customerId));
-    expect(f['Invoice date']).toBe(date(inv.invoiceDate));
-    expect(f['Due date']).toBe(date(inv.dueDate));
-    expect(f.Total).toBe(money(inv.totalAmount));
-    expect(f['Amount due']).toBe(money(inv.dueAmount));
-    expect(textOf(r.reply.card).split('\n')).toContain(words(inv));
-    const received = total((inv.payments ?? []).map((p) => p.amount));
-    if ((inv.payments ?? []).length > 0) expect(textOf(r.reply.card)).toContain(`Payments received: ${money(received)}`);
-    else expect(textOf(r.reply.card)).toContain('No payments received yet.');
-  });
+  it.each(expectations)(
+    '%s invoice shows customer, dates, total, amount due, status in words and payments received',
+    async (_kind, pick, words) => {
+      const inv = invoices().find(pick)!;
+      expect(inv).toBeDefined();
+      const r = await ask(bot.app, `invoice ${inv.invoiceNumber}`);
+      expect(r.outcome).toBe('ok');
+      expectValidCard(r.reply.card);
+      const f = factsOf(r.reply.card);
+      expect(f.Customer).toBe(customerName(inv.customerId));
+      expect(f['Invoice date']).toBe(date(inv.invoiceDate));
+      expect(f['Due date']).toBe(date(inv.dueDate));
+      expect(f.Total).toBe(money(inv.totalAmount));
+      expect(f['Amount due']).toBe(money(inv.dueAmount));
+      expect(textOf(r.reply.card).split('\n')).toContain(words(inv));
+      const received = total((inv.payments ?? []).map((p) => p.amount));
+      if ((inv.payments ?? []).length > 0) expect(textOf(r.reply.card)).toContain(`Payments received: ${money(received)}`);
+      else expect(textOf(r.reply.card)).toContain('No payments received yet.');
+    },
+  );
 
   it('an unknown number gets a card that says what was understood and what to type', async () => {
     const r = await ask(bot.app, 'invoice 999999');
@@ -72,7 +80,11 @@ describe('invoice <number>', () => {
 
   it('finds a new invoice after a refresh, and one the webhook engineer applies without any list call', async () => {
     const org = bot.app.sandbox!.org;
-    const created = await fetch(`${bot.app.sandbox!.url}/__sandbox/invoices`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ totalAmount: 1234.5 }) });
+    const created = await fetch(`${bot.app.sandbox!.url}/__sandbox/invoices`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ totalAmount: 1234.5 }),
+    });
     const invoice = (await created.json()) as Invoice;
     // Within the refresh interval a miss is answered from the index; after it, one updatedTime:gte call finds it.
     clock.advance(20_000);
@@ -88,17 +100,26 @@ describe('invoice <number>', () => {
     // apply(): what the webhook handler does with an invoice.updated payload (with cache.invalidate): the replica has
     // the change at once, without a call; the invalidation makes the next answer read the changes once (webhooks
     // are hints), and no GET of the invoice is needed, the row carries the card.
-    const renamed = org.invoices.put({ ...org.invoices.get(invoice.id)!, invoiceNumber: 'WEBHOOK-1', updatedTime: new Date(clock.now()).toISOString() });
+    const renamed = org.invoices.put({
+      ...org.invoices.get(invoice.id)!,
+      invoiceNumber: 'WEBHOOK-1',
+      updatedTime: new Date(clock.now()).toISOString(),
+    });
     bot.app.sandbox!.clearRequests();
     await bot.app.mirror.apply(org.id, 'invoice', renamed);
-    expect(await bot.app.mirror.lookup(org.id, 'invoice', 'webhook-1', { waitMs: 1_000 })).toMatchObject({ state: 'found', rows: [{ id: invoice.id }] });
+    expect(await bot.app.mirror.lookup(org.id, 'invoice', 'webhook-1', { waitMs: 1_000 })).toMatchObject({
+      state: 'found',
+      rows: [{ id: invoice.id }],
+    });
     expect(bot.app.sandbox!.requests()).toEqual([]);
     await bot.app.mirror.markStale(org.id, 'invoice', invoice.id);
     const r = await ask(bot.app, 'invoice webhook-1');
     expect(r.outcome).toBe('ok');
     expect(textOf(r.reply.card)).toContain('Invoice WEBHOOK-1');
     expect(factsOf(r.reply.card).Total).toBe(money(1234.5));
-    expect(bot.app.sandbox!.requests().map((q) => [q.route, q.filters?.replace(/"[^"]+"/, 'T')])).toEqual([['GET /v3/invoices', 'updatedTime:gte:T']]);
+    expect(bot.app.sandbox!.requests().map((q) => [q.route, q.filters?.replace(/"[^"]+"/, 'T')])).toEqual([
+      ['GET /v3/invoices', 'updatedTime:gte:T'],
+    ]);
     // remove(): gone from the index, so a lookup finds nothing without asking BILL (inside the refresh interval).
     org.invoices.delete(invoice.id);
     await bot.app.mirror.remove(org.id, 'invoice', invoice.id);
@@ -125,12 +146,16 @@ describe('invoices overdue', () => {
       .sort((x, y) => y.sum - x.sum || x.name.localeCompare(y.name));
     const { rows, first } = await allRows(bot.app, 'invoices overdue');
     expectValidCard(first.reply.card);
-    expect(rows).toEqual(expected.map((c) => [c.name, ...c.buckets.map((b) => (b.length ? money(total(b)) : '—')), `${money(c.sum)} (${c.n})`]));
+    expect(rows).toEqual(
+      expected.map((c) => [c.name, ...c.buckets.map((b) => (b.length ? money(total(b)) : '—')), `${money(c.sum)} (${c.n})`]),
+    );
     const f = factsOf(first.reply.card);
     expect(f.Overdue).toBe(`${money(total(overdue.map((i) => i.dueAmount)))} · ${overdue.length} invoices · ${expected.length} customers`);
     ['1–30 days', '31–60 days', '61–90 days', '90+ days'].forEach((label, k) => {
       const amounts = expected.flatMap((c) => c.buckets[k]!);
-      expect(f[label]).toBe(amounts.length ? `${money(total(amounts))} · ${amounts.length} invoice${amounts.length === 1 ? '' : 's'}` : '—');
+      expect(f[label]).toBe(
+        amounts.length ? `${money(total(amounts))} · ${amounts.length} invoice${amounts.length === 1 ? '' : 's'}` : '—',
+      );
     });
     expect(bot.app.sandbox!.requests().some((q) => q.route === 'GET /v3/invoices' && /status|dueDate/.test(q.filters ?? ''))).toBe(false);
   });
@@ -140,11 +165,15 @@ describe('customer <name>', () => {
   it('one match shows its open invoices and balance; several come as a list to pick from', async () => {
     const org = bot.app.sandbox!.org;
     const contoso = org.customers.find((c) => c.name === 'Contoso Ltd')!;
-    const open = invoices().filter((i) => i.customerId === contoso.id && !i.archived && i.status !== 'PAID' && i.dueAmount > 0).sort((a, b) => a.dueDate.localeCompare(b.dueDate) || a.invoiceNumber.localeCompare(b.invoiceNumber));
+    const open = invoices()
+      .filter((i) => i.customerId === contoso.id && !i.archived && i.status !== 'PAID' && i.dueAmount > 0)
+      .sort((a, b) => a.dueDate.localeCompare(b.dueDate) || a.invoiceNumber.localeCompare(b.invoiceNumber));
     const one = await allRows(bot.app, 'customer contoso');
     expectValidCard(one.first.reply.card);
     expect(one.rows.map((r) => r[0])).toEqual(open.map((i) => i.invoiceNumber));
-    expect(factsOf(one.first.reply.card)['Open invoices']).toBe(`${money(total(open.map((i) => i.dueAmount)))} · ${open.length} invoice${open.length === 1 ? '' : 's'}`);
+    expect(factsOf(one.first.reply.card)['Open invoices']).toBe(
+      `${money(total(open.map((i) => i.dueAmount)))} · ${open.length} invoice${open.length === 1 ? '' : 's'}`,
+    );
     expect(factsOf(one.first.reply.card)['Balance in BILL']).toBe(money(contoso.balance!.amount));
 
     const live = org.customers.all().filter((c) => !c.archived);
@@ -171,7 +200,9 @@ describe('the index after a restart', () => {
       expect(byPath['GET /v3/invoices'] ?? 0).toBe(0);
       expect(byPath['GET /v3/invoices/{id}'] ?? 0).toBe(0);
       // Customer names were loaded with the replica, so the next lookup costs no call at all.
-      const other = invoices().find((i) => !i.archived && i.invoiceNumber !== number && i.customerId !== invoices().find((x) => x.invoiceNumber === number)!.customerId)!;
+      const other = invoices().find(
+        (i) => !i.archived && i.invoiceNumber !== number && i.customerId !== invoices().find((x) => x.invoiceNumber === number)!.customerId,
+      )!;
       const before = again.app.sandbox!.stats().requests;
       const r2 = await ask(again.app, `invoice ${other.invoiceNumber}`);
       expect(r2.outcome).toBe('ok');
@@ -189,7 +220,7 @@ describe('an organisation with 10,000 invoices', () => {
     big = await startBot({ clock: new ManualClock(NOW), env: { SANDBOX_INVOICES: '10000', USER_COMMANDS_PER_MINUTE: '10000' } });
   });
   afterAll(async () => {
-    await big?.close();
+    await big.close();
   });
 
   it('builds the index on the first lookup, then 100 lookups of random numbers cost at most 100 BILL calls', async () => {

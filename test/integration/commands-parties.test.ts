@@ -17,8 +17,8 @@ let bot: TestBot;
 
 const vendors = (): Vendor[] => bot.app.sandbox!.org.vendors.all();
 const openBills = (vendorId: string): Bill[] =>
-  bot.app.sandbox!.org.bills
-    .all()
+  bot.app
+    .sandbox!.org.bills.all()
     .filter((b) => b.vendorId === vendorId && !b.archived && b.paymentStatus !== 'PAID')
     .sort((a, b) => a.dueDate.localeCompare(b.dueDate) || a.id.localeCompare(b.id));
 const vendorRequests = () => bot.app.sandbox!.requests().filter((r) => r.route === 'GET /v3/vendors');
@@ -27,7 +27,7 @@ beforeAll(async () => {
   bot = await startBot({ clock: new ManualClock(NOW), env: { USER_COMMANDS_PER_MINUTE: '10000' } });
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 describe('vendor <name>', () => {
@@ -41,13 +41,25 @@ describe('vendor <name>', () => {
     expect(textOf(first.reply.card).split('\n')[0]).toBe('Acme Office Supplies');
     expect(rows.map((r) => r[0])).toEqual(open.map((b) => b.invoice!.invoiceNumber));
     const f = factsOf(first.reply.card);
-    expect(f['Open bills']).toBe(`${money(total(open.map((b) => b.dueAmount ?? b.amount)))} · ${open.length} bill${open.length === 1 ? '' : 's'}`);
+    expect(f['Open bills']).toBe(
+      `${money(total(open.map((b) => b.dueAmount ?? b.amount)))} · ${open.length} bill${open.length === 1 ? '' : 's'}`,
+    );
     const late = open.filter((b) => b.dueDate < TODAY);
-    expect(f.Overdue).toBe(late.length ? `${money(total(late.map((b) => b.dueAmount ?? b.amount)))} · ${late.length} bill${late.length === 1 ? '' : 's'}` : 'none');
+    expect(f.Overdue).toBe(
+      late.length
+        ? `${money(total(late.map((b) => b.dueAmount ?? b.amount)))} · ${late.length} bill${late.length === 1 ? '' : 's'}`
+        : 'none',
+    );
     expect(f['Balance in BILL']).toBe(money(acme.balance!.amount));
     // The name search, cold; the walk that builds the org's vendor replica runs beside it (unfiltered pages).
-    expect(vendorRequests().filter((r) => r.filters !== undefined).map((r) => r.filters)).toEqual(['name:sw:acme,archived:eq:false']);
-    expect(bot.app.sandbox!.requests().find((r) => r.route === 'GET /v3/bills')?.filters).toBe(`vendorId:eq:${acme.id},archived:eq:false,paymentStatus:ne:PAID`);
+    expect(
+      vendorRequests()
+        .filter((r) => r.filters !== undefined)
+        .map((r) => r.filters),
+    ).toEqual(['name:sw:acme,archived:eq:false']);
+    expect(bot.app.sandbox!.requests().find((r) => r.route === 'GET /v3/bills')?.filters).toBe(
+      `vendorId:eq:${acme.id},archived:eq:false,paymentStatus:ne:PAID`,
+    );
   });
 
   it('several matches come as a list with open bills and balance each, and buttons to pick one', async () => {
@@ -107,12 +119,23 @@ describe('vendor <name>', () => {
 
   it('a vendor name full of markdown is shown as text, and its bank and tax numbers never appear', async () => {
     const org = bot.app.sandbox!.org;
-    const vendor = poisonedVendor({ id: '00901POISONVENDOR001', name: '**Mega** _Corp_ [pay](https://evil.example) <at>all</at>', updatedTime: new Date(NOW).toISOString() });
-    org.vendors.put(vendor as unknown as Vendor);
+    const vendor = poisonedVendor({
+      id: '00901POISONVENDOR001',
+      name: '**Mega** _Corp_ [pay](https://evil.example) <at>all</at>',
+      updatedTime: new Date(NOW).toISOString(),
+    });
+    org.vendors.put(vendor);
     // BILL's vendor.created webhook: the vendor replica reads the change before the next search.
     await bot.app.mirror.markStale(org.id, 'vendor', vendor.id);
     const bill = org.bills.all().find((b) => !b.archived && b.paymentStatus === 'UNPAID')!;
-    const created = org.bills.put({ ...bill, id: '00n01POISONBILL00001', vendorId: vendor.id, vendorName: vendor.name, invoice: { invoiceNumber: 'MEGA-1', invoiceDate: bill.invoice?.invoiceDate }, updatedTime: new Date(NOW).toISOString() });
+    const created = org.bills.put({
+      ...bill,
+      id: '00n01POISONBILL00001',
+      vendorId: vendor.id,
+      vendorName: vendor.name,
+      invoice: { invoiceNumber: 'MEGA-1', invoiceDate: bill.invoice?.invoiceDate },
+      updatedTime: new Date(NOW).toISOString(),
+    });
     // BILL's bill.created webhook: the receiver drops what the cache built from bills, so the next answer reads the change.
     await bot.app.mirror.markStale(org.id, 'bill', created.id);
     const r = await ask(bot.app, 'vendor **Mega**');
@@ -130,7 +153,7 @@ describe('vendor <name>', () => {
   });
 });
 
-describe('vendor and customer searches from the org\'s replicas', () => {
+describe("vendor and customer searches from the org's replicas", () => {
   let clock: ManualClock;
   let b: TestBot;
   const orgId = () => b.app.sandbox!.org.id;
@@ -146,10 +169,10 @@ describe('vendor and customer searches from the org\'s replicas', () => {
     await b.app.mirror.rows(orgId(), 'customer', { waitMs: 60_000 });
   });
   afterAll(async () => {
-    await b?.close();
+    await b.close();
   });
 
-  it('answers name searches with no BILL call, with the same cards BILL\'s search gave', async () => {
+  it("answers name searches with no BILL call, with the same cards BILL's search gave", async () => {
     const acme = b.app.sandbox!.org.vendors.all().find((v) => v.name === 'Acme Office Supplies')!;
     b.app.sandbox!.clearRequests();
     const one = await ask(b.app, 'vendor ACME');
@@ -182,7 +205,14 @@ describe('vendor and customer searches from the org\'s replicas', () => {
   it('looks once more at BILL for a customer name nobody matched (no webhooks for customers), at most every 15 s', async () => {
     const org = b.app.sandbox!.org;
     const template = org.customers.all().find((c) => !c.archived)!;
-    const added: Customer = { ...template, id: '0cu01QUOKKACUSTOMER1', name: 'Quokka Analytics', balance: { amount: 0 }, createdTime: new Date(clock.now()).toISOString(), updatedTime: new Date(clock.now()).toISOString() };
+    const added: Customer = {
+      ...template,
+      id: '0cu01QUOKKACUSTOMER1',
+      name: 'Quokka Analytics',
+      balance: { amount: 0 },
+      createdTime: new Date(clock.now()).toISOString(),
+      updatedTime: new Date(clock.now()).toISOString(),
+    };
     org.customers.put(added);
     clock.advance(16_000);
     b.app.sandbox!.clearRequests();
@@ -198,7 +228,17 @@ describe('vendor and customer searches from the org\'s replicas', () => {
 
   it('reads a vendor again by id when one of its bills was paid, and shows the balance BILL has now', async () => {
     const org = b.app.sandbox!.org;
-    const bill = org.bills.all().find((x) => !x.archived && x.paymentStatus === 'UNPAID' && (x.dueAmount ?? 0) > 0 && org.vendors.get(x.vendorId) && !org.vendors.get(x.vendorId)!.archived && /^[A-Za-z]/.test(org.vendors.get(x.vendorId)!.name))!;
+    const bill = org.bills
+      .all()
+      .find(
+        (x) =>
+          !x.archived &&
+          x.paymentStatus === 'UNPAID' &&
+          (x.dueAmount ?? 0) > 0 &&
+          org.vendors.get(x.vendorId) &&
+          !org.vendors.get(x.vendorId)!.archived &&
+          /^[A-Za-z]/.test(org.vendors.get(x.vendorId)!.name),
+      )!;
     const vendor = org.vendors.get(bill.vendorId)!;
     const before = vendor.balance!.amount;
     payBill(b.app.sandbox!.model, org, bill.id);

@@ -13,10 +13,13 @@ let bot: TestBot;
 
 beforeAll(async () => {
   // The status test reads what admins see (hosts, paths, ids): the default test user is an admin here.
-  bot = await startBot({ clock: new ManualClock(NOW), env: { USER_COMMANDS_PER_MINUTE: '10000', ADMIN_AAD_OBJECT_IDS: DEFAULT_USER.aadObjectId } });
+  bot = await startBot({
+    clock: new ManualClock(NOW),
+    env: { USER_COMMANDS_PER_MINUTE: '10000', ADMIN_AAD_OBJECT_IDS: DEFAULT_USER.aadObjectId },
+  });
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 const spend = () => bot.app.sandbox!.org.spend;
@@ -38,7 +41,9 @@ describe('spend', () => {
     expect(rows.filter((r) => r[3] === 'Missing')).toHaveLength(missing.length);
     const f = factsOf(first.reply.card);
     expect(f.Spent).toBe(`${money(total(spent.map((t) => t.amount)))} · ${spent.length} transactions`);
-    expect(f['Missing receipts']).toBe(`${missing.length} transaction${missing.length === 1 ? '' : 's'} · ${money(total(missing.map((t) => t.amount)))}`);
+    expect(f['Missing receipts']).toBe(
+      `${missing.length} transaction${missing.length === 1 ? '' : 's'} · ${money(total(missing.map((t) => t.amount)))}`,
+    );
   });
 
   it('reimbursements: every one not yet paid, oldest first, with the total', async () => {
@@ -52,7 +57,7 @@ describe('spend', () => {
     expect(factsOf(first.reply.card).Pending).toBe(`${money(total(expected.map((r) => r.amount)))} · ${expected.length} reimbursements`);
   });
 
-  it('budgets: each active budget\'s spend of its limit this period, most used first', async () => {
+  it("budgets: each active budget's spend of its limit this period, most used first", async () => {
     const expected = spend()
       .budgets.all()
       .filter((b) => !b.retired)
@@ -60,7 +65,9 @@ describe('spend', () => {
       .sort((x, y) => y.ratio - x.ratio);
     const { rows, first } = await allRows(bot.app, 'spend budgets');
     expectValidCard(first.reply.card);
-    expect(rows.map((r) => [r[0], r.at(-1), r[1]])).toEqual(expected.map(({ b }) => [b.name, money(b.currentPeriod!.spent!.total), money(b.currentPeriod!.limit!)]));
+    expect(rows.map((r) => [r[0], r.at(-1), r[1]])).toEqual(
+      expected.map(({ b }) => [b.name, money(b.currentPeriod!.spent!.total), money(b.currentPeriod!.limit!)]),
+    );
     expect(rows.map((r) => r[0])).not.toContain('Sales 2023 (retired)');
   });
 
@@ -68,7 +75,12 @@ describe('spend', () => {
     const r = await ask(bot.app, 'spend');
     expectValidCard(r.reply.card);
     expect(textOf(r.reply.card)).toContain('Card transactions, last 30 days');
-    expect(buttons(r.reply.card).map((b) => b.data.command)).toEqual(['spend transactions', 'spend reimbursements', 'spend budgets', 'spend']);
+    expect(buttons(r.reply.card).map((b) => b.data.command)).toEqual([
+      'spend transactions',
+      'spend reimbursements',
+      'spend budgets',
+      'spend',
+    ]);
     const unknown = await ask(bot.app, 'spend cars');
     expect(textOf(unknown.reply.card)).toContain('I don\'t know "spend cars"');
   });

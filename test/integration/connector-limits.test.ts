@@ -16,16 +16,22 @@ interface Outbound {
 
 let bot: TestBot;
 const outbound: Outbound[] = [];
+/** The running bot's current limiter grant; none while it starts (its start-up requests pass the hooks too). */
+let activeGrant = (): ActiveGrant | undefined => undefined;
 
 // node:http (botbuilder's connector client, via @azure/core-rest-pipeline) and undici (BILL, Graph).
 const onHttp = (message: unknown) => {
-  const req = (message as { request: { host?: string; path: string; getHeader(name: string): unknown; protocol?: string } }).request;
+  const req = (
+    message as {
+      request: { host?: string; path: string; getHeader(name: string): string | number | string[] | undefined; protocol?: string };
+    }
+  ).request;
   const host = String(req.getHeader('host') ?? req.host ?? '');
-  outbound.push({ channel: 'http', origin: `${req.protocol ?? 'http:'}//${host}`, path: req.path, grant: bot?.app.limiter.activeGrant?.() });
+  outbound.push({ channel: 'http', origin: `${req.protocol ?? 'http:'}//${host}`, path: req.path, grant: activeGrant() });
 };
 const onUndici = (message: unknown) => {
   const req = (message as { request: { origin: string; path: string } }).request;
-  outbound.push({ channel: 'undici', origin: String(req.origin), path: req.path, grant: bot?.app.limiter.activeGrant?.() });
+  outbound.push({ channel: 'undici', origin: req.origin, path: req.path, grant: activeGrant() });
 };
 
 function sameOrigin(a: string, b: string): boolean {
@@ -39,19 +45,24 @@ beforeAll(async () => {
   subscribe('http.client.request.start', onHttp);
   subscribe('undici:request:create', onUndici);
   bot = await startBot();
+  activeGrant = () => bot.app.limiter.activeGrant?.();
 });
 afterAll(async () => {
   unsubscribe('http.client.request.start', onHttp);
   unsubscribe('undici:request:create', onUndici);
-  await bot?.close();
+  await bot.close();
 });
 
-const THROTTLED = { status: 429, headers: { 'Retry-After': '1' }, body: { error: { code: 'Throttled', message: 'Too many requests in this conversation' } } };
+const THROTTLED = {
+  status: 429,
+  headers: { 'Retry-After': '1' },
+  body: { error: { code: 'Throttled', message: 'Too many requests in this conversation' } },
+};
 
 describe('Teams throttles a reply', () => {
   it('still delivers the reply, after the Retry-After second, exactly once', async () => {
     const activity = channelMessage('help', { serviceUrl: bot.connector.url, channel: '19:channel-throttled@thread.tacv2' });
-    const conv = activity.conversation.id as string;
+    const conv = activity.conversation.id;
     bot.connector.failSends(1, THROTTLED, conv);
     expect((await bot.send(activity)).status).toBe(200);
 
@@ -62,7 +73,11 @@ describe('Teams throttles a reply', () => {
     expect(JSON.stringify(ConnectorStandIn.card(reply!))).toContain('billbridge commands');
 
     // A later message in the same thread proves nothing else was on its way.
-    const marker = channelMessage('hlep', { serviceUrl: bot.connector.url, channel: '19:channel-throttled@thread.tacv2', threadId: activity.id });
+    const marker = channelMessage('hlep', {
+      serviceUrl: bot.connector.url,
+      channel: '19:channel-throttled@thread.tacv2',
+      threadId: activity.id,
+    });
     await bot.send(marker);
     await bot.connector.waitFor((calls) => calls.some((c) => c.activityId === marker.id && c.status === 200));
     expect(bot.connector.messages(conv).filter((c) => c.activityId === activity.id)).toHaveLength(1);
@@ -75,7 +90,7 @@ describe('Teams throttles a reply', () => {
 
   it('backs off and retries a 429 that names no Retry-After (botbuilder would give up on it)', async () => {
     const activity = personalMessage('help', { serviceUrl: bot.connector.url });
-    const conv = activity.conversation.id as string;
+    const conv = activity.conversation.id;
     bot.connector.failSends(1, { status: 429, body: { error: { code: 'Throttled', message: 'slow down' } } }, conv);
     await bot.send(activity);
     const [reply] = await bot.connector.waitForMessages(1, conv);
@@ -112,6 +127,6 @@ describe('nothing leaves the bot outside the limiter', () => {
     // Every turn of this file, in four conversations, went out through the one connector client kept for the
     // connector's service URL, and each reply still reached its own conversation.
     expect(bot.app.adapter.keptConnectorClients).toBe(1);
-    for (const a of turns) expect(bot.connector.messages(a.conversation.id as string).some((c) => c.activityId === a.id)).toBe(true);
+    for (const a of turns) expect(bot.connector.messages(a.conversation.id).some((c) => c.activityId === a.id)).toBe(true);
   });
 });

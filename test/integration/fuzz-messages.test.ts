@@ -28,10 +28,10 @@ beforeAll(async () => {
   authed = await startBot({ env: { ...issuer.env(APP_ID, TENANT), LOG_LEVEL: 'warn' } });
 });
 afterAll(async () => {
-  await open?.close();
-  await authed?.close();
-  await login?.stop();
-  await issuer?.stop();
+  await open.close();
+  await authed.close();
+  await login.stop();
+  await issuer.stop();
 });
 
 type Body = Record<string, unknown> | string;
@@ -91,9 +91,16 @@ function hostile(rng: Rng, serviceUrl: string): Body {
   const bases: Array<() => Record<string, any>> = [
     () => message(rng.pick(['help', 'bills due', 'invoice 1042', 'hlep', '', 'status'])),
     () => personalMessage(rng.pick(['help', 'connect', 'link 00801ABC']), { serviceUrl, from }),
-    () => executeInvoke({ verb: rng.pick(['run', 'approve', 'deny', 'nope']), command: 'help', page: rng.pick([0, -1, 1e9, 'x']) }, message('')),
+    () =>
+      executeInvoke(
+        { verb: rng.pick(['run', 'approve', 'deny', 'nope']), command: 'help', page: rng.pick([0, -1, 1e9, 'x']) },
+        message(''),
+      ),
     () => installationUpdate(rng.pick(['add', 'remove'] as const), { serviceUrl, name: `fuzz${n}`, from }),
-    () => ({ ...message('help'), type: rng.pick(['conversationUpdate', 'messageReaction', 'event', 'typing', 'endOfConversation', 'x'.repeat(300)]) }),
+    () => ({
+      ...message('help'),
+      type: rng.pick(['conversationUpdate', 'messageReaction', 'event', 'typing', 'endOfConversation', 'x'.repeat(300)]),
+    }),
   ];
   const roll = rng.next();
   if (roll < 0.45) {
@@ -109,7 +116,7 @@ function hostile(rng: Rng, serviceUrl: string): Body {
     const size = rng.int(1_000, MESSAGE_BODY_LIMIT - 4_000);
     const field = rng.pick(['text', 'id', 'name', 'locale']);
     if (field === 'name') activity.from = { ...activity.from, name: 'N'.repeat(size) };
-    else activity[field] = rng.pick(['x', '\u00e9', '<at>', '9']).repeat(size);
+    else Object.assign(activity, { [field]: rng.pick(['x', '\u00e9', '<at>', '9']).repeat(size) });
     return activity;
   }
   if (roll < 0.8) {
@@ -129,7 +136,14 @@ function hostile(rng: Rng, serviceUrl: string): Body {
   }
   // Not JSON at all, or JSON cut short.
   const raw = JSON.stringify(message('help'));
-  return rng.pick([raw.slice(0, rng.int(1, raw.length - 1)), String.fromCharCode(...Array.from({ length: rng.int(1, 300) }, () => rng.int(0, 0xffff))), '{"type":"message","text":"\\ud800"}', 'null', '[]', '"message"']);
+  return rng.pick([
+    raw.slice(0, rng.int(1, raw.length - 1)),
+    String.fromCharCode(...Array.from({ length: rng.int(1, 300) }, () => rng.int(0, 0xffff))),
+    '{"type":"message","text":"\\ud800"}',
+    'null',
+    '[]',
+    '"message"',
+  ]);
 }
 
 describe(`fuzzing /api/messages (seed ${SEED}; set FUZZ_SEED=${SEED} to replay)`, () => {
@@ -152,12 +166,14 @@ describe(`fuzzing /api/messages (seed ${SEED}; set FUZZ_SEED=${SEED} to replay)`
     expect(serverErrors, JSON.stringify(statusCounts(all))).toEqual([]);
     // No crash hidden behind a 200 either: onTurnError saw nothing, nothing escaped the turn.
     const crashes = open.logs.records().filter((r) => r.msg === 'unhandled error in turn' || r.msg === 'turn failed outside the bot');
-    expect(crashes.map((r) => `${r.msg}: ${r.err} ${String(r.stack).split("\n").slice(1, 6).join(" <- ")}`)).toEqual([]);
+    expect(crashes.map((r) => `${r.msg}: ${r.err} ${String(r.stack).split('\n').slice(1, 6).join(' <- ')}`)).toEqual([]);
 
     open.connector.calls.length = 0;
     collectGarbage();
     const growthMb = (process.memoryUsage().heapUsed - before) / 2 ** 20;
-    console.info(`fuzz seed ${SEED}: ${all.length} requests, statuses ${JSON.stringify(statusCounts(all))}, heap growth ${growthMb.toFixed(1)} MB`);
+    console.info(
+      `fuzz seed ${SEED}: ${all.length} requests, statuses ${JSON.stringify(statusCounts(all))}, heap growth ${growthMb.toFixed(1)} MB`,
+    );
     expect(growthMb).toBeLessThan(24);
 
     expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(protoKeys);
@@ -184,7 +200,9 @@ describe(`fuzzing /api/messages (seed ${SEED}; set FUZZ_SEED=${SEED} to replay)`
 
   it('drops __proto__, constructor and prototype keys at every depth and still answers the message', async () => {
     const activity = channelMessage('help', { serviceUrl: open.connector.url });
-    const raw = JSON.stringify(activity).slice(0, -1) + ',"__proto__":{"polluted":"top"},"constructor":{"prototype":{"polluted":"ctor"}},"value":{"a":{"b":{"__proto__":{"polluted":"deep"}}}}}';
+    const raw =
+      JSON.stringify(activity).slice(0, -1) +
+      ',"__proto__":{"polluted":"top"},"constructor":{"prototype":{"polluted":"ctor"}},"value":{"a":{"b":{"__proto__":{"polluted":"deep"}}}}}';
     const res = await post(`${open.url}/api/messages`, raw);
     expect(res.status).toBe(200);
     await open.connector.waitForMessages(1, activity.conversation.id);
@@ -196,7 +214,16 @@ describe(`fuzzing /api/messages (seed ${SEED}; set FUZZ_SEED=${SEED} to replay)`
 describe(`hostile requests without a valid Bot Framework token (seed ${SEED})`, () => {
   function snapshot(dir: string): Record<string, string> {
     if (!existsSync(dir)) return {};
-    return Object.fromEntries(readdirSync(dir).sort().map((f) => [f, createHash('sha256').update(readFileSync(join(dir, f))).digest('hex')]));
+    return Object.fromEntries(
+      readdirSync(dir)
+        .sort()
+        .map((f) => [
+          f,
+          createHash('sha256')
+            .update(readFileSync(join(dir, f)))
+            .digest('hex'),
+        ]),
+    );
   }
 
   it('answers 600 of them with 4xx, runs no bot logic and changes no state', async () => {
@@ -226,8 +253,17 @@ describe(`hostile requests without a valid Bot Framework token (seed ${SEED})`, 
       const r = rng.next();
       if (r < 0.15) return {};
       // Header values are visible ASCII on the wire (the HTTP client refuses anything else).
-      if (r < 0.3) return { authorization: String(randomJson(rng, 0)).replace(/[^\x20-\x7e]/g, '').trim() || 'x' };
-      if (r < 0.45) return { authorization: `Bearer ${Buffer.from(String(randomJson(rng, 0))).toString('base64url')}.${Buffer.from('{}').toString('base64url')}.x` };
+      if (r < 0.3)
+        return {
+          authorization:
+            String(randomJson(rng, 0))
+              .replace(/[^\x20-\x7e]/g, '')
+              .trim() || 'x',
+        };
+      if (r < 0.45)
+        return {
+          authorization: `Bearer ${Buffer.from(String(randomJson(rng, 0))).toString('base64url')}.${Buffer.from('{}').toString('base64url')}.x`,
+        };
       const token = rng.pick(tokens);
       // Tamper with a payload byte now and then: the signature no longer matches.
       const [h, p, s] = token.split('.');
@@ -236,7 +272,12 @@ describe(`hostile requests without a valid Bot Framework token (seed ${SEED})`, 
     const answers = await fire(`${authed.url}/api/messages`, 600, () => ({ body: hostile(rng, su), headers: header() }));
 
     const counts = statusCounts(answers);
-    expect(Object.keys(counts).map(Number).every((s) => s >= 400 && s < 500), JSON.stringify(counts)).toBe(true);
+    expect(
+      Object.keys(counts)
+        .map(Number)
+        .every((s) => s >= 400 && s < 500),
+      JSON.stringify(counts),
+    ).toBe(true);
     // Every well-formed activity (that fits the body limit) was refused for its token, not let through; once this
     // sender's byte budget for refused requests is spent, refused 429 before its body is even read.
     const wellFormed = answers.filter((a) => a.wellFormed && a.status !== 413);

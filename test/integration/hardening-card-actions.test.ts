@@ -15,7 +15,14 @@ const ADMIN: Required<Who> = { id: '29:user-admin', name: 'Alex Admin', aadObjec
 let bot: TestBot;
 
 beforeAll(async () => {
-  bot = await startBot({ env: { USER_COMMANDS_PER_MINUTE: String(PER_MINUTE), SECRETS_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'info', ADMIN_AAD_OBJECT_IDS: ADMIN.aadObjectId } });
+  bot = await startBot({
+    env: {
+      USER_COMMANDS_PER_MINUTE: String(PER_MINUTE),
+      SECRETS_KEY: randomBytes(32).toString('base64'),
+      LOG_LEVEL: 'info',
+      ADMIN_AAD_OBJECT_IDS: ADMIN.aadObjectId,
+    },
+  });
   bot.connector.script((call) => {
     if ((call.kind !== 'reply' && call.kind !== 'send') || call.body?.type !== 'message') return undefined;
     const id = `msg-${++sent}`;
@@ -24,10 +31,11 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
-type Card = Record<string, any>;
+type Card = ReturnType<typeof ConnectorStandIn.card>;
+type Base = ReturnType<typeof channelMessage>;
 let people = 0;
 /** A fresh person (their own rate budget). */
 function person(name: string): Required<Who> {
@@ -39,10 +47,10 @@ function person(name: string): Required<Who> {
 const bills = () => bot.app.sandbox!.stats().requests;
 
 /** A person types a command in a new thread; resolves with the bot's reply (the card message) and its thread. */
-async function say(who: Who, text: string): Promise<{ reply: ConnectorCall; card: Card; base: Record<string, any> }> {
+async function say(who: Who, text: string): Promise<{ reply: ConnectorCall; card: Card; base: Base }> {
   const res = await bot.say(text, { from: who });
   expect(res.status).toBe(200);
-  const conv = res.activity.conversation.id as string;
+  const conv = res.activity.conversation.id;
   const [reply] = await bot.connector.waitForMessages(1, conv);
   return { reply: reply!, card: ConnectorStandIn.card(reply!), base: res.activity };
 }
@@ -53,27 +61,37 @@ let sent = 0;
 const messageId = (reply: ConnectorCall): string => sentIds.get(reply)!;
 
 /** Bot messages and card edits in one conversation thread since `from` calls. */
-const since = (from: number, kind: ConnectorCall['kind']) => bot.connector.calls.slice(from).filter((c) => c.kind === kind && c.body?.type !== 'typing');
+const since = (from: number, kind: ConnectorCall['kind']) =>
+  bot.connector.calls.slice(from).filter((c) => c.kind === kind && c.body?.type !== 'typing');
 
 function button(card: Card, title: string): Record<string, unknown> {
   // Buttons too many for one row on a phone are stacked, each in an ActionSet at the end of the body.
-  const all = [...(card.actions ?? []), ...(card.body ?? []).filter((e: any) => e.type === 'ActionSet').flatMap((e: any) => e.actions)];
+  const all = [...(card.actions ?? []), ...(card.body ?? []).filter((e) => e.type === 'ActionSet').flatMap((e) => e.actions ?? [])];
   const found = JSON.stringify(all);
-  const action = all.find((a: any) => a.title === title);
+  const action = all.find((a) => a.title === title);
   expect(action, `no "${title}" button in ${found.slice(0, 400)}`).toBeDefined();
-  return action.data as Record<string, unknown>;
+  return action!.data!;
 }
 
 /** Clicks a button through Universal Actions (adaptiveCard/action invoke); resolves with the invoke answer. */
-async function execute(who: Who, base: Record<string, any>, data: Record<string, unknown>, replyToId?: string): Promise<any> {
+async function execute(who: Who, base: Base, data: Record<string, unknown>, replyToId?: string) {
   const res = await bot.send(executeInvoke(data, base, { from: who, replyToId }));
   expect(res.status).toBe(200);
   return res.json;
 }
 
 /** Clicks a button through the Action.Submit fallback (a message activity carrying value). */
-async function submit(who: Who, base: Record<string, any>, data: Record<string, unknown>, replyToId?: string): Promise<void> {
-  const activity = { ...channelMessage('', { serviceUrl: bot.connector.url, from: who, threadId: base.conversation.id.split('messageid=')[1], noMention: true, value: data, replyToId }) };
+async function submit(who: Who, base: Base, data: Record<string, unknown>, replyToId?: string): Promise<void> {
+  const activity = {
+    ...channelMessage('', {
+      serviceUrl: bot.connector.url,
+      from: who,
+      threadId: base.conversation.id.split('messageid=')[1],
+      noMention: true,
+      value: data,
+      replyToId,
+    }),
+  };
   const res = await bot.send(activity);
   expect(res.status).toBe(200);
 }
@@ -82,7 +100,7 @@ const text = (v: unknown) => JSON.stringify(v);
 
 const nextCall = () => bot.connector.calls.length;
 
-describe('card clicks count against the person\'s rate', () => {
+describe("card clicks count against the person's rate", () => {
   it('a person clicking Refresh, Show more, a notification Refresh and Approve past USER_COMMANDS_PER_MINUTE is told to wait, and BILL sees no further calls', async () => {
     const dana = person('Dana');
     const list = await say(dana, 'bills due 60');
@@ -106,40 +124,44 @@ describe('card clicks count against the person\'s rate', () => {
     // The Action.Submit fallback is held to the same rate.
     const from = nextCall();
     await submit(dana, list.base, { verb: REFRESH_VERB, entity: 'bill', id: bill.id, type: 'bill.updated' }, messageId(list.reply));
-    const answered = await bot.connector.waitFor((calls) => calls.slice(from).find((c) => c.body?.type === 'message' && (c.kind === 'update' || c.kind === 'reply')));
+    const answered = await bot.connector.waitFor((calls) =>
+      calls.slice(from).find((c) => c.body?.type === 'message' && (c.kind === 'update' || c.kind === 'reply')),
+    );
     expect(text(answered.body)).toContain('One moment, please');
     expect(bills()).toBe(before);
   });
 
-  it('a notification card\'s Refresh clicked twice within the cache lifetime reads BILL only the first time', async () => {
+  it("a notification card's Refresh clicked twice within the cache lifetime reads BILL only the first time", async () => {
     const omar = person('Omar');
     const bill = bot.app.sandbox!.org.bills.all().find((b) => !b.archived && b.invoice?.invoiceNumber)!;
     const base = channelMessage('', { serviceUrl: bot.connector.url, from: omar });
     const data = { verb: REFRESH_VERB, entity: 'bill', id: bill.id, type: 'bill.updated' };
     const before = bills();
     const first = await execute(omar, base, data);
-    expect(text(first.value)).toContain(bill.invoice!.invoiceNumber!);
+    expect(text(first?.value)).toContain(bill.invoice!.invoiceNumber!);
     const afterFirst = bills();
     expect(afterFirst).toBeGreaterThan(before);
     const second = await execute(omar, base, data);
-    expect(text(second.value)).toContain(bill.invoice!.invoiceNumber!);
+    expect(text(second?.value)).toContain(bill.invoice!.invoiceNumber!);
     expect(bills()).toBe(afterFirst);
   });
 });
 
-describe('a notification card\'s Refresh', () => {
+describe("a notification card's Refresh", () => {
   it('is answered from what BILL said until BILL says the record changed; the posted card is then edited in place with the news', async () => {
     const AP = '19:channel-refresh@thread.tacv2';
     const setup = await bot.say(`webhooks setup ${bot.url}/api/bill/webhooks`, { from: ADMIN, channel: AP });
     await bot.connector.waitForMessages(1, setup.activity.conversation.id);
     const sub = await bot.say('subscribe bills', { from: ADMIN, channel: AP });
     await bot.connector.waitForMessages(1, sub.activity.conversation.id);
-    const bill = [...bot.app.sandbox!.org.bills.all()].reverse().find((b) => b.paymentStatus === 'UNPAID' && !b.archived && b.invoice?.invoiceNumber && (b.dueAmount ?? b.amount) > 100)!;
+    const bill = [...bot.app.sandbox!.org.bills.all()]
+      .reverse()
+      .find((b) => b.paymentStatus === 'UNPAID' && !b.archived && b.invoice?.invoiceNumber && (b.dueAmount ?? b.amount) > 100)!;
     const data = { verb: REFRESH_VERB, entity: 'bill', id: bill.id, type: 'bill.updated' };
     const reader = person('Rita');
     const base = channelMessage('', { serviceUrl: bot.connector.url, from: reader, channel: AP });
     let before = bills();
-    expect(text((await execute(reader, base, data)).value)).not.toContain('is paid');
+    expect(text((await execute(reader, base, data))?.value)).not.toContain('is paid');
     expect(bills()).toBeGreaterThan(before);
     before = bills();
     await execute(reader, base, data);
@@ -154,7 +176,15 @@ describe('a notification card\'s Refresh', () => {
     // An older client clicks the posted card's Refresh (Action.Submit from the post's thread).
     before = bills();
     const from = nextCall();
-    const click = channelMessage('', { serviceUrl: bot.connector.url, from: reader, channel: AP, threadId: messageId(post!), noMention: true, value: refresh, replyToId: messageId(post!) });
+    const click = channelMessage('', {
+      serviceUrl: bot.connector.url,
+      from: reader,
+      channel: AP,
+      threadId: messageId(post!),
+      noMention: true,
+      value: refresh,
+      replyToId: messageId(post!),
+    });
     expect((await bot.send(click)).status).toBe(200);
     const edit = await bot.connector.waitFor((calls) => calls.slice(from).find((c) => c.kind === 'update'));
     expect(edit.activityId).toBe(messageId(post!));
@@ -163,8 +193,8 @@ describe('a notification card\'s Refresh', () => {
   });
 });
 
-describe('Try again runs only the clicker\'s own command', () => {
-  it('an admin pressing someone else\'s Try again does not run their command; its author\'s retry works', async () => {
+describe("Try again runs only the clicker's own command", () => {
+  it("an admin pressing someone else's Try again does not run their command; its author's retry works", async () => {
     const ana = person('Ana');
     const admin = ADMIN;
     const bill = bot.app.sandbox!.org.bills.all().at(-1)!;
@@ -186,7 +216,7 @@ describe('Try again runs only the clicker\'s own command', () => {
     // Ana's own retry runs her command.
     const byAna = await execute(ana, failed.base, retry, messageId(failed.reply));
     expect(text(byAna)).not.toContain('Only the person');
-    expect(text(byAna.value)).toContain(bill.invoice!.invoiceNumber!);
+    expect(text(byAna?.value)).toContain(bill.invoice!.invoiceNumber!);
     expect(bills()).toBeGreaterThan(before);
   });
 });
@@ -208,7 +238,12 @@ describe('a card action acts only on the message that carries it', () => {
     const target = await say(eve, 'help');
     const list = await say(eve, 'bills overdue');
     const refresh = button(list.card, 'Refresh');
-    const crafted = { ...refresh, replyToId: messageId(target.reply), messageId: messageId(target.reply), activityId: messageId(target.reply) };
+    const crafted = {
+      ...refresh,
+      replyToId: messageId(target.reply),
+      messageId: messageId(target.reply),
+      activityId: messageId(target.reply),
+    };
     const from = nextCall();
     await submit(eve, list.base, crafted, messageId(list.reply));
     await bot.connector.waitFor((calls) => calls.slice(from).find((c) => c.body?.type === 'message'));
@@ -253,7 +288,7 @@ describe('a button that opens another view answers in a new reply', () => {
     // Universal Actions: the clicked card is not replaced; the overdue list arrives as a reply in the thread.
     let from = nextCall();
     const answer = await execute(kim, due.base, show, messageId(due.reply));
-    expect(answer.type).not.toBe('application/vnd.microsoft.card.adaptive');
+    expect(answer?.type).not.toBe('application/vnd.microsoft.card.adaptive');
     let posted = await bot.connector.waitFor((calls) => calls.slice(from).find((c) => c.kind === 'reply' && c.body?.type === 'message'));
     expect(posted.conversationId).toBe(due.base.conversation.id);
     expect(text(ConnectorStandIn.card(posted))).toContain('verdue');

@@ -11,10 +11,14 @@ import { sandboxControlOk, startTestSandbox, type TestSandbox } from '../harness
 import { TestRedis } from '../harness/redis.js';
 import { registerSecrets } from '../harness/secretScan.js';
 
-type Card = Record<string, any>;
+type Card = ReturnType<typeof ConnectorStandIn.card>;
 
 const MALLORY: Required<Who> = { id: '29:user-mallory', name: 'Mallory Stone', aadObjectId: '55555555-0000-4000-8000-0000000000e5' };
-const person = (n: number): Required<Who> => ({ id: `29:user-p${n}`, name: `Person ${n}`, aadObjectId: `66666666-0000-4000-8000-${n.toString(16).padStart(12, '0')}` });
+const person = (n: number): Required<Who> => ({
+  id: `29:user-p${n}`,
+  name: `Person ${n}`,
+  aadObjectId: `66666666-0000-4000-8000-${n.toString(16).padStart(12, '0')}`,
+});
 
 /** Values the tests typed: none may show up in any log line (the secret scan checks them after the file). */
 const typed: string[] = [];
@@ -24,7 +28,10 @@ function texts(card: Card): string[] {
   const out: string[] = [];
   const walk = (n: unknown) => {
     if (!n || typeof n !== 'object') return;
-    if (Array.isArray(n)) return n.forEach(walk);
+    if (Array.isArray(n)) {
+      n.forEach(walk);
+      return;
+    }
     const o = n as Card;
     if (o.type === 'TextBlock') out.push(String(o.text).replace(/\\(.)/g, '$1'));
     Object.values(o).forEach(walk);
@@ -54,11 +61,25 @@ async function inChannel(bot: TestBot, who: Who, text: string): Promise<Card> {
 }
 
 /** The connect form submitted (Action.Execute, as the card sends it) from a personal chat or a channel. */
-async function submitConnect(bot: TestBot, who: Who, token: { name: string; value: string }, where: 'personal' | 'channel' = 'personal'): Promise<Card> {
-  const base = where === 'personal' ? personalMessage('', { serviceUrl: bot.connector.url, from: who }) : channelMessage('', { serviceUrl: bot.connector.url, from: who });
-  const res = await bot.send(executeInvoke({ verb: APPROVAL_VERBS.connect, [CONNECT_INPUTS.tokenName]: token.name, [CONNECT_INPUTS.tokenValue]: token.value }, base, { from: who, replyToId: 'connect-form' }));
+async function submitConnect(
+  bot: TestBot,
+  who: Who,
+  token: { name: string; value: string },
+  where: 'personal' | 'channel' = 'personal',
+): Promise<Card> {
+  const base =
+    where === 'personal'
+      ? personalMessage('', { serviceUrl: bot.connector.url, from: who })
+      : channelMessage('', { serviceUrl: bot.connector.url, from: who });
+  const res = await bot.send(
+    executeInvoke(
+      { verb: APPROVAL_VERBS.connect, [CONNECT_INPUTS.tokenName]: token.name, [CONNECT_INPUTS.tokenValue]: token.value },
+      base,
+      { from: who, replyToId: 'connect-form' },
+    ),
+  );
   expect(res.status).toBe(200);
-  return res.json.value as Card;
+  return res.json?.value as Card;
 }
 
 /** Sign-in attempts the sandbox has seen (accepted, refused, or over its own hourly limit). */
@@ -86,7 +107,7 @@ describe('values people type are never taught to the log scrubber', () => {
     bot = await startBot({ env: { SECRETS_KEY: randomBytes(32).toString('base64'), LINK_COOLDOWN_S: '0' } });
   });
   afterAll(async () => {
-    await bot?.close();
+    await bot.close();
   });
 
   it('a hostile "connect <value>" typed in a channel leaves the bot answering, logging, and the word "info" intact', async () => {
@@ -170,7 +191,9 @@ describe("one person cannot spend the deployment's BILL sign-in budget", () => {
   });
 
   it('without a cooldown, a person still reaches BILL at most LINK_ATTEMPTS_PER_HOUR times an hour', async () => {
-    const bot = await startBot({ env: { SECRETS_KEY: randomBytes(32).toString('base64'), LINK_COOLDOWN_S: '0', LINK_ATTEMPTS_PER_HOUR: '3' } });
+    const bot = await startBot({
+      env: { SECRETS_KEY: randomBytes(32).toString('base64'), LINK_COOLDOWN_S: '0', LINK_ATTEMPTS_PER_HOUR: '3' },
+    });
     try {
       const before = signIns(bot);
       const cards: Card[] = [];
@@ -188,7 +211,13 @@ describe("one person cannot spend the deployment's BILL sign-in budget", () => {
 
   it("many people submitting bogus tokens cannot take the bot's reserved logins: the bot signs in again afterwards", async () => {
     const bot = await startBot({
-      env: { SECRETS_KEY: randomBytes(32).toString('base64'), LINK_COOLDOWN_S: '0', LINK_ATTEMPTS_PER_HOUR: '5', LIMIT_BILL_LOGINS_PER_HOUR: '12', LIMIT_BILL_LOGINS_RESERVED_PERCENT: '25' },
+      env: {
+        SECRETS_KEY: randomBytes(32).toString('base64'),
+        LINK_COOLDOWN_S: '0',
+        LINK_ATTEMPTS_PER_HOUR: '5',
+        LIMIT_BILL_LOGINS_PER_HOUR: '12',
+        LIMIT_BILL_LOGINS_RESERVED_PERCENT: '25',
+      },
     });
     try {
       // The bot's own session exists before the crowd arrives.
@@ -247,8 +276,8 @@ describe('a fleet on one Redis (cluster mode)', () => {
     registerSecrets(() => [c.password, c.devKey]);
   });
   afterAll(async () => {
-    await Promise.all([a?.close(), b?.close()]);
-    await Promise.all([connector?.stop(), sb?.stop(), redis?.close()]);
+    await Promise.all([a.close(), b.close()]);
+    await Promise.all([connector.stop(), sb.stop(), redis.close()]);
   });
   const fleetSignIns = async () => {
     const s = await sb.stats();

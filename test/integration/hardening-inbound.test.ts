@@ -16,7 +16,7 @@ beforeAll(async () => {
   ({ issuer } = bot);
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 const valid = () => issuer.token({ aud: APP_ID, serviceUrl: bot.connector.url });
@@ -35,7 +35,7 @@ function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
 }
 
 describe('/api/messages refuses unauthenticated requests before the turn queue', () => {
-  it('while Teams\' turns are held in the queue, forged and missing tokens are answered 401 at once and never queue', async () => {
+  it("while Teams' turns are held in the queue, forged and missing tokens are answered 401 at once and never queue", async () => {
     const pacer = bot.app.adapter.pacer;
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
@@ -44,8 +44,17 @@ describe('/api/messages refuses unauthenticated requests before the turn queue',
       const teams = help(`Bearer ${await valid()}`);
       await vi.waitFor(() => expect(next).toHaveBeenCalledTimes(1));
 
-      for (const authorization of [`Bearer ${await forged()}`, undefined, 'Bearer not-a-jwt', `Basic ${Buffer.from('a:b').toString('base64')}`]) {
-        const res = await within(3_000, `a request with authorization ${authorization?.slice(0, 12) ?? 'none'}`, help(authorization).answer);
+      for (const authorization of [
+        `Bearer ${await forged()}`,
+        undefined,
+        'Bearer not-a-jwt',
+        `Basic ${Buffer.from('a:b').toString('base64')}`,
+      ]) {
+        const res = await within(
+          3_000,
+          `a request with authorization ${authorization?.slice(0, 12) ?? 'none'}`,
+          help(authorization).answer,
+        );
         expect(res.status).toBe(401);
         expect(res.json).toEqual({ error: 'Unauthorized' });
       }
@@ -67,7 +76,11 @@ describe('/api/messages refuses unauthenticated requests before the turn queue',
     try {
       const token = await forged();
       // The flood comes from another address than Teams' connector (127.0.0.1).
-      const flood = Array.from({ length: 300 }, () => postFrom('127.0.0.4', `${bot.url}/api/messages`, channelMessage('help', { serviceUrl: bot.connector.url }), { authorization: `Bearer ${token}` }));
+      const flood = Array.from({ length: 300 }, () =>
+        postFrom('127.0.0.4', `${bot.url}/api/messages`, channelMessage('help', { serviceUrl: bot.connector.url }), {
+          authorization: `Bearer ${token}`,
+        }),
+      );
       const teams = help(`Bearer ${await valid()}`);
       const statuses = await Promise.all(flood.map((p) => p.then((r) => r.status)));
       // Refused for the token, or (once the sender's byte budget is spent) before its body is read.
@@ -82,23 +95,39 @@ describe('/api/messages refuses unauthenticated requests before the turn queue',
 
   it('a request without a bearer token is refused before its body is read', async () => {
     // Headers promise 200 KB that never come: only an answer given without reading the body arrives.
-    const res = await within(3_000, 'a tokenless request with an unsent body', headersOnly(`${bot.url}/api/messages`, { 'content-type': 'application/json', 'content-length': String(200 * 1024) }));
+    const res = await within(
+      3_000,
+      'a tokenless request with an unsent body',
+      headersOnly(`${bot.url}/api/messages`, { 'content-type': 'application/json', 'content-length': String(200 * 1024) }),
+    );
     expect(res).toEqual({ status: 401, body: { error: 'Unauthorized' } });
   });
 
-  it('a sender of forged tokens gets 429 after its byte budget, before its body is read, while Teams\' turns get through', async () => {
+  it("a sender of forged tokens gets 429 after its byte budget, before its body is read, while Teams' turns get through", async () => {
     const attacker = '127.0.0.5';
     const token = await forged();
     let sent = 0;
     let status = 0;
     while (status !== 429 && sent < 600) {
-      status = (await postFrom(attacker, `${bot.url}/api/messages`, channelMessage('help', { serviceUrl: bot.connector.url }), { authorization: `Bearer ${token}` })).status;
+      status = (
+        await postFrom(attacker, `${bot.url}/api/messages`, channelMessage('help', { serviceUrl: bot.connector.url }), {
+          authorization: `Bearer ${token}`,
+        })
+      ).status;
       sent++;
       if (status !== 429) expect(status).toBe(401);
     }
     expect(status, `${sent} forged posts and never a 429`).toBe(429);
     expect(sent).toBeLessThan(400);
-    const probe = await within(3_000, 'a forged post with an unsent body', headersOnly(`${bot.url}/api/messages`, { 'content-type': 'application/json', 'content-length': String(200 * 1024), authorization: `Bearer ${token}` }, { localAddress: attacker }));
+    const probe = await within(
+      3_000,
+      'a forged post with an unsent body',
+      headersOnly(
+        `${bot.url}/api/messages`,
+        { 'content-type': 'application/json', 'content-length': String(200 * 1024), authorization: `Bearer ${token}` },
+        { localAddress: attacker },
+      ),
+    );
     expect(probe.status).toBe(429);
     const teams = help(`Bearer ${await valid()}`);
     expect((await teams.answer).status).toBe(200);

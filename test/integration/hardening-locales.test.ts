@@ -17,7 +17,7 @@ beforeAll(async () => {
   bot = await startBot({ env: { USER_COMMANDS_PER_MINUTE: '10000', LOG_LEVEL: 'warn' } });
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 describe('a member sending messages in endless locale variants', () => {

@@ -45,7 +45,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const bot of bots) await bot.close();
-  await sandbox?.stop();
+  await sandbox.stop();
 });
 
 async function ask(bot: TestBot, text: string, team: string): Promise<unknown> {
@@ -94,7 +94,15 @@ describe('a Spend & Expense token answers for its own organisation only', () => 
     for (const value of cases) {
       let error: unknown;
       try {
-        loadConfig({ NODE_ENV: 'test', BILL_ORG_ID: orgA, BILL_DEV_KEY: 'k', BILL_USERNAME: 'u', BILL_PASSWORD: 'p', BILL_ALLOWED_ORG_IDS: `${orgA},${orgB}`, BILL_SPEND_API_TOKENS: value });
+        loadConfig({
+          NODE_ENV: 'test',
+          BILL_ORG_ID: orgA,
+          BILL_DEV_KEY: 'k',
+          BILL_USERNAME: 'u',
+          BILL_PASSWORD: 'p',
+          BILL_ALLOWED_ORG_IDS: `${orgA},${orgB}`,
+          BILL_SPEND_API_TOKENS: value,
+        });
       } catch (err) {
         error = err;
       }
@@ -113,7 +121,13 @@ describe('a webhook key verifies events of its own organisation only', () => {
 
   function invoiceEvent(orgId: string, invoice: object): string {
     return JSON.stringify({
-      metadata: { eventId: randomUUID(), subscriptionId: 'sub-made-in-the-bill-app', organizationId: orgId, eventType: 'invoice.updated', version: '1' },
+      metadata: {
+        eventId: randomUUID(),
+        subscriptionId: 'sub-made-in-the-bill-app',
+        organizationId: orgId,
+        eventType: 'invoice.updated',
+        version: '1',
+      },
       invoice,
     });
   }
@@ -125,7 +139,10 @@ describe('a webhook key verifies events of its own organisation only', () => {
   });
 
   it("an event for organisation B signed with A's key (BILL_WEBHOOK_SECURITY_KEY) is refused and changes nothing", async () => {
-    const inv = sandbox.sandbox.model.org(orgB)!.invoices.all().find((i) => !i.archived)!;
+    const inv = sandbox.sandbox.model
+      .org(orgB)!
+      .invoices.all()
+      .find((i) => !i.archived)!;
     const before = (await bot.app.state.entries(NS.outbox)).length;
     const body = invoiceEvent(orgB, { ...inv, totalAmount: 1, dueAmount: 1 });
     const res = await post(hook(), body, { 'x-bill-sha-signature': sign(body, KEY_A) });
@@ -137,17 +154,33 @@ describe('a webhook key verifies events of its own organisation only', () => {
   });
 
   it("B's own key (BILL_WEBHOOK_SECURITY_KEYS) verifies B's events and not A's", async () => {
-    const invB = sandbox.sandbox.model.org(orgB)!.invoices.all().find((i) => !i.archived)!;
+    const invB = sandbox.sandbox.model
+      .org(orgB)!
+      .invoices.all()
+      .find((i) => !i.archived)!;
     const good = invoiceEvent(orgB, invB);
     expect((await post(hook(), good, { 'x-bill-sha-signature': sign(good, KEY_B) })).json).toMatchObject({ status: 'accepted' });
-    const invA = sandbox.sandbox.model.org(orgA)!.invoices.all().find((i) => !i.archived)!;
+    const invA = sandbox.sandbox.model
+      .org(orgA)!
+      .invoices.all()
+      .find((i) => !i.archived)!;
     const bad = invoiceEvent(orgA, invA);
     expect((await post(hook(), bad, { 'x-bill-sha-signature': sign(bad, KEY_B) })).status).toBe(401);
   });
 
   it("a key billbridge stored for A's subscription (webhooks setup) does not verify an event for B", async () => {
-    await bot.app.notify.keys.save({ subscriptionId: 'sub-of-a', orgId: orgA, name: 'billbridge', notificationUrl: hook(), events: ['invoice.updated'], securityKey: 'stored-key-of-organisation-a' });
-    const inv = sandbox.sandbox.model.org(orgB)!.invoices.all().find((i) => !i.archived)!;
+    await bot.app.notify.keys.save({
+      subscriptionId: 'sub-of-a',
+      orgId: orgA,
+      name: 'billbridge',
+      notificationUrl: hook(),
+      events: ['invoice.updated'],
+      securityKey: 'stored-key-of-organisation-a',
+    });
+    const inv = sandbox.sandbox.model
+      .org(orgB)!
+      .invoices.all()
+      .find((i) => !i.archived)!;
     const body = JSON.stringify({
       metadata: { eventId: randomUUID(), subscriptionId: 'sub-of-a', organizationId: orgB, eventType: 'invoice.updated', version: '1' },
       invoice: { ...inv, totalAmount: 1 },
@@ -156,18 +189,36 @@ describe('a webhook key verifies events of its own organisation only', () => {
   });
 
   it("an admin in a team linked to B cannot delete the key billbridge stored for A's subscription", async () => {
-    await bot.app.notify.keys.save({ subscriptionId: 'sub-kept-for-a', orgId: orgA, name: 'billbridge', notificationUrl: hook(), events: ['invoice.updated'], securityKey: 'stored-key-kept-for-a' });
+    await bot.app.notify.keys.save({
+      subscriptionId: 'sub-kept-for-a',
+      orgId: orgA,
+      name: 'billbridge',
+      notificationUrl: hook(),
+      events: ['invoice.updated'],
+      securityKey: 'stored-key-kept-for-a',
+    });
     expect(await askText(bot, 'webhooks delete sub-kept-for-a', 'beta')).not.toContain('Webhook subscription deleted');
     expect(await bot.app.notify.keys.has('sub-kept-for-a')).toBe(true);
-    const inv = sandbox.sandbox.model.org(orgA)!.invoices.all().find((i) => !i.archived)!;
+    const inv = sandbox.sandbox.model
+      .org(orgA)!
+      .invoices.all()
+      .find((i) => !i.archived)!;
     const body = JSON.stringify({
-      metadata: { eventId: randomUUID(), subscriptionId: 'sub-kept-for-a', organizationId: orgA, eventType: 'invoice.updated', version: '1' },
+      metadata: {
+        eventId: randomUUID(),
+        subscriptionId: 'sub-kept-for-a',
+        organizationId: orgA,
+        eventType: 'invoice.updated',
+        version: '1',
+      },
       invoice: inv,
     });
-    expect((await post(hook(), body, { 'x-bill-sha-signature': sign(body, 'stored-key-kept-for-a') })).json).toMatchObject({ status: 'accepted' });
+    expect((await post(hook(), body, { 'x-bill-sha-signature': sign(body, 'stored-key-kept-for-a') })).json).toMatchObject({
+      status: 'accepted',
+    });
   });
 
-  it('a correctly signed event with a forged amount dated 2099 never shows: the invoice card shows BILL\'s amount, then BILL\'s real change', async () => {
+  it("a correctly signed event with a forged amount dated 2099 never shows: the invoice card shows BILL's amount, then BILL's real change", async () => {
     const org = sandbox.sandbox.model.org(orgB)!;
     const inv = org.invoices.all().find((i) => !i.archived && i.status === 'OPEN' && i.totalAmount > 100)!;
     const number = inv.invoiceNumber;
@@ -183,7 +234,12 @@ describe('a webhook key verifies events of its own organisation only', () => {
 
     // BILL changes the invoice for real; its own event says so, and the next answer shows the change.
     clock.advance(2_000);
-    const changed = { ...org.invoices.get(inv.id)!, totalAmount: inv.totalAmount + 10, dueAmount: inv.dueAmount + 10, updatedTime: new Date(clock.now()).toISOString() };
+    const changed = {
+      ...org.invoices.get(inv.id)!,
+      totalAmount: inv.totalAmount + 10,
+      dueAmount: inv.dueAmount + 10,
+      updatedTime: new Date(clock.now()).toISOString(),
+    };
     org.invoices.put(changed);
     const real = invoiceEvent(orgB, changed);
     expect((await post(hook(), real, { 'x-bill-sha-signature': sign(real, KEY_B) })).json).toMatchObject({ status: 'accepted' });
@@ -197,10 +253,20 @@ describe('a webhook key verifies events of its own organisation only', () => {
     const number = inv.invoiceNumber;
     expect(factsOf(await ask(bot, `invoice ${number}`, 'beta')).Total).toBe(money(inv.totalAmount));
     // What the replica held after such an event before this fix (written as if BILL had answered it).
-    await bot.app.mirror.apply(orgB, 'invoice', { ...inv, totalAmount: 888_888.88, dueAmount: 888_888.88, updatedTime: '2099-01-01T00:00:00.000Z' });
+    await bot.app.mirror.apply(orgB, 'invoice', {
+      ...inv,
+      totalAmount: 888_888.88,
+      dueAmount: 888_888.88,
+      updatedTime: '2099-01-01T00:00:00.000Z',
+    });
 
     clock.advance(2_000);
-    const changed = { ...org.invoices.get(inv.id)!, totalAmount: inv.totalAmount + 20, dueAmount: inv.dueAmount + 20, updatedTime: new Date(clock.now()).toISOString() };
+    const changed = {
+      ...org.invoices.get(inv.id)!,
+      totalAmount: inv.totalAmount + 20,
+      dueAmount: inv.dueAmount + 20,
+      updatedTime: new Date(clock.now()).toISOString(),
+    };
     org.invoices.put(changed);
     const real = invoiceEvent(orgB, changed);
     expect((await post(hook(), real, { 'x-bill-sha-signature': sign(real, KEY_B) })).json).toMatchObject({ status: 'accepted' });

@@ -63,7 +63,12 @@ async function usedMemory(): Promise<number> {
 }
 
 /** What one Teams activity and one BILL event leave in the store, as bot.ts, receiver.ts and worker.ts write them. */
-async function deliveries(s: RedisStateStore, from: number, n: number, ttls: { activity: number; event: number; slot: number }): Promise<void> {
+async function deliveries(
+  s: RedisStateStore,
+  from: number,
+  n: number,
+  ttls: { activity: number; event: number; slot: number },
+): Promise<void> {
   const BATCH = 500;
   for (let i = from; i < from + n; i += BATCH) {
     await Promise.all(
@@ -91,7 +96,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(conns.map((c) => c.close()));
-  await redis?.close();
+  await redis.close();
 });
 
 describe('Redis under noeviction does not fill up with deliveries', () => {
@@ -107,11 +112,21 @@ describe('Redis under noeviction does not fill up with deliveries', () => {
 
     const after = await allKeys();
     const memAfter = await usedMemory();
-    const withoutTtlBefore = [...before].filter(([, t]) => t === -1).map(([k]) => k).sort();
-    const withoutTtlAfter = [...after].filter(([, t]) => t === -1).map(([k]) => k).sort();
+    const withoutTtlBefore = [...before]
+      .filter(([, t]) => t === -1)
+      .map(([k]) => k)
+      .sort();
+    const withoutTtlAfter = [...after]
+      .filter(([, t]) => t === -1)
+      .map(([k]) => k)
+      .sort();
     // Only the keys that were there before have no TTL: nothing written per delivery lives for ever.
     expect(withoutTtlAfter).toEqual(withoutTtlBefore);
-    for (const k of withoutTtlAfter) expect(BOUNDED_WITHOUT_TTL.some((re) => re.test(k)), k).toBe(true);
+    for (const k of withoutTtlAfter)
+      expect(
+        BOUNDED_WITHOUT_TTL.some((re) => re.test(k)),
+        k,
+      ).toBe(true);
     // Every index holds no more members than its namespace's entries without TTL (here: one each).
     for (const k of withoutTtlAfter.filter((k) => k.endsWith(':idx'))) expect(await admin.zcard(k), k).toBeLessThanOrEqual(1);
     // What was added is one key per activity mark, per event id mark and per digest slot, each with its TTL.
@@ -164,7 +179,11 @@ describe('Redis under noeviction does not fill up with deliveries', () => {
       const marks = [...keys.keys()].filter((k) => k.includes('{seen-activities}'));
       expect(marks.length).toBeGreaterThanOrEqual(3);
       for (const [k, t] of keys) {
-        if (t === -1) expect(BOUNDED_WITHOUT_TTL.some((re) => re.test(k)), `${k} has no TTL and is not a bounded kind`).toBe(true);
+        if (t === -1)
+          expect(
+            BOUNDED_WITHOUT_TTL.some((re) => re.test(k)),
+            `${k} has no TTL and is not a bounded kind`,
+          ).toBe(true);
       }
       expect(await admin.exists('billbridge:state:{seen-activities}:idx')).toBe(0);
     } finally {

@@ -17,7 +17,7 @@ beforeAll(async () => {
   bot = await startBot({ env: { SECRETS_KEY: randomBytes(32).toString('base64'), USER_COMMANDS_PER_MINUTE: '10000', LOG_LEVEL: 'info' } });
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 /** Every `data` of every action in a card (buttons, and buttons inside containers and action sets). */
@@ -48,7 +48,10 @@ describe('a failing command with secret arguments', () => {
           const activities = [
             personalMessage(`${command.name} ${TYPED}`, { serviceUrl: bot.connector.url }),
             channelMessage(`${command.name} ${TYPED}`, { serviceUrl: bot.connector.url }),
-            groupChatMessage(`${command.name} ${TYPED}`, { serviceUrl: bot.connector.url, chat: `19:chat-${randomBytes(4).toString('hex')}@thread.v2` }),
+            groupChatMessage(`${command.name} ${TYPED}`, {
+              serviceUrl: bot.connector.url,
+              chat: `19:chat-${randomBytes(4).toString('hex')}@thread.v2`,
+            }),
           ];
           for (const activity of activities) {
             const from = bot.connector.messages(activity.conversation.id).length;

@@ -21,8 +21,24 @@ describe('a restart with a changed SECRETS_KEY', () => {
     const first = await startBot({ stateDir, env: { SECRETS_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'info' } });
     const orgId = first.app.sandbox!.credentials.orgId;
     try {
-      await first.app.notify.keys.save({ subscriptionId: 'sub-restart', orgId, name: 'billbridge', notificationUrl: 'https://bot.example.com/api/bill/webhooks', events: ['invoice.updated'], securityKey: WEBHOOK_KEY });
-      await first.app.approvals!.links.put({ tenantId: 't', aadObjectId: 'a', orgId, billUserId: 'u', token: { name: 'sync', value: TOKEN }, teamsUserId: '29:a', linkedAt: 1, updatedAt: 1 });
+      await first.app.notify.keys.save({
+        subscriptionId: 'sub-restart',
+        orgId,
+        name: 'billbridge',
+        notificationUrl: 'https://bot.example.com/api/bill/webhooks',
+        events: ['invoice.updated'],
+        securityKey: WEBHOOK_KEY,
+      });
+      await first.app.approvals!.links.put({
+        tenantId: 't',
+        aadObjectId: 'a',
+        orgId,
+        billUserId: 'u',
+        token: { name: 'sync', value: TOKEN },
+        teamsUserId: '29:a',
+        linkedAt: 1,
+        updatedAt: 1,
+      });
       expect(first.logs.text()).not.toContain(WARNING);
     } finally {
       await first.close();

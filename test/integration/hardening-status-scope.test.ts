@@ -37,7 +37,7 @@ describe('status in multi-organisation mode', () => {
     ({ orgA, orgB } = orgs);
   });
   afterAll(async () => {
-    await orgs?.sandbox.stop();
+    await orgs.sandbox.stop();
   });
 
   it("with only organisation A's Spend & Expense token, a team linked to B reads that S&E is not configured for its organisation; A's team reads it is", async () => {
@@ -69,10 +69,21 @@ describe('status after a restart with a changed SECRETS_KEY', () => {
   afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
 
   it('an admin\'s status says "1 stored secret cannot be opened"; a member\'s status does not mention it', async () => {
-    const first = await startBot({ clock, stateDir, env: { SECRETS_KEY: randomBytes(32).toString('base64'), ADMIN_AAD_OBJECT_IDS: ADMIN.aadObjectId } });
+    const first = await startBot({
+      clock,
+      stateDir,
+      env: { SECRETS_KEY: randomBytes(32).toString('base64'), ADMIN_AAD_OBJECT_IDS: ADMIN.aadObjectId },
+    });
     try {
       const orgId = first.app.sandbox!.credentials.orgId;
-      await first.app.notify.keys.save({ subscriptionId: 'sub-status', orgId, name: 'billbridge', notificationUrl: 'https://bot.example.com/api/bill/webhooks', events: ['invoice.updated'], securityKey: WEBHOOK_KEY });
+      await first.app.notify.keys.save({
+        subscriptionId: 'sub-status',
+        orgId,
+        name: 'billbridge',
+        notificationUrl: 'https://bot.example.com/api/bill/webhooks',
+        events: ['invoice.updated'],
+        securityKey: WEBHOOK_KEY,
+      });
       // With the key it was sealed under, nothing is said.
       const sealedOk = textOf(await ask(first, 'status', 'finance', ADMIN));
       expect(sealedOk).toContain('billbridge status');
@@ -81,7 +92,11 @@ describe('status after a restart with a changed SECRETS_KEY', () => {
       await first.close();
     }
 
-    const changed = await startBot({ clock, stateDir, env: { SECRETS_KEY: randomBytes(32).toString('base64'), ADMIN_AAD_OBJECT_IDS: ADMIN.aadObjectId } });
+    const changed = await startBot({
+      clock,
+      stateDir,
+      env: { SECRETS_KEY: randomBytes(32).toString('base64'), ADMIN_AAD_OBJECT_IDS: ADMIN.aadObjectId },
+    });
     bots.push(changed);
     const admin = JSON.stringify(await ask(changed, 'status', 'finance', ADMIN));
     expect(admin).toContain('1 stored secret cannot be opened with SECRETS_KEY');

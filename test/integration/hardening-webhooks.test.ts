@@ -21,7 +21,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const agent of agents.values()) agent.destroy();
-  await bot?.close();
+  await bot.close();
 });
 
 const sign = (raw: string | Buffer, key = ENV_KEY) => createHmac('sha256', key).update(raw).digest('base64');
@@ -30,7 +30,13 @@ const badSignature = () => randomBytes(32).toString('base64');
 function vendorEvent(): string {
   const orgId = bot.app.sandbox!.credentials.orgId;
   return JSON.stringify({
-    metadata: { eventId: randomUUID(), subscriptionId: 'sub-made-in-the-bill-app', organizationId: orgId, eventType: 'vendor.updated', version: '1' },
+    metadata: {
+      eventId: randomUUID(),
+      subscriptionId: 'sub-made-in-the-bill-app',
+      organizationId: orgId,
+      eventType: 'vendor.updated',
+      version: '1',
+    },
     vendor: { id: '00901VENDOR000000001', name: 'Acme Paper' },
   });
 }
@@ -44,7 +50,12 @@ function deliver(from: string, body: string | Buffer, signature: string | undefi
       method: 'POST',
       agent,
       localAddress: from,
-      headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...(signature === undefined ? {} : { 'x-bill-sha-signature': signature }), ...headers },
+      headers: {
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+        ...(signature === undefined ? {} : { 'x-bill-sha-signature': signature }),
+        ...headers,
+      },
     });
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
@@ -66,10 +77,14 @@ function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
 
 /** Headers promising `bytes` that never come: only an answer given without reading the body arrives. */
 const unsentBody = (from: string, bytes: number, headers: Record<string, string>) =>
-  within(3_000, `a webhook post promising ${bytes} bytes`, headersOnly(hook, { 'content-length': String(bytes), ...headers }, { localAddress: from }));
+  within(
+    3_000,
+    `a webhook post promising ${bytes} bytes`,
+    headersOnly(hook, { 'content-length': String(bytes), ...headers }, { localAddress: from }),
+  );
 
 describe('refused from the headers alone, before the body is read', () => {
-  it('a correctly signed 600 KB body is refused 413: BILL\'s events are a few KB', async () => {
+  it("a correctly signed 600 KB body is refused 413: BILL's events are a few KB", async () => {
     const res = await unsentBody('127.0.0.2', 600 * 1024, { 'content-type': 'application/json', 'x-bill-sha-signature': badSignature() });
     expect(res.status).toBe(413);
     const big = Buffer.concat([Buffer.from('{"metadata":{},"pad":"'), Buffer.alloc(600 * 1024, 0x61), Buffer.from('"}')]);
@@ -78,18 +93,23 @@ describe('refused from the headers alone, before the body is read', () => {
 
   it('a post without a well-formed signature header is refused 401', async () => {
     expect((await unsentBody('127.0.0.2', 100 * 1024, { 'content-type': 'application/json' })).status).toBe(401);
-    expect((await unsentBody('127.0.0.2', 100 * 1024, { 'content-type': 'application/json', 'x-bill-sha-signature': 'not-base64!' })).status).toBe(401);
+    expect(
+      (await unsentBody('127.0.0.2', 100 * 1024, { 'content-type': 'application/json', 'x-bill-sha-signature': 'not-base64!' })).status,
+    ).toBe(401);
   });
 
   it('a form or text post is refused 415', async () => {
     for (const type of ['application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'text/plain']) {
-      expect((await unsentBody('127.0.0.2', 100 * 1024, { 'content-type': type, 'x-bill-sha-signature': badSignature() })).status, type).toBe(415);
+      expect(
+        (await unsentBody('127.0.0.2', 100 * 1024, { 'content-type': type, 'x-bill-sha-signature': badSignature() })).status,
+        type,
+      ).toBe(415);
     }
   });
 });
 
 describe('a sender repeating bad signatures', () => {
-  it('from one address gets 429 after its byte budget, without the body being read, while BILL\'s events are accepted', async () => {
+  it("from one address gets 429 after its byte budget, without the body being read, while BILL's events are accepted", async () => {
     const attacker = '127.0.0.3';
     const body = JSON.stringify({ metadata: { subscriptionId: 'sub-guess' }, pad: 'x'.repeat(2_000) });
     let refused: Awaited<ReturnType<typeof deliver>> | undefined;
@@ -109,11 +129,13 @@ describe('a sender repeating bad signatures', () => {
     expect(sent).toBeLessThan(400);
     expect(Number(refused!.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     // Now refused before reading: a post promising 50 KB is answered without them.
-    expect((await unsentBody(attacker, 50 * 1024, { 'content-type': 'application/json', 'x-bill-sha-signature': badSignature() })).status).toBe(429);
+    expect(
+      (await unsentBody(attacker, 50 * 1024, { 'content-type': 'application/json', 'x-bill-sha-signature': badSignature() })).status,
+    ).toBe(429);
     const event = vendorEvent();
     const res = await deliver(BILL_ADDRESS, event, sign(event));
     expect(res.status).toBe(200);
-    expect(JSON.parse(res.text).status).toBe('accepted');
+    expect((JSON.parse(res.text) as { status?: string }).status).toBe('accepted');
   });
 
   it('from many addresses exhausts the shared budget: new senders get 429, BILL (verified lately) is still accepted', async () => {
@@ -130,7 +152,9 @@ describe('a sender repeating bad signatures', () => {
     expect(new Set(statuses)).toEqual(new Set([401, 429]));
     // Most addresses were refused on their first post: the shared budget, not their own, ran out.
     expect(statuses.filter((s) => s === 401).length).toBeLessThan(60);
-    expect((await unsentBody('127.0.0.99', 200 * 1024, { 'content-type': 'application/json', 'x-bill-sha-signature': badSignature() })).status).toBe(429);
+    expect(
+      (await unsentBody('127.0.0.99', 200 * 1024, { 'content-type': 'application/json', 'x-bill-sha-signature': badSignature() })).status,
+    ).toBe(429);
     const event = vendorEvent();
     const res = await deliver(BILL_ADDRESS, event, sign(event));
     expect(res.status).toBe(200);

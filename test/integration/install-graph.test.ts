@@ -33,10 +33,10 @@ beforeAll(async () => {
   bot = await startBot({ env: { ...issuer.env(APP_ID, TENANT, PASSWORD), ...graph.env() } });
 });
 afterAll(async () => {
-  await bot?.close();
-  await graph?.stop();
-  await login?.stop();
-  await issuer?.stop();
+  await bot.close();
+  await graph.stop();
+  await login.stop();
+  await issuer.stop();
 });
 
 async function install(name: string): Promise<void> {
@@ -45,7 +45,8 @@ async function install(name: string): Promise<void> {
   expect(res.status).toBe(200);
 }
 
-const record = (name: string) => bot.app.state.get<InstallRecord>(NS.conversations, targetKey({ tenantId: TENANT, kind: 'team', id: teamIds(name).team }));
+const record = (name: string) =>
+  bot.app.state.get<InstallRecord>(NS.conversations, targetKey({ tenantId: TENANT, kind: 'team', id: teamIds(name).team }));
 
 describe('a team adds billbridge (app registration, Graph reachable)', () => {
   it('reads the team by its Entra group id with a client-credentials token and keeps its name', async () => {
@@ -72,7 +73,15 @@ describe('a team adds billbridge (app registration, Graph reachable)', () => {
     graph.addTeam({ id: ids.aadGroupId, displayName: 'Treasury', tenantId: TENANT, isArchived: true });
     const before = graph.calls.length;
     await install('treasury');
-    const status = await conversationStatus(bot.app.features.status, { kind: 'channel', tenantId: TENANT, teamId: ids.team, aadGroupId: undefined, channelId: ids.channel, conversationId: ids.channel, serviceUrl: bot.connector.url });
+    const status = await conversationStatus(bot.app.features.status, {
+      kind: 'channel',
+      tenantId: TENANT,
+      teamId: ids.team,
+      aadGroupId: undefined,
+      channelId: ids.channel,
+      conversationId: ids.channel,
+      serviceUrl: bot.connector.url,
+    });
     expect(status.graph).toMatchObject({ state: 'ok', displayName: 'Treasury', isArchived: true });
     expect(status.install).toMatchObject({ recorded: true, aadGroupId: ids.aadGroupId });
     expect(graph.calls.slice(before).map((c) => c.kind)).toEqual(['team']);
@@ -96,14 +105,22 @@ describe('a team adds billbridge (app registration, Graph reachable)', () => {
     expect(await record('payroll')).toMatchObject({ name: 'Payroll', graph: { displayName: 'Payroll' } });
   });
 
-  it('records the install and welcomes even when Graph refuses, and status names Graph\'s error code', async () => {
+  it("records the install and welcomes even when Graph refuses, and status names Graph's error code", async () => {
     const ids = teamIds('unknown');
     // No such team in the Graph stand-in: 404 itemNotFound-style error.
     await install('unknown');
     await bot.connector.waitForMessages(1, ids.team);
     expect(await record('unknown')).toMatchObject({ name: 'unknown', aadGroupId: ids.aadGroupId });
     expect((await record('unknown'))!.graph).toBeUndefined();
-    const status = await conversationStatus(bot.app.features.status, { kind: 'channel', tenantId: TENANT, teamId: ids.team, aadGroupId: undefined, channelId: ids.channel, conversationId: ids.channel, serviceUrl: bot.connector.url });
+    const status = await conversationStatus(bot.app.features.status, {
+      kind: 'channel',
+      tenantId: TENANT,
+      teamId: ids.team,
+      aadGroupId: undefined,
+      channelId: ids.channel,
+      conversationId: ids.channel,
+      serviceUrl: bot.connector.url,
+    });
     expect(status.graph).toEqual({ state: 'error', category: 'notFound', code: 'NotFound', status: 404 });
   });
 
@@ -124,11 +141,15 @@ describe('a team adds billbridge (app registration, Graph reachable)', () => {
     const token = await issuer.token({ aud: APP_ID, serviceUrl: bot.connector.url });
     const before = bot.connector.calls.length;
     expect((await bot.send(activity, { authorization: `Bearer ${token}` })).status).toBe(200);
-    const created = await bot.connector.waitFor((calls) => calls.slice(before).find((c) => c.kind === 'createConversation'), 10_000, 'a new conversation in the selected channel');
+    const created = await bot.connector.waitFor(
+      (calls) => calls.slice(before).find((c) => c.kind === 'createConversation'),
+      10_000,
+      'a new conversation in the selected channel',
+    );
     expect(created.status).toBe(201);
     expect(created.headers.authorization).toMatch(/^Bearer \S+$/);
     expect(created.body).toMatchObject({ isGroup: true, channelData: { channel: { id: ids.channel } } });
-    const card = created.body.activity.attachments.find((a: { contentType: string }) => a.contentType === 'application/vnd.microsoft.card.adaptive').content;
+    const card = created.body?.activity?.attachments?.find((a) => a.contentType === 'application/vnd.microsoft.card.adaptive')?.content;
     expect(JSON.stringify(card)).toContain('billbridge joined collections');
     // Not a second welcome where the event came from.
     expect(bot.connector.messages(ids.team)).toHaveLength(0);
@@ -138,14 +159,21 @@ describe('a team adds billbridge (app registration, Graph reachable)', () => {
   it('falls back to the channel the event came through when Teams refuses the selected one', async () => {
     const ids = teamIds('disputes');
     graph.addTeam({ id: ids.aadGroupId, displayName: 'Disputes', tenantId: TENANT });
-    const stop = bot.connector.script((call) => (call.kind === 'createConversation' ? { status: 403, body: { error: { code: 'BotNotInConversationRoster', message: 'The bot is not part of the conversation roster.' } } } : undefined));
+    const stop = bot.connector.script((call) =>
+      call.kind === 'createConversation'
+        ? {
+            status: 403,
+            body: { error: { code: 'BotNotInConversationRoster', message: 'The bot is not part of the conversation roster.' } },
+          }
+        : undefined,
+    );
     try {
       const activity = installationUpdate('add', { serviceUrl: bot.connector.url, name: 'disputes' });
       activity.channelData.settings.selectedChannel.id = ids.channel;
       const token = await issuer.token({ aud: APP_ID, serviceUrl: bot.connector.url });
       expect((await bot.send(activity, { authorization: `Bearer ${token}` })).status).toBe(200);
       const [welcome] = await bot.connector.waitForMessages(1, ids.team);
-      expect(JSON.stringify(welcome!.body.attachments[0].content)).toContain('billbridge joined disputes');
+      expect(JSON.stringify(welcome!.body?.attachments?.[0]?.content)).toContain('billbridge joined disputes');
       expect(bot.logs.text()).toContain('welcome to the selected channel failed');
     } finally {
       stop();
@@ -168,7 +196,15 @@ describe('local mode (no app id)', () => {
       await local.connector.waitForMessages(1, teamIds('local').team);
       expect(graph.calls.length).toBe(before);
       const ids = teamIds('local');
-      const status = await conversationStatus(local.app.features.status, { kind: 'channel', tenantId: TENANT, teamId: ids.team, aadGroupId: ids.aadGroupId, channelId: ids.channel, conversationId: ids.channel, serviceUrl: local.connector.url });
+      const status = await conversationStatus(local.app.features.status, {
+        kind: 'channel',
+        tenantId: TENANT,
+        teamId: ids.team,
+        aadGroupId: ids.aadGroupId,
+        channelId: ids.channel,
+        conversationId: ids.channel,
+        serviceUrl: local.connector.url,
+      });
       expect(status.graph).toEqual({ state: 'skipped', reason: 'local mode: no MicrosoftAppId, so Graph is not called' });
     } finally {
       await local.close();
@@ -234,14 +270,20 @@ describe('the Graph client on its own', () => {
   it('on 429 reports Retry-After to the limiter, waits that long, and retries once', async () => {
     const ids = teamIds('direct429');
     graph.addTeam({ id: ids.aadGroupId, displayName: 'Direct 429', tenantId: TENANT });
-    graph.failNext('team', 1, { status: 429, headers: { 'Retry-After': '0.25' }, body: { error: { code: 'TooManyRequests', message: 'Please retry again later.' } } });
+    graph.failNext('team', 1, {
+      status: 429,
+      headers: { 'Retry-After': '0.25' },
+      body: { error: { code: 'TooManyRequests', message: 'Please retry again later.' } },
+    });
     const sleeps: number[] = [];
     const { teams, runs, throttles, limiter } = client(sleeps);
     try {
       const team = await teams.getTeam(TENANT, ids.aadGroupId);
       expect(team.displayName).toBe('Direct 429');
       expect(sleeps).toEqual([250]);
-      expect(throttles).toEqual([{ upstream: { service: 'graph', tenantId: TENANT, teamId: ids.aadGroupId }, throttle: { kind: 'retryAfter', ms: 250 } }]);
+      expect(throttles).toEqual([
+        { upstream: { service: 'graph', tenantId: TENANT, teamId: ids.aadGroupId }, throttle: { kind: 'retryAfter', ms: 250 } },
+      ]);
       expect(runs.filter((r) => r.service === 'graph')).toHaveLength(2);
     } finally {
       teams.close();
@@ -252,7 +294,11 @@ describe('the Graph client on its own', () => {
   it('gives up with a typed error when Graph keeps throttling longer than a person can wait', async () => {
     const ids = teamIds('slow');
     graph.addTeam({ id: ids.aadGroupId, displayName: 'Slow', tenantId: TENANT });
-    graph.failNext('team', 1, { status: 429, headers: { 'Retry-After': '120' }, body: { error: { code: 'TooManyRequests', message: 'Please retry again later.' } } });
+    graph.failNext('team', 1, {
+      status: 429,
+      headers: { 'Retry-After': '120' },
+      body: { error: { code: 'TooManyRequests', message: 'Please retry again later.' } },
+    });
     const sleeps: number[] = [];
     const { teams, limiter } = client(sleeps);
     try {

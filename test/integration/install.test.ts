@@ -26,7 +26,7 @@ beforeAll(async () => {
   bot = await startBot();
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 const teamKey = (name: string, tenant = TENANT) => targetKey({ tenantId: tenant, kind: 'team', id: teamIds(name).team });
@@ -59,7 +59,14 @@ describe('billbridge is added to a team', () => {
     expect(cardText(card)).toContain('Show all commands');
 
     const record = await bot.app.state.get<InstallRecord>(NS.conversations, teamKey(name));
-    expect(record).toMatchObject({ tenantId: TENANT, kind: 'team', targetId: ids.team, aadGroupId: ids.aadGroupId, name, installedBy: DEFAULT_USER.aadObjectId });
+    expect(record).toMatchObject({
+      tenantId: TENANT,
+      kind: 'team',
+      targetId: ids.team,
+      aadGroupId: ids.aadGroupId,
+      name,
+      installedBy: DEFAULT_USER.aadObjectId,
+    });
     expect(record!.reference).toMatchObject({
       conversation: { id: ids.team },
       serviceUrl: bot.connector.url,
@@ -84,7 +91,10 @@ describe('billbridge is added to a team', () => {
     await bot.send(botMembership('added', { serviceUrl: bot.connector.url, name }));
     await bot.connector.waitForMessages(1, ids.team);
     // A personal message after the three events proves they were all processed.
-    const marker = personalMessage('help', { serviceUrl: bot.connector.url, from: { aadObjectId: '22222222-0000-4000-8000-0000000000aa' } });
+    const marker = personalMessage('help', {
+      serviceUrl: bot.connector.url,
+      from: { aadObjectId: '22222222-0000-4000-8000-0000000000aa' },
+    });
     await bot.send(marker);
     await bot.connector.waitForMessages(1, marker.conversation.id);
     expect(bot.connector.messages(ids.team)).toHaveLength(1);
@@ -92,7 +102,7 @@ describe('billbridge is added to a team', () => {
 });
 
 describe('billbridge is removed from a team', () => {
-  it('deletes the team\'s reference, binding and subscriptions, and leaves other teams alone', async () => {
+  it("deletes the team's reference, binding and subscriptions, and leaves other teams alone", async () => {
     const name = 'leaving';
     const ids = teamIds(name);
     await bot.send(installationUpdate('add', { serviceUrl: bot.connector.url, name }));
@@ -104,12 +114,20 @@ describe('billbridge is removed from a team', () => {
     await state.set(NS.subscriptions, `${teamKey(name)}|19:channel-a@thread.tacv2|bill.created`, { events: ['bill.created'] });
     await state.set(NS.subscriptions, 'sub-by-value', { tenantId: TENANT, teamId: ids.team, channelId: '19:channel-b@thread.tacv2' });
     await state.set(NS.subscriptions, `${teamKey('staying')}|19:c@thread.tacv2|bill.created`, { events: ['bill.created'] });
-    await state.set(NS.bindings, teamKey(name), { tenantId: TENANT, kind: 'team', targetId: ids.team, orgId: 'org-x', linkedBy: undefined, linkedAt: 0 });
+    await state.set(NS.bindings, teamKey(name), {
+      tenantId: TENANT,
+      kind: 'team',
+      targetId: ids.team,
+      orgId: 'org-x',
+      linkedBy: undefined,
+      linkedAt: 0,
+    });
 
     await bot.send(installationUpdate('remove', { serviceUrl: bot.connector.url, name }));
     await bot.send(botMembership('removed', { serviceUrl: bot.connector.url, name }));
 
-    const everything = async () => JSON.stringify(await Promise.all([NS.conversations, NS.bindings, NS.subscriptions, NS.digests].map((ns) => state.entries(ns))));
+    const everything = async () =>
+      JSON.stringify(await Promise.all([NS.conversations, NS.bindings, NS.subscriptions, NS.digests].map((ns) => state.entries(ns))));
     const left = await everything();
     expect(left).not.toContain(ids.team);
     expect(left).not.toContain(ids.aadGroupId);
@@ -131,7 +149,11 @@ describe('a person installs billbridge for themselves', () => {
     expect(cardText(card)).toContain("Hi, I'm billbridge");
     expect(cardText(card)).toContain('no mention needed');
     const key = targetKey({ tenantId: TENANT, kind: 'chat', id: add.conversation.id });
-    expect(await bot.app.state.get<InstallRecord>(NS.conversations, key)).toMatchObject({ kind: 'chat', conversationType: 'personal', installedBy: from.aadObjectId });
+    expect(await bot.app.state.get<InstallRecord>(NS.conversations, key)).toMatchObject({
+      kind: 'chat',
+      conversationType: 'personal',
+      installedBy: from.aadObjectId,
+    });
 
     await bot.send(personalInstallation('remove', { serviceUrl: bot.connector.url, from }));
     expect(await bot.app.state.get(NS.conversations, key)).toBeUndefined();
@@ -157,7 +179,9 @@ describe('another tenant adds billbridge', () => {
       const stats = guarded.app.sandbox!.stats();
       expect({ logins: stats.logins, requests: stats.requests }).toEqual({ logins: 0, requests: 0 });
       // Its removal event touches nothing either (nothing to touch, and no error).
-      expect((await guarded.send(installationUpdate('remove', { serviceUrl: guarded.connector.url, name, tenant: OTHER_TENANT }))).status).toBe(200);
+      expect(
+        (await guarded.send(installationUpdate('remove', { serviceUrl: guarded.connector.url, name, tenant: OTHER_TENANT }))).status,
+      ).toBe(200);
     } finally {
       await guarded.close();
     }

@@ -4,22 +4,30 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { startBot, type TestBot } from '../harness/bot.js';
-import { ConnectorStandIn } from '../harness/connector.js';
+import { ConnectorStandIn, type ConnectorCall } from '../harness/connector.js';
 import { expectValidCard, tableRows, textOf } from '../harness/finance.js';
 
 const channel = (n: number) => `19:channel-load-${n}@thread.tacv2`;
-const user = (n: number) => ({ id: `29:user-${n}`, aadObjectId: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`, name: `User ${n}` });
+const user = (n: number) => ({
+  id: `29:user-${n}`,
+  aadObjectId: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+  name: `User ${n}`,
+});
 
 /** Posts every command at once and waits until each conversation has its answer; returns the answer cards in order. */
-async function sayAll(bot: TestBot, lines: Array<{ text: string; channel: string; from: ReturnType<typeof user> }>): Promise<any[]> {
+async function sayAll(bot: TestBot, lines: Array<{ text: string; channel: string; from: ReturnType<typeof user> }>) {
   const sent = await Promise.all(lines.map((l) => bot.say(l.text, { channel: l.channel, from: l.from })));
   for (const s of sent) expect(s.status).toBe(200);
-  const ids = sent.map((s) => s.activity.conversation.id as string);
-  const replies = await bot.connector.waitFor((calls) => {
-    const byConversation = new Map<string, any>();
-    for (const c of calls) if (c.body?.type === 'message' && c.status < 300) byConversation.set(c.conversationId!, c);
-    return ids.every((id) => byConversation.has(id)) ? ids.map((id) => byConversation.get(id)) : undefined;
-  }, 15_000, `${ids.length} answers`);
+  const ids = sent.map((s) => s.activity.conversation.id);
+  const replies = await bot.connector.waitFor(
+    (calls) => {
+      const byConversation = new Map<string, ConnectorCall>();
+      for (const c of calls) if (c.body?.type === 'message' && c.status < 300) byConversation.set(c.conversationId!, c);
+      return ids.every((id) => byConversation.has(id)) ? ids.map((id) => byConversation.get(id)!) : undefined;
+    },
+    15_000,
+    `${ids.length} answers`,
+  );
   return replies.map((r) => ConnectorStandIn.card(r));
 }
 
@@ -29,12 +37,19 @@ describe('200 concurrent commands across 20 channels on one organisation', () =>
     bot = await startBot({ env: { SANDBOX_LATENCY_MS: '20' } });
   });
   afterAll(async () => {
-    await bot?.close();
+    await bot.close();
   });
 
   it('never has more than 3 BILL calls in flight, gets no BDC_1322, and answers every command', async () => {
     const org = bot.app.sandbox!.org;
-    const vendorPrefixes = [...new Set(org.vendors.all().filter((v) => !v.archived).map((v) => v.name.slice(0, 4)))];
+    const vendorPrefixes = [
+      ...new Set(
+        org.vendors
+          .all()
+          .filter((v) => !v.archived)
+          .map((v) => v.name.slice(0, 4)),
+      ),
+    ];
     const billNumbers = org.bills.all().map((b) => b.invoice!.invoiceNumber!);
     const invoiceNumbers = org.invoices.all().map((i) => i.invoiceNumber);
     // Bills by BILL id: each is its own BILL call (names come from the org's replicas once built, and every
@@ -54,7 +69,11 @@ describe('200 concurrent commands across 20 channels on one organisation', () =>
       () => 'invoices overdue',
       (k: number) => (k % 2 ? 'spend transactions' : 'spend budgets'),
     ];
-    const lines = Array.from({ length: 200 }, (_, k) => ({ text: kinds[k % kinds.length]!(k), channel: channel(k % 20), from: user(k % 40) }));
+    const lines = Array.from({ length: 200 }, (_, k) => ({
+      text: kinds[k % kinds.length]!(k),
+      channel: channel(k % 20),
+      from: user(k % 40),
+    }));
     bot.app.sandbox!.resetStats();
     const cards = await sayAll(bot, lines);
     const stats = bot.app.sandbox!.stats();
@@ -79,14 +98,17 @@ describe('50 identical questions at once', () => {
     bot = await startBot({ clock: new ManualClock(Date.parse('2026-03-10T15:30:00.000Z')), env: { SANDBOX_LATENCY_MS: '20' } });
   });
   afterAll(async () => {
-    await bot?.close();
+    await bot.close();
   });
 
-  it('cost BILL one answer\'s list calls, not 50 times as many', async () => {
+  it("cost BILL one answer's list calls, not 50 times as many", async () => {
     const before = bot.app.sandbox!.stats().requestsByPath;
     bot.app.sandbox!.clearRequests();
     // A channel each: this clock does not move, so a channel's Bot Connector window would never slide.
-    const cards = await sayAll(bot, Array.from({ length: 50 }, (_, k) => ({ text: 'bills due', channel: channel(100 + k), from: user(k) })));
+    const cards = await sayAll(
+      bot,
+      Array.from({ length: 50 }, (_, k) => ({ text: 'bills due', channel: channel(100 + k), from: user(k) })),
+    );
     // The first answer in an organisation starts its open-bills replica in the background; once it is built, BILL
     // has seen every call these 50 answers caused.
     const orgId = bot.app.sandbox!.org.id;
@@ -97,7 +119,11 @@ describe('50 identical questions at once', () => {
     const today = '2026-03-10';
     const open = org.bills.all().filter((b) => !b.archived && b.paymentStatus !== 'PAID');
     const pages = (n: number) => Math.max(1, Math.ceil(n / 100));
-    const oneAnswer = pages(open.filter((b) => b.dueDate >= today && b.dueDate <= new Date(Date.parse(today) + 7 * 86_400_000).toISOString().slice(0, 10)).length) + pages(open.filter((b) => b.dueDate < today).length);
+    const oneAnswer =
+      pages(
+        open.filter((b) => b.dueDate >= today && b.dueDate <= new Date(Date.parse(today) + 7 * 86_400_000).toISOString().slice(0, 10))
+          .length,
+      ) + pages(open.filter((b) => b.dueDate < today).length);
     const lists = bot.app.sandbox!.requests().filter((r) => r.route === 'GET /v3/bills');
     expect(lists.filter((r) => r.filters?.includes('dueDate')).length).toBe(oneAnswer);
     // ...and the replica was built once, open bills only, 100 a page.
@@ -120,14 +146,29 @@ describe('an hourly budget of 10 BILL requests', () => {
     bot = await startBot({ clock: new ManualClock(Date.parse('2026-03-10T10:30:00.000Z')), env: { LIMIT_BILL_REQUESTS_PER_HOUR: '10' } });
   });
   afterAll(async () => {
-    await bot?.close();
+    await bot.close();
   });
 
   it('makes exactly 10 calls; the command that would make the 11th says when the budget resets', async () => {
     // The org's mirror answers most of these once built; bills by BILL id each need their own call.
-    const byId = bot.app.sandbox!.org.bills.all().slice(0, 3).map((b) => `bill ${b.id}`);
-    const commands = ['bills due', 'payments', 'vendor acme', 'customer contoso', 'bills due 30', 'payments 25', 'vendor summit', 'customer fabrikam', 'bills due 60', 'payments 40', ...byId];
-    let refused: any;
+    const byId = bot.app
+      .sandbox!.org.bills.all()
+      .slice(0, 3)
+      .map((b) => `bill ${b.id}`);
+    const commands = [
+      'bills due',
+      'payments',
+      'vendor acme',
+      'customer contoso',
+      'bills due 30',
+      'payments 25',
+      'vendor summit',
+      'customer fabrikam',
+      'bills due 60',
+      'payments 40',
+      ...byId,
+    ];
+    let refused: ReturnType<typeof ConnectorStandIn.card> | undefined;
     let n = 0;
     for (const text of commands) {
       // A channel each: this clock does not move, so one channel's Bot Connector window would never slide.

@@ -15,7 +15,7 @@ describe('with METRICS_TOKEN set', () => {
     bot = await startBot({ env: { METRICS_TOKEN: TOKEN } });
   });
   afterAll(async () => {
-    await bot?.close();
+    await bot.close();
   });
 
   it('a browser without the token gets 401 and no metrics', async () => {
@@ -33,19 +33,23 @@ describe('with METRICS_TOKEN set', () => {
     }
   });
 
-  it('the operator\'s scraper with the bearer token gets the metrics', async () => {
+  it("the operator's scraper with the bearer token gets the metrics", async () => {
     const res = await get(`${bot.url}/metrics`, { authorization: `Bearer ${TOKEN}` });
     expect(res.status).toBe(200);
     expect(String(res.headers['content-type'])).toMatch(/^text\/plain; version=0\.0\.4/);
     expect(res.text).toMatch(/^billbridge_cache_entries \d+$/m);
   });
 
-  it('after a team\'s commands ran, no organisation id or tenant id appears in the metrics', async () => {
+  it("after a team's commands ran, no organisation id or tenant id appears in the metrics", async () => {
     const orgId = bot.app.sandbox!.credentials.orgId;
     const res = await bot.say('bills due', { channel: CHANNEL });
     await bot.connector.waitForMessages(1, res.activity.conversation.id);
     // What Graph calls for a tenant (install, roster) count against: its per-tenant budget.
-    await bot.app.limiter.run({ service: 'graph', tenantId: TENANT, teamId: '19:team-metrics@thread.tacv2' }, { priority: 'background' }, async () => 'ok');
+    await bot.app.limiter.run(
+      { service: 'graph', tenantId: TENANT, teamId: '19:team-metrics@thread.tacv2' },
+      { priority: 'background' },
+      async () => 'ok',
+    );
     await bot.app.limiter.run({ service: 'identity', tenantId: TENANT }, { priority: 'background' }, async () => 'ok');
     const body = (await get(`${bot.url}/metrics`, { authorization: `Bearer ${TOKEN}` })).text;
     // The per-org and per-tenant rows are there, under one-way names.
@@ -63,10 +67,10 @@ describe('with neither METRICS_TOKEN nor METRICS_PORT', () => {
     bot = await startBot();
   });
   afterAll(async () => {
-    await bot?.close();
+    await bot.close();
   });
 
-  it('the bot\'s port does not serve /metrics at all', async () => {
+  it("the bot's port does not serve /metrics at all", async () => {
     const res = await get(`${bot.url}/metrics`);
     expect(res.status).toBe(404);
     expect(res.text).not.toContain('billbridge_');
@@ -79,10 +83,10 @@ describe('with METRICS_PORT', () => {
     bot = await startBot({ env: { METRICS_PORT: '0' } });
   });
   afterAll(async () => {
-    await bot?.close();
+    await bot.close();
   });
 
-  it('serves /metrics on its own listener on 127.0.0.1, and not on the bot\'s port', async () => {
+  it("serves /metrics on its own listener on 127.0.0.1, and not on the bot's port", async () => {
     const url = bot.app.metricsUrl!;
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(url).not.toBe(bot.url);
@@ -100,7 +104,7 @@ describe('with METRICS_PORT and METRICS_TOKEN', () => {
     bot = await startBot({ env: { METRICS_PORT: '0', METRICS_TOKEN: TOKEN } });
   });
   afterAll(async () => {
-    await bot?.close();
+    await bot.close();
   });
 
   it('the metrics listener asks for the token too', async () => {

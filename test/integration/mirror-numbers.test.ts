@@ -14,7 +14,7 @@ beforeAll(async () => {
   bot = await startBot({ clock });
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 describe('lookups by number', () => {
@@ -31,7 +31,8 @@ describe('lookups by number', () => {
     expect(await found(`# ${a!.invoice!.invoiceNumber!.toLowerCase()}`)).toEqual([a!.id]);
     clock.advance(1_000);
     const shared = 'SHARED-77';
-    for (const x of [a!, b!, c!]) await mirror.apply(org.id, 'bill', org.bills.put({ ...x, invoice: { ...x.invoice, invoiceNumber: shared }, updatedTime: iso() }));
+    for (const x of [a!, b!, c!])
+      await mirror.apply(org.id, 'bill', org.bills.put({ ...x, invoice: { ...x.invoice, invoiceNumber: shared }, updatedTime: iso() }));
     expect(await found(shared)).toEqual([a!.id, b!.id, c!.id].sort());
     expect(await found(a!.invoice!.invoiceNumber!)).toEqual([]);
     clock.advance(1_000);

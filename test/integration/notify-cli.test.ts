@@ -46,17 +46,21 @@ beforeAll(async () => {
   registerSecrets(() => [SECRETS_KEY, ...sb.sandbox.org.subscriptions.all().map((s) => s.securityKey)]);
 });
 afterAll(async () => {
-  await sb?.stop();
+  await sb.stop();
   rmSync(cwd, { recursive: true, force: true });
 });
 
 function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(join(repo, 'node_modules/.bin/tsx'), [join(repo, 'src/cli/webhooks.ts'), ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(join(repo, 'node_modules/.bin/tsx'), [join(repo, 'src/cli/webhooks.ts'), ...args], {
+      cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('exit', (code) => done({ code, stdout, stderr }));
   });
 }
@@ -81,15 +85,39 @@ describe('npm run webhooks', () => {
     expect(audit).toContain('"userId":"cli:');
 
     // The bot, started on the same state, verifies BILL's events with that key.
-    const bot = await startBot({ stateDir: env.STATE_DIR, env: { BILL_BASE_URL: env.BILL_BASE_URL!, BILL_EVENTS_BASE_URL: env.BILL_EVENTS_BASE_URL!, BILL_DEV_KEY: env.BILL_DEV_KEY!, BILL_USERNAME: env.BILL_USERNAME!, BILL_PASSWORD: env.BILL_PASSWORD!, BILL_ORG_ID: env.BILL_ORG_ID!, SECRETS_KEY } });
+    const bot = await startBot({
+      stateDir: env.STATE_DIR,
+      env: {
+        BILL_BASE_URL: env.BILL_BASE_URL!,
+        BILL_EVENTS_BASE_URL: env.BILL_EVENTS_BASE_URL!,
+        BILL_DEV_KEY: env.BILL_DEV_KEY!,
+        BILL_USERNAME: env.BILL_USERNAME!,
+        BILL_PASSWORD: env.BILL_PASSWORD!,
+        BILL_ORG_ID: env.BILL_ORG_ID!,
+        SECRETS_KEY,
+      },
+    });
     try {
-      const body = JSON.stringify({ metadata: { eventId: randomUUID(), subscriptionId: subs[0]!.id, organizationId: sb.credentials.orgId, eventType: 'vendor.created', version: '1' }, vendor: { id: sb.sandbox.org.vendors.all()[0]!.id, name: 'New Vendor' } });
-      const ok = await post(`${bot.url}/api/bill/webhooks`, body, { 'x-bill-sha-signature': createHmac('sha256', key).update(body).digest('base64') });
-      expect(ok.json.status).toBe('accepted');
+      const body = JSON.stringify({
+        metadata: {
+          eventId: randomUUID(),
+          subscriptionId: subs[0]!.id,
+          organizationId: sb.credentials.orgId,
+          eventType: 'vendor.created',
+          version: '1',
+        },
+        vendor: { id: sb.sandbox.org.vendors.all()[0]!.id, name: 'New Vendor' },
+      });
+      const ok = await post(`${bot.url}/api/bill/webhooks`, body, {
+        'x-bill-sha-signature': createHmac('sha256', key).update(body).digest('base64'),
+      });
+      expect(ok.json?.status).toBe('accepted');
       // While the bot holds STATE_DIR the CLI does not open it behind its back: it says who holds it.
       const refused = await cli('list');
       expect(refused.code).toBe(1);
-      expect(refused.stderr).toContain(`billbridge webhooks: STATE_DIR ${env.STATE_DIR!} is in use by another billbridge process (pid ${process.pid})`);
+      expect(refused.stderr).toContain(
+        `billbridge webhooks: STATE_DIR ${env.STATE_DIR!} is in use by another billbridge process (pid ${process.pid})`,
+      );
     } finally {
       await bot.close();
     }
@@ -106,13 +134,18 @@ describe('npm run webhooks', () => {
     expect(list.stdout).toContain('key stored');
   }, 60_000);
 
-  it('respects BILL\'s 10 subscriptions per organisation, refuses http URLs, and deletes', async () => {
+  it("respects BILL's 10 subscriptions per organisation, refuses http URLs, and deletes", async () => {
     const id = sb.sandbox.org.subscriptions.all()[0]!.id;
     expect((await cli('delete', id)).code).toBe(0);
     expect(sb.sandbox.org.subscriptions.all()).toHaveLength(0);
     const org = (await import('../harness/sandbox.js')).billClient(sb);
     try {
-      for (let i = 0; i < 10; i++) await org.gateway.org(sb.credentials.orgId).subscriptions.create({ name: `other ${i}`, events: [{ type: 'vendor.created', version: '1' }], notificationUrl: `https://elsewhere.example.com/${i}` });
+      for (let i = 0; i < 10; i++)
+        await org.gateway.org(sb.credentials.orgId).subscriptions.create({
+          name: `other ${i}`,
+          events: [{ type: 'vendor.created', version: '1' }],
+          notificationUrl: `https://elsewhere.example.com/${i}`,
+        });
     } finally {
       await org.close();
     }

@@ -24,14 +24,14 @@ beforeAll(async () => {
   bot = await startBot({ env: { ADMIN_AAD_OBJECT_IDS: ADMIN, LOG_LEVEL: 'info', SECRETS_KEY: randomBytes(32).toString('base64') } });
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
 /** Says something in a channel and returns the card of the bot's reply in that thread. */
-async function say(text: string, channel: string): Promise<any> {
+async function say(text: string, channel: string) {
   const res = await bot.say(text, { channel });
   expect(res.status).toBe(200);
-  const conv = res.activity.conversation.id as string;
+  const conv = res.activity.conversation.id;
   const [reply] = await bot.connector.waitForMessages(1, conv);
   const card = ConnectorStandIn.card(reply!);
   // Every answer is a valid Adaptive Card 1.5 well under Teams' limits.
@@ -40,13 +40,15 @@ async function say(text: string, channel: string): Promise<any> {
   return card;
 }
 
-const sandbox = (method: string, path: string, body?: unknown): Promise<any> => sandboxControlOk(bot.app.sandbox!.url, method, path, body);
+const sandbox = (method: string, path: string, body?: unknown) => sandboxControlOk(bot.app.sandbox!.url, method, path, body);
 
 /** Posts in a channel (top level: the bare channel id), as opposed to replies in a command's thread. */
 const posts = (channel: string): ConnectorCall[] => bot.connector.messages(channel);
 
 function unpaidBill(): { id: string; vendorName: string; number: string; dueAmount: number } {
-  const b = bot.app.sandbox!.org.bills.all().find((x) => x.paymentStatus === 'UNPAID' && !x.archived && (x.dueAmount ?? x.amount) > 100 && x.invoice?.invoiceNumber)!;
+  const b = bot.app
+    .sandbox!.org.bills.all()
+    .find((x) => x.paymentStatus === 'UNPAID' && !x.archived && (x.dueAmount ?? x.amount) > 100 && x.invoice?.invoiceNumber)!;
   return { id: b.id, vendorName: b.vendorName!, number: b.invoice!.invoiceNumber!, dueAmount: b.dueAmount ?? b.amount };
 }
 
@@ -65,7 +67,9 @@ describe('setting up', () => {
     const subs = bot.app.sandbox!.org.subscriptions.all();
     expect(subs).toHaveLength(1);
     expect(subs[0]!.notificationUrl).toBe(`${bot.url}/api/bill/webhooks`);
-    expect(subs[0]!.events.map((e) => e.type)).toEqual(expect.arrayContaining(['bill.updated', 'payment.updated', 'payment.failed', 'invoice.updated', 'vendor.created']));
+    expect(subs[0]!.events.map((e) => e.type)).toEqual(
+      expect.arrayContaining(['bill.updated', 'payment.updated', 'payment.failed', 'invoice.updated', 'vendor.created']),
+    );
     const key = subs[0]!.securityKey;
     expect(JSON.stringify(card)).not.toContain(key);
     expect(bot.app.secrets.has(key)).toBe(true);
@@ -90,7 +94,10 @@ describe('setting up', () => {
   });
 
   it('refuses people who are not billbridge admins, and records the refusal', async () => {
-    const res = await bot.say('webhooks', { channel: AP, from: { id: '29:mallory', aadObjectId: '99999999-0000-4000-8000-000000000099', name: 'Mallory' } });
+    const res = await bot.say('webhooks', {
+      channel: AP,
+      from: { id: '29:mallory', aadObjectId: '99999999-0000-4000-8000-000000000099', name: 'Mallory' },
+    });
     const [reply] = await bot.connector.waitForMessages(1, res.activity.conversation.id);
     expect(JSON.stringify(ConnectorStandIn.card(reply!))).toContain('Only billbridge admins');
   });
@@ -114,12 +121,19 @@ describe('setting up', () => {
 
 async function readAudit(): Promise<AuditRecord[]> {
   const text = await readFile(`${bot.stateDir}/audit.log`, 'utf8');
-  return text.trim().split('\n').map((l) => JSON.parse(l) as AuditRecord);
+  return text
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as AuditRecord);
 }
 
 describe('a bill is paid in BILL', () => {
   it('posts exactly one card in each subscribed channel and none elsewhere', async () => {
-    bot.connector.failSends(1, { status: 403, body: { error: { code: 'BotNotInConversationRoster', message: 'The bot is not part of the conversation roster.' } } }, GONE);
+    bot.connector.failSends(
+      1,
+      { status: 403, body: { error: { code: 'BotNotInConversationRoster', message: 'The bot is not part of the conversation roster.' } } },
+      GONE,
+    );
     const bill = unpaidBill();
     await sandbox('POST', `/bills/${bill.id}/pay`, {});
     await settled();
@@ -140,7 +154,7 @@ describe('a bill is paid in BILL', () => {
       expect(checkCard(card).problems).toEqual([]);
       expect(checkCard(card).bytes).toBeLessThan(40 * 1024);
       expect(JSON.stringify(card)).toContain('notify.refresh');
-      expect(c.body.conversation.id).toBe(c.conversationId);
+      expect(c.body?.conversation?.id).toBe(c.conversationId);
     }
     expect(bot.app.sandbox!.stats().webhooks.failed).toBe(0);
   });
@@ -151,7 +165,9 @@ describe('a bill is paid in BILL', () => {
     expect(posts(GONE)).toHaveLength(0);
     const target = { tenantId: TENANT, teamId: teamIds().team, channelId: GONE };
     expect(await bot.app.notify.subscriptions.forChannel(target)).toEqual([]);
-    expect(bot.logs.records().some((r) => r.msg === 'bot is no longer in the channel; its subscriptions are removed' && r.channelId === GONE)).toBe(true);
+    expect(
+      bot.logs.records().some((r) => r.msg === 'bot is no longer in the channel; its subscriptions are removed' && r.channelId === GONE),
+    ).toBe(true);
     const audit = (await readAudit()).filter((r) => r.kind === 'admin' && r.action === 'unsubscribe' && r.channelId === GONE);
     expect(audit).toHaveLength(1);
   });
@@ -166,25 +182,29 @@ describe('a bill is paid in BILL', () => {
     expect(text).not.toMatch(/"color":"(Attention|Warning|Good)"/);
   });
 
-  it('Refresh redraws the card from BILL\'s current record', async () => {
+  it("Refresh redraws the card from BILL's current record", async () => {
     const [billCard] = posts(AP);
-    const action = ConnectorStandIn.card(billCard!).actions.find((a: any) => a.title === 'Refresh');
+    const action = ConnectorStandIn.card(billCard!).actions?.find((a) => a.title === 'Refresh');
     const base = channelMessage('', { serviceUrl: bot.connector.url, channel: AP });
-    const res = await bot.send(executeInvoke(action.data, base));
+    const res = await bot.send(executeInvoke(action!.data!, base));
     expect(res.status).toBe(200);
-    expect(res.json.type).toBe('application/vnd.microsoft.card.adaptive');
-    const text = JSON.stringify(res.json.value);
+    expect(res.json?.type).toBe('application/vnd.microsoft.card.adaptive');
+    const text = JSON.stringify(res.json?.value);
     expect(text).toContain('is paid');
     expect(text).toContain('Refreshed from BILL');
-    expect(checkCard(res.json.value).problems).toEqual([]);
+    expect(checkCard(res.json?.value).problems).toEqual([]);
   });
 });
 
 describe('Teams pushes back', () => {
   it('a throttled send (429) is delivered once, after Retry-After', async () => {
-    bot.connector.failSends(1, { status: 429, headers: { 'Retry-After': '1' }, body: { error: { code: 'Throttled', message: 'slow down' } } }, AP);
+    bot.connector.failSends(
+      1,
+      { status: 429, headers: { 'Retry-After': '1' }, body: { error: { code: 'Throttled', message: 'slow down' } } },
+      AP,
+    );
     const created = await sandbox('POST', '/invoices', { totalAmount: 1234 });
-    await sandbox('PATCH', `/invoices/${created.id}`, { archived: false, dueDate: '2031-01-01' });
+    await sandbox('PATCH', `/invoices/${String(created?.id)}`, { archived: false, dueDate: '2031-01-01' });
     // Invoices are not followed by AP; a bill change is.
     const bill = unpaidBill();
     await sandbox('POST', `/bills/${bill.id}/pay`, { schedule: true });
@@ -199,7 +219,11 @@ describe('Teams pushes back', () => {
 
   it('a channel Teams holds back does not hold back the others', async () => {
     expect(JSON.stringify(await say('subscribe invoices', QUIET))).toContain('Subscribed');
-    bot.connector.failSends(1, { status: 429, headers: { 'Retry-After': '2' }, body: { error: { code: 'Throttled', message: 'slow down' } } }, AP);
+    bot.connector.failSends(
+      1,
+      { status: 429, headers: { 'Retry-After': '2' }, body: { error: { code: 'Throttled', message: 'slow down' } } },
+      AP,
+    );
     const before = posts(AP).length;
     await sandbox('POST', `/bills/${unpaidBill().id}/pay`, {});
     // Created after the bill was paid: its event comes after the one the throttled channel waits on.

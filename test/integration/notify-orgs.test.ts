@@ -26,11 +26,14 @@ let bot: TestBot;
 beforeAll(async () => {
   const orgs = await startTwoOrgSandbox({ clock });
   ({ sandbox, orgA, orgB } = orgs);
-  bot = await startMultiOrgBot(orgs, ADMIN.aadObjectId, { clock, env: { BILL_WEBHOOK_SECURITY_KEY: KEY, BILL_WEBHOOK_SECURITY_KEYS: `${orgB}:${KEY_B}` } });
+  bot = await startMultiOrgBot(orgs, ADMIN.aadObjectId, {
+    clock,
+    env: { BILL_WEBHOOK_SECURITY_KEY: KEY, BILL_WEBHOOK_SECURITY_KEYS: `${orgB}:${KEY_B}` },
+  });
 });
 afterAll(async () => {
-  await bot?.close();
-  await sandbox?.stop();
+  await bot.close();
+  await sandbox.stop();
 });
 
 const ask = async (text: string, team: string): Promise<string> => JSON.stringify(await askInTeam(bot, text, team, ADMIN));
@@ -44,8 +47,12 @@ async function vendorEvent(orgId: string, name: string): Promise<void> {
     metadata: { eventId: randomUUID(), subscriptionId: 'sub-outside', organizationId: orgId, eventType: 'vendor.created', version: '1' },
     vendor: { id: vendor.id, name, billCurrency: 'USD' },
   });
-  const res = await post(`${bot.url}/api/bill/webhooks`, body, { 'x-bill-sha-signature': createHmac('sha256', orgId === orgB ? KEY_B : KEY).update(body).digest('base64') });
-  expect(res.json.status).toBe('accepted');
+  const res = await post(`${bot.url}/api/bill/webhooks`, body, {
+    'x-bill-sha-signature': createHmac('sha256', orgId === orgB ? KEY_B : KEY)
+      .update(body)
+      .digest('base64'),
+  });
+  expect(res.json?.status).toBe('accepted');
 }
 
 /** Vendor cards posted in a team's channel. */
@@ -86,7 +93,11 @@ describe('events go to the teams bound to their organisation', () => {
   it('removing the bot from a team removes its subscriptions and digest', async () => {
     expect(await ask('digest daily 09:00', 'alpha')).toContain('Digest scheduled');
     const alpha = teamIds('alpha').team;
-    const owned = async () => [...(await bot.app.state.entries<{ teamId?: string }>(NS.subscriptions)), ...(await bot.app.state.entries<{ teamId?: string }>(NS.digests))].filter(([k]) => k.includes(alpha));
+    const owned = async () =>
+      [
+        ...(await bot.app.state.entries<{ teamId?: string }>(NS.subscriptions)),
+        ...(await bot.app.state.entries<{ teamId?: string }>(NS.digests)),
+      ].filter(([k]) => k.includes(alpha));
     expect((await owned()).length).toBe(2);
     expect((await bot.send(installationUpdate('remove', { serviceUrl: bot.connector.url, name: 'alpha' }))).status).toBe(200);
     expect(await owned()).toEqual([]);

@@ -34,8 +34,8 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   killSpawned();
-  await connector?.stop();
-  await sandbox?.stop();
+  await connector.stop();
+  await sandbox.stop();
   rmSync(cwd, { recursive: true, force: true });
 });
 
@@ -53,7 +53,16 @@ function startBotProcess(): Promise<BotProcess> {
 
 /** An invoice.created event about a new invoice BILL (the sandbox) has. */
 function signedEvent(orgId: string, invoiceNumber: string, eventId = randomUUID()): { body: string; signature: string } {
-  const invoice = { ...sandbox.sandbox.org.invoices.all()[0]!, id: `00e01${randomUUID().replace(/-/g, '').slice(0, 15)}`, invoiceNumber, totalAmount: 980, dueAmount: 980, dueDate: '2031-01-31', status: 'OPEN' as const, archived: false };
+  const invoice = {
+    ...sandbox.sandbox.org.invoices.all()[0]!,
+    id: `00e01${randomUUID().replace(/-/g, '').slice(0, 15)}`,
+    invoiceNumber,
+    totalAmount: 980,
+    dueAmount: 980,
+    dueDate: '2031-01-31',
+    status: 'OPEN' as const,
+    archived: false,
+  };
   sandbox.sandbox.org.invoices.put(invoice);
   const body = JSON.stringify({
     metadata: { eventId, subscriptionId: 'sub-outside-the-bot', organizationId: orgId, eventType: 'invoice.created', version: '1' },
@@ -74,8 +83,12 @@ describe('a crash between accepting an event and sending it', () => {
     const event = signedEvent(first.orgId, 'INV-7001');
     const accepted = await post(`${first.url}/api/bill/webhooks`, event.body, { 'x-bill-sha-signature': event.signature });
     expect(accepted.status).toBe(200);
-    expect(accepted.json.status).toBe('accepted');
-    await connector.waitFor((calls) => calls.some((c) => c.conversationId === CHANNEL && c.status === 503), 15_000, 'the first (failed) send');
+    expect(accepted.json?.status).toBe('accepted');
+    await connector.waitFor(
+      (calls) => calls.some((c) => c.conversationId === CHANNEL && c.status === 503),
+      15_000,
+      'the first (failed) send',
+    );
     first.child.kill('SIGKILL');
     await first.exited;
     expect(() => process.kill(first.child.pid!, 0)).toThrow();
@@ -96,10 +109,12 @@ describe('a crash between accepting an event and sending it', () => {
 
     // BILL delivers the same event again: acknowledged, not sent.
     const again = await post(`${second.url}/api/bill/webhooks`, event.body, { 'x-bill-sha-signature': event.signature });
-    expect(again.json.status).toBe('duplicate');
+    expect(again.json?.status).toBe('duplicate');
     // A later event proves the worker ran after the duplicate.
     const marker = signedEvent(second.orgId, 'INV-7002');
-    expect((await post(`${second.url}/api/bill/webhooks`, marker.body, { 'x-bill-sha-signature': marker.signature })).json.status).toBe('accepted');
+    expect((await post(`${second.url}/api/bill/webhooks`, marker.body, { 'x-bill-sha-signature': marker.signature })).json?.status).toBe(
+      'accepted',
+    );
     const cards = await connector.waitForMessages(2, CHANNEL, 20_000);
     expect(JSON.stringify(ConnectorStandIn.card(cards[1]!))).toContain('INV-7002');
     expect(cards.filter((c) => JSON.stringify(c.body).includes('INV-7001'))).toHaveLength(1);

@@ -53,12 +53,12 @@ beforeAll(async () => {
   bot = await start();
 });
 afterAll(async () => {
-  await bot?.close();
-  await connector?.stop();
+  await bot.close();
+  await connector.stop();
   rmSync(stateDir, { recursive: true, force: true });
 });
 
-async function say(text: string, channel: string): Promise<any> {
+async function say(text: string, channel: string) {
   const res = await bot.say(text, { channel });
   expect(res.status).toBe(200);
   const [reply] = await connector.waitForMessages(1, res.activity.conversation.id);
@@ -71,7 +71,7 @@ const digests = () => connector.messages(DIGEST);
 const at = (iso: string) => clock.set(Date.parse(iso));
 
 describe('a daily digest at 09:00 New York time', () => {
-  it('is scheduled from the channel, in the bot\'s time zone', async () => {
+  it("is scheduled from the channel, in the bot's time zone", async () => {
     const card = JSON.stringify(await say('digest daily 09:00', DIGEST));
     expect(card).toContain('Digest scheduled');
     expect(card).toContain('every day at 09:00 (America/New_York)');
@@ -96,7 +96,7 @@ describe('a daily digest at 09:00 New York time', () => {
     expect(text).toContain('Bills due in the next 7 days: none');
     expect(text).toContain('Overdue bills: 1, $500.00');
     expect(text).toContain('Overdue invoices: none');
-    expect(posted!.body.conversation.id).toBe(DIGEST);
+    expect(posted!.body?.conversation?.id).toBe(DIGEST);
   });
 
   it('is never posted twice for one slot, not even after a restart', async () => {
@@ -146,12 +146,31 @@ describe('a daily digest at 09:00 New York time', () => {
 });
 
 /** An invoice.created event about a new invoice BILL (the sandbox) has: cards show BILL's record, not `payload`. */
-function signedInvoiceEvent(id = '00e01flakyinvoice0001', number = 'INV-9001', payload: Record<string, unknown> = {}): { body: string; signature: string } {
+function signedInvoiceEvent(
+  id = '00e01flakyinvoice0001',
+  number = 'INV-9001',
+  payload: Record<string, unknown> = {},
+): { body: string; signature: string } {
   const org = bot.app.sandbox!.org;
-  const invoice = { ...org.invoices.all()[0]!, id, invoiceNumber: number, totalAmount: 75, dueAmount: 75, dueDate: '2026-04-01', status: 'OPEN' as const, archived: false };
+  const invoice = {
+    ...org.invoices.all()[0]!,
+    id,
+    invoiceNumber: number,
+    totalAmount: 75,
+    dueAmount: 75,
+    dueDate: '2026-04-01',
+    status: 'OPEN' as const,
+    archived: false,
+  };
   org.invoices.put(invoice);
   const body = JSON.stringify({
-    metadata: { eventId: randomUUID(), subscriptionId: 'sub-outside', organizationId: bot.app.sandbox!.credentials.orgId, eventType: 'invoice.created', version: '1' },
+    metadata: {
+      eventId: randomUUID(),
+      subscriptionId: 'sub-outside',
+      organizationId: bot.app.sandbox!.credentials.orgId,
+      eventType: 'invoice.created',
+      version: '1',
+    },
     invoice: { ...invoice, ...payload },
   });
   return { body, signature: createHmac('sha256', KEY).update(body).digest('base64') };
@@ -163,7 +182,9 @@ describe('Teams keeps answering 412', () => {
     const attempts = () => connector.calls.filter((c) => c.conversationId === FLAKY && (c.kind === 'reply' || c.kind === 'send'));
     connector.failSends(100, { status: 412, body: { error: { code: 'PreconditionFailed', message: 'concurrent operation' } } }, FLAKY);
     const event = signedInvoiceEvent();
-    expect((await post(`${bot.url}/api/bill/webhooks`, event.body, { 'x-bill-sha-signature': event.signature })).json.status).toBe('accepted');
+    expect((await post(`${bot.url}/api/bill/webhooks`, event.body, { 'x-bill-sha-signature': event.signature })).json?.status).toBe(
+      'accepted',
+    );
     await bot.app.notify.worker.drain();
     expect(attempts()).toHaveLength(1);
 
@@ -193,7 +214,7 @@ describe('Teams keeps answering 412', () => {
 });
 
 describe('BILL cannot answer when an event arrives', () => {
-  it('no card goes out (never one from the payload) while BILL fails; the event waits and posts BILL\'s record once BILL answers', async () => {
+  it("no card goes out (never one from the payload) while BILL fails; the event waits and posts BILL's record once BILL answers", async () => {
     // Only this channel follows invoices now (Teams still refuses the flaky channel's sends).
     await say('unsubscribe invoices', FLAKY);
     await say('subscribe invoices', WAITING);
@@ -201,13 +222,17 @@ describe('BILL cannot answer when an event arrives', () => {
     await sandboxControlOk(bot.app.sandbox!.url, 'POST', '/faults', { kind: 'serverError', path: '/v3/invoices', count: 1_000 });
     try {
       const event = signedInvoiceEvent('00e01billdowninvoice1', 'INV-9002', { totalAmount: 50_000, dueAmount: 50_000 });
-      expect((await post(`${bot.url}/api/bill/webhooks`, event.body, { 'x-bill-sha-signature': event.signature })).json.status).toBe('accepted');
+      expect((await post(`${bot.url}/api/bill/webhooks`, event.body, { 'x-bill-sha-signature': event.signature })).json?.status).toBe(
+        'accepted',
+      );
       await bot.app.notify.worker.drain();
       expect(sends()).toHaveLength(0);
       clock.advance(RETRY_DELAYS_MS[0]! * 1.3);
       await bot.app.notify.worker.drain();
       expect(sends()).toHaveLength(0);
-      const waiting = (await bot.app.state.entries<{ eventId: string; confirmed?: boolean; targets?: Record<string, { state: string }> }>(NS.outbox)).map(([, ev]) => ev);
+      const waiting = (
+        await bot.app.state.entries<{ eventId: string; confirmed?: boolean; targets?: Record<string, { state: string }> }>(NS.outbox)
+      ).map(([, ev]) => ev);
       expect(waiting).toHaveLength(1);
       expect(Object.values(waiting[0]!.targets ?? {}).map((t) => t.state)).toEqual(['pending']);
       expect(waiting[0]!.confirmed).toBeUndefined();

@@ -33,7 +33,7 @@ beforeAll(async () => {
   bot = await startBot({ clock, stateDir, env: ENV });
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
   rmSync(stateDir, { recursive: true, force: true });
 });
 
@@ -41,14 +41,22 @@ describe('bills as BILL changes them', () => {
   it('a paid bill leaves the lists after its payment webhook, with one call; the older state a late webhook carries does not bring it back', async () => {
     // The first question in the org is answered by BILL's filtered lists and starts the open-bills replica.
     expect((await ask(bot.app, 'bills due 30')).outcome).toBe('ok');
-    await vi.waitFor(() => expect(bot.app.mirror.info(orgId()).find((i) => i.kind === 'bill')).toMatchObject({ complete: true, scope: 'open' }));
+    await vi.waitFor(() =>
+      expect(bot.app.mirror.info(orgId()).find((i) => i.kind === 'bill')).toMatchObject({ complete: true, scope: 'open' }),
+    );
     const org = bot.app.sandbox!.org;
-    const target = org.bills.all().find((b) => !b.archived && b.paymentStatus === 'UNPAID' && b.dueDate >= TODAY && b.dueDate <= addDays(TODAY, 30))!;
+    const target = org.bills
+      .all()
+      .find((b) => !b.archived && b.paymentStatus === 'UNPAID' && b.dueDate >= TODAY && b.dueDate <= addDays(TODAY, 30))!;
     const unpaidState: Bill = structuredClone(target);
     const number = target.invoice!.invoiceNumber!;
     expect(await numbersDue30()).toContain(number);
 
-    const paid = await fetch(`${bot.app.sandbox!.url}/__sandbox/bills/${target.id}/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const paid = await fetch(`${bot.app.sandbox!.url}/__sandbox/bills/${target.id}/pay`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(paid.status).toBe(200);
     // What the webhook receiver does with payment.updated: tell the mirror the paid bill is stale.
     await bot.app.mirror.markStale(orgId(), 'bill', target.id);
@@ -94,7 +102,9 @@ describe('bills as BILL changes them', () => {
 
 describe('the mirror in the state store', () => {
   const shardTags = async (b: TestBot) =>
-    (await Promise.all(Array.from({ length: 32 }, (_, k) => b.app.state.get<{ tag: string }>(NS.mirror, `bills:${orgId()}#${k}`)))).map((s) => s?.tag);
+    (await Promise.all(Array.from({ length: 32 }, (_, k) => b.app.state.get<{ tag: string }>(NS.mirror, `bills:${orgId()}#${k}`)))).map(
+      (s) => s?.tag,
+    );
 
   it("a change rewrites one shard of the org's bills, not all of them", async () => {
     await bot.app.mirror.flush();
@@ -123,7 +133,10 @@ describe('the mirror in the state store', () => {
     const creds = bot.app.sandbox!.credentials;
     clock.advance(61_000);
     // BDC_1144 seen: bill.requests is frozen for the rest of the hour; nothing may reach BILL.
-    bot.app.limiter.throttled({ service: 'bill', devKey: creds.devKey, orgId: orgId() }, { kind: 'hourly', untilMs: clock.now() + 3_600_000 });
+    bot.app.limiter.throttled(
+      { service: 'bill', devKey: creds.devKey, orgId: orgId() },
+      { kind: 'hourly', untilMs: clock.now() + 3_600_000 },
+    );
     bot.app.sandbox!.clearRequests();
     const r = await ask(bot.app, 'bills overdue');
     expect(r.outcome).toBe('ok');

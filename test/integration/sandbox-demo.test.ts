@@ -14,8 +14,21 @@ beforeAll(async () => {
   sb = await startTestSandbox({ clock, limits: { loginsPerHour: 4 } });
 });
 afterAll(async () => {
-  await sb?.stop();
+  await sb.stop();
 });
+
+/**
+ * A BILL answer as these tests read it: an object (a login, a list) or a list of errors from index 0. Every field is
+ * optional and each test asserts the ones it reads; an empty answer reads as {}.
+ */
+interface BillAnswer {
+  sessionId?: string;
+  userId?: string;
+  results?: Array<{ id: string; receipts?: unknown }>;
+  nextPage?: string;
+  bills?: Array<{ billId: string }>;
+  [index: number]: { code?: string; severity?: string } | undefined;
+}
 
 async function call(method: string, path: string, opts: { headers?: Record<string, string>; body?: unknown; base?: string } = {}) {
   const res = await request(`${opts.base ?? sb.baseUrl}${path}`, {
@@ -24,7 +37,7 @@ async function call(method: string, path: string, opts: { headers?: Record<strin
     body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
   });
   const text = await res.body.text();
-  return { status: res.statusCode, headers: res.headers, json: text ? JSON.parse(text) : undefined };
+  return { status: res.statusCode, headers: res.headers, json: text ? (JSON.parse(text) as BillAnswer) : {} };
 }
 
 async function login(over: Record<string, string> = {}) {
@@ -116,18 +129,23 @@ describe('the demo organisation', () => {
 });
 
 describe('what the sandbox enforces', () => {
-  it('answers a login with BILL\'s shape and serves the session details', async () => {
+  it("answers a login with BILL's shape and serves the session details", async () => {
     const res = await login();
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({ organizationId: sb.credentials.orgId, sessionId: expect.any(String), trusted: false, userId: sb.credentials.userId });
-    const me = await call('GET', '/v3/login/session', { headers: { devKey: sb.credentials.devKey, sessionId: res.json.sessionId } });
+    expect(res.json).toEqual({
+      organizationId: sb.credentials.orgId,
+      sessionId: expect.any(String),
+      trusted: false,
+      userId: sb.credentials.userId,
+    });
+    const me = await call('GET', '/v3/login/session', { headers: { devKey: sb.credentials.devKey, sessionId: res.json.sessionId! } });
     expect(me.json).toMatchObject({ organizationId: sb.credentials.orgId, userId: sb.credentials.userId });
     expect((await sb.stats()).sessionsIssued).toContain(res.json.sessionId);
   });
 
   it('expires a session after 35 idle minutes, not before', async () => {
     const { json } = await login();
-    const headers = { devKey: sb.credentials.devKey, sessionId: json.sessionId };
+    const headers = { devKey: sb.credentials.devKey, sessionId: json.sessionId! };
     clock.advance(34 * 60_000);
     expect((await call('GET', '/v3/login/session', { headers })).status).toBe(200);
     clock.advance(35 * 60_000 + 1);
@@ -138,23 +156,29 @@ describe('what the sandbox enforces', () => {
 
   it('binds a session to its dev key, and refuses unknown keys and paths with BILL codes', async () => {
     const { json } = await login();
-    expect((await call('GET', '/v3/bills', { headers: { devKey: 'another-key-entirely', sessionId: json.sessionId } })).json[0].code).toBe('BDC_1102');
+    expect(
+      (await call('GET', '/v3/bills', { headers: { devKey: 'another-key-entirely', sessionId: json.sessionId! } })).json[0]!.code,
+    ).toBe('BDC_1102');
     sb.sandbox.model.devKeys.set('second-valid-key-0001', { active: true });
-    expect((await call('GET', '/v3/bills', { headers: { devKey: 'second-valid-key-0001', sessionId: json.sessionId } })).json[0].code).toBe('BDC_1109');
-    const missing = await call('GET', '/v3/nope', { headers: { devKey: sb.credentials.devKey, sessionId: json.sessionId } });
+    expect(
+      (await call('GET', '/v3/bills', { headers: { devKey: 'second-valid-key-0001', sessionId: json.sessionId! } })).json[0]!.code,
+    ).toBe('BDC_1109');
+    const missing = await call('GET', '/v3/nope', { headers: { devKey: sb.credentials.devKey, sessionId: json.sessionId! } });
     expect(missing.status).toBe(404);
-    expect(missing.json[0].code).toBe('BDC_1121');
+    expect(missing.json[0]!.code).toBe('BDC_1121');
   });
 
   it('refuses max above the cap and unsortable fields with 400', async () => {
     const { json } = await login();
-    const headers = { devKey: sb.credentials.devKey, sessionId: json.sessionId };
+    const headers = { devKey: sb.credentials.devKey, sessionId: json.sessionId! };
     for (const q of ['max=101', 'max=0', 'sort=vendorName:asc', 'filters=dueDate:sw:2025']) {
       const res = await call('GET', `/v3/bills?${q}`, { headers });
       expect(res.status, q).toBe(400);
-      expect(res.json[0].code, q).toBeUndefined();
+      expect(res.json[0]!.code, q).toBeUndefined();
     }
-    expect((await call('GET', '/v3/bills?max=100', { headers })).json.results).toHaveLength(sb.sandbox.org.bills.size > 100 ? 100 : sb.sandbox.org.bills.size);
+    expect((await call('GET', '/v3/bills?max=100', { headers })).json.results).toHaveLength(
+      sb.sandbox.org.bills.size > 100 ? 100 : sb.sandbox.org.bills.size,
+    );
   });
 
   it('counts logins per hour per dev key', async () => {
@@ -162,40 +186,50 @@ describe('what the sandbox enforces', () => {
     clock.advance(3_600_000);
     for (let i = 0; i < 4; i++) expect((await login()).status).toBe(200);
     const refused = await login();
-    expect(refused.json[0].code).toBe('BDC_1144');
+    expect(refused.json[0]!.code).toBe('BDC_1144');
     clock.advance(3_600_000);
     expect((await login()).status).toBe(200);
   });
 
   it('refuses a wrong password with BDC_1101 and a missing field without a code', async () => {
-    expect((await login({ password: 'nope-nope' })).json[0].code).toBe('BDC_1101');
+    expect((await login({ password: 'nope-nope' })).json[0]!.code).toBe('BDC_1101');
     const missing = await call('POST', '/v3/login', { body: { username: 'x' } });
     expect(missing.status).toBe(400);
-    expect(missing.json[0].code).toBeUndefined();
+    expect(missing.json[0]!.code).toBeUndefined();
   });
 
   it('Spend & Expense: apiToken header, max 50 for transactions, `page` silently ignored', async () => {
     const headers = { apiToken: sb.credentials.spendApiToken };
     expect((await call('GET', '/v3/spend/transactions?max=51', { headers })).status).toBe(400);
     const first = await call('GET', '/v3/spend/transactions?max=50', { headers });
-    const ignored = await call('GET', `/v3/spend/transactions?max=50&page=${encodeURIComponent(first.json.nextPage)}`, { headers });
-    expect(ignored.json.results.map((t: { id: string }) => t.id)).toEqual(first.json.results.map((t: { id: string }) => t.id));
-    expect(Buffer.from(first.json.nextPage, 'base64').toString()).toBe('arrayconnection:50');
-    expect(first.json.results[0].receipts).toBeUndefined();
+    const ignored = await call('GET', `/v3/spend/transactions?max=50&page=${encodeURIComponent(first.json.nextPage!)}`, { headers });
+    expect(ignored.json.results!.map((t) => t.id)).toEqual(first.json.results!.map((t) => t.id));
+    expect(Buffer.from(first.json.nextPage!, 'base64').toString()).toBe('arrayconnection:50');
+    expect(first.json.results![0]!.receipts).toBeUndefined();
     expect((await call('GET', '/v3/spend/transactions', { headers: { apiToken: 'wrong-token' } })).status).toBe(401);
   });
 
   it('lists the bills waiting on the signed-in user, in approval order', async () => {
     const { json } = await login();
-    const res = await call('GET', '/v3/bill-approvals/pending-user-approvals', { headers: { devKey: sb.credentials.devKey, sessionId: json.sessionId } });
-    const pending: Array<{ billId: string }> = res.json.bills;
+    const res = await call('GET', '/v3/bill-approvals/pending-user-approvals', {
+      headers: { devKey: sb.credentials.devKey, sessionId: json.sessionId! },
+    });
+    const pending = res.json.bills!;
     expect(pending.length).toBeGreaterThan(0);
     const me = sb.credentials.userId;
     for (const b of sb.sandbox.org.bills.all()) {
       const chain = [...(b.approvers ?? [])].sort((x, y) => x.approverOrder - y.approverOrder);
       const mine = chain.find((a) => a.userId === me && a.status === 'WAITING');
-      const myTurn = !!mine && b.approvalStatus === 'ASSIGNED' && !b.archived && b.paymentStatus !== 'PAID' && chain.filter((a) => a.approverOrder < mine.approverOrder).every((a) => a.status === 'APPROVED');
-      expect(pending.some((p) => p.billId === b.id), b.id).toBe(myTurn);
+      const myTurn =
+        !!mine &&
+        b.approvalStatus === 'ASSIGNED' &&
+        !b.archived &&
+        b.paymentStatus !== 'PAID' &&
+        chain.filter((a) => a.approverOrder < mine.approverOrder).every((a) => a.status === 'APPROVED');
+      expect(
+        pending.some((p) => p.billId === b.id),
+        b.id,
+      ).toBe(myTurn);
     }
   });
 
@@ -205,13 +239,13 @@ describe('what the sandbox enforces', () => {
     const res = await login({ username: 'priya-approvals', password: 'sync-token-value-0001' });
     expect(res.status).toBe(200);
     expect(res.json.userId).toBe(priya.id);
-    const headers = { devKey: sb.credentials.devKey, sessionId: res.json.sessionId };
+    const headers = { devKey: sb.credentials.devKey, sessionId: res.json.sessionId! };
     const pending = (await call('GET', '/v3/bill-approvals/pending-user-approvals', { headers })).json.bills;
     expect(pending).toEqual(sb.sandbox.model.pendingApprovals(sb.sandbox.org, priya.id));
     clock.advance(47 * 3_600_000);
     expect((await call('GET', '/v3/login/session', { headers })).status).toBe(200);
     clock.advance(48 * 3_600_000 + 1);
-    expect((await call('GET', '/v3/login/session', { headers })).json[0].code).toBe('BDC_1109');
+    expect((await call('GET', '/v3/login/session', { headers })).json[0]!.code).toBe('BDC_1109');
   });
 
   it('adds the configured latency to every BILL call', async () => {

@@ -12,7 +12,15 @@ interface Received {
   path: string;
   signature: string | undefined;
   raw: string;
-  json: any;
+  json: WebhookEvent;
+}
+
+/** A BILL webhook event as delivered: metadata and the record it is about (the tests assert each field they read). */
+interface WebhookEvent {
+  metadata: { eventType?: string; eventId?: string; [key: string]: unknown };
+  bill?: { paymentStatus?: string; [key: string]: unknown };
+  payment?: unknown;
+  invoice?: unknown;
 }
 
 let sb: TestSandbox;
@@ -29,7 +37,12 @@ beforeAll(async () => {
     req.on('data', (d: Buffer) => chunks.push(d));
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      received.push({ path: req.url ?? '', signature: req.headers['x-bill-sha-signature'] as string | undefined, raw, json: JSON.parse(raw) });
+      received.push({
+        path: req.url ?? '',
+        signature: req.headers['x-bill-sha-signature'] as string | undefined,
+        raw,
+        json: JSON.parse(raw) as WebhookEvent,
+      });
       res.writeHead(answer).end();
     });
   });
@@ -39,8 +52,8 @@ beforeAll(async () => {
   c = billClient(sb);
 });
 afterAll(async () => {
-  await c?.close();
-  await sb?.stop();
+  await c.close();
+  await sb.stop();
   await new Promise((r) => receiver.close(r));
 });
 
@@ -58,8 +71,23 @@ describe('subscribing', () => {
   let sub: Subscription;
 
   it('creates a subscription and shows its security key exactly once', async () => {
-    sub = await org().subscriptions.create({ name: 'AP changes', events: [{ type: 'bill.updated', version: '1' }, { type: 'payment.updated', version: '1' }], notificationUrl: `${hookUrl}/ap` }, '1b4e28ba-2fa1-4d3b-883f-0016d3cca427');
-    expect(sub).toMatchObject({ name: 'AP changes', organizationId: sb.credentials.orgId, status: { enabled: true }, notificationUrl: `${hookUrl}/ap` });
+    sub = await org().subscriptions.create(
+      {
+        name: 'AP changes',
+        events: [
+          { type: 'bill.updated', version: '1' },
+          { type: 'payment.updated', version: '1' },
+        ],
+        notificationUrl: `${hookUrl}/ap`,
+      },
+      '1b4e28ba-2fa1-4d3b-883f-0016d3cca427',
+    );
+    expect(sub).toMatchObject({
+      name: 'AP changes',
+      organizationId: sb.credentials.orgId,
+      status: { enabled: true },
+      notificationUrl: `${hookUrl}/ap`,
+    });
     expect(sub.id).toMatch(/^sub01/);
     expect(sub.securityKey).toMatch(/^[A-Za-z0-9+/=]{40,}$/);
     const again = await org().subscriptions.get(sub.id);
@@ -70,7 +98,17 @@ describe('subscribing', () => {
   });
 
   it('answers a repeated X-Idempotent-Key with the first answer instead of a second subscription', async () => {
-    const repeat = await org().subscriptions.create({ name: 'AP changes', events: [{ type: 'bill.updated', version: '1' }, { type: 'payment.updated', version: '1' }], notificationUrl: `${hookUrl}/ap` }, '1b4e28ba-2fa1-4d3b-883f-0016d3cca427');
+    const repeat = await org().subscriptions.create(
+      {
+        name: 'AP changes',
+        events: [
+          { type: 'bill.updated', version: '1' },
+          { type: 'payment.updated', version: '1' },
+        ],
+        notificationUrl: `${hookUrl}/ap`,
+      },
+      '1b4e28ba-2fa1-4d3b-883f-0016d3cca427',
+    );
     expect(repeat.id).toBe(sub.id);
     expect((await org().subscriptions.list().all()).items).toHaveLength(1);
   });
@@ -103,35 +141,55 @@ describe('subscribing', () => {
     const events = take('/ap');
     expect(events).toHaveLength(2);
     for (const e of events) expect(e.signature).toBe(sign(e.raw, securityKey));
-    expect(events.find((e) => e.json.bill)!.json.bill.paymentStatus).toBe('SCHEDULED');
+    expect(events.find((e) => e.json.bill)!.json.bill!.paymentStatus).toBe('SCHEDULED');
   });
 
   it('invoice changes reach an invoice subscription, and only the types it asked for', async () => {
-    const inv = await org().subscriptions.create({ name: 'AR', events: [{ type: 'invoice.created', version: '1' }, { type: 'invoice.updated', version: '1' }], notificationUrl: `${hookUrl}/ar` });
+    const inv = await org().subscriptions.create({
+      name: 'AR',
+      events: [
+        { type: 'invoice.created', version: '1' },
+        { type: 'invoice.updated', version: '1' },
+      ],
+      notificationUrl: `${hookUrl}/ar`,
+    });
     const created = await sb.control('POST', '/invoices', { totalAmount: 1200 });
     expect(created.status).toBe(201);
-    await sb.control('PATCH', `/invoices/${created.json.id}`, { payAmount: 200 });
+    await sb.control('PATCH', `/invoices/${String(created.json?.id)}`, { payAmount: 200 });
     await sb.control('POST', '/vendors', { name: 'Unwatched Vendor' });
     await flush();
     const events = take('/ar');
     expect(events.map((e) => e.json.metadata.eventType)).toEqual(['invoice.created', 'invoice.updated']);
-    expect(events[1]!.json.invoice).toMatchObject({ id: created.json.id, status: 'PARTIAL_PAYMENT', dueAmount: 1000 });
+    expect(events[1]!.json.invoice).toMatchObject({ id: created.json?.id, status: 'PARTIAL_PAYMENT', dueAmount: 1000 });
     expect(events.every((e) => e.signature === sign(e.raw, inv.securityKey!))).toBe(true);
     expect(take('/ap')).toEqual([]);
-    const history = await request(`${sb.sandbox.eventsBaseUrl}/v3/events/subscription/${inv.id}`, { headers: { devKey: sb.credentials.devKey, sessionId: sb.sandbox.gate.sessions.keys().next().value as string } });
-    const page = JSON.parse(await history.body.text());
-    expect(page.results.map((n: { type: string; statusCode: number }) => [n.type, n.statusCode]).sort()).toEqual([['invoice.created', 200], ['invoice.updated', 200]]);
+    const history = await request(`${sb.sandbox.eventsBaseUrl}/v3/events/subscription/${inv.id}`, {
+      headers: { devKey: sb.credentials.devKey, sessionId: sb.sandbox.gate.sessions.keys().next().value! },
+    });
+    const page = JSON.parse(await history.body.text()) as { results: Array<{ type: string; statusCode: number }> };
+    expect(page.results.map((n) => [n.type, n.statusCode]).sort()).toEqual([
+      ['invoice.created', 200],
+      ['invoice.updated', 200],
+    ]);
   });
 
   it('sends a test event on request', async () => {
-    const res = (await org().subscriptions.test(sub.id, { eventType: 'bill.updated', version: '1', bill: { id: 'test-bill-id', amount: 100 } })) as { statusCode: number; type: string };
+    const res = (await org().subscriptions.test(sub.id, {
+      eventType: 'bill.updated',
+      version: '1',
+      bill: { id: 'test-bill-id', amount: 100 },
+    })) as { statusCode: number; type: string };
     expect(res).toMatchObject({ statusCode: 200, type: 'bill.updated' });
     const [e] = take('/ap');
     expect(e!.json.bill).toEqual({ id: 'test-bill-id', amount: 100 });
   });
 
   it('turns a subscription off when its endpoint keeps failing, as BILL does after its retries', async () => {
-    const failing = await org().subscriptions.create({ name: 'flaky', events: [{ type: 'invoice.updated', version: '1' }], notificationUrl: `${hookUrl}/flaky` });
+    const failing = await org().subscriptions.create({
+      name: 'flaky',
+      events: [{ type: 'invoice.updated', version: '1' }],
+      notificationUrl: `${hookUrl}/flaky`,
+    });
     answer = 500;
     try {
       const inv = sb.sandbox.org.invoices.all().find((i) => i.status === 'OPEN' && !i.archived)!;
@@ -166,10 +224,14 @@ describe('subscription rules', () => {
     await org().whoami();
     const res = await request(`${sb.sandbox.eventsBaseUrl}/v3/subscriptions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', devKey: sb.credentials.devKey, sessionId: sb.sandbox.gate.sessions.keys().next().value as string },
+      headers: {
+        'content-type': 'application/json',
+        devKey: sb.credentials.devKey,
+        sessionId: sb.sandbox.gate.sessions.keys().next().value!,
+      },
       body: JSON.stringify(body('https://hooks.example.com/nokey')),
     });
     expect(res.statusCode).toBe(400);
-    expect(JSON.parse(await res.body.text())[0].message).toMatch(/X-Idempotent-Key/);
+    expect((JSON.parse(await res.body.text()) as Array<{ message?: string }>)[0]?.message).toMatch(/X-Idempotent-Key/);
   });
 });

@@ -14,10 +14,10 @@ beforeAll(async () => {
   bot = await startBot();
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
-function cardText(card: any): string {
+function cardText(card: unknown): string {
   return JSON.stringify(card);
 }
 
@@ -31,7 +31,7 @@ describe('a channel asks for help', () => {
     expect(reply!.activityId).toBe(res.activity.id);
     const card = ConnectorStandIn.card(reply!);
     expect(card.version).toBe('1.5');
-    expect(reply!.body.summary).toMatch(/commands/);
+    expect(reply!.body?.summary).toMatch(/commands/);
     for (const def of bot.app.registry.list()) {
       expect(cardText(card)).toContain(usageText(def.usage));
     }
@@ -126,7 +126,7 @@ describe('health and readiness', () => {
   it('healthz is ok and readyz lists its parts', async () => {
     const ready = await get(`${bot.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(ready.json.parts.state).toBe(true);
+    expect(ready.json?.parts).toMatchObject({ state: true });
   });
 });
 

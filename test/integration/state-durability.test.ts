@@ -96,14 +96,26 @@ server.listen(0, '127.0.0.1', () => process.stdout.write('READY http://127.0.0.1
 function spawnChild(stateDir: string): Promise<BotProcess> {
   const file = join(cwd, 'child.mjs');
   writeFileSync(file, CHILD);
-  const child = spawnTsx(file, cwd, { STATE_DIR: stateDir, KEY, SRC_URL: pathToFileURL(join(repo, 'src/')).href, PACKAGE_JSON: join(repo, 'package.json') });
+  const child = spawnTsx(file, cwd, {
+    STATE_DIR: stateDir,
+    KEY,
+    SRC_URL: pathToFileURL(join(repo, 'src/')).href,
+    PACKAGE_JSON: join(repo, 'package.json'),
+  });
   const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
   const output: string[] = [];
   return new Promise<BotProcess>((done, fail) => {
     child.stdout!.on('data', (d: Buffer) => {
       output.push(d.toString('utf8'));
       const m = /READY (\S+)/.exec(output.join(''));
-      if (m) void get(`${m[1]!}/readyz`).then((r) => (r.status === 200 ? done({ child, url: m[1]!, orgId: '00801DURABLE', output, exited }) : fail(new Error(`not ready: ${r.status}`))), fail);
+      if (m)
+        void get(`${m[1]!}/readyz`).then(
+          (r) =>
+            r.status === 200
+              ? done({ child, url: m[1]!, orgId: '00801DURABLE', output, exited })
+              : fail(new Error(`not ready: ${r.status}`)),
+          fail,
+        );
     });
     child.stderr!.on('data', (d: Buffer) => output.push(d.toString('utf8')));
     child.on('exit', (code) => fail(new Error(`child exited with ${code} before it was ready: ${output.join('')}`)));
@@ -111,7 +123,7 @@ function spawnChild(stateDir: string): Promise<BotProcess> {
 }
 
 describe('kill -9 during writes', () => {
-  it('every BILL webhook and store write answered 200 before a kill -9 is there after the restart, and BILL\'s redelivery of it is a duplicate', async () => {
+  it("every BILL webhook and store write answered 200 before a kill -9 is there after the restart, and BILL's redelivery of it is a duplicate", async () => {
     const seed = Number(process.env.DURABILITY_SEED ?? Date.now() % 1_000_000);
     const random = rng(seed);
     const stateDir = join(cwd, 'killed');
@@ -173,9 +185,15 @@ describe('kill -9 during writes', () => {
     try {
       const seen = new Set((await store.entries(NS.webhookEvents)).map(([id]) => id));
       const queued = new Set((await store.entries(NS.outbox)).map(([key]) => key));
-      expect([...acknowledged].filter((id) => !seen.has(id) && !queued.has(outboxKey(id))), `seed ${seed}`).toEqual([]);
+      expect(
+        [...acknowledged].filter((id) => !seen.has(id) && !queued.has(outboxKey(id))),
+        `seed ${seed}`,
+      ).toEqual([]);
       const stored = new Map(await store.entries<number>('durability'));
-      expect([...written].filter(([key, value]) => stored.get(key) !== value), `seed ${seed}`).toEqual([]);
+      expect(
+        [...written].filter(([key, value]) => stored.get(key) !== value),
+        `seed ${seed}`,
+      ).toEqual([]);
     } finally {
       await store.close();
     }
@@ -188,7 +206,9 @@ describe('one process per STATE_DIR', () => {
     const first = await spawnBot(stateDir).started;
     const second = spawnBot(stateDir);
     expect(await second.exited).toBe(1);
-    expect(second.output.join('\n')).toContain(`billbridge: STATE_DIR ${stateDir} is in use by another billbridge process (pid ${first.child.pid}); stop that one first`);
+    expect(second.output.join('\n')).toContain(
+      `billbridge: STATE_DIR ${stateDir} is in use by another billbridge process (pid ${first.child.pid}); stop that one first`,
+    );
     // The refused process changed nothing: the first still answers.
     expect((await get(`${first.url}/readyz`)).status).toBe(200);
 

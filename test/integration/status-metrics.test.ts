@@ -17,10 +17,10 @@ beforeAll(async () => {
   bot = await startBot({ env: { METRICS_TOKEN } });
 });
 afterAll(async () => {
-  await bot?.close();
+  await bot.close();
 });
 
-async function statusCard(): Promise<any> {
+async function statusCard() {
   const res = await bot.say('status', { channel: '19:channel-ops@thread.tacv2' });
   const [reply] = await bot.connector.waitForMessages(1, res.activity.conversation.id);
   return ConnectorStandIn.card(reply!);
@@ -75,7 +75,10 @@ describe('GET /metrics', () => {
   });
 
   it('keeps counters monotonic across scrapes', async () => {
-    const scrape = async () => Number(/^billbridge_budget_granted_total\{budget="connector\.thread"\} (\d+)$/m.exec((await get(`${bot.url}/metrics`, scraper)).text)![1]);
+    const scrape = async () =>
+      Number(
+        /^billbridge_budget_granted_total\{budget="connector\.thread"\} (\d+)$/m.exec((await get(`${bot.url}/metrics`, scraper)).text)![1],
+      );
     const first = await scrape();
     await statusCard();
     const second = await scrape();
@@ -91,7 +94,7 @@ describe('who sees which budgets', () => {
     { budget: 'graph.tenant', key: 'tenant-a' },
     { budget: 'graph.tenant', key: 'tenant-b' },
     { budget: 'connector.thread', key: '*' },
-  ].map((r) => ({ ...r, limit: 1, used: 0, remaining: 1, queued: 0, running: 0, rejected: 0 }) as BudgetSnapshot);
+  ].map((r) => ({ ...r, limit: 1, used: 0, remaining: 1, queued: 0, running: 0, rejected: 0 }));
 
   it('shows a channel only its own organisation and tenant; admins see every row', () => {
     const mine = visibleBudgets(rows, { admin: false, orgId: 'ORG-A', tenantId: 'TENANT-A' }).map((r) => `${r.budget}:${r.key}`);

@@ -84,7 +84,7 @@ describe('one session for the fleet', () => {
     const orgs = instances.map((c) => c.gateway.org(sb.credentials.orgId));
     await Promise.all([orgs[0]!.whoami(), orgs[1]!.whoami()]);
     const before = await logins();
-    expect((await sb.control('POST', '/sessions/expire')).json.expired).toBeGreaterThanOrEqual(1);
+    expect((await sb.control('POST', '/sessions/expire')).json?.expired).toBeGreaterThanOrEqual(1);
     const bills = sb.sandbox.org.bills.all().slice(0, 10);
     const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => orgs[i % 2]!.bills.get(bills[i % 10]!.id)));
     expect(answers.map((b) => b.id)).toEqual(Array.from({ length: 40 }, (_, i) => bills[i % 10]!.id));
@@ -160,7 +160,7 @@ describe('sessionIds at rest (SECRETS_KEY set)', () => {
     await orgs[1]!.whoami();
     expect(JSON.parse((await storedSessions(prefix))[0]!).lastUsedAt).toBeGreaterThan(firstUse);
     const before = await logins();
-    expect((await sb.control('POST', '/sessions/expire')).json.expired).toBeGreaterThanOrEqual(1);
+    expect((await sb.control('POST', '/sessions/expire')).json?.expired).toBeGreaterThanOrEqual(1);
     await Promise.all(Array.from({ length: 10 }, (_, i) => orgs[i % 2]!.whoami()));
     expect((await logins()) - before).toBe(1);
     const issued = (await sb.stats()).sessionsIssued.at(-1)!;
