@@ -17,7 +17,7 @@ import { boundedAll, Rng, zipfWeights } from '../stats.js';
 const HOUR_MS = 3_600_000;
 
 /** What a finance team asks in a busy hour, by share of commands (sums to 100). */
-export const HOUR_MIX: Array<[kind: string, weight: number]> = [
+const HOUR_MIX: Array<[kind: string, weight: number]> = [
   ['bills due', 16],
   ['bills due 14', 4],
   ['bills due 30', 2],
@@ -32,14 +32,14 @@ export const HOUR_MIX: Array<[kind: string, weight: number]> = [
   ['help', 3],
 ];
 
-export interface HourCommand extends Command {
+interface HourCommand extends Command {
   /** When in the hour it is asked, ms from the start. */
   at: number;
   kind: string;
 }
 
 /** The hour's questions: Poisson arrivals; who, where and which record by Zipf (a few are asked about a lot). */
-export function realisticHour(
+function realisticHour(
   catalog: Catalog,
   opts: { commands: number; people: number; teams: number; channelsPerTeam: number; seed: number },
 ): HourCommand[] {
@@ -92,7 +92,7 @@ export function realisticHour(
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
 /** Changes the team makes in BILL in the hour (bills paid, customer payments, new invoices, a few new vendors). */
-export const CHANGES_PER_HOUR = 40;
+const CHANGES_PER_HOUR = 40;
 
 /** A free TCP port on this machine: the bot keeps one address across its restart, as a deployment does. */
 async function freePort(): Promise<number> {

@@ -15,7 +15,7 @@ import { boundedAll, Rng } from '../stats.js';
 const MB = 1024 * 1024;
 
 /** The old-generation limit (MB) node 20 sets itself under a 512 MB cgroup memory limit (measured: 259 MB). */
-export const CONTAINER_512_HEAP_MB = 256;
+const CONTAINER_512_HEAP_MB = 256;
 
 interface Pass {
   label: string;

@@ -34,7 +34,7 @@ const MIX: Array<[kind: string, weight: number]> = [
   ['bills due <days>', 5],
 ];
 
-export function burstCommands(catalog: Catalog, count: number, rng: Rng): Array<{ kind: string; text: string }> {
+function burstCommands(catalog: Catalog, count: number, rng: Rng): Array<{ kind: string; text: string }> {
   const billIds = rng.shuffle(catalog.bills.map((b) => b.id));
   const invoices = rng.shuffle([...catalog.invoiceNumbers]);
   const billNumbers = rng.shuffle(uniqueBillNumbers(catalog).map((b) => b.number));
@@ -255,4 +255,4 @@ export async function saturation(ctx: BenchContext, sandbox: Child<SandboxInfo>)
   }
 }
 
-export type { Outcome };
+;

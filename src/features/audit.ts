@@ -30,7 +30,7 @@ export function auditAdmin(
 }
 
 /** A short, non-secret name for why a command was refused or failed. */
-export function auditReason(err: unknown): string | undefined {
+function auditReason(err: unknown): string | undefined {
   if (err === undefined) return undefined;
   if (err instanceof LimitExceeded) return `LimitExceeded:${err.reason}`;
   if (err instanceof BillApiError) return `BillApiError:${err.category}${err.code ? ':' + err.code : ''}`;

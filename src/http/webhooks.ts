@@ -22,7 +22,10 @@ const READ_TIMEOUT_MS = 10_000;
 class BodyTooLarge extends Error {}
 class BodyAborted extends Error {}
 
-/** The request body as bytes, refusing more than `limit` bytes (without reading them all) and stalled senders. */
+/**
+ * The request body as bytes, refusing more than `limit` bytes (without reading them all) and stalled senders.
+ * @public also loaded by the kill -9 durability test's child process (a dynamic import knip cannot see)
+ */
 export function readRawBody(req: Request, limit: number, timeoutMs = READ_TIMEOUT_MS): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
     const declared = Number(req.headers['content-length']);

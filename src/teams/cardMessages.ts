@@ -7,7 +7,7 @@ import type { AdaptiveCard, Json } from '../cards/card.js';
  * How long a posted card's buttons may still edit it. A click on an older card (or one whose record is gone) still
  * runs, as the clicker, and its answer comes as a new reply instead of an edit.
  */
-export const CARD_MESSAGE_TTL_MS = 7 * 24 * 3_600_000;
+const CARD_MESSAGE_TTL_MS = 7 * 24 * 3_600_000;
 
 /** The most button records kept per message (its own buttons plus those of each view its clickers were shown). */
 const MAX_BUTTONS = 60;

@@ -11,7 +11,7 @@ import type { Limiter, Priority, Upstream } from '../infra/limits/types.js';
  * How long a send may wait for its thread's budget. A late reply beats none (the person sees nothing
  * otherwise, and an error card would need the same budget), but not forever.
  */
-export const CONNECTOR_SEND_WAIT_MS = 60_000;
+const CONNECTOR_SEND_WAIT_MS = 60_000;
 
 /** 429 without Retry-After: Teams asks for exponential backoff with jitter; botbuilder's pipeline does not retry it. */
 const BACKOFF_MS = [1_000, 2_000, 4_000];

@@ -41,7 +41,7 @@ function errorCode(err: ConnectorError): string | undefined {
 }
 
 /** A send failure as the worker sees it: HTTP status (0 = no answer), Bot Framework code, Retry-After. */
-export function sendFailure(err: unknown): Extract<SendOutcome, { ok: false }> {
+function sendFailure(err: unknown): Extract<SendOutcome, { ok: false }> {
   const e = (err ?? {}) as ConnectorError;
   const status = typeof e.statusCode === 'number' ? e.statusCode : typeof e.response?.status === 'number' ? e.response.status : 0;
   const headers = e.response?.headers;

@@ -32,7 +32,7 @@ export interface StartOptions extends BuildOptions {
   stateDir?: string;
 }
 
-export function testEnv(stateDir: string, env: Record<string, string> = {}): Record<string, string> {
+function testEnv(stateDir: string, env: Record<string, string> = {}): Record<string, string> {
   return {
     PORT: '0',
     HOST: '127.0.0.1',

@@ -9,7 +9,7 @@ import type { CardJson } from './cards.js';
  * What the bot sends the connector: an activity, or (createConversation) the parameters holding one. Every field is
  * optional (a test asserts the ones it needs); fields not named here read as `unknown`.
  */
-export interface ConnectorActivity {
+interface ConnectorActivity {
   type?: string;
   id?: string;
   text?: string;

@@ -10,9 +10,9 @@ import { generate as selfSigned } from 'selfsigned';
 import { registerSecrets } from './secretScan.js';
 
 /** The issuer of Bot Connector channel tokens in the public cloud (botbuilder's ToBotFromChannelTokenIssuer). */
-export const BOT_FRAMEWORK_ISSUER = 'https://api.botframework.com';
+const BOT_FRAMEWORK_ISSUER = 'https://api.botframework.com';
 /** The host botbuilder's MSAL credentials ask for the bot's own outbound token (public cloud). */
-export const LOGIN_HOST = 'login.microsoftonline.com';
+const LOGIN_HOST = 'login.microsoftonline.com';
 
 export interface MintOptions {
   /** Audience: the bot's app id. */

@@ -173,7 +173,7 @@ export interface CardRenderer {
   close(): Promise<void>;
 }
 
-export const CHROMIUM_ARGS = [
+const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
   '--disable-gpu',
@@ -184,12 +184,12 @@ export const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
-export async function launchChromium(): Promise<Browser> {
+async function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
 }
 
 /** One browser and one page for a whole test file: the renderer is loaded once, cards are drawn one after another. */
-export async function openCardRenderer(): Promise<CardRenderer> {
+async function openCardRenderer(): Promise<CardRenderer> {
   const browser = await launchChromium();
   const page: Page = await browser.newPage({ viewport: { width: 800, height: 600 } });
   await page.setContent(

@@ -34,7 +34,7 @@ function registry(): ScanRegistry {
 }
 
 /** Values shorter than this are too likely to appear by chance ("test", "1234"). */
-export const MIN_SECRET_LENGTH = 8;
+const MIN_SECRET_LENGTH = 8;
 
 export function registerLogCapture(capture: Capture, source = 'log'): void {
   registry().captures.set(capture, source);
@@ -96,7 +96,7 @@ export function describeLeaks(leaks: Leak[]): string {
 }
 
 /** For the scan's own tests: forget everything registered so far. */
-export function resetSecretScan(): void {
+function resetSecretScan(): void {
   const reg = registry();
   reg.captures.clear();
   reg.sources.clear();

@@ -65,12 +65,12 @@ function rng(seed: number): () => number {
 const CHILD = `
 import { createRequire } from 'node:module';
 const src = (f) => new URL(f, process.env.SRC_URL).href;
-const { SqliteStateStore } = await import(src('state/sqliteStore.ts'));
+const { SqliteStateStore } = await import(src('infra/state/sqliteStore.ts'));
 const { WebhookReceiver } = await import(src('notify/receiver.ts'));
 const { WebhookKeys } = await import(src('notify/keys.ts'));
 const { webhookRoute, readRawBody } = await import(src('http/webhooks.ts'));
-const { createLogger, SecretRegistry } = await import(src('log.ts'));
-const { systemClock: clock } = await import(src('clock.ts'));
+const { createLogger, SecretRegistry } = await import(src('infra/log.ts'));
+const { systemClock: clock } = await import(src('infra/clock.ts'));
 const restify = createRequire(process.env.PACKAGE_JSON)('restify');
 const state = new SqliteStateStore(process.env.STATE_DIR, clock);
 const secrets = new SecretRegistry([process.env.KEY]);

@@ -7,7 +7,7 @@ import { dateTime, type FormatOptions } from '../../cards/format.js';
 import type { StatusSection } from './statusCards.js';
 
 /** "3 min", "2 h 5 min", "40 s". */
-export function duration(ms: number): string {
+function duration(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
   if (s < 60) return `${s} s`;
   const min = Math.floor(s / 60);

@@ -9,7 +9,7 @@ import { dateTime, type FormatOptions } from '../../cards/format.js';
 import type { StatusSection } from './statusCards.js';
 import type { CommandContext, ConversationScope } from '../types.js';
 
-export type GraphTeamStatus =
+type GraphTeamStatus =
   /** Local mode (no MicrosoftAppId), a managed identity, or no client secret: Graph is never called. */
   | { state: 'skipped'; reason: string }
   /** Group and personal chats have no team. */

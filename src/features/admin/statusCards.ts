@@ -76,7 +76,7 @@ function scope(row: BudgetSnapshot, admin: boolean): string {
   return ` · key ${row.key}`;
 }
 
-export function budgetLabel(budget: string): string {
+function budgetLabel(budget: string): string {
   return BUDGET_LABELS[budget] ?? budget;
 }
 

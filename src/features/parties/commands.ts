@@ -290,7 +290,7 @@ async function openInvoices(deps: Pick<PartiesDeps, 'bill'>, orgId: string, cust
   return items.filter(owed).map(({ invoiceLineItems: _dropped, ...rest }) => rest as Invoice);
 }
 
-export const customerCommand: Command<PartiesDeps> = {
+const customerCommand: Command<PartiesDeps> = {
   name: 'customer',
   usage: 'customer <name>',
   description: 'Customers whose name starts with what you type, with open invoices and balance',

@@ -35,7 +35,7 @@ export interface ApCardContext {
   note?: string;
 }
 
-export function vendorName(bill: Pick<Bill, 'vendorName' | 'vendorId'>, ctx: Pick<ApCardContext, 'vendorNameOf'>): string {
+function vendorName(bill: Pick<Bill, 'vendorName' | 'vendorId'>, ctx: Pick<ApCardContext, 'vendorNameOf'>): string {
   return bill.vendorName || ctx.vendorNameOf?.(bill.vendorId) || `Vendor ${shortId(bill.vendorId ?? '')}`;
 }
 

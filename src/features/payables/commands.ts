@@ -40,8 +40,8 @@ export interface PayablesDeps {
   settings: FinanceSettings;
 }
 
-export const MAX_DUE_DAYS = 90;
-export const DEFAULT_DUE_DAYS = 7;
+const MAX_DUE_DAYS = 90;
+const DEFAULT_DUE_DAYS = 7;
 
 /** What a list answer keeps of a bill (line items dropped: they are not shown and would bloat the cache). */
 function billLine(bill: Bill): BillLine {
@@ -194,7 +194,7 @@ export const billsDueCommand: Command<PayablesDeps> = {
   },
 };
 
-export const billsOverdueCommand: Command<PayablesDeps> = {
+const billsOverdueCommand: Command<PayablesDeps> = {
   name: 'bills overdue',
   usage: 'bills overdue',
   description: 'Unpaid bills past their due date, oldest first, with days overdue and totals',

@@ -13,8 +13,8 @@ export interface PaymentsDeps {
   settings: FinanceSettings;
 }
 
-export const DEFAULT_PAYMENTS = 10;
-export const MAX_PAYMENTS = 50;
+const DEFAULT_PAYMENTS = 10;
+const MAX_PAYMENTS = 50;
 
 export const paymentsCommand: Command<PaymentsDeps> = {
   name: 'payments',

@@ -18,7 +18,7 @@ import { shortId } from '../../cards/redact.js';
 import { codeWords, count, invoiceStatusWords, moneyTotal } from '../../cards/words.js';
 import { executeAction } from '../../cards/card.js';
 
-export interface ArCardContext {
+interface ArCardContext {
   today: string;
   fmt: FormatOptions;
   asOf: number;
@@ -27,7 +27,7 @@ export interface ArCardContext {
   note?: string;
 }
 
-export function customerName(customerId: string, ctx: Pick<ArCardContext, 'customerOf'>): string {
+function customerName(customerId: string, ctx: Pick<ArCardContext, 'customerOf'>): string {
   return ctx.customerOf(customerId)?.name || `Customer ${shortId(customerId ?? '')}`;
 }
 

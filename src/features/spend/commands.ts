@@ -21,7 +21,7 @@ export interface SpendDeps {
 }
 
 /** Card transactions shown: the last 30 days, at most 10 pages of 50. */
-export const TRANSACTION_DAYS = 30;
+const TRANSACTION_DAYS = 30;
 const TRANSACTION_PAGES = 10;
 const REIMBURSEMENT_PAGES = 5;
 
