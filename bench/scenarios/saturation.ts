@@ -254,5 +254,3 @@ export async function saturation(ctx: BenchContext, sandbox: Child<SandboxInfo>)
     await ctx.stop(bot);
   }
 }
-
-;
