@@ -25,10 +25,10 @@ export class Prng {
     return this.next() < p;
   }
 
+  /** One of `items` (which may themselves be undefined: the webhook fuzz picks "no signature" that way). */
   pick<T>(items: readonly T[]): T {
-    const item = items[Math.floor(this.next() * items.length)];
-    if (item === undefined) throw new RangeError('pick from an empty list');
-    return item;
+    if (items.length === 0) throw new RangeError('pick from an empty list');
+    return items[Math.floor(this.next() * items.length)] as T;
   }
 
   /** Picks a key by weight. */
@@ -54,9 +54,7 @@ export class Prng {
   shuffle<T>(items: T[]): T[] {
     for (let i = items.length - 1; i > 0; i--) {
       const j = Math.floor(this.next() * (i + 1));
-      const [a, b] = [items[i], items[j]];
-      if (a === undefined || b === undefined) throw new RangeError('shuffle of a sparse list');
-      [items[i], items[j]] = [b, a];
+      [items[i], items[j]] = [items[j] as T, items[i] as T];
     }
     return items;
   }
