@@ -36,7 +36,7 @@ Usage: npm run bench -- [--quick] [--only overhead,saturation,economy,invoice,me
 Environment for looking into a figure: BENCH_PROFILE_DIR (CPU profiles of the bot: the saturation burst, or the
 whole process with BENCH_PROFILE_ALL=1), BENCH_HEAP_DIR (heap snapshot at the end of the memory scenario),
 BENCH_LOG_DIR (every child's log lines), BENCH_BOT_EXEC_ARGV (node flags for every bot process, e.g. --expose-gc),
-BENCH_BOT_NODE_OPTIONS, BENCH_CACHE_MAX_BYTES, BENCH_CACHE_MAX_ENTRIES (the memory scenario's bot), BENCH_LIVE_HEAP=1
+BENCH_BOT_NODE_OPTIONS, BENCH_CACHE_MAX_ENTRIES (the memory scenario's bot), BENCH_LIVE_HEAP=1
 (with --expose-gc: the memory scenario logs the live heap at each stage), BENCH_HEAP_SPACES=1 (V8's heap spaces and
 its own malloc at each memory stage), BENCH_SMAPS=1 (the bot's resident memory by kind of mapping at each stage),
 BENCH_ALLOC_DIR (what each billbridge process allocated, garbage included, sampled; written when it stops),

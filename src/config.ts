@@ -76,7 +76,7 @@ export interface Config {
     /** After a connect attempt BILL refused, that person waits this long before the next one. */
     linkCooldownS: number;
   };
-  cache: { listTtlS: number; pushedTtlS: number; objectTtlS: number; namesTtlS: number; maxEntries: number; maxBytes: number };
+  cache: { listTtlS: number; pushedTtlS: number; objectTtlS: number; namesTtlS: number; maxEntries: number };
   graph: { baseUrl: string; authorityHost: string };
   access: { allowedTenantIds: string[]; adminAadObjectIds: string[] };
   redisUrl: string;
@@ -242,7 +242,6 @@ const envSchema = z.object({
   CACHE_TTL_OBJECT_S: int(300, 0, 86_400),
   CACHE_TTL_NAMES_S: int(3600, 0, 86_400),
   CACHE_MAX_ENTRIES: int(5_000, 10, 1_000_000),
-  CACHE_MAX_BYTES: int(16 * 1024 * 1024, 1024, 2 ** 31),
   GRAPH_BASE_URL: url('https://graph.microsoft.com/v1.0'),
   GRAPH_AUTHORITY_HOST: url('https://login.microsoftonline.com'),
   ALLOWED_TENANT_IDS: list(),
@@ -585,7 +584,6 @@ export function loadConfig(env: Env): Config {
       objectTtlS: e.CACHE_TTL_OBJECT_S,
       namesTtlS: e.CACHE_TTL_NAMES_S,
       maxEntries: e.CACHE_MAX_ENTRIES,
-      maxBytes: e.CACHE_MAX_BYTES,
     },
     graph: { baseUrl: e.GRAPH_BASE_URL, authorityHost: e.GRAPH_AUTHORITY_HOST },
     access: { allowedTenantIds: e.ALLOWED_TENANT_IDS, adminAadObjectIds: e.ADMIN_AAD_OBJECT_IDS },

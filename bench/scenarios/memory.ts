@@ -1,7 +1,7 @@
 // Scenario 5 — memory: the bot process's peak resident set size (VmHWM from /proc) after it has built the number
 // indexes of an organisation with 10,000 invoices and 5,000 bills, stored 1,000 conversation references (installs
-// into 1,000 teams) and filled its answer cache to its bounds (CACHE_MAX_BYTES with large lists first, then
-// CACHE_MAX_ENTRIES with single records). The bot runs as `npm start` runs it. The full run does it twice: once as on
+// into 1,000 teams) and filled its answer cache (single records
+// asked by BILL id, up to CACHE_MAX_ENTRIES). The bot runs as `npm start` runs it. The full run does it twice: once as on
 // this machine, where V8 may grow its heap to a few times what is live before collecting, and once with the heap
 // limit Node gives itself in a 512 MB container (it reads the cgroup's memory limit: 259 MB there, measured), where
 // V8 grows its heap far less eagerly.
@@ -59,10 +59,9 @@ export async function memory(ctx: BenchContext): Promise<ScenarioResult> {
   try {
     const catalog = await sandbox.call<Catalog>('catalog');
     // The defaults unless looking into the figure: BENCH_BOT_NODE_OPTIONS (e.g. --max-old-space-size=160) and
-    // BENCH_CACHE_MAX_BYTES / BENCH_CACHE_MAX_ENTRIES for the bot's CACHE_MAX_BYTES / CACHE_MAX_ENTRIES.
+    // BENCH_CACHE_MAX_ENTRIES for the bot's CACHE_MAX_ENTRIES.
     const env: Record<string, string> = {};
     if (process.env.BENCH_BOT_NODE_OPTIONS) env.NODE_OPTIONS = process.env.BENCH_BOT_NODE_OPTIONS;
-    if (process.env.BENCH_CACHE_MAX_BYTES) env.CACHE_MAX_BYTES = process.env.BENCH_CACHE_MAX_BYTES;
     if (process.env.BENCH_CACHE_MAX_ENTRIES) env.CACHE_MAX_ENTRIES = process.env.BENCH_CACHE_MAX_ENTRIES;
     const passes = [
       await pass(

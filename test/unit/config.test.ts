@@ -91,7 +91,6 @@ const INVALID: Record<string, Env[] | { anyValue: string }> = {
   CACHE_TTL_OBJECT_S: [{ CACHE_TTL_OBJECT_S: '86401' }],
   CACHE_TTL_NAMES_S: [{ CACHE_TTL_NAMES_S: '1h' }],
   CACHE_MAX_ENTRIES: [{ CACHE_MAX_ENTRIES: '5' }],
-  CACHE_MAX_BYTES: [{ CACHE_MAX_BYTES: '100' }],
   GRAPH_BASE_URL: [{ GRAPH_BASE_URL: 'graph.microsoft.com/v1.0' }],
   GRAPH_AUTHORITY_HOST: [{ GRAPH_AUTHORITY_HOST: 'ftp://login.microsoftonline.com' }],
   ALLOWED_TENANT_IDS: [without(AUTHED, 'ALLOWED_TENANT_IDS'), { ...AUTHED, ALLOWED_TENANT_IDS: 'contoso.onmicrosoft.com' }],
