@@ -167,7 +167,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const redis = cluster?.redis;
   // A moment for the first connection, so start-up reads (webhook keys, outbox) find it; unreachable: /readyz says so.
   if (redis) await redis.waitReady(2_000);
-  const state: StateStore = cluster ? new cluster.RedisStateStore(cluster.redis, clock) : localState!;
+  const state: StateStore = localState ?? redisState();
+  function redisState(): StateStore {
+    if (!cluster) throw new Error('no state store: STATE_DIR is opened without REDIS_URL, Redis with it');
+    return new cluster.RedisStateStore(cluster.redis, clock);
+  }
   // Every upstream call a turn makes is counted for its audit record, and none starts after the turn's deadline.
   const upstreamCalls = new UpstreamCallCounter({ clock, commandWaitMs: config.limits.commandWaitMs });
   const sharedLimiter = createLimiter({
@@ -187,7 +191,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const installs = new Installations(state, orgBindings, clock);
   // Undefined in local mode (no app id): status says Graph is skipped.
   const graph = createGraphTeams({ config, limiter, clock, log, secrets });
-  const billUser = config.bill.credentials ?? sandbox!.credentials;
+  const billUser = config.bill.credentials ?? sandbox?.credentials;
+  if (!billUser) throw new Error('no BILL credentials and no sandbox standing in for BILL');
   const bill = new BillGateway({
     backend: sandbox ? 'sandbox' : 'bill',
     endpoints: { baseUrl: config.bill.baseUrl, spendBaseUrl: config.bill.spendBaseUrl, eventsBaseUrl: config.bill.eventsBaseUrl },
@@ -405,7 +410,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         if (config.http.host) server.listen(config.http.port, config.http.host, () => resolve());
         else server.listen(config.http.port, () => resolve());
       });
-      const addr = server.address() as AddressInfo;
+      const addr = server.address();
       const host =
         addr.family === 'IPv6'
           ? addr.address === '::'

@@ -2,8 +2,15 @@
 import { shortId } from './redact.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json | undefined };
-export type CardElement = { type: string; [key: string]: Json | undefined };
-export type CardAction = { type: string; title: string; [key: string]: Json | undefined };
+export interface CardElement {
+  type: string;
+  [key: string]: Json | undefined;
+}
+export interface CardAction {
+  type: string;
+  title: string;
+  [key: string]: Json | undefined;
+}
 
 export interface AdaptiveCard {
   type: 'AdaptiveCard';
@@ -207,11 +214,13 @@ export function table(
           ],
         };
   const items: CardElement[] = [];
-  if (figureAt > 0) {
+  const [first] = columns;
+  const figureColumn = columns[figureAt];
+  if (first && figureColumn && figureAt > 0) {
     items.push(
       nameAndFigure(
-        { type: 'TextBlock', text: columns[0]!.header, weight: 'Bolder', wrap: true },
-        { type: 'TextBlock', text: columns[figureAt]!.header, weight: 'Bolder', wrap: true, horizontalAlignment: 'Right' },
+        { type: 'TextBlock', text: first.header, weight: 'Bolder', wrap: true },
+        { type: 'TextBlock', text: figureColumn.header, weight: 'Bolder', wrap: true, horizontalAlignment: 'Right' },
       ),
     );
   }
@@ -264,7 +273,7 @@ export function executeAction(titleText: string, data: ActionData, opts: { style
     type: 'Action.Execute',
     title: titleText,
     verb: data.verb,
-    data: data as Json,
+    data: data,
     fallback: { type: 'Action.Submit', title: titleText, data: data as Json },
   };
   if (opts.style) action.style = opts.style;
@@ -272,14 +281,5 @@ export function executeAction(titleText: string, data: ActionData, opts: { style
 }
 
 export function submitAction(titleText: string, data: ActionData): CardAction {
-  return { type: 'Action.Submit', title: titleText, data: data as Json };
-}
-
-/**
- * A link button. Its URL is one billbridge builds from its own configuration, never from user or BILL text (a typed
- * or BILL-supplied URL could point anywhere): only https, and refused otherwise.
- */
-function openUrlAction(titleText: string, url: string): CardAction {
-  if (!/^https:\/\/[^\s"<>]+$/.test(url)) throw new Error('openUrlAction takes an https URL billbridge built itself');
-  return { type: 'Action.OpenUrl', title: titleText, url };
+  return { type: 'Action.Submit', title: titleText, data: data };
 }

@@ -79,7 +79,7 @@ export interface LazyRows {
 
 /** These items as rows drawn on demand (a 2,000-bill list draws the 10 on its page). */
 export function lazyRows<T>(items: readonly T[], row: (item: T) => string[]): LazyRows {
-  return { count: items.length, at: (i) => row(items[i]!) };
+  return { count: items.length, at: (i) => row(items[i] as T) };
 }
 
 export function listCard(spec: ListCardSpec): CardReply {
