@@ -266,7 +266,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const servedOrgId = config.bill.credentials?.orgId ?? sandbox?.credentials.orgId;
   // Proactive cards (notifications, digests, approvals digests) go through the Bot Framework with stored references;
   // the buttons each card carries are recorded in the state store, where the bot's clicks look them up.
-  const sender = new BotFrameworkSender(adapter, config, log, new CardMessages(state));
+  const cardMessages = new CardMessages(state);
+  const sender = new BotFrameworkSender(adapter, config, log, cardMessages);
   const notify = createNotify({
     config,
     state,
@@ -359,7 +360,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     [REFRESH_VERB]: refresh,
     ...Object.fromEntries(approvalCardActions(approvals, clock).map(({ verb, handler }) => [verb, handler])),
   };
-  const bot = new BillbridgeBot({ services, dispatcher, rate: userRate, audit, upstreamCalls, log, cardActions });
+  const bot = new BillbridgeBot({ services, dispatcher, rate: userRate, audit, upstreamCalls, log, cardMessages, cardActions });
   const approvalDigest = new ApprovalDigest({ approvals, state, timeZone: config.timeZone, sender, clock, log });
   const server = createHttpServer({
     log,

@@ -8,7 +8,7 @@ import type { AuditTrail } from '../infra/audit.js';
 import type { UpstreamCallCounter } from '../infra/upstreamCalls.js';
 import type { ActionData, CardReply } from '../cards/card.js';
 import { notYourRetryReply } from '../cards/errorCards.js';
-import { CardMessages } from './cardMessages.js';
+import type { CardMessages } from './cardMessages.js';
 import { commandAudit } from '../features/audit.js';
 import { userRateKey, type UserCommandRate } from './userRate.js';
 import {
@@ -93,6 +93,8 @@ export interface BotParts {
   /** The upstream calls the current turn made, for its audit record. */
   upstreamCalls: Pick<UpstreamCallCounter, 'current'>;
   log: Logger;
+  /** Which buttons each card message carries; the proactive sender records into the same one. */
+  cardMessages: CardMessages;
   /** Card button verbs other than "run" (refresh, approve, deny...) and their handlers. */
   cardActions?: Record<string, CardActionHandler>;
 }
@@ -109,7 +111,7 @@ export class BillbridgeBot {
     this.services = parts.services;
     this.dispatcher = parts.dispatcher;
     this.log = parts.log;
-    this.cardMessages = new CardMessages(this.services.state);
+    this.cardMessages = parts.cardMessages;
     const install = new InstallLifecycle(this.services);
     const { post, show, tenant, dedupe, audit, rate, typing } = this;
     const routes: Route[] = [

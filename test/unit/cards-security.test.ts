@@ -14,6 +14,7 @@ import { bindCommands, type CommandDefinition } from '../../src/features/types.j
 import type { TurnContext } from 'botbuilder';
 import { Dispatcher } from '../../src/features/dispatch.js';
 import { BillbridgeBot } from '../../src/teams/bot.js';
+import { CardMessages } from '../../src/teams/cardMessages.js';
 import type { BotServices } from '../../src/features/services.js';
 import { errorReply } from '../../src/cards/errorCards.js';
 import { adaptiveCard, facts, text, title } from '../../src/cards/card.js';
@@ -57,7 +58,15 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
   } as unknown as BotServices;
   const dispatcher = new Dispatcher(services, log);
   const rate = memoryUserCommandRate(opts.perMinute ?? 1000);
-  const bot = new BillbridgeBot({ services, dispatcher, rate, audit, upstreamCalls: { current: () => ({ bill: 2 }) }, log });
+  const bot = new BillbridgeBot({
+    services,
+    dispatcher,
+    rate,
+    audit,
+    upstreamCalls: { current: () => ({ bill: 2 }) },
+    log,
+    cardMessages: new CardMessages(state),
+  });
   const auditRecords = (): Array<Record<string, any>> => {
     const file = join(dir, 'audit.log');
     return existsSync(file)
