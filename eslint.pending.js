@@ -2,24 +2,6 @@
 // `npm run lint` can hold every other file to them now. Issue #23: fix a file, delete its line, never add one.
 // `npx eslint --no-ignore <file>` shows what is left in a file.
 export const pendingStrictLint = [
-  'bench/children/echo.ts', // 1
-  'bench/children/ipc.ts', // 8
-  'bench/children/sandbox.ts', // 4
-  'bench/connector.ts', // 22
-  'bench/context.ts', // 5
-  'bench/heap.ts', // 5
-  'bench/load.ts', // 3
-  'bench/naive.ts', // 40
-  'bench/processes.ts', // 19
-  'bench/profile.ts', // 1
-  'bench/report.ts', // 8
-  'bench/run.ts', // 3
-  'bench/scenarios/economy.ts', // 5
-  'bench/scenarios/invoiceLookup.ts', // 9
-  'bench/scenarios/memory.ts', // 6
-  'bench/scenarios/overhead.ts', // 10
-  'bench/scenarios/saturation.ts', // 6
-  'bench/stats.ts', // 8
   'src/cards/redact.ts', // 1
   'src/cards/words.ts', // 2
   'src/features/admin/conversationStatus.ts', // 1
