@@ -4,6 +4,7 @@
 // heavy for tens of thousands of replies.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { field, list, text } from './json.js';
 
 export interface Reply {
   /** performance.timeOrigin + performance.now() when the reply arrived. */
@@ -60,26 +61,30 @@ export class BenchConnector {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const at = performance.timeOrigin + performance.now();
-    const path = (req.url ?? '/').split('?')[0]!;
-    const seg = path.split('/').filter(Boolean).map(decodeURIComponent);
-    if (seg[0] === 'v3' && seg[1] === 'conversations' && seg[3] === 'activities' && req.method === 'POST') {
-      let body: any;
+    const [path = '/'] = (req.url ?? '/').split('?');
+    const [v3, conversations, conversationId, activities] = path.split('/').filter(Boolean).map(decodeURIComponent);
+    if (
+      v3 === 'v3' &&
+      conversations === 'conversations' &&
+      conversationId !== undefined &&
+      activities === 'activities' &&
+      req.method === 'POST'
+    ) {
+      let body: unknown;
       try {
         body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
       } catch {
         body = undefined;
       }
-      if (body?.type === 'typing') this.counts.typing++;
-      else if (body?.type === 'message') {
+      const type = field(body, 'type');
+      if (type === 'typing') this.counts.typing++;
+      else if (type === 'message') {
         this.counts.messages++;
-        const conversationId = seg[2]!;
         if (!this.replies.has(conversationId)) {
-          const card = body.attachments?.find((a: any) => a?.contentType === 'application/vnd.microsoft.card.adaptive')?.content;
-          const first = card?.body?.find?.((b: any) => b?.type === 'TextBlock');
           const reply: Reply = {
             at,
-            summary: String(body.summary ?? body.text ?? ''),
-            title: typeof first?.text === 'string' ? first.text : undefined,
+            summary: text(body, 'summary') ?? text(body, 'text') ?? '',
+            title: cardTitle(body),
           };
           this.replies.set(conversationId, reply);
           const waiting = this.waiters.get(conversationId);
@@ -97,4 +102,13 @@ export class BenchConnector {
     res.writeHead(404, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ error: { code: 'NotFound', message: 'No such route in the bench connector' } }));
   }
+}
+
+/** The text of the first TextBlock of the activity's Adaptive Card, when it has one. */
+function cardTitle(activity: unknown): string | undefined {
+  const attachment = list(field(activity, 'attachments')).find(
+    (a) => field(a, 'contentType') === 'application/vnd.microsoft.card.adaptive',
+  );
+  const first = list(field(field(attachment, 'content'), 'body')).find((b) => field(b, 'type') === 'TextBlock');
+  return text(first, 'text');
 }

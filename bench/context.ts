@@ -26,7 +26,7 @@ export interface BenchOptions {
 }
 
 export class BenchContext {
-  private readonly children: Child<any>[] = [];
+  private readonly children: Child[] = [];
   private readonly dirs: string[] = [];
 
   constructor(
@@ -67,7 +67,7 @@ export class BenchContext {
     return child;
   }
 
-  track<C extends Child<any>>(child: C): C {
+  track<C extends Child>(child: C): C {
     this.children.push(child);
     return child;
   }
@@ -81,7 +81,7 @@ export class BenchContext {
     for (const dir of this.dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   }
 
-  async stop(child: Child<any>): Promise<void> {
+  async stop(child: Child): Promise<void> {
     const i = this.children.indexOf(child);
     if (i >= 0) this.children.splice(i, 1);
     await child.stop();
@@ -89,7 +89,7 @@ export class BenchContext {
   }
 
   /** BENCH_GC_TRACE=1: what V8's collections did in a bot, once it has stopped. */
-  private reportGc(child: Child<any>): void {
+  private reportGc(child: Child): void {
     if (child.gc.collections > 0) this.say(`  gc, ${child.name}: ${child.gc.describe()}`);
   }
 }

@@ -20,10 +20,21 @@ const iName = fields.indexOf('name');
 const iSize = fields.indexOf('self_size');
 const by = new Map<string, { size: number; count: number }>();
 let total = 0;
+/** Field `f` of the node at `i`; a clear error where the snapshot is cut short. */
+const field = (i: number, f: number): number => {
+  const v = snap.nodes[i + f];
+  if (v === undefined) throw new Error(`${file}: node at ${i} is cut short`);
+  return v;
+};
+const text = (list: string[], index: number): string => {
+  const s = list[index];
+  if (s === undefined) throw new Error(`${file}: no string or type number ${index}`);
+  return s;
+};
 for (let i = 0; i < snap.nodes.length; i += F) {
-  const type = types[snap.nodes[i + iType]!]!;
-  const name = type === 'object' || type === 'closure' || type === 'native' ? snap.strings[snap.nodes[i + iName]!]! : `(${type})`;
-  const size = snap.nodes[i + iSize]!;
+  const type = text(types, field(i, iType));
+  const name = type === 'object' || type === 'closure' || type === 'native' ? text(snap.strings, field(i, iName)) : `(${type})`;
+  const size = field(i, iSize);
   total += size;
   const e = by.get(name) ?? { size: 0, count: 0 };
   e.size += size;

@@ -44,7 +44,11 @@ export interface Command {
 }
 
 /** Each command starts its own thread: the conversation id the reply comes back on is unique to it. */
-export function commandActivity(cmd: Command, id: string, serviceUrl: string): { activity: Record<string, any>; conversationId: string } {
+export function commandActivity(
+  cmd: Command,
+  id: string,
+  serviceUrl: string,
+): { activity: Record<string, unknown>; conversationId: string } {
   const activity = channelMessage(cmd.text, {
     serviceUrl,
     team: cmd.where.team,
@@ -54,11 +58,11 @@ export function commandActivity(cmd: Command, id: string, serviceUrl: string): {
     id,
     threadId: id,
   });
-  return { activity, conversationId: activity.conversation.id as string };
+  return { activity, conversationId: activity.conversation.id };
 }
 
 /** The bot installed in team number t (what Teams sends on install); the welcome goes to the team's conversation. */
-export function installActivity(t: number, serviceUrl: string): Record<string, any> {
+export function installActivity(t: number, serviceUrl: string): Record<string, unknown> {
   return installationUpdate('add', { serviceUrl, name: `bench-install-${t}` });
 }
 

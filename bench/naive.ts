@@ -3,6 +3,7 @@
 // so it pages until it finds the number; names come from listing the vendors or customers.
 import { request } from 'undici';
 import { filterTerm } from '../src/bill/filters.js';
+import { field, list, text } from './json.js';
 
 export interface NaiveCounts {
   commands: number;
@@ -35,7 +36,7 @@ export class NaiveClient {
     route: string,
     path: string,
     opts: { sessionId?: string; query?: Record<string, string | number | undefined>; body?: unknown } = {},
-  ): Promise<any> {
+  ): Promise<unknown> {
     this.counts.calls++;
     this.counts.byRoute[route] = (this.counts.byRoute[route] ?? 0) + 1;
     const url = new URL(`${this.baseUrl}${path}`);
@@ -47,7 +48,7 @@ export class NaiveClient {
     }
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
     const res = await request(url, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
-    const json = (await res.body.json().catch(() => undefined)) as any;
+    const json: unknown = await res.body.json().catch(() => undefined);
     if (res.statusCode >= 400) throw new Error(`${route} answered ${res.statusCode}: ${JSON.stringify(json).slice(0, 200)}`);
     return json;
   }
@@ -57,32 +58,34 @@ export class NaiveClient {
     const res = await this.call('POST', 'POST /v3/login', '/v3/login', {
       body: { username: this.creds.username, password: this.creds.password, organizationId: this.creds.orgId, devKey: this.creds.devKey },
     });
-    return res.sessionId as string;
+    const sessionId = text(res, 'sessionId');
+    if (!sessionId) throw new Error('POST /v3/login answered without a sessionId');
+    return sessionId;
   }
 
   /** Every page of a list (100 a page). */
-  private async all(sessionId: string, path: string, filters: string[] = [], sort?: string): Promise<any[]> {
-    const out: any[] = [];
+  private async all(sessionId: string, path: string, filters: string[] = [], sort?: string): Promise<unknown[]> {
+    const out: unknown[] = [];
     let page: string | undefined;
     for (;;) {
       const res = await this.call('GET', `GET ${path}`, path, {
         sessionId,
         query: { max: 100, page, sort, filters: filters.length ? filters.join(',') : undefined },
       });
-      out.push(...(res.results ?? []));
-      page = typeof res.nextPage === 'string' && res.nextPage ? res.nextPage : undefined;
+      out.push(...list(field(res, 'results')));
+      page = text(res, 'nextPage') || undefined;
       if (!page) return out;
     }
   }
 
   /** Pages until `match` finds a record (no filter can find it for us). */
-  private async scan(sessionId: string, path: string, match: (r: any) => boolean): Promise<any | undefined> {
+  private async scan(sessionId: string, path: string, match: (r: unknown) => boolean): Promise<unknown> {
     let page: string | undefined;
     for (;;) {
       const res = await this.call('GET', `GET ${path}`, path, { sessionId, query: { max: 100, page } });
-      const hit = (res.results ?? []).find(match);
+      const hit = list(field(res, 'results')).find(match);
       if (hit) return hit;
-      page = typeof res.nextPage === 'string' && res.nextPage ? res.nextPage : undefined;
+      page = text(res, 'nextPage') || undefined;
       if (!page) return undefined;
     }
   }
@@ -117,41 +120,29 @@ export class NaiveClient {
         await this.all(sessionId, '/v3/invoices');
         await this.all(sessionId, '/v3/customers');
       } else if ((m = /^invoice\s+(.+)$/i.exec(t))) {
-        const number = m[1]!.trim();
-        const inv = await this.scan(sessionId, '/v3/invoices', (r) => r.invoiceNumber === number);
-        if (inv) await this.call('GET', 'GET /v3/customers/{id}', `/v3/customers/${inv.customerId}`, { sessionId });
+        const number = (m[1] ?? '').trim();
+        const inv = await this.scan(sessionId, '/v3/invoices', (r) => field(r, 'invoiceNumber') === number);
+        if (inv) await this.call('GET', 'GET /v3/customers/{id}', `/v3/customers/${String(field(inv, 'customerId'))}`, { sessionId });
       } else if ((m = /^bill\s+(.+)$/i.exec(t))) {
-        const key = m[1]!.trim();
+        const key = (m[1] ?? '').trim();
         const bill = BILL_ID.test(key)
           ? await this.call('GET', 'GET /v3/bills/{id}', `/v3/bills/${key}`, { sessionId })
-          : await this.scan(sessionId, '/v3/bills', (r) => r.invoice?.invoiceNumber === key);
-        if (bill) await this.call('GET', 'GET /v3/vendors/{id}', `/v3/vendors/${bill.vendorId}`, { sessionId });
+          : await this.scan(sessionId, '/v3/bills', (r) => field(field(r, 'invoice'), 'invoiceNumber') === key);
+        if (bill) await this.call('GET', 'GET /v3/vendors/{id}', `/v3/vendors/${String(field(bill, 'vendorId'))}`, { sessionId });
       } else if ((m = /^vendor\s+(.+)$/i.exec(t))) {
         const found = await this.all(sessionId, '/v3/vendors', [
-          filterTerm('name', 'sw', m[1]!.trim()),
+          filterTerm('name', 'sw', (m[1] ?? '').trim()),
           filterTerm('archived', 'eq', false),
         ]);
-        if (found.length)
-          await this.all(sessionId, '/v3/bills', [
-            filterTerm(
-              'vendorId',
-              'in',
-              found.slice(0, 100).map((v) => v.id),
-            ),
-            ...unpaid,
-          ]);
+        if (found.length) await this.all(sessionId, '/v3/bills', [filterTerm('vendorId', 'in', ids(found.slice(0, 100))), ...unpaid]);
       } else if ((m = /^customer\s+(.+)$/i.exec(t))) {
         const found = await this.all(sessionId, '/v3/customers', [
-          filterTerm('name', 'sw', m[1]!.trim()),
+          filterTerm('name', 'sw', (m[1] ?? '').trim()),
           filterTerm('archived', 'eq', false),
         ]);
         if (found.length)
           await this.all(sessionId, '/v3/invoices', [
-            filterTerm(
-              'customerId',
-              'in',
-              found.slice(0, 100).map((c) => c.id),
-            ),
+            filterTerm('customerId', 'in', ids(found.slice(0, 100))),
             filterTerm('archived', 'eq', false),
           ]);
       } else if ((m = /^payments(?:\s+(\d+))?$/.exec(lower))) {
@@ -168,6 +159,15 @@ export class NaiveClient {
       throw err;
     }
   }
+}
+
+/** The ids of BILL records, with a clear error for one that has none. */
+function ids(records: unknown[]): string[] {
+  return records.map((r) => {
+    const id = text(r, 'id');
+    if (id === undefined) throw new Error('BILL listed a record without an id');
+    return id;
+  });
 }
 
 function addDays(date: string, days: number): string {

@@ -2,9 +2,10 @@
 // counters over IPC, read its peak RSS from /proc, stop it (and only it) at the end.
 import { fork, type ChildProcess } from 'node:child_process';
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { childEntry, ROOT } from './build.js';
 import { GcTally } from './gcTrace.js';
+import { isRecord, text } from './json.js';
 
 export { ROOT };
 
@@ -37,7 +38,8 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
   ) {}
 
   get pid(): number {
-    return this.proc.pid!;
+    if (this.proc.pid === undefined) throw new Error(`${this.name} has no pid (fork failed)`);
+    return this.proc.pid;
   }
 
   /**
@@ -77,7 +79,8 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       serialization: 'advanced',
     });
-    let child: Child<I> | undefined;
+    // Set once the child is ready; output before then is kept in `early`.
+    const started: { child?: Child<I> } = {};
     const early: { stderr: string } = { stderr: '' };
     let buffered = '';
     const tally: LogTally = { byLevel: {}, last: [] };
@@ -86,8 +89,10 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
     const logFile = process.env.BENCH_LOG_DIR
       ? join(process.env.BENCH_LOG_DIR, `${name.replace(/\W+/g, '-')}-${Date.now()}.log`)
       : undefined;
-    if (logFile) mkdirSync(process.env.BENCH_LOG_DIR!, { recursive: true });
-    proc.stdout!.on('data', (d: Buffer) => {
+    if (logFile) mkdirSync(dirname(logFile), { recursive: true });
+    const { stdout, stderr } = proc;
+    if (!stdout || !stderr) throw new Error(`${name} was forked without piped stdout and stderr`);
+    stdout.on('data', (d: Buffer) => {
       if (logFile) appendFileSync(logFile, d);
       buffered += d.toString();
       let nl: number;
@@ -97,20 +102,21 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
         if (!(traceGc && gc.add(line))) countLogLine(tally, line);
       }
     });
-    proc.stderr!.on('data', (d: Buffer) => {
+    stderr.on('data', (d: Buffer) => {
       early.stderr = (early.stderr + d.toString()).slice(-64_000);
-      if (child) child.stderr = early.stderr;
+      if (started.child) started.child.stderr = early.stderr;
     });
     const info = await new Promise<I>((resolve, reject) => {
       const timer = setTimeout(() => {
         proc.kill('SIGKILL');
         reject(new Error(`${name} did not start within ${timeoutMs} ms: ${early.stderr.slice(-2000)}`));
       }, timeoutMs);
-      proc.on('message', function onReady(msg: any) {
-        if (msg?.ready) {
+      proc.on('message', function onReady(msg: unknown) {
+        if (isRecord(msg) && msg.ready) {
           clearTimeout(timer);
           proc.off('message', onReady);
           const { ready: _r, ...rest } = msg;
+          // The child's ready() sends its own info type (SandboxInfo, BotInfo), built from what it just started.
           resolve(rest as I);
         }
       });
@@ -119,9 +125,10 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
         reject(new Error(`${name} exited (${code ?? signal}) before it was ready: ${early.stderr.slice(-2000)}`));
       });
     });
-    child = new Child<I>(name, proc, info, tally, gc);
+    const child = new Child<I>(name, proc, info, tally, gc);
+    started.child = child;
     child.stderr = early.stderr;
-    proc.on('message', (msg: any) => child.onMessage(msg));
+    proc.on('message', (msg: unknown) => child.onMessage(msg));
     proc.on('exit', () => {
       child.exited = true;
       for (const p of child.pending.values()) p.reject(new Error(`${name} exited`));
@@ -130,13 +137,13 @@ export class Child<Info extends Record<string, unknown> = Record<string, unknown
     return child;
   }
 
-  private onMessage(msg: any): void {
-    if (!msg || typeof msg.id !== 'number') return;
+  private onMessage(msg: unknown): void {
+    if (!isRecord(msg) || typeof msg.id !== 'number') return;
     const p = this.pending.get(msg.id);
     if (!p) return;
     this.pending.delete(msg.id);
     if (msg.ok) p.resolve(msg.result);
-    else p.reject(new Error(`${this.name}: ${msg.error}`));
+    else p.reject(new Error(`${this.name}: ${typeof msg.error === 'string' ? msg.error : 'failed'}`));
   }
 
   call<T = unknown>(cmd: string, args?: unknown, timeoutMs = 60_000): Promise<T> {
@@ -208,7 +215,8 @@ function processCpuMs(pid: number): number {
 function countLogLine(tally: LogTally, line: string): void {
   if (!line.startsWith('{')) return;
   try {
-    const rec = JSON.parse(line) as { level?: number | string; msg?: string; err?: string };
+    const rec: unknown = JSON.parse(line);
+    if (!isRecord(rec)) return;
     const level =
       typeof rec.level === 'number'
         ? (({ 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' } as Record<number, string>)[rec.level] ??
@@ -216,7 +224,9 @@ function countLogLine(tally: LogTally, line: string): void {
         : String(rec.level);
     tally.byLevel[level] = (tally.byLevel[level] ?? 0) + 1;
     if (level === 'warn' || level === 'error' || level === 'fatal') {
-      tally.last.push(`${level}: ${rec.msg ?? ''}${rec.err ? ` (${String(rec.err).slice(0, 160)})` : ''}`);
+      // pino writes an error as { type, message, stack }.
+      const err = typeof rec.err === 'string' ? rec.err : text(rec.err, 'message');
+      tally.last.push(`${level}: ${text(rec, 'msg') ?? ''}${err ? ` (${err.slice(0, 160)})` : ''}`);
       if (tally.last.length > 20) tally.last.shift();
     }
   } catch {

@@ -24,7 +24,9 @@ const selfBy = new Map<string, number>();
 // Time by package or source folder too, to see where the CPU goes at a glance.
 const areaBy = new Map<string, number>();
 for (const [id, us] of self) {
-  const frame = byId.get(id)!.callFrame;
+  const node = byId.get(id);
+  if (!node) throw new Error(`${file}: sample of node ${id}, which the profile does not list`);
+  const frame = node.callFrame;
   tally(selfBy, frameName(frame), us);
   tally(areaBy, frameArea(frame, `(${frame.functionName})`), us);
 }

@@ -52,31 +52,42 @@ export function renderTable(results: ScenarioResult[]): string {
       rows.push([i === 0 ? r.title : '', f.name, value, targetText(f), f.verdict ?? '']);
     });
   }
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((row) => row[c]!.length)));
+  const [header, ...body] = rows;
+  const widths = columnWidths(rows);
   const line = (row: string[]) =>
     row
-      .map((cell, c) => pad(cell, widths[c]!, c === 2))
+      .map((cell, c) => pad(cell, widths[c] ?? 0, c === 2))
       .join('  ')
       .trimEnd();
   const rule = widths.map((w) => '-'.repeat(w)).join('  ');
-  return [line(rows[0]!), rule, ...rows.slice(1).map(line)].join('\n');
+  return [line(header ?? []), rule, ...body.map(line)].join('\n');
 }
 
 /** A plain table (header row first), columns right-aligned except the first. */
 export function renderGrid(rows: string[][], indent = '  '): string {
   // An empty row separates two tables printed under one scenario.
-  const blocks: string[][][] = [[]];
+  let block: string[][] = [];
+  const blocks = [block];
   for (const row of rows) {
-    if (row.length === 0) blocks.push([]);
-    else blocks[blocks.length - 1]!.push(row);
+    if (row.length > 0) {
+      block.push(row);
+    } else {
+      block = [];
+      blocks.push(block);
+    }
   }
   return blocks
     .filter((b) => b.length > 0)
     .map((b) => {
-      const widths = b[0]!.map((_, c) => Math.max(...b.map((row) => (row[c] ?? '').length)));
+      const widths = columnWidths(b);
       return b
-        .map((row) => indent + row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '))
+        .map((row) => indent + row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c] ?? 0) : cell.padStart(widths[c] ?? 0))).join('  '))
         .join('\n');
     })
     .join('\n\n');
+}
+
+/** The width of each column of the first row: its longest cell in any row (a missing cell counts as empty). */
+function columnWidths(rows: string[][]): number[] {
+  return (rows[0] ?? []).map((_, c) => Math.max(...rows.map((row) => (row[c] ?? '').length)));
 }

@@ -113,11 +113,19 @@ try {
   const wants = (id: ScenarioId) => only.includes(id);
   // One sandbox at the scale knob for the scenarios that share it; economy and memory start their own.
   const shared = wants('overhead') || wants('saturation') || wants('invoice') ? await ctx.sandbox('sandbox') : undefined;
+  const sharedSandbox = () => {
+    if (!shared) throw new Error('the shared sandbox was not started for this scenario');
+    return shared;
+  };
   const steps: Array<[ScenarioId, string, () => Promise<ScenarioResult>]> = [
-    ['overhead', '1. Overhead: help at rising concurrency, beside an echo bot', () => overhead(ctx, shared!)],
-    ['saturation', `2. Saturation: ${opts.quick ? 150 : '1,000'} BILL-backed commands in a burst`, () => saturation(ctx, shared!)],
+    ['overhead', '1. Overhead: help at rising concurrency, beside an echo bot', () => overhead(ctx, sharedSandbox())],
+    ['saturation', `2. Saturation: ${opts.quick ? 150 : '1,000'} BILL-backed commands in a burst`, () => saturation(ctx, sharedSandbox())],
     ['economy', '3. Economy: a realistic hour, compressed, beside a naive client', () => economy(ctx)],
-    ['invoice', `4. Invoice lookup on ${opts.invoices.toLocaleString('en-US')} invoices: cold and warm`, () => invoiceLookup(ctx, shared!)],
+    [
+      'invoice',
+      `4. Invoice lookup on ${opts.invoices.toLocaleString('en-US')} invoices: cold and warm`,
+      () => invoiceLookup(ctx, sharedSandbox()),
+    ],
     ['memory', `5. Memory: peak RSS with the number indexes, 1,000 conversations and the cache filled`, () => memory(ctx)],
   ];
   for (const [id, title, run] of steps) {

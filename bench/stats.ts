@@ -7,13 +7,24 @@ export function percentile(samples: readonly number[], p: number): number {
   if (samples.length === 0) return Number.NaN;
   if (!(p >= 0 && p <= 100)) throw new RangeError(`percentile must be 0..100, got ${p}`);
   const sorted = isSorted(samples) ? samples : [...samples].sort((a, b) => a - b);
-  if (p === 0) return sorted[0]!;
+  if (p === 0) return nth(sorted, 0);
   const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!;
+  return nth(sorted, Math.min(sorted.length, Math.max(1, rank)) - 1);
+}
+
+/** xs[i] where the caller knows i is in range; a clear error rather than undefined flowing into the figures. */
+export function nth<T>(xs: readonly T[], i: number, what = 'item'): T {
+  const x = xs[i];
+  if (x === undefined) throw new RangeError(`${what} ${i} is outside 0..${xs.length - 1}`);
+  return x;
 }
 
 function isSorted(xs: readonly number[]): boolean {
-  for (let i = 1; i < xs.length; i++) if (xs[i]! < xs[i - 1]!) return false;
+  let prev = Number.NEGATIVE_INFINITY;
+  for (const x of xs) {
+    if (x < prev) return false;
+    prev = x;
+  }
   return true;
 }
 
@@ -33,12 +44,12 @@ export function summarize(samples: readonly number[]): LatencySummary {
   const mean = n === 0 ? Number.NaN : sorted.reduce((s, x) => s + x, 0) / n;
   return {
     n,
-    min: n ? sorted[0]! : Number.NaN,
+    min: sorted[0] ?? Number.NaN,
     mean,
     p50: percentile(sorted, 50),
     p95: percentile(sorted, 95),
     p99: percentile(sorted, 99),
-    max: n ? sorted[n - 1]! : Number.NaN,
+    max: sorted[n - 1] ?? Number.NaN,
   };
 }
 
@@ -171,8 +182,8 @@ export class Rng extends Prng {
   weightedIndex(weights: readonly number[]): number {
     const total = weights.reduce((s, w) => s + w, 0);
     let r = this.next() * total;
-    for (let i = 0; i < weights.length; i++) {
-      r -= weights[i]!;
+    for (const [i, w] of weights.entries()) {
+      r -= w;
       if (r < 0) return i;
     }
     return weights.length - 1;
@@ -225,7 +236,7 @@ export function meanOpenPerBucket(intervals: readonly Interval[], from: number, 
     for (let b = Math.floor((s - from) / bucketMs); b < n && from + b * bucketMs < e; b++) {
       const bs = from + b * bucketMs;
       const overlap = Math.min(e, bs + bucketMs) - Math.max(s, bs);
-      if (overlap > 0) out[b]! += overlap / bucketMs;
+      if (overlap > 0) out[b] = nth(out, b) + overlap / bucketMs;
     }
   }
   return out;

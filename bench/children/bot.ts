@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { NS } from '../../src/infra/state/types.js';
 import { WebhookSetup } from '../../src/notify/setup.js';
 import { PUSH_FED } from '../../src/notify/kinds.js';
-import { clockFromEnv, ready, residentByMapping, residentSet, serve } from './ipc.js';
+import { clockFromEnv, ready, residentByMapping, residentSet, serve, stringArg } from './ipc.js';
 
 // The environment the driver gave, never a developer's .env (it may hold real BILL credentials).
 const config = loadConfig(process.env);
@@ -73,7 +73,8 @@ serve(
       await profiler.post('Profiler.start');
       return null;
     },
-    profileStop: async (file: string) => {
+    profileStop: async (arg) => {
+      const file = stringArg(arg, 'profileStop');
       if (!profiler) return null;
       const { profile } = await profiler.post('Profiler.stop');
       profiler.disconnect();
@@ -82,7 +83,7 @@ serve(
       return file;
     },
     /** Writes a V8 heap snapshot (for looking into a memory figure); returns its path. */
-    heapSnapshot: (dir: string) => writeHeapSnapshot(`${dir}/billbridge-${process.pid}-${Date.now()}.heapsnapshot`),
+    heapSnapshot: (dir) => writeHeapSnapshot(`${stringArg(dir, 'heapSnapshot')}/billbridge-${process.pid}-${Date.now()}.heapsnapshot`),
     /** Resident memory by kind of mapping, MB (BENCH_SMAPS=1). */
     mappings: () => residentByMapping(),
     /** Live heap after a full collection (the bot started with --expose-gc, e.g. BENCH_BOT_EXEC_ARGV=--expose-gc). */
@@ -96,7 +97,8 @@ serve(
      * `npm run webhooks -- setup <url>` for the org: one subscription to every event billbridge posts, its key kept in
      * STATE_DIR. The sandbox stands in for BILL here, so (unlike BILL) it may deliver to http://127.0.0.1.
      */
-    webhooks: async (url: string) => {
+    webhooks: async (arg) => {
+      const url = stringArg(arg, 'webhooks');
       const setup = new WebhookSetup({
         bill: app.bill,
         keys: app.notify.keys,

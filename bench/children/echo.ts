@@ -39,7 +39,10 @@ server.post('/api/messages', messageBody, async (req: restify.Request, res: rest
   await adapter.process(req, res, (context) => bot.run(context));
 });
 
-await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+// restify's listen() is typed as returning `any`; only its callback matters here.
+await new Promise<void>((resolve) => {
+  server.listen(0, '127.0.0.1', () => resolve());
+});
 const addr = server.address();
 
 serve({ stats: () => residentSet() }, async () => {

@@ -2,7 +2,8 @@
 import { readFileSync } from 'node:fs';
 import type { Clock } from '../../src/infra/clock.js';
 
-export type Handler = (args: any) => unknown | Promise<unknown>;
+/** A command's handler; `args` comes over IPC from the driver, so it is read with `numberArg`/`stringArg`. */
+export type Handler = (args: unknown) => unknown;
 
 interface Request {
   id: number;
@@ -10,9 +11,33 @@ interface Request {
   args?: unknown;
 }
 
+/** The driver's request, or undefined for any other message on the channel. */
+function readRequest(raw: unknown): Request | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const { id, cmd, args } = raw as Record<string, unknown>;
+  if (typeof id !== 'number' || typeof cmd !== 'string') return undefined;
+  return { id, cmd, args };
+}
+
+export function numberArg(args: unknown, cmd: string): number {
+  if (typeof args !== 'number') throw new Error(`${cmd} takes a number, got ${typeof args}`);
+  return args;
+}
+
+export function stringArg(args: unknown, cmd: string): string {
+  if (typeof args !== 'string') throw new Error(`${cmd} takes a string, got ${typeof args}`);
+  return args;
+}
+
+/** process.send, which exists only in a child started by fork(). */
+function ipcSend(): NonNullable<typeof process.send> {
+  if (!process.send) throw new Error('bench children run under fork() with an IPC channel');
+  return process.send.bind(process);
+}
+
 /** Serves the handlers over the fork IPC channel; 'stop' runs `stop` then exits. Exits when the driver goes away. */
 export function serve(handlers: Record<string, Handler>, stop: () => Promise<void>): void {
-  if (!process.send) throw new Error('bench children run under fork() with an IPC channel');
+  const send = ipcSend();
   let stopping = false;
   const shutdown = async (code: number) => {
     if (stopping) return;
@@ -26,10 +51,10 @@ export function serve(handlers: Record<string, Handler>, stop: () => Promise<voi
     }
   };
   process.on('message', (raw: unknown) => {
-    const req = raw as Request;
-    if (!req || typeof req.id !== 'number') return;
+    const req = readRequest(raw);
+    if (!req) return;
     if (req.cmd === 'stop') {
-      process.send!({ id: req.id, ok: true, result: null }, () => void shutdown(0));
+      send({ id: req.id, ok: true, result: null }, () => void shutdown(0));
       return;
     }
     const handler = handlers[req.cmd];
@@ -39,8 +64,8 @@ export function serve(handlers: Record<string, Handler>, stop: () => Promise<voi
         return handler(req.args);
       })
       .then(
-        (result) => process.send!({ id: req.id, ok: true, result }),
-        (err: unknown) => process.send!({ id: req.id, ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) }),
+        (result) => send({ id: req.id, ok: true, result }),
+        (err: unknown) => send({ id: req.id, ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) }),
       );
   });
   process.on('disconnect', () => void shutdown(0));
@@ -49,7 +74,7 @@ export function serve(handlers: Record<string, Handler>, stop: () => Promise<voi
 }
 
 export function ready(info: Record<string, unknown>): void {
-  process.send!({ ready: true, ...info });
+  ipcSend()({ ready: true, ...info });
 }
 
 /** Peak and current resident set size of this process, from /proc (Linux), in bytes. */
@@ -81,7 +106,7 @@ export function residentByMapping(): Record<string, number> {
   for (const line of text.split('\n')) {
     const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
     if (head) {
-      const path = head[1]!;
+      const [, path = ''] = head;
       kind =
         path === ''
           ? 'anonymous'

@@ -2,7 +2,7 @@
 // (when each call took one of the org's 3 in-flight slots and when it gave it back).
 import { startSandbox, type GateLimits } from '../../src/sandbox/index.js';
 import { createInvoice, createVendor, payBill, updateInvoice } from '../../src/sandbox/mutations.js';
-import { clockFromEnv, ready, residentSet, serve } from './ipc.js';
+import { clockFromEnv, numberArg, ready, residentSet, serve } from './ipc.js';
 
 interface SlotRecord {
   orgId: string;
@@ -45,30 +45,41 @@ sandbox.gate.enter = (devKey: string, orgId: string) => {
 
 const org = sandbox.org;
 
+/** The n-th of `list` (wrapping), with a clear error when the sandbox org has none left to pick. */
+function pick<T>(list: readonly T[], n: number, what: string): T {
+  const item = list[n % list.length];
+  if (item === undefined) throw new Error(`the sandbox org has no ${what} left to change`);
+  return item;
+}
+
 /**
  * One change a finance team makes in BILL during the hour (BILL raises its webhooks): the n-th of a fixed rotation —
  * a bill paid, a customer payment recorded on an invoice, a new invoice, a bill paid, a payment recorded, and every
  * eighth a new vendor. Records are picked by n, so two runs make the same changes.
  */
 function change(n: number): { type: string; id: string; number?: string } {
-  const kind = n % 8 === 7 ? 'vendor' : (['bill', 'invoicePayment', 'invoice'] as const)[n % 3]!;
+  const kind = n % 8 === 7 ? 'vendor' : pick(['bill', 'invoicePayment', 'invoice'] as const, n, 'change kind');
   if (kind === 'vendor') {
     const v = createVendor(sandbox.model, org, { name: `Northwind Supply ${n}` });
     return { type: 'vendor.created', id: v.id };
   }
   if (kind === 'bill') {
     const open = org.bills.all().filter((b) => !b.archived && b.paymentStatus === 'UNPAID' && (b.dueAmount ?? b.amount) > 0);
-    const bill = open[(n * 7919) % open.length]!;
+    const bill = pick(open, n * 7919, 'unpaid bills');
     payBill(sandbox.model, org, bill.id);
     return { type: 'bill.paid', id: bill.id, number: bill.invoice?.invoiceNumber };
   }
   const open = org.invoices.all().filter((i) => !i.archived && i.dueAmount > 0);
   if (kind === 'invoicePayment') {
-    const inv = open[(n * 7919) % open.length]!;
+    const inv = pick(open, n * 7919, 'open invoices');
     updateInvoice(sandbox.model, org, inv.id, { payAmount: inv.dueAmount });
     return { type: 'invoice.paid', id: inv.id, number: inv.invoiceNumber };
   }
-  const customer = org.customers.all().filter((c) => !c.archived)[n % 20]!;
+  const customer = pick(
+    org.customers.all().filter((c) => !c.archived),
+    n % 20,
+    'customers',
+  );
   const inv = createInvoice(sandbox.model, org, { customerId: customer.id, totalAmount: 1000 + ((n * 37) % 9000) });
   return { type: 'invoice.created', id: inv.id, number: inv.invoiceNumber };
 }
@@ -83,9 +94,10 @@ serve(
       return null;
     },
     slots: () => slots,
-    change: (n: number) => change(n),
+    change: (n) => change(numberArg(n, 'change')),
     requests: () => sandbox.requests(),
-    latency: (ms: number) => {
+    latency: (arg) => {
+      const ms = numberArg(arg, 'latency');
       sandbox.setLatency(ms);
       return ms;
     },

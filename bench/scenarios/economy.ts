@@ -12,7 +12,7 @@ import { BotClient, commandActivity, now, person, place, type Command } from '..
 import { NaiveClient } from '../naive.js';
 import { billCalls, outcomeOf, tally, uniqueBillNumbers, warmIndexes, type BotStats, type Catalog, type SandboxStats } from '../org.js';
 import { figure, type ScenarioResult } from '../report.js';
-import { boundedAll, Rng, zipfWeights } from '../stats.js';
+import { boundedAll, nth, Rng, zipfWeights } from '../stats.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -56,22 +56,22 @@ function realisticHour(
   const channels = opts.teams * opts.channelsPerTeam;
   const zChannels = zipfWeights(channels, 0.8);
   // Half the time a name is typed in full, otherwise its first word ("vendor Summit").
-  const name = (full: string) => (rng.next() < 0.5 ? full : full.split(' ')[0]!);
+  const name = (full: string) => (rng.next() < 0.5 ? full : (full.split(' ')[0] ?? full));
   const out: HourCommand[] = [];
   let at = 0;
   for (let i = 0; i < opts.commands; i++) {
     at += rng.exponential(HOUR_MS / opts.commands);
     if (at >= HOUR_MS) at = HOUR_MS - 1;
-    const kind = HOUR_MIX[rng.weightedIndex(HOUR_MIX.map(([, w]) => w))]![0];
+    const [kind] = nth(HOUR_MIX, rng.weightedIndex(HOUR_MIX.map(([, w]) => w)), 'command kind');
     const text =
       kind === 'invoice <number>'
         ? `invoice ${invoices[rng.weightedIndex(zInvoices)]}`
         : kind === 'bill <vendor invoice number>'
           ? `bill ${bills[rng.weightedIndex(zBills)]}`
           : kind === 'vendor <name>'
-            ? `vendor ${name(vendors[rng.weightedIndex(zVendors)]!)}`
+            ? `vendor ${name(nth(vendors, rng.weightedIndex(zVendors), 'vendor'))}`
             : kind === 'customer <name>'
-              ? `customer ${name(customers[rng.weightedIndex(zCustomers)]!)}`
+              ? `customer ${name(nth(customers, rng.weightedIndex(zCustomers), 'customer'))}`
               : kind === 'payments'
                 ? rng.next() < 0.8
                   ? 'payments'
@@ -263,7 +263,7 @@ export async function economy(ctx: BenchContext): Promise<ScenarioResult> {
   const naiveStarted = now();
   let naiveFailures = 0;
   await boundedAll(sample.length, 3, (i) =>
-    naive.answer(sample[i]!.text).catch(() => {
+    naive.answer(nth(sample, i, 'question').text).catch(() => {
       naiveFailures++;
     }),
   );

@@ -7,7 +7,7 @@ import { BotClient, channel, commandActivity, now, person } from '../load.js';
 import { outcomeOf, type BotStats, type Catalog, type SandboxStats } from '../org.js';
 import type { Child, SandboxInfo } from '../processes.js';
 import { figure, type ScenarioResult } from '../report.js';
-import { Rng, summarize } from '../stats.js';
+import { nth, Rng, summarize } from '../stats.js';
 
 interface Lookup {
   number: string;
@@ -24,6 +24,7 @@ export async function invoiceLookup(ctx: BenchContext, sandbox: Child<SandboxInf
   await sandbox.call('latency', ctx.opts.latencyMs);
   const rng = new Rng(ctx.opts.seed + 4);
   const numbers = rng.shuffle([...catalog.invoiceNumbers]);
+  const numberAt = (i: number) => nth(numbers, i, 'invoice number');
   const serviceUrl = ctx.connector.url;
   const stateDir = ctx.stateDir('invoice');
   let seq = 0;
@@ -62,7 +63,7 @@ export async function invoiceLookup(ctx: BenchContext, sandbox: Child<SandboxInf
     // Cold: nothing indexed. The first lookup waits up to COMMAND_WAIT_MS for the build, then says it is indexing.
     ctx.log(`  cold: invoice ${numbers[0]} on a bot that has never seen this org`);
     const buildStart = now();
-    const cold = await lookup(client, numbers[0]!);
+    const cold = await lookup(client, numberAt(0));
     let stats: BotStats;
     for (;;) {
       stats = await bot.call<BotStats>('stats');
@@ -81,9 +82,9 @@ export async function invoiceLookup(ctx: BenchContext, sandbox: Child<SandboxInf
     }
     const buildCalls = buildStats.requests;
     ctx.log(
-      `  index of ${stats.invoiceIndex!.records} invoices built in ${(buildMs / 1000).toFixed(1)} s with ${buildCalls} BILL calls; first answer: ${cold.outcome} after ${(cold.ms / 1000).toFixed(1)} s`,
+      `  index of ${stats.invoiceIndex.records} invoices built in ${(buildMs / 1000).toFixed(1)} s with ${buildCalls} BILL calls; first answer: ${cold.outcome} after ${(cold.ms / 1000).toFixed(1)} s`,
     );
-    const coldAgain = await lookup(client, numbers[0]!);
+    const coldAgain = await lookup(client, numberAt(0));
 
     // Warm: numbers nobody asked for yet (so no cached answer), one at a time.
     const warm: Lookup[] = [];
@@ -95,15 +96,15 @@ export async function invoiceLookup(ctx: BenchContext, sandbox: Child<SandboxInf
     await ctx.stop(bot);
     bot = await ctx.bot('invoice bot (restarted)', sandbox.info, { stateDir });
     client = new BotClient(bot.info.url, 4);
-    const restarted = await lookup(client, numbers[1 + warmCount]!);
-    const restartedWarm = await lookup(client, numbers[2 + warmCount]!);
+    const restarted = await lookup(client, numberAt(1 + warmCount));
+    const restartedWarm = await lookup(client, numberAt(2 + warmCount));
 
     const warmLatency = summarize(warm.map((w) => w.ms));
     const warmCalls = warm.reduce((s, w) => s + w.calls, 0) / warm.length;
     const maxWarmCalls = Math.max(...warm.map((w) => w.calls));
     const unanswered = warm.filter((w) => w.outcome !== 'answered');
     const notes: string[] = [];
-    if (unanswered.length > 0) notes.push(`${unanswered.length} warm lookups were not answered: ${unanswered[0]!.summary}`);
+    if (unanswered.length > 0) notes.push(`${unanswered.length} warm lookups were not answered: ${nth(unanswered, 0).summary}`);
     notes.push(`cold first answer was "${(cold.summary ?? '').slice(0, 90)}"`);
     ctx.log(
       `  warm: ${warmCount} lookups, ${warmCalls.toFixed(2)} BILL calls each (max ${maxWarmCalls}), p50 ${warmLatency.p50.toFixed(0)} ms, p99 ${warmLatency.p99.toFixed(0)} ms`,
@@ -131,7 +132,7 @@ export async function invoiceLookup(ctx: BenchContext, sandbox: Child<SandboxInf
         buildMs,
         buildCalls,
         buildByRoute: buildStats.requestsByPath,
-        indexRecords: stats.invoiceIndex!.records,
+        indexRecords: stats.invoiceIndex.records,
         warm: { latency: warmLatency, meanCalls: warmCalls, maxCalls: maxWarmCalls, byRoute: warm.map((w) => w.byRoute) },
         missing,
         restarted,

@@ -8,11 +8,18 @@
 import type { BenchContext } from '../context.js';
 import { BotClient, channel, commandActivity, installActivity, person, type Sent } from '../load.js';
 import { warmIndexes, type BotStats, type Catalog } from '../org.js';
-import { startEchoProcess, startFlags } from '../processes.js';
+import { startEchoProcess, startFlags, type Child } from '../processes.js';
 import { figure, type ScenarioResult } from '../report.js';
-import { boundedAll, Rng } from '../stats.js';
+import { boundedAll, nth, Rng } from '../stats.js';
 
 const MB = 1024 * 1024;
+
+/** The child's peak and current RSS; the scenario's figure, so a clear error where /proc cannot be read. */
+function memoryOf(child: Child): { peakRss: number; rss: number } {
+  const m = child.memory();
+  if (!m) throw new Error(`cannot read the memory of ${child.name} from /proc/${child.pid}/status`);
+  return m;
+}
 
 /** The old-generation limit (MB) node 20 sets itself under a 512 MB cgroup memory limit (measured: 259 MB). */
 const CONTAINER_512_HEAP_MB = 256;
@@ -225,7 +232,7 @@ async function pass(
       ...rng.shuffle([...catalog.customers]).map((c) => `customer ${c}`),
       ...Array.from({ length: 50 }, (_, n) => `payments ${n + 1}`),
     ];
-    await boundedAll(big.length, 8, (i) => ask(big[i]!));
+    await boundedAll(big.length, 8, (i) => ask(nth(big, i)));
     const asked: string[] = [];
     let s = await mark('large lists asked');
     // Then single records until the entry bound is reached.
@@ -241,7 +248,7 @@ async function pass(
       const batch = records.slice(next, Math.min(maxRecords, next + 500));
       next += batch.length;
       asked.push(...batch);
-      await boundedAll(batch.length, 16, (i) => ask(batch[i]!));
+      await boundedAll(batch.length, 16, (i) => ask(nth(batch, i)));
       s = await bot.call<BotStats>('stats');
       highestEntries = Math.max(highestEntries, s.cache.entries);
     }
@@ -251,7 +258,7 @@ async function pass(
     // BENCH_HEAP_DIR: a heap snapshot of the bot at the end, to see what holds the memory.
     if (process.env.BENCH_HEAP_DIR)
       ctx.log(`  heap snapshot: ${await bot.call<string>('heapSnapshot', process.env.BENCH_HEAP_DIR, 300_000)}`);
-    const m = bot.memory()!;
+    const m = memoryOf(bot);
     return {
       label,
       env,
@@ -295,11 +302,11 @@ async function echoPass(ctx: BenchContext, p: Pass): Promise<{ peakRss: number; 
     await boundedAll(installs, 16, async (t) => {
       if ((await client.post(installActivity(t, serviceUrl))).status !== 200) failed++;
     });
-    await boundedAll(lists.length, 8, (i) => ask(lists[i]!));
-    await boundedAll(records.length, 16, (i) => ask(records[i]!));
+    await boundedAll(lists.length, 8, (i) => ask(nth(lists, i)));
+    await boundedAll(records.length, 16, (i) => ask(nth(records, i)));
     if (failed > 0)
       throw new Error(`the echo bot did not answer ${failed} of ${installs + lists.length + records.length} activities with 200`);
-    const m = echo.memory()!;
+    const m = memoryOf(echo);
     ctx.log(
       `  echo bot, ${p.label}, the same ${installs + lists.length + records.length} activities: peak RSS ${(m.peakRss / MB).toFixed(0)} MB (billbridge ${(p.peakRss / MB).toFixed(0)} MB)`,
     );

@@ -3,7 +3,7 @@
 import { BotClient, channel, closedLoop, commandActivity, person, type ClosedLoopResult } from '../load.js';
 import type { BenchContext } from '../context.js';
 import { figure, type ScenarioResult } from '../report.js';
-import { summarize, type LatencySummary } from '../stats.js';
+import { nth, summarize, type LatencySummary } from '../stats.js';
 import { startEchoProcess } from '../processes.js';
 
 interface BotLevel {
@@ -80,10 +80,10 @@ export async function overhead(ctx: BenchContext, sandbox: Awaited<ReturnType<Be
           const driver = process.cpuUsage(driver0);
           sent += res.completed;
           const run = { ...res, cpuMs: b.child.cpuMs() - cpu0, driverCpuMs: (driver.user + driver.system) / 1000 };
-          acc.get(b.name)!.push(run);
+          got(acc, b.name).push(run);
           perActivity.set(b.name, run.cpuMs / Math.max(1, run.latencies.length));
         }
-        if (busiestLevel) pairRatios.push(perActivity.get(ours.name)! / perActivity.get(baseline.name)!);
+        if (busiestLevel) pairRatios.push(got(perActivity, ours.name) / got(perActivity, baseline.name));
       }
       const merge = (xs: Run[]): BotLevel => {
         const latencies = xs.flatMap((x) => x.latencies);
@@ -98,7 +98,7 @@ export async function overhead(ctx: BenchContext, sandbox: Awaited<ReturnType<Be
           driverCpuShare: xs.reduce((s, x) => s + x.driverCpuMs, 0) / elapsed,
         };
       };
-      const lr: LevelResult = { concurrency, ours: merge(acc.get(ours.name)!), echo: merge(acc.get(baseline.name)!) };
+      const lr: LevelResult = { concurrency, ours: merge(got(acc, ours.name)), echo: merge(got(acc, baseline.name)) };
       levelResults.push(lr);
       const line = (b: BotLevel) =>
         `${b.perSecond.toFixed(0)}/s p50 ${b.latency.p50.toFixed(2)} ms p99 ${b.latency.p99.toFixed(2)} ms, ${b.cpuMsPerActivity.toFixed(2)} CPU ms each (bot ${(b.cpuShare * 100).toFixed(0)}% of a core, driver ${(b.driverCpuShare * 100).toFixed(0)}%)`;
@@ -108,16 +108,16 @@ export async function overhead(ctx: BenchContext, sandbox: Awaited<ReturnType<Be
     const replies = ctx.connector.counts.messages - messagesBefore;
     const peakOurs = Math.max(...levelResults.map((l) => l.ours.perSecond));
     const peakEcho = Math.max(...levelResults.map((l) => l.echo.perSecond));
-    const one = levelResults[0]!;
+    const one = nth(levelResults, 0, 'concurrency level');
     const throughputRatio = peakEcho / peakOurs;
     // CPU per activity at the busiest level measures the bot's own work whatever else limits the throughput
     // (the driver shares the machine); on a dedicated core, peak throughput is its inverse.
-    const busiest = levelResults[levelResults.length - 1]!;
+    const busiest = nth(levelResults, levelResults.length - 1, 'concurrency level');
     const sortedRatios = [...pairRatios].sort((a, b) => a - b);
     const cpuRatio =
       sortedRatios.length % 2
-        ? sortedRatios[(sortedRatios.length - 1) / 2]!
-        : (sortedRatios[sortedRatios.length / 2 - 1]! + sortedRatios[sortedRatios.length / 2]!) / 2;
+        ? nth(sortedRatios, (sortedRatios.length - 1) / 2)
+        : (nth(sortedRatios, sortedRatios.length / 2 - 1) + nth(sortedRatios, sortedRatios.length / 2)) / 2;
     const addedP50 = one.ours.latency.p50 - one.echo.latency.p50;
     const errors = levelResults.reduce((s, l) => s + l.ours.errors + l.echo.errors, 0);
     const botMem = bot.memory();
@@ -198,4 +198,11 @@ export async function overhead(ctx: BenchContext, sandbox: Awaited<ReturnType<Be
     await ctx.stop(bot);
     await ctx.stop(echo);
   }
+}
+
+/** What the scenario stored under `key` a moment ago (one bot's runs or CPU per activity); a clear error if not. */
+function got<V>(map: Map<string, V>, key: string): V {
+  const v = map.get(key);
+  if (v === undefined) throw new Error(`nothing measured for ${key}`);
+  return v;
 }

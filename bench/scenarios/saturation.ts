@@ -4,20 +4,10 @@
 // within Teams' 15 s, that BILL never sees a 4th call in flight, and how full the 3 slots were kept.
 import type { BenchContext } from '../context.js';
 import { BotClient, channel, commandActivity, now, person, type Command } from '../load.js';
-import {
-  billCalls,
-  outcomeOf,
-  tally,
-  uniqueBillNumbers,
-  warmIndexes,
-  type BotStats,
-  type Catalog,
-  type Outcome,
-  type SandboxStats,
-} from '../org.js';
+import { billCalls, outcomeOf, tally, uniqueBillNumbers, warmIndexes, type BotStats, type Catalog, type SandboxStats } from '../org.js';
 import type { Child, SandboxInfo } from '../processes.js';
 import { figure, type ScenarioResult } from '../report.js';
-import { meanOpenPerBucket, Rng, summarize, utilisation, type Interval } from '../stats.js';
+import { meanOpenPerBucket, nth, Rng, summarize, utilisation, type Interval } from '../stats.js';
 
 /** BILL's concurrent-request limit per org, which the bot's LIMIT_BILL_CONCURRENCY default matches. */
 const BILL_CONCURRENCY = 3;
@@ -43,10 +33,14 @@ function burstCommands(catalog: Catalog, count: number, rng: Rng): Array<{ kind:
   const payments = rng.shuffle(Array.from({ length: 50 }, (_, i) => i + 1));
   const days = rng.shuffle(Array.from({ length: 91 }, (_, i) => i));
   const used: Record<string, number> = {};
-  const take = <T>(kind: string, xs: T[]): T => xs[(used[kind] = (used[kind] ?? -1) + 1) % xs.length]!;
+  const take = <T>(kind: string, xs: T[]): T => {
+    const n = (used[kind] ?? -1) + 1;
+    used[kind] = n;
+    return nth(xs, n % xs.length, kind);
+  };
   const out: Array<{ kind: string; text: string }> = [];
   for (let i = 0; i < count; i++) {
-    const kind = MIX[rng.weightedIndex(MIX.map(([, w]) => w))]![0];
+    const [kind] = nth(MIX, rng.weightedIndex(MIX.map(([, w]) => w)), 'command kind');
     const text =
       kind === 'bill <id>'
         ? `bill ${take(kind, billIds)}`
@@ -169,7 +163,7 @@ export async function saturation(ctx: BenchContext, sandbox: Child<SandboxInfo>)
     // The steady phase: from the first second BILL's slots were (nearly) full to the last; before it the bot was still
     // reading the burst, after it only a few sequential pages were left.
     const full = timeline.filter((t) => t.inFlightAtBill >= 2.5).map((t) => t.second);
-    const steady = full.length ? timeline.slice(full[0]!, full[full.length - 1]! + 1) : [];
+    const steady = full.length ? timeline.slice(nth(full, 0), nth(full, full.length - 1) + 1) : [];
     const steadyOccupancy = steady.length ? steady.reduce((x, t) => x + t.inFlightAtBill, 0) / steady.length / BILL_CONCURRENCY : 0;
     const cacheDelta = { hits: after.cache.hits - before.cache.hits, misses: after.cache.misses - before.cache.misses };
     ctx.log(

@@ -94,11 +94,3 @@ export function describeLeaks(leaks: Leak[]): string {
     .map((l) => `  - ${l.secret} (${l.form}) in ${l.source}, line ${l.line}`)
     .join('\n')}${leaks.length > 20 ? `\n  … and ${leaks.length - 20} more` : ''}`;
 }
-
-/** For the scan's own tests: forget everything registered so far. */
-function resetSecretScan(): void {
-  const reg = registry();
-  reg.captures.clear();
-  reg.sources.clear();
-  reg.collected.clear();
-}

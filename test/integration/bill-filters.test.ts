@@ -23,7 +23,7 @@ afterAll(async () => {
   await sb.stop();
 });
 
-async function rawGet(path: string, query: Record<string, string>): Promise<{ status: number; json: any }> {
+async function rawGet(path: string, query: Record<string, string>): Promise<{ status: number; json: unknown }> {
   await org().whoami();
   const sessionId = sb.sandbox.gate.sessions.keys().next().value!;
   const qs = new URLSearchParams(query).toString();
@@ -92,7 +92,8 @@ describe('hostile vendor names', () => {
   it('BILL refuses filters on fields it does not document as filterable', async () => {
     const res = await rawGet('/v3/invoices', { filters: 'status:eq:OPEN' });
     expect(res.status).toBe(400);
-    expect(res.json[0].message).toMatch(/not filterable/);
+    const [first] = res.json as Array<{ message?: string }>;
+    expect(first?.message).toMatch(/not filterable/);
     const err = await org()
       .invoices.list({ filter: new BillFilter().eq('status', 'OPEN') })
       .all()

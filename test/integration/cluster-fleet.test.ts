@@ -91,7 +91,7 @@ class BotProcess {
   }
 
   /** Resolves with the /readyz answer once it is `status` (the process answers while it connects). */
-  async readyz(status: number, timeoutMs = 20_000): Promise<any> {
+  async readyz(status: number, timeoutMs = 20_000): Promise<unknown> {
     const end = Date.now() + timeoutMs;
     for (;;) {
       const res = await get(`${this.url}/readyz`).catch(() => undefined);
@@ -121,11 +121,16 @@ class BotProcess {
     if (this.alive) {
       const exited = new Promise<void>((resolve) => this.proc.once('exit', () => resolve()));
       this.proc.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-      if (this.alive) this.proc.kill('SIGKILL');
+      const stopped = await Promise.race([exited.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 10_000))]);
+      if (!stopped) this.proc.kill('SIGKILL');
     }
     rmSync(this.stateDir, { recursive: true, force: true });
   }
+}
+
+/** What billbridge's webhook endpoint answers (status: accepted, duplicate...). */
+interface RelayAnswer {
+  status?: string;
 }
 
 /**
@@ -133,7 +138,11 @@ class BotProcess {
  * duplicate to instance B (two load-balancer routes for one retried delivery). BILL hears A's answer.
  */
 class WebhookRelay {
-  readonly deliveries: Array<{ eventId: string; eventType: string; answers: Array<{ to: string; status: number; body: any }> }> = [];
+  readonly deliveries: Array<{
+    eventId: string;
+    eventType: string;
+    answers: Array<{ to: string; status: number; body: RelayAnswer | undefined }>;
+  }> = [];
   private server: Server | undefined;
   url = '';
   constructor(private readonly targets: () => BotProcess[]) {}
@@ -161,13 +170,13 @@ class WebhookRelay {
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks);
     const meta = (JSON.parse(raw.toString('utf8')) as { metadata?: { eventId?: string; eventType?: string } }).metadata ?? {};
-    const headers: Record<string, string> = { 'content-type': String(req.headers['content-type'] ?? 'application/json') };
+    const headers: Record<string, string> = { 'content-type': req.headers['content-type'] ?? 'application/json' };
     for (const [k, v] of Object.entries(req.headers)) if (k.startsWith('x-bill')) headers[k] = String(v);
     const answers = await Promise.all(
       this.targets().map(async (bot) => {
         const res = await request(`${bot.url}/api/bill/webhooks`, { method: 'POST', body: raw, headers });
         const text = await res.body.text();
-        return { to: bot.name, status: res.statusCode, body: text ? JSON.parse(text) : undefined, text };
+        return { to: bot.name, status: res.statusCode, body: text ? (JSON.parse(text) as RelayAnswer) : undefined, text };
       }),
     );
     this.deliveries.push({
@@ -210,7 +219,7 @@ async function until(what: string, cond: () => boolean | Promise<boolean>, timeo
 /** The title (first TextBlock) of a reply's card. */
 function titleOf(call: ConnectorCall): string {
   const card = ConnectorStandIn.card(call);
-  return String(card.body?.find((x: any) => x.type === 'TextBlock')?.text ?? '');
+  return card.body?.find((x) => x.type === 'TextBlock')?.text ?? '';
 }
 
 /**
@@ -382,7 +391,7 @@ describe('notifications across the fleet', () => {
 
     const [delivery] = relay.of('bill.updated');
     expect(delivery!.answers.map((x) => x.status)).toEqual([200, 200]);
-    expect(delivery!.answers.map((x) => x.body.status).sort()).toEqual(['accepted', 'duplicate']);
+    expect(delivery!.answers.map((x) => x.body?.status).sort()).toEqual(['accepted', 'duplicate']);
     const cards = connector.messages(AP);
     expect(cards).toHaveLength(1);
     expect(JSON.stringify(ConnectorStandIn.card(cards[0]!))).toContain(

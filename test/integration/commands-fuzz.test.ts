@@ -145,7 +145,7 @@ describe(`${TOTAL} random and hostile commands (seed ${SEED})`, () => {
         if (result.error !== undefined)
           expect(
             result.error instanceof InputError || result.error instanceof FilterValueError,
-            `seed ${SEED}: ${String(result.error)} for ${JSON.stringify(batch[k]!.text).slice(0, 200)}`,
+            `seed ${SEED}: ${result.error instanceof Error ? `${result.error.name}: ${result.error.message}` : JSON.stringify(result.error)} for ${JSON.stringify(batch[k]!.text).slice(0, 200)}`,
           ).toBe(true);
       });
     }

@@ -51,7 +51,7 @@ interface Shot {
  * answered, so the heap figures measure the bot, not the test holding thousands of bodies.
  */
 async function fire(url: string, n: number, make: () => { body: Body; headers?: Record<string, string> }, width = 16): Promise<Shot[]> {
-  const shots: Shot[] = new Array(n);
+  const shots = new Array<Shot>(n);
   let next = 0;
   await Promise.all(
     Array.from({ length: width }, async () => {
@@ -88,7 +88,7 @@ function hostile(rng: Rng, serviceUrl: string): Body {
   const from = { id: `29:fuzz-${n}`, name: 'Fuzz', aadObjectId: `f0000000-0000-4000-8000-${String(n).padStart(12, '0')}` };
   const where = { serviceUrl, channel: `19:fuzz-${n}@thread.tacv2`, from };
   const message = (text: string) => channelMessage(text, where);
-  const bases: Array<() => Record<string, any>> = [
+  const bases: Array<() => Record<string, unknown>> = [
     () => message(rng.pick(['help', 'bills due', 'invoice 1042', 'hlep', '', 'status'])),
     () => personalMessage(rng.pick(['help', 'connect', 'link 00801ABC']), { serviceUrl, from }),
     () =>
@@ -166,7 +166,7 @@ describe(`fuzzing /api/messages (seed ${SEED}; set FUZZ_SEED=${SEED} to replay)`
     expect(serverErrors, JSON.stringify(statusCounts(all))).toEqual([]);
     // No crash hidden behind a 200 either: onTurnError saw nothing, nothing escaped the turn.
     const crashes = open.logs.records().filter((r) => r.msg === 'unhandled error in turn' || r.msg === 'turn failed outside the bot');
-    expect(crashes.map((r) => `${r.msg}: ${r.err} ${String(r.stack).split('\n').slice(1, 6).join(' <- ')}`)).toEqual([]);
+    expect(crashes.map((r) => `${r.msg}: ${String(r.err)} ${String(r.stack).split('\n').slice(1, 6).join(' <- ')}`)).toEqual([]);
 
     open.connector.calls.length = 0;
     collectGarbage();
@@ -232,7 +232,8 @@ describe(`hostile requests without a valid Bot Framework token (seed ${SEED})`, 
     const stateBefore = snapshot(authed.stateDir);
     const now = Math.floor(Date.now() / 1000);
     // A pool of bad tokens: each is wrong in one way; HS256 signed with the public key is the classic key-confusion attack.
-    const publicJwk = JSON.parse(JSON.stringify((await (await fetch(`${issuer.url}/v1/.well-known/keys`)).json()).keys[0]));
+    const jwks = (await (await fetch(`${issuer.url}/v1/.well-known/keys`)).json()) as { keys: unknown[] };
+    const publicJwk: unknown = JSON.parse(JSON.stringify(jwks.keys[0]));
     const tokens = [
       await issuer.token({ aud: APP_ID, serviceUrl: su, expiresIn: -900, notBefore: -7200 }),
       await issuer.token({ aud: '00000000-0000-0000-0000-000000000000', serviceUrl: su }),

@@ -2,7 +2,7 @@
 // bot comes back (the outbox is on disk); BILL delivering the same event again sends nothing. Both processes talk to
 // one BILL sandbox run by the test, which holds the invoices the events are about (cards show BILL's record).
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -134,7 +134,7 @@ describe('what the sandbox enforces', () => {
     expect(res.status).toBe(200);
     expect(res.json).toEqual({
       organizationId: sb.credentials.orgId,
-      sessionId: expect.any(String),
+      sessionId: expect.any(String) as unknown,
       trusted: false,
       userId: sb.credentials.userId,
     });

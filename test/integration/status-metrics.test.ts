@@ -5,7 +5,6 @@ import { ConnectorStandIn } from '../harness/connector.js';
 import { checkCard } from '../harness/cards.js';
 import { get } from '../harness/net.js';
 import { visibleBudgets } from '../../src/features/admin/status.js';
-import type { BudgetSnapshot } from '../../src/infra/limits/types.js';
 
 const DEV_KEY = 'status-test-dev-key-0001';
 const BILL = { service: 'bill', devKey: DEV_KEY, orgId: '00801STATUSORG000001' } as const;

@@ -67,13 +67,13 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
     log,
     cardMessages: new CardMessages(state),
   });
-  const auditRecords = (): Array<Record<string, any>> => {
+  const auditRecords = (): Array<Record<string, unknown>> => {
     const file = join(dir, 'audit.log');
     return existsSync(file)
       ? readFileSync(file, 'utf8')
           .trim()
           .split('\n')
-          .map((l) => JSON.parse(l))
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
       : [];
   };
 
@@ -82,12 +82,12 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
    * card, and how many audit records there were when the card went out.
    */
   async function say(line: string, aadObjectId = DANA) {
-    const sent: Array<Record<string, any>> = [];
+    const sent: SentActivity[] = [];
     let auditedBeforeReply = -1;
     const context = {
       activity: channelMessage(line, { serviceUrl: 'http://127.0.0.1:1/', from: who(aadObjectId), tenant: TENANT_ID }),
       turnState: new Map(),
-      sendActivity: async (a: Record<string, any>) => {
+      sendActivity: async (a: SentActivity) => {
         if (a.type === 'message') auditedBeforeReply = auditRecords().length;
         sent.push(a);
         return { id: `m${sent.length}` };
@@ -96,13 +96,20 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
     await bot.run(context);
     const message = sent.find((a) => a.type === 'message')!;
     return {
-      kinds: sent.map((a) => a.type as string),
-      card: message.attachments[0].content,
-      summary: message.summary as string,
+      kinds: sent.map((a) => a.type),
+      card: message.attachments?.[0]?.content,
+      summary: message.summary,
       auditedBeforeReply,
     };
   }
   return { say, auditRecords };
+}
+
+/** What the bot hands sendActivity: a typing indicator or a card message (the fields these tests read). */
+interface SentActivity {
+  type?: string;
+  summary?: string;
+  attachments?: Array<{ content?: unknown }>;
 }
 
 function throwing(name: string, err: () => unknown): CommandDefinition {
@@ -197,7 +204,7 @@ describe('error cards', () => {
       upstreamCalls: 2,
     });
     const json = JSON.stringify(answer.card);
-    expect(json).toContain(`Reference: ${record!.correlationId}`);
+    expect(json).toContain(`Reference: ${String(record!.correlationId)}`);
     expect(json).not.toContain('px-17');
     expect(json).not.toContain('rejected by processor');
     expect(json).not.toContain('BDC_1399');

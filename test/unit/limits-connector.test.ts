@@ -35,7 +35,9 @@ class RecordingLimiter implements Limiter {
   blockedUntil() {
     return undefined;
   }
-  async close() {}
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
 }
 
 type Client = ReturnType<typeof connectorHttpClient>;
@@ -129,7 +131,7 @@ describe('connector clients kept between turns', () => {
     made = 0;
     override async create(): Promise<ConnectorClient> {
       this.made++;
-      return {} as ConnectorClient;
+      return {} as unknown as ConnectorClient;
     }
   }
   const identity = (aud: string) => ({ getClaimValue: (t: string) => (t === 'aud' ? aud : null) }) as unknown as ClaimsIdentity;
@@ -153,7 +155,7 @@ describe('connector clients kept between turns', () => {
     }
     override async createUserTokenClient(): Promise<UserTokenClient> {
       this.tokenClients++;
-      return {} as UserTokenClient;
+      return {} as unknown as UserTokenClient;
     }
   }
   const turn = async (auth: KeepingAuthentication, inner: FakeAuthentication, aud: string, factory: ConnectorFactory) => {
@@ -184,7 +186,7 @@ describe('connector clients kept between turns', () => {
     const factory = new (class extends ConnectorFactory {
       override async create(): Promise<ConnectorClient> {
         if (fail) throw new Error('no credentials');
-        return {} as ConnectorClient;
+        return {} as unknown as ConnectorClient;
       }
     })();
     await expect((await turn(auth, inner, 'app', factory)).create('https://smba.test/', 'aud')).rejects.toThrow('no credentials');

@@ -143,7 +143,7 @@ describe('a card shows what BILL answers', () => {
       NS.outbox,
       outboxKey((JSON.parse(raw.toString()) as { metadata: { eventId: string } }).metadata.eventId),
     );
-    expect(waiting).toMatchObject({ eventId: expect.any(String), targets: expect.any(Object) });
+    expect(waiting).toMatchObject({ eventId: expect.any(String) as unknown, targets: expect.any(Object) as unknown });
     expect(waiting!.confirmed).toBeUndefined();
     // Not read again before its back-off is over.
     await w.drain();

@@ -120,7 +120,7 @@ describe('PushFeed', () => {
     const clock = new ManualClock(0);
     let asked = 0;
     const feed = new PushFeed({
-      bill: {} as BillGateway,
+      bill: {} as unknown as BillGateway,
       clock,
       log: createLogger({ level: 'silent', secrets: new SecretRegistry() }),
       subscriptions: async () => (asked++, []),

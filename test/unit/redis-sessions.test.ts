@@ -142,8 +142,10 @@ describe('sessionIds at rest (SECRETS_KEY set)', () => {
     const stored = await storedSessions(prefix);
     expect(stored).toHaveLength(1);
     expect(stored[0]).not.toContain(issued);
-    expect(JSON.parse(stored[0]!)).toMatchObject({ box: { iv: expect.any(String), tag: expect.any(String), data: expect.any(String) } });
-    expect(JSON.parse(stored[0]!).sessionId).toBeUndefined();
+    const sealed = JSON.parse(stored[0]!) as Record<string, unknown>;
+    const anyString = expect.any(String) as unknown;
+    expect(sealed).toMatchObject({ box: { iv: anyString, tag: anyString, data: anyString } });
+    expect(sealed.sessionId).toBeUndefined();
     await b!.gateway.org(sb.credentials.orgId).whoami();
     expect((await logins()) - before).toBe(1);
     expect(b!.secrets.has(issued)).toBe(true);
@@ -154,11 +156,12 @@ describe('sessionIds at rest (SECRETS_KEY set)', () => {
     const prefix = `sessions-sealed-${fleetNo++}:`;
     const [a, b] = await fleet(2, { secretsKey, prefix });
     const orgs = [a!.gateway.org(sb.credentials.orgId), b!.gateway.org(sb.credentials.orgId)];
+    const lastUsedAt = async () => (JSON.parse((await storedSessions(prefix))[0]!) as { lastUsedAt: number }).lastUsedAt;
     await orgs[0]!.whoami();
-    const firstUse = JSON.parse((await storedSessions(prefix))[0]!).lastUsedAt as number;
+    const firstUse = await lastUsedAt();
     clock.advance(MIN);
     await orgs[1]!.whoami();
-    expect(JSON.parse((await storedSessions(prefix))[0]!).lastUsedAt).toBeGreaterThan(firstUse);
+    expect(await lastUsedAt()).toBeGreaterThan(firstUse);
     const before = await logins();
     expect((await sb.control('POST', '/sessions/expire')).json?.expired).toBeGreaterThanOrEqual(1);
     await Promise.all(Array.from({ length: 10 }, (_, i) => orgs[i % 2]!.whoami()));

@@ -181,9 +181,9 @@ describe('once per event id', () => {
     await saveKey(key);
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const slow: StateStore = Object.create(store, {
+    const slow = Object.create(store, {
       setIfAbsent: { value: async (...args: Parameters<StateStore['setIfAbsent']>) => (await gate, store.setIfAbsent(...args)) },
-    });
+    }) as StateStore;
     const raw = event();
     const answer = await receiver({ state: slow, answerWithinMs: 50 }).accept(raw, sign(raw, key));
     expect(answer.status).toBe(503);
