@@ -1,5 +1,5 @@
 // `npm run bench`: starts the BILL sandbox, billbridge and a connector stand-in as separate processes, drives
-// /api/messages over HTTP through five scenarios, prints a table with each figure beside its target, and writes
+// /api/messages over HTTP through six scenarios, prints a table with each figure beside its target, and writes
 // bench/results.json. `npm run bench -- --quick` runs the same scenarios smaller (under a minute).
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -15,13 +15,14 @@ import { saturation } from './scenarios/saturation.js';
 import { economy } from './scenarios/economy.js';
 import { invoiceLookup } from './scenarios/invoiceLookup.js';
 import { memory } from './scenarios/memory.js';
+import { search } from './scenarios/search.js';
 
-const SCENARIOS = ['overhead', 'saturation', 'economy', 'invoice', 'memory'] as const;
+const SCENARIOS = ['overhead', 'saturation', 'economy', 'invoice', 'memory', 'search'] as const;
 type ScenarioId = (typeof SCENARIOS)[number];
 
 const HELP = `billbridge bench — throughput, upstream economy and limit compliance, measured on this machine.
 
-Usage: npm run bench -- [--quick] [--only overhead,saturation,economy,invoice,memory] [--out bench/results.json]
+Usage: npm run bench -- [--quick] [--only overhead,saturation,economy,invoice,memory,search] [--out bench/results.json]
                         [--latency 120] [--invoices 10000] [--bills 5000] [--log-level info] [--seed 42]
 
   --quick      the same scenarios, smaller (under a minute; 2,000 invoices and 1,000 bills unless given)
@@ -112,7 +113,7 @@ process.on('SIGTERM', onSignal);
 try {
   const wants = (id: ScenarioId) => only.includes(id);
   // One sandbox at the scale knob for the scenarios that share it; economy and memory start their own.
-  const shared = wants('overhead') || wants('saturation') || wants('invoice') ? await ctx.sandbox('sandbox') : undefined;
+  const shared = wants('overhead') || wants('saturation') || wants('invoice') || wants('search') ? await ctx.sandbox('sandbox') : undefined;
   const sharedSandbox = () => {
     if (!shared) throw new Error('the shared sandbox was not started for this scenario');
     return shared;
@@ -127,6 +128,11 @@ try {
       () => invoiceLookup(ctx, sharedSandbox()),
     ],
     ['memory', `5. Memory: peak RSS with the number indexes, 1,000 conversations and the cache filled`, () => memory(ctx)],
+    [
+      'search',
+      `6. Message-extension search on ${opts.invoices.toLocaleString('en-US')} invoices: warm, at concurrency 1 and 32`,
+      () => search(ctx, sharedSandbox()),
+    ],
   ];
   for (const [id, title, run] of steps) {
     if (!wants(id)) continue;
