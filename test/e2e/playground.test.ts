@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PLAYGROUND_TEAM, PLAYGROUND_USER, startPlayground, type RunningPlayground } from '../../src/cli/agentsPlayground.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { freePort } from '../harness/net.js';
-import { botCard, launchChromium, messageBox, openConversation, openPlayground, say, screenshotForDocs } from '../harness/playground.js';
+import { botCard, messageBox, openConversation, openPlayground, say, screenshotForDocs } from '../harness/playground.js';
+import { launchChromium } from '../harness/render.js';
 
 /**
  * Searches from the compose box as Teams' search-based message extension: the + menu, "Search Command", then the
