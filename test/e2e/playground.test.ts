@@ -19,7 +19,8 @@ import { launchChromium } from '../harness/render.js';
  * non-empty term (no initialRun). Returns the popover; its results are `h1` titles of thumbnail or hero previews.
  */
 async function searchFromCompose(page: Page, commandId: string, text: string, parameterName = 'query'): Promise<Locator> {
-  await page.getByRole('button', { name: 'Trigger Message Extension App' }).click();
+  // In a channel the new post's + comes first; each posted thread has a reply box with its own.
+  await page.getByRole('button', { name: 'Trigger Message Extension App' }).first().click();
   await page.getByRole('menuitem', { name: 'Search Command' }).click();
   const popover = page.getByRole('group').filter({ has: page.getByText('Search-Based Message Extension', { exact: true }) });
   await popover.getByRole('button', { name: 'Specify Command ID or Parameter' }).click();
@@ -45,9 +46,13 @@ async function insertFirstResult(page: Page, popover: Locator): Promise<Locator>
   return inserted;
 }
 
-/** Sends what is in the message box (an inserted card) and returns that card as posted in the conversation. */
-async function sendInserted(page: Page, text: string): Promise<Locator> {
-  await page.getByRole('button', { name: 'Send Message' }).click();
+/**
+ * Posts the new channel post holding the inserted card and returns the card as posted. In a channel, as in Teams, the
+ * post goes to the bot only with an @mention; in a personal chat the Playground would send it to the bot as a message
+ * (text: an inline-compose-card span), which billbridge today answers with its help card.
+ */
+async function postInserted(page: Page, text: string): Promise<Locator> {
+  await page.getByRole('button', { name: 'Post', exact: true }).click();
   return botCard(page, text);
 }
 
@@ -115,14 +120,14 @@ async function answersComposeSearch(): Promise<boolean> {
 }
 
 describe('the compose box message extension in the Agents Playground', () => {
-  it('searches bills from the compose box, inserts the first result and posts its card', async (ctx) => {
+  it(`searches bills from a ${PLAYGROUND_TEAM.channel} post's compose box, inserts the first result and posts its card`, async (ctx) => {
     if (!(await answersComposeSearch())) ctx.skip();
-    await openConversation(page, 'Personal Chat');
+    await openConversation(page, `${PLAYGROUND_TEAM.name} - ${PLAYGROUND_TEAM.channel}`);
     const popover = await searchFromCompose(page, 'bills', 'ACM');
     const inserted = await insertFirstResult(page, popover);
     const title = (await inserted.innerText()).split('\n')[0] ?? '';
     expect(title).toMatch(/ACM-/);
-    const posted = await sendInserted(page, title);
+    const posted = await postInserted(page, title);
     await screenshotForDocs(page, 'search', posted);
   });
 });
