@@ -63,8 +63,9 @@ try {
     dir: join(home, 'agents-playground'),
     openBrowser: values.open === true,
   });
-  playground.child.once('exit', (code) => {
-    if (stopping) return;
+  // Ctrl-C in a terminal reaches the whole process group: the Playground ending on that SIGINT is our stop, not a crash.
+  playground.child.once('exit', (code, signal) => {
+    if (stopping || signal === 'SIGINT') return;
     process.stderr.write(`billbridge playground: the Playground stopped (exit ${code}); stopping the bot\n`);
     void stop(1);
   });
