@@ -27,12 +27,12 @@ export interface SpawnedBot {
 }
 
 /**
- * `node --import <tsx loader> file` in `cwd` with only `env` (and PATH): node itself, not the tsx wrapper, which would
+ * `node --import <tsx loader> file ...args` in `cwd` with only `env` (and PATH): node itself, not the tsx wrapper, which would
  * leave its node child running after a SIGKILL. killSpawned() ends whatever is still running.
  */
-export function spawnTsx(file: string, cwd: string, env: Record<string, string>): ChildProcess {
+export function spawnTsx(file: string, cwd: string, env: Record<string, string>, args: string[] = []): ChildProcess {
   const loader = pathToFileURL(join(repo, 'node_modules/tsx/dist/loader.mjs')).href;
-  const child = spawn(process.execPath, ['--disable-warning=DEP0111', '--import', loader, file], {
+  const child = spawn(process.execPath, ['--disable-warning=DEP0111', '--import', loader, file, ...args], {
     cwd,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -184,7 +184,8 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
-async function launchChromium(): Promise<Browser> {
+/** Debian's Chromium headless (CHROMIUM_PATH elsewhere), quiet: no first-run, sync or background requests. */
+export async function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
 }
 

@@ -1,0 +1,133 @@
+// billbridge in Microsoft 365 Agents Playground (Microsoft's Teams emulator for bots), driven in headless Chromium as
+// a newcomer would click through it: the install welcome, commands in a personal chat and in a channel, and the
+// compose box's message extension.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PLAYGROUND_TEAM, PLAYGROUND_USER, startPlayground, type RunningPlayground } from '../../src/cli/agentsPlayground.js';
+import { startBot, type TestBot } from '../harness/bot.js';
+import { freePort } from '../harness/net.js';
+import { botCard, messageBox, openConversation, openPlayground, say, screenshotForDocs } from '../harness/playground.js';
+import { launchChromium } from '../harness/render.js';
+
+/**
+ * Searches from the compose box as Teams' search-based message extension: the + menu, "Search Command", then the
+ * Playground's "Specify Command ID or Parameter" fields (it reads no app manifest, so the command id and parameter
+ * name are typed here), then the search term. The Playground sends composeExtension/query once per change of a
+ * non-empty term (no initialRun). Returns the popover; its results are `h1` titles of thumbnail or hero previews.
+ */
+async function searchFromCompose(page: Page, commandId: string, text: string, parameterName = 'query'): Promise<Locator> {
+  // In a channel the new post's + comes first; each posted thread has a reply box with its own.
+  await page.getByRole('button', { name: 'Trigger Message Extension App' }).first().click();
+  await page.getByRole('menuitem', { name: 'Search Command' }).click();
+  const popover = page.getByRole('group').filter({ has: page.getByText('Search-Based Message Extension', { exact: true }) });
+  await popover.getByRole('button', { name: 'Specify Command ID or Parameter' }).click();
+  await popover.getByPlaceholder('Command ID', { exact: true }).fill(commandId);
+  await popover.getByPlaceholder('Parameter name', { exact: true }).fill(parameterName);
+  await popover.getByPlaceholder('Enter a search term').fill(text);
+  return popover;
+}
+
+/**
+ * Picks the first result and returns the card it put in the message box. The Playground lists a result only when
+ * its preview is a thumbnail or hero card without a `tap` (with one it shows nothing and warns in its log panel), and
+ * inserts the attachment's `content`: the whole card travels in the query's answer, no selectItem.
+ */
+async function insertFirstResult(page: Page, popover: Locator): Promise<Locator> {
+  const unsupported = page.getByText('tap action is not supported yet');
+  const first = popover.locator('h1').first();
+  await first.or(unsupported).first().waitFor();
+  if (await unsupported.isVisible()) throw new Error('the results carry a preview tap, which the Playground does not support');
+  await first.click();
+  const inserted = messageBox(page).locator('[data-lexical-decorator="true"] .ac-adaptiveCard');
+  await inserted.waitFor();
+  return inserted;
+}
+
+/**
+ * Posts the new channel post holding the inserted card and returns the card as posted. In a channel, as in Teams, the
+ * post goes to the bot only with an @mention; in a personal chat the Playground would send it to the bot as a message
+ * (text: an inline-compose-card span), which billbridge today answers with its help card.
+ */
+async function postInserted(page: Page, text: string): Promise<Locator> {
+  await page.getByRole('button', { name: 'Post', exact: true }).click();
+  return botCard(page, text);
+}
+
+let bot: TestBot;
+let playground: RunningPlayground | undefined;
+let browser: Browser | undefined;
+let page: Page;
+const home = mkdtempSync(join(tmpdir(), 'billbridge-playground-'));
+
+beforeAll(async () => {
+  bot = await startBot({ env: { ADMIN_AAD_OBJECT_IDS: PLAYGROUND_USER.aadObjectId } });
+  [playground, browser] = await Promise.all([
+    startPlayground({ endpoint: `${bot.url}/api/messages`, port: await freePort(), dir: home }),
+    launchChromium(),
+  ]);
+  page = await openPlayground(browser, playground.url);
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await playground?.stop();
+  await bot.close();
+  rmSync(home, { recursive: true, force: true });
+});
+
+describe('billbridge in the Agents Playground', () => {
+  it('welcomes the newcomer when the Playground installs it in their personal chat', async () => {
+    const welcome = await botCard(page, "Hi, I'm billbridge");
+    expect(await welcome.innerText()).toContain('demo organisation of the embedded BILL sandbox');
+  });
+
+  it('answers bills due in the personal chat with the bills due card, amounts and a Refresh button', async () => {
+    await say(page, 'bills due');
+    const card = await botCard(page, 'Bills due in the next 7 days');
+    const text = await card.innerText();
+    expect(text).toMatch(/Invoice\s#:\s[A-Z]{3}-\d+/);
+    expect(text).toMatch(/\$\d[\d,]*\.\d\d/);
+    await expect.poll(() => card.getByRole('button', { name: 'Refresh' }).count()).toBe(1);
+    await screenshotForDocs(page, 'bills-due', card);
+  });
+
+  it(`lists the commands for help in the ${PLAYGROUND_TEAM.name} team's channel when @mentioned`, async () => {
+    await openConversation(page, `${PLAYGROUND_TEAM.name} - ${PLAYGROUND_TEAM.channel}`);
+    await say(page, 'help', { mention: 'billbridge' });
+    const card = await botCard(page, 'billbridge commands');
+    expect(await card.innerText()).toContain('bills due [days]');
+  });
+});
+
+/** Whether this build answers compose-box searches (Teams' composeExtension/query invoke) for the bills command. */
+async function answersComposeSearch(): Promise<boolean> {
+  const answer = await bot.send({
+    type: 'invoke',
+    name: 'composeExtension/query',
+    id: 'probe-1',
+    channelId: 'msteams',
+    serviceUrl: bot.connector.url,
+    from: { id: PLAYGROUND_USER.id, name: PLAYGROUND_USER.name, aadObjectId: PLAYGROUND_USER.aadObjectId },
+    recipient: { id: '28:billbridge', name: 'billbridge' },
+    conversation: { id: 'a:probe', conversationType: 'personal', tenantId: '00000000-0000-4000-8000-00000000c0de' },
+    channelData: { tenant: { id: '00000000-0000-4000-8000-00000000c0de' } },
+    value: { commandId: 'bills', parameters: [{ name: 'query', value: 'ACM' }], queryOptions: { skip: 0, count: 25 } },
+  });
+  return answer.status === 200 && answer.json?.composeExtension !== undefined;
+}
+
+describe('the compose box message extension in the Agents Playground', () => {
+  it(`searches bills from a ${PLAYGROUND_TEAM.channel} post's compose box, inserts the first result and posts its card`, async (ctx) => {
+    if (!(await answersComposeSearch())) ctx.skip();
+    await openConversation(page, `${PLAYGROUND_TEAM.name} - ${PLAYGROUND_TEAM.channel}`);
+    const popover = await searchFromCompose(page, 'bills', 'ACM');
+    const inserted = await insertFirstResult(page, popover);
+    const title = (await inserted.innerText()).split('\n')[0] ?? '';
+    expect(title).toMatch(/ACM-/);
+    const posted = await postInserted(page, title);
+    await screenshotForDocs(page, 'search', posted);
+  });
+});

@@ -1,0 +1,68 @@
+// Drives the Microsoft 365 Agents Playground's page in headless Chromium as a person would: pick a chat or channel,
+// type into the message box, read the bot's Adaptive Cards; and saves screenshots for the README (docs/playground-*.png).
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { repo } from './process.js';
+
+const isLocal = (url: URL) => url.hostname === 'localhost' || url.hostname === '127.0.0.1';
+
+/** The message box: a Lexical editor (contenteditable), in chats at the bottom, in a channel as a new post. */
+export const messageBox = (page: Page): Locator => page.locator('[data-lexical-editor="true"][role="textbox"]').first();
+
+/**
+ * Opens the Playground's page and waits for its message box. Requests off this machine (Segoe UI fonts and an
+ * animation from Microsoft's CDN) are refused at once: offline they would only hang, and the page falls back.
+ */
+export async function openPlayground(browser: Browser, url: string): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 1100 } });
+  await page.route(
+    (u) => !isLocal(u),
+    (route) => route.abort(),
+  );
+  await page.goto(url);
+  await messageBox(page).waitFor();
+  return page;
+}
+
+/** Opens a conversation from the left rail: 'Personal Chat', the group chat's name, or '<team> - <channel>'. */
+export async function openConversation(page: Page, name: string): Promise<void> {
+  // By its aria-label: the rail's buttons sit in a Fluent tree whose roles hide them from getByRole.
+  await page.locator(`button[aria-label="${name}"]`).click();
+  await messageBox(page).waitFor();
+}
+
+/**
+ * Types `text` and sends it. With `mention`, starts with @billbridge picked from the mention list, as a channel post
+ * needs (Teams sends the bot a channel message only when it is mentioned).
+ */
+export async function say(page: Page, text: string, opts: { mention?: string } = {}): Promise<void> {
+  await messageBox(page).click();
+  if (opts.mention) {
+    await page.keyboard.type(`@${opts.mention.slice(0, 4)}`);
+    await page.getByRole('menuitem', { name: opts.mention }).click();
+    await page.keyboard.type(' ');
+  }
+  await page.keyboard.type(text);
+  await page.keyboard.press('Enter');
+}
+
+/** The latest Adaptive Card in the conversation whose text includes `text` (case-sensitive), once it is on the page. */
+export async function botCard(page: Page, text: string): Promise<Locator> {
+  const exactly = new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  const card = page.locator('.ac-adaptiveCard').filter({ hasText: exactly }).last();
+  await card.waitFor();
+  return card;
+}
+
+/**
+ * Saves the page as docs/playground-<name>.png with `focus` scrolled into view, when PLAYGROUND_SCREENSHOTS is set
+ * (`PLAYGROUND_SCREENSHOTS=1 npx vitest run test/e2e`): the README's pictures come from the same steps as the tests.
+ */
+export async function screenshotForDocs(page: Page, name: string, focus: Locator): Promise<void> {
+  if (!process.env.PLAYGROUND_SCREENSHOTS) return;
+  const dir = join(repo, 'docs');
+  mkdirSync(dir, { recursive: true });
+  await focus.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(dir, `playground-${name}.png`) });
+}
