@@ -10,45 +10,13 @@ import { galleryCards } from '../../src/cli/galleryCards.js';
 import { addDays, sum } from '../../src/cards/format.js';
 import { factsOf, tableRows } from '../harness/finance.js';
 import { checkCard, type CardJson } from '../harness/cards.js';
+import { chartsOf, withoutCharts } from '../harness/charts.js';
 
 const FMT = { locale: 'en-US', timeZone: 'UTC' };
 const NOW = Date.parse('2026-03-10T10:42:00.000Z');
 const TODAY = '2026-03-10';
 /** Teams refuses a bot message over 28 KB. */
 const TEAMS_LIMIT = 28 * 1024;
-
-interface Chart {
-  type: string;
-  title: string;
-  data: Array<{ x?: string; y?: number; legend?: string; value?: number; color?: string }>;
-  fallback: CardJson | 'drop';
-  [key: string]: unknown;
-}
-
-function chartsOf(card: unknown): Chart[] {
-  const found: Chart[] = [];
-  const walk = (node: unknown): void => {
-    if (Array.isArray(node)) node.forEach(walk);
-    else if (node && typeof node === 'object') {
-      if (String((node as { type?: unknown }).type).startsWith('Chart.')) found.push(node as Chart);
-      else Object.values(node).forEach(walk);
-    }
-  };
-  walk(card);
-  return found;
-}
-
-/** The card a host without charts lays out: each chart replaced by its fallback, or left out when that is 'drop'. */
-function withoutCharts(node: unknown): unknown {
-  if (Array.isArray(node))
-    return node.flatMap((n: unknown) => {
-      const fallback = (n as { type?: unknown; fallback?: unknown } | null)?.fallback;
-      if (!String((n as { type?: unknown } | null)?.type).startsWith('Chart.')) return [withoutCharts(n)];
-      return fallback === 'drop' ? [] : [withoutCharts(fallback)];
-    });
-  if (node && typeof node === 'object') return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, withoutCharts(v)]));
-  return node;
-}
 
 /** "$1,250.00" -> 1250 */
 function amount(text: string): number {
