@@ -3,16 +3,16 @@
 import type { CardElement, Json } from './card.js';
 
 /** Per-point colours Teams' charts take (a subset of its palette: the tones the cards already use in words). */
-export type ChartColor = 'good' | 'warning' | 'attention' | 'neutral';
+type ChartColor = 'good' | 'warning' | 'attention' | 'neutral';
 
 /** Teams' named colour sets for a whole chart. */
-export type ChartColorSet = 'categorical' | 'sequential' | 'sequentialred' | 'sequentialgreen' | 'sequentialyellow' | 'diverging';
+type ChartColorSet = 'categorical' | 'sequential' | 'sequentialred' | 'sequentialgreen' | 'sequentialyellow' | 'diverging';
 
 /**
  * What a host without charts renders in the chart's place: the element that says the same in text, or 'drop' when the
  * card already says it elsewhere (then such a host shows the card exactly as it was before charts).
  */
-export type ChartFallback = CardElement | 'drop';
+type ChartFallback = CardElement | 'drop';
 
 export interface ChartPoint {
   /** Plain text: charts take no markdown, so a name from BILL is shown as typed (one line, shortened). */
@@ -32,7 +32,7 @@ interface ChartSpec {
 const MAX_LABEL = 32;
 
 /** Chart text: one line, trimmed, shortened with an ellipsis. */
-export function chartLabel(text: string): string {
+function chartLabel(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > MAX_LABEL ? `${flat.slice(0, MAX_LABEL - 1)}…` : flat;
 }
@@ -87,7 +87,7 @@ export function donutChart(spec: ChartSpec): CardElement {
 }
 
 /** Currency codes as the totals read them: a three-letter code, otherwise USD (BILL's default). */
-export function currencyCode(currency: string | undefined): string {
+function currencyCode(currency: string | undefined): string {
   return currency && /^[A-Z]{3}$/.test(currency) ? currency : 'USD';
 }
 
