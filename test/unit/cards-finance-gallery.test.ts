@@ -92,5 +92,5 @@ describe('the gallery page', () => {
     expect(aging?.querySelector('.chart-title')?.textContent).toContain('fallback: FactSet');
     expect(aging?.querySelector('.frame.w450')?.textContent).toContain('90+ days');
     dom.window.close();
-  });
+  }, 60_000); // four frames per card in jsdom, as above
 });
