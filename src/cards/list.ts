@@ -34,6 +34,8 @@ export interface ListCardSpec {
   totals?: Array<[string, string]>;
   /** Lines under the totals (e.g. the overdue bills line of `bills due`). */
   notes?: ListNote[];
+  /** Charts between the notes and the table (src/cards/chart.ts: each carries its fallback). */
+  charts?: CardElement[];
   columns: TableColumn[];
   /**
    * Every row, in order; only the requested page is put on the card. Long lists pass how many rows there are and how
@@ -94,6 +96,7 @@ export function listCard(spec: ListCardSpec): CardReply {
   if (spec.subtitle) body.push(subtitle(escapeMarkdown(spec.subtitle)));
   if (spec.totals && spec.totals.length > 0) body.push(facts(spec.totals.map(([k, v]) => [escapeMarkdown(k), escapeMarkdown(v)])));
   for (const note of spec.notes ?? []) body.push(text(escapeMarkdown(note.text), { color: note.tone, subtle: note.subtle }));
+  body.push(...(spec.charts ?? []));
   const actions: CardAction[] = [];
   if (total === 0) {
     body.push(text(escapeMarkdown(spec.empty), { separator: true }));

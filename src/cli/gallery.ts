@@ -1,6 +1,8 @@
 // npm run gallery: writes build/gallery.html — every card billbridge sends (demo data, empty and error states),
 // rendered in the browser by Microsoft's adaptivecards renderer with Teams' host configs, light and dark, at the width
-// Teams gives a card on a phone (320 px) and on the desktop (450 px), so a reviewer sees what a phone shows.
+// Teams gives a card on a phone (320 px) and on the desktop (450 px), so a reviewer sees what a phone shows. That
+// renderer draws no Teams charts: a card with charts shows a sketch of each chart's data above the frames, which show
+// the chart's fallback as a host without charts lays it out.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
@@ -50,6 +52,49 @@ export const TEAMS_MARKDOWN_SCRIPT = String.raw`
  * button would send. Plain browser JavaScript kept as text (String.raw: backslashes are the regex's own).
  */
 const BROWSER_SCRIPT = String.raw`
+// Teams' Chart.* elements on a card, in order (the renderer below skips them for their fallbacks).
+function chartsOf(node, out) {
+  if (Array.isArray(node)) node.forEach(function (n) { chartsOf(n, out); });
+  else if (node && typeof node === 'object') {
+    if (/^Chart\./.test(String(node.type))) out.push(node);
+    else Object.keys(node).forEach(function (k) { chartsOf(node[k], out); });
+  }
+  return out;
+}
+// A chart's data as labelled bars: enough to review what Teams will plot (a donut's slices as shares of the whole).
+function sketchChart(chart) {
+  var box = document.createElement('div');
+  box.className = 'chart';
+  var head = document.createElement('div');
+  head.className = 'chart-title';
+  head.textContent = chart.type + ': ' + (chart.title || '') + (chart.fallback === 'drop' ? ' · fallback: none (the card says it elsewhere)' : ' · fallback: ' + chart.fallback.type);
+  box.appendChild(head);
+  var points = (chart.data || []).map(function (d) { return { label: d.x !== undefined ? d.x : d.legend, value: d.y !== undefined ? d.y : d.value }; });
+  var max = Math.max.apply(null, points.map(function (p) { return Math.abs(p.value); }).concat([1e-9]));
+  var whole = points.reduce(function (s, p) { return s + p.value; }, 0) || 1;
+  points.forEach(function (p) {
+    var row = document.createElement('div');
+    row.className = 'chart-row';
+    var label = document.createElement('span');
+    label.className = 'chart-label';
+    label.textContent = p.label;
+    var bar = document.createElement('span');
+    bar.className = 'chart-bar';
+    bar.style.width = (100 * Math.abs(p.value) / max).toFixed(1) + '%';
+    var value = document.createElement('span');
+    value.className = 'chart-value';
+    value.textContent = p.value.toLocaleString('en-US') + (chart.type === 'Chart.Donut' ? ' (' + (100 * p.value / whole).toFixed(0) + '%)' : '');
+    var track = document.createElement('span');
+    track.className = 'chart-track';
+    track.appendChild(bar);
+    row.appendChild(label);
+    row.appendChild(track);
+    row.appendChild(value);
+    box.appendChild(row);
+  });
+  return box;
+}
+
 function renderGallery(items, hostConfigs) {
   var AC = window.AdaptiveCards;
   function esc(s) {
@@ -69,6 +114,7 @@ function renderGallery(items, hostConfigs) {
     var entry = document.createElement('section');
     entry.className = 'entry';
     entry.innerHTML = '<h3>' + esc(item.name) + '</h3><div class="meta">' + esc(item.summary) + ' · ' + (item.bytes / 1024).toFixed(1) + ' KB</div>';
+    chartsOf(item.card, []).forEach(function (chart) { entry.appendChild(sketchChart(chart)); });
     var pair = document.createElement('div');
     pair.className = 'pair';
     [['light', 320], ['light', 450], ['dark', 320], ['dark', 450]].forEach(function (view) {
@@ -132,11 +178,18 @@ export function galleryHtml(cards: GalleryCard[], rendererJs: string, title = 'b
   .frame.light .ac-pushButton { background: #fff; color: #242424; border: 1px solid #d1d1d1; }
   .frame.dark .ac-pushButton { background: #2d2c2c; color: #fff; border: 1px solid #666; }
   .error { color: #c4314b; font-size: 12px; }
+  .chart { width: 450px; margin-bottom: 8px; padding: 8px 12px; background: #fff; border-radius: 6px; font-size: 12px; }
+  .chart-title { font-weight: 600; margin-bottom: 4px; }
+  .chart-row { display: flex; align-items: center; gap: 8px; margin: 2px 0; }
+  .chart-label { width: 140px; flex: none; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+  .chart-track { flex: 1; background: #f0f0f0; height: 10px; }
+  .chart-bar { display: block; height: 10px; background: #5b5fc7; }
+  .chart-value { width: 120px; flex: none; text-align: right; }
   #clicked { position: fixed; bottom: 12px; right: 12px; max-width: 420px; background: #242424; color: #fff; padding: 8px 12px; border-radius: 6px; font: 12px monospace; display: none; }
 </style>
 </head>
 <body>
-<header><h1>${escapeHtml(title)}</h1><p>${items.length} cards · Adaptive Cards 1.5 rendered by Microsoft's adaptivecards renderer with Teams' host configs · light and dark, each at 320 px (phone) and 450 px (desktop) · demo organisation, simulated data</p></header>
+<header><h1>${escapeHtml(title)}</h1><p>${items.length} cards · Adaptive Cards 1.5 rendered by Microsoft's adaptivecards renderer with Teams' host configs · light and dark, each at 320 px (phone) and 450 px (desktop) · a card's Teams charts sketched above it, its frames showing their fallbacks · demo organisation, simulated data</p></header>
 <nav>${groups.map((g) => `<a href="#${encodeURIComponent(g)}">${escapeHtml(g)}</a>`).join('')}</nav>
 <main id="cards"></main>
 <div id="clicked"></div>

@@ -165,11 +165,29 @@ window.checkCard = function (cardJson, cases, hostConfigs, pages) {
   host.innerHTML = '';
   return results;
 };
+// The card's text as laid out in one case: what a reader of that host sees, line breaks included.
+window.cardText = function (cardJson, cs, hostConfigs) {
+  var AC = window.AdaptiveCards;
+  var host = document.getElementById('host');
+  host.innerHTML = '';
+  host.style.width = cs.width + 'px';
+  var card = new AC.AdaptiveCard();
+  card.hostConfig = new AC.HostConfig(hostConfigs[cs.theme]);
+  card.parse(cardJson, new AC.SerializationContext());
+  var el = card.render();
+  if (!el) return '';
+  host.appendChild(el);
+  var text = el.innerText;
+  host.innerHTML = '';
+  return text;
+};
 `;
 
 export interface CardRenderer {
   /** Every problem found in this card across the cases, e.g. "light 320px: amount broken across lines: "$12,345.00"". */
   problems(card: unknown, cases: RenderCase[]): Promise<string[]>;
+  /** The card's text as the renderer lays it out in one case. */
+  text(card: unknown, renderCase: RenderCase): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -208,6 +226,13 @@ async function openCardRenderer(): Promise<CardRenderer> {
       );
       return [...new Set(results.flat())];
     },
+    async text(card, renderCase) {
+      return page.evaluate(([c, cs, hc]) => (window as unknown as { cardText: (...a: unknown[]) => string }).cardText(c, cs, hc), [
+        card,
+        renderCase,
+        hostConfigs,
+      ] as const);
+    },
     async close() {
       await browser.close();
     },
@@ -227,5 +252,9 @@ export function sharedCardRenderer(): CardRenderer {
     if (!renderer) throw new Error('the card renderer is used outside a test');
     return renderer;
   };
-  return { problems: (card, cases) => open().problems(card, cases), close: () => open().close() };
+  return {
+    problems: (card, cases) => open().problems(card, cases),
+    text: (card, renderCase) => open().text(card, renderCase),
+    close: () => open().close(),
+  };
 }

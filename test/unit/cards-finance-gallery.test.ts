@@ -6,6 +6,7 @@ import { galleryCards } from '../../src/cli/galleryCards.js';
 import { galleryHtml, rendererBundle } from '../../src/cli/gallery.js';
 import { commandCatalogue } from '../../src/features/index.js';
 import { checkCard } from '../harness/cards.js';
+import { chartsOf } from '../harness/charts.js';
 
 const cards = galleryCards({ version: '1.2.3' });
 
@@ -68,4 +69,28 @@ describe('the gallery page', () => {
     expect(doc.querySelectorAll('strong').length).toBeGreaterThan(0);
     dom.window.close();
   }, 60_000); // four frames per card (light and dark at 320 and 450 px) in jsdom
+
+  it("shows each Teams chart as a sketch of its data above the card, whose frames show the chart's fallback", () => {
+    const charted = cards.filter((c) => chartsOf(c.reply.card).length > 0);
+    expect(charted.map((c) => c.name)).toEqual(expect.arrayContaining(['bills due', 'invoices overdue', 'spend', 'spend budgets']));
+    const dom = new JSDOM(galleryHtml(charted, rendererBundle()), { runScripts: 'dangerously' });
+    const doc = dom.window.document;
+    const entries = [...doc.querySelectorAll('section.entry')];
+    expect(entries).toHaveLength(charted.length);
+    charted.forEach((c, i) => {
+      const sketches = [...(entries[i]?.querySelectorAll('.chart') ?? [])];
+      const charts = chartsOf(c.reply.card);
+      expect(sketches.map((el) => el.querySelector('.chart-title')?.textContent)).toEqual(
+        charts.map((ch): unknown => expect.stringContaining(`${ch.type}: ${ch.title}`)),
+      );
+      expect(sketches.map((el) => [...el.querySelectorAll('.chart-label')].map((l) => l.textContent))).toEqual(
+        charts.map((ch) => ch.data.map((d) => d.x ?? d.legend)),
+      );
+      expect(entries[i]?.querySelectorAll('.frame .ac-adaptiveCard')).toHaveLength(4);
+    });
+    const aging = entries[charted.findIndex((c) => c.name === 'invoices overdue')];
+    expect(aging?.querySelector('.chart-title')?.textContent).toContain('fallback: FactSet');
+    expect(aging?.querySelector('.frame.w450')?.textContent).toContain('90+ days');
+    dom.window.close();
+  }, 60_000); // four frames per card in jsdom, as above
 });

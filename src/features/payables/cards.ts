@@ -1,5 +1,6 @@
-// Accounts payable cards: bills due, overdue bills, one bill, bills sharing an invoice number. Pure: data in, card out.
-import type { Bill } from '../../bill/types.js';
+// Accounts payable cards: bills due (with a chart of cash out by due day), overdue bills, one bill, bills sharing an
+// invoice number. Pure: data in, card out.
+import type { Approver, Bill, BillLineItem } from '../../bill/types.js';
 import {
   adaptiveCard,
   container,
@@ -13,7 +14,8 @@ import {
   type CardElement,
   type CardReply,
 } from '../../cards/card.js';
-import { addDays, calendarDate, daysBetween, dueInWords, money, type FormatOptions } from '../../cards/format.js';
+import { byCurrency, verticalBarChart } from '../../cards/chart.js';
+import { addDays, calendarDate, daysBetween, dueInWords, money, sum, type FormatOptions } from '../../cards/format.js';
 import { asOfFooter, lazyRows, listCard, refreshAction } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
 import { approverWords, billApprovalWords, billPaymentWords, count, moneyTotal, type Tone } from '../../cards/words.js';
@@ -35,9 +37,13 @@ export interface ApCardContext {
   note?: string;
 }
 
-function vendorName(bill: Pick<Bill, 'vendorName' | 'vendorId'>, ctx: Pick<ApCardContext, 'vendorNameOf'>): string {
-  return bill.vendorName || ctx.vendorNameOf?.(bill.vendorId) || `Vendor ${shortId(bill.vendorId ?? '')}`;
+/** The bill's vendor name, the vendor's, or its shortened id; BILL records have come without a vendor id. */
+function vendorName(bill: { vendorName?: string; vendorId?: string }, ctx: Pick<ApCardContext, 'vendorNameOf'>): string {
+  return bill.vendorName || (bill.vendorId ? ctx.vendorNameOf?.(bill.vendorId) : undefined) || `Vendor ${shortId(bill.vendorId ?? '')}`;
 }
+
+/** An approver or a line item as BILL may send it: entries of these lists have come null or without fields. */
+type Loose<T> = Partial<T> | null | undefined;
 
 export function amountDue(bill: Pick<Bill, 'dueAmount' | 'amount'>): number {
   return typeof bill.dueAmount === 'number' ? bill.dueAmount : bill.amount;
@@ -124,6 +130,26 @@ export function billsDueCard(input: BillsDueInput): CardReply {
       : [{ text: 'Nothing overdue.', subtle: true }];
   const range =
     days === 0 ? calendarDate(today, fmt.locale) : `${calendarDate(today, fmt.locale)} – ${calendarDate(addDays(today, days), fmt.locale)}`;
+  // Cash out by due day, one chart per currency; the table below already lists every bill, so a host without charts
+  // drops the chart and shows the card as before.
+  const periods = cashOutPeriods(today, days, fmt.locale);
+  const currencies = byCurrency(due, (b) => input.currencyOf(b.vendorId));
+  const charts =
+    due.length === 0
+      ? []
+      : currencies.map(([code, bills]) =>
+          verticalBarChart({
+            title: `Cash out by due ${periods.unit}${currencies.length > 1 ? `, ${code}` : ''}`,
+            xAxisTitle: periods.unit === 'day' ? 'Due' : 'Due in the week from',
+            yAxisTitle: code,
+            colorSet: 'categorical',
+            points: periods.list.map((p) => ({
+              label: p.label,
+              value: sum(bills.filter((b) => b.dueDate.slice(0, 10) >= p.from && b.dueDate.slice(0, 10) <= p.to).map(amountDue)),
+            })),
+            fallback: 'drop',
+          }),
+        );
   const summary =
     due.length === 0
       ? `No bills due ${windowWords(days)}${input.overdue.length ? `; ${count(input.overdue.length, 'bill')} overdue (${overdueTotal})` : ''}.`
@@ -133,6 +159,7 @@ export function billsDueCard(input: BillsDueInput): CardReply {
     subtitle: `${range} · ${fmt.timeZone} time`,
     totals,
     notes,
+    charts,
     columns: [
       { header: 'Vendor', width: 3 },
       { header: 'Invoice #', width: 2 },
@@ -147,7 +174,7 @@ export function billsDueCard(input: BillsDueInput): CardReply {
       money(amountDue(b), input.currencyOf(b.vendorId), fmt.locale),
       `${billPaymentWords(b)} · ${billApprovalWords(b)}`,
     ]),
-    tones: (i) => (due[i]!.dueDate.slice(0, 10) === today ? 'Warning' : undefined),
+    tones: (i) => (due[i]?.dueDate.slice(0, 10) === today ? 'Warning' : undefined),
     page: input.page,
     noun: 'bills',
     empty: `No bills due ${windowWords(days)}.`,
@@ -161,6 +188,25 @@ export function billsDueCard(input: BillsDueInput): CardReply {
     summary,
     actions: input.overdue.length > 0 ? [executeAction('Show overdue bills', { verb: 'run', command: 'bills overdue' })] : [],
   });
+}
+
+/** A window of `days` after today has a bar a day up to two weeks, and a bar a week beyond (90 days: 13 bars, not 91). */
+const DAILY_BARS_UP_TO = 14;
+
+/** The bars of a cash-out chart: each one's first and last day (yyyy-MM-dd) and its label ("Mar 10"). */
+function cashOutPeriods(
+  today: string,
+  days: number,
+  locale: string,
+): { unit: 'day' | 'week'; list: Array<{ from: string; to: string; label: string }> } {
+  const step = days <= DAILY_BARS_UP_TO ? 1 : 7;
+  const short = new Intl.DateTimeFormat(locale, { month: 'short', day: 'numeric', timeZone: 'UTC' });
+  const list = [];
+  for (let d = 0; d <= days; d += step) {
+    const from = addDays(today, d);
+    list.push({ from, to: addDays(today, Math.min(days, d + step - 1)), label: short.format(new Date(`${from}T00:00:00Z`)) });
+  }
+  return { unit: step === 1 ? 'day' : 'week', list };
 }
 
 /** Aging buckets by days past due: 1–30, 31–60, 61–90, 90+. */
@@ -190,13 +236,13 @@ export function billsOverdueCard(input: BillsOverdueInput): CardReply {
     fmt.locale,
   );
   const totals: Array<[string, string]> = [['Overdue', `${total} · ${count(rows.length, 'bill', fmt.locale)}`]];
-  if (rows.length > 0) {
-    const oldest = rows[0]!;
+  const [oldest] = rows;
+  if (oldest) {
     totals.push(['Oldest', `${count(daysBetween(oldest.dueDate, today), 'day', fmt.locale)} late — ${vendorName(oldest, input)}`]);
     const buckets = AGING_BUCKETS.map(() => [] as BillLine[]);
     for (const b of rows) buckets[agingBucket(daysBetween(b.dueDate.slice(0, 10), today))]?.push(b);
     AGING_BUCKETS.forEach((bucket, i) => {
-      const list = buckets[i]!;
+      const list = buckets[i] ?? [];
       if (list.length > 0)
         totals.push([
           bucket.label,
@@ -227,7 +273,10 @@ export function billsOverdueCard(input: BillsOverdueInput): CardReply {
       money(amountDue(b), input.currencyOf(b.vendorId), fmt.locale),
       billPaymentWords(b),
     ]),
-    tones: (i) => (daysBetween(rows[i]!.dueDate.slice(0, 10), today) > 30 ? 'Attention' : undefined),
+    tones: (i) => {
+      const bill = rows[i];
+      return bill && daysBetween(bill.dueDate.slice(0, 10), today) > 30 ? 'Attention' : undefined;
+    },
     page: input.page,
     noun: 'bills',
     empty: 'No overdue bills. Every unpaid bill is due today or later.',
@@ -235,16 +284,16 @@ export function billsOverdueCard(input: BillsOverdueInput): CardReply {
     asOf: input.asOf,
     fmt,
     footnotes: [input.truncated ? 'BILL has more overdue bills than one answer reads' : undefined, input.note],
-    summary:
-      rows.length === 0
-        ? 'No overdue bills.'
-        : `${count(rows.length, 'overdue bill')}, ${total}; the oldest is ${daysBetween(rows[0]!.dueDate, today)} days late.`,
+    summary: oldest
+      ? `${count(rows.length, 'overdue bill')}, ${total}; the oldest is ${daysBetween(oldest.dueDate, today)} days late.`
+      : 'No overdue bills.',
   });
 }
 
 /** A vendor's name that can be typed back as `vendor <name>` (BILL filters refuse quotes and backslashes). */
 export function typeableName(name: string): boolean {
-  return name.trim().length > 0 && name.length <= 200 && !/["\\\u0000-\u001f]/.test(name);
+  // Refused: a quote, a backslash, or a control character (anything below U+0020).
+  return name.trim().length > 0 && name.length <= 200 && !/["\\]|[^\x20-\uffff]/.test(name);
 }
 
 export interface BillCardInput extends ApCardContext {
@@ -273,26 +322,27 @@ export function billCard(input: BillCardInput): CardReply {
       ...((bill.creditAmount ?? 0) > 0 ? [['Credits applied', m(bill.creditAmount)] as [string, string]] : []),
     ]),
     facts(
-      [
-        ['Vendor', name],
-        ['Invoice #', number ?? '—'],
-        ['Invoice date', calendarDate(bill.invoice?.invoiceDate, fmt.locale)],
-        ['Due date', `${calendarDate(bill.dueDate, fmt.locale)}${dueWords ? ` (${dueWords.toLowerCase()})` : ''}`],
-        ['Payment', billPaymentWords(bill)],
-        ['Approval', billApprovalWords(bill)],
-        ...(bill.purchaseOrderNumber ? [['PO number', bill.purchaseOrderNumber] as [string, string]] : []),
-        ['BILL id', shortId(bill.id)],
-      ].map(([k, v]) => [k!, escapeMarkdown(v!)] as [string, string]),
+      (
+        [
+          ['Vendor', name],
+          ['Invoice #', number ?? '—'],
+          ['Invoice date', calendarDate(bill.invoice?.invoiceDate, fmt.locale)],
+          ['Due date', `${calendarDate(bill.dueDate, fmt.locale)}${dueWords ? ` (${dueWords.toLowerCase()})` : ''}`],
+          ['Payment', billPaymentWords(bill)],
+          ['Approval', billApprovalWords(bill)],
+          ...(bill.purchaseOrderNumber ? [['PO number', bill.purchaseOrderNumber] as [string, string]] : []),
+          ['BILL id', shortId(bill.id)],
+        ] as Array<[string, string]>
+      ).map(([k, v]): [string, string] => [k, escapeMarkdown(v)]),
     ),
   ];
   if (late) body.splice(2, 0, text(escapeMarkdown(dueInWords(bill.dueDate, today)), { color: 'Attention', weight: 'Bolder' }));
-  const approvers = [...(Array.isArray(bill.approvers) ? bill.approvers : [])].sort(
-    (a, b) => (a?.approverOrder ?? 0) - (b?.approverOrder ?? 0),
-  );
+  const sentApprovers: Array<Loose<Approver>> = Array.isArray(bill.approvers) ? bill.approvers : [];
+  const approvers = [...sentApprovers].sort((a, b) => (a?.approverOrder ?? 0) - (b?.approverOrder ?? 0));
   if (approvers.length > 0) {
     const lines = approvers.slice(0, 8).map((a, i) => {
       const when = a?.statusChangedTime ? ` (${calendarDate(a.statusChangedTime.slice(0, 10), fmt.locale)})` : '';
-      return [`Approver ${i + 1}`, escapeMarkdown(`${approverWords(a?.status)}${when} · user ${shortId(String(a?.userId ?? ''))}`)] as [
+      return [`Approver ${i + 1}`, escapeMarkdown(`${approverWords(a?.status)}${when} · user ${shortId(a?.userId ?? '')}`)] as [
         string,
         string,
       ];
@@ -300,7 +350,7 @@ export function billCard(input: BillCardInput): CardReply {
     if (approvers.length > 8) lines.push(['…', `${approvers.length - 8} more`]);
     body.push(container([text('Approvers', { weight: 'Bolder' }), facts(lines)], { separator: true }));
   }
-  const items = Array.isArray(bill.billLineItems) ? bill.billLineItems : [];
+  const items: Array<Loose<BillLineItem>> = Array.isArray(bill.billLineItems) ? bill.billLineItems : [];
   if (items.length > 0) {
     const shown = items.slice(0, 5).map((li) => [escapeMarkdown(li?.description || 'Line item'), m(li?.amount)] as [string, string]);
     if (items.length > 5) shown.push([`${items.length - 5} more lines`, m(items.slice(5).reduce((s, li) => s + (li?.amount ?? 0), 0))]);
@@ -354,6 +404,6 @@ export function billMatchesCard(input: BillMatchesInput): CardReply {
     fmt,
     footnotes: [input.note],
     summary: `${rows.length} bills have invoice number ${input.typed}; pick one.`,
-    actions: rows.slice(0, 4).map((b) => executeAction(`${vendorName(b, input).slice(0, 30)}`, { verb: 'run', command: `bill ${b.id}` })),
+    actions: rows.slice(0, 4).map((b) => executeAction(vendorName(b, input).slice(0, 30), { verb: 'run', command: `bill ${b.id}` })),
   });
 }

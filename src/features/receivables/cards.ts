@@ -1,9 +1,11 @@
-// Accounts receivable cards: one invoice, overdue receivables aged by customer. Pure: data in, card out.
+// Accounts receivable cards: one invoice, overdue receivables aged by customer with a chart of the aging buckets.
+// Pure: data in, card out.
 import type { Invoice } from '../../bill/types.js';
 import {
   adaptiveCard,
   container,
   escapeMarkdown,
+  executeAction,
   facts,
   subtitle,
   text,
@@ -11,12 +13,12 @@ import {
   type CardElement,
   type CardReply,
 } from '../../cards/card.js';
+import { byCurrency, verticalBarChart } from '../../cards/chart.js';
 import { calendarDate, daysBetween, money, sum, type FormatOptions } from '../../cards/format.js';
 import { AGING_BUCKETS, agingBucket, typeableName } from '../payables/cards.js';
 import { asOfFooter, lazyRows, listCard, refreshAction } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
 import { codeWords, count, invoiceStatusWords, moneyTotal } from '../../cards/words.js';
-import { executeAction } from '../../cards/card.js';
 
 interface ArCardContext {
   today: string;
@@ -27,9 +29,13 @@ interface ArCardContext {
   note?: string;
 }
 
-function customerName(customerId: string, ctx: Pick<ArCardContext, 'customerOf'>): string {
-  return ctx.customerOf(customerId)?.name || `Customer ${shortId(customerId ?? '')}`;
+/** The customer's name, or its shortened id; BILL records have come without a customer id. */
+function customerName(customerId: string | undefined, ctx: Pick<ArCardContext, 'customerOf'>): string {
+  return (customerId ? ctx.customerOf(customerId)?.name : undefined) || `Customer ${shortId(customerId ?? '')}`;
 }
+
+/** A payment or a line item as BILL may send it: entries of these lists have come null or without fields. */
+type Loose<T> = Partial<T> | null | undefined;
 
 export interface InvoiceCardInput extends ArCardContext {
   invoice: Invoice;
@@ -59,7 +65,10 @@ export function invoiceCard(input: InvoiceCardInput): CardReply {
       ['BILL id', shortId(inv.id)],
     ]),
   ];
-  const payments = (Array.isArray(inv.payments) ? inv.payments : []).filter((p) => p && typeof p.amount === 'number');
+  const sent: Array<Loose<NonNullable<Invoice['payments']>[number]>> = Array.isArray(inv.payments) ? inv.payments : [];
+  const payments = sent
+    .filter((p) => typeof p?.amount === 'number')
+    .map((p) => ({ amount: p?.amount ?? 0, date: p?.date, status: p?.status }));
   if (payments.length > 0) {
     const received = sum(payments.filter((p) => p.status !== 'VOID').map((p) => p.amount));
     const lines = [...payments]
@@ -71,7 +80,9 @@ export function invoiceCard(input: InvoiceCardInput): CardReply {
   } else {
     body.push(text('No payments received yet.', { subtle: true, separator: true }));
   }
-  const items = Array.isArray(inv.invoiceLineItems) ? inv.invoiceLineItems : [];
+  const items: Array<Loose<NonNullable<Invoice['invoiceLineItems']>[number]>> = Array.isArray(inv.invoiceLineItems)
+    ? inv.invoiceLineItems
+    : [];
   if (items.length > 0) {
     const shown = items.slice(0, 4).map((li) => escapeMarkdown(li?.description || 'Line item'));
     body.push(text(`Lines: ${shown.join('; ')}${items.length > 4 ? `; and ${items.length - 4} more` : ''}`, { subtle: true }));
@@ -125,46 +136,65 @@ interface CustomerAging {
   total: number;
 }
 
+/**
+ * Overdue receivables: the total, the four aging buckets (a bar chart per currency where Teams draws charts; the
+ * bucket lines anywhere else) and the customers, largest first, with what each owes per bucket.
+ */
 export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
   const { fmt, today } = input;
   const overdue = input.invoices.filter((i) => isOverdue(i, today));
   const byCustomer = new Map<string, CustomerAging>();
-  const bucketTotals = AGING_BUCKETS.map(() => [] as Array<{ amount: number; currency: string | undefined }>);
+  const aged: Array<{ bucket: number; amount: number; currency: string | undefined }> = [];
   for (const inv of overdue) {
     let row = byCustomer.get(inv.customerId);
     if (!row) {
-      const c = input.customerOf(inv.customerId);
       row = {
         customerId: inv.customerId,
         name: customerName(inv.customerId, input),
-        currency: c?.currency,
+        currency: input.customerOf(inv.customerId)?.currency,
         buckets: AGING_BUCKETS.map(() => []),
         invoices: 0,
         total: 0,
       };
       byCustomer.set(inv.customerId, row);
     }
-    const b = agingBucket(daysBetween(inv.dueDate.slice(0, 10), today));
-    row.buckets[b]!.push(inv.dueAmount);
+    const bucket = agingBucket(daysBetween(inv.dueDate.slice(0, 10), today));
+    row.buckets[bucket]?.push(inv.dueAmount);
     row.invoices++;
-    bucketTotals[b]!.push({ amount: inv.dueAmount, currency: row.currency });
+    aged.push({ bucket, amount: inv.dueAmount, currency: row.currency });
   }
   const customers = [...byCustomer.values()];
   for (const c of customers) c.total = sum(c.buckets.flat());
   customers.sort((a, b) => b.total - a.total || a.name.localeCompare(b.name) || a.customerId.localeCompare(b.customerId));
-  const all = overdue.map((i) => ({ amount: i.dueAmount, currency: byCustomer.get(i.customerId)?.currency }));
-  const total = moneyTotal(all, fmt.locale);
-  const totals: Array<[string, string]> = [
-    ['Overdue', `${total} · ${count(overdue.length, 'invoice', fmt.locale)} · ${count(customers.length, 'customer', fmt.locale)}`],
+  const total = moneyTotal(aged, fmt.locale);
+  const overdueLine: [string, string] = [
+    'Overdue',
+    `${total} · ${count(overdue.length, 'invoice', fmt.locale)} · ${count(customers.length, 'customer', fmt.locale)}`,
   ];
-  AGING_BUCKETS.forEach((bucket, i) => {
-    const list = bucketTotals[i]!;
-    totals.push([bucket.label, list.length ? `${moneyTotal(list, fmt.locale)} · ${count(list.length, 'invoice', fmt.locale)}` : '—']);
+  const bucketLines = AGING_BUCKETS.map((bucket, i): [string, string] => {
+    const list = aged.filter((a) => a.bucket === i);
+    return [bucket.label, list.length ? `${moneyTotal(list, fmt.locale)} · ${count(list.length, 'invoice', fmt.locale)}` : '—'];
   });
+  // The bucket lines are the chart's fallback: a host without charts shows the same lines it always did.
+  const currencies = byCurrency(aged, (a) => a.currency);
+  const charts = currencies.map(([code, list], n) =>
+    verticalBarChart({
+      title: currencies.length > 1 ? `Overdue by days past due, ${code}` : 'Overdue by days past due',
+      xAxisTitle: 'Days past due',
+      yAxisTitle: code,
+      colorSet: 'sequentialred',
+      points: AGING_BUCKETS.map((bucket, i) => ({
+        label: bucket.label,
+        value: sum(list.filter((a) => a.bucket === i).map((a) => a.amount)),
+      })),
+      fallback: n === 0 ? facts(bucketLines.map(([k, v]) => [escapeMarkdown(k), escapeMarkdown(v)])) : 'drop',
+    }),
+  );
   return listCard({
     title: 'Overdue receivables',
     subtitle: `Unpaid invoices due before ${calendarDate(today, fmt.locale)}, by customer · days past due`,
-    totals,
+    totals: charts.length > 0 ? [overdueLine] : [overdueLine, ...bucketLines],
+    charts,
     columns: [
       { header: 'Customer', width: 4 },
       ...AGING_BUCKETS.map((b) => ({ header: b.label.replace(' days', ''), width: 2, align: 'Right' as const })),
@@ -175,7 +205,7 @@ export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
       ...c.buckets.map((list) => (list.length ? money(sum(list), c.currency, fmt.locale) : '—')),
       `${money(c.total, c.currency, fmt.locale)} (${c.invoices})`,
     ]),
-    tones: (i) => (customers[i]!.buckets[3]!.length > 0 ? 'Attention' : undefined),
+    tones: (i) => ((customers[i]?.buckets[3]?.length ?? 0) > 0 ? 'Attention' : undefined),
     page: input.page,
     noun: 'customers',
     empty: 'No overdue invoices. Every open invoice is due today or later.',

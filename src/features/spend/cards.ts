@@ -1,7 +1,9 @@
-// Spend & Expense cards: card transactions (missing receipts flagged), pending reimbursements, budget use this period,
-// an overview of the three, and how to enable S&E when no API token is configured. Amounts are USD (S&E is US-only).
+// Spend & Expense cards: card transactions (missing receipts flagged), pending reimbursements, budget use this period
+// (with a bar per budget), an overview of the three (with card spend by budget), and how to enable S&E when no API
+// token is configured. Amounts are USD (S&E is US-only).
 import type { Budget, Reimbursement, SpendTransaction } from '../../bill/types.js';
 import { adaptiveCard, container, escapeMarkdown, executeAction, facts, text, title, type CardReply } from '../../cards/card.js';
+import { donutChart, horizontalBarChart, type ChartPoint } from '../../cards/chart.js';
 import { calendarDate, dateInZone, money, percent, sum, type FormatOptions } from '../../cards/format.js';
 import { asOfFooter, listCard, refreshAction } from '../../cards/list.js';
 import { count, reimbursementPending, reimbursementWords } from '../../cards/words.js';
@@ -35,9 +37,9 @@ export interface TransactionsCardInput extends SpendCardBase {
 
 export function transactionsCard(input: TransactionsCardInput): CardReply {
   const { fmt } = input;
-  const rows = [...input.transactions].sort(
-    (a, b) => String(b.occurredTime).localeCompare(String(a.occurredTime)) || a.id.localeCompare(b.id),
-  );
+  // BILL has sent transactions without a time: they sort as the text "undefined" rather than throwing.
+  const when = (t: { occurredTime?: unknown }) => String(t.occurredTime);
+  const rows = [...input.transactions].sort((a, b) => when(b).localeCompare(when(a)) || a.id.localeCompare(b.id));
   const spent = rows.filter((t) => !isDecline(t));
   const missing = rows.filter(missingReceipt);
   const declined = rows.filter(isDecline);
@@ -130,6 +132,44 @@ function budgetUse(b: Budget): { spent: number; limit: number; ratio: number | u
   return { spent, limit, ratio: limit > 0 ? spent / limit : undefined };
 }
 
+/** Over the limit, or at 80% of it or more: the row's tone, in words and in the chart. */
+function budgetTone(ratio: number | undefined): 'Attention' | 'Warning' | undefined {
+  return (ratio ?? 0) > 1 ? 'Attention' : (ratio ?? 0) >= 0.8 ? 'Warning' : undefined;
+}
+
+function useColor(ratio: number | undefined): ChartPoint['color'] {
+  const tone = budgetTone(ratio);
+  return tone === 'Attention' ? 'attention' : tone === 'Warning' ? 'warning' : 'good';
+}
+
+/** Bars in the budgets chart: the first page of the table (a 320 px card holds about this many rows of bars). */
+const CHART_BUDGETS = 10;
+
+/** Slices in the spend donut: the largest budgets, the rest as one "Other" slice (more colours than this read as noise). */
+const DONUT_SLICES = 6;
+
+/**
+ * Card spend in the window by the budget it was charged to (Spend & Expense's spending categories), largest first,
+ * beyond the first few as "Other". Declines moved no money and are left out, as the Spent total leaves them out.
+ */
+function spendByBudget(transactions: SpendTransaction[]): ChartPoint[] {
+  const by = new Map<string, number[]>();
+  for (const t of transactions) {
+    if (isDecline(t)) continue;
+    const name = t.budgetName?.trim() || 'No budget';
+    const list = by.get(name) ?? [];
+    list.push(t.amount);
+    by.set(name, list);
+  }
+  const slices = [...by.entries()]
+    .map(([label, amounts]) => ({ label, value: sum(amounts) }))
+    .filter((s) => s.value > 0)
+    .sort((a, b) => b.value - a.value || a.label.localeCompare(b.label));
+  if (slices.length <= DONUT_SLICES) return slices;
+  const rest = slices.slice(DONUT_SLICES - 1);
+  return [...slices.slice(0, DONUT_SLICES - 1), { label: 'Other', value: sum(rest.map((s) => s.value)) }];
+}
+
 export interface BudgetsCardInput extends SpendCardBase {
   /** Active (not retired) budgets. */
   budgets: Budget[];
@@ -145,6 +185,22 @@ export function budgetsCard(input: BudgetsCardInput): CardReply {
   const limit = sum(rows.map((r) => r.use.limit));
   const over = rows.filter((r) => (r.use.ratio ?? 0) > 1);
   const pct = (ratio: number | undefined) => percent(ratio, fmt.locale);
+  // Share of each limit used, most used first, as the table lists them; the table says the same in words and figures,
+  // so a host without charts drops the chart and shows the card as before.
+  const used = rows.filter((r) => r.use.ratio !== undefined).slice(0, CHART_BUDGETS);
+  const charts = used.length
+    ? [
+        horizontalBarChart({
+          title: rows.length > CHART_BUDGETS ? 'Most used budgets, % of limit' : '% of limit used',
+          points: used.map(({ b, use }) => ({
+            label: b.name || 'Unnamed budget',
+            value: (use.ratio ?? 0) * 100,
+            color: useColor(use.ratio),
+          })),
+          fallback: 'drop',
+        }),
+      ]
+    : [];
   return listCard({
     title: 'Budgets this period',
     subtitle: "Spent of each budget's limit in its current period, most used first",
@@ -152,6 +208,7 @@ export function budgetsCard(input: BudgetsCardInput): CardReply {
       ['Spent', `${money(spent, USD, fmt.locale)} of ${money(limit, USD, fmt.locale)} (${pct(limit > 0 ? spent / limit : undefined)})`],
       ['Over limit', over.length ? over.map((r) => r.b.name).join(', ') : 'none'],
     ],
+    charts,
     columns: [
       { header: 'Budget', width: 3 },
       { header: 'Spent', width: 2, align: 'Right' },
@@ -166,7 +223,7 @@ export function budgetsCard(input: BudgetsCardInput): CardReply {
       pct(use.ratio),
       calendarDate(b.currentPeriod?.endDate, fmt.locale),
     ]),
-    tones: rows.map(({ use }) => ((use.ratio ?? 0) > 1 ? 'Attention' : (use.ratio ?? 0) >= 0.8 ? 'Warning' : undefined)),
+    tones: rows.map(({ use }) => budgetTone(use.ratio)),
     page: input.page,
     noun: 'budgets',
     empty: 'No active budgets in Spend & Expense.',
@@ -199,6 +256,7 @@ export function spendOverviewCard(input: SpendOverviewInput): CardReply {
   const pending = input.reimbursements.filter(reimbursementPending);
   const budgets = input.budgets.filter((b) => !b.retired).map((b) => ({ b, use: budgetUse(b) }));
   budgets.sort((x, y) => (y.use.ratio ?? -1) - (x.use.ratio ?? -1));
+  const byBudget = spendByBudget(input.transactions);
   const pct = (ratio: number | undefined) => percent(ratio, fmt.locale);
   const body = [
     title('Spend & Expense'),
@@ -214,6 +272,10 @@ export function spendOverviewCard(input: SpendOverviewInput): CardReply {
               : 'none',
           ],
         ]),
+        // New on this card and said nowhere else on it, so a host without charts drops it and shows the card as before.
+        ...(byBudget.length
+          ? [donutChart({ title: `Card spend by budget, ${USD}`, colorSet: 'categorical', points: byBudget, fallback: 'drop' })]
+          : []),
       ],
       { separator: true },
     ),
