@@ -101,7 +101,7 @@ describe('searching bills', () => {
     const expected = org()
       .bills.all()
       .filter((b) => unpaid(b) && b.dueDate >= TODAY && b.dueDate <= week)
-      .sort((a, b) => a.dueDate.localeCompare(b.dueDate) || a.id.localeCompare(b.id));
+      .sort((a, b) => a.dueDate.localeCompare(b.dueDate) || (a.id < b.id ? -1 : 1));
     expect(expected.length).toBeGreaterThan(0);
     const results = expectResults(await search('bills', undefined));
     expect(results.map((r) => r.preview!.content.tap.value)).toEqual(expected.map((b) => ({ kind: 'bill', id: b.id })));
@@ -144,7 +144,7 @@ describe('searching invoices, vendors and customers', () => {
     const expected = org()
       .invoices.all()
       .filter((i) => !i.archived)
-      .sort((a, b) => b.invoiceDate.localeCompare(a.invoiceDate) || b.updatedTime.localeCompare(a.updatedTime) || a.id.localeCompare(b.id))
+      .sort((a, b) => b.invoiceDate.localeCompare(a.invoiceDate) || b.updatedTime.localeCompare(a.updatedTime) || (a.id < b.id ? -1 : 1))
       .slice(0, 25);
     const results = expectResults(await search('invoices', undefined));
     expect(results.map((r) => r.preview!.content.tap.value)).toEqual(expected.map((i) => ({ kind: 'invoice', id: i.id })));
@@ -234,6 +234,33 @@ describe('empty, bad and hostile text', () => {
 
   it('an unknown search command is answered, not failed', async () => {
     expect(await search('payments', 'x')).toEqual({ type: 'message', text: 'billbridge has no such search.' });
+  });
+});
+
+describe('a cold organisation', () => {
+  it('answers within the command wait that it is still reading BILL, then from the mirror; what was typed never reaches BILL', async () => {
+    const cold = await startBot({ env: { SANDBOX_LATENCY_MS: '300', COMMAND_WAIT_MS: '100', USER_COMMANDS_PER_MINUTE: '10000' } });
+    try {
+      const ask = async (commandId: string, text: string) => {
+        const res = await cold.send(composeQuery(commandId, text, { serviceUrl: cold.connector.url }));
+        return (res.json as unknown as ComposeAnswer).composeExtension;
+      };
+      const first = await ask('vendors', 'Acme');
+      expect(first.type).toBe('message');
+      expect(first.text).toMatch(
+        /^billbridge is still reading this organisation's vendors from BILL \(\d+ so far; this happens once\)\. Try again in a minute\.$/,
+      );
+      // The build it started goes on; once it is done the same search is answered from the mirror.
+      await cold.app.mirror.rows(cold.app.sandbox!.org.id, 'vendor', { waitMs: 60_000 });
+      await cold.app.mirror.rows(cold.app.sandbox!.org.id, 'bill', { waitMs: 60_000, scope: 'open' });
+      const later = await ask('vendors', 'Acme');
+      expect(later.type).toBe('result');
+      expect(later.attachments!.map((a) => a.preview!.content.title)).toEqual(['Acme Office Supplies']);
+      const filters = cold.app.sandbox!.requests().map((r) => r.filters ?? '');
+      expect(filters.filter((f) => /acme/i.test(f))).toEqual([]);
+    } finally {
+      await cold.close();
+    }
   });
 });
 
