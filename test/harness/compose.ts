@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { BOT, DEFAULT_USER, TENANT, teamIds, type Who } from './activities.js';
 
-export type ComposeWhere = 'channel' | 'groupChat' | 'commandBox';
+type ComposeWhere = 'channel' | 'groupChat' | 'commandBox';
 
 export interface ComposeOpts {
   serviceUrl: string;
