@@ -107,6 +107,13 @@ const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 /** The typed text, repeated in an answer only when it is a plain number or name. */
 const echo = (typed: string): string => (/^[\p{L}\p{N} .,&'#/-]{1,40}$/u.test(typed) ? `"${typed}"` : 'what you typed');
 
+/** What a bill or invoice search compares: the number people type, whom it is from or to, and whether it is still owed. */
+function numbered(r: Bill | Invoice): { number: string; partyId: string; partyName: string | undefined; owed: boolean } {
+  return 'vendorId' in r
+    ? { number: r.invoice?.invoiceNumber ?? '', partyId: r.vendorId, partyName: r.vendorName, owed: isOpenBill(r) }
+    : { number: r.invoiceNumber, partyId: r.customerId, partyName: undefined, owed: !r.archived && r.status !== 'PAID' && r.dueAmount > 0 };
+}
+
 /** A search's command context: a bound org always. */
 type OrgContext = CommandContext & { orgId: string };
 
@@ -242,46 +249,26 @@ export class ComposeSearch {
     });
     const named = new Set('building' in parties ? [] : parties.rows.map((p) => p.id));
     /** 0: the number itself, 1: a number starting with it, 2: its vendor's or customer's name; undefined: no match. */
-    const rank = (recordNumber: string, partyId: string, partyName: string | undefined): number | undefined => {
-      const n = numberKey(recordNumber);
+    const rank = (r: Bill | Invoice): number | undefined => {
+      const f = numbered(r);
+      const n = numberKey(f.number);
       if (n === number) return 0;
       if (number !== '' && n.startsWith(number)) return 1;
-      return named.has(partyId) || (partyName !== undefined && foldName(partyName).startsWith(name)) ? 2 : undefined;
+      return named.has(f.partyId) || (f.partyName !== undefined && foldName(f.partyName).startsWith(name)) ? 2 : undefined;
     };
-    if (command.kind === 'bill') {
-      const ranks = new Map<string, number>();
-      const got = await this.deps.mirror.rows(orgId, 'bill', {
-        ...this.read(ctx, 'bill'),
-        where: (b) => {
-          const r = rank(b.invoice?.invoiceNumber ?? '', b.vendorId, b.vendorName);
-          if (r !== undefined) ranks.set(b.id, r);
-          return r !== undefined;
-        },
-      });
-      if ('building' in got) return got;
-      const order = (b: Bill) => [ranks.get(b.id) ?? 2, isOpenBill(b) ? 0 : 1] as const;
-      const records = got.rows.sort((a, b) => {
-        const [ra, oa] = order(a);
-        const [rb, ob] = order(b);
-        return ra - rb || oa - ob || byString(a.dueDate, b.dueDate) || byString(a.id, b.id);
-      });
-      return { records, asOf: got.refreshedAt };
-    }
     const ranks = new Map<string, number>();
-    const got = await this.deps.mirror.rows(orgId, 'invoice', {
-      ...this.read(ctx, 'invoice'),
-      where: (i) => {
-        const r = rank(i.invoiceNumber, i.customerId, undefined);
-        if (r !== undefined) ranks.set(i.id, r);
-        return r !== undefined;
+    const got = await this.deps.mirror.rows(orgId, command.kind, {
+      ...this.read(ctx, command.kind),
+      where: (r: Bill | Invoice) => {
+        const k = rank(r);
+        if (k !== undefined) ranks.set(r.id, k);
+        return k !== undefined;
       },
     });
     if ('building' in got) return got;
-    const owed = (i: Invoice) => (!i.archived && i.status !== 'PAID' && i.dueAmount > 0 ? 0 : 1);
-    const records = got.rows.sort(
-      (a, b) =>
-        (ranks.get(a.id) ?? 2) - (ranks.get(b.id) ?? 2) || owed(a) - owed(b) || byString(a.dueDate, b.dueDate) || byString(a.id, b.id),
-    );
+    // Best match first, then what is still owed, soonest due first.
+    const order = (r: Bill | Invoice) => (ranks.get(r.id) ?? 2) * 2 + (numbered(r).owed ? 0 : 1);
+    const records = got.rows.sort((a, b) => order(a) - order(b) || byString(a.dueDate, b.dueDate) || byString(a.id, b.id));
     return { records, asOf: got.refreshedAt };
   }
 
@@ -311,21 +298,9 @@ export class ComposeSearch {
 
   /** Names and currencies of the bills' vendors or the invoices' customers (from the mirror, as the cards read them). */
   private partiesOf(ctx: OrgContext, kind: Kind, records: AnyRecord[]): Promise<Map<string, PartyInfo>> {
-    if (kind === 'bill')
-      return resolveParties(
-        this.deps,
-        ctx.orgId,
-        'vendor',
-        (records as Bill[]).map((b) => b.vendorId),
-      );
-    if (kind === 'invoice')
-      return resolveParties(
-        this.deps,
-        ctx.orgId,
-        'customer',
-        (records as Invoice[]).map((i) => i.customerId),
-      );
-    return Promise.resolve(new Map<string, PartyInfo>());
+    if (kind !== 'bill' && kind !== 'invoice') return Promise.resolve(new Map<string, PartyInfo>());
+    const ids = (records as Array<Bill | Invoice>).map((r) => numbered(r).partyId);
+    return resolveParties(this.deps, ctx.orgId, kind === 'bill' ? 'vendor' : 'customer', ids);
   }
 
   /** The card the record's command shows: its command run through the registry with the record's number or name. */
