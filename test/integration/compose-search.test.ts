@@ -14,6 +14,7 @@ import { composeQuery, composeSelect, type ComposeAnswer, type ComposeOpts } fro
 import { ask, button, expectValidCard, money, textOf } from '../harness/finance.js';
 import { startMultiOrgBot, startTwoOrgSandbox, type TwoOrgs } from '../harness/orgs.js';
 import { poisonedVendor } from '../harness/sensitive.js';
+import { sandboxControlOk } from '../harness/sandbox.js';
 
 const NOW = Date.parse('2026-03-10T15:30:00.000Z');
 const TODAY = '2026-03-10';
@@ -260,6 +261,26 @@ describe('a cold organisation', () => {
       expect(filters.filter((f) => /acme/i.test(f))).toEqual([]);
     } finally {
       await cold.close();
+    }
+  });
+});
+
+describe('BILL failing', () => {
+  it('a search BILL cannot answer is a message saying so, recorded as an error, never an HTTP error', async () => {
+    const failing = await startBot({ env: { USER_COMMANDS_PER_MINUTE: '10000' } });
+    try {
+      await sandboxControlOk(failing.app.sandbox!.url, 'POST', '/faults', { kind: 'serverError', path: '/v3/customers', count: 1000 });
+      const res = await failing.send(composeQuery('customers', 'Contoso', { serviceUrl: failing.connector.url }));
+      expect(res.status).toBe(200);
+      const answer = (res.json as unknown as ComposeAnswer).composeExtension;
+      expect(answer.type).toBe('message');
+      expect(answer.text).toBe("BILL didn't answer as expected; try again in a moment.");
+      const audit = readFileSync(join(failing.stateDir, 'audit.log'), 'utf8');
+      expect(JSON.parse(audit.trim().split('\n').at(-1)!)).toEqual(
+        expect.objectContaining({ command: 'search customers', result: 'error', reason: 'BillApiError:server' }),
+      );
+    } finally {
+      await failing.close();
     }
   });
 });

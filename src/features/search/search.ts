@@ -126,9 +126,11 @@ export class ComposeSearch {
   async query(q: SearchQuery): Promise<SearchAnswer> {
     const command = searchCommand(q.commandId);
     if (!command) return said('billbridge has no such search.', 'unknown');
-    const org = await this.orgOf(q);
-    if (typeof org !== 'string') return org;
+    let org: string | undefined;
     try {
+      const bound = await this.orgOf(q);
+      if (typeof bound !== 'string') return bound;
+      org = bound;
       const ctx = this.context(q, org);
       let found: Found<Kind>;
       if (q.text === undefined) {
@@ -159,9 +161,11 @@ export class ComposeSearch {
     const kind = (['bill', 'invoice', 'vendor', 'customer'] as const).find((k) => k === pick.kind);
     const id = typeof pick.id === 'string' && pick.id.length <= 100 ? pick.id : undefined;
     if (!kind || !id) return said('That result is not one billbridge gave; search again.', 'unknown');
-    const org = await this.orgOf(pick);
-    if (typeof org !== 'string') return org;
+    let org: string | undefined;
     try {
+      const bound = await this.orgOf(pick);
+      if (typeof bound !== 'string') return bound;
+      org = bound;
       const ctx = this.context(pick, org);
       const got = await this.deps.mirror.rows(org, kind, { ...this.read(ctx, kind), where: (r: AnyRecord) => r.id === id });
       if ('building' in got) return said(stillIndexing(`${kind}s`, got.building, ctx), 'ok', { orgId: org });
@@ -387,7 +391,7 @@ export class ComposeSearch {
     }
   }
 
-  private failed(err: unknown, turn: SearchTurn, orgId: string): SearchAnswer {
+  private failed(err: unknown, turn: SearchTurn, orgId: string | undefined): SearchAnswer {
     turn.log.warn({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'search failed');
     return said(this.errorText(err, turn), 'error', { orgId, error: err });
   }
