@@ -19,6 +19,7 @@ import { AccessPolicy } from './features/access.js';
 import { BillbridgeBot } from './teams/bot.js';
 import { createRegistry, type FeatureDeps } from './features/index.js';
 import { Dispatcher } from './features/dispatch.js';
+import { ComposeSearch } from './features/search/search.js';
 import type { BackendInfo, BotServices } from './features/services.js';
 import { CardMessages } from './teams/cardMessages.js';
 import type { CommandRegistry } from './features/registry.js';
@@ -360,7 +361,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     [REFRESH_VERB]: refresh,
     ...Object.fromEntries(approvalCardActions(approvals, clock).map(({ verb, handler }) => [verb, handler])),
   };
-  const bot = new BillbridgeBot({ services, dispatcher, rate: userRate, audit, upstreamCalls, log, cardMessages, cardActions });
+  // Search from the compose box: the org's mirror, and the registry's bill/invoice/vendor/customer cards for what it finds.
+  const search = new ComposeSearch({ mirror, commands: registry, orgs: orgBindings, settings: finance, clock });
+  const bot = new BillbridgeBot({ services, dispatcher, rate: userRate, audit, upstreamCalls, log, cardMessages, cardActions, search });
   const approvalDigest = new ApprovalDigest({ approvals, state, timeZone: config.timeZone, sender, clock, log });
   const server = createHttpServer({
     log,

@@ -6,9 +6,10 @@ import { dirname, join } from 'node:path';
 import JSZip from 'jszip';
 import { PNG } from 'pngjs';
 import { AppManifestUtils } from '@microsoft/app-manifest';
-import type { Config } from '../config.js';
+import { loadConfig, type Config } from '../config.js';
 import type { CommandRegistry } from '../features/registry.js';
 import type { CommandInfo, ConversationKind } from '../features/types.js';
+import { SEARCH_COMMANDS } from '../features/search/commands.js';
 import { ACCENT } from './icons.js';
 
 /** Teams allows at most 10 commands per command list (schema: bots[].commandLists[].commands maxItems). */
@@ -27,6 +28,45 @@ export interface ManifestCommand {
 export interface CommandList {
   scopes: TeamsScope[];
   commands: ManifestCommand[];
+}
+
+/** A message-extension command as the manifest declares it (composeExtensions[].commands[]). */
+export interface ExtensionCommand {
+  id: string;
+  type: 'query' | 'action';
+  title: string;
+  description: string;
+  context: Array<'compose' | 'commandBox' | 'message'>;
+  initialRun?: boolean;
+  fetchTask?: boolean;
+  parameters?: Array<{ name: string; title: string; description: string; inputType: 'text' }>;
+}
+
+/** "Look up in BILL" on a message's menu: Teams asks the bot for its dialog (composeExtension/fetchTask). */
+export const LOOK_UP_ACTION: ExtensionCommand = {
+  id: 'lookUp',
+  type: 'action',
+  title: 'Look up in BILL',
+  description: 'Find the bills, invoices, vendors and customers this message names',
+  context: ['message'],
+  fetchTask: true,
+};
+
+/**
+ * The bot's message extension: a search per kind in the compose box and the command box (src/features/search, each run
+ * once with nothing typed so something useful shows first), and the message action.
+ */
+export function composeExtensions(botId: string): Array<{ botId: string; commands: ExtensionCommand[] }> {
+  const searches = SEARCH_COMMANDS.map((c): ExtensionCommand => ({
+    id: c.id,
+    type: 'query',
+    title: c.title,
+    description: c.description,
+    context: ['compose', 'commandBox'],
+    initialRun: true,
+    parameters: [{ name: 'query', title: c.parameter.title, description: c.parameter.description, inputType: 'text' }],
+  }));
+  return [{ botId, commands: [...searches, LOOK_UP_ACTION] }];
 }
 
 /** Values substituted for `${name}` in the template. */
@@ -63,11 +103,38 @@ export function commandLists(registry: CommandRegistry<CommandInfo>): CommandLis
   return lists;
 }
 
+/** What the package is built from: the bot's app id, its public host, the package version and the developer pages. */
+export type PackageSettings = Pick<Config, 'version' | 'publicHostname' | 'teamsApp'> & { bot: Pick<Config['bot'], 'appId'> };
+
+/** The variables a package reads; nothing else of the environment is looked at. */
+const PACKAGE_VARIABLES = [
+  'PUBLIC_HOSTNAME',
+  'TEAMS_APP_DEVELOPER_NAME',
+  'TEAMS_APP_WEBSITE_URL',
+  'TEAMS_APP_PRIVACY_URL',
+  'TEAMS_APP_TERMS_URL',
+];
+
+/**
+ * The package's settings from the environment: the app id, PUBLIC_HOSTNAME and TEAMS_APP_*, checked as the bot's
+ * config checks them. The app password, the tenant and admin lists and BILL's credentials are only the running bot's:
+ * a package is built without them (and without reading them), e.g. by someone who may not see the secrets.
+ */
+export function packageSettings(env: Record<string, string | undefined>): PackageSettings {
+  const config = loadConfig(Object.fromEntries(PACKAGE_VARIABLES.flatMap((k) => (env[k] === undefined ? [] : [[k, env[k]]]))));
+  return {
+    version: config.version,
+    publicHostname: config.publicHostname,
+    teamsApp: config.teamsApp,
+    bot: { appId: (env.MicrosoftAppId ?? '').trim() },
+  };
+}
+
 /**
  * The substitution values from config. Developer URLs default to the bot's public host (Teams shows them on
  * the app's details page; a line-of-business app usually points them at an intranet page).
  */
-export function manifestVars(config: Config): { vars: ManifestVars; warnings: string[] } {
+export function manifestVars(config: PackageSettings): { vars: ManifestVars; warnings: string[] } {
   const problems: string[] = [];
   const warnings: string[] = [];
   const appId = config.bot.appId;
@@ -100,8 +167,9 @@ export function manifestVars(config: Config): { vars: ManifestVars; warnings: st
 }
 
 /**
- * Substitutes `${name}` in every string of the template and puts the registry's command lists where the
- * template says `"${commandLists}"`. Unknown placeholders are errors, so a typo never ships.
+ * Substitutes `${name}` in every string of the template and puts the registry's command lists where the template says
+ * `"${commandLists}"`, and the message extension where it says `"${composeExtensions}"`. Unknown placeholders are
+ * errors, so a typo never ships.
  */
 export function buildManifest(template: unknown, vars: ManifestVars, registry: CommandRegistry<CommandInfo>): Record<string, unknown> {
   const problems: string[] = [];
@@ -109,6 +177,7 @@ export function buildManifest(template: unknown, vars: ManifestVars, registry: C
   const walk = (node: unknown, path: string): unknown => {
     if (typeof node === 'string') {
       if (node === '${commandLists}') return commandLists(registry);
+      if (node === '${composeExtensions}') return composeExtensions(vars.MicrosoftAppId);
       return node.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) => {
         const v = values[name];
         if (v === undefined) {

@@ -3,9 +3,18 @@ import { errorMessage } from '../errors.js';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, readEnv } from '../config.js';
+import { ConfigError, readEnv } from '../config.js';
 import { commandCatalogue } from '../features/index.js';
-import { buildManifest, buildPackage, checkIcons, commandLists, ManifestError, manifestVars, validateManifest } from './manifest.js';
+import {
+  buildManifest,
+  buildPackage,
+  checkIcons,
+  commandLists,
+  ManifestError,
+  manifestVars,
+  packageSettings,
+  validateManifest,
+} from './manifest.js';
 
 const USAGE = `Usage: npm run package -- [--template manifest] [--out build/billbridge.zip] [--dotenv .env]
 
@@ -21,8 +30,8 @@ export interface PackageResult {
 }
 
 export async function packageApp(opts: { template: string; out: string; envFile: string }): Promise<PackageResult> {
-  const config = loadConfig(readEnv(opts.envFile));
-  const { vars, warnings } = manifestVars(config);
+  // Only the app id, the public host and the developer pages: not the app password, tenant lists or BILL credentials.
+  const { vars, warnings } = manifestVars(packageSettings(readEnv(opts.envFile)));
   let template: unknown;
   const templateFile = join(opts.template, 'manifest.json');
   try {
@@ -85,6 +94,8 @@ async function main(): Promise<number> {
     console.log(`wrote ${result.out} (${result.bytes} bytes)`);
     console.log(`  app id ${bot?.botId}, version ${String(result.manifest.version)}, manifest ${String(result.manifest.manifestVersion)}`);
     console.log(`  commands per scope: ${lists}`);
+    const extension = (result.manifest.composeExtensions as Array<{ commands: Array<{ id: string }> }> | undefined)?.[0];
+    console.log(`  message extension commands: ${extension?.commands.map((c) => c.id).join(', ') ?? 'none'}`);
     console.log('  valid against the bundled Teams schema; upload it in Teams > Apps > Manage your apps > Upload an app');
     return 0;
   } catch (err) {

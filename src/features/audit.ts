@@ -51,7 +51,8 @@ export function commandAudit(
 ): CommandAudit {
   return {
     ...auditActor(turn.scope, turn.caller),
-    command: command?.name,
+    // A line that is no registered command names itself (the compose box's "search bills").
+    command: command?.name ?? (parsed.kind === 'command' ? parsed.name : undefined),
     args: parsed.kind === 'command' && !command?.secretArgs ? parsed.args : [],
     orgId: result.orgId,
     result: result.outcome,

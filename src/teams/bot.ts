@@ -21,6 +21,8 @@ import {
 } from '../features/dispatch.js';
 import type { BotServices } from '../features/services.js';
 import { InstallLifecycle } from './install.js';
+import { composeSearchRoutes } from './composeSearch.js';
+import type { ComposeSearch } from '../features/search/search.js';
 import { cardActivity, Router, type Route, type Step, type Turn } from './routes.js';
 
 /** Teams re-sends an activity it thinks went unanswered; one answer per id within this window. */
@@ -97,6 +99,8 @@ export interface BotParts {
   cardMessages: CardMessages;
   /** Card button verbs other than "run" (refresh, approve, deny...) and their handlers. */
   cardActions?: Record<string, CardActionHandler>;
+  /** Search from the compose box (composeExtension/query, /selectItem); without it those invokes answer 501. */
+  search?: ComposeSearch;
 }
 
 export class BillbridgeBot {
@@ -178,6 +182,8 @@ export class BillbridgeBot {
         steps: [show, tenant, dedupe],
         run: (t) => answer(t, answerError('BadRequest', 'Missing verb')),
       },
+      // Search from the compose box (composeSearch.ts): tenant, audit and the person's rate as for a typed command.
+      ...(parts.search ? composeSearchRoutes(parts.search, { tenant, audit, rate }) : []),
     ];
     this.router = new Router(this.log);
     for (const route of routes) this.router.add(route);

@@ -12,6 +12,7 @@ import { commandCatalogue } from '../../src/features/index.js';
 import { CommandRegistry } from '../../src/features/registry.js';
 import type { CommandDefinition } from '../../src/features/types.js';
 import { adaptiveCard } from '../../src/cards/card.js';
+import { SEARCH_COMMANDS } from '../../src/features/search/commands.js';
 import {
   buildManifest,
   buildPackage,
@@ -20,6 +21,7 @@ import {
   ManifestError,
   manifestVars,
   outlineStats,
+  packageSettings,
   SCOPE_KINDS,
   validateManifest,
   type TeamsScope,
@@ -109,6 +111,38 @@ describe('the manifest built from the template and the config', () => {
     expect(await validateManifest(manifest)).toEqual([]);
   });
 
+  it('declares the message extension: a search per kind in the compose box and command box, and "Look up in BILL" on messages', async () => {
+    const manifest = build();
+    const extensions = manifest.composeExtensions as Array<{ botId: string; commands: Array<Record<string, any>> }>;
+    expect(extensions).toHaveLength(1);
+    expect(extensions[0]!.botId).toBe(APP_ID);
+    const commands = extensions[0]!.commands;
+    expect(commands.map((c) => c.id)).toEqual(['bills', 'invoices', 'vendors', 'customers', 'lookUp']);
+    for (const search of commands.filter((c) => c.type === 'query')) {
+      expect(search.context).toEqual(['compose', 'commandBox']);
+      expect(search.initialRun).toBe(true);
+      expect(search.parameters).toEqual([expect.objectContaining({ name: 'query', inputType: 'text' })]);
+      expect(SEARCH_COMMANDS.map((c) => c.id)).toContain(search.id);
+    }
+    expect(commands.at(-1)).toEqual(
+      expect.objectContaining({ id: 'lookUp', type: 'action', title: 'Look up in BILL', context: ['message'], fetchTask: true }),
+    );
+    expect(await validateManifest(manifest)).toEqual([]);
+  });
+
+  it('needs only the app id and the public host: no app password, tenant list or BILL credentials', async () => {
+    const only = { MicrosoftAppId: APP_ID, PUBLIC_HOSTNAME: 'billbridge.contoso.com' };
+    // The running bot refuses this environment (an app id needs a password and a tenant list); a package does not.
+    expect(() => loadConfig(only)).toThrow(/MicrosoftAppPassword[\s\S]*ALLOWED_TENANT_IDS/);
+    const manifest = buildManifest(template, manifestVars(packageSettings(only)).vars, commandCatalogue());
+    expect(await validateManifest(manifest)).toEqual([]);
+    // The same manifest as from the bot's whole configuration.
+    const { TEAMS_APP_PRIVACY_URL: _privacy, ...withSecrets } = ENV;
+    expect(manifest).toEqual(build(withSecrets));
+    // Broken runtime-only settings are not the package's business either.
+    expect(packageSettings({ ...only, MicrosoftAppType: 'Bogus', REDIS_URL: 'http://nope' }).bot.appId).toBe(APP_ID);
+  });
+
   it('refuses an unknown placeholder instead of shipping it', () => {
     const broken = { ...template, name: { short: '${apName}' } };
     expect(() => buildManifest(broken, manifestVars(loadConfig(ENV)).vars, commandCatalogue())).toThrow(/unknown placeholder \$\{apName\}/);
@@ -189,6 +223,19 @@ describe('npm run package', () => {
     expect(Buffer.compare(await zip.file('outline.png')!.async('nodebuffer'), outline)).toBe(0);
     // The same inputs give the same bytes.
     expect(Buffer.compare(await buildPackage(manifest, { color, outline }), readFileSync(out))).toBe(0);
+  });
+
+  it('builds the package from the app id and host alone, with the message extension in it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'billbridge-pkg-'));
+    temps.push(dir);
+    const out = join(dir, 'billbridge.zip');
+    const res = await cli(['--out', out], { MicrosoftAppId: APP_ID, PUBLIC_HOSTNAME: 'billbridge.contoso.com' });
+    expect(res.stderr).not.toMatch(/Password|TENANT/);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain('message extension commands: bills, invoices, vendors, customers, lookUp');
+    const manifest = JSON.parse(await (await JSZip.loadAsync(readFileSync(out))).file('manifest.json')!.async('string'));
+    expect(await validateManifest(manifest)).toEqual([]);
+    expect(manifest.composeExtensions[0].botId).toBe(APP_ID);
   });
 
   it('fails with the schema messages and writes nothing when the manifest is broken', async () => {

@@ -1,0 +1,408 @@
+// Search BILL from the compose box: what was typed is matched against the org's mirror in memory (never sent to BILL as a
+// filter), and each record found comes with the card its command shows — `bill <number>`, `invoice <number>`,
+// `vendor <name>`, `customer <name>` run through the registry, so the inserted card and its Refresh are the command's —
+// and a one-line preview for Teams' result list. Hostile or empty text gets an ordinary answer, never an error.
+import type { Bill, Customer, Invoice, Vendor } from '../../bill/types.js';
+import type { OrgBindings } from '../../bindings/bindings.js';
+import type { CardReply } from '../../cards/card.js';
+import { errorReply } from '../../cards/errorCards.js';
+import { addDays, calendarDate, money } from '../../cards/format.js';
+import { shortId } from '../../cards/redact.js';
+import { billPaymentWords, invoiceStatusWords } from '../../cards/words.js';
+import { errorMessage, NotBound } from '../../errors.js';
+import type { Clock } from '../../infra/clock.js';
+import type { Logger } from '../../infra/log.js';
+import type { Mirror, ReadOptions } from '../../mirror/mirror.js';
+import { foldName, isOpenBill, normalizeNumber, type AnyRecord, type Kind, type PartyInfo, type Records } from '../../mirror/records.js';
+import { formatOf, mirrorRead, partyRead, resolveParties, todayOf, type FinanceSettings } from '../finance.js';
+import { amountDue, billCard } from '../payables/cards.js';
+import { withVendorNames } from '../payables/commands.js';
+import { rankMatches } from '../parties/commands.js';
+import type { CommandRegistry } from '../registry.js';
+import type { Caller, CommandContext, ConversationScope } from '../types.js';
+import { searchCommand, type SearchCommand } from './commands.js';
+
+/** What the search reads: the org's mirror, the commands whose cards it inserts, and which org a conversation uses. */
+export interface SearchDeps {
+  mirror: Pick<Mirror, 'rows' | 'lookup' | 'names'>;
+  /** The registry holding `bill`, `invoice`, `vendor` and `customer`. */
+  commands: Pick<CommandRegistry, 'get'>;
+  orgs: Pick<OrgBindings, 'resolve' | 'mode'>;
+  settings: FinanceSettings;
+  clock: Clock;
+}
+
+/** Where and by whom, read from the activity. */
+export interface SearchTurn {
+  scope: ConversationScope;
+  caller: Caller;
+  correlationId: string;
+  log: Logger;
+}
+
+export interface SearchQuery extends SearchTurn {
+  commandId: unknown;
+  /** What was typed; undefined for Teams' initial run (the search opened, nothing typed yet). */
+  text: string | undefined;
+  skip: number;
+  count: number;
+}
+
+/** A result picked from the list: the kind and id its preview carried. */
+export interface SearchPick extends SearchTurn {
+  kind: unknown;
+  id: unknown;
+}
+
+export interface SearchResult {
+  kind: Kind;
+  id: string;
+  /** The card the command shows, inserted into the conversation when the result is picked. */
+  card: CardReply;
+  /** The result list's row: plain text; `text` is composed of amounts, dates and status words only (no BILL text). */
+  preview: { title: string; subtitle: string; text: string };
+}
+
+export interface SearchAnswer {
+  results: SearchResult[];
+  /** Said instead of results: a hint, nothing found, still indexing, a refusal. */
+  message?: string;
+  orgId?: string;
+  outcome: 'ok' | 'empty' | 'unknown' | 'refused' | 'error';
+  error?: unknown;
+}
+
+/** Longer text is no number or name anyone types: answered "nothing found" without a search. */
+const MAX_QUERY_LENGTH = 100;
+/** Teams asks for 25 a page; each result carries a whole card. */
+const MAX_RESULTS = 25;
+/** A vendor's or customer's card reads its open bills or invoices (all of an org's, ~10 ms for 10,000): fewer a page. */
+const MAX_PARTY_RESULTS = 10;
+/** "Bills due this week": the next 7 days, as `bills due` counts them. */
+const WEEK_DAYS = 7;
+
+const said = (message: string, outcome: SearchAnswer['outcome'], extra: Partial<SearchAnswer> = {}): SearchAnswer => ({
+  results: [],
+  message,
+  outcome,
+  ...extra,
+});
+
+/** What was typed, as people type numbers and names: trimmed, one space between words, outer quotes dropped. */
+function cleanQuery(raw: string): string {
+  const s = raw.normalize('NFKC').replace(/\s+/g, ' ').trim();
+  const quoted = /^["'“‘«](.*)["'”’»]$/.exec(s);
+  return (quoted?.[1] ?? s).trim();
+}
+
+/**
+ * normalizeNumber, skipping its Unicode normalisation for the plain ASCII numbers nearly every record has (same
+ * result: NFKC, trimming and the '#' rule change nothing there); a search compares every record's number.
+ */
+const numberKey = (raw: string): string => (/^[\x21\x22\x24-\x7e]*$/.test(raw) ? raw.toUpperCase() : normalizeNumber(raw));
+
+/** Plain string order: ISO dates and ids compare as strings (localeCompare costs more over 10,000 records). */
+const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The typed text, repeated in an answer only when it is a plain number or name. */
+const echo = (typed: string): string => (/^[\p{L}\p{N} .,&'#/-]{1,40}$/u.test(typed) ? `"${typed}"` : 'what you typed');
+
+/** What a bill or invoice search compares: the number people type, whom it is from or to, and whether it is still owed. */
+function numbered(r: Bill | Invoice): { number: string; partyId: string; partyName: string | undefined; owed: boolean } {
+  return 'vendorId' in r
+    ? { number: r.invoice?.invoiceNumber ?? '', partyId: r.vendorId, partyName: r.vendorName, owed: isOpenBill(r) }
+    : { number: r.invoiceNumber, partyId: r.customerId, partyName: undefined, owed: !r.archived && r.status !== 'PAID' && r.dueAmount > 0 };
+}
+
+/** A search's command context: a bound org always. */
+type OrgContext = CommandContext & { orgId: string };
+
+type Found<K extends Kind> = { records: Array<Records[K]>; asOf: number } | { building: number };
+
+export class ComposeSearch {
+  constructor(private readonly deps: SearchDeps) {}
+
+  /** composeExtension/query: the records matching what was typed (or, before typing, the useful few), each with its card. */
+  async query(q: SearchQuery): Promise<SearchAnswer> {
+    const command = searchCommand(q.commandId);
+    if (!command) return said('billbridge has no such search.', 'unknown');
+    let org: string | undefined;
+    try {
+      const bound = await this.orgOf(q);
+      if (typeof bound !== 'string') return bound;
+      org = bound;
+      const ctx = this.context(q, org);
+      let found: Found<Kind>;
+      if (q.text === undefined) {
+        if (command.kind === 'vendor' || command.kind === 'customer') return said(command.hint, 'empty', { orgId: org });
+        found = command.kind === 'bill' ? await this.billsDueThisWeek(ctx) : await this.latestInvoices(ctx);
+      } else {
+        const typed = cleanQuery(q.text);
+        if (typed === '') return said(command.hint, 'empty', { orgId: org });
+        if (typed.length > MAX_QUERY_LENGTH) return said(`No ${command.noun} match what you typed. ${command.hint}`, 'ok', { orgId: org });
+        found = await this.matching(ctx, command, typed);
+      }
+      if ('building' in found) return said(stillIndexing(command.noun, found.building, ctx), 'ok', { orgId: org });
+      const skip = Math.max(0, Math.floor(q.skip));
+      const most = command.kind === 'vendor' || command.kind === 'customer' ? MAX_PARTY_RESULTS : MAX_RESULTS;
+      const shown = found.records.slice(skip, skip + Math.min(most, Math.max(1, Math.floor(q.count))));
+      if (shown.length === 0) {
+        const what = q.text === undefined ? `No ${command.noun} to show yet.` : `No ${command.noun} match ${echo(cleanQuery(q.text))}.`;
+        return said(`${what} ${command.hint}`, 'ok', { orgId: org });
+      }
+      return { results: await this.results(ctx, command.kind, shown, found.asOf), outcome: 'ok', orgId: org };
+    } catch (err) {
+      return this.failed(err, q, org);
+    }
+  }
+
+  /** composeExtension/selectItem: the picked record read again from the mirror, with the card its command shows now. */
+  async select(pick: SearchPick): Promise<SearchAnswer> {
+    const kind = (['bill', 'invoice', 'vendor', 'customer'] as const).find((k) => k === pick.kind);
+    const id = typeof pick.id === 'string' && pick.id.length <= 100 ? pick.id : undefined;
+    if (!kind || !id) return said('That result is not one billbridge gave; search again.', 'unknown');
+    let org: string | undefined;
+    try {
+      const bound = await this.orgOf(pick);
+      if (typeof bound !== 'string') return bound;
+      org = bound;
+      const ctx = this.context(pick, org);
+      const got = await this.deps.mirror.rows(org, kind, { ...this.read(ctx, kind), where: (r: AnyRecord) => r.id === id });
+      if ('building' in got) return said(stillIndexing(`${kind}s`, got.building, ctx), 'ok', { orgId: org });
+      if (got.rows.length === 0) return said(`That ${kind} is no longer in BILL; search again.`, 'ok', { orgId: org });
+      return { results: await this.results(ctx, kind, got.rows, got.refreshedAt), outcome: 'ok', orgId: org };
+    } catch (err) {
+      return this.failed(err, pick, org);
+    }
+  }
+
+  /**
+   * The org a search uses: a channel's team binding; in a chat or the command box the deployment's org in single-org
+   * mode, and none in multi-org mode (nothing there says which org; a linked team's channel does).
+   */
+  private async orgOf(turn: SearchTurn): Promise<string | SearchAnswer> {
+    if (turn.scope.kind !== 'channel' && this.deps.orgs.mode === 'multi')
+      return said(
+        'Search BILL from a channel of a team linked to BILL: in a chat or the command box billbridge cannot tell which organisation to search.',
+        'refused',
+      );
+    const orgId = await this.deps.orgs.resolve(turn.scope);
+    if (orgId) return orgId;
+    const err = new NotBound();
+    return said(this.errorText(err, turn), 'refused', { error: err });
+  }
+
+  private context(turn: SearchTurn, orgId: string, name = 'search', argText = ''): OrgContext {
+    return {
+      input: { name, args: argText.split(' ').filter(Boolean), argText, page: 0 },
+      scope: turn.scope,
+      caller: turn.caller,
+      orgId,
+      correlationId: turn.correlationId,
+      now: new Date(this.deps.clock.now()),
+      locale: this.deps.settings.locale,
+      log: turn.log,
+    };
+  }
+
+  /** As fresh as the kind's command reads it. */
+  private read(ctx: OrgContext, kind: Kind): ReadOptions {
+    return kind === 'vendor' || kind === 'customer' ? partyRead(ctx, this.deps) : mirrorRead(ctx, this.deps, kind);
+  }
+
+  private async billsDueThisWeek(ctx: OrgContext): Promise<Found<'bill'>> {
+    const today = todayOf(ctx, this.deps);
+    const to = addDays(today, WEEK_DAYS);
+    const due = (b: Bill) => b.dueDate.slice(0, 10) >= today && b.dueDate.slice(0, 10) <= to;
+    const got = await this.deps.mirror.rows(ctx.orgId, 'bill', {
+      ...this.read(ctx, 'bill'),
+      scope: 'open',
+      where: (b) => isOpenBill(b) && due(b),
+    });
+    if ('building' in got) return got;
+    return { records: got.rows.sort((a, b) => byString(a.dueDate, b.dueDate) || byString(a.id, b.id)), asOf: got.refreshedAt };
+  }
+
+  private async latestInvoices(ctx: OrgContext): Promise<Found<'invoice'>> {
+    const got = await this.deps.mirror.rows(ctx.orgId, 'invoice', { ...this.read(ctx, 'invoice'), where: (i) => !i.archived });
+    if ('building' in got) return got;
+    const latest = got.rows.sort(
+      (a, b) => byString(b.invoiceDate, a.invoiceDate) || byString(b.updatedTime, a.updatedTime) || byString(a.id, b.id),
+    );
+    return { records: latest, asOf: got.refreshedAt };
+  }
+
+  /** Records whose number starts with what was typed, or whose vendor's or customer's name does; names for parties. */
+  private async matching(ctx: OrgContext, command: SearchCommand, typed: string): Promise<Found<Kind>> {
+    const orgId = ctx.orgId;
+    const name = foldName(typed);
+    if (command.kind === 'vendor' || command.kind === 'customer') {
+      const got = await this.deps.mirror.rows(orgId, command.kind, {
+        ...this.read(ctx, command.kind),
+        confirm: false,
+        where: (p: Vendor | Customer) => !p.archived && foldName(p.name).startsWith(name),
+      });
+      return 'building' in got ? got : { records: rankMatches(typed, got.rows), asOf: got.refreshedAt };
+    }
+    const number = normalizeNumber(typed);
+    const partyKind = command.kind === 'bill' ? 'vendor' : 'customer';
+    const parties = await this.deps.mirror.rows(orgId, partyKind, {
+      ...this.read(ctx, partyKind),
+      confirm: false,
+      where: (p: Vendor | Customer) => foldName(p.name).startsWith(name),
+    });
+    const named = new Set('building' in parties ? [] : parties.rows.map((p) => p.id));
+    /** 0: the number itself, 1: a number starting with it, 2: its vendor's or customer's name; undefined: no match. */
+    const rank = (r: Bill | Invoice): number | undefined => {
+      const f = numbered(r);
+      const n = numberKey(f.number);
+      if (n === number) return 0;
+      if (number !== '' && n.startsWith(number)) return 1;
+      return named.has(f.partyId) || (f.partyName !== undefined && foldName(f.partyName).startsWith(name)) ? 2 : undefined;
+    };
+    const ranks = new Map<string, number>();
+    const got = await this.deps.mirror.rows(orgId, command.kind, {
+      ...this.read(ctx, command.kind),
+      where: (r: Bill | Invoice) => {
+        const k = rank(r);
+        if (k !== undefined) ranks.set(r.id, k);
+        return k !== undefined;
+      },
+    });
+    if ('building' in got) return got;
+    // Best match first, then what is still owed, soonest due first.
+    const order = (r: Bill | Invoice) => (ranks.get(r.id) ?? 2) * 2 + (numbered(r).owed ? 0 : 1);
+    const records = got.rows.sort((a, b) => order(a) - order(b) || byString(a.dueDate, b.dueDate) || byString(a.id, b.id));
+    return { records, asOf: got.refreshedAt };
+  }
+
+  /** Each record's card and preview; a record whose card cannot be made is left out (all failing: the first error). */
+  private async results(ctx: OrgContext, kind: Kind, records: AnyRecord[], asOf: number): Promise<SearchResult[]> {
+    const parties = await this.partiesOf(ctx, kind, records);
+    const made = await Promise.all(
+      records.map(async (record): Promise<SearchResult | { error: unknown }> => {
+        try {
+          return {
+            kind,
+            id: record.id,
+            card: await this.cardOf(ctx, kind, record, asOf),
+            preview: this.preview(ctx, kind, record, parties),
+          };
+        } catch (err) {
+          ctx.log.info({ kind, err: errorMessage(err) }, 'search result left out: its card could not be made');
+          return { error: err };
+        }
+      }),
+    );
+    const results = made.filter((m): m is SearchResult => !('error' in m));
+    const failed = made.find((m): m is { error: unknown } => 'error' in m);
+    if (results.length === 0 && failed) throw failed.error;
+    return results;
+  }
+
+  /** Names and currencies of the bills' vendors or the invoices' customers (from the mirror, as the cards read them). */
+  private partiesOf(ctx: OrgContext, kind: Kind, records: AnyRecord[]): Promise<Map<string, PartyInfo>> {
+    if (kind !== 'bill' && kind !== 'invoice') return Promise.resolve(new Map<string, PartyInfo>());
+    const ids = (records as Array<Bill | Invoice>).map((r) => numbered(r).partyId);
+    return resolveParties(this.deps, ctx.orgId, kind === 'bill' ? 'vendor' : 'customer', ids);
+  }
+
+  /** The card the record's command shows: its command run through the registry with the record's number or name. */
+  private async cardOf(ctx: OrgContext, kind: Kind, record: AnyRecord, asOf: number): Promise<CardReply> {
+    switch (kind) {
+      case 'bill': {
+        const bill = record as Bill;
+        const number = bill.invoice?.invoiceNumber ?? '';
+        // `bill <number>` shows this bill only when no other bill has its number; else `bill <BILL id>` does, as the
+        // command's own pick buttons run it. That one is drawn here from the mirror's record (the command would GET it).
+        const same = number === '' ? undefined : await this.deps.mirror.lookup(ctx.orgId, 'bill', number, this.read(ctx, 'bill'));
+        if (same?.state === 'found' && same.rows.length === 1 && same.rows[0]?.id === bill.id) return this.run(ctx, 'bill', number);
+        return this.billById(ctx, bill, asOf);
+      }
+      case 'invoice':
+        return this.run(ctx, 'invoice', (record as Invoice).invoiceNumber);
+      case 'vendor':
+        return this.run(ctx, 'vendor', (record as Vendor).name);
+      case 'customer':
+        return this.run(ctx, 'customer', (record as Customer).name);
+    }
+  }
+
+  private run(ctx: OrgContext, name: 'bill' | 'invoice' | 'vendor' | 'customer', argText: string): Promise<CardReply> {
+    const command = this.deps.commands.get(name);
+    if (!command) throw new Error(`the ${name} command is not registered`);
+    return command.run(this.context(ctx, ctx.orgId, name, argText.trim()));
+  }
+
+  /** What `bill <BILL id>` shows, from the mirror's record. */
+  private async billById(ctx: OrgContext, bill: Bill, asOf: number): Promise<CardReply> {
+    const vendors = await resolveParties(this.deps, ctx.orgId, 'vendor', [bill.vendorId]);
+    return billCard({
+      bill: withVendorNames([bill], vendors)[0] ?? bill,
+      command: `bill ${bill.id}`,
+      today: todayOf(ctx, this.deps),
+      fmt: formatOf(ctx, this.deps),
+      asOf,
+      currencyOf: (id) => vendors.get(id)?.currency,
+      vendorNameOf: (id) => vendors.get(id)?.name,
+      note: this.deps.settings.note,
+    });
+  }
+
+  /** The result list's row: number or name, who, and "amount · due date · status". */
+  private preview(ctx: OrgContext, kind: Kind, record: AnyRecord, parties: Map<string, PartyInfo>): SearchResult['preview'] {
+    const locale = formatOf(ctx, this.deps).locale;
+    switch (kind) {
+      case 'bill': {
+        const b = record as Bill;
+        const vendor = parties.get(b.vendorId);
+        const open = isOpenBill(b);
+        const amount = money(open ? amountDue(b) : b.amount, vendor?.currency, locale);
+        return {
+          title: b.invoice?.invoiceNumber || `Bill ${shortId(b.id)}`,
+          subtitle: vendor?.name || b.vendorName || `Vendor ${shortId(b.vendorId)}`,
+          text: [open ? `${amount} due` : amount, `due ${calendarDate(b.dueDate, locale)}`, billPaymentWords(b)].join(' · '),
+        };
+      }
+      case 'invoice': {
+        const i = record as Invoice;
+        const customer = parties.get(i.customerId);
+        return {
+          title: i.invoiceNumber || `Invoice ${shortId(i.id)}`,
+          subtitle: customer?.name || `Customer ${shortId(i.customerId)}`,
+          text: [
+            `${money(i.dueAmount, customer?.currency, locale)} due`,
+            `due ${calendarDate(i.dueDate, locale)}`,
+            invoiceStatusWords(i, todayOf(ctx, this.deps)).words,
+          ].join(' · '),
+        };
+      }
+      case 'vendor':
+      case 'customer': {
+        const p = record as Vendor | Customer;
+        const currency = kind === 'vendor' ? (p as Vendor).billCurrency : (p as Customer).invoiceCurrency;
+        const balance = p.balance?.amount;
+        return {
+          title: p.name || `${kind === 'vendor' ? 'Vendor' : 'Customer'} ${shortId(p.id)}`,
+          subtitle: kind === 'vendor' ? 'Vendor' : 'Customer',
+          text: `Balance ${balance === undefined ? '—' : money(balance, currency, locale)}${p.archived ? ' · Archived' : ''}`,
+        };
+      }
+    }
+  }
+
+  private failed(err: unknown, turn: SearchTurn, orgId: string | undefined): SearchAnswer {
+    turn.log.warn({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'search failed');
+    return said(this.errorText(err, turn), 'error', { orgId, error: err });
+  }
+
+  /** The one error card's line for this error (what a search result can show). */
+  private errorText(err: unknown, turn: SearchTurn): string {
+    return errorReply(err, { correlationId: turn.correlationId, kind: turn.scope.kind, now: () => this.deps.clock.now() }).summary;
+  }
+}
+
+function stillIndexing(noun: string, indexed: number, ctx: CommandContext): string {
+  const n = indexed.toLocaleString(ctx.locale);
+  return `billbridge is still reading this organisation's ${noun} from BILL (${n} so far; this happens once). Try again in a minute.`;
+}

@@ -1,0 +1,112 @@
+// Search BILL from the compose box: the routes of Teams' composeExtension/query and /selectItem invokes, in front of the
+// search feature (src/features/search), with the bot's own tenant, audit and rate steps; answers in Teams' shapes.
+import {
+  CardFactory,
+  type Activity,
+  type InvokeResponse,
+  type MessagingExtensionAttachment,
+  type MessagingExtensionResponse,
+} from 'botbuilder';
+import { adaptiveCard, escapeMarkdown, text } from '../cards/card.js';
+import type { TurnResult } from '../features/dispatch.js';
+import { searchCommand } from '../features/search/commands.js';
+import type { ComposeSearch, SearchAnswer, SearchResult } from '../features/search/search.js';
+import type { Route, Step, Turn } from './routes.js';
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const invoke = (name: string) => (a: Activity) => a.type === 'invoke' && a.name === name;
+
+/** The query of a composeExtension/query: its command, the typed text (none on Teams' initial run) and the page asked for. */
+function queryOf(activity: Activity): { commandId: unknown; text: string | undefined; skip: number; count: number } {
+  const value = isObject(activity.value) ? activity.value : {};
+  const parameters = Array.isArray(value.parameters) ? value.parameters.filter(isObject) : [];
+  const typed = parameters.find((p) => p.name !== 'initialRun');
+  const initialRun = parameters.some((p) => p.name === 'initialRun') && typed === undefined;
+  const options = isObject(value.queryOptions) ? value.queryOptions : {};
+  const num = (v: unknown, fallback: number) => (typeof v === 'number' && Number.isFinite(v) ? v : fallback);
+  return {
+    commandId: value.commandId,
+    text: initialRun ? undefined : typeof typed?.value === 'string' ? typed.value : '',
+    skip: num(options.skip, 0),
+    count: num(options.count, 25),
+  };
+}
+
+/** A result row: the card inserted when picked, and the compact preview whose tap asks for it again (selectItem). */
+function attachment(result: SearchResult): MessagingExtensionAttachment {
+  const { title, subtitle, text: line } = result.preview;
+  return {
+    ...CardFactory.adaptiveCard(result.card.card),
+    preview: CardFactory.thumbnailCard(title, line, [], [], {
+      subtitle,
+      tap: { type: 'invoke', title, value: { kind: result.kind, id: result.id } },
+    }),
+  };
+}
+
+function answerOf(answer: SearchAnswer): InvokeResponse<MessagingExtensionResponse> {
+  const composeExtension =
+    answer.message !== undefined
+      ? { type: 'message' as const, text: answer.message }
+      : { type: 'result' as const, attachmentLayout: 'list' as const, attachments: answer.results.map(attachment) };
+  return { status: 200, body: { composeExtension } };
+}
+
+/** What the audit step records of a search (the turn's command line), and what a refusal before it (tenant, rate) says. */
+function turnResult(answer: SearchAnswer): TurnResult {
+  const summary = answer.message ?? `${answer.results.length} results`;
+  return {
+    reply: answer.results[0]?.card ?? adaptiveCard([text(escapeMarkdown(summary))], { summary }),
+    outcome: answer.outcome,
+    orgId: answer.orgId,
+    error: answer.error,
+  };
+}
+
+/**
+ * The search routes. Each runs, in order: the answer (last to finish: a refusal by a later step becomes a message
+ * result), then the bot's tenant, audit and per-person rate steps, as a typed command does.
+ */
+export function composeSearchRoutes(search: ComposeSearch, steps: { tenant: Step; audit: Step; rate: Step }): Route[] {
+  const { tenant, audit, rate } = steps;
+  const answer =
+    (line: (turn: Turn) => { name: string; args: string[] }): Step =>
+    async (turn, next) => {
+      const { name, args } = line(turn);
+      turn.line = { parsed: { kind: 'command', name, args, argText: args.join(' ') }, command: undefined };
+      const result = await next();
+      turn.answer ??= answerOf({ results: [], message: result?.reply.summary ?? 'Nothing to show.', outcome: 'ok' });
+      return result;
+    };
+  const searched = (turn: Turn) => {
+    const { commandId, text: typed } = queryOf(turn.activity);
+    return { name: `search ${searchCommand(commandId)?.id ?? 'unknown'}`, args: typed ? [typed] : [] };
+  };
+  const picked = (turn: Turn) => {
+    const value = isObject(turn.activity.value) ? turn.activity.value : {};
+    return { name: 'search pick', args: [String(value.kind).slice(0, 20), String(value.id).slice(0, 100)] };
+  };
+  const run = async (turn: Turn, work: Promise<SearchAnswer>): Promise<TurnResult> => {
+    const got = await work;
+    turn.answer = answerOf(got);
+    return turnResult(got);
+  };
+  const on = (turn: Turn) => ({ scope: turn.scope, caller: turn.caller, correlationId: turn.correlationId, log: turn.log });
+  return [
+    {
+      name: 'compose: search',
+      select: invoke('composeExtension/query'),
+      steps: [answer(searched), tenant, audit, rate],
+      run: (turn) => run(turn, search.query({ ...on(turn), ...queryOf(turn.activity) })),
+    },
+    {
+      name: 'compose: pick',
+      select: invoke('composeExtension/selectItem'),
+      steps: [answer(picked), tenant, audit, rate],
+      run: (turn) => {
+        const value = isObject(turn.activity.value) ? turn.activity.value : {};
+        return run(turn, search.select({ ...on(turn), kind: value.kind, id: value.id }));
+      },
+    },
+  ];
+}
