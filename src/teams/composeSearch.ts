@@ -1,4 +1,4 @@
-// Search BILL from the compose box: the routes of Teams' composeExtension/query and /selectItem invokes, in front of the
+// Search BILL from the compose box: the route of Teams' composeExtension/query invoke, in front of the
 // search feature (src/features/search), with the bot's own tenant, audit and rate steps; answers in Teams' shapes.
 import {
   CardFactory,
@@ -32,16 +32,14 @@ function queryOf(activity: Activity): { commandId: unknown; text: string | undef
   };
 }
 
-/** A result row: the card inserted when picked, and the compact preview whose tap asks for it again (selectItem). */
+/**
+ * A result row: the card Teams inserts when it is picked, and its compact preview. The preview has no tap (which would
+ * make Teams ask again with composeExtension/selectItem): the card is already here, and Microsoft's Teams emulator for
+ * bots (Agents Playground) lists no result whose preview has a tap.
+ */
 function attachment(result: SearchResult): MessagingExtensionAttachment {
   const { title, subtitle, text: line } = result.preview;
-  return {
-    ...CardFactory.adaptiveCard(result.card.card),
-    preview: CardFactory.thumbnailCard(title, line, [], [], {
-      subtitle,
-      tap: { type: 'invoke', title, value: { kind: result.kind, id: result.id } },
-    }),
-  };
+  return { ...CardFactory.adaptiveCard(result.card.card), preview: CardFactory.thumbnailCard(title, line, [], [], { subtitle }) };
 }
 
 function answerOf(answer: SearchAnswer): InvokeResponse<MessagingExtensionResponse> {
@@ -64,7 +62,7 @@ function turnResult(answer: SearchAnswer): TurnResult {
 }
 
 /**
- * The search routes. Each runs, in order: the answer (last to finish: a refusal by a later step becomes a message
+ * The search route. Each runs, in order: the answer (last to finish: a refusal by a later step becomes a message
  * result), then the bot's tenant, audit and per-person rate steps, as a typed command does.
  */
 export function composeSearchRoutes(search: ComposeSearch, steps: { tenant: Step; audit: Step; rate: Step }): Route[] {
@@ -82,10 +80,6 @@ export function composeSearchRoutes(search: ComposeSearch, steps: { tenant: Step
     const { commandId, text: typed } = queryOf(turn.activity);
     return { name: `search ${searchCommand(commandId)?.id ?? 'unknown'}`, args: typed ? [typed] : [] };
   };
-  const picked = (turn: Turn) => {
-    const value = isObject(turn.activity.value) ? turn.activity.value : {};
-    return { name: 'search pick', args: [String(value.kind).slice(0, 20), String(value.id).slice(0, 100)] };
-  };
   const run = async (turn: Turn, work: Promise<SearchAnswer>): Promise<TurnResult> => {
     const got = await work;
     turn.answer = answerOf(got);
@@ -98,15 +92,6 @@ export function composeSearchRoutes(search: ComposeSearch, steps: { tenant: Step
       select: invoke('composeExtension/query'),
       steps: [answer(searched), tenant, audit, rate],
       run: (turn) => run(turn, search.query({ ...on(turn), ...queryOf(turn.activity) })),
-    },
-    {
-      name: 'compose: pick',
-      select: invoke('composeExtension/selectItem'),
-      steps: [answer(picked), tenant, audit, rate],
-      run: (turn) => {
-        const value = isObject(turn.activity.value) ? turn.activity.value : {};
-        return run(turn, search.select({ ...on(turn), kind: value.kind, id: value.id }));
-      },
     },
   ];
 }

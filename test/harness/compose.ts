@@ -1,5 +1,5 @@
-// Message-extension invokes as Teams posts them: a search typed in the compose box (composeExtension/query) and a result
-// picked from its list (composeExtension/selectItem), from a team's channel, a group chat or the command box.
+// Message-extension invokes as Teams posts them: a search typed in the compose box (composeExtension/query), from a
+// team's channel, a group chat or the command box.
 import { randomUUID } from 'node:crypto';
 import { BOT, DEFAULT_USER, TENANT, teamIds, type Who } from './activities.js';
 
@@ -55,15 +55,10 @@ export function composeQuery(commandId: string, text: string | undefined, opts: 
   );
 }
 
-/** A result picked from the list: Teams sends the preview's tap value. */
-export function composeSelect(value: unknown, opts: ComposeOpts) {
-  return invokeIn('composeExtension/selectItem', value, opts);
-}
-
 interface Attachment {
   contentType: string;
   content: Record<string, unknown>;
-  preview?: { contentType: string; content: { title: string; subtitle?: string; text: string; tap: { type: string; value: unknown } } };
+  preview?: { contentType: string; content: { title: string; subtitle?: string; text: string; tap?: unknown } };
 }
 
 /** The composeExtension body of an invoke answer. */

@@ -48,12 +48,6 @@ export interface SearchQuery extends SearchTurn {
   count: number;
 }
 
-/** A result picked from the list: the kind and id its preview carried. */
-export interface SearchPick extends SearchTurn {
-  kind: unknown;
-  id: unknown;
-}
-
 export interface SearchResult {
   kind: Kind;
   id: string;
@@ -153,26 +147,6 @@ export class ComposeSearch {
       return { results: await this.results(ctx, command.kind, shown, found.asOf), outcome: 'ok', orgId: org };
     } catch (err) {
       return this.failed(err, q, org);
-    }
-  }
-
-  /** composeExtension/selectItem: the picked record read again from the mirror, with the card its command shows now. */
-  async select(pick: SearchPick): Promise<SearchAnswer> {
-    const kind = (['bill', 'invoice', 'vendor', 'customer'] as const).find((k) => k === pick.kind);
-    const id = typeof pick.id === 'string' && pick.id.length <= 100 ? pick.id : undefined;
-    if (!kind || !id) return said('That result is not one billbridge gave; search again.', 'unknown');
-    let org: string | undefined;
-    try {
-      const bound = await this.orgOf(pick);
-      if (typeof bound !== 'string') return bound;
-      org = bound;
-      const ctx = this.context(pick, org);
-      const got = await this.deps.mirror.rows(org, kind, { ...this.read(ctx, kind), where: (r: AnyRecord) => r.id === id });
-      if ('building' in got) return said(stillIndexing(`${kind}s`, got.building, ctx), 'ok', { orgId: org });
-      if (got.rows.length === 0) return said(`That ${kind} is no longer in BILL; search again.`, 'ok', { orgId: org });
-      return { results: await this.results(ctx, kind, got.rows, got.refreshedAt), outcome: 'ok', orgId: org };
-    } catch (err) {
-      return this.failed(err, pick, org);
     }
   }
 
