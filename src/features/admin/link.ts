@@ -56,14 +56,14 @@ export const linkCommand: Command<LinkDeps> = {
     const bindings = await adminBindings(ctx, deps, 'link');
     const allowed = bindings.allowedOrgIds();
     const allowedList = allowed.map((o) => escapeMarkdown(o)).join(', ');
-    if (ctx.input.args.length !== 1) {
+    const [typed, ...extra] = ctx.input.args;
+    if (typed === undefined || extra.length > 0) {
       throw new InputError(
         'Which BILL organisation?',
         `Type **link {BILL organisation id}**. Organisations this billbridge may use: ${allowedList}.`,
         ctx.input.argText || undefined,
       );
     }
-    const typed = ctx.input.args[0]!;
     try {
       const { binding, previousOrgId } = await bindings.link(ctx.scope, typed, ctx.caller.aadObjectId);
       try {
