@@ -32,7 +32,7 @@ export const connectCommand: Command<ApprovalsDeps> = {
   upstream: false,
   rank: 80,
   secretArgs: true,
-  async run(ctx, { approvals, orgBindings, audit }) {
+  async run(ctx, { approvals, orgBindings }) {
     // Whatever follows "connect" may be a token: it is not used, logged or recorded (secretArgs), and not taught to
     // the log scrubber either, where any word a person types would censor that word in every later line.
     const typed = ctx.input.args.length > 0;
@@ -55,7 +55,7 @@ export const disconnectCommand: Command<ApprovalsDeps> = {
   examples: ['disconnect'],
   upstream: true,
   rank: 85,
-  async run(ctx, { approvals, orgBindings, audit }) {
+  async run(ctx, { approvals, audit }) {
     if (!approvals) return approvalsOffCard();
     const person = personOf(ctx);
     // Here: this conversation's org; in a personal chat bound to none, every org the person linked.
