@@ -41,7 +41,7 @@ const KINDS_HINT = `Type **subscribe** and one or more of: ${SUBSCRIPTION_KINDS.
 /** The channel a command was typed in (channel scopes only). */
 export function channelTargetOf(scope: CommandContext['scope']): ChannelTarget | undefined {
   if (scope.kind !== 'channel' || !scope.teamId) return undefined;
-  const channelId = scope.channelId ?? scope.conversationId.split(';')[0]!;
+  const channelId = scope.channelId ?? scope.conversationId.split(';')[0];
   if (!channelId || !scope.tenantId) return undefined;
   return { tenantId: scope.tenantId.toLowerCase(), teamId: scope.teamId, channelId };
 }
@@ -56,7 +56,7 @@ function channelOf(ctx: CommandContext): ChannelTarget {
 /** The reference posts go out with: this channel, top level, with the bot's Teams id when billbridge knows it. */
 async function referenceFor(ctx: CommandContext, deps: NotificationsDeps, target: ChannelTarget) {
   const record = await deps.installs.forScope(ctx.scope).catch(() => undefined);
-  const stored = record?.reference?.bot as { id?: unknown; name?: unknown } | undefined;
+  const stored = record?.reference.bot as { id?: unknown; name?: unknown } | undefined;
   const appId = deps.settings.appId;
   const bot =
     stored && typeof stored.id === 'string'
