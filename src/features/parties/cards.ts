@@ -88,7 +88,10 @@ export function vendorCard(input: VendorCardInput): CardReply {
       money(amountDue(b), cur, fmt.locale),
       `${billPaymentWords(b)} · ${billApprovalWords(b)}`,
     ]),
-    tones: (i) => (daysBetween(rows[i]!.dueDate.slice(0, 10), today) > 0 ? 'Attention' : undefined),
+    tones: (i) => {
+      const b = rows[i];
+      return b && daysBetween(b.dueDate.slice(0, 10), today) > 0 ? 'Attention' : undefined;
+    },
     page: input.page,
     noun: 'open bills',
     empty: `No open bills from ${vendor.name}.`,
@@ -156,7 +159,10 @@ export function customerCard(input: CustomerCardInput): CardReply {
       money(i.dueAmount, cur, fmt.locale),
       invoiceStatusWords(i, today).words,
     ]),
-    tones: (k) => invoiceStatusWords(rows[k]!, today).tone,
+    tones: (k) => {
+      const i = rows[k];
+      return i && invoiceStatusWords(i, today).tone;
+    },
     page: input.page,
     noun: 'open invoices',
     empty: `No open invoices for ${customer.name}.`,

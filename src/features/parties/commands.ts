@@ -50,11 +50,9 @@ interface Search<T> {
 export function rankMatches<T extends { name: string; id: string }>(typed: string, items: T[]): T[] {
   const t = typed.trim().toLocaleLowerCase();
   return [...items].sort((a, b) => {
-    const ea = (a.name ?? '').trim().toLocaleLowerCase() === t ? 0 : 1;
-    const eb = (b.name ?? '').trim().toLocaleLowerCase() === t ? 0 : 1;
-    return (
-      ea - eb || (a.name ?? '').length - (b.name ?? '').length || (a.name ?? '').localeCompare(b.name ?? '') || a.id.localeCompare(b.id)
-    );
+    const ea = a.name.trim().toLocaleLowerCase() === t ? 0 : 1;
+    const eb = b.name.trim().toLocaleLowerCase() === t ? 0 : 1;
+    return ea - eb || a.name.length - b.name.length || a.name.localeCompare(b.name) || a.id.localeCompare(b.id);
   });
 }
 
@@ -248,8 +246,7 @@ async function openBillsOf(
 }
 
 /** An invoice still owed: not archived, not paid, something due (what `customer` lists). */
-const owed = (i: Pick<Invoice, 'archived' | 'status' | 'dueAmount'>): boolean =>
-  !i.archived && i.status !== 'PAID' && (i.dueAmount ?? 0) > 0;
+const owed = (i: Pick<Invoice, 'archived' | 'status' | 'dueAmount'>): boolean => !i.archived && i.status !== 'PAID' && i.dueAmount > 0;
 
 /** These customers' open invoices: from the mirror, or (not built yet) from BILL, filtered by customerId there. */
 async function openInvoicesOf(
@@ -287,7 +284,7 @@ async function openInvoices(deps: Pick<PartiesDeps, 'bill'>, orgId: string, cust
       sort: [{ field: 'dueDate', order: 'asc' }],
     })
     .all();
-  return items.filter(owed).map(({ invoiceLineItems: _dropped, ...rest }) => rest as Invoice);
+  return items.filter(owed).map(({ invoiceLineItems: _dropped, ...rest }) => rest);
 }
 
 const customerCommand: Command<PartiesDeps> = {

@@ -54,16 +54,16 @@ export const invoiceCommand: Command<ReceivablesDeps> = {
         asOf: ctx.now.getTime(),
         note,
       });
-    if (result.state === 'missing')
+    // Numbers are unique in BILL (a duplicate is refused); if history left two, the live one wins.
+    const [invoice] = (result.state === 'found' ? [...result.rows] : []).sort(
+      (a, b) => Number(a.archived) - Number(b.archived) || b.updatedTime.localeCompare(a.updatedTime),
+    );
+    if (!invoice)
       throw new InputError(
         `No invoice ${shorten(typed)}`,
         "Check the number on the invoice. To see a customer's open invoices, type **customer {name}**.",
         `invoice ${typed}`,
       );
-    // Numbers are unique in BILL (a duplicate is refused); if history left two, the live one wins.
-    const invoice = [...result.rows].sort(
-      (a, b) => Number(a.archived) - Number(b.archived) || b.updatedTime.localeCompare(a.updatedTime),
-    )[0]!;
     const asOf = result.refreshedAt;
     const customers = await resolveParties(deps, orgId, 'customer', [invoice.customerId]);
     return invoiceCard({
