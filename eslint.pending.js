@@ -20,33 +20,10 @@ export const pendingStrictLint = [
   'bench/scenarios/overhead.ts', // 10
   'bench/scenarios/saturation.ts', // 6
   'bench/stats.ts', // 8
-  'src/cards/redact.ts', // 1
-  'src/cards/words.ts', // 2
-  'src/features/admin/conversationStatus.ts', // 1
-  'src/features/admin/help.ts', // 2
-  'src/features/admin/link.ts', // 1
-  'src/features/admin/status.ts', // 1
-  'src/features/admin/statusCards.ts', // 8
-  'src/features/approvals/cardRecords.ts', // 1
-  'src/features/approvals/commands.ts', // 1
-  'src/features/approvals/connect.ts', // 2
-  'src/features/approvals/digest.ts', // 3
-  'src/features/approvals/service.ts', // 4
-  'src/features/approvals/userLinks.ts', // 4
-  'src/features/audit.ts', // 1
-  'src/features/index.ts', // 1
-  'src/features/notifications/cards.ts', // 7
-  'src/features/notifications/commands.ts', // 2
   'src/features/parse.ts', // 1
-  'src/features/parties/cards.ts', // 2
-  'src/features/parties/commands.ts', // 7
   'src/features/payables/cards.ts', // 23
-  'src/features/payables/commands.ts', // 6
-  'src/features/payments/cards.ts', // 4
   'src/features/receivables/cards.ts', // 10
-  'src/features/receivables/commands.ts', // 1
   'src/features/spend/cards.ts', // 2
-  'src/features/types.ts', // 1
   'src/teams/adapter.ts', // 19
   'src/teams/bot.ts', // 14
   'src/teams/cardMessages.ts', // 1

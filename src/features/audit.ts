@@ -57,7 +57,7 @@ export function commandAudit(
     result: result.outcome,
     reason: auditReason(result.error),
     upstreamCalls: upstreamTotal(upstream),
-    upstream: upstream as Record<string, number>,
+    upstream,
     correlationId: turn.correlationId,
     durationMs,
   };
