@@ -28,7 +28,7 @@ import {
   orgClient,
   resolveParties,
   shorten,
-  textArgument,
+  numberArgument,
   todayOf,
   type FinanceSettings,
 } from '../finance.js';
@@ -264,9 +264,7 @@ export const billCommand: Command<PayablesDeps> = {
   upstream: true,
   rank: 45,
   async run(ctx, deps) {
-    const typed = textArgument(ctx);
-    if (typed === '') throw new InputError('Which bill?', BILL_HINT);
-    if (typed.length > 100) throw new InputError('That is too long for an invoice number', BILL_HINT, `bill ${shorten(typed)}`);
+    const typed = numberArgument(ctx, 'bill', BILL_HINT);
     const orgId = boundOrg(ctx);
     const fmt = formatOf(ctx, deps);
     const today = todayOf(ctx, deps);

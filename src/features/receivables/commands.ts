@@ -16,7 +16,7 @@ import {
   noArguments,
   resolveParties,
   shorten,
-  textArgument,
+  numberArgument,
   todayOf,
   type FinanceSettings,
 } from '../finance.js';
@@ -38,9 +38,7 @@ export const invoiceCommand: Command<ReceivablesDeps> = {
   upstream: true,
   rank: 20,
   async run(ctx, deps) {
-    const typed = textArgument(ctx);
-    if (typed === '') throw new InputError('Which invoice?', INVOICE_HINT);
-    if (typed.length > 100) throw new InputError('That is too long for an invoice number', INVOICE_HINT, `invoice ${shorten(typed)}`);
+    const typed = numberArgument(ctx, 'invoice', INVOICE_HINT);
     const orgId = boundOrg(ctx);
     const fmt = formatOf(ctx, deps);
     const note = deps.settings.note;
