@@ -19,7 +19,7 @@ import { errorReply } from '../../cards/errorCards.js';
 import { dateInZone, type FormatOptions } from '../../cards/format.js';
 import { shortId } from '../../cards/redact.js';
 import type { Caller, ConversationKind, ConversationScope } from '../types.js';
-import { auditActor } from '../audit.js';
+import { auditActor, auditOrUndo } from '../audit.js';
 import { conversationOf, type ApprovalAction, type ApprovalCardBill, type ApprovalCardState, type ApprovalCards } from './cardRecords.js';
 import {
   APPROVAL_VERBS,
@@ -429,15 +429,10 @@ export class Approvals {
       updatedAt: now,
     };
     await this.links.put(link);
-    try {
-      await audit('ok', { billUser: shortId(billUserId), replaced: previous ? 'yes' : 'no' });
-    } catch (err) {
-      // No trace, no link.
-      if (previous) await this.links.put(previous).catch(() => undefined);
-      else await this.links.remove(ref).catch(() => undefined);
-      await bill.releaseAs(orgId, person).catch(() => undefined);
-      throw err;
-    }
+    await auditOrUndo(audit('ok', { billUser: shortId(billUserId), replaced: previous ? 'yes' : 'no' }), async () => {
+      await (previous ? this.links.put(previous) : this.links.remove(ref)).catch(() => undefined);
+      await bill.releaseAs(orgId, person);
+    });
     if (previous && (previous.token.name !== tokenName || previous.token.value !== tokenValue))
       await bill.releaseAs(orgId, this.person(previous)).catch(() => undefined);
     log.info({ orgId, billUser: shortId(billUserId), replaced: !!previous }, 'approver linked to BILL');
