@@ -178,11 +178,12 @@ function sayPayment(ev: OutboxEvent, fmt: FormatOptions): Said {
   if (str(e.processDate)) rows.push(['Process date', calendarDate(str(e.processDate), fmt.locale)]);
   const arrives = str(obj(e.disbursement).arrivesByDate);
   if (arrives) rows.push(['Arrives by', calendarDate(arrives, fmt.locale)]);
+  // What BILL said went wrong (failed payments and AutoPay runs).
+  const why = ev.errors
+    .map((x) => x.message)
+    .filter(Boolean)
+    .join('; ');
   if (ev.type === 'autopay.failed') {
-    const why = ev.errors
-      .map((x) => x.message)
-      .filter(Boolean)
-      .join('; ');
     if (why) rows.push(['Reason', escapeMarkdown(why.slice(0, 200))]);
     return {
       headline: `AutoPay to ${vendor} failed${why ? ` — ${escapeMarkdown(why.slice(0, 120))}` : ''}`,
@@ -193,13 +194,7 @@ function sayPayment(ev: OutboxEvent, fmt: FormatOptions): Said {
   const status = str(e.singleStatus) ?? str(e.status);
   if (status) rows.push(['Status', codeWords(status)]);
   const outcome = ev.type === 'payment.failed' ? { words: 'failed', tone: 'Attention' as Tone } : paymentOutcome(status);
-  if (ev.type === 'payment.failed') {
-    const why = ev.errors
-      .map((x) => x.message)
-      .filter(Boolean)
-      .join('; ');
-    if (why) rows.push(['Reason', escapeMarkdown(why.slice(0, 200))]);
-  }
+  if (ev.type === 'payment.failed' && why) rows.push(['Reason', escapeMarkdown(why.slice(0, 200))]);
   const when = outcome.words === 'is scheduled' && str(e.processDate) ? ` for ${calendarDate(str(e.processDate), fmt.locale)}` : '';
   return { headline: `Payment to ${vendor} ${outcome.words}${when}${tail ? ` — ${tail}` : ''}`, tone: outcome.tone, facts: rows };
 }
