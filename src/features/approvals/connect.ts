@@ -2,7 +2,7 @@
 // The token is collected only in a personal chat, with masked inputs on a card (service.ts verifies and seals it);
 // anything typed after "connect" is never used, never logged, and the audit trail keeps no arguments.
 import { Forbidden } from '../../errors.js';
-import { auditActor } from '../audit.js';
+import { auditAdmin } from '../audit.js';
 import type { AuditTrail } from '../../infra/audit.js';
 import type { OrgBindings } from '../../bindings/bindings.js';
 import type { Command, CommandContext } from '../types.js';
@@ -73,15 +73,7 @@ export const disconnectCommand: Command<ApprovalsDeps> = {
         .catch((err: unknown) =>
           ctx.log.info({ orgId: link.orgId, err: String(err) }, 'approver session logout failed; BILL ends it by itself'),
         );
-      await audit
-        .admin({
-          ...auditActor(ctx.scope, ctx.caller),
-          action: 'approvals.disconnect',
-          orgId: link.orgId,
-          result: 'ok',
-          correlationId: ctx.correlationId,
-        })
-        .catch(() => undefined);
+      await auditAdmin(audit, ctx, 'approvals.disconnect', 'ok', link.orgId).catch(() => undefined);
       ctx.log.info({ orgId: link.orgId }, 'approver link removed');
     }
     return disconnectedCard(removed);

@@ -19,7 +19,7 @@ import { errorReply } from '../../cards/errorCards.js';
 import { dateInZone, type FormatOptions } from '../../cards/format.js';
 import { shortId } from '../../cards/redact.js';
 import type { Caller, ConversationKind, ConversationScope } from '../types.js';
-import { auditActor, auditOrUndo } from '../audit.js';
+import { auditActor, auditAdmin, auditOrUndo } from '../audit.js';
 import { conversationOf, type ApprovalAction, type ApprovalCardBill, type ApprovalCardState, type ApprovalCards } from './cardRecords.js';
 import {
   APPROVAL_VERBS,
@@ -378,14 +378,7 @@ export class Approvals {
       owner: `${ref.tenantId.toLowerCase()}|${ref.aadObjectId.toLowerCase()}`,
     };
     const audit = (result: 'ok' | 'refused' | 'error', detail?: Record<string, string>) =>
-      this.deps.audit.admin({
-        ...auditActor(scope, caller),
-        action: 'approvals.connect',
-        orgId,
-        result,
-        detail,
-        correlationId: click.correlationId,
-      });
+      auditAdmin(this.deps.audit, click, 'approvals.connect', result, orgId, detail);
     // Each attempt signs in to BILL: a person gets a few an hour, and waits after a refused one.
     const attemptKey = linkAttemptKey(ref.tenantId, ref.aadObjectId);
     const turn = await this.deps.attempts.take(attemptKey);
