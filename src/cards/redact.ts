@@ -78,7 +78,8 @@ export function sensitiveValues(data: unknown): string[] {
  * ("12-3456789" shown as "123456789", or the other way round). Empty means the card is clean.
  */
 export function leakedValues(card: unknown, data: unknown): string[] {
-  const text = JSON.stringify(card) ?? '';
+  // JSON.stringify answers undefined for undefined (and functions), which its declared type leaves out.
+  const text = (JSON.stringify(card) as string | undefined) ?? '';
   // Digit runs with separators between digits taken out ("12-345 6789" -> "123456789").
   const runs = text.replace(/(\d)[\s\-./]+(?=\d)/g, '$1').match(/\d+/g) ?? [];
   return sensitiveValues(data).filter((value) => {

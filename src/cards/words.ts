@@ -1,5 +1,5 @@
 // BILL's status codes in words a finance person uses, and money totals that never add two currencies together.
-import type { Bill, Invoice, Reimbursement } from '../bill/types.js';
+import type { Approver, Bill, Invoice, Reimbursement } from '../bill/types.js';
 import { daysBetween, money, sum } from './format.js';
 
 /** The footer line of every card while the embedded sandbox stands in for BILL. */
@@ -39,7 +39,8 @@ export function billPaymentWords(bill: Pick<Bill, 'paymentStatus' | 'paidAmount'
 
 /** A bill's approval: "Awaiting approval (1 of 2 approved)", Approved, Denied, No approvers. */
 export function billApprovalWords(bill: Pick<Bill, 'approvalStatus' | 'approvers'>): string {
-  const approvers = Array.isArray(bill.approvers) ? bill.approvers : [];
+  // As BILL sent it: the list or an entry may be missing.
+  const approvers: Array<Pick<Approver, 'status'> | null | undefined> = Array.isArray(bill.approvers) ? bill.approvers : [];
   switch (bill.approvalStatus) {
     case 'ASSIGNED': {
       const done = approvers.filter((a) => a?.status === 'APPROVED').length;
@@ -135,7 +136,7 @@ export function paymentMovesMoney(p: { singleStatus?: string; status?: string })
 
 /** Open, Partially paid, Paid, Payment scheduled, Overdue by N days (partially paid), Archived. */
 export function invoiceStatusWords(
-  inv: Pick<Invoice, 'status' | 'archived' | 'dueAmount' | 'totalAmount' | 'dueDate'>,
+  inv: Pick<Invoice, 'archived' | 'dueAmount' | 'totalAmount' | 'dueDate'> & { status?: Invoice['status'] },
   today: string,
 ): { words: string; tone: Tone } {
   if (inv.archived) return { words: 'Archived', tone: undefined };

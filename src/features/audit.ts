@@ -29,6 +29,19 @@ export function auditAdmin(
   return audit.admin({ ...auditActor(ctx.scope, ctx.caller), action, orgId, result, detail, correlationId: ctx.correlationId });
 }
 
+/**
+ * No trace, no change: waits for the audit record of a change already made; when it cannot be written, `undo` puts
+ * things back and the audit failure is what the caller sees (a failing undo is not reported over it).
+ */
+export async function auditOrUndo(record: Promise<void>, undo: () => Promise<unknown>): Promise<void> {
+  try {
+    await record;
+  } catch (err) {
+    await undo().catch(() => undefined);
+    throw err;
+  }
+}
+
 /** A short, non-secret name for why a command was refused or failed. */
 function auditReason(err: unknown): string | undefined {
   if (err === undefined) return undefined;
@@ -58,7 +71,7 @@ export function commandAudit(
     result: result.outcome,
     reason: auditReason(result.error),
     upstreamCalls: upstreamTotal(upstream),
-    upstream: upstream as Record<string, number>,
+    upstream,
     correlationId: turn.correlationId,
     durationMs,
   };

@@ -157,6 +157,14 @@ export function textArgument(ctx: CommandContext): string {
   return s;
 }
 
+/** The number typed after `bill` or `invoice`: asked for when missing, refused past 100 characters (no number is that long). */
+export function numberArgument(ctx: CommandContext, what: 'bill' | 'invoice', hint: string): string {
+  const typed = textArgument(ctx);
+  if (typed === '') throw new InputError(`Which ${what}?`, hint);
+  if (typed.length > 100) throw new InputError('That is too long for an invoice number', hint, `${what} ${shorten(typed)}`);
+  return typed;
+}
+
 export function shorten(s: string, max = 60): string {
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }

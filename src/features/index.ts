@@ -28,7 +28,7 @@ export interface FeatureDeps {
 }
 
 /** Each feature's commands, in registration order (which breaks ties of rank). */
-const FEATURES: { [K in keyof FeatureDeps]: readonly Command<K extends 'help' ? HelpDeps : FeatureDeps[K]>[] } = {
+const FEATURES: { [K in keyof FeatureDeps]: ReadonlyArray<Command<K extends 'help' ? HelpDeps : FeatureDeps[K]>> } = {
   help: [helpCommand],
   link: [linkCommand, unlinkCommand],
   status: [statusCommand],

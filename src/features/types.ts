@@ -82,6 +82,6 @@ export interface CommandDefinition extends CommandInfo {
 }
 
 /** Binds a feature's commands to the parts it declared. */
-export function bindCommands<Deps>(commands: readonly Command<Deps>[], deps: Deps): CommandDefinition[] {
+export function bindCommands<Deps>(commands: ReadonlyArray<Command<Deps>>, deps: Deps): CommandDefinition[] {
   return commands.map((command) => ({ ...command, run: (ctx) => command.run(ctx, deps) }));
 }

@@ -36,9 +36,8 @@ export interface ConversationStatusDeps {
   bot: Config['bot'];
 }
 
-/** Why Graph is not used by this deployment, or undefined when it is. */
-function graphSkippedReason({ graph, bot }: ConversationStatusDeps): string | undefined {
-  if (graph) return undefined;
+/** Why Graph is not used by this deployment (it has no Graph client). */
+function graphSkippedReason(bot: Config['bot']): string {
   if (bot.appId === '') return 'local mode: no MicrosoftAppId, so Graph is not called';
   if (bot.appType === 'UserAssignedMSI') return 'managed identity: Graph lookups need a client secret';
   return 'no MicrosoftAppPassword: Graph is not called';
@@ -62,13 +61,13 @@ async function graphStatus(
   scope: ConversationScope,
   recordedGroupId: string | undefined,
 ): Promise<GraphTeamStatus> {
-  const skipped = graphSkippedReason(deps);
-  if (skipped !== undefined) return { state: 'skipped', reason: skipped };
+  const graph = deps.graph;
+  if (!graph) return { state: 'skipped', reason: graphSkippedReason(deps.bot) };
   if (scope.kind !== 'channel') return { state: 'notTeam' };
   const aadGroupId = scope.aadGroupId ?? recordedGroupId;
   if (!aadGroupId || !scope.tenantId) return { state: 'noGroupId' };
   try {
-    const team = await deps.graph!.getTeam(scope.tenantId, aadGroupId, { priority: 'interactive' });
+    const team = await graph.getTeam(scope.tenantId, aadGroupId, { priority: 'interactive' });
     return {
       state: 'ok',
       displayName: team.displayName,

@@ -30,7 +30,7 @@ const built = new WeakMap<readonly CommandInfo[], Map<string, CardReply>>();
 
 function cachedHelpCard(commands: readonly CommandInfo[], kind: ConversationKind, note: string | undefined, version: string): CardReply {
   let byOptions = built.get(commands);
-  if (!byOptions) built.set(commands, (byOptions = new Map()));
+  if (!byOptions) built.set(commands, (byOptions = new Map<string, CardReply>()));
   const key = `${kind}\n${note ?? ''}\n${version}`;
   let card = byOptions.get(key);
   if (!card) byOptions.set(key, (card = frozen(helpCard(commands, { note, version, kind }))));
@@ -44,7 +44,7 @@ export const helpCommand: Command<HelpDeps> = {
   examples: ['help'],
   upstream: false,
   rank: 0,
-  async run(ctx, deps) {
-    return cachedHelpCard(deps.registry.forScope(ctx.scope.kind), ctx.scope.kind, deps.note, deps.version);
+  run(ctx, deps) {
+    return Promise.resolve(cachedHelpCard(deps.registry.forScope(ctx.scope.kind), ctx.scope.kind, deps.note, deps.version));
   },
 };

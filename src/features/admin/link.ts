@@ -2,7 +2,7 @@
 import { Forbidden, InputError } from '../../errors.js';
 import { BindingRefused, type OrgBindings } from '../../bindings/bindings.js';
 import { adaptiveCard, escapeMarkdown, facts, text, title, type CardReply } from '../../cards/card.js';
-import { auditAdmin } from '../audit.js';
+import { auditAdmin, auditOrUndo } from '../audit.js';
 import type { AccessPolicy } from '../access.js';
 import type { AuditTrail } from '../../infra/audit.js';
 import type { Command, CommandContext } from '../types.js';
@@ -56,25 +56,19 @@ export const linkCommand: Command<LinkDeps> = {
     const bindings = await adminBindings(ctx, deps, 'link');
     const allowed = bindings.allowedOrgIds();
     const allowedList = allowed.map((o) => escapeMarkdown(o)).join(', ');
-    if (ctx.input.args.length !== 1) {
+    const [typed, ...extra] = ctx.input.args;
+    if (typed === undefined || extra.length > 0) {
       throw new InputError(
         'Which BILL organisation?',
         `Type **link {BILL organisation id}**. Organisations this billbridge may use: ${allowedList}.`,
         ctx.input.argText || undefined,
       );
     }
-    const typed = ctx.input.args[0]!;
     try {
       const { binding, previousOrgId } = await bindings.link(ctx.scope, typed, ctx.caller.aadObjectId);
-      try {
-        await auditAdmin(deps.audit, ctx, 'link', 'ok', binding.orgId, previousOrgId ? { previousOrgId } : undefined);
-      } catch (err) {
-        // No trace, no change: put the previous binding back before reporting the failure.
-        await (previousOrgId ? bindings.link(ctx.scope, previousOrgId, ctx.caller.aadObjectId) : bindings.unlink(ctx.scope)).catch(
-          () => undefined,
-        );
-        throw err;
-      }
+      await auditOrUndo(auditAdmin(deps.audit, ctx, 'link', 'ok', binding.orgId, previousOrgId ? { previousOrgId } : undefined), () =>
+        previousOrgId ? bindings.link(ctx.scope, previousOrgId, ctx.caller.aadObjectId) : bindings.unlink(ctx.scope),
+      );
       ctx.log.info({ orgId: binding.orgId, previousOrgId, target: binding.kind }, 'binding linked');
       const changed = previousOrgId && previousOrgId !== binding.orgId ? ` (was ${escapeMarkdown(previousOrgId)})` : '';
       return adaptiveCard(
@@ -121,12 +115,9 @@ export const unlinkCommand: Command<LinkDeps> = {
         summary: `${capital(here(ctx))} is not linked to a BILL organisation.`,
       });
     }
-    try {
-      await auditAdmin(deps.audit, ctx, 'unlink', 'ok', previous);
-    } catch (err) {
-      await bindings.link(ctx.scope, previous, ctx.caller.aadObjectId).catch(() => undefined);
-      throw err;
-    }
+    await auditOrUndo(auditAdmin(deps.audit, ctx, 'unlink', 'ok', previous), () =>
+      bindings.link(ctx.scope, previous, ctx.caller.aadObjectId),
+    );
     ctx.log.info({ previousOrgId: previous }, 'binding removed');
     return adaptiveCard(
       [

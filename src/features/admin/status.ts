@@ -60,8 +60,7 @@ export function visibleBudgets(
   if (who.admin) return rows;
   return rows.filter((r) => {
     if (r.budget === 'bill.concurrency') return who.orgId !== undefined && r.key.endsWith(`/${who.orgId}`);
-    if (r.budget === 'graph.tenant' || r.budget === 'identity')
-      return who.tenantId !== undefined && r.key.toLowerCase() === who.tenantId.toLowerCase();
+    if (r.budget === 'graph.tenant' || r.budget === 'identity') return r.key.toLowerCase() === who.tenantId?.toLowerCase();
     return true;
   });
 }

@@ -116,29 +116,33 @@ export function budgetsSection(rows: BudgetSnapshot[], opts: StatusCardOptions, 
   );
   if (rows.length > shown.length) items.push(text(`…and ${rows.length - shown.length} more budgets (see /metrics).`, { subtle: true }));
 
-  const throttled = rows.filter((r) => r.lastThrottleAt !== undefined).sort((a, b) => b.lastThrottleAt! - a.lastThrottleAt!);
-  const blocked = rows.filter((r) => r.blockedUntil !== undefined && r.blockedUntil > opts.now);
-  for (const r of blocked) {
+  const throttled = rows
+    .flatMap((row) => (row.lastThrottleAt === undefined ? [] : [{ row, at: row.lastThrottleAt }]))
+    .sort((a, b) => b.at - a.at);
+  const blocked = rows.flatMap((row) =>
+    row.blockedUntil !== undefined && row.blockedUntil > opts.now ? [{ row, until: row.blockedUntil }] : [],
+  );
+  for (const { row, until } of blocked) {
     items.push(
       text(
-        `**${escapeMarkdown(budgetLabel(r.budget))}** is paused until ${clockTime(r.blockedUntil!, opts)} (${THROTTLE_WORDS[r.lastThrottleKind ?? ''] ?? 'throttled'}).`,
+        `**${escapeMarkdown(budgetLabel(row.budget))}** is paused until ${clockTime(until, opts)} (${THROTTLE_WORDS[row.lastThrottleKind ?? ''] ?? 'throttled'}).`,
         { color: 'Warning' },
       ),
     );
   }
-  if (throttled.length > 0) {
-    const last = throttled[0]!;
+  const last = throttled[0];
+  if (last) {
     items.push(
       text(
-        `Last server-side throttle: ${escapeMarkdown(budgetLabel(last.budget))}, ${THROTTLE_WORDS[last.lastThrottleKind ?? ''] ?? 'throttled'}, at ${clockTime(last.lastThrottleAt!, opts)}.`,
+        `Last server-side throttle: ${escapeMarkdown(budgetLabel(last.row.budget))}, ${THROTTLE_WORDS[last.row.lastThrottleKind ?? ''] ?? 'throttled'}, at ${clockTime(last.at, opts)}.`,
         { subtle: blocked.length === 0 },
       ),
     );
   } else {
     items.push(text('No server-side throttling since start.', { subtle: true }));
   }
-  const summary =
-    blocked.length > 0 ? `${budgetLabel(blocked[0]!.budget)} paused until ${clockTime(blocked[0]!.blockedUntil!, opts)}` : undefined;
+  const firstBlocked = blocked[0];
+  const summary = firstBlocked ? `${budgetLabel(firstBlocked.row.budget)} paused until ${clockTime(firstBlocked.until, opts)}` : undefined;
   return { title: 'Upstream budgets', items, summary };
 }
 

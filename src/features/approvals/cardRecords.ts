@@ -67,7 +67,7 @@ export class ApprovalCards {
   async get(id: string): Promise<ApprovalCardState | undefined> {
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) return undefined;
     const state = await this.store.get<ApprovalCardState>(NS.approvalCards, `card|${id}`);
-    return state && state.id === id ? state : undefined;
+    return state?.id === id ? state : undefined;
   }
 
   async save(state: ApprovalCardState): Promise<void> {

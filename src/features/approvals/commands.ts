@@ -22,7 +22,8 @@ async function linkFor(approvals: Approvals, ctx: CommandContext, named?: string
   }
   if (ctx.scope.kind !== 'personal') throw new NotBound();
   const links = await approvals.links.forPerson(person.tenantId, person.aadObjectId);
-  if (links.length === 0) throw new NotLinked();
+  const [first, ...others] = links;
+  if (!first) throw new NotLinked();
   if (named) {
     const link = links.find((l) => l.orgId.toLowerCase() === named.toLowerCase());
     if (!link)
@@ -33,7 +34,7 @@ async function linkFor(approvals: Approvals, ctx: CommandContext, named?: string
       );
     return link;
   }
-  return links.length === 1 ? links[0]! : links;
+  return others.length === 0 ? first : links;
 }
 
 export const approvalsCommand: Command<ApprovalsDeps> = {

@@ -2,7 +2,7 @@
 // The token is collected only in a personal chat, with masked inputs on a card (service.ts verifies and seals it);
 // anything typed after "connect" is never used, never logged, and the audit trail keeps no arguments.
 import { Forbidden } from '../../errors.js';
-import { auditActor } from '../audit.js';
+import { auditAdmin } from '../audit.js';
 import type { AuditTrail } from '../../infra/audit.js';
 import type { OrgBindings } from '../../bindings/bindings.js';
 import type { Command, CommandContext } from '../types.js';
@@ -32,7 +32,7 @@ export const connectCommand: Command<ApprovalsDeps> = {
   upstream: false,
   rank: 80,
   secretArgs: true,
-  async run(ctx, { approvals, orgBindings, audit }) {
+  async run(ctx, { approvals, orgBindings }) {
     // Whatever follows "connect" may be a token: it is not used, logged or recorded (secretArgs), and not taught to
     // the log scrubber either, where any word a person types would censor that word in every later line.
     const typed = ctx.input.args.length > 0;
@@ -55,7 +55,7 @@ export const disconnectCommand: Command<ApprovalsDeps> = {
   examples: ['disconnect'],
   upstream: true,
   rank: 85,
-  async run(ctx, { approvals, orgBindings, audit }) {
+  async run(ctx, { approvals, audit }) {
     if (!approvals) return approvalsOffCard();
     const person = personOf(ctx);
     // Here: this conversation's org; in a personal chat bound to none, every org the person linked.
@@ -73,15 +73,7 @@ export const disconnectCommand: Command<ApprovalsDeps> = {
         .catch((err: unknown) =>
           ctx.log.info({ orgId: link.orgId, err: String(err) }, 'approver session logout failed; BILL ends it by itself'),
         );
-      await audit
-        .admin({
-          ...auditActor(ctx.scope, ctx.caller),
-          action: 'approvals.disconnect',
-          orgId: link.orgId,
-          result: 'ok',
-          correlationId: ctx.correlationId,
-        })
-        .catch(() => undefined);
+      await auditAdmin(audit, ctx, 'approvals.disconnect', 'ok', link.orgId).catch(() => undefined);
       ctx.log.info({ orgId: link.orgId }, 'approver link removed');
     }
     return disconnectedCard(removed);

@@ -69,11 +69,11 @@ export class ApprovalDigest {
   private async run(): Promise<ApprovalDigestReport> {
     const report: ApprovalDigestReport = { sent: 0, empty: 0, failed: 0 };
     const approvals = this.deps.approvals;
-    if (!approvals || this.periodic.stopped) return report;
+    if (!approvals) return report;
     const now = this.deps.clock.now();
-    for (const link of await approvals.links.all()) {
+    const links = this.periodic.stopped ? [] : await approvals.links.all();
+    for (const link of links) {
       if (this.periodic.stopped) break;
-      if (!link.digestTime || !link.reference) continue;
       try {
         await this.slot(approvals, link, now, report);
       } catch (err) {
@@ -85,12 +85,13 @@ export class ApprovalDigest {
   }
 
   private async slot(approvals: Approvals, link: UserLink, now: number, report: ApprovalDigestReport): Promise<void> {
+    const { digestTime, reference } = link;
+    if (!digestTime || !reference) return;
     const { state, log } = this.deps;
-    const slot = latestSlot({ every: 'daily', time: link.digestTime! }, now, this.deps.timeZone);
+    const slot = latestSlot({ every: 'daily', time: digestTime }, now, this.deps.timeZone);
     if (slot.at < (link.digestSince ?? 0) || now - slot.at > CATCH_UP_MS) return;
     const key = `${approvals.links.key(link)}|${slot.id}`;
     if (!(await state.setIfAbsent(NS.approvalDigests, key, { at: now }, { ttlMs: SLOT_TTL_MS }))) return;
-    const reference = link.reference!;
     const conversation = (reference.conversation ?? {}) as { id?: unknown };
     if (typeof conversation.id !== 'string') return;
     let settled = false;

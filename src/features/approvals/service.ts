@@ -4,7 +4,7 @@
 // linked, and the bill still waits on them in BILL. Only then is POST /v3/bill-approvals/actions sent, in their session.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { BillApiError, NotLinked, errorMessage } from '../../errors.js';
-import type { BillGateway, CallOptions, PersonCredentials } from '../../bill/gateway.js';
+import type { BillGateway, PersonCredentials } from '../../bill/gateway.js';
 import type { BillOrgClient } from '../../bill/api.js';
 import { BillFilter } from '../../bill/filters.js';
 import type { Bill, PendingApproval } from '../../bill/types.js';
@@ -19,7 +19,7 @@ import { errorReply } from '../../cards/errorCards.js';
 import { dateInZone, type FormatOptions } from '../../cards/format.js';
 import { shortId } from '../../cards/redact.js';
 import type { Caller, ConversationKind, ConversationScope } from '../types.js';
-import { auditActor } from '../audit.js';
+import { auditActor, auditAdmin, auditOrUndo } from '../audit.js';
 import { conversationOf, type ApprovalAction, type ApprovalCardBill, type ApprovalCardState, type ApprovalCards } from './cardRecords.js';
 import {
   APPROVAL_VERBS,
@@ -228,8 +228,9 @@ export class Approvals {
     if (!state)
       return privately(refusalCard('This approval card has expired', 'Nothing was changed. Type **approvals** for a fresh list.'));
     const row = state.bills.findIndex((b) => b.billId === billId);
-    if (row < 0 || !sameConversation(state, scope)) {
-      await this.auditRefusal(click, state, billId, action, row < 0 ? 'bill not on this card' : 'card from another conversation');
+    const bill = state.bills[row];
+    if (!bill || !sameConversation(state, scope)) {
+      await this.auditRefusal(click, state, billId, action, bill ? 'card from another conversation' : 'bill not on this card');
       return privately(unusable);
     }
     if (!isApprover(state, caller)) {
@@ -240,7 +241,6 @@ export class Approvals {
       };
       return privately(approvalsCard(this.cardOptions(state, false, { notice })));
     }
-    const bill = state.bills[row]!;
     if (bill.decision || bill.gone) {
       await this.auditRefusal(click, state, billId, action, 'already decided on this card');
       const notice = { text: 'That bill is already decided on this card. Nothing was sent to BILL.', tone: 'warning' as const };
@@ -378,14 +378,7 @@ export class Approvals {
       owner: `${ref.tenantId.toLowerCase()}|${ref.aadObjectId.toLowerCase()}`,
     };
     const audit = (result: 'ok' | 'refused' | 'error', detail?: Record<string, string>) =>
-      this.deps.audit.admin({
-        ...auditActor(scope, caller),
-        action: 'approvals.connect',
-        orgId,
-        result,
-        detail,
-        correlationId: click.correlationId,
-      });
+      auditAdmin(this.deps.audit, click, 'approvals.connect', result, orgId, detail);
     // Each attempt signs in to BILL: a person gets a few an hour, and waits after a refused one.
     const attemptKey = linkAttemptKey(ref.tenantId, ref.aadObjectId);
     const turn = await this.deps.attempts.take(attemptKey);
@@ -429,15 +422,10 @@ export class Approvals {
       updatedAt: now,
     };
     await this.links.put(link);
-    try {
-      await audit('ok', { billUser: shortId(billUserId), replaced: previous ? 'yes' : 'no' });
-    } catch (err) {
-      // No trace, no link.
-      if (previous) await this.links.put(previous).catch(() => undefined);
-      else await this.links.remove(ref).catch(() => undefined);
-      await bill.releaseAs(orgId, person).catch(() => undefined);
-      throw err;
-    }
+    await auditOrUndo(audit('ok', { billUser: shortId(billUserId), replaced: previous ? 'yes' : 'no' }), async () => {
+      await (previous ? this.links.put(previous) : this.links.remove(ref)).catch(() => undefined);
+      await bill.releaseAs(orgId, person);
+    });
     if (previous && (previous.token.name !== tokenName || previous.token.value !== tokenValue))
       await bill.releaseAs(orgId, this.person(previous)).catch(() => undefined);
     log.info({ orgId, billUser: shortId(billUserId), replaced: !!previous }, 'approver linked to BILL');
@@ -507,6 +495,7 @@ function sameConversation(state: ApprovalCardState, scope: ConversationScope): b
 
 function readComment(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
+  // eslint-disable-next-line no-control-regex -- control characters are what this replaces (a comment is one line in BILL)
   const flat = value.replace(/[\u0000-\u001F\u007F]+/g, ' ').trim();
   return flat === '' ? undefined : flat.slice(0, MAX_DECISION_COMMENT);
 }
@@ -515,7 +504,7 @@ function readComment(value: unknown): string | undefined {
  * The approvals card verbs and their handlers, for the bot's card-action routes. Without SECRETS_KEY (no service)
  * every verb answers "approvals are off"; a failed click answers its error card to the clicker alone.
  */
-export function approvalCardActions(approvals: Approvals | undefined, clock: Clock): { verb: string; handler: CardActionHandler }[] {
+export function approvalCardActions(approvals: Approvals | undefined, clock: Clock): Array<{ verb: string; handler: CardActionHandler }> {
   const guarded =
     (fn: (a: Approvals, ctx: CardActionContext) => Promise<CardActionReply>): CardActionHandler =>
     async (ctx) => {

@@ -45,6 +45,11 @@ interface Sealed {
   data: string;
 }
 
+/** What the store hands back is only trusted as a sealed link of this format (v1); anything else is not opened. */
+function isSealed(stored: unknown): stored is Sealed {
+  return typeof stored === 'object' && stored !== null && 'v' in stored && stored.v === 1;
+}
+
 export interface UserLinksDeps {
   store: StateStore;
   /** config.secretsKey (32 bytes). */
@@ -70,7 +75,7 @@ export class UserLinks {
   /** The person's link in this org, or undefined (never linked, disconnected, or sealed under another SECRETS_KEY). */
   async get(ref: UserLinkRef): Promise<UserLink | undefined> {
     const key = this.key(ref);
-    const sealed = await this.deps.store.get<Sealed>(NS.userLinks, key);
+    const sealed = await this.deps.store.get<unknown>(NS.userLinks, key);
     return sealed ? this.open(key, sealed, ref) : undefined;
   }
 
@@ -105,7 +110,7 @@ export class UserLinks {
   async forPerson(tenantId: string, aadObjectId: string): Promise<UserLink[]> {
     const prefix = `${this.personPart(tenantId, aadObjectId)}.`;
     const out: UserLink[] = [];
-    for (const [key, sealed] of await this.deps.store.entries<Sealed>(NS.userLinks)) {
+    for (const [key, sealed] of await this.deps.store.entries<unknown>(NS.userLinks)) {
       if (!key.startsWith(prefix)) continue;
       const link = this.open(key, sealed);
       if (link) out.push(link);
@@ -116,7 +121,7 @@ export class UserLinks {
   /** Every readable link (digests). */
   async all(): Promise<UserLink[]> {
     const out: UserLink[] = [];
-    for (const [key, sealed] of await this.deps.store.entries<Sealed>(NS.userLinks)) {
+    for (const [key, sealed] of await this.deps.store.entries<unknown>(NS.userLinks)) {
       const link = this.open(key, sealed);
       if (link) out.push(link);
     }
@@ -126,9 +131,9 @@ export class UserLinks {
   /** How many stored links cannot be opened with this SECRETS_KEY (start-up report; no log line per link). */
   async unopenable(): Promise<number> {
     let n = 0;
-    for (const [key, sealed] of await this.deps.store.entries<Sealed>(NS.userLinks)) {
+    for (const [key, sealed] of await this.deps.store.entries<unknown>(NS.userLinks)) {
       try {
-        if (sealed?.v !== 1) throw new Error('unknown version');
+        if (!isSealed(sealed)) throw new Error('unknown version');
         openText(this.sealKey, sealed, { encoding: 'base64url', aad: `user-link|v1|${key}` });
       } catch {
         n++;
@@ -156,10 +161,10 @@ export class UserLinks {
     return { v: 1, ...sealText(this.sealKey, JSON.stringify(link), { encoding: 'base64url', aad: `user-link|v1|${key}` }) };
   }
 
-  private open(key: string, sealed: Sealed, expected?: UserLinkRef): UserLink | undefined {
+  private open(key: string, sealed: unknown, expected?: UserLinkRef): UserLink | undefined {
     let link: UserLink;
     try {
-      if (sealed?.v !== 1) throw new Error('unknown version');
+      if (!isSealed(sealed)) throw new Error('unknown version');
       link = JSON.parse(openText(this.sealKey, sealed, { encoding: 'base64url', aad: `user-link|v1|${key}` })) as UserLink;
     } catch {
       if (!this.warnedUnreadable) {

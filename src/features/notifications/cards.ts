@@ -99,7 +99,10 @@ function paymentOutcome(status: string | undefined): { words: string; tone: Tone
 
 function billsPhrase(ids: string[], numbers: Record<string, string> | undefined): string | undefined {
   if (ids.length === 0) return undefined;
-  const names = ids.slice(0, 3).map((id) => (numbers?.[id] ? ref(numbers[id]!) : shortRef(id)));
+  const names = ids.slice(0, 3).map((id) => {
+    const number = numbers?.[id];
+    return number ? ref(number) : shortRef(id);
+  });
   const more = ids.length > 3 ? ` and ${ids.length - 3} more` : '';
   return `${ids.length === 1 ? 'bill' : 'bills'} ${names.join(', ')}${more}`;
 }
@@ -175,11 +178,12 @@ function sayPayment(ev: OutboxEvent, fmt: FormatOptions): Said {
   if (str(e.processDate)) rows.push(['Process date', calendarDate(str(e.processDate), fmt.locale)]);
   const arrives = str(obj(e.disbursement).arrivesByDate);
   if (arrives) rows.push(['Arrives by', calendarDate(arrives, fmt.locale)]);
+  // What BILL said went wrong (failed payments and AutoPay runs).
+  const why = ev.errors
+    .map((x) => x.message)
+    .filter(Boolean)
+    .join('; ');
   if (ev.type === 'autopay.failed') {
-    const why = ev.errors
-      .map((x) => x.message)
-      .filter(Boolean)
-      .join('; ');
     if (why) rows.push(['Reason', escapeMarkdown(why.slice(0, 200))]);
     return {
       headline: `AutoPay to ${vendor} failed${why ? ` — ${escapeMarkdown(why.slice(0, 120))}` : ''}`,
@@ -190,13 +194,7 @@ function sayPayment(ev: OutboxEvent, fmt: FormatOptions): Said {
   const status = str(e.singleStatus) ?? str(e.status);
   if (status) rows.push(['Status', codeWords(status)]);
   const outcome = ev.type === 'payment.failed' ? { words: 'failed', tone: 'Attention' as Tone } : paymentOutcome(status);
-  if (ev.type === 'payment.failed') {
-    const why = ev.errors
-      .map((x) => x.message)
-      .filter(Boolean)
-      .join('; ');
-    if (why) rows.push(['Reason', escapeMarkdown(why.slice(0, 200))]);
-  }
+  if (ev.type === 'payment.failed' && why) rows.push(['Reason', escapeMarkdown(why.slice(0, 200))]);
   const when = outcome.words === 'is scheduled' && str(e.processDate) ? ` for ${calendarDate(str(e.processDate), fmt.locale)}` : '';
   return { headline: `Payment to ${vendor} ${outcome.words}${when}${tail ? ` — ${tail}` : ''}`, tone: outcome.tone, facts: rows };
 }
@@ -257,7 +255,8 @@ function sayVendor(ev: OutboxEvent): Said {
   const e = ev.entity;
   const name = escapeMarkdown(str(e.name) ?? 'A vendor');
   const rows: Array<[string, string]> = [['Vendor', name]];
-  if (str(e.billCurrency)) rows.push(['Currency', escapeMarkdown(str(e.billCurrency)!)]);
+  const currency = str(e.billCurrency);
+  if (currency) rows.push(['Currency', escapeMarkdown(currency)]);
   if (str(e.networkStatus)) rows.push(['BILL Network', codeWords(str(e.networkStatus))]);
   const said: Record<string, string> = {
     'vendor.created': `New vendor: ${name}`,
@@ -274,20 +273,23 @@ function sayVendor(ev: OutboxEvent): Said {
 function saySpend(ev: OutboxEvent, fmt: FormatOptions): Said {
   const e = ev.entity;
   const who = escapeMarkdown(str(e.userName) ?? 'someone');
-  const merchant = str(e.merchantName) ? escapeMarkdown(str(e.merchantName)!) : undefined;
+  const merchantName = str(e.merchantName);
+  const merchant = merchantName ? escapeMarkdown(merchantName) : undefined;
   const amount = num(e.amount);
   const amountText = amount !== undefined ? money(amount, str(e.currency), fmt.locale) : undefined;
   const rows: Array<[string, string]> = [];
   if (merchant) rows.push(['Merchant', merchant]);
   if (amountText) rows.push(['Amount', amountText]);
   if (str(e.userName)) rows.push(['By', who]);
-  if (str(e.budgetName)) rows.push(['Budget', escapeMarkdown(str(e.budgetName)!)]);
+  const budget = str(e.budgetName);
+  if (budget) rows.push(['Budget', escapeMarkdown(budget)]);
   if (str(e.status)) rows.push(['Status', codeWords(str(e.status))]);
   const at = merchant ? ` at ${merchant}` : '';
   switch (ev.type) {
     case 'spend.transaction.updated': {
-      const declined = e.transactionType === 'DECLINE' || str(e.declineReason) !== undefined;
-      if (declined && str(e.declineReason)) rows.push(['Declined because', escapeMarkdown(str(e.declineReason)!)]);
+      const reason = str(e.declineReason);
+      const declined = e.transactionType === 'DECLINE' || reason !== undefined;
+      if (reason) rows.push(['Declined because', escapeMarkdown(reason)]);
       return {
         headline: `Card ${declined ? 'payment declined' : 'transaction'}${at}${amountText ? ` — ${amountText}` : ''}${str(e.userName) ? ` by ${who}` : ''}`,
         tone: declined ? 'Attention' : undefined,
@@ -483,7 +485,7 @@ export function digestCard(content: DigestContent, opts: PresenterOptions): Card
   );
   const parts = [
     `${plural(content.dueSoon.length, 'bill')} due in the next 7 days`,
-    `${plural(content.overdueBills.length, 'overdue bill')}`,
+    plural(content.overdueBills.length, 'overdue bill'),
     content.overdueInvoices ? plural(content.overdueInvoices.length, 'overdue invoice') : undefined,
   ].filter(Boolean);
   return adaptiveCard(body, {

@@ -9,7 +9,7 @@ import type { ChannelTarget, ConversationRef, Notifications } from '../../notify
 import { adaptiveCard, escapeMarkdown, executeAction, facts, text, title, type CardElement } from '../../cards/card.js';
 import { digestCard } from './cards.js';
 import { dateTime } from '../../cards/format.js';
-import { auditAdmin } from '../audit.js';
+import { auditAdmin, auditOrUndo } from '../audit.js';
 import type { AccessPolicy } from '../access.js';
 import type { AuditTrail } from '../../infra/audit.js';
 import type { Installations } from '../../bindings/installations.js';
@@ -41,7 +41,7 @@ const KINDS_HINT = `Type **subscribe** and one or more of: ${SUBSCRIPTION_KINDS.
 /** The channel a command was typed in (channel scopes only). */
 export function channelTargetOf(scope: CommandContext['scope']): ChannelTarget | undefined {
   if (scope.kind !== 'channel' || !scope.teamId) return undefined;
-  const channelId = scope.channelId ?? scope.conversationId.split(';')[0]!;
+  const channelId = scope.channelId ?? scope.conversationId.split(';')[0];
   if (!channelId || !scope.tenantId) return undefined;
   return { tenantId: scope.tenantId.toLowerCase(), teamId: scope.teamId, channelId };
 }
@@ -56,7 +56,7 @@ function channelOf(ctx: CommandContext): ChannelTarget {
 /** The reference posts go out with: this channel, top level, with the bot's Teams id when billbridge knows it. */
 async function referenceFor(ctx: CommandContext, deps: NotificationsDeps, target: ChannelTarget) {
   const record = await deps.installs.forScope(ctx.scope).catch(() => undefined);
-  const stored = record?.reference?.bot as { id?: unknown; name?: unknown } | undefined;
+  const stored = record?.reference.bot as { id?: unknown; name?: unknown } | undefined;
   const appId = deps.settings.appId;
   const bot =
     stored && typeof stored.id === 'string'
@@ -104,13 +104,7 @@ const subscribeCommand: Command<NotificationsDeps> = {
       throw new InputError(`I can't subscribe to "${ctx.input.argText.slice(0, 60)}"`, KINDS_HINT, `subscribe ${ctx.input.argText}`);
     const reference = await referenceFor(ctx, deps, target);
     const { added, already } = await n.subscriptions.add(target, kinds, { orgId, reference, createdBy: ctx.caller.aadObjectId });
-    try {
-      await auditAdmin(deps.audit, ctx, 'subscribe', 'ok', orgId, { kinds, added });
-    } catch (err) {
-      // No trace, no change.
-      await n.subscriptions.remove(target, added).catch(() => undefined);
-      throw err;
-    }
+    await auditOrUndo(auditAdmin(deps.audit, ctx, 'subscribe', 'ok', orgId, { kinds, added }), () => n.subscriptions.remove(target, added));
     ctx.log.info({ orgId, added, already }, 'channel subscribed');
     const all = (await n.subscriptions.forChannel(target)).map((s) => s.kind);
     const body: CardElement[] = [
@@ -146,16 +140,13 @@ const unsubscribeCommand: Command<NotificationsDeps> = {
     const before = await n.subscriptions.forChannel(target);
     const removed = await n.subscriptions.remove(target, kinds);
     if (removed.length > 0) {
-      try {
-        await auditAdmin(deps.audit, ctx, 'unsubscribe', 'ok', ctx.orgId, { kinds: removed });
-      } catch (err) {
+      await auditOrUndo(auditAdmin(deps.audit, ctx, 'unsubscribe', 'ok', ctx.orgId, { kinds: removed }), async () => {
         for (const sub of before.filter((s) => removed.includes(s.kind))) {
           await n.subscriptions
             .add(target, [sub.kind], { orgId: sub.orgId, reference: sub.reference, createdBy: sub.createdBy })
             .catch(() => undefined);
         }
-        throw err;
-      }
+      });
       ctx.log.info({ removed }, 'channel unsubscribed');
     }
     const left = (await n.subscriptions.forChannel(target)).map((s) => s.kind);
@@ -264,14 +255,9 @@ const digestCommand: Command<NotificationsDeps> = {
             summary: 'This channel had no scheduled digest.',
           });
         await n.digestSettings.remove(target);
-        try {
-          await auditAdmin(deps.audit, ctx, 'digest.off', 'ok', ctx.orgId);
-        } catch (err) {
-          await n.digestSettings
-            .set(target, { orgId: had.orgId, schedule: had.schedule, reference: had.reference, createdBy: had.createdBy })
-            .catch(() => undefined);
-          throw err;
-        }
+        await auditOrUndo(auditAdmin(deps.audit, ctx, 'digest.off', 'ok', ctx.orgId), () =>
+          n.digestSettings.set(target, { orgId: had.orgId, schedule: had.schedule, reference: had.reference, createdBy: had.createdBy }),
+        );
         return adaptiveCard(
           [title('Digest off'), text('This channel no longer gets a scheduled digest. **digest now** still shows one.')],
           { summary: 'Digest off.' },
@@ -286,12 +272,10 @@ const digestCommand: Command<NotificationsDeps> = {
           reference: await referenceFor(ctx, deps, target),
           createdBy: ctx.caller.aadObjectId,
         });
-        try {
-          await auditAdmin(deps.audit, ctx, 'digest', 'ok', orgId, { schedule: describeSchedule(cmd.schedule), timeZone: tz });
-        } catch (err) {
-          await (previous ? n.digestSettings.set(target, previous) : n.digestSettings.remove(target)).catch(() => undefined);
-          throw err;
-        }
+        await auditOrUndo(
+          auditAdmin(deps.audit, ctx, 'digest', 'ok', orgId, { schedule: describeSchedule(cmd.schedule), timeZone: tz }),
+          () => (previous ? n.digestSettings.set(target, previous) : n.digestSettings.remove(target)),
+        );
         const next = nextSlot(setting.schedule, ctx.now.getTime(), tz);
         return adaptiveCard(
           [

@@ -1,12 +1,11 @@
 // Vendor and customer cards: one match with its open bills or invoices, or the list of matches to pick from.
-import type { Customer, Vendor } from '../../bill/types.js';
-import { executeAction, type CardAction, type CardReply } from '../../cards/card.js';
+import type { Customer, Invoice, Vendor } from '../../bill/types.js';
+import { executeAction, type CardAction, type CardReply, type TableColumn } from '../../cards/card.js';
 import { calendarDate, daysBetween, money, type FormatOptions } from '../../cards/format.js';
 import { amountDue, byDueDate, dueShort, typeableName, type BillLine } from '../payables/cards.js';
 import { lazyRows, listCard } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
-import { billApprovalWords, billPaymentWords, count, invoiceStatusWords, moneyTotal } from '../../cards/words.js';
-import type { Invoice } from '../../bill/types.js';
+import { billApprovalWords, billPaymentWords, count, invoiceStatusWords, moneyTotal, type Tone } from '../../cards/words.js';
 
 export type PartyKind = 'vendor' | 'customer';
 
@@ -28,143 +27,140 @@ function currencyOf(kind: PartyKind, p: Vendor | Customer): string | undefined {
   return kind === 'vendor' ? (p as Vendor).billCurrency : (p as Customer).invoiceCurrency;
 }
 
-export interface VendorCardInput extends PartyCardBase {
-  vendor: Vendor;
-  /** The vendor's unpaid, non-archived bills. */
-  openBills: BillLine[];
-  /** Other vendors whose names start with what was typed (shown as a hint). */
+/** What the card of one vendor or customer shows besides the party and its open items. */
+export interface OneMatchBase extends PartyCardBase {
+  /** Other vendors or customers whose names start with what was typed (shown as a hint). */
   others: number;
   typed: string;
 }
 
-export function vendorCard(input: VendorCardInput): CardReply {
-  const { vendor, fmt, today } = input;
-  const cur = vendor.billCurrency;
-  const rows = [...input.openBills].sort(byDueDate({}));
-  const overdue = rows.filter((b) => daysBetween(b.dueDate.slice(0, 10), today) > 0);
-  const openTotal = moneyTotal(
-    rows.map((b) => ({ amount: amountDue(b), currency: cur })),
-    fmt.locale,
-  );
+/** How a party's open items are listed: a vendor's open bills, a customer's open invoices. */
+interface OpenItems<T> {
+  noun: 'bill' | 'invoice';
+  items: T[];
+  amountOf(item: T): number;
+  columns: TableColumn[];
+  row(item: T, currency: string | undefined): string[];
+  tone(item: T): Tone;
+  empty: string;
+  /** Lines after Overdue in the totals (a vendor's last payment). */
+  moreTotals: Array<[string, string]>;
+}
+
+/** One vendor or customer: balance, open and overdue totals, then the open items soonest due first. */
+function partyCard<T extends { dueDate: string }>(
+  kind: PartyKind,
+  party: Vendor | Customer,
+  input: OneMatchBase,
+  open: OpenItems<T>,
+): CardReply {
+  const { fmt, today } = input;
+  const cur = currencyOf(kind, party);
+  const rows = open.items;
+  const overdue = rows.filter((i) => daysBetween(i.dueDate.slice(0, 10), today) > 0);
+  const total = (items: T[]) =>
+    moneyTotal(
+      items.map((i) => ({ amount: open.amountOf(i), currency: cur })),
+      fmt.locale,
+    );
+  const openTotal = total(rows);
+  const balance = balanceOf(party);
   const totals: Array<[string, string]> = [
-    ['Balance in BILL', balanceOf(vendor) === undefined ? '—' : money(balanceOf(vendor), cur, fmt.locale)],
-    ['Open bills', `${openTotal} · ${count(rows.length, 'bill', fmt.locale)}`],
-    [
-      'Overdue',
-      overdue.length
-        ? `${moneyTotal(
-            overdue.map((b) => ({ amount: amountDue(b), currency: cur })),
-            fmt.locale,
-          )} · ${count(overdue.length, 'bill', fmt.locale)}`
-        : 'none',
-    ],
+    ['Balance in BILL', balance === undefined ? '—' : money(balance, cur, fmt.locale)],
+    [`Open ${open.noun}s`, `${openTotal} · ${count(rows.length, open.noun, fmt.locale)}`],
+    ['Overdue', overdue.length ? `${total(overdue)} · ${count(overdue.length, open.noun, fmt.locale)}` : 'none'],
+    ...open.moreTotals,
   ];
-  if (vendor.paymentInformation?.lastPaymentDate && /^\d{4}-\d{2}-\d{2}/.test(vendor.paymentInformation.lastPaymentDate)) {
-    totals.push(['Last payment', calendarDate(vendor.paymentInformation.lastPaymentDate.slice(0, 10), fmt.locale)]);
-  }
   const notes =
     input.others > 0
       ? [
           {
-            text: `${count(input.others, 'other vendor')} also start with "${input.typed}". Type more of the name to see another.`,
+            text: `${count(input.others, `other ${kind}`)} also start with "${input.typed}". Type more of the name to see another.`,
             subtle: true,
           },
         ]
       : [];
+  const label = kind === 'vendor' ? 'Vendor' : 'Customer';
   return listCard({
-    title: vendor.name || `Vendor ${shortId(vendor.id)}`,
-    subtitle: `Vendor${vendor.archived ? ' (archived)' : ''} · BILL id ${shortId(vendor.id)}`,
+    title: party.name || `${label} ${shortId(party.id)}`,
+    subtitle: `${label}${party.archived ? ' (archived)' : ''} · BILL id ${shortId(party.id)}`,
     totals,
     notes,
+    columns: open.columns,
+    rows: lazyRows(rows, (i) => open.row(i, cur)),
+    tones: (k) => {
+      const i = rows[k];
+      return i && open.tone(i);
+    },
+    page: input.page,
+    noun: `open ${open.noun}s`,
+    empty: open.empty,
+    command: input.command,
+    asOf: input.asOf,
+    fmt,
+    footnotes: [input.note],
+    summary: `${party.name}: ${count(rows.length, `open ${open.noun}`)}, ${openTotal}${overdue.length ? `, ${overdue.length} overdue` : ''}.`,
+  });
+}
+
+export interface VendorCardInput extends OneMatchBase {
+  vendor: Vendor;
+  /** The vendor's unpaid, non-archived bills. */
+  openBills: BillLine[];
+}
+
+export function vendorCard(input: VendorCardInput): CardReply {
+  const { vendor, fmt, today } = input;
+  const last = vendor.paymentInformation?.lastPaymentDate;
+  return partyCard<BillLine>('vendor', vendor, input, {
+    noun: 'bill',
+    items: [...input.openBills].sort(byDueDate({})),
+    amountOf: amountDue,
     columns: [
       { header: 'Invoice #', width: 2 },
       { header: 'Due', width: 3 },
       { header: 'Amount due', width: 2, align: 'Right' },
       { header: 'Status', width: 3 },
     ],
-    rows: lazyRows(rows, (b) => [
+    row: (b, cur) => [
       b.invoice?.invoiceNumber || `id ${shortId(b.id)}`,
       `${calendarDate(b.dueDate, fmt.locale)} · ${dueShort(b.dueDate, today)}`,
       money(amountDue(b), cur, fmt.locale),
       `${billPaymentWords(b)} · ${billApprovalWords(b)}`,
-    ]),
-    tones: (i) => (daysBetween(rows[i]!.dueDate.slice(0, 10), today) > 0 ? 'Attention' : undefined),
-    page: input.page,
-    noun: 'open bills',
+    ],
+    tone: (b) => (daysBetween(b.dueDate.slice(0, 10), today) > 0 ? 'Attention' : undefined),
     empty: `No open bills from ${vendor.name}.`,
-    command: input.command,
-    asOf: input.asOf,
-    fmt,
-    footnotes: [input.note],
-    summary: `${vendor.name}: ${count(rows.length, 'open bill')}, ${openTotal}${overdue.length ? `, ${overdue.length} overdue` : ''}.`,
+    moreTotals: last && /^\d{4}-\d{2}-\d{2}/.test(last) ? [['Last payment', calendarDate(last.slice(0, 10), fmt.locale)]] : [],
   });
 }
 
-export interface CustomerCardInput extends PartyCardBase {
+export interface CustomerCardInput extends OneMatchBase {
   customer: Customer;
   /** The customer's unpaid, non-archived invoices. */
   openInvoices: Invoice[];
-  others: number;
-  typed: string;
 }
 
 export function customerCard(input: CustomerCardInput): CardReply {
   const { customer, fmt, today } = input;
-  const cur = customer.invoiceCurrency;
-  const rows = [...input.openInvoices].sort((a, b) => a.dueDate.localeCompare(b.dueDate) || a.invoiceNumber.localeCompare(b.invoiceNumber));
-  const overdue = rows.filter((i) => daysBetween(i.dueDate.slice(0, 10), today) > 0);
-  const openTotal = moneyTotal(
-    rows.map((i) => ({ amount: i.dueAmount, currency: cur })),
-    fmt.locale,
-  );
-  const totals: Array<[string, string]> = [
-    ['Balance in BILL', balanceOf(customer) === undefined ? '—' : money(balanceOf(customer), cur, fmt.locale)],
-    ['Open invoices', `${openTotal} · ${count(rows.length, 'invoice', fmt.locale)}`],
-    [
-      'Overdue',
-      overdue.length
-        ? `${moneyTotal(
-            overdue.map((i) => ({ amount: i.dueAmount, currency: cur })),
-            fmt.locale,
-          )} · ${count(overdue.length, 'invoice', fmt.locale)}`
-        : 'none',
-    ],
-  ];
-  const notes =
-    input.others > 0
-      ? [
-          {
-            text: `${count(input.others, 'other customer')} also start with "${input.typed}". Type more of the name to see another.`,
-            subtle: true,
-          },
-        ]
-      : [];
-  return listCard({
-    title: customer.name || `Customer ${shortId(customer.id)}`,
-    subtitle: `Customer${customer.archived ? ' (archived)' : ''} · BILL id ${shortId(customer.id)}`,
-    totals,
-    notes,
+  return partyCard<Invoice>('customer', customer, input, {
+    noun: 'invoice',
+    items: [...input.openInvoices].sort((a, b) => a.dueDate.localeCompare(b.dueDate) || a.invoiceNumber.localeCompare(b.invoiceNumber)),
+    amountOf: (i) => i.dueAmount,
     columns: [
       { header: 'Invoice #', width: 2 },
       { header: 'Due', width: 2 },
       { header: 'Amount due', width: 2, align: 'Right' },
       { header: 'Status', width: 3 },
     ],
-    rows: lazyRows(rows, (i) => [
+    row: (i, cur) => [
       i.invoiceNumber || shortId(i.id),
       calendarDate(i.dueDate, fmt.locale),
       money(i.dueAmount, cur, fmt.locale),
       invoiceStatusWords(i, today).words,
-    ]),
-    tones: (k) => invoiceStatusWords(rows[k]!, today).tone,
-    page: input.page,
-    noun: 'open invoices',
+    ],
+    tone: (i) => invoiceStatusWords(i, today).tone,
     empty: `No open invoices for ${customer.name}.`,
-    command: input.command,
-    asOf: input.asOf,
-    fmt,
-    footnotes: [input.note],
-    summary: `${customer.name}: ${count(rows.length, 'open invoice')}, ${openTotal}${overdue.length ? `, ${overdue.length} overdue` : ''}.`,
+    moreTotals: [],
   });
 }
 

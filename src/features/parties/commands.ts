@@ -9,9 +9,9 @@ import { BillFilter } from '../../bill/filters.js';
 import type { Customer, Invoice, Vendor } from '../../bill/types.js';
 import { answerKey } from '../../mirror/answers.js';
 import { amountDue } from '../payables/cards.js';
-import { escapeMarkdown } from '../../cards/card.js';
+import { escapeMarkdown, type CardReply } from '../../cards/card.js';
 import { sum } from '../../cards/format.js';
-import { customerCard, partyMatchesCard, vendorCard, type PartyKind, type PartyMatch } from './cards.js';
+import { customerCard, partyMatchesCard, vendorCard, type PartyKind, type PartyMatch, type OneMatchBase } from './cards.js';
 import { openBills, unpaidBills, withVendorNames } from '../payables/commands.js';
 import type { BillLine } from '../payables/cards.js';
 import type { BillGateway } from '../../bill/gateway.js';
@@ -50,11 +50,9 @@ interface Search<T> {
 export function rankMatches<T extends { name: string; id: string }>(typed: string, items: T[]): T[] {
   const t = typed.trim().toLocaleLowerCase();
   return [...items].sort((a, b) => {
-    const ea = (a.name ?? '').trim().toLocaleLowerCase() === t ? 0 : 1;
-    const eb = (b.name ?? '').trim().toLocaleLowerCase() === t ? 0 : 1;
-    return (
-      ea - eb || (a.name ?? '').length - (b.name ?? '').length || (a.name ?? '').localeCompare(b.name ?? '') || a.id.localeCompare(b.id)
-    );
+    const ea = a.name.trim().toLocaleLowerCase() === t ? 0 : 1;
+    const eb = b.name.trim().toLocaleLowerCase() === t ? 0 : 1;
+    return ea - eb || a.name.length - b.name.length || a.name.localeCompare(b.name) || a.id.localeCompare(b.id);
   });
 }
 
@@ -104,11 +102,9 @@ async function search<T extends Vendor | Customer>(
     answerKey(`${kind}s.sw`, { prefix: typed }),
     async (): Promise<Search<T>> => {
       const org = orgClient(deps, orgId);
-      const list =
-        kind === 'vendor'
-          ? org.vendors.list({ nameStartsWith: typed, archived: false, pageSize: MAX_MATCHES, maxPages: 1 })
-          : org.customers.list({ nameStartsWith: typed, archived: false, pageSize: MAX_MATCHES, maxPages: 1 });
-      const { items, truncated } = await list.all();
+      const { items, truncated } = await (kind === 'vendor' ? org.vendors : org.customers)
+        .list({ nameStartsWith: typed, archived: false, pageSize: MAX_MATCHES, maxPages: 1 })
+        .all();
       return { items: items as T[], more: truncated };
     },
     [kind],
@@ -142,33 +138,62 @@ function noMatch(kind: PartyKind, typed: string): InputError {
   );
 }
 
+/** What `vendor` and `customer` differ in: the open items shown with a match, and the card of one match. */
+interface PartyPath<P extends Vendor | Customer, O> {
+  kind: PartyKind;
+  /** These parties' open bills or invoices: from the mirror, or (not built yet) from BILL. */
+  openOf(ctx: CommandContext, deps: PartiesDeps, orgId: string, ids: string[]): Promise<{ items: O[]; asOf: number }>;
+  partyIdOf(item: O): string;
+  amountOf: (item: O) => number;
+  card(party: P, open: O[], input: OneMatchBase): CardReply;
+}
+
 /**
- * The search, its ranking, the open bills or invoices of the matches shown, and their balances confirmed. Open items
- * first: refreshing them is what tells which balances may have moved.
+ * The search, its ranking, the open bills or invoices of the matches shown (first: refreshing them is what tells
+ * which balances may have moved), their balances confirmed; one match's card, or the matches to pick from.
  */
-async function matchesWithOpenItems<T extends Vendor | Customer, O extends { asOf: number }>(
-  ctx: CommandContext,
-  deps: PartiesDeps,
-  orgId: string,
-  kind: PartyKind,
-  typed: string,
-  openOf: (ctx: CommandContext, deps: PartiesDeps, orgId: string, ids: string[]) => Promise<O>,
-): Promise<{ found: Found<T>; picked: { one: T | undefined; ranked: T[] }; ranked: T[]; one: T | undefined; open: O; asOf: number }> {
-  const found = await search<T>(ctx, deps, orgId, kind, typed);
+async function runParty<P extends Vendor | Customer, O>(ctx: CommandContext, deps: PartiesDeps, path: PartyPath<P, O>): Promise<CardReply> {
+  const { kind } = path;
+  const typed = parseName(ctx, kind);
+  const orgId = boundOrg(ctx);
+  const found = await search<P>(ctx, deps, orgId, kind, typed);
   const picked = pick(typed, found.search.items);
   if (picked.ranked.length === 0) throw noMatch(kind, typed);
   const shown = picked.one ? [picked.one] : picked.ranked;
-  const open = await openOf(
+  const open = await path.openOf(
     ctx,
     deps,
     orgId,
     shown.map((p) => p.id),
   );
   const ranked = await confirmed(deps, orgId, kind, found, shown);
-  // Names from the mirror are kept CACHE_TTL_NAMES_S by design; the card's time is that of the open items.
-  const asOf = found.fromMirror ? open.asOf : Math.min(found.fetchedAt, open.asOf);
-  return { found, picked, ranked, one: picked.one ? ranked[0] : undefined, open, asOf };
+  const shared = {
+    today: todayOf(ctx, deps),
+    fmt: formatOf(ctx, deps),
+    // Names from the mirror are kept CACHE_TTL_NAMES_S by design; the card's time is that of the open items.
+    asOf: found.fromMirror ? open.asOf : Math.min(found.fetchedAt, open.asOf),
+    page: ctx.input.page,
+    command: `${kind} ${typed}`,
+    note: deps.settings.note,
+  };
+  const [one] = ranked;
+  if (picked.one && one) {
+    return path.card(one, open.items, { ...shared, others: picked.ranked.length - 1 + (found.search.more ? 1 : 0), typed });
+  }
+  const matches: PartyMatch[] = ranked.map((p) => {
+    const items = open.items.filter((o) => path.partyIdOf(o) === p.id);
+    return { party: p, open: items.length, openAmount: sum(items.map(path.amountOf)) };
+  });
+  return partyMatchesCard({ ...shared, kind, typed, matches, more: found.search.more });
 }
+
+const VENDORS: PartyPath<Vendor, BillLine> = {
+  kind: 'vendor',
+  openOf: openBillsOf,
+  partyIdOf: (b) => b.vendorId,
+  amountOf: amountDue,
+  card: (vendor, openBills, input) => vendorCard({ ...input, vendor, openBills }),
+};
 
 export const vendorCommand: Command<PartiesDeps> = {
   name: 'vendor',
@@ -177,51 +202,7 @@ export const vendorCommand: Command<PartiesDeps> = {
   examples: ['vendor Acme'],
   upstream: true,
   rank: 30,
-  async run(ctx, deps) {
-    const typed = parseName(ctx, 'vendor');
-    const orgId = boundOrg(ctx);
-    const fmt = formatOf(ctx, deps);
-    const today = todayOf(ctx, deps);
-    const note = deps.settings.note;
-    const { found, picked, ranked, one, open, asOf } = await matchesWithOpenItems<Vendor, { bills: BillLine[]; asOf: number }>(
-      ctx,
-      deps,
-      orgId,
-      'vendor',
-      typed,
-      openBillsOf,
-    );
-    if (one) {
-      return vendorCard({
-        vendor: one,
-        openBills: open.bills,
-        others: picked.ranked.length - 1 + (found.search.more ? 1 : 0),
-        typed,
-        today,
-        fmt,
-        asOf,
-        page: ctx.input.page,
-        command: `vendor ${typed}`,
-        note,
-      });
-    }
-    const matches: PartyMatch[] = ranked.map((v) => {
-      const bills = open.bills.filter((b) => b.vendorId === v.id);
-      return { party: v, open: bills.length, openAmount: sum(bills.map(amountDue)) };
-    });
-    return partyMatchesCard({
-      kind: 'vendor',
-      typed,
-      matches,
-      more: found.search.more,
-      today,
-      fmt,
-      asOf,
-      page: ctx.input.page,
-      command: `vendor ${typed}`,
-      note,
-    });
-  },
+  run: (ctx, deps) => runParty(ctx, deps, VENDORS),
 };
 
 /** These vendors' open bills: from the mirror, or (not built yet) from BILL, filtered by vendorId there. */
@@ -230,10 +211,10 @@ async function openBillsOf(
   deps: PartiesDeps,
   orgId: string,
   ids: string[],
-): Promise<{ bills: BillLine[]; asOf: number }> {
+): Promise<{ items: BillLine[]; asOf: number }> {
   const wanted = new Set(ids);
   const warm = await openBills(ctx, deps, orgId, (b) => wanted.has(b.vendorId));
-  if (warm) return { bills: withVendorNames(warm.items, await resolveParties(deps, orgId, 'vendor', ids)), asOf: warm.refreshedAt };
+  if (warm) return { items: withVendorNames(warm.items, await resolveParties(deps, orgId, 'vendor', ids)), asOf: warm.refreshedAt };
   const got = await cachedAnswer(
     ctx,
     deps,
@@ -244,12 +225,11 @@ async function openBillsOf(
     ['bill', 'vendor'],
   );
   deps.mirror.prepare(orgId, 'bill', 'open');
-  return { bills: got.value.items, asOf: got.fetchedAt };
+  return { items: got.value.items, asOf: got.fetchedAt };
 }
 
 /** An invoice still owed: not archived, not paid, something due (what `customer` lists). */
-const owed = (i: Pick<Invoice, 'archived' | 'status' | 'dueAmount'>): boolean =>
-  !i.archived && i.status !== 'PAID' && (i.dueAmount ?? 0) > 0;
+const owed = (i: Pick<Invoice, 'archived' | 'status' | 'dueAmount'>): boolean => !i.archived && i.status !== 'PAID' && i.dueAmount > 0;
 
 /** These customers' open invoices: from the mirror, or (not built yet) from BILL, filtered by customerId there. */
 async function openInvoicesOf(
@@ -257,14 +237,14 @@ async function openInvoicesOf(
   deps: PartiesDeps,
   orgId: string,
   ids: string[],
-): Promise<{ invoices: Invoice[]; asOf: number }> {
+): Promise<{ items: Invoice[]; asOf: number }> {
   const wanted = new Set(ids);
   const warm = await deps.mirror.rows(orgId, 'invoice', {
     ...mirrorRead(ctx, deps, 'invoice'),
     whileBuilding: 'skip',
     where: (i) => wanted.has(i.customerId) && owed(i),
   });
-  if (!('building' in warm)) return { invoices: warm.rows, asOf: warm.refreshedAt };
+  if (!('building' in warm)) return { items: warm.rows, asOf: warm.refreshedAt };
   const got = await cachedAnswer(
     ctx,
     deps,
@@ -275,7 +255,7 @@ async function openInvoicesOf(
     ['invoice', 'customer'],
   );
   deps.mirror.prepare(orgId, 'invoice');
-  return { invoices: got.value, asOf: got.fetchedAt };
+  return { items: got.value, asOf: got.fetchedAt };
 }
 
 /** Unpaid, non-archived invoices of these customers: BILL filters customerId and archived; paid ones are dropped here. */
@@ -287,8 +267,16 @@ async function openInvoices(deps: Pick<PartiesDeps, 'bill'>, orgId: string, cust
       sort: [{ field: 'dueDate', order: 'asc' }],
     })
     .all();
-  return items.filter(owed).map(({ invoiceLineItems: _dropped, ...rest }) => rest as Invoice);
+  return items.filter(owed).map(({ invoiceLineItems: _dropped, ...rest }) => rest);
 }
+
+const CUSTOMERS: PartyPath<Customer, Invoice> = {
+  kind: 'customer',
+  openOf: openInvoicesOf,
+  partyIdOf: (i) => i.customerId,
+  amountOf: (i) => i.dueAmount,
+  card: (customer, openInvoices, input) => customerCard({ ...input, customer, openInvoices }),
+};
 
 const customerCommand: Command<PartiesDeps> = {
   name: 'customer',
@@ -297,51 +285,7 @@ const customerCommand: Command<PartiesDeps> = {
   examples: ['customer Contoso'],
   upstream: true,
   rank: 50,
-  async run(ctx, deps) {
-    const typed = parseName(ctx, 'customer');
-    const orgId = boundOrg(ctx);
-    const fmt = formatOf(ctx, deps);
-    const today = todayOf(ctx, deps);
-    const note = deps.settings.note;
-    const { found, picked, ranked, one, open, asOf } = await matchesWithOpenItems<Customer, { invoices: Invoice[]; asOf: number }>(
-      ctx,
-      deps,
-      orgId,
-      'customer',
-      typed,
-      openInvoicesOf,
-    );
-    if (one) {
-      return customerCard({
-        customer: one,
-        openInvoices: open.invoices,
-        others: picked.ranked.length - 1 + (found.search.more ? 1 : 0),
-        typed,
-        today,
-        fmt,
-        asOf,
-        page: ctx.input.page,
-        command: `customer ${typed}`,
-        note,
-      });
-    }
-    const matches: PartyMatch[] = ranked.map((c) => {
-      const invoices = open.invoices.filter((i) => i.customerId === c.id);
-      return { party: c, open: invoices.length, openAmount: sum(invoices.map((i) => i.dueAmount)) };
-    });
-    return partyMatchesCard({
-      kind: 'customer',
-      typed,
-      matches,
-      more: found.search.more,
-      today,
-      fmt,
-      asOf,
-      page: ctx.input.page,
-      command: `customer ${typed}`,
-      note,
-    });
-  },
+  run: (ctx, deps) => runParty(ctx, deps, CUSTOMERS),
 };
 
 /** The vendor and customer commands, in the order they are registered. */

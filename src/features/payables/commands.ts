@@ -28,7 +28,7 @@ import {
   orgClient,
   resolveParties,
   shorten,
-  textArgument,
+  numberArgument,
   todayOf,
   type FinanceSettings,
 } from '../finance.js';
@@ -88,9 +88,9 @@ function overdueBills(ctx: CommandContext, deps: PayablesDeps, orgId: string, to
 }
 
 const DAY = /^\d{4}-\d{2}-\d{2}/;
-/** A bill's due day (yyyy-MM-dd), or undefined when it has none (BILL's dueDate filters never match those). */
-const dueDay = (b: Pick<Bill, 'dueDate'>): string | undefined =>
-  typeof b.dueDate === 'string' && DAY.test(b.dueDate) ? b.dueDate.slice(0, 10) : undefined;
+/** Whether a bill's due day (yyyy-MM-dd) passes `test`; a bill without one never does (BILL's dueDate filters never match those). */
+const dueOn = (b: Pick<Bill, 'dueDate'>, test: (day: string) => boolean): boolean =>
+  typeof b.dueDate === 'string' && DAY.test(b.dueDate) && test(b.dueDate.slice(0, 10));
 
 /**
  * The org's open bills (those `where` keeps) from its mirror, fresh as a cached list, or undefined while the mirror
@@ -150,10 +150,10 @@ export const billsDueCommand: Command<PayablesDeps> = {
     let overdue: BillLine[];
     let truncated: boolean;
     let asOf: number;
-    const warm = await openBills(ctx, deps, orgId, (b) => dueDay(b) !== undefined && dueDay(b)! <= to);
+    const warm = await openBills(ctx, deps, orgId, (b) => dueOn(b, (day) => day <= to));
     if (warm) {
-      due = warm.items.filter((b) => dueDay(b)! >= today);
-      overdue = warm.items.filter((b) => dueDay(b)! < today);
+      due = warm.items.filter((b) => dueOn(b, (day) => day >= today));
+      overdue = warm.items.filter((b) => dueOn(b, (day) => day < today));
       truncated = false;
       asOf = warm.refreshedAt;
     } else {
@@ -208,7 +208,7 @@ const billsOverdueCommand: Command<PayablesDeps> = {
     let overdue: BillLine[];
     let truncated: boolean;
     let asOf: number;
-    const warm = await openBills(ctx, deps, orgId, (b) => dueDay(b) !== undefined && dueDay(b)! < today);
+    const warm = await openBills(ctx, deps, orgId, (b) => dueOn(b, (day) => day < today));
     if (warm) {
       overdue = warm.items;
       truncated = false;
@@ -264,9 +264,7 @@ export const billCommand: Command<PayablesDeps> = {
   upstream: true,
   rank: 45,
   async run(ctx, deps) {
-    const typed = textArgument(ctx);
-    if (typed === '') throw new InputError('Which bill?', BILL_HINT);
-    if (typed.length > 100) throw new InputError('That is too long for an invoice number', BILL_HINT, `bill ${shorten(typed)}`);
+    const typed = numberArgument(ctx, 'bill', BILL_HINT);
     const orgId = boundOrg(ctx);
     const fmt = formatOf(ctx, deps);
     const today = todayOf(ctx, deps);
@@ -278,23 +276,25 @@ export const billCommand: Command<PayablesDeps> = {
       const result = await deps.mirror.lookup(orgId, 'bill', typed, mirrorRead(ctx, deps, 'bill'));
       if (result.state === 'building')
         return indexBuildingCard({ what: 'bills', indexed: result.indexed, command: `bill ${typed}`, fmt, asOf: ctx.now.getTime(), note });
-      if (result.state === 'missing') {
+      const rows = result.state === 'found' ? result.rows : [];
+      const first = rows[0];
+      if (!first) {
         throw new InputError(
           `No bill with invoice number "${shorten(typed)}"`,
           "Check the number on the vendor's invoice, or find the bill with **vendor {name}**.",
           `bill ${typed}`,
         );
       }
-      if (result.rows.length > 1) {
+      if (rows.length > 1) {
         const vendors = await resolveParties(
           deps,
           orgId,
           'vendor',
-          result.rows.map((r) => r.vendorId),
+          rows.map((r) => r.vendorId),
         );
         return billMatchesCard({
           typed,
-          bills: withVendorNames(result.rows, vendors),
+          bills: withVendorNames(rows, vendors),
           page: ctx.input.page,
           command: `bill ${typed}`,
           today,
@@ -305,11 +305,12 @@ export const billCommand: Command<PayablesDeps> = {
           note,
         });
       }
-      found = { bill: result.rows[0]!, fetchedAt: result.refreshedAt };
+      found = { bill: first, fetchedAt: result.refreshedAt };
     }
     const vendors = await resolveParties(deps, orgId, 'vendor', [found.bill.vendorId]);
+    const [bill = found.bill] = withVendorNames([found.bill], vendors);
     return billCard({
-      bill: withVendorNames([found.bill], vendors)[0]!,
+      bill,
       command: `bill ${typed}`,
       today,
       fmt,

@@ -23,12 +23,12 @@ export interface PaymentsCardInput {
 export function paymentsCard(input: PaymentsCardInput): CardReply {
   const { fmt, today } = input;
   const rows = input.payments;
-  const words = rows.map((p) => paymentStatusWords(p.singleStatus));
-  const attention = rows.filter((_, i) => words[i]!.tone === 'Attention');
+  const listed = rows.map((payment) => ({ payment, status: paymentStatusWords(payment.singleStatus) }));
+  const attention = listed.filter((l) => l.status.tone === 'Attention').map((l) => l.payment);
   // The total is money that moved or will move; canceled, voided and failed payments stay in the list, not in it.
   const moving = rows.filter(paymentMovesMoney);
   const stopped = rows.filter((p) => !paymentMovesMoney(p));
-  const scheduled = moving.filter((p) => p.singleStatus === 'SCHEDULED' || (p.processDate ?? '') > today);
+  const scheduled = moving.filter((p) => p.singleStatus === 'SCHEDULED' || p.processDate > today);
   const amounts = (list: Payment[]) =>
     moneyTotal(
       list.map((p) => ({ amount: p.amount, currency: input.currencyOf(p.vendorId) })),
@@ -58,13 +58,13 @@ export function paymentsCard(input: PaymentsCardInput): CardReply {
       { header: 'Process date', width: 2 },
       { header: 'Status', width: 3 },
     ],
-    rows: rows.map((p, i) => [
-      p.vendorName || `Vendor ${shortId(p.vendorId ?? '')}`,
+    rows: listed.map(({ payment: p, status }) => [
+      p.vendorName || `Vendor ${shortId(p.vendorId)}`,
       money(p.amount, input.currencyOf(p.vendorId), fmt.locale),
       calendarDate(p.processDate, fmt.locale),
-      words[i]!.words,
+      status.words,
     ]),
-    tones: words.map((w) => (w.tone === 'Good' ? undefined : w.tone)),
+    tones: listed.map(({ status }) => (status.tone === 'Good' ? undefined : status.tone)),
     page: input.page,
     noun: 'payments',
     empty: 'No bill payments in BILL yet.',

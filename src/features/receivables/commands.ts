@@ -16,7 +16,7 @@ import {
   noArguments,
   resolveParties,
   shorten,
-  textArgument,
+  numberArgument,
   todayOf,
   type FinanceSettings,
 } from '../finance.js';
@@ -38,9 +38,7 @@ export const invoiceCommand: Command<ReceivablesDeps> = {
   upstream: true,
   rank: 20,
   async run(ctx, deps) {
-    const typed = textArgument(ctx);
-    if (typed === '') throw new InputError('Which invoice?', INVOICE_HINT);
-    if (typed.length > 100) throw new InputError('That is too long for an invoice number', INVOICE_HINT, `invoice ${shorten(typed)}`);
+    const typed = numberArgument(ctx, 'invoice', INVOICE_HINT);
     const orgId = boundOrg(ctx);
     const fmt = formatOf(ctx, deps);
     const note = deps.settings.note;
@@ -54,16 +52,16 @@ export const invoiceCommand: Command<ReceivablesDeps> = {
         asOf: ctx.now.getTime(),
         note,
       });
-    if (result.state === 'missing')
+    // Numbers are unique in BILL (a duplicate is refused); if history left two, the live one wins.
+    const [invoice] = (result.state === 'found' ? [...result.rows] : []).sort(
+      (a, b) => Number(a.archived) - Number(b.archived) || b.updatedTime.localeCompare(a.updatedTime),
+    );
+    if (!invoice)
       throw new InputError(
         `No invoice ${shorten(typed)}`,
         "Check the number on the invoice. To see a customer's open invoices, type **customer {name}**.",
         `invoice ${typed}`,
       );
-    // Numbers are unique in BILL (a duplicate is refused); if history left two, the live one wins.
-    const invoice = [...result.rows].sort(
-      (a, b) => Number(a.archived) - Number(b.archived) || b.updatedTime.localeCompare(a.updatedTime),
-    )[0]!;
     const asOf = result.refreshedAt;
     const customers = await resolveParties(deps, orgId, 'customer', [invoice.customerId]);
     return invoiceCard({
