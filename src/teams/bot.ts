@@ -19,8 +19,10 @@ import {
   type Dispatcher,
   type TurnResult,
 } from '../features/dispatch.js';
-import type { BotServices } from '../features/services.js';
-import { InstallLifecycle } from './install.js';
+import type { AccessPolicy } from '../features/access.js';
+import type { StateStore } from '../infra/state/types.js';
+import type { Clock } from '../infra/clock.js';
+import type { InstallLifecycle } from './install.js';
 import { cardActivity, Router, type Route, type Step, type Turn } from './routes.js';
 
 /** Teams re-sends an activity it thinks went unanswered; one answer per id within this window. */
@@ -84,9 +86,16 @@ const teamEvent = (a: Activity, ...names: string[]) =>
   !nonEmpty(a.membersRemoved) &&
   names.includes((a.channelData as { eventType?: string } | undefined)?.eventType ?? '');
 
+/** What the bot uses, wired in app.ts. */
 export interface BotParts {
-  services: BotServices;
   dispatcher: Dispatcher;
+  /** The install events' handlers (install.ts). */
+  install: Pick<InstallLifecycle, 'added' | 'removed' | 'renamed'>;
+  /** ALLOWED_TENANT_IDS. */
+  access: Pick<AccessPolicy, 'tenantAllowed'>;
+  /** Where the duplicate-delivery marks are kept. */
+  state: Pick<StateStore, 'claim'>;
+  clock: Clock;
   /** Each person's turns per minute (USER_COMMANDS_PER_MINUTE). */
   rate: UserCommandRate;
   audit: AuditTrail;
@@ -103,16 +112,14 @@ export class BillbridgeBot {
   /** Which buttons each card message carries: a click edits only the message that carries its button. */
   readonly cardMessages: CardMessages;
   private readonly router: Router;
-  private readonly services: BotServices;
   private readonly dispatcher: Dispatcher;
   private readonly log: Logger;
 
   constructor(private readonly parts: BotParts) {
-    this.services = parts.services;
     this.dispatcher = parts.dispatcher;
     this.log = parts.log;
     this.cardMessages = parts.cardMessages;
-    const install = new InstallLifecycle(this.services);
+    const install = parts.install;
     const { post, show, tenant, dedupe, audit, rate, typing } = this;
     const routes: Route[] = [
       // Install lifecycle (install.ts): Teams sends installationUpdate and a conversationUpdate naming the bot on arrival
@@ -206,7 +213,7 @@ export class BillbridgeBot {
 
   /** Activities from tenants outside ALLOWED_TENANT_IDS touch nothing else; the route's answer says why, if it has one. */
   private readonly tenant: Step = async (turn, next) => {
-    if (this.services.access.tenantAllowed(turn.scope.tenantId)) return next();
+    if (this.parts.access.tenantAllowed(turn.scope.tenantId)) return next();
     turn.log.warn({ tenantId: turn.scope.tenantId, kind: turn.scope.kind }, 'activity from a tenant that is not allowed; nothing done');
     return this.dispatcher.refused(new TenantNotAllowed(), turn);
   };
@@ -218,7 +225,7 @@ export class BillbridgeBot {
   private readonly dedupe: Step = async (turn, next) => {
     const a = turn.activity;
     if (a.id) {
-      const claim = await this.services.state.claim(NS.seenActivities, `${a.conversation?.id ?? ''}|${a.id}`, this.services.clock.now(), {
+      const claim = await this.parts.state.claim(NS.seenActivities, `${a.conversation?.id ?? ''}|${a.id}`, this.parts.clock.now(), {
         ttlMs: DUPLICATE_WINDOW_MS,
       });
       if (!claim.created) {
