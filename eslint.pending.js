@@ -47,14 +47,6 @@ export const pendingStrictLint = [
   'src/features/receivables/commands.ts', // 1
   'src/features/spend/cards.ts', // 2
   'src/features/types.ts', // 1
-  'src/teams/adapter.ts', // 19
-  'src/teams/bot.ts', // 14
-  'src/teams/cardMessages.ts', // 1
-  'src/teams/connectorLimits.ts', // 1
-  'src/teams/install.ts', // 10
-  'src/teams/proactive.ts', // 1
-  'src/teams/routes.ts', // 13
-  'src/teams/turnClients.ts', // 1
   'test/harness/secretScan.ts', // 1
   'test/integration/bill-filters.test.ts', // 3
   'test/integration/cluster-fleet.test.ts', // 12

@@ -261,7 +261,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
 
   const backend: BillbridgeApp['backend'] = { kind: config.bill.credentials ? 'bill' : 'sandbox', baseUrl: config.bill.baseUrl };
   // Every Bot Connector call of a turn (and of proactive sends) goes through the connector.thread budget.
-  const adapter = createAdapter(config, log, limiter, { aroundTurn: (fn) => upstreamCalls.run(fn) });
+  const adapter = createAdapter(config, log, limiter, (fn) => upstreamCalls.run(fn));
   // BILL webhooks -> durable outbox -> proactive cards in subscribed channels, and scheduled digests.
   const servedOrgId = config.bill.credentials?.orgId ?? sandbox?.credentials.orgId;
   // Proactive cards (notifications, digests, approvals digests) go through the Bot Framework with stored references;

@@ -1,15 +1,12 @@
-// Install lifecycle: the bot added to (or removed from) a team, group chat or personal chat. Storage lives in state/.
+// Install lifecycle: the bot added to (or removed from) a team, group chat or personal chat; the records are bindings/'s.
 import { TeamsInfo, TurnContext, type Activity } from 'botbuilder';
-import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import { GraphApiError } from '../graph/errors.js';
-import { bindingTarget, type BindingTarget } from '../bindings/bindings.js';
-import type { OrgBindings } from '../bindings/bindings.js';
+import { bindingTarget, type BindingTarget, type OrgBindings } from '../bindings/bindings.js';
 import type { InstallRecord, Installations } from '../bindings/installations.js';
 import type { GraphTeams } from '../graph/teams.js';
 import { welcomeCard } from '../cards/welcome.js';
 import type { CommandRegistry } from '../features/registry.js';
-import type { ConversationScope } from '../features/types.js';
 import { cardActivity, type Turn } from './routes.js';
 
 interface InstallChannelData {
@@ -47,13 +44,13 @@ export class InstallLifecycle {
    * both). Stores the conversation reference once, welcomes once, then reads the team from Graph. Its route has
    * checked the tenant.
    */
-  async added({ context, scope, log }: Turn, upgrade: boolean): Promise<void> {
+  async added(turn: Turn, upgrade: boolean): Promise<void> {
+    const { activity, scope, caller, log } = turn;
     const target = bindingTarget(scope);
     if (!target) {
-      log.warn({ kind: scope.kind, hasTarget: !!target }, 'install event without a team or chat to record');
+      log.warn({ kind: scope.kind }, 'install event without a team or chat to record');
       return;
     }
-    const activity = context.activity;
     const channelData = (activity.channelData ?? {}) as InstallChannelData;
     const selectedChannel = channelData.settings?.selectedChannel?.id;
     const reference = JSON.parse(JSON.stringify(TurnContext.getConversationReference(activity))) as Record<string, unknown>;
@@ -66,25 +63,25 @@ export class InstallLifecycle {
       name: typeof channelData.team?.name === 'string' ? channelData.team.name : undefined,
       channelId: scope.kind === 'channel' ? (selectedChannel ?? channelOf(scope.conversationId)) : undefined,
       reference,
-      installedBy: typeof activity.from?.aadObjectId === 'string' ? activity.from.aadObjectId : undefined,
+      installedBy: caller.aadObjectId,
     });
     log.info(
       { target: target.kind, conversationType: scope.kind, created, upgrade },
       created ? 'bot installed' : 'install record refreshed',
     );
-    if (created && !upgrade) await this.welcome(context, scope, record, selectedChannel, log);
-    if (scope.kind === 'channel') await this.readTeam(target, scope, log);
+    if (created && !upgrade) await this.welcome(turn, record, selectedChannel);
+    if (scope.kind === 'channel') await this.readTeam(target, turn);
   }
 
   /** The bot left (uninstalled, removed from the team, or the team was deleted): nothing about it is kept. */
   async removed({ scope, log }: Turn, why: string): Promise<void> {
     const target = bindingTarget(scope);
-    const installs = this.parts.installs;
     if (!target) return;
+    const { installs, graph } = this.parts;
     const record = await installs.get(target);
     const report = await installs.remove(target);
     const aadGroupId = scope.aadGroupId ?? record?.aadGroupId;
-    if (aadGroupId && scope.tenantId) this.parts.graph?.forget(scope.tenantId, aadGroupId);
+    if (aadGroupId && scope.tenantId) graph?.forget(scope.tenantId, aadGroupId);
     log.info(
       { why, target: target.kind, hadRecord: report.record, hadBinding: !!report.bindingOrgId, removed: report.removed },
       'bot removed; its state is deleted',
@@ -99,13 +96,7 @@ export class InstallLifecycle {
     await this.parts.installs.update(target, { name });
   }
 
-  private async welcome(
-    context: TurnContext,
-    scope: ConversationScope,
-    record: InstallRecord,
-    selectedChannel: string | undefined,
-    log: Logger,
-  ): Promise<void> {
+  private async welcome({ context, scope, log }: Turn, record: InstallRecord, selectedChannel: string | undefined): Promise<void> {
     const { orgBindings, registry, sandbox, version, appId } = this.parts;
     const binding = await orgBindings.describe(scope);
     const reply = welcomeCard({
@@ -130,7 +121,7 @@ export class InstallLifecycle {
     await context.sendActivity(activity);
   }
 
-  private async readTeam(target: BindingTarget, scope: ConversationScope, log: Logger): Promise<void> {
+  private async readTeam(target: BindingTarget, { scope, log }: Turn): Promise<void> {
     const { graph, installs } = this.parts;
     if (!graph || !scope.aadGroupId || !scope.tenantId) return;
     try {

@@ -63,6 +63,7 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
     upstreamCalls: { current: () => ({ bill: 2 }) },
     log,
     cardMessages: new CardMessages(state),
+    cardActions: {},
   });
   const auditRecords = (): Array<Record<string, any>> => {
     const file = join(dir, 'audit.log');
