@@ -16,6 +16,7 @@ import {
   type CardActionHandler,
   type CardActionReply,
   type CommandLine,
+  type CommandRequest,
   type Dispatcher,
   type TurnResult,
 } from '../features/dispatch.js';
@@ -173,7 +174,7 @@ export class BillbridgeBot {
         name: `card: ${verb}`,
         select: clickWithVerb(verb),
         steps: [show, tenant, dedupe, rate],
-        run: (t) => this.cardAction(t, handler),
+        run: (t) => this.cardAction(t, verb, handler),
       })),
       {
         name: 'card: unknown verb',
@@ -288,14 +289,9 @@ export class BillbridgeBot {
     return (turn.line ??= this.parts.dispatcher.parse(commandText(turn.activity)));
   }
 
-  private command(turn: Turn): Promise<TurnResult> {
-    const request = {
-      text: commandText(turn.activity),
-      locale: turn.activity.locale,
-      scope: turn.scope,
-      caller: turn.caller,
-      correlationId: turn.correlationId,
-    };
+  private command(turn: Turn, more?: Pick<CommandRequest, 'page' | 'refresh'>): Promise<TurnResult> {
+    const { activity, scope, caller, correlationId } = turn;
+    const request = { text: commandText(activity), locale: activity.locale, scope, caller, correlationId, ...more };
     return this.parts.dispatcher.run(request, this.lineOf(turn));
   }
 
@@ -308,16 +304,7 @@ export class BillbridgeBot {
       return { reply: { ...notYourRetryReply(), privateReply: true }, outcome: 'refused' };
     }
     const page = typeof data.page === 'number' && Number.isFinite(data.page) ? data.page : undefined;
-    const request = {
-      text: commandText(turn.activity),
-      page: page ?? 0,
-      refresh: data.refresh === true,
-      locale: turn.activity.locale,
-      scope: turn.scope,
-      caller: turn.caller,
-      correlationId: turn.correlationId,
-    };
-    const result = await this.parts.dispatcher.run(request, this.lineOf(turn));
+    const result = await this.command(turn, { page: page ?? 0, refresh: data.refresh === true });
     // Failed (BILL down, an admin-only command): said to the clicker, and the card everyone sees stays as it was.
     if (result.outcome !== 'ok') return { ...result, reply: { ...result.reply, privateReply: true } };
     // Refresh, paging and a retry redraw the same view in place; any other button opens another view.
@@ -325,23 +312,15 @@ export class BillbridgeBot {
     return sameView ? result : { ...result, reply: { ...result.reply, newReply: true } };
   }
 
-  private async cardAction(turn: Turn, handler: CardActionHandler): Promise<TurnResult> {
-    const click = clickIn(turn.activity);
-    const data = { ...click.data, verb: click.verb as string };
+  private async cardAction(turn: Turn, verb: string, handler: CardActionHandler): Promise<TurnResult> {
+    const { activity, scope, caller, correlationId, log } = turn;
+    const { data, universal } = clickIn(activity);
     try {
-      const reference = JSON.parse(JSON.stringify(TurnContext.getConversationReference(turn.activity))) as Record<string, unknown>;
-      const reply = await handler({
-        data,
-        scope: turn.scope,
-        caller: turn.caller,
-        correlationId: turn.correlationId,
-        log: turn.log,
-        universal: click.universal,
-        reference,
-      });
+      const reference = JSON.parse(JSON.stringify(TurnContext.getConversationReference(activity))) as Record<string, unknown>;
+      const reply = await handler({ data: { ...data, verb }, scope, caller, correlationId, log, universal, reference });
       return { reply, outcome: 'ok' };
     } catch (err) {
-      turn.log.warn({ verb: data.verb, err: errorMessage(err) }, 'card action failed');
+      log.warn({ verb, err: errorMessage(err) }, 'card action failed');
       return { reply: this.parts.dispatcher.errorCard(err, turn), outcome: 'error', error: err };
     }
   }
@@ -353,13 +332,7 @@ export class BillbridgeBot {
 
   // --- Answers ---
 
-  /**
-   * Shows a click's reply. Action.Execute: the card goes back to the person who clicked (Teams shows an invoke answer
-   * only on their client); `everyone` also edits the card message for the whole conversation. Action.Submit: the
-   * message is edited to `everyone`, else to the card, unless `privateReply` (a new message). `newReply`: another view,
-   * posted as a new reply either way. Edits go only to the message Teams says was clicked, and only when that message
-   * carries the clicked button (cardMessages.ts); otherwise the answer comes as a new reply.
-   */
+  /** Shows a click's reply as CardActionReply (dispatch.ts) says: an invoke answer, a message edit or a new reply. */
   private async showClick(turn: Turn, reply: CardActionReply): Promise<void> {
     const click = clickIn(turn.activity);
     const carried = !reply.privateReply && !reply.newReply && (await this.carries(turn, click.data));

@@ -125,8 +125,7 @@ export class Router {
       await step(0);
       answer = turn.answer;
     }
-    // An invoke the bot does not implement (task/fetch, signin...), or whose route gave no answer: the protocol's answer
-    // for that, as botbuilder gives it.
+    // An invoke with no route or no answer (task/fetch, signin...): 501, as botbuilder answers it.
     if (activity.type === 'invoke') await context.sendActivity({ type: ActivityTypes.InvokeResponse, value: answer ?? { status: 501 } });
   }
 }
