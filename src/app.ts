@@ -20,7 +20,6 @@ import { BillbridgeBot } from './teams/bot.js';
 import { createRegistry, type FeatureDeps } from './features/index.js';
 import { Dispatcher } from './features/dispatch.js';
 import { ComposeSearch } from './features/search/search.js';
-import type { BackendInfo, BotServices } from './features/services.js';
 import { CardMessages } from './teams/cardMessages.js';
 import type { CommandRegistry } from './features/registry.js';
 import type { FinanceSettings } from './features/finance.js';
@@ -41,6 +40,7 @@ import { ApprovalCards } from './features/approvals/cardRecords.js';
 import { UserLinks } from './features/approvals/userLinks.js';
 import { createNotify, type Notifications } from './notify/index.js';
 import { BotFrameworkSender } from './teams/proactive.js';
+import { InstallLifecycle } from './teams/install.js';
 import { notificationPresenter, REFRESH_VERB } from './features/notifications/cards.js';
 import { refreshNotification } from './features/notifications/refresh.js';
 import { SANDBOX_NOTE } from './cards/words.js';
@@ -63,7 +63,7 @@ export interface BillbridgeApp {
   limiter: Limiter;
   clock: Clock;
   /** Which BILL the bot talks to: the embedded sandbox or BILL itself. */
-  backend: BackendInfo;
+  backend: { kind: 'sandbox' | 'bill'; baseUrl: string };
   /** Every command, bound to its feature's parts. */
   registry: CommandRegistry;
   /** The parts each feature was given (tests call a feature's helpers with them). */
@@ -260,9 +260,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     );
   }
 
-  const backend: BackendInfo = { kind: config.bill.credentials ? 'bill' : 'sandbox', baseUrl: config.bill.baseUrl };
+  const backend: BillbridgeApp['backend'] = { kind: config.bill.credentials ? 'bill' : 'sandbox', baseUrl: config.bill.baseUrl };
   // Every Bot Connector call of a turn (and of proactive sends) goes through the connector.thread budget.
-  const adapter = createAdapter(config, log, limiter, { aroundTurn: (fn) => upstreamCalls.run(fn) });
+  const adapter = createAdapter(config, log, limiter, (fn) => upstreamCalls.run(fn));
   // BILL webhooks -> durable outbox -> proactive cards in subscribed channels, and scheduled digests.
   const servedOrgId = config.bill.credentials?.orgId ?? sandbox?.credentials.orgId;
   // Proactive cards (notifications, digests, approvals digests) go through the Bot Framework with stored references;
@@ -337,8 +337,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     approvals: { approvals, orgBindings, audit },
   };
   const registry = createRegistry(features);
-  const services: BotServices = { config, clock, registry, state, backend, access, orgBindings, installs, graph };
-  const dispatcher = new Dispatcher(services, log);
+  const dispatcher = new Dispatcher({ registry, orgBindings, clock, locale, timeZone, log });
   const perMinute = config.limits.userCommandsPerMinute;
   const userRate = cluster
     ? new RateLimiterUserCommandRate(
@@ -363,7 +362,29 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   };
   // Search from the compose box: the org's mirror, and the registry's bill/invoice/vendor/customer cards for what it finds.
   const search = new ComposeSearch({ mirror, commands: registry, orgs: orgBindings, settings: finance, clock });
-  const bot = new BillbridgeBot({ services, dispatcher, rate: userRate, audit, upstreamCalls, log, cardMessages, cardActions, search });
+  const install = new InstallLifecycle({
+    installs,
+    orgBindings,
+    registry,
+    graph,
+    sandbox: backend.kind === 'sandbox',
+    version,
+    appId: config.bot.appId,
+  });
+  const bot = new BillbridgeBot({
+    dispatcher,
+    install,
+    access,
+    state,
+    clock,
+    rate: userRate,
+    audit,
+    upstreamCalls,
+    log,
+    cardMessages,
+    cardActions,
+    search,
+  });
   const approvalDigest = new ApprovalDigest({ approvals, state, timeZone: config.timeZone, sender, clock, log });
   const server = createHttpServer({
     log,

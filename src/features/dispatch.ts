@@ -8,7 +8,9 @@ import { errorReply } from '../cards/errorCards.js';
 import { tooLongCard, unknownCommandCard, usageText } from '../cards/help.js';
 import { MAX_COMMAND_LENGTH, type ParseResult } from './parse.js';
 import type { Caller, CommandDefinition, CommandInput, ConversationScope } from './types.js';
-import type { BotServices } from './services.js';
+import type { CommandRegistry } from './registry.js';
+import type { OrgBindings } from '../bindings/bindings.js';
+import type { Clock } from '../infra/clock.js';
 import { adaptiveCard, text, title } from '../cards/card.js';
 
 export interface CommandRequest {
@@ -112,24 +114,33 @@ export function newCorrelationId(): string {
   return randomUUID().replace(/-/g, '').slice(0, 12);
 }
 
+/** What the dispatcher uses, wired in app.ts. */
+export interface DispatcherParts {
+  registry: CommandRegistry;
+  /** Which BILL organisation the conversation uses (a command's `orgId`). */
+  orgBindings: Pick<OrgBindings, 'resolve'>;
+  clock: Clock;
+  /** The bot's locale and time zone: numbers and dates when the activity names no usable locale. */
+  locale: string;
+  timeZone: string;
+  log: Logger;
+}
+
 export class Dispatcher {
-  constructor(
-    private readonly services: BotServices,
-    private readonly log: Logger,
-  ) {}
+  constructor(private readonly parts: DispatcherParts) {}
 
   /** The bot's time format (its locale and time zone) for "resets at 11:00": one formatter, built on first use. */
   private timeFormat: Intl.DateTimeFormat | undefined;
 
   private formatTime = (ms: number): string =>
-    (this.timeFormat ??= new Intl.DateTimeFormat(this.services.config.locale, {
+    (this.timeFormat ??= new Intl.DateTimeFormat(this.parts.locale, {
       hour: '2-digit',
       minute: '2-digit',
-      timeZone: this.services.config.timeZone,
+      timeZone: this.parts.timeZone,
     })).format(new Date(ms));
 
   parse(text: string): CommandLine {
-    const { registry } = this.services;
+    const { registry } = this.parts;
     const parsed = registry.parse(text);
     return {
       parsed,
@@ -140,7 +151,7 @@ export class Dispatcher {
   /** Runs the command a line names (`line`: the line already parsed); any error becomes the one error card. */
   async run(req: CommandRequest, line = this.parse(req.text)): Promise<TurnResult> {
     const { parsed, command } = line;
-    const log = this.log.child({ correlationId: req.correlationId });
+    const log = this.parts.log.child({ correlationId: req.correlationId });
     switch (parsed.kind) {
       case 'empty':
         if (!command) return { reply: unknownCommandCard('', undefined, { kind: req.scope.kind }), outcome: 'empty' };
@@ -148,7 +159,7 @@ export class Dispatcher {
       case 'tooLong':
         return { reply: tooLongCard(parsed.length, MAX_COMMAND_LENGTH, req.scope.kind), outcome: 'unknown' };
       case 'unknown': {
-        const suggestion = parsed.suggestion ? this.services.registry.get(parsed.suggestion) : undefined;
+        const suggestion = parsed.suggestion ? this.parts.registry.get(parsed.suggestion) : undefined;
         // "conect <token>": the card (seen by the conversation, kept by Teams) neither repeats nor runs the secret.
         if (suggestion?.secretArgs && parsed.suggestionArgs !== '') {
           const typed = parsed.text.split(/\s+/).slice(0, suggestion.name.split(' ').length).join(' ');
@@ -201,15 +212,15 @@ export class Dispatcher {
     }
     let orgId: string | undefined;
     try {
-      orgId = await this.services.orgBindings.resolve(req.scope);
+      orgId = await this.parts.orgBindings.resolve(req.scope);
       const reply = await command.run({
         input,
         scope: req.scope,
         caller: req.caller,
         orgId,
         correlationId: req.correlationId,
-        now: new Date(this.services.clock.now()),
-        locale: conversationLocale(req.locale, this.services.config.locale),
+        now: new Date(this.parts.clock.now()),
+        locale: conversationLocale(req.locale, this.parts.locale),
         log,
       });
       return { orgId, reply, outcome: okOutcome };
@@ -230,7 +241,7 @@ export class Dispatcher {
       retryCommand,
       retryBy: retryOwnerOf(req),
       formatTime: this.formatTime,
-      now: () => this.services.clock.now(),
+      now: () => this.parts.clock.now(),
     });
   }
 }

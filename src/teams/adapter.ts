@@ -56,15 +56,11 @@ function cloudDefaults(channelService: string | undefined): Record<string, strin
   };
 }
 
-/** Overrides (tests, sovereign clouds) on top of the cloud's defaults, so only what was overridden changes. */
-function authSettings(overrides: Record<string, string>): Record<string, string> {
-  const parameterized = PARAMETERIZED_KEYS.some((k) => overrides[k] !== undefined && overrides[k] !== '');
-  if (!parameterized) return { ...overrides };
-  return { ...cloudDefaults(overrides.ChannelService), ...overrides };
-}
-
 export function botAuthOptions(config: Config): ConfigurationBotFrameworkAuthenticationOptions {
-  const settings = authSettings(config.bot.overrides);
+  // Overrides (tests, sovereign clouds) go on top of the cloud's defaults, so only what was overridden changes.
+  const overrides = config.bot.overrides;
+  const parameterized = PARAMETERIZED_KEYS.some((k) => overrides[k] !== undefined && overrides[k] !== '');
+  const settings = parameterized ? { ...cloudDefaults(overrides.ChannelService), ...overrides } : overrides;
   if (config.bot.appId === '') {
     // Local mode: botbuilder treats an empty app id as "authentication disabled" only for MultiTenant.
     return {
@@ -72,7 +68,7 @@ export function botAuthOptions(config: Config): ConfigurationBotFrameworkAuthent
       MicrosoftAppId: '',
       MicrosoftAppPassword: '',
       MicrosoftAppType: 'MultiTenant',
-    } as ConfigurationBotFrameworkAuthenticationOptions;
+    };
   }
   return {
     ...settings,
@@ -80,10 +76,8 @@ export function botAuthOptions(config: Config): ConfigurationBotFrameworkAuthent
     MicrosoftAppPassword: config.bot.appPassword,
     MicrosoftAppType: config.bot.appType,
     MicrosoftAppTenantId: config.bot.tenantId,
-  } as ConfigurationBotFrameworkAuthenticationOptions;
+  };
 }
-
-type Logic = (context: TurnContext) => Promise<void>;
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -95,10 +89,11 @@ const MAX_ID_LENGTH = 1024;
 const MAX_NAME_LENGTH = 256;
 
 /** Ids travel in URLs and headers (x-ms-conversation-id): no control characters, no lone surrogates. */
-function isCleanId(v: unknown, max = MAX_ID_LENGTH): v is string {
+function isCleanId(v: unknown): v is string {
   return (
     typeof v === 'string' &&
-    v.length <= max &&
+    v.length <= MAX_ID_LENGTH &&
+    // eslint-disable-next-line no-control-regex -- finding control characters is what this check is for
     !/[\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(v)
   );
 }
@@ -145,7 +140,7 @@ export function activityEnvelopeProblem(body: Record<string, unknown>): string |
       return `${party}.aadObjectId must be a short string`;
   }
   for (const field of ['id', 'replyToId', 'timestamp', 'localTimestamp', 'expiration', 'name', 'locale'] as const) {
-    if (!optional(body[field], (x) => isCleanId(x))) return `${field} must be a string of reasonable length`;
+    if (!optional(body[field], isCleanId)) return `${field} must be a string of reasonable length`;
   }
   if (body.text !== undefined && body.text !== null && typeof body.text !== 'string') return 'text must be a string';
   if (body.type === 'invoke' && (typeof body.name !== 'string' || body.name === '')) return 'an invoke activity needs a name';
@@ -163,15 +158,11 @@ export function activityEnvelopeProblem(body: Record<string, unknown>): string |
   return undefined;
 }
 
-export interface AdapterOptions {
-  /** Runs around each authenticated turn (e.g. a scope that counts the turn's upstream calls). */
-  aroundTurn?: <T>(fn: () => Promise<T>) => Promise<T>;
-  /** Turns started per turn of the event loop when many arrive at once (default 2; see pacer.ts). */
-  turnsPerTick?: number;
-}
-
 /** Why a request did not get a turn: the caller's token was refused, or tokens cannot be checked right now. */
-export type AuthFailure = { status: 401 | 503; reason: string };
+export interface AuthFailure {
+  status: 401 | 503;
+  reason: string;
+}
 
 /**
  * Classifies an error thrown while authenticating: botframework-connector throws AuthenticationError for most
@@ -186,6 +177,14 @@ export function classifyAuthError(err: unknown): AuthFailure {
   return { status: 401, reason };
 }
 
+/** What runs each authenticated turn: the route table (bot.ts). */
+interface TurnLogic {
+  run(context: TurnContext): Promise<void>;
+}
+
+/** Runs around each authenticated turn: the scope that counts the turn's upstream calls (app.ts). */
+type AroundTurn = <T>(fn: () => Promise<T>) => Promise<T>;
+
 /**
  * CloudAdapter whose HTTP path authenticates first and answers failures itself: 401 with a fixed body (never
  * botbuilder's message, which echoes token claims), logged through our logger instead of console.error. The
@@ -193,60 +192,49 @@ export function classifyAuthError(err: unknown): AuthFailure {
  * logic runs, no connector is created and no state is written for a request that did not authenticate.
  */
 export class BillbridgeAdapter extends CloudAdapter {
+  /** Starts authenticated turns a few per loop turn (tests read and hold it). */
+  readonly pacer = new TurnPacer();
+  /** Requests whose Bot Framework token verified (the server's byte budget for unauthenticated senders reads it). */
+  private readonly authenticated = new WeakSet<object>();
   private readonly clients: KeepingAuthentication;
 
   constructor(
     auth: BotFrameworkAuthentication,
     private readonly log: Logger,
-    private readonly opts: AdapterOptions = {},
+    private readonly aroundTurn: AroundTurn,
   ) {
     const clients = new KeepingAuthentication(auth);
     super(clients);
     this.clients = clients;
-    this.pacer = new TurnPacer(opts.turnsPerTick);
   }
 
-  /** Requests whose Bot Framework token verified (the server's byte budget for unauthenticated senders reads it). */
-  private readonly authenticated = new WeakSet<object>();
-
   /** What the HTTP server's /api/messages route calls: one activity to `bot`, and whether its token verified. */
-  messagesFor(bot: { run(context: TurnContext): Promise<void> }): {
-    process(req: BotRequest, res: BotResponse): Promise<void>;
-    authenticated(req: object): boolean;
-  } {
+  messagesFor(bot: TurnLogic): { process(req: BotRequest, res: BotResponse): Promise<void>; authenticated(req: object): boolean } {
     return {
-      process: (req, res) => this.process(req, res, (context) => bot.run(context)),
+      process: async (req, res) => {
+        const { status, body } = await this.receive(req, bot);
+        res.status(status);
+        if (body !== undefined) res.send(body);
+        res.end();
+      },
       authenticated: (req) => this.authenticated.has(req),
     };
   }
-
-  /** Starts authenticated turns a few per loop turn (tests read and hold it). */
-  readonly pacer: TurnPacer;
 
   /** Connector clients kept for inbound turns (see turnClients.ts). */
   get keptConnectorClients(): number {
     return this.clients.connectorCount;
   }
 
-  override process(req: BotRequest, res: BotResponse, logic: Logic): Promise<void>;
-  override process(req: BotRequest, socket: any, head: any, logic: Logic): Promise<void>;
-  override async process(req: BotRequest, resOrSocket: any, logicOrHead: any, maybeLogic?: Logic): Promise<void> {
-    // Streaming (named pipes, web sockets) is not used by Teams bots over HTTP; leave it to botbuilder.
-    if (maybeLogic) return super.process(req, resOrSocket, logicOrHead, maybeLogic);
-    const res = resOrSocket as BotResponse;
-    const logic = logicOrHead as Logic;
-    const end = (status: number, body?: unknown) => {
-      res.status(status);
-      if (body !== undefined) res.send(body);
-      res.end();
-    };
-    if (req.method !== 'POST') return end(405);
+  /** One POST to /api/messages: its envelope, its token, then its turn; the HTTP answer it gets. */
+  private async receive(req: BotRequest, bot: TurnLogic): Promise<{ status: number; body?: unknown }> {
+    if (req.method !== 'POST') return { status: 405 };
     const body = req.body as unknown;
-    if (!isObject(body)) return end(400, { error: 'Body must be a Bot Framework activity' });
+    if (!isObject(body)) return { status: 400, body: { error: 'Body must be a Bot Framework activity' } };
     const problem = activityEnvelopeProblem(body);
     if (problem) {
       this.log.info({ problem }, 'request refused: not a Bot Framework activity');
-      return end(400, { error: `Invalid activity: ${problem}` });
+      return { status: 400, body: { error: `Invalid activity: ${problem}` } };
     }
     // The envelope check above covers what botbuilder's own validation would (a string type); no field is converted.
     const activity = body as unknown as Activity;
@@ -260,13 +248,13 @@ export class BillbridgeAdapter extends CloudAdapter {
       const failure = classifyAuthError(err);
       if (failure.status === 503) {
         this.log.error({ reason: failure.reason }, 'cannot check Bot Framework tokens: OpenID metadata or signing keys unavailable');
-        return end(503, { error: 'Service unavailable' });
+        return { status: 503, body: { error: 'Service unavailable' } };
       }
       this.log.info(
         { reason: failure.reason, hasAuthorization: authHeader !== '', activityType: activity.type.slice(0, 40) },
         'request refused: Bot Framework authentication failed',
       );
-      return end(401, { error: 'Unauthorized' });
+      return { status: 401, body: { error: 'Unauthorized' } };
     }
 
     this.authenticated.add(req);
@@ -274,22 +262,21 @@ export class BillbridgeAdapter extends CloudAdapter {
     // forged or missing token (answered above) never takes a place in that queue ahead of Teams' own turns.
     await this.pacer.next();
     try {
-      const run = () => this.processActivity(auth, activity, logic);
-      const invokeResponse = await (this.opts.aroundTurn ? this.opts.aroundTurn(run) : run());
-      return end(invokeResponse?.status ?? 200, invokeResponse?.body);
+      const invokeResponse = await this.aroundTurn(() => this.processActivity(auth, activity, (context) => bot.run(context)));
+      return { status: invokeResponse?.status ?? 200, body: invokeResponse?.body as unknown };
     } catch (err) {
       // onTurnError handles failures inside the turn; this is what escapes it (e.g. the error card send failing).
       this.log.error(
         { err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err, activityType: activity.type.slice(0, 40) },
         'turn failed outside the bot',
       );
-      return end(500, { error: 'Internal error' });
+      return { status: 500, body: { error: 'Internal error' } };
     }
   }
 }
 
 /** The adapter, its connector clients sending through the limiter (connectorLimits.ts). */
-export function createAdapter(config: Config, log: Logger, limiter: Limiter, opts: AdapterOptions = {}): BillbridgeAdapter {
+export function createAdapter(config: Config, log: Logger, limiter: Limiter, aroundTurn: AroundTurn): BillbridgeAdapter {
   if (config.bot.appId === '') {
     log.warn(
       'LOCAL MODE: MicrosoftAppId is empty, so inbound Bot Framework authentication is OFF and anyone who can reach /api/messages can talk to the bot. Never expose this instance.',
@@ -298,7 +285,7 @@ export function createAdapter(config: Config, log: Logger, limiter: Limiter, opt
   const auth = new ConfigurationBotFrameworkAuthentication(botAuthOptions(config), undefined, undefined, undefined, {
     httpClient: connectorHttpClient({ limiter, log }),
   });
-  const adapter = new BillbridgeAdapter(auth, log, opts);
+  const adapter = new BillbridgeAdapter(auth, log, aroundTurn);
   adapter.onTurnError = async (context, error) => {
     const correlationId = correlationIdOf(context);
     log.error(
@@ -307,11 +294,11 @@ export function createAdapter(config: Config, log: Logger, limiter: Limiter, opt
         err: errorMessage(error),
         errName: error instanceof Error ? error.name : typeof error,
         stack: error instanceof Error ? error.stack : undefined,
-        activityType: context.activity?.type,
+        activityType: context.activity.type,
       },
       'unhandled error in turn',
     );
-    if (context.activity?.type === 'message' && !context.responded) {
+    if (context.activity.type === 'message' && !context.responded) {
       try {
         await context.sendActivity(cardActivity(errorReply(error, { correlationId })));
       } catch (sendErr) {

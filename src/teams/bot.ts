@@ -1,9 +1,9 @@
 // The bot's route table: typed commands, card actions (Action.Submit and Action.Execute) and install events, each with
 // its steps in the order they run. Handlers get plain data (scope, caller, card data), never a botbuilder type.
-import { ActivityTypes, TurnContext, type Activity, type InvokeResponse } from 'botbuilder';
+import { ActivityTypes, TurnContext, type Activity, type ChannelAccount, type InvokeResponse } from 'botbuilder';
 import type { Logger } from '../infra/log.js';
 import { LimitExceeded, TenantNotAllowed, errorMessage } from '../errors.js';
-import { NS } from '../infra/state/types.js';
+import { NS, type StateStore } from '../infra/state/types.js';
 import type { AuditTrail } from '../infra/audit.js';
 import type { UpstreamCallCounter } from '../infra/upstreamCalls.js';
 import type { ActionData, CardReply } from '../cards/card.js';
@@ -16,11 +16,13 @@ import {
   type CardActionHandler,
   type CardActionReply,
   type CommandLine,
+  type CommandRequest,
   type Dispatcher,
   type TurnResult,
 } from '../features/dispatch.js';
-import type { BotServices } from '../features/services.js';
-import { InstallLifecycle } from './install.js';
+import type { AccessPolicy } from '../features/access.js';
+import type { Clock } from '../infra/clock.js';
+import type { InstallLifecycle } from './install.js';
 import { composeSearchRoutes } from './composeSearch.js';
 import type { ComposeSearch } from '../features/search/search.js';
 import { cardActivity, Router, type Route, type Step, type Turn } from './routes.js';
@@ -52,17 +54,24 @@ interface Click {
 }
 
 function clickOf(activity: Activity): Click | undefined {
-  if (activity.type === ActivityTypes.Message) {
+  if (activity.type === 'message') {
     const value: unknown = activity.value;
     return isObject(value) && typeof value.verb === 'string'
       ? { data: value as Partial<ActionData>, verb: value.verb, universal: false }
       : undefined;
   }
-  if (activity.type !== ActivityTypes.Invoke || activity.name !== 'adaptiveCard/action') return undefined;
+  if (activity.type !== 'invoke' || activity.name !== 'adaptiveCard/action') return undefined;
   // The envelope check (adapter.ts) makes sure value.action is an object with a type.
   const action = (activity.value as { action: { type: string; verb?: unknown; data?: unknown } }).action;
   const data = (isObject(action.data) ? action.data : {}) as Partial<ActionData>;
   return { data, verb: typeof action.verb === 'string' ? action.verb : data.verb, universal: true };
+}
+
+/** The click a card route selected (its select checked there is one). */
+function clickIn(activity: Activity): Click {
+  const click = clickOf(activity);
+  if (!click) throw new Error('a card route ran for an activity that is not a card click');
+  return click;
 }
 
 /** The command line of a typed message, or of a card's run button (Refresh, Show more, Try again). */
@@ -73,11 +82,14 @@ function commandText(activity: Activity): string {
 }
 
 const clickWithVerb = (verb: string) => (activity: Activity) => clickOf(activity)?.verb === verb;
-const installation = (action: string) => (a: Activity) => a.type === ActivityTypes.InstallationUpdate && a.action === action;
-const isBotAmong = (members: Array<{ id?: string }> | undefined, activity: Activity) =>
-  (members ?? []).some((m) => m.id !== undefined && m.id === activity.recipient?.id);
+const installation = (action: string) => (a: Activity) => a.type === 'installationUpdate' && a.action === action;
+const isBotAmong = (members: Array<{ id?: string }> | undefined, activity: Activity) => {
+  // The envelope check (adapter.ts) lets an activity come without a recipient, whatever botbuilder's type says.
+  const bot = activity.recipient as Partial<ChannelAccount> | undefined;
+  return (members ?? []).some((m) => m.id !== undefined && m.id === bot?.id);
+};
 const nonEmpty = (list: unknown[] | undefined) => (list?.length ?? 0) > 0;
-const isConversationUpdate = (a: Activity) => a.type === ActivityTypes.ConversationUpdate;
+const isConversationUpdate = (a: Activity) => a.type === 'conversationUpdate';
 /** Team events come on a conversationUpdate that adds or removes nobody (as botbuilder's Teams handler reads them). */
 const teamEvent = (a: Activity, ...names: string[]) =>
   isConversationUpdate(a) &&
@@ -86,37 +98,35 @@ const teamEvent = (a: Activity, ...names: string[]) =>
   !nonEmpty(a.membersRemoved) &&
   names.includes((a.channelData as { eventType?: string } | undefined)?.eventType ?? '');
 
+/** What the bot uses, wired in app.ts. */
 export interface BotParts {
-  services: BotServices;
   dispatcher: Dispatcher;
+  /** The install events' handlers (install.ts). */
+  install: Pick<InstallLifecycle, 'added' | 'removed' | 'renamed'>;
+  /** ALLOWED_TENANT_IDS. */
+  access: Pick<AccessPolicy, 'tenantAllowed'>;
+  /** Where the duplicate-delivery marks are kept. */
+  state: Pick<StateStore, 'claim'>;
+  clock: Clock;
   /** Each person's turns per minute (USER_COMMANDS_PER_MINUTE). */
   rate: UserCommandRate;
-  audit: AuditTrail;
+  audit: Pick<AuditTrail, 'command'>;
   /** The upstream calls the current turn made, for its audit record. */
   upstreamCalls: Pick<UpstreamCallCounter, 'current'>;
   log: Logger;
-  /** Which buttons each card message carries; the proactive sender records into the same one. */
-  cardMessages: CardMessages;
+  /** Which buttons each card message carries (a click edits only the message that carries its button). */
+  cardMessages: Pick<CardMessages, 'posted' | 'carries'>;
   /** Card button verbs other than "run" (refresh, approve, deny...) and their handlers. */
-  cardActions?: Record<string, CardActionHandler>;
-  /** Search from the compose box (composeExtension/query, /selectItem); without it those invokes answer 501. */
-  search?: ComposeSearch;
+  cardActions: Record<string, CardActionHandler>;
+  /** Search from the compose box (composeExtension/query). */
+  search: Pick<ComposeSearch, 'query'>;
 }
 
 export class BillbridgeBot {
-  /** Which buttons each card message carries: a click edits only the message that carries its button. */
-  readonly cardMessages: CardMessages;
   private readonly router: Router;
-  private readonly services: BotServices;
-  private readonly dispatcher: Dispatcher;
-  private readonly log: Logger;
 
   constructor(private readonly parts: BotParts) {
-    this.services = parts.services;
-    this.dispatcher = parts.dispatcher;
-    this.log = parts.log;
-    this.cardMessages = parts.cardMessages;
-    const install = new InstallLifecycle(this.services);
+    const install = parts.install;
     const { post, show, tenant, dedupe, audit, rate, typing } = this;
     const routes: Route[] = [
       // Install lifecycle (install.ts): Teams sends installationUpdate and a conversationUpdate naming the bot on arrival
@@ -149,7 +159,7 @@ export class BillbridgeBot {
       // button), the person's rate for anything that can reach BILL, and the typing indicator of a typed command.
       {
         name: 'command',
-        select: (a) => a.type === ActivityTypes.Message && !clickOf(a),
+        select: (a) => a.type === 'message' && !clickOf(a),
         steps: [post, tenant, dedupe, audit, rate, typing],
         run: (t) => this.command(t),
       },
@@ -164,17 +174,17 @@ export class BillbridgeBot {
           ),
       },
       { name: 'card: run', select: clickWithVerb('run'), steps: [show, tenant, dedupe, audit, rate], run: (t) => this.runFromCard(t) },
-      ...Object.entries(parts.cardActions ?? {}).map(([verb, handler]): Route => ({
+      ...Object.entries(parts.cardActions).map(([verb, handler]): Route => ({
         name: `card: ${verb}`,
         select: clickWithVerb(verb),
         steps: [show, tenant, dedupe, rate],
-        run: (t) => this.cardAction(t, handler),
+        run: (t) => this.cardAction(t, verb, handler),
       })),
       {
         name: 'card: unknown verb',
         select: (a) => typeof clickOf(a)?.verb === 'string',
         steps: [show, tenant, dedupe],
-        run: async (t) => this.unknownVerb(t),
+        run: (t) => this.unknownVerb(t),
       },
       {
         name: 'card: no verb',
@@ -183,9 +193,9 @@ export class BillbridgeBot {
         run: (t) => answer(t, answerError('BadRequest', 'Missing verb')),
       },
       // Search from the compose box (composeSearch.ts): tenant, audit and the person's rate as for a typed command.
-      ...(parts.search ? composeSearchRoutes(parts.search, { tenant, audit, rate }) : []),
+      ...composeSearchRoutes(parts.search, { tenant, audit, rate }),
     ];
-    this.router = new Router(this.log);
+    this.router = new Router(parts.log);
     for (const route of routes) this.router.add(route);
   }
 
@@ -212,9 +222,9 @@ export class BillbridgeBot {
 
   /** Activities from tenants outside ALLOWED_TENANT_IDS touch nothing else; the route's answer says why, if it has one. */
   private readonly tenant: Step = async (turn, next) => {
-    if (this.services.access.tenantAllowed(turn.scope.tenantId)) return next();
+    if (this.parts.access.tenantAllowed(turn.scope.tenantId)) return next();
     turn.log.warn({ tenantId: turn.scope.tenantId, kind: turn.scope.kind }, 'activity from a tenant that is not allowed; nothing done');
-    return this.dispatcher.refused(new TenantNotAllowed(), turn);
+    return this.parts.dispatcher.refused(new TenantNotAllowed(), turn);
   };
 
   /**
@@ -224,12 +234,12 @@ export class BillbridgeBot {
   private readonly dedupe: Step = async (turn, next) => {
     const a = turn.activity;
     if (a.id) {
-      const claim = await this.services.state.claim(NS.seenActivities, `${a.conversation?.id ?? ''}|${a.id}`, this.services.clock.now(), {
+      const claim = await this.parts.state.claim(NS.seenActivities, `${turn.scope.conversationId}|${a.id}`, this.parts.clock.now(), {
         ttlMs: DUPLICATE_WINDOW_MS,
       });
       if (!claim.created) {
         turn.log.info({ activityId: a.id }, 'duplicate delivery ignored');
-        if (a.type === ActivityTypes.Invoke) turn.answer = answerText('Already handled');
+        if (a.type === 'invoke') turn.answer = answerText('Already handled');
         return undefined;
       }
       await claim.durable;
@@ -257,7 +267,7 @@ export class BillbridgeBot {
       const decision = await this.parts.rate.take(userRateKey(turn));
       if (!decision.allowed) throw new LimitExceeded('user.commands', decision.retryInMs, 'userRate');
     } catch (err) {
-      return this.dispatcher.refused(err, turn);
+      return this.parts.dispatcher.refused(err, turn);
     }
     return next();
   };
@@ -282,22 +292,17 @@ export class BillbridgeBot {
   // --- Handlers ---
 
   private lineOf(turn: Turn): CommandLine {
-    return (turn.line ??= this.dispatcher.parse(commandText(turn.activity)));
+    return (turn.line ??= this.parts.dispatcher.parse(commandText(turn.activity)));
   }
 
-  private command(turn: Turn): Promise<TurnResult> {
-    const request = {
-      text: commandText(turn.activity),
-      locale: turn.activity.locale,
-      scope: turn.scope,
-      caller: turn.caller,
-      correlationId: turn.correlationId,
-    };
-    return this.dispatcher.run(request, this.lineOf(turn));
+  private command(turn: Turn, more?: Pick<CommandRequest, 'page' | 'refresh'>): Promise<TurnResult> {
+    const { activity, scope, caller, correlationId } = turn;
+    const request = { text: commandText(activity), locale: activity.locale, scope, caller, correlationId, ...more };
+    return this.parts.dispatcher.run(request, this.lineOf(turn));
   }
 
   private async runFromCard(turn: Turn): Promise<TurnResult> {
-    const { data } = clickOf(turn.activity)!;
+    const { data } = clickIn(turn.activity);
     // A Try again belongs to the person whose command failed: anyone else pressing it runs nothing (their own
     // authority would otherwise run someone else's text). Who clicked comes from Teams, never from the card.
     if (data.by !== undefined && data.by !== retryOwnerOf(turn)) {
@@ -305,16 +310,7 @@ export class BillbridgeBot {
       return { reply: { ...notYourRetryReply(), privateReply: true }, outcome: 'refused' };
     }
     const page = typeof data.page === 'number' && Number.isFinite(data.page) ? data.page : undefined;
-    const request = {
-      text: commandText(turn.activity),
-      page: page ?? 0,
-      refresh: data.refresh === true,
-      locale: turn.activity.locale,
-      scope: turn.scope,
-      caller: turn.caller,
-      correlationId: turn.correlationId,
-    };
-    const result = await this.dispatcher.run(request, this.lineOf(turn));
+    const result = await this.command(turn, { page: page ?? 0, refresh: data.refresh === true });
     // Failed (BILL down, an admin-only command): said to the clicker, and the card everyone sees stays as it was.
     if (result.outcome !== 'ok') return { ...result, reply: { ...result.reply, privateReply: true } };
     // Refresh, paging and a retry redraw the same view in place; any other button opens another view.
@@ -322,43 +318,29 @@ export class BillbridgeBot {
     return sameView ? result : { ...result, reply: { ...result.reply, newReply: true } };
   }
 
-  private async cardAction(turn: Turn, handler: CardActionHandler): Promise<TurnResult> {
-    const click = clickOf(turn.activity)!;
-    const data = { ...click.data, verb: click.verb as string };
+  private async cardAction(turn: Turn, verb: string, handler: CardActionHandler): Promise<TurnResult> {
+    const { activity, scope, caller, correlationId, log } = turn;
+    const { data, universal } = clickIn(activity);
     try {
-      const reference = JSON.parse(JSON.stringify(TurnContext.getConversationReference(turn.activity))) as Record<string, unknown>;
-      const reply = await handler({
-        data,
-        scope: turn.scope,
-        caller: turn.caller,
-        correlationId: turn.correlationId,
-        log: turn.log,
-        universal: click.universal,
-        reference,
-      });
+      const reference = JSON.parse(JSON.stringify(TurnContext.getConversationReference(activity))) as Record<string, unknown>;
+      const reply = await handler({ data: { ...data, verb }, scope, caller, correlationId, log, universal, reference });
       return { reply, outcome: 'ok' };
     } catch (err) {
-      turn.log.warn({ verb: data.verb, err: errorMessage(err) }, 'card action failed');
-      return { reply: this.dispatcher.errorCard(err, turn), outcome: 'error', error: err };
+      log.warn({ verb, err: errorMessage(err) }, 'card action failed');
+      return { reply: this.parts.dispatcher.errorCard(err, turn), outcome: 'error', error: err };
     }
   }
 
-  private unknownVerb(turn: Turn): TurnResult {
-    turn.log.info({ verb: String(clickOf(turn.activity)?.verb).slice(0, 40) }, 'unknown card action');
-    return { reply: this.dispatcher.errorCard(new Error('unknown card action'), turn), outcome: 'unknown' };
+  private unknownVerb(turn: Turn): Promise<TurnResult> {
+    turn.log.info({ verb: String(clickIn(turn.activity).verb).slice(0, 40) }, 'unknown card action');
+    return Promise.resolve({ reply: this.parts.dispatcher.errorCard(new Error('unknown card action'), turn), outcome: 'unknown' });
   }
 
   // --- Answers ---
 
-  /**
-   * Shows a click's reply. Action.Execute: the card goes back to the person who clicked (Teams shows an invoke answer
-   * only on their client); `everyone` also edits the card message for the whole conversation. Action.Submit: the
-   * message is edited to `everyone`, else to the card, unless `privateReply` (a new message). `newReply`: another view,
-   * posted as a new reply either way. Edits go only to the message Teams says was clicked, and only when that message
-   * carries the clicked button (cardMessages.ts); otherwise the answer comes as a new reply.
-   */
+  /** Shows a click's reply as CardActionReply (dispatch.ts) says: an invoke answer, a message edit or a new reply. */
   private async showClick(turn: Turn, reply: CardActionReply): Promise<void> {
-    const click = clickOf(turn.activity)!;
+    const click = clickIn(turn.activity);
     const carried = !reply.privateReply && !reply.newReply && (await this.carries(turn, click.data));
     if (!click.universal) {
       const shown = reply.privateReply ? reply : (reply.everyone ?? reply);
@@ -399,7 +381,7 @@ export class BillbridgeBot {
 
   /** Records the buttons a message now carries; a failure only means its buttons answer with new replies. */
   private async recordCard(turn: Turn, activityId: string | undefined, reply: CardReply, how: 'new' | 'edited' | 'shown'): Promise<void> {
-    await this.cardMessages
+    await this.parts.cardMessages
       .posted({ tenantId: turn.scope.tenantId, conversationId: turn.scope.conversationId }, activityId, reply.card, how)
       .catch((err: unknown) => {
         turn.log.warn({ err: errorMessage(err) }, 'card message record failed');
@@ -412,7 +394,7 @@ export class BillbridgeBot {
    */
   private async carries(turn: Turn, data: Record<string, unknown>): Promise<boolean> {
     try {
-      return await this.cardMessages.carries(
+      return await this.parts.cardMessages.carries(
         { tenantId: turn.scope.tenantId, conversationId: turn.scope.conversationId },
         turn.activity.replyToId,
         data,
@@ -431,7 +413,7 @@ async function none(work: Promise<void>): Promise<undefined> {
 }
 
 /** A handler that gives the invoke's protocol answer and no card. */
-async function answer(turn: Turn, invokeAnswer: InvokeResponse): Promise<undefined> {
+function answer(turn: Turn, invokeAnswer: InvokeResponse): Promise<undefined> {
   turn.answer = invokeAnswer;
-  return undefined;
+  return Promise.resolve(undefined);
 }

@@ -30,7 +30,8 @@ function canonical(value: unknown): string {
       .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
       .join(',')}}`;
   }
-  return JSON.stringify(value) ?? 'null';
+  // Click and card data are JSON; undefined (an array's hole) prints as JSON.stringify prints it inside an array.
+  return value === undefined ? 'null' : JSON.stringify(value);
 }
 
 function print(data: Record<string, unknown>, keys: string[]): ButtonPrint {

@@ -65,7 +65,7 @@ function turnResult(answer: SearchAnswer): TurnResult {
  * The search route. Each runs, in order: the answer (last to finish: a refusal by a later step becomes a message
  * result), then the bot's tenant, audit and per-person rate steps, as a typed command does.
  */
-export function composeSearchRoutes(search: ComposeSearch, steps: { tenant: Step; audit: Step; rate: Step }): Route[] {
+export function composeSearchRoutes(search: Pick<ComposeSearch, 'query'>, steps: { tenant: Step; audit: Step; rate: Step }): Route[] {
   const { tenant, audit, rate } = steps;
   const answer =
     (line: (turn: Turn) => { name: string; args: string[] }): Step =>

@@ -54,8 +54,8 @@ export function retryAfterMs(headers: { get(name: string): string | undefined | 
 /** The conversation a connector URL addresses (.../v3/conversations/{id}/...; service URLs carry a path such as /amer/), if any. */
 export function conversationOfUrl(url: string): string | undefined {
   try {
-    const m = /\/v3\/conversations\/([^/]+)/.exec(new URL(url).pathname);
-    return m ? decodeURIComponent(m[1]!) : undefined;
+    const id = /\/v3\/conversations\/([^/]+)/.exec(new URL(url).pathname)?.[1];
+    return id === undefined ? undefined : decodeURIComponent(id);
   } catch {
     return undefined;
   }

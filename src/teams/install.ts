@@ -1,13 +1,12 @@
-// Install lifecycle: the bot added to (or removed from) a team, group chat or personal chat. Storage lives in state/.
+// Install lifecycle: the bot added to (or removed from) a team, group chat or personal chat; the records are bindings/'s.
 import { TeamsInfo, TurnContext, type Activity } from 'botbuilder';
-import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import { GraphApiError } from '../graph/errors.js';
-import { bindingTarget, type BindingTarget } from '../bindings/bindings.js';
-import type { InstallRecord } from '../bindings/installations.js';
+import { bindingTarget, type BindingTarget, type OrgBindings } from '../bindings/bindings.js';
+import type { InstallRecord, Installations } from '../bindings/installations.js';
+import type { GraphTeams } from '../graph/teams.js';
 import { welcomeCard } from '../cards/welcome.js';
-import type { ConversationScope } from '../features/types.js';
-import type { BotServices } from '../features/services.js';
+import type { CommandRegistry } from '../features/registry.js';
 import { cardActivity, type Turn } from './routes.js';
 
 interface InstallChannelData {
@@ -20,26 +19,42 @@ function channelOf(conversationId: string): string {
   return conversationId.split(';')[0] ?? conversationId;
 }
 
+/** What the install lifecycle uses, wired in app.ts. */
+export interface InstallParts {
+  /** Where the bot is installed (conversation references) and the clean-up when it is removed. */
+  installs: Pick<Installations, 'recordInstall' | 'get' | 'update' | 'remove'>;
+  /** The welcome says which BILL organisation the conversation uses, or how to link one. */
+  orgBindings: Pick<OrgBindings, 'describe' | 'mode'>;
+  /** The welcome suggests commands of the conversation's kind. */
+  registry: Pick<CommandRegistry, 'forScope'>;
+  /** Graph GET /teams/{id}; undefined in local mode (no app id) or without a client secret. */
+  graph: Pick<GraphTeams, 'getTeam' | 'forget'> | undefined;
+  /** BILL is the embedded sandbox: the welcome says so. */
+  sandbox: boolean;
+  version: string;
+  /** The bot's app id, to post the welcome in the channel Teams says was selected; '' in local mode. */
+  appId: string;
+}
+
 export class InstallLifecycle {
-  constructor(private readonly services: BotServices) {}
+  constructor(private readonly parts: InstallParts) {}
 
   /**
    * The bot arrived (installationUpdate add, or conversationUpdate with the bot among membersAdded; Teams sends
    * both). Stores the conversation reference once, welcomes once, then reads the team from Graph. Its route has
    * checked the tenant.
    */
-  async added({ context, scope, log }: Turn, upgrade: boolean): Promise<void> {
-    const { installs, orgBindings } = this.services;
+  async added(turn: Turn, upgrade: boolean): Promise<void> {
+    const { activity, scope, caller, log } = turn;
     const target = bindingTarget(scope);
-    if (!installs || !orgBindings || !target) {
-      log.warn({ kind: scope.kind, hasTarget: !!target }, 'install event without a team or chat to record');
+    if (!target) {
+      log.warn({ kind: scope.kind }, 'install event without a team or chat to record');
       return;
     }
-    const activity = context.activity;
     const channelData = (activity.channelData ?? {}) as InstallChannelData;
     const selectedChannel = channelData.settings?.selectedChannel?.id;
     const reference = JSON.parse(JSON.stringify(TurnContext.getConversationReference(activity))) as Record<string, unknown>;
-    const { created, record } = await installs.recordInstall({
+    const { created, record } = await this.parts.installs.recordInstall({
       tenantId: target.tenantId,
       kind: target.kind,
       conversationType: scope.kind,
@@ -48,25 +63,25 @@ export class InstallLifecycle {
       name: typeof channelData.team?.name === 'string' ? channelData.team.name : undefined,
       channelId: scope.kind === 'channel' ? (selectedChannel ?? channelOf(scope.conversationId)) : undefined,
       reference,
-      installedBy: typeof activity.from?.aadObjectId === 'string' ? activity.from.aadObjectId : undefined,
+      installedBy: caller.aadObjectId,
     });
     log.info(
       { target: target.kind, conversationType: scope.kind, created, upgrade },
       created ? 'bot installed' : 'install record refreshed',
     );
-    if (created && !upgrade) await this.welcome(context, scope, record, selectedChannel, log);
-    if (scope.kind === 'channel') await this.readTeam(target, scope, log);
+    if (created && !upgrade) await this.welcome(turn, record, selectedChannel);
+    if (scope.kind === 'channel') await this.readTeam(target, turn);
   }
 
   /** The bot left (uninstalled, removed from the team, or the team was deleted): nothing about it is kept. */
   async removed({ scope, log }: Turn, why: string): Promise<void> {
     const target = bindingTarget(scope);
-    const installs = this.services.installs;
-    if (!installs || !target) return;
+    if (!target) return;
+    const { installs, graph } = this.parts;
     const record = await installs.get(target);
     const report = await installs.remove(target);
     const aadGroupId = scope.aadGroupId ?? record?.aadGroupId;
-    if (aadGroupId && scope.tenantId) this.services.graph?.forget(scope.tenantId, aadGroupId);
+    if (aadGroupId && scope.tenantId) graph?.forget(scope.tenantId, aadGroupId);
     log.info(
       { why, target: target.kind, hadRecord: report.record, hadBinding: !!report.bindingOrgId, removed: report.removed },
       'bot removed; its state is deleted',
@@ -78,32 +93,26 @@ export class InstallLifecycle {
     const name = (activity.channelData as InstallChannelData).team?.name;
     const target = bindingTarget(scope);
     if (!target || !name) return;
-    await this.services.installs?.update(target, { name });
+    await this.parts.installs.update(target, { name });
   }
 
-  private async welcome(
-    context: TurnContext,
-    scope: ConversationScope,
-    record: InstallRecord,
-    selectedChannel: string | undefined,
-    log: Logger,
-  ): Promise<void> {
-    const { orgBindings, registry, backend, config } = this.services;
-    const binding = await orgBindings!.describe(scope);
+  private async welcome({ context, scope, log }: Turn, record: InstallRecord, selectedChannel: string | undefined): Promise<void> {
+    const { orgBindings, registry, sandbox, version, appId } = this.parts;
+    const binding = await orgBindings.describe(scope);
     const reply = welcomeCard({
       kind: scope.kind,
       teamName: record.name,
       binding,
-      mode: orgBindings!.mode,
-      sandbox: backend.kind === 'sandbox',
+      mode: orgBindings.mode,
+      sandbox,
       commands: registry.forScope(scope.kind),
-      version: config.version,
+      version,
     });
     const activity = cardActivity(reply);
     // Teams may say the bot was set up for a channel other than the one the event came through.
-    if (scope.kind === 'channel' && selectedChannel && selectedChannel !== channelOf(scope.conversationId) && config.bot.appId) {
+    if (scope.kind === 'channel' && selectedChannel && selectedChannel !== channelOf(scope.conversationId) && appId) {
       try {
-        await TeamsInfo.sendMessageToTeamsChannel(context, activity as Activity, selectedChannel, config.bot.appId);
+        await TeamsInfo.sendMessageToTeamsChannel(context, activity as Activity, selectedChannel, appId);
         return;
       } catch (err) {
         log.warn({ err: errorMessage(err) }, 'welcome to the selected channel failed; posting where the event came from');
@@ -112,9 +121,9 @@ export class InstallLifecycle {
     await context.sendActivity(activity);
   }
 
-  private async readTeam(target: BindingTarget, scope: ConversationScope, log: Logger): Promise<void> {
-    const { graph, installs } = this.services;
-    if (!graph || !installs || !scope.aadGroupId || !scope.tenantId) return;
+  private async readTeam(target: BindingTarget, { scope, log }: Turn): Promise<void> {
+    const { graph, installs } = this.parts;
+    if (!graph || !scope.aadGroupId || !scope.tenantId) return;
     try {
       const team = await graph.getTeam(scope.tenantId, scope.aadGroupId, { priority: 'interactive' });
       if (team.tenantId && team.tenantId.toLowerCase() !== scope.tenantId.toLowerCase()) {

@@ -86,7 +86,7 @@ export class BotFrameworkSender implements ChannelSender {
       // Before the turn: the connector client or its token could not be made.
       outcome = sendFailure(err);
     }
-    if (!outcome) outcome = { ok: false, status: 0, message: 'the proactive turn ended without sending' };
+    outcome ??= { ok: false, status: 0, message: 'the proactive turn ended without sending' };
     if (!outcome.ok) this.log.debug({ status: outcome.status, code: outcome.code }, 'proactive send failed');
     return outcome;
   }

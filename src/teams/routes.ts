@@ -1,6 +1,14 @@
 // The route table: every inbound kind (typed commands, card actions, install events, invokes) is one route of
 // `select` (which activities), `steps` (small middleware, run in the order listed) and `run` (the handler).
-import { ActivityTypes, CardFactory, MessageFactory, type Activity, type InvokeResponse, type TurnContext } from 'botbuilder';
+import {
+  ActivityTypes,
+  CardFactory,
+  MessageFactory,
+  type Activity,
+  type ChannelAccount,
+  type InvokeResponse,
+  type TurnContext,
+} from 'botbuilder';
 import type { Logger } from '../infra/log.js';
 import type { CardReply } from '../cards/card.js';
 import type { Caller, ConversationKind, ConversationScope } from '../features/types.js';
@@ -44,7 +52,7 @@ export function cardActivity(reply: CardReply): Partial<Activity> {
 }
 
 export function correlationIdOf(context: TurnContext): string {
-  let id = context.turnState.get(CORRELATION_ID) as string | undefined;
+  let id = context.turnState.get<string | undefined>(CORRELATION_ID);
   if (!id) {
     id = newCorrelationId();
     context.turnState.set(CORRELATION_ID, id);
@@ -58,25 +66,28 @@ function scopeOf(activity: Activity): ConversationScope {
     channel?: { id?: string };
     tenant?: { id?: string };
   };
-  const type = activity.conversation?.conversationType;
+  const type = activity.conversation.conversationType;
   const kind: ConversationKind = type === 'channel' ? 'channel' : type === 'groupChat' ? 'groupChat' : 'personal';
   const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
   return {
     kind,
-    tenantId: str(channelData.tenant?.id) ?? str(activity.conversation?.tenantId),
+    tenantId: str(channelData.tenant?.id) ?? str(activity.conversation.tenantId),
     teamId: str(channelData.team?.id),
     aadGroupId: str(channelData.team?.aadGroupId),
     channelId: str(channelData.channel?.id),
-    conversationId: activity.conversation?.id ?? '',
-    serviceUrl: activity.serviceUrl ?? '',
+    // The envelope check (adapter.ts) has made sure of both.
+    conversationId: activity.conversation.id,
+    serviceUrl: activity.serviceUrl,
   };
 }
 
 function callerOf(activity: Activity): Caller {
+  // The envelope check (adapter.ts) lets an activity come without a sender, whatever botbuilder's type says.
+  const from = activity.from as Partial<ChannelAccount> | undefined;
   return {
-    id: activity.from?.id ?? '',
-    aadObjectId: typeof activity.from?.aadObjectId === 'string' ? activity.from.aadObjectId : undefined,
-    name: typeof activity.from?.name === 'string' ? activity.from.name : undefined,
+    id: from?.id ?? '',
+    aadObjectId: typeof from?.aadObjectId === 'string' ? from.aadObjectId : undefined,
+    name: typeof from?.name === 'string' ? from.name : undefined,
   };
 }
 
@@ -96,7 +107,7 @@ export class Router {
   async run(context: TurnContext): Promise<void> {
     const activity = context.activity;
     const route = this.routes.find((r) => r.select(activity));
-    const isInvoke = activity.type === ActivityTypes.Invoke;
+    let answer: InvokeResponse | undefined;
     if (route) {
       const correlationId = correlationIdOf(context);
       const turn: Turn = {
@@ -107,12 +118,14 @@ export class Router {
         correlationId,
         log: this.log.child({ correlationId }),
       };
-      const step = (i: number): Promise<TurnResult | undefined> =>
-        i < route.steps.length ? route.steps[i]!(turn, () => step(i + 1)) : route.run(turn);
+      const step = (i: number): Promise<TurnResult | undefined> => {
+        const next = route.steps[i];
+        return next ? next(turn, () => step(i + 1)) : route.run(turn);
+      };
       await step(0);
-      if (isInvoke && turn.answer) return void (await context.sendActivity({ type: ActivityTypes.InvokeResponse, value: turn.answer }));
+      answer = turn.answer;
     }
-    // An invoke the bot does not implement (task/fetch, signin...): the protocol's answer, as botbuilder gives it.
-    if (isInvoke) await context.sendActivity({ type: ActivityTypes.InvokeResponse, value: { status: 501 } });
+    // An invoke with no route or no answer (task/fetch, signin...): 501, as botbuilder answers it.
+    if (activity.type === 'invoke') await context.sendActivity({ type: ActivityTypes.InvokeResponse, value: answer ?? { status: 501 } });
   }
 }

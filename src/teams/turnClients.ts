@@ -44,7 +44,8 @@ class KeptClients<T extends object> {
     made.catch(() => {
       if (this.kept.get(key) === made) this.kept.delete(key);
     });
-    if (this.kept.size > this.max) this.kept.delete(this.kept.keys().next().value!);
+    const oldest = this.kept.keys().next();
+    if (this.kept.size > this.max && !oldest.done) this.kept.delete(oldest.value);
     return made;
   }
 }

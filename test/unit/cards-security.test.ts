@@ -15,7 +15,6 @@ import type { TurnContext } from 'botbuilder';
 import { Dispatcher } from '../../src/features/dispatch.js';
 import { BillbridgeBot } from '../../src/teams/bot.js';
 import { CardMessages } from '../../src/teams/cardMessages.js';
-import type { BotServices } from '../../src/features/services.js';
 import { errorReply } from '../../src/cards/errorCards.js';
 import { adaptiveCard, facts, text, title } from '../../src/cards/card.js';
 import { leakedValues, sensitiveValues, shortId, withoutSensitive } from '../../src/cards/redact.js';
@@ -47,25 +46,25 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
   const state = new SqliteStateStore(dir, systemClock);
   const log = pino({ level: 'silent' });
   const audit = new AuditTrail({ store: state, clock: systemClock, log, scrub: (t) => t });
-  const services = {
-    config,
-    clock: systemClock,
-    registry,
-    state,
-    backend: { kind: 'sandbox', baseUrl: config.bill.baseUrl },
-    orgBindings: { resolve: async () => 'org-under-test' },
-    access: new AccessPolicy(config),
-  } as unknown as BotServices;
-  const dispatcher = new Dispatcher(services, log);
+  const orgBindings = { resolve: async () => 'org-under-test' };
+  const dispatcher = new Dispatcher({ registry, orgBindings, clock: systemClock, locale: config.locale, timeZone: config.timeZone, log });
   const rate = memoryUserCommandRate(opts.perMinute ?? 1000);
+  const noInstallEvents = async () => {
+    throw new Error('no install events in these tests');
+  };
   const bot = new BillbridgeBot({
-    services,
     dispatcher,
+    install: { added: noInstallEvents, removed: noInstallEvents, renamed: noInstallEvents },
+    access: new AccessPolicy(config),
+    state,
+    clock: systemClock,
     rate,
     audit,
     upstreamCalls: { current: () => ({ bill: 2 }) },
     log,
     cardMessages: new CardMessages(state),
+    cardActions: {},
+    search: { query: () => Promise.reject(new Error('no searches in these tests')) },
   });
   const auditRecords = (): Array<Record<string, unknown>> => {
     const file = join(dir, 'audit.log');
