@@ -37,7 +37,6 @@ export const pendingStrictLint = [
   'src/features/index.ts', // 1
   'src/features/notifications/cards.ts', // 7
   'src/features/notifications/commands.ts', // 2
-  'src/features/parse.ts', // 1
   'src/features/parties/cards.ts', // 2
   'src/features/parties/commands.ts', // 7
   'src/features/payables/cards.ts', // 23
