@@ -19,6 +19,7 @@ import { AccessPolicy } from './features/access.js';
 import { BillbridgeBot } from './teams/bot.js';
 import { createRegistry, type FeatureDeps } from './features/index.js';
 import { Dispatcher } from './features/dispatch.js';
+import { textLookup } from './features/lookup/lookup.js';
 import type { BackendInfo, BotServices } from './features/services.js';
 import { CardMessages } from './teams/cardMessages.js';
 import type { CommandRegistry } from './features/registry.js';
@@ -337,7 +338,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   };
   const registry = createRegistry(features);
   const services: BotServices = { config, clock, registry, state, backend, access, orgBindings, installs, graph };
-  const dispatcher = new Dispatcher(services, log);
+  const dispatcher = new Dispatcher(services, log, textLookup({ mirror, settings: finance }));
   const perMinute = config.limits.userCommandsPerMinute;
   const userRate = cluster
     ? new RateLimiterUserCommandRate(

@@ -56,7 +56,8 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
     orgBindings: { resolve: async () => 'org-under-test' },
     access: new AccessPolicy(config),
   } as unknown as BotServices;
-  const dispatcher = new Dispatcher(services, log);
+  const nothingNamed = { matches: [], lookedFor: { numbers: [], names: false }, building: [] };
+  const dispatcher = new Dispatcher(services, log, { find: async () => nothingNamed, commandFor: async () => undefined });
   const rate = memoryUserCommandRate(opts.perMinute ?? 1000);
   const bot = new BillbridgeBot({
     services,
