@@ -21,6 +21,7 @@ import {
 } from '../features/dispatch.js';
 import type { BotServices } from '../features/services.js';
 import { InstallLifecycle } from './install.js';
+import { messageActionRoutes } from './messageAction.js';
 import { cardActivity, Router, type Route, type Step, type Turn } from './routes.js';
 
 /** Teams re-sends an activity it thinks went unanswered; one answer per id within this window. */
@@ -140,6 +141,8 @@ export class BillbridgeBot {
         run: (t) => none(install.removed(t, 'team deleted')),
       },
       { name: 'team renamed', select: (a) => teamEvent(a, 'teamRenamed'), steps: [tenant], run: (t) => none(install.renamed(t)) },
+      // The "Look up in BILL" message action (messageAction.ts): its dialog and its Insert, steps as for commands.
+      ...messageActionRoutes({ dispatcher: this.dispatcher, orgBindings: this.services.orgBindings }, { tenant, audit, rate }),
       // Typed commands and card clicks, one order of steps: the answer (post, or show for a click) comes first as it
       // sends what the rest came to; then tenant, duplicates, the audit record of a command line (typed, or a run
       // button), the person's rate for anything that can reach BILL, and the typing indicator of a typed command.

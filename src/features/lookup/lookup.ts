@@ -97,8 +97,8 @@ export async function findNamed(deps: LookupDeps, orgId: string, text: string): 
     names ? read('customer', mirror.rows(orgId, 'customer', partyRead(deps, orgId, 'customer', wanted))) : [],
   ]);
   const matches: Named[] = [
-    ...numbered('bill', bills, (b) => b.invoice?.invoiceNumber ?? ''),
-    ...numbered('invoice', invoices, (i) => i.invoiceNumber),
+    ...numbered(wanted, 'bill', bills, (b) => b.invoice?.invoiceNumber ?? ''),
+    ...numbered(wanted, 'invoice', invoices, (i) => i.invoiceNumber),
     ...named(wanted, [
       ...vendors.map((p) => ({ ...p, kind: 'vendor' as const })),
       ...customers.map((p) => ({ ...p, kind: 'customer' as const })),
@@ -112,7 +112,7 @@ function hasNumber(wanted: Wanted, number: string | undefined): boolean {
 }
 
 /** Each number once, in the order the text gives them (a number several bills share: the command lists them). */
-function numbered<T>(kind: 'bill' | 'invoice', rows: T[], numberOf: (row: T) => string): Named[] {
+function numbered<T>(wanted: Wanted, kind: 'bill' | 'invoice', rows: T[], numberOf: (row: T) => string): Named[] {
   const seen = new Set<string>();
   const out: Named[] = [];
   for (const row of rows) {
@@ -122,7 +122,9 @@ function numbered<T>(kind: 'bill' | 'invoice', rows: T[], numberOf: (row: T) => 
     seen.add(key);
     out.push({ kind, label: number, key: number, command: `${kind} ${number}` });
   }
-  return out.sort((a, b) => a.label.localeCompare(b.label));
+  const order = [...wanted.numberKeys];
+  const at = (m: Named) => order.indexOf(normalizeNumber(m.label));
+  return out.sort((a, b) => at(a) - at(b));
 }
 
 interface Party {
