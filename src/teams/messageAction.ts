@@ -12,7 +12,7 @@ import type { Picked } from '../features/lookup/lookup.js';
 import type { Route, Step, Turn } from './routes.js';
 
 /** The command id the manifest declares for the message action. */
-export const LOOK_UP_COMMAND = 'lookUp';
+const LOOK_UP_COMMAND = 'lookUp';
 /** Teams' limit for a card a message extension inserts. */
 const MAX_INSERTED_CARD_BYTES = 28 * 1024;
 const CARD = 'application/vnd.microsoft.card.adaptive';

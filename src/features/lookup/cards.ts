@@ -14,7 +14,7 @@ import type { Kind } from '../../mirror/records.js';
 import type { Found, Named } from './lookup.js';
 
 /** The Insert button's verb: its data names the record ({kind, number} or {kind, id}), never a command line. */
-export const INSERT_VERB = 'insert';
+const INSERT_VERB = 'insert';
 
 const KIND_WORD: Record<Kind, string> = { bill: 'Bill', invoice: 'Invoice', vendor: 'Vendor', customer: 'Customer' };
 const KINDS_PLURAL: Record<Kind, string> = { bill: 'bills', invoice: 'invoices', vendor: 'vendors', customer: 'customers' };

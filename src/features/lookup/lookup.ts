@@ -13,7 +13,7 @@ export interface LookupDeps {
 }
 
 /** Matches returned at most: a list to pick from stays short. */
-export const MAX_MATCHES = 8;
+const MAX_MATCHES = 8;
 
 /** One record the text names, and the command line that shows it. */
 export interface Named {
@@ -72,7 +72,7 @@ function readOptions({ settings }: LookupDeps, orgId: string, kind: Kind): ReadO
 
 const RANK: Record<NameMatch, number> = { whole: 0, word: 1 };
 
-export async function findNamed(deps: LookupDeps, orgId: string, text: string): Promise<Found> {
+async function findNamed(deps: LookupDeps, orgId: string, text: string): Promise<Found> {
   const wanted = readText(text);
   const building: Kind[] = [];
   /** The records a read kept, or none while that kind is still being built. */

@@ -4,7 +4,7 @@ import { decodeHTML } from 'entities';
 import { foldName, normalizeNumber } from '../../mirror/records.js';
 
 /** Characters of a message read; a longer message is read up to here (Teams allows far more than anyone writes). */
-export const MAX_TEXT_CHARS = 8_000;
+const MAX_TEXT_CHARS = 8_000;
 /** Tokens considered, and number-like ones kept: work stays small whatever the text. */
 const MAX_TOKENS = 400;
 const MAX_NUMBERS = 20;
@@ -86,7 +86,7 @@ export function readText(raw: string): Wanted {
 }
 
 /** A name (or a token) as folded words: "Smith, Barney & Co" -> smith barney co; "O'Neil" -> o neil. */
-export function nameWords(name: string): string[] {
+function nameWords(name: string): string[] {
   return foldName(name)
     .split(/[^\p{L}\p{N}]+/u)
     .filter((w) => w !== '');
