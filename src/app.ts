@@ -20,6 +20,7 @@ import { BillbridgeBot } from './teams/bot.js';
 import { createRegistry, type FeatureDeps } from './features/index.js';
 import { Dispatcher } from './features/dispatch.js';
 import { ComposeSearch } from './features/search/search.js';
+import { textLookup } from './features/lookup/lookup.js';
 import { CardMessages } from './teams/cardMessages.js';
 import type { CommandRegistry } from './features/registry.js';
 import type { FinanceSettings } from './features/finance.js';
@@ -337,7 +338,15 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     approvals: { approvals, orgBindings, audit },
   };
   const registry = createRegistry(features);
-  const dispatcher = new Dispatcher({ registry, orgBindings, clock, locale, timeZone, log });
+  const dispatcher = new Dispatcher({
+    registry,
+    orgBindings,
+    clock,
+    locale,
+    timeZone,
+    log,
+    lookup: textLookup({ mirror, settings: finance }),
+  });
   const perMinute = config.limits.userCommandsPerMinute;
   const userRate = cluster
     ? new RateLimiterUserCommandRate(
@@ -384,6 +393,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     cardMessages,
     cardActions,
     search,
+    orgBindings,
   });
   const approvalDigest = new ApprovalDigest({ approvals, state, timeZone: config.timeZone, sender, clock, log });
   const server = createHttpServer({

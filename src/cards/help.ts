@@ -54,6 +54,8 @@ export interface UnknownCommandOptions {
   kind?: ConversationKind;
   /** What was typed after the words the suggestion replaces ("14" of "bils due 14"): the button runs it with them. */
   args?: string;
+  /** A line under the card's text, e.g. that names and numbers are still being read from BILL. */
+  note?: string;
 }
 
 export function unknownCommandCard(typedText: string, suggestion: CommandInfo | undefined, opts: UnknownCommandOptions = {}): CardReply {
@@ -71,6 +73,7 @@ export function unknownCommandCard(typedText: string, suggestion: CommandInfo | 
   } else {
     body.push(text(helpHint(opts.kind)));
   }
+  if (opts.note) body.push(text(opts.note, { subtle: true }));
   return adaptiveCard(body, {
     summary: suggestion
       ? `Unknown command. Did you mean "${suggestion.name}"? Type help for all commands.`

@@ -12,6 +12,8 @@ import type { CommandRegistry } from './registry.js';
 import type { OrgBindings } from '../bindings/bindings.js';
 import type { Clock } from '../infra/clock.js';
 import { adaptiveCard, text, title } from '../cards/card.js';
+import type { Found, TextLookup } from './lookup/lookup.js';
+import { buildingNote, matchesCard } from './lookup/cards.js';
 
 export interface CommandRequest {
   /** The command line as typed (or carried by a card button). */
@@ -124,10 +126,17 @@ export interface DispatcherParts {
   locale: string;
   timeZone: string;
   log: Logger;
+  /** What a text names in the org's mirror (src/features/lookup). */
+  lookup: TextLookup;
 }
 
 export class Dispatcher {
-  constructor(private readonly parts: DispatcherParts) {}
+  /** What a text names in the org's mirror: a line that is not a command, and the "Look up in BILL" message action. */
+  readonly lookup: TextLookup;
+
+  constructor(private readonly parts: DispatcherParts) {
+    this.lookup = parts.lookup;
+  }
 
   /** The bot's time format (its locale and time zone) for "resets at 11:00": one formatter, built on first use. */
   private timeFormat: Intl.DateTimeFormat | undefined;
@@ -165,8 +174,19 @@ export class Dispatcher {
           const typed = parsed.text.split(/\s+/).slice(0, suggestion.name.split(' ').length).join(' ');
           return { reply: unknownCommandCard(`${typed} …`, suggestion, { kind: req.scope.kind }), outcome: 'unknown' };
         }
+        // Not a command, but it may name a bill, invoice, vendor or customer: its command answers (one match), or a
+        // card to pick one (several).
+        const named = await this.named(req, parsed.text, log);
+        const only = named?.found.matches.length === 1 ? named.found.matches[0] : undefined;
+        if (only) return this.run({ ...req, text: only.command });
+        if (named && named.found.matches.length > 1)
+          return { reply: matchesCard(parsed.text, named.found), outcome: 'ok', orgId: named.orgId };
         return {
-          reply: unknownCommandCard(parsed.text, suggestion, { kind: req.scope.kind, args: parsed.suggestionArgs }),
+          reply: unknownCommandCard(parsed.text, suggestion, {
+            kind: req.scope.kind,
+            args: parsed.suggestionArgs,
+            note: buildingNote(named?.found.building ?? []),
+          }),
           outcome: 'unknown',
         };
       }
@@ -181,6 +201,17 @@ export class Dispatcher {
         };
         return this.invoke(command, input, req, log, 'ok');
       }
+    }
+  }
+
+  /** What a line that is not a command names in the conversation's org; undefined when unbound or the lookup failed. */
+  private async named(req: CommandRequest, line: string, log: Logger): Promise<{ orgId: string; found: Found } | undefined> {
+    try {
+      const orgId = await this.parts.orgBindings.resolve(req.scope);
+      return orgId ? { orgId, found: await this.lookup.find(orgId, line) } : undefined;
+    } catch (err) {
+      log.warn({ err: errorMessage(err) }, 'lookup of a line that is not a command failed; answered as unknown');
+      return undefined;
     }
   }
 

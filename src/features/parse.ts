@@ -17,9 +17,9 @@ export function normalizeCommandText(raw: string): string {
   // Other markup (<p>, <div>, <br>, <span ...>) becomes white space.
   s = s.replace(/<\/?[a-z][^>]*>/gi, ' ');
   s = decodeHTML(s);
-  // Zero-width and non-breaking spaces, control characters.
+  // Zero-width and non-breaking spaces, control characters (C0, DEL and C1: \p{Cc}).
   s = s.replace(/[\u200B-\u200D\u2060\uFEFF]/g, '');
-  s = s.replace(/[\s\u00A0\u0000-\u001F\u007F]+/g, ' ').trim();
+  s = s.replace(/[\s\u00A0\p{Cc}]+/gu, ' ').trim();
   // A leading typed "@billbridge" (plain text, not a real mention) or a slash.
   s = s.replace(/^(?:@\S+\s*)+/, '').replace(/^\//, '');
   // Trailing punctuation: "bills due?" / "help!".

@@ -25,6 +25,7 @@ import type { Clock } from '../infra/clock.js';
 import type { InstallLifecycle } from './install.js';
 import { composeSearchRoutes } from './composeSearch.js';
 import type { ComposeSearch } from '../features/search/search.js';
+import { messageActionRoutes, type MessageActionParts } from './messageAction.js';
 import { cardActivity, Router, type Route, type Step, type Turn } from './routes.js';
 
 /** Teams re-sends an activity it thinks went unanswered; one answer per id within this window. */
@@ -120,6 +121,8 @@ export interface BotParts {
   cardActions: Record<string, CardActionHandler>;
   /** Search from the compose box (composeExtension/query). */
   search: Pick<ComposeSearch, 'query'>;
+  /** Which organisation a message action in a chat or channel uses. */
+  orgBindings: MessageActionParts['orgBindings'];
 }
 
 export class BillbridgeBot {
@@ -154,6 +157,8 @@ export class BillbridgeBot {
         run: (t) => none(install.removed(t, 'team deleted')),
       },
       { name: 'team renamed', select: (a) => teamEvent(a, 'teamRenamed'), steps: [tenant], run: (t) => none(install.renamed(t)) },
+      // The "Look up in BILL" message action (messageAction.ts): its dialog and its Insert, steps as for commands.
+      ...messageActionRoutes({ dispatcher: parts.dispatcher, orgBindings: parts.orgBindings }, { tenant, audit, rate }),
       // Typed commands and card clicks, one order of steps: the answer (post, or show for a click) comes first as it
       // sends what the rest came to; then tenant, duplicates, the audit record of a command line (typed, or a run
       // button), the person's rate for anything that can reach BILL, and the typing indicator of a typed command.

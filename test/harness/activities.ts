@@ -203,3 +203,44 @@ export function personalInstallation(action: 'add' | 'remove', opts: { serviceUr
     channelData: { tenant: { id: tenant }, source: null },
   };
 }
+
+/**
+ * A message action invoke as Teams sends it (composeExtension/fetchTask when the person picks the action on a message,
+ * composeExtension/submitAction when they press a button of its dialog), on a channel, group chat or personal turn.
+ */
+export function messageActionInvoke(
+  name: 'composeExtension/fetchTask' | 'composeExtension/submitAction',
+  base: { conversation: unknown; channelData: unknown; serviceUrl: string; from: unknown; [key: string]: unknown },
+  opts: { commandId?: string; content?: string; data?: Record<string, unknown> },
+) {
+  return {
+    type: 'invoke',
+    name,
+    id: randomUUID(),
+    timestamp: new Date().toISOString(),
+    channelId: 'msteams',
+    serviceUrl: base.serviceUrl,
+    from: base.from,
+    recipient: BOT,
+    conversation: base.conversation,
+    channelData: base.channelData,
+    locale: 'en-US',
+    value: {
+      commandId: opts.commandId ?? 'lookUp',
+      commandContext: 'message',
+      context: { theme: 'default' },
+      ...(opts.data ? { data: opts.data } : {}),
+      messagePayload: {
+        id: '1700000000000',
+        createdDateTime: new Date().toISOString(),
+        importance: 'normal',
+        locale: 'en-us',
+        body: { contentType: 'html', content: opts.content ?? '' },
+        from: { user: { id: DEFAULT_USER.aadObjectId, displayName: DEFAULT_USER.name, userIdentityType: 'aadUser' } },
+        attachments: [],
+        mentions: [],
+        reactions: [],
+      },
+    },
+  };
+}

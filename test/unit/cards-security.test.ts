@@ -46,8 +46,17 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
   const state = new SqliteStateStore(dir, systemClock);
   const log = pino({ level: 'silent' });
   const audit = new AuditTrail({ store: state, clock: systemClock, log, scrub: (t) => t });
+  const nothingNamed = { matches: [], lookedFor: { numbers: [], names: false }, building: [] };
   const orgBindings = { resolve: async () => 'org-under-test' };
-  const dispatcher = new Dispatcher({ registry, orgBindings, clock: systemClock, locale: config.locale, timeZone: config.timeZone, log });
+  const dispatcher = new Dispatcher({
+    registry,
+    orgBindings,
+    clock: systemClock,
+    locale: config.locale,
+    timeZone: config.timeZone,
+    log,
+    lookup: { find: async () => nothingNamed, commandFor: async () => undefined },
+  });
   const rate = memoryUserCommandRate(opts.perMinute ?? 1000);
   const noInstallEvents = async () => {
     throw new Error('no install events in these tests');
@@ -65,6 +74,7 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
     cardMessages: new CardMessages(state),
     cardActions: {},
     search: { query: () => Promise.reject(new Error('no searches in these tests')) },
+    orgBindings: { ...orgBindings, mode: 'single' },
   });
   const auditRecords = (): Array<Record<string, unknown>> => {
     const file = join(dir, 'audit.log');

@@ -1,0 +1,150 @@
+// "What does this text name?": bill and invoice numbers and vendor and customer names that exist in the org's mirror,
+// matched in memory. Nothing from the text reaches BILL: the mirror is read (and kept fresh) as the commands read it,
+// and a cold org waits for the mirror's build as they do, never a call per token.
+import type { Mirror, ReadOptions } from '../../mirror/mirror.js';
+import { normalizeNumber, type Kind } from '../../mirror/records.js';
+import type { FinanceSettings } from '../finance.js';
+import { matchName, readText, type NameMatch, type Wanted } from './match.js';
+
+/** What the lookup reads: the org's mirror, fresh as the commands keep it. */
+export interface LookupDeps {
+  mirror: Pick<Mirror, 'rows'>;
+  settings: Pick<FinanceSettings, 'waitMs' | 'cache' | 'pushFed'>;
+}
+
+/** Matches returned at most: a list to pick from stays short. */
+const MAX_MATCHES = 8;
+
+/** One record the text names, and the command line that shows it. */
+export interface Named {
+  kind: Kind;
+  /** The number (bills: the vendor's invoice number) or the name, as BILL has it. */
+  label: string;
+  /** BILL id of a vendor or customer; the number of a bill or invoice. */
+  key: string;
+  /** "bill ACM-95303", "vendor Acme Office Supplies". */
+  command: string;
+}
+
+export interface Found {
+  matches: Named[];
+  /** What was looked for: the number-like tokens and whether names were looked for at all. */
+  lookedFor: { numbers: string[]; names: boolean };
+  /** Kinds whose mirror is still being built (first use in an org): they may hold a match not found yet. */
+  building: Kind[];
+}
+
+/** A record an Insert button names (its data, checked): a bill or invoice by number, a vendor or customer by BILL id. */
+export type Picked = { kind: 'bill' | 'invoice'; number: string } | { kind: 'vendor' | 'customer'; id: string };
+
+/** What the two doors use, bound to its parts in app.ts. */
+export interface TextLookup {
+  /** The records the text names in the org's mirror. */
+  find(orgId: string, text: string): Promise<Found>;
+  /** The command line that shows a picked record; undefined for a vendor or customer the mirror does not hold. */
+  commandFor(orgId: string, picked: Picked): Promise<string | undefined>;
+}
+
+export function textLookup(deps: LookupDeps): TextLookup {
+  return { find: (orgId, text) => findNamed(deps, orgId, text), commandFor: (orgId, picked) => commandFor(deps, orgId, picked) };
+}
+
+async function commandFor(deps: LookupDeps, orgId: string, picked: Picked): Promise<string | undefined> {
+  if (!('id' in picked)) return `${picked.kind} ${picked.number}`;
+  // The name comes from the mirror, never from the button's data: the command then searches for BILL's own name.
+  const { kind, id } = picked;
+  const got = await deps.mirror.rows(orgId, kind, { ...readOptions(deps, orgId, kind), confirm: false, where: (p) => p.id === id });
+  const party = 'rows' in got ? got.rows[0] : undefined;
+  return party ? `${kind} ${party.name}` : undefined;
+}
+
+/** As fresh as the commands ask (a list's TTL, or the names' TTL), waiting at most LIMIT_COMMAND_WAIT_MS for a build. */
+function readOptions({ settings }: LookupDeps, orgId: string, kind: Kind): ReadOptions {
+  const c = settings.cache;
+  const ttlS =
+    kind === 'vendor' || kind === 'customer'
+      ? c.namesTtlS
+      : settings.pushFed(orgId, kind)
+        ? Math.max(c.listTtlS, c.pushedTtlS)
+        : c.listTtlS;
+  return { maxAgeMs: ttlS * 1000, priority: 'interactive', waitMs: settings.waitMs };
+}
+
+const RANK: Record<NameMatch, number> = { whole: 0, word: 1 };
+
+async function findNamed(deps: LookupDeps, orgId: string, text: string): Promise<Found> {
+  const wanted = readText(text);
+  const building: Kind[] = [];
+  /** The records a read kept, or none while that kind is still being built. */
+  const read = async <T>(kind: Kind, rows: Promise<{ rows: T[] } | { building: number }>): Promise<T[]> => {
+    const got = await rows;
+    if ('rows' in got) return got.rows;
+    building.push(kind);
+    return [];
+  };
+  const numbers = wanted.numberKeys.size > 0;
+  const names = wanted.words.length > 0;
+  const { mirror } = deps;
+  const numberRead = (kind: 'bill' | 'invoice') => ({ ...readOptions(deps, orgId, kind), confirm: false });
+  const [bills, invoices, vendors, customers] = await Promise.all([
+    numbers
+      ? read('bill', mirror.rows(orgId, 'bill', { ...numberRead('bill'), where: (b) => hasNumber(wanted, b.invoice?.invoiceNumber) }))
+      : [],
+    numbers
+      ? read('invoice', mirror.rows(orgId, 'invoice', { ...numberRead('invoice'), where: (i) => hasNumber(wanted, i.invoiceNumber) }))
+      : [],
+    names ? read('vendor', mirror.rows(orgId, 'vendor', partyRead(deps, orgId, 'vendor', wanted))) : [],
+    names ? read('customer', mirror.rows(orgId, 'customer', partyRead(deps, orgId, 'customer', wanted))) : [],
+  ]);
+  const matches: Named[] = [
+    ...numbered(wanted, 'bill', bills, (b) => b.invoice?.invoiceNumber ?? ''),
+    ...numbered(wanted, 'invoice', invoices, (i) => i.invoiceNumber),
+    ...named(wanted, [
+      ...vendors.map((p) => ({ ...p, kind: 'vendor' as const })),
+      ...customers.map((p) => ({ ...p, kind: 'customer' as const })),
+    ]),
+  ];
+  return { matches: matches.slice(0, MAX_MATCHES), lookedFor: { numbers: wanted.numbers, names }, building };
+}
+
+function hasNumber(wanted: Wanted, number: string | undefined): boolean {
+  return number !== undefined && number !== '' && wanted.numberKeys.has(normalizeNumber(number));
+}
+
+/** Each number once, in the order the text gives them (a number several bills share: the command lists them). */
+function numbered<T>(wanted: Wanted, kind: 'bill' | 'invoice', rows: T[], numberOf: (row: T) => string): Named[] {
+  const seen = new Set<string>();
+  const out: Named[] = [];
+  for (const row of rows) {
+    const number = numberOf(row);
+    const key = normalizeNumber(number);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ kind, label: number, key: number, command: `${kind} ${number}` });
+  }
+  const order = [...wanted.numberKeys];
+  const at = (m: Named) => order.indexOf(normalizeNumber(m.label));
+  return out.sort((a, b) => at(a) - at(b));
+}
+
+interface Party {
+  id: string;
+  name: string;
+  archived: boolean;
+}
+
+function partyRead(deps: LookupDeps, orgId: string, kind: 'vendor' | 'customer', wanted: Wanted) {
+  return {
+    ...readOptions(deps, orgId, kind),
+    confirm: false,
+    where: (p: Party) => !p.archived && matchName(p.name, wanted) !== undefined,
+  };
+}
+
+/** Whole names before first-word matches, then shorter names: "Acme" finds "Acme Office Supplies" first. */
+function named(wanted: Wanted, parties: Array<Party & { kind: 'vendor' | 'customer' }>): Named[] {
+  return parties
+    .map((p) => ({ p, how: matchName(p.name, wanted) ?? 'word' }))
+    .sort((a, b) => RANK[a.how] - RANK[b.how] || a.p.name.length - b.p.name.length || a.p.name.localeCompare(b.p.name))
+    .map(({ p }) => ({ kind: p.kind, label: p.name, key: p.id, command: `${p.kind} ${p.name}` }));
+}
