@@ -1,6 +1,6 @@
 // billbridge in Microsoft 365 Agents Playground (Microsoft's Teams emulator for bots), driven in headless Chromium as
-// a newcomer would click through it: the install welcome, commands in a personal chat and in a channel, and the
-// compose box's message extension.
+// a newcomer would click through it: the install welcome, commands in a personal chat and in a channel, a line that
+// only names a bill, the compose box's search and the "Look up in BILL" message action.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -102,26 +102,8 @@ describe('billbridge in the Agents Playground', () => {
   });
 });
 
-/** Whether this build answers compose-box searches (Teams' composeExtension/query invoke) for the bills command. */
-async function answersComposeSearch(): Promise<boolean> {
-  const answer = await bot.send({
-    type: 'invoke',
-    name: 'composeExtension/query',
-    id: 'probe-1',
-    channelId: 'msteams',
-    serviceUrl: bot.connector.url,
-    from: { id: PLAYGROUND_USER.id, name: PLAYGROUND_USER.name, aadObjectId: PLAYGROUND_USER.aadObjectId },
-    recipient: { id: '28:billbridge', name: 'billbridge' },
-    conversation: { id: 'a:probe', conversationType: 'personal', tenantId: '00000000-0000-4000-8000-00000000c0de' },
-    channelData: { tenant: { id: '00000000-0000-4000-8000-00000000c0de' } },
-    value: { commandId: 'bills', parameters: [{ name: 'query', value: 'ACM' }], queryOptions: { skip: 0, count: 25 } },
-  });
-  return answer.status === 200 && answer.json?.composeExtension !== undefined;
-}
-
 describe('the compose box message extension in the Agents Playground', () => {
-  it(`searches bills from a ${PLAYGROUND_TEAM.channel} post's compose box, inserts the first result and posts its card`, async (ctx) => {
-    if (!(await answersComposeSearch())) ctx.skip();
+  it(`searches bills from a ${PLAYGROUND_TEAM.channel} post's compose box, inserts the first result and posts its card`, async () => {
     await openConversation(page, `${PLAYGROUND_TEAM.name} - ${PLAYGROUND_TEAM.channel}`);
     const popover = await searchFromCompose(page, 'bills', 'ACM');
     const inserted = await insertFirstResult(page, popover);
@@ -129,5 +111,56 @@ describe('the compose box message extension in the Agents Playground', () => {
     expect(title).toMatch(/ACM-/);
     const posted = await postInserted(page, title);
     await screenshotForDocs(page, 'search', posted);
+  });
+});
+
+/** A bill number the sandbox's demo organisation has, on exactly one bill. */
+function oneBillNumber(): string {
+  const bills = bot.app.sandbox?.org.bills.all() ?? [];
+  const counts = new Map<string, number>();
+  for (const b of bills) {
+    const n = b.invoice?.invoiceNumber;
+    if (n) counts.set(n, (counts.get(n) ?? 0) + 1);
+  }
+  const number = [...counts].find(([n, c]) => c === 1 && /^[A-Z]{3}-\d+$/.test(n))?.[0];
+  if (!number) throw new Error('the sandbox has no bill with a number of its own');
+  return number;
+}
+
+describe('the doors beside commands in the Agents Playground', () => {
+  it('answers a channel line that only names a bill with the card `bill <number>` shows', async () => {
+    const number = oneBillNumber();
+    await openConversation(page, `${PLAYGROUND_TEAM.name} - ${PLAYGROUND_TEAM.channel}`);
+    await say(page, `did we pay ${number}?`, { mention: 'billbridge' });
+    const card = await botCard(page, `Bill ${number}`);
+    await expect.poll(() => card.getByRole('button', { name: 'Refresh' }).count()).toBe(1);
+    await screenshotForDocs(page, 'forgiving', card);
+  });
+
+  it('looks up the bill a message names from its ... menu and inserts its card into the message box', async () => {
+    const number = oneBillNumber();
+    await openConversation(page, `${PLAYGROUND_TEAM.name} - ${PLAYGROUND_TEAM.channel}`);
+    // A post without a mention: Teams (and the Playground) does not send it to the bot.
+    await say(page, `Vendor asks whether ${number} went out`);
+    // The innermost block holding both the post's text and a "..." button is the post (newest posts come first).
+    const more = page.getByRole('button', { name: 'Show more information' });
+    const post = page
+      .locator('div')
+      .filter({ has: page.getByText(`Vendor asks whether ${number} went out`, { exact: true }) })
+      .filter({ has: more })
+      .last();
+    await post.hover();
+    await post.locator(more).first().click();
+    await page.getByRole('menuitem', { name: 'Action Command' }).click();
+    const ask = page.getByRole('dialog', { name: 'Command ID option dialog' });
+    await ask.getByPlaceholder('Input command id or leave blanks').fill('lookUp');
+    await ask.getByRole('button', { name: 'Create' }).click();
+    const insert = page.getByRole('button', { name: new RegExp(`^Insert .*${number}`) });
+    await insert.waitFor();
+    await screenshotForDocs(page, 'look-up', insert);
+    await insert.click();
+    const inserted = messageBox(page).locator('[data-lexical-decorator="true"] .ac-adaptiveCard');
+    await inserted.waitFor();
+    expect(await inserted.innerText()).toContain(number);
   });
 });
