@@ -336,27 +336,6 @@ export class Mirror {
     return this.rows(orgId, kind, { ...opts, force: true, whileBuilding: 'skip', confirm: false, where });
   }
 
-  /**
-   * The record with this BILL id when the org's collection holds every record (freshened and, when marked stale, read
-   * again first); undefined otherwise: the caller asks BILL. Lets `bill <BILL id>` answer from the mirror instead of
-   * keeping BILL's answer beside it (memory bench, 512 MB pass: 208 -> 186 MB peak RSS).
-   */
-  async byId<K extends Kind>(
-    orgId: string,
-    kind: K,
-    id: string,
-    opts: ReadOptions,
-  ): Promise<{ record: Records[K]; refreshedAt: number } | undefined> {
-    const c = this.cols.get(`${kind}:${orgId}`);
-    if (!c || !covers(c.coverage, 'all')) return undefined;
-    await this.freshen(orgId, kind, c, opts, this.deps.clock.now() + opts.waitMs);
-    const held = c.get(id);
-    if (!held) return undefined;
-    await this.confirmStale(orgId, kind, c, [held], opts.priority);
-    const record = c.get(id) as Records[K] | undefined;
-    return record ? { record, refreshedAt: c.refreshedAt } : undefined;
-  }
-
   /** These records, those marked stale read again from BILL by id first (at most MAX_CONFIRMS_PER_ANSWER, in order). */
   async confirm<K extends Kind>(orgId: string, kind: K, records: Array<Records[K]>, priority: Priority): Promise<Array<Records[K]>> {
     const c = this.cols.get(`${kind}:${orgId}`);

@@ -35,7 +35,7 @@ import {
 
 /** What accounts payable reads: the org's mirror of bills (and vendor names), BILL for bills not mirrored yet. */
 export interface PayablesDeps {
-  mirror: Pick<Mirror, 'rows' | 'lookup' | 'byId' | 'prepare' | 'names' | 'answers' | 'dropAnswer'>;
+  mirror: Pick<Mirror, 'rows' | 'lookup' | 'prepare' | 'names' | 'answers' | 'dropAnswer'>;
   bill: Pick<BillGateway, 'org'>;
   settings: FinanceSettings;
 }
@@ -244,8 +244,6 @@ const BILL_HINT =
 
 /** A bill by its BILL id, kept like a record answer (CACHE_TTL_OBJECT_S, dropped by a bill webhook). */
 async function billById(ctx: CommandContext, deps: PayablesDeps, orgId: string, id: string): Promise<{ bill: Bill; fetchedAt: number }> {
-  const held = await deps.mirror.byId(orgId, 'bill', id, mirrorRead(ctx, deps, 'bill'));
-  if (held) return { bill: held.record, fetchedAt: held.refreshedAt };
   try {
     const got = await cachedAnswer(ctx, deps, orgId, 'object', answerKey('bill', { id }), () => orgClient(deps, orgId).bills.get(id), [
       'bill',
