@@ -1,4 +1,4 @@
-// Searching BILL from the compose box, driven as Teams drives it (composeExtension/query and /selectItem invokes over
+// Searching BILL from the compose box, driven as Teams drives it (composeExtension/query invokes over
 // HTTP into /api/messages): results from the org's warm mirror with no BILL call, each inserting the card its command
 // shows; hints instead of errors for empty, bad and hostile text; the org from where the search happens; and the
 // tenant allow-list, the per-person rate and the audit trail as for a typed command.
