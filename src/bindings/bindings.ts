@@ -100,6 +100,16 @@ export class OrgBindings {
     return s.state === 'bound' ? s.orgId : undefined;
   }
 
+  /**
+   * The org a message extension (compose search, a message action) uses: a channel's team binding; in a chat or the
+   * command box the deployment's org in single-org mode, and none in multi-org mode (nothing there says which org).
+   */
+  async forExtension(scope: BindingScope): Promise<{ orgId: string } | { refused: 'chat in multi-org' | 'not bound' }> {
+    if (scope.kind !== 'channel' && this.mode === 'multi') return { refused: 'chat in multi-org' };
+    const orgId = await this.resolve(scope);
+    return orgId ? { orgId } : { refused: 'not bound' };
+  }
+
   /** The full answer, for the welcome card, `status` and refusals. */
   async describe(scope: BindingScope): Promise<BindingState> {
     if (!this.tenantAllowed(scope.tenantId)) return { state: 'tenantNotAllowed' };

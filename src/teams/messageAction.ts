@@ -19,7 +19,7 @@ const CARD = 'application/vnd.microsoft.card.adaptive';
 
 export interface MessageActionParts {
   dispatcher: Pick<Dispatcher, 'lookup' | 'parse' | 'run' | 'errorCard'>;
-  orgBindings: Pick<OrgBindings, 'mode' | 'resolve'>;
+  orgBindings: Pick<OrgBindings, 'forExtension'>;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -85,9 +85,9 @@ function chatInMultiOrg(): TurnResult {
 
 /** The organisation to look in, or the refusal to show. */
 async function orgOf(parts: MessageActionParts, turn: Turn): Promise<{ orgId: string } | { refused: TurnResult }> {
-  if (turn.scope.kind !== 'channel' && parts.orgBindings.mode === 'multi') return { refused: chatInMultiOrg() };
-  const orgId = await parts.orgBindings.resolve(turn.scope);
-  if (orgId) return { orgId };
+  const org = await parts.orgBindings.forExtension(turn.scope);
+  if ('orgId' in org) return org;
+  if (org.refused === 'chat in multi-org') return { refused: chatInMultiOrg() };
   return { refused: { outcome: 'refused', reply: parts.dispatcher.errorCard(new NotBound(), turn), error: new NotBound() } };
 }
 

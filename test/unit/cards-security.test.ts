@@ -74,7 +74,7 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
     cardMessages: new CardMessages(state),
     cardActions: {},
     search: { query: () => Promise.reject(new Error('no searches in these tests')) },
-    orgBindings: { ...orgBindings, mode: 'single' },
+    orgBindings: { forExtension: () => Promise.reject(new Error('no message actions in these tests')) },
   });
   const auditRecords = (): Array<Record<string, unknown>> => {
     const file = join(dir, 'audit.log');

@@ -369,43 +369,28 @@ function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
-function billTable(rows: DigestBill[], fmt: FormatOptions): CardElement {
+/** A digest's table of bills or invoices: whom, which, when due, how much (the first DIGEST_ROWS). */
+function dueTable(headers: { party: string; record: string }, rows: Array<DigestBill | DigestInvoice>, fmt: FormatOptions): CardElement {
   return table(
     [
-      { header: 'Vendor', width: 4 },
-      { header: 'Bill', width: 3 },
+      { header: headers.party, width: 4 },
+      { header: headers.record, width: 3 },
       { header: 'Due', width: 3 },
       { header: 'Amount', width: 3, align: 'Right' },
     ],
     rows
       .slice(0, DIGEST_ROWS)
-      .map((b) => [
-        escapeMarkdown(b.vendorName || 'Unknown vendor'),
-        b.number ? ref(b.number) : shortRef(b.id),
-        calendarDate(b.dueDate, fmt.locale),
-        money(b.dueAmount, b.currency, fmt.locale),
+      .map((r) => [
+        escapeMarkdown(('vendorName' in r ? r.vendorName : r.customerName) || `Unknown ${headers.party.toLowerCase()}`),
+        r.number ? ref(r.number) : shortRef(r.id),
+        calendarDate(r.dueDate, fmt.locale),
+        money(r.dueAmount, r.currency, fmt.locale),
       ]),
   );
 }
 
-function invoiceTable(rows: DigestInvoice[], fmt: FormatOptions): CardElement {
-  return table(
-    [
-      { header: 'Customer', width: 4 },
-      { header: 'Invoice', width: 3 },
-      { header: 'Due', width: 3 },
-      { header: 'Amount', width: 3, align: 'Right' },
-    ],
-    rows
-      .slice(0, DIGEST_ROWS)
-      .map((i) => [
-        escapeMarkdown(i.customerName || 'Unknown customer'),
-        i.number ? ref(i.number) : shortRef(i.id),
-        calendarDate(i.dueDate, fmt.locale),
-        money(i.dueAmount, i.currency, fmt.locale),
-      ]),
-  );
-}
+const billTable = (rows: DigestBill[], fmt: FormatOptions) => dueTable({ party: 'Vendor', record: 'Bill' }, rows, fmt);
+const invoiceTable = (rows: DigestInvoice[], fmt: FormatOptions) => dueTable({ party: 'Customer', record: 'Invoice' }, rows, fmt);
 
 function section(
   heading: string,

@@ -27,7 +27,7 @@ export interface SearchDeps {
   mirror: Pick<Mirror, 'rows' | 'lookup' | 'names'>;
   /** The registry holding `bill`, `invoice`, `vendor` and `customer`. */
   commands: Pick<CommandRegistry, 'get'>;
-  orgs: Pick<OrgBindings, 'resolve' | 'mode'>;
+  orgs: Pick<OrgBindings, 'forExtension'>;
   settings: FinanceSettings;
   clock: Clock;
 }
@@ -150,18 +150,15 @@ export class ComposeSearch {
     }
   }
 
-  /**
-   * The org a search uses: a channel's team binding; in a chat or the command box the deployment's org in single-org
-   * mode, and none in multi-org mode (nothing there says which org; a linked team's channel does).
-   */
+  /** The org a search uses (OrgBindings.forExtension), or the answer that says why there is none. */
   private async orgOf(turn: SearchTurn): Promise<string | SearchAnswer> {
-    if (turn.scope.kind !== 'channel' && this.deps.orgs.mode === 'multi')
+    const org = await this.deps.orgs.forExtension(turn.scope);
+    if ('orgId' in org) return org.orgId;
+    if (org.refused === 'chat in multi-org')
       return said(
         'Search BILL from a channel of a team linked to BILL: in a chat or the command box billbridge cannot tell which organisation to search.',
         'refused',
       );
-    const orgId = await this.deps.orgs.resolve(turn.scope);
-    if (orgId) return orgId;
     const err = new NotBound();
     return said(this.errorText(err, turn), 'refused', { error: err });
   }
