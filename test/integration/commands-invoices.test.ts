@@ -8,7 +8,7 @@ import { ManualClock } from '../../src/infra/clock.js';
 import type { Invoice } from '../../src/bill/types.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { Rng, fuzzSeed } from '../harness/fuzz.js';
-import { allRows, ask, expectValidCard, factsOf, money, tableRows, textOf, total } from '../harness/finance.js';
+import { allRows, ask, expectValidCard, factsOf, money, textOf, total } from '../harness/finance.js';
 
 const NOW = Date.parse('2026-03-10T15:30:00.000Z');
 const TODAY = '2026-03-10';
@@ -22,7 +22,6 @@ let stateDir: string;
 
 const invoices = (): Invoice[] => bot.app.sandbox!.org.invoices.all();
 const customerName = (id: string) => bot.app.sandbox!.org.customers.get(id)!.name;
-const requests = () => bot.app.sandbox!.stats().requests;
 
 beforeAll(async () => {
   stateDir = mkdtempSync(join(tmpdir(), 'billbridge-invoices-'));

@@ -282,12 +282,12 @@ describe('vendors and customers', () => {
     const cards = [
       vendorCard({ ...opts, vendor, openBills: [bill(1, { vendorId: vendor.id })], others: 1, typed: 'Acme' }).card,
       partyMatchesCard({ ...opts, kind: 'vendor', typed: 'A', matches: [{ party: vendor, open: 1, openAmount: 10 }], more: false }).card,
-      customerCard({ ...opts, customer: customer as never, openInvoices: [], others: 0, typed: 'Globex' }).card,
+      customerCard({ ...opts, customer, openInvoices: [], others: 0, typed: 'Globex' }).card,
       partyMatchesCard({
         ...opts,
         kind: 'customer',
         typed: 'G',
-        matches: [{ party: customer as never, open: 0, openAmount: 0 }],
+        matches: [{ party: customer, open: 0, openAmount: 0 }],
         more: true,
       }).card,
       billCard({ ...ap, bill: bill(1, { vendorId: vendor.id }), command: 'bill ACM-1001' }).card,

@@ -5,7 +5,6 @@ import { SANDBOX_NOTE } from '../../src/cards/words.js';
 import { commandCatalogue } from '../../src/features/index.js';
 import type { CommandRegistry } from '../../src/features/registry.js';
 import type { CommandContext, CommandInfo } from '../../src/features/types.js';
-import type { CardReply } from '../../src/cards/card.js';
 
 /** `help` declares the registry, the demo note and the version: nothing else is built. */
 function asked(registry: CommandRegistry<CommandInfo>, kind: 'channel' | 'personal', backend: 'sandbox' | 'bill', version = '1.2.3') {
@@ -15,7 +14,7 @@ function asked(registry: CommandRegistry<CommandInfo>, kind: 'channel' | 'person
   };
 }
 
-const help = ({ ctx, deps }: ReturnType<typeof asked>) => helpCommand.run(ctx, deps) as Promise<CardReply>;
+const help = ({ ctx, deps }: ReturnType<typeof asked>) => helpCommand.run(ctx, deps);
 
 describe('help card', () => {
   it('is built once per kind of conversation, note and version, and cannot be changed by a turn', async () => {

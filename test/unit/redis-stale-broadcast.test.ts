@@ -20,7 +20,7 @@ async function instance(): Promise<Mirror> {
   const conn = new RedisConnection({ url: redis.url, log, maxReconnectDelayMs: 50 });
   conns.push(conn);
   expect(await conn.waitReady(5_000)).toBe(true);
-  const noBill = {} as BillGateway;
+  const noBill = {} as unknown as BillGateway;
   return new Mirror({
     bill: noBill,
     state: new RedisStateStore(conn, systemClock),
