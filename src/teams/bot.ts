@@ -24,6 +24,7 @@ import type { AccessPolicy } from '../features/access.js';
 import type { Clock } from '../infra/clock.js';
 import type { InstallLifecycle } from './install.js';
 import { composeSearchRoutes } from './composeSearch.js';
+import { normalizeCommandText } from '../features/parse.js';
 import type { ComposeSearch } from '../features/search/search.js';
 import { messageActionRoutes, type MessageActionParts } from './messageAction.js';
 import { cardActivity, Router, type Route, type Step, type Turn } from './routes.js';
@@ -90,6 +91,12 @@ const isBotAmong = (members: Array<{ id?: string }> | undefined, activity: Activ
   return (members ?? []).some((m) => m.id !== undefined && m.id === bot?.id);
 };
 const nonEmpty = (list: unknown[] | undefined) => (list?.length ?? 0) > 0;
+/** A message that carries a card and no command text (mentions, markup and spaces aside). */
+const isSharedCard = (a: Activity) =>
+  (a.attachments ?? []).some((x) => {
+    const type: unknown = x.contentType; // from the sender: the envelope check only makes each attachment an object
+    return typeof type === 'string' && type.startsWith('application/vnd.microsoft.card.');
+  }) && normalizeCommandText(typeof a.text === 'string' ? a.text : '') === '';
 const isConversationUpdate = (a: Activity) => a.type === 'conversationUpdate';
 /** Team events come on a conversationUpdate that adds or removes nobody (as botbuilder's Teams handler reads them). */
 const teamEvent = (a: Activity, ...names: string[]) =>
@@ -162,6 +169,14 @@ export class BillbridgeBot {
       // Typed commands and card clicks, one order of steps: the answer (post, or show for a click) comes first as it
       // sends what the rest came to; then tenant, duplicates, the audit record of a command line (typed, or a run
       // button), the person's rate for anything that can reach BILL, and the typing indicator of a typed command.
+      // A card a person posts from the compose box (Teams sends its placeholder span as the text) with no command
+      // beside it is shared with the chat, not asked of the bot: nothing is answered.
+      {
+        name: 'shared card',
+        select: (a) => a.type === 'message' && !clickOf(a) && isSharedCard(a),
+        steps: [],
+        run: () => none(Promise.resolve()),
+      },
       {
         name: 'command',
         select: (a) => a.type === 'message' && !clickOf(a),

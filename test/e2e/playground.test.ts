@@ -48,8 +48,8 @@ async function insertFirstResult(page: Page, popover: Locator): Promise<Locator>
 
 /**
  * Posts the new channel post holding the inserted card and returns the card as posted. In a channel, as in Teams, the
- * post goes to the bot only with an @mention; in a personal chat the Playground would send it to the bot as a message
- * (text: an inline-compose-card span), which billbridge today answers with its help card.
+ * post goes to the bot only with an @mention; in a personal chat the Playground sends it to the bot as a message
+ * (text: an inline-compose-card span), which billbridge leaves unanswered (test/integration/cards-teams.test.ts).
  */
 async function postInserted(page: Page, text: string): Promise<Locator> {
   await page.getByRole('button', { name: 'Post', exact: true }).click();

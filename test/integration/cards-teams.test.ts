@@ -187,3 +187,30 @@ describe('status', () => {
     expect(textOf(card)).toContain(bot.app.audit.location);
   });
 });
+
+describe('a card someone shares with the bot', () => {
+  // What Teams (and Microsoft's Agents Playground) send when a person posts a card they inserted from the compose
+  // box: the text is only the inline card's placeholder span, the card itself is the attachment.
+  const insertedCardText =
+    '\n<span class="inline-compose-card" itemid="0" itemtype="http://schema.skype.com/InputExtension">\n' +
+    '  <span content="0" itemprop="cardId"></span>\n</span>\n';
+  const sharedCard = {
+    contentType: 'application/vnd.microsoft.card.adaptive',
+    content: { type: 'AdaptiveCard', version: '1.5', body: [{ type: 'TextBlock', text: 'Bill 1042' }] },
+  };
+
+  it('is not answered with the help card; a command typed next to a card still runs', async () => {
+    const shared = { ...personalMessage(insertedCardText, { serviceUrl: bot.connector.url }), attachments: [sharedCard] };
+    expect((await bot.send(shared)).status).toBeLessThan(300);
+    // Sends in one chat go out in order: once the next message's answer is there, an answer to the card would be too.
+    const typed = {
+      ...personalMessage(`bills due ${insertedCardText}`, { serviceUrl: bot.connector.url }),
+      attachments: [sharedCard],
+    };
+    expect(textOf(await reply(typed))).toContain('Bills due in the next 7 days');
+    expect(bot.connector.calls.filter((c) => c.activityId === shared.id)).toEqual([]);
+    // An attachment without a content type is no card: the empty line is answered as before, with help.
+    const odd = { ...personalMessage('', { serviceUrl: bot.connector.url }), attachments: [{ content: {} }] };
+    expect(textOf(await reply(odd))).toContain('billbridge commands');
+  });
+});
