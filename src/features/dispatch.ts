@@ -76,7 +76,7 @@ export interface CardActionContext {
 }
 
 /** The activity's locale when it is a well-formed tag Intl supports (Teams sends e.g. "en-US"), else the fallback. */
-function conversationLocale(requested: unknown, fallback: string): string {
+export function conversationLocale(requested: unknown, fallback: string): string {
   if (
     typeof requested !== 'string' ||
     requested.length === 0 ||

@@ -85,7 +85,13 @@ export function composeSearchRoutes(search: Pick<ComposeSearch, 'query'>, steps:
     turn.answer = answerOf(got);
     return turnResult(got);
   };
-  const on = (turn: Turn) => ({ scope: turn.scope, caller: turn.caller, correlationId: turn.correlationId, log: turn.log });
+  const on = (turn: Turn) => ({
+    scope: turn.scope,
+    caller: turn.caller,
+    locale: turn.activity.locale,
+    correlationId: turn.correlationId,
+    log: turn.log,
+  });
   return [
     {
       name: 'compose: search',

@@ -12,6 +12,8 @@ export interface ComposeOpts {
   team?: string;
   tenant?: string;
   from?: Who;
+  /** The person's Teams locale (default en-US). */
+  locale?: string;
 }
 
 function invokeIn(name: string, value: unknown, opts: ComposeOpts) {
@@ -40,7 +42,7 @@ function invokeIn(name: string, value: unknown, opts: ComposeOpts) {
     recipient: BOT,
     conversation,
     channelData,
-    locale: 'en-US',
+    locale: opts.locale ?? 'en-US',
     value,
   };
 }

@@ -150,6 +150,20 @@ describe('searching invoices, vendors and customers', () => {
     expect(billCalls()).toEqual([]);
   });
 
+  it("writes amounts and dates in the person's Teams locale, as commands do", async () => {
+    const invoice = org()
+      .invoices.all()
+      .find((i) => !i.archived && i.dueAmount >= 1_000)!;
+    const dueDe = new Intl.DateTimeFormat('de-DE', { day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' }).format(
+      new Date(`${invoice.dueDate}T00:00:00Z`),
+    );
+    const [german] = expectResults(await search('invoices', invoice.invoiceNumber, { locale: 'de-DE' }));
+    expect(german!.preview!.content.text).toMatch(/\d\.\d{3},\d{2}\s\$/u);
+    expect(german!.preview!.content.text).toContain(dueDe);
+    const [english] = expectResults(await search('invoices', invoice.invoiceNumber));
+    expect(english!.preview!.content.text).toMatch(/\$\d{1,3},\d{3}\.\d{2}/u);
+  });
+
   it('finds vendors and customers by name, each inserting the card `vendor <name>` or `customer <name>` shows', async () => {
     const vendors = expectResults(await search('vendors', 'acm'));
     expect(vendors.map((r) => r.preview!.content.title)).toEqual(['Acme Office Supplies']);

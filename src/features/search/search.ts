@@ -21,6 +21,7 @@ import { rankMatches } from '../parties/commands.js';
 import type { CommandRegistry } from '../registry.js';
 import type { Caller, CommandContext, ConversationScope } from '../types.js';
 import { searchCommand, type SearchCommand } from './commands.js';
+import { conversationLocale } from '../dispatch.js';
 
 /** What the search reads: the org's mirror, the commands whose cards it inserts, and which org a conversation uses. */
 export interface SearchDeps {
@@ -36,6 +37,8 @@ export interface SearchDeps {
 export interface SearchTurn {
   scope: ConversationScope;
   caller: Caller;
+  /** The activity's locale (Teams sends the person's); the bot's when missing or unusable. */
+  locale?: string;
   correlationId: string;
   log: Logger;
 }
@@ -171,7 +174,7 @@ export class ComposeSearch {
       orgId,
       correlationId: turn.correlationId,
       now: new Date(this.deps.clock.now()),
-      locale: this.deps.settings.locale,
+      locale: conversationLocale(turn.locale, this.deps.settings.locale),
       log: turn.log,
     };
   }
