@@ -42,6 +42,8 @@ export interface TurnResult {
   outcome: Outcome;
   orgId?: string;
   error?: unknown;
+  /** The command line that answered when it is not the one typed (a line that named one record): what the audit records. */
+  ran?: CommandLine;
 }
 
 /** A card button other than "run a command" (approve, deny...). Returns the card that replaces the clicked one. */
@@ -178,7 +180,10 @@ export class Dispatcher {
         // card to pick one (several).
         const named = await this.named(req, parsed.text, log);
         const only = named?.found.matches.length === 1 ? named.found.matches[0] : undefined;
-        if (only) return this.run({ ...req, text: only.command });
+        if (only) {
+          const line = this.parse(only.command);
+          return { ...(await this.run({ ...req, text: only.command }, line)), ran: line };
+        }
         if (named && named.found.matches.length > 1)
           return { reply: matchesCard(parsed.text, named.found), outcome: 'ok', orgId: named.orgId };
         return {

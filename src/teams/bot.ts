@@ -273,7 +273,7 @@ export class BillbridgeBot {
     const result = await next();
     if (result)
       await this.parts.audit.command(
-        commandAudit(turn, this.lineOf(turn), result, this.parts.upstreamCalls.current() ?? {}, performance.now() - started),
+        commandAudit(turn, result.ran ?? this.lineOf(turn), result, this.parts.upstreamCalls.current() ?? {}, performance.now() - started),
       );
     return result;
   };

@@ -2,6 +2,8 @@
 // answers with that record's command card; several get a card to pick one; nothing gets "I didn't understand", whose
 // "Did you mean" button runs the suggestion. Text is matched in memory: nothing typed reaches BILL as a filter.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { executeInvoke } from '../harness/activities.js';
 import { ConnectorStandIn } from '../harness/connector.js';
@@ -52,6 +54,16 @@ describe('a line that names one record answers with its command card', () => {
   it('"@billbridge did we pay invoice 1042?": an invoice number in a question gets the invoice card', async () => {
     const { card } = await say('did we pay invoice #1042?');
     expect(card).toEqual(await commandCard('invoice 1042'));
+  });
+
+  it('the audit line names the command that answered and its arguments', async () => {
+    const { base } = await say('did we pay invoice #1042?');
+    const records = readFileSync(join(bot.stateDir, 'audit.log'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((r) => r.conversationId === base.conversation.id);
+    expect(records).toEqual([expect.objectContaining({ kind: 'command', command: 'invoice', args: ['1042'], result: 'ok' })]);
   });
 
   it('a warm organisation answers a lookup with no BILL call at all', async () => {
