@@ -33,20 +33,9 @@ function applyTheme(theme) {
   document.documentElement.dataset.theme = theme === 'dark' || theme === 'contrast' ? theme : 'default';
 }
 
-function withTimeout(promise, ms) {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('no Teams host answered')), ms);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (err) => {
-        clearTimeout(timer);
-        reject(err);
-      },
-    );
-  });
+/** Rejects after `ms` unless `promise` settles first. */
+function within(promise, ms) {
+  return Promise.race([promise, new Promise((_resolve, reject) => setTimeout(() => reject(new Error('no Teams host answered')), ms))]);
 }
 
 function dateTime(iso, locale) {
@@ -211,7 +200,7 @@ function configure() {
   page.append(
     el('h1', '', 'BILL dashboard'),
     sentence(
-      "Select Save to add the BILL dashboard here. It shows this team's BILL organisation: bills due and overdue, invoices owed, your approvals and recent BILL events.",
+      'Select Save to add the BILL dashboard here. It shows the BILL organisation this team is connected to: bills due and overdue, invoices owed, your approvals and recent BILL events.',
     ),
   );
   show(page);
@@ -229,7 +218,7 @@ function configure() {
 async function start() {
   if (!teams) return show(sentence(TEAMS_ONLY));
   try {
-    await withTimeout(teams.app.initialize(), INITIALIZE_TIMEOUT_MS);
+    await within(teams.app.initialize(), INITIALIZE_TIMEOUT_MS);
   } catch {
     return show(sentence(TEAMS_ONLY));
   }

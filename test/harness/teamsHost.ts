@@ -20,6 +20,8 @@ export interface TeamsHostOptions {
   frameContext?: 'content' | 'settings';
   /** What authentication.getAuthToken answers: a token, or a failure reason. */
   token?: string | { failure: string };
+  /** The host page's origin: Teams on the web unless told (a test of who may frame the tab gives another). */
+  origin?: string;
   /** Runs before the host page opens (routes the tab's requests must meet from its first one). */
   prepare?: (context: BrowserContext) => Promise<unknown>;
 }
@@ -87,7 +89,7 @@ window.addEventListener('message', (event) => {
 window.sendToTab = (func, args) => frame.contentWindow.postMessage({ func, args }, tabOrigin);
 `;
 
-function hostPage(options: Required<Omit<TeamsHostOptions, 'teamId' | 'height' | 'prepare'>> & { teamId?: string }): string {
+function hostPage(options: Required<Omit<TeamsHostOptions, 'teamId' | 'height' | 'prepare' | 'origin'>> & { teamId?: string }): string {
   // JSON in a script element: "<" escaped so no value can close the element.
   const json = JSON.stringify(options).replace(/</g, '\\u003c');
   return `<!doctype html><html><head><meta charset="utf-8"><title>Microsoft Teams</title>
@@ -106,13 +108,14 @@ export async function openInTeams(browser: Browser, opts: TeamsHostOptions): Pro
     token: opts.token ?? 'header.payload.signature',
     ...(opts.teamId ? { teamId: opts.teamId } : {}),
   };
+  const origin = opts.origin ?? TEAMS_ORIGIN;
   const context = await browser.newContext({ viewport: { width: opts.width, height: opts.height ?? 900 } });
   // Teams is a public site framing the bot: Chromium asks before a public page reaches a loopback address.
-  await context.grantPermissions(['local-network-access'], { origin: TEAMS_ORIGIN });
-  await context.route(`${TEAMS_ORIGIN}/**`, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: hostPage(options) }));
+  await context.grantPermissions(['local-network-access'], { origin });
+  await context.route(`${origin}/**`, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: hostPage(options) }));
   await opts.prepare?.(context);
   const page = await context.newPage();
-  await page.goto(`${TEAMS_ORIGIN}/_#/tab`, { waitUntil: 'commit' });
+  await page.goto(`${origin}/_#/tab`, { waitUntil: 'commit' });
   return {
     context,
     page,

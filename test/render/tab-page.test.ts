@@ -203,6 +203,24 @@ describe('the dashboard tab page outside Teams', () => {
   });
 });
 
+describe('a site other than Teams or Microsoft 365', () => {
+  it('cannot frame the tab: the browser refuses the page before its script runs', async () => {
+    const requests: string[] = [];
+    const host = await openInTeams(browser, {
+      tabUrl: `${bot.url}/tab`,
+      width: 1024,
+      origin: 'https://billbridge-lookalike.example',
+      prepare: async (context) => context.on('request', (r) => requests.push(new URL(r.url()).pathname)),
+    });
+    hosts.push(host);
+    await expect.poll(() => requests).toContain('/tab');
+    const tab = await host.tab();
+    await expect.poll(() => tab.url()).toMatch(/^chrome-error:/);
+    expect(requests).not.toContain('/tab/app.js');
+    expect(await host.messages()).toEqual([]);
+  });
+});
+
 describe('the dashboard tab in a Teams channel (1024 px, light)', () => {
   let tab: Frame;
   let api: Request[];
