@@ -38,27 +38,30 @@ const CONTENT_SECURITY_POLICY = [
   `frame-ancestors ${FRAME_ANCESTORS.join(' ')}`,
 ].join('; ');
 
-const FILES: Array<{ path: string; file: string; type: string }> = [
-  { path: '/tab', file: pageFile('index.html'), type: 'text/html; charset=utf-8' },
-  { path: '/tab/app.js', file: pageFile('app.js'), type: 'text/javascript; charset=utf-8' },
-  { path: '/tab/tab.css', file: pageFile('tab.css'), type: 'text/css; charset=utf-8' },
+/** The page's own files are revalidated (they change with a deploy); TeamsJS only with a dependency upgrade. */
+const REVALIDATE = 'no-cache';
+const FILES: Array<{ path: string; file: string; type: string; cache: string }> = [
+  { path: '/tab', file: pageFile('index.html'), type: 'text/html; charset=utf-8', cache: REVALIDATE },
+  { path: '/tab/app.js', file: pageFile('app.js'), type: 'text/javascript; charset=utf-8', cache: REVALIDATE },
+  { path: '/tab/tab.css', file: pageFile('tab.css'), type: 'text/css; charset=utf-8', cache: REVALIDATE },
   {
     path: '/tab/teams.js',
     file: require.resolve('@microsoft/teams-js/dist/umd/MicrosoftTeams.min.js'),
     type: 'text/javascript; charset=utf-8',
+    cache: 'public, max-age=86400',
   },
 ];
 
-/** Adds the tab page's routes. Files are read per request: the page is opened rarely and TeamsJS is 210 KB. */
+/** Adds the tab page's routes. Files are read per request: the page is opened rarely and TeamsJS is cached a day. */
 export function tabPageRoutes(server: Server): void {
-  for (const { path, file, type } of FILES) {
+  for (const { path, file, type, cache } of FILES) {
     server.get(path, async (_req: Request, res: Response) => {
       const body = await readFile(file);
       res.setHeader('Content-Type', type);
       res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
       res.setHeader('X-Content-Type-Options', 'nosniff');
       res.setHeader('Referrer-Policy', 'no-referrer');
-      res.setHeader('Cache-Control', 'no-cache');
+      res.setHeader('Cache-Control', cache);
       res.sendRaw(200, body);
     });
   }

@@ -199,7 +199,10 @@ describe('the dashboard tab page outside Teams', () => {
       expect(file.headers['content-type'], path).toMatch(type);
       expect(file.headers['x-content-type-options'], path).toBe('nosniff');
     }
-    expect((await get(`${bot.url}/tab/teams.js`)).text).toContain('microsoftTeams');
+    const teams = await get(`${bot.url}/tab/teams.js`);
+    expect(teams.text).toContain('microsoftTeams');
+    expect(teams.headers['cache-control']).toBe('public, max-age=86400');
+    expect(page.headers['cache-control']).toBe('no-cache');
   });
 });
 
