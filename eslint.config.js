@@ -62,5 +62,14 @@ export default defineConfig(
     files: ['**/*.js'],
     extends: [tseslint.configs.disableTypeChecked],
   },
+  {
+    files: ['public/tab/app.js'],
+    // The dashboard tab's page script runs in the browser, beside TeamsJS's UMD global.
+    languageOptions: {
+      globals: Object.fromEntries(
+        ['window', 'document', 'location', 'fetch', 'URLSearchParams', 'setTimeout'].map((name) => [name, 'readonly']),
+      ),
+    },
+  },
   prettier,
 );

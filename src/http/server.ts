@@ -1,10 +1,11 @@
-// restify server and routes: /api/messages, /healthz, /readyz, /metrics (with METRICS_TOKEN); everything else is 404.
+// restify server and routes: /api/messages, /healthz, /readyz, /metrics (with METRICS_TOKEN), the tab page /tab; everything else is 404.
 import restify, { type Request, type Response, type Server } from 'restify';
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import type { Readiness } from './readiness.js';
 import { bearerMatches, type MetricsHandler } from './metrics.js';
 import { SenderBudget } from './senderBudget.js';
+import { tabPageRoutes } from './tabPage.js';
 
 export const MESSAGE_BODY_LIMIT = 256 * 1024;
 
@@ -179,6 +180,7 @@ export function createHttpServer(deps: HttpServerDeps): Server {
     });
   }
 
+  tabPageRoutes(server);
   for (const add of deps.routes ?? []) add(server);
   return server;
 }
