@@ -1,12 +1,13 @@
 // The dashboard tab's data API over real HTTP: Teams single sign-on checked against a local issuer's published keys,
 // a team's figures only for its members (the bot's own roster call, cached), the same figures as the cards.
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { channelMessage, DEFAULT_USER, installationUpdate, OTHER_TENANT, TENANT, teamIds } from '../harness/activities.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { ConnectorStandIn } from '../harness/connector.js';
 import { factsOf, textOf } from '../harness/finance.js';
 import { get, post } from '../harness/net.js';
+import { sandboxControlOk } from '../harness/sandbox.js';
 import { LoginStandIn, OpenIdIssuer, type SsoMintOptions } from '../harness/openid.js';
 import { startMultiOrgBot, startTwoOrgSandbox, type TwoOrgs } from '../harness/orgs.js';
 
@@ -39,7 +40,14 @@ const rosterCalls = () => bot.connector.calls.filter((c) => c.kind === 'member')
 beforeAll(async () => {
   issuer = await OpenIdIssuer.start();
   login = (await LoginStandIn.start()).intercept();
-  bot = await startBot({ env: { ...tabEnv(), BILL_WEBHOOK_SECURITY_KEY: WEBHOOK_KEY, USER_COMMANDS_PER_MINUTE: '1000' } });
+  bot = await startBot({
+    env: {
+      ...tabEnv(),
+      BILL_WEBHOOK_SECURITY_KEY: WEBHOOK_KEY,
+      SECRETS_KEY: randomBytes(32).toString('base64'),
+      USER_COMMANDS_PER_MINUTE: '1000',
+    },
+  });
   // billbridge is added to the finance team (its stored conversation is what the roster call goes through).
   const installed = await bot.send(installationUpdate('add', { serviceUrl: bot.connector.url }), {
     authorization: `Bearer ${await botToken()}`,
@@ -167,6 +175,38 @@ describe('a channel tab of the finance team', () => {
     const events = (res.json as { events: Array<{ at: string; text: string }> }).events;
     expect(events[0]?.text).toBe(`Invoice ${invoice.invoiceNumber} updated`);
     expect(Date.parse(events[0]?.at ?? '')).not.toBeNaN();
+  });
+
+  it('lists the bills waiting for the person in BILL once they have connected their own BILL sign-in', async () => {
+    const sandbox = bot.app.sandbox!;
+    const control = (method: string, path: string, body?: unknown) => sandboxControlOk(sandbox.url, method, path, body);
+    const priya = sandbox.org.users.all().find((u) => u.firstName === 'Priya')!;
+    const bill = sandbox.org.bills.all().find((b) => !b.archived && b.paymentStatus === 'UNPAID' && b.approvalStatus === 'UNASSIGNED')!;
+    await control('POST', `/bills/${bill.id}/approvers`, { userIds: [priya.id] });
+    const token = (await control('POST', `/users/${priya.id}/sync-tokens`, {})) as { name: string; value: string };
+    // Dana's link to Priya's BILL sign-in, as `connect` stores it.
+    await bot.app.approvals!.links.put({
+      tenantId: TENANT,
+      aadObjectId: DANA,
+      orgId: sandbox.credentials.orgId,
+      billUserId: priya.id,
+      token: { name: token.name, value: token.value },
+      teamsUserId: DEFAULT_USER.id,
+      linkedAt: Date.now(),
+      updatedAt: Date.now(),
+    });
+    const res = await dashboard(bot, `Bearer ${await sso()}`);
+    expect(res.status).toBe(200);
+    const approvals = (res.json as { approvals: Array<{ kind: string; number: string; party: string; amount: { amount: number } }> })
+      .approvals;
+    expect(approvals).toContainEqual(
+      expect.objectContaining({
+        kind: 'bill',
+        number: bill.invoice!.invoiceNumber,
+        party: bill.vendorName,
+        amount: expect.objectContaining({ amount: bill.amount }),
+      }),
+    );
   });
 
   it('in single-organisation mode a personal tab (no team) shows the deployment’s organisation', async () => {
