@@ -147,6 +147,11 @@ describe('a channel tab of the finance team', () => {
     expect(rosterCalls()).toBe(before);
   });
 
+  it('a v1 token (issuer sts.windows.net, audience the bare app id) of a member is accepted too', async () => {
+    const res = await dashboard(bot, `Bearer ${await sso({ iss: `https://sts.windows.net/${TENANT}/`, aud: APP_ID })}`);
+    expect(res.status).toBe(200);
+  });
+
   it('a team billbridge was never added to gets 404, without a roster call', async () => {
     const before = rosterCalls();
     const res = await dashboard(bot, `Bearer ${await sso()}`, teamIds('elsewhere').team);
