@@ -49,6 +49,10 @@ import { webhookRoute } from './http/webhooks.js';
 import type { RedisConnection } from './infra/state/redisClient.js';
 import { RateLimiterUserCommandRate } from './teams/userRate.js';
 import { LinkAttempts, memoryLinkAttempts } from './features/approvals/linkAttempts.js';
+import { TeamRoster } from './teams/roster.js';
+import { TabSso } from './tab/sso.js';
+import { RecentEvents } from './tab/events.js';
+import { tabApiRoute } from './http/tabApi.js';
 
 export interface BuildOptions {
   /** Log destination (tests capture lines here); stdout by default. */
@@ -396,6 +400,22 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     orgBindings,
   });
   const approvalDigest = new ApprovalDigest({ approvals, state, timeZone: config.timeZone, sender, clock, log });
+  // The dashboard tab: Teams sign-in checked against Microsoft's keys, a team's figures only for its members.
+  const recentEvents = new RecentEvents();
+  const tabApi = tabApiRoute({
+    sso: new TabSso({ appId: config.bot.appId, publicHostname: config.publicHostname, keysUrl: config.bot.overrides.TabSsoKeysUrl }),
+    access,
+    rate: userRate,
+    orgBindings,
+    installs,
+    roster: new TeamRoster(adapter, config.bot.appId, clock),
+    payables: features.payables,
+    receivables: features.receivables,
+    approvals,
+    events: recentEvents,
+    clock,
+    log,
+  });
   const server = createHttpServer({
     log,
     messages: adapter.messagesFor(bot),
@@ -403,7 +423,13 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     requireBearer: config.bot.appId !== '',
     metrics: metricsHandler(metrics),
     metricsToken: config.metrics.token,
-    routes: [webhookRoute(notify.receiver, log)],
+    routes: [
+      webhookRoute(
+        recentEvents.noting(notify.receiver, () => clock.now()),
+        log,
+      ),
+      tabApi,
+    ],
   });
 
   const metricsServer =

@@ -113,6 +113,8 @@ export const BOT_AUTH_OVERRIDE_KEYS = [
   'ValidateAuthority',
   'CallerId',
   'ChannelService',
+  // Not botbuilder's: the keys the dashboard tab checks Teams sign-in tokens with (src/tab/sso.ts), overridable alike.
+  'TabSsoKeysUrl',
 ] as const;
 
 const DEFAULT_BILL_BASE_URL = 'https://gateway.stage.bill.com/connect';

@@ -76,7 +76,7 @@ function send(res: Response, status: number, body: unknown, close = false): void
 
 /** Registers the route on the server (createHttpServer's `routes` option). */
 export function webhookRoute(
-  receiver: WebhookReceiver,
+  receiver: Pick<WebhookReceiver, 'accept'>,
   log: Logger,
   limit = WEBHOOK_BODY_LIMIT,
   budget = new SenderBudget(),

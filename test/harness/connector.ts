@@ -57,6 +57,11 @@ export class ConnectorStandIn {
   url = '';
   /** Team details answered for GET /v3/teams/{id}. */
   teams = new Map<string, { id: string; name: string; aadGroupId: string }>();
+  /**
+   * Rosters by conversation (team) id, as Entra object ids: GET /v3/conversations/{id}/members/{member} answers 404
+   * MemberNotFoundInConversation for anyone not listed. A conversation without a roster here answers everyone.
+   */
+  rosters = new Map<string, Set<string>>();
 
   constructor() {
     this.events.setMaxListeners(1000);
@@ -220,8 +225,15 @@ export class ConnectorStandIn {
         const t = this.teams.get(seg[2] ?? '');
         return t ? { status: 200, body: t } : { status: 404, body: { error: { code: 'NotFound', message: 'Team not found' } } };
       }
-      case 'member':
+      case 'member': {
+        const roster = this.rosters.get(seg[2] ?? '');
+        if (roster && seg[3] === 'members' && !roster.has((seg[4] ?? '').toLowerCase()))
+          return {
+            status: 404,
+            body: { error: { code: 'MemberNotFoundInConversation', message: 'The member was not found in the conversation' } },
+          };
         return { status: 200, body: { id: seg[4] ?? '29:user', name: 'Test User', aadObjectId: '00000000-0000-0000-0000-0000000000aa' } };
+      }
       default:
         return { status: 404, body: { error: { code: 'NotFound', message: 'No such route in the connector stand-in' } } };
     }

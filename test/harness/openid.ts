@@ -31,6 +31,25 @@ export interface MintOptions {
   claims?: Record<string, unknown>;
 }
 
+/** A Teams single sign-on token (what TeamsJS authentication.getAuthToken() gives a tab), as Entra issues it. */
+export interface SsoMintOptions {
+  tenantId: string;
+  /** The person's Entra object id (`oid`). */
+  aadObjectId: string;
+  /** The app id URI api://{host}/{appId}, or the app id. */
+  aud: string;
+  name?: string;
+  /** Defaults to the v2 issuer of `tenantId`. */
+  iss?: string;
+  /** Seconds relative to now. */
+  expiresIn?: number;
+  notBefore?: number;
+  signWith?: 'published' | 'unpublished';
+  /** Defaults to the scope the app exposes, access_as_user. */
+  scp?: string;
+  claims?: Record<string, unknown>;
+}
+
 interface KeyPair {
   kid: string;
   privateKey: CryptoKey;
@@ -92,6 +111,11 @@ export class OpenIdIssuer {
     return `${this.url}/v1/.well-known/openidconfiguration`;
   }
 
+  /** Where the bot reads the keys of Teams sign-in tokens (TabSsoKeysUrl; Microsoft's common/discovery/v2.0/keys). */
+  get ssoKeysUrl(): string {
+    return `${this.url}/common/discovery/v2.0/keys`;
+  }
+
   /** The published signing key id. */
   get kid(): string {
     return this.published.kid;
@@ -123,6 +147,30 @@ export class OpenIdIssuer {
     const token = await new SignJWT(payload)
       .setProtectedHeader({ alg: o.alg ?? 'RS256', typ: 'JWT', kid: o.kid ?? key.kid })
       .setIssuer(o.iss ?? BOT_FRAMEWORK_ISSUER)
+      .setAudience(o.aud)
+      .setIssuedAt(now + (o.notBefore ?? 0))
+      .setNotBefore(now + (o.notBefore ?? 0))
+      .setExpirationTime(now + (o.expiresIn ?? 3600))
+      .sign(key.privateKey);
+    this.minted.push(token);
+    return token;
+  }
+
+  /** A signed Teams single sign-on token for a tab, with the claims Entra puts in one (tid, oid, scp, ver). */
+  async ssoToken(o: SsoMintOptions): Promise<string> {
+    const now = Math.floor(Date.now() / 1000);
+    const key = o.signWith === 'unpublished' ? this.unpublished : this.published;
+    const token = await new SignJWT({
+      tid: o.tenantId,
+      oid: o.aadObjectId,
+      name: o.name ?? 'Dana Lee',
+      scp: o.scp ?? 'access_as_user',
+      ver: '2.0',
+      azp: '5e3ce6c0-2b1f-4285-8d4b-75ee78787346',
+      ...o.claims,
+    })
+      .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: key.kid })
+      .setIssuer(o.iss ?? `https://login.microsoftonline.com/${o.tenantId}/v2.0`)
       .setAudience(o.aud)
       .setIssuedAt(now + (o.notBefore ?? 0))
       .setNotBefore(now + (o.notBefore ?? 0))
@@ -167,6 +215,7 @@ export class OpenIdIssuer {
         token_endpoint_auth_methods_supported: ['private_key_jwt'],
       });
     }
+    if (path === '/common/discovery/v2.0/keys') return json(res, 200, { keys: [this.published.jwk] });
     if (path === '/v1/.well-known/keys') {
       return json(res, 200, { keys: [{ ...this.published.jwk, endorsements: this.endorsements }] });
     }

@@ -76,6 +76,25 @@ describe('the manifest built from the template and the config', () => {
     expect(build().authorization.permissions.resourceSpecific).toEqual([{ name: 'TeamSettings.Read.Group', type: 'Application' }]);
   });
 
+  it('declares the dashboard tab: configurable for channels, group chats and meetings, static for personal, with Teams single sign-on', async () => {
+    const manifest = build();
+    expect(manifest.configurableTabs).toEqual([
+      {
+        configurationUrl: 'https://billbridge.contoso.com/tab?config=1',
+        canUpdateConfiguration: false,
+        scopes: ['team', 'groupChat'],
+        context: ['channelTab', 'privateChatTab', 'meetingChatTab', 'meetingDetailsTab', 'meetingSidePanel'],
+      },
+    ]);
+    // The bot's chat stays the first personal tab; the dashboard comes next.
+    expect(manifest.staticTabs.map((t: { entityId: string }) => t.entityId)).toEqual(['conversations', 'dashboard']);
+    expect(manifest.staticTabs[1]).toMatchObject({ contentUrl: 'https://billbridge.contoso.com/tab', scopes: ['personal'] });
+    // The app id URI the tab API accepts as audience (src/tab/sso.ts).
+    expect(manifest.webApplicationInfo).toEqual({ id: APP_ID, resource: `api://billbridge.contoso.com/${APP_ID}` });
+    expect(manifest.defaultGroupCapability.meetings).toBe('tab');
+    expect(await validateManifest(manifest)).toEqual([]);
+  });
+
   it('has one command list per scope equal to what the registry offers there, in rank order', () => {
     const registry = commandCatalogue();
     const manifest = build(ENV, registry);

@@ -131,25 +131,16 @@ export class Approvals {
   }
 
   /**
-   * The bills waiting for a linked person, read in their own BILL session, as a card recorded server-side. In a
-   * personal chat the card carries the buttons; elsewhere it is read-only and names the person in refresh.userIds.
+   * The bills waiting for a linked person, read in their own BILL session: the first MAX_CARD_BILLS, soonest due
+   * first, with invoice numbers and vendor names (the approvals card and the dashboard tab), and how many wait in all.
    */
-  async pendingReply(
+  async pending(
     link: UserLink,
-    target: CardTarget,
-    approver: { teamsUserId: string; name: string },
-    opts: { locale?: string; priority?: 'interactive' | 'background' } = {},
-  ): Promise<{ reply: CardReply; waiting: number }> {
-    const priority = opts.priority ?? 'interactive';
+    priority: 'interactive' | 'background' = 'interactive',
+  ): Promise<{ rows: ApprovalCardBill[]; waiting: number }> {
     const client = this.deps.bill.orgAs(link.orgId, this.person(link), { priority });
     const pending = await asPerson(() => client.approvals.pending());
-    const now = this.deps.clock.now();
-    const fmt = this.formatFor(opts.locale);
-    if (pending.length === 0)
-      return {
-        reply: nothingWaitingCard({ name: approver.name, personal: target.kind === 'personal', asOf: now, fmt, note: this.note }),
-        waiting: 0,
-      };
+    if (pending.length === 0) return { rows: [], waiting: 0 };
     const shown = [...pending]
       .sort((a, b) => a.dueDate.localeCompare(b.dueDate) || a.billId.localeCompare(b.billId))
       .slice(0, MAX_CARD_BILLS);
@@ -174,6 +165,27 @@ export class Approvals {
         invoiceNumber: bill?.invoice?.invoiceNumber || undefined,
       };
     });
+    return { rows, waiting: pending.length };
+  }
+
+  /**
+   * The bills waiting for a linked person, read in their own BILL session, as a card recorded server-side. In a
+   * personal chat the card carries the buttons; elsewhere it is read-only and names the person in refresh.userIds.
+   */
+  async pendingReply(
+    link: UserLink,
+    target: CardTarget,
+    approver: { teamsUserId: string; name: string },
+    opts: { locale?: string; priority?: 'interactive' | 'background' } = {},
+  ): Promise<{ reply: CardReply; waiting: number }> {
+    const { rows, waiting } = await this.pending(link, opts.priority);
+    const now = this.deps.clock.now();
+    const fmt = this.formatFor(opts.locale);
+    if (waiting === 0)
+      return {
+        reply: nothingWaitingCard({ name: approver.name, personal: target.kind === 'personal', asOf: now, fmt, note: this.note }),
+        waiting: 0,
+      };
     const state: ApprovalCardState = {
       id: this.cards.newId(),
       tenantId: target.tenantId.toLowerCase(),
@@ -182,12 +194,12 @@ export class Approvals {
       orgId: link.orgId,
       approver: { aadObjectId: link.aadObjectId, teamsUserId: approver.teamsUserId, name: approver.name },
       bills: rows,
-      more: pending.length - shown.length,
+      more: waiting - rows.length,
       createdAt: now,
       updatedAt: now,
     };
     await this.cards.save(state);
-    return { reply: approvalsCard({ ...this.cardOptions(state, target.kind === 'personal'), fmt }), waiting: pending.length };
+    return { reply: approvalsCard({ ...this.cardOptions(state, target.kind === 'personal'), fmt }), waiting };
   }
 
   private async auditRefusal(

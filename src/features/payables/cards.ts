@@ -194,7 +194,7 @@ export function billsDueCard(input: BillsDueInput): CardReply {
 const DAILY_BARS_UP_TO = 14;
 
 /** The bars of a cash-out chart: each one's first and last day (yyyy-MM-dd) and its label ("Mar 10"). */
-function cashOutPeriods(
+export function cashOutPeriods(
   today: string,
   days: number,
   locale: string,

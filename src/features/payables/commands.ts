@@ -41,7 +41,8 @@ export interface PayablesDeps {
 }
 
 const MAX_DUE_DAYS = 90;
-const DEFAULT_DUE_DAYS = 7;
+/** The window `bills due` (and the dashboard tab) shows without a number of days. */
+export const DEFAULT_DUE_DAYS = 7;
 
 /** What a list answer keeps of a bill (line items dropped: they are not shown and would bloat the cache). */
 function billLine(bill: Bill): BillLine {
@@ -128,6 +129,56 @@ function vendorsOf(deps: PayablesDeps, orgId: string, bills: Array<Pick<Bill, 'v
   );
 }
 
+/** What `bills due` shows (the card and the dashboard tab): the unpaid bills due in the window and those overdue. */
+export interface BillsDueFigures {
+  today: string;
+  due: BillLine[];
+  overdue: BillLine[];
+  /** BILL had more rows than one answer reads (page cap). */
+  truncated: boolean;
+  asOf: number;
+  /** Names and bill currencies of the bills' vendors. */
+  vendors: Map<string, PartyInfo>;
+}
+
+/** The bills due from today to today + `days` and the overdue ones, from the org's mirror (BILL while it is built). */
+export async function billsDueFigures(ctx: CommandContext, deps: PayablesDeps, days: number): Promise<BillsDueFigures> {
+  const orgId = boundOrg(ctx);
+  const today = todayOf(ctx, deps);
+  const to = addDays(today, days);
+  let due: BillLine[];
+  let overdue: BillLine[];
+  let truncated: boolean;
+  let asOf: number;
+  const warm = await openBills(ctx, deps, orgId, (b) => dueOn(b, (day) => day <= to));
+  if (warm) {
+    due = warm.items.filter((b) => dueOn(b, (day) => day >= today));
+    overdue = warm.items.filter((b) => dueOn(b, (day) => day < today));
+    truncated = false;
+    asOf = warm.refreshedAt;
+  } else {
+    const [d, o] = await Promise.all([
+      cachedAnswer(
+        ctx,
+        deps,
+        orgId,
+        'list',
+        answerKey('bills.due', { from: today, to }),
+        () => unpaidBills(deps, orgId, { gte: today, lte: to }),
+        ['bill'],
+      ),
+      overdueBills(ctx, deps, orgId, today),
+    ]);
+    deps.mirror.prepare(orgId, 'bill', 'open');
+    due = d.value.items;
+    overdue = o.value.items;
+    truncated = d.value.truncated;
+    asOf = Math.min(d.fetchedAt, o.fetchedAt);
+  }
+  const vendors = await vendorsOf(deps, orgId, [...due, ...overdue]);
+  return { today, due: withVendorNames(due, vendors), overdue: withVendorNames(overdue, vendors), truncated, asOf, vendors };
+}
+
 export const billsDueCommand: Command<PayablesDeps> = {
   name: 'bills due',
   usage: 'bills due [days]',
@@ -143,41 +194,7 @@ export const billsDueCommand: Command<PayablesDeps> = {
       unit: 'days',
       hint: `Type **bills due** for the next ${DEFAULT_DUE_DAYS} days, or **bills due 14** for any number of days up to ${MAX_DUE_DAYS}.`,
     });
-    const orgId = boundOrg(ctx);
-    const today = todayOf(ctx, deps);
-    const to = addDays(today, days);
-    let due: BillLine[];
-    let overdue: BillLine[];
-    let truncated: boolean;
-    let asOf: number;
-    const warm = await openBills(ctx, deps, orgId, (b) => dueOn(b, (day) => day <= to));
-    if (warm) {
-      due = warm.items.filter((b) => dueOn(b, (day) => day >= today));
-      overdue = warm.items.filter((b) => dueOn(b, (day) => day < today));
-      truncated = false;
-      asOf = warm.refreshedAt;
-    } else {
-      const [d, o] = await Promise.all([
-        cachedAnswer(
-          ctx,
-          deps,
-          orgId,
-          'list',
-          answerKey('bills.due', { from: today, to }),
-          () => unpaidBills(deps, orgId, { gte: today, lte: to }),
-          ['bill'],
-        ),
-        overdueBills(ctx, deps, orgId, today),
-      ]);
-      deps.mirror.prepare(orgId, 'bill', 'open');
-      due = d.value.items;
-      overdue = o.value.items;
-      truncated = d.value.truncated;
-      asOf = Math.min(d.fetchedAt, o.fetchedAt);
-    }
-    const vendors = await vendorsOf(deps, orgId, [...due, ...overdue]);
-    due = withVendorNames(due, vendors);
-    overdue = withVendorNames(overdue, vendors);
+    const { today, due, overdue, truncated, asOf, vendors } = await billsDueFigures(ctx, deps, days);
     return billsDueCard({
       days,
       today,

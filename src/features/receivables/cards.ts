@@ -120,6 +120,21 @@ export function isOverdue(inv: AgingInvoice, today: string): boolean {
   );
 }
 
+/** Each overdue invoice's aging bucket (AGING_BUCKETS index), amount due and currency: the card's chart and the dashboard tab's. */
+export function agedOverdue(
+  invoices: AgingInvoice[],
+  today: string,
+  currencyOf: (customerId: string) => string | undefined,
+): Array<{ bucket: number; amount: number; currency: string | undefined }> {
+  return invoices
+    .filter((i) => isOverdue(i, today))
+    .map((i) => ({
+      bucket: agingBucket(daysBetween(i.dueDate.slice(0, 10), today)),
+      amount: i.dueAmount,
+      currency: currencyOf(i.customerId),
+    }));
+}
+
 export interface InvoicesOverdueInput extends ArCardContext {
   /** Any invoices; the card keeps the overdue ones. */
   invoices: AgingInvoice[];
@@ -144,7 +159,7 @@ export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
   const { fmt, today } = input;
   const overdue = input.invoices.filter((i) => isOverdue(i, today));
   const byCustomer = new Map<string, CustomerAging>();
-  const aged: Array<{ bucket: number; amount: number; currency: string | undefined }> = [];
+  const aged = agedOverdue(overdue, today, (id) => input.customerOf(id)?.currency);
   for (const inv of overdue) {
     let row = byCustomer.get(inv.customerId);
     if (!row) {
@@ -161,7 +176,6 @@ export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
     const bucket = agingBucket(daysBetween(inv.dueDate.slice(0, 10), today));
     row.buckets[bucket]?.push(inv.dueAmount);
     row.invoices++;
-    aged.push({ bucket, amount: inv.dueAmount, currency: row.currency });
   }
   const customers = [...byCustomer.values()];
   for (const c of customers) c.total = sum(c.buckets.flat());

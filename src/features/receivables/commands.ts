@@ -6,9 +6,10 @@
 // commands share, whatever the organisation's size.
 import { InputError } from '../../errors.js';
 import { indexBuildingCard } from '../../cards/list.js';
-import { invoiceCard, invoicesOverdueCard, isOverdue } from './cards.js';
+import { invoiceCard, invoicesOverdueCard, isOverdue, type AgingInvoice } from './cards.js';
+import type { PartyInfo } from '../../mirror/records.js';
 import type { Mirror } from '../../mirror/mirror.js';
-import type { Command } from '../types.js';
+import type { Command, CommandContext } from '../types.js';
 import {
   boundOrg,
   formatOf,
@@ -76,6 +77,29 @@ export const invoiceCommand: Command<ReceivablesDeps> = {
   },
 };
 
+/** What `invoices overdue` shows (the card and the dashboard tab): the org's overdue invoices and their customers. */
+export interface OverdueInvoices {
+  today: string;
+  invoices: AgingInvoice[];
+  asOf: number;
+  customers: Map<string, PartyInfo>;
+}
+
+/** The overdue invoices from the org's mirror, or how many are indexed while it is first built. */
+export async function overdueInvoices(ctx: CommandContext, deps: ReceivablesDeps): Promise<OverdueInvoices | { building: number }> {
+  const orgId = boundOrg(ctx);
+  const today = todayOf(ctx, deps);
+  const answer = await deps.mirror.rows(orgId, 'invoice', { ...mirrorRead(ctx, deps, 'invoice'), where: (i) => isOverdue(i, today) });
+  if ('building' in answer) return { building: answer.building };
+  const customers = await resolveParties(
+    deps,
+    orgId,
+    'customer',
+    answer.rows.map((i) => i.customerId),
+  );
+  return { today, invoices: answer.rows, asOf: answer.refreshedAt, customers };
+}
+
 export const invoicesOverdueCommand: Command<ReceivablesDeps> = {
   name: 'invoices overdue',
   usage: 'invoices overdue',
@@ -85,33 +109,24 @@ export const invoicesOverdueCommand: Command<ReceivablesDeps> = {
   rank: 40,
   async run(ctx, deps) {
     noArguments(ctx, 'Type **invoices overdue** on its own; for one customer type **customer {name}**.');
-    const orgId = boundOrg(ctx);
     const fmt = formatOf(ctx, deps);
     const note = deps.settings.note;
-    const today = todayOf(ctx, deps);
-    const answer = await deps.mirror.rows(orgId, 'invoice', { ...mirrorRead(ctx, deps, 'invoice'), where: (i) => isOverdue(i, today) });
-    if ('building' in answer)
+    const found = await overdueInvoices(ctx, deps);
+    if ('building' in found)
       return indexBuildingCard({
         what: 'invoices',
-        indexed: answer.building,
+        indexed: found.building,
         command: 'invoices overdue',
         fmt,
         asOf: ctx.now.getTime(),
         note,
       });
-    const overdue = answer.rows;
-    const customers = await resolveParties(
-      deps,
-      orgId,
-      'customer',
-      overdue.map((i) => i.customerId),
-    );
     return invoicesOverdueCard({
-      invoices: overdue,
-      today,
+      invoices: found.invoices,
+      today: found.today,
       fmt,
-      asOf: answer.refreshedAt,
-      customerOf: (id) => customers.get(id),
+      asOf: found.asOf,
+      customerOf: (id) => found.customers.get(id),
       page: ctx.input.page,
       command: 'invoices overdue',
       note,

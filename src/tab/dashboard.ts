@@ -1,0 +1,125 @@
+// The dashboard tab's figures for one organisation and person: the same functions the cards are built from (bills due,
+// invoices overdue, approvals waiting for me) and the organisation's last webhook events, as plain JSON.
+import { NotLinked } from '../errors.js';
+import { calendarDate, money, sum } from '../cards/format.js';
+import { byCurrency } from '../cards/chart.js';
+import type { Amount } from '../cards/words.js';
+import type { CommandContext } from '../features/types.js';
+import { billsDueFigures, DEFAULT_DUE_DAYS, type PayablesDeps } from '../features/payables/commands.js';
+import { amountDue, AGING_BUCKETS, cashOutPeriods } from '../features/payables/cards.js';
+import { overdueInvoices, type ReceivablesDeps } from '../features/receivables/commands.js';
+import { agedOverdue } from '../features/receivables/cards.js';
+import type { Approvals } from '../features/approvals/service.js';
+import type { RecentEvents, TabEvent } from './events.js';
+import { TabRefused } from './sso.js';
+
+interface Money {
+  currency: string;
+  amount: number;
+  text: string;
+}
+
+export interface Dashboard {
+  org: { name: string };
+  asOf: string;
+  locale: string;
+  payables: { dueCount: number; due: Money[]; overdueCount: number; overdue: Money[]; byDay: Array<{ label: string; amounts: Money[] }> };
+  receivables: { owedCount: number; owed: Money[]; aging: Array<{ label: string; amounts: Money[] }> };
+  /** Null: the person has no BILL sign-in linked for this organisation (or approvals are off). */
+  approvals: Array<{ kind: 'bill'; number: string; party: string; amount: Money; due: string }> | null;
+  events: TabEvent[];
+}
+
+export interface DashboardDeps {
+  payables: PayablesDeps;
+  receivables: ReceivablesDeps;
+  /** Undefined without SECRETS_KEY (approvals are off). */
+  approvals: Approvals | undefined;
+  events: Pick<RecentEvents, 'of'>;
+}
+
+/** Totals per currency, USD first (as the cards' totals list them), each formatted in the locale. */
+function totals(amounts: Amount[], locale: string): Money[] {
+  return byCurrency(amounts, (a) => a.currency).map(([currency, list]) => {
+    const amount = sum(list.map((a) => a.amount));
+    return { currency, amount, text: money(amount, currency, locale) };
+  });
+}
+
+/** The figures for the organisation of `ctx` (its orgId, person and locale), as of now. */
+export async function dashboard(ctx: CommandContext, deps: DashboardDeps): Promise<Dashboard> {
+  const locale = ctx.locale ?? deps.payables.settings.locale;
+  const orgId = ctx.orgId ?? '';
+  const [bills, invoices, approvals] = await Promise.all([
+    billsDueFigures(ctx, deps.payables, DEFAULT_DUE_DAYS),
+    overdueInvoices(ctx, deps.receivables),
+    waitingForMe(ctx, deps.approvals, locale),
+  ]);
+  if ('building' in invoices)
+    throw new TabRefused(
+      503,
+      "billbridge is still reading this organisation's invoices from BILL. Try again in a minute.",
+      'mirror building',
+      60,
+    );
+  const billAmount = (b: (typeof bills.due)[number]): Amount => ({
+    amount: amountDue(b),
+    currency: bills.vendors.get(b.vendorId)?.currency,
+  });
+  const periods = cashOutPeriods(bills.today, DEFAULT_DUE_DAYS, locale);
+  const aged = agedOverdue(invoices.invoices, invoices.today, (id) => invoices.customers.get(id)?.currency);
+  return {
+    org: { name: deps.payables.settings.note ?? `BILL organisation ${orgId}` },
+    asOf: new Date(Math.min(bills.asOf, invoices.asOf)).toISOString(),
+    locale,
+    payables: {
+      dueCount: bills.due.length,
+      due: totals(bills.due.map(billAmount), locale),
+      overdueCount: bills.overdue.length,
+      overdue: totals(bills.overdue.map(billAmount), locale),
+      byDay: periods.list.map((p) => ({
+        label: p.label,
+        amounts: totals(
+          bills.due.filter((b) => b.dueDate.slice(0, 10) >= p.from && b.dueDate.slice(0, 10) <= p.to).map(billAmount),
+          locale,
+        ),
+      })),
+    },
+    receivables: {
+      owedCount: aged.length,
+      owed: totals(aged, locale),
+      aging: AGING_BUCKETS.map((bucket, i) => ({
+        label: bucket.label,
+        amounts: totals(
+          aged.filter((a) => a.bucket === i),
+          locale,
+        ),
+      })),
+    },
+    approvals,
+    events: deps.events.of(orgId),
+  };
+}
+
+/** The bills waiting for the person in BILL, read in their own session; null when they have not connected to this organisation. */
+async function waitingForMe(ctx: CommandContext, approvals: Approvals | undefined, locale: string): Promise<Dashboard['approvals']> {
+  const { tenantId } = ctx.scope;
+  const { aadObjectId } = ctx.caller;
+  if (!approvals || !ctx.orgId || !tenantId || !aadObjectId) return null;
+  const link = await approvals.links.get({ tenantId, aadObjectId, orgId: ctx.orgId });
+  if (!link) return null;
+  try {
+    const { rows } = await approvals.pending(link);
+    return rows.map((r) => ({
+      kind: 'bill',
+      number: r.invoiceNumber ?? '',
+      party: r.vendorName,
+      amount: { currency: r.currency ?? 'USD', amount: r.amount, text: money(r.amount, r.currency, locale) },
+      due: calendarDate(r.dueDate, locale),
+    }));
+  } catch (err) {
+    // BILL refused the person's own token: their link went stale, as if they had never connected.
+    if (err instanceof NotLinked) return null;
+    throw err;
+  }
+}

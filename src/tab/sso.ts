@@ -1,0 +1,102 @@
+// Teams single sign-on for the dashboard tab: the token TeamsJS authentication.getAuthToken() gives the page, checked
+// as Microsoft documents for a tab's server side (learn.microsoft.com/microsoftteams/platform/tabs/how-to/authentication/
+// tab-sso-code, "Validate the access token"): signature by a key Microsoft publishes, issuer of the token's own tenant,
+// audience the app id URI the manifest's webApplicationInfo declares (or the app id), not expired, scope access_as_user.
+import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
+
+/** Microsoft's signing keys for Entra tokens of every tenant (v1 and v2 tokens are signed by the same keys). */
+const MICROSOFT_KEYS_URL = 'https://login.microsoftonline.com/common/discovery/v2.0/keys';
+/** The scope the app registration exposes for Teams (see README, "Dashboard tab"). */
+const SSO_SCOPE = 'access_as_user';
+/** Entra access tokens are a few KB; anything far beyond that is not one. */
+const MAX_TOKEN_LENGTH = 16 * 1024;
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The person a valid token names. */
+export interface TabPerson {
+  tenantId: string;
+  /** Entra object id (what Teams sends as from.aadObjectId). */
+  aadObjectId: string;
+  name: string | undefined;
+}
+
+/** Why a request gets no dashboard: the HTTP status and a sentence for the person (never a claim of the token). */
+export class TabRefused extends Error {
+  constructor(
+    readonly status: 401 | 403 | 404 | 429 | 503,
+    message: string,
+    /** For the log: what was wrong, in a few words. */
+    readonly reason: string,
+    readonly retryAfterS?: number,
+  ) {
+    super(message);
+    this.name = 'TabRefused';
+  }
+}
+
+const SIGN_IN_AGAIN = 'Your Teams sign-in could not be checked. Close the tab and open it again.';
+
+export interface TabSsoOptions {
+  /** MicrosoftAppId. */
+  appId: string;
+  /** PUBLIC_HOSTNAME: the app id URI is api://{host}/{appId}. */
+  publicHostname: string;
+  /** TabSsoKeysUrl (a bot auth override: tests and sovereign clouds, refused in production); Microsoft's by default. */
+  keysUrl?: string;
+}
+
+export class TabSso {
+  private readonly keys: ReturnType<typeof createRemoteJWKSet>;
+  private readonly audiences: string[];
+
+  constructor(private readonly opts: TabSsoOptions) {
+    // jose keeps the key set (10 minutes) and fetches it again for an unknown kid at most every 30 s.
+    this.keys = createRemoteJWKSet(new URL(opts.keysUrl ?? MICROSOFT_KEYS_URL), { timeoutDuration: 5_000 });
+    this.audiences = [...(opts.publicHostname ? [`api://${opts.publicHostname}/${opts.appId}`] : []), opts.appId];
+  }
+
+  /** The person of an Authorization header, or TabRefused (401; 503 when Microsoft's keys cannot be read). */
+  async person(authorization: unknown): Promise<TabPerson> {
+    if (this.opts.appId === '')
+      throw new TabRefused(401, 'This billbridge runs without a Microsoft app id, so it cannot check who you are.', 'local mode');
+    const token = bearer(authorization);
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, this.keys, { audience: this.audiences, algorithms: ['RS256'], clockTolerance: 60 }));
+    } catch (err) {
+      if (keysUnavailable(err))
+        throw new TabRefused(503, 'Microsoft sign-in cannot be checked right now. Try again in a minute.', 'signing keys unavailable');
+      throw new TabRefused(401, SIGN_IN_AGAIN, err instanceof errors.JOSEError ? err.code : 'invalid token');
+    }
+    const tid = payload.tid;
+    const oid = payload.oid;
+    if (typeof tid !== 'string' || !GUID.test(tid) || typeof oid !== 'string' || !GUID.test(oid))
+      throw new TabRefused(401, SIGN_IN_AGAIN, 'no tenant or person');
+    // The issuer names the token's own tenant: v2 tokens, or v1 tokens (an app registration left at version 1).
+    if (payload.iss !== `https://login.microsoftonline.com/${tid}/v2.0` && payload.iss !== `https://sts.windows.net/${tid}/`)
+      throw new TabRefused(401, SIGN_IN_AGAIN, 'issuer');
+    const scopes = typeof payload.scp === 'string' ? payload.scp.split(' ') : [];
+    if (!scopes.includes(SSO_SCOPE)) throw new TabRefused(401, SIGN_IN_AGAIN, 'scope');
+    return {
+      tenantId: tid.toLowerCase(),
+      aadObjectId: oid.toLowerCase(),
+      name: typeof payload.name === 'string' ? payload.name : undefined,
+    };
+  }
+}
+
+/** Microsoft's keys could not be read (timeout, network, not a key set): our problem, not the token's. */
+function keysUnavailable(err: unknown): boolean {
+  if (err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid) return true;
+  // jose's own generic error is what a key set answered with another status than 200 gives.
+  return err instanceof errors.JOSEError ? err.code === 'ERR_JOSE_GENERIC' : true;
+}
+
+/** The token of "Bearer <JWT>", or TabRefused 401. */
+function bearer(header: unknown): string {
+  if (typeof header !== 'string' || header.length > MAX_TOKEN_LENGTH + 7)
+    throw new TabRefused(401, 'Open this tab inside Teams: it needs your Teams sign-in.', 'no bearer token');
+  const m = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/i.exec(header.trim());
+  if (!m?.[1]) throw new TabRefused(401, SIGN_IN_AGAIN, 'malformed token');
+  return m[1];
+}
