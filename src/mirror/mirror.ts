@@ -340,7 +340,7 @@ export class Mirror {
    * The record with this BILL id when the org's collection holds every record (freshened and, when marked stale, read
    * again first); undefined otherwise: the caller asks BILL. A card's Refresh (force) reads this one record from BILL
    * now (one GET, kept in the mirror; a refusal or a 404 is the caller's to show). Lets `bill <BILL id>` answer from
-   * the mirror instead of keeping BILL's answer beside it (memory bench, 512 MB pass: 208 -> 186 MB peak RSS).
+   * the mirror instead of keeping BILL's answer beside it (memory bench, 512 MB pass: 210 -> 198 MB peak RSS).
    */
   async byId<K extends Kind>(
     orgId: string,
