@@ -41,6 +41,8 @@ export interface Command {
   text: string;
   who: Person;
   where: Place;
+  /** The Refresh button of the card `text` answered, clicked (Action.Submit: a message carrying the button's data). */
+  refresh?: boolean;
 }
 
 /** Each command starts its own thread: the conversation id the reply comes back on is unique to it. */
@@ -49,15 +51,10 @@ export function commandActivity(
   id: string,
   serviceUrl: string,
 ): { activity: Record<string, unknown>; conversationId: string } {
-  const activity = channelMessage(cmd.text, {
-    serviceUrl,
-    team: cmd.where.team,
-    channel: cmd.where.channel,
-    tenant: TENANT,
-    from: cmd.who,
-    id,
-    threadId: id,
-  });
+  const where = { serviceUrl, team: cmd.where.team, channel: cmd.where.channel, tenant: TENANT, from: cmd.who, id, threadId: id };
+  const activity = cmd.refresh
+    ? channelMessage('', { ...where, noMention: true, value: { verb: 'run', command: cmd.text, refresh: true } })
+    : channelMessage(cmd.text, where);
   return { activity, conversationId: activity.conversation.id };
 }
 

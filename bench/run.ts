@@ -127,7 +127,11 @@ try {
       `4. Invoice lookup on ${opts.invoices.toLocaleString('en-US')} invoices: cold and warm`,
       () => invoiceLookup(ctx, sharedSandbox()),
     ],
-    ['memory', `5. Memory: peak RSS with the number indexes, 1,000 conversations and the cache filled`, () => memory(ctx)],
+    [
+      'memory',
+      `5. Memory: peak RSS with the number indexes, 1,000 conversations, the large lists and every record asked`,
+      () => memory(ctx),
+    ],
     [
       'search',
       `6. Message-extension search on ${opts.invoices.toLocaleString('en-US')} invoices: warm, at concurrency 1 and 32`,

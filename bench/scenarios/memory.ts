@@ -1,7 +1,8 @@
 // Scenario 5 — memory: the bot process's peak resident set size (VmHWM from /proc) after it has built the number
 // indexes of an organisation with 10,000 invoices and 5,000 bills, stored 1,000 conversation references (installs
-// into 1,000 teams) and filled its answer cache (single records
-// asked by BILL id, up to CACHE_MAX_ENTRIES). The bot runs as `npm start` runs it. The full run does it twice: once as on
+// into 1,000 teams), answered the large lists and then single records (every bill by BILL id and every invoice by
+// number: the mirror answers them once it holds every record, so the answer cache keeps only what it does not hold,
+// and stops at CACHE_MAX_ENTRIES). The bot runs as `npm start` runs it. The full run does it twice: once as on
 // this machine, where V8 may grow its heap to a few times what is live before collecting, and once with the heap
 // limit Node gives itself in a 512 MB container (it reads the cgroup's memory limit: 259 MB there, measured), where
 // V8 grows its heap far less eagerly.

@@ -3,6 +3,7 @@
 // when it resets. Real HTTP, the embedded sandbox with a little latency so calls overlap.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
+import { channelMessage } from '../harness/activities.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { ConnectorStandIn, type ConnectorCall } from '../harness/connector.js';
 import { expectValidCard, tableRows, textOf } from '../harness/finance.js';
@@ -14,11 +15,25 @@ const user = (n: number) => ({
   name: `User ${n}`,
 });
 
-/** Posts every command at once and waits until each conversation has its answer; returns the answer cards in order. */
-async function sayAll(bot: TestBot, lines: Array<{ text: string; channel: string; from: ReturnType<typeof user> }>) {
-  const sent = await Promise.all(lines.map((l) => bot.say(l.text, { channel: l.channel, from: l.from })));
+/**
+ * Posts every command at once (a line with `refresh` is the Refresh button of its card, clicked) and waits until each
+ * conversation has its answer; returns the answer cards in order.
+ */
+async function sayAll(bot: TestBot, lines: Array<{ text: string; channel: string; from: ReturnType<typeof user>; refresh?: boolean }>) {
+  const activities = lines.map((l) =>
+    l.refresh
+      ? channelMessage('', {
+          serviceUrl: bot.connector.url,
+          channel: l.channel,
+          from: l.from,
+          noMention: true,
+          value: { verb: 'run', command: l.text, refresh: true },
+        })
+      : channelMessage(l.text, { serviceUrl: bot.connector.url, channel: l.channel, from: l.from }),
+  );
+  const sent = await Promise.all(activities.map((a) => bot.send(a)));
   for (const s of sent) expect(s.status).toBe(200);
-  const ids = sent.map((s) => s.activity.conversation.id);
+  const ids = activities.map((a) => a.conversation.id);
   const replies = await bot.connector.waitFor(
     (calls) => {
       const byConversation = new Map<string, ConnectorCall>();
@@ -52,15 +67,16 @@ describe('200 concurrent commands across 20 channels on one organisation', () =>
     ];
     const billNumbers = org.bills.all().map((b) => b.invoice!.invoiceNumber!);
     const invoiceNumbers = org.invoices.all().map((i) => i.invoiceNumber);
-    // Bills by BILL id: each is its own BILL call (names come from the org's replicas once built, and every
-    // `payments N` shares one page).
+    // Refresh clicks on bills shown by BILL id: each reads its bill from BILL (names come from the org's mirror once
+    // built, and every `payments N` shares one page).
     const billIds = org.bills.all().map((b) => b.id);
     const customerNames = org.customers.all().map((c) => c.name);
-    const kinds = [
+    const refreshOf = (text: string) => ({ text, refresh: true });
+    const kinds: Array<(k: number) => string | { text: string; refresh: boolean }> = [
       (k: number) => `bills due ${k % 91}`,
-      (k: number) => `bill ${billIds[k % billIds.length]}`,
+      (k: number) => refreshOf(`bill ${billIds[k % billIds.length]}`),
       (k: number) => `customer ${customerNames[k % customerNames.length]}`,
-      (k: number) => `bill ${billIds[(k * 7 + 1) % billIds.length]}`,
+      (k: number) => refreshOf(`bill ${billIds[(k * 7 + 1) % billIds.length]}`),
       (k: number) => `payments ${1 + (k % 50)}`,
       (k: number) => `vendor ${vendorPrefixes[k % vendorPrefixes.length]}`,
       (k: number) => `bill ${billNumbers[k % billNumbers.length]}`,
@@ -69,15 +85,14 @@ describe('200 concurrent commands across 20 channels on one organisation', () =>
       () => 'invoices overdue',
       (k: number) => (k % 2 ? 'spend transactions' : 'spend budgets'),
     ];
-    const lines = Array.from({ length: 200 }, (_, k) => ({
-      text: kinds[k % kinds.length]!(k),
-      channel: channel(k % 20),
-      from: user(k % 40),
-    }));
+    const lines = Array.from({ length: 200 }, (_, k) => {
+      const line = kinds[k % kinds.length]!(k);
+      return { ...(typeof line === 'string' ? { text: line } : line), channel: channel(k % 20), from: user(k % 40) };
+    });
     bot.app.sandbox!.resetStats();
     const cards = await sayAll(bot, lines);
     const stats = bot.app.sandbox!.stats();
-    // Enough BILL work to queue (most of these answers come from the org's replicas once they are built).
+    // Enough BILL work to queue (most of these answers come from the org's mirror once it is built).
     expect(stats.requests).toBeGreaterThan(40);
     expect(stats.maxConcurrentByOrg[org.id]).toBeLessThanOrEqual(3);
     expect(stats.maxConcurrentByOrg[org.id]).toBeGreaterThanOrEqual(2);

@@ -35,7 +35,7 @@ import {
 
 /** What accounts payable reads: the org's mirror of bills (and vendor names), BILL for bills not mirrored yet. */
 export interface PayablesDeps {
-  mirror: Pick<Mirror, 'rows' | 'lookup' | 'prepare' | 'names' | 'answers' | 'dropAnswer'>;
+  mirror: Pick<Mirror, 'rows' | 'lookup' | 'byId' | 'prepare' | 'names' | 'answers' | 'dropAnswer'>;
   bill: Pick<BillGateway, 'org'>;
   settings: FinanceSettings;
 }
@@ -259,9 +259,14 @@ const BILL_ID = /^00n[A-Za-z0-9]{5,61}$/;
 const BILL_HINT =
   "Type **bill** and the vendor's invoice number or the BILL id, e.g. **bill ACM-12345**. To browse a vendor's bills, type **vendor {name}**.";
 
-/** A bill by its BILL id, kept like a record answer (CACHE_TTL_OBJECT_S, dropped by a bill webhook). */
+/**
+ * A bill by its BILL id: from the org's mirror once it holds every bill (a Refresh reads that bill from BILL into it),
+ * else asked of BILL and kept like a record answer (CACHE_TTL_OBJECT_S, dropped by a bill webhook).
+ */
 async function billById(ctx: CommandContext, deps: PayablesDeps, orgId: string, id: string): Promise<{ bill: Bill; fetchedAt: number }> {
   try {
+    const held = await deps.mirror.byId(orgId, 'bill', id, mirrorRead(ctx, deps, 'bill'));
+    if (held) return { bill: held.record, fetchedAt: held.refreshedAt };
     const got = await cachedAnswer(ctx, deps, orgId, 'object', answerKey('bill', { id }), () => orgClient(deps, orgId).bills.get(id), [
       'bill',
     ]);
