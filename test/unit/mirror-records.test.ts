@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { isOpenBill, keepBill, keepCustomer, keepInvoice, keepVendor } from '../../src/mirror/records.js';
-import type { Bill, Invoice, Vendor, Customer } from '../../src/bill/types.js';
+import type { Bill, Invoice, Vendor } from '../../src/bill/types.js';
 import { billCard, billsDueCard, billsOverdueCard } from '../../src/features/payables/cards.js';
 import { invoiceCard, invoicesOverdueCard } from '../../src/features/receivables/cards.js';
 import { customerCard, vendorCard } from '../../src/features/parties/cards.js';
@@ -78,7 +78,7 @@ describe('the records the mirror keeps show what BILL sent', () => {
         billsOverdueCard({ ...ap, overdue: late(open.map(withoutLines)), page, command: 'bills overdue' }),
       );
     }
-    const vendor = org.vendors.get(open[0]!.vendorId)! as Vendor;
+    const vendor = org.vendors.get(open[0]!.vendorId)!;
     const mine = (list: Bill[]) => list.filter((b) => b.vendorId === vendor.id);
     expect(
       vendorCard({
@@ -102,7 +102,7 @@ describe('the records the mirror keeps show what BILL sent', () => {
     expect(invoicesOverdueCard({ ...ar, invoices: rows, page: 0, command: 'invoices overdue' })).toEqual(
       invoicesOverdueCard({ ...ar, invoices, page: 0, command: 'invoices overdue' }),
     );
-    const customer = org.customers.get(invoices[0]!.customerId)! as Customer;
+    const customer = org.customers.get(invoices[0]!.customerId)!;
     const owed = (i: Invoice) => i.customerId === customer.id && !i.archived && i.status !== 'PAID' && i.dueAmount > 0;
     expect(
       customerCard({
@@ -135,7 +135,7 @@ describe('the records the mirror keeps show what BILL sent', () => {
     const { dueAmount: _d, paidAmount: _p, scheduledAmount: _s, ...bare } = bills.find((b) => b.paymentStatus === 'UNPAID')!;
     const kept = stored(keepBill(bare as Bill)!);
     expect(kept.dueAmount).toBeUndefined();
-    expect(billCard({ ...ap, bill: kept, command: 'bill x' })).toEqual(billCard({ ...ap, bill: bare as Bill, command: 'bill x' }));
+    expect(billCard({ ...ap, bill: kept, command: 'bill x' })).toEqual(billCard({ ...ap, bill: bare, command: 'bill x' }));
     expect(keepBill(undefined as unknown as Bill)).toBeUndefined();
     expect(keepInvoice({ invoiceNumber: '1' } as unknown as Invoice)).toBeUndefined();
     expect(keepVendor({ name: 'no id' } as unknown as Vendor)).toBeUndefined();
