@@ -251,7 +251,7 @@ export class DigestScheduler {
   private readonly periodic: Periodic<TickReport>;
 
   constructor(private readonly deps: SchedulerDeps) {
-    this.leases = new Leases(deps.state, deps.clock, NS.digests, SLOT_LEASE_MS, { exclusiveStore: deps.state.kind !== 'redis' });
+    this.leases = new Leases(deps.state, deps.clock, NS.digests, SLOT_LEASE_MS);
     this.periodic = new Periodic(() => this.run(), { everyMs: deps.tickMs ?? TICK_MS, log: deps.log, what: 'digest scheduler' });
   }
 
