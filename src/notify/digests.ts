@@ -229,7 +229,6 @@ export interface SchedulerDeps {
   sender: ChannelSender;
   presenter: NotificationPresenter;
   onChannelGone(target: ChannelTarget, reason: string): Promise<void>;
-  tickMs?: number;
 }
 
 export interface TickReport {
@@ -244,7 +243,7 @@ export class DigestScheduler {
 
   constructor(private readonly deps: SchedulerDeps) {
     this.leases = new Leases(deps.state, deps.clock, NS.digests, SLOT_LEASE_MS);
-    this.periodic = new Periodic(() => this.run(), { everyMs: deps.tickMs ?? TICK_MS, log: deps.log, what: 'digest scheduler' });
+    this.periodic = new Periodic(() => this.run(), { everyMs: TICK_MS, log: deps.log, what: 'digest scheduler' });
   }
 
   start(): void {
