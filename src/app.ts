@@ -39,7 +39,7 @@ import { Approvals, approvalCardActions } from './features/approvals/service.js'
 import { ApprovalDigest } from './features/approvals/digest.js';
 import { ApprovalCards } from './features/approvals/cardRecords.js';
 import { UserLinks } from './features/approvals/userLinks.js';
-import { createNotify, type Notifications } from './notify/index.js';
+import { Notifications } from './notify/index.js';
 import { BotFrameworkSender } from './teams/proactive.js';
 import { InstallLifecycle } from './teams/install.js';
 import { notificationPresenter, REFRESH_VERB } from './features/notifications/cards.js';
@@ -274,7 +274,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   // the buttons each card carries are recorded in the state store, where the bot's clicks look them up.
   const cardMessages = new CardMessages(state);
   const sender = new BotFrameworkSender(adapter, config, log, cardMessages);
-  const notify = createNotify({
+  const notify = new Notifications({
     config,
     state,
     clock,

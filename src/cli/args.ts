@@ -5,22 +5,32 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 export interface CommandLine {
   values: Record<string, string | boolean | undefined>;
+  /** Words that are not options (only when the program takes them). */
+  positionals: string[];
   /** Prints the message and the help to stderr and exits 2. */
   fail: (message: string) => never;
   /** A whole-number option: `fallback` when absent; refused when not digits or above `max`. */
   whole: (name: string, fallback: number, max: number) => number;
 }
 
-export function commandLine(program: string, help: string, options: NonNullable<ParseArgsConfig['options']>): CommandLine {
+export function commandLine(
+  program: string,
+  help: string,
+  options: NonNullable<ParseArgsConfig['options']>,
+  { allowPositionals = false } = {},
+): CommandLine {
   const fail = (message: string): never => {
     process.stderr.write(`${program}: ${message}\n\n${help}\n`);
     process.exit(2);
   };
   let values: CommandLine['values'] = {};
+  let positionals: string[] = [];
   try {
-    ({ values } = parseArgs({ options: { ...options, help: { type: 'boolean', short: 'h', default: false } }, strict: true }) as {
-      values: CommandLine['values'];
-    });
+    ({ values, positionals } = parseArgs({
+      options: { ...options, help: { type: 'boolean', short: 'h', default: false } },
+      strict: true,
+      allowPositionals,
+    }));
   } catch (err) {
     fail(errorMessage(err));
   }
@@ -36,5 +46,5 @@ export function commandLine(program: string, help: string, options: NonNullable<
     if (n > max) fail(`--${name} must be at most ${max}, got ${n}`);
     return n;
   };
-  return { values, fail, whole };
+  return { values, positionals, fail, whole };
 }

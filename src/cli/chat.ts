@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { isatty } from 'node:tty';
-import { parseArgs } from 'node:util';
 import { request } from 'undici';
+import { commandLine } from './args.js';
 import { renderCard, type RenderedAction } from './renderCard.js';
 
 const HELP = `billbridge chat — talk to a running bot as a Teams channel would.
@@ -18,35 +18,36 @@ Type a command (e.g. "help", "bills due") and press Enter. In a channel it is se
   /personal    switch to a personal chat;  /channel  back to the channel
   /quit        leave (Ctrl-D works too)`;
 
-const { values } = parseArgs({
-  options: {
-    url: { type: 'string', default: process.env.BILLBRIDGE_URL ?? `http://localhost:${process.env.PORT ?? 3978}` },
-    personal: { type: 'boolean', default: false },
-    user: { type: 'string', default: 'Dana Lee' },
-    'no-color': { type: 'boolean', default: false },
-    help: { type: 'boolean', short: 'h', default: false },
-  },
+const { values } = commandLine('billbridge chat', HELP, {
+  url: { type: 'string', default: process.env.BILLBRIDGE_URL ?? `http://localhost:${process.env.PORT ?? 3978}` },
+  personal: { type: 'boolean', default: false },
+  user: { type: 'string', default: 'Dana Lee' },
+  'no-color': { type: 'boolean', default: false },
 });
-if (values.help) {
-  console.log(HELP);
-  process.exit(0);
-}
+const baseUrl = String(values.url);
 
 const color = !values['no-color'] && isatty(process.stdout.fd);
 const dim = (s: string) => (color ? `\x1b[2m${s}\x1b[22m` : s);
-const botUrl = `${values.url.replace(/\/+$/, '')}/api/messages`;
+const botUrl = `${baseUrl.replace(/\/+$/, '')}/api/messages`;
 const tenant = '00000000-0000-4000-8000-00000000c0de';
-const user = { id: '29:chat-user', name: values.user, aadObjectId: '00000000-0000-4000-8000-0000000c4a70' };
+const user = { id: '29:chat-user', name: String(values.user), aadObjectId: '00000000-0000-4000-8000-0000000c4a70' };
 const bot = { id: '28:billbridge', name: 'billbridge' };
 const team = { id: '19:chat-team@thread.tacv2', name: 'Finance' };
 const channel = { id: '19:chat-channel@thread.tacv2', name: 'General' };
-let personal = values.personal;
+let personal = values.personal === true;
 let lastActions: RenderedAction[] = [];
 let lastCard: { activityId: string; conversationId: string } | undefined;
 
 /** A JSON object from the bot: any field may be missing or of another type. */
 type Json = Partial<Record<string, unknown>>;
 const isJson = (x: unknown): x is Json => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** Prints a card, numbering its buttons for /click. */
+function showCard(card: unknown): void {
+  const r = renderCard(card, { color });
+  console.log(r.text);
+  lastActions = r.actions;
+}
 
 function show(body: unknown): void {
   const activity = isJson(body) ? body : {};
@@ -56,11 +57,7 @@ function show(body: unknown): void {
   }
   if (typeof activity.text === 'string' && activity.text) console.log(activity.text);
   for (const att of Array.isArray(activity.attachments) ? (activity.attachments as unknown[]) : []) {
-    if (isJson(att) && att.contentType === 'application/vnd.microsoft.card.adaptive') {
-      const r = renderCard(att.content, { color });
-      console.log(r.text);
-      lastActions = r.actions;
-    }
+    if (isJson(att) && att.contentType === 'application/vnd.microsoft.card.adaptive') showCard(att.content);
   }
 }
 
@@ -188,9 +185,7 @@ async function click(n: number, serviceUrl: string): Promise<void> {
     const value = reply.value;
     if (reply.type === 'application/vnd.microsoft.card.adaptive' && value) {
       console.log(dim('(card updated)'));
-      const r = renderCard(value, { color });
-      console.log(r.text);
-      lastActions = r.actions;
+      showCard(value);
     } else if (typeof value === 'string') console.log(value);
     return;
   }
@@ -201,10 +196,10 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => connector.listen(0, '127.0.0.1', () => resolve()));
   const serviceUrl = `http://127.0.0.1:${(connector.address() as AddressInfo).port}/`;
   try {
-    const health = await request(`${values.url}/healthz`);
+    const health = await request(`${baseUrl}/healthz`);
     await health.body.text();
   } catch {
-    console.error(`Cannot reach the bot at ${values.url}. Start it first with: npm start`);
+    console.error(`Cannot reach the bot at ${baseUrl}. Start it first with: npm start`);
     process.exit(1);
   }
   const interactive = isatty(process.stdin.fd);

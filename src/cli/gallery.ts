@@ -8,12 +8,9 @@ import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { galleryCards, type GalleryCard } from './galleryCards.js';
-
-const require = createRequire(import.meta.url);
-
 import { teamsHostConfig, THEME_PAGE } from './hostConfigs.js';
 
-export { teamsHostConfig };
+const require = createRequire(import.meta.url);
 
 function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);

@@ -37,6 +37,7 @@ import { facts } from '../cards/card.js';
 import { rankMatches } from '../features/parties/commands.js';
 import { digestCard, notificationCard } from '../features/notifications/cards.js';
 import { projectEntity } from '../notify/project.js';
+import { digestBill, digestInvoice } from '../notify/digests.js';
 import { eventTypeInfo } from '../notify/kinds.js';
 import type { OutboxEvent } from '../notify/types.js';
 import { approvalsCard, digestSettingCard, nothingWaitingCard, refusalCard } from '../features/approvals/cards.js';
@@ -80,19 +81,16 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   const note = SANDBOX_NOTE;
   const vendors = new Map(org.vendors.all().map((v) => [v.id, v]));
   const customers = new Map(org.customers.all().map((c) => [c.id, c]));
+  // What every card of the demo organisation is given: today, formats, "as of" and the demo note.
+  const base = { today, fmt, asOf: now, note };
+  const firstPage = { ...base, page: 0 };
   const ap = {
-    today,
-    fmt,
-    asOf: now,
-    note,
+    ...base,
     currencyOf: (id: string) => vendors.get(id)?.billCurrency,
     vendorNameOf: (id: string) => vendors.get(id)?.name,
   };
   const ar = {
-    today,
-    fmt,
-    asOf: now,
-    note,
+    ...base,
     customerOf: (id: string) => {
       const c = customers.get(id);
       return c ? { name: c.name, currency: c.invoiceCurrency } : undefined;
@@ -145,18 +143,7 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   add(
     'Vendors and customers',
     'vendor Acme',
-    vendorCard({
-      vendor: acme,
-      openBills: openBills(acme),
-      others: 0,
-      typed: 'Acme',
-      today,
-      fmt,
-      asOf: now,
-      page: 0,
-      command: 'vendor Acme',
-      note,
-    }),
+    vendorCard({ ...firstPage, vendor: acme, openBills: openBills(acme), others: 0, typed: 'Acme', command: 'vendor Acme' }),
   );
   const sw = rankMatches(
     'S',
@@ -174,12 +161,8 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
         openAmount: openBills(v).reduce((s, b) => s + (b.dueAmount ?? 0), 0),
       })),
       more: false,
-      today,
-      fmt,
-      asOf: now,
-      page: 0,
       command: 'vendor S',
-      note,
+      ...firstPage,
     }),
   );
   const openInvoices = (id: string) =>
@@ -192,16 +175,12 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
     'Vendors and customers',
     'customer Contoso',
     customerCard({
+      ...firstPage,
       customer: contoso,
       openInvoices: openInvoices(contoso.id),
       others: 0,
       typed: 'Contoso',
-      today,
-      fmt,
-      asOf: now,
-      page: 0,
       command: 'customer Contoso',
-      note,
     }),
   );
   const quiet = org.customers.all().find((c) => openInvoices(c.id).length === 0) ?? contoso;
@@ -209,16 +188,12 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
     'Vendors and customers',
     'customer — no open invoices',
     customerCard({
+      ...firstPage,
       customer: quiet,
       openInvoices: [],
       others: 2,
       typed: quiet.name.slice(0, 3),
-      today,
-      fmt,
-      asOf: now,
-      page: 0,
       command: `customer ${quiet.name}`,
-      note,
     }),
   );
 
@@ -249,22 +224,18 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   const tx = org.spend.transactions.all().filter((t) => Date.parse(t.occurredTime) >= Date.parse(`${addDays(today, -30)}T00:00:00Z`));
   const reimbursements = org.spend.reimbursements.all();
   const budgets = org.spend.budgets.all().filter((b) => !b.retired);
-  add('Spend & Expense', 'spend', spendOverviewCard({ transactions: tx, days: 30, reimbursements, budgets, fmt, asOf: now, note }));
+  add('Spend & Expense', 'spend', spendOverviewCard({ ...base, transactions: tx, days: 30, reimbursements, budgets }));
   add(
     'Spend & Expense',
     'spend transactions',
-    transactionsCard({ transactions: tx, days: 30, fmt, asOf: now, page: 0, command: 'spend transactions', note }),
+    transactionsCard({ ...firstPage, transactions: tx, days: 30, command: 'spend transactions' }),
   );
-  add(
-    'Spend & Expense',
-    'spend reimbursements',
-    reimbursementsCard({ reimbursements, fmt, asOf: now, page: 0, command: 'spend reimbursements', note }),
-  );
-  add('Spend & Expense', 'spend budgets', budgetsCard({ budgets, fmt, asOf: now, page: 0, command: 'spend budgets', note }));
+  add('Spend & Expense', 'spend reimbursements', reimbursementsCard({ ...firstPage, reimbursements, command: 'spend reimbursements' }));
+  add('Spend & Expense', 'spend budgets', budgetsCard({ ...firstPage, budgets, command: 'spend budgets' }));
   add(
     'Spend & Expense',
     'spend reimbursements — none pending',
-    reimbursementsCard({ reimbursements: [], fmt, asOf: now, page: 0, command: 'spend reimbursements', note }),
+    reimbursementsCard({ ...firstPage, reimbursements: [], command: 'spend reimbursements' }),
   );
   add('Spend & Expense', 'spend — no API token configured', spendNotConfiguredCard());
 
@@ -302,35 +273,31 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   notify('bill archived', event('bill.archived', { ...record(late), archived: true }));
   notify('bill restored', event('bill.restored', record(late)));
   notify('bill without an invoice number changed', event('bill.updated', { ...record(fresh), invoice: undefined }));
-  const partial = pick((i) => i.status === 'PARTIAL_PAYMENT');
+  // An invoice event's card names the customer as the worker's look-up would.
+  const invoiceEvent = (type: string, i: Invoice) =>
+    event(type, { ...i, customerName: undefined }, { enrichment: { customerName: customers.get(i.customerId)?.name } });
   notify(
     'new invoice',
-    event(
+    invoiceEvent(
       'invoice.created',
-      { ...pick((i) => !i.archived && i.status === 'OPEN'), customerName: undefined },
-      { enrichment: { customerName: contoso.name } },
+      pick((i) => !i.archived && i.status === 'OPEN'),
     ),
   );
   notify(
     'invoice partly paid',
-    event('invoice.updated', partial, { enrichment: { customerName: customers.get(partial.customerId)?.name } }),
+    invoiceEvent(
+      'invoice.updated',
+      pick((i) => i.status === 'PARTIAL_PAYMENT'),
+    ),
   );
   notify(
     'invoice paid in full',
-    event(
+    invoiceEvent(
       'invoice.updated',
       pick((i) => i.status === 'PAID'),
-      { enrichment: { customerName: customers.get(pick((i) => i.status === 'PAID').customerId)?.name } },
     ),
   );
-  notify(
-    'invoice archived',
-    event(
-      'invoice.archived',
-      { ...pick((i) => i.archived), archived: true },
-      { enrichment: { customerName: customers.get(pick((i) => i.archived).customerId)?.name } },
-    ),
-  );
+  notify('invoice archived', invoiceEvent('invoice.archived', { ...pick((i) => i.archived), archived: true }));
   const firstPayment = must(payments[0], 'payments');
   const failed = payments.find((p) => p.singleStatus.includes('FAILED')) ?? firstPayment;
   // A failed payment as BILL sends it: the bill by id only (no invoice number known yet), so the card shortens the id.
@@ -377,15 +344,7 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   notify('reimbursement payment failed', event('spend.reimbursement.updated', { ...claimEntity, status: 'PAYMENT_FAILED' }));
   notify('reimbursement deleted', event('spend.reimbursement.deleted', claimEntity));
   notify('card payment needs a 3-D Secure check', event('spend.three-ds-challenge.created', card));
-  const digestBill = (b: BillLine) => ({
-    id: b.id,
-    number: b.invoice?.invoiceNumber ?? '',
-    vendorId: b.vendorId,
-    vendorName: b.vendorName ?? '',
-    dueDate: b.dueDate,
-    dueAmount: b.dueAmount ?? 0,
-    currency: vendors.get(b.vendorId)?.billCurrency,
-  });
+  const withCurrency = (b: BillLine) => ({ ...digestBill(b), currency: vendors.get(b.vendorId)?.billCurrency });
   add(
     'Notifications',
     'daily digest',
@@ -394,18 +353,11 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
         orgId: org.id,
         today,
         cadence: 'daily',
-        dueSoon: dueIn(6).map(digestBill),
-        overdueBills: overdue.map(digestBill),
+        dueSoon: dueIn(6).map(withCurrency),
+        overdueBills: overdue.map(withCurrency),
         overdueInvoices: invoices
           .filter((i) => !i.archived && i.status !== 'PAID' && i.dueAmount > 0 && i.dueDate < today)
-          .map((i) => ({
-            id: i.id,
-            number: i.invoiceNumber,
-            customerId: i.customerId,
-            customerName: customers.get(i.customerId)?.name ?? '',
-            dueDate: i.dueDate,
-            dueAmount: i.dueAmount,
-          })),
+          .map((i) => ({ ...digestInvoice(i), customerName: customers.get(i.customerId)?.name ?? '' })),
         truncated: false,
         asOf: now,
         fingerprint: 'gallery',
@@ -533,31 +485,22 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
     spendConfigured: true,
     reachable: true,
   };
-  const budgetRows: BudgetSnapshot[] = [
-    {
-      budget: 'bill.requests',
-      key: 'k1a2b3c4d5e6f',
-      limit: 20_000,
-      used: 412,
-      remaining: 19_588,
-      queued: 0,
-      running: 1,
-      rejected: 0,
-      windowMs: 3_600_000,
-    },
-    { budget: 'bill.concurrency', key: `k1a2b3c4d5e6f/${org.id}`, limit: 3, used: 1, remaining: 2, queued: 0, running: 1, rejected: 0 },
-    {
-      budget: 'spend.requests',
-      key: 'k9f8e7d6c5b4a',
-      limit: 60,
-      used: 3,
-      remaining: 57,
-      queued: 0,
-      running: 0,
-      rejected: 0,
-      windowMs: 60_000,
-    },
-    { budget: 'connector.thread', key: '*', limit: 7, used: 1, remaining: 6, queued: 0, running: 0, rejected: 0, windowMs: 1_000, keys: 4 },
+  const budget = (name: string, key: string, limit: number, used: number, running: number, windowMs?: number): BudgetSnapshot => ({
+    budget: name,
+    key,
+    limit,
+    used,
+    remaining: limit - used,
+    queued: 0,
+    running,
+    rejected: 0,
+    windowMs,
+  });
+  const budgetRows = [
+    budget('bill.requests', 'k1a2b3c4d5e6f', 20_000, 412, 1, 3_600_000),
+    budget('bill.concurrency', `k1a2b3c4d5e6f/${org.id}`, 3, 1, 1),
+    budget('spend.requests', 'k9f8e7d6c5b4a', 60, 3, 0, 60_000),
+    { ...budget('connector.thread', '*', 7, 1, 0, 1_000), keys: 4 },
   ];
   add(
     'billbridge',

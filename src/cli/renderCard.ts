@@ -15,7 +15,6 @@ export interface RenderedCard {
 
 export interface RenderOptions {
   color?: boolean;
-  width?: number;
 }
 
 /** A card element as read from JSON: any field may be missing or of another type. */
@@ -70,7 +69,7 @@ export function renderCard(card: unknown, opts: RenderOptions = {}): RenderedCar
     });
   };
 
-  const walk = (el: unknown, indent: string) => {
+  const walk = (el: unknown) => {
     if (!isNode(el) || el.isVisible === false) return;
     switch (el.type) {
       case 'TextBlock': {
@@ -78,17 +77,17 @@ export function renderCard(card: unknown, opts: RenderOptions = {}): RenderedCar
         if (el.weight === 'Bolder' || el.size === 'Large' || el.style === 'heading') t = bold(t);
         else if (el.isSubtle) t = dim(t);
         if (el.color === 'Attention') t = red(t);
-        if (el.separator) lines.push(indent + dim('─'.repeat(40)));
-        lines.push(indent + t);
+        if (el.separator) lines.push(dim('─'.repeat(40)));
+        lines.push(t);
         break;
       }
       case 'RichTextBlock':
-        lines.push(indent + (Array.isArray(el.inlines) ? el.inlines.map((i: unknown) => plain(isNode(i) ? i.text : i)).join('') : ''));
+        lines.push(Array.isArray(el.inlines) ? el.inlines.map((i: unknown) => plain(isNode(i) ? i.text : i)).join('') : '');
         break;
       case 'FactSet': {
         const facts = nodes(el.facts);
         const w = Math.max(0, ...facts.map((f) => visibleLength(plain(f.title))));
-        for (const f of facts) lines.push(`${indent}${pad(plain(f.title), w, 'Left')}  ${plain(f.value)}`);
+        for (const f of facts) lines.push(`${pad(plain(f.title), w, 'Left')}  ${plain(f.value)}`);
         break;
       }
       case 'Table': {
@@ -104,7 +103,7 @@ export function renderCard(card: unknown, opts: RenderOptions = {}): RenderedCar
         const widths = Array.from({ length: cols }, (_, i) => Math.min(40, Math.max(...rows.map((r) => visibleLength(r[i] ?? '')))));
         rows.forEach((r, ri) => {
           const line = widths.map((w, i) => pad((r[i] ?? '').slice(0, 40), w, aligns[i])).join('  ');
-          lines.push(indent + (ri === 0 && el.firstRowAsHeader !== false ? bold(line) : line));
+          lines.push(ri === 0 && el.firstRowAsHeader !== false ? bold(line) : line);
         });
         break;
       }
@@ -114,30 +113,30 @@ export function renderCard(card: unknown, opts: RenderOptions = {}): RenderedCar
           const sub = renderCard({ body: c.items ?? [] }, { ...opts, color }).text;
           return sub.split('\n').filter(Boolean).join(' ');
         });
-        if (el.separator) lines.push(indent + dim('─'.repeat(40)));
-        lines.push(indent + parts.filter(Boolean).join('  │  '));
+        if (el.separator) lines.push(dim('─'.repeat(40)));
+        lines.push(parts.filter(Boolean).join('  │  '));
         break;
       }
       case 'Container':
-        if (el.separator) lines.push(indent + dim('─'.repeat(40)));
-        for (const item of Array.isArray(el.items) ? el.items : []) walk(item, indent);
+        if (el.separator) lines.push(dim('─'.repeat(40)));
+        for (const item of Array.isArray(el.items) ? el.items : []) walk(item);
         if (el.selectAction) addAction(el.selectAction);
         break;
       case 'ActionSet':
         for (const a of Array.isArray(el.actions) ? el.actions : []) addAction(a);
         break;
       case 'Image':
-        lines.push(indent + dim(`[image${el.altText ? ': ' + plain(el.altText) : ''}]`));
+        lines.push(dim(`[image${el.altText ? ': ' + plain(el.altText) : ''}]`));
         break;
       default:
         if (typeof el.type === 'string' && el.type.startsWith('Input.')) {
-          lines.push(indent + dim(`[${el.type.slice(6).toLowerCase()} input${el.label ? ': ' + plain(el.label) : ''}]`));
+          lines.push(dim(`[${el.type.slice(6).toLowerCase()} input${el.label ? ': ' + plain(el.label) : ''}]`));
         }
     }
   };
 
   const c = isNode(card) ? card : {};
-  for (const el of Array.isArray(c.body) ? c.body : []) walk(el, '');
+  for (const el of Array.isArray(c.body) ? c.body : []) walk(el);
   for (const a of Array.isArray(c.actions) ? c.actions : []) addAction(a);
   if (actions.length > 0) lines.push(actions.map((a) => `[${a.n}] ${a.title}`).join('   '));
   return { text: lines.join('\n'), actions };

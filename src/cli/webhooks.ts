@@ -2,7 +2,6 @@
 // subscription that feeds billbridge, managed from a shell with the bot's own configuration (.env), BILL client,
 // limiter and state store, so the key lands where the bot reads it. Admins in Teams can do the same with `webhooks`.
 import { userInfo } from 'node:os';
-import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { systemClock } from '../infra/clock.js';
 import { ConfigError, configSecrets, loadConfig, readEnv, type Config } from '../config.js';
@@ -16,6 +15,7 @@ import { RedisStateStore } from '../infra/state/redisStore.js';
 import type { StateStore } from '../infra/state/types.js';
 import { AuditTrail } from '../infra/audit.js';
 import { WebhookKeys } from '../notify/keys.js';
+import { commandLine, type CommandLine } from './args.js';
 import { MAX_BILL_SUBSCRIPTIONS, WEBHOOK_PATH, WebhookSetup, WebhookSetupError } from '../notify/setup.js';
 
 const HELP = `billbridge webhooks — the BILL webhook subscription that sends events to billbridge.
@@ -38,11 +38,6 @@ SECRETS_KEY. With the file store (no REDIS_URL) run it while the bot is stopped,
 function fail(message: string, code = 1): never {
   process.stderr.write(`billbridge webhooks: ${message}\n`);
   process.exit(code);
-}
-
-function usage(message: string): never {
-  process.stderr.write(`billbridge webhooks: ${message}\n\n${HELP}\n`);
-  process.exit(2);
 }
 
 /** A bot listening on this machine with the file store would overwrite (and never read) what we store. */
@@ -88,25 +83,22 @@ async function openState(config: Config, log: ReturnType<typeof createLogger>): 
 }
 
 async function main(): Promise<void> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      allowPositionals: true,
-      strict: true,
-      options: { url: { type: 'string' }, org: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
-    });
-  } catch (err) {
-    usage(errorMessage(err));
-  }
-  const { values, positionals } = parsed;
-  if (values.help || positionals.length === 0) {
+  const cli: CommandLine = commandLine(
+    'billbridge webhooks',
+    HELP,
+    { url: { type: 'string' }, org: { type: 'string' } },
+    { allowPositionals: true },
+  );
+  const { positionals } = cli;
+  const values = cli.values as { url?: string; org?: string };
+  if (positionals.length === 0) {
     process.stdout.write(`${HELP}\n`);
     return;
   }
   const [verb, ...rest] = positionals;
-  if (verb !== 'setup' && verb !== 'list' && verb !== 'delete') usage(`unknown action "${String(verb).slice(0, 30)}"`);
+  if (verb !== 'setup' && verb !== 'list' && verb !== 'delete') cli.fail(`unknown action "${String(verb).slice(0, 30)}"`);
   if (verb === 'delete' ? rest.length !== 1 : rest.length !== 0)
-    usage(verb === 'delete' ? 'delete takes one subscription id' : `${verb} takes no positional arguments`);
+    cli.fail(verb === 'delete' ? 'delete takes one subscription id' : `${verb} takes no positional arguments`);
 
   let config: Config;
   try {
@@ -174,7 +166,7 @@ async function main(): Promise<void> {
         out('BILL_WEBHOOK_SECURITY_KEY is set: events signed with it are accepted whatever their subscription.');
     } else if (verb === 'setup') {
       const url = values.url ?? (config.publicHostname ? `https://${config.publicHostname}${WEBHOOK_PATH}` : undefined);
-      if (!url) usage('setup needs --url (or PUBLIC_HOSTNAME)');
+      if (!url) cli.fail('setup needs --url (or PUBLIC_HOSTNAME)');
       const result = await setup.setup(orgId, url);
       await audit.admin({
         ...actor,
@@ -194,7 +186,7 @@ async function main(): Promise<void> {
       );
     } else {
       const [id] = rest;
-      if (id === undefined) usage('delete takes one subscription id');
+      if (id === undefined) cli.fail('delete takes one subscription id');
       await setup.remove(orgId, id);
       await audit.admin({ ...actor, action: 'webhook.delete', orgId, result: 'ok', detail: { subscriptionId: id, via: 'cli' } });
       out(`Deleted subscription ${id}.`);

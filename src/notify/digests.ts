@@ -15,7 +15,7 @@ import type { Priority } from '../infra/limits/types.js';
 import type { BillGateway } from '../bill/gateway.js';
 import type { Mirror } from '../mirror/mirror.js';
 import { BillFilter } from '../bill/filters.js';
-import type { Bill } from '../bill/types.js';
+import type { Bill, Invoice } from '../bill/types.js';
 import type { BindingScope } from '../bindings/bindings.js';
 import { NS, type StateStore } from '../infra/state/types.js';
 import { Leases } from './lease.js';
@@ -114,32 +114,24 @@ export class DigestComposer {
   async compose(orgId: string, now: number, cadence: DigestContent['cadence'], priority: Priority = 'background'): Promise<DigestContent> {
     const today = dateInZone(now, this.deps.timeZone);
     const org = this.deps.bill.org(orgId, { priority });
-    const unpaid = (dueDate: { gte?: string; lte?: string; lt?: string }) => async () => {
-      const r = await org.bills
-        .list({
-          dueDate,
-          archived: false,
-          filter: new BillFilter().ne('paymentStatus', 'PAID'),
-          sort: [{ field: 'dueDate', order: 'asc' }],
-          maxPages: MAX_PAGES,
-        })
-        .all();
-      return { items: r.items.map(billRow), truncated: r.truncated };
-    };
+    // Kept per org for CACHE_TTL_LIST_S and dropped by a webhook about a bill: many channels' digests cost one load.
+    const unpaid = (key: string, dueDate: { gte?: string; lte?: string; lt?: string }) =>
+      this.deps.mirror.answers.get(orgId, key, { ttlS: this.deps.listTtlS, kinds: ['bill'] }, async () => {
+        const r = await org.bills
+          .list({
+            dueDate,
+            archived: false,
+            filter: new BillFilter().ne('paymentStatus', 'PAID'),
+            sort: [{ field: 'dueDate', order: 'asc' }],
+            maxPages: MAX_PAGES,
+          })
+          .all();
+        return { items: r.items.map(digestBill), truncated: r.truncated };
+      });
     const until = addDays(today, 6);
     const [due, overdue] = await Promise.all([
-      this.deps.mirror.answers.get(
-        orgId,
-        `digest.bills.due?from=${today}&to=${until}`,
-        { ttlS: this.deps.listTtlS, kinds: ['bill'] },
-        unpaid({ gte: today, lte: until }),
-      ),
-      this.deps.mirror.answers.get(
-        orgId,
-        `digest.bills.overdue?before=${today}`,
-        { ttlS: this.deps.listTtlS, kinds: ['bill'] },
-        unpaid({ lt: today }),
-      ),
+      unpaid(`digest.bills.due?from=${today}&to=${until}`, { gte: today, lte: until }),
+      unpaid(`digest.bills.overdue?before=${today}`, { lt: today }),
     ]);
     let invoices: DigestInvoice[] | undefined;
     let invoicesAsOf = now;
@@ -149,14 +141,7 @@ export class DigestComposer {
       invoices = answer.rows
         .filter((i) => !i.archived && i.dueAmount > 0 && i.status !== 'PAID' && i.dueDate !== '' && i.dueDate < today)
         .sort((a, b) => a.dueDate.localeCompare(b.dueDate))
-        .map((i) => ({
-          id: i.id,
-          number: i.invoiceNumber,
-          customerId: i.customerId,
-          customerName: '',
-          dueDate: i.dueDate,
-          dueAmount: i.dueAmount,
-        }));
+        .map(digestInvoice);
     }
     // Copies: names are filled in below, the cached lists stay as BILL sent them.
     const dueSoon = due.value.items.map((b) => ({ ...b }));
@@ -186,12 +171,13 @@ export class DigestComposer {
 
   /** Vendor names bills lack, customer names and currencies (one call per 100 unknown ids, then kept). */
   private async names(orgId: string, bills: DigestBill[], invoices: DigestInvoice[], priority: Priority): Promise<void> {
+    const wait = { priority, waitMs: 20_000 };
     try {
       const vendors = await this.deps.mirror.names(
         orgId,
         'vendor',
         bills.map((b) => b.vendorId),
-        { priority, waitMs: 20_000 },
+        wait,
       );
       for (const b of bills) {
         const v = vendors.get(b.vendorId);
@@ -202,7 +188,7 @@ export class DigestComposer {
         orgId,
         'customer',
         invoices.map((i) => i.customerId),
-        { priority, waitMs: 20_000 },
+        wait,
       );
       for (const i of invoices) {
         const c = customers.get(i.customerId);
@@ -215,7 +201,8 @@ export class DigestComposer {
   }
 }
 
-function billRow(b: Bill): DigestBill {
+/** A bill as a digest row (its vendor's name and currency are filled in later). */
+export function digestBill(b: Pick<Bill, 'id' | 'invoice' | 'vendorId' | 'vendorName' | 'dueDate' | 'dueAmount' | 'amount'>): DigestBill {
   return {
     id: b.id,
     number: b.invoice?.invoiceNumber ?? '',
@@ -224,6 +211,11 @@ function billRow(b: Bill): DigestBill {
     dueDate: b.dueDate,
     dueAmount: typeof b.dueAmount === 'number' ? b.dueAmount : b.amount,
   };
+}
+
+/** An invoice as a digest row (its customer's name and currency are filled in later). */
+export function digestInvoice(i: Pick<Invoice, 'id' | 'invoiceNumber' | 'customerId' | 'dueDate' | 'dueAmount'>): DigestInvoice {
+  return { id: i.id, number: i.invoiceNumber, customerId: i.customerId, customerName: '', dueDate: i.dueDate, dueAmount: i.dueAmount };
 }
 
 export interface SchedulerDeps {
@@ -237,7 +229,6 @@ export interface SchedulerDeps {
   sender: ChannelSender;
   presenter: NotificationPresenter;
   onChannelGone(target: ChannelTarget, reason: string): Promise<void>;
-  tickMs?: number;
 }
 
 export interface TickReport {
@@ -251,8 +242,8 @@ export class DigestScheduler {
   private readonly periodic: Periodic<TickReport>;
 
   constructor(private readonly deps: SchedulerDeps) {
-    this.leases = new Leases(deps.state, deps.clock, NS.digests, SLOT_LEASE_MS, { exclusiveStore: deps.state.kind !== 'redis' });
-    this.periodic = new Periodic(() => this.run(), { everyMs: deps.tickMs ?? TICK_MS, log: deps.log, what: 'digest scheduler' });
+    this.leases = new Leases(deps.state, deps.clock, NS.digests, SLOT_LEASE_MS);
+    this.periodic = new Periodic(() => this.run(), { everyMs: TICK_MS, log: deps.log, what: 'digest scheduler' });
   }
 
   start(): void {

@@ -14,7 +14,7 @@ import { NS, type StateStore } from '../infra/state/types.js';
 import { DigestComposer, DigestScheduler, DigestSettings, type DigestSetting } from './digests.js';
 import { WebhookKeys } from './keys.js';
 import { eventTypeInfo, type SubscriptionKind } from './kinds.js';
-import { confirmRecord, paymentBillIds, projectEntity, vendorOf } from './project.js';
+import { confirmRecord, paymentBillIds, projectEntity, readRecord, vendorOf } from './project.js';
 import { PushFeed } from './pushFeed.js';
 import { WebhookReceiver } from './receiver.js';
 import { WebhookSetup } from './setup.js';
@@ -226,13 +226,8 @@ export class Notifications {
    * same card can be drawn. Undefined for kinds that cannot be re-read by id.
    */
   async current(orgId: string, entityType: EntityKind, id: string, type: string): Promise<OutboxEvent | undefined> {
-    const client = this.deps.bill.org(orgId, { priority: 'interactive' });
-    let record: unknown;
-    if (entityType === 'bill') record = await client.bills.get(id);
-    else if (entityType === 'invoice') record = await client.invoices.get(id);
-    else if (entityType === 'payment') record = await client.payments.get(id);
-    else if (entityType === 'vendor') record = await client.vendors.get(id);
-    else return undefined;
+    const record = await readRecord(this.deps.bill, orgId, entityType, id, 'interactive');
+    if (record === undefined) return undefined;
     await this.deps.mirror.markStale(orgId, entityType, id);
     const entity = projectEntity(record as Record<string, unknown>);
     // The card describes the record's state now: "updated" (or "archived"), whatever the original event was.
@@ -296,28 +291,18 @@ export class Notifications {
       }
       if (Object.keys(numbers).length > 0) out.billNumbers = numbers;
     }
-    const vendor = vendorOf(ev.entity);
-    if ((ev.entityType === 'payment' || ev.entityType === 'bill') && vendor.id) {
-      const info = (await mirror.names(org, 'vendor', [vendor.id], { priority, waitMs: NAMES_WAIT_MS })).get(vendor.id);
-      if (info) {
-        out.vendorName = vendor.name ?? info.name;
-        out.currency = info.currency;
-      }
+    const named = async (kind: 'vendor' | 'customer', id: string | undefined) =>
+      id ? (await mirror.names(org, kind, [id], { priority, waitMs: NAMES_WAIT_MS })).get(id) : undefined;
+    if (ev.entityType === 'payment' || ev.entityType === 'bill') {
+      const vendor = vendorOf(ev.entity);
+      const info = await named('vendor', vendor.id);
+      if (info) Object.assign(out, { vendorName: vendor.name ?? info.name, currency: info.currency });
     }
-    if (ev.entityType === 'invoice' && typeof ev.entity.customerId === 'string') {
-      const info = (await mirror.names(org, 'customer', [ev.entity.customerId], { priority, waitMs: NAMES_WAIT_MS })).get(
-        ev.entity.customerId,
-      );
-      if (info) {
-        out.customerName = info.name;
-        out.currency = info.currency;
-      }
+    if (ev.entityType === 'invoice') {
+      const info = await named('customer', typeof ev.entity.customerId === 'string' ? ev.entity.customerId : undefined);
+      if (info) Object.assign(out, { customerName: info.name, currency: info.currency });
     }
     if (ev.entityType === 'vendor' && typeof ev.entity.billCurrency === 'string') out.currency = ev.entity.billCurrency;
     return out;
   }
-}
-
-export function createNotify(deps: NotifyDeps): Notifications {
-  return new Notifications(deps);
 }

@@ -137,19 +137,13 @@ export class WebhookKeys {
   }
 
   async list(orgId?: string): Promise<WebhookKeyInfo[]> {
-    return (await this.deps.state.entries<StoredKey | null>(NS.webhookKeys))
-      .map(([, r]) => r)
-      .filter((r): r is StoredKey => !!r && r.v === 1 && (!orgId || r.orgId === orgId))
-      .map((r) => ({
-        subscriptionId: r.subscriptionId,
-        orgId: r.orgId,
-        name: r.name,
-        notificationUrl: r.notificationUrl,
-        events: r.events,
-        createdAt: r.createdAt,
-        updatedAt: r.updatedAt,
-        sealed: r.key.alg !== 'none',
-      }));
+    return (
+      (await this.deps.state.entries<StoredKey | null>(NS.webhookKeys))
+        .map(([, r]) => r)
+        .filter((r): r is StoredKey => !!r && r.v === 1 && (!orgId || r.orgId === orgId))
+        // Everything but the keys themselves.
+        .map(({ v: _v, key, previous: _previous, ...info }) => ({ ...info, sealed: key.alg !== 'none' }))
+    );
   }
 
   async has(subscriptionId: string): Promise<boolean> {

@@ -14,14 +14,6 @@ export interface LeaseHolder {
   at: number;
 }
 
-export interface LeaseOptions {
-  /**
-   * The store is used by this process alone (the file store, not Redis): a lease written before `startedAt` was
-   * left by a previous process and is taken over at once instead of waiting for its TTL.
-   */
-  exclusiveStore?: boolean;
-}
-
 export class Leases {
   readonly id = randomUUID();
   private readonly startedAt: number;
@@ -31,7 +23,6 @@ export class Leases {
     private readonly clock: Clock,
     private readonly ns: string,
     readonly ttlMs: number,
-    private readonly opts: LeaseOptions = {},
   ) {
     this.startedAt = clock.now();
   }
@@ -40,9 +31,9 @@ export class Leases {
     return { by: this.id, at: this.clock.now() };
   }
 
-  /** Left by a process that held this single-instance store before this one started. */
+  /** Left on the file store (one process alone uses it) by a predecessor, before this process started. */
   private leftBehind(held: LeaseHolder | undefined): boolean {
-    if (!this.opts.exclusiveStore || !held || typeof held !== 'object' || held.by === this.id) return false;
+    if (this.state.kind !== 'file' || !held || typeof held !== 'object' || held.by === this.id) return false;
     return typeof held.at !== 'number' || held.at < this.startedAt;
   }
 

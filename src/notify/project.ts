@@ -4,6 +4,7 @@
 import type { BillGateway } from '../bill/gateway.js';
 import { BillApiError, FilterValueError } from '../errors.js';
 import type { Priority } from '../infra/limits/types.js';
+import type { EntityKind } from '../mirror/records.js';
 import type { OutboxEvent } from './types.js';
 
 /** Fields kept, at any depth (objects are walked only through these names). */
@@ -141,18 +142,27 @@ export async function confirmRecord(bill: BillGateway, ev: OutboxEvent, priority
       if (!spend || ev.type === 'spend.reimbursement.deleted' || ev.type === 'spend.three-ds-challenge.created')
         return { state: 'current', entity: { id } };
       record = ev.type === 'spend.transaction.updated' ? await spend.transactions.get(id) : await spend.reimbursements.get(id);
-    } else {
-      const client = bill.org(ev.orgId, { priority });
-      if (ev.entityType === 'bill') record = await client.bills.get(id);
-      else if (ev.entityType === 'invoice') record = await client.invoices.get(id);
-      else if (ev.entityType === 'payment') record = await client.payments.get(id);
-      else if (ev.entityType === 'vendor') record = await client.vendors.get(id);
-      else return { state: 'gone' };
-    }
-    return { state: 'current', entity: projectEntity(record as Record<string, unknown>) };
+    } else record = await readRecord(bill, ev.orgId, ev.entityType, id, priority);
+    return record === undefined ? { state: 'gone' } : { state: 'current', entity: projectEntity(record as Record<string, unknown>) };
   } catch (err) {
     // A 404, or an id no BILL record can have: there is nothing to show.
     if ((err instanceof BillApiError && err.category === 'notFound') || err instanceof FilterValueError) return { state: 'gone' };
     throw err;
   }
+}
+
+/** A bill, invoice, payment or vendor as BILL has it now (one GET by id); undefined for other kinds. */
+export async function readRecord(
+  bill: BillGateway,
+  orgId: string,
+  entityType: EntityKind,
+  id: string,
+  priority: Priority,
+): Promise<unknown> {
+  const client = bill.org(orgId, { priority });
+  if (entityType === 'bill') return client.bills.get(id);
+  if (entityType === 'invoice') return client.invoices.get(id);
+  if (entityType === 'payment') return client.payments.get(id);
+  if (entityType === 'vendor') return client.vendors.get(id);
+  return undefined;
 }

@@ -19,6 +19,9 @@ import type { Logger } from '../infra/log.js';
 import { eventTypeInfo, PUSH_FED } from './kinds.js';
 import type { WebhookKeyInfo } from './keys.js';
 
+/** After a failed check, the next one waits this long. */
+const RETRY_MS = 60_000;
+
 const sameUrl = (a: unknown, b: string): boolean => typeof a === 'string' && a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
 
 export interface PushFeedDeps {
@@ -29,8 +32,6 @@ export interface PushFeedDeps {
   subscriptions(orgId: string): Promise<WebhookKeyInfo[]>;
   /** How long a check (or an accepted event) vouches for a subscription; also the pushed TTL. 0: never push-fed. */
   checkMs: number;
-  /** After a failed check, the next one waits this long (default 60 s). */
-  retryMs?: number;
 }
 
 interface OrgFeed {
@@ -81,7 +82,7 @@ export class PushFeed {
   }
 
   private due(feed: OrgFeed, now: number): boolean {
-    if (feed.failedAt > 0) return now - feed.failedAt >= (this.deps.retryMs ?? 60_000);
+    if (feed.failedAt > 0) return now - feed.failedAt >= RETRY_MS;
     // Checked again a little before the last check stops vouching, so a busy org never drops to polling.
     return now - feed.checkedAt >= this.deps.checkMs * 0.8;
   }

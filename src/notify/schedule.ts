@@ -102,29 +102,25 @@ export function zonedInstant(isoDate: string, time: string, timeZone: string): n
   return Math.max(...candidates);
 }
 
-/** The latest slot of the schedule at or before `now`. */
-export function latestSlot(schedule: DigestSchedule, now: number, timeZone: string): Slot {
+/** The slot nearest `now` looking back (`step` -1: the latest at or before it) or ahead (1: the next strictly after it). */
+function findSlot(schedule: DigestSchedule, now: number, timeZone: string, step: 1 | -1): Slot {
   const today = dateInZone(now, timeZone);
-  for (let back = 0; back <= 8; back++) {
-    const date = addDays(today, -back);
+  for (let days = 0; days <= 8; days++) {
+    const date = addDays(today, step * days);
     if (schedule.every === 'weekly' && weekdayOf(date) !== schedule.weekday) continue;
     const at = zonedInstant(date, schedule.time, timeZone);
-    if (at <= now) return { id: `${date}T${schedule.time}`, at, date };
+    if (step < 0 ? at <= now : at > now) return { id: `${date}T${schedule.time}`, at, date };
   }
   // Unreachable for valid schedules (a weekly slot recurs within 7 days).
-  throw new Error('no digest slot in the last week');
+  throw new Error('no digest slot within a week');
 }
 
-/** The next slot strictly after `now`. */
+export function latestSlot(schedule: DigestSchedule, now: number, timeZone: string): Slot {
+  return findSlot(schedule, now, timeZone, -1);
+}
+
 export function nextSlot(schedule: DigestSchedule, now: number, timeZone: string): Slot {
-  const today = dateInZone(now, timeZone);
-  for (let ahead = 0; ahead <= 8; ahead++) {
-    const date = addDays(today, ahead);
-    if (schedule.every === 'weekly' && weekdayOf(date) !== schedule.weekday) continue;
-    const at = zonedInstant(date, schedule.time, timeZone);
-    if (at > now) return { id: `${date}T${schedule.time}`, at, date };
-  }
-  throw new Error('no digest slot in the next week');
+  return findSlot(schedule, now, timeZone, 1);
 }
 
 export function describeSchedule(schedule: DigestSchedule): string {

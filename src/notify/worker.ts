@@ -28,7 +28,7 @@ import type { BindingScope } from '../bindings/bindings.js';
 import { NS, type StateStore } from '../infra/state/types.js';
 import { Leases } from './lease.js';
 import { EVENT_ID_TTL_MS, outboxKey } from './receiver.js';
-import { channelScope, targetOf, type ChannelSubscription, type ChannelSubscriptions } from './subscriptions.js';
+import { channelScope, targetOf, type ChannelSubscriptions } from './subscriptions.js';
 import type { ConfirmedRecord } from './project.js';
 import type {
   ChannelSender,
@@ -155,7 +155,7 @@ export class DeliveryWorker {
 
   constructor(private readonly deps: WorkerDeps) {
     this.retryDelaysMs = deps.retryDelaysMs ?? RETRY_DELAYS_MS;
-    this.leases = new Leases(deps.state, deps.clock, NS.outbox, deps.leaseMs ?? LEASE_MS, { exclusiveStore: deps.state.kind !== 'redis' });
+    this.leases = new Leases(deps.state, deps.clock, NS.outbox, deps.leaseMs ?? LEASE_MS);
   }
 
   /** Polls the outbox (retries, events another instance left behind) and works off what is there now. */
@@ -498,16 +498,6 @@ export class DeliveryWorker {
     }
     Object.assign(target, { state: 'dead' });
     this.counts.dead++;
-    await this.deadLetter(ev, sub, target, outcome);
-    clog.warn({ status: outcome.status, code: outcome.code, tries: target.tries }, 'notification could not be delivered; dead-lettered');
-  }
-
-  private async deadLetter(
-    ev: OutboxEvent,
-    sub: ChannelSubscription,
-    target: DeliveryState,
-    outcome: Extract<SendOutcome, { ok: false }>,
-  ): Promise<void> {
     const letter: DeadLetter = {
       eventId: ev.eventId,
       type: ev.type,
@@ -520,10 +510,10 @@ export class DeliveryWorker {
       status: outcome.status,
       code: outcome.code,
       reason: outcome.message.slice(0, 200),
-      at: this.deps.clock.now(),
+      at: now,
     };
-    await this.deps.state.set(NS.deadLetters, `${ev.eventId}|${sub.tenantId}|${sub.teamId}|${sub.channelId}`, letter, {
-      ttlMs: DEAD_LETTER_TTL_MS,
-    });
+    const letterKey = `${ev.eventId}|${sub.tenantId}|${sub.teamId}|${sub.channelId}`;
+    await this.deps.state.set(NS.deadLetters, letterKey, letter, { ttlMs: DEAD_LETTER_TTL_MS });
+    clog.warn({ status: outcome.status, code: outcome.code, tries: target.tries }, 'notification could not be delivered; dead-lettered');
   }
 }

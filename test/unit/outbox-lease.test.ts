@@ -145,7 +145,7 @@ describe.each(['redis', 'file'])('two workers on one %s store', (kind) => {
 
   it('a fresh lease held by another process on this same host (same hostname, its pid not running here) is not taken', async () => {
     const state = stores[kind]!();
-    const leases = new Leases(state, systemClock, NS.outbox, 60_000, { exclusiveStore: kind === 'file' });
+    const leases = new Leases(state, systemClock, NS.outbox, 60_000);
     // What a process in another container with the same hostname (or the old host+pid format) leaves.
     const theirs = { by: 'another-process-id', host: hostname(), pid: 4_194_000, started: 0, at: Date.now() };
     await state.set(NS.outbox, `lease|evt-same-host-${kind}`, theirs, { ttlMs: 60_000 });
@@ -164,7 +164,7 @@ describe('a restarted process', () => {
     for (const kind of ['file', 'redis']) {
       const state = stores[kind]!();
       await state.set(NS.outbox, 'lease|evt-left', left, { ttlMs: 60_000 });
-      const leases = new Leases(state, systemClock, NS.outbox, 60_000, { exclusiveStore: kind === 'file' });
+      const leases = new Leases(state, systemClock, NS.outbox, 60_000);
       expect(await leases.acquire('lease|evt-left'), kind).toBe(kind === 'file');
     }
   });

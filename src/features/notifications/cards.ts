@@ -20,6 +20,7 @@ import {
   unescapeMarkdown,
 } from '../../cards/card.js';
 import { calendarDate, clockTime, dateTime, money, sum, type FormatOptions } from '../../cards/format.js';
+import { codeWords, count, moneyTotal, type Tone } from '../../cards/words.js';
 
 export interface PresenterOptions extends FormatOptions {
   /** Footer note, e.g. "Demo organisation — simulated data". */
@@ -28,8 +29,6 @@ export interface PresenterOptions extends FormatOptions {
 
 /** Card button verb that re-reads the record of a notification from BILL. */
 export const REFRESH_VERB = 'notify.refresh';
-
-type Tone = 'Attention' | 'Warning' | 'Good' | undefined;
 
 interface Said {
   headline: string;
@@ -43,17 +42,6 @@ const num = (v: unknown): number | undefined => (typeof v === 'number' && Number
 const ref = (n: string): string => keepTogether(escapeMarkdown(n));
 const obj = (v: unknown): Record<string, unknown> =>
   v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-
-/** "PARTIAL_PAYMENT" -> "Partial payment". */
-function codeWords(code: string | undefined): string {
-  if (!code) return 'Unknown';
-  const flat = code
-    .replace(/[_\s]+/g, ' ')
-    .trim()
-    .toLowerCase()
-    .slice(0, 60);
-  return flat ? flat.charAt(0).toUpperCase() + flat.slice(1) : 'Unknown';
-}
 
 const FAILED_PAYMENT = new Set([
   'FAILED',
@@ -107,6 +95,11 @@ function billsPhrase(ids: string[], numbers: Record<string, string> | undefined)
   return `${ids.length === 1 ? 'bill' : 'bills'} ${names.join(', ')}${more}`;
 }
 
+/** The headline and tone of a card whose fact rows are `rows`. */
+const sayer =
+  (rows: Array<[string, string]>) =>
+  (headline: string, tone?: Tone): Said => ({ headline, tone, facts: rows });
+
 function sayBill(ev: OutboxEvent, fmt: FormatOptions): Said {
   const e = ev.entity;
   const vendor = escapeMarkdown(str(e.vendorName) ?? ev.enrichment?.vendorName ?? 'a vendor');
@@ -134,35 +127,22 @@ function sayBill(ev: OutboxEvent, fmt: FormatOptions): Said {
       ({ ASSIGNED: 'Awaiting approval', UNASSIGNED: 'No approvers' } as Record<string, string>)[approval] ?? codeWords(approval),
     ]);
   const money1 = (n: number | undefined) => (n === undefined ? '' : ` — ${money(n, cur, fmt.locale)}`);
+  const said = sayer(rows);
   switch (ev.type) {
     case 'bill.created':
-      return {
-        headline: `New bill from ${vendor}${money1(amount)}${number ? `, invoice ${ref(number)}` : ''}${dueDate ? `, due ${calendarDate(dueDate, fmt.locale)}` : ''}`,
-        tone: undefined,
-        facts: rows,
-      };
+      return said(
+        `New bill from ${vendor}${money1(amount)}${number ? `, invoice ${ref(number)}` : ''}${dueDate ? `, due ${calendarDate(dueDate, fmt.locale)}` : ''}`,
+      );
     case 'bill.archived':
-      return { headline: `${label} from ${vendor} was archived${money1(amount)}`, tone: 'Warning', facts: rows };
+      return said(`${label} from ${vendor} was archived${money1(amount)}`, 'Warning');
     case 'bill.restored':
-      return { headline: `${label} from ${vendor} was restored${money1(amount)}`, tone: undefined, facts: rows };
-    default: {
-      if (e.archived === true) return { headline: `${label} from ${vendor} is archived${money1(amount)}`, tone: 'Warning', facts: rows };
-      if (e.paymentStatus === 'PAID') return { headline: `${label} from ${vendor} is paid${money1(amount)}`, tone: 'Good', facts: rows };
-      if (e.paymentStatus === 'SCHEDULED')
-        return {
-          headline: `Payment scheduled for ${lower} from ${vendor}${money1(num(e.scheduledAmount) ?? due)}`,
-          tone: undefined,
-          facts: rows,
-        };
-      if (e.approvalStatus === 'DENIED')
-        return { headline: `${label} from ${vendor} was denied${money1(amount)}`, tone: 'Attention', facts: rows };
-      return {
-        headline: `${label} from ${vendor} changed${money1(due)}${dueDate ? ` due ${calendarDate(dueDate, fmt.locale)}` : ''}`,
-        tone: undefined,
-        facts: rows,
-      };
-    }
+      return said(`${label} from ${vendor} was restored${money1(amount)}`);
   }
+  if (e.archived === true) return said(`${label} from ${vendor} is archived${money1(amount)}`, 'Warning');
+  if (e.paymentStatus === 'PAID') return said(`${label} from ${vendor} is paid${money1(amount)}`, 'Good');
+  if (e.paymentStatus === 'SCHEDULED') return said(`Payment scheduled for ${lower} from ${vendor}${money1(num(e.scheduledAmount) ?? due)}`);
+  if (e.approvalStatus === 'DENIED') return said(`${label} from ${vendor} was denied${money1(amount)}`, 'Attention');
+  return said(`${label} from ${vendor} changed${money1(due)}${dueDate ? ` due ${calendarDate(dueDate, fmt.locale)}` : ''}`);
 }
 
 function sayPayment(ev: OutboxEvent, fmt: FormatOptions): Said {
@@ -185,18 +165,14 @@ function sayPayment(ev: OutboxEvent, fmt: FormatOptions): Said {
     .join('; ');
   if (ev.type === 'autopay.failed') {
     if (why) rows.push(['Reason', escapeMarkdown(why.slice(0, 200))]);
-    return {
-      headline: `AutoPay to ${vendor} failed${why ? ` — ${escapeMarkdown(why.slice(0, 120))}` : ''}`,
-      tone: 'Attention',
-      facts: rows,
-    };
+    return sayer(rows)(`AutoPay to ${vendor} failed${why ? ` — ${escapeMarkdown(why.slice(0, 120))}` : ''}`, 'Attention');
   }
   const status = str(e.singleStatus) ?? str(e.status);
   if (status) rows.push(['Status', codeWords(status)]);
   const outcome = ev.type === 'payment.failed' ? { words: 'failed', tone: 'Attention' as Tone } : paymentOutcome(status);
   if (ev.type === 'payment.failed' && why) rows.push(['Reason', escapeMarkdown(why.slice(0, 200))]);
   const when = outcome.words === 'is scheduled' && str(e.processDate) ? ` for ${calendarDate(str(e.processDate), fmt.locale)}` : '';
-  return { headline: `Payment to ${vendor} ${outcome.words}${when}${tail ? ` — ${tail}` : ''}`, tone: outcome.tone, facts: rows };
+  return sayer(rows)(`Payment to ${vendor} ${outcome.words}${when}${tail ? ` — ${tail}` : ''}`, outcome.tone);
 }
 
 function sayInvoice(ev: OutboxEvent, fmt: FormatOptions): Said {
@@ -215,40 +191,28 @@ function sayInvoice(ev: OutboxEvent, fmt: FormatOptions): Said {
   if (due !== undefined) rows.push(['Still due', money(due, cur, fmt.locale)]);
   if (dueDate) rows.push(['Due', calendarDate(dueDate, fmt.locale)]);
   if (str(e.status)) rows.push(['Status', codeWords(str(e.status))]);
+  const said = sayer(rows);
+  const totalText = total !== undefined ? ` — ${money(total, cur, fmt.locale)}` : '';
   switch (ev.type) {
     case 'invoice.created':
-      return {
-        headline: `${label} to ${customer} was created${total !== undefined ? ` — ${money(total, cur, fmt.locale)}` : ''}${dueDate ? `, due ${calendarDate(dueDate, fmt.locale)}` : ''}`,
-        tone: undefined,
-        facts: rows,
-      };
+      return said(`${label} to ${customer} was created${totalText}${dueDate ? `, due ${calendarDate(dueDate, fmt.locale)}` : ''}`);
     case 'invoice.archived':
-      return { headline: `${label} to ${customer} was archived (cancelled)`, tone: 'Warning', facts: rows };
+      return said(`${label} to ${customer} was archived (cancelled)`, 'Warning');
     case 'invoice.restored':
-      return { headline: `${label} to ${customer} was restored`, tone: undefined, facts: rows };
-    default: {
-      if (e.archived === true) return { headline: `${label} to ${customer} is archived (cancelled)`, tone: 'Warning', facts: rows };
-      if (e.status === 'PAID' || (due === 0 && total !== undefined && total > 0)) {
-        return {
-          headline: `${label} from ${customer} is paid in full${total !== undefined ? ` — ${money(total, cur, fmt.locale)}` : ''}`,
-          tone: 'Good',
-          facts: rows,
-        };
-      }
-      if (e.status === 'PARTIAL_PAYMENT' && total !== undefined && due !== undefined) {
-        return {
-          headline: `Payment received on ${lower} from ${customer} — ${money(sum([total, -due]), cur, fmt.locale)} of ${money(total, cur, fmt.locale)} paid, ${money(due, cur, fmt.locale)} still due`,
-          tone: 'Good',
-          facts: rows,
-        };
-      }
-      return {
-        headline: `${label} to ${customer} changed${due !== undefined ? ` — ${money(due, cur, fmt.locale)} due` : ''}${dueDate ? ` ${calendarDate(dueDate, fmt.locale)}` : ''}`,
-        tone: undefined,
-        facts: rows,
-      };
-    }
+      return said(`${label} to ${customer} was restored`);
   }
+  if (e.archived === true) return said(`${label} to ${customer} is archived (cancelled)`, 'Warning');
+  if (e.status === 'PAID' || (due === 0 && total !== undefined && total > 0))
+    return said(`${label} from ${customer} is paid in full${totalText}`, 'Good');
+  if (e.status === 'PARTIAL_PAYMENT' && total !== undefined && due !== undefined) {
+    return said(
+      `Payment received on ${lower} from ${customer} — ${money(sum([total, -due]), cur, fmt.locale)} of ${money(total, cur, fmt.locale)} paid, ${money(due, cur, fmt.locale)} still due`,
+      'Good',
+    );
+  }
+  return said(
+    `${label} to ${customer} changed${due !== undefined ? ` — ${money(due, cur, fmt.locale)} due` : ''}${dueDate ? ` ${calendarDate(dueDate, fmt.locale)}` : ''}`,
+  );
 }
 
 function sayVendor(ev: OutboxEvent): Said {
@@ -263,11 +227,7 @@ function sayVendor(ev: OutboxEvent): Said {
     'vendor.archived': `Vendor ${name} was archived`,
     'vendor.restored': `Vendor ${name} was restored`,
   };
-  return {
-    headline: said[ev.type] ?? `Vendor ${name} was updated`,
-    tone: ev.type === 'vendor.archived' ? 'Warning' : undefined,
-    facts: rows,
-  };
+  return sayer(rows)(said[ev.type] ?? `Vendor ${name} was updated`, ev.type === 'vendor.archived' ? 'Warning' : undefined);
 }
 
 function saySpend(ev: OutboxEvent, fmt: FormatOptions): Said {
@@ -276,42 +236,37 @@ function saySpend(ev: OutboxEvent, fmt: FormatOptions): Said {
   const merchantName = str(e.merchantName);
   const merchant = merchantName ? escapeMarkdown(merchantName) : undefined;
   const amount = num(e.amount);
-  const amountText = amount !== undefined ? money(amount, str(e.currency), fmt.locale) : undefined;
+  const amountText = amount !== undefined ? ` — ${money(amount, str(e.currency), fmt.locale)}` : '';
   const rows: Array<[string, string]> = [];
   if (merchant) rows.push(['Merchant', merchant]);
-  if (amountText) rows.push(['Amount', amountText]);
+  if (amount !== undefined) rows.push(['Amount', money(amount, str(e.currency), fmt.locale)]);
   if (str(e.userName)) rows.push(['By', who]);
   const budget = str(e.budgetName);
   if (budget) rows.push(['Budget', escapeMarkdown(budget)]);
   if (str(e.status)) rows.push(['Status', codeWords(str(e.status))]);
   const at = merchant ? ` at ${merchant}` : '';
+  const said = sayer(rows);
   switch (ev.type) {
     case 'spend.transaction.updated': {
       const reason = str(e.declineReason);
       const declined = e.transactionType === 'DECLINE' || reason !== undefined;
       if (reason) rows.push(['Declined because', escapeMarkdown(reason)]);
-      return {
-        headline: `Card ${declined ? 'payment declined' : 'transaction'}${at}${amountText ? ` — ${amountText}` : ''}${str(e.userName) ? ` by ${who}` : ''}`,
-        tone: declined ? 'Attention' : undefined,
-        facts: rows,
-      };
+      return said(
+        `Card ${declined ? 'payment declined' : 'transaction'}${at}${amountText}${str(e.userName) ? ` by ${who}` : ''}`,
+        declined ? 'Attention' : undefined,
+      );
     }
     case 'spend.reimbursement.created':
-      return { headline: `Reimbursement request from ${who}${amountText ? ` — ${amountText}` : ''}${at}`, tone: undefined, facts: rows };
+      return said(`Reimbursement request from ${who}${amountText}${at}`);
     case 'spend.reimbursement.deleted':
-      return { headline: `Reimbursement from ${who} was deleted${amountText ? ` — ${amountText}` : ''}`, tone: 'Warning', facts: rows };
+      return said(`Reimbursement from ${who} was deleted${amountText}`, 'Warning');
     case 'spend.three-ds-challenge.created':
-      return {
-        headline: `A card payment${at} needs a 3-D Secure check${amountText ? ` — ${amountText}` : ''}`,
-        tone: 'Warning',
-        facts: rows,
-      };
+      return said(`A card payment${at} needs a 3-D Secure check${amountText}`, 'Warning');
     default:
-      return {
-        headline: `Reimbursement from ${who} is now ${codeWords(str(e.status)).toLowerCase()}${amountText ? ` — ${amountText}` : ''}`,
-        tone: e.status === 'PAYMENT_FAILED' ? 'Attention' : undefined,
-        facts: rows,
-      };
+      return said(
+        `Reimbursement from ${who} is now ${codeWords(str(e.status)).toLowerCase()}${amountText}`,
+        e.status === 'PAYMENT_FAILED' ? 'Attention' : undefined,
+      );
   }
 }
 
@@ -352,126 +307,80 @@ export function notificationCard(ev: OutboxEvent, opts: PresenterOptions, extra:
   return adaptiveCard(body, { summary: unescapeMarkdown(said.headline).replace(/\u2060/g, ''), actions: refresh ? [refresh] : undefined });
 }
 
-/** Amounts per currency ("$1,200.00 + €300.00"): never adds two currencies together. */
-function totals(rows: Array<{ dueAmount: number; currency?: string }>, locale: string): string {
-  const by = new Map<string, number[]>();
-  for (const r of rows) {
-    const c = r.currency && /^[A-Z]{3}$/.test(r.currency) ? r.currency : 'USD';
-    by.set(c, [...(by.get(c) ?? []), r.dueAmount]);
-  }
-  if (by.size === 0) return money(0, 'USD', locale);
-  return [...by].map(([c, amounts]) => money(sum(amounts), c, locale)).join(' + ');
-}
-
 const DIGEST_ROWS = 5;
 
-function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
-}
-
-/** A digest's table of bills or invoices: whom, which, when due, how much (the first DIGEST_ROWS). */
-function dueTable(headers: { party: string; record: string }, rows: Array<DigestBill | DigestInvoice>, fmt: FormatOptions): CardElement {
-  return table(
-    [
-      { header: headers.party, width: 4 },
-      { header: headers.record, width: 3 },
-      { header: 'Due', width: 3 },
-      { header: 'Amount', width: 3, align: 'Right' },
-    ],
-    rows
-      .slice(0, DIGEST_ROWS)
-      .map((r) => [
-        escapeMarkdown(('vendorName' in r ? r.vendorName : r.customerName) || `Unknown ${headers.party.toLowerCase()}`),
-        r.number ? ref(r.number) : shortRef(r.id),
-        calendarDate(r.dueDate, fmt.locale),
-        money(r.dueAmount, r.currency, fmt.locale),
-      ]),
-  );
-}
-
-const billTable = (rows: DigestBill[], fmt: FormatOptions) => dueTable({ party: 'Vendor', record: 'Bill' }, rows, fmt);
-const invoiceTable = (rows: DigestInvoice[], fmt: FormatOptions) => dueTable({ party: 'Customer', record: 'Invoice' }, rows, fmt);
-
-function section(
-  heading: string,
-  rows: Array<{ dueAmount: number; currency?: string }>,
-  tableEl: CardElement,
-  more: string,
-  empty: string,
+/** One part of a digest: its heading with the count and total, the first DIGEST_ROWS rows, and where to see the rest. */
+function digestSection(
+  part: { heading: string; party: 'Vendor' | 'Customer'; record: string; more: string; empty: string; tone?: Tone },
+  rows: Array<DigestBill | DigestInvoice>,
   fmt: FormatOptions,
-  tone?: Tone,
 ): CardElement[] {
+  const total = moneyTotal(
+    rows.map((r) => ({ amount: r.dueAmount, currency: r.currency })),
+    fmt.locale,
+  );
   const out: CardElement[] = [
-    text(`${heading}: ${rows.length === 0 ? 'none' : `${rows.length}, ${totals(rows, fmt.locale)}`}`, {
+    text(`${part.heading}: ${rows.length === 0 ? 'none' : `${rows.length}, ${total}`}`, {
       weight: 'Bolder',
       separator: true,
-      ...(tone && rows.length > 0 ? { color: tone } : {}),
+      ...(part.tone && rows.length > 0 ? { color: part.tone } : {}),
     }),
   ];
-  if (rows.length === 0) out.push(text(empty, { subtle: true }));
-  else {
-    out.push(tableEl);
-    if (rows.length > DIGEST_ROWS) out.push(text(`…and ${rows.length - DIGEST_ROWS} more: type **${more}**.`, { subtle: true }));
-  }
+  if (rows.length === 0) return [...out, text(part.empty, { subtle: true })];
+  const columns = [
+    { header: part.party, width: 4 },
+    { header: part.record, width: 3 },
+    { header: 'Due', width: 3 },
+    { header: 'Amount', width: 3, align: 'Right' as const },
+  ];
+  out.push(
+    table(
+      columns,
+      rows
+        .slice(0, DIGEST_ROWS)
+        .map((r) => [
+          escapeMarkdown(('vendorName' in r ? r.vendorName : r.customerName) || `Unknown ${part.party.toLowerCase()}`),
+          r.number ? ref(r.number) : shortRef(r.id),
+          calendarDate(r.dueDate, fmt.locale),
+          money(r.dueAmount, r.currency, fmt.locale),
+        ]),
+    ),
+  );
+  if (rows.length > DIGEST_ROWS) out.push(text(`…and ${rows.length - DIGEST_ROWS} more: type **${part.more}**.`, { subtle: true }));
   return out;
 }
 
 export function digestCard(content: DigestContent, opts: PresenterOptions): CardReply {
   const heading = content.cadence === 'daily' ? 'Daily digest' : content.cadence === 'weekly' ? 'Weekly digest' : 'Digest';
-  const body: CardElement[] = [title(heading), subtitle(calendarDate(content.today, opts.locale))];
-  body.push(
-    ...section(
-      'Bills due in the next 7 days',
+  const bill = { party: 'Vendor', record: 'Bill' } as const;
+  const body: CardElement[] = [
+    title(heading),
+    subtitle(calendarDate(content.today, opts.locale)),
+    ...digestSection(
+      { ...bill, heading: 'Bills due in the next 7 days', more: 'bills due', empty: 'No unpaid bills due in the next 7 days.' },
       content.dueSoon,
-      billTable(content.dueSoon, opts),
-      'bills due',
-      'No unpaid bills due in the next 7 days.',
       opts,
     ),
-  );
-  body.push(
-    ...section(
-      'Overdue bills',
+    ...digestSection(
+      { ...bill, heading: 'Overdue bills', more: 'bills overdue', empty: 'No overdue bills.', tone: 'Attention' },
       content.overdueBills,
-      billTable(content.overdueBills, opts),
-      'bills overdue',
-      'No overdue bills.',
       opts,
-      'Attention',
     ),
-  );
+  ];
   if (content.overdueInvoices) {
-    body.push(
-      ...section(
-        'Overdue invoices',
-        content.overdueInvoices,
-        invoiceTable(content.overdueInvoices, opts),
-        'invoices overdue',
-        'No overdue invoices.',
-        opts,
-        'Warning',
-      ),
-    );
+    const part = { party: 'Customer', record: 'Invoice', heading: 'Overdue invoices', more: 'invoices overdue', tone: 'Warning' } as const;
+    body.push(...digestSection({ ...part, empty: 'No overdue invoices.' }, content.overdueInvoices, opts));
   } else {
     body.push(
       text('Overdue invoices: not available yet (billbridge is still reading your invoices).', { weight: 'Bolder', separator: true }),
     );
   }
-  body.push(
-    footer(
-      [
-        `As of ${clockTime(content.asOf, opts)}`,
-        content.truncated ? 'some lists were cut short: use the commands for everything' : undefined,
-        opts.note,
-      ]
-        .filter(Boolean)
-        .join(' · '),
-    ),
-  );
+  const cut = content.truncated ? 'some lists were cut short: use the commands for everything' : undefined;
+  body.push(footer([`As of ${clockTime(content.asOf, opts)}`, cut, opts.note].filter(Boolean).join(' · ')));
   const parts = [
-    `${plural(content.dueSoon.length, 'bill')} due in the next 7 days`,
-    plural(content.overdueBills.length, 'overdue bill'),
-    content.overdueInvoices ? plural(content.overdueInvoices.length, 'overdue invoice') : undefined,
+    `${count(content.dueSoon.length, 'bill')} due in the next 7 days`,
+    count(content.overdueBills.length, 'overdue bill'),
+    content.overdueInvoices ? count(content.overdueInvoices.length, 'overdue invoice') : undefined,
   ].filter(Boolean);
   return adaptiveCard(body, {
     summary: `${heading}: ${parts.join(', ')}`,

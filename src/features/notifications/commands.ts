@@ -53,18 +53,26 @@ function channelOf(ctx: CommandContext): ChannelTarget {
   return target;
 }
 
-/** The reference posts go out with: this channel, top level, with the bot's Teams id when billbridge knows it. */
-async function referenceFor(ctx: CommandContext, deps: NotificationsDeps, target: ChannelTarget) {
+/**
+ * The reference posts go out with: the team channel's own conversation (top level, not the thread the command was
+ * typed in), the service URL Teams gave, and the bot's Teams id when billbridge knows it.
+ */
+async function referenceFor(ctx: CommandContext, deps: NotificationsDeps, target: ChannelTarget): Promise<ConversationRef> {
   const record = await deps.installs.forScope(ctx.scope).catch(() => undefined);
   const stored = record?.reference.bot as { id?: unknown; name?: unknown } | undefined;
   const appId = deps.settings.appId;
   const bot =
     stored && typeof stored.id === 'string'
-      ? { id: stored.id, name: typeof stored.name === 'string' ? stored.name : undefined }
+      ? { id: stored.id, ...(typeof stored.name === 'string' && stored.name ? { name: stored.name } : {}) }
       : appId
         ? { id: `28:${appId}` }
         : undefined;
-  return channelReference({ serviceUrl: ctx.scope.serviceUrl, tenantId: target.tenantId, channelId: target.channelId, bot });
+  return {
+    channelId: 'msteams',
+    serviceUrl: ctx.scope.serviceUrl,
+    conversation: { id: target.channelId, isGroup: true, conversationType: 'channel', tenantId: target.tenantId },
+    ...(bot ? { bot } : {}),
+  };
 }
 
 function kindList(kinds: readonly SubscriptionKind[]): string {
@@ -298,11 +306,6 @@ const digestCommand: Command<NotificationsDeps> = {
 
 const WEBHOOKS_HINT = `Type **webhooks** to list, **webhooks setup https://{your bot}${WEBHOOK_PATH}** to create BILL's subscription, or **webhooks delete {id}**.`;
 
-function webhookUrlFromConfig(deps: NotificationsDeps): string | undefined {
-  const host = deps.settings.publicHostname;
-  return host ? `https://${host}${WEBHOOK_PATH}` : undefined;
-}
-
 const webhooksCommand: Command<NotificationsDeps> = {
   name: 'webhooks',
   usage: 'webhooks [setup <url> | delete <id>]',
@@ -321,7 +324,8 @@ const webhooksCommand: Command<NotificationsDeps> = {
     const orgId = boundOrg(ctx);
     try {
       if (verb === 'setup') {
-        const url = ctx.input.args[1] ?? webhookUrlFromConfig(deps);
+        const host = deps.settings.publicHostname;
+        const url = ctx.input.args[1] ?? (host ? `https://${host}${WEBHOOK_PATH}` : undefined);
         if (!url || ctx.input.args.length > 2)
           throw new InputError('Which URL should BILL send events to?', WEBHOOKS_HINT, ctx.input.argText || undefined);
         const result = await n.setup.setup(orgId, url);
@@ -399,21 +403,3 @@ const webhooksCommand: Command<NotificationsDeps> = {
 
 /** The notification commands, in the order they are registered. */
 export const notificationsCommands = [subscribeCommand, unsubscribeCommand, subscriptionsCommand, digestCommand, webhooksCommand];
-
-/**
- * The reference a channel subscription posts with: the team channel's own conversation (top level, not the thread
- * the command was typed in), the service URL Teams gave, and the bot's Teams id when known.
- */
-function channelReference(input: {
-  serviceUrl: string;
-  tenantId: string;
-  channelId: string;
-  bot?: { id: string; name?: string };
-}): ConversationRef {
-  return {
-    channelId: 'msteams',
-    serviceUrl: input.serviceUrl,
-    conversation: { id: input.channelId, isGroup: true, conversationType: 'channel', tenantId: input.tenantId },
-    ...(input.bot ? { bot: { id: input.bot.id, ...(input.bot.name ? { name: input.bot.name } : {}) } } : {}),
-  };
-}
