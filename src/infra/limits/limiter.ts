@@ -20,24 +20,19 @@ const MIN_RETRY_MS = 1_000;
 const MAX_PAUSE_MS = 3_600_000;
 /** How often budgets kept per conversation or team are checked for idleness. */
 const SWEEP_EVERY_MS = 60_000;
+/** After BDC_1322, how long each step of reduced concurrency lasts before one slot comes back. */
+const SHRINK_HOLD_MS = 5_000;
+/** Starting guess of how long a call holds a concurrency slot (refined as calls complete). */
+const INITIAL_CALL_MS = 250;
 
 export type LimitReason = LimitExceeded['reason'];
-
-export interface LimiterTuning {
-  /** After BDC_1322, how long each step of reduced concurrency lasts before one slot comes back. */
-  shrinkHoldMs: number;
-  /** Starting guess of how long a call holds a concurrency slot (refined as calls complete). */
-  initialCallMs: number;
-}
-
-const DEFAULT_TUNING: LimiterTuning = { shrinkHoldMs: 5_000, initialCallMs: 250 };
 
 export interface SharedLimiterDeps {
   config: Config;
   clock: Clock;
   log: Logger;
+  /** Where the counts live: this process's memory, or Redis for a fleet. */
   store: BudgetStore;
-  tuning?: Partial<LimiterTuning>;
 }
 
 /** Cumulative counts per budget name, for counters that must never go down. */
@@ -78,7 +73,7 @@ class BudgetState {
   /** Concurrency in force (lower than configured for a while after BDC_1322). */
   effective: number;
   restoreTimer: ReturnType<typeof setTimeout> | undefined;
-  avgCallMs: number;
+  avgCallMs = INITIAL_CALL_MS;
   /** Calls whose duration fed avgCallMs. */
   samples = 0;
   /** Waiting room: one waiter at a time is at the head; Bottleneck orders the rest by priority. */
@@ -87,12 +82,8 @@ class BudgetState {
   /** Wake-ups of the head waiter when a slot is freed. */
   readonly slotWaiters = new Set<() => void>();
 
-  constructor(
-    readonly ref: BudgetRef,
-    initialCallMs: number,
-  ) {
+  constructor(readonly ref: BudgetRef) {
     this.effective = ref.rule.type === 'concurrency' ? ref.rule.limit : 0;
-    this.avgCallMs = initialCallMs;
   }
 
   get configured(): number {
@@ -120,14 +111,12 @@ export class SharedLimiter implements Limiter {
   private readonly aggregateThrottle = new Map<string, { at: number; kind: Throttle['kind'] }>();
   private readonly tickets = new Set<Ticket>();
   private readonly grants = new ContextSlot<GrantContext>('limiter grant');
-  private readonly tuning: LimiterTuning;
   private readonly commandWaitMs: number;
   private lastSweep = 0;
   private closed = false;
 
   constructor(private readonly deps: SharedLimiterDeps) {
     this.catalogue = new BudgetCatalogue(deps.config.limits);
-    this.tuning = { ...DEFAULT_TUNING, ...deps.tuning };
     this.commandWaitMs = deps.config.limits.commandWaitMs;
     // Budgets known from configuration appear in status and metrics before the first call.
     const creds = deps.config.bill.credentials;
@@ -490,7 +479,7 @@ export class SharedLimiter implements Limiter {
       st.effective = Math.min(st.configured, st.effective + 1);
       this.wakeSlotWaiters(st);
       this.scheduleRestore(st);
-    }, this.tuning.shrinkHoldMs);
+    }, SHRINK_HOLD_MS);
     st.restoreTimer.unref();
   }
 
@@ -599,7 +588,7 @@ export class SharedLimiter implements Limiter {
     let st = this.states.get(ref.id);
     if (!st) {
       this.sweep();
-      st = new BudgetState(ref, this.tuning.initialCallMs);
+      st = new BudgetState(ref);
       this.states.set(ref.id, st);
     }
     return st;

@@ -134,9 +134,8 @@ type Held = { where: 'redis'; lock: Semaphore } | { where: 'local' };
 export interface RedisBudgetStoreDeps {
   redis: RedisConnection;
   log: Logger;
-  /** Defaults: LOCK_TIMEOUT_MS, SLOT_POLL_MS. */
+  /** Default LOCK_TIMEOUT_MS (tests of a crashed instance shorten it). */
   lockTimeoutMs?: number;
-  pollMs?: number;
 }
 
 /**
@@ -150,7 +149,7 @@ function failsClosed(id: string): boolean {
 }
 
 export class RedisBudgetStore implements BudgetStore {
-  readonly pollMs: number;
+  readonly pollMs = SLOT_POLL_MS;
   private readonly redis: RedisConnection;
   private readonly local = new LocalBudgetStore();
   private readonly held = new Map<string, Held[]>();
@@ -166,7 +165,6 @@ export class RedisBudgetStore implements BudgetStore {
 
   constructor(private readonly deps: RedisBudgetStoreDeps) {
     this.redis = deps.redis;
-    this.pollMs = deps.pollMs ?? SLOT_POLL_MS;
     this.lockTimeoutMs = deps.lockTimeoutMs ?? LOCK_TIMEOUT_MS;
     const client = this.redis.client;
     client.defineCommand('billbridgeTakeWindows', { numberOfKeys: 1, lua: TAKE_WINDOWS });
