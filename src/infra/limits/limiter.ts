@@ -50,17 +50,17 @@ interface GrantContext extends ActiveGrant {
 
 interface Ticket {
   deadline: number;
+  /** Granted, refused, timed out or closed: its turn stops at the next check. */
   settled: boolean;
-  abandoned: boolean;
   grant(): void;
   fail(err: LimitExceeded | DependencyUnavailable): void;
   /** Wakes the waiting-room job when it sleeps (abandon, release, close). */
   wake: (() => void) | undefined;
 }
 
-/** Read through a call: a ticket is settled or abandoned by timers and other calls while its turn awaits. */
+/** Read through a call: timers and other calls settle a ticket while its turn awaits. */
 function ticketDone(t: Ticket): boolean {
-  return t.abandoned || t.settled;
+  return t.settled;
 }
 
 class BudgetState {
@@ -91,14 +91,17 @@ class BudgetState {
   }
 }
 
-function sleep(ms: number, ticket: Ticket): Promise<void> {
+/** Waits `ms` (undefined: no timer), or less when the ticket is woken (timeout, close) or one of `waiters` is (a slot freed). */
+function sleep(ticket: Ticket, ms: number | undefined, waiters?: Set<() => void>): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(done, Math.max(0, ms));
+    const timer = ms === undefined ? undefined : setTimeout(done, Math.max(0, ms));
     function done() {
       clearTimeout(timer);
+      waiters?.delete(done);
       ticket.wake = undefined;
       resolve();
     }
+    waiters?.add(done);
     ticket.wake = done;
   });
 }
@@ -245,7 +248,7 @@ export class SharedLimiter implements Limiter {
         ticket.fail(this.reject(st, at - now, block ? 'throttled' : 'busy'));
         return;
       }
-      await sleep(at - now, ticket);
+      await sleep(ticket, at - now);
     }
   }
 
@@ -280,7 +283,7 @@ export class SharedLimiter implements Limiter {
           ticket.fail(this.reject(st, block.until - now, 'throttled'));
           return;
         }
-        await sleep(block.until - now, ticket);
+        await sleep(ticket, block.until - now);
         continue;
       }
       if (await store.acquire(id, st.effective)) {
@@ -293,23 +296,9 @@ export class SharedLimiter implements Limiter {
         ticket.grant();
         return;
       }
-      await this.slotFreed(st, ticket);
+      // Woken when a slot is freed here; a shared store's slots are freed by other instances too, so it polls.
+      await sleep(ticket, this.deps.store.pollMs, st.slotWaiters);
     }
-  }
-
-  private slotFreed(st: BudgetState, ticket: Ticket): Promise<void> {
-    const pollMs = this.deps.store.pollMs;
-    return new Promise((resolve) => {
-      const timer = pollMs ? setTimeout(done, pollMs) : undefined;
-      function done() {
-        if (timer) clearTimeout(timer);
-        st.slotWaiters.delete(done);
-        ticket.wake = undefined;
-        resolve();
-      }
-      st.slotWaiters.add(done);
-      ticket.wake = done;
-    });
   }
 
   private wakeSlotWaiters(st: BudgetState): void {
@@ -342,7 +331,6 @@ export class SharedLimiter implements Limiter {
       const ticket: Ticket = {
         deadline,
         settled: false,
-        abandoned: false,
         wake: undefined,
         grant: () => {
           if (settle()) resolve();
@@ -357,9 +345,7 @@ export class SharedLimiter implements Limiter {
         timer = setTimeout(
           () => {
             if (ticket.settled) return;
-            const err = this.reject(st, this.estimate(st, st.queued), 'busy');
-            ticket.abandoned = true;
-            ticket.fail(err);
+            ticket.fail(this.reject(st, this.estimate(st, st.queued), 'busy'));
             ticket.wake?.();
           },
           Math.max(0, deadline - this.deps.clock.now()),
@@ -611,7 +597,6 @@ export class SharedLimiter implements Limiter {
     if (this.closed) return;
     this.closed = true;
     for (const ticket of [...this.tickets]) {
-      ticket.abandoned = true;
       ticket.fail(new LimitExceeded('limiter', 5_000, 'busy'));
       ticket.wake?.();
     }
