@@ -86,6 +86,13 @@ export class LocalBudgetStore implements BudgetStore {
     return Promise.resolve(this.takeNow(id, rule, now));
   }
 
+  /** What a shared store's atomic reply said the clock hour `hour` has used, for status and estimates. */
+  setHourCount(id: string, hour: number, used: number): void {
+    const e = this.entry(id);
+    e.hour = hour;
+    e.hourCount = used;
+  }
+
   takeNow(id: string, rule: RateRule, now: number): TakeResult {
     const e = this.entry(id);
     switch (rule.type) {
