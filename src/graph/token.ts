@@ -87,7 +87,7 @@ export class ClientCredentialsTokens {
     const seconds = Number(json.expires_in ?? 3599);
     const lifetimeMs = (Number.isFinite(seconds) && seconds > 0 ? seconds : 3599) * 1000;
     const margin = Math.min(RENEW_BEFORE_MS, lifetimeMs / 2);
-    // Scrubbed for as long as it is valid, then forgotten: a new token every hour no longer grows the registry.
+    // Scrubbed for as long as it is valid, then forgotten, so a new token every hour does not grow the registry.
     this.secrets.add(token, lifetimeMs);
     this.cache.set(tenantId, { token, renewAt: this.clock.now() + Math.max(0, lifetimeMs - margin) });
     return token;

@@ -1,4 +1,4 @@
-// Where budget counts live. In-process now; cluster mode (#9) puts the fleet-wide ones on Redis behind this seam.
+// Where budget counts live: in this process (LocalBudgetStore), or in Redis for a fleet (redisStore.ts), behind one interface.
 import type { BudgetRule } from './budgets.js';
 import { bindingWindow, hourStart, nextFit, nextHour, nthFit, prune, type RateWindow } from './windows.js';
 
