@@ -208,8 +208,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     spendApiToken: sandbox ? sandbox.credentials.spendApiToken : config.bill.spendApiToken || undefined,
     spendApiTokens: sandbox ? undefined : config.bill.spendApiTokens,
     requestTimeoutMs: config.bill.requestTimeoutMs,
-    loginsPerHour: config.limits.billLoginsPerHour,
-    loginsReserved: config.limits.billLoginsReserved,
     sessionLedger: cluster
       ? new cluster.RedisSessionLedger({ redis: cluster.redis, clock, log, secretsKey: config.secretsKey })
       : undefined,

@@ -104,9 +104,6 @@ export class BillFilter {
   in(field: string, values: readonly FilterScalar[]): this {
     return this.add(field, 'in', values);
   }
-  nin(field: string, values: readonly FilterScalar[]): this {
-    return this.add(field, 'nin', values);
-  }
   /** Starts with (BILL documents it for vendor and customer `name`). */
   sw(field: string, prefix: string): this {
     return this.add(field, 'sw', prefix);
@@ -115,9 +112,6 @@ export class BillFilter {
   merge(other: BillFilter | undefined): this {
     if (other) this.terms.push(...other.terms);
     return this;
-  }
-  get size(): number {
-    return this.terms.length;
   }
   /** The `filters` query value; "" when empty (then send no filters parameter). */
   toString(): string {

@@ -47,9 +47,6 @@ export interface BillGatewayOptions {
   /** Spend & Expense tokens of other organisations (BILL_SPEND_API_TOKENS): a token answers only for its own org. */
   spendApiTokens?: Record<string, string>;
   requestTimeoutMs: number;
-  loginsPerHour: number;
-  /** Logins an hour kept for the bot's own sessions (config.limits.billLoginsReserved); people never take them. */
-  loginsReserved?: number;
   limiter: Limiter;
   clock: Clock;
   log: Logger;
@@ -104,8 +101,6 @@ export class BillGateway {
       clock: opts.clock,
       log: opts.log,
       secrets: opts.secrets,
-      loginsPerHour: opts.loginsPerHour,
-      loginsReserved: opts.loginsReserved,
       idleRefreshMs: opts.idleRefreshMs,
       ledger: opts.sessionLedger,
     });
@@ -147,10 +142,7 @@ export class BillGateway {
     if (this.opts.allowedOrgIds.length > 0 && !this.opts.allowedOrgIds.includes(orgId)) throw new NotBound('orgNotAllowed');
     const token = this.opts.spendApiTokens?.[orgId] ?? (orgId === this.defaultOrgId ? this.opts.spendApiToken : undefined);
     if (!token) return undefined;
-    return new SpendClient(
-      { http: this.http, limiter: this.opts.limiter, baseUrl: this.endpoints.spendBaseUrl, apiToken: token },
-      this.runOptions(opts),
-    );
+    return new SpendClient({ http: this.http, baseUrl: this.endpoints.spendBaseUrl, apiToken: token }, this.runOptions(opts));
   }
 
   status(): BillStatus {
@@ -159,7 +151,10 @@ export class BillGateway {
       backend: this.backend,
       baseUrl: this.endpoints.baseUrl,
       sessions,
-      loginsLastHour: this.sessions.loginsInLastHour(this.opts.user.devKey),
+      loginsLastHour: this.opts.limiter
+        .snapshot()
+        .filter((b) => b.budget === 'bill.logins')
+        .reduce((sum, b) => sum + b.used, 0),
       spendConfigured: !!this.opts.spendApiToken || Object.keys(this.opts.spendApiTokens ?? {}).length > 0,
       reachable: this.ready(),
     };

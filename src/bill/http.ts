@@ -7,12 +7,14 @@
 // - BDC_1144 (20,000 requests/hour) resets at the top of the next clock hour; BDC_1322 (3 in flight per org)
 //   clears when a request finishes: back off and retry;
 // - credentials (devKey, sessionId, apiToken) travel in headers only, never in a query string.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Clock } from '../infra/clock.js';
 import { BillApiError, type BillErrorCategory, type BillErrorEntry } from '../errors.js';
 import type { Logger } from '../infra/log.js';
 import type { Limiter, RunOptions, Upstream } from '../infra/limits/types.js';
+import { nextHour, retryAfterMs } from '../infra/limits/windows.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type QueryValue = string | number | boolean | undefined;
@@ -53,11 +55,6 @@ export interface BillHttpDeps {
   /** Connect, headers and body timeout (config.bill.requestTimeoutMs). */
   timeoutMs: number;
   retry?: Partial<RetryPolicy>;
-  /** Sockets per origin. */
-  connections?: number;
-  /** Jitter source and delay, injectable for unit tests. */
-  random?: () => number;
-  sleep?: (ms: number) => Promise<void>;
 }
 
 const KNOWN_CODES: Record<string, BillErrorCategory> = {
@@ -69,11 +66,6 @@ const KNOWN_CODES: Record<string, BillErrorCategory> = {
   BDC_1322: 'concurrencyLimit',
   BDC_1205: 'notFound',
 };
-
-/** The start of the next clock hour (UTC hours; every BILL time zone offset in use is a whole or half hour from it, and the hourly budget is documented per clock hour). */
-export function nextHourStart(nowMs: number): number {
-  return Math.floor(nowMs / 3_600_000) * 3_600_000 + 3_600_000;
-}
 
 /** Reads BILL's error body: an array of entries, a single entry object, anything else -> []. */
 export function parseErrorEntries(text: string): BillErrorEntry[] {
@@ -96,15 +88,6 @@ export function parseErrorEntries(text: string): BillErrorEntry[] {
     });
 }
 
-function retryAfterHeader(headers: IncomingHttpHeaders, nowMs: number): number | undefined {
-  const raw = headers['retry-after'];
-  const v: unknown = Array.isArray(raw) ? raw[0] : raw;
-  if (typeof v !== 'string' || !v) return undefined;
-  if (/^\d+$/.test(v.trim())) return Number(v.trim()) * 1000;
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
-}
-
 /** Turns a non-2xx answer into a BillApiError, by BDC code first, then by status. */
 export function classifyResponse(status: number, text: string, headers: IncomingHttpHeaders, nowMs: number): BillApiError {
   const entries = parseErrorEntries(text);
@@ -119,16 +102,17 @@ export function classifyResponse(status: number, text: string, headers: Incoming
   else if (status === 401 || status === 403) category = 'credentials';
   else if (status >= 400) category = 'validation';
   else category = 'unknown';
-  let retryAfterMs: number | undefined;
-  if (category === 'hourlyLimit') retryAfterMs = nextHourStart(nowMs) - nowMs;
-  else if (category === 'rateLimited') retryAfterMs = retryAfterHeader(headers, nowMs) ?? 60_000;
+  let retryAfter: number | undefined;
+  // BILL's hourly budget comes back at the top of the clock hour.
+  if (category === 'hourlyLimit') retryAfter = nextHour(nowMs) - nowMs;
+  else if (category === 'rateLimited') retryAfter = retryAfterMs(headers['retry-after'], nowMs) ?? 60_000;
   const shape = text.trim() === '' ? 'empty body' : entries.length === 0 ? 'non-JSON body' : undefined;
   return new BillApiError({
     category,
     status,
     code,
     entries,
-    retryAfterMs,
+    retryAfterMs: retryAfter,
     message: `BILL ${code ?? shape ?? 'error'} (${category}, HTTP ${status})`,
   });
 }
@@ -154,20 +138,14 @@ function buildPath(path: string, query: Record<string, QueryValue> | undefined):
   return parts.length ? `${path}?${parts.join('&')}` : path;
 }
 
-const sleepReal = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 export class BillHttp {
   private readonly agent: Agent;
   private readonly retry: RetryPolicy;
-  private readonly random: () => number;
-  private readonly sleep: (ms: number) => Promise<void>;
 
   constructor(private readonly deps: BillHttpDeps) {
     this.retry = { ...DEFAULT_RETRY, ...deps.retry };
-    this.random = deps.random ?? Math.random;
-    this.sleep = deps.sleep ?? sleepReal;
     this.agent = new Agent({
-      connections: deps.connections ?? 16,
+      connections: 16,
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 120_000,
       connectTimeout: Math.min(deps.timeoutMs, 10_000),
@@ -177,9 +155,9 @@ export class BillHttp {
   }
 
   /** Exponential backoff with jitter: base * 2^n, scaled by a random factor in [0.5, 1). */
-  backoffMs(attempt: number): number {
+  private backoffMs(attempt: number): number {
     const ceiling = Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** attempt);
-    return Math.round(ceiling * (0.5 + this.random() * 0.5));
+    return Math.round(ceiling * (0.5 + Math.random() * 0.5));
   }
 
   /** Sends the request through the limiter, retrying what may be retried; resolves with the parsed JSON (undefined for an empty body). */
@@ -196,7 +174,7 @@ export class BillHttp {
           if (throttles < this.retry.maxThrottleRetries) {
             const wait = this.backoffMs(throttles++);
             this.deps.log.debug({ route: req.route, wait }, 'BILL concurrency limit (BDC_1322): backing off');
-            await this.sleep(wait);
+            await sleep(wait);
             continue;
           }
           throw err;
@@ -218,7 +196,7 @@ export class BillHttp {
             { route: req.route, category: err.category, status: err.status, attempt: failures, wait },
             'BILL call failed; retrying',
           );
-          await this.sleep(wait);
+          await sleep(wait);
           continue;
         }
         throw err;

@@ -62,10 +62,6 @@ export interface SessionPoolDeps {
   clock: Clock;
   log: Logger;
   secrets: SecretRegistry;
-  /** BILL's 200 logins per dev key per hour (config.limits.billLoginsPerHour). */
-  loginsPerHour: number;
-  /** Of those, kept for the bot's own sessions: people's sessions (with an owner) never take them (default 0). */
-  loginsReserved?: number;
   /** Re-login before BILL's 35-minute idle expiry; default 30 minutes. */
   idleRefreshMs?: number;
   /** After BILL refuses the credentials, fail fast for this long instead of burning the login budget; default 60 s. */
@@ -95,7 +91,6 @@ export interface SessionLedger {
   touch(slot: { key: string; orgId: string }, session: LiveSession): void;
 }
 
-const HOUR = 3_600_000;
 /**
  * A sessionId is scrubbed from log lines while it can be used: it is forgotten when the session is dropped or logged
  * out, and at the latest this long after its last use (BILL ends a session after 35 minutes without a call).
@@ -119,10 +114,6 @@ export interface LiveSession {
 /** Holds every org session of the process; built once in app.ts. */
 export class SessionPool {
   private readonly sessions = new Map<string, OrgSession>();
-  /** Login instants per dev key over the last hour. */
-  private readonly loginTimes = new Map<string, number[]>();
-  /** The same for people's own sessions only (their share of the dev key's logins). */
-  private readonly personLoginTimes = new Map<string, number[]>();
 
   constructor(readonly deps: SessionPoolDeps) {}
 
@@ -148,37 +139,6 @@ export class SessionPool {
 
   all(): OrgSession[] {
     return [...this.sessions.values()];
-  }
-
-  /** Logins made with this dev key in the last hour. */
-  loginsInLastHour(devKey: string): number {
-    return this.recentLogins(this.loginTimes, devKey).length;
-  }
-
-  /**
-   * Counts one login against the dev key's hourly budget, or throws LimitExceeded('logins') without calling BILL.
-   * A person's login (`person`) must also fit in their share, the budget less `loginsReserved`: however many people
-   * try tokens, the bot can still sign in again.
-   */
-  takeLogin(devKey: string, person = false): void {
-    const now = this.deps.clock.now();
-    const times = this.recentLogins(this.loginTimes, devKey);
-    const people = person ? this.recentLogins(this.personLoginTimes, devKey) : [];
-    const peopleLimit = Math.max(1, this.deps.loginsPerHour - (this.deps.loginsReserved ?? 0));
-    const full = times.length >= this.deps.loginsPerHour ? times : person && people.length >= peopleLimit ? people : undefined;
-    if (full) {
-      const retryInMs = Math.max(1_000, (full[0] ?? now) + HOUR - now);
-      throw new LimitExceeded(full === times ? 'bill.logins' : 'bill.logins.people', retryInMs, 'logins');
-    }
-    times.push(now);
-    if (person) people.push(now);
-  }
-
-  private recentLogins(by: Map<string, number[]>, devKey: string): number[] {
-    const now = this.deps.clock.now();
-    const times = (by.get(devKey) ?? []).filter((t) => t > now - HOUR);
-    by.set(devKey, times);
-    return times;
   }
 
   /** Logs every live session out (shutdown); in cluster mode the fleet's sessions stay for the other instances. */
@@ -326,7 +286,6 @@ export class OrgSession {
   private async login(run: RunOptions): Promise<LiveSession> {
     const now = this.deps.clock.now();
     if (this.credentialFailure && now < this.credentialFailure.until) throw this.credentialFailure.error;
-    this.pool.takeLogin(this.creds.devKey, !!this.creds.owner);
     this.logins++;
     this.lastLoginAt = now;
     let res: LoginResponse | null;
@@ -339,6 +298,7 @@ export class OrgSession {
         idempotent: true,
         route: 'POST /v3/login',
         run,
+        // The limiter's login budgets (200 an hour per dev key, people's share of them) refuse before BILL is called.
         upstream: { service: 'bill.login', devKey: this.creds.devKey, orgId: this.creds.orgId, person: !!this.creds.owner },
         headers: () => ({}),
         body: {

@@ -26,6 +26,12 @@ const SESSION_REF_PURPOSE = 'bill-sessions/ref/v1';
 
 /** BILL ends a session after 35 minutes without a call; the shared record goes with it. */
 const BILL_IDLE_EXPIRY_MS = 35 * 60_000;
+/** The login lock frees itself this long after its holder stopped refreshing it (crash). */
+const LOCK_TIMEOUT_MS = 10_000;
+/** How long an instance waits for another one's login before giving up with LimitExceeded('busy'). */
+const WAIT_MS = 15_000;
+/** How often a waiter looks for the session another instance is creating. */
+const POLL_MS = 25;
 
 interface Slot {
   key: string;
@@ -65,12 +71,6 @@ export interface SharedSessionDeps {
   redis: RedisConnection;
   clock: Clock;
   log: Logger;
-  /** The login lock frees itself this long after its holder stopped refreshing it (crash); default 10 s. */
-  lockTimeoutMs?: number;
-  /** How long an instance waits for another one's login before giving up with LimitExceeded('busy'); default 15 s. */
-  waitMs?: number;
-  /** How often a waiter looks for the session another instance is creating; default 25 ms. */
-  pollMs?: number;
   /** Shared lastUsedAt is moved at most this often per slot (every call moves the local one); default 15 s. */
   touchEveryMs?: number;
   /** SECRETS_KEY: sessionIds are stored sealed with a key derived from it; without it they are stored as they are. */
@@ -92,9 +92,6 @@ interface StoredSession {
 /** The SessionLedger of cluster mode (SessionPoolDeps.ledger). */
 export class RedisSessionLedger implements SessionLedger {
   private readonly lastTouch = new Map<string, number>();
-  private readonly lockTimeoutMs: number;
-  private readonly waitMs: number;
-  private readonly pollMs: number;
   private readonly touchEveryMs: number;
   private readonly sealKey: Buffer | undefined;
   private readonly refKey: Buffer | undefined;
@@ -106,9 +103,6 @@ export class RedisSessionLedger implements SessionLedger {
       deps.log.warn(
         'SECRETS_KEY is not set: the BILL session the instances share is stored in Redis unencrypted; set SECRETS_KEY to seal it',
       );
-    this.lockTimeoutMs = deps.lockTimeoutMs ?? 10_000;
-    this.waitMs = deps.waitMs ?? 15_000;
-    this.pollMs = deps.pollMs ?? 25;
     this.touchEveryMs = deps.touchEveryMs ?? 15_000;
     deps.redis.client.defineCommand('billbridgeSessionForgetIf', { numberOfKeys: 1, lua: FORGET_IF });
     deps.redis.client.defineCommand('billbridgeSessionTouchIf', { numberOfKeys: 1, lua: TOUCH_IF });
@@ -116,14 +110,14 @@ export class RedisSessionLedger implements SessionLedger {
 
   async obtain(slot: Slot, login: () => Promise<LiveSession>, opts: { dead?: string; idleMs: number }): Promise<LiveSession> {
     if (opts.dead) await this.invalidate(slot, opts.dead);
-    const giveUpAt = Date.now() + this.waitMs;
+    const giveUpAt = Date.now() + WAIT_MS;
     for (;;) {
       const found = this.usable(await this.read(slot), opts);
       if (found) return found;
       const lock = new Mutex(this.deps.redis.client, this.lockKey(slot), {
-        lockTimeout: this.lockTimeoutMs,
+        lockTimeout: LOCK_TIMEOUT_MS,
         acquireAttemptsLimit: 1,
-        refreshInterval: Math.round(this.lockTimeoutMs * 0.3),
+        refreshInterval: Math.round(LOCK_TIMEOUT_MS * 0.3),
         onLockLost: (err: LostLockError) =>
           this.deps.log.warn({ orgId: slot.orgId, err: err.message }, 'BILL login lock lost in Redis while signing in'),
       });
@@ -150,10 +144,10 @@ export class RedisSessionLedger implements SessionLedger {
         }
       }
       if (Date.now() >= giveUpAt) {
-        this.deps.log.warn({ orgId: slot.orgId, waitedMs: this.waitMs }, 'another instance is still signing in to BILL; giving up waiting');
+        this.deps.log.warn({ orgId: slot.orgId, waitedMs: WAIT_MS }, 'another instance is still signing in to BILL; giving up waiting');
         throw new LimitExceeded('bill.logins', 2_000, 'busy');
       }
-      await sleep(this.pollMs);
+      await sleep(POLL_MS);
     }
   }
 

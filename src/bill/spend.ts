@@ -8,7 +8,7 @@
 // - transaction filters: occurredTime/updatedTime/authorizedTime (gte, lte), syncStatus, budgetId (eq), amount,
 //   type, complete; `status` and `receiptStatus` are not filterable (filter those after fetching);
 //   reimbursements `reimbursementIds`; budgets `budgetIds`, `retired`.
-import type { Limiter, RunOptions } from '../infra/limits/types.js';
+import type { RunOptions } from '../infra/limits/types.js';
 import { FilterValueError } from '../errors.js';
 import { BillFilter, sortParam, type SortKey } from './filters.js';
 import type { BillHttp } from './http.js';
@@ -55,7 +55,6 @@ interface BudgetQuery extends SpendListOptions {
 
 export interface SpendClientDeps {
   http: BillHttp;
-  limiter: Limiter;
   /** Same form as the AP/AR base (…/connect); paths are appended as /v3/spend/... */
   baseUrl: string;
   apiToken: string;

@@ -134,7 +134,6 @@ async function main(): Promise<void> {
     defaultOrgId: credentials.orgId,
     allowedOrgIds: config.bill.allowedOrgIds,
     requestTimeoutMs: config.bill.requestTimeoutMs,
-    loginsPerHour: config.limits.billLoginsPerHour,
     limiter,
     clock: systemClock,
     log,

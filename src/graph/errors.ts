@@ -40,12 +40,3 @@ export class GraphApiError extends Error {
     this.retryAfterMs = args.retryAfterMs;
   }
 }
-
-export function categoryOfStatus(status: number): GraphErrorCategory {
-  if (status === 401) return 'auth';
-  if (status === 403) return 'forbidden';
-  if (status === 404) return 'notFound';
-  if (status === 429) return 'throttled';
-  if (status >= 500) return 'server';
-  return 'unknown';
-}

@@ -2,7 +2,8 @@
 import { request } from 'undici';
 import type { Logger } from '../infra/log.js';
 import type { Limiter, Priority, Upstream } from '../infra/limits/types.js';
-import { GraphApiError } from './errors.js';
+import { retryAfterMs } from '../infra/limits/windows.js';
+import { GraphApiError, type GraphErrorCategory } from './errors.js';
 
 const GRAPH_TIMEOUT_MS = 10_000;
 /** Retries after a 429/503/504 (so at most three attempts). */
@@ -37,17 +38,6 @@ export interface SendOptions {
   operation: string;
 }
 
-/** Retry-After as milliseconds: delta-seconds (Graph sends decimals like 2.128) or an HTTP date. */
-function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
-  const raw = Array.isArray(value) ? value[0] : value;
-  if (raw === undefined || raw.trim() === '') return undefined;
-  const s = raw.trim();
-  if (/^\d+(\.\d+)?$/.test(s)) return Math.ceil(Number(s) * 1000);
-  const at = Date.parse(s);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - now);
-}
-
 function backoffMs(attempt: number): number {
   const base = 500 * 2 ** attempt;
   return Math.round(base * (0.8 + Math.random() * 0.4));
@@ -63,7 +53,7 @@ export async function send(deps: HttpDeps, opts: SendOptions): Promise<GraphResp
     const res = await deps.limiter.run(opts.upstream, { priority: opts.priority }, () => once(opts));
     const retryable = res.status === 429 || res.status === 503 || res.status === 504;
     if (!retryable) return res;
-    const retryAfter = parseRetryAfter(res.headers['retry-after']);
+    const retryAfter = retryAfterMs(res.headers['retry-after'], Date.now());
     if (retryAfter !== undefined) deps.limiter.throttled(opts.upstream, { kind: 'retryAfter', ms: retryAfter });
     const wait = retryAfter ?? backoffMs(attempt);
     const tooLong = opts.priority === 'interactive' && wait > deps.interactiveMaxWaitMs;
@@ -99,18 +89,27 @@ async function once(opts: SendOptions): Promise<GraphResponse> {
   }
 }
 
+function categoryOfStatus(status: number): GraphErrorCategory {
+  if (status === 401) return 'auth';
+  if (status === 403) return 'forbidden';
+  if (status === 404) return 'notFound';
+  if (status === 429) return 'throttled';
+  if (status >= 500) return 'server';
+  return 'unknown';
+}
+
 /** Graph's `{error:{code,message,innerError:{'request-id'}}}` -> GraphApiError. */
-export function graphError(res: GraphResponse, operation: string, category: GraphApiError['category']): GraphApiError {
+export function graphError(res: GraphResponse, operation: string): GraphApiError {
   const body = (res.json ?? {}) as { error?: { code?: unknown; innerError?: { 'request-id'?: unknown } } };
   const code = typeof body.error?.code === 'string' ? body.error.code : `HTTP${res.status}`;
   const requestId = typeof body.error?.innerError?.['request-id'] === 'string' ? body.error.innerError['request-id'] : undefined;
   const headerId = res.headers['request-id'];
   return new GraphApiError({
-    category,
+    category: categoryOfStatus(res.status),
     code,
     status: res.status,
     requestId: requestId ?? (typeof headerId === 'string' ? headerId : undefined),
-    retryAfterMs: parseRetryAfter(res.headers['retry-after']),
+    retryAfterMs: retryAfterMs(res.headers['retry-after'], Date.now()),
     message: `${operation}: Graph ${code} (HTTP ${res.status})`,
   });
 }

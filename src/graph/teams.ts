@@ -4,9 +4,9 @@ import type { Clock } from '../infra/clock.js';
 import type { Config } from '../config.js';
 import type { Limiter, Priority } from '../infra/limits/types.js';
 import type { Logger, SecretRegistry } from '../infra/log.js';
-import { categoryOfStatus, GraphApiError } from './errors.js';
+import { GraphApiError } from './errors.js';
 import { graphError, realSleep, send, type HttpDeps, type Sleep } from './http.js';
-import { ClientCredentialsTokens, type TokenSource } from './token.js';
+import { ClientCredentialsTokens } from './token.js';
 
 /** What billbridge keeps of a Graph team. */
 export interface TeamInfo {
@@ -30,26 +30,23 @@ export interface GraphTeamsDeps {
   secrets: SecretRegistry;
   /** Waits between retries; tests pass a recording one. */
   sleep?: Sleep;
-  tokens?: TokenSource;
 }
 
 export class GraphTeams {
   private readonly cache: NodeCache;
   private readonly inflight = new Map<string, Promise<TeamInfo>>();
   private readonly http: HttpDeps;
-  private readonly tokens: TokenSource;
+  private readonly tokens: ClientCredentialsTokens;
 
   constructor(private readonly deps: GraphTeamsDeps) {
     const { config } = deps;
     this.http = { limiter: deps.limiter, log: deps.log, sleep: deps.sleep ?? realSleep, interactiveMaxWaitMs: config.limits.commandWaitMs };
-    this.tokens =
-      deps.tokens ??
-      new ClientCredentialsTokens(
-        { authorityHost: config.graph.authorityHost, clientId: config.bot.appId, clientSecret: config.bot.appPassword },
-        this.http,
-        deps.clock,
-        deps.secrets,
-      );
+    this.tokens = new ClientCredentialsTokens(
+      { authorityHost: config.graph.authorityHost, clientId: config.bot.appId, clientSecret: config.bot.appPassword },
+      this.http,
+      deps.clock,
+      deps.secrets,
+    );
     // Team names change rarely: they live as long as other names do.
     this.cache = new NodeCache({
       stdTTL: Math.max(1, config.cache.namesTtlS),
@@ -125,7 +122,7 @@ export class GraphTeams {
         this.tokens.invalidate(tokenTenant, token);
         continue;
       }
-      throw graphError(res, 'getTeam', categoryOfStatus(res.status));
+      throw graphError(res, 'getTeam');
     }
   }
 

@@ -8,13 +8,6 @@ const GRAPH_SCOPE = 'https://graph.microsoft.com/.default';
 /** Renew this long before expiry (tokens live about an hour), so no call goes out with a token about to lapse. */
 const RENEW_BEFORE_MS = 5 * 60_000;
 
-export interface TokenSource {
-  /** A bearer token for Graph in this tenant. */
-  token(tenantId: string, priority?: 'interactive' | 'background'): Promise<string>;
-  /** Drops the cached token (after a 401), so the next call fetches a new one. */
-  invalidate(tenantId: string, token: string): void;
-}
-
 interface Cached {
   token: string;
   renewAt: number;
@@ -26,7 +19,7 @@ export interface ClientCredentials {
   clientSecret: string;
 }
 
-export class ClientCredentialsTokens implements TokenSource {
+export class ClientCredentialsTokens {
   private readonly cache = new Map<string, Cached>();
   private readonly inflight = new Map<string, Promise<string>>();
 
@@ -39,6 +32,7 @@ export class ClientCredentialsTokens implements TokenSource {
     secrets.add(creds.clientSecret);
   }
 
+  /** A bearer token for Graph in this tenant. */
   async token(tenantId: string, priority: 'interactive' | 'background' = 'interactive'): Promise<string> {
     const cached = this.cache.get(tenantId);
     if (cached && this.clock.now() < cached.renewAt) return cached.token;
@@ -50,6 +44,7 @@ export class ClientCredentialsTokens implements TokenSource {
     return pending;
   }
 
+  /** Drops the cached token (after a 401), so the next call fetches a new one. */
   invalidate(tenantId: string, token: string): void {
     if (this.cache.get(tenantId)?.token === token) this.forget(tenantId);
   }
@@ -92,7 +87,7 @@ export class ClientCredentialsTokens implements TokenSource {
     const seconds = Number(json.expires_in ?? 3599);
     const lifetimeMs = (Number.isFinite(seconds) && seconds > 0 ? seconds : 3599) * 1000;
     const margin = Math.min(RENEW_BEFORE_MS, lifetimeMs / 2);
-    // Scrubbed for as long as it is valid, then forgotten: a new token every hour no longer grows the registry.
+    // Scrubbed for as long as it is valid, then forgotten, so a new token every hour does not grow the registry.
     this.secrets.add(token, lifetimeMs);
     this.cache.set(tenantId, { token, renewAt: this.clock.now() + Math.max(0, lifetimeMs - margin) });
     return token;

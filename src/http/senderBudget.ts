@@ -7,7 +7,7 @@
 // addresses then cannot lock BILL out (BILL disables a subscription whose retries all fail). Behind a reverse
 // proxy every request comes from the proxy's address, so the per-source bucket becomes one more shared bucket.
 
-/** Bytes refill at `perSecond` up to `capacity`; the level may go below zero (a sender who sent more than it reserved). */
+/** Bytes refill at `perSecond` up to `capacity`. */
 class ByteBucket {
   private level: number;
   private at: number;
@@ -45,21 +45,13 @@ class ByteBucket {
   }
 }
 
-export interface SenderBudgetLimits {
-  /** Per source address (IPv6: per /64): burst and refill, in bytes. */
-  perSource: { capacity: number; perSecond: number };
-  /** Everybody not lately verified, together. */
-  global: { capacity: number; perSecond: number };
-  /** What a request costs at least, however small (headers, a parse, a key lookup). */
-  minCharge: number;
-}
-
-/** A BILL webhook is a few KB: a source may send 2 maximal bodies at once and 64 KB/s of failures after. */
-const WEBHOOK_SENDER_LIMITS: SenderBudgetLimits = {
-  perSource: { capacity: 512 * 1024, perSecond: 64 * 1024 },
-  global: { capacity: 2 * 1024 * 1024, perSecond: 256 * 1024 },
-  minCharge: 4 * 1024,
-};
+// A BILL webhook is a few KB: a source may send 2 maximal bodies at once and 64 KB/s of failures after.
+/** Per source address (IPv6: per /64): burst and refill, in bytes. */
+const PER_SOURCE = { capacity: 512 * 1024, perSecond: 64 * 1024 };
+/** Everybody not lately verified, together. */
+const GLOBAL = { capacity: 2 * 1024 * 1024, perSecond: 256 * 1024 };
+/** What a request costs at least, however small (headers, a parse, a key lookup). */
+const MIN_CHARGE = 4 * 1024;
 
 /** Sources remembered (buckets, verified senders); beyond this the oldest are forgotten. */
 const MAX_SOURCES = 10_000;
@@ -90,20 +82,13 @@ export interface Reservation {
 export class SenderBudget {
   private readonly sources = new Map<string, ByteBucket>();
   private readonly verified = new Map<string, number>();
-  private readonly shared: ByteBucket;
-
-  constructor(
-    private readonly limits: SenderBudgetLimits = WEBHOOK_SENDER_LIMITS,
-    private readonly now: () => number = Date.now,
-  ) {
-    this.shared = new ByteBucket(limits.global.capacity, limits.global.perSecond, now());
-  }
+  private readonly shared = new ByteBucket(GLOBAL.capacity, GLOBAL.perSecond, Date.now());
 
   /** Reserves `declared` bytes (or `max` when the length is not declared) for `address`; a refusal says when to retry. */
   reserve(address: string | undefined, declared: number | undefined, max: number): Reservation | { retryAfterS: number } {
-    const now = this.now();
+    const now = Date.now();
     const source = sourceOf(address);
-    const bytes = Math.max(this.limits.minCharge, declared ?? max);
+    const bytes = Math.max(MIN_CHARGE, declared ?? max);
     const bucket = this.bucketOf(source, now);
     if (!bucket.take(bytes, now)) return { retryAfterS: bucket.secondsUntil(bytes, now) };
     const global = !this.isVerified(source, now);
@@ -118,20 +103,17 @@ export class SenderBudget {
   verifiedSender(r: Reservation): void {
     this.refund(r, r.bytes);
     this.verified.delete(r.source);
-    this.verified.set(r.source, this.now() + VERIFIED_FOR_MS);
+    this.verified.set(r.source, Date.now() + VERIFIED_FOR_MS);
     if (this.verified.size > MAX_SOURCES) dropOldest(this.verified);
   }
 
-  /** The signature failed after `read` bytes were read: the sender pays for them (at least minCharge). */
+  /**
+   * The signature failed after `read` bytes were read: the sender pays for them (at least minCharge). It cannot have
+   * read more than it reserved: Node ends a body at its Content-Length, and without one the reservation is the limit.
+   */
   failedSender(r: Reservation, read: number): void {
-    const owed = Math.max(this.limits.minCharge, read);
+    const owed = Math.max(MIN_CHARGE, read);
     if (owed < r.bytes) this.refund(r, r.bytes - owed);
-    else if (owed > r.bytes) {
-      // Sent more than it declared (not possible with a Content-Length; kept for safety): the debt is taken anyway.
-      const now = this.now();
-      this.sources.get(r.source)?.give(r.bytes - owed, now);
-      if (r.global) this.shared.give(r.bytes - owed, now);
-    }
   }
 
   /** Neither verified nor refused for its signature (store trouble, unreadable after a good signature): all back. */
@@ -140,7 +122,7 @@ export class SenderBudget {
   }
 
   private refund(r: Reservation, bytes: number): void {
-    const now = this.now();
+    const now = Date.now();
     this.sources.get(r.source)?.give(bytes, now);
     if (r.global) this.shared.give(bytes, now);
   }
@@ -156,7 +138,7 @@ export class SenderBudget {
   private bucketOf(source: string, now: number): ByteBucket {
     let bucket = this.sources.get(source);
     if (!bucket) {
-      bucket = new ByteBucket(this.limits.perSource.capacity, this.limits.perSource.perSecond, now);
+      bucket = new ByteBucket(PER_SOURCE.capacity, PER_SOURCE.perSecond, now);
       this.sources.set(source, bucket);
       if (this.sources.size > MAX_SOURCES) dropOldest(this.sources);
     }

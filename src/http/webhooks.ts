@@ -75,12 +75,9 @@ function send(res: Response, status: number, body: unknown, close = false): void
 }
 
 /** Registers the route on the server (createHttpServer's `routes` option). */
-export function webhookRoute(
-  receiver: Pick<WebhookReceiver, 'accept'>,
-  log: Logger,
-  limit = WEBHOOK_BODY_LIMIT,
-  budget = new SenderBudget(),
-): (server: Server) => void {
+export function webhookRoute(receiver: Pick<WebhookReceiver, 'accept'>, log: Logger): (server: Server) => void {
+  const limit = WEBHOOK_BODY_LIMIT;
+  const budget = new SenderBudget();
   return (server) => {
     server.post('/api/bill/webhooks', async (req: Request, res: Response) => {
       // Refusals before the body is read close the connection: the unread body is not drained either.

@@ -85,16 +85,13 @@ const MAX_ARGS = 20;
 const MAX_ARG_LENGTH = 120;
 const MAX_COMMENT_LENGTH = 500;
 
-/** Where the trail is, for `status`: the file path, or the Redis stream. */
-function auditLocation(store: StateStore): string {
-  return store.kind === 'file' ? join(store.location, `${AUDIT_LOG}.log`) : `${store.location} (stream "${AUDIT_LOG}")`;
-}
-
 export class AuditTrail {
+  /** Where the trail is, for `status`: the file path, or the Redis stream. */
   readonly location: string;
 
   constructor(private readonly deps: AuditTrailDeps) {
-    this.location = auditLocation(deps.store);
+    const { store } = deps;
+    this.location = store.kind === 'file' ? join(store.location, `${AUDIT_LOG}.log`) : `${store.location} (stream "${AUDIT_LOG}")`;
   }
 
   /** Records a command's outcome. Never throws: a failed write is logged as an error. */

@@ -7,12 +7,6 @@ import type { Limiter, Upstream } from './limits/types.js';
 type UpstreamService = Upstream['service'];
 export type UpstreamCounts = Partial<Record<UpstreamService, number>>;
 
-/**
- * One scope per turn (the adapter runs each authenticated turn in `run`); the limiter wrapper counts every call
- * that actually starts into the scope that asked for it. Calls outside any scope (background work) are not
- * counted. The scope is captured when the call is queued, so a limiter that starts the call from another
- * async context (a queue draining) still counts it for the right turn.
- */
 /** Teams waits 15 s for a turn; the answer card needs the last second. */
 export const TURN_DEADLINE_MS = 14_000;
 
@@ -30,6 +24,12 @@ interface TurnScope {
   deadline: number | undefined;
 }
 
+/**
+ * One scope per turn (the adapter runs each authenticated turn in `run`); the limiter wrapper counts every call
+ * that actually starts into the scope that asked for it. Calls outside any scope (background work) are not
+ * counted. The scope is captured when the call is queued, so a limiter that starts the call from another
+ * async context (a queue draining) still counts it for the right turn.
+ */
 export class UpstreamCallCounter {
   private readonly turns = new ContextSlot<TurnScope>('turn scope');
 
@@ -67,13 +67,14 @@ export class UpstreamCallCounter {
         return fn();
       });
     };
-    return new Proxy(limiter, {
-      get(target, prop, receiver) {
-        if (prop === 'run') return run;
-        const value = Reflect.get(target, prop, receiver) as unknown;
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      },
-    });
+    return {
+      run,
+      throttled: (upstream, throttle) => limiter.throttled(upstream, throttle),
+      snapshot: () => limiter.snapshot(),
+      blockedUntil: (upstream) => limiter.blockedUntil(upstream),
+      activeGrant: () => limiter.activeGrant?.(),
+      close: () => limiter.close(),
+    };
   }
 }
 

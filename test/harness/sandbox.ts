@@ -111,13 +111,14 @@ export interface TestClient {
  */
 export function billClient(
   sb: TestSandbox,
-  opts: { clock?: Clock; limiter?: Limiter; overrides?: Partial<BillGatewayOptions> } = {},
+  opts: { clock?: Clock; limiter?: Limiter; limiterEnv?: Record<string, string>; overrides?: Partial<BillGatewayOptions> } = {},
 ): TestClient {
   const clock = opts.clock ?? systemClock;
   const logs = new LogCapture();
   const secrets = new SecretRegistry();
   const log = createLogger({ level: 'debug', secrets, destination: logs });
-  const limiter = opts.limiter ?? createLimiter({ config: loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent' }), clock, log });
+  const limiter =
+    opts.limiter ?? createLimiter({ config: loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', ...opts.limiterEnv }), clock, log });
   const gateway = new BillGateway({
     backend: 'sandbox',
     endpoints: { baseUrl: sb.sandbox.baseUrl, spendBaseUrl: sb.sandbox.spendBaseUrl, eventsBaseUrl: sb.sandbox.eventsBaseUrl },
@@ -126,7 +127,6 @@ export function billClient(
     allowedOrgIds: [],
     spendApiToken: sb.credentials.spendApiToken,
     requestTimeoutMs: 5_000,
-    loginsPerHour: 200,
     limiter,
     clock,
     log,

@@ -160,7 +160,7 @@ describe('expired sessions', () => {
 
 describe('the login budget', () => {
   it('fails fast with a typed error once the hourly logins are spent, without calling BILL', async () => {
-    const c = client({ overrides: { loginsPerHour: 2 } });
+    const c = client({ limiterEnv: { LIMIT_BILL_LOGINS_PER_HOUR: '2' } });
     const org = c.gateway.org(sb.credentials.orgId);
     await org.whoami();
     await sb.control('POST', '/sessions/expire');

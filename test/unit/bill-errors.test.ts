@@ -1,6 +1,7 @@
 // BILL answers errors as arrays of {code, severity, category, message}; the client classifies them by code.
 import { describe, expect, it } from 'vitest';
-import { classifyResponse, nextHourStart, parseErrorEntries } from '../../src/bill/http.js';
+import { classifyResponse, parseErrorEntries } from '../../src/bill/http.js';
+import { nextHour } from '../../src/infra/limits/windows.js';
 
 const at = Date.UTC(2025, 5, 3, 14, 20, 0);
 const body = (code: string | undefined, message = 'x') =>
@@ -26,7 +27,7 @@ describe('classifying BILL error answers', () => {
   it('a spent hourly budget reports when the next clock hour starts', () => {
     const err = classifyResponse(400, body('BDC_1144'), {}, at);
     expect(err.retryAfterMs).toBe(40 * 60_000);
-    expect(nextHourStart(at)).toBe(Date.UTC(2025, 5, 3, 15, 0, 0));
+    expect(nextHour(at)).toBe(Date.UTC(2025, 5, 3, 15, 0, 0));
   });
 
   it('falls back to the status for entries without a code, non-JSON and empty bodies', () => {

@@ -181,7 +181,7 @@ describe('bill.concurrency: 3 in flight per dev key and org', () => {
 
 describe('server feedback from BILL', () => {
   it('BDC_1322 shrinks the org to fewer calls in flight for a while, then restores one slot at a time', async () => {
-    limiter = fakeTimeLimiter({}, { shrinkHoldMs: 5_000 });
+    limiter = fakeTimeLimiter();
     limiter.throttled(BILL, { kind: 'concurrency' });
     let row = limiter.snapshot().find((r) => r.budget === 'bill.concurrency')!;
     expect(row).toMatchObject({ limit: 2, configuredLimit: 3, lastThrottleKind: 'concurrency', lastThrottleAt: Date.now() });

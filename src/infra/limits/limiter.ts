@@ -20,24 +20,19 @@ const MIN_RETRY_MS = 1_000;
 const MAX_PAUSE_MS = 3_600_000;
 /** How often budgets kept per conversation or team are checked for idleness. */
 const SWEEP_EVERY_MS = 60_000;
+/** After BDC_1322, how long each step of reduced concurrency lasts before one slot comes back. */
+const SHRINK_HOLD_MS = 5_000;
+/** Starting guess of how long a call holds a concurrency slot (refined as calls complete). */
+const INITIAL_CALL_MS = 250;
 
 export type LimitReason = LimitExceeded['reason'];
-
-export interface LimiterTuning {
-  /** After BDC_1322, how long each step of reduced concurrency lasts before one slot comes back. */
-  shrinkHoldMs: number;
-  /** Starting guess of how long a call holds a concurrency slot (refined as calls complete). */
-  initialCallMs: number;
-}
-
-const DEFAULT_TUNING: LimiterTuning = { shrinkHoldMs: 5_000, initialCallMs: 250 };
 
 export interface SharedLimiterDeps {
   config: Config;
   clock: Clock;
   log: Logger;
+  /** Where the counts live: this process's memory, or Redis for a fleet. */
   store: BudgetStore;
-  tuning?: Partial<LimiterTuning>;
 }
 
 /** Cumulative counts per budget name, for counters that must never go down. */
@@ -55,17 +50,17 @@ interface GrantContext extends ActiveGrant {
 
 interface Ticket {
   deadline: number;
+  /** Granted, refused, timed out or closed: its turn stops at the next check. */
   settled: boolean;
-  abandoned: boolean;
   grant(): void;
   fail(err: LimitExceeded | DependencyUnavailable): void;
   /** Wakes the waiting-room job when it sleeps (abandon, release, close). */
   wake: (() => void) | undefined;
 }
 
-/** Read through a call: a ticket is settled or abandoned by timers and other calls while its turn awaits. */
+/** Read through a call: timers and other calls settle a ticket while its turn awaits. */
 function ticketDone(t: Ticket): boolean {
-  return t.abandoned || t.settled;
+  return t.settled;
 }
 
 class BudgetState {
@@ -78,7 +73,7 @@ class BudgetState {
   /** Concurrency in force (lower than configured for a while after BDC_1322). */
   effective: number;
   restoreTimer: ReturnType<typeof setTimeout> | undefined;
-  avgCallMs: number;
+  avgCallMs = INITIAL_CALL_MS;
   /** Calls whose duration fed avgCallMs. */
   samples = 0;
   /** Waiting room: one waiter at a time is at the head; Bottleneck orders the rest by priority. */
@@ -87,12 +82,8 @@ class BudgetState {
   /** Wake-ups of the head waiter when a slot is freed. */
   readonly slotWaiters = new Set<() => void>();
 
-  constructor(
-    readonly ref: BudgetRef,
-    initialCallMs: number,
-  ) {
+  constructor(readonly ref: BudgetRef) {
     this.effective = ref.rule.type === 'concurrency' ? ref.rule.limit : 0;
-    this.avgCallMs = initialCallMs;
   }
 
   get configured(): number {
@@ -100,14 +91,17 @@ class BudgetState {
   }
 }
 
-function sleep(ms: number, ticket: Ticket): Promise<void> {
+/** Waits `ms` (undefined: no timer), or less when the ticket is woken (timeout, close) or one of `waiters` is (a slot freed). */
+function sleep(ticket: Ticket, ms: number | undefined, waiters?: Set<() => void>): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(done, Math.max(0, ms));
+    const timer = ms === undefined ? undefined : setTimeout(done, Math.max(0, ms));
     function done() {
       clearTimeout(timer);
+      waiters?.delete(done);
       ticket.wake = undefined;
       resolve();
     }
+    waiters?.add(done);
     ticket.wake = done;
   });
 }
@@ -120,14 +114,12 @@ export class SharedLimiter implements Limiter {
   private readonly aggregateThrottle = new Map<string, { at: number; kind: Throttle['kind'] }>();
   private readonly tickets = new Set<Ticket>();
   private readonly grants = new ContextSlot<GrantContext>('limiter grant');
-  private readonly tuning: LimiterTuning;
   private readonly commandWaitMs: number;
   private lastSweep = 0;
   private closed = false;
 
   constructor(private readonly deps: SharedLimiterDeps) {
     this.catalogue = new BudgetCatalogue(deps.config.limits);
-    this.tuning = { ...DEFAULT_TUNING, ...deps.tuning };
     this.commandWaitMs = deps.config.limits.commandWaitMs;
     // Budgets known from configuration appear in status and metrics before the first call.
     const creds = deps.config.bill.credentials;
@@ -256,7 +248,7 @@ export class SharedLimiter implements Limiter {
         ticket.fail(this.reject(st, at - now, block ? 'throttled' : 'busy'));
         return;
       }
-      await sleep(at - now, ticket);
+      await sleep(ticket, at - now);
     }
   }
 
@@ -291,7 +283,7 @@ export class SharedLimiter implements Limiter {
           ticket.fail(this.reject(st, block.until - now, 'throttled'));
           return;
         }
-        await sleep(block.until - now, ticket);
+        await sleep(ticket, block.until - now);
         continue;
       }
       if (await store.acquire(id, st.effective)) {
@@ -304,23 +296,9 @@ export class SharedLimiter implements Limiter {
         ticket.grant();
         return;
       }
-      await this.slotFreed(st, ticket);
+      // Woken when a slot is freed here; a shared store's slots are freed by other instances too, so it polls.
+      await sleep(ticket, this.deps.store.pollMs, st.slotWaiters);
     }
-  }
-
-  private slotFreed(st: BudgetState, ticket: Ticket): Promise<void> {
-    const pollMs = this.deps.store.pollMs;
-    return new Promise((resolve) => {
-      const timer = pollMs ? setTimeout(done, pollMs) : undefined;
-      function done() {
-        if (timer) clearTimeout(timer);
-        st.slotWaiters.delete(done);
-        ticket.wake = undefined;
-        resolve();
-      }
-      st.slotWaiters.add(done);
-      ticket.wake = done;
-    });
   }
 
   private wakeSlotWaiters(st: BudgetState): void {
@@ -353,7 +331,6 @@ export class SharedLimiter implements Limiter {
       const ticket: Ticket = {
         deadline,
         settled: false,
-        abandoned: false,
         wake: undefined,
         grant: () => {
           if (settle()) resolve();
@@ -368,9 +345,7 @@ export class SharedLimiter implements Limiter {
         timer = setTimeout(
           () => {
             if (ticket.settled) return;
-            const err = this.reject(st, this.estimate(st, st.queued), 'busy');
-            ticket.abandoned = true;
-            ticket.fail(err);
+            ticket.fail(this.reject(st, this.estimate(st, st.queued), 'busy'));
             ticket.wake?.();
           },
           Math.max(0, deadline - this.deps.clock.now()),
@@ -490,7 +465,7 @@ export class SharedLimiter implements Limiter {
       st.effective = Math.min(st.configured, st.effective + 1);
       this.wakeSlotWaiters(st);
       this.scheduleRestore(st);
-    }, this.tuning.shrinkHoldMs);
+    }, SHRINK_HOLD_MS);
     st.restoreTimer.unref();
   }
 
@@ -599,7 +574,7 @@ export class SharedLimiter implements Limiter {
     let st = this.states.get(ref.id);
     if (!st) {
       this.sweep();
-      st = new BudgetState(ref, this.tuning.initialCallMs);
+      st = new BudgetState(ref);
       this.states.set(ref.id, st);
     }
     return st;
@@ -622,7 +597,6 @@ export class SharedLimiter implements Limiter {
     if (this.closed) return;
     this.closed = true;
     for (const ticket of [...this.tickets]) {
-      ticket.abandoned = true;
       ticket.fail(new LimitExceeded('limiter', 5_000, 'busy'));
       ticket.wake?.();
     }

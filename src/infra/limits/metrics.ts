@@ -1,10 +1,8 @@
 // Limiter metrics: per budget limit, used, remaining, queued, running, refusals and the last server-side throttle.
 import { Gauge, type Registry } from 'prom-client';
 import { counterFromTotals, pseudonym } from '../metrics.js';
-import type { BudgetCounters } from './limiter.js';
-import type { BudgetSnapshot, Limiter } from './types.js';
-
-type CountingLimiter = Limiter & { budgetCounters?: () => BudgetCounters[] };
+import type { SharedLimiter } from './limiter.js';
+import type { BudgetSnapshot } from './types.js';
 
 /**
  * A budget key as a metric label. Keys name organisations ("k<hash>/<orgId>"), tenants and teams; each part that
@@ -17,7 +15,7 @@ function budgetKeyLabel(key: string, pseudonymKey: string | Buffer): string {
     .join('/');
 }
 
-export function registerLimiterMetrics(registry: Registry, limiter: CountingLimiter, pseudonymKey: string | Buffer): void {
+export function registerLimiterMetrics(registry: Registry, limiter: SharedLimiter, pseudonymKey: string | Buffer): void {
   // One snapshot per scrape, shared by every gauge below.
   let cached: { at: number; rows: BudgetSnapshot[] } | undefined;
   const rows = (): BudgetSnapshot[] => {
@@ -61,18 +59,7 @@ export function registerLimiterMetrics(registry: Registry, limiter: CountingLimi
     r.blockedUntil === undefined ? undefined : r.blockedUntil / 1000,
   );
 
-  const counters = (): BudgetCounters[] =>
-    limiter.budgetCounters?.() ??
-    [...new Set(rows().map((r) => r.budget))].map((budget) => ({
-      budget,
-      granted: 0,
-      rejected: {
-        busy: rows()
-          .filter((r) => r.budget === budget)
-          .reduce((s, r) => s + r.rejected, 0),
-      },
-      throttles: {},
-    }));
+  const counters = () => limiter.budgetCounters();
   counterFromTotals(
     registry,
     'billbridge_budget_rejected_total',

@@ -134,9 +134,8 @@ type Held = { where: 'redis'; lock: Semaphore } | { where: 'local' };
 export interface RedisBudgetStoreDeps {
   redis: RedisConnection;
   log: Logger;
-  /** Defaults: LOCK_TIMEOUT_MS, SLOT_POLL_MS. */
+  /** Default LOCK_TIMEOUT_MS (tests of a crashed instance shorten it). */
   lockTimeoutMs?: number;
-  pollMs?: number;
 }
 
 /**
@@ -150,14 +149,13 @@ function failsClosed(id: string): boolean {
 }
 
 export class RedisBudgetStore implements BudgetStore {
-  readonly pollMs: number;
+  readonly pollMs = SLOT_POLL_MS;
   private readonly redis: RedisConnection;
   private readonly local = new LocalBudgetStore();
   private readonly held = new Map<string, Held[]>();
   /** Slots whose release Redis did not take (it was away): released again when it is back, not left to their TTL. */
   private readonly unreleased = new Set<Semaphore>();
   private readonly windowViews = new Map<string, WindowView>();
-  private readonly hourViews = new Map<string, { hour: number; used: number }>();
   private readonly hourly = new Map<number, RateLimiterRedis>();
   private readonly lockTimeoutMs: number;
   private readonly instance = randomUUID();
@@ -166,7 +164,6 @@ export class RedisBudgetStore implements BudgetStore {
 
   constructor(private readonly deps: RedisBudgetStoreDeps) {
     this.redis = deps.redis;
-    this.pollMs = deps.pollMs ?? SLOT_POLL_MS;
     this.lockTimeoutMs = deps.lockTimeoutMs ?? LOCK_TIMEOUT_MS;
     const client = this.redis.client;
     client.defineCommand('billbridgeTakeWindows', { numberOfKeys: 1, lua: TAKE_WINDOWS });
@@ -191,11 +188,11 @@ export class RedisBudgetStore implements BudgetStore {
     const hour = hourStart(now);
     try {
       const res = await this.reservoir(limit).consume(`${id}|${hour}`, 1);
-      this.hourViews.set(id, { hour, used: res.consumedPoints });
+      this.local.setHourCount(id, hour, res.consumedPoints);
       return { ok: true };
     } catch (err) {
       if (!(err instanceof RateLimiterRes)) throw err;
-      this.hourViews.set(id, { hour, used: Math.min(limit, err.consumedPoints) });
+      this.local.setHourCount(id, hour, Math.min(limit, err.consumedPoints));
       return { ok: false, retryAt: nextHour(now) };
     }
   }
@@ -350,45 +347,23 @@ export class RedisBudgetStore implements BudgetStore {
 
   // ---- views for status and estimates (synchronous: from the last atomic reply) ---------------------------------
 
+  // Hour counts and local fallbacks live in `local`; window budgets keep the view of the last atomic reply.
   usage(id: string, rule: BudgetRule, now: number): Usage {
-    switch (rule.type) {
-      case 'concurrency': {
-        const used = this.held.get(id)?.length ?? 0;
-        return { limit: rule.limit, used, remaining: Math.max(0, rule.limit - used) };
-      }
-      case 'unlimited':
-        return this.local.usage(id, rule, now);
-      case 'hourly': {
-        const used = this.hourUsed(id, now);
-        return { limit: rule.limit, used, remaining: Math.max(0, rule.limit - used) };
-      }
-      case 'windows':
-        return viewUsage(this.windowViews.get(id), rule.windows, now);
-    }
+    if (rule.type === 'windows') return viewUsage(this.windowViews.get(id), rule.windows, now);
+    if (rule.type !== 'concurrency') return this.local.usage(id, rule, now);
+    const used = this.held.get(id)?.length ?? 0;
+    return { limit: rule.limit, used, remaining: Math.max(0, rule.limit - used) };
   }
 
   nthFit(id: string, rule: RateRule, now: number, n: number): number {
-    switch (rule.type) {
-      case 'unlimited':
-        return now;
-      case 'hourly':
-        return this.hourUsed(id, now) + n <= rule.limit ? now : nextHour(now);
-      case 'windows': {
-        const view = this.windowViews.get(id);
-        return view ? viewNthFit(view, rule.windows, now, n) : now;
-      }
-    }
-  }
-
-  private hourUsed(id: string, now: number): number {
-    const v = this.hourViews.get(id);
-    return v?.hour === hourStart(now) ? v.used : 0;
+    if (rule.type !== 'windows') return this.local.nthFit(id, rule, now, n);
+    const view = this.windowViews.get(id);
+    return view ? viewNthFit(view, rule.windows, now, n) : now;
   }
 
   idle(id: string, rule: BudgetRule, now: number): boolean {
     if (this.held.has(id) || this.local.blocked(id, now)) return false;
-    if (rule.type === 'unlimited' || rule.type === 'concurrency') return this.local.idle(id, rule, now);
-    if (rule.type === 'hourly') return this.hourUsed(id, now) === 0;
+    if (rule.type !== 'windows') return this.local.idle(id, rule, now);
     const view = this.windowViews.get(id);
     const longest = rule.windows.reduce((m, w) => Math.max(m, w.windowMs), 0);
     return !view || view.at <= now - longest;
@@ -396,7 +371,6 @@ export class RedisBudgetStore implements BudgetStore {
 
   forget(id: string): void {
     this.windowViews.delete(id);
-    this.hourViews.delete(id);
     this.local.forget(id);
   }
 

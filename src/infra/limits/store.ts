@@ -1,4 +1,4 @@
-// Where budget counts live. In-process now; cluster mode (#9) puts the fleet-wide ones on Redis behind this seam.
+// Where budget counts live: in this process (LocalBudgetStore), or in Redis for a fleet (redisStore.ts), behind one interface.
 import type { BudgetRule } from './budgets.js';
 import { bindingWindow, hourStart, nextFit, nextHour, nthFit, prune, type RateWindow } from './windows.js';
 
@@ -84,6 +84,13 @@ export class LocalBudgetStore implements BudgetStore {
 
   take(id: string, rule: RateRule, now: number): Promise<TakeResult> {
     return Promise.resolve(this.takeNow(id, rule, now));
+  }
+
+  /** What a shared store's atomic reply said the clock hour `hour` has used, for status and estimates. */
+  setHourCount(id: string, hour: number, used: number): void {
+    const e = this.entry(id);
+    e.hour = hour;
+    e.hourCount = used;
   }
 
   takeNow(id: string, rule: RateRule, now: number): TakeResult {

@@ -1,4 +1,4 @@
-// Budget arithmetic, pure: sliding windows over call timestamps and fixed clock-hour reservoirs.
+// Budget arithmetic, pure: sliding windows over call timestamps, fixed clock-hour reservoirs, an upstream's Retry-After.
 
 export const HOUR_MS = 3_600_000;
 
@@ -15,6 +15,15 @@ export function hourStart(now: number): number {
 /** The next top of the hour after `now`. */
 export function nextHour(now: number): number {
   return hourStart(now) + HOUR_MS;
+}
+
+/** Retry-After as milliseconds: delta-seconds (Graph sends decimals like 2.128) or an HTTP date; undefined when absent or unreadable. */
+export function retryAfterMs(value: string | string[] | undefined, now: number): number | undefined {
+  const raw = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (!raw) return undefined;
+  if (/^\d+(\.\d+)?$/.test(raw)) return Math.ceil(Number(raw) * 1000);
+  const at = Date.parse(raw);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
 /** Index of the first timestamp strictly after `since` in an ascending array. */

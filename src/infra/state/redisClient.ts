@@ -10,8 +10,6 @@ export interface RedisConnectionOptions {
   log: Logger;
   /** A command without an answer after this long fails (a hung Redis must not hang a turn); default 2,000 ms. */
   commandTimeoutMs?: number;
-  /** Connection attempt timeout; default 2,000 ms. */
-  connectTimeoutMs?: number;
   /** Longest pause between reconnection attempts; default 2,000 ms. */
   maxReconnectDelayMs?: number;
   /** Every key billbridge writes starts with this; default "billbridge:". */
@@ -63,7 +61,7 @@ export class RedisConnection {
       maxRetriesPerRequest: 0,
       autoResendUnfulfilledCommands: false,
       commandTimeout: opts.commandTimeoutMs ?? 2_000,
-      connectTimeout: opts.connectTimeoutMs ?? 2_000,
+      connectTimeout: 2_000,
       retryStrategy: (times) => Math.min(maxDelay, 50 * 2 ** Math.min(times, 10)),
     };
     this.client = new Redis(opts.url, { ...this.options, connectionName: 'billbridge' });
@@ -197,33 +195,24 @@ export class RedisConnection {
   /** Error and state events: one clear line when Redis goes away and one when it is back, never an unhandled error. */
   private watch(client: Redis, role: 'commands' | 'subscriber'): void {
     const log = this.opts.log;
+    const wentDown = (err: Error | undefined) => {
+      this.down = true;
+      const fields = { redis: this.location, err: err && errorMessage(err) };
+      if (this.everReady)
+        log.error(
+          fields,
+          'Redis connection lost: BILL commands answer "temporarily unavailable" and nothing is sent to BILL until it is back',
+        );
+      else log.error(fields, `Redis at ${this.location} is unreachable: /readyz reports not ready until it answers`);
+    };
     client.on('error', (err: Error) => {
       if (this.closed) return;
-      if (role === 'commands' && !this.down) {
-        this.down = true;
-        if (this.everReady) {
-          log.error(
-            { redis: this.location, err: errorMessage(err) },
-            'Redis connection lost: BILL commands answer "temporarily unavailable" and nothing is sent to BILL until it is back',
-          );
-        } else {
-          log.error(
-            { redis: this.location, err: errorMessage(err) },
-            `Redis at ${this.location} is unreachable: /readyz reports not ready until it answers`,
-          );
-        }
-      } else {
-        log.debug({ redis: this.location, role, err: errorMessage(err) }, 'Redis connection error');
-      }
+      if (role === 'commands' && !this.down) wentDown(err);
+      else log.debug({ redis: this.location, role, err: errorMessage(err) }, 'Redis connection error');
     });
     if (role !== 'commands') return;
     client.on('close', () => {
-      if (this.closed || this.down || !this.everReady) return;
-      this.down = true;
-      log.error(
-        { redis: this.location },
-        'Redis connection lost: BILL commands answer "temporarily unavailable" and nothing is sent to BILL until it is back',
-      );
+      if (!this.closed && !this.down && this.everReady) wentDown(undefined);
     });
     client.on('ready', () => {
       const back = this.everReady && this.down;

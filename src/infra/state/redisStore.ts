@@ -17,9 +17,8 @@
 import type { Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
 import type { RedisConnection } from './redisClient.js';
-import { NS, type Claim, type SetOptions, type StateStore } from './types.js';
+import { NS, checkName, type Claim, type SetOptions, type StateStore } from './types.js';
 
-const NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
 /** Keys read per MGET in entries(): namespaces may hold thousands of keys, replies stay small. */
 const MGET_CHUNK = 500;
 /** Records a log (stream) keeps, about (MAXLEN ~ trims whole radix-tree nodes, so a few more may stay). */
@@ -30,10 +29,6 @@ const LOG_MAX_ENTRIES = 100_000;
  * leaves exactly one key behind, and Redis expires it.
  */
 const UNLISTED: ReadonlySet<string> = new Set([NS.seenActivities, NS.webhookEvents, NS.approvalCards, NS.approvalDigests, NS.cardMessages]);
-
-function checkName(kind: string, name: string): void {
-  if (!NAME.test(name)) throw new Error(`Invalid state ${kind} name "${name}"`);
-}
 
 // SET NX (with PX) and index the key only when this call created it (ARGV[5]: now, to drop expired members).
 const SET_IF_ABSENT = `

@@ -20,20 +20,14 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } f
 import { open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Clock } from '../clock.js';
-import { NS, type Claim, type SetOptions, type StateStore } from './types.js';
+import { NS, checkName, type Claim, type SetOptions, type StateStore } from './types.js';
 
 export const DATABASE_FILE = 'billbridge.sqlite';
 /** Who holds the database, for the refusal message only (the lock itself is the database file's). */
 const HOLDER_FILE = 'billbridge.pid';
 
-const NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
-
 /** Written on every turn, and harmless to lose in a power cut: Teams' duplicate-delivery marks, card button records. */
 const NOT_SYNCED: ReadonlySet<string> = new Set([NS.seenActivities, NS.cardMessages]);
-
-function checkName(kind: string, name: string): void {
-  if (!NAME.test(name)) throw new Error(`Invalid state ${kind} name "${name}"`);
-}
 
 /** Another process (or another store of this one) holds STATE_DIR. */
 export class StateDirInUse extends Error {

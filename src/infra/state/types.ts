@@ -37,6 +37,11 @@ export interface StateStore {
   close(): Promise<void>;
 }
 
+/** Namespace and log names become key prefixes and file names: lower-case letters, digits and dashes only. */
+export function checkName(kind: 'namespace' | 'log', name: string): void {
+  if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(name)) throw new Error(`Invalid state ${kind} name "${name}"`);
+}
+
 /** Namespaces in use, in one place so nothing collides. */
 export const NS = {
   seenActivities: 'seen-activities',
