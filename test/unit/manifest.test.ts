@@ -40,12 +40,34 @@ const ENV = {
   TEAMS_APP_PRIVACY_URL: 'https://intranet.contoso.com/privacy',
 };
 
-const template = JSON.parse(readFileSync('manifest/manifest.json', 'utf8')) as Record<string, any>;
+/** What these tests read of a manifest (the bundled schema checks all of it). */
+interface Manifest extends Record<string, unknown> {
+  manifestVersion: string;
+  id: string;
+  version: string;
+  accentColor: string;
+  validDomains: string[];
+  developer: { websiteUrl: string; privacyUrl?: string };
+  bots: Array<{
+    botId: string;
+    scopes: string[];
+    commandLists: Array<{ scopes: TeamsScope[]; commands: Array<{ title: string; description: string }> }>;
+  }>;
+  webApplicationInfo: { id: string; resource?: string };
+  authorization: { permissions: { resourceSpecific: unknown[] } };
+  configurableTabs: unknown[];
+  staticTabs: Array<{ entityId: string }>;
+  defaultGroupCapability: { meetings?: string };
+  composeExtensions: Array<{ botId: string; commands: Array<Record<string, unknown>> }>;
+}
+
+const readManifest = (json: string) => JSON.parse(json) as Manifest;
+const template = readManifest(readFileSync('manifest/manifest.json', 'utf8'));
 const color = readFileSync('manifest/color.png');
 const outline = readFileSync('manifest/outline.png');
 
-function build(env: Record<string, string> = ENV, registry = commandCatalogue()): Record<string, any> {
-  return buildManifest(template, manifestVars(loadConfig(env)).vars, registry);
+function build(env: Record<string, string> = ENV, registry = commandCatalogue()): Manifest {
+  return buildManifest(template, manifestVars(loadConfig(env)).vars, registry) as Manifest;
 }
 
 const temps: string[] = [];
@@ -63,9 +85,9 @@ describe('the manifest built from the template and the config', () => {
   it('carries the app id, package version, public host and developer pages from the config', () => {
     const manifest = build();
     expect(manifest.id).toBe(APP_ID);
-    expect(manifest.bots[0].botId).toBe(APP_ID);
+    expect(manifest.bots[0]!.botId).toBe(APP_ID);
     expect(manifest.webApplicationInfo.id).toBe(APP_ID);
-    expect(manifest.version).toBe(JSON.parse(readFileSync('package.json', 'utf8')).version);
+    expect(manifest.version).toBe((JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version);
     expect(manifest.validDomains).toEqual(['billbridge.contoso.com']);
     expect(manifest.developer.privacyUrl).toBe('https://intranet.contoso.com/privacy');
     expect(manifest.developer.websiteUrl).toBe('https://billbridge.contoso.com/');
@@ -87,7 +109,7 @@ describe('the manifest built from the template and the config', () => {
       },
     ]);
     // The bot's chat stays the first personal tab; the dashboard comes next.
-    expect(manifest.staticTabs.map((t: { entityId: string }) => t.entityId)).toEqual(['conversations', 'dashboard']);
+    expect(manifest.staticTabs.map((t) => t.entityId)).toEqual(['conversations', 'dashboard']);
     expect(manifest.staticTabs[1]).toMatchObject({ contentUrl: 'https://billbridge.contoso.com/tab', scopes: ['personal'] });
     // The app id URI the tab API accepts as audience (src/tab/sso.ts).
     expect(manifest.webApplicationInfo).toEqual({ id: APP_ID, resource: `api://billbridge.contoso.com/${APP_ID}` });
@@ -98,7 +120,7 @@ describe('the manifest built from the template and the config', () => {
   it('has one command list per scope equal to what the registry offers there, in rank order', () => {
     const registry = commandCatalogue();
     const manifest = build(ENV, registry);
-    const lists = manifest.bots[0].commandLists as Array<{ scopes: TeamsScope[]; commands: Array<{ title: string; description: string }> }>;
+    const lists = manifest.bots[0]!.commandLists;
     expect(lists.map((l) => l.scopes)).toEqual([['team'], ['groupChat'], ['personal']]);
     for (const list of lists) {
       const expected = registry.forScope(SCOPE_KINDS[list.scopes[0]!]).slice(0, 10);
@@ -132,7 +154,7 @@ describe('the manifest built from the template and the config', () => {
 
   it('declares the message extension: a search per kind in the compose box and command box, and "Look up in BILL" on messages', async () => {
     const manifest = build();
-    const extensions = manifest.composeExtensions as Array<{ botId: string; commands: Array<Record<string, any>> }>;
+    const extensions = manifest.composeExtensions;
     expect(extensions).toHaveLength(1);
     expect(extensions[0]!.botId).toBe(APP_ID);
     const commands = extensions[0]!.commands;
@@ -237,7 +259,7 @@ describe('npm run package', () => {
     expect(res.code).toBe(0);
     const zip = await JSZip.loadAsync(readFileSync(out));
     expect(Object.keys(zip.files).sort()).toEqual(['color.png', 'manifest.json', 'outline.png']);
-    const manifest = JSON.parse(await zip.file('manifest.json')!.async('string'));
+    const manifest = readManifest(await zip.file('manifest.json')!.async('string'));
     expect(await validateManifest(manifest)).toEqual([]);
     expect(Buffer.compare(await zip.file('outline.png')!.async('nodebuffer'), outline)).toBe(0);
     // The same inputs give the same bytes.
@@ -252,16 +274,16 @@ describe('npm run package', () => {
     expect(res.stderr).not.toMatch(/Password|TENANT/);
     expect(res.code).toBe(0);
     expect(res.stdout).toContain('message extension commands: bills, invoices, vendors, customers, lookUp');
-    const manifest = JSON.parse(await (await JSZip.loadAsync(readFileSync(out))).file('manifest.json')!.async('string'));
+    const manifest = readManifest(await (await JSZip.loadAsync(readFileSync(out))).file('manifest.json')!.async('string'));
     expect(await validateManifest(manifest)).toEqual([]);
-    expect(manifest.composeExtensions[0].botId).toBe(APP_ID);
+    expect(manifest.composeExtensions[0]!.botId).toBe(APP_ID);
   });
 
   it('fails with the schema messages and writes nothing when the manifest is broken', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'billbridge-pkg-'));
     temps.push(dir);
     cpSync('manifest', join(dir, 'manifest'), { recursive: true });
-    const broken = { ...template, accentColor: 'teal', bots: [{ ...template.bots[0], scopes: ['team', 'everyone'] }] };
+    const broken = { ...template, accentColor: 'teal', bots: [{ ...template.bots[0]!, scopes: ['team', 'everyone'] }] };
     writeFileSync(join(dir, 'manifest', 'manifest.json'), JSON.stringify(broken));
     const out = join(dir, 'out.zip');
     const res = await cli(['--template', join(dir, 'manifest'), '--out', out], ENV);
