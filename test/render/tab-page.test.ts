@@ -364,6 +364,30 @@ describe('the dashboard tab elsewhere in Teams', () => {
     expect(await tab.locator('section').count()).toBe(0);
   });
 
+  it('while the organisation is still being read (503 with Retry-After), says so and asks again by itself when told', async () => {
+    const building = "billbridge is still reading this organisation's invoices from BILL. Try again in a minute.";
+    const api: Request[] = [];
+    const prepare = (context: BrowserContext) =>
+      context.route('**/api/tab/dashboard**', async (route) => {
+        api.push(route.request());
+        if (api.length === 1)
+          await route.fulfill({
+            status: 503,
+            headers: { 'Retry-After': '1' },
+            contentType: 'application/json',
+            body: JSON.stringify({ error: building }),
+          });
+        else await route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(DASHBOARD) });
+      });
+    const host = await openInTeams(browser, { tabUrl: `${bot.url}/tab`, width: 1024, token: TOKEN, prepare });
+    hosts.push(host);
+    const tab = await host.tab();
+    await tab.getByRole('alert').getByText(building).waitFor();
+    await tab.locator('h1').waitFor();
+    expect(await tab.locator('h1').innerText()).toBe('BILL dashboard · Contoso Pharmaceuticals International Holdings');
+    expect(api).toHaveLength(2);
+  });
+
   it('when Teams cannot sign the person in, says so and asks the API nothing', async () => {
     const { tab, api } = await dashboardInTeams({ token: { failure: 'resourceRequiresConsent' } });
     expect(await tab.getByRole('alert').innerText()).toMatch(
