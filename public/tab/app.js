@@ -4,7 +4,7 @@ const TEAMS_ONLY = 'The BILL dashboard runs inside Microsoft Teams: open it from
 /** How long a page outside Teams waits for a host that never answers (inside Teams it answers in well under a second). */
 const INITIALIZE_TIMEOUT_MS = 4000;
 const ENTITY_ID = 'billbridge-dashboard';
-/** Times the page asks again by itself when the API says when to (Retry-After on a 429 or 503: the mirror still building, a busy minute). */
+/** Times the page asks again by itself when the API says when (Retry-After on a 429 or 503: the mirror still building, a busy minute). */
 const RETRIES = 3;
 const MAX_RETRY_AFTER_S = 300;
 const CONNECT_HINT =

@@ -221,6 +221,21 @@ describe('a channel tab of the finance team', () => {
   });
 });
 
+describe("when Microsoft's signing keys cannot be read", () => {
+  it('a sign-in gets 503 with Retry-After (the page asks again then), not a 401 that blames the token', async () => {
+    const blind = await startBot({ env: { ...tabEnv(), TabSsoKeysUrl: 'http://127.0.0.1:1/common/discovery/v2.0/keys' } });
+    try {
+      const res = await dashboard(blind, `Bearer ${await sso()}`, null);
+      expect(res.status).toBe(503);
+      expect(res.json?.error).toMatch(/Microsoft sign-in cannot be checked right now/);
+      expect(res.headers['retry-after']).toBe('60');
+      expect(res.headers['cache-control']).toBe('no-store');
+    } finally {
+      await blind.close();
+    }
+  });
+});
+
 describe('multi-organisation mode', () => {
   let orgs: TwoOrgs;
   let multi: TestBot;
