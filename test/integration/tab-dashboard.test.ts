@@ -204,14 +204,8 @@ describe('a channel tab of the finance team', () => {
     expect(res.status).toBe(200);
     const approvals = (res.json as { approvals: Array<{ kind: string; number: string; party: string; amount: { amount: number } }> })
       .approvals;
-    expect(approvals).toContainEqual(
-      expect.objectContaining({
-        kind: 'bill',
-        number: bill.invoice!.invoiceNumber,
-        party: bill.vendorName,
-        amount: expect.objectContaining({ amount: bill.amount }),
-      }),
-    );
+    const waiting = approvals.find((a) => a.number === bill.invoice!.invoiceNumber);
+    expect(waiting).toMatchObject({ kind: 'bill', party: bill.vendorName, amount: { amount: bill.amount } });
   });
 
   it('in single-organisation mode a personal tab (no team) shows the deployment’s organisation', async () => {
