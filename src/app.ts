@@ -399,7 +399,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   const approvalDigest = new ApprovalDigest({ approvals, state, timeZone: config.timeZone, sender, clock, log });
   // The dashboard tab: Teams sign-in checked against Microsoft's keys, a team's figures only for its members.
-  const recentEvents = new RecentEvents();
+  const recentEvents = new RecentEvents(state, clock, log);
   const tabApi = tabApiRoute({
     sso: new TabSso({ appId: config.bot.appId, publicHostname: config.publicHostname, keysUrl: config.bot.overrides.TabSsoKeysUrl }),
     access,
@@ -421,13 +421,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     requireBearer: config.bot.appId !== '',
     metrics: metricsHandler(metrics),
     metricsToken: config.metrics.token,
-    routes: [
-      webhookRoute(
-        recentEvents.noting(notify.receiver, () => clock.now()),
-        log,
-      ),
-      tabApi,
-    ],
+    routes: [webhookRoute(recentEvents.noting(notify.receiver), log), tabApi],
   });
 
   const metricsServer =

@@ -4,6 +4,9 @@ const TEAMS_ONLY = 'The BILL dashboard runs inside Microsoft Teams: open it from
 /** How long a page outside Teams waits for a host that never answers (inside Teams it answers in well under a second). */
 const INITIALIZE_TIMEOUT_MS = 4000;
 const ENTITY_ID = 'billbridge-dashboard';
+/** Times the page asks again by itself when the API says when (Retry-After on a 429 or 503: the mirror still building, a busy minute). */
+const RETRIES = 3;
+const MAX_RETRY_AFTER_S = 300;
 const CONNECT_HINT =
   'To see the bills waiting for your approval, message billbridge "connect" in a personal chat and link your BILL account.';
 
@@ -157,7 +160,7 @@ function render(data) {
 }
 
 /** The dashboard for this person (and this team, in a channel tab); the API decides what they may see. */
-async function dashboard(context) {
+async function dashboard(context, retries = RETRIES) {
   show(sentence('Loading the BILL dashboard…', 'status'));
   let token;
   try {
@@ -188,6 +191,9 @@ async function dashboard(context) {
         ? body.error
         : `The dashboard could not be loaded (HTTP ${res.status}). Try again in a minute.`;
     show(sentence(said, 'alert'));
+    const wait = Number(res.headers.get('Retry-After'));
+    if ((res.status === 429 || res.status === 503) && retries > 0 && wait > 0 && wait <= MAX_RETRY_AFTER_S)
+      setTimeout(() => dashboard(context, retries - 1).catch(failed), wait * 1000);
     return;
   }
   if (typeof body.locale === 'string') document.documentElement.lang = body.locale;
@@ -231,4 +237,8 @@ async function start() {
   else await dashboard(context);
 }
 
-start().catch(() => show(sentence('Something went wrong showing the BILL dashboard. Reopen the tab to try again.', 'alert')));
+function failed() {
+  show(sentence('Something went wrong showing the BILL dashboard. Reopen the tab to try again.', 'alert'));
+}
+
+start().catch(failed);

@@ -107,7 +107,7 @@ export function tabApiRoute(deps: TabApiDeps): (server: Server) => void {
             ? err
             : err instanceof LimitExceeded
               ? new TabRefused(429, 'billbridge is busy. Try again in a minute.', 'busy', Math.ceil(err.retryInMs / 1000))
-              : new TabRefused(503, 'BILL or Teams did not answer in time. Try again in a minute.', errorMessage(err).slice(0, 120));
+              : new TabRefused(503, 'BILL or Teams did not answer in time. Try again in a minute.', errorMessage(err).slice(0, 120), 60);
         const log = { correlationId, status: refused.status, reason: refused.reason };
         if (refused.status === 503 && !(err instanceof TabRefused) && !(err instanceof DependencyUnavailable))
           deps.log.warn({ ...log, errName: err instanceof Error ? err.name : typeof err }, 'dashboard tab could not be answered');

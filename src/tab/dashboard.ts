@@ -50,10 +50,11 @@ function totals(amounts: Amount[], locale: string): Money[] {
 export async function dashboard(ctx: CommandContext, deps: DashboardDeps): Promise<Dashboard> {
   const locale = ctx.locale ?? deps.payables.settings.locale;
   const orgId = ctx.orgId ?? '';
-  const [bills, invoices, approvals] = await Promise.all([
+  const [bills, invoices, approvals, events] = await Promise.all([
     billsDueFigures(ctx, deps.payables, DEFAULT_DUE_DAYS),
     overdueInvoices(ctx, deps.receivables),
     waitingForMe(ctx, deps.approvals, locale),
+    deps.events.of(orgId),
   ]);
   if ('building' in invoices)
     throw new TabRefused(
@@ -97,7 +98,7 @@ export async function dashboard(ctx: CommandContext, deps: DashboardDeps): Promi
       })),
     },
     approvals,
-    events: deps.events.of(orgId),
+    events,
   };
 }
 

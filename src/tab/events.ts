@@ -1,10 +1,15 @@
 // The last BILL webhook events of each organisation, for the dashboard tab: what the receiver accepted, in a line of
-// words each ("Bill ACM-12 updated"), at most 10 an organisation, kept in this process (the outbox drops an event once
-// delivered, and nothing else keeps one).
+// words each ("Bill ACM-12 updated"), at most 10 an organisation, kept in the state store (the outbox drops an event
+// once delivered, and nothing else keeps one), so every instance of a fleet shows them and a restart keeps them.
 import { parseNotification } from '../bill/webhooks.js';
+import type { Clock } from '../infra/clock.js';
+import type { Logger } from '../infra/log.js';
+import { NS, type StateStore } from '../infra/state/types.js';
 import type { WebhookReceiver } from '../notify/receiver.js';
 
 const PER_ORG = 10;
+/** An organisation with no event for this long shows none (its list is dropped). */
+const KEEP_MS = 30 * 24 * 60 * 60 * 1000;
 
 export interface TabEvent {
   at: string;
@@ -31,27 +36,34 @@ function eventText(type: string, entity: Record<string, unknown>): string {
 }
 
 export class RecentEvents {
-  private readonly byOrg = new Map<string, TabEvent[]>();
+  constructor(
+    private readonly state: Pick<StateStore, 'get' | 'prepend'>,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
 
   /** The organisation's last events, most recent first. */
-  of(orgId: string): TabEvent[] {
-    return [...(this.byOrg.get(orgId) ?? [])];
+  async of(orgId: string): Promise<TabEvent[]> {
+    return (await this.state.get<TabEvent[]>(NS.tabEvents, orgId)) ?? [];
   }
 
   /** The receiver, noting each event it accepts (a duplicate or a refusal is not one). */
-  noting(receiver: Pick<WebhookReceiver, 'accept'>, now: () => number): Pick<WebhookReceiver, 'accept'> {
+  noting(receiver: Pick<WebhookReceiver, 'accept'>): Pick<WebhookReceiver, 'accept'> {
     return {
       accept: async (raw, signature) => {
         const answer = await receiver.accept(raw, signature);
-        if (answer.status === 200 && answer.body.status === 'accepted') {
-          const parsed = parseNotification(raw);
-          if (parsed.ok) {
-            const { organizationId, eventType } = parsed.notification.metadata;
-            const list = this.byOrg.get(organizationId) ?? [];
-            list.unshift({ at: new Date(now()).toISOString(), text: eventText(eventType, parsed.notification.entity) });
-            this.byOrg.set(organizationId, list.slice(0, PER_ORG));
-          }
-        }
+        if (answer.status !== 200 || answer.body.status !== 'accepted') return answer;
+        const parsed = parseNotification(raw);
+        if (!parsed.ok) return answer;
+        const { organizationId, eventType } = parsed.notification.metadata;
+        const event: TabEvent = { at: new Date(this.clock.now()).toISOString(), text: eventText(eventType, parsed.notification.entity) };
+        // The event is accepted (in the outbox) whatever happens here: a line missing from the tab is not worth a retry by BILL.
+        await this.state.prepend(NS.tabEvents, organizationId, event, PER_ORG, { ttlMs: KEEP_MS }).catch((err: unknown) => {
+          this.log.warn(
+            { eventType, errName: err instanceof Error ? err.name : typeof err },
+            'recent event not kept for the dashboard tab',
+          );
+        });
         return answer;
       },
     };

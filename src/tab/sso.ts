@@ -65,7 +65,7 @@ export class TabSso {
       ({ payload } = await jwtVerify(token, this.keys, { audience: this.audiences, algorithms: ['RS256'], clockTolerance: 60 }));
     } catch (err) {
       if (keysUnavailable(err))
-        throw new TabRefused(503, 'Microsoft sign-in cannot be checked right now. Try again in a minute.', 'signing keys unavailable');
+        throw new TabRefused(503, 'Microsoft sign-in cannot be checked right now. Try again in a minute.', 'signing keys unavailable', 60);
       throw new TabRefused(401, SIGN_IN_AGAIN, err instanceof errors.JOSEError ? err.code : 'invalid token');
     }
     const tid = payload.tid;

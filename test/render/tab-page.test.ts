@@ -1,12 +1,19 @@
 // The BILL dashboard tab page, served by the real bot server and opened in headless Chromium inside a Teams host
 // stand-in that speaks TeamsJS's postMessage protocol: what a person sees outside Teams, in a channel, in a personal
 // tab, on a phone and a desktop, in Teams' three themes, and on the configuration page a channel tab starts with.
+// Layout and themes are pinned with a fixture answer; the page with a real sign-in against the real API is tested too.
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Frame, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { channelMessage, DEFAULT_USER, installationUpdate, TENANT, teamIds } from '../harness/activities.js';
 import { startBot, type TestBot } from '../harness/bot.js';
-import { get } from '../harness/net.js';
+import { ConnectorStandIn } from '../harness/connector.js';
+import { factsOf } from '../harness/finance.js';
+import { get, post } from '../harness/net.js';
+import { LoginStandIn, OpenIdIssuer } from '../harness/openid.js';
+import { sandboxControlOk } from '../harness/sandbox.js';
 import { repo } from '../harness/process.js';
 import { launchChromium } from '../harness/render.js';
 import { openInTeams, type TeamsHost, type TeamsHostOptions } from '../harness/teamsHost.js';
@@ -19,8 +26,8 @@ const usd = (amount: number, text: string) => ({ currency: 'USD', amount, text }
 const eur = (amount: number, text: string) => ({ currency: 'EUR', amount, text });
 
 /**
- * What GET /api/tab/dashboard answers, in one place. Until the API is merged the tests answer it here through the
- * browser; to test against the real API, drop `answerDashboard` and give the host a token from the local issuer.
+ * What GET /api/tab/dashboard answers, controlled so that layout and themes are pinned with known figures (long names,
+ * two currencies, empty days); the last describe checks it has exactly the real API's keys and types.
  */
 const DASHBOARD = {
   org: { name: 'Contoso Pharmaceuticals International Holdings' },
@@ -357,6 +364,30 @@ describe('the dashboard tab elsewhere in Teams', () => {
     expect(await tab.locator('section').count()).toBe(0);
   });
 
+  it('while the organisation is still being read (503 with Retry-After), says so and asks again by itself when told', async () => {
+    const building = "billbridge is still reading this organisation's invoices from BILL. Try again in a minute.";
+    const api: Request[] = [];
+    const prepare = (context: BrowserContext) =>
+      context.route('**/api/tab/dashboard**', async (route) => {
+        api.push(route.request());
+        if (api.length === 1)
+          await route.fulfill({
+            status: 503,
+            headers: { 'Retry-After': '1' },
+            contentType: 'application/json',
+            body: JSON.stringify({ error: building }),
+          });
+        else await route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(DASHBOARD) });
+      });
+    const host = await openInTeams(browser, { tabUrl: `${bot.url}/tab`, width: 1024, token: TOKEN, prepare });
+    hosts.push(host);
+    const tab = await host.tab();
+    await tab.getByRole('alert').getByText(building).waitFor();
+    await tab.locator('h1').waitFor();
+    expect(await tab.locator('h1').innerText()).toBe('BILL dashboard · Contoso Pharmaceuticals International Holdings');
+    expect(api).toHaveLength(2);
+  });
+
   it('when Teams cannot sign the person in, says so and asks the API nothing', async () => {
     const { tab, api } = await dashboardInTeams({ token: { failure: 'resourceRequiresConsent' } });
     expect(await tab.getByRole('alert').innerText()).toMatch(
@@ -408,5 +439,144 @@ describe('the configuration page of a channel or meeting tab', () => {
       { entityId: 'billbridge-dashboard', contentUrl: `${bot.url}/tab`, suggestedDisplayName: 'BILL dashboard' },
     ]);
     expect((await host.messages()).some((m) => m.func === 'authentication.getAuthToken')).toBe(false);
+  });
+});
+
+/** Every path of a JSON value with the type at its end ("payables.byDay[].amounts[].text: string"); arrays by their items. */
+function paths(value: unknown, at = ''): string[] {
+  if (Array.isArray(value)) return value.length === 0 ? [`${at}: []`] : [...new Set(value.flatMap((v) => paths(v, `${at}[]`)))];
+  if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => paths(v, at ? `${at}.${k}` : k));
+  return [`${at}: ${value === null ? 'null' : typeof value}`];
+}
+
+describe('the dashboard tab with a real Teams sign-in and the real API', () => {
+  const APP_ID = '5b0e8a64-2c1f-4c8e-9d7a-1f2e3d4c5b6a';
+  const WEBHOOK_KEY = 'tab-page-webhook-key-0123456789';
+  const DANA = DEFAULT_USER.aadObjectId;
+  const ERIN = '22222222-0000-4000-8000-00000000e1e1';
+  const { team: TEAM } = teamIds();
+  let issuer: OpenIdIssuer;
+  let login: LoginStandIn;
+  let real: TestBot;
+  /** Closed before the bot: Chromium's open connections would keep its server from closing. */
+  const realHosts: TeamsHost[] = [];
+
+  const sso = (o: { aadObjectId?: string; expiresIn?: number; notBefore?: number } = {}) =>
+    issuer.ssoToken({ tenantId: TENANT, aadObjectId: DANA, aud: APP_ID, ...o });
+  const botToken = () => issuer.token({ aud: APP_ID, serviceUrl: real.connector.url });
+
+  /** The tab on the real bot, in Teams, signed in with `token`; resolves once it shows figures or a sentence. */
+  async function realTab(token: string, teamId?: string): Promise<Frame> {
+    const host = await openInTeams(browser, { tabUrl: `${real.url}/tab`, width: 1024, token, ...(teamId ? { teamId } : {}) });
+    realHosts.push(host);
+    const tab = await host.tab();
+    await tab.locator('h1, [role="alert"]').first().waitFor();
+    return tab;
+  }
+
+  /** The Due figure of the `bills due` card said in the team's channel: its amounts and its count ("7 bills"). */
+  async function billsDueCard(): Promise<{ amounts: string[]; count: string }> {
+    const said = channelMessage('bills due', { serviceUrl: real.connector.url });
+    expect((await real.send(said, { authorization: `Bearer ${await botToken()}` })).status).toBe(200);
+    const [reply] = await real.connector.waitForMessages(1, said.conversation.id);
+    const [amounts = '', count = ''] = (factsOf(ConnectorStandIn.card(reply!)).Due ?? '').split(' · ');
+    return { amounts: amounts.split(' + '), count };
+  }
+
+  async function dueFigure(tab: Frame): Promise<{ amounts: string[]; count: string }> {
+    const due = tab.locator('#payables .figure').first();
+    return { amounts: await due.locator('.amount').allInnerTexts(), count: await due.locator('.figure-count').innerText() };
+  }
+
+  beforeAll(async () => {
+    issuer = await OpenIdIssuer.start();
+    login = (await LoginStandIn.start()).intercept();
+    real = await startBot({
+      env: {
+        ...issuer.env(APP_ID, TENANT),
+        TabSsoKeysUrl: issuer.ssoKeysUrl,
+        BILL_WEBHOOK_SECURITY_KEY: WEBHOOK_KEY,
+        SECRETS_KEY: randomBytes(32).toString('base64'),
+        USER_COMMANDS_PER_MINUTE: '1000',
+      },
+    });
+    const installed = await real.send(installationUpdate('add', { serviceUrl: real.connector.url }), {
+      authorization: `Bearer ${await botToken()}`,
+    });
+    expect(installed.status).toBe(200);
+    real.connector.rosters.set(TEAM, new Set([DANA]));
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(realHosts.map((h) => h.close()));
+    await real.close();
+    await login.stop();
+    await issuer.stop();
+  });
+
+  it('a personal tab in single-organisation mode shows the figures the bills due card shows', async () => {
+    const tab = await realTab(await sso());
+    expect(await tab.locator('h2').allInnerTexts()).toEqual(['Payables', 'Receivables', 'Approvals waiting for me', 'Recent BILL events']);
+    const card = await billsDueCard();
+    expect(card.amounts.length).toBeGreaterThan(0);
+    expect(await dueFigure(tab)).toEqual(card);
+  });
+
+  it("a channel tab of a team the person is a member of (by the team's roster) shows the team's organisation", async () => {
+    const tab = await realTab(await sso(), TEAM);
+    expect(await tab.locator('h1').innerText()).toMatch(/^BILL dashboard · \S/);
+    expect(await dueFigure(tab)).toEqual(await billsDueCard());
+    const call = real.connector.calls.filter((c) => c.kind === 'member').at(-1);
+    expect(call?.path).toBe(`/v3/conversations/${encodeURIComponent(TEAM)}/members/${DANA}`);
+  });
+
+  it("a channel tab opened by someone who is not a member shows the API's 403 sentence and no figures", async () => {
+    const tab = await realTab(await sso({ aadObjectId: ERIN }), TEAM);
+    expect(await tab.getByRole('alert').innerText()).toBe(
+      "You are not a member of this team, so its organisation's figures are not shown to you.",
+    );
+    expect(await tab.locator('section, .amount').count()).toBe(0);
+  });
+
+  it('an expired Teams token shows the sentence asking to sign in again, and no figures', async () => {
+    const tab = await realTab(await sso({ notBefore: -7200, expiresIn: -600 }));
+    expect(await tab.getByRole('alert').innerText()).toBe('Your Teams sign-in could not be checked. Close the tab and open it again.');
+    expect(await tab.locator('section, .amount').count()).toBe(0);
+  });
+
+  it("the fixture the layout tests draw has exactly the real API's keys and types at every level", async () => {
+    const sandbox = real.app.sandbox!;
+    // A webhook event and a linked BILL sign-in with a bill waiting, so that no list of the real answer is empty.
+    const raw = JSON.stringify({
+      metadata: {
+        eventId: randomUUID(),
+        subscriptionId: 'sub-made-in-bill',
+        organizationId: sandbox.credentials.orgId,
+        eventType: 'vendor.created',
+        version: '1',
+      },
+      vendor: { id: '00901ZZZ0000000000a', name: 'Acme Supplies' },
+    });
+    const signature = createHmac('sha256', WEBHOOK_KEY).update(raw).digest('base64');
+    expect((await post(`${real.url}/api/bill/webhooks`, raw, { 'x-bill-sha-signature': signature })).json).toMatchObject({
+      status: 'accepted',
+    });
+    const control = (method: string, path: string, body?: unknown) => sandboxControlOk(sandbox.url, method, path, body);
+    const priya = sandbox.org.users.all().find((u) => u.firstName === 'Priya')!;
+    const bill = sandbox.org.bills.all().find((b) => !b.archived && b.paymentStatus === 'UNPAID' && b.approvalStatus === 'UNASSIGNED')!;
+    await control('POST', `/bills/${bill.id}/approvers`, { userIds: [priya.id] });
+    const token = (await control('POST', `/users/${priya.id}/sync-tokens`, {})) as { name: string; value: string };
+    await real.app.approvals!.links.put({
+      tenantId: TENANT,
+      aadObjectId: DANA,
+      orgId: sandbox.credentials.orgId,
+      billUserId: priya.id,
+      token,
+      teamsUserId: DEFAULT_USER.id,
+      linkedAt: Date.now(),
+      updatedAt: Date.now(),
+    });
+    const res = await get(`${real.url}/api/tab/dashboard`, { authorization: `Bearer ${await sso()}` });
+    expect(res.status).toBe(200);
+    expect(paths(res.json).sort()).toEqual(paths(DASHBOARD).sort());
   });
 });

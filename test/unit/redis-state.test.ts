@@ -91,6 +91,17 @@ describe('two instances share one store', () => {
 });
 
 describe('namespaces with thousands of keys', () => {
+  it('two instances prepending to one org at once lose nothing, and the list is one key with a TTL and no index', async () => {
+    await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).prepend(NS.tabEvents, 'org-shared', i, 50, { ttlMs: 60_000 })));
+    const list = await b.get<number[]>(NS.tabEvents, 'org-shared');
+    expect([...list!].sort((x, y) => x - y)).toEqual(Array.from({ length: 40 }, (_, i) => i));
+    const client = redis.client();
+    expect(await client.keys('billbridge:state:{tab-events}*')).toEqual(['billbridge:state:{tab-events}:k:org-shared']);
+    expect(await client.pttl('billbridge:state:{tab-events}:k:org-shared')).toBeGreaterThan(50_000);
+    // A listed namespace would need the index entry prepend does not write.
+    await expect(a.prepend(NS.conversations, 'k', 1, 10)).rejects.toThrow(/listable/);
+  });
+
   it('lists 3,000 digest slots, leaves out expired ones, and keeps the index free of them', async () => {
     const writes: Array<Promise<void>> = [];
     for (let i = 0; i < 3_000; i++) writes.push(a.set(NS.digests, `slot-${i}`, { channel: `19:c${i}`, hour: 9 }));

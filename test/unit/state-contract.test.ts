@@ -8,7 +8,7 @@ import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { RedisConnection } from '../../src/infra/state/redisClient.js';
 import { RedisStateStore } from '../../src/infra/state/redisStore.js';
 import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
-import type { StateStore } from '../../src/infra/state/types.js';
+import { NS, type StateStore } from '../../src/infra/state/types.js';
 import { LogCapture } from '../harness/logs.js';
 import { TestRedis } from '../harness/redis.js';
 
@@ -100,6 +100,25 @@ describe.each(['sqlite', 'redis'])('the %s store', (name) => {
     expect(await s().delete(ns('d'), 'lease')).toBe(false);
     expect(await s().setIfAbsent(ns('d'), 'lease', 'holder-2', { ttlMs: 60_000 })).toBe(true);
     expect(await s().get(ns('d'), 'lease')).toBe('holder-2');
+  });
+
+  it('prepend keeps a list newest first and at most `keep` long; of 30 concurrent prepends none is lost', async () => {
+    const key = `contract-${name}-org`;
+    expect(await s().get(NS.tabEvents, key)).toBeUndefined();
+    // Text that looks like the list's own punctuation or a line break stays one item.
+    const odd = { at: '2026-03-10T09:15:00.000Z', text: 'Vendor "A, B]\n[C" created', n: 12.5, nested: [1, { deep: [] }] };
+    await s().prepend(NS.tabEvents, key, odd, 10);
+    await s().prepend(NS.tabEvents, key, 'second', 10);
+    expect(await s().get(NS.tabEvents, key)).toEqual(['second', odd]);
+    await Promise.all(Array.from({ length: 30 }, (_, i) => s().prepend(NS.tabEvents, key, i, 50)));
+    const all = await s().get<unknown[]>(NS.tabEvents, key);
+    expect(all).toHaveLength(32);
+    expect([...all!.slice(0, 30)].sort((a, b) => Number(a) - Number(b))).toEqual(Array.from({ length: 30 }, (_, i) => i));
+    await s().prepend(NS.tabEvents, key, 'newest', 3);
+    expect(await s().get(NS.tabEvents, key)).toEqual(['newest', ...all!.slice(0, 2)]);
+    await s().prepend(NS.tabEvents, `${key}-ttl`, 'soon gone', 10, { ttlMs: 100 });
+    expect(await s().get(NS.tabEvents, `${key}-ttl`)).toEqual(['soon gone']);
+    await expired(s(), NS.tabEvents, `${key}-ttl`);
   });
 
   it('refuses namespace and log names that could reach other keys or files', async () => {

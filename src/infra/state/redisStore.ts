@@ -28,7 +28,14 @@ const LOG_MAX_ENTRIES = 100_000;
  * Namespaces written per delivery and only ever read by key: no index (entries() refuses them), so a delivery
  * leaves exactly one key behind, and Redis expires it.
  */
-const UNLISTED: ReadonlySet<string> = new Set([NS.seenActivities, NS.webhookEvents, NS.approvalCards, NS.approvalDigests, NS.cardMessages]);
+const UNLISTED: ReadonlySet<string> = new Set([
+  NS.seenActivities,
+  NS.webhookEvents,
+  NS.approvalCards,
+  NS.approvalDigests,
+  NS.cardMessages,
+  NS.tabEvents,
+]);
 
 // SET NX (with PX) and index the key only when this call created it (ARGV[5]: now, to drop expired members).
 const SET_IF_ABSENT = `
@@ -43,7 +50,25 @@ redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
 if ARGV[2] ~= '' then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[5]) end
 return 1`;
 
+// prepend(): GET, put ARGV[1] first, keep ARGV[2] items, SET (PX ARGV[3] unless ''), in one script so no instance's
+// item is lost to another's write. JSON.stringify never writes a raw newline, so the list is kept as "[item,\nitem]"
+// (still JSON) and split on newlines here without parsing the items.
+const PREPEND = `
+local items = { ARGV[1] }
+local keep = tonumber(ARGV[2])
+local raw = redis.call('GET', KEYS[1])
+if raw then
+  for item in string.gmatch(string.sub(raw, 2, -2), '[^\\n]+') do
+    if #items >= keep then break end
+    items[#items + 1] = (string.gsub(item, ',$', ''))
+  end
+end
+local list = '[' .. table.concat(items, ',\\n') .. ']'
+if ARGV[3] == '' then redis.call('SET', KEYS[1], list) else redis.call('SET', KEYS[1], list, 'PX', ARGV[3]) end
+return #items`;
+
 type ScriptedRedis = Redis & {
+  billbridgePrepend(key: string, value: string, keep: string, ttlMs: string): Promise<number>;
   billbridgeSetIfAbsent(
     key: string,
     idx: string,
@@ -67,6 +92,7 @@ export class RedisStateStore implements StateStore {
   ) {
     this.location = conn.location;
     conn.client.defineCommand('billbridgeSetIfAbsent', { numberOfKeys: 2, lua: SET_IF_ABSENT });
+    conn.client.defineCommand('billbridgePrepend', { numberOfKeys: 1, lua: PREPEND });
   }
 
   /**
@@ -127,6 +153,14 @@ export class RedisStateStore implements StateStore {
   async claim(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<Claim> {
     // Redis has acknowledged the write when it answers.
     return { created: await this.setIfAbsent(ns, key, value, opts), durable: Promise.resolve() };
+  }
+
+  async prepend(ns: string, key: string, value: unknown, keep: number, opts?: SetOptions): Promise<void> {
+    // A programming error, not an outage: the list keeps no index entry, so entries() could not list it.
+    if (!UNLISTED.has(ns)) throw new Error(`State namespace "${ns}" is listable: prepend() is for namespaces read by key`);
+    const k = this.key(ns, key);
+    const ttlMs = opts?.ttlMs === undefined ? '' : String(ttl(opts.ttlMs));
+    await this.conn.run((r) => (r as ScriptedRedis).billbridgePrepend(k, encode(value), String(Math.max(1, keep)), ttlMs));
   }
 
   async delete(ns: string, key: string): Promise<boolean> {

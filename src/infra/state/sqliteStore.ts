@@ -177,6 +177,16 @@ export class SqliteStateStore implements StateStore {
     return { created: await this.setIfAbsent(ns, key, value, opts), durable: Promise.resolve() };
   }
 
+  async prepend(ns: string, key: string, value: unknown, keep: number, opts?: SetOptions): Promise<void> {
+    checkName('namespace', ns);
+    // One synchronous read and write inside this process's transaction: nothing else can come in between.
+    await this.write(() => {
+      const row = this.sql.get.get({ ns, key, now: this.clock.now() });
+      const list = row === undefined ? [] : (JSON.parse(row.value) as unknown[]);
+      this.sql.set.run({ ns, key, value: encode([value, ...list].slice(0, Math.max(1, keep))), expires: this.expiry(opts) });
+    }, ns);
+  }
+
   async delete(ns: string, key: string): Promise<boolean> {
     checkName('namespace', ns);
     return this.write(() => {

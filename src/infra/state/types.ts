@@ -30,6 +30,12 @@ export interface StateStore {
   delete(ns: string, key: string): Promise<boolean>;
   /** Every live entry of a namespace. Namespaces are meant to stay small (thousands, not millions). */
   entries<T>(ns: string): Promise<Array<[string, T]>>;
+  /**
+   * Atomically puts `value` first in the list at `key` (read back with get() as an array, newest first), keeps the first
+   * `keep` and starts the TTL again: a bounded "last N" that several instances may add to at once. Only prepend() may
+   * write such a key, and its namespace is read by key only (not listed by entries()).
+   */
+  prepend(ns: string, key: string, value: unknown, keep: number, opts?: SetOptions): Promise<void>;
   /** Appends one record to an append-only log (the audit trail). */
   append(log: string, record: object): Promise<void>;
   /** True while the store can serve reads and writes. */
@@ -61,4 +67,6 @@ export const NS = {
   approvalDigests: 'approval-digests',
   /** The buttons each card message the bot posted carries (one per message, kept 7 days). */
   cardMessages: 'card-messages',
+  /** The last webhook events of each org, for the dashboard tab (prepend(), 10 per org, kept 30 days). */
+  tabEvents: 'tab-events',
 } as const;
