@@ -6,6 +6,7 @@ import { amountDue, byDueDate, dueShort, typeableName, type BillLine } from '../
 import { lazyRows, listCard } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
 import { billApprovalWords, billPaymentWords, count, invoiceStatusWords, moneyTotal, type Tone } from '../../cards/words.js';
+import { networkStatusWords } from '../network/cards.js';
 
 export type PartyKind = 'vendor' | 'customer';
 
@@ -32,6 +33,11 @@ export interface OneMatchBase extends PartyCardBase {
   /** Other vendors or customers whose names start with what was typed (shown as a hint). */
   others: number;
   typed: string;
+  /**
+   * The party's BILL network status (a vendor's own; a customer's connection request, read apart, undefined when it
+   * could not be) and, for one not connected, the signed "Invite to the BILL network" button.
+   */
+  network?: { status?: string; invite?: CardAction };
 }
 
 /** How a party's open items are listed: a vendor's open bills, a customer's open invoices. */
@@ -70,6 +76,7 @@ function partyCard<T extends { dueDate: string }>(
     [`Open ${open.noun}s`, `${openTotal} · ${count(rows.length, open.noun, fmt.locale)}`],
     ['Overdue', overdue.length ? `${total(overdue)} · ${count(overdue.length, open.noun, fmt.locale)}` : 'none'],
     ...open.moreTotals,
+    ['BILL network', networkStatusWords(input.network?.status) ?? 'not known'],
   ];
   const notes =
     input.others > 0
@@ -100,6 +107,7 @@ function partyCard<T extends { dueDate: string }>(
     fmt,
     footnotes: [input.note],
     summary: `${party.name}: ${count(rows.length, `open ${open.noun}`)}, ${openTotal}${overdue.length ? `, ${overdue.length} overdue` : ''}.`,
+    actions: input.network?.invite && !party.archived ? [input.network.invite] : undefined,
   });
 }
 
@@ -112,26 +120,32 @@ export interface VendorCardInput extends OneMatchBase {
 export function vendorCard(input: VendorCardInput): CardReply {
   const { vendor, fmt, today } = input;
   const last = vendor.paymentInformation?.lastPaymentDate;
-  return partyCard<BillLine>('vendor', vendor, input, {
-    noun: 'bill',
-    items: [...input.openBills].sort(byDueDate({})),
-    amountOf: amountDue,
-    columns: [
-      { header: 'Invoice #', width: 2 },
-      { header: 'Due', width: 3 },
-      { header: 'Amount due', width: 2, align: 'Right' },
-      { header: 'Status', width: 3 },
-    ],
-    row: (b, cur) => [
-      b.invoice?.invoiceNumber || `id ${shortId(b.id)}`,
-      `${calendarDate(b.dueDate, fmt.locale)} · ${dueShort(b.dueDate, today)}`,
-      money(amountDue(b), cur, fmt.locale),
-      `${billPaymentWords(b)} · ${billApprovalWords(b)}`,
-    ],
-    tone: (b) => (daysBetween(b.dueDate.slice(0, 10), today) > 0 ? 'Attention' : undefined),
-    empty: `No open bills from ${vendor.name}.`,
-    moreTotals: last && /^\d{4}-\d{2}-\d{2}/.test(last) ? [['Last payment', calendarDate(last.slice(0, 10), fmt.locale)]] : [],
-  });
+  const network = { ...input.network, status: input.network?.status ?? vendor.networkStatus };
+  return partyCard<BillLine>(
+    'vendor',
+    vendor,
+    { ...input, network },
+    {
+      noun: 'bill',
+      items: [...input.openBills].sort(byDueDate({})),
+      amountOf: amountDue,
+      columns: [
+        { header: 'Invoice #', width: 2 },
+        { header: 'Due', width: 3 },
+        { header: 'Amount due', width: 2, align: 'Right' },
+        { header: 'Status', width: 3 },
+      ],
+      row: (b, cur) => [
+        b.invoice?.invoiceNumber || `id ${shortId(b.id)}`,
+        `${calendarDate(b.dueDate, fmt.locale)} · ${dueShort(b.dueDate, today)}`,
+        money(amountDue(b), cur, fmt.locale),
+        `${billPaymentWords(b)} · ${billApprovalWords(b)}`,
+      ],
+      tone: (b) => (daysBetween(b.dueDate.slice(0, 10), today) > 0 ? 'Attention' : undefined),
+      empty: `No open bills from ${vendor.name}.`,
+      moreTotals: last && /^\d{4}-\d{2}-\d{2}/.test(last) ? [['Last payment', calendarDate(last.slice(0, 10), fmt.locale)]] : [],
+    },
+  );
 }
 
 export interface CustomerCardInput extends OneMatchBase {
