@@ -66,9 +66,10 @@ export const networkCommand: Command<NetworkDeps> = {
     const found = [...bill.map((o) => ({ o, scope: 'BILL' as const })), ...rpps.map((o) => ({ o, scope: 'RPPS' as const }))].filter(
       ({ o }) => typeof o.id === 'string' && o.id !== '' && typeof o.name === 'string',
     );
-    // The org's vendors and customers of the same names, from its mirror (no call once built; not waited for before).
+    // The org's vendors and customers of the same names, from its mirror (no call once built; its first build is waited
+    // for as long as a command waits).
     const names = new Set(found.map(({ o }) => foldName(o.name)));
-    const read = { ...partyRead(ctx, deps), whileBuilding: 'skip' as const, confirm: false };
+    const read = { ...partyRead(ctx, deps), confirm: false };
     const [vendors, customers] = await Promise.all([
       deps.mirror.rows(orgId, 'vendor', { ...read, where: (v) => !v.archived && names.has(foldName(v.name)) }),
       deps.mirror.rows(orgId, 'customer', { ...read, where: (c) => !c.archived && names.has(foldName(c.name)) }),
