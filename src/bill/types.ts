@@ -409,7 +409,7 @@ export interface Subscription {
 }
 
 /** A vendor's `networkStatus` (Postman "Get vendor details"); also the status of a connection request to a customer. */
-export type NetworkStatus = 'CONNECTED' | 'NOT_CONNECTED' | 'PENDING' | 'CONNECTED_RPPS' | (string & {});
+type NetworkStatus = 'CONNECTED' | 'NOT_CONNECTED' | 'PENDING' | 'CONNECTED_RPPS' | (string & {});
 
 /** Where GET /v3/network searches: the BILL network, verified national vendors (RPPS), or both. */
 export type NetworkScope = 'BILL' | 'RPPS' | 'ALL';

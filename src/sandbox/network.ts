@@ -113,7 +113,7 @@ function statusOf(org: SandboxOrg, kind: PartyKind, id: string): NetworkConnecti
 }
 
 /** Records a new status; a vendor's record changes with it and raises vendor.updated (BILL has no network event). */
-export function setNetworkStatus(model: SandboxModel, org: SandboxOrg, kind: PartyKind, id: string, next: NetworkConnection): void {
+function setNetworkStatus(model: SandboxModel, org: SandboxOrg, kind: PartyKind, id: string, next: NetworkConnection): void {
   org.networkConnections.set(connectionKey(kind, id), next);
   if (kind !== 'vendor') return;
   const vendor: Vendor | undefined = org.vendors.get(id);
@@ -130,7 +130,7 @@ function invite(ctx: RouteContext, kind: PartyKind) {
   if (typeof body.networkId !== 'string' || body.networkId === '') throw bdc(ctx.clock, 400, undefined, 'networkId is required.');
   if (body.networkType !== 'BILL' && body.networkType !== 'RPPS') throw bdc(ctx.clock, 400, undefined, 'networkType must be BILL or RPPS.');
   const business = ctx.model.network.get(body.networkId);
-  if (!business || business.scope !== body.networkType)
+  if (business?.scope !== body.networkType)
     throw bdc(ctx.clock, 400, undefined, `No ${body.networkType} network organization has id ${body.networkId.slice(0, 40)}.`);
   if (business.scope === 'RPPS' && kind === 'customer') throw bdc(ctx.clock, 400, undefined, 'A customer cannot be an RPPS vendor.');
   const now = statusOf(ctx.org, kind, party.id);
