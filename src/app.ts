@@ -306,6 +306,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
           secretsKey: config.secretsKey,
           bill,
           mirror,
+          keepStatusS: config.cache.objectTtlS,
           orgs: orgBindings,
           audit,
           clock,

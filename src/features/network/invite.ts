@@ -31,7 +31,7 @@ import { NETWORK_INVITE_VERB, invitable, invitedCard, inviteAction, networkStatu
 /** BILL roles that may invite (see the header). */
 const INVITING_ROLES = new Set(['ADMINISTRATOR', 'ACCOUNTANT']);
 
-/** The kept answer of a customer's connection status (customers carry no networkStatus in BILL). */
+/** The kept answer of a customer's connection status, as read after an invitation (customers carry no networkStatus in BILL). */
 export const customerStatusKey = (customerId: string): string => answerKey('network.customer', { id: customerId });
 
 export interface NetworkInvitesDeps {
@@ -40,7 +40,9 @@ export interface NetworkInvitesDeps {
   /** config.secretsKey: button data is signed with a key derived from it. */
   secretsKey: Buffer;
   bill: Pick<BillGateway, 'orgAs'>;
-  mirror: Pick<Mirror, 'apply' | 'dropAnswer'>;
+  mirror: Pick<Mirror, 'apply' | 'dropAnswer' | 'answers'>;
+  /** How long a customer's status read after an invitation is shown on their card (config.cache.objectTtlS). */
+  keepStatusS: number;
   orgs: Pick<OrgBindings, 'resolve'>;
   audit: Pick<AuditTrail, 'admin'>;
   clock: Clock;
@@ -187,8 +189,10 @@ export class NetworkInvites {
       if (fresh) await this.deps.mirror.apply(orgId, 'vendor', fresh).catch(() => undefined);
       after = fresh?.networkStatus;
     } else {
-      this.deps.mirror.dropAnswer(orgId, customerStatusKey(id));
       after = (await client.network.status('customer', id).catch(() => undefined))?.status;
+      const key = customerStatusKey(id);
+      this.deps.mirror.dropAnswer(orgId, key);
+      await this.deps.mirror.answers.get(orgId, key, { ttlS: this.deps.keepStatusS, kinds: ['customer'] }, () => Promise.resolve(after));
     }
     return invitedCard({
       kind,

@@ -76,7 +76,10 @@ function partyCard<T extends { dueDate: string }>(
     [`Open ${open.noun}s`, `${openTotal} · ${count(rows.length, open.noun, fmt.locale)}`],
     ['Overdue', overdue.length ? `${total(overdue)} · ${count(overdue.length, open.noun, fmt.locale)}` : 'none'],
     ...open.moreTotals,
-    ['BILL network', networkStatusWords(input.network?.status) ?? 'not known'],
+    [
+      'BILL network',
+      networkStatusWords(input.network?.status) ?? (kind === 'customer' ? 'not checked (Invite checks it in BILL)' : 'not known'),
+    ],
   ];
   const notes =
     input.others > 0

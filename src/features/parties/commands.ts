@@ -293,28 +293,24 @@ const CUSTOMERS: PartyPath<Customer, Invoice> = {
   networkStatus: customerNetworkStatus,
 };
 
-/** A customer's connection request status (BILL's customers carry none), kept like a record; undefined when BILL did not say. */
+/**
+ * A customer's connection request status as last read from BILL (kept when someone invited them from Teams), else
+ * undefined: BILL's customers carry no networkStatus, and a card that names a customer makes no call for it (compose
+ * search and warm party cards answer from the mirror alone). Invite checks it in BILL before sending anything.
+ */
 async function customerNetworkStatus(
-  ctx: CommandContext,
+  _ctx: CommandContext,
   deps: PartiesDeps,
   orgId: string,
   customer: Customer,
 ): Promise<string | undefined> {
-  try {
-    const got = await cachedAnswer(
-      ctx,
-      deps,
-      orgId,
-      'object',
-      customerStatusKey(customer.id),
-      () => orgClient(deps, orgId).network.status('customer', customer.id),
-      ['customer'],
-    );
-    return got.value.status;
-  } catch (err) {
-    ctx.log.info({ err: err instanceof Error ? err.message : String(err) }, 'customer network status not read; the card says not known');
-    return undefined;
-  }
+  const kept = await deps.mirror.answers.get<string | undefined>(
+    orgId,
+    customerStatusKey(customer.id),
+    { ttlS: 0, kinds: ['customer'] },
+    () => Promise.resolve(undefined),
+  );
+  return kept.value;
 }
 
 const customerCommand: Command<PartiesDeps> = {
