@@ -34,11 +34,14 @@ export interface OneMatchBase extends PartyCardBase {
   others: number;
   typed: string;
   /**
-   * The party's BILL network status (a vendor's own; a customer's connection request, read apart, undefined when it
-   * could not be) and, for one not connected, the signed "Invite to the BILL network" button.
+   * The party's BILL network status (default: a vendor's own networkStatus; a customer's connection request as last
+   * read) and, for one not connected, the signed "Invite to the BILL network" button.
    */
   network?: { status?: string; invite?: CardAction };
 }
+
+/** A vendor's status BILL did not give; a customer's, not read since no card reads it (see parties/commands.ts). */
+const unknownStatus: Record<PartyKind, string> = { vendor: 'not known', customer: 'not checked (Invite checks it in BILL)' };
 
 /** How a party's open items are listed: a vendor's open bills, a customer's open invoices. */
 interface OpenItems<T> {
@@ -76,10 +79,7 @@ function partyCard<T extends { dueDate: string }>(
     [`Open ${open.noun}s`, `${openTotal} · ${count(rows.length, open.noun, fmt.locale)}`],
     ['Overdue', overdue.length ? `${total(overdue)} · ${count(overdue.length, open.noun, fmt.locale)}` : 'none'],
     ...open.moreTotals,
-    [
-      'BILL network',
-      networkStatusWords(input.network?.status) ?? (kind === 'customer' ? 'not checked (Invite checks it in BILL)' : 'not known'),
-    ],
+    ['BILL network', networkStatusWords(input.network?.status ?? (party as Vendor).networkStatus) ?? unknownStatus[kind]],
   ];
   const notes =
     input.others > 0
@@ -123,32 +123,26 @@ export interface VendorCardInput extends OneMatchBase {
 export function vendorCard(input: VendorCardInput): CardReply {
   const { vendor, fmt, today } = input;
   const last = vendor.paymentInformation?.lastPaymentDate;
-  const network = { ...input.network, status: input.network?.status ?? vendor.networkStatus };
-  return partyCard<BillLine>(
-    'vendor',
-    vendor,
-    { ...input, network },
-    {
-      noun: 'bill',
-      items: [...input.openBills].sort(byDueDate({})),
-      amountOf: amountDue,
-      columns: [
-        { header: 'Invoice #', width: 2 },
-        { header: 'Due', width: 3 },
-        { header: 'Amount due', width: 2, align: 'Right' },
-        { header: 'Status', width: 3 },
-      ],
-      row: (b, cur) => [
-        b.invoice?.invoiceNumber || `id ${shortId(b.id)}`,
-        `${calendarDate(b.dueDate, fmt.locale)} · ${dueShort(b.dueDate, today)}`,
-        money(amountDue(b), cur, fmt.locale),
-        `${billPaymentWords(b)} · ${billApprovalWords(b)}`,
-      ],
-      tone: (b) => (daysBetween(b.dueDate.slice(0, 10), today) > 0 ? 'Attention' : undefined),
-      empty: `No open bills from ${vendor.name}.`,
-      moreTotals: last && /^\d{4}-\d{2}-\d{2}/.test(last) ? [['Last payment', calendarDate(last.slice(0, 10), fmt.locale)]] : [],
-    },
-  );
+  return partyCard<BillLine>('vendor', vendor, input, {
+    noun: 'bill',
+    items: [...input.openBills].sort(byDueDate({})),
+    amountOf: amountDue,
+    columns: [
+      { header: 'Invoice #', width: 2 },
+      { header: 'Due', width: 3 },
+      { header: 'Amount due', width: 2, align: 'Right' },
+      { header: 'Status', width: 3 },
+    ],
+    row: (b, cur) => [
+      b.invoice?.invoiceNumber || `id ${shortId(b.id)}`,
+      `${calendarDate(b.dueDate, fmt.locale)} · ${dueShort(b.dueDate, today)}`,
+      money(amountDue(b), cur, fmt.locale),
+      `${billPaymentWords(b)} · ${billApprovalWords(b)}`,
+    ],
+    tone: (b) => (daysBetween(b.dueDate.slice(0, 10), today) > 0 ? 'Attention' : undefined),
+    empty: `No open bills from ${vendor.name}.`,
+    moreTotals: last && /^\d{4}-\d{2}-\d{2}/.test(last) ? [['Last payment', calendarDate(last.slice(0, 10), fmt.locale)]] : [],
+  });
 }
 
 export interface CustomerCardInput extends OneMatchBase {
