@@ -19,7 +19,7 @@ import { deriveKey } from '../../infra/state/sealing.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import { answerKey } from '../../mirror/answers.js';
 import { foldName } from '../../mirror/records.js';
-import type { CardAction } from '../../cards/card.js';
+import { escapeMarkdown, type CardAction } from '../../cards/card.js';
 import { errorReply } from '../../cards/errorCards.js';
 import { clockTime, type FormatOptions } from '../../cards/format.js';
 import { shortId } from '../../cards/redact.js';
@@ -162,7 +162,7 @@ export class NetworkInvites {
       return {
         ...notSentCard(
           `${party.name} is already on the BILL network`,
-          `BILL says: ${networkStatusWords(before) ?? 'connected'}. Nothing was sent.`,
+          `BILL says: ${escapeMarkdown(networkStatusWords(before) ?? 'connected')}. Nothing was sent.`,
         ),
         privateReply: true,
       };
