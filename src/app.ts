@@ -53,6 +53,7 @@ import { TeamRoster } from './teams/roster.js';
 import { TabSso } from './tab/sso.js';
 import { RecentEvents } from './tab/events.js';
 import { tabApiRoute } from './http/tabApi.js';
+import { NetworkInvites, networkCardActions } from './features/network/invite.js';
 
 export interface BuildOptions {
   /** Log destination (tests capture lines here); stdout by default. */
@@ -299,6 +300,22 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     cache: config.cache,
     pushFed: (orgId, entity) => notify.push.fed(orgId, entity),
   };
+  // BILL network invitations are sent as the clicking person, through the links approvals keep (so: SECRETS_KEY).
+  const invites =
+    approvals && config.secretsKey
+      ? new NetworkInvites({
+          approvals,
+          secretsKey: config.secretsKey,
+          bill,
+          mirror,
+          keepStatusS: config.cache.objectTtlS,
+          orgs: orgBindings,
+          audit,
+          clock,
+          fmt: { locale, timeZone },
+          note,
+        })
+      : undefined;
   let unopenableSecrets = 0;
   const features: FeatureDeps = {
     help: { note, version },
@@ -320,7 +337,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     },
     payables: { mirror, bill, settings: finance },
     receivables: { mirror, settings: finance },
-    parties: { mirror, bill, settings: finance },
+    parties: { mirror, bill, settings: finance, invites },
+    network: { mirror, bill, settings: finance, invites },
     payments: { mirror, bill, settings: finance },
     spend: { mirror, bill, settings: finance },
     notifications: {
@@ -367,9 +385,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     orgs: orgBindings,
     settings: { locale, timeZone, note, objectTtlS: config.cache.objectTtlS },
   });
+  const invite = networkCardActions(invites);
   const cardActions = {
     [REFRESH_VERB]: refresh,
     ...Object.fromEntries(approvalCardActions(approvals, clock).map(({ verb, handler }) => [verb, handler])),
+    [invite.verb]: invite.handler,
   };
   // Search from the compose box: the org's mirror, and the registry's bill/invoice/vendor/customer cards for what it finds.
   const search = new ComposeSearch({ mirror, commands: registry, orgs: orgBindings, settings: finance, clock });

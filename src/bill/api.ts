@@ -10,6 +10,10 @@
 // - GET /v3/bill-approvals/pending-user-approvals -> {bills:[{billId, vendorId, amount, dueDate}]} for the signed-in user;
 // - POST /v3/bill-approvals/actions with an ARRAY body [{billId, action: "APPROVE"|"DENY", comment}] -> {status:"SUCCESS"},
 //   acting as the signed-in user (so approvals must run in the approver's own session, never the bot's);
+// - GET /v3/network?name&scope=BILL|RPPS|ALL -> {results:[{id (the Payment Network ID), name, type, addresses,
+//   managedBy}]}; POST /v3/network/invitation/{vendor|customer}/{id} {networkId, networkType} and
+//   POST /v3/network/invitation/vendor/{id}/email {email} answer 200 with no body and send BILL's email (5 a minute);
+//   GET /v3/network/invitation/{vendor|customer}/{id} -> {id, status, networkId}; GET /v3/users/{id} -> role.type;
 // - webhook management lives on the /connect-events base with the same session headers; creating a
 //   subscription or rotating its key needs an X-Idempotent-Key (UUID4) header.
 import { randomUUID } from 'node:crypto';
@@ -24,6 +28,10 @@ import type {
   BillPaymentStatus,
   Customer,
   Invoice,
+  NetworkConnectionStatus,
+  NetworkOrganization,
+  NetworkScope,
+  OrgUser,
   Payment,
   PendingApproval,
   ReceivablePayment,
@@ -133,6 +141,8 @@ export class BillOrgClient {
   readonly payments;
   readonly receivablePayments;
   readonly approvals;
+  readonly network;
+  readonly users;
   readonly subscriptions;
 
   constructor(
@@ -223,6 +233,53 @@ export class BillOrgClient {
         // An empty 200 is taken as accepted; any status other than SUCCESS is reported as it came.
         return { status: typeof res?.status === 'string' ? res.status : 'OK' };
       },
+    };
+    const invitation = (kind: 'vendor' | 'customer', id: string) => `/v3/network/invitation/${kind}/${checkId(kind, id)}`;
+    this.network = {
+      /** Businesses in the BILL network (a complete word of 3+ characters) or RPPS (partial names) named like `name`. */
+      search: async (name: string, scope: NetworkScope): Promise<NetworkOrganization[]> => {
+        const res = await this.session.call<{ results?: unknown } | null>(
+          { method: 'GET', path: '/v3/network', route: 'GET /v3/network', idempotent: true, query: { name, scope } },
+          this.run,
+        );
+        return Array.isArray(res?.results) ? (res.results as NetworkOrganization[]) : [];
+      },
+      status: (kind: 'vendor' | 'customer', id: string): Promise<NetworkConnectionStatus> =>
+        this.session.call<NetworkConnectionStatus>(
+          { method: 'GET', path: invitation(kind, id), route: `GET /v3/network/invitation/${kind}/{id}`, idempotent: true },
+          this.run,
+        ),
+      /** A connection request to a business in the network; BILL may email it, so it passes the email budget. */
+      invite: async (kind: 'vendor' | 'customer', id: string, networkId: string, networkType: 'BILL' | 'RPPS'): Promise<void> => {
+        await this.session.call<unknown>(
+          {
+            method: 'POST',
+            path: invitation(kind, id),
+            route: `POST /v3/network/invitation/${kind}/{id}`,
+            idempotent: false,
+            body: { networkId: checkId('network', networkId), networkType },
+            email: true,
+          },
+          this.run,
+        );
+      },
+      /** BILL emails a vendor that is not in the network an invitation to join and connect. */
+      inviteByEmail: async (vendorId: string, email: string): Promise<void> => {
+        await this.session.call<unknown>(
+          {
+            method: 'POST',
+            path: `${invitation('vendor', vendorId)}/email`,
+            route: 'POST /v3/network/invitation/vendor/{id}/email',
+            idempotent: false,
+            body: { email },
+            email: true,
+          },
+          this.run,
+        );
+      },
+    };
+    this.users = {
+      get: (id: string): Promise<OrgUser> => this.get<OrgUser>('/v3/users', 'user', id),
     };
     const events = (req: {
       method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';

@@ -40,6 +40,8 @@ export interface SessionCall {
   baseUrl?: string;
   /** Extra headers (X-Idempotent-Key). */
   headers?: Record<string, string>;
+  /** The call makes BILL send an email (network invitations): it also passes the bill.email budget. */
+  email?: boolean;
 }
 
 export interface SessionInfo {
@@ -203,7 +205,7 @@ export class OrgSession {
         idempotent: req.idempotent,
         route: req.route,
         run,
-        upstream: { service: 'bill', devKey: this.creds.devKey, orgId: this.creds.orgId },
+        upstream: { service: 'bill', devKey: this.creds.devKey, orgId: this.creds.orgId, ...(req.email ? { email: true } : {}) },
         headers: () => {
           // Inside the limiter slot: a caller that queued behind a re-login uses the new session.
           used = this.current?.sessionId ?? used;

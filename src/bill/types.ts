@@ -407,3 +407,35 @@ export interface Subscription {
   /** Present only in the create (and key rotation) answer. */
   securityKey?: string;
 }
+
+/** A vendor's `networkStatus` (Postman "Get vendor details"); also the status of a connection request to a customer. */
+type NetworkStatus = 'CONNECTED' | 'NOT_CONNECTED' | 'PENDING' | 'CONNECTED_RPPS' | (string & {});
+
+/** Where GET /v3/network searches: the BILL network, verified national vendors (RPPS), or both. */
+export type NetworkScope = 'BILL' | 'RPPS' | 'ALL';
+
+/** One business GET /v3/network found; `id` is its Payment Network ID (PNI; RPPS ones start 0rv). */
+export interface NetworkOrganization {
+  id: string;
+  name: string;
+  type?: string;
+  addresses?: Address[];
+  managedBy?: { name?: string; email?: string; emailDomain?: string };
+}
+
+/** GET /v3/network/invitation/{vendor|customer}/{id}: the connection request's status. */
+export interface NetworkConnectionStatus {
+  id: string;
+  status: NetworkStatus;
+  networkId?: string;
+}
+
+/** GET /v3/users/{id} (Postman "Get user details"): the user's role decides what they may do. */
+export interface OrgUser {
+  id: string;
+  archived?: boolean;
+  firstName?: string;
+  lastName?: string;
+  email?: string;
+  role?: { id?: string; type?: string; description?: string };
+}

@@ -62,6 +62,16 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
   }
   if (err instanceof LimitExceeded) {
     const when = ctx.formatTime ? ctx.formatTime((ctx.now?.() ?? Date.now()) + err.retryInMs) : undefined;
+    if (err.budget === 'bill.email') {
+      const at = when ? `at ${when} (in ${seconds(err.retryInMs)} s)` : `in ${seconds(err.retryInMs)} s`;
+      return adaptiveCard(
+        withRef(
+          [title('BILL email limit reached'), text(`BILL sends at most 5 invitation emails a minute. Nothing was sent; try again ${at}.`)],
+          ctx,
+        ),
+        { summary: `BILL email limit reached; nothing was sent. Try again ${at}.` },
+      );
+    }
     switch (err.reason) {
       case 'hourly':
         return adaptiveCard(

@@ -12,6 +12,7 @@ import { spendCommand, type SpendDeps } from './spend/commands.js';
 import { notificationsCommands, type NotificationsDeps } from './notifications/commands.js';
 import { connectCommand, disconnectCommand, type ApprovalsDeps } from './approvals/connect.js';
 import { approvalsCommand, approvalsDigestCommand } from './approvals/commands.js';
+import { networkCommand, type NetworkDeps } from './network/commands.js';
 
 /** The parts each feature declares, wired in app.ts. `help` gets the registry it belongs to from createRegistry. */
 export interface FeatureDeps {
@@ -21,6 +22,7 @@ export interface FeatureDeps {
   payables: PayablesDeps;
   receivables: ReceivablesDeps;
   parties: PartiesDeps;
+  network: NetworkDeps;
   payments: PaymentsDeps;
   spend: SpendDeps;
   notifications: NotificationsDeps;
@@ -35,6 +37,7 @@ const FEATURES: { [K in keyof FeatureDeps]: ReadonlyArray<Command<K extends 'hel
   payables: payablesCommands,
   receivables: receivablesCommands,
   parties: partiesCommands,
+  network: [networkCommand],
   payments: [paymentsCommand],
   spend: [spendCommand],
   notifications: notificationsCommands,
@@ -51,6 +54,7 @@ export function createRegistry(deps: FeatureDeps): CommandRegistry {
     ...bindCommands(FEATURES.payables, deps.payables),
     ...bindCommands(FEATURES.receivables, deps.receivables),
     ...bindCommands(FEATURES.parties, deps.parties),
+    ...bindCommands(FEATURES.network, deps.network),
     ...bindCommands(FEATURES.payments, deps.payments),
     ...bindCommands(FEATURES.spend, deps.spend),
     ...bindCommands(FEATURES.notifications, deps.notifications),

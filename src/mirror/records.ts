@@ -135,6 +135,7 @@ export function keepVendor(v: Vendor): Vendor | undefined {
     billCurrency: optStr(v.billCurrency),
     balance: balance === undefined ? undefined : { amount: balance },
     paymentInformation: lastPaymentDate ? { lastPaymentDate } : undefined,
+    networkStatus: optStr(v.networkStatus),
     createdTime: '',
     updatedTime: str(v.updatedTime),
   };

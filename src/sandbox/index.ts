@@ -6,6 +6,7 @@ import { BILL_LIMITS, emptyStats, Gate, type GateLimits, type SandboxStats } fro
 import { SandboxModel, type SandboxOrg } from './model.js';
 import { approvalRoutes } from './approvals.js';
 import { aparRoutes } from './routes/apar.js';
+import { networkRoutes, seedNetwork } from './network.js';
 import { controlRoutes } from './routes/control.js';
 import { eventRoutes } from './routes/events.js';
 import { spendRoutes } from './routes/spend.js';
@@ -75,6 +76,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
   const clock = opts.clock ?? systemClock;
   const model = new SandboxModel(clock, opts.seed);
   const credentials = seedDemoOrg(model, { ...opts, credentials: opts.credentials });
+  seedNetwork(model);
   const org = model.org(credentials.orgId);
   if (!org) throw new Error('the demo organisation was not seeded');
   const stats = emptyStats();
@@ -94,7 +96,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<RunningSa
     clock,
     webhooks,
     stats,
-    routes: [...aparRoutes, ...approvalRoutes, ...spendRoutes, ...eventRoutes, ...controlRoutes, ...(opts.routes ?? [])],
+    routes: [...aparRoutes, ...approvalRoutes, ...networkRoutes, ...spendRoutes, ...eventRoutes, ...controlRoutes, ...(opts.routes ?? [])],
     latencyMs: opts.latencyMs ?? 0,
     control: { stats: snapshot, resetStats, defaultOrg: () => org },
   });

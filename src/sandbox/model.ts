@@ -136,6 +136,10 @@ export interface SandboxOrg {
   idempotency: Map<string, { at: number; body: unknown }>;
   /** Every approve/deny BILL accepted, oldest first: who (the session's user), which bill, what, when (approvals.ts). */
   approvalDecisions: SandboxApprovalDecision[];
+  /** Connection requests to the org's vendors and customers in the BILL network, by "vendor:<id>" / "customer:<id>". */
+  networkConnections: Map<string, NetworkConnection>;
+  /** Network invitations BILL emailed to vendors not in the network (network.ts), oldest first. */
+  networkEmails: Array<{ vendorId: string; email: string; at: string; userId: string }>;
 }
 
 /** One approve/deny as BILL records it: the signed-in user is the one who acted. */
@@ -147,6 +151,30 @@ export interface SandboxApprovalDecision {
   at: string;
   /** How the acting user signed in. */
   sessionKind: 'password' | 'syncToken';
+}
+
+/** A vendor's networkStatus, or the status of a connection request to a customer. */
+export type NetworkStatus = 'CONNECTED' | 'NOT_CONNECTED' | 'PENDING' | 'CONNECTED_RPPS';
+
+/** A business one can find in the BILL network (or RPPS). */
+export interface NetworkBusiness {
+  id: string;
+  name: string;
+  scope: 'BILL' | 'RPPS';
+  /** Connection requests are accepted at once (BILL's auto-connections setting). */
+  autoConnect: boolean;
+  zipOrPostalCode: string;
+  city: string;
+  stateOrProvince: string;
+  managedBy?: { name: string; email: string; emailDomain: string };
+}
+
+/** One org's connection request to a vendor or customer of its own. */
+export interface NetworkConnection {
+  status: NetworkStatus;
+  networkId?: string;
+  /** The email an invitation went to (vendor not in the network). */
+  email?: string;
 }
 
 /** A BILL event raised by a change: `{metadata, [entityKey]: entity}` once delivered. */
@@ -206,6 +234,8 @@ export function newOrg(id: string, name: string): SandboxOrg {
     notifications: new Collection(),
     idempotency: new Map(),
     approvalDecisions: [],
+    networkConnections: new Map(),
+    networkEmails: [],
   };
 }
 
@@ -222,6 +252,8 @@ export class SandboxModel {
   /** Spend & Expense API token -> org id. */
   readonly spendTokens = new Map<string, string>();
   readonly ids: IdFactory;
+  /** The BILL payment network (and RPPS) every org searches (network.ts). */
+  readonly network = new Collection<NetworkBusiness>();
   private readonly sinks: EventSink[] = [];
 
   constructor(

@@ -38,6 +38,7 @@ const BUDGET_LABELS: Record<string, string> = {
   'bill.concurrency': 'BILL calls in flight',
   'bill.logins': 'BILL sign-ins',
   'bill.logins.people': "BILL sign-ins (people's share)",
+  'bill.email': 'BILL emails (network invitations)',
   'spend.requests': 'Spend & Expense requests',
   'graph.app': 'Graph (whole app)',
   'graph.tenant': 'Graph (tenant)',

@@ -1,6 +1,7 @@
 // Cards for what BILL tells us without being asked: one event in words ("Payment to Acme Supply failed — $4,200.00,
 // bill INV-778") with its key facts and a Refresh, and the scheduled digest. Pure: data in, card out.
 import type { DigestBill, DigestContent, DigestInvoice, NotificationPresenter, OutboxEvent } from '../../notify/index.js';
+import { networkStatusWords } from '../network/cards.js';
 import { paymentBillIds, vendorOf } from '../../notify/project.js';
 import {
   adaptiveCard,
@@ -221,7 +222,8 @@ function sayVendor(ev: OutboxEvent): Said {
   const rows: Array<[string, string]> = [['Vendor', name]];
   const currency = str(e.billCurrency);
   if (currency) rows.push(['Currency', escapeMarkdown(currency)]);
-  if (str(e.networkStatus)) rows.push(['BILL Network', codeWords(str(e.networkStatus))]);
+  const network = networkStatusWords(str(e.networkStatus));
+  if (network) rows.push(['BILL network', escapeMarkdown(network)]);
   const said: Record<string, string> = {
     'vendor.created': `New vendor: ${name}`,
     'vendor.archived': `Vendor ${name} was archived`,

@@ -6,6 +6,7 @@ import { amountDue, byDueDate, dueShort, typeableName, type BillLine } from '../
 import { lazyRows, listCard } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
 import { billApprovalWords, billPaymentWords, count, invoiceStatusWords, moneyTotal, type Tone } from '../../cards/words.js';
+import { networkStatusWords } from '../network/cards.js';
 
 export type PartyKind = 'vendor' | 'customer';
 
@@ -32,7 +33,15 @@ export interface OneMatchBase extends PartyCardBase {
   /** Other vendors or customers whose names start with what was typed (shown as a hint). */
   others: number;
   typed: string;
+  /**
+   * The party's BILL network status (default: a vendor's own networkStatus; a customer's connection request as last
+   * read) and, for one not connected, the signed "Invite to the BILL network" button.
+   */
+  network?: { status?: string; invite?: CardAction };
 }
+
+/** A vendor's status BILL did not give; a customer's, not read since no card reads it (see parties/commands.ts). */
+const unknownStatus: Record<PartyKind, string> = { vendor: 'not known', customer: 'not checked (Invite checks it in BILL)' };
 
 /** How a party's open items are listed: a vendor's open bills, a customer's open invoices. */
 interface OpenItems<T> {
@@ -70,6 +79,7 @@ function partyCard<T extends { dueDate: string }>(
     [`Open ${open.noun}s`, `${openTotal} · ${count(rows.length, open.noun, fmt.locale)}`],
     ['Overdue', overdue.length ? `${total(overdue)} · ${count(overdue.length, open.noun, fmt.locale)}` : 'none'],
     ...open.moreTotals,
+    ['BILL network', networkStatusWords(input.network?.status ?? (party as Vendor).networkStatus) ?? unknownStatus[kind]],
   ];
   const notes =
     input.others > 0
@@ -100,6 +110,7 @@ function partyCard<T extends { dueDate: string }>(
     fmt,
     footnotes: [input.note],
     summary: `${party.name}: ${count(rows.length, `open ${open.noun}`)}, ${openTotal}${overdue.length ? `, ${overdue.length} overdue` : ''}.`,
+    actions: input.network?.invite && !party.archived ? [input.network.invite] : undefined,
   });
 }
 

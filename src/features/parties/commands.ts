@@ -17,6 +17,8 @@ import type { BillLine } from '../payables/cards.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { Command, CommandContext } from '../types.js';
+import { invitable } from '../network/cards.js';
+import { customerStatusKey, type NetworkInvites } from '../network/invite.js';
 import {
   boundOrg,
   cachedAnswer,
@@ -36,6 +38,8 @@ export interface PartiesDeps {
   mirror: Pick<Mirror, 'search' | 'confirm' | 'rows' | 'prepare' | 'names' | 'answers' | 'dropAnswer'>;
   bill: Pick<BillGateway, 'org'>;
   settings: FinanceSettings;
+  /** The "Invite to the BILL network" button; undefined without SECRETS_KEY (invitations run as the person). */
+  invites: Pick<NetworkInvites, 'button'> | undefined;
 }
 
 /** Matches read per search; more are reported as "100+". */
@@ -146,6 +150,8 @@ interface PartyPath<P extends Vendor | Customer, O> {
   partyIdOf(item: O): string;
   amountOf: (item: O) => number;
   card(party: P, open: O[], input: OneMatchBase): CardReply;
+  /** The party's BILL network status: a vendor's own field; a customer's connection request, read apart (kept a while). */
+  networkStatus(ctx: CommandContext, deps: PartiesDeps, orgId: string, party: P): Promise<string | undefined>;
 }
 
 /**
@@ -178,7 +184,14 @@ async function runParty<P extends Vendor | Customer, O>(ctx: CommandContext, dep
   };
   const [one] = ranked;
   if (picked.one && one) {
-    return path.card(one, open.items, { ...shared, others: picked.ranked.length - 1 + (found.search.more ? 1 : 0), typed });
+    const status = await path.networkStatus(ctx, deps, orgId, one);
+    const invite = deps.invites && !one.archived && invitable(status) ? deps.invites.button(orgId, { kind, id: one.id }) : undefined;
+    return path.card(one, open.items, {
+      ...shared,
+      others: picked.ranked.length - 1 + (found.search.more ? 1 : 0),
+      typed,
+      network: { status, invite },
+    });
   }
   const matches: PartyMatch[] = ranked.map((p) => {
     const items = open.items.filter((o) => path.partyIdOf(o) === p.id);
@@ -193,6 +206,7 @@ const VENDORS: PartyPath<Vendor, BillLine> = {
   partyIdOf: (b) => b.vendorId,
   amountOf: amountDue,
   card: (vendor, openBills, input) => vendorCard({ ...input, vendor, openBills }),
+  networkStatus: (_ctx, _deps, _orgId, vendor) => Promise.resolve(vendor.networkStatus),
 };
 
 export const vendorCommand: Command<PartiesDeps> = {
@@ -276,7 +290,28 @@ const CUSTOMERS: PartyPath<Customer, Invoice> = {
   partyIdOf: (i) => i.customerId,
   amountOf: (i) => i.dueAmount,
   card: (customer, openInvoices, input) => customerCard({ ...input, customer, openInvoices }),
+  networkStatus: customerNetworkStatus,
 };
+
+/**
+ * A customer's connection request status as last read from BILL (kept when someone invited them from Teams), else
+ * undefined: BILL's customers carry no networkStatus, and a card that names a customer makes no call for it (compose
+ * search and warm party cards answer from the mirror alone). Invite checks it in BILL before sending anything.
+ */
+async function customerNetworkStatus(
+  _ctx: CommandContext,
+  deps: PartiesDeps,
+  orgId: string,
+  customer: Customer,
+): Promise<string | undefined> {
+  const kept = await deps.mirror.answers.get<string | undefined>(
+    orgId,
+    customerStatusKey(customer.id),
+    { ttlS: 0, kinds: ['customer'] },
+    () => Promise.resolve(undefined),
+  );
+  return kept.value;
+}
 
 const customerCommand: Command<PartiesDeps> = {
   name: 'customer',

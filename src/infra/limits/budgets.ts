@@ -9,6 +9,7 @@ export type BudgetName =
   | 'bill.concurrency'
   | 'bill.logins'
   | 'bill.logins.people'
+  | 'bill.email'
   | 'spend.requests'
   | 'graph.app'
   | 'graph.tenant'
@@ -34,7 +35,7 @@ export interface BudgetRef {
   id: string;
   rule: BudgetRule;
   /** When spent, refuse at once with this reason instead of queueing. */
-  failFast?: 'hourly' | 'logins';
+  failFast?: 'hourly' | 'logins' | 'busy';
   /** A 429 Retry-After from this upstream pauses this budget. */
   pauseOnRetryAfter: boolean;
   /** Kept per conversation or team: shown as one aggregate row, idle keys are forgotten. */
@@ -125,6 +126,17 @@ export class BudgetCatalogue {
             ),
           );
         }
+        // BILL allows 5 calls a minute to endpoints that send email or SMS (network invitations): a person waiting on
+        // a click is told at once when to try again rather than held for most of a minute.
+        if (up.service === 'bill' && up.email)
+          refs.push(
+            this.ref(
+              'bill.email',
+              `${key}/${up.orgId}`,
+              { type: 'windows', windows: [{ limit: 5, windowMs: 60_000 }] },
+              { failFast: 'busy' },
+            ),
+          );
         refs.push(this.ref('bill.requests', key, { type: 'hourly', limit: l.billRequestsPerHour }, { failFast: 'hourly' }));
         return refs;
       }

@@ -5,7 +5,8 @@ export type Priority = 'interactive' | 'background';
 
 /**
  * What a call talks to; the limiter maps it to every budget that applies:
- * - bill:       bill.requests (per dev key, 20,000/h) + bill.concurrency (per dev key and org, 3 in flight)
+ * - bill:       bill.requests (per dev key, 20,000/h) + bill.concurrency (per dev key and org, 3 in flight); a call
+ *               that makes BILL send an email (`email`) also bill.email (per dev key and org, 5/min)
  * - bill.login: bill.logins (per dev key, 200/h) + bill.requests + bill.concurrency; a person's own sign-in
  *               (`person`) also bill.logins.people (200 minus LIMIT_BILL_LOGINS_RESERVED), so the bot keeps its share
  * - spend:      spend.requests (per apiToken, 60/min)
@@ -15,7 +16,7 @@ export type Priority = 'interactive' | 'background';
  * Keys (dev keys, tokens) are hashed by the limiter before they are used as names or shown.
  */
 export type Upstream =
-  | { service: 'bill'; devKey: string; orgId: string }
+  | { service: 'bill'; devKey: string; orgId: string; email?: boolean }
   | { service: 'bill.login'; devKey: string; orgId: string; person?: boolean }
   | { service: 'spend'; token: string }
   | { service: 'graph'; tenantId: string; teamId?: string }

@@ -1,0 +1,145 @@
+// BILL payment network cards: network status in words, the businesses a `network` search found, and what came of an
+// invitation. Every string from BILL or the person is plain text here; the card kit escapes it.
+import {
+  adaptiveCard,
+  escapeMarkdown,
+  executeAction,
+  facts,
+  footer,
+  text,
+  title,
+  type CardAction,
+  type CardReply,
+} from '../../cards/card.js';
+import { listCard } from '../../cards/list.js';
+import type { FormatOptions } from '../../cards/format.js';
+import type { Tone } from '../../cards/words.js';
+
+/** The card verb of "Invite to the BILL network" (Action.Execute; its data is signed, see invite.ts). */
+export const NETWORK_INVITE_VERB = 'network.invite';
+
+/** A vendor's networkStatus (or a customer's connection request status) in words; undefined when BILL gave none. */
+export function networkStatusWords(status: string | undefined): string | undefined {
+  switch (status) {
+    case 'CONNECTED':
+      return 'connected';
+    case 'CONNECTED_RPPS':
+      return 'connected via RPPS (verified national vendor)';
+    case 'PENDING':
+      return 'invited, waiting for them to accept';
+    case 'NOT_CONNECTED':
+      return 'not connected';
+    case undefined:
+    case '':
+      return undefined;
+    default:
+      return status.toLowerCase().replace(/_/g, ' ');
+  }
+}
+
+/** Who may be invited: not yet connected and no request pending. */
+export const invitable = (status: string | undefined): boolean => status === undefined || status === 'NOT_CONNECTED';
+
+export type PartyKind = 'vendor' | 'customer';
+
+/** One business found, with what it is to the org (matched in the mirror by name). */
+export interface NetworkRow {
+  id: string;
+  name: string;
+  scope: 'BILL' | 'RPPS';
+  place?: string;
+  /** The org's vendor or customer of the same name, with its status when known. */
+  yours?: { kind: PartyKind; id: string; name: string; status?: string };
+  invite?: CardAction;
+}
+
+export interface NetworkCardInput {
+  typed: string;
+  rows: NetworkRow[];
+  /** The org's vendors and customers were not read yet (first build): "yours" is not known. */
+  unmatched: boolean;
+  asOf: number;
+  page: number;
+  fmt: FormatOptions;
+  note?: string;
+}
+
+/** `network <name>`: businesses in the BILL network and RPPS, their payment network ids, and which are already yours. */
+export function networkCard(input: NetworkCardInput): CardReply {
+  const { rows } = input;
+  const yours = rows.filter((r) => r.yours).length;
+  const label = (r: NetworkRow): string => {
+    if (!r.yours) return input.unmatched ? 'not checked yet' : '—';
+    const words = networkStatusWords(r.yours.status);
+    return `${r.yours.kind === 'vendor' ? 'Vendor' : 'Customer'}${words ? ` · ${words}` : ''}`;
+  };
+  return listCard({
+    title: `BILL network: "${input.typed}"`,
+    subtitle: 'Businesses in the BILL network and verified national vendors (RPPS)',
+    totals: [
+      ['Found', String(rows.length)],
+      ['Already your vendors or customers', input.unmatched ? 'not checked yet' : String(yours)],
+    ],
+    notes: input.unmatched
+      ? [{ text: 'Your vendors and customers are still being read from BILL; ask again in a minute to see which are yours.', subtle: true }]
+      : [],
+    columns: [
+      { header: 'Business', width: 4 },
+      { header: 'Network', width: 1 },
+      { header: 'Payment network id', width: 3 },
+      { header: 'Yours', width: 3 },
+    ],
+    rows: rows.map((r) => [r.place ? `${r.name} (${r.place})` : r.name, r.scope, r.id, label(r)]),
+    tones: rows.map((r): Tone => (r.yours && !invitable(r.yours.status) ? 'Good' : undefined)),
+    page: input.page,
+    noun: 'businesses',
+    empty: `Nothing in the BILL network or RPPS is called "${input.typed}". BILL matches whole words of 3 letters or more: try the business's full name.`,
+    command: `network ${input.typed}`,
+    asOf: input.asOf,
+    fmt: input.fmt,
+    footnotes: [input.note],
+    summary: `${rows.length} businesses in the BILL network match "${input.typed}"${yours ? `, ${yours} already yours` : ''}.`,
+    actions: rows.flatMap((r) => (r.invite ? [r.invite] : [])).slice(0, 4),
+  });
+}
+
+/** The button a party card or a network row carries; `data` is signed by invite.ts. */
+export function inviteAction(titleText: string, data: Record<string, string>): CardAction {
+  return executeAction(titleText, { verb: NETWORK_INVITE_VERB, ...data });
+}
+
+export interface InvitedCardInput {
+  kind: PartyKind;
+  name: string;
+  /** How BILL was asked: a connection request to this network id, or an email to this address. */
+  how: { networkId: string } | { email: string };
+  status: string | undefined;
+  byName: string;
+  at: string;
+  note?: string;
+}
+
+/** What an invitation came to, in place of the clicked card for the person who clicked. */
+export function invitedCard(input: InvitedCardInput): CardReply {
+  const status = networkStatusWords(input.status) ?? 'not known yet';
+  const sent =
+    'email' in input.how ? `BILL emailed an invitation to ${input.how.email}` : `Connection request to network id ${input.how.networkId}`;
+  return adaptiveCard(
+    [
+      title(escapeMarkdown(`${input.name} invited to the BILL network`)),
+      facts([
+        [input.kind === 'vendor' ? 'Vendor' : 'Customer', escapeMarkdown(input.name)],
+        ['Sent', escapeMarkdown(sent)],
+        ['BILL network', escapeMarkdown(status)],
+        ['By', escapeMarkdown(`${input.byName}, in BILL as themselves, at ${input.at}`)],
+      ]),
+      ...(input.note ? [footer(escapeMarkdown(input.note))] : []),
+    ],
+    { summary: `${input.name}: ${status} on the BILL network.` },
+  );
+}
+
+/** An invitation that was not sent, and why (nothing changed in BILL). */
+export function notSentCard(heading: string, why: string): CardReply {
+  return adaptiveCard([title(escapeMarkdown(heading)), text(why)], { summary: `${heading}. ${why}` });
+}

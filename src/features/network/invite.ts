@@ -1,0 +1,275 @@
+// "Invite to the BILL network", clicked on a vendor, customer or network card: re-checked on the server, then sent
+// in the clicker's own BILL session (never the bot's). The button's data is signed with the conversation's org; a
+// click is refused unless that signature verifies, the person has linked BILL, and their BILL role may manage
+// vendors and customers. Then BILL is asked once: a connection request to the network id the button (or an exact
+// name match in the network) gives, or, for a vendor not in the network, BILL's email invitation. Each passes the
+// bill.email budget (BILL: 5 a minute); the org's mirror takes the vendor as BILL now answers it.
+//
+// [I] The Postman collection names no role for the network endpoints: invitations are offered to BILL's
+// ADMINISTRATOR and ACCOUNTANT roles, the ones that manage vendors and customers in BILL.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { BillApiError, NotBound, NotLinked, errorMessage } from '../../errors.js';
+import type { BillGateway } from '../../bill/gateway.js';
+import type { BillOrgClient } from '../../bill/api.js';
+import type { Customer, Vendor } from '../../bill/types.js';
+import type { OrgBindings } from '../../bindings/bindings.js';
+import type { Clock } from '../../infra/clock.js';
+import type { AuditTrail } from '../../infra/audit.js';
+import { deriveKey } from '../../infra/state/sealing.js';
+import type { Mirror } from '../../mirror/mirror.js';
+import { answerKey } from '../../mirror/answers.js';
+import { foldName } from '../../mirror/records.js';
+import { escapeMarkdown, type CardAction } from '../../cards/card.js';
+import { errorReply } from '../../cards/errorCards.js';
+import { clockTime, type FormatOptions } from '../../cards/format.js';
+import { shortId } from '../../cards/redact.js';
+import type { Approvals } from '../approvals/service.js';
+import { auditAdmin } from '../audit.js';
+import type { CardActionContext, CardActionReply } from '../dispatch.js';
+import { NETWORK_INVITE_VERB, invitable, invitedCard, inviteAction, networkStatusWords, notSentCard, type PartyKind } from './cards.js';
+
+/** BILL roles that may invite (see the header). */
+const INVITING_ROLES = new Set(['ADMINISTRATOR', 'ACCOUNTANT']);
+
+/** The kept answer of a customer's connection status, as read after an invitation (customers carry no networkStatus in BILL). */
+export const customerStatusKey = (customerId: string): string => answerKey('network.customer', { id: customerId });
+
+export interface NetworkInvitesDeps {
+  /** People's links to their own BILL identity (the approvals feature's). */
+  approvals: Pick<Approvals, 'links' | 'person'>;
+  /** config.secretsKey: button data is signed with a key derived from it. */
+  secretsKey: Buffer;
+  bill: Pick<BillGateway, 'orgAs'>;
+  mirror: Pick<Mirror, 'apply' | 'dropAnswer' | 'answers'>;
+  /** How long a customer's status read after an invitation is shown on their card (config.cache.objectTtlS). */
+  keepStatusS: number;
+  orgs: Pick<OrgBindings, 'resolve'>;
+  audit: Pick<AuditTrail, 'admin'>;
+  clock: Clock;
+  fmt: FormatOptions;
+  note: string | undefined;
+}
+
+/** What an invite button names: the org's vendor or customer, and the network id to connect to (else by name/email). */
+interface Target {
+  kind: PartyKind;
+  id: string;
+  networkId?: string;
+  networkType?: 'BILL' | 'RPPS';
+}
+
+const str = (v: unknown, max: number): string | undefined => (typeof v === 'string' && v.length > 0 && v.length <= max ? v : undefined);
+
+export class NetworkInvites {
+  private readonly signKey: Buffer;
+
+  constructor(private readonly deps: NetworkInvitesDeps) {
+    this.signKey = deriveKey(deps.secretsKey, 'network-invite/sign/v1');
+  }
+
+  private sign(orgId: string, t: Target): string {
+    return createHmac('sha256', this.signKey)
+      .update(`v1|${orgId}|${t.kind}|${t.id}|${t.networkId ?? ''}|${t.networkType ?? ''}`)
+      .digest('base64url');
+  }
+
+  /** The "Invite to the BILL network" button for one of the org's vendors or customers. */
+  button(orgId: string, target: Target, titleText = 'Invite to the BILL network'): CardAction {
+    const data: Record<string, string> = { kind: target.kind, id: target.id, sig: this.sign(orgId, target) };
+    if (target.networkId) data.net = target.networkId;
+    if (target.networkType) data.type = target.networkType;
+    return inviteAction(titleText, data);
+  }
+
+  /** The click: checks, then one invitation in the person's own BILL session. */
+  async invite(click: Pick<CardActionContext, 'data' | 'scope' | 'caller' | 'correlationId' | 'log'>): Promise<CardActionReply> {
+    const { data, scope, caller, log } = click;
+    const privately = (card: ReturnType<typeof notSentCard>): CardActionReply => ({ ...card, privateReply: true });
+    const refuse = async (orgId: string | undefined, reason: string, card: ReturnType<typeof notSentCard>) => {
+      log.info({ reason }, 'network invitation refused');
+      await auditAdmin(this.deps.audit, click, 'network.invite', 'refused', orgId, { reason }).catch(() => undefined);
+      return privately(card);
+    };
+    try {
+      const orgId = await this.deps.orgs.resolve(scope);
+      if (!orgId) throw new NotBound();
+      const kind = data.kind === 'vendor' || data.kind === 'customer' ? data.kind : undefined;
+      const id = str(data.id, 64);
+      const networkType = data.type === 'BILL' || data.type === 'RPPS' ? data.type : undefined;
+      const target: Target | undefined = kind && id ? { kind, id, networkId: str(data.net, 64), networkType } : undefined;
+      const sig = str(data.sig, 128);
+      if (!target || !sig || !this.verify(orgId, target, sig))
+        return await refuse(
+          orgId,
+          'card data altered',
+          notSentCard("This button can't be used", 'Nothing was sent to BILL. Ask for the card again.'),
+        );
+      if (!scope.tenantId || !caller.aadObjectId)
+        return await refuse(
+          orgId,
+          'unknown person',
+          notSentCard("I can't tell who you are", 'Teams did not say which Microsoft 365 account clicked. Nothing was sent.'),
+        );
+      const link = await this.deps.approvals.links.get({ tenantId: scope.tenantId, aadObjectId: caller.aadObjectId, orgId });
+      if (!link)
+        return await refuse(
+          orgId,
+          'not linked',
+          notSentCard(
+            'Connect your BILL account first',
+            `Invitations go to BILL as you, never as billbridge. Type **connect** in a personal chat with me to link your BILL account, then click again. Nothing was sent.`,
+          ),
+        );
+      const client = this.deps.bill.orgAs(orgId, this.deps.approvals.person(link), { priority: 'interactive' });
+      const role = (await asPerson(() => client.users.get(link.billUserId))).role?.type ?? '';
+      if (!INVITING_ROLES.has(role))
+        return await refuse(
+          orgId,
+          `role ${role || 'unknown'}`,
+          notSentCard(
+            "Your BILL role can't send network invitations",
+            `In BILL you are ${escapeRole(role)}; invitations are sent by an Administrator or Accountant. Nothing was sent.`,
+          ),
+        );
+      return await this.send(click, orgId, target, client, link.displayName ?? caller.name ?? 'you');
+    } catch (err) {
+      log.warn({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'network invitation failed');
+      const { clock, fmt } = this.deps;
+      return {
+        ...errorReply(err, { correlationId: click.correlationId, now: () => clock.now(), formatTime: (ms) => clockTime(ms, fmt) }),
+        privateReply: true,
+      };
+    }
+  }
+
+  private verify(orgId: string, target: Target, sig: string): boolean {
+    const want = Buffer.from(this.sign(orgId, target));
+    const got = Buffer.from(sig);
+    return got.length === want.length && timingSafeEqual(got, want);
+  }
+
+  private async send(
+    click: Pick<CardActionContext, 'scope' | 'caller' | 'correlationId' | 'log'>,
+    orgId: string,
+    target: Target,
+    client: BillOrgClient,
+    byName: string,
+  ): Promise<CardActionReply> {
+    const { kind, id } = target;
+    const party: Vendor | Customer = await asPerson(() => (kind === 'vendor' ? client.vendors.get(id) : client.customers.get(id)));
+    const before = await statusOf(client, kind, party);
+    if (!invitable(before)) {
+      return {
+        ...notSentCard(
+          `${party.name} is already on the BILL network`,
+          `BILL says: ${escapeMarkdown(networkStatusWords(before) ?? 'connected')}. Nothing was sent.`,
+        ),
+        privateReply: true,
+      };
+    }
+    const how = await this.route(client, kind, party, target);
+    if (!how) {
+      const why =
+        kind === 'vendor'
+          ? 'No business of exactly that name is in the BILL network and the vendor has no email in BILL. Add an email to the vendor in BILL, or find them with **network** and their name.'
+          : 'No business of exactly that name is in the BILL network, and BILL emails invitations only to vendors. Find them with **network** and their name.';
+      return { ...notSentCard(`${party.name} was not invited`, `${why} Nothing was sent.`), privateReply: true };
+    }
+    const detail = { party: `${kind} ${shortId(id)}`, how: 'email' in how ? 'email' : `network ${shortId(how.networkId)}` };
+    if ('email' in how) await client.network.inviteByEmail(id, how.email);
+    else await client.network.invite(kind, id, how.networkId, how.networkType);
+    await auditAdmin(this.deps.audit, click, 'network.invite', 'ok', orgId, detail).catch((err: unknown) =>
+      click.log.error({ err: errorMessage(err) }, 'network invitation sent but its audit record failed'),
+    );
+    click.log.info({ orgId, ...detail }, 'network invitation accepted by BILL');
+    // The card and the org's mirror show the status as BILL now answers it.
+    let after: string | undefined;
+    if (kind === 'vendor') {
+      const fresh = await client.vendors.get(id).catch(() => undefined);
+      if (fresh) await this.deps.mirror.apply(orgId, 'vendor', fresh).catch(() => undefined);
+      after = fresh?.networkStatus;
+    } else {
+      after = (await client.network.status('customer', id).catch(() => undefined))?.status;
+      const key = customerStatusKey(id);
+      this.deps.mirror.dropAnswer(orgId, key);
+      await this.deps.mirror.answers.get(orgId, key, { ttlS: this.deps.keepStatusS, kinds: ['customer'] }, () => Promise.resolve(after));
+    }
+    return invitedCard({
+      kind,
+      name: party.name,
+      how: 'email' in how ? { email: how.email } : { networkId: how.networkId },
+      status: after,
+      byName,
+      at: clockTime(this.deps.clock.now(), this.deps.fmt),
+      note: this.deps.note,
+    });
+  }
+
+  /** The button's network id; else the one business of exactly the party's name in the BILL network; else a vendor's email. */
+  private async route(
+    client: BillOrgClient,
+    kind: PartyKind,
+    party: Vendor | Customer,
+    target: Target,
+  ): Promise<{ networkId: string; networkType: 'BILL' | 'RPPS' } | { email: string } | undefined> {
+    if (target.networkId) return { networkId: target.networkId, networkType: target.networkType ?? 'BILL' };
+    const name = foldName(party.name);
+    if (name.length >= 3) {
+      const exact = (await client.network.search(party.name, 'BILL')).filter((o) => foldName(o.name) === name);
+      const only = exact.length === 1 ? exact[0] : undefined;
+      if (only) return { networkId: only.id, networkType: 'BILL' };
+    }
+    const email = kind === 'vendor' ? (party as Vendor).email : undefined;
+    return email ? { email } : undefined;
+  }
+}
+
+/** A vendor's networkStatus; a customer's connection request status (BILL keeps it apart from the customer). */
+async function statusOf(client: BillOrgClient, kind: PartyKind, party: Vendor | Customer): Promise<string | undefined> {
+  if (kind === 'vendor') return (party as Vendor).networkStatus;
+  try {
+    return (await client.network.status('customer', party.id)).status;
+  } catch (err) {
+    // [I] A customer never invited may have no request to answer about.
+    if (err instanceof BillApiError && err.category === 'notFound') return 'NOT_CONNECTED';
+    throw err;
+  }
+}
+
+/** BILL refusing the person's token means their link went stale, not that the bot's credentials are wrong. */
+async function asPerson<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof BillApiError && err.category === 'credentials') throw new NotLinked('tokenRefused');
+    throw err;
+  }
+}
+
+function escapeRole(role: string): string {
+  const words = role
+    .replace(/[^A-Z_]/g, '')
+    .toLowerCase()
+    .replace(/_/g, ' ');
+  return words ? `a${/^[aeiou]/.test(words) ? 'n' : ''} ${words}` : 'a user without a role billbridge knows';
+}
+
+/** The card-action route of the invite button; without SECRETS_KEY (no links) it says how invitations are switched on. */
+export function networkCardActions(invites: NetworkInvites | undefined): {
+  verb: string;
+  handler: (ctx: CardActionContext) => Promise<CardActionReply>;
+} {
+  return {
+    verb: NETWORK_INVITE_VERB,
+    handler: async (ctx) =>
+      invites
+        ? invites.invite(ctx)
+        : {
+            ...notSentCard(
+              'Network invitations are off',
+              'They are sent as the person who clicks, and billbridge can keep BILL sign-ins only when SECRETS_KEY is set. Nothing was sent.',
+            ),
+            privateReply: true,
+          },
+  };
+}
