@@ -1,6 +1,5 @@
 // The shared limiter: admits each outbound call through every budget that applies, in priority order, within its wait.
 import { ContextSlot } from '../asyncContext.js';
-import Bottleneck from 'bottleneck';
 import type { Clock } from '../clock.js';
 import type { Config } from '../../config.js';
 import { DependencyUnavailable, LimitExceeded, errorMessage } from '../../errors.js';
@@ -10,8 +9,6 @@ import type { BudgetStore, RateRule } from './store.js';
 import type { ActiveGrant, BudgetSnapshot, Limiter, Priority, RunOptions, Throttle, Upstream } from './types.js';
 import { nextHour } from './windows.js';
 
-/** Bottleneck priorities: lower runs first. */
-const PRIORITY: Record<Priority, number> = { interactive: 2, background: 7 };
 /** Calls a concurrency budget must have seen complete before it refuses a wait as hopeless from its own estimate. */
 const MIN_SAMPLES_TO_REFUSE_EARLY = 3;
 /** A retry estimate is never shorter than this (a person cannot act faster). */
@@ -49,6 +46,7 @@ interface GrantContext extends ActiveGrant {
 }
 
 interface Ticket {
+  priority: Priority;
   deadline: number;
   /** Granted, refused, timed out or closed: its turn stops at the next check. */
   settled: boolean;
@@ -76,11 +74,14 @@ class BudgetState {
   avgCallMs = INITIAL_CALL_MS;
   /** Calls whose duration fed avgCallMs. */
   samples = 0;
-  /** Waiting room: one waiter at a time is at the head; Bottleneck orders the rest by priority. */
-  room: Bottleneck | undefined;
-  roomJobs = 0;
+  /** Waiting room: interactive tickets before background ones, first come first served within each (the head is out of it). */
+  readonly waiting: Ticket[] = [];
+  /** The heads' turns, one after another, while anyone waits. */
+  turns: Promise<void> | undefined;
   /** Wake-ups of the head waiter when a slot is freed. */
   readonly slotWaiters = new Set<() => void>();
+  /** Slots freed so far: a head that saw this change while it asked the store asks again rather than sleep. */
+  freed = 0;
 
   constructor(readonly ref: BudgetRef) {
     this.effective = ref.rule.type === 'concurrency' ? ref.rule.limit : 0;
@@ -214,7 +215,7 @@ export class SharedLimiter implements Limiter {
     // Would this call get its turn in time? Windows are arithmetic, so say so now rather than after the wait.
     const at = Math.max(block?.until ?? now, store.nthFit(ref.id, rule, now, st.queued + 1));
     if (at > deadline) throw this.reject(st, at - now, block && block.until > deadline ? 'throttled' : 'busy');
-    await this.enqueue(st, priority, deadline, (ticket) => this.rateTurn(st, rule, ticket));
+    await this.enqueue(st, priority, deadline);
   }
 
   /** Head of a rate budget's waiting room: takes a unit as soon as the windows (and any pause) allow. */
@@ -267,7 +268,7 @@ export class SharedLimiter implements Limiter {
       const eta = this.estimate(st, st.queued + 1);
       if (now + eta > deadline) throw this.reject(st, eta, 'busy');
     }
-    await this.enqueue(st, priority, deadline, (ticket) => this.slotTurn(st, ticket));
+    await this.enqueue(st, priority, deadline);
   }
 
   /** Head of a concurrency budget's waiting room: takes the next slot that is freed. */
@@ -286,22 +287,26 @@ export class SharedLimiter implements Limiter {
         await sleep(ticket, block.until - now);
         continue;
       }
+      const freed = st.freed;
       if (await store.acquire(id, st.effective)) {
         if (ticketDone(ticket)) {
           store.release(id);
-          this.wakeSlotWaiters(st);
+          this.slotFreed(st);
           return;
         }
         st.running++;
         ticket.grant();
         return;
       }
+      if (st.freed !== freed) continue;
       // Woken when a slot is freed here; a shared store's slots are freed by other instances too, so it polls.
       await sleep(ticket, this.deps.store.pollMs, st.slotWaiters);
     }
   }
 
-  private wakeSlotWaiters(st: BudgetState): void {
+  /** A slot came free here (released, or a BDC_1322 reduction undone): the head asks for it at once. */
+  private slotFreed(st: BudgetState): void {
+    st.freed++;
     for (const wake of [...st.slotWaiters]) wake();
   }
 
@@ -312,11 +317,11 @@ export class SharedLimiter implements Limiter {
       st.avgCallMs = st.avgCallMs * 0.8 + tookMs * 0.2;
       st.samples++;
     }
-    this.wakeSlotWaiters(st);
+    this.slotFreed(st);
   }
 
   /** Queues a call in a budget's waiting room (priority order) and resolves when its turn grants it. */
-  private enqueue(st: BudgetState, priority: Priority, deadline: number, turn: (t: Ticket) => Promise<void>): Promise<void> {
+  private enqueue(st: BudgetState, priority: Priority, deadline: number): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       if (this.closed) return reject(new LimitExceeded(st.ref.budget, 5_000, 'busy'));
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -325,10 +330,13 @@ export class SharedLimiter implements Limiter {
         ticket.settled = true;
         st.queued--;
         this.tickets.delete(ticket);
+        const at = st.waiting.indexOf(ticket);
+        if (at >= 0) st.waiting.splice(at, 1);
         if (timer) clearTimeout(timer);
         return true;
       };
       const ticket: Ticket = {
+        priority,
         deadline,
         settled: false,
         wake: undefined,
@@ -341,6 +349,8 @@ export class SharedLimiter implements Limiter {
       };
       st.queued++;
       this.tickets.add(ticket);
+      const firstBackground = priority === 'interactive' ? st.waiting.findIndex((t) => t.priority === 'background') : -1;
+      st.waiting.splice(firstBackground < 0 ? st.waiting.length : firstBackground, 0, ticket);
       if (Number.isFinite(deadline)) {
         timer = setTimeout(
           () => {
@@ -351,27 +361,30 @@ export class SharedLimiter implements Limiter {
           Math.max(0, deadline - this.deps.clock.now()),
         );
       }
-      st.room ??= new Bottleneck({ maxConcurrent: 1 });
-      st.roomJobs++;
-      st.room
-        .schedule({ priority: PRIORITY[priority] }, async () => {
-          try {
-            await turn(ticket);
-          } catch (err) {
-            // A shared store that cannot answer (Redis down) is said as such: the call was not admitted.
-            if (err instanceof DependencyUnavailable) {
-              ticket.fail(err);
-              return;
-            }
-            this.deps.log.error({ budget: st.ref.budget, err: errorMessage(err) }, 'limiter waiting room failed');
-            ticket.fail(new LimitExceeded(st.ref.budget, MIN_RETRY_MS, 'busy'));
-          }
-        })
-        .catch(() => undefined)
-        .finally(() => {
-          st.roomJobs--;
-        });
+      st.turns ??= this.takeTurns(st);
     });
+  }
+
+  /**
+   * Gives each waiting ticket its turn as the head, the next one in the same tick the last one ends. (A waiting room
+   * that moved on through timers left freed slots empty on a busy event loop: 87% of BILL's 3 slots used, issue #23.)
+   * It always awaits a turn before it ends, so `st.turns` is set before it is cleared.
+   */
+  private async takeTurns(st: BudgetState): Promise<void> {
+    for (let ticket = st.waiting.shift(); ticket; ticket = st.waiting.shift()) {
+      try {
+        await (st.ref.rule.type === 'concurrency' ? this.slotTurn(st, ticket) : this.rateTurn(st, st.ref.rule, ticket));
+      } catch (err) {
+        // A shared store that cannot answer (Redis down) is said as such: the call was not admitted.
+        if (err instanceof DependencyUnavailable) {
+          ticket.fail(err);
+          continue;
+        }
+        this.deps.log.error({ budget: st.ref.budget, err: errorMessage(err) }, 'limiter waiting room failed');
+        ticket.fail(new LimitExceeded(st.ref.budget, MIN_RETRY_MS, 'busy'));
+      }
+    }
+    st.turns = undefined;
   }
 
   /** An honest "try again in": when the position-th call in this budget's queue could start. */
@@ -463,7 +476,7 @@ export class SharedLimiter implements Limiter {
     st.restoreTimer = setTimeout(() => {
       st.restoreTimer = undefined;
       st.effective = Math.min(st.configured, st.effective + 1);
-      this.wakeSlotWaiters(st);
+      this.slotFreed(st);
       this.scheduleRestore(st);
     }, SHRINK_HOLD_MS);
     st.restoreTimer.unref();
@@ -586,7 +599,7 @@ export class SharedLimiter implements Limiter {
     if (now - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = now;
     for (const [id, st] of this.states) {
-      if (!st.ref.aggregate || st.queued > 0 || st.running > 0 || st.roomJobs > 0) continue;
+      if (!st.ref.aggregate || st.queued > 0 || st.running > 0 || st.turns !== undefined) continue;
       if (!this.deps.store.idle(id, st.ref.rule, now)) continue;
       this.states.delete(id);
       this.deps.store.forget(id);
@@ -600,12 +613,13 @@ export class SharedLimiter implements Limiter {
       ticket.fail(new LimitExceeded('limiter', 5_000, 'busy'));
       ticket.wake?.();
     }
-    const rooms: Array<Promise<void>> = [];
+    const turns: Array<Promise<void>> = [];
     for (const st of this.states.values()) {
       if (st.restoreTimer) clearTimeout(st.restoreTimer);
-      if (st.room) rooms.push(st.room.stop({ dropWaitingJobs: true }).catch(() => undefined));
+      if (st.turns !== undefined) turns.push(st.turns);
     }
-    await Promise.all(rooms);
+    // Every ticket is settled, so each head's turn ends as soon as its store call answers.
+    await Promise.all(turns);
     await this.deps.store.close();
   }
 }
