@@ -1,4 +1,4 @@
-// Fleet-wide budget counts in Redis behind the BudgetStore seam (bottleneck keeps ordering each instance's waiting rooms).
+// Fleet-wide budget counts in Redis behind the BudgetStore seam (each instance orders its own waiting calls).
 //
 // Why not bottleneck's own Redis clustering: with bottleneck 2.19.5, ioredis 5 and Redis 7.0.15, two limiters
 // sharing an id held 3 in flight, but once their keys expired (the `timeout` option) or Redis lost its data
