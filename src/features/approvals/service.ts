@@ -36,7 +36,7 @@ import {
   type ApprovalCardOptions,
 } from './cards.js';
 import { linkAttemptKey, type LinkAttempts } from './linkAttempts.js';
-import type { UserLink, UserLinks } from './userLinks.js';
+import { asPerson, type UserLink, type UserLinks } from './userLinks.js';
 
 /** Vendor names and currencies by id (BILL's pending approvals carry only ids). */
 
@@ -455,16 +455,6 @@ export class Approvals {
     return why === 'cooldown'
       ? `BILL did not accept the last token. To protect the sign-ins everyone shares, try again at ${at} (in ${wait}).`
       : `You have tried to connect several times this hour. To protect the sign-ins everyone shares, try again at ${at} (in ${wait}).`;
-  }
-}
-
-/** BILL refusing a person's token means their link went stale (token deleted), not that the bot's credentials are wrong. */
-async function asPerson<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof BillApiError && err.category === 'credentials') throw new NotLinked('tokenRefused');
-    throw err;
   }
 }
 

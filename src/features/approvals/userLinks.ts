@@ -6,6 +6,7 @@ import { deriveKey, openText, sealText } from '../../infra/state/sealing.js';
 import type { Clock } from '../../infra/clock.js';
 import type { Logger } from '../../infra/log.js';
 import { NS, type StateStore } from '../../infra/state/types.js';
+import { BillApiError, NotLinked } from '../../errors.js';
 
 /** Who a link belongs to: a person of a tenant, in one BILL organisation. */
 export interface UserLinkRef {
@@ -178,5 +179,15 @@ export class UserLinks {
       if (link.tenantId !== want.tenantId || link.aadObjectId !== want.aadObjectId || link.orgId !== want.orgId) return undefined;
     }
     return link;
+  }
+}
+
+/** BILL refusing a person's token means their link went stale (token deleted), not that the bot's credentials are wrong. */
+export async function asPerson<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof BillApiError && err.category === 'credentials') throw new NotLinked('tokenRefused');
+    throw err;
   }
 }

@@ -8,7 +8,8 @@
 // [I] The Postman collection names no role for the network endpoints: invitations are offered to BILL's
 // ADMINISTRATOR and ACCOUNTANT roles, the ones that manage vendors and customers in BILL.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { BillApiError, NotBound, NotLinked, errorMessage } from '../../errors.js';
+import { BillApiError, NotBound, errorMessage } from '../../errors.js';
+import { asPerson } from '../approvals/userLinks.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { BillOrgClient } from '../../bill/api.js';
 import type { Customer, Vendor } from '../../bill/types.js';
@@ -232,16 +233,6 @@ async function statusOf(client: BillOrgClient, kind: PartyKind, party: Vendor | 
   } catch (err) {
     // [I] A customer never invited may have no request to answer about.
     if (err instanceof BillApiError && err.category === 'notFound') return 'NOT_CONNECTED';
-    throw err;
-  }
-}
-
-/** BILL refusing the person's token means their link went stale, not that the bot's credentials are wrong. */
-async function asPerson<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof BillApiError && err.category === 'credentials') throw new NotLinked('tokenRefused');
     throw err;
   }
 }
