@@ -433,6 +433,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     events: recentEvents,
     clock,
     log,
+    audit,
+    upstreamCalls,
   });
   const server = createHttpServer({
     log,

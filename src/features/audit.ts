@@ -42,6 +42,31 @@ export async function auditOrUndo(record: Promise<void>, undo: () => Promise<unk
   }
 }
 
+/**
+ * The audit record of a read through a door other than a command line (the dashboard tab): who and where, what was
+ * read, the organisation, how it went and the upstream calls it made.
+ */
+export function readAudit(
+  who: { scope: ConversationScope; caller: Caller; correlationId: string },
+  name: string,
+  outcome: { orgId?: string; result: 'ok' | 'refused' | 'error'; reason?: string },
+  upstream: UpstreamCounts,
+  durationMs: number,
+): CommandAudit {
+  return {
+    ...auditActor(who.scope, who.caller),
+    command: name,
+    args: [],
+    orgId: outcome.orgId,
+    result: outcome.result,
+    reason: outcome.reason,
+    upstreamCalls: upstreamTotal(upstream),
+    upstream,
+    correlationId: who.correlationId,
+    durationMs,
+  };
+}
+
 /** A short, non-secret name for why a command was refused or failed. */
 function auditReason(err: unknown): string | undefined {
   if (err === undefined) return undefined;

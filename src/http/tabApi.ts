@@ -10,7 +10,10 @@ import type { AccessPolicy } from '../features/access.js';
 import type { OrgBindings } from '../bindings/bindings.js';
 import type { Installations } from '../bindings/installations.js';
 import { newCorrelationId } from '../features/dispatch.js';
-import type { CommandContext, ConversationScope } from '../features/types.js';
+import type { Caller, CommandContext, ConversationScope } from '../features/types.js';
+import { readAudit } from '../features/audit.js';
+import type { AuditTrail } from '../infra/audit.js';
+import type { UpstreamCallCounter } from '../infra/upstreamCalls.js';
 import { userRateKey, type UserCommandRate } from '../teams/userRate.js';
 import type { TeamRoster } from '../teams/roster.js';
 import { TabRefused, type TabPerson, type TabSso } from '../tab/sso.js';
@@ -28,6 +31,16 @@ export interface TabApiDeps extends DashboardDeps {
   roster: Pick<TeamRoster, 'isMember'>;
   clock: Clock;
   log: Logger;
+  /** Each load a person is known for (their token checked) is recorded as a command is. */
+  audit: Pick<AuditTrail, 'command'>;
+  /** Counts the load's upstream calls and gives it a command's deadline. */
+  upstreamCalls: Pick<UpstreamCallCounter, 'run' | 'current'>;
+}
+
+/** What a load has learnt so far: who asked and where (once the token is checked), and which organisation. */
+interface Seen {
+  who?: { scope: ConversationScope; caller: Caller; correlationId: string };
+  orgId?: string;
 }
 
 /** The organisation the tab shows for this person and place, or TabRefused. */
@@ -58,7 +71,7 @@ async function orgFor(deps: TabApiDeps, person: TabPerson, team: string): Promis
   return orgId;
 }
 
-async function answer(deps: TabApiDeps, req: Request, correlationId: string): Promise<unknown> {
+async function answer(deps: TabApiDeps, req: Request, correlationId: string, seen: Seen): Promise<unknown> {
   const person = await deps.sso.person(req.headers.authorization);
   if (!deps.access.tenantAllowed(person.tenantId))
     throw new TabRefused(403, "billbridge is not set up for your organisation's Microsoft 365 tenant.", 'tenant not allowed');
@@ -73,12 +86,14 @@ async function answer(deps: TabApiDeps, req: Request, correlationId: string): Pr
     serviceUrl: '',
   };
   const caller = { id: '', aadObjectId: person.aadObjectId, name: person.name };
+  seen.who = { scope, caller, correlationId };
   const decision = await deps.rate.take(userRateKey({ scope, caller }));
   if (!decision.allowed) {
     const retryAfterS = Math.ceil(decision.retryInMs / 1000);
     throw new TabRefused(429, `You have asked billbridge a lot this minute. Try again in ${retryAfterS} s.`, 'user rate', retryAfterS);
   }
   const orgId = await orgFor(deps, person, team);
+  seen.orgId = orgId;
   const ctx: CommandContext = {
     input: { name: 'dashboard', args: [], argText: '', page: 0 },
     scope,
@@ -96,26 +111,76 @@ export function tabApiRoute(deps: TabApiDeps): (server: Server) => void {
   return (server) => {
     server.get('/api/tab/dashboard', async (req: Request, res: Response) => {
       const correlationId = newCorrelationId();
+      const started = performance.now();
+      const seen: Seen = {};
+      const reply = await deps.upstreamCalls.run(async () => {
+        const r = await respond(deps, req, correlationId, seen);
+        if (!seen.who) return r;
+        // As for commands: written before the answer goes out, and no trace, no answer.
+        const upstream = deps.upstreamCalls.current() ?? {};
+        try {
+          await deps.audit.command(
+            readAudit(seen.who, 'dashboard tab', { ...r, orgId: seen.orgId }, upstream, performance.now() - started),
+          );
+          return r;
+        } catch (err) {
+          deps.log.error({ correlationId, err: errorMessage(err) }, 'the dashboard tab load could not be audited; not answered');
+          return {
+            status: 503,
+            body: { error: 'billbridge could not record this load in its audit trail. Try again in a minute.' },
+            retryAfterS: 60,
+          };
+        }
+      });
       res.setHeader('Cache-Control', 'no-store');
-      try {
-        const body = await answer(deps, req, correlationId);
-        res.status(200);
-        res.json(body);
-      } catch (err) {
-        const refused =
-          err instanceof TabRefused
-            ? err
-            : err instanceof LimitExceeded
-              ? new TabRefused(429, 'billbridge is busy. Try again in a minute.', 'busy', Math.ceil(err.retryInMs / 1000))
-              : new TabRefused(503, 'BILL or Teams did not answer in time. Try again in a minute.', errorMessage(err).slice(0, 120), 60);
-        const log = { correlationId, status: refused.status, reason: refused.reason };
-        if (refused.status === 503 && !(err instanceof TabRefused) && !(err instanceof DependencyUnavailable))
-          deps.log.warn({ ...log, errName: err instanceof Error ? err.name : typeof err }, 'dashboard tab could not be answered');
-        else deps.log.info(log, 'dashboard tab refused');
-        if (refused.retryAfterS !== undefined) res.setHeader('Retry-After', String(Math.max(1, refused.retryAfterS)));
-        res.status(refused.status);
-        res.json({ error: refused.message });
-      }
+      if (reply.retryAfterS !== undefined) res.setHeader('Retry-After', String(Math.max(1, reply.retryAfterS)));
+      res.status(reply.status);
+      res.json(reply.body);
     });
   };
+}
+
+interface Reply {
+  status: number;
+  body: unknown;
+  retryAfterS?: number;
+}
+
+/** One load's answer: the figures, or the refusal's status and sentence, with how it went for the audit line. */
+async function respond(
+  deps: TabApiDeps,
+  req: Request,
+  correlationId: string,
+  seen: Seen,
+): Promise<Reply & { result: 'ok' | 'refused' | 'error'; reason?: string }> {
+  try {
+    return { status: 200, body: await answer(deps, req, correlationId, seen), result: 'ok' };
+  } catch (err) {
+    const refused =
+      err instanceof TabRefused
+        ? err
+        : err instanceof LimitExceeded
+          ? new TabRefused(429, 'billbridge is busy. Try again in a minute.', 'busy', Math.ceil(err.retryInMs / 1000))
+          : new TabRefused(503, 'BILL or Teams did not answer in time. Try again in a minute.', errorMessage(err).slice(0, 120), 60);
+    const log = { correlationId, status: refused.status, reason: refused.reason };
+    if (refused.status === 503 && !(err instanceof TabRefused) && !(err instanceof DependencyUnavailable))
+      deps.log.warn({ ...log, errName: err instanceof Error ? err.name : typeof err }, 'dashboard tab could not be answered');
+    else deps.log.info(log, 'dashboard tab refused');
+    // The audit line names the kind of refusal, never an error's message.
+    const reason =
+      err instanceof TabRefused
+        ? `TabRefused:${err.reason}`
+        : err instanceof LimitExceeded
+          ? `LimitExceeded:${err.reason}`
+          : err instanceof Error
+            ? err.name
+            : typeof err;
+    return {
+      status: refused.status,
+      body: { error: refused.message },
+      retryAfterS: refused.retryAfterS,
+      result: refused.status === 503 ? 'error' : 'refused',
+      reason,
+    };
+  }
 }

@@ -1,6 +1,8 @@
 // The dashboard tab's data API over real HTTP: Teams single sign-on checked against a local issuer's published keys,
 // a team's figures only for its members (the bot's own roster call, cached), the same figures as the cards.
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { channelMessage, DEFAULT_USER, installationUpdate, OTHER_TENANT, TENANT, teamIds } from '../harness/activities.js';
 import { startBot, type TestBot } from '../harness/bot.js';
@@ -150,6 +152,23 @@ describe('a channel tab of the finance team', () => {
   it('a v1 token (issuer sts.windows.net, audience the bare app id) of a member is accepted too', async () => {
     const res = await dashboard(bot, `Bearer ${await sso({ iss: `https://sts.windows.net/${TENANT}/`, aud: APP_ID })}`);
     expect(res.status).toBe(200);
+  });
+
+  it('each load a person is known for leaves an audit line: who, which team, which organisation, how it went', async () => {
+    expect((await dashboard(bot, `Bearer ${await sso()}`)).status).toBe(200);
+    expect((await dashboard(bot, `Bearer ${await sso({ aadObjectId: ERIN })}`)).status).toBe(403);
+    expect((await dashboard(bot, undefined)).status).toBe(401);
+    const lines = readFileSync(join(bot.stateDir, 'audit.log'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((r) => r.command === 'dashboard tab');
+    expect(lines.slice(-2)).toEqual([
+      expect.objectContaining({ tenantId: TENANT, teamId: TEAM, aadObjectId: DANA, orgId: bot.app.sandbox!.org.id, result: 'ok' }),
+      expect.objectContaining({ aadObjectId: ERIN, teamId: TEAM, result: 'refused', reason: 'TabRefused:not a member' }),
+    ]);
+    // A request without a sign-in names nobody: it is logged, not audited.
+    expect(lines.filter((r) => r.aadObjectId === undefined)).toEqual([]);
   });
 
   it('a team billbridge was never added to gets 404, without a roster call', async () => {
