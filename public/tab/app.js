@@ -116,7 +116,7 @@ function render(data) {
   const figures = el('div', 'figures');
   figures.append(figure('Due', count(p.dueCount, 'bill'), p.due), figure('Overdue', count(p.overdueCount, 'bill'), p.overdue, 'attention'));
   const owed = el('div', 'figures');
-  owed.append(figure('Owed to you', count(r.owedCount, 'invoice'), r.owed));
+  owed.append(figure('Overdue, owed to you', count(r.owedCount, 'invoice'), r.owed));
 
   let approvals;
   if (data.approvals === null) approvals = [sentence(CONNECT_HINT)];

@@ -30,7 +30,7 @@ const eur = (amount: number, text: string) => ({ currency: 'EUR', amount, text }
  * two currencies, empty days); the last describe checks it has exactly the real API's keys and types.
  */
 const DASHBOARD = {
-  org: { name: 'Contoso Pharmaceuticals International Holdings' },
+  org: { name: 'Demo organisation — simulated data' },
   asOf: '2026-03-10T10:42:00.000Z',
   locale: 'en-US',
   payables: {
@@ -257,7 +257,7 @@ describe('the dashboard tab in a Teams channel (1024 px, light)', () => {
   });
 
   it('shows the organisation and the four sections: payables, receivables, approvals waiting for me, recent BILL events', async () => {
-    expect(await tab.locator('h1').innerText()).toBe('BILL dashboard · Contoso Pharmaceuticals International Holdings');
+    expect(await tab.locator('h1').innerText()).toBe('BILL dashboard · Demo organisation — simulated data');
     expect(await tab.locator('h2').allInnerTexts()).toEqual(['Payables', 'Receivables', 'Approvals waiting for me', 'Recent BILL events']);
     expect(await tab.getByRole('region', { name: 'Payables' }).count()).toBe(1);
   });
@@ -287,7 +287,7 @@ describe('the dashboard tab in a Teams channel (1024 px, light)', () => {
 
   it('receivables: owed with its totals and the aging buckets as bars, with their amounts as text', async () => {
     const receivables = tab.locator('#receivables');
-    expect(await receivables.innerText()).toMatch(/Owed to you\s+4 invoices\s+\$13,396\.17\s+€98,785\.43/);
+    expect(await receivables.innerText()).toMatch(/Overdue, owed to you\s+4 invoices\s+\$13,396\.17\s+€98,785\.43/);
     const usdAging = receivables.getByRole('figure', { name: 'Overdue by age, USD' });
     expect((await usdAging.locator('li').allInnerTexts()).map((t) => t.replace(/\s+/g, ' '))).toEqual([
       '1–30 days $12,345.67',
@@ -384,7 +384,7 @@ describe('the dashboard tab elsewhere in Teams', () => {
     const tab = await host.tab();
     await tab.getByRole('alert').getByText(building).waitFor();
     await tab.locator('h1').waitFor();
-    expect(await tab.locator('h1').innerText()).toBe('BILL dashboard · Contoso Pharmaceuticals International Holdings');
+    expect(await tab.locator('h1').innerText()).toBe('BILL dashboard · Demo organisation — simulated data');
     expect(api).toHaveLength(2);
   });
 
