@@ -158,26 +158,23 @@ export class OpenIdIssuer {
 
   /** A signed Teams single sign-on token for a tab, with the claims Entra puts in one (tid, oid, scp, ver). */
   async ssoToken(o: SsoMintOptions): Promise<string> {
-    const now = Math.floor(Date.now() / 1000);
-    const key = o.signWith === 'unpublished' ? this.unpublished : this.published;
-    const token = await new SignJWT({
-      tid: o.tenantId,
-      oid: o.aadObjectId,
-      name: o.name ?? 'Dana Lee',
-      scp: o.scp ?? 'access_as_user',
-      ver: '2.0',
-      azp: '5e3ce6c0-2b1f-4285-8d4b-75ee78787346',
-      ...o.claims,
-    })
-      .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: key.kid })
-      .setIssuer(o.iss ?? `https://login.microsoftonline.com/${o.tenantId}/v2.0`)
-      .setAudience(o.aud)
-      .setIssuedAt(now + (o.notBefore ?? 0))
-      .setNotBefore(now + (o.notBefore ?? 0))
-      .setExpirationTime(now + (o.expiresIn ?? 3600))
-      .sign(key.privateKey);
-    this.minted.push(token);
-    return token;
+    return this.token({
+      aud: o.aud,
+      serviceUrl: null,
+      iss: o.iss ?? `https://login.microsoftonline.com/${o.tenantId}/v2.0`,
+      expiresIn: o.expiresIn,
+      notBefore: o.notBefore,
+      signWith: o.signWith,
+      claims: {
+        tid: o.tenantId,
+        oid: o.aadObjectId,
+        name: o.name ?? 'Dana Lee',
+        scp: o.scp ?? 'access_as_user',
+        ver: '2.0',
+        azp: '5e3ce6c0-2b1f-4285-8d4b-75ee78787346',
+        ...o.claims,
+      },
+    });
   }
 
   /** An `alg: none` token with otherwise valid claims (and the published kid, so only the algorithm is wrong). */
