@@ -4,7 +4,7 @@
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { commandLine } from '../src/cli/args.js';
+import { commandLine } from '../tools/args.js';
 import { buildChildren } from './build.js';
 import { BenchConnector } from './connector.js';
 import { BenchContext, type BenchOptions } from './context.js';

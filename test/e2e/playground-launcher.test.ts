@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { checkPortFree } from '../../src/cli/agentsPlayground.js';
+import { checkPortFree } from '../../tools/agentsPlayground.js';
 import { freePort, get } from '../harness/net.js';
 import { killSpawned, repo, spawnTsx } from '../harness/process.js';
 
@@ -17,7 +17,7 @@ afterAll(() => {
 });
 
 function launch(port: number, botPort: number) {
-  const child = spawnTsx(join(repo, 'src/cli/playground.ts'), home, { HOME: home, STATE_DIR: home }, [
+  const child = spawnTsx(join(repo, 'tools/playground.ts'), home, { HOME: home, STATE_DIR: home }, [
     '--port',
     String(port),
     '--bot-port',

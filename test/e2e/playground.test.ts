@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PLAYGROUND_TEAM, PLAYGROUND_USER, startPlayground, type RunningPlayground } from '../../src/cli/agentsPlayground.js';
+import { PLAYGROUND_TEAM, PLAYGROUND_USER, startPlayground, type RunningPlayground } from '../../tools/agentsPlayground.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { freePort } from '../harness/net.js';
 import { botCard, messageBox, openConversation, openPlayground, say, screenshotForDocs } from '../harness/playground.js';

@@ -4,8 +4,8 @@
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
-import { TEAMS_MARKDOWN_SCRIPT } from '../../src/cli/gallery.js';
-import { teamsHostConfig, THEME_PAGE, type TeamsTheme } from '../../src/cli/hostConfigs.js';
+import { TEAMS_MARKDOWN_SCRIPT } from '../../tools/gallery.js';
+import { teamsHostConfig, THEME_PAGE, type TeamsTheme } from '../../tools/hostConfigs.js';
 
 const require = createRequire(import.meta.url);
 

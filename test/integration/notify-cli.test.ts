@@ -52,7 +52,7 @@ afterAll(async () => {
 
 function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(join(repo, 'node_modules/.bin/tsx'), [join(repo, 'src/cli/webhooks.ts'), ...args], {
+    const child = spawn(join(repo, 'node_modules/.bin/tsx'), [join(repo, 'tools/webhooks.ts'), ...args], {
       cwd,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,8 +1,8 @@
 // Every card of the gallery laid out by Microsoft's adaptivecards renderer in headless Chromium, with Teams' light,
 // dark and high-contrast host configs, at a phone's 320 px and Teams desktop's 450 px: read back from the page.
 import { describe, expect, it } from 'vitest';
-import { galleryCards } from '../../src/cli/galleryCards.js';
-import { TEAMS_THEMES } from '../../src/cli/hostConfigs.js';
+import { galleryCards } from '../../tools/galleryCards.js';
+import { TEAMS_THEMES } from '../../tools/hostConfigs.js';
 import { sharedCardRenderer, type RenderCase } from '../harness/render.js';
 
 const WIDTHS = [320, 450];

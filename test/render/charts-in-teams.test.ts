@@ -2,8 +2,8 @@
 // Chart.* element, so it lays out each chart's fallback as a host without charts would, and that must read intact at
 // Teams' card widths: no amount broken across lines or cut off, and the same text as the card without its charts.
 import { describe, expect, it } from 'vitest';
-import { galleryCards } from '../../src/cli/galleryCards.js';
-import { TEAMS_THEMES } from '../../src/cli/hostConfigs.js';
+import { galleryCards } from '../../tools/galleryCards.js';
+import { TEAMS_THEMES } from '../../tools/hostConfigs.js';
 import { invoicesOverdueCard, type AgingInvoice } from '../../src/features/receivables/cards.js';
 import { chartsOf, withoutCharts } from '../harness/charts.js';
 import { sharedCardRenderer, type RenderCase } from '../harness/render.js';

@@ -6,7 +6,7 @@ import type { Budget, SpendTransaction } from '../../src/bill/types.js';
 import { billsDueCard, type BillLine } from '../../src/features/payables/cards.js';
 import { invoicesOverdueCard, type AgingInvoice } from '../../src/features/receivables/cards.js';
 import { budgetsCard, spendOverviewCard } from '../../src/features/spend/cards.js';
-import { galleryCards } from '../../src/cli/galleryCards.js';
+import { galleryCards } from '../../tools/galleryCards.js';
 import { addDays, sum } from '../../src/cards/format.js';
 import { factsOf, tableRows } from '../harness/finance.js';
 import { checkCard, type CardJson } from '../harness/cards.js';

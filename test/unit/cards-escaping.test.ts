@@ -46,7 +46,7 @@ vi.mock('../../src/sandbox/seed.js', async (importOriginal) => {
   };
 });
 
-const { galleryCards } = await import('../../src/cli/galleryCards.js');
+const { galleryCards } = await import('../../tools/galleryCards.js');
 
 describe('hostile BILL text on every gallery card', () => {
   const cards = galleryCards({ version: '1.2.3' });

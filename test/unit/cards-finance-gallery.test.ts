@@ -2,8 +2,8 @@
 // with no warnings and stay under 40 KB, and the gallery page must render each one, light and dark.
 import { describe, expect, it } from 'vitest';
 import { JSDOM, VirtualConsole } from 'jsdom';
-import { galleryCards } from '../../src/cli/galleryCards.js';
-import { galleryHtml, rendererBundle } from '../../src/cli/gallery.js';
+import { galleryCards } from '../../tools/galleryCards.js';
+import { galleryHtml, rendererBundle } from '../../tools/gallery.js';
 import { commandCatalogue } from '../../src/features/index.js';
 import { checkCard } from '../harness/cards.js';
 import { chartsOf } from '../harness/charts.js';

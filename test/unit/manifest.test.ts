@@ -25,7 +25,7 @@ import {
   SCOPE_KINDS,
   validateManifest,
   type TeamsScope,
-} from '../../src/cli/manifest.js';
+} from '../../tools/manifest.js';
 
 const run = promisify(execFile);
 
@@ -240,7 +240,7 @@ describe('the icons', () => {
 
 describe('npm run package', () => {
   const cli = (args: string[], env: Record<string, string>) =>
-    run('npx', ['tsx', 'src/cli/package.ts', '--dotenv', '/nonexistent/.env', ...args], {
+    run('npx', ['tsx', 'tools/package.ts', '--dotenv', '/nonexistent/.env', ...args], {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     }).then(
       (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),

@@ -1,6 +1,6 @@
 // The command line of billbridge's scripts (sandbox, bench): strict options, --help prints the help, and a bad option
 // is refused with its reason and the help, exit code 2.
-import { errorMessage } from '../errors.js';
+import { errorMessage } from '../src/errors.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 export interface CommandLine {

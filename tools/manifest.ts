@@ -1,15 +1,15 @@
 // The Teams app package, pure parts: template + config + command registry -> manifest, schema check, icon check, zip.
-import { errorMessage } from '../errors.js';
+import { errorMessage } from '../src/errors.js';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import JSZip from 'jszip';
 import { PNG } from 'pngjs';
 import { AppManifestUtils } from '@microsoft/app-manifest';
-import { loadConfig, type Config } from '../config.js';
-import type { CommandRegistry } from '../features/registry.js';
-import type { CommandInfo, ConversationKind } from '../features/types.js';
-import { SEARCH_COMMANDS } from '../features/search/commands.js';
+import { loadConfig, type Config } from '../src/config.js';
+import type { CommandRegistry } from '../src/features/registry.js';
+import type { CommandInfo, ConversationKind } from '../src/features/types.js';
+import { SEARCH_COMMANDS } from '../src/features/search/commands.js';
 import { ACCENT } from './icons.js';
 
 /** Teams allows at most 10 commands per command list (schema: bots[].commandLists[].commands maxItems). */

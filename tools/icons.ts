@@ -1,5 +1,5 @@
 // Draws the Teams app icons (manifest/color.png 192x192, manifest/outline.png 32x32) from one bridge glyph.
-// Run once after changing the glyph: `npx tsx src/cli/icons.ts`; the PNGs are committed.
+// Run once after changing the glyph: `npx tsx tools/icons.ts`; the PNGs are committed.
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { PNG } from 'pngjs';
@@ -106,7 +106,7 @@ export function writeIcons(dir: string): void {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const dir = fileURLToPath(new URL('../../manifest', import.meta.url));
+  const dir = fileURLToPath(new URL('../manifest', import.meta.url));
   writeIcons(dir);
   console.log(`wrote ${dir}/color.png (192x192) and ${dir}/outline.png (32x32)`);
 }

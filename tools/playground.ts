@@ -1,8 +1,8 @@
 // `npm run playground`: the bot in local mode on the embedded BILL sandbox, and Microsoft 365 Agents Playground (a
 // Teams-like page) pointed at it, signed in as a billbridge admin. Ctrl-C stops both.
 import { join } from 'node:path';
-import type { BillbridgeApp } from '../app.js';
-import { errorMessage } from '../errors.js';
+import type { BillbridgeApp } from '../src/app.js';
+import { errorMessage } from '../src/errors.js';
 import { checkPortFree, PLAYGROUND_TEAM, PLAYGROUND_USER, startPlayground, type RunningPlayground } from './agentsPlayground.js';
 import { commandLine } from './args.js';
 
@@ -46,7 +46,7 @@ try {
   await checkPortFree(botPort, 'the bot', '--bot-port');
   await checkPortFree(playgroundPort, 'the Playground', '--port');
   // Loaded once the ports are known free: a taken port is said at once, not after the whole bot has loaded.
-  const [{ buildApp }, { loadConfig }] = await Promise.all([import('../app.js'), import('../config.js')]);
+  const [{ buildApp }, { loadConfig }] = await Promise.all([import('../src/app.js'), import('../src/config.js')]);
   const config = loadConfig({
     ...Object.fromEntries(passedOn.map((name) => [name, process.env[name]])),
     PORT: String(botPort),

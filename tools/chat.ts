@@ -1,5 +1,5 @@
 // `npm run chat`: a terminal Teams channel for a running local bot (like the Bot Framework Emulator, in a terminal).
-import { errorMessage } from '../errors.js';
+import { errorMessage } from '../src/errors.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';

@@ -1,10 +1,10 @@
 // `npm run package`: builds build/billbridge.zip (the Teams app package) from manifest/ and the config, validated offline.
-import { errorMessage } from '../errors.js';
+import { errorMessage } from '../src/errors.js';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, readEnv } from '../config.js';
-import { commandCatalogue } from '../features/index.js';
+import { ConfigError, readEnv } from '../src/config.js';
+import { commandCatalogue } from '../src/features/index.js';
 import {
   buildManifest,
   buildPackage,

@@ -1,7 +1,7 @@
 // `npm run sandbox`: the embedded BILL v3 sandbox on its own, printing its URL and demo credentials.
-import { errorMessage } from '../errors.js';
+import { errorMessage } from '../src/errors.js';
 import { commandLine } from './args.js';
-import { startSandbox } from '../sandbox/index.js';
+import { startSandbox } from '../src/sandbox/index.js';
 
 const HELP = `billbridge sandbox — a local BILL v3 API with a simulated demo organisation.
 

@@ -3,20 +3,20 @@
 // limiter and state store, so the key lands where the bot reads it. Admins in Teams can do the same with `webhooks`.
 import { userInfo } from 'node:os';
 import { request } from 'undici';
-import { systemClock } from '../infra/clock.js';
-import { ConfigError, configSecrets, loadConfig, readEnv, type Config } from '../config.js';
-import { errorMessage, BillApiError } from '../errors.js';
-import { createLogger, SecretRegistry } from '../infra/log.js';
-import { createLimiter } from '../infra/limits/index.js';
-import { BillGateway } from '../bill/gateway.js';
-import { SqliteStateStore } from '../infra/state/sqliteStore.js';
-import { RedisConnection } from '../infra/state/redisClient.js';
-import { RedisStateStore } from '../infra/state/redisStore.js';
-import type { StateStore } from '../infra/state/types.js';
-import { AuditTrail } from '../infra/audit.js';
-import { WebhookKeys } from '../notify/keys.js';
+import { systemClock } from '../src/infra/clock.js';
+import { ConfigError, configSecrets, loadConfig, readEnv, type Config } from '../src/config.js';
+import { errorMessage, BillApiError } from '../src/errors.js';
+import { createLogger, SecretRegistry } from '../src/infra/log.js';
+import { createLimiter } from '../src/infra/limits/index.js';
+import { BillGateway } from '../src/bill/gateway.js';
+import { SqliteStateStore } from '../src/infra/state/sqliteStore.js';
+import { RedisConnection } from '../src/infra/state/redisClient.js';
+import { RedisStateStore } from '../src/infra/state/redisStore.js';
+import type { StateStore } from '../src/infra/state/types.js';
+import { AuditTrail } from '../src/infra/audit.js';
+import { WebhookKeys } from '../src/notify/keys.js';
 import { commandLine, type CommandLine } from './args.js';
-import { MAX_BILL_SUBSCRIPTIONS, WEBHOOK_PATH, WebhookSetup, WebhookSetupError } from '../notify/setup.js';
+import { MAX_BILL_SUBSCRIPTIONS, WEBHOOK_PATH, WebhookSetup, WebhookSetupError } from '../src/notify/setup.js';
 
 const HELP = `billbridge webhooks — the BILL webhook subscription that sends events to billbridge.
 

@@ -1,8 +1,8 @@
 // Every card billbridge sends, filled from the embedded sandbox's demo organisation (seeded in memory, no server), plus
 // empty and error states: the gallery page renders them, and a test checks each one parses at 1.5 and stays small.
-import { ManualClock } from '../infra/clock.js';
-import type { BillStatus } from '../bill/gateway.js';
-import type { Bill, Invoice, Vendor } from '../bill/types.js';
+import { ManualClock } from '../src/infra/clock.js';
+import type { BillStatus } from '../src/bill/gateway.js';
+import type { Bill, Invoice, Vendor } from '../src/bill/types.js';
 import {
   BillApiError,
   DependencyUnavailable,
@@ -13,35 +13,35 @@ import {
   NotBound,
   NotLinked,
   TenantNotAllowed,
-} from '../errors.js';
-import { SandboxModel } from '../sandbox/model.js';
-import { seedDemoOrg } from '../sandbox/seed.js';
-import type { BudgetSnapshot } from '../infra/limits/types.js';
-import type { CardReply } from '../cards/card.js';
-import { billCard, billMatchesCard, billsDueCard, billsOverdueCard, type BillLine } from '../features/payables/cards.js';
-import { auditSection, billSection } from '../features/admin/billStatus.js';
-import { errorReply } from '../cards/errorCards.js';
-import { addDays, dateInZone, type FormatOptions } from '../cards/format.js';
-import { helpCard, tooLongCard, unknownCommandCard } from '../cards/help.js';
-import { invoiceCard, invoicesOverdueCard } from '../features/receivables/cards.js';
-import { indexBuildingCard } from '../cards/list.js';
-import { customerCard, partyMatchesCard, vendorCard } from '../features/parties/cards.js';
-import { paymentsCard } from '../features/payments/cards.js';
-import { budgetsCard, reimbursementsCard, spendNotConfiguredCard, spendOverviewCard, transactionsCard } from '../features/spend/cards.js';
-import { budgetsSection, cacheSection, statusCard, type StatusCardOptions } from '../features/admin/statusCards.js';
-import { welcomeCard } from '../cards/welcome.js';
-import { commandCatalogue } from '../features/index.js';
-import { SANDBOX_NOTE } from '../cards/words.js';
-import { conversationStatusFacts, type ConversationStatus } from '../features/admin/conversationStatus.js';
-import { facts } from '../cards/card.js';
-import { rankMatches } from '../features/parties/commands.js';
-import { digestCard, notificationCard } from '../features/notifications/cards.js';
-import { projectEntity } from '../notify/project.js';
-import { digestBill, digestInvoice } from '../notify/digests.js';
-import { eventTypeInfo } from '../notify/kinds.js';
-import type { OutboxEvent } from '../notify/types.js';
-import { approvalsCard, digestSettingCard, nothingWaitingCard, refusalCard } from '../features/approvals/cards.js';
-import type { ApprovalCardBill, ApprovalCardState } from '../features/approvals/cardRecords.js';
+} from '../src/errors.js';
+import { SandboxModel } from '../src/sandbox/model.js';
+import { seedDemoOrg } from '../src/sandbox/seed.js';
+import type { BudgetSnapshot } from '../src/infra/limits/types.js';
+import type { CardReply } from '../src/cards/card.js';
+import { billCard, billMatchesCard, billsDueCard, billsOverdueCard, type BillLine } from '../src/features/payables/cards.js';
+import { auditSection, billSection } from '../src/features/admin/billStatus.js';
+import { errorReply } from '../src/cards/errorCards.js';
+import { addDays, dateInZone, type FormatOptions } from '../src/cards/format.js';
+import { helpCard, tooLongCard, unknownCommandCard } from '../src/cards/help.js';
+import { invoiceCard, invoicesOverdueCard } from '../src/features/receivables/cards.js';
+import { indexBuildingCard } from '../src/cards/list.js';
+import { customerCard, partyMatchesCard, vendorCard } from '../src/features/parties/cards.js';
+import { paymentsCard } from '../src/features/payments/cards.js';
+import { budgetsCard, reimbursementsCard, spendNotConfiguredCard, spendOverviewCard, transactionsCard } from '../src/features/spend/cards.js';
+import { budgetsSection, cacheSection, statusCard, type StatusCardOptions } from '../src/features/admin/statusCards.js';
+import { welcomeCard } from '../src/cards/welcome.js';
+import { commandCatalogue } from '../src/features/index.js';
+import { SANDBOX_NOTE } from '../src/cards/words.js';
+import { conversationStatusFacts, type ConversationStatus } from '../src/features/admin/conversationStatus.js';
+import { facts } from '../src/cards/card.js';
+import { rankMatches } from '../src/features/parties/commands.js';
+import { digestCard, notificationCard } from '../src/features/notifications/cards.js';
+import { projectEntity } from '../src/notify/project.js';
+import { digestBill, digestInvoice } from '../src/notify/digests.js';
+import { eventTypeInfo } from '../src/notify/kinds.js';
+import type { OutboxEvent } from '../src/notify/types.js';
+import { approvalsCard, digestSettingCard, nothingWaitingCard, refusalCard } from '../src/features/approvals/cards.js';
+import type { ApprovalCardBill, ApprovalCardState } from '../src/features/approvals/cardRecords.js';
 
 export interface GalleryCard {
   /** Section of the gallery: "Payables", "Errors"... */

@@ -205,7 +205,7 @@ export function rendererBundle(): string {
 }
 
 function main(): void {
-  const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
   const out = resolve(root, 'build', 'gallery.html');
   const pkg = JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')) as { version?: string };
   const cards = galleryCards({ version: pkg.version });
