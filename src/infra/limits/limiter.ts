@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../../config.js';
 import { DependencyUnavailable, LimitExceeded, errorMessage } from '../../errors.js';
 import type { Logger } from '../log.js';
-import { BudgetCatalogue, type BudgetName, type BudgetRef, type BudgetRule } from './budgets.js';
+import { budgetsFor, type BudgetName, type BudgetRef, type BudgetRule } from './budgets.js';
 import type { BudgetStore, RateRule } from './store.js';
 import type { ActiveGrant, BudgetSnapshot, Limiter, Priority, RunOptions, Throttle, Upstream } from './types.js';
 import { nextHour } from './windows.js';
@@ -108,7 +108,6 @@ function sleep(ticket: Ticket, ms: number | undefined, waiters?: Set<() => void>
 }
 
 export class SharedLimiter implements Limiter {
-  private readonly catalogue: BudgetCatalogue;
   private readonly states = new Map<string, BudgetState>();
   private readonly counters = new Map<string, BudgetCounters>();
   /** Aggregate rows keep their own last throttle, since idle keys are forgotten. */
@@ -120,7 +119,6 @@ export class SharedLimiter implements Limiter {
   private closed = false;
 
   constructor(private readonly deps: SharedLimiterDeps) {
-    this.catalogue = new BudgetCatalogue(deps.config.limits);
     this.commandWaitMs = deps.config.limits.commandWaitMs;
     // Budgets known from configuration appear in status and metrics before the first call.
     const creds = deps.config.bill.credentials;
@@ -132,13 +130,13 @@ export class SharedLimiter implements Limiter {
       );
     if (deps.config.bill.spendApiToken) known.push({ service: 'spend', token: deps.config.bill.spendApiToken });
     for (const up of known)
-      for (const ref of this.catalogue.budgetsFor(up)) if (ref.key !== '' || ref.budget === 'graph.app') this.state(ref);
+      for (const ref of budgetsFor(this.deps.config.limits, up)) if (ref.key !== '' || ref.budget === 'graph.app') this.state(ref);
   }
 
   // ---- admission ---------------------------------------------------------------------------------------
 
   async run<T>(upstream: Upstream, opts: RunOptions, fn: () => Promise<T>): Promise<T> {
-    const refs = this.catalogue.budgetsFor(upstream);
+    const refs = budgetsFor(this.deps.config.limits, upstream);
     if (this.closed) throw new LimitExceeded(refs[0]?.budget ?? upstream.service, 5_000, 'busy');
     const { clock } = this.deps;
     const now = clock.now();
@@ -411,7 +409,7 @@ export class SharedLimiter implements Limiter {
 
   throttled(upstream: Upstream, throttle: Throttle): void {
     const { store, clock, log } = this.deps;
-    const refs = this.catalogue.budgetsFor(upstream);
+    const refs = budgetsFor(this.deps.config.limits, upstream);
     const now = clock.now();
     switch (throttle.kind) {
       case 'concurrency': {
@@ -486,7 +484,7 @@ export class SharedLimiter implements Limiter {
     const { store, clock } = this.deps;
     const now = clock.now();
     let until: number | undefined;
-    for (const ref of this.catalogue.budgetsFor(upstream)) {
+    for (const ref of budgetsFor(this.deps.config.limits, upstream)) {
       const block = store.blocked(ref.id, now);
       if (block) until = Math.max(until ?? 0, block.until);
       if (ref.failFast && ref.rule.type !== 'concurrency') {
