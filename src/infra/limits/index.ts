@@ -3,9 +3,9 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../../config.js';
 import type { Logger } from '../log.js';
 import { SharedLimiter } from './limiter.js';
-import { LocalBudgetStore, type BudgetStore } from './store.js';
+import { LocalBudgetStore } from './store.js';
 
-export function createLimiter(deps: { config: Config; clock: Clock; log: Logger; store?: BudgetStore }): SharedLimiter {
+export function createLimiter(deps: { config: Config; clock: Clock; log: Logger; store?: LocalBudgetStore }): SharedLimiter {
   return new SharedLimiter({ ...deps, store: deps.store ?? new LocalBudgetStore() });
 }
 

@@ -5,7 +5,7 @@ import type { Config } from '../../config.js';
 import { DependencyUnavailable, LimitExceeded, errorMessage } from '../../errors.js';
 import type { Logger } from '../log.js';
 import { budgetsFor, type BudgetName, type BudgetRef, type BudgetRule } from './budgets.js';
-import type { BudgetStore, RateRule } from './store.js';
+import type { LocalBudgetStore, RateRule } from './store.js';
 import type { ActiveGrant, BudgetSnapshot, Limiter, Priority, RunOptions, Throttle, Upstream } from './types.js';
 import { nextHour } from './windows.js';
 
@@ -29,7 +29,7 @@ export interface SharedLimiterDeps {
   clock: Clock;
   log: Logger;
   /** Where the counts live: this process's memory, or Redis for a fleet. */
-  store: BudgetStore;
+  store: LocalBudgetStore;
 }
 
 /** Cumulative counts per budget name, for counters that must never go down. */
@@ -598,7 +598,7 @@ export class SharedLimiter implements Limiter {
     this.lastSweep = now;
     for (const [id, st] of this.states) {
       if (!st.ref.aggregate || st.queued > 0 || st.running > 0 || st.turns !== undefined) continue;
-      if (!this.deps.store.idle(id, st.ref.rule, now)) continue;
+      if (this.deps.store.usage(id, st.ref.rule, now).used > 0 || this.deps.store.blocked(id, now)) continue;
       this.states.delete(id);
       this.deps.store.forget(id);
     }
