@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/infra/clock.js';
 import { DependencyUnavailable, LimitExceeded } from '../../src/errors.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
-import { createLimiter, type SharedLimiter } from '../../src/infra/limits/index.js';
+import { SharedLimiter } from '../../src/infra/limits/limiter.js';
 import { RedisBudgetStore } from '../../src/infra/limits/redisStore.js';
 import { RedisConnection } from '../../src/infra/state/redisClient.js';
 import { LogCapture } from '../harness/logs.js';
@@ -25,7 +25,7 @@ async function instance(env: Record<string, string> = {}, opts: { lockTimeoutMs?
     maxReconnectDelayMs: 50,
     keyPrefix: `t${open.length}-${Date.now()}:`,
   });
-  const limiter = createLimiter({
+  const limiter = new SharedLimiter({
     config: limitsConfig(env),
     clock: systemClock,
     log,
@@ -47,7 +47,7 @@ async function fleet(env: Record<string, string> = {}, opts: { lockTimeoutMs?: n
       maxReconnectDelayMs: 50,
       keyPrefix: prefix,
     });
-    const limiter = createLimiter({
+    const limiter = new SharedLimiter({
       config: limitsConfig(env),
       clock: systemClock,
       log,
