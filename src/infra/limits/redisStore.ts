@@ -1,14 +1,8 @@
 // Fleet-wide budget counts in Redis (each instance orders its own waiting calls; its memory keeps what Redis last said).
-//
-// Not bottleneck's Redis clustering: with bottleneck 2.19.5 on Redis 7, once its keys expired or Redis lost its data
-// every job failed with "ERR SETTINGS_KEY_NOT_FOUND" for good (its recovery misses Redis 7's "ERR " prefix,
-// SGrondin/bottleneck#205). So every key here expires by itself and expiry or FLUSHALL only forgets counts:
-// - concurrency (3 in flight per dev key and org): redis-semaphore, one lock per call with a TTL refreshed while the
-//   call runs, so a crashed instance's slots come back after LOCK_TIMEOUT_MS;
-// - clock-hour reservoirs (20,000 BILL calls per hour): a counter per hour;
-// - sliding windows (logins, Teams threads, Graph, Spend & Expense): a sorted set of call times, because fixed windows
-//   admit up to twice a limit across a window boundary (14 sends to a thread within one second vs 7/1 s);
-// - pauses (BDC_1144 freeze, Retry-After): a key with PX plus a pub/sub broadcast, read from memory.
+// Every key expires by itself, so expiry or FLUSHALL only forgets counts (bottleneck's Redis clustering failed for good
+// with "ERR SETTINGS_KEY_NOT_FOUND" after either on Redis 7, SGrondin/bottleneck#205). Slots are redis-semaphore locks
+// with a TTL refreshed while the call runs, so a crashed instance's slots come back; windows slide over a sorted set
+// (a fixed window admits up to twice a limit across its boundary); pauses are keys with PX plus a pub/sub broadcast.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { LostLockError } from 'redis-semaphore';
@@ -65,10 +59,9 @@ type ScriptedRedis = Redis & {
 };
 
 /**
- * Budgets whose counts must never be decided by one instance alone: BILL (per dev key and org) and Spend & Expense.
- * Without Redis they refuse with DependencyUnavailable. The others (Teams threads, Graph) fall back to this
- * instance's own counts while Redis is away, so a "temporarily unavailable" card can still be delivered; Teams
- * and Graph still enforce their limits with 429 + Retry-After, which the limiter honours.
+ * Without Redis, BILL and Spend & Expense budgets refuse (DependencyUnavailable): one instance alone must not decide them.
+ * Teams and Graph ones count on this instance, so a "temporarily unavailable" card still goes out; those upstreams
+ * enforce their limits with 429 + Retry-After, which the limiter honours.
  */
 function failsClosed(id: string): boolean {
   return id.startsWith('bill.') || id.startsWith('spend.');
