@@ -6,7 +6,7 @@ import type { DestinationStream } from 'pino';
 import { systemClock, type Clock } from './infra/clock.js';
 import { configSecrets, type Config } from './config.js';
 import { createLogger, SecretRegistry, type Logger } from './infra/log.js';
-import { createLimiter } from './infra/limits/index.js';
+import { SharedLimiter } from './infra/limits/limiter.js';
 import { registerLimiterMetrics } from './infra/limits/metrics.js';
 import { Mirror } from './mirror/mirror.js';
 import { registerAnswerMetrics } from './mirror/metrics.js';
@@ -181,7 +181,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   }
   // Every upstream call a turn makes is counted for its audit record, and none starts after the turn's deadline.
   const upstreamCalls = new UpstreamCallCounter({ clock, commandWaitMs: config.limits.commandWaitMs });
-  const sharedLimiter = createLimiter({
+  const sharedLimiter = new SharedLimiter({
     config,
     clock,
     log,

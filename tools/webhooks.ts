@@ -7,7 +7,7 @@ import { systemClock } from '../src/infra/clock.js';
 import { ConfigError, configSecrets, loadConfig, readEnv, type Config } from '../src/config.js';
 import { errorMessage, BillApiError } from '../src/errors.js';
 import { createLogger, SecretRegistry } from '../src/infra/log.js';
-import { createLimiter } from '../src/infra/limits/index.js';
+import { SharedLimiter } from '../src/infra/limits/limiter.js';
 import { BillGateway } from '../src/bill/gateway.js';
 import { SqliteStateStore } from '../src/infra/state/sqliteStore.js';
 import { RedisConnection } from '../src/infra/state/redisClient.js';
@@ -126,7 +126,7 @@ async function main(): Promise<void> {
 
   const secrets = new SecretRegistry(configSecrets(config));
   const log = createLogger({ level: config.logLevel === 'silent' ? 'silent' : 'warn', secrets, destination: process.stderr });
-  const limiter = createLimiter({ config, clock: systemClock, log });
+  const limiter = new SharedLimiter({ config, clock: systemClock, log });
   const bill = new BillGateway({
     backend: 'bill',
     endpoints: { baseUrl: config.bill.baseUrl, spendBaseUrl: config.bill.spendBaseUrl, eventsBaseUrl: config.bill.eventsBaseUrl },

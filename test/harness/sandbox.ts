@@ -5,7 +5,7 @@ import { systemClock } from '../../src/infra/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { BillGateway, type BillGatewayOptions } from '../../src/bill/gateway.js';
 import { createLogger, SecretRegistry, type Logger } from '../../src/infra/log.js';
-import { createLimiter } from '../../src/infra/limits/index.js';
+import { SharedLimiter } from '../../src/infra/limits/limiter.js';
 import type { BudgetSnapshot, Limiter, RunOptions, Throttle, Upstream } from '../../src/infra/limits/types.js';
 import {
   startSandbox,
@@ -118,7 +118,7 @@ export function billClient(
   const secrets = new SecretRegistry();
   const log = createLogger({ level: 'debug', secrets, destination: logs });
   const limiter =
-    opts.limiter ?? createLimiter({ config: loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', ...opts.limiterEnv }), clock, log });
+    opts.limiter ?? new SharedLimiter({ config: loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', ...opts.limiterEnv }), clock, log });
   const gateway = new BillGateway({
     backend: 'sandbox',
     endpoints: { baseUrl: sb.sandbox.baseUrl, spendBaseUrl: sb.sandbox.spendBaseUrl, eventsBaseUrl: sb.sandbox.eventsBaseUrl },

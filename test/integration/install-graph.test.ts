@@ -9,7 +9,7 @@ import { targetKey } from '../../src/bindings/bindings.js';
 import type { InstallRecord } from '../../src/bindings/installations.js';
 import { conversationStatus } from '../../src/features/admin/conversationStatus.js';
 import type { Limiter, Throttle, Upstream } from '../../src/infra/limits/types.js';
-import { createLimiter } from '../../src/infra/limits/index.js';
+import { SharedLimiter } from '../../src/infra/limits/limiter.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { systemClock } from '../../src/infra/clock.js';
@@ -216,7 +216,7 @@ describe('the Graph client on its own', () => {
   /** The real limiter, recording what it is asked to run and told about throttling. */
   function recordingLimiter(config: ReturnType<typeof loadConfig>) {
     const log = createLogger({ level: 'silent', secrets: new SecretRegistry() });
-    const inner = createLimiter({ config, clock: systemClock, log });
+    const inner = new SharedLimiter({ config, clock: systemClock, log });
     const runs: Upstream[] = [];
     const throttles: Array<{ upstream: Upstream; throttle: Throttle }> = [];
     const limiter: Limiter = {

@@ -1,7 +1,7 @@
 // BILL budgets with a fake clock: the hourly reservoir, logins, 3 in flight per org, priorities, bounded waits, BDC_1322/1144.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LimitExceeded } from '../../src/errors.js';
-import type { SharedLimiter } from '../../src/infra/limits/index.js';
+import type { SharedLimiter } from '../../src/infra/limits/limiter.js';
 import { BILL, DEV_KEY, HeldCall, LOGIN, ORG, fakeTimeLimiter, runUntil, settle } from './limits-helpers.js';
 
 let limiter: SharedLimiter;

@@ -2,7 +2,7 @@
 // within its wait is told "busy" at once (with an honest estimate) instead of after the whole wait.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LimitExceeded } from '../../src/errors.js';
-import type { SharedLimiter } from '../../src/infra/limits/index.js';
+import type { SharedLimiter } from '../../src/infra/limits/limiter.js';
 import { BILL, fakeTimeLimiter, HeldCall, runUntil, settle } from './limits-helpers.js';
 
 let limiter: SharedLimiter;

@@ -1,6 +1,6 @@
 // BILL's 3 slots per org stay busy: a freed slot goes to the next waiting call in the same turn of the event loop, not timers later.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { SharedLimiter } from '../../src/infra/limits/index.js';
+import type { SharedLimiter } from '../../src/infra/limits/limiter.js';
 import { BILL, fakeTimeLimiter, HeldCall } from './limits-helpers.js';
 
 let limiter: SharedLimiter;

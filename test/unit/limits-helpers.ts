@@ -3,7 +3,7 @@ import { vi } from 'vitest';
 import { systemClock } from '../../src/infra/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
-import { createLimiter, type SharedLimiter } from '../../src/infra/limits/index.js';
+import { SharedLimiter } from '../../src/infra/limits/limiter.js';
 
 export const DEV_KEY = 'dev-key-0123456789abcdef';
 export const ORG = '00801ABCDEFGHIJ12345';
@@ -18,7 +18,7 @@ export function limitsConfig(env: Record<string, string> = {}): Config {
 export function fakeTimeLimiter(env: Record<string, string> = {}): SharedLimiter {
   const config = limitsConfig(env);
   const log = createLogger({ level: 'silent', secrets: new SecretRegistry() });
-  return createLimiter({ config, clock: systemClock, log });
+  return new SharedLimiter({ config, clock: systemClock, log });
 }
 
 /** A call that stays in flight until released, recording when it started. */

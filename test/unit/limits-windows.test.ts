@@ -1,8 +1,8 @@
 // Rate budgets with a fake clock: Bot Connector sends per thread (7/1 s, 8/2 s, 60/30 s, 1800/h), Spend & Expense, Graph.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LimitExceeded } from '../../src/errors.js';
-import type { SharedLimiter } from '../../src/infra/limits/index.js';
-import { threadKey } from '../../src/infra/limits/index.js';
+import type { SharedLimiter } from '../../src/infra/limits/limiter.js';
+import { threadKey } from '../../src/infra/limits/budgets.js';
 import { countInWindow, nextFit, nthFit, type RateWindow } from '../../src/infra/limits/windows.js';
 import { fakeTimeLimiter, runUntil, settle } from './limits-helpers.js';
 

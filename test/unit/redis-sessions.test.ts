@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { DependencyUnavailable } from '../../src/errors.js';
-import { createLimiter } from '../../src/infra/limits/index.js';
+import { SharedLimiter } from '../../src/infra/limits/limiter.js';
 import { RedisBudgetStore } from '../../src/infra/limits/redisStore.js';
 import { RedisSessionLedger } from '../../src/bill/sharedSessions.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
@@ -33,7 +33,7 @@ async function fleet(n: number, opts: { idleRefreshMs?: number; secretsKey?: Buf
     const conn = new RedisConnection({ url: redis.url, log, keyPrefix: prefix, commandTimeoutMs: 1_000, maxReconnectDelayMs: 50 });
     conns.push(conn);
     expect(await conn.waitReady(5_000)).toBe(true);
-    const limiter = createLimiter({ config: limitsConfig(), clock, log, store: new RedisBudgetStore({ redis: conn, log }) });
+    const limiter = new SharedLimiter({ config: limitsConfig(), clock, log, store: new RedisBudgetStore({ redis: conn, log }) });
     const c = billClient(sb, {
       clock,
       limiter,

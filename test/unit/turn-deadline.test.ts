@@ -3,7 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../src/infra/clock.js';
 import { LimitExceeded } from '../../src/errors.js';
-import type { SharedLimiter } from '../../src/infra/limits/index.js';
+import type { SharedLimiter } from '../../src/infra/limits/limiter.js';
 import type { Limiter } from '../../src/infra/limits/types.js';
 import { TURN_DEADLINE_MS, UpstreamCallCounter } from '../../src/infra/upstreamCalls.js';
 import { BILL, fakeTimeLimiter, HeldCall, runUntil, settle } from './limits-helpers.js';

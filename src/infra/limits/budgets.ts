@@ -18,7 +18,7 @@ export type BudgetName =
   | 'connector.thread';
 
 export type BudgetRule =
-  /** A reservoir refilled at the top of every clock hour; spent -> fail fast. */
+  /** A reservoir refilled at the top of every clock hour. */
   | { type: 'hourly'; limit: number }
   /** Sliding windows over call start times. */
   | { type: 'windows'; windows: RateWindow[] }
@@ -37,18 +37,13 @@ export interface BudgetRef {
   /** When spent, refuse at once with this reason instead of queueing. */
   failFast?: 'hourly' | 'logins' | 'busy';
   /** A 429 Retry-After from this upstream pauses this budget. */
-  pauseOnRetryAfter: boolean;
+  pauseOnRetryAfter?: boolean;
   /** Kept per conversation or team: shown as one aggregate row, idle keys are forgotten. */
-  aggregate: boolean;
+  aggregate?: boolean;
 }
 
-const MAX_KEY_LENGTH = 120;
-
-/**
- * A secret (dev key, apiToken) as a short, stable, one-way name: safe in budget ids, logs and metric labels.
- * 48 bits of SHA-256 cannot be reversed into a high-entropy key and do not collide among a handful of keys.
- */
-function hashSecret(secret: string): string {
+/** A secret (dev key, apiToken) as a short one-way name for budget ids, logs and metric labels: 48 bits of SHA-256. */
+function hashed(secret: string): string {
   return 'k' + createHash('sha256').update(secret, 'utf8').digest('hex').slice(0, 12);
 }
 
@@ -61,127 +56,52 @@ export function threadKey(conversationId: string): string {
   return i >= 0 ? conversationId.slice(0, i) : conversationId;
 }
 
-function cleanKey(key: string): string {
-  // eslint-disable-next-line no-control-regex -- removing control characters is the point
-  const k = key.replace(/[\u0000-\u001f\u007f]/g, '');
-  return k.length > MAX_KEY_LENGTH ? k.slice(0, MAX_KEY_LENGTH) : k;
+function ref(budget: BudgetName, key: string, rule: BudgetRule, flags: Partial<BudgetRef> = {}): BudgetRef {
+  // Keys are ids from Teams and BILL that end up in Redis keys and logs: no control characters, bounded length.
+  const k = key.replace(/\p{Cc}/gu, '').slice(0, 120);
+  return { budget, key: k, id: `${budget}|${k}`, rule, ...flags };
 }
 
-export class BudgetCatalogue {
-  /** secret -> hash, so a busy path does not hash the same key on every call. */
-  private readonly hashes = new Map<string, string>();
+const perWindow = (limit: number, windowMs: number): BudgetRule => ({ type: 'windows', windows: [{ limit, windowMs }] });
 
-  constructor(private readonly limits: Config['limits']) {}
-
-  private hashed(secret: string): string {
-    let h = this.hashes.get(secret);
-    if (!h) {
-      if (this.hashes.size > 1_000) this.hashes.clear();
-      h = hashSecret(secret);
-      this.hashes.set(secret, h);
+/** Every budget a call to `up` passes, in the order they are acquired. */
+export function budgetsFor(limits: Config['limits'], up: Upstream): BudgetRef[] {
+  switch (up.service) {
+    case 'bill':
+    case 'bill.login': {
+      const key = hashed(up.devKey);
+      // Concurrency first: the hourly reservoir is only charged once a slot is held and the call really goes.
+      const refs = [
+        ref('bill.concurrency', `${key}/${up.orgId}`, { type: 'concurrency', limit: limits.billConcurrency }, { pauseOnRetryAfter: true }),
+      ];
+      // People's sign-ins (connect, approvals) first take from their share, so a refused one never takes a login
+      // the bot keeps for itself (LIMIT_BILL_LOGINS_RESERVED), then from the dev key's whole budget like any login.
+      if (up.service === 'bill.login' && up.person) {
+        const share = Math.max(1, limits.billLoginsPerHour - limits.billLoginsReserved);
+        refs.push(ref('bill.logins.people', key, perWindow(share, HOUR_MS), { failFast: 'logins' }));
+      }
+      if (up.service === 'bill.login')
+        refs.push(ref('bill.logins', key, perWindow(limits.billLoginsPerHour, HOUR_MS), { failFast: 'logins' }));
+      // BILL allows 5 calls a minute to endpoints that send email or SMS (network invitations): a person waiting on
+      // a click is told at once when to try again rather than held for most of a minute.
+      if (up.service === 'bill' && up.email) refs.push(ref('bill.email', `${key}/${up.orgId}`, perWindow(5, 60_000), { failFast: 'busy' }));
+      refs.push(ref('bill.requests', key, { type: 'hourly', limit: limits.billRequestsPerHour }, { failFast: 'hourly' }));
+      return refs;
     }
-    return h;
-  }
-
-  private ref(budget: BudgetName, key: string, rule: BudgetRule, extra: Partial<BudgetRef> = {}): BudgetRef {
-    const k = cleanKey(key);
-    return { budget, key: k, id: `${budget}|${k}`, rule, pauseOnRetryAfter: false, aggregate: false, ...extra };
-  }
-
-  /** Every budget a call to `up` passes, in the order they are acquired. */
-  budgetsFor(up: Upstream): BudgetRef[] {
-    const l = this.limits;
-    switch (up.service) {
-      case 'bill':
-      case 'bill.login': {
-        const key = this.hashed(up.devKey);
-        // Concurrency first: the hourly reservoir is only charged once a slot is held and the call really goes.
-        const refs = [
-          this.ref(
-            'bill.concurrency',
-            `${key}/${up.orgId}`,
-            { type: 'concurrency', limit: l.billConcurrency },
-            { pauseOnRetryAfter: true },
-          ),
-        ];
-        if (up.service === 'bill.login') {
-          // People's sign-ins (connect, approvals) first take from their share, so a refused one never takes a login
-          // the bot keeps for itself (LIMIT_BILL_LOGINS_RESERVED), then from the dev key's whole budget like any login.
-          if (up.person) {
-            refs.push(
-              this.ref(
-                'bill.logins.people',
-                key,
-                { type: 'windows', windows: [{ limit: Math.max(1, l.billLoginsPerHour - l.billLoginsReserved), windowMs: HOUR_MS }] },
-                { failFast: 'logins' },
-              ),
-            );
-          }
-          refs.push(
-            this.ref(
-              'bill.logins',
-              key,
-              { type: 'windows', windows: [{ limit: l.billLoginsPerHour, windowMs: HOUR_MS }] },
-              { failFast: 'logins' },
-            ),
-          );
-        }
-        // BILL allows 5 calls a minute to endpoints that send email or SMS (network invitations): a person waiting on
-        // a click is told at once when to try again rather than held for most of a minute.
-        if (up.service === 'bill' && up.email)
-          refs.push(
-            this.ref(
-              'bill.email',
-              `${key}/${up.orgId}`,
-              { type: 'windows', windows: [{ limit: 5, windowMs: 60_000 }] },
-              { failFast: 'busy' },
-            ),
-          );
-        refs.push(this.ref('bill.requests', key, { type: 'hourly', limit: l.billRequestsPerHour }, { failFast: 'hourly' }));
-        return refs;
-      }
-      case 'spend':
-        return [
-          this.ref(
-            'spend.requests',
-            this.hashed(up.token),
-            { type: 'windows', windows: [{ limit: l.spendPerMinute, windowMs: 60_000 }] },
-            { pauseOnRetryAfter: true },
-          ),
-        ];
-      case 'graph': {
-        const refs: BudgetRef[] = [];
-        if (up.teamId)
-          refs.push(
-            this.ref(
-              'graph.team',
-              up.teamId,
-              { type: 'windows', windows: [{ limit: l.graphTeamPerSecond, windowMs: 1_000 }] },
-              { pauseOnRetryAfter: true, aggregate: true },
-            ),
-          );
-        refs.push(
-          this.ref(
-            'graph.tenant',
-            up.tenantId,
-            { type: 'windows', windows: [{ limit: l.graphTenantPerSecond, windowMs: 1_000 }] },
-            { pauseOnRetryAfter: true },
-          ),
-        );
-        refs.push(this.ref('graph.app', '', { type: 'windows', windows: [{ limit: l.graphAppPerSecond, windowMs: 1_000 }] }));
-        return refs;
-      }
-      case 'identity':
-        return [this.ref('identity', up.tenantId, { type: 'unlimited' }, { pauseOnRetryAfter: true })];
-      case 'connector':
-        return [
-          this.ref(
-            'connector.thread',
-            threadKey(up.conversationId),
-            { type: 'windows', windows: l.connectorThread },
-            { pauseOnRetryAfter: true, aggregate: true },
-          ),
-        ];
+    case 'spend':
+      return [ref('spend.requests', hashed(up.token), perWindow(limits.spendPerMinute, 60_000), { pauseOnRetryAfter: true })];
+    case 'graph': {
+      const team = up.teamId
+        ? [ref('graph.team', up.teamId, perWindow(limits.graphTeamPerSecond, 1_000), { pauseOnRetryAfter: true, aggregate: true })]
+        : [];
+      const tenant = ref('graph.tenant', up.tenantId, perWindow(limits.graphTenantPerSecond, 1_000), { pauseOnRetryAfter: true });
+      return [...team, tenant, ref('graph.app', '', perWindow(limits.graphAppPerSecond, 1_000))];
+    }
+    case 'identity':
+      return [ref('identity', up.tenantId, { type: 'unlimited' }, { pauseOnRetryAfter: true })];
+    case 'connector': {
+      const rule: BudgetRule = { type: 'windows', windows: limits.connectorThread };
+      return [ref('connector.thread', threadKey(up.conversationId), rule, { pauseOnRetryAfter: true, aggregate: true })];
     }
   }
 }

@@ -4,40 +4,27 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../../config.js';
 import { DependencyUnavailable, LimitExceeded, errorMessage } from '../../errors.js';
 import type { Logger } from '../log.js';
-import { BudgetCatalogue, type BudgetName, type BudgetRef, type BudgetRule } from './budgets.js';
-import type { BudgetStore, RateRule } from './store.js';
+import { budgetsFor, type BudgetName, type BudgetRef } from './budgets.js';
+import { LocalBudgetStore, type RateRule } from './store.js';
 import type { ActiveGrant, BudgetSnapshot, Limiter, Priority, RunOptions, Throttle, Upstream } from './types.js';
-import { nextHour } from './windows.js';
+import { HOUR_MS, nextHour } from './windows.js';
 
 /** Calls a concurrency budget must have seen complete before it refuses a wait as hopeless from its own estimate. */
 const MIN_SAMPLES_TO_REFUSE_EARLY = 3;
 /** A retry estimate is never shorter than this (a person cannot act faster). */
 const MIN_RETRY_MS = 1_000;
-/** A Retry-After longer than this is treated as this (a broken header must not stop a budget for a day). */
-const MAX_PAUSE_MS = 3_600_000;
 /** How often budgets kept per conversation or team are checked for idleness. */
 const SWEEP_EVERY_MS = 60_000;
 /** After BDC_1322, how long each step of reduced concurrency lasts before one slot comes back. */
 const SHRINK_HOLD_MS = 5_000;
-/** Starting guess of how long a call holds a concurrency slot (refined as calls complete). */
-const INITIAL_CALL_MS = 250;
 
-export type LimitReason = LimitExceeded['reason'];
-
-export interface SharedLimiterDeps {
-  config: Config;
-  clock: Clock;
-  log: Logger;
-  /** Where the counts live: this process's memory, or Redis for a fleet. */
-  store: BudgetStore;
-}
-
-/** Cumulative counts per budget name, for counters that must never go down. */
+/** Cumulative counts per budget name, for counters that must never go down (idle keys are forgotten, these are not). */
 export interface BudgetCounters {
   budget: string;
   granted: number;
-  rejected: Partial<Record<LimitReason, number>>;
+  rejected: Partial<Record<LimitExceeded['reason'], number>>;
   throttles: Partial<Record<Throttle['kind'], number>>;
+  lastThrottle?: { at: number; kind: Throttle['kind'] };
 }
 
 interface GrantContext extends ActiveGrant {
@@ -48,31 +35,24 @@ interface GrantContext extends ActiveGrant {
 interface Ticket {
   priority: Priority;
   deadline: number;
-  /** Granted, refused, timed out or closed: its turn stops at the next check. */
-  settled: boolean;
   grant(): void;
   fail(err: LimitExceeded | DependencyUnavailable): void;
   /** Wakes the waiting-room job when it sleeps (abandon, release, close). */
   wake: (() => void) | undefined;
 }
 
-/** Read through a call: timers and other calls settle a ticket while its turn awaits. */
-function ticketDone(t: Ticket): boolean {
-  return t.settled;
-}
-
 class BudgetState {
   queued = 0;
   running = 0;
   rejected = 0;
-  granted = 0;
   lastThrottleAt: number | undefined;
   lastThrottleKind: Throttle['kind'] | undefined;
-  /** Concurrency in force (lower than configured for a while after BDC_1322). */
+  /** Concurrency budgets: the configured limit, and the one in force (lower for a while after BDC_1322). */
+  readonly configured: number;
   effective: number;
   restoreTimer: ReturnType<typeof setTimeout> | undefined;
-  avgCallMs = INITIAL_CALL_MS;
-  /** Calls whose duration fed avgCallMs. */
+  /** How long a call holds a slot (a starting guess, refined as calls complete), and how many calls refined it. */
+  avgCallMs = 250;
   samples = 0;
   /** Waiting room: interactive tickets before background ones, first come first served within each (the head is out of it). */
   readonly waiting: Ticket[] = [];
@@ -84,11 +64,7 @@ class BudgetState {
   freed = 0;
 
   constructor(readonly ref: BudgetRef) {
-    this.effective = ref.rule.type === 'concurrency' ? ref.rule.limit : 0;
-  }
-
-  get configured(): number {
-    return this.ref.rule.type === 'concurrency' ? this.ref.rule.limit : 0;
+    this.configured = this.effective = ref.rule.type === 'concurrency' ? ref.rule.limit : 0;
   }
 }
 
@@ -108,41 +84,39 @@ function sleep(ticket: Ticket, ms: number | undefined, waiters?: Set<() => void>
 }
 
 export class SharedLimiter implements Limiter {
-  private readonly catalogue: BudgetCatalogue;
+  private readonly store: LocalBudgetStore;
   private readonly states = new Map<string, BudgetState>();
   private readonly counters = new Map<string, BudgetCounters>();
-  /** Aggregate rows keep their own last throttle, since idle keys are forgotten. */
-  private readonly aggregateThrottle = new Map<string, { at: number; kind: Throttle['kind'] }>();
+  /** Tickets still waiting: granted, refused, timed out or closed ones leave, and their turn stops at the next check. */
   private readonly tickets = new Set<Ticket>();
   private readonly grants = new ContextSlot<GrantContext>('limiter grant');
-  private readonly commandWaitMs: number;
   private lastSweep = 0;
   private closed = false;
 
-  constructor(private readonly deps: SharedLimiterDeps) {
-    this.catalogue = new BudgetCatalogue(deps.config.limits);
-    this.commandWaitMs = deps.config.limits.commandWaitMs;
+  /** `store`: where the counts live, this process's memory unless a fleet shares them (RedisBudgetStore). */
+  constructor(private readonly deps: { config: Config; clock: Clock; log: Logger; store?: LocalBudgetStore }) {
+    this.store = deps.store ?? new LocalBudgetStore();
     // Budgets known from configuration appear in status and metrics before the first call.
-    const creds = deps.config.bill.credentials;
+    const { credentials, spendApiToken } = deps.config.bill;
     const known: Upstream[] = [{ service: 'graph', tenantId: '' }];
-    if (creds)
+    if (credentials)
       known.push(
-        { service: 'bill.login', devKey: creds.devKey, orgId: creds.orgId },
-        { service: 'bill.login', devKey: creds.devKey, orgId: creds.orgId, person: true },
+        { service: 'bill.login', devKey: credentials.devKey, orgId: credentials.orgId },
+        { service: 'bill.login', devKey: credentials.devKey, orgId: credentials.orgId, person: true },
       );
-    if (deps.config.bill.spendApiToken) known.push({ service: 'spend', token: deps.config.bill.spendApiToken });
-    for (const up of known)
-      for (const ref of this.catalogue.budgetsFor(up)) if (ref.key !== '' || ref.budget === 'graph.app') this.state(ref);
+    if (spendApiToken) known.push({ service: 'spend', token: spendApiToken });
+    for (const up of known) for (const ref of this.budgetsFor(up)) if (ref.key !== '' || ref.budget === 'graph.app') this.state(ref);
   }
 
-  // ---- admission ---------------------------------------------------------------------------------------
+  private budgetsFor(upstream: Upstream): BudgetRef[] {
+    return budgetsFor(this.deps.config.limits, upstream);
+  }
 
   async run<T>(upstream: Upstream, opts: RunOptions, fn: () => Promise<T>): Promise<T> {
-    const refs = this.catalogue.budgetsFor(upstream);
+    const refs = this.budgetsFor(upstream);
     if (this.closed) throw new LimitExceeded(refs[0]?.budget ?? upstream.service, 5_000, 'busy');
-    const { clock } = this.deps;
-    const now = clock.now();
-    const wait = opts.maxWaitMs ?? (opts.priority === 'interactive' ? this.commandWaitMs : undefined);
+    const now = this.deps.clock.now();
+    const wait = opts.maxWaitMs ?? (opts.priority === 'interactive' ? this.deps.config.limits.commandWaitMs : undefined);
     const deadline = wait === undefined ? Number.POSITIVE_INFINITY : now + Math.max(0, wait);
     const outer = this.grants.getStore();
 
@@ -158,7 +132,6 @@ export class SharedLimiter implements Limiter {
         } else {
           await this.admitRate(st, ref.rule, opts.priority, deadline);
         }
-        st.granted++;
         this.count(ref.budget).granted++;
       }
     } catch (err) {
@@ -166,19 +139,17 @@ export class SharedLimiter implements Limiter {
       throw err;
     }
 
-    const slots = new Set(outer?.slots ?? []);
-    for (const st of held) slots.add(st.ref.id);
     const grant: GrantContext = {
       service: upstream.service,
       budgets: refs.map((r) => `${r.budget}:${r.key}`),
       priority: opts.priority,
-      slots,
+      slots: new Set([...(outer?.slots ?? []), ...held.map((st) => st.ref.id)]),
     };
-    const started = clock.now();
+    const started = this.deps.clock.now();
     try {
       return await this.grants.run(grant, fn);
     } finally {
-      const took = clock.now() - started;
+      const took = this.deps.clock.now() - started;
       for (const st of held) this.releaseSlot(st, took);
     }
   }
@@ -190,51 +161,45 @@ export class SharedLimiter implements Limiter {
 
   /** Refuses at once what cannot succeed: frozen or spent hourly budgets, spent logins, pauses longer than the wait. */
   private precheck(refs: BudgetRef[], now: number, deadline: number): void {
-    const { store } = this.deps;
     for (const ref of refs) {
-      const block = store.blocked(ref.id, now);
+      const block = this.store.blocked(ref.id, now);
       if (block?.kind === 'hourly') throw this.reject(this.state(ref), block.until - now, 'hourly');
       if (block && block.until > deadline) throw this.reject(this.state(ref), block.until - now, 'throttled');
       if (ref.failFast && ref.rule.type !== 'concurrency') {
-        const at = store.nthFit(ref.id, ref.rule, now, 1);
+        const at = this.store.nthFit(ref.id, ref.rule, now, 1);
         if (at > now) throw this.reject(this.state(ref), at - now, ref.failFast);
       }
     }
   }
 
   private async admitRate(st: BudgetState, rule: RateRule, priority: Priority, deadline: number): Promise<void> {
-    const { store, clock } = this.deps;
     const { ref } = st;
-    const now = clock.now();
-    const block = store.blocked(ref.id, now);
+    const now = this.deps.clock.now();
+    const block = this.store.blocked(ref.id, now);
     if (st.queued === 0 && !block) {
-      const r = await store.take(ref.id, rule, now);
+      const r = await this.store.take(ref.id, rule, now);
       if (r.ok) return;
       if (ref.failFast) throw this.reject(st, r.retryAt - now, ref.failFast);
     }
     // Would this call get its turn in time? Windows are arithmetic, so say so now rather than after the wait.
-    const at = Math.max(block?.until ?? now, store.nthFit(ref.id, rule, now, st.queued + 1));
+    const at = Math.max(block?.until ?? now, this.store.nthFit(ref.id, rule, now, st.queued + 1));
     if (at > deadline) throw this.reject(st, at - now, block && block.until > deadline ? 'throttled' : 'busy');
     await this.enqueue(st, priority, deadline);
   }
 
   /** Head of a rate budget's waiting room: takes a unit as soon as the windows (and any pause) allow. */
   private async rateTurn(st: BudgetState, rule: RateRule, ticket: Ticket): Promise<void> {
-    const { store, clock } = this.deps;
     const { ref } = st;
-    for (;;) {
-      if (ticketDone(ticket)) return;
-      const now = clock.now();
-      const block = store.blocked(ref.id, now);
-      let at: number;
+    while (this.tickets.has(ticket)) {
+      const now = this.deps.clock.now();
+      const block = this.store.blocked(ref.id, now);
       if (block?.kind === 'hourly') {
         ticket.fail(this.reject(st, block.until - now, 'hourly'));
         return;
       }
-      if (block) {
-        at = block.until;
-      } else {
-        const r = await store.take(ref.id, rule, now);
+      let at = block?.until;
+      if (at === undefined) {
+        const r = await this.store.take(ref.id, rule, now);
         if (r.ok) {
           ticket.grant();
           return;
@@ -254,9 +219,8 @@ export class SharedLimiter implements Limiter {
   }
 
   private async admitSlot(st: BudgetState, priority: Priority, deadline: number): Promise<void> {
-    const { store, clock } = this.deps;
-    const now = clock.now();
-    if (st.queued === 0 && !store.blocked(st.ref.id, now) && (await store.acquire(st.ref.id, st.effective))) {
+    const now = this.deps.clock.now();
+    if (st.queued === 0 && !this.store.blocked(st.ref.id, now) && (await this.store.acquire(st.ref.id, st.effective))) {
       st.running++;
       return;
     }
@@ -273,12 +237,10 @@ export class SharedLimiter implements Limiter {
 
   /** Head of a concurrency budget's waiting room: takes the next slot that is freed. */
   private async slotTurn(st: BudgetState, ticket: Ticket): Promise<void> {
-    const { store, clock } = this.deps;
     const id = st.ref.id;
-    for (;;) {
-      if (ticketDone(ticket)) return;
-      const now = clock.now();
-      const block = store.blocked(id, now);
+    while (this.tickets.has(ticket)) {
+      const now = this.deps.clock.now();
+      const block = this.store.blocked(id, now);
       if (block) {
         if (block.until > ticket.deadline) {
           ticket.fail(this.reject(st, block.until - now, 'throttled'));
@@ -288,9 +250,9 @@ export class SharedLimiter implements Limiter {
         continue;
       }
       const freed = st.freed;
-      if (await store.acquire(id, st.effective)) {
-        if (ticketDone(ticket)) {
-          store.release(id);
+      if (await this.store.acquire(id, st.effective)) {
+        if (!this.tickets.has(ticket)) {
+          this.store.release(id);
           this.slotFreed(st);
           return;
         }
@@ -300,7 +262,7 @@ export class SharedLimiter implements Limiter {
       }
       if (st.freed !== freed) continue;
       // Woken when a slot is freed here; a shared store's slots are freed by other instances too, so it polls.
-      await sleep(ticket, this.deps.store.pollMs, st.slotWaiters);
+      await sleep(ticket, this.store.pollMs, st.slotWaiters);
     }
   }
 
@@ -311,7 +273,7 @@ export class SharedLimiter implements Limiter {
   }
 
   private releaseSlot(st: BudgetState, tookMs: number | undefined): void {
-    this.deps.store.release(st.ref.id);
+    this.store.release(st.ref.id);
     st.running = Math.max(0, st.running - 1);
     if (tookMs !== undefined) {
       st.avgCallMs = st.avgCallMs * 0.8 + tookMs * 0.2;
@@ -326,26 +288,19 @@ export class SharedLimiter implements Limiter {
       if (this.closed) return reject(new LimitExceeded(st.ref.budget, 5_000, 'busy'));
       let timer: ReturnType<typeof setTimeout> | undefined;
       const settle = (): boolean => {
-        if (ticket.settled) return false;
-        ticket.settled = true;
+        if (!this.tickets.delete(ticket)) return false;
         st.queued--;
-        this.tickets.delete(ticket);
         const at = st.waiting.indexOf(ticket);
         if (at >= 0) st.waiting.splice(at, 1);
-        if (timer) clearTimeout(timer);
+        clearTimeout(timer);
         return true;
       };
       const ticket: Ticket = {
         priority,
         deadline,
-        settled: false,
         wake: undefined,
-        grant: () => {
-          if (settle()) resolve();
-        },
-        fail: (err) => {
-          if (settle()) reject(err);
-        },
+        grant: () => settle() && resolve(),
+        fail: (err) => settle() && reject(err),
       };
       st.queued++;
       this.tickets.add(ticket);
@@ -354,7 +309,7 @@ export class SharedLimiter implements Limiter {
       if (Number.isFinite(deadline)) {
         timer = setTimeout(
           () => {
-            if (ticket.settled) return;
+            if (!this.tickets.has(ticket)) return;
             ticket.fail(this.reject(st, this.estimate(st, st.queued), 'busy'));
             ticket.wake?.();
           },
@@ -389,17 +344,14 @@ export class SharedLimiter implements Limiter {
 
   /** An honest "try again in": when the position-th call in this budget's queue could start. */
   private estimate(st: BudgetState, position: number): number {
-    const { store, clock } = this.deps;
-    const now = clock.now();
+    const now = this.deps.clock.now();
     const { ref } = st;
-    const paused = Math.max(0, (store.blocked(ref.id, now)?.until ?? now) - now);
-    if (ref.rule.type === 'concurrency') {
-      return paused + st.avgCallMs * Math.ceil(Math.max(1, position) / Math.max(1, st.effective));
-    }
-    return Math.max(paused, store.nthFit(ref.id, ref.rule, now, Math.max(1, position)) - now);
+    const paused = Math.max(0, (this.store.blocked(ref.id, now)?.until ?? now) - now);
+    if (ref.rule.type === 'concurrency') return paused + st.avgCallMs * Math.ceil(Math.max(1, position) / Math.max(1, st.effective));
+    return Math.max(paused, this.store.nthFit(ref.id, ref.rule, now, Math.max(1, position)) - now);
   }
 
-  private reject(st: BudgetState, retryInMs: number, reason: LimitReason): LimitExceeded {
+  private reject(st: BudgetState, retryInMs: number, reason: LimitExceeded['reason']): LimitExceeded {
     st.rejected++;
     const c = this.count(st.ref.budget);
     c.rejected[reason] = (c.rejected[reason] ?? 0) + 1;
@@ -407,51 +359,41 @@ export class SharedLimiter implements Limiter {
     return new LimitExceeded(st.ref.budget, Math.max(MIN_RETRY_MS, Math.ceil(retryInMs)), reason);
   }
 
-  // ---- server feedback ---------------------------------------------------------------------------------
-
   throttled(upstream: Upstream, throttle: Throttle): void {
-    const { store, clock, log } = this.deps;
-    const refs = this.catalogue.budgetsFor(upstream);
-    const now = clock.now();
-    switch (throttle.kind) {
-      case 'concurrency': {
-        const ref = refs.find((r) => r.rule.type === 'concurrency');
-        if (!ref) return;
-        const st = this.state(ref);
-        this.mark(st, now, 'concurrency');
-        this.shrink(st);
+    const { log } = this.deps;
+    const refs = this.budgetsFor(upstream);
+    const now = this.deps.clock.now();
+    if (throttle.kind === 'concurrency') {
+      const ref = refs.find((r) => r.rule.type === 'concurrency');
+      if (!ref) return;
+      const st = this.state(ref);
+      this.mark(st, now, 'concurrency');
+      st.effective = Math.max(1, st.effective - 1);
+      this.scheduleRestore(st);
+      const fields = { budget: ref.budget, key: ref.key, effective: st.effective, configured: st.configured };
+      log.info(fields, 'upstream says too many in flight: concurrency reduced for a while');
+    } else if (throttle.kind === 'hourly') {
+      const ref = refs.find((r) => r.budget === 'bill.requests');
+      if (!ref) return;
+      // BILL's hourly budget comes back at the top of the clock hour; never freeze past it.
+      const top = nextHour(now);
+      const until = Number.isFinite(throttle.untilMs) && throttle.untilMs > now ? Math.min(throttle.untilMs, top) : top;
+      this.store.block(ref.id, { until, kind: 'hourly' });
+      this.mark(this.state(ref), now, 'hourly');
+      log.warn(
+        { budget: ref.budget, key: ref.key, until: new Date(until).toISOString() },
+        'upstream hourly budget spent: calls refused until it resets',
+      );
+    } else {
+      // A Retry-After longer than an hour is treated as an hour (a broken header must not stop a budget for a day).
+      const ms = Math.min(HOUR_MS, Math.max(0, Number.isFinite(throttle.ms) ? throttle.ms : 0));
+      for (const ref of refs.filter((r) => r.pauseOnRetryAfter)) {
+        if (ms > 0) this.store.block(ref.id, { until: now + ms, kind: 'retryAfter' });
+        this.mark(this.state(ref), now, 'retryAfter');
         log.info(
-          { budget: ref.budget, key: ref.key, effective: st.effective, configured: st.configured },
-          'upstream says too many in flight: concurrency reduced for a while',
+          { budget: ref.budget, key: ref.aggregate ? undefined : ref.key, pauseMs: ms },
+          'upstream asked to retry later: budget paused',
         );
-        return;
-      }
-      case 'hourly': {
-        const ref = refs.find((r) => r.budget === 'bill.requests');
-        if (!ref) return;
-        // BILL's hourly budget comes back at the top of the clock hour; never freeze past it.
-        const top = nextHour(now);
-        const until = Number.isFinite(throttle.untilMs) && throttle.untilMs > now ? Math.min(throttle.untilMs, top) : top;
-        store.block(ref.id, { until, kind: 'hourly' });
-        this.mark(this.state(ref), now, 'hourly');
-        log.warn(
-          { budget: ref.budget, key: ref.key, until: new Date(until).toISOString() },
-          'upstream hourly budget spent: calls refused until it resets',
-        );
-        return;
-      }
-      case 'retryAfter': {
-        const ms = Math.min(MAX_PAUSE_MS, Math.max(0, Number.isFinite(throttle.ms) ? throttle.ms : 0));
-        for (const ref of refs.filter((r) => r.pauseOnRetryAfter)) {
-          const st = this.state(ref);
-          if (ms > 0) store.block(ref.id, { until: now + ms, kind: 'retryAfter' });
-          this.mark(st, now, 'retryAfter');
-          log.info(
-            { budget: ref.budget, key: ref.aggregate ? undefined : ref.key, pauseMs: ms },
-            'upstream asked to retry later: budget paused',
-          );
-        }
-        return;
       }
     }
   }
@@ -459,22 +401,17 @@ export class SharedLimiter implements Limiter {
   private mark(st: BudgetState, now: number, kind: Throttle['kind']): void {
     st.lastThrottleAt = now;
     st.lastThrottleKind = kind;
-    if (st.ref.aggregate) this.aggregateThrottle.set(st.ref.budget, { at: now, kind });
     const c = this.count(st.ref.budget);
     c.throttles[kind] = (c.throttles[kind] ?? 0) + 1;
+    c.lastThrottle = { at: now, kind };
   }
 
-  private shrink(st: BudgetState): void {
-    st.effective = Math.max(1, st.effective - 1);
-    this.scheduleRestore(st);
-  }
-
+  /** After BDC_1322, one slot comes back every SHRINK_HOLD_MS until the configured limit is in force again. */
   private scheduleRestore(st: BudgetState): void {
-    if (st.restoreTimer) clearTimeout(st.restoreTimer);
+    clearTimeout(st.restoreTimer);
     st.restoreTimer = undefined;
     if (st.effective >= st.configured || this.closed) return;
     st.restoreTimer = setTimeout(() => {
-      st.restoreTimer = undefined;
       st.effective = Math.min(st.configured, st.effective + 1);
       this.slotFreed(st);
       this.scheduleRestore(st);
@@ -483,93 +420,73 @@ export class SharedLimiter implements Limiter {
   }
 
   blockedUntil(upstream: Upstream): number | undefined {
-    const { store, clock } = this.deps;
-    const now = clock.now();
+    const now = this.deps.clock.now();
     let until: number | undefined;
-    for (const ref of this.catalogue.budgetsFor(upstream)) {
-      const block = store.blocked(ref.id, now);
+    for (const ref of this.budgetsFor(upstream)) {
+      const block = this.store.blocked(ref.id, now);
       if (block) until = Math.max(until ?? 0, block.until);
-      if (ref.failFast && ref.rule.type !== 'concurrency') {
-        const at = store.nthFit(ref.id, ref.rule, now, 1);
-        if (at > now) until = Math.max(until ?? 0, at);
-      }
+      const fit = ref.failFast && ref.rule.type !== 'concurrency' ? this.store.nthFit(ref.id, ref.rule, now, 1) : now;
+      if (fit > now) until = Math.max(until ?? 0, fit);
     }
     return until;
   }
 
-  // ---- visibility ----------------------------------------------------------------------------------------
-
   snapshot(): BudgetSnapshot[] {
     const now = this.deps.clock.now();
     const rows: BudgetSnapshot[] = [];
+    // Budgets kept per conversation or team are one row (key "*"): the figures of the key closest to its limit.
     const aggregates = new Map<string, { row: BudgetSnapshot; hottest: number }>();
     for (const st of this.states.values()) {
       const row = this.row(st, now);
-      if (!st.ref.aggregate) {
-        rows.push(row);
-        continue;
-      }
-      const pressure = row.limit > 0 ? row.used / row.limit : 0;
       const agg = aggregates.get(st.ref.budget);
-      if (!agg) {
-        aggregates.set(st.ref.budget, { row: { ...row, key: '*', keys: 1 }, hottest: pressure });
-        continue;
+      const pressure = row.limit > 0 ? row.used / row.limit : 0;
+      if (!st.ref.aggregate) rows.push(row);
+      else if (!agg) aggregates.set(st.ref.budget, { row: { ...row, key: '*', keys: 1 }, hottest: pressure });
+      else {
+        const a = agg.row;
+        if (pressure > agg.hottest) {
+          agg.hottest = pressure;
+          Object.assign(a, { limit: row.limit, used: row.used, remaining: row.remaining, windowMs: row.windowMs });
+        }
+        a.queued += row.queued;
+        a.running += row.running;
+        a.keys = (a.keys ?? 0) + 1;
+        if (row.blockedUntil !== undefined) a.blockedUntil = Math.max(a.blockedUntil ?? 0, row.blockedUntil);
       }
-      const a = agg.row;
-      if (pressure > agg.hottest) {
-        agg.hottest = pressure;
-        Object.assign(a, { limit: row.limit, used: row.used, remaining: row.remaining, windowMs: row.windowMs });
-      }
-      a.queued += row.queued;
-      a.running += row.running;
-      a.keys = (a.keys ?? 0) + 1;
-      if (row.blockedUntil !== undefined) a.blockedUntil = Math.max(a.blockedUntil ?? 0, row.blockedUntil);
     }
     for (const [budget, { row }] of aggregates) {
       const c = this.counters.get(budget);
-      row.rejected = c ? Object.values(c.rejected).reduce((s, n) => s + n, 0) : row.rejected;
-      const t = this.aggregateThrottle.get(budget);
-      row.lastThrottleAt = t?.at;
-      row.lastThrottleKind = t?.kind;
-      rows.push(row);
+      rows.push({
+        ...row,
+        rejected: c ? Object.values(c.rejected).reduce((s, n) => s + n, 0) : row.rejected,
+        lastThrottleAt: c?.lastThrottle?.at,
+        lastThrottleKind: c?.lastThrottle?.kind,
+      });
     }
     return rows.sort((a, b) => a.budget.localeCompare(b.budget) || a.key.localeCompare(b.key));
   }
 
   private row(st: BudgetState, now: number): BudgetSnapshot {
     const { ref } = st;
-    const rule: BudgetRule = ref.rule.type === 'concurrency' ? { type: 'concurrency', limit: st.effective } : ref.rule;
-    const u = this.deps.store.usage(ref.id, rule, now);
-    const block = this.deps.store.blocked(ref.id, now);
-    const row: BudgetSnapshot = {
+    const concurrency = ref.rule.type === 'concurrency';
+    const usage = this.store.usage(ref.id, concurrency ? { type: 'concurrency', limit: st.effective } : ref.rule, now);
+    return {
       budget: ref.budget,
       key: ref.key,
-      limit: u.limit,
-      used: u.used,
-      remaining: u.remaining,
+      ...usage,
       queued: st.queued,
-      running: ref.rule.type === 'concurrency' ? st.running : 0,
+      running: concurrency ? st.running : 0,
       rejected: st.rejected,
+      lastThrottleAt: st.lastThrottleAt,
+      lastThrottleKind: st.lastThrottleKind,
+      blockedUntil: this.store.blocked(ref.id, now)?.until,
+      configuredLimit: concurrency && st.effective !== st.configured ? st.configured : undefined,
     };
-    if (st.lastThrottleAt !== undefined) {
-      row.lastThrottleAt = st.lastThrottleAt;
-      row.lastThrottleKind = st.lastThrottleKind;
-    }
-    if (block) row.blockedUntil = block.until;
-    if (u.windowMs !== undefined && ref.rule.type === 'windows') row.windowMs = u.windowMs;
-    if (ref.rule.type === 'concurrency' && st.effective !== st.configured) row.configuredLimit = st.configured;
-    if (ref.rule.type === 'hourly') row.windowMs = 3_600_000;
-    return row;
   }
 
   /** Cumulative per budget name (grants, refusals by reason, server throttles by kind). */
   budgetCounters(): BudgetCounters[] {
-    return [...this.counters.values()].map((c) => ({
-      budget: c.budget,
-      granted: c.granted,
-      rejected: { ...c.rejected },
-      throttles: { ...c.throttles },
-    }));
+    return [...this.counters.values()];
   }
 
   private count(budget: BudgetName): BudgetCounters {
@@ -580,8 +497,6 @@ export class SharedLimiter implements Limiter {
     }
     return c;
   }
-
-  // ---- bookkeeping -----------------------------------------------------------------------------------------
 
   private state(ref: BudgetRef): BudgetState {
     let st = this.states.get(ref.id);
@@ -600,9 +515,9 @@ export class SharedLimiter implements Limiter {
     this.lastSweep = now;
     for (const [id, st] of this.states) {
       if (!st.ref.aggregate || st.queued > 0 || st.running > 0 || st.turns !== undefined) continue;
-      if (!this.deps.store.idle(id, st.ref.rule, now)) continue;
+      if (this.store.usage(id, st.ref.rule, now).used > 0 || this.store.blocked(id, now)) continue;
       this.states.delete(id);
-      this.deps.store.forget(id);
+      this.store.forget(id);
     }
   }
 
@@ -613,13 +528,9 @@ export class SharedLimiter implements Limiter {
       ticket.fail(new LimitExceeded('limiter', 5_000, 'busy'));
       ticket.wake?.();
     }
-    const turns: Array<Promise<void>> = [];
-    for (const st of this.states.values()) {
-      if (st.restoreTimer) clearTimeout(st.restoreTimer);
-      if (st.turns !== undefined) turns.push(st.turns);
-    }
+    for (const st of this.states.values()) clearTimeout(st.restoreTimer);
     // Every ticket is settled, so each head's turn ends as soon as its store call answers.
-    await Promise.all(turns);
-    await this.deps.store.close();
+    await Promise.all([...this.states.values()].flatMap((st) => st.turns ?? []));
+    await this.store.close();
   }
 }

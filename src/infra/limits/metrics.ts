@@ -4,16 +4,15 @@ import { counterFromTotals, pseudonym } from '../metrics.js';
 import type { SharedLimiter } from './limiter.js';
 import type { BudgetSnapshot } from './types.js';
 
-/**
- * A budget key as a metric label. Keys name organisations ("k<hash>/<orgId>"), tenants and teams; each part that
- * is not already a one-way name (the limiter's hashed dev keys and tokens, "*" for aggregated rows) becomes one.
- */
+/** A budget key as a metric label: each part that is not already a one-way name (hashed keys, "*") becomes one. */
 function budgetKeyLabel(key: string, pseudonymKey: string | Buffer): string {
   return key
     .split('/')
     .map((part) => (part === '' || part === '*' || /^k[0-9a-f]{12}$/.test(part) ? part : pseudonym(part, pseudonymKey)))
     .join('/');
 }
+
+const seconds = (ms: number | undefined) => (ms === undefined ? undefined : ms / 1000);
 
 export function registerLimiterMetrics(registry: Registry, limiter: SharedLimiter, pseudonymKey: string | Buffer): void {
   // One snapshot per scrape, shared by every gauge below.
@@ -47,34 +46,37 @@ export function registerLimiterMetrics(registry: Registry, limiter: SharedLimite
   gauge('billbridge_budget_remaining', 'Calls the budget still allows in the current window', (r) => r.remaining);
   gauge('billbridge_budget_queued', 'Calls waiting for the budget', (r) => r.queued);
   gauge('billbridge_budget_running', 'Calls holding a concurrency slot', (r) => r.running);
-  gauge('billbridge_budget_window_seconds', 'Length of the window used/limit/remaining describe', (r) =>
-    r.windowMs === undefined ? undefined : r.windowMs / 1000,
-  );
+  gauge('billbridge_budget_window_seconds', 'Length of the window used/limit/remaining describe', (r) => seconds(r.windowMs));
   gauge(
     'billbridge_budget_last_throttle_timestamp_seconds',
     'When the upstream last throttled this budget (BDC_1322, BDC_1144, 429)',
-    (r) => (r.lastThrottleAt === undefined ? undefined : r.lastThrottleAt / 1000),
+    (r) => seconds(r.lastThrottleAt),
   );
   gauge('billbridge_budget_blocked_until_timestamp_seconds', 'While frozen (BDC_1144) or paused (Retry-After): until when', (r) =>
-    r.blockedUntil === undefined ? undefined : r.blockedUntil / 1000,
+    seconds(r.blockedUntil),
   );
 
-  const counters = () => limiter.budgetCounters();
   counterFromTotals(
     registry,
     'billbridge_budget_rejected_total',
     'Calls refused by the limiter without reaching the upstream, by reason',
     ['budget', 'reason'] as const,
-    () => counters().flatMap((c) => Object.entries(c.rejected).map(([reason, n]) => ({ labels: { budget: c.budget, reason }, total: n }))),
+    () =>
+      limiter
+        .budgetCounters()
+        .flatMap((c) => Object.entries(c.rejected).map(([reason, n]) => ({ labels: { budget: c.budget, reason }, total: n }))),
   );
   counterFromTotals(registry, 'billbridge_budget_granted_total', 'Calls admitted by the budget', ['budget'] as const, () =>
-    counters().map((c) => ({ labels: { budget: c.budget }, total: c.granted })),
+    limiter.budgetCounters().map((c) => ({ labels: { budget: c.budget }, total: c.granted })),
   );
   counterFromTotals(
     registry,
     'billbridge_budget_throttles_total',
     'Server-side throttles reported by upstreams, by kind',
     ['budget', 'kind'] as const,
-    () => counters().flatMap((c) => Object.entries(c.throttles).map(([kind, n]) => ({ labels: { budget: c.budget, kind }, total: n }))),
+    () =>
+      limiter
+        .budgetCounters()
+        .flatMap((c) => Object.entries(c.throttles).map(([kind, n]) => ({ labels: { budget: c.budget, kind }, total: n }))),
   );
 }

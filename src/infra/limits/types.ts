@@ -4,16 +4,8 @@
 export type Priority = 'interactive' | 'background';
 
 /**
- * What a call talks to; the limiter maps it to every budget that applies:
- * - bill:       bill.requests (per dev key, 20,000/h) + bill.concurrency (per dev key and org, 3 in flight); a call
- *               that makes BILL send an email (`email`) also bill.email (per dev key and org, 5/min)
- * - bill.login: bill.logins (per dev key, 200/h) + bill.requests + bill.concurrency; a person's own sign-in
- *               (`person`) also bill.logins.people (200 minus LIMIT_BILL_LOGINS_RESERVED), so the bot keeps its share
- * - spend:      spend.requests (per apiToken, 60/min)
- * - graph:      graph.app (1,500/s) + graph.tenant (30/s per tenant) + graph.team (4/s per team, when teamId is set)
- * - identity:   token endpoints (Entra client credentials); no published budget, but still counted here
- * - connector:  connector.thread (per conversation thread: 7/1 s, 8/2 s, 60/30 s, 1,800/h)
- * Keys (dev keys, tokens) are hashed by the limiter before they are used as names or shown.
+ * What a call talks to; budgets.ts maps it to every budget that applies. `email`: the call makes BILL send an email
+ * (bill.email, 5/min); `person`: a person's own sign-in (bill.logins.people, the logins the bot does not keep for itself).
  */
 export type Upstream =
   | { service: 'bill'; devKey: string; orgId: string; email?: boolean }
@@ -25,10 +17,7 @@ export type Upstream =
 
 export interface RunOptions {
   priority: Priority;
-  /**
-   * Give up with LimitExceeded('busy') when the call cannot start within this many ms.
-   * Default: config.limits.commandWaitMs for interactive calls; background calls wait.
-   */
+  /** LimitExceeded('busy') when the call cannot start within this many ms; default: commandWaitMs when interactive, no limit when background. */
   maxWaitMs?: number;
 }
 
@@ -44,7 +33,7 @@ export type Throttle =
 export interface BudgetSnapshot {
   /** e.g. "bill.concurrency". */
   budget: string;
-  /** e.g. the org id, a hashed key, a conversation id; "" for app-wide budgets. */
+  /** e.g. the org id, a hashed key, a conversation id; "" for app-wide budgets, "*" for one row of many keys. */
   key: string;
   limit: number;
   used: number;
@@ -52,16 +41,16 @@ export interface BudgetSnapshot {
   queued: number;
   running: number;
   rejected: number;
-  /** Last server-side throttle on this budget (ms since epoch), if any. */
+  /** Last server-side throttle on this budget (ms since epoch). */
   lastThrottleAt?: number;
   lastThrottleKind?: Throttle['kind'];
   /** While frozen or paused: until when. */
   blockedUntil?: number;
-  /** Rate budgets: the window the figures above describe (the one closest to its limit), in ms. */
+  /** Rate budgets: the window the figures above describe (the one closest to its limit). */
   windowMs?: number;
-  /** Concurrency budgets: the configured limit when `limit` is temporarily lower (after BDC_1322). */
+  /** Concurrency budgets: the configured limit while `limit` is lower after BDC_1322. */
   configuredLimit?: number;
-  /** Budgets kept per conversation or team are shown as one row (key "*"): how many keys are active. */
+  /** Rows of many keys (key "*"): how many keys are active. */
   keys?: number;
 }
 
@@ -75,18 +64,15 @@ export interface ActiveGrant {
 
 export interface Limiter {
   /**
-   * Runs fn once every budget that applies to `upstream` grants a slot, and releases the slots when it
-   * settles. Throws LimitExceeded without calling fn when a budget is frozen, exhausted for longer than the
-   * caller can wait, or cannot start within maxWaitMs.
+   * Runs fn once every budget that applies grants a slot, and releases them when it settles. Throws LimitExceeded
+   * without calling fn when a budget is frozen, spent for longer than the caller can wait, or busy past maxWaitMs.
    */
   run<T>(upstream: Upstream, opts: RunOptions, fn: () => Promise<T>): Promise<T>;
-  /** Server-side feedback (see Throttle). */
   throttled(upstream: Upstream, throttle: Throttle): void;
-  /** Per budget: used, remaining, queued, running, rejected, last server-side throttle. */
   snapshot(): BudgetSnapshot[];
-  /** True when a call to this upstream would be refused right now (status cards say so without calling). */
+  /** When a call to this upstream would be refused right now: until when (status cards say so without calling). */
   blockedUntil(upstream: Upstream): number | undefined;
-  /** The grant the current async context runs under, if any (tests prove every request runs inside one). */
+  /** The grant the current async context runs under (tests prove every request runs inside one). */
   activeGrant?(): ActiveGrant | undefined;
   close(): Promise<void>;
 }

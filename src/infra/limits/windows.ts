@@ -7,12 +7,19 @@ export interface RateWindow {
   windowMs: number;
 }
 
+/** What a budget allows and has used; `windowMs`: the window the figures describe, for rate budgets. */
+export interface Usage {
+  limit: number;
+  used: number;
+  remaining: number;
+  windowMs?: number;
+}
+
 /** Start of the clock hour `now` falls in (UTC; BILL counts per clock hour, every zone it runs in is whole-hour aligned). */
 export function hourStart(now: number): number {
   return Math.floor(now / HOUR_MS) * HOUR_MS;
 }
 
-/** The next top of the hour after `now`. */
 export function nextHour(now: number): number {
   return hourStart(now) + HOUR_MS;
 }
@@ -52,9 +59,8 @@ export function nextFit(ts: readonly number[], windows: readonly RateWindow[], n
   let at = now;
   for (const w of windows) {
     const first = firstAfter(ts, now - w.windowMs);
-    const count = ts.length - first;
-    const leaves = ts[first + count - w.limit];
-    if (count >= w.limit && leaves !== undefined) at = Math.max(at, leaves + w.windowMs);
+    const leaves = ts[ts.length - w.limit];
+    if (ts.length - first >= w.limit && leaves !== undefined) at = Math.max(at, leaves + w.windowMs);
   }
   return at;
 }
@@ -70,26 +76,18 @@ export function nthFit(ts: readonly number[], windows: readonly RateWindow[], no
   return at;
 }
 
-export interface WindowUsage {
-  limit: number;
-  used: number;
-  remaining: number;
-  windowMs: number;
-}
-
 /** The window closest to its limit right now (the one that decides when the next call may go). */
-export function bindingWindow(ts: readonly number[], windows: readonly RateWindow[], now: number): WindowUsage {
-  let best: WindowUsage | undefined;
-  for (const w of windows) {
+export function bindingWindow(ts: readonly number[], windows: readonly RateWindow[], now: number): Usage {
+  let best: Usage = { limit: 0, used: 0, remaining: 0, windowMs: 0 };
+  for (const [i, w] of windows.entries()) {
     const used = countInWindow(ts, w.windowMs, now);
     const u = { limit: w.limit, used, remaining: Math.max(0, w.limit - used), windowMs: w.windowMs };
-    if (!best || u.remaining / u.limit < best.remaining / best.limit) best = u;
+    if (i === 0 || u.remaining / u.limit < best.remaining / best.limit) best = u;
   }
-  return best ?? { limit: 0, used: 0, remaining: 0, windowMs: 0 };
+  return best;
 }
 
-/** Drops timestamps no window can see any more. */
-export function prune(ts: number[], longestWindowMs: number, now: number): void {
-  const cut = firstAfter(ts, now - longestWindowMs);
-  if (cut > 0) ts.splice(0, cut);
+/** The longest window of a rule: calls older than that no window can see. */
+export function longest(windows: readonly RateWindow[]): number {
+  return Math.max(0, ...windows.map((w) => w.windowMs));
 }
