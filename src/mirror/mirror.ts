@@ -222,15 +222,8 @@ interface StoredHead {
   watermark: string | undefined;
   tags: string[];
 }
-interface StoredShard {
-  coverage: Scope;
-  watermark: string | undefined;
-  tag: string;
-  /** Records as stored: read back defensively. */
-  rows: unknown[];
-}
-
-const isStoredRecord = (row: unknown): row is AnyRecord => !!row && typeof (row as { id?: unknown }).id === 'string';
+/** Records as stored: read back defensively. */
+type StoredShard = Pick<StoredHead, 'coverage' | 'watermark'> & { tag: string; rows: unknown[] };
 
 export class Mirror {
   /** Answers the mirror does not hold (payments, Spend & Expense, lists asked while a collection is built). */
@@ -734,7 +727,7 @@ export class Mirror {
         watermark = earlier(watermark, s.watermark);
       }
       c.tags[k] = s.tag;
-      for (const row of s.rows) if (isStoredRecord(row)) c.put(row);
+      for (const row of s.rows) if (typeof (row as Partial<AnyRecord> | null)?.id === 'string') c.put(row as AnyRecord);
     });
     c.coverage = coverage;
     c.watermark = watermark;

@@ -153,14 +153,14 @@ export function keepCustomer(c: Customer): Customer | undefined {
   };
 }
 
-/** Most pages one walk reads (100 records each). */
-const MAX_WALK_PAGES = 10_000;
+/** A walk: 100 records a page, at most 10,000 pages. */
+const walk = { pageSize: 100, maxPages: 10_000 };
 const byUpdatedTime = [{ field: 'updatedTime' as const, order: 'asc' as const }];
 const since = (t: string | undefined) => (t ? new BillFilter().gte('updatedTime', t) : undefined);
 
 export const SPECS: { [K in Kind]: KindSpec<K> } = {
   bill: {
-    list: (org, t) => org.bills.list({ pageSize: 100, maxPages: MAX_WALK_PAGES, sort: byUpdatedTime, filter: since(t) }),
+    list: (org, t) => org.bills.list({ ...walk, sort: byUpdatedTime, filter: since(t) }),
     get: (org, id) => org.bills.get(id),
     keep: keepBill,
     number: (b) => b.invoice?.invoiceNumber ?? '',
@@ -168,8 +168,7 @@ export const SPECS: { [K in Kind]: KindSpec<K> } = {
     open: {
       list: (org) =>
         org.bills.list({
-          pageSize: 100,
-          maxPages: MAX_WALK_PAGES,
+          ...walk,
           archived: false,
           filter: new BillFilter().ne('paymentStatus', 'PAID'),
           sort: byUpdatedTime,
@@ -179,20 +178,20 @@ export const SPECS: { [K in Kind]: KindSpec<K> } = {
     party: (b) => ({ kind: 'vendor', id: b.vendorId }),
   },
   invoice: {
-    list: (org, t) => org.invoices.list({ pageSize: 100, maxPages: MAX_WALK_PAGES, sort: byUpdatedTime, filter: since(t) }),
+    list: (org, t) => org.invoices.list({ ...walk, sort: byUpdatedTime, filter: since(t) }),
     get: (org, id) => org.invoices.get(id),
     keep: keepInvoice,
     number: (i) => i.invoiceNumber,
     party: (i) => ({ kind: 'customer', id: i.customerId }),
   },
   vendor: {
-    list: (org, t) => org.vendors.list({ pageSize: 100, maxPages: MAX_WALK_PAGES, filter: since(t) }),
+    list: (org, t) => org.vendors.list({ ...walk, filter: since(t) }),
     get: (org, id) => org.vendors.get(id),
     keep: keepVendor,
     unsorted: true,
   },
   customer: {
-    list: (org, t) => org.customers.list({ pageSize: 100, maxPages: MAX_WALK_PAGES, filter: since(t) }),
+    list: (org, t) => org.customers.list({ ...walk, filter: since(t) }),
     get: (org, id) => org.customers.get(id),
     keep: keepCustomer,
     unsorted: true,

@@ -110,7 +110,7 @@ function numbered(r: Bill | Invoice): { number: string; partyId: string; partyNa
 /** A search's command context: a bound org always. */
 type OrgContext = CommandContext & { orgId: string };
 
-type Found<K extends Kind> = { records: Array<Records[K]> } | { building: number };
+type Found<K extends Kind> = { rows: Array<Records[K]> } | { building: number };
 
 export class ComposeSearch {
   constructor(private readonly deps: SearchDeps) {}
@@ -124,7 +124,16 @@ export class ComposeSearch {
       const bound = await this.orgOf(q);
       if (typeof bound !== 'string') return bound;
       org = bound;
-      const ctx = this.context(q, org);
+      const ctx: OrgContext = {
+        input: { name: 'search', args: [], argText: '', page: 0 },
+        scope: q.scope,
+        caller: q.caller,
+        orgId: org,
+        correlationId: q.correlationId,
+        now: new Date(this.deps.clock.now()),
+        locale: conversationLocale(q.locale, this.deps.settings.locale),
+        log: q.log,
+      };
       let found: Found<Kind>;
       if (q.text === undefined) {
         if (command.kind === 'vendor' || command.kind === 'customer') return said(command.hint, 'empty', { orgId: org });
@@ -143,7 +152,7 @@ export class ComposeSearch {
       }
       const skip = Math.max(0, Math.floor(q.skip));
       const most = command.kind === 'vendor' || command.kind === 'customer' ? MAX_PARTY_RESULTS : MAX_RESULTS;
-      const shown = found.records.slice(skip, skip + Math.min(most, Math.max(1, Math.floor(q.count))));
+      const shown = found.rows.slice(skip, skip + Math.min(most, Math.max(1, Math.floor(q.count))));
       if (shown.length === 0) {
         const what = q.text === undefined ? `No ${command.id} to show yet.` : `No ${command.id} match ${echo(cleanQuery(q.text))}.`;
         return said(`${what} ${command.hint}`, 'ok', { orgId: org });
@@ -168,24 +177,6 @@ export class ComposeSearch {
     return said(this.errorText(err, turn), 'refused', { error: err });
   }
 
-  private context(
-    turn: Omit<SearchQuery, 'commandId' | 'text' | 'skip' | 'count'>,
-    orgId: string,
-    name = 'search',
-    argText = '',
-  ): OrgContext {
-    return {
-      input: { name, args: argText.split(' ').filter(Boolean), argText, page: 0 },
-      scope: turn.scope,
-      caller: turn.caller,
-      orgId,
-      correlationId: turn.correlationId,
-      now: new Date(this.deps.clock.now()),
-      locale: conversationLocale(turn.locale, this.deps.settings.locale),
-      log: turn.log,
-    };
-  }
-
   /** As fresh as the kind's command reads it. */
   private read(ctx: OrgContext, kind: Kind): ReadOptions {
     return kind === 'vendor' || kind === 'customer' ? partyRead(ctx, this.deps) : mirrorRead(ctx, this.deps, kind);
@@ -200,17 +191,15 @@ export class ComposeSearch {
       scope: 'open',
       where: (b) => isOpenBill(b) && due(b),
     });
-    if ('building' in got) return got;
-    return { records: got.rows.sort((a, b) => byString(a.dueDate, b.dueDate) || byString(a.id, b.id)) };
+    if (!('building' in got)) got.rows.sort((a, b) => byString(a.dueDate, b.dueDate) || byString(a.id, b.id));
+    return got;
   }
 
   private async latestInvoices(ctx: OrgContext): Promise<Found<'invoice'>> {
     const got = await this.deps.mirror.rows(ctx.orgId, 'invoice', { ...this.read(ctx, 'invoice'), where: (i) => !i.archived });
-    if ('building' in got) return got;
-    const latest = got.rows.sort(
-      (a, b) => byString(b.invoiceDate, a.invoiceDate) || byString(b.updatedTime, a.updatedTime) || byString(a.id, b.id),
-    );
-    return { records: latest };
+    if (!('building' in got))
+      got.rows.sort((a, b) => byString(b.invoiceDate, a.invoiceDate) || byString(b.updatedTime, a.updatedTime) || byString(a.id, b.id));
+    return got;
   }
 
   /** Records whose number starts with what was typed, or whose vendor's or customer's name does; names for parties. */
@@ -223,7 +212,7 @@ export class ComposeSearch {
         confirm: false,
         where: (p: Vendor | Customer) => !p.archived && foldName(p.name).startsWith(name),
       });
-      return 'building' in got ? got : { records: rankMatches(typed, got.rows) };
+      return 'building' in got ? got : { rows: rankMatches(typed, got.rows) };
     }
     const number = normalizeNumber(typed);
     const partyKind = command.kind === 'bill' ? 'vendor' : 'customer';
@@ -253,8 +242,8 @@ export class ComposeSearch {
     if ('building' in got) return got;
     // Best match first, then what is still owed, soonest due first.
     const order = (r: Bill | Invoice) => (ranks.get(r.id) ?? 2) * 2 + (numbered(r).owed ? 0 : 1);
-    const records = got.rows.sort((a, b) => order(a) - order(b) || byString(a.dueDate, b.dueDate) || byString(a.id, b.id));
-    return { records };
+    got.rows.sort((a, b) => order(a) - order(b) || byString(a.dueDate, b.dueDate) || byString(a.id, b.id));
+    return got;
   }
 
   /** Each record's card and preview; a record whose card cannot be made is left out (all failing: the first error). */
@@ -269,24 +258,19 @@ export class ComposeSearch {
             (records as Array<Bill | Invoice>).map((r) => numbered(r).partyId),
           )
         : new Map<string, PartyInfo>();
-    const made = await Promise.all(
-      records.map(async (record): Promise<SearchResult | { error: unknown }> => {
-        try {
-          return {
-            kind,
-            id: record.id,
-            card: await this.cardOf(ctx, kind, record),
-            preview: this.preview(ctx, kind, record, parties),
-          };
-        } catch (err) {
-          ctx.log.info({ kind, err: errorMessage(err) }, 'search result left out: its card could not be made');
-          return { error: err };
-        }
+    const made = await Promise.allSettled(
+      records.map(async (record): Promise<SearchResult> => {
+        const card = await this.cardOf(ctx, kind, record);
+        return { kind, id: record.id, card, preview: this.preview(ctx, kind, record, parties) };
       }),
     );
-    const results = made.filter((m): m is SearchResult => !('error' in m));
-    const failed = made.find((m): m is { error: unknown } => 'error' in m);
-    if (results.length === 0 && failed) throw failed.error;
+    const results: SearchResult[] = [];
+    for (const m of made) {
+      if (m.status === 'fulfilled') results.push(m.value);
+      else ctx.log.info({ kind, err: errorMessage(m.reason) }, 'search result left out: its card could not be made');
+    }
+    const failed = made.find((m) => m.status === 'rejected');
+    if (results.length === 0 && failed) throw failed.reason;
     return results;
   }
 
@@ -304,7 +288,8 @@ export class ComposeSearch {
   private run(ctx: OrgContext, name: Kind, argText: string): Promise<CardReply> {
     const command = this.deps.commands.get(name);
     if (!command) throw new Error(`the ${name} command is not registered`);
-    return command.run(this.context(ctx, ctx.orgId, name, argText.trim()));
+    const args = argText.trim();
+    return command.run({ ...ctx, input: { name, args: args.split(' ').filter(Boolean), argText: args, page: 0 } });
   }
 
   /** The result list's row: number or name, who, and "amount · due date · status". */
