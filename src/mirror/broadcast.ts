@@ -16,13 +16,7 @@ export interface StaleMark {
   key?: string;
 }
 
-export interface StaleBroadcast {
-  publish(mark: StaleMark): void;
-  onRemote(fn: (mark: StaleMark) => void): void;
-  onGap(fn: () => void): void;
-}
-
-export class RedisStaleBroadcast implements StaleBroadcast {
+export class RedisStaleBroadcast {
   private readonly instance = randomUUID();
   private readonly remote = new Set<(mark: StaleMark) => void>();
 

@@ -1,15 +1,14 @@
 // The per-org mirror of BILL's bills, invoices, vendors and customers: AP/AR questions, lookups by number, name
-// searches and the names on cards are answered from it instead of listing BILL for every question. Per org and kind
-// it is built once (every record with full pages, or — bills — first only the open ones, with server-side filters),
-// kept current by `updatedTime:gte` refreshes (at most one per interval per org and kind, shared by every command),
-// told directly what is stale (webhooks, a card's Refresh: markStale) and given records BILL answered (apply), and
-// stored in the StateStore in shards, so a restart or another instance starts from it and a change rewrites one shard.
+// searches and the names on cards are answered from it instead of listing BILL for every question. Per org and kind it
+// is built once (every record, or — bills — first only the open ones, filtered by BILL), kept current by
+// `updatedTime:gte` refreshes (at most one per interval, shared by every command), told what is stale (webhooks, a
+// card's Refresh: markStale) or given records BILL answered (apply), and stored in shards in the StateStore, so a
+// restart or another instance starts from it and a change rewrites one shard.
 //
-// Webhooks are hints (BILL's advice), not records: an event marks its record stale and the next answer that would
-// show it reads it from BILL first (the refresh the mark triggers, or one GET by id); a payload is never written into
-// the mirror. A record is replaced only by one at least as new, except that one dated in the future (more than
-// FUTURE_SKEW_MS ahead of this host's clock) never outranks BILL's answer, and only walks move the watermark (never
-// past now). A walk in updatedTime order meets a record changed during the walk again at its end, so a refresh
+// Webhooks are hints, not records: an event marks its record stale and the next answer that would show it reads it
+// from BILL first; a payload is never written into the mirror. A record is replaced only by one at least as new, except
+// that one dated in the future (more than FUTURE_SKEW_MS ahead of this host) never outranks BILL's answer. Only walks
+// move the watermark; a walk in updatedTime order meets a record changed during it again at its end, so a refresh
 // continues from the newest change seen, with one second of overlap for records written in the same instant.
 import { randomUUID } from 'node:crypto';
 import { BillFilter, MAX_FILTER_LIST_ITEMS } from '../bill/filters.js';
@@ -20,7 +19,7 @@ import type { Priority } from '../infra/limits/types.js';
 import type { Logger } from '../infra/log.js';
 import { NS, type StateStore } from '../infra/state/types.js';
 import { Answers } from './answers.js';
-import type { StaleBroadcast, StaleMark } from './broadcast.js';
+import type { RedisStaleBroadcast, StaleMark } from './broadcast.js';
 import {
   foldName,
   normalizeNumber,
@@ -54,6 +53,8 @@ const FUTURE_SKEW_MS = 5 * 60_000;
 const MAX_STALE_MARKS = 1_000;
 /** Stale records one answer reads again by id; with more, one incremental refresh reads them all. */
 const MAX_CONFIRMS_PER_ANSWER = 5;
+/** A lookup that misses, or a name nobody matches, refreshes at most this often. */
+const MISS_REFRESH_MS = 15_000;
 
 const ms = (iso: string | undefined): number => (iso ? Date.parse(iso) : Number.NaN);
 /** True when a is a strictly earlier instant than b (unknown times are never "older"). */
@@ -81,9 +82,10 @@ function shardOf(id: string): number {
 
 /** One org's records of one kind. */
 class Collection {
-  readonly shards: Array<Map<string, AnyRecord>> = Array.from({ length: SHARDS }, () => new Map<string, AnyRecord>());
+  readonly records = new Map<string, AnyRecord>();
   /** Normalised number -> id (or ids, for a number several records share). */
   readonly byNumber = new Map<string, string | string[]>();
+  /** Shards changed since the last write. */
   readonly dirty = new Set<number>();
   /** The tag of each shard as stored: the stored header vouches only for shards with its tags. */
   tags: string[] = Array.from({ length: SHARDS }, () => '');
@@ -93,7 +95,6 @@ class Collection {
   refreshedAt = 0;
   /** Every change up to this updatedTime has been read by a walk (webhooks never move it). */
   watermark: string | undefined;
-  size = 0;
   /** Ids whose record is read from BILL again before an answer shows it, and when they were marked. */
   readonly stale = new Map<string, number>();
   /** Too many marks, or marks missed (cluster): the next answer refreshes first. */
@@ -106,42 +107,28 @@ class Collection {
     private readonly now: () => number,
   ) {}
 
-  get(id: string): AnyRecord | undefined {
-    return this.shard(shardOf(id)).get(id);
-  }
-
-  shard(k: number): Map<string, AnyRecord> {
-    const shard = this.shards[k];
-    if (!shard) throw new RangeError(`mirror shard ${k} does not exist`);
-    return shard;
-  }
-
   collect(keep?: (r: AnyRecord) => boolean): AnyRecord[] {
     const out: AnyRecord[] = [];
-    for (const shard of this.shards) for (const r of shard.values()) if (!keep || keep(r)) out.push(r);
+    for (const r of this.records.values()) if (!keep || keep(r)) out.push(r);
     return out;
   }
 
   find(number: string): AnyRecord[] {
     const held = this.byNumber.get(normalizeNumber(number));
     const ids = held === undefined ? [] : typeof held === 'string' ? [held] : held;
-    return ids.map((id) => this.get(id)).filter((r) => r !== undefined);
+    return ids.map((id) => this.records.get(id)).filter((r) => r !== undefined);
   }
 
   /** Adds or replaces a record; one older than the one held is news that came late and is ignored. */
   put(record: AnyRecord): boolean {
-    const k = shardOf(record.id);
-    const shard = this.shard(k);
-    const old = shard.get(record.id);
+    const old = this.records.get(record.id);
     if (old) {
       // A held record dated in the future (a forged or broken timestamp) does not outrank what BILL answers now.
       if (isOlder(record.updatedTime, old.updatedTime) && !isFuture(old.updatedTime, this.now())) return false;
       if (JSON.stringify(old) === JSON.stringify(record)) return false;
       this.unlink(old);
-    } else {
-      this.size++;
     }
-    shard.set(record.id, record);
+    this.records.set(record.id, record);
     const key = this.numberOf(record);
     if (key) {
       const held = this.byNumber.get(key);
@@ -149,27 +136,17 @@ class Collection {
       else if (typeof held === 'string') this.byNumber.set(key, held === record.id ? held : [held, record.id]);
       else if (!held.includes(record.id)) held.push(record.id);
     }
-    this.dirty.add(k);
+    this.dirty.add(shardOf(record.id));
     return true;
   }
 
   delete(id: string): AnyRecord | undefined {
-    const k = shardOf(id);
-    const shard = this.shard(k);
-    const old = shard.get(id);
+    const old = this.records.get(id);
     if (!old) return undefined;
     this.unlink(old);
-    shard.delete(id);
-    this.size--;
-    this.dirty.add(k);
+    this.records.delete(id);
+    this.dirty.add(shardOf(id));
     return old;
-  }
-
-  clear(): void {
-    for (const shard of this.shards) shard.clear();
-    this.byNumber.clear();
-    this.size = 0;
-    this.watermark = undefined;
   }
 
   private numberOf(record: AnyRecord): string {
@@ -195,14 +172,12 @@ interface MirrorDeps {
   state: StateStore;
   clock: Clock;
   log: Logger;
-  /** A lookup that misses, or a name nobody matches, refreshes at most this often (default 15 s). */
-  minRefreshMs?: number;
   /** Answers not mirrored: at most this many kept over all orgs (CACHE_MAX_ENTRIES). */
   maxAnswers?: number;
   /** Names on cards are refreshed at most this often (CACHE_TTL_NAMES_S; a vendor webhook refreshes sooner). */
   namesMaxAgeMs?: number;
   /** Cluster mode: stale marks reach every instance. */
-  broadcast?: StaleBroadcast;
+  broadcast?: Pick<RedisStaleBroadcast, 'publish' | 'onRemote' | 'onGap'>;
 }
 
 /** How fresh an answer must be, and how long to wait for a build or a refresh before answering with what is there. */
@@ -239,7 +214,7 @@ export interface MirrorInfo {
   refreshedAt: number;
 }
 
-/** The stored header (NS.mirror, key "<store>:<orgId>"); shards under "<store>:<orgId>#<n>". */
+/** The stored header (NS.mirror, key "<kind>s:<orgId>"); shards under "<kind>s:<orgId>#<n>". */
 interface StoredHead {
   coverage: Scope;
   builtAt: number;
@@ -247,15 +222,8 @@ interface StoredHead {
   watermark: string | undefined;
   tags: string[];
 }
-interface StoredShard {
-  coverage: Scope;
-  watermark: string | undefined;
-  tag: string;
-  /** Records as stored: read back defensively. */
-  rows: unknown[];
-}
-
-const isStoredRecord = (row: unknown): row is AnyRecord => !!row && typeof (row as { id?: unknown }).id === 'string';
+/** Records as stored: read back defensively. */
+type StoredShard = Pick<StoredHead, 'coverage' | 'watermark'> & { tag: string; rows: unknown[] };
 
 export class Mirror {
   /** Answers the mirror does not hold (payments, Spend & Expense, lists asked while a collection is built). */
@@ -266,13 +234,11 @@ export class Mirror {
   private readonly refreshes = new Map<string, Promise<number>>();
   private readonly writes = new Map<string, Promise<void>>();
   private readonly missRefreshAt = new Map<string, number>();
-  private readonly minRefreshMs: number;
   /** Tags this process's shard writes, so a header can tell its own shards from another instance's. */
   private readonly writer = randomUUID().slice(0, 8);
   private seq = 0;
 
   constructor(private readonly deps: MirrorDeps) {
-    this.minRefreshMs = deps.minRefreshMs ?? 15_000;
     this.answers = new Answers(deps.clock, deps.maxAnswers ?? 10_000);
     deps.broadcast?.onRemote((mark) => void this.markLocal(mark, false).catch(() => undefined));
     deps.broadcast?.onGap(() => {
@@ -288,7 +254,7 @@ export class Mirror {
     const deadline = this.deps.clock.now() + opts.waitMs;
     const scope = SPECS[kind].open ? (opts.scope ?? 'all') : 'all';
     const c = opts.whileBuilding === 'skip' ? await this.collection(orgId, kind) : await this.ready(orgId, kind, scope, opts.waitMs);
-    if (!covers(c.coverage, scope)) return { building: c.size };
+    if (!covers(c.coverage, scope)) return { building: c.records.size };
     await this.freshen(orgId, kind, c, opts, deadline);
     const where = opts.where as ((r: AnyRecord) => boolean) | undefined;
     let rows = c.collect(where);
@@ -299,7 +265,7 @@ export class Mirror {
 
   /**
    * The records with this number. Warm: no call when fresh, one incremental refresh when not (and, for a number not
-   * found, at most one per minRefreshMs). Cold: reads the stored collection, or builds it, waiting at most waitMs.
+   * found, at most one per MISS_REFRESH_MS). Cold: reads the stored collection, or builds it, waiting at most waitMs.
    */
   async lookup<K extends 'bill' | 'invoice'>(orgId: string, kind: K, number: string, opts: ReadOptions): Promise<LookupResult<Records[K]>> {
     const deadline = this.deps.clock.now() + opts.waitMs;
@@ -309,11 +275,11 @@ export class Mirror {
       const partial = found();
       return partial.length > 0
         ? { state: 'found', rows: partial, refreshedAt: c.refreshedAt || this.deps.clock.now() }
-        : { state: 'building', indexed: c.size };
+        : { state: 'building', indexed: c.records.size };
     }
     await this.freshen(orgId, kind, c, opts, deadline);
     await this.confirmStale(orgId, kind, c, found(), opts.priority);
-    if (found().length === 0 && this.deps.clock.now() - c.refreshedAt >= this.minRefreshMs)
+    if (found().length === 0 && this.deps.clock.now() - c.refreshedAt >= MISS_REFRESH_MS)
       await this.within(this.refresh(orgId, kind, opts.priority), deadline - this.deps.clock.now());
     const rows = found();
     return rows.length > 0 ? { state: 'found', rows, refreshedAt: c.refreshedAt } : { state: 'missing', refreshedAt: c.refreshedAt };
@@ -321,8 +287,9 @@ export class Mirror {
 
   /**
    * Vendors or customers not archived whose name starts with `typed` (any case); `building` while the org's
-   * collection is not built (nothing is started: the caller asks BILL and calls prepare()). A name nobody matches is looked for once more at BILL (one incremental
-   * refresh, at most once per minRefreshMs), so a vendor added a minute ago is found.
+   * collection is not built (nothing is started: the caller asks BILL and calls prepare()). A name nobody matches is
+   * looked for once more at BILL (one incremental refresh, at most once per MISS_REFRESH_MS): a vendor added a minute
+   * ago is found.
    */
   async search<K extends PartyKind>(orgId: string, kind: K, typed: string, opts: ReadOptions): Promise<RowsResult<Records[K]>> {
     const prefix = foldName(typed);
@@ -331,7 +298,7 @@ export class Mirror {
     if ('building' in got || got.rows.length > 0 || opts.force) return got;
     const key = `${kind}:${orgId}`;
     const now = this.deps.clock.now();
-    if (now - got.refreshedAt < this.minRefreshMs || now - (this.missRefreshAt.get(key) ?? 0) < this.minRefreshMs) return got;
+    if (now - got.refreshedAt < MISS_REFRESH_MS || now - (this.missRefreshAt.get(key) ?? 0) < MISS_REFRESH_MS) return got;
     this.missRefreshAt.set(key, now);
     return this.rows(orgId, kind, { ...opts, force: true, whileBuilding: 'skip', confirm: false, where });
   }
@@ -339,8 +306,8 @@ export class Mirror {
   /**
    * The record with this BILL id when the org's collection holds every record (freshened and, when marked stale, read
    * again first); undefined otherwise: the caller asks BILL. A card's Refresh (force) reads this one record from BILL
-   * now (one GET, kept in the mirror; a refusal or a 404 is the caller's to show). Lets `bill <BILL id>` answer from
-   * the mirror instead of keeping BILL's answer beside it (memory bench, 512 MB pass: 210 -> 198 MB peak RSS).
+   * now (a refusal or a 404 is the caller's to show). `bill <BILL id>` answers from here instead of keeping BILL's
+   * answer beside the mirror.
    */
   async byId<K extends Kind>(
     orgId: string,
@@ -351,27 +318,16 @@ export class Mirror {
     const c = this.cols.get(`${kind}:${orgId}`);
     if (!c || !covers(c.coverage, 'all')) return undefined;
     if (opts.force === true) {
-      const spec = SPECS[kind] as KindSpec<Kind>;
-      const now = this.deps.clock.now();
-      let got: AnyRecord;
-      try {
-        got = await spec.get(this.deps.bill.org(orgId, { priority: opts.priority }), id);
-      } catch (err) {
-        if (err instanceof BillApiError && err.category === 'notFound') await this.remove(orgId, kind, id);
-        throw err;
-      }
-      const kept = spec.keep(got);
-      if (kept?.id !== id) return undefined;
-      await this.apply(orgId, kind, kept as Records[K]);
-      if ((c.stale.get(id) ?? Infinity) <= now) c.stale.delete(id);
-      return { record: kept as Records[K], refreshedAt: now };
+      const { changed, gone } = await this.reread(orgId, kind, c, id, opts.priority);
+      if (changed) await this.persist(orgId, kind, c);
+      if (gone) throw gone;
+    } else {
+      await this.freshen(orgId, kind, c, opts, this.deps.clock.now() + opts.waitMs);
+      const held = c.records.get(id);
+      if (held) await this.confirmStale(orgId, kind, c, [held], opts.priority);
     }
-    await this.freshen(orgId, kind, c, opts, this.deps.clock.now() + opts.waitMs);
-    const held = c.get(id);
-    if (!held) return undefined;
-    await this.confirmStale(orgId, kind, c, [held], opts.priority);
-    const record = c.get(id) as Records[K] | undefined;
-    return record ? { record, refreshedAt: c.refreshedAt } : undefined;
+    const record = c.records.get(id) as Records[K] | undefined;
+    return record ? { record, refreshedAt: opts.force === true ? this.deps.clock.now() : c.refreshedAt } : undefined;
   }
 
   /** These records, those marked stale read again from BILL by id first (at most MAX_CONFIRMS_PER_ANSWER, in order). */
@@ -379,14 +335,13 @@ export class Mirror {
     const c = this.cols.get(`${kind}:${orgId}`);
     if (!c || c.stale.size === 0) return records;
     await this.confirmStale(orgId, kind, c, records, priority, true);
-    return records.map((r) => (c.get(r.id) as Records[K] | undefined) ?? r);
+    return records.map((r) => (c.records.get(r.id) as Records[K] | undefined) ?? r);
   }
 
   /**
    * Names and currencies of these vendors or customers (bills and invoices carry only ids), from the mirror: the
-   * first ask in an org waits up to waitMs for the kind's build (one walk, shared by every ask), then they are
-   * refreshed at most every namesMaxAgeMs. Ids a collection not built yet lacks are read with `id:in` (BILL documents
-   * `id` as filterable on vendors and customers), one call per 100.
+   * first ask in an org waits up to waitMs for the kind's build, then they are refreshed at most every namesMaxAgeMs.
+   * Ids a collection not built yet lacks are read with `id:in` (filterable on vendors and customers), one call per 100.
    */
   async names(
     orgId: string,
@@ -396,20 +351,13 @@ export class Mirror {
   ): Promise<Map<string, PartyInfo>> {
     const deadline = this.deps.clock.now() + opts.waitMs;
     const c = await this.ready(orgId, kind, 'all', opts.waitMs);
-    await this.freshen(
-      orgId,
-      kind,
-      c,
-      { maxAgeMs: this.deps.namesMaxAgeMs ?? 3_600_000, priority: opts.priority, waitMs: opts.waitMs },
-      deadline,
-    );
+    await this.freshen(orgId, kind, c, { ...opts, maxAgeMs: this.deps.namesMaxAgeMs ?? 3_600_000 }, deadline);
     const out = new Map<string, PartyInfo>();
     const missing: string[] = [];
     for (const id of new Set(ids)) {
-      if (typeof id !== 'string' || id === '') continue;
-      const held = c.get(id) as Records[PartyKind] | undefined;
+      const held = c.records.get(id) as Records[PartyKind] | undefined;
       if (held) out.set(id, partyInfo(held));
-      else missing.push(id);
+      else if (id !== '') missing.push(id);
     }
     // A built collection holds every record there is: an id it lacks is one BILL does not have (or a refresh will bring).
     if (missing.length === 0 || c.coverage === 'all') return out;
@@ -456,7 +404,7 @@ export class Mirror {
     const c = kept ? await this.existing(orgId, kind) : undefined;
     if (!kept || !c) return;
     // Absent and older than what the walks have read: its newest state is already reflected (not open, or gone).
-    if (!c.get(kept.id) && c.watermark && isOlder(kept.updatedTime, shifted(c.watermark, -OVERLAP_MS))) return;
+    if (!c.records.has(kept.id) && c.watermark && isOlder(kept.updatedTime, shifted(c.watermark, -OVERLAP_MS))) return;
     if (this.keep(orgId, kind, c, kept)) await this.persist(orgId, kind, c);
   }
 
@@ -484,20 +432,13 @@ export class Mirror {
 
   /** What `status` shows: the org's collections in memory or being built. */
   info(orgId: string): MirrorInfo[] {
-    const out: MirrorInfo[] = [];
-    for (const kind of KINDS) {
+    return KINDS.flatMap((kind) => {
       const c = this.cols.get(`${kind}:${orgId}`);
-      if (!c || (c.coverage === 'none' && !c.building)) continue;
-      out.push({
-        kind,
-        records: c.size,
-        complete: c.coverage !== 'none',
-        scope: c.coverage === 'none' ? undefined : c.coverage,
-        builtAt: c.builtAt,
-        refreshedAt: c.refreshedAt,
-      });
-    }
-    return out;
+      if (!c || (c.coverage === 'none' && !c.building)) return [];
+      const { coverage, builtAt, refreshedAt } = c;
+      const scope = coverage === 'none' ? undefined : coverage;
+      return [{ kind, records: c.records.size, complete: scope !== undefined, scope, builtAt, refreshedAt }];
+    });
   }
 
   /** Waits for the stores still being written (before the state store closes). */
@@ -547,9 +488,9 @@ export class Mirror {
   }
 
   /**
-   * Reads again from BILL the records of this answer marked stale: one GET each (a 404 drops it), or one incremental
-   * refresh when there are more than MAX_CONFIRMS_PER_ANSWER (`firstOnly`: the first ones only). A refusal (BILL busy)
-   * leaves the record as BILL last answered it, still marked. True when the collection changed.
+   * Reads again from BILL the records of this answer marked stale (one GET each), or refreshes once when there are
+   * more than MAX_CONFIRMS_PER_ANSWER (`firstOnly`: the first ones only). A refusal (BILL busy) leaves the record as
+   * BILL last answered it, still marked. True when the collection changed.
    */
   private async confirmStale(
     orgId: string,
@@ -559,48 +500,59 @@ export class Mirror {
     priority: Priority = 'background',
     firstOnly = false,
   ): Promise<boolean> {
-    if (c.staleAll && !firstOnly) return (await this.refresh(orgId, kind, priority).catch(() => 0)) > 0;
-    let doubtful = rows.filter((r) => c.stale.has(r.id));
-    if (doubtful.length === 0) return false;
-    if (doubtful.length > MAX_CONFIRMS_PER_ANSWER && !firstOnly) return (await this.refresh(orgId, kind, priority).catch(() => 0)) > 0;
-    doubtful = doubtful.slice(0, MAX_CONFIRMS_PER_ANSWER);
-    const spec = SPECS[kind] as KindSpec<Kind>;
-    const org = this.deps.bill.org(orgId, { priority });
+    const doubtful = rows.filter((r) => c.stale.has(r.id));
+    if (!firstOnly && (c.staleAll || doubtful.length > MAX_CONFIRMS_PER_ANSWER))
+      return (await this.refresh(orgId, kind, priority).catch(() => 0)) > 0;
     const results = await Promise.all(
-      doubtful.map(async ({ id }): Promise<boolean> => {
-        const markedAt = c.stale.get(id);
-        let changed = false;
-        try {
-          const kept = spec.keep(await spec.get(org, id));
-          if (kept?.id === id && this.keep(orgId, kind, c, kept)) changed = true;
-        } catch (err) {
-          if (!(err instanceof BillApiError && err.category === 'notFound')) {
+      doubtful.slice(0, MAX_CONFIRMS_PER_ANSWER).map(({ id }) =>
+        this.reread(orgId, kind, c, id, priority).then(
+          (r) => r.changed,
+          (err: unknown) => {
             this.deps.log.debug(
               { orgId, kind, err: errorMessage(err) },
               "stale record could not be read again; BILL's last answer is shown",
             );
             return false;
-          }
-          const old = c.delete(id);
-          if (old) {
-            changed = true;
-            this.changed(orgId, kind, old);
-          }
-        }
-        // A mark made while the GET ran stays for the next answer.
-        if (c.stale.get(id) === markedAt) c.stale.delete(id);
-        return changed;
-      }),
+          },
+        ),
+      ),
     );
     const changed = results.includes(true);
     if (changed) await this.persist(orgId, kind, c);
     return changed;
   }
 
+  /** Reads one record from BILL again and keeps what it answers; a 404 drops it and is returned. Refusals are thrown. */
+  private async reread(
+    orgId: string,
+    kind: Kind,
+    c: Collection,
+    id: string,
+    priority: Priority | undefined,
+  ): Promise<{ changed: boolean; gone?: BillApiError }> {
+    const spec = SPECS[kind] as KindSpec<Kind>;
+    const markedAt = c.stale.get(id);
+    let result: { changed: boolean; gone?: BillApiError };
+    try {
+      const kept = spec.keep(await spec.get(this.deps.bill.org(orgId, { priority }), id));
+      result = { changed: kept?.id === id && this.keep(orgId, kind, c, kept) };
+    } catch (err) {
+      if (!(err instanceof BillApiError && err.category === 'notFound')) throw err;
+      const old = c.delete(id);
+      if (old) this.changed(orgId, kind, old);
+      result = { changed: old !== undefined, gone: err };
+    }
+    // A mark made while the GET ran stays for the next answer.
+    if (c.stale.get(id) === markedAt) c.stale.delete(id);
+    return result;
+  }
+
   /** Puts (or, open-only bills no longer open, drops) a record BILL answered; true when the collection changed. */
   private keep(orgId: string, kind: Kind, c: Collection, record: AnyRecord): boolean {
     const open = (SPECS[kind] as KindSpec<Kind>).open;
-    const changed = this.prunes(kind, c) && open && !open.holds(record) ? c.delete(record.id) !== undefined : c.put(record);
+    // Open-only collections drop records that stop being open (an `all` build adds them back while it runs).
+    const prunes = open && c.coverage !== 'all' && c.building !== 'all' && !open.holds(record);
+    const changed = prunes ? c.delete(record.id) !== undefined : c.put(record);
     if (changed) this.changed(orgId, kind, record);
     return changed;
   }
@@ -610,11 +562,6 @@ export class Mirror {
     const party = (SPECS[kind] as KindSpec<Kind>).party?.(record);
     const c = party?.id ? this.cols.get(`${party.kind}:${orgId}`) : undefined;
     if (party && c && c.stale.size < MAX_STALE_MARKS) c.stale.set(party.id, this.deps.clock.now());
-  }
-
-  /** Open-only collections drop records that stop being open (an `all` build adds them back while it runs). */
-  private prunes(kind: Kind, c: Collection): boolean {
-    return SPECS[kind].open !== undefined && c.coverage !== 'all' && c.building !== 'all';
   }
 
   // ---- loading and building ----
@@ -645,7 +592,7 @@ export class Mirror {
     if (mem) return mem;
     const c = stored ?? new Collection(SPECS[kind], () => this.deps.clock.now());
     this.cols.set(key, c);
-    if (stored) this.deps.log.info({ orgId, kind, records: c.size, scope: c.coverage }, 'mirror read from the state store');
+    if (stored) this.deps.log.info({ orgId, kind, records: c.records.size, scope: c.coverage }, 'mirror read from the state store');
     // Invoice cards name customers: the customer collection (built once, then refreshed) holds every name.
     if (kind === 'invoice' && stored) this.prepare(orgId, 'customer');
     return c;
@@ -684,7 +631,7 @@ export class Mirror {
       if (stored && covers(stored.coverage, scope) && c.coverage === 'none') {
         // Taken over in place: every caller holds this collection.
         Object.assign(c, stored);
-        this.deps.log.info({ orgId, kind, records: c.size, scope: c.coverage }, 'mirror read from the state store');
+        this.deps.log.info({ orgId, kind, records: c.records.size, scope: c.coverage }, 'mirror read from the state store');
         return;
       }
     }
@@ -705,7 +652,11 @@ export class Mirror {
     } catch (err) {
       c.building = undefined;
       // A failed first build leaves nothing half-done behind; the next question starts it again.
-      if (wasEmpty) c.clear();
+      if (wasEmpty) {
+        c.records.clear();
+        c.byNumber.clear();
+        c.watermark = undefined;
+      }
       throw err;
     }
     const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
@@ -714,7 +665,7 @@ export class Mirror {
     c.building = undefined;
     c.builtAt = this.deps.clock.now();
     c.refreshedAt = Math.max(c.refreshedAt, started);
-    this.deps.log.info({ orgId, kind, scope: walkScope, records: c.size, pages, ms: c.builtAt - started }, 'mirror built');
+    this.deps.log.info({ orgId, kind, scope: walkScope, records: c.records.size, pages, ms: c.builtAt - started }, 'mirror built');
     await this.persist(orgId, kind, c, true);
     if (kind === 'invoice' && wasEmpty) this.prepare(orgId, 'customer');
   }
@@ -758,8 +709,7 @@ export class Mirror {
   // ---- the state store ----
 
   private async readStored(orgId: string, kind: Kind): Promise<Collection | undefined> {
-    const spec = SPECS[kind] as KindSpec<Kind>;
-    const key = `${spec.store}:${orgId}`;
+    const key = `${kind}s:${orgId}`;
     const head = await this.deps.state.get<StoredHead>(NS.mirror, key);
     if (!head || typeof head !== 'object' || !Array.isArray(head.tags) || head.tags.length !== SHARDS) return undefined;
     const shards = await Promise.all(Array.from({ length: SHARDS }, (_, k) => this.deps.state.get<StoredShard>(NS.mirror, `${key}#${k}`)));
@@ -767,7 +717,7 @@ export class Mirror {
       this.deps.log.warn({ orgId, kind }, 'stored mirror is missing shards; building it again');
       return undefined;
     }
-    const c = new Collection(spec, () => this.deps.clock.now());
+    const c = new Collection(SPECS[kind], () => this.deps.clock.now());
     let coverage: Scope = head.coverage === 'open' ? 'open' : 'all';
     let watermark = head.watermark;
     shards.forEach((s, k) => {
@@ -777,7 +727,7 @@ export class Mirror {
         watermark = earlier(watermark, s.watermark);
       }
       c.tags[k] = s.tag;
-      for (const row of s.rows) if (isStoredRecord(row)) c.put(row);
+      for (const row of s.rows) if (typeof (row as Partial<AnyRecord> | null)?.id === 'string') c.put(row as AnyRecord);
     });
     c.coverage = coverage;
     c.watermark = watermark;
@@ -802,17 +752,18 @@ export class Mirror {
 
   private async write(orgId: string, kind: Kind, c: Collection): Promise<void> {
     if (c.dirty.size === 0 || c.coverage === 'none') return;
-    const key = `${SPECS[kind].store}:${orgId}`;
+    const key = `${kind}s:${orgId}`;
     // The header vouches for what was read up to the start of this write: changes made while it runs mark their
     // shards dirty again and go in the next write.
     const { watermark, builtAt, refreshedAt, coverage } = c;
-    const shards = [...c.dirty];
+    const rows = new Map<number, AnyRecord[]>([...c.dirty].map((k) => [k, []]));
+    for (const r of c.records.values()) rows.get(shardOf(r.id))?.push(r);
     c.dirty.clear();
     try {
       await Promise.all(
-        shards.map(async (k) => {
+        [...rows].map(async ([k, shard]) => {
           const tag = `${this.writer}:${++this.seq}`;
-          const doc: StoredShard = { coverage, watermark, tag, rows: [...c.shard(k).values()] };
+          const doc: StoredShard = { coverage, watermark, tag, rows: shard };
           await this.deps.state.set(NS.mirror, `${key}#${k}`, doc);
           c.tags[k] = tag;
         }),
@@ -821,7 +772,7 @@ export class Mirror {
       await this.deps.state.set(NS.mirror, key, head);
     } catch (err) {
       // The mirror in memory still answers; the shards are stored with the next change.
-      for (const k of shards) c.dirty.add(k);
+      for (const k of rows.keys()) c.dirty.add(k);
       this.deps.log.warn({ orgId, kind, err: errorMessage(err) }, 'mirror could not be stored');
     }
   }

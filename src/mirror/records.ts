@@ -28,8 +28,6 @@ export interface Records {
 export type AnyRecord = Records[Kind];
 
 export interface KindSpec<K extends Kind> {
-  /** Key prefix in the state store, logs and status: "bills". */
-  store: string;
   /** Every record, or those updated at or after `since`, 100 a page (oldest change first where BILL can sort). */
   list(org: BillOrgClient, since: string | undefined): PagedList<Records[K]>;
   get(org: BillOrgClient, id: string): Promise<Records[K]>;
@@ -155,15 +153,14 @@ export function keepCustomer(c: Customer): Customer | undefined {
   };
 }
 
-/** Most pages one walk reads (100 records each). */
-const MAX_WALK_PAGES = 10_000;
+/** A walk: 100 records a page, at most 10,000 pages. */
+const walk = { pageSize: 100, maxPages: 10_000 };
 const byUpdatedTime = [{ field: 'updatedTime' as const, order: 'asc' as const }];
 const since = (t: string | undefined) => (t ? new BillFilter().gte('updatedTime', t) : undefined);
 
 export const SPECS: { [K in Kind]: KindSpec<K> } = {
   bill: {
-    store: 'bills',
-    list: (org, t) => org.bills.list({ pageSize: 100, maxPages: MAX_WALK_PAGES, sort: byUpdatedTime, filter: since(t) }),
+    list: (org, t) => org.bills.list({ ...walk, sort: byUpdatedTime, filter: since(t) }),
     get: (org, id) => org.bills.get(id),
     keep: keepBill,
     number: (b) => b.invoice?.invoiceNumber ?? '',
@@ -171,8 +168,7 @@ export const SPECS: { [K in Kind]: KindSpec<K> } = {
     open: {
       list: (org) =>
         org.bills.list({
-          pageSize: 100,
-          maxPages: MAX_WALK_PAGES,
+          ...walk,
           archived: false,
           filter: new BillFilter().ne('paymentStatus', 'PAID'),
           sort: byUpdatedTime,
@@ -182,44 +178,31 @@ export const SPECS: { [K in Kind]: KindSpec<K> } = {
     party: (b) => ({ kind: 'vendor', id: b.vendorId }),
   },
   invoice: {
-    store: 'invoices',
-    list: (org, t) => org.invoices.list({ pageSize: 100, maxPages: MAX_WALK_PAGES, sort: byUpdatedTime, filter: since(t) }),
+    list: (org, t) => org.invoices.list({ ...walk, sort: byUpdatedTime, filter: since(t) }),
     get: (org, id) => org.invoices.get(id),
     keep: keepInvoice,
     number: (i) => i.invoiceNumber,
     party: (i) => ({ kind: 'customer', id: i.customerId }),
   },
   vendor: {
-    store: 'vendors',
-    list: (org, t) => org.vendors.list({ pageSize: 100, maxPages: MAX_WALK_PAGES, filter: since(t) }),
+    list: (org, t) => org.vendors.list({ ...walk, filter: since(t) }),
     get: (org, id) => org.vendors.get(id),
     keep: keepVendor,
     unsorted: true,
   },
   customer: {
-    store: 'customers',
-    list: (org, t) => org.customers.list({ pageSize: 100, maxPages: MAX_WALK_PAGES, filter: since(t) }),
+    list: (org, t) => org.customers.list({ ...walk, filter: since(t) }),
     get: (org, id) => org.customers.get(id),
     keep: keepCustomer,
     unsorted: true,
   },
 };
 
-/** What a card needs of a vendor or customer it names by id. */
-export interface PartyInfo {
-  id: string;
-  name: string;
-  /** Vendor `billCurrency` / customer `invoiceCurrency` (ISO 4217), when BILL gave one. */
-  currency?: string;
-  archived: boolean;
-}
+/** What a card needs of a vendor or customer it names by id; currency: vendor `billCurrency` / customer `invoiceCurrency`. */
+export type PartyInfo = Pick<Vendor, 'id' | 'name' | 'archived'> & { currency?: string };
 
+/** Of a record as kept (keepVendor, keepCustomer). */
 export function partyInfo(record: Vendor | Customer): PartyInfo {
   const currency = (record as Vendor).billCurrency ?? (record as Customer).invoiceCurrency;
-  return {
-    id: record.id,
-    name: typeof record.name === 'string' ? record.name : '',
-    currency: typeof currency === 'string' && currency ? currency : undefined,
-    archived: flag(record.archived),
-  };
+  return { id: record.id, name: record.name, currency, archived: record.archived };
 }

@@ -17,7 +17,6 @@ import type { Found, Named } from './lookup.js';
 const INSERT_VERB = 'insert';
 
 const KIND_WORD: Record<Kind, string> = { bill: 'Bill', invoice: 'Invoice', vendor: 'Vendor', customer: 'Customer' };
-const KINDS_PLURAL: Record<Kind, string> = { bill: 'bills', invoice: 'invoices', vendor: 'vendors', customer: 'customers' };
 
 const shorten = (s: string, max: number) => (s.length > max ? `${s.slice(0, max - 1)}…` : s);
 const buttonTitle = (m: Named) => `${KIND_WORD[m.kind]} ${shorten(m.label, 36)}`;
@@ -25,7 +24,7 @@ const buttonTitle = (m: Named) => `${KIND_WORD[m.kind]} ${shorten(m.label, 36)}`
 /** "Still reading this organisation's vendors and customers from BILL…" when a kind was not built within the wait. */
 export function buildingNote(building: readonly Kind[]): string | undefined {
   if (building.length === 0) return undefined;
-  const kinds = building.map((k) => KINDS_PLURAL[k]);
+  const kinds = building.map((k) => `${k}s`);
   const list = kinds.length > 1 ? `${kinds.slice(0, -1).join(', ')} and ${kinds.at(-1) ?? ''}` : (kinds[0] ?? '');
   return `billbridge is still reading this organisation's ${list} from BILL (once per organisation); try again in a minute.`;
 }

@@ -1,15 +1,16 @@
 // "What does this text name?": bill and invoice numbers and vendor and customer names that exist in the org's mirror,
 // matched in memory. Nothing from the text reaches BILL: the mirror is read (and kept fresh) as the commands read it,
 // and a cold org waits for the mirror's build as they do, never a call per token.
+import type { Vendor } from '../../bill/types.js';
 import type { Mirror, ReadOptions } from '../../mirror/mirror.js';
 import { normalizeNumber, type Kind } from '../../mirror/records.js';
-import type { FinanceSettings } from '../finance.js';
+import { listTtlS, type FinanceSettings } from '../finance.js';
 import { matchName, readText, type NameMatch, type Wanted } from './match.js';
 
 /** What the lookup reads: the org's mirror, fresh as the commands keep it. */
 export interface LookupDeps {
   mirror: Pick<Mirror, 'rows'>;
-  settings: Pick<FinanceSettings, 'waitMs' | 'cache' | 'pushFed'>;
+  settings: FinanceSettings;
 }
 
 /** Matches returned at most: a list to pick from stays short. */
@@ -37,16 +38,16 @@ export interface Found {
 /** A record an Insert button names (its data, checked): a bill or invoice by number, a vendor or customer by BILL id. */
 export type Picked = { kind: 'bill' | 'invoice'; number: string } | { kind: 'vendor' | 'customer'; id: string };
 
-/** What the two doors use, bound to its parts in app.ts. */
-export interface TextLookup {
-  /** The records the text names in the org's mirror. */
-  find(orgId: string, text: string): Promise<Found>;
-  /** The command line that shows a picked record; undefined for a vendor or customer the mirror does not hold. */
-  commandFor(orgId: string, picked: Picked): Promise<string | undefined>;
-}
+/** What the two doors (a typed line, the "Look up in BILL" message action) use, bound to its parts in app.ts. */
+export type TextLookup = ReturnType<typeof textLookup>;
 
-export function textLookup(deps: LookupDeps): TextLookup {
-  return { find: (orgId, text) => findNamed(deps, orgId, text), commandFor: (orgId, picked) => commandFor(deps, orgId, picked) };
+export function textLookup(deps: LookupDeps) {
+  return {
+    /** The records the text names in the org's mirror. */
+    find: (orgId: string, text: string) => findNamed(deps, orgId, text),
+    /** The command line that shows a picked record; undefined for a vendor or customer the mirror does not hold. */
+    commandFor: (orgId: string, picked: Picked) => commandFor(deps, orgId, picked),
+  };
 }
 
 async function commandFor(deps: LookupDeps, orgId: string, picked: Picked): Promise<string | undefined> {
@@ -59,15 +60,9 @@ async function commandFor(deps: LookupDeps, orgId: string, picked: Picked): Prom
 }
 
 /** As fresh as the commands ask (a list's TTL, or the names' TTL), waiting at most LIMIT_COMMAND_WAIT_MS for a build. */
-function readOptions({ settings }: LookupDeps, orgId: string, kind: Kind): ReadOptions {
-  const c = settings.cache;
-  const ttlS =
-    kind === 'vendor' || kind === 'customer'
-      ? c.namesTtlS
-      : settings.pushFed(orgId, kind)
-        ? Math.max(c.listTtlS, c.pushedTtlS)
-        : c.listTtlS;
-  return { maxAgeMs: ttlS * 1000, priority: 'interactive', waitMs: settings.waitMs };
+function readOptions(deps: LookupDeps, orgId: string, kind: Kind): ReadOptions {
+  const ttlS = kind === 'vendor' || kind === 'customer' ? deps.settings.cache.namesTtlS : listTtlS(deps, orgId, [kind]);
+  return { maxAgeMs: ttlS * 1000, priority: 'interactive', waitMs: deps.settings.waitMs };
 }
 
 const RANK: Record<NameMatch, number> = { whole: 0, word: 1 };
@@ -127,11 +122,7 @@ function numbered<T>(wanted: Wanted, kind: 'bill' | 'invoice', rows: T[], number
   return out.sort((a, b) => at(a) - at(b));
 }
 
-interface Party {
-  id: string;
-  name: string;
-  archived: boolean;
-}
+type Party = Pick<Vendor, 'id' | 'name' | 'archived'>;
 
 function partyRead(deps: LookupDeps, orgId: string, kind: 'vendor' | 'customer', wanted: Wanted) {
   return {

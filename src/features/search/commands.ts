@@ -2,7 +2,7 @@
 import type { Kind } from '../../mirror/records.js';
 
 export interface SearchCommand {
-  /** The manifest's command id; Teams sends it back as value.commandId. */
+  /** The manifest's command id (Teams sends it back as value.commandId), and the plural answers say: "No bills match …". */
   id: 'bills' | 'invoices' | 'vendors' | 'customers';
   kind: Kind;
   /** Manifest title (at most 32 characters) and description (at most 128). */
@@ -10,8 +10,6 @@ export interface SearchCommand {
   description: string;
   /** The one search box: its title and the hint Teams shows in it. */
   parameter: { title: string; description: string };
-  /** Plural for answers: "No bills match …". */
-  noun: string;
   /** What to type, said when nothing was typed or nothing matched. */
   hint: string;
 }
@@ -23,7 +21,6 @@ export const SEARCH_COMMANDS: readonly SearchCommand[] = [
     title: 'Bills',
     description: "A bill by the vendor's invoice number or the vendor's name; before you type, the bills due this week",
     parameter: { title: 'Invoice number or vendor', description: 'e.g. ACM-95303 or Acme' },
-    noun: 'bills',
     hint: "Type a vendor's invoice number (ACM-95303) or the first letters of the vendor's name (Acme).",
   },
   {
@@ -32,7 +29,6 @@ export const SEARCH_COMMANDS: readonly SearchCommand[] = [
     title: 'Invoices',
     description: "An invoice you sent, by its number or the customer's name; before you type, the latest invoices",
     parameter: { title: 'Invoice number or customer', description: 'e.g. INV-20860 or Contoso' },
-    noun: 'invoices',
     hint: "Type an invoice number (INV-20860) or the first letters of the customer's name (Contoso).",
   },
   {
@@ -41,7 +37,6 @@ export const SEARCH_COMMANDS: readonly SearchCommand[] = [
     title: 'Vendors',
     description: 'A vendor by the first letters of its name, with its open bills and balance',
     parameter: { title: 'Vendor name', description: 'The first letters of the name, e.g. Acme' },
-    noun: 'vendors',
     hint: "Type the first letters of the vendor's name, e.g. Acme.",
   },
   {
@@ -50,7 +45,6 @@ export const SEARCH_COMMANDS: readonly SearchCommand[] = [
     title: 'Customers',
     description: 'A customer by the first letters of its name, with its open invoices and balance',
     parameter: { title: 'Customer name', description: 'The first letters of the name, e.g. Contoso' },
-    noun: 'customers',
     hint: "Type the first letters of the customer's name, e.g. Contoso.",
   },
 ];

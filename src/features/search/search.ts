@@ -15,8 +15,7 @@ import type { Logger } from '../../infra/log.js';
 import type { Mirror, ReadOptions } from '../../mirror/mirror.js';
 import { foldName, isOpenBill, normalizeNumber, type AnyRecord, type Kind, type PartyInfo, type Records } from '../../mirror/records.js';
 import { formatOf, mirrorRead, partyRead, resolveParties, todayOf, type FinanceSettings } from '../finance.js';
-import { amountDue, billCard } from '../payables/cards.js';
-import { withVendorNames } from '../payables/commands.js';
+import { amountDue } from '../payables/cards.js';
 import { rankMatches } from '../parties/commands.js';
 import type { CommandRegistry } from '../registry.js';
 import type { Caller, CommandContext, ConversationScope } from '../types.js';
@@ -33,17 +32,14 @@ export interface SearchDeps {
   clock: Clock;
 }
 
-/** Where and by whom, read from the activity. */
-export interface SearchTurn {
+/** A composeExtension/query: where and by whom (read from the activity), which search, what was typed, which page. */
+export interface SearchQuery {
   scope: ConversationScope;
   caller: Caller;
   /** The activity's locale (Teams sends the person's); the bot's when missing or unusable. */
   locale?: string;
   correlationId: string;
   log: Logger;
-}
-
-export interface SearchQuery extends SearchTurn {
   commandId: unknown;
   /** What was typed; undefined for Teams' initial run (the search opened, nothing typed yet). */
   text: string | undefined;
@@ -114,7 +110,7 @@ function numbered(r: Bill | Invoice): { number: string; partyId: string; partyNa
 /** A search's command context: a bound org always. */
 type OrgContext = CommandContext & { orgId: string };
 
-type Found<K extends Kind> = { records: Array<Records[K]>; asOf: number } | { building: number };
+type Found<K extends Kind> = { rows: Array<Records[K]> } | { building: number };
 
 export class ComposeSearch {
   constructor(private readonly deps: SearchDeps) {}
@@ -128,7 +124,16 @@ export class ComposeSearch {
       const bound = await this.orgOf(q);
       if (typeof bound !== 'string') return bound;
       org = bound;
-      const ctx = this.context(q, org);
+      const ctx: OrgContext = {
+        input: { name: 'search', args: [], argText: '', page: 0 },
+        scope: q.scope,
+        caller: q.caller,
+        orgId: org,
+        correlationId: q.correlationId,
+        now: new Date(this.deps.clock.now()),
+        locale: conversationLocale(q.locale, this.deps.settings.locale),
+        log: q.log,
+      };
       let found: Found<Kind>;
       if (q.text === undefined) {
         if (command.kind === 'vendor' || command.kind === 'customer') return said(command.hint, 'empty', { orgId: org });
@@ -136,25 +141,31 @@ export class ComposeSearch {
       } else {
         const typed = cleanQuery(q.text);
         if (typed === '') return said(command.hint, 'empty', { orgId: org });
-        if (typed.length > MAX_QUERY_LENGTH) return said(`No ${command.noun} match what you typed. ${command.hint}`, 'ok', { orgId: org });
+        if (typed.length > MAX_QUERY_LENGTH) return said(`No ${command.id} match what you typed. ${command.hint}`, 'ok', { orgId: org });
         found = await this.matching(ctx, command, typed);
       }
-      if ('building' in found) return said(stillIndexing(command.noun, found.building, ctx), 'ok', { orgId: org });
+      if ('building' in found) {
+        const so = `${found.building.toLocaleString(ctx.locale)} so far; this happens once`;
+        return said(`billbridge is still reading this organisation's ${command.id} from BILL (${so}). Try again in a minute.`, 'ok', {
+          orgId: org,
+        });
+      }
       const skip = Math.max(0, Math.floor(q.skip));
       const most = command.kind === 'vendor' || command.kind === 'customer' ? MAX_PARTY_RESULTS : MAX_RESULTS;
-      const shown = found.records.slice(skip, skip + Math.min(most, Math.max(1, Math.floor(q.count))));
+      const shown = found.rows.slice(skip, skip + Math.min(most, Math.max(1, Math.floor(q.count))));
       if (shown.length === 0) {
-        const what = q.text === undefined ? `No ${command.noun} to show yet.` : `No ${command.noun} match ${echo(cleanQuery(q.text))}.`;
+        const what = q.text === undefined ? `No ${command.id} to show yet.` : `No ${command.id} match ${echo(cleanQuery(q.text))}.`;
         return said(`${what} ${command.hint}`, 'ok', { orgId: org });
       }
-      return { results: await this.results(ctx, command.kind, shown, found.asOf), outcome: 'ok', orgId: org };
+      return { results: await this.results(ctx, command.kind, shown), outcome: 'ok', orgId: org };
     } catch (err) {
-      return this.failed(err, q, org);
+      q.log.warn({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'search failed');
+      return said(this.errorText(err, q), 'error', { orgId: org, error: err });
     }
   }
 
   /** The org a search uses (OrgBindings.forExtension), or the answer that says why there is none. */
-  private async orgOf(turn: SearchTurn): Promise<string | SearchAnswer> {
+  private async orgOf(turn: SearchQuery): Promise<string | SearchAnswer> {
     const org = await this.deps.orgs.forExtension(turn.scope);
     if ('orgId' in org) return org.orgId;
     if (org.refused === 'chat in multi-org')
@@ -164,19 +175,6 @@ export class ComposeSearch {
       );
     const err = new NotBound();
     return said(this.errorText(err, turn), 'refused', { error: err });
-  }
-
-  private context(turn: SearchTurn, orgId: string, name = 'search', argText = ''): OrgContext {
-    return {
-      input: { name, args: argText.split(' ').filter(Boolean), argText, page: 0 },
-      scope: turn.scope,
-      caller: turn.caller,
-      orgId,
-      correlationId: turn.correlationId,
-      now: new Date(this.deps.clock.now()),
-      locale: conversationLocale(turn.locale, this.deps.settings.locale),
-      log: turn.log,
-    };
   }
 
   /** As fresh as the kind's command reads it. */
@@ -193,17 +191,15 @@ export class ComposeSearch {
       scope: 'open',
       where: (b) => isOpenBill(b) && due(b),
     });
-    if ('building' in got) return got;
-    return { records: got.rows.sort((a, b) => byString(a.dueDate, b.dueDate) || byString(a.id, b.id)), asOf: got.refreshedAt };
+    if (!('building' in got)) got.rows.sort((a, b) => byString(a.dueDate, b.dueDate) || byString(a.id, b.id));
+    return got;
   }
 
   private async latestInvoices(ctx: OrgContext): Promise<Found<'invoice'>> {
     const got = await this.deps.mirror.rows(ctx.orgId, 'invoice', { ...this.read(ctx, 'invoice'), where: (i) => !i.archived });
-    if ('building' in got) return got;
-    const latest = got.rows.sort(
-      (a, b) => byString(b.invoiceDate, a.invoiceDate) || byString(b.updatedTime, a.updatedTime) || byString(a.id, b.id),
-    );
-    return { records: latest, asOf: got.refreshedAt };
+    if (!('building' in got))
+      got.rows.sort((a, b) => byString(b.invoiceDate, a.invoiceDate) || byString(b.updatedTime, a.updatedTime) || byString(a.id, b.id));
+    return got;
   }
 
   /** Records whose number starts with what was typed, or whose vendor's or customer's name does; names for parties. */
@@ -216,7 +212,7 @@ export class ComposeSearch {
         confirm: false,
         where: (p: Vendor | Customer) => !p.archived && foldName(p.name).startsWith(name),
       });
-      return 'building' in got ? got : { records: rankMatches(typed, got.rows), asOf: got.refreshedAt };
+      return 'building' in got ? got : { rows: rankMatches(typed, got.rows) };
     }
     const number = normalizeNumber(typed);
     const partyKind = command.kind === 'bill' ? 'vendor' : 'customer';
@@ -246,81 +242,54 @@ export class ComposeSearch {
     if ('building' in got) return got;
     // Best match first, then what is still owed, soonest due first.
     const order = (r: Bill | Invoice) => (ranks.get(r.id) ?? 2) * 2 + (numbered(r).owed ? 0 : 1);
-    const records = got.rows.sort((a, b) => order(a) - order(b) || byString(a.dueDate, b.dueDate) || byString(a.id, b.id));
-    return { records, asOf: got.refreshedAt };
+    got.rows.sort((a, b) => order(a) - order(b) || byString(a.dueDate, b.dueDate) || byString(a.id, b.id));
+    return got;
   }
 
   /** Each record's card and preview; a record whose card cannot be made is left out (all failing: the first error). */
-  private async results(ctx: OrgContext, kind: Kind, records: AnyRecord[], asOf: number): Promise<SearchResult[]> {
-    const parties = await this.partiesOf(ctx, kind, records);
-    const made = await Promise.all(
-      records.map(async (record): Promise<SearchResult | { error: unknown }> => {
-        try {
-          return {
-            kind,
-            id: record.id,
-            card: await this.cardOf(ctx, kind, record, asOf),
-            preview: this.preview(ctx, kind, record, parties),
-          };
-        } catch (err) {
-          ctx.log.info({ kind, err: errorMessage(err) }, 'search result left out: its card could not be made');
-          return { error: err };
-        }
+  private async results(ctx: OrgContext, kind: Kind, records: AnyRecord[]): Promise<SearchResult[]> {
+    // Names and currencies of the bills' vendors or the invoices' customers, as the cards read them.
+    const parties =
+      kind === 'bill' || kind === 'invoice'
+        ? await resolveParties(
+            this.deps,
+            ctx.orgId,
+            kind === 'bill' ? 'vendor' : 'customer',
+            (records as Array<Bill | Invoice>).map((r) => numbered(r).partyId),
+          )
+        : new Map<string, PartyInfo>();
+    const made = await Promise.allSettled(
+      records.map(async (record): Promise<SearchResult> => {
+        const card = await this.cardOf(ctx, kind, record);
+        return { kind, id: record.id, card, preview: this.preview(ctx, kind, record, parties) };
       }),
     );
-    const results = made.filter((m): m is SearchResult => !('error' in m));
-    const failed = made.find((m): m is { error: unknown } => 'error' in m);
-    if (results.length === 0 && failed) throw failed.error;
+    const results: SearchResult[] = [];
+    for (const m of made) {
+      if (m.status === 'fulfilled') results.push(m.value);
+      else ctx.log.info({ kind, err: errorMessage(m.reason) }, 'search result left out: its card could not be made');
+    }
+    const failed = made.find((m) => m.status === 'rejected');
+    if (results.length === 0 && failed) throw failed.reason;
     return results;
   }
 
-  /** Names and currencies of the bills' vendors or the invoices' customers (from the mirror, as the cards read them). */
-  private partiesOf(ctx: OrgContext, kind: Kind, records: AnyRecord[]): Promise<Map<string, PartyInfo>> {
-    if (kind !== 'bill' && kind !== 'invoice') return Promise.resolve(new Map<string, PartyInfo>());
-    const ids = (records as Array<Bill | Invoice>).map((r) => numbered(r).partyId);
-    return resolveParties(this.deps, ctx.orgId, kind === 'bill' ? 'vendor' : 'customer', ids);
-  }
-
   /** The card the record's command shows: its command run through the registry with the record's number or name. */
-  private async cardOf(ctx: OrgContext, kind: Kind, record: AnyRecord, asOf: number): Promise<CardReply> {
-    switch (kind) {
-      case 'bill': {
-        const bill = record as Bill;
-        const number = bill.invoice?.invoiceNumber ?? '';
-        // `bill <number>` shows this bill only when no other bill has its number; else `bill <BILL id>` does, as the
-        // command's own pick buttons run it. That one is drawn here from the mirror's record (the command would GET it).
-        const same = number === '' ? undefined : await this.deps.mirror.lookup(ctx.orgId, 'bill', number, this.read(ctx, 'bill'));
-        if (same?.state === 'found' && same.rows.length === 1 && same.rows[0]?.id === bill.id) return this.run(ctx, 'bill', number);
-        return this.billById(ctx, bill, asOf);
-      }
-      case 'invoice':
-        return this.run(ctx, 'invoice', (record as Invoice).invoiceNumber);
-      case 'vendor':
-        return this.run(ctx, 'vendor', (record as Vendor).name);
-      case 'customer':
-        return this.run(ctx, 'customer', (record as Customer).name);
-    }
+  private async cardOf(ctx: OrgContext, kind: Kind, record: AnyRecord): Promise<CardReply> {
+    if (kind !== 'bill')
+      return this.run(ctx, kind, kind === 'invoice' ? (record as Invoice).invoiceNumber : (record as Vendor | Customer).name);
+    // `bill <number>` shows this bill only when no other bill has its number; else `bill <BILL id>` does, as the
+    // command's own pick buttons run it.
+    const number = (record as Bill).invoice?.invoiceNumber ?? '';
+    const same = number === '' ? undefined : await this.deps.mirror.lookup(ctx.orgId, 'bill', number, this.read(ctx, 'bill'));
+    return this.run(ctx, 'bill', same?.state === 'found' && same.rows.length === 1 && same.rows[0]?.id === record.id ? number : record.id);
   }
 
-  private run(ctx: OrgContext, name: 'bill' | 'invoice' | 'vendor' | 'customer', argText: string): Promise<CardReply> {
+  private run(ctx: OrgContext, name: Kind, argText: string): Promise<CardReply> {
     const command = this.deps.commands.get(name);
     if (!command) throw new Error(`the ${name} command is not registered`);
-    return command.run(this.context(ctx, ctx.orgId, name, argText.trim()));
-  }
-
-  /** What `bill <BILL id>` shows, from the mirror's record. */
-  private async billById(ctx: OrgContext, bill: Bill, asOf: number): Promise<CardReply> {
-    const vendors = await resolveParties(this.deps, ctx.orgId, 'vendor', [bill.vendorId]);
-    return billCard({
-      bill: withVendorNames([bill], vendors)[0] ?? bill,
-      command: `bill ${bill.id}`,
-      today: todayOf(ctx, this.deps),
-      fmt: formatOf(ctx, this.deps),
-      asOf,
-      currencyOf: (id) => vendors.get(id)?.currency,
-      vendorNameOf: (id) => vendors.get(id)?.name,
-      note: this.deps.settings.note,
-    });
+    const args = argText.trim();
+    return command.run({ ...ctx, input: { name, args: args.split(' ').filter(Boolean), argText: args, page: 0 } });
   }
 
   /** The result list's row: number or name, who, and "amount · due date · status". */
@@ -365,18 +334,8 @@ export class ComposeSearch {
     }
   }
 
-  private failed(err: unknown, turn: SearchTurn, orgId: string | undefined): SearchAnswer {
-    turn.log.warn({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'search failed');
-    return said(this.errorText(err, turn), 'error', { orgId, error: err });
-  }
-
   /** The one error card's line for this error (what a search result can show). */
-  private errorText(err: unknown, turn: SearchTurn): string {
+  private errorText(err: unknown, turn: SearchQuery): string {
     return errorReply(err, { correlationId: turn.correlationId, kind: turn.scope.kind, now: () => this.deps.clock.now() }).summary;
   }
-}
-
-function stillIndexing(noun: string, indexed: number, ctx: CommandContext): string {
-  const n = indexed.toLocaleString(ctx.locale);
-  return `billbridge is still reading this organisation's ${noun} from BILL (${n} so far; this happens once). Try again in a minute.`;
 }
