@@ -13,7 +13,6 @@ import {
 } from '../../cards/card.js';
 import { listCard } from '../../cards/list.js';
 import type { FormatOptions } from '../../cards/format.js';
-import type { Tone } from '../../cards/words.js';
 
 /** The card verb of "Invite to the BILL network" (Action.Execute; its data is signed, see invite.ts). */
 export const NETWORK_INVITE_VERB = 'network.invite';
@@ -83,14 +82,10 @@ export function networkCard(input: NetworkCardInput): CardReply {
     notes: input.unmatched
       ? [{ text: 'Your vendors and customers are still being read from BILL; ask again in a minute to see which are yours.', subtle: true }]
       : [],
-    columns: [
-      { header: 'Business', width: 4 },
-      { header: 'Network', width: 1 },
-      { header: 'Payment network id', width: 3 },
-      { header: 'Yours', width: 3 },
-    ],
-    rows: rows.map((r) => [r.place ? `${r.name} (${r.place})` : r.name, r.scope, r.id, label(r)]),
-    tones: rows.map((r): Tone => (r.yours && !invitable(r.yours.status) ? 'Good' : undefined)),
+    columns: [{ header: 'Business' }, { header: 'Network' }, { header: 'Payment network id' }, { header: 'Yours' }],
+    items: rows,
+    row: (r) => [r.place ? `${r.name} (${r.place})` : r.name, r.scope, r.id, label(r)],
+    tone: (r) => (r.yours && !invitable(r.yours.status) ? 'Good' : undefined),
     page: input.page,
     noun: 'businesses',
     empty: `Nothing in the BILL network or RPPS is called "${input.typed}". BILL matches whole words of 3 letters or more: try the business's full name.`,
