@@ -84,20 +84,21 @@ export function partyRead(ctx: CommandContext, { settings }: WithSettings): Read
 }
 
 /**
- * An answer the mirror does not hold (a list or record asked of BILL), kept for this org; identical questions in
- * flight share one load. A card's Refresh button drops the kept answer first, so the person sees BILL's data as of now.
+ * An answer the mirror does not hold (a list, or with `object` a record, asked of BILL), kept for the bound org;
+ * identical questions in flight share one load. A card's Refresh button drops the kept answer first, so the person
+ * sees BILL's data as of now.
  */
 export async function cachedAnswer<T>(
   ctx: CommandContext,
   deps: WithSettings & { mirror: Pick<Mirror, 'answers' | 'dropAnswer'> },
-  orgId: string,
-  kind: 'list' | 'object',
   key: string,
-  load: () => Promise<T>,
   entities: EntityKind[],
+  load: () => Promise<T>,
+  object = false,
 ): Promise<Answer<T>> {
+  const orgId = boundOrg(ctx);
   if (ctx.input.refresh) deps.mirror.dropAnswer(orgId, key);
-  const ttlS = kind === 'list' ? listTtlS(deps, orgId, entities) : deps.settings.cache.objectTtlS;
+  const ttlS = object ? deps.settings.cache.objectTtlS : listTtlS(deps, orgId, entities);
   return deps.mirror.answers.get(orgId, key, { ttlS, kinds: entities }, load);
 }
 
