@@ -1,17 +1,8 @@
 // BILL payment network cards: network status in words, the businesses a `network` search found, and what came of an
 // invitation. Every string from BILL or the person is plain text here; the card kit escapes it.
-import {
-  adaptiveCard,
-  escapeMarkdown,
-  executeAction,
-  facts,
-  footer,
-  text,
-  title,
-  type CardAction,
-  type CardReply,
-} from '../../cards/card.js';
+import { adaptiveCard, escapeMarkdown, facts, footer, text, title, type CardAction, type CardReply } from '../../cards/card.js';
 import { listCard } from '../../cards/list.js';
+import type { PartyKind } from '../../mirror/records.js';
 import type { FormatOptions } from '../../cards/format.js';
 
 /** The card verb of "Invite to the BILL network" (Action.Execute; its data is signed, see invite.ts). */
@@ -38,8 +29,6 @@ export function networkStatusWords(status: string | undefined): string | undefin
 
 /** Who may be invited: not yet connected and no request pending. */
 export const invitable = (status: string | undefined): boolean => status === undefined || status === 'NOT_CONNECTED';
-
-export type PartyKind = 'vendor' | 'customer';
 
 /** One business found, with what it is to the org (matched in the mirror by name). */
 export interface NetworkRow {
@@ -98,11 +87,6 @@ export function networkCard(input: NetworkCardInput): CardReply {
   });
 }
 
-/** The button a party card or a network row carries; `data` is signed by invite.ts. */
-export function inviteAction(titleText: string, data: Record<string, string>): CardAction {
-  return executeAction(titleText, { verb: NETWORK_INVITE_VERB, ...data });
-}
-
 export interface InvitedCardInput {
   kind: PartyKind;
   name: string;
@@ -134,7 +118,7 @@ export function invitedCard(input: InvitedCardInput): CardReply {
   );
 }
 
-/** An invitation that was not sent, and why (nothing changed in BILL). */
-export function notSentCard(heading: string, why: string): CardReply {
-  return adaptiveCard([title(escapeMarkdown(heading)), text(why)], { summary: `${heading}. ${why}` });
+/** An invitation that was not sent, and why (nothing changed in BILL): said to the person who clicked alone. */
+export function notSentCard(heading: string, why: string): CardReply & { privateReply: true } {
+  return { ...adaptiveCard([title(escapeMarkdown(heading)), text(why)], { summary: `${heading}. ${why}` }), privateReply: true };
 }
