@@ -139,23 +139,14 @@ export function countArgument(
   return n;
 }
 
+/** The closing quote of each opening quote a name may be typed in. */
+const QUOTES: Record<string, string> = { '"': '"', "'": "'", '“': '”', '‘': '’', '«': '»' };
+
 /** A name or number typed after a command, without surrounding quotes or a stray trailing colon. */
 export function textArgument(ctx: CommandContext): string {
-  let s = ctx.input.argText.trim();
-  const pairs: Array<[string, string]> = [
-    ['"', '"'],
-    ["'", "'"],
-    ['“', '”'],
-    ['‘', '’'],
-    ['«', '»'],
-  ];
-  for (const [open, close] of pairs) {
-    if (s.length >= 2 && s.startsWith(open) && s.endsWith(close)) {
-      s = s.slice(open.length, s.length - close.length).trim();
-      break;
-    }
-  }
-  return s;
+  const s = ctx.input.argText.trim();
+  const close = QUOTES[s.charAt(0)];
+  return s.length >= 2 && close !== undefined && s.endsWith(close) ? s.slice(1, -1).trim() : s;
 }
 
 /** The number typed after `bill` or `invoice`: asked for when missing, refused past 100 characters (no number is that long). */
