@@ -1,12 +1,12 @@
 // Vendor and customer cards: one match with its open bills or invoices, or the list of matches to pick from.
 import type { Customer, Invoice, Vendor } from '../../bill/types.js';
-import { executeAction, type CardAction, type CardReply, type TableColumn } from '../../cards/card.js';
+import { executeAction, type CardAction, type CardReply } from '../../cards/card.js';
 import type { PartyKind } from '../../mirror/records.js';
 import { calendarDate, daysBetween, money, type FormatOptions } from '../../cards/format.js';
-import { amountDue, byDueDate, dueShort, typeableName, type BillLine } from '../payables/cards.js';
+import { amountDue, byDueDate, openBillRow, OPEN_ITEM_COLUMNS, typeableName, type BillLine } from '../payables/cards.js';
 import { listCard } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
-import { billApprovalWords, billPaymentWords, count, invoiceStatusWords, moneyTotal, type Tone } from '../../cards/words.js';
+import { count, invoiceStatusWords, moneyTotal, type Tone } from '../../cards/words.js';
 import { networkStatusWords } from '../network/cards.js';
 
 interface PartyCardBase {
@@ -47,7 +47,6 @@ interface OpenItems<T> {
   noun: 'bill' | 'invoice';
   items: T[];
   amountOf(item: T): number;
-  columns: TableColumn[];
   row(item: T, currency: string | undefined): string[];
   tone: (item: T) => Tone;
   empty: string;
@@ -95,7 +94,7 @@ function partyCard<T extends { dueDate: string }>(
     subtitle: `${label}${party.archived ? ' (archived)' : ''} · BILL id ${shortId(party.id)}`,
     totals,
     notes,
-    columns: open.columns,
+    columns: OPEN_ITEM_COLUMNS,
     items: rows,
     row: (i) => open.row(i, cur),
     tone: open.tone,
@@ -124,13 +123,7 @@ export function vendorCard(input: VendorCardInput): CardReply {
     noun: 'bill',
     items: [...input.openBills].sort(byDueDate({})),
     amountOf: amountDue,
-    columns: [{ header: 'Invoice #' }, { header: 'Due' }, { header: 'Amount due', align: 'Right' }, { header: 'Status' }],
-    row: (b, cur) => [
-      b.invoice?.invoiceNumber || `id ${shortId(b.id)}`,
-      `${calendarDate(b.dueDate, fmt.locale)} · ${dueShort(b.dueDate, today)}`,
-      money(amountDue(b), cur, fmt.locale),
-      `${billPaymentWords(b)} · ${billApprovalWords(b)}`,
-    ],
+    row: (b, cur) => openBillRow(b, today, fmt, cur),
     tone: (b) => (daysBetween(b.dueDate.slice(0, 10), today) > 0 ? 'Attention' : undefined),
     empty: `No open bills from ${vendor.name}.`,
     moreTotals: last && /^\d{4}-\d{2}-\d{2}/.test(last) ? [['Last payment', calendarDate(last.slice(0, 10), fmt.locale)]] : [],
@@ -149,7 +142,6 @@ export function customerCard(input: CustomerCardInput): CardReply {
     noun: 'invoice',
     items: [...input.openInvoices].sort((a, b) => a.dueDate.localeCompare(b.dueDate) || a.invoiceNumber.localeCompare(b.invoiceNumber)),
     amountOf: (i) => i.dueAmount,
-    columns: [{ header: 'Invoice #' }, { header: 'Due' }, { header: 'Amount due', align: 'Right' }, { header: 'Status' }],
     row: (i, cur) => [
       i.invoiceNumber || shortId(i.id),
       calendarDate(i.dueDate, fmt.locale),

@@ -13,6 +13,7 @@ import {
   type CardAction,
   type CardElement,
   type CardReply,
+  type TableColumn,
 } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
 import { addDays, calendarDate, daysBetween, dueInWords, money, sum, type FormatOptions } from '../../cards/format.js';
@@ -51,6 +52,23 @@ export function amountDue(bill: Pick<Bill, 'dueAmount' | 'amount'>): number {
 
 function invoiceNumber(bill: Pick<Bill, 'invoice' | 'id'>): string {
   return bill.invoice?.invoiceNumber || `id ${shortId(bill.id)}`;
+}
+
+/** An open bill's (or invoice's) columns after its vendor (customer): `bills due`, a vendor's and a customer's card. */
+export const OPEN_ITEM_COLUMNS: TableColumn[] = [
+  { header: 'Invoice #' },
+  { header: 'Due' },
+  { header: 'Amount due', align: 'Right' },
+  { header: 'Status' },
+];
+
+export function openBillRow(b: BillLine, today: string, fmt: FormatOptions, currency: string | undefined): string[] {
+  return [
+    invoiceNumber(b),
+    `${calendarDate(b.dueDate, fmt.locale)} · ${dueShort(b.dueDate, today)}`,
+    money(amountDue(b), currency, fmt.locale),
+    `${billPaymentWords(b)} · ${billApprovalWords(b)}`,
+  ];
 }
 
 /** "today", "tomorrow", "in 3 days", "2 days late". */
@@ -140,21 +158,9 @@ export function billsDueCard(input: BillsDueInput): CardReply {
     totals,
     notes,
     charts,
-    columns: [
-      { header: 'Vendor' },
-      { header: 'Invoice #' },
-      { header: 'Due' },
-      { header: 'Amount due', align: 'Right' },
-      { header: 'Status' },
-    ],
+    columns: [{ header: 'Vendor' }, ...OPEN_ITEM_COLUMNS],
     items: due,
-    row: (b) => [
-      vendorName(b, input),
-      invoiceNumber(b),
-      `${calendarDate(b.dueDate, fmt.locale)} · ${dueShort(b.dueDate, today)}`,
-      money(amountDue(b), input.currencyOf(b.vendorId), fmt.locale),
-      `${billPaymentWords(b)} · ${billApprovalWords(b)}`,
-    ],
+    row: (b) => [vendorName(b, input), ...openBillRow(b, today, fmt, input.currencyOf(b.vendorId))],
     tone: (b) => (b.dueDate.slice(0, 10) === today ? 'Warning' : undefined),
     page: input.page,
     noun: 'bills',

@@ -54,11 +54,15 @@ function transactionTotals(transactions: SpendTransaction[], fmt: FormatOptions)
   return { spent, missing, totals };
 }
 
-/** Active budgets with how much of their limit is used, most used first. */
+/** Active budgets with how much of their limit is used this period, most used first. */
 function budgetRows(budgets: Budget[]) {
   return budgets
     .filter((b) => !b.retired)
-    .map((b) => ({ b, use: budgetUse(b) }))
+    .map((b) => {
+      const spent = b.currentPeriod?.spent?.total ?? 0;
+      const limit = b.currentPeriod?.limit ?? b.recurringLimit ?? 0;
+      return { b, use: { spent, limit, ratio: limit > 0 ? spent / limit : undefined } };
+    })
     .sort((x, y) => (y.use.ratio ?? -1) - (x.use.ratio ?? -1) || x.b.name.localeCompare(y.b.name));
 }
 
@@ -145,12 +149,6 @@ export function reimbursementsCard(input: ReimbursementsCardInput): CardReply {
     footnotes: [input.truncated ? 'Only the newest reimbursements BILL returned in one answer are counted' : undefined, input.note],
     summary: rows.length === 0 ? 'No pending reimbursements.' : `${count(rows.length, 'pending reimbursement')}, ${total}.`,
   });
-}
-
-function budgetUse(b: Budget): { spent: number; limit: number; ratio: number | undefined } {
-  const spent = b.currentPeriod?.spent?.total ?? 0;
-  const limit = b.currentPeriod?.limit ?? b.recurringLimit ?? 0;
-  return { spent, limit, ratio: limit > 0 ? spent / limit : undefined };
 }
 
 /** Over the limit, or at 80% of it or more: the row's tone, in words and in the chart. */
