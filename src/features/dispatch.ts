@@ -7,7 +7,7 @@ import type { ActionData, CardReply } from '../cards/card.js';
 import { errorReply } from '../cards/errorCards.js';
 import { tooLongCard, unknownCommandCard, usageText } from '../cards/help.js';
 import { MAX_COMMAND_LENGTH, type ParseResult } from './parse.js';
-import type { Caller, CommandDefinition, CommandInput, ConversationScope } from './types.js';
+import type { Caller, CommandContext, CommandDefinition, CommandInput, ConversationScope } from './types.js';
 import type { CommandRegistry } from './registry.js';
 import type { OrgBindings } from '../bindings/bindings.js';
 import type { Clock } from '../infra/clock.js';
@@ -16,17 +16,10 @@ import { clockTime } from '../cards/format.js';
 import type { Found, TextLookup } from './lookup/lookup.js';
 import { buildingNote, matchesCard } from './lookup/cards.js';
 
-export interface CommandRequest {
-  /** The command line as typed (or carried by a card button). */
+/** A command line to run, typed or carried by a card button (with its page, and Refresh: answer from BILL, not a cached answer). */
+export interface CommandRequest
+  extends Partial<Pick<CommandInput, 'page' | 'refresh'>>, Pick<CommandContext, 'locale' | 'scope' | 'caller' | 'correlationId'> {
   text: string;
-  page?: number;
-  /** A card's Refresh button: answer from BILL rather than from a cached answer. */
-  refresh?: boolean;
-  /** The activity's locale (e.g. "de-DE"); used for numbers and dates when valid. */
-  locale?: string;
-  scope: ConversationScope;
-  caller: Caller;
-  correlationId: string;
 }
 
 /** A command line as read: the parse, and the registered command it names (help for an empty line). */
