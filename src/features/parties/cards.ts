@@ -154,7 +154,7 @@ export function customerCard(input: CustomerCardInput): CardReply {
   });
 }
 
-export interface PartyMatch {
+interface PartyMatch {
   party: Vendor | Customer;
   open: number;
   /** Open amount (bills due / invoices due). */
