@@ -40,8 +40,14 @@ export interface ActionData {
   [key: string]: Json | undefined;
 }
 
+/**
+ * Teams lays card actions out in one row and on a phone (320 px card, 16 px padding each side) neither wraps nor
+ * scrolls a row that does not fit: the last buttons are hidden. Buttons that would not fit go one per line instead,
+ * each in its own ActionSet, which every Teams client stacks.
+ */
 export function adaptiveCard(body: CardElement[], opts: { summary: string; actions?: CardAction[] }): CardReply {
-  const summary = oneLine(opts.summary);
+  const flat = opts.summary.replace(/\s+/g, ' ').trim();
+  const summary = flat.length > 200 ? flat.slice(0, 199) + '…' : flat;
   const card: AdaptiveCard = {
     type: 'AdaptiveCard',
     $schema: SCHEMA,
@@ -51,42 +57,20 @@ export function adaptiveCard(body: CardElement[], opts: { summary: string; actio
     speak: summary,
     msteams: { width: 'Full' },
   };
-  if (opts.actions && opts.actions.length > 0) {
-    if (fitsPhoneRow(opts.actions)) card.actions = opts.actions;
-    else body.push(...stackedActions(opts.actions));
-  }
+  const actions = opts.actions ?? [];
+  if (actions.length > 0 && fitsPhoneRow(actions)) card.actions = actions;
+  else
+    body.push(...actions.map((a, i) => ({ type: 'ActionSet', actions: [a], spacing: i === 0 ? 'Medium' : 'Small', separator: i === 0 })));
   return { card, summary };
 }
 
 /**
- * The width, in px, a card's buttons get on a phone: Teams gives the card 320 px and pads it 16 px each side. Teams
- * lays card actions out in one row (its host config: actionsOrientation horizontal, up to 6 actions) and on a phone
- * neither wraps nor scrolls a row that does not fit: the last buttons are hidden.
- */
-const PHONE_ROW_PX = 288;
-
-/**
- * Whether the buttons fit one row at 320 px, estimated on the wide side: a 14 px button title averages 6.2 px a
- * character (measured with the render test's fonts; the render test checks the result), a button adds 30 px of padding and 8 px between buttons.
+ * Whether the buttons fit one row of 288 px (a phone's card less its padding), estimated on the wide side: a 14 px
+ * button title averages 6.2 px a character (measured with the render test's fonts; the render test checks the result),
+ * a button adds 30 px of padding and 8 px between buttons.
  */
 export function fitsPhoneRow(actions: ReadonlyArray<{ title: string }>): boolean {
-  const width = actions.reduce((w, a, i) => w + a.title.length * 6.2 + 30 + (i > 0 ? 8 : 0), 0);
-  return width <= PHONE_ROW_PX;
-}
-
-/** Buttons one per line, each in its own ActionSet: every Teams client stacks those, whatever its row layout. */
-function stackedActions(actions: CardAction[]): CardElement[] {
-  return actions.map((a, i) => ({
-    type: 'ActionSet',
-    actions: [a],
-    spacing: i === 0 ? 'Medium' : 'Small',
-    ...(i === 0 ? { separator: true } : {}),
-  }));
-}
-
-function oneLine(text: string, max = 200): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? flat.slice(0, max - 1) + '…' : flat;
+  return actions.reduce((w, a, i) => w + a.title.length * 6.2 + 30 + (i > 0 ? 8 : 0), 0) <= 288;
 }
 
 /**

@@ -11,7 +11,7 @@ import {
   TenantNotAllowed,
 } from '../errors.js';
 import type { ConversationKind } from '../features/types.js';
-import { adaptiveCard, escapeMarkdown, executeAction, footer, text, title, type CardElement, type CardReply } from './card.js';
+import { adaptiveCard, escapeMarkdown, executeAction, footer, text, title, type CardAction, type CardReply } from './card.js';
 import { typed } from './help.js';
 
 export interface ErrorContext {
@@ -32,11 +32,15 @@ function seconds(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000));
 }
 
-function withRef(body: CardElement[], ctx: ErrorContext): CardElement[] {
-  return [...body, footer(`Reference: ${ctx.correlationId}`)];
+/** A heading and its lines; with `ref`, the reference a person gives their administrator goes in the footer. */
+function said(heading: string, lines: string[], summary: string, opts: { ref?: string; actions?: CardAction[] } = {}): CardReply {
+  const body = [title(heading), ...lines.map((line) => text(line))];
+  if (opts.ref) body.push(footer(`Reference: ${opts.ref}`));
+  return adaptiveCard(body, { summary, actions: opts.actions });
 }
 
 export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
+  const ref = ctx.correlationId;
   const retry = ctx.retryCommand
     ? [executeAction('Try again', { verb: 'run', command: ctx.retryCommand, ...(ctx.retryBy ? { by: ctx.retryBy } : {}) })]
     : undefined;
@@ -50,85 +54,62 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
     return adaptiveCard(body, { summary: `${err.userMessage} ${err.hint}` });
   }
   if (err instanceof FilterValueError) {
-    return adaptiveCard(
+    return said(
+      "I can't search for that",
       [
-        title("I can't search for that"),
-        text(
-          `The ${escapeMarkdown(err.field)} you typed contains characters BILL searches can't take (quotes, commas or colons). Try a shorter part of the name.`,
-        ),
+        `The ${escapeMarkdown(err.field)} you typed contains characters BILL searches can't take (quotes, commas or colons). Try a shorter part of the name.`,
       ],
-      { summary: `I can't search for that ${err.field}; leave out quotes, commas and colons.` },
+      `I can't search for that ${err.field}; leave out quotes, commas and colons.`,
     );
   }
   if (err instanceof LimitExceeded) {
     const when = ctx.formatTime ? ctx.formatTime((ctx.now?.() ?? Date.now()) + err.retryInMs) : undefined;
+    const s = seconds(err.retryInMs);
+    const min = Math.ceil(err.retryInMs / 60_000);
     if (err.budget === 'bill.email') {
-      const at = when ? `at ${when} (in ${seconds(err.retryInMs)} s)` : `in ${seconds(err.retryInMs)} s`;
-      return adaptiveCard(
-        withRef(
-          [title('BILL email limit reached'), text(`BILL sends at most 5 invitation emails a minute. Nothing was sent; try again ${at}.`)],
-          ctx,
-        ),
-        { summary: `BILL email limit reached; nothing was sent. Try again ${at}.` },
+      const at = when ? `at ${when} (in ${s} s)` : `in ${s} s`;
+      return said(
+        'BILL email limit reached',
+        [`BILL sends at most 5 invitation emails a minute. Nothing was sent; try again ${at}.`],
+        `BILL email limit reached; nothing was sent. Try again ${at}.`,
+        { ref },
       );
     }
     switch (err.reason) {
       case 'hourly':
-        return adaptiveCard(
-          withRef(
-            [
-              title('BILL hourly limit reached'),
-              text(
-                `This organisation has used its BILL API requests for this hour. They reset at ${when ?? 'the top of the hour'} (in about ${Math.ceil(err.retryInMs / 60_000)} min).`,
-              ),
-            ],
-            ctx,
-          ),
-          {
-            summary: `BILL hourly limit reached; resets ${when ? 'at ' + when : 'at the top of the hour'}.`,
-          },
+        return said(
+          'BILL hourly limit reached',
+          [
+            `This organisation has used its BILL API requests for this hour. They reset at ${when ?? 'the top of the hour'} (in about ${min} min).`,
+          ],
+          `BILL hourly limit reached; resets ${when ? 'at ' + when : 'at the top of the hour'}.`,
+          { ref },
         );
       case 'logins':
-        return adaptiveCard(
-          withRef(
-            [
-              title('BILL sign-in limit reached'),
-              text(`Too many BILL sign-ins this hour. Try again in ${Math.ceil(err.retryInMs / 60_000)} min.`),
-            ],
-            ctx,
-          ),
-          {
-            summary: 'BILL sign-in limit reached; try again later.',
-          },
+        return said(
+          'BILL sign-in limit reached',
+          [`Too many BILL sign-ins this hour. Try again in ${min} min.`],
+          'BILL sign-in limit reached; try again later.',
+          { ref },
         );
       case 'userRate':
-        return adaptiveCard(
-          [
-            title('One moment, please'),
-            text(`You've sent a lot of commands in the last minute. Try again in ${seconds(err.retryInMs)} s.`),
-          ],
-          {
-            summary: `Too many commands; try again in ${seconds(err.retryInMs)} s.`,
-          },
+        return said(
+          'One moment, please',
+          [`You've sent a lot of commands in the last minute. Try again in ${s} s.`],
+          `Too many commands; try again in ${s} s.`,
         );
       default:
-        return adaptiveCard(withRef([title('BILL is busy'), text(`BILL is busy — try again in ${seconds(err.retryInMs)} s.`)], ctx), {
-          summary: `BILL is busy — try again in ${seconds(err.retryInMs)} s.`,
+        return said('BILL is busy', [`BILL is busy — try again in ${s} s.`], `BILL is busy — try again in ${s} s.`, {
+          ref,
           actions: retry,
         });
     }
   }
   if (err instanceof TenantNotAllowed) {
-    return adaptiveCard(
-      [
-        title('billbridge is not available here'),
-        text(
-          "This organisation's Microsoft 365 tenant is not allowed to use this billbridge deployment. Ask your billbridge administrator.",
-        ),
-      ],
-      {
-        summary: 'billbridge is not available in this tenant.',
-      },
+    return said(
+      'billbridge is not available here',
+      ["This organisation's Microsoft 365 tenant is not allowed to use this billbridge deployment. Ask your billbridge administrator."],
+      'billbridge is not available in this tenant.',
     );
   }
   if (err instanceof NotBound) {
@@ -137,71 +118,50 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
         ? 'The BILL organisation this conversation was linked to is no longer allowed by this deployment.'
         : 'This team or chat is not linked to a BILL organisation yet.';
     // Teams link from any of their channels; chats link themselves (src/bindings/bindings.ts).
-    return adaptiveCard(
-      [
-        title('No BILL organisation linked'),
-        text(why),
-        text(`A billbridge admin can link it by typing **${typed('link {BILL organisation id}', ctx.kind)}** here.`),
-      ],
-      {
-        summary: `${why} An admin can link it with "link {BILL organisation id}".`,
-      },
+    return said(
+      'No BILL organisation linked',
+      [why, `A billbridge admin can link it by typing **${typed('link {BILL organisation id}', ctx.kind)}** here.`],
+      `${why} An admin can link it with "link {BILL organisation id}".`,
     );
   }
   // `connect` works in a personal chat only: there, say "type connect"; elsewhere, say where to go.
   const connectHere = ctx.kind === 'personal' ? 'Type **connect** here' : 'Open a personal chat with me and type **connect**';
+  const connectWhere = ctx.kind === 'personal' ? 'type connect here' : 'type connect in a personal chat with me';
   if (err instanceof NotLinked && err.reason === 'tokenRefused') {
-    return adaptiveCard(
-      [
-        title('BILL no longer accepts your sign-in'),
-        text(`The BILL token you connected was deleted or has stopped working. ${connectHere} to link a new one.`),
-      ],
-      {
-        summary: `BILL no longer accepts your token: ${ctx.kind === 'personal' ? 'type connect here' : 'type connect in a personal chat with me'} to link a new one.`,
-      },
+    return said(
+      'BILL no longer accepts your sign-in',
+      [`The BILL token you connected was deleted or has stopped working. ${connectHere} to link a new one.`],
+      `BILL no longer accepts your token: ${connectWhere} to link a new one.`,
     );
   }
   if (err instanceof NotLinked) {
-    return adaptiveCard([title('Connect your BILL account first'), text(`Approvals run as you in BILL. ${connectHere}.`)], {
-      summary: `Connect your BILL account first: ${ctx.kind === 'personal' ? 'type connect here' : 'type connect in a personal chat with me'}.`,
-    });
+    return said(
+      'Connect your BILL account first',
+      [`Approvals run as you in BILL. ${connectHere}.`],
+      `Connect your BILL account first: ${connectWhere}.`,
+    );
   }
   if (err instanceof Forbidden) {
-    return adaptiveCard([title('Not allowed'), text(escapeMarkdown(err.userMessage))], { summary: err.userMessage });
+    return said('Not allowed', [escapeMarkdown(err.userMessage)], err.userMessage);
   }
   if (err instanceof DependencyUnavailable) {
-    return adaptiveCard(
-      withRef(
-        [
-          title('Temporarily unavailable'),
-          text('billbridge cannot reach its shared store right now. Nothing was sent to BILL. Try again in a minute.'),
-        ],
-        ctx,
-      ),
-      {
-        summary: 'billbridge is temporarily unavailable; try again in a minute.',
-        actions: retry,
-      },
+    return said(
+      'Temporarily unavailable',
+      ['billbridge cannot reach its shared store right now. Nothing was sent to BILL. Try again in a minute.'],
+      'billbridge is temporarily unavailable; try again in a minute.',
+      { ref, actions: retry },
     );
   }
   if (err instanceof BillApiError) {
     switch (err.category) {
       case 'notFound':
-        return adaptiveCard([title('Not found in BILL'), text('BILL has no record with that id or number in this organisation.')], {
-          summary: 'Not found in BILL.',
-        });
+        return said('Not found in BILL', ['BILL has no record with that id or number in this organisation.'], 'Not found in BILL.');
       case 'credentials':
-        return adaptiveCard(
-          withRef(
-            [
-              title('BILL sign-in failed'),
-              text('billbridge could not sign in to BILL with its configured credentials. An administrator needs to check them.'),
-            ],
-            ctx,
-          ),
-          {
-            summary: 'BILL sign-in failed; an administrator needs to check the credentials.',
-          },
+        return said(
+          'BILL sign-in failed',
+          ['billbridge could not sign in to BILL with its configured credentials. An administrator needs to check them.'],
+          'BILL sign-in failed; an administrator needs to check the credentials.',
+          { ref },
         );
       case 'hourlyLimit':
         return errorReply(new LimitExceeded('bill.requests', err.retryAfterMs ?? 3_600_000, 'hourly'), ctx);
@@ -209,39 +169,27 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
       case 'rateLimited':
         return errorReply(new LimitExceeded('bill', err.retryAfterMs ?? 5_000, 'busy'), ctx);
       default:
-        return adaptiveCard(
-          withRef([title("BILL didn't answer as expected"), text('Something went wrong talking to BILL. Try again in a moment.')], ctx),
-          {
-            summary: "BILL didn't answer as expected; try again in a moment.",
-            actions: retry,
-          },
+        return said(
+          "BILL didn't answer as expected",
+          ['Something went wrong talking to BILL. Try again in a moment.'],
+          "BILL didn't answer as expected; try again in a moment.",
+          { ref, actions: retry },
         );
     }
   }
-  return adaptiveCard(
-    withRef(
-      [
-        title('Something went wrong'),
-        text('billbridge hit an unexpected error. Try again; if it keeps happening, give your administrator the reference below.'),
-      ],
-      ctx,
-    ),
-    {
-      summary: `Something went wrong (reference ${ctx.correlationId}).`,
-      actions: retry,
-    },
+  return said(
+    'Something went wrong',
+    ['billbridge hit an unexpected error. Try again; if it keeps happening, give your administrator the reference below.'],
+    `Something went wrong (reference ${ref}).`,
+    { ref, actions: retry },
   );
 }
 
 /** Someone pressed another person's Try again: nothing was run (it would have run their words with your authority). */
 export function notYourRetryReply(): CardReply {
-  return adaptiveCard(
-    [
-      title('This Try again is not yours'),
-      text('Only the person who sent this command can retry it. Nothing was run. To run a command yourself, type it.'),
-    ],
-    {
-      summary: 'Only the person who sent this command can retry it; nothing was run.',
-    },
+  return said(
+    'This Try again is not yours',
+    ['Only the person who sent this command can retry it. Nothing was run. To run a command yourself, type it.'],
+    'Only the person who sent this command can retry it; nothing was run.',
   );
 }

@@ -19,31 +19,23 @@ import {
 import { clockTime, type FormatOptions } from './format.js';
 import type { Tone } from './words.js';
 
-const LIST_PAGE_SIZE = 10;
+const PAGE_SIZE = 10;
 
-interface ListNote {
-  text: string;
-  tone?: Tone;
-  subtle?: boolean;
-}
-
-export interface ListCardSpec {
+export interface ListCardSpec<T> {
   title: string;
   subtitle?: string;
   /** Label/value lines over every row (totals, counts), shown above the table. */
   totals?: Array<[string, string]>;
   /** Lines under the totals (e.g. the overdue bills line of `bills due`). */
-  notes?: ListNote[];
+  notes?: Array<{ text: string; tone?: Tone; subtle?: boolean }>;
   /** Charts between the notes and the table (src/cards/chart.ts: each carries its fallback). */
   charts?: CardElement[];
   columns: TableColumn[];
-  /**
-   * Every row, in order; only the requested page is put on the card. Long lists pass how many rows there are and how
-   * to draw one (`lazyRows`): then only the page's rows are drawn.
-   */
-  rows: string[][] | LazyRows;
-  /** A tone per row (same order as rows), e.g. Attention for overdue ones; or the tone of row i. */
-  tones?: Tone[] | ((i: number) => Tone | undefined);
+  /** Every item, in order; only the requested page's rows are drawn (a 2,000-bill list draws the 10 on its page). */
+  items: readonly T[];
+  row: (item: T) => string[];
+  /** A row's tone, e.g. Attention for an overdue bill. */
+  tone?: (item: T) => Tone;
   /** Zero-based page (the Show more button asks for the next). */
   page: number;
   /** What the rows are, plural: "bills" -> "Showing 11–20 of 34 bills". */
@@ -61,7 +53,6 @@ export interface ListCardSpec {
   summary: string;
   /** More buttons after Show more (e.g. "Show overdue bills"). */
   actions?: CardAction[];
-  pageSize?: number;
 }
 
 /** The "as of 10:42" footer with any extra notes, plain text in. */
@@ -73,24 +64,9 @@ export function refreshAction(command: string, page = 0): CardAction {
   return executeAction('Refresh', { verb: 'run', command, page, refresh: true });
 }
 
-/** Rows drawn only when shown. */
-export interface LazyRows {
-  count: number;
-  at(i: number): string[];
-}
-
-/** These items as rows drawn on demand (a 2,000-bill list draws the 10 on its page). */
-export function lazyRows<T>(items: readonly T[], row: (item: T) => string[]): LazyRows {
-  return { count: items.length, at: (i) => row(items[i] as T) };
-}
-
-export function listCard(spec: ListCardSpec): CardReply {
-  const size = spec.pageSize ?? LIST_PAGE_SIZE;
-  const rows: LazyRows = Array.isArray(spec.rows) ? lazyRows(spec.rows, (r) => r) : spec.rows;
-  const tones = spec.tones;
-  const toneOf = typeof tones === 'function' ? tones : (i: number) => tones?.[i];
-  const total = rows.count;
-  const pages = Math.max(1, Math.ceil(total / size));
+export function listCard<T>(spec: ListCardSpec<T>): CardReply {
+  const total = spec.items.length;
+  const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
   const page = Number.isFinite(spec.page) ? Math.min(Math.max(0, Math.floor(spec.page)), pages - 1) : 0;
   const body: CardElement[] = [title(escapeMarkdown(spec.title))];
   if (spec.subtitle) body.push(subtitle(escapeMarkdown(spec.subtitle)));
@@ -101,24 +77,22 @@ export function listCard(spec: ListCardSpec): CardReply {
   if (total === 0) {
     body.push(text(escapeMarkdown(spec.empty), { separator: true }));
   } else {
-    const from = page * size;
-    const to = Math.min(total, from + size);
-    const shown: string[][] = [];
-    for (let i = from; i < to; i++) shown.push(rows.at(i));
-    const rowColors = tones === undefined ? undefined : shown.map((_, k) => toneOf(from + k));
+    const from = page * PAGE_SIZE;
+    const shown = spec.items.slice(from, from + PAGE_SIZE);
     body.push(
       table(
         spec.columns.map((c) => ({ ...c, header: escapeMarkdown(c.header) })),
-        shown.map((r) => r.map((cell) => escapeMarkdown(cell))),
-        { rowColors },
+        shown.map((item) => spec.row(item).map((cell) => escapeMarkdown(cell))),
+        { rowColors: spec.tone && shown.map(spec.tone) },
       ),
     );
-    if (total > size) {
+    if (total > PAGE_SIZE) {
+      const n = (i: number) => i.toLocaleString(spec.fmt.locale);
       body.push(
-        text(
-          `Showing ${(from + 1).toLocaleString(spec.fmt.locale)}–${(from + shown.length).toLocaleString(spec.fmt.locale)} of ${total.toLocaleString(spec.fmt.locale)} ${escapeMarkdown(spec.noun)}`,
-          { subtle: true, size: 'Small' },
-        ),
+        text(`Showing ${n(from + 1)}–${n(from + shown.length)} of ${n(total)} ${escapeMarkdown(spec.noun)}`, {
+          subtle: true,
+          size: 'Small',
+        }),
       );
       if (page < pages - 1) actions.push(executeAction('Show more', { verb: 'run', command: spec.command, page: page + 1 }));
       else actions.push(executeAction('Back to the first page', { verb: 'run', command: spec.command, page: 0 }));

@@ -33,16 +33,12 @@ export interface WelcomeInput {
 /** Commands that are about the bot, not about BILL data: never among the three suggestions. */
 const NOT_SUGGESTED = new Set(['help', 'link', 'unlink']);
 
-export function welcomeSuggestions(commands: readonly CommandInfo[], n = 3): CommandInfo[] {
-  return commands.filter((c) => !NOT_SUGGESTED.has(c.name)).slice(0, n);
-}
-
-function place(kind: ConversationKind): string {
-  return kind === 'channel' ? 'this team' : 'this chat';
+export function welcomeSuggestions(commands: readonly CommandInfo[]): CommandInfo[] {
+  return commands.filter((c) => !NOT_SUGGESTED.has(c.name)).slice(0, 3);
 }
 
 function bindingText(input: WelcomeInput): { line: string; summary: string } {
-  const here = place(input.kind);
+  const here = input.kind === 'channel' ? 'This team' : 'This chat';
   const b = input.binding;
   const link =
     input.kind === 'channel'
@@ -56,14 +52,14 @@ function bindingText(input: WelcomeInput): { line: string; summary: string } {
       const demo = input.sandbox ? ' — the demo organisation of the embedded BILL sandbox (simulated data)' : '';
       const verb = b.source === 'link' ? 'is linked to' : 'uses';
       return {
-        line: `${capital(here)} ${verb} BILL organisation **${org}**${demo}.`,
-        summary: `${capital(here)} ${verb} BILL organisation ${shortId(b.orgId)}.`,
+        line: `${here} ${verb} BILL organisation **${org}**${demo}.`,
+        summary: `${here} ${verb} BILL organisation ${shortId(b.orgId)}.`,
       };
     }
     case 'orgNotAllowed':
       return {
-        line: `${capital(here)} was linked to BILL organisation **${shortRef(b.orgId)}**, which this deployment no longer allows. ${link}`,
-        summary: `${capital(here)} needs a new BILL organisation link.`,
+        line: `${here} was linked to BILL organisation **${shortRef(b.orgId)}**, which this deployment no longer allows. ${link}`,
+        summary: `${here} needs a new BILL organisation link.`,
       };
     case 'unbound':
       if (b.reason === 'noOrgConfigured') {
@@ -73,8 +69,8 @@ function bindingText(input: WelcomeInput): { line: string; summary: string } {
         };
       }
       return {
-        line: `${capital(here)} is not linked to a BILL organisation yet, so I can't show any BILL data here. ${link}`,
-        summary: `${capital(here)} is not linked to a BILL organisation yet.`,
+        line: `${here} is not linked to a BILL organisation yet, so I can't show any BILL data here. ${link}`,
+        summary: `${here} is not linked to a BILL organisation yet.`,
       };
     case 'tenantNotAllowed':
       return {
@@ -82,10 +78,6 @@ function bindingText(input: WelcomeInput): { line: string; summary: string } {
         summary: 'This tenant is not allowed.',
       };
   }
-}
-
-function capital(s: string): string {
-  return s.charAt(0).toUpperCase() + s.slice(1);
 }
 
 export function welcomeCard(input: WelcomeInput): CardReply {

@@ -20,7 +20,7 @@ export function auditActor(scope: ConversationScope, caller: Caller): AuditActor
 /** Records an admin command (link, subscribe, webhooks …) in the audit trail: who, where, which org, what came of it. */
 export function auditAdmin(
   audit: Pick<AuditTrail, 'admin'>,
-  ctx: Pick<CommandContext, 'scope' | 'caller' | 'correlationId'>,
+  ctx: Turn,
   action: string,
   result: AdminAudit['result'],
   orgId: string | undefined,
@@ -42,14 +42,16 @@ export async function auditOrUndo(record: Promise<void>, undo: () => Promise<unk
   }
 }
 
+type Turn = Pick<CommandContext, 'scope' | 'caller' | 'correlationId'>;
+
 /**
  * The audit record of a read through a door other than a command line (the dashboard tab): who and where, what was
  * read, the organisation, how it went and the upstream calls it made.
  */
 export function readAudit(
-  who: { scope: ConversationScope; caller: Caller; correlationId: string },
-  name: string,
-  outcome: { orgId?: string; result: 'ok' | 'refused' | 'error'; reason?: string },
+  who: Turn,
+  name: string | undefined,
+  outcome: { orgId?: string; result: string; reason?: string },
   upstream: UpstreamCounts,
   durationMs: number,
 ): CommandAudit {
@@ -81,23 +83,17 @@ function auditReason(err: unknown): string | undefined {
  * be a secret (`connect <token>`), the outcome, and the upstream calls the turn made.
  */
 export function commandAudit(
-  turn: { scope: ConversationScope; caller: Caller; correlationId: string },
+  turn: Turn,
   { parsed, command }: CommandLine,
   result: TurnResult,
   upstream: UpstreamCounts,
   durationMs: number,
 ): CommandAudit {
+  // A line that is no registered command names itself (the compose box's "search bills").
+  const name = command?.name ?? (parsed.kind === 'command' ? parsed.name : undefined);
+  const outcome = { orgId: result.orgId, result: result.outcome, reason: auditReason(result.error) };
   return {
-    ...auditActor(turn.scope, turn.caller),
-    // A line that is no registered command names itself (the compose box's "search bills").
-    command: command?.name ?? (parsed.kind === 'command' ? parsed.name : undefined),
+    ...readAudit(turn, name, outcome, upstream, durationMs),
     args: parsed.kind === 'command' && !command?.secretArgs ? parsed.args : [],
-    orgId: result.orgId,
-    result: result.outcome,
-    reason: auditReason(result.error),
-    upstreamCalls: upstreamTotal(upstream),
-    upstream,
-    correlationId: turn.correlationId,
-    durationMs,
   };
 }

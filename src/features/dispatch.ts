@@ -7,25 +7,19 @@ import type { ActionData, CardReply } from '../cards/card.js';
 import { errorReply } from '../cards/errorCards.js';
 import { tooLongCard, unknownCommandCard, usageText } from '../cards/help.js';
 import { MAX_COMMAND_LENGTH, type ParseResult } from './parse.js';
-import type { Caller, CommandDefinition, CommandInput, ConversationScope } from './types.js';
+import type { Caller, CommandContext, CommandDefinition, CommandInput, ConversationScope } from './types.js';
 import type { CommandRegistry } from './registry.js';
 import type { OrgBindings } from '../bindings/bindings.js';
 import type { Clock } from '../infra/clock.js';
 import { adaptiveCard, text, title } from '../cards/card.js';
+import { clockTime } from '../cards/format.js';
 import type { Found, TextLookup } from './lookup/lookup.js';
 import { buildingNote, matchesCard } from './lookup/cards.js';
 
-export interface CommandRequest {
-  /** The command line as typed (or carried by a card button). */
+/** A command line to run, typed or carried by a card button (with its page, and Refresh: answer from BILL, not a cached answer). */
+export interface CommandRequest
+  extends Partial<Pick<CommandInput, 'page' | 'refresh'>>, Pick<CommandContext, 'locale' | 'scope' | 'caller' | 'correlationId'> {
   text: string;
-  page?: number;
-  /** A card's Refresh button: answer from BILL rather than from a cached answer. */
-  refresh?: boolean;
-  /** The activity's locale (e.g. "de-DE"); used for numbers and dates when valid. */
-  locale?: string;
-  scope: ConversationScope;
-  caller: Caller;
-  correlationId: string;
 }
 
 /** A command line as read: the parse, and the registered command it names (help for an empty line). */
@@ -140,16 +134,6 @@ export class Dispatcher {
     this.lookup = parts.lookup;
   }
 
-  /** The bot's time format (its locale and time zone) for "resets at 11:00": one formatter, built on first use. */
-  private timeFormat: Intl.DateTimeFormat | undefined;
-
-  private formatTime = (ms: number): string =>
-    (this.timeFormat ??= new Intl.DateTimeFormat(this.parts.locale, {
-      hour: '2-digit',
-      minute: '2-digit',
-      timeZone: this.parts.timeZone,
-    })).format(new Date(ms));
-
   parse(text: string): CommandLine {
     const { registry } = this.parts;
     const parsed = registry.parse(text);
@@ -236,15 +220,8 @@ export class Dispatcher {
       const where = command.scopes
         .map((s) => ({ channel: 'a team channel', groupChat: 'a group chat', personal: 'a personal chat with me' })[s])
         .join(' or ');
-      return {
-        outcome: 'refused',
-        reply: adaptiveCard(
-          [title(`"${command.name}" works in ${where}`), text(`Open ${where} and type **${usageText(command.usage)}** there.`)],
-          {
-            summary: `"${command.name}" works in ${where}.`,
-          },
-        ),
-      };
+      const body = [title(`"${command.name}" works in ${where}`), text(`Open ${where} and type **${usageText(command.usage)}** there.`)];
+      return { outcome: 'refused', reply: adaptiveCard(body, { summary: `"${command.name}" works in ${where}.` }) };
     }
     let orgId: string | undefined;
     try {
@@ -276,7 +253,8 @@ export class Dispatcher {
       kind: req.scope.kind,
       retryCommand,
       retryBy: retryOwnerOf(req),
-      formatTime: this.formatTime,
+      // "resets at 11:00" in the bot's locale and time zone.
+      formatTime: (ms) => clockTime(ms, { locale: this.parts.locale, timeZone: this.parts.timeZone }),
       now: () => this.parts.clock.now(),
     });
   }

@@ -84,20 +84,21 @@ export function partyRead(ctx: CommandContext, { settings }: WithSettings): Read
 }
 
 /**
- * An answer the mirror does not hold (a list or record asked of BILL), kept for this org; identical questions in
- * flight share one load. A card's Refresh button drops the kept answer first, so the person sees BILL's data as of now.
+ * An answer the mirror does not hold (a list, or with `object` a record, asked of BILL), kept for the bound org;
+ * identical questions in flight share one load. A card's Refresh button drops the kept answer first, so the person
+ * sees BILL's data as of now.
  */
 export async function cachedAnswer<T>(
   ctx: CommandContext,
   deps: WithSettings & { mirror: Pick<Mirror, 'answers' | 'dropAnswer'> },
-  orgId: string,
-  kind: 'list' | 'object',
   key: string,
-  load: () => Promise<T>,
   entities: EntityKind[],
+  load: () => Promise<T>,
+  object = false,
 ): Promise<Answer<T>> {
+  const orgId = boundOrg(ctx);
   if (ctx.input.refresh) deps.mirror.dropAnswer(orgId, key);
-  const ttlS = kind === 'list' ? listTtlS(deps, orgId, entities) : deps.settings.cache.objectTtlS;
+  const ttlS = object ? deps.settings.cache.objectTtlS : listTtlS(deps, orgId, entities);
   return deps.mirror.answers.get(orgId, key, { ttlS, kinds: entities }, load);
 }
 
@@ -138,23 +139,14 @@ export function countArgument(
   return n;
 }
 
+/** The closing quote of each opening quote a name may be typed in. */
+const QUOTES: Record<string, string> = { '"': '"', "'": "'", '“': '”', '‘': '’', '«': '»' };
+
 /** A name or number typed after a command, without surrounding quotes or a stray trailing colon. */
 export function textArgument(ctx: CommandContext): string {
-  let s = ctx.input.argText.trim();
-  const pairs: Array<[string, string]> = [
-    ['"', '"'],
-    ["'", "'"],
-    ['“', '”'],
-    ['‘', '’'],
-    ['«', '»'],
-  ];
-  for (const [open, close] of pairs) {
-    if (s.length >= 2 && s.startsWith(open) && s.endsWith(close)) {
-      s = s.slice(open.length, s.length - close.length).trim();
-      break;
-    }
-  }
-  return s;
+  const s = ctx.input.argText.trim();
+  const close = QUOTES[s.charAt(0)];
+  return s.length >= 2 && close !== undefined && s.endsWith(close) ? s.slice(1, -1).trim() : s;
 }
 
 /** The number typed after `bill` or `invoice`: asked for when missing, refused past 100 characters (no number is that long). */

@@ -27,10 +27,6 @@ export function normalizeCommandText(raw: string): string {
   return s.trim();
 }
 
-function tokenize(line: string): string[] {
-  return line.split(' ').filter(Boolean);
-}
-
 export interface CommandName {
   name: string;
   words: string[];
@@ -53,7 +49,7 @@ export function parseCommandLine(raw: string, names: CommandName[]): ParseResult
   const line = normalizeCommandText(raw);
   if (line === '') return { kind: 'empty' };
   if (line.length > MAX_COMMAND_LENGTH) return { kind: 'tooLong', length: line.length };
-  const tokens = tokenize(line);
+  const tokens = line.split(' ').filter(Boolean);
   const lower = tokens.map((t) => t.toLowerCase());
   let best: CommandName | undefined;
   for (const candidate of names) {

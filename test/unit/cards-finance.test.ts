@@ -41,7 +41,8 @@ describe('the list card', () => {
   const spec = {
     title: 'Things',
     columns: [{ header: 'Name' }, { header: 'N' }],
-    rows,
+    items: rows,
+    row: (r: string[]) => r,
     noun: 'things',
     empty: 'No things.',
     command: 'things 5',
@@ -78,7 +79,7 @@ describe('the list card', () => {
   });
 
   it('an empty list says so plainly, without a table', () => {
-    const { card } = listCard({ ...spec, rows: [], page: 0 });
+    const { card } = listCard({ ...spec, items: [], page: 0 });
     expectValidCard(card);
     expect(tableRows(card)).toEqual([]);
     expect(textOf(card)).toContain('No things.');
@@ -86,7 +87,7 @@ describe('the list card', () => {
   });
 
   it('escapes every string it is given', () => {
-    const { card } = listCard({ ...spec, title: '**Bold** [x](http://e)', rows: [['_it_ <at>x</at>', '# 1']], page: 0 });
+    const { card } = listCard({ ...spec, title: '**Bold** [x](http://e)', items: [['_it_ <at>x</at>', '# 1']], page: 0 });
     const json = JSON.stringify(card);
     expect(json).toContain('\\\\*\\\\*Bold\\\\*\\\\*');
     expect(json).toContain('\\\\_it\\\\_');

@@ -1,19 +1,9 @@
 // BILL payment network cards: network status in words, the businesses a `network` search found, and what came of an
 // invitation. Every string from BILL or the person is plain text here; the card kit escapes it.
-import {
-  adaptiveCard,
-  escapeMarkdown,
-  executeAction,
-  facts,
-  footer,
-  text,
-  title,
-  type CardAction,
-  type CardReply,
-} from '../../cards/card.js';
+import { adaptiveCard, escapeMarkdown, facts, footer, text, title, type CardAction, type CardReply } from '../../cards/card.js';
 import { listCard } from '../../cards/list.js';
+import type { PartyKind } from '../../mirror/records.js';
 import type { FormatOptions } from '../../cards/format.js';
-import type { Tone } from '../../cards/words.js';
 
 /** The card verb of "Invite to the BILL network" (Action.Execute; its data is signed, see invite.ts). */
 export const NETWORK_INVITE_VERB = 'network.invite';
@@ -39,8 +29,6 @@ export function networkStatusWords(status: string | undefined): string | undefin
 
 /** Who may be invited: not yet connected and no request pending. */
 export const invitable = (status: string | undefined): boolean => status === undefined || status === 'NOT_CONNECTED';
-
-export type PartyKind = 'vendor' | 'customer';
 
 /** One business found, with what it is to the org (matched in the mirror by name). */
 export interface NetworkRow {
@@ -83,14 +71,10 @@ export function networkCard(input: NetworkCardInput): CardReply {
     notes: input.unmatched
       ? [{ text: 'Your vendors and customers are still being read from BILL; ask again in a minute to see which are yours.', subtle: true }]
       : [],
-    columns: [
-      { header: 'Business', width: 4 },
-      { header: 'Network', width: 1 },
-      { header: 'Payment network id', width: 3 },
-      { header: 'Yours', width: 3 },
-    ],
-    rows: rows.map((r) => [r.place ? `${r.name} (${r.place})` : r.name, r.scope, r.id, label(r)]),
-    tones: rows.map((r): Tone => (r.yours && !invitable(r.yours.status) ? 'Good' : undefined)),
+    columns: [{ header: 'Business' }, { header: 'Network' }, { header: 'Payment network id' }, { header: 'Yours' }],
+    items: rows,
+    row: (r) => [r.place ? `${r.name} (${r.place})` : r.name, r.scope, r.id, label(r)],
+    tone: (r) => (r.yours && !invitable(r.yours.status) ? 'Good' : undefined),
     page: input.page,
     noun: 'businesses',
     empty: `Nothing in the BILL network or RPPS is called "${input.typed}". BILL matches whole words of 3 letters or more: try the business's full name.`,
@@ -101,11 +85,6 @@ export function networkCard(input: NetworkCardInput): CardReply {
     summary: `${rows.length} businesses in the BILL network match "${input.typed}"${yours ? `, ${yours} already yours` : ''}.`,
     actions: rows.flatMap((r) => (r.invite ? [r.invite] : [])).slice(0, 4),
   });
-}
-
-/** The button a party card or a network row carries; `data` is signed by invite.ts. */
-export function inviteAction(titleText: string, data: Record<string, string>): CardAction {
-  return executeAction(titleText, { verb: NETWORK_INVITE_VERB, ...data });
 }
 
 export interface InvitedCardInput {
@@ -139,7 +118,7 @@ export function invitedCard(input: InvitedCardInput): CardReply {
   );
 }
 
-/** An invitation that was not sent, and why (nothing changed in BILL). */
-export function notSentCard(heading: string, why: string): CardReply {
-  return adaptiveCard([title(escapeMarkdown(heading)), text(why)], { summary: `${heading}. ${why}` });
+/** An invitation that was not sent, and why (nothing changed in BILL): said to the person who clicked alone. */
+export function notSentCard(heading: string, why: string): CardReply & { privateReply: true } {
+  return { ...adaptiveCard([title(escapeMarkdown(heading)), text(why)], { summary: `${heading}. ${why}` }), privateReply: true };
 }

@@ -6,10 +6,10 @@ import { InputError } from '../../errors.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { NetworkOrganization } from '../../bill/types.js';
 import type { Mirror } from '../../mirror/mirror.js';
-import { foldName } from '../../mirror/records.js';
+import { foldName, type PartyKind } from '../../mirror/records.js';
 import type { Command } from '../types.js';
 import { boundOrg, formatOf, orgClient, partyRead, shorten, textArgument, type FinanceSettings } from '../finance.js';
-import { invitable, networkCard, type NetworkRow, type PartyKind } from './cards.js';
+import { invitable, networkCard, type NetworkRow } from './cards.js';
 import type { NetworkInvites } from './invite.js';
 
 /** What `network` uses: BILL (search), the org's mirror (which businesses are yours), the invite buttons when on. */

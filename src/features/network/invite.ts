@@ -19,15 +19,15 @@ import type { AuditTrail } from '../../infra/audit.js';
 import { deriveKey } from '../../infra/state/sealing.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import { answerKey } from '../../mirror/answers.js';
-import { foldName } from '../../mirror/records.js';
-import { escapeMarkdown, type CardAction } from '../../cards/card.js';
+import { foldName, type PartyKind } from '../../mirror/records.js';
+import { escapeMarkdown, executeAction, type CardAction } from '../../cards/card.js';
 import { errorReply } from '../../cards/errorCards.js';
 import { clockTime, type FormatOptions } from '../../cards/format.js';
 import { shortId } from '../../cards/redact.js';
 import type { Approvals } from '../approvals/service.js';
 import { auditAdmin } from '../audit.js';
 import type { CardActionContext, CardActionReply } from '../dispatch.js';
-import { NETWORK_INVITE_VERB, invitable, invitedCard, inviteAction, networkStatusWords, notSentCard, type PartyKind } from './cards.js';
+import { NETWORK_INVITE_VERB, invitable, invitedCard, networkStatusWords, notSentCard } from './cards.js';
 
 /** BILL roles that may invite (see the header). */
 const INVITING_ROLES = new Set(['ADMINISTRATOR', 'ACCOUNTANT']);
@@ -79,17 +79,16 @@ export class NetworkInvites {
     const data: Record<string, string> = { kind: target.kind, id: target.id, sig: this.sign(orgId, target) };
     if (target.networkId) data.net = target.networkId;
     if (target.networkType) data.type = target.networkType;
-    return inviteAction(titleText, data);
+    return executeAction(titleText, { verb: NETWORK_INVITE_VERB, ...data });
   }
 
   /** The click: checks, then one invitation in the person's own BILL session. */
   async invite(click: Pick<CardActionContext, 'data' | 'scope' | 'caller' | 'correlationId' | 'log'>): Promise<CardActionReply> {
     const { data, scope, caller, log } = click;
-    const privately = (card: ReturnType<typeof notSentCard>): CardActionReply => ({ ...card, privateReply: true });
-    const refuse = async (orgId: string | undefined, reason: string, card: ReturnType<typeof notSentCard>) => {
+    const refuse = async (orgId: string | undefined, reason: string, heading: string, why: string) => {
       log.info({ reason }, 'network invitation refused');
       await auditAdmin(this.deps.audit, click, 'network.invite', 'refused', orgId, { reason }).catch(() => undefined);
-      return privately(card);
+      return notSentCard(heading, why);
     };
     try {
       const orgId = await this.deps.orgs.resolve(scope);
@@ -100,26 +99,21 @@ export class NetworkInvites {
       const target: Target | undefined = kind && id ? { kind, id, networkId: str(data.net, 64), networkType } : undefined;
       const sig = str(data.sig, 128);
       if (!target || !sig || !this.verify(orgId, target, sig))
-        return await refuse(
-          orgId,
-          'card data altered',
-          notSentCard("This button can't be used", 'Nothing was sent to BILL. Ask for the card again.'),
-        );
+        return await refuse(orgId, 'card data altered', "This button can't be used", 'Nothing was sent to BILL. Ask for the card again.');
       if (!scope.tenantId || !caller.aadObjectId)
         return await refuse(
           orgId,
           'unknown person',
-          notSentCard("I can't tell who you are", 'Teams did not say which Microsoft 365 account clicked. Nothing was sent.'),
+          "I can't tell who you are",
+          'Teams did not say which Microsoft 365 account clicked. Nothing was sent.',
         );
       const link = await this.deps.approvals.links.get({ tenantId: scope.tenantId, aadObjectId: caller.aadObjectId, orgId });
       if (!link)
         return await refuse(
           orgId,
           'not linked',
-          notSentCard(
-            'Connect your BILL account first',
-            `Invitations go to BILL as you, never as billbridge. Type **connect** in a personal chat with me to link your BILL account, then click again. Nothing was sent.`,
-          ),
+          'Connect your BILL account first',
+          'Invitations go to BILL as you, never as billbridge. Type **connect** in a personal chat with me to link your BILL account, then click again. Nothing was sent.',
         );
       const client = this.deps.bill.orgAs(orgId, this.deps.approvals.person(link), { priority: 'interactive' });
       const role = (await asPerson(() => client.users.get(link.billUserId))).role?.type ?? '';
@@ -127,10 +121,8 @@ export class NetworkInvites {
         return await refuse(
           orgId,
           `role ${role || 'unknown'}`,
-          notSentCard(
-            "Your BILL role can't send network invitations",
-            `In BILL you are ${escapeRole(role)}; invitations are sent by an Administrator or Accountant. Nothing was sent.`,
-          ),
+          "Your BILL role can't send network invitations",
+          `In BILL you are ${escapeRole(role)}; invitations are sent by an Administrator or Accountant. Nothing was sent.`,
         );
       return await this.send(click, orgId, target, client, link.displayName ?? caller.name ?? 'you');
     } catch (err) {
@@ -160,13 +152,8 @@ export class NetworkInvites {
     const party: Vendor | Customer = await asPerson(() => (kind === 'vendor' ? client.vendors.get(id) : client.customers.get(id)));
     const before = await statusOf(client, kind, party);
     if (!invitable(before)) {
-      return {
-        ...notSentCard(
-          `${party.name} is already on the BILL network`,
-          `BILL says: ${escapeMarkdown(networkStatusWords(before) ?? 'connected')}. Nothing was sent.`,
-        ),
-        privateReply: true,
-      };
+      const says = escapeMarkdown(networkStatusWords(before) ?? 'connected');
+      return notSentCard(`${party.name} is already on the BILL network`, `BILL says: ${says}. Nothing was sent.`);
     }
     const how = await this.route(client, kind, party, target);
     if (!how) {
@@ -174,7 +161,7 @@ export class NetworkInvites {
         kind === 'vendor'
           ? 'No business of exactly that name is in the BILL network and the vendor has no email in BILL. Add an email to the vendor in BILL, or find them with **network** and their name.'
           : 'No business of exactly that name is in the BILL network, and BILL emails invitations only to vendors. Find them with **network** and their name.';
-      return { ...notSentCard(`${party.name} was not invited`, `${why} Nothing was sent.`), privateReply: true };
+      return notSentCard(`${party.name} was not invited`, `${why} Nothing was sent.`);
     }
     const detail = { party: `${kind} ${shortId(id)}`, how: 'email' in how ? 'email' : `network ${shortId(how.networkId)}` };
     if ('email' in how) await client.network.inviteByEmail(id, how.email);
@@ -255,12 +242,9 @@ export function networkCardActions(invites: NetworkInvites | undefined): {
     handler: async (ctx) =>
       invites
         ? invites.invite(ctx)
-        : {
-            ...notSentCard(
-              'Network invitations are off',
-              'They are sent as the person who clicks, and billbridge can keep BILL sign-ins only when SECRETS_KEY is set. Nothing was sent.',
-            ),
-            privateReply: true,
-          },
+        : notSentCard(
+            'Network invitations are off',
+            'They are sent as the person who clicks, and billbridge can keep BILL sign-ins only when SECRETS_KEY is set. Nothing was sent.',
+          ),
   };
 }

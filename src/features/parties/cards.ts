@@ -1,14 +1,13 @@
 // Vendor and customer cards: one match with its open bills or invoices, or the list of matches to pick from.
 import type { Customer, Invoice, Vendor } from '../../bill/types.js';
-import { executeAction, type CardAction, type CardReply, type TableColumn } from '../../cards/card.js';
+import { executeAction, type CardAction, type CardReply } from '../../cards/card.js';
+import type { PartyKind } from '../../mirror/records.js';
 import { calendarDate, daysBetween, money, type FormatOptions } from '../../cards/format.js';
-import { amountDue, byDueDate, dueShort, typeableName, type BillLine } from '../payables/cards.js';
-import { lazyRows, listCard } from '../../cards/list.js';
+import { amountDue, byDueDate, openBillRow, OPEN_ITEM_COLUMNS, typeableName, type BillLine } from '../payables/cards.js';
+import { listCard } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
-import { billApprovalWords, billPaymentWords, count, invoiceStatusWords, moneyTotal, type Tone } from '../../cards/words.js';
+import { count, invoiceStatusWords, moneyTotal, type Tone } from '../../cards/words.js';
 import { networkStatusWords } from '../network/cards.js';
-
-export type PartyKind = 'vendor' | 'customer';
 
 interface PartyCardBase {
   today: string;
@@ -48,9 +47,8 @@ interface OpenItems<T> {
   noun: 'bill' | 'invoice';
   items: T[];
   amountOf(item: T): number;
-  columns: TableColumn[];
   row(item: T, currency: string | undefined): string[];
-  tone(item: T): Tone;
+  tone: (item: T) => Tone;
   empty: string;
   /** Lines after Overdue in the totals (a vendor's last payment). */
   moreTotals: Array<[string, string]>;
@@ -96,12 +94,10 @@ function partyCard<T extends { dueDate: string }>(
     subtitle: `${label}${party.archived ? ' (archived)' : ''} · BILL id ${shortId(party.id)}`,
     totals,
     notes,
-    columns: open.columns,
-    rows: lazyRows(rows, (i) => open.row(i, cur)),
-    tones: (k) => {
-      const i = rows[k];
-      return i && open.tone(i);
-    },
+    columns: OPEN_ITEM_COLUMNS,
+    items: rows,
+    row: (i) => open.row(i, cur),
+    tone: open.tone,
     page: input.page,
     noun: `open ${open.noun}s`,
     empty: open.empty,
@@ -127,18 +123,7 @@ export function vendorCard(input: VendorCardInput): CardReply {
     noun: 'bill',
     items: [...input.openBills].sort(byDueDate({})),
     amountOf: amountDue,
-    columns: [
-      { header: 'Invoice #', width: 2 },
-      { header: 'Due', width: 3 },
-      { header: 'Amount due', width: 2, align: 'Right' },
-      { header: 'Status', width: 3 },
-    ],
-    row: (b, cur) => [
-      b.invoice?.invoiceNumber || `id ${shortId(b.id)}`,
-      `${calendarDate(b.dueDate, fmt.locale)} · ${dueShort(b.dueDate, today)}`,
-      money(amountDue(b), cur, fmt.locale),
-      `${billPaymentWords(b)} · ${billApprovalWords(b)}`,
-    ],
+    row: (b, cur) => openBillRow(b, today, fmt, cur),
     tone: (b) => (daysBetween(b.dueDate.slice(0, 10), today) > 0 ? 'Attention' : undefined),
     empty: `No open bills from ${vendor.name}.`,
     moreTotals: last && /^\d{4}-\d{2}-\d{2}/.test(last) ? [['Last payment', calendarDate(last.slice(0, 10), fmt.locale)]] : [],
@@ -157,12 +142,6 @@ export function customerCard(input: CustomerCardInput): CardReply {
     noun: 'invoice',
     items: [...input.openInvoices].sort((a, b) => a.dueDate.localeCompare(b.dueDate) || a.invoiceNumber.localeCompare(b.invoiceNumber)),
     amountOf: (i) => i.dueAmount,
-    columns: [
-      { header: 'Invoice #', width: 2 },
-      { header: 'Due', width: 2 },
-      { header: 'Amount due', width: 2, align: 'Right' },
-      { header: 'Status', width: 3 },
-    ],
     row: (i, cur) => [
       i.invoiceNumber || shortId(i.id),
       calendarDate(i.dueDate, fmt.locale),
@@ -175,7 +154,7 @@ export function customerCard(input: CustomerCardInput): CardReply {
   });
 }
 
-export interface PartyMatch {
+interface PartyMatch {
   party: Vendor | Customer;
   open: number;
   /** Open amount (bills due / invoices due). */
@@ -193,7 +172,6 @@ export interface PartyMatchesInput extends PartyCardBase {
 /** Several vendors (or customers) start with what was typed: each with open items and balance, and a button to pick. */
 export function partyMatchesCard(input: PartyMatchesInput): CardReply {
   const { fmt, kind } = input;
-  const noun = kind === 'vendor' ? 'vendor' : 'customer';
   const open = kind === 'vendor' ? 'Open bills' : 'Open invoices';
   const rows = input.matches;
   const actions: CardAction[] = rows
@@ -202,20 +180,21 @@ export function partyMatchesCard(input: PartyMatchesInput): CardReply {
     .map((m) =>
       executeAction(m.party.name.length > 28 ? `${m.party.name.slice(0, 27)}…` : m.party.name, {
         verb: 'run',
-        command: `${noun} ${m.party.name}`,
+        command: `${kind} ${m.party.name}`,
       }),
     );
   const n = `${rows.length}${input.more ? '+' : ''}`;
   return listCard({
-    title: `${n} ${noun}s start with "${input.typed}"`,
-    subtitle: `Type more of the name to pick one, e.g. ${noun} ${rows[0]?.party.name ?? input.typed}`,
+    title: `${n} ${kind}s start with "${input.typed}"`,
+    subtitle: `Type more of the name to pick one, e.g. ${kind} ${rows[0]?.party.name ?? input.typed}`,
     columns: [
-      { header: noun === 'vendor' ? 'Vendor' : 'Customer', width: 4 },
-      { header: open, width: 2, align: 'Right' },
-      { header: 'Amount open', width: 2, align: 'Right', figure: true },
-      { header: 'Balance in BILL', width: 2, align: 'Right' },
+      { header: kind === 'vendor' ? 'Vendor' : 'Customer' },
+      { header: open, align: 'Right' },
+      { header: 'Amount open', align: 'Right', figure: true },
+      { header: 'Balance in BILL', align: 'Right' },
     ],
-    rows: rows.map((m) => {
+    items: rows,
+    row: (m) => {
       const cur = currencyOf(kind, m.party);
       const bal = balanceOf(m.party);
       return [
@@ -224,15 +203,15 @@ export function partyMatchesCard(input: PartyMatchesInput): CardReply {
         money(m.openAmount, cur, fmt.locale),
         bal === undefined ? '—' : money(bal, cur, fmt.locale),
       ];
-    }),
+    },
     page: input.page,
-    noun: `${noun}s`,
-    empty: `No ${noun} starts with "${input.typed}".`,
+    noun: `${kind}s`,
+    empty: `No ${kind} starts with "${input.typed}".`,
     command: input.command,
     asOf: input.asOf,
     fmt,
     footnotes: [input.more ? `Only the first ${rows.length} matches are listed` : undefined, input.note],
-    summary: `${n} ${noun}s start with "${input.typed}"; type more of the name to pick one.`,
+    summary: `${n} ${kind}s start with "${input.typed}"; type more of the name to pick one.`,
     actions,
   });
 }

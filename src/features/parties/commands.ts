@@ -11,11 +11,12 @@ import { answerKey } from '../../mirror/answers.js';
 import { amountDue } from '../payables/cards.js';
 import { escapeMarkdown, type CardReply } from '../../cards/card.js';
 import { sum } from '../../cards/format.js';
-import { customerCard, partyMatchesCard, vendorCard, type PartyKind, type PartyMatch, type OneMatchBase } from './cards.js';
+import { customerCard, partyMatchesCard, vendorCard, type OneMatchBase } from './cards.js';
 import { openBills, unpaidBills, withVendorNames } from '../payables/commands.js';
 import type { BillLine } from '../payables/cards.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { Mirror } from '../../mirror/mirror.js';
+import type { PartyKind } from '../../mirror/records.js';
 import type { Command, CommandContext } from '../types.js';
 import { invitable } from '../network/cards.js';
 import { customerStatusKey, type NetworkInvites } from '../network/invite.js';
@@ -45,11 +46,6 @@ export interface PartiesDeps {
 /** Matches read per search; more are reported as "100+". */
 const MAX_MATCHES = 100;
 
-interface Search<T> {
-  items: T[];
-  more: boolean;
-}
-
 /** Exact name first (any case), then shorter names, then alphabetical: "Acme" before "Acme Office Supplies". */
 export function rankMatches<T extends { name: string; id: string }>(typed: string, items: T[]): T[] {
   const t = typed.trim().toLocaleLowerCase();
@@ -60,119 +56,79 @@ export function rankMatches<T extends { name: string; id: string }>(typed: strin
   });
 }
 
-function parseName(ctx: CommandContext, kind: PartyKind): string {
-  const typed = textArgument(ctx);
-  const example = kind === 'vendor' ? 'vendor Acme' : 'customer Contoso';
-  if (typed === '') throw new InputError(`Which ${kind}?`, `Type **${kind}** and the first letters of the name, e.g. **${example}**.`);
-  return typed;
-}
-
-interface Found<T> {
-  search: Search<T>;
-  fetchedAt: number;
-  /** Read from the org's mirror (balances that may have moved are confirmed before they are shown). */
-  fromMirror: boolean;
-}
-
 /**
  * Vendors or customers whose name starts with `typed`: from the org's mirror when it is built (no call, or the
  * refresh the org's commands share), else one name search at BILL (kept like a list) while the mirror is built in the
- * background.
+ * background. `fromMirror`: balances that may have moved are confirmed before they are shown.
  */
-async function search<T extends Vendor | Customer>(
+async function search(
   ctx: CommandContext,
   deps: PartiesDeps,
   orgId: string,
   kind: PartyKind,
   typed: string,
-): Promise<Found<T>> {
+): Promise<{ items: Array<Vendor | Customer>; more: boolean; fetchedAt: number; fromMirror: boolean }> {
   // Built before the mirror or a kept answer is consulted, so a refused name never reaches BILL.
   new BillFilter().sw('name', typed);
-  const mirror = deps.mirror;
-  const warm = await mirror.search(orgId, kind, typed, partyRead(ctx, deps));
+  const warm = await deps.mirror.search(orgId, kind, typed, partyRead(ctx, deps));
   if (!('building' in warm)) {
-    return {
-      search: { items: warm.rows.slice(0, MAX_MATCHES) as T[], more: warm.rows.length > MAX_MATCHES },
-      fetchedAt: warm.refreshedAt,
-      fromMirror: true,
-    };
+    return { items: warm.rows.slice(0, MAX_MATCHES), more: warm.rows.length > MAX_MATCHES, fetchedAt: warm.refreshedAt, fromMirror: true };
   }
-  mirror.prepare(orgId, kind);
-  const got = await cachedAnswer(
-    ctx,
-    deps,
-    orgId,
-    'list',
-    answerKey(`${kind}s.sw`, { prefix: typed }),
-    async (): Promise<Search<T>> => {
-      const org = orgClient(deps, orgId);
-      const { items, truncated } = await (kind === 'vendor' ? org.vendors : org.customers)
-        .list({ nameStartsWith: typed, archived: false, pageSize: MAX_MATCHES, maxPages: 1 })
-        .all();
-      return { items: items as T[], more: truncated };
-    },
-    [kind],
-  );
-  return { search: got.value, fetchedAt: got.fetchedAt, fromMirror: false };
-}
-
-/** The matches about to be shown, their balances read again where a bill or invoice of theirs changed since. */
-async function confirmed<T extends Vendor | Customer>(
-  deps: PartiesDeps,
-  orgId: string,
-  kind: PartyKind,
-  found: Found<T>,
-  shown: T[],
-): Promise<T[]> {
-  if (!found.fromMirror) return shown;
-  return (await deps.mirror.confirm(orgId, kind, shown, 'interactive')) as T[];
-}
-
-function pick<T extends { name: string; id: string }>(typed: string, items: T[]): { one: T | undefined; ranked: T[] } {
-  const ranked = rankMatches(typed, items);
-  const exact = ranked[0] && ranked[0].name.trim().toLocaleLowerCase() === typed.trim().toLocaleLowerCase();
-  return { one: ranked.length === 1 || exact ? ranked[0] : undefined, ranked };
-}
-
-function noMatch(kind: PartyKind, typed: string): InputError {
-  return new InputError(
-    `No ${kind} starts with "${shorten(typed)}"`,
-    `Check the spelling, or type fewer letters of the name, e.g. **${kind} ${escapeMarkdown(shorten(typed.slice(0, 3), 20))}**.`,
-    `${kind} ${typed}`,
-  );
+  deps.mirror.prepare(orgId, kind);
+  const got = await cachedAnswer(ctx, deps, answerKey(`${kind}s.sw`, { prefix: typed }), [kind], async () => {
+    const org = orgClient(deps, orgId);
+    const { items, truncated } = await (kind === 'vendor' ? org.vendors : org.customers)
+      .list({ nameStartsWith: typed, archived: false, pageSize: MAX_MATCHES, maxPages: 1 })
+      .all();
+    return { items, more: truncated };
+  });
+  return { ...got.value, fetchedAt: got.fetchedAt, fromMirror: false };
 }
 
 /** What `vendor` and `customer` differ in: the open items shown with a match, and the card of one match. */
 interface PartyPath<P extends Vendor | Customer, O> {
   kind: PartyKind;
+  example: string;
   /** These parties' open bills or invoices: from the mirror, or (not built yet) from BILL. */
   openOf(ctx: CommandContext, deps: PartiesDeps, orgId: string, ids: string[]): Promise<{ items: O[]; asOf: number }>;
   partyIdOf(item: O): string;
   amountOf: (item: O) => number;
   card(party: P, open: O[], input: OneMatchBase): CardReply;
   /** The party's BILL network status: a vendor's own field; a customer's connection request, read apart (kept a while). */
-  networkStatus(ctx: CommandContext, deps: PartiesDeps, orgId: string, party: P): Promise<string | undefined>;
+  networkStatus(deps: PartiesDeps, orgId: string, party: P): Promise<string | undefined>;
 }
 
 /**
  * The search, its ranking, the open bills or invoices of the matches shown (first: refreshing them is what tells
- * which balances may have moved), their balances confirmed; one match's card, or the matches to pick from.
+ * which balances may have moved), their balances confirmed; one match's card (an exact name, or the only match), or
+ * the matches to pick from.
  */
 async function runParty<P extends Vendor | Customer, O>(ctx: CommandContext, deps: PartiesDeps, path: PartyPath<P, O>): Promise<CardReply> {
   const { kind } = path;
-  const typed = parseName(ctx, kind);
+  const typed = textArgument(ctx);
+  if (typed === '') throw new InputError(`Which ${kind}?`, `Type **${kind}** and the first letters of the name, e.g. **${path.example}**.`);
   const orgId = boundOrg(ctx);
-  const found = await search<P>(ctx, deps, orgId, kind, typed);
-  const picked = pick(typed, found.search.items);
-  if (picked.ranked.length === 0) throw noMatch(kind, typed);
-  const shown = picked.one ? [picked.one] : picked.ranked;
+  const found = await search(ctx, deps, orgId, kind, typed);
+  // The path's kind is the kind searched for.
+  const ranked = rankMatches(typed, found.items as P[]);
+  const [first] = ranked;
+  if (!first) {
+    throw new InputError(
+      `No ${kind} starts with "${shorten(typed)}"`,
+      `Check the spelling, or type fewer letters of the name, e.g. **${kind} ${escapeMarkdown(shorten(typed.slice(0, 3), 20))}**.`,
+      `${kind} ${typed}`,
+    );
+  }
+  const one = ranked.length === 1 || first.name.trim().toLocaleLowerCase() === typed.trim().toLocaleLowerCase();
+  const shown = one ? [first] : ranked;
   const open = await path.openOf(
     ctx,
     deps,
     orgId,
     shown.map((p) => p.id),
   );
-  const ranked = await confirmed(deps, orgId, kind, found, shown);
+  // Balances read again where a bill or invoice of theirs changed since the mirror read them.
+  const parties = found.fromMirror ? ((await deps.mirror.confirm(orgId, kind, shown, 'interactive')) as P[]) : shown;
   const shared = {
     today: todayOf(ctx, deps),
     fmt: formatOf(ctx, deps),
@@ -182,31 +138,32 @@ async function runParty<P extends Vendor | Customer, O>(ctx: CommandContext, dep
     command: `${kind} ${typed}`,
     note: deps.settings.note,
   };
-  const [one] = ranked;
-  if (picked.one && one) {
-    const status = await path.networkStatus(ctx, deps, orgId, one);
-    const invite = deps.invites && !one.archived && invitable(status) ? deps.invites.button(orgId, { kind, id: one.id }) : undefined;
-    return path.card(one, open.items, {
+  const [party] = parties;
+  if (one && party) {
+    const status = await path.networkStatus(deps, orgId, party);
+    const invite = deps.invites && !party.archived && invitable(status) ? deps.invites.button(orgId, { kind, id: party.id }) : undefined;
+    return path.card(party, open.items, {
       ...shared,
-      others: picked.ranked.length - 1 + (found.search.more ? 1 : 0),
+      others: ranked.length - 1 + (found.more ? 1 : 0),
       typed,
       network: { status, invite },
     });
   }
-  const matches: PartyMatch[] = ranked.map((p) => {
+  const matches = parties.map((p) => {
     const items = open.items.filter((o) => path.partyIdOf(o) === p.id);
     return { party: p, open: items.length, openAmount: sum(items.map(path.amountOf)) };
   });
-  return partyMatchesCard({ ...shared, kind, typed, matches, more: found.search.more });
+  return partyMatchesCard({ ...shared, kind, typed, matches, more: found.more });
 }
 
 const VENDORS: PartyPath<Vendor, BillLine> = {
   kind: 'vendor',
+  example: 'vendor Acme',
   openOf: openBillsOf,
   partyIdOf: (b) => b.vendorId,
   amountOf: amountDue,
   card: (vendor, openBills, input) => vendorCard({ ...input, vendor, openBills }),
-  networkStatus: (_ctx, _deps, _orgId, vendor) => Promise.resolve(vendor.networkStatus),
+  networkStatus: (_deps, _orgId, vendor) => Promise.resolve(vendor.networkStatus),
 };
 
 export const vendorCommand: Command<PartiesDeps> = {
@@ -229,14 +186,8 @@ async function openBillsOf(
   const wanted = new Set(ids);
   const warm = await openBills(ctx, deps, orgId, (b) => wanted.has(b.vendorId));
   if (warm) return { items: withVendorNames(warm.items, await resolveParties(deps, orgId, 'vendor', ids)), asOf: warm.refreshedAt };
-  const got = await cachedAnswer(
-    ctx,
-    deps,
-    orgId,
-    'list',
-    answerKey('bills.open', { vendors: ids.join(',') }),
-    () => unpaidBills(deps, orgId, {}, ids.length === 1 ? ids[0] : ids),
-    ['bill', 'vendor'],
+  const got = await cachedAnswer(ctx, deps, answerKey('bills.open', { vendors: ids.join(',') }), ['bill', 'vendor'], () =>
+    unpaidBills(deps, orgId, {}, ids.length === 1 ? ids[0] : ids),
   );
   deps.mirror.prepare(orgId, 'bill', 'open');
   return { items: got.value.items, asOf: got.fetchedAt };
@@ -259,14 +210,8 @@ async function openInvoicesOf(
     where: (i) => wanted.has(i.customerId) && owed(i),
   });
   if (!('building' in warm)) return { items: warm.rows, asOf: warm.refreshedAt };
-  const got = await cachedAnswer(
-    ctx,
-    deps,
-    orgId,
-    'list',
-    answerKey('invoices.open', { customers: ids.join(',') }),
-    () => openInvoices(deps, orgId, ids),
-    ['invoice', 'customer'],
+  const got = await cachedAnswer(ctx, deps, answerKey('invoices.open', { customers: ids.join(',') }), ['invoice', 'customer'], () =>
+    openInvoices(deps, orgId, ids),
   );
   deps.mirror.prepare(orgId, 'invoice');
   return { items: got.value, asOf: got.fetchedAt };
@@ -286,6 +231,7 @@ async function openInvoices(deps: Pick<PartiesDeps, 'bill'>, orgId: string, cust
 
 const CUSTOMERS: PartyPath<Customer, Invoice> = {
   kind: 'customer',
+  example: 'customer Contoso',
   openOf: openInvoicesOf,
   partyIdOf: (i) => i.customerId,
   amountOf: (i) => i.dueAmount,
@@ -298,12 +244,7 @@ const CUSTOMERS: PartyPath<Customer, Invoice> = {
  * undefined: BILL's customers carry no networkStatus, and a card that names a customer makes no call for it (compose
  * search and warm party cards answer from the mirror alone). Invite checks it in BILL before sending anything.
  */
-async function customerNetworkStatus(
-  _ctx: CommandContext,
-  deps: PartiesDeps,
-  orgId: string,
-  customer: Customer,
-): Promise<string | undefined> {
+async function customerNetworkStatus(deps: PartiesDeps, orgId: string, customer: Customer): Promise<string | undefined> {
   const kept = await deps.mirror.answers.get<string | undefined>(
     orgId,
     customerStatusKey(customer.id),

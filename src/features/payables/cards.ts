@@ -13,12 +13,13 @@ import {
   type CardAction,
   type CardElement,
   type CardReply,
+  type TableColumn,
 } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
 import { addDays, calendarDate, daysBetween, dueInWords, money, sum, type FormatOptions } from '../../cards/format.js';
-import { asOfFooter, lazyRows, listCard, refreshAction } from '../../cards/list.js';
+import { asOfFooter, listCard, refreshAction } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
-import { approverWords, billApprovalWords, billPaymentWords, count, moneyTotal, type Tone } from '../../cards/words.js';
+import { billApprovalWords, billPaymentWords, codeWords, count, moneyTotal, type Tone } from '../../cards/words.js';
 
 /** The bill fields the AP cards use (line items are left out of list answers to keep cached lists small). */
 export type BillLine = Omit<Bill, 'billLineItems'> & { billLineItems?: Bill['billLineItems'] };
@@ -42,8 +43,8 @@ function vendorName(bill: { vendorName?: string; vendorId?: string }, ctx: Pick<
   return bill.vendorName || (bill.vendorId ? ctx.vendorNameOf?.(bill.vendorId) : undefined) || `Vendor ${shortId(bill.vendorId ?? '')}`;
 }
 
-/** An approver or a line item as BILL may send it: entries of these lists have come null or without fields. */
-type Loose<T> = Partial<T> | null | undefined;
+/** An entry of a list in a BILL record (approvers, line items, payments) as BILL may send it: null or without fields. */
+export type Loose<T> = Partial<T> | null | undefined;
 
 export function amountDue(bill: Pick<Bill, 'dueAmount' | 'amount'>): number {
   return typeof bill.dueAmount === 'number' ? bill.dueAmount : bill.amount;
@@ -51,6 +52,23 @@ export function amountDue(bill: Pick<Bill, 'dueAmount' | 'amount'>): number {
 
 function invoiceNumber(bill: Pick<Bill, 'invoice' | 'id'>): string {
   return bill.invoice?.invoiceNumber || `id ${shortId(bill.id)}`;
+}
+
+/** An open bill's (or invoice's) columns after its vendor (customer): `bills due`, a vendor's and a customer's card. */
+export const OPEN_ITEM_COLUMNS: TableColumn[] = [
+  { header: 'Invoice #' },
+  { header: 'Due' },
+  { header: 'Amount due', align: 'Right' },
+  { header: 'Status' },
+];
+
+export function openBillRow(b: BillLine, today: string, fmt: FormatOptions, currency: string | undefined): string[] {
+  return [
+    invoiceNumber(b),
+    `${calendarDate(b.dueDate, fmt.locale)} · ${dueShort(b.dueDate, today)}`,
+    money(amountDue(b), currency, fmt.locale),
+    `${billPaymentWords(b)} · ${billApprovalWords(b)}`,
+  ];
 }
 
 /** "today", "tomorrow", "in 3 days", "2 days late". */
@@ -80,8 +98,13 @@ export function windowWords(days: number): string {
   return `in the next ${days} days`;
 }
 
-function amountOf(bill: BillLine, ctx: ApCardContext): { amount: number; currency: string | undefined } {
-  return { amount: amountDue(bill), currency: ctx.currencyOf(bill.vendorId) };
+/** The bills' amounts due, per currency ("$1,250.00"), and as a totals line ("$1,250.00 · 3 bills"). */
+function billsTotal(bills: BillLine[], ctx: ApCardContext): { money: string; line: string } {
+  const total = moneyTotal(
+    bills.map((b) => ({ amount: amountDue(b), currency: ctx.currencyOf(b.vendorId) })),
+    ctx.fmt.locale,
+  );
+  return { money: total, line: `${total} · ${count(bills.length, 'bill', ctx.fmt.locale)}` };
 }
 
 export interface BillsDueInput extends ApCardContext {
@@ -101,80 +124,44 @@ export function billsDueCard(input: BillsDueInput): CardReply {
   const due = [...input.due].sort(byDueDate(input));
   const scheduled = due.filter((b) => b.paymentStatus === 'SCHEDULED');
   const awaiting = due.filter((b) => b.approvalStatus === 'ASSIGNED');
-  const dueTotal = moneyTotal(
-    due.map((b) => amountOf(b, input)),
-    fmt.locale,
-  );
-  const overdueTotal = moneyTotal(
-    input.overdue.map((b) => amountOf(b, input)),
-    fmt.locale,
-  );
-  const totals: Array<[string, string]> = [['Due', `${dueTotal} · ${count(due.length, 'bill', fmt.locale)}`]];
-  if (scheduled.length > 0)
-    totals.push([
-      'Of which scheduled',
-      `${moneyTotal(
-        scheduled.map((b) => amountOf(b, input)),
-        fmt.locale,
-      )} · ${count(scheduled.length, 'bill', fmt.locale)}`,
-    ]);
+  const owed = (bills: BillLine[]) => billsTotal(bills, input).money;
+  const totals: Array<[string, string]> = [['Due', billsTotal(due, input).line]];
+  if (scheduled.length > 0) totals.push(['Of which scheduled', billsTotal(scheduled, input).line]);
   if (awaiting.length > 0) totals.push(['Awaiting approval', count(awaiting.length, 'bill', fmt.locale)]);
-  const notes =
-    input.overdue.length > 0
-      ? [
-          {
-            text: `Overdue: ${count(input.overdue.length, 'bill', fmt.locale)}, ${overdueTotal}, not counted above.`,
-            tone: 'Attention' as Tone,
-          },
-        ]
-      : [{ text: 'Nothing overdue.', subtle: true }];
+  const overdue = input.overdue.length;
+  const notes = overdue
+    ? [{ text: `Overdue: ${count(overdue, 'bill', fmt.locale)}, ${owed(input.overdue)}, not counted above.`, tone: 'Attention' as Tone }]
+    : [{ text: 'Nothing overdue.', subtle: true }];
   const range =
     days === 0 ? calendarDate(today, fmt.locale) : `${calendarDate(today, fmt.locale)} – ${calendarDate(addDays(today, days), fmt.locale)}`;
   // Cash out by due day, one chart per currency; the table below already lists every bill, so a host without charts
   // drops the chart and shows the card as before.
   const periods = cashOutPeriods(today, days, fmt.locale);
   const currencies = byCurrency(due, (b) => input.currencyOf(b.vendorId));
-  const charts =
-    due.length === 0
-      ? []
-      : currencies.map(([code, bills]) =>
-          verticalBarChart({
-            title: `Cash out by due ${periods.unit}${currencies.length > 1 ? `, ${code}` : ''}`,
-            xAxisTitle: periods.unit === 'day' ? 'Due' : 'Due in the week from',
-            yAxisTitle: code,
-            colorSet: 'categorical',
-            points: periods.list.map((p) => ({
-              label: p.label,
-              value: sum(bills.filter((b) => b.dueDate.slice(0, 10) >= p.from && b.dueDate.slice(0, 10) <= p.to).map(amountDue)),
-            })),
-            fallback: 'drop',
-          }),
-        );
-  const summary =
-    due.length === 0
-      ? `No bills due ${windowWords(days)}${input.overdue.length ? `; ${count(input.overdue.length, 'bill')} overdue (${overdueTotal})` : ''}.`
-      : `${count(due.length, 'bill')} due ${windowWords(days)}, ${dueTotal}${input.overdue.length ? `; ${input.overdue.length} overdue (${overdueTotal})` : ''}.`;
+  const charts = currencies.map(([code, bills]) =>
+    verticalBarChart({
+      title: `Cash out by due ${periods.unit}${currencies.length > 1 ? `, ${code}` : ''}`,
+      xAxisTitle: periods.unit === 'day' ? 'Due' : 'Due in the week from',
+      yAxisTitle: code,
+      colorSet: 'categorical',
+      points: periods.list.map((p) => ({
+        label: p.label,
+        value: sum(bills.filter((b) => b.dueDate.slice(0, 10) >= p.from && b.dueDate.slice(0, 10) <= p.to).map(amountDue)),
+      })),
+      fallback: 'drop',
+    }),
+  );
+  const overdueWords = overdue ? `; ${due.length ? overdue : count(overdue, 'bill')} overdue (${owed(input.overdue)})` : '';
   return listCard({
     title: `Bills due ${windowWords(days)}`,
     subtitle: `${range} · ${fmt.timeZone} time`,
     totals,
     notes,
     charts,
-    columns: [
-      { header: 'Vendor', width: 3 },
-      { header: 'Invoice #', width: 2 },
-      { header: 'Due', width: 3 },
-      { header: 'Amount due', width: 2, align: 'Right' },
-      { header: 'Status', width: 3 },
-    ],
-    rows: lazyRows(due, (b) => [
-      vendorName(b, input),
-      invoiceNumber(b),
-      `${calendarDate(b.dueDate, fmt.locale)} · ${dueShort(b.dueDate, today)}`,
-      money(amountDue(b), input.currencyOf(b.vendorId), fmt.locale),
-      `${billPaymentWords(b)} · ${billApprovalWords(b)}`,
-    ]),
-    tones: (i) => (due[i]?.dueDate.slice(0, 10) === today ? 'Warning' : undefined),
+    columns: [{ header: 'Vendor' }, ...OPEN_ITEM_COLUMNS],
+    items: due,
+    row: (b) => [vendorName(b, input), ...openBillRow(b, today, fmt, input.currencyOf(b.vendorId))],
+    tone: (b) => (b.dueDate.slice(0, 10) === today ? 'Warning' : undefined),
     page: input.page,
     noun: 'bills',
     empty: `No bills due ${windowWords(days)}.`,
@@ -185,8 +172,10 @@ export function billsDueCard(input: BillsDueInput): CardReply {
       input.truncated ? 'BILL has more bills than one answer reads: totals cover the bills shown in the count' : undefined,
       input.note,
     ],
-    summary,
-    actions: input.overdue.length > 0 ? [executeAction('Show overdue bills', { verb: 'run', command: 'bills overdue' })] : [],
+    summary: due.length
+      ? `${count(due.length, 'bill')} due ${windowWords(days)}, ${owed(due)}${overdueWords}.`
+      : `No bills due ${windowWords(days)}${overdueWords}.`,
+    actions: overdue > 0 ? [executeAction('Show overdue bills', { verb: 'run', command: 'bills overdue' })] : [],
   });
 }
 
@@ -231,26 +220,15 @@ export interface BillsOverdueInput extends ApCardContext {
 export function billsOverdueCard(input: BillsOverdueInput): CardReply {
   const { fmt, today } = input;
   const rows = [...input.overdue].sort(byDueDate(input));
-  const total = moneyTotal(
-    rows.map((b) => amountOf(b, input)),
-    fmt.locale,
-  );
-  const totals: Array<[string, string]> = [['Overdue', `${total} · ${count(rows.length, 'bill', fmt.locale)}`]];
+  const late = (b: BillLine) => daysBetween(b.dueDate.slice(0, 10), today);
+  const total = billsTotal(rows, input);
+  const totals: Array<[string, string]> = [['Overdue', total.line]];
   const [oldest] = rows;
   if (oldest) {
     totals.push(['Oldest', `${count(daysBetween(oldest.dueDate, today), 'day', fmt.locale)} late — ${vendorName(oldest, input)}`]);
-    const buckets = AGING_BUCKETS.map(() => [] as BillLine[]);
-    for (const b of rows) buckets[agingBucket(daysBetween(b.dueDate.slice(0, 10), today))]?.push(b);
     AGING_BUCKETS.forEach((bucket, i) => {
-      const list = buckets[i] ?? [];
-      if (list.length > 0)
-        totals.push([
-          bucket.label,
-          `${moneyTotal(
-            list.map((b) => amountOf(b, input)),
-            fmt.locale,
-          )} · ${count(list.length, 'bill', fmt.locale)}`,
-        ]);
+      const list = rows.filter((b) => agingBucket(late(b)) === i);
+      if (list.length > 0) totals.push([bucket.label, billsTotal(list, input).line]);
     });
   }
   return listCard({
@@ -258,25 +236,23 @@ export function billsOverdueCard(input: BillsOverdueInput): CardReply {
     subtitle: `Unpaid bills due before ${calendarDate(today, fmt.locale)} · oldest first`,
     totals,
     columns: [
-      { header: 'Vendor', width: 3 },
-      { header: 'Invoice #', width: 2 },
-      { header: 'Was due', width: 2 },
-      { header: 'Days late', width: 1, align: 'Right' },
-      { header: 'Amount due', width: 2, align: 'Right', figure: true },
-      { header: 'Status', width: 2 },
+      { header: 'Vendor' },
+      { header: 'Invoice #' },
+      { header: 'Was due' },
+      { header: 'Days late', align: 'Right' },
+      { header: 'Amount due', align: 'Right', figure: true },
+      { header: 'Status' },
     ],
-    rows: lazyRows(rows, (b) => [
+    items: rows,
+    row: (b) => [
       vendorName(b, input),
       invoiceNumber(b),
       calendarDate(b.dueDate, fmt.locale),
-      daysBetween(b.dueDate.slice(0, 10), today).toLocaleString(fmt.locale),
+      late(b).toLocaleString(fmt.locale),
       money(amountDue(b), input.currencyOf(b.vendorId), fmt.locale),
       billPaymentWords(b),
-    ]),
-    tones: (i) => {
-      const bill = rows[i];
-      return bill && daysBetween(bill.dueDate.slice(0, 10), today) > 30 ? 'Attention' : undefined;
-    },
+    ],
+    tone: (b) => (late(b) > 30 ? 'Attention' : undefined),
     page: input.page,
     noun: 'bills',
     empty: 'No overdue bills. Every unpaid bill is due today or later.',
@@ -285,7 +261,7 @@ export function billsOverdueCard(input: BillsOverdueInput): CardReply {
     fmt,
     footnotes: [input.truncated ? 'BILL has more overdue bills than one answer reads' : undefined, input.note],
     summary: oldest
-      ? `${count(rows.length, 'overdue bill')}, ${total}; the oldest is ${daysBetween(oldest.dueDate, today)} days late.`
+      ? `${count(rows.length, 'overdue bill')}, ${total.money}; the oldest is ${daysBetween(oldest.dueDate, today)} days late.`
       : 'No overdue bills.',
   });
 }
@@ -340,19 +316,16 @@ export function billCard(input: BillCardInput): CardReply {
   const sentApprovers: Array<Loose<Approver>> = Array.isArray(bill.approvers) ? bill.approvers : [];
   const approvers = [...sentApprovers].sort((a, b) => (a?.approverOrder ?? 0) - (b?.approverOrder ?? 0));
   if (approvers.length > 0) {
-    const lines = approvers.slice(0, 8).map((a, i) => {
+    const lines = approvers.slice(0, 8).map((a, i): [string, string] => {
       const when = a?.statusChangedTime ? ` (${calendarDate(a.statusChangedTime.slice(0, 10), fmt.locale)})` : '';
-      return [`Approver ${i + 1}`, escapeMarkdown(`${approverWords(a?.status)}${when} · user ${shortId(a?.userId ?? '')}`)] as [
-        string,
-        string,
-      ];
+      return [`Approver ${i + 1}`, escapeMarkdown(`${codeWords(a?.status)}${when} · user ${shortId(a?.userId ?? '')}`)];
     });
     if (approvers.length > 8) lines.push(['…', `${approvers.length - 8} more`]);
     body.push(container([text('Approvers', { weight: 'Bolder' }), facts(lines)], { separator: true }));
   }
   const items: Array<Loose<BillLineItem>> = Array.isArray(bill.billLineItems) ? bill.billLineItems : [];
   if (items.length > 0) {
-    const shown = items.slice(0, 5).map((li) => [escapeMarkdown(li?.description || 'Line item'), m(li?.amount)] as [string, string]);
+    const shown = items.slice(0, 5).map((li): [string, string] => [escapeMarkdown(li?.description || 'Line item'), m(li?.amount)]);
     if (items.length > 5) shown.push([`${items.length - 5} more lines`, m(items.slice(5).reduce((s, li) => s + (li?.amount ?? 0), 0))]);
     body.push(container([text(`Line items (${items.length})`, { weight: 'Bolder' }), facts(shown)], { separator: true }));
   } else if (bill.description) {
@@ -381,21 +354,22 @@ export function billMatchesCard(input: BillMatchesInput): CardReply {
     // The number leads its own line: at the end of a title line the browser breaks it at its hyphen (INV- / 100).
     title: `${rows.length} bills have invoice number`,
     subtitle: `${input.typed} · Different vendors used the same number. Pick one, or type bill {BILL id}.`,
+    // The BILL id leads the row's second line: at a line's end the browser would break it after its ellipsis.
     columns: [
-      // The BILL id leads the row's second line: at a line's end the browser would break it after its ellipsis.
-      { header: 'Vendor', width: 3 },
-      { header: 'BILL id', width: 2 },
-      { header: 'Due', width: 2 },
-      { header: 'Amount due', width: 2, align: 'Right' },
-      { header: 'Status', width: 2 },
+      { header: 'Vendor' },
+      { header: 'BILL id' },
+      { header: 'Due' },
+      { header: 'Amount due', align: 'Right' },
+      { header: 'Status' },
     ],
-    rows: rows.map((b) => [
+    items: rows,
+    row: (b) => [
       vendorName(b, input),
       shortId(b.id),
       calendarDate(b.dueDate, fmt.locale),
       money(amountDue(b), input.currencyOf(b.vendorId), fmt.locale),
       billPaymentWords(b),
-    ]),
+    ],
     page: input.page,
     noun: 'bills',
     empty: `No bill has invoice number ${input.typed}.`,

@@ -44,26 +44,14 @@ const MAX_DUE_DAYS = 90;
 /** The window `bills due` (and the dashboard tab) shows without a number of days. */
 export const DEFAULT_DUE_DAYS = 7;
 
-/** What a list answer keeps of a bill (line items dropped: they are not shown and would bloat the cache). */
-function billLine(bill: Bill): BillLine {
-  const { billLineItems: _dropped, ...rest } = bill;
-  return rest;
-}
-
-export interface BillList {
-  items: BillLine[];
-  truncated: boolean;
-  pages: number;
-}
-
-/** Unpaid, non-archived bills in a due-date range, soonest first, filtered by BILL. */
+/** Unpaid, non-archived bills in a due-date range, soonest first, filtered by BILL (line items dropped: not shown). */
 export async function unpaidBills(
   deps: Pick<PayablesDeps, 'bill'>,
   orgId: string,
   dueDate: { gte?: string; lte?: string; lt?: string },
   vendorId?: string | string[],
-): Promise<BillList> {
-  const { items, truncated, pages } = await orgClient(deps, orgId)
+): Promise<{ items: BillLine[]; truncated: boolean }> {
+  const { items, truncated } = await orgClient(deps, orgId)
     .bills.list({
       dueDate,
       vendorId,
@@ -72,26 +60,8 @@ export async function unpaidBills(
       sort: [{ field: 'dueDate', order: 'asc' }],
     })
     .all();
-  return { items: items.map(billLine), truncated, pages };
+  return { items: items.map(({ billLineItems: _dropped, ...rest }) => rest), truncated };
 }
-
-/** The overdue list both `bills due` and `bills overdue` ask BILL for while the mirror is not built (one cached answer per day). */
-function overdueBills(ctx: CommandContext, deps: PayablesDeps, orgId: string, today: string) {
-  return cachedAnswer(
-    ctx,
-    deps,
-    orgId,
-    'list',
-    answerKey('bills.overdue', { before: today }),
-    () => unpaidBills(deps, orgId, { lt: today }),
-    ['bill'],
-  );
-}
-
-const DAY = /^\d{4}-\d{2}-\d{2}/;
-/** Whether a bill's due day (yyyy-MM-dd) passes `test`; a bill without one never does (BILL's dueDate filters never match those). */
-const dueOn = (b: Pick<Bill, 'dueDate'>, test: (day: string) => boolean): boolean =>
-  typeof b.dueDate === 'string' && DAY.test(b.dueDate) && test(b.dueDate.slice(0, 10));
 
 /**
  * The org's open bills (those `where` keeps) from its mirror, fresh as a cached list, or undefined while the mirror
@@ -101,13 +71,13 @@ export async function openBills(
   ctx: CommandContext,
   deps: { mirror: Pick<Mirror, 'rows'>; settings: FinanceSettings },
   orgId: string,
-  where?: (bill: Bill) => boolean,
+  where: (bill: Bill) => boolean,
 ): Promise<{ items: BillLine[]; refreshedAt: number } | undefined> {
   const answer = await deps.mirror.rows(orgId, 'bill', {
     ...mirrorRead(ctx, deps, 'bill'),
     scope: 'open',
     whileBuilding: 'skip',
-    where: (b) => isOpenBill(b) && (!where || where(b)),
+    where: (b) => isOpenBill(b) && where(b),
   });
   return 'building' in answer ? undefined : { items: answer.rows, refreshedAt: answer.refreshedAt };
 }
@@ -120,63 +90,63 @@ export function withVendorNames<T extends Pick<Bill, 'vendorId' | 'vendorName'>>
   });
 }
 
-function vendorsOf(deps: PayablesDeps, orgId: string, bills: Array<Pick<Bill, 'vendorId'>>): Promise<Map<string, PartyInfo>> {
-  return resolveParties(
+/** A range of due days (yyyy-MM-dd): as BILL filters it, as the mirror's rows are tested, and its cached answer's key. */
+interface DueRange {
+  key: string;
+  dueDate: { gte?: string; lte?: string; lt?: string };
+  holds: (day: string) => boolean;
+}
+
+const overdueRange = (today: string): DueRange => ({
+  key: answerKey('bills.overdue', { before: today }),
+  dueDate: { lt: today },
+  holds: (day) => day < today,
+});
+
+/**
+ * The unpaid bills due in each range, with their vendors' names and currencies: from the org's mirror, or until it is
+ * built (the first question in an organisation) asked of BILL with server-side filters, one kept answer per range and
+ * day, while the mirror is built in the background. `truncated`: BILL had more rows in the first range than one answer reads.
+ */
+async function billsDueIn(ctx: CommandContext, deps: PayablesDeps, ranges: DueRange[]) {
+  const orgId = boundOrg(ctx);
+  // A bill without a due day is in no range (BILL's dueDate filters never match those either).
+  const dueIn = (b: Pick<Bill, 'dueDate'>, range: DueRange) =>
+    typeof b.dueDate === 'string' && /^\d{4}-\d{2}-\d{2}/.test(b.dueDate) && range.holds(b.dueDate.slice(0, 10));
+  const warm = await openBills(ctx, deps, orgId, (b) => ranges.some((r) => dueIn(b, r)));
+  let lists: BillLine[][];
+  let truncated = false;
+  let asOf: number;
+  if (warm) {
+    lists = ranges.map((r) => warm.items.filter((b) => dueIn(b, r)));
+    asOf = warm.refreshedAt;
+  } else {
+    const asked = await Promise.all(ranges.map((r) => cachedAnswer(ctx, deps, r.key, ['bill'], () => unpaidBills(deps, orgId, r.dueDate))));
+    deps.mirror.prepare(orgId, 'bill', 'open');
+    lists = asked.map((a) => a.value.items);
+    truncated = asked[0]?.value.truncated ?? false;
+    asOf = Math.min(...asked.map((a) => a.fetchedAt));
+  }
+  const vendors = await resolveParties(
     deps,
     orgId,
     'vendor',
-    bills.map((b) => b.vendorId),
+    lists.flat().map((b) => b.vendorId),
   );
+  return { lists: lists.map((list) => withVendorNames(list, vendors)), truncated, asOf, vendors };
 }
 
-/** What `bills due` shows (the card and the dashboard tab): the unpaid bills due in the window and those overdue. */
-export interface BillsDueFigures {
-  today: string;
-  due: BillLine[];
-  overdue: BillLine[];
-  /** BILL had more rows than one answer reads (page cap). */
-  truncated: boolean;
-  asOf: number;
-  /** Names and bill currencies of the bills' vendors. */
-  vendors: Map<string, PartyInfo>;
-}
-
-/** The bills due from today to today + `days` and the overdue ones, from the org's mirror (BILL while it is built). */
-export async function billsDueFigures(ctx: CommandContext, deps: PayablesDeps, days: number): Promise<BillsDueFigures> {
-  const orgId = boundOrg(ctx);
+/** The bills due from today to today + `days` and the overdue ones (the card and the dashboard tab). */
+export async function billsDueFigures(ctx: CommandContext, deps: PayablesDeps, days: number) {
   const today = todayOf(ctx, deps);
   const to = addDays(today, days);
-  let due: BillLine[];
-  let overdue: BillLine[];
-  let truncated: boolean;
-  let asOf: number;
-  const warm = await openBills(ctx, deps, orgId, (b) => dueOn(b, (day) => day <= to));
-  if (warm) {
-    due = warm.items.filter((b) => dueOn(b, (day) => day >= today));
-    overdue = warm.items.filter((b) => dueOn(b, (day) => day < today));
-    truncated = false;
-    asOf = warm.refreshedAt;
-  } else {
-    const [d, o] = await Promise.all([
-      cachedAnswer(
-        ctx,
-        deps,
-        orgId,
-        'list',
-        answerKey('bills.due', { from: today, to }),
-        () => unpaidBills(deps, orgId, { gte: today, lte: to }),
-        ['bill'],
-      ),
-      overdueBills(ctx, deps, orgId, today),
-    ]);
-    deps.mirror.prepare(orgId, 'bill', 'open');
-    due = d.value.items;
-    overdue = o.value.items;
-    truncated = d.value.truncated;
-    asOf = Math.min(d.fetchedAt, o.fetchedAt);
-  }
-  const vendors = await vendorsOf(deps, orgId, [...due, ...overdue]);
-  return { today, due: withVendorNames(due, vendors), overdue: withVendorNames(overdue, vendors), truncated, asOf, vendors };
+  const due: DueRange = {
+    key: answerKey('bills.due', { from: today, to }),
+    dueDate: { gte: today, lte: to },
+    holds: (d) => d >= today && d <= to,
+  };
+  const { lists, truncated, asOf, vendors } = await billsDueIn(ctx, deps, [due, overdueRange(today)]);
+  return { today, due: lists[0] ?? [], overdue: lists[1] ?? [], truncated, asOf, vendors };
 }
 
 export const billsDueCommand: Command<PayablesDeps> = {
@@ -220,28 +190,11 @@ const billsOverdueCommand: Command<PayablesDeps> = {
   rank: 35,
   async run(ctx, deps) {
     noArguments(ctx, "Type **bills overdue** on its own; for one vendor's bills type **vendor {name}**.");
-    const orgId = boundOrg(ctx);
     const today = todayOf(ctx, deps);
-    let overdue: BillLine[];
-    let truncated: boolean;
-    let asOf: number;
-    const warm = await openBills(ctx, deps, orgId, (b) => dueOn(b, (day) => day < today));
-    if (warm) {
-      overdue = warm.items;
-      truncated = false;
-      asOf = warm.refreshedAt;
-    } else {
-      const o = await overdueBills(ctx, deps, orgId, today);
-      deps.mirror.prepare(orgId, 'bill', 'open');
-      overdue = o.value.items;
-      truncated = o.value.truncated;
-      asOf = o.fetchedAt;
-    }
-    const vendors = await vendorsOf(deps, orgId, overdue);
-    overdue = withVendorNames(overdue, vendors);
+    const { lists, truncated, asOf, vendors } = await billsDueIn(ctx, deps, [overdueRange(today)]);
     return billsOverdueCard({
       today,
-      overdue,
+      overdue: lists[0] ?? [],
       truncated,
       page: ctx.input.page,
       command: 'bills overdue',
@@ -267,9 +220,7 @@ async function billById(ctx: CommandContext, deps: PayablesDeps, orgId: string, 
   try {
     const held = await deps.mirror.byId(orgId, 'bill', id, mirrorRead(ctx, deps, 'bill'));
     if (held) return { bill: held.record, fetchedAt: held.refreshedAt };
-    const got = await cachedAnswer(ctx, deps, orgId, 'object', answerKey('bill', { id }), () => orgClient(deps, orgId).bills.get(id), [
-      'bill',
-    ]);
+    const got = await cachedAnswer(ctx, deps, answerKey('bill', { id }), ['bill'], () => orgClient(deps, orgId).bills.get(id), true);
     return { bill: got.value, fetchedAt: got.fetchedAt };
   } catch (err) {
     if (err instanceof BillApiError && err.category === 'notFound')

@@ -1,8 +1,7 @@
 // AP payments: the last N with vendor, amount, process date and where the money is (singleStatus in words).
 import type { Payment } from '../../bill/types.js';
 import type { CardReply } from '../../cards/card.js';
-import { calendarDate, type FormatOptions } from '../../cards/format.js';
-import { money } from '../../cards/format.js';
+import { calendarDate, money, type FormatOptions } from '../../cards/format.js';
 import { listCard } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
 import { count, moneyTotal, paymentMovesMoney, paymentStatusWords } from '../../cards/words.js';
@@ -34,13 +33,13 @@ export function paymentsCard(input: PaymentsCardInput): CardReply {
       list.map((p) => ({ amount: p.amount, currency: input.currencyOf(p.vendorId) })),
       fmt.locale,
     );
-  const totals: Array<[string, string]> = [['Total', `${amounts(moving)} · ${count(moving.length, 'payment', fmt.locale)}`]];
-  if (scheduled.length > 0) totals.push(['Scheduled', `${amounts(scheduled)} · ${count(scheduled.length, 'payment', fmt.locale)}`]);
-  if (stopped.length > 0) totals.push(['Not counted', `${amounts(stopped)} · ${count(stopped.length, 'payment', fmt.locale)}`]);
+  const line = (list: Payment[]) => `${amounts(list)} · ${count(list.length, 'payment', fmt.locale)}`;
+  const totals: Array<[string, string]> = [['Total', line(moving)]];
+  if (scheduled.length > 0) totals.push(['Scheduled', line(scheduled)]);
+  if (stopped.length > 0) totals.push(['Not counted', line(stopped)]);
   totals.push(['Need attention', attention.length ? `${count(attention.length, 'payment', fmt.locale)} (${amounts(attention)})` : 'none']);
-  const title = input.limit === 1 ? 'The last payment' : `The last ${input.limit} payments`;
   return listCard({
-    title,
+    title: input.limit === 1 ? 'The last payment' : `The last ${input.limit} payments`,
     subtitle: 'Bill payments to vendors, newest process date first',
     totals,
     notes:
@@ -52,19 +51,15 @@ export function paymentsCard(input: PaymentsCardInput): CardReply {
             },
           ]
         : [],
-    columns: [
-      { header: 'Vendor', width: 3 },
-      { header: 'Amount', width: 2, align: 'Right' },
-      { header: 'Process date', width: 2 },
-      { header: 'Status', width: 3 },
-    ],
-    rows: listed.map(({ payment: p, status }) => [
+    columns: [{ header: 'Vendor' }, { header: 'Amount', align: 'Right' }, { header: 'Process date' }, { header: 'Status' }],
+    items: listed,
+    row: ({ payment: p, status }) => [
       p.vendorName || `Vendor ${shortId(p.vendorId)}`,
       money(p.amount, input.currencyOf(p.vendorId), fmt.locale),
       calendarDate(p.processDate, fmt.locale),
       status.words,
-    ]),
-    tones: listed.map(({ status }) => (status.tone === 'Good' ? undefined : status.tone)),
+    ],
+    tone: ({ status }) => (status.tone === 'Good' ? undefined : status.tone),
     page: input.page,
     noun: 'payments',
     empty: 'No bill payments in BILL yet.',

@@ -33,21 +33,11 @@ export const paymentsCommand: Command<PaymentsDeps> = {
     });
     const orgId = boundOrg(ctx);
     // One page of the last MAX_PAYMENTS answers every count: "payments" and "payments 25" share one call.
-    const got = await cachedAnswer(
-      ctx,
-      deps,
-      orgId,
-      'list',
-      answerKey('payments.last', { n: MAX_PAYMENTS }),
-      async () =>
-        (
-          await orgClient(deps, orgId)
-            .payments.list({ pageSize: MAX_PAYMENTS, maxPages: 1, sort: [{ field: 'processDate', order: 'desc' }] })
-            .take(MAX_PAYMENTS)
-        ).items,
-      // A new payment changes the bill it pays (bill.updated); BILL documents no "payment created" event.
-      ['payment', 'bill'],
-    );
+    // A new payment changes the bill it pays (bill.updated); BILL documents no "payment created" event.
+    const got = await cachedAnswer(ctx, deps, answerKey('payments.last', { n: MAX_PAYMENTS }), ['payment', 'bill'], async () => {
+      const sort = [{ field: 'processDate', order: 'desc' } as const];
+      return (await orgClient(deps, orgId).payments.list({ pageSize: MAX_PAYMENTS, maxPages: 1, sort }).take(MAX_PAYMENTS)).items;
+    });
     const payments = got.value.slice(0, limit);
     const vendors = await resolveParties(
       deps,

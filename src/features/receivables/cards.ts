@@ -15,8 +15,8 @@ import {
 } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
 import { calendarDate, daysBetween, money, sum, type FormatOptions } from '../../cards/format.js';
-import { AGING_BUCKETS, agingBucket, typeableName } from '../payables/cards.js';
-import { asOfFooter, lazyRows, listCard, refreshAction } from '../../cards/list.js';
+import { AGING_BUCKETS, agingBucket, typeableName, type Loose } from '../payables/cards.js';
+import { asOfFooter, listCard, refreshAction } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
 import { codeWords, count, invoiceStatusWords, moneyTotal } from '../../cards/words.js';
 
@@ -33,9 +33,6 @@ interface ArCardContext {
 function customerName(customerId: string | undefined, ctx: Pick<ArCardContext, 'customerOf'>): string {
   return (customerId ? ctx.customerOf(customerId)?.name : undefined) || `Customer ${shortId(customerId ?? '')}`;
 }
-
-/** A payment or a line item as BILL may send it: entries of these lists have come null or without fields. */
-type Loose<T> = Partial<T> | null | undefined;
 
 export interface InvoiceCardInput extends ArCardContext {
   invoice: Invoice;
@@ -210,16 +207,17 @@ export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
     totals: charts.length > 0 ? [overdueLine] : [overdueLine, ...bucketLines],
     charts,
     columns: [
-      { header: 'Customer', width: 4 },
-      ...AGING_BUCKETS.map((b) => ({ header: b.label.replace(' days', ''), width: 2, align: 'Right' as const })),
-      { header: 'Total', width: 3, align: 'Right', figure: true },
+      { header: 'Customer' },
+      ...AGING_BUCKETS.map((b) => ({ header: b.label.replace(' days', ''), align: 'Right' as const })),
+      { header: 'Total', align: 'Right', figure: true },
     ],
-    rows: lazyRows(customers, (c) => [
+    items: customers,
+    row: (c) => [
       c.name,
       ...c.buckets.map((list) => (list.length ? money(sum(list), c.currency, fmt.locale) : '—')),
       `${money(c.total, c.currency, fmt.locale)} (${c.invoices})`,
-    ]),
-    tones: (i) => ((customers[i]?.buckets[3]?.length ?? 0) > 0 ? 'Attention' : undefined),
+    ],
+    tone: (c) => ((c.buckets[3]?.length ?? 0) > 0 ? 'Attention' : undefined),
     page: input.page,
     noun: 'customers',
     empty: 'No overdue invoices. Every open invoice is due today or later.',

@@ -2,7 +2,17 @@
 // (with a bar per budget), an overview of the three (with card spend by budget), and how to enable S&E when no API
 // token is configured. Amounts are USD (S&E is US-only).
 import type { Budget, Reimbursement, SpendTransaction } from '../../bill/types.js';
-import { adaptiveCard, container, escapeMarkdown, executeAction, facts, text, title, type CardReply } from '../../cards/card.js';
+import {
+  adaptiveCard,
+  container,
+  escapeMarkdown,
+  executeAction,
+  facts,
+  text,
+  title,
+  type CardElement,
+  type CardReply,
+} from '../../cards/card.js';
 import { donutChart, horizontalBarChart, type ChartPoint } from '../../cards/chart.js';
 import { calendarDate, dateInZone, money, percent, sum, type FormatOptions } from '../../cards/format.js';
 import { asOfFooter, listCard, refreshAction } from '../../cards/list.js';
@@ -28,6 +38,34 @@ function missingReceipt(tx: Pick<SpendTransaction, 'receiptStatus' | 'receiptReq
   return tx.receiptStatus === 'MISSING' || (tx.receiptRequired === true && tx.receiptStatus !== 'ATTACHED');
 }
 
+/** "$1,250.00": the items' amounts added up (all in USD). */
+function usd(items: Array<{ amount: number }>, fmt: FormatOptions): string {
+  return money(sum(items.map((i) => i.amount)), USD, fmt.locale);
+}
+
+/** What the transactions card and the overview both say first: spent (declines moved no money) and missing receipts. */
+function transactionTotals(transactions: SpendTransaction[], fmt: FormatOptions) {
+  const spent = transactions.filter((t) => !isDecline(t));
+  const missing = transactions.filter(missingReceipt);
+  const totals: Array<[string, string]> = [
+    ['Spent', `${usd(spent, fmt)} · ${count(spent.length, 'transaction', fmt.locale)}`],
+    ['Missing receipts', missing.length ? `${count(missing.length, 'transaction', fmt.locale)} · ${usd(missing, fmt)}` : 'none'],
+  ];
+  return { spent, missing, totals };
+}
+
+/** Active budgets with how much of their limit is used this period, most used first. */
+function budgetRows(budgets: Budget[]) {
+  return budgets
+    .filter((b) => !b.retired)
+    .map((b) => {
+      const spent = b.currentPeriod?.spent?.total ?? 0;
+      const limit = b.currentPeriod?.limit ?? b.recurringLimit ?? 0;
+      return { b, use: { spent, limit, ratio: limit > 0 ? spent / limit : undefined } };
+    })
+    .sort((x, y) => (y.use.ratio ?? -1) - (x.use.ratio ?? -1) || x.b.name.localeCompare(y.b.name));
+}
+
 export interface TransactionsCardInput extends SpendCardBase {
   transactions: SpendTransaction[];
   /** The window the list covers, in days back from today. */
@@ -40,38 +78,29 @@ export function transactionsCard(input: TransactionsCardInput): CardReply {
   // BILL has sent transactions without a time: they sort as the text "undefined" rather than throwing.
   const when = (t: { occurredTime?: unknown }) => String(t.occurredTime);
   const rows = [...input.transactions].sort((a, b) => when(b).localeCompare(when(a)) || a.id.localeCompare(b.id));
-  const spent = rows.filter((t) => !isDecline(t));
-  const missing = rows.filter(missingReceipt);
+  const { spent, missing, totals } = transactionTotals(rows, fmt);
   const declined = rows.filter(isDecline);
-  const totals: Array<[string, string]> = [
-    ['Spent', `${money(sum(spent.map((t) => t.amount)), USD, fmt.locale)} · ${count(spent.length, 'transaction', fmt.locale)}`],
-    [
-      'Missing receipts',
-      missing.length
-        ? `${count(missing.length, 'transaction', fmt.locale)} · ${money(sum(missing.map((t) => t.amount)), USD, fmt.locale)}`
-        : 'none',
-    ],
-  ];
   if (declined.length > 0) totals.push(['Declined', count(declined.length, 'transaction', fmt.locale)]);
   return listCard({
     title: `Card transactions, last ${input.days} days`,
     subtitle: 'Newest first · transactions missing a receipt are flagged',
     totals,
     columns: [
-      { header: 'Date', width: 2 },
-      { header: 'Merchant', width: 3 },
-      { header: 'Cardholder', width: 2 },
-      { header: 'Amount', width: 2, align: 'Right' },
-      { header: 'Receipt', width: 2 },
+      { header: 'Date' },
+      { header: 'Merchant' },
+      { header: 'Cardholder' },
+      { header: 'Amount', align: 'Right' },
+      { header: 'Receipt' },
     ],
-    rows: rows.map((t) => [
+    items: rows,
+    row: (t) => [
       calendarDate(dateInZone(Date.parse(t.occurredTime) || 0, fmt.timeZone), fmt.locale),
       t.merchantName || t.rawMerchantName || 'Unknown merchant',
       t.userName || '—',
       money(t.amount, USD, fmt.locale),
       isDecline(t) ? 'Declined' : missingReceipt(t) ? 'Missing' : t.receiptStatus === 'ATTACHED' ? 'Attached' : 'Not needed',
-    ]),
-    tones: rows.map((t) => (missingReceipt(t) ? 'Attention' : undefined)),
+    ],
+    tone: (t) => (missingReceipt(t) ? 'Attention' : undefined),
     page: input.page,
     noun: 'transactions',
     empty: `No card transactions in the last ${input.days} days.`,
@@ -79,7 +108,7 @@ export function transactionsCard(input: TransactionsCardInput): CardReply {
     asOf: input.asOf,
     fmt,
     footnotes: [input.truncated ? 'Only the newest transactions BILL returned in one answer are counted' : undefined, input.note],
-    summary: `${count(spent.length, 'card transaction')} in the last ${input.days} days, ${money(sum(spent.map((t) => t.amount)), USD, fmt.locale)}; ${missing.length} missing receipts.`,
+    summary: `${count(spent.length, 'card transaction')} in the last ${input.days} days, ${usd(spent, fmt)}; ${missing.length} missing receipts.`,
   });
 }
 
@@ -94,7 +123,7 @@ export function reimbursementsCard(input: ReimbursementsCardInput): CardReply {
   const rows = input.reimbursements
     .filter(reimbursementPending)
     .sort((a, b) => String(a.submittedTime).localeCompare(String(b.submittedTime)) || a.id.localeCompare(b.id));
-  const total = money(sum(rows.map((r) => r.amount)), USD, fmt.locale);
+  const total = usd(rows, fmt);
   const failed = rows.filter((r) => r.status === 'PAYMENT_FAILED');
   const totals: Array<[string, string]> = [['Pending', `${total} · ${count(rows.length, 'reimbursement', fmt.locale)}`]];
   if (failed.length) totals.push(['Payment failed', count(failed.length, 'reimbursement', fmt.locale)]);
@@ -102,19 +131,15 @@ export function reimbursementsCard(input: ReimbursementsCardInput): CardReply {
     title: 'Pending reimbursements',
     subtitle: 'Submitted and not yet paid, oldest first',
     totals,
-    columns: [
-      { header: 'Submitted', width: 2 },
-      { header: 'For', width: 3 },
-      { header: 'Amount', width: 2, align: 'Right' },
-      { header: 'Status', width: 3 },
-    ],
-    rows: rows.map((r) => [
+    columns: [{ header: 'Submitted' }, { header: 'For' }, { header: 'Amount', align: 'Right' }, { header: 'Status' }],
+    items: rows,
+    row: (r) => [
       r.submittedTime ? calendarDate(dateInZone(Date.parse(r.submittedTime) || 0, fmt.timeZone), fmt.locale) : '—',
       r.merchantName || (r.type === 'MILEAGE' ? `Mileage${r.note ? ` — ${r.note}` : ''}` : r.note || 'Out-of-pocket expense'),
       money(r.amount, USD, fmt.locale),
       reimbursementWords(r).words,
-    ]),
-    tones: rows.map((r) => reimbursementWords(r).tone),
+    ],
+    tone: (r) => reimbursementWords(r).tone,
     page: input.page,
     noun: 'reimbursements',
     empty: 'No pending reimbursements.',
@@ -124,12 +149,6 @@ export function reimbursementsCard(input: ReimbursementsCardInput): CardReply {
     footnotes: [input.truncated ? 'Only the newest reimbursements BILL returned in one answer are counted' : undefined, input.note],
     summary: rows.length === 0 ? 'No pending reimbursements.' : `${count(rows.length, 'pending reimbursement')}, ${total}.`,
   });
-}
-
-function budgetUse(b: Budget): { spent: number; limit: number; ratio: number | undefined } {
-  const spent = b.currentPeriod?.spent?.total ?? 0;
-  const limit = b.currentPeriod?.limit ?? b.recurringLimit ?? 0;
-  return { spent, limit, ratio: limit > 0 ? spent / limit : undefined };
 }
 
 /** Over the limit, or at 80% of it or more: the row's tone, in words and in the chart. */
@@ -177,10 +196,7 @@ export interface BudgetsCardInput extends SpendCardBase {
 
 export function budgetsCard(input: BudgetsCardInput): CardReply {
   const { fmt } = input;
-  const rows = input.budgets
-    .filter((b) => !b.retired)
-    .map((b) => ({ b, use: budgetUse(b) }))
-    .sort((x, y) => (y.use.ratio ?? -1) - (x.use.ratio ?? -1) || x.b.name.localeCompare(y.b.name));
+  const rows = budgetRows(input.budgets);
   const spent = sum(rows.map((r) => r.use.spent));
   const limit = sum(rows.map((r) => r.use.limit));
   const over = rows.filter((r) => (r.use.ratio ?? 0) > 1);
@@ -210,20 +226,21 @@ export function budgetsCard(input: BudgetsCardInput): CardReply {
     ],
     charts,
     columns: [
-      { header: 'Budget', width: 3 },
-      { header: 'Spent', width: 2, align: 'Right' },
-      { header: 'Limit', width: 2, align: 'Right' },
-      { header: 'Used', width: 1, align: 'Right' },
-      { header: 'Period ends', width: 2 },
+      { header: 'Budget' },
+      { header: 'Spent', align: 'Right' },
+      { header: 'Limit', align: 'Right' },
+      { header: 'Used', align: 'Right' },
+      { header: 'Period ends' },
     ],
-    rows: rows.map(({ b, use }) => [
+    items: rows,
+    row: ({ b, use }) => [
       b.name || 'Unnamed budget',
       money(use.spent, USD, fmt.locale),
       money(use.limit, USD, fmt.locale),
       pct(use.ratio),
       calendarDate(b.currentPeriod?.endDate, fmt.locale),
-    ]),
-    tones: rows.map(({ use }) => budgetTone(use.ratio)),
+    ],
+    tone: ({ use }) => budgetTone(use.ratio),
     page: input.page,
     noun: 'budgets',
     empty: 'No active budgets in Spend & Expense.',
@@ -251,69 +268,36 @@ export interface SpendOverviewInput {
 /** `spend` alone: the three in one glance, with buttons for each list. */
 export function spendOverviewCard(input: SpendOverviewInput): CardReply {
   const { fmt } = input;
-  const spent = input.transactions.filter((t) => !isDecline(t));
-  const missing = input.transactions.filter(missingReceipt);
+  const { spent, missing, totals } = transactionTotals(input.transactions, fmt);
   const pending = input.reimbursements.filter(reimbursementPending);
-  const budgets = input.budgets.filter((b) => !b.retired).map((b) => ({ b, use: budgetUse(b) }));
-  budgets.sort((x, y) => (y.use.ratio ?? -1) - (x.use.ratio ?? -1));
+  const budgets = budgetRows(input.budgets).slice(0, 5);
   const byBudget = spendByBudget(input.transactions);
-  const pct = (ratio: number | undefined) => percent(ratio, fmt.locale);
+  const section = (heading: string, items: CardElement[]) =>
+    container([text(heading, { weight: 'Bolder' }), ...items], { separator: true });
   const body = [
     title('Spend & Expense'),
-    container(
-      [
-        text(`Card transactions, last ${input.days} days`, { weight: 'Bolder' }),
-        facts([
-          ['Spent', `${money(sum(spent.map((t) => t.amount)), USD, fmt.locale)} · ${count(spent.length, 'transaction', fmt.locale)}`],
-          [
-            'Missing receipts',
-            missing.length
-              ? `${count(missing.length, 'transaction', fmt.locale)} · ${money(sum(missing.map((t) => t.amount)), USD, fmt.locale)}`
-              : 'none',
-          ],
-        ]),
-        // New on this card and said nowhere else on it, so a host without charts drops it and shows the card as before.
-        ...(byBudget.length
-          ? [donutChart({ title: `Card spend by budget, ${USD}`, colorSet: 'categorical', points: byBudget, fallback: 'drop' })]
-          : []),
-      ],
-      { separator: true },
-    ),
-    container(
-      [
-        text('Reimbursements', { weight: 'Bolder' }),
-        facts([
-          [
-            'Pending',
-            `${money(sum(pending.map((r) => r.amount)), USD, fmt.locale)} · ${count(pending.length, 'reimbursement', fmt.locale)}`,
-          ],
-        ]),
-      ],
-      { separator: true },
-    ),
-    container(
-      [
-        text('Budgets this period', { weight: 'Bolder' }),
-        budgets.length
-          ? facts(
-              budgets
-                .slice(0, 5)
-                .map(
-                  ({ b, use }) =>
-                    [
-                      escapeMarkdown(b.name),
-                      `${pct(use.ratio)} · ${money(use.spent, USD, fmt.locale)} of ${money(use.limit, USD, fmt.locale)}`,
-                    ] as [string, string],
-                ),
-            )
-          : text('No active budgets.', { subtle: true }),
-      ],
-      { separator: true },
-    ),
+    section(`Card transactions, last ${input.days} days`, [
+      facts(totals),
+      // New on this card and said nowhere else on it, so a host without charts drops it and shows the card as before.
+      ...(byBudget.length
+        ? [donutChart({ title: `Card spend by budget, ${USD}`, colorSet: 'categorical', points: byBudget, fallback: 'drop' })]
+        : []),
+    ]),
+    section('Reimbursements', [facts([['Pending', `${usd(pending, fmt)} · ${count(pending.length, 'reimbursement', fmt.locale)}`]])]),
+    section('Budgets this period', [
+      budgets.length
+        ? facts(
+            budgets.map(({ b, use }): [string, string] => [
+              escapeMarkdown(b.name),
+              `${percent(use.ratio, fmt.locale)} · ${money(use.spent, USD, fmt.locale)} of ${money(use.limit, USD, fmt.locale)}`,
+            ]),
+          )
+        : text('No active budgets.', { subtle: true }),
+    ]),
     asOfFooter(input.asOf, fmt, [input.note]),
   ];
   return adaptiveCard(body, {
-    summary: `Spend: ${money(sum(spent.map((t) => t.amount)), USD, fmt.locale)} in ${input.days} days, ${missing.length} missing receipts, ${pending.length} pending reimbursements.`,
+    summary: `Spend: ${usd(spent, fmt)} in ${input.days} days, ${missing.length} missing receipts, ${pending.length} pending reimbursements.`,
     actions: [
       executeAction('Transactions', { verb: 'run', command: 'spend transactions' }),
       executeAction('Reimbursements', { verb: 'run', command: 'spend reimbursements' }),
@@ -323,17 +307,25 @@ export function spendOverviewCard(input: SpendOverviewInput): CardReply {
   });
 }
 
-/** No BILL_SPEND_API_TOKEN: say what it takes to turn Spend & Expense on. */
-export function spendNotConfiguredCard(opts: { note?: string } = {}): CardReply {
-  return adaptiveCard(
-    [
-      title('Spend & Expense is not connected'),
-      text('billbridge reads card transactions, reimbursements and budgets with a Spend & Expense API token, and none is configured.'),
-      text(
+/**
+ * What it takes to turn Spend & Expense on: no BILL_SPEND_API_TOKEN at all, or (`otherOrgs`) tokens for other
+ * organisations only; a token belongs to one organisation and another organisation's must not answer.
+ */
+export function spendNotConfiguredCard(opts: { note?: string; otherOrgs?: boolean } = {}): CardReply {
+  const [heading, why, how, summary] = opts.otherOrgs
+    ? [
+        'Spend & Expense is not set up for this organisation',
+        'A Spend & Expense API token belongs to one organisation, and billbridge has none for the organisation this team is linked to.',
+        'To enable it, a Spend & Expense administrator of this organisation creates an API token (Settings → API tokens) and the billbridge operator adds it to **BILL_SPEND_API_TOKENS** as organisationId:token, then restarts billbridge.',
+        'Spend & Expense is not set up for this organisation.',
+      ]
+    : [
+        'Spend & Expense is not connected',
+        'billbridge reads card transactions, reimbursements and budgets with a Spend & Expense API token, and none is configured.',
         'To enable it, a Spend & Expense administrator creates an API token (Settings → API tokens) and the billbridge operator sets it as **BILL_SPEND_API_TOKEN**, then restarts billbridge.',
-      ),
-      ...(opts.note ? [text(opts.note, { subtle: true, size: 'Small' })] : []),
-    ],
-    { summary: 'Spend & Expense is not connected: set BILL_SPEND_API_TOKEN to enable it.' },
-  );
+        'Spend & Expense is not connected: set BILL_SPEND_API_TOKEN to enable it.',
+      ];
+  const body = [title(heading), text(why), text(how)];
+  if (opts.note) body.push(text(opts.note, { subtle: true, size: 'Small' }));
+  return adaptiveCard(body, { summary });
 }

@@ -3,11 +3,10 @@
 // findings in shared/reference/bill-v3-api.md §6), so the lists are bounded by time and page caps and filtered here.
 import { InputError } from '../../errors.js';
 import type { SpendClient } from '../../bill/spend.js';
-import type { Budget, Reimbursement, SpendTransaction } from '../../bill/types.js';
+import type { Reimbursement, SpendTransaction } from '../../bill/types.js';
 import { answerKey } from '../../mirror/answers.js';
 import { addDays } from '../../cards/format.js';
 import { budgetsCard, reimbursementsCard, spendNotConfiguredCard, spendOverviewCard, transactionsCard } from './cards.js';
-import { adaptiveCard, text, title, type CardReply } from '../../cards/card.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { Command, CommandContext } from '../types.js';
@@ -47,63 +46,26 @@ const SUBS: Record<string, Sub> = {
 
 const HINT = 'Type **spend** for an overview, or **spend transactions**, **spend reimbursements** or **spend budgets**.';
 
-function transactions(ctx: CommandContext, deps: SpendDeps, orgId: string, client: SpendClient) {
+function transactions(ctx: CommandContext, deps: SpendDeps, client: SpendClient) {
   // The window starts at midnight UTC of the day 30 days before today in the team's zone: one cached answer per day.
   const from = `${addDays(todayOf(ctx, deps), -TRANSACTION_DAYS)}T00:00:00.000Z`;
-  return cachedAnswer(
-    ctx,
-    deps,
-    orgId,
-    'list',
-    answerKey('spend.transactions', { from }),
-    async (): Promise<Listed<SpendTransaction>> => {
-      const { items, truncated } = await client.transactions.list({ occurredFrom: from, maxPages: TRANSACTION_PAGES }).all();
-      return { items: items.map(({ receipts: _r, ...t }) => ({ ...t, receipts: undefined })), truncated };
-    },
-    ['spend'],
-  );
+  return cachedAnswer(ctx, deps, answerKey('spend.transactions', { from }), ['spend'], async (): Promise<Listed<SpendTransaction>> => {
+    const { items, truncated } = await client.transactions.list({ occurredFrom: from, maxPages: TRANSACTION_PAGES }).all();
+    return { items: items.map(({ receipts: _r, ...t }) => ({ ...t, receipts: undefined })), truncated };
+  });
 }
 
-function reimbursements(ctx: CommandContext, deps: SpendDeps, orgId: string, client: SpendClient) {
-  return cachedAnswer(
-    ctx,
-    deps,
-    orgId,
-    'list',
-    answerKey('spend.reimbursements'),
-    async (): Promise<Listed<Reimbursement>> => {
-      const { items, truncated } = await client.reimbursements.list({ maxPages: REIMBURSEMENT_PAGES }).all();
-      return { items: items.map(({ statusHistory: _h, receipts: _r, ...r }) => r as Reimbursement), truncated };
-    },
-    ['spend'],
-  );
+function reimbursements(ctx: CommandContext, deps: SpendDeps, client: SpendClient) {
+  return cachedAnswer(ctx, deps, answerKey('spend.reimbursements'), ['spend'], async (): Promise<Listed<Reimbursement>> => {
+    const { items, truncated } = await client.reimbursements.list({ maxPages: REIMBURSEMENT_PAGES }).all();
+    return { items: items.map(({ statusHistory: _h, receipts: _r, ...r }) => r as Reimbursement), truncated };
+  });
 }
 
-function budgets(ctx: CommandContext, deps: SpendDeps, orgId: string, client: SpendClient) {
-  return cachedAnswer(
-    ctx,
-    deps,
-    orgId,
-    'list',
-    answerKey('spend.budgets'),
-    async (): Promise<Budget[]> => (await client.budgets.list({ retired: false, maxPages: 10 }).all()).items,
-    ['spend'],
-  );
-}
-
-/** S&E tokens exist, but none belongs to this team's organisation: another organisation's token must not answer. */
-function notSetUpForThisOrgCard(note: string | undefined): CardReply {
-  return adaptiveCard(
-    [
-      title('Spend & Expense is not set up for this organisation'),
-      text('A Spend & Expense API token belongs to one organisation, and billbridge has none for the organisation this team is linked to.'),
-      text(
-        'To enable it, a Spend & Expense administrator of this organisation creates an API token (Settings → API tokens) and the billbridge operator adds it to **BILL_SPEND_API_TOKENS** as organisationId:token, then restarts billbridge.',
-      ),
-      ...(note ? [text(note, { subtle: true, size: 'Small' })] : []),
-    ],
-    { summary: 'Spend & Expense is not set up for this organisation.' },
-  );
+function budgets(ctx: CommandContext, deps: SpendDeps, client: SpendClient) {
+  return cachedAnswer(ctx, deps, answerKey('spend.budgets'), ['spend'], async () => {
+    return (await client.budgets.list({ retired: false, maxPages: 10 }).all()).items;
+  });
 }
 
 export const spendCommand: Command<SpendDeps> = {
@@ -121,12 +83,12 @@ export const spendCommand: Command<SpendDeps> = {
     const orgId = boundOrg(ctx);
     const note = deps.settings.note;
     const client = deps.bill.spend(orgId, { priority: 'interactive' });
-    if (!client) return deps.bill.status().spendConfigured ? notSetUpForThisOrgCard(note) : spendNotConfiguredCard({ note });
+    if (!client) return spendNotConfiguredCard({ note, otherOrgs: deps.bill.status().spendConfigured });
     const fmt = formatOf(ctx, deps);
     const page = ctx.input.page;
     switch (sub) {
       case 'transactions': {
-        const got = await transactions(ctx, deps, orgId, client);
+        const got = await transactions(ctx, deps, client);
         return transactionsCard({
           transactions: got.value.items,
           truncated: got.value.truncated,
@@ -139,7 +101,7 @@ export const spendCommand: Command<SpendDeps> = {
         });
       }
       case 'reimbursements': {
-        const got = await reimbursements(ctx, deps, orgId, client);
+        const got = await reimbursements(ctx, deps, client);
         return reimbursementsCard({
           reimbursements: got.value.items,
           truncated: got.value.truncated,
@@ -151,14 +113,14 @@ export const spendCommand: Command<SpendDeps> = {
         });
       }
       case 'budgets': {
-        const got = await budgets(ctx, deps, orgId, client);
+        const got = await budgets(ctx, deps, client);
         return budgetsCard({ budgets: got.value, fmt, asOf: got.fetchedAt, page, command: 'spend budgets', note });
       }
       default: {
         const [t, r, b] = await Promise.all([
-          transactions(ctx, deps, orgId, client),
-          reimbursements(ctx, deps, orgId, client),
-          budgets(ctx, deps, orgId, client),
+          transactions(ctx, deps, client),
+          reimbursements(ctx, deps, client),
+          budgets(ctx, deps, client),
         ]);
         return spendOverviewCard({
           transactions: t.value.items,
