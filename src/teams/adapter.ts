@@ -20,7 +20,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import type { Limiter } from '../infra/limits/types.js';
-import { cardActivity, correlationIdOf } from './routes.js';
+import { cardActivity, correlationIdOf, isObject } from './routes.js';
 import { errorReply } from '../cards/errorCards.js';
 import { connectorHttpClient } from './connectorLimits.js';
 import { TurnPacer } from './pacer.js';
@@ -78,8 +78,6 @@ export function botAuthOptions(config: Config): ConfigurationBotFrameworkAuthent
     MicrosoftAppTenantId: config.bot.tenantId,
   };
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * Teams ids are well under these lengths; the bot keys state on them (duplicate-delivery records, conversation

@@ -11,9 +11,8 @@ import { adaptiveCard, escapeMarkdown, text } from '../cards/card.js';
 import type { TurnResult } from '../features/dispatch.js';
 import { searchCommand } from '../features/search/commands.js';
 import type { ComposeSearch, SearchAnswer, SearchResult } from '../features/search/search.js';
-import type { Route, Step, Turn } from './routes.js';
+import { isObject, type Route, type Step, type Turn } from './routes.js';
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 const invoke = (name: string) => (a: Activity) => a.type === 'invoke' && a.name === name;
 
 /** The query of a composeExtension/query: its command, the typed text (none on Teams' initial run) and the page asked for. */

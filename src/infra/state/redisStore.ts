@@ -17,7 +17,7 @@
 import type { Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
 import type { RedisConnection } from './redisClient.js';
-import { NS, checkName, type Claim, type SetOptions, type StateStore } from './types.js';
+import { NS, checkName, type SetOptions, type StateStore } from './types.js';
 
 /** Keys read per MGET in entries(): namespaces may hold thousands of keys, replies stay small. */
 const MGET_CHUNK = 500;
@@ -148,11 +148,6 @@ export class RedisStateStore implements StateStore {
       (r as ScriptedRedis).billbridgeSetIfAbsent(k, idx, json, ttlMs !== undefined ? String(ttlMs) : '', key, score, String(now)),
     );
     return created === 1;
-  }
-
-  async claim(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<Claim> {
-    // Redis has acknowledged the write when it answers.
-    return { created: await this.setIfAbsent(ns, key, value, opts), durable: Promise.resolve() };
   }
 
   async prepend(ns: string, key: string, value: unknown, keep: number, opts?: SetOptions): Promise<void> {

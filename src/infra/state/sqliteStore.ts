@@ -20,7 +20,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } f
 import { open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Clock } from '../clock.js';
-import { NS, checkName, type Claim, type SetOptions, type StateStore } from './types.js';
+import { NS, checkName, type SetOptions, type StateStore } from './types.js';
 
 export const DATABASE_FILE = 'billbridge.sqlite';
 /** Who holds the database, for the refusal message only (the lock itself is the database file's). */
@@ -170,11 +170,6 @@ export class SqliteStateStore implements StateStore {
       () => this.sql.setIfAbsent.run({ ns, key, value: json, expires: this.expiry(opts), now: this.clock.now() }).changes === 1,
       ns,
     );
-  }
-
-  async claim(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<Claim> {
-    // Answered once committed: the mark is on disk before `created` is known.
-    return { created: await this.setIfAbsent(ns, key, value, opts), durable: Promise.resolve() };
   }
 
   async prepend(ns: string, key: string, value: unknown, keep: number, opts?: SetOptions): Promise<void> {
