@@ -1,7 +1,6 @@
 // Composition root: builds every part once and wires them; the only place that knows them all.
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'restify';
 import type { DestinationStream } from 'pino';
 import { systemClock, type Clock } from './infra/clock.js';
 import { configSecrets, type Config } from './config.js';
@@ -10,7 +9,7 @@ import { createLimiter } from './infra/limits/index.js';
 import { registerLimiterMetrics } from './infra/limits/metrics.js';
 import { Mirror } from './mirror/mirror.js';
 import { registerAnswerMetrics } from './mirror/metrics.js';
-import { createMetricsServer, metricsHandler } from './http/metrics.js';
+import { createMetricsServer } from './http/metrics.js';
 import { createMetricsRegistry } from './infra/metrics.js';
 import type { Limiter } from './infra/limits/types.js';
 import { SqliteStateStore } from './infra/state/sqliteStore.js';
@@ -22,9 +21,8 @@ import { Dispatcher } from './features/dispatch.js';
 import { ComposeSearch } from './features/search/search.js';
 import { textLookup } from './features/lookup/lookup.js';
 import { CardMessages } from './teams/cardMessages.js';
-import type { CommandRegistry } from './features/registry.js';
 import type { FinanceSettings } from './features/finance.js';
-import { createAdapter, type BillbridgeAdapter } from './teams/adapter.js';
+import { createAdapter } from './teams/adapter.js';
 import { AuditTrail } from './infra/audit.js';
 import { memoryUserCommandRate } from './teams/userRate.js';
 import { UpstreamCallCounter } from './infra/upstreamCalls.js';
@@ -33,7 +31,6 @@ import { Installations } from './bindings/installations.js';
 import { createGraphTeams } from './graph/teams.js';
 import { Readiness } from './http/readiness.js';
 import { BillGateway } from './bill/gateway.js';
-import type { RunningSandbox } from './sandbox/index.js';
 import { createHttpServer } from './http/server.js';
 import { Approvals, approvalCardActions } from './features/approvals/service.js';
 import { ApprovalDigest } from './features/approvals/digest.js';
@@ -46,7 +43,6 @@ import { notificationPresenter, REFRESH_VERB } from './features/notifications/ca
 import { refreshNotification } from './features/notifications/refresh.js';
 import { SANDBOX_NOTE } from './cards/words.js';
 import { webhookRoute } from './http/webhooks.js';
-import type { RedisConnection } from './infra/state/redisClient.js';
 import { RateLimiterUserCommandRate } from './teams/userRate.js';
 import { LinkAttempts, memoryLinkAttempts } from './features/approvals/linkAttempts.js';
 import { TeamRoster } from './teams/roster.js';
@@ -61,50 +57,7 @@ export interface BuildOptions {
   clock?: Clock;
 }
 
-export interface BillbridgeApp {
-  config: Config;
-  log: Logger;
-  secrets: SecretRegistry;
-  state: StateStore;
-  limiter: Limiter;
-  clock: Clock;
-  /** Which BILL the bot talks to: the embedded sandbox or BILL itself. */
-  backend: { kind: 'sandbox' | 'bill'; baseUrl: string };
-  /** Every command, bound to its feature's parts. */
-  registry: CommandRegistry;
-  /** The parts each feature was given (tests call a feature's helpers with them). */
-  features: FeatureDeps;
-  /** Which BILL organisation each team or chat uses. */
-  orgBindings: OrgBindings;
-  /** The per-org mirror of bills, invoices, vendors and customers, and the answers it does not hold. */
-  mirror: Mirror;
-  /** Approvals as the approver; undefined without SECRETS_KEY (approvals are off). */
-  approvals: Approvals | undefined;
-  dispatcher: Dispatcher;
-  bot: BillbridgeBot;
-  /** The Bot Framework adapter (tests read how many connector clients it keeps). */
-  adapter: BillbridgeAdapter;
-  server: Server;
-  readiness: Readiness;
-  /** Append-only audit trail of commands and admin actions. */
-  audit: AuditTrail;
-  /** The BILL gateway. */
-  bill: BillGateway;
-  /** The embedded BILL sandbox when no BILL credentials are configured (tests read its stats and change its data). */
-  sandbox: RunningSandbox | undefined;
-  /** Cluster mode (REDIS_URL): the Redis connection limits, sessions, state and cache invalidations share. */
-  redis: RedisConnection | undefined;
-  /** BILL webhook notifications: receiver, outbox worker, digests, channel subscriptions. */
-  notify: Notifications;
-  /** Approvers' daily digests (`approvals digest daily <HH:MM>`); tests call tick() with a fake clock. */
-  approvalDigest: ApprovalDigest;
-  /** The METRICS_PORT listener's base URL once listening; undefined without METRICS_PORT. */
-  metricsUrl: string | undefined;
-  /** Starts listening on config.http (port 0 = a free port) and resolves with the base URL. */
-  listen(): Promise<string>;
-  /** Stops accepting requests, lets in-flight turns finish, closes every part. */
-  close(): Promise<void>;
-}
+export type BillbridgeApp = Awaited<ReturnType<typeof buildApp>>;
 
 /** The parts cluster mode adds, loaded only when REDIS_URL is set, and the connection they share. */
 async function connectCluster(url: string, log: Logger) {
@@ -124,29 +77,30 @@ async function connectCluster(url: string, log: Logger) {
     import('./bill/sharedSessions.js'),
   ]);
   const redis = new RedisConnection({ url, log });
-  return { redis, RateLimiterRedis, RedisStateStore, RedisBudgetStore, RedisStaleBroadcast, RedisSessionLedger };
+  /** A rate limit shared by the fleet; refuses (rather than allows) while Redis is away. */
+  const rateLimiter = (keyPrefix: string, points: number, duration: number) =>
+    new RateLimiterRedis({
+      storeClient: redis.client,
+      points,
+      duration,
+      keyPrefix: `${redis.keyPrefix}${keyPrefix}`,
+      rejectIfRedisNotReady: true,
+    });
+  return { redis, rateLimiter, RedisStateStore, RedisBudgetStore, RedisStaleBroadcast, RedisSessionLedger };
 }
 
 /** Per-person connect attempts: shared by the fleet through Redis in cluster mode, else kept in this process. */
 function linkAttempts(config: Config, cluster: Awaited<ReturnType<typeof connectCluster>> | undefined): LinkAttempts {
   const { linkAttemptsPerHour: perHour, linkCooldownS: cooldownS } = config.limits;
   if (!cluster) return memoryLinkAttempts(perHour, cooldownS);
-  const redis = (keyPrefix: string, points: number, duration: number) =>
-    new cluster.RateLimiterRedis({
-      storeClient: cluster.redis.client,
-      points,
-      duration,
-      keyPrefix: `${cluster.redis.keyPrefix}${keyPrefix}`,
-      rejectIfRedisNotReady: true,
-    });
   return new LinkAttempts({
-    hourly: redis('link-attempts', perHour, 3_600),
-    cooldown: cooldownS > 0 ? redis('link-cooldown', 1, cooldownS) : undefined,
+    hourly: cluster.rateLimiter('link-attempts', perHour, 3_600),
+    cooldown: cooldownS > 0 ? cluster.rateLimiter('link-cooldown', 1, cooldownS) : undefined,
     cooldownS,
   });
 }
 
-export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<BillbridgeApp> {
+export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const clock = opts.clock ?? systemClock;
   const secrets = new SecretRegistry(configSecrets(config));
   const log = createLogger({ level: config.logLevel, secrets, destination: opts.logDestination });
@@ -174,11 +128,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const redis = cluster?.redis;
   // A moment for the first connection, so start-up reads (webhook keys, outbox) find it; unreachable: /readyz says so.
   if (redis) await redis.waitReady(2_000);
-  const state: StateStore = localState ?? redisState();
-  function redisState(): StateStore {
-    if (!cluster) throw new Error('no state store: STATE_DIR is opened without REDIS_URL, Redis with it');
-    return new cluster.RedisStateStore(cluster.redis, clock);
-  }
+  const state: StateStore | undefined = localState ?? (cluster && new cluster.RedisStateStore(cluster.redis, clock));
+  if (!state) throw new Error('no state store: STATE_DIR is opened without REDIS_URL, Redis with it');
   // Every upstream call a turn makes is counted for its audit record, and none starts after the turn's deadline.
   const upstreamCalls = new UpstreamCallCounter({ clock, commandWaitMs: config.limits.commandWaitMs });
   const sharedLimiter = createLimiter({
@@ -264,7 +215,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     );
   }
 
-  const backend: BillbridgeApp['backend'] = { kind: config.bill.credentials ? 'bill' : 'sandbox', baseUrl: config.bill.baseUrl };
+  /** Which BILL the bot talks to: the embedded sandbox or BILL itself. */
+  const backend: { kind: 'sandbox' | 'bill'; baseUrl: string } = { kind: sandbox ? 'sandbox' : 'bill', baseUrl: config.bill.baseUrl };
   // Every Bot Connector call of a turn (and of proactive sends) goes through the connector.thread budget.
   const adapter = createAdapter(config, log, limiter, (fn) => upstreamCalls.run(fn));
   // BILL webhooks -> durable outbox -> proactive cards in subscribed channels, and scheduled digests.
@@ -369,15 +321,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   const perMinute = config.limits.userCommandsPerMinute;
   const userRate = cluster
-    ? new RateLimiterUserCommandRate(
-        new cluster.RateLimiterRedis({
-          storeClient: cluster.redis.client,
-          points: perMinute,
-          duration: 60,
-          keyPrefix: `${cluster.redis.keyPrefix}user-commands`,
-          rejectIfRedisNotReady: true,
-        }),
-      )
+    ? new RateLimiterUserCommandRate(cluster.rateLimiter('user-commands', perMinute, 60))
     : memoryUserCommandRate(perMinute);
   const refresh = refreshNotification({
     notify,
@@ -436,18 +380,18 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     audit,
     upstreamCalls,
   });
+  const serveMetrics = async () => ({ contentType: metrics.contentType, body: await metrics.metrics() });
   const server = createHttpServer({
     log,
     messages: adapter.messagesFor(bot),
     readiness,
     requireBearer: config.bot.appId !== '',
-    metrics: metricsHandler(metrics),
+    metrics: serveMetrics,
     metricsToken: config.metrics.token,
     routes: [webhookRoute(recentEvents.noting(notify.receiver), log), tabApi],
   });
 
-  const metricsServer =
-    config.metrics.port === undefined ? undefined : createMetricsServer(metricsHandler(metrics), config.metrics.token, log);
+  const metricsServer = config.metrics.port === undefined ? undefined : createMetricsServer(serveMetrics, config.metrics.token, log);
 
   let metricsUrl: string | undefined;
 
@@ -465,36 +409,31 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     orgBindings,
     mirror,
     approvals,
+    /** Commands run by tests without a Teams turn. */
     dispatcher,
-    bot,
+    /** The Bot Framework adapter (tests read how many connector clients it keeps). */
     adapter,
-    server,
-    readiness,
     audit,
     bill,
+    /** The embedded BILL sandbox when no BILL credentials are configured (tests read its stats and change its data). */
     sandbox,
-    redis,
     notify,
+    /** Approvers' daily digests; tests call tick() with a fake clock. */
     approvalDigest,
+    /** The METRICS_PORT listener's base URL once listening; undefined without METRICS_PORT. */
     get metricsUrl() {
       return metricsUrl;
     },
+    /** Starts listening on config.http (port 0 = a free port) and resolves with the base URL. */
     async listen() {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         if (config.http.host) server.listen(config.http.port, config.http.host, () => resolve());
         else server.listen(config.http.port, () => resolve());
       });
-      const addr = server.address();
-      const host =
-        addr.family === 'IPv6'
-          ? addr.address === '::'
-            ? 'localhost'
-            : `[${addr.address}]`
-          : addr.address === '0.0.0.0'
-            ? 'localhost'
-            : addr.address;
-      const url = `http://${host}:${addr.port}`;
+      const { address, family, port } = server.address();
+      const host = address === '::' || address === '0.0.0.0' ? 'localhost' : family === 'IPv6' ? `[${address}]` : address;
+      const url = `http://${host}:${port}`;
       if (metricsServer) {
         await new Promise<void>((resolve, reject) => {
           metricsServer.once('error', reject);
@@ -527,6 +466,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       approvalDigest.start();
       return url;
     },
+    /** Stops accepting requests, lets in-flight turns finish, closes every part. */
     close() {
       closing ??= (async () => {
         await new Promise<void>((resolve) => {
