@@ -29,7 +29,6 @@ import { UpstreamCallCounter } from './infra/upstreamCalls.js';
 import { OrgBindings } from './bindings/bindings.js';
 import { Installations } from './bindings/installations.js';
 import { createGraphTeams } from './graph/teams.js';
-import { Readiness } from './http/readiness.js';
 import { BillGateway } from './bill/gateway.js';
 import { createHttpServer } from './http/server.js';
 import { Approvals, approvalCardActions } from './features/approvals/service.js';
@@ -180,10 +179,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     broadcast: cluster ? new cluster.RedisStaleBroadcast(cluster.redis, log) : undefined,
   });
   registerAnswerMetrics(metrics, mirror.answers);
-  const readiness = new Readiness().add('state', () => state.isReady()).add('bill', () => bill.ready());
-  // Unreachable at start: not ready. Lost later: still ready (a drained fleet helps nobody); commands answer
+  // Redis unreachable at start: not ready. Lost later: still ready (a drained fleet helps nobody); commands answer
   // "temporarily unavailable" and nothing reaches BILL until it is back.
-  if (redis) readiness.add('redis', () => redis.hasBeenReady());
+  const readiness = () => ({ state: state.isReady(), bill: bill.ready(), ...(redis ? { redis: redis.hasBeenReady() } : {}) });
 
   // Cards say "demo organisation — simulated data" when the embedded sandbox stands in for BILL.
   const note = sandbox ? SANDBOX_NOTE : undefined;
@@ -224,7 +222,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   // Proactive cards (notifications, digests, approvals digests) go through the Bot Framework with stored references;
   // the buttons each card carries are recorded in the state store, where the bot's clicks look them up.
   const cardMessages = new CardMessages(state);
-  const sender = new BotFrameworkSender(adapter, config, log, cardMessages);
+  const sender = new BotFrameworkSender(adapter, config.bot.appId, log, cardMessages);
   const notify = new Notifications({
     config,
     state,

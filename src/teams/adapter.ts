@@ -27,21 +27,10 @@ import { TurnPacer } from './pacer.js';
 import { KeepingAuthentication } from './turnClients.js';
 
 /**
- * botbuilder settings that switch ConfigurationBotFrameworkAuthentication to "parameterized" mode. Once one is
- * set, botbuilder takes every one of them as given and leaves the unset ones undefined (no issuer check value,
- * no login URL, no caller id), so an override of one setting would silently change the others.
+ * The cloud's own values for the settings that switch ConfigurationBotFrameworkAuthentication to "parameterized" mode.
+ * Once one is set, botbuilder takes every one of them as given and leaves the unset ones undefined (no issuer check
+ * value, no login URL, no caller id), so an override of one setting would silently change the others.
  */
-const PARAMETERIZED_KEYS = [
-  'ToChannelFromBotLoginUrl',
-  'ToChannelFromBotOAuthScope',
-  'ToBotFromChannelTokenIssuer',
-  'OAuthUrl',
-  'ToBotFromChannelOpenIdMetadataUrl',
-  'ToBotFromEmulatorOpenIdMetadataUrl',
-  'CallerId',
-] as const;
-
-/** The cloud's own values for every parameterized setting (what botbuilder uses when none is set). */
 function cloudDefaults(channelService: string | undefined): Record<string, string> {
   const gov = channelService === GovernmentConstants.ChannelService;
   const c = gov ? GovernmentConstants : AuthenticationConstants;
@@ -59,8 +48,9 @@ function cloudDefaults(channelService: string | undefined): Record<string, strin
 export function botAuthOptions(config: Config): ConfigurationBotFrameworkAuthenticationOptions {
   // Overrides (tests, sovereign clouds) go on top of the cloud's defaults, so only what was overridden changes.
   const overrides = config.bot.overrides;
-  const parameterized = PARAMETERIZED_KEYS.some((k) => overrides[k] !== undefined && overrides[k] !== '');
-  const settings = parameterized ? { ...cloudDefaults(overrides.ChannelService), ...overrides } : overrides;
+  const defaults = cloudDefaults(overrides.ChannelService);
+  const parameterized = Object.keys(defaults).some((k) => overrides[k]);
+  const settings = parameterized ? { ...defaults, ...overrides } : overrides;
   if (config.bot.appId === '') {
     // Local mode: botbuilder treats an empty app id as "authentication disabled" only for MultiTenant.
     return {

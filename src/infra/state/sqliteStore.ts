@@ -1,20 +1,14 @@
 // Single-instance state: one SQLite database, STATE_DIR/billbridge.sqlite, held by one process at a time.
-//
-// Why SQLite and how it is set up:
-// - every call is answered once its transaction is committed (calls of one event-loop turn share one); a write that
-//   cannot be committed (disk full, I/O error) rejects, and so does every call that may have seen it, so nothing that
-//   failed is ever answered as done or counted as present (there is no in-memory copy to disagree with the disk);
-// - journal_mode=WAL with synchronous=FULL: each commit syncs the write-ahead log to disk before it returns, so an
-//   acknowledged write survives a process kill and a power cut (NORMAL would only survive the former). A batch that
-//   holds only NOT_SYNCED namespaces is committed with NORMAL: it still survives a killed process, and the next FULL
-//   commit syncs it too; a power cut may lose its last few (a Teams retry then answered twice, a card click answered
-//   as a new reply). Bench: the sync is ~6% of the bot's CPU per help command;
-// - locking_mode=EXCLUSIVE, taken by a write at open with busy_timeout 0: the process keeps an OS lock on the database
-//   file for as long as it lives. A second process (or a second store in this one) gets SQLITE_BUSY at once and
-//   refuses to start; the OS drops the lock when the holder dies, kill -9 included, so a restart just works;
-// - values are JSON text in rows: a mirror shard of several MB is read from disk when asked for, not held in memory.
-// The audit trail stays a plain append-only file (STATE_DIR/<log>.log, what operators tail and rotate), synced within
-// a second (see LogFile).
+// - Every call is answered once its transaction is committed (calls of one event-loop turn share one); a write that
+//   cannot be committed (disk full, I/O error) rejects, with every call that may have seen it. No in-memory copy.
+// - WAL with synchronous=FULL: an acknowledged write survives a kill and a power cut. A batch of NOT_SYNCED namespaces
+//   only is committed with NORMAL (survives a kill; a power cut may lose its last few). The sync is ~6% of the CPU of
+//   a help command.
+// - locking_mode=EXCLUSIVE, taken by a write at open with busy_timeout 0: a second process gets SQLITE_BUSY at once
+//   and refuses to start; the OS drops the lock when the holder dies (kill -9 included).
+// - Values are JSON text in rows: a mirror shard of several MB is read when asked for, not held in memory.
+// The audit trail is a plain append-only file (STATE_DIR/<log>.log, what operators tail and rotate), synced within a
+// second (LogFile).
 import Database from 'better-sqlite3';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
