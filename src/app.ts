@@ -88,17 +88,6 @@ async function connectCluster(url: string, log: Logger) {
   return { redis, rateLimiter, RedisStateStore, RedisBudgetStore, RedisStaleBroadcast, RedisSessionLedger };
 }
 
-/** Per-person connect attempts: shared by the fleet through Redis in cluster mode, else kept in this process. */
-function linkAttempts(config: Config, cluster: Awaited<ReturnType<typeof connectCluster>> | undefined): LinkAttempts {
-  const { linkAttemptsPerHour: perHour, linkCooldownS: cooldownS } = config.limits;
-  if (!cluster) return memoryLinkAttempts(perHour, cooldownS);
-  return new LinkAttempts({
-    hourly: cluster.rateLimiter('link-attempts', perHour, 3_600),
-    cooldown: cooldownS > 0 ? cluster.rateLimiter('link-cooldown', 1, cooldownS) : undefined,
-    cooldownS,
-  });
-}
-
 export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const clock = opts.clock ?? systemClock;
   const secrets = new SecretRegistry(configSecrets(config));
@@ -188,6 +177,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
 
   // Approvals run as the approver, with their own BILL token sealed under SECRETS_KEY. Without the key there is no
   // safe place for those tokens, so the feature is off and its commands say so.
+  const { linkAttemptsPerHour, linkCooldownS } = config.limits;
   const userLinks = config.secretsKey ? new UserLinks({ store: state, secretsKey: config.secretsKey, clock, log }) : undefined;
   const approvals =
     config.secretsKey && userLinks
@@ -195,7 +185,14 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
           links: userLinks,
           cards: new ApprovalCards(state, clock),
           secretsKey: config.secretsKey,
-          attempts: linkAttempts(config, cluster),
+          // Per-person connect attempts: shared by the fleet through Redis in cluster mode, else kept in this process.
+          attempts: cluster
+            ? new LinkAttempts({
+                hourly: cluster.rateLimiter('link-attempts', linkAttemptsPerHour, 3_600),
+                cooldown: linkCooldownS > 0 ? cluster.rateLimiter('link-cooldown', 1, linkCooldownS) : undefined,
+                cooldownS: linkCooldownS,
+              })
+            : memoryLinkAttempts(linkAttemptsPerHour, linkCooldownS),
           bill,
           vendors: mirror,
           waitMs: config.limits.commandWaitMs,

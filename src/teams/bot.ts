@@ -23,7 +23,7 @@ import {
 import type { AccessPolicy } from '../features/access.js';
 import type { Clock } from '../infra/clock.js';
 import type { InstallLifecycle } from './install.js';
-import { composeSearchRoutes } from './composeSearch.js';
+import { composeSearchRoute } from './composeSearch.js';
 import { normalizeCommandText } from '../features/parse.js';
 import type { ComposeSearch } from '../features/search/search.js';
 import { messageActionRoutes, type MessageActionParts } from './messageAction.js';
@@ -211,7 +211,7 @@ export class BillbridgeBot {
         run: (t) => answer(t, answerError('BadRequest', 'Missing verb')),
       },
       // Search from the compose box (composeSearch.ts): tenant, audit and the person's rate as for a typed command.
-      ...composeSearchRoutes(parts.search, { tenant, audit, rate }),
+      composeSearchRoute(parts.search, { tenant, audit, rate }),
     ];
     this.router = new Router(parts.log);
     for (const route of routes) this.router.add(route);

@@ -61,19 +61,31 @@ interface Row extends Key {
 /** A live row: no expiry, or one still ahead of the clock (the store's clock, so tests can move it). */
 const LIVE = '(expires_at IS NULL OR expires_at > @now)';
 
+const UPSERT =
+  'INSERT INTO entries (ns, key, value, expires_at) VALUES (@ns, @key, @value, @expires) ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at';
+
+/** The prepared statements, typed by their parameters and rows. */
+function statements(db: Database.Database) {
+  return {
+    get: db.prepare<Key & Now, { value: string }>(`SELECT value FROM entries WHERE ns = @ns AND key = @key AND ${LIVE}`),
+    set: db.prepare<Row>(UPSERT),
+    // Inserts, or replaces an entry that has expired; one statement, so one change count says whether it created.
+    setIfAbsent: db.prepare<Row & Now>(`${UPSERT} WHERE entries.expires_at IS NOT NULL AND entries.expires_at <= @now`),
+    delete: db.prepare<Key, { expires_at: number | null }>('DELETE FROM entries WHERE ns = @ns AND key = @key RETURNING expires_at'),
+    // rowid order: insertion order, and a replaced value keeps its place (as a Map would).
+    entries: db.prepare<{ ns: string } & Now, { key: string; value: string }>(
+      `SELECT key, value FROM entries WHERE ns = @ns AND ${LIVE} ORDER BY rowid`,
+    ),
+    sweep: db.prepare<Now>('DELETE FROM entries WHERE expires_at IS NOT NULL AND expires_at <= @now'),
+  };
+}
+
 export class SqliteStateStore implements StateStore {
   /** "file": the single-instance store under STATE_DIR (as opposed to Redis). */
   readonly kind = 'file' as const;
   readonly location: string;
   private readonly db: Database.Database;
-  private readonly sql: {
-    get: Database.Statement<Key & Now, { value: string }>;
-    set: Database.Statement<Row>;
-    setIfAbsent: Database.Statement<Row & Now>;
-    delete: Database.Statement<Key, { expires_at: number | null }>;
-    entries: Database.Statement<{ ns: string } & Now, { key: string; value: string }>;
-    sweep: Database.Statement<Now>;
-  };
+  private readonly sql: ReturnType<typeof statements>;
   private readonly logs = new Map<string, LogFile>();
   /** The transaction changes are being added to, committed at the next turn of the event loop. */
   private batch: Batch | undefined;
@@ -118,22 +130,7 @@ export class SqliteStateStore implements StateStore {
     }
     this.db = db;
     writeFileSync(join(this.location, HOLDER_FILE), `${process.pid}\n`, { mode: 0o600 });
-    this.sql = {
-      get: db.prepare<Key & Now, { value: string }>(`SELECT value FROM entries WHERE ns = @ns AND key = @key AND ${LIVE}`),
-      set: db.prepare<Row>(
-        'INSERT INTO entries (ns, key, value, expires_at) VALUES (@ns, @key, @value, @expires) ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at',
-      ),
-      // Inserts, or replaces an entry that has expired; one statement, so one change count says whether it created.
-      setIfAbsent: db.prepare<Row & Now>(
-        'INSERT INTO entries (ns, key, value, expires_at) VALUES (@ns, @key, @value, @expires) ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at WHERE entries.expires_at IS NOT NULL AND entries.expires_at <= @now',
-      ),
-      delete: db.prepare<Key, { expires_at: number | null }>('DELETE FROM entries WHERE ns = @ns AND key = @key RETURNING expires_at'),
-      // rowid order: insertion order, and a replaced value keeps its place (as a Map would).
-      entries: db.prepare<{ ns: string } & Now, { key: string; value: string }>(
-        `SELECT key, value FROM entries WHERE ns = @ns AND ${LIVE} ORDER BY rowid`,
-      ),
-      sweep: db.prepare<Now>('DELETE FROM entries WHERE expires_at IS NOT NULL AND expires_at <= @now'),
-    };
+    this.sql = statements(db);
     // Expired rows are invisible to reads already; this gives their space back (webhook event ids, seen activities).
     this.sweepTimer = setInterval(() => this.sweep(), 60_000);
     this.sweepTimer.unref();
