@@ -1,6 +1,6 @@
 // Bot Connector calls under the connector.thread budget: botbuilder's connector clients send through this HTTP client
-// (ConnectorClientOptions.httpClient), so every attempt of a turn (replies, typing, updates, deletes, roster and team
-// look-ups, proactive sends, and botbuilder's own retries) starts inside a limiter grant, and a 429 pauses the thread.
+// (ConnectorClientOptions.httpClient), so every attempt (botbuilder's own retries included) starts inside a limiter
+// grant, and a 429 pauses the thread.
 import type { ConnectorClientOptions } from 'botframework-connector';
 import { request as undiciRequest } from 'undici';
 import { ContextSlot } from '../infra/asyncContext.js';
@@ -102,10 +102,7 @@ class ResponseHeaders implements HeadersLike {
   }
 }
 
-/**
- * One HTTP attempt with undici's request: in a local loop of help commands it cost what botbuilder's own client did,
- * where fetch cost ~7% more CPU per command. A network failure keeps its system code for botbuilder's retry.
- */
+/** One HTTP attempt with undici's request (fetch cost ~7% more CPU per command); a network failure keeps its code. */
 async function sendAttempt(request: CompatRequest): Promise<CompatResponse> {
   const signals = [request.abortSignal, request.timeout > 0 ? AbortSignal.timeout(request.timeout) : undefined].filter(
     (s): s is AbortSignal => s !== undefined,
@@ -130,10 +127,8 @@ async function sendAttempt(request: CompatRequest): Promise<CompatResponse> {
 }
 
 /**
- * The HTTP client botbuilder's connector clients send with. botbuilder's retry policy sits above it, so each attempt
- * (including the retries botbuilder makes on its own for 429 with Retry-After and for 5xx) takes a slot of its
- * thread's budget, and every 429 pauses that thread for everyone. A 429 means Teams did not accept the message, so
- * a retry never delivers it twice.
+ * The HTTP client botbuilder's connector clients send with: each attempt takes a slot of its thread's budget and every
+ * 429 pauses that thread for everyone. A 429 means Teams did not accept the message, so a retry never delivers twice.
  */
 export function connectorHttpClient(deps: ConnectorLimitsDeps): HttpClient {
   const { limiter, log } = deps;
