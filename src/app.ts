@@ -128,19 +128,21 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   });
   const limiter: Limiter = upstreamCalls.counting(sharedLimiter);
   // GET /metrics: this app's own registry (never prom-client's global one); process metrics outside tests.
-  const metrics = createMetricsRegistry({ processMetrics: config.nodeEnv !== 'test' });
+  const metrics = createMetricsRegistry(config.nodeEnv !== 'test');
   // Organisation, tenant and team ids appear in metrics only as one-way names (see budgetKeyLabel).
   registerLimiterMetrics(metrics, sharedLimiter, config.metrics.token || randomBytes(32));
   const audit = new AuditTrail({ store: state, clock, log, scrub: (text) => secrets.scrub(text) });
+  const billUser = config.bill.credentials ?? sandbox?.credentials;
+  if (!billUser) throw new Error('no BILL credentials and no sandbox standing in for BILL');
+  /** Which BILL the bot talks to: the embedded sandbox or BILL itself. */
+  const backend: { kind: 'sandbox' | 'bill'; baseUrl: string } = { kind: sandbox ? 'sandbox' : 'bill', baseUrl: config.bill.baseUrl };
   // Single-org: every team uses BILL_ORG_ID (the sandbox's demo org without credentials); multi-org: links only.
-  const orgBindings = new OrgBindings({ config, state, clock, defaultOrgId: config.bill.credentials?.orgId ?? sandbox?.credentials.orgId });
+  const orgBindings = new OrgBindings({ config, state, clock, defaultOrgId: billUser.orgId });
   const installs = new Installations(state, orgBindings, clock);
   // Undefined in local mode (no app id): status says Graph is skipped.
   const graph = createGraphTeams({ config, limiter, clock, log, secrets });
-  const billUser = config.bill.credentials ?? sandbox?.credentials;
-  if (!billUser) throw new Error('no BILL credentials and no sandbox standing in for BILL');
   const bill = new BillGateway({
-    backend: sandbox ? 'sandbox' : 'bill',
+    backend: backend.kind,
     endpoints: { baseUrl: config.bill.baseUrl, spendBaseUrl: config.bill.spendBaseUrl, eventsBaseUrl: config.bill.eventsBaseUrl },
     user: { devKey: billUser.devKey, username: billUser.username, password: billUser.password },
     defaultOrgId: billUser.orgId,
@@ -210,12 +212,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     );
   }
 
-  /** Which BILL the bot talks to: the embedded sandbox or BILL itself. */
-  const backend: { kind: 'sandbox' | 'bill'; baseUrl: string } = { kind: sandbox ? 'sandbox' : 'bill', baseUrl: config.bill.baseUrl };
   // Every Bot Connector call of a turn (and of proactive sends) goes through the connector.thread budget.
   const adapter = createAdapter(config, log, limiter, (fn) => upstreamCalls.run(fn));
   // BILL webhooks -> durable outbox -> proactive cards in subscribed channels, and scheduled digests.
-  const servedOrgId = config.bill.credentials?.orgId ?? sandbox?.credentials.orgId;
   // Proactive cards (notifications, digests, approvals digests) go through the Bot Framework with stored references;
   // the buttons each card carries are recorded in the state store, where the bot's clicks look them up.
   const cardMessages = new CardMessages(state);
@@ -229,8 +228,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     bill,
     mirror,
     resolveOrg: (scope) => orgBindings.resolve(scope),
-    servesOrg: (orgId) => (config.bill.allowedOrgIds.length > 0 ? config.bill.allowedOrgIds.includes(orgId) : orgId === servedOrgId),
-    defaultOrgId: servedOrgId,
+    servesOrg: (orgId) => (config.bill.allowedOrgIds.length > 0 ? config.bill.allowedOrgIds.includes(orgId) : orgId === billUser.orgId),
+    defaultOrgId: billUser.orgId,
     audit,
     sender,
     presenter: notificationPresenter({ locale: config.locale, timeZone: config.timeZone, note }),

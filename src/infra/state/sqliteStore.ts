@@ -347,13 +347,9 @@ class LogFile {
     return run;
   }
 
-  async drain(): Promise<void> {
-    await Promise.allSettled([this.running, this.next]);
-  }
-
   /** Writes what is pending and syncs it now (at close). */
   async close(): Promise<void> {
-    await this.drain();
+    await Promise.allSettled([this.running, this.next]);
     clearTimeout(this.syncTimer);
     this.syncTimer = undefined;
     await this.sync();
