@@ -25,16 +25,16 @@ export interface HttpServerDeps {
   /** /readyz: each part the bot needs and whether it is ready now. */
   readiness: () => Record<string, boolean>;
   /** Prometheus text exposition for /metrics. */
-  metrics?: MetricsHandler;
+  metrics: MetricsHandler;
   /** METRICS_TOKEN: /metrics is served on this port only when set, and only to a request bearing it. */
-  metricsToken?: string;
+  metricsToken: string;
   /**
    * Inbound Bot Framework authentication is on (an app id is configured): a request to /api/messages without a
    * bearer token shaped like a JWT is refused before its body is read. Off in local mode, where nothing is checked.
    */
-  requireBearer?: boolean;
+  requireBearer: boolean;
   /** More routes (webhooks...), added by the composition root. */
-  routes?: Array<(server: Server) => void>;
+  routes: Array<(server: Server) => void>;
 }
 
 function sendJson(res: Response, status: number, body: unknown): void {
@@ -137,22 +137,20 @@ export function createHttpServer(deps: HttpServerDeps): Server {
   });
 
   // Without a token the route does not exist here (404): metrics are then only on METRICS_PORT, if anywhere.
-  if (deps.metrics && deps.metricsToken) {
-    const metrics = deps.metrics;
-    const token = deps.metricsToken;
+  if (deps.metricsToken) {
     server.get('/metrics', async (req: Request, res: Response) => {
-      if (!bearerMatches(req.headers.authorization, token)) {
+      if (!bearerMatches(req.headers.authorization, deps.metricsToken)) {
         res.setHeader('WWW-Authenticate', 'Bearer');
         sendJson(res, 401, { error: 'Unauthorized' });
         return;
       }
-      const out = await metrics();
+      const out = await deps.metrics();
       res.setHeader('Content-Type', out.contentType);
       res.sendRaw(200, out.body);
     });
   }
 
   tabPageRoutes(server);
-  for (const add of deps.routes ?? []) add(server);
+  for (const add of deps.routes) add(server);
   return server;
 }

@@ -1,8 +1,6 @@
-// POST /api/bill/webhooks: BILL's signed notifications. What the headers can refuse is refused before a byte of the
-// body is read (encoding, type, size, a signature header that cannot be BILL's, a sender out of budget); then the
-// body is read as raw bytes (the signature is over them; restify's bodyParser would decode and re-encode), bounded
-// in size, and handed to the receiver. What senders who fail the signature may make the bot read is bounded
-// (senderBudget.ts).
+// POST /api/bill/webhooks: BILL's signed notifications. What the headers can refuse is refused before the body is read
+// (encoding, type, size, a signature header that cannot be BILL's, a sender out of budget: senderBudget.ts); then the
+// body is read as raw bytes (the signature is over them; restify's bodyParser would re-encode), bounded in size.
 import type { Request, Response, Server } from 'restify';
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
