@@ -31,12 +31,9 @@ export function redactRedisUrl(url: string): string {
 }
 
 /**
- * One command connection shared by the state store, the limiter, the session ledger and the per-user rate,
- * plus one subscriber connection for pub/sub (cache invalidations, budget pauses).
- *
- * While Redis is unreachable every command is refused at once (no offline queue, no resend after a reconnect),
- * so callers answer "temporarily unavailable" instead of waiting or acting on a stale decision. ioredis keeps
- * reconnecting in the background; every error event is handled here, so none can crash the process.
+ * One command connection (state, limiter, sessions, per-user rate) and one subscriber connection (pub/sub). While Redis
+ * is unreachable every command is refused at once (no offline queue, no resend), so callers answer "temporarily
+ * unavailable" instead of waiting or acting on a stale decision; every error event is handled here.
  */
 export class RedisConnection {
   readonly client: Redis;

@@ -208,10 +208,8 @@ export class SqliteStateStore implements StateStore {
   }
 
   /**
-   * Runs a change inside the open batch (opening one if none is) and resolves once the batch is committed: changes
-   * made in one turn of the event loop share one commit and one sync of the WAL (a sync costs milliseconds, during which
-   * nothing else runs). The change is applied at once, so later calls see it, and none of them answers before it is
-   * on disk; if the batch cannot be committed, every call in it rejects.
+   * Runs a change inside the open batch (changes of one event-loop turn share one commit and one sync of the WAL) and
+   * resolves once it is committed. Applied at once, so later calls see it; if the batch fails, every call in it rejects.
    */
   private async write<R>(change: () => R, ns?: string): Promise<R> {
     if (this.closed) throw new Error('the state store is closed');

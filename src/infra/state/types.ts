@@ -19,9 +19,8 @@ export interface StateStore {
   /** Every live entry of a namespace. Namespaces are meant to stay small (thousands, not millions). */
   entries<T>(ns: string): Promise<Array<[string, T]>>;
   /**
-   * Atomically puts `value` first in the list at `key` (read back with get() as an array, newest first), keeps the first
-   * `keep` and starts the TTL again: a bounded "last N" that several instances may add to at once. Only prepend() may
-   * write such a key, and its namespace is read by key only (not listed by entries()).
+   * Atomically puts `value` first in the list at `key` (get() reads it newest first), keeps the first `keep` and starts
+   * the TTL again: a bounded "last N" several instances may add to. Only for namespaces read by key (not entries()).
    */
   prepend(ns: string, key: string, value: unknown, keep: number, opts?: SetOptions): Promise<void>;
   /** Appends one record to an append-only log (the audit trail). */
