@@ -195,19 +195,12 @@ function censorLine(line: string): string {
   return censored === record ? line : `${JSON.stringify(censored)}\n`;
 }
 
-export interface LoggerOptions {
-  level: string;
-  secrets: SecretRegistry;
-  /** Where lines go; stdout by default. Tests pass a capturing stream. */
-  destination?: DestinationStream;
-  base?: Record<string, unknown>;
-}
-
-export function createLogger(opts: LoggerOptions): Logger {
+/** `destination`: where lines go; stdout by default (tests pass a capturing stream). */
+export function createLogger(opts: { level: string; secrets: SecretRegistry; destination?: DestinationStream }): Logger {
   return pino(
     {
       level: opts.level,
-      base: { app: 'billbridge', ...opts.base },
+      base: { app: 'billbridge' },
       timestamp: stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
       // The whole line, message and child bindings included: secret fields by name, then known secret values.
