@@ -1,7 +1,6 @@
 // Composition root: builds every part once and wires them; the only place that knows them all.
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'restify';
 import type { DestinationStream } from 'pino';
 import { systemClock, type Clock } from './infra/clock.js';
 import { configSecrets, type Config } from './config.js';
@@ -10,7 +9,7 @@ import { SharedLimiter } from './infra/limits/limiter.js';
 import { registerLimiterMetrics } from './infra/limits/metrics.js';
 import { Mirror } from './mirror/mirror.js';
 import { registerAnswerMetrics } from './mirror/metrics.js';
-import { createMetricsServer, metricsHandler } from './http/metrics.js';
+import { createMetricsServer } from './http/metrics.js';
 import { createMetricsRegistry } from './infra/metrics.js';
 import type { Limiter } from './infra/limits/types.js';
 import { SqliteStateStore } from './infra/state/sqliteStore.js';
@@ -22,18 +21,15 @@ import { Dispatcher } from './features/dispatch.js';
 import { ComposeSearch } from './features/search/search.js';
 import { textLookup } from './features/lookup/lookup.js';
 import { CardMessages } from './teams/cardMessages.js';
-import type { CommandRegistry } from './features/registry.js';
 import type { FinanceSettings } from './features/finance.js';
-import { createAdapter, type BillbridgeAdapter } from './teams/adapter.js';
+import { createAdapter } from './teams/adapter.js';
 import { AuditTrail } from './infra/audit.js';
 import { memoryUserCommandRate } from './teams/userRate.js';
 import { UpstreamCallCounter } from './infra/upstreamCalls.js';
 import { OrgBindings } from './bindings/bindings.js';
 import { Installations } from './bindings/installations.js';
 import { createGraphTeams } from './graph/teams.js';
-import { Readiness } from './http/readiness.js';
 import { BillGateway } from './bill/gateway.js';
-import type { RunningSandbox } from './sandbox/index.js';
 import { createHttpServer } from './http/server.js';
 import { Approvals, approvalCardActions } from './features/approvals/service.js';
 import { ApprovalDigest } from './features/approvals/digest.js';
@@ -46,7 +42,6 @@ import { notificationPresenter, REFRESH_VERB } from './features/notifications/ca
 import { refreshNotification } from './features/notifications/refresh.js';
 import { SANDBOX_NOTE } from './cards/words.js';
 import { webhookRoute } from './http/webhooks.js';
-import type { RedisConnection } from './infra/state/redisClient.js';
 import { RateLimiterUserCommandRate } from './teams/userRate.js';
 import { LinkAttempts, memoryLinkAttempts } from './features/approvals/linkAttempts.js';
 import { TeamRoster } from './teams/roster.js';
@@ -61,50 +56,7 @@ export interface BuildOptions {
   clock?: Clock;
 }
 
-export interface BillbridgeApp {
-  config: Config;
-  log: Logger;
-  secrets: SecretRegistry;
-  state: StateStore;
-  limiter: Limiter;
-  clock: Clock;
-  /** Which BILL the bot talks to: the embedded sandbox or BILL itself. */
-  backend: { kind: 'sandbox' | 'bill'; baseUrl: string };
-  /** Every command, bound to its feature's parts. */
-  registry: CommandRegistry;
-  /** The parts each feature was given (tests call a feature's helpers with them). */
-  features: FeatureDeps;
-  /** Which BILL organisation each team or chat uses. */
-  orgBindings: OrgBindings;
-  /** The per-org mirror of bills, invoices, vendors and customers, and the answers it does not hold. */
-  mirror: Mirror;
-  /** Approvals as the approver; undefined without SECRETS_KEY (approvals are off). */
-  approvals: Approvals | undefined;
-  dispatcher: Dispatcher;
-  bot: BillbridgeBot;
-  /** The Bot Framework adapter (tests read how many connector clients it keeps). */
-  adapter: BillbridgeAdapter;
-  server: Server;
-  readiness: Readiness;
-  /** Append-only audit trail of commands and admin actions. */
-  audit: AuditTrail;
-  /** The BILL gateway. */
-  bill: BillGateway;
-  /** The embedded BILL sandbox when no BILL credentials are configured (tests read its stats and change its data). */
-  sandbox: RunningSandbox | undefined;
-  /** Cluster mode (REDIS_URL): the Redis connection limits, sessions, state and cache invalidations share. */
-  redis: RedisConnection | undefined;
-  /** BILL webhook notifications: receiver, outbox worker, digests, channel subscriptions. */
-  notify: Notifications;
-  /** Approvers' daily digests (`approvals digest daily <HH:MM>`); tests call tick() with a fake clock. */
-  approvalDigest: ApprovalDigest;
-  /** The METRICS_PORT listener's base URL once listening; undefined without METRICS_PORT. */
-  metricsUrl: string | undefined;
-  /** Starts listening on config.http (port 0 = a free port) and resolves with the base URL. */
-  listen(): Promise<string>;
-  /** Stops accepting requests, lets in-flight turns finish, closes every part. */
-  close(): Promise<void>;
-}
+export type BillbridgeApp = Awaited<ReturnType<typeof buildApp>>;
 
 /** The parts cluster mode adds, loaded only when REDIS_URL is set, and the connection they share. */
 async function connectCluster(url: string, log: Logger) {
@@ -124,29 +76,19 @@ async function connectCluster(url: string, log: Logger) {
     import('./bill/sharedSessions.js'),
   ]);
   const redis = new RedisConnection({ url, log });
-  return { redis, RateLimiterRedis, RedisStateStore, RedisBudgetStore, RedisStaleBroadcast, RedisSessionLedger };
-}
-
-/** Per-person connect attempts: shared by the fleet through Redis in cluster mode, else kept in this process. */
-function linkAttempts(config: Config, cluster: Awaited<ReturnType<typeof connectCluster>> | undefined): LinkAttempts {
-  const { linkAttemptsPerHour: perHour, linkCooldownS: cooldownS } = config.limits;
-  if (!cluster) return memoryLinkAttempts(perHour, cooldownS);
-  const redis = (keyPrefix: string, points: number, duration: number) =>
-    new cluster.RateLimiterRedis({
-      storeClient: cluster.redis.client,
+  /** A rate limit shared by the fleet; refuses (rather than allows) while Redis is away. */
+  const rateLimiter = (keyPrefix: string, points: number, duration: number) =>
+    new RateLimiterRedis({
+      storeClient: redis.client,
       points,
       duration,
-      keyPrefix: `${cluster.redis.keyPrefix}${keyPrefix}`,
+      keyPrefix: `${redis.keyPrefix}${keyPrefix}`,
       rejectIfRedisNotReady: true,
     });
-  return new LinkAttempts({
-    hourly: redis('link-attempts', perHour, 3_600),
-    cooldown: cooldownS > 0 ? redis('link-cooldown', 1, cooldownS) : undefined,
-    cooldownS,
-  });
+  return { redis, rateLimiter, RedisStateStore, RedisBudgetStore, RedisStaleBroadcast, RedisSessionLedger };
 }
 
-export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<BillbridgeApp> {
+export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const clock = opts.clock ?? systemClock;
   const secrets = new SecretRegistry(configSecrets(config));
   const log = createLogger({ level: config.logLevel, secrets, destination: opts.logDestination });
@@ -174,11 +116,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const redis = cluster?.redis;
   // A moment for the first connection, so start-up reads (webhook keys, outbox) find it; unreachable: /readyz says so.
   if (redis) await redis.waitReady(2_000);
-  const state: StateStore = localState ?? redisState();
-  function redisState(): StateStore {
-    if (!cluster) throw new Error('no state store: STATE_DIR is opened without REDIS_URL, Redis with it');
-    return new cluster.RedisStateStore(cluster.redis, clock);
-  }
+  const state: StateStore | undefined = localState ?? (cluster && new cluster.RedisStateStore(cluster.redis, clock));
+  if (!state) throw new Error('no state store: STATE_DIR is opened without REDIS_URL, Redis with it');
   // Every upstream call a turn makes is counted for its audit record, and none starts after the turn's deadline.
   const upstreamCalls = new UpstreamCallCounter({ clock, commandWaitMs: config.limits.commandWaitMs });
   const sharedLimiter = new SharedLimiter({
@@ -189,19 +128,21 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   const limiter: Limiter = upstreamCalls.counting(sharedLimiter);
   // GET /metrics: this app's own registry (never prom-client's global one); process metrics outside tests.
-  const metrics = createMetricsRegistry({ processMetrics: config.nodeEnv !== 'test' });
+  const metrics = createMetricsRegistry(config.nodeEnv !== 'test');
   // Organisation, tenant and team ids appear in metrics only as one-way names (see budgetKeyLabel).
   registerLimiterMetrics(metrics, sharedLimiter, config.metrics.token || randomBytes(32));
   const audit = new AuditTrail({ store: state, clock, log, scrub: (text) => secrets.scrub(text) });
+  const billUser = config.bill.credentials ?? sandbox?.credentials;
+  if (!billUser) throw new Error('no BILL credentials and no sandbox standing in for BILL');
+  /** Which BILL the bot talks to: the embedded sandbox or BILL itself. */
+  const backend: { kind: 'sandbox' | 'bill'; baseUrl: string } = { kind: sandbox ? 'sandbox' : 'bill', baseUrl: config.bill.baseUrl };
   // Single-org: every team uses BILL_ORG_ID (the sandbox's demo org without credentials); multi-org: links only.
-  const orgBindings = new OrgBindings({ config, state, clock, defaultOrgId: config.bill.credentials?.orgId ?? sandbox?.credentials.orgId });
+  const orgBindings = new OrgBindings({ config, state, clock, defaultOrgId: billUser.orgId });
   const installs = new Installations(state, orgBindings, clock);
   // Undefined in local mode (no app id): status says Graph is skipped.
   const graph = createGraphTeams({ config, limiter, clock, log, secrets });
-  const billUser = config.bill.credentials ?? sandbox?.credentials;
-  if (!billUser) throw new Error('no BILL credentials and no sandbox standing in for BILL');
   const bill = new BillGateway({
-    backend: sandbox ? 'sandbox' : 'bill',
+    backend: backend.kind,
     endpoints: { baseUrl: config.bill.baseUrl, spendBaseUrl: config.bill.spendBaseUrl, eventsBaseUrl: config.bill.eventsBaseUrl },
     user: { devKey: billUser.devKey, username: billUser.username, password: billUser.password },
     defaultOrgId: billUser.orgId,
@@ -229,16 +170,16 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     broadcast: cluster ? new cluster.RedisStaleBroadcast(cluster.redis, log) : undefined,
   });
   registerAnswerMetrics(metrics, mirror.answers);
-  const readiness = new Readiness().add('state', () => state.isReady()).add('bill', () => bill.ready());
-  // Unreachable at start: not ready. Lost later: still ready (a drained fleet helps nobody); commands answer
+  // Redis unreachable at start: not ready. Lost later: still ready (a drained fleet helps nobody); commands answer
   // "temporarily unavailable" and nothing reaches BILL until it is back.
-  if (redis) readiness.add('redis', () => redis.hasBeenReady());
+  const readiness = () => ({ state: state.isReady(), bill: bill.ready(), ...(redis ? { redis: redis.hasBeenReady() } : {}) });
 
   // Cards say "demo organisation — simulated data" when the embedded sandbox stands in for BILL.
   const note = sandbox ? SANDBOX_NOTE : undefined;
 
   // Approvals run as the approver, with their own BILL token sealed under SECRETS_KEY. Without the key there is no
   // safe place for those tokens, so the feature is off and its commands say so.
+  const { linkAttemptsPerHour, linkCooldownS } = config.limits;
   const userLinks = config.secretsKey ? new UserLinks({ store: state, secretsKey: config.secretsKey, clock, log }) : undefined;
   const approvals =
     config.secretsKey && userLinks
@@ -246,7 +187,14 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
           links: userLinks,
           cards: new ApprovalCards(state, clock),
           secretsKey: config.secretsKey,
-          attempts: linkAttempts(config, cluster),
+          // Per-person connect attempts: shared by the fleet through Redis in cluster mode, else kept in this process.
+          attempts: cluster
+            ? new LinkAttempts({
+                hourly: cluster.rateLimiter('link-attempts', linkAttemptsPerHour, 3_600),
+                cooldown: linkCooldownS > 0 ? cluster.rateLimiter('link-cooldown', 1, linkCooldownS) : undefined,
+                cooldownS: linkCooldownS,
+              })
+            : memoryLinkAttempts(linkAttemptsPerHour, linkCooldownS),
           bill,
           vendors: mirror,
           waitMs: config.limits.commandWaitMs,
@@ -264,15 +212,13 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     );
   }
 
-  const backend: BillbridgeApp['backend'] = { kind: config.bill.credentials ? 'bill' : 'sandbox', baseUrl: config.bill.baseUrl };
   // Every Bot Connector call of a turn (and of proactive sends) goes through the connector.thread budget.
   const adapter = createAdapter(config, log, limiter, (fn) => upstreamCalls.run(fn));
   // BILL webhooks -> durable outbox -> proactive cards in subscribed channels, and scheduled digests.
-  const servedOrgId = config.bill.credentials?.orgId ?? sandbox?.credentials.orgId;
   // Proactive cards (notifications, digests, approvals digests) go through the Bot Framework with stored references;
   // the buttons each card carries are recorded in the state store, where the bot's clicks look them up.
   const cardMessages = new CardMessages(state);
-  const sender = new BotFrameworkSender(adapter, config, log, cardMessages);
+  const sender = new BotFrameworkSender(adapter, config.bot.appId, log, cardMessages);
   const notify = new Notifications({
     config,
     state,
@@ -282,8 +228,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     bill,
     mirror,
     resolveOrg: (scope) => orgBindings.resolve(scope),
-    servesOrg: (orgId) => (config.bill.allowedOrgIds.length > 0 ? config.bill.allowedOrgIds.includes(orgId) : orgId === servedOrgId),
-    defaultOrgId: servedOrgId,
+    servesOrg: (orgId) => (config.bill.allowedOrgIds.length > 0 ? config.bill.allowedOrgIds.includes(orgId) : orgId === billUser.orgId),
+    defaultOrgId: billUser.orgId,
     audit,
     sender,
     presenter: notificationPresenter({ locale: config.locale, timeZone: config.timeZone, note }),
@@ -369,15 +315,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   const perMinute = config.limits.userCommandsPerMinute;
   const userRate = cluster
-    ? new RateLimiterUserCommandRate(
-        new cluster.RateLimiterRedis({
-          storeClient: cluster.redis.client,
-          points: perMinute,
-          duration: 60,
-          keyPrefix: `${cluster.redis.keyPrefix}user-commands`,
-          rejectIfRedisNotReady: true,
-        }),
-      )
+    ? new RateLimiterUserCommandRate(cluster.rateLimiter('user-commands', perMinute, 60))
     : memoryUserCommandRate(perMinute);
   const refresh = refreshNotification({
     notify,
@@ -436,18 +374,18 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     audit,
     upstreamCalls,
   });
+  const serveMetrics = async () => ({ contentType: metrics.contentType, body: await metrics.metrics() });
   const server = createHttpServer({
     log,
     messages: adapter.messagesFor(bot),
     readiness,
     requireBearer: config.bot.appId !== '',
-    metrics: metricsHandler(metrics),
+    metrics: serveMetrics,
     metricsToken: config.metrics.token,
     routes: [webhookRoute(recentEvents.noting(notify.receiver), log), tabApi],
   });
 
-  const metricsServer =
-    config.metrics.port === undefined ? undefined : createMetricsServer(metricsHandler(metrics), config.metrics.token, log);
+  const metricsServer = config.metrics.port === undefined ? undefined : createMetricsServer(serveMetrics, config.metrics.token, log);
 
   let metricsUrl: string | undefined;
 
@@ -465,36 +403,31 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     orgBindings,
     mirror,
     approvals,
+    /** Commands run by tests without a Teams turn. */
     dispatcher,
-    bot,
+    /** The Bot Framework adapter (tests read how many connector clients it keeps). */
     adapter,
-    server,
-    readiness,
     audit,
     bill,
+    /** The embedded BILL sandbox when no BILL credentials are configured (tests read its stats and change its data). */
     sandbox,
-    redis,
     notify,
+    /** Approvers' daily digests; tests call tick() with a fake clock. */
     approvalDigest,
+    /** The METRICS_PORT listener's base URL once listening; undefined without METRICS_PORT. */
     get metricsUrl() {
       return metricsUrl;
     },
+    /** Starts listening on config.http (port 0 = a free port) and resolves with the base URL. */
     async listen() {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         if (config.http.host) server.listen(config.http.port, config.http.host, () => resolve());
         else server.listen(config.http.port, () => resolve());
       });
-      const addr = server.address();
-      const host =
-        addr.family === 'IPv6'
-          ? addr.address === '::'
-            ? 'localhost'
-            : `[${addr.address}]`
-          : addr.address === '0.0.0.0'
-            ? 'localhost'
-            : addr.address;
-      const url = `http://${host}:${addr.port}`;
+      const { address, family, port } = server.address();
+      const host = address === '::' || address === '0.0.0.0' ? 'localhost' : family === 'IPv6' ? `[${address}]` : address;
+      const url = `http://${host}:${port}`;
       if (metricsServer) {
         await new Promise<void>((resolve, reject) => {
           metricsServer.once('error', reject);
@@ -527,6 +460,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       approvalDigest.start();
       return url;
     },
+    /** Stops accepting requests, lets in-flight turns finish, closes every part. */
     close() {
       closing ??= (async () => {
         await new Promise<void>((resolve) => {

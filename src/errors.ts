@@ -1,4 +1,4 @@
-// Typed errors shared by every layer; bot/replies.ts turns each into exactly one user-facing card.
+// Typed errors shared by every layer; cards/errorCards.ts turns each into exactly one user-facing card.
 
 /** How a BILL error is handled; decided from the BDC code, never from the HTTP status alone. */
 export type BillErrorCategory =

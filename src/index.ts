@@ -5,17 +5,7 @@ import { ConfigError, loadConfig, readEnv } from './config.js';
 import { StateDirInUse } from './infra/state/sqliteStore.js';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig(readEnv());
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`billbridge: ${err.message}\n`);
-      process.exit(1);
-    }
-    throw err;
-  }
-  const app = await buildApp(config);
+  const app = await buildApp(loadConfig(readEnv()));
   await app.listen();
 
   let stopping = false;
@@ -41,11 +31,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  // A second instance on the same STATE_DIR: the message says what to do; no stack, nothing else to add.
-  if (err instanceof StateDirInUse) {
-    process.stderr.write(`billbridge: ${err.message}\n`);
-    process.exit(1);
-  }
-  process.stderr.write(`billbridge: failed to start: ${errorMessage(err)}\n`);
+  // A bad environment, or a second instance on the same STATE_DIR: the message says what to do; nothing else to add.
+  const known = err instanceof ConfigError || err instanceof StateDirInUse;
+  process.stderr.write(`billbridge: ${known ? '' : 'failed to start: '}${errorMessage(err)}\n`);
   process.exit(1);
 });

@@ -2,16 +2,10 @@
 // the metric helpers inner layers use are in src/infra/metrics.ts.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server as NodeServer, type ServerResponse } from 'node:http';
-import type { Registry } from 'prom-client';
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 
 export type MetricsHandler = () => Promise<{ contentType: string; body: string }>;
-
-/** The handler `createHttpServer({ metrics })` serves at /metrics. */
-export function metricsHandler(registry: Registry): MetricsHandler {
-  return async () => ({ contentType: registry.contentType, body: await registry.metrics() });
-}
 
 /**
  * True when the Authorization header is "Bearer <token>". Both sides are hashed first, so the comparison takes

@@ -1,11 +1,8 @@
-// How many bytes senders who fail the webhook signature may make the bot read and parse: a token bucket per source
-// address and one for everybody. A request reserves its declared size before its body is read; a sender whose
-// signature verifies gets the reservation back, one that fails pays for what it sent. An empty bucket is a 429
-// before the body is read.
-//
-// Sources that delivered a verified event lately (BILL's senders) skip the shared bucket: a flood from many
-// addresses then cannot lock BILL out (BILL disables a subscription whose retries all fail). Behind a reverse
-// proxy every request comes from the proxy's address, so the per-source bucket becomes one more shared bucket.
+// How many bytes senders who fail the signature (or token) check may make the bot read and parse: a token bucket per
+// source address and one for everybody. A request reserves its declared size before its body is read (an empty bucket
+// is a 429); a sender that verifies gets it back, one that fails pays for what it sent. Sources that verified lately
+// (BILL's senders) skip the shared bucket, so a flood from many addresses cannot lock BILL out. Behind a reverse proxy
+// the per-source bucket becomes one more shared bucket.
 
 /** Bytes refill at `perSecond` up to `capacity`. */
 class ByteBucket {

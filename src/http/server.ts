@@ -1,8 +1,7 @@
 // restify server and routes: /api/messages, /healthz, /readyz, /metrics (with METRICS_TOKEN), the tab page /tab; everything else is 404.
-import restify, { type Request, type Response, type Server } from 'restify';
+import restify, { type Next, type Request, type Response, type Server } from 'restify';
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
-import type { Readiness } from './readiness.js';
 import { bearerMatches, type MetricsHandler } from './metrics.js';
 import { SenderBudget } from './senderBudget.js';
 import { tabPageRoutes } from './tabPage.js';
@@ -23,18 +22,19 @@ export interface HttpServerDeps {
     /** Did this request's Bot Framework token verify? (The byte budget for unauthenticated senders reads it.) */
     authenticated(req: Request): boolean;
   };
-  readiness: Readiness;
+  /** /readyz: each part the bot needs and whether it is ready now. */
+  readiness: () => Record<string, boolean>;
   /** Prometheus text exposition for /metrics. */
-  metrics?: MetricsHandler;
+  metrics: MetricsHandler;
   /** METRICS_TOKEN: /metrics is served on this port only when set, and only to a request bearing it. */
-  metricsToken?: string;
+  metricsToken: string;
   /**
    * Inbound Bot Framework authentication is on (an app id is configured): a request to /api/messages without a
    * bearer token shaped like a JWT is refused before its body is read. Off in local mode, where nothing is checked.
    */
-  requireBearer?: boolean;
+  requireBearer: boolean;
   /** More routes (webhooks...), added by the composition root. */
-  routes?: Array<(server: Server) => void>;
+  routes: Array<(server: Server) => void>;
 }
 
 function sendJson(res: Response, status: number, body: unknown): void {
@@ -64,15 +64,8 @@ function looksLikeBearerJwt(header: unknown): boolean {
 }
 
 export function createHttpServer(deps: HttpServerDeps): Server {
-  const { log, messages, readiness } = deps;
+  const { log, messages } = deps;
   const server = restify.createServer({ name: 'billbridge', handleUncaughtExceptions: false, ignoreTrailingSlash: true });
-  let listening = false;
-  server.on('listening', () => {
-    listening = true;
-  });
-  server.on('close', () => {
-    listening = false;
-  });
 
   // restify answers its own errors (bad JSON 400, too large 413, unknown route 404, wrong method 405);
   // this keeps their bodies short and logs them without the request body.
@@ -123,64 +116,41 @@ export function createHttpServer(deps: HttpServerDeps): Server {
     next();
   };
 
+  // The adapter checks the activity itself (its envelope, then its token) and answers what it refuses.
   server.post('/api/messages', bearerFirst, messageBody, async (req: Request, res: Response) => {
-    if (!isJsonContentType(req)) {
-      sendJson(res, 415, { error: 'Content-Type must be application/json' });
-      return;
-    }
-    const body = req.body as unknown;
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      sendJson(res, 400, { error: 'Body must be a Bot Framework activity (a JSON object)' });
-      return;
-    }
-    const type = (body as { type?: unknown }).type;
-    if (typeof type !== 'string' || type === '') {
-      sendJson(res, 400, { error: 'Activity has no type' });
-      return;
-    }
-    try {
-      await messages.process(req, res);
-    } catch (err) {
-      // CloudAdapter throws before its own try block for activities it cannot even validate.
-      log.warn({ err: errorMessage(err) }, 'activity rejected');
-      if (!res.headersSent) sendJson(res, 400, { error: 'Invalid activity' });
-    }
+    if (isJsonContentType(req)) await messages.process(req, res);
+    else sendJson(res, 415, { error: 'Content-Type must be application/json' });
   });
 
-  // eslint-disable-next-line @typescript-eslint/require-await -- restify 11 ends a handler without `next` when its promise settles
-  server.get('/healthz', async (_req: Request, res: Response) => {
+  server.get('/healthz', (_req: Request, res: Response, next: Next) => {
+    const listening = server.server.listening;
     sendJson(res, listening ? 200 : 503, { status: listening ? 'ok' : 'starting' });
+    next();
   });
 
-  server.get('/readyz', async (_req: Request, res: Response) => {
-    const report = await readiness.report();
-    const notReady = Object.entries(report.parts)
-      .filter(([, ok]) => !ok)
-      .map(([name]) => name);
-    if (report.ready) {
-      sendJson(res, 200, { status: 'ready', parts: report.parts });
-      return;
-    }
-    sendJson(res, 503, { status: 'not ready', notReady, parts: report.parts });
+  server.get('/readyz', (_req: Request, res: Response, next: Next) => {
+    const parts = deps.readiness();
+    const notReady = Object.keys(parts).filter((name) => !parts[name]);
+    if (notReady.length === 0) sendJson(res, 200, { status: 'ready', parts });
+    else sendJson(res, 503, { status: 'not ready', notReady, parts });
+    next();
   });
 
   // Without a token the route does not exist here (404): metrics are then only on METRICS_PORT, if anywhere.
-  if (deps.metrics && deps.metricsToken) {
-    const metrics = deps.metrics;
-    const token = deps.metricsToken;
+  if (deps.metricsToken) {
     server.get('/metrics', async (req: Request, res: Response) => {
-      if (!bearerMatches(req.headers.authorization, token)) {
+      if (!bearerMatches(req.headers.authorization, deps.metricsToken)) {
         res.setHeader('WWW-Authenticate', 'Bearer');
         sendJson(res, 401, { error: 'Unauthorized' });
         return;
       }
-      const out = await metrics();
+      const out = await deps.metrics();
       res.setHeader('Content-Type', out.contentType);
       res.sendRaw(200, out.body);
     });
   }
 
   tabPageRoutes(server);
-  for (const add of deps.routes ?? []) add(server);
+  for (const add of deps.routes) add(server);
   return server;
 }

@@ -156,25 +156,24 @@ async function respond(
   try {
     return { status: 200, body: await answer(deps, req, correlationId, seen), result: 'ok' };
   } catch (err) {
-    const refused =
+    const errName = err instanceof Error ? err.name : typeof err;
+    // The audit line names the kind of refusal (`reason`), never an error's message.
+    const [refused, reason] =
       err instanceof TabRefused
-        ? err
+        ? [err, `TabRefused:${err.reason}`]
         : err instanceof LimitExceeded
-          ? new TabRefused(429, 'billbridge is busy. Try again in a minute.', 'busy', Math.ceil(err.retryInMs / 1000))
-          : new TabRefused(503, 'BILL or Teams did not answer in time. Try again in a minute.', errorMessage(err).slice(0, 120), 60);
+          ? [
+              new TabRefused(429, 'billbridge is busy. Try again in a minute.', 'busy', Math.ceil(err.retryInMs / 1000)),
+              `LimitExceeded:${err.reason}`,
+            ]
+          : [
+              new TabRefused(503, 'BILL or Teams did not answer in time. Try again in a minute.', errorMessage(err).slice(0, 120), 60),
+              errName,
+            ];
     const log = { correlationId, status: refused.status, reason: refused.reason };
     if (refused.status === 503 && !(err instanceof TabRefused) && !(err instanceof DependencyUnavailable))
-      deps.log.warn({ ...log, errName: err instanceof Error ? err.name : typeof err }, 'dashboard tab could not be answered');
+      deps.log.warn({ ...log, errName }, 'dashboard tab could not be answered');
     else deps.log.info(log, 'dashboard tab refused');
-    // The audit line names the kind of refusal, never an error's message.
-    const reason =
-      err instanceof TabRefused
-        ? `TabRefused:${err.reason}`
-        : err instanceof LimitExceeded
-          ? `LimitExceeded:${err.reason}`
-          : err instanceof Error
-            ? err.name
-            : typeof err;
     return {
       status: refused.status,
       body: { error: refused.message },

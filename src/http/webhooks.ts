@@ -1,8 +1,6 @@
-// POST /api/bill/webhooks: BILL's signed notifications. What the headers can refuse is refused before a byte of the
-// body is read (encoding, type, size, a signature header that cannot be BILL's, a sender out of budget); then the
-// body is read as raw bytes (the signature is over them; restify's bodyParser would decode and re-encode), bounded
-// in size, and handed to the receiver. What senders who fail the signature may make the bot read is bounded
-// (senderBudget.ts).
+// POST /api/bill/webhooks: BILL's signed notifications. What the headers can refuse is refused before the body is read
+// (encoding, type, size, a signature header that cannot be BILL's, a sender out of budget: senderBudget.ts); then the
+// body is read as raw bytes (the signature is over them; restify's bodyParser would re-encode), bounded in size.
 import type { Request, Response, Server } from 'restify';
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
@@ -26,7 +24,7 @@ class BodyAborted extends Error {}
  * The request body as bytes, refusing more than `limit` bytes (without reading them all) and stalled senders.
  * @public also loaded by the kill -9 durability test's child process (a dynamic import knip cannot see)
  */
-export function readRawBody(req: Request, limit: number, timeoutMs = READ_TIMEOUT_MS): Promise<Buffer> {
+export function readRawBody(req: Request, limit: number): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
@@ -58,7 +56,7 @@ export function readRawBody(req: Request, limit: number, timeoutMs = READ_TIMEOU
     const onEnd = () => finish();
     const onError = (err: Error) => finish(err);
     const onAborted = () => finish(new BodyAborted());
-    const timer = setTimeout(() => finish(new BodyAborted()), timeoutMs);
+    const timer = setTimeout(() => finish(new BodyAborted()), READ_TIMEOUT_MS);
     timer.unref();
     req.on('data', onData);
     req.on('end', onEnd);
@@ -76,7 +74,6 @@ function send(res: Response, status: number, body: unknown, close = false): void
 
 /** Registers the route on the server (createHttpServer's `routes` option). */
 export function webhookRoute(receiver: Pick<WebhookReceiver, 'accept'>, log: Logger): (server: Server) => void {
-  const limit = WEBHOOK_BODY_LIMIT;
   const budget = new SenderBudget();
   return (server) => {
     server.post('/api/bill/webhooks', async (req: Request, res: Response) => {
@@ -92,9 +89,9 @@ export function webhookRoute(receiver: Pick<WebhookReceiver, 'accept'>, log: Log
       }
       const declaredHeader = req.headers['content-length'];
       const declared = declaredHeader === undefined ? undefined : Number(declaredHeader);
-      if (declared !== undefined && declared > limit) {
-        log.info({ limit, declared }, 'webhook refused: body too large');
-        send(res, 413, { error: `Body larger than ${limit} bytes` }, true);
+      if (declared !== undefined && declared > WEBHOOK_BODY_LIMIT) {
+        log.info({ limit: WEBHOOK_BODY_LIMIT, declared }, 'webhook refused: body too large');
+        send(res, 413, { error: `Body larger than ${WEBHOOK_BODY_LIMIT} bytes` }, true);
         return;
       }
       if (!signatureDigest(req.headers[SIGNATURE_HEADER])) {
@@ -102,7 +99,7 @@ export function webhookRoute(receiver: Pick<WebhookReceiver, 'accept'>, log: Log
         send(res, 401, { status: 'refused', error: 'Missing or malformed x-bill-sha-signature' }, true);
         return;
       }
-      const reservation = budget.reserve(req.socket.remoteAddress, declared, limit);
+      const reservation = budget.reserve(req.socket.remoteAddress, declared, WEBHOOK_BODY_LIMIT);
       if ('retryAfterS' in reservation) {
         log.info({ retryAfterS: reservation.retryAfterS }, 'webhook refused: too many unverified bytes from this sender or in total');
         res.setHeader('Retry-After', String(reservation.retryAfterS));
@@ -111,14 +108,14 @@ export function webhookRoute(receiver: Pick<WebhookReceiver, 'accept'>, log: Log
       }
       let raw: Buffer;
       try {
-        raw = await readRawBody(req, limit);
+        raw = await readRawBody(req, WEBHOOK_BODY_LIMIT);
       } catch (err) {
         // Whatever was read stays charged: the sender never showed a signature that verifies.
         budget.failedSender(reservation, reservation.bytes);
         if (err instanceof BodyTooLarge) {
-          log.info({ limit, declared: req.headers['content-length'] }, 'webhook refused: body too large');
+          log.info({ limit: WEBHOOK_BODY_LIMIT, declared: req.headers['content-length'] }, 'webhook refused: body too large');
           // The rest of the body is not read: close the connection after answering.
-          send(res, 413, { error: `Body larger than ${limit} bytes` }, true);
+          send(res, 413, { error: `Body larger than ${WEBHOOK_BODY_LIMIT} bytes` }, true);
           req.destroy();
           return;
         }

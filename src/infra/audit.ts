@@ -73,14 +73,6 @@ export type AuditRecord =
   | ({ v: 1; time: string; kind: 'admin' } & AdminAudit)
   | ({ v: 1; time: string; kind: 'approval' } & ApprovalAudit);
 
-export interface AuditTrailDeps {
-  store: StateStore;
-  clock: Clock;
-  log: Logger;
-  /** Replaces known secret values (config secrets, live sessionIds) in free text. */
-  scrub: (text: string) => string;
-}
-
 const MAX_ARGS = 20;
 const MAX_ARG_LENGTH = 120;
 const MAX_COMMENT_LENGTH = 500;
@@ -89,7 +81,8 @@ export class AuditTrail {
   /** Where the trail is, for `status`: the file path, or the Redis stream. */
   readonly location: string;
 
-  constructor(private readonly deps: AuditTrailDeps) {
+  /** `scrub` replaces known secret values (config secrets, live sessionIds) in free text. */
+  constructor(private readonly deps: { store: StateStore; clock: Clock; log: Logger; scrub: (text: string) => string }) {
     const { store } = deps;
     this.location = store.kind === 'file' ? join(store.location, `${AUDIT_LOG}.log`) : `${store.location} (stream "${AUDIT_LOG}")`;
   }
@@ -135,9 +128,9 @@ export class AuditTrail {
       billId: this.text(entry.billId, 64),
       decision: entry.decision,
       result: entry.result,
-      comment: entry.comment === undefined ? undefined : this.text(entry.comment, MAX_COMMENT_LENGTH),
-      billResult: entry.billResult === undefined ? undefined : this.text(entry.billResult, 80),
-      reason: entry.reason === undefined ? undefined : this.text(entry.reason, 80),
+      comment: this.text(entry.comment, MAX_COMMENT_LENGTH),
+      billResult: this.text(entry.billResult, 80),
+      reason: this.text(entry.reason, 80),
       billUserId: entry.billUserId,
       correlationId: entry.correlationId,
     };
@@ -169,7 +162,9 @@ export class AuditTrail {
     }
   }
 
-  private text(value: string, max: number): string {
+  /** Scrubbed of known secrets and shortened; undefined stays undefined. */
+  private text<T extends string | undefined>(value: T, max: number): T | string {
+    if (value === undefined) return value;
     const scrubbed = this.deps.scrub(value);
     return scrubbed.length > max ? scrubbed.slice(0, max - 1) + '…' : scrubbed;
   }

@@ -18,14 +18,10 @@ interface Known {
 }
 
 /**
- * The secret values this process holds (config secrets, live sessionIds, tokens it obtained). Every log line is
- * scrubbed of them before it is written, whatever field they hide in.
- *
- * Only values the bot itself holds belong here, never text a person typed: a person's words would censor the same
- * words everywhere ("info"), and a value the process did not choose must not shape every log line. So the registry
- * is bounded (MAX_SECRETS values of at most MAX_SECRET_LENGTH characters), values obtained at run time carry an
- * end of life (`ttlMs`, renewed by adding again; removed by `delete` when replaced), and scrubbing is plain string
- * search, which cannot fail whatever the values are (no expression to compile).
+ * The secret values this process holds (config secrets, live sessionIds, tokens it obtained); every log line is
+ * scrubbed of them. Never text a person typed: their words would censor the same words everywhere. Bounded
+ * (MAX_SECRETS values of at most MAX_SECRET_LENGTH characters); run-time values carry an end of life (`ttlMs`);
+ * scrubbing is plain string search, which cannot fail whatever the values are.
  */
 export class SecretRegistry {
   private readonly values = new Map<string, Known>();
@@ -40,9 +36,8 @@ export class SecretRegistry {
   }
 
   /**
-   * Scrubs `value` from every later line. Without `ttlMs` it stays for the life of the process (configuration
-   * secrets); with it, it is forgotten after that long unless added again. False when refused: too short, too
-   * long, or the registry is full of values that are not about to end.
+   * Scrubs `value` from every later line: for the life of the process, or with `ttlMs` until that long after it was
+   * last added. False when refused: too short, too long, or the registry is full of values that are not about to end.
    */
   add(value: string | undefined, ttlMs?: number): boolean {
     if (typeof value !== 'string' || value.length < MIN_SECRET_LENGTH || value.length > MAX_SECRET_LENGTH) return false;
@@ -187,10 +182,7 @@ export function redactSecretFields<T>(value: T, depth = 0): T {
 /** A line that may carry a secret field: only those are parsed and censored (most lines carry none). */
 const SECRET_FIELD_IN_LINE = new RegExp(`"(?:${SECRET_FIELDS.join('|')})":`, 'i');
 
-/**
- * A written JSON line with its secret fields censored. Working on the line, not on pino's objects, covers a line's
- * own fields, the base fields and a child logger's bound fields alike through pino's public `streamWrite` hook.
- */
+/** A written JSON line with its secret fields censored (own, base and child-bound fields alike, through `streamWrite`). */
 function censorLine(line: string): string {
   if (!SECRET_FIELD_IN_LINE.test(line)) return line;
   let record: unknown;
@@ -203,19 +195,12 @@ function censorLine(line: string): string {
   return censored === record ? line : `${JSON.stringify(censored)}\n`;
 }
 
-export interface LoggerOptions {
-  level: string;
-  secrets: SecretRegistry;
-  /** Where lines go; stdout by default. Tests pass a capturing stream. */
-  destination?: DestinationStream;
-  base?: Record<string, unknown>;
-}
-
-export function createLogger(opts: LoggerOptions): Logger {
+/** `destination`: where lines go; stdout by default (tests pass a capturing stream). */
+export function createLogger(opts: { level: string; secrets: SecretRegistry; destination?: DestinationStream }): Logger {
   return pino(
     {
       level: opts.level,
-      base: { app: 'billbridge', ...opts.base },
+      base: { app: 'billbridge' },
       timestamp: stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
       // The whole line, message and child bindings included: secret fields by name, then known secret values.

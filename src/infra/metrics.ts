@@ -3,14 +3,10 @@
 import { createHmac } from 'node:crypto';
 import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
 
-export interface MetricsOptions {
-  /** Process metrics (CPU, memory, event loop lag, GC); off in tests that build many apps in one process. */
-  processMetrics?: boolean;
-}
-
-export function createMetricsRegistry(opts: MetricsOptions = {}): Registry {
+/** `processMetrics`: CPU, memory, event loop lag, GC; off in tests that build many apps in one process. */
+export function createMetricsRegistry(processMetrics: boolean): Registry {
   const registry = new Registry();
-  if (opts.processMetrics) collectDefaultMetrics({ register: registry });
+  if (processMetrics) collectDefaultMetrics({ register: registry });
   return registry;
 }
 

@@ -7,21 +7,13 @@ import type { Limiter, Upstream } from './limits/types.js';
 type UpstreamService = Upstream['service'];
 export type UpstreamCounts = Partial<Record<UpstreamService, number>>;
 
-/** Teams waits 15 s for a turn; the answer card needs the last second. */
+/** No upstream work of a person's turn starts later than this after it began: Teams waits 15 s, the answer needs the last. */
 export const TURN_DEADLINE_MS = 14_000;
-
-export interface TurnDeadline {
-  clock: Clock;
-  /** The wait a person's call gets by default (config.limits.commandWaitMs). */
-  commandWaitMs: number;
-  /** No upstream work of a person's turn starts later than this after the turn began. */
-  turnDeadlineMs?: number;
-}
 
 interface TurnScope {
   counts: Map<UpstreamService, number>;
-  /** When the turn's upstream calls must have started by (ms since epoch); undefined without a deadline. */
-  deadline: number | undefined;
+  /** When the turn's upstream calls must have started by (ms since epoch). */
+  deadline: number;
 }
 
 /**
@@ -34,15 +26,14 @@ export class UpstreamCallCounter {
   private readonly turns = new ContextSlot<TurnScope>('turn scope');
 
   /**
-   * With `deadline`, a person's call (interactive, other than the Bot Connector sends that carry the answer) waits
-   * at most until the turn's deadline: a command that makes several calls in a row (pages, then names) says "busy"
-   * in time instead of answering after Teams has given up on the turn, each call having waited its own full wait.
+   * A person's call (interactive, other than the Bot Connector sends that carry the answer) waits at most until the
+   * turn's deadline: a command that makes several calls in a row (pages, then names) says "busy" in time instead of
+   * answering after Teams has given up on the turn. `commandWaitMs`: the wait a person's call gets by default.
    */
-  constructor(private readonly deadline?: TurnDeadline) {}
+  constructor(private readonly deadline: { clock: Clock; commandWaitMs: number }) {}
 
   run<T>(fn: () => Promise<T>): Promise<T> {
-    const d = this.deadline;
-    return this.turns.run({ counts: new Map(), deadline: d ? d.clock.now() + (d.turnDeadlineMs ?? TURN_DEADLINE_MS) : undefined }, fn);
+    return this.turns.run({ counts: new Map(), deadline: this.deadline.clock.now() + TURN_DEADLINE_MS }, fn);
   }
 
   /** Calls counted so far in the current scope; undefined outside one. */
@@ -58,7 +49,7 @@ export class UpstreamCallCounter {
     const run: Limiter['run'] = (upstream, opts, fn) => {
       const scope = turns.getStore();
       let runOpts = opts;
-      if (d && scope?.deadline !== undefined && opts.priority === 'interactive' && upstream.service !== 'connector') {
+      if (scope && opts.priority === 'interactive' && upstream.service !== 'connector') {
         const left = Math.max(0, scope.deadline - d.clock.now());
         runOpts = { ...opts, maxWaitMs: Math.min(opts.maxWaitMs ?? d.commandWaitMs, left) };
       }

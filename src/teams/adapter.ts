@@ -20,28 +20,17 @@ import type { Config } from '../config.js';
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import type { Limiter } from '../infra/limits/types.js';
-import { cardActivity, correlationIdOf } from './routes.js';
+import { cardActivity, correlationIdOf, isObject } from './routes.js';
 import { errorReply } from '../cards/errorCards.js';
 import { connectorHttpClient } from './connectorLimits.js';
 import { TurnPacer } from './pacer.js';
 import { KeepingAuthentication } from './turnClients.js';
 
 /**
- * botbuilder settings that switch ConfigurationBotFrameworkAuthentication to "parameterized" mode. Once one is
- * set, botbuilder takes every one of them as given and leaves the unset ones undefined (no issuer check value,
- * no login URL, no caller id), so an override of one setting would silently change the others.
+ * The cloud's own values for the settings that switch ConfigurationBotFrameworkAuthentication to "parameterized" mode.
+ * Once one is set, botbuilder takes every one of them as given and leaves the unset ones undefined (no issuer check
+ * value, no login URL, no caller id), so an override of one setting would silently change the others.
  */
-const PARAMETERIZED_KEYS = [
-  'ToChannelFromBotLoginUrl',
-  'ToChannelFromBotOAuthScope',
-  'ToBotFromChannelTokenIssuer',
-  'OAuthUrl',
-  'ToBotFromChannelOpenIdMetadataUrl',
-  'ToBotFromEmulatorOpenIdMetadataUrl',
-  'CallerId',
-] as const;
-
-/** The cloud's own values for every parameterized setting (what botbuilder uses when none is set). */
 function cloudDefaults(channelService: string | undefined): Record<string, string> {
   const gov = channelService === GovernmentConstants.ChannelService;
   const c = gov ? GovernmentConstants : AuthenticationConstants;
@@ -59,8 +48,9 @@ function cloudDefaults(channelService: string | undefined): Record<string, strin
 export function botAuthOptions(config: Config): ConfigurationBotFrameworkAuthenticationOptions {
   // Overrides (tests, sovereign clouds) go on top of the cloud's defaults, so only what was overridden changes.
   const overrides = config.bot.overrides;
-  const parameterized = PARAMETERIZED_KEYS.some((k) => overrides[k] !== undefined && overrides[k] !== '');
-  const settings = parameterized ? { ...cloudDefaults(overrides.ChannelService), ...overrides } : overrides;
+  const defaults = cloudDefaults(overrides.ChannelService);
+  const parameterized = Object.keys(defaults).some((k) => overrides[k]);
+  const settings = parameterized ? { ...defaults, ...overrides } : overrides;
   if (config.bot.appId === '') {
     // Local mode: botbuilder treats an empty app id as "authentication disabled" only for MultiTenant.
     return {
@@ -79,12 +69,7 @@ export function botAuthOptions(config: Config): ConfigurationBotFrameworkAuthent
   };
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-/**
- * Teams ids are well under these lengths; the bot keys state on them (duplicate-delivery records, conversation
- * references), so an oversized id would be held in memory and on disk for as long as those records live.
- */
+/** Teams ids are well under these; the bot keys state on ids, so an oversized one would be kept as long as its records. */
 const MAX_ID_LENGTH = 1024;
 const MAX_NAME_LENGTH = 256;
 
@@ -101,10 +86,7 @@ function isCleanId(v: unknown): v is string {
 const optional = (v: unknown, check: (x: unknown) => boolean): boolean => v === undefined || v === null || check(v);
 const isString = (x: unknown): boolean => typeof x === 'string';
 
-/**
- * The fields every Bot Framework activity carries and botbuilder relies on without checking (a missing
- * conversation or a numeric serviceUrl throws deep inside the connector). Undefined when the envelope is sound.
- */
+/** What is wrong with the fields botbuilder relies on without checking (a missing conversation throws deep inside); undefined when sound. */
 export function activityEnvelopeProblem(body: Record<string, unknown>): string | undefined {
   if (typeof body.type !== 'string' || body.type === '' || body.type.length > MAX_NAME_LENGTH)
     return 'type must be a short non-empty string';
@@ -158,19 +140,12 @@ export function activityEnvelopeProblem(body: Record<string, unknown>): string |
   return undefined;
 }
 
-/** Why a request did not get a turn: the caller's token was refused, or tokens cannot be checked right now. */
-export interface AuthFailure {
-  status: 401 | 503;
-  reason: string;
-}
-
 /**
- * Classifies an error thrown while authenticating: botframework-connector throws AuthenticationError for most
- * refusals but lets jsonwebtoken's errors (bad signature, not yet valid, alg none) through as plain errors,
- * which CloudAdapter would answer with 500. Every refusal is a 401 here; only failing to load the OpenID
- * metadata or keys (AuthenticationError 500, or a network error) is our problem and answered 503.
+ * An error thrown while authenticating, as an answer: botframework-connector lets jsonwebtoken's errors (bad signature,
+ * alg none) through as plain errors, which CloudAdapter would answer with 500. Every refusal is a 401; only failing to
+ * load the OpenID metadata or keys (AuthenticationError 500, or a network error) is ours: 503.
  */
-export function classifyAuthError(err: unknown): AuthFailure {
+export function classifyAuthError(err: unknown): { status: 401 | 503; reason: string } {
   const reason = errorMessage(err).replace(/\s+/g, ' ').slice(0, 200);
   if (err instanceof AuthenticationError && err.statusCode >= 500) return { status: 503, reason };
   if (err instanceof Error && (err.name === 'FetchError' || err.name === 'AbortError')) return { status: 503, reason };
@@ -186,10 +161,9 @@ interface TurnLogic {
 type AroundTurn = <T>(fn: () => Promise<T>) => Promise<T>;
 
 /**
- * CloudAdapter whose HTTP path authenticates first and answers failures itself: 401 with a fixed body (never
- * botbuilder's message, which echoes token claims), logged through our logger instead of console.error. The
- * turn then runs through CloudAdapterBase.processActivity with the already-authenticated result, so no bot
- * logic runs, no connector is created and no state is written for a request that did not authenticate.
+ * CloudAdapter whose HTTP path authenticates first and answers failures itself (401 with a fixed body: botbuilder's
+ * message echoes token claims), then runs the turn through processActivity with that result: nothing runs, connects or
+ * is written for a request that did not authenticate.
  */
 export class BillbridgeAdapter extends CloudAdapter {
   /** Starts authenticated turns a few per loop turn (tests read and hold it). */

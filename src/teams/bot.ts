@@ -23,16 +23,14 @@ import {
 import type { AccessPolicy } from '../features/access.js';
 import type { Clock } from '../infra/clock.js';
 import type { InstallLifecycle } from './install.js';
-import { composeSearchRoutes } from './composeSearch.js';
+import { composeSearchRoute } from './composeSearch.js';
 import { normalizeCommandText } from '../features/parse.js';
 import type { ComposeSearch } from '../features/search/search.js';
 import { messageActionRoutes, type MessageActionParts } from './messageAction.js';
-import { cardActivity, Router, type Route, type Step, type Turn } from './routes.js';
+import { cardActivity, isObject, Router, type Route, type Step, type Turn } from './routes.js';
 
 /** Teams re-sends an activity it thinks went unanswered; one answer per id within this window. */
 export const DUPLICATE_WINDOW_MS = 10 * 60_000;
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Invoke answers in Universal Actions' shape (a card, a line of text, or an error). */
 const answerCard = (card: unknown): InvokeResponse => ({
@@ -114,7 +112,7 @@ export interface BotParts {
   /** ALLOWED_TENANT_IDS. */
   access: Pick<AccessPolicy, 'tenantAllowed'>;
   /** Where the duplicate-delivery marks are kept. */
-  state: Pick<StateStore, 'claim'>;
+  state: Pick<StateStore, 'setIfAbsent'>;
   clock: Clock;
   /** Each person's turns per minute (USER_COMMANDS_PER_MINUTE). */
   rate: UserCommandRate;
@@ -213,7 +211,7 @@ export class BillbridgeBot {
         run: (t) => answer(t, answerError('BadRequest', 'Missing verb')),
       },
       // Search from the compose box (composeSearch.ts): tenant, audit and the person's rate as for a typed command.
-      ...composeSearchRoutes(parts.search, { tenant, audit, rate }),
+      composeSearchRoute(parts.search, { tenant, audit, rate }),
     ];
     this.router = new Router(parts.log);
     for (const route of routes) this.router.add(route);
@@ -254,15 +252,20 @@ export class BillbridgeBot {
   private readonly dedupe: Step = async (turn, next) => {
     const a = turn.activity;
     if (a.id) {
-      const claim = await this.parts.state.claim(NS.seenActivities, `${turn.scope.conversationId}|${a.id}`, this.parts.clock.now(), {
-        ttlMs: DUPLICATE_WINDOW_MS,
-      });
-      if (!claim.created) {
+      // Both stores answer once the mark is committed (on disk, or acknowledged by Redis).
+      const created = await this.parts.state.setIfAbsent(
+        NS.seenActivities,
+        `${turn.scope.conversationId}|${a.id}`,
+        this.parts.clock.now(),
+        {
+          ttlMs: DUPLICATE_WINDOW_MS,
+        },
+      );
+      if (!created) {
         turn.log.info({ activityId: a.id }, 'duplicate delivery ignored');
         if (a.type === 'invoke') turn.answer = answerText('Already handled');
         return undefined;
       }
-      await claim.durable;
     }
     return next();
   };

@@ -12,14 +12,6 @@ const CARD_MESSAGE_TTL_MS = 7 * 24 * 3_600_000;
 /** The most button records kept per message (its own buttons plus those of each view its clickers were shown). */
 const MAX_BUTTONS = 60;
 
-const CARD_MESSAGES_NS = NS.cardMessages;
-
-/**
- * One button as recorded: the names of its data fields and a digest of their values. Inputs (a comment box) are merged
- * into the data a click carries, so a click matches a button when it carries every field of the button unchanged.
- */
-type ButtonPrint = string;
-
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
@@ -34,7 +26,11 @@ function canonical(value: unknown): string {
   return value === undefined ? 'null' : JSON.stringify(value);
 }
 
-function print(data: Record<string, unknown>, keys: string[]): ButtonPrint {
+/**
+ * One button as recorded: the names of its data fields and a digest of their values. Inputs (a comment box) are merged
+ * into the data a click carries, so a click matches a button when it carries every field of the button unchanged.
+ */
+function print(data: Record<string, unknown>, keys: string[]): string {
   const picked: Record<string, unknown> = {};
   for (const k of keys) picked[k] = data[k];
   return `${keys.join(',')}|${createHash('sha256').update(canonical(picked)).digest('base64url').slice(0, 22)}`;
@@ -101,9 +97,9 @@ export class CardMessages {
     const prints = buttonsOf(card).map((d) => print(d, Object.keys(d).sort()));
     if (prints.length === 0 && how !== 'edited') return;
     const key = keyOf(where.tenantId, where.conversationId, activityId);
-    const before = how === 'shown' ? ((await this.state.get<ButtonPrint[]>(CARD_MESSAGES_NS, key)) ?? []) : [];
+    const before = how === 'shown' ? ((await this.state.get<string[]>(NS.cardMessages, key)) ?? []) : [];
     const all = [...new Set([...prints, ...before])].slice(0, MAX_BUTTONS);
-    await this.state.set(CARD_MESSAGES_NS, key, all, { ttlMs: CARD_MESSAGE_TTL_MS });
+    await this.state.set(NS.cardMessages, key, all, { ttlMs: CARD_MESSAGE_TTL_MS });
   }
 
   /** Does message `activityId` of this conversation carry a button whose data the click carries unchanged? */
@@ -113,7 +109,7 @@ export class CardMessages {
     clicked: Record<string, unknown>,
   ): Promise<boolean> {
     if (!activityId || !where.conversationId) return false;
-    const prints = await this.state.get<ButtonPrint[]>(CARD_MESSAGES_NS, keyOf(where.tenantId, where.conversationId, activityId));
+    const prints = await this.state.get<string[]>(NS.cardMessages, keyOf(where.tenantId, where.conversationId, activityId));
     if (!Array.isArray(prints)) return false;
     return prints.some((p) => {
       const keys = p.slice(0, p.lastIndexOf('|')).split(',').filter(Boolean);

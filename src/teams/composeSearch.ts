@@ -11,10 +11,7 @@ import { adaptiveCard, escapeMarkdown, text } from '../cards/card.js';
 import type { TurnResult } from '../features/dispatch.js';
 import { searchCommand } from '../features/search/commands.js';
 import type { ComposeSearch, SearchAnswer, SearchResult } from '../features/search/search.js';
-import type { Route, Step, Turn } from './routes.js';
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-const invoke = (name: string) => (a: Activity) => a.type === 'invoke' && a.name === name;
+import { isObject, type Route, type Step } from './routes.js';
 
 /** The query of a composeExtension/query: its command, the typed text (none on Teams' initial run) and the page asked for. */
 function queryOf(activity: Activity): { commandId: unknown; text: string | undefined; skip: number; count: number } {
@@ -62,42 +59,28 @@ function turnResult(answer: SearchAnswer): TurnResult {
 }
 
 /**
- * The search route. Each runs, in order: the answer (last to finish: a refusal by a later step becomes a message
+ * The search route. Its steps run in order: the answer (last to finish: a refusal by a later step becomes a message
  * result), then the bot's tenant, audit and per-person rate steps, as a typed command does.
  */
-export function composeSearchRoutes(search: Pick<ComposeSearch, 'query'>, steps: { tenant: Step; audit: Step; rate: Step }): Route[] {
-  const { tenant, audit, rate } = steps;
-  const answer =
-    (line: (turn: Turn) => { name: string; args: string[] }): Step =>
-    async (turn, next) => {
-      const { name, args } = line(turn);
-      turn.line = { parsed: { kind: 'command', name, args, argText: args.join(' ') }, command: undefined };
-      const result = await next();
-      turn.answer ??= answerOf({ results: [], message: result?.reply.summary ?? 'Nothing to show.', outcome: 'ok' });
-      return result;
-    };
-  const searched = (turn: Turn) => {
+export function composeSearchRoute(search: Pick<ComposeSearch, 'query'>, steps: { tenant: Step; audit: Step; rate: Step }): Route {
+  const answer: Step = async (turn, next) => {
     const { commandId, text: typed } = queryOf(turn.activity);
-    return { name: `search ${searchCommand(commandId)?.id ?? 'unknown'}`, args: typed ? [typed] : [] };
+    const name = `search ${searchCommand(commandId)?.id ?? 'unknown'}`;
+    const args = typed ? [typed] : [];
+    turn.line = { parsed: { kind: 'command', name, args, argText: args.join(' ') }, command: undefined };
+    const result = await next();
+    turn.answer ??= answerOf({ results: [], message: result?.reply.summary ?? 'Nothing to show.', outcome: 'ok' });
+    return result;
   };
-  const run = async (turn: Turn, work: Promise<SearchAnswer>): Promise<TurnResult> => {
-    const got = await work;
-    turn.answer = answerOf(got);
-    return turnResult(got);
-  };
-  const on = (turn: Turn) => ({
-    scope: turn.scope,
-    caller: turn.caller,
-    locale: turn.activity.locale,
-    correlationId: turn.correlationId,
-    log: turn.log,
-  });
-  return [
-    {
-      name: 'compose: search',
-      select: invoke('composeExtension/query'),
-      steps: [answer(searched), tenant, audit, rate],
-      run: (turn) => run(turn, search.query({ ...on(turn), ...queryOf(turn.activity) })),
+  return {
+    name: 'compose: search',
+    select: (a) => a.type === 'invoke' && a.name === 'composeExtension/query',
+    steps: [answer, steps.tenant, steps.audit, steps.rate],
+    run: async (turn) => {
+      const { scope, caller, correlationId, log } = turn;
+      const got = await search.query({ scope, caller, locale: turn.activity.locale, correlationId, log, ...queryOf(turn.activity) });
+      turn.answer = answerOf(got);
+      return turnResult(got);
     },
-  ];
+  };
 }

@@ -1,16 +1,14 @@
 // Bot Connector calls under the connector.thread budget: botbuilder's connector clients send through this HTTP client
-// (ConnectorClientOptions.httpClient), so every attempt of a turn (replies, typing, updates, deletes, roster and team
-// look-ups, proactive sends, and botbuilder's own retries) starts inside a limiter grant, and a 429 pauses the thread.
+// (ConnectorClientOptions.httpClient), so every attempt (botbuilder's own retries included) starts inside a limiter
+// grant, and a 429 pauses the thread.
 import type { ConnectorClientOptions } from 'botframework-connector';
 import { request as undiciRequest } from 'undici';
 import { ContextSlot } from '../infra/asyncContext.js';
 import type { Logger } from '../infra/log.js';
 import type { Limiter, Priority, Upstream } from '../infra/limits/types.js';
+import { retryAfterMs as parseRetryAfter } from '../infra/limits/windows.js';
 
-/**
- * How long a send may wait for its thread's budget. A late reply beats none (the person sees nothing
- * otherwise, and an error card would need the same budget), but not forever.
- */
+/** How long a send may wait for its thread's budget: a late reply beats none (an error card would need the same budget). */
 const CONNECTOR_SEND_WAIT_MS = 60_000;
 
 /** 429 without Retry-After: Teams asks for exponential backoff with jitter; botbuilder's pipeline does not retry it. */
@@ -29,26 +27,14 @@ export interface ConnectorLimitsDeps {
   log: Logger;
   /** Waits between retries of a 429 without Retry-After (tests shorten them). */
   backoffMs?: number[];
-  maxWaitMs?: number;
   /** The HTTP call itself (tests answer without a network). */
   send?: (request: CompatRequest) => Promise<CompatResponse>;
 }
 
-/**
- * Retry-After as milliseconds: seconds (possibly fractional), an HTTP date, or the retry-after-ms headers
- * Azure services also send. Undefined when absent or unreadable.
- */
+/** Retry-After as milliseconds, or the retry-after-ms headers Azure services also send; undefined when absent or unreadable. */
 export function retryAfterMs(headers: { get(name: string): string | undefined | null }, now = Date.now()): number | undefined {
-  for (const name of ['retry-after-ms', 'x-ms-retry-after-ms']) {
-    const raw = headers.get(name);
-    const v = Number(raw);
-    if (raw !== undefined && raw !== null && Number.isFinite(v) && v >= 0) return v;
-  }
-  const raw = headers.get('retry-after')?.trim();
-  if (!raw) return undefined;
-  if (/^\d+(\.\d+)?$/.test(raw)) return Math.round(Number(raw) * 1000);
-  const at = Date.parse(raw);
-  return Number.isFinite(at) ? Math.max(0, at - now) : undefined;
+  const ms = Number(headers.get('retry-after-ms') ?? headers.get('x-ms-retry-after-ms') ?? NaN);
+  return Number.isFinite(ms) && ms >= 0 ? ms : parseRetryAfter(headers.get('retry-after') ?? undefined, now);
 }
 
 /** The conversation a connector URL addresses (.../v3/conversations/{id}/...; service URLs carry a path such as /amer/), if any. */
@@ -116,10 +102,7 @@ class ResponseHeaders implements HeadersLike {
   }
 }
 
-/**
- * One HTTP attempt with undici's request: in a local loop of help commands it cost what botbuilder's own client did,
- * where fetch cost ~7% more CPU per command. A network failure keeps its system code for botbuilder's retry.
- */
+/** One HTTP attempt with undici's request (fetch cost ~7% more CPU per command); a network failure keeps its code. */
 async function sendAttempt(request: CompatRequest): Promise<CompatResponse> {
   const signals = [request.abortSignal, request.timeout > 0 ? AbortSignal.timeout(request.timeout) : undefined].filter(
     (s): s is AbortSignal => s !== undefined,
@@ -144,23 +127,22 @@ async function sendAttempt(request: CompatRequest): Promise<CompatResponse> {
 }
 
 /**
- * The HTTP client botbuilder's connector clients send with. botbuilder's retry policy sits above it, so each attempt
- * (including the retries botbuilder makes on its own for 429 with Retry-After and for 5xx) takes a slot of its
- * thread's budget, and every 429 pauses that thread for everyone. A 429 means Teams did not accept the message, so
- * a retry never delivers it twice.
+ * The HTTP client botbuilder's connector clients send with: each attempt takes a slot of its thread's budget and every
+ * 429 pauses that thread for everyone. A 429 means Teams did not accept the message, so a retry never delivers twice.
  */
 export function connectorHttpClient(deps: ConnectorLimitsDeps): HttpClient {
   const { limiter, log } = deps;
   const backoff = deps.backoffMs ?? BACKOFF_MS;
-  const maxWaitMs = deps.maxWaitMs ?? CONNECTOR_SEND_WAIT_MS;
   const send = deps.send ?? sendAttempt;
   return {
     async sendRequest(request) {
       const priority: Priority = connectorPriority.getStore() ?? 'interactive';
       const upstream: Upstream = { service: 'connector', conversationId: threadOfUrl(request.url) };
       for (let attempt = 0; ; attempt++) {
-        const res = await limiter.run(upstream, { priority, maxWaitMs: priority === 'interactive' ? maxWaitMs : undefined }, () =>
-          send(request),
+        const res = await limiter.run(
+          upstream,
+          { priority, maxWaitMs: priority === 'interactive' ? CONNECTOR_SEND_WAIT_MS : undefined },
+          () => send(request),
         );
         if (res.status !== 429 && res.status !== 503) return res;
         const after = retryAfterMs(res.headers);

@@ -21,15 +21,13 @@ function channelOf(conversationId: string): string {
 
 /** What the install lifecycle uses, wired in app.ts. */
 export interface InstallParts {
-  /** Where the bot is installed (conversation references) and the clean-up when it is removed. */
   installs: Pick<Installations, 'recordInstall' | 'get' | 'update' | 'remove'>;
   /** The welcome says which BILL organisation the conversation uses, or how to link one. */
   orgBindings: Pick<OrgBindings, 'describe' | 'mode'>;
-  /** The welcome suggests commands of the conversation's kind. */
   registry: Pick<CommandRegistry, 'forScope'>;
   /** Graph GET /teams/{id}; undefined in local mode (no app id) or without a client secret. */
   graph: Pick<GraphTeams, 'getTeam' | 'forget'> | undefined;
-  /** BILL is the embedded sandbox: the welcome says so. */
+  /** BILL is the embedded sandbox (the welcome says so). */
   sandbox: boolean;
   version: string;
   /** The bot's app id, to post the welcome in the channel Teams says was selected; '' in local mode. */

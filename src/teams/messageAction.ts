@@ -9,7 +9,7 @@ import { adaptiveCard, text, title, type CardReply } from '../cards/card.js';
 import type { CommandLine, Dispatcher, TurnResult } from '../features/dispatch.js';
 import { lookUpDialogCard } from '../features/lookup/cards.js';
 import type { Picked } from '../features/lookup/lookup.js';
-import type { Route, Step, Turn } from './routes.js';
+import { isObject, type Route, type Step, type Turn } from './routes.js';
 
 /** The command id the manifest declares for the message action. */
 const LOOK_UP_COMMAND = 'lookUp';
@@ -21,8 +21,6 @@ export interface MessageActionParts {
   dispatcher: Pick<Dispatcher, 'lookup' | 'parse' | 'run' | 'errorCard'>;
   orgBindings: Pick<OrgBindings, 'forExtension'>;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 const lookUpInvoke = (name: string) => (a: Activity) =>
   a.type === 'invoke' && a.name === name && isObject(a.value) && a.value.commandId === LOOK_UP_COMMAND;

@@ -1,17 +1,10 @@
-// Starts incoming authenticated turns a few at a time per turn of the event loop (the adapter checks the token first,
-// so a request that will be refused never waits here). When many activities arrive at once (a busy
-// channel, Teams redelivering after an outage), starting them all in one go keeps the one thread busy for seconds;
-// meanwhile answers from BILL sit unread and BILL's three slots per organisation stay empty. Paced, each loop turn
-// starts at most `perTick` turns and then reads what has arrived (BILL's answers among it), in arrival order.
-// At ordinary rates nothing waits: a turn starts at once while its loop turn has room.
-//
-// Measured (npm run bench, saturation: 1,000 commands at once over open connections): unpaced, BILL's slots stayed
-// nearly empty for the first 1–3 s while the burst was read; utilisation of the slots was 71–74% at 16 turns per
-// loop turn, 87–89% at 4 and 94–95% at 2.
+// Starts authenticated turns at most `perTick` per turn of the event loop, in arrival order. Started all at once, a
+// burst (a busy channel, Teams redelivering after an outage) keeps the one thread busy for seconds while BILL's answers
+// sit unread and its three slots per organisation stay empty (bench, 1,000 commands at once: slots 71–74% used at 16
+// per loop turn, 94–95% at 2). At ordinary rates nothing waits.
 
 export class TurnPacer {
   private readonly waiting: Array<() => void> = [];
-  /** Turns started since the loop last came round to the check phase. */
   private startedThisTick = 0;
   private scheduled = false;
 

@@ -3,7 +3,6 @@
 // connector.thread budget, at background priority for these sends, and honours Retry-After; this file turns what the
 // connector answered into a SendOutcome the notification worker can decide on.
 import type { CloudAdapter, ConversationReference } from 'botbuilder';
-import type { Config } from '../config.js';
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import type { ChannelSender, ConversationRef, OutgoingMessage, SendOutcome } from '../notify/index.js';
@@ -52,10 +51,10 @@ function sendFailure(err: unknown): Extract<SendOutcome, { ok: false }> {
 export class BotFrameworkSender implements ChannelSender {
   constructor(
     private readonly adapter: CloudAdapter,
-    private readonly config: Config,
+    private readonly appId: string,
     private readonly log: Logger,
-    /** Records the buttons of each card posted, so a click on one may edit that message (src/teams/cardMessages.ts). */
-    private readonly cardMessages?: CardMessages,
+    /** Records the buttons of each card posted, so a click on one may edit that message. */
+    private readonly cardMessages: CardMessages,
   ) {}
 
   async send(reference: ConversationRef, message: OutgoingMessage): Promise<SendOutcome> {
@@ -63,14 +62,14 @@ export class BotFrameworkSender implements ChannelSender {
     try {
       const continued = this.adapter.continueConversationAsync.bind(this.adapter);
       await connectorPriority.run('background', () =>
-        continued(this.config.bot.appId, reference as Partial<ConversationReference> as ConversationReference, async (context) => {
+        continued(this.appId, reference as Partial<ConversationReference> as ConversationReference, async (context) => {
           // Errors are caught here: the adapter's onTurnError would otherwise swallow them.
           try {
             const sent = await context.sendActivity(cardActivity(message as CardReply));
             outcome = { ok: true, activityId: sent?.id };
             const conversation = (reference as Partial<ConversationReference>).conversation;
             await this.cardMessages
-              ?.posted(
+              .posted(
                 { tenantId: conversation?.tenantId, conversationId: conversation?.id ?? '' },
                 sent?.id,
                 (message as CardReply).card,

@@ -16,6 +16,8 @@ import { newCorrelationId, type CommandLine, type TurnResult } from '../features
 
 const CORRELATION_ID = Symbol('correlationId');
 
+export const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
 /** One inbound activity as the steps and handlers of its route see it. */
 export interface Turn {
   context: TurnContext;

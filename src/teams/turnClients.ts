@@ -65,10 +65,7 @@ class KeepingConnectorFactory extends ConnectorFactory {
   }
 }
 
-/**
- * botbuilder's authentication, delegated to as is, whose inbound turns get kept connector clients and whose user token
- * clients are kept per app id. Token checks and proactive factories stay botbuilder's own.
- */
+/** botbuilder's authentication as is, except that inbound turns' connector clients and user token clients are kept. */
 export class KeepingAuthentication extends BotFrameworkAuthentication {
   private readonly connectors: KeptClients<ConnectorClient>;
   private readonly tokens: KeptClients<UserTokenClient>;
@@ -82,7 +79,6 @@ export class KeepingAuthentication extends BotFrameworkAuthentication {
     this.tokens = new KeptClients(max);
   }
 
-  /** Connector clients kept now (for tests and status). */
   get connectorCount(): number {
     return this.connectors.size;
   }

@@ -99,15 +99,16 @@ describe('the SQLite store', () => {
     expect(await open().get('seen-activities', 'a1')).toBe(3);
   });
 
-  it('claim is decided and committed in one step: of 20 claims one wins, and after a restart a claim on it loses', async () => {
+  it('a duplicate mark is decided and committed in one step: of 20 one wins, and after a restart a mark on it loses', async () => {
     const s = open();
-    const claims = await Promise.all(Array.from({ length: 20 }, (_, i) => s.claim('seen-activities', 'conv|a7', i, { ttlMs: 600_000 })));
-    expect(claims.filter((c) => c.created)).toHaveLength(1);
-    await claims.find((c) => c.created)!.durable;
-    expect(await open(crashImage()).get('seen-activities', 'conv|a7')).toBe(claims.findIndex((c) => c.created));
+    const claims = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => s.setIfAbsent('seen-activities', 'conv|a7', i, { ttlMs: 600_000 })),
+    );
+    expect(claims.filter(Boolean)).toHaveLength(1);
+    expect(await open(crashImage()).get('seen-activities', 'conv|a7')).toBe(claims.indexOf(true));
     await s.close();
     const restarted = open();
-    expect((await restarted.claim('seen-activities', 'conv|a7', 99, { ttlMs: 600_000 })).created).toBe(false);
+    expect(await restarted.setIfAbsent('seen-activities', 'conv|a7', 99, { ttlMs: 600_000 })).toBe(false);
     expect(await restarted.setIfAbsent('seen-activities', 'conv|a7', 100)).toBe(false);
   });
 
@@ -115,14 +116,14 @@ describe('the SQLite store', () => {
     const s = open();
     // Unsynced first, then a synced change (which commits the unsynced batch and opens its own), then unsynced again.
     const writes = [
-      s.claim('seen-activities', 'conv|b1', 1, { ttlMs: 600_000 }),
+      s.setIfAbsent('seen-activities', 'conv|b1', 1, { ttlMs: 600_000 }),
       s.set('card-messages', 'm1', ['a|x']),
       s.set('webhook-events', 'evt-1', { at: 1 }),
-      s.claim('seen-activities', 'conv|b2', 2, { ttlMs: 600_000 }),
+      s.setIfAbsent('seen-activities', 'conv|b2', 2, { ttlMs: 600_000 }),
       s.setIfAbsent('outbox', 'evt-1', { v: 1 }),
     ];
-    const [first, , , second] = (await Promise.all(writes)) as [{ created: boolean }, undefined, undefined, { created: boolean }, boolean];
-    expect([first.created, second.created]).toEqual([true, true]);
+    const [first, , , second] = (await Promise.all(writes)) as [boolean, undefined, undefined, boolean, boolean];
+    expect([first, second]).toEqual([true, true]);
     const image = open(crashImage());
     expect(await image.get('seen-activities', 'conv|b1')).toBe(1);
     expect(await image.get('card-messages', 'm1')).toEqual(['a|x']);
@@ -244,13 +245,13 @@ describe('a write the disk refuses', () => {
     const bulky = { pad: 'x'.repeat(2_000) };
     await expect(s.set('outbox', 'ev|1', bulky)).rejects.toThrow(/database or disk is full/);
     await expect(s.setIfAbsent('outbox', 'ev|2', bulky)).rejects.toThrow(/database or disk is full/);
-    await expect(s.claim('seen-activities', 'conv|a1', { pad: 'y'.repeat(2_000) })).rejects.toThrow(/database or disk is full/);
+    await expect(s.setIfAbsent('seen-activities', 'conv|a1', { pad: 'y'.repeat(2_000) })).rejects.toThrow(/database or disk is full/);
     expect(await s.get('outbox', 'ev|1')).toBeUndefined();
     expect(await s.entries('outbox')).toEqual([['before', 1]]);
     expect(await s.get('seen-activities', 'conv|a1')).toBeUndefined();
     roomAgain();
     expect(await s.setIfAbsent('outbox', 'ev|2', bulky)).toBe(true);
-    expect((await s.claim('seen-activities', 'conv|a1', 1)).created).toBe(true);
+    expect(await s.setIfAbsent('seen-activities', 'conv|a1', 1)).toBe(true);
     expect(s.isReady()).toBe(true);
   });
 

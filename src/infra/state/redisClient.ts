@@ -31,12 +31,9 @@ export function redactRedisUrl(url: string): string {
 }
 
 /**
- * One command connection shared by the state store, the limiter, the session ledger and the per-user rate,
- * plus one subscriber connection for pub/sub (cache invalidations, budget pauses).
- *
- * While Redis is unreachable every command is refused at once (no offline queue, no resend after a reconnect),
- * so callers answer "temporarily unavailable" instead of waiting or acting on a stale decision. ioredis keeps
- * reconnecting in the background; every error event is handled here, so none can crash the process.
+ * One command connection (state, limiter, sessions, per-user rate) and one subscriber connection (pub/sub). While Redis
+ * is unreachable every command is refused at once (no offline queue, no resend), so callers answer "temporarily
+ * unavailable" instead of waiting or acting on a stale decision; every error event is handled here.
  */
 export class RedisConnection {
   readonly client: Redis;
@@ -167,26 +164,12 @@ export class RedisConnection {
         const channels = [...this.handlers.keys()];
         if (channels.length === 0) return;
         sub.subscribe(...channels).then(
-          () => {
-            for (const fn of this.resubscribed) {
-              try {
-                fn();
-              } catch (err) {
-                this.opts.log.warn({ err: errorMessage(err) }, 'Redis resubscribe hook failed');
-              }
-            }
-          },
+          () => this.callEach(this.resubscribed, undefined, 'Redis resubscribe hook failed'),
           (err: unknown) => this.opts.log.warn({ err: errorMessage(err) }, 'Redis subscribe failed'),
         );
       });
       sub.on('message', (channel: string, message: string) => {
-        for (const h of this.handlers.get(channel) ?? []) {
-          try {
-            h(message);
-          } catch (err) {
-            this.opts.log.warn({ channel, err: errorMessage(err) }, 'Redis message handler failed');
-          }
-        }
+        this.callEach(this.handlers.get(channel) ?? [], message, 'Redis message handler failed');
       });
     }
     return this.subscriber;
@@ -220,15 +203,19 @@ export class RedisConnection {
         log.info({ redis: this.location }, this.everReady ? 'Redis connection restored' : 'Redis connected: cluster mode');
       this.down = false;
       this.everReady = true;
-      if (!back) return;
-      for (const fn of this.reconnected) {
-        try {
-          fn();
-        } catch (err) {
-          log.warn({ err: errorMessage(err) }, 'Redis reconnect hook failed');
-        }
-      }
+      if (back) this.callEach(this.reconnected, undefined, 'Redis reconnect hook failed');
     });
+  }
+
+  /** Calls every hook or handler; one that throws is logged and the others still run. */
+  private callEach<A>(fns: Iterable<(arg: A) => void>, arg: A, failed: string): void {
+    for (const fn of fns) {
+      try {
+        fn(arg);
+      } catch (err) {
+        this.opts.log.warn({ err: errorMessage(err) }, failed);
+      }
+    }
   }
 }
 

@@ -1,23 +1,14 @@
 // Fleet-wide state in Redis: one key per entry with native TTLs, a sorted-set index per namespace, logs as streams.
-//
-// Layout (prefix "billbridge:", the namespace in a hash tag so a namespace stays in one Redis Cluster slot):
-//   billbridge:state:{<ns>}:k:<key>  the JSON value, PX when it has a TTL
-//   billbridge:state:{<ns>}:idx      sorted set of keys, score = expiry in ms (+inf without TTL), for entries();
-//                                    only for namespaces that are listed (not UNLISTED ones)
+//   billbridge:state:{<ns>}:k:<key>  the JSON value, PX when it has a TTL (the hash tag keeps a namespace in one slot)
+//   billbridge:state:{<ns>}:idx      keys by expiry in ms (+inf without TTL), for entries(); not for UNLISTED namespaces
 //   billbridge:log:<log>             a stream; each record is one entry with a single field "r" (JSON)
-//
-// Bounds (under the recommended `noeviction` policy nothing may grow with traffic for ever):
-// - Every write with a TTL also drops the index members whose expiry has passed, so an index holds at most the live
-//   entries of its namespace plus those written without a TTL.
-// - Namespaces written once per delivery and never listed (UNLISTED: the duplicate-delivery marks, webhook event
-//   ids, approval cards and digest slots) have no index at all: each entry is one key that Redis expires itself.
-// - Entries without a TTL are one per installation, binding, subscription, linked person or webhook key: they grow
-//   with customers, not with deliveries, and go when those are removed.
-// - A log (the audit stream) keeps about its newest `logMaxEntries` records (XADD MAXLEN ~).
+// Bounded under `noeviction`: a write with a TTL drops the index members that expired; UNLISTED namespaces (written per
+// delivery, read by key) have no index; entries without a TTL grow with customers, not deliveries; a log keeps about
+// its newest `logMaxEntries` records (XADD MAXLEN ~).
 import type { Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
 import type { RedisConnection } from './redisClient.js';
-import { NS, checkName, type Claim, type SetOptions, type StateStore } from './types.js';
+import { NS, checkName, type SetOptions, type StateStore } from './types.js';
 
 /** Keys read per MGET in entries(): namespaces may hold thousands of keys, replies stay small. */
 const MGET_CHUNK = 500;
@@ -148,11 +139,6 @@ export class RedisStateStore implements StateStore {
       (r as ScriptedRedis).billbridgeSetIfAbsent(k, idx, json, ttlMs !== undefined ? String(ttlMs) : '', key, score, String(now)),
     );
     return created === 1;
-  }
-
-  async claim(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<Claim> {
-    // Redis has acknowledged the write when it answers.
-    return { created: await this.setIfAbsent(ns, key, value, opts), durable: Promise.resolve() };
   }
 
   async prepend(ns: string, key: string, value: unknown, keep: number, opts?: SetOptions): Promise<void> {

@@ -1,26 +1,20 @@
 // Single-instance state: one SQLite database, STATE_DIR/billbridge.sqlite, held by one process at a time.
-//
-// Why SQLite and how it is set up:
-// - every call is answered once its transaction is committed (calls of one event-loop turn share one); a write that
-//   cannot be committed (disk full, I/O error) rejects, and so does every call that may have seen it, so nothing that
-//   failed is ever answered as done or counted as present (there is no in-memory copy to disagree with the disk);
-// - journal_mode=WAL with synchronous=FULL: each commit syncs the write-ahead log to disk before it returns, so an
-//   acknowledged write survives a process kill and a power cut (NORMAL would only survive the former). A batch that
-//   holds only NOT_SYNCED namespaces is committed with NORMAL: it still survives a killed process, and the next FULL
-//   commit syncs it too; a power cut may lose its last few (a Teams retry then answered twice, a card click answered
-//   as a new reply). Bench: the sync is ~6% of the bot's CPU per help command;
-// - locking_mode=EXCLUSIVE, taken by a write at open with busy_timeout 0: the process keeps an OS lock on the database
-//   file for as long as it lives. A second process (or a second store in this one) gets SQLITE_BUSY at once and
-//   refuses to start; the OS drops the lock when the holder dies, kill -9 included, so a restart just works;
-// - values are JSON text in rows: a mirror shard of several MB is read from disk when asked for, not held in memory.
-// The audit trail stays a plain append-only file (STATE_DIR/<log>.log, what operators tail and rotate), synced within
-// a second (see LogFile).
+// - Every call is answered once its transaction is committed (calls of one event-loop turn share one); a write that
+//   cannot be committed (disk full, I/O error) rejects, with every call that may have seen it. No in-memory copy.
+// - WAL with synchronous=FULL: an acknowledged write survives a kill and a power cut. A batch of NOT_SYNCED namespaces
+//   only is committed with NORMAL (survives a kill; a power cut may lose its last few). The sync is ~6% of the CPU of
+//   a help command.
+// - locking_mode=EXCLUSIVE, taken by a write at open with busy_timeout 0: a second process gets SQLITE_BUSY at once
+//   and refuses to start; the OS drops the lock when the holder dies (kill -9 included).
+// - Values are JSON text in rows: a mirror shard of several MB is read when asked for, not held in memory.
+// The audit trail is a plain append-only file (STATE_DIR/<log>.log, what operators tail and rotate), synced within a
+// second (LogFile).
 import Database from 'better-sqlite3';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Clock } from '../clock.js';
-import { NS, checkName, type Claim, type SetOptions, type StateStore } from './types.js';
+import { NS, checkName, type SetOptions, type StateStore } from './types.js';
 
 export const DATABASE_FILE = 'billbridge.sqlite';
 /** Who holds the database, for the refusal message only (the lock itself is the database file's). */
@@ -67,19 +61,31 @@ interface Row extends Key {
 /** A live row: no expiry, or one still ahead of the clock (the store's clock, so tests can move it). */
 const LIVE = '(expires_at IS NULL OR expires_at > @now)';
 
+const UPSERT =
+  'INSERT INTO entries (ns, key, value, expires_at) VALUES (@ns, @key, @value, @expires) ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at';
+
+/** The prepared statements, typed by their parameters and rows. */
+function statements(db: Database.Database) {
+  return {
+    get: db.prepare<Key & Now, { value: string }>(`SELECT value FROM entries WHERE ns = @ns AND key = @key AND ${LIVE}`),
+    set: db.prepare<Row>(UPSERT),
+    // Inserts, or replaces an entry that has expired; one statement, so one change count says whether it created.
+    setIfAbsent: db.prepare<Row & Now>(`${UPSERT} WHERE entries.expires_at IS NOT NULL AND entries.expires_at <= @now`),
+    delete: db.prepare<Key, { expires_at: number | null }>('DELETE FROM entries WHERE ns = @ns AND key = @key RETURNING expires_at'),
+    // rowid order: insertion order, and a replaced value keeps its place (as a Map would).
+    entries: db.prepare<{ ns: string } & Now, { key: string; value: string }>(
+      `SELECT key, value FROM entries WHERE ns = @ns AND ${LIVE} ORDER BY rowid`,
+    ),
+    sweep: db.prepare<Now>('DELETE FROM entries WHERE expires_at IS NOT NULL AND expires_at <= @now'),
+  };
+}
+
 export class SqliteStateStore implements StateStore {
   /** "file": the single-instance store under STATE_DIR (as opposed to Redis). */
   readonly kind = 'file' as const;
   readonly location: string;
   private readonly db: Database.Database;
-  private readonly sql: {
-    get: Database.Statement<Key & Now, { value: string }>;
-    set: Database.Statement<Row>;
-    setIfAbsent: Database.Statement<Row & Now>;
-    delete: Database.Statement<Key, { expires_at: number | null }>;
-    entries: Database.Statement<{ ns: string } & Now, { key: string; value: string }>;
-    sweep: Database.Statement<Now>;
-  };
+  private readonly sql: ReturnType<typeof statements>;
   private readonly logs = new Map<string, LogFile>();
   /** The transaction changes are being added to, committed at the next turn of the event loop. */
   private batch: Batch | undefined;
@@ -124,22 +130,7 @@ export class SqliteStateStore implements StateStore {
     }
     this.db = db;
     writeFileSync(join(this.location, HOLDER_FILE), `${process.pid}\n`, { mode: 0o600 });
-    this.sql = {
-      get: db.prepare<Key & Now, { value: string }>(`SELECT value FROM entries WHERE ns = @ns AND key = @key AND ${LIVE}`),
-      set: db.prepare<Row>(
-        'INSERT INTO entries (ns, key, value, expires_at) VALUES (@ns, @key, @value, @expires) ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at',
-      ),
-      // Inserts, or replaces an entry that has expired; one statement, so one change count says whether it created.
-      setIfAbsent: db.prepare<Row & Now>(
-        'INSERT INTO entries (ns, key, value, expires_at) VALUES (@ns, @key, @value, @expires) ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at WHERE entries.expires_at IS NOT NULL AND entries.expires_at <= @now',
-      ),
-      delete: db.prepare<Key, { expires_at: number | null }>('DELETE FROM entries WHERE ns = @ns AND key = @key RETURNING expires_at'),
-      // rowid order: insertion order, and a replaced value keeps its place (as a Map would).
-      entries: db.prepare<{ ns: string } & Now, { key: string; value: string }>(
-        `SELECT key, value FROM entries WHERE ns = @ns AND ${LIVE} ORDER BY rowid`,
-      ),
-      sweep: db.prepare<Now>('DELETE FROM entries WHERE expires_at IS NOT NULL AND expires_at <= @now'),
-    };
+    this.sql = statements(db);
     // Expired rows are invisible to reads already; this gives their space back (webhook event ids, seen activities).
     this.sweepTimer = setInterval(() => this.sweep(), 60_000);
     this.sweepTimer.unref();
@@ -170,11 +161,6 @@ export class SqliteStateStore implements StateStore {
       () => this.sql.setIfAbsent.run({ ns, key, value: json, expires: this.expiry(opts), now: this.clock.now() }).changes === 1,
       ns,
     );
-  }
-
-  async claim(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<Claim> {
-    // Answered once committed: the mark is on disk before `created` is known.
-    return { created: await this.setIfAbsent(ns, key, value, opts), durable: Promise.resolve() };
   }
 
   async prepend(ns: string, key: string, value: unknown, keep: number, opts?: SetOptions): Promise<void> {
@@ -222,10 +208,8 @@ export class SqliteStateStore implements StateStore {
   }
 
   /**
-   * Runs a change inside the open batch (opening one if none is) and resolves once the batch is committed: changes
-   * made in one turn of the event loop share one commit and one sync of the WAL (a sync costs milliseconds, during which
-   * nothing else runs). The change is applied at once, so later calls see it, and none of them answers before it is
-   * on disk; if the batch cannot be committed, every call in it rejects.
+   * Runs a change inside the open batch (changes of one event-loop turn share one commit and one sync of the WAL) and
+   * resolves once it is committed. Applied at once, so later calls see it; if the batch fails, every call in it rejects.
    */
   private async write<R>(change: () => R, ns?: string): Promise<R> {
     if (this.closed) throw new Error('the state store is closed');
@@ -361,13 +345,9 @@ class LogFile {
     return run;
   }
 
-  async drain(): Promise<void> {
-    await Promise.allSettled([this.running, this.next]);
-  }
-
   /** Writes what is pending and syncs it now (at close). */
   async close(): Promise<void> {
-    await this.drain();
+    await Promise.allSettled([this.running, this.next]);
     clearTimeout(this.syncTimer);
     this.syncTimer = undefined;
     await this.sync();

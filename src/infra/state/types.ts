@@ -5,11 +5,6 @@ export interface SetOptions {
   ttlMs?: number;
 }
 
-export interface Claim {
-  created: boolean;
-  durable: Promise<void>;
-}
-
 export interface StateStore {
   /** 'file': the single-instance SQLite store under STATE_DIR; 'redis': the fleet's shared store. */
   readonly kind: 'file' | 'redis';
@@ -20,20 +15,12 @@ export interface StateStore {
   set(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<void>;
   /** Atomically sets when no live entry exists; true when this call created it (dedupe, leases). */
   setIfAbsent(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<boolean>;
-  /**
-   * setIfAbsent that answers as soon as it is decided: `created` as above, and `durable`, which resolves once the
-   * entry is on disk or acknowledged (both stores have already committed when they answer; the promise stays for callers
-   * that start work before awaiting the mark).
-   * For work that may start at once but must not be answered before the mark is kept (the duplicate-delivery mark).
-   */
-  claim(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<Claim>;
   delete(ns: string, key: string): Promise<boolean>;
   /** Every live entry of a namespace. Namespaces are meant to stay small (thousands, not millions). */
   entries<T>(ns: string): Promise<Array<[string, T]>>;
   /**
-   * Atomically puts `value` first in the list at `key` (read back with get() as an array, newest first), keeps the first
-   * `keep` and starts the TTL again: a bounded "last N" that several instances may add to at once. Only prepend() may
-   * write such a key, and its namespace is read by key only (not listed by entries()).
+   * Atomically puts `value` first in the list at `key` (get() reads it newest first), keeps the first `keep` and starts
+   * the TTL again: a bounded "last N" several instances may add to. Only for namespaces read by key (not entries()).
    */
   prepend(ns: string, key: string, value: unknown, keep: number, opts?: SetOptions): Promise<void>;
   /** Appends one record to an append-only log (the audit trail). */
