@@ -1,9 +1,10 @@
 // Per-person command rate limit (USER_COMMANDS_PER_MINUTE), so one member cannot spend the organisation's BILL budget.
-import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { DependencyUnavailable } from '../errors.js';
+import { FixedWindows, type WindowDecision } from '../infra/fixedWindows.js';
 import type { Caller, ConversationScope } from '../features/types.js';
 
-export type RateDecision = { allowed: true } | { allowed: false; retryInMs: number };
+export type RateDecision = WindowDecision;
 
 /** Takes one turn (a command or a card click) for a person; in-memory for one instance, Redis-backed in cluster mode. */
 export interface UserCommandRate {
@@ -11,7 +12,7 @@ export interface UserCommandRate {
 }
 
 /**
- * Any rate-limiter-flexible limiter (RateLimiterMemory, RateLimiterRedis...) as a UserCommandRate: a refusal
+ * A rate-limiter-flexible limiter (RateLimiterRedis, for a fleet) as a UserCommandRate: a refusal
  * comes back as the time to wait; a store failure (Redis down) as DependencyUnavailable, never as "allowed".
  */
 export class RateLimiterUserCommandRate implements UserCommandRate {
@@ -28,9 +29,10 @@ export class RateLimiterUserCommandRate implements UserCommandRate {
   }
 }
 
-/** One instance: `perMinute` commands per person in any rolling 60 s window's fixed bucket. */
+/** One instance: `perMinute` commands per person in a 60 s window that starts at their first. */
 export function memoryUserCommandRate(perMinute: number): UserCommandRate {
-  return new RateLimiterUserCommandRate(new RateLimiterMemory({ points: perMinute, duration: 60, keyPrefix: 'user-commands' }));
+  const windows = new FixedWindows(perMinute, 60_000);
+  return { take: (key) => Promise.resolve(windows.take(key)) };
 }
 
 /** The person a command counts against: their Entra object id, else their Bot Framework id, within their tenant. */
