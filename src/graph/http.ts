@@ -2,7 +2,7 @@
 import { request } from 'undici';
 import type { Logger } from '../infra/log.js';
 import type { Limiter, Priority, Upstream } from '../infra/limits/types.js';
-import { retryAfterMs } from '../infra/limits/windows.js';
+import { backoffMs, retryAfterMs } from '../infra/limits/windows.js';
 import { GraphApiError, type GraphErrorCategory } from './errors.js';
 
 const GRAPH_TIMEOUT_MS = 10_000;
@@ -38,11 +38,6 @@ export interface SendOptions {
   operation: string;
 }
 
-function backoffMs(attempt: number): number {
-  const base = 500 * 2 ** attempt;
-  return Math.round(base * (0.8 + Math.random() * 0.4));
-}
-
 /**
  * Sends one request under the limiter; 429, 503 and 504 are retried after Retry-After (or a short backoff),
  * and a Retry-After is reported to the limiter so every other caller of that budget waits too.
@@ -55,7 +50,7 @@ export async function send(deps: HttpDeps, opts: SendOptions): Promise<GraphResp
     if (!retryable) return res;
     const retryAfter = retryAfterMs(res.headers['retry-after'], Date.now());
     if (retryAfter !== undefined) deps.limiter.throttled(opts.upstream, { kind: 'retryAfter', ms: retryAfter });
-    const wait = retryAfter ?? backoffMs(attempt);
+    const wait = retryAfter ?? backoffMs(attempt, 500, 4_000);
     const tooLong = opts.priority === 'interactive' && wait > deps.interactiveMaxWaitMs;
     deps.log.info(
       { operation: opts.operation, status: res.status, attempt, retryAfterMs: retryAfter, giveUp: attempt >= MAX_RETRIES || tooLong },
