@@ -11,7 +11,6 @@
 // it; without SECRETS_KEY (allowed outside production, said at start-up) it is stored as it is.
 import { createHash, createHmac } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
 import type { LostLockError } from 'redis-semaphore';
 import type { Clock } from '../infra/clock.js';
 import { LimitExceeded, errorMessage } from '../errors.js';
@@ -69,11 +68,6 @@ return 1`;
 
 const RELEASE_IF = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
-type ScriptedRedis = Redis & {
-  billbridgeSessionForgetIf(key: string, sessionId: string): Promise<number>;
-  billbridgeSessionTouchIf(key: string, sessionId: string, at: string, ttlMs: string): Promise<number>;
-};
-
 /** The record as stored in Redis. */
 interface StoredSession {
   /** Without SECRETS_KEY only. */
@@ -107,8 +101,6 @@ export class RedisSessionLedger {
       deps.log.warn(
         'SECRETS_KEY is not set: the BILL session the instances share is stored in Redis unencrypted; set SECRETS_KEY to seal it',
       );
-    deps.redis.client.defineCommand('billbridgeSessionForgetIf', { numberOfKeys: 1, lua: FORGET_IF });
-    deps.redis.client.defineCommand('billbridgeSessionTouchIf', { numberOfKeys: 1, lua: TOUCH_IF });
   }
 
   /**
@@ -161,7 +153,7 @@ export class RedisSessionLedger {
 
   /** BILL refused (or we ended) this sessionId: forget it fleet-wide if it is still the shared one (compare-and-swap). */
   async invalidate(slot: Slot, sessionId: string): Promise<void> {
-    await this.deps.redis.run((r) => (r as ScriptedRedis).billbridgeSessionForgetIf(this.recordKey(slot), this.refOf(sessionId)));
+    await this.deps.redis.run((r) => r.eval(FORGET_IF, 1, this.recordKey(slot), this.refOf(sessionId)));
   }
 
   /** The session was used now: the fleet shares BILL's sliding idle clock. Best effort, never throws. */
@@ -172,14 +164,7 @@ export class RedisSessionLedger {
     this.lastTouch.set(key, now);
     if (this.lastTouch.size > 10_000) this.lastTouch.clear();
     this.deps.redis
-      .run((r) =>
-        (r as ScriptedRedis).billbridgeSessionTouchIf(
-          key,
-          this.refOf(session.sessionId),
-          String(session.lastUsedAt),
-          String(BILL_IDLE_EXPIRY_MS),
-        ),
-      )
+      .run((r) => r.eval(TOUCH_IF, 1, key, this.refOf(session.sessionId), session.lastUsedAt, BILL_IDLE_EXPIRY_MS))
       .catch((err: unknown) =>
         this.deps.log.debug({ orgId: slot.orgId, err: errorMessage(err) }, 'could not share the BILL session idle clock'),
       );

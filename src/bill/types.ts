@@ -263,7 +263,6 @@ export interface SpendTransaction {
   cardLastFour?: string;
   cardType?: string;
   receiptRequired?: boolean;
-  /** ATTACHED, MISSING, NOT_ATTACHED */
   receiptStatus?: 'ATTACHED' | 'MISSING' | 'NOT_ATTACHED' | (string & {});
   receipts?: SpendReceipt[];
   reviewRequired?: boolean;
@@ -352,7 +351,6 @@ export interface OrgUser {
   id: string;
   archived?: boolean;
   firstName?: string;
-  lastName?: string;
   email?: string;
   role?: { id?: string; type?: string; description?: string };
 }
