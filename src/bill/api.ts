@@ -151,7 +151,7 @@ export class BillOrgClient {
     /** Bills waiting on the signed-in BILL user (the configured user for the bot's own session). */
     pending: async (): Promise<PendingApproval[]> => {
       const path = '/v3/bill-approvals/pending-user-approvals';
-      const res = await this.call<{ bills?: PendingApproval[] } | null>({ method: 'GET', path, idempotent: true, route: `GET ${path}` });
+      const res = await this.call<{ bills?: PendingApproval[] } | null>({ method: 'GET', path, route: `GET ${path}` });
       return Array.isArray(res?.bills) ? res.bills : [];
     },
     /**
@@ -172,7 +172,6 @@ export class BillOrgClient {
       const res = await this.call<{ status?: unknown } | undefined>({
         method: 'POST',
         path,
-        idempotent: false,
         route: `POST ${path}`,
         body,
       });
@@ -188,7 +187,6 @@ export class BillOrgClient {
         method: 'GET',
         path: '/v3/network',
         route: 'GET /v3/network',
-        idempotent: true,
         query: { name, scope },
       });
       return Array.isArray(res?.results) ? (res.results as NetworkOrganization[]) : [];
@@ -198,7 +196,6 @@ export class BillOrgClient {
         method: 'GET',
         path: invitation(kind, id),
         route: `GET /v3/network/invitation/${kind}/{id}`,
-        idempotent: true,
       }),
     /** A connection request to a business in the network; BILL may email it, so it passes the email budget. */
     invite: async (kind: 'vendor' | 'customer', id: string, networkId: string, networkType: 'BILL' | 'RPPS'): Promise<void> => {
@@ -206,7 +203,6 @@ export class BillOrgClient {
         method: 'POST',
         path: invitation(kind, id),
         route: `POST /v3/network/invitation/${kind}/{id}`,
-        idempotent: false,
         body: { networkId: checkId('network', networkId), networkType },
         email: true,
       });
@@ -217,7 +213,6 @@ export class BillOrgClient {
         method: 'POST',
         path: `${invitation('vendor', vendorId)}/email`,
         route: 'POST /v3/network/invitation/vendor/{id}/email',
-        idempotent: false,
         body: { email },
         email: true,
       });
@@ -233,14 +228,9 @@ export class BillOrgClient {
     list: (o: ListOptions = {}): PagedList<Subscription> => {
       const max = pageSize(o, AP_AR_MAX_PAGE_SIZE);
       const route = 'GET /v3/subscriptions';
-      return new PagedList(
-        route,
-        (page) => this.events({ method: 'GET', path: '/v3/subscriptions', route, idempotent: true, query: { max, page } }),
-        o,
-      );
+      return new PagedList(route, (page) => this.events({ method: 'GET', path: '/v3/subscriptions', route, query: { max, page } }), o);
     },
-    get: (id: string) =>
-      this.events<Subscription>({ method: 'GET', path: subscription(id), route: 'GET /v3/subscriptions/{id}', idempotent: true }),
+    get: (id: string) => this.events<Subscription>({ method: 'GET', path: subscription(id), route: 'GET /v3/subscriptions/{id}' }),
     /** The answer carries the signing `securityKey` once: store it (encrypted) right away. */
     create: (input: SubscriptionInput, idempotencyKey: string = randomUUID()) =>
       this.events<Subscription>({
@@ -257,11 +247,10 @@ export class BillOrgClient {
         method: 'PATCH',
         path: subscription(id),
         route: 'PATCH /v3/subscriptions/{id}',
-        idempotent: false,
         body: patch,
       }),
     remove: async (id: string): Promise<void> => {
-      await this.events({ method: 'DELETE', path: subscription(id), route: 'DELETE /v3/subscriptions/{id}', idempotent: true });
+      await this.events({ method: 'DELETE', path: subscription(id), route: 'DELETE /v3/subscriptions/{id}' });
     },
     rotateKey: (id: string, idempotencyKey: string = randomUUID()) =>
       this.events<{ securityKey: string }>({
@@ -272,13 +261,12 @@ export class BillOrgClient {
         headers: { 'X-Idempotent-Key': idempotencyKey },
       }),
     test: (id: string, body: Record<string, unknown> = {}) =>
-      this.events({ method: 'POST', path: `${subscription(id)}/test`, route: 'POST /v3/subscriptions/{id}/test', idempotent: false, body }),
+      this.events({ method: 'POST', path: `${subscription(id)}/test`, route: 'POST /v3/subscriptions/{id}/test', body }),
     catalog: () =>
       this.events<Array<{ type: string; versions: string[] }>>({
         method: 'GET',
         path: '/v3/events/catalog',
         route: 'GET /v3/events/catalog',
-        idempotent: true,
       }),
   };
 
@@ -296,7 +284,6 @@ export class BillOrgClient {
     return this.call<{ organizationId: string; userId: string }>({
       method: 'GET',
       path: '/v3/login/session',
-      idempotent: true,
       route: 'GET /v3/login/session',
     });
   }
@@ -315,14 +302,10 @@ export class BillOrgClient {
     const sort = sortKeys?.length ? sortParam(sortKeys) : undefined;
     const max = pageSize(o, AP_AR_MAX_PAGE_SIZE);
     const route = `GET ${path}`;
-    return new PagedList(
-      route,
-      (page) => this.call({ method: 'GET', path, route, idempotent: true, query: { max, page, sort, filters } }),
-      o,
-    );
+    return new PagedList(route, (page) => this.call({ method: 'GET', path, route, query: { max, page, sort, filters } }), o);
   }
 
   private get<T>(path: string, kind: string, id: string): Promise<T> {
-    return this.call<T>({ method: 'GET', path: `${path}/${checkId(kind, id)}`, route: `GET ${path}/{id}`, idempotent: true });
+    return this.call<T>({ method: 'GET', path: `${path}/${checkId(kind, id)}`, route: `GET ${path}/{id}` });
   }
 }

@@ -28,7 +28,9 @@ export interface SessionCredentials {
 }
 
 /** One call made with the session headers. */
-export type SessionCall = Pick<BillRequest, 'method' | 'path' | 'query' | 'body' | 'idempotent' | 'route'> & {
+export type SessionCall = Pick<BillRequest, 'method' | 'path' | 'query' | 'body' | 'route'> & {
+  /** Safe to repeat (retried after network errors and 5xx, replayed after a re-login); default: GET and DELETE are. */
+  idempotent?: boolean;
   /** Another base on the same session, e.g. the webhook management base (/connect-events). */
   baseUrl?: string;
   /** Extra headers (X-Idempotent-Key). */
@@ -151,11 +153,13 @@ export class OrgSession {
   /** Makes a call with the session headers; on BDC_1109 re-logs in once (single flight) and replays idempotent calls once. */
   async call<T>(req: SessionCall, run: RunOptions): Promise<T> {
     const { baseUrl, headers, email, ...call } = req;
+    const idempotent = req.idempotent ?? (req.method === 'GET' || req.method === 'DELETE');
     const { devKey, orgId } = this.creds;
     let used = (await this.ensure(run)).sessionId;
     const send = () =>
       this.deps.http.send<T>({
         ...call,
+        idempotent,
         baseUrl: baseUrl ?? this.creds.baseUrl,
         run,
         upstream: { service: 'bill', devKey, orgId, email },
@@ -171,7 +175,7 @@ export class OrgSession {
     } catch (err) {
       if (!(err instanceof BillApiError) || err.category !== 'session') throw this.failed(err);
       this.invalidate(used);
-      if (!req.idempotent) throw this.failed(err);
+      if (!idempotent) throw this.failed(err);
       this.deps.log.info({ orgId, route: req.route }, 'BILL session expired (BDC_1109); signing in again');
       used = (await this.ensure(run, used)).sessionId;
       try {
