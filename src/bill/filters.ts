@@ -89,14 +89,8 @@ export class BillFilter {
   ne(field: string, value: FilterScalar): this {
     return this.add(field, 'ne', value);
   }
-  gt(field: string, value: FilterScalar): this {
-    return this.add(field, 'gt', value);
-  }
   gte(field: string, value: FilterScalar): this {
     return this.add(field, 'gte', value);
-  }
-  lt(field: string, value: FilterScalar): this {
-    return this.add(field, 'lt', value);
   }
   lte(field: string, value: FilterScalar): this {
     return this.add(field, 'lte', value);

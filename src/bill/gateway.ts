@@ -5,22 +5,9 @@ import type { Logger, SecretRegistry } from '../infra/log.js';
 import type { Limiter, Priority, RunOptions } from '../infra/limits/types.js';
 import { BillOrgClient } from './api.js';
 import { BillHttp, type RetryPolicy } from './http.js';
-import { SessionPool, type SessionInfo, type SessionLedger } from './sessions.js';
+import { SessionPool, type SessionCredentials } from './sessions.js';
+import type { RedisSessionLedger } from './sharedSessions.js';
 import { SpendClient } from './spend.js';
-
-export interface BillEndpoints {
-  /** AP/AR base without the version, e.g. https://gateway.stage.bill.com/connect */
-  baseUrl: string;
-  spendBaseUrl: string;
-  /** Webhook management base, e.g. https://gateway.stage.bill.com/connect-events */
-  eventsBaseUrl: string;
-}
-
-interface BillUser {
-  devKey: string;
-  username: string;
-  password: string;
-}
 
 /**
  * A person's own BILL sign-in (approvals): an AP/AR sync token, its name as username and its value as password.
@@ -35,9 +22,15 @@ export interface PersonCredentials {
 
 export interface BillGatewayOptions {
   backend: 'bill' | 'sandbox';
-  endpoints: BillEndpoints;
+  endpoints: {
+    /** AP/AR base without the version, e.g. https://gateway.stage.bill.com/connect */
+    baseUrl: string;
+    spendBaseUrl: string;
+    /** Webhook management base, e.g. https://gateway.stage.bill.com/connect-events */
+    eventsBaseUrl: string;
+  };
   /** The bot's BILL user; the org comes from the conversation's binding. */
-  user: BillUser;
+  user: { devKey: string; username: string; password: string };
   /** The org the bot was configured with (or the sandbox's demo org). */
   defaultOrgId: string;
   /** When non-empty, only these orgs may be used (config.bill.allowedOrgIds). */
@@ -52,34 +45,19 @@ export interface BillGatewayOptions {
   log: Logger;
   secrets: SecretRegistry;
   retry?: Partial<RetryPolicy>;
-  /** Re-login after this much idle time (default 30 min, BILL expires sessions after 35). */
-  idleRefreshMs?: number;
   /** Cluster mode: sessions shared by the fleet through Redis (src/bill/sharedSessions.ts). */
-  sessionLedger?: SessionLedger;
+  sessionLedger?: RedisSessionLedger;
 }
 
-export interface CallOptions {
-  /** Default 'interactive'. */
+/** Default priority 'interactive'. */
+interface CallOptions {
   priority?: Priority;
-  /** Give up with LimitExceeded('busy') when no slot is free within this time (default: the limiter's). */
-  maxWaitMs?: number;
 }
 
-export interface BillStatus {
-  backend: 'bill' | 'sandbox';
-  baseUrl: string;
-  /** One entry per organisation the bot has talked to (people's own approval sessions are not listed). */
-  sessions: SessionInfo[];
-  /** Logins with the configured dev key in the last hour (BILL allows 200). */
-  loginsLastHour: number;
-  spendConfigured: boolean;
-  /** False after a credentials refusal or a network failure that no later success cleared. */
-  reachable: boolean;
-}
+export type BillStatus = ReturnType<BillGateway['status']>;
 
 export class BillGateway {
   readonly backend: 'bill' | 'sandbox';
-  readonly endpoints: BillEndpoints;
   readonly defaultOrgId: string;
   private readonly http: BillHttp;
   private readonly sessions: SessionPool;
@@ -87,34 +65,19 @@ export class BillGateway {
 
   constructor(private readonly opts: BillGatewayOptions) {
     this.backend = opts.backend;
-    this.endpoints = opts.endpoints;
     this.defaultOrgId = opts.defaultOrgId;
-    this.http = new BillHttp({
-      limiter: opts.limiter,
-      clock: opts.clock,
-      log: opts.log,
-      timeoutMs: opts.requestTimeoutMs,
-      retry: opts.retry,
-    });
-    this.sessions = new SessionPool({
-      http: this.http,
-      clock: opts.clock,
-      log: opts.log,
-      secrets: opts.secrets,
-      idleRefreshMs: opts.idleRefreshMs,
-      ledger: opts.sessionLedger,
-    });
-    opts.secrets.add(opts.user.password);
-    opts.secrets.add(opts.user.devKey);
-    opts.secrets.add(opts.spendApiToken);
-    for (const token of Object.values(opts.spendApiTokens ?? {})) opts.secrets.add(token);
+    const { limiter, clock, log, secrets } = opts;
+    this.http = new BillHttp({ limiter, clock, log, timeoutMs: opts.requestTimeoutMs, retry: opts.retry });
+    this.sessions = new SessionPool({ http: this.http, clock, log, secrets, ledger: opts.sessionLedger });
+    secrets.add(opts.user.password);
+    secrets.add(opts.user.devKey);
+    secrets.add(opts.spendApiToken);
+    for (const token of Object.values(opts.spendApiTokens ?? {})) secrets.add(token);
   }
 
   /** AP/AR endpoints of one organisation. Throws NotBound('orgNotAllowed') for an org outside BILL_ALLOWED_ORG_IDS. */
   org(orgId: string, opts: CallOptions = {}): BillOrgClient {
-    if (this.opts.allowedOrgIds.length > 0 && !this.opts.allowedOrgIds.includes(orgId)) throw new NotBound('orgNotAllowed');
-    const session = this.sessions.get({ baseUrl: this.endpoints.baseUrl, orgId, ...this.opts.user });
-    return new BillOrgClient(session, this.runOptions(opts), this.endpoints.eventsBaseUrl);
+    return this.client({ baseUrl: this.opts.endpoints.baseUrl, orgId, ...this.opts.user }, opts);
   }
 
   /**
@@ -122,11 +85,9 @@ export class BillGateway {
    * its own slot and goes through the same per-org budget; the bot's service session is never used for it.
    */
   orgAs(orgId: string, person: PersonCredentials, opts: CallOptions = {}): BillOrgClient {
-    if (this.opts.allowedOrgIds.length > 0 && !this.opts.allowedOrgIds.includes(orgId)) throw new NotBound('orgNotAllowed');
     // The person's token is not registered with the log scrubber (a value a person typed, of any length or content):
     // it only travels in the login body, which is never logged.
-    const session = this.sessions.get(this.personSlot(orgId, person));
-    return new BillOrgClient(session, this.runOptions(opts), this.endpoints.eventsBaseUrl);
+    return this.client(this.personSlot(orgId, person), opts);
   }
 
   /** Logs a person's session out of BILL and forgets it (they disconnected, or replaced their token). */
@@ -139,23 +100,25 @@ export class BillGateway {
    * belongs to one organisation, so another organisation's token is never used in its place.
    */
   spend(orgId: string = this.defaultOrgId, opts: CallOptions = {}): SpendClient | undefined {
-    if (this.opts.allowedOrgIds.length > 0 && !this.opts.allowedOrgIds.includes(orgId)) throw new NotBound('orgNotAllowed');
+    this.checkAllowed(orgId);
     const token = this.opts.spendApiTokens?.[orgId] ?? (orgId === this.defaultOrgId ? this.opts.spendApiToken : undefined);
     if (!token) return undefined;
-    return new SpendClient({ http: this.http, baseUrl: this.endpoints.spendBaseUrl, apiToken: token }, this.runOptions(opts));
+    return new SpendClient(this.http, this.opts.endpoints.spendBaseUrl, token, this.runOptions(opts));
   }
 
-  status(): BillStatus {
-    const sessions = this.serviceSessions().map((s) => s.info());
+  status() {
     return {
       backend: this.backend,
-      baseUrl: this.endpoints.baseUrl,
-      sessions,
+      baseUrl: this.opts.endpoints.baseUrl,
+      /** One entry per organisation the bot has talked to (people's own approval sessions are not listed). */
+      sessions: this.serviceSessions().map((s) => s.info()),
+      /** Logins with the configured dev key in the last hour (BILL allows 200). */
       loginsLastHour: this.opts.limiter
         .snapshot()
         .filter((b) => b.budget === 'bill.logins')
         .reduce((sum, b) => sum + b.used, 0),
       spendConfigured: !!this.opts.spendApiToken || Object.keys(this.opts.spendApiTokens ?? {}).length > 0,
+      /** False after a credentials refusal or a network failure that no later success cleared. */
       reachable: this.ready(),
     };
   }
@@ -179,22 +142,24 @@ export class BillGateway {
     return this.closing;
   }
 
+  private client(creds: SessionCredentials, opts: CallOptions): BillOrgClient {
+    this.checkAllowed(creds.orgId);
+    return new BillOrgClient(this.sessions.get(creds), this.runOptions(opts), this.opts.endpoints.eventsBaseUrl);
+  }
+
+  private checkAllowed(orgId: string): void {
+    if (this.opts.allowedOrgIds.length > 0 && !this.opts.allowedOrgIds.includes(orgId)) throw new NotBound('orgNotAllowed');
+  }
+
   private serviceSessions() {
     return this.sessions.all().filter((s) => !s.creds.owner);
   }
 
-  private personSlot(orgId: string, person: PersonCredentials) {
-    return {
-      baseUrl: this.endpoints.baseUrl,
-      devKey: this.opts.user.devKey,
-      orgId,
-      username: person.username,
-      password: person.password,
-      owner: person.owner,
-    };
+  private personSlot(orgId: string, person: PersonCredentials): SessionCredentials {
+    return { baseUrl: this.opts.endpoints.baseUrl, devKey: this.opts.user.devKey, orgId, ...person };
   }
 
   private runOptions(opts: CallOptions): RunOptions {
-    return { priority: opts.priority ?? 'interactive', maxWaitMs: opts.maxWaitMs };
+    return { priority: opts.priority ?? 'interactive' };
   }
 }

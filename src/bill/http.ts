@@ -14,18 +14,15 @@ import type { Clock } from '../infra/clock.js';
 import { BillApiError, type BillErrorCategory, type BillErrorEntry } from '../errors.js';
 import type { Logger } from '../infra/log.js';
 import type { Limiter, RunOptions, Upstream } from '../infra/limits/types.js';
-import { nextHour, retryAfterMs } from '../infra/limits/windows.js';
-
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-export type QueryValue = string | number | boolean | undefined;
+import { backoffMs, nextHour, retryAfterMs } from '../infra/limits/windows.js';
 
 export interface BillRequest {
-  method: HttpMethod;
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** API base without the version, e.g. https://gateway.stage.bill.com/connect */
   baseUrl: string;
   /** Starts with /v3/. */
   path: string;
-  query?: Record<string, QueryValue>;
+  query?: Record<string, string | number | boolean | undefined>;
   /** Evaluated for every attempt right before sending, inside the limiter slot (a queued call picks up a fresh sessionId). */
   headers: () => Record<string, string>;
   body?: unknown;
@@ -37,25 +34,15 @@ export interface BillRequest {
   route: string;
 }
 
-export interface RetryPolicy {
-  /** Retries of network errors and 5xx for idempotent calls. */
-  maxRetries: number;
+/** Retries of network errors and 5xx for idempotent calls. */
+const MAX_RETRIES = 2;
+const DEFAULT_RETRY = {
   /** Retries after BDC_1322 / Spend & Expense 429 (any method: BILL refused the request before doing anything). */
-  maxThrottleRetries: number;
-  baseDelayMs: number;
-  maxDelayMs: number;
-}
-
-const DEFAULT_RETRY: RetryPolicy = { maxRetries: 2, maxThrottleRetries: 4, baseDelayMs: 200, maxDelayMs: 4_000 };
-
-export interface BillHttpDeps {
-  limiter: Limiter;
-  clock: Clock;
-  log: Logger;
-  /** Connect, headers and body timeout (config.bill.requestTimeoutMs). */
-  timeoutMs: number;
-  retry?: Partial<RetryPolicy>;
-}
+  maxThrottleRetries: 4,
+  baseDelayMs: 200,
+  maxDelayMs: 4_000,
+};
+export type RetryPolicy = typeof DEFAULT_RETRY;
 
 const KNOWN_CODES: Record<string, BillErrorCategory> = {
   BDC_1109: 'session',
@@ -69,14 +56,13 @@ const KNOWN_CODES: Record<string, BillErrorCategory> = {
 
 /** Reads BILL's error body: an array of entries, a single entry object, anything else -> []. */
 export function parseErrorEntries(text: string): BillErrorEntry[] {
-  if (!text.trim()) return [];
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
     return [];
   }
-  const list = Array.isArray(parsed) ? parsed : parsed && typeof parsed === 'object' ? [parsed] : [];
+  const list: unknown[] = Array.isArray(parsed) ? parsed : [parsed];
   return list
     .filter((e): e is Record<string, unknown> => !!e && typeof e === 'object')
     .map((e) => {
@@ -88,20 +74,21 @@ export function parseErrorEntries(text: string): BillErrorEntry[] {
     });
 }
 
+function categoryOfStatus(status: number): BillErrorCategory {
+  if (status === 429) return 'rateLimited';
+  if (status >= 500) return 'server';
+  if (status === 404) return 'notFound';
+  if (status === 401 || status === 403) return 'credentials';
+  return status >= 400 ? 'validation' : 'unknown';
+}
+
 /** Turns a non-2xx answer into a BillApiError, by BDC code first, then by status. */
 export function classifyResponse(status: number, text: string, headers: IncomingHttpHeaders, nowMs: number): BillApiError {
   const entries = parseErrorEntries(text);
   const known = entries.find((e) => e.code && KNOWN_CODES[e.code]);
   const code = known?.code ?? entries.find((e) => e.code)?.code;
-  let category: BillErrorCategory;
   const knownCategory = known?.code ? KNOWN_CODES[known.code] : undefined;
-  if (knownCategory) category = knownCategory;
-  else if (status === 429) category = 'rateLimited';
-  else if (status >= 500) category = 'server';
-  else if (status === 404) category = 'notFound';
-  else if (status === 401 || status === 403) category = 'credentials';
-  else if (status >= 400) category = 'validation';
-  else category = 'unknown';
+  const category = knownCategory ?? categoryOfStatus(status);
   let retryAfter: number | undefined;
   // BILL's hourly budget comes back at the top of the clock hour.
   if (category === 'hourlyLimit') retryAfter = nextHour(nowMs) - nowMs;
@@ -127,22 +114,20 @@ function networkError(err: unknown): BillApiError {
   });
 }
 
-function buildPath(path: string, query: Record<string, QueryValue> | undefined): string {
-  if (!query) return path;
-  const parts: string[] = [];
-  for (const [k, v] of Object.entries(query)) {
-    if (v === undefined || v === '') continue;
-    // %20 rather than '+': both decode, but '+' is ambiguous outside form bodies.
-    parts.push(`${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`);
-  }
-  return parts.length ? `${path}?${parts.join('&')}` : path;
-}
-
 export class BillHttp {
   private readonly agent: Agent;
   private readonly retry: RetryPolicy;
 
-  constructor(private readonly deps: BillHttpDeps) {
+  constructor(
+    private readonly deps: {
+      limiter: Limiter;
+      clock: Clock;
+      log: Logger;
+      /** Connect, headers and body timeout (config.bill.requestTimeoutMs). */
+      timeoutMs: number;
+      retry?: Partial<RetryPolicy>;
+    },
+  ) {
     this.retry = { ...DEFAULT_RETRY, ...deps.retry };
     this.agent = new Agent({
       connections: 16,
@@ -154,69 +139,61 @@ export class BillHttp {
     });
   }
 
-  /** Exponential backoff with jitter: base * 2^n, scaled by a random factor in [0.5, 1). */
-  private backoffMs(attempt: number): number {
-    const ceiling = Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** attempt);
-    return Math.round(ceiling * (0.5 + Math.random() * 0.5));
-  }
-
   /** Sends the request through the limiter, retrying what may be retried; resolves with the parsed JSON (undefined for an empty body). */
   async send<T>(req: BillRequest): Promise<T> {
+    const { limiter, log } = this.deps;
+    const { baseDelayMs, maxDelayMs } = this.retry;
     let failures = 0;
     let throttles = 0;
     for (;;) {
       try {
-        return await this.deps.limiter.run(req.upstream, req.run, () => this.once<T>(req));
+        return await limiter.run(req.upstream, req.run, () => this.once<T>(req));
       } catch (err) {
         if (!(err instanceof BillApiError)) throw err;
+        let wait: number;
         if (err.category === 'concurrencyLimit') {
-          this.deps.limiter.throttled(req.upstream, { kind: 'concurrency' });
-          if (throttles < this.retry.maxThrottleRetries) {
-            const wait = this.backoffMs(throttles++);
-            this.deps.log.debug({ route: req.route, wait }, 'BILL concurrency limit (BDC_1322): backing off');
-            await sleep(wait);
-            continue;
-          }
+          limiter.throttled(req.upstream, { kind: 'concurrency' });
+          if (throttles >= this.retry.maxThrottleRetries) throw err;
+          wait = backoffMs(throttles++, baseDelayMs, maxDelayMs);
+          log.debug({ route: req.route, wait }, 'BILL concurrency limit (BDC_1322): backing off');
+        } else if (err.category === 'hourlyLimit') {
+          limiter.throttled(req.upstream, { kind: 'hourly', untilMs: this.deps.clock.now() + (err.retryAfterMs ?? 3_600_000) });
+          log.warn({ route: req.route, retryAfterMs: err.retryAfterMs }, 'BILL hourly request limit reached (BDC_1144)');
           throw err;
-        }
-        if (err.category === 'hourlyLimit') {
-          this.deps.limiter.throttled(req.upstream, { kind: 'hourly', untilMs: this.deps.clock.now() + (err.retryAfterMs ?? 3_600_000) });
-          this.deps.log.warn({ route: req.route, retryAfterMs: err.retryAfterMs }, 'BILL hourly request limit reached (BDC_1144)');
+        } else if (err.category === 'rateLimited') {
+          limiter.throttled(req.upstream, { kind: 'retryAfter', ms: err.retryAfterMs ?? 60_000 });
           throw err;
+        } else {
+          const retryable = req.idempotent && (err.category === 'network' || err.category === 'server');
+          if (!retryable || failures >= MAX_RETRIES) throw err;
+          wait = backoffMs(failures++, baseDelayMs, maxDelayMs);
+          log.warn({ route: req.route, category: err.category, status: err.status, attempt: failures, wait }, 'BILL call failed; retrying');
         }
-        if (err.category === 'rateLimited') {
-          const ms = err.retryAfterMs ?? 60_000;
-          this.deps.limiter.throttled(req.upstream, { kind: 'retryAfter', ms });
-          throw err;
-        }
-        const retryable = req.idempotent && (err.category === 'network' || err.category === 'server');
-        if (retryable && failures < this.retry.maxRetries) {
-          const wait = this.backoffMs(failures++);
-          this.deps.log.warn(
-            { route: req.route, category: err.category, status: err.status, attempt: failures, wait },
-            'BILL call failed; retrying',
-          );
-          await sleep(wait);
-          continue;
-        }
-        throw err;
+        await sleep(wait);
       }
     }
   }
 
   private async once<T>(req: BillRequest): Promise<T> {
     const url = new URL(req.baseUrl);
-    const path = url.pathname.replace(/\/+$/, '') + buildPath(req.path, req.query);
+    // %20 rather than '+' for spaces: both decode, but '+' is ambiguous outside form bodies.
+    const query = Object.entries(req.query ?? {})
+      .filter(([, v]) => v !== undefined && v !== '')
+      .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
+      .join('&');
+    const path = url.pathname.replace(/\/+$/, '') + req.path + (query ? `?${query}` : '');
     const headers: Record<string, string> = { accept: 'application/json', ...req.headers() };
-    let body: string | undefined;
-    if (req.body !== undefined) {
-      body = JSON.stringify(req.body);
-      headers['content-type'] = 'application/json';
-    }
+    const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+    if (body !== undefined) headers['content-type'] = 'application/json';
     const started = performance.now();
-    let res;
+    let status: number;
+    let text: string;
+    let resHeaders: IncomingHttpHeaders;
     try {
-      res = await this.agent.request({ origin: url.origin, path, method: req.method, headers, body });
+      const res = await this.agent.request({ origin: url.origin, path, method: req.method, headers, body });
+      status = res.statusCode;
+      resHeaders = res.headers;
+      text = await res.body.text();
     } catch (err) {
       this.deps.log.debug(
         { route: req.route, error: (err as { code?: string } | null)?.code ?? String(err) },
@@ -224,29 +201,23 @@ export class BillHttp {
       );
       throw networkError(err);
     }
-    let text: string;
-    try {
-      text = await res.body.text();
-    } catch (err) {
-      throw networkError(err);
-    }
     const ms = Math.round(performance.now() - started);
-    if (res.statusCode >= 200 && res.statusCode < 300) {
-      this.deps.log.debug({ route: req.route, status: res.statusCode, ms }, 'BILL call');
+    if (status >= 200 && status < 300) {
+      this.deps.log.debug({ route: req.route, status, ms }, 'BILL call');
       if (text.trim() === '') return undefined as T;
       try {
         return JSON.parse(text) as T;
       } catch {
         throw new BillApiError({
           category: 'unknown',
-          status: res.statusCode,
-          message: `BILL answered ${req.route} with a non-JSON body (HTTP ${res.statusCode})`,
+          status,
+          message: `BILL answered ${req.route} with a non-JSON body (HTTP ${status})`,
         });
       }
     }
-    const err = classifyResponse(res.statusCode, text, res.headers, this.deps.clock.now());
-    this.deps.log.debug({ route: req.route, status: res.statusCode, ms, code: err.code, category: err.category }, 'BILL call refused');
-    return Promise.reject(err);
+    const err = classifyResponse(status, text, resHeaders, this.deps.clock.now());
+    this.deps.log.debug({ route: req.route, status, ms, code: err.code, category: err.category }, 'BILL call refused');
+    throw err;
   }
 
   async close(): Promise<void> {

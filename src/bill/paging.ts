@@ -2,46 +2,68 @@
 // Facts ([X][P], shared/reference/bill-v3-api.md §2 and §6): the cursor is opaque; an empty `results` that still
 // carries nextPage means "continue"; AP/AR sends it back as `page=`, Spend & Expense as `nextPage=`.
 import { BillApiError } from '../errors.js';
-import type { ListPage, ListResult } from './types.js';
 
-/** Pages per walk unless the caller says otherwise (2,000 rows at 100 a page). */
-export const DEFAULT_MAX_PAGES = 20;
+export interface ListOptions {
+  /** Rows per page (BILL `max`), 1..the endpoint's cap; default the cap. */
+  pageSize?: number;
+  /** Page cap for one walk; default 20 (2,000 rows at 100 a page). */
+  maxPages?: number;
+  /** Continue from a cursor a previous walk returned. */
+  startPage?: string;
+}
 
-export type PageFetcher<T> = (cursor: string | undefined) => Promise<ListPage<T>>;
+export interface ListPage<T> {
+  results: T[];
+  nextPage?: string;
+}
+
+export interface ListResult<T> {
+  items: T[];
+  /** True when the page cap (or `take`) stopped the walk while BILL still had a next page. */
+  truncated: boolean;
+  /** Cursor to continue from when truncated. */
+  nextPage?: string;
+  pages: number;
+}
+
+/** BILL `max` for a list call: a size outside 1..cap is refused before anything is sent, not clamped. */
+export function pageSize(o: ListOptions, cap: number): number {
+  const size = o.pageSize ?? cap;
+  if (!Number.isInteger(size) || size < 1 || size > cap) throw new RangeError(`page size must be 1..${cap}, got ${size}`);
+  return size;
+}
 
 /** Checks the envelope and normalises absent/null/empty cursors to undefined. */
 export function readPage<T>(raw: unknown, route: string): ListPage<T> {
-  const obj = raw as { results?: unknown; nextPage?: unknown; prevPage?: unknown } | null | undefined;
+  const obj = raw as { results?: unknown; nextPage?: unknown } | null | undefined;
   if (!obj || typeof obj !== 'object' || !Array.isArray(obj.results)) {
     throw new BillApiError({ category: 'unknown', status: 200, message: `BILL answered ${route} without a results array` });
   }
-  const cursor = (v: unknown) => (typeof v === 'string' && v.length > 0 ? v : undefined);
-  return { results: obj.results as T[], nextPage: cursor(obj.nextPage), prevPage: cursor(obj.prevPage) };
+  const next = obj.nextPage;
+  return { results: obj.results as T[], nextPage: typeof next === 'string' && next.length > 0 ? next : undefined };
 }
 
-/** A lazily fetched list: iterate items, iterate pages, or collect with `all()` / `take(n)`. */
-export class PagedList<T> implements AsyncIterable<T> {
+/** A lazily fetched list: walk its pages, or collect with `all()` / `take(n)`. */
+export class PagedList<T> {
   constructor(
-    private readonly fetchPage: PageFetcher<T>,
-    private readonly opts: { maxPages: number; startPage?: string },
+    /** For errors, e.g. "GET /v3/bills". */
+    private readonly route: string,
+    private readonly fetchPage: (cursor: string | undefined) => Promise<unknown>,
+    private readonly opts: ListOptions,
   ) {}
 
   /** Pages in order; stops when BILL gives no next cursor or at the page cap. */
   async *pages(): AsyncGenerator<ListPage<T>, void, undefined> {
     let cursor = this.opts.startPage;
-    for (let n = 0; n < this.opts.maxPages; n++) {
-      const page = await this.fetchPage(cursor);
+    for (let n = 0; n < (this.opts.maxPages ?? 20); n++) {
+      const page = readPage<T>(await this.fetchPage(cursor), this.route);
       yield page;
       if (!page.nextPage) return;
       cursor = page.nextPage;
     }
   }
 
-  async *[Symbol.asyncIterator](): AsyncGenerator<T, void, undefined> {
-    for await (const page of this.pages()) yield* page.results;
-  }
-
-  /** Every item up to the page cap; `truncated` says whether BILL had more. */
+  /** Every item up to the page cap. */
   all(): Promise<ListResult<T>> {
     return this.take(Number.POSITIVE_INFINITY);
   }
@@ -49,19 +71,14 @@ export class PagedList<T> implements AsyncIterable<T> {
   /** The first `n` items (fewer pages when they suffice). */
   async take(n: number): Promise<ListResult<T>> {
     const items: T[] = [];
-    let cursor = this.opts.startPage;
     let pages = 0;
-    while (pages < this.opts.maxPages) {
-      const page = await this.fetchPage(cursor);
+    let nextPage = this.opts.startPage;
+    for await (const page of this.pages()) {
       pages++;
-      for (const item of page.results) {
-        if (items.length >= n) break;
-        items.push(item);
-      }
-      cursor = page.nextPage;
-      if (!cursor) return { items, truncated: false, pages };
-      if (items.length >= n) return { items, truncated: true, nextPage: cursor, pages };
+      items.push(...page.results.slice(0, n - items.length));
+      nextPage = page.nextPage;
+      if (items.length >= n) break;
     }
-    return { items, truncated: cursor !== undefined, nextPage: cursor, pages };
+    return { items, truncated: nextPage !== undefined, nextPage, pages };
   }
 }

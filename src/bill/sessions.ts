@@ -10,8 +10,8 @@ import type { Clock } from '../infra/clock.js';
 import { BillApiError, LimitExceeded, errorMessage } from '../errors.js';
 import type { Logger, SecretRegistry } from '../infra/log.js';
 import type { RunOptions } from '../infra/limits/types.js';
-import type { BillHttp, HttpMethod, QueryValue } from './http.js';
-import type { LoginResponse } from './types.js';
+import type { BillHttp, BillRequest } from './http.js';
+import type { LiveSession, RedisSessionLedger } from './sharedSessions.js';
 
 export interface SessionCredentials {
   /** API base without the version, e.g. https://gateway.stage.bill.com/connect */
@@ -22,77 +22,48 @@ export interface SessionCredentials {
   orgId: string;
   /**
    * Set for a person's own session (approvals run as the approver, token name/value as username/password): the
-   * slot is theirs alone, whatever their token is called, and a new token gets a new slot. The bot's service
-   * session has none.
+   * slot is theirs alone, whatever their token is called, and a new token gets a new slot. The bot's session has none.
    */
   owner?: string;
 }
 
 /** One call made with the session headers. */
-export interface SessionCall {
-  method: HttpMethod;
-  path: string;
-  query?: Record<string, QueryValue>;
-  body?: unknown;
-  idempotent: boolean;
-  route: string;
+export type SessionCall = Pick<BillRequest, 'method' | 'path' | 'query' | 'body' | 'route'> & {
+  /** Safe to repeat (retried after network errors and 5xx, replayed after a re-login); default: GET and DELETE are. */
+  idempotent?: boolean;
   /** Another base on the same session, e.g. the webhook management base (/connect-events). */
   baseUrl?: string;
   /** Extra headers (X-Idempotent-Key). */
   headers?: Record<string, string>;
   /** The call makes BILL send an email (network invitations): it also passes the bill.email budget. */
   email?: boolean;
-}
+};
 
 export interface SessionInfo {
   orgId: string;
   loggedIn: boolean;
-  /** Since the current session was created. */
   sessionAgeMs?: number;
-  /** Since the current session was last used. */
   idleMs?: number;
   userId?: string;
   /** Logins made by this session slot since start. */
   logins: number;
-  lastLoginAt?: number;
   lastSuccessAt?: number;
   lastError?: { category: string; code?: string; at: number };
 }
 
-export interface SessionPoolDeps {
+interface SessionPoolDeps {
   http: BillHttp;
   clock: Clock;
   log: Logger;
   secrets: SecretRegistry;
-  /** Re-login before BILL's 35-minute idle expiry; default 30 minutes. */
-  idleRefreshMs?: number;
-  /** After BILL refuses the credentials, fail fast for this long instead of burning the login budget; default 60 s. */
-  credentialRetryMs?: number;
-  /** Cluster mode: the fleet shares one session per slot (src/bill/sharedSessions.ts); without it, each process logs in. */
-  ledger?: SessionLedger;
+  /** Cluster mode: the fleet shares one session per slot; without it, each process logs in. */
+  ledger?: RedisSessionLedger;
 }
 
-/**
- * Where a slot's live session is shared by several instances. The slot is the pool's key for the credentials
- * (base URL, dev key, org, username[, owner]); a ledger hashes it and never stores credentials.
- */
-export interface SessionLedger {
-  /**
-   * The fleet's live session for the slot, or the one `login` creates: at most one login runs per slot across the
-   * fleet. `dead` (a sessionId BILL just refused) is forgotten first, only if it is still the shared one, so
-   * instances that see BDC_1109 together log in once. A session idle for `idleMs` fleet-wide is not handed out.
-   */
-  obtain(
-    slot: { key: string; orgId: string },
-    login: () => Promise<LiveSession>,
-    opts: { dead?: string; idleMs: number },
-  ): Promise<LiveSession>;
-  /** BILL refused (or we ended) this sessionId: forget it fleet-wide if it is still the shared one (compare-and-swap). */
-  invalidate(slot: { key: string; orgId: string }, sessionId: string): Promise<void>;
-  /** The session was used now: the fleet shares BILL's sliding idle clock. Best effort, never throws. */
-  touch(slot: { key: string; orgId: string }, session: LiveSession): void;
-}
-
+/** Re-login before BILL's 35-minute idle expiry. */
+export const SESSION_IDLE_REFRESH_MS = 30 * 60_000;
+/** After BILL refuses the credentials, fail fast for this long instead of burning the login budget. */
+const CREDENTIAL_RETRY_MS = 60_000;
 /**
  * A sessionId is scrubbed from log lines while it can be used: it is forgotten when the session is dropped or logged
  * out, and at the latest this long after its last use (BILL ends a session after 35 minutes without a call).
@@ -104,27 +75,19 @@ function slotKey(creds: SessionCredentials): string {
   const owner = creds.owner ? `${creds.owner}#${createHash('sha256').update(creds.password).digest('hex').slice(0, 16)}` : '';
   return [creds.baseUrl, creds.devKey, creds.orgId, creds.username.toLowerCase(), owner].join('\n');
 }
-const SESSION_IDLE_REFRESH_MS = 30 * 60_000;
 
-export interface LiveSession {
-  sessionId: string;
-  userId: string;
-  createdAt: number;
-  lastUsedAt: number;
-}
-
-/** Holds every org session of the process; built once in app.ts. */
+/** Holds every org session of the process; built once by the gateway. */
 export class SessionPool {
   private readonly sessions = new Map<string, OrgSession>();
 
-  constructor(readonly deps: SessionPoolDeps) {}
+  constructor(private readonly deps: SessionPoolDeps) {}
 
   /** The session slot for these credentials (created on first use; logs in lazily). */
   get(creds: SessionCredentials): OrgSession {
     const key = slotKey(creds);
     let s = this.sessions.get(key);
     if (!s) {
-      s = new OrgSession(this, creds);
+      s = new OrgSession(this.deps, creds, key);
       this.sessions.set(key, s);
     }
     return s;
@@ -154,26 +117,22 @@ export class OrgSession {
   private current: LiveSession | undefined;
   private pending: Promise<LiveSession> | undefined;
   private logins = 0;
-  private lastLoginAt: number | undefined;
   private lastSuccessAt: number | undefined;
   private lastError: SessionInfo['lastError'];
   private credentialFailure: { error: BillApiError; until: number } | undefined;
-  /** How a SessionLedger knows this slot. */
+  /** How the ledger knows this slot. */
   private readonly slot: { key: string; orgId: string };
 
   constructor(
-    private readonly pool: SessionPool,
+    private readonly deps: SessionPoolDeps,
     readonly creds: SessionCredentials,
+    key: string,
   ) {
-    this.slot = { key: slotKey(creds), orgId: creds.orgId };
+    this.slot = { key, orgId: creds.orgId };
   }
 
   get orgId(): string {
     return this.creds.orgId;
-  }
-
-  private get deps(): SessionPoolDeps {
-    return this.pool.deps;
   }
 
   info(): SessionInfo {
@@ -186,7 +145,6 @@ export class OrgSession {
       idleMs: live ? now - live.lastUsedAt : undefined,
       userId: live?.userId,
       logins: this.logins,
-      lastLoginAt: this.lastLoginAt,
       lastSuccessAt: this.lastSuccessAt,
       lastError: this.lastError,
     };
@@ -194,23 +152,22 @@ export class OrgSession {
 
   /** Makes a call with the session headers; on BDC_1109 re-logs in once (single flight) and replays idempotent calls once. */
   async call<T>(req: SessionCall, run: RunOptions): Promise<T> {
+    const { baseUrl, headers, email, ...call } = req;
+    const idempotent = req.idempotent ?? (req.method === 'GET' || req.method === 'DELETE');
+    const { devKey, orgId } = this.creds;
     let used = (await this.ensure(run)).sessionId;
     const send = () =>
       this.deps.http.send<T>({
-        method: req.method,
-        baseUrl: req.baseUrl ?? this.creds.baseUrl,
-        path: req.path,
-        query: req.query,
-        body: req.body,
-        idempotent: req.idempotent,
-        route: req.route,
+        ...call,
+        idempotent,
+        baseUrl: baseUrl ?? this.creds.baseUrl,
         run,
-        upstream: { service: 'bill', devKey: this.creds.devKey, orgId: this.creds.orgId, ...(req.email ? { email: true } : {}) },
+        upstream: { service: 'bill', devKey, orgId, email },
         headers: () => {
           // Inside the limiter slot: a caller that queued behind a re-login uses the new session.
           used = this.current?.sessionId ?? used;
           this.touch(used);
-          return { ...req.headers, devKey: this.creds.devKey, sessionId: used };
+          return { ...headers, devKey, sessionId: used };
         },
       });
     try {
@@ -218,8 +175,8 @@ export class OrgSession {
     } catch (err) {
       if (!(err instanceof BillApiError) || err.category !== 'session') throw this.failed(err);
       this.invalidate(used);
-      if (!req.idempotent) throw this.failed(err);
-      this.deps.log.info({ orgId: this.creds.orgId, route: req.route }, 'BILL session expired (BDC_1109); signing in again');
+      if (!idempotent) throw this.failed(err);
+      this.deps.log.info({ orgId, route: req.route }, 'BILL session expired (BDC_1109); signing in again');
       used = (await this.ensure(run, used)).sessionId;
       try {
         return this.succeeded(await send());
@@ -236,6 +193,7 @@ export class OrgSession {
     const live = this.current;
     if (!live) return;
     this.current = undefined;
+    const { devKey, orgId } = this.creds;
     try {
       await this.deps.http.send<unknown>({
         method: 'POST',
@@ -244,12 +202,12 @@ export class OrgSession {
         idempotent: false,
         route: 'POST /v3/logout',
         run: { priority: 'background', maxWaitMs: 5_000 },
-        upstream: { service: 'bill', devKey: this.creds.devKey, orgId: this.creds.orgId },
-        headers: () => ({ devKey: this.creds.devKey, sessionId: live.sessionId }),
+        upstream: { service: 'bill', devKey, orgId },
+        headers: () => ({ devKey, sessionId: live.sessionId }),
       });
-      this.deps.log.info({ orgId: this.creds.orgId }, 'BILL session closed');
+      this.deps.log.info({ orgId }, 'BILL session closed');
     } catch (err) {
-      this.deps.log.warn({ orgId: this.creds.orgId, error: errorMessage(err) }, 'BILL logout failed; the session will expire by itself');
+      this.deps.log.warn({ orgId, error: errorMessage(err) }, 'BILL logout failed; the session will expire by itself');
     } finally {
       this.deps.secrets.delete(live.sessionId);
       await this.deps.ledger?.invalidate(this.slot, live.sessionId).catch(() => undefined);
@@ -266,8 +224,7 @@ export class OrgSession {
   private ensure(run: RunOptions, dead?: string): Promise<LiveSession> {
     const now = this.deps.clock.now();
     const live = this.current;
-    const idleMs = this.deps.idleRefreshMs ?? SESSION_IDLE_REFRESH_MS;
-    if (live && now - live.lastUsedAt < idleMs) return Promise.resolve(live);
+    if (live && now - live.lastUsedAt < SESSION_IDLE_REFRESH_MS) return Promise.resolve(live);
     if (live) {
       this.deps.log.info(
         { orgId: this.creds.orgId, idleMin: Math.round((now - live.lastUsedAt) / 60_000) },
@@ -277,7 +234,7 @@ export class OrgSession {
     }
     if (!this.pending) {
       const ledger = this.deps.ledger;
-      const next = ledger ? ledger.obtain(this.slot, () => this.login(run), { dead, idleMs }).then((s) => this.adopt(s)) : this.login(run);
+      const next = ledger ? ledger.obtain(this.slot, () => this.login(run), dead).then((s) => this.adopt(s)) : this.login(run);
       this.pending = next.finally(() => {
         this.pending = undefined;
       });
@@ -286,13 +243,13 @@ export class OrgSession {
   }
 
   private async login(run: RunOptions): Promise<LiveSession> {
+    const { devKey, orgId, username, password } = this.creds;
     const now = this.deps.clock.now();
     if (this.credentialFailure && now < this.credentialFailure.until) throw this.credentialFailure.error;
     this.logins++;
-    this.lastLoginAt = now;
-    let res: LoginResponse | null;
+    let res: { sessionId?: string; userId: string } | null;
     try {
-      res = await this.deps.http.send<LoginResponse | null>({
+      res = await this.deps.http.send<typeof res>({
         method: 'POST',
         baseUrl: this.creds.baseUrl,
         path: '/v3/login',
@@ -301,32 +258,26 @@ export class OrgSession {
         route: 'POST /v3/login',
         run,
         // The limiter's login budgets (200 an hour per dev key, people's share of them) refuse before BILL is called.
-        upstream: { service: 'bill.login', devKey: this.creds.devKey, orgId: this.creds.orgId, person: !!this.creds.owner },
+        upstream: { service: 'bill.login', devKey, orgId, person: !!this.creds.owner },
         headers: () => ({}),
-        body: {
-          username: this.creds.username,
-          password: this.creds.password,
-          organizationId: this.creds.orgId,
-          devKey: this.creds.devKey,
-        },
+        body: { username, password, organizationId: orgId, devKey },
       });
     } catch (err) {
       if (err instanceof BillApiError && err.category === 'credentials') {
-        this.credentialFailure = { error: err, until: this.deps.clock.now() + (this.deps.credentialRetryMs ?? 60_000) };
-        this.deps.log.error({ orgId: this.creds.orgId, code: err.code }, 'BILL refused the sign-in credentials');
+        this.credentialFailure = { error: err, until: this.deps.clock.now() + CREDENTIAL_RETRY_MS };
+        this.deps.log.error({ orgId, code: err.code }, 'BILL refused the sign-in credentials');
       }
       throw this.failed(err);
     }
-    if (!res || typeof res.sessionId !== 'string' || res.sessionId.length === 0) {
+    if (!res?.sessionId) {
       throw this.failed(new BillApiError({ category: 'unknown', status: 200, message: 'BILL login answer carried no sessionId' }));
     }
     this.deps.secrets.add(res.sessionId, SESSION_SECRET_TTL_MS);
     this.credentialFailure = undefined;
     const at = this.deps.clock.now();
-    const live: LiveSession = { sessionId: res.sessionId, userId: res.userId, createdAt: at, lastUsedAt: at };
-    this.current = live;
-    this.deps.log.info({ orgId: this.creds.orgId, logins: this.logins }, 'BILL session opened');
-    return live;
+    this.current = { sessionId: res.sessionId, userId: res.userId, createdAt: at, lastUsedAt: at };
+    this.deps.log.info({ orgId, logins: this.logins }, 'BILL session opened');
+    return this.current;
   }
 
   /** The fleet's session (cluster mode), logged in here or by another instance; its id becomes a secret of this process. */

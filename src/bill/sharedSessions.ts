@@ -11,21 +11,26 @@
 // it; without SECRETS_KEY (allowed outside production, said at start-up) it is stored as it is.
 import { createHash, createHmac } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
 import type { LostLockError } from 'redis-semaphore';
 import type { Clock } from '../infra/clock.js';
 import { LimitExceeded, errorMessage } from '../errors.js';
 import type { Logger } from '../infra/log.js';
 import { SafeMutex as Mutex, type RedisConnection } from '../infra/state/redisClient.js';
 import { deriveKey, openText, sealText, type SealedBox } from '../infra/state/sealing.js';
-import type { LiveSession, SessionLedger } from './sessions.js';
+import { SESSION_IDLE_REFRESH_MS } from './sessions.js';
 
-/** HKDF purpose of the key that seals shared sessionIds (and of the one that fingerprints them). */
-const SESSION_SEAL_PURPOSE = 'bill-sessions/seal/v1';
-const SESSION_REF_PURPOSE = 'bill-sessions/ref/v1';
+/** A BILL session as the pool holds it and the fleet shares it. */
+export interface LiveSession {
+  sessionId: string;
+  userId: string;
+  createdAt: number;
+  lastUsedAt: number;
+}
 
 /** BILL ends a session after 35 minutes without a call; the shared record goes with it. */
 const BILL_IDLE_EXPIRY_MS = 35 * 60_000;
+/** Shared lastUsedAt is moved at most this often per slot (every call moves the local one). */
+const TOUCH_EVERY_MS = 15_000;
 /** The login lock frees itself this long after its holder stopped refreshing it (crash). */
 const LOCK_TIMEOUT_MS = 10_000;
 /** How long an instance waits for another one's login before giving up with LimitExceeded('busy'). */
@@ -33,6 +38,7 @@ const WAIT_MS = 15_000;
 /** How often a waiter looks for the session another instance is creating. */
 const POLL_MS = 25;
 
+/** The pool's key for the credentials (base URL, dev key, org, username[, owner]): hashed here, never stored. */
 interface Slot {
   key: string;
   orgId: string;
@@ -62,21 +68,6 @@ return 1`;
 
 const RELEASE_IF = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
-type ScriptedRedis = Redis & {
-  billbridgeSessionForgetIf(key: string, sessionId: string): Promise<number>;
-  billbridgeSessionTouchIf(key: string, sessionId: string, at: string, ttlMs: string): Promise<number>;
-};
-
-export interface SharedSessionDeps {
-  redis: RedisConnection;
-  clock: Clock;
-  log: Logger;
-  /** Shared lastUsedAt is moved at most this often per slot (every call moves the local one); default 15 s. */
-  touchEveryMs?: number;
-  /** SECRETS_KEY: sessionIds are stored sealed with a key derived from it; without it they are stored as they are. */
-  secretsKey?: Buffer;
-}
-
 /** The record as stored in Redis. */
 interface StoredSession {
   /** Without SECRETS_KEY only. */
@@ -89,30 +80,39 @@ interface StoredSession {
   lastUsedAt?: number;
 }
 
-/** The SessionLedger of cluster mode (SessionPoolDeps.ledger). */
-export class RedisSessionLedger implements SessionLedger {
+/** Where a slot's live session is shared by the instances of a fleet (the session pool's ledger in cluster mode). */
+export class RedisSessionLedger {
   private readonly lastTouch = new Map<string, number>();
-  private readonly touchEveryMs: number;
   private readonly sealKey: Buffer | undefined;
   private readonly refKey: Buffer | undefined;
 
-  constructor(private readonly deps: SharedSessionDeps) {
-    this.sealKey = deps.secretsKey ? deriveKey(deps.secretsKey, SESSION_SEAL_PURPOSE) : undefined;
-    this.refKey = deps.secretsKey ? deriveKey(deps.secretsKey, SESSION_REF_PURPOSE) : undefined;
+  constructor(
+    private readonly deps: {
+      redis: RedisConnection;
+      clock: Clock;
+      log: Logger;
+      /** SECRETS_KEY: sessionIds are stored sealed with a key derived from it; without it they are stored as they are. */
+      secretsKey?: Buffer;
+    },
+  ) {
+    this.sealKey = deps.secretsKey ? deriveKey(deps.secretsKey, 'bill-sessions/seal/v1') : undefined;
+    this.refKey = deps.secretsKey ? deriveKey(deps.secretsKey, 'bill-sessions/ref/v1') : undefined;
     if (!this.sealKey)
       deps.log.warn(
         'SECRETS_KEY is not set: the BILL session the instances share is stored in Redis unencrypted; set SECRETS_KEY to seal it',
       );
-    this.touchEveryMs = deps.touchEveryMs ?? 15_000;
-    deps.redis.client.defineCommand('billbridgeSessionForgetIf', { numberOfKeys: 1, lua: FORGET_IF });
-    deps.redis.client.defineCommand('billbridgeSessionTouchIf', { numberOfKeys: 1, lua: TOUCH_IF });
   }
 
-  async obtain(slot: Slot, login: () => Promise<LiveSession>, opts: { dead?: string; idleMs: number }): Promise<LiveSession> {
-    if (opts.dead) await this.invalidate(slot, opts.dead);
+  /**
+   * The fleet's live session for the slot, or the one `login` creates: at most one login runs per slot across the
+   * fleet. `dead` (a sessionId BILL just refused) is forgotten first, only if it is still the shared one, so
+   * instances that see BDC_1109 together log in once. A session idle too long fleet-wide is not handed out.
+   */
+  async obtain(slot: Slot, login: () => Promise<LiveSession>, dead?: string): Promise<LiveSession> {
+    if (dead) await this.invalidate(slot, dead);
     const giveUpAt = Date.now() + WAIT_MS;
     for (;;) {
-      const found = this.usable(await this.read(slot), opts);
+      const found = this.usable(await this.read(slot), dead);
       if (found) return found;
       const lock = new Mutex(this.deps.redis.client, this.lockKey(slot), {
         lockTimeout: LOCK_TIMEOUT_MS,
@@ -131,7 +131,7 @@ export class RedisSessionLedger implements SessionLedger {
       if (acquired) {
         try {
           // Another instance may have finished its login between our read and our lock.
-          const again = this.usable(await this.read(slot), opts);
+          const again = this.usable(await this.read(slot), dead);
           if (again) return again;
           const live = await login();
           await this.write(slot, live).catch((err: unknown) => {
@@ -151,33 +151,28 @@ export class RedisSessionLedger implements SessionLedger {
     }
   }
 
+  /** BILL refused (or we ended) this sessionId: forget it fleet-wide if it is still the shared one (compare-and-swap). */
   async invalidate(slot: Slot, sessionId: string): Promise<void> {
-    await this.deps.redis.run((r) => (r as ScriptedRedis).billbridgeSessionForgetIf(this.recordKey(slot), this.refOf(sessionId)));
+    await this.deps.redis.run((r) => r.eval(FORGET_IF, 1, this.recordKey(slot), this.refOf(sessionId)));
   }
 
+  /** The session was used now: the fleet shares BILL's sliding idle clock. Best effort, never throws. */
   touch(slot: Slot, session: LiveSession): void {
     const key = this.recordKey(slot);
     const now = this.deps.clock.now();
-    if (now - (this.lastTouch.get(key) ?? 0) < this.touchEveryMs) return;
+    if (now - (this.lastTouch.get(key) ?? 0) < TOUCH_EVERY_MS) return;
     this.lastTouch.set(key, now);
     if (this.lastTouch.size > 10_000) this.lastTouch.clear();
     this.deps.redis
-      .run((r) =>
-        (r as ScriptedRedis).billbridgeSessionTouchIf(
-          key,
-          this.refOf(session.sessionId),
-          String(session.lastUsedAt),
-          String(BILL_IDLE_EXPIRY_MS),
-        ),
-      )
+      .run((r) => r.eval(TOUCH_IF, 1, key, this.refOf(session.sessionId), session.lastUsedAt, BILL_IDLE_EXPIRY_MS))
       .catch((err: unknown) =>
         this.deps.log.debug({ orgId: slot.orgId, err: errorMessage(err) }, 'could not share the BILL session idle clock'),
       );
   }
 
-  private usable(rec: LiveSession | undefined, opts: { dead?: string; idleMs: number }): LiveSession | undefined {
-    if (!rec || rec.sessionId === opts.dead) return undefined;
-    return this.deps.clock.now() - rec.lastUsedAt < opts.idleMs ? rec : undefined;
+  private usable(rec: LiveSession | undefined, dead: string | undefined): LiveSession | undefined {
+    if (!rec || rec.sessionId === dead) return undefined;
+    return this.deps.clock.now() - rec.lastUsedAt < SESSION_IDLE_REFRESH_MS ? rec : undefined;
   }
 
   /**

@@ -1,53 +1,13 @@
 // BILL v3 domain shapes as the API returns them (official Postman collection, akleinvm/billdotcom-sdk-v3
 // reference/billdotcom_v3.json). Enum fields are typed as open strings: BILL adds values without notice.
 
-/** One page of a BILL list: AP/AR pages with `page=<nextPage>`, Spend & Expense with `nextPage=<nextPage>`. */
-export interface ListPage<T> {
-  nextPage?: string;
-  prevPage?: string;
-  results: T[];
-}
-
-/** The result of walking a list with a page cap. */
-export interface ListResult<T> {
-  items: T[];
-  /** True when the page cap stopped the walk while BILL still had a next page. */
-  truncated: boolean;
-  /** Cursor to continue from when truncated. */
-  nextPage?: string;
-  pages: number;
-}
-
-/** POST /v3/login answer. */
-export interface LoginResponse {
-  organizationId: string;
-  sessionId: string;
-  trusted: boolean;
-  userId: string;
-}
-
-/** GET /v3/login/session answer. */
-export interface SessionDetails {
-  organizationId: string;
-  userId: string;
-  mfaStatus?: string;
-  mfaBypass?: boolean;
-}
-
 interface Classifications {
   chartOfAccountId?: string;
-  accountingClassId?: string;
-  departmentId?: string;
-  employeeId?: string;
-  jobId?: string;
-  locationId?: string;
-  itemId?: string;
   customerId?: string;
 }
 
 interface Address {
   line1?: string;
-  line2?: string;
   city?: string;
   stateOrProvince?: string;
   zipOrPostalCode?: string;
@@ -142,11 +102,9 @@ export interface Invoice {
   payToChartOfAccountId?: string;
   payments?: InvoicePayment[];
   classifications?: Classifications;
-  salesTaxItemId?: string;
   salesTaxTotal?: number;
   salesTaxPercentage?: number;
   enableCardPayment?: boolean;
-  invoicePdfId?: string;
   createdTime: string;
   updatedTime: string;
 }
@@ -166,7 +124,6 @@ export interface Vendor {
     email?: string;
     lastPaymentDate?: string;
     payByType?: string;
-    payBySubType?: string;
   };
   additionalInfo?: {
     taxId?: string;
@@ -174,7 +131,6 @@ export interface Vendor {
     track1099?: boolean;
     leadTimeInDays?: number;
     combinePayments?: boolean;
-    paymentTermId?: string;
     companyName?: string;
   };
   billCurrency?: string;
@@ -195,36 +151,10 @@ export interface Customer {
   accountType?: string;
   accountNumber?: string;
   invoiceCurrency?: string;
-  paymentTermId?: string;
-  billingAddress?: Address;
-  shippingAddress?: Address;
   balance?: { amount: number };
   createdTime: string;
   updatedTime: string;
 }
-
-/**
- * The unified payment lifecycle: SCHEDULED -> FUNDING_STARTED -> PROCESSED -> SENT -> DELIVERED -> CLEARED,
- * plus CANCELED, VOIDED, FUNDING_FAILED_*, DISBURSEMENT_*, FUNDS_ESCHEATED, EXPIRING, VOID_PENDING.
- */
-type PaymentSingleStatus =
-  | 'SCHEDULED'
-  | 'FUNDING_STARTED'
-  | 'PROCESSED'
-  | 'SENT'
-  | 'DELIVERED'
-  | 'CLEARED'
-  | 'CANCELED'
-  | 'VOIDED'
-  | 'FUNDING_FAILED_VOIDED'
-  | 'FUNDING_FAILED_ACTION_NEEDED'
-  | 'DISBURSEMENT_ON_HOLD'
-  | 'DISBURSEMENT_FAILED_ACTION_NEEDED'
-  | 'DISBURSEMENT_FAILED_VENDOR_BANK_REJECTED'
-  | 'FUNDS_ESCHEATED'
-  | 'EXPIRING'
-  | 'VOID_PENDING'
-  | (string & {});
 
 /** An AP payment (id prefix stp). */
 export interface Payment {
@@ -245,7 +175,11 @@ export interface Payment {
   onlinePayment?: boolean;
   /** Seen: APPROVING, SCHEDULED, PAID, CANCELLED. */
   status: string;
-  singleStatus: PaymentSingleStatus;
+  /**
+   * The unified payment lifecycle: SCHEDULED -> FUNDING_STARTED -> PROCESSED -> SENT -> DELIVERED -> CLEARED,
+   * plus CANCELED, VOIDED, FUNDING_FAILED_*, DISBURSEMENT_*, FUNDS_ESCHEATED, EXPIRING, VOID_PENDING.
+   */
+  singleStatus: string;
   disbursementStatus?: string;
   disbursementType?: string;
   cancelRequestSubmitted?: boolean;
@@ -288,11 +222,6 @@ export interface ApprovalActionInput {
   comment?: string;
 }
 
-/** POST /v3/bill-approvals/actions answer (Postman: `{"status": "SUCCESS"}`). */
-export interface ApprovalActionResult {
-  status: string;
-}
-
 // ---- Spend & Expense ----
 
 interface SpendReceipt {
@@ -303,7 +232,6 @@ interface SpendReceipt {
 
 interface SpendReviewer {
   approverType?: string;
-  reviewedTime?: string;
   status: 'WAITING' | 'APPROVED' | 'DENIED' | (string & {});
   userId?: string;
   userUuid?: string;
@@ -335,14 +263,12 @@ export interface SpendTransaction {
   cardLastFour?: string;
   cardType?: string;
   receiptRequired?: boolean;
-  /** ATTACHED, MISSING, NOT_ATTACHED */
   receiptStatus?: 'ATTACHED' | 'MISSING' | 'NOT_ATTACHED' | (string & {});
   receipts?: SpendReceipt[];
   reviewRequired?: boolean;
   reviewers?: SpendReviewer[];
   accountingIntegrationTransactions?: Array<{ syncStatus?: string }>;
   declineReason?: string;
-  disputeStatus?: string;
 }
 
 export interface Reimbursement {
@@ -373,10 +299,8 @@ export interface Budget {
   description?: string;
   retired: boolean;
   startDate?: string;
-  expirationDate?: string;
   recurringInterval?: string;
   recurringLimit?: number;
-  parentBudgetId?: string;
   receiptRequired?: boolean;
   currentPeriod?: {
     startDate?: string;
@@ -390,17 +314,12 @@ export interface Budget {
 
 // ---- Webhook management (/connect-events/v3) ----
 
-export interface SubscriptionEvent {
-  type: string;
-  version: string;
-}
-
 export interface Subscription {
   id: string;
   name: string;
   organizationId: string;
   status: { enabled: boolean };
-  events: SubscriptionEvent[];
+  events: Array<{ type: string; version: string }>;
   notificationUrl: string;
   createdTime: string;
   updatedTime: string;
@@ -410,9 +329,6 @@ export interface Subscription {
 
 /** A vendor's `networkStatus` (Postman "Get vendor details"); also the status of a connection request to a customer. */
 type NetworkStatus = 'CONNECTED' | 'NOT_CONNECTED' | 'PENDING' | 'CONNECTED_RPPS' | (string & {});
-
-/** Where GET /v3/network searches: the BILL network, verified national vendors (RPPS), or both. */
-export type NetworkScope = 'BILL' | 'RPPS' | 'ALL';
 
 /** One business GET /v3/network found; `id` is its Payment Network ID (PNI; RPPS ones start 0rv). */
 export interface NetworkOrganization {
@@ -435,7 +351,6 @@ export interface OrgUser {
   id: string;
   archived?: boolean;
   firstName?: string;
-  lastName?: string;
   email?: string;
   role?: { id?: string; type?: string; description?: string };
 }

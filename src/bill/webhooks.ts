@@ -15,11 +15,6 @@ export const SIGNATURE_HEADER = 'x-bill-sha-signature';
 /** HMAC-SHA256 output length. */
 const DIGEST_BYTES = 32;
 
-/** Base64 HMAC-SHA256 of the body, as BILL computes it. */
-export function signWebhookBody(raw: Buffer | string, securityKey: string): string {
-  return createHmac('sha256', securityKey).update(raw).digest('base64');
-}
-
 /**
  * The signature header as digest bytes, or undefined when it cannot be a BILL signature (absent, several values,
  * not base64, not 32 bytes). Undefined means 401 without trying any key.
@@ -57,7 +52,7 @@ export interface BillNotification {
   errors: Array<{ code?: string; message?: string }>;
 }
 
-export type ParseResult = { ok: true; notification: BillNotification } | { ok: false; problem: string };
+type ParseResult = { ok: true; notification: BillNotification } | { ok: false; problem: string };
 
 /** Ids and type names BILL sends are short; anything longer is not a BILL notification. */
 const MAX_FIELD = 200;
@@ -79,41 +74,31 @@ function field(meta: Record<string, unknown>, name: keyof NotificationMetadata):
   return t !== '' && t.length <= MAX_FIELD && /^[\x21-\x7e]+$/.test(t) ? t : undefined;
 }
 
-function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
-  try {
-    return { ok: true, value: JSON.parse(text, reviver) as unknown };
-  } catch {
-    // Syntax errors, and RangeError for absurdly deep nesting.
-    return { ok: false };
-  }
-}
-
 /** Only the metadata, for finding the subscription whose key must verify the body. Never trusted beyond that. */
 export function peekSubscriptionId(raw: Buffer): string | undefined {
-  const parsed = parseBody(raw);
-  if (!parsed.ok || !isRecord(parsed.value.metadata)) return undefined;
-  return field(parsed.value.metadata, 'subscriptionId');
+  const body = parseBody(raw);
+  return typeof body !== 'string' && isRecord(body.metadata) ? field(body.metadata, 'subscriptionId') : undefined;
 }
 
-function parseBody(raw: Buffer): { ok: true; value: Record<string, unknown> } | { ok: false; problem: string } {
-  let text = raw.toString('utf8');
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  let parsed = parseJson(text);
-  if (!parsed.ok) return { ok: false, problem: 'body is not JSON' };
-  // BILL's docs: the payload may be JSON-escaped and presented as a string.
-  if (typeof parsed.value === 'string') {
-    parsed = parseJson(parsed.value);
-    if (!parsed.ok) return { ok: false, problem: 'string body does not hold JSON' };
+/** The body as a JSON object (after a byte-order mark, or JSON-escaped in a string as BILL's docs warn), or what is wrong. */
+function parseBody(raw: Buffer): Record<string, unknown> | string {
+  let value: unknown = raw.toString('utf8').replace(/^\ufeff/, '');
+  for (let depth = 0; depth < 2 && typeof value === 'string'; depth++) {
+    try {
+      value = JSON.parse(value, reviver);
+    } catch {
+      // Syntax errors, and RangeError for absurdly deep nesting.
+      return depth === 0 ? 'body is not JSON' : 'string body does not hold JSON';
+    }
   }
-  if (!isRecord(parsed.value)) return { ok: false, problem: 'body is not a JSON object' };
-  return { ok: true, value: parsed.value };
+  return isRecord(value) ? value : 'body is not a JSON object';
 }
 
 /** Parses a notification whose signature has been verified: JSON or a JSON string holding JSON. */
 export function parseNotification(raw: Buffer): ParseResult {
   const body = parseBody(raw);
-  if (!body.ok) return body;
-  const meta = body.value.metadata;
+  if (typeof body === 'string') return { ok: false, problem: body };
+  const meta = body.metadata;
   if (!isRecord(meta)) return { ok: false, problem: 'metadata is missing' };
   const metadata: Partial<NotificationMetadata> = {};
   for (const name of ['eventId', 'subscriptionId', 'organizationId', 'eventType', 'version'] as const) {
@@ -123,14 +108,14 @@ export function parseNotification(raw: Buffer): ParseResult {
   }
   let entityKey: string | undefined;
   let entity: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(body.value)) {
+  for (const [k, v] of Object.entries(body)) {
     if (k === 'metadata' || k === 'errors' || !isRecord(v)) continue;
     entityKey = k.slice(0, 60);
     entity = v;
     break;
   }
-  const errors = Array.isArray(body.value.errors)
-    ? body.value.errors
+  const errors = Array.isArray(body.errors)
+    ? body.errors
         .filter(isRecord)
         .slice(0, 5)
         .map((e) => ({

@@ -2,45 +2,25 @@
 import { request } from 'undici';
 import type { Logger } from '../infra/log.js';
 import type { Limiter, Priority, Upstream } from '../infra/limits/types.js';
-import { retryAfterMs } from '../infra/limits/windows.js';
+import { backoffMs, retryAfterMs } from '../infra/limits/windows.js';
 import { GraphApiError, type GraphErrorCategory } from './errors.js';
 
 const GRAPH_TIMEOUT_MS = 10_000;
 /** Retries after a 429/503/504 (so at most three attempts). */
 const MAX_RETRIES = 2;
 
-export type Sleep = (ms: number) => Promise<void>;
-
-export const realSleep: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
 export interface HttpDeps {
   limiter: Limiter;
   log: Logger;
-  sleep: Sleep;
+  sleep: (ms: number) => Promise<unknown>;
   /** Longest Retry-After an interactive call sits through before giving up (a person is waiting). */
   interactiveMaxWaitMs: number;
 }
 
-export interface GraphResponse {
+interface GraphResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   json: unknown;
-}
-
-export interface SendOptions {
-  upstream: Upstream;
-  priority: Priority;
-  method: 'GET' | 'POST';
-  url: string;
-  headers?: Record<string, string>;
-  body?: string;
-  /** Short name for logs ("token", "getTeam"); the URL is never logged with query or secrets. */
-  operation: string;
-}
-
-function backoffMs(attempt: number): number {
-  const base = 500 * 2 ** attempt;
-  return Math.round(base * (0.8 + Math.random() * 0.4));
 }
 
 /**
@@ -48,44 +28,53 @@ function backoffMs(attempt: number): number {
  * and a Retry-After is reported to the limiter so every other caller of that budget waits too.
  * Other statuses are returned for the caller to map.
  */
-export async function send(deps: HttpDeps, opts: SendOptions): Promise<GraphResponse> {
+export async function send(
+  deps: HttpDeps,
+  opts: {
+    upstream: Upstream;
+    priority: Priority;
+    method: 'GET' | 'POST';
+    url: string;
+    headers: Record<string, string>;
+    body?: string;
+    /** Short name for logs ("token", "getTeam"); the URL is never logged with query or secrets. */
+    operation: string;
+  },
+): Promise<GraphResponse> {
   for (let attempt = 0; ; attempt++) {
-    const res = await deps.limiter.run(opts.upstream, { priority: opts.priority }, () => once(opts));
-    const retryable = res.status === 429 || res.status === 503 || res.status === 504;
-    if (!retryable) return res;
+    const res = await deps.limiter.run(opts.upstream, { priority: opts.priority }, async (): Promise<GraphResponse> => {
+      try {
+        const answer = await request(opts.url, {
+          method: opts.method,
+          headers: { accept: 'application/json', ...opts.headers },
+          body: opts.body,
+          headersTimeout: GRAPH_TIMEOUT_MS,
+          bodyTimeout: GRAPH_TIMEOUT_MS,
+        });
+        const text = await answer.body.text();
+        let json: unknown;
+        try {
+          json = text ? JSON.parse(text) : undefined;
+        } catch {
+          json = undefined;
+        }
+        return { status: answer.statusCode, headers: answer.headers, json };
+      } catch (err) {
+        const code = (err as { code?: string }).code ?? 'NetworkError';
+        throw new GraphApiError({ category: 'network', code, status: 0, message: `${opts.operation}: no answer (${code})`, cause: err });
+      }
+    });
+    if (res.status !== 429 && res.status !== 503 && res.status !== 504) return res;
     const retryAfter = retryAfterMs(res.headers['retry-after'], Date.now());
     if (retryAfter !== undefined) deps.limiter.throttled(opts.upstream, { kind: 'retryAfter', ms: retryAfter });
-    const wait = retryAfter ?? backoffMs(attempt);
-    const tooLong = opts.priority === 'interactive' && wait > deps.interactiveMaxWaitMs;
+    const wait = retryAfter ?? backoffMs(attempt, 500, 4_000);
+    const giveUp = attempt >= MAX_RETRIES || (opts.priority === 'interactive' && wait > deps.interactiveMaxWaitMs);
     deps.log.info(
-      { operation: opts.operation, status: res.status, attempt, retryAfterMs: retryAfter, giveUp: attempt >= MAX_RETRIES || tooLong },
+      { operation: opts.operation, status: res.status, attempt, retryAfterMs: retryAfter, giveUp },
       'graph throttled or unavailable',
     );
-    if (attempt >= MAX_RETRIES || tooLong) return res;
+    if (giveUp) return res;
     await deps.sleep(wait);
-  }
-}
-
-async function once(opts: SendOptions): Promise<GraphResponse> {
-  try {
-    const res = await request(opts.url, {
-      method: opts.method,
-      headers: { accept: 'application/json', ...opts.headers },
-      body: opts.body,
-      headersTimeout: GRAPH_TIMEOUT_MS,
-      bodyTimeout: GRAPH_TIMEOUT_MS,
-    });
-    const text = await res.body.text();
-    let json: unknown;
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      json = undefined;
-    }
-    return { status: res.statusCode, headers: res.headers, json };
-  } catch (err) {
-    const code = (err as { code?: string }).code ?? 'NetworkError';
-    throw new GraphApiError({ category: 'network', code, status: 0, message: `${opts.operation}: no answer (${code})`, cause: err });
   }
 }
 
@@ -102,13 +91,12 @@ function categoryOfStatus(status: number): GraphErrorCategory {
 export function graphError(res: GraphResponse, operation: string): GraphApiError {
   const body = (res.json ?? {}) as { error?: { code?: unknown; innerError?: { 'request-id'?: unknown } } };
   const code = typeof body.error?.code === 'string' ? body.error.code : `HTTP${res.status}`;
-  const requestId = typeof body.error?.innerError?.['request-id'] === 'string' ? body.error.innerError['request-id'] : undefined;
-  const headerId = res.headers['request-id'];
+  const requestId = body.error?.innerError?.['request-id'] ?? res.headers['request-id'];
   return new GraphApiError({
     category: categoryOfStatus(res.status),
     code,
     status: res.status,
-    requestId: requestId ?? (typeof headerId === 'string' ? headerId : undefined),
+    requestId: typeof requestId === 'string' ? requestId : undefined,
     retryAfterMs: retryAfterMs(res.headers['retry-after'], Date.now()),
     message: `${operation}: Graph ${code} (HTTP ${res.status})`,
   });

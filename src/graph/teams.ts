@@ -1,12 +1,13 @@
-// Microsoft Graph GET /teams/{aadGroupId}: the team's name, description, archived flag and tenant, cached.
+// Microsoft Graph GET /teams/{aadGroupId}: the team's name, description, archived flag and tenant, cached; and the
+// Entra client-credentials tokens that read it, one fetch in flight per tenant, cached until shortly before expiry.
+import { setTimeout as sleep } from 'node:timers/promises';
 import NodeCache from 'node-cache';
 import type { Clock } from '../infra/clock.js';
 import type { Config } from '../config.js';
 import type { Limiter, Priority } from '../infra/limits/types.js';
 import type { Logger, SecretRegistry } from '../infra/log.js';
 import { GraphApiError } from './errors.js';
-import { graphError, realSleep, send, type HttpDeps, type Sleep } from './http.js';
-import { ClientCredentialsTokens } from './token.js';
+import { graphError, send, type HttpDeps } from './http.js';
 
 /** What billbridge keeps of a Graph team. */
 export interface TeamInfo {
@@ -21,32 +22,40 @@ export interface TeamInfo {
 }
 
 const GUID = /^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$/;
+/** Renew this long before expiry (tokens live about an hour), so no call goes out with a token about to lapse. */
+const RENEW_BEFORE_MS = 5 * 60_000;
 
-export interface GraphTeamsDeps {
+interface GraphTeamsDeps {
   config: Config;
   limiter: Limiter;
   clock: Clock;
   log: Logger;
   secrets: SecretRegistry;
   /** Waits between retries; tests pass a recording one. */
-  sleep?: Sleep;
+  sleep?: (ms: number) => Promise<unknown>;
+}
+
+/** One promise per key while it runs: concurrent callers share it. */
+function singleFlight<T>(inflight: Map<string, Promise<T>>, key: string, start: () => Promise<T>): Promise<T> {
+  let pending = inflight.get(key);
+  if (!pending) {
+    pending = start().finally(() => inflight.delete(key));
+    inflight.set(key, pending);
+  }
+  return pending;
 }
 
 export class GraphTeams {
   private readonly cache: NodeCache;
   private readonly inflight = new Map<string, Promise<TeamInfo>>();
+  private readonly tokens = new Map<string, { token: string; renewAt: number }>();
+  private readonly tokenFetches = new Map<string, Promise<string>>();
   private readonly http: HttpDeps;
-  private readonly tokens: ClientCredentialsTokens;
 
   constructor(private readonly deps: GraphTeamsDeps) {
     const { config } = deps;
-    this.http = { limiter: deps.limiter, log: deps.log, sleep: deps.sleep ?? realSleep, interactiveMaxWaitMs: config.limits.commandWaitMs };
-    this.tokens = new ClientCredentialsTokens(
-      { authorityHost: config.graph.authorityHost, clientId: config.bot.appId, clientSecret: config.bot.appPassword },
-      this.http,
-      deps.clock,
-      deps.secrets,
-    );
+    this.http = { limiter: deps.limiter, log: deps.log, sleep: deps.sleep ?? sleep, interactiveMaxWaitMs: config.limits.commandWaitMs };
+    deps.secrets.add(config.bot.appPassword);
     // Team names change rarely: they live as long as other names do.
     this.cache = new NodeCache({
       stdTTL: Math.max(1, config.cache.namesTtlS),
@@ -54,15 +63,6 @@ export class GraphTeams {
       useClones: true,
       maxKeys: config.cache.maxEntries,
     });
-  }
-
-  /**
-   * The tenant whose token reads the team: a SingleTenant (or managed identity) bot can only get tokens in its
-   * own tenant; a MultiTenant registration gets them in the team's tenant (where the app was consented).
-   */
-  private tokenTenant(teamTenantId: string): string {
-    const { bot } = this.deps.config;
-    return bot.appType === 'MultiTenant' ? teamTenantId : bot.tenantId;
   }
 
   /** GET /teams/{aadGroupId}; a cached answer unless `fresh`. Throws GraphApiError. */
@@ -77,21 +77,13 @@ export class GraphTeams {
       });
     }
     const key = `${tenantId.toLowerCase()}|${aadGroupId.toLowerCase()}`;
-    if (!opts.fresh) {
-      const hit = this.cache.get<TeamInfo>(key);
-      if (hit) return hit;
-    }
-    let pending = this.inflight.get(key);
-    if (!pending) {
-      pending = this.fetchTeam(tenantId, aadGroupId, opts.priority ?? 'interactive')
-        .then((team) => {
-          this.cache.set(key, team);
-          return team;
-        })
-        .finally(() => this.inflight.delete(key));
-      this.inflight.set(key, pending);
-    }
-    return pending;
+    const hit = opts.fresh ? undefined : this.cache.get<TeamInfo>(key);
+    if (hit) return hit;
+    return singleFlight(this.inflight, key, async () => {
+      const team = await this.fetchTeam(tenantId, aadGroupId, opts.priority ?? 'interactive');
+      this.cache.set(key, team);
+      return team;
+    });
   }
 
   /** Forgets a team (the bot was removed from it). */
@@ -104,10 +96,13 @@ export class GraphTeams {
   }
 
   private async fetchTeam(tenantId: string, aadGroupId: string, priority: Priority): Promise<TeamInfo> {
-    const tokenTenant = this.tokenTenant(tenantId);
-    const url = `${this.deps.config.graph.baseUrl}/teams/${encodeURIComponent(aadGroupId)}?$select=id,displayName,description,isArchived,tenantId`;
+    // A SingleTenant (or managed identity) bot can only get tokens in its own tenant; a MultiTenant registration
+    // gets them in the team's tenant (where the app was consented).
+    const { bot, graph } = this.deps.config;
+    const tokenTenant = bot.appType === 'MultiTenant' ? tenantId : bot.tenantId;
+    const url = `${graph.baseUrl}/teams/${encodeURIComponent(aadGroupId)}?$select=id,displayName,description,isArchived,tenantId`;
     for (let renewed = false; ; renewed = true) {
-      const token = await this.tokens.token(tokenTenant, priority);
+      const token = await this.token(tokenTenant, priority);
       const res = await send(this.http, {
         upstream: { service: 'graph', tenantId, teamId: aadGroupId },
         priority,
@@ -116,27 +111,70 @@ export class GraphTeams {
         headers: { authorization: `Bearer ${token}` },
         operation: 'getTeam',
       });
-      if (res.status === 200) return this.toTeam(res.json, aadGroupId);
-      if (res.status === 401 && !renewed) {
-        // Revoked or expired early: one more try with a new token.
-        this.tokens.invalidate(tokenTenant, token);
-        continue;
+      if (res.status === 200) {
+        const t = (res.json ?? {}) as Record<string, unknown>;
+        const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+        return {
+          id: str(t.id) ?? aadGroupId,
+          displayName: str(t.displayName) ?? '',
+          description: str(t.description),
+          isArchived: typeof t.isArchived === 'boolean' ? t.isArchived : null,
+          tenantId: str(t.tenantId),
+          fetchedAt: this.deps.clock.now(),
+        };
       }
-      throw graphError(res, 'getTeam');
+      if (res.status !== 401 || renewed) throw graphError(res, 'getTeam');
+      // Revoked or expired early: one more try with a new token. Graph refused it, so it opens nothing any more
+      // and need not be scrubbed from logs.
+      if (this.tokens.get(tokenTenant)?.token === token) {
+        this.deps.secrets.delete(token);
+        this.tokens.delete(tokenTenant);
+      }
     }
   }
 
-  private toTeam(json: unknown, aadGroupId: string): TeamInfo {
-    const t = (json ?? {}) as Record<string, unknown>;
-    const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-    return {
-      id: str(t.id) ?? aadGroupId,
-      displayName: str(t.displayName) ?? '',
-      description: str(t.description),
-      isArchived: typeof t.isArchived === 'boolean' ? t.isArchived : null,
-      tenantId: str(t.tenantId),
-      fetchedAt: this.deps.clock.now(),
-    };
+  /** A bearer token for Graph in this tenant. */
+  private token(tenantId: string, priority: Priority): Promise<string> {
+    const cached = this.tokens.get(tenantId);
+    if (cached && this.deps.clock.now() < cached.renewAt) return Promise.resolve(cached.token);
+    return singleFlight(this.tokenFetches, tenantId, () => this.fetchToken(tenantId, priority));
+  }
+
+  private async fetchToken(tenantId: string, priority: Priority): Promise<string> {
+    const { bot, graph } = this.deps.config;
+    const res = await send(this.http, {
+      upstream: { service: 'identity', tenantId },
+      priority,
+      method: 'POST',
+      url: `${graph.authorityHost}/${encodeURIComponent(tenantId)}/oauth2/v2.0/token`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        client_id: bot.appId,
+        client_secret: bot.appPassword,
+        scope: 'https://graph.microsoft.com/.default',
+        grant_type: 'client_credentials',
+      }).toString(),
+      operation: 'token',
+    });
+    const json = (res.json ?? {}) as { access_token?: unknown; expires_in?: unknown; error?: unknown; error_codes?: unknown };
+    if (res.status !== 200 || typeof json.access_token !== 'string') {
+      // {error, error_description: "AADSTS...", error_codes: [...]}: keep the code and AADSTS numbers only.
+      const code = typeof json.error === 'string' ? json.error : `HTTP${res.status}`;
+      const aadsts = Array.isArray(json.error_codes) ? json.error_codes.filter((c) => typeof c === 'number').map((c) => `AADSTS${c}`) : [];
+      throw new GraphApiError({
+        category: res.status === 429 ? 'throttled' : res.status >= 500 ? 'server' : 'auth',
+        code,
+        status: res.status,
+        message: `Entra token request for Graph failed: ${[code, ...aadsts].join(' ')} (HTTP ${res.status})`,
+      });
+    }
+    const token = json.access_token;
+    const seconds = Number(json.expires_in ?? 3599);
+    const lifetimeMs = (Number.isFinite(seconds) && seconds > 0 ? seconds : 3599) * 1000;
+    // Scrubbed for as long as it is valid, then forgotten, so a new token every hour does not grow the registry.
+    this.deps.secrets.add(token, lifetimeMs);
+    this.tokens.set(tenantId, { token, renewAt: this.deps.clock.now() + lifetimeMs - Math.min(RENEW_BEFORE_MS, lifetimeMs / 2) });
+    return token;
   }
 }
 

@@ -1,7 +1,6 @@
 // Walking BILL's cursor pages: follow nextPage, keep going past empty pages, stop when it is absent or at the cap.
 import { describe, expect, it } from 'vitest';
-import { PagedList, readPage } from '../../src/bill/paging.js';
-import type { ListPage } from '../../src/bill/types.js';
+import { PagedList, readPage, type ListPage } from '../../src/bill/paging.js';
 import { BillApiError } from '../../src/errors.js';
 
 function pages(...list: Array<ListPage<number>>) {
@@ -17,31 +16,34 @@ function pages(...list: Array<ListPage<number>>) {
 describe('PagedList', () => {
   it('follows nextPage until it is absent, continuing past an empty page that carries a cursor', async () => {
     const { fetch, seen } = pages({ results: [1, 2], nextPage: '1' }, { results: [], nextPage: '2' }, { results: [3] });
-    const result = await new PagedList(fetch, { maxPages: 10 }).all();
+    const result = await new PagedList('GET /v3/x', fetch, { maxPages: 10 }).all();
     expect(result).toEqual({ items: [1, 2, 3], truncated: false, pages: 3 });
     expect(seen).toEqual([undefined, '1', '2']);
   });
 
   it('stops at the page cap and says where to continue', async () => {
     const { fetch } = pages({ results: [1], nextPage: '1' }, { results: [2], nextPage: '2' }, { results: [3] });
-    const result = await new PagedList(fetch, { maxPages: 2 }).all();
+    const result = await new PagedList('GET /v3/x', fetch, { maxPages: 2 }).all();
     expect(result).toEqual({ items: [1, 2], truncated: true, nextPage: '2', pages: 2 });
-    const rest = await new PagedList(fetch, { maxPages: 2, startPage: result.nextPage }).all();
+    const rest = await new PagedList('GET /v3/x', fetch, { maxPages: 2, startPage: result.nextPage }).all();
     expect(rest.items).toEqual([3]);
   });
 
   it('take(n) fetches only the pages it needs', async () => {
     const { fetch, seen } = pages({ results: [1, 2, 3], nextPage: '1' }, { results: [4, 5, 6] });
-    const first = await new PagedList(fetch, { maxPages: 10 }).take(2);
+    const first = await new PagedList('GET /v3/x', fetch, { maxPages: 10 }).take(2);
     expect(first.items).toEqual([1, 2]);
     expect(first.truncated).toBe(true);
     expect(seen).toHaveLength(1);
   });
 
-  it('iterates items lazily across pages', async () => {
-    const { fetch } = pages({ results: [1], nextPage: '1' }, { results: [2] });
+  it('walks pages lazily: the next page is fetched only when the walk asks for it', async () => {
+    const { fetch, seen } = pages({ results: [1], nextPage: '1' }, { results: [2] });
     const out: number[] = [];
-    for await (const n of new PagedList(fetch, { maxPages: 5 })) out.push(n);
+    for await (const page of new PagedList<number>('GET /v3/x', fetch, { maxPages: 5 }).pages()) {
+      expect(seen).toHaveLength(out.length + 1);
+      out.push(...page.results);
+    }
     expect(out).toEqual([1, 2]);
   });
 

@@ -24,7 +24,7 @@ const clients: TestClient[] = [];
 let fleetNo = 0;
 
 /** N bot instances of one fleet: each its own limiter, session pool and Redis connection. */
-async function fleet(n: number, opts: { idleRefreshMs?: number; secretsKey?: Buffer; prefix?: string } = {}): Promise<TestClient[]> {
+async function fleet(n: number, opts: { secretsKey?: Buffer; prefix?: string } = {}): Promise<TestClient[]> {
   const prefix = opts.prefix ?? `sessions-${fleetNo++}:`;
   const out: TestClient[] = [];
   for (let i = 0; i < n; i++) {
@@ -37,10 +37,7 @@ async function fleet(n: number, opts: { idleRefreshMs?: number; secretsKey?: Buf
     const c = billClient(sb, {
       clock,
       limiter,
-      overrides: {
-        sessionLedger: new RedisSessionLedger({ redis: conn, clock, log, touchEveryMs: 0, secretsKey: opts.secretsKey }),
-        idleRefreshMs: opts.idleRefreshMs,
-      },
+      overrides: { sessionLedger: new RedisSessionLedger({ redis: conn, clock, log, secretsKey: opts.secretsKey }) },
     });
     clients.push(c);
     out.push(c);
@@ -93,7 +90,7 @@ describe('one session for the fleet', () => {
   });
 
   it("one instance's idle clock is the fleet's: a session another instance kept busy is reused, a really idle one replaced", async () => {
-    const [a, b] = await fleet(2, { idleRefreshMs: 30 * MIN });
+    const [a, b] = await fleet(2);
     const orgA = a!.gateway.org(sb.credentials.orgId);
     const orgB = b!.gateway.org(sb.credentials.orgId);
     await orgA.whoami();

@@ -33,6 +33,11 @@ export function retryAfterMs(value: string | string[] | undefined, now: number):
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
+/** Exponential backoff with jitter for a retry with no Retry-After: min(maxMs, baseMs * 2^attempt), scaled into [0.5, 1). */
+export function backoffMs(attempt: number, baseMs: number, maxMs: number): number {
+  return Math.round(Math.min(maxMs, baseMs * 2 ** attempt) * (0.5 + Math.random() * 0.5));
+}
+
 /** Index of the first timestamp strictly after `since` in an ascending array. */
 function firstAfter(ts: readonly number[], since: number): number {
   let lo = 0;
