@@ -59,10 +59,6 @@ export class BindingRefused extends Error {
   }
 }
 
-function bindingMode(config: Config): BindingMode {
-  return config.bill.allowedOrgIds.length > 0 ? 'multi' : 'single';
-}
-
 /** The team of a channel, or the chat itself; undefined when the activity carries neither. */
 export function bindingTarget(scope: BindingScope): BindingTarget | undefined {
   const tenantId = (scope.tenantId ?? '').toLowerCase();
@@ -85,13 +81,14 @@ export interface OrgBindingsDeps {
 
 export class OrgBindings {
   readonly mode: BindingMode;
+  /** BILL_ALLOWED_ORG_IDS: the organisations a team may be linked to (multi-org). */
+  readonly allowedOrgIds: readonly string[];
   private readonly tenants: Set<string>;
-  private readonly allowedOrgs: string[];
 
   constructor(private readonly deps: OrgBindingsDeps) {
-    this.mode = bindingMode(deps.config);
+    this.allowedOrgIds = deps.config.bill.allowedOrgIds;
+    this.mode = this.allowedOrgIds.length > 0 ? 'multi' : 'single';
     this.tenants = new Set(deps.config.access.allowedTenantIds.map((t) => t.toLowerCase()));
-    this.allowedOrgs = deps.config.bill.allowedOrgIds;
   }
 
   /** The org a conversation may use right now, or undefined (unbound, stale link, other tenant). */
@@ -124,17 +121,13 @@ export class OrgBindings {
     if (binding?.tenantId !== target.tenantId || binding.targetId !== target.id || binding.kind !== target.kind) {
       return { state: 'unbound', reason: 'notLinked' };
     }
-    if (!this.allowedOrgs.includes(binding.orgId)) return { state: 'orgNotAllowed', orgId: binding.orgId, binding };
+    if (!this.allowedOrgIds.includes(binding.orgId)) return { state: 'orgNotAllowed', orgId: binding.orgId, binding };
     return { state: 'bound', orgId: binding.orgId, source: 'link', binding };
   }
 
   /** The allowed org id as configured, matched case-insensitively; undefined when not allowed. */
   allowedOrg(orgId: string): string | undefined {
-    return this.allowedOrgs.find((o) => o.toLowerCase() === orgId.trim().toLowerCase());
-  }
-
-  allowedOrgIds(): string[] {
-    return [...this.allowedOrgs];
+    return this.allowedOrgIds.find((o) => o.toLowerCase() === orgId.trim().toLowerCase());
   }
 
   /**
@@ -180,11 +173,6 @@ export class OrgBindings {
     const previous = await this.deps.state.get<OrgBinding>(NS.bindings, key);
     await this.deps.state.delete(NS.bindings, key);
     return previous?.orgId;
-  }
-
-  /** Every stored link (multi-org), for `status` and admin views. */
-  async all(): Promise<OrgBinding[]> {
-    return (await this.deps.state.entries<OrgBinding>(NS.bindings)).map(([, b]) => b);
   }
 
   private tenantAllowed(tenantId: string | undefined): boolean {
