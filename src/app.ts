@@ -142,7 +142,6 @@ function linkAttempts(config: Config, cluster: Awaited<ReturnType<typeof connect
   return new LinkAttempts({
     hourly: redis('link-attempts', perHour, 3_600),
     cooldown: cooldownS > 0 ? redis('link-cooldown', 1, cooldownS) : undefined,
-    cooldownS,
   });
 }
 
@@ -388,7 +387,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const invite = networkCardActions(invites);
   const cardActions = {
     [REFRESH_VERB]: refresh,
-    ...Object.fromEntries(approvalCardActions(approvals, clock).map(({ verb, handler }) => [verb, handler])),
+    ...approvalCardActions(approvals, clock),
     [invite.verb]: invite.handler,
   };
   // Search from the compose box: the org's mirror, and the registry's bill/invoice/vendor/customer cards for what it finds.
