@@ -44,9 +44,9 @@ export interface OrgBinding {
 }
 
 export type BindingState =
-  | { state: 'bound'; orgId: string; source: 'deployment' | 'link'; binding?: OrgBinding }
+  | { state: 'bound'; orgId: string; source: 'deployment' | 'link' }
   | { state: 'unbound'; reason: 'notLinked' | 'noOrgConfigured' | 'noTarget' }
-  | { state: 'orgNotAllowed'; orgId: string; binding: OrgBinding }
+  | { state: 'orgNotAllowed'; orgId: string }
   | { state: 'tenantNotAllowed' };
 
 export class BindingRefused extends Error {
@@ -71,21 +71,14 @@ export function targetKey(target: BindingTarget): string {
   return `${target.tenantId.toLowerCase()}|${target.kind}|${target.id}`;
 }
 
-export interface OrgBindingsDeps {
-  config: Config;
-  state: StateStore;
-  clock: Clock;
-  /** The org of a single-org deployment: BILL_ORG_ID, or the sandbox's demo org without credentials. */
-  defaultOrgId: string | undefined;
-}
-
 export class OrgBindings {
   readonly mode: BindingMode;
   /** BILL_ALLOWED_ORG_IDS: the organisations a team may be linked to (multi-org). */
   readonly allowedOrgIds: readonly string[];
   private readonly tenants: Set<string>;
 
-  constructor(private readonly deps: OrgBindingsDeps) {
+  /** `defaultOrgId`: the org of a single-org deployment (BILL_ORG_ID, or the sandbox's demo org without credentials). */
+  constructor(private readonly deps: { config: Config; state: StateStore; clock: Clock; defaultOrgId: string | undefined }) {
     this.allowedOrgIds = deps.config.bill.allowedOrgIds;
     this.mode = this.allowedOrgIds.length > 0 ? 'multi' : 'single';
     this.tenants = new Set(deps.config.access.allowedTenantIds.map((t) => t.toLowerCase()));
@@ -121,8 +114,8 @@ export class OrgBindings {
     if (binding?.tenantId !== target.tenantId || binding.targetId !== target.id || binding.kind !== target.kind) {
       return { state: 'unbound', reason: 'notLinked' };
     }
-    if (!this.allowedOrgIds.includes(binding.orgId)) return { state: 'orgNotAllowed', orgId: binding.orgId, binding };
-    return { state: 'bound', orgId: binding.orgId, source: 'link', binding };
+    if (!this.allowedOrgIds.includes(binding.orgId)) return { state: 'orgNotAllowed', orgId: binding.orgId };
+    return { state: 'bound', orgId: binding.orgId, source: 'link' };
   }
 
   /** The allowed org id as configured, matched case-insensitively; undefined when not allowed. */

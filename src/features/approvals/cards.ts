@@ -19,12 +19,11 @@ import { calendarDate, clockTime, type FormatOptions } from '../../cards/format.
 import { dueShort } from '../payables/cards.js';
 import { count, moneyTotal } from '../../cards/words.js';
 
-/** Card verbs of the approvals feature (registered with BillbridgeBot.onCardAction). */
+/** Card verbs of the approvals feature; `view` is the Universal Actions refresh: each listed user's own view of a shared card. */
 export const APPROVAL_VERBS = {
   connect: 'approvals.connect',
   approve: 'approvals.approve',
   deny: 'approvals.deny',
-  /** Universal Actions refresh: each listed user's own view of a shared card. */
   view: 'approvals.view',
 } as const;
 
@@ -32,7 +31,6 @@ export const APPROVAL_VERBS = {
 export const MAX_CARD_BILLS = 10;
 /** Longest comment sent to BILL with a decision. */
 export const MAX_DECISION_COMMENT = 500;
-/** Input ids of the connect card. */
 export const CONNECT_INPUTS = { tokenName: 'billTokenName', tokenValue: 'billTokenValue', orgId: 'billOrgId' } as const;
 
 /** The id of a bill's comment box on an approval card (inputs come back merged into the click's data). */

@@ -5,9 +5,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { BillApiError, NotLinked, errorMessage } from '../../errors.js';
 import type { BillGateway, PersonCredentials } from '../../bill/gateway.js';
-import type { BillOrgClient } from '../../bill/api.js';
 import { BillFilter } from '../../bill/filters.js';
-import type { Bill, PendingApproval } from '../../bill/types.js';
+import type { Bill } from '../../bill/types.js';
 import type { Clock } from '../../infra/clock.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { ApprovalAudit, AuditTrail } from '../../infra/audit.js';
@@ -114,6 +113,11 @@ export class Approvals {
     };
   }
 
+  /** The card again with a line above the list, said to the clicker alone. */
+  private noticed(state: ApprovalCardState, actionable: boolean, text: string, tone: 'attention' | 'warning'): CardActionReply {
+    return privately(approvalsCard(this.cardOptions(state, actionable, { notice: { text, tone } })));
+  }
+
   /** What everyone in the conversation sees: the approver's view in a personal chat, read-only elsewhere. */
   private sharedView(state: ApprovalCardState): CardReply {
     return approvalsCard(this.cardOptions(state, state.kind === 'personal'));
@@ -133,7 +137,17 @@ export class Approvals {
     const shown = [...pending]
       .sort((a, b) => a.dueDate.localeCompare(b.dueDate) || a.billId.localeCompare(b.billId))
       .slice(0, MAX_CARD_BILLS);
-    const bills = await asPerson(() => billDetails(client, shown));
+    // Invoice numbers (and vendor names) of the shown bills, in one list call in the person's session; a failure shows ids.
+    const ids = shown.map((p) => p.billId);
+    const bills = await asPerson(() =>
+      client.bills.list({ filter: new BillFilter().in('id', ids), pageSize: ids.length, maxPages: 1 }).all(),
+    ).then(
+      ({ items }) => new Map(items.map((b) => [b.id, b])),
+      (err: unknown) => {
+        if (err instanceof NotLinked || (err instanceof BillApiError && err.category === 'session')) throw err;
+        return new Map<string, Bill>();
+      },
+    );
     const vendors = await this.deps.vendors
       .names(
         link.orgId,
@@ -220,14 +234,14 @@ export class Approvals {
     const cardId = str(data.card, 64);
     const billId = str(data.bill, 64);
     const sig = str(data.sig, 128);
-    const unusable = refusalCard("This button can't be used", 'Nothing was changed. Type **approvals** for a fresh list.');
+    const fresh = 'Nothing was changed. Type **approvals** for a fresh list.';
+    const unusable = refusalCard("This button can't be used", fresh);
     if (!cardId || !billId || !sig || !this.verify(verb, cardId, billId, sig)) {
       await this.auditRefusal(click, cardId ? await this.cards.get(cardId) : undefined, billId ?? 'unknown', action, 'card data altered');
       return privately(unusable);
     }
     const state = await this.cards.get(cardId);
-    if (!state)
-      return privately(refusalCard('This approval card has expired', 'Nothing was changed. Type **approvals** for a fresh list.'));
+    if (!state) return privately(refusalCard('This approval card has expired', fresh));
     const row = state.bills.findIndex((b) => b.billId === billId);
     const bill = state.bills[row];
     if (!bill || !sameConversation(state, scope)) {
@@ -236,29 +250,19 @@ export class Approvals {
     }
     if (!isApprover(state, caller)) {
       await this.auditRefusal(click, state, billId, action, 'not the assigned approver');
-      const notice = {
-        text: `Only the assigned approver can act: ${state.approver.name}. Nothing was changed.`,
-        tone: 'attention' as const,
-      };
-      return privately(approvalsCard(this.cardOptions(state, false, { notice })));
+      return this.noticed(state, false, `Only the assigned approver can act: ${state.approver.name}. Nothing was changed.`, 'attention');
     }
     if (bill.decision || bill.gone) {
       await this.auditRefusal(click, state, billId, action, 'already decided on this card');
-      const notice = { text: 'That bill is already decided on this card. Nothing was sent to BILL.', tone: 'warning' as const };
-      return privately(approvalsCard(this.cardOptions(state, true, { notice })));
+      return this.noticed(state, true, 'That bill is already decided on this card. Nothing was sent to BILL.', 'warning');
     }
     const link = await this.links.get({ tenantId: state.tenantId, aadObjectId: state.approver.aadObjectId, orgId: state.orgId });
     if (!link) {
       await this.auditRefusal(click, state, billId, action, 'not linked');
       return privately(errorReply(new NotLinked(), { correlationId: click.correlationId }));
     }
-    if (!(await this.cards.lock(state.orgId, billId))) {
-      return privately(
-        approvalsCard(
-          this.cardOptions(state, true, { notice: { text: 'A decision on this bill is already on its way to BILL.', tone: 'warning' } }),
-        ),
-      );
-    }
+    if (!(await this.cards.lock(state.orgId, billId)))
+      return this.noticed(state, true, 'A decision on this bill is already on its way to BILL.', 'warning');
     try {
       const client = this.deps.bill.orgAs(state.orgId, this.person(link), { priority: 'interactive' });
       // The server-side check that matters: is the bill still waiting on this person, in their own BILL session?
@@ -444,26 +448,6 @@ export class Approvals {
 
 function str(v: unknown, max: number): string | undefined {
   return typeof v === 'string' && v.length > 0 && v.length <= max ? v : undefined;
-}
-
-/** Invoice numbers (and vendor names) of the shown bills, in one list call in the person's session; a failure shows ids. */
-async function billDetails(client: BillOrgClient, shown: PendingApproval[]): Promise<Map<string, Bill>> {
-  try {
-    const { items } = await client.bills
-      .list({
-        filter: new BillFilter().in(
-          'id',
-          shown.map((p) => p.billId),
-        ),
-        pageSize: shown.length,
-        maxPages: 1,
-      })
-      .all();
-    return new Map(items.map((b) => [b.id, b]));
-  } catch (err) {
-    if (err instanceof BillApiError && (err.category === 'credentials' || err.category === 'session')) throw err;
-    return new Map();
-  }
 }
 
 /** Says something to the clicker only; the card stays as everyone sees it. */
