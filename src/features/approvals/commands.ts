@@ -80,7 +80,7 @@ export const disconnectCommand: Command<ApprovalsDeps> = {
       if (!(await approvals.links.remove(link))) continue;
       removed.push(link.orgId);
       await approvals
-        .release(link.orgId, approvals.person(link))
+        .release(link)
         .catch((err: unknown) =>
           ctx.log.info({ orgId: link.orgId, err: String(err) }, 'approver session logout failed; BILL ends it by itself'),
         );

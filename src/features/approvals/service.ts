@@ -95,8 +95,8 @@ export class Approvals {
   }
 
   /** Signs the person's BILL session out (disconnect, or a replaced token); BILL ends it by itself otherwise. */
-  release(orgId: string, person: PersonCredentials): Promise<void> {
-    return this.deps.bill.releaseAs(orgId, person);
+  release(link: UserLink): Promise<void> {
+    return this.deps.bill.releaseAs(link.orgId, this.person(link));
   }
 
   private cardOptions(state: ApprovalCardState, actionable: boolean, extra: Partial<ApprovalCardOptions> = {}): ApprovalCardOptions {
@@ -427,7 +427,7 @@ export class Approvals {
       await bill.releaseAs(orgId, person);
     });
     if (previous && (previous.token.name !== tokenName || previous.token.value !== tokenValue))
-      await bill.releaseAs(orgId, this.person(previous)).catch(() => undefined);
+      await this.release(previous).catch(() => undefined);
     log.info({ orgId, billUser: shortId(billUserId), replaced: !!previous }, 'approver linked to BILL');
     const done = connectedCard({ billUserId, orgId, replaced: !!previous, note: this.note });
     return { ...done, everyone: done };
