@@ -192,7 +192,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
             ? new LinkAttempts({
                 hourly: cluster.rateLimiter('link-attempts', linkAttemptsPerHour, 3_600),
                 cooldown: linkCooldownS > 0 ? cluster.rateLimiter('link-cooldown', 1, linkCooldownS) : undefined,
-                cooldownS: linkCooldownS,
               })
             : memoryLinkAttempts(linkAttemptsPerHour, linkCooldownS),
           bill,
@@ -326,7 +325,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const invite = networkCardActions(invites);
   const cardActions = {
     [REFRESH_VERB]: refresh,
-    ...Object.fromEntries(approvalCardActions(approvals, clock).map(({ verb, handler }) => [verb, handler])),
+    ...approvalCardActions(approvals, clock),
     [invite.verb]: invite.handler,
   };
   // Search from the compose box: the org's mirror, and the registry's bill/invoice/vendor/customer cards for what it finds.

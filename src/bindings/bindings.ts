@@ -44,9 +44,9 @@ export interface OrgBinding {
 }
 
 export type BindingState =
-  | { state: 'bound'; orgId: string; source: 'deployment' | 'link'; binding?: OrgBinding }
+  | { state: 'bound'; orgId: string; source: 'deployment' | 'link' }
   | { state: 'unbound'; reason: 'notLinked' | 'noOrgConfigured' | 'noTarget' }
-  | { state: 'orgNotAllowed'; orgId: string; binding: OrgBinding }
+  | { state: 'orgNotAllowed'; orgId: string }
   | { state: 'tenantNotAllowed' };
 
 export class BindingRefused extends Error {
@@ -57,10 +57,6 @@ export class BindingRefused extends Error {
     super(message);
     this.name = 'BindingRefused';
   }
-}
-
-function bindingMode(config: Config): BindingMode {
-  return config.bill.allowedOrgIds.length > 0 ? 'multi' : 'single';
 }
 
 /** The team of a channel, or the chat itself; undefined when the activity carries neither. */
@@ -75,23 +71,17 @@ export function targetKey(target: BindingTarget): string {
   return `${target.tenantId.toLowerCase()}|${target.kind}|${target.id}`;
 }
 
-export interface OrgBindingsDeps {
-  config: Config;
-  state: StateStore;
-  clock: Clock;
-  /** The org of a single-org deployment: BILL_ORG_ID, or the sandbox's demo org without credentials. */
-  defaultOrgId: string | undefined;
-}
-
 export class OrgBindings {
   readonly mode: BindingMode;
+  /** BILL_ALLOWED_ORG_IDS: the organisations a team may be linked to (multi-org). */
+  readonly allowedOrgIds: readonly string[];
   private readonly tenants: Set<string>;
-  private readonly allowedOrgs: string[];
 
-  constructor(private readonly deps: OrgBindingsDeps) {
-    this.mode = bindingMode(deps.config);
+  /** `defaultOrgId`: the org of a single-org deployment (BILL_ORG_ID, or the sandbox's demo org without credentials). */
+  constructor(private readonly deps: { config: Config; state: StateStore; clock: Clock; defaultOrgId: string | undefined }) {
+    this.allowedOrgIds = deps.config.bill.allowedOrgIds;
+    this.mode = this.allowedOrgIds.length > 0 ? 'multi' : 'single';
     this.tenants = new Set(deps.config.access.allowedTenantIds.map((t) => t.toLowerCase()));
-    this.allowedOrgs = deps.config.bill.allowedOrgIds;
   }
 
   /** The org a conversation may use right now, or undefined (unbound, stale link, other tenant). */
@@ -124,17 +114,13 @@ export class OrgBindings {
     if (binding?.tenantId !== target.tenantId || binding.targetId !== target.id || binding.kind !== target.kind) {
       return { state: 'unbound', reason: 'notLinked' };
     }
-    if (!this.allowedOrgs.includes(binding.orgId)) return { state: 'orgNotAllowed', orgId: binding.orgId, binding };
-    return { state: 'bound', orgId: binding.orgId, source: 'link', binding };
+    if (!this.allowedOrgIds.includes(binding.orgId)) return { state: 'orgNotAllowed', orgId: binding.orgId };
+    return { state: 'bound', orgId: binding.orgId, source: 'link' };
   }
 
   /** The allowed org id as configured, matched case-insensitively; undefined when not allowed. */
   allowedOrg(orgId: string): string | undefined {
-    return this.allowedOrgs.find((o) => o.toLowerCase() === orgId.trim().toLowerCase());
-  }
-
-  allowedOrgIds(): string[] {
-    return [...this.allowedOrgs];
+    return this.allowedOrgIds.find((o) => o.toLowerCase() === orgId.trim().toLowerCase());
   }
 
   /**
@@ -180,11 +166,6 @@ export class OrgBindings {
     const previous = await this.deps.state.get<OrgBinding>(NS.bindings, key);
     await this.deps.state.delete(NS.bindings, key);
     return previous?.orgId;
-  }
-
-  /** Every stored link (multi-org), for `status` and admin views. */
-  async all(): Promise<OrgBinding[]> {
-    return (await this.deps.state.entries<OrgBinding>(NS.bindings)).map(([, b]) => b);
   }
 
   private tenantAllowed(tenantId: string | undefined): boolean {

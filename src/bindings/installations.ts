@@ -34,13 +34,6 @@ export interface InstallRecord {
   graph?: { displayName: string; description: string | null; isArchived: boolean | null; tenantId: string | null; fetchedAt: number };
 }
 
-export interface RemovalReport {
-  record: boolean;
-  bindingOrgId: string | undefined;
-  /** Entries removed per namespace. */
-  removed: Record<string, number>;
-}
-
 export class Installations {
   constructor(
     private readonly state: StateStore,
@@ -61,7 +54,7 @@ export class Installations {
     const existing = (await this.state.get<InstallRecord>(NS.conversations, key)) ?? fresh;
     const record: InstallRecord = {
       ...existing,
-      ...definedOnly(input),
+      ...(Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as Partial<InstallRecord>),
       tenantId: existing.tenantId,
       installedAt: existing.installedAt,
       updatedAt: now,
@@ -87,12 +80,8 @@ export class Installations {
     await this.state.set(NS.conversations, key, { ...existing, ...patch, updatedAt: this.clock.now() });
   }
 
-  async all(): Promise<InstallRecord[]> {
-    return (await this.state.entries<InstallRecord>(NS.conversations)).map(([, r]) => r);
-  }
-
-  /** The bot left a team or chat: its record, binding, subscriptions and digests go. */
-  async remove(target: BindingTarget): Promise<RemovalReport> {
+  /** The bot left a team or chat: its record, binding, subscriptions and digests go (how many per namespace in `removed`). */
+  async remove(target: BindingTarget): Promise<{ record: boolean; bindingOrgId: string | undefined; removed: Record<string, number> }> {
     const key = targetKey(target);
     const record = await this.state.delete(NS.conversations, key);
     const bindingOrgId = await this.bindings.remove(target);
@@ -108,25 +97,6 @@ export class Installations {
     }
     return { record, bindingOrgId, removed };
   }
-}
-
-/**
- * The binding scope of a stored team or chat, so a proactive send can re-check its binding right before it goes:
- * `await services.orgBindings.resolve(scopeOfRecord(record))`.
- */
-export function scopeOfRecord(record: InstallRecord): BindingScope {
-  return record.kind === 'team'
-    ? { kind: 'channel', tenantId: record.tenantId, teamId: record.targetId, conversationId: record.channelId ?? record.targetId }
-    : {
-        kind: record.conversationType === 'groupChat' ? 'groupChat' : 'personal',
-        tenantId: record.tenantId,
-        teamId: undefined,
-        conversationId: record.targetId,
-      };
-}
-
-function definedOnly<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 /** A stored value that names this team (tenantId + teamId) or this chat (tenantId + conversationId). */

@@ -10,8 +10,7 @@ import { partiesCommands, type PartiesDeps } from './parties/commands.js';
 import { paymentsCommand, type PaymentsDeps } from './payments/commands.js';
 import { spendCommand, type SpendDeps } from './spend/commands.js';
 import { notificationsCommands, type NotificationsDeps } from './notifications/commands.js';
-import { connectCommand, disconnectCommand, type ApprovalsDeps } from './approvals/connect.js';
-import { approvalsCommand, approvalsDigestCommand } from './approvals/commands.js';
+import { approvalsCommand, approvalsDigestCommand, connectCommand, disconnectCommand, type ApprovalsDeps } from './approvals/commands.js';
 import { networkCommand, type NetworkDeps } from './network/commands.js';
 
 /** The parts each feature declares, wired in app.ts. `help` gets the registry it belongs to from createRegistry. */

@@ -36,20 +36,15 @@ export class TabRefused extends Error {
 
 const SIGN_IN_AGAIN = 'Your Teams sign-in could not be checked. Close the tab and open it again.';
 
-export interface TabSsoOptions {
-  /** MicrosoftAppId. */
-  appId: string;
-  /** PUBLIC_HOSTNAME: the app id URI is api://{host}/{appId}. */
-  publicHostname: string;
-  /** TabSsoKeysUrl (a bot auth override: tests and sovereign clouds, refused in production); Microsoft's by default. */
-  keysUrl?: string;
-}
-
 export class TabSso {
   private readonly keys: ReturnType<typeof createRemoteJWKSet>;
   private readonly audiences: string[];
 
-  constructor(private readonly opts: TabSsoOptions) {
+  /**
+   * `appId`: MicrosoftAppId; `publicHostname`: PUBLIC_HOSTNAME (the app id URI is api://{host}/{appId}); `keysUrl`:
+   * TabSsoKeysUrl (a bot auth override for tests and sovereign clouds, refused in production), Microsoft's by default.
+   */
+  constructor(private readonly opts: { appId: string; publicHostname: string; keysUrl: string | undefined }) {
     // jose keeps the key set (10 minutes) and fetches it again for an unknown kid at most every 30 s.
     this.keys = createRemoteJWKSet(new URL(opts.keysUrl ?? MICROSOFT_KEYS_URL), { timeoutDuration: 5_000 });
     this.audiences = [...(opts.publicHostname ? [`api://${opts.publicHostname}/${opts.appId}`] : []), opts.appId];

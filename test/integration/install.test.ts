@@ -17,7 +17,7 @@ import {
 } from '../harness/activities.js';
 import { NS } from '../../src/infra/state/types.js';
 import { targetKey } from '../../src/bindings/bindings.js';
-import { scopeOfRecord, type InstallRecord } from '../../src/bindings/installations.js';
+import type { InstallRecord } from '../../src/bindings/installations.js';
 import { welcomeSuggestions } from '../../src/cards/welcome.js';
 
 let bot: TestBot;
@@ -73,8 +73,9 @@ describe('billbridge is added to a team', () => {
       bot: { id: BOT.id },
       channelId: 'msteams',
     });
-    // A proactive send re-checks the binding from the stored record.
-    expect(await bot.app.orgBindings.resolve(scopeOfRecord(record!))).toBe(orgId);
+    // A proactive send can re-check the binding from the stored record alone.
+    const stored = { kind: 'channel', tenantId: record!.tenantId, teamId: record!.targetId, conversationId: record!.targetId } as const;
+    expect(await bot.app.orgBindings.resolve(stored)).toBe(orgId);
 
     // The second event did not welcome again: a later message in the team is the only other thing sent there.
     const res = await bot.say('help', { team: ids.team, channel: ids.team });

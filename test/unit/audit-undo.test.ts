@@ -11,7 +11,7 @@ function oneTeam(orgId: string | undefined) {
   const team = { orgId };
   const bindings = {
     mode: 'multi',
-    allowedOrgIds: () => ['00801ORGA', '00801ORGB'],
+    allowedOrgIds: ['00801ORGA', '00801ORGB'],
     link: (_scope: unknown, org: string) => {
       const previousOrgId = team.orgId;
       team.orgId = org;

@@ -30,14 +30,7 @@ const states: Array<[string, BindingState]> = [
   ['linked', { state: 'bound', orgId: '00801BBBBBBBBBBBBBBB', source: 'link' }],
   ['not linked', { state: 'unbound', reason: 'notLinked' }],
   ['no org configured', { state: 'unbound', reason: 'noOrgConfigured' }],
-  [
-    'stale link',
-    {
-      state: 'orgNotAllowed',
-      orgId: '00801CCCCCCCCCCCCCCC',
-      binding: { tenantId: 't', kind: 'team', targetId: 'x', orgId: '00801CCCCCCCCCCCCCCC', linkedBy: undefined, linkedAt: 0 },
-    },
-  ],
+  ['stale link', { state: 'orgNotAllowed', orgId: '00801CCCCCCCCCCCCCCC' }],
 ];
 
 describe('the welcome card', () => {

@@ -124,9 +124,9 @@ describe('approver links at rest', () => {
     clock.advance(60_000);
     const updated = await l.update(DANA, { digestTime: '08:30' });
     expect(updated).toMatchObject({ digestTime: '08:30', token: DANA.token, updatedAt: clock.now() });
-    expect((await l.remove(DANA))?.billUserId).toBe(DANA.billUserId);
+    expect(await l.remove(DANA)).toBe(true);
     expect(await l.get(DANA)).toBeUndefined();
-    expect(await l.remove(DANA)).toBeUndefined();
+    expect(await l.remove(DANA)).toBe(false);
   });
 
   it('derives a different key for each purpose and refuses a key that is not 32 bytes', () => {

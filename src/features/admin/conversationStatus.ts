@@ -16,7 +16,7 @@ type GraphTeamStatus =
   | { state: 'notTeam' }
   /** Neither the activity nor the install record carries the team's Entra group id (installed before billbridge recorded it). */
   | { state: 'noGroupId' }
-  | { state: 'ok'; displayName: string; description: string | null; isArchived: boolean | null; fetchedAt: number }
+  | { state: 'ok'; displayName: string; isArchived: boolean | null; fetchedAt: number }
   | { state: 'error'; category: GraphApiError['category'] | 'unknown'; code: string; status: number };
 
 export interface ConversationStatus {
@@ -34,13 +34,6 @@ export interface ConversationStatusDeps {
   graph: Pick<GraphTeams, 'getTeam'> | undefined;
   /** The bot's identity settings: why Graph is not used when it is not. */
   bot: Config['bot'];
-}
-
-/** Why Graph is not used by this deployment (it has no Graph client). */
-function graphSkippedReason(bot: Config['bot']): string {
-  if (bot.appId === '') return 'local mode: no MicrosoftAppId, so Graph is not called';
-  if (bot.appType === 'UserAssignedMSI') return 'managed identity: Graph lookups need a client secret';
-  return 'no MicrosoftAppPassword: Graph is not called';
 }
 
 /**
@@ -62,19 +55,22 @@ async function graphStatus(
   recordedGroupId: string | undefined,
 ): Promise<GraphTeamStatus> {
   const graph = deps.graph;
-  if (!graph) return { state: 'skipped', reason: graphSkippedReason(deps.bot) };
+  if (!graph) {
+    const { appId, appType } = deps.bot;
+    const reason =
+      appId === ''
+        ? 'local mode: no MicrosoftAppId, so Graph is not called'
+        : appType === 'UserAssignedMSI'
+          ? 'managed identity: Graph lookups need a client secret'
+          : 'no MicrosoftAppPassword: Graph is not called';
+    return { state: 'skipped', reason };
+  }
   if (scope.kind !== 'channel') return { state: 'notTeam' };
   const aadGroupId = scope.aadGroupId ?? recordedGroupId;
   if (!aadGroupId || !scope.tenantId) return { state: 'noGroupId' };
   try {
     const team = await graph.getTeam(scope.tenantId, aadGroupId, { priority: 'interactive' });
-    return {
-      state: 'ok',
-      displayName: team.displayName,
-      description: team.description,
-      isArchived: team.isArchived,
-      fetchedAt: team.fetchedAt,
-    };
+    return { state: 'ok', displayName: team.displayName, isArchived: team.isArchived, fetchedAt: team.fetchedAt };
   } catch (err) {
     if (err instanceof GraphApiError) return { state: 'error', category: err.category, code: err.code, status: err.status };
     return { state: 'error', category: 'unknown', code: err instanceof Error ? err.name : 'Error', status: 0 };

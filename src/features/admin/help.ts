@@ -2,7 +2,7 @@
 import { helpCard } from '../../cards/help.js';
 import type { CardReply } from '../../cards/card.js';
 import type { CommandRegistry } from '../registry.js';
-import type { Command, CommandInfo, ConversationKind } from '../types.js';
+import type { Command, CommandInfo } from '../types.js';
 
 /** What `help` reads: the registry it is part of, the demo note and the version. */
 export interface HelpDeps {
@@ -28,15 +28,6 @@ function frozen<T>(value: T): T {
  */
 const built = new WeakMap<readonly CommandInfo[], Map<string, CardReply>>();
 
-function cachedHelpCard(commands: readonly CommandInfo[], kind: ConversationKind, note: string | undefined, version: string): CardReply {
-  let byOptions = built.get(commands);
-  if (!byOptions) built.set(commands, (byOptions = new Map<string, CardReply>()));
-  const key = `${kind}\n${note ?? ''}\n${version}`;
-  let card = byOptions.get(key);
-  if (!card) byOptions.set(key, (card = frozen(helpCard(commands, { note, version, kind }))));
-  return card;
-}
-
 export const helpCommand: Command<HelpDeps> = {
   name: 'help',
   usage: 'help',
@@ -44,7 +35,14 @@ export const helpCommand: Command<HelpDeps> = {
   examples: ['help'],
   upstream: false,
   rank: 0,
-  run(ctx, deps) {
-    return Promise.resolve(cachedHelpCard(deps.registry.forScope(ctx.scope.kind), ctx.scope.kind, deps.note, deps.version));
+  run(ctx, { registry, note, version }) {
+    const kind = ctx.scope.kind;
+    const commands = registry.forScope(kind);
+    let byOptions = built.get(commands);
+    if (!byOptions) built.set(commands, (byOptions = new Map<string, CardReply>()));
+    const key = `${kind}\n${note ?? ''}\n${version}`;
+    let card = byOptions.get(key);
+    if (!card) byOptions.set(key, (card = frozen(helpCard(commands, { note, version, kind }))));
+    return Promise.resolve(card);
   },
 };

@@ -14,8 +14,9 @@ export interface LinkDeps {
   audit: Pick<AuditTrail, 'admin'>;
 }
 
+/** What a link binds, as the cards say it. */
 function here(ctx: CommandContext): string {
-  return ctx.scope.kind === 'channel' ? 'this team' : 'this chat';
+  return ctx.scope.kind === 'channel' ? 'This team' : 'This chat';
 }
 
 function singleOrgCard(ctx: CommandContext): CardReply {
@@ -33,15 +34,13 @@ function singleOrgCard(ctx: CommandContext): CardReply {
   );
 }
 
-/** Admin check and the bindings; a refusal is audited, then thrown for the error card to explain. */
-async function adminBindings(ctx: CommandContext, deps: LinkDeps, verb: 'link' | 'unlink'): Promise<OrgBindings> {
-  if (!deps.access.isAdmin(ctx.caller)) {
-    await auditAdmin(deps.audit, ctx, verb, 'refused', undefined, { reason: 'not an admin' }).catch(() => undefined);
-    throw new Forbidden(
-      `Only billbridge admins can ${verb} ${here(ctx)} ${verb === 'link' ? 'to' : 'from'} a BILL organisation. Ask your billbridge administrator.`,
-    );
-  }
-  return deps.orgBindings;
+/** Only admins link: a refusal is audited, then thrown for the error card to explain. */
+async function requireAdmin(ctx: CommandContext, deps: LinkDeps, verb: 'link' | 'unlink'): Promise<void> {
+  if (deps.access.isAdmin(ctx.caller)) return;
+  await auditAdmin(deps.audit, ctx, verb, 'refused', undefined, { reason: 'not an admin' }).catch(() => undefined);
+  throw new Forbidden(
+    `Only billbridge admins can ${verb} ${here(ctx).toLowerCase()} ${verb === 'link' ? 'to' : 'from'} a BILL organisation. Ask your billbridge administrator.`,
+  );
 }
 
 export const linkCommand: Command<LinkDeps> = {
@@ -53,9 +52,9 @@ export const linkCommand: Command<LinkDeps> = {
   rank: 90,
   async run(ctx, deps) {
     if (deps.orgBindings.mode !== 'multi') return singleOrgCard(ctx);
-    const bindings = await adminBindings(ctx, deps, 'link');
-    const allowed = bindings.allowedOrgIds();
-    const allowedList = allowed.map((o) => escapeMarkdown(o)).join(', ');
+    await requireAdmin(ctx, deps, 'link');
+    const bindings = deps.orgBindings;
+    const allowedList = bindings.allowedOrgIds.map((o) => escapeMarkdown(o)).join(', ');
     const [typed, ...extra] = ctx.input.args;
     if (typed === undefined || extra.length > 0) {
       throw new InputError(
@@ -75,14 +74,14 @@ export const linkCommand: Command<LinkDeps> = {
         [
           title('Linked'),
           text(
-            `${capital(here(ctx))} now uses BILL organisation **${escapeMarkdown(binding.orgId)}**${changed}. Everyone here sees that organisation's data.`,
+            `${here(ctx)} now uses BILL organisation **${escapeMarkdown(binding.orgId)}**${changed}. Everyone here sees that organisation's data.`,
           ),
           facts([
             ['Organisation', escapeMarkdown(binding.orgId)],
             ['Linked by', escapeMarkdown(ctx.caller.name ?? ctx.caller.aadObjectId ?? 'unknown')],
           ]),
         ],
-        { summary: `${capital(here(ctx))} now uses BILL organisation ${binding.orgId}.` },
+        { summary: `${here(ctx)} now uses BILL organisation ${binding.orgId}.` },
       );
     } catch (err) {
       if (err instanceof BindingRefused && err.reason === 'orgNotAllowed') {
@@ -108,11 +107,12 @@ export const unlinkCommand: Command<LinkDeps> = {
   rank: 91,
   async run(ctx, deps) {
     if (deps.orgBindings.mode !== 'multi') return singleOrgCard(ctx);
-    const bindings = await adminBindings(ctx, deps, 'unlink');
+    await requireAdmin(ctx, deps, 'unlink');
+    const bindings = deps.orgBindings;
     const previous = await bindings.unlink(ctx.scope);
     if (!previous) {
-      return adaptiveCard([title('Nothing to unlink'), text(`${capital(here(ctx))} is not linked to a BILL organisation.`)], {
-        summary: `${capital(here(ctx))} is not linked to a BILL organisation.`,
+      return adaptiveCard([title('Nothing to unlink'), text(`${here(ctx)} is not linked to a BILL organisation.`)], {
+        summary: `${here(ctx)} is not linked to a BILL organisation.`,
       });
     }
     await auditOrUndo(auditAdmin(deps.audit, ctx, 'unlink', 'ok', previous), () =>
@@ -123,14 +123,10 @@ export const unlinkCommand: Command<LinkDeps> = {
       [
         title('Unlinked'),
         text(
-          `${capital(here(ctx))} no longer uses BILL organisation **${escapeMarkdown(previous)}**. No BILL data is shown here until an admin links it again.`,
+          `${here(ctx)} no longer uses BILL organisation **${escapeMarkdown(previous)}**. No BILL data is shown here until an admin links it again.`,
         ),
       ],
-      { summary: `${capital(here(ctx))} no longer uses BILL organisation ${previous}.` },
+      { summary: `${here(ctx)} no longer uses BILL organisation ${previous}.` },
     );
   },
 };
-
-function capital(s: string): string {
-  return s.charAt(0).toUpperCase() + s.slice(1);
-}

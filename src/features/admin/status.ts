@@ -8,18 +8,11 @@ import type { Mirror } from '../../mirror/mirror.js';
 import { PUSH_FED } from '../../notify/kinds.js';
 import type { Notifications } from '../../notify/index.js';
 import type { AuditTrail } from '../../infra/audit.js';
-import {
-  budgetsSection,
-  cacheSection,
-  statusCard,
-  storedSecretsSection,
-  type StatusCardOptions,
-  type StatusSection,
-} from './statusCards.js';
+import { budgetsSection, cacheSection, statusCard, storedSecretsSection, type StatusCardOptions } from './statusCards.js';
 import { auditSection, billSection } from './billStatus.js';
 import { conversationSection, type ConversationStatusDeps } from './conversationStatus.js';
 import { notificationsSection } from '../notifications/refresh.js';
-import type { Command, CommandContext } from '../types.js';
+import type { Command } from '../types.js';
 
 /** What `status` reports on: nearly every part, each read for its own section. */
 export interface StatusDeps extends ConversationStatusDeps {
@@ -42,13 +35,6 @@ export interface StatusDeps extends ConversationStatusDeps {
   unopenableSecrets(): number;
 }
 
-/** Builds one section of the status card; undefined leaves it out. Sections appear in this list's order. */
-type StatusSectionBuilder = (
-  ctx: CommandContext,
-  deps: StatusDeps,
-  opts: StatusCardOptions,
-) => Promise<StatusSection | undefined> | StatusSection | undefined;
-
 /**
  * Budgets a person may see. Everyone sees app-wide budgets (dev keys and tokens only as hashes) and the
  * aggregated thread/team rows; other organisations' and tenants' rows are for billbridge admins only.
@@ -65,18 +51,6 @@ export function visibleBudgets(
   });
 }
 
-const budgets: StatusSectionBuilder = (ctx, deps, opts) => {
-  const admin = deps.access.isAdmin(ctx.caller);
-  return budgetsSection(visibleBudgets(deps.limiter.snapshot(), { admin, orgId: ctx.orgId, tenantId: ctx.scope.tenantId }), opts, {
-    admin,
-  });
-};
-
-const cache: StatusSectionBuilder = (_ctx, deps, opts) => cacheSection(deps.mirror.answers.stats(), opts);
-
-/** This conversation: binding, install record, Graph's view of the team. */
-const conversation: StatusSectionBuilder = (ctx, deps, opts) => conversationSection(ctx, deps, opts, deps.access.isAdmin(ctx.caller));
-
 /** Whether `orgId` has its own Spend & Expense token (an organisation the deployment does not serve has none). */
 function spendTokenFor(deps: StatusDeps, orgId: string): boolean {
   try {
@@ -86,35 +60,6 @@ function spendTokenFor(deps: StatusDeps, orgId: string): boolean {
   }
 }
 
-/** BILL: backend, connectivity, this org's session age and sign-ins, S&E, the number indexes. */
-const bill: StatusSectionBuilder = (ctx, deps, opts) => {
-  const { mirror, notify } = deps;
-  const orgId = ctx.orgId;
-  const indexes = orgId ? mirror.info(orgId) : [];
-  const { pushedTtlS, listTtlS } = deps.settings.cache;
-  const pushFed = orgId
-    ? { kinds: PUSH_FED.filter((p) => notify.push.fed(orgId, p.entity)).map((p) => p.kind), pushedTtlS, listTtlS }
-    : undefined;
-  // S&E tokens are per organisation: the row says whether THIS team's organisation has one, not whether any does.
-  const status = { ...deps.bill.status(), spendConfigured: orgId !== undefined && spendTokenFor(deps, orgId) };
-  return billSection(status, orgId, indexes, opts, pushFed, { admin: deps.access.isAdmin(ctx.caller) });
-};
-
-/** Where the audit log lives is a server path: shown to billbridge admins only. */
-const audit: StatusSectionBuilder = (ctx, deps) => (deps.access.isAdmin(ctx.caller) ? auditSection(deps.audit.location) : undefined);
-
-/** This channel's BILL notifications and digest, the outbox, dead letters, webhook keys. */
-const notifications: StatusSectionBuilder = (ctx, deps, opts) => notificationsSection(ctx, deps.notify, opts);
-
-/** Stored secrets SECRETS_KEY cannot open: something for billbridge admins to act on, shown to them only when there are any. */
-const storedSecrets: StatusSectionBuilder = (ctx, deps) => {
-  const unopenable = deps.unopenableSecrets();
-  return unopenable > 0 && deps.access.isAdmin(ctx.caller) ? storedSecretsSection(unopenable) : undefined;
-};
-
-/** The card's sections, top to bottom. */
-const STATUS_SECTIONS: readonly StatusSectionBuilder[] = [conversation, bill, notifications, budgets, cache, audit, storedSecrets];
-
 export const statusCommand: Command<StatusDeps> = {
   name: 'status',
   usage: 'status',
@@ -123,13 +68,30 @@ export const statusCommand: Command<StatusDeps> = {
   upstream: false,
   rank: 80,
   async run(ctx, deps) {
-    const { locale, timeZone, version, note } = deps.settings;
+    const { locale, timeZone, version, note, cache } = deps.settings;
     const opts: StatusCardOptions = { locale, timeZone, version, now: deps.clock.now(), note };
-    const sections: StatusSection[] = [];
-    for (const build of STATUS_SECTIONS) {
-      const section = await build(ctx, deps, opts);
-      if (section) sections.push(section);
-    }
-    return statusCard(sections, opts);
+    const admin = deps.access.isAdmin(ctx.caller);
+    const orgId = ctx.orgId;
+    const pushFed = orgId
+      ? { kinds: PUSH_FED.filter((p) => deps.notify.push.fed(orgId, p.entity)).map((p) => p.kind), ...cache }
+      : undefined;
+    // S&E tokens are per organisation: the row says whether THIS team's organisation has one, not whether any does.
+    const billStatus = { ...deps.bill.status(), spendConfigured: orgId !== undefined && spendTokenFor(deps, orgId) };
+    const unopenable = deps.unopenableSecrets();
+    // Top to bottom. The audit log's path is a server path, and stored secrets SECRETS_KEY cannot open are something to
+    // act on: both for billbridge admins only.
+    const sections = [
+      await conversationSection(ctx, deps, opts, admin),
+      billSection(billStatus, orgId, orgId ? deps.mirror.info(orgId) : [], opts, pushFed, { admin }),
+      await notificationsSection(ctx, deps.notify, opts),
+      budgetsSection(visibleBudgets(deps.limiter.snapshot(), { admin, orgId, tenantId: ctx.scope.tenantId }), opts, { admin }),
+      cacheSection(deps.mirror.answers.stats(), opts),
+      admin ? auditSection(deps.audit.location) : undefined,
+      admin && unopenable > 0 ? storedSecretsSection(unopenable) : undefined,
+    ];
+    return statusCard(
+      sections.filter((s) => s !== undefined),
+      opts,
+    );
   },
 };

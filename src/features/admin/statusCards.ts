@@ -87,12 +87,8 @@ export function budgetsSection(rows: BudgetSnapshot[], opts: StatusCardOptions, 
   const rank = (b: string) => (order.includes(b) ? order.indexOf(b) : order.length);
   rows = [...rows].sort((a, b) => rank(a.budget) - rank(b.budget) || a.key.localeCompare(b.key));
   const shown = rows.slice(0, MAX_BUDGET_ROWS);
-  const items: CardElement[] = [];
-  if (rows.length === 0) {
-    items.push(text('No upstream calls yet.', { subtle: true }));
-    return { title: 'Upstream budgets', items };
-  }
-  items.push(
+  if (rows.length === 0) return { title: 'Upstream budgets', items: [text('No upstream calls yet.', { subtle: true })] };
+  const items: CardElement[] = [
     table(
       [
         { header: 'Budget', width: 4 },
@@ -114,36 +110,32 @@ export function budgetsSection(rows: BudgetSnapshot[], opts: StatusCardOptions, 
         ];
       }),
     ),
-  );
+  ];
   if (rows.length > shown.length) items.push(text(`…and ${rows.length - shown.length} more budgets (see /metrics).`, { subtle: true }));
 
-  const throttled = rows
-    .flatMap((row) => (row.lastThrottleAt === undefined ? [] : [{ row, at: row.lastThrottleAt }]))
-    .sort((a, b) => b.at - a.at);
+  const why = (row: BudgetSnapshot) => THROTTLE_WORDS[row.lastThrottleKind ?? ''] ?? 'throttled';
   const blocked = rows.flatMap((row) =>
     row.blockedUntil !== undefined && row.blockedUntil > opts.now ? [{ row, until: row.blockedUntil }] : [],
   );
   for (const { row, until } of blocked) {
     items.push(
-      text(
-        `**${escapeMarkdown(budgetLabel(row.budget))}** is paused until ${clockTime(until, opts)} (${THROTTLE_WORDS[row.lastThrottleKind ?? ''] ?? 'throttled'}).`,
-        { color: 'Warning' },
-      ),
+      text(`**${escapeMarkdown(budgetLabel(row.budget))}** is paused until ${clockTime(until, opts)} (${why(row)}).`, { color: 'Warning' }),
     );
   }
-  const last = throttled[0];
-  if (last) {
-    items.push(
-      text(
-        `Last server-side throttle: ${escapeMarkdown(budgetLabel(last.row.budget))}, ${THROTTLE_WORDS[last.row.lastThrottleKind ?? ''] ?? 'throttled'}, at ${clockTime(last.at, opts)}.`,
-        { subtle: blocked.length === 0 },
-      ),
-    );
-  } else {
-    items.push(text('No server-side throttling since start.', { subtle: true }));
-  }
-  const firstBlocked = blocked[0];
-  const summary = firstBlocked ? `${budgetLabel(firstBlocked.row.budget)} paused until ${clockTime(firstBlocked.until, opts)}` : undefined;
+  // The latest throttle (on a tie, the first row).
+  let last: { row: BudgetSnapshot; at: number } | undefined;
+  for (const row of rows)
+    if (row.lastThrottleAt !== undefined && (!last || row.lastThrottleAt > last.at)) last = { row, at: row.lastThrottleAt };
+  items.push(
+    last
+      ? text(
+          `Last server-side throttle: ${escapeMarkdown(budgetLabel(last.row.budget))}, ${why(last.row)}, at ${clockTime(last.at, opts)}.`,
+          { subtle: blocked.length === 0 },
+        )
+      : text('No server-side throttling since start.', { subtle: true }),
+  );
+  const first = blocked[0];
+  const summary = first ? `${budgetLabel(first.row.budget)} paused until ${clockTime(first.until, opts)}` : undefined;
   return { title: 'Upstream budgets', items, summary };
 }
 

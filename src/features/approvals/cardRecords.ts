@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../infra/clock.js';
 import { NS, type StateStore } from '../../infra/state/types.js';
+import type { ConversationKind } from '../types.js';
 
 /** How long a card's buttons keep working. */
 const APPROVAL_CARD_TTL_MS = 14 * 24 * 3_600_000;
@@ -10,14 +11,6 @@ const APPROVAL_CARD_TTL_MS = 14 * 24 * 3_600_000;
 const DECISION_LOCK_MS = 2 * 60_000;
 
 export type ApprovalAction = 'APPROVE' | 'DENY';
-
-interface ApprovalCardDecision {
-  action: ApprovalAction;
-  /** Teams display name of the approver. */
-  byName: string;
-  at: number;
-  comment?: string;
-}
 
 export interface ApprovalCardBill {
   billId: string;
@@ -27,7 +20,8 @@ export interface ApprovalCardBill {
   /** yyyy-MM-dd */
   dueDate: string;
   invoiceNumber?: string;
-  decision?: ApprovalCardDecision;
+  /** byName: the approver's Teams display name. */
+  decision?: { action: ApprovalAction; byName: string; at: number; comment?: string };
   /** No longer waiting on the approver when they clicked (decided in BILL, rerouted...). */
   gone?: boolean;
 }
@@ -38,7 +32,7 @@ export interface ApprovalCardState {
   tenantId: string;
   /** The conversation the card went to; for channels without the ";messageid=" thread part. */
   conversationId: string;
-  kind: 'channel' | 'groupChat' | 'personal';
+  kind: ConversationKind;
   orgId: string;
   /** The only person whose clicks count. */
   approver: { aadObjectId: string; teamsUserId: string; name: string };

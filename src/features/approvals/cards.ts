@@ -19,12 +19,11 @@ import { calendarDate, clockTime, type FormatOptions } from '../../cards/format.
 import { dueShort } from '../payables/cards.js';
 import { count, moneyTotal } from '../../cards/words.js';
 
-/** Card verbs of the approvals feature (registered with BillbridgeBot.onCardAction). */
+/** Card verbs of the approvals feature; `view` is the Universal Actions refresh: each listed user's own view of a shared card. */
 export const APPROVAL_VERBS = {
   connect: 'approvals.connect',
   approve: 'approvals.approve',
   deny: 'approvals.deny',
-  /** Universal Actions refresh: each listed user's own view of a shared card. */
   view: 'approvals.view',
 } as const;
 
@@ -32,7 +31,6 @@ export const APPROVAL_VERBS = {
 export const MAX_CARD_BILLS = 10;
 /** Longest comment sent to BILL with a decision. */
 export const MAX_DECISION_COMMENT = 500;
-/** Input ids of the connect card. */
 export const CONNECT_INPUTS = { tokenName: 'billTokenName', tokenValue: 'billTokenValue', orgId: 'billOrgId' } as const;
 
 /** The id of a bill's comment box on an approval card (inputs come back merged into the click's data). */
@@ -43,18 +41,11 @@ export function commentInputId(row: number): string {
 const PRIVACY =
   'billbridge keeps the token encrypted, uses it only to show and decide your approvals, never shows it again, and forgets it when you type **disconnect**. Sync tokens cannot make payments.';
 
-export interface ConnectCardOptions {
-  /** Ask for the BILL organisation id too (multi-org deployment, chat not linked to one). */
-  askOrg: boolean;
-  /** Shown above the form after a refused try; never repeats what was typed. */
-  problem?: string;
-  /** Already connected: say that a new token replaces the old one. */
-  connected?: boolean;
-  note?: string;
-}
-
-/** `connect` in a personal chat: how to make a BILL sync token, and masked inputs to hand it over. */
-export function connectCard(opts: ConnectCardOptions): CardReply {
+/**
+ * `connect` in a personal chat: how to make a BILL sync token, and masked inputs to hand it over. `askOrg`: the BILL
+ * organisation id too (multi-org, chat linked to none); `problem`: a refused try (never repeats what was typed).
+ */
+export function connectCard(opts: { askOrg: boolean; problem?: string; connected?: boolean; note?: string }): CardReply {
   const body: CardElement[] = [
     title('Connect your BILL account'),
     text(
@@ -77,25 +68,18 @@ export function connectCard(opts: ConnectCardOptions): CardReply {
       maxLength: 64,
     });
   }
+  const masked = (id: string, label: string, maxLength: number): CardElement => ({
+    type: 'Input.Text',
+    id,
+    label,
+    style: 'Password',
+    isRequired: true,
+    errorMessage: `Enter the ${label.toLowerCase()}`,
+    maxLength,
+  });
   body.push(
-    {
-      type: 'Input.Text',
-      id: CONNECT_INPUTS.tokenName,
-      label: 'Token name',
-      style: 'Password',
-      isRequired: true,
-      errorMessage: 'Enter the token name',
-      maxLength: 200,
-    },
-    {
-      type: 'Input.Text',
-      id: CONNECT_INPUTS.tokenValue,
-      label: 'Token',
-      style: 'Password',
-      isRequired: true,
-      errorMessage: 'Enter the token',
-      maxLength: 500,
-    },
+    masked(CONNECT_INPUTS.tokenName, 'Token name', 200),
+    masked(CONNECT_INPUTS.tokenValue, 'Token', 500),
     footer([PRIVACY, opts.note].filter(Boolean).join(' · ')),
   );
   return adaptiveCard(body, {
@@ -216,10 +200,6 @@ export interface ApprovalCardOptions {
   note?: string;
 }
 
-function open(b: ApprovalCardBill): boolean {
-  return !b.decision && !b.gone;
-}
-
 function billLines(b: ApprovalCardBill, i: number, o: ApprovalCardOptions): CardElement[] {
   const money = moneyTotal([{ amount: b.amount, currency: b.currency }], o.fmt.locale);
   const invoice = b.invoiceNumber ? `Invoice ${keepTogether(escapeMarkdown(b.invoiceNumber))}` : `Bill ${shortRef(b.billId)}`;
@@ -259,7 +239,7 @@ export function approvalsCard(o: ApprovalCardOptions): CardReply {
   const { state } = o;
   const personal = state.kind === 'personal';
   const name = escapeMarkdown(state.approver.name);
-  const waiting = state.bills.filter(open);
+  const waiting = state.bills.filter((b) => !b.decision && !b.gone);
   const body: CardElement[] = [
     title(personal || o.actionable ? 'Waiting for your approval' : `Waiting for ${name}'s approval`),
     subtitle(

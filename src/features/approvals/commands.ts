@@ -1,17 +1,99 @@
-// `approvals`: the bills waiting for the asking person, read in their own BILL session, with Approve / Deny for them
-// alone. `approvals digest daily <HH:MM> | off`: a personal message with those bills every day they are some.
-import { InputError, NotBound, NotLinked } from '../../errors.js';
+// The approvals commands. `connect` / `disconnect`: a person links (or unlinks) their own BILL sign-in, so approvals
+// run as them in BILL; the token is collected only in a personal chat, with masked inputs on a card (service.ts
+// verifies and seals it), and anything typed after "connect" is never used, never logged, and the audit trail keeps no
+// arguments. `approvals`: the bills waiting for the asking person, read in their own BILL session, with Approve / Deny
+// for them alone. `approvals digest daily <HH:MM> | off`: a personal message with those bills every day some are.
+import { Forbidden, InputError, NotBound, NotLinked } from '../../errors.js';
 import { nextSlot, parseTime } from '../../notify/schedule.js';
+import { auditAdmin } from '../audit.js';
+import type { AuditTrail } from '../../infra/audit.js';
+import type { OrgBindings } from '../../bindings/bindings.js';
 import type { Command, CommandContext } from '../types.js';
-import { approvalsOffCard, chooseOrgCard, digestSettingCard } from './cards.js';
-import { personOf } from './connect.js';
+import {
+  approvalsOffCard,
+  chooseOrgCard,
+  connectCard,
+  connectElsewhereCard,
+  digestSettingCard,
+  disconnectedCard,
+  tokenTypedCard,
+} from './cards.js';
 import type { Approvals } from './service.js';
-import type { ApprovalsDeps } from './connect.js';
 import type { UserLink } from './userLinks.js';
+
+/** What the approvals commands use: the service (undefined without SECRETS_KEY: approvals are off), the binding mode, the audit trail. */
+export interface ApprovalsDeps {
+  approvals: Approvals | undefined;
+  orgBindings: Pick<OrgBindings, 'mode'>;
+  audit: Pick<AuditTrail, 'admin'>;
+}
+
+/** The person as Teams names them; approvals need both ids. */
+function personOf(ctx: CommandContext): { tenantId: string; aadObjectId: string } {
+  if (!ctx.scope.tenantId || !ctx.caller.aadObjectId)
+    throw new Forbidden("Teams did not say which Microsoft 365 account sent this, so I can't connect it to BILL.");
+  return { tenantId: ctx.scope.tenantId, aadObjectId: ctx.caller.aadObjectId };
+}
+
+export const connectCommand: Command<ApprovalsDeps> = {
+  name: 'connect',
+  usage: 'connect',
+  description: 'Link your own BILL account so you can approve bills from Teams (in a personal chat)',
+  examples: ['connect'],
+  upstream: false,
+  rank: 80,
+  secretArgs: true,
+  async run(ctx, { approvals, orgBindings }) {
+    // Whatever follows "connect" may be a token: it is not used, logged or recorded (secretArgs), and not taught to
+    // the log scrubber either, where any word a person types would censor that word in every later line.
+    const typed = ctx.input.args.length > 0;
+    if (ctx.scope.kind !== 'personal') return connectElsewhereCard(typed);
+    if (typed) return tokenTypedCard();
+    if (!approvals) return approvalsOffCard();
+    const person = personOf(ctx);
+    const askOrg = !ctx.orgId && orgBindings.mode === 'multi';
+    const connected = ctx.orgId
+      ? !!(await approvals.links.get({ ...person, orgId: ctx.orgId }))
+      : (await approvals.links.forPerson(person.tenantId, person.aadObjectId)).length > 0;
+    return connectCard({ askOrg, connected, note: approvals.note });
+  },
+};
+
+export const disconnectCommand: Command<ApprovalsDeps> = {
+  name: 'disconnect',
+  usage: 'disconnect',
+  description: 'Remove the link to your BILL account and sign its session out',
+  examples: ['disconnect'],
+  upstream: true,
+  rank: 85,
+  async run(ctx, { approvals, audit }) {
+    if (!approvals) return approvalsOffCard();
+    const person = personOf(ctx);
+    // Here: this conversation's org; in a personal chat bound to none, every org the person linked.
+    const links: UserLink[] = ctx.orgId
+      ? [await approvals.links.get({ ...person, orgId: ctx.orgId })].filter((l): l is UserLink => !!l)
+      : ctx.scope.kind === 'personal'
+        ? await approvals.links.forPerson(person.tenantId, person.aadObjectId)
+        : [];
+    const removed: string[] = [];
+    for (const link of links) {
+      if (!(await approvals.links.remove(link))) continue;
+      removed.push(link.orgId);
+      await approvals
+        .release(link)
+        .catch((err: unknown) =>
+          ctx.log.info({ orgId: link.orgId, err: String(err) }, 'approver session logout failed; BILL ends it by itself'),
+        );
+      await auditAdmin(audit, ctx, 'approvals.disconnect', 'ok', link.orgId).catch(() => undefined);
+      ctx.log.info({ orgId: link.orgId }, 'approver link removed');
+    }
+    return disconnectedCard(removed);
+  },
+};
 
 /**
  * The person's link for this conversation: the conversation's org; in a personal chat bound to none, their only link
- * (or the one named). Undefined means "ask which": several links and none named.
+ * (or the one named). A list means "ask which": several links and none named.
  */
 async function linkFor(approvals: Approvals, ctx: CommandContext, named?: string): Promise<UserLink[] | UserLink> {
   const person = personOf(ctx);
@@ -83,39 +165,28 @@ export const approvalsDigestCommand: Command<ApprovalsDeps> = {
     const fmt = approvals.formatFor(ctx.locale);
     const { timeZone } = fmt;
     const hint = 'Type **approvals digest daily 08:30** (24-hour time, ' + timeZone + ') or **approvals digest off**.';
-    const words = ctx.input.args.map((a) => a.toLowerCase());
+    const [word, ...rest] = ctx.input.args.map((a) => a.toLowerCase());
     const found = await linkFor(approvals, ctx);
     const links = Array.isArray(found) ? found : [found];
-    if (words.length === 0) {
-      const time = links.find((l) => l.digestTime)?.digestTime;
-      return digestSettingCard({
+    const since = ctx.now.getTime();
+    const card = (time: string | undefined, changed: boolean) =>
+      digestSettingCard({
         time,
         timeZone,
-        changed: false,
-        nextDate: time ? nextSlot({ every: 'daily', time }, ctx.now.getTime(), timeZone).date : undefined,
+        changed,
+        nextDate: time ? nextSlot({ every: 'daily', time }, since, timeZone).date : undefined,
         fmt,
       });
-    }
+    if (word === undefined) return card(links.find((l) => l.digestTime)?.digestTime, false);
     let time: string | undefined;
-    if (words[0] === 'off' && words.length === 1) time = undefined;
-    else if (words[0] === 'daily' && words.length >= 2) {
-      time = parseTime(ctx.input.args.slice(1).join(' '));
+    if (word === 'daily' && rest.length > 0) {
+      const typed = ctx.input.args.slice(1).join(' ');
+      time = parseTime(typed);
       if (!time)
-        throw new InputError(
-          `I can't read "${ctx.input.args.slice(1).join(' ').slice(0, 30)}" as a time of day`,
-          hint,
-          `approvals digest ${ctx.input.argText}`,
-        );
-    } else throw new InputError('Which digest?', hint, `approvals digest ${ctx.input.argText}`);
-    const since = ctx.now.getTime();
+        throw new InputError(`I can't read "${typed.slice(0, 30)}" as a time of day`, hint, `approvals digest ${ctx.input.argText}`);
+    } else if (word !== 'off' || rest.length > 0) throw new InputError('Which digest?', hint, `approvals digest ${ctx.input.argText}`);
     for (const link of links) await approvals.links.update(link, { digestTime: time, digestSince: time ? since : undefined });
     ctx.log.info({ digest: time ?? 'off', links: links.length }, 'approvals digest set');
-    return digestSettingCard({
-      time,
-      timeZone,
-      changed: true,
-      nextDate: time ? nextSlot({ every: 'daily', time }, since, timeZone).date : undefined,
-      fmt,
-    });
+    return card(time, true);
   },
 };

@@ -1,16 +1,15 @@
 // `approvals digest daily <HH:MM>`: a personal message to each linked approver with the bills waiting for them, at that
-// time in BOT_TIMEZONE, only on days some are. The pending list is read in the approver's own BILL session (never the
-// bot's); the card goes through the Bot Framework to the personal chat stored when they connected.
-// Slots come from the channel digests' primitive (src/notify/schedule.ts): the latest slot at or before now, skipped
-// when more than CATCH_UP_MS old (the bot was down) or set after it. One message per person, org and slot, across
-// restarts and instances: the slot is claimed with setIfAbsent (NS.approvalDigests) before anything is read or sent.
+// time in BOT_TIMEZONE, only on days some are, read in the approver's own BILL session and sent to the personal chat
+// stored when they connected. A slot (src/notify/schedule.ts) is skipped when more than CATCH_UP_MS old or set after
+// it, and claimed with setIfAbsent (NS.approvalDigests) before anything is read or sent: one message per person, org
+// and slot, across restarts and instances.
 import type { Clock } from '../../infra/clock.js';
 import type { Logger } from '../../infra/log.js';
 import { NotLinked, errorMessage } from '../../errors.js';
 import { CATCH_UP_MS } from '../../notify/digests.js';
 import { Periodic } from '../../notify/periodic.js';
 import { latestSlot } from '../../notify/schedule.js';
-import type { ConversationRef, OutgoingMessage, SendOutcome } from '../../notify/types.js';
+import type { ChannelSender } from '../../notify/types.js';
 import { NS, type StateStore } from '../../infra/state/types.js';
 import type { Approvals } from './service.js';
 import type { UserLink } from './userLinks.js';
@@ -21,27 +20,20 @@ const TICK_MS = 30_000;
 /** A failed digest is tried again after this long (still within the catch-up window). */
 const RETRY_AFTER_MS = 5 * 60_000;
 
-/** Proactive sends with a stored conversation reference (src/teams/proactive.ts BotFrameworkSender fits). */
-interface PersonalSender {
-  send(reference: ConversationRef, message: OutgoingMessage): Promise<SendOutcome>;
-}
-
-export interface ApprovalDigestDeps {
+interface ApprovalDigestDeps {
   /** Undefined without SECRETS_KEY: approvals are off and nothing is sent. */
   approvals: Approvals | undefined;
   state: StateStore;
   /** BOT_TIMEZONE: digest times are read there. */
   timeZone: string;
-  sender: PersonalSender;
+  sender: ChannelSender;
   clock: Clock;
   log: Logger;
-  tickMs?: number;
 }
 
-export interface ApprovalDigestReport {
-  /** Digests sent. */
+/** Digests sent; approvers whose slot came with nothing waiting (no message); failures. */
+interface ApprovalDigestReport {
   sent: number;
-  /** Approvers whose slot came with nothing waiting (no message). */
   empty: number;
   failed: number;
 }
@@ -50,7 +42,7 @@ export class ApprovalDigest {
   private readonly periodic: Periodic<ApprovalDigestReport>;
 
   constructor(private readonly deps: ApprovalDigestDeps) {
-    this.periodic = new Periodic(() => this.run(), { everyMs: deps.tickMs ?? TICK_MS, log: deps.log, what: 'approvals digest' });
+    this.periodic = new Periodic(() => this.run(), { everyMs: TICK_MS, log: deps.log, what: 'approvals digest' });
   }
 
   start(): void {
@@ -94,7 +86,6 @@ export class ApprovalDigest {
     if (!(await state.setIfAbsent(NS.approvalDigests, key, { at: now }, { ttlMs: SLOT_TTL_MS }))) return;
     const conversation = (reference.conversation ?? {}) as { id?: unknown };
     if (typeof conversation.id !== 'string') return;
-    let settled = false;
     try {
       const { reply, waiting } = await approvals.pendingReply(
         link,
@@ -104,19 +95,16 @@ export class ApprovalDigest {
       );
       if (waiting === 0) {
         report.empty++;
-        settled = true;
         return;
       }
       const outcome = await this.deps.sender.send(reference, { card: reply.card, summary: `Approvals digest: ${reply.summary}` });
       if (outcome.ok) {
         report.sent++;
-        settled = true;
         log.info({ orgId: link.orgId, waiting, slot: slot.id }, 'approvals digest sent');
         return;
       }
       // The person removed the bot or blocked it: no retry.
       if (outcome.status === 403 || outcome.status === 404) {
-        settled = true;
         log.info({ orgId: link.orgId, status: outcome.status, code: outcome.code }, 'approvals digest not deliverable to this person');
         return;
       }
@@ -124,17 +112,15 @@ export class ApprovalDigest {
     } catch (err) {
       // A token BILL no longer accepts is not retried (each try would spend a login from the dev key's 200 an hour).
       if (err instanceof NotLinked && err.reason === 'tokenRefused') {
-        settled = true;
         log.warn(
           { orgId: link.orgId },
           "approvals digest skipped: BILL no longer accepts this approver's token; they need to connect again",
         );
         return;
       }
+      // Hold the slot a few minutes, then the next tick (within the catch-up window) tries again.
+      await state.set(NS.approvalDigests, key, { at: now, retry: true }, { ttlMs: RETRY_AFTER_MS }).catch(() => undefined);
       throw err;
-    } finally {
-      // Not settled: hold the slot a few minutes, then the next tick (within the catch-up window) tries again.
-      if (!settled) await state.set(NS.approvalDigests, key, { at: now, retry: true }, { ttlMs: RETRY_AFTER_MS }).catch(() => undefined);
     }
   }
 }

@@ -5,9 +5,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { BillApiError, NotLinked, errorMessage } from '../../errors.js';
 import type { BillGateway, PersonCredentials } from '../../bill/gateway.js';
-import type { BillOrgClient } from '../../bill/api.js';
 import { BillFilter } from '../../bill/filters.js';
-import type { Bill, PendingApproval } from '../../bill/types.js';
+import type { Bill } from '../../bill/types.js';
 import type { Clock } from '../../infra/clock.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { ApprovalAudit, AuditTrail } from '../../infra/audit.js';
@@ -18,7 +17,7 @@ import type { CardReply } from '../../cards/card.js';
 import { errorReply } from '../../cards/errorCards.js';
 import { dateInZone, type FormatOptions } from '../../cards/format.js';
 import { shortId } from '../../cards/redact.js';
-import type { Caller, ConversationKind, ConversationScope } from '../types.js';
+import type { Caller, ConversationScope } from '../types.js';
 import { auditActor, auditAdmin, auditOrUndo } from '../audit.js';
 import { conversationOf, type ApprovalAction, type ApprovalCardBill, type ApprovalCardState, type ApprovalCards } from './cardRecords.js';
 import {
@@ -35,25 +34,21 @@ import {
   refusalCard,
   type ApprovalCardOptions,
 } from './cards.js';
-import { linkAttemptKey, type LinkAttempts } from './linkAttempts.js';
+import { personKey, type LinkAttempts } from './linkAttempts.js';
 import { asPerson, type UserLink, type UserLinks } from './userLinks.js';
 
-/** Vendor names and currencies by id (BILL's pending approvals carry only ids). */
-
-/** What the approvals feature uses, built once in app.ts. It exists only when SECRETS_KEY is configured. */
-export interface ApprovalsDeps {
+/** What the approvals feature uses, built once in app.ts, only when SECRETS_KEY (`secretsKey`) is configured. */
+interface ApprovalsDeps {
   links: UserLinks;
   cards: ApprovalCards;
-  /** config.secretsKey: approvals exist only with it. */
   secretsKey: Buffer;
-  /** Per-person connect attempts (each signs in to BILL): an hourly cap and a cooldown after a refusal. */
   attempts: LinkAttempts;
   /** BILL as a person: their own session slot (orgAs), signed out on disconnect (releaseAs). */
   bill: Pick<BillGateway, 'orgAs' | 'releaseAs'>;
   /** Vendor names for the approvals list, from the org's mirror, waiting at most `waitMs` for it. */
   vendors: Pick<Mirror, 'names'>;
   waitMs: number;
-  /** The conversation's org; its admin side (mode, allowed orgs) for a personal chat bound to none. */
+  /** The conversation's org; the mode and allowed orgs for a personal chat bound to none. */
   orgs: Pick<OrgBindings, 'resolve' | 'mode' | 'allowedOrg'>;
   audit: AuditTrail;
   clock: Clock;
@@ -65,13 +60,6 @@ export interface ApprovalsDeps {
 
 /** A card click as the approvals feature reads it. */
 export type ApprovalClick = Pick<CardActionContext, 'data' | 'scope' | 'caller' | 'correlationId' | 'log' | 'reference'>;
-
-/** Where an approvals card goes. */
-export interface CardTarget {
-  kind: ConversationKind;
-  tenantId: string;
-  conversationId: string;
-}
 
 export class Approvals {
   readonly links: UserLinks;
@@ -107,8 +95,8 @@ export class Approvals {
   }
 
   /** Signs the person's BILL session out (disconnect, or a replaced token); BILL ends it by itself otherwise. */
-  release(orgId: string, person: PersonCredentials): Promise<void> {
-    return this.deps.bill.releaseAs(orgId, person);
+  release(link: UserLink): Promise<void> {
+    return this.deps.bill.releaseAs(link.orgId, this.person(link));
   }
 
   private cardOptions(state: ApprovalCardState, actionable: boolean, extra: Partial<ApprovalCardOptions> = {}): ApprovalCardOptions {
@@ -123,6 +111,11 @@ export class Approvals {
       note: this.note,
       ...extra,
     };
+  }
+
+  /** The card again with a line above the list, said to the clicker alone. */
+  private noticed(state: ApprovalCardState, actionable: boolean, text: string, tone: 'attention' | 'warning'): CardActionReply {
+    return privately(approvalsCard(this.cardOptions(state, actionable, { notice: { text, tone } })));
   }
 
   /** What everyone in the conversation sees: the approver's view in a personal chat, read-only elsewhere. */
@@ -144,7 +137,17 @@ export class Approvals {
     const shown = [...pending]
       .sort((a, b) => a.dueDate.localeCompare(b.dueDate) || a.billId.localeCompare(b.billId))
       .slice(0, MAX_CARD_BILLS);
-    const bills = await asPerson(() => billDetails(client, shown));
+    // Invoice numbers (and vendor names) of the shown bills, in one list call in the person's session; a failure shows ids.
+    const ids = shown.map((p) => p.billId);
+    const bills = await asPerson(() =>
+      client.bills.list({ filter: new BillFilter().in('id', ids), pageSize: ids.length, maxPages: 1 }).all(),
+    ).then(
+      ({ items }) => new Map(items.map((b) => [b.id, b])),
+      (err: unknown) => {
+        if (err instanceof NotLinked || (err instanceof BillApiError && err.category === 'session')) throw err;
+        return new Map<string, Bill>();
+      },
+    );
     const vendors = await this.deps.vendors
       .names(
         link.orgId,
@@ -174,7 +177,7 @@ export class Approvals {
    */
   async pendingReply(
     link: UserLink,
-    target: CardTarget,
+    target: Pick<ApprovalCardState, 'kind' | 'tenantId' | 'conversationId'>,
     approver: { teamsUserId: string; name: string },
     opts: { locale?: string; priority?: 'interactive' | 'background' } = {},
   ): Promise<{ reply: CardReply; waiting: number }> {
@@ -231,14 +234,14 @@ export class Approvals {
     const cardId = str(data.card, 64);
     const billId = str(data.bill, 64);
     const sig = str(data.sig, 128);
-    const unusable = refusalCard("This button can't be used", 'Nothing was changed. Type **approvals** for a fresh list.');
+    const fresh = 'Nothing was changed. Type **approvals** for a fresh list.';
+    const unusable = refusalCard("This button can't be used", fresh);
     if (!cardId || !billId || !sig || !this.verify(verb, cardId, billId, sig)) {
       await this.auditRefusal(click, cardId ? await this.cards.get(cardId) : undefined, billId ?? 'unknown', action, 'card data altered');
       return privately(unusable);
     }
     const state = await this.cards.get(cardId);
-    if (!state)
-      return privately(refusalCard('This approval card has expired', 'Nothing was changed. Type **approvals** for a fresh list.'));
+    if (!state) return privately(refusalCard('This approval card has expired', fresh));
     const row = state.bills.findIndex((b) => b.billId === billId);
     const bill = state.bills[row];
     if (!bill || !sameConversation(state, scope)) {
@@ -247,29 +250,19 @@ export class Approvals {
     }
     if (!isApprover(state, caller)) {
       await this.auditRefusal(click, state, billId, action, 'not the assigned approver');
-      const notice = {
-        text: `Only the assigned approver can act: ${state.approver.name}. Nothing was changed.`,
-        tone: 'attention' as const,
-      };
-      return privately(approvalsCard(this.cardOptions(state, false, { notice })));
+      return this.noticed(state, false, `Only the assigned approver can act: ${state.approver.name}. Nothing was changed.`, 'attention');
     }
     if (bill.decision || bill.gone) {
       await this.auditRefusal(click, state, billId, action, 'already decided on this card');
-      const notice = { text: 'That bill is already decided on this card. Nothing was sent to BILL.', tone: 'warning' as const };
-      return privately(approvalsCard(this.cardOptions(state, true, { notice })));
+      return this.noticed(state, true, 'That bill is already decided on this card. Nothing was sent to BILL.', 'warning');
     }
     const link = await this.links.get({ tenantId: state.tenantId, aadObjectId: state.approver.aadObjectId, orgId: state.orgId });
     if (!link) {
       await this.auditRefusal(click, state, billId, action, 'not linked');
       return privately(errorReply(new NotLinked(), { correlationId: click.correlationId }));
     }
-    if (!(await this.cards.lock(state.orgId, billId))) {
-      return privately(
-        approvalsCard(
-          this.cardOptions(state, true, { notice: { text: 'A decision on this bill is already on its way to BILL.', tone: 'warning' } }),
-        ),
-      );
-    }
+    if (!(await this.cards.lock(state.orgId, billId)))
+      return this.noticed(state, true, 'A decision on this bill is already on its way to BILL.', 'warning');
     try {
       const client = this.deps.bill.orgAs(state.orgId, this.person(link), { priority: 'interactive' });
       // The server-side check that matters: is the bill still waiting on this person, in their own BILL session?
@@ -325,9 +318,6 @@ export class Approvals {
       await this.cards.save(state);
       log.info({ orgId: state.orgId, bill: shortId(billId), action }, 'approval decision accepted by BILL');
       return { ...approvalsCard(this.cardOptions(state, true)), everyone: this.sharedView(state) };
-    } catch (err) {
-      log.warn({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'approval decision failed');
-      return privately(errorReply(err, { correlationId: click.correlationId, now: () => clock.now() }));
     } finally {
       await this.cards.unlock(state.orgId, billId).catch(() => undefined);
     }
@@ -369,31 +359,29 @@ export class Approvals {
         refusalCard("I can't tell who you are", 'Teams did not say which Microsoft 365 account sent this. Try again from the Teams app.'),
       );
     // The size before anything else is done with the value (a 60,000-character "token" is not one).
-    const rawName = data[CONNECT_INPUTS.tokenName];
-    const rawValue = data[CONNECT_INPUTS.tokenValue];
-    const tokenName = typeof rawName === 'string' && rawName.length <= 1_000 ? rawName.trim() : '';
-    const tokenValue = typeof rawValue === 'string' && rawValue.length <= 1_000 ? rawValue.trim() : '';
+    const field = (id: string) => {
+      const raw = data[id];
+      return typeof raw === 'string' && raw.length <= 1_000 ? raw.trim() : '';
+    };
+    const tokenName = field(CONNECT_INPUTS.tokenName);
+    const tokenValue = field(CONNECT_INPUTS.tokenValue);
     if (!tokenName || !tokenValue || tokenName.length > 200 || tokenValue.length > 500)
       return form('Enter both the token name and the token.');
     if (!orgId && askOrg) {
-      const typed = data[CONNECT_INPUTS.orgId];
-      orgId = orgs.allowedOrg(typeof typed === 'string' ? typed : '');
+      orgId = orgs.allowedOrg(field(CONNECT_INPUTS.orgId));
       if (!orgId)
         return form("That organisation isn't one this billbridge may use. Check the organisation id in BILL (Settings › Company profile).");
     }
     if (!orgId) return privately(errorReply(new Error('no organisation'), { correlationId: click.correlationId }));
     const ref = { tenantId: scope.tenantId, aadObjectId: caller.aadObjectId, orgId };
     const previous = await this.links.get(ref);
-    const person: PersonCredentials = {
-      username: tokenName,
-      password: tokenValue,
-      owner: `${ref.tenantId.toLowerCase()}|${ref.aadObjectId.toLowerCase()}`,
-    };
+    // The person's own session slot, and what their connect attempts count against.
+    const owner = personKey(ref.tenantId, ref.aadObjectId);
+    const person: PersonCredentials = { username: tokenName, password: tokenValue, owner };
     const audit = (result: 'ok' | 'refused' | 'error', detail?: Record<string, string>) =>
       auditAdmin(this.deps.audit, click, 'approvals.connect', result, orgId, detail);
     // Each attempt signs in to BILL: a person gets a few an hour, and waits after a refused one.
-    const attemptKey = linkAttemptKey(ref.tenantId, ref.aadObjectId);
-    const turn = await this.deps.attempts.take(attemptKey);
+    const turn = await this.deps.attempts.take(owner);
     if (!turn.allowed) {
       await audit('refused', { reason: turn.why === 'cooldown' ? 'connect cooldown' : 'connect attempts per hour' }).catch(() => undefined);
       log.info(
@@ -411,7 +399,7 @@ export class Approvals {
     } catch (err) {
       await bill.releaseAs(orgId, person).catch(() => undefined);
       if (err instanceof BillApiError && err.category === 'credentials') {
-        await this.deps.attempts.refused(attemptKey);
+        await this.deps.attempts.refused(owner);
         await audit('refused', { reason: 'BILL refused the token' }).catch(() => undefined);
         log.info({ orgId }, 'approver link refused: BILL did not accept the token');
         return form(
@@ -439,7 +427,7 @@ export class Approvals {
       await bill.releaseAs(orgId, person);
     });
     if (previous && (previous.token.name !== tokenName || previous.token.value !== tokenValue))
-      await bill.releaseAs(orgId, this.person(previous)).catch(() => undefined);
+      await this.release(previous).catch(() => undefined);
     log.info({ orgId, billUser: shortId(billUserId), replaced: !!previous }, 'approver linked to BILL');
     const done = connectedCard({ billUserId, orgId, replaced: !!previous, note: this.note });
     return { ...done, everyone: done };
@@ -458,28 +446,8 @@ export class Approvals {
   }
 }
 
-function str(v: unknown, max = 200): string | undefined {
+function str(v: unknown, max: number): string | undefined {
   return typeof v === 'string' && v.length > 0 && v.length <= max ? v : undefined;
-}
-
-/** Invoice numbers (and vendor names) of the shown bills, in one list call in the person's session; a failure shows ids. */
-async function billDetails(client: BillOrgClient, shown: PendingApproval[]): Promise<Map<string, Bill>> {
-  try {
-    const { items } = await client.bills
-      .list({
-        filter: new BillFilter().in(
-          'id',
-          shown.map((p) => p.billId),
-        ),
-        pageSize: shown.length,
-        maxPages: 1,
-      })
-      .all();
-    return new Map(items.map((b) => [b.id, b]));
-  } catch (err) {
-    if (err instanceof BillApiError && (err.category === 'credentials' || err.category === 'session')) throw err;
-    return new Map();
-  }
 }
 
 /** Says something to the clicker only; the card stays as everyone sees it. */
@@ -506,7 +474,7 @@ function readComment(value: unknown): string | undefined {
  * The approvals card verbs and their handlers, for the bot's card-action routes. Without SECRETS_KEY (no service)
  * every verb answers "approvals are off"; a failed click answers its error card to the clicker alone.
  */
-export function approvalCardActions(approvals: Approvals | undefined, clock: Clock): Array<{ verb: string; handler: CardActionHandler }> {
+export function approvalCardActions(approvals: Approvals | undefined, clock: Clock): Record<string, CardActionHandler> {
   const guarded =
     (fn: (a: Approvals, ctx: CardActionContext) => Promise<CardActionReply>): CardActionHandler =>
     async (ctx) => {
@@ -521,10 +489,10 @@ export function approvalCardActions(approvals: Approvals | undefined, clock: Clo
         return privately(errorReply(err, { correlationId: ctx.correlationId, now: () => clock.now() }));
       }
     };
-  return [
-    { verb: APPROVAL_VERBS.connect, handler: guarded((a, ctx) => a.connect(ctx)) },
-    { verb: APPROVAL_VERBS.approve, handler: guarded((a, ctx) => a.decide(ctx, 'APPROVE')) },
-    { verb: APPROVAL_VERBS.deny, handler: guarded((a, ctx) => a.decide(ctx, 'DENY')) },
-    { verb: APPROVAL_VERBS.view, handler: guarded((a, ctx) => a.view(ctx)) },
-  ];
+  return {
+    [APPROVAL_VERBS.connect]: guarded((a, ctx) => a.connect(ctx)),
+    [APPROVAL_VERBS.approve]: guarded((a, ctx) => a.decide(ctx, 'APPROVE')),
+    [APPROVAL_VERBS.deny]: guarded((a, ctx) => a.decide(ctx, 'DENY')),
+    [APPROVAL_VERBS.view]: guarded((a, ctx) => a.view(ctx)),
+  };
 }

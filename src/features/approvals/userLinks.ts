@@ -2,7 +2,7 @@
 // AES-256-GCM under a key derived from SECRETS_KEY and stored under an opaque key derived from (tenant, Entra object
 // id, org). Without SECRETS_KEY nothing in NS.userLinks can be read, or even told apart: not the token, not who.
 import { createHmac } from 'node:crypto';
-import { deriveKey, openText, sealText } from '../../infra/state/sealing.js';
+import { deriveKey, openText, sealText, type SealedBox } from '../../infra/state/sealing.js';
 import type { Clock } from '../../infra/clock.js';
 import type { Logger } from '../../infra/log.js';
 import { NS, type StateStore } from '../../infra/state/types.js';
@@ -39,26 +39,6 @@ export interface UserLink extends UserLinkRef {
   updatedAt: number;
 }
 
-interface Sealed {
-  v: 1;
-  iv: string;
-  tag: string;
-  data: string;
-}
-
-/** What the store hands back is only trusted as a sealed link of this format (v1); anything else is not opened. */
-function isSealed(stored: unknown): stored is Sealed {
-  return typeof stored === 'object' && stored !== null && 'v' in stored && stored.v === 1;
-}
-
-export interface UserLinksDeps {
-  store: StateStore;
-  /** config.secretsKey (32 bytes). */
-  secretsKey: Buffer;
-  clock: Clock;
-  log: Logger;
-}
-
 function norm(ref: UserLinkRef): UserLinkRef {
   return { tenantId: ref.tenantId.trim().toLowerCase(), aadObjectId: ref.aadObjectId.trim().toLowerCase(), orgId: ref.orgId.trim() };
 }
@@ -68,7 +48,8 @@ export class UserLinks {
   private readonly idKey: Buffer;
   private warnedUnreadable = false;
 
-  constructor(private readonly deps: UserLinksDeps) {
+  /** `secretsKey`: config.secretsKey (32 bytes). */
+  constructor(private readonly deps: { store: StateStore; secretsKey: Buffer; clock: Clock; log: Logger }) {
     this.sealKey = deriveKey(deps.secretsKey, 'user-links/seal/v1');
     this.idKey = deriveKey(deps.secretsKey, 'user-links/ids/v1');
   }
@@ -77,14 +58,16 @@ export class UserLinks {
   async get(ref: UserLinkRef): Promise<UserLink | undefined> {
     const key = this.key(ref);
     const sealed = await this.deps.store.get<unknown>(NS.userLinks, key);
-    return sealed ? this.open(key, sealed, ref) : undefined;
+    const link = sealed ? this.open(key, sealed) : undefined;
+    const want = norm(ref);
+    // The record must be this very person's in this org, whatever key it was found under.
+    return link?.tenantId === want.tenantId && link.aadObjectId === want.aadObjectId && link.orgId === want.orgId ? link : undefined;
   }
 
   /** Stores (or replaces) a link. */
   async put(link: UserLink): Promise<void> {
-    const ref = norm(link);
-    const value: UserLink = { ...link, ...ref };
-    const key = this.key(ref);
+    const value: UserLink = { ...link, ...norm(link) };
+    const key = this.key(value);
     await this.deps.store.set(NS.userLinks, key, this.seal(key, value));
   }
 
@@ -100,47 +83,25 @@ export class UserLinks {
     return next;
   }
 
-  /** Deletes the link; returns what it was (to log its session out). */
-  async remove(ref: UserLinkRef): Promise<UserLink | undefined> {
-    const link = await this.get(ref);
-    const had = await this.deps.store.delete(NS.userLinks, this.key(ref));
-    return had ? link : undefined;
+  /** Deletes the link; false when there was none. */
+  remove(ref: UserLinkRef): Promise<boolean> {
+    return this.deps.store.delete(NS.userLinks, this.key(ref));
   }
 
   /** Every link of one person (usually one org). */
-  async forPerson(tenantId: string, aadObjectId: string): Promise<UserLink[]> {
-    const prefix = `${this.personPart(tenantId, aadObjectId)}.`;
-    const out: UserLink[] = [];
-    for (const [key, sealed] of await this.deps.store.entries<unknown>(NS.userLinks)) {
-      if (!key.startsWith(prefix)) continue;
-      const link = this.open(key, sealed);
-      if (link) out.push(link);
-    }
-    return out;
+  forPerson(tenantId: string, aadObjectId: string): Promise<UserLink[]> {
+    return this.openAll(`${this.personPart(tenantId, aadObjectId)}.`);
   }
 
   /** Every readable link (digests). */
-  async all(): Promise<UserLink[]> {
-    const out: UserLink[] = [];
-    for (const [key, sealed] of await this.deps.store.entries<unknown>(NS.userLinks)) {
-      const link = this.open(key, sealed);
-      if (link) out.push(link);
-    }
-    return out;
+  all(): Promise<UserLink[]> {
+    return this.openAll('');
   }
 
   /** How many stored links cannot be opened with this SECRETS_KEY (start-up report; no log line per link). */
   async unopenable(): Promise<number> {
-    let n = 0;
-    for (const [key, sealed] of await this.deps.store.entries<unknown>(NS.userLinks)) {
-      try {
-        if (!isSealed(sealed)) throw new Error('unknown version');
-        openText(this.sealKey, sealed, { encoding: 'base64url', aad: `user-link|v1|${key}` });
-      } catch {
-        n++;
-      }
-    }
-    return n;
+    const entries = await this.deps.store.entries<unknown>(NS.userLinks);
+    return entries.filter(([key, sealed]) => this.unseal(key, sealed) === undefined).length;
   }
 
   /** Opaque storage key: HMAC of the person, then HMAC of the org (so a person's links share a prefix). */
@@ -157,28 +118,38 @@ export class UserLinks {
     return createHmac('sha256', this.idKey).update(text).digest('base64url').slice(0, 32);
   }
 
-  private seal(key: string, link: UserLink): Sealed {
-    // The storage key is authenticated with the data: a sealed link moved under another person's key will not open.
+  private async openAll(prefix: string): Promise<UserLink[]> {
+    const out: UserLink[] = [];
+    for (const [key, sealed] of await this.deps.store.entries<unknown>(NS.userLinks)) {
+      const link = key.startsWith(prefix) ? this.open(key, sealed) : undefined;
+      if (link) out.push(link);
+    }
+    return out;
+  }
+
+  // The storage key is authenticated with the data: a sealed link moved under another person's key will not open.
+  private seal(key: string, link: UserLink): SealedBox & { v: 1 } {
     return { v: 1, ...sealText(this.sealKey, JSON.stringify(link), { encoding: 'base64url', aad: `user-link|v1|${key}` }) };
   }
 
-  private open(key: string, sealed: unknown, expected?: UserLinkRef): UserLink | undefined {
-    let link: UserLink;
+  /** The plain text of a sealed link of this format (v1) under this SECRETS_KEY; anything else is not opened. */
+  private unseal(key: string, stored: unknown): string | undefined {
+    const box = stored as (SealedBox & { v?: unknown }) | null | undefined;
     try {
-      if (!isSealed(sealed)) throw new Error('unknown version');
-      link = JSON.parse(openText(this.sealKey, sealed, { encoding: 'base64url', aad: `user-link|v1|${key}` })) as UserLink;
+      return box?.v === 1 ? openText(this.sealKey, box, { encoding: 'base64url', aad: `user-link|v1|${key}` }) : undefined;
     } catch {
-      if (!this.warnedUnreadable) {
-        this.warnedUnreadable = true;
-        this.deps.log.warn('a stored approver link cannot be opened (SECRETS_KEY changed?); that person must connect again');
-      }
       return undefined;
     }
-    if (expected) {
-      const want = norm(expected);
-      if (link.tenantId !== want.tenantId || link.aadObjectId !== want.aadObjectId || link.orgId !== want.orgId) return undefined;
+  }
+
+  private open(key: string, sealed: unknown): UserLink | undefined {
+    const text = this.unseal(key, sealed);
+    if (text !== undefined) return JSON.parse(text) as UserLink;
+    if (!this.warnedUnreadable) {
+      this.warnedUnreadable = true;
+      this.deps.log.warn('a stored approver link cannot be opened (SECRETS_KEY changed?); that person must connect again');
     }
-    return link;
+    return undefined;
   }
 }
 
