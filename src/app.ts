@@ -43,7 +43,7 @@ import { refreshNotification } from './features/notifications/refresh.js';
 import { SANDBOX_NOTE } from './cards/words.js';
 import { webhookRoute } from './http/webhooks.js';
 import { RateLimiterUserCommandRate } from './teams/userRate.js';
-import { LinkAttempts, memoryLinkAttempts } from './features/approvals/linkAttempts.js';
+import { RedisLinkAttempts, memoryLinkAttempts } from './features/approvals/linkAttempts.js';
 import { TeamRoster } from './teams/roster.js';
 import { TabSso } from './tab/sso.js';
 import { RecentEvents } from './tab/events.js';
@@ -189,7 +189,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
           secretsKey: config.secretsKey,
           // Per-person connect attempts: shared by the fleet through Redis in cluster mode, else kept in this process.
           attempts: cluster
-            ? new LinkAttempts({
+            ? new RedisLinkAttempts({
                 hourly: cluster.rateLimiter('link-attempts', linkAttemptsPerHour, 3_600),
                 cooldown: linkCooldownS > 0 ? cluster.rateLimiter('link-cooldown', 1, linkCooldownS) : undefined,
               })

@@ -2,18 +2,28 @@
 // of them and, after BILL refused one, waits LINK_COOLDOWN_S. In memory for one instance, in Redis for a fleet.
 // Why: a refused sign-in used to cost nothing but BILL's shared budget (the refused session slot is released, so the
 // per-slot credential back-off never applied), and 200 bogus submissions locked every organisation out of BILL for an hour.
-import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { DependencyUnavailable } from '../../errors.js';
+import { FixedWindows } from '../../infra/fixedWindows.js';
 
-export class LinkAttempts {
+type LinkDecision = { allowed: true } | { allowed: false; retryInMs: number; why: 'cooldown' | 'hourly' };
+
+export interface LinkAttempts {
+  /** Takes one attempt for the person (personKey), or says how long until they may try again. */
+  take(person: string): Promise<LinkDecision>;
+  /** BILL refused the person's token: their next attempt waits for the cooldown. */
+  refused(person: string): Promise<void>;
+}
+
+/** A fleet: both limits in Redis, through rate-limiter-flexible. */
+export class RedisLinkAttempts implements LinkAttempts {
   /**
    * `hourly`: LINK_ATTEMPTS_PER_HOUR points per person over 3,600 s. `cooldown`: one point per person over
    * LINK_COOLDOWN_S, blocked that long after a refusal; undefined when the cooldown is 0.
    */
   constructor(private readonly limiters: { hourly: RateLimiterAbstract; cooldown: RateLimiterAbstract | undefined }) {}
 
-  /** Takes one attempt for the person (personKey), or says how long until they may try again. */
-  async take(person: string): Promise<{ allowed: true } | { allowed: false; retryInMs: number; why: 'cooldown' | 'hourly' }> {
+  async take(person: string): Promise<LinkDecision> {
     const { hourly, cooldown } = this.limiters;
     try {
       const waiting = cooldown ? await cooldown.get(person) : null;
@@ -27,7 +37,6 @@ export class LinkAttempts {
     }
   }
 
-  /** BILL refused the person's token: their next attempt waits for the cooldown. */
   async refused(person: string): Promise<void> {
     const { cooldown } = this.limiters;
     try {
@@ -38,12 +47,22 @@ export class LinkAttempts {
   }
 }
 
-/** One instance: both limits kept in this process. */
+/** One instance: both limits kept in this process, with no timer per person (see fixedWindows.ts). */
 export function memoryLinkAttempts(perHour: number, cooldownS: number): LinkAttempts {
-  return new LinkAttempts({
-    hourly: new RateLimiterMemory({ points: perHour, duration: 3_600, keyPrefix: 'link-attempts' }),
-    cooldown: cooldownS > 0 ? new RateLimiterMemory({ points: 1, duration: cooldownS, keyPrefix: 'link-cooldown' }) : undefined,
-  });
+  const hourly = new FixedWindows(perHour, 3_600_000);
+  const cooldown = new FixedWindows(1, Math.max(1, cooldownS) * 1_000);
+  return {
+    take(person) {
+      const wait = cooldown.waitMs(person);
+      if (wait > 0) return Promise.resolve({ allowed: false, retryInMs: Math.max(1_000, wait), why: 'cooldown' });
+      const d = hourly.take(person);
+      return Promise.resolve(d.allowed ? d : { allowed: false, retryInMs: Math.max(1_000, d.retryInMs), why: 'hourly' });
+    },
+    refused(person) {
+      if (cooldownS > 0) cooldown.block(person, cooldownS * 1_000);
+      return Promise.resolve();
+    },
+  };
 }
 
 /** A person as their BILL session slot and their connect attempts know them: their Entra object id within their tenant. */
