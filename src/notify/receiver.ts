@@ -18,7 +18,7 @@ import { parseNotification, peekSubscriptionId, signatureDigest, signatureMatche
 import { NS, type StateStore } from '../infra/state/types.js';
 import { eventTypeInfo, KNOWN_UNROUTED_TYPES } from './kinds.js';
 import type { WebhookKeys } from './keys.js';
-import { paymentBillIds, projectEntity } from './project.js';
+import { projectEntity } from './project.js';
 import type { OutboxEvent } from './types.js';
 
 /** BILL asks for de-duplication by event id; its retries span hours, events are kept longer than a week here. */
@@ -45,8 +45,8 @@ export interface ReceiverDeps {
   envKeys: Record<string, string>;
   /** True for the organisations this deployment serves (BILL_ORG_ID, or BILL_ALLOWED_ORG_IDS). */
   servesOrg(orgId: string): boolean;
-  /** A record changed in BILL: drop cached answers built from it (all instances, once cluster mode broadcasts). */
-  onEntityChanged(orgId: string, entity: EntityKind, ids: string[]): void;
+  /** An event was queued: the records it names are marked stale in the mirror (webhooks are hints, BILL's advice). */
+  stale(event: OutboxEvent): void;
   /** Wakes the delivery worker. */
   kick(): void;
   /** An event signed by this subscription was accepted (the subscription is delivering). */
@@ -177,13 +177,7 @@ export class WebhookReceiver {
     // but unmarked, and BILL's retry is the one chance to mark it before the worker delivers and drops the entry.
     await state.set(NS.webhookEvents, id, { at: clock.now(), type: event.type } satisfies SeenEvent, { ttlMs: EVENT_ID_TTL_MS });
     if (!queued) return 'duplicate';
-    // Webhooks are hints (BILL's advice): cached answers built from this record are dropped right away.
-    const ids = [typeof event.entity.id === 'string' ? event.entity.id : undefined].filter((x): x is string => !!x);
-    this.deps.onEntityChanged(event.orgId, entityType, ids);
-    if (entityType === 'payment') {
-      const bills = paymentBillIds(event.entity);
-      if (bills.length > 0) this.deps.onEntityChanged(event.orgId, 'bill', bills);
-    }
+    this.deps.stale(event);
     return 'stored';
   }
 }

@@ -84,7 +84,7 @@ function receiver(): WebhookReceiver {
     keys: new WebhookKeys({ state: store, clock, log, secrets, secretsKey: undefined }),
     envKeys: { [ORG]: KEY },
     servesOrg: (o) => o === ORG,
-    onEntityChanged: () => undefined,
+    stale: () => undefined,
     kick: () => undefined,
   });
 }

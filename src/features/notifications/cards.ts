@@ -1,6 +1,6 @@
 // Cards for what BILL tells us without being asked: one event in words ("Payment to Acme Supply failed — $4,200.00,
 // bill INV-778") with its key facts and a Refresh, and the scheduled digest. Pure: data in, card out.
-import type { DigestBill, DigestContent, DigestInvoice, NotificationPresenter, OutboxEvent } from '../../notify/index.js';
+import type { DigestContent, DigestRow, NotificationPresenter, OutboxEvent } from '../../notify/types.js';
 import { networkStatusWords } from '../network/cards.js';
 import { paymentBillIds, vendorOf } from '../../notify/project.js';
 import {
@@ -314,7 +314,7 @@ const DIGEST_ROWS = 5;
 /** One part of a digest: its heading with the count and total, the first DIGEST_ROWS rows, and where to see the rest. */
 function digestSection(
   part: { heading: string; party: 'Vendor' | 'Customer'; record: string; more: string; empty: string; tone?: Tone },
-  rows: Array<DigestBill | DigestInvoice>,
+  rows: DigestRow[],
   fmt: FormatOptions,
 ): CardElement[] {
   const total = moneyTotal(
@@ -341,7 +341,7 @@ function digestSection(
       rows
         .slice(0, DIGEST_ROWS)
         .map((r) => [
-          escapeMarkdown(('vendorName' in r ? r.vendorName : r.customerName) || `Unknown ${part.party.toLowerCase()}`),
+          escapeMarkdown(r.partyName || `Unknown ${part.party.toLowerCase()}`),
           r.number ? ref(r.number) : shortRef(r.id),
           calendarDate(r.dueDate, fmt.locale),
           money(r.dueAmount, r.currency, fmt.locale),

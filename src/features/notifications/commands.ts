@@ -3,9 +3,10 @@
 import { Forbidden, InputError } from '../../errors.js';
 import { boundOrg } from '../finance.js';
 import { describeSchedule, nextSlot, parseDigestArgs } from '../../notify/schedule.js';
-import { KIND_LABELS, parseKinds, SUBSCRIPTION_KINDS, type SubscriptionKind } from '../../notify/kinds.js';
+import { KINDS, parseKinds, SUBSCRIPTION_KINDS, type SubscriptionKind } from '../../notify/kinds.js';
 import { WEBHOOK_PATH, WebhookSetupError } from '../../notify/setup.js';
-import type { ChannelTarget, ConversationRef, Notifications } from '../../notify/index.js';
+import type { Notifications } from '../../notify/index.js';
+import type { ChannelTarget, ConversationRef } from '../../notify/types.js';
 import { adaptiveCard, escapeMarkdown, executeAction, facts, text, title, type CardElement } from '../../cards/card.js';
 import { digestCard } from './cards.js';
 import { dateTime } from '../../cards/format.js';
@@ -76,7 +77,7 @@ async function referenceFor(ctx: CommandContext, deps: NotificationsDeps, target
 }
 
 function kindList(kinds: readonly SubscriptionKind[]): string {
-  return kinds.map((k) => `- ${KIND_LABELS[k]}`).join('\n');
+  return kinds.map((k) => `- ${KINDS[k].label}`).join('\n');
 }
 
 /** A warning when nothing feeds the subscriptions yet (no BILL webhook subscription billbridge can verify). */
