@@ -28,11 +28,6 @@ const ANSWER_WITHIN_MS = 1_500;
 
 export const outboxKey = (eventId: string): string => `ev|${eventId}`;
 
-export interface ReceiveAnswer {
-  status: number;
-  body: { status: string; eventId?: string; error?: string };
-}
-
 export interface ReceiverDeps {
   state: StateStore;
   clock: Clock;
@@ -54,16 +49,13 @@ export interface ReceiverDeps {
   answerWithinMs?: number;
 }
 
-/** Marker of an accepted event id (NS.webhookEvents). */
-interface SeenEvent {
-  at: number;
-  type: string;
-}
-
 export class WebhookReceiver {
   constructor(private readonly deps: ReceiverDeps) {}
 
-  async accept(raw: Buffer, signatureHeader: string | string[] | undefined): Promise<ReceiveAnswer> {
+  async accept(
+    raw: Buffer,
+    signatureHeader: string | string[] | undefined,
+  ): Promise<{ status: number; body: { status: string; eventId?: string; error?: string } }> {
     const digest = signatureDigest(signatureHeader);
     if (!digest) {
       this.deps.log.info(
@@ -157,7 +149,7 @@ export class WebhookReceiver {
   private async store(n: BillNotification, kind: OutboxEvent['kind'], entityType: EntityKind): Promise<'stored' | 'duplicate'> {
     const { state, clock } = this.deps;
     const id = n.metadata.eventId;
-    if (await state.get<SeenEvent>(NS.webhookEvents, id)) return 'duplicate';
+    if (await state.get(NS.webhookEvents, id)) return 'duplicate';
     const event: OutboxEvent = {
       v: 1,
       eventId: id,
@@ -175,7 +167,7 @@ export class WebhookReceiver {
     const queued = await state.setIfAbsent(NS.outbox, outboxKey(id), event);
     // Written on a duplicate too: a process that died between the outbox write and this mark left the event queued
     // but unmarked, and BILL's retry is the one chance to mark it before the worker delivers and drops the entry.
-    await state.set(NS.webhookEvents, id, { at: clock.now(), type: event.type } satisfies SeenEvent, { ttlMs: EVENT_ID_TTL_MS });
+    await state.set(NS.webhookEvents, id, { at: clock.now(), type: event.type }, { ttlMs: EVENT_ID_TTL_MS });
     if (!queued) return 'duplicate';
     this.deps.stale(event);
     return 'stored';
