@@ -22,7 +22,7 @@ import { Leases } from './lease.js';
 import { Periodic } from './periodic.js';
 import { addDays, dateInZone } from '../infra/calendar.js';
 import { latestSlot, type DigestSchedule } from './schedule.js';
-import { channelKey, channelScope } from './subscriptions.js';
+import { channelKey, channelScope, targetOf } from './subscriptions.js';
 import type { ChannelSender, ChannelTarget, ConversationRef, DigestContent, DigestRow, NotificationPresenter } from './types.js';
 
 export const CATCH_UP_MS = 2 * 3_600_000;
@@ -32,12 +32,9 @@ const TICK_MS = 30_000;
 /** Pages read per list (100 rows each). */
 const MAX_PAGES = 10;
 
-export interface DigestSetting {
+export interface DigestSetting extends ChannelTarget {
   v: 1;
   type: 'digest';
-  tenantId: string;
-  teamId: string;
-  channelId: string;
   orgId: string;
   schedule: DigestSchedule;
   reference: ConversationRef;
@@ -50,12 +47,6 @@ interface SlotMarker {
   state: 'sending' | 'done';
   result?: 'posted' | 'unchanged' | 'unbound' | 'gone';
   at: number;
-}
-
-interface LastDigest {
-  fingerprint: string;
-  slot: string;
-  postedAt: number;
 }
 
 const isSetting = (v: unknown): v is DigestSetting =>
@@ -197,11 +188,7 @@ export interface SchedulerDeps {
   onChannelGone(target: ChannelTarget, reason: string): Promise<void>;
 }
 
-export interface TickReport {
-  posted: number;
-  unchanged: number;
-  failed: number;
-}
+type TickReport = Record<'posted' | 'unchanged' | 'failed', number>;
 
 export class DigestScheduler {
   private readonly leases: Leases;
@@ -248,7 +235,7 @@ export class DigestScheduler {
     const { state } = this.deps;
     const slot = latestSlot(setting.schedule, now, this.deps.timeZone);
     if (slot.at < setting.since || now - slot.at > CATCH_UP_MS) return;
-    const target: ChannelTarget = { tenantId: setting.tenantId, teamId: setting.teamId, channelId: setting.channelId };
+    const target = targetOf(setting);
     const key = channelKey(target);
     const markerKey = `${key}|slot|${slot.id}`;
     if (await state.get<SlotMarker>(NS.digests, markerKey)) return;
@@ -267,7 +254,7 @@ export class DigestScheduler {
       }
       const content = await this.deps.composer.compose(orgId, now, setting.schedule.every);
       const lastKey = `${key}|last`;
-      const last = await state.get<LastDigest>(NS.digests, lastKey);
+      const last = await state.get<{ fingerprint: string }>(NS.digests, lastKey);
       if (last?.fingerprint === content.fingerprint) {
         await mark({ state: 'done', result: 'unchanged', at: now });
         report.unchanged++;
@@ -279,11 +266,7 @@ export class DigestScheduler {
       await mark({ state: 'sending', at: now });
       const outcome = await this.deps.sender.send(setting.reference, this.deps.presenter.digest(content, now));
       if (outcome.ok) {
-        await state.set(NS.digests, lastKey, {
-          fingerprint: content.fingerprint,
-          slot: slot.id,
-          postedAt: this.deps.clock.now(),
-        } satisfies LastDigest);
+        await state.set(NS.digests, lastKey, { fingerprint: content.fingerprint, slot: slot.id, postedAt: this.deps.clock.now() });
         await mark({ state: 'done', result: 'posted', at: this.deps.clock.now() });
         report.posted++;
         log.info('digest posted');
