@@ -357,7 +357,7 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
         overdueBills: overdue.map(withCurrency),
         overdueInvoices: invoices
           .filter((i) => !i.archived && i.status !== 'PAID' && i.dueAmount > 0 && i.dueDate < today)
-          .map((i) => ({ ...digestInvoice(i), customerName: customers.get(i.customerId)?.name ?? '' })),
+          .map((i) => ({ ...digestInvoice(i), partyName: customers.get(i.customerId)?.name ?? '' })),
         truncated: false,
         asOf: now,
         fingerprint: 'gallery',

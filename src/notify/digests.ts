@@ -22,16 +22,8 @@ import { Leases } from './lease.js';
 import { Periodic } from './periodic.js';
 import { addDays, dateInZone } from '../infra/calendar.js';
 import { latestSlot, type DigestSchedule } from './schedule.js';
-import { channelKey, channelScope } from './subscriptions.js';
-import type {
-  ChannelSender,
-  ChannelTarget,
-  ConversationRef,
-  DigestBill,
-  DigestContent,
-  DigestInvoice,
-  NotificationPresenter,
-} from './types.js';
+import { channelKey, channelScope, targetOf } from './subscriptions.js';
+import type { ChannelSender, ChannelTarget, ConversationRef, DigestContent, DigestRow, NotificationPresenter } from './types.js';
 
 export const CATCH_UP_MS = 2 * 3_600_000;
 const SLOT_MARKER_TTL_MS = 8 * 24 * 3_600_000;
@@ -40,12 +32,9 @@ const TICK_MS = 30_000;
 /** Pages read per list (100 rows each). */
 const MAX_PAGES = 10;
 
-export interface DigestSetting {
+export interface DigestSetting extends ChannelTarget {
   v: 1;
   type: 'digest';
-  tenantId: string;
-  teamId: string;
-  channelId: string;
   orgId: string;
   schedule: DigestSchedule;
   reference: ConversationRef;
@@ -58,12 +47,6 @@ interface SlotMarker {
   state: 'sending' | 'done';
   result?: 'posted' | 'unchanged' | 'unbound' | 'gone';
   at: number;
-}
-
-interface LastDigest {
-  fingerprint: string;
-  slot: string;
-  postedAt: number;
 }
 
 const isSetting = (v: unknown): v is DigestSetting =>
@@ -98,25 +81,16 @@ export class DigestSettings {
   }
 }
 
-export interface ComposerDeps {
-  bill: BillGateway;
-  mirror: Mirror;
-  /** How long the bill lists are kept (CACHE_TTL_LIST_S): many channels' digests cost one load. */
-  listTtlS: number;
-  timeZone: string;
-  log: Logger;
-}
-
-/** Gathers what a digest shows. Lists are cached per org (webhooks invalidate them), so many channels cost one load. */
+/** Gathers what a digest shows. Bill lists are kept per org for CACHE_TTL_LIST_S (webhooks drop them): many channels cost one load. */
 export class DigestComposer {
-  constructor(private readonly deps: ComposerDeps) {}
+  constructor(private readonly deps: { bill: BillGateway; mirror: Mirror; listTtlS: number; timeZone: string; log: Logger }) {}
 
   async compose(orgId: string, now: number, cadence: DigestContent['cadence'], priority: Priority = 'background'): Promise<DigestContent> {
+    const { mirror } = this.deps;
     const today = dateInZone(now, this.deps.timeZone);
     const org = this.deps.bill.org(orgId, { priority });
-    // Kept per org for CACHE_TTL_LIST_S and dropped by a webhook about a bill: many channels' digests cost one load.
     const unpaid = (key: string, dueDate: { gte?: string; lte?: string; lt?: string }) =>
-      this.deps.mirror.answers.get(orgId, key, { ttlS: this.deps.listTtlS, kinds: ['bill'] }, async () => {
+      mirror.answers.get(orgId, key, { ttlS: this.deps.listTtlS, kinds: ['bill'] }, async () => {
         const r = await org.bills
           .list({
             dueDate,
@@ -133,9 +107,9 @@ export class DigestComposer {
       unpaid(`digest.bills.due?from=${today}&to=${until}`, { gte: today, lte: until }),
       unpaid(`digest.bills.overdue?before=${today}`, { lt: today }),
     ]);
-    let invoices: DigestInvoice[] | undefined;
+    let invoices: DigestRow[] | undefined;
     let invoicesAsOf = now;
-    const answer = await this.deps.mirror.rows(orgId, 'invoice', { maxAgeMs: 60_000, waitMs: priority === 'interactive' ? 8_000 : 20_000 });
+    const answer = await mirror.rows(orgId, 'invoice', { maxAgeMs: 60_000, waitMs: priority === 'interactive' ? 8_000 : 20_000 });
     if ('rows' in answer) {
       invoicesAsOf = answer.refreshedAt;
       invoices = answer.rows
@@ -146,16 +120,28 @@ export class DigestComposer {
     // Copies: names are filled in below, the cached lists stay as BILL sent them.
     const dueSoon = due.value.items.map((b) => ({ ...b }));
     const overdueBills = overdue.value.items.map((b) => ({ ...b }));
-    await this.names(orgId, [...dueSoon, ...overdueBills], invoices ?? [], priority);
-    const fingerprint = createHash('sha256')
-      .update(
-        JSON.stringify([
-          dueSoon.map((b) => [b.id, b.dueAmount, b.dueDate]),
-          overdueBills.map((b) => [b.id, b.dueAmount, b.dueDate]),
-          invoices?.map((i) => [i.id, i.dueAmount, i.dueDate]) ?? null,
-        ]),
-      )
-      .digest('base64url');
+    // Vendor names bills lack, customer names and currencies (one call per 100 unknown ids, then kept).
+    try {
+      for (const [kind, rows] of [
+        ['vendor', [...dueSoon, ...overdueBills]],
+        ['customer', invoices ?? []],
+      ] as const) {
+        const names = await mirror.names(
+          orgId,
+          kind,
+          rows.map((r) => r.partyId),
+          { priority, waitMs: 20_000 },
+        );
+        for (const r of rows) {
+          const party = names.get(r.partyId);
+          if (party && (kind === 'customer' || !r.partyName)) r.partyName = party.name;
+          r.currency ??= party?.currency;
+        }
+      }
+    } catch (err) {
+      this.deps.log.info({ orgId, err: errorMessage(err) }, 'digest names could not be looked up');
+    }
+    const shown = (rows: DigestRow[] | undefined) => rows?.map((r) => [r.id, r.dueAmount, r.dueDate]) ?? null;
     return {
       orgId,
       today,
@@ -165,57 +151,28 @@ export class DigestComposer {
       overdueInvoices: invoices,
       truncated: due.value.truncated || overdue.value.truncated,
       asOf: Math.min(due.fetchedAt, overdue.fetchedAt, invoicesAsOf),
-      fingerprint,
+      fingerprint: createHash('sha256')
+        .update(JSON.stringify([shown(dueSoon), shown(overdueBills), shown(invoices)]))
+        .digest('base64url'),
     };
-  }
-
-  /** Vendor names bills lack, customer names and currencies (one call per 100 unknown ids, then kept). */
-  private async names(orgId: string, bills: DigestBill[], invoices: DigestInvoice[], priority: Priority): Promise<void> {
-    const wait = { priority, waitMs: 20_000 };
-    try {
-      const vendors = await this.deps.mirror.names(
-        orgId,
-        'vendor',
-        bills.map((b) => b.vendorId),
-        wait,
-      );
-      for (const b of bills) {
-        const v = vendors.get(b.vendorId);
-        if (!b.vendorName && v) b.vendorName = v.name;
-        b.currency ??= v?.currency;
-      }
-      const customers = await this.deps.mirror.names(
-        orgId,
-        'customer',
-        invoices.map((i) => i.customerId),
-        wait,
-      );
-      for (const i of invoices) {
-        const c = customers.get(i.customerId);
-        if (c) i.customerName = c.name;
-        i.currency ??= c?.currency;
-      }
-    } catch (err) {
-      this.deps.log.info({ orgId, err: errorMessage(err) }, 'digest names could not be looked up');
-    }
   }
 }
 
 /** A bill as a digest row (its vendor's name and currency are filled in later). */
-export function digestBill(b: Pick<Bill, 'id' | 'invoice' | 'vendorId' | 'vendorName' | 'dueDate' | 'dueAmount' | 'amount'>): DigestBill {
+export function digestBill(b: Pick<Bill, 'id' | 'invoice' | 'vendorId' | 'vendorName' | 'dueDate' | 'dueAmount' | 'amount'>): DigestRow {
   return {
     id: b.id,
     number: b.invoice?.invoiceNumber ?? '',
-    vendorId: b.vendorId,
-    vendorName: typeof b.vendorName === 'string' ? b.vendorName : '',
+    partyId: b.vendorId,
+    partyName: b.vendorName ?? '',
     dueDate: b.dueDate,
-    dueAmount: typeof b.dueAmount === 'number' ? b.dueAmount : b.amount,
+    dueAmount: b.dueAmount ?? b.amount,
   };
 }
 
 /** An invoice as a digest row (its customer's name and currency are filled in later). */
-export function digestInvoice(i: Pick<Invoice, 'id' | 'invoiceNumber' | 'customerId' | 'dueDate' | 'dueAmount'>): DigestInvoice {
-  return { id: i.id, number: i.invoiceNumber, customerId: i.customerId, customerName: '', dueDate: i.dueDate, dueAmount: i.dueAmount };
+export function digestInvoice(i: Pick<Invoice, 'id' | 'invoiceNumber' | 'customerId' | 'dueDate' | 'dueAmount'>): DigestRow {
+  return { id: i.id, number: i.invoiceNumber, partyId: i.customerId, partyName: '', dueDate: i.dueDate, dueAmount: i.dueAmount };
 }
 
 export interface SchedulerDeps {
@@ -231,11 +188,7 @@ export interface SchedulerDeps {
   onChannelGone(target: ChannelTarget, reason: string): Promise<void>;
 }
 
-export interface TickReport {
-  posted: number;
-  unchanged: number;
-  failed: number;
-}
+type TickReport = Record<'posted' | 'unchanged' | 'failed', number>;
 
 export class DigestScheduler {
   private readonly leases: Leases;
@@ -282,7 +235,7 @@ export class DigestScheduler {
     const { state } = this.deps;
     const slot = latestSlot(setting.schedule, now, this.deps.timeZone);
     if (slot.at < setting.since || now - slot.at > CATCH_UP_MS) return;
-    const target: ChannelTarget = { tenantId: setting.tenantId, teamId: setting.teamId, channelId: setting.channelId };
+    const target = targetOf(setting);
     const key = channelKey(target);
     const markerKey = `${key}|slot|${slot.id}`;
     if (await state.get<SlotMarker>(NS.digests, markerKey)) return;
@@ -301,7 +254,7 @@ export class DigestScheduler {
       }
       const content = await this.deps.composer.compose(orgId, now, setting.schedule.every);
       const lastKey = `${key}|last`;
-      const last = await state.get<LastDigest>(NS.digests, lastKey);
+      const last = await state.get<{ fingerprint: string }>(NS.digests, lastKey);
       if (last?.fingerprint === content.fingerprint) {
         await mark({ state: 'done', result: 'unchanged', at: now });
         report.unchanged++;
@@ -313,11 +266,7 @@ export class DigestScheduler {
       await mark({ state: 'sending', at: now });
       const outcome = await this.deps.sender.send(setting.reference, this.deps.presenter.digest(content, now));
       if (outcome.ok) {
-        await state.set(NS.digests, lastKey, {
-          fingerprint: content.fingerprint,
-          slot: slot.id,
-          postedAt: this.deps.clock.now(),
-        } satisfies LastDigest);
+        await state.set(NS.digests, lastKey, { fingerprint: content.fingerprint, slot: slot.id, postedAt: this.deps.clock.now() });
         await mark({ state: 'done', result: 'posted', at: this.deps.clock.now() });
         report.posted++;
         log.info('digest posted');

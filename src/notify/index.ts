@@ -11,33 +11,16 @@ import type { EntityKind } from '../mirror/records.js';
 import type { AuditTrail } from '../infra/audit.js';
 import type { BindingScope } from '../bindings/bindings.js';
 import { NS, type StateStore } from '../infra/state/types.js';
-import { DigestComposer, DigestScheduler, DigestSettings, type DigestSetting } from './digests.js';
+import { DigestComposer, DigestScheduler, DigestSettings } from './digests.js';
 import { WebhookKeys } from './keys.js';
-import { eventTypeInfo, type SubscriptionKind } from './kinds.js';
+import { eventTypeInfo } from './kinds.js';
 import { confirmRecord, paymentBillIds, projectEntity, readRecord, vendorOf } from './project.js';
 import { PushFeed } from './pushFeed.js';
 import { WebhookReceiver } from './receiver.js';
 import { WebhookSetup } from './setup.js';
-import { ChannelSubscriptions, type ChannelSubscription } from './subscriptions.js';
+import { ChannelSubscriptions } from './subscriptions.js';
 import type { ChannelSender, ChannelTarget, Enrichment, NotificationPresenter, OutboxEvent } from './types.js';
 import { DeliveryWorker, type DeadLetter } from './worker.js';
-
-/** A notification does not wait for an org's first build of vendors or customers: an id not held is read by id. */
-const NAMES_WAIT_MS = 0;
-
-export type {
-  ChannelSender,
-  ChannelTarget,
-  ConversationRef,
-  DigestBill,
-  DigestContent,
-  DigestInvoice,
-  Enrichment,
-  NotificationPresenter,
-  OutboxEvent,
-  OutgoingMessage,
-  SendOutcome,
-} from './types.js';
 
 export interface NotifyDeps {
   config: Config;
@@ -57,18 +40,6 @@ export interface NotifyDeps {
   audit: AuditTrail;
   sender: ChannelSender;
   presenter: NotificationPresenter;
-  /** Waits between delivery tries (tests shorten them). */
-  retryDelaysMs?: number[];
-}
-
-/** What `status` shows about notifications for one channel. */
-export interface NotifyStatus {
-  kinds: SubscriptionKind[];
-  digest: DigestSetting | undefined;
-  outbox: { events: number; pending: number; nextAt: number | undefined };
-  deadLetters: { total: number; here: DeadLetter[] };
-  /** Stored webhook keys for the org, and whether a configured key (BILL_WEBHOOK_SECURITY_KEY[S]) belongs to it. */
-  webhook: { storedKeys: number; envKey: boolean };
 }
 
 export class Notifications {
@@ -84,7 +55,6 @@ export class Notifications {
   readonly push: PushFeed;
   /** Configured webhook keys by the organisation each belongs to. */
   private readonly envKeys: Record<string, string>;
-  private started = false;
 
   constructor(private readonly deps: NotifyDeps) {
     const { state, clock, log, config } = deps;
@@ -100,11 +70,6 @@ export class Notifications {
     });
     this.subscriptions = new ChannelSubscriptions(state, clock);
     this.digestSettings = new DigestSettings(state, clock);
-    // Webhooks are hints: the mirror reads the record again before it shows it, and drops answers built from it.
-    const onEntityChanged = (orgId: string, entity: EntityKind, ids: string[]) => {
-      if (ids.length === 0) void deps.mirror.markStale(orgId, entity);
-      for (const id of ids) void deps.mirror.markStale(orgId, entity, id);
-    };
     this.worker = new DeliveryWorker({
       state,
       clock,
@@ -115,9 +80,8 @@ export class Notifications {
       presenter: deps.presenter,
       confirm: (ev) => confirmRecord(deps.bill, ev),
       enrich: (ev) => this.enrich(ev),
-      apply: (ev) => this.apply(ev),
+      apply: (ev) => this.markStale(ev),
       onChannelGone: (target, reason) => this.channelGone(target, reason),
-      retryDelaysMs: deps.retryDelaysMs,
     });
     this.push = new PushFeed({
       bill: deps.bill,
@@ -133,7 +97,8 @@ export class Notifications {
       keys: this.keys,
       envKeys: this.envKeys,
       servesOrg: deps.servesOrg,
-      onEntityChanged,
+      stale: (ev) =>
+        void this.markStale(ev).catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'mirror could not be marked stale')),
       kick: () => this.worker.kick(),
       heard: (orgId, subscriptionId) => this.push.heard(orgId, subscriptionId),
     });
@@ -167,8 +132,6 @@ export class Notifications {
 
   /** Starts the outbox worker (it sends what a previous run left) and the digest scheduler. */
   async start(): Promise<void> {
-    if (this.started) return;
-    this.started = true;
     await this.keys
       .registerAll()
       .catch((err: unknown) => this.deps.log.error({ err: errorMessage(err) }, 'webhook keys could not be read'));
@@ -200,8 +163,8 @@ export class Notifications {
       .catch(() => undefined);
   }
 
-  async status(target: ChannelTarget, orgId: string | undefined): Promise<NotifyStatus> {
-    const subs: ChannelSubscription[] = await this.subscriptions.forChannel(target);
+  /** What `status` shows about notifications for one channel. */
+  async status(target: ChannelTarget, orgId: string | undefined) {
     const letters = (await this.deps.state.entries<DeadLetter | null>(NS.deadLetters))
       .map(([, d]) => d)
       .filter((d): d is DeadLetter => !!d && typeof d.eventId === 'string');
@@ -210,10 +173,11 @@ export class Notifications {
       .sort((a, b) => b.at - a.at)
       .slice(0, 3);
     return {
-      kinds: subs.map((s) => s.kind),
+      kinds: (await this.subscriptions.forChannel(target)).map((s) => s.kind),
       digest: await this.digestSettings.get(target),
       outbox: await this.worker.depth(),
       deadLetters: { total: letters.length, here },
+      // Stored webhook keys for the org, and whether a configured key (BILL_WEBHOOK_SECURITY_KEY[S]) belongs to it.
       webhook: {
         storedKeys: orgId ? (await this.keys.list(orgId)).length : 0,
         envKey: orgId !== undefined && this.envKeys[orgId] !== undefined,
@@ -255,15 +219,16 @@ export class Notifications {
   }
 
   /**
-   * Marks the record an event names stale in the mirror (again after a restart: the outbox outlives the marks the
-   * receiver made): a payload is a hint, never written as the record (a signed event could carry any amount and a date
-   * in 2099); the next answer showing the record reads it from BILL first.
+   * Marks the records an event names stale in the mirror, when it arrives and again when the worker takes it (the
+   * outbox outlives the marks): a payload is a hint, never written as the record (a signed event could carry any
+   * amount and a date in 2099); the next answer showing the record reads it from BILL first.
    */
-  private async apply(ev: OutboxEvent): Promise<void> {
-    if (typeof ev.entity.id !== 'string') return;
-    await this.deps.mirror.markStale(ev.orgId, ev.entityType, ev.entity.id);
-    if (ev.entityType === 'payment')
-      for (const billId of paymentBillIds(ev.entity)) await this.deps.mirror.markStale(ev.orgId, 'bill', billId);
+  private async markStale(ev: OutboxEvent): Promise<void> {
+    const bills = ev.entityType === 'payment' ? paymentBillIds(ev.entity) : [];
+    await Promise.all([
+      this.deps.mirror.markStale(ev.orgId, ev.entityType, typeof ev.entity.id === 'string' ? ev.entity.id : undefined),
+      ...bills.map((billId) => this.deps.mirror.markStale(ev.orgId, 'bill', billId)),
+    ]);
   }
 
   /** What the card needs beyond the payload: bill numbers of a payment, customer and vendor names, the currency. */
@@ -292,7 +257,8 @@ export class Notifications {
       if (Object.keys(numbers).length > 0) out.billNumbers = numbers;
     }
     const named = async (kind: 'vendor' | 'customer', id: string | undefined) =>
-      id ? (await mirror.names(org, kind, [id], { priority, waitMs: NAMES_WAIT_MS })).get(id) : undefined;
+      // No wait for an org's first build of vendors or customers: an id not held is read by id.
+      id ? (await mirror.names(org, kind, [id], { priority, waitMs: 0 })).get(id) : undefined;
     if (ev.entityType === 'payment' || ev.entityType === 'bill') {
       const vendor = vendorOf(ev.entity);
       const info = await named('vendor', vendor.id);

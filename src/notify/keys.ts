@@ -35,16 +35,10 @@ interface StoredKey {
 }
 
 /** What callers see of a stored subscription: never the key itself. */
-export interface WebhookKeyInfo {
-  subscriptionId: string;
-  orgId: string;
-  name: string;
-  notificationUrl: string;
-  events: string[];
-  createdAt: number;
-  updatedAt: number;
-  sealed: boolean;
-}
+export type WebhookKeyInfo = Omit<StoredKey, 'v' | 'key' | 'previous'> & { sealed: boolean };
+
+/** The subscription and organisation a sealed key is bound to. */
+type Owner = Pick<StoredKey, 'subscriptionId' | 'orgId'>;
 
 export interface WebhookKeysDeps {
   state: StateStore;
@@ -61,6 +55,8 @@ export interface WebhookKeysDeps {
 export const UNSEALED_REFUSED =
   'SECRETS_KEY is not set, and with NODE_ENV=production billbridge does not store webhook security keys unencrypted. Set SECRETS_KEY (openssl rand -base64 32) and restart, then set up webhooks again.';
 
+const aad = (owner: Owner): string => `webhook-key|v2|${owner.subscriptionId}|${owner.orgId}`;
+
 export class WebhookKeys {
   private warned = false;
   private readonly sealKey: Buffer | undefined;
@@ -75,14 +71,9 @@ export class WebhookKeys {
   }
 
   /** Stores the key BILL returned for a new subscription (or a rotated one). */
-  async save(input: {
-    subscriptionId: string;
-    orgId: string;
-    name: string;
-    notificationUrl: string;
-    events: string[];
-    securityKey: string;
-  }): Promise<void> {
+  async save(
+    input: Pick<StoredKey, 'subscriptionId' | 'orgId' | 'name' | 'notificationUrl' | 'events'> & { securityKey: string },
+  ): Promise<void> {
     this.deps.secrets.add(input.securityKey);
     if (!this.canStore) throw new Error(UNSEALED_REFUSED);
     const now = this.deps.clock.now();
@@ -111,13 +102,19 @@ export class WebhookKeys {
   async keysFor(subscriptionId: string): Promise<Array<{ key: string; orgId: string }>> {
     const record = await this.deps.state.get<StoredKey>(NS.webhookKeys, subscriptionId);
     if (record?.v !== 1 || record.subscriptionId !== subscriptionId) return [];
-    const out: Array<{ key: string; orgId: string }> = [];
-    const current = this.open(record.key, record, {});
-    if (current) out.push({ key: current, orgId: record.orgId });
     const { previous } = record;
-    if (previous && previous.until > this.deps.clock.now()) {
-      const old = this.open(previous.key, record, { until: previous.until });
-      if (old) out.push({ key: old, orgId: record.orgId });
+    const boxes: Array<[Sealed, { until?: number }]> = [[record.key, {}]];
+    if (previous && previous.until > this.deps.clock.now()) boxes.push([previous.key, { until: previous.until }]);
+    const out: Array<{ key: string; orgId: string }> = [];
+    for (const [box, scrub] of boxes) {
+      const key = this.tryOpen(box, record, scrub);
+      if (key) out.push({ key, orgId: record.orgId });
+      else if (box.alg !== 'none')
+        this.deps.log.error(
+          this.deps.secretsKey
+            ? 'a webhook security key could not be unsealed (SECRETS_KEY changed, or the record belongs to another subscription): events of that subscription cannot be verified'
+            : 'a webhook security key is sealed but SECRETS_KEY is not set: events of that subscription cannot be verified',
+        );
     }
     return out;
   }
@@ -183,34 +180,12 @@ export class WebhookKeys {
   }
 
   /** A key of `existing` kept as the previous key until `until`, sealed for `owner` (dropped when it cannot be opened). */
-  private carryOver(
-    existing: StoredKey,
-    box: Sealed,
-    owner: { subscriptionId: string; orgId: string },
-    until: number,
-  ): StoredKey['previous'] {
+  private carryOver(existing: StoredKey, box: Sealed, owner: Owner, until: number): StoredKey['previous'] {
     const value = this.tryOpen(box, existing, { until });
     return value === undefined ? undefined : { key: this.seal(value, owner), until };
   }
 
-  /**
-   * Scrubs an opened key from log lines: for good while it is a stored current key, until `until` when it is a
-   * rotated-out key (also if it was registered for good while it was current).
-   */
-  private register(value: string, until: number | undefined): void {
-    if (until === undefined) {
-      this.deps.secrets.add(value);
-      return;
-    }
-    this.deps.secrets.delete(value);
-    this.deps.secrets.add(value, Math.max(0, until - this.deps.clock.now()));
-  }
-
-  private aad(owner: { subscriptionId: string; orgId: string }): string {
-    return `webhook-key|v2|${owner.subscriptionId}|${owner.orgId}`;
-  }
-
-  private seal(value: string, owner: { subscriptionId: string; orgId: string }): Sealed {
+  private seal(value: string, owner: Owner): Sealed {
     const key = this.sealKey;
     if (!key) {
       if (!this.warned) {
@@ -221,47 +196,30 @@ export class WebhookKeys {
       }
       return { alg: 'none', value };
     }
-    return { alg: 'aes-256-gcm/v2', ...sealText(key, value, { encoding: 'base64', aad: this.aad(owner) }) };
+    return { alg: 'aes-256-gcm/v2', ...sealText(key, value, { encoding: 'base64', aad: aad(owner) }) };
   }
 
   /**
    * The key in a box, or undefined when it cannot be opened here (no log line: for counting). `scrub`: register it
    * with the log scrubber (until a time, or for good), or false for a value about to be dropped or only counted.
    */
-  private tryOpen(
-    sealed: Sealed | undefined,
-    owner: { subscriptionId: string; orgId: string },
-    scrub: { until?: number } | false,
-  ): string | undefined {
+  private tryOpen(sealed: Sealed | undefined, owner: Owner, scrub: { until?: number } | false): string | undefined {
     if (!sealed) return undefined;
     let value: string | undefined;
     try {
       // Stored data: an algorithm this version does not know opens nothing.
       const alg: string = sealed.alg;
       if (sealed.alg === 'none') value = typeof sealed.value === 'string' ? sealed.value : undefined;
-      else if (alg === 'aes-256-gcm/v2' && this.sealKey)
-        value = openText(this.sealKey, sealed, { encoding: 'base64', aad: this.aad(owner) });
+      else if (alg === 'aes-256-gcm/v2' && this.sealKey) value = openText(this.sealKey, sealed, { encoding: 'base64', aad: aad(owner) });
     } catch {
       return undefined;
     }
-    if (value && scrub) this.register(value, scrub.until);
-    return value || undefined;
-  }
-
-  private open(
-    sealed: Sealed | undefined,
-    owner: { subscriptionId: string; orgId: string },
-    scrub: { until?: number },
-  ): string | undefined {
-    if (!sealed) return undefined;
-    const value = this.tryOpen(sealed, owner, scrub);
-    if (value === undefined && sealed.alg !== 'none') {
-      this.deps.log.error(
-        this.deps.secretsKey
-          ? 'a webhook security key could not be unsealed (SECRETS_KEY changed, or the record belongs to another subscription): events of that subscription cannot be verified'
-          : 'a webhook security key is sealed but SECRETS_KEY is not set: events of that subscription cannot be verified',
-      );
-    }
+    if (!value) return undefined;
+    // Scrubbed from log lines: for good while it is a stored current key, until `until` when it is a rotated-out key
+    // (also if it was registered for good while it was current).
+    const until = scrub ? scrub.until : undefined;
+    if (until !== undefined) this.deps.secrets.delete(value);
+    if (scrub) this.deps.secrets.add(value, until === undefined ? undefined : Math.max(0, until - this.deps.clock.now()));
     return value;
   }
 }

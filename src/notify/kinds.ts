@@ -9,33 +9,29 @@ import type { EntityKind } from '../mirror/records.js';
 export const SUBSCRIPTION_KINDS = ['bills', 'invoices', 'payments', 'vendors', 'spend'] as const;
 export type SubscriptionKind = (typeof SUBSCRIPTION_KINDS)[number];
 
-export interface EventTypeInfo {
-  kind: SubscriptionKind;
-  /** The cache entity the event changes. */
-  entity: EntityKind;
-}
+const lifecycle = (entity: string) => ['created', 'updated', 'archived', 'restored'].map((change) => `${entity}.${change}`);
 
-const TYPES: Record<string, EventTypeInfo> = {
-  'bill.created': { kind: 'bills', entity: 'bill' },
-  'bill.updated': { kind: 'bills', entity: 'bill' },
-  'bill.archived': { kind: 'bills', entity: 'bill' },
-  'bill.restored': { kind: 'bills', entity: 'bill' },
-  'invoice.created': { kind: 'invoices', entity: 'invoice' },
-  'invoice.updated': { kind: 'invoices', entity: 'invoice' },
-  'invoice.archived': { kind: 'invoices', entity: 'invoice' },
-  'invoice.restored': { kind: 'invoices', entity: 'invoice' },
-  'payment.updated': { kind: 'payments', entity: 'payment' },
-  'payment.failed': { kind: 'payments', entity: 'payment' },
-  'autopay.failed': { kind: 'payments', entity: 'payment' },
-  'vendor.created': { kind: 'vendors', entity: 'vendor' },
-  'vendor.updated': { kind: 'vendors', entity: 'vendor' },
-  'vendor.archived': { kind: 'vendors', entity: 'vendor' },
-  'vendor.restored': { kind: 'vendors', entity: 'vendor' },
-  'spend.transaction.updated': { kind: 'spend', entity: 'spend' },
-  'spend.reimbursement.created': { kind: 'spend', entity: 'spend' },
-  'spend.reimbursement.updated': { kind: 'spend', entity: 'spend' },
-  'spend.reimbursement.deleted': { kind: 'spend', entity: 'spend' },
-  'spend.three-ds-challenge.created': { kind: 'spend', entity: 'spend' },
+/** Per kind: the record kind its events change, how `subscribe` describes it, and its BILL event types (version "1"). */
+export const KINDS: Record<SubscriptionKind, { entity: EntityKind; label: string; types: string[] }> = {
+  bills: { entity: 'bill', label: 'Bills (created, changed, paid, archived)', types: lifecycle('bill') },
+  invoices: { entity: 'invoice', label: 'Invoices (created, changed, payments received, archived)', types: lifecycle('invoice') },
+  payments: {
+    entity: 'payment',
+    label: 'Payments to vendors (status changes, failures, AutoPay failures)',
+    types: ['payment.updated', 'payment.failed', 'autopay.failed'],
+  },
+  vendors: { entity: 'vendor', label: 'Vendors (added, changed, archived)', types: lifecycle('vendor') },
+  spend: {
+    entity: 'spend',
+    label: 'Spend & Expense (card transactions, reimbursements)',
+    types: [
+      'spend.transaction.updated',
+      'spend.reimbursement.created',
+      'spend.reimbursement.updated',
+      'spend.reimbursement.deleted',
+      'spend.three-ds-challenge.created',
+    ],
+  },
 };
 
 /**
@@ -44,12 +40,7 @@ const TYPES: Record<string, EventTypeInfo> = {
  * updated/failed, and a new one changes the bill it pays. Not spend: its events cover transactions and
  * reimbursements, not budgets or cards.
  */
-export const PUSH_FED: ReadonlyArray<{ entity: EntityKind; kind: SubscriptionKind }> = [
-  { entity: 'bill', kind: 'bills' },
-  { entity: 'invoice', kind: 'invoices' },
-  { entity: 'payment', kind: 'payments' },
-  { entity: 'vendor', kind: 'vendors' },
-];
+export const PUSH_FED = SUBSCRIPTION_KINDS.filter((kind) => kind !== 'spend').map((kind) => ({ kind, entity: KINDS[kind].entity }));
 
 /** BILL event types billbridge knows but does not post to channels. */
 export const KNOWN_UNROUTED_TYPES: readonly string[] = [
@@ -60,17 +51,15 @@ export const KNOWN_UNROUTED_TYPES: readonly string[] = [
   'risk-verification.updated',
 ];
 
-/** The kind of a BILL event type (version "1"), or undefined for types billbridge does not post. */
-export function eventTypeInfo(type: string, version = '1'): EventTypeInfo | undefined {
-  if (version !== '1') return undefined;
-  return Object.prototype.hasOwnProperty.call(TYPES, type) ? TYPES[type] : undefined;
+/** The kind of a BILL event type and the record kind it changes, or undefined for types billbridge does not post. */
+export function eventTypeInfo(type: string, version = '1'): { kind: SubscriptionKind; entity: EntityKind } | undefined {
+  const kind = version === '1' ? SUBSCRIPTION_KINDS.find((k) => KINDS[k].types.includes(type)) : undefined;
+  return kind && { kind, entity: KINDS[kind].entity };
 }
 
 /** Every event type billbridge posts, optionally only those of some kinds (what `webhooks setup` subscribes to). */
 export function eventTypesOf(kinds: readonly SubscriptionKind[] = SUBSCRIPTION_KINDS): string[] {
-  return Object.entries(TYPES)
-    .filter(([, info]) => kinds.includes(info.kind))
-    .map(([type]) => type);
+  return kinds.flatMap((kind) => KINDS[kind].types);
 }
 
 /** "bill" / "Bills" / "all" as typed -> kinds; undefined when a word is not a kind. */
@@ -91,11 +80,3 @@ export function parseKinds(words: string[]): SubscriptionKind[] | undefined {
   }
   return SUBSCRIPTION_KINDS.filter((k) => out.has(k));
 }
-
-export const KIND_LABELS: Record<SubscriptionKind, string> = {
-  bills: 'Bills (created, changed, paid, archived)',
-  invoices: 'Invoices (created, changed, payments received, archived)',
-  payments: 'Payments to vendors (status changes, failures, AutoPay failures)',
-  vendors: 'Vendors (added, changed, archived)',
-  spend: 'Spend & Expense (card transactions, reimbursements)',
-};

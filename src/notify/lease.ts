@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../infra/clock.js';
 import type { StateStore } from '../infra/state/types.js';
 
-export interface LeaseHolder {
+interface LeaseHolder {
   /** The holder's random id. */
   by: string;
   /** When it took or last renewed the lease (ms since epoch). */

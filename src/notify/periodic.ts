@@ -2,13 +2,6 @@
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 
-export interface PeriodicOptions {
-  everyMs: number;
-  log: Logger;
-  /** Names the job in the log line when a run fails. */
-  what: string;
-}
-
 export class Periodic<R> {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<R> | undefined;
@@ -17,7 +10,8 @@ export class Periodic<R> {
 
   constructor(
     private readonly job: () => Promise<R>,
-    private readonly opts: PeriodicOptions,
+    /** `what` names the job in the log line when a run fails. */
+    private readonly opts: { everyMs: number; log: Logger; what: string },
   ) {}
 
   /** True once stop() was called; a long run checks it between items. */

@@ -18,7 +18,7 @@ import { parseNotification, peekSubscriptionId, signatureDigest, signatureMatche
 import { NS, type StateStore } from '../infra/state/types.js';
 import { eventTypeInfo, KNOWN_UNROUTED_TYPES } from './kinds.js';
 import type { WebhookKeys } from './keys.js';
-import { paymentBillIds, projectEntity } from './project.js';
+import { projectEntity } from './project.js';
 import type { OutboxEvent } from './types.js';
 
 /** BILL asks for de-duplication by event id; its retries span hours, events are kept longer than a week here. */
@@ -27,11 +27,6 @@ export const EVENT_ID_TTL_MS = 8 * 24 * 3_600_000;
 const ANSWER_WITHIN_MS = 1_500;
 
 export const outboxKey = (eventId: string): string => `ev|${eventId}`;
-
-export interface ReceiveAnswer {
-  status: number;
-  body: { status: string; eventId?: string; error?: string };
-}
 
 export interface ReceiverDeps {
   state: StateStore;
@@ -45,8 +40,8 @@ export interface ReceiverDeps {
   envKeys: Record<string, string>;
   /** True for the organisations this deployment serves (BILL_ORG_ID, or BILL_ALLOWED_ORG_IDS). */
   servesOrg(orgId: string): boolean;
-  /** A record changed in BILL: drop cached answers built from it (all instances, once cluster mode broadcasts). */
-  onEntityChanged(orgId: string, entity: EntityKind, ids: string[]): void;
+  /** An event was queued: the records it names are marked stale in the mirror (webhooks are hints, BILL's advice). */
+  stale(event: OutboxEvent): void;
   /** Wakes the delivery worker. */
   kick(): void;
   /** An event signed by this subscription was accepted (the subscription is delivering). */
@@ -54,16 +49,13 @@ export interface ReceiverDeps {
   answerWithinMs?: number;
 }
 
-/** Marker of an accepted event id (NS.webhookEvents). */
-interface SeenEvent {
-  at: number;
-  type: string;
-}
-
 export class WebhookReceiver {
   constructor(private readonly deps: ReceiverDeps) {}
 
-  async accept(raw: Buffer, signatureHeader: string | string[] | undefined): Promise<ReceiveAnswer> {
+  async accept(
+    raw: Buffer,
+    signatureHeader: string | string[] | undefined,
+  ): Promise<{ status: number; body: { status: string; eventId?: string; error?: string } }> {
     const digest = signatureDigest(signatureHeader);
     if (!digest) {
       this.deps.log.info(
@@ -157,7 +149,7 @@ export class WebhookReceiver {
   private async store(n: BillNotification, kind: OutboxEvent['kind'], entityType: EntityKind): Promise<'stored' | 'duplicate'> {
     const { state, clock } = this.deps;
     const id = n.metadata.eventId;
-    if (await state.get<SeenEvent>(NS.webhookEvents, id)) return 'duplicate';
+    if (await state.get(NS.webhookEvents, id)) return 'duplicate';
     const event: OutboxEvent = {
       v: 1,
       eventId: id,
@@ -175,15 +167,9 @@ export class WebhookReceiver {
     const queued = await state.setIfAbsent(NS.outbox, outboxKey(id), event);
     // Written on a duplicate too: a process that died between the outbox write and this mark left the event queued
     // but unmarked, and BILL's retry is the one chance to mark it before the worker delivers and drops the entry.
-    await state.set(NS.webhookEvents, id, { at: clock.now(), type: event.type } satisfies SeenEvent, { ttlMs: EVENT_ID_TTL_MS });
+    await state.set(NS.webhookEvents, id, { at: clock.now(), type: event.type }, { ttlMs: EVENT_ID_TTL_MS });
     if (!queued) return 'duplicate';
-    // Webhooks are hints (BILL's advice): cached answers built from this record are dropped right away.
-    const ids = [typeof event.entity.id === 'string' ? event.entity.id : undefined].filter((x): x is string => !!x);
-    this.deps.onEntityChanged(event.orgId, entityType, ids);
-    if (entityType === 'payment') {
-      const bills = paymentBillIds(event.entity);
-      if (bills.length > 0) this.deps.onEntityChanged(event.orgId, 'bill', bills);
-    }
+    this.deps.stale(event);
     return 'stored';
   }
 }

@@ -25,20 +25,16 @@ export class WebhookSetupError extends Error {
   }
 }
 
-export interface SetupResult {
-  action: 'created' | 'updated' | 'rotated' | 'unchanged';
-  subscription: BillSubscriptionView;
-}
+/** A BILL subscription as billbridge shows it (never the key); keyStored: billbridge can verify its events. */
+type BillSubscriptionView = ReturnType<typeof view>;
 
-/** A BILL subscription as billbridge shows it (never the key). */
-export interface BillSubscriptionView {
-  id: string;
-  name: string;
-  notificationUrl: string;
-  enabled: boolean;
-  events: string[];
-  /** billbridge holds its security key (it can verify its events). */
-  keyStored: boolean;
+/** BILL's answer, read defensively. */
+function view(
+  s: Omit<Subscription, 'status' | 'events'> & { status?: { enabled?: unknown }; events?: Subscription['events'] },
+  keyStored: boolean,
+) {
+  const { id, name, notificationUrl } = s;
+  return { id, name, notificationUrl, enabled: s.status?.enabled === true, events: (s.events ?? []).map((e) => e.type), keyStored };
 }
 
 /** The notification URL if it may be used: https, or http to this machine (the embedded sandbox allows that). */
@@ -75,7 +71,10 @@ export class WebhookSetup {
    * Makes sure one BILL subscription sends every event billbridge posts to `url`, and that billbridge holds its key.
    * An existing subscription to the same URL is reused (its events updated, its key rotated when billbridge lost it).
    */
-  async setup(orgId: string, rawUrl: string): Promise<SetupResult> {
+  async setup(
+    orgId: string,
+    rawUrl: string,
+  ): Promise<{ action: 'created' | 'updated' | 'rotated' | 'unchanged'; subscription: BillSubscriptionView }> {
     const url = checkNotificationUrl(rawUrl, this.deps.allowLocalHttp);
     // Before BILL makes a key it would show only once.
     if (!this.deps.keys.canStore) throw new WebhookSetupError('unsealed', UNSEALED_REFUSED);
@@ -87,7 +86,7 @@ export class WebhookSetup {
     const existing = (await org.subscriptions.list().all()).items;
     const same = existing.find((s) => s.notificationUrl.replace(/\/+$/, '') === url);
     if (same) {
-      let action: SetupResult['action'] = 'unchanged';
+      let action: 'updated' | 'rotated' | 'unchanged' = 'unchanged';
       let current: Subscription = same;
       const sameEvents =
         same.events.length === wanted.length && wanted.every((w) => same.events.some((e) => e.type === w.type && e.version === w.version));
@@ -102,7 +101,7 @@ export class WebhookSetup {
       }
       this.deps.log.info({ orgId, subscriptionId: same.id, action }, 'BILL webhook subscription checked');
       if (action !== 'unchanged') this.deps.onChange?.(orgId);
-      return { action, subscription: this.view(current, true) };
+      return { action, subscription: view(current, true) };
     }
     if (existing.length >= MAX_BILL_SUBSCRIPTIONS) {
       throw new WebhookSetupError(
@@ -112,24 +111,18 @@ export class WebhookSetup {
     }
     const created = await org.subscriptions.create({ name: SUBSCRIPTION_NAME, events: wanted, notificationUrl: url }, randomUUID());
     if (!created.securityKey) throw new Error('BILL created the subscription without returning its security key');
-    await this.deps.keys.save({
-      subscriptionId: created.id,
-      orgId,
-      name: created.name,
-      notificationUrl: url,
-      events,
-      securityKey: created.securityKey,
-    });
+    const { securityKey } = created;
+    await this.deps.keys.save({ subscriptionId: created.id, orgId, name: created.name, notificationUrl: url, events, securityKey });
     this.deps.log.info({ orgId, subscriptionId: created.id, events: events.length }, 'BILL webhook subscription created');
     this.deps.onChange?.(orgId);
-    return { action: 'created', subscription: this.view(created, true) };
+    return { action: 'created', subscription: view(created, true) };
   }
 
   async list(orgId: string): Promise<BillSubscriptionView[]> {
     const org = this.deps.bill.org(orgId, { priority: 'interactive' });
     const items = (await org.subscriptions.list().all()).items;
     const out: BillSubscriptionView[] = [];
-    for (const s of items) out.push(this.view(s, await this.deps.keys.has(s.id)));
+    for (const s of items) out.push(view(s, await this.deps.keys.has(s.id)));
     return out;
   }
 
@@ -150,20 +143,5 @@ export class WebhookSetup {
     await this.deps.keys.remove(subscriptionId);
     this.deps.onChange?.(orgId);
     this.deps.log.info({ orgId, subscriptionId }, 'BILL webhook subscription deleted');
-  }
-
-  /** BILL's answer, read defensively. */
-  private view(
-    s: Omit<Subscription, 'status' | 'events'> & { status?: { enabled?: unknown }; events?: Subscription['events'] },
-    keyStored: boolean,
-  ): BillSubscriptionView {
-    return {
-      id: s.id,
-      name: s.name,
-      notificationUrl: s.notificationUrl,
-      enabled: s.status?.enabled === true,
-      events: (s.events ?? []).map((e) => e.type),
-      keyStored,
-    };
   }
 }

@@ -28,9 +28,7 @@ export function channelKey(target: ChannelTarget): string {
   return `${targetKey({ tenantId: target.tenantId, kind: 'team', id: target.teamId })}|${target.channelId}`;
 }
 
-function subscriptionKey(target: ChannelTarget, kind: SubscriptionKind): string {
-  return `${channelKey(target)}|${kind}`;
-}
+const subscriptionKey = (target: ChannelTarget, kind: SubscriptionKind): string => `${channelKey(target)}|${kind}`;
 
 /** The binding scope of a channel, for re-checking its org right before a send. */
 export function channelScope(target: ChannelTarget): BindingScope {
@@ -72,16 +70,12 @@ export class ChannelSubscriptions {
         createdBy: input.createdBy,
         createdAt: this.clock.now(),
       };
-      if (await this.state.setIfAbsent(NS.subscriptions, subscriptionKey(target, kind), record)) added.push(kind);
+      const key = subscriptionKey(target, kind);
+      if (await this.state.setIfAbsent(NS.subscriptions, key, record)) added.push(kind);
       else {
         // Keep the reference fresh (service URL changes), keep who and when.
-        const existing = await this.state.get<ChannelSubscription>(NS.subscriptions, subscriptionKey(target, kind));
-        if (existing && isSubscription(existing))
-          await this.state.set(NS.subscriptions, subscriptionKey(target, kind), {
-            ...existing,
-            reference: input.reference,
-            orgId: input.orgId,
-          });
+        const existing = await this.get(key);
+        if (existing) await this.state.set(NS.subscriptions, key, { ...existing, reference: input.reference, orgId: input.orgId });
         already.push(kind);
       }
     }
@@ -98,8 +92,8 @@ export class ChannelSubscriptions {
   async forChannel(target: ChannelTarget): Promise<ChannelSubscription[]> {
     const out: ChannelSubscription[] = [];
     for (const kind of SUBSCRIPTION_KINDS) {
-      const sub = await this.state.get<ChannelSubscription>(NS.subscriptions, subscriptionKey(target, kind));
-      if (sub && isSubscription(sub)) out.push(sub);
+      const sub = await this.get(subscriptionKey(target, kind));
+      if (sub) out.push(sub);
     }
     return out;
   }
@@ -112,9 +106,5 @@ export class ChannelSubscriptions {
   /** Every subscription to a kind, with its key. */
   async forKind(kind: SubscriptionKind): Promise<Array<[string, ChannelSubscription]>> {
     return (await this.state.entries<ChannelSubscription>(NS.subscriptions)).filter(([, s]) => isSubscription(s) && s.kind === kind);
-  }
-
-  async count(): Promise<number> {
-    return (await this.state.entries<unknown>(NS.subscriptions)).filter(([, s]) => isSubscription(s)).length;
   }
 }

@@ -5,13 +5,10 @@ import type { SubscriptionKind } from './kinds.js';
 /** A Bot Framework ConversationReference as JSON (what TurnContext.getConversationReference returns); no secrets. */
 export type ConversationRef = Record<string, unknown>;
 
-/** A team channel, as subscriptions and digests are keyed. */
+/** A team channel (tenant id in lower case, team and channel thread ids), as subscriptions and digests are keyed. */
 export interface ChannelTarget {
-  /** Lower case. */
   tenantId: string;
-  /** Team thread id (19:...@thread.tacv2). */
   teamId: string;
-  /** Channel thread id; posts go top-level into this channel. */
   channelId: string;
 }
 
@@ -59,7 +56,7 @@ export interface OutboxEvent {
   confirmed?: boolean;
   /** Reads of the record that BILL did not answer (the deliveries back off meanwhile). */
   confirmTries?: number;
-  /** Cache and number indexes updated for this event. */
+  /** The records it names were marked stale in the mirror. */
   applied?: boolean;
   enrichment?: Enrichment;
   /** Subscription key -> delivery; set once the event is routed. */
@@ -81,21 +78,12 @@ export interface NotificationPresenter {
   digest(content: DigestContent, now: number): OutgoingMessage;
 }
 
-export interface DigestBill {
+/** A bill or invoice as a digest row: its vendor or customer, and what is still due when. */
+export interface DigestRow {
   id: string;
   number: string;
-  vendorId: string;
-  vendorName: string;
-  dueDate: string;
-  dueAmount: number;
-  currency?: string;
-}
-
-export interface DigestInvoice {
-  id: string;
-  number: string;
-  customerId: string;
-  customerName: string;
+  partyId: string;
+  partyName: string;
   dueDate: string;
   dueAmount: number;
   currency?: string;
@@ -105,13 +93,13 @@ export interface DigestContent {
   orgId: string;
   /** yyyy-MM-dd in BOT_TIMEZONE. */
   today: string;
-  /** "daily" / "weekly" / "now" (on demand). */
+  /** "now": on demand. */
   cadence: 'daily' | 'weekly' | 'now';
   /** Unpaid bills due from today through today + 6. */
-  dueSoon: DigestBill[];
-  overdueBills: DigestBill[];
+  dueSoon: DigestRow[];
+  overdueBills: DigestRow[];
   /** Undefined while the invoice index is still being built. */
-  overdueInvoices: DigestInvoice[] | undefined;
+  overdueInvoices: DigestRow[] | undefined;
   /** A list hit its page cap. */
   truncated: boolean;
   asOf: number;

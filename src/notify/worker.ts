@@ -13,8 +13,8 @@
 // - Before any card is drawn, the record is read from BILL (a payload is a hint: a holder of the webhook key could put
 //   any amount in it). A record BILL no longer has is not posted; while BILL cannot answer, the event waits in the
 //   outbox (backing off like a send) and nothing is posted.
-// - Retries: 429, 412, 502, 503, 504 (Teams' list), 500 and network failures, with backoff (Retry-After when Teams
-//   gives one) and a bounded number of tries; then a dead letter (NS.deadLetters, shown by `status`).
+// - Retries: 429, 412, 502, 503, 504 (Teams' list), 500, 401 and network failures, with backoff (Retry-After when
+//   Teams gives one) and a bounded number of tries; then a dead letter (NS.deadLetters, shown by `status`).
 // - 403 BotNotInConversationRoster or 404: the bot can no longer post there; the channel's subscriptions go.
 // - Instances share the outbox: an event is worked on under a lease named by this worker's random id, renewed while
 //   its sends wait and checked right before each send. A worker that finds it lost the lease (it went a whole lease
@@ -50,7 +50,7 @@ const POLL_MS = 5_000;
 /** On shutdown, sends already under way get this long to finish; what is left goes out after the restart. */
 const STOP_GRACE_MS = 10_000;
 
-const RETRY_STATUSES = new Set([0, 429, 412, 500, 502, 503, 504]);
+const RETRY_STATUSES = new Set([0, 401, 412, 429, 500, 502, 503, 504]);
 
 export interface DeadLetter {
   eventId: string;
@@ -76,30 +76,21 @@ export interface WorkerDeps {
   resolveOrg(scope: BindingScope): Promise<string | undefined>;
   sender: ChannelSender;
   presenter: NotificationPresenter;
-  /**
-   * The event's record as BILL has it now (one GET by id): the card is drawn from it, never from the payload.
-   * Throws when BILL is unreachable or busy.
-   */
+  /** The event's record as BILL has it now (confirmRecord); throws when BILL is unreachable or busy. */
   confirm(event: OutboxEvent): Promise<ConfirmedRecord>;
   /** Names and numbers the card needs beyond the record (one look-up per event). */
   enrich(event: OutboxEvent): Promise<Enrichment>;
-  /** Keeps the number indexes current with the record in the event. */
+  /** Marks the records the event names stale in the mirror. */
   apply(event: OutboxEvent): Promise<void>;
   /** The bot was removed from a channel (403 roster / 404): its subscriptions (and digest) are gone. */
   onChannelGone(target: ChannelTarget, reason: string): Promise<void>;
   retryDelaysMs?: number[];
-  pollMs?: number;
   /** How long a lease lasts unrenewed; default LEASE_MS. */
   leaseMs?: number;
 }
 
-export interface DrainReport {
-  sent: number;
-  retried: number;
-  dead: number;
-  dropped: number;
-  finished: number;
-}
+/** What a drain did (tests read it). */
+type DrainReport = Record<'sent' | 'dropped' | 'finished', number>;
 
 /** An event this instance holds the lease of while some of its sends wait in lanes. */
 interface Held {
@@ -125,12 +116,6 @@ function jitter(ms: number): number {
   return Math.round(ms * (0.8 + Math.random() * 0.4));
 }
 
-/** The channel a subscription key belongs to ("<channel key>|<kind>"): one lane per channel. */
-function laneOf(subscriptionKey: string): string {
-  const i = subscriptionKey.lastIndexOf('|');
-  return i > 0 ? subscriptionKey.slice(0, i) : subscriptionKey;
-}
-
 const leaseKey = (eventId: string) => `lease|${eventId}`;
 
 export class DeliveryWorker {
@@ -139,7 +124,7 @@ export class DeliveryWorker {
   private readonly held = new Map<string, Held>();
   private readonly queued = new Set<string>();
   private readonly lanes = new Map<string, Promise<void>>();
-  private readonly counts: DrainReport = { sent: 0, retried: 0, dead: 0, dropped: 0, finished: 0 };
+  private readonly counts: DrainReport = { sent: 0, dropped: 0, finished: 0 };
   private timer: NodeJS.Timeout | undefined;
   private passing: Promise<number> | undefined;
   private again = false;
@@ -164,7 +149,7 @@ export class DeliveryWorker {
     this.timer = setInterval(() => {
       this.kick();
       void this.renewLeases();
-    }, this.deps.pollMs ?? POLL_MS);
+    }, POLL_MS);
     this.timer.unref();
     this.kick();
   }
@@ -204,20 +189,21 @@ export class DeliveryWorker {
 
   /** Events in the outbox and deliveries still to make, for `status`. */
   async depth(): Promise<{ events: number; pending: number; nextAt: number | undefined }> {
-    let events = 0;
-    let pending = 0;
-    let nextAt: number | undefined;
-    for (const [key, stored] of await this.deps.state.entries<OutboxEvent>(NS.outbox)) {
-      if (!key.startsWith('ev|') || !isEvent(stored)) continue;
-      const ev = this.held.get(stored.eventId)?.ev ?? stored;
-      events++;
-      for (const t of Object.values(ev.targets ?? {})) {
-        if (t.state !== 'pending') continue;
-        pending++;
-        nextAt = nextAt === undefined ? t.nextAt : Math.min(nextAt, t.nextAt);
-      }
-    }
-    return { events, pending, nextAt };
+    const events = await this.events();
+    const pending = events.flatMap((ev) => Object.values(ev.targets ?? {})).filter((t) => t.state === 'pending');
+    return {
+      events: events.length,
+      pending: pending.length,
+      nextAt: pending.length > 0 ? Math.min(...pending.map((t) => t.nextAt)) : undefined,
+    };
+  }
+
+  /** The outbox's events, as this instance holds them, in the order BILL's events arrived. */
+  private async events(): Promise<OutboxEvent[]> {
+    return (await this.deps.state.entries<OutboxEvent>(NS.outbox))
+      .filter(([key, ev]) => key.startsWith('ev|') && isEvent(ev))
+      .map(([, ev]) => this.held.get(ev.eventId)?.ev ?? ev)
+      .sort((a, b) => a.receivedAt - b.receivedAt);
   }
 
   private async lanesIdle(): Promise<void> {
@@ -258,12 +244,8 @@ export class DeliveryWorker {
   /** Reads the outbox, prepares due events (in the order BILL's events arrived) and queues their sends in lanes. */
   private async pass(): Promise<number> {
     const now = this.deps.clock.now();
-    const events = (await this.deps.state.entries<OutboxEvent>(NS.outbox))
-      .filter(([key, ev]) => key.startsWith('ev|') && isEvent(ev))
-      .map(([, ev]) => this.held.get(ev.eventId)?.ev ?? ev)
-      .sort((a, b) => a.receivedAt - b.receivedAt);
     let queued = 0;
-    for (const stored of events) {
+    for (const stored of await this.events()) {
       if (this.stopped) break;
       const h = this.held.get(stored.eventId);
       if (h) {
@@ -326,7 +308,8 @@ export class DeliveryWorker {
       await this.save(h);
       log.info({ channels: Object.keys(targets).length }, 'notification routed');
     }
-    if (!ev.confirmed && Object.values(ev.targets).some((t) => t.state === 'pending')) {
+    const pending = () => Object.values(ev.targets ?? {}).some((t) => t.state === 'pending');
+    if (!ev.confirmed && pending()) {
       let got: ConfirmedRecord;
       try {
         got = await this.deps.confirm(ev);
@@ -356,13 +339,12 @@ export class DeliveryWorker {
       if (!(await this.stillHeld(h))) return;
       await this.save(h);
     }
-    if (!ev.enrichment && Object.values(ev.targets).some((t) => t.state === 'pending')) {
+    if (!ev.enrichment && pending()) {
       ev.enrichment = await this.deps.enrich(ev).catch((err: unknown) => {
         log.info({ err: errorMessage(err) }, 'notification details could not be looked up; the card shows the record without them');
         return {};
       });
-      if (!(await this.stillHeld(h))) return;
-      await this.save(h);
+      if (await this.stillHeld(h)) await this.save(h);
     }
   }
 
@@ -375,7 +357,9 @@ export class DeliveryWorker {
       this.queued.add(q);
       h.pending++;
       n++;
-      this.inLane(laneOf(key), async () => {
+      // One lane per channel: a subscription key is "<channel key>|<kind>".
+      const lane = key.slice(0, key.lastIndexOf('|'));
+      const tail = (this.lanes.get(lane) ?? Promise.resolve()).then(async () => {
         try {
           if (!this.isStopped() && !h.lost) {
             await this.deliver(h, key, target);
@@ -390,16 +374,12 @@ export class DeliveryWorker {
             await this.settle(h).catch((err: unknown) => h.log.error({ err: errorMessage(err) }, 'notification could not be settled'));
         }
       });
+      this.lanes.set(lane, tail);
+      void tail.finally(() => {
+        if (this.lanes.get(lane) === tail) this.lanes.delete(lane);
+      });
     }
     return n;
-  }
-
-  private inLane(lane: string, job: () => Promise<void>): void {
-    const tail = (this.lanes.get(lane) ?? Promise.resolve()).then(job);
-    this.lanes.set(lane, tail);
-    void tail.finally(() => {
-      if (this.lanes.get(lane) === tail) this.lanes.delete(lane);
-    });
   }
 
   /** Nothing of the event is queued any more: finish it, or let go of it until its next retry is due. */
@@ -443,18 +423,20 @@ export class DeliveryWorker {
 
   private async deliver(h: Held, key: string, target: DeliveryState): Promise<void> {
     const { ev } = h;
+    const drop = (why: string) => {
+      Object.assign(target, { state: 'dropped', lastError: why });
+      this.counts.dropped++;
+    };
     const sub = await this.deps.subscriptions.get(key);
     if (!sub) {
-      Object.assign(target, { state: 'dropped', lastError: 'unsubscribed' });
-      this.counts.dropped++;
+      drop('unsubscribed');
       return;
     }
     const channel = targetOf(sub);
     const clog = h.log.child({ teamId: sub.teamId, channelId: sub.channelId });
     if ((await this.deps.resolveOrg(channelScope(channel))) !== ev.orgId) {
       clog.info("channel no longer bound to the event's organisation; not sent");
-      Object.assign(target, { state: 'dropped', lastError: 'binding changed' });
-      this.counts.dropped++;
+      drop('binding changed');
       return;
     }
     // Right before the send: still ours? (Also keeps the lease while the send waits on Teams' budget.)
@@ -476,35 +458,29 @@ export class DeliveryWorker {
     }
     target.lastError = `${outcome.status}${outcome.code ? ` ${outcome.code}` : ''}`;
     if ((outcome.status === 403 && outcome.code === 'BotNotInConversationRoster') || outcome.status === 404) {
-      Object.assign(target, { state: 'dropped' });
-      this.counts.dropped++;
+      drop(target.lastError);
       clog.warn({ status: outcome.status, code: outcome.code }, 'bot is no longer in the channel; its subscriptions are removed');
       await this.deps
         .onChannelGone(channel, outcome.code ?? `HTTP ${outcome.status}`)
         .catch((err: unknown) => clog.error({ err: errorMessage(err) }, "could not remove the channel's subscriptions"));
       return;
     }
-    const retryable = RETRY_STATUSES.has(outcome.status) || outcome.status === 401;
-    const delay = target.tries <= this.retryDelaysMs.length ? this.retryDelaysMs[target.tries - 1] : undefined;
-    if (retryable && delay !== undefined) {
+    const delay = this.retryDelaysMs[target.tries - 1];
+    if (RETRY_STATUSES.has(outcome.status) && delay !== undefined) {
       const wait = Math.max(outcome.retryAfterMs ?? 0, jitter(delay));
       target.nextAt = now + wait;
-      this.counts.retried++;
       clog.info(
         { status: outcome.status, code: outcome.code, tries: target.tries, retryInMs: wait },
         'notification send failed; will retry',
       );
       return;
     }
-    Object.assign(target, { state: 'dead' });
-    this.counts.dead++;
+    target.state = 'dead';
     const letter: DeadLetter = {
       eventId: ev.eventId,
       type: ev.type,
       orgId: ev.orgId,
-      tenantId: sub.tenantId,
-      teamId: sub.teamId,
-      channelId: sub.channelId,
+      ...channel,
       kind: sub.kind,
       tries: target.tries,
       status: outcome.status,
@@ -512,8 +488,9 @@ export class DeliveryWorker {
       reason: outcome.message.slice(0, 200),
       at: now,
     };
-    const letterKey = `${ev.eventId}|${sub.tenantId}|${sub.teamId}|${sub.channelId}`;
-    await this.deps.state.set(NS.deadLetters, letterKey, letter, { ttlMs: DEAD_LETTER_TTL_MS });
+    await this.deps.state.set(NS.deadLetters, `${ev.eventId}|${sub.tenantId}|${sub.teamId}|${sub.channelId}`, letter, {
+      ttlMs: DEAD_LETTER_TTL_MS,
+    });
     clog.warn({ status: outcome.status, code: outcome.code, tries: target.tries }, 'notification could not be delivered; dead-lettered');
   }
 }

@@ -5,7 +5,7 @@
 import type { CloudAdapter, ConversationReference } from 'botbuilder';
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
-import type { ChannelSender, ConversationRef, OutgoingMessage, SendOutcome } from '../notify/index.js';
+import type { ChannelSender, ConversationRef, OutgoingMessage, SendOutcome } from '../notify/types.js';
 import { connectorPriority, retryAfterMs } from './connectorLimits.js';
 import { cardActivity } from './routes.js';
 import type { CardReply } from '../cards/card.js';

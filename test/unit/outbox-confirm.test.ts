@@ -69,7 +69,6 @@ function worker(confirm: (ev: OutboxEvent) => Promise<ConfirmedRecord>) {
     enrich: () => Promise.resolve({}),
     apply: () => Promise.resolve(),
     onChannelGone: () => Promise.resolve(),
-    pollMs: 3_600_000,
     retryDelaysMs: [1_000, 2_000],
   });
   return { w, sent };
@@ -84,7 +83,7 @@ function receiver(): WebhookReceiver {
     keys: new WebhookKeys({ state: store, clock, log, secrets, secretsKey: undefined }),
     envKeys: { [ORG]: KEY },
     servesOrg: (o) => o === ORG,
-    onEntityChanged: () => undefined,
+    stale: () => undefined,
     kick: () => undefined,
   });
 }

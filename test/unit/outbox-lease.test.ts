@@ -87,7 +87,6 @@ function worker(state: StateStore, hold: { enrich?: ReturnType<typeof gate>; sen
     },
     apply: () => Promise.resolve(),
     onChannelGone: () => Promise.resolve(),
-    pollMs: 3_600_000,
     leaseMs: 300,
   });
   return { w, sent };

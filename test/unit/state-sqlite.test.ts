@@ -288,7 +288,7 @@ describe('a write the disk refuses', () => {
       keys: new WebhookKeys({ state: s, clock, log, secrets, secretsKey: undefined }),
       envKeys: { '00801ORG': key },
       servesOrg: () => true,
-      onEntityChanged: () => undefined,
+      stale: () => undefined,
       kick: () => undefined,
     });
     const eventId = randomUUID();

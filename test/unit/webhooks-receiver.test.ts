@@ -12,6 +12,7 @@ import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
 import { NS, type StateStore } from '../../src/infra/state/types.js';
 import { WebhookKeys, ROTATION_GRACE_MS } from '../../src/notify/keys.js';
 import { WebhookReceiver, outboxKey, type ReceiverDeps } from '../../src/notify/receiver.js';
+import { paymentBillIds } from '../../src/notify/project.js';
 import type { OutboxEvent } from '../../src/notify/types.js';
 import { LogCapture } from '../harness/logs.js';
 import { registerSecrets } from '../harness/secretScan.js';
@@ -26,7 +27,7 @@ let store: SqliteStateStore;
 let secrets: SecretRegistry;
 let logs: LogCapture;
 let keys: WebhookKeys;
-const changed: Array<[string, string, string[]]> = [];
+const changed: OutboxEvent[] = [];
 let kicks = 0;
 
 function makeKeys(secretsKey?: Buffer): WebhookKeys {
@@ -42,7 +43,7 @@ function receiver(over: Partial<ReceiverDeps> = {}): WebhookReceiver {
     keys,
     envKeys: {},
     servesOrg: (o) => o === ORG,
-    onEntityChanged: (orgId, entity, ids) => changed.push([orgId, entity, ids]),
+    stale: (ev) => changed.push(ev),
     kick: () => kicks++,
     ...over,
   });
@@ -116,10 +117,9 @@ describe("verifying with the subscription's key", () => {
     });
     expect(JSON.stringify(queued)).not.toContain('987654321');
     expect(kicks).toBe(1);
-    // The payment and the bill it paid are dropped from the cache.
-    expect(changed).toEqual([
-      [ORG, 'payment', ['stp01pay']],
-      [ORG, 'bill', ['00n01bill']],
+    // The payment and the bill it paid are marked stale in the mirror.
+    expect(changed.map((ev) => [ev.orgId, ev.entityType, ev.entity.id, paymentBillIds(ev.entity)])).toEqual([
+      [ORG, 'payment', 'stp01pay', ['00n01bill']],
     ]);
   });
 

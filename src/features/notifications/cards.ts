@@ -1,6 +1,6 @@
 // Cards for what BILL tells us without being asked: one event in words ("Payment to Acme Supply failed — $4,200.00,
 // bill INV-778") with its key facts and a Refresh, and the scheduled digest. Pure: data in, card out.
-import type { DigestBill, DigestContent, DigestInvoice, NotificationPresenter, OutboxEvent } from '../../notify/index.js';
+import type { DigestContent, DigestRow, NotificationPresenter, OutboxEvent } from '../../notify/types.js';
 import { networkStatusWords } from '../network/cards.js';
 import { paymentBillIds, vendorOf } from '../../notify/project.js';
 import {
@@ -44,47 +44,26 @@ const ref = (n: string): string => keepTogether(escapeMarkdown(n));
 const obj = (v: unknown): Record<string, unknown> =>
   v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
-const FAILED_PAYMENT = new Set([
-  'FAILED',
-  'FUNDING_FAILED_VOIDED',
-  'FUNDING_FAILED_ACTION_NEEDED',
-  'DISBURSEMENT_FAILED_ACTION_NEEDED',
-  'DISBURSEMENT_FAILED_VENDOR_BANK_REJECTED',
-]);
-
 /** What a payment's single status means for the person who paid. */
-function paymentOutcome(status: string | undefined): { words: string; tone: Tone } {
-  switch (status) {
-    case 'SCHEDULED':
-      return { words: 'is scheduled', tone: undefined };
-    case 'APPROVING':
-      return { words: 'is waiting for approval', tone: 'Warning' };
-    case 'FUNDING_STARTED':
-    case 'PROCESSED':
-    case 'PAID':
-      return { words: 'is being processed', tone: undefined };
-    case 'SENT':
-      return { words: 'was sent', tone: 'Good' };
-    case 'DELIVERED':
-    case 'CLEARED':
-      return { words: 'was delivered', tone: 'Good' };
-    case 'CANCELED':
-    case 'CANCELLED':
-      return { words: 'was cancelled', tone: 'Warning' };
-    case 'VOIDED':
-    case 'VOID_PENDING':
-      return { words: 'was voided', tone: 'Warning' };
-    case 'DISBURSEMENT_ON_HOLD':
-      return { words: 'is on hold', tone: 'Warning' };
-    case 'FUNDS_ESCHEATED':
-      return { words: 'was not claimed by the vendor', tone: 'Attention' };
-    case 'EXPIRING':
-      return { words: 'is about to expire', tone: 'Warning' };
-    default:
-      if (status && FAILED_PAYMENT.has(status)) return { words: 'failed', tone: 'Attention' };
-      return { words: `changed (${codeWords(status).toLowerCase()})`, tone: undefined };
-  }
-}
+const PAYMENT_OUTCOMES = new Map<string, { words: string; tone: Tone }>([
+  ['SCHEDULED', { words: 'is scheduled', tone: undefined }],
+  ['APPROVING', { words: 'is waiting for approval', tone: 'Warning' }],
+  ...['FUNDING_STARTED', 'PROCESSED', 'PAID'].map((s) => [s, { words: 'is being processed', tone: undefined }] as const),
+  ['SENT', { words: 'was sent', tone: 'Good' }],
+  ...['DELIVERED', 'CLEARED'].map((s) => [s, { words: 'was delivered', tone: 'Good' }] as const),
+  ...['CANCELED', 'CANCELLED'].map((s) => [s, { words: 'was cancelled', tone: 'Warning' }] as const),
+  ...['VOIDED', 'VOID_PENDING'].map((s) => [s, { words: 'was voided', tone: 'Warning' }] as const),
+  ['DISBURSEMENT_ON_HOLD', { words: 'is on hold', tone: 'Warning' }],
+  ['FUNDS_ESCHEATED', { words: 'was not claimed by the vendor', tone: 'Attention' }],
+  ['EXPIRING', { words: 'is about to expire', tone: 'Warning' }],
+  ...[
+    'FAILED',
+    'FUNDING_FAILED_VOIDED',
+    'FUNDING_FAILED_ACTION_NEEDED',
+    'DISBURSEMENT_FAILED_ACTION_NEEDED',
+    'DISBURSEMENT_FAILED_VENDOR_BANK_REJECTED',
+  ].map((s) => [s, { words: 'failed', tone: 'Attention' }] as const),
+]);
 
 function billsPhrase(ids: string[], numbers: Record<string, string> | undefined): string | undefined {
   if (ids.length === 0) return undefined;
@@ -170,7 +149,10 @@ function sayPayment(ev: OutboxEvent, fmt: FormatOptions): Said {
   }
   const status = str(e.singleStatus) ?? str(e.status);
   if (status) rows.push(['Status', codeWords(status)]);
-  const outcome = ev.type === 'payment.failed' ? { words: 'failed', tone: 'Attention' as Tone } : paymentOutcome(status);
+  const outcome = PAYMENT_OUTCOMES.get(ev.type === 'payment.failed' ? 'FAILED' : (status ?? '')) ?? {
+    words: `changed (${codeWords(status).toLowerCase()})`,
+    tone: undefined,
+  };
   if (ev.type === 'payment.failed' && why) rows.push(['Reason', escapeMarkdown(why.slice(0, 200))]);
   const when = outcome.words === 'is scheduled' && str(e.processDate) ? ` for ${calendarDate(str(e.processDate), fmt.locale)}` : '';
   return sayer(rows)(`Payment to ${vendor} ${outcome.words}${when}${tail ? ` — ${tail}` : ''}`, outcome.tone);
@@ -314,7 +296,7 @@ const DIGEST_ROWS = 5;
 /** One part of a digest: its heading with the count and total, the first DIGEST_ROWS rows, and where to see the rest. */
 function digestSection(
   part: { heading: string; party: 'Vendor' | 'Customer'; record: string; more: string; empty: string; tone?: Tone },
-  rows: Array<DigestBill | DigestInvoice>,
+  rows: DigestRow[],
   fmt: FormatOptions,
 ): CardElement[] {
   const total = moneyTotal(
@@ -341,7 +323,7 @@ function digestSection(
       rows
         .slice(0, DIGEST_ROWS)
         .map((r) => [
-          escapeMarkdown(('vendorName' in r ? r.vendorName : r.customerName) || `Unknown ${part.party.toLowerCase()}`),
+          escapeMarkdown(r.partyName || `Unknown ${part.party.toLowerCase()}`),
           r.number ? ref(r.number) : shortRef(r.id),
           calendarDate(r.dueDate, fmt.locale),
           money(r.dueAmount, r.currency, fmt.locale),

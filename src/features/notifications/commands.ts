@@ -3,9 +3,10 @@
 import { Forbidden, InputError } from '../../errors.js';
 import { boundOrg } from '../finance.js';
 import { describeSchedule, nextSlot, parseDigestArgs } from '../../notify/schedule.js';
-import { KIND_LABELS, parseKinds, SUBSCRIPTION_KINDS, type SubscriptionKind } from '../../notify/kinds.js';
+import { KINDS, parseKinds, SUBSCRIPTION_KINDS, type SubscriptionKind } from '../../notify/kinds.js';
 import { WEBHOOK_PATH, WebhookSetupError } from '../../notify/setup.js';
-import type { ChannelTarget, ConversationRef, Notifications } from '../../notify/index.js';
+import type { Notifications } from '../../notify/index.js';
+import type { ChannelTarget, ConversationRef } from '../../notify/types.js';
 import { adaptiveCard, escapeMarkdown, executeAction, facts, text, title, type CardElement } from '../../cards/card.js';
 import { digestCard } from './cards.js';
 import { dateTime } from '../../cards/format.js';
@@ -75,8 +76,8 @@ async function referenceFor(ctx: CommandContext, deps: NotificationsDeps, target
   };
 }
 
-function kindList(kinds: readonly SubscriptionKind[]): string {
-  return kinds.map((k) => `- ${KIND_LABELS[k]}`).join('\n');
+function subscribedText(kinds: readonly SubscriptionKind[]): string {
+  return `This channel gets a card when BILL reports a change to:\n${kinds.map((k) => `- ${KINDS[k].label}`).join('\n')}`;
 }
 
 /** A warning when nothing feeds the subscriptions yet (no BILL webhook subscription billbridge can verify). */
@@ -88,10 +89,6 @@ async function webhookWarning(deps: NotificationsDeps, orgId: string): Promise<C
       { color: 'Warning' },
     ),
   ];
-}
-
-function demoNote(deps: NotificationsDeps): CardElement[] {
-  return deps.settings.note ? [text(deps.settings.note, { subtle: true, size: 'Small' })] : [];
 }
 
 const subscribeCommand: Command<NotificationsDeps> = {
@@ -117,10 +114,10 @@ const subscribeCommand: Command<NotificationsDeps> = {
     const all = (await n.subscriptions.forChannel(target)).map((s) => s.kind);
     const body: CardElement[] = [
       title(added.length > 0 ? 'Subscribed' : 'Already subscribed'),
-      text(`This channel gets a card when BILL reports a change to:\n${kindList(all)}`),
+      text(subscribedText(all)),
       ...(await webhookWarning(deps, orgId)),
       text('Type **unsubscribe** to stop, or **digest daily 09:00** for a morning summary.', { subtle: true }),
-      ...demoNote(deps),
+      ...(deps.settings.note ? [text(deps.settings.note, { subtle: true, size: 'Small' })] : []),
     ];
     return adaptiveCard(body, { summary: `This channel gets BILL cards for ${all.join(', ')}.` });
   },
@@ -191,7 +188,7 @@ const subscriptionsCommand: Command<NotificationsDeps> = {
     if (subs.length === 0)
       body.push(text('This channel gets no BILL cards. Type **subscribe payments** (or bills, invoices, vendors, spend, all) to start.'));
     else {
-      body.push(text(`This channel gets a card when BILL reports a change to:\n${kindList(subs.map((s) => s.kind))}`));
+      body.push(text(subscribedText(subs.map((s) => s.kind))));
       body.push(
         facts(subs.map((s) => [s.kind, `since ${dateTime(s.createdAt, { locale: ctx.locale ?? deps.settings.locale, timeZone: tz })}`])),
       );

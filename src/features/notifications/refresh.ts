@@ -7,7 +7,7 @@ import { describeSchedule } from '../../notify/schedule.js';
 import type { CardActionHandler } from '../dispatch.js';
 import { escapeMarkdown, facts, text, type CardElement } from '../../cards/card.js';
 import { clockTime, dateTime } from '../../cards/format.js';
-import { notificationCard } from './cards.js';
+import { notificationCard, type PresenterOptions } from './cards.js';
 import type { StatusCardOptions, StatusSection } from '../admin/statusCards.js';
 import { channelTargetOf } from './commands.js';
 import type { CommandContext } from '../types.js';
@@ -20,14 +20,8 @@ export interface RefreshDeps {
   notify: Pick<Notifications, 'current'>;
   mirror: Pick<Mirror, 'answers'>;
   orgs: Pick<OrgBindings, 'resolve'>;
-  settings: {
-    locale: string;
-    timeZone: string;
-    /** SANDBOX_NOTE when the embedded sandbox stands in for BILL. */
-    note: string | undefined;
-    /** CACHE_TTL_OBJECT_S: how long the record read is kept. */
-    objectTtlS: number;
-  };
+  /** objectTtlS: CACHE_TTL_OBJECT_S, how long the record read is kept. */
+  settings: PresenterOptions & { objectTtlS: number };
 }
 
 const REFRESHABLE: readonly EntityKind[] = ['bill', 'invoice', 'payment', 'vendor'];
