@@ -27,7 +27,13 @@ import { invoiceCard, invoicesOverdueCard } from '../src/features/receivables/ca
 import { indexBuildingCard } from '../src/cards/list.js';
 import { customerCard, partyMatchesCard, vendorCard } from '../src/features/parties/cards.js';
 import { paymentsCard } from '../src/features/payments/cards.js';
-import { budgetsCard, reimbursementsCard, spendNotConfiguredCard, spendOverviewCard, transactionsCard } from '../src/features/spend/cards.js';
+import {
+  budgetsCard,
+  reimbursementsCard,
+  spendNotConfiguredCard,
+  spendOverviewCard,
+  transactionsCard,
+} from '../src/features/spend/cards.js';
 import { budgetsSection, cacheSection, statusCard, type StatusCardOptions } from '../src/features/admin/statusCards.js';
 import { welcomeCard } from '../src/cards/welcome.js';
 import { commandCatalogue } from '../src/features/index.js';
