@@ -158,8 +158,6 @@ export function facts(pairs: Array<[string, string]>): CardElement {
 
 export interface TableColumn {
   header: string;
-  /** Relative width (kept for callers; rows are stacked, see `table`). */
-  width?: number;
   align?: 'Left' | 'Center' | 'Right';
   /**
    * The figure shown right of the row's name, at the width it needs, never wrapped (an amount). Default: the first

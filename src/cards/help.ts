@@ -37,14 +37,7 @@ export function helpCard(commands: readonly CommandInfo[], opts: HelpOptions): C
   const body = [
     title('billbridge commands'),
     subtitle(how),
-    table(
-      [
-        { header: 'Command', width: 3 },
-        { header: 'Example', width: 3 },
-        { header: 'What it does', width: 5, plain: true },
-      ],
-      rows,
-    ),
+    table([{ header: 'Command' }, { header: 'Example' }, { header: 'What it does', plain: true }], rows),
     footer([opts.note, `billbridge ${opts.version}`].filter(Boolean).join(' · ')),
   ];
   return adaptiveCard(body, { summary: `billbridge: ${commands.length} commands — ${commands.map((c) => c.name).join(', ')}` });

@@ -19,7 +19,7 @@ export interface OutgoingMessage {
 }
 
 export type SendOutcome =
-  | { ok: true; activityId?: string }
+  | { ok: true }
   /** status 0: no HTTP answer (network). code: the Bot Framework error code, e.g. BotNotInConversationRoster. */
   | { ok: false; status: number; code?: string; retryAfterMs?: number; message: string };
 

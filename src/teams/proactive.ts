@@ -66,7 +66,7 @@ export class BotFrameworkSender implements ChannelSender {
           // Errors are caught here: the adapter's onTurnError would otherwise swallow them.
           try {
             const sent = await context.sendActivity(cardActivity(message as CardReply));
-            outcome = { ok: true, activityId: sent?.id };
+            outcome = { ok: true };
             const conversation = (reference as Partial<ConversationReference>).conversation;
             await this.cardMessages
               .posted(

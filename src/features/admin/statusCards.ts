@@ -91,11 +91,11 @@ export function budgetsSection(rows: BudgetSnapshot[], opts: StatusCardOptions, 
   const items: CardElement[] = [
     table(
       [
-        { header: 'Budget', width: 4 },
-        { header: 'Used', width: 3, align: 'Right' },
-        { header: 'Waiting', width: 2, align: 'Right' },
-        { header: 'Running', width: 2, align: 'Right' },
-        { header: 'Refused', width: 2, align: 'Right' },
+        { header: 'Budget' },
+        { header: 'Used', align: 'Right' },
+        { header: 'Waiting', align: 'Right' },
+        { header: 'Running', align: 'Right' },
+        { header: 'Refused', align: 'Right' },
       ],
       shown.map((r) => {
         const limit =

@@ -311,12 +311,7 @@ function digestSection(
     }),
   ];
   if (rows.length === 0) return [...out, text(part.empty, { subtle: true })];
-  const columns = [
-    { header: part.party, width: 4 },
-    { header: part.record, width: 3 },
-    { header: 'Due', width: 3 },
-    { header: 'Amount', width: 3, align: 'Right' as const },
-  ];
+  const columns = [{ header: part.party }, { header: part.record }, { header: 'Due' }, { header: 'Amount', align: 'Right' as const }];
   out.push(
     table(
       columns,
