@@ -20,7 +20,7 @@ import { randomUUID } from 'node:crypto';
 import type { RunOptions } from '../infra/limits/types.js';
 import { BillFilter, checkId, sortParam, type SortKey } from './filters.js';
 import { PagedList, pageSize, type ListOptions } from './paging.js';
-import type { OrgSession, SessionCall, SessionInfo } from './sessions.js';
+import type { OrgSession, SessionCall } from './sessions.js';
 import type {
   ApprovalActionInput,
   Bill,
@@ -216,15 +216,6 @@ export class BillOrgClient {
     test: (id: string, body: Record<string, unknown> = {}) => this.events('POST /v3/subscriptions/{id}/test', { id, body }),
     catalog: () => this.events<Array<{ type: string; versions: string[] }>>('GET /v3/events/catalog'),
   };
-
-  get orgId(): string {
-    return this.session.orgId;
-  }
-
-  /** Session age, idle time, logins and last outcome (for `status`). */
-  sessionInfo(): SessionInfo {
-    return this.session.info();
-  }
 
   /** GET /v3/login/session: a cheap who-am-I that also keeps the session alive. */
   whoami() {

@@ -44,7 +44,6 @@ export interface SessionInfo {
   loggedIn: boolean;
   sessionAgeMs?: number;
   idleMs?: number;
-  userId?: string;
   /** Logins made by this session slot since start. */
   logins: number;
   lastSuccessAt?: number;
@@ -70,11 +69,16 @@ const CREDENTIAL_RETRY_MS = 60_000;
  */
 const SESSION_SECRET_TTL_MS = 40 * 60_000;
 
-/** One slot per (base URL, dev key, org, username); a person's slot also by owner and a fingerprint of their token. */
+/**
+ * One slot per (base URL, dev key, org, username); a person's slot also by owner and a fingerprint of their token.
+ * Hashed, so no dev key or username is kept as a map key or appears in a Redis key name.
+ */
 function slotKey(creds: SessionCredentials): string {
-  const owner = creds.owner ? `${creds.owner}#${createHash('sha256').update(creds.password).digest('hex').slice(0, 16)}` : '';
-  return [creds.baseUrl, creds.devKey, creds.orgId, creds.username.toLowerCase(), owner].join('\n');
+  const owner = creds.owner ? `${creds.owner}#${sha256(creds.password).slice(0, 16)}` : '';
+  return sha256([creds.baseUrl, creds.devKey, creds.orgId, creds.username.toLowerCase(), owner].join('\n')).slice(0, 32);
 }
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /** Holds every org session of the process; built once by the gateway. */
 export class SessionPool {
@@ -131,10 +135,6 @@ export class OrgSession {
     this.slot = { key, orgId: creds.orgId };
   }
 
-  get orgId(): string {
-    return this.creds.orgId;
-  }
-
   info(): SessionInfo {
     const now = this.deps.clock.now();
     const live = this.current;
@@ -143,7 +143,6 @@ export class OrgSession {
       loggedIn: !!live,
       sessionAgeMs: live ? now - live.createdAt : undefined,
       idleMs: live ? now - live.lastUsedAt : undefined,
-      userId: live?.userId,
       logins: this.logins,
       lastSuccessAt: this.lastSuccessAt,
       lastError: this.lastError,
@@ -247,7 +246,7 @@ export class OrgSession {
     const now = this.deps.clock.now();
     if (this.credentialFailure && now < this.credentialFailure.until) throw this.credentialFailure.error;
     this.logins++;
-    let res: { sessionId?: string; userId: string } | null;
+    let res: { sessionId?: string } | null;
     try {
       res = await this.deps.http.send<typeof res>({
         method: 'POST',
@@ -275,7 +274,7 @@ export class OrgSession {
     this.deps.secrets.add(res.sessionId, SESSION_SECRET_TTL_MS);
     this.credentialFailure = undefined;
     const at = this.deps.clock.now();
-    this.current = { sessionId: res.sessionId, userId: res.userId, createdAt: at, lastUsedAt: at };
+    this.current = { sessionId: res.sessionId, createdAt: at, lastUsedAt: at };
     this.deps.log.info({ orgId, logins: this.logins }, 'BILL session opened');
     return this.current;
   }
