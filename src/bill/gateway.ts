@@ -10,15 +10,10 @@ import type { RedisSessionLedger } from './sharedSessions.js';
 import { SpendClient } from './spend.js';
 
 /**
- * A person's own BILL sign-in (approvals): an AP/AR sync token, its name as username and its value as password.
- * BILL then records that person, never the bot, as the one who acted.
+ * A person's own BILL sign-in (approvals): an AP/AR sync token, its name as username and its value as password, and
+ * `owner`, the person's stable id (tenant + Entra object id). BILL then records that person, never the bot, as the one who acted.
  */
-export interface PersonCredentials {
-  username: string;
-  password: string;
-  /** Stable, unique id of the person (tenant + Entra object id): their sessions never mix with anyone else's. */
-  owner: string;
-}
+export type PersonCredentials = Required<Pick<SessionCredentials, 'username' | 'password' | 'owner'>>;
 
 export interface BillGatewayOptions {
   backend: 'bill' | 'sandbox';
