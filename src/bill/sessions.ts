@@ -91,7 +91,7 @@ export class SessionPool {
     const key = slotKey(creds);
     let s = this.sessions.get(key);
     if (!s) {
-      s = new OrgSession(this.deps, creds, key);
+      s = new OrgSession(this.deps, creds, { key, orgId: creds.orgId });
       this.sessions.set(key, s);
     }
     return s;
@@ -124,16 +124,13 @@ export class OrgSession {
   private lastSuccessAt: number | undefined;
   private lastError: SessionInfo['lastError'];
   private credentialFailure: { error: BillApiError; until: number } | undefined;
-  /** How the ledger knows this slot. */
-  private readonly slot: { key: string; orgId: string };
 
   constructor(
     private readonly deps: SessionPoolDeps,
     readonly creds: SessionCredentials,
-    key: string,
-  ) {
-    this.slot = { key, orgId: creds.orgId };
-  }
+    /** How the ledger knows this slot. */
+    private readonly slot: { key: string; orgId: string },
+  ) {}
 
   info(): SessionInfo {
     const now = this.deps.clock.now();
