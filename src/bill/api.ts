@@ -20,7 +20,7 @@ import { randomUUID } from 'node:crypto';
 import type { RunOptions } from '../infra/limits/types.js';
 import { BillFilter, checkId, sortParam, type SortKey } from './filters.js';
 import { PagedList, pageSize, type ListOptions } from './paging.js';
-import type { OrgSession, SessionCall, SessionInfo } from './sessions.js';
+import type { OrgSession, SessionCall } from './sessions.js';
 import type {
   ApprovalActionInput,
   Bill,
@@ -70,12 +70,9 @@ interface PartyListQuery extends ListOptions {
   filter?: BillFilter;
 }
 
-interface SubscriptionInput {
-  name: string;
-  status?: { enabled: boolean };
-  events: Array<{ type: string; version: string }>;
-  notificationUrl: string;
-}
+type SubscriptionInput = Pick<Subscription, 'name' | 'events' | 'notificationUrl'> & Partial<Pick<Subscription, 'status'>>;
+type Route = `${SessionCall['method']} /v3/${string}`;
+type CallInput = Omit<SessionCall, 'method' | 'path' | 'route'> & { id?: string };
 
 function oneOrMany(f: BillFilter, field: string, v: string | string[] | undefined): void {
   if (Array.isArray(v)) f.in(field, v);
@@ -89,9 +86,6 @@ function partyFilter(q: PartyListQuery): BillFilter {
   if (q.archived !== undefined) f.eq('archived', q.archived);
   return f.merge(q.filter);
 }
-
-const invitation = (kind: 'vendor' | 'customer', id: string) => `/v3/network/invitation/${kind}/${checkId(kind, id)}`;
-const subscription = (id: string) => `/v3/subscriptions/${checkId('subscription', id)}`;
 
 /** The AP/AR endpoints of one organisation, bound to a caller's priority. */
 export class BillOrgClient {
@@ -111,9 +105,9 @@ export class BillOrgClient {
       oneOrMany(f, 'paymentStatus', q.paymentStatus);
       oneOrMany(f, 'vendorId', q.vendorId);
       if (q.archived !== undefined) f.eq('archived', q.archived);
-      return this.list('/v3/bills', f.merge(q.filter), q.sort, q);
+      return this.list('/v3/bills', { ...q, filter: f.merge(q.filter) });
     },
-    get: (id: string) => this.get<Bill>('/v3/bills', 'bill', id),
+    get: (id: string) => this.call<Bill>('GET /v3/bills/{id}', { id }),
   };
 
   readonly invoices = {
@@ -121,37 +115,36 @@ export class BillOrgClient {
       const f = new BillFilter();
       oneOrMany(f, 'customerId', q.customerId);
       if (q.archived !== undefined) f.eq('archived', q.archived);
-      return this.list('/v3/invoices', f.merge(q.filter), q.sort, q);
+      return this.list('/v3/invoices', { ...q, filter: f.merge(q.filter) });
     },
-    get: (id: string) => this.get<Invoice>('/v3/invoices', 'invoice', id),
+    get: (id: string) => this.call<Invoice>('GET /v3/invoices/{id}', { id }),
   };
 
   readonly vendors = {
-    list: (q: PartyListQuery = {}): PagedList<Vendor> => this.list('/v3/vendors', partyFilter(q), undefined, q),
-    get: (id: string) => this.get<Vendor>('/v3/vendors', 'vendor', id),
+    list: (q: PartyListQuery = {}): PagedList<Vendor> => this.list('/v3/vendors', { ...q, filter: partyFilter(q) }),
+    get: (id: string) => this.call<Vendor>('GET /v3/vendors/{id}', { id }),
   };
 
   readonly customers = {
-    list: (q: PartyListQuery = {}): PagedList<Customer> => this.list('/v3/customers', partyFilter(q), undefined, q),
-    get: (id: string) => this.get<Customer>('/v3/customers', 'customer', id),
+    list: (q: PartyListQuery = {}): PagedList<Customer> => this.list('/v3/customers', { ...q, filter: partyFilter(q) }),
+    get: (id: string) => this.call<Customer>('GET /v3/customers/{id}', { id }),
   };
 
   readonly payments = {
     list: (q: Sorted<PaymentSortField> = {}): PagedList<Payment> =>
-      this.list('/v3/payments', new BillFilter(), q.sort ?? [{ field: 'processDate', order: 'desc' }], q),
-    get: (id: string) => this.get<Payment>('/v3/payments', 'payment', id),
+      this.list('/v3/payments', { ...q, sort: q.sort ?? [{ field: 'processDate', order: 'desc' }] }),
+    get: (id: string) => this.call<Payment>('GET /v3/payments/{id}', { id }),
   };
 
   readonly receivablePayments = {
     list: (q: ListOptions = {}): PagedList<ReceivablePayment> =>
-      this.list('/v3/receivable-payments', new BillFilter(), [{ field: 'createdTime', order: 'desc' }], q),
+      this.list('/v3/receivable-payments', { ...q, sort: [{ field: 'createdTime', order: 'desc' }] }),
   };
 
   readonly approvals = {
     /** Bills waiting on the signed-in BILL user (the configured user for the bot's own session). */
     pending: async (): Promise<PendingApproval[]> => {
-      const path = '/v3/bill-approvals/pending-user-approvals';
-      const res = await this.call<{ bills?: PendingApproval[] } | null>({ method: 'GET', path, route: `GET ${path}` });
+      const res = await this.call<{ bills?: PendingApproval[] } | null>('GET /v3/bill-approvals/pending-user-approvals');
       return Array.isArray(res?.bills) ? res.bills : [];
     },
     /**
@@ -168,13 +161,7 @@ export class BillOrgClient {
         if (a.comment !== undefined && a.comment.trim() !== '') item.comment = a.comment;
         return item;
       });
-      const path = '/v3/bill-approvals/actions';
-      const res = await this.call<{ status?: unknown } | undefined>({
-        method: 'POST',
-        path,
-        route: `POST ${path}`,
-        body,
-      });
+      const res = await this.call<{ status?: unknown } | undefined>('POST /v3/bill-approvals/actions', { body });
       // An empty 200 is taken as accepted; any status other than SUCCESS is reported as it came.
       return { status: typeof res?.status === 'string' ? res.status : 'OK' };
     },
@@ -183,129 +170,81 @@ export class BillOrgClient {
   readonly network = {
     /** Businesses in the BILL network (a complete word of 3+ characters) or RPPS (partial names) named like `name`. */
     search: async (name: string, scope: 'BILL' | 'RPPS' | 'ALL'): Promise<NetworkOrganization[]> => {
-      const res = await this.call<{ results?: unknown } | null>({
-        method: 'GET',
-        path: '/v3/network',
-        route: 'GET /v3/network',
-        query: { name, scope },
-      });
+      const res = await this.call<{ results?: unknown } | null>('GET /v3/network', { query: { name, scope } });
       return Array.isArray(res?.results) ? (res.results as NetworkOrganization[]) : [];
     },
     status: (kind: 'vendor' | 'customer', id: string) =>
-      this.call<NetworkConnectionStatus>({
-        method: 'GET',
-        path: invitation(kind, id),
-        route: `GET /v3/network/invitation/${kind}/{id}`,
-      }),
+      this.call<NetworkConnectionStatus>(`GET /v3/network/invitation/${kind}/{id}`, { id }),
     /** A connection request to a business in the network; BILL may email it, so it passes the email budget. */
     invite: async (kind: 'vendor' | 'customer', id: string, networkId: string, networkType: 'BILL' | 'RPPS'): Promise<void> => {
-      await this.call({
-        method: 'POST',
-        path: invitation(kind, id),
-        route: `POST /v3/network/invitation/${kind}/{id}`,
-        body: { networkId: checkId('network', networkId), networkType },
-        email: true,
-      });
+      const body = { networkId: checkId('network', networkId), networkType };
+      await this.call(`POST /v3/network/invitation/${kind}/{id}`, { id, body, email: true });
     },
     /** BILL emails a vendor that is not in the network an invitation to join and connect. */
     inviteByEmail: async (vendorId: string, email: string): Promise<void> => {
-      await this.call({
-        method: 'POST',
-        path: `${invitation('vendor', vendorId)}/email`,
-        route: 'POST /v3/network/invitation/vendor/{id}/email',
-        body: { email },
-        email: true,
-      });
+      await this.call('POST /v3/network/invitation/vendor/{id}/email', { id: vendorId, body: { email }, email: true });
     },
   };
 
   readonly users = {
-    get: (id: string) => this.get<OrgUser>('/v3/users', 'user', id),
+    get: (id: string) => this.call<OrgUser>('GET /v3/users/{id}', { id }),
   };
 
   /** Webhook management: the same session on the /connect-events base. */
   readonly subscriptions = {
-    list: (o: ListOptions = {}): PagedList<Subscription> => {
-      const max = pageSize(o, AP_AR_MAX_PAGE_SIZE);
-      const route = 'GET /v3/subscriptions';
-      return new PagedList(route, (page) => this.events({ method: 'GET', path: '/v3/subscriptions', route, query: { max, page } }), o);
-    },
-    get: (id: string) => this.events<Subscription>({ method: 'GET', path: subscription(id), route: 'GET /v3/subscriptions/{id}' }),
+    list: (o: ListOptions = {}): PagedList<Subscription> => this.list('/v3/subscriptions', o, this.eventsBaseUrl),
+    get: (id: string) => this.events<Subscription>('GET /v3/subscriptions/{id}', { id }),
     /** The answer carries the signing `securityKey` once: store it (encrypted) right away. */
     create: (input: SubscriptionInput, idempotencyKey: string = randomUUID()) =>
-      this.events<Subscription>({
-        method: 'POST',
-        path: '/v3/subscriptions',
-        route: 'POST /v3/subscriptions',
+      this.events<Subscription>('POST /v3/subscriptions', {
         // Safe to replay with the same idempotency key: BILL answers a repeated key with the first answer.
         idempotent: true,
         headers: { 'X-Idempotent-Key': idempotencyKey },
         body: { status: { enabled: true }, ...input },
       }),
     update: (id: string, patch: Partial<SubscriptionInput>) =>
-      this.events<Subscription>({
-        method: 'PATCH',
-        path: subscription(id),
-        route: 'PATCH /v3/subscriptions/{id}',
-        body: patch,
-      }),
+      this.events<Subscription>('PATCH /v3/subscriptions/{id}', { id, body: patch }),
     remove: async (id: string): Promise<void> => {
-      await this.events({ method: 'DELETE', path: subscription(id), route: 'DELETE /v3/subscriptions/{id}' });
+      await this.events('DELETE /v3/subscriptions/{id}', { id });
     },
     rotateKey: (id: string, idempotencyKey: string = randomUUID()) =>
-      this.events<{ securityKey: string }>({
-        method: 'POST',
-        path: `${subscription(id)}/security_key`,
-        route: 'POST /v3/subscriptions/{id}/security_key',
+      this.events<{ securityKey: string }>('POST /v3/subscriptions/{id}/security_key', {
+        id,
         idempotent: true,
         headers: { 'X-Idempotent-Key': idempotencyKey },
       }),
-    test: (id: string, body: Record<string, unknown> = {}) =>
-      this.events({ method: 'POST', path: `${subscription(id)}/test`, route: 'POST /v3/subscriptions/{id}/test', body }),
-    catalog: () =>
-      this.events<Array<{ type: string; versions: string[] }>>({
-        method: 'GET',
-        path: '/v3/events/catalog',
-        route: 'GET /v3/events/catalog',
-      }),
+    test: (id: string, body: Record<string, unknown> = {}) => this.events('POST /v3/subscriptions/{id}/test', { id, body }),
+    catalog: () => this.events<Array<{ type: string; versions: string[] }>>('GET /v3/events/catalog'),
   };
-
-  get orgId(): string {
-    return this.session.orgId;
-  }
-
-  /** Session age, idle time, logins and last outcome (for `status`). */
-  sessionInfo(): SessionInfo {
-    return this.session.info();
-  }
 
   /** GET /v3/login/session: a cheap who-am-I that also keeps the session alive. */
   whoami() {
-    return this.call<{ organizationId: string; userId: string }>({
-      method: 'GET',
-      path: '/v3/login/session',
-      route: 'GET /v3/login/session',
-    });
+    return this.call<{ organizationId: string; userId: string }>('GET /v3/login/session');
   }
 
-  private call<T = unknown>(req: SessionCall): Promise<T> {
-    return this.session.call<T>(req, this.run);
+  /**
+   * One call named by its route, e.g. "GET /v3/bills/{id}" (also its log label): `{id}` becomes `id`, checked so it
+   * can never add a path segment; a refusal names the kind from the segment before it ("bills" -> "bill id").
+   */
+  private call<T = unknown>(route: Route, req: CallInput = {}): Promise<T> {
+    const { id, ...rest } = req;
+    const [method, template] = route.split(' ') as [SessionCall['method'], string];
+    const path = template.replace(/([a-z]+)\/\{id\}/, (_, segment: string) => `${segment}/${checkId(segment.replace(/s$/, ''), id ?? '')}`);
+    return this.session.call<T>({ ...rest, method, path, route }, this.run);
   }
 
-  private events<T = unknown>(req: SessionCall): Promise<T> {
-    return this.call<T>({ ...req, baseUrl: this.eventsBaseUrl });
+  private events<T = unknown>(route: Route, req: CallInput = {}): Promise<T> {
+    return this.call<T>(route, { ...req, baseUrl: this.eventsBaseUrl });
   }
 
-  private list<T>(path: string, filter: BillFilter, sortKeys: readonly SortKey[] | undefined, o: ListOptions): PagedList<T> {
+  private list<T>(path: string, q: ListOptions & { filter?: BillFilter; sort?: readonly SortKey[] }, baseUrl?: string): PagedList<T> {
     // Built now, so a refused value throws before anything is sent.
-    const filters = filter.toString() || undefined;
-    const sort = sortKeys?.length ? sortParam(sortKeys) : undefined;
-    const max = pageSize(o, AP_AR_MAX_PAGE_SIZE);
+    const filters = q.filter?.toString() || undefined;
+    const sort = q.sort?.length ? sortParam(q.sort) : undefined;
+    const max = pageSize(q, AP_AR_MAX_PAGE_SIZE);
     const route = `GET ${path}`;
-    return new PagedList(route, (page) => this.call({ method: 'GET', path, route, query: { max, page, sort, filters } }), o);
-  }
-
-  private get<T>(path: string, kind: string, id: string): Promise<T> {
-    return this.call<T>({ method: 'GET', path: `${path}/${checkId(kind, id)}`, route: `GET ${path}/{id}` });
+    const fetchPage = (page: string | undefined) =>
+      this.session.call({ method: 'GET', path, route, baseUrl, query: { max, page, sort, filters } }, this.run);
+    return new PagedList(route, fetchPage, q);
   }
 }

@@ -10,15 +10,10 @@ import type { RedisSessionLedger } from './sharedSessions.js';
 import { SpendClient } from './spend.js';
 
 /**
- * A person's own BILL sign-in (approvals): an AP/AR sync token, its name as username and its value as password.
- * BILL then records that person, never the bot, as the one who acted.
+ * A person's own BILL sign-in (approvals): an AP/AR sync token, its name as username and its value as password, and
+ * `owner`, the person's stable id (tenant + Entra object id). BILL then records that person, never the bot, as the one who acted.
  */
-export interface PersonCredentials {
-  username: string;
-  password: string;
-  /** Stable, unique id of the person (tenant + Entra object id): their sessions never mix with anyone else's. */
-  owner: string;
-}
+export type PersonCredentials = Required<Pick<SessionCredentials, 'username' | 'password' | 'owner'>>;
 
 export interface BillGatewayOptions {
   backend: 'bill' | 'sandbox';
@@ -49,11 +44,6 @@ export interface BillGatewayOptions {
   sessionLedger?: RedisSessionLedger;
 }
 
-/** Default priority 'interactive'. */
-interface CallOptions {
-  priority?: Priority;
-}
-
 export type BillStatus = ReturnType<BillGateway['status']>;
 
 export class BillGateway {
@@ -76,18 +66,18 @@ export class BillGateway {
   }
 
   /** AP/AR endpoints of one organisation. Throws NotBound('orgNotAllowed') for an org outside BILL_ALLOWED_ORG_IDS. */
-  org(orgId: string, opts: CallOptions = {}): BillOrgClient {
-    return this.client({ baseUrl: this.opts.endpoints.baseUrl, orgId, ...this.opts.user }, opts);
+  org(orgId: string, { priority = 'interactive' }: { priority?: Priority } = {}): BillOrgClient {
+    return this.client({ baseUrl: this.opts.endpoints.baseUrl, orgId, ...this.opts.user }, { priority });
   }
 
   /**
    * AP/AR endpoints of one organisation in a person's own session (approvals). The session joins the pool under
    * its own slot and goes through the same per-org budget; the bot's service session is never used for it.
    */
-  orgAs(orgId: string, person: PersonCredentials, opts: CallOptions = {}): BillOrgClient {
+  orgAs(orgId: string, person: PersonCredentials, { priority = 'interactive' }: { priority?: Priority } = {}): BillOrgClient {
     // The person's token is not registered with the log scrubber (a value a person typed, of any length or content):
     // it only travels in the login body, which is never logged.
-    return this.client(this.personSlot(orgId, person), opts);
+    return this.client(this.personSlot(orgId, person), { priority });
   }
 
   /** Logs a person's session out of BILL and forgets it (they disconnected, or replaced their token). */
@@ -99,11 +89,11 @@ export class BillGateway {
    * Spend & Expense endpoints of one organisation; undefined when no API token is configured for it. An S&E token
    * belongs to one organisation, so another organisation's token is never used in its place.
    */
-  spend(orgId: string = this.defaultOrgId, opts: CallOptions = {}): SpendClient | undefined {
+  spend(orgId: string = this.defaultOrgId, { priority = 'interactive' }: { priority?: Priority } = {}): SpendClient | undefined {
     this.checkAllowed(orgId);
     const token = this.opts.spendApiTokens?.[orgId] ?? (orgId === this.defaultOrgId ? this.opts.spendApiToken : undefined);
     if (!token) return undefined;
-    return new SpendClient(this.http, this.opts.endpoints.spendBaseUrl, token, this.runOptions(opts));
+    return new SpendClient(this.http, this.opts.endpoints.spendBaseUrl, token, { priority });
   }
 
   status() {
@@ -142,9 +132,9 @@ export class BillGateway {
     return this.closing;
   }
 
-  private client(creds: SessionCredentials, opts: CallOptions): BillOrgClient {
+  private client(creds: SessionCredentials, run: RunOptions): BillOrgClient {
     this.checkAllowed(creds.orgId);
-    return new BillOrgClient(this.sessions.get(creds), this.runOptions(opts), this.opts.endpoints.eventsBaseUrl);
+    return new BillOrgClient(this.sessions.get(creds), run, this.opts.endpoints.eventsBaseUrl);
   }
 
   private checkAllowed(orgId: string): void {
@@ -157,9 +147,5 @@ export class BillGateway {
 
   private personSlot(orgId: string, person: PersonCredentials): SessionCredentials {
     return { baseUrl: this.opts.endpoints.baseUrl, devKey: this.opts.user.devKey, orgId, ...person };
-  }
-
-  private runOptions(opts: CallOptions): RunOptions {
-    return { priority: opts.priority ?? 'interactive' };
   }
 }

@@ -104,16 +104,6 @@ export function classifyResponse(status: number, text: string, headers: Incoming
   });
 }
 
-function networkError(err: unknown): BillApiError {
-  const code = (err as { code?: string } | null)?.code;
-  return new BillApiError({
-    category: 'network',
-    status: 0,
-    message: `BILL unreachable (${code ?? (err instanceof Error ? err.name : 'error')})`,
-    cause: err,
-  });
-}
-
 export class BillHttp {
   private readonly agent: Agent;
   private readonly retry: RetryPolicy;
@@ -195,11 +185,10 @@ export class BillHttp {
       resHeaders = res.headers;
       text = await res.body.text();
     } catch (err) {
-      this.deps.log.debug(
-        { route: req.route, error: (err as { code?: string } | null)?.code ?? String(err) },
-        'BILL request failed without an answer',
-      );
-      throw networkError(err);
+      const code = (err as { code?: string } | null)?.code;
+      this.deps.log.debug({ route: req.route, error: code ?? String(err) }, 'BILL request failed without an answer');
+      const message = `BILL unreachable (${code ?? (err instanceof Error ? err.name : 'error')})`;
+      throw new BillApiError({ category: 'network', status: 0, message, cause: err });
     }
     const ms = Math.round(performance.now() - started);
     if (status >= 200 && status < 300) {

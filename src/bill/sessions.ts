@@ -44,7 +44,6 @@ export interface SessionInfo {
   loggedIn: boolean;
   sessionAgeMs?: number;
   idleMs?: number;
-  userId?: string;
   /** Logins made by this session slot since start. */
   logins: number;
   lastSuccessAt?: number;
@@ -70,11 +69,16 @@ const CREDENTIAL_RETRY_MS = 60_000;
  */
 const SESSION_SECRET_TTL_MS = 40 * 60_000;
 
-/** One slot per (base URL, dev key, org, username); a person's slot also by owner and a fingerprint of their token. */
+/**
+ * One slot per (base URL, dev key, org, username); a person's slot also by owner and a fingerprint of their token.
+ * Hashed, so no dev key or username is kept as a map key or appears in a Redis key name.
+ */
 function slotKey(creds: SessionCredentials): string {
-  const owner = creds.owner ? `${creds.owner}#${createHash('sha256').update(creds.password).digest('hex').slice(0, 16)}` : '';
-  return [creds.baseUrl, creds.devKey, creds.orgId, creds.username.toLowerCase(), owner].join('\n');
+  const owner = creds.owner ? `${creds.owner}#${sha256(creds.password).slice(0, 16)}` : '';
+  return sha256([creds.baseUrl, creds.devKey, creds.orgId, creds.username.toLowerCase(), owner].join('\n')).slice(0, 32);
 }
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /** Holds every org session of the process; built once by the gateway. */
 export class SessionPool {
@@ -87,7 +91,7 @@ export class SessionPool {
     const key = slotKey(creds);
     let s = this.sessions.get(key);
     if (!s) {
-      s = new OrgSession(this.deps, creds, key);
+      s = new OrgSession(this.deps, creds, { key, orgId: creds.orgId });
       this.sessions.set(key, s);
     }
     return s;
@@ -120,20 +124,13 @@ export class OrgSession {
   private lastSuccessAt: number | undefined;
   private lastError: SessionInfo['lastError'];
   private credentialFailure: { error: BillApiError; until: number } | undefined;
-  /** How the ledger knows this slot. */
-  private readonly slot: { key: string; orgId: string };
 
   constructor(
     private readonly deps: SessionPoolDeps,
     readonly creds: SessionCredentials,
-    key: string,
-  ) {
-    this.slot = { key, orgId: creds.orgId };
-  }
-
-  get orgId(): string {
-    return this.creds.orgId;
-  }
+    /** How the ledger knows this slot. */
+    private readonly slot: { key: string; orgId: string },
+  ) {}
 
   info(): SessionInfo {
     const now = this.deps.clock.now();
@@ -143,7 +140,6 @@ export class OrgSession {
       loggedIn: !!live,
       sessionAgeMs: live ? now - live.createdAt : undefined,
       idleMs: live ? now - live.lastUsedAt : undefined,
-      userId: live?.userId,
       logins: this.logins,
       lastSuccessAt: this.lastSuccessAt,
       lastError: this.lastError,
@@ -247,7 +243,7 @@ export class OrgSession {
     const now = this.deps.clock.now();
     if (this.credentialFailure && now < this.credentialFailure.until) throw this.credentialFailure.error;
     this.logins++;
-    let res: { sessionId?: string; userId: string } | null;
+    let res: { sessionId?: string } | null;
     try {
       res = await this.deps.http.send<typeof res>({
         method: 'POST',
@@ -275,7 +271,7 @@ export class OrgSession {
     this.deps.secrets.add(res.sessionId, SESSION_SECRET_TTL_MS);
     this.credentialFailure = undefined;
     const at = this.deps.clock.now();
-    this.current = { sessionId: res.sessionId, userId: res.userId, createdAt: at, lastUsedAt: at };
+    this.current = { sessionId: res.sessionId, createdAt: at, lastUsedAt: at };
     this.deps.log.info({ orgId, logins: this.logins }, 'BILL session opened');
     return this.current;
   }

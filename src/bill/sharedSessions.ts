@@ -1,15 +1,15 @@
 // Cluster mode: one BILL session per slot for the whole fleet, kept in Redis; one login at a time per slot across instances.
 //
-// Layout (the slot hashed, so no dev key or username appears in a key name):
-//   billbridge:bill:session:{<hash>}  JSON {ref, box, userId, createdAt, lastUsedAt} with SECRETS_KEY, else
-//                                     JSON {sessionId, userId, createdAt, lastUsedAt}; PX = BILL's 35-minute idle expiry
-//   mutex:billbridge:bill:login:{<hash>}  redis-semaphore Mutex held while one instance signs in (TTL, refreshed)
+// Layout (<slot> is the pool's hashed slot key, so no dev key or username appears in a key name):
+//   billbridge:bill:session:{<slot>}  JSON {ref, box, createdAt, lastUsedAt} with SECRETS_KEY, else
+//                                     JSON {sessionId, createdAt, lastUsedAt}; PX = BILL's 35-minute idle expiry
+//   mutex:billbridge:bill:login:{<slot>}  redis-semaphore Mutex held while one instance signs in (TTL, refreshed)
 // The sessionId is a secret: it is stored here because every instance must send it, is registered in each
 // instance's SecretRegistry when read (OrgSession.adopt), and never appears in a log line or an error. With
 // SECRETS_KEY it is stored sealed (AES-GCM under a key derived for this purpose alone, bound to the slot's hash and
 // org, so a record copied to another slot does not open) and compared by `ref`, an HMAC of it that does not reveal
 // it; without SECRETS_KEY (allowed outside production, said at start-up) it is stored as it is.
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LostLockError } from 'redis-semaphore';
 import type { Clock } from '../infra/clock.js';
@@ -22,7 +22,6 @@ import { SESSION_IDLE_REFRESH_MS } from './sessions.js';
 /** A BILL session as the pool holds it and the fleet shares it. */
 export interface LiveSession {
   sessionId: string;
-  userId: string;
   createdAt: number;
   lastUsedAt: number;
 }
@@ -38,7 +37,7 @@ const WAIT_MS = 15_000;
 /** How often a waiter looks for the session another instance is creating. */
 const POLL_MS = 25;
 
-/** The pool's key for the credentials (base URL, dev key, org, username[, owner]): hashed here, never stored. */
+/** The pool's slot: `key` is a hash of the credentials (base URL, dev key, org, username[, owner]). */
 interface Slot {
   key: string;
   orgId: string;
@@ -75,7 +74,6 @@ interface StoredSession {
   /** With SECRETS_KEY: HMAC of the sessionId (what the scripts compare) and the sealed sessionId. */
   ref?: string;
   box?: SealedBox;
-  userId?: string;
   createdAt?: number;
   lastUsedAt?: number;
 }
@@ -202,7 +200,6 @@ export class RedisSessionLedger {
     if (typeof sessionId !== 'string' || sessionId === '') return undefined;
     return {
       sessionId,
-      userId: typeof rec.userId === 'string' ? rec.userId : '',
       createdAt: Number(rec.createdAt) || 0,
       lastUsedAt: Number(rec.lastUsedAt) || 0,
     };
@@ -212,7 +209,7 @@ export class RedisSessionLedger {
     const secret: StoredSession = this.sealKey
       ? { ref: this.refOf(live.sessionId), box: sealText(this.sealKey, live.sessionId, { encoding: 'base64url', aad: this.aad(slot) }) }
       : { sessionId: live.sessionId };
-    const rec: StoredSession = { ...secret, userId: live.userId, createdAt: live.createdAt, lastUsedAt: live.lastUsedAt };
+    const rec: StoredSession = { ...secret, createdAt: live.createdAt, lastUsedAt: live.lastUsedAt };
     await this.deps.redis.run((r) => r.set(this.recordKey(slot), JSON.stringify(rec), 'PX', BILL_IDLE_EXPIRY_MS));
   }
 
@@ -221,20 +218,16 @@ export class RedisSessionLedger {
     return this.refKey ? createHmac('sha256', this.refKey).update(sessionId, 'utf8').digest('base64url') : sessionId;
   }
 
-  /** The sealed sessionId belongs to this slot (its hash) and org: a record moved to another key does not open. */
+  /** The sealed sessionId belongs to this slot and org: a record moved to another key does not open. */
   private aad(slot: Slot): string {
-    return `bill-session|${this.hash(slot)}|${slot.orgId}`;
-  }
-
-  private hash(slot: Slot): string {
-    return createHash('sha256').update(slot.key, 'utf8').digest('hex').slice(0, 32);
+    return `bill-session|${slot.key}|${slot.orgId}`;
   }
 
   private recordKey(slot: Slot): string {
-    return `${this.deps.redis.keyPrefix}bill:session:{${this.hash(slot)}}`;
+    return `${this.deps.redis.keyPrefix}bill:session:{${slot.key}}`;
   }
 
   private lockKey(slot: Slot): string {
-    return `${this.deps.redis.keyPrefix}bill:login:{${this.hash(slot)}}`;
+    return `${this.deps.redis.keyPrefix}bill:login:{${slot.key}}`;
   }
 }

@@ -10,7 +10,7 @@
 //   reimbursements `reimbursementIds`; budgets `budgetIds`, `retired`.
 import type { RunOptions } from '../infra/limits/types.js';
 import { FilterValueError } from '../errors.js';
-import { BillFilter, sortParam, type SortKey } from './filters.js';
+import { filterTerm } from './filters.js';
 import type { BillHttp, BillRequest } from './http.js';
 import { PagedList, pageSize, type ListOptions } from './paging.js';
 import type { Budget, Reimbursement, SpendTransaction } from './types.js';
@@ -36,10 +36,9 @@ export class SpendClient {
   readonly transactions = {
     /** Newest first, receipts included (so "missing receipts" can be computed); `occurredFrom` is occurredTime:gte. */
     list: (q: ListOptions & { occurredFrom?: string | Date } = {}): PagedList<SpendTransaction> => {
-      const f = new BillFilter();
-      if (q.occurredFrom !== undefined) f.gte('occurredTime', q.occurredFrom);
-      const max = pageSize(q, SPEND_TRANSACTIONS_MAX_PAGE_SIZE);
-      return this.list('/v3/spend/transactions', f, [{ field: 'occurredTime', order: 'desc' }], max, q, { includeReceipts: true });
+      const filters = q.occurredFrom === undefined ? undefined : filterTerm('occurredTime', 'gte', q.occurredFrom);
+      const query = { sort: 'occurredTime:desc', filters, includeReceipts: true };
+      return this.list('/v3/spend/transactions', q, SPEND_TRANSACTIONS_MAX_PAGE_SIZE, query);
     },
     get: (id: string) => this.get<SpendTransaction>('/v3/spend/transactions', 'transaction', id),
   };
@@ -47,37 +46,23 @@ export class SpendClient {
   readonly reimbursements = {
     /** Newest submitted first. */
     list: (q: ListOptions = {}): PagedList<Reimbursement> =>
-      this.list(
-        '/v3/spend/reimbursements',
-        new BillFilter(),
-        [{ field: 'submittedTime', order: 'desc' }],
-        pageSize(q, SPEND_MAX_PAGE_SIZE),
-        q,
-      ),
+      this.list('/v3/spend/reimbursements', q, SPEND_MAX_PAGE_SIZE, { sort: 'submittedTime:desc' }),
     get: (id: string) => this.get<Reimbursement>('/v3/spend/reimbursements', 'reimbursement', id),
   };
 
   readonly budgets = {
     list: (q: ListOptions & { retired?: boolean } = {}): PagedList<Budget> => {
-      const f = new BillFilter();
-      if (q.retired !== undefined) f.eq('retired', q.retired);
-      return this.list('/v3/spend/budgets', f, [], pageSize(q, SPEND_MAX_PAGE_SIZE), q);
+      const filters = q.retired === undefined ? undefined : filterTerm('retired', 'eq', q.retired);
+      return this.list('/v3/spend/budgets', q, SPEND_MAX_PAGE_SIZE, { filters });
     },
     get: (id: string) => this.get<Budget>('/v3/spend/budgets', 'budget', id),
   };
 
-  private list<T>(
-    path: string,
-    filter: BillFilter,
-    sortKeys: SortKey[],
-    max: number,
-    o: ListOptions,
-    extra: { includeReceipts?: boolean } = {},
-  ) {
-    const filters = filter.toString() || undefined;
-    const sort = sortKeys.length ? sortParam(sortKeys) : undefined;
+  /** `query`: sort, filters and other parameters beside the page size and the cursor. */
+  private list<T>(path: string, o: ListOptions, cap: number, query: BillRequest['query']): PagedList<T> {
+    const max = pageSize(o, cap);
     const route = `GET ${path}`;
-    return new PagedList<T>(route, (nextPage) => this.send({ path, route, query: { max, nextPage, sort, filters, ...extra } }), o);
+    return new PagedList<T>(route, (nextPage) => this.send({ path, route, query: { max, nextPage, ...query } }), o);
   }
 
   private get<T>(path: string, kind: string, id: string): Promise<T> {

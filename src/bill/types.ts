@@ -208,12 +208,7 @@ export interface ReceivablePayment {
 }
 
 /** GET /v3/bill-approvals/pending-user-approvals item: bills waiting on the signed-in user. */
-export interface PendingApproval {
-  billId: string;
-  vendorId: string;
-  amount: number;
-  dueDate: string;
-}
+export type PendingApproval = Pick<Bill, 'vendorId' | 'amount' | 'dueDate'> & { billId: string };
 
 /** POST /v3/bill-approvals/actions body item (the body is an array of these). */
 export interface ApprovalActionInput {
@@ -327,9 +322,6 @@ export interface Subscription {
   securityKey?: string;
 }
 
-/** A vendor's `networkStatus` (Postman "Get vendor details"); also the status of a connection request to a customer. */
-type NetworkStatus = 'CONNECTED' | 'NOT_CONNECTED' | 'PENDING' | 'CONNECTED_RPPS' | (string & {});
-
 /** One business GET /v3/network found; `id` is its Payment Network ID (PNI; RPPS ones start 0rv). */
 export interface NetworkOrganization {
   id: string;
@@ -339,10 +331,10 @@ export interface NetworkOrganization {
   managedBy?: { name?: string; email?: string; emailDomain?: string };
 }
 
-/** GET /v3/network/invitation/{vendor|customer}/{id}: the connection request's status. */
+/** GET /v3/network/invitation/{vendor|customer}/{id}: the connection request's status (as a vendor's `networkStatus`). */
 export interface NetworkConnectionStatus {
   id: string;
-  status: NetworkStatus;
+  status: 'CONNECTED' | 'NOT_CONNECTED' | 'PENDING' | 'CONNECTED_RPPS' | (string & {});
   networkId?: string;
 }
 

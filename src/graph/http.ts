@@ -1,7 +1,7 @@
 // The one request path for Graph and the Entra token endpoint: undici, the shared limiter, Retry-After, typed errors.
 import { request } from 'undici';
 import type { Logger } from '../infra/log.js';
-import type { Limiter, Priority, Upstream } from '../infra/limits/types.js';
+import type { Limiter, Upstream } from '../infra/limits/types.js';
 import { backoffMs, retryAfterMs } from '../infra/limits/windows.js';
 import { GraphApiError, type GraphErrorCategory } from './errors.js';
 
@@ -13,8 +13,8 @@ export interface HttpDeps {
   limiter: Limiter;
   log: Logger;
   sleep: (ms: number) => Promise<unknown>;
-  /** Longest Retry-After an interactive call sits through before giving up (a person is waiting). */
-  interactiveMaxWaitMs: number;
+  /** Longest Retry-After a call sits through before giving up (a person is waiting for every Graph call). */
+  maxWaitMs: number;
 }
 
 interface GraphResponse {
@@ -32,7 +32,6 @@ export async function send(
   deps: HttpDeps,
   opts: {
     upstream: Upstream;
-    priority: Priority;
     method: 'GET' | 'POST';
     url: string;
     headers: Record<string, string>;
@@ -42,7 +41,7 @@ export async function send(
   },
 ): Promise<GraphResponse> {
   for (let attempt = 0; ; attempt++) {
-    const res = await deps.limiter.run(opts.upstream, { priority: opts.priority }, async (): Promise<GraphResponse> => {
+    const res = await deps.limiter.run(opts.upstream, { priority: 'interactive' }, async (): Promise<GraphResponse> => {
       try {
         const answer = await request(opts.url, {
           method: opts.method,
@@ -68,7 +67,7 @@ export async function send(
     const retryAfter = retryAfterMs(res.headers['retry-after'], Date.now());
     if (retryAfter !== undefined) deps.limiter.throttled(opts.upstream, { kind: 'retryAfter', ms: retryAfter });
     const wait = retryAfter ?? backoffMs(attempt, 500, 4_000);
-    const giveUp = attempt >= MAX_RETRIES || (opts.priority === 'interactive' && wait > deps.interactiveMaxWaitMs);
+    const giveUp = attempt >= MAX_RETRIES || wait > deps.maxWaitMs;
     deps.log.info(
       { operation: opts.operation, status: res.status, attempt, retryAfterMs: retryAfter, giveUp },
       'graph throttled or unavailable',

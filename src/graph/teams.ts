@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import NodeCache from 'node-cache';
 import type { Clock } from '../infra/clock.js';
 import type { Config } from '../config.js';
-import type { Limiter, Priority } from '../infra/limits/types.js';
+import type { Limiter } from '../infra/limits/types.js';
 import type { Logger, SecretRegistry } from '../infra/log.js';
 import { GraphApiError } from './errors.js';
 import { graphError, send, type HttpDeps } from './http.js';
@@ -54,7 +54,7 @@ export class GraphTeams {
 
   constructor(private readonly deps: GraphTeamsDeps) {
     const { config } = deps;
-    this.http = { limiter: deps.limiter, log: deps.log, sleep: deps.sleep ?? sleep, interactiveMaxWaitMs: config.limits.commandWaitMs };
+    this.http = { limiter: deps.limiter, log: deps.log, sleep: deps.sleep ?? sleep, maxWaitMs: config.limits.commandWaitMs };
     deps.secrets.add(config.bot.appPassword);
     // Team names change rarely: they live as long as other names do.
     this.cache = new NodeCache({
@@ -65,8 +65,8 @@ export class GraphTeams {
     });
   }
 
-  /** GET /teams/{aadGroupId}; a cached answer unless `fresh`. Throws GraphApiError. */
-  async getTeam(tenantId: string, aadGroupId: string, opts: { priority?: Priority; fresh?: boolean } = {}): Promise<TeamInfo> {
+  /** GET /teams/{aadGroupId}, cached; a person is waiting for it. Throws GraphApiError. */
+  async getTeam(tenantId: string, aadGroupId: string): Promise<TeamInfo> {
     if (!GUID.test(aadGroupId)) {
       // channelData.team.id (19:...@thread.tacv2) is not a Graph id; only the Entra group id is.
       throw new GraphApiError({
@@ -77,10 +77,10 @@ export class GraphTeams {
       });
     }
     const key = `${tenantId.toLowerCase()}|${aadGroupId.toLowerCase()}`;
-    const hit = opts.fresh ? undefined : this.cache.get<TeamInfo>(key);
+    const hit = this.cache.get<TeamInfo>(key);
     if (hit) return hit;
     return singleFlight(this.inflight, key, async () => {
-      const team = await this.fetchTeam(tenantId, aadGroupId, opts.priority ?? 'interactive');
+      const team = await this.fetchTeam(tenantId, aadGroupId);
       this.cache.set(key, team);
       return team;
     });
@@ -95,17 +95,16 @@ export class GraphTeams {
     this.cache.close();
   }
 
-  private async fetchTeam(tenantId: string, aadGroupId: string, priority: Priority): Promise<TeamInfo> {
+  private async fetchTeam(tenantId: string, aadGroupId: string): Promise<TeamInfo> {
     // A SingleTenant (or managed identity) bot can only get tokens in its own tenant; a MultiTenant registration
     // gets them in the team's tenant (where the app was consented).
     const { bot, graph } = this.deps.config;
     const tokenTenant = bot.appType === 'MultiTenant' ? tenantId : bot.tenantId;
     const url = `${graph.baseUrl}/teams/${encodeURIComponent(aadGroupId)}?$select=id,displayName,description,isArchived,tenantId`;
     for (let renewed = false; ; renewed = true) {
-      const token = await this.token(tokenTenant, priority);
+      const token = await this.token(tokenTenant);
       const res = await send(this.http, {
         upstream: { service: 'graph', tenantId, teamId: aadGroupId },
-        priority,
         method: 'GET',
         url,
         headers: { authorization: `Bearer ${token}` },
@@ -134,17 +133,16 @@ export class GraphTeams {
   }
 
   /** A bearer token for Graph in this tenant. */
-  private token(tenantId: string, priority: Priority): Promise<string> {
+  private token(tenantId: string): Promise<string> {
     const cached = this.tokens.get(tenantId);
     if (cached && this.deps.clock.now() < cached.renewAt) return Promise.resolve(cached.token);
-    return singleFlight(this.tokenFetches, tenantId, () => this.fetchToken(tenantId, priority));
+    return singleFlight(this.tokenFetches, tenantId, () => this.fetchToken(tenantId));
   }
 
-  private async fetchToken(tenantId: string, priority: Priority): Promise<string> {
+  private async fetchToken(tenantId: string): Promise<string> {
     const { bot, graph } = this.deps.config;
     const res = await send(this.http, {
       upstream: { service: 'identity', tenantId },
-      priority,
       method: 'POST',
       url: `${graph.authorityHost}/${encodeURIComponent(tenantId)}/oauth2/v2.0/token`,
       headers: { 'content-type': 'application/x-www-form-urlencoded' },

@@ -123,7 +123,7 @@ export class InstallLifecycle {
     const { graph, installs } = this.parts;
     if (!graph || !scope.aadGroupId || !scope.tenantId) return;
     try {
-      const team = await graph.getTeam(scope.tenantId, scope.aadGroupId, { priority: 'interactive' });
+      const team = await graph.getTeam(scope.tenantId, scope.aadGroupId);
       if (team.tenantId && team.tenantId.toLowerCase() !== scope.tenantId.toLowerCase()) {
         log.warn({ aadGroupId: scope.aadGroupId }, 'Graph reports the team in another tenant than the activity; not recorded');
         return;

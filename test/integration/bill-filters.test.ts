@@ -102,3 +102,26 @@ describe('hostile vendor names', () => {
     expect((err as BillApiError).category).toBe('validation');
   });
 });
+
+describe('hostile record ids', () => {
+  it('an id that would add a path segment or a query is refused before anything is sent, naming its kind', async () => {
+    const before = (await sb.stats()).requests;
+    const refusal = (send: () => Promise<unknown>) =>
+      Promise.resolve()
+        .then(send)
+        .catch((e: unknown) => e);
+    const cases: Array<[string, () => Promise<unknown>]> = [
+      ['bill id', () => org().bills.get('../vendors')],
+      ['invoice id', () => org().invoices.get('00e1?archived=true')],
+      ['subscription id', () => org().subscriptions.remove('sub/../../x')],
+      ['vendor id', () => org().network.inviteByEmail('009 1', 'ap@example.com')],
+      ['customer id', () => org().network.status('customer', '')],
+    ];
+    for (const [field, send] of cases) {
+      const err = await refusal(send);
+      expect(err, field).toBeInstanceOf(FilterValueError);
+      expect((err as FilterValueError).field).toBe(field);
+    }
+    expect((await sb.stats()).requests).toBe(before);
+  });
+});

@@ -44,7 +44,7 @@ describe('one login for many calls', () => {
     // The shared limiter kept BILL's 3-in-flight rule, so BILL never refused for concurrency.
     expect(stats.maxConcurrentByOrg[sb.credentials.orgId]).toBeLessThanOrEqual(3);
     expect(stats.limitErrors.concurrency).toBe(0);
-    expect(org.sessionInfo()).toMatchObject({ loggedIn: true, logins: 1 });
+    expect(c.gateway.status().sessions).toEqual([expect.objectContaining({ orgId: sb.credentials.orgId, loggedIn: true, logins: 1 })]);
   });
 
   it('registers the live sessionId as a secret and forgets it at logout', async () => {

@@ -69,7 +69,7 @@ async function graphStatus(
   const aadGroupId = scope.aadGroupId ?? recordedGroupId;
   if (!aadGroupId || !scope.tenantId) return { state: 'noGroupId' };
   try {
-    const team = await graph.getTeam(scope.tenantId, aadGroupId, { priority: 'interactive' });
+    const team = await graph.getTeam(scope.tenantId, aadGroupId);
     return { state: 'ok', displayName: team.displayName, isArchived: team.isArchived, fetchedAt: team.fetchedAt };
   } catch (err) {
     if (err instanceof GraphApiError) return { state: 'error', category: err.category, code: err.code, status: err.status };
