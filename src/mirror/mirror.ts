@@ -408,16 +408,6 @@ export class Mirror {
     if (this.keep(orgId, kind, c, kept)) await this.persist(orgId, kind, c);
   }
 
-  /** A record is gone (BILL answered 404 for it). */
-  async remove(orgId: string, kind: Kind, id: string): Promise<void> {
-    const c = await this.existing(orgId, kind);
-    const old = c?.delete(id);
-    if (c && old) {
-      this.changed(orgId, kind, old);
-      await this.persist(orgId, kind, c);
-    }
-  }
-
   /** Reads every change since the last refresh (one call per 100 changes), single-flight per org and kind. */
   refresh(orgId: string, kind: Kind, priority: Priority = 'background'): Promise<number> {
     const key = `${kind}:${orgId}`;
