@@ -205,14 +205,7 @@ type RowsResult<T> = { rows: T[]; refreshedAt: number } | { building: number };
 type LookupResult<T> =
   { state: 'found'; rows: T[]; refreshedAt: number } | { state: 'missing'; refreshedAt: number } | { state: 'building'; indexed: number };
 
-export interface MirrorInfo {
-  kind: Kind;
-  records: number;
-  complete: boolean;
-  scope?: Scope;
-  builtAt: number;
-  refreshedAt: number;
-}
+export type MirrorInfo = ReturnType<Mirror['info']>[number];
 
 /** The stored header (NS.mirror, key "<kind>s:<orgId>"); shards under "<kind>s:<orgId>#<n>". */
 interface StoredHead {
@@ -421,7 +414,7 @@ export class Mirror {
   }
 
   /** What `status` shows: the org's collections in memory or being built. */
-  info(orgId: string): MirrorInfo[] {
+  info(orgId: string) {
     return KINDS.flatMap((kind) => {
       const c = this.cols.get(`${kind}:${orgId}`);
       if (!c || (c.coverage === 'none' && !c.building)) return [];
@@ -461,18 +454,14 @@ export class Mirror {
 
   private async freshen(orgId: string, kind: Kind, c: Collection, opts: ReadOptions, deadline: number): Promise<void> {
     if (c.coverage === 'none') return;
-    if (opts.force === true) {
-      // A card's Refresh: the person asked for BILL's data now, so a refusal (BILL busy) is theirs to see.
-      await this.within(this.refresh(orgId, kind, opts.priority), deadline - this.deps.clock.now());
-      return;
-    }
-    if (!c.staleAll && (opts.maxAgeMs === undefined || (!c.changed && this.deps.clock.now() - c.refreshedAt < opts.maxAgeMs))) return;
+    const fresh = opts.maxAgeMs === undefined || (!c.changed && this.deps.clock.now() - c.refreshedAt < opts.maxAgeMs);
+    if (opts.force !== true && !c.staleAll && fresh) return;
     try {
       await this.within(this.refresh(orgId, kind, opts.priority), deadline - this.deps.clock.now());
     } catch (err) {
       // BILL's budget is spent for now (busy, its hourly limit): the mirror answers as it is, and the card's "As of"
-      // says how old that is. Anything else is a failure to report.
-      if (!(err instanceof LimitExceeded)) throw err;
+      // says how old that is. Anything else, or a card's Refresh (the person asked for BILL's data now), is theirs to see.
+      if (opts.force === true || !(err instanceof LimitExceeded)) throw err;
       this.deps.log.debug({ orgId, kind, reason: err.reason }, 'mirror not refreshed (BILL busy); answering from it as it is');
     }
   }
@@ -576,16 +565,21 @@ export class Mirror {
   }
 
   private async adopt(orgId: string, kind: Kind): Promise<Collection> {
-    const stored = await this.readStored(orgId, kind);
-    const key = `${kind}:${orgId}`;
-    const mem = this.cols.get(key);
-    if (mem) return mem;
-    const c = stored ?? new Collection(SPECS[kind], () => this.deps.clock.now());
-    this.cols.set(key, c);
-    if (stored) this.deps.log.info({ orgId, kind, records: c.records.size, scope: c.coverage }, 'mirror read from the state store');
+    const c = new Collection(SPECS[kind], () => this.deps.clock.now());
+    const stored = await this.takeStored(orgId, kind, c, 'open');
+    this.cols.set(`${kind}:${orgId}`, c);
     // Invoice cards name customers: the customer collection (built once, then refreshed) holds every name.
     if (kind === 'invoice' && stored) this.prepare(orgId, 'customer');
     return c;
+  }
+
+  /** Takes the stored collection into the empty c (every caller holds c) when it covers `scope`; true when taken. */
+  private async takeStored(orgId: string, kind: Kind, c: Collection, scope: Scope): Promise<boolean> {
+    const stored = await this.readStored(orgId, kind);
+    if (!stored || !covers(stored.coverage, scope) || c.coverage !== 'none') return false;
+    Object.assign(c, stored);
+    this.deps.log.info({ orgId, kind, records: c.records.size, scope: c.coverage }, 'mirror read from the state store');
+    return true;
   }
 
   /** In memory, read, or built for `scope`; waits at most waitMs for a build (then answers with what is there). */
@@ -615,16 +609,8 @@ export class Mirror {
   private async runBuild(orgId: string, kind: Kind, c: Collection, scope: Scope): Promise<void> {
     const spec = SPECS[kind] as KindSpec<Kind>;
     const wasEmpty = c.coverage === 'none';
-    if (wasEmpty) {
-      // Another instance may have built and stored it since this one last looked (cluster mode): take that instead.
-      const stored = await this.readStored(orgId, kind);
-      if (stored && covers(stored.coverage, scope) && c.coverage === 'none') {
-        // Taken over in place: every caller holds this collection.
-        Object.assign(c, stored);
-        this.deps.log.info({ orgId, kind, records: c.records.size, scope: c.coverage }, 'mirror read from the state store');
-        return;
-      }
-    }
+    // Another instance may have built and stored it since this one last looked (cluster mode): take that instead.
+    if (wasEmpty && (await this.takeStored(orgId, kind, c, scope))) return;
     const started = this.deps.clock.now();
     const open = scope === 'open' && wasEmpty ? spec.open : undefined;
     const walkScope: Scope = open ? 'open' : 'all';
@@ -661,8 +647,8 @@ export class Mirror {
   }
 
   private async runRefresh(orgId: string, kind: Kind, priority: Priority): Promise<number> {
-    const c = await this.existing(orgId, kind);
-    if (!c || c.coverage === 'none') return 0;
+    const c = await this.collection(orgId, kind);
+    if (c.coverage === 'none') return 0;
     const spec = SPECS[kind] as KindSpec<Kind>;
     const started = this.deps.clock.now();
     // This walk reads every change up to now: it answers "something changed" and "too many marks" as well.
