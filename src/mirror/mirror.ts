@@ -355,13 +355,11 @@ export class Mirror {
     // A built collection holds every record there is: an id it lacks is one BILL does not have (or a refresh will bring).
     if (missing.length === 0 || c.coverage === 'all') return out;
     const org = this.deps.bill.org(orgId, { priority: opts.priority });
+    const spec = SPECS[kind] as KindSpec<Kind>;
     for (let i = 0; i < missing.length; i += MAX_FILTER_LIST_ITEMS) {
-      const filter = new BillFilter().in('id', missing.slice(i, i + MAX_FILTER_LIST_ITEMS));
-      const { items } = await (
-        kind === 'vendor' ? org.vendors.list({ filter, maxPages: 5 }) : org.customers.list({ filter, maxPages: 5 })
-      ).all();
+      const { items } = await spec.list(org, new BillFilter().in('id', missing.slice(i, i + MAX_FILTER_LIST_ITEMS))).all();
       for (const record of items) {
-        const kept = (SPECS[kind] as KindSpec<Kind>).keep(record);
+        const kept = spec.keep(record);
         if (kept) out.set(kept.id, partyInfo(kept as Records[PartyKind]));
       }
     }
@@ -558,12 +556,6 @@ export class Mirror {
     return read;
   }
 
-  /** The collection when one was built or is being built; undefined otherwise (nothing to keep current). */
-  private async existing(orgId: string, kind: Kind): Promise<Collection | undefined> {
-    const c = await this.collection(orgId, kind);
-    return c.coverage !== 'none' || c.building ? c : undefined;
-  }
-
   private async adopt(orgId: string, kind: Kind): Promise<Collection> {
     const c = new Collection(SPECS[kind], () => this.deps.clock.now());
     const stored = await this.takeStored(orgId, kind, c, 'open');
@@ -580,6 +572,12 @@ export class Mirror {
     Object.assign(c, stored);
     this.deps.log.info({ orgId, kind, records: c.records.size, scope: c.coverage }, 'mirror read from the state store');
     return true;
+  }
+
+  /** The collection when one was built or is being built; undefined otherwise (nothing to keep current). */
+  private async existing(orgId: string, kind: Kind): Promise<Collection | undefined> {
+    const c = await this.collection(orgId, kind);
+    return c.coverage !== 'none' || c.building ? c : undefined;
   }
 
   /** In memory, read, or built for `scope`; waits at most waitMs for a build (then answers with what is there). */
@@ -654,7 +652,7 @@ export class Mirror {
     // This walk reads every change up to now: it answers "something changed" and "too many marks" as well.
     c.staleAll = false;
     c.changed = false;
-    const since = c.watermark ? shifted(c.watermark, -OVERLAP_MS) : undefined;
+    const since = c.watermark ? new BillFilter().gte('updatedTime', shifted(c.watermark, -OVERLAP_MS)) : undefined;
     // Without the open filter: bills that were paid or archived since are seen, and dropped.
     let newest = c.watermark;
     let changed = 0;
