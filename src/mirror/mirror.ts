@@ -194,8 +194,6 @@ interface RowsOptions<T> extends ReadOptions {
 }
 
 type RowsResult<T> = { rows: T[]; refreshedAt: number } | { building: number };
-type LookupResult<T> =
-  { state: 'found'; rows: T[]; refreshedAt: number } | { state: 'missing'; refreshedAt: number } | { state: 'building'; indexed: number };
 
 export type MirrorInfo = ReturnType<Mirror['info']>[number];
 
@@ -252,22 +250,19 @@ export class Mirror {
    * The records with this number. Warm: no call when fresh, one incremental refresh when not (and, for a number not
    * found, at most one per MISS_REFRESH_MS). Cold: reads the stored collection, or builds it, waiting at most waitMs.
    */
-  async lookup<K extends 'bill' | 'invoice'>(orgId: string, kind: K, number: string, opts: ReadOptions): Promise<LookupResult<Records[K]>> {
+  async lookup<K extends 'bill' | 'invoice'>(orgId: string, kind: K, number: string, opts: ReadOptions): Promise<RowsResult<Records[K]>> {
     const deadline = this.deps.clock.now() + opts.waitMs;
     const c = await this.ready(orgId, kind, 'all', opts.waitMs);
     const found = () => c.find(number) as Array<Records[K]>;
     if (!covers(c.coverage, 'all')) {
       const partial = found();
-      return partial.length > 0
-        ? { state: 'found', rows: partial, refreshedAt: c.refreshedAt || this.deps.clock.now() }
-        : { state: 'building', indexed: c.records.size };
+      return partial.length > 0 ? { rows: partial, refreshedAt: c.refreshedAt || this.deps.clock.now() } : { building: c.records.size };
     }
     await this.freshen(orgId, kind, c, opts, deadline);
     await this.confirmStale(orgId, kind, c, found(), opts.priority);
     if (found().length === 0 && this.deps.clock.now() - c.refreshedAt >= MISS_REFRESH_MS)
       await this.within(this.refresh(orgId, kind, opts.priority), deadline - this.deps.clock.now());
-    const rows = found();
-    return rows.length > 0 ? { state: 'found', rows, refreshedAt: c.refreshedAt } : { state: 'missing', refreshedAt: c.refreshedAt };
+    return { rows: found(), refreshedAt: c.refreshedAt };
   }
 
   /**

@@ -275,7 +275,7 @@ export class ComposeSearch {
     // command's own pick buttons run it.
     const number = (record as Bill).invoice?.invoiceNumber ?? '';
     const same = number === '' ? undefined : await this.deps.mirror.lookup(ctx.orgId, 'bill', number, this.read(ctx, 'bill'));
-    return this.run(ctx, 'bill', same?.state === 'found' && same.rows.length === 1 && same.rows[0]?.id === record.id ? number : record.id);
+    return this.run(ctx, 'bill', same && 'rows' in same && same.rows.length === 1 && same.rows[0]?.id === record.id ? number : record.id);
   }
 
   private run(ctx: OrgContext, name: Kind, argText: string): Promise<CardReply> {
