@@ -520,7 +520,16 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
         billSection(
           billStatus,
           org.id,
-          [{ kind: 'invoice', records: invoices.length, complete: true, builtAt: now - 3_600_000, refreshedAt: now - 30_000 }],
+          [
+            {
+              kind: 'invoice',
+              records: invoices.length,
+              complete: true,
+              scope: 'all',
+              builtAt: now - 3_600_000,
+              refreshedAt: now - 30_000,
+            },
+          ],
           fmt,
         ),
         budgetsSection(budgetRows, statusOpts),

@@ -83,8 +83,8 @@ function shardOf(id: string): number {
 /** One org's records of one kind. */
 class Collection {
   readonly records = new Map<string, AnyRecord>();
-  /** Normalised number -> id (or ids, for a number several records share). */
-  readonly byNumber = new Map<string, string | string[]>();
+  /** Normalised number -> ids of the records with it (several records may share one). */
+  readonly byNumber = new Map<string, string[]>();
   /** Shards changed since the last write. */
   readonly dirty = new Set<number>();
   /** The tag of each shard as stored: the stored header vouches only for shards with its tags. */
@@ -114,8 +114,7 @@ class Collection {
   }
 
   find(number: string): AnyRecord[] {
-    const held = this.byNumber.get(normalizeNumber(number));
-    const ids = held === undefined ? [] : typeof held === 'string' ? [held] : held;
+    const ids = this.byNumber.get(normalizeNumber(number)) ?? [];
     return ids.map((id) => this.records.get(id)).filter((r) => r !== undefined);
   }
 
@@ -131,10 +130,9 @@ class Collection {
     this.records.set(record.id, record);
     const key = this.numberOf(record);
     if (key) {
-      const held = this.byNumber.get(key);
-      if (held === undefined) this.byNumber.set(key, record.id);
-      else if (typeof held === 'string') this.byNumber.set(key, held === record.id ? held : [held, record.id]);
-      else if (!held.includes(record.id)) held.push(record.id);
+      const ids = this.byNumber.get(key);
+      if (!ids) this.byNumber.set(key, [record.id]);
+      else if (!ids.includes(record.id)) ids.push(record.id);
     }
     this.dirty.add(shardOf(record.id));
     return true;
@@ -155,15 +153,9 @@ class Collection {
 
   private unlink(record: AnyRecord): void {
     const key = this.numberOf(record);
-    const held = key ? this.byNumber.get(key) : undefined;
-    if (held === undefined) return;
-    if (typeof held === 'string') {
-      if (held === record.id) this.byNumber.delete(key);
-      return;
-    }
-    const rest = held.filter((id) => id !== record.id);
-    const only = rest.length === 1 ? rest[0] : undefined;
-    this.byNumber.set(key, only ?? rest);
+    const rest = this.byNumber.get(key)?.filter((id) => id !== record.id);
+    if (rest?.length) this.byNumber.set(key, rest);
+    else this.byNumber.delete(key);
   }
 }
 
@@ -202,17 +194,8 @@ interface RowsOptions<T> extends ReadOptions {
 }
 
 type RowsResult<T> = { rows: T[]; refreshedAt: number } | { building: number };
-type LookupResult<T> =
-  { state: 'found'; rows: T[]; refreshedAt: number } | { state: 'missing'; refreshedAt: number } | { state: 'building'; indexed: number };
 
-export interface MirrorInfo {
-  kind: Kind;
-  records: number;
-  complete: boolean;
-  scope?: Scope;
-  builtAt: number;
-  refreshedAt: number;
-}
+export type MirrorInfo = ReturnType<Mirror['info']>[number];
 
 /** The stored header (NS.mirror, key "<kind>s:<orgId>"); shards under "<kind>s:<orgId>#<n>". */
 interface StoredHead {
@@ -267,22 +250,19 @@ export class Mirror {
    * The records with this number. Warm: no call when fresh, one incremental refresh when not (and, for a number not
    * found, at most one per MISS_REFRESH_MS). Cold: reads the stored collection, or builds it, waiting at most waitMs.
    */
-  async lookup<K extends 'bill' | 'invoice'>(orgId: string, kind: K, number: string, opts: ReadOptions): Promise<LookupResult<Records[K]>> {
+  async lookup<K extends 'bill' | 'invoice'>(orgId: string, kind: K, number: string, opts: ReadOptions): Promise<RowsResult<Records[K]>> {
     const deadline = this.deps.clock.now() + opts.waitMs;
     const c = await this.ready(orgId, kind, 'all', opts.waitMs);
     const found = () => c.find(number) as Array<Records[K]>;
     if (!covers(c.coverage, 'all')) {
       const partial = found();
-      return partial.length > 0
-        ? { state: 'found', rows: partial, refreshedAt: c.refreshedAt || this.deps.clock.now() }
-        : { state: 'building', indexed: c.records.size };
+      return partial.length > 0 ? { rows: partial, refreshedAt: c.refreshedAt || this.deps.clock.now() } : { building: c.records.size };
     }
     await this.freshen(orgId, kind, c, opts, deadline);
     await this.confirmStale(orgId, kind, c, found(), opts.priority);
     if (found().length === 0 && this.deps.clock.now() - c.refreshedAt >= MISS_REFRESH_MS)
       await this.within(this.refresh(orgId, kind, opts.priority), deadline - this.deps.clock.now());
-    const rows = found();
-    return rows.length > 0 ? { state: 'found', rows, refreshedAt: c.refreshedAt } : { state: 'missing', refreshedAt: c.refreshedAt };
+    return { rows: found(), refreshedAt: c.refreshedAt };
   }
 
   /**
@@ -362,13 +342,11 @@ export class Mirror {
     // A built collection holds every record there is: an id it lacks is one BILL does not have (or a refresh will bring).
     if (missing.length === 0 || c.coverage === 'all') return out;
     const org = this.deps.bill.org(orgId, { priority: opts.priority });
+    const spec = SPECS[kind] as KindSpec<Kind>;
     for (let i = 0; i < missing.length; i += MAX_FILTER_LIST_ITEMS) {
-      const filter = new BillFilter().in('id', missing.slice(i, i + MAX_FILTER_LIST_ITEMS));
-      const { items } = await (
-        kind === 'vendor' ? org.vendors.list({ filter, maxPages: 5 }) : org.customers.list({ filter, maxPages: 5 })
-      ).all();
+      const { items } = await spec.list(org, new BillFilter().in('id', missing.slice(i, i + MAX_FILTER_LIST_ITEMS))).all();
       for (const record of items) {
-        const kept = (SPECS[kind] as KindSpec<Kind>).keep(record);
+        const kept = spec.keep(record);
         if (kept) out.set(kept.id, partyInfo(kept as Records[PartyKind]));
       }
     }
@@ -408,16 +386,6 @@ export class Mirror {
     if (this.keep(orgId, kind, c, kept)) await this.persist(orgId, kind, c);
   }
 
-  /** A record is gone (BILL answered 404 for it). */
-  async remove(orgId: string, kind: Kind, id: string): Promise<void> {
-    const c = await this.existing(orgId, kind);
-    const old = c?.delete(id);
-    if (c && old) {
-      this.changed(orgId, kind, old);
-      await this.persist(orgId, kind, c);
-    }
-  }
-
   /** Reads every change since the last refresh (one call per 100 changes), single-flight per org and kind. */
   refresh(orgId: string, kind: Kind, priority: Priority = 'background'): Promise<number> {
     const key = `${kind}:${orgId}`;
@@ -431,7 +399,7 @@ export class Mirror {
   }
 
   /** What `status` shows: the org's collections in memory or being built. */
-  info(orgId: string): MirrorInfo[] {
+  info(orgId: string) {
     return KINDS.flatMap((kind) => {
       const c = this.cols.get(`${kind}:${orgId}`);
       if (!c || (c.coverage === 'none' && !c.building)) return [];
@@ -471,18 +439,14 @@ export class Mirror {
 
   private async freshen(orgId: string, kind: Kind, c: Collection, opts: ReadOptions, deadline: number): Promise<void> {
     if (c.coverage === 'none') return;
-    if (opts.force === true) {
-      // A card's Refresh: the person asked for BILL's data now, so a refusal (BILL busy) is theirs to see.
-      await this.within(this.refresh(orgId, kind, opts.priority), deadline - this.deps.clock.now());
-      return;
-    }
-    if (!c.staleAll && (opts.maxAgeMs === undefined || (!c.changed && this.deps.clock.now() - c.refreshedAt < opts.maxAgeMs))) return;
+    const fresh = opts.maxAgeMs === undefined || (!c.changed && this.deps.clock.now() - c.refreshedAt < opts.maxAgeMs);
+    if (opts.force !== true && !c.staleAll && fresh) return;
     try {
       await this.within(this.refresh(orgId, kind, opts.priority), deadline - this.deps.clock.now());
     } catch (err) {
       // BILL's budget is spent for now (busy, its hourly limit): the mirror answers as it is, and the card's "As of"
-      // says how old that is. Anything else is a failure to report.
-      if (!(err instanceof LimitExceeded)) throw err;
+      // says how old that is. Anything else, or a card's Refresh (the person asked for BILL's data now), is theirs to see.
+      if (opts.force === true || !(err instanceof LimitExceeded)) throw err;
       this.deps.log.debug({ orgId, kind, reason: err.reason }, 'mirror not refreshed (BILL busy); answering from it as it is');
     }
   }
@@ -579,23 +543,28 @@ export class Mirror {
     return read;
   }
 
+  private async adopt(orgId: string, kind: Kind): Promise<Collection> {
+    const c = new Collection(SPECS[kind], () => this.deps.clock.now());
+    const stored = await this.takeStored(orgId, kind, c, 'open');
+    this.cols.set(`${kind}:${orgId}`, c);
+    // Invoice cards name customers: the customer collection (built once, then refreshed) holds every name.
+    if (kind === 'invoice' && stored) this.prepare(orgId, 'customer');
+    return c;
+  }
+
+  /** Takes the stored collection into the empty c (every caller holds c) when it covers `scope`; true when taken. */
+  private async takeStored(orgId: string, kind: Kind, c: Collection, scope: Scope): Promise<boolean> {
+    const stored = await this.readStored(orgId, kind);
+    if (!stored || !covers(stored.coverage, scope) || c.coverage !== 'none') return false;
+    Object.assign(c, stored);
+    this.deps.log.info({ orgId, kind, records: c.records.size, scope: c.coverage }, 'mirror read from the state store');
+    return true;
+  }
+
   /** The collection when one was built or is being built; undefined otherwise (nothing to keep current). */
   private async existing(orgId: string, kind: Kind): Promise<Collection | undefined> {
     const c = await this.collection(orgId, kind);
     return c.coverage !== 'none' || c.building ? c : undefined;
-  }
-
-  private async adopt(orgId: string, kind: Kind): Promise<Collection> {
-    const stored = await this.readStored(orgId, kind);
-    const key = `${kind}:${orgId}`;
-    const mem = this.cols.get(key);
-    if (mem) return mem;
-    const c = stored ?? new Collection(SPECS[kind], () => this.deps.clock.now());
-    this.cols.set(key, c);
-    if (stored) this.deps.log.info({ orgId, kind, records: c.records.size, scope: c.coverage }, 'mirror read from the state store');
-    // Invoice cards name customers: the customer collection (built once, then refreshed) holds every name.
-    if (kind === 'invoice' && stored) this.prepare(orgId, 'customer');
-    return c;
   }
 
   /** In memory, read, or built for `scope`; waits at most waitMs for a build (then answers with what is there). */
@@ -625,16 +594,8 @@ export class Mirror {
   private async runBuild(orgId: string, kind: Kind, c: Collection, scope: Scope): Promise<void> {
     const spec = SPECS[kind] as KindSpec<Kind>;
     const wasEmpty = c.coverage === 'none';
-    if (wasEmpty) {
-      // Another instance may have built and stored it since this one last looked (cluster mode): take that instead.
-      const stored = await this.readStored(orgId, kind);
-      if (stored && covers(stored.coverage, scope) && c.coverage === 'none') {
-        // Taken over in place: every caller holds this collection.
-        Object.assign(c, stored);
-        this.deps.log.info({ orgId, kind, records: c.records.size, scope: c.coverage }, 'mirror read from the state store');
-        return;
-      }
-    }
+    // Another instance may have built and stored it since this one last looked (cluster mode): take that instead.
+    if (wasEmpty && (await this.takeStored(orgId, kind, c, scope))) return;
     const started = this.deps.clock.now();
     const open = scope === 'open' && wasEmpty ? spec.open : undefined;
     const walkScope: Scope = open ? 'open' : 'all';
@@ -671,14 +632,14 @@ export class Mirror {
   }
 
   private async runRefresh(orgId: string, kind: Kind, priority: Priority): Promise<number> {
-    const c = await this.existing(orgId, kind);
-    if (!c || c.coverage === 'none') return 0;
+    const c = await this.collection(orgId, kind);
+    if (c.coverage === 'none') return 0;
     const spec = SPECS[kind] as KindSpec<Kind>;
     const started = this.deps.clock.now();
     // This walk reads every change up to now: it answers "something changed" and "too many marks" as well.
     c.staleAll = false;
     c.changed = false;
-    const since = c.watermark ? shifted(c.watermark, -OVERLAP_MS) : undefined;
+    const since = c.watermark ? new BillFilter().gte('updatedTime', shifted(c.watermark, -OVERLAP_MS)) : undefined;
     // Without the open filter: bills that were paid or archived since are seen, and dropped.
     let newest = c.watermark;
     let changed = 0;

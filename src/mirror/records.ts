@@ -28,8 +28,8 @@ export interface Records {
 export type AnyRecord = Records[Kind];
 
 export interface KindSpec<K extends Kind> {
-  /** Every record, or those updated at or after `since`, 100 a page (oldest change first where BILL can sort). */
-  list(org: BillOrgClient, since: string | undefined): PagedList<Records[K]>;
+  /** Every record, or those the filter keeps (a refresh: updatedTime gte; names: id in), 100 a page (oldest change first where BILL can sort). */
+  list(org: BillOrgClient, filter: BillFilter | undefined): PagedList<Records[K]>;
   get(org: BillOrgClient, id: string): Promise<Records[K]>;
   /** The record as kept (the fields shown, read defensively); undefined for something that is not a record. */
   keep(record: Records[K]): Records[K] | undefined;
@@ -156,11 +156,10 @@ export function keepCustomer(c: Customer): Customer | undefined {
 /** A walk: 100 records a page, at most 10,000 pages. */
 const walk = { pageSize: 100, maxPages: 10_000 };
 const byUpdatedTime = [{ field: 'updatedTime' as const, order: 'asc' as const }];
-const since = (t: string | undefined) => (t ? new BillFilter().gte('updatedTime', t) : undefined);
 
 export const SPECS: { [K in Kind]: KindSpec<K> } = {
   bill: {
-    list: (org, t) => org.bills.list({ ...walk, sort: byUpdatedTime, filter: since(t) }),
+    list: (org, filter) => org.bills.list({ ...walk, sort: byUpdatedTime, filter }),
     get: (org, id) => org.bills.get(id),
     keep: keepBill,
     number: (b) => b.invoice?.invoiceNumber ?? '',
@@ -178,20 +177,20 @@ export const SPECS: { [K in Kind]: KindSpec<K> } = {
     party: (b) => ({ kind: 'vendor', id: b.vendorId }),
   },
   invoice: {
-    list: (org, t) => org.invoices.list({ ...walk, sort: byUpdatedTime, filter: since(t) }),
+    list: (org, filter) => org.invoices.list({ ...walk, sort: byUpdatedTime, filter }),
     get: (org, id) => org.invoices.get(id),
     keep: keepInvoice,
     number: (i) => i.invoiceNumber,
     party: (i) => ({ kind: 'customer', id: i.customerId }),
   },
   vendor: {
-    list: (org, t) => org.vendors.list({ ...walk, filter: since(t) }),
+    list: (org, filter) => org.vendors.list({ ...walk, filter }),
     get: (org, id) => org.vendors.get(id),
     keep: keepVendor,
     unsorted: true,
   },
   customer: {
-    list: (org, t) => org.customers.list({ ...walk, filter: since(t) }),
+    list: (org, filter) => org.customers.list({ ...walk, filter }),
     get: (org, id) => org.customers.get(id),
     keep: keepCustomer,
     unsorted: true,

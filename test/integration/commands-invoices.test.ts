@@ -107,7 +107,6 @@ describe('invoice <number>', () => {
     bot.app.sandbox!.clearRequests();
     await bot.app.mirror.apply(org.id, 'invoice', renamed);
     expect(await bot.app.mirror.lookup(org.id, 'invoice', 'webhook-1', { waitMs: 1_000 })).toMatchObject({
-      state: 'found',
       rows: [{ id: invoice.id }],
     });
     expect(bot.app.sandbox!.requests()).toEqual([]);
@@ -119,13 +118,14 @@ describe('invoice <number>', () => {
     expect(bot.app.sandbox!.requests().map((q) => [q.route, q.filters?.replace(/"[^"]+"/, 'T')])).toEqual([
       ['GET /v3/invoices', 'updatedTime:gte:T'],
     ]);
-    // remove(): gone from the index, so a lookup finds nothing without asking BILL (inside the refresh interval).
+    // Deleted in BILL and marked stale: the next lookup reads it again by id, BILL answers 404, and it leaves the index.
     org.invoices.delete(invoice.id);
-    await bot.app.mirror.remove(org.id, 'invoice', invoice.id);
+    await bot.app.mirror.markStale(org.id, 'invoice', invoice.id);
     bot.app.sandbox!.clearRequests();
-    const gone = await ask(bot.app, 'invoice WEBHOOK-1');
-    expect(textOf(gone.reply.card)).toContain('No invoice WEBHOOK-1');
-    expect(bot.app.sandbox!.requests()).toEqual([]);
+    expect(await bot.app.mirror.lookup(org.id, 'invoice', 'WEBHOOK-1', { waitMs: 1_000 })).toMatchObject({ rows: [] });
+    expect(bot.app.sandbox!.requests().map((q) => [q.route, q.status])).toEqual([['GET /v3/invoices/{id}', 404]]);
+    expect(await bot.app.mirror.lookup(org.id, 'invoice', 'WEBHOOK-1', { waitMs: 1_000 })).toMatchObject({ rows: [] });
+    expect(bot.app.sandbox!.requests()).toHaveLength(1);
   });
 });
 

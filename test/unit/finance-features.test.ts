@@ -99,7 +99,7 @@ describe('payables builds only its mirror, BILL and settings', () => {
       }),
       lookup: async (_org: string, _kind: string, number: string) => {
         const rows = bills.filter((b) => b.invoice?.invoiceNumber === number);
-        return rows.length > 0 ? { state: 'found', rows, refreshedAt: NOW } : { state: 'missing', refreshedAt: NOW };
+        return { rows, refreshedAt: NOW };
       },
       prepare: () => undefined,
       names: names({ v1: 'Acme Office Supplies' }),
@@ -136,7 +136,7 @@ describe('receivables builds only its mirror and settings', () => {
       }),
       lookup: async (_org: string, _kind: string, number: string) => {
         const rows = invoices.filter((i) => i.invoiceNumber === number);
-        return rows.length > 0 ? { state: 'found', rows, refreshedAt: NOW } : { state: 'missing', refreshedAt: NOW };
+        return { rows, refreshedAt: NOW };
       },
       names: names({ c1: 'Contoso' }),
     },

@@ -2,8 +2,8 @@
 // matched in memory. Nothing from the text reaches BILL: the mirror is read (and kept fresh) as the commands read it,
 // and a cold org waits for the mirror's build as they do, never a call per token.
 import type { Vendor } from '../../bill/types.js';
-import type { Mirror, ReadOptions } from '../../mirror/mirror.js';
-import { normalizeNumber, type Kind } from '../../mirror/records.js';
+import type { Mirror } from '../../mirror/mirror.js';
+import { normalizeNumber, type Kind, type Records } from '../../mirror/records.js';
 import { listTtlS, type FinanceSettings } from '../finance.js';
 import { matchName, readText, type NameMatch, type Wanted } from './match.js';
 
@@ -42,65 +42,59 @@ export type Picked = { kind: 'bill' | 'invoice'; number: string } | { kind: 'ven
 export type TextLookup = ReturnType<typeof textLookup>;
 
 export function textLookup(deps: LookupDeps) {
+  /** As fresh as the commands ask (a list's TTL, or the names' TTL), waiting at most LIMIT_COMMAND_WAIT_MS for a build. */
+  const read = (orgId: string, kind: Kind) => {
+    const ttlS = kind === 'vendor' || kind === 'customer' ? deps.settings.cache.namesTtlS : listTtlS(deps, orgId, [kind]);
+    return { maxAgeMs: ttlS * 1000, priority: 'interactive' as const, waitMs: deps.settings.waitMs, confirm: false };
+  };
   return {
     /** The records the text names in the org's mirror. */
-    find: (orgId: string, text: string) => findNamed(deps, orgId, text),
+    async find(orgId: string, text: string): Promise<Found> {
+      const wanted = readText(text);
+      const building: Kind[] = [];
+      /** The records of a kind looked for that `where` keeps, or none while that kind is still being built. */
+      const rowsOf = async <K extends Kind>(
+        kind: K,
+        wantedHere: boolean,
+        where: (r: Records[K]) => boolean,
+      ): Promise<Array<Records[K]>> => {
+        const got = wantedHere ? await deps.mirror.rows(orgId, kind, { ...read(orgId, kind), where }) : { rows: [] };
+        if ('rows' in got) return got.rows;
+        building.push(kind);
+        return [];
+      };
+      const numbers = wanted.numberKeys.size > 0;
+      const names = wanted.words.length > 0;
+      const isNamed = (p: Party) => !p.archived && matchName(p.name, wanted) !== undefined;
+      const [bills, invoices, vendors, customers] = await Promise.all([
+        rowsOf('bill', numbers, (b) => hasNumber(wanted, b.invoice?.invoiceNumber)),
+        rowsOf('invoice', numbers, (i) => hasNumber(wanted, i.invoiceNumber)),
+        rowsOf('vendor', names, isNamed),
+        rowsOf('customer', names, isNamed),
+      ]);
+      const matches: Named[] = [
+        ...numbered(wanted, 'bill', bills, (b) => b.invoice?.invoiceNumber ?? ''),
+        ...numbered(wanted, 'invoice', invoices, (i) => i.invoiceNumber),
+        ...named(wanted, [
+          ...vendors.map((p) => ({ ...p, kind: 'vendor' as const })),
+          ...customers.map((p) => ({ ...p, kind: 'customer' as const })),
+        ]),
+      ];
+      return { matches: matches.slice(0, MAX_MATCHES), lookedFor: { numbers: wanted.numbers, names }, building };
+    },
     /** The command line that shows a picked record; undefined for a vendor or customer the mirror does not hold. */
-    commandFor: (orgId: string, picked: Picked) => commandFor(deps, orgId, picked),
+    async commandFor(orgId: string, picked: Picked): Promise<string | undefined> {
+      if (!('id' in picked)) return `${picked.kind} ${picked.number}`;
+      // The name comes from the mirror, never from the button's data: the command then searches for BILL's own name.
+      const { kind, id } = picked;
+      const got = await deps.mirror.rows(orgId, kind, { ...read(orgId, kind), where: (p) => p.id === id });
+      const party = 'rows' in got ? got.rows[0] : undefined;
+      return party ? `${kind} ${party.name}` : undefined;
+    },
   };
-}
-
-async function commandFor(deps: LookupDeps, orgId: string, picked: Picked): Promise<string | undefined> {
-  if (!('id' in picked)) return `${picked.kind} ${picked.number}`;
-  // The name comes from the mirror, never from the button's data: the command then searches for BILL's own name.
-  const { kind, id } = picked;
-  const got = await deps.mirror.rows(orgId, kind, { ...readOptions(deps, orgId, kind), confirm: false, where: (p) => p.id === id });
-  const party = 'rows' in got ? got.rows[0] : undefined;
-  return party ? `${kind} ${party.name}` : undefined;
-}
-
-/** As fresh as the commands ask (a list's TTL, or the names' TTL), waiting at most LIMIT_COMMAND_WAIT_MS for a build. */
-function readOptions(deps: LookupDeps, orgId: string, kind: Kind): ReadOptions {
-  const ttlS = kind === 'vendor' || kind === 'customer' ? deps.settings.cache.namesTtlS : listTtlS(deps, orgId, [kind]);
-  return { maxAgeMs: ttlS * 1000, priority: 'interactive', waitMs: deps.settings.waitMs };
 }
 
 const RANK: Record<NameMatch, number> = { whole: 0, word: 1 };
-
-async function findNamed(deps: LookupDeps, orgId: string, text: string): Promise<Found> {
-  const wanted = readText(text);
-  const building: Kind[] = [];
-  /** The records a read kept, or none while that kind is still being built. */
-  const read = async <T>(kind: Kind, rows: Promise<{ rows: T[] } | { building: number }>): Promise<T[]> => {
-    const got = await rows;
-    if ('rows' in got) return got.rows;
-    building.push(kind);
-    return [];
-  };
-  const numbers = wanted.numberKeys.size > 0;
-  const names = wanted.words.length > 0;
-  const { mirror } = deps;
-  const numberRead = (kind: 'bill' | 'invoice') => ({ ...readOptions(deps, orgId, kind), confirm: false });
-  const [bills, invoices, vendors, customers] = await Promise.all([
-    numbers
-      ? read('bill', mirror.rows(orgId, 'bill', { ...numberRead('bill'), where: (b) => hasNumber(wanted, b.invoice?.invoiceNumber) }))
-      : [],
-    numbers
-      ? read('invoice', mirror.rows(orgId, 'invoice', { ...numberRead('invoice'), where: (i) => hasNumber(wanted, i.invoiceNumber) }))
-      : [],
-    names ? read('vendor', mirror.rows(orgId, 'vendor', partyRead(deps, orgId, 'vendor', wanted))) : [],
-    names ? read('customer', mirror.rows(orgId, 'customer', partyRead(deps, orgId, 'customer', wanted))) : [],
-  ]);
-  const matches: Named[] = [
-    ...numbered(wanted, 'bill', bills, (b) => b.invoice?.invoiceNumber ?? ''),
-    ...numbered(wanted, 'invoice', invoices, (i) => i.invoiceNumber),
-    ...named(wanted, [
-      ...vendors.map((p) => ({ ...p, kind: 'vendor' as const })),
-      ...customers.map((p) => ({ ...p, kind: 'customer' as const })),
-    ]),
-  ];
-  return { matches: matches.slice(0, MAX_MATCHES), lookedFor: { numbers: wanted.numbers, names }, building };
-}
 
 function hasNumber(wanted: Wanted, number: string | undefined): boolean {
   return number !== undefined && number !== '' && wanted.numberKeys.has(normalizeNumber(number));
@@ -123,14 +117,6 @@ function numbered<T>(wanted: Wanted, kind: 'bill' | 'invoice', rows: T[], number
 }
 
 type Party = Pick<Vendor, 'id' | 'name' | 'archived'>;
-
-function partyRead(deps: LookupDeps, orgId: string, kind: 'vendor' | 'customer', wanted: Wanted) {
-  return {
-    ...readOptions(deps, orgId, kind),
-    confirm: false,
-    where: (p: Party) => !p.archived && matchName(p.name, wanted) !== undefined,
-  };
-}
 
 /** Whole names before first-word matches, then shorter names: "Acme" finds "Acme Office Supplies" first. */
 function named(wanted: Wanted, parties: Array<Party & { kind: 'vendor' | 'customer' }>): Named[] {

@@ -247,9 +247,9 @@ export const billCommand: Command<PayablesDeps> = {
       found = await billById(ctx, deps, orgId, typed);
     } else {
       const result = await deps.mirror.lookup(orgId, 'bill', typed, mirrorRead(ctx, deps, 'bill'));
-      if (result.state === 'building')
-        return indexBuildingCard({ what: 'bills', indexed: result.indexed, command: `bill ${typed}`, fmt, asOf: ctx.now.getTime(), note });
-      const rows = result.state === 'found' ? result.rows : [];
+      if ('building' in result)
+        return indexBuildingCard({ what: 'bills', indexed: result.building, command: `bill ${typed}`, fmt, asOf: ctx.now.getTime(), note });
+      const rows = result.rows;
       const first = rows[0];
       if (!first) {
         throw new InputError(

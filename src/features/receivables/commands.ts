@@ -44,17 +44,17 @@ export const invoiceCommand: Command<ReceivablesDeps> = {
     const fmt = formatOf(ctx, deps);
     const note = deps.settings.note;
     const result = await deps.mirror.lookup(orgId, 'invoice', typed, mirrorRead(ctx, deps, 'invoice'));
-    if (result.state === 'building')
+    if ('building' in result)
       return indexBuildingCard({
         what: 'invoices',
-        indexed: result.indexed,
+        indexed: result.building,
         command: `invoice ${typed}`,
         fmt,
         asOf: ctx.now.getTime(),
         note,
       });
     // Numbers are unique in BILL (a duplicate is refused); if history left two, the live one wins.
-    const [invoice] = (result.state === 'found' ? [...result.rows] : []).sort(
+    const [invoice] = [...result.rows].sort(
       (a, b) => Number(a.archived) - Number(b.archived) || b.updatedTime.localeCompare(a.updatedTime),
     );
     if (!invoice)

@@ -48,8 +48,6 @@ export interface SearchQuery {
 }
 
 export interface SearchResult {
-  kind: Kind;
-  id: string;
   /** The card the command shows, inserted into the conversation when the result is picked. */
   card: CardReply;
   /** The result list's row: plain text; `text` is composed of amounts, dates and status words only (no BILL text). */
@@ -121,9 +119,17 @@ export class ComposeSearch {
     if (!command) return said('billbridge has no such search.', 'unknown');
     let org: string | undefined;
     try {
-      const bound = await this.orgOf(q);
-      if (typeof bound !== 'string') return bound;
-      org = bound;
+      const bound = await this.deps.orgs.forExtension(q.scope);
+      if (!('orgId' in bound)) {
+        if (bound.refused === 'chat in multi-org')
+          return said(
+            'Search BILL from a channel of a team linked to BILL: in a chat or the command box billbridge cannot tell which organisation to search.',
+            'refused',
+          );
+        const err = new NotBound();
+        return said(this.errorText(err, q), 'refused', { error: err });
+      }
+      org = bound.orgId;
       const ctx: OrgContext = {
         input: { name: 'search', args: [], argText: '', page: 0 },
         scope: q.scope,
@@ -162,19 +168,6 @@ export class ComposeSearch {
       q.log.warn({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'search failed');
       return said(this.errorText(err, q), 'error', { orgId: org, error: err });
     }
-  }
-
-  /** The org a search uses (OrgBindings.forExtension), or the answer that says why there is none. */
-  private async orgOf(turn: SearchQuery): Promise<string | SearchAnswer> {
-    const org = await this.deps.orgs.forExtension(turn.scope);
-    if ('orgId' in org) return org.orgId;
-    if (org.refused === 'chat in multi-org')
-      return said(
-        'Search BILL from a channel of a team linked to BILL: in a chat or the command box billbridge cannot tell which organisation to search.',
-        'refused',
-      );
-    const err = new NotBound();
-    return said(this.errorText(err, turn), 'refused', { error: err });
   }
 
   /** As fresh as the kind's command reads it. */
@@ -261,7 +254,7 @@ export class ComposeSearch {
     const made = await Promise.allSettled(
       records.map(async (record): Promise<SearchResult> => {
         const card = await this.cardOf(ctx, kind, record);
-        return { kind, id: record.id, card, preview: this.preview(ctx, kind, record, parties) };
+        return { card, preview: this.preview(ctx, kind, record, parties) };
       }),
     );
     const results: SearchResult[] = [];
@@ -282,7 +275,7 @@ export class ComposeSearch {
     // command's own pick buttons run it.
     const number = (record as Bill).invoice?.invoiceNumber ?? '';
     const same = number === '' ? undefined : await this.deps.mirror.lookup(ctx.orgId, 'bill', number, this.read(ctx, 'bill'));
-    return this.run(ctx, 'bill', same?.state === 'found' && same.rows.length === 1 && same.rows[0]?.id === record.id ? number : record.id);
+    return this.run(ctx, 'bill', same && 'rows' in same && same.rows.length === 1 && same.rows[0]?.id === record.id ? number : record.id);
   }
 
   private run(ctx: OrgContext, name: Kind, argText: string): Promise<CardReply> {
