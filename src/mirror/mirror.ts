@@ -83,8 +83,8 @@ function shardOf(id: string): number {
 /** One org's records of one kind. */
 class Collection {
   readonly records = new Map<string, AnyRecord>();
-  /** Normalised number -> ids of the records with it (several records may share one). */
-  readonly byNumber = new Map<string, string[]>();
+  /** Normalised number -> id (or ids, for a number several records share). */
+  readonly byNumber = new Map<string, string | string[]>();
   /** Shards changed since the last write. */
   readonly dirty = new Set<number>();
   /** The tag of each shard as stored: the stored header vouches only for shards with its tags. */
@@ -114,7 +114,8 @@ class Collection {
   }
 
   find(number: string): AnyRecord[] {
-    const ids = this.byNumber.get(normalizeNumber(number)) ?? [];
+    const held = this.byNumber.get(normalizeNumber(number));
+    const ids = held === undefined ? [] : typeof held === 'string' ? [held] : held;
     return ids.map((id) => this.records.get(id)).filter((r) => r !== undefined);
   }
 
@@ -130,9 +131,10 @@ class Collection {
     this.records.set(record.id, record);
     const key = this.numberOf(record);
     if (key) {
-      const ids = this.byNumber.get(key);
-      if (!ids) this.byNumber.set(key, [record.id]);
-      else if (!ids.includes(record.id)) ids.push(record.id);
+      const held = this.byNumber.get(key);
+      if (held === undefined) this.byNumber.set(key, record.id);
+      else if (typeof held === 'string') this.byNumber.set(key, held === record.id ? held : [held, record.id]);
+      else if (!held.includes(record.id)) held.push(record.id);
     }
     this.dirty.add(shardOf(record.id));
     return true;
@@ -153,9 +155,15 @@ class Collection {
 
   private unlink(record: AnyRecord): void {
     const key = this.numberOf(record);
-    const rest = this.byNumber.get(key)?.filter((id) => id !== record.id);
-    if (rest?.length) this.byNumber.set(key, rest);
-    else this.byNumber.delete(key);
+    const held = key ? this.byNumber.get(key) : undefined;
+    if (held === undefined) return;
+    if (typeof held === 'string') {
+      if (held === record.id) this.byNumber.delete(key);
+      return;
+    }
+    const rest = held.filter((id) => id !== record.id);
+    const only = rest.length === 1 ? rest[0] : undefined;
+    this.byNumber.set(key, only ?? rest);
   }
 }
 
