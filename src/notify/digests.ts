@@ -83,7 +83,15 @@ export class DigestSettings {
 
 /** Gathers what a digest shows. Bill lists are kept per org for CACHE_TTL_LIST_S (webhooks drop them): many channels cost one load. */
 export class DigestComposer {
-  constructor(private readonly deps: { bill: BillGateway; mirror: Mirror; listTtlS: number; timeZone: string; log: Logger }) {}
+  constructor(
+    private readonly deps: {
+      bill: BillGateway;
+      mirror: Pick<Mirror, 'answers' | 'names' | 'rows'>;
+      listTtlS: number;
+      timeZone: string;
+      log: Logger;
+    },
+  ) {}
 
   async compose(orgId: string, now: number, cadence: DigestContent['cadence'], priority: Priority = 'background'): Promise<DigestContent> {
     const { mirror } = this.deps;
