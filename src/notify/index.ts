@@ -11,7 +11,7 @@ import type { EntityKind } from '../mirror/records.js';
 import type { AuditTrail } from '../infra/audit.js';
 import type { BindingScope } from '../bindings/bindings.js';
 import { NS, type StateStore } from '../infra/state/types.js';
-import { DigestComposer, DigestScheduler, DigestSettings } from './digests.js';
+import { DigestComposer, digestScheduler, DigestSettings } from './digests.js';
 import { WebhookKeys } from './keys.js';
 import { eventTypeInfo } from './kinds.js';
 import { confirmRecord, paymentBillIds, projectEntity, readRecord, vendorOf } from './project.js';
@@ -159,7 +159,7 @@ export function createNotifications(deps: NotifyDeps) {
     heard: (orgId, subscriptionId) => push.heard(orgId, subscriptionId),
   });
   const composer = new DigestComposer({ bill, mirror, listTtlS: settings.cache.listTtlS, timeZone: settings.timeZone, log });
-  const scheduler = new DigestScheduler({
+  const scheduler = digestScheduler({
     state,
     clock,
     log: log.child({ part: 'digests' }),
