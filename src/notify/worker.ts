@@ -52,20 +52,9 @@ const STOP_GRACE_MS = 10_000;
 
 const RETRY_STATUSES = new Set([0, 401, 412, 429, 500, 502, 503, 504]);
 
-export interface DeadLetter {
-  eventId: string;
-  type: string;
-  orgId: string;
-  tenantId: string;
-  teamId: string;
-  channelId: string;
-  kind: string;
-  tries: number;
-  status: number;
-  code: string | undefined;
-  reason: string;
-  at: number;
-}
+export type DeadLetter = Pick<OutboxEvent, 'eventId' | 'type' | 'orgId' | 'kind'> &
+  ChannelTarget &
+  Pick<DeliveryState, 'tries'> & { status: number; code: string | undefined; reason: string; at: number };
 
 export interface WorkerDeps {
   state: StateStore;
