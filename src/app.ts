@@ -38,7 +38,7 @@ import { UserLinks } from './features/approvals/userLinks.js';
 import { createNotifications } from './notify/index.js';
 import { BotFrameworkSender } from './teams/proactive.js';
 import { InstallLifecycle } from './teams/install.js';
-import { notificationPresenter, REFRESH_VERB } from './features/notifications/cards.js';
+import { digestCard, notificationCard, REFRESH_VERB } from './features/notifications/cards.js';
 import { refreshNotification } from './features/notifications/refresh.js';
 import { SANDBOX_NOTE } from './cards/words.js';
 import { webhookRoute } from './http/webhooks.js';
@@ -232,7 +232,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     envKeys: webhookSecurityKey ? { ...webhookSecurityKeys, [billUser.orgId]: webhookSecurityKey } : webhookSecurityKeys,
     audit,
     sender,
-    presenter: notificationPresenter({ locale: config.locale, timeZone: config.timeZone, note }),
+    presenter: {
+      event: (ev) => notificationCard(ev, { locale: config.locale, timeZone: config.timeZone, note }),
+      digest: (content) => digestCard(content, { locale: config.locale, timeZone: config.timeZone, note }),
+    },
     settings: config,
   });
 

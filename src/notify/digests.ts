@@ -235,7 +235,7 @@ export function digestScheduler(deps: SchedulerDeps): Periodic<TickReport> {
       // Composing can take a while: a worker that lost the slot's lease meanwhile leaves the slot to the new holder.
       if (!(await leases.renew(lease))) return;
       await mark({ state: 'sending', at: now });
-      const outcome = await deps.sender.send(setting.reference, deps.presenter.digest(content, now));
+      const outcome = await deps.sender.send(setting.reference, deps.presenter.digest(content));
       if (outcome.ok) {
         await state.set(NS.digests, lastKey, { fingerprint: content.fingerprint, slot: slot.id, postedAt: deps.clock.now() });
         await mark({ state: 'done', result: 'posted', at: deps.clock.now() });

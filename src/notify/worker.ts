@@ -412,7 +412,7 @@ export class DeliveryWorker {
     }
     // Right before the send: still ours? (Also keeps the lease while the send waits on Teams' budget.)
     if (!(await this.stillHeld(h))) return;
-    h.message ??= this.deps.presenter.event(ev, this.deps.clock.now());
+    h.message ??= this.deps.presenter.event(ev);
     target.tries++;
     let outcome: SendOutcome;
     try {

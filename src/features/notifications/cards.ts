@@ -1,6 +1,6 @@
 // Cards for what BILL tells us without being asked: one event in words ("Payment to Acme Supply failed — $4,200.00,
 // bill INV-778") with its key facts and a Refresh, and the scheduled digest. Pure: data in, card out.
-import type { DigestContent, DigestRow, NotificationPresenter, OutboxEvent } from '../../notify/types.js';
+import type { DigestContent, DigestRow, OutboxEvent } from '../../notify/types.js';
 import type { EntityKind } from '../../mirror/records.js';
 import { networkStatusWords } from '../network/cards.js';
 import { paymentBillIds, vendorOf } from '../../notify/project.js';
@@ -363,12 +363,4 @@ export function digestCard(content: DigestContent, opts: PresenterOptions): Card
       executeAction('Overdue invoices', { verb: 'run', command: 'invoices overdue' }),
     ],
   });
-}
-
-/** The cards the notification worker and the digest scheduler post (wired in app.ts). */
-export function notificationPresenter(opts: PresenterOptions): NotificationPresenter {
-  return {
-    event: (ev) => notificationCard(ev, opts),
-    digest: (content) => digestCard(content, opts),
-  };
 }
