@@ -35,10 +35,10 @@ import { Approvals, approvalCardActions } from './features/approvals/service.js'
 import { ApprovalDigest } from './features/approvals/digest.js';
 import { ApprovalCards } from './features/approvals/cardRecords.js';
 import { UserLinks } from './features/approvals/userLinks.js';
-import { Notifications } from './notify/index.js';
+import { createNotifications } from './notify/index.js';
 import { BotFrameworkSender } from './teams/proactive.js';
 import { InstallLifecycle } from './teams/install.js';
-import { notificationPresenter, REFRESH_VERB } from './features/notifications/cards.js';
+import { digestCard, notificationCard, REFRESH_VERB } from './features/notifications/cards.js';
 import { refreshNotification } from './features/notifications/refresh.js';
 import { SANDBOX_NOTE } from './cards/words.js';
 import { webhookRoute } from './http/webhooks.js';
@@ -218,8 +218,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   // the buttons each card carries are recorded in the state store, where the bot's clicks look them up.
   const cardMessages = new CardMessages(state);
   const sender = new BotFrameworkSender(adapter, config.bot.appId, log, cardMessages);
-  const notify = new Notifications({
-    config,
+  const { webhookSecurityKey, webhookSecurityKeys } = config.bill;
+  const notify = createNotifications({
     state,
     clock,
     log,
@@ -228,10 +228,15 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     mirror,
     resolveOrg: (scope) => orgBindings.resolve(scope),
     servesOrg: (orgId) => (config.bill.allowedOrgIds.length > 0 ? config.bill.allowedOrgIds.includes(orgId) : orgId === billUser.orgId),
-    defaultOrgId: billUser.orgId,
+    // BILL_WEBHOOK_SECURITY_KEY belongs to BILL_ORG_ID, or to the embedded sandbox's demo org.
+    envKeys: webhookSecurityKey ? { ...webhookSecurityKeys, [billUser.orgId]: webhookSecurityKey } : webhookSecurityKeys,
     audit,
     sender,
-    presenter: notificationPresenter({ locale: config.locale, timeZone: config.timeZone, note }),
+    presenter: {
+      event: (ev) => notificationCard(ev, { locale: config.locale, timeZone: config.timeZone, note }),
+      digest: (content) => digestCard(content, { locale: config.locale, timeZone: config.timeZone, note }),
+    },
+    settings: config,
   });
 
   // Each feature gets the parts it declares (features/index.ts).

@@ -83,7 +83,15 @@ export class DigestSettings {
 
 /** Gathers what a digest shows. Bill lists are kept per org for CACHE_TTL_LIST_S (webhooks drop them): many channels cost one load. */
 export class DigestComposer {
-  constructor(private readonly deps: { bill: BillGateway; mirror: Mirror; listTtlS: number; timeZone: string; log: Logger }) {}
+  constructor(
+    private readonly deps: {
+      bill: BillGateway;
+      mirror: Pick<Mirror, 'answers' | 'names' | 'rows'>;
+      listTtlS: number;
+      timeZone: string;
+      log: Logger;
+    },
+  ) {}
 
   async compose(orgId: string, now: number, cadence: DigestContent['cadence'], priority: Priority = 'background'): Promise<DigestContent> {
     const { mirror } = this.deps;
@@ -190,69 +198,32 @@ export interface SchedulerDeps {
 
 type TickReport = Record<'posted' | 'unchanged' | 'failed', number>;
 
-export class DigestScheduler {
-  private readonly leases: Leases;
-  private readonly periodic: Periodic<TickReport>;
+/** Posts every digest whose slot has come on each tick (a tick called while one runs gets a fresh run after it). */
+export function digestScheduler(deps: SchedulerDeps): Periodic<TickReport> {
+  const { state } = deps;
+  const leases = new Leases(state, deps.clock, NS.digests, SLOT_LEASE_MS);
 
-  constructor(private readonly deps: SchedulerDeps) {
-    this.leases = new Leases(deps.state, deps.clock, NS.digests, SLOT_LEASE_MS);
-    this.periodic = new Periodic(() => this.run(), { everyMs: TICK_MS, log: deps.log, what: 'digest scheduler' });
-  }
-
-  start(): void {
-    this.periodic.start();
-  }
-
-  stop(): Promise<void> {
-    return this.periodic.stop();
-  }
-
-  /** Posts every digest whose slot has come. A call made while one runs gets a fresh run after it (its own "now"). */
-  tick(): Promise<TickReport> {
-    return this.periodic.tick();
-  }
-
-  private async run(): Promise<TickReport> {
-    const report: TickReport = { posted: 0, unchanged: 0, failed: 0 };
-    const now = this.deps.clock.now();
-    const settings = this.periodic.stopped ? [] : await this.deps.settings.all();
-    for (const setting of settings) {
-      if (this.periodic.stopped) break;
-      try {
-        await this.slot(setting, now, report);
-      } catch (err) {
-        report.failed++;
-        this.deps.log.warn(
-          { teamId: setting.teamId, channelId: setting.channelId, err: errorMessage(err) },
-          'digest failed; will try again',
-        );
-      }
-    }
-    return report;
-  }
-
-  private async slot(setting: DigestSetting, now: number, report: TickReport): Promise<void> {
-    const { state } = this.deps;
-    const slot = latestSlot(setting.schedule, now, this.deps.timeZone);
+  const postSlot = async (setting: DigestSetting, now: number, report: TickReport): Promise<void> => {
+    const slot = latestSlot(setting.schedule, now, deps.timeZone);
     if (slot.at < setting.since || now - slot.at > CATCH_UP_MS) return;
     const target = targetOf(setting);
     const key = channelKey(target);
     const markerKey = `${key}|slot|${slot.id}`;
     if (await state.get<SlotMarker>(NS.digests, markerKey)) return;
     const lease = `${markerKey}|lease`;
-    if (!(await this.leases.acquire(lease))) return;
-    const log = this.deps.log.child({ teamId: setting.teamId, channelId: setting.channelId, slot: slot.id });
+    if (!(await leases.acquire(lease))) return;
+    const log = deps.log.child({ teamId: setting.teamId, channelId: setting.channelId, slot: slot.id });
     const mark = (m: SlotMarker) => state.set(NS.digests, markerKey, m, { ttlMs: SLOT_MARKER_TTL_MS });
     try {
       // Another instance may have finished the slot between our look and our lease.
       if (await state.get<SlotMarker>(NS.digests, markerKey)) return;
-      const orgId = await this.deps.resolveOrg(channelScope(target));
+      const orgId = await deps.resolveOrg(channelScope(target));
       if (!orgId) {
         log.info('digest skipped: the team is not bound to a BILL organisation');
         await mark({ state: 'done', result: 'unbound', at: now });
         return;
       }
-      const content = await this.deps.composer.compose(orgId, now, setting.schedule.every);
+      const content = await deps.composer.compose(orgId, now, setting.schedule.every);
       const lastKey = `${key}|last`;
       const last = await state.get<{ fingerprint: string }>(NS.digests, lastKey);
       if (last?.fingerprint === content.fingerprint) {
@@ -262,19 +233,19 @@ export class DigestScheduler {
         return;
       }
       // Composing can take a while: a worker that lost the slot's lease meanwhile leaves the slot to the new holder.
-      if (!(await this.leases.renew(lease))) return;
+      if (!(await leases.renew(lease))) return;
       await mark({ state: 'sending', at: now });
-      const outcome = await this.deps.sender.send(setting.reference, this.deps.presenter.digest(content, now));
+      const outcome = await deps.sender.send(setting.reference, deps.presenter.digest(content));
       if (outcome.ok) {
-        await state.set(NS.digests, lastKey, { fingerprint: content.fingerprint, slot: slot.id, postedAt: this.deps.clock.now() });
-        await mark({ state: 'done', result: 'posted', at: this.deps.clock.now() });
+        await state.set(NS.digests, lastKey, { fingerprint: content.fingerprint, slot: slot.id, postedAt: deps.clock.now() });
+        await mark({ state: 'done', result: 'posted', at: deps.clock.now() });
         report.posted++;
         log.info('digest posted');
         return;
       }
       if ((outcome.status === 403 && outcome.code === 'BotNotInConversationRoster') || outcome.status === 404) {
         await mark({ state: 'done', result: 'gone', at: now });
-        await this.deps.onChannelGone(target, outcome.code ?? `HTTP ${outcome.status}`);
+        await deps.onChannelGone(target, outcome.code ?? `HTTP ${outcome.status}`);
         log.warn({ status: outcome.status, code: outcome.code }, 'digest not posted: the bot is no longer in the channel');
         return;
       }
@@ -283,7 +254,27 @@ export class DigestScheduler {
       report.failed++;
       log.warn({ status: outcome.status, code: outcome.code }, 'digest send failed; will try again');
     } finally {
-      await this.leases.release(lease);
+      await leases.release(lease);
     }
-  }
+  };
+
+  const periodic = new Periodic<TickReport>(
+    async () => {
+      const report: TickReport = { posted: 0, unchanged: 0, failed: 0 };
+      const now = deps.clock.now();
+      const settings = periodic.stopped ? [] : await deps.settings.all();
+      for (const setting of settings) {
+        if (periodic.stopped) break;
+        try {
+          await postSlot(setting, now, report);
+        } catch (err) {
+          report.failed++;
+          deps.log.warn({ teamId: setting.teamId, channelId: setting.channelId, err: errorMessage(err) }, 'digest failed; will try again');
+        }
+      }
+      return report;
+    },
+    { everyMs: TICK_MS, log: deps.log, what: 'digest scheduler' },
+  );
+  return periodic;
 }

@@ -133,11 +133,11 @@ export class WebhookKeys {
     return n;
   }
 
-  async list(orgId?: string): Promise<WebhookKeyInfo[]> {
+  async list(orgId: string): Promise<WebhookKeyInfo[]> {
     return (
       (await this.deps.state.entries<StoredKey | null>(NS.webhookKeys))
         .map(([, r]) => r)
-        .filter((r): r is StoredKey => !!r && r.v === 1 && (!orgId || r.orgId === orgId))
+        .filter((r): r is StoredKey => !!r && r.v === 1 && r.orgId === orgId)
         // Everything but the keys themselves.
         .map(({ v: _v, key, previous: _previous, ...info }) => ({ ...info, sealed: key.alg !== 'none' }))
     );

@@ -2,8 +2,8 @@
 //
 // Event types: developer.bill.com /docs/notification-payloads-reference (shared/reference/bill-v3-api.md §5).
 // autopay.failed is listed under vendors there; here it is a payment that did not happen, so it goes to "payments".
-// Funding-account and risk events (bank-account.*, card-account.*, risk-verification.updated) are known but not
-// turned into channel cards: they concern the organisation's own bank details.
+// Funding-account and risk events (bank-account.*, card-account.*, risk-verification.updated) are not turned into
+// channel cards (the receiver answers 200 and drops them): they concern the organisation's own bank details.
 import type { EntityKind } from '../mirror/records.js';
 
 export const SUBSCRIPTION_KINDS = ['bills', 'invoices', 'payments', 'vendors', 'spend'] as const;
@@ -41,15 +41,6 @@ export const KINDS: Record<SubscriptionKind, { entity: EntityKind; label: string
  * reimbursements, not budgets or cards.
  */
 export const PUSH_FED = SUBSCRIPTION_KINDS.filter((kind) => kind !== 'spend').map((kind) => ({ kind, entity: KINDS[kind].entity }));
-
-/** BILL event types billbridge knows but does not post to channels. */
-export const KNOWN_UNROUTED_TYPES: readonly string[] = [
-  'bank-account.created',
-  'bank-account.updated',
-  'card-account.created',
-  'card-account.updated',
-  'risk-verification.updated',
-];
 
 /** The kind of a BILL event type and the record kind it changes, or undefined for types billbridge does not post. */
 export function eventTypeInfo(type: string, version = '1'): { kind: SubscriptionKind; entity: EntityKind } | undefined {

@@ -141,9 +141,6 @@ export async function readRecord(
   priority: Priority,
 ): Promise<unknown> {
   const client = bill.org(orgId, { priority });
-  if (entityType === 'bill') return client.bills.get(id);
-  if (entityType === 'invoice') return client.invoices.get(id);
-  if (entityType === 'payment') return client.payments.get(id);
-  if (entityType === 'vendor') return client.vendors.get(id);
-  return undefined;
+  const records = { bill: client.bills, invoice: client.invoices, payment: client.payments, vendor: client.vendors }[entityType as string];
+  return records?.get(id);
 }

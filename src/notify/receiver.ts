@@ -16,7 +16,7 @@ import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import { parseNotification, peekSubscriptionId, signatureDigest, signatureMatches, type BillNotification } from '../bill/webhooks.js';
 import { NS, type StateStore } from '../infra/state/types.js';
-import { eventTypeInfo, KNOWN_UNROUTED_TYPES } from './kinds.js';
+import { eventTypeInfo } from './kinds.js';
 import type { WebhookKeys } from './keys.js';
 import { projectEntity } from './project.js';
 import type { OutboxEvent } from './types.js';
@@ -85,10 +85,7 @@ export class WebhookReceiver {
     const log = this.deps.log.child({ eventId: n.metadata.eventId, eventType: n.metadata.eventType, orgId: n.metadata.organizationId });
     const info = eventTypeInfo(n.metadata.eventType, n.metadata.version);
     if (!info) {
-      log.info(
-        { version: n.metadata.version, known: KNOWN_UNROUTED_TYPES.includes(n.metadata.eventType) },
-        'webhook event type not posted to channels; ignored',
-      );
+      log.info({ version: n.metadata.version }, 'webhook event type not posted to channels; ignored');
       return { status: 200, body: { status: 'ignored', eventId: n.metadata.eventId } };
     }
     if (!this.deps.servesOrg(n.metadata.organizationId)) {

@@ -121,9 +121,7 @@ export class WebhookSetup {
   async list(orgId: string): Promise<BillSubscriptionView[]> {
     const org = this.deps.bill.org(orgId, { priority: 'interactive' });
     const items = (await org.subscriptions.list().all()).items;
-    const out: BillSubscriptionView[] = [];
-    for (const s of items) out.push(view(s, await this.deps.keys.has(s.id)));
-    return out;
+    return Promise.all(items.map(async (s) => view(s, await this.deps.keys.has(s.id))));
   }
 
   /** Deletes the BILL subscription and the key billbridge kept for it. */

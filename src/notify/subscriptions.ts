@@ -52,14 +52,13 @@ export class ChannelSubscriptions {
     private readonly clock: Clock,
   ) {}
 
-  /** Subscribes the channel to these kinds; says which were new and which it already had. */
+  /** Subscribes the channel to these kinds; the ones it did not have yet. */
   async add(
     target: ChannelTarget,
     kinds: SubscriptionKind[],
     input: { orgId: string; reference: ConversationRef; createdBy: string | undefined },
-  ): Promise<{ added: SubscriptionKind[]; already: SubscriptionKind[] }> {
+  ): Promise<SubscriptionKind[]> {
     const added: SubscriptionKind[] = [];
-    const already: SubscriptionKind[] = [];
     for (const kind of kinds) {
       const record: ChannelSubscription = {
         v: 1,
@@ -76,10 +75,9 @@ export class ChannelSubscriptions {
         // Keep the reference fresh (service URL changes), keep who and when.
         const existing = await this.get(key);
         if (existing) await this.state.set(NS.subscriptions, key, { ...existing, reference: input.reference, orgId: input.orgId });
-        already.push(kind);
       }
     }
-    return { added, already };
+    return added;
   }
 
   /** Removes these kinds (default: all) from the channel; the kinds it had. */

@@ -74,8 +74,8 @@ export interface DeliveryState {
 
 /** Renders cards for the worker and the digests (src/features/notifications/cards.ts). */
 export interface NotificationPresenter {
-  event(event: OutboxEvent, now: number): OutgoingMessage;
-  digest(content: DigestContent, now: number): OutgoingMessage;
+  event(event: OutboxEvent): OutgoingMessage;
+  digest(content: DigestContent): OutgoingMessage;
 }
 
 /** A bill or invoice as a digest row: its vendor or customer, and what is still due when. */

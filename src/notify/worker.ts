@@ -52,20 +52,9 @@ const STOP_GRACE_MS = 10_000;
 
 const RETRY_STATUSES = new Set([0, 401, 412, 429, 500, 502, 503, 504]);
 
-export interface DeadLetter {
-  eventId: string;
-  type: string;
-  orgId: string;
-  tenantId: string;
-  teamId: string;
-  channelId: string;
-  kind: string;
-  tries: number;
-  status: number;
-  code: string | undefined;
-  reason: string;
-  at: number;
-}
+export type DeadLetter = Pick<OutboxEvent, 'eventId' | 'type' | 'orgId' | 'kind'> &
+  ChannelTarget &
+  Pick<DeliveryState, 'tries'> & { status: number; code: string | undefined; reason: string; at: number };
 
 export interface WorkerDeps {
   state: StateStore;
@@ -84,13 +73,9 @@ export interface WorkerDeps {
   apply(event: OutboxEvent): Promise<void>;
   /** The bot was removed from a channel (403 roster / 404): its subscriptions (and digest) are gone. */
   onChannelGone(target: ChannelTarget, reason: string): Promise<void>;
-  retryDelaysMs?: number[];
   /** How long a lease lasts unrenewed; default LEASE_MS. */
   leaseMs?: number;
 }
-
-/** What a drain did (tests read it). */
-type DrainReport = Record<'sent' | 'dropped' | 'finished', number>;
 
 /** An event this instance holds the lease of while some of its sends wait in lanes. */
 interface Held {
@@ -119,12 +104,10 @@ function jitter(ms: number): number {
 const leaseKey = (eventId: string) => `lease|${eventId}`;
 
 export class DeliveryWorker {
-  private readonly retryDelaysMs: number[];
   private readonly leases: Leases;
   private readonly held = new Map<string, Held>();
   private readonly queued = new Set<string>();
   private readonly lanes = new Map<string, Promise<void>>();
-  private readonly counts: DrainReport = { sent: 0, dropped: 0, finished: 0 };
   private timer: NodeJS.Timeout | undefined;
   private passing: Promise<number> | undefined;
   private again = false;
@@ -139,7 +122,6 @@ export class DeliveryWorker {
   private kicked: NodeJS.Immediate | undefined;
 
   constructor(private readonly deps: WorkerDeps) {
-    this.retryDelaysMs = deps.retryDelaysMs ?? RETRY_DELAYS_MS;
     this.leases = new Leases(deps.state, deps.clock, NS.outbox, deps.leaseMs ?? LEASE_MS);
   }
 
@@ -164,16 +146,12 @@ export class DeliveryWorker {
   }
 
   /** Works through every delivery due now and waits until they are sent, retried later, or given up (tests, shutdown). */
-  async drain(): Promise<DrainReport> {
-    const before = { ...this.counts };
+  async drain(): Promise<void> {
     for (let round = 0; round < 1_000 && !this.stopped; round++) {
       const queued = await this.runPasses();
       await this.lanesIdle();
       if (queued === 0 && !this.again) break;
     }
-    const out = { ...this.counts };
-    for (const k of Object.keys(out) as Array<keyof DrainReport>) out[k] -= before[k];
-    return out;
   }
 
   async stop(): Promise<void> {
@@ -316,7 +294,7 @@ export class DeliveryWorker {
       } catch (err) {
         // BILL is down or busy: no card yet (never one from the payload); the deliveries wait and the event is read again.
         ev.confirmTries = (ev.confirmTries ?? 0) + 1;
-        const wait = jitter(this.retryDelaysMs[Math.min(ev.confirmTries, this.retryDelaysMs.length) - 1] ?? POLL_MS);
+        const wait = jitter(RETRY_DELAYS_MS[Math.min(ev.confirmTries, RETRY_DELAYS_MS.length) - 1] ?? POLL_MS);
         const nextAt = this.deps.clock.now() + wait;
         for (const t of Object.values(ev.targets)) if (t.state === 'pending') t.nextAt = Math.max(t.nextAt, nextAt);
         log.info(
@@ -328,11 +306,8 @@ export class DeliveryWorker {
       }
       if (got.state === 'gone') {
         // Deleted since, or never there: a card about a record nobody can open would only puzzle the channel.
-        for (const t of Object.values(ev.targets)) {
-          if (t.state !== 'pending') continue;
-          Object.assign(t, { state: 'dropped', lastError: 'record not in BILL' });
-          this.counts.dropped++;
-        }
+        for (const t of Object.values(ev.targets))
+          if (t.state === 'pending') Object.assign(t, { state: 'dropped', lastError: 'record not in BILL' });
         log.info('record of a webhook event is not in BILL; nothing posted');
       } else ev.entity = got.entity;
       ev.confirmed = true;
@@ -394,7 +369,6 @@ export class DeliveryWorker {
         // The id stays recorded after the outbox entry goes, so a late duplicate from BILL finds it.
         await this.deps.state.set(NS.webhookEvents, ev.eventId, { at: this.deps.clock.now(), type: ev.type }, { ttlMs: EVENT_ID_TTL_MS });
         await this.deps.state.delete(NS.outbox, outboxKey(ev.eventId));
-        this.counts.finished++;
       }
     } finally {
       this.held.delete(ev.eventId);
@@ -423,10 +397,7 @@ export class DeliveryWorker {
 
   private async deliver(h: Held, key: string, target: DeliveryState): Promise<void> {
     const { ev } = h;
-    const drop = (why: string) => {
-      Object.assign(target, { state: 'dropped', lastError: why });
-      this.counts.dropped++;
-    };
+    const drop = (why: string) => Object.assign(target, { state: 'dropped', lastError: why });
     const sub = await this.deps.subscriptions.get(key);
     if (!sub) {
       drop('unsubscribed');
@@ -441,7 +412,7 @@ export class DeliveryWorker {
     }
     // Right before the send: still ours? (Also keeps the lease while the send waits on Teams' budget.)
     if (!(await this.stillHeld(h))) return;
-    h.message ??= this.deps.presenter.event(ev, this.deps.clock.now());
+    h.message ??= this.deps.presenter.event(ev);
     target.tries++;
     let outcome: SendOutcome;
     try {
@@ -452,7 +423,6 @@ export class DeliveryWorker {
     const now = this.deps.clock.now();
     if (outcome.ok) {
       Object.assign(target, { state: 'sent', sentAt: now, lastError: undefined });
-      this.counts.sent++;
       clog.info({ tries: target.tries }, 'notification sent');
       return;
     }
@@ -465,7 +435,7 @@ export class DeliveryWorker {
         .catch((err: unknown) => clog.error({ err: errorMessage(err) }, "could not remove the channel's subscriptions"));
       return;
     }
-    const delay = this.retryDelaysMs[target.tries - 1];
+    const delay = RETRY_DELAYS_MS[target.tries - 1];
     if (RETRY_STATUSES.has(outcome.status) && delay !== undefined) {
       const wait = Math.max(outcome.retryAfterMs ?? 0, jitter(delay));
       target.nextAt = now + wait;

@@ -78,9 +78,10 @@ describe('events go to the teams bound to their organisation', () => {
     expect(cards('alpha')).toHaveLength(1);
     expect(await ask(`link ${orgB}`, 'alpha')).toContain('now uses BILL organisation');
     clock.advance(RETRY_DELAYS_MS[0]! * 2);
-    const report = await bot.app.notify.worker.drain();
-    expect(report).toMatchObject({ sent: 0, dropped: 1, finished: 1 });
+    await bot.app.notify.worker.drain();
     expect(cards('alpha')).toHaveLength(1);
+    expect(bot.logs.records().some((r) => r.msg === "channel no longer bound to the event's organisation; not sent")).toBe(true);
+    expect((await bot.app.state.entries(NS.outbox)).filter(([key]) => key.startsWith('ev|'))).toEqual([]);
     // Now alpha follows organisation B like beta does.
     await vendorEvent(orgB, 'Both Teams');
     await vendorEvent(orgA, 'Nobody');

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
-import { DigestScheduler, DigestSettings } from '../../src/notify/digests.js';
+import { digestScheduler, DigestSettings } from '../../src/notify/digests.js';
 import type { ChannelSender, DigestContent, NotificationPresenter, SendOutcome } from '../../src/notify/types.js';
 import { LogCapture } from '../harness/logs.js';
 
@@ -63,8 +63,8 @@ const presenter: NotificationPresenter = {
   digest: (c) => ({ card: {}, summary: `digest ${c.today} ${c.fingerprint}` }),
 };
 
-function scheduler(sender: ChannelSender): DigestScheduler {
-  return new DigestScheduler({
+function scheduler(sender: ChannelSender) {
+  return digestScheduler({
     state: store,
     clock,
     log,

@@ -1,6 +1,7 @@
 // Cards for what BILL tells us without being asked: one event in words ("Payment to Acme Supply failed — $4,200.00,
 // bill INV-778") with its key facts and a Refresh, and the scheduled digest. Pure: data in, card out.
-import type { DigestContent, DigestRow, NotificationPresenter, OutboxEvent } from '../../notify/types.js';
+import type { DigestContent, DigestRow, OutboxEvent } from '../../notify/types.js';
+import type { EntityKind } from '../../mirror/records.js';
 import { networkStatusWords } from '../network/cards.js';
 import { paymentBillIds, vendorOf } from '../../notify/project.js';
 import {
@@ -254,20 +255,13 @@ function saySpend(ev: OutboxEvent, fmt: FormatOptions): Said {
   }
 }
 
-function describeEvent(ev: OutboxEvent, fmt: FormatOptions): Said {
-  switch (ev.entityType) {
-    case 'bill':
-      return sayBill(ev, fmt);
-    case 'payment':
-      return sayPayment(ev, fmt);
-    case 'invoice':
-      return sayInvoice(ev, fmt);
-    case 'vendor':
-      return sayVendor(ev);
-    default:
-      return saySpend(ev, fmt);
-  }
-}
+/** How each kind of record is put in words (spend: everything else). */
+const SAY: Partial<Record<EntityKind, (ev: OutboxEvent, fmt: FormatOptions) => Said>> = {
+  bill: sayBill,
+  payment: sayPayment,
+  invoice: sayInvoice,
+  vendor: sayVendor,
+};
 
 /** Refresh re-reads the record from BILL; Spend & Expense records are refreshed with the `spend` command. */
 function refreshAction(ev: OutboxEvent): CardAction | undefined {
@@ -279,7 +273,7 @@ function refreshAction(ev: OutboxEvent): CardAction | undefined {
 
 /** The card for one BILL event. `refreshedAt` marks a card rebuilt from BILL's current record by Refresh. */
 export function notificationCard(ev: OutboxEvent, opts: PresenterOptions, extra: { refreshedAt?: number } = {}): CardReply {
-  const said = describeEvent(ev, opts);
+  const said = (SAY[ev.entityType] ?? saySpend)(ev, opts);
   const body: CardElement[] = [text(said.headline, { weight: 'Bolder', size: 'Medium', ...(said.tone ? { color: said.tone } : {}) })];
   if (said.facts.length > 0) body.push(facts(said.facts));
   const when =
@@ -369,12 +363,4 @@ export function digestCard(content: DigestContent, opts: PresenterOptions): Card
       executeAction('Overdue invoices', { verb: 'run', command: 'invoices overdue' }),
     ],
   });
-}
-
-/** The cards the notification worker and the digest scheduler post (wired in app.ts). */
-export function notificationPresenter(opts: PresenterOptions): NotificationPresenter {
-  return {
-    event: (ev) => notificationCard(ev, opts),
-    digest: (content) => digestCard(content, opts),
-  };
 }
