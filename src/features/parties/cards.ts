@@ -2,20 +2,15 @@
 import type { Customer, Invoice, Vendor } from '../../bill/types.js';
 import { executeAction, type CardAction, type CardReply } from '../../cards/card.js';
 import type { PartyKind } from '../../mirror/records.js';
-import { calendarDate, daysBetween, money, type FormatOptions } from '../../cards/format.js';
+import { calendarDate, daysBetween, money } from '../../cards/format.js';
 import { amountDue, byDueDate, openBillRow, OPEN_ITEM_COLUMNS, typeableName, type BillLine } from '../payables/cards.js';
-import { listCard } from '../../cards/list.js';
+import { listCard, type ListContext } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
 import { count, invoiceStatusWords, moneyTotal, type Tone } from '../../cards/words.js';
 import { networkStatusWords } from '../network/cards.js';
 
-interface PartyCardBase {
+interface PartyCardBase extends ListContext {
   today: string;
-  fmt: FormatOptions;
-  asOf: number;
-  page: number;
-  command: string;
-  note?: string;
 }
 
 function balanceOf(p: Vendor | Customer): number | undefined {
@@ -90,6 +85,7 @@ function partyCard<T extends { dueDate: string }>(
       : [];
   const label = kind === 'vendor' ? 'Vendor' : 'Customer';
   return listCard({
+    ...input,
     title: party.name || `${label} ${shortId(party.id)}`,
     subtitle: `${label}${party.archived ? ' (archived)' : ''} · BILL id ${shortId(party.id)}`,
     totals,
@@ -98,13 +94,8 @@ function partyCard<T extends { dueDate: string }>(
     items: rows,
     row: (i) => open.row(i, cur),
     tone: open.tone,
-    page: input.page,
     noun: `open ${open.noun}s`,
     empty: open.empty,
-    command: input.command,
-    asOf: input.asOf,
-    fmt,
-    footnotes: [input.note],
     summary: `${party.name}: ${count(rows.length, `open ${open.noun}`)}, ${openTotal}${overdue.length ? `, ${overdue.length} overdue` : ''}.`,
     actions: input.network?.invite && !party.archived ? [input.network.invite] : undefined,
   });
@@ -185,6 +176,7 @@ export function partyMatchesCard(input: PartyMatchesInput): CardReply {
     );
   const n = `${rows.length}${input.more ? '+' : ''}`;
   return listCard({
+    ...input,
     title: `${n} ${kind}s start with "${input.typed}"`,
     subtitle: `Type more of the name to pick one, e.g. ${kind} ${rows[0]?.party.name ?? input.typed}`,
     columns: [
@@ -204,13 +196,9 @@ export function partyMatchesCard(input: PartyMatchesInput): CardReply {
         bal === undefined ? '—' : money(bal, cur, fmt.locale),
       ];
     },
-    page: input.page,
     noun: `${kind}s`,
     empty: `No ${kind} starts with "${input.typed}".`,
-    command: input.command,
-    asOf: input.asOf,
-    fmt,
-    footnotes: [input.more ? `Only the first ${rows.length} matches are listed` : undefined, input.note],
+    footnotes: [input.more ? `Only the first ${rows.length} matches are listed` : undefined],
     summary: `${n} ${kind}s start with "${input.typed}"; type more of the name to pick one.`,
     actions,
   });

@@ -23,7 +23,7 @@ import { customerStatusKey, type NetworkInvites } from '../network/invite.js';
 import {
   boundOrg,
   cachedAnswer,
-  formatOf,
+  listContext,
   mirrorRead,
   orgClient,
   partyRead,
@@ -130,13 +130,9 @@ async function runParty<P extends Vendor | Customer, O>(ctx: CommandContext, dep
   // Balances read again where a bill or invoice of theirs changed since the mirror read them.
   const parties = found.fromMirror ? ((await deps.mirror.confirm(orgId, kind, shown, 'interactive')) as P[]) : shown;
   const shared = {
-    today: todayOf(ctx, deps),
-    fmt: formatOf(ctx, deps),
     // Names from the mirror are kept CACHE_TTL_NAMES_S by design; the card's time is that of the open items.
-    asOf: found.fromMirror ? open.asOf : Math.min(found.fetchedAt, open.asOf),
-    page: ctx.input.page,
-    command: `${kind} ${typed}`,
-    note: deps.settings.note,
+    ...listContext(ctx, deps, `${kind} ${typed}`, found.fromMirror ? open.asOf : Math.min(found.fetchedAt, open.asOf)),
+    today: todayOf(ctx, deps),
   };
   const [party] = parties;
   if (one && party) {

@@ -17,7 +17,7 @@ import {
 } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
 import { addDays, calendarDate, daysBetween, dueInWords, money, sum, type FormatOptions } from '../../cards/format.js';
-import { asOfFooter, listCard, refreshAction } from '../../cards/list.js';
+import { asOfFooter, listCard, refreshAction, type AsOf, type ListContext } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
 import { billApprovalWords, billPaymentWords, codeWords, count, moneyTotal, type Tone } from '../../cards/words.js';
 
@@ -25,17 +25,13 @@ import { billApprovalWords, billPaymentWords, codeWords, count, moneyTotal, type
 export type BillLine = Omit<Bill, 'billLineItems'> & { billLineItems?: Bill['billLineItems'] };
 
 /** Common inputs of the AP cards. */
-export interface ApCardContext {
+interface ApCardContext extends AsOf {
   /** "Today" (yyyy-MM-dd) in BOT_TIMEZONE. */
   today: string;
-  fmt: FormatOptions;
-  asOf: number;
   /** A vendor's bill currency (vendor.billCurrency), when known. */
   currencyOf: (vendorId: string) => string | undefined;
   /** A vendor's name when the bill did not carry one. */
   vendorNameOf?: (vendorId: string) => string | undefined;
-  /** Footer note, e.g. "Demo organisation — simulated data". */
-  note?: string;
 }
 
 /** The bill's vendor name, the vendor's, or its shortened id; BILL records have come without a vendor id. */
@@ -107,14 +103,12 @@ function billsTotal(bills: BillLine[], ctx: ApCardContext): { money: string; lin
   return { money: total, line: `${total} · ${count(bills.length, 'bill', ctx.fmt.locale)}` };
 }
 
-export interface BillsDueInput extends ApCardContext {
+export interface BillsDueInput extends ApCardContext, ListContext {
   days: number;
   /** Unpaid, non-archived bills due today..today+days (as BILL returned them). */
   due: BillLine[];
   /** Unpaid, non-archived bills due before today. */
   overdue: BillLine[];
-  page: number;
-  command: string;
   /** BILL had more rows than one answer reads (page cap). */
   truncated?: boolean;
 }
@@ -153,6 +147,7 @@ export function billsDueCard(input: BillsDueInput): CardReply {
   );
   const overdueWords = overdue ? `; ${due.length ? overdue : count(overdue, 'bill')} overdue (${owed(input.overdue)})` : '';
   return listCard({
+    ...input,
     title: `Bills due ${windowWords(days)}`,
     subtitle: `${range} · ${fmt.timeZone} time`,
     totals,
@@ -162,16 +157,9 @@ export function billsDueCard(input: BillsDueInput): CardReply {
     items: due,
     row: (b) => [vendorName(b, input), ...openBillRow(b, today, fmt, input.currencyOf(b.vendorId))],
     tone: (b) => (b.dueDate.slice(0, 10) === today ? 'Warning' : undefined),
-    page: input.page,
     noun: 'bills',
     empty: `No bills due ${windowWords(days)}.`,
-    command: input.command,
-    asOf: input.asOf,
-    fmt,
-    footnotes: [
-      input.truncated ? 'BILL has more bills than one answer reads: totals cover the bills shown in the count' : undefined,
-      input.note,
-    ],
+    footnotes: [input.truncated ? 'BILL has more bills than one answer reads: totals cover the bills shown in the count' : undefined],
     summary: due.length
       ? `${count(due.length, 'bill')} due ${windowWords(days)}, ${owed(due)}${overdueWords}.`
       : `No bills due ${windowWords(days)}${overdueWords}.`,
@@ -210,10 +198,8 @@ export function agingBucket(daysLate: number): number {
   return AGING_BUCKETS.findIndex((b) => daysLate <= b.max);
 }
 
-export interface BillsOverdueInput extends ApCardContext {
+export interface BillsOverdueInput extends ApCardContext, ListContext {
   overdue: BillLine[];
-  page: number;
-  command: string;
   truncated?: boolean;
 }
 
@@ -232,6 +218,7 @@ export function billsOverdueCard(input: BillsOverdueInput): CardReply {
     });
   }
   return listCard({
+    ...input,
     title: 'Overdue bills',
     subtitle: `Unpaid bills due before ${calendarDate(today, fmt.locale)} · oldest first`,
     totals,
@@ -253,13 +240,9 @@ export function billsOverdueCard(input: BillsOverdueInput): CardReply {
       billPaymentWords(b),
     ],
     tone: (b) => (late(b) > 30 ? 'Attention' : undefined),
-    page: input.page,
     noun: 'bills',
     empty: 'No overdue bills. Every unpaid bill is due today or later.',
-    command: input.command,
-    asOf: input.asOf,
-    fmt,
-    footnotes: [input.truncated ? 'BILL has more overdue bills than one answer reads' : undefined, input.note],
+    footnotes: [input.truncated ? 'BILL has more overdue bills than one answer reads' : undefined],
     summary: oldest
       ? `${count(rows.length, 'overdue bill')}, ${total.money}; the oldest is ${daysBetween(oldest.dueDate, today)} days late.`
       : 'No overdue bills.',
@@ -331,7 +314,7 @@ export function billCard(input: BillCardInput): CardReply {
   } else if (bill.description) {
     body.push(text(escapeMarkdown(bill.description), { subtle: true, separator: true }));
   }
-  body.push(asOfFooter(input.asOf, fmt, [input.note]));
+  body.push(asOfFooter(input));
   const actions: CardAction[] = [];
   if (typeableName(name) && bill.vendorName) actions.push(executeAction('This vendor', { verb: 'run', command: `vendor ${name}` }));
   actions.push(refreshAction(input.command));
@@ -339,11 +322,9 @@ export function billCard(input: BillCardInput): CardReply {
   return adaptiveCard(body, { summary: `Bill ${number ?? shortId(bill.id)} from ${name}: ${m(amountDue(bill))} due, ${status}.`, actions });
 }
 
-export interface BillMatchesInput extends ApCardContext {
+export interface BillMatchesInput extends ApCardContext, ListContext {
   typed: string;
   bills: BillLine[];
-  page: number;
-  command: string;
 }
 
 /** Several vendors' bills carry the same invoice number: list them, with a button to open each. */
@@ -351,6 +332,7 @@ export function billMatchesCard(input: BillMatchesInput): CardReply {
   const { fmt } = input;
   const rows = [...input.bills].sort(byDueDate(input));
   return listCard({
+    ...input,
     // The number leads its own line: at the end of a title line the browser breaks it at its hyphen (INV- / 100).
     title: `${rows.length} bills have invoice number`,
     subtitle: `${input.typed} · Different vendors used the same number. Pick one, or type bill {BILL id}.`,
@@ -370,13 +352,8 @@ export function billMatchesCard(input: BillMatchesInput): CardReply {
       money(amountDue(b), input.currencyOf(b.vendorId), fmt.locale),
       billPaymentWords(b),
     ],
-    page: input.page,
     noun: 'bills',
     empty: `No bill has invoice number ${input.typed}.`,
-    command: input.command,
-    asOf: input.asOf,
-    fmt,
-    footnotes: [input.note],
     summary: `${rows.length} bills have invoice number ${input.typed}; pick one.`,
     actions: rows.slice(0, 4).map((b) => executeAction(vendorName(b, input).slice(0, 30), { verb: 'run', command: `bill ${b.id}` })),
   });

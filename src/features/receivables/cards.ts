@@ -14,19 +14,16 @@ import {
   type CardReply,
 } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
-import { calendarDate, daysBetween, money, sum, type FormatOptions } from '../../cards/format.js';
+import { calendarDate, daysBetween, money, sum } from '../../cards/format.js';
 import { AGING_BUCKETS, agingBucket, typeableName, type Loose } from '../payables/cards.js';
-import { asOfFooter, listCard, refreshAction } from '../../cards/list.js';
+import { asOfFooter, listCard, refreshAction, type AsOf, type ListContext } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
 import { codeWords, count, invoiceStatusWords, moneyTotal } from '../../cards/words.js';
 
-interface ArCardContext {
+interface ArCardContext extends AsOf {
   today: string;
-  fmt: FormatOptions;
-  asOf: number;
   /** A customer's name and invoice currency, when known. */
   customerOf: (customerId: string) => { name: string; currency?: string } | undefined;
-  note?: string;
 }
 
 /** The customer's name, or its shortened id; BILL records have come without a customer id. */
@@ -84,7 +81,7 @@ export function invoiceCard(input: InvoiceCardInput): CardReply {
     const shown = items.slice(0, 4).map((li) => escapeMarkdown(li?.description || 'Line item'));
     body.push(text(`Lines: ${shown.join('; ')}${items.length > 4 ? `; and ${items.length - 4} more` : ''}`, { subtle: true }));
   }
-  body.push(asOfFooter(input.asOf, fmt, [input.note]));
+  body.push(asOfFooter(input));
   const actions = [];
   if (customer?.name && typeableName(customer.name))
     actions.push(executeAction('This customer', { verb: 'run', command: `customer ${customer.name}` }));
@@ -132,11 +129,9 @@ export function agedOverdue(
     }));
 }
 
-export interface InvoicesOverdueInput extends ArCardContext {
+export interface InvoicesOverdueInput extends ArCardContext, ListContext {
   /** Any invoices; the card keeps the overdue ones. */
   invoices: AgingInvoice[];
-  page: number;
-  command: string;
 }
 
 interface CustomerAging {
@@ -202,6 +197,7 @@ export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
     }),
   );
   return listCard({
+    ...input,
     title: 'Overdue receivables',
     subtitle: `Unpaid invoices due before ${calendarDate(today, fmt.locale)}, by customer · days past due`,
     totals: charts.length > 0 ? [overdueLine] : [overdueLine, ...bucketLines],
@@ -218,13 +214,8 @@ export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
       `${money(c.total, c.currency, fmt.locale)} (${c.invoices})`,
     ],
     tone: (c) => ((c.buckets[3]?.length ?? 0) > 0 ? 'Attention' : undefined),
-    page: input.page,
     noun: 'customers',
     empty: 'No overdue invoices. Every open invoice is due today or later.',
-    command: input.command,
-    asOf: input.asOf,
-    fmt,
-    footnotes: [input.note],
     summary:
       overdue.length === 0
         ? 'No overdue invoices.'

@@ -10,7 +10,7 @@ import { budgetsCard, reimbursementsCard, spendNotConfiguredCard, spendOverviewC
 import type { BillGateway } from '../../bill/gateway.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { Command, CommandContext } from '../types.js';
-import { boundOrg, cachedAnswer, formatOf, shorten, todayOf, type FinanceSettings } from '../finance.js';
+import { boundOrg, cachedAnswer, formatOf, listContext, shorten, todayOf, type FinanceSettings } from '../finance.js';
 
 /** What `spend` reads: the org's Spend & Expense client, kept answers (the mirror's answer cache), the settings. */
 export interface SpendDeps {
@@ -84,37 +84,27 @@ export const spendCommand: Command<SpendDeps> = {
     const note = deps.settings.note;
     const client = deps.bill.spend(orgId, { priority: 'interactive' });
     if (!client) return spendNotConfiguredCard({ note, otherOrgs: deps.bill.status().spendConfigured });
-    const fmt = formatOf(ctx, deps);
-    const page = ctx.input.page;
     switch (sub) {
       case 'transactions': {
         const got = await transactions(ctx, deps, client);
         return transactionsCard({
+          ...listContext(ctx, deps, 'spend transactions', got.fetchedAt),
           transactions: got.value.items,
           truncated: got.value.truncated,
           days: TRANSACTION_DAYS,
-          fmt,
-          asOf: got.fetchedAt,
-          page,
-          command: 'spend transactions',
-          note,
         });
       }
       case 'reimbursements': {
         const got = await reimbursements(ctx, deps, client);
         return reimbursementsCard({
+          ...listContext(ctx, deps, 'spend reimbursements', got.fetchedAt),
           reimbursements: got.value.items,
           truncated: got.value.truncated,
-          fmt,
-          asOf: got.fetchedAt,
-          page,
-          command: 'spend reimbursements',
-          note,
         });
       }
       case 'budgets': {
         const got = await budgets(ctx, deps, client);
-        return budgetsCard({ budgets: got.value, fmt, asOf: got.fetchedAt, page, command: 'spend budgets', note });
+        return budgetsCard({ ...listContext(ctx, deps, 'spend budgets', got.fetchedAt), budgets: got.value });
       }
       default: {
         const [t, r, b] = await Promise.all([
@@ -127,7 +117,7 @@ export const spendCommand: Command<SpendDeps> = {
           days: TRANSACTION_DAYS,
           reimbursements: r.value.items,
           budgets: b.value,
-          fmt,
+          fmt: formatOf(ctx, deps),
           asOf: Math.min(t.fetchedAt, r.fetchedAt, b.fetchedAt),
           note,
         });
