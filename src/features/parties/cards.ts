@@ -112,7 +112,7 @@ export function vendorCard(input: VendorCardInput): CardReply {
   const last = vendor.paymentInformation?.lastPaymentDate;
   return partyCard<BillLine>('vendor', vendor, input, {
     noun: 'bill',
-    items: [...input.openBills].sort(byDueDate({})),
+    items: [...input.openBills].sort(byDueDate),
     amountOf: amountDue,
     row: (b, cur) => openBillRow(b, today, fmt, cur),
     tone: (b) => (daysBetween(b.dueDate.slice(0, 10), today) > 0 ? 'Attention' : undefined),

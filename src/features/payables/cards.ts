@@ -30,13 +30,11 @@ interface ApCardContext extends AsOf {
   today: string;
   /** A vendor's bill currency (vendor.billCurrency), when known. */
   currencyOf: (vendorId: string) => string | undefined;
-  /** A vendor's name when the bill did not carry one. */
-  vendorNameOf?: (vendorId: string) => string | undefined;
 }
 
-/** The bill's vendor name, the vendor's, or its shortened id; BILL records have come without a vendor id. */
-function vendorName(bill: { vendorName?: string; vendorId?: string }, ctx: Pick<ApCardContext, 'vendorNameOf'>): string {
-  return bill.vendorName || (bill.vendorId ? ctx.vendorNameOf?.(bill.vendorId) : undefined) || `Vendor ${shortId(bill.vendorId ?? '')}`;
+/** The bill's vendor name (commands put the vendor record's name there first), or its vendor's shortened id. */
+function vendorName(bill: { vendorName?: string; vendorId?: string }): string {
+  return bill.vendorName || `Vendor ${shortId(bill.vendorId ?? '')}`;
 }
 
 /** An entry of a list in a BILL record (approvers, line items, payments) as BILL may send it: null or without fields. */
@@ -77,18 +75,19 @@ export function dueShort(dueDate: string, today: string): string {
 }
 
 /** Soonest first; then vendor, then id, so every answer lists the same bills in the same order. */
-export function byDueDate(ctx: Pick<ApCardContext, 'vendorNameOf'>) {
+export function byDueDate(a: BillLine, b: BillLine): number {
   // ISO dates order as plain strings; names by the default collator (what localeCompare uses), made once.
-  return (a: BillLine, b: BillLine): number =>
+  return (
     (a.dueDate < b.dueDate ? -1 : a.dueDate > b.dueDate ? 1 : 0) ||
-    NAME_ORDER.compare(vendorName(a, ctx), vendorName(b, ctx)) ||
-    a.id.localeCompare(b.id);
+    NAME_ORDER.compare(vendorName(a), vendorName(b)) ||
+    a.id.localeCompare(b.id)
+  );
 }
 
 const NAME_ORDER = new Intl.Collator();
 
 /** "in the next 7 days", "today", "today or tomorrow". */
-export function windowWords(days: number): string {
+function windowWords(days: number): string {
   if (days === 0) return 'today';
   if (days === 1) return 'today or tomorrow';
   return `in the next ${days} days`;
@@ -115,7 +114,7 @@ export interface BillsDueInput extends ApCardContext, ListContext {
 
 export function billsDueCard(input: BillsDueInput): CardReply {
   const { fmt, today, days } = input;
-  const due = [...input.due].sort(byDueDate(input));
+  const due = [...input.due].sort(byDueDate);
   const scheduled = due.filter((b) => b.paymentStatus === 'SCHEDULED');
   const awaiting = due.filter((b) => b.approvalStatus === 'ASSIGNED');
   const owed = (bills: BillLine[]) => billsTotal(bills, input).money;
@@ -155,7 +154,7 @@ export function billsDueCard(input: BillsDueInput): CardReply {
     charts,
     columns: [{ header: 'Vendor' }, ...OPEN_ITEM_COLUMNS],
     items: due,
-    row: (b) => [vendorName(b, input), ...openBillRow(b, today, fmt, input.currencyOf(b.vendorId))],
+    row: (b) => [vendorName(b), ...openBillRow(b, today, fmt, input.currencyOf(b.vendorId))],
     tone: (b) => (b.dueDate.slice(0, 10) === today ? 'Warning' : undefined),
     noun: 'bills',
     empty: `No bills due ${windowWords(days)}.`,
@@ -205,13 +204,13 @@ export interface BillsOverdueInput extends ApCardContext, ListContext {
 
 export function billsOverdueCard(input: BillsOverdueInput): CardReply {
   const { fmt, today } = input;
-  const rows = [...input.overdue].sort(byDueDate(input));
+  const rows = [...input.overdue].sort(byDueDate);
   const late = (b: BillLine) => daysBetween(b.dueDate.slice(0, 10), today);
   const total = billsTotal(rows, input);
   const totals: Array<[string, string]> = [['Overdue', total.line]];
   const [oldest] = rows;
   if (oldest) {
-    totals.push(['Oldest', `${count(daysBetween(oldest.dueDate, today), 'day', fmt.locale)} late — ${vendorName(oldest, input)}`]);
+    totals.push(['Oldest', `${count(daysBetween(oldest.dueDate, today), 'day', fmt.locale)} late — ${vendorName(oldest)}`]);
     AGING_BUCKETS.forEach((bucket, i) => {
       const list = rows.filter((b) => agingBucket(late(b)) === i);
       if (list.length > 0) totals.push([bucket.label, billsTotal(list, input).line]);
@@ -232,7 +231,7 @@ export function billsOverdueCard(input: BillsOverdueInput): CardReply {
     ],
     items: rows,
     row: (b) => [
-      vendorName(b, input),
+      vendorName(b),
       invoiceNumber(b),
       calendarDate(b.dueDate, fmt.locale),
       late(b).toLocaleString(fmt.locale),
@@ -265,7 +264,7 @@ export function billCard(input: BillCardInput): CardReply {
   const { bill, fmt, today } = input;
   const cur = input.currencyOf(bill.vendorId);
   const m = (n: number | undefined) => money(n ?? 0, cur, fmt.locale);
-  const name = vendorName(bill, input);
+  const name = vendorName(bill);
   const number = bill.invoice?.invoiceNumber;
   const open = bill.paymentStatus !== 'PAID' && !bill.archived;
   const dueWords = open ? dueInWords(bill.dueDate, today) : undefined;
@@ -330,7 +329,7 @@ export interface BillMatchesInput extends ApCardContext, ListContext {
 /** Several vendors' bills carry the same invoice number: list them, with a button to open each. */
 export function billMatchesCard(input: BillMatchesInput): CardReply {
   const { fmt } = input;
-  const rows = [...input.bills].sort(byDueDate(input));
+  const rows = [...input.bills].sort(byDueDate);
   return listCard({
     ...input,
     // The number leads its own line: at the end of a title line the browser breaks it at its hyphen (INV- / 100).
@@ -346,7 +345,7 @@ export function billMatchesCard(input: BillMatchesInput): CardReply {
     ],
     items: rows,
     row: (b) => [
-      vendorName(b, input),
+      vendorName(b),
       shortId(b.id),
       calendarDate(b.dueDate, fmt.locale),
       money(amountDue(b), input.currencyOf(b.vendorId), fmt.locale),
@@ -355,6 +354,6 @@ export function billMatchesCard(input: BillMatchesInput): CardReply {
     noun: 'bills',
     empty: `No bill has invoice number ${input.typed}.`,
     summary: `${rows.length} bills have invoice number ${input.typed}; pick one.`,
-    actions: rows.slice(0, 4).map((b) => executeAction(vendorName(b, input).slice(0, 30), { verb: 'run', command: `bill ${b.id}` })),
+    actions: rows.slice(0, 4).map((b) => executeAction(vendorName(b).slice(0, 30), { verb: 'run', command: `bill ${b.id}` })),
   });
 }

@@ -262,7 +262,6 @@ export const billCommand: Command<PayablesDeps> = {
           bills: withVendorNames(rows, vendors),
           today,
           currencyOf: (id) => vendors.get(id)?.currency,
-          vendorNameOf: (id) => vendors.get(id)?.name,
         });
       }
       found = { bill: first, fetchedAt: result.refreshedAt };
@@ -274,7 +273,6 @@ export const billCommand: Command<PayablesDeps> = {
       bill,
       today,
       currencyOf: (id) => vendors.get(id)?.currency,
-      vendorNameOf: (id) => vendors.get(id)?.name,
     });
   },
 };

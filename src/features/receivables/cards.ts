@@ -93,15 +93,7 @@ export function invoiceCard(input: InvoiceCardInput): CardReply {
 }
 
 /** The invoice fields aging needs (the invoice index rows have them). */
-export interface AgingInvoice {
-  id: string;
-  customerId: string;
-  dueDate: string;
-  dueAmount: number;
-  totalAmount?: number;
-  status: string;
-  archived: boolean;
-}
+export type AgingInvoice = Pick<Invoice, 'id' | 'customerId' | 'dueDate' | 'dueAmount' | 'status' | 'archived'> & { totalAmount?: number };
 
 /** Unpaid, not archived, due before today: what `invoices overdue` counts. */
 export function isOverdue(inv: AgingInvoice, today: string): boolean {
@@ -134,15 +126,6 @@ export interface InvoicesOverdueInput extends ArCardContext, ListContext {
   invoices: AgingInvoice[];
 }
 
-interface CustomerAging {
-  customerId: string;
-  name: string;
-  currency: string | undefined;
-  buckets: number[][];
-  invoices: number;
-  total: number;
-}
-
 /**
  * Overdue receivables: the total, the four aging buckets (a bar chart per currency where Teams draws charts; the
  * bucket lines anywhere else) and the customers, largest first, with what each owes per bucket.
@@ -150,27 +133,22 @@ interface CustomerAging {
 export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
   const { fmt, today } = input;
   const overdue = input.invoices.filter((i) => isOverdue(i, today));
-  const byCustomer = new Map<string, CustomerAging>();
   const aged = agedOverdue(overdue, today, (id) => input.customerOf(id)?.currency);
+  // Each customer's amounts due, per aging bucket.
+  const byCustomer = new Map<string, number[][]>();
   for (const inv of overdue) {
-    let row = byCustomer.get(inv.customerId);
-    if (!row) {
-      row = {
-        customerId: inv.customerId,
-        name: customerName(inv.customerId, input),
-        currency: input.customerOf(inv.customerId)?.currency,
-        buckets: AGING_BUCKETS.map(() => []),
-        invoices: 0,
-        total: 0,
-      };
-      byCustomer.set(inv.customerId, row);
-    }
-    const bucket = agingBucket(daysBetween(inv.dueDate.slice(0, 10), today));
-    row.buckets[bucket]?.push(inv.dueAmount);
-    row.invoices++;
+    const buckets = byCustomer.get(inv.customerId) ?? AGING_BUCKETS.map((): number[] => []);
+    buckets[agingBucket(daysBetween(inv.dueDate.slice(0, 10), today))]?.push(inv.dueAmount);
+    byCustomer.set(inv.customerId, buckets);
   }
-  const customers = [...byCustomer.values()];
-  for (const c of customers) c.total = sum(c.buckets.flat());
+  const customers = [...byCustomer].map(([customerId, buckets]) => ({
+    customerId,
+    name: customerName(customerId, input),
+    currency: input.customerOf(customerId)?.currency,
+    buckets,
+    invoices: buckets.flat().length,
+    total: sum(buckets.flat()),
+  }));
   customers.sort((a, b) => b.total - a.total || a.name.localeCompare(b.name) || a.customerId.localeCompare(b.customerId));
   const total = moneyTotal(aged, fmt.locale);
   const overdueLine: [string, string] = [
