@@ -307,7 +307,6 @@ describe('vendors and customers', () => {
       name,
     }));
     const { card } = partyMatchesCard({
-      today: TODAY,
       fmt: FMT,
       asOf: NOW,
       page: 0,

@@ -9,10 +9,6 @@ import { shortId } from '../../cards/redact.js';
 import { count, invoiceStatusWords, moneyTotal, type Tone } from '../../cards/words.js';
 import { networkStatusWords } from '../network/cards.js';
 
-interface PartyCardBase extends ListContext {
-  today: string;
-}
-
 function balanceOf(p: Vendor | Customer): number | undefined {
   const b = p.balance?.amount;
   return typeof b === 'number' && Number.isFinite(b) ? b : undefined;
@@ -23,7 +19,8 @@ function currencyOf(kind: PartyKind, p: Vendor | Customer): string | undefined {
 }
 
 /** What the card of one vendor or customer shows besides the party and its open items. */
-export interface OneMatchBase extends PartyCardBase {
+export interface OneMatchBase extends ListContext {
+  today: string;
   /** Other vendors or customers whose names start with what was typed (shown as a hint). */
   others: number;
   typed: string;
@@ -152,7 +149,7 @@ interface PartyMatch {
   openAmount: number;
 }
 
-export interface PartyMatchesInput extends PartyCardBase {
+export interface PartyMatchesInput extends ListContext {
   kind: PartyKind;
   typed: string;
   matches: PartyMatch[];
