@@ -95,15 +95,14 @@ export function invoiceCard(input: InvoiceCardInput): CardReply {
 /** The invoice fields aging needs (the invoice index rows have them). */
 export type AgingInvoice = Pick<Invoice, 'id' | 'customerId' | 'dueDate' | 'dueAmount' | 'status' | 'archived'> & { totalAmount?: number };
 
-/** Unpaid, not archived, due before today: what `invoices overdue` counts. */
+/** An invoice still owed: not archived, not paid, something due (what `customer` lists). */
+export function isOwed(inv: Pick<Invoice, 'archived' | 'status' | 'dueAmount'>): boolean {
+  return !inv.archived && inv.status !== 'PAID' && inv.dueAmount > 0;
+}
+
+/** Owed and due before today: what `invoices overdue` counts. */
 export function isOverdue(inv: AgingInvoice, today: string): boolean {
-  return (
-    !inv.archived &&
-    inv.status !== 'PAID' &&
-    inv.dueAmount > 0 &&
-    /^\d{4}-\d{2}-\d{2}/.test(inv.dueDate) &&
-    inv.dueDate.slice(0, 10) < today
-  );
+  return isOwed(inv) && /^\d{4}-\d{2}-\d{2}/.test(inv.dueDate) && inv.dueDate.slice(0, 10) < today;
 }
 
 /** Each overdue invoice's aging bucket (AGING_BUCKETS index), amount due and currency: the card's chart and the dashboard tab's. */
