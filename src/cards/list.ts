@@ -21,7 +21,22 @@ import type { Tone } from './words.js';
 
 const PAGE_SIZE = 10;
 
-export interface ListCardSpec<T> {
+/** What a data card's "As of" footer says: when BILL answered, in the person's formats, and the footer note. */
+export interface AsOf {
+  asOf: number;
+  fmt: FormatOptions;
+  /** The footer's last part, e.g. "Demo organisation — simulated data". */
+  note?: string;
+}
+
+/** Where a list card stands: its "As of", the command its Show more and Refresh run ("bills due 14"), the page asked for. */
+export interface ListContext extends AsOf {
+  command: string;
+  /** Zero-based (the Show more button asks for the next). */
+  page: number;
+}
+
+export interface ListCardSpec<T> extends ListContext {
   title: string;
   subtitle?: string;
   /** Label/value lines over every row (totals, counts), shown above the table. */
@@ -36,18 +51,11 @@ export interface ListCardSpec<T> {
   row: (item: T) => string[];
   /** A row's tone, e.g. Attention for an overdue bill. */
   tone?: (item: T) => Tone;
-  /** Zero-based page (the Show more button asks for the next). */
-  page: number;
   /** What the rows are, plural: "bills" -> "Showing 11–20 of 34 bills". */
   noun: string;
   /** Said instead of an empty table, e.g. "No bills due in the next 7 days." */
   empty: string;
-  /** The command line Show more and Refresh run, e.g. "bills due 14". */
-  command: string;
-  /** When the data was fetched from BILL. */
-  asOf: number;
-  fmt: FormatOptions;
-  /** Extra footer parts (truncation, "Demo organisation — simulated data"). */
+  /** Footer parts before the note (truncation). */
   footnotes?: Array<string | undefined>;
   /** The one-line summary for notifications and screen readers. */
   summary: string;
@@ -55,9 +63,10 @@ export interface ListCardSpec<T> {
   actions?: CardAction[];
 }
 
-/** The "as of 10:42" footer with any extra notes, plain text in. */
-export function asOfFooter(asOf: number, fmt: FormatOptions, notes: Array<string | undefined> = []): CardElement {
-  return footer([`As of ${clockTime(asOf, fmt)}`, ...notes.filter((n): n is string => !!n).map(escapeMarkdown)].join(' · '));
+/** The "As of 10:42" footer with any extra parts and the note, plain text in. */
+export function asOfFooter(at: AsOf, parts: Array<string | undefined> = []): CardElement {
+  const said = [...parts, at.note].filter((n): n is string => !!n).map(escapeMarkdown);
+  return footer([`As of ${clockTime(at.asOf, at.fmt)}`, ...said].join(' · '));
 }
 
 export function refreshAction(command: string, page = 0): CardAction {
@@ -100,19 +109,12 @@ export function listCard<T>(spec: ListCardSpec<T>): CardReply {
   }
   actions.push(...(spec.actions ?? []));
   actions.push(refreshAction(spec.command, total === 0 ? 0 : page));
-  body.push(asOfFooter(spec.asOf, spec.fmt, spec.footnotes));
+  body.push(asOfFooter(spec, spec.footnotes));
   return adaptiveCard(body, { summary: spec.summary, actions });
 }
 
 /** The first lookup in an organisation builds its bill or invoice index; a large one takes longer than a chat answer may. */
-export function indexBuildingCard(input: {
-  what: 'invoices' | 'bills';
-  indexed: number;
-  command: string;
-  fmt: FormatOptions;
-  asOf: number;
-  note?: string;
-}): CardReply {
+export function indexBuildingCard(input: Omit<ListContext, 'page'> & { what: 'invoices' | 'bills'; indexed: number }): CardReply {
   const n = input.indexed.toLocaleString(input.fmt.locale);
   const body = [
     title(`Indexing this organisation's ${input.what}`),
@@ -120,7 +122,7 @@ export function indexBuildingCard(input: {
       `BILL can't search ${input.what} by number, so billbridge lists them once and then keeps up with changes. ${n} ${input.what} are indexed so far; this happens only once per organisation.`,
     ),
     text('Try again in a minute (Refresh).', { subtle: true }),
-    asOfFooter(input.asOf, input.fmt, [input.note]),
+    asOfFooter(input),
   ];
   return adaptiveCard(body, {
     summary: `Indexing this organisation's ${input.what} (${n} so far); try again in a minute.`,

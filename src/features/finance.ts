@@ -8,6 +8,7 @@ import type { Mirror, ReadOptions } from '../mirror/mirror.js';
 import type { EntityKind, PartyInfo, PartyKind } from '../mirror/records.js';
 import { InputError, NotBound } from '../errors.js';
 import { dateInZone, type FormatOptions } from '../cards/format.js';
+import type { ListContext } from '../cards/list.js';
 import type { CommandContext } from './types.js';
 
 /** The deployment's settings every finance feature reads, taken from config once in app.ts. */
@@ -39,6 +40,11 @@ export function boundOrg(ctx: CommandContext): string {
 /** Locale of the conversation (activity, else BOT_LOCALE) and BOT_TIMEZONE. */
 export function formatOf(ctx: CommandContext, { settings }: WithSettings): FormatOptions {
   return { locale: ctx.locale ?? settings.locale, timeZone: settings.timeZone };
+}
+
+/** Where a card answering `command` stands: the page asked for, when BILL answered (`asOf`), formats, the sandbox note. */
+export function listContext(ctx: CommandContext, deps: WithSettings, command: string, asOf: number): ListContext {
+  return { page: ctx.input.page, command, asOf, fmt: formatOf(ctx, deps), note: deps.settings.note };
 }
 
 /** Today's date where the team is (BOT_TIMEZONE): "due today" means today there. */

@@ -1,6 +1,5 @@
 // BILL-shaped data full of bank account and tax id numbers, and the check that none of it reaches a card.
 import { expect } from 'vitest';
-import { leakedValues } from '../../src/cards/redact.js';
 
 /** Distinctive numbers: a test that finds one in a card found a leak, not a coincidence. */
 export const SENSITIVE = {
@@ -61,4 +60,68 @@ export function poisonedCustomer(overrides: Record<string, unknown> = {}) {
 export function expectNoSensitive(card: unknown, ...data: unknown[]): void {
   const leaks = data.flatMap((d) => leakedValues(card, d));
   expect(leaks, 'bank account or tax id numbers on a card').toEqual([]);
+}
+
+/**
+ * Field names (compared case-insensitively, anywhere in an object) whose values never go on a card: bank
+ * accounts (BILL vendors carry paymentInformation.bankAccount), routing numbers, tax ids (additionalInfo.taxId),
+ * the account number a vendor or customer keeps for the organisation, card numbers.
+ */
+const SENSITIVE_FIELDS: ReadonlySet<string> = new Set(
+  [
+    'accountNumber',
+    'bankAccount',
+    'bankAccountNumber',
+    'routingNumber',
+    'nameOnAccount',
+    'iban',
+    'swift',
+    'bic',
+    'taxId',
+    'tin',
+    'ssn',
+    'ein',
+    'cardNumber',
+    'last4',
+  ].map((f) => f.toLowerCase()),
+);
+
+/** Every value (strings and numbers, at any depth) held under a sensitive field of `data`. */
+export function sensitiveValues(data: unknown): string[] {
+  const found = new Set<string>();
+  const collect = (v: unknown, depth: number): void => {
+    if (depth > 50 || v === null || v === undefined) return;
+    if (typeof v === 'string' || typeof v === 'number') {
+      const s = String(v).trim();
+      if (s.length >= 4) found.add(s);
+      return;
+    }
+    if (typeof v === 'object') for (const x of Object.values(v)) collect(x, depth + 1);
+  };
+  const walk = (v: unknown, depth: number): void => {
+    if (depth > 50 || v === null || typeof v !== 'object') return;
+    for (const [k, x] of Object.entries(v)) {
+      if (SENSITIVE_FIELDS.has(k.toLowerCase())) collect(x, depth + 1);
+      else walk(x, depth + 1);
+    }
+  };
+  walk(data, 0);
+  return [...found];
+}
+
+/**
+ * The sensitive values of `data` that show up in `card` (its JSON), also when only their digits do
+ * ("12-3456789" shown as "123456789", or the other way round). Empty means the card is clean.
+ */
+export function leakedValues(card: unknown, data: unknown): string[] {
+  // JSON.stringify answers undefined for undefined (and functions), which its declared type leaves out.
+  const text = (JSON.stringify(card) as string | undefined) ?? '';
+  // Digit runs with separators between digits taken out ("12-345 6789" -> "123456789").
+  const runs = text.replace(/(\d)[\s\-./]+(?=\d)/g, '$1').match(/\d+/g) ?? [];
+  return sensitiveValues(data).filter((value) => {
+    if (text.includes(value)) return true;
+    const d = value.replace(/\D/g, '');
+    // Five digits or more are specific enough to be the number itself, however it is formatted.
+    return d.length >= 5 && runs.some((r) => r.includes(d));
+  });
 }

@@ -8,7 +8,7 @@ import { ConnectorStandIn } from '../harness/connector.js';
 import { checkCard } from '../harness/cards.js';
 import { expectNoSensitive } from '../harness/sensitive.js';
 import { adaptiveCard, facts, title } from '../../src/cards/card.js';
-import { shortId, withoutSensitive } from '../../src/cards/redact.js';
+import { shortId } from '../../src/cards/redact.js';
 import type { CommandDefinition } from '../../src/features/types.js';
 
 let bot: TestBot;
@@ -23,7 +23,7 @@ const vendorPeek: CommandDefinition = {
   upstream: true,
   async run(ctx) {
     const org = bot.app.bill.org(ctx.orgId!, { priority: 'interactive' });
-    const vendors = [await org.vendors.get(vendorIds[0]!), await org.vendors.get(vendorIds[1]!)].map(withoutSensitive);
+    const vendors = [await org.vendors.get(vendorIds[0]!), await org.vendors.get(vendorIds[1]!)];
     return adaptiveCard([title('Vendors'), facts(vendors.map((v) => [v.name, `id ${shortId(v.id)}`]))], { summary: 'Two vendors' });
   },
 };

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Bill, Invoice, Vendor } from '../../src/bill/types.js';
 import { normalizeNumber } from '../../src/mirror/records.js';
-import { billCard, billsDueCard, dueShort, windowWords, type BillLine } from '../../src/features/payables/cards.js';
+import { billCard, billsDueCard, dueShort, type BillLine } from '../../src/features/payables/cards.js';
 import { invoiceCard } from '../../src/features/receivables/cards.js';
 import { listCard } from '../../src/cards/list.js';
 import { customerCard, partyMatchesCard, vendorCard } from '../../src/features/parties/cards.js';
@@ -148,7 +148,8 @@ describe('bills due', () => {
     expect(
       [0, 1, 3, -1, -5].map((d) => dueShort(new Date(Date.parse(`${TODAY}T00:00:00Z`) + d * 86_400_000).toISOString().slice(0, 10), TODAY)),
     ).toEqual(['today', 'tomorrow', 'in 3 days', '1 day late', '5 days late']);
-    expect([0, 1, 7].map(windowWords)).toEqual(['today', 'today or tomorrow', 'in the next 7 days']);
+    const empty = (days: number) => billsDueCard({ ...ap, days, due: [], overdue: [], page: 0, command: `bills due ${days}` }).summary;
+    expect([0, 1, 7].map(empty)).toEqual(['No bills due today.', 'No bills due today or tomorrow.', 'No bills due in the next 7 days.']);
   });
 });
 
@@ -306,7 +307,6 @@ describe('vendors and customers', () => {
       name,
     }));
     const { card } = partyMatchesCard({
-      today: TODAY,
       fmt: FMT,
       asOf: NOW,
       page: 0,

@@ -2,21 +2,12 @@
 import type { Customer, Invoice, Vendor } from '../../bill/types.js';
 import { executeAction, type CardAction, type CardReply } from '../../cards/card.js';
 import type { PartyKind } from '../../mirror/records.js';
-import { calendarDate, daysBetween, money, type FormatOptions } from '../../cards/format.js';
+import { calendarDate, daysBetween, money } from '../../cards/format.js';
 import { amountDue, byDueDate, openBillRow, OPEN_ITEM_COLUMNS, typeableName, type BillLine } from '../payables/cards.js';
-import { listCard } from '../../cards/list.js';
+import { listCard, type ListContext } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
 import { count, invoiceStatusWords, moneyTotal, type Tone } from '../../cards/words.js';
 import { networkStatusWords } from '../network/cards.js';
-
-interface PartyCardBase {
-  today: string;
-  fmt: FormatOptions;
-  asOf: number;
-  page: number;
-  command: string;
-  note?: string;
-}
 
 function balanceOf(p: Vendor | Customer): number | undefined {
   const b = p.balance?.amount;
@@ -28,7 +19,8 @@ function currencyOf(kind: PartyKind, p: Vendor | Customer): string | undefined {
 }
 
 /** What the card of one vendor or customer shows besides the party and its open items. */
-export interface OneMatchBase extends PartyCardBase {
+export interface OneMatchBase extends ListContext {
+  today: string;
   /** Other vendors or customers whose names start with what was typed (shown as a hint). */
   others: number;
   typed: string;
@@ -90,6 +82,7 @@ function partyCard<T extends { dueDate: string }>(
       : [];
   const label = kind === 'vendor' ? 'Vendor' : 'Customer';
   return listCard({
+    ...input,
     title: party.name || `${label} ${shortId(party.id)}`,
     subtitle: `${label}${party.archived ? ' (archived)' : ''} · BILL id ${shortId(party.id)}`,
     totals,
@@ -98,13 +91,8 @@ function partyCard<T extends { dueDate: string }>(
     items: rows,
     row: (i) => open.row(i, cur),
     tone: open.tone,
-    page: input.page,
     noun: `open ${open.noun}s`,
     empty: open.empty,
-    command: input.command,
-    asOf: input.asOf,
-    fmt,
-    footnotes: [input.note],
     summary: `${party.name}: ${count(rows.length, `open ${open.noun}`)}, ${openTotal}${overdue.length ? `, ${overdue.length} overdue` : ''}.`,
     actions: input.network?.invite && !party.archived ? [input.network.invite] : undefined,
   });
@@ -121,7 +109,7 @@ export function vendorCard(input: VendorCardInput): CardReply {
   const last = vendor.paymentInformation?.lastPaymentDate;
   return partyCard<BillLine>('vendor', vendor, input, {
     noun: 'bill',
-    items: [...input.openBills].sort(byDueDate({})),
+    items: [...input.openBills].sort(byDueDate),
     amountOf: amountDue,
     row: (b, cur) => openBillRow(b, today, fmt, cur),
     tone: (b) => (daysBetween(b.dueDate.slice(0, 10), today) > 0 ? 'Attention' : undefined),
@@ -161,7 +149,7 @@ interface PartyMatch {
   openAmount: number;
 }
 
-export interface PartyMatchesInput extends PartyCardBase {
+export interface PartyMatchesInput extends ListContext {
   kind: PartyKind;
   typed: string;
   matches: PartyMatch[];
@@ -185,6 +173,7 @@ export function partyMatchesCard(input: PartyMatchesInput): CardReply {
     );
   const n = `${rows.length}${input.more ? '+' : ''}`;
   return listCard({
+    ...input,
     title: `${n} ${kind}s start with "${input.typed}"`,
     subtitle: `Type more of the name to pick one, e.g. ${kind} ${rows[0]?.party.name ?? input.typed}`,
     columns: [
@@ -204,13 +193,9 @@ export function partyMatchesCard(input: PartyMatchesInput): CardReply {
         bal === undefined ? '—' : money(bal, cur, fmt.locale),
       ];
     },
-    page: input.page,
     noun: `${kind}s`,
     empty: `No ${kind} starts with "${input.typed}".`,
-    command: input.command,
-    asOf: input.asOf,
-    fmt,
-    footnotes: [input.more ? `Only the first ${rows.length} matches are listed` : undefined, input.note],
+    footnotes: [input.more ? `Only the first ${rows.length} matches are listed` : undefined],
     summary: `${n} ${kind}s start with "${input.typed}"; type more of the name to pick one.`,
     actions,
   });

@@ -9,6 +9,7 @@ import { BillFilter } from '../../bill/filters.js';
 import type { Customer, Invoice, Vendor } from '../../bill/types.js';
 import { answerKey } from '../../mirror/answers.js';
 import { amountDue } from '../payables/cards.js';
+import { isOwed } from '../receivables/cards.js';
 import { escapeMarkdown, type CardReply } from '../../cards/card.js';
 import { sum } from '../../cards/format.js';
 import { customerCard, partyMatchesCard, vendorCard, type OneMatchBase } from './cards.js';
@@ -23,7 +24,7 @@ import { customerStatusKey, type NetworkInvites } from '../network/invite.js';
 import {
   boundOrg,
   cachedAnswer,
-  formatOf,
+  listContext,
   mirrorRead,
   orgClient,
   partyRead,
@@ -130,13 +131,9 @@ async function runParty<P extends Vendor | Customer, O>(ctx: CommandContext, dep
   // Balances read again where a bill or invoice of theirs changed since the mirror read them.
   const parties = found.fromMirror ? ((await deps.mirror.confirm(orgId, kind, shown, 'interactive')) as P[]) : shown;
   const shared = {
-    today: todayOf(ctx, deps),
-    fmt: formatOf(ctx, deps),
     // Names from the mirror are kept CACHE_TTL_NAMES_S by design; the card's time is that of the open items.
-    asOf: found.fromMirror ? open.asOf : Math.min(found.fetchedAt, open.asOf),
-    page: ctx.input.page,
-    command: `${kind} ${typed}`,
-    note: deps.settings.note,
+    ...listContext(ctx, deps, `${kind} ${typed}`, found.fromMirror ? open.asOf : Math.min(found.fetchedAt, open.asOf)),
+    today: todayOf(ctx, deps),
   };
   const [party] = parties;
   if (one && party) {
@@ -193,9 +190,6 @@ async function openBillsOf(
   return { items: got.value.items, asOf: got.fetchedAt };
 }
 
-/** An invoice still owed: not archived, not paid, something due (what `customer` lists). */
-const owed = (i: Pick<Invoice, 'archived' | 'status' | 'dueAmount'>): boolean => !i.archived && i.status !== 'PAID' && i.dueAmount > 0;
-
 /** These customers' open invoices: from the mirror, or (not built yet) from BILL, filtered by customerId there. */
 async function openInvoicesOf(
   ctx: CommandContext,
@@ -207,7 +201,7 @@ async function openInvoicesOf(
   const warm = await deps.mirror.rows(orgId, 'invoice', {
     ...mirrorRead(ctx, deps, 'invoice'),
     whileBuilding: 'skip',
-    where: (i) => wanted.has(i.customerId) && owed(i),
+    where: (i) => wanted.has(i.customerId) && isOwed(i),
   });
   if (!('building' in warm)) return { items: warm.rows, asOf: warm.refreshedAt };
   const got = await cachedAnswer(ctx, deps, answerKey('invoices.open', { customers: ids.join(',') }), ['invoice', 'customer'], () =>
@@ -226,7 +220,7 @@ async function openInvoices(deps: Pick<PartiesDeps, 'bill'>, orgId: string, cust
       sort: [{ field: 'dueDate', order: 'asc' }],
     })
     .all();
-  return items.filter(owed).map(({ invoiceLineItems: _dropped, ...rest }) => rest);
+  return items.filter(isOwed).map(({ invoiceLineItems: _dropped, ...rest }) => rest);
 }
 
 const CUSTOMERS: PartyPath<Customer, Invoice> = {

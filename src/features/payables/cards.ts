@@ -17,7 +17,7 @@ import {
 } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
 import { addDays, calendarDate, daysBetween, dueInWords, money, sum, type FormatOptions } from '../../cards/format.js';
-import { asOfFooter, listCard, refreshAction } from '../../cards/list.js';
+import { asOfFooter, listCard, refreshAction, type AsOf, type ListContext } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
 import { billApprovalWords, billPaymentWords, codeWords, count, moneyTotal, type Tone } from '../../cards/words.js';
 
@@ -25,22 +25,16 @@ import { billApprovalWords, billPaymentWords, codeWords, count, moneyTotal, type
 export type BillLine = Omit<Bill, 'billLineItems'> & { billLineItems?: Bill['billLineItems'] };
 
 /** Common inputs of the AP cards. */
-export interface ApCardContext {
+interface ApCardContext extends AsOf {
   /** "Today" (yyyy-MM-dd) in BOT_TIMEZONE. */
   today: string;
-  fmt: FormatOptions;
-  asOf: number;
   /** A vendor's bill currency (vendor.billCurrency), when known. */
   currencyOf: (vendorId: string) => string | undefined;
-  /** A vendor's name when the bill did not carry one. */
-  vendorNameOf?: (vendorId: string) => string | undefined;
-  /** Footer note, e.g. "Demo organisation — simulated data". */
-  note?: string;
 }
 
-/** The bill's vendor name, the vendor's, or its shortened id; BILL records have come without a vendor id. */
-function vendorName(bill: { vendorName?: string; vendorId?: string }, ctx: Pick<ApCardContext, 'vendorNameOf'>): string {
-  return bill.vendorName || (bill.vendorId ? ctx.vendorNameOf?.(bill.vendorId) : undefined) || `Vendor ${shortId(bill.vendorId ?? '')}`;
+/** The bill's vendor name (commands put the vendor record's name there first), or its vendor's shortened id. */
+function vendorName(bill: { vendorName?: string; vendorId?: string }): string {
+  return bill.vendorName || `Vendor ${shortId(bill.vendorId ?? '')}`;
 }
 
 /** An entry of a list in a BILL record (approvers, line items, payments) as BILL may send it: null or without fields. */
@@ -81,18 +75,19 @@ export function dueShort(dueDate: string, today: string): string {
 }
 
 /** Soonest first; then vendor, then id, so every answer lists the same bills in the same order. */
-export function byDueDate(ctx: Pick<ApCardContext, 'vendorNameOf'>) {
+export function byDueDate(a: BillLine, b: BillLine): number {
   // ISO dates order as plain strings; names by the default collator (what localeCompare uses), made once.
-  return (a: BillLine, b: BillLine): number =>
+  return (
     (a.dueDate < b.dueDate ? -1 : a.dueDate > b.dueDate ? 1 : 0) ||
-    NAME_ORDER.compare(vendorName(a, ctx), vendorName(b, ctx)) ||
-    a.id.localeCompare(b.id);
+    NAME_ORDER.compare(vendorName(a), vendorName(b)) ||
+    a.id.localeCompare(b.id)
+  );
 }
 
 const NAME_ORDER = new Intl.Collator();
 
 /** "in the next 7 days", "today", "today or tomorrow". */
-export function windowWords(days: number): string {
+function windowWords(days: number): string {
   if (days === 0) return 'today';
   if (days === 1) return 'today or tomorrow';
   return `in the next ${days} days`;
@@ -107,21 +102,19 @@ function billsTotal(bills: BillLine[], ctx: ApCardContext): { money: string; lin
   return { money: total, line: `${total} · ${count(bills.length, 'bill', ctx.fmt.locale)}` };
 }
 
-export interface BillsDueInput extends ApCardContext {
+export interface BillsDueInput extends ApCardContext, ListContext {
   days: number;
   /** Unpaid, non-archived bills due today..today+days (as BILL returned them). */
   due: BillLine[];
   /** Unpaid, non-archived bills due before today. */
   overdue: BillLine[];
-  page: number;
-  command: string;
   /** BILL had more rows than one answer reads (page cap). */
   truncated?: boolean;
 }
 
 export function billsDueCard(input: BillsDueInput): CardReply {
   const { fmt, today, days } = input;
-  const due = [...input.due].sort(byDueDate(input));
+  const due = [...input.due].sort(byDueDate);
   const scheduled = due.filter((b) => b.paymentStatus === 'SCHEDULED');
   const awaiting = due.filter((b) => b.approvalStatus === 'ASSIGNED');
   const owed = (bills: BillLine[]) => billsTotal(bills, input).money;
@@ -153,6 +146,7 @@ export function billsDueCard(input: BillsDueInput): CardReply {
   );
   const overdueWords = overdue ? `; ${due.length ? overdue : count(overdue, 'bill')} overdue (${owed(input.overdue)})` : '';
   return listCard({
+    ...input,
     title: `Bills due ${windowWords(days)}`,
     subtitle: `${range} · ${fmt.timeZone} time`,
     totals,
@@ -160,18 +154,11 @@ export function billsDueCard(input: BillsDueInput): CardReply {
     charts,
     columns: [{ header: 'Vendor' }, ...OPEN_ITEM_COLUMNS],
     items: due,
-    row: (b) => [vendorName(b, input), ...openBillRow(b, today, fmt, input.currencyOf(b.vendorId))],
+    row: (b) => [vendorName(b), ...openBillRow(b, today, fmt, input.currencyOf(b.vendorId))],
     tone: (b) => (b.dueDate.slice(0, 10) === today ? 'Warning' : undefined),
-    page: input.page,
     noun: 'bills',
     empty: `No bills due ${windowWords(days)}.`,
-    command: input.command,
-    asOf: input.asOf,
-    fmt,
-    footnotes: [
-      input.truncated ? 'BILL has more bills than one answer reads: totals cover the bills shown in the count' : undefined,
-      input.note,
-    ],
+    footnotes: [input.truncated ? 'BILL has more bills than one answer reads: totals cover the bills shown in the count' : undefined],
     summary: due.length
       ? `${count(due.length, 'bill')} due ${windowWords(days)}, ${owed(due)}${overdueWords}.`
       : `No bills due ${windowWords(days)}${overdueWords}.`,
@@ -210,28 +197,27 @@ export function agingBucket(daysLate: number): number {
   return AGING_BUCKETS.findIndex((b) => daysLate <= b.max);
 }
 
-export interface BillsOverdueInput extends ApCardContext {
+export interface BillsOverdueInput extends ApCardContext, ListContext {
   overdue: BillLine[];
-  page: number;
-  command: string;
   truncated?: boolean;
 }
 
 export function billsOverdueCard(input: BillsOverdueInput): CardReply {
   const { fmt, today } = input;
-  const rows = [...input.overdue].sort(byDueDate(input));
+  const rows = [...input.overdue].sort(byDueDate);
   const late = (b: BillLine) => daysBetween(b.dueDate.slice(0, 10), today);
   const total = billsTotal(rows, input);
   const totals: Array<[string, string]> = [['Overdue', total.line]];
   const [oldest] = rows;
   if (oldest) {
-    totals.push(['Oldest', `${count(daysBetween(oldest.dueDate, today), 'day', fmt.locale)} late — ${vendorName(oldest, input)}`]);
+    totals.push(['Oldest', `${count(daysBetween(oldest.dueDate, today), 'day', fmt.locale)} late — ${vendorName(oldest)}`]);
     AGING_BUCKETS.forEach((bucket, i) => {
       const list = rows.filter((b) => agingBucket(late(b)) === i);
       if (list.length > 0) totals.push([bucket.label, billsTotal(list, input).line]);
     });
   }
   return listCard({
+    ...input,
     title: 'Overdue bills',
     subtitle: `Unpaid bills due before ${calendarDate(today, fmt.locale)} · oldest first`,
     totals,
@@ -245,7 +231,7 @@ export function billsOverdueCard(input: BillsOverdueInput): CardReply {
     ],
     items: rows,
     row: (b) => [
-      vendorName(b, input),
+      vendorName(b),
       invoiceNumber(b),
       calendarDate(b.dueDate, fmt.locale),
       late(b).toLocaleString(fmt.locale),
@@ -253,13 +239,9 @@ export function billsOverdueCard(input: BillsOverdueInput): CardReply {
       billPaymentWords(b),
     ],
     tone: (b) => (late(b) > 30 ? 'Attention' : undefined),
-    page: input.page,
     noun: 'bills',
     empty: 'No overdue bills. Every unpaid bill is due today or later.',
-    command: input.command,
-    asOf: input.asOf,
-    fmt,
-    footnotes: [input.truncated ? 'BILL has more overdue bills than one answer reads' : undefined, input.note],
+    footnotes: [input.truncated ? 'BILL has more overdue bills than one answer reads' : undefined],
     summary: oldest
       ? `${count(rows.length, 'overdue bill')}, ${total.money}; the oldest is ${daysBetween(oldest.dueDate, today)} days late.`
       : 'No overdue bills.',
@@ -282,7 +264,7 @@ export function billCard(input: BillCardInput): CardReply {
   const { bill, fmt, today } = input;
   const cur = input.currencyOf(bill.vendorId);
   const m = (n: number | undefined) => money(n ?? 0, cur, fmt.locale);
-  const name = vendorName(bill, input);
+  const name = vendorName(bill);
   const number = bill.invoice?.invoiceNumber;
   const open = bill.paymentStatus !== 'PAID' && !bill.archived;
   const dueWords = open ? dueInWords(bill.dueDate, today) : undefined;
@@ -331,7 +313,7 @@ export function billCard(input: BillCardInput): CardReply {
   } else if (bill.description) {
     body.push(text(escapeMarkdown(bill.description), { subtle: true, separator: true }));
   }
-  body.push(asOfFooter(input.asOf, fmt, [input.note]));
+  body.push(asOfFooter(input));
   const actions: CardAction[] = [];
   if (typeableName(name) && bill.vendorName) actions.push(executeAction('This vendor', { verb: 'run', command: `vendor ${name}` }));
   actions.push(refreshAction(input.command));
@@ -339,18 +321,17 @@ export function billCard(input: BillCardInput): CardReply {
   return adaptiveCard(body, { summary: `Bill ${number ?? shortId(bill.id)} from ${name}: ${m(amountDue(bill))} due, ${status}.`, actions });
 }
 
-export interface BillMatchesInput extends ApCardContext {
+export interface BillMatchesInput extends ApCardContext, ListContext {
   typed: string;
   bills: BillLine[];
-  page: number;
-  command: string;
 }
 
 /** Several vendors' bills carry the same invoice number: list them, with a button to open each. */
 export function billMatchesCard(input: BillMatchesInput): CardReply {
   const { fmt } = input;
-  const rows = [...input.bills].sort(byDueDate(input));
+  const rows = [...input.bills].sort(byDueDate);
   return listCard({
+    ...input,
     // The number leads its own line: at the end of a title line the browser breaks it at its hyphen (INV- / 100).
     title: `${rows.length} bills have invoice number`,
     subtitle: `${input.typed} · Different vendors used the same number. Pick one, or type bill {BILL id}.`,
@@ -364,20 +345,15 @@ export function billMatchesCard(input: BillMatchesInput): CardReply {
     ],
     items: rows,
     row: (b) => [
-      vendorName(b, input),
+      vendorName(b),
       shortId(b.id),
       calendarDate(b.dueDate, fmt.locale),
       money(amountDue(b), input.currencyOf(b.vendorId), fmt.locale),
       billPaymentWords(b),
     ],
-    page: input.page,
     noun: 'bills',
     empty: `No bill has invoice number ${input.typed}.`,
-    command: input.command,
-    asOf: input.asOf,
-    fmt,
-    footnotes: [input.note],
     summary: `${rows.length} bills have invoice number ${input.typed}; pick one.`,
-    actions: rows.slice(0, 4).map((b) => executeAction(vendorName(b, input).slice(0, 30), { verb: 'run', command: `bill ${b.id}` })),
+    actions: rows.slice(0, 4).map((b) => executeAction(vendorName(b).slice(0, 30), { verb: 'run', command: `bill ${b.id}` })),
   });
 }

@@ -22,7 +22,7 @@ import {
   boundOrg,
   cachedAnswer,
   countArgument,
-  formatOf,
+  listContext,
   noArguments,
   mirrorRead,
   orgClient,
@@ -166,17 +166,13 @@ export const billsDueCommand: Command<PayablesDeps> = {
     });
     const { today, due, overdue, truncated, asOf, vendors } = await billsDueFigures(ctx, deps, days);
     return billsDueCard({
+      ...listContext(ctx, deps, `bills due ${days}`, asOf),
       days,
       today,
       due,
       overdue,
       truncated,
-      page: ctx.input.page,
-      command: `bills due ${days}`,
-      fmt: formatOf(ctx, deps),
-      asOf,
       currencyOf: (id) => vendors.get(id)?.currency,
-      note: deps.settings.note,
     });
   },
 };
@@ -193,15 +189,11 @@ const billsOverdueCommand: Command<PayablesDeps> = {
     const today = todayOf(ctx, deps);
     const { lists, truncated, asOf, vendors } = await billsDueIn(ctx, deps, [overdueRange(today)]);
     return billsOverdueCard({
+      ...listContext(ctx, deps, 'bills overdue', asOf),
       today,
       overdue: lists[0] ?? [],
       truncated,
-      page: ctx.input.page,
-      command: 'bills overdue',
-      fmt: formatOf(ctx, deps),
-      asOf,
       currencyOf: (id) => vendors.get(id)?.currency,
-      note: deps.settings.note,
     });
   },
 };
@@ -239,23 +231,22 @@ export const billCommand: Command<PayablesDeps> = {
   async run(ctx, deps) {
     const typed = numberArgument(ctx, 'bill', BILL_HINT);
     const orgId = boundOrg(ctx);
-    const fmt = formatOf(ctx, deps);
     const today = todayOf(ctx, deps);
-    const note = deps.settings.note;
+    const command = `bill ${typed}`;
     let found: { bill: Bill; fetchedAt: number };
     if (BILL_ID.test(typed)) {
       found = await billById(ctx, deps, orgId, typed);
     } else {
       const result = await deps.mirror.lookup(orgId, 'bill', typed, mirrorRead(ctx, deps, 'bill'));
       if ('building' in result)
-        return indexBuildingCard({ what: 'bills', indexed: result.building, command: `bill ${typed}`, fmt, asOf: ctx.now.getTime(), note });
+        return indexBuildingCard({ ...listContext(ctx, deps, command, ctx.now.getTime()), what: 'bills', indexed: result.building });
       const rows = result.rows;
       const first = rows[0];
       if (!first) {
         throw new InputError(
           `No bill with invoice number "${shorten(typed)}"`,
           "Check the number on the vendor's invoice, or find the bill with **vendor {name}**.",
-          `bill ${typed}`,
+          command,
         );
       }
       if (rows.length > 1) {
@@ -266,16 +257,11 @@ export const billCommand: Command<PayablesDeps> = {
           rows.map((r) => r.vendorId),
         );
         return billMatchesCard({
+          ...listContext(ctx, deps, command, result.refreshedAt),
           typed,
           bills: withVendorNames(rows, vendors),
-          page: ctx.input.page,
-          command: `bill ${typed}`,
           today,
-          fmt,
-          asOf: result.refreshedAt,
           currencyOf: (id) => vendors.get(id)?.currency,
-          vendorNameOf: (id) => vendors.get(id)?.name,
-          note,
         });
       }
       found = { bill: first, fetchedAt: result.refreshedAt };
@@ -283,14 +269,10 @@ export const billCommand: Command<PayablesDeps> = {
     const vendors = await resolveParties(deps, orgId, 'vendor', [found.bill.vendorId]);
     const [bill = found.bill] = withVendorNames([found.bill], vendors);
     return billCard({
+      ...listContext(ctx, deps, command, found.fetchedAt),
       bill,
-      command: `bill ${typed}`,
       today,
-      fmt,
-      asOf: found.fetchedAt,
       currencyOf: (id) => vendors.get(id)?.currency,
-      vendorNameOf: (id) => vendors.get(id)?.name,
-      note,
     });
   },
 };

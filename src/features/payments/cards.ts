@@ -1,22 +1,17 @@
 // AP payments: the last N with vendor, amount, process date and where the money is (singleStatus in words).
 import type { Payment } from '../../bill/types.js';
 import type { CardReply } from '../../cards/card.js';
-import { calendarDate, money, type FormatOptions } from '../../cards/format.js';
-import { listCard } from '../../cards/list.js';
+import { calendarDate, money } from '../../cards/format.js';
+import { listCard, type ListContext } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
 import { count, moneyTotal, paymentMovesMoney, paymentStatusWords } from '../../cards/words.js';
 
-export interface PaymentsCardInput {
+export interface PaymentsCardInput extends ListContext {
   payments: Payment[];
   /** How many were asked for. */
   limit: number;
   today: string;
-  fmt: FormatOptions;
-  asOf: number;
   currencyOf: (vendorId: string) => string | undefined;
-  page: number;
-  command: string;
-  note?: string;
 }
 
 export function paymentsCard(input: PaymentsCardInput): CardReply {
@@ -39,6 +34,7 @@ export function paymentsCard(input: PaymentsCardInput): CardReply {
   if (stopped.length > 0) totals.push(['Not counted', line(stopped)]);
   totals.push(['Need attention', attention.length ? `${count(attention.length, 'payment', fmt.locale)} (${amounts(attention)})` : 'none']);
   return listCard({
+    ...input,
     title: input.limit === 1 ? 'The last payment' : `The last ${input.limit} payments`,
     subtitle: 'Bill payments to vendors, newest process date first',
     totals,
@@ -60,13 +56,8 @@ export function paymentsCard(input: PaymentsCardInput): CardReply {
       status.words,
     ],
     tone: ({ status }) => (status.tone === 'Good' ? undefined : status.tone),
-    page: input.page,
     noun: 'payments',
     empty: 'No bill payments in BILL yet.',
-    command: input.command,
-    asOf: input.asOf,
-    fmt,
-    footnotes: [input.note],
     summary:
       rows.length === 0
         ? 'No bill payments yet.'

@@ -4,7 +4,16 @@ import { paymentsCard } from './cards.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { Command } from '../types.js';
-import { boundOrg, cachedAnswer, countArgument, formatOf, orgClient, resolveParties, todayOf, type FinanceSettings } from '../finance.js';
+import {
+  boundOrg,
+  cachedAnswer,
+  countArgument,
+  listContext,
+  orgClient,
+  resolveParties,
+  todayOf,
+  type FinanceSettings,
+} from '../finance.js';
 
 /** What `payments` reads: BILL's payment list (kept as an answer in the mirror's answer cache) and vendor names. */
 export interface PaymentsDeps {
@@ -46,15 +55,11 @@ export const paymentsCommand: Command<PaymentsDeps> = {
       payments.map((p) => p.vendorId),
     );
     return paymentsCard({
+      ...listContext(ctx, deps, `payments ${limit}`, got.fetchedAt),
       payments,
       limit,
       today: todayOf(ctx, deps),
-      fmt: formatOf(ctx, deps),
-      asOf: got.fetchedAt,
       currencyOf: (id) => vendors.get(id)?.currency,
-      page: ctx.input.page,
-      command: `payments ${limit}`,
-      note: deps.settings.note,
     });
   },
 };

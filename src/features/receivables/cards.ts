@@ -14,19 +14,16 @@ import {
   type CardReply,
 } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
-import { calendarDate, daysBetween, money, sum, type FormatOptions } from '../../cards/format.js';
+import { calendarDate, daysBetween, money, sum } from '../../cards/format.js';
 import { AGING_BUCKETS, agingBucket, typeableName, type Loose } from '../payables/cards.js';
-import { asOfFooter, listCard, refreshAction } from '../../cards/list.js';
+import { asOfFooter, listCard, refreshAction, type AsOf, type ListContext } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
 import { codeWords, count, invoiceStatusWords, moneyTotal } from '../../cards/words.js';
 
-interface ArCardContext {
+interface ArCardContext extends AsOf {
   today: string;
-  fmt: FormatOptions;
-  asOf: number;
   /** A customer's name and invoice currency, when known. */
   customerOf: (customerId: string) => { name: string; currency?: string } | undefined;
-  note?: string;
 }
 
 /** The customer's name, or its shortened id; BILL records have come without a customer id. */
@@ -84,7 +81,7 @@ export function invoiceCard(input: InvoiceCardInput): CardReply {
     const shown = items.slice(0, 4).map((li) => escapeMarkdown(li?.description || 'Line item'));
     body.push(text(`Lines: ${shown.join('; ')}${items.length > 4 ? `; and ${items.length - 4} more` : ''}`, { subtle: true }));
   }
-  body.push(asOfFooter(input.asOf, fmt, [input.note]));
+  body.push(asOfFooter(input));
   const actions = [];
   if (customer?.name && typeableName(customer.name))
     actions.push(executeAction('This customer', { verb: 'run', command: `customer ${customer.name}` }));
@@ -96,25 +93,16 @@ export function invoiceCard(input: InvoiceCardInput): CardReply {
 }
 
 /** The invoice fields aging needs (the invoice index rows have them). */
-export interface AgingInvoice {
-  id: string;
-  customerId: string;
-  dueDate: string;
-  dueAmount: number;
-  totalAmount?: number;
-  status: string;
-  archived: boolean;
+export type AgingInvoice = Pick<Invoice, 'id' | 'customerId' | 'dueDate' | 'dueAmount' | 'status' | 'archived'> & { totalAmount?: number };
+
+/** An invoice still owed: not archived, not paid, something due (what `customer` lists). */
+export function isOwed(inv: Pick<Invoice, 'archived' | 'status' | 'dueAmount'>): boolean {
+  return !inv.archived && inv.status !== 'PAID' && inv.dueAmount > 0;
 }
 
-/** Unpaid, not archived, due before today: what `invoices overdue` counts. */
+/** Owed and due before today: what `invoices overdue` counts. */
 export function isOverdue(inv: AgingInvoice, today: string): boolean {
-  return (
-    !inv.archived &&
-    inv.status !== 'PAID' &&
-    inv.dueAmount > 0 &&
-    /^\d{4}-\d{2}-\d{2}/.test(inv.dueDate) &&
-    inv.dueDate.slice(0, 10) < today
-  );
+  return isOwed(inv) && /^\d{4}-\d{2}-\d{2}/.test(inv.dueDate) && inv.dueDate.slice(0, 10) < today;
 }
 
 /** Each overdue invoice's aging bucket (AGING_BUCKETS index), amount due and currency: the card's chart and the dashboard tab's. */
@@ -132,20 +120,9 @@ export function agedOverdue(
     }));
 }
 
-export interface InvoicesOverdueInput extends ArCardContext {
+export interface InvoicesOverdueInput extends ArCardContext, ListContext {
   /** Any invoices; the card keeps the overdue ones. */
   invoices: AgingInvoice[];
-  page: number;
-  command: string;
-}
-
-interface CustomerAging {
-  customerId: string;
-  name: string;
-  currency: string | undefined;
-  buckets: number[][];
-  invoices: number;
-  total: number;
 }
 
 /**
@@ -155,27 +132,22 @@ interface CustomerAging {
 export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
   const { fmt, today } = input;
   const overdue = input.invoices.filter((i) => isOverdue(i, today));
-  const byCustomer = new Map<string, CustomerAging>();
   const aged = agedOverdue(overdue, today, (id) => input.customerOf(id)?.currency);
+  // Each customer's amounts due, per aging bucket.
+  const byCustomer = new Map<string, number[][]>();
   for (const inv of overdue) {
-    let row = byCustomer.get(inv.customerId);
-    if (!row) {
-      row = {
-        customerId: inv.customerId,
-        name: customerName(inv.customerId, input),
-        currency: input.customerOf(inv.customerId)?.currency,
-        buckets: AGING_BUCKETS.map(() => []),
-        invoices: 0,
-        total: 0,
-      };
-      byCustomer.set(inv.customerId, row);
-    }
-    const bucket = agingBucket(daysBetween(inv.dueDate.slice(0, 10), today));
-    row.buckets[bucket]?.push(inv.dueAmount);
-    row.invoices++;
+    const buckets = byCustomer.get(inv.customerId) ?? AGING_BUCKETS.map((): number[] => []);
+    buckets[agingBucket(daysBetween(inv.dueDate.slice(0, 10), today))]?.push(inv.dueAmount);
+    byCustomer.set(inv.customerId, buckets);
   }
-  const customers = [...byCustomer.values()];
-  for (const c of customers) c.total = sum(c.buckets.flat());
+  const customers = [...byCustomer].map(([customerId, buckets]) => ({
+    customerId,
+    name: customerName(customerId, input),
+    currency: input.customerOf(customerId)?.currency,
+    buckets,
+    invoices: buckets.flat().length,
+    total: sum(buckets.flat()),
+  }));
   customers.sort((a, b) => b.total - a.total || a.name.localeCompare(b.name) || a.customerId.localeCompare(b.customerId));
   const total = moneyTotal(aged, fmt.locale);
   const overdueLine: [string, string] = [
@@ -202,6 +174,7 @@ export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
     }),
   );
   return listCard({
+    ...input,
     title: 'Overdue receivables',
     subtitle: `Unpaid invoices due before ${calendarDate(today, fmt.locale)}, by customer · days past due`,
     totals: charts.length > 0 ? [overdueLine] : [overdueLine, ...bucketLines],
@@ -218,13 +191,8 @@ export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
       `${money(c.total, c.currency, fmt.locale)} (${c.invoices})`,
     ],
     tone: (c) => ((c.buckets[3]?.length ?? 0) > 0 ? 'Attention' : undefined),
-    page: input.page,
     noun: 'customers',
     empty: 'No overdue invoices. Every open invoice is due today or later.',
-    command: input.command,
-    asOf: input.asOf,
-    fmt,
-    footnotes: [input.note],
     summary:
       overdue.length === 0
         ? 'No overdue invoices.'

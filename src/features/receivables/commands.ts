@@ -12,7 +12,7 @@ import type { Mirror } from '../../mirror/mirror.js';
 import type { Command, CommandContext } from '../types.js';
 import {
   boundOrg,
-  formatOf,
+  listContext,
   mirrorRead,
   noArguments,
   resolveParties,
@@ -41,18 +41,10 @@ export const invoiceCommand: Command<ReceivablesDeps> = {
   async run(ctx, deps) {
     const typed = numberArgument(ctx, 'invoice', INVOICE_HINT);
     const orgId = boundOrg(ctx);
-    const fmt = formatOf(ctx, deps);
-    const note = deps.settings.note;
+    const command = `invoice ${typed}`;
     const result = await deps.mirror.lookup(orgId, 'invoice', typed, mirrorRead(ctx, deps, 'invoice'));
     if ('building' in result)
-      return indexBuildingCard({
-        what: 'invoices',
-        indexed: result.building,
-        command: `invoice ${typed}`,
-        fmt,
-        asOf: ctx.now.getTime(),
-        note,
-      });
+      return indexBuildingCard({ ...listContext(ctx, deps, command, ctx.now.getTime()), what: 'invoices', indexed: result.building });
     // Numbers are unique in BILL (a duplicate is refused); if history left two, the live one wins.
     const [invoice] = [...result.rows].sort(
       (a, b) => Number(a.archived) - Number(b.archived) || b.updatedTime.localeCompare(a.updatedTime),
@@ -61,18 +53,14 @@ export const invoiceCommand: Command<ReceivablesDeps> = {
       throw new InputError(
         `No invoice ${shorten(typed)}`,
         "Check the number on the invoice. To see a customer's open invoices, type **customer {name}**.",
-        `invoice ${typed}`,
+        command,
       );
-    const asOf = result.refreshedAt;
     const customers = await resolveParties(deps, orgId, 'customer', [invoice.customerId]);
     return invoiceCard({
+      ...listContext(ctx, deps, command, result.refreshedAt),
       invoice,
-      command: `invoice ${typed}`,
       today: todayOf(ctx, deps),
-      fmt,
-      asOf,
       customerOf: (id) => customers.get(id),
-      note,
     });
   },
 };
@@ -109,27 +97,15 @@ export const invoicesOverdueCommand: Command<ReceivablesDeps> = {
   rank: 40,
   async run(ctx, deps) {
     noArguments(ctx, 'Type **invoices overdue** on its own; for one customer type **customer {name}**.');
-    const fmt = formatOf(ctx, deps);
-    const note = deps.settings.note;
     const found = await overdueInvoices(ctx, deps);
+    const command = 'invoices overdue';
     if ('building' in found)
-      return indexBuildingCard({
-        what: 'invoices',
-        indexed: found.building,
-        command: 'invoices overdue',
-        fmt,
-        asOf: ctx.now.getTime(),
-        note,
-      });
+      return indexBuildingCard({ ...listContext(ctx, deps, command, ctx.now.getTime()), what: 'invoices', indexed: found.building });
     return invoicesOverdueCard({
+      ...listContext(ctx, deps, command, found.asOf),
       invoices: found.invoices,
       today: found.today,
-      fmt,
-      asOf: found.asOf,
       customerOf: (id) => found.customers.get(id),
-      page: ctx.input.page,
-      command: 'invoices overdue',
-      note,
     });
   },
 };

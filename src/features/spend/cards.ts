@@ -15,18 +15,10 @@ import {
 } from '../../cards/card.js';
 import { donutChart, horizontalBarChart, type ChartPoint } from '../../cards/chart.js';
 import { calendarDate, dateInZone, money, percent, sum, type FormatOptions } from '../../cards/format.js';
-import { asOfFooter, listCard, refreshAction } from '../../cards/list.js';
+import { asOfFooter, listCard, refreshAction, type AsOf, type ListContext } from '../../cards/list.js';
 import { count, reimbursementPending, reimbursementWords } from '../../cards/words.js';
 
 const USD = 'USD';
-
-interface SpendCardBase {
-  fmt: FormatOptions;
-  asOf: number;
-  page: number;
-  command: string;
-  note?: string;
-}
 
 function isDecline(tx: Pick<SpendTransaction, 'transactionType'>): boolean {
   return tx.transactionType === 'DECLINE';
@@ -66,7 +58,7 @@ function budgetRows(budgets: Budget[]) {
     .sort((x, y) => (y.use.ratio ?? -1) - (x.use.ratio ?? -1) || x.b.name.localeCompare(y.b.name));
 }
 
-export interface TransactionsCardInput extends SpendCardBase {
+export interface TransactionsCardInput extends ListContext {
   transactions: SpendTransaction[];
   /** The window the list covers, in days back from today. */
   days: number;
@@ -82,6 +74,7 @@ export function transactionsCard(input: TransactionsCardInput): CardReply {
   const declined = rows.filter(isDecline);
   if (declined.length > 0) totals.push(['Declined', count(declined.length, 'transaction', fmt.locale)]);
   return listCard({
+    ...input,
     title: `Card transactions, last ${input.days} days`,
     subtitle: 'Newest first · transactions missing a receipt are flagged',
     totals,
@@ -101,18 +94,14 @@ export function transactionsCard(input: TransactionsCardInput): CardReply {
       isDecline(t) ? 'Declined' : missingReceipt(t) ? 'Missing' : t.receiptStatus === 'ATTACHED' ? 'Attached' : 'Not needed',
     ],
     tone: (t) => (missingReceipt(t) ? 'Attention' : undefined),
-    page: input.page,
     noun: 'transactions',
     empty: `No card transactions in the last ${input.days} days.`,
-    command: input.command,
-    asOf: input.asOf,
-    fmt,
-    footnotes: [input.truncated ? 'Only the newest transactions BILL returned in one answer are counted' : undefined, input.note],
+    footnotes: [input.truncated ? 'Only the newest transactions BILL returned in one answer are counted' : undefined],
     summary: `${count(spent.length, 'card transaction')} in the last ${input.days} days, ${usd(spent, fmt)}; ${missing.length} missing receipts.`,
   });
 }
 
-export interface ReimbursementsCardInput extends SpendCardBase {
+export interface ReimbursementsCardInput extends ListContext {
   /** Any reimbursements; the card keeps the pending ones. */
   reimbursements: Reimbursement[];
   truncated?: boolean;
@@ -128,6 +117,7 @@ export function reimbursementsCard(input: ReimbursementsCardInput): CardReply {
   const totals: Array<[string, string]> = [['Pending', `${total} · ${count(rows.length, 'reimbursement', fmt.locale)}`]];
   if (failed.length) totals.push(['Payment failed', count(failed.length, 'reimbursement', fmt.locale)]);
   return listCard({
+    ...input,
     title: 'Pending reimbursements',
     subtitle: 'Submitted and not yet paid, oldest first',
     totals,
@@ -140,13 +130,9 @@ export function reimbursementsCard(input: ReimbursementsCardInput): CardReply {
       reimbursementWords(r).words,
     ],
     tone: (r) => reimbursementWords(r).tone,
-    page: input.page,
     noun: 'reimbursements',
     empty: 'No pending reimbursements.',
-    command: input.command,
-    asOf: input.asOf,
-    fmt,
-    footnotes: [input.truncated ? 'Only the newest reimbursements BILL returned in one answer are counted' : undefined, input.note],
+    footnotes: [input.truncated ? 'Only the newest reimbursements BILL returned in one answer are counted' : undefined],
     summary: rows.length === 0 ? 'No pending reimbursements.' : `${count(rows.length, 'pending reimbursement')}, ${total}.`,
   });
 }
@@ -189,7 +175,7 @@ function spendByBudget(transactions: SpendTransaction[]): ChartPoint[] {
   return [...slices.slice(0, DONUT_SLICES - 1), { label: 'Other', value: sum(rest.map((s) => s.value)) }];
 }
 
-export interface BudgetsCardInput extends SpendCardBase {
+export interface BudgetsCardInput extends ListContext {
   /** Active (not retired) budgets. */
   budgets: Budget[];
 }
@@ -218,6 +204,7 @@ export function budgetsCard(input: BudgetsCardInput): CardReply {
       ]
     : [];
   return listCard({
+    ...input,
     title: 'Budgets this period',
     subtitle: "Spent of each budget's limit in its current period, most used first",
     totals: [
@@ -241,13 +228,8 @@ export function budgetsCard(input: BudgetsCardInput): CardReply {
       calendarDate(b.currentPeriod?.endDate, fmt.locale),
     ],
     tone: ({ use }) => budgetTone(use.ratio),
-    page: input.page,
     noun: 'budgets',
     empty: 'No active budgets in Spend & Expense.',
-    command: input.command,
-    asOf: input.asOf,
-    fmt,
-    footnotes: [input.note],
     summary:
       rows.length === 0
         ? 'No active budgets.'
@@ -255,14 +237,11 @@ export function budgetsCard(input: BudgetsCardInput): CardReply {
   });
 }
 
-export interface SpendOverviewInput {
+export interface SpendOverviewInput extends AsOf {
   transactions: SpendTransaction[];
   days: number;
   reimbursements: Reimbursement[];
   budgets: Budget[];
-  fmt: FormatOptions;
-  asOf: number;
-  note?: string;
 }
 
 /** `spend` alone: the three in one glance, with buttons for each list. */
@@ -294,7 +273,7 @@ export function spendOverviewCard(input: SpendOverviewInput): CardReply {
           )
         : text('No active budgets.', { subtle: true }),
     ]),
-    asOfFooter(input.asOf, fmt, [input.note]),
+    asOfFooter(input),
   ];
   return adaptiveCard(body, {
     summary: `Spend: ${usd(spent, fmt)} in ${input.days} days, ${missing.length} missing receipts, ${pending.length} pending reimbursements.`,

@@ -3,14 +3,14 @@
 // findings in shared/reference/bill-v3-api.md §6), so the lists are bounded by time and page caps and filtered here.
 import { InputError } from '../../errors.js';
 import type { SpendClient } from '../../bill/spend.js';
-import type { Reimbursement, SpendTransaction } from '../../bill/types.js';
+import type { Reimbursement } from '../../bill/types.js';
 import { answerKey } from '../../mirror/answers.js';
 import { addDays } from '../../cards/format.js';
 import { budgetsCard, reimbursementsCard, spendNotConfiguredCard, spendOverviewCard, transactionsCard } from './cards.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { Command, CommandContext } from '../types.js';
-import { boundOrg, cachedAnswer, formatOf, shorten, todayOf, type FinanceSettings } from '../finance.js';
+import { boundOrg, cachedAnswer, listContext, shorten, todayOf, type FinanceSettings } from '../finance.js';
 
 /** What `spend` reads: the org's Spend & Expense client, kept answers (the mirror's answer cache), the settings. */
 export interface SpendDeps {
@@ -23,11 +23,6 @@ export interface SpendDeps {
 const TRANSACTION_DAYS = 30;
 const TRANSACTION_PAGES = 10;
 const REIMBURSEMENT_PAGES = 5;
-
-interface Listed<T> {
-  items: T[];
-  truncated: boolean;
-}
 
 type Sub = 'overview' | 'transactions' | 'reimbursements' | 'budgets';
 
@@ -49,14 +44,14 @@ const HINT = 'Type **spend** for an overview, or **spend transactions**, **spend
 function transactions(ctx: CommandContext, deps: SpendDeps, client: SpendClient) {
   // The window starts at midnight UTC of the day 30 days before today in the team's zone: one cached answer per day.
   const from = `${addDays(todayOf(ctx, deps), -TRANSACTION_DAYS)}T00:00:00.000Z`;
-  return cachedAnswer(ctx, deps, answerKey('spend.transactions', { from }), ['spend'], async (): Promise<Listed<SpendTransaction>> => {
+  return cachedAnswer(ctx, deps, answerKey('spend.transactions', { from }), ['spend'], async () => {
     const { items, truncated } = await client.transactions.list({ occurredFrom: from, maxPages: TRANSACTION_PAGES }).all();
     return { items: items.map(({ receipts: _r, ...t }) => ({ ...t, receipts: undefined })), truncated };
   });
 }
 
 function reimbursements(ctx: CommandContext, deps: SpendDeps, client: SpendClient) {
-  return cachedAnswer(ctx, deps, answerKey('spend.reimbursements'), ['spend'], async (): Promise<Listed<Reimbursement>> => {
+  return cachedAnswer(ctx, deps, answerKey('spend.reimbursements'), ['spend'], async () => {
     const { items, truncated } = await client.reimbursements.list({ maxPages: REIMBURSEMENT_PAGES }).all();
     return { items: items.map(({ statusHistory: _h, receipts: _r, ...r }) => r as Reimbursement), truncated };
   });
@@ -84,37 +79,27 @@ export const spendCommand: Command<SpendDeps> = {
     const note = deps.settings.note;
     const client = deps.bill.spend(orgId, { priority: 'interactive' });
     if (!client) return spendNotConfiguredCard({ note, otherOrgs: deps.bill.status().spendConfigured });
-    const fmt = formatOf(ctx, deps);
-    const page = ctx.input.page;
     switch (sub) {
       case 'transactions': {
         const got = await transactions(ctx, deps, client);
         return transactionsCard({
+          ...listContext(ctx, deps, 'spend transactions', got.fetchedAt),
           transactions: got.value.items,
           truncated: got.value.truncated,
           days: TRANSACTION_DAYS,
-          fmt,
-          asOf: got.fetchedAt,
-          page,
-          command: 'spend transactions',
-          note,
         });
       }
       case 'reimbursements': {
         const got = await reimbursements(ctx, deps, client);
         return reimbursementsCard({
+          ...listContext(ctx, deps, 'spend reimbursements', got.fetchedAt),
           reimbursements: got.value.items,
           truncated: got.value.truncated,
-          fmt,
-          asOf: got.fetchedAt,
-          page,
-          command: 'spend reimbursements',
-          note,
         });
       }
       case 'budgets': {
         const got = await budgets(ctx, deps, client);
-        return budgetsCard({ budgets: got.value, fmt, asOf: got.fetchedAt, page, command: 'spend budgets', note });
+        return budgetsCard({ ...listContext(ctx, deps, 'spend budgets', got.fetchedAt), budgets: got.value });
       }
       default: {
         const [t, r, b] = await Promise.all([
@@ -127,9 +112,7 @@ export const spendCommand: Command<SpendDeps> = {
           days: TRANSACTION_DAYS,
           reimbursements: r.value.items,
           budgets: b.value,
-          fmt,
-          asOf: Math.min(t.fetchedAt, r.fetchedAt, b.fetchedAt),
-          note,
+          ...listContext(ctx, deps, 'spend', Math.min(t.fetchedAt, r.fetchedAt, b.fetchedAt)),
         });
       }
     }
