@@ -14,7 +14,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } f
 import { open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Clock } from '../clock.js';
-import { NS, checkName, type SetOptions, type StateStore } from './types.js';
+import { NS, checkName, encode, type SetOptions, type StateStore } from './types.js';
 
 export const DATABASE_FILE = 'billbridge.sqlite';
 /** Who holds the database, for the refusal message only (the lock itself is the database file's). */
@@ -299,11 +299,6 @@ interface Batch {
   sync: boolean;
 }
 
-function encode(value: unknown): string {
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- JSON.stringify(undefined) is undefined, whatever its type says
-  return JSON.stringify(value) ?? 'null';
-}
-
 function readHolder(dir: string): string | undefined {
   try {
     return readFileSync(join(dir, HOLDER_FILE), 'utf8').trim() || undefined;
@@ -319,35 +314,27 @@ function readHolder(dir: string): string | undefined {
 class LogFile {
   private pending: string[] = [];
   private syncTimer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  /** The last write queued; the next one starts when it ends, whatever its outcome. */
+  private last: Promise<void> = Promise.resolve();
+  /** The write the lines now pending will go out with (not started yet). */
   private next: Promise<void> | undefined;
 
   constructor(private readonly path: string) {}
 
   append(line: string): Promise<void> {
     this.pending.push(line);
-    if (this.next) return this.next;
-    if (!this.running) return this.start();
-    this.next = this.running
+    this.next ??= this.last = this.last
       .catch(() => undefined)
       .then(() => {
         this.next = undefined;
-        return this.start();
+        return this.write();
       });
     return this.next;
   }
 
-  private start(): Promise<void> {
-    const run = this.write().finally(() => {
-      if (this.running === run) this.running = undefined;
-    });
-    this.running = run;
-    return run;
-  }
-
   /** Writes what is pending and syncs it now (at close). */
   async close(): Promise<void> {
-    await Promise.allSettled([this.running, this.next]);
+    await this.last.catch(() => undefined);
     clearTimeout(this.syncTimer);
     this.syncTimer = undefined;
     await this.sync();
