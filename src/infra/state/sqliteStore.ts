@@ -132,7 +132,11 @@ export class SqliteStateStore implements StateStore {
     writeFileSync(join(this.location, HOLDER_FILE), `${process.pid}\n`, { mode: 0o600 });
     this.sql = statements(db);
     // Expired rows are invisible to reads already; this gives their space back (webhook event ids, seen activities).
-    this.sweepTimer = setInterval(() => this.sweep(), 60_000);
+    // A full disk refuses the sweep too; expired rows stay invisible and the next sweep tries again.
+    this.sweepTimer = setInterval(
+      () => void this.write(() => this.sql.sweep.run({ now: this.clock.now() })).catch(() => undefined),
+      60_000,
+    );
     this.sweepTimer.unref();
   }
 
@@ -283,11 +287,6 @@ export class SqliteStateStore implements StateStore {
 
   private expiry(opts: SetOptions | undefined): number | null {
     return opts?.ttlMs !== undefined ? this.clock.now() + opts.ttlMs : null;
-  }
-
-  private sweep(): void {
-    // A full disk refuses the sweep too; expired rows stay invisible and the next sweep tries again.
-    this.write(() => this.sql.sweep.run({ now: this.clock.now() })).catch(() => undefined);
   }
 }
 
