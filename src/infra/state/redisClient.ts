@@ -220,21 +220,13 @@ export class RedisConnection {
  * frees it if it really is lost) and report a refresh that found the lock gone through onLockLost as usual.
  */
 export class SafeSemaphore extends Semaphore {
-  protected override async _refresh(): Promise<boolean> {
-    try {
-      return await super._refresh();
-    } catch {
-      return true;
-    }
+  protected override _refresh(): Promise<boolean> {
+    return super._refresh().catch(() => true);
   }
 }
 
 export class SafeMutex extends Mutex {
-  protected override async _refresh(): Promise<boolean> {
-    try {
-      return await super._refresh();
-    } catch {
-      return true;
-    }
+  protected override _refresh(): Promise<boolean> {
+    return super._refresh().catch(() => true);
   }
 }
