@@ -91,8 +91,6 @@ export class SqliteStateStore implements StateStore {
   private batch: Batch | undefined;
   private readonly sweepTimer: NodeJS.Timeout;
   private closed = false;
-  /** The connection's sync level: FULL (set at open) unless the open batch holds only NOT_SYNCED namespaces. */
-  private syncing = true;
 
   /** Opens (or creates) STATE_DIR/billbridge.sqlite and takes its lock; throws StateDirInUse when another holds it. */
   constructor(
@@ -244,10 +242,8 @@ export class SqliteStateStore implements StateStore {
   }
 
   private openBatch(sync: boolean): Batch {
-    if (sync !== this.syncing) {
-      this.db.pragma(`synchronous = ${sync ? 'FULL' : 'NORMAL'}`);
-      this.syncing = sync;
-    }
+    // The sync level of the commit to come: FULL unless the batch holds only NOT_SYNCED namespaces.
+    this.db.pragma(`synchronous = ${sync ? 'FULL' : 'NORMAL'}`);
     this.db.exec('BEGIN IMMEDIATE');
     let settle!: (err?: Error) => void;
     const committed = new Promise<void>((resolve, reject) => {
