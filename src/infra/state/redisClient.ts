@@ -1,4 +1,5 @@
 // The Redis connection of a cluster-mode instance: commands fail fast while Redis is away, reconnects forever, one subscriber.
+import { setTimeout as delay } from 'node:timers/promises';
 import { Redis, type RedisOptions } from 'ioredis';
 import { Mutex, Semaphore } from 'redis-semaphore';
 import { DependencyUnavailable, errorMessage } from '../../errors.js';
@@ -102,17 +103,8 @@ export class RedisConnection {
   /** Resolves true once the connection is ready, false after timeoutMs. */
   waitReady(timeoutMs: number): Promise<boolean> {
     if (this.ready()) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const done = (ok: boolean) => {
-        clearTimeout(timer);
-        this.client.off('ready', onReady);
-        resolve(ok);
-      };
-      const onReady = () => done(true);
-      const timer = setTimeout(() => done(false), timeoutMs);
-      timer.unref();
-      this.client.on('ready', onReady);
-    });
+    const ready = new Promise<boolean>((resolve) => this.client.once('ready', () => resolve(true)));
+    return Promise.race([ready, delay(timeoutMs, false, { ref: false })]);
   }
 
   /** Runs a Redis call; any failure (down, timeout, reply error) becomes DependencyUnavailable('redis'). */
