@@ -71,11 +71,6 @@ export class SecretRegistry {
     return [...this.values.keys()];
   }
 
-  get size(): number {
-    this.expire();
-    return this.values.size;
-  }
-
   /** Replaces every known secret (also in its JSON-escaped and URL-encoded forms) with [REDACTED]. Never throws. */
   scrub(text: string): string {
     this.expire();

@@ -40,12 +40,8 @@ export function counterFromTotals<L extends string>(
       for (const { labels, total } of read()) {
         const key = labelNames.map((l) => labels[l]).join('\u0000');
         const before = seen.get(key);
-        if (before === undefined) {
-          // First sight of this series: start it at its total (also when that is 0, so it shows).
-          this.inc(labels, total);
-        } else if (total > before) {
-          this.inc(labels, total - before);
-        }
+        // First sight of a series starts it at its total (also when that is 0, so it shows); then it adds what it grew by.
+        if (before === undefined || total > before) this.inc(labels, total - (before ?? 0));
         seen.set(key, Math.max(total, before ?? 0));
       }
     },

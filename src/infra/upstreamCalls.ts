@@ -44,14 +44,12 @@ export class UpstreamCallCounter {
 
   /** The same limiter, counting each call that starts (refused or timed-out calls were never made). */
   counting(limiter: Limiter): Limiter {
-    const turns = this.turns;
-    const d = this.deadline;
     const run: Limiter['run'] = (upstream, opts, fn) => {
-      const scope = turns.getStore();
+      const scope = this.turns.getStore();
       let runOpts = opts;
       if (scope && opts.priority === 'interactive' && upstream.service !== 'connector') {
-        const left = Math.max(0, scope.deadline - d.clock.now());
-        runOpts = { ...opts, maxWaitMs: Math.min(opts.maxWaitMs ?? d.commandWaitMs, left) };
+        const left = Math.max(0, scope.deadline - this.deadline.clock.now());
+        runOpts = { ...opts, maxWaitMs: Math.min(opts.maxWaitMs ?? this.deadline.commandWaitMs, left) };
       }
       return limiter.run(upstream, runOpts, () => {
         if (scope) scope.counts.set(upstream.service, (scope.counts.get(upstream.service) ?? 0) + 1);

@@ -159,11 +159,11 @@ describe('values people type are never taught to the log scrubber', () => {
     const token = { name: 'chan-token', value: `channel-secret-${randomBytes(8).toString('hex')}` };
     typed.push(token.value);
     const before = signIns(bot);
-    const secretsBefore = bot.app.secrets.size;
+    const secretsBefore = bot.app.secrets.list().length;
     const card = await submitConnect(bot, MALLORY, token, 'channel');
     expect(texts(card)[0]).toBe('Connect in a personal chat');
     expect(signIns(bot)).toBe(before);
-    expect(bot.app.secrets.size).toBe(secretsBefore);
+    expect(bot.app.secrets.list().length).toBe(secretsBefore);
     expect(bot.app.secrets.has(token.value)).toBe(false);
   });
 });

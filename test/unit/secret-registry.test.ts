@@ -36,14 +36,14 @@ describe('SecretRegistry', () => {
   it(`stays bounded: never more than ${MAX_SECRETS} values, the run-time value nearest its end makes room, configuration is never pushed out`, () => {
     const { secrets } = clocked();
     for (let i = 0; i < MAX_SECRETS + 500; i++) secrets.add(`session-${i}-padding`, 60_000 + i);
-    expect(secrets.size).toBe(MAX_SECRETS);
+    expect(secrets.list().length).toBe(MAX_SECRETS);
     expect(secrets.has('config-password-1')).toBe(true);
     expect(secrets.has('session-0-padding')).toBe(false);
     expect(secrets.has(`session-${MAX_SECRETS + 499}-padding`)).toBe(true);
     // Full of configuration: a new value is refused rather than pushing one out.
     const full = new SecretRegistry(Array.from({ length: MAX_SECRETS }, (_, i) => `configured-${i}`));
     expect(full.add('one-more-value', 60_000)).toBe(false);
-    expect(full.size).toBe(MAX_SECRETS);
+    expect(full.list().length).toBe(MAX_SECRETS);
   });
 
   it('refuses values too short to be secrets ("info") or longer than any secret it holds', () => {

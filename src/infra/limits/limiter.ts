@@ -105,15 +105,12 @@ export class SharedLimiter implements Limiter {
         { service: 'bill.login', devKey: credentials.devKey, orgId: credentials.orgId, person: true },
       );
     if (spendApiToken) known.push({ service: 'spend', token: spendApiToken });
-    for (const up of known) for (const ref of this.budgetsFor(up)) if (ref.key !== '' || ref.budget === 'graph.app') this.state(ref);
-  }
-
-  private budgetsFor(upstream: Upstream): BudgetRef[] {
-    return budgetsFor(this.deps.config.limits, upstream);
+    for (const up of known)
+      for (const ref of budgetsFor(deps.config.limits, up)) if (ref.key !== '' || ref.budget === 'graph.app') this.state(ref);
   }
 
   async run<T>(upstream: Upstream, opts: RunOptions, fn: () => Promise<T>): Promise<T> {
-    const refs = this.budgetsFor(upstream);
+    const refs = budgetsFor(this.deps.config.limits, upstream);
     if (this.closed) throw new LimitExceeded(refs[0]?.budget ?? upstream.service, 5_000, 'busy');
     const now = this.deps.clock.now();
     const wait = opts.maxWaitMs ?? (opts.priority === 'interactive' ? this.deps.config.limits.commandWaitMs : undefined);
@@ -361,7 +358,7 @@ export class SharedLimiter implements Limiter {
 
   throttled(upstream: Upstream, throttle: Throttle): void {
     const { log } = this.deps;
-    const refs = this.budgetsFor(upstream);
+    const refs = budgetsFor(this.deps.config.limits, upstream);
     const now = this.deps.clock.now();
     if (throttle.kind === 'concurrency') {
       const ref = refs.find((r) => r.rule.type === 'concurrency');
@@ -422,7 +419,7 @@ export class SharedLimiter implements Limiter {
   blockedUntil(upstream: Upstream): number | undefined {
     const now = this.deps.clock.now();
     let until: number | undefined;
-    for (const ref of this.budgetsFor(upstream)) {
+    for (const ref of budgetsFor(this.deps.config.limits, upstream)) {
       const block = this.store.blocked(ref.id, now);
       if (block) until = Math.max(until ?? 0, block.until);
       const fit = ref.failFast && ref.rule.type !== 'concurrency' ? this.store.nthFit(ref.id, ref.rule, now, 1) : now;
@@ -437,11 +434,24 @@ export class SharedLimiter implements Limiter {
     // Budgets kept per conversation or team are one row (key "*"): the figures of the key closest to its limit.
     const aggregates = new Map<string, { row: BudgetSnapshot; hottest: number }>();
     for (const st of this.states.values()) {
-      const row = this.row(st, now);
-      const agg = aggregates.get(st.ref.budget);
+      const { ref } = st;
+      const concurrency = ref.rule.type === 'concurrency';
+      const row: BudgetSnapshot = {
+        budget: ref.budget,
+        key: ref.key,
+        ...this.store.usage(ref.id, concurrency ? { type: 'concurrency', limit: st.effective } : ref.rule, now),
+        queued: st.queued,
+        running: concurrency ? st.running : 0,
+        rejected: st.rejected,
+        lastThrottleAt: st.lastThrottleAt,
+        lastThrottleKind: st.lastThrottleKind,
+        blockedUntil: this.store.blocked(ref.id, now)?.until,
+        configuredLimit: concurrency && st.effective !== st.configured ? st.configured : undefined,
+      };
+      const agg = aggregates.get(ref.budget);
       const pressure = row.limit > 0 ? row.used / row.limit : 0;
-      if (!st.ref.aggregate) rows.push(row);
-      else if (!agg) aggregates.set(st.ref.budget, { row: { ...row, key: '*', keys: 1 }, hottest: pressure });
+      if (!ref.aggregate) rows.push(row);
+      else if (!agg) aggregates.set(ref.budget, { row: { ...row, key: '*', keys: 1 }, hottest: pressure });
       else {
         const a = agg.row;
         if (pressure > agg.hottest) {
@@ -464,24 +474,6 @@ export class SharedLimiter implements Limiter {
       });
     }
     return rows.sort((a, b) => a.budget.localeCompare(b.budget) || a.key.localeCompare(b.key));
-  }
-
-  private row(st: BudgetState, now: number): BudgetSnapshot {
-    const { ref } = st;
-    const concurrency = ref.rule.type === 'concurrency';
-    const usage = this.store.usage(ref.id, concurrency ? { type: 'concurrency', limit: st.effective } : ref.rule, now);
-    return {
-      budget: ref.budget,
-      key: ref.key,
-      ...usage,
-      queued: st.queued,
-      running: concurrency ? st.running : 0,
-      rejected: st.rejected,
-      lastThrottleAt: st.lastThrottleAt,
-      lastThrottleKind: st.lastThrottleKind,
-      blockedUntil: this.store.blocked(ref.id, now)?.until,
-      configuredLimit: concurrency && st.effective !== st.configured ? st.configured : undefined,
-    };
   }
 
   /** Cumulative per budget name (grants, refusals by reason, server throttles by kind). */

@@ -58,15 +58,6 @@ type ScriptedRedis = Redis & {
   billbridgeBlock(key: string, until: string, kind: string, ttlMs: string): Promise<number>;
 };
 
-/**
- * Without Redis, BILL and Spend & Expense budgets refuse (DependencyUnavailable): one instance alone must not decide them.
- * Teams and Graph ones count on this instance, so a "temporarily unavailable" card still goes out; those upstreams
- * enforce their limits with 429 + Retry-After, which the limiter honours.
- */
-function failsClosed(id: string): boolean {
-  return id.startsWith('bill.') || id.startsWith('spend.');
-}
-
 export class RedisBudgetStore extends LocalBudgetStore {
   /** A slot another instance frees wakes no one here: a waiter re-checks this often. */
   override readonly pollMs = 20;
@@ -95,7 +86,10 @@ export class RedisBudgetStore extends LocalBudgetStore {
       return rule.type === 'hourly' ? await this.takeHour(id, rule.limit, now) : await this.takeWindows(id, rule.windows, now);
     } catch (err) {
       const unavailable = err instanceof DependencyUnavailable ? err : new DependencyUnavailable('redis', err);
-      if (failsClosed(id)) throw unavailable;
+      // Without Redis, BILL and Spend & Expense budgets refuse: one instance alone must not decide them. Teams and Graph
+      // ones count on this instance, so a "temporarily unavailable" card still goes out; those upstreams enforce their
+      // limits with 429 + Retry-After, which the limiter honours.
+      if (id.startsWith('bill.') || id.startsWith('spend.')) throw unavailable;
       if (Date.now() - this.lastFallbackLog > 60_000) {
         this.lastFallbackLog = Date.now();
         this.deps.log.warn(

@@ -1,6 +1,6 @@
 // Where budget counts live: this process's memory; RedisBudgetStore (redisStore.ts) makes the decisions for a fleet.
 import type { BudgetRule } from './budgets.js';
-import { bindingWindow, countInWindow, hourStart, HOUR_MS, longest, nextFit, nextHour, nthFit, type Usage } from './windows.js';
+import { bindingWindow, countInWindow, hourStart, HOUR_MS, nextFit, nextHour, nthFit, type Usage } from './windows.js';
 
 export interface Block {
   until: number;
@@ -52,7 +52,9 @@ export class LocalBudgetStore {
   take(id: string, rule: RateRule, now: number): Promise<TakeResult> {
     const e = this.entry(id);
     if (rule.type === 'windows') {
-      e.ts.splice(0, e.ts.length - countInWindow(e.ts, longest(rule.windows), now));
+      // Calls older than the longest window no window can see.
+      const longest = Math.max(0, ...rule.windows.map((w) => w.windowMs));
+      e.ts.splice(0, e.ts.length - countInWindow(e.ts, longest, now));
       const at = nextFit(e.ts, rule.windows, now);
       if (at > now) return Promise.resolve({ ok: false, retryAt: at });
       // Keep ascending even if a caller's clock reading is a hair older than the last one.

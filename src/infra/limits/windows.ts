@@ -91,8 +91,3 @@ export function bindingWindow(ts: readonly number[], windows: readonly RateWindo
   }
   return best;
 }
-
-/** The longest window of a rule: calls older than that no window can see. */
-export function longest(windows: readonly RateWindow[]): number {
-  return Math.max(0, ...windows.map((w) => w.windowMs));
-}

@@ -1,10 +1,11 @@
 // The Redis connection of a cluster-mode instance: commands fail fast while Redis is away, reconnects forever, one subscriber.
+import { setTimeout as delay } from 'node:timers/promises';
 import { Redis, type RedisOptions } from 'ioredis';
 import { Mutex, Semaphore } from 'redis-semaphore';
 import { DependencyUnavailable, errorMessage } from '../../errors.js';
 import type { Logger } from '../log.js';
 
-export interface RedisConnectionOptions {
+interface RedisConnectionOptions {
   /** redis://[:password@]host:port[/db] or rediss://... (config.redisUrl). */
   url: string;
   log: Logger;
@@ -15,8 +16,6 @@ export interface RedisConnectionOptions {
   /** Every key billbridge writes starts with this; default "billbridge:". */
   keyPrefix?: string;
 }
-
-export type MessageHandler = (message: string) => void;
 
 /** The URL without user name or password, for logs and status. */
 export function redactRedisUrl(url: string): string {
@@ -40,7 +39,7 @@ export class RedisConnection {
   readonly location: string;
   readonly keyPrefix: string;
   private subscriber: Redis | undefined;
-  private readonly handlers = new Map<string, Set<MessageHandler>>();
+  private readonly handlers = new Map<string, Set<(message: string) => void>>();
   private readonly resubscribed = new Set<() => void>();
   private readonly reconnected = new Set<() => void>();
   private everReady = false;
@@ -62,7 +61,33 @@ export class RedisConnection {
       retryStrategy: (times) => Math.min(maxDelay, 50 * 2 ** Math.min(times, 10)),
     };
     this.client = new Redis(opts.url, { ...this.options, connectionName: 'billbridge' });
-    this.watch(this.client, 'commands');
+    // One clear line when Redis goes away and one when it is back, never an unhandled error event.
+    const wentDown = (err: Error | undefined) => {
+      this.down = true;
+      const fields = { redis: this.location, err: err && errorMessage(err) };
+      if (this.everReady)
+        opts.log.error(
+          fields,
+          'Redis connection lost: BILL commands answer "temporarily unavailable" and nothing is sent to BILL until it is back',
+        );
+      else opts.log.error(fields, `Redis at ${this.location} is unreachable: /readyz reports not ready until it answers`);
+    };
+    this.client.on('error', (err: Error) => {
+      if (this.closed) return;
+      if (!this.down) wentDown(err);
+      else opts.log.debug({ redis: this.location, role: 'commands', err: errorMessage(err) }, 'Redis connection error');
+    });
+    this.client.on('close', () => {
+      if (!this.closed && !this.down && this.everReady) wentDown(undefined);
+    });
+    this.client.on('ready', () => {
+      const back = this.everReady && this.down;
+      if (this.down || !this.everReady)
+        opts.log.info({ redis: this.location }, this.everReady ? 'Redis connection restored' : 'Redis connected: cluster mode');
+      this.down = false;
+      this.everReady = true;
+      if (back) this.callEach(this.reconnected, undefined, 'Redis reconnect hook failed');
+    });
   }
 
   /** True while commands can be sent. */
@@ -78,17 +103,8 @@ export class RedisConnection {
   /** Resolves true once the connection is ready, false after timeoutMs. */
   waitReady(timeoutMs: number): Promise<boolean> {
     if (this.ready()) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const done = (ok: boolean) => {
-        clearTimeout(timer);
-        this.client.off('ready', onReady);
-        resolve(ok);
-      };
-      const onReady = () => done(true);
-      const timer = setTimeout(() => done(false), timeoutMs);
-      timer.unref();
-      this.client.on('ready', onReady);
-    });
+    const ready = new Promise<boolean>((resolve) => this.client.once('ready', () => resolve(true)));
+    return Promise.race([ready, delay(timeoutMs, false, { ref: false })]);
   }
 
   /** Runs a Redis call; any failure (down, timeout, reply error) becomes DependencyUnavailable('redis'). */
@@ -114,7 +130,7 @@ export class RedisConnection {
   }
 
   /** Calls handler with every message on a channel (prefixed) from any instance, this one included. */
-  subscribe(channel: string, handler: MessageHandler): void {
+  subscribe(channel: string, handler: (message: string) => void): void {
     const name = this.keyPrefix + channel;
     let set = this.handlers.get(name);
     if (!set) {
@@ -159,7 +175,10 @@ export class RedisConnection {
     if (!this.subscriber) {
       const sub = new Redis(this.opts.url, { ...this.options, enableOfflineQueue: true, connectionName: 'billbridge-sub' });
       this.subscriber = sub;
-      this.watch(sub, 'subscriber');
+      sub.on('error', (err: Error) => {
+        if (!this.closed)
+          this.opts.log.debug({ redis: this.location, role: 'subscriber', err: errorMessage(err) }, 'Redis connection error');
+      });
       sub.on('ready', () => {
         const channels = [...this.handlers.keys()];
         if (channels.length === 0) return;
@@ -173,38 +192,6 @@ export class RedisConnection {
       });
     }
     return this.subscriber;
-  }
-
-  /** Error and state events: one clear line when Redis goes away and one when it is back, never an unhandled error. */
-  private watch(client: Redis, role: 'commands' | 'subscriber'): void {
-    const log = this.opts.log;
-    const wentDown = (err: Error | undefined) => {
-      this.down = true;
-      const fields = { redis: this.location, err: err && errorMessage(err) };
-      if (this.everReady)
-        log.error(
-          fields,
-          'Redis connection lost: BILL commands answer "temporarily unavailable" and nothing is sent to BILL until it is back',
-        );
-      else log.error(fields, `Redis at ${this.location} is unreachable: /readyz reports not ready until it answers`);
-    };
-    client.on('error', (err: Error) => {
-      if (this.closed) return;
-      if (role === 'commands' && !this.down) wentDown(err);
-      else log.debug({ redis: this.location, role, err: errorMessage(err) }, 'Redis connection error');
-    });
-    if (role !== 'commands') return;
-    client.on('close', () => {
-      if (!this.closed && !this.down && this.everReady) wentDown(undefined);
-    });
-    client.on('ready', () => {
-      const back = this.everReady && this.down;
-      if (this.down || !this.everReady)
-        log.info({ redis: this.location }, this.everReady ? 'Redis connection restored' : 'Redis connected: cluster mode');
-      this.down = false;
-      this.everReady = true;
-      if (back) this.callEach(this.reconnected, undefined, 'Redis reconnect hook failed');
-    });
   }
 
   /** Calls every hook or handler; one that throws is logged and the others still run. */
@@ -225,21 +212,13 @@ export class RedisConnection {
  * frees it if it really is lost) and report a refresh that found the lock gone through onLockLost as usual.
  */
 export class SafeSemaphore extends Semaphore {
-  protected override async _refresh(): Promise<boolean> {
-    try {
-      return await super._refresh();
-    } catch {
-      return true;
-    }
+  protected override _refresh(): Promise<boolean> {
+    return super._refresh().catch(() => true);
   }
 }
 
 export class SafeMutex extends Mutex {
-  protected override async _refresh(): Promise<boolean> {
-    try {
-      return await super._refresh();
-    } catch {
-      return true;
-    }
+  protected override _refresh(): Promise<boolean> {
+    return super._refresh().catch(() => true);
   }
 }

@@ -8,7 +8,7 @@
 import type { Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
 import type { RedisConnection } from './redisClient.js';
-import { NS, checkName, type SetOptions, type StateStore } from './types.js';
+import { NS, checkName, encode, type SetOptions, type StateStore } from './types.js';
 
 /** Keys read per MGET in entries(): namespaces may hold thousands of keys, replies stay small. */
 const MGET_CHUNK = 500;
@@ -28,17 +28,18 @@ const UNLISTED: ReadonlySet<string> = new Set([
   NS.tabEvents,
 ]);
 
-// SET NX (with PX) and index the key only when this call created it (ARGV[5]: now, to drop expired members).
-const SET_IF_ABSENT = `
-local created
-if ARGV[2] == '' then
-  created = redis.call('SET', KEYS[1], ARGV[1], 'NX')
-else
-  created = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
+// set() and setIfAbsent(): SET (PX ARGV[2] unless '', NX when ARGV[5] is 'nx'); when it wrote and the namespace is
+// listed (ARGV[6]), index the key by its expiry score ARGV[3] and drop members that expired by ARGV[4].
+const PUT = `
+local set = { 'SET', KEYS[1], ARGV[1] }
+if ARGV[2] ~= '' then set[#set + 1] = 'PX'; set[#set + 1] = ARGV[2] end
+if ARGV[5] == 'nx' then set[#set + 1] = 'NX' end
+if not redis.call(unpack(set)) then return 0 end
+if ARGV[6] == 'listed' then
+  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[7])
+  -- Keys that expired leave the index here (write-only namespaces such as webhook event ids stay bounded).
+  if ARGV[2] ~= '' then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[4]) end
 end
-if not created then return 0 end
-redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
-if ARGV[2] ~= '' then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[5]) end
 return 1`;
 
 // prepend(): GET, put ARGV[1] first, keep ARGV[2] items, SET (PX ARGV[3] unless ''), in one script so no instance's
@@ -60,15 +61,7 @@ return #items`;
 
 type ScriptedRedis = Redis & {
   billbridgePrepend(key: string, value: string, keep: string, ttlMs: string): Promise<number>;
-  billbridgeSetIfAbsent(
-    key: string,
-    idx: string,
-    value: string,
-    ttlMs: string,
-    member: string,
-    score: string,
-    now: string,
-  ): Promise<number>;
+  billbridgePut(key: string, idx: string, ...args: string[]): Promise<number>;
 };
 
 export class RedisStateStore implements StateStore {
@@ -82,7 +75,7 @@ export class RedisStateStore implements StateStore {
     private readonly logMaxEntries = LOG_MAX_ENTRIES,
   ) {
     this.location = conn.location;
-    conn.client.defineCommand('billbridgeSetIfAbsent', { numberOfKeys: 2, lua: SET_IF_ABSENT });
+    conn.client.defineCommand('billbridgePut', { numberOfKeys: 2, lua: PUT });
     conn.client.defineCommand('billbridgePrepend', { numberOfKeys: 1, lua: PREPEND });
   }
 
@@ -101,44 +94,29 @@ export class RedisStateStore implements StateStore {
   }
 
   async set(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<void> {
-    const k = this.key(ns, key);
-    const idx = this.index(ns);
-    const json = encode(value);
-    if (UNLISTED.has(ns)) {
-      await this.conn.run((r) => (opts?.ttlMs !== undefined ? r.set(k, json, 'PX', ttl(opts.ttlMs)) : r.set(k, json)));
-      return;
-    }
-    await this.conn.run(async (r) => {
-      const m = r.multi();
-      if (opts?.ttlMs !== undefined) {
-        const now = this.clock.now();
-        m.set(k, json, 'PX', ttl(opts.ttlMs));
-        m.zadd(idx, now + ttl(opts.ttlMs), key);
-        // Keys that expired leave the index here (write-only namespaces such as webhook event ids stay bounded).
-        m.zremrangebyscore(idx, '-inf', now);
-      } else {
-        m.set(k, json);
-        m.zadd(idx, '+inf', key);
-      }
-      check(await m.exec());
-    });
+    await this.put(ns, key, value, opts, 'always');
   }
 
   async setIfAbsent(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<boolean> {
+    return this.put(ns, key, value, opts, 'nx');
+  }
+
+  /** One script writes the value and its index entry together; true when it wrote (always, unless NX found one). */
+  private async put(ns: string, key: string, value: unknown, opts: SetOptions | undefined, mode: 'always' | 'nx'): Promise<boolean> {
     const k = this.key(ns, key);
     const idx = this.index(ns);
-    const json = encode(value);
-    const ttlMs = opts?.ttlMs === undefined ? undefined : ttl(opts.ttlMs);
-    if (UNLISTED.has(ns)) {
-      const res = await this.conn.run((r) => (ttlMs !== undefined ? r.set(k, json, 'PX', ttlMs, 'NX') : r.set(k, json, 'NX')));
-      return res === 'OK';
-    }
     const now = this.clock.now();
-    const score = ttlMs !== undefined ? String(now + ttlMs) : '+inf';
-    const created = await this.conn.run((r) =>
-      (r as ScriptedRedis).billbridgeSetIfAbsent(k, idx, json, ttlMs !== undefined ? String(ttlMs) : '', key, score, String(now)),
-    );
-    return created === 1;
+    const ttlMs = opts?.ttlMs === undefined ? undefined : ttl(opts.ttlMs);
+    const args = [
+      encode(value),
+      ttlMs === undefined ? '' : String(ttlMs),
+      ttlMs === undefined ? '+inf' : String(now + ttlMs),
+      String(now),
+      mode,
+      UNLISTED.has(ns) ? 'unlisted' : 'listed',
+      key,
+    ];
+    return (await this.conn.run((r) => (r as ScriptedRedis).billbridgePut(k, idx, ...args))) === 1;
   }
 
   async prepend(ns: string, key: string, value: unknown, keep: number, opts?: SetOptions): Promise<void> {
@@ -184,13 +162,6 @@ export class RedisStateStore implements StateStore {
     );
   }
 
-  /** The newest `count` records of a log, oldest first (status pages and tests read the audit stream). */
-  async tail(log: string, count: number): Promise<Array<Record<string, unknown>>> {
-    checkName('log', log);
-    const rows = await this.conn.run((r) => r.xrevrange(`${this.conn.keyPrefix}log:${log}`, '+', '-', 'COUNT', count));
-    return rows.reverse().map(([, fields]) => JSON.parse(fields[1] ?? '{}') as Record<string, unknown>);
-  }
-
   /** The connection is shared with the limiter and sessions; app.ts closes it last. */
   close(): Promise<void> {
     this.closed = true;
@@ -206,10 +177,6 @@ export class RedisStateStore implements StateStore {
     checkName('namespace', ns);
     return `${this.conn.keyPrefix}state:{${ns}}:idx`;
   }
-}
-
-function encode(value: unknown): string {
-  return JSON.stringify(value === undefined ? null : value);
 }
 
 /** Redis refuses PX 0; an entry that expires at once still has to be written and gone. */

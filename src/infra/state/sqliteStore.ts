@@ -14,7 +14,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } f
 import { open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Clock } from '../clock.js';
-import { NS, checkName, type SetOptions, type StateStore } from './types.js';
+import { NS, checkName, encode, type SetOptions, type StateStore } from './types.js';
 
 export const DATABASE_FILE = 'billbridge.sqlite';
 /** Who holds the database, for the refusal message only (the lock itself is the database file's). */
@@ -91,8 +91,6 @@ export class SqliteStateStore implements StateStore {
   private batch: Batch | undefined;
   private readonly sweepTimer: NodeJS.Timeout;
   private closed = false;
-  /** The connection's sync level: FULL (set at open) unless the open batch holds only NOT_SYNCED namespaces. */
-  private syncing = true;
 
   /** Opens (or creates) STATE_DIR/billbridge.sqlite and takes its lock; throws StateDirInUse when another holds it. */
   constructor(
@@ -132,7 +130,11 @@ export class SqliteStateStore implements StateStore {
     writeFileSync(join(this.location, HOLDER_FILE), `${process.pid}\n`, { mode: 0o600 });
     this.sql = statements(db);
     // Expired rows are invisible to reads already; this gives their space back (webhook event ids, seen activities).
-    this.sweepTimer = setInterval(() => this.sweep(), 60_000);
+    // A full disk refuses the sweep too; expired rows stay invisible and the next sweep tries again.
+    this.sweepTimer = setInterval(
+      () => void this.write(() => this.sql.sweep.run({ now: this.clock.now() })).catch(() => undefined),
+      60_000,
+    );
     this.sweepTimer.unref();
   }
 
@@ -240,10 +242,8 @@ export class SqliteStateStore implements StateStore {
   }
 
   private openBatch(sync: boolean): Batch {
-    if (sync !== this.syncing) {
-      this.db.pragma(`synchronous = ${sync ? 'FULL' : 'NORMAL'}`);
-      this.syncing = sync;
-    }
+    // The sync level of the commit to come: FULL unless the batch holds only NOT_SYNCED namespaces.
+    this.db.pragma(`synchronous = ${sync ? 'FULL' : 'NORMAL'}`);
     this.db.exec('BEGIN IMMEDIATE');
     let settle!: (err?: Error) => void;
     const committed = new Promise<void>((resolve, reject) => {
@@ -284,11 +284,6 @@ export class SqliteStateStore implements StateStore {
   private expiry(opts: SetOptions | undefined): number | null {
     return opts?.ttlMs !== undefined ? this.clock.now() + opts.ttlMs : null;
   }
-
-  private sweep(): void {
-    // A full disk refuses the sweep too; expired rows stay invisible and the next sweep tries again.
-    this.write(() => this.sql.sweep.run({ now: this.clock.now() })).catch(() => undefined);
-  }
 }
 
 /** Changes sharing one transaction; `committed` settles when it is on disk, or rejects when it is not. */
@@ -297,11 +292,6 @@ interface Batch {
   settle(err?: Error): void;
   /** Whether its commit syncs (false: it holds only NOT_SYNCED namespaces). */
   sync: boolean;
-}
-
-function encode(value: unknown): string {
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- JSON.stringify(undefined) is undefined, whatever its type says
-  return JSON.stringify(value) ?? 'null';
 }
 
 function readHolder(dir: string): string | undefined {
@@ -319,35 +309,27 @@ function readHolder(dir: string): string | undefined {
 class LogFile {
   private pending: string[] = [];
   private syncTimer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  /** The last write queued; the next one starts when it ends, whatever its outcome. */
+  private last: Promise<void> = Promise.resolve();
+  /** The write the lines now pending will go out with (not started yet). */
   private next: Promise<void> | undefined;
 
   constructor(private readonly path: string) {}
 
   append(line: string): Promise<void> {
     this.pending.push(line);
-    if (this.next) return this.next;
-    if (!this.running) return this.start();
-    this.next = this.running
+    this.next ??= this.last = this.last
       .catch(() => undefined)
       .then(() => {
         this.next = undefined;
-        return this.start();
+        return this.write();
       });
     return this.next;
   }
 
-  private start(): Promise<void> {
-    const run = this.write().finally(() => {
-      if (this.running === run) this.running = undefined;
-    });
-    this.running = run;
-    return run;
-  }
-
   /** Writes what is pending and syncs it now (at close). */
   async close(): Promise<void> {
-    await Promise.allSettled([this.running, this.next]);
+    await this.last.catch(() => undefined);
     clearTimeout(this.syncTimer);
     this.syncTimer = undefined;
     await this.sync();

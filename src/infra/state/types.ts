@@ -35,6 +35,11 @@ export function checkName(kind: 'namespace' | 'log', name: string): void {
   if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(name)) throw new Error(`Invalid state ${kind} name "${name}"`);
 }
 
+/** A value as both stores keep it: JSON text (undefined is kept as null). */
+export function encode(value: unknown): string {
+  return JSON.stringify(value === undefined ? null : value);
+}
+
 /** Namespaces in use, in one place so nothing collides. */
 export const NS = {
   seenActivities: 'seen-activities',
