@@ -347,6 +347,7 @@ export class SharedLimiter implements Limiter {
       }
     }
     st.turns = undefined;
+    this.forgetIfIdle(st);
   }
 
   /** An honest "try again in": when the position-th call in this budget's queue could start. */
