@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../../config.js';
 import { DependencyUnavailable, LimitExceeded, errorMessage } from '../../errors.js';
 import type { Logger } from '../log.js';
-import { budgetsFor, type BudgetName, type BudgetRef } from './budgets.js';
+import { budgetsFor, type BudgetName, type BudgetRef, type BudgetRule } from './budgets.js';
 import { LocalBudgetStore, type RateRule } from './store.js';
 import type { ActiveGrant, BudgetSnapshot, Limiter, Priority, RunOptions, Throttle, Upstream } from './types.js';
 import { HOUR_MS, nextHour } from './windows.js';
@@ -85,7 +85,10 @@ function sleep(ticket: Ticket, ms: number | undefined, waiters?: Set<() => void>
 
 export class SharedLimiter implements Limiter {
   private readonly store: LocalBudgetStore;
+  /** Budgets with calls waiting or running, and every app-wide one; an idle per-thread or per-team budget is only its counts in the store. */
   private readonly states = new Map<string, BudgetState>();
+  /** The rule of each per-conversation or per-team budget (one per name), for the keys the store holds counts of. */
+  private readonly aggregateRules = new Map<BudgetName, BudgetRule>();
   private readonly counters = new Map<string, BudgetCounters>();
   /** Tickets still waiting: granted, refused, timed out or closed ones leave, and their turn stops at the next check. */
   private readonly tickets = new Set<Ticket>();
@@ -119,9 +122,11 @@ export class SharedLimiter implements Limiter {
 
     this.precheck(refs, now, deadline);
     const held: BudgetState[] = [];
+    const used: BudgetState[] = [];
     try {
       for (const ref of refs) {
         const st = this.state(ref);
+        used.push(st);
         if (ref.rule.type === 'concurrency') {
           if (outer?.slots.has(ref.id)) continue;
           await this.admitSlot(st, opts.priority, deadline);
@@ -134,6 +139,8 @@ export class SharedLimiter implements Limiter {
     } catch (err) {
       for (const st of held) this.releaseSlot(st, undefined);
       throw err;
+    } finally {
+      for (const st of used) this.forgetIfIdle(st);
     }
 
     const grant: GrantContext = {
@@ -337,6 +344,7 @@ export class SharedLimiter implements Limiter {
       }
     }
     st.turns = undefined;
+    this.forgetIfIdle(st);
   }
 
   /** An honest "try again in": when the position-th call in this budget's queue could start. */
@@ -433,7 +441,8 @@ export class SharedLimiter implements Limiter {
     const rows: BudgetSnapshot[] = [];
     // Budgets kept per conversation or team are one row (key "*"): the figures of the key closest to its limit.
     const aggregates = new Map<string, { row: BudgetSnapshot; hottest: number }>();
-    for (const st of this.states.values()) {
+    const idle = [...this.aggregateRefs()].filter((ref) => !this.states.has(ref.id)).map((ref) => new BudgetState(ref));
+    for (const st of [...this.states.values(), ...idle]) {
       const { ref } = st;
       const concurrency = ref.rule.type === 'concurrency';
       const row: BudgetSnapshot = {
@@ -496,8 +505,27 @@ export class SharedLimiter implements Limiter {
       this.sweep();
       st = new BudgetState(ref);
       this.states.set(ref.id, st);
+      if (ref.aggregate) this.aggregateRules.set(ref.budget, ref.rule);
     }
     return st;
+  }
+
+  /**
+   * A per-thread or per-team budget keeps its state only while calls wait there: Teams' windows reach back an hour,
+   * and each thread's state beside its counts was ~500 bytes, 7 MB of live heap at the memory bench's 15,000 threads.
+   */
+  private forgetIfIdle(st: BudgetState): void {
+    if (st.ref.aggregate && st.queued === 0 && st.running === 0 && st.turns === undefined && this.states.get(st.ref.id) === st)
+      this.states.delete(st.ref.id);
+  }
+
+  /** The per-thread and per-team budgets the store holds counts of, as their refs (their state, if any, aside). */
+  private *aggregateRefs(): Generator<BudgetRef> {
+    for (const id of this.store.ids()) {
+      const budget = id.slice(0, id.indexOf('|')) as BudgetName;
+      const rule = this.aggregateRules.get(budget);
+      if (rule) yield { budget, key: id.slice(budget.length + 1), id, rule, aggregate: true };
+    }
   }
 
   /** Forgets idle per-conversation and per-team budgets (their totals live on in the counters). */
@@ -505,10 +533,9 @@ export class SharedLimiter implements Limiter {
     const now = this.deps.clock.now();
     if (now - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = now;
-    for (const [id, st] of this.states) {
-      if (!st.ref.aggregate || st.queued > 0 || st.running > 0 || st.turns !== undefined) continue;
-      if (this.store.usage(id, st.ref.rule, now).used > 0 || this.store.blocked(id, now)) continue;
-      this.states.delete(id);
+    for (const st of [...this.states.values()]) this.forgetIfIdle(st);
+    for (const { id, rule } of this.aggregateRefs()) {
+      if (this.states.has(id) || this.store.usage(id, rule, now).used > 0 || this.store.blocked(id, now)) continue;
       this.store.forget(id);
     }
   }

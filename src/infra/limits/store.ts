@@ -57,8 +57,10 @@ export class LocalBudgetStore {
       e.ts.splice(0, e.ts.length - countInWindow(e.ts, longest, now));
       const at = nextFit(e.ts, rule.windows, now);
       if (at > now) return Promise.resolve({ ok: false, retryAt: at });
-      // Keep ascending even if a caller's clock reading is a hair older than the last one.
-      e.ts.push(Math.max(now, e.ts.at(-1) ?? now));
+      // Keep ascending even if a caller's clock reading is a hair older than the last one. A thread's first send makes
+      // an array of one: pushing onto an empty one reserves 17 slots (1.8 MB at the memory bench's 15,000 threads).
+      if (e.ts.length === 0) e.ts = [now];
+      else e.ts.push(Math.max(now, e.ts.at(-1) ?? now));
     } else {
       if (rule.type === 'hourly' && this.hourCount(e, now) >= rule.limit) return Promise.resolve({ ok: false, retryAt: nextHour(now) });
       this.hourCount(e, now);
@@ -122,6 +124,11 @@ export class LocalBudgetStore {
       case 'windows':
         return nthFit(e?.ts ?? [], rule.windows, now, n);
     }
+  }
+
+  /** Every budget id the store holds counts of. */
+  ids(): IterableIterator<string> {
+    return this.entries.keys();
   }
 
   forget(id: string): void {
