@@ -45,8 +45,8 @@ import { webhookRoute } from './http/webhooks.js';
 import { RateLimiterUserCommandRate } from './teams/userRate.js';
 import { RedisLinkAttempts, memoryLinkAttempts } from './features/approvals/linkAttempts.js';
 import { TeamRoster } from './teams/roster.js';
-import { TabSso } from './tab/sso.js';
-import { RecentEvents } from './tab/events.js';
+import { tabSso } from './tab/sso.js';
+import { notingEvents } from './tab/events.js';
 import { tabApiRoute } from './http/tabApi.js';
 import { NetworkInvites, networkCardActions } from './features/network/invite.js';
 
@@ -356,9 +356,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   });
   const approvalDigest = new ApprovalDigest({ approvals, state, timeZone: config.timeZone, sender, clock, log });
   // The dashboard tab: Teams sign-in checked against Microsoft's keys, a team's figures only for its members.
-  const recentEvents = new RecentEvents(state, clock, log);
   const tabApi = tabApiRoute({
-    sso: new TabSso({ appId: config.bot.appId, publicHostname: config.publicHostname, keysUrl: config.bot.overrides.TabSsoKeysUrl }),
+    sso: tabSso({ appId: config.bot.appId, publicHostname: config.publicHostname, keysUrl: config.bot.overrides.TabSsoKeysUrl }),
     access,
     rate: userRate,
     orgBindings,
@@ -367,7 +366,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     payables: features.payables,
     receivables: features.receivables,
     approvals,
-    events: recentEvents,
+    state,
     clock,
     log,
     audit,
@@ -381,7 +380,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     requireBearer: config.bot.appId !== '',
     metrics: serveMetrics,
     metricsToken: config.metrics.token,
-    routes: [webhookRoute(recentEvents.noting(notify.receiver), log), tabApi],
+    routes: [webhookRoute(notingEvents(notify.receiver, state, clock, log), log), tabApi],
   });
 
   const metricsServer = config.metrics.port === undefined ? undefined : createMetricsServer(serveMetrics, config.metrics.token, log);
