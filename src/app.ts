@@ -322,11 +322,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     orgs: orgBindings,
     settings: { locale, timeZone, note, objectTtlS: config.cache.objectTtlS },
   });
-  const invite = networkCardActions(invites);
   const cardActions = {
     [REFRESH_VERB]: refresh,
     ...approvalCardActions(approvals, clock),
-    [invite.verb]: invite.handler,
+    ...networkCardActions(invites),
   };
   // Search from the compose box: the org's mirror, and the registry's bill/invoice/vendor/customer cards for what it finds.
   const search = new ComposeSearch({ mirror, commands: registry, orgs: orgBindings, settings: finance, clock });
