@@ -32,7 +32,7 @@ import { createGraphTeams } from './graph/teams.js';
 import { BillGateway } from './bill/gateway.js';
 import { createHttpServer } from './http/server.js';
 import { Approvals, approvalCardActions } from './features/approvals/service.js';
-import { ApprovalDigest } from './features/approvals/digest.js';
+import { approvalDigestJob } from './features/approvals/digest.js';
 import { ApprovalCards } from './features/approvals/cardRecords.js';
 import { UserLinks } from './features/approvals/userLinks.js';
 import { Notifications } from './notify/index.js';
@@ -43,7 +43,7 @@ import { refreshNotification } from './features/notifications/refresh.js';
 import { SANDBOX_NOTE } from './cards/words.js';
 import { webhookRoute } from './http/webhooks.js';
 import { RateLimiterUserCommandRate } from './teams/userRate.js';
-import { RedisLinkAttempts, memoryLinkAttempts } from './features/approvals/linkAttempts.js';
+import { memoryLinkAttempts, redisLinkAttempts } from './features/approvals/linkAttempts.js';
 import { TeamRoster } from './teams/roster.js';
 import { tabSso } from './tab/sso.js';
 import { notingEvents } from './tab/events.js';
@@ -189,10 +189,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
           secretsKey: config.secretsKey,
           // Per-person connect attempts: shared by the fleet through Redis in cluster mode, else kept in this process.
           attempts: cluster
-            ? new RedisLinkAttempts({
-                hourly: cluster.rateLimiter('link-attempts', linkAttemptsPerHour, 3_600),
-                cooldown: linkCooldownS > 0 ? cluster.rateLimiter('link-cooldown', 1, linkCooldownS) : undefined,
-              })
+            ? redisLinkAttempts(
+                cluster.rateLimiter('link-attempts', linkAttemptsPerHour, 3_600),
+                linkCooldownS > 0 ? cluster.rateLimiter('link-cooldown', 1, linkCooldownS) : undefined,
+              )
             : memoryLinkAttempts(linkAttemptsPerHour, linkCooldownS),
           bill,
           vendors: mirror,
@@ -353,7 +353,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     search,
     orgBindings,
   });
-  const approvalDigest = new ApprovalDigest({ approvals, state, timeZone: config.timeZone, sender, clock, log });
+  const approvalDigest = approvalDigestJob({ approvals, state, timeZone: config.timeZone, sender, clock, log });
   // The dashboard tab: Teams sign-in checked against Microsoft's keys, a team's figures only for its members.
   const tabApi = tabApiRoute({
     sso: tabSso({ appId: config.bot.appId, publicHostname: config.publicHostname, keysUrl: config.bot.overrides.TabSsoKeysUrl }),
@@ -454,7 +454,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
         );
       // Sends what a previous run accepted but did not deliver, then keeps the outbox and digests moving.
       await notify.start();
-      approvalDigest.start();
+      if (approvals) approvalDigest.start();
       return url;
     },
     /** Stops accepting requests, lets in-flight turns finish, closes every part. */
