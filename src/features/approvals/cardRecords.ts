@@ -1,6 +1,6 @@
 // Approval cards kept server-side (NS.approvalCards): which bills a card offers, to whom, in which conversation, and
 // what was decided on it. A click is checked against this record, never against what the card carries back.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { deriveKey } from '../../infra/state/sealing.js';
 import type { Clock } from '../../infra/clock.js';
 import { NS, type StateStore } from '../../infra/state/types.js';
@@ -74,10 +74,6 @@ export class ApprovalCards {
     private readonly store: StateStore,
     private readonly clock: Clock,
   ) {}
-
-  newId(): string {
-    return randomBytes(16).toString('base64url');
-  }
 
   async get(id: string): Promise<ApprovalCardState | undefined> {
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) return undefined;

@@ -2,6 +2,7 @@
 // built from the person's own BILL session, and the card clicks — connect, approve, deny, and each user's view.
 // Every click is re-checked on the server: signed data, the card's record, the clicker is that card's approver and
 // linked, and the bill still waits on them in BILL. Only then is POST /v3/bill-approvals/actions sent, in their session.
+import { randomBytes } from 'node:crypto';
 import { BillApiError, NotLinked, errorMessage } from '../../errors.js';
 import type { BillGateway, PersonCredentials } from '../../bill/gateway.js';
 import { BillFilter } from '../../bill/filters.js';
@@ -186,7 +187,7 @@ export class Approvals {
         waiting: 0,
       };
     const state: ApprovalCardState = {
-      id: this.cards.newId(),
+      id: randomBytes(16).toString('base64url'),
       tenantId: target.tenantId.toLowerCase(),
       conversationId: conversationOf(target.conversationId),
       kind: target.kind,
