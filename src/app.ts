@@ -32,7 +32,7 @@ import { createGraphTeams } from './graph/teams.js';
 import { BillGateway } from './bill/gateway.js';
 import { createHttpServer } from './http/server.js';
 import { Approvals, approvalCardActions } from './features/approvals/service.js';
-import { ApprovalDigest } from './features/approvals/digest.js';
+import { approvalDigestJob } from './features/approvals/digest.js';
 import { ApprovalCards } from './features/approvals/cardRecords.js';
 import { UserLinks } from './features/approvals/userLinks.js';
 import { createNotifications } from './notify/index.js';
@@ -43,10 +43,10 @@ import { refreshNotification } from './features/notifications/refresh.js';
 import { SANDBOX_NOTE } from './cards/words.js';
 import { webhookRoute } from './http/webhooks.js';
 import { RateLimiterUserCommandRate } from './teams/userRate.js';
-import { RedisLinkAttempts, memoryLinkAttempts } from './features/approvals/linkAttempts.js';
+import { memoryLinkAttempts, redisLinkAttempts } from './features/approvals/linkAttempts.js';
 import { TeamRoster } from './teams/roster.js';
-import { TabSso } from './tab/sso.js';
-import { RecentEvents } from './tab/events.js';
+import { tabSso } from './tab/sso.js';
+import { notingEvents } from './tab/events.js';
 import { tabApiRoute } from './http/tabApi.js';
 import { NetworkInvites, networkCardActions } from './features/network/invite.js';
 
@@ -189,10 +189,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
           secretsKey: config.secretsKey,
           // Per-person connect attempts: shared by the fleet through Redis in cluster mode, else kept in this process.
           attempts: cluster
-            ? new RedisLinkAttempts({
-                hourly: cluster.rateLimiter('link-attempts', linkAttemptsPerHour, 3_600),
-                cooldown: linkCooldownS > 0 ? cluster.rateLimiter('link-cooldown', 1, linkCooldownS) : undefined,
-              })
+            ? redisLinkAttempts(
+                cluster.rateLimiter('link-attempts', linkAttemptsPerHour, 3_600),
+                linkCooldownS > 0 ? cluster.rateLimiter('link-cooldown', 1, linkCooldownS) : undefined,
+              )
             : memoryLinkAttempts(linkAttemptsPerHour, linkCooldownS),
           bill,
           vendors: mirror,
@@ -327,11 +327,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     orgs: orgBindings,
     settings: { locale, timeZone, note, objectTtlS: config.cache.objectTtlS },
   });
-  const invite = networkCardActions(invites);
   const cardActions = {
     [REFRESH_VERB]: refresh,
     ...approvalCardActions(approvals, clock),
-    [invite.verb]: invite.handler,
+    ...networkCardActions(invites),
   };
   // Search from the compose box: the org's mirror, and the registry's bill/invoice/vendor/customer cards for what it finds.
   const search = new ComposeSearch({ mirror, commands: registry, orgs: orgBindings, settings: finance, clock });
@@ -359,11 +358,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     search,
     orgBindings,
   });
-  const approvalDigest = new ApprovalDigest({ approvals, state, timeZone: config.timeZone, sender, clock, log });
+  const approvalDigest = approvalDigestJob({ approvals, state, timeZone: config.timeZone, sender, clock, log });
   // The dashboard tab: Teams sign-in checked against Microsoft's keys, a team's figures only for its members.
-  const recentEvents = new RecentEvents(state, clock, log);
   const tabApi = tabApiRoute({
-    sso: new TabSso({ appId: config.bot.appId, publicHostname: config.publicHostname, keysUrl: config.bot.overrides.TabSsoKeysUrl }),
+    sso: tabSso({ appId: config.bot.appId, publicHostname: config.publicHostname, keysUrl: config.bot.overrides.TabSsoKeysUrl }),
     access,
     rate: userRate,
     orgBindings,
@@ -372,7 +370,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     payables: features.payables,
     receivables: features.receivables,
     approvals,
-    events: recentEvents,
+    state,
     clock,
     log,
     audit,
@@ -386,7 +384,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     requireBearer: config.bot.appId !== '',
     metrics: serveMetrics,
     metricsToken: config.metrics.token,
-    routes: [webhookRoute(recentEvents.noting(notify.receiver), log), tabApi],
+    routes: [webhookRoute(notingEvents(notify.receiver, state, clock, log), log), tabApi],
   });
 
   const metricsServer = config.metrics.port === undefined ? undefined : createMetricsServer(serveMetrics, config.metrics.token, log);
@@ -461,7 +459,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
         );
       // Sends what a previous run accepted but did not deliver, then keeps the outbox and digests moving.
       await notify.start();
-      approvalDigest.start();
+      if (approvals) approvalDigest.start();
       return url;
     },
     /** Stops accepting requests, lets in-flight turns finish, closes every part. */

@@ -38,8 +38,7 @@ import { budgetsSection, cacheSection, statusCard, type StatusCardOptions } from
 import { welcomeCard } from '../src/cards/welcome.js';
 import { commandCatalogue } from '../src/features/index.js';
 import { SANDBOX_NOTE } from '../src/cards/words.js';
-import { conversationStatusFacts, type ConversationStatus } from '../src/features/admin/conversationStatus.js';
-import { facts } from '../src/cards/card.js';
+import { conversationSection, type ConversationStatus } from '../src/features/admin/conversationStatus.js';
 import { rankMatches } from '../src/features/parties/commands.js';
 import { digestCard, notificationCard } from '../src/features/notifications/cards.js';
 import { projectEntity } from '../src/notify/project.js';
@@ -513,10 +512,7 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
     'status',
     statusCard(
       [
-        {
-          title: 'This team',
-          items: [facts(conversationStatusFacts(conversation, (ms) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ')))],
-        },
+        conversationSection(conversation, 'channel', fmt, true),
         billSection(
           billStatus,
           org.id,

@@ -16,14 +16,14 @@ import type { AuditTrail } from '../infra/audit.js';
 import type { UpstreamCallCounter } from '../infra/upstreamCalls.js';
 import { userRateKey, type UserCommandRate } from '../teams/userRate.js';
 import type { TeamRoster } from '../teams/roster.js';
-import { TabRefused, type TabPerson, type TabSso } from '../tab/sso.js';
+import { TabRefused, type TabPerson, type tabSso } from '../tab/sso.js';
 import { dashboard, type DashboardDeps } from '../tab/dashboard.js';
 
 /** Teams team thread ids: 19:<id>@thread.tacv2 (or .skype for older teams). */
 const TEAM_ID = /^19:[A-Za-z0-9_.=-]{1,200}@thread\.[a-z0-9]{1,20}$/;
 
 export interface TabApiDeps extends DashboardDeps {
-  sso: Pick<TabSso, 'person'>;
+  sso: ReturnType<typeof tabSso>;
   access: Pick<AccessPolicy, 'tenantAllowed'>;
   rate: UserCommandRate;
   orgBindings: Pick<OrgBindings, 'mode' | 'resolve'>;
@@ -72,7 +72,7 @@ async function orgFor(deps: TabApiDeps, person: TabPerson, team: string): Promis
 }
 
 async function answer(deps: TabApiDeps, req: Request, correlationId: string, seen: Seen): Promise<unknown> {
-  const person = await deps.sso.person(req.headers.authorization);
+  const person = await deps.sso(req.headers.authorization);
   if (!deps.access.tenantAllowed(person.tenantId))
     throw new TabRefused(403, "billbridge is not set up for your organisation's Microsoft 365 tenant.", 'tenant not allowed');
   const team = new URL(req.url ?? '/', 'http://tab').searchParams.get('team') ?? '';

@@ -10,7 +10,8 @@ import { amountDue, AGING_BUCKETS, cashOutPeriods } from '../features/payables/c
 import { overdueInvoices, type ReceivablesDeps } from '../features/receivables/commands.js';
 import { agedOverdue } from '../features/receivables/cards.js';
 import type { Approvals } from '../features/approvals/service.js';
-import type { RecentEvents, TabEvent } from './events.js';
+import { recentEvents, type TabEvent } from './events.js';
+import type { StateStore } from '../infra/state/types.js';
 import { TabRefused } from './sso.js';
 
 interface Money {
@@ -35,7 +36,7 @@ export interface DashboardDeps {
   receivables: ReceivablesDeps;
   /** Undefined without SECRETS_KEY (approvals are off). */
   approvals: Approvals | undefined;
-  events: Pick<RecentEvents, 'of'>;
+  state: Pick<StateStore, 'get'>;
 }
 
 /** Totals per currency, USD first (as the cards' totals list them), each formatted in the locale. */
@@ -54,7 +55,7 @@ export async function dashboard(ctx: CommandContext, deps: DashboardDeps): Promi
     billsDueFigures(ctx, deps.payables, DEFAULT_DUE_DAYS),
     overdueInvoices(ctx, deps.receivables),
     waitingForMe(ctx, deps.approvals, locale),
-    deps.events.of(orgId),
+    recentEvents(deps.state, orgId),
   ]);
   if ('building' in invoices)
     throw new TabRefused(

@@ -35,37 +35,31 @@ function eventText(type: string, entity: Record<string, unknown>): string {
   return `${noun}${label ? ` ${label}` : ''} ${verb}`;
 }
 
-export class RecentEvents {
-  constructor(
-    private readonly state: Pick<StateStore, 'get' | 'prepend'>,
-    private readonly clock: Clock,
-    private readonly log: Logger,
-  ) {}
+/** The organisation's last events, most recent first. */
+export async function recentEvents(state: Pick<StateStore, 'get'>, orgId: string): Promise<TabEvent[]> {
+  return (await state.get<TabEvent[]>(NS.tabEvents, orgId)) ?? [];
+}
 
-  /** The organisation's last events, most recent first. */
-  async of(orgId: string): Promise<TabEvent[]> {
-    return (await this.state.get<TabEvent[]>(NS.tabEvents, orgId)) ?? [];
-  }
-
-  /** The receiver, noting each event it accepts (a duplicate or a refusal is not one). */
-  noting(receiver: Pick<WebhookReceiver, 'accept'>): Pick<WebhookReceiver, 'accept'> {
-    return {
-      accept: async (raw, signature) => {
-        const answer = await receiver.accept(raw, signature);
-        if (answer.status !== 200 || answer.body.status !== 'accepted') return answer;
-        const parsed = parseNotification(raw);
-        if (!parsed.ok) return answer;
-        const { organizationId, eventType } = parsed.notification.metadata;
-        const event: TabEvent = { at: new Date(this.clock.now()).toISOString(), text: eventText(eventType, parsed.notification.entity) };
-        // The event is accepted (in the outbox) whatever happens here: a line missing from the tab is not worth a retry by BILL.
-        await this.state.prepend(NS.tabEvents, organizationId, event, PER_ORG, { ttlMs: KEEP_MS }).catch((err: unknown) => {
-          this.log.warn(
-            { eventType, errName: err instanceof Error ? err.name : typeof err },
-            'recent event not kept for the dashboard tab',
-          );
-        });
-        return answer;
-      },
-    };
-  }
+/** The receiver, noting each event it accepts (a duplicate or a refusal is not one). */
+export function notingEvents(
+  receiver: Pick<WebhookReceiver, 'accept'>,
+  state: Pick<StateStore, 'prepend'>,
+  clock: Clock,
+  log: Logger,
+): Pick<WebhookReceiver, 'accept'> {
+  return {
+    accept: async (raw, signature) => {
+      const answer = await receiver.accept(raw, signature);
+      if (answer.status !== 200 || answer.body.status !== 'accepted') return answer;
+      const parsed = parseNotification(raw);
+      if (!parsed.ok) return answer;
+      const { organizationId, eventType } = parsed.notification.metadata;
+      const event: TabEvent = { at: new Date(clock.now()).toISOString(), text: eventText(eventType, parsed.notification.entity) };
+      // The event is accepted (in the outbox) whatever happens here: a line missing from the tab is not worth a retry by BILL.
+      await state.prepend(NS.tabEvents, organizationId, event, PER_ORG, { ttlMs: KEEP_MS }).catch((err: unknown) => {
+        log.warn({ eventType, errName: err instanceof Error ? err.name : typeof err }, 'recent event not kept for the dashboard tab');
+      });
+      return answer;
+    },
+  };
 }

@@ -36,28 +36,22 @@ export class TabRefused extends Error {
 
 const SIGN_IN_AGAIN = 'Your Teams sign-in could not be checked. Close the tab and open it again.';
 
-export class TabSso {
-  private readonly keys: ReturnType<typeof createRemoteJWKSet>;
-  private readonly audiences: string[];
-
-  /**
-   * `appId`: MicrosoftAppId; `publicHostname`: PUBLIC_HOSTNAME (the app id URI is api://{host}/{appId}); `keysUrl`:
-   * TabSsoKeysUrl (a bot auth override for tests and sovereign clouds, refused in production), Microsoft's by default.
-   */
-  constructor(private readonly opts: { appId: string; publicHostname: string; keysUrl: string | undefined }) {
-    // jose keeps the key set (10 minutes) and fetches it again for an unknown kid at most every 30 s.
-    this.keys = createRemoteJWKSet(new URL(opts.keysUrl ?? MICROSOFT_KEYS_URL), { timeoutDuration: 5_000 });
-    this.audiences = [...(opts.publicHostname ? [`api://${opts.publicHostname}/${opts.appId}`] : []), opts.appId];
-  }
-
-  /** The person of an Authorization header, or TabRefused (401; 503 when Microsoft's keys cannot be read). */
-  async person(authorization: unknown): Promise<TabPerson> {
-    if (this.opts.appId === '')
+/**
+ * The check of a tab's Authorization header: the person it names, or TabRefused (401; 503 when Microsoft's keys cannot
+ * be read). `appId`: MicrosoftAppId; `publicHostname`: PUBLIC_HOSTNAME (the app id URI is api://{host}/{appId});
+ * `keysUrl`: TabSsoKeysUrl (a bot auth override for tests and sovereign clouds, refused in production), Microsoft's by default.
+ */
+export function tabSso(opts: { appId: string; publicHostname: string; keysUrl: string | undefined }) {
+  // jose keeps the key set (10 minutes) and fetches it again for an unknown kid at most every 30 s.
+  const keys = createRemoteJWKSet(new URL(opts.keysUrl ?? MICROSOFT_KEYS_URL), { timeoutDuration: 5_000 });
+  const audiences = [...(opts.publicHostname ? [`api://${opts.publicHostname}/${opts.appId}`] : []), opts.appId];
+  return async (authorization: unknown): Promise<TabPerson> => {
+    if (opts.appId === '')
       throw new TabRefused(401, 'This billbridge runs without a Microsoft app id, so it cannot check who you are.', 'local mode');
     const token = bearer(authorization);
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, this.keys, { audience: this.audiences, algorithms: ['RS256'], clockTolerance: 60 }));
+      ({ payload } = await jwtVerify(token, keys, { audience: audiences, algorithms: ['RS256'], clockTolerance: 60 }));
     } catch (err) {
       if (keysUnavailable(err))
         throw new TabRefused(503, 'Microsoft sign-in cannot be checked right now. Try again in a minute.', 'signing keys unavailable', 60);
@@ -77,7 +71,7 @@ export class TabSso {
       aadObjectId: oid.toLowerCase(),
       name: typeof payload.name === 'string' ? payload.name : undefined,
     };
-  }
+  };
 }
 
 /** Microsoft's keys could not be read (timeout, network, not a key set): our problem, not the token's. */

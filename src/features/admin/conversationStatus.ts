@@ -7,7 +7,7 @@ import type { Installations } from '../../bindings/installations.js';
 import { escapeMarkdown, facts } from '../../cards/card.js';
 import { dateTime, type FormatOptions } from '../../cards/format.js';
 import type { StatusSection } from './statusCards.js';
-import type { CommandContext, ConversationScope } from '../types.js';
+import type { ConversationKind, ConversationScope } from '../types.js';
 
 type GraphTeamStatus =
   /** Local mode (no MicrosoftAppId), a managed identity, or no client secret: Graph is never called. */
@@ -78,19 +78,15 @@ async function graphStatus(
 }
 
 /**
- * The same as label/value pairs for a status card's FactSet (plain text; escape before rendering as markdown).
- * `admin: false` (a member) leaves out the BILL organisation id: members see whether this place is linked.
+ * The "This conversation" section of the status card: binding, install record, Graph. `admin` (a billbridge admin
+ * asked) shows the organisation id; members see whether this place is linked.
  */
-export function conversationStatusFacts(
-  s: ConversationStatus,
-  formatTime: (ms: number) => string,
-  opts: { admin: boolean } = { admin: true },
-): Array<[string, string]> {
+export function conversationSection(s: ConversationStatus, kind: ConversationKind, opts: FormatOptions, admin: boolean): StatusSection {
   const b = s.binding;
-  const id = (orgId: string) => (opts.admin ? `${orgId} ` : '');
+  const id = (orgId: string) => (admin ? `${orgId} ` : '');
   const org =
     b.state === 'bound'
-      ? opts.admin
+      ? admin
         ? `${b.orgId} (${b.source === 'link' ? 'linked by an admin' : "the deployment's organisation"})`
         : `linked (${b.source === 'link' ? 'by an admin' : "the deployment's organisation"})`
       : b.state === 'orgNotAllowed'
@@ -100,16 +96,6 @@ export function conversationStatusFacts(
           : b.reason === 'noOrgConfigured'
             ? 'none configured'
             : 'not linked — an admin types "link {BILL organisation id}"';
-  const facts: Array<[string, string]> = [
-    ['Organisations', s.mode === 'single' ? 'one per deployment (every team uses it)' : 'linked per team (BILL_ALLOWED_ORG_IDS)'],
-    ['BILL organisation', org],
-    [
-      'Installed',
-      s.install.recorded
-        ? `${formatTime(s.install.installedAt)}${s.install.name ? ` in ${s.install.name}` : ''}`
-        : 'no install record (added before billbridge recorded installs, or not seen)',
-    ],
-  ];
   const g = s.graph;
   const graph =
     g.state === 'skipped'
@@ -119,28 +105,24 @@ export function conversationStatusFacts(
         : g.state === 'noGroupId'
           ? 'team group id unknown (re-add the app to record it)'
           : g.state === 'ok'
-            ? `${g.displayName}${g.isArchived ? ' (archived)' : ''} · as of ${formatTime(g.fetchedAt)}`
+            ? `${g.displayName}${g.isArchived ? ' (archived)' : ''} · as of ${dateTime(g.fetchedAt, opts)}`
             : `failed: ${g.code} (${g.category}${g.status ? `, HTTP ${g.status}` : ''})`;
-  facts.push(['Microsoft Graph', graph]);
-  return facts;
-}
-
-/**
- * The "This conversation" section of the status card: binding, install record, Graph. `admin` (a billbridge admin
- * asked) shows the organisation id.
- */
-export async function conversationSection(
-  ctx: CommandContext,
-  deps: ConversationStatusDeps,
-  opts: FormatOptions,
-  admin: boolean,
-): Promise<StatusSection> {
-  const status = await conversationStatus(deps, ctx.scope);
-  const rows = conversationStatusFacts(status, (ms) => dateTime(ms, opts), { admin }).map(
-    ([k, v]) => [k, escapeMarkdown(v)] as [string, string],
-  );
-  const b = status.binding;
+  const rows: Array<[string, string]> = [
+    ['Organisations', s.mode === 'single' ? 'one per deployment (every team uses it)' : 'linked per team (BILL_ALLOWED_ORG_IDS)'],
+    ['BILL organisation', org],
+    [
+      'Installed',
+      s.install.recorded
+        ? `${dateTime(s.install.installedAt, opts)}${s.install.name ? ` in ${s.install.name}` : ''}`
+        : 'no install record (added before billbridge recorded installs, or not seen)',
+    ],
+    ['Microsoft Graph', graph],
+  ];
   const summary =
     b.state === 'bound' ? undefined : b.state === 'tenantNotAllowed' ? 'Tenant not allowed.' : 'Not linked to a BILL organisation.';
-  return { title: ctx.scope.kind === 'channel' ? 'This team' : 'This chat', items: [facts(rows)], ...(summary ? { summary } : {}) };
+  return {
+    title: kind === 'channel' ? 'This team' : 'This chat',
+    items: [facts(rows.map(([k, v]) => [k, escapeMarkdown(v)]))],
+    ...(summary ? { summary } : {}),
+  };
 }

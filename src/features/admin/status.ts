@@ -10,7 +10,7 @@ import type { Notifications } from '../../notify/index.js';
 import type { AuditTrail } from '../../infra/audit.js';
 import { budgetsSection, cacheSection, statusCard, storedSecretsSection, type StatusCardOptions } from './statusCards.js';
 import { auditSection, billSection } from './billStatus.js';
-import { conversationSection, type ConversationStatusDeps } from './conversationStatus.js';
+import { conversationSection, conversationStatus, type ConversationStatusDeps } from './conversationStatus.js';
 import { notificationsSection } from '../notifications/refresh.js';
 import type { Command } from '../types.js';
 
@@ -81,7 +81,7 @@ export const statusCommand: Command<StatusDeps> = {
     // Top to bottom. The audit log's path is a server path, and stored secrets SECRETS_KEY cannot open are something to
     // act on: both for billbridge admins only.
     const sections = [
-      await conversationSection(ctx, deps, opts, admin),
+      conversationSection(await conversationStatus(deps, ctx.scope), ctx.scope.kind, opts, admin),
       billSection(billStatus, orgId, orgId ? deps.mirror.info(orgId) : [], opts, pushFed, { admin }),
       await notificationsSection(ctx, deps.notify, opts),
       budgetsSection(visibleBudgets(deps.limiter.snapshot(), { admin, orgId, tenantId: ctx.scope.tenantId }), opts, { admin }),

@@ -1,6 +1,7 @@
 // Approval cards kept server-side (NS.approvalCards): which bills a card offers, to whom, in which conversation, and
 // what was decided on it. A click is checked against this record, never against what the card carries back.
-import { randomBytes } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { deriveKey } from '../../infra/state/sealing.js';
 import type { Clock } from '../../infra/clock.js';
 import { NS, type StateStore } from '../../infra/state/types.js';
 import type { ConversationKind } from '../types.js';
@@ -48,15 +49,31 @@ export function conversationOf(conversationId: string): string {
   return conversationId.split(';')[0] ?? conversationId;
 }
 
+/** A string of button data, when it is one of at most `max` characters. */
+export function dataString(v: unknown, max: number): string | undefined {
+  return typeof v === 'string' && v.length > 0 && v.length <= max ? v : undefined;
+}
+
+/** HMAC of a button's data (its parts) under a key derived from SECRETS_KEY for `purpose`: data a client changed does not verify. */
+export function buttonSigner(secretsKey: Buffer, purpose: string) {
+  const key = deriveKey(secretsKey, purpose);
+  const sign = (...parts: string[]): string =>
+    createHmac('sha256', key)
+      .update(['v1', ...parts].join('|'))
+      .digest('base64url');
+  const verify = (sig: string, ...parts: string[]): boolean => {
+    const want = Buffer.from(sign(...parts));
+    const got = Buffer.from(sig);
+    return got.length === want.length && timingSafeEqual(got, want);
+  };
+  return { sign, verify };
+}
+
 export class ApprovalCards {
   constructor(
     private readonly store: StateStore,
     private readonly clock: Clock,
   ) {}
-
-  newId(): string {
-    return randomBytes(16).toString('base64url');
-  }
 
   async get(id: string): Promise<ApprovalCardState | undefined> {
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) return undefined;

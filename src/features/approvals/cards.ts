@@ -251,18 +251,10 @@ export function approvalsCard(o: ApprovalCardOptions): CardReply {
           )}${state.more > 0 ? ` · ${state.more} more in BILL` : ''}`,
     ),
   ];
-  if (o.notice)
-    body.push(
-      container(
-        [
-          text(o.notice.text, {
-            weight: 'Bolder',
-            color: o.notice.tone === 'good' ? 'Good' : o.notice.tone === 'warning' ? 'Warning' : 'Attention',
-          }),
-        ],
-        { style: o.notice.tone },
-      ),
-    );
+  if (o.notice) {
+    const color = o.notice.tone === 'good' ? 'Good' : o.notice.tone === 'warning' ? 'Warning' : 'Attention';
+    body.push(container([text(o.notice.text, { weight: 'Bolder', color })], { style: o.notice.tone }));
+  }
   state.bills.forEach((b, i) => body.push(container(billLines(b, i, o))));
   const who = o.actionable
     ? 'Decisions run as you in BILL, which records you as the approver.'

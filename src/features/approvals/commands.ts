@@ -50,11 +50,8 @@ export const connectCommand: Command<ApprovalsDeps> = {
     if (ctx.scope.kind !== 'personal') return connectElsewhereCard(typed);
     if (typed) return tokenTypedCard();
     if (!approvals) return approvalsOffCard();
-    const person = personOf(ctx);
     const askOrg = !ctx.orgId && orgBindings.mode === 'multi';
-    const connected = ctx.orgId
-      ? !!(await approvals.links.get({ ...person, orgId: ctx.orgId }))
-      : (await approvals.links.forPerson(person.tenantId, person.aadObjectId)).length > 0;
+    const connected = (await linksHere(approvals, ctx)).length > 0;
     return connectCard({ askOrg, connected, note: approvals.note });
   },
 };
@@ -68,15 +65,8 @@ export const disconnectCommand: Command<ApprovalsDeps> = {
   rank: 85,
   async run(ctx, { approvals, audit }) {
     if (!approvals) return approvalsOffCard();
-    const person = personOf(ctx);
-    // Here: this conversation's org; in a personal chat bound to none, every org the person linked.
-    const links: UserLink[] = ctx.orgId
-      ? [await approvals.links.get({ ...person, orgId: ctx.orgId })].filter((l): l is UserLink => !!l)
-      : ctx.scope.kind === 'personal'
-        ? await approvals.links.forPerson(person.tenantId, person.aadObjectId)
-        : [];
     const removed: string[] = [];
-    for (const link of links) {
+    for (const link of await linksHere(approvals, ctx)) {
       if (!(await approvals.links.remove(link))) continue;
       removed.push(link.orgId);
       await approvals
@@ -91,19 +81,17 @@ export const disconnectCommand: Command<ApprovalsDeps> = {
   },
 };
 
-/**
- * The person's link for this conversation: the conversation's org; in a personal chat bound to none, their only link
- * (or the one named). A list means "ask which": several links and none named.
- */
-async function linkFor(approvals: Approvals, ctx: CommandContext, named?: string): Promise<UserLink[] | UserLink> {
+/** The person's links here: this conversation's org; in a personal chat bound to none, every org they linked. */
+async function linksHere(approvals: Approvals, ctx: CommandContext): Promise<UserLink[]> {
   const person = personOf(ctx);
-  if (ctx.orgId) {
-    const link = await approvals.links.get({ ...person, orgId: ctx.orgId });
-    if (!link) throw new NotLinked();
-    return link;
-  }
-  if (ctx.scope.kind !== 'personal') throw new NotBound();
-  const links = await approvals.links.forPerson(person.tenantId, person.aadObjectId);
+  if (ctx.orgId) return [await approvals.links.get({ ...person, orgId: ctx.orgId })].filter((l): l is UserLink => !!l);
+  return ctx.scope.kind === 'personal' ? approvals.links.forPerson(person.tenantId, person.aadObjectId) : [];
+}
+
+/** The person's link for this conversation, or the one named (personal chat bound to none). A list means "ask which". */
+async function linkFor(approvals: Approvals, ctx: CommandContext, named?: string): Promise<UserLink[] | UserLink> {
+  const links = await linksHere(approvals, ctx);
+  if (!ctx.orgId && ctx.scope.kind !== 'personal') throw new NotBound();
   const [first, ...others] = links;
   if (!first) throw new NotLinked();
   if (named) {

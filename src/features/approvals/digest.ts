@@ -38,49 +38,16 @@ interface ApprovalDigestReport {
   failed: number;
 }
 
-export class ApprovalDigest {
-  private readonly periodic: Periodic<ApprovalDigestReport>;
-
-  constructor(private readonly deps: ApprovalDigestDeps) {
-    this.periodic = new Periodic(() => this.run(), { everyMs: TICK_MS, log: deps.log, what: 'approvals digest' });
-  }
-
-  start(): void {
-    if (this.deps.approvals) this.periodic.start();
-  }
-
-  stop(): Promise<void> {
-    return this.periodic.stop();
-  }
-
-  /** Sends every approvals digest whose slot has come (one run at a time; a call during a run gets a fresh run after it). */
-  tick(): Promise<ApprovalDigestReport> {
-    return this.periodic.tick();
-  }
-
-  private async run(): Promise<ApprovalDigestReport> {
-    const report: ApprovalDigestReport = { sent: 0, empty: 0, failed: 0 };
-    const approvals = this.deps.approvals;
-    if (!approvals) return report;
-    const now = this.deps.clock.now();
-    const links = this.periodic.stopped ? [] : await approvals.links.all();
-    for (const link of links) {
-      if (this.periodic.stopped) break;
-      try {
-        await this.slot(approvals, link, now, report);
-      } catch (err) {
-        report.failed++;
-        this.deps.log.warn({ orgId: link.orgId, err: errorMessage(err) }, 'approvals digest for one approver failed; will try again');
-      }
-    }
-    return report;
-  }
-
-  private async slot(approvals: Approvals, link: UserLink, now: number, report: ApprovalDigestReport): Promise<void> {
+/**
+ * The approvals digest job: each run sends every digest whose slot has come (one run at a time; a tick during a run
+ * gets a fresh run after it). Started only when approvals are on.
+ */
+export function approvalDigestJob(deps: ApprovalDigestDeps): Periodic<ApprovalDigestReport> {
+  const { state, log } = deps;
+  const sendDigest = async (approvals: Approvals, link: UserLink, now: number, report: ApprovalDigestReport): Promise<void> => {
     const { digestTime, reference } = link;
     if (!digestTime || !reference) return;
-    const { state, log } = this.deps;
-    const slot = latestSlot({ every: 'daily', time: digestTime }, now, this.deps.timeZone);
+    const slot = latestSlot({ every: 'daily', time: digestTime }, now, deps.timeZone);
     if (slot.at < (link.digestSince ?? 0) || now - slot.at > CATCH_UP_MS) return;
     const key = `${approvals.links.key(link)}|${slot.id}`;
     if (!(await state.setIfAbsent(NS.approvalDigests, key, { at: now }, { ttlMs: SLOT_TTL_MS }))) return;
@@ -97,7 +64,7 @@ export class ApprovalDigest {
         report.empty++;
         return;
       }
-      const outcome = await this.deps.sender.send(reference, { card: reply.card, summary: `Approvals digest: ${reply.summary}` });
+      const outcome = await deps.sender.send(reference, { card: reply.card, summary: `Approvals digest: ${reply.summary}` });
       if (outcome.ok) {
         report.sent++;
         log.info({ orgId: link.orgId, waiting, slot: slot.id }, 'approvals digest sent');
@@ -122,5 +89,26 @@ export class ApprovalDigest {
       await state.set(NS.approvalDigests, key, { at: now, retry: true }, { ttlMs: RETRY_AFTER_MS }).catch(() => undefined);
       throw err;
     }
-  }
+  };
+  const periodic = new Periodic<ApprovalDigestReport>(
+    async () => {
+      const report: ApprovalDigestReport = { sent: 0, empty: 0, failed: 0 };
+      const { approvals } = deps;
+      if (!approvals) return report;
+      const now = deps.clock.now();
+      const links = periodic.stopped ? [] : await approvals.links.all();
+      for (const link of links) {
+        if (periodic.stopped) break;
+        try {
+          await sendDigest(approvals, link, now, report);
+        } catch (err) {
+          report.failed++;
+          log.warn({ orgId: link.orgId, err: errorMessage(err) }, 'approvals digest for one approver failed; will try again');
+        }
+      }
+      return report;
+    },
+    { everyMs: TICK_MS, log, what: 'approvals digest' },
+  );
+  return periodic;
 }

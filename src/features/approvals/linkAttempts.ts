@@ -15,36 +15,33 @@ export interface LinkAttempts {
   refused(person: string): Promise<void>;
 }
 
-/** A fleet: both limits in Redis, through rate-limiter-flexible. */
-export class RedisLinkAttempts implements LinkAttempts {
-  /**
-   * `hourly`: LINK_ATTEMPTS_PER_HOUR points per person over 3,600 s. `cooldown`: one point per person over
-   * LINK_COOLDOWN_S, blocked that long after a refusal; undefined when the cooldown is 0.
-   */
-  constructor(private readonly limiters: { hourly: RateLimiterAbstract; cooldown: RateLimiterAbstract | undefined }) {}
-
-  async take(person: string): Promise<LinkDecision> {
-    const { hourly, cooldown } = this.limiters;
-    try {
-      const waiting = cooldown ? await cooldown.get(person) : null;
-      if (waiting && waiting.consumedPoints > 0 && waiting.msBeforeNext > 0)
-        return { allowed: false, retryInMs: Math.max(1_000, waiting.msBeforeNext), why: 'cooldown' };
-      await hourly.consume(person, 1);
-      return { allowed: true };
-    } catch (err) {
-      if (err instanceof RateLimiterRes) return { allowed: false, retryInMs: Math.max(1_000, err.msBeforeNext), why: 'hourly' };
-      throw new DependencyUnavailable('connect attempt limiter', err);
-    }
-  }
-
-  async refused(person: string): Promise<void> {
-    const { cooldown } = this.limiters;
-    try {
-      await cooldown?.block(person, cooldown.duration);
-    } catch (err) {
-      throw new DependencyUnavailable('connect attempt limiter', err);
-    }
-  }
+/**
+ * A fleet: both limits in Redis, through rate-limiter-flexible. `hourly`: LINK_ATTEMPTS_PER_HOUR points per person
+ * over 3,600 s. `cooldown`: one point per person over LINK_COOLDOWN_S, blocked that long after a refusal; undefined
+ * when the cooldown is 0.
+ */
+export function redisLinkAttempts(hourly: RateLimiterAbstract, cooldown: RateLimiterAbstract | undefined): LinkAttempts {
+  return {
+    async take(person) {
+      try {
+        const waiting = cooldown ? await cooldown.get(person) : null;
+        if (waiting && waiting.consumedPoints > 0 && waiting.msBeforeNext > 0)
+          return { allowed: false, retryInMs: Math.max(1_000, waiting.msBeforeNext), why: 'cooldown' };
+        await hourly.consume(person, 1);
+        return { allowed: true };
+      } catch (err) {
+        if (err instanceof RateLimiterRes) return { allowed: false, retryInMs: Math.max(1_000, err.msBeforeNext), why: 'hourly' };
+        throw new DependencyUnavailable('connect attempt limiter', err);
+      }
+    },
+    async refused(person) {
+      try {
+        await cooldown?.block(person, cooldown.duration);
+      } catch (err) {
+        throw new DependencyUnavailable('connect attempt limiter', err);
+      }
+    },
+  };
 }
 
 /** One instance: both limits kept in this process, with no timer per person (see fixedWindows.ts). */

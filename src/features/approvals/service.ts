@@ -2,7 +2,7 @@
 // built from the person's own BILL session, and the card clicks — connect, approve, deny, and each user's view.
 // Every click is re-checked on the server: signed data, the card's record, the clicker is that card's approver and
 // linked, and the bill still waits on them in BILL. Only then is POST /v3/bill-approvals/actions sent, in their session.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { BillApiError, NotLinked, errorMessage } from '../../errors.js';
 import type { BillGateway, PersonCredentials } from '../../bill/gateway.js';
 import { BillFilter } from '../../bill/filters.js';
@@ -11,7 +11,6 @@ import type { Clock } from '../../infra/clock.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { ApprovalAudit, AuditTrail } from '../../infra/audit.js';
 import type { OrgBindings } from '../../bindings/bindings.js';
-import { deriveKey } from '../../infra/state/sealing.js';
 import type { CardActionContext, CardActionHandler, CardActionReply } from '../dispatch.js';
 import type { CardReply } from '../../cards/card.js';
 import { errorReply } from '../../cards/errorCards.js';
@@ -19,7 +18,15 @@ import { dateInZone, type FormatOptions } from '../../cards/format.js';
 import { shortId } from '../../cards/redact.js';
 import type { Caller, ConversationScope } from '../types.js';
 import { auditActor, auditAdmin, auditOrUndo } from '../audit.js';
-import { conversationOf, type ApprovalAction, type ApprovalCardBill, type ApprovalCardState, type ApprovalCards } from './cardRecords.js';
+import {
+  buttonSigner,
+  conversationOf,
+  dataString,
+  type ApprovalAction,
+  type ApprovalCardBill,
+  type ApprovalCardState,
+  type ApprovalCards,
+} from './cardRecords.js';
 import {
   APPROVAL_VERBS,
   CONNECT_INPUTS,
@@ -65,23 +72,13 @@ export class Approvals {
   readonly links: UserLinks;
   readonly cards: ApprovalCards;
   readonly note: string | undefined;
-  private readonly signKey: Buffer;
+  private readonly signer: ReturnType<typeof buttonSigner>;
 
   constructor(private readonly deps: ApprovalsDeps) {
     this.links = deps.links;
     this.cards = deps.cards;
     this.note = deps.note;
-    this.signKey = deriveKey(deps.secretsKey, 'approval-cards/sign/v1');
-  }
-
-  /** HMAC of a click's (verb, card, bill): data a client changed does not verify. */
-  sign = (verb: string, cardId: string, billId: string): string =>
-    createHmac('sha256', this.signKey).update(`v1|${verb}|${cardId}|${billId}`).digest('base64url');
-
-  verify(verb: string, cardId: string, billId: string, sig: string): boolean {
-    const want = Buffer.from(this.sign(verb, cardId, billId));
-    const got = Buffer.from(sig);
-    return got.length === want.length && timingSafeEqual(got, want);
+    this.signer = buttonSigner(deps.secretsKey, 'approval-cards/sign/v1');
   }
 
   /** The person's own BILL sign-in: sync token name as username, value as password, a session slot of their own. */
@@ -106,7 +103,7 @@ export class Approvals {
       actionable,
       fmt: this.deps.fmt,
       today: dateInZone(now, this.deps.fmt.timeZone),
-      sign: this.sign,
+      sign: this.signer.sign,
       asOf: state.updatedAt,
       note: this.note,
       ...extra,
@@ -190,7 +187,7 @@ export class Approvals {
         waiting: 0,
       };
     const state: ApprovalCardState = {
-      id: this.cards.newId(),
+      id: randomBytes(16).toString('base64url'),
       tenantId: target.tenantId.toLowerCase(),
       conversationId: conversationOf(target.conversationId),
       kind: target.kind,
@@ -231,12 +228,12 @@ export class Approvals {
     const { data, caller, scope, log } = click;
     const { audit, clock } = this.deps;
     const verb = action === 'APPROVE' ? APPROVAL_VERBS.approve : APPROVAL_VERBS.deny;
-    const cardId = str(data.card, 64);
-    const billId = str(data.bill, 64);
-    const sig = str(data.sig, 128);
+    const cardId = dataString(data.card, 64);
+    const billId = dataString(data.bill, 64);
+    const sig = dataString(data.sig, 128);
     const fresh = 'Nothing was changed. Type **approvals** for a fresh list.';
     const unusable = refusalCard("This button can't be used", fresh);
-    if (!cardId || !billId || !sig || !this.verify(verb, cardId, billId, sig)) {
+    if (!cardId || !billId || !sig || !this.signer.verify(sig, verb, cardId, billId)) {
       await this.auditRefusal(click, cardId ? await this.cards.get(cardId) : undefined, billId ?? 'unknown', action, 'card data altered');
       return privately(unusable);
     }
@@ -326,9 +323,9 @@ export class Approvals {
   /** Teams asking for one user's view of a shared approval card (refresh.userIds, or a manual Refresh). */
   async view(click: ApprovalClick): Promise<CardActionReply> {
     const { data, caller, scope } = click;
-    const cardId = str(data.card, 64);
-    const sig = str(data.sig, 128);
-    const state = cardId && sig && this.verify(APPROVAL_VERBS.view, cardId, '', sig) ? await this.cards.get(cardId) : undefined;
+    const cardId = dataString(data.card, 64);
+    const sig = dataString(data.sig, 128);
+    const state = cardId && sig && this.signer.verify(sig, APPROVAL_VERBS.view, cardId, '') ? await this.cards.get(cardId) : undefined;
     if (!state || !sameConversation(state, scope))
       return privately(refusalCard('This approval card has expired', 'Type **approvals** for a fresh list.'));
     return approvalsCard(this.cardOptions(state, isApprover(state, caller)));
@@ -444,10 +441,6 @@ export class Approvals {
       ? `BILL did not accept the last token. To protect the sign-ins everyone shares, try again at ${at} (in ${wait}).`
       : `You have tried to connect several times this hour. To protect the sign-ins everyone shares, try again at ${at} (in ${wait}).`;
   }
-}
-
-function str(v: unknown, max: number): string | undefined {
-  return typeof v === 'string' && v.length > 0 && v.length <= max ? v : undefined;
 }
 
 /** Says something to the clicker only; the card stays as everyone sees it. */

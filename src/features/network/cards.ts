@@ -8,23 +8,16 @@ import type { FormatOptions } from '../../cards/format.js';
 /** The card verb of "Invite to the BILL network" (Action.Execute; its data is signed, see invite.ts). */
 export const NETWORK_INVITE_VERB = 'network.invite';
 
+const STATUS_WORDS = new Map([
+  ['CONNECTED', 'connected'],
+  ['CONNECTED_RPPS', 'connected via RPPS (verified national vendor)'],
+  ['PENDING', 'invited, waiting for them to accept'],
+  ['NOT_CONNECTED', 'not connected'],
+]);
+
 /** A vendor's networkStatus (or a customer's connection request status) in words; undefined when BILL gave none. */
 export function networkStatusWords(status: string | undefined): string | undefined {
-  switch (status) {
-    case 'CONNECTED':
-      return 'connected';
-    case 'CONNECTED_RPPS':
-      return 'connected via RPPS (verified national vendor)';
-    case 'PENDING':
-      return 'invited, waiting for them to accept';
-    case 'NOT_CONNECTED':
-      return 'not connected';
-    case undefined:
-    case '':
-      return undefined;
-    default:
-      return status.toLowerCase().replace(/_/g, ' ');
-  }
+  return status ? (STATUS_WORDS.get(status) ?? status.toLowerCase().replace(/_/g, ' ')) : undefined;
 }
 
 /** Who may be invited: not yet connected and no request pending. */

@@ -7,16 +7,15 @@
 //
 // [I] The Postman collection names no role for the network endpoints: invitations are offered to BILL's
 // ADMINISTRATOR and ACCOUNTANT roles, the ones that manage vendors and customers in BILL.
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { BillApiError, NotBound, errorMessage } from '../../errors.js';
 import { asPerson } from '../approvals/userLinks.js';
+import { buttonSigner, dataString } from '../approvals/cardRecords.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { BillOrgClient } from '../../bill/api.js';
 import type { Customer, Vendor } from '../../bill/types.js';
 import type { OrgBindings } from '../../bindings/bindings.js';
 import type { Clock } from '../../infra/clock.js';
 import type { AuditTrail } from '../../infra/audit.js';
-import { deriveKey } from '../../infra/state/sealing.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import { answerKey } from '../../mirror/answers.js';
 import { foldName, type PartyKind } from '../../mirror/records.js';
@@ -26,7 +25,7 @@ import { clockTime, type FormatOptions } from '../../cards/format.js';
 import { shortId } from '../../cards/redact.js';
 import type { Approvals } from '../approvals/service.js';
 import { auditAdmin } from '../audit.js';
-import type { CardActionContext, CardActionReply } from '../dispatch.js';
+import type { CardActionContext, CardActionHandler, CardActionReply } from '../dispatch.js';
 import { NETWORK_INVITE_VERB, invitable, invitedCard, networkStatusWords, notSentCard } from './cards.js';
 
 /** BILL roles that may invite (see the header). */
@@ -59,24 +58,19 @@ interface Target {
   networkType?: 'BILL' | 'RPPS';
 }
 
-const str = (v: unknown, max: number): string | undefined => (typeof v === 'string' && v.length > 0 && v.length <= max ? v : undefined);
+/** What an invite button's signature covers: the conversation's org and the whole target. */
+const signed = (orgId: string, t: Target): string[] => [orgId, t.kind, t.id, t.networkId ?? '', t.networkType ?? ''];
 
 export class NetworkInvites {
-  private readonly signKey: Buffer;
+  private readonly signer: ReturnType<typeof buttonSigner>;
 
   constructor(private readonly deps: NetworkInvitesDeps) {
-    this.signKey = deriveKey(deps.secretsKey, 'network-invite/sign/v1');
-  }
-
-  private sign(orgId: string, t: Target): string {
-    return createHmac('sha256', this.signKey)
-      .update(`v1|${orgId}|${t.kind}|${t.id}|${t.networkId ?? ''}|${t.networkType ?? ''}`)
-      .digest('base64url');
+    this.signer = buttonSigner(deps.secretsKey, 'network-invite/sign/v1');
   }
 
   /** The "Invite to the BILL network" button for one of the org's vendors or customers. */
   button(orgId: string, target: Target, titleText = 'Invite to the BILL network'): CardAction {
-    const data: Record<string, string> = { kind: target.kind, id: target.id, sig: this.sign(orgId, target) };
+    const data: Record<string, string> = { kind: target.kind, id: target.id, sig: this.signer.sign(...signed(orgId, target)) };
     if (target.networkId) data.net = target.networkId;
     if (target.networkType) data.type = target.networkType;
     return executeAction(titleText, { verb: NETWORK_INVITE_VERB, ...data });
@@ -94,11 +88,11 @@ export class NetworkInvites {
       const orgId = await this.deps.orgs.resolve(scope);
       if (!orgId) throw new NotBound();
       const kind = data.kind === 'vendor' || data.kind === 'customer' ? data.kind : undefined;
-      const id = str(data.id, 64);
+      const id = dataString(data.id, 64);
       const networkType = data.type === 'BILL' || data.type === 'RPPS' ? data.type : undefined;
-      const target: Target | undefined = kind && id ? { kind, id, networkId: str(data.net, 64), networkType } : undefined;
-      const sig = str(data.sig, 128);
-      if (!target || !sig || !this.verify(orgId, target, sig))
+      const target: Target | undefined = kind && id ? { kind, id, networkId: dataString(data.net, 64), networkType } : undefined;
+      const sig = dataString(data.sig, 128);
+      if (!target || !sig || !this.signer.verify(sig, ...signed(orgId, target)))
         return await refuse(orgId, 'card data altered', "This button can't be used", 'Nothing was sent to BILL. Ask for the card again.');
       if (!scope.tenantId || !caller.aadObjectId)
         return await refuse(
@@ -133,12 +127,6 @@ export class NetworkInvites {
         privateReply: true,
       };
     }
-  }
-
-  private verify(orgId: string, target: Target, sig: string): boolean {
-    const want = Buffer.from(this.sign(orgId, target));
-    const got = Buffer.from(sig);
-    return got.length === want.length && timingSafeEqual(got, want);
   }
 
   private async send(
@@ -233,13 +221,9 @@ function escapeRole(role: string): string {
 }
 
 /** The card-action route of the invite button; without SECRETS_KEY (no links) it says how invitations are switched on. */
-export function networkCardActions(invites: NetworkInvites | undefined): {
-  verb: string;
-  handler: (ctx: CardActionContext) => Promise<CardActionReply>;
-} {
+export function networkCardActions(invites: NetworkInvites | undefined): Record<string, CardActionHandler> {
   return {
-    verb: NETWORK_INVITE_VERB,
-    handler: async (ctx) =>
+    [NETWORK_INVITE_VERB]: async (ctx) =>
       invites
         ? invites.invite(ctx)
         : notSentCard(
