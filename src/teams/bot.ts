@@ -163,7 +163,7 @@ export class BillbridgeBot extends Router {
         },
       })),
       // The "Look up in BILL" message action (messageAction.ts): its dialog and its Insert, steps as for commands.
-      ...messageActionRoutes({ dispatcher: parts.dispatcher, orgBindings: parts.orgBindings }, { tenant, audit, rate }),
+      ...messageActionRoutes(parts, [tenant, audit, rate]),
       // Typed commands and card clicks, one order of steps: the answer (post, or show for a click) comes first as it
       // sends what the rest came to; then tenant, duplicates, the audit record of a command line (typed, or a run
       // button), the person's rate for anything that can reach BILL, and the typing indicator of a typed command.
@@ -211,7 +211,7 @@ export class BillbridgeBot extends Router {
         run: (t) => answer(t, answerError('BadRequest', 'Missing verb')),
       },
       // Search from the compose box (composeSearch.ts): tenant, audit and the person's rate as for a typed command.
-      composeSearchRoute(parts.search, { tenant, audit, rate }),
+      composeSearchRoute(parts.search, [tenant, audit, rate]),
     ];
     for (const route of routes) this.add(route);
   }

@@ -62,7 +62,7 @@ function turnResult(answer: SearchAnswer): TurnResult {
  * The search route. Its steps run in order: the answer (last to finish: a refusal by a later step becomes a message
  * result), then the bot's tenant, audit and per-person rate steps, as a typed command does.
  */
-export function composeSearchRoute(search: Pick<ComposeSearch, 'query'>, steps: { tenant: Step; audit: Step; rate: Step }): Route {
+export function composeSearchRoute(search: Pick<ComposeSearch, 'query'>, asCommand: readonly Step[]): Route {
   const answer: Step = async (turn, next) => {
     const { commandId, text: typed } = queryOf(turn.activity);
     const name = `search ${searchCommand(commandId)?.id ?? 'unknown'}`;
@@ -75,7 +75,7 @@ export function composeSearchRoute(search: Pick<ComposeSearch, 'query'>, steps: 
   return {
     name: 'compose: search',
     select: (a) => a.type === 'invoke' && a.name === 'composeExtension/query',
-    steps: [answer, steps.tenant, steps.audit, steps.rate],
+    steps: [answer, ...asCommand],
     run: async (turn) => {
       const { scope, caller, correlationId, log } = turn;
       const got = await search.query({ scope, caller, locale: turn.activity.locale, correlationId, log, ...queryOf(turn.activity) });
