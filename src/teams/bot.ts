@@ -32,19 +32,12 @@ import { cardActivity, isObject, Router, type Route, type Step, type Turn } from
 /** Teams re-sends an activity it thinks went unanswered; one answer per id within this window. */
 export const DUPLICATE_WINDOW_MS = 10 * 60_000;
 
-/** Invoke answers in Universal Actions' shape (a card, a line of text, or an error). */
-const answerCard = (card: unknown): InvokeResponse => ({
-  status: 200,
-  body: { statusCode: 200, type: 'application/vnd.microsoft.card.adaptive', value: card },
+/** An invoke answer in Universal Actions' shape: a card, a line of text, or an error (400). */
+const invokeAnswer = (type: 'card.adaptive' | 'activity.message' | 'error', value: unknown, status = 200): InvokeResponse => ({
+  status,
+  body: { statusCode: status, type: `application/vnd.microsoft.${type}`, value },
 });
-const answerText = (text: string): InvokeResponse => ({
-  status: 200,
-  body: { statusCode: 200, type: 'application/vnd.microsoft.activity.message', value: text },
-});
-const answerError = (code: string, message: string): InvokeResponse => ({
-  status: 400,
-  body: { statusCode: 400, type: 'application/vnd.microsoft.error', value: { code, message } },
-});
+const invokeError = (code: string, message: string) => invokeAnswer('error', { code, message }, 400);
 
 /** A card click: Action.Submit (a message whose value names a verb) or Action.Execute (an adaptiveCard/action invoke). */
 interface Click {
@@ -188,7 +181,7 @@ export class BillbridgeBot extends Router {
         run: (t) =>
           answer(
             t,
-            answerError('NotSupported', `The action '${(t.activity.value as { action: { type: string } }).action.type}' is not supported.`),
+            invokeError('NotSupported', `The action '${(t.activity.value as { action: { type: string } }).action.type}' is not supported.`),
           ),
       },
       { name: 'card: run', select: clickWithVerb('run'), steps: [reply, tenant, dedupe, audit, rate], run: (t) => this.runFromCard(t) },
@@ -208,7 +201,7 @@ export class BillbridgeBot extends Router {
         name: 'card: no verb',
         select: (a) => clickOf(a) !== undefined,
         steps: [reply, tenant, dedupe],
-        run: (t) => answer(t, answerError('BadRequest', 'Missing verb')),
+        run: (t) => answer(t, invokeError('BadRequest', 'Missing verb')),
       },
       // Search from the compose box (composeSearch.ts): tenant, audit and the person's rate as for a typed command.
       composeSearchRoute(parts.search, [tenant, audit, rate]),
@@ -254,7 +247,7 @@ export class BillbridgeBot extends Router {
       );
       if (!created) {
         turn.log.info({ activityId: a.id }, 'duplicate delivery ignored');
-        if (a.type === 'invoke') turn.answer = answerText('Already handled');
+        if (a.type === 'invoke') turn.answer = invokeAnswer('activity.message', 'Already handled');
         return undefined;
       }
     }
@@ -364,13 +357,13 @@ export class BillbridgeBot extends Router {
     if (reply.newReply) {
       // Another view: a new reply in the thread; the clicked card stays as it was (a message answer leaves it alone).
       await this.postCard(turn, reply);
-      turn.answer = answerText(reply.summary);
+      turn.answer = invokeAnswer('activity.message', reply.summary);
       return;
     }
     if (reply.everyone && carried) await this.edit(turn, reply.everyone);
     // The answer replaces the card on the clicker's client: its buttons may edit this message too.
     if (carried) await this.recordCard(turn, turn.activity.replyToId, reply, 'shown');
-    turn.answer = answerCard(reply.card);
+    turn.answer = invokeAnswer('card.adaptive', reply.card);
   }
 
   /** Sends a card as a new message in this turn's conversation (thread) and records the buttons it carries. */
