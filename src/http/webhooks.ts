@@ -21,16 +21,12 @@ class BodyTooLarge extends Error {}
 class BodyAborted extends Error {}
 
 /**
- * The request body as bytes, refusing more than `limit` bytes (without reading them all) and stalled senders.
+ * The request body as bytes, refusing more than `limit` bytes (without reading them all) and stalled senders. A declared
+ * length over the limit is refused by the route before this reads anything.
  * @public also loaded by the kill -9 durability test's child process (a dynamic import knip cannot see)
  */
 export function readRawBody(req: Request, limit: number): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limit) {
-      reject(new BodyTooLarge());
-      return;
-    }
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
