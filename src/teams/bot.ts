@@ -195,7 +195,10 @@ export class BillbridgeBot extends Router {
         name: 'card: unknown verb',
         select: (a) => typeof clickOf(a)?.verb === 'string',
         steps: [reply, tenant, dedupe],
-        run: (t) => this.unknownVerb(t),
+        run: (t) => {
+          t.log.info({ verb: String(clickIn(t.activity).verb).slice(0, 40) }, 'unknown card action');
+          return Promise.resolve({ reply: parts.dispatcher.errorCard(new Error('unknown card action'), t), outcome: 'unknown' });
+        },
       },
       {
         name: 'card: no verb',
@@ -336,11 +339,6 @@ export class BillbridgeBot extends Router {
       log.warn({ verb, err: errorMessage(err) }, 'card action failed');
       return { reply: this.parts.dispatcher.errorCard(err, turn), outcome: 'error', error: err };
     }
-  }
-
-  private unknownVerb(turn: Turn): Promise<TurnResult> {
-    turn.log.info({ verb: String(clickIn(turn.activity).verb).slice(0, 40) }, 'unknown card action');
-    return Promise.resolve({ reply: this.parts.dispatcher.errorCard(new Error('unknown card action'), turn), outcome: 'unknown' });
   }
 
   // --- Answers ---
