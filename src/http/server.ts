@@ -37,7 +37,6 @@ export interface HttpServerDeps {
   routes: Array<(server: Server) => void>;
 }
 
-/** A JSON answer; `close` closes the connection after it (a refusal that leaves the body unread). */
 export function sendJson(res: Response, status: number, body: unknown, close = false): void {
   if (close) res.setHeader('Connection', 'close');
   res.status(status);
