@@ -24,7 +24,7 @@ import { CardMessages } from './teams/cardMessages.js';
 import type { FinanceSettings } from './features/finance.js';
 import { createAdapter } from './teams/adapter.js';
 import { AuditTrail } from './infra/audit.js';
-import { memoryUserCommandRate } from './teams/userRate.js';
+import { limiterUserCommandRate, memoryUserCommandRate } from './teams/userRate.js';
 import { UpstreamCallCounter } from './infra/upstreamCalls.js';
 import { OrgBindings } from './bindings/bindings.js';
 import { Installations } from './bindings/installations.js';
@@ -42,7 +42,6 @@ import { digestCard, notificationCard, REFRESH_VERB } from './features/notificat
 import { refreshNotification } from './features/notifications/refresh.js';
 import { SANDBOX_NOTE } from './cards/words.js';
 import { webhookRoute } from './http/webhooks.js';
-import { RateLimiterUserCommandRate } from './teams/userRate.js';
 import { memoryLinkAttempts, redisLinkAttempts } from './features/approvals/linkAttempts.js';
 import { TeamRoster } from './teams/roster.js';
 import { tabSso } from './tab/sso.js';
@@ -318,9 +317,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     lookup: textLookup({ mirror, settings: finance }),
   });
   const perMinute = config.limits.userCommandsPerMinute;
-  const userRate = cluster
-    ? new RateLimiterUserCommandRate(cluster.rateLimiter('user-commands', perMinute, 60))
-    : memoryUserCommandRate(perMinute);
+  const userRate = cluster ? limiterUserCommandRate(cluster.rateLimiter('user-commands', perMinute, 60)) : memoryUserCommandRate(perMinute);
   const refresh = refreshNotification({
     notify,
     mirror,

@@ -7,7 +7,7 @@ import type { ActionData, CardReply } from '../cards/card.js';
 import { errorReply } from '../cards/errorCards.js';
 import { tooLongCard, unknownCommandCard, usageText } from '../cards/help.js';
 import { MAX_COMMAND_LENGTH, type ParseResult } from './parse.js';
-import type { Caller, CommandContext, CommandDefinition, CommandInput, ConversationScope } from './types.js';
+import type { CommandContext, CommandDefinition, CommandInput } from './types.js';
 import type { CommandRegistry } from './registry.js';
 import type { OrgBindings } from '../bindings/bindings.js';
 import type { Clock } from '../infra/clock.js';
@@ -59,12 +59,8 @@ export interface CardActionReply extends CardReply {
   newReply?: boolean;
 }
 
-export interface CardActionContext {
+export interface CardActionContext extends Pick<CommandContext, 'scope' | 'caller' | 'correlationId' | 'log'> {
   data: ActionData;
-  scope: ConversationScope;
-  caller: Caller;
-  correlationId: string;
-  log: Logger;
   /** True when the click came through Universal Actions (Action.Execute), false for the Action.Submit fallback. */
   universal: boolean;
   /** The conversation reference of this turn (JSON, no secrets), for later proactive sends to the same chat. */

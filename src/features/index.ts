@@ -28,8 +28,11 @@ export interface FeatureDeps {
   approvals: ApprovalsDeps;
 }
 
+/** The parts each feature's commands run with: help's with the registry it belongs to. */
+type BoundDeps = Omit<FeatureDeps, 'help'> & { help: HelpDeps };
+
 /** Each feature's commands, in registration order (which breaks ties of rank). */
-const FEATURES: { [K in keyof FeatureDeps]: ReadonlyArray<Command<K extends 'help' ? HelpDeps : FeatureDeps[K]>> } = {
+const FEATURES: { [K in keyof BoundDeps]: ReadonlyArray<Command<BoundDeps[K]>> } = {
   help: [helpCommand],
   link: [linkCommand, unlinkCommand],
   status: [statusCommand],
@@ -46,19 +49,10 @@ const FEATURES: { [K in keyof FeatureDeps]: ReadonlyArray<Command<K extends 'hel
 /** The registry the bot runs: every feature's commands bound to the parts it declared. */
 export function createRegistry(deps: FeatureDeps): CommandRegistry {
   const registry = new CommandRegistry();
-  return registry.register(
-    ...bindCommands(FEATURES.help, { ...deps.help, registry }),
-    ...bindCommands(FEATURES.link, deps.link),
-    ...bindCommands(FEATURES.status, deps.status),
-    ...bindCommands(FEATURES.payables, deps.payables),
-    ...bindCommands(FEATURES.receivables, deps.receivables),
-    ...bindCommands(FEATURES.parties, deps.parties),
-    ...bindCommands(FEATURES.network, deps.network),
-    ...bindCommands(FEATURES.payments, deps.payments),
-    ...bindCommands(FEATURES.spend, deps.spend),
-    ...bindCommands(FEATURES.notifications, deps.notifications),
-    ...bindCommands(FEATURES.approvals, deps.approvals),
-  );
+  const bound: BoundDeps = { ...deps, help: { ...deps.help, registry } };
+  // Generic, so each feature's commands are checked against that feature's parts.
+  const bind = <K extends keyof BoundDeps>(feature: K, parts: BoundDeps[K]) => bindCommands(FEATURES[feature], parts);
+  return registry.register(...(Object.keys(FEATURES) as Array<keyof BoundDeps>).flatMap((feature) => bind(feature, bound[feature])));
 }
 
 /** The same commands without their parts, for what only reads names and usage: the Teams manifest, the card gallery. */

@@ -6,8 +6,8 @@ import type { CommandDefinition, CommandInfo, ConversationKind } from './types.j
 export class CommandRegistry<C extends CommandInfo = CommandDefinition> {
   private readonly commands = new Map<string, C>();
   private nameIndex: CommandName[] = [];
-  /** list() and forScope() answers, dropped when a command is registered (every help and every parse reads them). */
-  private ranked: readonly C[] | undefined;
+  /** list() and forScope() answers, made when commands are registered (every help and every parse reads them). */
+  private ranked: readonly C[] = [];
   private readonly byScope = new Map<ConversationKind, readonly C[]>();
 
   register(...defs: C[]): this {
@@ -20,7 +20,10 @@ export class CommandRegistry<C extends CommandInfo = CommandDefinition> {
       this.commands.set(name, def);
     }
     this.nameIndex = [...this.commands.keys()].map((n) => ({ name: n, words: n.split(' ') }));
-    this.ranked = undefined;
+    this.ranked = [...this.commands.values()]
+      .map((def, i) => ({ def, i }))
+      .sort((a, b) => (a.def.rank ?? 100) - (b.def.rank ?? 100) || a.i - b.i)
+      .map((x) => x.def);
     this.byScope.clear();
     return this;
   }
@@ -31,10 +34,6 @@ export class CommandRegistry<C extends CommandInfo = CommandDefinition> {
 
   /** All commands, most useful first (rank, then registration order). */
   list(): readonly C[] {
-    this.ranked ??= [...this.commands.values()]
-      .map((def, i) => ({ def, i }))
-      .sort((a, b) => (a.def.rank ?? 100) - (b.def.rank ?? 100) || a.i - b.i)
-      .map((x) => x.def);
     return this.ranked;
   }
 

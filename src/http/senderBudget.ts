@@ -98,7 +98,7 @@ export class SenderBudget {
 
   /** The signature verified: everything reserved goes back, and the source skips the shared bucket for a while. */
   verifiedSender(r: Reservation): void {
-    this.refund(r, r.bytes);
+    this.release(r);
     this.verified.delete(r.source);
     this.verified.set(r.source, Date.now() + VERIFIED_FOR_MS);
     if (this.verified.size > MAX_SOURCES) dropOldest(this.verified);
@@ -110,15 +110,11 @@ export class SenderBudget {
    */
   failedSender(r: Reservation, read: number): void {
     const owed = Math.max(MIN_CHARGE, read);
-    if (owed < r.bytes) this.refund(r, r.bytes - owed);
+    if (owed < r.bytes) this.release(r, r.bytes - owed);
   }
 
-  /** Neither verified nor refused for its signature (store trouble, unreadable after a good signature): all back. */
-  release(r: Reservation): void {
-    this.refund(r, r.bytes);
-  }
-
-  private refund(r: Reservation, bytes: number): void {
+  /** Gives `bytes` back: all of them when neither verified nor refused (store trouble, unreadable after a good signature). */
+  release(r: Reservation, bytes = r.bytes): void {
     const now = Date.now();
     this.sources.get(r.source)?.give(bytes, now);
     if (r.global) this.shared.give(bytes, now);

@@ -37,7 +37,8 @@ export interface HttpServerDeps {
   routes: Array<(server: Server) => void>;
 }
 
-function sendJson(res: Response, status: number, body: unknown): void {
+export function sendJson(res: Response, status: number, body: unknown, close = false): void {
+  if (close) res.setHeader('Connection', 'close');
   res.status(status);
   res.json(body);
 }
@@ -88,8 +89,7 @@ export function createHttpServer(deps: HttpServerDeps): Server {
     if (!deps.requireBearer) return next();
     // The body is left unread on a refusal here: close the connection after answering.
     const refuse = (status: number, body: unknown) => {
-      res.setHeader('Connection', 'close');
-      sendJson(res, status, body);
+      sendJson(res, status, body, true);
       next(false);
     };
     if (!looksLikeBearerJwt(req.headers.authorization)) {

@@ -140,19 +140,13 @@ export function tabApiRoute(deps: TabApiDeps): (server: Server) => void {
   };
 }
 
-interface Reply {
-  status: number;
-  body: unknown;
-  retryAfterS?: number;
-}
-
 /** One load's answer: the figures, or the refusal's status and sentence, with how it went for the audit line. */
 async function respond(
   deps: TabApiDeps,
   req: Request,
   correlationId: string,
   seen: Seen,
-): Promise<Reply & { result: 'ok' | 'refused' | 'error'; reason?: string }> {
+): Promise<{ status: number; body: unknown; retryAfterS?: number; result: 'ok' | 'refused' | 'error'; reason?: string }> {
   try {
     return { status: 200, body: await answer(deps, req, correlationId, seen), result: 'ok' };
   } catch (err) {

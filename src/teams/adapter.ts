@@ -7,7 +7,6 @@ import {
   type ConfigurationBotFrameworkAuthenticationOptions,
   type Request as BotRequest,
   type Response as BotResponse,
-  type TurnContext,
 } from 'botbuilder';
 import {
   AuthenticationConstants,
@@ -20,21 +19,20 @@ import type { Config } from '../config.js';
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import type { Limiter } from '../infra/limits/types.js';
-import { cardActivity, correlationIdOf, isObject } from './routes.js';
+import { cardActivity, correlationIdOf, isObject, type Router } from './routes.js';
 import { errorReply } from '../cards/errorCards.js';
 import { connectorHttpClient } from './connectorLimits.js';
 import { TurnPacer } from './pacer.js';
 import { KeepingAuthentication } from './turnClients.js';
 
-/**
- * The cloud's own values for the settings that switch ConfigurationBotFrameworkAuthentication to "parameterized" mode.
- * Once one is set, botbuilder takes every one of them as given and leaves the unset ones undefined (no issuer check
- * value, no login URL, no caller id), so an override of one setting would silently change the others.
- */
-function cloudDefaults(channelService: string | undefined): Record<string, string> {
-  const gov = channelService === GovernmentConstants.ChannelService;
+export function botAuthOptions(config: Config): ConfigurationBotFrameworkAuthenticationOptions {
+  const overrides = config.bot.overrides;
+  // The cloud's own values for the settings that switch ConfigurationBotFrameworkAuthentication to "parameterized" mode.
+  // Once one is set, botbuilder takes every one of them as given and leaves the unset ones undefined (no issuer check
+  // value, no login URL, no caller id): overrides (tests, sovereign clouds) go on top of these, so only they change.
+  const gov = overrides.ChannelService === GovernmentConstants.ChannelService;
   const c = gov ? GovernmentConstants : AuthenticationConstants;
-  return {
+  const defaults: Record<string, string> = {
     ToChannelFromBotLoginUrl: c.ToChannelFromBotLoginUrl,
     ToChannelFromBotOAuthScope: c.ToChannelFromBotOAuthScope,
     ToBotFromChannelTokenIssuer: c.ToBotFromChannelTokenIssuer,
@@ -43,29 +41,15 @@ function cloudDefaults(channelService: string | undefined): Record<string, strin
     ToBotFromEmulatorOpenIdMetadataUrl: c.ToBotFromEmulatorOpenIdMetadataUrl,
     CallerId: gov ? CallerIdConstants.USGovChannel : CallerIdConstants.PublicAzureChannel,
   };
-}
-
-export function botAuthOptions(config: Config): ConfigurationBotFrameworkAuthenticationOptions {
-  // Overrides (tests, sovereign clouds) go on top of the cloud's defaults, so only what was overridden changes.
-  const overrides = config.bot.overrides;
-  const defaults = cloudDefaults(overrides.ChannelService);
   const parameterized = Object.keys(defaults).some((k) => overrides[k]);
-  const settings = parameterized ? { ...defaults, ...overrides } : overrides;
-  if (config.bot.appId === '') {
-    // Local mode: botbuilder treats an empty app id as "authentication disabled" only for MultiTenant.
-    return {
-      ...settings,
-      MicrosoftAppId: '',
-      MicrosoftAppPassword: '',
-      MicrosoftAppType: 'MultiTenant',
-    };
-  }
+  // Local mode (no app id): botbuilder treats an empty app id as "authentication disabled" only for MultiTenant.
+  const local = config.bot.appId === '';
   return {
-    ...settings,
+    ...(parameterized ? { ...defaults, ...overrides } : overrides),
     MicrosoftAppId: config.bot.appId,
-    MicrosoftAppPassword: config.bot.appPassword,
-    MicrosoftAppType: config.bot.appType,
-    MicrosoftAppTenantId: config.bot.tenantId,
+    MicrosoftAppPassword: local ? '' : config.bot.appPassword,
+    MicrosoftAppType: local ? 'MultiTenant' : config.bot.appType,
+    MicrosoftAppTenantId: local ? undefined : config.bot.tenantId,
   };
 }
 
@@ -85,6 +69,7 @@ function isCleanId(v: unknown): v is string {
 
 const optional = (v: unknown, check: (x: unknown) => boolean): boolean => v === undefined || v === null || check(v);
 const isString = (x: unknown): boolean => typeof x === 'string';
+const isShortString = (x: unknown): boolean => typeof x === 'string' && x.length <= MAX_NAME_LENGTH;
 
 /** What is wrong with the fields botbuilder relies on without checking (a missing conversation throws deep inside); undefined when sound. */
 export function activityEnvelopeProblem(body: Record<string, unknown>): string | undefined {
@@ -112,19 +97,14 @@ export function activityEnvelopeProblem(body: Record<string, unknown>): string |
     const v = body[party];
     if (v === undefined) continue;
     if (!isObject(v) || (v.id !== undefined && !isCleanId(v.id))) return `${party} must be an object with a string id`;
-    if (v.name !== undefined && v.name !== null && (typeof v.name !== 'string' || v.name.length > MAX_NAME_LENGTH))
-      return `${party}.name must be a short string`;
-    if (
-      v.aadObjectId !== undefined &&
-      v.aadObjectId !== null &&
-      (typeof v.aadObjectId !== 'string' || v.aadObjectId.length > MAX_NAME_LENGTH)
-    )
-      return `${party}.aadObjectId must be a short string`;
+    for (const field of ['name', 'aadObjectId'] as const) {
+      if (!optional(v[field], isShortString)) return `${party}.${field} must be a short string`;
+    }
   }
   for (const field of ['id', 'replyToId', 'timestamp', 'localTimestamp', 'expiration', 'name', 'locale'] as const) {
     if (!optional(body[field], isCleanId)) return `${field} must be a string of reasonable length`;
   }
-  if (body.text !== undefined && body.text !== null && typeof body.text !== 'string') return 'text must be a string';
+  if (!optional(body.text, isString)) return 'text must be a string';
   if (body.type === 'invoke' && (typeof body.name !== 'string' || body.name === '')) return 'an invoke activity needs a name';
   // botbuilder reads (and prints) value.action.type of a card action without checking it is there.
   if (
@@ -153,9 +133,7 @@ export function classifyAuthError(err: unknown): { status: 401 | 503; reason: st
 }
 
 /** What runs each authenticated turn: the route table (bot.ts). */
-interface TurnLogic {
-  run(context: TurnContext): Promise<void>;
-}
+type TurnLogic = Pick<Router, 'run'>;
 
 /** Runs around each authenticated turn: the scope that counts the turn's upstream calls (app.ts). */
 type AroundTurn = <T>(fn: () => Promise<T>) => Promise<T>;

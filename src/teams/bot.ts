@@ -32,19 +32,12 @@ import { cardActivity, isObject, Router, type Route, type Step, type Turn } from
 /** Teams re-sends an activity it thinks went unanswered; one answer per id within this window. */
 export const DUPLICATE_WINDOW_MS = 10 * 60_000;
 
-/** Invoke answers in Universal Actions' shape (a card, a line of text, or an error). */
-const answerCard = (card: unknown): InvokeResponse => ({
-  status: 200,
-  body: { statusCode: 200, type: 'application/vnd.microsoft.card.adaptive', value: card },
+/** An invoke answer in Universal Actions' shape: a card, a line of text, or an error (400). */
+const invokeAnswer = (type: 'card.adaptive' | 'activity.message' | 'error', value: unknown, status = 200): InvokeResponse => ({
+  status,
+  body: { statusCode: status, type: `application/vnd.microsoft.${type}`, value },
 });
-const answerText = (text: string): InvokeResponse => ({
-  status: 200,
-  body: { statusCode: 200, type: 'application/vnd.microsoft.activity.message', value: text },
-});
-const answerError = (code: string, message: string): InvokeResponse => ({
-  status: 400,
-  body: { statusCode: 400, type: 'application/vnd.microsoft.error', value: { code, message } },
-});
+const invokeError = (code: string, message: string) => invokeAnswer('error', { code, message }, 400);
 
 /** A card click: Action.Submit (a message whose value names a verb) or Action.Execute (an adaptiveCard/action invoke). */
 interface Click {
@@ -130,40 +123,40 @@ export interface BotParts {
   orgBindings: MessageActionParts['orgBindings'];
 }
 
-export class BillbridgeBot {
-  private readonly router: Router;
-
+/** The route table with the bot's steps and handlers: what the adapter runs for each authenticated activity. */
+export class BillbridgeBot extends Router {
   constructor(private readonly parts: BotParts) {
+    super(parts.log);
     const install = parts.install;
-    const { post, show, tenant, dedupe, audit, rate, typing } = this;
+    const { reply, tenant, dedupe, audit, rate, typing } = this;
+    // Install lifecycle (install.ts): Teams sends installationUpdate and a conversationUpdate naming the bot on arrival
+    // and on removal; both are handled, and the install record makes the welcome go out once. Another tenant's
+    // events touch nothing, and only installationUpdate add (not the conversationUpdate with it) posts the refusal.
+    const installEvents: Array<[string, (a: Activity) => boolean, (t: Turn) => Promise<void>]> = [
+      ['installed', installation('add'), (t) => install.added(t, false)],
+      ['upgraded', installation('add-upgrade'), (t) => install.added(t, true)],
+      ['uninstalled', installation('remove'), (t) => install.removed(t, 'uninstalled')],
+      ['bot added', (a) => isConversationUpdate(a) && isBotAmong(a.membersAdded, a), (t) => install.added(t, false)],
+      [
+        'bot removed',
+        (a) => isConversationUpdate(a) && !nonEmpty(a.membersAdded) && isBotAmong(a.membersRemoved, a),
+        (t) => install.removed(t, 'removed from the conversation'),
+      ],
+      ['team deleted', (a) => teamEvent(a, 'teamDeleted', 'teamHardDeleted'), (t) => install.removed(t, 'team deleted')],
+      ['team renamed', (a) => teamEvent(a, 'teamRenamed'), (t) => install.renamed(t)],
+    ];
     const routes: Route[] = [
-      // Install lifecycle (install.ts): Teams sends installationUpdate and a conversationUpdate naming the bot on arrival
-      // and on removal; both are handled, and the install record makes the welcome go out once. Another tenant's
-      // events touch nothing, and only installationUpdate add (not the conversationUpdate with it) posts the refusal.
-      { name: 'installed', select: installation('add'), steps: [post, tenant], run: (t) => none(install.added(t, false)) },
-      { name: 'upgraded', select: installation('add-upgrade'), steps: [tenant], run: (t) => none(install.added(t, true)) },
-      { name: 'uninstalled', select: installation('remove'), steps: [tenant], run: (t) => none(install.removed(t, 'uninstalled')) },
-      {
-        name: 'bot added',
-        select: (a) => isConversationUpdate(a) && isBotAmong(a.membersAdded, a),
-        steps: [tenant],
-        run: (t) => none(install.added(t, false)),
-      },
-      {
-        name: 'bot removed',
-        select: (a) => isConversationUpdate(a) && !nonEmpty(a.membersAdded) && isBotAmong(a.membersRemoved, a),
-        steps: [tenant],
-        run: (t) => none(install.removed(t, 'removed from the conversation')),
-      },
-      {
-        name: 'team deleted',
-        select: (a) => teamEvent(a, 'teamDeleted', 'teamHardDeleted'),
-        steps: [tenant],
-        run: (t) => none(install.removed(t, 'team deleted')),
-      },
-      { name: 'team renamed', select: (a) => teamEvent(a, 'teamRenamed'), steps: [tenant], run: (t) => none(install.renamed(t)) },
+      ...installEvents.map(([name, select, run]): Route => ({
+        name,
+        select,
+        steps: name === 'installed' ? [reply, tenant] : [tenant],
+        run: async (t) => {
+          await run(t);
+          return undefined;
+        },
+      })),
       // The "Look up in BILL" message action (messageAction.ts): its dialog and its Insert, steps as for commands.
-      ...messageActionRoutes({ dispatcher: parts.dispatcher, orgBindings: parts.orgBindings }, { tenant, audit, rate }),
+      ...messageActionRoutes(parts, [tenant, audit, rate]),
       // Typed commands and card clicks, one order of steps: the answer (post, or show for a click) comes first as it
       // sends what the rest came to; then tenant, duplicates, the audit record of a command line (typed, or a run
       // button), the person's rate for anything that can reach BILL, and the typing indicator of a typed command.
@@ -173,12 +166,12 @@ export class BillbridgeBot {
         name: 'shared card',
         select: (a) => a.type === 'message' && !clickOf(a) && isSharedCard(a),
         steps: [],
-        run: () => none(Promise.resolve()),
+        run: () => Promise.resolve(undefined),
       },
       {
         name: 'command',
         select: (a) => a.type === 'message' && !clickOf(a),
-        steps: [post, tenant, dedupe, audit, rate, typing],
+        steps: [reply, tenant, dedupe, audit, rate, typing],
         run: (t) => this.command(t),
       },
       {
@@ -188,53 +181,47 @@ export class BillbridgeBot {
         run: (t) =>
           answer(
             t,
-            answerError('NotSupported', `The action '${(t.activity.value as { action: { type: string } }).action.type}' is not supported.`),
+            invokeError('NotSupported', `The action '${(t.activity.value as { action: { type: string } }).action.type}' is not supported.`),
           ),
       },
-      { name: 'card: run', select: clickWithVerb('run'), steps: [show, tenant, dedupe, audit, rate], run: (t) => this.runFromCard(t) },
+      { name: 'card: run', select: clickWithVerb('run'), steps: [reply, tenant, dedupe, audit, rate], run: (t) => this.runFromCard(t) },
       ...Object.entries(parts.cardActions).map(([verb, handler]): Route => ({
         name: `card: ${verb}`,
         select: clickWithVerb(verb),
-        steps: [show, tenant, dedupe, rate],
+        steps: [reply, tenant, dedupe, rate],
         run: (t) => this.cardAction(t, verb, handler),
       })),
       {
         name: 'card: unknown verb',
         select: (a) => typeof clickOf(a)?.verb === 'string',
-        steps: [show, tenant, dedupe],
-        run: (t) => this.unknownVerb(t),
+        steps: [reply, tenant, dedupe],
+        run: (t) => {
+          t.log.info({ verb: String(clickIn(t.activity).verb).slice(0, 40) }, 'unknown card action');
+          return Promise.resolve({ reply: parts.dispatcher.errorCard(new Error('unknown card action'), t), outcome: 'unknown' });
+        },
       },
       {
         name: 'card: no verb',
         select: (a) => clickOf(a) !== undefined,
-        steps: [show, tenant, dedupe],
-        run: (t) => answer(t, answerError('BadRequest', 'Missing verb')),
+        steps: [reply, tenant, dedupe],
+        run: (t) => answer(t, invokeError('BadRequest', 'Missing verb')),
       },
       // Search from the compose box (composeSearch.ts): tenant, audit and the person's rate as for a typed command.
-      composeSearchRoute(parts.search, { tenant, audit, rate }),
+      composeSearchRoute(parts.search, [tenant, audit, rate]),
     ];
-    this.router = new Router(parts.log);
-    for (const route of routes) this.router.add(route);
-  }
-
-  /** The logic the adapter runs for each authenticated activity. */
-  run(context: TurnContext): Promise<void> {
-    return this.router.run(context);
+    for (const route of routes) this.add(route);
   }
 
   // --- Steps ---
 
-  /** Answers a typed command: what the rest came to goes out as a new message, after everything else is done. */
-  private readonly post: Step = async (turn, next) => {
+  /**
+   * Shows what the rest came to, after everything else is done: a new message for a typed command (or an install's
+   * refusal), and for a click the way its kind of action allows (see showClick).
+   */
+  private readonly reply: Step = async (turn, next) => {
     const result = await next();
-    if (result) await this.postCard(turn, result.reply);
-    return result;
-  };
-
-  /** Answers a click the way its kind of action allows (see showClick), after everything else is done. */
-  private readonly show: Step = async (turn, next) => {
-    const result = await next();
-    if (result) await this.showClick(turn, result.reply);
+    if (result && clickOf(turn.activity)) await this.showClick(turn, result.reply);
+    else if (result) await this.postCard(turn, result.reply);
     return result;
   };
 
@@ -263,7 +250,7 @@ export class BillbridgeBot {
       );
       if (!created) {
         turn.log.info({ activityId: a.id }, 'duplicate delivery ignored');
-        if (a.type === 'invoke') turn.answer = answerText('Already handled');
+        if (a.type === 'invoke') turn.answer = invokeAnswer('activity.message', 'Already handled');
         return undefined;
       }
     }
@@ -354,11 +341,6 @@ export class BillbridgeBot {
     }
   }
 
-  private unknownVerb(turn: Turn): Promise<TurnResult> {
-    turn.log.info({ verb: String(clickIn(turn.activity).verb).slice(0, 40) }, 'unknown card action');
-    return Promise.resolve({ reply: this.parts.dispatcher.errorCard(new Error('unknown card action'), turn), outcome: 'unknown' });
-  }
-
   // --- Answers ---
 
   /** Shows a click's reply as CardActionReply (dispatch.ts) says: an invoke answer, a message edit or a new reply. */
@@ -373,13 +355,13 @@ export class BillbridgeBot {
     if (reply.newReply) {
       // Another view: a new reply in the thread; the clicked card stays as it was (a message answer leaves it alone).
       await this.postCard(turn, reply);
-      turn.answer = answerText(reply.summary);
+      turn.answer = invokeAnswer('activity.message', reply.summary);
       return;
     }
     if (reply.everyone && carried) await this.edit(turn, reply.everyone);
     // The answer replaces the card on the clicker's client: its buttons may edit this message too.
     if (carried) await this.recordCard(turn, turn.activity.replyToId, reply, 'shown');
-    turn.answer = answerCard(reply.card);
+    turn.answer = invokeAnswer('card.adaptive', reply.card);
   }
 
   /** Sends a card as a new message in this turn's conversation (thread) and records the buttons it carries. */
@@ -404,11 +386,9 @@ export class BillbridgeBot {
 
   /** Records the buttons a message now carries; a failure only means its buttons answer with new replies. */
   private async recordCard(turn: Turn, activityId: string | undefined, reply: CardReply, how: 'new' | 'edited' | 'shown'): Promise<void> {
-    await this.parts.cardMessages
-      .posted({ tenantId: turn.scope.tenantId, conversationId: turn.scope.conversationId }, activityId, reply.card, how)
-      .catch((err: unknown) => {
-        turn.log.warn({ err: errorMessage(err) }, 'card message record failed');
-      });
+    await this.parts.cardMessages.posted(turn.scope, activityId, reply.card, how).catch((err: unknown) => {
+      turn.log.warn({ err: errorMessage(err) }, 'card message record failed');
+    });
   }
 
   /**
@@ -417,22 +397,12 @@ export class BillbridgeBot {
    */
   private async carries(turn: Turn, data: Record<string, unknown>): Promise<boolean> {
     try {
-      return await this.parts.cardMessages.carries(
-        { tenantId: turn.scope.tenantId, conversationId: turn.scope.conversationId },
-        turn.activity.replyToId,
-        data,
-      );
+      return await this.parts.cardMessages.carries(turn.scope, turn.activity.replyToId, data);
     } catch (err) {
       turn.log.warn({ err: errorMessage(err) }, 'card message record unreadable');
       return false;
     }
   }
-}
-
-/** A handler that answers nothing: the install events (the welcome is their own). */
-async function none(work: Promise<void>): Promise<undefined> {
-  await work;
-  return undefined;
 }
 
 /** A handler that gives the invoke's protocol answer and no card. */

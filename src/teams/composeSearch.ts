@@ -8,7 +8,6 @@ import {
   type MessagingExtensionResponse,
 } from 'botbuilder';
 import { adaptiveCard, escapeMarkdown, text } from '../cards/card.js';
-import type { TurnResult } from '../features/dispatch.js';
 import { searchCommand } from '../features/search/commands.js';
 import type { ComposeSearch, SearchAnswer, SearchResult } from '../features/search/search.js';
 import { isObject, type Route, type Step } from './routes.js';
@@ -47,22 +46,11 @@ function answerOf(answer: SearchAnswer): InvokeResponse<MessagingExtensionRespon
   return { status: 200, body: { composeExtension } };
 }
 
-/** What the audit step records of a search (the turn's command line), and what a refusal before it (tenant, rate) says. */
-function turnResult(answer: SearchAnswer): TurnResult {
-  const summary = answer.message ?? `${answer.results.length} results`;
-  return {
-    reply: answer.results[0]?.card ?? adaptiveCard([text(escapeMarkdown(summary))], { summary }),
-    outcome: answer.outcome,
-    orgId: answer.orgId,
-    error: answer.error,
-  };
-}
-
 /**
  * The search route. Its steps run in order: the answer (last to finish: a refusal by a later step becomes a message
  * result), then the bot's tenant, audit and per-person rate steps, as a typed command does.
  */
-export function composeSearchRoute(search: Pick<ComposeSearch, 'query'>, steps: { tenant: Step; audit: Step; rate: Step }): Route {
+export function composeSearchRoute(search: Pick<ComposeSearch, 'query'>, asCommand: readonly Step[]): Route {
   const answer: Step = async (turn, next) => {
     const { commandId, text: typed } = queryOf(turn.activity);
     const name = `search ${searchCommand(commandId)?.id ?? 'unknown'}`;
@@ -75,12 +63,15 @@ export function composeSearchRoute(search: Pick<ComposeSearch, 'query'>, steps: 
   return {
     name: 'compose: search',
     select: (a) => a.type === 'invoke' && a.name === 'composeExtension/query',
-    steps: [answer, steps.tenant, steps.audit, steps.rate],
+    steps: [answer, ...asCommand],
     run: async (turn) => {
       const { scope, caller, correlationId, log } = turn;
       const got = await search.query({ scope, caller, locale: turn.activity.locale, correlationId, log, ...queryOf(turn.activity) });
       turn.answer = answerOf(got);
-      return turnResult(got);
+      // What the audit step records of the search (the turn's command line).
+      const summary = got.message ?? `${got.results.length} results`;
+      const reply = got.results[0]?.card ?? adaptiveCard([text(escapeMarkdown(summary))], { summary });
+      return { reply, outcome: got.outcome, orgId: got.orgId, error: got.error };
     },
   };
 }

@@ -37,22 +37,14 @@ export function retryAfterMs(headers: { get(name: string): string | undefined | 
   return Number.isFinite(ms) && ms >= 0 ? ms : parseRetryAfter(headers.get('retry-after') ?? undefined, now);
 }
 
-/** The conversation a connector URL addresses (.../v3/conversations/{id}/...; service URLs carry a path such as /amer/), if any. */
-export function conversationOfUrl(url: string): string | undefined {
-  try {
-    const id = /\/v3\/conversations\/([^/]+)/.exec(new URL(url).pathname)?.[1];
-    return id === undefined ? undefined : decodeURIComponent(id);
-  } catch {
-    return undefined;
-  }
-}
-
-/** The thread a connector call counts against: its conversation, else its path (/v3/teams/{id} counts against that team). */
+/**
+ * The thread a connector call counts against: the conversation it addresses (.../v3/conversations/{id}/...; service URLs
+ * carry a path such as /amer/), else its path (/v3/teams/{id} counts against that team).
+ */
 export function threadOfUrl(url: string): string {
-  const conversation = conversationOfUrl(url);
-  if (conversation !== undefined) return conversation;
   try {
-    return decodeURIComponent(new URL(url).pathname);
+    const path = new URL(url).pathname;
+    return decodeURIComponent(/\/v3\/conversations\/([^/]+)/.exec(path)?.[1] ?? path);
   } catch {
     return url.slice(0, 200);
   }

@@ -39,9 +39,8 @@ const dialog = (reply: CardReply): InvokeResponse => ({
 });
 const composeText = (line: string): InvokeResponse => ({ status: 200, body: { composeExtension: { type: 'message', text: line } } });
 
-/** The two routes, with the steps commands have: the tenant allow-list, the audit record and the person's rate. */
-export function messageActionRoutes(parts: MessageActionParts, steps: { tenant: Step; audit: Step; rate: Step }): Route[] {
-  const { tenant, audit, rate } = steps;
+/** The two routes, with the steps commands have (`asCommand`: the tenant allow-list, the audit record and the person's rate). */
+export function messageActionRoutes(parts: MessageActionParts, asCommand: readonly Step[]): Route[] {
   /** What the rest came to (a refusal included) becomes the invoke's answer: the dialog, or (Insert) a line. */
   const answer =
     (shape: (result: TurnResult) => InvokeResponse): Step =>
@@ -55,37 +54,31 @@ export function messageActionRoutes(parts: MessageActionParts, steps: { tenant: 
     {
       name: 'message action: look up',
       select: lookUpInvoke('composeExtension/fetchTask'),
-      steps: [answer((r) => dialog(r.reply)), tenant, audit, rate],
+      steps: [answer((r) => dialog(r.reply)), ...asCommand],
       run: (t) => lookUp(parts, t),
     },
     {
       name: 'message action: insert',
       select: lookUpInvoke('composeExtension/submitAction'),
-      steps: [answer((r) => composeText(r.reply.summary)), tenant, audit, rate],
+      steps: [answer((r) => composeText(r.reply.summary)), ...asCommand],
       run: (t) => insert(parts, t),
     },
   ];
-}
-
-/** A chat has no team binding: in multi-org mode only a linked team's channel names the organisation to look in. */
-function chatInMultiOrg(): TurnResult {
-  return {
-    outcome: 'refused',
-    reply: adaptiveCard(
-      [
-        title('Use Look up in BILL from a channel of a linked team'),
-        text("Each team here is linked to its own BILL organisation, and a chat isn't. Use it on a message in a channel of a linked team."),
-      ],
-      { summary: 'Look up in BILL works on messages in a channel of a linked team.' },
-    ),
-  };
 }
 
 /** The organisation to look in, or the refusal to show. */
 async function orgOf(parts: MessageActionParts, turn: Turn): Promise<{ orgId: string } | { refused: TurnResult }> {
   const org = await parts.orgBindings.forExtension(turn.scope);
   if ('orgId' in org) return org;
-  if (org.refused === 'chat in multi-org') return { refused: chatInMultiOrg() };
+  // A chat has no team binding: in multi-org mode only a linked team's channel names the organisation to look in.
+  if (org.refused === 'chat in multi-org') {
+    const body = [
+      title('Use Look up in BILL from a channel of a linked team'),
+      text("Each team here is linked to its own BILL organisation, and a chat isn't. Use it on a message in a channel of a linked team."),
+    ];
+    const summary = 'Look up in BILL works on messages in a channel of a linked team.';
+    return { refused: { outcome: 'refused', reply: adaptiveCard(body, { summary }) } };
+  }
   return { refused: { outcome: 'refused', reply: parts.dispatcher.errorCard(new NotBound(), turn), error: new NotBound() } };
 }
 

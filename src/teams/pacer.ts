@@ -23,11 +23,6 @@ export class TurnPacer {
     });
   }
 
-  /** Turns waiting to start (metrics, tests). */
-  get queued(): number {
-    return this.waiting.length;
-  }
-
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;

@@ -59,22 +59,17 @@ export class BotFrameworkSender implements ChannelSender {
 
   async send(reference: ConversationRef, message: OutgoingMessage): Promise<SendOutcome> {
     let outcome: SendOutcome | undefined;
+    const conversation = (reference as Partial<ConversationReference>).conversation;
     try {
-      const continued = this.adapter.continueConversationAsync.bind(this.adapter);
       await connectorPriority.run('background', () =>
-        continued(this.appId, reference as Partial<ConversationReference> as ConversationReference, async (context) => {
+        this.adapter.continueConversationAsync(this.appId, reference, async (context) => {
           // Errors are caught here: the adapter's onTurnError would otherwise swallow them.
           try {
             const sent = await context.sendActivity(cardActivity(message as CardReply));
             outcome = { ok: true };
-            const conversation = (reference as Partial<ConversationReference>).conversation;
+            const where = { tenantId: conversation?.tenantId, conversationId: conversation?.id ?? '' };
             await this.cardMessages
-              .posted(
-                { tenantId: conversation?.tenantId, conversationId: conversation?.id ?? '' },
-                sent?.id,
-                (message as CardReply).card,
-                'new',
-              )
+              .posted(where, sent?.id, (message as CardReply).card, 'new')
               .catch((err: unknown) => this.log.warn({ err: errorMessage(err) }, 'card message record failed'));
           } catch (err) {
             outcome = sendFailure(err);

@@ -4,29 +4,27 @@ import { DependencyUnavailable } from '../errors.js';
 import { FixedWindows, type WindowDecision } from '../infra/fixedWindows.js';
 import type { Caller, ConversationScope } from '../features/types.js';
 
-export type RateDecision = WindowDecision;
-
 /** Takes one turn (a command or a card click) for a person; in-memory for one instance, Redis-backed in cluster mode. */
 export interface UserCommandRate {
-  take(key: string): Promise<RateDecision>;
+  take(key: string): Promise<WindowDecision>;
 }
 
 /**
  * A rate-limiter-flexible limiter (RateLimiterRedis, for a fleet) as a UserCommandRate: a refusal
  * comes back as the time to wait; a store failure (Redis down) as DependencyUnavailable, never as "allowed".
  */
-export class RateLimiterUserCommandRate implements UserCommandRate {
-  constructor(private readonly limiter: RateLimiterAbstract) {}
-
-  async take(key: string): Promise<RateDecision> {
-    try {
-      await this.limiter.consume(key, 1);
-      return { allowed: true };
-    } catch (err) {
-      if (err instanceof RateLimiterRes) return { allowed: false, retryInMs: Math.max(1, err.msBeforeNext) };
-      throw new DependencyUnavailable('user command rate limiter', err);
-    }
-  }
+export function limiterUserCommandRate(limiter: RateLimiterAbstract): UserCommandRate {
+  return {
+    take: async (key) => {
+      try {
+        await limiter.consume(key, 1);
+        return { allowed: true };
+      } catch (err) {
+        if (err instanceof RateLimiterRes) return { allowed: false, retryInMs: Math.max(1, err.msBeforeNext) };
+        throw new DependencyUnavailable('user command rate limiter', err);
+      }
+    },
+  };
 }
 
 /** One instance: `perMinute` commands per person in a 60 s window that starts at their first. */

@@ -18,7 +18,7 @@ import { CardMessages } from '../../src/teams/cardMessages.js';
 import { errorReply } from '../../src/cards/errorCards.js';
 import { adaptiveCard, facts, text, title } from '../../src/cards/card.js';
 import { shortId } from '../../src/cards/redact.js';
-import { memoryUserCommandRate, RateLimiterUserCommandRate, userRateKey } from '../../src/teams/userRate.js';
+import { limiterUserCommandRate, memoryUserCommandRate, userRateKey } from '../../src/teams/userRate.js';
 import { AuditTrail } from '../../src/infra/audit.js';
 import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
 import { BillApiError, DependencyUnavailable, NotBound } from '../../src/errors.js';
@@ -299,7 +299,7 @@ describe('per-user command rate limit', () => {
   });
 
   it('a failing shared store refuses as "temporarily unavailable", never lets everything through', async () => {
-    const broken = new RateLimiterUserCommandRate(
+    const broken = limiterUserCommandRate(
       Object.assign(new RateLimiterMemory({ points: 1, duration: 60 }), { consume: () => Promise.reject(new Error('ECONNREFUSED')) }),
     );
     await expect(broken.take('k')).rejects.toBeInstanceOf(DependencyUnavailable);

@@ -1,7 +1,7 @@
 // The connector HTTP client's limits (per HTTP attempt, priority by send kind, Retry-After), the connector clients kept
 // between turns, and grants seen from inside a call.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { connectorHttpClient, connectorPriority, conversationOfUrl, retryAfterMs, threadOfUrl } from '../../src/teams/connectorLimits.js';
+import { connectorHttpClient, connectorPriority, retryAfterMs, threadOfUrl } from '../../src/teams/connectorLimits.js';
 import {
   BotFrameworkAuthentication,
   ConnectorFactory,
@@ -213,10 +213,10 @@ describe('reading Retry-After', () => {
     expect(retryAfterMs(headers({ 'retry-after': 'soon' }))).toBeUndefined();
   });
 
-  it('finds the conversation in connector URLs', () => {
-    expect(conversationOfUrl(URL)).toBe('19:general@thread.tacv2;messageid=17');
-    expect(conversationOfUrl('http://127.0.0.1:3000/v3/conversations/a%3Achat/activities')).toBe('a:chat');
-    expect(conversationOfUrl('https://x.test/v3/teams/19%3Ateam')).toBeUndefined();
+  it('counts a connector call against the conversation its URL addresses, else against its path', () => {
+    expect(threadOfUrl(URL)).toBe('19:general@thread.tacv2;messageid=17');
+    expect(threadOfUrl('http://127.0.0.1:3000/v3/conversations/a%3Achat/activities')).toBe('a:chat');
+    expect(threadOfUrl('https://x.test/v3/teams/19%3Ateam')).toBe('/v3/teams/19:team');
   });
 });
 

@@ -12,7 +12,6 @@ describe('TurnPacer', () => {
     void pacer.next().then(() => (started = true));
     await Promise.resolve();
     expect(started).toBe(true);
-    expect(pacer.queued).toBe(0);
   });
 
   it('starts a burst two per loop turn, in the order the activities came', async () => {
@@ -21,14 +20,12 @@ describe('TurnPacer', () => {
     const all = Array.from({ length: 9 }, (_, i) => pacer.next().then(() => order.push(i)));
     await Promise.resolve();
     expect(order).toEqual([0, 1]);
-    expect(pacer.queued).toBe(7);
     await loopTurn();
     expect(order).toEqual([0, 1, 2, 3]);
     await loopTurn();
     expect(order).toEqual([0, 1, 2, 3, 4, 5]);
     await Promise.all(all);
     expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
-    expect(pacer.queued).toBe(0);
   });
 
   it('lets I/O that arrived meanwhile run between the batches', async () => {
