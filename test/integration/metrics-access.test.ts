@@ -40,6 +40,14 @@ describe('with METRICS_TOKEN set', () => {
     expect(res.text).toMatch(/^billbridge_cache_entries \d+$/m);
   });
 
+  it('a scrape right after another shows what changed in between', async () => {
+    const scrape = async () => (await get(`${bot.url}/metrics`, { authorization: `Bearer ${TOKEN}` })).text;
+    const identity = /^billbridge_budget_used\{budget="identity",key="h[0-9a-f]{12}"\} \d+$/m;
+    expect(await scrape()).not.toMatch(identity);
+    await bot.app.limiter.run({ service: 'identity', tenantId: 'tenant-scraped-twice' }, { priority: 'background' }, async () => 'ok');
+    expect(await scrape()).toMatch(identity);
+  });
+
   it("after a team's commands ran, no organisation id or tenant id appears in the metrics", async () => {
     const orgId = bot.app.sandbox!.credentials.orgId;
     const res = await bot.say('bills due', { channel: CHANNEL });

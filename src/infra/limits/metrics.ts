@@ -15,12 +15,15 @@ function budgetKeyLabel(key: string, pseudonymKey: string | Buffer): string {
 const seconds = (ms: number | undefined) => (ms === undefined ? undefined : ms / 1000);
 
 export function registerLimiterMetrics(registry: Registry, limiter: SharedLimiter, pseudonymKey: string | Buffer): void {
-  // One snapshot per scrape, shared by every gauge below.
-  let cached: { at: number; rows: BudgetSnapshot[] } | undefined;
+  // One snapshot per scrape, shared by every gauge below: a scrape's collects run in one turn of the event loop, so it
+  // is dropped at the next (it was kept 50 ms, and a second scrape within them showed the first one's budgets).
+  let cached: BudgetSnapshot[] | undefined;
   const rows = (): BudgetSnapshot[] => {
-    const now = Date.now();
-    if (!cached || now - cached.at > 50) cached = { at: now, rows: limiter.snapshot() };
-    return cached.rows;
+    if (!cached) {
+      cached = limiter.snapshot();
+      setImmediate(() => (cached = undefined));
+    }
+    return cached;
   };
   const gauge = (name: string, help: string, pick: (r: BudgetSnapshot) => number | undefined) =>
     new Gauge({
