@@ -26,7 +26,7 @@ interface ScanRegistry {
 
 const KEY = Symbol.for('billbridge.secretScan');
 
-/** One registry per test file (each file runs in its own worker); global so every import path shares it. */
+/** One registry per test file (cleared after its scan: files may share a worker); global so every import path shares it. */
 function registry(): ScanRegistry {
   const g = globalThis as unknown as Record<symbol, ScanRegistry | undefined>;
   g[KEY] ??= { captures: new Map(), sources: new Set(), collected: new Set() };
@@ -86,6 +86,11 @@ export async function scanRegistered(): Promise<Leak[]> {
   await collectSecrets();
   const reg = registry();
   return [...reg.captures].flatMap(([capture, source]) => findLeaks(capture.lines, reg.collected, source));
+}
+
+/** Forgets the file's captures, sources and secrets once it is scanned: the next file in the worker starts empty. */
+export function clearRegistered(): void {
+  (globalThis as unknown as Record<symbol, ScanRegistry | undefined>)[KEY] = undefined;
 }
 
 export function describeLeaks(leaks: Leak[]): string {

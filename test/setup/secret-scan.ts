@@ -1,7 +1,7 @@
 // vitest setupFiles: after each test file, fail it when any configured secret, sandbox-issued sessionId or
 // minted token appears in any log line captured by LogCapture (every startBot() bot registers its sources).
 import { afterAll, afterEach } from 'vitest';
-import { collectSecrets, describeLeaks, scanRegistered } from '../harness/secretScan.js';
+import { clearRegistered, collectSecrets, describeLeaks, scanRegistered } from '../harness/secretScan.js';
 
 // Sources can forget values (a logged-out session leaves the bot's registry), so collect as the file goes.
 afterEach(async () => {
@@ -12,5 +12,6 @@ afterEach(async () => {
 // the bots are closed and every line they wrote is in.
 afterAll(async () => {
   const leaks = await scanRegistered();
+  clearRegistered();
   if (leaks.length > 0) throw new Error(describeLeaks(leaks));
 });
