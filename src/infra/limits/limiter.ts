@@ -41,6 +41,19 @@ interface Ticket {
   wake: (() => void) | undefined;
 }
 
+/** What a snapshot row reads of a budget's state. */
+type BudgetView = Pick<BudgetState, 'queued' | 'running' | 'rejected' | 'effective' | 'configured' | 'lastThrottleAt' | 'lastThrottleKind'>;
+/** An idle per-thread or per-team budget (a rate budget with no state): nothing waits, its refusals count per budget name. */
+const IDLE: BudgetView = {
+  queued: 0,
+  running: 0,
+  rejected: 0,
+  effective: 0,
+  configured: 0,
+  lastThrottleAt: undefined,
+  lastThrottleKind: undefined,
+};
+
 class BudgetState {
   queued = 0;
   running = 0;
@@ -441,9 +454,9 @@ export class SharedLimiter implements Limiter {
     const rows: BudgetSnapshot[] = [];
     // Budgets kept per conversation or team are one row (key "*"): the figures of the key closest to its limit.
     const aggregates = new Map<string, { row: BudgetSnapshot; hottest: number }>();
-    const idle = [...this.aggregateRefs()].filter((ref) => !this.states.has(ref.id)).map((ref) => new BudgetState(ref));
-    for (const st of [...this.states.values(), ...idle]) {
-      const { ref } = st;
+    const budgets: Array<[BudgetRef, BudgetView]> = [...this.states.values()].map((st) => [st.ref, st]);
+    for (const ref of this.aggregateRefs()) if (!this.states.has(ref.id)) budgets.push([ref, IDLE]);
+    for (const [ref, st] of budgets) {
       const concurrency = ref.rule.type === 'concurrency';
       const row: BudgetSnapshot = {
         budget: ref.budget,
