@@ -39,17 +39,6 @@ export type SessionCall = Pick<BillRequest, 'method' | 'path' | 'query' | 'body'
   email?: boolean;
 };
 
-export interface SessionInfo {
-  orgId: string;
-  loggedIn: boolean;
-  sessionAgeMs?: number;
-  idleMs?: number;
-  /** Logins made by this session slot since start. */
-  logins: number;
-  lastSuccessAt?: number;
-  lastError?: { category: string; code?: string; at: number };
-}
-
 interface SessionPoolDeps {
   http: BillHttp;
   clock: Clock;
@@ -122,7 +111,7 @@ export class OrgSession {
   private pending: Promise<LiveSession> | undefined;
   private logins = 0;
   private lastSuccessAt: number | undefined;
-  private lastError: SessionInfo['lastError'];
+  private lastError: { category: string; code?: string; at: number } | undefined;
   private credentialFailure: { error: BillApiError; until: number } | undefined;
 
   constructor(
@@ -132,7 +121,7 @@ export class OrgSession {
     private readonly slot: { key: string; orgId: string },
   ) {}
 
-  info(): SessionInfo {
+  info() {
     const now = this.deps.clock.now();
     const live = this.current;
     return {
@@ -166,19 +155,15 @@ export class OrgSession {
           return { ...headers, devKey, sessionId: used };
         },
       });
-    try {
-      return this.succeeded(await send());
-    } catch (err) {
-      if (!(err instanceof BillApiError) || err.category !== 'session') throw this.failed(err);
-      this.invalidate(used);
-      if (!idempotent) throw this.failed(err);
-      this.deps.log.info({ orgId, route: req.route }, 'BILL session expired (BDC_1109); signing in again');
-      used = (await this.ensure(run, used)).sessionId;
+    for (let replayed = false; ; replayed = true) {
       try {
         return this.succeeded(await send());
-      } catch (again) {
-        if (again instanceof BillApiError && again.category === 'session') this.invalidate(used);
-        throw this.failed(again);
+      } catch (err) {
+        if (!(err instanceof BillApiError) || err.category !== 'session') throw this.failed(err);
+        this.invalidate(used);
+        if (!idempotent || replayed) throw this.failed(err);
+        this.deps.log.info({ orgId, route: req.route }, 'BILL session expired (BDC_1109); signing in again');
+        used = (await this.ensure(run, used)).sessionId;
       }
     }
   }
@@ -230,10 +215,12 @@ export class OrgSession {
     }
     if (!this.pending) {
       const ledger = this.deps.ledger;
-      const next = ledger ? ledger.obtain(this.slot, () => this.login(run), dead).then((s) => this.adopt(s)) : this.login(run);
-      this.pending = next.finally(() => {
-        this.pending = undefined;
-      });
+      const next = ledger ? ledger.obtain(this.slot, () => this.login(run), dead) : this.login(run);
+      this.pending = next
+        .then((s) => this.adopt(s))
+        .finally(() => {
+          this.pending = undefined;
+        });
     }
     return this.pending;
   }
@@ -270,13 +257,12 @@ export class OrgSession {
     }
     this.deps.secrets.add(res.sessionId, SESSION_SECRET_TTL_MS);
     this.credentialFailure = undefined;
-    const at = this.deps.clock.now();
-    this.current = { sessionId: res.sessionId, createdAt: at, lastUsedAt: at };
     this.deps.log.info({ orgId, logins: this.logins }, 'BILL session opened');
-    return this.current;
+    const at = this.deps.clock.now();
+    return { sessionId: res.sessionId, createdAt: at, lastUsedAt: at };
   }
 
-  /** The fleet's session (cluster mode), logged in here or by another instance; its id becomes a secret of this process. */
+  /** The session just logged in, or the fleet's (cluster mode, maybe another instance's): its id is a secret here. */
   private adopt(s: LiveSession): LiveSession {
     if (this.current?.sessionId === s.sessionId) return this.current;
     this.deps.secrets.add(s.sessionId, SESSION_SECRET_TTL_MS);

@@ -110,7 +110,7 @@ export class RedisSessionLedger {
     if (dead) await this.invalidate(slot, dead);
     const giveUpAt = Date.now() + WAIT_MS;
     for (;;) {
-      const found = this.usable(await this.read(slot), dead);
+      const found = await this.read(slot, dead);
       if (found) return found;
       const lock = new Mutex(this.deps.redis.client, this.lockKey(slot), {
         lockTimeout: LOCK_TIMEOUT_MS,
@@ -129,7 +129,7 @@ export class RedisSessionLedger {
       if (acquired) {
         try {
           // Another instance may have finished its login between our read and our lock.
-          const again = this.usable(await this.read(slot), dead);
+          const again = await this.read(slot, dead);
           if (again) return again;
           const live = await login();
           await this.write(slot, live).catch((err: unknown) => {
@@ -168,17 +168,12 @@ export class RedisSessionLedger {
       );
   }
 
-  private usable(rec: LiveSession | undefined, dead: string | undefined): LiveSession | undefined {
-    if (!rec || rec.sessionId === dead) return undefined;
-    return this.deps.clock.now() - rec.lastUsedAt < SESSION_IDLE_REFRESH_MS ? rec : undefined;
-  }
-
   /**
-   * The shared session, or undefined. With SECRETS_KEY a record that does not open (sealed with another key, copied
+   * The shared session, or undefined when there is none, it is `dead` or it sat idle too long fleet-wide. With SECRETS_KEY a record that does not open (sealed with another key, copied
    * from another slot, or stored in plain before SECRETS_KEY was set) counts as none: this instance signs in and the new
    * record, sealed, replaces it.
    */
-  private async read(slot: Slot): Promise<LiveSession | undefined> {
+  private async read(slot: Slot, dead: string | undefined): Promise<LiveSession | undefined> {
     const raw = await this.deps.redis.run((r) => r.get(this.recordKey(slot)));
     if (!raw) return undefined;
     let rec: StoredSession;
@@ -197,12 +192,10 @@ export class RedisSessionLedger {
         return undefined;
       }
     } else sessionId = rec.sessionId;
-    if (typeof sessionId !== 'string' || sessionId === '') return undefined;
-    return {
-      sessionId,
-      createdAt: Number(rec.createdAt) || 0,
-      lastUsedAt: Number(rec.lastUsedAt) || 0,
-    };
+    const lastUsedAt = Number(rec.lastUsedAt) || 0;
+    if (typeof sessionId !== 'string' || sessionId === '' || sessionId === dead) return undefined;
+    if (this.deps.clock.now() - lastUsedAt >= SESSION_IDLE_REFRESH_MS) return undefined;
+    return { sessionId, createdAt: Number(rec.createdAt) || 0, lastUsedAt };
   }
 
   private async write(slot: Slot, live: LiveSession): Promise<void> {
