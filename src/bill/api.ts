@@ -32,7 +32,6 @@ import type {
   OrgUser,
   Payment,
   PendingApproval,
-  ReceivablePayment,
   Subscription,
   Vendor,
 } from './types.js';
@@ -136,11 +135,6 @@ export class BillOrgClient {
     get: (id: string) => this.call<Payment>('GET /v3/payments/{id}', { id }),
   };
 
-  readonly receivablePayments = {
-    list: (q: ListOptions = {}): PagedList<ReceivablePayment> =>
-      this.list('/v3/receivable-payments', { ...q, sort: [{ field: 'createdTime', order: 'desc' }] }),
-  };
-
   readonly approvals = {
     /** Bills waiting on the signed-in BILL user (the configured user for the bot's own session). */
     pending: async (): Promise<PendingApproval[]> => {
@@ -152,15 +146,8 @@ export class BillOrgClient {
      * for it, so the caller re-reads the pending list instead of sending twice.
      */
     act: async (actions: ApprovalActionInput[]): Promise<{ status: string }> => {
-      if (actions.length === 0) throw new RangeError('no approval actions to send');
-      const body = actions.map((a) => {
-        // Typed, but built from card input: checked all the same.
-        const action: string = a.action;
-        if (action !== 'APPROVE' && action !== 'DENY') throw new RangeError(`approval action must be APPROVE or DENY`);
-        const item: ApprovalActionInput = { billId: checkId('bill', a.billId), action: a.action };
-        if (a.comment !== undefined && a.comment.trim() !== '') item.comment = a.comment;
-        return item;
-      });
+      // The bill id comes from card data; a blank comment is left out.
+      const body = actions.map((a) => ({ ...a, billId: checkId('bill', a.billId), comment: a.comment?.trim() ? a.comment : undefined }));
       const res = await this.call<{ status?: unknown } | undefined>('POST /v3/bill-approvals/actions', { body });
       // An empty 200 is taken as accepted; any status other than SUCCESS is reported as it came.
       return { status: typeof res?.status === 'string' ? res.status : 'OK' };

@@ -88,8 +88,6 @@ describe('AP/AR paging with page= cursors', () => {
     expect(items.length).toBe(sb.sandbox.org.payments.size);
     const dates = items.map((p) => p.processDate);
     expect(dates).toEqual([...dates].sort());
-    const received = await org().receivablePayments.list({ maxPages: 20 }).all();
-    expect(received.items.length).toBe(sb.sandbox.org.receivablePayments.size);
   });
 
   it('finds the unpaid bills due in the next seven days with the typed filters', async () => {
