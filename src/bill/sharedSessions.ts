@@ -169,9 +169,9 @@ export class RedisSessionLedger {
   }
 
   /**
-   * The shared session, or undefined when there is none, it is `dead` or it sat idle too long fleet-wide. With SECRETS_KEY a record that does not open (sealed with another key, copied
-   * from another slot, or stored in plain before SECRETS_KEY was set) counts as none: this instance signs in and the new
-   * record, sealed, replaces it.
+   * The shared session, or undefined when there is none, it is `dead` or it sat idle too long fleet-wide. With
+   * SECRETS_KEY a record that does not open (sealed with another key, copied from another slot, or stored in plain
+   * before SECRETS_KEY was set) counts as none: this instance signs in and the new record, sealed, replaces it.
    */
   private async read(slot: Slot, dead: string | undefined): Promise<LiveSession | undefined> {
     const raw = await this.deps.redis.run((r) => r.get(this.recordKey(slot)));
