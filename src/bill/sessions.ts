@@ -14,7 +14,6 @@ import type { BillHttp, BillRequest } from './http.js';
 import type { LiveSession, RedisSessionLedger } from './sharedSessions.js';
 
 export interface SessionCredentials {
-  /** API base without the version, e.g. https://gateway.stage.bill.com/connect */
   baseUrl: string;
   devKey: string;
   username: string;
@@ -27,7 +26,6 @@ export interface SessionCredentials {
   owner?: string;
 }
 
-/** One call made with the session headers. */
 export type SessionCall = Pick<BillRequest, 'method' | 'path' | 'query' | 'body' | 'route'> & {
   /** Safe to repeat (retried after network errors and 5xx, replayed after a re-login); default: GET and DELETE are. */
   idempotent?: boolean;
@@ -168,7 +166,6 @@ export class OrgSession {
     }
   }
 
-  /** Ends the live session (POST /v3/logout) and forgets its id. */
   async logout(): Promise<void> {
     await this.pending?.catch(() => undefined);
     const live = this.current;

@@ -62,7 +62,6 @@ export class Installations {
     return this.state.get<InstallRecord>(NS.conversations, targetKey(target));
   }
 
-  /** The record of the team of a channel, or of the chat. */
   async forScope(scope: BindingScope): Promise<InstallRecord | undefined> {
     const target = bindingTarget(scope);
     return target ? this.get(target) : undefined;

@@ -255,7 +255,6 @@ export class GraphTeams {
     }
   }
 
-  /** A bearer token for Graph in this tenant. */
   private token(tenantId: string): Promise<string> {
     const cached = this.tokens.get(tenantId);
     if (cached && this.deps.clock.now() < cached.renewAt) return Promise.resolve(cached.token);
