@@ -15,7 +15,7 @@ interface Address {
 }
 
 /** Seen: UNPAID, PAID, SCHEDULED (and UNDEFINED). Partial values are unconfirmed. */
-export type BillPaymentStatus = 'UNPAID' | 'PAID' | 'SCHEDULED' | 'UNDEFINED' | (string & {});
+type BillPaymentStatus = 'UNPAID' | 'PAID' | 'SCHEDULED' | 'UNDEFINED' | (string & {});
 /** Seen: UNASSIGNED, ASSIGNED, APPROVED, DENIED (and UNDEFINED). */
 type BillApprovalStatus = 'UNASSIGNED' | 'ASSIGNED' | 'APPROVED' | 'DENIED' | 'UNDEFINED' | (string & {});
 type ApproverStatus = 'WAITING' | 'APPROVED' | 'DENIED' | 'REROUTED' | 'UNDEFINED' | (string & {});
