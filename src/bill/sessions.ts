@@ -11,7 +11,7 @@ import { BillApiError, LimitExceeded, errorMessage } from '../errors.js';
 import type { Logger, SecretRegistry } from '../infra/log.js';
 import type { RunOptions } from '../infra/limits/types.js';
 import type { BillHttp, BillRequest } from './http.js';
-import type { LiveSession, RedisSessionLedger } from './sharedSessions.js';
+import type { LiveSession, RedisSessionLedger, Slot } from './sharedSessions.js';
 
 export interface SessionCredentials {
   baseUrl: string;
@@ -116,7 +116,7 @@ export class OrgSession {
     private readonly deps: SessionPoolDeps,
     readonly creds: SessionCredentials,
     /** How the ledger knows this slot. */
-    private readonly slot: { key: string; orgId: string },
+    private readonly slot: Slot,
   ) {}
 
   info() {

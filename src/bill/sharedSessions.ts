@@ -38,7 +38,7 @@ const WAIT_MS = 15_000;
 const POLL_MS = 25;
 
 /** The pool's slot: `key` is a hash of the credentials (base URL, dev key, org, username[, owner]). */
-interface Slot {
+export interface Slot {
   key: string;
   orgId: string;
 }
@@ -112,7 +112,7 @@ export class RedisSessionLedger {
     for (;;) {
       const found = await this.read(slot, dead);
       if (found) return found;
-      const lock = new Mutex(this.deps.redis.client, this.lockKey(slot), {
+      const lock = new Mutex(this.deps.redis.client, this.key(slot, 'login'), {
         lockTimeout: LOCK_TIMEOUT_MS,
         acquireAttemptsLimit: 1,
         refreshInterval: Math.round(LOCK_TIMEOUT_MS * 0.3),
@@ -123,7 +123,7 @@ export class RedisSessionLedger {
         .run(() => lock.tryAcquire())
         .catch((err: unknown) => {
           // A timed-out acquire may still run once Redis answers again: drop the lock right behind it.
-          this.deps.redis.client.eval(RELEASE_IF, 1, `mutex:${this.lockKey(slot)}`, lock.identifier).catch(() => undefined);
+          this.deps.redis.client.eval(RELEASE_IF, 1, `mutex:${this.key(slot, 'login')}`, lock.identifier).catch(() => undefined);
           throw err;
         });
       if (acquired) {
@@ -151,12 +151,12 @@ export class RedisSessionLedger {
 
   /** BILL refused (or we ended) this sessionId: forget it fleet-wide if it is still the shared one (compare-and-swap). */
   async invalidate(slot: Slot, sessionId: string): Promise<void> {
-    await this.deps.redis.run((r) => r.eval(FORGET_IF, 1, this.recordKey(slot), this.refOf(sessionId)));
+    await this.deps.redis.run((r) => r.eval(FORGET_IF, 1, this.key(slot, 'session'), this.refOf(sessionId)));
   }
 
   /** The session was used now: the fleet shares BILL's sliding idle clock. Best effort, never throws. */
   touch(slot: Slot, session: LiveSession): void {
-    const key = this.recordKey(slot);
+    const key = this.key(slot, 'session');
     const now = this.deps.clock.now();
     if (now - (this.lastTouch.get(key) ?? 0) < TOUCH_EVERY_MS) return;
     this.lastTouch.set(key, now);
@@ -174,7 +174,7 @@ export class RedisSessionLedger {
    * before SECRETS_KEY was set) counts as none: this instance signs in and the new record, sealed, replaces it.
    */
   private async read(slot: Slot, dead: string | undefined): Promise<LiveSession | undefined> {
-    const raw = await this.deps.redis.run((r) => r.get(this.recordKey(slot)));
+    const raw = await this.deps.redis.run((r) => r.get(this.key(slot, 'session')));
     if (!raw) return undefined;
     let rec: StoredSession;
     try {
@@ -203,7 +203,7 @@ export class RedisSessionLedger {
       ? { ref: this.refOf(live.sessionId), box: sealText(this.sealKey, live.sessionId, { encoding: 'base64url', aad: this.aad(slot) }) }
       : { sessionId: live.sessionId };
     const rec: StoredSession = { ...secret, createdAt: live.createdAt, lastUsedAt: live.lastUsedAt };
-    await this.deps.redis.run((r) => r.set(this.recordKey(slot), JSON.stringify(rec), 'PX', BILL_IDLE_EXPIRY_MS));
+    await this.deps.redis.run((r) => r.set(this.key(slot, 'session'), JSON.stringify(rec), 'PX', BILL_IDLE_EXPIRY_MS));
   }
 
   /** What the scripts compare: the sessionId itself when stored in plain, else a keyed HMAC of it. */
@@ -216,11 +216,8 @@ export class RedisSessionLedger {
     return `bill-session|${slot.key}|${slot.orgId}`;
   }
 
-  private recordKey(slot: Slot): string {
-    return `${this.deps.redis.keyPrefix}bill:session:{${slot.key}}`;
-  }
-
-  private lockKey(slot: Slot): string {
-    return `${this.deps.redis.keyPrefix}bill:login:{${slot.key}}`;
+  /** The shared record (`session`) or the login lock (`login`) of a slot. */
+  private key(slot: Slot, what: 'session' | 'login'): string {
+    return `${this.deps.redis.keyPrefix}bill:${what}:{${slot.key}}`;
   }
 }
