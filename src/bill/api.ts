@@ -24,7 +24,6 @@ import type { OrgSession, SessionCall } from './sessions.js';
 import type {
   ApprovalActionInput,
   Bill,
-  BillPaymentStatus,
   Customer,
   Invoice,
   NetworkConnectionStatus,
@@ -32,7 +31,6 @@ import type {
   OrgUser,
   Payment,
   PendingApproval,
-  ReceivablePayment,
   Subscription,
   Vendor,
 } from './types.js';
@@ -45,47 +43,34 @@ type InvoiceSortField = 'invoiceNumber' | 'invoiceDate' | 'dueDate' | 'totalAmou
 type PaymentSortField =
   'processDate' | 'amount' | 'confirmationNumber' | 'onlinePayment' | 'disbursementStatus' | 'createdTime' | 'updatedTime';
 
-interface BillListQuery extends Sorted<BillSortField> {
+/** What every AP/AR list takes; `filter` adds more documented terms (createdTime, updatedTime...). */
+interface Filtered {
+  archived?: boolean;
+  filter?: BillFilter;
+}
+
+interface BillListQuery extends Sorted<BillSortField>, Filtered {
   /** yyyy-MM-dd bounds. */
   dueDate?: { gt?: string; gte?: string; lt?: string; lte?: string };
-  paymentStatus?: BillPaymentStatus | BillPaymentStatus[];
   vendorId?: string | string[];
-  archived?: boolean;
-  /** More documented terms (createdTime, updatedTime...), built with BillFilter. */
-  filter?: BillFilter;
 }
 
-interface InvoiceListQuery extends Sorted<InvoiceSortField> {
-  customerId?: string | string[];
-  archived?: boolean;
-  filter?: BillFilter;
-}
-
-interface PartyListQuery extends ListOptions {
+interface PartyListQuery extends ListOptions, Filtered {
   /** Name starts with (user text: refused with FilterValueError when it would break the filter). */
   nameStartsWith?: string;
-  /** Exact name. */
-  name?: string;
-  archived?: boolean;
-  filter?: BillFilter;
 }
 
 type SubscriptionInput = Pick<Subscription, 'name' | 'events' | 'notificationUrl'> & Partial<Pick<Subscription, 'status'>>;
 type Route = `${SessionCall['method']} /v3/${string}`;
 type CallInput = Omit<SessionCall, 'method' | 'path' | 'route'> & { id?: string };
 
-function oneOrMany(f: BillFilter, field: string, v: string | string[] | undefined): void {
+function oneOrMany(f: BillFilter, field: string, v: string | string[] | undefined): BillFilter {
   if (Array.isArray(v)) f.in(field, v);
   else if (v !== undefined) f.eq(field, v);
+  return f;
 }
 
-function partyFilter(q: PartyListQuery): BillFilter {
-  const f = new BillFilter();
-  if (q.name !== undefined) f.eq('name', q.name);
-  if (q.nameStartsWith !== undefined) f.sw('name', q.nameStartsWith);
-  if (q.archived !== undefined) f.eq('archived', q.archived);
-  return f.merge(q.filter);
-}
+const nameStartsWith = (q: PartyListQuery) => (q.nameStartsWith === undefined ? undefined : new BillFilter().sw('name', q.nameStartsWith));
 
 /** The AP/AR endpoints of one organisation, bound to a caller's priority. */
 export class BillOrgClient {
@@ -102,31 +87,24 @@ export class BillOrgClient {
         const bound = q.dueDate?.[op];
         if (bound !== undefined) f.add('dueDate', op, bound);
       }
-      oneOrMany(f, 'paymentStatus', q.paymentStatus);
-      oneOrMany(f, 'vendorId', q.vendorId);
-      if (q.archived !== undefined) f.eq('archived', q.archived);
-      return this.list('/v3/bills', { ...q, filter: f.merge(q.filter) });
+      return this.list('/v3/bills', q, oneOrMany(f, 'vendorId', q.vendorId));
     },
     get: (id: string) => this.call<Bill>('GET /v3/bills/{id}', { id }),
   };
 
   readonly invoices = {
-    list: (q: InvoiceListQuery = {}): PagedList<Invoice> => {
-      const f = new BillFilter();
-      oneOrMany(f, 'customerId', q.customerId);
-      if (q.archived !== undefined) f.eq('archived', q.archived);
-      return this.list('/v3/invoices', { ...q, filter: f.merge(q.filter) });
-    },
+    list: (q: Sorted<InvoiceSortField> & Filtered & { customerId?: string | string[] } = {}): PagedList<Invoice> =>
+      this.list('/v3/invoices', q, oneOrMany(new BillFilter(), 'customerId', q.customerId)),
     get: (id: string) => this.call<Invoice>('GET /v3/invoices/{id}', { id }),
   };
 
   readonly vendors = {
-    list: (q: PartyListQuery = {}): PagedList<Vendor> => this.list('/v3/vendors', { ...q, filter: partyFilter(q) }),
+    list: (q: PartyListQuery = {}): PagedList<Vendor> => this.list('/v3/vendors', q, nameStartsWith(q)),
     get: (id: string) => this.call<Vendor>('GET /v3/vendors/{id}', { id }),
   };
 
   readonly customers = {
-    list: (q: PartyListQuery = {}): PagedList<Customer> => this.list('/v3/customers', { ...q, filter: partyFilter(q) }),
+    list: (q: PartyListQuery = {}): PagedList<Customer> => this.list('/v3/customers', q, nameStartsWith(q)),
     get: (id: string) => this.call<Customer>('GET /v3/customers/{id}', { id }),
   };
 
@@ -134,11 +112,6 @@ export class BillOrgClient {
     list: (q: Sorted<PaymentSortField> = {}): PagedList<Payment> =>
       this.list('/v3/payments', { ...q, sort: q.sort ?? [{ field: 'processDate', order: 'desc' }] }),
     get: (id: string) => this.call<Payment>('GET /v3/payments/{id}', { id }),
-  };
-
-  readonly receivablePayments = {
-    list: (q: ListOptions = {}): PagedList<ReceivablePayment> =>
-      this.list('/v3/receivable-payments', { ...q, sort: [{ field: 'createdTime', order: 'desc' }] }),
   };
 
   readonly approvals = {
@@ -152,15 +125,8 @@ export class BillOrgClient {
      * for it, so the caller re-reads the pending list instead of sending twice.
      */
     act: async (actions: ApprovalActionInput[]): Promise<{ status: string }> => {
-      if (actions.length === 0) throw new RangeError('no approval actions to send');
-      const body = actions.map((a) => {
-        // Typed, but built from card input: checked all the same.
-        const action: string = a.action;
-        if (action !== 'APPROVE' && action !== 'DENY') throw new RangeError(`approval action must be APPROVE or DENY`);
-        const item: ApprovalActionInput = { billId: checkId('bill', a.billId), action: a.action };
-        if (a.comment !== undefined && a.comment.trim() !== '') item.comment = a.comment;
-        return item;
-      });
+      // The bill id comes from card data; a blank comment is left out.
+      const body = actions.map((a) => ({ ...a, billId: checkId('bill', a.billId), comment: a.comment?.trim() ? a.comment : undefined }));
       const res = await this.call<{ status?: unknown } | undefined>('POST /v3/bill-approvals/actions', { body });
       // An empty 200 is taken as accepted; any status other than SUCCESS is reported as it came.
       return { status: typeof res?.status === 'string' ? res.status : 'OK' };
@@ -192,7 +158,7 @@ export class BillOrgClient {
 
   /** Webhook management: the same session on the /connect-events base. */
   readonly subscriptions = {
-    list: (o: ListOptions = {}): PagedList<Subscription> => this.list('/v3/subscriptions', o, this.eventsBaseUrl),
+    list: (o: ListOptions = {}): PagedList<Subscription> => this.list('/v3/subscriptions', o, undefined, this.eventsBaseUrl),
     get: (id: string) => this.events<Subscription>('GET /v3/subscriptions/{id}', { id }),
     /** The answer carries the signing `securityKey` once: store it (encrypted) right away. */
     create: (input: SubscriptionInput, idempotencyKey: string = randomUUID()) =>
@@ -237,9 +203,16 @@ export class BillOrgClient {
     return this.call<T>(route, { ...req, baseUrl: this.eventsBaseUrl });
   }
 
-  private list<T>(path: string, q: ListOptions & { filter?: BillFilter; sort?: readonly SortKey[] }, baseUrl?: string): PagedList<T> {
+  /** `terms`: the kind's own filter terms; `archived` and `filter` follow them. */
+  private list<T>(
+    path: string,
+    q: ListOptions & Filtered & { sort?: readonly SortKey[] },
+    terms = new BillFilter(),
+    baseUrl?: string,
+  ): PagedList<T> {
+    if (q.archived !== undefined) terms.eq('archived', q.archived);
     // Built now, so a refused value throws before anything is sent.
-    const filters = q.filter?.toString() || undefined;
+    const filters = terms.merge(q.filter).toString() || undefined;
     const sort = q.sort?.length ? sortParam(q.sort) : undefined;
     const max = pageSize(q, AP_AR_MAX_PAGE_SIZE);
     const route = `GET ${path}`;

@@ -11,10 +11,9 @@ import { BillApiError, LimitExceeded, errorMessage } from '../errors.js';
 import type { Logger, SecretRegistry } from '../infra/log.js';
 import type { RunOptions } from '../infra/limits/types.js';
 import type { BillHttp, BillRequest } from './http.js';
-import type { LiveSession, RedisSessionLedger } from './sharedSessions.js';
+import type { LiveSession, RedisSessionLedger, Slot } from './sharedSessions.js';
 
 export interface SessionCredentials {
-  /** API base without the version, e.g. https://gateway.stage.bill.com/connect */
   baseUrl: string;
   devKey: string;
   username: string;
@@ -27,7 +26,6 @@ export interface SessionCredentials {
   owner?: string;
 }
 
-/** One call made with the session headers. */
 export type SessionCall = Pick<BillRequest, 'method' | 'path' | 'query' | 'body' | 'route'> & {
   /** Safe to repeat (retried after network errors and 5xx, replayed after a re-login); default: GET and DELETE are. */
   idempotent?: boolean;
@@ -38,17 +36,6 @@ export type SessionCall = Pick<BillRequest, 'method' | 'path' | 'query' | 'body'
   /** The call makes BILL send an email (network invitations): it also passes the bill.email budget. */
   email?: boolean;
 };
-
-export interface SessionInfo {
-  orgId: string;
-  loggedIn: boolean;
-  sessionAgeMs?: number;
-  idleMs?: number;
-  /** Logins made by this session slot since start. */
-  logins: number;
-  lastSuccessAt?: number;
-  lastError?: { category: string; code?: string; at: number };
-}
 
 interface SessionPoolDeps {
   http: BillHttp;
@@ -122,17 +109,17 @@ export class OrgSession {
   private pending: Promise<LiveSession> | undefined;
   private logins = 0;
   private lastSuccessAt: number | undefined;
-  private lastError: SessionInfo['lastError'];
+  private lastError: { category: string; code?: string; at: number } | undefined;
   private credentialFailure: { error: BillApiError; until: number } | undefined;
 
   constructor(
     private readonly deps: SessionPoolDeps,
     readonly creds: SessionCredentials,
     /** How the ledger knows this slot. */
-    private readonly slot: { key: string; orgId: string },
+    private readonly slot: Slot,
   ) {}
 
-  info(): SessionInfo {
+  info() {
     const now = this.deps.clock.now();
     const live = this.current;
     return {
@@ -166,24 +153,19 @@ export class OrgSession {
           return { ...headers, devKey, sessionId: used };
         },
       });
-    try {
-      return this.succeeded(await send());
-    } catch (err) {
-      if (!(err instanceof BillApiError) || err.category !== 'session') throw this.failed(err);
-      this.invalidate(used);
-      if (!idempotent) throw this.failed(err);
-      this.deps.log.info({ orgId, route: req.route }, 'BILL session expired (BDC_1109); signing in again');
-      used = (await this.ensure(run, used)).sessionId;
+    for (let replayed = false; ; replayed = true) {
       try {
         return this.succeeded(await send());
-      } catch (again) {
-        if (again instanceof BillApiError && again.category === 'session') this.invalidate(used);
-        throw this.failed(again);
+      } catch (err) {
+        if (!(err instanceof BillApiError) || err.category !== 'session') throw this.failed(err);
+        this.invalidate(used);
+        if (!idempotent || replayed) throw this.failed(err);
+        this.deps.log.info({ orgId, route: req.route }, 'BILL session expired (BDC_1109); signing in again');
+        used = (await this.ensure(run, used)).sessionId;
       }
     }
   }
 
-  /** Ends the live session (POST /v3/logout) and forgets its id. */
   async logout(): Promise<void> {
     await this.pending?.catch(() => undefined);
     const live = this.current;
@@ -230,10 +212,12 @@ export class OrgSession {
     }
     if (!this.pending) {
       const ledger = this.deps.ledger;
-      const next = ledger ? ledger.obtain(this.slot, () => this.login(run), dead).then((s) => this.adopt(s)) : this.login(run);
-      this.pending = next.finally(() => {
-        this.pending = undefined;
-      });
+      const next = ledger ? ledger.obtain(this.slot, () => this.login(run), dead) : this.login(run);
+      this.pending = next
+        .then((s) => this.adopt(s))
+        .finally(() => {
+          this.pending = undefined;
+        });
     }
     return this.pending;
   }
@@ -270,13 +254,12 @@ export class OrgSession {
     }
     this.deps.secrets.add(res.sessionId, SESSION_SECRET_TTL_MS);
     this.credentialFailure = undefined;
-    const at = this.deps.clock.now();
-    this.current = { sessionId: res.sessionId, createdAt: at, lastUsedAt: at };
     this.deps.log.info({ orgId, logins: this.logins }, 'BILL session opened');
-    return this.current;
+    const at = this.deps.clock.now();
+    return { sessionId: res.sessionId, createdAt: at, lastUsedAt: at };
   }
 
-  /** The fleet's session (cluster mode), logged in here or by another instance; its id becomes a secret of this process. */
+  /** The session just logged in, or the fleet's (cluster mode, maybe another instance's): its id is a secret here. */
   private adopt(s: LiveSession): LiveSession {
     if (this.current?.sessionId === s.sessionId) return this.current;
     this.deps.secrets.add(s.sessionId, SESSION_SECRET_TTL_MS);

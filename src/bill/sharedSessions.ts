@@ -38,7 +38,7 @@ const WAIT_MS = 15_000;
 const POLL_MS = 25;
 
 /** The pool's slot: `key` is a hash of the credentials (base URL, dev key, org, username[, owner]). */
-interface Slot {
+export interface Slot {
   key: string;
   orgId: string;
 }
@@ -110,9 +110,9 @@ export class RedisSessionLedger {
     if (dead) await this.invalidate(slot, dead);
     const giveUpAt = Date.now() + WAIT_MS;
     for (;;) {
-      const found = this.usable(await this.read(slot), dead);
+      const found = await this.read(slot, dead);
       if (found) return found;
-      const lock = new Mutex(this.deps.redis.client, this.lockKey(slot), {
+      const lock = new Mutex(this.deps.redis.client, this.key(slot, 'login'), {
         lockTimeout: LOCK_TIMEOUT_MS,
         acquireAttemptsLimit: 1,
         refreshInterval: Math.round(LOCK_TIMEOUT_MS * 0.3),
@@ -123,13 +123,13 @@ export class RedisSessionLedger {
         .run(() => lock.tryAcquire())
         .catch((err: unknown) => {
           // A timed-out acquire may still run once Redis answers again: drop the lock right behind it.
-          this.deps.redis.client.eval(RELEASE_IF, 1, `mutex:${this.lockKey(slot)}`, lock.identifier).catch(() => undefined);
+          this.deps.redis.client.eval(RELEASE_IF, 1, `mutex:${this.key(slot, 'login')}`, lock.identifier).catch(() => undefined);
           throw err;
         });
       if (acquired) {
         try {
           // Another instance may have finished its login between our read and our lock.
-          const again = this.usable(await this.read(slot), dead);
+          const again = await this.read(slot, dead);
           if (again) return again;
           const live = await login();
           await this.write(slot, live).catch((err: unknown) => {
@@ -151,12 +151,12 @@ export class RedisSessionLedger {
 
   /** BILL refused (or we ended) this sessionId: forget it fleet-wide if it is still the shared one (compare-and-swap). */
   async invalidate(slot: Slot, sessionId: string): Promise<void> {
-    await this.deps.redis.run((r) => r.eval(FORGET_IF, 1, this.recordKey(slot), this.refOf(sessionId)));
+    await this.deps.redis.run((r) => r.eval(FORGET_IF, 1, this.key(slot, 'session'), this.refOf(sessionId)));
   }
 
   /** The session was used now: the fleet shares BILL's sliding idle clock. Best effort, never throws. */
   touch(slot: Slot, session: LiveSession): void {
-    const key = this.recordKey(slot);
+    const key = this.key(slot, 'session');
     const now = this.deps.clock.now();
     if (now - (this.lastTouch.get(key) ?? 0) < TOUCH_EVERY_MS) return;
     this.lastTouch.set(key, now);
@@ -168,18 +168,13 @@ export class RedisSessionLedger {
       );
   }
 
-  private usable(rec: LiveSession | undefined, dead: string | undefined): LiveSession | undefined {
-    if (!rec || rec.sessionId === dead) return undefined;
-    return this.deps.clock.now() - rec.lastUsedAt < SESSION_IDLE_REFRESH_MS ? rec : undefined;
-  }
-
   /**
-   * The shared session, or undefined. With SECRETS_KEY a record that does not open (sealed with another key, copied
-   * from another slot, or stored in plain before SECRETS_KEY was set) counts as none: this instance signs in and the new
-   * record, sealed, replaces it.
+   * The shared session, or undefined when there is none, it is `dead` or it sat idle too long fleet-wide. With
+   * SECRETS_KEY a record that does not open (sealed with another key, copied from another slot, or stored in plain
+   * before SECRETS_KEY was set) counts as none: this instance signs in and the new record, sealed, replaces it.
    */
-  private async read(slot: Slot): Promise<LiveSession | undefined> {
-    const raw = await this.deps.redis.run((r) => r.get(this.recordKey(slot)));
+  private async read(slot: Slot, dead: string | undefined): Promise<LiveSession | undefined> {
+    const raw = await this.deps.redis.run((r) => r.get(this.key(slot, 'session')));
     if (!raw) return undefined;
     let rec: StoredSession;
     try {
@@ -197,12 +192,10 @@ export class RedisSessionLedger {
         return undefined;
       }
     } else sessionId = rec.sessionId;
-    if (typeof sessionId !== 'string' || sessionId === '') return undefined;
-    return {
-      sessionId,
-      createdAt: Number(rec.createdAt) || 0,
-      lastUsedAt: Number(rec.lastUsedAt) || 0,
-    };
+    const lastUsedAt = Number(rec.lastUsedAt) || 0;
+    if (typeof sessionId !== 'string' || sessionId === '' || sessionId === dead) return undefined;
+    if (this.deps.clock.now() - lastUsedAt >= SESSION_IDLE_REFRESH_MS) return undefined;
+    return { sessionId, createdAt: Number(rec.createdAt) || 0, lastUsedAt };
   }
 
   private async write(slot: Slot, live: LiveSession): Promise<void> {
@@ -210,7 +203,7 @@ export class RedisSessionLedger {
       ? { ref: this.refOf(live.sessionId), box: sealText(this.sealKey, live.sessionId, { encoding: 'base64url', aad: this.aad(slot) }) }
       : { sessionId: live.sessionId };
     const rec: StoredSession = { ...secret, createdAt: live.createdAt, lastUsedAt: live.lastUsedAt };
-    await this.deps.redis.run((r) => r.set(this.recordKey(slot), JSON.stringify(rec), 'PX', BILL_IDLE_EXPIRY_MS));
+    await this.deps.redis.run((r) => r.set(this.key(slot, 'session'), JSON.stringify(rec), 'PX', BILL_IDLE_EXPIRY_MS));
   }
 
   /** What the scripts compare: the sessionId itself when stored in plain, else a keyed HMAC of it. */
@@ -223,11 +216,8 @@ export class RedisSessionLedger {
     return `bill-session|${slot.key}|${slot.orgId}`;
   }
 
-  private recordKey(slot: Slot): string {
-    return `${this.deps.redis.keyPrefix}bill:session:{${slot.key}}`;
-  }
-
-  private lockKey(slot: Slot): string {
-    return `${this.deps.redis.keyPrefix}bill:login:{${slot.key}}`;
+  /** The shared record (`session`) or the login lock (`login`) of a slot. */
+  private key(slot: Slot, what: 'session' | 'login'): string {
+    return `${this.deps.redis.keyPrefix}bill:${what}:{${slot.key}}`;
   }
 }

@@ -3,7 +3,6 @@
 
 interface Classifications {
   chartOfAccountId?: string;
-  customerId?: string;
 }
 
 interface Address {
@@ -16,7 +15,7 @@ interface Address {
 }
 
 /** Seen: UNPAID, PAID, SCHEDULED (and UNDEFINED). Partial values are unconfirmed. */
-export type BillPaymentStatus = 'UNPAID' | 'PAID' | 'SCHEDULED' | 'UNDEFINED' | (string & {});
+type BillPaymentStatus = 'UNPAID' | 'PAID' | 'SCHEDULED' | 'UNDEFINED' | (string & {});
 /** Seen: UNASSIGNED, ASSIGNED, APPROVED, DENIED (and UNDEFINED). */
 type BillApprovalStatus = 'UNASSIGNED' | 'ASSIGNED' | 'APPROVED' | 'DENIED' | 'UNDEFINED' | (string & {});
 type ApproverStatus = 'WAITING' | 'APPROVED' | 'DENIED' | 'REROUTED' | 'UNDEFINED' | (string & {});
@@ -121,17 +120,13 @@ export interface Vendor {
   address?: Address;
   paymentInformation?: {
     payeeName?: string;
-    email?: string;
     lastPaymentDate?: string;
     payByType?: string;
   };
   additionalInfo?: {
-    taxId?: string;
-    taxIdType?: string;
     track1099?: boolean;
     leadTimeInDays?: number;
     combinePayments?: boolean;
-    companyName?: string;
   };
   billCurrency?: string;
   balance?: { amount: number; lastUpdatedDate?: string };
@@ -221,7 +216,6 @@ export interface ApprovalActionInput {
 
 interface SpendReceipt {
   filename?: string;
-  url?: string;
   uuid?: string;
 }
 
@@ -229,7 +223,6 @@ interface SpendReviewer {
   approverType?: string;
   status: 'WAITING' | 'APPROVED' | 'DENIED' | (string & {});
   userId?: string;
-  userUuid?: string;
   userName?: string;
 }
 
@@ -326,23 +319,15 @@ export interface Subscription {
 export interface NetworkOrganization {
   id: string;
   name: string;
-  type?: string;
   addresses?: Address[];
-  managedBy?: { name?: string; email?: string; emailDomain?: string };
 }
 
 /** GET /v3/network/invitation/{vendor|customer}/{id}: the connection request's status (as a vendor's `networkStatus`). */
 export interface NetworkConnectionStatus {
-  id: string;
   status: 'CONNECTED' | 'NOT_CONNECTED' | 'PENDING' | 'CONNECTED_RPPS' | (string & {});
-  networkId?: string;
 }
 
 /** GET /v3/users/{id} (Postman "Get user details"): the user's role decides what they may do. */
 export interface OrgUser {
-  id: string;
-  archived?: boolean;
-  firstName?: string;
-  email?: string;
-  role?: { id?: string; type?: string; description?: string };
+  role?: { type?: string };
 }

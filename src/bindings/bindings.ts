@@ -27,16 +27,12 @@ export interface BindingScope {
 export interface BindingTarget {
   tenantId: string;
   kind: 'team' | 'chat';
-  /** Team thread id for teams, conversation id for chats. */
-  id: string;
+  /** Team thread id (19:...@thread.tacv2) for teams, conversation id for chats. */
+  targetId: string;
 }
 
 /** A stored link (multi-org mode). */
-export interface OrgBinding {
-  tenantId: string;
-  kind: 'team' | 'chat';
-  /** Team thread id (19:...@thread.tacv2) or chat conversation id. */
-  targetId: string;
+export interface OrgBinding extends BindingTarget {
   orgId: string;
   /** AAD object id of the admin who linked it. */
   linkedBy: string | undefined;
@@ -62,13 +58,13 @@ export class BindingRefused extends Error {
 /** The team of a channel, or the chat itself; undefined when the activity carries neither. */
 export function bindingTarget(scope: BindingScope): BindingTarget | undefined {
   const tenantId = (scope.tenantId ?? '').toLowerCase();
-  if (scope.kind === 'channel') return scope.teamId ? { tenantId, kind: 'team', id: scope.teamId } : undefined;
-  return scope.conversationId ? { tenantId, kind: 'chat', id: scope.conversationId } : undefined;
+  if (scope.kind === 'channel') return scope.teamId ? { tenantId, kind: 'team', targetId: scope.teamId } : undefined;
+  return scope.conversationId ? { tenantId, kind: 'chat', targetId: scope.conversationId } : undefined;
 }
 
 /** Storage key of everything kept about a team or chat (bindings, install records; subscriptions start with it). */
 export function targetKey(target: BindingTarget): string {
-  return `${target.tenantId.toLowerCase()}|${target.kind}|${target.id}`;
+  return `${target.tenantId.toLowerCase()}|${target.kind}|${target.targetId}`;
 }
 
 export class OrgBindings {
@@ -111,7 +107,7 @@ export class OrgBindings {
     if (!target) return { state: 'unbound', reason: 'noTarget' };
     const binding = await this.deps.state.get<OrgBinding>(NS.bindings, targetKey(target));
     // The stored record must be for this very target: a key is never trusted alone.
-    if (binding?.tenantId !== target.tenantId || binding.targetId !== target.id || binding.kind !== target.kind) {
+    if (binding?.tenantId !== target.tenantId || binding.targetId !== target.targetId || binding.kind !== target.kind) {
       return { state: 'unbound', reason: 'notLinked' };
     }
     if (!this.allowedOrgIds.includes(binding.orgId)) return { state: 'orgNotAllowed', orgId: binding.orgId };
@@ -140,14 +136,7 @@ export class OrgBindings {
     if (!target) throw new BindingRefused('noTarget', 'no team or chat to bind');
     const key = targetKey(target);
     const previous = await this.deps.state.get<OrgBinding>(NS.bindings, key);
-    const binding: OrgBinding = {
-      tenantId: target.tenantId,
-      kind: target.kind,
-      targetId: target.id,
-      orgId: org,
-      linkedBy,
-      linkedAt: this.deps.clock.now(),
-    };
+    const binding: OrgBinding = { ...target, orgId: org, linkedBy, linkedAt: this.deps.clock.now() };
     await this.deps.state.set(NS.bindings, key, binding);
     return { binding, previousOrgId: previous?.orgId };
   }

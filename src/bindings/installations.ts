@@ -11,13 +11,9 @@ import { NS, type StateStore } from '../infra/state/types.js';
 /** Namespaces whose entries belong to one team or chat and go when the bot is removed from it. */
 const TARGET_SCOPED_NAMESPACES = [NS.subscriptions, NS.digests] as const;
 
-export interface InstallRecord {
-  tenantId: string;
-  kind: 'team' | 'chat';
+export interface InstallRecord extends BindingTarget {
   /** 'channel' for teams; 'groupChat' or 'personal' for chats. */
   conversationType: 'channel' | 'groupChat' | 'personal';
-  /** Team thread id (teams) or conversation id (chats). */
-  targetId: string;
   /** The team's Entra group id (what Graph needs); teams only. */
   aadGroupId: string | undefined;
   /** Team name as Teams sent it on install (Graph's displayName replaces it once read). */
@@ -46,8 +42,7 @@ export class Installations {
    * bot arrived, so the welcome goes out once even though Teams sends installationUpdate and conversationUpdate.
    */
   async recordInstall(input: Omit<InstallRecord, 'installedAt' | 'updatedAt'>): Promise<{ created: boolean; record: InstallRecord }> {
-    const target: BindingTarget = { tenantId: input.tenantId, kind: input.kind, id: input.targetId };
-    const key = targetKey(target);
+    const key = targetKey(input);
     const now = this.clock.now();
     const fresh: InstallRecord = { ...input, tenantId: input.tenantId.toLowerCase(), installedAt: now, updatedAt: now };
     if (await this.state.setIfAbsent(NS.conversations, key, fresh)) return { created: true, record: fresh };
@@ -67,7 +62,6 @@ export class Installations {
     return this.state.get<InstallRecord>(NS.conversations, targetKey(target));
   }
 
-  /** The record of the team of a channel, or of the chat. */
   async forScope(scope: BindingScope): Promise<InstallRecord | undefined> {
     const target = bindingTarget(scope);
     return target ? this.get(target) : undefined;
@@ -104,5 +98,5 @@ function belongsTo(value: unknown, target: BindingTarget): boolean {
   if (value === null || typeof value !== 'object') return false;
   const v = value as { tenantId?: unknown; teamId?: unknown; conversationId?: unknown };
   if (typeof v.tenantId !== 'string' || v.tenantId.toLowerCase() !== target.tenantId.toLowerCase()) return false;
-  return target.kind === 'team' ? v.teamId === target.id : v.conversationId === target.id;
+  return target.kind === 'team' ? v.teamId === target.targetId : v.conversationId === target.targetId;
 }

@@ -1,18 +1,92 @@
 // Microsoft Graph GET /teams/{aadGroupId}: the team's name, description, archived flag and tenant, cached; and the
 // Entra client-credentials tokens that read it, one fetch in flight per tenant, cached until shortly before expiry.
+// Both go through the shared limiter, sit through Retry-After, and fail with a typed GraphApiError.
 import { setTimeout as sleep } from 'node:timers/promises';
 import NodeCache from 'node-cache';
+import { request } from 'undici';
 import type { Clock } from '../infra/clock.js';
 import type { Config } from '../config.js';
-import type { Limiter } from '../infra/limits/types.js';
+import type { Limiter, Upstream } from '../infra/limits/types.js';
+import { backoffMs, retryAfterMs } from '../infra/limits/windows.js';
 import type { Logger, SecretRegistry } from '../infra/log.js';
-import { GraphApiError } from './errors.js';
-import { graphError, send, type HttpDeps } from './http.js';
+
+export type GraphErrorCategory =
+  | 'auth' // token endpoint refused the app (invalid_client, unauthorized_client...) or Graph said 401
+  | 'forbidden' // 403: no permission (RSC not granted, admin consent missing)
+  | 'notFound' // 404 itemNotFound: no such team, or the app cannot see it
+  | 'throttled' // 429 (or 503 with Retry-After) that outlasted the retries
+  | 'server' // 5xx
+  | 'network' // no answer at all (refused, reset, timeout)
+  | 'invalidRequest' // the request was wrong before it was sent (e.g. a 19:... thread id instead of a group id)
+  | 'unknown';
+
+export class GraphApiError extends Error {
+  readonly category: GraphErrorCategory;
+  /** Graph's error.code (e.g. itemNotFound), the token endpoint's error (e.g. invalid_client), or ours. */
+  readonly code: string;
+  /** HTTP status; 0 when no answer came back. */
+  readonly status: number;
+  /** Graph's innerError request-id, for support cases. */
+  readonly requestId: string | undefined;
+  /** How long the service asked us to wait (Retry-After), when it did. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(args: {
+    category: GraphErrorCategory;
+    code: string;
+    status: number;
+    requestId?: string;
+    retryAfterMs?: number;
+    message?: string;
+    cause?: unknown;
+  }) {
+    // Logs see the code and status; upstream messages can quote ids, so they stay out of the message.
+    super(args.message ?? `Graph ${args.code} (${args.category}, HTTP ${args.status})`, { cause: args.cause });
+    this.name = 'GraphApiError';
+    this.category = args.category;
+    this.code = args.code;
+    this.status = args.status;
+    this.requestId = args.requestId;
+    this.retryAfterMs = args.retryAfterMs;
+  }
+}
+
+const GRAPH_TIMEOUT_MS = 10_000;
+/** Retries after a 429/503/504 (so at most three attempts). */
+const MAX_RETRIES = 2;
+
+interface GraphResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  json: unknown;
+}
+
+function categoryOfStatus(status: number): GraphErrorCategory {
+  if (status === 401) return 'auth';
+  if (status === 403) return 'forbidden';
+  if (status === 404) return 'notFound';
+  if (status === 429) return 'throttled';
+  if (status >= 500) return 'server';
+  return 'unknown';
+}
+
+/** Graph's `{error:{code,message,innerError:{'request-id'}}}` -> GraphApiError. */
+function graphError(res: GraphResponse, operation: string): GraphApiError {
+  const body = (res.json ?? {}) as { error?: { code?: unknown; innerError?: { 'request-id'?: unknown } } };
+  const code = typeof body.error?.code === 'string' ? body.error.code : `HTTP${res.status}`;
+  const requestId = body.error?.innerError?.['request-id'] ?? res.headers['request-id'];
+  return new GraphApiError({
+    category: categoryOfStatus(res.status),
+    code,
+    status: res.status,
+    requestId: typeof requestId === 'string' ? requestId : undefined,
+    retryAfterMs: retryAfterMs(res.headers['retry-after'], Date.now()),
+    message: `${operation}: Graph ${code} (HTTP ${res.status})`,
+  });
+}
 
 /** What billbridge keeps of a Graph team. */
 export interface TeamInfo {
-  /** The team's Entra group id. */
-  id: string;
   displayName: string;
   description: string | null;
   isArchived: boolean | null;
@@ -50,11 +124,9 @@ export class GraphTeams {
   private readonly inflight = new Map<string, Promise<TeamInfo>>();
   private readonly tokens = new Map<string, { token: string; renewAt: number }>();
   private readonly tokenFetches = new Map<string, Promise<string>>();
-  private readonly http: HttpDeps;
 
   constructor(private readonly deps: GraphTeamsDeps) {
     const { config } = deps;
-    this.http = { limiter: deps.limiter, log: deps.log, sleep: deps.sleep ?? sleep, maxWaitMs: config.limits.commandWaitMs };
     deps.secrets.add(config.bot.appPassword);
     // Team names change rarely: they live as long as other names do.
     this.cache = new NodeCache({
@@ -103,7 +175,7 @@ export class GraphTeams {
     const url = `${graph.baseUrl}/teams/${encodeURIComponent(aadGroupId)}?$select=id,displayName,description,isArchived,tenantId`;
     for (let renewed = false; ; renewed = true) {
       const token = await this.token(tokenTenant);
-      const res = await send(this.http, {
+      const res = await this.send({
         upstream: { service: 'graph', tenantId, teamId: aadGroupId },
         method: 'GET',
         url,
@@ -114,7 +186,6 @@ export class GraphTeams {
         const t = (res.json ?? {}) as Record<string, unknown>;
         const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
         return {
-          id: str(t.id) ?? aadGroupId,
           displayName: str(t.displayName) ?? '',
           description: str(t.description),
           isArchived: typeof t.isArchived === 'boolean' ? t.isArchived : null,
@@ -132,7 +203,58 @@ export class GraphTeams {
     }
   }
 
-  /** A bearer token for Graph in this tenant. */
+  /**
+   * Sends one request under the limiter; 429, 503 and 504 are retried after Retry-After (or a short backoff),
+   * and a Retry-After is reported to the limiter so every other caller of that budget waits too.
+   * Other statuses are returned for the caller to map.
+   */
+  private async send(opts: {
+    upstream: Upstream;
+    method: 'GET' | 'POST';
+    url: string;
+    headers: Record<string, string>;
+    body?: string;
+    /** Short name for logs ("token", "getTeam"); the URL is never logged with query or secrets. */
+    operation: string;
+  }): Promise<GraphResponse> {
+    const { limiter, log } = this.deps;
+    for (let attempt = 0; ; attempt++) {
+      const res = await limiter.run(opts.upstream, { priority: 'interactive' }, async (): Promise<GraphResponse> => {
+        try {
+          const answer = await request(opts.url, {
+            method: opts.method,
+            headers: { accept: 'application/json', ...opts.headers },
+            body: opts.body,
+            headersTimeout: GRAPH_TIMEOUT_MS,
+            bodyTimeout: GRAPH_TIMEOUT_MS,
+          });
+          const text = await answer.body.text();
+          let json: unknown;
+          try {
+            json = text ? JSON.parse(text) : undefined;
+          } catch {
+            json = undefined;
+          }
+          return { status: answer.statusCode, headers: answer.headers, json };
+        } catch (err) {
+          const code = (err as { code?: string }).code ?? 'NetworkError';
+          throw new GraphApiError({ category: 'network', code, status: 0, message: `${opts.operation}: no answer (${code})`, cause: err });
+        }
+      });
+      if (res.status !== 429 && res.status !== 503 && res.status !== 504) return res;
+      const retryAfter = retryAfterMs(res.headers['retry-after'], Date.now());
+      if (retryAfter !== undefined) limiter.throttled(opts.upstream, { kind: 'retryAfter', ms: retryAfter });
+      const wait = retryAfter ?? backoffMs(attempt, 500, 4_000);
+      const giveUp = attempt >= MAX_RETRIES || wait > this.deps.config.limits.commandWaitMs;
+      log.info(
+        { operation: opts.operation, status: res.status, attempt, retryAfterMs: retryAfter, giveUp },
+        'graph throttled or unavailable',
+      );
+      if (giveUp) return res;
+      await (this.deps.sleep ?? sleep)(wait);
+    }
+  }
+
   private token(tenantId: string): Promise<string> {
     const cached = this.tokens.get(tenantId);
     if (cached && this.deps.clock.now() < cached.renewAt) return Promise.resolve(cached.token);
@@ -141,7 +263,7 @@ export class GraphTeams {
 
   private async fetchToken(tenantId: string): Promise<string> {
     const { bot, graph } = this.deps.config;
-    const res = await send(this.http, {
+    const res = await this.send({
       upstream: { service: 'identity', tenantId },
       method: 'POST',
       url: `${graph.authorityHost}/${encodeURIComponent(tenantId)}/oauth2/v2.0/token`,

@@ -57,7 +57,7 @@ async function orgFor(deps: TabApiDeps, person: TabPerson, team: string): Promis
   }
   if (!TEAM_ID.test(team)) throw new TabRefused(404, 'This is not a Teams team billbridge knows.', 'malformed team');
   // Membership first: whether a team is linked, and to what, is only said to its members.
-  const install = await deps.installs.get({ tenantId, kind: 'team', id: team });
+  const install = await deps.installs.get({ tenantId, kind: 'team', targetId: team });
   if (!install) throw new TabRefused(404, 'billbridge is not installed in this team: add the app to the team first.', 'team not installed');
   if (!(await deps.roster.isMember(install.reference, team, person.aadObjectId)))
     throw new TabRefused(403, "You are not a member of this team, so its organisation's figures are not shown to you.", 'not a member');

@@ -25,7 +25,7 @@ export interface ChannelSubscription {
 
 /** "<tenant>|team|<team>|<channel>": every key of the channel starts with it. */
 export function channelKey(target: ChannelTarget): string {
-  return `${targetKey({ tenantId: target.tenantId, kind: 'team', id: target.teamId })}|${target.channelId}`;
+  return `${targetKey({ tenantId: target.tenantId, kind: 'team', targetId: target.teamId })}|${target.channelId}`;
 }
 
 const subscriptionKey = (target: ChannelTarget, kind: SubscriptionKind): string => `${channelKey(target)}|${kind}`;

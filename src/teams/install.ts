@@ -1,10 +1,9 @@
 // Install lifecycle: the bot added to (or removed from) a team, group chat or personal chat; the records are bindings/'s.
 import { TeamsInfo, TurnContext, type Activity } from 'botbuilder';
 import { errorMessage } from '../errors.js';
-import { GraphApiError } from '../graph/errors.js';
+import { GraphApiError, type GraphTeams } from '../graph/teams.js';
 import { bindingTarget, type BindingTarget, type OrgBindings } from '../bindings/bindings.js';
 import type { InstallRecord, Installations } from '../bindings/installations.js';
-import type { GraphTeams } from '../graph/teams.js';
 import { welcomeCard } from '../cards/welcome.js';
 import type { CommandRegistry } from '../features/registry.js';
 import { cardActivity, type Turn } from './routes.js';
@@ -56,7 +55,7 @@ export class InstallLifecycle {
       tenantId: target.tenantId,
       kind: target.kind,
       conversationType: scope.kind,
-      targetId: target.id,
+      targetId: target.targetId,
       aadGroupId: scope.aadGroupId,
       name: typeof channelData.team?.name === 'string' ? channelData.team.name : undefined,
       channelId: scope.kind === 'channel' ? (selectedChannel ?? channelOf(scope.conversationId)) : undefined,

@@ -1,6 +1,7 @@
 // How the bot reaches BILL: the embedded sandbox without credentials, the configured BILL with them.
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BillFilter } from '../../src/bill/filters.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { get } from '../harness/net.js';
 import { leaks, startTestSandbox, type TestSandbox } from '../harness/sandbox.js';
@@ -43,7 +44,7 @@ describe('without BILL credentials', () => {
     const orgId = await bot.app.orgBindings.resolve(scope);
     expect(orgId).toBe(bot.app.sandbox!.credentials.orgId);
     const org = bot.app.bill.org(orgId!);
-    const due = await org.bills.list({ paymentStatus: 'UNPAID', maxPages: 2 }).all();
+    const due = await org.bills.list({ filter: new BillFilter().eq('paymentStatus', 'UNPAID'), maxPages: 2 }).all();
     expect(due.items.length).toBeGreaterThan(0);
     const spend = bot.app.bill.spend();
     expect((await spend!.budgets.list().all()).items.length).toBeGreaterThan(0);

@@ -189,8 +189,8 @@ describe('BILL or the network failing', () => {
     const c = client();
     const org = c.gateway.org(sb.credentials.orgId);
     await org.whoami();
-    await sb.fault({ kind: 'reset', path: '/v3/receivable-payments' });
-    expect((await org.receivablePayments.list({ maxPages: 1 }).all()).items.length).toBeGreaterThan(0);
+    await sb.fault({ kind: 'reset', path: '/v3/payments' });
+    expect((await org.payments.list({ maxPages: 1 }).all()).items.length).toBeGreaterThan(0);
 
     const sub = await org.subscriptions.create({
       name: 'network check',

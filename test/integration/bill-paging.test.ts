@@ -1,5 +1,6 @@
 // Walking BILL lists over HTTP: every row exactly once, across empty pages, page caps and rows added mid-walk.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BillFilter } from '../../src/bill/filters.js';
 import { addDays } from '../../src/sandbox/model.js';
 import { billClient, startTestSandbox, type TestClient, type TestSandbox } from '../harness/sandbox.js';
 
@@ -88,8 +89,6 @@ describe('AP/AR paging with page= cursors', () => {
     expect(items.length).toBe(sb.sandbox.org.payments.size);
     const dates = items.map((p) => p.processDate);
     expect(dates).toEqual([...dates].sort());
-    const received = await org().receivablePayments.list({ maxPages: 20 }).all();
-    expect(received.items.length).toBe(sb.sandbox.org.receivablePayments.size);
   });
 
   it('finds the unpaid bills due in the next seven days with the typed filters', async () => {
@@ -97,7 +96,7 @@ describe('AP/AR paging with page= cursors', () => {
     const end = addDays(today, 6);
     const { items } = await org()
       .bills.list({
-        paymentStatus: 'UNPAID',
+        filter: new BillFilter().eq('paymentStatus', 'UNPAID'),
         archived: false,
         dueDate: { gte: today, lte: end },
         sort: [{ field: 'dueDate', order: 'asc' }],

@@ -13,8 +13,7 @@ import { SharedLimiter } from '../../src/infra/limits/limiter.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { systemClock } from '../../src/infra/clock.js';
-import { GraphTeams } from '../../src/graph/teams.js';
-import { GraphApiError } from '../../src/graph/errors.js';
+import { GraphApiError, GraphTeams } from '../../src/graph/teams.js';
 
 const APP_ID = '5e4d3c2b-1a09-4f8e-8d7c-6b5a49382716';
 const PASSWORD = 'graph-install-client-secret';
@@ -46,7 +45,7 @@ async function install(name: string): Promise<void> {
 }
 
 const record = (name: string) =>
-  bot.app.state.get<InstallRecord>(NS.conversations, targetKey({ tenantId: TENANT, kind: 'team', id: teamIds(name).team }));
+  bot.app.state.get<InstallRecord>(NS.conversations, targetKey({ tenantId: TENANT, kind: 'team', targetId: teamIds(name).team }));
 
 describe('a team adds billbridge (app registration, Graph reachable)', () => {
   it('reads the team by its Entra group id with a client-credentials token and keeps its name', async () => {

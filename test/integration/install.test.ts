@@ -29,7 +29,7 @@ afterAll(async () => {
   await bot.close();
 });
 
-const teamKey = (name: string, tenant = TENANT) => targetKey({ tenantId: tenant, kind: 'team', id: teamIds(name).team });
+const teamKey = (name: string, tenant = TENANT) => targetKey({ tenantId: tenant, kind: 'team', targetId: teamIds(name).team });
 
 function cardText(card: unknown): string {
   return JSON.stringify(card);
@@ -149,7 +149,7 @@ describe('a person installs billbridge for themselves', () => {
     expect(checkCard(card).problems).toEqual([]);
     expect(cardText(card)).toContain("Hi, I'm billbridge");
     expect(cardText(card)).toContain('no mention needed');
-    const key = targetKey({ tenantId: TENANT, kind: 'chat', id: add.conversation.id });
+    const key = targetKey({ tenantId: TENANT, kind: 'chat', targetId: add.conversation.id });
     expect(await bot.app.state.get<InstallRecord>(NS.conversations, key)).toMatchObject({
       kind: 'chat',
       conversationType: 'personal',

@@ -1,7 +1,6 @@
 // What `status` says about the conversation it is typed in: its BILL binding, its install record, and Graph's view of the team.
-import { GraphApiError } from '../../graph/errors.js';
+import { GraphApiError, type GraphTeams } from '../../graph/teams.js';
 import type { Config } from '../../config.js';
-import type { GraphTeams } from '../../graph/teams.js';
 import type { BindingMode, BindingState, OrgBindings } from '../../bindings/bindings.js';
 import type { Installations } from '../../bindings/installations.js';
 import { escapeMarkdown, facts } from '../../cards/card.js';
