@@ -19,7 +19,7 @@ import { byCurrency, verticalBarChart } from '../../cards/chart.js';
 import { addDays, calendarDate, daysBetween, dueInWords, money, sum, type FormatOptions } from '../../cards/format.js';
 import { asOfFooter, listCard, refreshAction, type AsOf, type ListContext } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
-import { billApprovalWords, billPaymentWords, codeWords, count, moneyTotal, type Tone } from '../../cards/words.js';
+import { billApprovalWords, billPaymentWords, codeWords, count, moneyTotal } from '../../cards/words.js';
 
 /** The bill fields the AP cards use (line items are left out of list answers to keep cached lists small). */
 export type BillLine = Omit<Bill, 'billLineItems'> & { billLineItems?: Bill['billLineItems'] };
@@ -123,7 +123,7 @@ export function billsDueCard(input: BillsDueInput): CardReply {
   if (awaiting.length > 0) totals.push(['Awaiting approval', count(awaiting.length, 'bill', fmt.locale)]);
   const overdue = input.overdue.length;
   const notes = overdue
-    ? [{ text: `Overdue: ${count(overdue, 'bill', fmt.locale)}, ${owed(input.overdue)}, not counted above.`, tone: 'Attention' as Tone }]
+    ? [{ text: `Overdue: ${count(overdue, 'bill', fmt.locale)}, ${owed(input.overdue)}, not counted above.` }]
     : [{ text: 'Nothing overdue.', subtle: true }];
   const range =
     days === 0 ? calendarDate(today, fmt.locale) : `${calendarDate(today, fmt.locale)} – ${calendarDate(addDays(today, days), fmt.locale)}`;
@@ -294,7 +294,7 @@ export function billCard(input: BillCardInput): CardReply {
       ).map(([k, v]): [string, string] => [k, escapeMarkdown(v)]),
     ),
   ];
-  if (late) body.splice(2, 0, text(escapeMarkdown(dueInWords(bill.dueDate, today)), { color: 'Attention', weight: 'Bolder' }));
+  if (late) body.splice(2, 0, text(escapeMarkdown(dueInWords(bill.dueDate, today)), { weight: 'Bolder' }));
   const sentApprovers: Array<Loose<Approver>> = Array.isArray(bill.approvers) ? bill.approvers : [];
   const approvers = [...sentApprovers].sort((a, b) => (a?.approverOrder ?? 0) - (b?.approverOrder ?? 0));
   if (approvers.length > 0) {

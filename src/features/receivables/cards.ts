@@ -47,7 +47,7 @@ export function invoiceCard(input: InvoiceCardInput): CardReply {
   const body: CardElement[] = [
     title(escapeMarkdown(`Invoice ${inv.invoiceNumber || shortId(inv.id)}`)),
     subtitle(escapeMarkdown(name)),
-    text(escapeMarkdown(status.words), { weight: 'Bolder', color: status.tone }),
+    text(escapeMarkdown(status.words), { weight: 'Bolder' }),
     facts([
       ['Customer', escapeMarkdown(name)],
       ['Invoice date', calendarDate(inv.invoiceDate, fmt.locale)],
