@@ -6,7 +6,7 @@ import type { SpendClient } from '../../bill/spend.js';
 import type { Reimbursement } from '../../bill/types.js';
 import { answerKey } from '../../mirror/answers.js';
 import { addDays } from '../../cards/format.js';
-import { budgetsCard, reimbursementsCard, spendNotConfiguredCard, spendOverviewCard, transactionsCard } from './cards.js';
+import { budgetsCard, reimbursementsCard, spendNotConfiguredCard, spendOverviewCard, TRANSACTION_DAYS, transactionsCard } from './cards.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { Command, CommandContext } from '../types.js';
@@ -19,8 +19,7 @@ export interface SpendDeps {
   settings: FinanceSettings;
 }
 
-/** Card transactions shown: the last 30 days, at most 10 pages of 50. */
-const TRANSACTION_DAYS = 30;
+/** Card transactions shown: those of the last TRANSACTION_DAYS, at most 10 pages of 50. */
 const TRANSACTION_PAGES = 10;
 const REIMBURSEMENT_PAGES = 5;
 
@@ -86,7 +85,6 @@ export const spendCommand: Command<SpendDeps> = {
           ...listContext(ctx, deps, 'spend transactions', got.fetchedAt),
           transactions: got.value.items,
           truncated: got.value.truncated,
-          days: TRANSACTION_DAYS,
         });
       }
       case 'reimbursements': {
@@ -109,7 +107,6 @@ export const spendCommand: Command<SpendDeps> = {
         ]);
         return spendOverviewCard({
           transactions: t.value.items,
-          days: TRANSACTION_DAYS,
           reimbursements: r.value.items,
           budgets: b.value,
           ...listContext(ctx, deps, 'spend', Math.min(t.fetchedAt, r.fetchedAt, b.fetchedAt)),
