@@ -26,7 +26,6 @@ export interface FinanceSettings {
   pushFed(orgId: string, entity: EntityKind): boolean;
 }
 
-/** What each finance helper below needs: the settings, and for some of them a part of the mirror or of BILL. */
 interface WithSettings {
   settings: FinanceSettings;
 }

@@ -250,5 +250,4 @@ const customerCommand: Command<PartiesDeps> = {
   run: (ctx, deps) => runParty(ctx, deps, CUSTOMERS),
 };
 
-/** The vendor and customer commands, in the order they are registered. */
 export const partiesCommands = [vendorCommand, customerCommand];

@@ -24,7 +24,6 @@ import { billApprovalWords, billPaymentWords, codeWords, count, moneyTotal } fro
 /** The bill fields the AP cards use (line items are left out of list answers to keep cached lists small). */
 export type BillLine = Omit<Bill, 'billLineItems'> & { billLineItems?: Bill['billLineItems'] };
 
-/** Common inputs of the AP cards. */
 interface ApCardContext extends AsOf {
   /** "Today" (yyyy-MM-dd) in BOT_TIMEZONE. */
   today: string;
@@ -33,7 +32,7 @@ interface ApCardContext extends AsOf {
 }
 
 /** The bill's vendor name (commands put the vendor record's name there first), or its vendor's shortened id. */
-function vendorName(bill: { vendorName?: string; vendorId?: string }): string {
+export function vendorName(bill: { vendorName?: string; vendorId?: string }): string {
   return bill.vendorName || `Vendor ${shortId(bill.vendorId ?? '')}`;
 }
 
@@ -269,6 +268,16 @@ export function billCard(input: BillCardInput): CardReply {
   const open = bill.paymentStatus !== 'PAID' && !bill.archived;
   const dueWords = open ? dueInWords(bill.dueDate, today) : undefined;
   const late = open && bill.dueDate && daysBetween(bill.dueDate.slice(0, 10), today) > 0;
+  const details: Array<[string, string]> = [
+    ['Vendor', name],
+    ['Invoice #', number ?? '—'],
+    ['Invoice date', calendarDate(bill.invoice?.invoiceDate, fmt.locale)],
+    ['Due date', `${calendarDate(bill.dueDate, fmt.locale)}${dueWords ? ` (${dueWords.toLowerCase()})` : ''}`],
+    ['Payment', billPaymentWords(bill)],
+    ['Approval', billApprovalWords(bill)],
+    ...(bill.purchaseOrderNumber ? [['PO number', bill.purchaseOrderNumber] as [string, string]] : []),
+    ['BILL id', shortId(bill.id)],
+  ];
   const body: CardElement[] = [
     title(escapeMarkdown(number ? `Bill ${number}` : `Bill ${shortId(bill.id)}`)),
     subtitle(escapeMarkdown(`${name}${bill.archived ? ' · archived' : ''}`)),
@@ -279,20 +288,7 @@ export function billCard(input: BillCardInput): CardReply {
       ['Scheduled', m(bill.scheduledAmount)],
       ...((bill.creditAmount ?? 0) > 0 ? [['Credits applied', m(bill.creditAmount)] as [string, string]] : []),
     ]),
-    facts(
-      (
-        [
-          ['Vendor', name],
-          ['Invoice #', number ?? '—'],
-          ['Invoice date', calendarDate(bill.invoice?.invoiceDate, fmt.locale)],
-          ['Due date', `${calendarDate(bill.dueDate, fmt.locale)}${dueWords ? ` (${dueWords.toLowerCase()})` : ''}`],
-          ['Payment', billPaymentWords(bill)],
-          ['Approval', billApprovalWords(bill)],
-          ...(bill.purchaseOrderNumber ? [['PO number', bill.purchaseOrderNumber] as [string, string]] : []),
-          ['BILL id', shortId(bill.id)],
-        ] as Array<[string, string]>
-      ).map(([k, v]): [string, string] => [k, escapeMarkdown(v)]),
-    ),
+    facts(details.map(([k, v]): [string, string] => [k, escapeMarkdown(v)])),
   ];
   if (late) body.splice(2, 0, text(escapeMarkdown(dueInWords(bill.dueDate, today)), { weight: 'Bolder' }));
   const sentApprovers: Array<Loose<Approver>> = Array.isArray(bill.approvers) ? bill.approvers : [];

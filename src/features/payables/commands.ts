@@ -267,5 +267,4 @@ export const billCommand: Command<PayablesDeps> = {
   },
 };
 
-/** Accounts payable's commands, in the order they are registered. */
 export const payablesCommands = [billsDueCommand, billsOverdueCommand, billCommand];

@@ -104,5 +104,4 @@ export const invoicesOverdueCommand: Command<ReceivablesDeps> = {
   },
 };
 
-/** Accounts receivable's commands, in the order they are registered. */
 export const receivablesCommands = [invoiceCommand, invoicesOverdueCommand];

@@ -14,7 +14,7 @@ import type { Clock } from '../../infra/clock.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import { foldName, isOpenBill, normalizeNumber, type AnyRecord, type Kind, type PartyInfo, type Records } from '../../mirror/records.js';
 import { formatOf, mirrorRead, resolveParties, todayOf, type FinanceSettings } from '../finance.js';
-import { amountDue } from '../payables/cards.js';
+import { amountDue, vendorName } from '../payables/cards.js';
 import { balanceOf, currencyOf } from '../parties/cards.js';
 import { isOwed } from '../receivables/cards.js';
 import { rankMatches } from '../parties/commands.js';
@@ -286,7 +286,7 @@ export class ComposeSearch {
         const amount = money(open ? amountDue(b) : b.amount, vendor?.currency, locale);
         return {
           title: b.invoice?.invoiceNumber || `Bill ${shortId(b.id)}`,
-          subtitle: vendor?.name || b.vendorName || `Vendor ${shortId(b.vendorId)}`,
+          subtitle: vendor?.name || vendorName(b),
           text: [open ? `${amount} due` : amount, `due ${calendarDate(b.dueDate, locale)}`, billPaymentWords(b)].join(' · '),
         };
       }
