@@ -163,7 +163,8 @@ export interface TableColumn {
   plain?: boolean;
 }
 
-const TONE_STYLE = { Attention: 'attention', Warning: 'warning', Good: 'good' } as const;
+/** A tone as Teams names its colours: container styles and chart points. */
+export const TONE_STYLE = { Attention: 'attention', Warning: 'warning', Good: 'good' } as const;
 
 /**
  * A list that reads the same on a 320 px phone and a 450 px desktop card: each row is its name with the figure (an

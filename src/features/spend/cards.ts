@@ -10,6 +10,7 @@ import {
   facts,
   text,
   title,
+  TONE_STYLE,
   type CardElement,
   type CardReply,
 } from '../../cards/card.js';
@@ -143,11 +144,6 @@ function budgetTone(ratio: number | undefined): 'Attention' | 'Warning' | undefi
   return (ratio ?? 0) > 1 ? 'Attention' : (ratio ?? 0) >= 0.8 ? 'Warning' : undefined;
 }
 
-function useColor(ratio: number | undefined): ChartPoint['color'] {
-  const tone = budgetTone(ratio);
-  return tone === 'Attention' ? 'attention' : tone === 'Warning' ? 'warning' : 'good';
-}
-
 /** Bars in the budgets chart: the first page of the table (a 320 px card holds about this many rows of bars). */
 const CHART_BUDGETS = 10;
 
@@ -198,7 +194,7 @@ export function budgetsCard(input: BudgetsCardInput): CardReply {
           points: used.map(({ b, use }) => ({
             label: b.name || 'Unnamed budget',
             value: (use.ratio ?? 0) * 100,
-            color: useColor(use.ratio),
+            color: TONE_STYLE[budgetTone(use.ratio) ?? 'Good'],
           })),
           fallback: 'drop',
         }),

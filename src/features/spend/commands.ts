@@ -75,9 +75,8 @@ export const spendCommand: Command<SpendDeps> = {
     if (!sub) throw new InputError(`I don't know "spend ${shorten(ctx.input.argText)}"`, HINT, `spend ${ctx.input.argText}`);
     // An API token belongs to one Spend & Expense company: only the token of the team's own organisation is used.
     const orgId = boundOrg(ctx);
-    const note = deps.settings.note;
     const client = deps.bill.spend(orgId, { priority: 'interactive' });
-    if (!client) return spendNotConfiguredCard({ note, otherOrgs: deps.bill.status().spendConfigured });
+    if (!client) return spendNotConfiguredCard({ note: deps.settings.note, otherOrgs: deps.bill.status().spendConfigured });
     switch (sub) {
       case 'transactions': {
         const got = await transactions(ctx, deps, client);
