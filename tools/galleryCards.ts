@@ -229,12 +229,8 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   const tx = org.spend.transactions.all().filter((t) => Date.parse(t.occurredTime) >= Date.parse(`${addDays(today, -30)}T00:00:00Z`));
   const reimbursements = org.spend.reimbursements.all();
   const budgets = org.spend.budgets.all().filter((b) => !b.retired);
-  add('Spend & Expense', 'spend', spendOverviewCard({ ...base, transactions: tx, days: 30, reimbursements, budgets }));
-  add(
-    'Spend & Expense',
-    'spend transactions',
-    transactionsCard({ ...firstPage, transactions: tx, days: 30, command: 'spend transactions' }),
-  );
+  add('Spend & Expense', 'spend', spendOverviewCard({ ...base, transactions: tx, reimbursements, budgets }));
+  add('Spend & Expense', 'spend transactions', transactionsCard({ ...firstPage, transactions: tx, command: 'spend transactions' }));
   add('Spend & Expense', 'spend reimbursements', reimbursementsCard({ ...firstPage, reimbursements, command: 'spend reimbursements' }));
   add('Spend & Expense', 'spend budgets', budgetsCard({ ...firstPage, budgets, command: 'spend budgets' }));
   add(
@@ -542,7 +538,6 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
       kind: 'channel',
       teamName: 'Finance',
       binding: conversation.binding,
-      mode: 'single',
       sandbox: true,
       commands: registry.forScope('channel'),
       version,
@@ -555,7 +550,6 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
       kind: 'channel',
       teamName: 'Finance',
       binding: { state: 'unbound', reason: 'notLinked' },
-      mode: 'multi',
       sandbox: false,
       commands: registry.forScope('channel'),
       version,

@@ -131,21 +131,16 @@ export function subtitle(text: string): CardElement {
   return { type: 'TextBlock', text, isSubtle: true, spacing: 'None', wrap: true };
 }
 
+/**
+ * No colour option: Teams' good/warning/attention text colours fall below 4.5:1 in its light or dark theme (yellow is
+ * 1.47:1 on white), so toned text keeps the default colour and says the tone in words (rows take container styles).
+ */
 export function text(
   value: string,
-  opts: {
-    weight?: 'Bolder';
-    color?: 'Attention' | 'Good' | 'Warning' | 'Accent';
-    subtle?: boolean;
-    size?: 'Small' | 'Medium';
-    separator?: boolean;
-  } = {},
+  opts: { weight?: 'Bolder'; subtle?: boolean; size?: 'Small' | 'Medium'; separator?: boolean } = {},
 ): CardElement {
   const el: CardElement = { type: 'TextBlock', text: value, wrap: true };
   if (opts.weight) el.weight = opts.weight;
-  // Teams' good/warning/attention text colours fall below 4.5:1 in its light or dark theme (yellow is 1.47:1 on white):
-  // toned text keeps the default colour and says the tone in words; only accent, readable in every theme, colours text.
-  if (opts.color === 'Accent') el.color = opts.color;
   if (opts.subtle) el.isSubtle = true;
   if (opts.size) el.size = opts.size;
   if (opts.separator) el.separator = true;
@@ -168,7 +163,8 @@ export interface TableColumn {
   plain?: boolean;
 }
 
-const TONE_STYLE = { Attention: 'attention', Warning: 'warning', Good: 'good' } as const;
+/** A tone as Teams names its colours: container styles and chart points. */
+export const TONE_STYLE = { Attention: 'attention', Warning: 'warning', Good: 'good' } as const;
 
 /**
  * A list that reads the same on a 320 px phone and a 450 px desktop card: each row is its name with the figure (an
@@ -250,16 +246,14 @@ export function footer(value: string): CardElement {
 }
 
 /** Universal Action (1.5) with an Action.Submit fallback for clients without Universal Actions. */
-export function executeAction(titleText: string, data: ActionData, opts: { style?: 'positive' | 'destructive' } = {}): CardAction {
-  const action: CardAction = {
+export function executeAction(titleText: string, data: ActionData): CardAction {
+  return {
     type: 'Action.Execute',
     title: titleText,
     verb: data.verb,
     data: data,
     fallback: { type: 'Action.Submit', title: titleText, data: data as Json },
   };
-  if (opts.style) action.style = opts.style;
-  return action;
 }
 
 export function submitAction(titleText: string, data: ActionData): CardAction {

@@ -1,15 +1,13 @@
 // Teams' chart elements (Microsoft's "Charts in Adaptive Cards": Chart.VerticalBar, Chart.HorizontalBar, Chart.Donut),
 // each carrying what a host without charts shows instead, so the card reads the same there as it did before charts.
-import type { CardElement, Json } from './card.js';
-
-/** Per-point colours Teams' charts take (a subset of its palette: the tones the cards already use in words). */
-type ChartColor = 'good' | 'warning' | 'attention' | 'neutral';
+import type { CardElement, Json, TONE_STYLE } from './card.js';
 
 export interface ChartPoint {
   /** Plain text: charts take no markdown, so a name from BILL is shown as typed (one line, shortened). */
   label: string;
   value: number;
-  color?: ChartColor;
+  /** One of Teams' chart colours: those of the tones the cards already use in words. */
+  color?: (typeof TONE_STYLE)[keyof typeof TONE_STYLE];
 }
 
 interface ChartSpec {

@@ -28,10 +28,6 @@ export interface ErrorContext {
   now?: () => number;
 }
 
-function seconds(ms: number): number {
-  return Math.max(1, Math.ceil(ms / 1000));
-}
-
 /** A heading and its lines; with `ref`, the reference a person gives their administrator goes in the footer. */
 function said(heading: string, lines: string[], summary: string, opts: { ref?: string; actions?: CardAction[] } = {}): CardReply {
   const body = [title(heading), ...lines.map((line) => text(line))];
@@ -64,7 +60,7 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
   }
   if (err instanceof LimitExceeded) {
     const when = ctx.formatTime ? ctx.formatTime((ctx.now?.() ?? Date.now()) + err.retryInMs) : undefined;
-    const s = seconds(err.retryInMs);
+    const s = Math.max(1, Math.ceil(err.retryInMs / 1000));
     const min = Math.ceil(err.retryInMs / 60_000);
     if (err.budget === 'bill.email') {
       const at = when ? `at ${when} (in ${s} s)` : `in ${s} s`;

@@ -24,16 +24,15 @@ export function typed(command: string, kind: ConversationKind = 'channel'): stri
 }
 
 /** "Type **help** to see every command." in the words that fit the conversation. */
-function helpHint(kind: ConversationKind = 'channel'): string {
+function helpHint(kind?: ConversationKind): string {
   return `Type **${typed('help', kind)}** to see every command.`;
 }
 
 export function helpCard(commands: readonly CommandInfo[], opts: HelpOptions): CardReply {
-  const kind = opts.kind ?? 'channel';
   // Command texts are ours (the registry), shown exactly as people should type them.
   // The example leads the row's second line: at a line's end the browser breaks it at a hyphen (bill ACM- / 12345).
   const rows = commands.map((c) => [usageText(c.usage), c.examples[0] ?? c.name, c.description]);
-  const how = kind === 'personal' ? 'Type a command here, e.g. bills due' : 'Mention me with a command, e.g. @billbridge bills due';
+  const how = opts.kind === 'personal' ? 'Type a command here, e.g. bills due' : 'Mention me with a command, e.g. @billbridge bills due';
   const body = [
     title('billbridge commands'),
     subtitle(how),

@@ -42,7 +42,7 @@ export interface ListCardSpec<T> extends ListContext {
   /** Label/value lines over every row (totals, counts), shown above the table. */
   totals?: Array<[string, string]>;
   /** Lines under the totals (e.g. the overdue bills line of `bills due`). */
-  notes?: Array<{ text: string; tone?: Tone; subtle?: boolean }>;
+  notes?: Array<{ text: string; subtle?: boolean }>;
   /** Charts between the notes and the table (src/cards/chart.ts: each carries its fallback). */
   charts?: CardElement[];
   columns: TableColumn[];
@@ -80,7 +80,7 @@ export function listCard<T>(spec: ListCardSpec<T>): CardReply {
   const body: CardElement[] = [title(escapeMarkdown(spec.title))];
   if (spec.subtitle) body.push(subtitle(escapeMarkdown(spec.subtitle)));
   if (spec.totals && spec.totals.length > 0) body.push(facts(spec.totals.map(([k, v]) => [escapeMarkdown(k), escapeMarkdown(v)])));
-  for (const note of spec.notes ?? []) body.push(text(escapeMarkdown(note.text), { color: note.tone, subtle: note.subtle }));
+  for (const note of spec.notes ?? []) body.push(text(escapeMarkdown(note.text), { subtle: note.subtle }));
   body.push(...(spec.charts ?? []));
   const actions: CardAction[] = [];
   if (total === 0) {

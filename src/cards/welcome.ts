@@ -1,5 +1,5 @@
 // The welcome posted when billbridge is added to a team, a group chat or a personal chat: binding + three commands.
-import type { BindingMode, BindingState } from '../bindings/bindings.js';
+import type { BindingState } from '../bindings/bindings.js';
 import type { CommandInfo, ConversationKind } from '../features/types.js';
 import {
   adaptiveCard,
@@ -22,7 +22,6 @@ export interface WelcomeInput {
   /** Team name as Teams sent it (channels). */
   teamName?: string;
   binding: BindingState;
-  mode: BindingMode;
   /** True when the bot talks to the embedded sandbox (simulated data). */
   sandbox: boolean;
   /** The registry's commands for this kind of conversation, most useful first. */

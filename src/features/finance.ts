@@ -5,7 +5,7 @@ import type { BillOrgClient } from '../bill/api.js';
 import type { BillGateway } from '../bill/gateway.js';
 import type { Answer } from '../mirror/answers.js';
 import type { Mirror, ReadOptions } from '../mirror/mirror.js';
-import type { EntityKind, PartyInfo, PartyKind } from '../mirror/records.js';
+import type { EntityKind, Kind, PartyInfo, PartyKind } from '../mirror/records.js';
 import { InputError, NotBound } from '../errors.js';
 import { dateInZone, type FormatOptions } from '../cards/format.js';
 import type { ListContext } from '../cards/list.js';
@@ -26,7 +26,6 @@ export interface FinanceSettings {
   pushFed(orgId: string, entity: EntityKind): boolean;
 }
 
-/** What each finance helper below needs: the settings, and for some of them a part of the mirror or of BILL. */
 interface WithSettings {
   settings: FinanceSettings;
 }
@@ -68,25 +67,15 @@ export function listTtlS({ settings }: WithSettings, orgId: string, entities: re
 }
 
 /**
- * How fresh an answer from the org's mirror of `kind` must be: as fresh as a cached list (one refresh per interval
- * per org, shared by every command, or sooner after a webhook), or refreshed now for a card's Refresh button (one
- * incremental call, never a rebuild); waiting at most LIMIT_COMMAND_WAIT_MS for a build or a refresh.
+ * How fresh an answer from the org's mirror of `kind` must be: bills and invoices as fresh as a cached list (one
+ * refresh per interval per org, shared by every command, or sooner after a webhook); vendors and customers, whose names
+ * are kept CACHE_TTL_NAMES_S (vendor webhooks and a name nobody matches refresh sooner; a balance that may have moved is
+ * read again by id). A card's Refresh button refreshes now (one incremental call, never a rebuild); a command waits at
+ * most LIMIT_COMMAND_WAIT_MS for a build or a refresh.
  */
-export function mirrorRead(ctx: CommandContext, deps: WithSettings, kind: EntityKind): ReadOptions {
-  return {
-    maxAgeMs: listTtlS(deps, boundOrg(ctx), [kind]) * 1000,
-    force: ctx.input.refresh === true,
-    priority: 'interactive',
-    waitMs: deps.settings.waitMs,
-  };
-}
-
-/**
- * How fresh a vendor or customer search from the org's mirror must be: names are kept CACHE_TTL_NAMES_S (vendor
- * webhooks and a name nobody matches refresh sooner; a balance that may have moved is read again by id).
- */
-export function partyRead(ctx: CommandContext, { settings }: WithSettings): ReadOptions {
-  return { maxAgeMs: settings.cache.namesTtlS * 1000, force: ctx.input.refresh === true, priority: 'interactive', waitMs: settings.waitMs };
+export function mirrorRead(ctx: CommandContext, deps: WithSettings, kind: Kind): ReadOptions {
+  const ttlS = kind === 'vendor' || kind === 'customer' ? deps.settings.cache.namesTtlS : listTtlS(deps, boundOrg(ctx), [kind]);
+  return { maxAgeMs: ttlS * 1000, force: ctx.input.refresh === true, priority: 'interactive', waitMs: deps.settings.waitMs };
 }
 
 /**

@@ -22,7 +22,7 @@ function channelOf(conversationId: string): string {
 export interface InstallParts {
   installs: Pick<Installations, 'recordInstall' | 'get' | 'update' | 'remove'>;
   /** The welcome says which BILL organisation the conversation uses, or how to link one. */
-  orgBindings: Pick<OrgBindings, 'describe' | 'mode'>;
+  orgBindings: Pick<OrgBindings, 'describe'>;
   registry: Pick<CommandRegistry, 'forScope'>;
   /** Graph GET /teams/{id}; undefined in local mode (no app id) or without a client secret. */
   graph: Pick<GraphTeams, 'getTeam' | 'forget'> | undefined;
@@ -100,7 +100,6 @@ export class InstallLifecycle {
       kind: scope.kind,
       teamName: record.name,
       binding,
-      mode: orgBindings.mode,
       sandbox,
       commands: registry.forScope(scope.kind),
       version,

@@ -137,7 +137,6 @@ function throwing(name: string, err: () => unknown): CommandDefinition {
 describe('redaction helpers', () => {
   it('shortens identifiers to their last four characters', () => {
     expect(shortId('00901ABCDEFGH1234567')).toBe('…4567');
-    expect(shortId('00901ABCDEFGH1234567', 6)).toBe('…234567');
     expect(shortId('123')).toBe('…');
     expect(shortId('')).toBe('');
   });

@@ -43,7 +43,6 @@ describe('the welcome card', () => {
       kind: 'channel',
       teamName: 'Finance *ops*',
       binding,
-      mode: binding.state === 'bound' && binding.source === 'deployment' ? 'single' : 'multi',
       sandbox: false,
       commands,
       version: '1.2.3',
@@ -59,7 +58,6 @@ describe('the welcome card', () => {
       kind: 'channel',
       teamName: 'Finance *ops*',
       binding: states[0]![1],
-      mode: 'single',
       sandbox: true,
       commands,
       version: '1.2.3',
@@ -73,7 +71,7 @@ describe('the welcome card', () => {
 
   it('shows the whole team only the end of the BILL organisation id, in the card and its summary (the whole id is for admins, in status)', () => {
     for (const [, binding] of states.filter(([, b]) => 'orgId' in b)) {
-      const reply = welcomeCard({ kind: 'channel', teamName: 'Finance', binding, mode: 'multi', sandbox: false, commands, version: '1' });
+      const reply = welcomeCard({ kind: 'channel', teamName: 'Finance', binding, sandbox: false, commands, version: '1' });
       const orgId = (binding as { orgId: string }).orgId;
       expect(JSON.stringify(reply.card)).not.toContain(orgId);
       expect(reply.summary).not.toContain(orgId);
@@ -82,13 +80,12 @@ describe('the welcome card', () => {
   });
 
   it('offers buttons only for suggestions that run as typed, and only when there is an organisation', () => {
-    const bound = welcomeCard({ kind: 'channel', binding: states[0]![1], mode: 'single', sandbox: false, commands, version: '1' });
+    const bound = welcomeCard({ kind: 'channel', binding: states[0]![1], sandbox: false, commands, version: '1' });
     const titles = (bound.card.actions ?? []).map((a) => a.title);
     expect(titles).toEqual(['Show all commands']);
     const withPlain = welcomeCard({
       kind: 'channel',
       binding: states[0]![1],
-      mode: 'single',
       sandbox: false,
       commands: [def('payments', 1), ...commands],
       version: '1',
@@ -97,7 +94,6 @@ describe('the welcome card', () => {
     const unbound = welcomeCard({
       kind: 'channel',
       binding: states[2]![1],
-      mode: 'multi',
       sandbox: false,
       commands: [def('payments', 1), ...commands],
       version: '1',
@@ -106,14 +102,10 @@ describe('the welcome card', () => {
   });
 
   it('tells an unlinked team and an unlinked chat how an admin links them', () => {
-    const team = JSON.stringify(
-      welcomeCard({ kind: 'channel', binding: states[2]![1], mode: 'multi', sandbox: false, commands, version: '1' }).card,
-    );
+    const team = JSON.stringify(welcomeCard({ kind: 'channel', binding: states[2]![1], sandbox: false, commands, version: '1' }).card);
     expect(team).toContain('This team is not linked to a BILL organisation yet');
     expect(team).toContain('@billbridge link {BILL organisation id}** in any channel of this team');
-    const chat = JSON.stringify(
-      welcomeCard({ kind: 'personal', binding: states[2]![1], mode: 'multi', sandbox: false, commands, version: '1' }).card,
-    );
+    const chat = JSON.stringify(welcomeCard({ kind: 'personal', binding: states[2]![1], sandbox: false, commands, version: '1' }).card);
     expect(chat).toContain('This chat is not linked');
     expect(chat).toContain('no mention needed');
   });

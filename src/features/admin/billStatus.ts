@@ -98,9 +98,7 @@ export function billSection(
   }
   const items = [facts(rows.map(([k, v]) => [k, escapeMarkdown(v)] as [string, string]))];
   if (!status.reachable)
-    items.push(
-      text('billbridge cannot talk to BILL right now: commands that need BILL will fail until it answers again.', { color: 'Attention' }),
-    );
+    items.push(text('billbridge cannot talk to BILL right now: commands that need BILL will fail until it answers again.'));
   return { title: 'BILL', items, summary: status.reachable ? undefined : 'BILL unreachable' };
 }
 

@@ -118,9 +118,7 @@ export function budgetsSection(rows: BudgetSnapshot[], opts: StatusCardOptions, 
     row.blockedUntil !== undefined && row.blockedUntil > opts.now ? [{ row, until: row.blockedUntil }] : [],
   );
   for (const { row, until } of blocked) {
-    items.push(
-      text(`**${escapeMarkdown(budgetLabel(row.budget))}** is paused until ${clockTime(until, opts)} (${why(row)}).`, { color: 'Warning' }),
-    );
+    items.push(text(`**${escapeMarkdown(budgetLabel(row.budget))}** is paused until ${clockTime(until, opts)} (${why(row)}).`));
   }
   // The latest throttle (on a tie, the first row).
   let last: { row: BudgetSnapshot; at: number } | undefined;
@@ -159,7 +157,6 @@ export function storedSecretsSection(unopenable: number): StatusSection {
     items: [
       text(
         `${what} with SECRETS_KEY (was it changed?). Webhook keys among them no longer verify BILL's events; approvers among them must connect again.`,
-        { color: 'Attention' },
       ),
     ],
     summary: what,

@@ -56,7 +56,7 @@ export function connectCard(opts: { askOrg: boolean; problem?: string; connected
     ),
   ];
   if (opts.connected) body.push(text('You are already connected. A new token replaces the one billbridge has.', { subtle: true }));
-  if (opts.problem) body.push(container([text(opts.problem, { weight: 'Bolder', color: 'Attention' })], { style: 'attention' }));
+  if (opts.problem) body.push(container([text(opts.problem, { weight: 'Bolder' })], { style: 'attention' }));
   if (opts.askOrg) {
     body.push({
       type: 'Input.Text',
@@ -100,7 +100,6 @@ export function connectElsewhereCard(typedArguments: boolean): CardReply {
     body.push(
       text(
         "If you typed a token in this message, delete that token in BILL (Settings › Apps › Tokens) and create a new one: it is now in this conversation's history.",
-        { color: 'Attention' },
       ),
     );
   return adaptiveCard(body, { summary: 'Do this in a personal chat with me: type connect there.' });
@@ -212,12 +211,11 @@ function billLines(b: ApprovalCardBill, i: number, o: ApprovalCardOptions): Card
     items.push(
       text(`${verb} by ${escapeMarkdown(b.decision.byName)} at ${clockTime(b.decision.at, o.fmt)}`, {
         weight: 'Bolder',
-        color: b.decision.action === 'APPROVE' ? 'Good' : 'Attention',
       }),
     );
     if (b.decision.comment) items.push(text(`“${escapeMarkdown(b.decision.comment)}”`, { subtle: true }));
   } else if (b.gone) {
-    items.push(text(`No longer waiting for ${escapeMarkdown(o.state.approver.name)} (decided in BILL or passed on)`, { color: 'Warning' }));
+    items.push(text(`No longer waiting for ${escapeMarkdown(o.state.approver.name)} (decided in BILL or passed on)`));
   } else if (o.actionable) {
     const data = (verb: string) => ({ verb, card: o.state.id, bill: b.billId, sig: o.sign(verb, o.state.id, b.billId) });
     items.push(
@@ -252,8 +250,7 @@ export function approvalsCard(o: ApprovalCardOptions): CardReply {
     ),
   ];
   if (o.notice) {
-    const color = o.notice.tone === 'good' ? 'Good' : o.notice.tone === 'warning' ? 'Warning' : 'Attention';
-    body.push(container([text(o.notice.text, { weight: 'Bolder', color })], { style: o.notice.tone }));
+    body.push(container([text(o.notice.text, { weight: 'Bolder' })], { style: o.notice.tone }));
   }
   state.bills.forEach((b, i) => body.push(container(billLines(b, i, o))));
   const who = o.actionable

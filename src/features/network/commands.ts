@@ -8,7 +8,7 @@ import type { NetworkOrganization } from '../../bill/types.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import { foldName, type PartyKind } from '../../mirror/records.js';
 import type { Command } from '../types.js';
-import { boundOrg, formatOf, orgClient, partyRead, shorten, textArgument, type FinanceSettings } from '../finance.js';
+import { boundOrg, formatOf, mirrorRead, orgClient, shorten, textArgument, type FinanceSettings } from '../finance.js';
 import { invitable, networkCard, type NetworkRow } from './cards.js';
 import type { NetworkInvites } from './invite.js';
 
@@ -69,7 +69,7 @@ export const networkCommand: Command<NetworkDeps> = {
     // The org's vendors and customers of the same names, from its mirror (no call once built; its first build is waited
     // for as long as a command waits).
     const names = new Set(found.map(({ o }) => foldName(o.name)));
-    const read = { ...partyRead(ctx, deps), confirm: false };
+    const read = { ...mirrorRead(ctx, deps, 'vendor'), confirm: false };
     const [vendors, customers] = await Promise.all([
       deps.mirror.rows(orgId, 'vendor', { ...read, where: (v) => !v.archived && names.has(foldName(v.name)) }),
       deps.mirror.rows(orgId, 'customer', { ...read, where: (c) => !c.archived && names.has(foldName(c.name)) }),

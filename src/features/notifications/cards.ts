@@ -274,7 +274,7 @@ function refreshAction(ev: OutboxEvent): CardAction | undefined {
 /** The card for one BILL event. `refreshedAt` marks a card rebuilt from BILL's current record by Refresh. */
 export function notificationCard(ev: OutboxEvent, opts: PresenterOptions, extra: { refreshedAt?: number } = {}): CardReply {
   const said = (SAY[ev.entityType] ?? saySpend)(ev, opts);
-  const body: CardElement[] = [text(said.headline, { weight: 'Bolder', size: 'Medium', ...(said.tone ? { color: said.tone } : {}) })];
+  const body: CardElement[] = [text(said.headline, { weight: 'Bolder', size: 'Medium' })];
   if (said.facts.length > 0) body.push(facts(said.facts));
   const when =
     extra.refreshedAt !== undefined
@@ -301,7 +301,6 @@ function digestSection(
     text(`${part.heading}: ${rows.length === 0 ? 'none' : `${rows.length}, ${total}`}`, {
       weight: 'Bolder',
       separator: true,
-      ...(part.tone && rows.length > 0 ? { color: part.tone } : {}),
     }),
   ];
   if (rows.length === 0) return [...out, text(part.empty, { subtle: true })];

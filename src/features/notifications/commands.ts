@@ -86,7 +86,6 @@ async function webhookWarning(deps: NotificationsDeps, orgId: string): Promise<C
   return [
     text(
       'BILL is not sending events to billbridge yet. A billbridge admin sets that up once with **webhooks setup**; until then nothing arrives here.',
-      { color: 'Warning' },
     ),
   ];
 }

@@ -62,7 +62,7 @@ export async function notificationsSection(
     items.push(
       text(
         `Not delivered here: ${escapeMarkdown(d.type)} of ${dateTime(d.at, opts)} after ${d.tries} tries (${escapeMarkdown(`${d.status}${d.code ? ` ${d.code}` : ''}`)}).`,
-        { color: 'Warning', size: 'Small' },
+        { size: 'Small' },
       ),
     );
   }

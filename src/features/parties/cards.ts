@@ -9,12 +9,12 @@ import { shortId } from '../../cards/redact.js';
 import { count, invoiceStatusWords, moneyTotal, type Tone } from '../../cards/words.js';
 import { networkStatusWords } from '../network/cards.js';
 
-function balanceOf(p: Vendor | Customer): number | undefined {
+export function balanceOf(p: Vendor | Customer): number | undefined {
   const b = p.balance?.amount;
   return typeof b === 'number' && Number.isFinite(b) ? b : undefined;
 }
 
-function currencyOf(kind: PartyKind, p: Vendor | Customer): string | undefined {
+export function currencyOf(kind: PartyKind, p: Vendor | Customer): string | undefined {
   return kind === 'vendor' ? (p as Vendor).billCurrency : (p as Customer).invoiceCurrency;
 }
 

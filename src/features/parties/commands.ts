@@ -27,7 +27,6 @@ import {
   listContext,
   mirrorRead,
   orgClient,
-  partyRead,
   resolveParties,
   shorten,
   textArgument,
@@ -71,7 +70,7 @@ async function search(
 ): Promise<{ items: Array<Vendor | Customer>; more: boolean; fetchedAt: number; fromMirror: boolean }> {
   // Built before the mirror or a kept answer is consulted, so a refused name never reaches BILL.
   new BillFilter().sw('name', typed);
-  const warm = await deps.mirror.search(orgId, kind, typed, partyRead(ctx, deps));
+  const warm = await deps.mirror.search(orgId, kind, typed, mirrorRead(ctx, deps, kind));
   if (!('building' in warm)) {
     return { items: warm.rows.slice(0, MAX_MATCHES), more: warm.rows.length > MAX_MATCHES, fetchedAt: warm.refreshedAt, fromMirror: true };
   }
@@ -204,23 +203,16 @@ async function openInvoicesOf(
     where: (i) => wanted.has(i.customerId) && isOwed(i),
   });
   if (!('building' in warm)) return { items: warm.rows, asOf: warm.refreshedAt };
-  const got = await cachedAnswer(ctx, deps, answerKey('invoices.open', { customers: ids.join(',') }), ['invoice', 'customer'], () =>
-    openInvoices(deps, orgId, ids),
-  );
+  // BILL filters customerId and archived; paid ones are dropped here.
+  const got = await cachedAnswer(ctx, deps, answerKey('invoices.open', { customers: ids.join(',') }), ['invoice', 'customer'], async () => {
+    const customerId = ids.length === 1 ? ids[0] : ids;
+    const { items } = await orgClient(deps, orgId)
+      .invoices.list({ customerId, archived: false, sort: [{ field: 'dueDate', order: 'asc' }] })
+      .all();
+    return items.filter(isOwed).map(({ invoiceLineItems: _dropped, ...rest }): Invoice => rest);
+  });
   deps.mirror.prepare(orgId, 'invoice');
   return { items: got.value, asOf: got.fetchedAt };
-}
-
-/** Unpaid, non-archived invoices of these customers: BILL filters customerId and archived; paid ones are dropped here. */
-async function openInvoices(deps: Pick<PartiesDeps, 'bill'>, orgId: string, customerIds: string[]): Promise<Invoice[]> {
-  const { items } = await orgClient(deps, orgId)
-    .invoices.list({
-      customerId: customerIds.length === 1 ? customerIds[0] : customerIds,
-      archived: false,
-      sort: [{ field: 'dueDate', order: 'asc' }],
-    })
-    .all();
-  return items.filter(isOwed).map(({ invoiceLineItems: _dropped, ...rest }) => rest);
 }
 
 const CUSTOMERS: PartyPath<Customer, Invoice> = {
@@ -258,5 +250,4 @@ const customerCommand: Command<PartiesDeps> = {
   run: (ctx, deps) => runParty(ctx, deps, CUSTOMERS),
 };
 
-/** The vendor and customer commands, in the order they are registered. */
 export const partiesCommands = [vendorCommand, customerCommand];

@@ -19,12 +19,11 @@ import { byCurrency, verticalBarChart } from '../../cards/chart.js';
 import { addDays, calendarDate, daysBetween, dueInWords, money, sum, type FormatOptions } from '../../cards/format.js';
 import { asOfFooter, listCard, refreshAction, type AsOf, type ListContext } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
-import { billApprovalWords, billPaymentWords, codeWords, count, moneyTotal, type Tone } from '../../cards/words.js';
+import { billApprovalWords, billPaymentWords, codeWords, count, moneyTotal } from '../../cards/words.js';
 
 /** The bill fields the AP cards use (line items are left out of list answers to keep cached lists small). */
 export type BillLine = Omit<Bill, 'billLineItems'> & { billLineItems?: Bill['billLineItems'] };
 
-/** Common inputs of the AP cards. */
 interface ApCardContext extends AsOf {
   /** "Today" (yyyy-MM-dd) in BOT_TIMEZONE. */
   today: string;
@@ -33,7 +32,7 @@ interface ApCardContext extends AsOf {
 }
 
 /** The bill's vendor name (commands put the vendor record's name there first), or its vendor's shortened id. */
-function vendorName(bill: { vendorName?: string; vendorId?: string }): string {
+export function vendorName(bill: { vendorName?: string; vendorId?: string }): string {
   return bill.vendorName || `Vendor ${shortId(bill.vendorId ?? '')}`;
 }
 
@@ -123,7 +122,7 @@ export function billsDueCard(input: BillsDueInput): CardReply {
   if (awaiting.length > 0) totals.push(['Awaiting approval', count(awaiting.length, 'bill', fmt.locale)]);
   const overdue = input.overdue.length;
   const notes = overdue
-    ? [{ text: `Overdue: ${count(overdue, 'bill', fmt.locale)}, ${owed(input.overdue)}, not counted above.`, tone: 'Attention' as Tone }]
+    ? [{ text: `Overdue: ${count(overdue, 'bill', fmt.locale)}, ${owed(input.overdue)}, not counted above.` }]
     : [{ text: 'Nothing overdue.', subtle: true }];
   const range =
     days === 0 ? calendarDate(today, fmt.locale) : `${calendarDate(today, fmt.locale)} – ${calendarDate(addDays(today, days), fmt.locale)}`;
@@ -269,6 +268,16 @@ export function billCard(input: BillCardInput): CardReply {
   const open = bill.paymentStatus !== 'PAID' && !bill.archived;
   const dueWords = open ? dueInWords(bill.dueDate, today) : undefined;
   const late = open && bill.dueDate && daysBetween(bill.dueDate.slice(0, 10), today) > 0;
+  const details: Array<[string, string]> = [
+    ['Vendor', name],
+    ['Invoice #', number ?? '—'],
+    ['Invoice date', calendarDate(bill.invoice?.invoiceDate, fmt.locale)],
+    ['Due date', `${calendarDate(bill.dueDate, fmt.locale)}${dueWords ? ` (${dueWords.toLowerCase()})` : ''}`],
+    ['Payment', billPaymentWords(bill)],
+    ['Approval', billApprovalWords(bill)],
+    ...(bill.purchaseOrderNumber ? [['PO number', bill.purchaseOrderNumber] as [string, string]] : []),
+    ['BILL id', shortId(bill.id)],
+  ];
   const body: CardElement[] = [
     title(escapeMarkdown(number ? `Bill ${number}` : `Bill ${shortId(bill.id)}`)),
     subtitle(escapeMarkdown(`${name}${bill.archived ? ' · archived' : ''}`)),
@@ -279,22 +288,9 @@ export function billCard(input: BillCardInput): CardReply {
       ['Scheduled', m(bill.scheduledAmount)],
       ...((bill.creditAmount ?? 0) > 0 ? [['Credits applied', m(bill.creditAmount)] as [string, string]] : []),
     ]),
-    facts(
-      (
-        [
-          ['Vendor', name],
-          ['Invoice #', number ?? '—'],
-          ['Invoice date', calendarDate(bill.invoice?.invoiceDate, fmt.locale)],
-          ['Due date', `${calendarDate(bill.dueDate, fmt.locale)}${dueWords ? ` (${dueWords.toLowerCase()})` : ''}`],
-          ['Payment', billPaymentWords(bill)],
-          ['Approval', billApprovalWords(bill)],
-          ...(bill.purchaseOrderNumber ? [['PO number', bill.purchaseOrderNumber] as [string, string]] : []),
-          ['BILL id', shortId(bill.id)],
-        ] as Array<[string, string]>
-      ).map(([k, v]): [string, string] => [k, escapeMarkdown(v)]),
-    ),
+    facts(details.map(([k, v]): [string, string] => [k, escapeMarkdown(v)])),
   ];
-  if (late) body.splice(2, 0, text(escapeMarkdown(dueInWords(bill.dueDate, today)), { color: 'Attention', weight: 'Bolder' }));
+  if (late) body.splice(2, 0, text(escapeMarkdown(dueInWords(bill.dueDate, today)), { weight: 'Bolder' }));
   const sentApprovers: Array<Loose<Approver>> = Array.isArray(bill.approvers) ? bill.approvers : [];
   const approvers = [...sentApprovers].sort((a, b) => (a?.approverOrder ?? 0) - (b?.approverOrder ?? 0));
   if (approvers.length > 0) {

@@ -48,7 +48,7 @@ export const DEFAULT_DUE_DAYS = 7;
 export async function unpaidBills(
   deps: Pick<PayablesDeps, 'bill'>,
   orgId: string,
-  dueDate: { gte?: string; lte?: string; lt?: string },
+  dueDate: DueRange,
   vendorId?: string | string[],
 ): Promise<{ items: BillLine[]; truncated: boolean }> {
   const { items, truncated } = await orgClient(deps, orgId)
@@ -90,18 +90,15 @@ export function withVendorNames<T extends Pick<Bill, 'vendorId' | 'vendorName'>>
   });
 }
 
-/** A range of due days (yyyy-MM-dd): as BILL filters it, as the mirror's rows are tested, and its cached answer's key. */
-interface DueRange {
-  key: string;
-  dueDate: { gte?: string; lte?: string; lt?: string };
-  holds: (day: string) => boolean;
-}
+/** A range of due days (yyyy-MM-dd) as BILL filters it; the mirror's rows are tested against it the same way. */
+type DueRange = Partial<Record<'gte' | 'lte' | 'lt', string>>;
 
-const overdueRange = (today: string): DueRange => ({
-  key: answerKey('bills.overdue', { before: today }),
-  dueDate: { lt: today },
-  holds: (day) => day < today,
-});
+/** A bill without a due day is in no range (BILL's dueDate filters never match those either). */
+function dueIn(b: Pick<Bill, 'dueDate'>, r: DueRange): boolean {
+  if (typeof b.dueDate !== 'string' || !/^\d{4}-\d{2}-\d{2}/.test(b.dueDate)) return false;
+  const day = b.dueDate.slice(0, 10);
+  return (r.gte === undefined || day >= r.gte) && (r.lte === undefined || day <= r.lte) && (r.lt === undefined || day < r.lt);
+}
 
 /**
  * The unpaid bills due in each range, with their vendors' names and currencies: from the org's mirror, or until it is
@@ -110,9 +107,6 @@ const overdueRange = (today: string): DueRange => ({
  */
 async function billsDueIn(ctx: CommandContext, deps: PayablesDeps, ranges: DueRange[]) {
   const orgId = boundOrg(ctx);
-  // A bill without a due day is in no range (BILL's dueDate filters never match those either).
-  const dueIn = (b: Pick<Bill, 'dueDate'>, range: DueRange) =>
-    typeof b.dueDate === 'string' && /^\d{4}-\d{2}-\d{2}/.test(b.dueDate) && range.holds(b.dueDate.slice(0, 10));
   const warm = await openBills(ctx, deps, orgId, (b) => ranges.some((r) => dueIn(b, r)));
   let lists: BillLine[][];
   let truncated = false;
@@ -121,7 +115,9 @@ async function billsDueIn(ctx: CommandContext, deps: PayablesDeps, ranges: DueRa
     lists = ranges.map((r) => warm.items.filter((b) => dueIn(b, r)));
     asOf = warm.refreshedAt;
   } else {
-    const asked = await Promise.all(ranges.map((r) => cachedAnswer(ctx, deps, r.key, ['bill'], () => unpaidBills(deps, orgId, r.dueDate))));
+    const asked = await Promise.all(
+      ranges.map((r) => cachedAnswer(ctx, deps, answerKey('bills.due', r), ['bill'], () => unpaidBills(deps, orgId, r))),
+    );
     deps.mirror.prepare(orgId, 'bill', 'open');
     lists = asked.map((a) => a.value.items);
     truncated = asked[0]?.value.truncated ?? false;
@@ -139,13 +135,7 @@ async function billsDueIn(ctx: CommandContext, deps: PayablesDeps, ranges: DueRa
 /** The bills due from today to today + `days` and the overdue ones (the card and the dashboard tab). */
 export async function billsDueFigures(ctx: CommandContext, deps: PayablesDeps, days: number) {
   const today = todayOf(ctx, deps);
-  const to = addDays(today, days);
-  const due: DueRange = {
-    key: answerKey('bills.due', { from: today, to }),
-    dueDate: { gte: today, lte: to },
-    holds: (d) => d >= today && d <= to,
-  };
-  const { lists, truncated, asOf, vendors } = await billsDueIn(ctx, deps, [due, overdueRange(today)]);
+  const { lists, truncated, asOf, vendors } = await billsDueIn(ctx, deps, [{ gte: today, lte: addDays(today, days) }, { lt: today }]);
   return { today, due: lists[0] ?? [], overdue: lists[1] ?? [], truncated, asOf, vendors };
 }
 
@@ -187,7 +177,7 @@ const billsOverdueCommand: Command<PayablesDeps> = {
   async run(ctx, deps) {
     noArguments(ctx, "Type **bills overdue** on its own; for one vendor's bills type **vendor {name}**.");
     const today = todayOf(ctx, deps);
-    const { lists, truncated, asOf, vendors } = await billsDueIn(ctx, deps, [overdueRange(today)]);
+    const { lists, truncated, asOf, vendors } = await billsDueIn(ctx, deps, [{ lt: today }]);
     return billsOverdueCard({
       ...listContext(ctx, deps, 'bills overdue', asOf),
       today,
@@ -277,5 +267,4 @@ export const billCommand: Command<PayablesDeps> = {
   },
 };
 
-/** Accounts payable's commands, in the order they are registered. */
 export const payablesCommands = [billsDueCommand, billsOverdueCommand, billCommand];

@@ -3,12 +3,11 @@ import type { Payment } from '../../bill/types.js';
 import type { CardReply } from '../../cards/card.js';
 import { calendarDate, money } from '../../cards/format.js';
 import { listCard, type ListContext } from '../../cards/list.js';
-import { shortId } from '../../cards/redact.js';
+import { vendorName } from '../payables/cards.js';
 import { count, moneyTotal, paymentMovesMoney, paymentStatusWords } from '../../cards/words.js';
 
 export interface PaymentsCardInput extends ListContext {
   payments: Payment[];
-  /** How many were asked for. */
   limit: number;
   today: string;
   currencyOf: (vendorId: string) => string | undefined;
@@ -50,7 +49,7 @@ export function paymentsCard(input: PaymentsCardInput): CardReply {
     columns: [{ header: 'Vendor' }, { header: 'Amount', align: 'Right' }, { header: 'Process date' }, { header: 'Status' }],
     items: listed,
     row: ({ payment: p, status }) => [
-      p.vendorName || `Vendor ${shortId(p.vendorId)}`,
+      vendorName(p),
       money(p.amount, input.currencyOf(p.vendorId), fmt.locale),
       calendarDate(p.processDate, fmt.locale),
       status.words,

@@ -47,7 +47,7 @@ export function invoiceCard(input: InvoiceCardInput): CardReply {
   const body: CardElement[] = [
     title(escapeMarkdown(`Invoice ${inv.invoiceNumber || shortId(inv.id)}`)),
     subtitle(escapeMarkdown(name)),
-    text(escapeMarkdown(status.words), { weight: 'Bolder', color: status.tone }),
+    text(escapeMarkdown(status.words), { weight: 'Bolder' }),
     facts([
       ['Customer', escapeMarkdown(name)],
       ['Invoice date', calendarDate(inv.invoiceDate, fmt.locale)],
@@ -110,10 +110,11 @@ export function agedOverdue(
   invoices: AgingInvoice[],
   today: string,
   currencyOf: (customerId: string) => string | undefined,
-): Array<{ bucket: number; amount: number; currency: string | undefined }> {
+): Array<{ customerId: string; bucket: number; amount: number; currency: string | undefined }> {
   return invoices
     .filter((i) => isOverdue(i, today))
     .map((i) => ({
+      customerId: i.customerId,
       bucket: agingBucket(daysBetween(i.dueDate.slice(0, 10), today)),
       amount: i.dueAmount,
       currency: currencyOf(i.customerId),
@@ -131,14 +132,13 @@ export interface InvoicesOverdueInput extends ArCardContext, ListContext {
  */
 export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
   const { fmt, today } = input;
-  const overdue = input.invoices.filter((i) => isOverdue(i, today));
-  const aged = agedOverdue(overdue, today, (id) => input.customerOf(id)?.currency);
+  const aged = agedOverdue(input.invoices, today, (id) => input.customerOf(id)?.currency);
   // Each customer's amounts due, per aging bucket.
   const byCustomer = new Map<string, number[][]>();
-  for (const inv of overdue) {
-    const buckets = byCustomer.get(inv.customerId) ?? AGING_BUCKETS.map((): number[] => []);
-    buckets[agingBucket(daysBetween(inv.dueDate.slice(0, 10), today))]?.push(inv.dueAmount);
-    byCustomer.set(inv.customerId, buckets);
+  for (const a of aged) {
+    const buckets = byCustomer.get(a.customerId) ?? AGING_BUCKETS.map((): number[] => []);
+    buckets[a.bucket]?.push(a.amount);
+    byCustomer.set(a.customerId, buckets);
   }
   const customers = [...byCustomer].map(([customerId, buckets]) => ({
     customerId,
@@ -152,7 +152,7 @@ export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
   const total = moneyTotal(aged, fmt.locale);
   const overdueLine: [string, string] = [
     'Overdue',
-    `${total} · ${count(overdue.length, 'invoice', fmt.locale)} · ${count(customers.length, 'customer', fmt.locale)}`,
+    `${total} · ${count(aged.length, 'invoice', fmt.locale)} · ${count(customers.length, 'customer', fmt.locale)}`,
   ];
   const bucketLines = AGING_BUCKETS.map((bucket, i): [string, string] => {
     const list = aged.filter((a) => a.bucket === i);
@@ -194,8 +194,8 @@ export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
     noun: 'customers',
     empty: 'No overdue invoices. Every open invoice is due today or later.',
     summary:
-      overdue.length === 0
+      aged.length === 0
         ? 'No overdue invoices.'
-        : `${count(overdue.length, 'overdue invoice')} from ${count(customers.length, 'customer')}, ${total}.`,
+        : `${count(aged.length, 'overdue invoice')} from ${count(customers.length, 'customer')}, ${total}.`,
   });
 }

@@ -6,8 +6,7 @@
 // commands share, whatever the organisation's size.
 import { InputError } from '../../errors.js';
 import { indexBuildingCard } from '../../cards/list.js';
-import { invoiceCard, invoicesOverdueCard, isOverdue, type AgingInvoice } from './cards.js';
-import type { PartyInfo } from '../../mirror/records.js';
+import { invoiceCard, invoicesOverdueCard, isOverdue } from './cards.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { Command, CommandContext } from '../types.js';
 import {
@@ -65,20 +64,15 @@ export const invoiceCommand: Command<ReceivablesDeps> = {
   },
 };
 
-/** What `invoices overdue` shows (the card and the dashboard tab): the org's overdue invoices and their customers. */
-export interface OverdueInvoices {
-  today: string;
-  invoices: AgingInvoice[];
-  asOf: number;
-  customers: Map<string, PartyInfo>;
-}
-
-/** The overdue invoices from the org's mirror, or how many are indexed while it is first built. */
-export async function overdueInvoices(ctx: CommandContext, deps: ReceivablesDeps): Promise<OverdueInvoices | { building: number }> {
+/**
+ * What `invoices overdue` shows (the card and the dashboard tab): the org's overdue invoices from its mirror and their
+ * customers, or how many are indexed while it is first built.
+ */
+export async function overdueInvoices(ctx: CommandContext, deps: ReceivablesDeps) {
   const orgId = boundOrg(ctx);
   const today = todayOf(ctx, deps);
   const answer = await deps.mirror.rows(orgId, 'invoice', { ...mirrorRead(ctx, deps, 'invoice'), where: (i) => isOverdue(i, today) });
-  if ('building' in answer) return { building: answer.building };
+  if ('building' in answer) return answer;
   const customers = await resolveParties(
     deps,
     orgId,
@@ -110,5 +104,4 @@ export const invoicesOverdueCommand: Command<ReceivablesDeps> = {
   },
 };
 
-/** Accounts receivable's commands, in the order they are registered. */
 export const receivablesCommands = [invoiceCommand, invoicesOverdueCommand];

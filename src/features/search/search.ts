@@ -11,14 +11,15 @@ import { shortId } from '../../cards/redact.js';
 import { billPaymentWords, invoiceStatusWords } from '../../cards/words.js';
 import { errorMessage, NotBound } from '../../errors.js';
 import type { Clock } from '../../infra/clock.js';
-import type { Logger } from '../../infra/log.js';
-import type { Mirror, ReadOptions } from '../../mirror/mirror.js';
+import type { Mirror } from '../../mirror/mirror.js';
 import { foldName, isOpenBill, normalizeNumber, type AnyRecord, type Kind, type PartyInfo, type Records } from '../../mirror/records.js';
-import { formatOf, mirrorRead, partyRead, resolveParties, todayOf, type FinanceSettings } from '../finance.js';
-import { amountDue } from '../payables/cards.js';
+import { formatOf, mirrorRead, resolveParties, todayOf, type FinanceSettings } from '../finance.js';
+import { amountDue, vendorName } from '../payables/cards.js';
+import { balanceOf, currencyOf } from '../parties/cards.js';
+import { isOwed } from '../receivables/cards.js';
 import { rankMatches } from '../parties/commands.js';
 import type { CommandRegistry } from '../registry.js';
-import type { Caller, CommandContext, ConversationScope } from '../types.js';
+import type { CommandContext } from '../types.js';
 import { searchCommand, type SearchCommand } from './commands.js';
 import { conversationLocale } from '../dispatch.js';
 
@@ -33,13 +34,7 @@ export interface SearchDeps {
 }
 
 /** A composeExtension/query: where and by whom (read from the activity), which search, what was typed, which page. */
-export interface SearchQuery {
-  scope: ConversationScope;
-  caller: Caller;
-  /** The activity's locale (Teams sends the person's); the bot's when missing or unusable. */
-  locale?: string;
-  correlationId: string;
-  log: Logger;
+export interface SearchQuery extends Pick<CommandContext, 'scope' | 'caller' | 'locale' | 'correlationId' | 'log'> {
   commandId: unknown;
   /** What was typed; undefined for Teams' initial run (the search opened, nothing typed yet). */
   text: string | undefined;
@@ -102,7 +97,7 @@ const echo = (typed: string): string => (/^[\p{L}\p{N} .,&'#/-]{1,40}$/u.test(ty
 function numbered(r: Bill | Invoice): { number: string; partyId: string; partyName: string | undefined; owed: boolean } {
   return 'vendorId' in r
     ? { number: r.invoice?.invoiceNumber ?? '', partyId: r.vendorId, partyName: r.vendorName, owed: isOpenBill(r) }
-    : { number: r.invoiceNumber, partyId: r.customerId, partyName: undefined, owed: !r.archived && r.status !== 'PAID' && r.dueAmount > 0 };
+    : { number: r.invoiceNumber, partyId: r.customerId, partyName: undefined, owed: isOwed(r) };
 }
 
 /** A search's command context: a bound org always. */
@@ -170,17 +165,12 @@ export class ComposeSearch {
     }
   }
 
-  /** As fresh as the kind's command reads it. */
-  private read(ctx: OrgContext, kind: Kind): ReadOptions {
-    return kind === 'vendor' || kind === 'customer' ? partyRead(ctx, this.deps) : mirrorRead(ctx, this.deps, kind);
-  }
-
   private async billsDueThisWeek(ctx: OrgContext): Promise<Found<'bill'>> {
     const today = todayOf(ctx, this.deps);
     const to = addDays(today, WEEK_DAYS);
     const due = (b: Bill) => b.dueDate.slice(0, 10) >= today && b.dueDate.slice(0, 10) <= to;
     const got = await this.deps.mirror.rows(ctx.orgId, 'bill', {
-      ...this.read(ctx, 'bill'),
+      ...mirrorRead(ctx, this.deps, 'bill'),
       scope: 'open',
       where: (b) => isOpenBill(b) && due(b),
     });
@@ -189,7 +179,7 @@ export class ComposeSearch {
   }
 
   private async latestInvoices(ctx: OrgContext): Promise<Found<'invoice'>> {
-    const got = await this.deps.mirror.rows(ctx.orgId, 'invoice', { ...this.read(ctx, 'invoice'), where: (i) => !i.archived });
+    const got = await this.deps.mirror.rows(ctx.orgId, 'invoice', { ...mirrorRead(ctx, this.deps, 'invoice'), where: (i) => !i.archived });
     if (!('building' in got))
       got.rows.sort((a, b) => byString(b.invoiceDate, a.invoiceDate) || byString(b.updatedTime, a.updatedTime) || byString(a.id, b.id));
     return got;
@@ -201,7 +191,7 @@ export class ComposeSearch {
     const name = foldName(typed);
     if (command.kind === 'vendor' || command.kind === 'customer') {
       const got = await this.deps.mirror.rows(orgId, command.kind, {
-        ...this.read(ctx, command.kind),
+        ...mirrorRead(ctx, this.deps, command.kind),
         confirm: false,
         where: (p: Vendor | Customer) => !p.archived && foldName(p.name).startsWith(name),
       });
@@ -210,7 +200,7 @@ export class ComposeSearch {
     const number = normalizeNumber(typed);
     const partyKind = command.kind === 'bill' ? 'vendor' : 'customer';
     const parties = await this.deps.mirror.rows(orgId, partyKind, {
-      ...this.read(ctx, partyKind),
+      ...mirrorRead(ctx, this.deps, partyKind),
       confirm: false,
       where: (p: Vendor | Customer) => foldName(p.name).startsWith(name),
     });
@@ -225,7 +215,7 @@ export class ComposeSearch {
     };
     const ranks = new Map<string, number>();
     const got = await this.deps.mirror.rows(orgId, command.kind, {
-      ...this.read(ctx, command.kind),
+      ...mirrorRead(ctx, this.deps, command.kind),
       where: (r: Bill | Invoice) => {
         const k = rank(r);
         if (k !== undefined) ranks.set(r.id, k);
@@ -274,7 +264,7 @@ export class ComposeSearch {
     // `bill <number>` shows this bill only when no other bill has its number; else `bill <BILL id>` does, as the
     // command's own pick buttons run it.
     const number = (record as Bill).invoice?.invoiceNumber ?? '';
-    const same = number === '' ? undefined : await this.deps.mirror.lookup(ctx.orgId, 'bill', number, this.read(ctx, 'bill'));
+    const same = number === '' ? undefined : await this.deps.mirror.lookup(ctx.orgId, 'bill', number, mirrorRead(ctx, this.deps, 'bill'));
     return this.run(ctx, 'bill', same && 'rows' in same && same.rows.length === 1 && same.rows[0]?.id === record.id ? number : record.id);
   }
 
@@ -296,7 +286,7 @@ export class ComposeSearch {
         const amount = money(open ? amountDue(b) : b.amount, vendor?.currency, locale);
         return {
           title: b.invoice?.invoiceNumber || `Bill ${shortId(b.id)}`,
-          subtitle: vendor?.name || b.vendorName || `Vendor ${shortId(b.vendorId)}`,
+          subtitle: vendor?.name || vendorName(b),
           text: [open ? `${amount} due` : amount, `due ${calendarDate(b.dueDate, locale)}`, billPaymentWords(b)].join(' · '),
         };
       }
@@ -316,12 +306,11 @@ export class ComposeSearch {
       case 'vendor':
       case 'customer': {
         const p = record as Vendor | Customer;
-        const currency = kind === 'vendor' ? (p as Vendor).billCurrency : (p as Customer).invoiceCurrency;
-        const balance = p.balance?.amount;
+        const balance = balanceOf(p);
         return {
           title: p.name || `${kind === 'vendor' ? 'Vendor' : 'Customer'} ${shortId(p.id)}`,
           subtitle: kind === 'vendor' ? 'Vendor' : 'Customer',
-          text: `Balance ${balance === undefined ? '—' : money(balance, currency, locale)}${p.archived ? ' · Archived' : ''}`,
+          text: `Balance ${balance === undefined ? '—' : money(balance, currencyOf(kind, p), locale)}${p.archived ? ' · Archived' : ''}`,
         };
       }
     }

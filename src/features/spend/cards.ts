@@ -10,6 +10,7 @@ import {
   facts,
   text,
   title,
+  TONE_STYLE,
   type CardElement,
   type CardReply,
 } from '../../cards/card.js';
@@ -19,6 +20,9 @@ import { asOfFooter, listCard, refreshAction, type AsOf, type ListContext } from
 import { count, reimbursementPending, reimbursementWords } from '../../cards/words.js';
 
 const USD = 'USD';
+
+/** Card transactions shown: those of the last 30 days. */
+export const TRANSACTION_DAYS = 30;
 
 function isDecline(tx: Pick<SpendTransaction, 'transactionType'>): boolean {
   return tx.transactionType === 'DECLINE';
@@ -60,8 +64,6 @@ function budgetRows(budgets: Budget[]) {
 
 export interface TransactionsCardInput extends ListContext {
   transactions: SpendTransaction[];
-  /** The window the list covers, in days back from today. */
-  days: number;
   truncated?: boolean;
 }
 
@@ -75,7 +77,7 @@ export function transactionsCard(input: TransactionsCardInput): CardReply {
   if (declined.length > 0) totals.push(['Declined', count(declined.length, 'transaction', fmt.locale)]);
   return listCard({
     ...input,
-    title: `Card transactions, last ${input.days} days`,
+    title: `Card transactions, last ${TRANSACTION_DAYS} days`,
     subtitle: 'Newest first · transactions missing a receipt are flagged',
     totals,
     columns: [
@@ -95,9 +97,9 @@ export function transactionsCard(input: TransactionsCardInput): CardReply {
     ],
     tone: (t) => (missingReceipt(t) ? 'Attention' : undefined),
     noun: 'transactions',
-    empty: `No card transactions in the last ${input.days} days.`,
+    empty: `No card transactions in the last ${TRANSACTION_DAYS} days.`,
     footnotes: [input.truncated ? 'Only the newest transactions BILL returned in one answer are counted' : undefined],
-    summary: `${count(spent.length, 'card transaction')} in the last ${input.days} days, ${usd(spent, fmt)}; ${missing.length} missing receipts.`,
+    summary: `${count(spent.length, 'card transaction')} in the last ${TRANSACTION_DAYS} days, ${usd(spent, fmt)}; ${missing.length} missing receipts.`,
   });
 }
 
@@ -140,11 +142,6 @@ export function reimbursementsCard(input: ReimbursementsCardInput): CardReply {
 /** Over the limit, or at 80% of it or more: the row's tone, in words and in the chart. */
 function budgetTone(ratio: number | undefined): 'Attention' | 'Warning' | undefined {
   return (ratio ?? 0) > 1 ? 'Attention' : (ratio ?? 0) >= 0.8 ? 'Warning' : undefined;
-}
-
-function useColor(ratio: number | undefined): ChartPoint['color'] {
-  const tone = budgetTone(ratio);
-  return tone === 'Attention' ? 'attention' : tone === 'Warning' ? 'warning' : 'good';
 }
 
 /** Bars in the budgets chart: the first page of the table (a 320 px card holds about this many rows of bars). */
@@ -197,7 +194,7 @@ export function budgetsCard(input: BudgetsCardInput): CardReply {
           points: used.map(({ b, use }) => ({
             label: b.name || 'Unnamed budget',
             value: (use.ratio ?? 0) * 100,
-            color: useColor(use.ratio),
+            color: TONE_STYLE[budgetTone(use.ratio) ?? 'Good'],
           })),
           fallback: 'drop',
         }),
@@ -239,7 +236,6 @@ export function budgetsCard(input: BudgetsCardInput): CardReply {
 
 export interface SpendOverviewInput extends AsOf {
   transactions: SpendTransaction[];
-  days: number;
   reimbursements: Reimbursement[];
   budgets: Budget[];
 }
@@ -255,7 +251,7 @@ export function spendOverviewCard(input: SpendOverviewInput): CardReply {
     container([text(heading, { weight: 'Bolder' }), ...items], { separator: true });
   const body = [
     title('Spend & Expense'),
-    section(`Card transactions, last ${input.days} days`, [
+    section(`Card transactions, last ${TRANSACTION_DAYS} days`, [
       facts(totals),
       // New on this card and said nowhere else on it, so a host without charts drops it and shows the card as before.
       ...(byBudget.length
@@ -276,7 +272,7 @@ export function spendOverviewCard(input: SpendOverviewInput): CardReply {
     asOfFooter(input),
   ];
   return adaptiveCard(body, {
-    summary: `Spend: ${usd(spent, fmt)} in ${input.days} days, ${missing.length} missing receipts, ${pending.length} pending reimbursements.`,
+    summary: `Spend: ${usd(spent, fmt)} in ${TRANSACTION_DAYS} days, ${missing.length} missing receipts, ${pending.length} pending reimbursements.`,
     actions: [
       executeAction('Transactions', { verb: 'run', command: 'spend transactions' }),
       executeAction('Reimbursements', { verb: 'run', command: 'spend reimbursements' }),

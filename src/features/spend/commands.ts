@@ -6,7 +6,7 @@ import type { SpendClient } from '../../bill/spend.js';
 import type { Reimbursement } from '../../bill/types.js';
 import { answerKey } from '../../mirror/answers.js';
 import { addDays } from '../../cards/format.js';
-import { budgetsCard, reimbursementsCard, spendNotConfiguredCard, spendOverviewCard, transactionsCard } from './cards.js';
+import { budgetsCard, reimbursementsCard, spendNotConfiguredCard, spendOverviewCard, TRANSACTION_DAYS, transactionsCard } from './cards.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { Command, CommandContext } from '../types.js';
@@ -19,8 +19,7 @@ export interface SpendDeps {
   settings: FinanceSettings;
 }
 
-/** Card transactions shown: the last 30 days, at most 10 pages of 50. */
-const TRANSACTION_DAYS = 30;
+/** Card transactions shown: those of the last TRANSACTION_DAYS, at most 10 pages of 50. */
 const TRANSACTION_PAGES = 10;
 const REIMBURSEMENT_PAGES = 5;
 
@@ -76,9 +75,8 @@ export const spendCommand: Command<SpendDeps> = {
     if (!sub) throw new InputError(`I don't know "spend ${shorten(ctx.input.argText)}"`, HINT, `spend ${ctx.input.argText}`);
     // An API token belongs to one Spend & Expense company: only the token of the team's own organisation is used.
     const orgId = boundOrg(ctx);
-    const note = deps.settings.note;
     const client = deps.bill.spend(orgId, { priority: 'interactive' });
-    if (!client) return spendNotConfiguredCard({ note, otherOrgs: deps.bill.status().spendConfigured });
+    if (!client) return spendNotConfiguredCard({ note: deps.settings.note, otherOrgs: deps.bill.status().spendConfigured });
     switch (sub) {
       case 'transactions': {
         const got = await transactions(ctx, deps, client);
@@ -86,7 +84,6 @@ export const spendCommand: Command<SpendDeps> = {
           ...listContext(ctx, deps, 'spend transactions', got.fetchedAt),
           transactions: got.value.items,
           truncated: got.value.truncated,
-          days: TRANSACTION_DAYS,
         });
       }
       case 'reimbursements': {
@@ -109,7 +106,6 @@ export const spendCommand: Command<SpendDeps> = {
         ]);
         return spendOverviewCard({
           transactions: t.value.items,
-          days: TRANSACTION_DAYS,
           reimbursements: r.value.items,
           budgets: b.value,
           ...listContext(ctx, deps, 'spend', Math.min(t.fetchedAt, r.fetchedAt, b.fetchedAt)),
