@@ -35,9 +35,8 @@ class ByteBucket {
     this.level = Math.min(this.capacity, this.level + bytes);
   }
 
-  /** Seconds until `bytes` could be taken. */
-  secondsUntil(bytes: number, now: number): number {
-    this.refill(now);
+  /** Seconds until `bytes` could be taken (asked right after a take of them failed, so the level is current). */
+  secondsUntil(bytes: number): number {
     return Math.max(1, Math.ceil((Math.min(bytes, this.capacity) - this.level) / this.perSecond));
   }
 }
@@ -87,11 +86,11 @@ export class SenderBudget {
     const source = sourceOf(address);
     const bytes = Math.max(MIN_CHARGE, declared ?? max);
     const bucket = this.bucketOf(source, now);
-    if (!bucket.take(bytes, now)) return { retryAfterS: bucket.secondsUntil(bytes, now) };
-    const global = !this.isVerified(source, now);
+    if (!bucket.take(bytes, now)) return { retryAfterS: bucket.secondsUntil(bytes) };
+    const global = (this.verified.get(source) ?? 0) <= now;
     if (global && !this.shared.take(bytes, now)) {
       bucket.give(bytes, now);
-      return { retryAfterS: this.shared.secondsUntil(bytes, now) };
+      return { retryAfterS: this.shared.secondsUntil(bytes) };
     }
     return { source, bytes, global };
   }
@@ -118,14 +117,6 @@ export class SenderBudget {
     const now = Date.now();
     this.sources.get(r.source)?.give(bytes, now);
     if (r.global) this.shared.give(bytes, now);
-  }
-
-  private isVerified(source: string, now: number): boolean {
-    const until = this.verified.get(source);
-    if (until === undefined) return false;
-    if (until > now) return true;
-    this.verified.delete(source);
-    return false;
   }
 
   private bucketOf(source: string, now: number): ByteBucket {

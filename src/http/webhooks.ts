@@ -100,8 +100,7 @@ export function webhookRoute(receiver: Pick<WebhookReceiver, 'accept'>, log: Log
       try {
         raw = await readRawBody(req, WEBHOOK_BODY_LIMIT);
       } catch (err) {
-        // Whatever was read stays charged: the sender never showed a signature that verifies.
-        budget.failedSender(reservation, reservation.bytes);
+        // Whatever was reserved stays charged: the sender never showed a signature that verifies.
         if (err instanceof BodyTooLarge) {
           log.info({ limit: WEBHOOK_BODY_LIMIT, declared: req.headers['content-length'] }, 'webhook refused: body too large');
           // The rest of the body is not read: close the connection after answering.
