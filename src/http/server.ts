@@ -24,7 +24,6 @@ export interface HttpServerDeps {
   };
   /** /readyz: each part the bot needs and whether it is ready now. */
   readiness: () => Record<string, boolean>;
-  /** Prometheus text exposition for /metrics. */
   metrics: MetricsHandler;
   /** METRICS_TOKEN: /metrics is served on this port only when set, and only to a request bearing it. */
   metricsToken: string;

@@ -5,7 +5,6 @@ import type { Clock } from './clock.js';
 import type { Logger } from './log.js';
 import type { StateStore } from './state/types.js';
 
-/** The StateStore append-only log the trail writes to. */
 const AUDIT_LOG = 'audit';
 
 /** Who and where, from the activity (never from text the person typed). */
@@ -61,7 +60,6 @@ export interface ApprovalAudit extends AuditActor {
   comment?: string;
   /** BILL's answer: its status ("SUCCESS"), or the error category and code. */
   billResult?: string;
-  /** Why billbridge refused. */
   reason?: string;
   /** The BILL user the decision ran as (the approver's own sign-in). */
   billUserId?: string;

@@ -69,7 +69,6 @@ export class LocalBudgetStore {
     return Promise.resolve({ ok: true });
   }
 
-  /** Takes one of `limit` in-flight slots if one is free. */
   acquire(id: string, limit: number): Promise<boolean> {
     const e = this.entry(id);
     if (e.inUse >= limit) return Promise.resolve(false);
@@ -126,7 +125,6 @@ export class LocalBudgetStore {
     }
   }
 
-  /** Every budget id the store holds counts of. */
   ids(): IterableIterator<string> {
     return this.entries.keys();
   }
