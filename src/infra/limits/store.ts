@@ -63,8 +63,7 @@ export class LocalBudgetStore {
       else e.ts.push(Math.max(now, e.ts.at(-1) ?? now));
     } else {
       if (rule.type === 'hourly' && this.hourCount(e, now) >= rule.limit) return Promise.resolve({ ok: false, retryAt: nextHour(now) });
-      this.hourCount(e, now);
-      e.hourCount++;
+      e.hourCount = this.hourCount(e, now) + 1;
     }
     return Promise.resolve({ ok: true });
   }
