@@ -11,7 +11,7 @@ export type MetricsHandler = () => Promise<{ contentType: string; body: string }
  * True when the Authorization header is "Bearer <token>". Both sides are hashed first, so the comparison takes
  * the same time whatever the header's length or how much of it matches.
  */
-export function bearerMatches(header: unknown, token: string): boolean {
+function bearerMatches(header: unknown, token: string): boolean {
   if (token === '' || typeof header !== 'string' || !/^Bearer /i.test(header)) return false;
   const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
   return timingSafeEqual(digest(header.slice('Bearer '.length).trim()), digest(token));
