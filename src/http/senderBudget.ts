@@ -4,41 +4,36 @@
 // (BILL's senders) skip the shared bucket, so a flood from many addresses cannot lock BILL out. Behind a reverse proxy
 // the per-source bucket becomes one more shared bucket.
 
-/** Bytes refill at `perSecond` up to `capacity`. */
+/** Bytes refill at `perSecond` up to `capacity`; a new bucket is full. */
 class ByteBucket {
   private level: number;
-  private at: number;
+  private at = 0;
 
-  constructor(
-    private readonly capacity: number,
-    private readonly perSecond: number,
-    now: number,
-  ) {
-    this.level = capacity;
+  constructor(private readonly rate: { capacity: number; perSecond: number }) {
+    this.level = rate.capacity;
+  }
+
+  private refill(): void {
+    const now = Date.now();
+    this.level = Math.min(this.rate.capacity, this.level + ((now - this.at) / 1000) * this.rate.perSecond);
     this.at = now;
   }
 
-  private refill(now: number): void {
-    this.level = Math.min(this.capacity, this.level + ((now - this.at) / 1000) * this.perSecond);
-    this.at = now;
-  }
-
-  take(bytes: number, now: number): boolean {
-    this.refill(now);
+  take(bytes: number): boolean {
+    this.refill();
     if (this.level < bytes) return false;
     this.level -= bytes;
     return true;
   }
 
-  give(bytes: number, now: number): void {
-    this.refill(now);
-    this.level = Math.min(this.capacity, this.level + bytes);
+  give(bytes: number): void {
+    this.refill();
+    this.level = Math.min(this.rate.capacity, this.level + bytes);
   }
 
-  /** Seconds until `bytes` could be taken. */
-  secondsUntil(bytes: number, now: number): number {
-    this.refill(now);
-    return Math.max(1, Math.ceil((Math.min(bytes, this.capacity) - this.level) / this.perSecond));
+  /** Seconds until `bytes` could be taken (asked right after a take of them failed, so the level is current). */
+  secondsUntil(bytes: number): number {
+    return Math.max(1, Math.ceil((Math.min(bytes, this.rate.capacity) - this.level) / this.rate.perSecond));
   }
 }
 
@@ -79,19 +74,18 @@ export interface Reservation {
 export class SenderBudget {
   private readonly sources = new Map<string, ByteBucket>();
   private readonly verified = new Map<string, number>();
-  private readonly shared = new ByteBucket(GLOBAL.capacity, GLOBAL.perSecond, Date.now());
+  private readonly shared = new ByteBucket(GLOBAL);
 
   /** Reserves `declared` bytes (or `max` when the length is not declared) for `address`; a refusal says when to retry. */
   reserve(address: string | undefined, declared: number | undefined, max: number): Reservation | { retryAfterS: number } {
-    const now = Date.now();
     const source = sourceOf(address);
     const bytes = Math.max(MIN_CHARGE, declared ?? max);
-    const bucket = this.bucketOf(source, now);
-    if (!bucket.take(bytes, now)) return { retryAfterS: bucket.secondsUntil(bytes, now) };
-    const global = !this.isVerified(source, now);
-    if (global && !this.shared.take(bytes, now)) {
-      bucket.give(bytes, now);
-      return { retryAfterS: this.shared.secondsUntil(bytes, now) };
+    const bucket = this.bucketOf(source);
+    if (!bucket.take(bytes)) return { retryAfterS: bucket.secondsUntil(bytes) };
+    const global = (this.verified.get(source) ?? 0) <= Date.now();
+    if (global && !this.shared.take(bytes)) {
+      bucket.give(bytes);
+      return { retryAfterS: this.shared.secondsUntil(bytes) };
     }
     return { source, bytes, global };
   }
@@ -115,23 +109,14 @@ export class SenderBudget {
 
   /** Gives `bytes` back: all of them when neither verified nor refused (store trouble, unreadable after a good signature). */
   release(r: Reservation, bytes = r.bytes): void {
-    const now = Date.now();
-    this.sources.get(r.source)?.give(bytes, now);
-    if (r.global) this.shared.give(bytes, now);
+    this.sources.get(r.source)?.give(bytes);
+    if (r.global) this.shared.give(bytes);
   }
 
-  private isVerified(source: string, now: number): boolean {
-    const until = this.verified.get(source);
-    if (until === undefined) return false;
-    if (until > now) return true;
-    this.verified.delete(source);
-    return false;
-  }
-
-  private bucketOf(source: string, now: number): ByteBucket {
+  private bucketOf(source: string): ByteBucket {
     let bucket = this.sources.get(source);
     if (!bucket) {
-      bucket = new ByteBucket(PER_SOURCE.capacity, PER_SOURCE.perSecond, now);
+      bucket = new ByteBucket(PER_SOURCE);
       this.sources.set(source, bucket);
       if (this.sources.size > MAX_SOURCES) dropOldest(this.sources);
     }

@@ -2,7 +2,7 @@
 import restify, { type Next, type Request, type Response, type Server } from 'restify';
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
-import { bearerMatches, type MetricsHandler } from './metrics.js';
+import { serveMetrics, type MetricsHandler } from './metrics.js';
 import { SenderBudget } from './senderBudget.js';
 import { tabPageRoutes } from './tabPage.js';
 
@@ -24,7 +24,6 @@ export interface HttpServerDeps {
   };
   /** /readyz: each part the bot needs and whether it is ready now. */
   readiness: () => Record<string, boolean>;
-  /** Prometheus text exposition for /metrics. */
   metrics: MetricsHandler;
   /** METRICS_TOKEN: /metrics is served on this port only when set, and only to a request bearing it. */
   metricsToken: string;
@@ -111,7 +110,6 @@ export function createHttpServer(deps: HttpServerDeps): Server {
     res.once('close', () => {
       if (messages.authenticated(req)) unauthenticated.verifiedSender(reservation);
       else if (res.statusCode === 503) unauthenticated.release(reservation);
-      else unauthenticated.failedSender(reservation, reservation.bytes);
     });
     next();
   };
@@ -137,18 +135,10 @@ export function createHttpServer(deps: HttpServerDeps): Server {
   });
 
   // Without a token the route does not exist here (404): metrics are then only on METRICS_PORT, if anywhere.
-  if (deps.metricsToken) {
+  if (deps.metricsToken)
     server.get('/metrics', async (req: Request, res: Response) => {
-      if (!bearerMatches(req.headers.authorization, deps.metricsToken)) {
-        res.setHeader('WWW-Authenticate', 'Bearer');
-        sendJson(res, 401, { error: 'Unauthorized' });
-        return;
-      }
-      const out = await deps.metrics();
-      res.setHeader('Content-Type', out.contentType);
-      res.sendRaw(200, out.body);
+      await serveMetrics(req, res, deps.metrics, deps.metricsToken, log);
     });
-  }
 
   tabPageRoutes(server);
   for (const add of deps.routes) add(server);

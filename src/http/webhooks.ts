@@ -1,6 +1,7 @@
 // POST /api/bill/webhooks: BILL's signed notifications. What the headers can refuse is refused before the body is read
 // (encoding, type, size, a signature header that cannot be BILL's, a sender out of budget: senderBudget.ts); then the
 // body is read as raw bytes (the signature is over them; restify's bodyParser would re-encode), bounded in size.
+import { on } from 'node:events';
 import type { Request, Response, Server } from 'restify';
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
@@ -18,48 +19,30 @@ const WEBHOOK_BODY_LIMIT = 256 * 1024;
 const READ_TIMEOUT_MS = 10_000;
 
 class BodyTooLarge extends Error {}
-class BodyAborted extends Error {}
 
 /**
- * The request body as bytes, refusing more than `limit` bytes (without reading them all) and stalled senders. A declared
- * length over the limit is refused by the route before this reads anything.
+ * The request body as bytes, refusing more than `limit` bytes (without reading them all); a sender that goes away or
+ * stalls past READ_TIMEOUT_MS throws. A declared length over the limit is refused by the route before this reads anything.
  * @public also loaded by the kill -9 durability test's child process (a dynamic import knip cannot see)
  */
-export function readRawBody(req: Request, limit: number): Promise<Buffer> {
-  return new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const finish = (err?: Error) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('aborted', onAborted);
-      if (err) reject(err);
-      else resolve(Buffer.concat(chunks, size));
-    };
-    const onData = (chunk: Buffer) => {
+export async function readRawBody(req: Request, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const stalled = new AbortController();
+  const timer = setTimeout(() => stalled.abort(), READ_TIMEOUT_MS).unref();
+  const data = on(req, 'data', { close: ['end'], signal: stalled.signal }) as AsyncIterable<[Buffer]>;
+  // A request something paused (restify's body handling) does not flow again by itself when a listener is added.
+  req.resume();
+  try {
+    for await (const [chunk] of data) {
       size += chunk.length;
-      if (size > limit) {
-        finish(new BodyTooLarge());
-        return;
-      }
+      if (size > limit) throw new BodyTooLarge();
       chunks.push(chunk);
-    };
-    const onEnd = () => finish();
-    const onError = (err: Error) => finish(err);
-    const onAborted = () => finish(new BodyAborted());
-    const timer = setTimeout(() => finish(new BodyAborted()), READ_TIMEOUT_MS);
-    timer.unref();
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('aborted', onAborted);
-    req.resume();
-  });
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  return Buffer.concat(chunks, size);
 }
 
 /** Registers the route on the server (createHttpServer's `routes` option). */
@@ -100,8 +83,7 @@ export function webhookRoute(receiver: Pick<WebhookReceiver, 'accept'>, log: Log
       try {
         raw = await readRawBody(req, WEBHOOK_BODY_LIMIT);
       } catch (err) {
-        // Whatever was read stays charged: the sender never showed a signature that verifies.
-        budget.failedSender(reservation, reservation.bytes);
+        // Whatever was reserved stays charged: the sender never showed a signature that verifies.
         if (err instanceof BodyTooLarge) {
           log.info({ limit: WEBHOOK_BODY_LIMIT, declared: req.headers['content-length'] }, 'webhook refused: body too large');
           // The rest of the body is not read: close the connection after answering.

@@ -5,7 +5,6 @@ import type { Clock } from './clock.js';
 import type { Logger } from './log.js';
 import type { StateStore } from './state/types.js';
 
-/** The StateStore append-only log the trail writes to. */
 const AUDIT_LOG = 'audit';
 
 /** Who and where, from the activity (never from text the person typed). */
@@ -61,7 +60,6 @@ export interface ApprovalAudit extends AuditActor {
   comment?: string;
   /** BILL's answer: its status ("SUCCESS"), or the error category and code. */
   billResult?: string;
-  /** Why billbridge refused. */
   reason?: string;
   /** The BILL user the decision ran as (the approver's own sign-in). */
   billUserId?: string;
@@ -90,15 +88,9 @@ export class AuditTrail {
   /** Records a command's outcome. Never throws: a failed write is logged as an error. */
   async command(entry: CommandAudit): Promise<void> {
     const record: AuditRecord = {
-      ...this.head('command', entry),
-      command: entry.command,
+      ...this.head('command'),
+      ...entry,
       args: this.args(entry.args),
-      orgId: entry.orgId,
-      result: entry.result,
-      reason: entry.reason,
-      upstreamCalls: entry.upstreamCalls,
-      upstream: entry.upstream,
-      correlationId: entry.correlationId,
       durationMs: Math.round(entry.durationMs),
     };
     await this.write(record, { correlationId: entry.correlationId }, 'audit trail write failed').catch(() => undefined);
@@ -110,12 +102,10 @@ export class AuditTrail {
    */
   async admin(entry: AdminAudit): Promise<void> {
     const record: AuditRecord = {
-      ...this.head('admin', entry),
+      ...this.head('admin'),
+      ...entry,
       action: this.text(entry.action, 40),
-      orgId: entry.orgId,
-      result: entry.result,
-      detail: entry.detail ? this.detail(entry.detail) : undefined,
-      correlationId: entry.correlationId,
+      detail: entry.detail && this.detail(entry.detail),
     };
     await this.write(record, { correlationId: entry.correlationId, action: entry.action }, 'audit trail write failed for an admin action');
   }
@@ -123,33 +113,19 @@ export class AuditTrail {
   /** Records an approval decision (or its refusal). Throws when it cannot, so nothing is sent to BILL without a trace. */
   async approval(entry: ApprovalAudit): Promise<void> {
     const record: AuditRecord = {
-      ...this.head('approval', entry),
-      orgId: entry.orgId,
+      ...this.head('approval'),
+      ...entry,
       billId: this.text(entry.billId, 64),
-      decision: entry.decision,
-      result: entry.result,
       comment: this.text(entry.comment, MAX_COMMENT_LENGTH),
       billResult: this.text(entry.billResult, 80),
       reason: this.text(entry.reason, 80),
-      billUserId: entry.billUserId,
-      correlationId: entry.correlationId,
     };
     await this.write(record, { correlationId: entry.correlationId }, 'audit trail write failed for an approval');
   }
 
-  /** What every record starts with: format version, time, kind, who and where (only the actor's fields of the entry). */
-  private head<K extends AuditRecord['kind']>(kind: K, a: AuditActor) {
-    return {
-      v: 1 as const,
-      time: new Date(this.deps.clock.now()).toISOString(),
-      kind,
-      tenantId: a.tenantId,
-      teamId: a.teamId,
-      channelId: a.channelId,
-      conversationId: a.conversationId,
-      aadObjectId: a.aadObjectId,
-      userId: a.userId,
-    };
+  /** What every record starts with: format version, time and kind; the entry's own fields follow. */
+  private head<K extends AuditRecord['kind']>(kind: K) {
+    return { v: 1 as const, time: new Date(this.deps.clock.now()).toISOString(), kind };
   }
 
   /** Appends a record; a failure is logged as an error (with `context`) and thrown on. */

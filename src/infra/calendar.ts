@@ -3,29 +3,25 @@
 
 /**
  * Formatters by zone. Building an Intl.DateTimeFormat costs tens of microseconds and ICU memory the process rarely
- * gives back; they are immutable, so one per zone is shared. Zones come from configuration, so the map stays small.
+ * gives back; they are immutable, so one per zone and use is shared. Zones come from configuration, so the map stays small.
  */
-const dayFormats = new Map<string, Intl.DateTimeFormat>();
-const wallFormats = new Map<string, Intl.DateTimeFormat>();
-const MAX_ZONES = 64;
+const formats = new Map<string, Intl.DateTimeFormat>();
+const MAX_FORMATS = 128;
 
-function cached(map: Map<string, Intl.DateTimeFormat>, timeZone: string, make: () => Intl.DateTimeFormat): Intl.DateTimeFormat {
-  let fmt = map.get(timeZone);
+function format(locale: 'en-CA' | 'en-US', options: Intl.DateTimeFormatOptions & { timeZone: string }): Intl.DateTimeFormat {
+  const key = `${locale}|${options.timeZone}`;
+  let fmt = formats.get(key);
   if (!fmt) {
-    fmt = make();
-    if (map.size >= MAX_ZONES) map.clear();
-    map.set(timeZone, fmt);
+    fmt = new Intl.DateTimeFormat(locale, options);
+    if (formats.size >= MAX_FORMATS) formats.clear();
+    formats.set(key, fmt);
   }
   return fmt;
 }
 
 /** The calendar date (yyyy-MM-dd) of an instant in a time zone. */
 export function dateInZone(instant: Date | number, timeZone: string): string {
-  const parts = cached(
-    dayFormats,
-    timeZone,
-    () => new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }),
-  ).formatToParts(new Date(instant));
+  const parts = format('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(new Date(instant));
   const get = (t: string) => parts.find((p) => p.type === t)?.value ?? '';
   return `${get('year')}-${get('month')}-${get('day')}`;
 }
@@ -39,21 +35,16 @@ export function addDays(isoDate: string, days: number): string {
 
 /** Offset of the zone from UTC at an instant, in ms (wall clock minus UTC). */
 export function zoneOffset(instant: number, timeZone: string): number {
-  const fmt = cached(
-    wallFormats,
+  const fmt = format('en-US', {
     timeZone,
-    () =>
-      new Intl.DateTimeFormat('en-US', {
-        timeZone,
-        hourCycle: 'h23',
-        year: 'numeric',
-        month: '2-digit',
-        day: '2-digit',
-        hour: '2-digit',
-        minute: '2-digit',
-        second: '2-digit',
-      }),
-  );
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
   const parts = fmt.formatToParts(new Date(instant));
   const get = (t: string) => Number(parts.find((p) => p.type === t)?.value ?? 0);
   const wall = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour') % 24, get('minute'), get('second'));

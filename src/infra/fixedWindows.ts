@@ -35,7 +35,6 @@ export class FixedWindows {
     this.open(key, this.clock.now(), ms).used = this.limit;
   }
 
-  /** How long until the key may take again; 0 when it may now. */
   waitMs(key: string): number {
     const now = this.clock.now();
     const w = this.current(key, now);

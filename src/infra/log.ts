@@ -46,7 +46,6 @@ export class SecretRegistry {
     if (known) {
       // A value configured for good stays for good; one obtained again lives on from now.
       if (known.expiresAt !== undefined) known.expiresAt = expiresAt === undefined ? undefined : Math.max(known.expiresAt, expiresAt);
-      this.nextExpiry = Math.min(this.nextExpiry, known.expiresAt ?? Number.POSITIVE_INFINITY);
       return true;
     }
     this.expire();
@@ -81,7 +80,6 @@ export class SecretRegistry {
     return out;
   }
 
-  /** Forgets values whose end of life has passed. */
   private expire(): void {
     const now = this.now();
     if (now < this.nextExpiry) return;

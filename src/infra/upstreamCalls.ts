@@ -36,7 +36,6 @@ export class UpstreamCallCounter {
     return this.turns.run({ counts: new Map(), deadline: this.deadline.clock.now() + TURN_DEADLINE_MS }, fn);
   }
 
-  /** Calls counted so far in the current scope; undefined outside one. */
   current(): UpstreamCounts | undefined {
     const store = this.turns.getStore();
     return store ? Object.fromEntries(store.counts) : undefined;

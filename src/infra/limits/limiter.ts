@@ -41,7 +41,6 @@ interface Ticket {
   wake: (() => void) | undefined;
 }
 
-/** What a snapshot row reads of a budget's state. */
 type BudgetView = Pick<BudgetState, 'queued' | 'running' | 'rejected' | 'effective' | 'configured' | 'lastThrottleAt' | 'lastThrottleKind'>;
 /** An idle per-thread or per-team budget (a rate budget with no state): nothing waits, its refusals count per budget name. */
 const IDLE: BudgetView = {
@@ -109,7 +108,6 @@ export class SharedLimiter implements Limiter {
   private lastSweep = 0;
   private closed = false;
 
-  /** `store`: where the counts live, this process's memory unless a fleet shares them (RedisBudgetStore). */
   constructor(private readonly deps: { config: Config; clock: Clock; log: Logger; store?: LocalBudgetStore }) {
     this.store = deps.store ?? new LocalBudgetStore();
     // Budgets known from configuration appear in status and metrics before the first call.
@@ -299,7 +297,6 @@ export class SharedLimiter implements Limiter {
     this.slotFreed(st);
   }
 
-  /** Queues a call in a budget's waiting room (priority order) and resolves when its turn grants it. */
   private enqueue(st: BudgetState, priority: Priority, deadline: number): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       if (this.closed) return reject(new LimitExceeded(st.ref.budget, 5_000, 'busy'));
@@ -453,7 +450,8 @@ export class SharedLimiter implements Limiter {
     const now = this.deps.clock.now();
     const rows: BudgetSnapshot[] = [];
     // Budgets kept per conversation or team are one row (key "*"): the figures of the key closest to its limit.
-    const aggregates = new Map<string, { row: BudgetSnapshot; hottest: number }>();
+    const aggregates = new Map<string, BudgetSnapshot>();
+    const pressure = (r: BudgetSnapshot) => (r.limit > 0 ? r.used / r.limit : 0);
     const budgets: Array<[BudgetRef, BudgetView]> = [...this.states.values()].map((st) => [st.ref, st]);
     for (const ref of this.aggregateRefs()) if (!this.states.has(ref.id)) budgets.push([ref, IDLE]);
     for (const [ref, st] of budgets) {
@@ -470,24 +468,20 @@ export class SharedLimiter implements Limiter {
         blockedUntil: this.store.blocked(ref.id, now)?.until,
         configuredLimit: concurrency && st.effective !== st.configured ? st.configured : undefined,
       };
-      const agg = aggregates.get(ref.budget);
-      const pressure = row.limit > 0 ? row.used / row.limit : 0;
+      const a = aggregates.get(ref.budget);
       if (!ref.aggregate) rows.push(row);
-      else if (!agg) aggregates.set(ref.budget, { row: { ...row, key: '*', keys: 1 }, hottest: pressure });
+      else if (!a) aggregates.set(ref.budget, { ...row, key: '*', keys: 1 });
       else {
-        const a = agg.row;
-        if (pressure > agg.hottest) {
-          agg.hottest = pressure;
+        if (pressure(row) > pressure(a))
           Object.assign(a, { limit: row.limit, used: row.used, remaining: row.remaining, windowMs: row.windowMs });
-        }
         a.queued += row.queued;
         a.running += row.running;
         a.keys = (a.keys ?? 0) + 1;
         if (row.blockedUntil !== undefined) a.blockedUntil = Math.max(a.blockedUntil ?? 0, row.blockedUntil);
       }
     }
-    for (const [budget, { row }] of aggregates) {
-      const c = this.counters.get(budget);
+    for (const row of aggregates.values()) {
+      const c = this.counters.get(row.budget);
       rows.push({
         ...row,
         rejected: c ? Object.values(c.rejected).reduce((s, n) => s + n, 0) : row.rejected,
@@ -498,17 +492,13 @@ export class SharedLimiter implements Limiter {
     return rows.sort((a, b) => a.budget.localeCompare(b.budget) || a.key.localeCompare(b.key));
   }
 
-  /** Cumulative per budget name (grants, refusals by reason, server throttles by kind). */
   budgetCounters(): BudgetCounters[] {
     return [...this.counters.values()];
   }
 
   private count(budget: BudgetName): BudgetCounters {
-    let c = this.counters.get(budget);
-    if (!c) {
-      c = { budget, granted: 0, rejected: {}, throttles: {} };
-      this.counters.set(budget, c);
-    }
+    const c = this.counters.get(budget) ?? { budget, granted: 0, rejected: {}, throttles: {} };
+    this.counters.set(budget, c);
     return c;
   }
 

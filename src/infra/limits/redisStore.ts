@@ -61,7 +61,6 @@ type ScriptedRedis = Redis & {
 export class RedisBudgetStore extends LocalBudgetStore {
   /** A slot another instance frees wakes no one here: a waiter re-checks this often. */
   override readonly pollMs = 20;
-  /** Redis locks of the slots this instance holds. */
   private readonly held = new Map<string, Semaphore[]>();
   /** Slots whose release Redis did not take (it was away): released again when it is back, not left to their TTL. */
   private readonly unreleased = new Set<Semaphore>();

@@ -63,13 +63,11 @@ export class LocalBudgetStore {
       else e.ts.push(Math.max(now, e.ts.at(-1) ?? now));
     } else {
       if (rule.type === 'hourly' && this.hourCount(e, now) >= rule.limit) return Promise.resolve({ ok: false, retryAt: nextHour(now) });
-      this.hourCount(e, now);
-      e.hourCount++;
+      e.hourCount = this.hourCount(e, now) + 1;
     }
     return Promise.resolve({ ok: true });
   }
 
-  /** Takes one of `limit` in-flight slots if one is free. */
   acquire(id: string, limit: number): Promise<boolean> {
     const e = this.entry(id);
     if (e.inUse >= limit) return Promise.resolve(false);
@@ -126,7 +124,6 @@ export class LocalBudgetStore {
     }
   }
 
-  /** Every budget id the store holds counts of. */
   ids(): IterableIterator<string> {
     return this.entries.keys();
   }

@@ -90,7 +90,6 @@ export class RedisConnection {
     });
   }
 
-  /** True while commands can be sent. */
   ready(): boolean {
     return !this.closed && this.client.status === 'ready';
   }
@@ -100,7 +99,6 @@ export class RedisConnection {
     return this.everReady;
   }
 
-  /** Resolves true once the connection is ready, false after timeoutMs. */
   waitReady(timeoutMs: number): Promise<boolean> {
     if (this.ready()) return Promise.resolve(true);
     const ready = new Promise<boolean>((resolve) => this.client.once('ready', () => resolve(true)));

@@ -23,7 +23,6 @@ const HOLDER_FILE = 'billbridge.pid';
 /** Written on every turn, and harmless to lose in a power cut: Teams' duplicate-delivery marks, card button records. */
 const NOT_SYNCED: ReadonlySet<string> = new Set([NS.seenActivities, NS.cardMessages]);
 
-/** Another process (or another store of this one) holds STATE_DIR. */
 export class StateDirInUse extends Error {
   constructor(dir: string, pid: string | undefined) {
     super(
@@ -64,7 +63,6 @@ const LIVE = '(expires_at IS NULL OR expires_at > @now)';
 const UPSERT =
   'INSERT INTO entries (ns, key, value, expires_at) VALUES (@ns, @key, @value, @expires) ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at';
 
-/** The prepared statements, typed by their parameters and rows. */
 function statements(db: Database.Database) {
   return {
     get: db.prepare<Key & Now, { value: string }>(`SELECT value FROM entries WHERE ns = @ns AND key = @key AND ${LIVE}`),
@@ -81,7 +79,6 @@ function statements(db: Database.Database) {
 }
 
 export class SqliteStateStore implements StateStore {
-  /** "file": the single-instance store under STATE_DIR (as opposed to Redis). */
   readonly kind = 'file' as const;
   readonly location: string;
   private readonly db: Database.Database;

@@ -1,7 +1,6 @@
 // The storage interface every stateful feature uses; an SQLite file under STATE_DIR for one instance, Redis for a fleet.
 
 export interface SetOptions {
-  /** Entry disappears after this many milliseconds. */
   ttlMs?: number;
 }
 
@@ -23,9 +22,7 @@ export interface StateStore {
    * the TTL again: a bounded "last N" several instances may add to. Only for namespaces read by key (not entries()).
    */
   prepend(ns: string, key: string, value: unknown, keep: number, opts?: SetOptions): Promise<void>;
-  /** Appends one record to an append-only log (the audit trail). */
   append(log: string, record: object): Promise<void>;
-  /** True while the store can serve reads and writes. */
   isReady(): boolean;
   close(): Promise<void>;
 }
