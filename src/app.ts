@@ -1,5 +1,6 @@
 // Composition root: builds every part once and wires them; the only place that knows them all.
 import { randomBytes } from 'node:crypto';
+import type { Server as NodeServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DestinationStream } from 'pino';
 import { systemClock, type Clock } from './infra/clock.js';
@@ -86,6 +87,23 @@ async function connectCluster(url: string, log: Logger) {
     });
   return { redis, rateLimiter, RedisStateStore, RedisBudgetStore, RedisStaleBroadcast, RedisSessionLedger };
 }
+
+/** Listens (port 0: a free port) and resolves with the base URL a client on this machine reaches it at. */
+async function listening(server: NodeServer, port: number | undefined, host: string | undefined): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const { address, family, port: bound } = server.address() as AddressInfo;
+  return `http://${address === '::' || address === '0.0.0.0' ? 'localhost' : family === 'IPv6' ? `[${address}]` : address}:${bound}`;
+}
+
+/** Stops accepting connections and resolves once the in-flight requests are answered. */
+const stopped = (server: NodeServer) =>
+  new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
 
 export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const clock = opts.clock ?? systemClock;
@@ -417,23 +435,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     get metricsUrl() {
       return metricsUrl;
     },
-    /** Starts listening on config.http (port 0 = a free port) and resolves with the base URL. */
+    /** Starts listening on config.http and resolves with the base URL. */
     async listen() {
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        if (config.http.host) server.listen(config.http.port, config.http.host, () => resolve());
-        else server.listen(config.http.port, () => resolve());
-      });
-      const { address, family, port } = server.address();
-      const host = address === '::' || address === '0.0.0.0' ? 'localhost' : family === 'IPv6' ? `[${address}]` : address;
-      const url = `http://${host}:${port}`;
+      const url = await listening(server.server, config.http.port, config.http.host);
       if (metricsServer) {
-        await new Promise<void>((resolve, reject) => {
-          metricsServer.once('error', reject);
-          metricsServer.listen(config.metrics.port, config.metrics.host, () => resolve());
-        });
-        const m = metricsServer.address() as AddressInfo;
-        metricsUrl = `http://${m.family === 'IPv6' ? `[${m.address}]` : m.address}:${m.port}`;
+        metricsUrl = await listening(metricsServer, config.metrics.port, config.metrics.host);
         log.info({ url: metricsUrl, token: config.metrics.token !== '' }, 'metrics listening');
       }
       log.info({ url, backend: backend.kind }, 'billbridge listening');
@@ -462,16 +468,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     /** Stops accepting requests, lets in-flight turns finish, closes every part. */
     close() {
       closing ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.server.closeIdleConnections();
-        });
-        if (metricsServer?.listening) {
-          await new Promise<void>((resolve) => {
-            metricsServer.close(() => resolve());
-            metricsServer.closeIdleConnections();
-          });
-        }
+        await stopped(server.server);
+        if (metricsServer?.listening) await stopped(metricsServer);
         await notify.stop();
         await approvalDigest.stop();
         graph?.close();
