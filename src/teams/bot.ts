@@ -97,7 +97,6 @@ const teamEvent = (a: Activity, ...names: string[]) =>
   !nonEmpty(a.membersRemoved) &&
   names.includes((a.channelData as { eventType?: string } | undefined)?.eventType ?? '');
 
-/** What the bot uses, wired in app.ts. */
 export interface BotParts {
   dispatcher: Dispatcher;
   install: Pick<InstallLifecycle, 'added' | 'removed' | 'renamed'>;

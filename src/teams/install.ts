@@ -19,7 +19,6 @@ function channelOf(conversationId: string): string {
   return conversationId.split(';')[0] ?? conversationId;
 }
 
-/** What the install lifecycle uses, wired in app.ts. */
 export interface InstallParts {
   installs: Pick<Installations, 'recordInstall' | 'get' | 'update' | 'remove'>;
   /** The welcome says which BILL organisation the conversation uses, or how to link one. */
