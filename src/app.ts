@@ -23,7 +23,7 @@ import { ComposeSearch } from './features/search/search.js';
 import { textLookup } from './features/lookup/lookup.js';
 import { CardMessages } from './teams/cardMessages.js';
 import type { FinanceSettings } from './features/finance.js';
-import { createAdapter } from './teams/adapter.js';
+import { BillbridgeAdapter } from './teams/adapter.js';
 import { AuditTrail } from './infra/audit.js';
 import { limiterUserCommandRate, memoryUserCommandRate } from './teams/userRate.js';
 import { UpstreamCallCounter } from './infra/upstreamCalls.js';
@@ -229,7 +229,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   }
 
   // Every Bot Connector call of a turn (and of proactive sends) goes through the connector.thread budget.
-  const adapter = createAdapter(config, log, limiter, (fn) => upstreamCalls.run(fn));
+  const adapter = new BillbridgeAdapter(config, log, limiter, (fn) => upstreamCalls.run(fn));
   // BILL webhooks -> durable outbox -> proactive cards in subscribed channels, and scheduled digests.
   // Proactive cards (notifications, digests, approvals digests) go through the Bot Framework with stored references;
   // the buttons each card carries are recorded in the state store, where the bot's clicks look them up.
