@@ -127,16 +127,9 @@ export class InstallLifecycle {
         log.warn({ aadGroupId: scope.aadGroupId }, 'Graph reports the team in another tenant than the activity; not recorded');
         return;
       }
-      await installs.update(target, {
-        ...(team.displayName ? { name: team.displayName } : {}),
-        graph: {
-          displayName: team.displayName,
-          description: team.description,
-          isArchived: team.isArchived,
-          tenantId: team.tenantId,
-          fetchedAt: team.fetchedAt,
-        },
-      });
+      // What Graph said of the team, without the group id the record is already kept under.
+      const { id: _groupId, ...fromGraph } = team;
+      await installs.update(target, { ...(team.displayName ? { name: team.displayName } : {}), graph: fromGraph });
     } catch (err) {
       const e =
         err instanceof GraphApiError
