@@ -40,13 +40,7 @@ const invokeAnswer = (type: 'card.adaptive' | 'activity.message' | 'error', valu
 const invokeError = (code: string, message: string) => invokeAnswer('error', { code, message }, 400);
 
 /** A card click: Action.Submit (a message whose value names a verb) or Action.Execute (an adaptiveCard/action invoke). */
-interface Click {
-  data: Partial<ActionData>;
-  verb: unknown;
-  universal: boolean;
-}
-
-function clickOf(activity: Activity): Click | undefined {
+function clickOf(activity: Activity): { data: Partial<ActionData>; verb: unknown; universal: boolean } | undefined {
   if (activity.type === 'message') {
     const value: unknown = activity.value;
     return isObject(value) && typeof value.verb === 'string'
@@ -61,7 +55,7 @@ function clickOf(activity: Activity): Click | undefined {
 }
 
 /** The click a card route selected (its select checked there is one). */
-function clickIn(activity: Activity): Click {
+function clickIn(activity: Activity): NonNullable<ReturnType<typeof clickOf>> {
   const click = clickOf(activity);
   if (!click) throw new Error('a card route ran for an activity that is not a card click');
   return click;
