@@ -1,5 +1,6 @@
 // Composition root: builds every part once and wires them; the only place that knows them all.
 import { randomBytes } from 'node:crypto';
+import type { Server as NodeServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import type { DestinationStream } from 'pino';
@@ -23,7 +24,7 @@ import { ComposeSearch } from './features/search/search.js';
 import { textLookup } from './features/lookup/lookup.js';
 import { CardMessages } from './teams/cardMessages.js';
 import type { FinanceSettings } from './features/finance.js';
-import { createAdapter } from './teams/adapter.js';
+import { BillbridgeAdapter } from './teams/adapter.js';
 import { AuditTrail } from './infra/audit.js';
 import { limiterUserCommandRate, memoryUserCommandRate } from './teams/userRate.js';
 import { UpstreamCallCounter } from './infra/upstreamCalls.js';
@@ -87,6 +88,23 @@ async function connectCluster(url: string, log: Logger) {
     });
   return { redis, rateLimiter, RedisStateStore, RedisBudgetStore, RedisStaleBroadcast, RedisSessionLedger };
 }
+
+/** Listens (port 0: a free port) and resolves with the base URL a client on this machine reaches it at. */
+async function listening(server: NodeServer, port: number | undefined, host: string | undefined): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const { address, family, port: bound } = server.address() as AddressInfo;
+  return `http://${address === '::' || address === '0.0.0.0' ? 'localhost' : family === 'IPv6' ? `[${address}]` : address}:${bound}`;
+}
+
+/** Stops accepting connections and resolves once the in-flight requests are answered. */
+const stopped = (server: NodeServer) =>
+  new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
 
 export async function buildApp(config: Config, opts: BuildOptions = {}) {
   // undici (BILL, Graph and Bot Connector calls) parses HTTP with llhttp compiled to WebAssembly. V8's optimising tier
@@ -217,7 +235,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   }
 
   // Every Bot Connector call of a turn (and of proactive sends) goes through the connector.thread budget.
-  const adapter = createAdapter(config, log, limiter, (fn) => upstreamCalls.run(fn));
+  const adapter = new BillbridgeAdapter(config, log, limiter, (fn) => upstreamCalls.run(fn));
   // BILL webhooks -> durable outbox -> proactive cards in subscribed channels, and scheduled digests.
   // Proactive cards (notifications, digests, approvals digests) go through the Bot Framework with stored references;
   // the buttons each card carries are recorded in the state store, where the bot's clicks look them up.
@@ -423,23 +441,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     get metricsUrl() {
       return metricsUrl;
     },
-    /** Starts listening on config.http (port 0 = a free port) and resolves with the base URL. */
+    /** Starts listening on config.http and resolves with the base URL. */
     async listen() {
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        if (config.http.host) server.listen(config.http.port, config.http.host, () => resolve());
-        else server.listen(config.http.port, () => resolve());
-      });
-      const { address, family, port } = server.address();
-      const host = address === '::' || address === '0.0.0.0' ? 'localhost' : family === 'IPv6' ? `[${address}]` : address;
-      const url = `http://${host}:${port}`;
+      const url = await listening(server.server, config.http.port, config.http.host);
       if (metricsServer) {
-        await new Promise<void>((resolve, reject) => {
-          metricsServer.once('error', reject);
-          metricsServer.listen(config.metrics.port, config.metrics.host, () => resolve());
-        });
-        const m = metricsServer.address() as AddressInfo;
-        metricsUrl = `http://${m.family === 'IPv6' ? `[${m.address}]` : m.address}:${m.port}`;
+        metricsUrl = await listening(metricsServer, config.metrics.port, config.metrics.host);
         log.info({ url: metricsUrl, token: config.metrics.token !== '' }, 'metrics listening');
       }
       log.info({ url, backend: backend.kind }, 'billbridge listening');
@@ -468,16 +474,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     /** Stops accepting requests, lets in-flight turns finish, closes every part. */
     close() {
       closing ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.server.closeIdleConnections();
-        });
-        if (metricsServer?.listening) {
-          await new Promise<void>((resolve) => {
-            metricsServer.close(() => resolve());
-            metricsServer.closeIdleConnections();
-          });
-        }
+        await stopped(server.server);
+        if (metricsServer?.listening) await stopped(metricsServer);
         await notify.stop();
         await approvalDigest.stop();
         graph?.close();

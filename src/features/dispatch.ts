@@ -108,7 +108,6 @@ export function newCorrelationId(): string {
   return randomUUID().replace(/-/g, '').slice(0, 12);
 }
 
-/** What the dispatcher uses, wired in app.ts. */
 export interface DispatcherParts {
   registry: CommandRegistry;
   /** Which BILL organisation the conversation uses (a command's `orgId`). */

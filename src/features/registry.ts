@@ -37,7 +37,6 @@ export class CommandRegistry<C extends CommandInfo = CommandDefinition> {
     return this.ranked;
   }
 
-  /** Commands usable in a kind of conversation. */
   forScope(kind: ConversationKind): readonly C[] {
     let commands = this.byScope.get(kind);
     if (!commands) {

@@ -81,7 +81,6 @@ export interface CommandDefinition extends CommandInfo {
   run(ctx: CommandContext): Promise<CardReply>;
 }
 
-/** Binds a feature's commands to the parts it declared. */
 export function bindCommands<Deps>(commands: ReadonlyArray<Command<Deps>>, deps: Deps): CommandDefinition[] {
   return commands.map((command) => ({ ...command, run: (ctx) => command.run(ctx, deps) }));
 }

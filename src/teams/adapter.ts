@@ -8,13 +8,7 @@ import {
   type Request as BotRequest,
   type Response as BotResponse,
 } from 'botbuilder';
-import {
-  AuthenticationConstants,
-  AuthenticationError,
-  GovernmentConstants,
-  type AuthenticateRequestResult,
-  type BotFrameworkAuthentication,
-} from 'botframework-connector';
+import { AuthenticationConstants, AuthenticationError, GovernmentConstants, type AuthenticateRequestResult } from 'botframework-connector';
 import type { Config } from '../config.js';
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
@@ -141,7 +135,7 @@ type AroundTurn = <T>(fn: () => Promise<T>) => Promise<T>;
 /**
  * CloudAdapter whose HTTP path authenticates first and answers failures itself (401 with a fixed body: botbuilder's
  * message echoes token claims), then runs the turn through processActivity with that result: nothing runs, connects or
- * is written for a request that did not authenticate.
+ * is written for a request that did not authenticate. Its connector clients send through the limiter (connectorLimits.ts).
  */
 export class BillbridgeAdapter extends CloudAdapter {
   /** Starts authenticated turns a few per loop turn (tests read and hold it). */
@@ -151,13 +145,43 @@ export class BillbridgeAdapter extends CloudAdapter {
   private readonly clients: KeepingAuthentication;
 
   constructor(
-    auth: BotFrameworkAuthentication,
+    config: Config,
     private readonly log: Logger,
+    limiter: Limiter,
     private readonly aroundTurn: AroundTurn,
   ) {
-    const clients = new KeepingAuthentication(auth);
+    if (config.bot.appId === '') {
+      log.warn(
+        'LOCAL MODE: MicrosoftAppId is empty, so inbound Bot Framework authentication is OFF and anyone who can reach /api/messages can talk to the bot. Never expose this instance.',
+      );
+    }
+    const clients = new KeepingAuthentication(
+      new ConfigurationBotFrameworkAuthentication(botAuthOptions(config), undefined, undefined, undefined, {
+        httpClient: connectorHttpClient({ limiter, log }),
+      }),
+    );
     super(clients);
     this.clients = clients;
+    this.onTurnError = async (context, error) => {
+      const correlationId = correlationIdOf(context);
+      log.error(
+        {
+          correlationId,
+          err: errorMessage(error),
+          errName: error instanceof Error ? error.name : typeof error,
+          stack: error instanceof Error ? error.stack : undefined,
+          activityType: context.activity.type,
+        },
+        'unhandled error in turn',
+      );
+      if (context.activity.type === 'message' && !context.responded) {
+        try {
+          await context.sendActivity(cardActivity(errorReply(error, { correlationId })));
+        } catch (sendErr) {
+          log.warn({ correlationId, err: errorMessage(sendErr) }, 'could not send the error card');
+        }
+      }
+    };
   }
 
   /** What the HTTP server's /api/messages route calls: one activity to `bot`, and whether its token verified. */
@@ -225,38 +249,4 @@ export class BillbridgeAdapter extends CloudAdapter {
       return { status: 500, body: { error: 'Internal error' } };
     }
   }
-}
-
-/** The adapter, its connector clients sending through the limiter (connectorLimits.ts). */
-export function createAdapter(config: Config, log: Logger, limiter: Limiter, aroundTurn: AroundTurn): BillbridgeAdapter {
-  if (config.bot.appId === '') {
-    log.warn(
-      'LOCAL MODE: MicrosoftAppId is empty, so inbound Bot Framework authentication is OFF and anyone who can reach /api/messages can talk to the bot. Never expose this instance.',
-    );
-  }
-  const auth = new ConfigurationBotFrameworkAuthentication(botAuthOptions(config), undefined, undefined, undefined, {
-    httpClient: connectorHttpClient({ limiter, log }),
-  });
-  const adapter = new BillbridgeAdapter(auth, log, aroundTurn);
-  adapter.onTurnError = async (context, error) => {
-    const correlationId = correlationIdOf(context);
-    log.error(
-      {
-        correlationId,
-        err: errorMessage(error),
-        errName: error instanceof Error ? error.name : typeof error,
-        stack: error instanceof Error ? error.stack : undefined,
-        activityType: context.activity.type,
-      },
-      'unhandled error in turn',
-    );
-    if (context.activity.type === 'message' && !context.responded) {
-      try {
-        await context.sendActivity(cardActivity(errorReply(error, { correlationId })));
-      } catch (sendErr) {
-        log.warn({ correlationId, err: errorMessage(sendErr) }, 'could not send the error card');
-      }
-    }
-  };
-  return adapter;
 }

@@ -40,13 +40,7 @@ const invokeAnswer = (type: 'card.adaptive' | 'activity.message' | 'error', valu
 const invokeError = (code: string, message: string) => invokeAnswer('error', { code, message }, 400);
 
 /** A card click: Action.Submit (a message whose value names a verb) or Action.Execute (an adaptiveCard/action invoke). */
-interface Click {
-  data: Partial<ActionData>;
-  verb: unknown;
-  universal: boolean;
-}
-
-function clickOf(activity: Activity): Click | undefined {
+function clickOf(activity: Activity): { data: Partial<ActionData>; verb: unknown; universal: boolean } | undefined {
   if (activity.type === 'message') {
     const value: unknown = activity.value;
     return isObject(value) && typeof value.verb === 'string'
@@ -61,7 +55,7 @@ function clickOf(activity: Activity): Click | undefined {
 }
 
 /** The click a card route selected (its select checked there is one). */
-function clickIn(activity: Activity): Click {
+function clickIn(activity: Activity): NonNullable<ReturnType<typeof clickOf>> {
   const click = clickOf(activity);
   if (!click) throw new Error('a card route ran for an activity that is not a card click');
   return click;
@@ -97,29 +91,21 @@ const teamEvent = (a: Activity, ...names: string[]) =>
   !nonEmpty(a.membersRemoved) &&
   names.includes((a.channelData as { eventType?: string } | undefined)?.eventType ?? '');
 
-/** What the bot uses, wired in app.ts. */
 export interface BotParts {
   dispatcher: Dispatcher;
-  /** The install events' handlers (install.ts). */
   install: Pick<InstallLifecycle, 'added' | 'removed' | 'renamed'>;
-  /** ALLOWED_TENANT_IDS. */
   access: Pick<AccessPolicy, 'tenantAllowed'>;
   /** Where the duplicate-delivery marks are kept. */
   state: Pick<StateStore, 'setIfAbsent'>;
   clock: Clock;
-  /** Each person's turns per minute (USER_COMMANDS_PER_MINUTE). */
   rate: UserCommandRate;
   audit: Pick<AuditTrail, 'command'>;
-  /** The upstream calls the current turn made, for its audit record. */
   upstreamCalls: Pick<UpstreamCallCounter, 'current'>;
   log: Logger;
-  /** Which buttons each card message carries (a click edits only the message that carries its button). */
   cardMessages: Pick<CardMessages, 'posted' | 'carries'>;
   /** Card button verbs other than "run" (refresh, approve, deny...) and their handlers. */
   cardActions: Record<string, CardActionHandler>;
-  /** Search from the compose box (composeExtension/query). */
   search: Pick<ComposeSearch, 'query'>;
-  /** Which organisation a message action in a chat or channel uses. */
   orgBindings: MessageActionParts['orgBindings'];
 }
 
@@ -237,24 +223,14 @@ export class BillbridgeBot extends Router {
    * turn goes on, so a redelivery after a crash is never answered twice.
    */
   private readonly dedupe: Step = async (turn, next) => {
-    const a = turn.activity;
-    if (a.id) {
-      // Both stores answer once the mark is committed (on disk, or acknowledged by Redis).
-      const created = await this.parts.state.setIfAbsent(
-        NS.seenActivities,
-        `${turn.scope.conversationId}|${a.id}`,
-        this.parts.clock.now(),
-        {
-          ttlMs: DUPLICATE_WINDOW_MS,
-        },
-      );
-      if (!created) {
-        turn.log.info({ activityId: a.id }, 'duplicate delivery ignored');
-        if (a.type === 'invoke') turn.answer = invokeAnswer('activity.message', 'Already handled');
-        return undefined;
-      }
-    }
-    return next();
+    const { id, type } = turn.activity;
+    if (!id) return next();
+    // Both stores answer once the mark is committed (on disk, or acknowledged by Redis).
+    const key = `${turn.scope.conversationId}|${id}`;
+    if (await this.parts.state.setIfAbsent(NS.seenActivities, key, this.parts.clock.now(), { ttlMs: DUPLICATE_WINDOW_MS })) return next();
+    turn.log.info({ activityId: id }, 'duplicate delivery ignored');
+    if (type === 'invoke') turn.answer = invokeAnswer('activity.message', 'Already handled');
+    return undefined;
   };
 
   /** The command line's audit record (what, who, how it went, the BILL calls made), written before the answer goes out. */
@@ -346,7 +322,15 @@ export class BillbridgeBot extends Router {
   /** Shows a click's reply as CardActionReply (dispatch.ts) says: an invoke answer, a message edit or a new reply. */
   private async showClick(turn: Turn, reply: CardActionReply): Promise<void> {
     const click = clickIn(turn.activity);
-    const carried = !reply.privateReply && !reply.newReply && (await this.carries(turn, click.data));
+    // Does the message Teams says was clicked (replyToId) carry the clicked button? Nothing in the card data names a
+    // message: a crafted click naming another of the bot's messages does not get to edit it.
+    const carried =
+      !reply.privateReply &&
+      !reply.newReply &&
+      (await this.parts.cardMessages.carries(turn.scope, turn.activity.replyToId, click.data).catch((err: unknown) => {
+        turn.log.warn({ err: errorMessage(err) }, 'card message record unreadable');
+        return false;
+      }));
     if (!click.universal) {
       const shown = reply.privateReply ? reply : (reply.everyone ?? reply);
       if (!carried || !(await this.edit(turn, shown))) await this.postCard(turn, shown);
@@ -389,19 +373,6 @@ export class BillbridgeBot extends Router {
     await this.parts.cardMessages.posted(turn.scope, activityId, reply.card, how).catch((err: unknown) => {
       turn.log.warn({ err: errorMessage(err) }, 'card message record failed');
     });
-  }
-
-  /**
-   * Does the message Teams says was clicked (replyToId) carry the clicked button? Nothing in the card data names a
-   * message: a crafted click naming another of the bot's messages does not get to edit it.
-   */
-  private async carries(turn: Turn, data: Record<string, unknown>): Promise<boolean> {
-    try {
-      return await this.parts.cardMessages.carries(turn.scope, turn.activity.replyToId, data);
-    } catch (err) {
-      turn.log.warn({ err: errorMessage(err) }, 'card message record unreadable');
-      return false;
-    }
   }
 }
 

@@ -2,6 +2,9 @@
 import { createHash } from 'node:crypto';
 import { NS, type StateStore } from '../infra/state/types.js';
 import type { AdaptiveCard, Json } from '../cards/card.js';
+import type { ConversationScope } from '../features/types.js';
+
+type Where = Pick<ConversationScope, 'tenantId' | 'conversationId'>;
 
 /**
  * How long a posted card's buttons may still edit it. A click on an older card (or one whose record is gone) still
@@ -87,12 +90,7 @@ export class CardMessages {
    * everyone: the buttons it had are gone) or `shown` (an invoke answer replaced it on one person's client: both the
    * message's buttons and these may be clicked on it).
    */
-  async posted(
-    where: { tenantId?: string; conversationId: string },
-    activityId: string | undefined,
-    card: AdaptiveCard,
-    how: 'new' | 'edited' | 'shown',
-  ): Promise<void> {
+  async posted(where: Where, activityId: string | undefined, card: AdaptiveCard, how: 'new' | 'edited' | 'shown'): Promise<void> {
     if (!activityId || !where.conversationId) return;
     const prints = buttonsOf(card).map((d) => print(d, Object.keys(d).sort()));
     if (prints.length === 0 && how !== 'edited') return;
@@ -103,11 +101,7 @@ export class CardMessages {
   }
 
   /** Does message `activityId` of this conversation carry a button whose data the click carries unchanged? */
-  async carries(
-    where: { tenantId?: string; conversationId: string },
-    activityId: string | undefined,
-    clicked: Record<string, unknown>,
-  ): Promise<boolean> {
+  async carries(where: Where, activityId: string | undefined, clicked: Record<string, unknown>): Promise<boolean> {
     if (!activityId || !where.conversationId) return false;
     const prints = await this.state.get<string[]>(NS.cardMessages, keyOf(where.tenantId, where.conversationId, activityId));
     if (!Array.isArray(prints)) return false;

@@ -50,48 +50,16 @@ export function threadOfUrl(url: string): string {
   }
 }
 
-/** Response headers in the shape botbuilder's pipeline reads them back from. */
-class ResponseHeaders implements HeadersLike {
-  private readonly map = new Map<string, { name: string; value: string }>();
-
-  constructor(headers?: Record<string, string | string[] | undefined>) {
-    for (const [name, value] of Object.entries(headers ?? {}))
-      if (value !== undefined) this.set(name, Array.isArray(value) ? value.join(', ') : value);
-  }
-  set(name: string, value: string | number): void {
-    this.map.set(name.toLowerCase(), { name, value: String(value) });
-  }
-  get(name: string): string | undefined {
-    return this.map.get(name.toLowerCase())?.value;
-  }
-  contains(name: string): boolean {
-    return this.map.has(name.toLowerCase());
-  }
-  remove(name: string): boolean {
-    return this.map.delete(name.toLowerCase());
-  }
-  rawHeaders(): Record<string, string> {
-    return this.toJson();
-  }
-  headersArray(): Array<{ name: string; value: string }> {
-    return [...this.map.values()];
-  }
-  headerNames(): string[] {
-    return this.headersArray().map((h) => h.name);
-  }
-  headerValues(): string[] {
-    return this.headersArray().map((h) => h.value);
-  }
-  clone(): ResponseHeaders {
-    const copy = new ResponseHeaders();
-    for (const h of this.map.values()) copy.set(h.name, h.value);
-    return copy;
-  }
-  toJson(options?: { preserveCase?: boolean }): Record<string, string> {
-    const out: Record<string, string> = {};
-    for (const [key, h] of this.map) out[options?.preserveCase ? h.name : key] = h.value;
-    return out;
-  }
+/**
+ * Response headers in the pipeline's own HttpHeadersLike class (its package is botbuilder's, not ours to import): the
+ * request's headers, cloned and emptied.
+ */
+function responseHeaders(request: CompatRequest, headers: Record<string, string | string[] | undefined>): HeadersLike {
+  const out = request.headers.clone();
+  for (const name of out.headerNames()) out.remove(name);
+  for (const [name, value] of Object.entries(headers))
+    if (value !== undefined) out.set(name, Array.isArray(value) ? value.join(', ') : value);
+  return out;
 }
 
 /** One HTTP attempt with undici's request (fetch cost ~7% more CPU per command); a network failure keeps its code. */
@@ -111,7 +79,7 @@ async function sendAttempt(request: CompatRequest): Promise<CompatResponse> {
             : JSON.stringify(request.body),
       signal: signals.length > 0 ? AbortSignal.any(signals) : undefined,
     });
-    return { request, status: res.statusCode, headers: new ResponseHeaders(res.headers), bodyAsText: await res.body.text() };
+    return { request, status: res.statusCode, headers: responseHeaders(request, res.headers), bodyAsText: await res.body.text() };
   } catch (err) {
     const code = (err as { code?: unknown; cause?: { code?: unknown } }).cause?.code ?? (err as { code?: unknown }).code;
     throw Object.assign(new Error(`Bot Connector request failed${typeof code === 'string' ? `: ${code}` : ''}`), { code });

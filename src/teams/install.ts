@@ -18,7 +18,6 @@ function channelOf(conversationId: string): string {
   return conversationId.split(';')[0] ?? conversationId;
 }
 
-/** What the install lifecycle uses, wired in app.ts. */
 export interface InstallParts {
   installs: Pick<Installations, 'recordInstall' | 'get' | 'update' | 'remove'>;
   /** The welcome says which BILL organisation the conversation uses, or how to link one. */
@@ -126,16 +125,9 @@ export class InstallLifecycle {
         log.warn({ aadGroupId: scope.aadGroupId }, 'Graph reports the team in another tenant than the activity; not recorded');
         return;
       }
-      await installs.update(target, {
-        ...(team.displayName ? { name: team.displayName } : {}),
-        graph: {
-          displayName: team.displayName,
-          description: team.description,
-          isArchived: team.isArchived,
-          tenantId: team.tenantId,
-          fetchedAt: team.fetchedAt,
-        },
-      });
+      // What Graph said of the team, without the group id the record is already kept under.
+      const { id: _groupId, ...fromGraph } = team;
+      await installs.update(target, { ...(team.displayName ? { name: team.displayName } : {}), graph: fromGraph });
     } catch (err) {
       const e =
         err instanceof GraphApiError

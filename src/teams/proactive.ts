@@ -22,21 +22,15 @@ interface ConnectorError {
 
 /** The Bot Framework ErrorResponse code, e.g. BotNotInConversationRoster, from whatever shape the error has. */
 function errorCode(err: ConnectorError): string | undefined {
-  const fromBody = (body: unknown): string | undefined => {
-    const code = (body as { error?: { code?: unknown } } | undefined)?.error?.code;
-    return typeof code === 'string' ? code.slice(0, 80) : undefined;
-  };
-  const direct = fromBody(err.body);
-  if (direct) return direct;
+  const codeIn = (body: unknown) => (body as { error?: { code?: unknown } } | undefined)?.error?.code;
+  let code = codeIn(err.body);
   const text = err.response?.bodyAsText;
-  if (typeof text === 'string' && text.length < 10_000) {
-    try {
-      return fromBody(JSON.parse(text));
-    } catch {
-      return undefined;
-    }
+  try {
+    if (typeof code !== 'string' && typeof text === 'string' && text.length < 10_000) code = codeIn(JSON.parse(text));
+  } catch {
+    return undefined;
   }
-  return undefined;
+  return typeof code === 'string' ? code.slice(0, 80) : undefined;
 }
 
 /** A send failure as the worker sees it: HTTP status (0 = no answer), Bot Framework code, Retry-After. */

@@ -105,7 +105,6 @@ export class Router {
     return this;
   }
 
-  /** The logic the adapter runs for each authenticated activity. */
   async run(context: TurnContext): Promise<void> {
     const activity = context.activity;
     const route = this.routes.find((r) => r.select(activity));

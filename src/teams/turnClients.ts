@@ -22,32 +22,19 @@ function appIdOf(identity: ClaimsIdentity | undefined): string {
   );
 }
 
-/** A bounded map of promised clients, least recently used first out; a failed creation is not kept. */
-class KeptClients<T extends object> {
-  private readonly kept = new Map<string, Promise<T>>();
+type KeptClients<T> = Map<string, Promise<T>>;
 
-  constructor(private readonly max: number) {}
-
-  get size(): number {
-    return this.kept.size;
-  }
-
-  get(key: string, make: () => Promise<T>): Promise<T> {
-    const hit = this.kept.get(key);
-    if (hit) {
-      this.kept.delete(key);
-      this.kept.set(key, hit);
-      return hit;
-    }
-    const made = make();
-    this.kept.set(key, made);
-    made.catch(() => {
-      if (this.kept.get(key) === made) this.kept.delete(key);
-    });
-    const oldest = this.kept.keys().next();
-    if (this.kept.size > this.max && !oldest.done) this.kept.delete(oldest.value);
-    return made;
-  }
+/** The client kept under `key`, else a new one, kept: least recently used first out; a failed creation is not kept. */
+function keptClient<T>(kept: KeptClients<T>, max: number, key: string, make: () => Promise<T>): Promise<T> {
+  const client = kept.get(key) ?? make();
+  kept.delete(key);
+  kept.set(key, client);
+  client.catch(() => {
+    if (kept.get(key) === client) kept.delete(key);
+  });
+  const oldest = kept.keys().next();
+  if (kept.size > max && !oldest.done) kept.delete(oldest.value);
+  return client;
 }
 
 /** Hands out botbuilder's factory's clients once per app id, service URL and audience. */
@@ -56,27 +43,27 @@ class KeepingConnectorFactory extends ConnectorFactory {
     private readonly inner: ConnectorFactory,
     private readonly appId: string,
     private readonly clients: KeptClients<ConnectorClient>,
+    private readonly max: number,
   ) {
     super();
   }
 
   override create(serviceUrl: string, audience?: string): Promise<ConnectorClient> {
-    return this.clients.get(`${this.appId}\n${serviceUrl}\n${audience ?? ''}`, () => this.inner.create(serviceUrl, audience));
+    const key = `${this.appId}\n${serviceUrl}\n${audience ?? ''}`;
+    return keptClient(this.clients, this.max, key, () => this.inner.create(serviceUrl, audience));
   }
 }
 
 /** botbuilder's authentication as is, except that inbound turns' connector clients and user token clients are kept. */
 export class KeepingAuthentication extends BotFrameworkAuthentication {
-  private readonly connectors: KeptClients<ConnectorClient>;
-  private readonly tokens: KeptClients<UserTokenClient>;
+  private readonly connectors: KeptClients<ConnectorClient> = new Map();
+  private readonly tokens: KeptClients<UserTokenClient> = new Map();
 
   constructor(
     private readonly inner: BotFrameworkAuthentication,
-    max = MAX_KEPT_CLIENTS,
+    private readonly max = MAX_KEPT_CLIENTS,
   ) {
     super();
-    this.connectors = new KeptClients(max);
-    this.tokens = new KeptClients(max);
   }
 
   get connectorCount(): number {
@@ -86,7 +73,10 @@ export class KeepingAuthentication extends BotFrameworkAuthentication {
   override async authenticateRequest(activity: Activity, authHeader: string): Promise<AuthenticateRequestResult> {
     const auth = await this.inner.authenticateRequest(activity, authHeader);
     if (!auth.connectorFactory) return auth;
-    return { ...auth, connectorFactory: new KeepingConnectorFactory(auth.connectorFactory, appIdOf(auth.claimsIdentity), this.connectors) };
+    return {
+      ...auth,
+      connectorFactory: new KeepingConnectorFactory(auth.connectorFactory, appIdOf(auth.claimsIdentity), this.connectors, this.max),
+    };
   }
 
   override authenticateStreamingRequest(authHeader: string, channelIdHeader: string): Promise<AuthenticateRequestResult> {
@@ -98,7 +88,7 @@ export class KeepingAuthentication extends BotFrameworkAuthentication {
   }
 
   override createUserTokenClient(claimsIdentity: ClaimsIdentity): Promise<UserTokenClient> {
-    return this.tokens.get(appIdOf(claimsIdentity), () => this.inner.createUserTokenClient(claimsIdentity));
+    return keptClient(this.tokens, this.max, appIdOf(claimsIdentity), () => this.inner.createUserTokenClient(claimsIdentity));
   }
 
   override createBotFrameworkClient(): BotFrameworkClient {
