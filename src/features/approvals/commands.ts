@@ -128,13 +128,7 @@ export const approvalsCommand: Command<ApprovalsDeps> = {
     if (link.teamsUserId !== ctx.caller.id || (ctx.caller.name && link.displayName !== ctx.caller.name)) {
       link = (await approvals.links.update(link, { teamsUserId: ctx.caller.id, displayName: ctx.caller.name ?? link.displayName })) ?? link;
     }
-    const { reply } = await approvals.pendingReply(
-      link,
-      { kind: ctx.scope.kind, tenantId: ctx.scope.tenantId ?? link.tenantId, conversationId: ctx.scope.conversationId },
-      { teamsUserId: ctx.caller.id, name: ctx.caller.name || link.displayName || 'you' },
-      { locale: ctx.locale },
-    );
-    return reply;
+    return (await approvals.pendingReply(link, ctx.scope, { locale: ctx.locale })).reply;
   },
 };
 

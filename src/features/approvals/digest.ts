@@ -56,8 +56,7 @@ export function approvalDigestJob(deps: ApprovalDigestDeps): Periodic<ApprovalDi
     try {
       const { reply, waiting } = await approvals.pendingReply(
         link,
-        { kind: 'personal', tenantId: link.tenantId, conversationId: conversation.id },
-        { teamsUserId: link.teamsUserId, name: link.displayName || 'you' },
+        { kind: 'personal', conversationId: conversation.id },
         { priority: 'background' },
       );
       if (waiting === 0) {

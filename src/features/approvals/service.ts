@@ -169,28 +169,26 @@ export class Approvals {
   /**
    * The bills waiting for a linked person, read in their own BILL session, as a card recorded server-side. In a
    * personal chat the card carries the buttons; elsewhere it is read-only and names the person in refresh.userIds.
+   * The link's Teams id and name are what the card names (the approvals command keeps them current).
    */
   async pendingReply(
     link: UserLink,
-    target: Pick<ApprovalCardState, 'kind' | 'tenantId' | 'conversationId'>,
-    approver: { teamsUserId: string; name: string },
+    target: Pick<ApprovalCardState, 'kind' | 'conversationId'>,
     opts: { locale?: string; priority?: 'interactive' | 'background' } = {},
   ): Promise<{ reply: CardReply; waiting: number }> {
     const { rows, waiting } = await this.pending(link, opts.priority);
     const now = this.deps.clock.now();
     const fmt = this.formatFor(opts.locale);
+    const name = link.displayName || 'you';
     if (waiting === 0)
-      return {
-        reply: nothingWaitingCard({ name: approver.name, personal: target.kind === 'personal', asOf: now, fmt, note: this.note }),
-        waiting: 0,
-      };
+      return { reply: nothingWaitingCard({ name, personal: target.kind === 'personal', asOf: now, fmt, note: this.note }), waiting: 0 };
     const state: ApprovalCardState = {
       id: randomBytes(16).toString('base64url'),
-      tenantId: target.tenantId.toLowerCase(),
+      tenantId: link.tenantId,
       conversationId: conversationOf(target.conversationId),
       kind: target.kind,
       orgId: link.orgId,
-      approver: { aadObjectId: link.aadObjectId, teamsUserId: approver.teamsUserId, name: approver.name },
+      approver: { aadObjectId: link.aadObjectId, teamsUserId: link.teamsUserId, name },
       bills: rows,
       more: waiting - rows.length,
       createdAt: now,
