@@ -65,7 +65,6 @@ interface ApprovalsDeps {
   note: string | undefined;
 }
 
-/** A card click as the approvals feature reads it. */
 export type ApprovalClick = Pick<CardActionContext, 'data' | 'scope' | 'caller' | 'correlationId' | 'log' | 'reference'>;
 
 export class Approvals {
@@ -219,7 +218,6 @@ export class Approvals {
       .catch(() => undefined);
   }
 
-  /** Approve or Deny clicked on an approval card. */
   async decide(click: ApprovalClick, action: ApprovalAction): Promise<CardActionReply> {
     const { data, caller, scope, log } = click;
     const { audit, clock, cards } = this.deps;

@@ -11,7 +11,6 @@ import { BillApiError, NotLinked } from '../../errors.js';
 /** Who a link belongs to: a person of a tenant, in one BILL organisation. */
 export interface UserLinkRef {
   tenantId: string;
-  /** Entra object id of the person. */
   aadObjectId: string;
   orgId: string;
 }
@@ -85,7 +84,6 @@ export class UserLinks {
     return this.deps.store.delete(NS.userLinks, this.key(ref));
   }
 
-  /** Every link of one person (usually one org). */
   forPerson(tenantId: string, aadObjectId: string): Promise<UserLink[]> {
     return this.openAll(`${this.personPart({ tenantId, aadObjectId })}.`);
   }
