@@ -101,7 +101,6 @@ export class Approvals {
       fmt: this.deps.fmt,
       today: dateInZone(now, this.deps.fmt.timeZone),
       sign: this.signer.sign,
-      asOf: state.updatedAt,
       note: this.note,
       ...extra,
     };
