@@ -350,7 +350,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   });
   const cardActions = {
     [REFRESH_VERB]: refresh,
-    ...approvalCardActions(approvals, clock),
+    ...approvalCardActions(approvals),
     ...networkCardActions(invites),
   };
   // Search from the compose box: the org's mirror, and the registry's bill/invoice/vendor/customer cards for what it finds.

@@ -391,7 +391,7 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
     createdAt: now - 3_600_000,
     updatedAt: now,
   });
-  const approvalOpts = { fmt, today, sign: () => 'gallery-signature', asOf: now, note };
+  const approvalOpts = { fmt, today, sign: () => 'gallery-signature', note };
   add(
     'Approvals',
     "approvals (the approver's own view: Approve / Deny, comment)",

@@ -37,12 +37,6 @@ export interface TabApiDeps extends DashboardDeps {
   upstreamCalls: Pick<UpstreamCallCounter, 'run' | 'current'>;
 }
 
-/** What a load has learnt so far: who asked and where (once the token is checked), and which organisation. */
-interface Seen {
-  who?: { scope: ConversationScope; caller: Caller; correlationId: string };
-  orgId?: string;
-}
-
 /** The organisation the tab shows for this person and place, or TabRefused. */
 async function orgFor(deps: TabApiDeps, person: TabPerson, team: string): Promise<string> {
   const { tenantId } = person;
@@ -71,84 +65,45 @@ async function orgFor(deps: TabApiDeps, person: TabPerson, team: string): Promis
   return orgId;
 }
 
-async function answer(deps: TabApiDeps, req: Request, correlationId: string, seen: Seen): Promise<unknown> {
-  const person = await deps.sso(req.headers.authorization);
-  if (!deps.access.tenantAllowed(person.tenantId))
-    throw new TabRefused(403, "billbridge is not set up for your organisation's Microsoft 365 tenant.", 'tenant not allowed');
-  const team = new URL(req.url ?? '/', 'http://tab').searchParams.get('team') ?? '';
-  const scope: ConversationScope = {
-    kind: team ? 'channel' : 'personal',
-    tenantId: person.tenantId,
-    teamId: team || undefined,
-    aadGroupId: undefined,
-    channelId: undefined,
-    conversationId: team || `tab:${person.aadObjectId}`,
-    serviceUrl: '',
-  };
-  const caller = { id: '', aadObjectId: person.aadObjectId, name: person.name };
-  seen.who = { scope, caller, correlationId };
-  const decision = await deps.rate.take(userRateKey({ scope, caller }));
-  if (!decision.allowed) {
-    const retryAfterS = Math.ceil(decision.retryInMs / 1000);
-    throw new TabRefused(429, `You have asked billbridge a lot this minute. Try again in ${retryAfterS} s.`, 'user rate', retryAfterS);
-  }
-  const orgId = await orgFor(deps, person, team);
-  seen.orgId = orgId;
-  const ctx: CommandContext = {
-    input: { name: 'dashboard', args: [], argText: '', page: 0 },
-    scope,
-    caller,
-    orgId,
-    correlationId,
-    now: new Date(deps.clock.now()),
-    log: deps.log.child({ correlationId }),
-  };
-  return dashboard(ctx, deps);
-}
-
-/** Registers GET /api/tab/dashboard on the bot's server. */
-export function tabApiRoute(deps: TabApiDeps): (server: Server) => void {
-  return (server) => {
-    server.get('/api/tab/dashboard', async (req: Request, res: Response) => {
-      const correlationId = newCorrelationId();
-      const started = performance.now();
-      const seen: Seen = {};
-      const reply = await deps.upstreamCalls.run(async () => {
-        const r = await respond(deps, req, correlationId, seen);
-        if (!seen.who) return r;
-        // As for commands: written before the answer goes out, and no trace, no answer.
-        const upstream = deps.upstreamCalls.current() ?? {};
-        try {
-          await deps.audit.command(
-            readAudit(seen.who, 'dashboard tab', { ...r, orgId: seen.orgId }, upstream, performance.now() - started),
-          );
-          return r;
-        } catch (err) {
-          deps.log.error({ correlationId, err: errorMessage(err) }, 'the dashboard tab load could not be audited; not answered');
-          return {
-            status: 503,
-            body: { error: 'billbridge could not record this load in its audit trail. Try again in a minute.' },
-            retryAfterS: 60,
-          };
-        }
-      });
-      res.setHeader('Cache-Control', 'no-store');
-      if (reply.retryAfterS !== undefined) res.setHeader('Retry-After', String(Math.max(1, reply.retryAfterS)));
-      res.status(reply.status);
-      res.json(reply.body);
-    });
-  };
-}
-
-/** One load's answer: the figures, or the refusal's status and sentence, with how it went for the audit line. */
-async function respond(
-  deps: TabApiDeps,
-  req: Request,
-  correlationId: string,
-  seen: Seen,
-): Promise<{ status: number; body: unknown; retryAfterS?: number; result: 'ok' | 'refused' | 'error'; reason?: string }> {
+/**
+ * One load: the figures, or the refusal's status and sentence, with how it went for the audit line and what it learnt
+ * before it ended: who asked and where (once the token is checked), and which organisation.
+ */
+async function load(deps: TabApiDeps, req: Request, correlationId: string) {
+  let who: { scope: ConversationScope; caller: Caller; correlationId: string } | undefined;
+  let orgId: string | undefined;
   try {
-    return { status: 200, body: await answer(deps, req, correlationId, seen), result: 'ok' };
+    const person = await deps.sso(req.headers.authorization);
+    if (!deps.access.tenantAllowed(person.tenantId))
+      throw new TabRefused(403, "billbridge is not set up for your organisation's Microsoft 365 tenant.", 'tenant not allowed');
+    const team = new URL(req.url ?? '/', 'http://tab').searchParams.get('team') ?? '';
+    const scope: ConversationScope = {
+      kind: team ? 'channel' : 'personal',
+      tenantId: person.tenantId,
+      teamId: team || undefined,
+      aadGroupId: undefined,
+      channelId: undefined,
+      conversationId: team || `tab:${person.aadObjectId}`,
+      serviceUrl: '',
+    };
+    const caller = { id: '', aadObjectId: person.aadObjectId, name: person.name };
+    who = { scope, caller, correlationId };
+    const decision = await deps.rate.take(userRateKey({ scope, caller }));
+    if (!decision.allowed) {
+      const retryAfterS = Math.ceil(decision.retryInMs / 1000);
+      throw new TabRefused(429, `You have asked billbridge a lot this minute. Try again in ${retryAfterS} s.`, 'user rate', retryAfterS);
+    }
+    orgId = await orgFor(deps, person, team);
+    const ctx: CommandContext = {
+      input: { name: 'dashboard', args: [], argText: '', page: 0 },
+      scope,
+      caller,
+      orgId,
+      correlationId,
+      now: new Date(deps.clock.now()),
+      log: deps.log.child({ correlationId }),
+    };
+    return { who, orgId, status: 200, body: await dashboard(ctx, deps), result: 'ok' as const };
   } catch (err) {
     const errName = err instanceof Error ? err.name : typeof err;
     // The audit line names the kind of refusal (`reason`), never an error's message.
@@ -169,11 +124,43 @@ async function respond(
       deps.log.warn({ ...log, errName }, 'dashboard tab could not be answered');
     else deps.log.info(log, 'dashboard tab refused');
     return {
+      who,
+      orgId,
       status: refused.status,
       body: { error: refused.message },
       retryAfterS: refused.retryAfterS,
-      result: refused.status === 503 ? 'error' : 'refused',
+      result: refused.status === 503 ? ('error' as const) : ('refused' as const),
       reason,
     };
   }
+}
+
+export function tabApiRoute(deps: TabApiDeps): (server: Server) => void {
+  return (server) => {
+    server.get('/api/tab/dashboard', async (req: Request, res: Response) => {
+      const correlationId = newCorrelationId();
+      const started = performance.now();
+      const reply = await deps.upstreamCalls.run(async () => {
+        const r = await load(deps, req, correlationId);
+        if (!r.who) return r;
+        // As for commands: written before the answer goes out, and no trace, no answer.
+        const upstream = deps.upstreamCalls.current() ?? {};
+        try {
+          await deps.audit.command(readAudit(r.who, 'dashboard tab', r, upstream, performance.now() - started));
+          return r;
+        } catch (err) {
+          deps.log.error({ correlationId, err: errorMessage(err) }, 'the dashboard tab load could not be audited; not answered');
+          return {
+            status: 503,
+            body: { error: 'billbridge could not record this load in its audit trail. Try again in a minute.' },
+            retryAfterS: 60,
+          };
+        }
+      });
+      res.setHeader('Cache-Control', 'no-store');
+      if (reply.retryAfterS !== undefined) res.setHeader('Retry-After', String(Math.max(1, reply.retryAfterS)));
+      res.status(reply.status);
+      res.json(reply.body);
+    });
+  };
 }

@@ -10,26 +10,9 @@ import { amountDue, AGING_BUCKETS, cashOutPeriods } from '../features/payables/c
 import { overdueInvoices, type ReceivablesDeps } from '../features/receivables/commands.js';
 import { agedOverdue } from '../features/receivables/cards.js';
 import type { Approvals } from '../features/approvals/service.js';
-import { recentEvents, type TabEvent } from './events.js';
+import { recentEvents } from './events.js';
 import type { StateStore } from '../infra/state/types.js';
 import { TabRefused } from './sso.js';
-
-interface Money {
-  currency: string;
-  amount: number;
-  text: string;
-}
-
-export interface Dashboard {
-  org: { name: string };
-  asOf: string;
-  locale: string;
-  payables: { dueCount: number; due: Money[]; overdueCount: number; overdue: Money[]; byDay: Array<{ label: string; amounts: Money[] }> };
-  receivables: { owedCount: number; owed: Money[]; aging: Array<{ label: string; amounts: Money[] }> };
-  /** Null: the person has no BILL sign-in linked for this organisation (or approvals are off). */
-  approvals: Array<{ kind: 'bill'; number: string; party: string; amount: Money; due: string }> | null;
-  events: TabEvent[];
-}
 
 export interface DashboardDeps {
   payables: PayablesDeps;
@@ -40,15 +23,15 @@ export interface DashboardDeps {
 }
 
 /** Totals per currency, USD first (as the cards' totals list them), each formatted in the locale. */
-function totals(amounts: Amount[], locale: string): Money[] {
+function totals(amounts: Amount[], locale: string) {
   return byCurrency(amounts, (a) => a.currency).map(([currency, list]) => {
     const amount = sum(list.map((a) => a.amount));
     return { currency, amount, text: money(amount, currency, locale) };
   });
 }
 
-/** The figures for the organisation of `ctx` (its orgId, person and locale), as of now. */
-export async function dashboard(ctx: CommandContext, deps: DashboardDeps): Promise<Dashboard> {
+/** The figures for the organisation of `ctx` (its orgId, person and locale), as of now, as the tab's page reads them. */
+export async function dashboard(ctx: CommandContext, deps: DashboardDeps) {
   const locale = ctx.locale ?? deps.payables.settings.locale;
   const orgId = ctx.orgId ?? '';
   const [bills, invoices, approvals, events] = await Promise.all([
@@ -103,8 +86,11 @@ export async function dashboard(ctx: CommandContext, deps: DashboardDeps): Promi
   };
 }
 
-/** The bills waiting for the person in BILL, read in their own session; null when they have not connected to this organisation. */
-async function waitingForMe(ctx: CommandContext, approvals: Approvals | undefined, locale: string): Promise<Dashboard['approvals']> {
+/**
+ * The bills waiting for the person in BILL, read in their own session; null when they have not connected to this
+ * organisation (or approvals are off).
+ */
+async function waitingForMe(ctx: CommandContext, approvals: Approvals | undefined, locale: string) {
   const { tenantId } = ctx.scope;
   const { aadObjectId } = ctx.caller;
   if (!approvals || !ctx.orgId || !tenantId || !aadObjectId) return null;
@@ -113,7 +99,7 @@ async function waitingForMe(ctx: CommandContext, approvals: Approvals | undefine
   try {
     const { rows } = await approvals.pending(link);
     return rows.map((r) => ({
-      kind: 'bill',
+      kind: 'bill' as const,
       number: r.invoiceNumber ?? '',
       party: r.vendorName,
       amount: { currency: r.currency ?? 'USD', amount: r.amount, text: money(r.amount, r.currency, locale) },

@@ -11,7 +11,7 @@ const PER_ORG = 10;
 /** An organisation with no event for this long shows none (its list is dropped). */
 const KEEP_MS = 30 * 24 * 60 * 60 * 1000;
 
-export interface TabEvent {
+interface TabEvent {
   at: string;
   text: string;
 }

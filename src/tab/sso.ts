@@ -12,7 +12,6 @@ const SSO_SCOPE = 'access_as_user';
 const MAX_TOKEN_LENGTH = 16 * 1024;
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The person a valid token names. */
 export interface TabPerson {
   tenantId: string;
   /** Entra object id (what Teams sends as from.aadObjectId). */

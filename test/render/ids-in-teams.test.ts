@@ -112,7 +112,6 @@ describe('a shortened id or an invoice number is never split across lines in Tea
           fmt,
           today: '2026-03-10',
           sign: () => 's',
-          asOf: NOW,
         }).card,
     );
     expect(await problemsOver(cards)).toEqual([]);

@@ -45,7 +45,7 @@ function state(n: number, over: Partial<ApprovalCardState> = {}): ApprovalCardSt
 }
 
 function opts(s: ApprovalCardState, actionable: boolean, extra: Partial<ApprovalCardOptions> = {}): ApprovalCardOptions {
-  return { state: s, actionable, fmt, today: '2026-11-23', sign: (v, c, b) => `sig:${v}:${c}:${b}`, asOf: NOW, ...extra };
+  return { state: s, actionable, fmt, today: '2026-11-23', sign: (v, c, b) => `sig:${v}:${c}:${b}`, ...extra };
 }
 
 /** A card element or action, as far as these tests read it. */

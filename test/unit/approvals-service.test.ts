@@ -95,11 +95,7 @@ function click(data: Record<string, unknown>): ApprovalClick {
 /** Dana's approvals card, shown in her personal chat: its id and the Approve button's signature. */
 async function shownCard(approvals: Approvals): Promise<{ card: string; sig: string }> {
   await approvals.links.put(DANA);
-  const { reply, waiting } = await approvals.pendingReply(
-    DANA,
-    { kind: 'personal', tenantId: TENANT, conversationId: CHAT },
-    { teamsUserId: DANA.teamsUserId, name: 'Dana Lee' },
-  );
+  const { reply, waiting } = await approvals.pendingReply(DANA, { kind: 'personal', conversationId: CHAT });
   expect(waiting).toBe(1);
   const approve = /"verb":"approvals\.approve","card":"([^"]+)","bill":"00n01BILL1","sig":"([^"]+)"/.exec(JSON.stringify(reply.card));
   expect(approve).not.toBeNull();

@@ -14,7 +14,6 @@ export interface LinkDeps {
   audit: Pick<AuditTrail, 'admin'>;
 }
 
-/** What a link binds, as the cards say it. */
 function here(ctx: CommandContext): string {
   return ctx.scope.kind === 'channel' ? 'This team' : 'This chat';
 }

@@ -195,7 +195,6 @@ export interface ApprovalCardOptions {
   sign: (verb: string, cardId: string, billId: string) => string;
   /** A line above the list (a refusal, or what just happened). */
   notice?: { text: string; tone: 'attention' | 'warning' | 'good' };
-  asOf: number;
   note?: string;
 }
 
@@ -256,7 +255,7 @@ export function approvalsCard(o: ApprovalCardOptions): CardReply {
   const who = o.actionable
     ? 'Decisions run as you in BILL, which records you as the approver.'
     : `Only ${name} can approve or deny these, as themselves in BILL.`;
-  body.push(footer([who, `As of ${clockTime(o.asOf, o.fmt)}`, o.note].filter(Boolean).join(' · ')));
+  body.push(footer([who, `As of ${clockTime(o.state.updatedAt, o.fmt)}`, o.note].filter(Boolean).join(' · ')));
   const summary =
     waiting.length === 0
       ? `Approvals for ${state.approver.name}: all decided.`

@@ -28,13 +28,6 @@ export interface ApprovalsDeps {
   audit: Pick<AuditTrail, 'admin'>;
 }
 
-/** The person as Teams names them; approvals need both ids. */
-function personOf(ctx: CommandContext): { tenantId: string; aadObjectId: string } {
-  if (!ctx.scope.tenantId || !ctx.caller.aadObjectId)
-    throw new Forbidden("Teams did not say which Microsoft 365 account sent this, so I can't connect it to BILL.");
-  return { tenantId: ctx.scope.tenantId, aadObjectId: ctx.caller.aadObjectId };
-}
-
 export const connectCommand: Command<ApprovalsDeps> = {
   name: 'connect',
   usage: 'connect',
@@ -83,9 +76,13 @@ export const disconnectCommand: Command<ApprovalsDeps> = {
 
 /** The person's links here: this conversation's org; in a personal chat bound to none, every org they linked. */
 async function linksHere(approvals: Approvals, ctx: CommandContext): Promise<UserLink[]> {
-  const person = personOf(ctx);
-  if (ctx.orgId) return [await approvals.links.get({ ...person, orgId: ctx.orgId })].filter((l): l is UserLink => !!l);
-  return ctx.scope.kind === 'personal' ? approvals.links.forPerson(person.tenantId, person.aadObjectId) : [];
+  const { tenantId } = ctx.scope;
+  const { aadObjectId } = ctx.caller;
+  // The person as Teams names them; approvals need both ids.
+  if (!tenantId || !aadObjectId)
+    throw new Forbidden("Teams did not say which Microsoft 365 account sent this, so I can't connect it to BILL.");
+  if (ctx.orgId) return [await approvals.links.get({ tenantId, aadObjectId, orgId: ctx.orgId })].filter((l): l is UserLink => !!l);
+  return ctx.scope.kind === 'personal' ? approvals.links.forPerson(tenantId, aadObjectId) : [];
 }
 
 /** The person's link for this conversation, or the one named (personal chat bound to none). A list means "ask which". */
@@ -131,13 +128,7 @@ export const approvalsCommand: Command<ApprovalsDeps> = {
     if (link.teamsUserId !== ctx.caller.id || (ctx.caller.name && link.displayName !== ctx.caller.name)) {
       link = (await approvals.links.update(link, { teamsUserId: ctx.caller.id, displayName: ctx.caller.name ?? link.displayName })) ?? link;
     }
-    const { reply } = await approvals.pendingReply(
-      link,
-      { kind: ctx.scope.kind, tenantId: ctx.scope.tenantId ?? link.tenantId, conversationId: ctx.scope.conversationId },
-      { teamsUserId: ctx.caller.id, name: ctx.caller.name || link.displayName || 'you' },
-      { locale: ctx.locale },
-    );
-    return reply;
+    return (await approvals.pendingReply(link, ctx.scope, { locale: ctx.locale })).reply;
   },
 };
 

@@ -56,8 +56,7 @@ export function approvalDigestJob(deps: ApprovalDigestDeps): Periodic<ApprovalDi
     try {
       const { reply, waiting } = await approvals.pendingReply(
         link,
-        { kind: 'personal', tenantId: link.tenantId, conversationId: conversation.id },
-        { teamsUserId: link.teamsUserId, name: link.displayName || 'you' },
+        { kind: 'personal', conversationId: conversation.id },
         { priority: 'background' },
       );
       if (waiting === 0) {
@@ -96,8 +95,7 @@ export function approvalDigestJob(deps: ApprovalDigestDeps): Periodic<ApprovalDi
       const { approvals } = deps;
       if (!approvals) return report;
       const now = deps.clock.now();
-      const links = periodic.stopped ? [] : await approvals.links.all();
-      for (const link of links) {
+      for (const link of await approvals.links.all()) {
         if (periodic.stopped) break;
         try {
           await sendDigest(approvals, link, now, report);

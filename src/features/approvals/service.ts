@@ -14,7 +14,7 @@ import type { OrgBindings } from '../../bindings/bindings.js';
 import type { CardActionContext, CardActionHandler, CardActionReply } from '../dispatch.js';
 import type { CardReply } from '../../cards/card.js';
 import { errorReply } from '../../cards/errorCards.js';
-import { dateInZone, type FormatOptions } from '../../cards/format.js';
+import { clockTime, dateInZone, type FormatOptions } from '../../cards/format.js';
 import { shortId } from '../../cards/redact.js';
 import type { Caller, ConversationScope } from '../types.js';
 import { auditActor, auditAdmin, auditOrUndo } from '../audit.js';
@@ -65,25 +65,22 @@ interface ApprovalsDeps {
   note: string | undefined;
 }
 
-/** A card click as the approvals feature reads it. */
 export type ApprovalClick = Pick<CardActionContext, 'data' | 'scope' | 'caller' | 'correlationId' | 'log' | 'reference'>;
 
 export class Approvals {
   readonly links: UserLinks;
-  readonly cards: ApprovalCards;
   readonly note: string | undefined;
   private readonly signer: ReturnType<typeof buttonSigner>;
 
   constructor(private readonly deps: ApprovalsDeps) {
     this.links = deps.links;
-    this.cards = deps.cards;
     this.note = deps.note;
     this.signer = buttonSigner(deps.secretsKey, 'approval-cards/sign/v1');
   }
 
   /** The person's own BILL sign-in: sync token name as username, value as password, a session slot of their own. */
-  person(link: UserLink): PersonCredentials {
-    return { username: link.token.name, password: link.token.value, owner: `${link.tenantId}|${link.aadObjectId}` };
+  person(link: Pick<UserLink, 'tenantId' | 'aadObjectId' | 'token'>): PersonCredentials {
+    return { username: link.token.name, password: link.token.value, owner: personKey(link.tenantId, link.aadObjectId) };
   }
 
   /** BOT_TIMEZONE, in the conversation's locale (else BOT_LOCALE). */
@@ -104,7 +101,6 @@ export class Approvals {
       fmt: this.deps.fmt,
       today: dateInZone(now, this.deps.fmt.timeZone),
       sign: this.signer.sign,
-      asOf: state.updatedAt,
       note: this.note,
       ...extra,
     };
@@ -171,34 +167,32 @@ export class Approvals {
   /**
    * The bills waiting for a linked person, read in their own BILL session, as a card recorded server-side. In a
    * personal chat the card carries the buttons; elsewhere it is read-only and names the person in refresh.userIds.
+   * The link's Teams id and name are what the card names (the approvals command keeps them current).
    */
   async pendingReply(
     link: UserLink,
-    target: Pick<ApprovalCardState, 'kind' | 'tenantId' | 'conversationId'>,
-    approver: { teamsUserId: string; name: string },
+    target: Pick<ApprovalCardState, 'kind' | 'conversationId'>,
     opts: { locale?: string; priority?: 'interactive' | 'background' } = {},
   ): Promise<{ reply: CardReply; waiting: number }> {
     const { rows, waiting } = await this.pending(link, opts.priority);
     const now = this.deps.clock.now();
     const fmt = this.formatFor(opts.locale);
+    const name = link.displayName || 'you';
     if (waiting === 0)
-      return {
-        reply: nothingWaitingCard({ name: approver.name, personal: target.kind === 'personal', asOf: now, fmt, note: this.note }),
-        waiting: 0,
-      };
+      return { reply: nothingWaitingCard({ name, personal: target.kind === 'personal', asOf: now, fmt, note: this.note }), waiting: 0 };
     const state: ApprovalCardState = {
       id: randomBytes(16).toString('base64url'),
-      tenantId: target.tenantId.toLowerCase(),
+      tenantId: link.tenantId,
       conversationId: conversationOf(target.conversationId),
       kind: target.kind,
       orgId: link.orgId,
-      approver: { aadObjectId: link.aadObjectId, teamsUserId: approver.teamsUserId, name: approver.name },
+      approver: { aadObjectId: link.aadObjectId, teamsUserId: link.teamsUserId, name },
       bills: rows,
       more: waiting - rows.length,
       createdAt: now,
       updatedAt: now,
     };
-    await this.cards.save(state);
+    await this.deps.cards.save(state);
     return { reply: approvalsCard({ ...this.cardOptions(state, target.kind === 'personal'), fmt }), waiting };
   }
 
@@ -223,10 +217,9 @@ export class Approvals {
       .catch(() => undefined);
   }
 
-  /** Approve or Deny clicked on an approval card. */
   async decide(click: ApprovalClick, action: ApprovalAction): Promise<CardActionReply> {
     const { data, caller, scope, log } = click;
-    const { audit, clock } = this.deps;
+    const { audit, clock, cards } = this.deps;
     const verb = action === 'APPROVE' ? APPROVAL_VERBS.approve : APPROVAL_VERBS.deny;
     const cardId = dataString(data.card, 64);
     const billId = dataString(data.bill, 64);
@@ -234,10 +227,10 @@ export class Approvals {
     const fresh = 'Nothing was changed. Type **approvals** for a fresh list.';
     const unusable = refusalCard("This button can't be used", fresh);
     if (!cardId || !billId || !sig || !this.signer.verify(sig, verb, cardId, billId)) {
-      await this.auditRefusal(click, cardId ? await this.cards.get(cardId) : undefined, billId ?? 'unknown', action, 'card data altered');
+      await this.auditRefusal(click, cardId ? await cards.get(cardId) : undefined, billId ?? 'unknown', action, 'card data altered');
       return privately(unusable);
     }
-    const state = await this.cards.get(cardId);
+    const state = await cards.get(cardId);
     if (!state) return privately(refusalCard('This approval card has expired', fresh));
     const row = state.bills.findIndex((b) => b.billId === billId);
     const bill = state.bills[row];
@@ -258,7 +251,7 @@ export class Approvals {
       await this.auditRefusal(click, state, billId, action, 'not linked');
       return privately(errorReply(new NotLinked(), { correlationId: click.correlationId }));
     }
-    if (!(await this.cards.lock(state.orgId, billId)))
+    if (!(await cards.lock(state.orgId, billId)))
       return this.noticed(state, true, 'A decision on this bill is already on its way to BILL.', 'warning');
     try {
       const client = this.deps.bill.orgAs(state.orgId, this.person(link), { priority: 'interactive' });
@@ -267,7 +260,7 @@ export class Approvals {
       if (!pending.some((p) => p.billId === billId)) {
         await this.auditRefusal(click, state, billId, action, 'no longer waiting on the approver in BILL');
         state.bills[row] = { ...bill, gone: true };
-        await this.cards.save(state);
+        await cards.save(state);
         const notice = { text: 'This bill is no longer waiting for you in BILL. Nothing was sent.', tone: 'warning' as const };
         return { ...approvalsCard(this.cardOptions(state, true, { notice })), everyone: this.sharedView(state) };
       }
@@ -312,11 +305,11 @@ export class Approvals {
         decision: { action, byName: caller.name || link.displayName || 'the approver', at, ...(comment ? { comment } : {}) },
       };
       state.updatedAt = at;
-      await this.cards.save(state);
+      await cards.save(state);
       log.info({ orgId: state.orgId, bill: shortId(billId), action }, 'approval decision accepted by BILL');
       return { ...approvalsCard(this.cardOptions(state, true)), everyone: this.sharedView(state) };
     } finally {
-      await this.cards.unlock(state.orgId, billId).catch(() => undefined);
+      await cards.unlock(state.orgId, billId).catch(() => undefined);
     }
   }
 
@@ -325,7 +318,7 @@ export class Approvals {
     const { data, caller, scope } = click;
     const cardId = dataString(data.card, 64);
     const sig = dataString(data.sig, 128);
-    const state = cardId && sig && this.signer.verify(sig, APPROVAL_VERBS.view, cardId, '') ? await this.cards.get(cardId) : undefined;
+    const state = cardId && sig && this.signer.verify(sig, APPROVAL_VERBS.view, cardId, '') ? await this.deps.cards.get(cardId) : undefined;
     if (!state || !sameConversation(state, scope))
       return privately(refusalCard('This approval card has expired', 'Type **approvals** for a fresh list.'));
     return approvalsCard(this.cardOptions(state, isApprover(state, caller)));
@@ -372,20 +365,22 @@ export class Approvals {
     if (!orgId) return privately(errorReply(new Error('no organisation'), { correlationId: click.correlationId }));
     const ref = { tenantId: scope.tenantId, aadObjectId: caller.aadObjectId, orgId };
     const previous = await this.links.get(ref);
-    // The person's own session slot, and what their connect attempts count against.
-    const owner = personKey(ref.tenantId, ref.aadObjectId);
-    const person: PersonCredentials = { username: tokenName, password: tokenValue, owner };
+    // person.owner: the person's own session slot, and what their connect attempts count against.
+    const person = this.person({ ...ref, token: { name: tokenName, value: tokenValue } });
     const audit = (result: 'ok' | 'refused' | 'error', detail?: Record<string, string>) =>
       auditAdmin(this.deps.audit, click, 'approvals.connect', result, orgId, detail);
     // Each attempt signs in to BILL: a person gets a few an hour, and waits after a refused one.
-    const turn = await this.deps.attempts.take(owner);
+    const turn = await this.deps.attempts.take(person.owner);
     if (!turn.allowed) {
       await audit('refused', { reason: turn.why === 'cooldown' ? 'connect cooldown' : 'connect attempts per hour' }).catch(() => undefined);
       log.info(
         { orgId, why: turn.why, retryInS: Math.ceil(turn.retryInMs / 1000) },
         'connect attempt refused before BILL: too soon or too many',
       );
-      return form(this.linkWaitText(turn.why, turn.retryInMs));
+      const at = clockTime(clock.now() + turn.retryInMs, this.deps.fmt);
+      const wait = turn.retryInMs < 120_000 ? `${Math.ceil(turn.retryInMs / 1000)} s` : `${Math.ceil(turn.retryInMs / 60_000)} min`;
+      const tried = turn.why === 'cooldown' ? 'BILL did not accept the last token' : 'You have tried to connect several times this hour';
+      return form(`${tried}. To protect the sign-ins everyone shares, try again at ${at} (in ${wait}).`);
     }
     let billUserId: string;
     try {
@@ -396,7 +391,7 @@ export class Approvals {
     } catch (err) {
       await bill.releaseAs(orgId, person).catch(() => undefined);
       if (err instanceof BillApiError && err.category === 'credentials') {
-        await this.deps.attempts.refused(owner);
+        await this.deps.attempts.refused(person.owner);
         await audit('refused', { reason: 'BILL refused the token' }).catch(() => undefined);
         log.info({ orgId }, 'approver link refused: BILL did not accept the token');
         return form(
@@ -429,18 +424,6 @@ export class Approvals {
     const done = connectedCard({ billUserId, orgId, replaced: !!previous, note: this.note });
     return { ...done, everyone: done };
   }
-
-  /** "Try again at 10:42 (in 60 s)": when a person may make their next connect attempt. */
-  private linkWaitText(why: 'cooldown' | 'hourly', retryInMs: number): string {
-    const { locale, timeZone } = this.deps.fmt;
-    const at = new Intl.DateTimeFormat(locale, { hour: '2-digit', minute: '2-digit', timeZone }).format(
-      new Date(this.deps.clock.now() + retryInMs),
-    );
-    const wait = retryInMs < 120_000 ? `${Math.ceil(retryInMs / 1000)} s` : `${Math.ceil(retryInMs / 60_000)} min`;
-    return why === 'cooldown'
-      ? `BILL did not accept the last token. To protect the sign-ins everyone shares, try again at ${at} (in ${wait}).`
-      : `You have tried to connect several times this hour. To protect the sign-ins everyone shares, try again at ${at} (in ${wait}).`;
-  }
 }
 
 /** Says something to the clicker only; the card stays as everyone sees it. */
@@ -467,7 +450,7 @@ function readComment(value: unknown): string | undefined {
  * The approvals card verbs and their handlers, for the bot's card-action routes. Without SECRETS_KEY (no service)
  * every verb answers "approvals are off"; a failed click answers its error card to the clicker alone.
  */
-export function approvalCardActions(approvals: Approvals | undefined, clock: Clock): Record<string, CardActionHandler> {
+export function approvalCardActions(approvals: Approvals | undefined): Record<string, CardActionHandler> {
   const guarded =
     (fn: (a: Approvals, ctx: CardActionContext) => Promise<CardActionReply>): CardActionHandler =>
     async (ctx) => {
@@ -479,7 +462,7 @@ export function approvalCardActions(approvals: Approvals | undefined, clock: Clo
           { verb: ctx.data.verb, err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err },
           'approvals card action failed',
         );
-        return privately(errorReply(err, { correlationId: ctx.correlationId, now: () => clock.now() }));
+        return privately(errorReply(err, { correlationId: ctx.correlationId }));
       }
     };
   return {

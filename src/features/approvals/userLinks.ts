@@ -11,7 +11,6 @@ import { BillApiError, NotLinked } from '../../errors.js';
 /** Who a link belongs to: a person of a tenant, in one BILL organisation. */
 export interface UserLinkRef {
   tenantId: string;
-  /** Entra object id of the person. */
   aadObjectId: string;
   orgId: string;
 }
@@ -48,7 +47,6 @@ export class UserLinks {
   private readonly idKey: Buffer;
   private warnedUnreadable = false;
 
-  /** `secretsKey`: config.secretsKey (32 bytes). */
   constructor(private readonly deps: { store: StateStore; secretsKey: Buffer; clock: Clock; log: Logger }) {
     this.sealKey = deriveKey(deps.secretsKey, 'user-links/seal/v1');
     this.idKey = deriveKey(deps.secretsKey, 'user-links/ids/v1');
@@ -64,7 +62,6 @@ export class UserLinks {
     return link?.tenantId === want.tenantId && link.aadObjectId === want.aadObjectId && link.orgId === want.orgId ? link : undefined;
   }
 
-  /** Stores (or replaces) a link. */
   async put(link: UserLink): Promise<void> {
     const value: UserLink = { ...link, ...norm(link) };
     const key = this.key(value);
@@ -83,17 +80,14 @@ export class UserLinks {
     return next;
   }
 
-  /** Deletes the link; false when there was none. */
   remove(ref: UserLinkRef): Promise<boolean> {
     return this.deps.store.delete(NS.userLinks, this.key(ref));
   }
 
-  /** Every link of one person (usually one org). */
   forPerson(tenantId: string, aadObjectId: string): Promise<UserLink[]> {
-    return this.openAll(`${this.personPart(tenantId, aadObjectId)}.`);
+    return this.openAll(`${this.personPart({ tenantId, aadObjectId })}.`);
   }
 
-  /** Every readable link (digests). */
   all(): Promise<UserLink[]> {
     return this.openAll('');
   }
@@ -106,12 +100,11 @@ export class UserLinks {
 
   /** Opaque storage key: HMAC of the person, then HMAC of the org (so a person's links share a prefix). */
   key(ref: UserLinkRef): string {
-    const r = norm(ref);
-    return `${this.personPart(r.tenantId, r.aadObjectId)}.${this.mac(`org|${r.orgId}`)}`;
+    return `${this.personPart(ref)}.${this.mac(`org|${ref.orgId.trim()}`)}`;
   }
 
-  private personPart(tenantId: string, aadObjectId: string): string {
-    return this.mac(`person|${tenantId.trim().toLowerCase()}|${aadObjectId.trim().toLowerCase()}`);
+  private personPart(p: Pick<UserLinkRef, 'tenantId' | 'aadObjectId'>): string {
+    return this.mac(`person|${p.tenantId.trim().toLowerCase()}|${p.aadObjectId.trim().toLowerCase()}`);
   }
 
   private mac(text: string): string {

@@ -6,7 +6,7 @@ import { InputError } from '../../errors.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { NetworkOrganization } from '../../bill/types.js';
 import type { Mirror } from '../../mirror/mirror.js';
-import { foldName, type PartyKind } from '../../mirror/records.js';
+import { foldName } from '../../mirror/records.js';
 import type { Command } from '../types.js';
 import { boundOrg, formatOf, mirrorRead, orgClient, shorten, textArgument, type FinanceSettings } from '../finance.js';
 import { invitable, networkCard, type NetworkRow } from './cards.js';
@@ -75,29 +75,23 @@ export const networkCommand: Command<NetworkDeps> = {
       deps.mirror.rows(orgId, 'customer', { ...read, where: (c) => !c.archived && names.has(foldName(c.name)) }),
     ]);
     const unmatched = 'building' in vendors || 'building' in customers;
-    const mine = new Map<string, { kind: PartyKind; id: string; name: string; status?: string }>();
+    const mine = new Map<string, NonNullable<NetworkRow['yours']>>();
     if (!('building' in customers))
       for (const c of customers.rows) mine.set(foldName(c.name), { kind: 'customer', id: c.id, name: c.name });
     if (!('building' in vendors))
       for (const v of vendors.rows) mine.set(foldName(v.name), { kind: 'vendor', id: v.id, name: v.name, status: v.networkStatus });
+    const { invites } = deps;
     const rows: NetworkRow[] = found.map(({ o, scope }) => {
       const yours = mine.get(foldName(o.name));
-      const canInvite = yours && deps.invites && invitable(yours.status) && (scope === 'BILL' || yours.kind === 'vendor');
-      return {
-        id: o.id,
-        name: o.name,
-        scope,
-        place: placeOf(o),
-        yours,
-        invite:
-          canInvite && deps.invites
-            ? deps.invites.button(
-                orgId,
-                { kind: yours.kind, id: yours.id, networkId: o.id, networkType: scope },
-                `Invite ${yours.name.length > 24 ? `${yours.name.slice(0, 23)}…` : yours.name}`,
-              )
-            : undefined,
-      };
+      const invite =
+        yours && invites && invitable(yours.status) && (scope === 'BILL' || yours.kind === 'vendor')
+          ? invites.button(
+              orgId,
+              { kind: yours.kind, id: yours.id, networkId: o.id, networkType: scope },
+              `Invite ${yours.name.length > 24 ? `${yours.name.slice(0, 23)}…` : yours.name}`,
+            )
+          : undefined;
+      return { id: o.id, name: o.name, scope, place: placeOf(o), yours, invite };
     });
     return networkCard({
       typed: name,

@@ -143,7 +143,7 @@ export class NetworkInvites {
       const says = escapeMarkdown(networkStatusWords(before) ?? 'connected');
       return notSentCard(`${party.name} is already on the BILL network`, `BILL says: ${says}. Nothing was sent.`);
     }
-    const how = await this.route(client, kind, party, target);
+    const how = await routeOf(client, party, target);
     if (!how) {
       const why =
         kind === 'vendor'
@@ -173,31 +173,30 @@ export class NetworkInvites {
     return invitedCard({
       kind,
       name: party.name,
-      how: 'email' in how ? { email: how.email } : { networkId: how.networkId },
+      how,
       status: after,
       byName,
       at: clockTime(this.deps.clock.now(), this.deps.fmt),
       note: this.deps.note,
     });
   }
+}
 
-  /** The button's network id; else the one business of exactly the party's name in the BILL network; else a vendor's email. */
-  private async route(
-    client: BillOrgClient,
-    kind: PartyKind,
-    party: Vendor | Customer,
-    target: Target,
-  ): Promise<{ networkId: string; networkType: 'BILL' | 'RPPS' } | { email: string } | undefined> {
-    if (target.networkId) return { networkId: target.networkId, networkType: target.networkType ?? 'BILL' };
-    const name = foldName(party.name);
-    if (name.length >= 3) {
-      const exact = (await client.network.search(party.name, 'BILL')).filter((o) => foldName(o.name) === name);
-      const only = exact.length === 1 ? exact[0] : undefined;
-      if (only) return { networkId: only.id, networkType: 'BILL' };
-    }
-    const email = kind === 'vendor' ? (party as Vendor).email : undefined;
-    return email ? { email } : undefined;
+/** The button's network id; else the one business of exactly the party's name in the BILL network; else a vendor's email. */
+async function routeOf(
+  client: BillOrgClient,
+  party: Vendor | Customer,
+  target: Target,
+): Promise<{ networkId: string; networkType: 'BILL' | 'RPPS' } | { email: string } | undefined> {
+  if (target.networkId) return { networkId: target.networkId, networkType: target.networkType ?? 'BILL' };
+  const name = foldName(party.name);
+  if (name.length >= 3) {
+    const exact = (await client.network.search(party.name, 'BILL')).filter((o) => foldName(o.name) === name);
+    const only = exact.length === 1 ? exact[0] : undefined;
+    if (only) return { networkId: only.id, networkType: 'BILL' };
   }
+  const email = target.kind === 'vendor' ? (party as Vendor).email : undefined;
+  return email ? { email } : undefined;
 }
 
 /** A vendor's networkStatus; a customer's connection request status (BILL keeps it apart from the customer). */
