@@ -125,9 +125,7 @@ export class InstallLifecycle {
         log.warn({ aadGroupId: scope.aadGroupId }, 'Graph reports the team in another tenant than the activity; not recorded');
         return;
       }
-      // What Graph said of the team, without the group id the record is already kept under.
-      const { id: _groupId, ...fromGraph } = team;
-      await installs.update(target, { ...(team.displayName ? { name: team.displayName } : {}), graph: fromGraph });
+      await installs.update(target, { ...(team.displayName ? { name: team.displayName } : {}), graph: team });
     } catch (err) {
       const e =
         err instanceof GraphApiError
