@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../infra/log.js';
 import type { BillGateway } from '../bill/gateway.js';
 import type { Subscription } from '../bill/types.js';
-import { eventTypesOf } from './kinds.js';
+import { KINDS } from './kinds.js';
 import { UNSEALED_REFUSED, type WebhookKeys } from './keys.js';
 
 export const MAX_BILL_SUBSCRIPTIONS = 10;
@@ -80,7 +80,9 @@ export class WebhookSetup {
     if (!this.deps.keys.canStore) throw new WebhookSetupError('unsealed', UNSEALED_REFUSED);
     const org = this.deps.bill.org(orgId, { priority: 'interactive' });
     const offered = new Set((await org.subscriptions.catalog()).filter((c) => c.versions.includes('1')).map((c) => c.type));
-    const events = eventTypesOf().filter((t) => offered.has(t));
+    const events = Object.values(KINDS)
+      .flatMap((k) => k.types)
+      .filter((t) => offered.has(t));
     if (events.length === 0) throw new WebhookSetupError('noEvents', 'BILL offers none of the event types billbridge posts');
     const wanted = events.map((type) => ({ type, version: '1' }));
     const existing = (await org.subscriptions.list().all()).items;
