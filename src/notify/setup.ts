@@ -126,7 +126,6 @@ export class WebhookSetup {
     return Promise.all(items.map(async (s) => view(s, await this.deps.keys.has(s.id))));
   }
 
-  /** Deletes the BILL subscription and the key billbridge kept for it. */
   async remove(orgId: string, subscriptionId: string): Promise<void> {
     const org = this.deps.bill.org(orgId, { priority: 'interactive' });
     const items = (await org.subscriptions.list().all()).items;

@@ -89,7 +89,6 @@ export class ChannelSubscriptions {
     return sub && isSubscription(sub) ? sub : undefined;
   }
 
-  /** Every subscription to a kind, with its key. */
   async forKind(kind: SubscriptionKind): Promise<Array<[string, ChannelSubscription]>> {
     return (await this.state.entries<ChannelSubscription>(NS.subscriptions)).filter(([, s]) => isSubscription(s) && s.kind === kind);
   }

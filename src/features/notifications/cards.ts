@@ -29,7 +29,6 @@ export interface PresenterOptions extends FormatOptions {
   note?: string;
 }
 
-/** Card button verb that re-reads the record of a notification from BILL. */
 export const REFRESH_VERB = 'notify.refresh';
 
 interface Said {

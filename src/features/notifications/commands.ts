@@ -16,7 +16,6 @@ import type { AuditTrail } from '../../infra/audit.js';
 import type { Installations } from '../../bindings/installations.js';
 import type { Command, CommandContext } from '../types.js';
 
-/** What the channel notification commands and `webhooks` use. */
 export interface NotificationsDeps {
   notify: Pick<Notifications, 'subscriptions' | 'digestSettings' | 'composer' | 'keys' | 'setup'>;
   /** Where the bot is installed: the bot's Teams id for the channel's posts. */
@@ -398,5 +397,4 @@ const webhooksCommand: Command<NotificationsDeps> = {
   },
 };
 
-/** The notification commands, in the order they are registered. */
 export const notificationsCommands = [subscribeCommand, unsubscribeCommand, subscriptionsCommand, digestCommand, webhooksCommand];

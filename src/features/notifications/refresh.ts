@@ -15,7 +15,6 @@ import type { Mirror } from '../../mirror/mirror.js';
 import type { Notifications } from '../../notify/index.js';
 import type { OrgBindings } from '../../bindings/bindings.js';
 
-/** What the Refresh button of a notification card uses. */
 export interface RefreshDeps {
   notify: Pick<Notifications, 'current'>;
   mirror: Pick<Mirror, 'answers'>;
@@ -26,7 +25,6 @@ export interface RefreshDeps {
 
 const REFRESHABLE: readonly EntityKind[] = ['bill', 'invoice', 'payment', 'vendor'];
 
-/** The "Notifications" block of `status`. */
 export async function notificationsSection(
   ctx: CommandContext,
   n: Pick<Notifications, 'status'>,
