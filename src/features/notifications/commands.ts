@@ -146,9 +146,7 @@ const unsubscribeCommand: Command<NotificationsDeps> = {
     if (removed.length > 0) {
       await auditOrUndo(auditAdmin(deps.audit, ctx, 'unsubscribe', 'ok', ctx.orgId, { kinds: removed }), async () => {
         for (const sub of before.filter((s) => removed.includes(s.kind))) {
-          await n.subscriptions
-            .add(target, [sub.kind], { orgId: sub.orgId, reference: sub.reference, createdBy: sub.createdBy })
-            .catch(() => undefined);
+          await n.subscriptions.add(target, [sub.kind], sub).catch(() => undefined);
         }
       });
       ctx.log.info({ removed }, 'channel unsubscribed');
@@ -259,9 +257,7 @@ const digestCommand: Command<NotificationsDeps> = {
             summary: 'This channel had no scheduled digest.',
           });
         await n.digestSettings.remove(target);
-        await auditOrUndo(auditAdmin(deps.audit, ctx, 'digest.off', 'ok', ctx.orgId), () =>
-          n.digestSettings.set(target, { orgId: had.orgId, schedule: had.schedule, reference: had.reference, createdBy: had.createdBy }),
-        );
+        await auditOrUndo(auditAdmin(deps.audit, ctx, 'digest.off', 'ok', ctx.orgId), () => n.digestSettings.set(target, had));
         return adaptiveCard(
           [title('Digest off'), text('This channel no longer gets a scheduled digest. **digest now** still shows one.')],
           { summary: 'Digest off.' },
