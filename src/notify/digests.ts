@@ -16,14 +16,14 @@ import type { BillGateway } from '../bill/gateway.js';
 import type { Mirror } from '../mirror/mirror.js';
 import { BillFilter } from '../bill/filters.js';
 import type { Bill, Invoice } from '../bill/types.js';
-import type { BindingScope } from '../bindings/bindings.js';
 import { NS, type StateStore } from '../infra/state/types.js';
 import { Leases } from './lease.js';
 import { Periodic } from './periodic.js';
 import { addDays, dateInZone } from '../infra/calendar.js';
 import { latestSlot, type DigestSchedule } from './schedule.js';
+import type { WorkerDeps } from './worker.js';
 import { channelKey, channelScope, targetOf } from './subscriptions.js';
-import type { ChannelSender, ChannelTarget, ConversationRef, DigestContent, DigestRow, NotificationPresenter } from './types.js';
+import type { ChannelTarget, ConversationRef, DigestContent, DigestRow } from './types.js';
 
 export const CATCH_UP_MS = 2 * 3_600_000;
 const SLOT_MARKER_TTL_MS = 8 * 24 * 3_600_000;
@@ -58,10 +58,7 @@ export class DigestSettings {
     private readonly clock: Clock,
   ) {}
 
-  async set(
-    target: ChannelTarget,
-    input: { orgId: string; schedule: DigestSchedule; reference: ConversationRef; createdBy: string | undefined },
-  ): Promise<DigestSetting> {
+  async set(target: ChannelTarget, input: Pick<DigestSetting, 'orgId' | 'schedule' | 'reference' | 'createdBy'>): Promise<DigestSetting> {
     const setting: DigestSetting = { v: 1, type: 'digest', ...target, ...input, since: this.clock.now() };
     await this.state.set(NS.digests, `${channelKey(target)}|setting`, setting);
     return setting;
@@ -183,18 +180,11 @@ export function digestInvoice(i: Pick<Invoice, 'id' | 'invoiceNumber' | 'custome
   return { id: i.id, number: i.invoiceNumber, partyId: i.customerId, partyName: '', dueDate: i.dueDate, dueAmount: i.dueAmount };
 }
 
-export interface SchedulerDeps {
-  state: StateStore;
-  clock: Clock;
-  log: Logger;
+type SchedulerDeps = Pick<WorkerDeps, 'state' | 'clock' | 'log' | 'resolveOrg' | 'sender' | 'presenter' | 'onChannelGone'> & {
   timeZone: string;
   settings: DigestSettings;
   composer: Pick<DigestComposer, 'compose'>;
-  resolveOrg(scope: BindingScope): Promise<string | undefined>;
-  sender: ChannelSender;
-  presenter: NotificationPresenter;
-  onChannelGone(target: ChannelTarget, reason: string): Promise<void>;
-}
+};
 
 type TickReport = Record<'posted' | 'unchanged' | 'failed', number>;
 

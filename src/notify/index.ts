@@ -30,7 +30,6 @@ export interface NotifyDeps {
   bill: BillGateway;
   /** Webhooks tell it what is stale; cards' names come from it. */
   mirror: Pick<Mirror, 'markStale' | 'answers' | 'names' | 'rows'>;
-  /** The org a conversation is bound to right now (OrgBindings.resolve). */
   resolveOrg: (scope: BindingScope) => Promise<string | undefined>;
   /** The organisations this deployment serves (events of others are ignored). */
   servesOrg: (orgId: string) => boolean;
@@ -201,7 +200,6 @@ export function createNotifications(deps: NotifyDeps) {
       await Promise.all([worker.stop(), scheduler.stop()]);
     },
 
-    /** What `status` shows about notifications for one channel. */
     async status(target: ChannelTarget, orgId: string | undefined) {
       const letters = (await state.entries<DeadLetter | null>(NS.deadLetters))
         .map(([, d]) => d)

@@ -70,7 +70,6 @@ export class WebhookKeys {
     return !!this.deps.secretsKey || !this.deps.refuseUnsealed;
   }
 
-  /** Stores the key BILL returned for a new subscription (or a rotated one). */
   async save(
     input: Pick<StoredKey, 'subscriptionId' | 'orgId' | 'name' | 'notificationUrl' | 'events'> & { securityKey: string },
   ): Promise<void> {

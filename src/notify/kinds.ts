@@ -48,11 +48,6 @@ export function eventTypeInfo(type: string, version = '1'): { kind: Subscription
   return kind && { kind, entity: KINDS[kind].entity };
 }
 
-/** Every event type billbridge posts, optionally only those of some kinds (what `webhooks setup` subscribes to). */
-export function eventTypesOf(kinds: readonly SubscriptionKind[] = SUBSCRIPTION_KINDS): string[] {
-  return kinds.flatMap((kind) => KINDS[kind].types);
-}
-
 /** "bill" / "Bills" / "all" as typed -> kinds; undefined when a word is not a kind. */
 export function parseKinds(words: string[]): SubscriptionKind[] | undefined {
   const out = new Set<SubscriptionKind>();

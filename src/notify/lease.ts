@@ -8,7 +8,6 @@ import type { Clock } from '../infra/clock.js';
 import type { StateStore } from '../infra/state/types.js';
 
 interface LeaseHolder {
-  /** The holder's random id. */
   by: string;
   /** When it took or last renewed the lease (ms since epoch). */
   at: number;

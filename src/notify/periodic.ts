@@ -6,7 +6,8 @@ export class Periodic<R> {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<R> | undefined;
   private queued: Promise<R> | undefined;
-  private halted = false;
+  /** True once stop() was called; a long run checks it between items. */
+  stopped = false;
 
   constructor(
     private readonly job: () => Promise<R>,
@@ -14,13 +15,8 @@ export class Periodic<R> {
     private readonly opts: { everyMs: number; log: Logger; what: string },
   ) {}
 
-  /** True once stop() was called; a long run checks it between items. */
-  get stopped(): boolean {
-    return this.halted;
-  }
-
   start(): void {
-    if (this.timer || this.halted) return;
+    if (this.timer || this.stopped) return;
     this.timer = setInterval(() => {
       this.tick().catch((err: unknown) => this.opts.log.error({ err: errorMessage(err) }, `${this.opts.what} failed`));
     }, this.opts.everyMs);
@@ -28,7 +24,7 @@ export class Periodic<R> {
   }
 
   async stop(): Promise<void> {
-    this.halted = true;
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     await Promise.allSettled([this.running, this.queued]);

@@ -57,7 +57,7 @@ export class PushFeed {
     if (this.deps.checkMs <= 0) return false;
     const now = this.deps.clock.now();
     const feed = this.orgs.get(orgId);
-    if (!feed || this.due(feed, now)) void this.check(orgId);
+    if (!feed || this.due(feed, now)) void this.refresh(orgId, false);
     if (!feed) return false;
     if (now - feed.checkedAt < this.deps.checkMs && feed.entities.has(entity)) return true;
     // No fresh check: a recent event from a subscription that covers the entity vouches for it.
@@ -76,18 +76,14 @@ export class PushFeed {
     this.orgs.delete(orgId);
   }
 
-  /** Checks now and waits for the answer (start-up, tests); `fed` starts the same check in the background. */
-  refresh(orgId: string): Promise<void> {
-    return this.check(orgId, true);
-  }
-
   private due(feed: OrgFeed, now: number): boolean {
     if (feed.failedAt > 0) return now - feed.failedAt >= RETRY_MS;
     // Checked again a little before the last check stops vouching, so a busy org never drops to polling.
     return now - feed.checkedAt >= this.deps.checkMs * 0.8;
   }
 
-  private check(orgId: string, force = false): Promise<void> {
+  /** Checks now and waits for the answer (start-up, tests); `fed` starts the same check, when due, in the background. */
+  refresh(orgId: string, force = true): Promise<void> {
     let flight = this.checks.get(orgId);
     if (!flight) {
       flight = this.runCheck(orgId, force).finally(() => this.checks.delete(orgId));

@@ -42,9 +42,7 @@ export interface ReceiverDeps {
   servesOrg(orgId: string): boolean;
   /** An event was queued: the records it names are marked stale in the mirror (webhooks are hints, BILL's advice). */
   stale(event: OutboxEvent): void;
-  /** Wakes the delivery worker. */
   kick(): void;
-  /** An event signed by this subscription was accepted (the subscription is delivering). */
   heard?(orgId: string, subscriptionId: string): void;
   answerWithinMs?: number;
 }
@@ -64,12 +62,12 @@ export class WebhookReceiver {
       );
       return { status: 401, body: { status: 'refused', error: 'Missing or malformed x-bill-sha-signature' } };
     }
-    const verified = await this.verify(raw, digest);
+    const parsed = parseNotification(raw);
+    const verified = await this.verify(raw, digest, parsed);
     if (!verified.ok) {
       this.deps.log.info({ reason: verified.reason, bytes: raw.length }, 'webhook refused');
       return { status: 401, body: { status: 'refused', error: 'Signature does not match' } };
     }
-    const parsed = verified.parsed ?? parseNotification(raw);
     if (!parsed.ok) {
       this.deps.log.warn({ problem: parsed.problem, bytes: raw.length }, 'signed webhook could not be read');
       return { status: 400, body: { status: 'invalid', error: parsed.problem } };
@@ -130,16 +128,16 @@ export class WebhookReceiver {
   private async verify(
     raw: Buffer,
     digest: Buffer,
-  ): Promise<{ ok: true; orgId: string; stored: boolean; parsed?: ReturnType<typeof parseNotification> } | { ok: false; reason: string }> {
+    parsed: ReturnType<typeof parseNotification>,
+  ): Promise<{ ok: true; orgId: string; stored: boolean } | { ok: false; reason: string }> {
     for (const [orgId, key] of Object.entries(this.deps.envKeys))
       if (key && signatureMatches(raw, digest, key)) return { ok: true, orgId, stored: false };
-    const parsed = parseNotification(raw);
     const subscriptionId = parsed.ok ? parsed.notification.metadata.subscriptionId : peekSubscriptionId(raw);
     if (!subscriptionId) return { ok: false, reason: 'no key for an unreadable body' };
     const keys = await this.deps.keys.keysFor(subscriptionId);
     if (keys.length === 0)
       return { ok: false, reason: Object.keys(this.deps.envKeys).length > 0 ? 'signature mismatch' : 'unknown subscription' };
-    for (const k of keys) if (signatureMatches(raw, digest, k.key)) return { ok: true, orgId: k.orgId, stored: true, parsed };
+    for (const k of keys) if (signatureMatches(raw, digest, k.key)) return { ok: true, orgId: k.orgId, stored: true };
     return { ok: false, reason: 'signature mismatch' };
   }
 

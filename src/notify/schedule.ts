@@ -79,7 +79,6 @@ export function parseDigestArgs(args: string[]): DigestCommand {
   return { action: 'error', problem: `"${firstWord.slice(0, 30)}" is not daily, weekly, off or now` };
 }
 
-/** ISO weekday (1 = Monday) of a calendar date. */
 function weekdayOf(isoDate: string): number {
   const d = new Date(`${isoDate}T00:00:00Z`).getUTCDay();
   return d === 0 ? 7 : d;

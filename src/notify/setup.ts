@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../infra/log.js';
 import type { BillGateway } from '../bill/gateway.js';
 import type { Subscription } from '../bill/types.js';
-import { eventTypesOf } from './kinds.js';
+import { KINDS } from './kinds.js';
 import { UNSEALED_REFUSED, type WebhookKeys } from './keys.js';
 
 export const MAX_BILL_SUBSCRIPTIONS = 10;
@@ -25,10 +25,7 @@ export class WebhookSetupError extends Error {
   }
 }
 
-/** A BILL subscription as billbridge shows it (never the key); keyStored: billbridge can verify its events. */
-type BillSubscriptionView = ReturnType<typeof view>;
-
-/** BILL's answer, read defensively. */
+/** BILL's answer, read defensively, as billbridge shows it (never the key); keyStored: billbridge can verify its events. */
 function view(
   s: Omit<Subscription, 'status' | 'events'> & { status?: { enabled?: unknown }; events?: Subscription['events'] },
   keyStored: boolean,
@@ -71,16 +68,15 @@ export class WebhookSetup {
    * Makes sure one BILL subscription sends every event billbridge posts to `url`, and that billbridge holds its key.
    * An existing subscription to the same URL is reused (its events updated, its key rotated when billbridge lost it).
    */
-  async setup(
-    orgId: string,
-    rawUrl: string,
-  ): Promise<{ action: 'created' | 'updated' | 'rotated' | 'unchanged'; subscription: BillSubscriptionView }> {
+  async setup(orgId: string, rawUrl: string) {
     const url = checkNotificationUrl(rawUrl, this.deps.allowLocalHttp);
     // Before BILL makes a key it would show only once.
     if (!this.deps.keys.canStore) throw new WebhookSetupError('unsealed', UNSEALED_REFUSED);
     const org = this.deps.bill.org(orgId, { priority: 'interactive' });
     const offered = new Set((await org.subscriptions.catalog()).filter((c) => c.versions.includes('1')).map((c) => c.type));
-    const events = eventTypesOf().filter((t) => offered.has(t));
+    const events = Object.values(KINDS)
+      .flatMap((k) => k.types)
+      .filter((t) => offered.has(t));
     if (events.length === 0) throw new WebhookSetupError('noEvents', 'BILL offers none of the event types billbridge posts');
     const wanted = events.map((type) => ({ type, version: '1' }));
     const existing = (await org.subscriptions.list().all()).items;
@@ -115,16 +111,15 @@ export class WebhookSetup {
     await this.deps.keys.save({ subscriptionId: created.id, orgId, name: created.name, notificationUrl: url, events, securityKey });
     this.deps.log.info({ orgId, subscriptionId: created.id, events: events.length }, 'BILL webhook subscription created');
     this.deps.onChange?.(orgId);
-    return { action: 'created', subscription: view(created, true) };
+    return { action: 'created' as const, subscription: view(created, true) };
   }
 
-  async list(orgId: string): Promise<BillSubscriptionView[]> {
+  async list(orgId: string) {
     const org = this.deps.bill.org(orgId, { priority: 'interactive' });
     const items = (await org.subscriptions.list().all()).items;
     return Promise.all(items.map(async (s) => view(s, await this.deps.keys.has(s.id))));
   }
 
-  /** Deletes the BILL subscription and the key billbridge kept for it. */
   async remove(orgId: string, subscriptionId: string): Promise<void> {
     const org = this.deps.bill.org(orgId, { priority: 'interactive' });
     const items = (await org.subscriptions.list().all()).items;

@@ -53,22 +53,10 @@ export class ChannelSubscriptions {
   ) {}
 
   /** Subscribes the channel to these kinds; the ones it did not have yet. */
-  async add(
-    target: ChannelTarget,
-    kinds: SubscriptionKind[],
-    input: { orgId: string; reference: ConversationRef; createdBy: string | undefined },
-  ): Promise<SubscriptionKind[]> {
+  async add(target: ChannelTarget, kinds: SubscriptionKind[], input: Pick<ChannelSubscription, 'orgId' | 'reference' | 'createdBy'>) {
     const added: SubscriptionKind[] = [];
     for (const kind of kinds) {
-      const record: ChannelSubscription = {
-        v: 1,
-        ...target,
-        kind,
-        orgId: input.orgId,
-        reference: input.reference,
-        createdBy: input.createdBy,
-        createdAt: this.clock.now(),
-      };
+      const record: ChannelSubscription = { v: 1, ...target, kind, ...input, createdAt: this.clock.now() };
       const key = subscriptionKey(target, kind);
       if (await this.state.setIfAbsent(NS.subscriptions, key, record)) added.push(kind);
       else {
@@ -101,7 +89,6 @@ export class ChannelSubscriptions {
     return sub && isSubscription(sub) ? sub : undefined;
   }
 
-  /** Every subscription to a kind, with its key. */
   async forKind(kind: SubscriptionKind): Promise<Array<[string, ChannelSubscription]>> {
     return (await this.state.entries<ChannelSubscription>(NS.subscriptions)).filter(([, s]) => isSubscription(s) && s.kind === kind);
   }

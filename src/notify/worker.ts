@@ -61,7 +61,6 @@ export interface WorkerDeps {
   clock: Clock;
   log: Logger;
   subscriptions: ChannelSubscriptions;
-  /** The org a channel is bound to right now (OrgBindings.resolve). */
   resolveOrg(scope: BindingScope): Promise<string | undefined>;
   sender: ChannelSender;
   presenter: NotificationPresenter;
@@ -81,18 +80,18 @@ export interface WorkerDeps {
 interface Held {
   ev: OutboxEvent;
   log: Logger;
-  message: OutgoingMessage | undefined;
-  /** Sends queued or under way. */
-  pending: number;
+  message?: OutgoingMessage;
+  /** Subscription keys whose sends are queued or under way. */
+  queued: Set<string>;
   /** Writes of the record, one after another. */
   saving: Promise<void>;
-  settling: boolean;
+  settling?: boolean;
   /** Another worker holds the event's lease now: nothing more is sent or written for it here. */
-  lost: boolean;
+  lost?: boolean;
 }
 
 /** Read through a call: the lease can be lost while a send awaits. */
-const isLost = (h: Held): boolean => h.lost;
+const isLost = (h: Held): boolean => h.lost === true;
 
 const isEvent = (v: unknown): v is OutboxEvent =>
   v !== null && typeof v === 'object' && (v as { v?: unknown }).v === 1 && typeof (v as OutboxEvent).eventId === 'string';
@@ -106,7 +105,6 @@ const leaseKey = (eventId: string) => `lease|${eventId}`;
 export class DeliveryWorker {
   private readonly leases: Leases;
   private readonly held = new Map<string, Held>();
-  private readonly queued = new Set<string>();
   private readonly lanes = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private passing: Promise<number> | undefined;
@@ -165,7 +163,6 @@ export class DeliveryWorker {
     clearTimeout(timer);
   }
 
-  /** Events in the outbox and deliveries still to make, for `status`. */
   async depth(): Promise<{ events: number; pending: number; nextAt: number | undefined }> {
     const events = await this.events();
     const pending = events.flatMap((ev) => Object.values(ev.targets ?? {})).filter((t) => t.state === 'pending');
@@ -242,15 +239,8 @@ export class DeliveryWorker {
           await this.leases.release(leaseKey(stored.eventId));
           continue;
         }
-        const held: Held = {
-          ev,
-          log: this.deps.log.child({ eventId: ev.eventId, eventType: ev.type, orgId: ev.orgId }),
-          message: undefined,
-          pending: 0,
-          saving: Promise.resolve(),
-          settling: false,
-          lost: false,
-        };
+        const log = this.deps.log.child({ eventId: ev.eventId, eventType: ev.type, orgId: ev.orgId });
+        const held: Held = { ev, log, queued: new Set(), saving: Promise.resolve() };
         await this.prepare(held);
         if (held.lost) continue;
         this.held.set(ev.eventId, held);
@@ -327,10 +317,8 @@ export class DeliveryWorker {
   private enqueueDue(h: Held, now: number): number {
     let n = 0;
     for (const [key, target] of Object.entries(h.ev.targets ?? {})) {
-      const q = `${h.ev.eventId}\u0000${key}`;
-      if (target.state !== 'pending' || target.nextAt > now || this.queued.has(q)) continue;
-      this.queued.add(q);
-      h.pending++;
+      if (target.state !== 'pending' || target.nextAt > now || h.queued.has(key)) continue;
+      h.queued.add(key);
       n++;
       // One lane per channel: a subscription key is "<channel key>|<kind>".
       const lane = key.slice(0, key.lastIndexOf('|'));
@@ -343,9 +331,8 @@ export class DeliveryWorker {
         } catch (err) {
           h.log.error({ err: errorMessage(err) }, 'notification send failed unexpectedly; will try again');
         } finally {
-          this.queued.delete(q);
-          h.pending--;
-          if (h.pending === 0)
+          h.queued.delete(key);
+          if (h.queued.size === 0)
             await this.settle(h).catch((err: unknown) => h.log.error({ err: errorMessage(err) }, 'notification could not be settled'));
         }
       });

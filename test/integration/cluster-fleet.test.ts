@@ -23,7 +23,7 @@ import { LogCapture } from '../harness/logs.js';
 import { get, post } from '../harness/net.js';
 import { TestRedis } from '../harness/redis.js';
 import { billClient, startTestSandbox, type TestSandbox } from '../harness/sandbox.js';
-import { eventTypesOf } from '../../src/notify/kinds.js';
+import { KINDS } from '../../src/notify/kinds.js';
 import { registerSecrets } from '../harness/secretScan.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -286,7 +286,7 @@ beforeAll(async () => {
   const subscription = await admin.gateway.org(sb.credentials.orgId).subscriptions.create({
     name: 'billbridge fleet',
     notificationUrl: relay.url,
-    events: eventTypesOf(['bills']).map((type) => ({ type, version: '1' })),
+    events: KINDS.bills.types.map((type) => ({ type, version: '1' })),
   });
   await admin.close();
   await sb.control('POST', '/stats/reset');

@@ -3,7 +3,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { parseNotification, peekSubscriptionId, signatureDigest, signatureMatches } from '../../src/bill/webhooks.js';
-import { eventTypeInfo, eventTypesOf, parseKinds } from '../../src/notify/kinds.js';
+import { eventTypeInfo, KINDS, parseKinds } from '../../src/notify/kinds.js';
 import { paymentBillIds, projectEntity } from '../../src/notify/project.js';
 import { signBody } from '../../src/sandbox/webhooks.js';
 
@@ -128,7 +128,7 @@ describe('kinds and records', () => {
     expect(eventTypeInfo('bank-account.updated')).toBeUndefined();
     expect(eventTypeInfo('bill.updated', '2')).toBeUndefined();
     expect(eventTypeInfo('__proto__')).toBeUndefined();
-    expect(eventTypesOf(['vendors'])).toEqual(['vendor.created', 'vendor.updated', 'vendor.archived', 'vendor.restored']);
+    expect(KINDS.vendors.types).toEqual(['vendor.created', 'vendor.updated', 'vendor.archived', 'vendor.restored']);
   });
 
   it('reads the kinds people type', () => {

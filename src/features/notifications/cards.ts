@@ -16,7 +16,6 @@ import {
   table,
   text,
   title,
-  type CardAction,
   type CardElement,
   type CardReply,
   unescapeMarkdown,
@@ -29,7 +28,6 @@ export interface PresenterOptions extends FormatOptions {
   note?: string;
 }
 
-/** Card button verb that re-reads the record of a notification from BILL. */
 export const REFRESH_VERB = 'notify.refresh';
 
 interface Said {
@@ -263,14 +261,6 @@ const SAY: Partial<Record<EntityKind, (ev: OutboxEvent, fmt: FormatOptions) => S
   vendor: sayVendor,
 };
 
-/** Refresh re-reads the record from BILL; Spend & Expense records are refreshed with the `spend` command. */
-function refreshAction(ev: OutboxEvent): CardAction | undefined {
-  const id = str(ev.entity.id);
-  if (ev.entityType === 'spend') return executeAction('Refresh', { verb: 'run', command: 'spend', refresh: true });
-  if (!id) return undefined;
-  return executeAction('Refresh', { verb: REFRESH_VERB, entity: ev.entityType, id, type: ev.type });
-}
-
 /** The card for one BILL event. `refreshedAt` marks a card rebuilt from BILL's current record by Refresh. */
 export function notificationCard(ev: OutboxEvent, opts: PresenterOptions, extra: { refreshedAt?: number } = {}): CardReply {
   const said = (SAY[ev.entityType] ?? saySpend)(ev, opts);
@@ -281,7 +271,12 @@ export function notificationCard(ev: OutboxEvent, opts: PresenterOptions, extra:
       ? `Refreshed from BILL ${dateTime(extra.refreshedAt, opts)}`
       : `BILL event ${escapeMarkdown(ev.type)} · ${dateTime(ev.receivedAt, opts)}`;
   body.push(footer([when, opts.note].filter(Boolean).join(' · ')));
-  const refresh = refreshAction(ev);
+  // Refresh re-reads the record from BILL; Spend & Expense records are refreshed with the `spend` command.
+  const id = str(ev.entity.id);
+  const refresh =
+    ev.entityType === 'spend'
+      ? executeAction('Refresh', { verb: 'run', command: 'spend', refresh: true })
+      : id && executeAction('Refresh', { verb: REFRESH_VERB, entity: ev.entityType, id, type: ev.type });
   return adaptiveCard(body, { summary: unescapeMarkdown(said.headline).replace(/\u2060/g, ''), actions: refresh ? [refresh] : undefined });
 }
 

@@ -16,7 +16,6 @@ import type { AuditTrail } from '../../infra/audit.js';
 import type { Installations } from '../../bindings/installations.js';
 import type { Command, CommandContext } from '../types.js';
 
-/** What the channel notification commands and `webhooks` use. */
 export interface NotificationsDeps {
   notify: Pick<Notifications, 'subscriptions' | 'digestSettings' | 'composer' | 'keys' | 'setup'>;
   /** Where the bot is installed: the bot's Teams id for the channel's posts. */
@@ -146,9 +145,7 @@ const unsubscribeCommand: Command<NotificationsDeps> = {
     if (removed.length > 0) {
       await auditOrUndo(auditAdmin(deps.audit, ctx, 'unsubscribe', 'ok', ctx.orgId, { kinds: removed }), async () => {
         for (const sub of before.filter((s) => removed.includes(s.kind))) {
-          await n.subscriptions
-            .add(target, [sub.kind], { orgId: sub.orgId, reference: sub.reference, createdBy: sub.createdBy })
-            .catch(() => undefined);
+          await n.subscriptions.add(target, [sub.kind], sub).catch(() => undefined);
         }
       });
       ctx.log.info({ removed }, 'channel unsubscribed');
@@ -259,9 +256,7 @@ const digestCommand: Command<NotificationsDeps> = {
             summary: 'This channel had no scheduled digest.',
           });
         await n.digestSettings.remove(target);
-        await auditOrUndo(auditAdmin(deps.audit, ctx, 'digest.off', 'ok', ctx.orgId), () =>
-          n.digestSettings.set(target, { orgId: had.orgId, schedule: had.schedule, reference: had.reference, createdBy: had.createdBy }),
-        );
+        await auditOrUndo(auditAdmin(deps.audit, ctx, 'digest.off', 'ok', ctx.orgId), () => n.digestSettings.set(target, had));
         return adaptiveCard(
           [title('Digest off'), text('This channel no longer gets a scheduled digest. **digest now** still shows one.')],
           { summary: 'Digest off.' },
@@ -397,5 +392,4 @@ const webhooksCommand: Command<NotificationsDeps> = {
   },
 };
 
-/** The notification commands, in the order they are registered. */
 export const notificationsCommands = [subscribeCommand, unsubscribeCommand, subscriptionsCommand, digestCommand, webhooksCommand];

@@ -15,7 +15,6 @@ import type { Mirror } from '../../mirror/mirror.js';
 import type { Notifications } from '../../notify/index.js';
 import type { OrgBindings } from '../../bindings/bindings.js';
 
-/** What the Refresh button of a notification card uses. */
 export interface RefreshDeps {
   notify: Pick<Notifications, 'current'>;
   mirror: Pick<Mirror, 'answers'>;
@@ -26,7 +25,6 @@ export interface RefreshDeps {
 
 const REFRESHABLE: readonly EntityKind[] = ['bill', 'invoice', 'payment', 'vendor'];
 
-/** The "Notifications" block of `status`. */
 export async function notificationsSection(
   ctx: CommandContext,
   n: Pick<Notifications, 'status'>,
@@ -78,7 +76,6 @@ export async function notificationsSection(
 export const refreshNotification =
   (deps: RefreshDeps): CardActionHandler =>
   async ({ data, scope }) => {
-    const n = deps.notify;
     const entity = data.entity as EntityKind;
     const id = typeof data.id === 'string' ? data.id : '';
     const type = typeof data.type === 'string' ? data.type.slice(0, 60) : `${entity}.updated`;
@@ -89,7 +86,7 @@ export const refreshNotification =
     // current() marks the record stale (so lists showing it are read again), which drops the answers built from it: the
     // read it made is kept once that is done, so clicking again costs no BILL call.
     const got = await deps.mirror.answers.get(orgId, key, { ttlS: deps.settings.objectTtlS, kinds: [entity] }, () =>
-      n.current(orgId, entity, id, type),
+      deps.notify.current(orgId, entity, id, type),
     );
     const ev = got.value;
     if (!ev) throw new Error('not a refreshable notification');
