@@ -76,7 +76,7 @@ const state = new SqliteStateStore(process.env.STATE_DIR, clock);
 const secrets = new SecretRegistry([process.env.KEY]);
 const log = createLogger({ level: 'silent', secrets });
 const keys = new WebhookKeys({ state, clock, log, secrets, secretsKey: undefined });
-const receiver = new WebhookReceiver({ state, clock, log, keys, envKeys: { '00801DURABLE': process.env.KEY }, servesOrg: () => true, onEntityChanged: () => {}, kick: () => {} });
+const receiver = new WebhookReceiver({ state, clock, log, keys, envKeys: { '00801DURABLE': process.env.KEY }, servesOrg: () => true, stale: () => {}, kick: () => {} });
 const server = restify.createServer();
 webhookRoute(receiver, log)(server);
 server.post('/write', async (req, res) => {
