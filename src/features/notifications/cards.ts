@@ -21,7 +21,7 @@ import {
   unescapeMarkdown,
 } from '../../cards/card.js';
 import { calendarDate, clockTime, dateTime, money, sum, type FormatOptions } from '../../cards/format.js';
-import { codeWords, count, moneyTotal, type Tone } from '../../cards/words.js';
+import { codeWords, count, moneyTotal } from '../../cards/words.js';
 
 export interface PresenterOptions extends FormatOptions {
   /** Footer note, e.g. "Demo organisation — simulated data". */
@@ -32,7 +32,6 @@ export const REFRESH_VERB = 'notify.refresh';
 
 interface Said {
   headline: string;
-  tone: Tone;
   facts: Array<[string, string]>;
 }
 
@@ -44,24 +43,24 @@ const obj = (v: unknown): Record<string, unknown> =>
   v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
 /** What a payment's single status means for the person who paid. */
-const PAYMENT_OUTCOMES = new Map<string, { words: string; tone: Tone }>([
-  ['SCHEDULED', { words: 'is scheduled', tone: undefined }],
-  ['APPROVING', { words: 'is waiting for approval', tone: 'Warning' }],
-  ...['FUNDING_STARTED', 'PROCESSED', 'PAID'].map((s) => [s, { words: 'is being processed', tone: undefined }] as const),
-  ['SENT', { words: 'was sent', tone: 'Good' }],
-  ...['DELIVERED', 'CLEARED'].map((s) => [s, { words: 'was delivered', tone: 'Good' }] as const),
-  ...['CANCELED', 'CANCELLED'].map((s) => [s, { words: 'was cancelled', tone: 'Warning' }] as const),
-  ...['VOIDED', 'VOID_PENDING'].map((s) => [s, { words: 'was voided', tone: 'Warning' }] as const),
-  ['DISBURSEMENT_ON_HOLD', { words: 'is on hold', tone: 'Warning' }],
-  ['FUNDS_ESCHEATED', { words: 'was not claimed by the vendor', tone: 'Attention' }],
-  ['EXPIRING', { words: 'is about to expire', tone: 'Warning' }],
+const PAYMENT_OUTCOMES = new Map<string, string>([
+  ['SCHEDULED', 'is scheduled'],
+  ['APPROVING', 'is waiting for approval'],
+  ...['FUNDING_STARTED', 'PROCESSED', 'PAID'].map((s) => [s, 'is being processed'] as const),
+  ['SENT', 'was sent'],
+  ...['DELIVERED', 'CLEARED'].map((s) => [s, 'was delivered'] as const),
+  ...['CANCELED', 'CANCELLED'].map((s) => [s, 'was cancelled'] as const),
+  ...['VOIDED', 'VOID_PENDING'].map((s) => [s, 'was voided'] as const),
+  ['DISBURSEMENT_ON_HOLD', 'is on hold'],
+  ['FUNDS_ESCHEATED', 'was not claimed by the vendor'],
+  ['EXPIRING', 'is about to expire'],
   ...[
     'FAILED',
     'FUNDING_FAILED_VOIDED',
     'FUNDING_FAILED_ACTION_NEEDED',
     'DISBURSEMENT_FAILED_ACTION_NEEDED',
     'DISBURSEMENT_FAILED_VENDOR_BANK_REJECTED',
-  ].map((s) => [s, { words: 'failed', tone: 'Attention' }] as const),
+  ].map((s) => [s, 'failed'] as const),
 ]);
 
 function billsPhrase(ids: string[], numbers: Record<string, string> | undefined): string | undefined {
@@ -74,10 +73,10 @@ function billsPhrase(ids: string[], numbers: Record<string, string> | undefined)
   return `${ids.length === 1 ? 'bill' : 'bills'} ${names.join(', ')}${more}`;
 }
 
-/** The headline and tone of a card whose fact rows are `rows`. */
+/** The headline of a card whose fact rows are `rows`. */
 const sayer =
   (rows: Array<[string, string]>) =>
-  (headline: string, tone?: Tone): Said => ({ headline, tone, facts: rows });
+  (headline: string): Said => ({ headline, facts: rows });
 
 function sayBill(ev: OutboxEvent, fmt: FormatOptions): Said {
   const e = ev.entity;
@@ -113,14 +112,14 @@ function sayBill(ev: OutboxEvent, fmt: FormatOptions): Said {
         `New bill from ${vendor}${money1(amount)}${number ? `, invoice ${ref(number)}` : ''}${dueDate ? `, due ${calendarDate(dueDate, fmt.locale)}` : ''}`,
       );
     case 'bill.archived':
-      return said(`${label} from ${vendor} was archived${money1(amount)}`, 'Warning');
+      return said(`${label} from ${vendor} was archived${money1(amount)}`);
     case 'bill.restored':
       return said(`${label} from ${vendor} was restored${money1(amount)}`);
   }
-  if (e.archived === true) return said(`${label} from ${vendor} is archived${money1(amount)}`, 'Warning');
-  if (e.paymentStatus === 'PAID') return said(`${label} from ${vendor} is paid${money1(amount)}`, 'Good');
+  if (e.archived === true) return said(`${label} from ${vendor} is archived${money1(amount)}`);
+  if (e.paymentStatus === 'PAID') return said(`${label} from ${vendor} is paid${money1(amount)}`);
   if (e.paymentStatus === 'SCHEDULED') return said(`Payment scheduled for ${lower} from ${vendor}${money1(num(e.scheduledAmount) ?? due)}`);
-  if (e.approvalStatus === 'DENIED') return said(`${label} from ${vendor} was denied${money1(amount)}`, 'Attention');
+  if (e.approvalStatus === 'DENIED') return said(`${label} from ${vendor} was denied${money1(amount)}`);
   return said(`${label} from ${vendor} changed${money1(due)}${dueDate ? ` due ${calendarDate(dueDate, fmt.locale)}` : ''}`);
 }
 
@@ -144,17 +143,15 @@ function sayPayment(ev: OutboxEvent, fmt: FormatOptions): Said {
     .join('; ');
   if (ev.type === 'autopay.failed') {
     if (why) rows.push(['Reason', escapeMarkdown(why.slice(0, 200))]);
-    return sayer(rows)(`AutoPay to ${vendor} failed${why ? ` — ${escapeMarkdown(why.slice(0, 120))}` : ''}`, 'Attention');
+    return sayer(rows)(`AutoPay to ${vendor} failed${why ? ` — ${escapeMarkdown(why.slice(0, 120))}` : ''}`);
   }
   const status = str(e.singleStatus) ?? str(e.status);
   if (status) rows.push(['Status', codeWords(status)]);
-  const outcome = PAYMENT_OUTCOMES.get(ev.type === 'payment.failed' ? 'FAILED' : (status ?? '')) ?? {
-    words: `changed (${codeWords(status).toLowerCase()})`,
-    tone: undefined,
-  };
+  const outcome =
+    PAYMENT_OUTCOMES.get(ev.type === 'payment.failed' ? 'FAILED' : (status ?? '')) ?? `changed (${codeWords(status).toLowerCase()})`;
   if (ev.type === 'payment.failed' && why) rows.push(['Reason', escapeMarkdown(why.slice(0, 200))]);
-  const when = outcome.words === 'is scheduled' && str(e.processDate) ? ` for ${calendarDate(str(e.processDate), fmt.locale)}` : '';
-  return sayer(rows)(`Payment to ${vendor} ${outcome.words}${when}${tail ? ` — ${tail}` : ''}`, outcome.tone);
+  const when = outcome === 'is scheduled' && str(e.processDate) ? ` for ${calendarDate(str(e.processDate), fmt.locale)}` : '';
+  return sayer(rows)(`Payment to ${vendor} ${outcome}${when}${tail ? ` — ${tail}` : ''}`);
 }
 
 function sayInvoice(ev: OutboxEvent, fmt: FormatOptions): Said {
@@ -179,17 +176,16 @@ function sayInvoice(ev: OutboxEvent, fmt: FormatOptions): Said {
     case 'invoice.created':
       return said(`${label} to ${customer} was created${totalText}${dueDate ? `, due ${calendarDate(dueDate, fmt.locale)}` : ''}`);
     case 'invoice.archived':
-      return said(`${label} to ${customer} was archived (cancelled)`, 'Warning');
+      return said(`${label} to ${customer} was archived (cancelled)`);
     case 'invoice.restored':
       return said(`${label} to ${customer} was restored`);
   }
-  if (e.archived === true) return said(`${label} to ${customer} is archived (cancelled)`, 'Warning');
+  if (e.archived === true) return said(`${label} to ${customer} is archived (cancelled)`);
   if (e.status === 'PAID' || (due === 0 && total !== undefined && total > 0))
-    return said(`${label} from ${customer} is paid in full${totalText}`, 'Good');
+    return said(`${label} from ${customer} is paid in full${totalText}`);
   if (e.status === 'PARTIAL_PAYMENT' && total !== undefined && due !== undefined) {
     return said(
       `Payment received on ${lower} from ${customer} — ${money(sum([total, -due]), cur, fmt.locale)} of ${money(total, cur, fmt.locale)} paid, ${money(due, cur, fmt.locale)} still due`,
-      'Good',
     );
   }
   return said(
@@ -210,7 +206,7 @@ function sayVendor(ev: OutboxEvent): Said {
     'vendor.archived': `Vendor ${name} was archived`,
     'vendor.restored': `Vendor ${name} was restored`,
   };
-  return sayer(rows)(said[ev.type] ?? `Vendor ${name} was updated`, ev.type === 'vendor.archived' ? 'Warning' : undefined);
+  return sayer(rows)(said[ev.type] ?? `Vendor ${name} was updated`);
 }
 
 function saySpend(ev: OutboxEvent, fmt: FormatOptions): Said {
@@ -234,22 +230,16 @@ function saySpend(ev: OutboxEvent, fmt: FormatOptions): Said {
       const reason = str(e.declineReason);
       const declined = e.transactionType === 'DECLINE' || reason !== undefined;
       if (reason) rows.push(['Declined because', escapeMarkdown(reason)]);
-      return said(
-        `Card ${declined ? 'payment declined' : 'transaction'}${at}${amountText}${str(e.userName) ? ` by ${who}` : ''}`,
-        declined ? 'Attention' : undefined,
-      );
+      return said(`Card ${declined ? 'payment declined' : 'transaction'}${at}${amountText}${str(e.userName) ? ` by ${who}` : ''}`);
     }
     case 'spend.reimbursement.created':
       return said(`Reimbursement request from ${who}${amountText}${at}`);
     case 'spend.reimbursement.deleted':
-      return said(`Reimbursement from ${who} was deleted${amountText}`, 'Warning');
+      return said(`Reimbursement from ${who} was deleted${amountText}`);
     case 'spend.three-ds-challenge.created':
-      return said(`A card payment${at} needs a 3-D Secure check${amountText}`, 'Warning');
+      return said(`A card payment${at} needs a 3-D Secure check${amountText}`);
     default:
-      return said(
-        `Reimbursement from ${who} is now ${codeWords(str(e.status)).toLowerCase()}${amountText}`,
-        e.status === 'PAYMENT_FAILED' ? 'Attention' : undefined,
-      );
+      return said(`Reimbursement from ${who} is now ${codeWords(str(e.status)).toLowerCase()}${amountText}`);
   }
 }
 
@@ -284,7 +274,7 @@ const DIGEST_ROWS = 5;
 
 /** One part of a digest: its heading with the count and total, the first DIGEST_ROWS rows, and where to see the rest. */
 function digestSection(
-  part: { heading: string; party: 'Vendor' | 'Customer'; record: string; more: string; empty: string; tone?: Tone },
+  part: { heading: string; party: 'Vendor' | 'Customer'; record: string; more: string; empty: string },
   rows: DigestRow[],
   fmt: FormatOptions,
 ): CardElement[] {
@@ -328,14 +318,10 @@ export function digestCard(content: DigestContent, opts: PresenterOptions): Card
       content.dueSoon,
       opts,
     ),
-    ...digestSection(
-      { ...bill, heading: 'Overdue bills', more: 'bills overdue', empty: 'No overdue bills.', tone: 'Attention' },
-      content.overdueBills,
-      opts,
-    ),
+    ...digestSection({ ...bill, heading: 'Overdue bills', more: 'bills overdue', empty: 'No overdue bills.' }, content.overdueBills, opts),
   ];
   if (content.overdueInvoices) {
-    const part = { party: 'Customer', record: 'Invoice', heading: 'Overdue invoices', more: 'invoices overdue', tone: 'Warning' } as const;
+    const part = { party: 'Customer', record: 'Invoice', heading: 'Overdue invoices', more: 'invoices overdue' } as const;
     body.push(...digestSection({ ...part, empty: 'No overdue invoices.' }, content.overdueInvoices, opts));
   } else {
     body.push(
