@@ -2,7 +2,6 @@
 import {
   CallerIdConstants,
   CloudAdapter,
-  ConfigurationBotFrameworkAuthentication,
   type Activity,
   type ConfigurationBotFrameworkAuthenticationOptions,
   type Request as BotRequest,
@@ -155,11 +154,9 @@ export class BillbridgeAdapter extends CloudAdapter {
         'LOCAL MODE: MicrosoftAppId is empty, so inbound Bot Framework authentication is OFF and anyone who can reach /api/messages can talk to the bot. Never expose this instance.',
       );
     }
-    const clients = new KeepingAuthentication(
-      new ConfigurationBotFrameworkAuthentication(botAuthOptions(config), undefined, undefined, undefined, {
-        httpClient: connectorHttpClient({ limiter, log }),
-      }),
-    );
+    const clients = new KeepingAuthentication(botAuthOptions(config), undefined, undefined, undefined, {
+      httpClient: connectorHttpClient({ limiter, log }),
+    });
     super(clients);
     this.clients = clients;
     this.onTurnError = async (context, error) => {

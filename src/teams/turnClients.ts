@@ -2,15 +2,13 @@
 // what CloudAdapter spends building both anew for every activity, so they are kept per app id, service URL and audience.
 import {
   AuthenticationConstants,
-  BotFrameworkAuthentication,
   ConnectorFactory,
   type AuthenticateRequestResult,
-  type BotFrameworkClient,
   type ClaimsIdentity,
   type ConnectorClient,
   type UserTokenClient,
 } from 'botframework-connector';
-import type { Activity } from 'botbuilder';
+import { ConfigurationBotFrameworkAuthentication, type Activity } from 'botbuilder';
 
 /** Service URLs a deployment talks to are a handful (one per Teams region); this bounds a flood of odd ones. */
 const MAX_KEPT_CLIENTS = 64;
@@ -25,7 +23,7 @@ function appIdOf(identity: ClaimsIdentity | undefined): string {
 type KeptClients<T> = Map<string, Promise<T>>;
 
 /** The client kept under `key`, else a new one, kept: least recently used first out; a failed creation is not kept. */
-function keptClient<T>(kept: KeptClients<T>, max: number, key: string, make: () => Promise<T>): Promise<T> {
+function keptClient<T>(kept: KeptClients<T>, key: string, make: () => Promise<T>): Promise<T> {
   const client = kept.get(key) ?? make();
   kept.delete(key);
   kept.set(key, client);
@@ -33,7 +31,7 @@ function keptClient<T>(kept: KeptClients<T>, max: number, key: string, make: () 
     if (kept.get(key) === client) kept.delete(key);
   });
   const oldest = kept.keys().next();
-  if (kept.size > max && !oldest.done) kept.delete(oldest.value);
+  if (kept.size > MAX_KEPT_CLIENTS && !oldest.done) kept.delete(oldest.value);
   return client;
 }
 
@@ -43,63 +41,32 @@ class KeepingConnectorFactory extends ConnectorFactory {
     private readonly inner: ConnectorFactory,
     private readonly appId: string,
     private readonly clients: KeptClients<ConnectorClient>,
-    private readonly max: number,
   ) {
     super();
   }
 
   override create(serviceUrl: string, audience?: string): Promise<ConnectorClient> {
     const key = `${this.appId}\n${serviceUrl}\n${audience ?? ''}`;
-    return keptClient(this.clients, this.max, key, () => this.inner.create(serviceUrl, audience));
+    return keptClient(this.clients, key, () => this.inner.create(serviceUrl, audience));
   }
 }
 
 /** botbuilder's authentication as is, except that inbound turns' connector clients and user token clients are kept. */
-export class KeepingAuthentication extends BotFrameworkAuthentication {
+export class KeepingAuthentication extends ConfigurationBotFrameworkAuthentication {
   private readonly connectors: KeptClients<ConnectorClient> = new Map();
   private readonly tokens: KeptClients<UserTokenClient> = new Map();
-
-  constructor(
-    private readonly inner: BotFrameworkAuthentication,
-    private readonly max = MAX_KEPT_CLIENTS,
-  ) {
-    super();
-  }
 
   get connectorCount(): number {
     return this.connectors.size;
   }
 
   override async authenticateRequest(activity: Activity, authHeader: string): Promise<AuthenticateRequestResult> {
-    const auth = await this.inner.authenticateRequest(activity, authHeader);
+    const auth = await super.authenticateRequest(activity, authHeader);
     if (!auth.connectorFactory) return auth;
-    return {
-      ...auth,
-      connectorFactory: new KeepingConnectorFactory(auth.connectorFactory, appIdOf(auth.claimsIdentity), this.connectors, this.max),
-    };
-  }
-
-  override authenticateStreamingRequest(authHeader: string, channelIdHeader: string): Promise<AuthenticateRequestResult> {
-    return this.inner.authenticateStreamingRequest(authHeader, channelIdHeader);
-  }
-
-  override createConnectorFactory(claimsIdentity: ClaimsIdentity): ConnectorFactory {
-    return this.inner.createConnectorFactory(claimsIdentity);
+    return { ...auth, connectorFactory: new KeepingConnectorFactory(auth.connectorFactory, appIdOf(auth.claimsIdentity), this.connectors) };
   }
 
   override createUserTokenClient(claimsIdentity: ClaimsIdentity): Promise<UserTokenClient> {
-    return keptClient(this.tokens, this.max, appIdOf(claimsIdentity), () => this.inner.createUserTokenClient(claimsIdentity));
-  }
-
-  override createBotFrameworkClient(): BotFrameworkClient {
-    return this.inner.createBotFrameworkClient();
-  }
-
-  override getOriginatingAudience(): string {
-    return this.inner.getOriginatingAudience();
-  }
-
-  override authenticateChannelRequest(authHeader: string): Promise<ClaimsIdentity> {
-    return this.inner.authenticateChannelRequest(authHeader);
+    return keptClient(this.tokens, appIdOf(claimsIdentity), () => super.createUserTokenClient(claimsIdentity));
   }
 }

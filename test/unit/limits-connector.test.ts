@@ -2,14 +2,8 @@
 // between turns, and grants seen from inside a call.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { connectorHttpClient, connectorPriority, retryAfterMs, threadOfUrl } from '../../src/teams/connectorLimits.js';
-import {
-  BotFrameworkAuthentication,
-  ConnectorFactory,
-  type AuthenticateRequestResult,
-  type ClaimsIdentity,
-  type ConnectorClient,
-  type UserTokenClient,
-} from 'botframework-connector';
+import { ClaimsIdentity, ConnectorClient, MicrosoftAppCredentials, ServiceClientCredentialsFactory } from 'botframework-connector';
+import type { Activity } from 'botbuilder';
 import { KeepingAuthentication } from '../../src/teams/turnClients.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import type { Limiter, RunOptions, Throttle, Upstream } from '../../src/infra/limits/types.js';
@@ -126,80 +120,55 @@ describe('the connector HTTP client', () => {
 });
 
 describe('connector clients kept between turns', () => {
-  /** A botbuilder factory stand-in: a new client per call, counted. */
-  class CountingFactory extends ConnectorFactory {
-    made = 0;
-    override async create(): Promise<ConnectorClient> {
-      this.made++;
-      return {} as unknown as ConnectorClient;
+  /** Credentials for a bot without an app id (local mode), as botbuilder's own factory gives them, failing while `failing` is set. */
+  class Credentials extends ServiceClientCredentialsFactory {
+    failing = false;
+    override isValidAppId() {
+      return Promise.resolve(true);
+    }
+    override isAuthenticationDisabled() {
+      return Promise.resolve(true);
+    }
+    override createCredentials() {
+      return this.failing ? Promise.reject(new Error('no credentials')) : Promise.resolve(MicrosoftAppCredentials.Empty);
     }
   }
-  const identity = (aud: string) => ({ getClaimValue: (t: string) => (t === 'aud' ? aud : null) }) as unknown as ClaimsIdentity;
-  /** botbuilder's authentication stand-in: each request authenticates as `next.aud` with a fresh factory. */
-  class FakeAuthentication extends BotFrameworkAuthentication {
-    next = { aud: 'app', factory: new CountingFactory() as ConnectorFactory };
-    tokenClients = 0;
-    override async authenticateRequest(): Promise<AuthenticateRequestResult> {
-      return {
-        audience: 'https://api.botframework.com',
-        callerId: '',
-        claimsIdentity: identity(this.next.aud),
-        connectorFactory: this.next.factory,
-      };
-    }
-    override authenticateStreamingRequest(): Promise<AuthenticateRequestResult> {
-      throw new Error('not used');
-    }
-    override createConnectorFactory(): ConnectorFactory {
-      return new CountingFactory();
-    }
-    override async createUserTokenClient(): Promise<UserTokenClient> {
-      this.tokenClients++;
-      return {} as unknown as UserTokenClient;
-    }
-  }
-  const turn = async (auth: KeepingAuthentication, inner: FakeAuthentication, aud: string, factory: ConnectorFactory) => {
-    inner.next = { aud, factory };
-    return (await auth.authenticateRequest({} as never, '')).connectorFactory!;
-  };
+  const keeping = (credentials = new Credentials()) =>
+    new KeepingAuthentication({ MicrosoftAppId: '', MicrosoftAppType: 'MultiTenant' }, credentials);
+  const activity = { type: 'message', channelId: 'msteams', serviceUrl: 'https://smba.test/amer/' } as Activity;
+  /** The connector client one inbound turn (authenticated as botbuilder does) gets for `serviceUrl` and `audience`. */
+  const clientOfTurn = async (auth: KeepingAuthentication, serviceUrl: string, audience = 'aud') =>
+    (await auth.authenticateRequest(activity, '')).connectorFactory!.create(serviceUrl, audience);
 
-  it('hands out one client per app id, service URL and audience, and forgets the least recently used beyond the bound', async () => {
-    const inner = new FakeAuthentication();
-    const auth = new KeepingAuthentication(inner, 2);
-    const factory = new CountingFactory();
-    const a1 = await (await turn(auth, inner, 'app-a', factory)).create('https://smba.test/amer/', 'aud');
-    const a2 = await (await turn(auth, inner, 'app-a', new CountingFactory())).create('https://smba.test/amer/', 'aud');
-    expect(a2).toBe(a1);
-    const b = await (await turn(auth, inner, 'app-b', factory)).create('https://smba.test/amer/', 'aud');
-    expect(b).not.toBe(a1);
-    expect(await (await turn(auth, inner, 'app-a', factory)).create('https://smba.test/emea/', 'aud')).not.toBe(a1);
-    expect(factory.made).toBe(3);
-    expect(auth.connectorCount).toBe(2);
-    // app-a on /amer/ was the least recently used: it is made anew.
-    expect(await (await turn(auth, inner, 'app-a', factory)).create('https://smba.test/amer/', 'aud')).not.toBe(a1);
+  it('hands out one client per service URL and audience, and forgets the least recently used beyond the bound', async () => {
+    const auth = keeping();
+    const amer = await clientOfTurn(auth, 'https://smba.test/amer/');
+    expect(await clientOfTurn(auth, 'https://smba.test/amer/')).toBe(amer);
+    expect(await clientOfTurn(auth, 'https://smba.test/amer/', 'other-aud')).not.toBe(amer);
+    expect(await clientOfTurn(auth, 'https://smba.test/emea/')).not.toBe(amer);
+    expect(auth.connectorCount).toBe(3);
+    // 64 more service URLs push the least recently used (amer) out, and the count stays at the bound.
+    expect(await clientOfTurn(auth, 'https://smba.test/amer/')).toBe(amer);
+    for (let i = 0; i < 64; i++) await clientOfTurn(auth, `https://smba.test/r${i}/`);
+    expect(auth.connectorCount).toBe(64);
+    expect(await clientOfTurn(auth, 'https://smba.test/amer/')).not.toBe(amer);
   });
 
   it('does not keep a client whose creation failed', async () => {
-    const inner = new FakeAuthentication();
-    const auth = new KeepingAuthentication(inner);
-    let fail = true;
-    const factory = new (class extends ConnectorFactory {
-      override async create(): Promise<ConnectorClient> {
-        if (fail) throw new Error('no credentials');
-        return {} as unknown as ConnectorClient;
-      }
-    })();
-    await expect((await turn(auth, inner, 'app', factory)).create('https://smba.test/', 'aud')).rejects.toThrow('no credentials');
-    fail = false;
-    await expect((await turn(auth, inner, 'app', factory)).create('https://smba.test/', 'aud')).resolves.toBeDefined();
+    const credentials = new Credentials();
+    const auth = keeping(credentials);
+    credentials.failing = true;
+    await expect(clientOfTurn(auth, 'https://smba.test/')).rejects.toThrow('no credentials');
+    credentials.failing = false;
+    await expect(clientOfTurn(auth, 'https://smba.test/')).resolves.toBeInstanceOf(ConnectorClient);
   });
 
   it('keeps one user token client per app id', async () => {
-    const inner = new FakeAuthentication();
-    const auth = new KeepingAuthentication(inner);
-    expect(await auth.createUserTokenClient(identity('app'))).toBe(await auth.createUserTokenClient(identity('app')));
-    await auth.createUserTokenClient(identity('other'));
-    expect(inner.tokenClients).toBe(2);
+    const auth = keeping();
+    const identity = (aud: string) => new ClaimsIdentity([{ type: 'aud', value: aud }], true);
+    const app = await auth.createUserTokenClient(identity('app'));
+    expect(await auth.createUserTokenClient(identity('app'))).toBe(app);
+    expect(await auth.createUserTokenClient(identity('other'))).not.toBe(app);
   });
 });
 
