@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { NS, type StateStore } from '../infra/state/types.js';
 import type { AdaptiveCard, Json } from '../cards/card.js';
 import type { ConversationScope } from '../features/types.js';
+import { channelOf } from './routes.js';
 
 type Where = Pick<ConversationScope, 'tenantId' | 'conversationId'>;
 
@@ -79,7 +80,7 @@ export function buttonsOf(card: AdaptiveCard | Json | undefined): Array<Record<s
 
 function keyOf(tenantId: string | undefined, conversationId: string, activityId: string): string {
   // A channel post is clicked from its thread ("19:…;messageid=<post id>"): the record is kept under the channel.
-  return `${(tenantId ?? '').toLowerCase()}|${conversationId.split(';')[0] ?? conversationId}|${activityId}`;
+  return `${(tenantId ?? '').toLowerCase()}|${channelOf(conversationId)}|${activityId}`;
 }
 
 export class CardMessages {

@@ -6,16 +6,11 @@ import { bindingTarget, type BindingTarget, type OrgBindings } from '../bindings
 import type { InstallRecord, Installations } from '../bindings/installations.js';
 import { welcomeCard } from '../cards/welcome.js';
 import type { CommandRegistry } from '../features/registry.js';
-import { cardActivity, type Turn } from './routes.js';
+import { cardActivity, channelOf, type Turn } from './routes.js';
 
 interface InstallChannelData {
   team?: { id?: string; name?: string; aadGroupId?: string };
   settings?: { selectedChannel?: { id?: string } };
-}
-
-/** The channel part of a conversation id ("19:x@thread.tacv2;messageid=1" -> "19:x@thread.tacv2"). */
-function channelOf(conversationId: string): string {
-  return conversationId.split(';')[0] ?? conversationId;
 }
 
 export interface InstallParts {
