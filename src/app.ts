@@ -39,7 +39,6 @@ import { ApprovalCards } from './features/approvals/cardRecords.js';
 import { UserLinks } from './features/approvals/userLinks.js';
 import { createNotifications } from './notify/index.js';
 import { BotFrameworkSender } from './teams/proactive.js';
-import { InstallLifecycle } from './teams/install.js';
 import { digestCard, notificationCard, REFRESH_VERB } from './features/notifications/cards.js';
 import { refreshNotification } from './features/notifications/refresh.js';
 import { SANDBOX_NOTE } from './cards/words.js';
@@ -355,18 +354,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   };
   // Search from the compose box: the org's mirror, and the registry's bill/invoice/vendor/customer cards for what it finds.
   const search = new ComposeSearch({ mirror, commands: registry, orgs: orgBindings, settings: finance, clock });
-  const install = new InstallLifecycle({
-    installs,
-    orgBindings,
-    registry,
-    graph,
-    sandbox: backend.kind === 'sandbox',
-    version,
-    appId: config.bot.appId,
-  });
   const bot = new BillbridgeBot({
     dispatcher,
-    install,
+    install: { installs, orgBindings, registry, graph, sandbox: backend.kind === 'sandbox', version, appId: config.bot.appId },
     access,
     state,
     clock,

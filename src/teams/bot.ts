@@ -22,7 +22,7 @@ import {
 } from '../features/dispatch.js';
 import type { AccessPolicy } from '../features/access.js';
 import type { Clock } from '../infra/clock.js';
-import type { InstallLifecycle } from './install.js';
+import { botArrived, botLeft, teamRenamed, type InstallParts } from './install.js';
 import { composeSearchRoute } from './composeSearch.js';
 import { normalizeCommandText } from '../features/parse.js';
 import type { ComposeSearch } from '../features/search/search.js';
@@ -93,7 +93,7 @@ const teamEvent = (a: Activity, ...names: string[]) =>
 
 export interface BotParts {
   dispatcher: Dispatcher;
-  install: Pick<InstallLifecycle, 'added' | 'removed' | 'renamed'>;
+  install: InstallParts;
   access: Pick<AccessPolicy, 'tenantAllowed'>;
   /** Where the duplicate-delivery marks are kept. */
   state: Pick<StateStore, 'setIfAbsent'>;
@@ -119,17 +119,17 @@ export class BillbridgeBot extends Router {
     // and on removal; both are handled, and the install record makes the welcome go out once. Another tenant's
     // events touch nothing, and only installationUpdate add (not the conversationUpdate with it) posts the refusal.
     const installEvents: Array<[string, (a: Activity) => boolean, (t: Turn) => Promise<void>]> = [
-      ['installed', installation('add'), (t) => install.added(t, false)],
-      ['upgraded', installation('add-upgrade'), (t) => install.added(t, true)],
-      ['uninstalled', installation('remove'), (t) => install.removed(t, 'uninstalled')],
-      ['bot added', (a) => isConversationUpdate(a) && isBotAmong(a.membersAdded, a), (t) => install.added(t, false)],
+      ['installed', installation('add'), (t) => botArrived(install, t, false)],
+      ['upgraded', installation('add-upgrade'), (t) => botArrived(install, t, true)],
+      ['uninstalled', installation('remove'), (t) => botLeft(install, t, 'uninstalled')],
+      ['bot added', (a) => isConversationUpdate(a) && isBotAmong(a.membersAdded, a), (t) => botArrived(install, t, false)],
       [
         'bot removed',
         (a) => isConversationUpdate(a) && !nonEmpty(a.membersAdded) && isBotAmong(a.membersRemoved, a),
-        (t) => install.removed(t, 'removed from the conversation'),
+        (t) => botLeft(install, t, 'removed from the conversation'),
       ],
-      ['team deleted', (a) => teamEvent(a, 'teamDeleted', 'teamHardDeleted'), (t) => install.removed(t, 'team deleted')],
-      ['team renamed', (a) => teamEvent(a, 'teamRenamed'), (t) => install.renamed(t)],
+      ['team deleted', (a) => teamEvent(a, 'teamDeleted', 'teamHardDeleted'), (t) => botLeft(install, t, 'team deleted')],
+      ['team renamed', (a) => teamEvent(a, 'teamRenamed'), (t) => teamRenamed(install, t)],
     ];
     const routes: Route[] = [
       ...installEvents.map(([name, select, run]): Route => ({

@@ -27,106 +27,101 @@ export interface InstallParts {
   appId: string;
 }
 
-export class InstallLifecycle {
-  constructor(private readonly parts: InstallParts) {}
+/**
+ * The bot arrived (installationUpdate add, or conversationUpdate with the bot among membersAdded; Teams sends
+ * both). Stores the conversation reference once, welcomes once, then reads the team from Graph. Its route has
+ * checked the tenant.
+ */
+export async function botArrived(parts: InstallParts, turn: Turn, upgrade: boolean): Promise<void> {
+  const { activity, scope, caller, log } = turn;
+  const target = bindingTarget(scope);
+  if (!target) {
+    log.warn({ kind: scope.kind }, 'install event without a team or chat to record');
+    return;
+  }
+  const channelData = (activity.channelData ?? {}) as InstallChannelData;
+  const selectedChannel = channelData.settings?.selectedChannel?.id;
+  const reference = JSON.parse(JSON.stringify(TurnContext.getConversationReference(activity))) as Record<string, unknown>;
+  const { created, record } = await parts.installs.recordInstall({
+    tenantId: target.tenantId,
+    kind: target.kind,
+    conversationType: scope.kind,
+    targetId: target.targetId,
+    aadGroupId: scope.aadGroupId,
+    name: typeof channelData.team?.name === 'string' ? channelData.team.name : undefined,
+    channelId: scope.kind === 'channel' ? (selectedChannel ?? channelOf(scope.conversationId)) : undefined,
+    reference,
+    installedBy: caller.aadObjectId,
+  });
+  log.info({ target: target.kind, conversationType: scope.kind, created, upgrade }, created ? 'bot installed' : 'install record refreshed');
+  if (created && !upgrade) await welcome(parts, turn, record, selectedChannel);
+  if (scope.kind === 'channel') await readTeam(parts, target, turn);
+}
 
-  /**
-   * The bot arrived (installationUpdate add, or conversationUpdate with the bot among membersAdded; Teams sends
-   * both). Stores the conversation reference once, welcomes once, then reads the team from Graph. Its route has
-   * checked the tenant.
-   */
-  async added(turn: Turn, upgrade: boolean): Promise<void> {
-    const { activity, scope, caller, log } = turn;
-    const target = bindingTarget(scope);
-    if (!target) {
-      log.warn({ kind: scope.kind }, 'install event without a team or chat to record');
+/** The bot left (uninstalled, removed from the team, or the team was deleted): nothing about it is kept. */
+export async function botLeft({ installs, graph }: InstallParts, { scope, log }: Turn, why: string): Promise<void> {
+  const target = bindingTarget(scope);
+  if (!target) return;
+  const record = await installs.get(target);
+  const report = await installs.remove(target);
+  const aadGroupId = scope.aadGroupId ?? record?.aadGroupId;
+  if (aadGroupId && scope.tenantId) graph?.forget(scope.tenantId, aadGroupId);
+  log.info(
+    { why, target: target.kind, hadRecord: report.record, hadBinding: !!report.bindingOrgId, removed: report.removed },
+    'bot removed; its state is deleted',
+  );
+}
+
+/** Team renamed: keep the stored name current (status, notifications). */
+export async function teamRenamed({ installs }: InstallParts, { scope, activity }: Turn): Promise<void> {
+  const name = (activity.channelData as InstallChannelData).team?.name;
+  const target = bindingTarget(scope);
+  if (!target || !name) return;
+  await installs.update(target, { name });
+}
+
+async function welcome(
+  { orgBindings, registry, sandbox, version, appId }: InstallParts,
+  { context, scope, log }: Turn,
+  record: InstallRecord,
+  selectedChannel: string | undefined,
+): Promise<void> {
+  const binding = await orgBindings.describe(scope);
+  const reply = welcomeCard({
+    kind: scope.kind,
+    teamName: record.name,
+    binding,
+    sandbox,
+    commands: registry.forScope(scope.kind),
+    version,
+  });
+  const activity = cardActivity(reply);
+  // Teams may say the bot was set up for a channel other than the one the event came through.
+  if (scope.kind === 'channel' && selectedChannel && selectedChannel !== channelOf(scope.conversationId) && appId) {
+    try {
+      await TeamsInfo.sendMessageToTeamsChannel(context, activity as Activity, selectedChannel, appId);
+      return;
+    } catch (err) {
+      log.warn({ err: errorMessage(err) }, 'welcome to the selected channel failed; posting where the event came from');
+    }
+  }
+  await context.sendActivity(activity);
+}
+
+async function readTeam({ graph, installs }: InstallParts, target: BindingTarget, { scope, log }: Turn): Promise<void> {
+  if (!graph || !scope.aadGroupId || !scope.tenantId) return;
+  try {
+    const team = await graph.getTeam(scope.tenantId, scope.aadGroupId);
+    if (team.tenantId && team.tenantId.toLowerCase() !== scope.tenantId.toLowerCase()) {
+      log.warn({ aadGroupId: scope.aadGroupId }, 'Graph reports the team in another tenant than the activity; not recorded');
       return;
     }
-    const channelData = (activity.channelData ?? {}) as InstallChannelData;
-    const selectedChannel = channelData.settings?.selectedChannel?.id;
-    const reference = JSON.parse(JSON.stringify(TurnContext.getConversationReference(activity))) as Record<string, unknown>;
-    const { created, record } = await this.parts.installs.recordInstall({
-      tenantId: target.tenantId,
-      kind: target.kind,
-      conversationType: scope.kind,
-      targetId: target.targetId,
-      aadGroupId: scope.aadGroupId,
-      name: typeof channelData.team?.name === 'string' ? channelData.team.name : undefined,
-      channelId: scope.kind === 'channel' ? (selectedChannel ?? channelOf(scope.conversationId)) : undefined,
-      reference,
-      installedBy: caller.aadObjectId,
-    });
-    log.info(
-      { target: target.kind, conversationType: scope.kind, created, upgrade },
-      created ? 'bot installed' : 'install record refreshed',
-    );
-    if (created && !upgrade) await this.welcome(turn, record, selectedChannel);
-    if (scope.kind === 'channel') await this.readTeam(target, turn);
-  }
-
-  /** The bot left (uninstalled, removed from the team, or the team was deleted): nothing about it is kept. */
-  async removed({ scope, log }: Turn, why: string): Promise<void> {
-    const target = bindingTarget(scope);
-    if (!target) return;
-    const { installs, graph } = this.parts;
-    const record = await installs.get(target);
-    const report = await installs.remove(target);
-    const aadGroupId = scope.aadGroupId ?? record?.aadGroupId;
-    if (aadGroupId && scope.tenantId) graph?.forget(scope.tenantId, aadGroupId);
-    log.info(
-      { why, target: target.kind, hadRecord: report.record, hadBinding: !!report.bindingOrgId, removed: report.removed },
-      'bot removed; its state is deleted',
-    );
-  }
-
-  /** Team renamed: keep the stored name current (status, notifications). */
-  async renamed({ scope, activity }: Turn): Promise<void> {
-    const name = (activity.channelData as InstallChannelData).team?.name;
-    const target = bindingTarget(scope);
-    if (!target || !name) return;
-    await this.parts.installs.update(target, { name });
-  }
-
-  private async welcome({ context, scope, log }: Turn, record: InstallRecord, selectedChannel: string | undefined): Promise<void> {
-    const { orgBindings, registry, sandbox, version, appId } = this.parts;
-    const binding = await orgBindings.describe(scope);
-    const reply = welcomeCard({
-      kind: scope.kind,
-      teamName: record.name,
-      binding,
-      sandbox,
-      commands: registry.forScope(scope.kind),
-      version,
-    });
-    const activity = cardActivity(reply);
-    // Teams may say the bot was set up for a channel other than the one the event came through.
-    if (scope.kind === 'channel' && selectedChannel && selectedChannel !== channelOf(scope.conversationId) && appId) {
-      try {
-        await TeamsInfo.sendMessageToTeamsChannel(context, activity as Activity, selectedChannel, appId);
-        return;
-      } catch (err) {
-        log.warn({ err: errorMessage(err) }, 'welcome to the selected channel failed; posting where the event came from');
-      }
-    }
-    await context.sendActivity(activity);
-  }
-
-  private async readTeam(target: BindingTarget, { scope, log }: Turn): Promise<void> {
-    const { graph, installs } = this.parts;
-    if (!graph || !scope.aadGroupId || !scope.tenantId) return;
-    try {
-      const team = await graph.getTeam(scope.tenantId, scope.aadGroupId);
-      if (team.tenantId && team.tenantId.toLowerCase() !== scope.tenantId.toLowerCase()) {
-        log.warn({ aadGroupId: scope.aadGroupId }, 'Graph reports the team in another tenant than the activity; not recorded');
-        return;
-      }
-      await installs.update(target, { ...(team.displayName ? { name: team.displayName } : {}), graph: team });
-    } catch (err) {
-      const e =
-        err instanceof GraphApiError
-          ? { code: err.code, category: err.category, status: err.status, requestId: err.requestId }
-          : { err: String(err) };
-      log.warn(e, 'Graph team lookup failed; the install is recorded without it');
-    }
+    await installs.update(target, { ...(team.displayName ? { name: team.displayName } : {}), graph: team });
+  } catch (err) {
+    const e =
+      err instanceof GraphApiError
+        ? { code: err.code, category: err.category, status: err.status, requestId: err.requestId }
+        : { err: String(err) };
+    log.warn(e, 'Graph team lookup failed; the install is recorded without it');
   }
 }

@@ -63,7 +63,15 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
   };
   const bot = new BillbridgeBot({
     dispatcher,
-    install: { added: noInstallEvents, removed: noInstallEvents, renamed: noInstallEvents },
+    install: {
+      installs: { recordInstall: noInstallEvents, get: noInstallEvents, update: noInstallEvents, remove: noInstallEvents },
+      orgBindings: { describe: noInstallEvents },
+      registry,
+      graph: undefined,
+      sandbox: true,
+      version: config.version,
+      appId: '',
+    },
     access: new AccessPolicy(config),
     state,
     clock: systemClock,
