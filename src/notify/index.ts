@@ -190,8 +190,7 @@ export function createNotifications(deps: NotifyDeps) {
     push,
 
     /** Starts the outbox worker (it sends what a previous run left) and the digest scheduler. */
-    async start(): Promise<void> {
-      await keys.registerAll().catch((err: unknown) => log.error({ err: errorMessage(err) }, 'webhook keys could not be read'));
+    start(): void {
       worker.start();
       scheduler.start();
     },
