@@ -11,7 +11,7 @@ import type { EntityKind } from '../mirror/records.js';
 import type { AuditTrail } from '../infra/audit.js';
 import type { BindingScope } from '../bindings/bindings.js';
 import { NS, type StateStore } from '../infra/state/types.js';
-import { DigestComposer, digestScheduler, DigestSettings } from './digests.js';
+import { digestComposer, digestScheduler, DigestSettings } from './digests.js';
 import { WebhookKeys } from './keys.js';
 import { eventTypeInfo } from './kinds.js';
 import { confirmRecord, paymentBillIds, projectEntity, readRecord, vendorOf } from './project.js';
@@ -157,14 +157,14 @@ export function createNotifications(deps: NotifyDeps) {
     kick: () => worker.kick(),
     heard: (orgId, subscriptionId) => push.heard(orgId, subscriptionId),
   });
-  const composer = new DigestComposer({ bill, mirror, listTtlS: settings.cache.listTtlS, timeZone: settings.timeZone, log });
+  const composeDigest = digestComposer({ bill, mirror, listTtlS: settings.cache.listTtlS, timeZone: settings.timeZone, log });
   const scheduler = digestScheduler({
     state,
     clock,
     log: log.child({ part: 'digests' }),
     timeZone: settings.timeZone,
     settings: digestSettings,
-    composer,
+    compose: composeDigest,
     resolveOrg: deps.resolveOrg,
     sender: deps.sender,
     presenter: deps.presenter,
@@ -182,7 +182,7 @@ export function createNotifications(deps: NotifyDeps) {
     keys,
     subscriptions,
     digestSettings,
-    composer,
+    composeDigest,
     scheduler,
     worker,
     receiver,
