@@ -134,7 +134,7 @@ export function createNotifications(deps: NotifyDeps) {
     sender: deps.sender,
     presenter: deps.presenter,
     confirm: (ev) => confirmRecord(bill, ev),
-    enrich: (ev) => enrich(ev),
+    enrich,
     apply: markStale,
     onChannelGone: channelGone,
   });
