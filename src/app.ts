@@ -449,8 +449,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
         log.info({ url: metricsUrl, token: config.metrics.token !== '' }, 'metrics listening');
       }
       log.info({ url, backend: backend.kind }, 'billbridge listening');
-      // Webhook keys join the log scrubber now; a changed SECRETS_KEY is said now, not found out when BILL disables a
-      // subscription whose events fail.
+      // Webhook keys join the log scrubber; a changed SECRETS_KEY is said now, not found out when BILL disables a subscription.
       const unopenable = await Promise.all([
         notify.keys.registerAll(),
         userLinks ? userLinks.unopenable() : state.entries(NS.userLinks).then((e) => e.length),
