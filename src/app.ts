@@ -439,9 +439,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
         log.info({ url: metricsUrl, token: config.metrics.token !== '' }, 'metrics listening');
       }
       log.info({ url, backend: backend.kind }, 'billbridge listening');
-      // A changed SECRETS_KEY is said now, not found out when BILL disables a subscription whose events fail.
+      // Webhook keys join the log scrubber; a changed SECRETS_KEY is said now, not found out when BILL disables a subscription.
       const unopenable = await Promise.all([
-        notify.keys.unopenable(),
+        notify.keys.registerAll(),
         userLinks ? userLinks.unopenable() : state.entries(NS.userLinks).then((e) => e.length),
       ]).then(
         ([a, b]) => a + b,
@@ -457,7 +457,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
           `${unopenable} stored secrets cannot be opened with SECRETS_KEY (was it changed?): webhook keys among them stop verifying BILL's events, approvers among them must connect again`,
         );
       // Sends what a previous run accepted but did not deliver, then keeps the outbox and digests moving.
-      await notify.start();
+      notify.start();
       if (approvals) approvalDigest.start();
       return url;
     },

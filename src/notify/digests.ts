@@ -79,23 +79,21 @@ export class DigestSettings {
 }
 
 /** Gathers what a digest shows. Bill lists are kept per org for CACHE_TTL_LIST_S (webhooks drop them): many channels cost one load. */
-export class DigestComposer {
-  constructor(
-    private readonly deps: {
-      bill: BillGateway;
-      mirror: Pick<Mirror, 'answers' | 'names' | 'rows'>;
-      listTtlS: number;
-      timeZone: string;
-      log: Logger;
-    },
-  ) {}
-
-  async compose(orgId: string, now: number, cadence: DigestContent['cadence'], priority: Priority = 'background'): Promise<DigestContent> {
-    const { mirror } = this.deps;
-    const today = dateInZone(now, this.deps.timeZone);
-    const org = this.deps.bill.org(orgId, { priority });
+export function digestComposer(deps: {
+  bill: BillGateway;
+  mirror: Pick<Mirror, 'answers' | 'names' | 'rows'>;
+  listTtlS: number;
+  timeZone: string;
+  log: Logger;
+}) {
+  const { mirror } = deps;
+  return async (orgId: string, now: number, cadence: DigestContent['cadence']): Promise<DigestContent> => {
+    // A digest asked for now is read while someone waits; a scheduled one goes behind interactive calls.
+    const priority: Priority = cadence === 'now' ? 'interactive' : 'background';
+    const today = dateInZone(now, deps.timeZone);
+    const org = deps.bill.org(orgId, { priority });
     const unpaid = (key: string, dueDate: { gte?: string; lte?: string; lt?: string }) =>
-      mirror.answers.get(orgId, key, { ttlS: this.deps.listTtlS, kinds: ['bill'] }, async () => {
+      mirror.answers.get(orgId, key, { ttlS: deps.listTtlS, kinds: ['bill'] }, async () => {
         const r = await org.bills
           .list({
             dueDate,
@@ -144,7 +142,7 @@ export class DigestComposer {
         }
       }
     } catch (err) {
-      this.deps.log.info({ orgId, err: errorMessage(err) }, 'digest names could not be looked up');
+      deps.log.info({ orgId, err: errorMessage(err) }, 'digest names could not be looked up');
     }
     const shown = (rows: DigestRow[] | undefined) => rows?.map((r) => [r.id, r.dueAmount, r.dueDate]) ?? null;
     return {
@@ -160,7 +158,7 @@ export class DigestComposer {
         .update(JSON.stringify([shown(dueSoon), shown(overdueBills), shown(invoices)]))
         .digest('base64url'),
     };
-  }
+  };
 }
 
 /** A bill as a digest row (its vendor's name and currency are filled in later). */
@@ -183,7 +181,7 @@ export function digestInvoice(i: Pick<Invoice, 'id' | 'invoiceNumber' | 'custome
 type SchedulerDeps = Pick<WorkerDeps, 'state' | 'clock' | 'log' | 'resolveOrg' | 'sender' | 'presenter' | 'onChannelGone'> & {
   timeZone: string;
   settings: DigestSettings;
-  composer: Pick<DigestComposer, 'compose'>;
+  compose: ReturnType<typeof digestComposer>;
 };
 
 type TickReport = Record<'posted' | 'unchanged' | 'failed', number>;
@@ -213,7 +211,7 @@ export function digestScheduler(deps: SchedulerDeps): Periodic<TickReport> {
         await mark({ state: 'done', result: 'unbound', at: now });
         return;
       }
-      const content = await deps.composer.compose(orgId, now, setting.schedule.every);
+      const content = await deps.compose(orgId, now, setting.schedule.every);
       const lastKey = `${key}|last`;
       const last = await state.get<{ fingerprint: string }>(NS.digests, lastKey);
       if (last?.fingerprint === content.fingerprint) {

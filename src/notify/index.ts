@@ -11,7 +11,7 @@ import type { EntityKind } from '../mirror/records.js';
 import type { AuditTrail } from '../infra/audit.js';
 import type { BindingScope } from '../bindings/bindings.js';
 import { NS, type StateStore } from '../infra/state/types.js';
-import { DigestComposer, digestScheduler, DigestSettings } from './digests.js';
+import { digestComposer, digestScheduler, DigestSettings } from './digests.js';
 import { WebhookKeys } from './keys.js';
 import { eventTypeInfo } from './kinds.js';
 import { confirmRecord, paymentBillIds, projectEntity, readRecord, vendorOf } from './project.js';
@@ -134,7 +134,7 @@ export function createNotifications(deps: NotifyDeps) {
     sender: deps.sender,
     presenter: deps.presenter,
     confirm: (ev) => confirmRecord(bill, ev),
-    enrich: (ev) => enrich(ev),
+    enrich,
     apply: markStale,
     onChannelGone: channelGone,
   });
@@ -157,14 +157,14 @@ export function createNotifications(deps: NotifyDeps) {
     kick: () => worker.kick(),
     heard: (orgId, subscriptionId) => push.heard(orgId, subscriptionId),
   });
-  const composer = new DigestComposer({ bill, mirror, listTtlS: settings.cache.listTtlS, timeZone: settings.timeZone, log });
+  const composeDigest = digestComposer({ bill, mirror, listTtlS: settings.cache.listTtlS, timeZone: settings.timeZone, log });
   const scheduler = digestScheduler({
     state,
     clock,
     log: log.child({ part: 'digests' }),
     timeZone: settings.timeZone,
     settings: digestSettings,
-    composer,
+    compose: composeDigest,
     resolveOrg: deps.resolveOrg,
     sender: deps.sender,
     presenter: deps.presenter,
@@ -182,7 +182,7 @@ export function createNotifications(deps: NotifyDeps) {
     keys,
     subscriptions,
     digestSettings,
-    composer,
+    composeDigest,
     scheduler,
     worker,
     receiver,
@@ -190,8 +190,7 @@ export function createNotifications(deps: NotifyDeps) {
     push,
 
     /** Starts the outbox worker (it sends what a previous run left) and the digest scheduler. */
-    async start(): Promise<void> {
-      await keys.registerAll().catch((err: unknown) => log.error({ err: errorMessage(err) }, 'webhook keys could not be read'));
+    start(): void {
       worker.start();
       scheduler.start();
     },

@@ -118,20 +118,6 @@ export class WebhookKeys {
     return out;
   }
 
-  /**
-   * How many stored keys cannot be opened with the SECRETS_KEY configured now (another key sealed them, or none is
-   * set, or the record was moved under another subscription). Reported at start-up, before BILL disables anything.
-   */
-  async unopenable(): Promise<number> {
-    let n = 0;
-    for (const [id, record] of await this.deps.state.entries<StoredKey | null>(NS.webhookKeys)) {
-      if (record?.v !== 1) continue;
-      const boxes = [record.key, record.previous && record.previous.until > this.deps.clock.now() ? record.previous.key : undefined];
-      for (const box of boxes) if (box && this.tryOpen(box, { subscriptionId: id, orgId: record.orgId }, false) === undefined) n++;
-    }
-    return n;
-  }
-
   async list(orgId: string): Promise<WebhookKeyInfo[]> {
     return (
       (await this.deps.state.entries<StoredKey | null>(NS.webhookKeys))
@@ -155,19 +141,18 @@ export class WebhookKeys {
   }
 
   /**
-   * Reads every stored key once so the SecretRegistry scrubs them from logs from the start, and seals what was stored
-   * unsealed before SECRETS_KEY was set.
+   * Reads every stored key once at start-up: registers it with the SecretRegistry so logs are scrubbed from the start,
+   * seals what was stored unsealed before SECRETS_KEY was set, and answers how many keys cannot be opened with the
+   * SECRETS_KEY configured now (another key sealed them, or none is set, or the record was moved under another
+   * subscription), so a changed SECRETS_KEY is said before BILL disables anything.
    */
   async registerAll(): Promise<number> {
-    let n = 0;
+    let unopenable = 0;
     for (const [id, record] of await this.deps.state.entries<StoredKey | null>(NS.webhookKeys)) {
-      n += (await this.keysFor(id)).length;
-      if (
-        this.sealKey &&
-        record?.v === 1 &&
-        record.subscriptionId === id &&
-        [record.key, record.previous?.key].some((b) => b && b.alg !== 'aes-256-gcm/v2')
-      ) {
+      if (record?.v !== 1) continue;
+      const inGrace = !!record.previous && record.previous.until > this.deps.clock.now();
+      unopenable += (inGrace ? 2 : 1) - (await this.keysFor(id)).length;
+      if (this.sealKey && record.subscriptionId === id && [record.key, record.previous?.key].some((b) => b && b.alg !== 'aes-256-gcm/v2')) {
         const current = this.tryOpen(record.key, record, {});
         if (current === undefined) continue;
         const previous = record.previous ? this.carryOver(record, record.previous.key, record, record.previous.until) : undefined;
@@ -175,7 +160,7 @@ export class WebhookKeys {
         await this.deps.state.set(NS.webhookKeys, id, upgraded);
       }
     }
-    return n;
+    return unopenable;
   }
 
   /** A key of `existing` kept as the previous key until `until`, sealed for `owner` (dropped when it cannot be opened). */

@@ -107,23 +107,23 @@ export type ConfirmedRecord = { state: 'current'; entity: Record<string, unknown
  *   reimbursement, a 3-D Secure challenge (no GET by id) or an org without a token keep only the record's id, so
  *   the card says what happened without any figure or name from the payload.
  */
-export async function confirmRecord(bill: BillGateway, ev: OutboxEvent, priority: Priority = 'background'): Promise<ConfirmedRecord> {
+export async function confirmRecord(bill: BillGateway, ev: OutboxEvent): Promise<ConfirmedRecord> {
   const id = str(ev.entity.id);
   try {
     if (ev.type === 'autopay.failed') {
       const vendorId = vendorOf(ev.entity).id;
       if (!vendorId) return { state: 'gone' };
-      const vendor = await bill.org(ev.orgId, { priority }).vendors.get(vendorId);
+      const vendor = await bill.org(ev.orgId, { priority: 'background' }).vendors.get(vendorId);
       return { state: 'current', entity: { vendor: { id: vendor.id, name: vendor.name } } };
     }
     if (!id) return { state: 'gone' };
     let record: unknown;
     if (ev.entityType === 'spend') {
-      const spend = bill.spend(ev.orgId, { priority });
+      const spend = bill.spend(ev.orgId, { priority: 'background' });
       if (!spend || ev.type === 'spend.reimbursement.deleted' || ev.type === 'spend.three-ds-challenge.created')
         return { state: 'current', entity: { id } };
       record = ev.type === 'spend.transaction.updated' ? await spend.transactions.get(id) : await spend.reimbursements.get(id);
-    } else record = await readRecord(bill, ev.orgId, ev.entityType, id, priority);
+    } else record = await readRecord(bill, ev.orgId, ev.entityType, id, 'background');
     return record === undefined ? { state: 'gone' } : { state: 'current', entity: projectEntity(record as Record<string, unknown>) };
   } catch (err) {
     // A 404, or an id no BILL record can have: there is nothing to show.

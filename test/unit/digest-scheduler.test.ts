@@ -43,21 +43,19 @@ class RecordingSender implements ChannelSender {
 }
 
 let version = 1;
-const composer = {
-  async compose(orgId: string, now: number, cadence: DigestContent['cadence']): Promise<DigestContent> {
-    return {
-      orgId,
-      today: new Date(now).toISOString().slice(0, 10),
-      cadence,
-      dueSoon: [],
-      overdueBills: [],
-      overdueInvoices: [],
-      truncated: false,
-      asOf: now,
-      fingerprint: `v${version}`,
-    };
-  },
-};
+async function compose(orgId: string, now: number, cadence: DigestContent['cadence']): Promise<DigestContent> {
+  return {
+    orgId,
+    today: new Date(now).toISOString().slice(0, 10),
+    cadence,
+    dueSoon: [],
+    overdueBills: [],
+    overdueInvoices: [],
+    truncated: false,
+    asOf: now,
+    fingerprint: `v${version}`,
+  };
+}
 const presenter: NotificationPresenter = {
   event: () => ({ card: {}, summary: 'event' }),
   digest: (c) => ({ card: {}, summary: `digest ${c.today} ${c.fingerprint}` }),
@@ -70,7 +68,7 @@ function scheduler(sender: ChannelSender) {
     log,
     timeZone: 'UTC',
     settings: new DigestSettings(store, clock),
-    composer,
+    compose,
     resolveOrg: async () => ORG,
     sender,
     presenter,

@@ -111,7 +111,7 @@ describe('webhook keys at rest', () => {
     // Or keeps the subscription and claims another org, to have its events count there.
     await state.set(NS.webhookKeys, SUB.subscriptionId, { ...stored, orgId: '00801ORGB' });
     expect(await k.keysFor(SUB.subscriptionId)).toEqual([]);
-    expect(await k.unopenable()).toBe(2);
+    expect(await k.registerAll()).toBe(2);
   });
 
   it('a key stored unsealed before SECRETS_KEY was set is sealed, bound, at the next start-up', async () => {
@@ -124,7 +124,7 @@ describe('webhook keys at rest', () => {
       updatedAt: 1,
     });
     const k = keys(secretsKey);
-    expect(await k.registerAll()).toBe(1);
+    expect(await k.registerAll()).toBe(0);
     const stored = await state.get<{ key: { alg: string } }>(NS.webhookKeys, SUB.subscriptionId);
     expect(stored?.key.alg).toBe('aes-256-gcm/v2');
     expect(await k.keysFor(SUB.subscriptionId)).toEqual([{ key: WEBHOOK_KEY, orgId: SUB.orgId }]);
@@ -145,7 +145,7 @@ describe('webhook keys at rest', () => {
       updatedAt: 1,
     });
     const k = keys(secretsKey);
-    expect(await k.registerAll()).toBe(2);
+    expect(await k.registerAll()).toBe(0);
     expect(await k.keysFor(SUB.subscriptionId)).toEqual([
       { key: WEBHOOK_KEY, orgId: SUB.orgId },
       { key: rotatedOut, orgId: SUB.orgId },
@@ -192,11 +192,11 @@ describe('a changed SECRETS_KEY', () => {
       linkedAt: 1,
       updatedAt: 1,
     });
-    expect(await keys(before).unopenable()).toBe(0);
+    expect(await keys(before).registerAll()).toBe(0);
     expect(await links.unopenable()).toBe(0);
-    expect(await keys(after).unopenable()).toBe(1);
+    expect(await keys(after).registerAll()).toBe(1);
     expect(await new UserLinks({ store: state, secretsKey: after, clock: systemClock, log }).unopenable()).toBe(1);
-    expect(await keys(undefined).unopenable()).toBe(1);
+    expect(await keys(undefined).registerAll()).toBe(1);
   });
 });
 
@@ -248,8 +248,9 @@ describe('webhook keys in the log scrubber (SecretRegistry)', () => {
     await writer.save({ ...SUB, securityKey: K2 });
     const secrets = new SecretRegistry([], { now: () => first.clock.now() });
     const reader = new WebhookKeys({ state, clock: first.clock, log, secrets, secretsKey });
-    expect(await reader.registerAll()).toBe(2);
+    expect(await reader.registerAll()).toBe(0);
     expect(secrets.has(K1)).toBe(true);
+    expect(secrets.has(K2)).toBe(true);
     first.clock.advance(ROTATION_GRACE_MS + 1);
     expect(secrets.has(K1)).toBe(false);
     expect(secrets.has(K2)).toBe(true);

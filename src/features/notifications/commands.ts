@@ -17,7 +17,7 @@ import type { Installations } from '../../bindings/installations.js';
 import type { Command, CommandContext } from '../types.js';
 
 export interface NotificationsDeps {
-  notify: Pick<Notifications, 'subscriptions' | 'digestSettings' | 'composer' | 'keys' | 'setup'>;
+  notify: Pick<Notifications, 'subscriptions' | 'digestSettings' | 'composeDigest' | 'keys' | 'setup'>;
   /** Where the bot is installed: the bot's Teams id for the channel's posts. */
   installs: Pick<Installations, 'forScope'>;
   access: Pick<AccessPolicy, 'isAdmin'>;
@@ -246,7 +246,7 @@ const digestCommand: Command<NotificationsDeps> = {
       }
       case 'now': {
         const orgId = boundOrg(ctx);
-        const content = await n.composer.compose(orgId, ctx.now.getTime(), 'now', 'interactive');
+        const content = await n.composeDigest(orgId, ctx.now.getTime(), 'now');
         return digestCard(content, { ...fmt, note: deps.settings.note });
       }
       case 'off': {
