@@ -176,7 +176,7 @@ interface MirrorDeps {
   /** Names on cards are refreshed at most this often (CACHE_TTL_NAMES_S; a vendor webhook refreshes sooner). */
   namesMaxAgeMs?: number;
   /** Cluster mode: stale marks reach every instance. */
-  broadcast?: Pick<RedisStaleBroadcast, 'publish' | 'onRemote' | 'onGap'>;
+  broadcast?: Pick<RedisStaleBroadcast, 'publish' | 'listen'>;
 }
 
 /** How fresh an answer must be, and how long to wait for a build or a refresh before answering with what is there. */
@@ -205,13 +205,7 @@ type RowsResult<T> = { rows: T[]; refreshedAt: number } | { building: number };
 export type MirrorInfo = ReturnType<Mirror['info']>[number];
 
 /** The stored header (NS.mirror, key "<kind>s:<orgId>"); shards under "<kind>s:<orgId>#<n>". */
-interface StoredHead {
-  coverage: Scope;
-  builtAt: number;
-  refreshedAt: number;
-  watermark: string | undefined;
-  tags: string[];
-}
+type StoredHead = Pick<Collection, 'builtAt' | 'refreshedAt' | 'watermark' | 'tags'> & { coverage: Scope };
 /** Records as stored: read back defensively. */
 type StoredShard = Pick<StoredHead, 'coverage' | 'watermark'> & { tag: string; rows: unknown[] };
 
@@ -230,11 +224,13 @@ export class Mirror {
 
   constructor(private readonly deps: MirrorDeps) {
     this.answers = new Answers(deps.clock, deps.maxAnswers ?? 10_000);
-    deps.broadcast?.onRemote((mark) => void this.markLocal(mark, false).catch(() => undefined));
-    deps.broadcast?.onGap(() => {
-      for (const c of this.cols.values()) c.staleAll = true;
-      this.answers.clear();
-    });
+    deps.broadcast?.listen(
+      (mark) => void this.markLocal(mark, false).catch(() => undefined),
+      () => {
+        for (const c of this.cols.values()) c.staleAll = true;
+        this.answers.clear();
+      },
+    );
   }
 
   // ---- reading ----
@@ -390,12 +386,45 @@ export class Mirror {
   /** Reads every change since the last refresh (one call per 100 changes), single-flight per org and kind. */
   refresh(orgId: string, kind: Kind, priority: Priority = 'background'): Promise<number> {
     const key = `${kind}:${orgId}`;
-    let flight = this.refreshes.get(key);
-    if (!flight) {
-      flight = this.runRefresh(orgId, kind, priority).finally(() => this.refreshes.delete(key));
-      this.refreshes.set(key, flight);
-      flight.catch((err: unknown) => this.deps.log.warn({ orgId, kind, err: errorMessage(err) }, 'mirror refresh failed'));
-    }
+    const running = this.refreshes.get(key);
+    if (running) return running;
+    const flight = (async () => {
+      const c = await this.collection(orgId, kind);
+      if (c.coverage === 'none') return 0;
+      const spec = SPECS[kind] as KindSpec<Kind>;
+      const started = this.deps.clock.now();
+      // This walk reads every change up to now: it answers "something changed" and "too many marks" as well.
+      c.staleAll = false;
+      c.changed = false;
+      const since = c.watermark ? new BillFilter().gte('updatedTime', shifted(c.watermark, -OVERLAP_MS)) : undefined;
+      // Without the open filter: bills that were paid or archived since are seen, and dropped.
+      let newest = c.watermark;
+      let changed = 0;
+      for await (const page of spec.list(this.deps.bill.org(orgId, { priority }), since).pages()) {
+        for (const record of page.results) {
+          const kept = spec.keep(record);
+          if (!kept) continue;
+          // A timestamp from the future would make later refreshes skip every real change until then.
+          if (kept.updatedTime && !isFuture(kept.updatedTime, started) && (newest === undefined || isOlder(newest, kept.updatedTime)))
+            newest = kept.updatedTime;
+          if (this.keep(orgId, kind, c, kept)) changed++;
+        }
+      }
+      if (spec.unsorted) {
+        // Every change made before the walk began has been read (clocks may differ a little: the margin).
+        const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
+        c.watermark = c.watermark === undefined || isOlder(c.watermark, mark) ? mark : c.watermark;
+      } else {
+        c.watermark = newest;
+      }
+      c.refreshedAt = started;
+      // Every change made before the walk began has been read: marks made before then are answered.
+      for (const [id, at] of c.stale) if (at <= started) c.stale.delete(id);
+      if (changed > 0) void this.persist(orgId, kind, c);
+      return changed;
+    })().finally(() => this.refreshes.delete(key));
+    this.refreshes.set(key, flight);
+    flight.catch((err: unknown) => this.deps.log.warn({ orgId, kind, err: errorMessage(err) }, 'mirror refresh failed'));
     return flight;
   }
 
@@ -417,12 +446,10 @@ export class Mirror {
   // ---- freshness ----
 
   private async markLocal(mark: StaleMark, own: boolean): Promise<void> {
-    const { orgId, kind, id } = mark;
-    if (mark.key !== undefined) {
-      this.answers.drop(orgId, undefined, mark.key);
-      return;
-    }
-    this.answers.drop(orgId, kind);
+    const { orgId, kind, id, key } = mark;
+    // A mark with a key drops that one answer and nothing else.
+    this.answers.drop(orgId, kind, key);
+    if (key !== undefined) return;
     // A payment changes the bills it pays; its webhook names them as bill marks.
     for (const k of kind === undefined ? KINDS : KINDS.filter((x) => x === kind)) {
       const c = own ? await this.existing(orgId, k) : this.cols.get(`${k}:${orgId}`);
@@ -599,7 +626,46 @@ export class Mirror {
     const running = this.builds.get(key);
     if (running && covers(running.scope, scope)) return running.done;
     const after = running ? running.done.catch(() => undefined) : Promise.resolve();
-    const done = after.then(() => (covers(c.coverage, scope) ? undefined : this.runBuild(orgId, kind, c, scope)));
+    const done = after.then(async () => {
+      if (covers(c.coverage, scope)) return;
+      const spec = SPECS[kind] as KindSpec<Kind>;
+      const wasEmpty = c.coverage === 'none';
+      // Another instance may have built and stored it since this one last looked (cluster mode): take that instead.
+      if (wasEmpty && (await this.takeStored(orgId, kind, c, scope))) return;
+      const started = this.deps.clock.now();
+      const open = scope === 'open' && wasEmpty ? spec.open : undefined;
+      const walkScope: Scope = open ? 'open' : 'all';
+      c.building = walkScope;
+      let pages = 0;
+      try {
+        const org = this.deps.bill.org(orgId, { priority: 'background' });
+        for await (const page of (open ? open.list(org) : spec.list(org, undefined)).pages()) {
+          pages++;
+          for (const record of page.results) {
+            const kept = spec.keep(record);
+            if (kept) c.put(kept);
+          }
+        }
+      } catch (err) {
+        // A failed first build leaves nothing half-done behind; the next question starts it again.
+        if (wasEmpty) {
+          c.records.clear();
+          c.byNumber.clear();
+          c.watermark = undefined;
+        }
+        throw err;
+      } finally {
+        c.building = undefined;
+      }
+      const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
+      c.watermark = wasEmpty ? mark : earlier(c.watermark, mark);
+      if (!covers(c.coverage, walkScope)) c.coverage = walkScope;
+      c.builtAt = this.deps.clock.now();
+      c.refreshedAt = Math.max(c.refreshedAt, started);
+      this.deps.log.info({ orgId, kind, scope: walkScope, records: c.records.size, pages, ms: c.builtAt - started }, 'mirror built');
+      await this.persist(orgId, kind, c, true);
+      if (kind === 'invoice' && wasEmpty) this.prepare(orgId, 'customer');
+    });
     const entry = { scope, done };
     this.builds.set(key, entry);
     void done
@@ -608,82 +674,6 @@ export class Mirror {
         if (this.builds.get(key) === entry) this.builds.delete(key);
       });
     return done;
-  }
-
-  private async runBuild(orgId: string, kind: Kind, c: Collection, scope: Scope): Promise<void> {
-    const spec = SPECS[kind] as KindSpec<Kind>;
-    const wasEmpty = c.coverage === 'none';
-    // Another instance may have built and stored it since this one last looked (cluster mode): take that instead.
-    if (wasEmpty && (await this.takeStored(orgId, kind, c, scope))) return;
-    const started = this.deps.clock.now();
-    const open = scope === 'open' && wasEmpty ? spec.open : undefined;
-    const walkScope: Scope = open ? 'open' : 'all';
-    c.building = walkScope;
-    let pages = 0;
-    try {
-      const org = this.deps.bill.org(orgId, { priority: 'background' });
-      for await (const page of (open ? open.list(org) : spec.list(org, undefined)).pages()) {
-        pages++;
-        for (const record of page.results) {
-          const kept = spec.keep(record);
-          if (kept) c.put(kept);
-        }
-      }
-    } catch (err) {
-      c.building = undefined;
-      // A failed first build leaves nothing half-done behind; the next question starts it again.
-      if (wasEmpty) {
-        c.records.clear();
-        c.byNumber.clear();
-        c.watermark = undefined;
-      }
-      throw err;
-    }
-    const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
-    c.watermark = wasEmpty ? mark : earlier(c.watermark, mark);
-    if (RANK[walkScope] > RANK[c.coverage]) c.coverage = walkScope;
-    c.building = undefined;
-    c.builtAt = this.deps.clock.now();
-    c.refreshedAt = Math.max(c.refreshedAt, started);
-    this.deps.log.info({ orgId, kind, scope: walkScope, records: c.records.size, pages, ms: c.builtAt - started }, 'mirror built');
-    await this.persist(orgId, kind, c, true);
-    if (kind === 'invoice' && wasEmpty) this.prepare(orgId, 'customer');
-  }
-
-  private async runRefresh(orgId: string, kind: Kind, priority: Priority): Promise<number> {
-    const c = await this.collection(orgId, kind);
-    if (c.coverage === 'none') return 0;
-    const spec = SPECS[kind] as KindSpec<Kind>;
-    const started = this.deps.clock.now();
-    // This walk reads every change up to now: it answers "something changed" and "too many marks" as well.
-    c.staleAll = false;
-    c.changed = false;
-    const since = c.watermark ? new BillFilter().gte('updatedTime', shifted(c.watermark, -OVERLAP_MS)) : undefined;
-    // Without the open filter: bills that were paid or archived since are seen, and dropped.
-    let newest = c.watermark;
-    let changed = 0;
-    for await (const page of spec.list(this.deps.bill.org(orgId, { priority }), since).pages()) {
-      for (const record of page.results) {
-        const kept = spec.keep(record);
-        if (!kept) continue;
-        // A timestamp from the future would make later refreshes skip every real change until then.
-        if (kept.updatedTime && !isFuture(kept.updatedTime, started) && (newest === undefined || isOlder(newest, kept.updatedTime)))
-          newest = kept.updatedTime;
-        if (this.keep(orgId, kind, c, kept)) changed++;
-      }
-    }
-    if (spec.unsorted) {
-      // Every change made before the walk began has been read (clocks may differ a little: the margin).
-      const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
-      c.watermark = c.watermark === undefined || isOlder(c.watermark, mark) ? mark : c.watermark;
-    } else {
-      c.watermark = newest;
-    }
-    c.refreshedAt = started;
-    // Every change made before the walk began has been read: marks made before then are answered.
-    for (const [id, at] of c.stale) if (at <= started) c.stale.delete(id);
-    if (changed > 0) void this.persist(orgId, kind, c);
-    return changed;
   }
 
   // ---- the state store ----
