@@ -154,15 +154,11 @@ class Collection {
 
   private unlink(record: AnyRecord): void {
     const key = this.numberOf(record);
-    const held = key ? this.byNumber.get(key) : undefined;
-    if (held === undefined) return;
-    if (typeof held === 'string') {
-      if (held === record.id) this.byNumber.delete(key);
-      return;
-    }
-    const rest = held.filter((id) => id !== record.id);
-    const only = rest.length === 1 ? rest[0] : undefined;
-    this.byNumber.set(key, only ?? rest);
+    const held = key ? (this.byNumber.get(key) ?? []) : [];
+    const rest = (typeof held === 'string' ? [held] : held).filter((id) => id !== record.id);
+    const [only, ...more] = rest;
+    if (only === undefined) this.byNumber.delete(key);
+    else this.byNumber.set(key, more.length > 0 ? rest : only);
   }
 }
 
