@@ -550,7 +550,7 @@ export class Mirror {
     if (party && c && c.stale.size < MAX_STALE_MARKS) c.stale.set(party.id, this.deps.clock.now());
   }
 
-  // ---- loading and building ----
+  // ---- loading, building and storing ----
 
   /** The org's collection in memory or from the store; an empty one (registered) when none was ever built. */
   private collection(orgId: string, kind: Kind): Promise<Collection> {
@@ -671,8 +671,6 @@ export class Mirror {
       });
     return done;
   }
-
-  // ---- the state store ----
 
   /** Stores the changed shards, then the header; one write at a time per collection (changes meanwhile go next). */
   private persist(orgId: string, kind: Kind, c: Collection, everything = false): Promise<void> {
