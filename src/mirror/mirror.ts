@@ -406,15 +406,11 @@ export class Mirror {
           if (this.keep(orgId, kind, c, kept)) changed++;
         }
       }
-      if (spec.unsorted) {
-        // Every change made before the walk began has been read (clocks may differ a little: the margin).
-        const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
-        c.watermark = c.watermark === undefined || isOlder(c.watermark, mark) ? mark : c.watermark;
-      } else {
-        c.watermark = newest;
-      }
+      // Every change made before the walk began has been read: marks made before then are answered, and an unsorted kind
+      // continues from then (less the margin: clocks differ), a sorted one from the newest change seen.
+      const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
+      c.watermark = !spec.unsorted ? newest : c.watermark && !isOlder(c.watermark, mark) ? c.watermark : mark;
       c.refreshedAt = started;
-      // Every change made before the walk began has been read: marks made before then are answered.
       for (const [id, at] of c.stale) if (at <= started) c.stale.delete(id);
       if (changed > 0) void this.persist(orgId, kind, c);
       return changed;
