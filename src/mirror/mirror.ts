@@ -293,8 +293,7 @@ export class Mirror {
     const c = this.cols.get(`${kind}:${orgId}`);
     if (!c || !covers(c.coverage, 'all')) return undefined;
     if (opts.force === true) {
-      const { changed, gone } = await this.reread(orgId, kind, c, id, opts.priority);
-      if (changed) await this.persist(orgId, kind, c);
+      const { gone } = await this.reread(orgId, kind, c, id, opts.priority);
       if (gone) throw gone;
     } else {
       await this.freshen(orgId, kind, c, opts, this.deps.clock.now() + opts.waitMs);
@@ -499,12 +498,10 @@ export class Mirror {
         ),
       ),
     );
-    const changed = results.includes(true);
-    if (changed) await this.persist(orgId, kind, c);
-    return changed;
+    return results.includes(true);
   }
 
-  /** Reads one record from BILL again and keeps what it answers; a 404 drops it and is returned. Refusals are thrown. */
+  /** Reads one record from BILL again, keeps and stores what it answers; a 404 drops it and is returned. Refusals are thrown. */
   private async reread(
     orgId: string,
     kind: Kind,
@@ -526,6 +523,7 @@ export class Mirror {
     }
     // A mark made while the GET ran stays for the next answer.
     if (c.stale.get(id) === markedAt) c.stale.delete(id);
+    if (result.changed) await this.persist(orgId, kind, c);
     return result;
   }
 
