@@ -10,7 +10,7 @@ import { createLogger, SecretRegistry, type Logger } from './infra/log.js';
 import { SharedLimiter } from './infra/limits/limiter.js';
 import { registerLimiterMetrics } from './infra/limits/metrics.js';
 import { Mirror } from './mirror/mirror.js';
-import { registerAnswerMetrics } from './mirror/metrics.js';
+import { registerAnswerMetrics } from './mirror/answers.js';
 import { createMetricsServer } from './http/metrics.js';
 import { createMetricsRegistry } from './infra/metrics.js';
 import type { Limiter } from './infra/limits/types.js';

@@ -1,8 +1,10 @@
 // Answers the mirror does not hold (payments, Spend & Expense, lists asked of BILL while an org's mirror is built, a
 // notification's Refresh): kept per org for a TTL, one load for identical questions in flight, dropped when a record
-// kind they were built from changes. Failures are not kept.
+// kind they were built from changes. Failures are not kept. Their hits, misses and size are metrics.
 import { deserialize, serialize } from 'node:v8';
+import { Gauge, type Registry } from 'prom-client';
 import type { Clock } from '../infra/clock.js';
+import { counterFromTotals } from '../infra/metrics.js';
 import type { EntityKind } from './records.js';
 
 export interface Answer<T> {
@@ -120,4 +122,19 @@ export function answerKey(name: string, params: Record<string, string | number |
     .sort()
     .map((k) => `${k}=${String(params[k])}`);
   return parts.length ? `${name}?${parts.join('&')}` : name;
+}
+
+export function registerAnswerMetrics(registry: Registry, answers: Pick<Answers, 'stats'>): void {
+  const total = (name: string, help: string, pick: (s: AnswerStats) => number) =>
+    counterFromTotals(registry, name, help, [] as const, () => [{ labels: {}, total: pick(answers.stats()) }]);
+  total('billbridge_cache_hits_total', 'Answers served from the cache', (s) => s.hits);
+  total('billbridge_cache_misses_total', 'Answers that needed an upstream load', (s) => s.misses);
+  new Gauge({
+    name: 'billbridge_cache_entries',
+    help: 'Answers held',
+    registers: [registry],
+    collect() {
+      this.set(answers.stats().entries);
+    },
+  });
 }

@@ -18,7 +18,7 @@ export interface StaleMark {
 
 export class RedisStaleBroadcast {
   private readonly instance = randomUUID();
-  private readonly remote = new Set<(mark: StaleMark) => void>();
+  private onMark: (mark: StaleMark) => void = () => undefined;
 
   constructor(
     private readonly redis: RedisConnection,
@@ -37,12 +37,10 @@ export class RedisStaleBroadcast {
     });
   }
 
-  onRemote(fn: (mark: StaleMark) => void): void {
-    this.remote.add(fn);
-  }
-
-  onGap(fn: () => void): void {
-    this.redis.onResubscribe(fn);
+  /** The one receiver of other instances' marks, and of gaps in the subscription (marks sent meanwhile were lost). */
+  listen(onMark: (mark: StaleMark) => void, onGap: () => void): void {
+    this.onMark = onMark;
+    this.redis.onResubscribe(onGap);
   }
 
   private receive(message: string): void {
@@ -55,7 +53,6 @@ export class RedisStaleBroadcast {
     if (!m || m.from === this.instance || typeof m.orgId !== 'string' || m.orgId === '') return;
     if (m.kind !== undefined && !ENTITY_KINDS.includes(m.kind)) return;
     if ((m.id !== undefined && typeof m.id !== 'string') || (m.key !== undefined && typeof m.key !== 'string')) return;
-    const mark: StaleMark = { orgId: m.orgId, kind: m.kind, id: m.id, key: m.key };
-    for (const fn of this.remote) fn(mark);
+    this.onMark({ orgId: m.orgId, kind: m.kind, id: m.id, key: m.key });
   }
 }

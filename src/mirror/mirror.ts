@@ -70,6 +70,17 @@ function earlier(a: string | undefined, b: string | undefined): string | undefin
 const shifted = (iso: string, byMs: number): string => new Date(Math.max(0, ms(iso) + byMs)).toISOString();
 const isFuture = (iso: string | undefined, now: number): boolean => ms(iso) > now + FUTURE_SKEW_MS;
 
+/** The promise's value, or undefined when it takes longer than ms (the work goes on). */
+function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  // A failure after the deadline has nobody waiting: it is logged where the work started, not left unhandled.
+  p.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), Math.max(0, ms));
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
 function shardOf(id: string): number {
   // FNV-1a: stable across processes and versions (the shard a record is stored in must not move).
   let h = 0x811c9dc5;
@@ -107,18 +118,6 @@ class Collection {
     private readonly now: () => number,
   ) {}
 
-  collect(keep?: (r: AnyRecord) => boolean): AnyRecord[] {
-    const out: AnyRecord[] = [];
-    for (const r of this.records.values()) if (!keep || keep(r)) out.push(r);
-    return out;
-  }
-
-  find(number: string): AnyRecord[] {
-    const held = this.byNumber.get(normalizeNumber(number));
-    const ids = held === undefined ? [] : typeof held === 'string' ? [held] : held;
-    return ids.map((id) => this.records.get(id)).filter((r) => r !== undefined);
-  }
-
   /** Adds or replaces a record; one older than the one held is news that came late and is ignored. */
   put(record: AnyRecord): boolean {
     const old = this.records.get(record.id);
@@ -155,15 +154,11 @@ class Collection {
 
   private unlink(record: AnyRecord): void {
     const key = this.numberOf(record);
-    const held = key ? this.byNumber.get(key) : undefined;
-    if (held === undefined) return;
-    if (typeof held === 'string') {
-      if (held === record.id) this.byNumber.delete(key);
-      return;
-    }
-    const rest = held.filter((id) => id !== record.id);
-    const only = rest.length === 1 ? rest[0] : undefined;
-    this.byNumber.set(key, only ?? rest);
+    const held = key ? (this.byNumber.get(key) ?? []) : [];
+    const rest = (typeof held === 'string' ? [held] : held).filter((id) => id !== record.id);
+    const [only, ...more] = rest;
+    if (only === undefined) this.byNumber.delete(key);
+    else this.byNumber.set(key, more.length > 0 ? rest : only);
   }
 }
 
@@ -177,7 +172,7 @@ interface MirrorDeps {
   /** Names on cards are refreshed at most this often (CACHE_TTL_NAMES_S; a vendor webhook refreshes sooner). */
   namesMaxAgeMs?: number;
   /** Cluster mode: stale marks reach every instance. */
-  broadcast?: Pick<RedisStaleBroadcast, 'publish' | 'onRemote' | 'onGap'>;
+  broadcast?: Pick<RedisStaleBroadcast, 'publish' | 'listen'>;
 }
 
 /** How fresh an answer must be, and how long to wait for a build or a refresh before answering with what is there. */
@@ -206,13 +201,7 @@ type RowsResult<T> = { rows: T[]; refreshedAt: number } | { building: number };
 export type MirrorInfo = ReturnType<Mirror['info']>[number];
 
 /** The stored header (NS.mirror, key "<kind>s:<orgId>"); shards under "<kind>s:<orgId>#<n>". */
-interface StoredHead {
-  coverage: Scope;
-  builtAt: number;
-  refreshedAt: number;
-  watermark: string | undefined;
-  tags: string[];
-}
+type StoredHead = Pick<Collection, 'builtAt' | 'refreshedAt' | 'watermark' | 'tags'> & { coverage: Scope };
 /** Records as stored: read back defensively. */
 type StoredShard = Pick<StoredHead, 'coverage' | 'watermark'> & { tag: string; rows: unknown[] };
 
@@ -231,11 +220,13 @@ export class Mirror {
 
   constructor(private readonly deps: MirrorDeps) {
     this.answers = new Answers(deps.clock, deps.maxAnswers ?? 10_000);
-    deps.broadcast?.onRemote((mark) => void this.markLocal(mark, false).catch(() => undefined));
-    deps.broadcast?.onGap(() => {
-      for (const c of this.cols.values()) c.staleAll = true;
-      this.answers.clear();
-    });
+    deps.broadcast?.listen(
+      (mark) => void this.markLocal(mark, false).catch(() => undefined),
+      () => {
+        for (const c of this.cols.values()) c.staleAll = true;
+        this.answers.clear();
+      },
+    );
   }
 
   // ---- reading ----
@@ -247,21 +238,21 @@ export class Mirror {
     const c = opts.whileBuilding === 'skip' ? await this.collection(orgId, kind) : await this.ready(orgId, kind, scope, opts.waitMs);
     if (!covers(c.coverage, scope)) return { building: c.records.size };
     await this.freshen(orgId, kind, c, opts, deadline);
-    const where = opts.where as ((r: AnyRecord) => boolean) | undefined;
-    let rows = c.collect(where);
+    const collect = () => [...(c.records.values() as Iterable<Records[K]>)].filter((r) => !opts.where || opts.where(r));
+    let rows = collect();
     if (opts.confirm !== false && (c.stale.size > 0 || c.staleAll) && (await this.confirmStale(orgId, kind, c, rows, opts.priority)))
-      rows = c.collect(where);
-    return { rows: rows as Array<Records[K]>, refreshedAt: c.refreshedAt };
+      rows = collect();
+    return { rows, refreshedAt: c.refreshedAt };
   }
 
-  /**
-   * The records with this number. Warm: no call when fresh, one incremental refresh when not (and, for a number not
-   * found, at most one per MISS_REFRESH_MS). Cold: reads the stored collection, or builds it, waiting at most waitMs.
-   */
+  /** The records with this number; a number not found refreshes once more, at most once per MISS_REFRESH_MS. */
   async lookup<K extends 'bill' | 'invoice'>(orgId: string, kind: K, number: string, opts: ReadOptions): Promise<RowsResult<Records[K]>> {
     const deadline = this.deps.clock.now() + opts.waitMs;
     const c = await this.ready(orgId, kind, 'all', opts.waitMs);
-    const found = () => c.find(number) as Array<Records[K]>;
+    const found = () => {
+      const held = c.byNumber.get(normalizeNumber(number)) ?? [];
+      return (typeof held === 'string' ? [held] : held).map((id) => c.records.get(id) as Records[K]);
+    };
     if (!covers(c.coverage, 'all')) {
       const partial = found();
       return partial.length > 0 ? { rows: partial, refreshedAt: c.refreshedAt || this.deps.clock.now() } : { building: c.records.size };
@@ -269,15 +260,13 @@ export class Mirror {
     await this.freshen(orgId, kind, c, opts, deadline);
     await this.confirmStale(orgId, kind, c, found(), opts.priority);
     if (found().length === 0 && this.deps.clock.now() - c.refreshedAt >= MISS_REFRESH_MS)
-      await this.within(this.refresh(orgId, kind, opts.priority), deadline - this.deps.clock.now());
+      await within(this.refresh(orgId, kind, opts.priority), deadline - this.deps.clock.now());
     return { rows: found(), refreshedAt: c.refreshedAt };
   }
 
   /**
-   * Vendors or customers not archived whose name starts with `typed` (any case); `building` while the org's
-   * collection is not built (nothing is started: the caller asks BILL and calls prepare()). A name nobody matches is
-   * looked for once more at BILL (one incremental refresh, at most once per MISS_REFRESH_MS): a vendor added a minute
-   * ago is found.
+   * Vendors or customers not archived whose name starts with `typed` (any case); `building` (nothing started) while not
+   * built. A name nobody matches refreshes once (at most once per MISS_REFRESH_MS): a vendor added a minute ago is found.
    */
   async search<K extends PartyKind>(orgId: string, kind: K, typed: string, opts: ReadOptions): Promise<RowsResult<Records[K]>> {
     const prefix = foldName(typed);
@@ -292,10 +281,8 @@ export class Mirror {
   }
 
   /**
-   * The record with this BILL id when the org's collection holds every record (freshened and, when marked stale, read
-   * again first); undefined otherwise: the caller asks BILL. A card's Refresh (force) reads this one record from BILL
-   * now (a refusal or a 404 is the caller's to show). `bill <BILL id>` answers from here instead of keeping BILL's
-   * answer beside the mirror.
+   * The record with this BILL id when the collection holds every record; undefined otherwise (the caller asks BILL).
+   * A card's Refresh (force) reads this one record from BILL now (a refusal or a 404 is the caller's to show).
    */
   async byId<K extends Kind>(
     orgId: string,
@@ -306,8 +293,7 @@ export class Mirror {
     const c = this.cols.get(`${kind}:${orgId}`);
     if (!c || !covers(c.coverage, 'all')) return undefined;
     if (opts.force === true) {
-      const { changed, gone } = await this.reread(orgId, kind, c, id, opts.priority);
-      if (changed) await this.persist(orgId, kind, c);
+      const { gone } = await this.reread(orgId, kind, c, id, opts.priority);
       if (gone) throw gone;
     } else {
       await this.freshen(orgId, kind, c, opts, this.deps.clock.now() + opts.waitMs);
@@ -327,9 +313,8 @@ export class Mirror {
   }
 
   /**
-   * Names and currencies of these vendors or customers (bills and invoices carry only ids), from the mirror: the
-   * first ask in an org waits up to waitMs for the kind's build, then they are refreshed at most every namesMaxAgeMs.
-   * Ids a collection not built yet lacks are read with `id:in` (filterable on vendors and customers), one call per 100.
+   * Names and currencies of these vendors or customers, refreshed at most every namesMaxAgeMs. Ids a collection not
+   * built yet lacks are read with `id:in` (filterable on vendors and customers), one call per 100.
    */
   async names(
     orgId: string,
@@ -369,9 +354,8 @@ export class Mirror {
   // ---- being told ----
 
   /**
-   * A webhook (or a card's Refresh) says this record changed, or every record of the kind without id, or the whole
-   * org without kind: what the mirror holds of it is read from BILL again before an answer shows it, the answers built
-   * from it are dropped, and in cluster mode every instance is told.
+   * A webhook (or a card's Refresh) says this record changed (every record of the kind without id, the org without
+   * kind): it is read again before an answer shows it, answers built from it are dropped, every instance is told.
    */
   async markStale(orgId: string, kind?: EntityKind, id?: string): Promise<void> {
     this.deps.broadcast?.publish({ orgId, kind, id });
@@ -397,12 +381,41 @@ export class Mirror {
   /** Reads every change since the last refresh (one call per 100 changes), single-flight per org and kind. */
   refresh(orgId: string, kind: Kind, priority: Priority = 'background'): Promise<number> {
     const key = `${kind}:${orgId}`;
-    let flight = this.refreshes.get(key);
-    if (!flight) {
-      flight = this.runRefresh(orgId, kind, priority).finally(() => this.refreshes.delete(key));
-      this.refreshes.set(key, flight);
-      flight.catch((err: unknown) => this.deps.log.warn({ orgId, kind, err: errorMessage(err) }, 'mirror refresh failed'));
-    }
+    const running = this.refreshes.get(key);
+    if (running) return running;
+    const flight = (async () => {
+      const c = await this.collection(orgId, kind);
+      if (c.coverage === 'none') return 0;
+      const spec = SPECS[kind] as KindSpec<Kind>;
+      const started = this.deps.clock.now();
+      // This walk reads every change up to now: it answers "something changed" and "too many marks" as well.
+      c.staleAll = false;
+      c.changed = false;
+      const since = c.watermark ? new BillFilter().gte('updatedTime', shifted(c.watermark, -OVERLAP_MS)) : undefined;
+      // Without the open filter: bills that were paid or archived since are seen, and dropped.
+      let newest = c.watermark;
+      let changed = 0;
+      for await (const page of spec.list(this.deps.bill.org(orgId, { priority }), since).pages()) {
+        for (const record of page.results) {
+          const kept = spec.keep(record);
+          if (!kept) continue;
+          // A timestamp from the future would make later refreshes skip every real change until then.
+          if (kept.updatedTime && !isFuture(kept.updatedTime, started) && (newest === undefined || isOlder(newest, kept.updatedTime)))
+            newest = kept.updatedTime;
+          if (this.keep(orgId, kind, c, kept)) changed++;
+        }
+      }
+      // Every change made before the walk began has been read: marks made before then are answered, and an unsorted kind
+      // continues from then (less the margin: clocks differ), a sorted one from the newest change seen.
+      const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
+      c.watermark = !spec.unsorted ? newest : c.watermark && !isOlder(c.watermark, mark) ? c.watermark : mark;
+      c.refreshedAt = started;
+      for (const [id, at] of c.stale) if (at <= started) c.stale.delete(id);
+      if (changed > 0) void this.persist(orgId, kind, c);
+      return changed;
+    })().finally(() => this.refreshes.delete(key));
+    this.refreshes.set(key, flight);
+    flight.catch((err: unknown) => this.deps.log.warn({ orgId, kind, err: errorMessage(err) }, 'mirror refresh failed'));
     return flight;
   }
 
@@ -411,9 +424,8 @@ export class Mirror {
     return KINDS.flatMap((kind) => {
       const c = this.cols.get(`${kind}:${orgId}`);
       if (!c || (c.coverage === 'none' && !c.building)) return [];
-      const { coverage, builtAt, refreshedAt } = c;
-      const scope = coverage === 'none' ? undefined : coverage;
-      return [{ kind, records: c.records.size, complete: scope !== undefined, scope, builtAt, refreshedAt }];
+      const scope = c.coverage === 'none' ? undefined : c.coverage;
+      return [{ kind, records: c.records.size, complete: scope !== undefined, scope, builtAt: c.builtAt, refreshedAt: c.refreshedAt }];
     });
   }
 
@@ -425,12 +437,10 @@ export class Mirror {
   // ---- freshness ----
 
   private async markLocal(mark: StaleMark, own: boolean): Promise<void> {
-    const { orgId, kind, id } = mark;
-    if (mark.key !== undefined) {
-      this.answers.drop(orgId, undefined, mark.key);
-      return;
-    }
-    this.answers.drop(orgId, kind);
+    const { orgId, kind, id, key } = mark;
+    // A mark with a key drops that one answer and nothing else.
+    this.answers.drop(orgId, kind, key);
+    if (key !== undefined) return;
     // A payment changes the bills it pays; its webhook names them as bill marks.
     for (const k of kind === undefined ? KINDS : KINDS.filter((x) => x === kind)) {
       const c = own ? await this.existing(orgId, k) : this.cols.get(`${k}:${orgId}`);
@@ -450,7 +460,7 @@ export class Mirror {
     const fresh = opts.maxAgeMs === undefined || (!c.changed && this.deps.clock.now() - c.refreshedAt < opts.maxAgeMs);
     if (opts.force !== true && !c.staleAll && fresh) return;
     try {
-      await this.within(this.refresh(orgId, kind, opts.priority), deadline - this.deps.clock.now());
+      await within(this.refresh(orgId, kind, opts.priority), deadline - this.deps.clock.now());
     } catch (err) {
       // BILL's budget is spent for now (busy, its hourly limit): the mirror answers as it is, and the card's "As of"
       // says how old that is. Anything else, or a card's Refresh (the person asked for BILL's data now), is theirs to see.
@@ -460,9 +470,8 @@ export class Mirror {
   }
 
   /**
-   * Reads again from BILL the records of this answer marked stale (one GET each), or refreshes once when there are
-   * more than MAX_CONFIRMS_PER_ANSWER (`firstOnly`: the first ones only). A refusal (BILL busy) leaves the record as
-   * BILL last answered it, still marked. True when the collection changed.
+   * Reads the rows marked stale again (one GET each), or refreshes once when there are more than
+   * MAX_CONFIRMS_PER_ANSWER (`firstOnly`: the first ones only); a refusal leaves a row still marked. True on a change.
    */
   private async confirmStale(
     orgId: string,
@@ -489,12 +498,10 @@ export class Mirror {
         ),
       ),
     );
-    const changed = results.includes(true);
-    if (changed) await this.persist(orgId, kind, c);
-    return changed;
+    return results.includes(true);
   }
 
-  /** Reads one record from BILL again and keeps what it answers; a 404 drops it and is returned. Refusals are thrown. */
+  /** Reads one record from BILL again, keeps and stores what it answers; a 404 drops it and is returned. Refusals are thrown. */
   private async reread(
     orgId: string,
     kind: Kind,
@@ -516,6 +523,7 @@ export class Mirror {
     }
     // A mark made while the GET ran stays for the next answer.
     if (c.stale.get(id) === markedAt) c.stale.delete(id);
+    if (result.changed) await this.persist(orgId, kind, c);
     return result;
   }
 
@@ -536,35 +544,55 @@ export class Mirror {
     if (party && c && c.stale.size < MAX_STALE_MARKS) c.stale.set(party.id, this.deps.clock.now());
   }
 
-  // ---- loading and building ----
+  // ---- loading, building and storing ----
 
   /** The org's collection in memory or from the store; an empty one (registered) when none was ever built. */
   private collection(orgId: string, kind: Kind): Promise<Collection> {
     const key = `${kind}:${orgId}`;
     const mem = this.cols.get(key);
     if (mem) return Promise.resolve(mem);
-    let read = this.reads.get(key);
-    if (!read) {
-      read = this.adopt(orgId, kind).finally(() => this.reads.delete(key));
-      this.reads.set(key, read);
-    }
+    const read =
+      this.reads.get(key) ??
+      (async () => {
+        const c = new Collection(SPECS[kind], () => this.deps.clock.now());
+        const stored = await this.takeStored(orgId, kind, c, 'open');
+        this.cols.set(key, c);
+        // Invoice cards name customers: the customer collection (built once, then refreshed) holds every name.
+        if (kind === 'invoice' && stored) this.prepare(orgId, 'customer');
+        return c;
+      })().finally(() => this.reads.delete(key));
+    this.reads.set(key, read);
     return read;
-  }
-
-  private async adopt(orgId: string, kind: Kind): Promise<Collection> {
-    const c = new Collection(SPECS[kind], () => this.deps.clock.now());
-    const stored = await this.takeStored(orgId, kind, c, 'open');
-    this.cols.set(`${kind}:${orgId}`, c);
-    // Invoice cards name customers: the customer collection (built once, then refreshed) holds every name.
-    if (kind === 'invoice' && stored) this.prepare(orgId, 'customer');
-    return c;
   }
 
   /** Takes the stored collection into the empty c (every caller holds c) when it covers `scope`; true when taken. */
   private async takeStored(orgId: string, kind: Kind, c: Collection, scope: Scope): Promise<boolean> {
-    const stored = await this.readStored(orgId, kind);
-    if (!stored || !covers(stored.coverage, scope) || c.coverage !== 'none') return false;
-    Object.assign(c, stored);
+    const key = `${kind}s:${orgId}`;
+    const head = await this.deps.state.get<StoredHead>(NS.mirror, key);
+    if (!head || typeof head !== 'object' || !Array.isArray(head.tags) || head.tags.length !== SHARDS) return false;
+    const shards = await Promise.all(Array.from({ length: SHARDS }, (_, k) => this.deps.state.get<StoredShard>(NS.mirror, `${key}#${k}`)));
+    if (!shards.every((s): s is StoredShard => !!s && Array.isArray(s.rows))) {
+      this.deps.log.warn({ orgId, kind }, 'stored mirror is missing shards; building it again');
+      return false;
+    }
+    let coverage: Scope = head.coverage === 'open' ? 'open' : 'all';
+    let watermark = head.watermark;
+    // A shard another writer stored after this header is as current as its own watermark says, no more.
+    for (const [k, s] of shards.entries()) {
+      if (s.tag === head.tags[k]) continue;
+      if (s.coverage === 'open') coverage = 'open';
+      watermark = earlier(watermark, s.watermark);
+    }
+    if (!covers(coverage, scope) || c.coverage !== 'none') return false;
+    for (const [k, s] of shards.entries()) {
+      c.tags[k] = s.tag;
+      for (const row of s.rows) if (typeof (row as Partial<AnyRecord> | null)?.id === 'string') c.put(row as AnyRecord);
+    }
+    c.dirty.clear();
+    c.coverage = coverage;
+    c.watermark = watermark;
+    c.builtAt = typeof head.builtAt === 'number' ? head.builtAt : 0;
+    c.refreshedAt = typeof head.refreshedAt === 'number' ? head.refreshedAt : 0;
     this.deps.log.info({ orgId, kind, records: c.records.size, scope: c.coverage }, 'mirror read from the state store');
     return true;
   }
@@ -578,7 +606,7 @@ export class Mirror {
   /** In memory, read, or built for `scope`; waits at most waitMs for a build (then answers with what is there). */
   private async ready(orgId: string, kind: Kind, scope: Scope, waitMs: number): Promise<Collection> {
     const c = await this.collection(orgId, kind);
-    if (!covers(c.coverage, scope)) await this.within(this.build(orgId, kind, c, scope), waitMs);
+    if (!covers(c.coverage, scope)) await within(this.build(orgId, kind, c, scope), waitMs);
     return c;
   }
 
@@ -588,7 +616,46 @@ export class Mirror {
     const running = this.builds.get(key);
     if (running && covers(running.scope, scope)) return running.done;
     const after = running ? running.done.catch(() => undefined) : Promise.resolve();
-    const done = after.then(() => (covers(c.coverage, scope) ? undefined : this.runBuild(orgId, kind, c, scope)));
+    const done = after.then(async () => {
+      if (covers(c.coverage, scope)) return;
+      const spec = SPECS[kind] as KindSpec<Kind>;
+      const wasEmpty = c.coverage === 'none';
+      // Another instance may have built and stored it since this one last looked (cluster mode): take that instead.
+      if (wasEmpty && (await this.takeStored(orgId, kind, c, scope))) return;
+      const started = this.deps.clock.now();
+      const open = scope === 'open' && wasEmpty ? spec.open : undefined;
+      const walkScope: Scope = open ? 'open' : 'all';
+      c.building = walkScope;
+      let pages = 0;
+      try {
+        const org = this.deps.bill.org(orgId, { priority: 'background' });
+        for await (const page of (open ? open.list(org) : spec.list(org, undefined)).pages()) {
+          pages++;
+          for (const record of page.results) {
+            const kept = spec.keep(record);
+            if (kept) c.put(kept);
+          }
+        }
+      } catch (err) {
+        // A failed first build leaves nothing half-done behind; the next question starts it again.
+        if (wasEmpty) {
+          c.records.clear();
+          c.byNumber.clear();
+          c.watermark = undefined;
+        }
+        throw err;
+      } finally {
+        c.building = undefined;
+      }
+      const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
+      c.watermark = wasEmpty ? mark : earlier(c.watermark, mark);
+      if (!covers(c.coverage, walkScope)) c.coverage = walkScope;
+      c.builtAt = this.deps.clock.now();
+      c.refreshedAt = Math.max(c.refreshedAt, started);
+      this.deps.log.info({ orgId, kind, scope: walkScope, records: c.records.size, pages, ms: c.builtAt - started }, 'mirror built');
+      await this.persist(orgId, kind, c, true);
+      if (kind === 'invoice' && wasEmpty) this.prepare(orgId, 'customer');
+    });
     const entry = { scope, done };
     this.builds.set(key, entry);
     void done
@@ -599,165 +666,40 @@ export class Mirror {
     return done;
   }
 
-  private async runBuild(orgId: string, kind: Kind, c: Collection, scope: Scope): Promise<void> {
-    const spec = SPECS[kind] as KindSpec<Kind>;
-    const wasEmpty = c.coverage === 'none';
-    // Another instance may have built and stored it since this one last looked (cluster mode): take that instead.
-    if (wasEmpty && (await this.takeStored(orgId, kind, c, scope))) return;
-    const started = this.deps.clock.now();
-    const open = scope === 'open' && wasEmpty ? spec.open : undefined;
-    const walkScope: Scope = open ? 'open' : 'all';
-    c.building = walkScope;
-    let pages = 0;
-    try {
-      const org = this.deps.bill.org(orgId, { priority: 'background' });
-      for await (const page of (open ? open.list(org) : spec.list(org, undefined)).pages()) {
-        pages++;
-        for (const record of page.results) {
-          const kept = spec.keep(record);
-          if (kept) c.put(kept);
-        }
-      }
-    } catch (err) {
-      c.building = undefined;
-      // A failed first build leaves nothing half-done behind; the next question starts it again.
-      if (wasEmpty) {
-        c.records.clear();
-        c.byNumber.clear();
-        c.watermark = undefined;
-      }
-      throw err;
-    }
-    const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
-    c.watermark = wasEmpty ? mark : earlier(c.watermark, mark);
-    if (RANK[walkScope] > RANK[c.coverage]) c.coverage = walkScope;
-    c.building = undefined;
-    c.builtAt = this.deps.clock.now();
-    c.refreshedAt = Math.max(c.refreshedAt, started);
-    this.deps.log.info({ orgId, kind, scope: walkScope, records: c.records.size, pages, ms: c.builtAt - started }, 'mirror built');
-    await this.persist(orgId, kind, c, true);
-    if (kind === 'invoice' && wasEmpty) this.prepare(orgId, 'customer');
-  }
-
-  private async runRefresh(orgId: string, kind: Kind, priority: Priority): Promise<number> {
-    const c = await this.collection(orgId, kind);
-    if (c.coverage === 'none') return 0;
-    const spec = SPECS[kind] as KindSpec<Kind>;
-    const started = this.deps.clock.now();
-    // This walk reads every change up to now: it answers "something changed" and "too many marks" as well.
-    c.staleAll = false;
-    c.changed = false;
-    const since = c.watermark ? new BillFilter().gte('updatedTime', shifted(c.watermark, -OVERLAP_MS)) : undefined;
-    // Without the open filter: bills that were paid or archived since are seen, and dropped.
-    let newest = c.watermark;
-    let changed = 0;
-    for await (const page of spec.list(this.deps.bill.org(orgId, { priority }), since).pages()) {
-      for (const record of page.results) {
-        const kept = spec.keep(record);
-        if (!kept) continue;
-        // A timestamp from the future would make later refreshes skip every real change until then.
-        if (kept.updatedTime && !isFuture(kept.updatedTime, started) && (newest === undefined || isOlder(newest, kept.updatedTime)))
-          newest = kept.updatedTime;
-        if (this.keep(orgId, kind, c, kept)) changed++;
-      }
-    }
-    if (spec.unsorted) {
-      // Every change made before the walk began has been read (clocks may differ a little: the margin).
-      const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
-      c.watermark = c.watermark === undefined || isOlder(c.watermark, mark) ? mark : c.watermark;
-    } else {
-      c.watermark = newest;
-    }
-    c.refreshedAt = started;
-    // Every change made before the walk began has been read: marks made before then are answered.
-    for (const [id, at] of c.stale) if (at <= started) c.stale.delete(id);
-    if (changed > 0) void this.persist(orgId, kind, c);
-    return changed;
-  }
-
-  // ---- the state store ----
-
-  private async readStored(orgId: string, kind: Kind): Promise<Collection | undefined> {
-    const key = `${kind}s:${orgId}`;
-    const head = await this.deps.state.get<StoredHead>(NS.mirror, key);
-    if (!head || typeof head !== 'object' || !Array.isArray(head.tags) || head.tags.length !== SHARDS) return undefined;
-    const shards = await Promise.all(Array.from({ length: SHARDS }, (_, k) => this.deps.state.get<StoredShard>(NS.mirror, `${key}#${k}`)));
-    if (!shards.every((s): s is StoredShard => !!s && Array.isArray(s.rows))) {
-      this.deps.log.warn({ orgId, kind }, 'stored mirror is missing shards; building it again');
-      return undefined;
-    }
-    const c = new Collection(SPECS[kind], () => this.deps.clock.now());
-    let coverage: Scope = head.coverage === 'open' ? 'open' : 'all';
-    let watermark = head.watermark;
-    shards.forEach((s, k) => {
-      // A shard another writer stored after this header is as current as its own watermark says, no more.
-      if (s.tag !== head.tags[k]) {
-        if (s.coverage === 'open') coverage = 'open';
-        watermark = earlier(watermark, s.watermark);
-      }
-      c.tags[k] = s.tag;
-      for (const row of s.rows) if (typeof (row as Partial<AnyRecord> | null)?.id === 'string') c.put(row as AnyRecord);
-    });
-    c.coverage = coverage;
-    c.watermark = watermark;
-    c.dirty.clear();
-    c.builtAt = typeof head.builtAt === 'number' ? head.builtAt : 0;
-    c.refreshedAt = typeof head.refreshedAt === 'number' ? head.refreshedAt : 0;
-    return c;
-  }
-
   /** Stores the changed shards, then the header; one write at a time per collection (changes meanwhile go next). */
   private persist(orgId: string, kind: Kind, c: Collection, everything = false): Promise<void> {
-    if (c.coverage === 'none') return Promise.resolve();
     if (everything) for (let k = 0; k < SHARDS; k++) c.dirty.add(k);
     const key = `${kind}:${orgId}`;
-    const next = (this.writes.get(key) ?? Promise.resolve()).then(() => this.write(orgId, kind, c));
+    const next = (this.writes.get(key) ?? Promise.resolve()).then(async () => {
+      if (c.dirty.size === 0 || c.coverage === 'none') return;
+      const stored = `${kind}s:${orgId}`;
+      // The header vouches for what was read up to the start of this write: changes made while it runs mark their
+      // shards dirty again and go in the next write.
+      const { watermark, builtAt, refreshedAt, coverage } = c;
+      const rows = new Map<number, AnyRecord[]>([...c.dirty].map((k) => [k, []]));
+      for (const r of c.records.values()) rows.get(shardOf(r.id))?.push(r);
+      c.dirty.clear();
+      try {
+        await Promise.all(
+          [...rows].map(async ([k, shard]) => {
+            const tag = `${this.writer}:${++this.seq}`;
+            const doc: StoredShard = { coverage, watermark, tag, rows: shard };
+            await this.deps.state.set(NS.mirror, `${stored}#${k}`, doc);
+            c.tags[k] = tag;
+          }),
+        );
+        const head: StoredHead = { coverage, builtAt, refreshedAt, watermark, tags: [...c.tags] };
+        await this.deps.state.set(NS.mirror, stored, head);
+      } catch (err) {
+        // The mirror in memory still answers; the shards are stored with the next change.
+        for (const k of rows.keys()) c.dirty.add(k);
+        this.deps.log.warn({ orgId, kind, err: errorMessage(err) }, 'mirror could not be stored');
+      }
+    });
     this.writes.set(key, next);
     void next.finally(() => {
       if (this.writes.get(key) === next) this.writes.delete(key);
     });
     return next;
-  }
-
-  private async write(orgId: string, kind: Kind, c: Collection): Promise<void> {
-    if (c.dirty.size === 0 || c.coverage === 'none') return;
-    const key = `${kind}s:${orgId}`;
-    // The header vouches for what was read up to the start of this write: changes made while it runs mark their
-    // shards dirty again and go in the next write.
-    const { watermark, builtAt, refreshedAt, coverage } = c;
-    const rows = new Map<number, AnyRecord[]>([...c.dirty].map((k) => [k, []]));
-    for (const r of c.records.values()) rows.get(shardOf(r.id))?.push(r);
-    c.dirty.clear();
-    try {
-      await Promise.all(
-        [...rows].map(async ([k, shard]) => {
-          const tag = `${this.writer}:${++this.seq}`;
-          const doc: StoredShard = { coverage, watermark, tag, rows: shard };
-          await this.deps.state.set(NS.mirror, `${key}#${k}`, doc);
-          c.tags[k] = tag;
-        }),
-      );
-      const head: StoredHead = { coverage, builtAt, refreshedAt, watermark, tags: [...c.tags] };
-      await this.deps.state.set(NS.mirror, key, head);
-    } catch (err) {
-      // The mirror in memory still answers; the shards are stored with the next change.
-      for (const k of rows.keys()) c.dirty.add(k);
-      this.deps.log.warn({ orgId, kind, err: errorMessage(err) }, 'mirror could not be stored');
-    }
-  }
-
-  /** The promise's value, or undefined when it takes longer than ms (the work goes on). */
-  private async within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
-    // A failure after the deadline has nobody waiting: it is logged where the work started, not left unhandled.
-    p.catch(() => undefined);
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), Math.max(0, ms));
-    });
-    try {
-      return await Promise.race([p, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
   }
 }

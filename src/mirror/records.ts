@@ -122,16 +122,18 @@ export function keepInvoice(i: Invoice): Invoice | undefined {
   };
 }
 
+/** What vendors and customers share, as kept. */
+function keepParty(p: Vendor | Customer) {
+  const balance = optNum(p.balance?.amount);
+  return { id: p.id, archived: flag(p.archived), name: str(p.name), balance: balance === undefined ? undefined : { amount: balance } };
+}
+
 export function keepVendor(v: Vendor): Vendor | undefined {
   if (!isRecord(v)) return undefined;
-  const balance = optNum(v.balance?.amount);
   const lastPaymentDate = optStr(v.paymentInformation?.lastPaymentDate);
   return {
-    id: v.id,
-    archived: flag(v.archived),
-    name: str(v.name),
+    ...keepParty(v),
     billCurrency: optStr(v.billCurrency),
-    balance: balance === undefined ? undefined : { amount: balance },
     paymentInformation: lastPaymentDate ? { lastPaymentDate } : undefined,
     networkStatus: optStr(v.networkStatus),
     createdTime: '',
@@ -141,16 +143,7 @@ export function keepVendor(v: Vendor): Vendor | undefined {
 
 export function keepCustomer(c: Customer): Customer | undefined {
   if (!isRecord(c)) return undefined;
-  const balance = optNum(c.balance?.amount);
-  return {
-    id: c.id,
-    archived: flag(c.archived),
-    name: str(c.name),
-    invoiceCurrency: optStr(c.invoiceCurrency),
-    balance: balance === undefined ? undefined : { amount: balance },
-    createdTime: '',
-    updatedTime: str(c.updatedTime),
-  };
+  return { ...keepParty(c), invoiceCurrency: optStr(c.invoiceCurrency), createdTime: '', updatedTime: str(c.updatedTime) };
 }
 
 /** A walk: 100 records a page, at most 10,000 pages. */
