@@ -251,7 +251,7 @@ export class Mirror {
     const c = await this.ready(orgId, kind, 'all', opts.waitMs);
     const found = () => {
       const held = c.byNumber.get(normalizeNumber(number)) ?? [];
-      return (typeof held === 'string' ? [held] : held).map((id) => c.records.get(id) as Records[K]);
+      return (typeof held === 'string' ? [held] : held).flatMap((id) => (c.records.get(id) as Records[K] | undefined) ?? []);
     };
     if (!covers(c.coverage, 'all')) {
       const partial = found();
