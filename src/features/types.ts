@@ -84,3 +84,8 @@ export interface CommandDefinition extends CommandInfo {
 export function bindCommands<Deps>(commands: ReadonlyArray<Command<Deps>>, deps: Deps): CommandDefinition[] {
   return commands.map((command) => ({ ...command, run: (ctx) => command.run(ctx, deps) }));
 }
+
+/** The conversation a message, click or card belongs to: a channel thread counts as its channel ("19:x;messageid=1" -> "19:x"). */
+export function conversationOf(conversationId: string): string {
+  return conversationId.split(';')[0] ?? conversationId;
+}

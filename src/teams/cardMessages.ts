@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { NS, type StateStore } from '../infra/state/types.js';
 import type { AdaptiveCard, Json } from '../cards/card.js';
 import type { ConversationScope } from '../features/types.js';
-import { channelOf } from './routes.js';
+import { conversationOf } from '../features/types.js';
 
 type Where = Pick<ConversationScope, 'tenantId' | 'conversationId'>;
 
@@ -80,7 +80,7 @@ export function buttonsOf(card: AdaptiveCard | Json | undefined): Array<Record<s
 
 function keyOf(tenantId: string | undefined, conversationId: string, activityId: string): string {
   // A channel post is clicked from its thread ("19:…;messageid=<post id>"): the record is kept under the channel.
-  return `${(tenantId ?? '').toLowerCase()}|${channelOf(conversationId)}|${activityId}`;
+  return `${(tenantId ?? '').toLowerCase()}|${conversationOf(conversationId)}|${activityId}`;
 }
 
 export class CardMessages {

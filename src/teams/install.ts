@@ -6,7 +6,8 @@ import { bindingTarget, type BindingTarget, type OrgBindings } from '../bindings
 import type { InstallRecord, Installations } from '../bindings/installations.js';
 import { welcomeCard } from '../cards/welcome.js';
 import type { CommandRegistry } from '../features/registry.js';
-import { cardActivity, channelOf, type Turn } from './routes.js';
+import { conversationOf } from '../features/types.js';
+import { cardActivity, type Turn } from './routes.js';
 
 interface InstallChannelData {
   team?: { id?: string; name?: string; aadGroupId?: string };
@@ -49,7 +50,7 @@ export async function botArrived(parts: InstallParts, turn: Turn, upgrade: boole
     targetId: target.targetId,
     aadGroupId: scope.aadGroupId,
     name: typeof channelData.team?.name === 'string' ? channelData.team.name : undefined,
-    channelId: scope.kind === 'channel' ? (selectedChannel ?? channelOf(scope.conversationId)) : undefined,
+    channelId: scope.kind === 'channel' ? (selectedChannel ?? conversationOf(scope.conversationId)) : undefined,
     reference,
     installedBy: caller.aadObjectId,
   });
@@ -97,7 +98,7 @@ async function welcome(
   });
   const activity = cardActivity(reply);
   // Teams may say the bot was set up for a channel other than the one the event came through.
-  if (scope.kind === 'channel' && selectedChannel && selectedChannel !== channelOf(scope.conversationId) && appId) {
+  if (scope.kind === 'channel' && selectedChannel && selectedChannel !== conversationOf(scope.conversationId) && appId) {
     try {
       await TeamsInfo.sendMessageToTeamsChannel(context, activity as Activity, selectedChannel, appId);
       return;

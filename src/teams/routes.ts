@@ -18,11 +18,6 @@ const CORRELATION_ID = Symbol('correlationId');
 
 export const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** The channel part of a conversation id ("19:x@thread.tacv2;messageid=1" -> "19:x@thread.tacv2"): a channel post's thread. */
-export function channelOf(conversationId: string): string {
-  return conversationId.split(';')[0] ?? conversationId;
-}
-
 /** One inbound activity as the steps and handlers of its route see it. */
 export interface Turn {
   context: TurnContext;

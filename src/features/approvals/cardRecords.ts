@@ -44,11 +44,6 @@ export interface ApprovalCardState {
   updatedAt: number;
 }
 
-/** The conversation a click or a card belongs to: a channel thread counts as its channel. */
-export function conversationOf(conversationId: string): string {
-  return conversationId.split(';')[0] ?? conversationId;
-}
-
 /** A string of button data, when it is one of at most `max` characters. */
 export function dataString(v: unknown, max: number): string | undefined {
   return typeof v === 'string' && v.length > 0 && v.length <= max ? v : undefined;

@@ -16,11 +16,10 @@ import type { CardReply } from '../../cards/card.js';
 import { errorReply } from '../../cards/errorCards.js';
 import { clockTime, dateInZone, type FormatOptions } from '../../cards/format.js';
 import { shortId } from '../../cards/redact.js';
-import type { Caller, ConversationScope } from '../types.js';
+import { conversationOf, type Caller, type ConversationScope } from '../types.js';
 import { auditActor, auditAdmin, auditOrUndo } from '../audit.js';
 import {
   buttonSigner,
-  conversationOf,
   dataString,
   type ApprovalAction,
   type ApprovalCardBill,

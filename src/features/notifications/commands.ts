@@ -14,7 +14,7 @@ import { auditAdmin, auditOrUndo } from '../audit.js';
 import type { AccessPolicy } from '../access.js';
 import type { AuditTrail } from '../../infra/audit.js';
 import type { Installations } from '../../bindings/installations.js';
-import type { Command, CommandContext } from '../types.js';
+import { conversationOf, type Command, type CommandContext } from '../types.js';
 
 export interface NotificationsDeps {
   notify: Pick<Notifications, 'subscriptions' | 'digestSettings' | 'composeDigest' | 'keys' | 'setup'>;
@@ -41,7 +41,7 @@ const KINDS_HINT = `Type **subscribe** and one or more of: ${SUBSCRIPTION_KINDS.
 /** The channel a command was typed in (channel scopes only). */
 export function channelTargetOf(scope: CommandContext['scope']): ChannelTarget | undefined {
   if (scope.kind !== 'channel' || !scope.teamId) return undefined;
-  const channelId = scope.channelId ?? scope.conversationId.split(';')[0];
+  const channelId = scope.channelId ?? conversationOf(scope.conversationId);
   if (!channelId || !scope.tenantId) return undefined;
   return { tenantId: scope.tenantId.toLowerCase(), teamId: scope.teamId, channelId };
 }
