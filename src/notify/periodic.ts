@@ -1,4 +1,4 @@
-// A job that runs every few seconds, one run at a time, and stops cleanly: the clockwork of the digest schedulers.
+// A job that runs every few seconds, one run at a time, and stops cleanly: the clockwork of the outbox worker and the digests.
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 

@@ -27,6 +27,7 @@ import { errorMessage } from '../errors.js';
 import type { BindingScope } from '../bindings/bindings.js';
 import { NS, type StateStore } from '../infra/state/types.js';
 import { Leases } from './lease.js';
+import { Periodic } from './periodic.js';
 import { EVENT_ID_TTL_MS, outboxKey } from './receiver.js';
 import { channelScope, targetOf, type ChannelSubscriptions } from './subscriptions.js';
 import type { ConfirmedRecord } from './project.js';
@@ -106,58 +107,48 @@ export class DeliveryWorker {
   private readonly leases: Leases;
   private readonly held = new Map<string, Held>();
   private readonly lanes = new Map<string, Promise<void>>();
-  private timer: NodeJS.Timeout | undefined;
-  private passing: Promise<number> | undefined;
-  private again = false;
-  private stopped = false;
-  // Read through calls after an await: stop() and kick() change the flags meanwhile.
-  private isStopped(): boolean {
-    return this.stopped;
-  }
-  private passAgain(): boolean {
-    return this.again && !this.stopped;
-  }
+  /** One pass at a time over the outbox (each renews the held leases first); a kick during a pass asks for one more. */
+  private readonly passes: Periodic<number>;
   private kicked: NodeJS.Immediate | undefined;
 
   constructor(private readonly deps: WorkerDeps) {
     this.leases = new Leases(deps.state, deps.clock, NS.outbox, deps.leaseMs ?? LEASE_MS);
+    this.passes = new Periodic(
+      async () => {
+        await this.renewLeases();
+        return this.pass();
+      },
+      { everyMs: POLL_MS, log: deps.log, what: 'notification worker' },
+    );
   }
 
   /** Polls the outbox (retries, events another instance left behind) and works off what is there now. */
   start(): void {
-    if (this.timer || this.stopped) return;
-    this.timer = setInterval(() => {
-      this.kick();
-      void this.renewLeases();
-    }, POLL_MS);
-    this.timer.unref();
+    this.passes.start();
     this.kick();
   }
 
   /** Looks at the outbox soon (after the current I/O), without waiting. */
   kick(): void {
-    if (this.stopped || this.kicked) return;
+    if (this.passes.stopped || this.kicked) return;
     this.kicked = setImmediate(() => {
       this.kicked = undefined;
-      this.runPasses().catch((err: unknown) => this.deps.log.error({ err: errorMessage(err) }, 'notification worker failed'));
+      this.passes.tick().catch((err: unknown) => this.deps.log.error({ err: errorMessage(err) }, 'notification worker failed'));
     });
   }
 
   /** Works through every delivery due now and waits until they are sent, retried later, or given up (tests, shutdown). */
   async drain(): Promise<void> {
-    for (let round = 0; round < 1_000 && !this.stopped; round++) {
-      const queued = await this.runPasses();
+    for (let round = 0; round < 1_000 && !this.passes.stopped; round++) {
+      const queued = await this.passes.tick();
       await this.lanesIdle();
-      if (queued === 0 && !this.again) break;
+      if (queued === 0) break;
     }
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
     if (this.kicked) clearImmediate(this.kicked);
-    this.timer = undefined;
-    await this.passing?.catch(() => undefined);
+    await this.passes.stop();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([this.lanesIdle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_GRACE_MS)))]);
     clearTimeout(timer);
@@ -185,26 +176,6 @@ export class DeliveryWorker {
     while (this.lanes.size > 0) await Promise.all([...this.lanes.values()]);
   }
 
-  /** One pass at a time; a kick during a pass asks for one more. Resolves with how many sends were queued. */
-  private runPasses(): Promise<number> {
-    if (this.passing) {
-      this.again = true;
-      return this.passing;
-    }
-    const run = (async () => {
-      let queued = 0;
-      do {
-        this.again = false;
-        queued += await this.pass();
-      } while (this.passAgain());
-      return queued;
-    })();
-    this.passing = run.finally(() => {
-      this.passing = undefined;
-    });
-    return this.passing;
-  }
-
   private async renewLeases(): Promise<void> {
     for (const [eventId, h] of this.held) {
       if (h.settling || h.lost) continue;
@@ -221,7 +192,7 @@ export class DeliveryWorker {
     const now = this.deps.clock.now();
     let queued = 0;
     for (const stored of await this.events()) {
-      if (this.stopped) break;
+      if (this.passes.stopped) break;
       const h = this.held.get(stored.eventId);
       if (h) {
         if (!h.settling && !h.lost) queued += this.enqueueDue(h, now);
@@ -262,8 +233,7 @@ export class DeliveryWorker {
     if (!ev.applied) {
       await this.deps.apply(ev).catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'index update from a webhook event failed'));
       ev.applied = true;
-      if (!(await this.stillHeld(h))) return;
-      await this.save(h);
+      if (!(await this.checkpoint(h))) return;
     }
     if (!ev.targets) {
       const targets: Record<string, DeliveryState> = {};
@@ -272,8 +242,7 @@ export class DeliveryWorker {
           targets[key] = { state: 'pending', tries: 0, nextAt: this.deps.clock.now() };
       }
       ev.targets = targets;
-      if (!(await this.stillHeld(h))) return;
-      await this.save(h);
+      if (!(await this.checkpoint(h))) return;
       log.info({ channels: Object.keys(targets).length }, 'notification routed');
     }
     const pending = () => Object.values(ev.targets ?? {}).some((t) => t.state === 'pending');
@@ -291,7 +260,7 @@ export class DeliveryWorker {
           { err: errorMessage(err), tries: ev.confirmTries, retryInMs: wait },
           'record of a webhook event could not be read from BILL; will try again',
         );
-        if (await this.stillHeld(h)) await this.save(h);
+        await this.checkpoint(h);
         return;
       }
       if (got.state === 'gone') {
@@ -301,15 +270,14 @@ export class DeliveryWorker {
         log.info('record of a webhook event is not in BILL; nothing posted');
       } else ev.entity = got.entity;
       ev.confirmed = true;
-      if (!(await this.stillHeld(h))) return;
-      await this.save(h);
+      if (!(await this.checkpoint(h))) return;
     }
     if (!ev.enrichment && pending()) {
       ev.enrichment = await this.deps.enrich(ev).catch((err: unknown) => {
         log.info({ err: errorMessage(err) }, 'notification details could not be looked up; the card shows the record without them');
         return {};
       });
-      if (await this.stillHeld(h)) await this.save(h);
+      await this.checkpoint(h);
     }
   }
 
@@ -324,7 +292,7 @@ export class DeliveryWorker {
       const lane = key.slice(0, key.lastIndexOf('|'));
       const tail = (this.lanes.get(lane) ?? Promise.resolve()).then(async () => {
         try {
-          if (!this.isStopped() && !h.lost) {
+          if (!this.passes.stopped && !h.lost) {
             await this.deliver(h, key, target);
             if (!isLost(h)) await this.save(h);
           }
@@ -367,6 +335,13 @@ export class DeliveryWorker {
   private async stillHeld(h: Held): Promise<boolean> {
     if (!h.lost && !(await this.leases.renew(leaseKey(h.ev.eventId)))) this.lose(h);
     return !h.lost;
+  }
+
+  /** Stores the event as prepared so far, if it is still ours; false when it is not. */
+  private async checkpoint(h: Held): Promise<boolean> {
+    if (!(await this.stillHeld(h))) return false;
+    await this.save(h);
+    return true;
   }
 
   /** The event's lease went to another worker: stop here, leave the event and its record to it. */
