@@ -22,8 +22,8 @@ import { Periodic } from './periodic.js';
 import { addDays, dateInZone } from '../infra/calendar.js';
 import { latestSlot, type DigestSchedule } from './schedule.js';
 import type { WorkerDeps } from './worker.js';
-import { channelKey, channelScope, targetOf } from './subscriptions.js';
-import type { ChannelTarget, ConversationRef, DigestContent, DigestRow } from './types.js';
+import { channelKey, channelScope, targetOf, type ChannelSubscription } from './subscriptions.js';
+import type { ChannelTarget, DigestContent, DigestRow } from './types.js';
 
 export const CATCH_UP_MS = 2 * 3_600_000;
 const SLOT_MARKER_TTL_MS = 8 * 24 * 3_600_000;
@@ -32,16 +32,12 @@ const TICK_MS = 30_000;
 /** Pages read per list (100 rows each). */
 const MAX_PAGES = 10;
 
-export interface DigestSetting extends ChannelTarget {
-  v: 1;
+/** A channel's digest schedule, kept like its subscriptions; `since`: when it was set (slots before it are never posted). */
+export type DigestSetting = Omit<ChannelSubscription, 'kind' | 'createdAt'> & {
   type: 'digest';
-  orgId: string;
   schedule: DigestSchedule;
-  reference: ConversationRef;
-  createdBy: string | undefined;
-  /** When this schedule was set: slots before it are never posted. */
   since: number;
-}
+};
 
 interface SlotMarker {
   state: 'sending' | 'done';

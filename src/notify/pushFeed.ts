@@ -57,7 +57,7 @@ export class PushFeed {
     if (this.deps.checkMs <= 0) return false;
     const now = this.deps.clock.now();
     const feed = this.orgs.get(orgId);
-    if (!feed || this.due(feed, now)) void this.refresh(orgId, false);
+    if (!feed || this.due(feed, now)) void this.refresh(orgId);
     if (!feed) return false;
     if (now - feed.checkedAt < this.deps.checkMs && feed.entities.has(entity)) return true;
     // No fresh check: a recent event from a subscription that covers the entity vouches for it.
@@ -83,19 +83,18 @@ export class PushFeed {
   }
 
   /** Checks now and waits for the answer (start-up, tests); `fed` starts the same check, when due, in the background. */
-  refresh(orgId: string, force = true): Promise<void> {
+  refresh(orgId: string): Promise<void> {
     let flight = this.checks.get(orgId);
     if (!flight) {
-      flight = this.runCheck(orgId, force).finally(() => this.checks.delete(orgId));
+      flight = this.runCheck(orgId).finally(() => this.checks.delete(orgId));
       this.checks.set(orgId, flight);
       flight.catch(() => undefined);
     }
     return flight;
   }
 
-  private async runCheck(orgId: string, force: boolean): Promise<void> {
+  private async runCheck(orgId: string): Promise<void> {
     const prior = this.orgs.get(orgId);
-    if (!force && prior && !this.due(prior, this.deps.clock.now())) return;
     const feed: OrgFeed = {
       entities: new Set(),
       covers: new Map(),

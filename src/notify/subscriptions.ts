@@ -9,11 +9,8 @@ import { NS, type StateStore } from '../infra/state/types.js';
 import { SUBSCRIPTION_KINDS, type SubscriptionKind } from './kinds.js';
 import type { ChannelTarget, ConversationRef } from './types.js';
 
-export interface ChannelSubscription {
+export interface ChannelSubscription extends ChannelTarget {
   v: 1;
-  tenantId: string;
-  teamId: string;
-  channelId: string;
   kind: SubscriptionKind;
   /** The org the team was bound to when it subscribed (informational: the binding is re-checked before each send). */
   orgId: string;
