@@ -47,7 +47,7 @@ export type BindingState =
 
 export class BindingRefused extends Error {
   constructor(
-    readonly reason: 'singleOrg' | 'orgNotAllowed' | 'noTarget' | 'tenantNotAllowed',
+    readonly reason: 'orgNotAllowed' | 'noTarget' | 'tenantNotAllowed',
     message: string,
   ) {
     super(message);
@@ -129,7 +129,7 @@ export class OrgBindings {
     linkedBy: string | undefined,
   ): Promise<{ binding: OrgBinding; previousOrgId: string | undefined }> {
     if (!this.tenantAllowed(scope.tenantId)) throw new BindingRefused('tenantNotAllowed', 'tenant not allowed');
-    if (this.mode === 'single') throw new BindingRefused('singleOrg', 'this deployment serves one organisation');
+    // A single-org deployment allows no org here (BILL_ALLOWED_ORG_IDS is empty), so it never stores a link.
     const org = this.allowedOrg(orgId);
     if (!org) throw new BindingRefused('orgNotAllowed', 'organisation not in BILL_ALLOWED_ORG_IDS');
     const target = bindingTarget(scope);
@@ -141,12 +141,10 @@ export class OrgBindings {
     return { binding, previousOrgId: previous?.orgId };
   }
 
-  /** Removes the link of the team of a channel (or the chat); the org it had, if any. */
+  /** Removes the link of the team of a channel (or the chat); the org it had, if any (none in a single-org deployment). */
   async unlink(scope: BindingScope): Promise<string | undefined> {
-    if (this.mode === 'single') throw new BindingRefused('singleOrg', 'this deployment serves one organisation');
     const target = bindingTarget(scope);
-    if (!target) return undefined;
-    return this.remove(target);
+    return target && this.remove(target);
   }
 
   /** Deletes a target's binding (the bot was removed); the org it had, if any. */

@@ -81,14 +81,11 @@ export class WebhookKeys {
     const twiceRotated = existing?.v === 1 && existing.previous ? this.tryOpen(existing.previous.key, existing, false) : undefined;
     if (twiceRotated !== undefined && twiceRotated !== input.securityKey) this.deps.secrets.delete(twiceRotated);
     const replaced = existing?.v === 1 && this.tryOpen(existing.key, existing, false) !== input.securityKey ? existing : undefined;
+    const { securityKey, ...info } = input;
     const record: StoredKey = {
       v: 1,
-      subscriptionId: input.subscriptionId,
-      orgId: input.orgId,
-      name: input.name,
-      notificationUrl: input.notificationUrl,
-      events: input.events,
-      key: this.seal(input.securityKey, input),
+      ...info,
+      key: this.seal(securityKey, input),
       // The key being replaced goes on verifying events BILL signed before the rotation (sealed again for this record).
       previous: replaced ? this.carryOver(replaced, replaced.key, input, now + ROTATION_GRACE_MS) : undefined,
       createdAt: existing?.createdAt ?? now,
