@@ -238,12 +238,9 @@ export function createNotifications(deps: NotifyDeps) {
           type === 'payment.failed' || type === 'autopay.failed'
             ? 'payment.updated'
             : `${family}.${entity.archived === true ? 'archived' : 'updated'}`,
-        version: '1',
         orgId,
-        subscriptionId: '',
         kind: eventTypeInfo(type)?.kind ?? 'bills',
         entityType,
-        entityKey: entityType,
         entity,
         errors: [],
         receivedAt: clock.now(),

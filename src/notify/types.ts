@@ -42,12 +42,9 @@ export interface OutboxEvent {
   v: 1;
   eventId: string;
   type: string;
-  version: string;
   orgId: string;
-  subscriptionId: string;
   kind: SubscriptionKind;
   entityType: EntityKind;
-  entityKey: string | undefined;
   /** The record, reduced to the fields cards use (no bank or tax numbers): the payload's until `confirmed`, then BILL's. */
   entity: Record<string, unknown>;
   errors: Array<{ code?: string; message?: string }>;
