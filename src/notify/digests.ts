@@ -22,7 +22,7 @@ import { Periodic } from './periodic.js';
 import { addDays, dateInZone } from '../infra/calendar.js';
 import { latestSlot, type DigestSchedule } from './schedule.js';
 import type { WorkerDeps } from './worker.js';
-import { channelKey, channelScope, targetOf, type ChannelSubscription } from './subscriptions.js';
+import { channelKey, channelScope, type ChannelSubscription } from './subscriptions.js';
 import type { ChannelTarget, DigestContent, DigestRow } from './types.js';
 
 export const CATCH_UP_MS = 2 * 3_600_000;
@@ -190,8 +190,7 @@ export function digestScheduler(deps: SchedulerDeps): Periodic<TickReport> {
   const postSlot = async (setting: DigestSetting, now: number, report: TickReport): Promise<void> => {
     const slot = latestSlot(setting.schedule, now, deps.timeZone);
     if (slot.at < setting.since || now - slot.at > CATCH_UP_MS) return;
-    const target = targetOf(setting);
-    const key = channelKey(target);
+    const key = channelKey(setting);
     const markerKey = `${key}|slot|${slot.id}`;
     if (await state.get<SlotMarker>(NS.digests, markerKey)) return;
     const lease = `${markerKey}|lease`;
@@ -201,7 +200,7 @@ export function digestScheduler(deps: SchedulerDeps): Periodic<TickReport> {
     try {
       // Another instance may have finished the slot between our look and our lease.
       if (await state.get<SlotMarker>(NS.digests, markerKey)) return;
-      const orgId = await deps.resolveOrg(channelScope(target));
+      const orgId = await deps.resolveOrg(channelScope(setting));
       if (!orgId) {
         log.info('digest skipped: the team is not bound to a BILL organisation');
         await mark({ state: 'done', result: 'unbound', at: now });
@@ -229,7 +228,7 @@ export function digestScheduler(deps: SchedulerDeps): Periodic<TickReport> {
       }
       if ((outcome.status === 403 && outcome.code === 'BotNotInConversationRoster') || outcome.status === 404) {
         await mark({ state: 'done', result: 'gone', at: now });
-        await deps.onChannelGone(target, outcome.code ?? `HTTP ${outcome.status}`);
+        await deps.onChannelGone(setting, outcome.code ?? `HTTP ${outcome.status}`);
         log.warn({ status: outcome.status, code: outcome.code }, 'digest not posted: the bot is no longer in the channel');
         return;
       }

@@ -238,7 +238,7 @@ export class DeliveryWorker {
     if (!ev.targets) {
       const targets: Record<string, DeliveryState> = {};
       for (const [key, sub] of await this.deps.subscriptions.forKind(ev.kind)) {
-        if ((await this.deps.resolveOrg(channelScope(targetOf(sub)))) === ev.orgId)
+        if ((await this.deps.resolveOrg(channelScope(sub))) === ev.orgId)
           targets[key] = { state: 'pending', tries: 0, nextAt: this.deps.clock.now() };
       }
       ev.targets = targets;
