@@ -40,7 +40,7 @@ import {
   refusalCard,
   type ApprovalCardOptions,
 } from './cards.js';
-import { personKey, type LinkAttempts } from './linkAttempts.js';
+import type { LinkAttempts } from './linkAttempts.js';
 import { asPerson, type UserLink, type UserLinks } from './userLinks.js';
 
 /** What the approvals feature uses, built once in app.ts, only when SECRETS_KEY (`secretsKey`) is configured. */
@@ -58,7 +58,6 @@ interface ApprovalsDeps {
   orgs: Pick<OrgBindings, 'resolve' | 'mode' | 'allowedOrg'>;
   audit: AuditTrail;
   clock: Clock;
-  /** BOT_LOCALE and BOT_TIMEZONE. */
   fmt: FormatOptions;
   /** The footer note while the sandbox stands in for BILL. */
   note: string | undefined;
@@ -77,9 +76,13 @@ export class Approvals {
     this.signer = buttonSigner(deps.secretsKey, 'approval-cards/sign/v1');
   }
 
-  /** The person's own BILL sign-in: sync token name as username, value as password, a session slot of their own. */
+  /**
+   * The person's own BILL sign-in: sync token name as username, value as password, and a session slot of their own
+   * (`owner`, their Entra object id within their tenant), which their connect attempts are counted against too.
+   */
   person(link: Pick<UserLink, 'tenantId' | 'aadObjectId' | 'token'>): PersonCredentials {
-    return { username: link.token.name, password: link.token.value, owner: personKey(link.tenantId, link.aadObjectId) };
+    const owner = `${link.tenantId.trim().toLowerCase()}|${link.aadObjectId.trim().toLowerCase()}`;
+    return { username: link.token.name, password: link.token.value, owner };
   }
 
   /** BOT_TIMEZONE, in the conversation's locale (else BOT_LOCALE). */
@@ -92,27 +95,14 @@ export class Approvals {
     return this.deps.bill.releaseAs(link.orgId, this.person(link));
   }
 
-  private cardOptions(state: ApprovalCardState, actionable: boolean, extra: Partial<ApprovalCardOptions> = {}): ApprovalCardOptions {
-    const now = this.deps.clock.now();
-    return {
-      state,
-      actionable,
-      fmt: this.deps.fmt,
-      today: dateInZone(now, this.deps.fmt.timeZone),
-      sign: this.signer.sign,
-      note: this.note,
-      ...extra,
-    };
+  private card(state: ApprovalCardState, actionable: boolean, notice?: ApprovalCardOptions['notice'], fmt = this.deps.fmt): CardReply {
+    const today = dateInZone(this.deps.clock.now(), fmt.timeZone);
+    return approvalsCard({ state, actionable, fmt, today, sign: this.signer.sign, note: this.note, notice });
   }
 
-  /** The card again with a line above the list, said to the clicker alone. */
-  private noticed(state: ApprovalCardState, actionable: boolean, text: string, tone: 'attention' | 'warning'): CardActionReply {
-    return privately(approvalsCard(this.cardOptions(state, actionable, { notice: { text, tone } })));
-  }
-
-  /** What everyone in the conversation sees: the approver's view in a personal chat, read-only elsewhere. */
-  private sharedView(state: ApprovalCardState): CardReply {
-    return approvalsCard(this.cardOptions(state, state.kind === 'personal'));
+  /** The approver's card after a click, and what everyone sees: the approver's view in a personal chat, read-only elsewhere. */
+  private changed(state: ApprovalCardState, notice?: ApprovalCardOptions['notice']): CardActionReply {
+    return { ...this.card(state, true, notice), everyone: this.card(state, state.kind === 'personal') };
   }
 
   /**
@@ -192,7 +182,7 @@ export class Approvals {
       updatedAt: now,
     };
     await this.deps.cards.save(state);
-    return { reply: approvalsCard({ ...this.cardOptions(state, target.kind === 'personal'), fmt }), waiting };
+    return { reply: this.card(state, target.kind === 'personal', undefined, fmt), waiting };
   }
 
   private async auditRefusal(
@@ -239,11 +229,14 @@ export class Approvals {
     }
     if (!isApprover(state, caller)) {
       await this.auditRefusal(click, state, billId, action, 'not the assigned approver');
-      return this.noticed(state, false, `Only the assigned approver can act: ${state.approver.name}. Nothing was changed.`, 'attention');
+      const text = `Only the assigned approver can act: ${state.approver.name}. Nothing was changed.`;
+      return privately(this.card(state, false, { text, tone: 'attention' }));
     }
     if (bill.decision || bill.gone) {
       await this.auditRefusal(click, state, billId, action, 'already decided on this card');
-      return this.noticed(state, true, 'That bill is already decided on this card. Nothing was sent to BILL.', 'warning');
+      return privately(
+        this.card(state, true, { text: 'That bill is already decided on this card. Nothing was sent to BILL.', tone: 'warning' }),
+      );
     }
     const link = await this.links.get({ tenantId: state.tenantId, aadObjectId: state.approver.aadObjectId, orgId: state.orgId });
     if (!link) {
@@ -251,7 +244,7 @@ export class Approvals {
       return privately(errorReply(new NotLinked(), { correlationId: click.correlationId }));
     }
     if (!(await cards.lock(state.orgId, billId)))
-      return this.noticed(state, true, 'A decision on this bill is already on its way to BILL.', 'warning');
+      return privately(this.card(state, true, { text: 'A decision on this bill is already on its way to BILL.', tone: 'warning' }));
     try {
       const client = this.deps.bill.orgAs(state.orgId, this.person(link), { priority: 'interactive' });
       // The server-side check that matters: is the bill still waiting on this person, in their own BILL session?
@@ -260,8 +253,7 @@ export class Approvals {
         await this.auditRefusal(click, state, billId, action, 'no longer waiting on the approver in BILL');
         state.bills[row] = { ...bill, gone: true };
         await cards.save(state);
-        const notice = { text: 'This bill is no longer waiting for you in BILL. Nothing was sent.', tone: 'warning' as const };
-        return { ...approvalsCard(this.cardOptions(state, true, { notice })), everyone: this.sharedView(state) };
+        return this.changed(state, { text: 'This bill is no longer waiting for you in BILL. Nothing was sent.', tone: 'warning' });
       }
       const comment = readComment(data[commentInputId(row)]);
       const record: ApprovalAudit = {
@@ -276,17 +268,14 @@ export class Approvals {
       };
       // No trace, no request: if the audit trail cannot be written, nothing goes to BILL.
       await audit.approval(record);
-      let status: string;
-      try {
-        status = (await client.approvals.act([{ billId, action, comment }])).status;
-      } catch (err) {
+      const { status } = await client.approvals.act([{ billId, action, comment }]).catch(async (err: unknown) => {
         const billResult =
           err instanceof BillApiError
             ? `${err.category}${err.code ? ':' + err.code : ''} (HTTP ${err.status})`
             : errorMessage(err).slice(0, 60);
         await audit.approval({ ...record, result: 'error', billResult }).catch(() => undefined);
         throw err;
-      }
+      });
       const accepted = status === 'SUCCESS' || status === 'OK';
       await audit
         .approval({ ...record, result: accepted ? 'ok' : 'error', billResult: status })
@@ -306,7 +295,7 @@ export class Approvals {
       state.updatedAt = at;
       await cards.save(state);
       log.info({ orgId: state.orgId, bill: shortId(billId), action }, 'approval decision accepted by BILL');
-      return { ...approvalsCard(this.cardOptions(state, true)), everyone: this.sharedView(state) };
+      return this.changed(state);
     } finally {
       await cards.unlock(state.orgId, billId).catch(() => undefined);
     }
@@ -320,7 +309,7 @@ export class Approvals {
     const state = cardId && sig && this.signer.verify(sig, APPROVAL_VERBS.view, cardId, '') ? await this.deps.cards.get(cardId) : undefined;
     if (!state || !sameConversation(state, scope))
       return privately(refusalCard('This approval card has expired', 'Type **approvals** for a fresh list.'));
-    return approvalsCard(this.cardOptions(state, isApprover(state, caller)));
+    return this.card(state, isApprover(state, caller));
   }
 
   /** The connect form was submitted: verify the token by signing in once, then keep it sealed. */
