@@ -446,7 +446,7 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   add(
     'Approvals',
     'approvals digest setting',
-    digestSettingCard({ time: '08:30', timeZone: 'America/New_York', changed: true, nextDate: addDays(today, 1), fmt }),
+    digestSettingCard({ time: '08:30', changed: true, nextDate: addDays(today, 1), fmt: { ...fmt, timeZone: 'America/New_York' } }),
   );
   add('Approvals', 'nothing waiting', nothingWaitingCard({ name: 'Priya Natarajan', personal: false, asOf: now, fmt, note }));
   add(

@@ -281,10 +281,9 @@ export function refusalCard(titleText: string, why: string): CardReply {
   return adaptiveCard([title(titleText), text(why)], { summary: `${titleText}. ${why}` });
 }
 
-/** `approvals digest ...`: what is set now. */
+/** `approvals digest ...`: what is set now; `time` is read in `fmt.timeZone`. */
 export function digestSettingCard(opts: {
   time: string | undefined;
-  timeZone: string;
   changed: boolean;
   /** yyyy-MM-dd of the next digest in the zone. */ nextDate?: string;
   fmt: FormatOptions;
@@ -305,10 +304,10 @@ export function digestSettingCard(opts: {
     [
       title(opts.changed ? 'Approvals digest set' : 'Your approvals digest'),
       text(
-        `Every day at **${opts.time}** (${escapeMarkdown(opts.timeZone)}) I send you the bills waiting for your approval here — only on days when some are.${next}`,
+        `Every day at **${opts.time}** (${escapeMarkdown(opts.fmt.timeZone)}) I send you the bills waiting for your approval here — only on days when some are.${next}`,
       ),
       footer('Type **approvals digest off** to stop it.'),
     ],
-    { summary: `Daily approvals digest at ${opts.time} (${opts.timeZone}).` },
+    { summary: `Daily approvals digest at ${opts.time} (${opts.fmt.timeZone}).` },
   );
 }

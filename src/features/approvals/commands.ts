@@ -151,7 +151,6 @@ export const approvalsDigestCommand: Command<ApprovalsDeps> = {
     const card = (time: string | undefined, changed: boolean) =>
       digestSettingCard({
         time,
-        timeZone,
         changed,
         nextDate: time ? nextSlot({ every: 'daily', time }, since, timeZone).date : undefined,
         fmt,
