@@ -465,7 +465,7 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   const conversation: ConversationStatus = {
     mode: 'single',
     binding: { state: 'bound', orgId: org.id, source: 'deployment' },
-    install: { recorded: true, installedAt: now - 86_400_000, name: 'Finance', aadGroupId: undefined },
+    install: { installedAt: now - 86_400_000, name: 'Finance' },
     graph: { state: 'skipped', reason: 'local mode: no MicrosoftAppId, so Graph is not called' },
   };
   const billStatus: BillStatus = {

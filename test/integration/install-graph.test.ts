@@ -82,7 +82,7 @@ describe('a team adds billbridge (app registration, Graph reachable)', () => {
       serviceUrl: bot.connector.url,
     });
     expect(status.graph).toMatchObject({ state: 'ok', displayName: 'Treasury', isArchived: true });
-    expect(status.install).toMatchObject({ recorded: true, aadGroupId: ids.aadGroupId });
+    expect(status.install).toMatchObject({ aadGroupId: ids.aadGroupId });
     expect(graph.calls.slice(before).map((c) => c.kind)).toEqual(['team']);
   });
 

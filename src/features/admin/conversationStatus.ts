@@ -2,7 +2,7 @@
 import { GraphApiError, type GraphTeams } from '../../graph/teams.js';
 import type { Config } from '../../config.js';
 import type { BindingMode, BindingState, OrgBindings } from '../../bindings/bindings.js';
-import type { Installations } from '../../bindings/installations.js';
+import type { InstallRecord, Installations } from '../../bindings/installations.js';
 import { escapeMarkdown, facts } from '../../cards/card.js';
 import { dateTime, type FormatOptions } from '../../cards/format.js';
 import type { StatusSection } from './statusCards.js';
@@ -21,15 +21,15 @@ type GraphTeamStatus =
 export interface ConversationStatus {
   mode: BindingMode;
   binding: BindingState;
-  /** The stored install record (conversation reference present), when the bot saw itself being added. */
-  install: { recorded: false } | { recorded: true; installedAt: number; name: string | undefined; aadGroupId: string | undefined };
+  /** The stored install record, when the bot saw itself being added. */
+  install: Pick<InstallRecord, 'installedAt' | 'name' | 'graph'> | undefined;
   graph: GraphTeamStatus;
 }
 
-/** What the conversation's status reads: its binding, its install record, Graph (undefined when not used). */
 export interface ConversationStatusDeps {
   orgBindings: Pick<OrgBindings, 'describe' | 'mode'>;
   installs: Pick<Installations, 'forScope'>;
+  /** Undefined when Graph is not used. */
   graph: Pick<GraphTeams, 'getTeam'> | undefined;
   /** The bot's identity settings: why Graph is not used when it is not. */
   bot: Config['bot'];
@@ -41,11 +41,8 @@ export interface ConversationStatusDeps {
  */
 export async function conversationStatus(deps: ConversationStatusDeps, scope: ConversationScope): Promise<ConversationStatus> {
   const binding = await deps.orgBindings.describe(scope);
-  const record = await deps.installs.forScope(scope);
-  const install: ConversationStatus['install'] = record
-    ? { recorded: true, installedAt: record.installedAt, name: record.graph?.displayName || record.name, aadGroupId: record.aadGroupId }
-    : { recorded: false };
-  return { mode: deps.orgBindings.mode, binding, install, graph: await graphStatus(deps, scope, record?.aadGroupId) };
+  const install = await deps.installs.forScope(scope);
+  return { mode: deps.orgBindings.mode, binding, install, graph: await graphStatus(deps, scope, install?.aadGroupId) };
 }
 
 async function graphStatus(
@@ -106,13 +103,14 @@ export function conversationSection(s: ConversationStatus, kind: ConversationKin
           : g.state === 'ok'
             ? `${g.displayName}${g.isArchived ? ' (archived)' : ''} · as of ${dateTime(g.fetchedAt, opts)}`
             : `failed: ${g.code} (${g.category}${g.status ? `, HTTP ${g.status}` : ''})`;
+  const team = s.install?.graph?.displayName || s.install?.name;
   const rows: Array<[string, string]> = [
     ['Organisations', s.mode === 'single' ? 'one per deployment (every team uses it)' : 'linked per team (BILL_ALLOWED_ORG_IDS)'],
     ['BILL organisation', org],
     [
       'Installed',
-      s.install.recorded
-        ? `${dateTime(s.install.installedAt, opts)}${s.install.name ? ` in ${s.install.name}` : ''}`
+      s.install
+        ? `${dateTime(s.install.installedAt, opts)}${team ? ` in ${team}` : ''}`
         : 'no install record (added before billbridge recorded installs, or not seen)',
     ],
     ['Microsoft Graph', graph],
