@@ -21,8 +21,8 @@ import {
 import type { Approvals } from './service.js';
 import type { UserLink } from './userLinks.js';
 
-/** What the approvals commands use: the service (undefined without SECRETS_KEY: approvals are off), the binding mode, the audit trail. */
 export interface ApprovalsDeps {
+  /** Undefined without SECRETS_KEY: approvals are off. */
   approvals: Approvals | undefined;
   orgBindings: Pick<OrgBindings, 'mode'>;
   audit: Pick<AuditTrail, 'admin'>;
