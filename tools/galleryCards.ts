@@ -466,7 +466,7 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
     mode: 'single',
     binding: { state: 'bound', orgId: org.id, source: 'deployment' },
     install: { installedAt: now - 86_400_000, name: 'Finance' },
-    graph: { state: 'skipped', reason: 'local mode: no MicrosoftAppId, so Graph is not called' },
+    graph: 'skipped — local mode: no MicrosoftAppId, so Graph is not called',
   };
   const billStatus: BillStatus = {
     backend: 'sandbox',

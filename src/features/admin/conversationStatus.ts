@@ -8,22 +8,13 @@ import { dateTime, type FormatOptions } from '../../cards/format.js';
 import type { StatusSection } from './statusCards.js';
 import type { ConversationKind, ConversationScope } from '../types.js';
 
-type GraphTeamStatus =
-  /** Local mode (no MicrosoftAppId), a managed identity, or no client secret: Graph is never called. */
-  | { state: 'skipped'; reason: string }
-  /** Group and personal chats have no team. */
-  | { state: 'notTeam' }
-  /** Neither the activity nor the install record carries the team's Entra group id (installed before billbridge recorded it). */
-  | { state: 'noGroupId' }
-  | { state: 'ok'; displayName: string; isArchived: boolean | null; fetchedAt: number }
-  | { state: 'error'; category: GraphApiError['category'] | 'unknown'; code: string; status: number };
-
 export interface ConversationStatus {
   mode: BindingMode;
   binding: BindingState;
   /** The stored install record, when the bot saw itself being added. */
   install: Pick<InstallRecord, 'installedAt' | 'name' | 'graph'> | undefined;
-  graph: GraphTeamStatus;
+  /** Graph's view of the team, in words. */
+  graph: string;
 }
 
 export interface ConversationStatusDeps {
@@ -33,6 +24,7 @@ export interface ConversationStatusDeps {
   graph: Pick<GraphTeams, 'getTeam'> | undefined;
   /** The bot's identity settings: why Graph is not used when it is not. */
   bot: Config['bot'];
+  settings: FormatOptions;
 }
 
 /**
@@ -45,31 +37,26 @@ export async function conversationStatus(deps: ConversationStatusDeps, scope: Co
   return { mode: deps.orgBindings.mode, binding, install, graph: await graphStatus(deps, scope, install?.aadGroupId) };
 }
 
-async function graphStatus(
-  deps: ConversationStatusDeps,
-  scope: ConversationScope,
-  recordedGroupId: string | undefined,
-): Promise<GraphTeamStatus> {
+async function graphStatus(deps: ConversationStatusDeps, scope: ConversationScope, recordedGroupId: string | undefined): Promise<string> {
   const graph = deps.graph;
   if (!graph) {
     const { appId, appType } = deps.bot;
-    const reason =
-      appId === ''
-        ? 'local mode: no MicrosoftAppId, so Graph is not called'
-        : appType === 'UserAssignedMSI'
-          ? 'managed identity: Graph lookups need a client secret'
-          : 'no MicrosoftAppPassword: Graph is not called';
-    return { state: 'skipped', reason };
+    return appId === ''
+      ? 'skipped — local mode: no MicrosoftAppId, so Graph is not called'
+      : appType === 'UserAssignedMSI'
+        ? 'skipped — managed identity: Graph lookups need a client secret'
+        : 'skipped — no MicrosoftAppPassword: Graph is not called';
   }
-  if (scope.kind !== 'channel') return { state: 'notTeam' };
+  if (scope.kind !== 'channel') return 'not a team';
   const aadGroupId = scope.aadGroupId ?? recordedGroupId;
-  if (!aadGroupId || !scope.tenantId) return { state: 'noGroupId' };
+  // Neither the activity nor the install record carries it when the app was added before billbridge recorded it.
+  if (!aadGroupId || !scope.tenantId) return 'team group id unknown (re-add the app to record it)';
   try {
     const team = await graph.getTeam(scope.tenantId, aadGroupId);
-    return { state: 'ok', displayName: team.displayName, isArchived: team.isArchived, fetchedAt: team.fetchedAt };
+    return `${team.displayName}${team.isArchived ? ' (archived)' : ''} · as of ${dateTime(team.fetchedAt, deps.settings)}`;
   } catch (err) {
-    if (err instanceof GraphApiError) return { state: 'error', category: err.category, code: err.code, status: err.status };
-    return { state: 'error', category: 'unknown', code: err instanceof Error ? err.name : 'Error', status: 0 };
+    if (err instanceof GraphApiError) return `failed: ${err.code} (${err.category}${err.status ? `, HTTP ${err.status}` : ''})`;
+    return `failed: ${err instanceof Error ? err.name : 'Error'} (unknown)`;
   }
 }
 
@@ -79,30 +66,18 @@ async function graphStatus(
  */
 export function conversationSection(s: ConversationStatus, kind: ConversationKind, opts: FormatOptions, admin: boolean): StatusSection {
   const b = s.binding;
-  const id = (orgId: string) => (admin ? `${orgId} ` : '');
   const org =
     b.state === 'bound'
       ? admin
         ? `${b.orgId} (${b.source === 'link' ? 'linked by an admin' : "the deployment's organisation"})`
         : `linked (${b.source === 'link' ? 'by an admin' : "the deployment's organisation"})`
       : b.state === 'orgNotAllowed'
-        ? `${id(b.orgId)}no longer allowed; an admin links it again`
+        ? `${admin ? `${b.orgId} ` : ''}no longer allowed; an admin links it again`
         : b.state === 'tenantNotAllowed'
           ? 'tenant not allowed'
           : b.reason === 'noOrgConfigured'
             ? 'none configured'
             : 'not linked — an admin types "link {BILL organisation id}"';
-  const g = s.graph;
-  const graph =
-    g.state === 'skipped'
-      ? `skipped — ${g.reason}`
-      : g.state === 'notTeam'
-        ? 'not a team'
-        : g.state === 'noGroupId'
-          ? 'team group id unknown (re-add the app to record it)'
-          : g.state === 'ok'
-            ? `${g.displayName}${g.isArchived ? ' (archived)' : ''} · as of ${dateTime(g.fetchedAt, opts)}`
-            : `failed: ${g.code} (${g.category}${g.status ? `, HTTP ${g.status}` : ''})`;
   const team = s.install?.graph?.displayName || s.install?.name;
   const rows: Array<[string, string]> = [
     ['Organisations', s.mode === 'single' ? 'one per deployment (every team uses it)' : 'linked per team (BILL_ALLOWED_ORG_IDS)'],
@@ -113,7 +88,7 @@ export function conversationSection(s: ConversationStatus, kind: ConversationKin
         ? `${dateTime(s.install.installedAt, opts)}${team ? ` in ${team}` : ''}`
         : 'no install record (added before billbridge recorded installs, or not seen)',
     ],
-    ['Microsoft Graph', graph],
+    ['Microsoft Graph', s.graph],
   ];
   const summary =
     b.state === 'bound' ? undefined : b.state === 'tenantNotAllowed' ? 'Tenant not allowed.' : 'Not linked to a BILL organisation.';
