@@ -185,27 +185,6 @@ export class Approvals {
     return { reply: this.card(state, target.kind === 'personal', undefined, fmt), waiting };
   }
 
-  private async auditRefusal(
-    click: ApprovalClick,
-    state: ApprovalCardState | undefined,
-    billId: string,
-    decision: ApprovalAction,
-    reason: string,
-  ): Promise<void> {
-    click.log.warn({ reason, card: state?.id, bill: shortId(billId) }, 'approval click refused');
-    await this.deps.audit
-      .approval({
-        ...auditActor(click.scope, click.caller),
-        orgId: state?.orgId ?? 'unknown',
-        billId,
-        decision,
-        result: 'refused',
-        reason,
-        correlationId: click.correlationId,
-      })
-      .catch(() => undefined);
-  }
-
   async decide(click: ApprovalClick, action: ApprovalAction): Promise<CardActionReply> {
     const { data, caller, scope, log } = click;
     const { audit, clock, cards } = this.deps;
@@ -213,36 +192,42 @@ export class Approvals {
     const cardId = dataString(data.card, 64);
     const billId = dataString(data.bill, 64);
     const sig = dataString(data.sig, 128);
+    // A refused click is logged and audited (when the trail can be written), then answered.
+    const refuse = async (state: ApprovalCardState | undefined, reason: string, reply: CardActionReply): Promise<CardActionReply> => {
+      log.warn({ reason, card: state?.id, bill: shortId(billId ?? 'unknown') }, 'approval click refused');
+      await audit
+        .approval({
+          ...auditActor(scope, caller),
+          orgId: state?.orgId ?? 'unknown',
+          billId: billId ?? 'unknown',
+          decision: action,
+          result: 'refused',
+          reason,
+          correlationId: click.correlationId,
+        })
+        .catch(() => undefined);
+      return reply;
+    };
     const fresh = 'Nothing was changed. Type **approvals** for a fresh list.';
-    const unusable = refusalCard("This button can't be used", fresh);
-    if (!cardId || !billId || !sig || !this.signer.verify(sig, verb, cardId, billId)) {
-      await this.auditRefusal(click, cardId ? await cards.get(cardId) : undefined, billId ?? 'unknown', action, 'card data altered');
-      return privately(unusable);
-    }
+    const unusable = privately(refusalCard("This button can't be used", fresh));
+    if (!cardId || !billId || !sig || !this.signer.verify(sig, verb, cardId, billId))
+      return refuse(cardId ? await cards.get(cardId) : undefined, 'card data altered', unusable);
     const state = await cards.get(cardId);
     if (!state) return privately(refusalCard('This approval card has expired', fresh));
     const row = state.bills.findIndex((b) => b.billId === billId);
     const bill = state.bills[row];
-    if (!bill || !sameConversation(state, scope)) {
-      await this.auditRefusal(click, state, billId, action, bill ? 'card from another conversation' : 'bill not on this card');
-      return privately(unusable);
-    }
+    if (!bill || !sameConversation(state, scope))
+      return refuse(state, bill ? 'card from another conversation' : 'bill not on this card', unusable);
     if (!isApprover(state, caller)) {
-      await this.auditRefusal(click, state, billId, action, 'not the assigned approver');
       const text = `Only the assigned approver can act: ${state.approver.name}. Nothing was changed.`;
-      return privately(this.card(state, false, { text, tone: 'attention' }));
+      return refuse(state, 'not the assigned approver', privately(this.card(state, false, { text, tone: 'attention' })));
     }
     if (bill.decision || bill.gone) {
-      await this.auditRefusal(click, state, billId, action, 'already decided on this card');
-      return privately(
-        this.card(state, true, { text: 'That bill is already decided on this card. Nothing was sent to BILL.', tone: 'warning' }),
-      );
+      const text = 'That bill is already decided on this card. Nothing was sent to BILL.';
+      return refuse(state, 'already decided on this card', privately(this.card(state, true, { text, tone: 'warning' })));
     }
     const link = await this.links.get({ tenantId: state.tenantId, aadObjectId: state.approver.aadObjectId, orgId: state.orgId });
-    if (!link) {
-      await this.auditRefusal(click, state, billId, action, 'not linked');
-      return privately(errorReply(new NotLinked(), { correlationId: click.correlationId }));
-    }
+    if (!link) return refuse(state, 'not linked', privately(errorReply(new NotLinked(), { correlationId: click.correlationId })));
     if (!(await cards.lock(state.orgId, billId)))
       return privately(this.card(state, true, { text: 'A decision on this bill is already on its way to BILL.', tone: 'warning' }));
     try {
@@ -250,10 +235,10 @@ export class Approvals {
       // The server-side check that matters: is the bill still waiting on this person, in their own BILL session?
       const pending = await asPerson(() => client.approvals.pending());
       if (!pending.some((p) => p.billId === billId)) {
-        await this.auditRefusal(click, state, billId, action, 'no longer waiting on the approver in BILL');
         state.bills[row] = { ...bill, gone: true };
         await cards.save(state);
-        return this.changed(state, { text: 'This bill is no longer waiting for you in BILL. Nothing was sent.', tone: 'warning' });
+        const text = 'This bill is no longer waiting for you in BILL. Nothing was sent.';
+        return await refuse(state, 'no longer waiting on the approver in BILL', this.changed(state, { text, tone: 'warning' }));
       }
       const comment = readComment(data[commentInputId(row)]);
       const record: ApprovalAudit = {
