@@ -443,7 +443,7 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   add(
     'Approvals',
     'approvals digest setting',
-    digestSettingCard({ time: '08:30', timeZone: 'America/New_York', changed: true, nextDate: addDays(today, 1), fmt }),
+    digestSettingCard({ time: '08:30', changed: true, nextDate: addDays(today, 1), fmt: { ...fmt, timeZone: 'America/New_York' } }),
   );
   add('Approvals', 'nothing waiting', nothingWaitingCard({ name: 'Priya Natarajan', personal: false, asOf: now, fmt, note }));
   add(
@@ -462,8 +462,8 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   const conversation: ConversationStatus = {
     mode: 'single',
     binding: { state: 'bound', orgId: org.id, source: 'deployment' },
-    install: { recorded: true, installedAt: now - 86_400_000, name: 'Finance', aadGroupId: undefined },
-    graph: { state: 'skipped', reason: 'local mode: no MicrosoftAppId, so Graph is not called' },
+    install: { installedAt: now - 86_400_000, name: 'Finance' },
+    graph: 'skipped — local mode: no MicrosoftAppId, so Graph is not called',
   };
   const billStatus: BillStatus = {
     backend: 'sandbox',

@@ -215,8 +215,8 @@ describe('the connect cards', () => {
       disconnectedCard(['00801ORG']),
       approvalsOffCard(),
       nothingWaitingCard({ name: 'Dana', personal: true, asOf: NOW, fmt }),
-      digestSettingCard({ time: '08:30', timeZone: 'Europe/Berlin', changed: true, nextDate: '2026-11-24', fmt }),
-      digestSettingCard({ time: undefined, timeZone: 'UTC', changed: true, fmt }),
+      digestSettingCard({ time: '08:30', changed: true, nextDate: '2026-11-24', fmt: { ...fmt, timeZone: 'Europe/Berlin' } }),
+      digestSettingCard({ time: undefined, changed: true, fmt }),
     ]) {
       ok(reply.card);
       expect(reply.summary.length).toBeGreaterThan(0);

@@ -16,21 +16,6 @@ function duration(ms: number): string {
   return min % 60 ? `${h} h ${min % 60} min` : `${h} h`;
 }
 
-function host(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return 'unknown';
-  }
-}
-
-const INDEX_NAMES: Record<MirrorInfo['kind'], string> = {
-  invoice: 'Invoice index',
-  bill: 'Bill index',
-  vendor: 'Vendor index',
-  customer: 'Customer index',
-};
-
 /**
  * `pushFed`: record kinds BILL webhooks keep current for this org (their lists live CACHE_TTL_PUSHED_S); undefined
  * when notifications are not part of this deployment.
@@ -45,7 +30,8 @@ export function billSection(
 ): StatusSection {
   const rows: Array<[string, string]> = [];
   // Where BILL is (host and port) is for admins; members see which kind of backend answers and whether it does.
-  const at = who.admin ? ` at ${host(status.baseUrl)}` : '';
+  // BILL_BASE_URL (or the sandbox's) is a URL: config checks it at start-up.
+  const at = who.admin ? ` at ${new URL(status.baseUrl).host}` : '';
   rows.push(['Backend', status.backend === 'sandbox' ? `embedded sandbox${at} (demo organisation, simulated data)` : `BILL${at}`]);
   rows.push(['Connectivity', status.reachable ? 'reachable' : 'failing — see the last error below']);
   const session = orgId ? status.sessions.find((s) => s.orgId === orgId) : undefined;
@@ -82,7 +68,7 @@ export function billSection(
   ]);
   for (const ix of indexes) {
     rows.push([
-      INDEX_NAMES[ix.kind],
+      `${ix.kind.charAt(0).toUpperCase()}${ix.kind.slice(1)} index`,
       ix.complete
         ? `${ix.records.toLocaleString(opts.locale)} ${ix.scope === 'open' ? 'open records' : 'records'}, updated ${dateTime(ix.refreshedAt, opts)}`
         : `building (${ix.records.toLocaleString(opts.locale)} so far)`,

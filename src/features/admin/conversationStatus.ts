@@ -2,37 +2,29 @@
 import { GraphApiError, type GraphTeams } from '../../graph/teams.js';
 import type { Config } from '../../config.js';
 import type { BindingMode, BindingState, OrgBindings } from '../../bindings/bindings.js';
-import type { Installations } from '../../bindings/installations.js';
+import type { InstallRecord, Installations } from '../../bindings/installations.js';
 import { escapeMarkdown, facts } from '../../cards/card.js';
 import { dateTime, type FormatOptions } from '../../cards/format.js';
 import type { StatusSection } from './statusCards.js';
 import type { ConversationKind, ConversationScope } from '../types.js';
 
-type GraphTeamStatus =
-  /** Local mode (no MicrosoftAppId), a managed identity, or no client secret: Graph is never called. */
-  | { state: 'skipped'; reason: string }
-  /** Group and personal chats have no team. */
-  | { state: 'notTeam' }
-  /** Neither the activity nor the install record carries the team's Entra group id (installed before billbridge recorded it). */
-  | { state: 'noGroupId' }
-  | { state: 'ok'; displayName: string; isArchived: boolean | null; fetchedAt: number }
-  | { state: 'error'; category: GraphApiError['category'] | 'unknown'; code: string; status: number };
-
 export interface ConversationStatus {
   mode: BindingMode;
   binding: BindingState;
-  /** The stored install record (conversation reference present), when the bot saw itself being added. */
-  install: { recorded: false } | { recorded: true; installedAt: number; name: string | undefined; aadGroupId: string | undefined };
-  graph: GraphTeamStatus;
+  /** The stored install record, when the bot saw itself being added. */
+  install: Pick<InstallRecord, 'installedAt' | 'name' | 'graph'> | undefined;
+  /** Graph's view of the team, in words. */
+  graph: string;
 }
 
-/** What the conversation's status reads: its binding, its install record, Graph (undefined when not used). */
 export interface ConversationStatusDeps {
   orgBindings: Pick<OrgBindings, 'describe' | 'mode'>;
   installs: Pick<Installations, 'forScope'>;
+  /** Undefined when Graph is not used. */
   graph: Pick<GraphTeams, 'getTeam'> | undefined;
   /** The bot's identity settings: why Graph is not used when it is not. */
   bot: Config['bot'];
+  settings: FormatOptions;
 }
 
 /**
@@ -41,38 +33,30 @@ export interface ConversationStatusDeps {
  */
 export async function conversationStatus(deps: ConversationStatusDeps, scope: ConversationScope): Promise<ConversationStatus> {
   const binding = await deps.orgBindings.describe(scope);
-  const record = await deps.installs.forScope(scope);
-  const install: ConversationStatus['install'] = record
-    ? { recorded: true, installedAt: record.installedAt, name: record.graph?.displayName || record.name, aadGroupId: record.aadGroupId }
-    : { recorded: false };
-  return { mode: deps.orgBindings.mode, binding, install, graph: await graphStatus(deps, scope, record?.aadGroupId) };
+  const install = await deps.installs.forScope(scope);
+  return { mode: deps.orgBindings.mode, binding, install, graph: await graphStatus(deps, scope, install?.aadGroupId) };
 }
 
-async function graphStatus(
-  deps: ConversationStatusDeps,
-  scope: ConversationScope,
-  recordedGroupId: string | undefined,
-): Promise<GraphTeamStatus> {
+async function graphStatus(deps: ConversationStatusDeps, scope: ConversationScope, recordedGroupId: string | undefined): Promise<string> {
   const graph = deps.graph;
   if (!graph) {
     const { appId, appType } = deps.bot;
-    const reason =
-      appId === ''
-        ? 'local mode: no MicrosoftAppId, so Graph is not called'
-        : appType === 'UserAssignedMSI'
-          ? 'managed identity: Graph lookups need a client secret'
-          : 'no MicrosoftAppPassword: Graph is not called';
-    return { state: 'skipped', reason };
+    return appId === ''
+      ? 'skipped — local mode: no MicrosoftAppId, so Graph is not called'
+      : appType === 'UserAssignedMSI'
+        ? 'skipped — managed identity: Graph lookups need a client secret'
+        : 'skipped — no MicrosoftAppPassword: Graph is not called';
   }
-  if (scope.kind !== 'channel') return { state: 'notTeam' };
+  if (scope.kind !== 'channel') return 'not a team';
   const aadGroupId = scope.aadGroupId ?? recordedGroupId;
-  if (!aadGroupId || !scope.tenantId) return { state: 'noGroupId' };
+  // Neither the activity nor the install record carries it when the app was added before billbridge recorded it.
+  if (!aadGroupId || !scope.tenantId) return 'team group id unknown (re-add the app to record it)';
   try {
     const team = await graph.getTeam(scope.tenantId, aadGroupId);
-    return { state: 'ok', displayName: team.displayName, isArchived: team.isArchived, fetchedAt: team.fetchedAt };
+    return `${team.displayName}${team.isArchived ? ' (archived)' : ''} · as of ${dateTime(team.fetchedAt, deps.settings)}`;
   } catch (err) {
-    if (err instanceof GraphApiError) return { state: 'error', category: err.category, code: err.code, status: err.status };
-    return { state: 'error', category: 'unknown', code: err instanceof Error ? err.name : 'Error', status: 0 };
+    if (err instanceof GraphApiError) return `failed: ${err.code} (${err.category}${err.status ? `, HTTP ${err.status}` : ''})`;
+    return `failed: ${err instanceof Error ? err.name : 'Error'} (unknown)`;
   }
 }
 
@@ -82,40 +66,29 @@ async function graphStatus(
  */
 export function conversationSection(s: ConversationStatus, kind: ConversationKind, opts: FormatOptions, admin: boolean): StatusSection {
   const b = s.binding;
-  const id = (orgId: string) => (admin ? `${orgId} ` : '');
   const org =
     b.state === 'bound'
       ? admin
         ? `${b.orgId} (${b.source === 'link' ? 'linked by an admin' : "the deployment's organisation"})`
         : `linked (${b.source === 'link' ? 'by an admin' : "the deployment's organisation"})`
       : b.state === 'orgNotAllowed'
-        ? `${id(b.orgId)}no longer allowed; an admin links it again`
+        ? `${admin ? `${b.orgId} ` : ''}no longer allowed; an admin links it again`
         : b.state === 'tenantNotAllowed'
           ? 'tenant not allowed'
           : b.reason === 'noOrgConfigured'
             ? 'none configured'
             : 'not linked — an admin types "link {BILL organisation id}"';
-  const g = s.graph;
-  const graph =
-    g.state === 'skipped'
-      ? `skipped — ${g.reason}`
-      : g.state === 'notTeam'
-        ? 'not a team'
-        : g.state === 'noGroupId'
-          ? 'team group id unknown (re-add the app to record it)'
-          : g.state === 'ok'
-            ? `${g.displayName}${g.isArchived ? ' (archived)' : ''} · as of ${dateTime(g.fetchedAt, opts)}`
-            : `failed: ${g.code} (${g.category}${g.status ? `, HTTP ${g.status}` : ''})`;
+  const team = s.install?.graph?.displayName || s.install?.name;
   const rows: Array<[string, string]> = [
     ['Organisations', s.mode === 'single' ? 'one per deployment (every team uses it)' : 'linked per team (BILL_ALLOWED_ORG_IDS)'],
     ['BILL organisation', org],
     [
       'Installed',
-      s.install.recorded
-        ? `${dateTime(s.install.installedAt, opts)}${s.install.name ? ` in ${s.install.name}` : ''}`
+      s.install
+        ? `${dateTime(s.install.installedAt, opts)}${team ? ` in ${team}` : ''}`
         : 'no install record (added before billbridge recorded installs, or not seen)',
     ],
-    ['Microsoft Graph', graph],
+    ['Microsoft Graph', s.graph],
   ];
   const summary =
     b.state === 'bound' ? undefined : b.state === 'tenantNotAllowed' ? 'Tenant not allowed.' : 'Not linked to a BILL organisation.';

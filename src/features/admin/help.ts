@@ -4,10 +4,8 @@ import type { CardReply } from '../../cards/card.js';
 import type { CommandRegistry } from '../registry.js';
 import type { Command, CommandInfo } from '../types.js';
 
-/** What `help` reads: the registry it is part of, the demo note and the version. */
 export interface HelpDeps {
   registry: Pick<CommandRegistry<CommandInfo>, 'forScope'>;
-  /** SANDBOX_NOTE when the embedded sandbox stands in for BILL. */
   note: string | undefined;
   version: string;
 }

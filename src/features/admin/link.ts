@@ -7,7 +7,6 @@ import type { AccessPolicy } from '../access.js';
 import type { AuditTrail } from '../../infra/audit.js';
 import type { Command, CommandContext } from '../types.js';
 
-/** What `link` and `unlink` use: the bindings, who is an admin, and the audit trail every change is written to. */
 export interface LinkDeps {
   orgBindings: OrgBindings;
   access: Pick<AccessPolicy, 'isAdmin'>;

@@ -14,7 +14,6 @@ import { conversationSection, conversationStatus, type ConversationStatusDeps } 
 import { notificationsSection } from '../notifications/refresh.js';
 import type { Command } from '../types.js';
 
-/** What `status` reports on: nearly every part, each read for its own section. */
 export interface StatusDeps extends ConversationStatusDeps {
   access: Pick<AccessPolicy, 'isAdmin'>;
   limiter: Pick<Limiter, 'snapshot'>;
@@ -27,7 +26,6 @@ export interface StatusDeps extends ConversationStatusDeps {
     locale: string;
     timeZone: string;
     version: string;
-    /** SANDBOX_NOTE when the embedded sandbox stands in for BILL. */
     note: string | undefined;
     cache: { listTtlS: number; pushedTtlS: number };
   };

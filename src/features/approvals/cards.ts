@@ -57,29 +57,24 @@ export function connectCard(opts: { askOrg: boolean; problem?: string; connected
   ];
   if (opts.connected) body.push(text('You are already connected. A new token replaces the one billbridge has.', { subtle: true }));
   if (opts.problem) body.push(container([text(opts.problem, { weight: 'Bolder' })], { style: 'attention' }));
-  if (opts.askOrg) {
-    body.push({
-      type: 'Input.Text',
-      id: CONNECT_INPUTS.orgId,
-      label: 'BILL organisation id',
-      placeholder: '008…',
-      isRequired: true,
-      errorMessage: 'Enter the BILL organisation id (it starts with 008)',
-      maxLength: 64,
-    });
-  }
-  const masked = (id: string, label: string, maxLength: number): CardElement => ({
+  // Every input is required; the token's name and value are masked.
+  const input = (id: string, label: string, maxLength: number, more: Record<string, string>): CardElement => ({
     type: 'Input.Text',
     id,
     label,
-    style: 'Password',
     isRequired: true,
     errorMessage: `Enter the ${label.toLowerCase()}`,
     maxLength,
+    ...more,
   });
+  const masked = { style: 'Password' };
+  if (opts.askOrg) {
+    const errorMessage = 'Enter the BILL organisation id (it starts with 008)';
+    body.push(input(CONNECT_INPUTS.orgId, 'BILL organisation id', 64, { placeholder: '008…', errorMessage }));
+  }
   body.push(
-    masked(CONNECT_INPUTS.tokenName, 'Token name', 200),
-    masked(CONNECT_INPUTS.tokenValue, 'Token', 500),
+    input(CONNECT_INPUTS.tokenName, 'Token name', 200, masked),
+    input(CONNECT_INPUTS.tokenValue, 'Token', 500, masked),
     footer([PRIVACY, opts.note].filter(Boolean).join(' · ')),
   );
   return adaptiveCard(body, {
@@ -281,10 +276,9 @@ export function refusalCard(titleText: string, why: string): CardReply {
   return adaptiveCard([title(titleText), text(why)], { summary: `${titleText}. ${why}` });
 }
 
-/** `approvals digest ...`: what is set now. */
+/** `approvals digest ...`: what is set now; `time` is read in `fmt.timeZone`. */
 export function digestSettingCard(opts: {
   time: string | undefined;
-  timeZone: string;
   changed: boolean;
   /** yyyy-MM-dd of the next digest in the zone. */ nextDate?: string;
   fmt: FormatOptions;
@@ -305,10 +299,10 @@ export function digestSettingCard(opts: {
     [
       title(opts.changed ? 'Approvals digest set' : 'Your approvals digest'),
       text(
-        `Every day at **${opts.time}** (${escapeMarkdown(opts.timeZone)}) I send you the bills waiting for your approval here — only on days when some are.${next}`,
+        `Every day at **${opts.time}** (${escapeMarkdown(opts.fmt.timeZone)}) I send you the bills waiting for your approval here — only on days when some are.${next}`,
       ),
       footer('Type **approvals digest off** to stop it.'),
     ],
-    { summary: `Daily approvals digest at ${opts.time} (${opts.timeZone}).` },
+    { summary: `Daily approvals digest at ${opts.time} (${opts.fmt.timeZone}).` },
   );
 }

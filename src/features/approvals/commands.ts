@@ -21,8 +21,8 @@ import {
 import type { Approvals } from './service.js';
 import type { UserLink } from './userLinks.js';
 
-/** What the approvals commands use: the service (undefined without SECRETS_KEY: approvals are off), the binding mode, the audit trail. */
 export interface ApprovalsDeps {
+  /** Undefined without SECRETS_KEY: approvals are off. */
   approvals: Approvals | undefined;
   orgBindings: Pick<OrgBindings, 'mode'>;
   audit: Pick<AuditTrail, 'admin'>;
@@ -151,7 +151,6 @@ export const approvalsDigestCommand: Command<ApprovalsDeps> = {
     const card = (time: string | undefined, changed: boolean) =>
       digestSettingCard({
         time,
-        timeZone,
         changed,
         nextDate: time ? nextSlot({ every: 'daily', time }, since, timeZone).date : undefined,
         fmt,

@@ -32,11 +32,7 @@ interface ApprovalDigestDeps {
 }
 
 /** Digests sent; approvers whose slot came with nothing waiting (no message); failures. */
-interface ApprovalDigestReport {
-  sent: number;
-  empty: number;
-  failed: number;
-}
+type ApprovalDigestReport = Record<'sent' | 'empty' | 'failed', number>;
 
 /**
  * The approvals digest job: each run sends every digest whose slot has come (one run at a time; a tick during a run
@@ -44,7 +40,8 @@ interface ApprovalDigestReport {
  */
 export function approvalDigestJob(deps: ApprovalDigestDeps): Periodic<ApprovalDigestReport> {
   const { state, log } = deps;
-  const sendDigest = async (approvals: Approvals, link: UserLink, now: number, report: ApprovalDigestReport): Promise<void> => {
+  // What became of one approver's digest: sent, nothing waiting, or nothing due now (undefined).
+  const sendDigest = async (approvals: Approvals, link: UserLink, now: number): Promise<'sent' | 'empty' | undefined> => {
     const { digestTime, reference } = link;
     if (!digestTime || !reference) return;
     const slot = latestSlot({ every: 'daily', time: digestTime }, now, deps.timeZone);
@@ -59,15 +56,11 @@ export function approvalDigestJob(deps: ApprovalDigestDeps): Periodic<ApprovalDi
         { kind: 'personal', conversationId: conversation.id },
         { priority: 'background' },
       );
-      if (waiting === 0) {
-        report.empty++;
-        return;
-      }
+      if (waiting === 0) return 'empty';
       const outcome = await deps.sender.send(reference, { card: reply.card, summary: `Approvals digest: ${reply.summary}` });
       if (outcome.ok) {
-        report.sent++;
         log.info({ orgId: link.orgId, waiting, slot: slot.id }, 'approvals digest sent');
-        return;
+        return 'sent';
       }
       // The person removed the bot or blocked it: no retry.
       if (outcome.status === 403 || outcome.status === 404) {
@@ -98,7 +91,8 @@ export function approvalDigestJob(deps: ApprovalDigestDeps): Periodic<ApprovalDi
       for (const link of await approvals.links.all()) {
         if (periodic.stopped) break;
         try {
-          await sendDigest(approvals, link, now, report);
+          const done = await sendDigest(approvals, link, now);
+          if (done) report[done]++;
         } catch (err) {
           report.failed++;
           log.warn({ orgId: link.orgId, err: errorMessage(err) }, 'approvals digest for one approver failed; will try again');

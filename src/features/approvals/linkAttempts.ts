@@ -9,7 +9,7 @@ import { FixedWindows } from '../../infra/fixedWindows.js';
 type LinkDecision = { allowed: true } | { allowed: false; retryInMs: number; why: 'cooldown' | 'hourly' };
 
 export interface LinkAttempts {
-  /** Takes one attempt for the person (personKey), or says how long until they may try again. */
+  /** Takes one attempt for the person (their session slot owner), or says how long until they may try again. */
   take(person: string): Promise<LinkDecision>;
   /** BILL refused the person's token: their next attempt waits for the cooldown. */
   refused(person: string): Promise<void>;
@@ -60,9 +60,4 @@ export function memoryLinkAttempts(perHour: number, cooldownS: number): LinkAtte
       return Promise.resolve();
     },
   };
-}
-
-/** A person as their BILL session slot and their connect attempts know them: their Entra object id within their tenant. */
-export function personKey(tenantId: string, aadObjectId: string): string {
-  return `${tenantId.trim().toLowerCase()}|${aadObjectId.trim().toLowerCase()}`;
 }

@@ -40,7 +40,7 @@ import {
   refusalCard,
   type ApprovalCardOptions,
 } from './cards.js';
-import { personKey, type LinkAttempts } from './linkAttempts.js';
+import type { LinkAttempts } from './linkAttempts.js';
 import { asPerson, type UserLink, type UserLinks } from './userLinks.js';
 
 /** What the approvals feature uses, built once in app.ts, only when SECRETS_KEY (`secretsKey`) is configured. */
@@ -58,7 +58,6 @@ interface ApprovalsDeps {
   orgs: Pick<OrgBindings, 'resolve' | 'mode' | 'allowedOrg'>;
   audit: AuditTrail;
   clock: Clock;
-  /** BOT_LOCALE and BOT_TIMEZONE. */
   fmt: FormatOptions;
   /** The footer note while the sandbox stands in for BILL. */
   note: string | undefined;
@@ -77,9 +76,13 @@ export class Approvals {
     this.signer = buttonSigner(deps.secretsKey, 'approval-cards/sign/v1');
   }
 
-  /** The person's own BILL sign-in: sync token name as username, value as password, a session slot of their own. */
+  /**
+   * The person's own BILL sign-in: sync token name as username, value as password, and a session slot of their own
+   * (`owner`, their Entra object id within their tenant), which their connect attempts are counted against too.
+   */
   person(link: Pick<UserLink, 'tenantId' | 'aadObjectId' | 'token'>): PersonCredentials {
-    return { username: link.token.name, password: link.token.value, owner: personKey(link.tenantId, link.aadObjectId) };
+    const owner = `${link.tenantId.trim().toLowerCase()}|${link.aadObjectId.trim().toLowerCase()}`;
+    return { username: link.token.name, password: link.token.value, owner };
   }
 
   /** BOT_TIMEZONE, in the conversation's locale (else BOT_LOCALE). */
@@ -92,27 +95,14 @@ export class Approvals {
     return this.deps.bill.releaseAs(link.orgId, this.person(link));
   }
 
-  private cardOptions(state: ApprovalCardState, actionable: boolean, extra: Partial<ApprovalCardOptions> = {}): ApprovalCardOptions {
-    const now = this.deps.clock.now();
-    return {
-      state,
-      actionable,
-      fmt: this.deps.fmt,
-      today: dateInZone(now, this.deps.fmt.timeZone),
-      sign: this.signer.sign,
-      note: this.note,
-      ...extra,
-    };
+  private card(state: ApprovalCardState, actionable: boolean, notice?: ApprovalCardOptions['notice'], fmt = this.deps.fmt): CardReply {
+    const today = dateInZone(this.deps.clock.now(), fmt.timeZone);
+    return approvalsCard({ state, actionable, fmt, today, sign: this.signer.sign, note: this.note, notice });
   }
 
-  /** The card again with a line above the list, said to the clicker alone. */
-  private noticed(state: ApprovalCardState, actionable: boolean, text: string, tone: 'attention' | 'warning'): CardActionReply {
-    return privately(approvalsCard(this.cardOptions(state, actionable, { notice: { text, tone } })));
-  }
-
-  /** What everyone in the conversation sees: the approver's view in a personal chat, read-only elsewhere. */
-  private sharedView(state: ApprovalCardState): CardReply {
-    return approvalsCard(this.cardOptions(state, state.kind === 'personal'));
+  /** The approver's card after a click, and what everyone sees: the approver's view in a personal chat, read-only elsewhere. */
+  private changed(state: ApprovalCardState, notice?: ApprovalCardOptions['notice']): CardActionReply {
+    return { ...this.card(state, true, notice), everyone: this.card(state, state.kind === 'personal') };
   }
 
   /**
@@ -192,28 +182,7 @@ export class Approvals {
       updatedAt: now,
     };
     await this.deps.cards.save(state);
-    return { reply: approvalsCard({ ...this.cardOptions(state, target.kind === 'personal'), fmt }), waiting };
-  }
-
-  private async auditRefusal(
-    click: ApprovalClick,
-    state: ApprovalCardState | undefined,
-    billId: string,
-    decision: ApprovalAction,
-    reason: string,
-  ): Promise<void> {
-    click.log.warn({ reason, card: state?.id, bill: shortId(billId) }, 'approval click refused');
-    await this.deps.audit
-      .approval({
-        ...auditActor(click.scope, click.caller),
-        orgId: state?.orgId ?? 'unknown',
-        billId,
-        decision,
-        result: 'refused',
-        reason,
-        correlationId: click.correlationId,
-      })
-      .catch(() => undefined);
+    return { reply: this.card(state, target.kind === 'personal', undefined, fmt), waiting };
   }
 
   async decide(click: ApprovalClick, action: ApprovalAction): Promise<CardActionReply> {
@@ -223,45 +192,53 @@ export class Approvals {
     const cardId = dataString(data.card, 64);
     const billId = dataString(data.bill, 64);
     const sig = dataString(data.sig, 128);
+    // A refused click is logged and audited (when the trail can be written), then answered.
+    const refuse = async (state: ApprovalCardState | undefined, reason: string, reply: CardActionReply): Promise<CardActionReply> => {
+      log.warn({ reason, card: state?.id, bill: shortId(billId ?? 'unknown') }, 'approval click refused');
+      await audit
+        .approval({
+          ...auditActor(scope, caller),
+          orgId: state?.orgId ?? 'unknown',
+          billId: billId ?? 'unknown',
+          decision: action,
+          result: 'refused',
+          reason,
+          correlationId: click.correlationId,
+        })
+        .catch(() => undefined);
+      return reply;
+    };
     const fresh = 'Nothing was changed. Type **approvals** for a fresh list.';
-    const unusable = refusalCard("This button can't be used", fresh);
-    if (!cardId || !billId || !sig || !this.signer.verify(sig, verb, cardId, billId)) {
-      await this.auditRefusal(click, cardId ? await cards.get(cardId) : undefined, billId ?? 'unknown', action, 'card data altered');
-      return privately(unusable);
-    }
+    const unusable = privately(refusalCard("This button can't be used", fresh));
+    if (!cardId || !billId || !sig || !this.signer.verify(sig, verb, cardId, billId))
+      return refuse(cardId ? await cards.get(cardId) : undefined, 'card data altered', unusable);
     const state = await cards.get(cardId);
     if (!state) return privately(refusalCard('This approval card has expired', fresh));
     const row = state.bills.findIndex((b) => b.billId === billId);
     const bill = state.bills[row];
-    if (!bill || !sameConversation(state, scope)) {
-      await this.auditRefusal(click, state, billId, action, bill ? 'card from another conversation' : 'bill not on this card');
-      return privately(unusable);
-    }
+    if (!bill || !sameConversation(state, scope))
+      return refuse(state, bill ? 'card from another conversation' : 'bill not on this card', unusable);
     if (!isApprover(state, caller)) {
-      await this.auditRefusal(click, state, billId, action, 'not the assigned approver');
-      return this.noticed(state, false, `Only the assigned approver can act: ${state.approver.name}. Nothing was changed.`, 'attention');
+      const text = `Only the assigned approver can act: ${state.approver.name}. Nothing was changed.`;
+      return refuse(state, 'not the assigned approver', privately(this.card(state, false, { text, tone: 'attention' })));
     }
     if (bill.decision || bill.gone) {
-      await this.auditRefusal(click, state, billId, action, 'already decided on this card');
-      return this.noticed(state, true, 'That bill is already decided on this card. Nothing was sent to BILL.', 'warning');
+      const text = 'That bill is already decided on this card. Nothing was sent to BILL.';
+      return refuse(state, 'already decided on this card', privately(this.card(state, true, { text, tone: 'warning' })));
     }
     const link = await this.links.get({ tenantId: state.tenantId, aadObjectId: state.approver.aadObjectId, orgId: state.orgId });
-    if (!link) {
-      await this.auditRefusal(click, state, billId, action, 'not linked');
-      return privately(errorReply(new NotLinked(), { correlationId: click.correlationId }));
-    }
+    if (!link) return refuse(state, 'not linked', privately(errorReply(new NotLinked(), { correlationId: click.correlationId })));
     if (!(await cards.lock(state.orgId, billId)))
-      return this.noticed(state, true, 'A decision on this bill is already on its way to BILL.', 'warning');
+      return privately(this.card(state, true, { text: 'A decision on this bill is already on its way to BILL.', tone: 'warning' }));
     try {
       const client = this.deps.bill.orgAs(state.orgId, this.person(link), { priority: 'interactive' });
       // The server-side check that matters: is the bill still waiting on this person, in their own BILL session?
       const pending = await asPerson(() => client.approvals.pending());
       if (!pending.some((p) => p.billId === billId)) {
-        await this.auditRefusal(click, state, billId, action, 'no longer waiting on the approver in BILL');
         state.bills[row] = { ...bill, gone: true };
         await cards.save(state);
-        const notice = { text: 'This bill is no longer waiting for you in BILL. Nothing was sent.', tone: 'warning' as const };
-        return { ...approvalsCard(this.cardOptions(state, true, { notice })), everyone: this.sharedView(state) };
+        const text = 'This bill is no longer waiting for you in BILL. Nothing was sent.';
+        return await refuse(state, 'no longer waiting on the approver in BILL', this.changed(state, { text, tone: 'warning' }));
       }
       const comment = readComment(data[commentInputId(row)]);
       const record: ApprovalAudit = {
@@ -276,17 +253,14 @@ export class Approvals {
       };
       // No trace, no request: if the audit trail cannot be written, nothing goes to BILL.
       await audit.approval(record);
-      let status: string;
-      try {
-        status = (await client.approvals.act([{ billId, action, comment }])).status;
-      } catch (err) {
+      const { status } = await client.approvals.act([{ billId, action, comment }]).catch(async (err: unknown) => {
         const billResult =
           err instanceof BillApiError
             ? `${err.category}${err.code ? ':' + err.code : ''} (HTTP ${err.status})`
             : errorMessage(err).slice(0, 60);
         await audit.approval({ ...record, result: 'error', billResult }).catch(() => undefined);
         throw err;
-      }
+      });
       const accepted = status === 'SUCCESS' || status === 'OK';
       await audit
         .approval({ ...record, result: accepted ? 'ok' : 'error', billResult: status })
@@ -306,7 +280,7 @@ export class Approvals {
       state.updatedAt = at;
       await cards.save(state);
       log.info({ orgId: state.orgId, bill: shortId(billId), action }, 'approval decision accepted by BILL');
-      return { ...approvalsCard(this.cardOptions(state, true)), everyone: this.sharedView(state) };
+      return this.changed(state);
     } finally {
       await cards.unlock(state.orgId, billId).catch(() => undefined);
     }
@@ -320,7 +294,7 @@ export class Approvals {
     const state = cardId && sig && this.signer.verify(sig, APPROVAL_VERBS.view, cardId, '') ? await this.deps.cards.get(cardId) : undefined;
     if (!state || !sameConversation(state, scope))
       return privately(refusalCard('This approval card has expired', 'Type **approvals** for a fresh list.'));
-    return approvalsCard(this.cardOptions(state, isApprover(state, caller)));
+    return this.card(state, isApprover(state, caller));
   }
 
   /** The connect form was submitted: verify the token by signing in once, then keep it sealed. */

@@ -9,7 +9,7 @@ import { NS, type StateStore } from '../../infra/state/types.js';
 import { BillApiError, NotLinked } from '../../errors.js';
 
 /** Who a link belongs to: a person of a tenant, in one BILL organisation. */
-export interface UserLinkRef {
+interface UserLinkRef {
   tenantId: string;
   aadObjectId: string;
   orgId: string;
@@ -85,11 +85,17 @@ export class UserLinks {
   }
 
   forPerson(tenantId: string, aadObjectId: string): Promise<UserLink[]> {
-    return this.openAll(`${this.personPart({ tenantId, aadObjectId })}.`);
+    return this.all(`${this.personPart({ tenantId, aadObjectId })}.`);
   }
 
-  all(): Promise<UserLink[]> {
-    return this.openAll('');
+  /** Every link that opens with this SECRETS_KEY; `prefix`: only those stored under keys starting with it. */
+  async all(prefix = ''): Promise<UserLink[]> {
+    const out: UserLink[] = [];
+    for (const [key, sealed] of await this.deps.store.entries<unknown>(NS.userLinks)) {
+      const link = key.startsWith(prefix) ? this.open(key, sealed) : undefined;
+      if (link) out.push(link);
+    }
+    return out;
   }
 
   /** How many stored links cannot be opened with this SECRETS_KEY (start-up report; no log line per link). */
@@ -109,15 +115,6 @@ export class UserLinks {
 
   private mac(text: string): string {
     return createHmac('sha256', this.idKey).update(text).digest('base64url').slice(0, 32);
-  }
-
-  private async openAll(prefix: string): Promise<UserLink[]> {
-    const out: UserLink[] = [];
-    for (const [key, sealed] of await this.deps.store.entries<unknown>(NS.userLinks)) {
-      const link = key.startsWith(prefix) ? this.open(key, sealed) : undefined;
-      if (link) out.push(link);
-    }
-    return out;
   }
 
   // The storage key is authenticated with the data: a sealed link moved under another person's key will not open.

@@ -23,17 +23,10 @@ import {
 import { calendarDate, clockTime, dateTime, money, sum, type FormatOptions } from '../../cards/format.js';
 import { codeWords, count, moneyTotal } from '../../cards/words.js';
 
-export interface PresenterOptions extends FormatOptions {
-  /** Footer note, e.g. "Demo organisation — simulated data". */
-  note?: string;
-}
+/** `note`: the footer note, e.g. "Demo organisation — simulated data". */
+export type PresenterOptions = FormatOptions & { note?: string };
 
 export const REFRESH_VERB = 'notify.refresh';
-
-interface Said {
-  headline: string;
-  facts: Array<[string, string]>;
-}
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
@@ -73,12 +66,7 @@ function billsPhrase(ids: string[], numbers: Record<string, string> | undefined)
   return `${ids.length === 1 ? 'bill' : 'bills'} ${names.join(', ')}${more}`;
 }
 
-/** The headline of a card whose fact rows are `rows`. */
-const sayer =
-  (rows: Array<[string, string]>) =>
-  (headline: string): Said => ({ headline, facts: rows });
-
-function sayBill(ev: OutboxEvent, fmt: FormatOptions): Said {
+function sayBill(ev: OutboxEvent, rows: Array<[string, string]>, fmt: FormatOptions): string {
   const e = ev.entity;
   const vendor = escapeMarkdown(str(e.vendorName) ?? ev.enrichment?.vendorName ?? 'a vendor');
   const number = str(obj(e.invoice).invoiceNumber);
@@ -88,7 +76,7 @@ function sayBill(ev: OutboxEvent, fmt: FormatOptions): Said {
   const dueDate = str(e.dueDate);
   const label = number ? `Bill ${ref(number)}` : 'A bill';
   const lower = number ? `bill ${ref(number)}` : 'a bill';
-  const rows: Array<[string, string]> = [['Vendor', vendor]];
+  rows.push(['Vendor', vendor]);
   if (number) rows.push(['Invoice number', ref(number)]);
   if (amount !== undefined) rows.push(['Amount', money(amount, cur, fmt.locale)]);
   if (due !== undefined && due !== amount) rows.push(['Still due', money(due, cur, fmt.locale)]);
@@ -105,32 +93,29 @@ function sayBill(ev: OutboxEvent, fmt: FormatOptions): Said {
       ({ ASSIGNED: 'Awaiting approval', UNASSIGNED: 'No approvers' } as Record<string, string>)[approval] ?? codeWords(approval),
     ]);
   const money1 = (n: number | undefined) => (n === undefined ? '' : ` — ${money(n, cur, fmt.locale)}`);
-  const said = sayer(rows);
   switch (ev.type) {
     case 'bill.created':
-      return said(
-        `New bill from ${vendor}${money1(amount)}${number ? `, invoice ${ref(number)}` : ''}${dueDate ? `, due ${calendarDate(dueDate, fmt.locale)}` : ''}`,
-      );
+      return `New bill from ${vendor}${money1(amount)}${number ? `, invoice ${ref(number)}` : ''}${dueDate ? `, due ${calendarDate(dueDate, fmt.locale)}` : ''}`;
     case 'bill.archived':
-      return said(`${label} from ${vendor} was archived${money1(amount)}`);
+      return `${label} from ${vendor} was archived${money1(amount)}`;
     case 'bill.restored':
-      return said(`${label} from ${vendor} was restored${money1(amount)}`);
+      return `${label} from ${vendor} was restored${money1(amount)}`;
   }
-  if (e.archived === true) return said(`${label} from ${vendor} is archived${money1(amount)}`);
-  if (e.paymentStatus === 'PAID') return said(`${label} from ${vendor} is paid${money1(amount)}`);
-  if (e.paymentStatus === 'SCHEDULED') return said(`Payment scheduled for ${lower} from ${vendor}${money1(num(e.scheduledAmount) ?? due)}`);
-  if (e.approvalStatus === 'DENIED') return said(`${label} from ${vendor} was denied${money1(amount)}`);
-  return said(`${label} from ${vendor} changed${money1(due)}${dueDate ? ` due ${calendarDate(dueDate, fmt.locale)}` : ''}`);
+  if (e.archived === true) return `${label} from ${vendor} is archived${money1(amount)}`;
+  if (e.paymentStatus === 'PAID') return `${label} from ${vendor} is paid${money1(amount)}`;
+  if (e.paymentStatus === 'SCHEDULED') return `Payment scheduled for ${lower} from ${vendor}${money1(num(e.scheduledAmount) ?? due)}`;
+  if (e.approvalStatus === 'DENIED') return `${label} from ${vendor} was denied${money1(amount)}`;
+  return `${label} from ${vendor} changed${money1(due)}${dueDate ? ` due ${calendarDate(dueDate, fmt.locale)}` : ''}`;
 }
 
-function sayPayment(ev: OutboxEvent, fmt: FormatOptions): Said {
+function sayPayment(ev: OutboxEvent, rows: Array<[string, string]>, fmt: FormatOptions): string {
   const e = ev.entity;
   const vendor = escapeMarkdown(vendorOf(e).name ?? ev.enrichment?.vendorName ?? 'a vendor');
   const cur = ev.enrichment?.currency ?? str(e.currency);
   const amount = num(e.amount);
   const bills = billsPhrase(paymentBillIds(e), ev.enrichment?.billNumbers);
   const tail = [amount !== undefined ? money(amount, cur, fmt.locale) : undefined, bills].filter(Boolean).join(', ');
-  const rows: Array<[string, string]> = [['Vendor', vendor]];
+  rows.push(['Vendor', vendor]);
   if (amount !== undefined) rows.push(['Amount', money(amount, cur, fmt.locale)]);
   if (bills) rows.push([bills.startsWith('bills') ? 'Bills' : 'Bill', bills.replace(/^bills? /, '')]);
   if (str(e.processDate)) rows.push(['Process date', calendarDate(str(e.processDate), fmt.locale)]);
@@ -143,7 +128,7 @@ function sayPayment(ev: OutboxEvent, fmt: FormatOptions): Said {
     .join('; ');
   if (ev.type === 'autopay.failed') {
     if (why) rows.push(['Reason', escapeMarkdown(why.slice(0, 200))]);
-    return sayer(rows)(`AutoPay to ${vendor} failed${why ? ` — ${escapeMarkdown(why.slice(0, 120))}` : ''}`);
+    return `AutoPay to ${vendor} failed${why ? ` — ${escapeMarkdown(why.slice(0, 120))}` : ''}`;
   }
   const status = str(e.singleStatus) ?? str(e.status);
   if (status) rows.push(['Status', codeWords(status)]);
@@ -151,10 +136,10 @@ function sayPayment(ev: OutboxEvent, fmt: FormatOptions): Said {
     PAYMENT_OUTCOMES.get(ev.type === 'payment.failed' ? 'FAILED' : (status ?? '')) ?? `changed (${codeWords(status).toLowerCase()})`;
   if (ev.type === 'payment.failed' && why) rows.push(['Reason', escapeMarkdown(why.slice(0, 200))]);
   const when = outcome === 'is scheduled' && str(e.processDate) ? ` for ${calendarDate(str(e.processDate), fmt.locale)}` : '';
-  return sayer(rows)(`Payment to ${vendor} ${outcome}${when}${tail ? ` — ${tail}` : ''}`);
+  return `Payment to ${vendor} ${outcome}${when}${tail ? ` — ${tail}` : ''}`;
 }
 
-function sayInvoice(ev: OutboxEvent, fmt: FormatOptions): Said {
+function sayInvoice(ev: OutboxEvent, rows: Array<[string, string]>, fmt: FormatOptions): string {
   const e = ev.entity;
   const customer = escapeMarkdown(ev.enrichment?.customerName ?? str(obj(e.customer).name) ?? 'a customer');
   const number = str(e.invoiceNumber);
@@ -164,39 +149,34 @@ function sayInvoice(ev: OutboxEvent, fmt: FormatOptions): Said {
   const total = num(e.totalAmount);
   const due = num(e.dueAmount);
   const dueDate = str(e.dueDate);
-  const rows: Array<[string, string]> = [['Customer', customer]];
+  rows.push(['Customer', customer]);
   if (number) rows.push(['Invoice', ref(number)]);
   if (total !== undefined) rows.push(['Total', money(total, cur, fmt.locale)]);
   if (due !== undefined) rows.push(['Still due', money(due, cur, fmt.locale)]);
   if (dueDate) rows.push(['Due', calendarDate(dueDate, fmt.locale)]);
   if (str(e.status)) rows.push(['Status', codeWords(str(e.status))]);
-  const said = sayer(rows);
   const totalText = total !== undefined ? ` — ${money(total, cur, fmt.locale)}` : '';
   switch (ev.type) {
     case 'invoice.created':
-      return said(`${label} to ${customer} was created${totalText}${dueDate ? `, due ${calendarDate(dueDate, fmt.locale)}` : ''}`);
+      return `${label} to ${customer} was created${totalText}${dueDate ? `, due ${calendarDate(dueDate, fmt.locale)}` : ''}`;
     case 'invoice.archived':
-      return said(`${label} to ${customer} was archived (cancelled)`);
+      return `${label} to ${customer} was archived (cancelled)`;
     case 'invoice.restored':
-      return said(`${label} to ${customer} was restored`);
+      return `${label} to ${customer} was restored`;
   }
-  if (e.archived === true) return said(`${label} to ${customer} is archived (cancelled)`);
+  if (e.archived === true) return `${label} to ${customer} is archived (cancelled)`;
   if (e.status === 'PAID' || (due === 0 && total !== undefined && total > 0))
-    return said(`${label} from ${customer} is paid in full${totalText}`);
+    return `${label} from ${customer} is paid in full${totalText}`;
   if (e.status === 'PARTIAL_PAYMENT' && total !== undefined && due !== undefined) {
-    return said(
-      `Payment received on ${lower} from ${customer} — ${money(sum([total, -due]), cur, fmt.locale)} of ${money(total, cur, fmt.locale)} paid, ${money(due, cur, fmt.locale)} still due`,
-    );
+    return `Payment received on ${lower} from ${customer} — ${money(sum([total, -due]), cur, fmt.locale)} of ${money(total, cur, fmt.locale)} paid, ${money(due, cur, fmt.locale)} still due`;
   }
-  return said(
-    `${label} to ${customer} changed${due !== undefined ? ` — ${money(due, cur, fmt.locale)} due` : ''}${dueDate ? ` ${calendarDate(dueDate, fmt.locale)}` : ''}`,
-  );
+  return `${label} to ${customer} changed${due !== undefined ? ` — ${money(due, cur, fmt.locale)} due` : ''}${dueDate ? ` ${calendarDate(dueDate, fmt.locale)}` : ''}`;
 }
 
-function sayVendor(ev: OutboxEvent): Said {
+function sayVendor(ev: OutboxEvent, rows: Array<[string, string]>): string {
   const e = ev.entity;
   const name = escapeMarkdown(str(e.name) ?? 'A vendor');
-  const rows: Array<[string, string]> = [['Vendor', name]];
+  rows.push(['Vendor', name]);
   const currency = str(e.billCurrency);
   if (currency) rows.push(['Currency', escapeMarkdown(currency)]);
   const network = networkStatusWords(str(e.networkStatus));
@@ -206,17 +186,16 @@ function sayVendor(ev: OutboxEvent): Said {
     'vendor.archived': `Vendor ${name} was archived`,
     'vendor.restored': `Vendor ${name} was restored`,
   };
-  return sayer(rows)(said[ev.type] ?? `Vendor ${name} was updated`);
+  return said[ev.type] ?? `Vendor ${name} was updated`;
 }
 
-function saySpend(ev: OutboxEvent, fmt: FormatOptions): Said {
+function saySpend(ev: OutboxEvent, rows: Array<[string, string]>, fmt: FormatOptions): string {
   const e = ev.entity;
   const who = escapeMarkdown(str(e.userName) ?? 'someone');
   const merchantName = str(e.merchantName);
   const merchant = merchantName ? escapeMarkdown(merchantName) : undefined;
   const amount = num(e.amount);
   const amountText = amount !== undefined ? ` — ${money(amount, str(e.currency), fmt.locale)}` : '';
-  const rows: Array<[string, string]> = [];
   if (merchant) rows.push(['Merchant', merchant]);
   if (amount !== undefined) rows.push(['Amount', money(amount, str(e.currency), fmt.locale)]);
   if (str(e.userName)) rows.push(['By', who]);
@@ -224,27 +203,26 @@ function saySpend(ev: OutboxEvent, fmt: FormatOptions): Said {
   if (budget) rows.push(['Budget', escapeMarkdown(budget)]);
   if (str(e.status)) rows.push(['Status', codeWords(str(e.status))]);
   const at = merchant ? ` at ${merchant}` : '';
-  const said = sayer(rows);
   switch (ev.type) {
     case 'spend.transaction.updated': {
       const reason = str(e.declineReason);
       const declined = e.transactionType === 'DECLINE' || reason !== undefined;
       if (reason) rows.push(['Declined because', escapeMarkdown(reason)]);
-      return said(`Card ${declined ? 'payment declined' : 'transaction'}${at}${amountText}${str(e.userName) ? ` by ${who}` : ''}`);
+      return `Card ${declined ? 'payment declined' : 'transaction'}${at}${amountText}${str(e.userName) ? ` by ${who}` : ''}`;
     }
     case 'spend.reimbursement.created':
-      return said(`Reimbursement request from ${who}${amountText}${at}`);
+      return `Reimbursement request from ${who}${amountText}${at}`;
     case 'spend.reimbursement.deleted':
-      return said(`Reimbursement from ${who} was deleted${amountText}`);
+      return `Reimbursement from ${who} was deleted${amountText}`;
     case 'spend.three-ds-challenge.created':
-      return said(`A card payment${at} needs a 3-D Secure check${amountText}`);
+      return `A card payment${at} needs a 3-D Secure check${amountText}`;
     default:
-      return said(`Reimbursement from ${who} is now ${codeWords(str(e.status)).toLowerCase()}${amountText}`);
+      return `Reimbursement from ${who} is now ${codeWords(str(e.status)).toLowerCase()}${amountText}`;
   }
 }
 
-/** How each kind of record is put in words (spend: everything else). */
-const SAY: Partial<Record<EntityKind, (ev: OutboxEvent, fmt: FormatOptions) => Said>> = {
+/** How each kind of record is put in words: the headline, with its key facts added to `rows` (spend: everything else). */
+const SAY: Partial<Record<EntityKind, typeof saySpend>> = {
   bill: sayBill,
   payment: sayPayment,
   invoice: sayInvoice,
@@ -253,9 +231,10 @@ const SAY: Partial<Record<EntityKind, (ev: OutboxEvent, fmt: FormatOptions) => S
 
 /** The card for one BILL event. `refreshedAt` marks a card rebuilt from BILL's current record by Refresh. */
 export function notificationCard(ev: OutboxEvent, opts: PresenterOptions, extra: { refreshedAt?: number } = {}): CardReply {
-  const said = (SAY[ev.entityType] ?? saySpend)(ev, opts);
-  const body: CardElement[] = [text(said.headline, { weight: 'Bolder', size: 'Medium' })];
-  if (said.facts.length > 0) body.push(facts(said.facts));
+  const rows: Array<[string, string]> = [];
+  const headline = (SAY[ev.entityType] ?? saySpend)(ev, rows, opts);
+  const body: CardElement[] = [text(headline, { weight: 'Bolder', size: 'Medium' })];
+  if (rows.length > 0) body.push(facts(rows));
   const when =
     extra.refreshedAt !== undefined
       ? `Refreshed from BILL ${dateTime(extra.refreshedAt, opts)}`
@@ -267,7 +246,7 @@ export function notificationCard(ev: OutboxEvent, opts: PresenterOptions, extra:
     ev.entityType === 'spend'
       ? executeAction('Refresh', { verb: 'run', command: 'spend', refresh: true })
       : id && executeAction('Refresh', { verb: REFRESH_VERB, entity: ev.entityType, id, type: ev.type });
-  return adaptiveCard(body, { summary: unescapeMarkdown(said.headline).replace(/\u2060/g, ''), actions: refresh ? [refresh] : undefined });
+  return adaptiveCard(body, { summary: unescapeMarkdown(headline).replace(/\u2060/g, ''), actions: refresh ? [refresh] : undefined });
 }
 
 const DIGEST_ROWS = 5;

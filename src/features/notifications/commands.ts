@@ -25,7 +25,6 @@ export interface NotificationsDeps {
   settings: {
     locale: string;
     timeZone: string;
-    /** SANDBOX_NOTE when the embedded sandbox stands in for BILL. */
     note: string | undefined;
     /** MicrosoftAppId ('' in local mode). */
     appId: string;
