@@ -391,7 +391,7 @@ export class Mirror {
       // This walk reads every change up to now: it answers "something changed" and "too many marks" as well.
       c.staleAll = false;
       c.changed = false;
-      const since = c.watermark ? new BillFilter().gte('updatedTime', shifted(c.watermark, -OVERLAP_MS)) : undefined;
+      const since = c.watermark ? new BillFilter().add('updatedTime', 'gte', shifted(c.watermark, -OVERLAP_MS)) : undefined;
       // Without the open filter: bills that were paid or archived since are seen, and dropped.
       let newest = c.watermark;
       let changed = 0;
