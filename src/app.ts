@@ -169,8 +169,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     user: { devKey: billUser.devKey, username: billUser.username, password: billUser.password },
     defaultOrgId: billUser.orgId,
     allowedOrgIds: config.bill.allowedOrgIds,
-    spendApiToken: sandbox ? sandbox.credentials.spendApiToken : config.bill.spendApiToken || undefined,
-    spendApiTokens: sandbox ? undefined : config.bill.spendApiTokens,
+    // BILL_SPEND_API_TOKEN is BILL_ORG_ID's (config refuses a BILL_SPEND_API_TOKENS entry for it that differs).
+    spendApiTokens: sandbox
+      ? { [billUser.orgId]: sandbox.credentials.spendApiToken }
+      : { ...(config.bill.spendApiToken ? { [billUser.orgId]: config.bill.spendApiToken } : {}), ...config.bill.spendApiTokens },
     requestTimeoutMs: config.bill.requestTimeoutMs,
     sessionLedger: cluster
       ? new cluster.RedisSessionLedger({ redis: cluster.redis, clock, log, secretsKey: config.secretsKey })

@@ -133,6 +133,7 @@ async function main(): Promise<void> {
     user: { devKey: credentials.devKey, username: credentials.username, password: credentials.password },
     defaultOrgId: credentials.orgId,
     allowedOrgIds: config.bill.allowedOrgIds,
+    spendApiTokens: {},
     requestTimeoutMs: config.bill.requestTimeoutMs,
     limiter,
     clock: systemClock,

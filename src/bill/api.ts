@@ -21,19 +21,7 @@ import type { RunOptions } from '../infra/limits/types.js';
 import { BillFilter, checkId, sortParam, type SortKey } from './filters.js';
 import { PagedList, pageSize, type ListOptions } from './paging.js';
 import type { OrgSession, SessionCall } from './sessions.js';
-import type {
-  ApprovalActionInput,
-  Bill,
-  Customer,
-  Invoice,
-  NetworkConnectionStatus,
-  NetworkOrganization,
-  OrgUser,
-  Payment,
-  PendingApproval,
-  Subscription,
-  Vendor,
-} from './types.js';
+import type { Bill, Customer, Invoice, NetworkOrganization, Payment, PendingApproval, Subscription, Vendor } from './types.js';
 
 const AP_AR_MAX_PAGE_SIZE = 100;
 
@@ -124,7 +112,7 @@ export class BillOrgClient {
      * Approves or denies bills as the signed-in user. Not replayed after a lost answer: BILL has no idempotency key
      * for it, so the caller re-reads the pending list instead of sending twice.
      */
-    act: async (actions: ApprovalActionInput[]): Promise<{ status: string }> => {
+    act: async (actions: Array<{ billId: string; action: 'APPROVE' | 'DENY'; comment?: string }>): Promise<{ status: string }> => {
       // The bill id comes from card data; a blank comment is left out.
       const body = actions.map((a) => ({ ...a, billId: checkId('bill', a.billId), comment: a.comment?.trim() ? a.comment : undefined }));
       const res = await this.call<{ status?: unknown } | undefined>('POST /v3/bill-approvals/actions', { body });
@@ -139,8 +127,8 @@ export class BillOrgClient {
       const res = await this.call<{ results?: unknown } | null>('GET /v3/network', { query: { name, scope } });
       return Array.isArray(res?.results) ? (res.results as NetworkOrganization[]) : [];
     },
-    status: (kind: 'vendor' | 'customer', id: string) =>
-      this.call<NetworkConnectionStatus>(`GET /v3/network/invitation/${kind}/{id}`, { id }),
+    /** The connection request's status, as a vendor's `networkStatus`: CONNECTED, NOT_CONNECTED, PENDING, CONNECTED_RPPS. */
+    status: (kind: 'vendor' | 'customer', id: string) => this.call<{ status: string }>(`GET /v3/network/invitation/${kind}/{id}`, { id }),
     /** A connection request to a business in the network; BILL may email it, so it passes the email budget. */
     invite: async (kind: 'vendor' | 'customer', id: string, networkId: string, networkType: 'BILL' | 'RPPS'): Promise<void> => {
       const body = { networkId: checkId('network', networkId), networkType };
@@ -153,7 +141,8 @@ export class BillOrgClient {
   };
 
   readonly users = {
-    get: (id: string) => this.call<OrgUser>('GET /v3/users/{id}', { id }),
+    /** The user's role decides what they may do. */
+    get: (id: string) => this.call<{ role?: { type?: string } }>('GET /v3/users/{id}', { id }),
   };
 
   /** Webhook management: the same session on the /connect-events base. */

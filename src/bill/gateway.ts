@@ -30,10 +30,8 @@ export interface BillGatewayOptions {
   defaultOrgId: string;
   /** When non-empty, only these orgs may be used (config.bill.allowedOrgIds). */
   allowedOrgIds: string[];
-  /** Spend & Expense token of defaultOrgId; no S&E client for that org without it. */
-  spendApiToken?: string;
-  /** Spend & Expense tokens of other organisations (BILL_SPEND_API_TOKENS): a token answers only for its own org. */
-  spendApiTokens?: Record<string, string>;
+  /** Org id -> its Spend & Expense token (a token answers only for its own org); no S&E client for an org without one. */
+  spendApiTokens: Record<string, string>;
   requestTimeoutMs: number;
   limiter: Limiter;
   clock: Clock;
@@ -61,8 +59,7 @@ export class BillGateway {
     this.sessions = new SessionPool({ http: this.http, clock, log, secrets, ledger: opts.sessionLedger });
     secrets.add(opts.user.password);
     secrets.add(opts.user.devKey);
-    secrets.add(opts.spendApiToken);
-    for (const token of Object.values(opts.spendApiTokens ?? {})) secrets.add(token);
+    for (const token of Object.values(opts.spendApiTokens)) secrets.add(token);
   }
 
   /** AP/AR endpoints of one organisation. Throws NotBound('orgNotAllowed') for an org outside BILL_ALLOWED_ORG_IDS. */
@@ -91,7 +88,7 @@ export class BillGateway {
    */
   spend(orgId: string = this.defaultOrgId, { priority = 'interactive' }: { priority?: Priority } = {}): SpendClient | undefined {
     this.checkAllowed(orgId);
-    const token = this.opts.spendApiTokens?.[orgId] ?? (orgId === this.defaultOrgId ? this.opts.spendApiToken : undefined);
+    const token = this.opts.spendApiTokens[orgId];
     if (!token) return undefined;
     return new SpendClient(this.http, this.opts.endpoints.spendBaseUrl, token, { priority });
   }
@@ -107,7 +104,7 @@ export class BillGateway {
         .snapshot()
         .filter((b) => b.budget === 'bill.logins')
         .reduce((sum, b) => sum + b.used, 0),
-      spendConfigured: !!this.opts.spendApiToken || Object.keys(this.opts.spendApiTokens ?? {}).length > 0,
+      spendConfigured: Object.values(this.opts.spendApiTokens).some(Boolean),
       /** False after a credentials refusal or a network failure that no later success cleared. */
       reachable: this.ready(),
     };

@@ -8,8 +8,6 @@ export interface ListOptions {
   pageSize?: number;
   /** Page cap for one walk; default 20 (2,000 rows at 100 a page). */
   maxPages?: number;
-  /** Continue from a cursor a previous walk returned. */
-  startPage?: string;
 }
 
 export interface ListPage<T> {
@@ -21,8 +19,6 @@ export interface ListResult<T> {
   items: T[];
   /** True when the page cap (or `take`) stopped the walk while BILL still had a next page. */
   truncated: boolean;
-  /** Cursor to continue from when truncated. */
-  nextPage?: string;
   pages: number;
 }
 
@@ -54,7 +50,7 @@ export class PagedList<T> {
 
   /** Pages in order; stops when BILL gives no next cursor or at the page cap. */
   async *pages(): AsyncGenerator<ListPage<T>, void, undefined> {
-    let cursor = this.opts.startPage;
+    let cursor: string | undefined;
     for (let n = 0; n < (this.opts.maxPages ?? 20); n++) {
       const page = readPage<T>(await this.fetchPage(cursor), this.route);
       yield page;
@@ -72,13 +68,13 @@ export class PagedList<T> {
   async take(n: number): Promise<ListResult<T>> {
     const items: T[] = [];
     let pages = 0;
-    let nextPage = this.opts.startPage;
+    let truncated = false;
     for await (const page of this.pages()) {
       pages++;
       items.push(...page.results.slice(0, n - items.length));
-      nextPage = page.nextPage;
+      truncated = page.nextPage !== undefined;
       if (items.length >= n) break;
     }
-    return { items, truncated: nextPage !== undefined, nextPage, pages };
+    return { items, truncated, pages };
   }
 }

@@ -1,28 +1,11 @@
-// BILL v3 domain shapes as the API returns them (official Postman collection, akleinvm/billdotcom-sdk-v3
-// reference/billdotcom_v3.json). Enum fields are typed as open strings: BILL adds values without notice.
-
-interface Classifications {
-  chartOfAccountId?: string;
-}
-
-interface Address {
-  line1?: string;
-  city?: string;
-  stateOrProvince?: string;
-  zipOrPostalCode?: string;
-  country?: string;
-  countryName?: string;
-}
-
-/** Seen: UNPAID, PAID, SCHEDULED (and UNDEFINED). Partial values are unconfirmed. */
-type BillPaymentStatus = 'UNPAID' | 'PAID' | 'SCHEDULED' | 'UNDEFINED' | (string & {});
-/** Seen: UNASSIGNED, ASSIGNED, APPROVED, DENIED (and UNDEFINED). */
-type BillApprovalStatus = 'UNASSIGNED' | 'ASSIGNED' | 'APPROVED' | 'DENIED' | 'UNDEFINED' | (string & {});
-type ApproverStatus = 'WAITING' | 'APPROVED' | 'DENIED' | 'REROUTED' | 'UNDEFINED' | (string & {});
+// BILL v3 domain shapes, as far as billbridge reads them (official Postman collection, akleinvm/billdotcom-sdk-v3
+// reference/billdotcom_v3.json; the sandbox declares the rest of what it serves). Enum fields are typed as open
+// strings: BILL adds values without notice.
 
 export interface Approver {
   userId: string;
-  status: ApproverStatus;
+  /** Seen: WAITING, APPROVED, DENIED, REROUTED (and UNDEFINED). */
+  status: string;
   approverOrder: number;
   statusChangedTime?: string;
 }
@@ -30,10 +13,7 @@ export interface Approver {
 export interface BillLineItem {
   id: string;
   amount: number;
-  quantity?: number;
-  price?: number;
   description?: string;
-  classifications?: Classifications;
 }
 
 export interface Bill {
@@ -46,40 +26,19 @@ export interface Bill {
   dueAmount?: number;
   scheduledAmount?: number;
   creditAmount?: number;
-  fundingAmount?: number;
-  exchangeRate?: number;
   description?: string;
   /** yyyy-MM-dd */
   dueDate: string;
   invoice?: { invoiceNumber?: string; invoiceDate?: string };
   billLineItems?: BillLineItem[];
-  payFromChartOfAccountId?: string;
-  paymentStatus: BillPaymentStatus;
-  approvalStatus?: BillApprovalStatus;
+  /** Seen: UNPAID, PAID, SCHEDULED (and UNDEFINED). Partial values are unconfirmed. */
+  paymentStatus: string;
+  /** Seen: UNASSIGNED, ASSIGNED, APPROVED, DENIED (and UNDEFINED). */
+  approvalStatus?: string;
   approvers?: Approver[];
-  classifications?: Classifications;
   purchaseOrderNumber?: string;
   createdTime: string;
   updatedTime: string;
-}
-
-/** Seen: OPEN, PARTIAL_PAYMENT, PAID, SCHEDULED. No VOID: cancelling an invoice archives it. */
-type InvoiceStatus = 'OPEN' | 'PARTIAL_PAYMENT' | 'PAID' | 'SCHEDULED' | (string & {});
-
-interface InvoiceLineItem {
-  id: string;
-  description?: string;
-  price?: number;
-  quantity?: number;
-  classifications?: Classifications;
-}
-
-interface InvoicePayment {
-  id: string;
-  amount: number;
-  status: string;
-  /** yyyy-MM-dd */
-  date: string;
 }
 
 export interface Invoice {
@@ -95,15 +54,11 @@ export interface Invoice {
   dueAmount: number;
   scheduledAmount?: number;
   creditAmount?: number;
-  status: InvoiceStatus;
-  exchangeRate?: number;
-  invoiceLineItems?: InvoiceLineItem[];
-  payToChartOfAccountId?: string;
-  payments?: InvoicePayment[];
-  classifications?: Classifications;
-  salesTaxTotal?: number;
-  salesTaxPercentage?: number;
-  enableCardPayment?: boolean;
+  /** Seen: OPEN, PARTIAL_PAYMENT, PAID, SCHEDULED. No VOID: cancelling an invoice archives it. */
+  status: string;
+  invoiceLineItems?: Array<{ id: string; description?: string }>;
+  /** date: yyyy-MM-dd */
+  payments?: Array<{ id: string; amount: number; status: string; date: string }>;
   createdTime: string;
   updatedTime: string;
 }
@@ -112,24 +67,10 @@ export interface Vendor {
   id: string;
   archived: boolean;
   name: string;
-  shortName?: string;
-  accountNumber?: string;
-  accountType?: 'BUSINESS' | 'PERSON' | 'NONE' | (string & {});
   email?: string;
-  phone?: string;
-  address?: Address;
-  paymentInformation?: {
-    payeeName?: string;
-    lastPaymentDate?: string;
-    payByType?: string;
-  };
-  additionalInfo?: {
-    track1099?: boolean;
-    leadTimeInDays?: number;
-    combinePayments?: boolean;
-  };
+  paymentInformation?: { lastPaymentDate?: string };
   billCurrency?: string;
-  balance?: { amount: number; lastUpdatedDate?: string };
+  balance?: { amount: number };
   networkStatus?: string;
   createdTime: string;
   updatedTime: string;
@@ -139,12 +80,7 @@ export interface Customer {
   id: string;
   archived: boolean;
   name: string;
-  companyName?: string;
   email?: string;
-  phone?: string;
-  contact?: { firstName?: string; lastName?: string };
-  accountType?: string;
-  accountNumber?: string;
   invoiceCurrency?: string;
   balance?: { amount: number };
   createdTime: string;
@@ -162,12 +98,6 @@ export interface Payment {
   description?: string;
   /** yyyy-MM-dd */
   processDate: string;
-  fundingAccount?: { type: string; id: string };
-  fundingAmount?: number;
-  exchangeRate?: number;
-  transactionNumber?: string;
-  confirmationNumber?: string;
-  onlinePayment?: boolean;
   /** Seen: APPROVING, SCHEDULED, PAID, CANCELLED. */
   status: string;
   /**
@@ -175,29 +105,6 @@ export interface Payment {
    * plus CANCELED, VOIDED, FUNDING_FAILED_*, DISBURSEMENT_*, FUNDS_ESCHEATED, EXPIRING, VOID_PENDING.
    */
   singleStatus: string;
-  disbursementStatus?: string;
-  disbursementType?: string;
-  cancelRequestSubmitted?: boolean;
-  createdBy?: string;
-  createdTime: string;
-  updatedTime: string;
-}
-
-/** An AR payment received (id prefix 0rp). */
-export interface ReceivablePayment {
-  id: string;
-  customerId: string;
-  amount: number;
-  invoicePayments: Array<{ invoiceId: string; amount: number; paymentDate: string }>;
-  description?: string;
-  /** yyyy-MM-dd */
-  paymentDate: string;
-  unappliedAmount?: number;
-  receivablesType?: string;
-  /** Seen: PAID, VOID. */
-  status: string;
-  referenceNumber?: string;
-  onlinePayment?: boolean;
   createdTime: string;
   updatedTime: string;
 }
@@ -205,99 +112,46 @@ export interface ReceivablePayment {
 /** GET /v3/bill-approvals/pending-user-approvals item: bills waiting on the signed-in user. */
 export type PendingApproval = Pick<Bill, 'vendorId' | 'amount' | 'dueDate'> & { billId: string };
 
-/** POST /v3/bill-approvals/actions body item (the body is an array of these). */
-export interface ApprovalActionInput {
-  billId: string;
-  action: 'APPROVE' | 'DENY';
-  comment?: string;
-}
-
 // ---- Spend & Expense ----
-
-interface SpendReceipt {
-  filename?: string;
-  uuid?: string;
-}
-
-interface SpendReviewer {
-  approverType?: string;
-  status: 'WAITING' | 'APPROVED' | 'DENIED' | (string & {});
-  userId?: string;
-  userName?: string;
-}
 
 export interface SpendTransaction {
   id: string;
-  uuid?: string;
   transactionType: 'AUTHORIZATION' | 'CLEAR' | (string & {});
-  isCredit?: boolean;
-  complete?: boolean;
   amount: number;
-  transactedAmount?: number;
-  fees?: number;
   merchantName?: string;
   rawMerchantName?: string;
-  merchantCategoryCode?: string;
   occurredTime: string;
-  authorizedTime?: string;
-  updatedTime?: string;
   userId?: string;
-  userUuid?: string;
   userName?: string;
-  budgetId?: string;
-  budgetUuid?: string;
   budgetName?: string;
-  cardId?: string;
-  cardLastFour?: string;
-  cardType?: string;
   receiptRequired?: boolean;
   receiptStatus?: 'ATTACHED' | 'MISSING' | 'NOT_ATTACHED' | (string & {});
-  receipts?: SpendReceipt[];
-  reviewRequired?: boolean;
-  reviewers?: SpendReviewer[];
-  accountingIntegrationTransactions?: Array<{ syncStatus?: string }>;
+  receipts?: unknown[];
   declineReason?: string;
 }
 
 export interface Reimbursement {
   id: string;
-  uuid?: string;
   amount: number;
   merchantName?: string;
   note?: string;
   /** e.g. MILEAGE */
   type?: string;
-  /** ACH, PAYROLL */
-  fulfillmentType?: string;
   /** Seen: APPROVED, READY_TO_PAY, PAID, PAYMENT_FAILED, AWAITING_TIER2_APPROVAL, APPROVAL_UNDONE, ARCHIVED. */
   status: string;
-  statusHistory?: Array<{ actorId?: string; actorRole?: string; occurredTime: string; note?: string; status: string }>;
+  statusHistory?: unknown[];
   submittedTime?: string;
-  occurredDate?: string;
   retired?: boolean;
-  budgetId?: string;
   userId?: string;
-  receipts?: SpendReceipt[];
+  receipts?: unknown[];
 }
 
 export interface Budget {
   id: string;
-  uuid?: string;
   name: string;
-  description?: string;
   retired: boolean;
-  startDate?: string;
-  recurringInterval?: string;
   recurringLimit?: number;
-  receiptRequired?: boolean;
-  currentPeriod?: {
-    startDate?: string;
-    endDate?: string;
-    limit?: number;
-    overspendBuffer?: number;
-    assigned?: number;
-    spent?: { cleared: number; pending: number; total: number };
-  };
+  currentPeriod?: { endDate?: string; limit?: number; spent?: { cleared: number; pending: number; total: number } };
 }
 
 // ---- Webhook management (/connect-events/v3) ----
@@ -319,15 +173,5 @@ export interface Subscription {
 export interface NetworkOrganization {
   id: string;
   name: string;
-  addresses?: Address[];
-}
-
-/** GET /v3/network/invitation/{vendor|customer}/{id}: the connection request's status (as a vendor's `networkStatus`). */
-export interface NetworkConnectionStatus {
-  status: 'CONNECTED' | 'NOT_CONNECTED' | 'PENDING' | 'CONNECTED_RPPS' | (string & {});
-}
-
-/** GET /v3/users/{id} (Postman "Get user details"): the user's role decides what they may do. */
-export interface OrgUser {
-  role?: { type?: string };
+  addresses?: Array<{ city?: string; stateOrProvince?: string }>;
 }

@@ -101,7 +101,13 @@ class Collection {
   /** The tag of each shard as stored: the stored header vouches only for shards with its tags. */
   tags: string[] = Array.from({ length: SHARDS }, () => '');
   coverage: Coverage = 'none';
-  building: Scope | undefined;
+  /** The build running (or waiting for a narrower one), one at a time. */
+  build: { scope: Scope; done: Promise<void> } | undefined;
+  refreshing: Promise<number> | undefined;
+  /** The last store of its shards: one write at a time (changes meanwhile go in the next). */
+  writing = Promise.resolve();
+  /** When a lookup or search that found nothing last refreshed. */
+  missRefreshAt = 0;
   builtAt = 0;
   refreshedAt = 0;
   /** Every change up to this updatedTime has been read by a walk (webhooks never move it). */
@@ -210,10 +216,6 @@ export class Mirror {
   readonly answers: Answers;
   private readonly cols = new Map<string, Collection>();
   private readonly reads = new Map<string, Promise<Collection>>();
-  private readonly builds = new Map<string, { scope: Scope; done: Promise<void> }>();
-  private readonly refreshes = new Map<string, Promise<number>>();
-  private readonly writes = new Map<string, Promise<void>>();
-  private readonly missRefreshAt = new Map<string, number>();
   /** Tags this process's shard writes, so a header can tell its own shards from another instance's. */
   private readonly writer = randomUUID().slice(0, 8);
   private seq = 0;
@@ -273,10 +275,10 @@ export class Mirror {
     const where = (r: Records[K]) => !r.archived && foldName(r.name).startsWith(prefix);
     const got = await this.rows(orgId, kind, { ...opts, whileBuilding: 'skip', confirm: false, where });
     if ('building' in got || got.rows.length > 0 || opts.force) return got;
-    const key = `${kind}:${orgId}`;
+    const c = await this.collection(orgId, kind);
     const now = this.deps.clock.now();
-    if (now - got.refreshedAt < MISS_REFRESH_MS || now - (this.missRefreshAt.get(key) ?? 0) < MISS_REFRESH_MS) return got;
-    this.missRefreshAt.set(key, now);
+    if (now - got.refreshedAt < MISS_REFRESH_MS || now - c.missRefreshAt < MISS_REFRESH_MS) return got;
+    c.missRefreshAt = now;
     return this.rows(orgId, kind, { ...opts, force: true, whileBuilding: 'skip', confirm: false, where });
   }
 
@@ -379,19 +381,17 @@ export class Mirror {
   }
 
   /** Reads every change since the last refresh (one call per 100 changes), single-flight per org and kind. */
-  refresh(orgId: string, kind: Kind, priority: Priority = 'background'): Promise<number> {
-    const key = `${kind}:${orgId}`;
-    const running = this.refreshes.get(key);
-    if (running) return running;
+  async refresh(orgId: string, kind: Kind, priority: Priority = 'background'): Promise<number> {
+    const c = await this.collection(orgId, kind);
+    if (c.refreshing) return c.refreshing;
     const flight = (async () => {
-      const c = await this.collection(orgId, kind);
       if (c.coverage === 'none') return 0;
       const spec = SPECS[kind] as KindSpec<Kind>;
       const started = this.deps.clock.now();
       // This walk reads every change up to now: it answers "something changed" and "too many marks" as well.
       c.staleAll = false;
       c.changed = false;
-      const since = c.watermark ? new BillFilter().gte('updatedTime', shifted(c.watermark, -OVERLAP_MS)) : undefined;
+      const since = c.watermark ? new BillFilter().add('updatedTime', 'gte', shifted(c.watermark, -OVERLAP_MS)) : undefined;
       // Without the open filter: bills that were paid or archived since are seen, and dropped.
       let newest = c.watermark;
       let changed = 0;
@@ -413,8 +413,10 @@ export class Mirror {
       for (const [id, at] of c.stale) if (at <= started) c.stale.delete(id);
       if (changed > 0) void this.persist(orgId, kind, c);
       return changed;
-    })().finally(() => this.refreshes.delete(key));
-    this.refreshes.set(key, flight);
+    })().finally(() => {
+      c.refreshing = undefined;
+    });
+    c.refreshing = flight;
     flight.catch((err: unknown) => this.deps.log.warn({ orgId, kind, err: errorMessage(err) }, 'mirror refresh failed'));
     return flight;
   }
@@ -423,7 +425,7 @@ export class Mirror {
   info(orgId: string) {
     return KINDS.flatMap((kind) => {
       const c = this.cols.get(`${kind}:${orgId}`);
-      if (!c || (c.coverage === 'none' && !c.building)) return [];
+      if (!c || (c.coverage === 'none' && !c.build)) return [];
       const scope = c.coverage === 'none' ? undefined : c.coverage;
       return [{ kind, records: c.records.size, complete: scope !== undefined, scope, builtAt: c.builtAt, refreshedAt: c.refreshedAt }];
     });
@@ -431,7 +433,7 @@ export class Mirror {
 
   /** Waits for the stores still being written (before the state store closes). */
   async flush(): Promise<void> {
-    await Promise.all([...this.writes.values()].map((w) => w.catch(() => undefined)));
+    await Promise.all([...this.cols.values()].map((c) => c.writing.catch(() => undefined)));
   }
 
   // ---- freshness ----
@@ -531,7 +533,7 @@ export class Mirror {
   private keep(orgId: string, kind: Kind, c: Collection, record: AnyRecord): boolean {
     const open = (SPECS[kind] as KindSpec<Kind>).open;
     // Open-only collections drop records that stop being open (an `all` build adds them back while it runs).
-    const prunes = open && c.coverage !== 'all' && c.building !== 'all' && !open.holds(record);
+    const prunes = open && c.coverage !== 'all' && c.build?.scope !== 'all' && !open.holds(record);
     const changed = prunes ? c.delete(record.id) !== undefined : c.put(record);
     if (changed) this.changed(orgId, kind, record);
     return changed;
@@ -600,7 +602,7 @@ export class Mirror {
   /** The collection when one was built or is being built; undefined otherwise (nothing to keep current). */
   private async existing(orgId: string, kind: Kind): Promise<Collection | undefined> {
     const c = await this.collection(orgId, kind);
-    return c.coverage !== 'none' || c.building ? c : undefined;
+    return c.coverage !== 'none' || c.build ? c : undefined;
   }
 
   /** In memory, read, or built for `scope`; waits at most waitMs for a build (then answers with what is there). */
@@ -612,8 +614,7 @@ export class Mirror {
 
   /** One build at a time per org and kind; a wider scope asked for while a narrower build runs follows it. */
   private build(orgId: string, kind: Kind, c: Collection, scope: Scope): Promise<void> {
-    const key = `${kind}:${orgId}`;
-    const running = this.builds.get(key);
+    const running = c.build;
     if (running && covers(running.scope, scope)) return running.done;
     const after = running ? running.done.catch(() => undefined) : Promise.resolve();
     const done = after.then(async () => {
@@ -625,7 +626,6 @@ export class Mirror {
       const started = this.deps.clock.now();
       const open = scope === 'open' && wasEmpty ? spec.open : undefined;
       const walkScope: Scope = open ? 'open' : 'all';
-      c.building = walkScope;
       let pages = 0;
       try {
         const org = this.deps.bill.org(orgId, { priority: 'background' });
@@ -644,8 +644,6 @@ export class Mirror {
           c.watermark = undefined;
         }
         throw err;
-      } finally {
-        c.building = undefined;
       }
       const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
       c.watermark = wasEmpty ? mark : earlier(c.watermark, mark);
@@ -657,11 +655,11 @@ export class Mirror {
       if (kind === 'invoice' && wasEmpty) this.prepare(orgId, 'customer');
     });
     const entry = { scope, done };
-    this.builds.set(key, entry);
+    c.build = entry;
     void done
       .catch((err: unknown) => this.deps.log.warn({ orgId, kind, scope, err: errorMessage(err) }, 'mirror build failed'))
       .finally(() => {
-        if (this.builds.get(key) === entry) this.builds.delete(key);
+        if (c.build === entry) c.build = undefined;
       });
     return done;
   }
@@ -669,8 +667,7 @@ export class Mirror {
   /** Stores the changed shards, then the header; one write at a time per collection (changes meanwhile go next). */
   private persist(orgId: string, kind: Kind, c: Collection, everything = false): Promise<void> {
     if (everything) for (let k = 0; k < SHARDS; k++) c.dirty.add(k);
-    const key = `${kind}:${orgId}`;
-    const next = (this.writes.get(key) ?? Promise.resolve()).then(async () => {
+    const next = c.writing.then(async () => {
       if (c.dirty.size === 0 || c.coverage === 'none') return;
       const stored = `${kind}s:${orgId}`;
       // The header vouches for what was read up to the start of this write: changes made while it runs mark their
@@ -696,10 +693,7 @@ export class Mirror {
         this.deps.log.warn({ orgId, kind, err: errorMessage(err) }, 'mirror could not be stored');
       }
     });
-    this.writes.set(key, next);
-    void next.finally(() => {
-      if (this.writes.get(key) === next) this.writes.delete(key);
-    });
+    c.writing = next;
     return next;
   }
 }

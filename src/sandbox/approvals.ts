@@ -9,7 +9,7 @@
 //   APPROVED|DENIED|REROUTED, approverOrder, statusChangedTime}; one denial denies the bill, the last approval
 //   approves it. [I] The error BILL gives for acting out of turn is not documented: a 400 without a code here.
 import { randomBytes } from 'node:crypto';
-import type { Approver, Bill } from '../bill/types.js';
+import type { Approver, Bill } from './types.js';
 import { bdc } from './gate.js';
 import type { SandboxApprovalDecision, SandboxModel, SandboxOrg, SandboxUser } from './model.js';
 import { param, sessionOf, type RouteContext, type SandboxRoute } from './server.js';

@@ -14,7 +14,7 @@ import type {
   SpendTransaction,
   Subscription,
   Vendor,
-} from '../bill/types.js';
+} from './types.js';
 import { Prng } from './prng.js';
 
 /** BILL's id prefixes (shared/reference/bill-v3-api.md §8). */

@@ -1,5 +1,5 @@
 // Changes the sandbox can make to the demo data (the /__sandbox/ endpoints call these); each raises BILL's event.
-import type { Bill, Invoice, Payment, ReceivablePayment, Vendor } from '../bill/types.js';
+import type { Bill, Invoice, Payment, ReceivablePayment, Vendor } from './types.js';
 import { addDays, ID_PREFIX, type SandboxModel, type SandboxOrg } from './model.js';
 
 export class MutationError extends Error {

@@ -14,7 +14,7 @@
 // - BILL documents no network webhook event: a vendor's change raises vendor.updated, and no customer event exists.
 // [I] Network ids of BILL organisations start 008 here (RPPS ones 0rv, as documented); `type` values, the errors
 // for a repeated or unknown invitation and whether RPPS takes networkType "RPPS" are not documented.
-import type { Vendor } from '../bill/types.js';
+import type { Vendor } from './types.js';
 import { bdc } from './gate.js';
 import {
   IdFactory,

@@ -13,7 +13,7 @@ import type {
   Reimbursement,
   SpendTransaction,
   Vendor,
-} from '../bill/types.js';
+} from './types.js';
 import { addDays, ID_PREFIX, newOrg, type SandboxModel, type SandboxUser } from './model.js';
 import { Prng } from './prng.js';
 

@@ -125,7 +125,7 @@ export function billClient(
     user: { devKey: sb.credentials.devKey, username: sb.credentials.username, password: sb.credentials.password },
     defaultOrgId: sb.credentials.orgId,
     allowedOrgIds: [],
-    spendApiToken: sb.credentials.spendApiToken,
+    spendApiTokens: { [sb.credentials.orgId]: sb.credentials.spendApiToken },
     requestTimeoutMs: 5_000,
     limiter,
     clock,

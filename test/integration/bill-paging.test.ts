@@ -57,16 +57,11 @@ describe('AP/AR paging with page= cursors', () => {
     );
   });
 
-  it('stops at the page cap and continues from the cursor it returned', async () => {
+  it('stops at the page cap and says the list was cut short', async () => {
     const first = await org().invoices.list({ pageSize: 100, maxPages: 3 }).all();
     expect(first.items).toHaveLength(300);
-    expect(first.truncated).toBe(true);
-    const rest = await org().invoices.list({ pageSize: 100, maxPages: 20, startPage: first.nextPage }).all();
-    expect(rest.truncated).toBe(false);
-    expectEachOnce(
-      [...first.items, ...rest.items].map((i) => i.id),
-      seeded(),
-    );
+    expect(new Set(first.items.map((i) => i.id)).size).toBe(300);
+    expect(first).toMatchObject({ truncated: true, pages: 3 });
   });
 
   it('rows created while a walk is under way do not repeat or hide the others', async () => {

@@ -1,6 +1,6 @@
 // Spend & Expense endpoints under /connect/v3/spend: apiToken auth, nextPage/prevPage cursors (a `page` parameter is
 // silently ignored, as on the real API), transactions max 50, receipts only with includeReceipts=true.
-import type { SpendTransaction } from '../../bill/types.js';
+import type { SpendTransaction } from '../types.js';
 import { SandboxError } from '../gate.js';
 import type { Collection } from '../model.js';
 import { comparator, compileFilters, offsetPage, parseFilters, parseMax, parseSort, type ListSpec } from '../query.js';
