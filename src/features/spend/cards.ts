@@ -62,12 +62,7 @@ function budgetRows(budgets: Budget[]) {
     .sort((x, y) => (y.use.ratio ?? -1) - (x.use.ratio ?? -1) || x.b.name.localeCompare(y.b.name));
 }
 
-export interface TransactionsCardInput extends ListContext {
-  transactions: SpendTransaction[];
-  truncated?: boolean;
-}
-
-export function transactionsCard(input: TransactionsCardInput): CardReply {
+export function transactionsCard(input: ListContext & { transactions: SpendTransaction[]; truncated?: boolean }): CardReply {
   const { fmt } = input;
   // BILL has sent transactions without a time: they sort as the text "undefined" rather than throwing.
   const when = (t: { occurredTime?: unknown }) => String(t.occurredTime);
@@ -103,13 +98,8 @@ export function transactionsCard(input: TransactionsCardInput): CardReply {
   });
 }
 
-export interface ReimbursementsCardInput extends ListContext {
-  /** Any reimbursements; the card keeps the pending ones. */
-  reimbursements: Reimbursement[];
-  truncated?: boolean;
-}
-
-export function reimbursementsCard(input: ReimbursementsCardInput): CardReply {
+/** Any reimbursements in; the card keeps the pending ones. */
+export function reimbursementsCard(input: ListContext & { reimbursements: Reimbursement[]; truncated?: boolean }): CardReply {
   const { fmt } = input;
   const rows = input.reimbursements
     .filter(reimbursementPending)
@@ -172,12 +162,7 @@ function spendByBudget(transactions: SpendTransaction[]): ChartPoint[] {
   return [...slices.slice(0, DONUT_SLICES - 1), { label: 'Other', value: sum(rest.map((s) => s.value)) }];
 }
 
-export interface BudgetsCardInput extends ListContext {
-  /** Active (not retired) budgets. */
-  budgets: Budget[];
-}
-
-export function budgetsCard(input: BudgetsCardInput): CardReply {
+export function budgetsCard(input: ListContext & { budgets: Budget[] }): CardReply {
   const { fmt } = input;
   const rows = budgetRows(input.budgets);
   const spent = sum(rows.map((r) => r.use.spent));
@@ -234,14 +219,10 @@ export function budgetsCard(input: BudgetsCardInput): CardReply {
   });
 }
 
-export interface SpendOverviewInput extends AsOf {
-  transactions: SpendTransaction[];
-  reimbursements: Reimbursement[];
-  budgets: Budget[];
-}
-
 /** `spend` alone: the three in one glance, with buttons for each list. */
-export function spendOverviewCard(input: SpendOverviewInput): CardReply {
+export function spendOverviewCard(
+  input: AsOf & { transactions: SpendTransaction[]; reimbursements: Reimbursement[]; budgets: Budget[] },
+): CardReply {
   const { fmt } = input;
   const { spent, missing, totals } = transactionTotals(input.transactions, fmt);
   const pending = input.reimbursements.filter(reimbursementPending);
