@@ -123,7 +123,7 @@ export class NetworkInvites {
       log.warn({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'network invitation failed');
       const { clock, fmt } = this.deps;
       return {
-        ...errorReply(err, { correlationId: click.correlationId, now: () => clock.now(), formatTime: (ms) => clockTime(ms, fmt) }),
+        ...errorReply(err, { correlationId: click.correlationId, timeIn: (ms) => clockTime(clock.now() + ms, fmt) }),
         privateReply: true,
       };
     }
