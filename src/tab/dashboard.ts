@@ -82,10 +82,9 @@ export async function dashboard(ctx: CommandContext, deps: DashboardDeps) {
  * organisation (or approvals are off).
  */
 async function waitingForMe(ctx: CommandContext, approvals: Approvals | undefined, locale: string) {
-  const { tenantId } = ctx.scope;
-  const { aadObjectId } = ctx.caller;
-  if (!approvals || !ctx.orgId || !tenantId || !aadObjectId) return null;
-  const link = await approvals.links.get({ tenantId, aadObjectId, orgId: ctx.orgId });
+  const { scope, caller, orgId } = ctx;
+  if (!approvals || !orgId || !scope.tenantId || !caller.aadObjectId) return null;
+  const link = await approvals.links.get({ tenantId: scope.tenantId, aadObjectId: caller.aadObjectId, orgId });
   if (!link) return null;
   try {
     const { rows } = await approvals.pending(link);

@@ -21,7 +21,6 @@ import { count, reimbursementPending, reimbursementWords } from '../../cards/wor
 
 const USD = 'USD';
 
-/** Card transactions shown: those of the last 30 days. */
 export const TRANSACTION_DAYS = 30;
 
 function isDecline(tx: Pick<SpendTransaction, 'transactionType'>): boolean {
@@ -34,7 +33,6 @@ function missingReceipt(tx: Pick<SpendTransaction, 'receiptStatus' | 'receiptReq
   return tx.receiptStatus === 'MISSING' || (tx.receiptRequired === true && tx.receiptStatus !== 'ATTACHED');
 }
 
-/** "$1,250.00": the items' amounts added up (all in USD). */
 function usd(items: Array<{ amount: number }>, fmt: FormatOptions): string {
   return money(sum(items.map((i) => i.amount)), USD, fmt.locale);
 }
@@ -145,16 +143,13 @@ const DONUT_SLICES = 6;
  * beyond the first few as "Other". Declines moved no money and are left out, as the Spent total leaves them out.
  */
 function spendByBudget(transactions: SpendTransaction[]): ChartPoint[] {
-  const by = new Map<string, number[]>();
+  const by = new Map<string, number>();
   for (const t of transactions) {
-    if (isDecline(t)) continue;
     const name = t.budgetName?.trim() || 'No budget';
-    const list = by.get(name) ?? [];
-    list.push(t.amount);
-    by.set(name, list);
+    if (!isDecline(t)) by.set(name, sum([by.get(name), t.amount]));
   }
   const slices = [...by.entries()]
-    .map(([label, amounts]) => ({ label, value: sum(amounts) }))
+    .map(([label, value]) => ({ label, value }))
     .filter((s) => s.value > 0)
     .sort((a, b) => b.value - a.value || a.label.localeCompare(b.label));
   if (slices.length <= DONUT_SLICES) return slices;
