@@ -28,7 +28,6 @@ import { auditAdmin } from '../audit.js';
 import type { CardActionContext, CardActionHandler, CardActionReply } from '../dispatch.js';
 import { NETWORK_INVITE_VERB, invitable, invitedCard, networkStatusWords, notSentCard } from './cards.js';
 
-/** BILL roles that may invite (see the header). */
 const INVITING_ROLES = new Set(['ADMINISTRATOR', 'ACCOUNTANT']);
 
 /** The kept answer of a customer's connection status, as read after an invitation (customers carry no networkStatus in BILL). */
@@ -68,7 +67,6 @@ export class NetworkInvites {
     this.signer = buttonSigner(deps.secretsKey, 'network-invite/sign/v1');
   }
 
-  /** The "Invite to the BILL network" button for one of the org's vendors or customers. */
   button(orgId: string, target: Target, titleText = 'Invite to the BILL network'): CardAction {
     const data: Record<string, string> = { kind: target.kind, id: target.id, sig: this.signer.sign(...signed(orgId, target)) };
     if (target.networkId) data.net = target.networkId;
@@ -76,7 +74,6 @@ export class NetworkInvites {
     return executeAction(titleText, { verb: NETWORK_INVITE_VERB, ...data });
   }
 
-  /** The click: checks, then one invitation in the person's own BILL session. */
   async invite(click: Pick<CardActionContext, 'data' | 'scope' | 'caller' | 'correlationId' | 'log'>): Promise<CardActionReply> {
     const { data, scope, caller, log } = click;
     const refuse = async (orgId: string | undefined, reason: string, heading: string, why: string) => {
