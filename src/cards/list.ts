@@ -95,12 +95,8 @@ export function listCard<T>(spec: ListCardSpec<T>): CardReply {
     );
     if (total > PAGE_SIZE) {
       const n = (i: number) => i.toLocaleString(spec.fmt.locale);
-      body.push(
-        text(`Showing ${n(from + 1)}–${n(from + shown.length)} of ${n(total)} ${escapeMarkdown(spec.noun)}`, {
-          subtle: true,
-          size: 'Small',
-        }),
-      );
+      const showing = `Showing ${n(from + 1)}–${n(from + shown.length)} of ${n(total)} ${escapeMarkdown(spec.noun)}`;
+      body.push(text(showing, { subtle: true, size: 'Small' }));
       if (page < pages - 1) actions.push(executeAction('Show more', { verb: 'run', command: spec.command, page: page + 1 }));
       else actions.push(executeAction('Back to the first page', { verb: 'run', command: spec.command, page: 0 }));
     }
