@@ -557,8 +557,7 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   const ctx = {
     correlationId: 'a1b2c3d4e5f6',
     retryCommand: 'bills due 7',
-    formatTime: (ms: number) => new Date(ms).toISOString().slice(11, 16),
-    now: () => now,
+    timeIn: (ms: number) => new Date(now + ms).toISOString().slice(11, 16),
   };
   const errors: Array<[string, unknown]> = [
     [

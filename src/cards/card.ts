@@ -6,11 +6,7 @@ export interface CardElement {
   type: string;
   [key: string]: Json | undefined;
 }
-export interface CardAction {
-  type: string;
-  title: string;
-  [key: string]: Json | undefined;
-}
+export type CardAction = CardElement & { title: string };
 
 export interface AdaptiveCard {
   type: 'AdaptiveCard';
@@ -18,10 +14,6 @@ export interface AdaptiveCard {
   version: '1.5';
   body: CardElement[];
   actions?: CardAction[];
-  fallbackText?: string;
-  speak?: string;
-  refresh?: Json;
-  msteams?: Json;
   [key: string]: Json | undefined;
 }
 
@@ -32,25 +24,18 @@ export interface CardReply {
   summary: string;
 }
 
-const SCHEMA = 'http://adaptivecards.io/schemas/adaptive-card.json';
-
 /** The data an Action.Execute / Action.Submit carries back to the bot. */
 export interface ActionData {
   verb: string;
   [key: string]: Json | undefined;
 }
 
-/**
- * Teams lays card actions out in one row and on a phone (320 px card, 16 px padding each side) neither wraps nor
- * scrolls a row that does not fit: the last buttons are hidden. Buttons that would not fit go one per line instead,
- * each in its own ActionSet, which every Teams client stacks.
- */
 export function adaptiveCard(body: CardElement[], opts: { summary: string; actions?: CardAction[] }): CardReply {
   const flat = opts.summary.replace(/\s+/g, ' ').trim();
   const summary = flat.length > 200 ? flat.slice(0, 199) + '…' : flat;
   const card: AdaptiveCard = {
     type: 'AdaptiveCard',
-    $schema: SCHEMA,
+    $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
     version: '1.5',
     body,
     fallbackText: summary,
@@ -58,19 +43,16 @@ export function adaptiveCard(body: CardElement[], opts: { summary: string; actio
     msteams: { width: 'Full' },
   };
   const actions = opts.actions ?? [];
-  if (actions.length > 0 && fitsPhoneRow(actions)) card.actions = actions;
+  // Teams lays card actions out in one row and on a phone (320 px card, 16 px padding each side) neither wraps nor
+  // scrolls a row that does not fit: the last buttons are hidden. Whether they fit 288 px is estimated on the wide
+  // side: a 14 px button title averages 6.2 px a character (measured with the render test's fonts; the render test
+  // checks the result), a button adds 30 px of padding and 8 px between buttons. Buttons that would not fit go one per
+  // line instead, each in its own ActionSet, which every Teams client stacks.
+  const width = actions.reduce((w, a, i) => w + a.title.length * 6.2 + 30 + (i > 0 ? 8 : 0), 0);
+  if (actions.length > 0 && width <= 288) card.actions = actions;
   else
     body.push(...actions.map((a, i) => ({ type: 'ActionSet', actions: [a], spacing: i === 0 ? 'Medium' : 'Small', separator: i === 0 })));
   return { card, summary };
-}
-
-/**
- * Whether the buttons fit one row of 288 px (a phone's card less its padding), estimated on the wide side: a 14 px
- * button title averages 6.2 px a character (measured with the render test's fonts; the render test checks the result),
- * a button adds 30 px of padding and 8 px between buttons.
- */
-export function fitsPhoneRow(actions: ReadonlyArray<{ title: string }>): boolean {
-  return actions.reduce((w, a, i) => w + a.title.length * 6.2 + 30 + (i > 0 ? 8 : 0), 0) <= 288;
 }
 
 /**
@@ -139,12 +121,8 @@ export function text(
   value: string,
   opts: { weight?: 'Bolder'; subtle?: boolean; size?: 'Small' | 'Medium'; separator?: boolean } = {},
 ): CardElement {
-  const el: CardElement = { type: 'TextBlock', text: value, wrap: true };
-  if (opts.weight) el.weight = opts.weight;
-  if (opts.subtle) el.isSubtle = true;
-  if (opts.size) el.size = opts.size;
-  if (opts.separator) el.separator = true;
-  return el;
+  const { subtle, ...rest } = opts;
+  return { type: 'TextBlock', text: value, wrap: true, ...rest, ...(subtle ? { isSubtle: true } : {}) };
 }
 
 export function facts(pairs: Array<[string, string]>): CardElement {
@@ -235,10 +213,7 @@ export function container(
   items: CardElement[],
   opts: { style?: 'emphasis' | 'good' | 'attention' | 'warning' | 'accent'; separator?: boolean } = {},
 ): CardElement {
-  const el: CardElement = { type: 'Container', items };
-  if (opts.style) el.style = opts.style;
-  if (opts.separator) el.separator = true;
-  return el;
+  return { type: 'Container', items, ...opts };
 }
 
 export function footer(value: string): CardElement {

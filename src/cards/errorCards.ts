@@ -22,10 +22,8 @@ export interface ErrorContext {
   retryCommand?: string;
   /** Whose command it is (retryOwnerOf): the bot runs a Try again only for them. */
   retryBy?: string;
-  /** Formats an instant for the person (time zone aware), e.g. "11:00". */
-  formatTime?: (ms: number) => string;
-  /** The app clock (tests pin it); Date.now by default. */
-  now?: () => number;
+  /** The instant `ms` from now (on the app clock) for the person, time zone aware, e.g. "11:00". */
+  timeIn?: (ms: number) => string;
 }
 
 /** A heading and its lines; with `ref`, the reference a person gives their administrator goes in the footer. */
@@ -59,7 +57,7 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
     );
   }
   if (err instanceof LimitExceeded) {
-    const when = ctx.formatTime ? ctx.formatTime((ctx.now?.() ?? Date.now()) + err.retryInMs) : undefined;
+    const when = ctx.timeIn?.(err.retryInMs);
     const s = Math.max(1, Math.ceil(err.retryInMs / 1000));
     const min = Math.ceil(err.retryInMs / 60_000);
     if (err.budget === 'bill.email') {

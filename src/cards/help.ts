@@ -2,14 +2,6 @@
 import type { CommandInfo, ConversationKind } from '../features/types.js';
 import { adaptiveCard, escapeMarkdown, executeAction, footer, subtitle, table, text, title, type CardReply } from './card.js';
 
-export interface HelpOptions {
-  /** Footer note, e.g. "Demo organisation — simulated data". */
-  note?: string;
-  version: string;
-  /** Where help is asked for: a channel or group chat needs an @mention, a personal chat does not. */
-  kind?: ConversationKind;
-}
-
 /**
  * A usage as Teams can show it: Teams takes `<number>` for markup and drops it (and shows `&lt;` literally), so
  * arguments to fill in are written `{number}`; optional ones keep their `[days]`, which Teams shows as typed.
@@ -28,7 +20,8 @@ function helpHint(kind?: ConversationKind): string {
   return `Type **${typed('help', kind)}** to see every command.`;
 }
 
-export function helpCard(commands: readonly CommandInfo[], opts: HelpOptions): CardReply {
+/** Where help is asked for (`kind`) says how to type a command; `note` (the sandbox's) goes in the footer. */
+export function helpCard(commands: readonly CommandInfo[], opts: { note?: string; version: string; kind?: ConversationKind }): CardReply {
   // Command texts are ours (the registry), shown exactly as people should type them.
   // The example leads the row's second line: at a line's end the browser breaks it at a hyphen (bill ACM- / 12345).
   const rows = commands.map((c) => [usageText(c.usage), c.examples[0] ?? c.name, c.description]);
@@ -42,15 +35,15 @@ export function helpCard(commands: readonly CommandInfo[], opts: HelpOptions): C
   return adaptiveCard(body, { summary: `billbridge: ${commands.length} commands — ${commands.map((c) => c.name).join(', ')}` });
 }
 
-export interface UnknownCommandOptions {
-  kind?: ConversationKind;
-  /** What was typed after the words the suggestion replaces ("14" of "bils due 14"): the button runs it with them. */
-  args?: string;
-  /** A line under the card's text, e.g. that names and numbers are still being read from BILL. */
-  note?: string;
-}
-
-export function unknownCommandCard(typedText: string, suggestion: CommandInfo | undefined, opts: UnknownCommandOptions = {}): CardReply {
+/**
+ * `args`: what was typed after the words the suggestion replaces ("14" of "bils due 14"), which its button runs with;
+ * `note`: a line under the card's text, e.g. that names and numbers are still being read from BILL.
+ */
+export function unknownCommandCard(
+  typedText: string,
+  suggestion: CommandInfo | undefined,
+  opts: { kind?: ConversationKind; args?: string; note?: string } = {},
+): CardReply {
   const shown = typedText.length > 80 ? typedText.slice(0, 79) + '…' : typedText;
   const body = [title("I didn't understand that"), text(`You typed: ${escapeMarkdown(shown)}`, { subtle: true })];
   const actions = [executeAction('Show all commands', { verb: 'run', command: 'help' })];

@@ -49,7 +49,6 @@ export interface ListCardSpec<T> extends ListContext {
   /** Every item, in order; only the requested page's rows are drawn (a 2,000-bill list draws the 10 on its page). */
   items: readonly T[];
   row: (item: T) => string[];
-  /** A row's tone, e.g. Attention for an overdue bill. */
   tone?: (item: T) => Tone;
   /** What the rows are, plural: "bills" -> "Showing 11–20 of 34 bills". */
   noun: string;
@@ -57,7 +56,6 @@ export interface ListCardSpec<T> extends ListContext {
   empty: string;
   /** Footer parts before the note (truncation). */
   footnotes?: Array<string | undefined>;
-  /** The one-line summary for notifications and screen readers. */
   summary: string;
   /** More buttons after Show more (e.g. "Show overdue bills"). */
   actions?: CardAction[];
@@ -97,12 +95,8 @@ export function listCard<T>(spec: ListCardSpec<T>): CardReply {
     );
     if (total > PAGE_SIZE) {
       const n = (i: number) => i.toLocaleString(spec.fmt.locale);
-      body.push(
-        text(`Showing ${n(from + 1)}–${n(from + shown.length)} of ${n(total)} ${escapeMarkdown(spec.noun)}`, {
-          subtle: true,
-          size: 'Small',
-        }),
-      );
+      const showing = `Showing ${n(from + 1)}–${n(from + shown.length)} of ${n(total)} ${escapeMarkdown(spec.noun)}`;
+      body.push(text(showing, { subtle: true, size: 'Small' }));
       if (page < pages - 1) actions.push(executeAction('Show more', { verb: 'run', command: spec.command, page: page + 1 }));
       else actions.push(executeAction('Back to the first page', { verb: 'run', command: spec.command, page: 0 }));
     }

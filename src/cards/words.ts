@@ -110,10 +110,18 @@ export interface Amount {
   currency: string | undefined;
 }
 
-/** Cent-exact totals per currency: "$1,250.00", or "$1,250.00 + €80.00" when the rows mix currencies. */
+/** Cent-exact totals per currency, USD first, each with its text in the locale. */
+export function currencyTotals(amounts: Amount[], locale: string) {
+  return byCurrency(amounts, (a) => a.currency).map(([currency, list]) => {
+    const amount = sum(list.map((a) => a.amount));
+    return { currency, amount, text: money(amount, currency, locale) };
+  });
+}
+
+/** "$1,250.00", or "$1,250.00 + €80.00" when the rows mix currencies. */
 export function moneyTotal(amounts: Amount[], locale: string): string {
   if (amounts.length === 0) return money(0, 'USD', locale);
-  return byCurrency(amounts, (a) => a.currency)
-    .map(([code, list]) => money(sum(list.map((a) => a.amount)), code, locale))
+  return currencyTotals(amounts, locale)
+    .map((t) => t.text)
     .join(' + ');
 }

@@ -249,8 +249,7 @@ export class Dispatcher {
       retryCommand,
       retryBy: retryOwnerOf(req),
       // "resets at 11:00" in the bot's locale and time zone.
-      formatTime: (ms) => clockTime(ms, { locale: this.parts.locale, timeZone: this.parts.timeZone }),
-      now: () => this.parts.clock.now(),
+      timeIn: (ms) => clockTime(this.parts.clock.now() + ms, { locale: this.parts.locale, timeZone: this.parts.timeZone }),
     });
   }
 }

@@ -1,9 +1,8 @@
 // The dashboard tab's figures for one organisation and person: the same functions the cards are built from (bills due,
 // invoices overdue, approvals waiting for me) and the organisation's last webhook events, as plain JSON.
 import { NotLinked } from '../errors.js';
-import { calendarDate, money, sum } from '../cards/format.js';
-import { byCurrency } from '../cards/chart.js';
-import type { Amount } from '../cards/words.js';
+import { calendarDate, money } from '../cards/format.js';
+import { currencyTotals, type Amount } from '../cards/words.js';
 import type { CommandContext } from '../features/types.js';
 import { billsDueFigures, DEFAULT_DUE_DAYS, type PayablesDeps } from '../features/payables/commands.js';
 import { amountDue, AGING_BUCKETS, cashOutPeriods } from '../features/payables/cards.js';
@@ -20,14 +19,6 @@ export interface DashboardDeps {
   /** Undefined without SECRETS_KEY (approvals are off). */
   approvals: Approvals | undefined;
   state: Pick<StateStore, 'get'>;
-}
-
-/** Totals per currency, USD first (as the cards' totals list them), each formatted in the locale. */
-function totals(amounts: Amount[], locale: string) {
-  return byCurrency(amounts, (a) => a.currency).map(([currency, list]) => {
-    const amount = sum(list.map((a) => a.amount));
-    return { currency, amount, text: money(amount, currency, locale) };
-  });
 }
 
 /** The figures for the organisation of `ctx` (its orgId, person and locale), as of now, as the tab's page reads them. */
@@ -59,12 +50,12 @@ export async function dashboard(ctx: CommandContext, deps: DashboardDeps) {
     locale,
     payables: {
       dueCount: bills.due.length,
-      due: totals(bills.due.map(billAmount), locale),
+      due: currencyTotals(bills.due.map(billAmount), locale),
       overdueCount: bills.overdue.length,
-      overdue: totals(bills.overdue.map(billAmount), locale),
+      overdue: currencyTotals(bills.overdue.map(billAmount), locale),
       byDay: periods.list.map((p) => ({
         label: p.label,
-        amounts: totals(
+        amounts: currencyTotals(
           bills.due.filter((b) => b.dueDate.slice(0, 10) >= p.from && b.dueDate.slice(0, 10) <= p.to).map(billAmount),
           locale,
         ),
@@ -72,10 +63,10 @@ export async function dashboard(ctx: CommandContext, deps: DashboardDeps) {
     },
     receivables: {
       owedCount: aged.length,
-      owed: totals(aged, locale),
+      owed: currencyTotals(aged, locale),
       aging: AGING_BUCKETS.map((bucket, i) => ({
         label: bucket.label,
-        amounts: totals(
+        amounts: currencyTotals(
           aged.filter((a) => a.bucket === i),
           locale,
         ),
@@ -91,10 +82,9 @@ export async function dashboard(ctx: CommandContext, deps: DashboardDeps) {
  * organisation (or approvals are off).
  */
 async function waitingForMe(ctx: CommandContext, approvals: Approvals | undefined, locale: string) {
-  const { tenantId } = ctx.scope;
-  const { aadObjectId } = ctx.caller;
-  if (!approvals || !ctx.orgId || !tenantId || !aadObjectId) return null;
-  const link = await approvals.links.get({ tenantId, aadObjectId, orgId: ctx.orgId });
+  const { scope, caller, orgId } = ctx;
+  if (!approvals || !orgId || !scope.tenantId || !caller.aadObjectId) return null;
+  const link = await approvals.links.get({ tenantId: scope.tenantId, aadObjectId: caller.aadObjectId, orgId });
   if (!link) return null;
   try {
     const { rows } = await approvals.pending(link);

@@ -56,8 +56,7 @@ export function tabSso(opts: { appId: string; publicHostname: string; keysUrl: s
         throw new TabRefused(503, 'Microsoft sign-in cannot be checked right now. Try again in a minute.', 'signing keys unavailable', 60);
       throw new TabRefused(401, SIGN_IN_AGAIN, err instanceof errors.JOSEError ? err.code : 'invalid token');
     }
-    const tid = payload.tid;
-    const oid = payload.oid;
+    const { tid, oid } = payload;
     if (typeof tid !== 'string' || !GUID.test(tid) || typeof oid !== 'string' || !GUID.test(oid))
       throw new TabRefused(401, SIGN_IN_AGAIN, 'no tenant or person');
     // The issuer names the token's own tenant: v2 tokens, or v1 tokens (an app registration left at version 1).
@@ -80,7 +79,6 @@ function keysUnavailable(err: unknown): boolean {
   return err instanceof errors.JOSEError ? err.code === 'ERR_JOSE_GENERIC' : true;
 }
 
-/** The token of "Bearer <JWT>", or TabRefused 401. */
 function bearer(header: unknown): string {
   if (typeof header !== 'string' || header.length > MAX_TOKEN_LENGTH + 7)
     throw new TabRefused(401, 'Open this tab inside Teams: it needs your Teams sign-in.', 'no bearer token');

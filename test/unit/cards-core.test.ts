@@ -18,7 +18,7 @@ import {
 import { checkCard } from '../harness/cards.js';
 
 const registry = commandCatalogue();
-const ctx = { correlationId: 'c0ffee123456', retryCommand: 'bills due', formatTime: () => '11:00' };
+const ctx = { correlationId: 'c0ffee123456', retryCommand: 'bills due', timeIn: () => '11:00' };
 
 const cards: Array<[string, CardReply]> = [
   ['help', helpCard(registry.list(), { version: '1.0.0', note: 'Demo organisation — simulated data' })],

@@ -253,7 +253,7 @@ describe('error cards', () => {
     for (const category of categories) {
       const reply = errorReply(
         new BillApiError({ category, status: 400, code: 'BDC_1000', message: upstreamMessage, entries: [{ message: upstreamMessage }] }),
-        { correlationId: 'ref123', formatTime: () => '11:00' },
+        { correlationId: 'ref123', timeIn: () => '11:00' },
       );
       expect(JSON.stringify(reply)).not.toContain('px-17');
       expect(checkCard(reply.card).problems).toEqual([]);

@@ -1,9 +1,8 @@
 // BILL payment network cards: network status in words, the businesses a `network` search found, and what came of an
 // invitation. Every string from BILL or the person is plain text here; the card kit escapes it.
 import { adaptiveCard, escapeMarkdown, facts, footer, text, title, type CardAction, type CardReply } from '../../cards/card.js';
-import { listCard } from '../../cards/list.js';
+import { listCard, type ListContext } from '../../cards/list.js';
 import type { PartyKind } from '../../mirror/records.js';
-import type { FormatOptions } from '../../cards/format.js';
 
 /** The card verb of "Invite to the BILL network" (Action.Execute; its data is signed, see invite.ts). */
 export const NETWORK_INVITE_VERB = 'network.invite';
@@ -34,19 +33,11 @@ export interface NetworkRow {
   invite?: CardAction;
 }
 
-export interface NetworkCardInput {
-  typed: string;
-  rows: NetworkRow[];
-  /** The org's vendors and customers were not read yet (first build): "yours" is not known. */
-  unmatched: boolean;
-  asOf: number;
-  page: number;
-  fmt: FormatOptions;
-  note?: string;
-}
-
-/** `network <name>`: businesses in the BILL network and RPPS, their payment network ids, and which are already yours. */
-export function networkCard(input: NetworkCardInput): CardReply {
+/**
+ * `network <name>`: businesses in the BILL network and RPPS, their payment network ids, and which are already yours;
+ * `unmatched`: the org's vendors and customers were not read yet (first build), so "yours" is not known.
+ */
+export function networkCard(input: ListContext & { typed: string; rows: NetworkRow[]; unmatched: boolean }): CardReply {
   const { rows } = input;
   const yours = rows.filter((r) => r.yours).length;
   const label = (r: NetworkRow): string => {
@@ -55,6 +46,7 @@ export function networkCard(input: NetworkCardInput): CardReply {
     return `${r.yours.kind === 'vendor' ? 'Vendor' : 'Customer'}${words ? ` · ${words}` : ''}`;
   };
   return listCard({
+    ...input,
     title: `BILL network: "${input.typed}"`,
     subtitle: 'Businesses in the BILL network and verified national vendors (RPPS)',
     totals: [
@@ -68,13 +60,8 @@ export function networkCard(input: NetworkCardInput): CardReply {
     items: rows,
     row: (r) => [r.place ? `${r.name} (${r.place})` : r.name, r.scope, r.id, label(r)],
     tone: (r) => (r.yours && !invitable(r.yours.status) ? 'Good' : undefined),
-    page: input.page,
     noun: 'businesses',
     empty: `Nothing in the BILL network or RPPS is called "${input.typed}". BILL matches whole words of 3 letters or more: try the business's full name.`,
-    command: `network ${input.typed}`,
-    asOf: input.asOf,
-    fmt: input.fmt,
-    footnotes: [input.note],
     summary: `${rows.length} businesses in the BILL network match "${input.typed}"${yours ? `, ${yours} already yours` : ''}.`,
     actions: rows.flatMap((r) => (r.invite ? [r.invite] : [])).slice(0, 4),
   });

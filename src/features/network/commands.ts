@@ -8,7 +8,7 @@ import type { NetworkOrganization } from '../../bill/types.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import { foldName } from '../../mirror/records.js';
 import type { Command } from '../types.js';
-import { boundOrg, formatOf, mirrorRead, orgClient, shorten, textArgument, type FinanceSettings } from '../finance.js';
+import { boundOrg, listContext, mirrorRead, orgClient, shorten, textArgument, type FinanceSettings } from '../finance.js';
 import { invitable, networkCard, type NetworkRow } from './cards.js';
 import type { NetworkInvites } from './invite.js';
 
@@ -93,14 +93,6 @@ export const networkCommand: Command<NetworkDeps> = {
           : undefined;
       return { id: o.id, name: o.name, scope, place: placeOf(o), yours, invite };
     });
-    return networkCard({
-      typed: name,
-      rows,
-      unmatched,
-      asOf: ctx.now.getTime(),
-      page: ctx.input.page,
-      fmt: formatOf(ctx, deps),
-      note: deps.settings.note,
-    });
+    return networkCard({ ...listContext(ctx, deps, `network ${name}`, ctx.now.getTime()), typed: name, rows, unmatched });
   },
 };

@@ -28,7 +28,6 @@ import { auditAdmin } from '../audit.js';
 import type { CardActionContext, CardActionHandler, CardActionReply } from '../dispatch.js';
 import { NETWORK_INVITE_VERB, invitable, invitedCard, networkStatusWords, notSentCard } from './cards.js';
 
-/** BILL roles that may invite (see the header). */
 const INVITING_ROLES = new Set(['ADMINISTRATOR', 'ACCOUNTANT']);
 
 /** The kept answer of a customer's connection status, as read after an invitation (customers carry no networkStatus in BILL). */
@@ -68,7 +67,6 @@ export class NetworkInvites {
     this.signer = buttonSigner(deps.secretsKey, 'network-invite/sign/v1');
   }
 
-  /** The "Invite to the BILL network" button for one of the org's vendors or customers. */
   button(orgId: string, target: Target, titleText = 'Invite to the BILL network'): CardAction {
     const data: Record<string, string> = { kind: target.kind, id: target.id, sig: this.signer.sign(...signed(orgId, target)) };
     if (target.networkId) data.net = target.networkId;
@@ -76,7 +74,6 @@ export class NetworkInvites {
     return executeAction(titleText, { verb: NETWORK_INVITE_VERB, ...data });
   }
 
-  /** The click: checks, then one invitation in the person's own BILL session. */
   async invite(click: Pick<CardActionContext, 'data' | 'scope' | 'caller' | 'correlationId' | 'log'>): Promise<CardActionReply> {
     const { data, scope, caller, log } = click;
     const refuse = async (orgId: string | undefined, reason: string, heading: string, why: string) => {
@@ -90,10 +87,11 @@ export class NetworkInvites {
       const kind = data.kind === 'vendor' || data.kind === 'customer' ? data.kind : undefined;
       const id = dataString(data.id, 64);
       const networkType = data.type === 'BILL' || data.type === 'RPPS' ? data.type : undefined;
-      const target: Target | undefined = kind && id ? { kind, id, networkId: dataString(data.net, 64), networkType } : undefined;
+      const networkId = dataString(data.net, 64);
       const sig = dataString(data.sig, 128);
-      if (!target || !sig || !this.signer.verify(sig, ...signed(orgId, target)))
+      if (!kind || !id || !sig || !this.signer.verify(sig, ...signed(orgId, { kind, id, networkId, networkType })))
         return await refuse(orgId, 'card data altered', "This button can't be used", 'Nothing was sent to BILL. Ask for the card again.');
+      const target: Target = { kind, id, networkId, networkType };
       if (!scope.tenantId || !caller.aadObjectId)
         return await refuse(
           orgId,
@@ -111,74 +109,69 @@ export class NetworkInvites {
         );
       const client = this.deps.bill.orgAs(orgId, this.deps.approvals.person(link), { priority: 'interactive' });
       const role = (await asPerson(() => client.users.get(link.billUserId))).role?.type ?? '';
-      if (!INVITING_ROLES.has(role))
+      if (!INVITING_ROLES.has(role)) {
+        const words = role
+          .replace(/[^A-Z_]/g, '')
+          .toLowerCase()
+          .replace(/_/g, ' ');
+        const you = words ? `a${/^[aeiou]/.test(words) ? 'n' : ''} ${words}` : 'a user without a role billbridge knows';
         return await refuse(
           orgId,
           `role ${role || 'unknown'}`,
           "Your BILL role can't send network invitations",
-          `In BILL you are ${escapeRole(role)}; invitations are sent by an Administrator or Accountant. Nothing was sent.`,
+          `In BILL you are ${you}; invitations are sent by an Administrator or Accountant. Nothing was sent.`,
         );
-      return await this.send(click, orgId, target, client, link.displayName ?? caller.name ?? 'you');
+      }
+      const party: Vendor | Customer = await asPerson(() => (kind === 'vendor' ? client.vendors.get(id) : client.customers.get(id)));
+      const before = await statusOf(client, kind, party);
+      if (!invitable(before)) {
+        const says = escapeMarkdown(networkStatusWords(before) ?? 'connected');
+        return notSentCard(`${party.name} is already on the BILL network`, `BILL says: ${says}. Nothing was sent.`);
+      }
+      const how = await routeOf(client, party, target);
+      if (!how) {
+        const why =
+          kind === 'vendor'
+            ? 'No business of exactly that name is in the BILL network and the vendor has no email in BILL. Add an email to the vendor in BILL, or find them with **network** and their name.'
+            : 'No business of exactly that name is in the BILL network, and BILL emails invitations only to vendors. Find them with **network** and their name.';
+        return notSentCard(`${party.name} was not invited`, `${why} Nothing was sent.`);
+      }
+      const detail = { party: `${kind} ${shortId(id)}`, how: 'email' in how ? 'email' : `network ${shortId(how.networkId)}` };
+      if ('email' in how) await client.network.inviteByEmail(id, how.email);
+      else await client.network.invite(kind, id, how.networkId, how.networkType);
+      await auditAdmin(this.deps.audit, click, 'network.invite', 'ok', orgId, detail).catch((err: unknown) =>
+        log.error({ err: errorMessage(err) }, 'network invitation sent but its audit record failed'),
+      );
+      log.info({ orgId, ...detail }, 'network invitation accepted by BILL');
+      // The card and the org's mirror show the status as BILL now answers it.
+      let after: string | undefined;
+      if (kind === 'vendor') {
+        const fresh = await client.vendors.get(id).catch(() => undefined);
+        if (fresh) await this.deps.mirror.apply(orgId, 'vendor', fresh).catch(() => undefined);
+        after = fresh?.networkStatus;
+      } else {
+        after = (await client.network.status('customer', id).catch(() => undefined))?.status;
+        const key = customerStatusKey(id);
+        this.deps.mirror.dropAnswer(orgId, key);
+        await this.deps.mirror.answers.get(orgId, key, { ttlS: this.deps.keepStatusS, kinds: ['customer'] }, () => Promise.resolve(after));
+      }
+      return invitedCard({
+        kind,
+        name: party.name,
+        how,
+        status: after,
+        byName: link.displayName ?? caller.name ?? 'you',
+        at: clockTime(this.deps.clock.now(), this.deps.fmt),
+        note: this.deps.note,
+      });
     } catch (err) {
       log.warn({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'network invitation failed');
       const { clock, fmt } = this.deps;
       return {
-        ...errorReply(err, { correlationId: click.correlationId, now: () => clock.now(), formatTime: (ms) => clockTime(ms, fmt) }),
+        ...errorReply(err, { correlationId: click.correlationId, timeIn: (ms) => clockTime(clock.now() + ms, fmt) }),
         privateReply: true,
       };
     }
-  }
-
-  private async send(
-    click: Pick<CardActionContext, 'scope' | 'caller' | 'correlationId' | 'log'>,
-    orgId: string,
-    target: Target,
-    client: BillOrgClient,
-    byName: string,
-  ): Promise<CardActionReply> {
-    const { kind, id } = target;
-    const party: Vendor | Customer = await asPerson(() => (kind === 'vendor' ? client.vendors.get(id) : client.customers.get(id)));
-    const before = await statusOf(client, kind, party);
-    if (!invitable(before)) {
-      const says = escapeMarkdown(networkStatusWords(before) ?? 'connected');
-      return notSentCard(`${party.name} is already on the BILL network`, `BILL says: ${says}. Nothing was sent.`);
-    }
-    const how = await routeOf(client, party, target);
-    if (!how) {
-      const why =
-        kind === 'vendor'
-          ? 'No business of exactly that name is in the BILL network and the vendor has no email in BILL. Add an email to the vendor in BILL, or find them with **network** and their name.'
-          : 'No business of exactly that name is in the BILL network, and BILL emails invitations only to vendors. Find them with **network** and their name.';
-      return notSentCard(`${party.name} was not invited`, `${why} Nothing was sent.`);
-    }
-    const detail = { party: `${kind} ${shortId(id)}`, how: 'email' in how ? 'email' : `network ${shortId(how.networkId)}` };
-    if ('email' in how) await client.network.inviteByEmail(id, how.email);
-    else await client.network.invite(kind, id, how.networkId, how.networkType);
-    await auditAdmin(this.deps.audit, click, 'network.invite', 'ok', orgId, detail).catch((err: unknown) =>
-      click.log.error({ err: errorMessage(err) }, 'network invitation sent but its audit record failed'),
-    );
-    click.log.info({ orgId, ...detail }, 'network invitation accepted by BILL');
-    // The card and the org's mirror show the status as BILL now answers it.
-    let after: string | undefined;
-    if (kind === 'vendor') {
-      const fresh = await client.vendors.get(id).catch(() => undefined);
-      if (fresh) await this.deps.mirror.apply(orgId, 'vendor', fresh).catch(() => undefined);
-      after = fresh?.networkStatus;
-    } else {
-      after = (await client.network.status('customer', id).catch(() => undefined))?.status;
-      const key = customerStatusKey(id);
-      this.deps.mirror.dropAnswer(orgId, key);
-      await this.deps.mirror.answers.get(orgId, key, { ttlS: this.deps.keepStatusS, kinds: ['customer'] }, () => Promise.resolve(after));
-    }
-    return invitedCard({
-      kind,
-      name: party.name,
-      how,
-      status: after,
-      byName,
-      at: clockTime(this.deps.clock.now(), this.deps.fmt),
-      note: this.deps.note,
-    });
   }
 }
 
@@ -209,14 +202,6 @@ async function statusOf(client: BillOrgClient, kind: PartyKind, party: Vendor | 
     if (err instanceof BillApiError && err.category === 'notFound') return 'NOT_CONNECTED';
     throw err;
   }
-}
-
-function escapeRole(role: string): string {
-  const words = role
-    .replace(/[^A-Z_]/g, '')
-    .toLowerCase()
-    .replace(/_/g, ' ');
-  return words ? `a${/^[aeiou]/.test(words) ? 'n' : ''} ${words}` : 'a user without a role billbridge knows';
 }
 
 /** The card-action route of the invite button; without SECRETS_KEY (no links) it says how invitations are switched on. */

@@ -318,6 +318,6 @@ export class ComposeSearch {
 
   /** The one error card's line for this error (what a search result can show). */
   private errorText(err: unknown, turn: SearchQuery): string {
-    return errorReply(err, { correlationId: turn.correlationId, kind: turn.scope.kind, now: () => this.deps.clock.now() }).summary;
+    return errorReply(err, { correlationId: turn.correlationId, kind: turn.scope.kind }).summary;
   }
 }

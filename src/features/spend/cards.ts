@@ -21,7 +21,6 @@ import { count, reimbursementPending, reimbursementWords } from '../../cards/wor
 
 const USD = 'USD';
 
-/** Card transactions shown: those of the last 30 days. */
 export const TRANSACTION_DAYS = 30;
 
 function isDecline(tx: Pick<SpendTransaction, 'transactionType'>): boolean {
@@ -34,7 +33,6 @@ function missingReceipt(tx: Pick<SpendTransaction, 'receiptStatus' | 'receiptReq
   return tx.receiptStatus === 'MISSING' || (tx.receiptRequired === true && tx.receiptStatus !== 'ATTACHED');
 }
 
-/** "$1,250.00": the items' amounts added up (all in USD). */
 function usd(items: Array<{ amount: number }>, fmt: FormatOptions): string {
   return money(sum(items.map((i) => i.amount)), USD, fmt.locale);
 }
@@ -62,12 +60,7 @@ function budgetRows(budgets: Budget[]) {
     .sort((x, y) => (y.use.ratio ?? -1) - (x.use.ratio ?? -1) || x.b.name.localeCompare(y.b.name));
 }
 
-export interface TransactionsCardInput extends ListContext {
-  transactions: SpendTransaction[];
-  truncated?: boolean;
-}
-
-export function transactionsCard(input: TransactionsCardInput): CardReply {
+export function transactionsCard(input: ListContext & { transactions: SpendTransaction[]; truncated?: boolean }): CardReply {
   const { fmt } = input;
   // BILL has sent transactions without a time: they sort as the text "undefined" rather than throwing.
   const when = (t: { occurredTime?: unknown }) => String(t.occurredTime);
@@ -103,13 +96,8 @@ export function transactionsCard(input: TransactionsCardInput): CardReply {
   });
 }
 
-export interface ReimbursementsCardInput extends ListContext {
-  /** Any reimbursements; the card keeps the pending ones. */
-  reimbursements: Reimbursement[];
-  truncated?: boolean;
-}
-
-export function reimbursementsCard(input: ReimbursementsCardInput): CardReply {
+/** Any reimbursements in; the card keeps the pending ones. */
+export function reimbursementsCard(input: ListContext & { reimbursements: Reimbursement[]; truncated?: boolean }): CardReply {
   const { fmt } = input;
   const rows = input.reimbursements
     .filter(reimbursementPending)
@@ -155,16 +143,13 @@ const DONUT_SLICES = 6;
  * beyond the first few as "Other". Declines moved no money and are left out, as the Spent total leaves them out.
  */
 function spendByBudget(transactions: SpendTransaction[]): ChartPoint[] {
-  const by = new Map<string, number[]>();
+  const by = new Map<string, number>();
   for (const t of transactions) {
-    if (isDecline(t)) continue;
     const name = t.budgetName?.trim() || 'No budget';
-    const list = by.get(name) ?? [];
-    list.push(t.amount);
-    by.set(name, list);
+    if (!isDecline(t)) by.set(name, sum([by.get(name), t.amount]));
   }
   const slices = [...by.entries()]
-    .map(([label, amounts]) => ({ label, value: sum(amounts) }))
+    .map(([label, value]) => ({ label, value }))
     .filter((s) => s.value > 0)
     .sort((a, b) => b.value - a.value || a.label.localeCompare(b.label));
   if (slices.length <= DONUT_SLICES) return slices;
@@ -172,12 +157,7 @@ function spendByBudget(transactions: SpendTransaction[]): ChartPoint[] {
   return [...slices.slice(0, DONUT_SLICES - 1), { label: 'Other', value: sum(rest.map((s) => s.value)) }];
 }
 
-export interface BudgetsCardInput extends ListContext {
-  /** Active (not retired) budgets. */
-  budgets: Budget[];
-}
-
-export function budgetsCard(input: BudgetsCardInput): CardReply {
+export function budgetsCard(input: ListContext & { budgets: Budget[] }): CardReply {
   const { fmt } = input;
   const rows = budgetRows(input.budgets);
   const spent = sum(rows.map((r) => r.use.spent));
@@ -234,14 +214,10 @@ export function budgetsCard(input: BudgetsCardInput): CardReply {
   });
 }
 
-export interface SpendOverviewInput extends AsOf {
-  transactions: SpendTransaction[];
-  reimbursements: Reimbursement[];
-  budgets: Budget[];
-}
-
 /** `spend` alone: the three in one glance, with buttons for each list. */
-export function spendOverviewCard(input: SpendOverviewInput): CardReply {
+export function spendOverviewCard(
+  input: AsOf & { transactions: SpendTransaction[]; reimbursements: Reimbursement[]; budgets: Budget[] },
+): CardReply {
   const { fmt } = input;
   const { spent, missing, totals } = transactionTotals(input.transactions, fmt);
   const pending = input.reimbursements.filter(reimbursementPending);

@@ -45,20 +45,20 @@ function transactions(ctx: CommandContext, deps: SpendDeps, client: SpendClient)
   const from = `${addDays(todayOf(ctx, deps), -TRANSACTION_DAYS)}T00:00:00.000Z`;
   return cachedAnswer(ctx, deps, answerKey('spend.transactions', { from }), ['spend'], async () => {
     const { items, truncated } = await client.transactions.list({ occurredFrom: from, maxPages: TRANSACTION_PAGES }).all();
-    return { items: items.map(({ receipts: _r, ...t }) => ({ ...t, receipts: undefined })), truncated };
+    return { transactions: items.map(({ receipts: _r, ...t }) => ({ ...t, receipts: undefined })), truncated };
   });
 }
 
 function reimbursements(ctx: CommandContext, deps: SpendDeps, client: SpendClient) {
   return cachedAnswer(ctx, deps, answerKey('spend.reimbursements'), ['spend'], async () => {
     const { items, truncated } = await client.reimbursements.list({ maxPages: REIMBURSEMENT_PAGES }).all();
-    return { items: items.map(({ statusHistory: _h, receipts: _r, ...r }) => r as Reimbursement), truncated };
+    return { reimbursements: items.map(({ statusHistory: _h, receipts: _r, ...r }) => r as Reimbursement), truncated };
   });
 }
 
 function budgets(ctx: CommandContext, deps: SpendDeps, client: SpendClient) {
   return cachedAnswer(ctx, deps, answerKey('spend.budgets'), ['spend'], async () => {
-    return (await client.budgets.list({ retired: false, maxPages: 10 }).all()).items;
+    return { budgets: (await client.budgets.list({ retired: false, maxPages: 10 }).all()).items };
   });
 }
 
@@ -80,23 +80,15 @@ export const spendCommand: Command<SpendDeps> = {
     switch (sub) {
       case 'transactions': {
         const got = await transactions(ctx, deps, client);
-        return transactionsCard({
-          ...listContext(ctx, deps, 'spend transactions', got.fetchedAt),
-          transactions: got.value.items,
-          truncated: got.value.truncated,
-        });
+        return transactionsCard({ ...listContext(ctx, deps, 'spend transactions', got.fetchedAt), ...got.value });
       }
       case 'reimbursements': {
         const got = await reimbursements(ctx, deps, client);
-        return reimbursementsCard({
-          ...listContext(ctx, deps, 'spend reimbursements', got.fetchedAt),
-          reimbursements: got.value.items,
-          truncated: got.value.truncated,
-        });
+        return reimbursementsCard({ ...listContext(ctx, deps, 'spend reimbursements', got.fetchedAt), ...got.value });
       }
       case 'budgets': {
         const got = await budgets(ctx, deps, client);
-        return budgetsCard({ ...listContext(ctx, deps, 'spend budgets', got.fetchedAt), budgets: got.value });
+        return budgetsCard({ ...listContext(ctx, deps, 'spend budgets', got.fetchedAt), ...got.value });
       }
       default: {
         const [t, r, b] = await Promise.all([
@@ -104,12 +96,8 @@ export const spendCommand: Command<SpendDeps> = {
           reimbursements(ctx, deps, client),
           budgets(ctx, deps, client),
         ]);
-        return spendOverviewCard({
-          transactions: t.value.items,
-          reimbursements: r.value.items,
-          budgets: b.value,
-          ...listContext(ctx, deps, 'spend', Math.min(t.fetchedAt, r.fetchedAt, b.fetchedAt)),
-        });
+        const asOf = Math.min(t.fetchedAt, r.fetchedAt, b.fetchedAt);
+        return spendOverviewCard({ ...t.value, ...r.value, ...b.value, ...listContext(ctx, deps, 'spend', asOf) });
       }
     }
   },
