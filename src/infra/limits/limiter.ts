@@ -41,24 +41,10 @@ interface Ticket {
   wake: (() => void) | undefined;
 }
 
-type BudgetView = Pick<BudgetState, 'queued' | 'running' | 'rejected' | 'effective' | 'configured' | 'lastThrottleAt' | 'lastThrottleKind'>;
-/** An idle per-thread or per-team budget (a rate budget with no state): nothing waits, its refusals count per budget name. */
-const IDLE: BudgetView = {
-  queued: 0,
-  running: 0,
-  rejected: 0,
-  effective: 0,
-  configured: 0,
-  lastThrottleAt: undefined,
-  lastThrottleKind: undefined,
-};
-
 class BudgetState {
-  queued = 0;
   running = 0;
   rejected = 0;
-  lastThrottleAt: number | undefined;
-  lastThrottleKind: Throttle['kind'] | undefined;
+  lastThrottle: { at: number; kind: Throttle['kind'] } | undefined;
   /** Concurrency budgets: the configured limit, and the one in force (lower for a while after BDC_1322). */
   readonly configured: number;
   effective: number;
@@ -66,7 +52,7 @@ class BudgetState {
   /** How long a call holds a slot (a starting guess, refined as calls complete), and how many calls refined it. */
   avgCallMs = 250;
   samples = 0;
-  /** Waiting room: interactive tickets before background ones, first come first served within each (the head is out of it). */
+  /** Waiting room: interactive tickets before background ones, first come first served within each; a ticket leaves it when settled. */
   readonly waiting: Ticket[] = [];
   /** The heads' turns, one after another, while anyone waits. */
   turns: Promise<void> | undefined;
@@ -170,8 +156,7 @@ export class SharedLimiter implements Limiter {
   }
 
   activeGrant(): ActiveGrant | undefined {
-    const g = this.grants.getStore();
-    return g ? { service: g.service, budgets: [...g.budgets], priority: g.priority } : undefined;
+    return this.grants.getStore();
   }
 
   /** Refuses at once what cannot succeed: frozen or spent hourly budgets, spent logins, pauses longer than the wait. */
@@ -191,13 +176,13 @@ export class SharedLimiter implements Limiter {
     const { ref } = st;
     const now = this.deps.clock.now();
     const block = this.store.blocked(ref.id, now);
-    if (st.queued === 0 && !block) {
+    if (st.waiting.length === 0 && !block) {
       const r = await this.store.take(ref.id, rule, now);
       if (r.ok) return;
       if (ref.failFast) throw this.reject(st, r.retryAt - now, ref.failFast);
     }
     // Would this call get its turn in time? Windows are arithmetic, so say so now rather than after the wait.
-    const at = Math.max(block?.until ?? now, this.store.nthFit(ref.id, rule, now, st.queued + 1));
+    const at = Math.max(block?.until ?? now, this.store.nthFit(ref.id, rule, now, st.waiting.length + 1));
     if (at > deadline) throw this.reject(st, at - now, block && block.until > deadline ? 'throttled' : 'busy');
     await this.enqueue(st, priority, deadline);
   }
@@ -235,7 +220,7 @@ export class SharedLimiter implements Limiter {
 
   private async admitSlot(st: BudgetState, priority: Priority, deadline: number): Promise<void> {
     const now = this.deps.clock.now();
-    if (st.queued === 0 && !this.store.blocked(st.ref.id, now) && (await this.store.acquire(st.ref.id, st.effective))) {
+    if (st.waiting.length === 0 && !this.store.blocked(st.ref.id, now) && (await this.store.acquire(st.ref.id, st.effective))) {
       st.running++;
       return;
     }
@@ -244,7 +229,7 @@ export class SharedLimiter implements Limiter {
     // person learns it at once, and a burst does not end in hundreds of refusals at the same instant, which would
     // keep the process from handing the freed slots to the calls that did get in.
     if (Number.isFinite(deadline) && st.samples >= MIN_SAMPLES_TO_REFUSE_EARLY) {
-      const eta = this.estimate(st, st.queued + 1);
+      const eta = this.estimate(st, st.waiting.length + 1);
       if (now + eta > deadline) throw this.reject(st, eta, 'busy');
     }
     await this.enqueue(st, priority, deadline);
@@ -303,9 +288,7 @@ export class SharedLimiter implements Limiter {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const settle = (): boolean => {
         if (!this.tickets.delete(ticket)) return false;
-        st.queued--;
-        const at = st.waiting.indexOf(ticket);
-        if (at >= 0) st.waiting.splice(at, 1);
+        st.waiting.splice(st.waiting.indexOf(ticket), 1);
         clearTimeout(timer);
         return true;
       };
@@ -316,7 +299,6 @@ export class SharedLimiter implements Limiter {
         grant: () => settle() && resolve(),
         fail: (err) => settle() && reject(err),
       };
-      st.queued++;
       this.tickets.add(ticket);
       const firstBackground = priority === 'interactive' ? st.waiting.findIndex((t) => t.priority === 'background') : -1;
       st.waiting.splice(firstBackground < 0 ? st.waiting.length : firstBackground, 0, ticket);
@@ -324,7 +306,7 @@ export class SharedLimiter implements Limiter {
         timer = setTimeout(
           () => {
             if (!this.tickets.has(ticket)) return;
-            ticket.fail(this.reject(st, this.estimate(st, st.queued), 'busy'));
+            ticket.fail(this.reject(st, this.estimate(st, st.waiting.length), 'busy'));
             ticket.wake?.();
           },
           Math.max(0, deadline - this.deps.clock.now()),
@@ -337,10 +319,10 @@ export class SharedLimiter implements Limiter {
   /**
    * Gives each waiting ticket its turn as the head, the next one in the same tick the last one ends. (A waiting room
    * that moved on through timers left freed slots empty on a busy event loop: 87% of BILL's 3 slots used, issue #23.)
-   * It always awaits a turn before it ends, so `st.turns` is set before it is cleared.
+   * It always awaits a turn before it ends, so `st.turns` is set before it is cleared; each turn settles its ticket.
    */
   private async takeTurns(st: BudgetState): Promise<void> {
-    for (let ticket = st.waiting.shift(); ticket; ticket = st.waiting.shift()) {
+    for (let ticket = st.waiting[0]; ticket; ticket = st.waiting[0]) {
       try {
         await (st.ref.rule.type === 'concurrency' ? this.slotTurn(st, ticket) : this.rateTurn(st, st.ref.rule, ticket));
       } catch (err) {
@@ -414,11 +396,9 @@ export class SharedLimiter implements Limiter {
   }
 
   private mark(st: BudgetState, now: number, kind: Throttle['kind']): void {
-    st.lastThrottleAt = now;
-    st.lastThrottleKind = kind;
     const c = this.count(st.ref.budget);
     c.throttles[kind] = (c.throttles[kind] ?? 0) + 1;
-    c.lastThrottle = { at: now, kind };
+    st.lastThrottle = c.lastThrottle = { at: now, kind };
   }
 
   /** After BDC_1322, one slot comes back every SHRINK_HOLD_MS until the configured limit is in force again. */
@@ -452,21 +432,22 @@ export class SharedLimiter implements Limiter {
     // Budgets kept per conversation or team are one row (key "*"): the figures of the key closest to its limit.
     const aggregates = new Map<string, BudgetSnapshot>();
     const pressure = (r: BudgetSnapshot) => (r.limit > 0 ? r.used / r.limit : 0);
-    const budgets: Array<[BudgetRef, BudgetView]> = [...this.states.values()].map((st) => [st.ref, st]);
-    for (const ref of this.aggregateRefs()) if (!this.states.has(ref.id)) budgets.push([ref, IDLE]);
+    // An idle per-thread or per-team budget has no state: nothing waits, its refusals and throttles count per budget name.
+    const budgets: Array<[BudgetRef, BudgetState | undefined]> = [...this.states.values()].map((st) => [st.ref, st]);
+    for (const ref of this.aggregateRefs()) if (!this.states.has(ref.id)) budgets.push([ref, undefined]);
     for (const [ref, st] of budgets) {
-      const concurrency = ref.rule.type === 'concurrency';
+      const slots = ref.rule.type === 'concurrency' ? st : undefined;
       const row: BudgetSnapshot = {
         budget: ref.budget,
         key: ref.key,
-        ...this.store.usage(ref.id, concurrency ? { type: 'concurrency', limit: st.effective } : ref.rule, now),
-        queued: st.queued,
-        running: concurrency ? st.running : 0,
-        rejected: st.rejected,
-        lastThrottleAt: st.lastThrottleAt,
-        lastThrottleKind: st.lastThrottleKind,
+        ...this.store.usage(ref.id, slots ? { type: 'concurrency', limit: slots.effective } : ref.rule, now),
+        queued: st?.waiting.length ?? 0,
+        running: slots?.running ?? 0,
+        rejected: st?.rejected ?? 0,
+        lastThrottleAt: st?.lastThrottle?.at,
+        lastThrottleKind: st?.lastThrottle?.kind,
         blockedUntil: this.store.blocked(ref.id, now)?.until,
-        configuredLimit: concurrency && st.effective !== st.configured ? st.configured : undefined,
+        configuredLimit: slots && slots.effective !== slots.configured ? slots.configured : undefined,
       };
       const a = aggregates.get(ref.budget);
       if (!ref.aggregate) rows.push(row);
@@ -518,8 +499,7 @@ export class SharedLimiter implements Limiter {
    * and each thread's state beside its counts was ~500 bytes, 7 MB of live heap at the memory bench's 15,000 threads.
    */
   private forgetIfIdle(st: BudgetState): void {
-    if (st.ref.aggregate && st.queued === 0 && st.running === 0 && st.turns === undefined && this.states.get(st.ref.id) === st)
-      this.states.delete(st.ref.id);
+    if (st.ref.aggregate && st.running === 0 && st.turns === undefined && this.states.get(st.ref.id) === st) this.states.delete(st.ref.id);
   }
 
   /** The per-thread and per-team budgets the store holds counts of, as their refs (their state, if any, aside). */
