@@ -12,7 +12,7 @@ import { registerLimiterMetrics } from './infra/limits/metrics.js';
 import { Mirror } from './mirror/mirror.js';
 import { registerAnswerMetrics } from './mirror/answers.js';
 import { createMetricsServer } from './http/metrics.js';
-import { createMetricsRegistry } from './infra/metrics.js';
+import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { Limiter } from './infra/limits/types.js';
 import { SqliteStateStore } from './infra/state/sqliteStore.js';
 import { NS, type StateStore } from './infra/state/types.js';
@@ -149,8 +149,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     store: cluster ? new cluster.RedisBudgetStore({ redis: cluster.redis, log }) : undefined,
   });
   const limiter: Limiter = upstreamCalls.counting(sharedLimiter);
-  // GET /metrics: this app's own registry (never prom-client's global one); process metrics outside tests.
-  const metrics = createMetricsRegistry(config.nodeEnv !== 'test');
+  // GET /metrics: this app's own registry (never prom-client's global one); process metrics outside tests (many apps per process).
+  const metrics = new Registry();
+  if (config.nodeEnv !== 'test') collectDefaultMetrics({ register: metrics });
   // Organisation, tenant and team ids appear in metrics only as one-way names (see budgetKeyLabel).
   registerLimiterMetrics(metrics, sharedLimiter, config.metrics.token || randomBytes(32));
   const audit = new AuditTrail({ store: state, clock, log, scrub: (text) => secrets.scrub(text) });
