@@ -4,14 +4,13 @@ import { ContextSlot } from './asyncContext.js';
 import type { Clock } from './clock.js';
 import type { Limiter, Upstream } from './limits/types.js';
 
-type UpstreamService = Upstream['service'];
-export type UpstreamCounts = Partial<Record<UpstreamService, number>>;
+export type UpstreamCounts = Partial<Record<Upstream['service'], number>>;
 
 /** No upstream work of a person's turn starts later than this after it began: Teams waits 15 s, the answer needs the last. */
 export const TURN_DEADLINE_MS = 14_000;
 
 interface TurnScope {
-  counts: Map<UpstreamService, number>;
+  counts: UpstreamCounts;
   /** When the turn's upstream calls must have started by (ms since epoch). */
   deadline: number;
 }
@@ -33,12 +32,12 @@ export class UpstreamCallCounter {
   constructor(private readonly deadline: { clock: Clock; commandWaitMs: number }) {}
 
   run<T>(fn: () => Promise<T>): Promise<T> {
-    return this.turns.run({ counts: new Map(), deadline: this.deadline.clock.now() + TURN_DEADLINE_MS }, fn);
+    return this.turns.run({ counts: {}, deadline: this.deadline.clock.now() + TURN_DEADLINE_MS }, fn);
   }
 
   current(): UpstreamCounts | undefined {
-    const store = this.turns.getStore();
-    return store ? Object.fromEntries(store.counts) : undefined;
+    const scope = this.turns.getStore();
+    return scope && { ...scope.counts };
   }
 
   /** The same limiter, counting each call that starts (refused or timed-out calls were never made). */
@@ -51,7 +50,7 @@ export class UpstreamCallCounter {
         runOpts = { ...opts, maxWaitMs: Math.min(opts.maxWaitMs ?? this.deadline.commandWaitMs, left) };
       }
       return limiter.run(upstream, runOpts, () => {
-        if (scope) scope.counts.set(upstream.service, (scope.counts.get(upstream.service) ?? 0) + 1);
+        if (scope) scope.counts[upstream.service] = (scope.counts[upstream.service] ?? 0) + 1;
         return fn();
       });
     };

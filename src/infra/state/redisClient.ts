@@ -52,7 +52,6 @@ export class RedisConnection {
     this.keyPrefix = opts.keyPrefix ?? 'billbridge:';
     const maxDelay = opts.maxReconnectDelayMs ?? 2_000;
     this.options = {
-      lazyConnect: false,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       autoResendUnfulfilledCommands: false,
