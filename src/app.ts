@@ -141,14 +141,15 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const state: StateStore | undefined = localState ?? (cluster && new cluster.RedisStateStore(cluster.redis, clock));
   if (!state) throw new Error('no state store: STATE_DIR is opened without REDIS_URL, Redis with it');
   // Every upstream call a turn makes is counted for its audit record, and none starts after the turn's deadline.
-  const upstreamCalls = new UpstreamCallCounter({ clock, commandWaitMs: config.limits.commandWaitMs });
+  const upstreamCalls = new UpstreamCallCounter(clock);
   const sharedLimiter = new SharedLimiter({
     config,
     clock,
     log,
     store: cluster ? new cluster.RedisBudgetStore({ redis: cluster.redis, log }) : undefined,
+    turns: upstreamCalls,
   });
-  const limiter: Limiter = upstreamCalls.counting(sharedLimiter);
+  const limiter: Limiter = sharedLimiter;
   // GET /metrics: this app's own registry (never prom-client's global one); process metrics outside tests (many apps per process).
   const metrics = new Registry();
   if (config.nodeEnv !== 'test') collectDefaultMetrics({ register: metrics });

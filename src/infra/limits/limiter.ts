@@ -4,6 +4,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../../config.js';
 import { DependencyUnavailable, LimitExceeded, errorMessage } from '../../errors.js';
 import type { Logger } from '../log.js';
+import type { UpstreamCallCounter } from '../upstreamCalls.js';
 import { budgetsFor, type BudgetName, type BudgetRef, type BudgetRule } from './budgets.js';
 import { LocalBudgetStore, type RateRule } from './store.js';
 import type { ActiveGrant, BudgetSnapshot, Limiter, Priority, RunOptions, Throttle, Upstream } from './types.js';
@@ -94,7 +95,8 @@ export class SharedLimiter implements Limiter {
   private lastSweep = 0;
   private closed = false;
 
-  constructor(private readonly deps: { config: Config; clock: Clock; log: Logger; store?: LocalBudgetStore }) {
+  /** `turns`: the turn each call is counted for, and whose deadline a person's call must start by. */
+  constructor(private readonly deps: { config: Config; clock: Clock; log: Logger; store?: LocalBudgetStore; turns?: UpstreamCallCounter }) {
     this.store = deps.store ?? new LocalBudgetStore();
     // Budgets known from configuration appear in status and metrics before the first call.
     const { credentials, spendApiToken } = deps.config.bill;
@@ -113,7 +115,13 @@ export class SharedLimiter implements Limiter {
     const refs = budgetsFor(this.deps.config.limits, upstream);
     if (this.closed) throw new LimitExceeded(refs[0]?.budget ?? upstream.service, 5_000, 'busy');
     const now = this.deps.clock.now();
-    const wait = opts.maxWaitMs ?? (opts.priority === 'interactive' ? this.deps.config.limits.commandWaitMs : undefined);
+    const interactive = opts.priority === 'interactive';
+    let wait = opts.maxWaitMs ?? (interactive ? this.deps.config.limits.commandWaitMs : undefined);
+    // Captured now: a call started from a draining queue still counts for the turn that asked for it. A person's call
+    // (other than the Bot Connector sends that carry the answer) waits at most until the turn's deadline: a command
+    // making several calls in a row says "busy" in time instead of answering after Teams has given up on the turn.
+    const turn = this.deps.turns?.scope();
+    if (turn && interactive && wait !== undefined && upstream.service !== 'connector') wait = Math.min(wait, turn.deadline - now);
     const deadline = wait === undefined ? Number.POSITIVE_INFINITY : now + Math.max(0, wait);
     const outer = this.grants.getStore();
 
@@ -146,6 +154,7 @@ export class SharedLimiter implements Limiter {
       priority: opts.priority,
       slots: new Set([...(outer?.slots ?? []), ...held.map((st) => st.ref.id)]),
     };
+    if (turn) turn.counts[upstream.service] = (turn.counts[upstream.service] ?? 0) + 1;
     const started = this.deps.clock.now();
     try {
       return await this.grants.run(grant, fn);
