@@ -460,8 +460,13 @@ export class SharedLimiter implements Limiter {
       };
       const a = aggregates.get(ref.budget);
       if (!ref.aggregate) rows.push(row);
-      else if (!a) aggregates.set(ref.budget, { ...row, key: '*', keys: 1 });
-      else {
+      else if (!a) {
+        // The row's refusals and last throttle are the budget name's: its idle keys are forgotten, these are not.
+        const c = this.counters.get(ref.budget);
+        const rejected = Object.values(c?.rejected ?? {}).reduce((sum, n) => sum + n, 0);
+        const lastThrottle = { lastThrottleAt: c?.lastThrottle?.at, lastThrottleKind: c?.lastThrottle?.kind };
+        aggregates.set(ref.budget, { ...row, key: '*', keys: 1, rejected, ...lastThrottle });
+      } else {
         if (pressure(row) > pressure(a))
           Object.assign(a, { limit: row.limit, used: row.used, remaining: row.remaining, windowMs: row.windowMs });
         a.queued += row.queued;
@@ -470,15 +475,7 @@ export class SharedLimiter implements Limiter {
         if (row.blockedUntil !== undefined) a.blockedUntil = Math.max(a.blockedUntil ?? 0, row.blockedUntil);
       }
     }
-    for (const row of aggregates.values()) {
-      const c = this.counters.get(row.budget);
-      rows.push({
-        ...row,
-        rejected: c ? Object.values(c.rejected).reduce((s, n) => s + n, 0) : row.rejected,
-        lastThrottleAt: c?.lastThrottle?.at,
-        lastThrottleKind: c?.lastThrottle?.kind,
-      });
-    }
+    rows.push(...aggregates.values());
     return rows.sort((a, b) => a.budget.localeCompare(b.budget) || a.key.localeCompare(b.key));
   }
 
