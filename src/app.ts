@@ -12,7 +12,7 @@ import { registerLimiterMetrics } from './infra/limits/metrics.js';
 import { Mirror } from './mirror/mirror.js';
 import { registerAnswerMetrics } from './mirror/answers.js';
 import { createMetricsServer } from './http/metrics.js';
-import { createMetricsRegistry } from './infra/metrics.js';
+import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { Limiter } from './infra/limits/types.js';
 import { SqliteStateStore } from './infra/state/sqliteStore.js';
 import { NS, type StateStore } from './infra/state/types.js';
@@ -141,16 +141,18 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const state: StateStore | undefined = localState ?? (cluster && new cluster.RedisStateStore(cluster.redis, clock));
   if (!state) throw new Error('no state store: STATE_DIR is opened without REDIS_URL, Redis with it');
   // Every upstream call a turn makes is counted for its audit record, and none starts after the turn's deadline.
-  const upstreamCalls = new UpstreamCallCounter({ clock, commandWaitMs: config.limits.commandWaitMs });
+  const upstreamCalls = new UpstreamCallCounter(clock);
   const sharedLimiter = new SharedLimiter({
     config,
     clock,
     log,
     store: cluster ? new cluster.RedisBudgetStore({ redis: cluster.redis, log }) : undefined,
+    turns: upstreamCalls,
   });
-  const limiter: Limiter = upstreamCalls.counting(sharedLimiter);
-  // GET /metrics: this app's own registry (never prom-client's global one); process metrics outside tests.
-  const metrics = createMetricsRegistry(config.nodeEnv !== 'test');
+  const limiter: Limiter = sharedLimiter;
+  // GET /metrics: this app's own registry (never prom-client's global one); process metrics outside tests (many apps per process).
+  const metrics = new Registry();
+  if (config.nodeEnv !== 'test') collectDefaultMetrics({ register: metrics });
   // Organisation, tenant and team ids appear in metrics only as one-way names (see budgetKeyLabel).
   registerLimiterMetrics(metrics, sharedLimiter, config.metrics.token || randomBytes(32));
   const audit = new AuditTrail({ store: state, clock, log, scrub: (text) => secrets.scrub(text) });

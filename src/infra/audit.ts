@@ -87,13 +87,7 @@ export class AuditTrail {
 
   /** Records a command's outcome. Never throws: a failed write is logged as an error. */
   async command(entry: CommandAudit): Promise<void> {
-    const record: AuditRecord = {
-      ...this.head('command'),
-      ...entry,
-      args: this.args(entry.args),
-      durationMs: Math.round(entry.durationMs),
-    };
-    await this.write(record, { correlationId: entry.correlationId }, 'audit trail write failed').catch(() => undefined);
+    await this.write('command', { ...entry, args: this.args(entry.args), durationMs: Math.round(entry.durationMs) }).catch(() => undefined);
   }
 
   /**
@@ -101,39 +95,26 @@ export class AuditTrail {
    * success for an action that left no trace.
    */
   async admin(entry: AdminAudit): Promise<void> {
-    const record: AuditRecord = {
-      ...this.head('admin'),
-      ...entry,
-      action: this.text(entry.action, 40),
-      detail: entry.detail && this.detail(entry.detail),
-    };
-    await this.write(record, { correlationId: entry.correlationId, action: entry.action }, 'audit trail write failed for an admin action');
+    await this.write('admin', { ...entry, action: this.text(entry.action, 40), detail: entry.detail && this.detail(entry.detail) });
   }
 
   /** Records an approval decision (or its refusal). Throws when it cannot, so nothing is sent to BILL without a trace. */
   async approval(entry: ApprovalAudit): Promise<void> {
-    const record: AuditRecord = {
-      ...this.head('approval'),
+    await this.write('approval', {
       ...entry,
       billId: this.text(entry.billId, 64),
       comment: this.text(entry.comment, MAX_COMMENT_LENGTH),
       billResult: this.text(entry.billResult, 80),
       reason: this.text(entry.reason, 80),
-    };
-    await this.write(record, { correlationId: entry.correlationId }, 'audit trail write failed for an approval');
+    });
   }
 
-  /** What every record starts with: format version, time and kind; the entry's own fields follow. */
-  private head<K extends AuditRecord['kind']>(kind: K) {
-    return { v: 1 as const, time: new Date(this.deps.clock.now()).toISOString(), kind };
-  }
-
-  /** Appends a record; a failure is logged as an error (with `context`) and thrown on. */
-  private async write(record: AuditRecord, context: Record<string, string | undefined>, message: string): Promise<void> {
+  /** Appends a record (format version, time and kind, then the entry's own fields); a failure is logged as an error and thrown on. */
+  private async write(kind: AuditRecord['kind'], entry: CommandAudit | AdminAudit | ApprovalAudit): Promise<void> {
     try {
-      await this.deps.store.append(AUDIT_LOG, record);
+      await this.deps.store.append(AUDIT_LOG, { v: 1, time: new Date(this.deps.clock.now()).toISOString(), kind, ...entry });
     } catch (err) {
-      this.deps.log.error({ ...context, err: errorMessage(err) }, message);
+      this.deps.log.error({ kind, correlationId: entry.correlationId, err: errorMessage(err) }, 'audit trail write failed');
       throw err;
     }
   }

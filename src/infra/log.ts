@@ -40,7 +40,7 @@ export class SecretRegistry {
    * last added. False when refused: too short, too long, or the registry is full of values that are not about to end.
    */
   add(value: string | undefined, ttlMs?: number): boolean {
-    if (typeof value !== 'string' || value.length < MIN_SECRET_LENGTH || value.length > MAX_SECRET_LENGTH) return false;
+    if (value === undefined || value.length < MIN_SECRET_LENGTH || value.length > MAX_SECRET_LENGTH) return false;
     const expiresAt = ttlMs === undefined ? undefined : this.now() + Math.max(0, ttlMs);
     const known = this.values.get(value);
     if (known) {
@@ -49,8 +49,21 @@ export class SecretRegistry {
       return true;
     }
     this.expire();
-    if (this.values.size >= MAX_SECRETS && !this.evictOne()) return false;
-    this.values.set(value, { forms: formsOf(value), expiresAt });
+    if (this.values.size >= MAX_SECRETS) {
+      // Full: the run-time value closest to its end of life makes room; configuration is never evicted.
+      let victim: [string, Known] | undefined;
+      for (const entry of this.values) if ((entry[1].expiresAt ?? Infinity) < (victim?.[1].expiresAt ?? Infinity)) victim = entry;
+      if (!victim) return false;
+      this.values.delete(victim[0]);
+    }
+    // The forms a value takes in a JSON line: as is, JSON-escaped, URL-encoded (a value with a lone surrogate has none).
+    const forms = new Set([value, JSON.stringify(value).slice(1, -1)]);
+    try {
+      forms.add(encodeURIComponent(value));
+    } catch {
+      // It cannot appear in a URL-encoded form either.
+    }
+    this.values.set(value, { forms: [...forms], expiresAt });
     if (expiresAt !== undefined) this.nextExpiry = Math.min(this.nextExpiry, expiresAt);
     this.forms = undefined;
     return true;
@@ -93,33 +106,6 @@ export class SecretRegistry {
     }
     this.nextExpiry = next;
   }
-
-  /** Full: makes room by forgetting the run-time value closest to its end of life; configuration is never evicted. */
-  private evictOne(): boolean {
-    let victim: string | undefined;
-    let soonest = Number.POSITIVE_INFINITY;
-    for (const [value, known] of this.values) {
-      if (known.expiresAt !== undefined && known.expiresAt < soonest) {
-        soonest = known.expiresAt;
-        victim = value;
-      }
-    }
-    if (victim === undefined) return false;
-    this.values.delete(victim);
-    this.forms = undefined;
-    return true;
-  }
-}
-
-/** The forms a value takes in a JSON line: as is, JSON-escaped, URL-encoded (when it can be: lone surrogates cannot). */
-function formsOf(value: string): string[] {
-  const forms = new Set([value, JSON.stringify(value).slice(1, -1)]);
-  try {
-    forms.add(encodeURIComponent(value));
-  } catch {
-    // A value with a lone surrogate has no URL-encoded form, so it cannot appear in one.
-  }
-  return [...forms].filter((f) => f.length > 0);
 }
 
 /** Field names whose values are always secret, wherever they appear (two levels deep), in any letter case. */

@@ -1,14 +1,7 @@
-// The app's Prometheus registry (one per app, never prom-client's global one) and the helpers the limiter and the
-// cache use to publish their figures; the HTTP side that serves it is src/http/metrics.ts.
+// The helpers the limiter and the mirror's answers use to publish their figures in the app's Prometheus registry (built
+// in app.ts, served by src/http/metrics.ts).
 import { createHmac } from 'node:crypto';
-import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
-
-/** `processMetrics`: CPU, memory, event loop lag, GC; off in tests that build many apps in one process. */
-export function createMetricsRegistry(processMetrics: boolean): Registry {
-  const registry = new Registry();
-  if (processMetrics) collectDefaultMetrics({ register: registry });
-  return registry;
-}
+import { Counter, type Registry } from 'prom-client';
 
 /**
  * A one-way name for an id that must not appear in metrics (organisation, tenant, team): HMAC-SHA256 under `key`

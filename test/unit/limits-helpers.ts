@@ -4,6 +4,7 @@ import { systemClock } from '../../src/infra/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { SharedLimiter } from '../../src/infra/limits/limiter.js';
+import type { UpstreamCallCounter } from '../../src/infra/upstreamCalls.js';
 
 export const DEV_KEY = 'dev-key-0123456789abcdef';
 export const ORG = '00801ABCDEFGHIJ12345';
@@ -14,11 +15,11 @@ export function limitsConfig(env: Record<string, string> = {}): Config {
   return loadConfig({ NODE_ENV: 'test', STATE_DIR: '/tmp/unused', ...env });
 }
 
-/** A limiter whose clock is the (faked) system clock. Call vi.useFakeTimers first. */
-export function fakeTimeLimiter(env: Record<string, string> = {}): SharedLimiter {
+/** A limiter whose clock is the (faked) system clock, counting calls into `turns` when given. Call vi.useFakeTimers first. */
+export function fakeTimeLimiter(env: Record<string, string> = {}, turns?: UpstreamCallCounter): SharedLimiter {
   const config = limitsConfig(env);
   const log = createLogger({ level: 'silent', secrets: new SecretRegistry() });
-  return new SharedLimiter({ config, clock: systemClock, log });
+  return new SharedLimiter({ config, clock: systemClock, log, turns });
 }
 
 /** A call that stays in flight until released, recording when it started. */

@@ -4,19 +4,16 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../src/infra/clock.js';
 import { LimitExceeded } from '../../src/errors.js';
 import type { SharedLimiter } from '../../src/infra/limits/limiter.js';
-import type { Limiter } from '../../src/infra/limits/types.js';
 import { TURN_DEADLINE_MS, UpstreamCallCounter } from '../../src/infra/upstreamCalls.js';
 import { BILL, fakeTimeLimiter, HeldCall, runUntil, settle } from './limits-helpers.js';
 
 let limiter: SharedLimiter;
-let counted: Limiter;
 let counter: UpstreamCallCounter;
 
 beforeEach(() => {
   vi.useFakeTimers();
-  limiter = fakeTimeLimiter();
-  counter = new UpstreamCallCounter({ clock: systemClock, commandWaitMs: 8_000 });
-  counted = counter.counting(limiter);
+  counter = new UpstreamCallCounter(systemClock);
+  limiter = fakeTimeLimiter({ COMMAND_WAIT_MS: '8000' }, counter);
 });
 
 afterEach(async () => {
@@ -34,8 +31,8 @@ describe('a command making two BILL calls while the organisation is busy', () =>
     const firstRunning = first.map((h) => limiter.run(BILL, { priority: 'background' }, h.fn));
     const turn = settle(
       counter.run(async () => {
-        await counted.run(BILL, { priority: 'interactive' }, () => new Promise((r) => setTimeout(r, 1_000)));
-        return counted.run(BILL, { priority: 'interactive' }, ok);
+        await limiter.run(BILL, { priority: 'interactive' }, () => new Promise((r) => setTimeout(r, 1_000)));
+        return limiter.run(BILL, { priority: 'interactive' }, ok);
       }),
     );
     await vi.advanceTimersByTimeAsync(10);
@@ -59,8 +56,8 @@ describe('a command making two BILL calls while the organisation is busy', () =>
     const holders = [new HeldCall(), new HeldCall(), new HeldCall()];
     const running = holders.map((h) => limiter.run(BILL, { priority: 'background' }, h.fn));
     const start = Date.now();
-    const inTurn = settle(counter.run(() => counted.run(BILL, { priority: 'interactive' }, ok)));
-    const outside = settle(counted.run(BILL, { priority: 'interactive' }, ok));
+    const inTurn = settle(counter.run(() => limiter.run(BILL, { priority: 'interactive' }, ok)));
+    const outside = settle(limiter.run(BILL, { priority: 'interactive' }, ok));
     await runUntil(() => inTurn.done && outside.done);
     expect(Date.now() - start).toBe(8_000);
     expect((inTurn.error as LimitExceeded).reason).toBe('busy');
@@ -75,7 +72,7 @@ describe('a command making two BILL calls while the organisation is busy', () =>
       counter.run(async () => {
         await new Promise((r) => setTimeout(r, TURN_DEADLINE_MS + 1_000));
         // Past the deadline, 9 sends to one channel: Teams allows 7 a second, so the last ones must wait for it.
-        return Promise.all(Array.from({ length: 9 }, () => counted.run(thread, { priority: 'interactive', maxWaitMs: 60_000 }, ok)));
+        return Promise.all(Array.from({ length: 9 }, () => limiter.run(thread, { priority: 'interactive', maxWaitMs: 60_000 }, ok)));
       }),
     );
     await runUntil(() => sent.done);

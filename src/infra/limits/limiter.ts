@@ -4,6 +4,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../../config.js';
 import { DependencyUnavailable, LimitExceeded, errorMessage } from '../../errors.js';
 import type { Logger } from '../log.js';
+import type { UpstreamCallCounter } from '../upstreamCalls.js';
 import { budgetsFor, type BudgetName, type BudgetRef, type BudgetRule } from './budgets.js';
 import { LocalBudgetStore, type RateRule } from './store.js';
 import type { ActiveGrant, BudgetSnapshot, Limiter, Priority, RunOptions, Throttle, Upstream } from './types.js';
@@ -41,24 +42,10 @@ interface Ticket {
   wake: (() => void) | undefined;
 }
 
-type BudgetView = Pick<BudgetState, 'queued' | 'running' | 'rejected' | 'effective' | 'configured' | 'lastThrottleAt' | 'lastThrottleKind'>;
-/** An idle per-thread or per-team budget (a rate budget with no state): nothing waits, its refusals count per budget name. */
-const IDLE: BudgetView = {
-  queued: 0,
-  running: 0,
-  rejected: 0,
-  effective: 0,
-  configured: 0,
-  lastThrottleAt: undefined,
-  lastThrottleKind: undefined,
-};
-
 class BudgetState {
-  queued = 0;
   running = 0;
   rejected = 0;
-  lastThrottleAt: number | undefined;
-  lastThrottleKind: Throttle['kind'] | undefined;
+  lastThrottle: { at: number; kind: Throttle['kind'] } | undefined;
   /** Concurrency budgets: the configured limit, and the one in force (lower for a while after BDC_1322). */
   readonly configured: number;
   effective: number;
@@ -66,7 +53,7 @@ class BudgetState {
   /** How long a call holds a slot (a starting guess, refined as calls complete), and how many calls refined it. */
   avgCallMs = 250;
   samples = 0;
-  /** Waiting room: interactive tickets before background ones, first come first served within each (the head is out of it). */
+  /** Waiting room: interactive tickets before background ones, first come first served within each; a ticket leaves it when settled. */
   readonly waiting: Ticket[] = [];
   /** The heads' turns, one after another, while anyone waits. */
   turns: Promise<void> | undefined;
@@ -108,7 +95,8 @@ export class SharedLimiter implements Limiter {
   private lastSweep = 0;
   private closed = false;
 
-  constructor(private readonly deps: { config: Config; clock: Clock; log: Logger; store?: LocalBudgetStore }) {
+  /** `turns`: the turn each call is counted for, and whose deadline a person's call must start by. */
+  constructor(private readonly deps: { config: Config; clock: Clock; log: Logger; store?: LocalBudgetStore; turns?: UpstreamCallCounter }) {
     this.store = deps.store ?? new LocalBudgetStore();
     // Budgets known from configuration appear in status and metrics before the first call.
     const { credentials, spendApiToken } = deps.config.bill;
@@ -127,7 +115,13 @@ export class SharedLimiter implements Limiter {
     const refs = budgetsFor(this.deps.config.limits, upstream);
     if (this.closed) throw new LimitExceeded(refs[0]?.budget ?? upstream.service, 5_000, 'busy');
     const now = this.deps.clock.now();
-    const wait = opts.maxWaitMs ?? (opts.priority === 'interactive' ? this.deps.config.limits.commandWaitMs : undefined);
+    const interactive = opts.priority === 'interactive';
+    let wait = opts.maxWaitMs ?? (interactive ? this.deps.config.limits.commandWaitMs : undefined);
+    // Captured now: a call started from a draining queue still counts for the turn that asked for it. A person's call
+    // (other than the Bot Connector sends that carry the answer) waits at most until the turn's deadline: a command
+    // making several calls in a row says "busy" in time instead of answering after Teams has given up on the turn.
+    const turn = this.deps.turns?.scope();
+    if (turn && interactive && wait !== undefined && upstream.service !== 'connector') wait = Math.min(wait, turn.deadline - now);
     const deadline = wait === undefined ? Number.POSITIVE_INFINITY : now + Math.max(0, wait);
     const outer = this.grants.getStore();
 
@@ -160,6 +154,7 @@ export class SharedLimiter implements Limiter {
       priority: opts.priority,
       slots: new Set([...(outer?.slots ?? []), ...held.map((st) => st.ref.id)]),
     };
+    if (turn) turn.counts[upstream.service] = (turn.counts[upstream.service] ?? 0) + 1;
     const started = this.deps.clock.now();
     try {
       return await this.grants.run(grant, fn);
@@ -170,8 +165,7 @@ export class SharedLimiter implements Limiter {
   }
 
   activeGrant(): ActiveGrant | undefined {
-    const g = this.grants.getStore();
-    return g ? { service: g.service, budgets: [...g.budgets], priority: g.priority } : undefined;
+    return this.grants.getStore();
   }
 
   /** Refuses at once what cannot succeed: frozen or spent hourly budgets, spent logins, pauses longer than the wait. */
@@ -191,13 +185,13 @@ export class SharedLimiter implements Limiter {
     const { ref } = st;
     const now = this.deps.clock.now();
     const block = this.store.blocked(ref.id, now);
-    if (st.queued === 0 && !block) {
+    if (st.waiting.length === 0 && !block) {
       const r = await this.store.take(ref.id, rule, now);
       if (r.ok) return;
       if (ref.failFast) throw this.reject(st, r.retryAt - now, ref.failFast);
     }
     // Would this call get its turn in time? Windows are arithmetic, so say so now rather than after the wait.
-    const at = Math.max(block?.until ?? now, this.store.nthFit(ref.id, rule, now, st.queued + 1));
+    const at = Math.max(block?.until ?? now, this.store.nthFit(ref.id, rule, now, st.waiting.length + 1));
     if (at > deadline) throw this.reject(st, at - now, block && block.until > deadline ? 'throttled' : 'busy');
     await this.enqueue(st, priority, deadline);
   }
@@ -235,7 +229,7 @@ export class SharedLimiter implements Limiter {
 
   private async admitSlot(st: BudgetState, priority: Priority, deadline: number): Promise<void> {
     const now = this.deps.clock.now();
-    if (st.queued === 0 && !this.store.blocked(st.ref.id, now) && (await this.store.acquire(st.ref.id, st.effective))) {
+    if (st.waiting.length === 0 && !this.store.blocked(st.ref.id, now) && (await this.store.acquire(st.ref.id, st.effective))) {
       st.running++;
       return;
     }
@@ -244,7 +238,7 @@ export class SharedLimiter implements Limiter {
     // person learns it at once, and a burst does not end in hundreds of refusals at the same instant, which would
     // keep the process from handing the freed slots to the calls that did get in.
     if (Number.isFinite(deadline) && st.samples >= MIN_SAMPLES_TO_REFUSE_EARLY) {
-      const eta = this.estimate(st, st.queued + 1);
+      const eta = this.estimate(st, st.waiting.length + 1);
       if (now + eta > deadline) throw this.reject(st, eta, 'busy');
     }
     await this.enqueue(st, priority, deadline);
@@ -303,9 +297,7 @@ export class SharedLimiter implements Limiter {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const settle = (): boolean => {
         if (!this.tickets.delete(ticket)) return false;
-        st.queued--;
-        const at = st.waiting.indexOf(ticket);
-        if (at >= 0) st.waiting.splice(at, 1);
+        st.waiting.splice(st.waiting.indexOf(ticket), 1);
         clearTimeout(timer);
         return true;
       };
@@ -316,7 +308,6 @@ export class SharedLimiter implements Limiter {
         grant: () => settle() && resolve(),
         fail: (err) => settle() && reject(err),
       };
-      st.queued++;
       this.tickets.add(ticket);
       const firstBackground = priority === 'interactive' ? st.waiting.findIndex((t) => t.priority === 'background') : -1;
       st.waiting.splice(firstBackground < 0 ? st.waiting.length : firstBackground, 0, ticket);
@@ -324,7 +315,7 @@ export class SharedLimiter implements Limiter {
         timer = setTimeout(
           () => {
             if (!this.tickets.has(ticket)) return;
-            ticket.fail(this.reject(st, this.estimate(st, st.queued), 'busy'));
+            ticket.fail(this.reject(st, this.estimate(st, st.waiting.length), 'busy'));
             ticket.wake?.();
           },
           Math.max(0, deadline - this.deps.clock.now()),
@@ -337,10 +328,10 @@ export class SharedLimiter implements Limiter {
   /**
    * Gives each waiting ticket its turn as the head, the next one in the same tick the last one ends. (A waiting room
    * that moved on through timers left freed slots empty on a busy event loop: 87% of BILL's 3 slots used, issue #23.)
-   * It always awaits a turn before it ends, so `st.turns` is set before it is cleared.
+   * It always awaits a turn before it ends, so `st.turns` is set before it is cleared; each turn settles its ticket.
    */
   private async takeTurns(st: BudgetState): Promise<void> {
-    for (let ticket = st.waiting.shift(); ticket; ticket = st.waiting.shift()) {
+    for (let ticket = st.waiting[0]; ticket; ticket = st.waiting[0]) {
       try {
         await (st.ref.rule.type === 'concurrency' ? this.slotTurn(st, ticket) : this.rateTurn(st, st.ref.rule, ticket));
       } catch (err) {
@@ -414,11 +405,9 @@ export class SharedLimiter implements Limiter {
   }
 
   private mark(st: BudgetState, now: number, kind: Throttle['kind']): void {
-    st.lastThrottleAt = now;
-    st.lastThrottleKind = kind;
     const c = this.count(st.ref.budget);
     c.throttles[kind] = (c.throttles[kind] ?? 0) + 1;
-    c.lastThrottle = { at: now, kind };
+    st.lastThrottle = c.lastThrottle = { at: now, kind };
   }
 
   /** After BDC_1322, one slot comes back every SHRINK_HOLD_MS until the configured limit is in force again. */
@@ -452,26 +441,32 @@ export class SharedLimiter implements Limiter {
     // Budgets kept per conversation or team are one row (key "*"): the figures of the key closest to its limit.
     const aggregates = new Map<string, BudgetSnapshot>();
     const pressure = (r: BudgetSnapshot) => (r.limit > 0 ? r.used / r.limit : 0);
-    const budgets: Array<[BudgetRef, BudgetView]> = [...this.states.values()].map((st) => [st.ref, st]);
-    for (const ref of this.aggregateRefs()) if (!this.states.has(ref.id)) budgets.push([ref, IDLE]);
+    // An idle per-thread or per-team budget has no state: nothing waits, its refusals and throttles count per budget name.
+    const budgets: Array<[BudgetRef, BudgetState | undefined]> = [...this.states.values()].map((st) => [st.ref, st]);
+    for (const ref of this.aggregateRefs()) if (!this.states.has(ref.id)) budgets.push([ref, undefined]);
     for (const [ref, st] of budgets) {
-      const concurrency = ref.rule.type === 'concurrency';
+      const slots = ref.rule.type === 'concurrency' ? st : undefined;
       const row: BudgetSnapshot = {
         budget: ref.budget,
         key: ref.key,
-        ...this.store.usage(ref.id, concurrency ? { type: 'concurrency', limit: st.effective } : ref.rule, now),
-        queued: st.queued,
-        running: concurrency ? st.running : 0,
-        rejected: st.rejected,
-        lastThrottleAt: st.lastThrottleAt,
-        lastThrottleKind: st.lastThrottleKind,
+        ...this.store.usage(ref.id, slots ? { type: 'concurrency', limit: slots.effective } : ref.rule, now),
+        queued: st?.waiting.length ?? 0,
+        running: slots?.running ?? 0,
+        rejected: st?.rejected ?? 0,
+        lastThrottleAt: st?.lastThrottle?.at,
+        lastThrottleKind: st?.lastThrottle?.kind,
         blockedUntil: this.store.blocked(ref.id, now)?.until,
-        configuredLimit: concurrency && st.effective !== st.configured ? st.configured : undefined,
+        configuredLimit: slots && slots.effective !== slots.configured ? slots.configured : undefined,
       };
       const a = aggregates.get(ref.budget);
       if (!ref.aggregate) rows.push(row);
-      else if (!a) aggregates.set(ref.budget, { ...row, key: '*', keys: 1 });
-      else {
+      else if (!a) {
+        // The row's refusals and last throttle are the budget name's: its idle keys are forgotten, these are not.
+        const c = this.counters.get(ref.budget);
+        const rejected = Object.values(c?.rejected ?? {}).reduce((sum, n) => sum + n, 0);
+        const lastThrottle = { lastThrottleAt: c?.lastThrottle?.at, lastThrottleKind: c?.lastThrottle?.kind };
+        aggregates.set(ref.budget, { ...row, key: '*', keys: 1, rejected, ...lastThrottle });
+      } else {
         if (pressure(row) > pressure(a))
           Object.assign(a, { limit: row.limit, used: row.used, remaining: row.remaining, windowMs: row.windowMs });
         a.queued += row.queued;
@@ -480,15 +475,7 @@ export class SharedLimiter implements Limiter {
         if (row.blockedUntil !== undefined) a.blockedUntil = Math.max(a.blockedUntil ?? 0, row.blockedUntil);
       }
     }
-    for (const row of aggregates.values()) {
-      const c = this.counters.get(row.budget);
-      rows.push({
-        ...row,
-        rejected: c ? Object.values(c.rejected).reduce((s, n) => s + n, 0) : row.rejected,
-        lastThrottleAt: c?.lastThrottle?.at,
-        lastThrottleKind: c?.lastThrottle?.kind,
-      });
-    }
+    rows.push(...aggregates.values());
     return rows.sort((a, b) => a.budget.localeCompare(b.budget) || a.key.localeCompare(b.key));
   }
 
@@ -518,8 +505,7 @@ export class SharedLimiter implements Limiter {
    * and each thread's state beside its counts was ~500 bytes, 7 MB of live heap at the memory bench's 15,000 threads.
    */
   private forgetIfIdle(st: BudgetState): void {
-    if (st.ref.aggregate && st.queued === 0 && st.running === 0 && st.turns === undefined && this.states.get(st.ref.id) === st)
-      this.states.delete(st.ref.id);
+    if (st.ref.aggregate && st.running === 0 && st.turns === undefined && this.states.get(st.ref.id) === st) this.states.delete(st.ref.id);
   }
 
   /** The per-thread and per-team budgets the store holds counts of, as their refs (their state, if any, aside). */

@@ -64,7 +64,6 @@ export class RedisBudgetStore extends LocalBudgetStore {
   private readonly held = new Map<string, Semaphore[]>();
   /** Slots whose release Redis did not take (it was away): released again when it is back, not left to their TTL. */
   private readonly unreleased = new Set<Semaphore>();
-  private readonly instance = randomUUID();
   private lastFallbackLog = 0;
   private closed = false;
 
@@ -74,7 +73,7 @@ export class RedisBudgetStore extends LocalBudgetStore {
     redis.client.defineCommand('billbridgeTakeWindows', { numberOfKeys: 1, lua: TAKE_WINDOWS });
     redis.client.defineCommand('billbridgeTakeHour', { numberOfKeys: 1, lua: TAKE_HOUR });
     redis.client.defineCommand('billbridgeBlock', { numberOfKeys: 1, lua: BLOCK });
-    redis.subscribe(BLOCK_CHANNEL, (message) => this.onBlockMessage(message));
+    redis.subscribe(BLOCK_CHANNEL, (message) => this.takeBlock(message));
     redis.onResubscribe(() => void this.loadBlocks());
     redis.onReconnect(() => this.retryReleases());
   }
@@ -110,7 +109,7 @@ export class RedisBudgetStore extends LocalBudgetStore {
   }
 
   private async takeWindows(id: string, windows: RateWindow[], now: number): Promise<TakeResult> {
-    const call = `${now}:${this.instance}:${randomUUID().slice(0, 8)}`;
+    const call = `${now}:${randomUUID()}`;
     const args = [Math.floor(now), call, ...windows.flatMap((w) => [w.limit, w.windowMs])];
     const [fits, ...calls] = await this.deps.redis.run((r) => (r as ScriptedRedis).billbridgeTakeWindows(this.key('win', id), ...args));
     const e = this.entry(id);
@@ -168,9 +167,10 @@ export class RedisBudgetStore extends LocalBudgetStore {
   override block(id: string, block: Block): void {
     super.block(id, block);
     const ttlMs = Math.max(1, Math.ceil(block.until - Date.now()));
+    const until = String(Math.ceil(block.until));
     void this.deps.redis
-      .run((r) => (r as ScriptedRedis).billbridgeBlock(this.key('block', id), String(Math.ceil(block.until)), block.kind, String(ttlMs)))
-      .then(() => this.deps.redis.publish(BLOCK_CHANNEL, JSON.stringify({ id, until: block.until, kind: block.kind })))
+      .run((r) => (r as ScriptedRedis).billbridgeBlock(this.key('block', id), until, block.kind, String(ttlMs)))
+      .then(() => this.deps.redis.publish(BLOCK_CHANNEL, `${until}:${block.kind}:${id}`))
       .catch((err: unknown) =>
         this.deps.log.warn(
           { budget: id.split('|')[0], err: errorMessage(err) },
@@ -179,14 +179,11 @@ export class RedisBudgetStore extends LocalBudgetStore {
       );
   }
 
-  private onBlockMessage(message: string): void {
-    try {
-      const m = JSON.parse(message) as { id?: unknown; until?: unknown; kind?: unknown };
-      if (typeof m.id !== 'string' || typeof m.until !== 'number' || (m.kind !== 'hourly' && m.kind !== 'retryAfter')) return;
-      super.block(m.id, { until: m.until, kind: m.kind });
-    } catch {
-      // not ours
-    }
+  /** A pause another instance set, as its key holds it ("until:kind") or the channel carries it ("until:kind:id"). */
+  private takeBlock(text: string | null, id?: string): void {
+    const m = /^(\d+):(hourly|retryAfter)(?::(.+))?$/s.exec(text ?? '');
+    const budget = id ?? m?.[3];
+    if (m && budget) super.block(budget, { until: Number(m[1]), kind: m[2] as Block['kind'] });
   }
 
   /** Pauses set by other instances before this one (re)subscribed. */
@@ -199,10 +196,7 @@ export class RedisBudgetStore extends LocalBudgetStore {
         const [next, keys] = await client.scan(cursor, 'MATCH', `${head}*`, 'COUNT', 200);
         cursor = next;
         const values = keys.length > 0 ? await client.mget(...keys) : [];
-        keys.forEach((k, i) => {
-          const m = /^(\d+):(hourly|retryAfter)$/.exec(values[i] ?? '');
-          if (m) super.block(k.slice(head.length, -1), { until: Number(m[1]), kind: m[2] as Block['kind'] });
-        });
+        keys.forEach((k, i) => this.takeBlock(values[i] ?? null, k.slice(head.length, -1)));
       } while (cursor !== '0');
     } catch (err) {
       this.deps.log.debug({ err: errorMessage(err) }, 'could not read budget pauses from Redis');

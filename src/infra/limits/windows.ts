@@ -1,4 +1,5 @@
 // Budget arithmetic, pure: sliding windows over call timestamps, fixed clock-hour reservoirs, an upstream's Retry-After.
+import type { BudgetSnapshot } from './types.js';
 
 export const HOUR_MS = 3_600_000;
 
@@ -8,12 +9,7 @@ export interface RateWindow {
 }
 
 /** What a budget allows and has used; `windowMs`: the window the figures describe, for rate budgets. */
-export interface Usage {
-  limit: number;
-  used: number;
-  remaining: number;
-  windowMs?: number;
-}
+export type Usage = Pick<BudgetSnapshot, 'limit' | 'used' | 'remaining' | 'windowMs'>;
 
 /** Start of the clock hour `now` falls in (UTC; BILL counts per clock hour, every zone it runs in is whole-hour aligned). */
 export function hourStart(now: number): number {

@@ -38,21 +38,19 @@ export class RedisConnection {
   readonly client: Redis;
   readonly location: string;
   readonly keyPrefix: string;
-  private subscriber: Redis | undefined;
+  private readonly subscriber: Redis;
   private readonly handlers = new Map<string, Set<(message: string) => void>>();
   private readonly resubscribed = new Set<() => void>();
   private readonly reconnected = new Set<() => void>();
   private everReady = false;
   private down = false;
   private closed = false;
-  private readonly options: RedisOptions;
 
   constructor(private readonly opts: RedisConnectionOptions) {
     this.location = redactRedisUrl(opts.url);
     this.keyPrefix = opts.keyPrefix ?? 'billbridge:';
     const maxDelay = opts.maxReconnectDelayMs ?? 2_000;
-    this.options = {
-      lazyConnect: false,
+    const options: RedisOptions = {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       autoResendUnfulfilledCommands: false,
@@ -60,7 +58,7 @@ export class RedisConnection {
       connectTimeout: 2_000,
       retryStrategy: (times) => Math.min(maxDelay, 50 * 2 ** Math.min(times, 10)),
     };
-    this.client = new Redis(opts.url, { ...this.options, connectionName: 'billbridge' });
+    this.client = new Redis(opts.url, { ...options, connectionName: 'billbridge' });
     // One clear line when Redis goes away and one when it is back, never an unhandled error event.
     const wentDown = (err: Error | undefined) => {
       this.down = true;
@@ -87,6 +85,22 @@ export class RedisConnection {
       this.down = false;
       this.everReady = true;
       if (back) this.callEach(this.reconnected, undefined, 'Redis reconnect hook failed');
+    });
+    const sub = new Redis(opts.url, { ...options, enableOfflineQueue: true, connectionName: 'billbridge-sub' });
+    this.subscriber = sub;
+    sub.on('error', (err: Error) => {
+      if (!this.closed) opts.log.debug({ redis: this.location, role: 'subscriber', err: errorMessage(err) }, 'Redis connection error');
+    });
+    sub.on('ready', () => {
+      const channels = [...this.handlers.keys()];
+      if (channels.length === 0) return;
+      sub.subscribe(...channels).then(
+        () => this.callEach(this.resubscribed, undefined, 'Redis resubscribe hook failed'),
+        (err: unknown) => opts.log.warn({ err: errorMessage(err) }, 'Redis subscribe failed'),
+      );
+    });
+    sub.on('message', (channel: string, message: string) => {
+      this.callEach(this.handlers.get(channel) ?? [], message, 'Redis message handler failed');
     });
   }
 
@@ -134,8 +148,7 @@ export class RedisConnection {
     if (!set) {
       set = new Set();
       this.handlers.set(name, set);
-      const sub = this.subscriberClient();
-      if (sub.status === 'ready') sub.subscribe(name).catch(() => undefined);
+      if (this.subscriber.status === 'ready') this.subscriber.subscribe(name).catch(() => undefined);
     }
     set.add(handler);
   }
@@ -158,7 +171,6 @@ export class RedisConnection {
     this.closed = true;
     await Promise.all(
       [this.client, this.subscriber].map(async (c) => {
-        if (!c) return;
         try {
           if (c.status === 'ready') await c.quit();
           else c.disconnect();
@@ -167,29 +179,6 @@ export class RedisConnection {
         }
       }),
     );
-  }
-
-  private subscriberClient(): Redis {
-    if (!this.subscriber) {
-      const sub = new Redis(this.opts.url, { ...this.options, enableOfflineQueue: true, connectionName: 'billbridge-sub' });
-      this.subscriber = sub;
-      sub.on('error', (err: Error) => {
-        if (!this.closed)
-          this.opts.log.debug({ redis: this.location, role: 'subscriber', err: errorMessage(err) }, 'Redis connection error');
-      });
-      sub.on('ready', () => {
-        const channels = [...this.handlers.keys()];
-        if (channels.length === 0) return;
-        sub.subscribe(...channels).then(
-          () => this.callEach(this.resubscribed, undefined, 'Redis resubscribe hook failed'),
-          (err: unknown) => this.opts.log.warn({ err: errorMessage(err) }, 'Redis subscribe failed'),
-        );
-      });
-      sub.on('message', (channel: string, message: string) => {
-        this.callEach(this.handlers.get(channel) ?? [], message, 'Redis message handler failed');
-      });
-    }
-    return this.subscriber;
   }
 
   /** Calls every hook or handler; one that throws is logged and the others still run. */

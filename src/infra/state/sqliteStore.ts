@@ -347,16 +347,8 @@ class LogFile {
   }
 
   private async sync(): Promise<void> {
-    try {
-      const handle = await open(this.path, 'r');
-      try {
-        await handle.datasync();
-      } finally {
-        await handle.close();
-      }
-    } catch {
-      // Nothing written yet, or the log was rotated away: the next write syncs what it adds.
-    }
+    // Nothing written yet, or the log was rotated away: the next write syncs what it adds.
+    await syncFile(this.path).catch(() => undefined);
   }
 
   private async write(): Promise<void> {
@@ -366,7 +358,8 @@ class LogFile {
     try {
       const created = (await handle.stat()).size === 0;
       await handle.appendFile(text);
-      if (created) await syncDirectory(this.path);
+      // A new file's name is durable once its directory is synced.
+      if (created) await syncFile(resolve(this.path, '..'));
       this.syncSoon();
     } finally {
       await handle.close();
@@ -374,12 +367,11 @@ class LogFile {
   }
 }
 
-/** A new file's name is durable once its directory is synced. */
-async function syncDirectory(file: string): Promise<void> {
-  const dir = await open(resolve(file, '..'), 'r');
+async function syncFile(path: string): Promise<void> {
+  const handle = await open(path, 'r');
   try {
-    await dir.sync();
+    await handle.sync();
   } finally {
-    await dir.close();
+    await handle.close();
   }
 }
