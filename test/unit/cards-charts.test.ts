@@ -27,7 +27,7 @@ const byName = new Map(galleryCards().map((c) => [c.name, c.reply.card]));
 function gallery(name: string): CardJson {
   const card = byName.get(name);
   if (!card) throw new Error(`no gallery card ${name}`);
-  return card as CardJson;
+  return card;
 }
 
 function invoice(n: number, customerId: string, dueDate: string, dueAmount: number): AgingInvoice {
