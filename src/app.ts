@@ -17,7 +17,7 @@ import type { Limiter } from './infra/limits/types.js';
 import { SqliteStateStore } from './infra/state/sqliteStore.js';
 import { NS, type StateStore } from './infra/state/types.js';
 import { AccessPolicy } from './features/access.js';
-import { BillbridgeBot } from './teams/bot.js';
+import { billbridgeBot } from './teams/bot.js';
 import { createRegistry, type FeatureDeps } from './features/index.js';
 import { Dispatcher } from './features/dispatch.js';
 import { ComposeSearch } from './features/search/search.js';
@@ -354,7 +354,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   };
   // Search from the compose box: the org's mirror, and the registry's bill/invoice/vendor/customer cards for what it finds.
   const search = new ComposeSearch({ mirror, commands: registry, orgs: orgBindings, settings: finance, clock });
-  const bot = new BillbridgeBot({
+  const bot = billbridgeBot({
     dispatcher,
     install: { installs, orgBindings, registry, graph, sandbox: backend.kind === 'sandbox', version, appId: config.bot.appId },
     access,

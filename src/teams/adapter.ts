@@ -12,7 +12,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import type { Limiter } from '../infra/limits/types.js';
-import { cardActivity, correlationIdOf, isObject, type Router } from './routes.js';
+import { cardActivity, correlationIdOf, isObject, type TurnLogic } from './routes.js';
 import { errorReply } from '../cards/errorCards.js';
 import { connectorHttpClient } from './connectorLimits.js';
 import { TurnPacer } from './pacer.js';
@@ -125,9 +125,6 @@ export function classifyAuthError(err: unknown): { status: 401 | 503; reason: st
   return { status: 401, reason };
 }
 
-/** What runs each authenticated turn: the route table (bot.ts). */
-type TurnLogic = Pick<Router, 'run'>;
-
 /** Runs around each authenticated turn: the scope that counts the turn's upstream calls (app.ts). */
 type AroundTurn = <T>(fn: () => Promise<T>) => Promise<T>;
 
@@ -235,7 +232,7 @@ export class BillbridgeAdapter extends CloudAdapter {
     // forged or missing token (answered above) never takes a place in that queue ahead of Teams' own turns.
     await this.pacer.next();
     try {
-      const invokeResponse = await this.aroundTurn(() => this.processActivity(auth, activity, (context) => bot.run(context)));
+      const invokeResponse = await this.aroundTurn(() => this.processActivity(auth, activity, bot));
       return { status: invokeResponse?.status ?? 200, body: invokeResponse?.body as unknown };
     } catch (err) {
       // onTurnError handles failures inside the turn; this is what escapes it (e.g. the error card send failing).
