@@ -38,13 +38,13 @@ import { approvalDigestJob } from './features/approvals/digest.js';
 import { ApprovalCards } from './features/approvals/cardRecords.js';
 import { UserLinks } from './features/approvals/userLinks.js';
 import { createNotifications } from './notify/index.js';
-import { BotFrameworkSender } from './teams/proactive.js';
+import { botFrameworkSender } from './teams/proactive.js';
 import { digestCard, notificationCard, REFRESH_VERB } from './features/notifications/cards.js';
 import { refreshNotification } from './features/notifications/refresh.js';
 import { SANDBOX_NOTE } from './cards/words.js';
 import { webhookRoute } from './http/webhooks.js';
 import { memoryLinkAttempts, redisLinkAttempts } from './features/approvals/linkAttempts.js';
-import { TeamRoster } from './teams/roster.js';
+import { teamRoster } from './teams/roster.js';
 import { tabSso } from './tab/sso.js';
 import { notingEvents } from './tab/events.js';
 import { tabApiRoute } from './http/tabApi.js';
@@ -234,12 +234,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   }
 
   // Every Bot Connector call of a turn (and of proactive sends) goes through the connector.thread budget.
-  const adapter = new BillbridgeAdapter(config, log, limiter, (fn) => upstreamCalls.run(fn));
+  const adapter = new BillbridgeAdapter(config, log, limiter, upstreamCalls);
   // BILL webhooks -> durable outbox -> proactive cards in subscribed channels, and scheduled digests.
   // Proactive cards (notifications, digests, approvals digests) go through the Bot Framework with stored references;
   // the buttons each card carries are recorded in the state store, where the bot's clicks look them up.
   const cardMessages = new CardMessages(state);
-  const sender = new BotFrameworkSender(adapter, config.bot.appId, log, cardMessages);
+  const sender = botFrameworkSender(adapter, config.bot.appId, log, cardMessages);
   const { webhookSecurityKey, webhookSecurityKeys } = config.bill;
   const notify = createNotifications({
     state,
@@ -377,7 +377,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     rate: userRate,
     orgBindings,
     installs,
-    roster: new TeamRoster(adapter, config.bot.appId, clock),
+    isMember: teamRoster(adapter, config.bot.appId, clock),
     payables: features.payables,
     receivables: features.receivables,
     approvals,
