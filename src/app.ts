@@ -59,7 +59,7 @@ export interface BuildOptions {
 export type BillbridgeApp = Awaited<ReturnType<typeof buildApp>>;
 
 /** The parts cluster mode adds, loaded only when REDIS_URL is set, and the connection they share. */
-async function connectCluster(url: string, log: Logger) {
+async function connectCluster(config: Config, clock: Clock, log: Logger) {
   const [
     { RateLimiterRedis },
     { RedisConnection },
@@ -75,7 +75,9 @@ async function connectCluster(url: string, log: Logger) {
     import('./mirror/broadcast.js'),
     import('./bill/sharedSessions.js'),
   ]);
-  const redis = new RedisConnection({ url, log });
+  const redis = new RedisConnection({ url: config.redisUrl, log });
+  // A moment for the first connection, so start-up reads (webhook keys, outbox) find it; unreachable: /readyz says so.
+  await redis.waitReady(2_000);
   /** A rate limit shared by the fleet; refuses (rather than allows) while Redis is away. */
   const rateLimiter = (keyPrefix: string, points: number, duration: number) =>
     new RateLimiterRedis({
@@ -85,7 +87,14 @@ async function connectCluster(url: string, log: Logger) {
       keyPrefix: `${redis.keyPrefix}${keyPrefix}`,
       rejectIfRedisNotReady: true,
     });
-  return { redis, rateLimiter, RedisStateStore, RedisBudgetStore, RedisStaleBroadcast, RedisSessionLedger };
+  return {
+    redis,
+    rateLimiter,
+    state: new RedisStateStore(redis, clock),
+    budgets: new RedisBudgetStore({ redis, log }),
+    broadcast: new RedisStaleBroadcast(redis, log),
+    sessionLedger: new RedisSessionLedger({ redis, clock, log, secretsKey: config.secretsKey }),
+  };
 }
 
 /** Listens (port 0: a free port) and resolves with the base URL a client on this machine reaches it at. */
@@ -114,14 +123,15 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const clock = opts.clock ?? systemClock;
   const secrets = new SecretRegistry(configSecrets(config));
   const log = createLogger({ level: config.logLevel, secrets, destination: opts.logDestination });
+  // Cluster mode: limits, BILL sessions, state and stale marks are shared by every instance through Redis.
+  // Its modules (ioredis, redis-semaphore) load only then: a single instance does not carry them.
+  const cluster = config.redisUrl ? await connectCluster(config, clock, log) : undefined;
   // One instance: STATE_DIR is opened (and locked) first, so a second instance on it stops before starting anything.
-  const localState = config.redisUrl ? undefined : new SqliteStateStore(config.stateDir, clock);
+  const state: StateStore = cluster?.state ?? new SqliteStateStore(config.stateDir, clock);
   // Without BILL credentials the embedded sandbox stands in for BILL, and every BILL base URL points at it.
   const sandbox = config.bill.credentials
     ? undefined
-    : await (
-        await import('./sandbox/index.js')
-      ).startSandbox({ clock, latencyMs: config.sandbox.latencyMs, invoices: config.sandbox.invoices, bills: config.sandbox.bills });
+    : await (await import('./sandbox/index.js')).startSandbox({ clock, ...config.sandbox });
   if (sandbox) {
     config = {
       ...config,
@@ -132,22 +142,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
       `BILL sandbox at ${sandbox.baseUrl}: demo organisation — simulated data`,
     );
   }
-  // Cluster mode: limits, BILL sessions, state and stale marks are shared by every instance through Redis.
-  // Its modules (ioredis, redis-semaphore) load only then: a single instance does not carry them.
-  const cluster = config.redisUrl ? await connectCluster(config.redisUrl, log) : undefined;
-  const redis = cluster?.redis;
-  // A moment for the first connection, so start-up reads (webhook keys, outbox) find it; unreachable: /readyz says so.
-  if (redis) await redis.waitReady(2_000);
-  const state: StateStore | undefined = localState ?? (cluster && new cluster.RedisStateStore(cluster.redis, clock));
-  if (!state) throw new Error('no state store: STATE_DIR is opened without REDIS_URL, Redis with it');
   // Every upstream call a turn makes is counted for its audit record, and none starts after the turn's deadline.
   const upstreamCalls = new UpstreamCallCounter({ clock, commandWaitMs: config.limits.commandWaitMs });
-  const sharedLimiter = new SharedLimiter({
-    config,
-    clock,
-    log,
-    store: cluster ? new cluster.RedisBudgetStore({ redis: cluster.redis, log }) : undefined,
-  });
+  const sharedLimiter = new SharedLimiter({ config, clock, log, store: cluster?.budgets });
   const limiter: Limiter = upstreamCalls.counting(sharedLimiter);
   // GET /metrics: this app's own registry (never prom-client's global one); process metrics outside tests.
   const metrics = createMetricsRegistry(config.nodeEnv !== 'test');
@@ -172,9 +169,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     spendApiToken: sandbox ? sandbox.credentials.spendApiToken : config.bill.spendApiToken || undefined,
     spendApiTokens: sandbox ? undefined : config.bill.spendApiTokens,
     requestTimeoutMs: config.bill.requestTimeoutMs,
-    sessionLedger: cluster
-      ? new cluster.RedisSessionLedger({ redis: cluster.redis, clock, log, secretsKey: config.secretsKey })
-      : undefined,
+    sessionLedger: cluster?.sessionLedger,
     limiter,
     clock,
     log,
@@ -189,12 +184,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     log,
     maxAnswers: config.cache.maxEntries,
     namesMaxAgeMs: config.cache.namesTtlS * 1000,
-    broadcast: cluster ? new cluster.RedisStaleBroadcast(cluster.redis, log) : undefined,
+    broadcast: cluster?.broadcast,
   });
   registerAnswerMetrics(metrics, mirror.answers);
-  // Redis unreachable at start: not ready. Lost later: still ready (a drained fleet helps nobody); commands answer
-  // "temporarily unavailable" and nothing reaches BILL until it is back.
-  const readiness = () => ({ state: state.isReady(), bill: bill.ready(), ...(redis ? { redis: redis.hasBeenReady() } : {}) });
 
   // Cards say "demo organisation — simulated data" when the embedded sandbox stands in for BILL.
   const note = sandbox ? SANDBOX_NOTE : undefined;
@@ -391,7 +383,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const server = createHttpServer({
     log,
     messages: adapter.messagesFor(bot),
-    readiness,
+    // Redis unreachable at start: not ready. Lost later: still ready (a drained fleet helps nobody); commands answer
+    // "temporarily unavailable" and nothing reaches BILL until it is back.
+    readiness: () => ({ state: state.isReady(), bill: bill.ready(), ...(cluster ? { redis: cluster.redis.hasBeenReady() } : {}) }),
     requireBearer: config.bot.appId !== '',
     metrics: serveMetrics,
     metricsToken: config.metrics.token,
@@ -475,7 +469,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
         await limiter.close();
         await mirror.flush();
         await state.close();
-        await redis?.close();
+        await cluster?.redis.close();
         log.flush();
       })();
       return closing;
