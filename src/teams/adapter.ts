@@ -179,15 +179,15 @@ export class BillbridgeAdapter extends CloudAdapter {
   }
 
   /** What the HTTP server's /api/messages route calls: one activity to `bot`, and whether its token verified. */
-  messagesFor(bot: TurnLogic): { process(req: BotRequest, res: BotResponse): Promise<void>; authenticated(req: object): boolean } {
+  messagesFor(bot: TurnLogic) {
     return {
-      process: async (req, res) => {
+      process: async (req: BotRequest, res: BotResponse) => {
         const { status, body } = await this.receive(req, bot);
         res.status(status);
         if (body !== undefined) res.send(body);
         res.end();
       },
-      authenticated: (req) => this.authenticated.has(req),
+      authenticated: (req: object) => this.authenticated.has(req),
     };
   }
 
