@@ -153,7 +153,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const audit = new AuditTrail({ store: state, clock, log, scrub: (text) => secrets.scrub(text) });
   const billUser = config.bill.credentials ?? sandbox?.credentials;
   if (!billUser) throw new Error('no BILL credentials and no sandbox standing in for BILL');
-  /** Which BILL the bot talks to: the embedded sandbox or BILL itself. */
   const backend: { kind: 'sandbox' | 'bill'; baseUrl: string } = { kind: sandbox ? 'sandbox' : 'bill', baseUrl: config.bill.baseUrl };
   // Single-org: every team uses BILL_ORG_ID (the sandbox's demo org without credentials); multi-org: links only.
   const orgBindings = new OrgBindings({ config, state, clock, defaultOrgId: billUser.orgId });
