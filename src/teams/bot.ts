@@ -37,7 +37,11 @@ const invokeAnswer = (type: 'card.adaptive' | 'activity.message' | 'error', valu
   status,
   body: { statusCode: status, type: `application/vnd.microsoft.${type}`, value },
 });
-const invokeError = (code: string, message: string) => invokeAnswer('error', { code, message }, 400);
+/** A handler that gives the invoke's protocol error and no card. */
+const invokeError = (code: string, message: string) => (turn: Turn) => {
+  turn.answer = invokeAnswer('error', { code, message }, 400);
+  return Promise.resolve(undefined);
+};
 
 /** A card click: Action.Submit (a message whose value names a verb) or Action.Execute (an adaptiveCard/action invoke). */
 function clickOf(activity: Activity): { data: Partial<ActionData>; verb: unknown; universal: boolean } | undefined {
@@ -337,10 +341,7 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
       select: (a) => clickOf(a)?.universal === true && (a.value as { action: { type: string } }).action.type !== 'Action.Execute',
       steps: [],
       run: (t) =>
-        answer(
-          t,
-          invokeError('NotSupported', `The action '${(t.activity.value as { action: { type: string } }).action.type}' is not supported.`),
-        ),
+        invokeError('NotSupported', `The action '${(t.activity.value as { action: { type: string } }).action.type}' is not supported.`)(t),
     },
     { name: 'card: run', select: clickWithVerb('run'), steps: [reply, tenant, dedupe, audit, rate], run: runFromCard },
     ...Object.entries(parts.cardActions).map(([verb, handler]): Route => ({
@@ -362,15 +363,9 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
       name: 'card: no verb',
       select: (a) => clickOf(a) !== undefined,
       steps: [reply, tenant, dedupe],
-      run: (t) => answer(t, invokeError('BadRequest', 'Missing verb')),
+      run: invokeError('BadRequest', 'Missing verb'),
     },
     // Search from the compose box (composeSearch.ts): tenant, audit and the person's rate as for a typed command.
     composeSearchRoute(parts.search, [tenant, audit, rate]),
   ]);
-}
-
-/** A handler that gives the invoke's protocol answer and no card. */
-function answer(turn: Turn, invokeAnswer: InvokeResponse): Promise<undefined> {
-  turn.answer = invokeAnswer;
-  return Promise.resolve(undefined);
 }
