@@ -17,7 +17,7 @@ import type { Limiter } from './infra/limits/types.js';
 import { SqliteStateStore } from './infra/state/sqliteStore.js';
 import { NS, type StateStore } from './infra/state/types.js';
 import { AccessPolicy } from './features/access.js';
-import { BillbridgeBot } from './teams/bot.js';
+import { billbridgeBot } from './teams/bot.js';
 import { createRegistry, type FeatureDeps } from './features/index.js';
 import { Dispatcher } from './features/dispatch.js';
 import { ComposeSearch } from './features/search/search.js';
@@ -38,13 +38,13 @@ import { approvalDigestJob } from './features/approvals/digest.js';
 import { ApprovalCards } from './features/approvals/cardRecords.js';
 import { UserLinks } from './features/approvals/userLinks.js';
 import { createNotifications } from './notify/index.js';
-import { BotFrameworkSender } from './teams/proactive.js';
+import { botFrameworkSender } from './teams/proactive.js';
 import { digestCard, notificationCard, REFRESH_VERB } from './features/notifications/cards.js';
 import { refreshNotification } from './features/notifications/refresh.js';
 import { SANDBOX_NOTE } from './cards/words.js';
 import { webhookRoute } from './http/webhooks.js';
 import { memoryLinkAttempts, redisLinkAttempts } from './features/approvals/linkAttempts.js';
-import { TeamRoster } from './teams/roster.js';
+import { teamRoster } from './teams/roster.js';
 import { tabSso } from './tab/sso.js';
 import { notingEvents } from './tab/events.js';
 import { tabApiRoute } from './http/tabApi.js';
@@ -59,7 +59,7 @@ export interface BuildOptions {
 export type BillbridgeApp = Awaited<ReturnType<typeof buildApp>>;
 
 /** The parts cluster mode adds, loaded only when REDIS_URL is set, and the connection they share. */
-async function connectCluster(url: string, log: Logger) {
+async function connectCluster(config: Config, clock: Clock, log: Logger) {
   const [
     { RateLimiterRedis },
     { RedisConnection },
@@ -75,7 +75,9 @@ async function connectCluster(url: string, log: Logger) {
     import('./mirror/broadcast.js'),
     import('./bill/sharedSessions.js'),
   ]);
-  const redis = new RedisConnection({ url, log });
+  const redis = new RedisConnection({ url: config.redisUrl, log });
+  // A moment for the first connection, so start-up reads (webhook keys, outbox) find it; unreachable: /readyz says so.
+  await redis.waitReady(2_000);
   /** A rate limit shared by the fleet; refuses (rather than allows) while Redis is away. */
   const rateLimiter = (keyPrefix: string, points: number, duration: number) =>
     new RateLimiterRedis({
@@ -85,7 +87,14 @@ async function connectCluster(url: string, log: Logger) {
       keyPrefix: `${redis.keyPrefix}${keyPrefix}`,
       rejectIfRedisNotReady: true,
     });
-  return { redis, rateLimiter, RedisStateStore, RedisBudgetStore, RedisStaleBroadcast, RedisSessionLedger };
+  return {
+    redis,
+    rateLimiter,
+    state: new RedisStateStore(redis, clock),
+    budgets: new RedisBudgetStore({ redis, log }),
+    broadcast: new RedisStaleBroadcast(redis, log),
+    sessionLedger: new RedisSessionLedger({ redis, clock, log, secretsKey: config.secretsKey }),
+  };
 }
 
 /** Listens (port 0: a free port) and resolves with the base URL a client on this machine reaches it at. */
@@ -114,14 +123,15 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const clock = opts.clock ?? systemClock;
   const secrets = new SecretRegistry(configSecrets(config));
   const log = createLogger({ level: config.logLevel, secrets, destination: opts.logDestination });
+  // Cluster mode: limits, BILL sessions, state and stale marks are shared by every instance through Redis.
+  // Its modules (ioredis, redis-semaphore) load only then: a single instance does not carry them.
+  const cluster = config.redisUrl ? await connectCluster(config, clock, log) : undefined;
   // One instance: STATE_DIR is opened (and locked) first, so a second instance on it stops before starting anything.
-  const localState = config.redisUrl ? undefined : new SqliteStateStore(config.stateDir, clock);
+  const state: StateStore = cluster?.state ?? new SqliteStateStore(config.stateDir, clock);
   // Without BILL credentials the embedded sandbox stands in for BILL, and every BILL base URL points at it.
   const sandbox = config.bill.credentials
     ? undefined
-    : await (
-        await import('./sandbox/index.js')
-      ).startSandbox({ clock, latencyMs: config.sandbox.latencyMs, invoices: config.sandbox.invoices, bills: config.sandbox.bills });
+    : await (await import('./sandbox/index.js')).startSandbox({ clock, ...config.sandbox });
   if (sandbox) {
     config = {
       ...config,
@@ -132,23 +142,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
       `BILL sandbox at ${sandbox.baseUrl}: demo organisation — simulated data`,
     );
   }
-  // Cluster mode: limits, BILL sessions, state and stale marks are shared by every instance through Redis.
-  // Its modules (ioredis, redis-semaphore) load only then: a single instance does not carry them.
-  const cluster = config.redisUrl ? await connectCluster(config.redisUrl, log) : undefined;
-  const redis = cluster?.redis;
-  // A moment for the first connection, so start-up reads (webhook keys, outbox) find it; unreachable: /readyz says so.
-  if (redis) await redis.waitReady(2_000);
-  const state: StateStore | undefined = localState ?? (cluster && new cluster.RedisStateStore(cluster.redis, clock));
-  if (!state) throw new Error('no state store: STATE_DIR is opened without REDIS_URL, Redis with it');
   // Every upstream call a turn makes is counted for its audit record, and none starts after the turn's deadline.
   const upstreamCalls = new UpstreamCallCounter(clock);
-  const sharedLimiter = new SharedLimiter({
-    config,
-    clock,
-    log,
-    store: cluster ? new cluster.RedisBudgetStore({ redis: cluster.redis, log }) : undefined,
-    turns: upstreamCalls,
-  });
+  const sharedLimiter = new SharedLimiter({ config, clock, log, store: cluster?.budgets, turns: upstreamCalls });
   const limiter: Limiter = sharedLimiter;
   // GET /metrics: this app's own registry (never prom-client's global one); process metrics outside tests (many apps per process).
   const metrics = new Registry();
@@ -158,7 +154,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const audit = new AuditTrail({ store: state, clock, log, scrub: (text) => secrets.scrub(text) });
   const billUser = config.bill.credentials ?? sandbox?.credentials;
   if (!billUser) throw new Error('no BILL credentials and no sandbox standing in for BILL');
-  /** Which BILL the bot talks to: the embedded sandbox or BILL itself. */
   const backend: { kind: 'sandbox' | 'bill'; baseUrl: string } = { kind: sandbox ? 'sandbox' : 'bill', baseUrl: config.bill.baseUrl };
   // Single-org: every team uses BILL_ORG_ID (the sandbox's demo org without credentials); multi-org: links only.
   const orgBindings = new OrgBindings({ config, state, clock, defaultOrgId: billUser.orgId });
@@ -176,9 +171,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
       ? { [billUser.orgId]: sandbox.credentials.spendApiToken }
       : { ...(config.bill.spendApiToken ? { [billUser.orgId]: config.bill.spendApiToken } : {}), ...config.bill.spendApiTokens },
     requestTimeoutMs: config.bill.requestTimeoutMs,
-    sessionLedger: cluster
-      ? new cluster.RedisSessionLedger({ redis: cluster.redis, clock, log, secretsKey: config.secretsKey })
-      : undefined,
+    sessionLedger: cluster?.sessionLedger,
     limiter,
     clock,
     log,
@@ -193,12 +186,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     log,
     maxAnswers: config.cache.maxEntries,
     namesMaxAgeMs: config.cache.namesTtlS * 1000,
-    broadcast: cluster ? new cluster.RedisStaleBroadcast(cluster.redis, log) : undefined,
+    broadcast: cluster?.broadcast,
   });
   registerAnswerMetrics(metrics, mirror.answers);
-  // Redis unreachable at start: not ready. Lost later: still ready (a drained fleet helps nobody); commands answer
-  // "temporarily unavailable" and nothing reaches BILL until it is back.
-  const readiness = () => ({ state: state.isReady(), bill: bill.ready(), ...(redis ? { redis: redis.hasBeenReady() } : {}) });
 
   // Cards say "demo organisation — simulated data" when the embedded sandbox stands in for BILL.
   const note = sandbox ? SANDBOX_NOTE : undefined;
@@ -238,12 +228,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   }
 
   // Every Bot Connector call of a turn (and of proactive sends) goes through the connector.thread budget.
-  const adapter = new BillbridgeAdapter(config, log, limiter, (fn) => upstreamCalls.run(fn));
+  const adapter = new BillbridgeAdapter(config, log, limiter, upstreamCalls);
   // BILL webhooks -> durable outbox -> proactive cards in subscribed channels, and scheduled digests.
   // Proactive cards (notifications, digests, approvals digests) go through the Bot Framework with stored references;
   // the buttons each card carries are recorded in the state store, where the bot's clicks look them up.
   const cardMessages = new CardMessages(state);
-  const sender = new BotFrameworkSender(adapter, config.bot.appId, log, cardMessages);
+  const sender = botFrameworkSender(adapter, config.bot.appId, log, cardMessages);
   const { webhookSecurityKey, webhookSecurityKeys } = config.bill;
   const notify = createNotifications({
     state,
@@ -358,7 +348,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   };
   // Search from the compose box: the org's mirror, and the registry's bill/invoice/vendor/customer cards for what it finds.
   const search = new ComposeSearch({ mirror, commands: registry, orgs: orgBindings, settings: finance, clock });
-  const bot = new BillbridgeBot({
+  const bot = billbridgeBot({
     dispatcher,
     install: { installs, orgBindings, registry, graph, sandbox: backend.kind === 'sandbox', version, appId: config.bot.appId },
     access,
@@ -381,7 +371,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     rate: userRate,
     orgBindings,
     installs,
-    roster: new TeamRoster(adapter, config.bot.appId, clock),
+    isMember: teamRoster(adapter, config.bot.appId, clock),
     payables: features.payables,
     receivables: features.receivables,
     approvals,
@@ -395,7 +385,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const server = createHttpServer({
     log,
     messages: adapter.messagesFor(bot),
-    readiness,
+    // Redis unreachable at start: not ready. Lost later: still ready (a drained fleet helps nobody); commands answer
+    // "temporarily unavailable" and nothing reaches BILL until it is back.
+    readiness: () => ({ state: state.isReady(), bill: bill.ready(), ...(cluster ? { redis: cluster.redis.hasBeenReady() } : {}) }),
     requireBearer: config.bot.appId !== '',
     metrics: serveMetrics,
     metricsToken: config.metrics.token,
@@ -479,7 +471,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
         await limiter.close();
         await mirror.flush();
         await state.close();
-        await redis?.close();
+        await cluster?.redis.close();
         log.flush();
       })();
       return closing;

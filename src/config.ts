@@ -6,7 +6,6 @@ import { z } from 'zod';
 
 const APP_TYPES = ['SingleTenant', 'MultiTenant', 'UserAssignedMSI'] as const;
 
-/** What loadConfig gives: the return object below is the one statement of its shape. */
 export type Config = ReturnType<typeof loadConfig>;
 
 export class ConfigError extends Error {

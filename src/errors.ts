@@ -85,10 +85,8 @@ export class NotBound extends Error {
 
 /** The activity came from a tenant that is not in ALLOWED_TENANT_IDS. */
 export class TenantNotAllowed extends Error {
-  constructor() {
-    super('Tenant not allowed');
-    this.name = 'TenantNotAllowed';
-  }
+  override readonly name = 'TenantNotAllowed';
+  override readonly message = 'Tenant not allowed';
 }
 
 /** The person may not do this (not an admin, not the assigned approver...). */

@@ -20,34 +20,23 @@ export type GraphErrorCategory =
   | 'invalidRequest' // the request was wrong before it was sent (e.g. a 19:... thread id instead of a group id)
   | 'unknown';
 
+/** The message names the operation, code and status: upstream messages can quote ids, so they stay out of it. */
 export class GraphApiError extends Error {
-  readonly category: GraphErrorCategory;
-  /** Graph's error.code (e.g. itemNotFound), the token endpoint's error (e.g. invalid_client), or ours. */
-  readonly code: string;
-  /** HTTP status; 0 when no answer came back. */
-  readonly status: number;
-  /** Graph's innerError request-id, for support cases. */
-  readonly requestId: string | undefined;
-  /** How long the service asked us to wait (Retry-After), when it did. */
-  readonly retryAfterMs: number | undefined;
+  override readonly name = 'GraphApiError';
 
-  constructor(args: {
-    category: GraphErrorCategory;
-    code: string;
-    status: number;
-    requestId?: string;
-    retryAfterMs?: number;
-    message?: string;
-    cause?: unknown;
-  }) {
-    // Logs see the code and status; upstream messages can quote ids, so they stay out of the message.
-    super(args.message ?? `Graph ${args.code} (${args.category}, HTTP ${args.status})`, { cause: args.cause });
-    this.name = 'GraphApiError';
-    this.category = args.category;
-    this.code = args.code;
-    this.status = args.status;
-    this.requestId = args.requestId;
-    this.retryAfterMs = args.retryAfterMs;
+  constructor(
+    readonly category: GraphErrorCategory,
+    /** Graph's error.code (e.g. itemNotFound), the token endpoint's error (e.g. invalid_client), or ours. */
+    readonly code: string,
+    /** HTTP status; 0 when no answer came back. */
+    readonly status: number,
+    message: string,
+    /** Graph's innerError request-id, for support cases. */
+    readonly requestId?: string,
+    /** How long the service asked us to wait (Retry-After), when it did. */
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
   }
 }
 
@@ -61,28 +50,26 @@ interface GraphResponse {
   json: unknown;
 }
 
-function categoryOfStatus(status: number): GraphErrorCategory {
-  if (status === 401) return 'auth';
-  if (status === 403) return 'forbidden';
-  if (status === 404) return 'notFound';
-  if (status === 429) return 'throttled';
-  if (status >= 500) return 'server';
-  return 'unknown';
-}
+const CATEGORY_OF_STATUS: Partial<Record<number, GraphErrorCategory>> = {
+  401: 'auth',
+  403: 'forbidden',
+  404: 'notFound',
+  429: 'throttled',
+};
 
-/** Graph's `{error:{code,message,innerError:{'request-id'}}}` -> GraphApiError. */
-function graphError(res: GraphResponse, operation: string): GraphApiError {
+/** Graph's `{error:{code,message,innerError:{'request-id'}}}` answering GET /teams/{id} -> GraphApiError. */
+function graphError(res: GraphResponse): GraphApiError {
   const body = (res.json ?? {}) as { error?: { code?: unknown; innerError?: { 'request-id'?: unknown } } };
   const code = typeof body.error?.code === 'string' ? body.error.code : `HTTP${res.status}`;
   const requestId = body.error?.innerError?.['request-id'] ?? res.headers['request-id'];
-  return new GraphApiError({
-    category: categoryOfStatus(res.status),
+  return new GraphApiError(
+    CATEGORY_OF_STATUS[res.status] ?? (res.status >= 500 ? 'server' : 'unknown'),
     code,
-    status: res.status,
-    requestId: typeof requestId === 'string' ? requestId : undefined,
-    retryAfterMs: retryAfterMs(res.headers['retry-after'], Date.now()),
-    message: `${operation}: Graph ${code} (HTTP ${res.status})`,
-  });
+    res.status,
+    `getTeam: Graph ${code} (HTTP ${res.status})`,
+    typeof requestId === 'string' ? requestId : undefined,
+    retryAfterMs(res.headers['retry-after'], Date.now()),
+  );
 }
 
 /** What billbridge keeps of a Graph team. */
@@ -127,7 +114,6 @@ export class GraphTeams {
 
   constructor(private readonly deps: GraphTeamsDeps) {
     const { config } = deps;
-    deps.secrets.add(config.bot.appPassword);
     // Team names change rarely: they live as long as other names do.
     this.cache = new NodeCache({
       stdTTL: Math.max(1, config.cache.namesTtlS),
@@ -141,12 +127,12 @@ export class GraphTeams {
   async getTeam(tenantId: string, aadGroupId: string): Promise<TeamInfo> {
     if (!GUID.test(aadGroupId)) {
       // channelData.team.id (19:...@thread.tacv2) is not a Graph id; only the Entra group id is.
-      throw new GraphApiError({
-        category: 'invalidRequest',
-        code: 'InvalidTeamId',
-        status: 0,
-        message: "Graph needs the team's Entra group id (aadGroupId), not its thread id",
-      });
+      throw new GraphApiError(
+        'invalidRequest',
+        'InvalidTeamId',
+        0,
+        "Graph needs the team's Entra group id (aadGroupId), not its thread id",
+      );
     }
     const key = `${tenantId.toLowerCase()}|${aadGroupId.toLowerCase()}`;
     const hit = this.cache.get<TeamInfo>(key);
@@ -177,7 +163,6 @@ export class GraphTeams {
       const token = await this.token(tokenTenant);
       const res = await this.send({
         upstream: { service: 'graph', tenantId, teamId: aadGroupId },
-        method: 'GET',
         url,
         headers: { authorization: `Bearer ${token}` },
         operation: 'getTeam',
@@ -193,7 +178,7 @@ export class GraphTeams {
           fetchedAt: this.deps.clock.now(),
         };
       }
-      if (res.status !== 401 || renewed) throw graphError(res, 'getTeam');
+      if (res.status !== 401 || renewed) throw graphError(res);
       // Revoked or expired early: one more try with a new token. Graph refused it, so it opens nothing any more
       // and need not be scrubbed from logs.
       if (this.tokens.get(tokenTenant)?.token === token) {
@@ -204,13 +189,12 @@ export class GraphTeams {
   }
 
   /**
-   * Sends one request under the limiter; 429, 503 and 504 are retried after Retry-After (or a short backoff),
+   * Sends one request (a POST when it has a body) under the limiter; 429, 503 and 504 are retried after Retry-After (or a short backoff),
    * and a Retry-After is reported to the limiter so every other caller of that budget waits too.
    * Other statuses are returned for the caller to map.
    */
   private async send(opts: {
     upstream: Upstream;
-    method: 'GET' | 'POST';
     url: string;
     headers: Record<string, string>;
     body?: string;
@@ -222,7 +206,7 @@ export class GraphTeams {
       const res = await limiter.run(opts.upstream, { priority: 'interactive' }, async (): Promise<GraphResponse> => {
         try {
           const answer = await request(opts.url, {
-            method: opts.method,
+            method: opts.body === undefined ? 'GET' : 'POST',
             headers: { accept: 'application/json', ...opts.headers },
             body: opts.body,
             headersTimeout: GRAPH_TIMEOUT_MS,
@@ -238,7 +222,7 @@ export class GraphTeams {
           return { status: answer.statusCode, headers: answer.headers, json };
         } catch (err) {
           const code = (err as { code?: string }).code ?? 'NetworkError';
-          throw new GraphApiError({ category: 'network', code, status: 0, message: `${opts.operation}: no answer (${code})`, cause: err });
+          throw new GraphApiError('network', code, 0, `${opts.operation}: no answer (${code})`);
         }
       });
       if (res.status !== 429 && res.status !== 503 && res.status !== 504) return res;
@@ -265,7 +249,6 @@ export class GraphTeams {
     const { bot, graph } = this.deps.config;
     const res = await this.send({
       upstream: { service: 'identity', tenantId },
-      method: 'POST',
       url: `${graph.authorityHost}/${encodeURIComponent(tenantId)}/oauth2/v2.0/token`,
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({
@@ -281,12 +264,12 @@ export class GraphTeams {
       // {error, error_description: "AADSTS...", error_codes: [...]}: keep the code and AADSTS numbers only.
       const code = typeof json.error === 'string' ? json.error : `HTTP${res.status}`;
       const aadsts = Array.isArray(json.error_codes) ? json.error_codes.filter((c) => typeof c === 'number').map((c) => `AADSTS${c}`) : [];
-      throw new GraphApiError({
-        category: res.status === 429 ? 'throttled' : res.status >= 500 ? 'server' : 'auth',
+      throw new GraphApiError(
+        res.status === 429 ? 'throttled' : res.status >= 500 ? 'server' : 'auth',
         code,
-        status: res.status,
-        message: `Entra token request for Graph failed: ${[code, ...aadsts].join(' ')} (HTTP ${res.status})`,
-      });
+        res.status,
+        `Entra token request for Graph failed: ${[code, ...aadsts].join(' ')} (HTTP ${res.status})`,
+      );
     }
     const token = json.access_token;
     const seconds = Number(json.expires_in ?? 3599);

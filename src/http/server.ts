@@ -1,6 +1,7 @@
 // restify server and routes: /api/messages, /healthz, /readyz, /metrics (with METRICS_TOKEN), the tab page /tab; everything else is 404.
 import restify, { type Next, type Request, type Response, type Server } from 'restify';
 import type { Logger } from '../infra/log.js';
+import type { BillbridgeAdapter } from '../teams/adapter.js';
 import { errorMessage } from '../errors.js';
 import { serveMetrics, type MetricsHandler } from './metrics.js';
 import { SenderBudget } from './senderBudget.js';
@@ -16,12 +17,8 @@ export function safeReviver(key: string, value: unknown): unknown {
 
 export interface HttpServerDeps {
   log: Logger;
-  /** The Teams edge: runs one POSTed activity and answers the request itself (src/teams/adapter.ts). */
-  messages: {
-    process(req: Request, res: Response): Promise<void>;
-    /** Did this request's Bot Framework token verify? (The byte budget for unauthenticated senders reads it.) */
-    authenticated(req: Request): boolean;
-  };
+  /** The Teams edge: runs one POSTed activity and answers the request itself, and says whether its token verified. */
+  messages: ReturnType<BillbridgeAdapter['messagesFor']>;
   /** /readyz: each part the bot needs and whether it is ready now. */
   readiness: () => Record<string, boolean>;
   metrics: MetricsHandler;

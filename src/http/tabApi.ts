@@ -15,7 +15,7 @@ import { readAudit } from '../features/audit.js';
 import type { AuditTrail } from '../infra/audit.js';
 import type { UpstreamCallCounter } from '../infra/upstreamCalls.js';
 import { userRateKey, type UserCommandRate } from '../teams/userRate.js';
-import type { TeamRoster } from '../teams/roster.js';
+import type { teamRoster } from '../teams/roster.js';
 import { TabRefused, type TabPerson, type tabSso } from '../tab/sso.js';
 import { dashboard, type DashboardDeps } from '../tab/dashboard.js';
 
@@ -28,7 +28,7 @@ export interface TabApiDeps extends DashboardDeps {
   rate: UserCommandRate;
   orgBindings: Pick<OrgBindings, 'mode' | 'resolve'>;
   installs: Pick<Installations, 'get'>;
-  roster: Pick<TeamRoster, 'isMember'>;
+  isMember: ReturnType<typeof teamRoster>;
   clock: Clock;
   log: Logger;
   /** Each load a person is known for (their token checked) is recorded as a command is. */
@@ -53,7 +53,7 @@ async function orgFor(deps: TabApiDeps, person: TabPerson, team: string): Promis
   // Membership first: whether a team is linked, and to what, is only said to its members.
   const install = await deps.installs.get({ tenantId, kind: 'team', targetId: team });
   if (!install) throw new TabRefused(404, 'billbridge is not installed in this team: add the app to the team first.', 'team not installed');
-  if (!(await deps.roster.isMember(install.reference, team, person.aadObjectId)))
+  if (!(await deps.isMember(install.reference, team, person.aadObjectId)))
     throw new TabRefused(403, "You are not a member of this team, so its organisation's figures are not shown to you.", 'not a member');
   const orgId = await deps.orgBindings.resolve({ kind: 'channel', tenantId, teamId: team, conversationId: install.channelId ?? team });
   if (!orgId)

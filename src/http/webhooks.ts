@@ -45,7 +45,6 @@ export async function readRawBody(req: Request, limit: number): Promise<Buffer> 
   return Buffer.concat(chunks, size);
 }
 
-/** Registers the route on the server (createHttpServer's `routes` option). */
 export function webhookRoute(receiver: Pick<WebhookReceiver, 'accept'>, log: Logger): (server: Server) => void {
   const budget = new SenderBudget();
   return (server) => {

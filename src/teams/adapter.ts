@@ -12,7 +12,8 @@ import type { Config } from '../config.js';
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import type { Limiter } from '../infra/limits/types.js';
-import { cardActivity, correlationIdOf, isObject, type Router } from './routes.js';
+import type { UpstreamCallCounter } from '../infra/upstreamCalls.js';
+import { cardActivity, correlationIdOf, isObject, type TurnLogic } from './routes.js';
 import { errorReply } from '../cards/errorCards.js';
 import { connectorHttpClient } from './connectorLimits.js';
 import { TurnPacer } from './pacer.js';
@@ -125,12 +126,6 @@ export function classifyAuthError(err: unknown): { status: 401 | 503; reason: st
   return { status: 401, reason };
 }
 
-/** What runs each authenticated turn: the route table (bot.ts). */
-type TurnLogic = Pick<Router, 'run'>;
-
-/** Runs around each authenticated turn: the scope that counts the turn's upstream calls (app.ts). */
-type AroundTurn = <T>(fn: () => Promise<T>) => Promise<T>;
-
 /**
  * CloudAdapter whose HTTP path authenticates first and answers failures itself (401 with a fixed body: botbuilder's
  * message echoes token claims), then runs the turn through processActivity with that result: nothing runs, connects or
@@ -141,13 +136,15 @@ export class BillbridgeAdapter extends CloudAdapter {
   readonly pacer = new TurnPacer();
   /** Requests whose Bot Framework token verified (the server's byte budget for unauthenticated senders reads it). */
   private readonly authenticated = new WeakSet<object>();
-  private readonly clients: KeepingAuthentication;
+  /** Connector clients kept for inbound turns (see turnClients.ts; tests count them). */
+  readonly clients: KeepingAuthentication;
 
   constructor(
     config: Config,
     private readonly log: Logger,
     limiter: Limiter,
-    private readonly aroundTurn: AroundTurn,
+    /** Each authenticated turn runs in its scope, which counts the turn's upstream calls. */
+    private readonly upstreamCalls: Pick<UpstreamCallCounter, 'run'>,
   ) {
     if (config.bot.appId === '') {
       log.warn(
@@ -182,21 +179,16 @@ export class BillbridgeAdapter extends CloudAdapter {
   }
 
   /** What the HTTP server's /api/messages route calls: one activity to `bot`, and whether its token verified. */
-  messagesFor(bot: TurnLogic): { process(req: BotRequest, res: BotResponse): Promise<void>; authenticated(req: object): boolean } {
+  messagesFor(bot: TurnLogic) {
     return {
-      process: async (req, res) => {
+      process: async (req: BotRequest, res: BotResponse) => {
         const { status, body } = await this.receive(req, bot);
         res.status(status);
         if (body !== undefined) res.send(body);
         res.end();
       },
-      authenticated: (req) => this.authenticated.has(req),
+      authenticated: (req: object) => this.authenticated.has(req),
     };
-  }
-
-  /** Connector clients kept for inbound turns (see turnClients.ts). */
-  get keptConnectorClients(): number {
-    return this.clients.connectorCount;
   }
 
   /** One POST to /api/messages: its envelope, its token, then its turn; the HTTP answer it gets. */
@@ -235,7 +227,7 @@ export class BillbridgeAdapter extends CloudAdapter {
     // forged or missing token (answered above) never takes a place in that queue ahead of Teams' own turns.
     await this.pacer.next();
     try {
-      const invokeResponse = await this.aroundTurn(() => this.processActivity(auth, activity, (context) => bot.run(context)));
+      const invokeResponse = await this.upstreamCalls.run(() => this.processActivity(auth, activity, bot));
       return { status: invokeResponse?.status ?? 200, body: invokeResponse?.body as unknown };
     } catch (err) {
       // onTurnError handles failures inside the turn; this is what escapes it (e.g. the error card send failing).

@@ -27,7 +27,7 @@ import { composeSearchRoute } from './composeSearch.js';
 import { normalizeCommandText } from '../features/parse.js';
 import type { ComposeSearch } from '../features/search/search.js';
 import { messageActionRoutes, type MessageActionParts } from './messageAction.js';
-import { cardActivity, isObject, Router, type Route, type Step, type Turn } from './routes.js';
+import { cardActivity, isObject, routeTable, type Route, type Step, type Turn, type TurnLogic } from './routes.js';
 
 /** Teams re-sends an activity it thinks went unanswered; one answer per id within this window. */
 export const DUPLICATE_WINDOW_MS = 10 * 60_000;
@@ -37,7 +37,11 @@ const invokeAnswer = (type: 'card.adaptive' | 'activity.message' | 'error', valu
   status,
   body: { statusCode: status, type: `application/vnd.microsoft.${type}`, value },
 });
-const invokeError = (code: string, message: string) => invokeAnswer('error', { code, message }, 400);
+/** A handler that gives the invoke's protocol error and no card. */
+const invokeError = (code: string, message: string) => (turn: Turn) => {
+  turn.answer = invokeAnswer('error', { code, message }, 400);
+  return Promise.resolve(undefined);
+};
 
 /** A card click: Action.Submit (a message whose value names a verb) or Action.Execute (an adaptiveCard/action invoke). */
 function clickOf(activity: Activity): { data: Partial<ActionData>; verb: unknown; universal: boolean } | undefined {
@@ -110,93 +114,9 @@ export interface BotParts {
 }
 
 /** The route table with the bot's steps and handlers: what the adapter runs for each authenticated activity. */
-export class BillbridgeBot extends Router {
-  constructor(private readonly parts: BotParts) {
-    super(parts.log);
-    const install = parts.install;
-    const { reply, tenant, dedupe, audit, rate, typing } = this;
-    // Install lifecycle (install.ts): Teams sends installationUpdate and a conversationUpdate naming the bot on arrival
-    // and on removal; both are handled, and the install record makes the welcome go out once. Another tenant's
-    // events touch nothing, and only installationUpdate add (not the conversationUpdate with it) posts the refusal.
-    const installEvents: Array<[string, (a: Activity) => boolean, (t: Turn) => Promise<void>]> = [
-      ['installed', installation('add'), (t) => botArrived(install, t, false)],
-      ['upgraded', installation('add-upgrade'), (t) => botArrived(install, t, true)],
-      ['uninstalled', installation('remove'), (t) => botLeft(install, t, 'uninstalled')],
-      ['bot added', (a) => isConversationUpdate(a) && isBotAmong(a.membersAdded, a), (t) => botArrived(install, t, false)],
-      [
-        'bot removed',
-        (a) => isConversationUpdate(a) && !nonEmpty(a.membersAdded) && isBotAmong(a.membersRemoved, a),
-        (t) => botLeft(install, t, 'removed from the conversation'),
-      ],
-      ['team deleted', (a) => teamEvent(a, 'teamDeleted', 'teamHardDeleted'), (t) => botLeft(install, t, 'team deleted')],
-      ['team renamed', (a) => teamEvent(a, 'teamRenamed'), (t) => teamRenamed(install, t)],
-    ];
-    const routes: Route[] = [
-      ...installEvents.map(([name, select, run]): Route => ({
-        name,
-        select,
-        steps: name === 'installed' ? [reply, tenant] : [tenant],
-        run: async (t) => {
-          await run(t);
-          return undefined;
-        },
-      })),
-      // The "Look up in BILL" message action (messageAction.ts): its dialog and its Insert, steps as for commands.
-      ...messageActionRoutes(parts, [tenant, audit, rate]),
-      // Typed commands and card clicks, one order of steps: the answer (post, or show for a click) comes first as it
-      // sends what the rest came to; then tenant, duplicates, the audit record of a command line (typed, or a run
-      // button), the person's rate for anything that can reach BILL, and the typing indicator of a typed command.
-      // A card a person posts from the compose box (Teams sends its placeholder span as the text) with no command
-      // beside it is shared with the chat, not asked of the bot: nothing is answered.
-      {
-        name: 'shared card',
-        select: (a) => a.type === 'message' && !clickOf(a) && isSharedCard(a),
-        steps: [],
-        run: () => Promise.resolve(undefined),
-      },
-      {
-        name: 'command',
-        select: (a) => a.type === 'message' && !clickOf(a),
-        steps: [reply, tenant, dedupe, audit, rate, typing],
-        run: (t) => this.command(t),
-      },
-      {
-        name: 'card: Action.Execute only',
-        select: (a) => clickOf(a)?.universal === true && (a.value as { action: { type: string } }).action.type !== 'Action.Execute',
-        steps: [],
-        run: (t) =>
-          answer(
-            t,
-            invokeError('NotSupported', `The action '${(t.activity.value as { action: { type: string } }).action.type}' is not supported.`),
-          ),
-      },
-      { name: 'card: run', select: clickWithVerb('run'), steps: [reply, tenant, dedupe, audit, rate], run: (t) => this.runFromCard(t) },
-      ...Object.entries(parts.cardActions).map(([verb, handler]): Route => ({
-        name: `card: ${verb}`,
-        select: clickWithVerb(verb),
-        steps: [reply, tenant, dedupe, rate],
-        run: (t) => this.cardAction(t, verb, handler),
-      })),
-      {
-        name: 'card: unknown verb',
-        select: (a) => typeof clickOf(a)?.verb === 'string',
-        steps: [reply, tenant, dedupe],
-        run: (t) => {
-          t.log.info({ verb: String(clickIn(t.activity).verb).slice(0, 40) }, 'unknown card action');
-          return Promise.resolve({ reply: parts.dispatcher.errorCard(new Error('unknown card action'), t), outcome: 'unknown' });
-        },
-      },
-      {
-        name: 'card: no verb',
-        select: (a) => clickOf(a) !== undefined,
-        steps: [reply, tenant, dedupe],
-        run: (t) => answer(t, invokeError('BadRequest', 'Missing verb')),
-      },
-      // Search from the compose box (composeSearch.ts): tenant, audit and the person's rate as for a typed command.
-      composeSearchRoute(parts.search, [tenant, audit, rate]),
-    ];
-    for (const route of routes) this.add(route);
-  }
+export function billbridgeBot(parts: BotParts): TurnLogic {
+  const { dispatcher, install } = parts;
+  const lineOf = (turn: Turn): CommandLine => (turn.line ??= dispatcher.parse(commandText(turn.activity)));
 
   // --- Steps ---
 
@@ -204,42 +124,42 @@ export class BillbridgeBot extends Router {
    * Shows what the rest came to, after everything else is done: a new message for a typed command (or an install's
    * refusal), and for a click the way its kind of action allows (see showClick).
    */
-  private readonly reply: Step = async (turn, next) => {
+  const reply: Step = async (turn, next) => {
     const result = await next();
-    if (result && clickOf(turn.activity)) await this.showClick(turn, result.reply);
-    else if (result) await this.postCard(turn, result.reply);
+    if (result && clickOf(turn.activity)) await showClick(turn, result.reply);
+    else if (result) await postCard(turn, result.reply);
     return result;
   };
 
   /** Activities from tenants outside ALLOWED_TENANT_IDS touch nothing else; the route's answer says why, if it has one. */
-  private readonly tenant: Step = async (turn, next) => {
-    if (this.parts.access.tenantAllowed(turn.scope.tenantId)) return next();
+  const tenant: Step = async (turn, next) => {
+    if (parts.access.tenantAllowed(turn.scope.tenantId)) return next();
     turn.log.warn({ tenantId: turn.scope.tenantId, kind: turn.scope.kind }, 'activity from a tenant that is not allowed; nothing done');
-    return this.parts.dispatcher.refused(new TenantNotAllowed(), turn);
+    return dispatcher.refused(new TenantNotAllowed(), turn);
   };
 
   /**
    * One answer per activity id in ten minutes: a repeat stops here. The mark is kept (on disk or in Redis) before the
    * turn goes on, so a redelivery after a crash is never answered twice.
    */
-  private readonly dedupe: Step = async (turn, next) => {
+  const dedupe: Step = async (turn, next) => {
     const { id, type } = turn.activity;
     if (!id) return next();
     // Both stores answer once the mark is committed (on disk, or acknowledged by Redis).
     const key = `${turn.scope.conversationId}|${id}`;
-    if (await this.parts.state.setIfAbsent(NS.seenActivities, key, this.parts.clock.now(), { ttlMs: DUPLICATE_WINDOW_MS })) return next();
+    if (await parts.state.setIfAbsent(NS.seenActivities, key, parts.clock.now(), { ttlMs: DUPLICATE_WINDOW_MS })) return next();
     turn.log.info({ activityId: id }, 'duplicate delivery ignored');
     if (type === 'invoke') turn.answer = invokeAnswer('activity.message', 'Already handled');
     return undefined;
   };
 
   /** The command line's audit record (what, who, how it went, the BILL calls made), written before the answer goes out. */
-  private readonly audit: Step = async (turn, next) => {
+  const audit: Step = async (turn, next) => {
     const started = performance.now();
     const result = await next();
     if (result)
-      await this.parts.audit.command(
-        commandAudit(turn, result.ran ?? this.lineOf(turn), result, this.parts.upstreamCalls.current() ?? {}, performance.now() - started),
+      await parts.audit.command(
+        commandAudit(turn, result.ran ?? lineOf(turn), result, parts.upstreamCalls.current() ?? {}, performance.now() - started),
       );
     return result;
   };
@@ -248,12 +168,12 @@ export class BillbridgeBot extends Router {
    * Every command and button counts against the person's USER_COMMANDS_PER_MINUTE: beyond it (or with the shared
    * counter unreachable) they alone are told to wait, and nothing reaches BILL.
    */
-  private readonly rate: Step = async (turn, next) => {
+  const rate: Step = async (turn, next) => {
     try {
-      const decision = await this.parts.rate.take(userRateKey(turn));
+      const decision = await parts.rate.take(userRateKey(turn));
       if (!decision.allowed) throw new LimitExceeded('user.commands', decision.retryInMs, 'userRate');
     } catch (err) {
-      return this.parts.dispatcher.refused(err, turn);
+      return dispatcher.refused(err, turn);
     }
     return next();
   };
@@ -262,8 +182,8 @@ export class BillbridgeBot extends Router {
    * A command that calls BILL shows the typing indicator while it works: not awaited first (its round trip to the Bot
    * Connector would hold up the BILL calls), and on its way before the answer, so it never follows it.
    */
-  private readonly typing: Step = async (turn, next) => {
-    const command = this.lineOf(turn).command;
+  const typing: Step = async (turn, next) => {
+    const command = lineOf(turn).command;
     const works = command?.upstream === true && (!command.scopes || command.scopes.includes(turn.scope.kind));
     const typing = works
       ? turn.context
@@ -277,17 +197,13 @@ export class BillbridgeBot extends Router {
 
   // --- Handlers ---
 
-  private lineOf(turn: Turn): CommandLine {
-    return (turn.line ??= this.parts.dispatcher.parse(commandText(turn.activity)));
-  }
-
-  private command(turn: Turn, more?: Pick<CommandRequest, 'page' | 'refresh'>): Promise<TurnResult> {
+  function command(turn: Turn, more?: Pick<CommandRequest, 'page' | 'refresh'>): Promise<TurnResult> {
     const { activity, scope, caller, correlationId } = turn;
     const request = { text: commandText(activity), locale: activity.locale, scope, caller, correlationId, ...more };
-    return this.parts.dispatcher.run(request, this.lineOf(turn));
+    return dispatcher.run(request, lineOf(turn));
   }
 
-  private async runFromCard(turn: Turn): Promise<TurnResult> {
+  async function runFromCard(turn: Turn): Promise<TurnResult> {
     const { data } = clickIn(turn.activity);
     // A Try again belongs to the person whose command failed: anyone else pressing it runs nothing (their own
     // authority would otherwise run someone else's text). Who clicked comes from Teams, never from the card.
@@ -296,7 +212,7 @@ export class BillbridgeBot extends Router {
       return { reply: { ...notYourRetryReply(), privateReply: true }, outcome: 'refused' };
     }
     const page = typeof data.page === 'number' && Number.isFinite(data.page) ? data.page : undefined;
-    const result = await this.command(turn, { page: page ?? 0, refresh: data.refresh === true });
+    const result = await command(turn, { page: page ?? 0, refresh: data.refresh === true });
     // Failed (BILL down, an admin-only command): said to the clicker, and the card everyone sees stays as it was.
     if (result.outcome !== 'ok') return { ...result, reply: { ...result.reply, privateReply: true } };
     // Refresh, paging and a retry redraw the same view in place; any other button opens another view.
@@ -304,7 +220,7 @@ export class BillbridgeBot extends Router {
     return sameView ? result : { ...result, reply: { ...result.reply, newReply: true } };
   }
 
-  private async cardAction(turn: Turn, verb: string, handler: CardActionHandler): Promise<TurnResult> {
+  async function cardAction(turn: Turn, verb: string, handler: CardActionHandler): Promise<TurnResult> {
     const { activity, scope, caller, correlationId, log } = turn;
     const { data, universal } = clickIn(activity);
     try {
@@ -313,49 +229,49 @@ export class BillbridgeBot extends Router {
       return { reply, outcome: 'ok' };
     } catch (err) {
       log.warn({ verb, err: errorMessage(err) }, 'card action failed');
-      return { reply: this.parts.dispatcher.errorCard(err, turn), outcome: 'error', error: err };
+      return { reply: dispatcher.errorCard(err, turn), outcome: 'error', error: err };
     }
   }
 
   // --- Answers ---
 
   /** Shows a click's reply as CardActionReply (dispatch.ts) says: an invoke answer, a message edit or a new reply. */
-  private async showClick(turn: Turn, reply: CardActionReply): Promise<void> {
+  async function showClick(turn: Turn, reply: CardActionReply): Promise<void> {
     const click = clickIn(turn.activity);
     // Does the message Teams says was clicked (replyToId) carry the clicked button? Nothing in the card data names a
     // message: a crafted click naming another of the bot's messages does not get to edit it.
     const carried =
       !reply.privateReply &&
       !reply.newReply &&
-      (await this.parts.cardMessages.carries(turn.scope, turn.activity.replyToId, click.data).catch((err: unknown) => {
+      (await parts.cardMessages.carries(turn.scope, turn.activity.replyToId, click.data).catch((err: unknown) => {
         turn.log.warn({ err: errorMessage(err) }, 'card message record unreadable');
         return false;
       }));
     if (!click.universal) {
       const shown = reply.privateReply ? reply : (reply.everyone ?? reply);
-      if (!carried || !(await this.edit(turn, shown))) await this.postCard(turn, shown);
+      if (!carried || !(await edit(turn, shown))) await postCard(turn, shown);
       return;
     }
     if (reply.newReply) {
       // Another view: a new reply in the thread; the clicked card stays as it was (a message answer leaves it alone).
-      await this.postCard(turn, reply);
+      await postCard(turn, reply);
       turn.answer = invokeAnswer('activity.message', reply.summary);
       return;
     }
-    if (reply.everyone && carried) await this.edit(turn, reply.everyone);
+    if (reply.everyone && carried) await edit(turn, reply.everyone);
     // The answer replaces the card on the clicker's client: its buttons may edit this message too.
-    if (carried) await this.recordCard(turn, turn.activity.replyToId, reply, 'shown');
+    if (carried) await recordCard(turn, turn.activity.replyToId, reply, 'shown');
     turn.answer = invokeAnswer('card.adaptive', reply.card);
   }
 
   /** Sends a card as a new message in this turn's conversation (thread) and records the buttons it carries. */
-  private async postCard(turn: Turn, reply: CardReply): Promise<void> {
+  async function postCard(turn: Turn, reply: CardReply): Promise<void> {
     const sent = await turn.context.sendActivity(cardActivity(reply));
-    await this.recordCard(turn, sent?.id, reply, 'new');
+    await recordCard(turn, sent?.id, reply, 'new');
   }
 
   /** Edits the clicked card message (replyToId) for everyone; false when Teams named none or the edit failed. */
-  private async edit(turn: Turn, reply: CardReply): Promise<boolean> {
+  async function edit(turn: Turn, reply: CardReply): Promise<boolean> {
     const replyToId = turn.activity.replyToId;
     if (!replyToId) return false;
     try {
@@ -364,20 +280,92 @@ export class BillbridgeBot extends Router {
       turn.log.warn({ err: errorMessage(err) }, 'card edit failed');
       return false;
     }
-    await this.recordCard(turn, replyToId, reply, 'edited');
+    await recordCard(turn, replyToId, reply, 'edited');
     return true;
   }
 
   /** Records the buttons a message now carries; a failure only means its buttons answer with new replies. */
-  private async recordCard(turn: Turn, activityId: string | undefined, reply: CardReply, how: 'new' | 'edited' | 'shown'): Promise<void> {
-    await this.parts.cardMessages.posted(turn.scope, activityId, reply.card, how).catch((err: unknown) => {
+  async function recordCard(turn: Turn, activityId: string | undefined, reply: CardReply, how: 'new' | 'edited' | 'shown'): Promise<void> {
+    await parts.cardMessages.posted(turn.scope, activityId, reply.card, how).catch((err: unknown) => {
       turn.log.warn({ err: errorMessage(err) }, 'card message record failed');
     });
   }
-}
 
-/** A handler that gives the invoke's protocol answer and no card. */
-function answer(turn: Turn, invokeAnswer: InvokeResponse): Promise<undefined> {
-  turn.answer = invokeAnswer;
-  return Promise.resolve(undefined);
+  // Install lifecycle (install.ts): Teams sends installationUpdate and a conversationUpdate naming the bot on arrival
+  // and on removal; both are handled, and the install record makes the welcome go out once. Another tenant's
+  // events touch nothing, and only installationUpdate add (not the conversationUpdate with it) posts the refusal.
+  const installEvents: Array<[string, (a: Activity) => boolean, (t: Turn) => Promise<void>]> = [
+    ['installed', installation('add'), (t) => botArrived(install, t, false)],
+    ['upgraded', installation('add-upgrade'), (t) => botArrived(install, t, true)],
+    ['uninstalled', installation('remove'), (t) => botLeft(install, t, 'uninstalled')],
+    ['bot added', (a) => isConversationUpdate(a) && isBotAmong(a.membersAdded, a), (t) => botArrived(install, t, false)],
+    [
+      'bot removed',
+      (a) => isConversationUpdate(a) && !nonEmpty(a.membersAdded) && isBotAmong(a.membersRemoved, a),
+      (t) => botLeft(install, t, 'removed from the conversation'),
+    ],
+    ['team deleted', (a) => teamEvent(a, 'teamDeleted', 'teamHardDeleted'), (t) => botLeft(install, t, 'team deleted')],
+    ['team renamed', (a) => teamEvent(a, 'teamRenamed'), (t) => teamRenamed(install, t)],
+  ];
+  return routeTable(parts.log, [
+    ...installEvents.map(([name, select, run]): Route => ({
+      name,
+      select,
+      steps: name === 'installed' ? [reply, tenant] : [tenant],
+      run: async (t) => {
+        await run(t);
+        return undefined;
+      },
+    })),
+    // The "Look up in BILL" message action (messageAction.ts): its dialog and its Insert, steps as for commands.
+    ...messageActionRoutes(parts, [tenant, audit, rate]),
+    // Typed commands and card clicks, one order of steps: the answer (post, or show for a click) comes first as it
+    // sends what the rest came to; then tenant, duplicates, the audit record of a command line (typed, or a run
+    // button), the person's rate for anything that can reach BILL, and the typing indicator of a typed command.
+    // A card a person posts from the compose box (Teams sends its placeholder span as the text) with no command
+    // beside it is shared with the chat, not asked of the bot: nothing is answered.
+    {
+      name: 'shared card',
+      select: (a) => a.type === 'message' && !clickOf(a) && isSharedCard(a),
+      steps: [],
+      run: () => Promise.resolve(undefined),
+    },
+    {
+      name: 'command',
+      select: (a) => a.type === 'message' && !clickOf(a),
+      steps: [reply, tenant, dedupe, audit, rate, typing],
+      run: (t) => command(t),
+    },
+    {
+      name: 'card: Action.Execute only',
+      select: (a) => clickOf(a)?.universal === true && (a.value as { action: { type: string } }).action.type !== 'Action.Execute',
+      steps: [],
+      run: (t) =>
+        invokeError('NotSupported', `The action '${(t.activity.value as { action: { type: string } }).action.type}' is not supported.`)(t),
+    },
+    { name: 'card: run', select: clickWithVerb('run'), steps: [reply, tenant, dedupe, audit, rate], run: runFromCard },
+    ...Object.entries(parts.cardActions).map(([verb, handler]): Route => ({
+      name: `card: ${verb}`,
+      select: clickWithVerb(verb),
+      steps: [reply, tenant, dedupe, rate],
+      run: (t) => cardAction(t, verb, handler),
+    })),
+    {
+      name: 'card: unknown verb',
+      select: (a) => typeof clickOf(a)?.verb === 'string',
+      steps: [reply, tenant, dedupe],
+      run: (t) => {
+        t.log.info({ verb: String(clickIn(t.activity).verb).slice(0, 40) }, 'unknown card action');
+        return Promise.resolve({ reply: dispatcher.errorCard(new Error('unknown card action'), t), outcome: 'unknown' });
+      },
+    },
+    {
+      name: 'card: no verb',
+      select: (a) => clickOf(a) !== undefined,
+      steps: [reply, tenant, dedupe],
+      run: invokeError('BadRequest', 'Missing verb'),
+    },
+    // Search from the compose box (composeSearch.ts): tenant, audit and the person's rate as for a typed command.
+    composeSearchRoute(parts.search, [tenant, audit, rate]),
+  ]);
 }

@@ -10,7 +10,6 @@ export class TurnPacer {
 
   constructor(private readonly perTick = 2) {}
 
-  /** Resolves when this turn may start. */
   next(): Promise<void> {
     if (this.waiting.length === 0 && this.startedThisTick < this.perTick) {
       this.startedThisTick++;

@@ -42,40 +42,35 @@ function sendFailure(err: unknown): Extract<SendOutcome, { ok: false }> {
   return { ok: false, status, code: errorCode(e), retryAfterMs: after, message: errorMessage(err).slice(0, 300) };
 }
 
-export class BotFrameworkSender implements ChannelSender {
-  constructor(
-    private readonly adapter: CloudAdapter,
-    private readonly appId: string,
-    private readonly log: Logger,
-    /** Records the buttons of each card posted, so a click on one may edit that message. */
-    private readonly cardMessages: CardMessages,
-  ) {}
-
-  async send(reference: ConversationRef, message: OutgoingMessage): Promise<SendOutcome> {
-    let outcome: SendOutcome | undefined;
-    const conversation = (reference as Partial<ConversationReference>).conversation;
-    try {
-      await connectorPriority.run('background', () =>
-        this.adapter.continueConversationAsync(this.appId, reference, async (context) => {
-          // Errors are caught here: the adapter's onTurnError would otherwise swallow them.
-          try {
-            const sent = await context.sendActivity(cardActivity(message as CardReply));
-            outcome = { ok: true };
-            const where = { tenantId: conversation?.tenantId, conversationId: conversation?.id ?? '' };
-            await this.cardMessages
-              .posted(where, sent?.id, (message as CardReply).card, 'new')
-              .catch((err: unknown) => this.log.warn({ err: errorMessage(err) }, 'card message record failed'));
-          } catch (err) {
-            outcome = sendFailure(err);
-          }
-        }),
-      );
-    } catch (err) {
-      // Before the turn: the connector client or its token could not be made.
-      outcome = sendFailure(err);
-    }
-    outcome ??= { ok: false, status: 0, message: 'the proactive turn ended without sending' };
-    if (!outcome.ok) this.log.debug({ status: outcome.status, code: outcome.code }, 'proactive send failed');
-    return outcome;
-  }
+/** Sends each card as the bot (`appId`) and records the buttons it carries, so a click on one may edit that message. */
+export function botFrameworkSender(adapter: CloudAdapter, appId: string, log: Logger, cardMessages: CardMessages): ChannelSender {
+  return {
+    async send(reference: ConversationRef, message: OutgoingMessage): Promise<SendOutcome> {
+      let outcome: SendOutcome | undefined;
+      const conversation = (reference as Partial<ConversationReference>).conversation;
+      try {
+        await connectorPriority.run('background', () =>
+          adapter.continueConversationAsync(appId, reference, async (context) => {
+            // Errors are caught here: the adapter's onTurnError would otherwise swallow them.
+            try {
+              const sent = await context.sendActivity(cardActivity(message as CardReply));
+              outcome = { ok: true };
+              const where = { tenantId: conversation?.tenantId, conversationId: conversation?.id ?? '' };
+              await cardMessages
+                .posted(where, sent?.id, (message as CardReply).card, 'new')
+                .catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'card message record failed'));
+            } catch (err) {
+              outcome = sendFailure(err);
+            }
+          }),
+        );
+      } catch (err) {
+        // Before the turn: the connector client or its token could not be made.
+        outcome = sendFailure(err);
+      }
+      outcome ??= { ok: false, status: 0, message: 'the proactive turn ended without sending' };
+      if (!outcome.ok) log.debug({ status: outcome.status, code: outcome.code }, 'proactive send failed');
+      return outcome;
+    },
+  };
 }

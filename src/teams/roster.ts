@@ -18,24 +18,17 @@ function notInRoster(err: unknown): boolean {
   return status === 404 || status === 403;
 }
 
-export class TeamRoster {
-  private readonly cache = new Map<string, { member: boolean; until: number }>();
-
-  constructor(
-    private readonly adapter: CloudAdapter,
-    private readonly appId: string,
-    private readonly clock: Clock,
-  ) {}
-
-  /** Whether `aadObjectId` is in the team `teamId`, asked through the team's stored conversation reference. */
-  async isMember(reference: Record<string, unknown>, teamId: string, aadObjectId: string): Promise<boolean> {
+/** Whether `aadObjectId` is in the team `teamId`, asked as the bot (`appId`) through the team's stored conversation reference. */
+export function teamRoster(adapter: CloudAdapter, appId: string, clock: Clock) {
+  const cache = new Map<string, { member: boolean; until: number }>();
+  return async function isMember(reference: Record<string, unknown>, teamId: string, aadObjectId: string): Promise<boolean> {
     const key = `${teamId}|${aadObjectId.toLowerCase()}`;
-    const now = this.clock.now();
-    const kept = this.cache.get(key);
+    const now = clock.now();
+    const kept = cache.get(key);
     if (kept && kept.until > now) return kept.member;
     // Filled in by the turn below: whether the roster lists the person, or what went wrong asking it.
     const answer: { member: boolean; failure?: unknown } = { member: false };
-    await this.adapter.continueConversationAsync(this.appId, reference, async (context) => {
+    await adapter.continueConversationAsync(appId, reference, async (context) => {
       // Caught here: the adapter's onTurnError would otherwise swallow it.
       try {
         await TeamsInfo.getTeamMember(context, teamId, aadObjectId);
@@ -46,12 +39,12 @@ export class TeamRoster {
     });
     if (answer.failure !== undefined) throw new DependencyUnavailable('Teams roster', answer.failure);
     const { member } = answer;
-    this.cache.delete(key);
-    if (this.cache.size >= MAX_ENTRIES) {
-      const [oldest] = this.cache.keys();
-      if (oldest !== undefined) this.cache.delete(oldest);
+    cache.delete(key);
+    if (cache.size >= MAX_ENTRIES) {
+      const [oldest] = cache.keys();
+      if (oldest !== undefined) cache.delete(oldest);
     }
-    this.cache.set(key, { member, until: now + (member ? MEMBER_TTL_MS : NOT_MEMBER_TTL_MS) });
+    cache.set(key, { member, until: now + (member ? MEMBER_TTL_MS : NOT_MEMBER_TTL_MS) });
     return member;
-  }
+  };
 }

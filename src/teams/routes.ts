@@ -93,21 +93,17 @@ function callerOf(activity: Activity): Caller {
   };
 }
 
-export class Router {
-  private readonly routes: Route[] = [];
+/** What the adapter runs for each authenticated turn. */
+export type TurnLogic = (context: TurnContext) => Promise<void>;
 
-  constructor(private readonly log: Logger) {}
-
-  /** Adds a route; the first route whose `select` takes an activity handles it. */
-  add(route: Route): this {
-    if (this.routes.some((r) => r.name === route.name)) throw new Error(`Route "${route.name}" is already registered`);
-    this.routes.push(route);
-    return this;
-  }
-
-  async run(context: TurnContext): Promise<void> {
+/** The route table as a turn's logic: the first route whose `select` takes an activity handles it. */
+export function routeTable(log: Logger, routes: readonly Route[]): TurnLogic {
+  routes.forEach((route, i) => {
+    if (routes.findIndex((r) => r.name === route.name) !== i) throw new Error(`Route "${route.name}" is already registered`);
+  });
+  return async (context) => {
     const activity = context.activity;
-    const route = this.routes.find((r) => r.select(activity));
+    const route = routes.find((r) => r.select(activity));
     let answer: InvokeResponse | undefined;
     if (route) {
       const correlationId = correlationIdOf(context);
@@ -117,7 +113,7 @@ export class Router {
         scope: scopeOf(activity),
         caller: callerOf(activity),
         correlationId,
-        log: this.log.child({ correlationId }),
+        log: log.child({ correlationId }),
       };
       const step = (i: number): Promise<TurnResult | undefined> => {
         const next = route.steps[i];
@@ -128,5 +124,5 @@ export class Router {
     }
     // An invoke with no route or no answer (task/fetch, signin...): 501, as botbuilder answers it.
     if (activity.type === 'invoke') await context.sendActivity({ type: ActivityTypes.InvokeResponse, value: answer ?? { status: 501 } });
-  }
+  };
 }

@@ -302,3 +302,22 @@ describe('a button that opens another view answers in a new reply', () => {
     expect(since(from, 'update')).toEqual([]);
   });
 });
+
+describe('a card action the bot cannot act on is answered with an invoke error', () => {
+  it('an Action.Execute without a verb gets BadRequest, and a universal action of another type gets NotSupported', async () => {
+    const dana = person('Dana');
+    const base = channelMessage('', { serviceUrl: bot.connector.url, from: dana });
+    const noVerb = executeInvoke({ page: 1 }, base, { from: dana });
+    expect((await bot.send(noVerb)).json).toMatchObject({
+      statusCode: 400,
+      type: 'application/vnd.microsoft.error',
+      value: { code: 'BadRequest', message: 'Missing verb' },
+    });
+    const submit = executeInvoke({ verb: 'run', command: 'help' }, base, { from: dana });
+    submit.value.action.type = 'Action.Submit';
+    expect((await bot.send(submit)).json).toMatchObject({
+      statusCode: 400,
+      value: { code: 'NotSupported', message: "The action 'Action.Submit' is not supported." },
+    });
+  });
+});

@@ -13,7 +13,7 @@ import { helpCommand } from '../../src/features/admin/help.js';
 import { bindCommands, type CommandDefinition } from '../../src/features/types.js';
 import type { TurnContext } from 'botbuilder';
 import { Dispatcher } from '../../src/features/dispatch.js';
-import { BillbridgeBot } from '../../src/teams/bot.js';
+import { billbridgeBot } from '../../src/teams/bot.js';
 import { CardMessages } from '../../src/teams/cardMessages.js';
 import { errorReply } from '../../src/cards/errorCards.js';
 import { adaptiveCard, facts, text, title } from '../../src/cards/card.js';
@@ -61,7 +61,7 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
   const noInstallEvents = async () => {
     throw new Error('no install events in these tests');
   };
-  const bot = new BillbridgeBot({
+  const bot = billbridgeBot({
     dispatcher,
     install: {
       installs: { recordInstall: noInstallEvents, get: noInstallEvents, update: noInstallEvents, remove: noInstallEvents },
@@ -110,7 +110,7 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
         return { id: `m${sent.length}` };
       },
     } as unknown as TurnContext;
-    await bot.run(context);
+    await bot(context);
     const message = sent.find((a) => a.type === 'message')!;
     return {
       kinds: sent.map((a) => a.type),

@@ -2,7 +2,7 @@
 // what the rest came to, and may stop the turn; an invoke gets the answer its route gave, and one no route takes 501.
 import { describe, expect, it } from 'vitest';
 import type { TurnContext } from 'botbuilder';
-import { Router, type Step } from '../../src/teams/routes.js';
+import { routeTable, type Step } from '../../src/teams/routes.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { adaptiveCard } from '../../src/cards/card.js';
 
@@ -28,15 +28,16 @@ describe('the route table', () => {
         seen.push(name);
         return next();
       };
-    const router = new Router(log)
-      .add({
+    const router = routeTable(log, [
+      {
         name: 'command',
         select: (a) => a.type === 'message',
         steps: [step('tenant'), step('dedupe'), step('rate')],
         run: async (t) => void seen.push(`run ${t.scope.tenantId}`),
-      })
-      .add({ name: 'any message', select: (a) => a.type === 'message', steps: [], run: async () => void seen.push('second route') });
-    await router.run(turnOf({ type: 'message', text: 'help' }).context);
+      },
+      { name: 'any message', select: (a) => a.type === 'message', steps: [], run: async () => void seen.push('second route') },
+    ]);
+    await router(turnOf({ type: 'message', text: 'help' }).context);
     expect(seen).toEqual(['tenant', 'dedupe', 'rate', 'run t1']);
   });
 
@@ -53,53 +54,58 @@ describe('the route table', () => {
       return result;
     };
     const refuse: Step = async () => ({ reply: adaptiveCard([], { summary: 'no' }), outcome: 'refused' });
-    const router = new Router(log)
-      .add({ name: 'refused', select: (a) => a.text === 'x', steps: [answer, audit, refuse], run: async () => void seen.push('run') })
-      .add({
+    const router = routeTable(log, [
+      { name: 'refused', select: (a) => a.text === 'x', steps: [answer, audit, refuse], run: async () => void seen.push('run') },
+      {
         name: 'command',
         select: () => true,
         steps: [answer, audit],
         run: async () => (seen.push('run'), { reply: adaptiveCard([], { summary: 'ok' }), outcome: 'ok' }),
-      });
-    await router.run(turnOf({ type: 'message', text: 'help' }).context);
-    await router.run(turnOf({ type: 'message', text: 'x' }).context);
+      },
+    ]);
+    await router(turnOf({ type: 'message', text: 'help' }).context);
+    await router(turnOf({ type: 'message', text: 'x' }).context);
     expect(seen).toEqual(['run', 'audit ok', 'answer ok', 'audit refused', 'answer refused']);
   });
 
   it('lets a step stop the turn: later steps and the handler do not run', async () => {
     const seen: string[] = [];
     const refuse: Step = async () => void seen.push('refused');
-    const router = new Router(log).add({
-      name: 'command',
-      select: () => true,
-      steps: [refuse, async (_t, next) => (seen.push('later'), next())],
-      run: async () => void seen.push('run'),
-    });
-    await router.run(turnOf({ type: 'message' }).context);
+    const router = routeTable(log, [
+      {
+        name: 'command',
+        select: () => true,
+        steps: [refuse, async (_t, next) => (seen.push('later'), next())],
+        run: async () => void seen.push('run'),
+      },
+    ]);
+    await router(turnOf({ type: 'message' }).context);
     expect(seen).toEqual(['refused']);
   });
 
   it('answers an invoke with what its route gave, and one no route takes (a message-extension query) with 501', async () => {
-    const router = new Router(log).add({
-      name: 'card action',
-      select: (a) => a.type === 'invoke' && a.name === 'adaptiveCard/action',
-      steps: [],
-      run: async (t) => void (t.answer = { status: 200, body: { ok: true } }),
-    });
+    const router = routeTable(log, [
+      {
+        name: 'card action',
+        select: (a) => a.type === 'invoke' && a.name === 'adaptiveCard/action',
+        steps: [],
+        run: async (t) => void (t.answer = { status: 200, body: { ok: true } }),
+      },
+    ]);
     const card = turnOf({ type: 'invoke', name: 'adaptiveCard/action' });
-    await router.run(card.context);
+    await router(card.context);
     expect(card.sent).toEqual([{ type: 'invokeResponse', value: { status: 200, body: { ok: true } } }]);
     const query = turnOf({ type: 'invoke', name: 'composeExtension/query' });
-    await router.run(query.context);
+    await router(query.context);
     expect(query.sent).toEqual([{ type: 'invokeResponse', value: { status: 501 } }]);
     // Anything else no route takes (a reaction, a typing indicator) gets no answer at all.
     const reaction = turnOf({ type: 'messageReaction' });
-    await router.run(reaction.context);
+    await router(reaction.context);
     expect(reaction.sent).toEqual([]);
   });
 
   it('refuses two routes of one name', () => {
     const route = { name: 'command', select: () => true, steps: [], run: async () => undefined };
-    expect(() => new Router(log).add(route).add(route)).toThrow('already registered');
+    expect(() => routeTable(log, [route, route])).toThrow('already registered');
   });
 });
