@@ -6,7 +6,7 @@
 // could change the filter's meaning; nothing is sent then.
 import { InputError } from '../../errors.js';
 import { BillFilter } from '../../bill/filters.js';
-import type { Customer, Invoice, Vendor } from '../../bill/types.js';
+import type { Bill, Customer, Invoice, Vendor } from '../../bill/types.js';
 import { answerKey } from '../../mirror/answers.js';
 import { amountDue } from '../payables/cards.js';
 import { isOwed } from '../receivables/cards.js';
@@ -14,7 +14,6 @@ import { escapeMarkdown, type CardReply } from '../../cards/card.js';
 import { sum } from '../../cards/format.js';
 import { customerCard, partyMatchesCard, vendorCard, type OneMatchBase } from './cards.js';
 import { openBills, unpaidBills, withVendorNames } from '../payables/commands.js';
-import type { BillLine } from '../payables/cards.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { PartyKind } from '../../mirror/records.js';
@@ -152,7 +151,7 @@ async function runParty<P extends Vendor | Customer, O>(ctx: CommandContext, dep
   return partyMatchesCard({ ...shared, kind, typed, matches, more: found.more });
 }
 
-const VENDORS: PartyPath<Vendor, BillLine> = {
+const VENDORS: PartyPath<Vendor, Bill> = {
   kind: 'vendor',
   example: 'vendor Acme',
   openOf: openBillsOf,
@@ -173,12 +172,7 @@ export const vendorCommand: Command<PartiesDeps> = {
 };
 
 /** These vendors' open bills: from the mirror, or (not built yet) from BILL, filtered by vendorId there. */
-async function openBillsOf(
-  ctx: CommandContext,
-  deps: PartiesDeps,
-  orgId: string,
-  ids: string[],
-): Promise<{ items: BillLine[]; asOf: number }> {
+async function openBillsOf(ctx: CommandContext, deps: PartiesDeps, orgId: string, ids: string[]): Promise<{ items: Bill[]; asOf: number }> {
   const wanted = new Set(ids);
   const warm = await openBills(ctx, deps, orgId, (b) => wanted.has(b.vendorId));
   if (warm) return { items: withVendorNames(warm.items, await resolveParties(deps, orgId, 'vendor', ids)), asOf: warm.refreshedAt };

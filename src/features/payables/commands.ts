@@ -11,7 +11,7 @@ import { BillFilter } from '../../bill/filters.js';
 import type { Bill } from '../../bill/types.js';
 import { answerKey } from '../../mirror/answers.js';
 import { isOpenBill, type PartyInfo } from '../../mirror/records.js';
-import { billCard, billMatchesCard, billsDueCard, billsOverdueCard, type BillLine } from './cards.js';
+import { billCard, billMatchesCard, billsDueCard, billsOverdueCard } from './cards.js';
 import { addDays } from '../../cards/format.js';
 import { indexBuildingCard } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
@@ -50,7 +50,7 @@ export async function unpaidBills(
   orgId: string,
   dueDate: DueRange,
   vendorId?: string | string[],
-): Promise<{ items: BillLine[]; truncated: boolean }> {
+): Promise<{ items: Bill[]; truncated: boolean }> {
   const { items, truncated } = await orgClient(deps, orgId)
     .bills.list({
       dueDate,
@@ -72,7 +72,7 @@ export async function openBills(
   deps: { mirror: Pick<Mirror, 'rows'>; settings: FinanceSettings },
   orgId: string,
   where: (bill: Bill) => boolean,
-): Promise<{ items: BillLine[]; refreshedAt: number } | undefined> {
+): Promise<{ items: Bill[]; refreshedAt: number } | undefined> {
   const answer = await deps.mirror.rows(orgId, 'bill', {
     ...mirrorRead(ctx, deps, 'bill'),
     scope: 'open',
@@ -108,7 +108,7 @@ function dueIn(b: Pick<Bill, 'dueDate'>, r: DueRange): boolean {
 async function billsDueIn(ctx: CommandContext, deps: PayablesDeps, ranges: DueRange[]) {
   const orgId = boundOrg(ctx);
   const warm = await openBills(ctx, deps, orgId, (b) => ranges.some((r) => dueIn(b, r)));
-  let lists: BillLine[][];
+  let lists: Bill[][];
   let truncated = false;
   let asOf: number;
   if (warm) {
