@@ -13,7 +13,7 @@ import { errorMessage, NotBound } from '../../errors.js';
 import type { Clock } from '../../infra/clock.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import { foldName, isOpenBill, normalizeNumber, type AnyRecord, type Kind, type PartyInfo, type Records } from '../../mirror/records.js';
-import { formatOf, mirrorRead, resolveParties, todayOf, type FinanceSettings } from '../finance.js';
+import { mirrorRead, resolveParties, todayOf, type FinanceSettings } from '../finance.js';
 import { amountDue, vendorName } from '../payables/cards.js';
 import { balanceOf, currencyOf } from '../parties/cards.js';
 import { isOwed } from '../receivables/cards.js';
@@ -101,7 +101,7 @@ function numbered(r: Bill | Invoice): { number: string; partyId: string; partyNa
 }
 
 /** A search's command context: a bound org always. */
-type OrgContext = CommandContext & { orgId: string };
+type OrgContext = CommandContext & { orgId: string; locale: string };
 
 type Found<K extends Kind> = { rows: Array<Records[K]> } | { building: number };
 
@@ -277,7 +277,7 @@ export class ComposeSearch {
 
   /** The result list's row: number or name, who, and "amount · due date · status". */
   private preview(ctx: OrgContext, kind: Kind, record: AnyRecord, parties: Map<string, PartyInfo>): SearchResult['preview'] {
-    const locale = formatOf(ctx, this.deps).locale;
+    const { locale } = ctx;
     switch (kind) {
       case 'bill': {
         const b = record as Bill;
