@@ -61,7 +61,7 @@ export function orgClient(deps: { bill: Pick<BillGateway, 'org'> }, orgId: strin
  * webhooks bring every change of all of them to this deployment (each event marks the change stale in the mirror,
  * which reads it before it answers), else CACHE_TTL_LIST_S.
  */
-export function listTtlS({ settings }: WithSettings, orgId: string, entities: readonly EntityKind[]): number {
+function listTtlS({ settings }: WithSettings, orgId: string, entities: readonly EntityKind[]): number {
   const c = settings.cache;
   return entities.length > 0 && entities.every((e) => settings.pushFed(orgId, e)) ? Math.max(c.listTtlS, c.pushedTtlS) : c.listTtlS;
 }
