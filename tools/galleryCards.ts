@@ -18,7 +18,7 @@ import { SandboxModel } from '../src/sandbox/model.js';
 import { seedDemoOrg } from '../src/sandbox/seed.js';
 import type { BudgetSnapshot } from '../src/infra/limits/types.js';
 import type { CardReply } from '../src/cards/card.js';
-import { billCard, billMatchesCard, billsDueCard, billsOverdueCard, type BillLine } from '../src/features/payables/cards.js';
+import { billCard, billMatchesCard, billsDueCard, billsOverdueCard } from '../src/features/payables/cards.js';
 import { auditSection, billSection } from '../src/features/admin/billStatus.js';
 import { errorReply } from '../src/cards/errorCards.js';
 import { addDays, dateInZone, type FormatOptions } from '../src/cards/format.js';
@@ -67,7 +67,7 @@ export interface GalleryOptions {
 const DEFAULT_NOW = Date.parse('2026-03-10T15:30:00.000Z');
 
 const unpaid = (b: Bill) => !b.archived && b.paymentStatus !== 'PAID';
-const line = ({ billLineItems: _l, ...b }: Bill): BillLine => b;
+const line = ({ billLineItems: _l, ...b }: Bill): Bill => b;
 
 /** The cards, in the order the gallery shows them. */
 export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
@@ -342,7 +342,7 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   notify('reimbursement payment failed', event('spend.reimbursement.updated', { ...claimEntity, status: 'PAYMENT_FAILED' }));
   notify('reimbursement deleted', event('spend.reimbursement.deleted', claimEntity));
   notify('card payment needs a 3-D Secure check', event('spend.three-ds-challenge.created', card));
-  const withCurrency = (b: BillLine) => ({ ...digestBill(b), currency: vendors.get(b.vendorId)?.billCurrency });
+  const withCurrency = (b: Bill) => ({ ...digestBill(b), currency: vendors.get(b.vendorId)?.billCurrency });
   add(
     'Notifications',
     'daily digest',

@@ -61,7 +61,7 @@ export function orgClient(deps: { bill: Pick<BillGateway, 'org'> }, orgId: strin
  * webhooks bring every change of all of them to this deployment (each event marks the change stale in the mirror,
  * which reads it before it answers), else CACHE_TTL_LIST_S.
  */
-export function listTtlS({ settings }: WithSettings, orgId: string, entities: readonly EntityKind[]): number {
+function listTtlS({ settings }: WithSettings, orgId: string, entities: readonly EntityKind[]): number {
   const c = settings.cache;
   return entities.length > 0 && entities.every((e) => settings.pushFed(orgId, e)) ? Math.max(c.listTtlS, c.pushedTtlS) : c.listTtlS;
 }
@@ -70,12 +70,16 @@ export function listTtlS({ settings }: WithSettings, orgId: string, entities: re
  * How fresh an answer from the org's mirror of `kind` must be: bills and invoices as fresh as a cached list (one
  * refresh per interval per org, shared by every command, or sooner after a webhook); vendors and customers, whose names
  * are kept CACHE_TTL_NAMES_S (vendor webhooks and a name nobody matches refresh sooner; a balance that may have moved is
- * read again by id). A card's Refresh button refreshes now (one incremental call, never a rebuild); a command waits at
- * most LIMIT_COMMAND_WAIT_MS for a build or a refresh.
+ * read again by id). A read waits at most LIMIT_COMMAND_WAIT_MS for a build or a refresh.
  */
+export function mirrorFreshness(deps: WithSettings, orgId: string, kind: Kind): ReadOptions {
+  const ttlS = kind === 'vendor' || kind === 'customer' ? deps.settings.cache.namesTtlS : listTtlS(deps, orgId, [kind]);
+  return { maxAgeMs: ttlS * 1000, priority: 'interactive', waitMs: deps.settings.waitMs };
+}
+
+/** A command's mirror read: a card's Refresh button refreshes now (one incremental call, never a rebuild). */
 export function mirrorRead(ctx: CommandContext, deps: WithSettings, kind: Kind): ReadOptions {
-  const ttlS = kind === 'vendor' || kind === 'customer' ? deps.settings.cache.namesTtlS : listTtlS(deps, boundOrg(ctx), [kind]);
-  return { maxAgeMs: ttlS * 1000, force: ctx.input.refresh === true, priority: 'interactive', waitMs: deps.settings.waitMs };
+  return { ...mirrorFreshness(deps, boundOrg(ctx), kind), force: ctx.input.refresh === true };
 }
 
 /**

@@ -2,8 +2,8 @@
 // already show, one chart per currency, with names from BILL as plain text, a fallback for hosts without charts, and
 // the card under Teams' 28 KB.
 import { describe, expect, it } from 'vitest';
-import type { Budget, SpendTransaction } from '../../src/bill/types.js';
-import { billsDueCard, type BillLine } from '../../src/features/payables/cards.js';
+import type { Bill, Budget, SpendTransaction } from '../../src/bill/types.js';
+import { billsDueCard } from '../../src/features/payables/cards.js';
 import { invoicesOverdueCard, type AgingInvoice } from '../../src/features/receivables/cards.js';
 import { budgetsCard, spendOverviewCard } from '../../src/features/spend/cards.js';
 import { galleryCards } from '../../tools/galleryCards.js';
@@ -109,7 +109,7 @@ describe('cash out by due day (bills due)', () => {
     expect(sum(chart?.data.map((d) => d.y) ?? [])).toBe(amount(factsOf(card).Due?.split(' · ')[0] ?? ''));
   });
 
-  const bill = (n: number, dueDate: string, dueAmount: number, vendorId = 'v1'): BillLine => ({
+  const bill = (n: number, dueDate: string, dueAmount: number, vendorId = 'v1'): Bill => ({
     id: `BILL${n}`,
     archived: false,
     vendorId,

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Bill, Invoice, Vendor } from '../../src/bill/types.js';
 import { normalizeNumber } from '../../src/mirror/records.js';
-import { billCard, billsDueCard, dueShort, type BillLine } from '../../src/features/payables/cards.js';
+import { billCard, billsDueCard, dueShort } from '../../src/features/payables/cards.js';
 import { invoiceCard } from '../../src/features/receivables/cards.js';
 import { listCard } from '../../src/cards/list.js';
 import { customerCard, partyMatchesCard, vendorCard } from '../../src/features/parties/cards.js';
@@ -15,7 +15,7 @@ const FMT = { locale: 'en-US', timeZone: 'UTC' };
 const NOW = Date.parse('2026-03-10T10:42:00.000Z');
 const TODAY = '2026-03-10';
 
-function bill(n: number, over: Partial<Bill> = {}): BillLine {
+function bill(n: number, over: Partial<Bill> = {}): Bill {
   return {
     id: `00n01TESTBILL${String(n).padStart(7, '0')}`,
     archived: false,

@@ -12,13 +12,13 @@ import {
 } from '../../cards/card.js';
 import type { Kind } from '../../mirror/records.js';
 import type { Found, Named } from './lookup.js';
+import { shorten } from '../finance.js';
 
 /** The Insert button's verb: its data names the record ({kind, number} or {kind, id}), never a command line. */
 const INSERT_VERB = 'insert';
 
 const KIND_WORD: Record<Kind, string> = { bill: 'Bill', invoice: 'Invoice', vendor: 'Vendor', customer: 'Customer' };
 
-const shorten = (s: string, max: number) => (s.length > max ? `${s.slice(0, max - 1)}…` : s);
 const buttonTitle = (m: Named) => `${KIND_WORD[m.kind]} ${shorten(m.label, 36)}`;
 
 /** "Still reading this organisation's vendors and customers from BILL…" when a kind was not built within the wait. */
@@ -31,7 +31,7 @@ export function buildingNote(building: readonly Kind[]): string | undefined {
 
 /** A typed line that names several records: one button each, running the command that shows it. */
 export function matchesCard(typedText: string, found: Found): CardReply {
-  const shown = typedText.length > 80 ? typedText.slice(0, 79) + '…' : typedText;
+  const shown = shorten(typedText, 80);
   const actions: CardAction[] = found.matches.map((m) => executeAction(buttonTitle(m), { verb: 'run', command: m.command }));
   return adaptiveCard(
     [

@@ -4,7 +4,7 @@
 import type { Vendor } from '../../bill/types.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import { normalizeNumber, type Kind, type Records } from '../../mirror/records.js';
-import { listTtlS, type FinanceSettings } from '../finance.js';
+import { mirrorFreshness, type FinanceSettings } from '../finance.js';
 import { matchName, readText, type NameMatch, type Wanted } from './match.js';
 
 /** What the lookup reads: the org's mirror, fresh as the commands keep it. */
@@ -42,11 +42,8 @@ export type Picked = { kind: 'bill' | 'invoice'; number: string } | { kind: 'ven
 export type TextLookup = ReturnType<typeof textLookup>;
 
 export function textLookup(deps: LookupDeps) {
-  /** As fresh as the commands ask (a list's TTL, or the names' TTL), waiting at most LIMIT_COMMAND_WAIT_MS for a build. */
-  const read = (orgId: string, kind: Kind) => {
-    const ttlS = kind === 'vendor' || kind === 'customer' ? deps.settings.cache.namesTtlS : listTtlS(deps, orgId, [kind]);
-    return { maxAgeMs: ttlS * 1000, priority: 'interactive' as const, waitMs: deps.settings.waitMs, confirm: false };
-  };
+  /** As fresh as the commands ask, without confirming balances (none is shown). */
+  const read = (orgId: string, kind: Kind) => ({ ...mirrorFreshness(deps, orgId, kind), confirm: false });
   return {
     /** The records the text names in the org's mirror. */
     async find(orgId: string, text: string): Promise<Found> {

@@ -16,7 +16,7 @@ import type { AuditTrail } from '../../infra/audit.js';
 import type { Installations } from '../../bindings/installations.js';
 import { conversationOf, type Command, type CommandContext } from '../types.js';
 
-export interface NotificationsDeps {
+interface NotificationsDeps {
   notify: Pick<Notifications, 'subscriptions' | 'digestSettings' | 'composeDigest' | 'keys' | 'setup'>;
   /** Where the bot is installed: the bot's Teams id for the channel's posts. */
   installs: Pick<Installations, 'forScope'>;

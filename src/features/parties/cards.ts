@@ -1,13 +1,14 @@
 // Vendor and customer cards: one match with its open bills or invoices, or the list of matches to pick from.
-import type { Customer, Invoice, Vendor } from '../../bill/types.js';
+import type { Bill, Customer, Invoice, Vendor } from '../../bill/types.js';
 import { executeAction, type CardAction, type CardReply } from '../../cards/card.js';
 import type { PartyKind } from '../../mirror/records.js';
 import { calendarDate, daysBetween, money } from '../../cards/format.js';
-import { amountDue, byDueDate, openBillRow, OPEN_ITEM_COLUMNS, typeableName, type BillLine } from '../payables/cards.js';
+import { amountDue, byDueDate, openBillRow, OPEN_ITEM_COLUMNS, typeableName } from '../payables/cards.js';
 import { listCard, type ListContext } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
 import { count, invoiceStatusWords, moneyTotal, type Tone } from '../../cards/words.js';
 import { networkStatusWords } from '../network/cards.js';
+import { shorten } from '../finance.js';
 
 export function balanceOf(p: Vendor | Customer): number | undefined {
   const b = p.balance?.amount;
@@ -101,13 +102,13 @@ function partyCard<T extends { dueDate: string }>(
 export interface VendorCardInput extends OneMatchBase {
   vendor: Vendor;
   /** The vendor's unpaid, non-archived bills. */
-  openBills: BillLine[];
+  openBills: Bill[];
 }
 
 export function vendorCard(input: VendorCardInput): CardReply {
   const { vendor, fmt, today } = input;
   const last = vendor.paymentInformation?.lastPaymentDate;
-  return partyCard<BillLine>('vendor', vendor, input, {
+  return partyCard<Bill>('vendor', vendor, input, {
     noun: 'bill',
     items: [...input.openBills].sort(byDueDate),
     amountOf: amountDue,
@@ -165,12 +166,7 @@ export function partyMatchesCard(input: PartyMatchesInput): CardReply {
   const actions: CardAction[] = rows
     .filter((m) => typeableName(m.party.name))
     .slice(0, 4)
-    .map((m) =>
-      executeAction(m.party.name.length > 28 ? `${m.party.name.slice(0, 27)}…` : m.party.name, {
-        verb: 'run',
-        command: `${kind} ${m.party.name}`,
-      }),
-    );
+    .map((m) => executeAction(shorten(m.party.name, 28), { verb: 'run', command: `${kind} ${m.party.name}` }));
   const n = `${rows.length}${input.more ? '+' : ''}`;
   return listCard({
     ...input,

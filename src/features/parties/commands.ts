@@ -6,7 +6,7 @@
 // could change the filter's meaning; nothing is sent then.
 import { InputError } from '../../errors.js';
 import { BillFilter } from '../../bill/filters.js';
-import type { Customer, Invoice, Vendor } from '../../bill/types.js';
+import type { Bill, Customer, Invoice, Vendor } from '../../bill/types.js';
 import { answerKey } from '../../mirror/answers.js';
 import { amountDue } from '../payables/cards.js';
 import { isOwed } from '../receivables/cards.js';
@@ -14,7 +14,6 @@ import { escapeMarkdown, type CardReply } from '../../cards/card.js';
 import { sum } from '../../cards/format.js';
 import { customerCard, partyMatchesCard, vendorCard, type OneMatchBase } from './cards.js';
 import { openBills, unpaidBills, withVendorNames } from '../payables/commands.js';
-import type { BillLine } from '../payables/cards.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { PartyKind } from '../../mirror/records.js';
@@ -85,10 +84,10 @@ async function search(
   return { ...got.value, fetchedAt: got.fetchedAt, fromMirror: false };
 }
 
-/** What `vendor` and `customer` differ in: the open items shown with a match, and the card of one match. */
-interface PartyPath<P extends Vendor | Customer, O> {
-  kind: PartyKind;
-  example: string;
+/** `vendor` or `customer`: besides its command line, the open items shown with a match, and the card of one match. */
+interface PartyCommand<P extends Vendor | Customer, O> extends Command<PartiesDeps> {
+  name: PartyKind;
+  examples: [string];
   /** These parties' open bills or invoices: from the mirror, or (not built yet) from BILL. */
   openOf(ctx: CommandContext, deps: PartiesDeps, orgId: string, ids: string[]): Promise<{ items: O[]; asOf: number }>;
   partyIdOf(item: O): string;
@@ -103,10 +102,11 @@ interface PartyPath<P extends Vendor | Customer, O> {
  * which balances may have moved), their balances confirmed; one match's card (an exact name, or the only match), or
  * the matches to pick from.
  */
-async function runParty<P extends Vendor | Customer, O>(ctx: CommandContext, deps: PartiesDeps, path: PartyPath<P, O>): Promise<CardReply> {
-  const { kind } = path;
+async function runParty<P extends Vendor | Customer, O>(ctx: CommandContext, deps: PartiesDeps, path: PartyCommand<P, O>) {
+  const kind = path.name;
   const typed = textArgument(ctx);
-  if (typed === '') throw new InputError(`Which ${kind}?`, `Type **${kind}** and the first letters of the name, e.g. **${path.example}**.`);
+  if (typed === '')
+    throw new InputError(`Which ${kind}?`, `Type **${kind}** and the first letters of the name, e.g. **${path.examples[0]}**.`);
   const orgId = boundOrg(ctx);
   const found = await search(ctx, deps, orgId, kind, typed);
   // The path's kind is the kind searched for.
@@ -152,9 +152,14 @@ async function runParty<P extends Vendor | Customer, O>(ctx: CommandContext, dep
   return partyMatchesCard({ ...shared, kind, typed, matches, more: found.more });
 }
 
-const VENDORS: PartyPath<Vendor, BillLine> = {
-  kind: 'vendor',
-  example: 'vendor Acme',
+export const vendorCommand: PartyCommand<Vendor, Bill> = {
+  name: 'vendor',
+  usage: 'vendor <name>',
+  description: 'Vendors whose name starts with what you type, with open bills and balance',
+  examples: ['vendor Acme'],
+  upstream: true,
+  rank: 30,
+  run: (ctx, deps) => runParty(ctx, deps, vendorCommand),
   openOf: openBillsOf,
   partyIdOf: (b) => b.vendorId,
   amountOf: amountDue,
@@ -162,23 +167,8 @@ const VENDORS: PartyPath<Vendor, BillLine> = {
   networkStatus: (_deps, _orgId, vendor) => Promise.resolve(vendor.networkStatus),
 };
 
-export const vendorCommand: Command<PartiesDeps> = {
-  name: 'vendor',
-  usage: 'vendor <name>',
-  description: 'Vendors whose name starts with what you type, with open bills and balance',
-  examples: ['vendor Acme'],
-  upstream: true,
-  rank: 30,
-  run: (ctx, deps) => runParty(ctx, deps, VENDORS),
-};
-
 /** These vendors' open bills: from the mirror, or (not built yet) from BILL, filtered by vendorId there. */
-async function openBillsOf(
-  ctx: CommandContext,
-  deps: PartiesDeps,
-  orgId: string,
-  ids: string[],
-): Promise<{ items: BillLine[]; asOf: number }> {
+async function openBillsOf(ctx: CommandContext, deps: PartiesDeps, orgId: string, ids: string[]): Promise<{ items: Bill[]; asOf: number }> {
   const wanted = new Set(ids);
   const warm = await openBills(ctx, deps, orgId, (b) => wanted.has(b.vendorId));
   if (warm) return { items: withVendorNames(warm.items, await resolveParties(deps, orgId, 'vendor', ids)), asOf: warm.refreshedAt };
@@ -215,9 +205,14 @@ async function openInvoicesOf(
   return { items: got.value, asOf: got.fetchedAt };
 }
 
-const CUSTOMERS: PartyPath<Customer, Invoice> = {
-  kind: 'customer',
-  example: 'customer Contoso',
+const customerCommand: PartyCommand<Customer, Invoice> = {
+  name: 'customer',
+  usage: 'customer <name>',
+  description: 'Customers whose name starts with what you type, with open invoices and balance',
+  examples: ['customer Contoso'],
+  upstream: true,
+  rank: 50,
+  run: (ctx, deps) => runParty(ctx, deps, customerCommand),
   openOf: openInvoicesOf,
   partyIdOf: (i) => i.customerId,
   amountOf: (i) => i.dueAmount,
@@ -239,15 +234,5 @@ async function customerNetworkStatus(deps: PartiesDeps, orgId: string, customer:
   );
   return kept.value;
 }
-
-const customerCommand: Command<PartiesDeps> = {
-  name: 'customer',
-  usage: 'customer <name>',
-  description: 'Customers whose name starts with what you type, with open invoices and balance',
-  examples: ['customer Contoso'],
-  upstream: true,
-  rank: 50,
-  run: (ctx, deps) => runParty(ctx, deps, CUSTOMERS),
-};
 
 export const partiesCommands = [vendorCommand, customerCommand];

@@ -21,9 +21,6 @@ import { asOfFooter, listCard, refreshAction, type AsOf, type ListContext } from
 import { shortId } from '../../cards/redact.js';
 import { billApprovalWords, billPaymentWords, codeWords, count, moneyTotal } from '../../cards/words.js';
 
-/** The bill fields the AP cards use (line items are left out of list answers to keep cached lists small). */
-export type BillLine = Omit<Bill, 'billLineItems'> & { billLineItems?: Bill['billLineItems'] };
-
 interface ApCardContext extends AsOf {
   /** "Today" (yyyy-MM-dd) in BOT_TIMEZONE. */
   today: string;
@@ -55,7 +52,7 @@ export const OPEN_ITEM_COLUMNS: TableColumn[] = [
   { header: 'Status' },
 ];
 
-export function openBillRow(b: BillLine, today: string, fmt: FormatOptions, currency: string | undefined): string[] {
+export function openBillRow(b: Bill, today: string, fmt: FormatOptions, currency: string | undefined): string[] {
   return [
     invoiceNumber(b),
     `${calendarDate(b.dueDate, fmt.locale)} · ${dueShort(b.dueDate, today)}`,
@@ -74,7 +71,7 @@ export function dueShort(dueDate: string, today: string): string {
 }
 
 /** Soonest first; then vendor, then id, so every answer lists the same bills in the same order. */
-export function byDueDate(a: BillLine, b: BillLine): number {
+export function byDueDate(a: Bill, b: Bill): number {
   // ISO dates order as plain strings; names by the default collator (what localeCompare uses), made once.
   return (
     (a.dueDate < b.dueDate ? -1 : a.dueDate > b.dueDate ? 1 : 0) ||
@@ -93,7 +90,7 @@ function windowWords(days: number): string {
 }
 
 /** The bills' amounts due, per currency ("$1,250.00"), and as a totals line ("$1,250.00 · 3 bills"). */
-function billsTotal(bills: BillLine[], ctx: ApCardContext): { money: string; line: string } {
+function billsTotal(bills: Bill[], ctx: ApCardContext): { money: string; line: string } {
   const total = moneyTotal(
     bills.map((b) => ({ amount: amountDue(b), currency: ctx.currencyOf(b.vendorId) })),
     ctx.fmt.locale,
@@ -104,9 +101,9 @@ function billsTotal(bills: BillLine[], ctx: ApCardContext): { money: string; lin
 export interface BillsDueInput extends ApCardContext, ListContext {
   days: number;
   /** Unpaid, non-archived bills due today..today+days (as BILL returned them). */
-  due: BillLine[];
+  due: Bill[];
   /** Unpaid, non-archived bills due before today. */
-  overdue: BillLine[];
+  overdue: Bill[];
   /** BILL had more rows than one answer reads (page cap). */
   truncated?: boolean;
 }
@@ -116,7 +113,7 @@ export function billsDueCard(input: BillsDueInput): CardReply {
   const due = [...input.due].sort(byDueDate);
   const scheduled = due.filter((b) => b.paymentStatus === 'SCHEDULED');
   const awaiting = due.filter((b) => b.approvalStatus === 'ASSIGNED');
-  const owed = (bills: BillLine[]) => billsTotal(bills, input).money;
+  const owed = (bills: Bill[]) => billsTotal(bills, input).money;
   const totals: Array<[string, string]> = [['Due', billsTotal(due, input).line]];
   if (scheduled.length > 0) totals.push(['Of which scheduled', billsTotal(scheduled, input).line]);
   if (awaiting.length > 0) totals.push(['Awaiting approval', count(awaiting.length, 'bill', fmt.locale)]);
@@ -197,14 +194,14 @@ export function agingBucket(daysLate: number): number {
 }
 
 export interface BillsOverdueInput extends ApCardContext, ListContext {
-  overdue: BillLine[];
+  overdue: Bill[];
   truncated?: boolean;
 }
 
 export function billsOverdueCard(input: BillsOverdueInput): CardReply {
   const { fmt, today } = input;
   const rows = [...input.overdue].sort(byDueDate);
-  const late = (b: BillLine) => daysBetween(b.dueDate.slice(0, 10), today);
+  const late = (b: Bill) => daysBetween(b.dueDate.slice(0, 10), today);
   const total = billsTotal(rows, input);
   const totals: Array<[string, string]> = [['Overdue', total.line]];
   const [oldest] = rows;
@@ -319,7 +316,7 @@ export function billCard(input: BillCardInput): CardReply {
 
 export interface BillMatchesInput extends ApCardContext, ListContext {
   typed: string;
-  bills: BillLine[];
+  bills: Bill[];
 }
 
 /** Several vendors' bills carry the same invoice number: list them, with a button to open each. */

@@ -11,7 +11,7 @@ import { BillFilter } from '../../bill/filters.js';
 import type { Bill } from '../../bill/types.js';
 import { answerKey } from '../../mirror/answers.js';
 import { isOpenBill, type PartyInfo } from '../../mirror/records.js';
-import { billCard, billMatchesCard, billsDueCard, billsOverdueCard, type BillLine } from './cards.js';
+import { billCard, billMatchesCard, billsDueCard, billsOverdueCard } from './cards.js';
 import { addDays } from '../../cards/format.js';
 import { indexBuildingCard } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
@@ -50,7 +50,7 @@ export async function unpaidBills(
   orgId: string,
   dueDate: DueRange,
   vendorId?: string | string[],
-): Promise<{ items: BillLine[]; truncated: boolean }> {
+): Promise<{ items: Bill[]; truncated: boolean }> {
   const { items, truncated } = await orgClient(deps, orgId)
     .bills.list({
       dueDate,
@@ -72,7 +72,7 @@ export async function openBills(
   deps: { mirror: Pick<Mirror, 'rows'>; settings: FinanceSettings },
   orgId: string,
   where: (bill: Bill) => boolean,
-): Promise<{ items: BillLine[]; refreshedAt: number } | undefined> {
+): Promise<{ items: Bill[]; refreshedAt: number } | undefined> {
   const answer = await deps.mirror.rows(orgId, 'bill', {
     ...mirrorRead(ctx, deps, 'bill'),
     scope: 'open',
@@ -108,7 +108,7 @@ function dueIn(b: Pick<Bill, 'dueDate'>, r: DueRange): boolean {
 async function billsDueIn(ctx: CommandContext, deps: PayablesDeps, ranges: DueRange[]) {
   const orgId = boundOrg(ctx);
   const warm = await openBills(ctx, deps, orgId, (b) => ranges.some((r) => dueIn(b, r)));
-  let lists: BillLine[][];
+  let lists: Bill[][];
   let truncated = false;
   let asOf: number;
   if (warm) {
@@ -223,47 +223,34 @@ export const billCommand: Command<PayablesDeps> = {
     const orgId = boundOrg(ctx);
     const today = todayOf(ctx, deps);
     const command = `bill ${typed}`;
-    let found: { bill: Bill; fetchedAt: number };
+    let found: { bills: Bill[]; fetchedAt: number };
     if (BILL_ID.test(typed)) {
-      found = await billById(ctx, deps, orgId, typed);
+      const { bill, fetchedAt } = await billById(ctx, deps, orgId, typed);
+      found = { bills: [bill], fetchedAt };
     } else {
       const result = await deps.mirror.lookup(orgId, 'bill', typed, mirrorRead(ctx, deps, 'bill'));
       if ('building' in result)
         return indexBuildingCard({ ...listContext(ctx, deps, command, ctx.now.getTime()), what: 'bills', indexed: result.building });
-      const rows = result.rows;
-      const first = rows[0];
-      if (!first) {
+      if (result.rows.length === 0) {
         throw new InputError(
           `No bill with invoice number "${shorten(typed)}"`,
           "Check the number on the vendor's invoice, or find the bill with **vendor {name}**.",
           command,
         );
       }
-      if (rows.length > 1) {
-        const vendors = await resolveParties(
-          deps,
-          orgId,
-          'vendor',
-          rows.map((r) => r.vendorId),
-        );
-        return billMatchesCard({
-          ...listContext(ctx, deps, command, result.refreshedAt),
-          typed,
-          bills: withVendorNames(rows, vendors),
-          today,
-          currencyOf: (id) => vendors.get(id)?.currency,
-        });
-      }
-      found = { bill: first, fetchedAt: result.refreshedAt };
+      found = { bills: result.rows, fetchedAt: result.refreshedAt };
     }
-    const vendors = await resolveParties(deps, orgId, 'vendor', [found.bill.vendorId]);
-    const [bill = found.bill] = withVendorNames([found.bill], vendors);
-    return billCard({
-      ...listContext(ctx, deps, command, found.fetchedAt),
-      bill,
-      today,
-      currencyOf: (id) => vendors.get(id)?.currency,
-    });
+    const vendors = await resolveParties(
+      deps,
+      orgId,
+      'vendor',
+      found.bills.map((b) => b.vendorId),
+    );
+    const bills = withVendorNames(found.bills, vendors);
+    const shared = { ...listContext(ctx, deps, command, found.fetchedAt), today, currencyOf: (id: string) => vendors.get(id)?.currency };
+    // Several vendors' bills may carry the same invoice number: a card to pick one.
+    const [bill] = bills;
+    return bill && bills.length === 1 ? billCard({ ...shared, bill }) : billMatchesCard({ ...shared, typed, bills });
   },
 };
 

@@ -13,7 +13,7 @@ import { errorMessage, NotBound } from '../../errors.js';
 import type { Clock } from '../../infra/clock.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import { foldName, isOpenBill, normalizeNumber, type AnyRecord, type Kind, type PartyInfo, type Records } from '../../mirror/records.js';
-import { formatOf, mirrorRead, resolveParties, todayOf, type FinanceSettings } from '../finance.js';
+import { mirrorRead, resolveParties, todayOf, type FinanceSettings } from '../finance.js';
 import { amountDue, vendorName } from '../payables/cards.js';
 import { balanceOf, currencyOf } from '../parties/cards.js';
 import { isOwed } from '../receivables/cards.js';
@@ -101,7 +101,7 @@ function numbered(r: Bill | Invoice): { number: string; partyId: string; partyNa
 }
 
 /** A search's command context: a bound org always. */
-type OrgContext = CommandContext & { orgId: string };
+type OrgContext = CommandContext & { orgId: string; locale: string };
 
 type Found<K extends Kind> = { rows: Array<Records[K]> } | { building: number };
 
@@ -259,25 +259,23 @@ export class ComposeSearch {
 
   /** The card the record's command shows: its command run through the registry with the record's number or name. */
   private async cardOf(ctx: OrgContext, kind: Kind, record: AnyRecord): Promise<CardReply> {
-    if (kind !== 'bill')
-      return this.run(ctx, kind, kind === 'invoice' ? (record as Invoice).invoiceNumber : (record as Vendor | Customer).name);
-    // `bill <number>` shows this bill only when no other bill has its number; else `bill <BILL id>` does, as the
-    // command's own pick buttons run it.
-    const number = (record as Bill).invoice?.invoiceNumber ?? '';
-    const same = number === '' ? undefined : await this.deps.mirror.lookup(ctx.orgId, 'bill', number, mirrorRead(ctx, this.deps, 'bill'));
-    return this.run(ctx, 'bill', same && 'rows' in same && same.rows.length === 1 && same.rows[0]?.id === record.id ? number : record.id);
-  }
-
-  private run(ctx: OrgContext, name: Kind, argText: string): Promise<CardReply> {
-    const command = this.deps.commands.get(name);
-    if (!command) throw new Error(`the ${name} command is not registered`);
+    const command = this.deps.commands.get(kind);
+    if (!command) throw new Error(`the ${kind} command is not registered`);
+    let argText = kind === 'invoice' ? (record as Invoice).invoiceNumber : (record as Vendor | Customer).name;
+    if (kind === 'bill') {
+      // `bill <number>` shows this bill only when no other bill has its number; else `bill <BILL id>` does, as the
+      // command's own pick buttons run it.
+      const number = (record as Bill).invoice?.invoiceNumber ?? '';
+      const same = number === '' ? undefined : await this.deps.mirror.lookup(ctx.orgId, 'bill', number, mirrorRead(ctx, this.deps, 'bill'));
+      argText = same && 'rows' in same && same.rows.length === 1 && same.rows[0]?.id === record.id ? number : record.id;
+    }
     const args = argText.trim();
-    return command.run({ ...ctx, input: { name, args: args.split(' ').filter(Boolean), argText: args, page: 0 } });
+    return command.run({ ...ctx, input: { name: kind, args: args.split(' ').filter(Boolean), argText: args, page: 0 } });
   }
 
   /** The result list's row: number or name, who, and "amount · due date · status". */
   private preview(ctx: OrgContext, kind: Kind, record: AnyRecord, parties: Map<string, PartyInfo>): SearchResult['preview'] {
-    const locale = formatOf(ctx, this.deps).locale;
+    const { locale } = ctx;
     switch (kind) {
       case 'bill': {
         const b = record as Bill;
