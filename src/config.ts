@@ -1,7 +1,7 @@
 // Environment (+ .env) -> one typed, validated Config; every error names the variable.
 import { existsSync, readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
 import { parseSecretsKey } from './infra/state/sealing.js';
-import { parse as parseDotenv } from 'dotenv';
 import { z } from 'zod';
 
 const APP_TYPES = ['SingleTenant', 'MultiTenant', 'UserAssignedMSI'] as const;
@@ -206,7 +206,7 @@ function packageVersion(): string {
 /** Reads `.env` (when present) under the real environment: a variable set in the environment wins. */
 export function readEnv(envFile = '.env', env: Env = process.env): Env {
   if (!existsSync(envFile)) return { ...env };
-  return { ...parseDotenv(readFileSync(envFile)), ...env };
+  return { ...parseEnv(readFileSync(envFile, 'utf8')), ...env };
 }
 
 /** Validates the whole environment at once and throws a ConfigError listing every problem. */

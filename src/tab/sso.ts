@@ -2,7 +2,7 @@
 // as Microsoft documents for a tab's server side (learn.microsoft.com/microsoftteams/platform/tabs/how-to/authentication/
 // tab-sso-code, "Validate the access token"): signature by a key Microsoft publishes, issuer of the token's own tenant,
 // audience the app id URI the manifest's webApplicationInfo declares (or the app id), not expired, scope access_as_user.
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
+import type { JWTPayload } from 'jose';
 
 /** Microsoft's signing keys for Entra tokens of every tenant (v1 and v2 tokens are signed by the same keys). */
 const MICROSOFT_KEYS_URL = 'https://login.microsoftonline.com/common/discovery/v2.0/keys';
@@ -41,20 +41,33 @@ const SIGN_IN_AGAIN = 'Your Teams sign-in could not be checked. Close the tab an
  * `keysUrl`: TabSsoKeysUrl (a bot auth override for tests and sovereign clouds, refused in production), Microsoft's by default.
  */
 export function tabSso(opts: { appId: string; publicHostname: string; keysUrl: string | undefined }) {
-  // jose keeps the key set (10 minutes) and fetches it again for an unknown kid at most every 30 s.
-  const keys = createRemoteJWKSet(new URL(opts.keysUrl ?? MICROSOFT_KEYS_URL), { timeoutDuration: 5_000 });
+  // jose is loaded by the first tab request, not at start: a bot whose tab nobody opens never holds it (0.8 MB of heap).
+  // It keeps the key set (10 minutes) and fetches it again for an unknown kid at most every 30 s.
+  const load = async () => {
+    const { createRemoteJWKSet, errors, jwtVerify } = await import('jose');
+    return { keys: createRemoteJWKSet(new URL(opts.keysUrl ?? MICROSOFT_KEYS_URL), { timeoutDuration: 5_000 }), errors, jwtVerify };
+  };
+  let jose: ReturnType<typeof load> | undefined;
   const audiences = [...(opts.publicHostname ? [`api://${opts.publicHostname}/${opts.appId}`] : []), opts.appId];
   return async (authorization: unknown): Promise<TabPerson> => {
     if (opts.appId === '')
       throw new TabRefused(401, 'This billbridge runs without a Microsoft app id, so it cannot check who you are.', 'local mode');
     const token = bearer(authorization);
+    const { keys, errors, jwtVerify } = await (jose ??= load());
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, keys, { audience: audiences, algorithms: ['RS256'], clockTolerance: 60 }));
     } catch (err) {
-      if (keysUnavailable(err))
+      // Microsoft's keys could not be read (timeout, network, not a key set; jose's generic error is a key set that
+      // answered another status than 200): our problem, not the token's.
+      if (
+        !(err instanceof errors.JOSEError) ||
+        err instanceof errors.JWKSTimeout ||
+        err instanceof errors.JWKSInvalid ||
+        err.code === 'ERR_JOSE_GENERIC'
+      )
         throw new TabRefused(503, 'Microsoft sign-in cannot be checked right now. Try again in a minute.', 'signing keys unavailable', 60);
-      throw new TabRefused(401, SIGN_IN_AGAIN, err instanceof errors.JOSEError ? err.code : 'invalid token');
+      throw new TabRefused(401, SIGN_IN_AGAIN, err.code);
     }
     const { tid, oid } = payload;
     if (typeof tid !== 'string' || !GUID.test(tid) || typeof oid !== 'string' || !GUID.test(oid))
@@ -70,13 +83,6 @@ export function tabSso(opts: { appId: string; publicHostname: string; keysUrl: s
       name: typeof payload.name === 'string' ? payload.name : undefined,
     };
   };
-}
-
-/** Microsoft's keys could not be read (timeout, network, not a key set): our problem, not the token's. */
-function keysUnavailable(err: unknown): boolean {
-  if (err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid) return true;
-  // jose's own generic error is what a key set answered with another status than 200 gives.
-  return err instanceof errors.JOSEError ? err.code === 'ERR_JOSE_GENERIC' : true;
 }
 
 function bearer(header: unknown): string {

@@ -2,7 +2,7 @@
 // of them and, after BILL refused one, waits LINK_COOLDOWN_S. In memory for one instance, in Redis for a fleet.
 // Why: a refused sign-in used to cost nothing but BILL's shared budget (the refused session slot is released, so the
 // per-slot credential back-off never applied), and 200 bogus submissions locked every organisation out of BILL for an hour.
-import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import { DependencyUnavailable } from '../../errors.js';
 import { FixedWindows } from '../../infra/fixedWindows.js';
 
@@ -30,8 +30,9 @@ export function redisLinkAttempts(hourly: RateLimiterAbstract, cooldown: RateLim
         await hourly.consume(person, 1);
         return { allowed: true };
       } catch (err) {
-        if (err instanceof RateLimiterRes) return { allowed: false, retryInMs: Math.max(1_000, err.msBeforeNext), why: 'hourly' };
-        throw new DependencyUnavailable('connect attempt limiter', err);
+        // An Error when Redis fails, a RateLimiterRes when the points are spent (as in teams/userRate.ts).
+        if (err instanceof Error) throw new DependencyUnavailable('connect attempt limiter', err);
+        return { allowed: false, retryInMs: Math.max(1_000, (err as RateLimiterRes).msBeforeNext), why: 'hourly' };
       }
     },
     async refused(person) {
