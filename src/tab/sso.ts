@@ -41,7 +41,7 @@ const SIGN_IN_AGAIN = 'Your Teams sign-in could not be checked. Close the tab an
  * `keysUrl`: TabSsoKeysUrl (a bot auth override for tests and sovereign clouds, refused in production), Microsoft's by default.
  */
 export function tabSso(opts: { appId: string; publicHostname: string; keysUrl: string | undefined }) {
-  // jose is loaded by the first tab request, not at start: a bot whose tab nobody opens never holds it (0.8 MB of heap).
+  // jose is loaded by the first tab request, not at start: a bot whose tab nobody opens never holds it.
   // It keeps the key set (10 minutes) and fetches it again for an unknown kid at most every 30 s.
   const load = async () => {
     const { createRemoteJWKSet, errors, jwtVerify } = await import('jose');

@@ -21,7 +21,7 @@ export function limiterUserCommandRate(limiter: RateLimiterAbstract): UserComman
         return { allowed: true };
       } catch (err) {
         // It rejects with an Error when Redis fails and with its RateLimiterRes when the points are spent (its README);
-        // told apart without loading the package, which one instance never needs (1.2 MB of heap).
+        // told apart without loading the package, which one instance never needs.
         if (err instanceof Error) throw new DependencyUnavailable('user command rate limiter', err);
         return { allowed: false, retryInMs: Math.max(1, (err as RateLimiterRes).msBeforeNext) };
       }

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config.js';
 import { commandCatalogue } from '../../src/features/index.js';
-import { parse } from 'dotenv';
+import { parseEnv } from 'node:util';
 
 describe('configuration documentation', () => {
   const example = readFileSync('.env.example', 'utf8');
@@ -30,7 +30,7 @@ describe('configuration documentation', () => {
   });
 
   it('.env.example as it stands is a valid configuration (local mode)', () => {
-    const config = loadConfig(parse(example));
+    const config = loadConfig(parseEnv(example));
     expect(config.bill.credentials).toBeUndefined();
     expect(config.http.port).toBe(3978);
   });
