@@ -80,38 +80,37 @@ export class WebhookSetup {
     if (events.length === 0) throw new WebhookSetupError('noEvents', 'BILL offers none of the event types billbridge posts');
     const wanted = events.map((type) => ({ type, version: '1' }));
     const existing = (await org.subscriptions.list().all()).items;
-    const same = existing.find((s) => s.notificationUrl.replace(/\/+$/, '') === url);
-    if (same) {
-      let action: 'updated' | 'rotated' | 'unchanged' = 'unchanged';
-      let current: Subscription = same;
-      const sameEvents =
-        same.events.length === wanted.length && wanted.every((w) => same.events.some((e) => e.type === w.type && e.version === w.version));
-      if (!sameEvents || !same.status.enabled) {
-        current = await org.subscriptions.update(same.id, { events: wanted, status: { enabled: true } });
+    let subscription = existing.find((s) => s.notificationUrl.replace(/\/+$/, '') === url);
+    let action: 'created' | 'updated' | 'rotated' | 'unchanged' = 'unchanged';
+    let securityKey: string | undefined;
+    if (!subscription) {
+      if (existing.length >= MAX_BILL_SUBSCRIPTIONS) {
+        throw new WebhookSetupError(
+          'limit',
+          `BILL allows ${MAX_BILL_SUBSCRIPTIONS} webhook subscriptions per organisation and this one has ${existing.length}; delete one first`,
+        );
+      }
+      subscription = await org.subscriptions.create({ name: SUBSCRIPTION_NAME, events: wanted, notificationUrl: url }, randomUUID());
+      securityKey = subscription.securityKey;
+      if (!securityKey) throw new Error('BILL created the subscription without returning its security key');
+      action = 'created';
+    } else {
+      const { events: now, status } = subscription;
+      const sameEvents = now.length === wanted.length && wanted.every((w) => now.some((e) => e.type === w.type && e.version === w.version));
+      if (!sameEvents || !status.enabled) {
+        subscription = await org.subscriptions.update(subscription.id, { events: wanted, status: { enabled: true } });
         action = 'updated';
       }
-      if (!(await this.deps.keys.has(same.id))) {
-        const { securityKey } = await org.subscriptions.rotateKey(same.id, randomUUID());
-        await this.deps.keys.save({ subscriptionId: same.id, orgId, name: current.name, notificationUrl: url, events, securityKey });
+      if (!(await this.deps.keys.has(subscription.id))) {
+        ({ securityKey } = await org.subscriptions.rotateKey(subscription.id, randomUUID()));
         action = 'rotated';
       }
-      this.deps.log.info({ orgId, subscriptionId: same.id, action }, 'BILL webhook subscription checked');
-      if (action !== 'unchanged') this.deps.onChange?.(orgId);
-      return { action, subscription: view(current, true) };
     }
-    if (existing.length >= MAX_BILL_SUBSCRIPTIONS) {
-      throw new WebhookSetupError(
-        'limit',
-        `BILL allows ${MAX_BILL_SUBSCRIPTIONS} webhook subscriptions per organisation and this one has ${existing.length}; delete one first`,
-      );
-    }
-    const created = await org.subscriptions.create({ name: SUBSCRIPTION_NAME, events: wanted, notificationUrl: url }, randomUUID());
-    if (!created.securityKey) throw new Error('BILL created the subscription without returning its security key');
-    const { securityKey } = created;
-    await this.deps.keys.save({ subscriptionId: created.id, orgId, name: created.name, notificationUrl: url, events, securityKey });
-    this.deps.log.info({ orgId, subscriptionId: created.id, events: events.length }, 'BILL webhook subscription created');
-    this.deps.onChange?.(orgId);
-    return { action: 'created' as const, subscription: view(created, true) };
+    const { id, name } = subscription;
+    if (securityKey) await this.deps.keys.save({ subscriptionId: id, orgId, name, notificationUrl: url, events, securityKey });
+    this.deps.log.info({ orgId, subscriptionId: id, action, events: events.length }, 'BILL webhook subscription set up');
+    if (action !== 'unchanged') this.deps.onChange?.(orgId);
+    return { action, subscription: view(subscription, true) };
   }
 
   async list(orgId: string) {
