@@ -21,7 +21,7 @@ import { Leases } from './lease.js';
 import { Periodic } from './periodic.js';
 import { addDays, dateInZone } from '../infra/calendar.js';
 import { latestSlot, type DigestSchedule } from './schedule.js';
-import type { WorkerDeps } from './worker.js';
+import { removedFromChannel, type WorkerDeps } from './worker.js';
 import { channelKey, channelScope, type ChannelSubscription } from './subscriptions.js';
 import type { ChannelTarget, DigestContent, DigestRow } from './types.js';
 
@@ -226,9 +226,10 @@ export function digestScheduler(deps: SchedulerDeps): Periodic<TickReport> {
         log.info('digest posted');
         return;
       }
-      if ((outcome.status === 403 && outcome.code === 'BotNotInConversationRoster') || outcome.status === 404) {
+      const removed = removedFromChannel(outcome);
+      if (removed) {
         await mark({ state: 'done', result: 'gone', at: now });
-        await deps.onChannelGone(setting, outcome.code ?? `HTTP ${outcome.status}`);
+        await deps.onChannelGone(setting, removed);
         log.warn({ status: outcome.status, code: outcome.code }, 'digest not posted: the bot is no longer in the channel');
         return;
       }

@@ -15,7 +15,6 @@
 //   outbox (backing off like a send) and nothing is posted.
 // - Retries: 429, 412, 502, 503, 504 (Teams' list), 500, 401 and network failures, with backoff (Retry-After when
 //   Teams gives one) and a bounded number of tries; then a dead letter (NS.deadLetters, shown by `status`).
-// - 403 BotNotInConversationRoster or 404: the bot can no longer post there; the channel's subscriptions go.
 // - Instances share the outbox: an event is worked on under a lease named by this worker's random id, renewed while
 //   its sends wait and checked right before each send. A worker that finds it lost the lease (it went a whole lease
 //   without renewing, and another took over) stops working on the event at once: it neither sends nor writes the
@@ -102,6 +101,10 @@ function jitter(ms: number): number {
 }
 
 const leaseKey = (eventId: string) => `lease|${eventId}`;
+
+/** Teams says the bot was taken out of the channel (403 BotNotInConversationRoster or 404): the reason to record, else undefined. */
+export const removedFromChannel = (o: Extract<SendOutcome, { ok: false }>): string | undefined =>
+  (o.status === 403 && o.code === 'BotNotInConversationRoster') || o.status === 404 ? (o.code ?? `HTTP ${o.status}`) : undefined;
 
 export class DeliveryWorker {
   private readonly leases: Leases;
@@ -389,11 +392,12 @@ export class DeliveryWorker {
       return;
     }
     target.lastError = `${outcome.status}${outcome.code ? ` ${outcome.code}` : ''}`;
-    if ((outcome.status === 403 && outcome.code === 'BotNotInConversationRoster') || outcome.status === 404) {
+    const removed = removedFromChannel(outcome);
+    if (removed) {
       drop(target.lastError);
       clog.warn({ status: outcome.status, code: outcome.code }, 'bot is no longer in the channel; its subscriptions are removed');
       await this.deps
-        .onChannelGone(channel, outcome.code ?? `HTTP ${outcome.status}`)
+        .onChannelGone(channel, removed)
         .catch((err: unknown) => clog.error({ err: errorMessage(err) }, "could not remove the channel's subscriptions"));
       return;
     }

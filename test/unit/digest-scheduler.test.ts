@@ -8,7 +8,7 @@ import { ManualClock } from '../../src/infra/clock.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
 import { digestScheduler, DigestSettings } from '../../src/notify/digests.js';
-import type { ChannelSender, DigestContent, NotificationPresenter, SendOutcome } from '../../src/notify/types.js';
+import type { ChannelSender, ChannelTarget, DigestContent, NotificationPresenter, SendOutcome } from '../../src/notify/types.js';
 import { LogCapture } from '../harness/logs.js';
 
 const ORG = '00801DEMOORG00000001';
@@ -61,7 +61,7 @@ const presenter: NotificationPresenter = {
   digest: (c) => ({ card: {}, summary: `digest ${c.today} ${c.fingerprint}` }),
 };
 
-function scheduler(sender: ChannelSender) {
+function scheduler(sender: ChannelSender, onChannelGone = async (_target: ChannelTarget, _reason: string) => undefined) {
   return digestScheduler({
     state: store,
     clock,
@@ -72,7 +72,7 @@ function scheduler(sender: ChannelSender) {
     resolveOrg: async () => ORG,
     sender,
     presenter,
-    onChannelGone: async () => undefined,
+    onChannelGone,
   });
 }
 
@@ -129,6 +129,28 @@ describe('one digest per channel and slot', () => {
     const survivor = new RecordingSender();
     expect(await scheduler(survivor).tick()).toMatchObject({ posted: 0 });
     expect(survivor.sent).toEqual([]);
+  });
+
+  it('a channel the bot was taken out of (404) is reported gone and its slot is not tried again; another 403 is retried', async () => {
+    await schedule();
+    const sender = new RecordingSender();
+    sender.next = [
+      { ok: false, status: 403, code: 'ConversationBlocked', message: 'blocked' },
+      { ok: false, status: 404, message: 'not found' },
+    ];
+    const gone: string[] = [];
+    const s = scheduler(sender, async (t, reason) => {
+      gone.push(`${t.channelId} ${reason}`);
+    });
+    clock.set(Date.parse('2026-03-02T09:00:05Z'));
+    expect(await s.tick()).toMatchObject({ posted: 0, failed: 1 });
+    expect(gone).toEqual([]);
+    clock.advance(30_000);
+    expect(await s.tick()).toMatchObject({ posted: 0, failed: 0 });
+    expect(gone).toEqual([`${target.channelId} HTTP 404`]);
+    clock.advance(30_000);
+    expect(await s.tick()).toMatchObject({ posted: 0, failed: 0 });
+    expect(sender.sent).toEqual([]);
   });
 
   it('the first slot after the schedule was set counts, earlier ones never do', async () => {
