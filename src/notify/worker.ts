@@ -15,11 +15,8 @@
 //   outbox (backing off like a send) and nothing is posted.
 // - Retries: 429, 412, 502, 503, 504 (Teams' list), 500, 401 and network failures, with backoff (Retry-After when
 //   Teams gives one) and a bounded number of tries; then a dead letter (NS.deadLetters, shown by `status`).
-// - Instances share the outbox: an event is worked on under a lease named by this worker's random id, renewed while
-//   its sends wait and checked right before each send. A worker that finds it lost the lease (it went a whole lease
-//   without renewing, and another took over) stops working on the event at once: it neither sends nor writes the
-//   event's record, which belongs to the new holder. A crashed instance's lease expires after LEASE_MS; on a
-//   single-instance store a restarted process takes over the leases its predecessor left at once.
+// - Instances share the outbox: an event is worked on under a lease (lease.ts), renewed while its sends wait and
+//   checked right before each send; a worker that lost it neither sends nor writes the event's record any more.
 import type { Clock } from '../infra/clock.js';
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
@@ -44,7 +41,7 @@ import type {
 /** Waits before the 2nd, 3rd... try; the number of entries + 1 is the most tries a delivery gets. */
 export const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000];
 const DEAD_LETTER_TTL_MS = 30 * 24 * 3_600_000;
-/** A dead instance's events wait at most this long for another instance (a restart on the same host: not at all). */
+/** A dead instance's events wait at most this long for another instance. */
 const LEASE_MS = 30_000;
 const POLL_MS = 5_000;
 /** On shutdown, sends already under way get this long to finish; what is left goes out after the restart. */
@@ -347,7 +344,6 @@ export class DeliveryWorker {
     return true;
   }
 
-  /** The event's lease went to another worker: stop here, leave the event and its record to it. */
   private lose(h: Held): void {
     if (h.lost) return;
     h.lost = true;
