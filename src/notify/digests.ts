@@ -4,7 +4,6 @@
 // - a slot is claimed with setIfAbsent (a short lease), then marked "sending" before the card goes out and "done"
 //   after; a marker makes every later tick (any instance) leave the slot alone. A process killed during the send
 //   leaves "sending" behind and the slot is not posted again (at most once per slot).
-// - a slot more than CATCH_UP_MS old is skipped (the bot was down): a morning digest is not posted at night.
 // Storage (NS.digests), keys starting with the channel key so removing the bot from a team removes them:
 // "<channel>|setting", "<channel>|last" (fingerprint of the last posted digest), "<channel>|slot|<slot id>".
 import { createHash } from 'node:crypto';
@@ -20,12 +19,11 @@ import { NS, type StateStore } from '../infra/state/types.js';
 import { Leases } from './lease.js';
 import { Periodic } from './periodic.js';
 import { addDays, dateInZone } from '../infra/calendar.js';
-import { latestSlot, type DigestSchedule } from './schedule.js';
+import { dueSlot, type DigestSchedule } from './schedule.js';
 import { removedFromChannel, type WorkerDeps } from './worker.js';
 import { channelKey, channelScope, type ChannelSubscription } from './subscriptions.js';
 import type { ChannelTarget, DigestContent, DigestRow } from './types.js';
 
-export const CATCH_UP_MS = 2 * 3_600_000;
 const SLOT_MARKER_TTL_MS = 8 * 24 * 3_600_000;
 const SLOT_LEASE_MS = 10 * 60_000;
 const TICK_MS = 30_000;
@@ -188,8 +186,8 @@ export function digestScheduler(deps: SchedulerDeps): Periodic<TickReport> {
   const leases = new Leases(state, deps.clock, NS.digests, SLOT_LEASE_MS);
 
   const postSlot = async (setting: DigestSetting, now: number, report: TickReport): Promise<void> => {
-    const slot = latestSlot(setting.schedule, now, deps.timeZone);
-    if (slot.at < setting.since || now - slot.at > CATCH_UP_MS) return;
+    const slot = dueSlot(setting.schedule, setting.since, now, deps.timeZone);
+    if (!slot) return;
     const key = channelKey(setting);
     const markerKey = `${key}|slot|${slot.id}`;
     if (await state.get<SlotMarker>(NS.digests, markerKey)) return;

@@ -118,6 +118,15 @@ export function latestSlot(schedule: DigestSchedule, now: number, timeZone: stri
   return findSlot(schedule, now, timeZone, -1);
 }
 
+/** A slot is posted at most this long late (the bot was down): a morning digest is not posted at night. */
+const CATCH_UP_MS = 2 * 3_600_000;
+
+/** The slot to post at `now`: the latest, unless it came before `since` (when the schedule was set) or over CATCH_UP_MS ago. */
+export function dueSlot(schedule: DigestSchedule, since: number, now: number, timeZone: string): Slot | undefined {
+  const slot = latestSlot(schedule, now, timeZone);
+  return slot.at >= since && now - slot.at <= CATCH_UP_MS ? slot : undefined;
+}
+
 export function nextSlot(schedule: DigestSchedule, now: number, timeZone: string): Slot {
   return findSlot(schedule, now, timeZone, 1);
 }

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   describeSchedule,
+  dueSlot,
   latestSlot,
   nextSlot,
   parseDigestArgs,
@@ -95,5 +96,14 @@ describe("slots in the bot's time zone", () => {
     expect(latestSlot(monday, Date.parse('2026-03-04T12:00:00Z'), 'UTC').id).toBe('2026-03-02T09:00');
     expect(nextSlot(monday, Date.parse('2026-03-02T09:00:00Z'), 'UTC').id).toBe('2026-03-09T09:00');
     expect(nextSlot(daily, Date.parse('2026-03-02T13:00:00Z'), 'America/New_York').at).toBe(Date.parse('2026-03-02T14:00:00Z'));
+  });
+
+  it('a slot is due from its moment until two hours later (the bot was down), never when the schedule was set after it', () => {
+    const daily = { every: 'daily' as const, time: '09:00' };
+    const nine = Date.parse('2026-03-02T09:00:00Z');
+    expect(dueSlot(daily, 0, nine + 2 * 3_600_000, 'UTC')?.id).toBe('2026-03-02T09:00');
+    expect(dueSlot(daily, 0, nine + 2 * 3_600_000 + 1, 'UTC')).toBeUndefined();
+    expect(dueSlot(daily, nine, nine, 'UTC')?.id).toBe('2026-03-02T09:00');
+    expect(dueSlot(daily, nine + 1, nine + 60_000, 'UTC')).toBeUndefined();
   });
 });

@@ -1,14 +1,12 @@
 // `approvals digest daily <HH:MM>`: a personal message to each linked approver with the bills waiting for them, at that
 // time in BOT_TIMEZONE, only on days some are, read in the approver's own BILL session and sent to the personal chat
-// stored when they connected. A slot (src/notify/schedule.ts) is skipped when more than CATCH_UP_MS old or set after
-// it, and claimed with setIfAbsent (NS.approvalDigests) before anything is read or sent: one message per person, org
-// and slot, across restarts and instances.
+// stored when they connected. A due slot (dueSlot in src/notify/schedule.ts) is claimed with setIfAbsent
+// (NS.approvalDigests) before anything is read or sent: one message per person, org and slot, across restarts and instances.
 import type { Clock } from '../../infra/clock.js';
 import type { Logger } from '../../infra/log.js';
 import { NotLinked, errorMessage } from '../../errors.js';
-import { CATCH_UP_MS } from '../../notify/digests.js';
 import { Periodic } from '../../notify/periodic.js';
-import { latestSlot } from '../../notify/schedule.js';
+import { dueSlot } from '../../notify/schedule.js';
 import type { ChannelSender } from '../../notify/types.js';
 import { NS, type StateStore } from '../../infra/state/types.js';
 import type { Approvals } from './service.js';
@@ -44,8 +42,8 @@ export function approvalDigestJob(deps: ApprovalDigestDeps): Periodic<ApprovalDi
   const sendDigest = async (approvals: Approvals, link: UserLink, now: number): Promise<'sent' | 'empty' | undefined> => {
     const { digestTime, reference } = link;
     if (!digestTime || !reference) return;
-    const slot = latestSlot({ every: 'daily', time: digestTime }, now, deps.timeZone);
-    if (slot.at < (link.digestSince ?? 0) || now - slot.at > CATCH_UP_MS) return;
+    const slot = dueSlot({ every: 'daily', time: digestTime }, link.digestSince ?? 0, now, deps.timeZone);
+    if (!slot) return;
     const key = `${approvals.links.key(link)}|${slot.id}`;
     if (!(await state.setIfAbsent(NS.approvalDigests, key, { at: now }, { ttlMs: SLOT_TTL_MS }))) return;
     const conversation = (reference.conversation ?? {}) as { id?: unknown };
