@@ -248,7 +248,6 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
       eventId: `gallery-${type}`,
       type,
       orgId: org.id,
-      kind: info.kind,
       entityType: info.entity,
       entity: projectEntity(entity as Record<string, unknown>),
       errors: [],

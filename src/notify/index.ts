@@ -13,7 +13,6 @@ import type { BindingScope } from '../bindings/bindings.js';
 import { NS, type StateStore } from '../infra/state/types.js';
 import { digestComposer, digestScheduler, DigestSettings } from './digests.js';
 import { WebhookKeys } from './keys.js';
-import { eventTypeInfo } from './kinds.js';
 import { confirmRecord, paymentBillIds, projectEntity, readRecord, vendorOf } from './project.js';
 import { PushFeed } from './pushFeed.js';
 import { WebhookReceiver } from './receiver.js';
@@ -239,7 +238,6 @@ export function createNotifications(deps: NotifyDeps) {
             ? 'payment.updated'
             : `${family}.${entity.archived === true ? 'archived' : 'updated'}`,
         orgId,
-        kind: eventTypeInfo(type)?.kind ?? 'bills',
         entityType,
         entity,
         errors: [],

@@ -95,7 +95,7 @@ export class WebhookReceiver {
     const late = new Promise<'late'>((resolve) => {
       timer = setTimeout(() => resolve('late'), within);
     });
-    const work = this.store(n, info.kind, info.entity);
+    const work = this.store(n, info.entity);
     // Settles on its own if we answered late; its outcome is logged below either way.
     work.catch(() => undefined);
     try {
@@ -141,7 +141,7 @@ export class WebhookReceiver {
     return { ok: false, reason: 'signature mismatch' };
   }
 
-  private async store(n: BillNotification, kind: OutboxEvent['kind'], entityType: EntityKind): Promise<'stored' | 'duplicate'> {
+  private async store(n: BillNotification, entityType: EntityKind): Promise<'stored' | 'duplicate'> {
     const { state, clock } = this.deps;
     const id = n.metadata.eventId;
     if (await state.get(NS.webhookEvents, id)) return 'duplicate';
@@ -150,7 +150,6 @@ export class WebhookReceiver {
       eventId: id,
       type: n.metadata.eventType,
       orgId: n.metadata.organizationId,
-      kind,
       entityType,
       entity: projectEntity(n.entity),
       errors: n.errors,

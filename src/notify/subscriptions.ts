@@ -6,7 +6,7 @@
 import type { Clock } from '../infra/clock.js';
 import { targetKey, type BindingScope } from '../bindings/bindings.js';
 import { NS, type StateStore } from '../infra/state/types.js';
-import { SUBSCRIPTION_KINDS, type SubscriptionKind } from './kinds.js';
+import { eventTypeInfo, SUBSCRIPTION_KINDS, type SubscriptionKind } from './kinds.js';
 import type { ChannelTarget, ConversationRef } from './types.js';
 
 export interface ChannelSubscription extends ChannelTarget {
@@ -86,7 +86,9 @@ export class ChannelSubscriptions {
     return sub && isSubscription(sub) ? sub : undefined;
   }
 
-  async forKind(kind: SubscriptionKind): Promise<Array<[string, ChannelSubscription]>> {
+  /** The subscriptions of the kind a BILL event type belongs to (none for a type billbridge does not post). */
+  async forEvent(type: string): Promise<Array<[string, ChannelSubscription]>> {
+    const kind = eventTypeInfo(type)?.kind;
     return (await this.state.entries<ChannelSubscription>(NS.subscriptions)).filter(([, s]) => isSubscription(s) && s.kind === kind);
   }
 }

@@ -1,6 +1,5 @@
 // Shapes shared by the receiver, the outbox worker, the digests and the parts that send (src/teams implements them).
 import type { EntityKind } from '../mirror/records.js';
-import type { SubscriptionKind } from './kinds.js';
 
 /** A Bot Framework ConversationReference as JSON (what TurnContext.getConversationReference returns); no secrets. */
 export type ConversationRef = Record<string, unknown>;
@@ -43,7 +42,6 @@ export interface OutboxEvent {
   eventId: string;
   type: string;
   orgId: string;
-  kind: SubscriptionKind;
   entityType: EntityKind;
   /** The record, reduced to the fields cards use (no bank or tax numbers): the payload's until `confirmed`, then BILL's. */
   entity: Record<string, unknown>;

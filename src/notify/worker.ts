@@ -25,7 +25,7 @@ import { NS, type StateStore } from '../infra/state/types.js';
 import { Leases } from './lease.js';
 import { Periodic } from './periodic.js';
 import { EVENT_ID_TTL_MS, outboxKey } from './receiver.js';
-import { channelScope, targetOf, type ChannelSubscriptions } from './subscriptions.js';
+import { channelScope, targetOf, type ChannelSubscription, type ChannelSubscriptions } from './subscriptions.js';
 import type { ConfirmedRecord } from './project.js';
 import type {
   ChannelSender,
@@ -49,8 +49,8 @@ const STOP_GRACE_MS = 10_000;
 
 const RETRY_STATUSES = new Set([0, 401, 412, 429, 500, 502, 503, 504]);
 
-export type DeadLetter = Pick<OutboxEvent, 'eventId' | 'type' | 'orgId' | 'kind'> &
-  ChannelTarget &
+export type DeadLetter = Pick<OutboxEvent, 'eventId' | 'type' | 'orgId'> &
+  Pick<ChannelSubscription, keyof ChannelTarget | 'kind'> &
   Pick<DeliveryState, 'tries'> & { status: number; code: string | undefined; reason: string; at: number };
 
 export interface WorkerDeps {
@@ -237,7 +237,7 @@ export class DeliveryWorker {
     }
     if (!ev.targets) {
       const targets: Record<string, DeliveryState> = {};
-      for (const [key, sub] of await this.deps.subscriptions.forKind(ev.kind)) {
+      for (const [key, sub] of await this.deps.subscriptions.forEvent(ev.type)) {
         if ((await this.deps.resolveOrg(channelScope(sub))) === ev.orgId)
           targets[key] = { state: 'pending', tries: 0, nextAt: this.deps.clock.now() };
       }

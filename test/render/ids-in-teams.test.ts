@@ -23,7 +23,6 @@ function event(
     eventId: `e-${type}`,
     type,
     orgId: '00801AAAAAAAAAAAAAAA',
-    kind: 'payments',
     entityType,
     entity,
     errors: [],

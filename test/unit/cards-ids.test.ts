@@ -33,7 +33,6 @@ describe('ids on cards', () => {
       eventId: 'e',
       type: 'payment.failed',
       orgId: 'o',
-      kind: 'payments',
       entityType: 'payment',
       entity: { id: 'p', vendorName: 'Acme', amount: 10, billId: '00n01QWERTYk8S0' },
       errors: [],

@@ -98,7 +98,6 @@ function event(eventId: string): OutboxEvent {
     eventId,
     type: 'invoice.updated',
     orgId: 'org-1',
-    kind: 'invoices',
     entityType: 'invoice',
     entity: {},
     errors: [],

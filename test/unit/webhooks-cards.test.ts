@@ -17,7 +17,6 @@ function ev(type: string, entity: Record<string, unknown>, over: Partial<OutboxE
     eventId: 'e1',
     type,
     orgId: '00801ORG',
-    kind: info.kind,
     entityType: info.entity,
     entity: projectEntity(entity),
     errors: [],

@@ -111,7 +111,7 @@ describe("verifying with the subscription's key", () => {
     expect(queued).toMatchObject({
       eventId,
       orgId: ORG,
-      kind: 'payments',
+      type: 'payment.updated',
       entityType: 'payment',
       entity: { id: 'stp01pay', amount: 4200 },
     });
