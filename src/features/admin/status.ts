@@ -33,15 +33,6 @@ export interface StatusDeps extends ConversationStatusDeps {
   unopenableSecrets(): number;
 }
 
-/** Whether `orgId` has its own Spend & Expense token (an organisation the deployment does not serve has none). */
-function spendTokenFor(deps: StatusDeps, orgId: string): boolean {
-  try {
-    return deps.bill.spend(orgId) !== undefined;
-  } catch {
-    return false;
-  }
-}
-
 export const statusCommand: Command<StatusDeps> = {
   name: 'status',
   usage: 'status',
@@ -58,7 +49,13 @@ export const statusCommand: Command<StatusDeps> = {
       ? { kinds: PUSH_FED.filter((p) => deps.notify.push.fed(orgId, p.entity)).map((p) => p.kind), ...cache }
       : undefined;
     // S&E tokens are per organisation: the row says whether THIS team's organisation has one, not whether any does.
-    const billStatus = { ...deps.bill.status(), spendConfigured: orgId !== undefined && spendTokenFor(deps, orgId) };
+    let spendConfigured = false;
+    try {
+      spendConfigured = orgId !== undefined && deps.bill.spend(orgId) !== undefined;
+    } catch {
+      // spend() refuses an organisation the deployment does not serve: it has no token.
+    }
+    const billStatus = { ...deps.bill.status(), spendConfigured };
     const unopenable = deps.unopenableSecrets();
     // Top to bottom. The audit log's path is a server path, and stored secrets SECRETS_KEY cannot open are something to
     // act on: both for billbridge admins only.
