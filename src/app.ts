@@ -196,7 +196,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   // Approvals run as the approver, with their own BILL token sealed under SECRETS_KEY. Without the key there is no
   // safe place for those tokens, so the feature is off and its commands say so.
   const { linkAttemptsPerHour, linkCooldownS } = config.limits;
-  const userLinks = config.secretsKey ? new UserLinks({ store: state, secretsKey: config.secretsKey, clock, log }) : undefined;
+  const userLinks = config.secretsKey ? new UserLinks({ store: state, secretsKey: config.secretsKey, log }) : undefined;
   const approvals =
     config.secretsKey && userLinks
       ? new Approvals({
@@ -324,6 +324,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     approvals: { approvals, orgBindings, audit },
   };
   const registry = createRegistry(features);
+  const lookup = textLookup({ mirror, settings: finance });
   const dispatcher = new Dispatcher({
     registry,
     orgBindings,
@@ -331,7 +332,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     locale,
     timeZone,
     log,
-    lookup: textLookup({ mirror, settings: finance }),
+    lookup,
   });
   const perMinute = config.limits.userCommandsPerMinute;
   const userRate = cluster ? limiterUserCommandRate(cluster.rateLimiter('user-commands', perMinute, 60)) : memoryUserCommandRate(perMinute);
@@ -362,6 +363,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     cardActions,
     search,
     orgBindings,
+    lookup,
   });
   const approvalDigest = approvalDigestJob({ approvals, state, timeZone: config.timeZone, sender, clock, log });
   // The dashboard tab: Teams sign-in checked against Microsoft's keys, a team's figures only for its members.

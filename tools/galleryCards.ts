@@ -520,7 +520,7 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
           ],
           fmt,
         ),
-        budgetsSection(budgetRows, statusOpts),
+        budgetsSection(budgetRows, statusOpts, { admin: true }),
         cacheSection({ hits: 40, misses: 12, entries: 9 }, fmt),
         auditSection('/var/lib/billbridge/audit.log'),
       ],

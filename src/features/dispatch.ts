@@ -117,17 +117,12 @@ export interface DispatcherParts {
   locale: string;
   timeZone: string;
   log: Logger;
-  /** What a text names in the org's mirror (src/features/lookup). */
-  lookup: TextLookup;
+  /** What a line that is not a command names in the org's mirror (src/features/lookup). */
+  lookup: Pick<TextLookup, 'find'>;
 }
 
 export class Dispatcher {
-  /** What a text names in the org's mirror: a line that is not a command, and the "Look up in BILL" message action. */
-  readonly lookup: TextLookup;
-
-  constructor(private readonly parts: DispatcherParts) {
-    this.lookup = parts.lookup;
-  }
+  constructor(private readonly parts: DispatcherParts) {}
 
   parse(text: string): CommandLine {
     const { registry } = this.parts;
@@ -192,7 +187,7 @@ export class Dispatcher {
   private async named(req: CommandRequest, line: string, log: Logger): Promise<{ orgId: string; found: Found } | undefined> {
     try {
       const orgId = await this.parts.orgBindings.resolve(req.scope);
-      return orgId ? { orgId, found: await this.lookup.find(orgId, line) } : undefined;
+      return orgId ? { orgId, found: await this.parts.lookup.find(orgId, line) } : undefined;
     } catch (err) {
       log.warn({ err: errorMessage(err) }, 'lookup of a line that is not a command failed; answered as unknown');
       return undefined;

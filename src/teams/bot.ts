@@ -111,6 +111,7 @@ export interface BotParts {
   cardActions: Record<string, CardActionHandler>;
   search: Pick<ComposeSearch, 'query'>;
   orgBindings: MessageActionParts['orgBindings'];
+  lookup: MessageActionParts['lookup'];
 }
 
 /** The route table with the bot's steps and handlers: what the adapter runs for each authenticated activity. */

@@ -8,7 +8,7 @@ import type { OrgBindings } from '../bindings/bindings.js';
 import { adaptiveCard, text, title, type CardReply } from '../cards/card.js';
 import type { CommandLine, Dispatcher, TurnResult } from '../features/dispatch.js';
 import { lookUpDialogCard } from '../features/lookup/cards.js';
-import type { Picked } from '../features/lookup/lookup.js';
+import type { Picked, TextLookup } from '../features/lookup/lookup.js';
 import { isObject, type Route, type Step, type Turn } from './routes.js';
 
 /** The command id the manifest declares for the message action. */
@@ -18,8 +18,9 @@ const MAX_INSERTED_CARD_BYTES = 28 * 1024;
 const CARD = 'application/vnd.microsoft.card.adaptive';
 
 export interface MessageActionParts {
-  dispatcher: Pick<Dispatcher, 'lookup' | 'parse' | 'run' | 'errorCard'>;
+  dispatcher: Pick<Dispatcher, 'parse' | 'run' | 'errorCard'>;
   orgBindings: Pick<OrgBindings, 'forExtension'>;
+  lookup: TextLookup;
 }
 
 const lookUpInvoke = (name: string) => (a: Activity) =>
@@ -87,7 +88,7 @@ async function lookUp(parts: MessageActionParts, turn: Turn): Promise<TurnResult
   if ('refused' in org) return org.refused;
   const value = turn.activity.value as { messagePayload?: { body?: { content?: unknown } } };
   const content = value.messagePayload?.body?.content;
-  const found = await parts.dispatcher.lookup.find(org.orgId, typeof content === 'string' ? content : '');
+  const found = await parts.lookup.find(org.orgId, typeof content === 'string' ? content : '');
   return { outcome: 'ok', orgId: org.orgId, reply: lookUpDialogCard(found) };
 }
 
@@ -104,7 +105,7 @@ async function insert(parts: MessageActionParts, turn: Turn): Promise<TurnResult
   const org = await orgOf(parts, turn);
   if ('refused' in org) return org.refused;
   const picked = pickedOf((turn.activity.value as { data?: unknown }).data);
-  const command = picked && (await parts.dispatcher.lookup.commandFor(org.orgId, picked));
+  const command = picked && (await parts.lookup.commandFor(org.orgId, picked));
   if (!command) {
     const gone = 'That record is no longer in BILL.';
     return { outcome: 'unknown', orgId: org.orgId, reply: adaptiveCard([text(gone)], { summary: gone }) };

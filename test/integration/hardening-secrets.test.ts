@@ -36,8 +36,6 @@ describe('a restart with a changed SECRETS_KEY', () => {
         billUserId: 'u',
         token: { name: 'sync', value: TOKEN },
         teamsUserId: '29:a',
-        linkedAt: 1,
-        updatedAt: 1,
       });
       expect(first.logs.text()).not.toContain(WARNING);
     } finally {

@@ -4,23 +4,24 @@ import { startBot, type TestBot } from '../harness/bot.js';
 import { ConnectorStandIn } from '../harness/connector.js';
 import { checkCard } from '../harness/cards.js';
 import { get } from '../harness/net.js';
-import { visibleBudgets } from '../../src/features/admin/status.js';
+import { OTHER_TENANT, TENANT, type Who } from '../harness/activities.js';
 
 const DEV_KEY = 'status-test-dev-key-0001';
 const BILL = { service: 'bill', devKey: DEV_KEY, orgId: '00801STATUSORG000001' } as const;
 const METRICS_TOKEN = 'status-test-metrics-token-0001';
 const scraper = { authorization: `Bearer ${METRICS_TOKEN}` };
+const ADMIN: Who = { id: '29:user-admin', name: 'Avery Admin', aadObjectId: '44444444-0000-4000-8000-0000000000ad' };
 let bot: TestBot;
 
 beforeAll(async () => {
-  bot = await startBot({ env: { METRICS_TOKEN } });
+  bot = await startBot({ env: { METRICS_TOKEN, ADMIN_AAD_OBJECT_IDS: ADMIN.aadObjectId! } });
 });
 afterAll(async () => {
   await bot.close();
 });
 
-async function statusCard() {
-  const res = await bot.say('status', { channel: '19:channel-ops@thread.tacv2' });
+async function statusCard(from?: Who) {
+  const res = await bot.say('status', { channel: '19:channel-ops@thread.tacv2', from });
   const [reply] = await bot.connector.waitForMessages(1, res.activity.conversation.id);
   return ConnectorStandIn.card(reply!);
 }
@@ -86,18 +87,27 @@ describe('GET /metrics', () => {
 });
 
 describe('who sees which budgets', () => {
-  const rows = [
-    { budget: 'bill.requests', key: 'kabc' },
-    { budget: 'bill.concurrency', key: 'kabc/ORG-A' },
-    { budget: 'bill.concurrency', key: 'kabc/ORG-B' },
-    { budget: 'graph.tenant', key: 'tenant-a' },
-    { budget: 'graph.tenant', key: 'tenant-b' },
-    { budget: 'connector.thread', key: '*' },
-  ].map((r) => ({ ...r, limit: 1, used: 0, remaining: 1, queued: 0, running: 0, rejected: 0 }));
+  it("a member's status shows only the channel's own organisation and tenant; an admin's shows every row", async () => {
+    // Another dev key: the first one is paused above. Tenant ids are compared without regard to case.
+    const bill = { service: 'bill', devKey: 'status-test-dev-key-0002' } as const;
+    const own = bot.app.sandbox!.credentials.orgId;
+    for (const orgId of [own, '00801OTHERORG0000001'])
+      await bot.app.limiter.run({ ...bill, orgId }, { priority: 'interactive' }, async () => 0);
+    for (const tenantId of [TENANT.toUpperCase(), OTHER_TENANT])
+      await bot.app.limiter.run({ service: 'graph', tenantId }, { priority: 'interactive' }, async () => 0);
 
-  it('shows a channel only its own organisation and tenant; admins see every row', () => {
-    const mine = visibleBudgets(rows, { admin: false, orgId: 'ORG-A', tenantId: 'TENANT-A' }).map((r) => `${r.budget}:${r.key}`);
-    expect(mine).toEqual(['bill.requests:kabc', 'bill.concurrency:kabc/ORG-A', 'graph.tenant:tenant-a', 'connector.thread:*']);
-    expect(visibleBudgets(rows, { admin: true, orgId: undefined, tenantId: undefined })).toHaveLength(rows.length);
+    const member = JSON.stringify(await statusCard());
+    expect(member).toContain('BILL requests');
+    expect(member).toContain('BILL calls in flight · this organisation');
+    expect(member).toContain(`Graph (tenant) · tenant ${TENANT.toUpperCase().slice(0, 8)}…`);
+    expect(member).not.toContain('00801OTHERORG0000001');
+    expect(member).not.toContain(OTHER_TENANT.slice(0, 8));
+
+    const admin = JSON.stringify(await statusCard(ADMIN));
+    expect(admin).toContain(`BILL calls in flight · org ${own}`);
+    expect(admin).toContain('BILL calls in flight · org 00801OTHERORG0000001');
+    expect(admin).toContain(`Graph (tenant) · tenant ${OTHER_TENANT.slice(0, 8)}…`);
+    // A member's "this organisation" rows are exactly the admin's rows for the channel's organisation.
+    expect(member.split('· this organisation').length).toBe(admin.split(`· org ${own}`).length);
   });
 });

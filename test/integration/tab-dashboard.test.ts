@@ -216,8 +216,6 @@ describe('a channel tab of the finance team', () => {
       billUserId: priya.id,
       token: { name: token.name, value: token.value },
       teamsUserId: DEFAULT_USER.id,
-      linkedAt: Date.now(),
-      updatedAt: Date.now(),
     });
     const res = await dashboard(bot, `Bearer ${await sso()}`);
     expect(res.status).toBe(200);

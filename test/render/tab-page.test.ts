@@ -572,8 +572,6 @@ describe('the dashboard tab with a real Teams sign-in and the real API', () => {
       billUserId: priya.id,
       token,
       teamsUserId: DEFAULT_USER.id,
-      linkedAt: Date.now(),
-      updatedAt: Date.now(),
     });
     const res = await get(`${real.url}/api/tab/dashboard`, { authorization: `Bearer ${await sso()}` });
     expect(res.status).toBe(200);

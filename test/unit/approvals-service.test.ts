@@ -29,8 +29,6 @@ const DANA: UserLink = {
   token: { name: 'dana-teams', value: 'tok_service_test_0123456789' },
   teamsUserId: '29:user-dana',
   displayName: 'Dana Lee',
-  linkedAt: 1,
-  updatedAt: 1,
 };
 
 let dir: string;
@@ -58,7 +56,7 @@ function service(): Approvals {
     releaseAs: async () => undefined,
   } satisfies Pick<BillGateway, 'orgAs' | 'releaseAs'>;
   return new Approvals({
-    links: new UserLinks({ store, secretsKey, clock, log }),
+    links: new UserLinks({ store, secretsKey, log }),
     cards: new ApprovalCards(store, clock),
     secretsKey,
     attempts: memoryLinkAttempts(5, 60),

@@ -55,7 +55,7 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
     locale: config.locale,
     timeZone: config.timeZone,
     log,
-    lookup: { find: async () => nothingNamed, commandFor: async () => undefined },
+    lookup: { find: async () => nothingNamed },
   });
   const rate = memoryUserCommandRate(opts.perMinute ?? 1000);
   const noInstallEvents = async () => {
@@ -83,6 +83,7 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
     cardActions: {},
     search: { query: () => Promise.reject(new Error('no searches in these tests')) },
     orgBindings: { forExtension: () => Promise.reject(new Error('no message actions in these tests')) },
+    lookup: { find: async () => nothingNamed, commandFor: async () => undefined },
   });
   const auditRecords = (): Array<Record<string, unknown>> => {
     const file = join(dir, 'audit.log');

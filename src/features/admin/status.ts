@@ -3,7 +3,7 @@
 import type { BillGateway } from '../../bill/gateway.js';
 import type { AccessPolicy } from '../access.js';
 import type { Clock } from '../../infra/clock.js';
-import type { BudgetSnapshot, Limiter } from '../../infra/limits/types.js';
+import type { Limiter } from '../../infra/limits/types.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import { PUSH_FED } from '../../notify/kinds.js';
 import type { Notifications } from '../../notify/index.js';
@@ -33,31 +33,6 @@ export interface StatusDeps extends ConversationStatusDeps {
   unopenableSecrets(): number;
 }
 
-/**
- * Budgets a person may see. Everyone sees app-wide budgets (dev keys and tokens only as hashes) and the
- * aggregated thread/team rows; other organisations' and tenants' rows are for billbridge admins only.
- */
-export function visibleBudgets(
-  rows: BudgetSnapshot[],
-  who: { admin: boolean; orgId: string | undefined; tenantId: string | undefined },
-): BudgetSnapshot[] {
-  if (who.admin) return rows;
-  return rows.filter((r) => {
-    if (r.budget === 'bill.concurrency') return who.orgId !== undefined && r.key.endsWith(`/${who.orgId}`);
-    if (r.budget === 'graph.tenant' || r.budget === 'identity') return r.key.toLowerCase() === who.tenantId?.toLowerCase();
-    return true;
-  });
-}
-
-/** Whether `orgId` has its own Spend & Expense token (an organisation the deployment does not serve has none). */
-function spendTokenFor(deps: StatusDeps, orgId: string): boolean {
-  try {
-    return deps.bill.spend(orgId) !== undefined;
-  } catch {
-    return false;
-  }
-}
-
 export const statusCommand: Command<StatusDeps> = {
   name: 'status',
   usage: 'status',
@@ -74,7 +49,13 @@ export const statusCommand: Command<StatusDeps> = {
       ? { kinds: PUSH_FED.filter((p) => deps.notify.push.fed(orgId, p.entity)).map((p) => p.kind), ...cache }
       : undefined;
     // S&E tokens are per organisation: the row says whether THIS team's organisation has one, not whether any does.
-    const billStatus = { ...deps.bill.status(), spendConfigured: orgId !== undefined && spendTokenFor(deps, orgId) };
+    let spendConfigured = false;
+    try {
+      spendConfigured = orgId !== undefined && deps.bill.spend(orgId) !== undefined;
+    } catch {
+      // spend() refuses an organisation the deployment does not serve: it has no token.
+    }
+    const billStatus = { ...deps.bill.status(), spendConfigured };
     const unopenable = deps.unopenableSecrets();
     // Top to bottom. The audit log's path is a server path, and stored secrets SECRETS_KEY cannot open are something to
     // act on: both for billbridge admins only.
@@ -82,7 +63,7 @@ export const statusCommand: Command<StatusDeps> = {
       conversationSection(await conversationStatus(deps, ctx.scope), ctx.scope.kind, opts, admin),
       billSection(billStatus, orgId, orgId ? deps.mirror.info(orgId) : [], opts, pushFed, { admin }),
       await notificationsSection(ctx, deps.notify, opts),
-      budgetsSection(visibleBudgets(deps.limiter.snapshot(), { admin, orgId, tenantId: ctx.scope.tenantId }), opts, { admin }),
+      budgetsSection(deps.limiter.snapshot(), opts, { admin, orgId, tenantId: ctx.scope.tenantId }),
       cacheSection(deps.mirror.answers.stats(), opts),
       admin ? auditSection(deps.audit.location) : undefined,
       admin && unopenable > 0 ? storedSecretsSection(unopenable) : undefined,

@@ -81,11 +81,26 @@ function budgetLabel(budget: string): string {
   return BUDGET_LABELS[budget] ?? budget;
 }
 
-export function budgetsSection(rows: BudgetSnapshot[], opts: StatusCardOptions, who: { admin: boolean } = { admin: true }): StatusSection {
+/**
+ * The budgets a person may see. Everyone sees app-wide budgets (dev keys and tokens only as hashes) and the
+ * aggregated thread/team rows; other organisations' and tenants' rows are for billbridge admins only.
+ */
+export function budgetsSection(
+  all: BudgetSnapshot[],
+  opts: StatusCardOptions,
+  who: { admin: boolean; orgId?: string; tenantId?: string },
+): StatusSection {
   const { locale } = opts;
   const order = Object.keys(BUDGET_LABELS);
   const rank = (b: string) => (order.includes(b) ? order.indexOf(b) : order.length);
-  rows = [...rows].sort((a, b) => rank(a.budget) - rank(b.budget) || a.key.localeCompare(b.key));
+  const visible = who.admin
+    ? all
+    : all.filter((r) => {
+        if (r.budget === 'bill.concurrency') return who.orgId !== undefined && r.key.endsWith(`/${who.orgId}`);
+        if (r.budget === 'graph.tenant' || r.budget === 'identity') return r.key.toLowerCase() === who.tenantId?.toLowerCase();
+        return true;
+      });
+  const rows = [...visible].sort((a, b) => rank(a.budget) - rank(b.budget) || a.key.localeCompare(b.key));
   const shown = rows.slice(0, MAX_BUDGET_ROWS);
   if (rows.length === 0) return { title: 'Upstream budgets', items: [text('No upstream calls yet.', { subtle: true })] };
   const items: CardElement[] = [

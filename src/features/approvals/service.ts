@@ -373,7 +373,6 @@ export class Approvals {
       }
       throw err;
     }
-    const now = clock.now();
     const link: UserLink = {
       ...ref,
       billUserId,
@@ -383,8 +382,6 @@ export class Approvals {
       reference: click.reference,
       digestTime: previous?.digestTime,
       digestSince: previous?.digestSince,
-      linkedAt: previous?.linkedAt ?? now,
-      updatedAt: now,
     };
     await this.links.put(link);
     await auditOrUndo(audit('ok', { billUser: shortId(billUserId), replaced: previous ? 'yes' : 'no' }), async () => {

@@ -3,7 +3,6 @@
 // id, org). Without SECRETS_KEY nothing in NS.userLinks can be read, or even told apart: not the token, not who.
 import { createHmac } from 'node:crypto';
 import { deriveKey, openText, sealText, type SealedBox } from '../../infra/state/sealing.js';
-import type { Clock } from '../../infra/clock.js';
 import type { Logger } from '../../infra/log.js';
 import { NS, type StateStore } from '../../infra/state/types.js';
 import { BillApiError, NotLinked } from '../../errors.js';
@@ -34,8 +33,6 @@ export interface UserLink extends UserLinkRef {
   digestTime?: string;
   /** When the digest was set: earlier slots are never sent. */
   digestSince?: number;
-  linkedAt: number;
-  updatedAt: number;
 }
 
 function norm(ref: UserLinkRef): UserLinkRef {
@@ -47,7 +44,7 @@ export class UserLinks {
   private readonly idKey: Buffer;
   private warnedUnreadable = false;
 
-  constructor(private readonly deps: { store: StateStore; secretsKey: Buffer; clock: Clock; log: Logger }) {
+  constructor(private readonly deps: { store: StateStore; secretsKey: Buffer; log: Logger }) {
     this.sealKey = deriveKey(deps.secretsKey, 'user-links/seal/v1');
     this.idKey = deriveKey(deps.secretsKey, 'user-links/ids/v1');
   }
@@ -75,7 +72,7 @@ export class UserLinks {
   ): Promise<UserLink | undefined> {
     const link = await this.get(ref);
     if (!link) return undefined;
-    const next: UserLink = { ...link, ...patch, updatedAt: this.deps.clock.now() };
+    const next: UserLink = { ...link, ...patch };
     await this.put(next);
     return next;
   }
