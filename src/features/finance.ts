@@ -37,7 +37,7 @@ export function boundOrg(ctx: CommandContext): string {
 }
 
 /** Locale of the conversation (activity, else BOT_LOCALE) and BOT_TIMEZONE. */
-export function formatOf(ctx: CommandContext, { settings }: WithSettings): FormatOptions {
+function formatOf(ctx: CommandContext, { settings }: WithSettings): FormatOptions {
   return { locale: ctx.locale ?? settings.locale, timeZone: settings.timeZone };
 }
 
