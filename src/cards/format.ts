@@ -1,7 +1,5 @@
 // Money, dates and "today" as a finance person reads them: in the bill's currency, the bot's locale and time zone.
 
-export { addDays, dateInZone } from '../infra/calendar.js';
-
 export interface FormatOptions {
   locale: string;
   timeZone: string;

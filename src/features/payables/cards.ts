@@ -16,7 +16,8 @@ import {
   type TableColumn,
 } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
-import { addDays, calendarDate, daysBetween, dueInWords, money, sum, type FormatOptions } from '../../cards/format.js';
+import { calendarDate, daysBetween, dueInWords, money, sum, type FormatOptions } from '../../cards/format.js';
+import { addDays } from '../../infra/calendar.js';
 import { asOfFooter, listCard, refreshAction, type AsOf, type ListContext } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
 import { billApprovalWords, billPaymentWords, codeWords, count, moneyTotal } from '../../cards/words.js';
