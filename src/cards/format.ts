@@ -100,8 +100,3 @@ export function dueInWords(dueDate: string | undefined, today: string): string {
   if (d > 1) return `Due in ${d} days`;
   return d === -1 ? 'Overdue by 1 day' : `Overdue by ${-d} days`;
 }
-
-/** How many formatters are held (tests check each map stays bounded). */
-export function formatCacheSizes(): { money: number; percent: number; date: number } {
-  return { money: moneyFormats.size, percent: percentFormats.size, date: dateFormats.size };
-}

@@ -32,10 +32,6 @@ export interface WelcomeInput {
 /** Commands that are about the bot, not about BILL data: never among the three suggestions. */
 const NOT_SUGGESTED = new Set(['help', 'link', 'unlink']);
 
-export function welcomeSuggestions(commands: readonly CommandInfo[]): CommandInfo[] {
-  return commands.filter((c) => !NOT_SUGGESTED.has(c.name)).slice(0, 3);
-}
-
 function bindingText(input: WelcomeInput): { line: string; summary: string } {
   const here = input.kind === 'channel' ? 'This team' : 'This chat';
   const b = input.binding;
@@ -87,7 +83,7 @@ export function welcomeCard(input: WelcomeInput): CardReply {
   const heading = input.kind === 'channel' && input.teamName ? `billbridge joined ${escapeMarkdown(input.teamName)}` : "Hi, I'm billbridge";
   const binding = bindingText(input);
   const body: CardElement[] = [title(heading), text(intro), container([text(binding.line)], { style: 'emphasis' })];
-  const suggestions = welcomeSuggestions(input.commands);
+  const suggestions = input.commands.filter((c) => !NOT_SUGGESTED.has(c.name)).slice(0, 3);
   const actions: CardAction[] = [];
   if (suggestions.length > 0) {
     body.push(text('Try these', { weight: 'Bolder', separator: true }));
