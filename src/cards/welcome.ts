@@ -6,7 +6,6 @@ import {
   container,
   escapeMarkdown,
   executeAction,
-  footer,
   shortRef,
   text,
   title,
@@ -15,7 +14,8 @@ import {
   type CardReply,
 } from './card.js';
 import { shortId } from './redact.js';
-import { typed, usageText } from './help.js';
+import { typed, usageText, versionFooter } from './help.js';
+import { SANDBOX_NOTE } from './words.js';
 
 export interface WelcomeInput {
   kind: ConversationKind;
@@ -96,9 +96,7 @@ export function welcomeCard(input: WelcomeInput): CardReply {
     }
   }
   actions.push(executeAction('Show all commands', { verb: 'run', command: 'help' }));
-  body.push(
-    footer([input.sandbox ? 'Demo organisation — simulated data' : undefined, `billbridge ${input.version}`].filter(Boolean).join(' · ')),
-  );
+  body.push(versionFooter(input.sandbox ? SANDBOX_NOTE : undefined, input.version));
   const names = suggestions.map((c) => c.name).join(', ');
   return adaptiveCard(body, {
     summary: `billbridge is here. ${binding.summary}${names ? ` Try: ${names}.` : ''}`,
