@@ -48,7 +48,7 @@ import { teamRoster } from './teams/roster.js';
 import { tabSso } from './tab/sso.js';
 import { notingEvents } from './tab/events.js';
 import { tabApiRoute } from './http/tabApi.js';
-import { NetworkInvites, networkCardActions } from './features/network/invite.js';
+import { networkCardActions, networkInvites } from './features/network/invite.js';
 
 export interface BuildOptions {
   /** Log destination (tests capture lines here); stdout by default. */
@@ -269,7 +269,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   // BILL network invitations are sent as the clicking person, through the links approvals keep (so: SECRETS_KEY).
   const invites =
     approvals && config.secretsKey
-      ? new NetworkInvites({
+      ? networkInvites({
           approvals,
           secretsKey: config.secretsKey,
           bill,

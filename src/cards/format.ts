@@ -1,7 +1,5 @@
 // Money, dates and "today" as a finance person reads them: in the bill's currency, the bot's locale and time zone.
 
-export { addDays, dateInZone } from '../infra/calendar.js';
-
 export interface FormatOptions {
   locale: string;
   timeZone: string;
@@ -101,9 +99,4 @@ export function dueInWords(dueDate: string | undefined, today: string): string {
   if (d === 1) return 'Due tomorrow';
   if (d > 1) return `Due in ${d} days`;
   return d === -1 ? 'Overdue by 1 day' : `Overdue by ${-d} days`;
-}
-
-/** How many formatters are held (tests check each map stays bounded). */
-export function formatCacheSizes(): { money: number; percent: number; date: number } {
-  return { money: moneyFormats.size, percent: percentFormats.size, date: dateFormats.size };
 }

@@ -20,6 +20,11 @@ function helpHint(kind?: ConversationKind): string {
   return `Type **${typed('help', kind)}** to see every command.`;
 }
 
+/** "Demo organisation — simulated data · billbridge 1.2.3": the footer of the help and welcome cards. */
+export function versionFooter(note: string | undefined, version: string) {
+  return footer([note, `billbridge ${version}`].filter(Boolean).join(' · '));
+}
+
 /** Where help is asked for (`kind`) says how to type a command; `note` (the sandbox's) goes in the footer. */
 export function helpCard(commands: readonly CommandInfo[], opts: { note?: string; version: string; kind?: ConversationKind }): CardReply {
   // Command texts are ours (the registry), shown exactly as people should type them.
@@ -30,7 +35,7 @@ export function helpCard(commands: readonly CommandInfo[], opts: { note?: string
     title('billbridge commands'),
     subtitle(how),
     table([{ header: 'Command' }, { header: 'Example' }, { header: 'What it does', plain: true }], rows),
-    footer([opts.note, `billbridge ${opts.version}`].filter(Boolean).join(' · ')),
+    versionFooter(opts.note, opts.version),
   ];
   return adaptiveCard(body, { summary: `billbridge: ${commands.length} commands — ${commands.map((c) => c.name).join(', ')}` });
 }

@@ -6,7 +6,6 @@ import {
   container,
   escapeMarkdown,
   executeAction,
-  footer,
   shortRef,
   text,
   title,
@@ -15,7 +14,8 @@ import {
   type CardReply,
 } from './card.js';
 import { shortId } from './redact.js';
-import { typed, usageText } from './help.js';
+import { typed, usageText, versionFooter } from './help.js';
+import { SANDBOX_NOTE } from './words.js';
 
 export interface WelcomeInput {
   kind: ConversationKind;
@@ -31,10 +31,6 @@ export interface WelcomeInput {
 
 /** Commands that are about the bot, not about BILL data: never among the three suggestions. */
 const NOT_SUGGESTED = new Set(['help', 'link', 'unlink']);
-
-export function welcomeSuggestions(commands: readonly CommandInfo[]): CommandInfo[] {
-  return commands.filter((c) => !NOT_SUGGESTED.has(c.name)).slice(0, 3);
-}
 
 function bindingText(input: WelcomeInput): { line: string; summary: string } {
   const here = input.kind === 'channel' ? 'This team' : 'This chat';
@@ -87,7 +83,7 @@ export function welcomeCard(input: WelcomeInput): CardReply {
   const heading = input.kind === 'channel' && input.teamName ? `billbridge joined ${escapeMarkdown(input.teamName)}` : "Hi, I'm billbridge";
   const binding = bindingText(input);
   const body: CardElement[] = [title(heading), text(intro), container([text(binding.line)], { style: 'emphasis' })];
-  const suggestions = welcomeSuggestions(input.commands);
+  const suggestions = input.commands.filter((c) => !NOT_SUGGESTED.has(c.name)).slice(0, 3);
   const actions: CardAction[] = [];
   if (suggestions.length > 0) {
     body.push(text('Try these', { weight: 'Bolder', separator: true }));
@@ -100,9 +96,7 @@ export function welcomeCard(input: WelcomeInput): CardReply {
     }
   }
   actions.push(executeAction('Show all commands', { verb: 'run', command: 'help' }));
-  body.push(
-    footer([input.sandbox ? 'Demo organisation — simulated data' : undefined, `billbridge ${input.version}`].filter(Boolean).join(' · ')),
-  );
+  body.push(versionFooter(input.sandbox ? SANDBOX_NOTE : undefined, input.version));
   const names = suggestions.map((c) => c.name).join(', ');
   return adaptiveCard(body, {
     summary: `billbridge is here. ${binding.summary}${names ? ` Try: ${names}.` : ''}`,

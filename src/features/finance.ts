@@ -7,7 +7,8 @@ import type { Answer } from '../mirror/answers.js';
 import type { Mirror, ReadOptions } from '../mirror/mirror.js';
 import type { EntityKind, Kind, PartyInfo, PartyKind } from '../mirror/records.js';
 import { InputError, NotBound } from '../errors.js';
-import { dateInZone, type FormatOptions } from '../cards/format.js';
+import type { FormatOptions } from '../cards/format.js';
+import { dateInZone } from '../infra/calendar.js';
 import type { ListContext } from '../cards/list.js';
 import type { CommandContext } from './types.js';
 

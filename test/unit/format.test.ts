@@ -1,6 +1,7 @@
 // Money and dates read the way a finance team expects, in the team's time zone.
 import { describe, expect, it } from 'vitest';
-import { addDays, calendarDate, clockTime, dateInZone, daysBetween, dueInWords, money, sum } from '../../src/cards/format.js';
+import { calendarDate, clockTime, daysBetween, dueInWords, money, sum } from '../../src/cards/format.js';
+import { addDays, dateInZone } from '../../src/infra/calendar.js';
 
 describe('money', () => {
   it('formats in the bill currency and locale', () => {

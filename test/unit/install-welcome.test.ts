@@ -1,6 +1,6 @@
 // The welcome card: which organisation (or how to link one), the three most useful commands, valid and small.
 import { describe, expect, it } from 'vitest';
-import { welcomeCard, welcomeSuggestions } from '../../src/cards/welcome.js';
+import { welcomeCard } from '../../src/cards/welcome.js';
 import { adaptiveCard } from '../../src/cards/card.js';
 import type { CommandDefinition } from '../../src/features/types.js';
 import type { BindingState } from '../../src/bindings/bindings.js';
@@ -35,7 +35,11 @@ const states: Array<[string, BindingState]> = [
 
 describe('the welcome card', () => {
   it('suggests the three best-ranked BILL commands, never help or link', () => {
-    expect(welcomeSuggestions(commands).map((c) => c.name)).toEqual(['bills due', 'invoice', 'vendor']);
+    const reply = welcomeCard({ kind: 'channel', binding: states[0]![1], sandbox: false, commands, version: '1' });
+    const text = JSON.stringify(reply.card);
+    for (const name of ['bills due', 'invoice', 'vendor']) expect(text).toContain(`What ${name} does`);
+    for (const name of ['help', 'payments', 'link']) expect(text).not.toContain(`What ${name} does`);
+    expect(reply.summary).toContain('Try: bills due, invoice, vendor.');
   });
 
   it.each(states)('is a valid Adaptive Card 1.5 under 40 KB when the team is %s', (_label, binding) => {

@@ -60,119 +60,119 @@ interface Target {
 /** What an invite button's signature covers: the conversation's org and the whole target. */
 const signed = (orgId: string, t: Target): string[] => [orgId, t.kind, t.id, t.networkId ?? '', t.networkType ?? ''];
 
-export class NetworkInvites {
-  private readonly signer: ReturnType<typeof buttonSigner>;
+export type NetworkInvites = ReturnType<typeof networkInvites>;
 
-  constructor(private readonly deps: NetworkInvitesDeps) {
-    this.signer = buttonSigner(deps.secretsKey, 'network-invite/sign/v1');
-  }
+/** The signed invite button for a card, and what a click on it does. */
+export function networkInvites(deps: NetworkInvitesDeps) {
+  const signer = buttonSigner(deps.secretsKey, 'network-invite/sign/v1');
+  return {
+    button(orgId: string, target: Target, titleText = 'Invite to the BILL network'): CardAction {
+      const data: Record<string, string> = { kind: target.kind, id: target.id, sig: signer.sign(...signed(orgId, target)) };
+      if (target.networkId) data.net = target.networkId;
+      if (target.networkType) data.type = target.networkType;
+      return executeAction(titleText, { verb: NETWORK_INVITE_VERB, ...data });
+    },
 
-  button(orgId: string, target: Target, titleText = 'Invite to the BILL network'): CardAction {
-    const data: Record<string, string> = { kind: target.kind, id: target.id, sig: this.signer.sign(...signed(orgId, target)) };
-    if (target.networkId) data.net = target.networkId;
-    if (target.networkType) data.type = target.networkType;
-    return executeAction(titleText, { verb: NETWORK_INVITE_VERB, ...data });
-  }
-
-  async invite(click: Pick<CardActionContext, 'data' | 'scope' | 'caller' | 'correlationId' | 'log'>): Promise<CardActionReply> {
-    const { data, scope, caller, log } = click;
-    const refuse = async (orgId: string | undefined, reason: string, heading: string, why: string) => {
-      log.info({ reason }, 'network invitation refused');
-      await auditAdmin(this.deps.audit, click, 'network.invite', 'refused', orgId, { reason }).catch(() => undefined);
-      return notSentCard(heading, why);
-    };
-    try {
-      const orgId = await this.deps.orgs.resolve(scope);
-      if (!orgId) throw new NotBound();
-      const kind = data.kind === 'vendor' || data.kind === 'customer' ? data.kind : undefined;
-      const id = dataString(data.id, 64);
-      const networkType = data.type === 'BILL' || data.type === 'RPPS' ? data.type : undefined;
-      const networkId = dataString(data.net, 64);
-      const sig = dataString(data.sig, 128);
-      if (!kind || !id || !sig || !this.signer.verify(sig, ...signed(orgId, { kind, id, networkId, networkType })))
-        return await refuse(orgId, 'card data altered', "This button can't be used", 'Nothing was sent to BILL. Ask for the card again.');
-      const target: Target = { kind, id, networkId, networkType };
-      if (!scope.tenantId || !caller.aadObjectId)
-        return await refuse(
-          orgId,
-          'unknown person',
-          "I can't tell who you are",
-          'Teams did not say which Microsoft 365 account clicked. Nothing was sent.',
-        );
-      const link = await this.deps.approvals.links.get({ tenantId: scope.tenantId, aadObjectId: caller.aadObjectId, orgId });
-      if (!link)
-        return await refuse(
-          orgId,
-          'not linked',
-          'Connect your BILL account first',
-          'Invitations go to BILL as you, never as billbridge. Type **connect** in a personal chat with me to link your BILL account, then click again. Nothing was sent.',
-        );
-      const client = this.deps.bill.orgAs(orgId, this.deps.approvals.person(link), { priority: 'interactive' });
-      const role = (await asPerson(() => client.users.get(link.billUserId))).role?.type ?? '';
-      if (!INVITING_ROLES.has(role)) {
-        const words = role
-          .replace(/[^A-Z_]/g, '')
-          .toLowerCase()
-          .replace(/_/g, ' ');
-        const you = words ? `a${/^[aeiou]/.test(words) ? 'n' : ''} ${words}` : 'a user without a role billbridge knows';
-        return await refuse(
-          orgId,
-          `role ${role || 'unknown'}`,
-          "Your BILL role can't send network invitations",
-          `In BILL you are ${you}; invitations are sent by an Administrator or Accountant. Nothing was sent.`,
-        );
-      }
-      const party: Vendor | Customer = await asPerson(() => (kind === 'vendor' ? client.vendors.get(id) : client.customers.get(id)));
-      const before = await statusOf(client, kind, party);
-      if (!invitable(before)) {
-        const says = escapeMarkdown(networkStatusWords(before) ?? 'connected');
-        return notSentCard(`${party.name} is already on the BILL network`, `BILL says: ${says}. Nothing was sent.`);
-      }
-      const how = await routeOf(client, party, target);
-      if (!how) {
-        const why =
-          kind === 'vendor'
-            ? 'No business of exactly that name is in the BILL network and the vendor has no email in BILL. Add an email to the vendor in BILL, or find them with **network** and their name.'
-            : 'No business of exactly that name is in the BILL network, and BILL emails invitations only to vendors. Find them with **network** and their name.';
-        return notSentCard(`${party.name} was not invited`, `${why} Nothing was sent.`);
-      }
-      const detail = { party: `${kind} ${shortId(id)}`, how: 'email' in how ? 'email' : `network ${shortId(how.networkId)}` };
-      if ('email' in how) await client.network.inviteByEmail(id, how.email);
-      else await client.network.invite(kind, id, how.networkId, how.networkType);
-      await auditAdmin(this.deps.audit, click, 'network.invite', 'ok', orgId, detail).catch((err: unknown) =>
-        log.error({ err: errorMessage(err) }, 'network invitation sent but its audit record failed'),
-      );
-      log.info({ orgId, ...detail }, 'network invitation accepted by BILL');
-      // The card and the org's mirror show the status as BILL now answers it.
-      let after: string | undefined;
-      if (kind === 'vendor') {
-        const fresh = await client.vendors.get(id).catch(() => undefined);
-        if (fresh) await this.deps.mirror.apply(orgId, 'vendor', fresh).catch(() => undefined);
-        after = fresh?.networkStatus;
-      } else {
-        after = (await client.network.status('customer', id).catch(() => undefined))?.status;
-        const key = customerStatusKey(id);
-        this.deps.mirror.dropAnswer(orgId, key);
-        await this.deps.mirror.answers.get(orgId, key, { ttlS: this.deps.keepStatusS, kinds: ['customer'] }, () => Promise.resolve(after));
-      }
-      return invitedCard({
-        kind,
-        name: party.name,
-        how,
-        status: after,
-        byName: link.displayName ?? caller.name ?? 'you',
-        at: clockTime(this.deps.clock.now(), this.deps.fmt),
-        note: this.deps.note,
-      });
-    } catch (err) {
-      log.warn({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'network invitation failed');
-      const { clock, fmt } = this.deps;
-      return {
-        ...errorReply(err, { correlationId: click.correlationId, timeIn: (ms) => clockTime(clock.now() + ms, fmt) }),
-        privateReply: true,
+    async invite(click: Pick<CardActionContext, 'data' | 'scope' | 'caller' | 'correlationId' | 'log'>): Promise<CardActionReply> {
+      const { data, scope, caller, log } = click;
+      const refuse = async (orgId: string | undefined, reason: string, heading: string, why: string) => {
+        log.info({ reason }, 'network invitation refused');
+        await auditAdmin(deps.audit, click, 'network.invite', 'refused', orgId, { reason }).catch(() => undefined);
+        return notSentCard(heading, why);
       };
-    }
-  }
+      try {
+        const orgId = await deps.orgs.resolve(scope);
+        if (!orgId) throw new NotBound();
+        const kind = data.kind === 'vendor' || data.kind === 'customer' ? data.kind : undefined;
+        const id = dataString(data.id, 64);
+        const networkType = data.type === 'BILL' || data.type === 'RPPS' ? data.type : undefined;
+        const networkId = dataString(data.net, 64);
+        const sig = dataString(data.sig, 128);
+        if (!kind || !id || !sig || !signer.verify(sig, ...signed(orgId, { kind, id, networkId, networkType })))
+          return await refuse(orgId, 'card data altered', "This button can't be used", 'Nothing was sent to BILL. Ask for the card again.');
+        const target: Target = { kind, id, networkId, networkType };
+        if (!scope.tenantId || !caller.aadObjectId)
+          return await refuse(
+            orgId,
+            'unknown person',
+            "I can't tell who you are",
+            'Teams did not say which Microsoft 365 account clicked. Nothing was sent.',
+          );
+        const link = await deps.approvals.links.get({ tenantId: scope.tenantId, aadObjectId: caller.aadObjectId, orgId });
+        if (!link)
+          return await refuse(
+            orgId,
+            'not linked',
+            'Connect your BILL account first',
+            'Invitations go to BILL as you, never as billbridge. Type **connect** in a personal chat with me to link your BILL account, then click again. Nothing was sent.',
+          );
+        const client = deps.bill.orgAs(orgId, deps.approvals.person(link), { priority: 'interactive' });
+        const role = (await asPerson(() => client.users.get(link.billUserId))).role?.type ?? '';
+        if (!INVITING_ROLES.has(role)) {
+          const words = role
+            .replace(/[^A-Z_]/g, '')
+            .toLowerCase()
+            .replace(/_/g, ' ');
+          const you = words ? `a${/^[aeiou]/.test(words) ? 'n' : ''} ${words}` : 'a user without a role billbridge knows';
+          return await refuse(
+            orgId,
+            `role ${role || 'unknown'}`,
+            "Your BILL role can't send network invitations",
+            `In BILL you are ${you}; invitations are sent by an Administrator or Accountant. Nothing was sent.`,
+          );
+        }
+        const party: Vendor | Customer = await asPerson(() => (kind === 'vendor' ? client.vendors.get(id) : client.customers.get(id)));
+        const before = await statusOf(client, kind, party);
+        if (!invitable(before)) {
+          const says = escapeMarkdown(networkStatusWords(before) ?? 'connected');
+          return notSentCard(`${party.name} is already on the BILL network`, `BILL says: ${says}. Nothing was sent.`);
+        }
+        const how = await routeOf(client, party, target);
+        if (!how) {
+          const why =
+            kind === 'vendor'
+              ? 'No business of exactly that name is in the BILL network and the vendor has no email in BILL. Add an email to the vendor in BILL, or find them with **network** and their name.'
+              : 'No business of exactly that name is in the BILL network, and BILL emails invitations only to vendors. Find them with **network** and their name.';
+          return notSentCard(`${party.name} was not invited`, `${why} Nothing was sent.`);
+        }
+        const detail = { party: `${kind} ${shortId(id)}`, how: 'email' in how ? 'email' : `network ${shortId(how.networkId)}` };
+        if ('email' in how) await client.network.inviteByEmail(id, how.email);
+        else await client.network.invite(kind, id, how.networkId, how.networkType);
+        await auditAdmin(deps.audit, click, 'network.invite', 'ok', orgId, detail).catch((err: unknown) =>
+          log.error({ err: errorMessage(err) }, 'network invitation sent but its audit record failed'),
+        );
+        log.info({ orgId, ...detail }, 'network invitation accepted by BILL');
+        // The card and the org's mirror show the status as BILL now answers it.
+        let after: string | undefined;
+        if (kind === 'vendor') {
+          const fresh = await client.vendors.get(id).catch(() => undefined);
+          if (fresh) await deps.mirror.apply(orgId, 'vendor', fresh).catch(() => undefined);
+          after = fresh?.networkStatus;
+        } else {
+          after = (await client.network.status('customer', id).catch(() => undefined))?.status;
+          const key = customerStatusKey(id);
+          deps.mirror.dropAnswer(orgId, key);
+          await deps.mirror.answers.get(orgId, key, { ttlS: deps.keepStatusS, kinds: ['customer'] }, () => Promise.resolve(after));
+        }
+        return invitedCard({
+          kind,
+          name: party.name,
+          how,
+          status: after,
+          byName: link.displayName ?? caller.name ?? 'you',
+          at: clockTime(deps.clock.now(), deps.fmt),
+          note: deps.note,
+        });
+      } catch (err) {
+        log.warn({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'network invitation failed');
+        const { clock, fmt } = deps;
+        return {
+          ...errorReply(err, { correlationId: click.correlationId, timeIn: (ms) => clockTime(clock.now() + ms, fmt) }),
+          privateReply: true,
+        };
+      }
+    },
+  };
 }
 
 /** The button's network id; else the one business of exactly the party's name in the BILL network; else a vendor's email. */

@@ -16,7 +16,8 @@ import {
   type TableColumn,
 } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
-import { addDays, calendarDate, daysBetween, dueInWords, money, sum, type FormatOptions } from '../../cards/format.js';
+import { calendarDate, daysBetween, dueInWords, money, sum, type FormatOptions } from '../../cards/format.js';
+import { addDays } from '../../infra/calendar.js';
 import { asOfFooter, listCard, refreshAction, type AsOf, type ListContext } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
 import { billApprovalWords, billPaymentWords, codeWords, count, moneyTotal } from '../../cards/words.js';
@@ -193,12 +194,7 @@ export function agingBucket(daysLate: number): number {
   return AGING_BUCKETS.findIndex((b) => daysLate <= b.max);
 }
 
-export interface BillsOverdueInput extends ApCardContext, ListContext {
-  overdue: Bill[];
-  truncated?: boolean;
-}
-
-export function billsOverdueCard(input: BillsOverdueInput): CardReply {
+export function billsOverdueCard(input: ApCardContext & ListContext & { overdue: Bill[]; truncated?: boolean }): CardReply {
   const { fmt, today } = input;
   const rows = [...input.overdue].sort(byDueDate);
   const late = (b: Bill) => daysBetween(b.dueDate.slice(0, 10), today);
@@ -250,13 +246,8 @@ export function typeableName(name: string): boolean {
   return name.trim().length > 0 && name.length <= 200 && !/["\\]|[^\x20-\uffff]/.test(name);
 }
 
-export interface BillCardInput extends ApCardContext {
-  bill: Bill;
-  command: string;
-}
-
 /** One bill: vendor, amounts, dates, statuses, approvers, a line-item summary. */
-export function billCard(input: BillCardInput): CardReply {
+export function billCard(input: ApCardContext & { bill: Bill; command: string }): CardReply {
   const { bill, fmt, today } = input;
   const cur = input.currencyOf(bill.vendorId);
   const m = (n: number | undefined) => money(n ?? 0, cur, fmt.locale);
@@ -314,13 +305,8 @@ export function billCard(input: BillCardInput): CardReply {
   return adaptiveCard(body, { summary: `Bill ${number ?? shortId(bill.id)} from ${name}: ${m(amountDue(bill))} due, ${status}.`, actions });
 }
 
-export interface BillMatchesInput extends ApCardContext, ListContext {
-  typed: string;
-  bills: Bill[];
-}
-
 /** Several vendors' bills carry the same invoice number: list them, with a button to open each. */
-export function billMatchesCard(input: BillMatchesInput): CardReply {
+export function billMatchesCard(input: ApCardContext & ListContext & { typed: string; bills: Bill[] }): CardReply {
   const { fmt } = input;
   const rows = [...input.bills].sort(byDueDate);
   return listCard({

@@ -12,7 +12,7 @@ import type { Bill } from '../../bill/types.js';
 import { answerKey } from '../../mirror/answers.js';
 import { isOpenBill, type PartyInfo } from '../../mirror/records.js';
 import { billCard, billMatchesCard, billsDueCard, billsOverdueCard } from './cards.js';
-import { addDays } from '../../cards/format.js';
+import { addDays } from '../../infra/calendar.js';
 import { indexBuildingCard } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
 import type { BillGateway } from '../../bill/gateway.js';

@@ -15,7 +15,8 @@ import {
   type CardReply,
 } from '../../cards/card.js';
 import { donutChart, horizontalBarChart, type ChartPoint } from '../../cards/chart.js';
-import { calendarDate, dateInZone, money, percent, sum, type FormatOptions } from '../../cards/format.js';
+import { calendarDate, money, percent, sum, type FormatOptions } from '../../cards/format.js';
+import { dateInZone } from '../../infra/calendar.js';
 import { asOfFooter, listCard, refreshAction, type AsOf, type ListContext } from '../../cards/list.js';
 import { count, reimbursementPending, reimbursementWords } from '../../cards/words.js';
 

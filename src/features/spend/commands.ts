@@ -5,7 +5,7 @@ import { InputError } from '../../errors.js';
 import type { SpendClient } from '../../bill/spend.js';
 import type { Reimbursement } from '../../bill/types.js';
 import { answerKey } from '../../mirror/answers.js';
-import { addDays } from '../../cards/format.js';
+import { addDays } from '../../infra/calendar.js';
 import { budgetsCard, reimbursementsCard, spendNotConfiguredCard, spendOverviewCard, TRANSACTION_DAYS, transactionsCard } from './cards.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { Mirror } from '../../mirror/mirror.js';
