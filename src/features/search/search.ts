@@ -2,7 +2,7 @@
 // filter), and each record found comes with the card its command shows — `bill <number>`, `invoice <number>`,
 // `vendor <name>`, `customer <name>` run through the registry, so the inserted card and its Refresh are the command's —
 // and a one-line preview for Teams' result list. Hostile or empty text gets an ordinary answer, never an error.
-import type { Bill, Customer, Vendor } from '../../bill/types.js';
+import type { Bill, Customer, Invoice, Vendor } from '../../bill/types.js';
 import type { OrgBindings } from '../../bindings/bindings.js';
 import type { CardReply } from '../../cards/card.js';
 import { errorReply } from '../../cards/errorCards.js';
@@ -13,16 +13,7 @@ import { billPaymentWords, invoiceStatusWords } from '../../cards/words.js';
 import { errorMessage, NotBound } from '../../errors.js';
 import type { Clock } from '../../infra/clock.js';
 import type { Mirror } from '../../mirror/mirror.js';
-import {
-  foldName,
-  isOpenBill,
-  normalizeNumber,
-  type AnyRecord,
-  type Kind,
-  type PartyInfo,
-  type PartyKind,
-  type Records,
-} from '../../mirror/records.js';
+import { foldName, isOpenBill, normalizeNumber, type AnyRecord, type Kind, type PartyInfo, type Records } from '../../mirror/records.js';
 import { mirrorRead, resolveParties, todayOf, type FinanceSettings } from '../finance.js';
 import { amountDue, vendorName } from '../payables/cards.js';
 import { balanceOf, currencyOf } from '../parties/cards.js';
@@ -30,7 +21,7 @@ import { isOwed } from '../receivables/cards.js';
 import { rankMatches } from '../parties/commands.js';
 import type { CommandRegistry } from '../registry.js';
 import type { CommandContext } from '../types.js';
-import { searchCommand } from './commands.js';
+import { searchCommand, type SearchCommand } from './commands.js';
 import { conversationLocale } from '../dispatch.js';
 
 /** What the search reads: the org's mirror, the commands whose cards it inserts, and which org a conversation uses. */
@@ -103,158 +94,17 @@ const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 /** The typed text, repeated in an answer only when it is a plain number or name. */
 const echo = (typed: string): string => (/^[\p{L}\p{N} .,&'#/-]{1,40}$/u.test(typed) ? `"${typed}"` : 'what you typed');
 
+/** What a bill or invoice search compares: the number people type, whom it is from or to, and whether it is still owed. */
+function numbered(r: Bill | Invoice): { number: string; partyId: string; partyName: string | undefined; owed: boolean } {
+  return 'vendorId' in r
+    ? { number: r.invoice?.invoiceNumber ?? '', partyId: r.vendorId, partyName: r.vendorName, owed: isOpenBill(r) }
+    : { number: r.invoiceNumber, partyId: r.customerId, partyName: undefined, owed: isOwed(r) };
+}
+
 /** A search's command context: a bound org always. */
 type OrgContext = CommandContext & { orgId: string; locale: string };
 
 type Found<K extends Kind> = { rows: Array<Records[K]> } | { building: number };
-
-/** What the search does for one kind of record (method syntax: the row of one kind is read where any kind's is). */
-interface KindSearch<K extends Kind> {
-  /** Results a page (default MAX_RESULTS). */
-  most?: number;
-  /** The useful few before anything is typed; none for vendors and customers (the hint says what to type). */
-  initial?(deps: SearchDeps, ctx: OrgContext): Promise<Found<K>>;
-  /** Records whose number starts with what was typed, or whose vendor's or customer's name does; names for parties. */
-  matching(deps: SearchDeps, ctx: OrgContext, typed: string): Promise<Found<K>>;
-  /** What the record's command runs with: its number or its name. */
-  argText(deps: SearchDeps, ctx: OrgContext, record: Records[K]): Promise<string> | string;
-  /** Bills and invoices: whose names and currencies their previews show, as the cards read them. */
-  party?: { kind: PartyKind; id(record: Records[K]): string };
-  /** The result list's row: number or name, who, and "amount · due date · status". */
-  preview(deps: SearchDeps, ctx: OrgContext, record: Records[K], parties: Map<string, PartyInfo>): SearchResult['preview'];
-}
-
-/** Bills or invoices by number or by their vendor's or customer's name; `numbered` says what is compared. */
-async function matchingNumbered<K extends 'bill' | 'invoice'>(
-  deps: SearchDeps,
-  ctx: OrgContext,
-  typed: string,
-  [kind, partyKind]: [K, PartyKind],
-  numbered: (r: Records[K]) => { number: string; partyId: string; partyName?: string; owed: boolean },
-): Promise<Found<K>> {
-  const name = foldName(typed);
-  const number = normalizeNumber(typed);
-  const parties = await deps.mirror.rows(ctx.orgId, partyKind, {
-    ...mirrorRead(ctx, deps, partyKind),
-    confirm: false,
-    where: (p: Vendor | Customer) => foldName(p.name).startsWith(name),
-  });
-  const named = new Set('building' in parties ? [] : parties.rows.map((p) => p.id));
-  /** 0: the number itself, 1: a number starting with it, 2: its vendor's or customer's name; undefined: no match. */
-  const rank = (r: Records[K]): number | undefined => {
-    const f = numbered(r);
-    const n = numberKey(f.number);
-    if (n === number) return 0;
-    if (number !== '' && n.startsWith(number)) return 1;
-    return named.has(f.partyId) || (f.partyName !== undefined && foldName(f.partyName).startsWith(name)) ? 2 : undefined;
-  };
-  const ranks = new Map<string, number>();
-  const got = await deps.mirror.rows(ctx.orgId, kind, {
-    ...mirrorRead(ctx, deps, kind),
-    where: (r) => {
-      const k = rank(r);
-      if (k !== undefined) ranks.set(r.id, k);
-      return k !== undefined;
-    },
-  });
-  if ('building' in got) return got;
-  // Best match first, then what is still owed, soonest due first.
-  const order = (r: Records[K]) => (ranks.get(r.id) ?? 2) * 2 + (numbered(r).owed ? 0 : 1);
-  got.rows.sort((a, b) => order(a) - order(b) || byString(a.dueDate, b.dueDate) || byString(a.id, b.id));
-  return got;
-}
-
-/** Vendors or customers: found by the first letters of their names once something is typed. */
-function partySearch<K extends PartyKind>(kind: K, label: 'Vendor' | 'Customer'): KindSearch<K> {
-  return {
-    most: MAX_PARTY_RESULTS,
-    async matching(deps, ctx, typed) {
-      const name = foldName(typed);
-      const where = (p: Vendor | Customer) => !p.archived && foldName(p.name).startsWith(name);
-      const got = await deps.mirror.rows(ctx.orgId, kind, { ...mirrorRead(ctx, deps, kind), confirm: false, where });
-      return 'building' in got ? got : { rows: rankMatches(typed, got.rows) };
-    },
-    argText: (_deps, _ctx, p) => p.name,
-    preview(_deps, ctx, p) {
-      const balance = balanceOf(p);
-      return {
-        title: p.name || `${label} ${shortId(p.id)}`,
-        subtitle: label,
-        text: `Balance ${balance === undefined ? '—' : money(balance, currencyOf(kind, p), ctx.locale)}${p.archived ? ' · Archived' : ''}`,
-      };
-    },
-  };
-}
-
-const KINDS: { [K in Kind]: KindSearch<K> } = {
-  bill: {
-    /** The bills due this week, soonest first. */
-    async initial(deps, ctx) {
-      const today = todayOf(ctx, deps);
-      const to = addDays(today, WEEK_DAYS);
-      const where = (b: Bill) => isOpenBill(b) && b.dueDate.slice(0, 10) >= today && b.dueDate.slice(0, 10) <= to;
-      const got = await deps.mirror.rows(ctx.orgId, 'bill', { ...mirrorRead(ctx, deps, 'bill'), scope: 'open', where });
-      if (!('building' in got)) got.rows.sort((a, b) => byString(a.dueDate, b.dueDate) || byString(a.id, b.id));
-      return got;
-    },
-    matching: (deps, ctx, typed) =>
-      matchingNumbered(deps, ctx, typed, ['bill', 'vendor'], (b) => ({
-        number: b.invoice?.invoiceNumber ?? '',
-        partyId: b.vendorId,
-        partyName: b.vendorName,
-        owed: isOpenBill(b),
-      })),
-    async argText(deps, ctx, b) {
-      // `bill <number>` shows this bill only when no other bill has its number; else `bill <BILL id>` does, as the
-      // command's own pick buttons run it.
-      const number = b.invoice?.invoiceNumber ?? '';
-      const same = number === '' ? undefined : await deps.mirror.lookup(ctx.orgId, 'bill', number, mirrorRead(ctx, deps, 'bill'));
-      return same && 'rows' in same && same.rows.length === 1 && same.rows[0]?.id === b.id ? number : b.id;
-    },
-    party: { kind: 'vendor', id: (b) => b.vendorId },
-    preview(_deps, ctx, b, vendors) {
-      const vendor = vendors.get(b.vendorId);
-      const open = isOpenBill(b);
-      const amount = money(open ? amountDue(b) : b.amount, vendor?.currency, ctx.locale);
-      return {
-        title: b.invoice?.invoiceNumber || `Bill ${shortId(b.id)}`,
-        subtitle: vendor?.name || vendorName(b),
-        text: [open ? `${amount} due` : amount, `due ${calendarDate(b.dueDate, ctx.locale)}`, billPaymentWords(b)].join(' · '),
-      };
-    },
-  },
-  invoice: {
-    /** The latest invoices first. */
-    async initial(deps, ctx) {
-      const got = await deps.mirror.rows(ctx.orgId, 'invoice', { ...mirrorRead(ctx, deps, 'invoice'), where: (i) => !i.archived });
-      if (!('building' in got))
-        got.rows.sort((a, b) => byString(b.invoiceDate, a.invoiceDate) || byString(b.updatedTime, a.updatedTime) || byString(a.id, b.id));
-      return got;
-    },
-    matching: (deps, ctx, typed) =>
-      matchingNumbered(deps, ctx, typed, ['invoice', 'customer'], (i) => ({
-        number: i.invoiceNumber,
-        partyId: i.customerId,
-        owed: isOwed(i),
-      })),
-    argText: (_deps, _ctx, i) => i.invoiceNumber,
-    party: { kind: 'customer', id: (i) => i.customerId },
-    preview(deps, ctx, i, customers) {
-      const customer = customers.get(i.customerId);
-      return {
-        title: i.invoiceNumber || `Invoice ${shortId(i.id)}`,
-        subtitle: customer?.name || `Customer ${shortId(i.customerId)}`,
-        text: [
-          `${money(i.dueAmount, customer?.currency, ctx.locale)} due`,
-          `due ${calendarDate(i.dueDate, ctx.locale)}`,
-          invoiceStatusWords(i, todayOf(ctx, deps)).words,
-        ].join(' · '),
-      };
-    },
-  },
-  vendor: partySearch('vendor', 'Vendor'),
-  customer: partySearch('customer', 'Customer'),
-};
 
 export class ComposeSearch {
   constructor(private readonly deps: SearchDeps) {}
@@ -286,16 +136,15 @@ export class ComposeSearch {
         locale: conversationLocale(q.locale, this.deps.settings.locale),
         log: q.log,
       };
-      const row: KindSearch<Kind> = KINDS[command.kind];
       let found: Found<Kind>;
       if (q.text === undefined) {
-        if (!row.initial) return said(command.hint, 'empty', { orgId: org });
-        found = await row.initial(this.deps, ctx);
+        if (command.kind === 'vendor' || command.kind === 'customer') return said(command.hint, 'empty', { orgId: org });
+        found = command.kind === 'bill' ? await this.billsDueThisWeek(ctx) : await this.latestInvoices(ctx);
       } else {
         const typed = cleanQuery(q.text);
         if (typed === '') return said(command.hint, 'empty', { orgId: org });
         if (typed.length > MAX_QUERY_LENGTH) return said(`No ${command.id} match what you typed. ${command.hint}`, 'ok', { orgId: org });
-        found = await row.matching(this.deps, ctx, typed);
+        found = await this.matching(ctx, command, typed);
       }
       if ('building' in found) {
         const so = `${found.building.toLocaleString(ctx.locale)} so far; this happens once`;
@@ -304,33 +153,99 @@ export class ComposeSearch {
         });
       }
       const skip = Math.max(0, Math.floor(q.skip));
-      const shown = found.rows.slice(skip, skip + Math.min(row.most ?? MAX_RESULTS, Math.max(1, Math.floor(q.count))));
+      const most = command.kind === 'vendor' || command.kind === 'customer' ? MAX_PARTY_RESULTS : MAX_RESULTS;
+      const shown = found.rows.slice(skip, skip + Math.min(most, Math.max(1, Math.floor(q.count))));
       if (shown.length === 0) {
         const what = q.text === undefined ? `No ${command.id} to show yet.` : `No ${command.id} match ${echo(cleanQuery(q.text))}.`;
         return said(`${what} ${command.hint}`, 'ok', { orgId: org });
       }
-      return { results: await this.results(ctx, command.kind, row, shown), outcome: 'ok', orgId: org };
+      return { results: await this.results(ctx, command.kind, shown), outcome: 'ok', orgId: org };
     } catch (err) {
       q.log.warn({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'search failed');
       return said(this.errorText(err, q), 'error', { orgId: org, error: err });
     }
   }
 
+  private async billsDueThisWeek(ctx: OrgContext): Promise<Found<'bill'>> {
+    const today = todayOf(ctx, this.deps);
+    const to = addDays(today, WEEK_DAYS);
+    const due = (b: Bill) => b.dueDate.slice(0, 10) >= today && b.dueDate.slice(0, 10) <= to;
+    const got = await this.deps.mirror.rows(ctx.orgId, 'bill', {
+      ...mirrorRead(ctx, this.deps, 'bill'),
+      scope: 'open',
+      where: (b) => isOpenBill(b) && due(b),
+    });
+    if (!('building' in got)) got.rows.sort((a, b) => byString(a.dueDate, b.dueDate) || byString(a.id, b.id));
+    return got;
+  }
+
+  private async latestInvoices(ctx: OrgContext): Promise<Found<'invoice'>> {
+    const got = await this.deps.mirror.rows(ctx.orgId, 'invoice', { ...mirrorRead(ctx, this.deps, 'invoice'), where: (i) => !i.archived });
+    if (!('building' in got))
+      got.rows.sort((a, b) => byString(b.invoiceDate, a.invoiceDate) || byString(b.updatedTime, a.updatedTime) || byString(a.id, b.id));
+    return got;
+  }
+
+  /** Records whose number starts with what was typed, or whose vendor's or customer's name does; names for parties. */
+  private async matching(ctx: OrgContext, command: SearchCommand, typed: string): Promise<Found<Kind>> {
+    const orgId = ctx.orgId;
+    const name = foldName(typed);
+    if (command.kind === 'vendor' || command.kind === 'customer') {
+      const got = await this.deps.mirror.rows(orgId, command.kind, {
+        ...mirrorRead(ctx, this.deps, command.kind),
+        confirm: false,
+        where: (p: Vendor | Customer) => !p.archived && foldName(p.name).startsWith(name),
+      });
+      return 'building' in got ? got : { rows: rankMatches(typed, got.rows) };
+    }
+    const number = normalizeNumber(typed);
+    const partyKind = command.kind === 'bill' ? 'vendor' : 'customer';
+    const parties = await this.deps.mirror.rows(orgId, partyKind, {
+      ...mirrorRead(ctx, this.deps, partyKind),
+      confirm: false,
+      where: (p: Vendor | Customer) => foldName(p.name).startsWith(name),
+    });
+    const named = new Set('building' in parties ? [] : parties.rows.map((p) => p.id));
+    /** 0: the number itself, 1: a number starting with it, 2: its vendor's or customer's name; undefined: no match. */
+    const rank = (r: Bill | Invoice): number | undefined => {
+      const f = numbered(r);
+      const n = numberKey(f.number);
+      if (n === number) return 0;
+      if (number !== '' && n.startsWith(number)) return 1;
+      return named.has(f.partyId) || (f.partyName !== undefined && foldName(f.partyName).startsWith(name)) ? 2 : undefined;
+    };
+    const ranks = new Map<string, number>();
+    const got = await this.deps.mirror.rows(orgId, command.kind, {
+      ...mirrorRead(ctx, this.deps, command.kind),
+      where: (r: Bill | Invoice) => {
+        const k = rank(r);
+        if (k !== undefined) ranks.set(r.id, k);
+        return k !== undefined;
+      },
+    });
+    if ('building' in got) return got;
+    // Best match first, then what is still owed, soonest due first.
+    const order = (r: Bill | Invoice) => (ranks.get(r.id) ?? 2) * 2 + (numbered(r).owed ? 0 : 1);
+    got.rows.sort((a, b) => order(a) - order(b) || byString(a.dueDate, b.dueDate) || byString(a.id, b.id));
+    return got;
+  }
+
   /** Each record's card and preview; a record whose card cannot be made is left out (all failing: the first error). */
-  private async results(ctx: OrgContext, kind: Kind, row: KindSearch<Kind>, records: AnyRecord[]): Promise<SearchResult[]> {
-    const party = row.party;
-    const parties = party
-      ? await resolveParties(
-          this.deps,
-          ctx.orgId,
-          party.kind,
-          records.map((r) => party.id(r)),
-        )
-      : new Map<string, PartyInfo>();
+  private async results(ctx: OrgContext, kind: Kind, records: AnyRecord[]): Promise<SearchResult[]> {
+    // Names and currencies of the bills' vendors or the invoices' customers, as the cards read them.
+    const parties =
+      kind === 'bill' || kind === 'invoice'
+        ? await resolveParties(
+            this.deps,
+            ctx.orgId,
+            kind === 'bill' ? 'vendor' : 'customer',
+            (records as Array<Bill | Invoice>).map((r) => numbered(r).partyId),
+          )
+        : new Map<string, PartyInfo>();
     const made = await Promise.allSettled(
       records.map(async (record): Promise<SearchResult> => {
-        const card = await this.cardOf(ctx, kind, row, record);
-        return { card, preview: row.preview(this.deps, ctx, record, parties) };
+        const card = await this.cardOf(ctx, kind, record);
+        return { card, preview: this.preview(ctx, kind, record, parties) };
       }),
     );
     const results: SearchResult[] = [];
@@ -344,11 +259,60 @@ export class ComposeSearch {
   }
 
   /** The card the record's command shows: its command run through the registry with the record's number or name. */
-  private async cardOf(ctx: OrgContext, kind: Kind, row: KindSearch<Kind>, record: AnyRecord): Promise<CardReply> {
+  private async cardOf(ctx: OrgContext, kind: Kind, record: AnyRecord): Promise<CardReply> {
     const command = this.deps.commands.get(kind);
     if (!command) throw new Error(`the ${kind} command is not registered`);
-    const args = (await row.argText(this.deps, ctx, record)).trim();
+    let argText = kind === 'invoice' ? (record as Invoice).invoiceNumber : (record as Vendor | Customer).name;
+    if (kind === 'bill') {
+      // `bill <number>` shows this bill only when no other bill has its number; else `bill <BILL id>` does, as the
+      // command's own pick buttons run it.
+      const number = (record as Bill).invoice?.invoiceNumber ?? '';
+      const same = number === '' ? undefined : await this.deps.mirror.lookup(ctx.orgId, 'bill', number, mirrorRead(ctx, this.deps, 'bill'));
+      argText = same && 'rows' in same && same.rows.length === 1 && same.rows[0]?.id === record.id ? number : record.id;
+    }
+    const args = argText.trim();
     return command.run({ ...ctx, input: { name: kind, args: args.split(' ').filter(Boolean), argText: args, page: 0 } });
+  }
+
+  /** The result list's row: number or name, who, and "amount · due date · status". */
+  private preview(ctx: OrgContext, kind: Kind, record: AnyRecord, parties: Map<string, PartyInfo>): SearchResult['preview'] {
+    const { locale } = ctx;
+    switch (kind) {
+      case 'bill': {
+        const b = record as Bill;
+        const vendor = parties.get(b.vendorId);
+        const open = isOpenBill(b);
+        const amount = money(open ? amountDue(b) : b.amount, vendor?.currency, locale);
+        return {
+          title: b.invoice?.invoiceNumber || `Bill ${shortId(b.id)}`,
+          subtitle: vendor?.name || vendorName(b),
+          text: [open ? `${amount} due` : amount, `due ${calendarDate(b.dueDate, locale)}`, billPaymentWords(b)].join(' · '),
+        };
+      }
+      case 'invoice': {
+        const i = record as Invoice;
+        const customer = parties.get(i.customerId);
+        return {
+          title: i.invoiceNumber || `Invoice ${shortId(i.id)}`,
+          subtitle: customer?.name || `Customer ${shortId(i.customerId)}`,
+          text: [
+            `${money(i.dueAmount, customer?.currency, locale)} due`,
+            `due ${calendarDate(i.dueDate, locale)}`,
+            invoiceStatusWords(i, todayOf(ctx, this.deps)).words,
+          ].join(' · '),
+        };
+      }
+      case 'vendor':
+      case 'customer': {
+        const p = record as Vendor | Customer;
+        const balance = balanceOf(p);
+        return {
+          title: p.name || `${kind === 'vendor' ? 'Vendor' : 'Customer'} ${shortId(p.id)}`,
+          subtitle: kind === 'vendor' ? 'Vendor' : 'Customer',
+          text: `Balance ${balance === undefined ? '—' : money(balance, currencyOf(kind, p), locale)}${p.archived ? ' · Archived' : ''}`,
+        };
+      }
+    }
   }
 
   /** The one error card's line for this error (what a search result can show). */
