@@ -13,7 +13,6 @@ import { Mirror } from './mirror/mirror.js';
 import { registerAnswerMetrics } from './mirror/answers.js';
 import { createMetricsServer } from './http/metrics.js';
 import { Registry, collectDefaultMetrics } from 'prom-client';
-import type { Limiter } from './infra/limits/types.js';
 import { SqliteStateStore } from './infra/state/sqliteStore.js';
 import { NS, type StateStore } from './infra/state/types.js';
 import { AccessPolicy } from './features/access.js';
@@ -144,13 +143,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   }
   // Every upstream call a turn makes is counted for its audit record, and none starts after the turn's deadline.
   const upstreamCalls = new UpstreamCallCounter(clock);
-  const sharedLimiter = new SharedLimiter({ config, clock, log, store: cluster?.budgets, turns: upstreamCalls });
-  const limiter: Limiter = sharedLimiter;
+  const limiter = new SharedLimiter({ config, clock, log, store: cluster?.budgets, turns: upstreamCalls });
   // GET /metrics: this app's own registry (never prom-client's global one); process metrics outside tests (many apps per process).
   const metrics = new Registry();
   if (config.nodeEnv !== 'test') collectDefaultMetrics({ register: metrics });
   // Organisation, tenant and team ids appear in metrics only as one-way names (see budgetKeyLabel).
-  registerLimiterMetrics(metrics, sharedLimiter, config.metrics.token || randomBytes(32));
+  registerLimiterMetrics(metrics, limiter, config.metrics.token || randomBytes(32));
   const audit = new AuditTrail({ store: state, clock, log, scrub: (text) => secrets.scrub(text) });
   const billUser = config.bill.credentials ?? sandbox?.credentials;
   if (!billUser) throw new Error('no BILL credentials and no sandbox standing in for BILL');

@@ -20,7 +20,7 @@ function helpHint(kind?: ConversationKind): string {
   return `Type **${typed('help', kind)}** to see every command.`;
 }
 
-/** "Demo organisation — simulated data · billbridge 1.2.3": the footer of the help and welcome cards. */
+/** "Demo organisation — simulated data · billbridge 1.2.3": the footer of the help, welcome and status cards. */
 export function versionFooter(note: string | undefined, version: string) {
   return footer([note, `billbridge ${version}`].filter(Boolean).join(' · '));
 }

@@ -5,7 +5,6 @@ import {
   adaptiveCard,
   container,
   escapeMarkdown,
-  footer,
   subtitle,
   table,
   text,
@@ -14,6 +13,7 @@ import {
   type CardReply,
 } from '../../cards/card.js';
 import { clockTime, type FormatOptions } from '../../cards/format.js';
+import { versionFooter } from '../../cards/help.js';
 
 /** One block of the status card; other parts (org binding, BILL connectivity, session age) add their own. */
 export interface StatusSection {
@@ -183,7 +183,7 @@ export function statusCard(sections: StatusSection[], opts: StatusCardOptions): 
   for (const s of sections) {
     body.push(container([text(s.title, { weight: 'Bolder', size: 'Medium' }), ...s.items], { separator: true }));
   }
-  body.push(footer([opts.note, `billbridge ${opts.version}`].filter(Boolean).join(' · ')));
+  body.push(versionFooter(opts.note, opts.version));
   const said = sections.map((s) => s.summary).filter(Boolean);
   return adaptiveCard(body, { summary: `billbridge ${opts.version} status${said.length ? ': ' + said.join('; ') : ''}` });
 }
