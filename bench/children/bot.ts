@@ -52,7 +52,7 @@ serve(
       return {
         cache: { ...answers, hitRatio: answers.hits + answers.misses === 0 ? 0 : answers.hits / (answers.hits + answers.misses) },
         cacheBounds: { maxEntries: config.cache.maxEntries },
-        budgets: limiter.budgetCounters?.() ?? [],
+        budgets: limiter.budgetCounters(),
         billBudgets: app.limiter.snapshot().filter((b) => b.budget.startsWith('bill')),
         invoiceIndex: mirror.find((m) => m.kind === 'invoice'),
         billIndex: mirror.find((m) => m.kind === 'bill'),

@@ -45,7 +45,7 @@ beforeAll(async () => {
   subscribe('http.client.request.start', onHttp);
   subscribe('undici:request:create', onUndici);
   bot = await startBot();
-  activeGrant = () => bot.app.limiter.activeGrant?.();
+  activeGrant = () => bot.app.limiter.activeGrant();
 });
 afterAll(async () => {
   unsubscribe('http.client.request.start', onHttp);
