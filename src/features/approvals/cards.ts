@@ -83,33 +83,31 @@ export function connectCard(opts: { askOrg: boolean; problem?: string; connected
   });
 }
 
+/** A heading and paragraphs: the approvals feature's notices and refusals. */
+function plainCard(heading: string, paragraphs: string[], summary: string): CardReply {
+  return adaptiveCard([title(heading), ...paragraphs.map((p) => text(p))], { summary });
+}
+
 /** `connect` anywhere but a personal chat: no form, no secrets here. */
 export function connectElsewhereCard(typedArguments: boolean): CardReply {
-  const body = [
-    title('Connect in a personal chat'),
-    text(
-      'Your BILL sign-in is yours alone: open a personal chat with me and type **connect** there. I never collect it in a channel or group chat.',
-    ),
+  const paragraphs = [
+    'Your BILL sign-in is yours alone: open a personal chat with me and type **connect** there. I never collect it in a channel or group chat.',
   ];
   if (typedArguments)
-    body.push(
-      text(
-        "If you typed a token in this message, delete that token in BILL (Settings › Apps › Tokens) and create a new one: it is now in this conversation's history.",
-      ),
+    paragraphs.push(
+      "If you typed a token in this message, delete that token in BILL (Settings › Apps › Tokens) and create a new one: it is now in this conversation's history.",
     );
-  return adaptiveCard(body, { summary: 'Do this in a personal chat with me: type connect there.' });
+  return plainCard('Connect in a personal chat', paragraphs, 'Do this in a personal chat with me: type connect there.');
 }
 
 /** `connect` with words after it in a personal chat: never used, and a warning. */
 export function tokenTypedCard(): CardReply {
-  return adaptiveCard(
+  return plainCard(
+    "Don't type your token in a message",
     [
-      title("Don't type your token in a message"),
-      text(
-        "I did not use what you typed. Because it is now in this chat's history, delete that token in BILL (Settings › Apps › Tokens), create a new one, and enter it in the form I show when you type **connect** alone.",
-      ),
+      "I did not use what you typed. Because it is now in this chat's history, delete that token in BILL (Settings › Apps › Tokens), create a new one, and enter it in the form I show when you type **connect** alone.",
     ],
-    { summary: "Don't type your token in a message: type connect alone and use the form." },
+    "Don't type your token in a message: type connect alone and use the form.",
   );
 }
 
@@ -128,32 +126,25 @@ export function connectedCard(opts: { billUserId: string; orgId: string; replace
 }
 
 export function disconnectedCard(orgIds: string[]): CardReply {
-  if (orgIds.length === 0) {
-    return adaptiveCard([title('Nothing to disconnect'), text('Your BILL account is not connected here.')], {
-      summary: 'Your BILL account is not connected.',
-    });
-  }
-  return adaptiveCard(
+  if (orgIds.length === 0)
+    return plainCard('Nothing to disconnect', ['Your BILL account is not connected here.'], 'Your BILL account is not connected.');
+  return plainCard(
+    'Disconnected from BILL',
     [
-      title('Disconnected from BILL'),
-      text(
-        `billbridge deleted your token and signed your session out of BILL (${orgIds.map(escapeMarkdown).join(', ')}). If you made the token only for billbridge, delete it in BILL too (Settings › Apps › Tokens).`,
-      ),
+      `billbridge deleted your token and signed your session out of BILL (${orgIds.map(escapeMarkdown).join(', ')}). If you made the token only for billbridge, delete it in BILL too (Settings › Apps › Tokens).`,
     ],
-    { summary: 'Disconnected from BILL: your token is deleted from billbridge.' },
+    'Disconnected from BILL: your token is deleted from billbridge.',
   );
 }
 
 /** Without SECRETS_KEY the feature is off: nothing about people's sign-ins could be kept safely. */
 export function approvalsOffCard(): CardReply {
-  return adaptiveCard(
+  return plainCard(
+    'Approvals are off',
     [
-      title('Approvals are off'),
-      text(
-        "Approving bills from Teams needs an encryption key for approvers' BILL tokens. Ask your billbridge administrator to set SECRETS_KEY.",
-      ),
+      "Approving bills from Teams needs an encryption key for approvers' BILL tokens. Ask your billbridge administrator to set SECRETS_KEY.",
     ],
-    { summary: 'Approvals are off in this billbridge: an administrator needs to set SECRETS_KEY.' },
+    'Approvals are off in this billbridge: an administrator needs to set SECRETS_KEY.',
   );
 }
 
@@ -202,11 +193,8 @@ function billLines(b: ApprovalCardBill, i: number, o: ApprovalCardOptions): Card
   ];
   if (b.decision) {
     const verb = b.decision.action === 'APPROVE' ? 'Approved' : 'Denied';
-    items.push(
-      text(`${verb} by ${escapeMarkdown(b.decision.byName)} at ${clockTime(b.decision.at, o.fmt)}`, {
-        weight: 'Bolder',
-      }),
-    );
+    const when = clockTime(b.decision.at, o.fmt);
+    items.push(text(`${verb} by ${escapeMarkdown(b.decision.byName)} at ${when}`, { weight: 'Bolder' }));
     if (b.decision.comment) items.push(text(`“${escapeMarkdown(b.decision.comment)}”`, { subtle: true }));
   } else if (b.gone) {
     items.push(text(`No longer waiting for ${escapeMarkdown(o.state.approver.name)} (decided in BILL or passed on)`));
@@ -243,9 +231,7 @@ export function approvalsCard(o: ApprovalCardOptions): CardReply {
           )}${state.more > 0 ? ` · ${state.more} more in BILL` : ''}`,
     ),
   ];
-  if (o.notice) {
-    body.push(container([text(o.notice.text, { weight: 'Bolder' })], { style: o.notice.tone }));
-  }
+  if (o.notice) body.push(container([text(o.notice.text, { weight: 'Bolder' })], { style: o.notice.tone }));
   state.bills.forEach((b, i) => body.push(container(billLines(b, i, o))));
   const who = o.actionable
     ? 'Decisions run as you in BILL, which records you as the approver.'
@@ -272,8 +258,8 @@ export function approvalsCard(o: ApprovalCardOptions): CardReply {
 }
 
 /** A click that changes nothing (not the approver, tampered, expired): said to the clicker only. */
-export function refusalCard(titleText: string, why: string): CardReply {
-  return adaptiveCard([title(titleText), text(why)], { summary: `${titleText}. ${why}` });
+export function refusalCard(heading: string, why: string): CardReply {
+  return plainCard(heading, [why], `${heading}. ${why}`);
 }
 
 /** `approvals digest ...`: what is set now; `time` is read in `fmt.timeZone`. */
@@ -283,17 +269,14 @@ export function digestSettingCard(opts: {
   /** yyyy-MM-dd of the next digest in the zone. */ nextDate?: string;
   fmt: FormatOptions;
 }): CardReply {
-  if (!opts.time) {
-    return adaptiveCard(
+  if (!opts.time)
+    return plainCard(
+      opts.changed ? 'Approvals digest off' : 'No approvals digest',
       [
-        title(opts.changed ? 'Approvals digest off' : 'No approvals digest'),
-        text(
-          'Type **approvals digest daily 08:30** to get a personal message each morning with the bills waiting for your approval (only when there are some).',
-        ),
+        'Type **approvals digest daily 08:30** to get a personal message each morning with the bills waiting for your approval (only when there are some).',
       ],
-      { summary: opts.changed ? 'Your daily approvals digest is off.' : 'No approvals digest is set.' },
+      opts.changed ? 'Your daily approvals digest is off.' : 'No approvals digest is set.',
     );
-  }
   const next = opts.nextDate ? ` The next one is due ${calendarDate(opts.nextDate, opts.fmt.locale)} at ${opts.time}.` : '';
   return adaptiveCard(
     [
