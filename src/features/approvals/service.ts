@@ -77,10 +77,7 @@ export class Approvals {
     this.signer = buttonSigner(deps.secretsKey, 'approval-cards/sign/v1');
   }
 
-  /**
-   * The person's own BILL sign-in: sync token name as username, value as password, and a session slot of their own
-   * (`owner`, their Entra object id within their tenant), which their connect attempts are counted against too.
-   */
+  /** The person's own BILL sign-in (token name and value), in a session slot of their own that their connect attempts count against. */
   person(link: Pick<UserLink, 'tenantId' | 'aadObjectId' | 'token'>): PersonCredentials {
     const owner = `${link.tenantId.trim().toLowerCase()}|${link.aadObjectId.trim().toLowerCase()}`;
     return { username: link.token.name, password: link.token.value, owner };
@@ -131,13 +128,9 @@ export class Approvals {
         return new Map<string, Bill>();
       },
     );
+    const vendorIds = shown.map((p) => p.vendorId);
     const vendors = await this.deps.vendors
-      .names(
-        link.orgId,
-        'vendor',
-        shown.map((p) => p.vendorId),
-        { priority, waitMs: this.deps.waitMs },
-      )
+      .names(link.orgId, 'vendor', vendorIds, { priority, waitMs: this.deps.waitMs })
       .catch(() => new Map<string, { name: string; currency?: string }>());
     const rows: ApprovalCardBill[] = shown.map((p) => {
       const bill = bills.get(p.billId);
@@ -193,20 +186,12 @@ export class Approvals {
     const cardId = dataString(data.card, 64);
     const billId = dataString(data.bill, 64);
     const sig = dataString(data.sig, 128);
+    const { correlationId } = click;
+    const about = { ...auditActor(scope, caller), billId: billId ?? 'unknown', decision: action, correlationId };
     // A refused click is logged and audited (when the trail can be written), then answered.
     const refuse = async (state: ApprovalCardState | undefined, reason: string, reply: CardActionReply): Promise<CardActionReply> => {
-      log.warn({ reason, card: state?.id, bill: shortId(billId ?? 'unknown') }, 'approval click refused');
-      await audit
-        .approval({
-          ...auditActor(scope, caller),
-          orgId: state?.orgId ?? 'unknown',
-          billId: billId ?? 'unknown',
-          decision: action,
-          result: 'refused',
-          reason,
-          correlationId: click.correlationId,
-        })
-        .catch(() => undefined);
+      log.warn({ reason, card: state?.id, bill: shortId(about.billId) }, 'approval click refused');
+      await audit.approval({ ...about, orgId: state?.orgId ?? 'unknown', result: 'refused', reason }).catch(() => undefined);
       return reply;
     };
     const fresh = 'Nothing was changed. Type **approvals** for a fresh list.';
@@ -228,7 +213,7 @@ export class Approvals {
       return refuse(state, 'already decided on this card', privately(this.card(state, true, { text, tone: 'warning' })));
     }
     const link = await this.links.get({ tenantId: state.tenantId, aadObjectId: state.approver.aadObjectId, orgId: state.orgId });
-    if (!link) return refuse(state, 'not linked', privately(errorReply(new NotLinked(), { correlationId: click.correlationId })));
+    if (!link) return refuse(state, 'not linked', privately(errorReply(new NotLinked(), { correlationId })));
     if (!(await cards.lock(state.orgId, billId)))
       return privately(this.card(state, true, { text: 'A decision on this bill is already on its way to BILL.', tone: 'warning' }));
     try {
@@ -242,16 +227,7 @@ export class Approvals {
         return await refuse(state, 'no longer waiting on the approver in BILL', this.changed(state, { text, tone: 'warning' }));
       }
       const comment = readComment(data[commentInputId(row)]);
-      const record: ApprovalAudit = {
-        ...auditActor(scope, caller),
-        orgId: state.orgId,
-        billId,
-        decision: action,
-        result: 'requested',
-        comment,
-        billUserId: link.billUserId,
-        correlationId: click.correlationId,
-      };
+      const record: ApprovalAudit = { ...about, orgId: state.orgId, result: 'requested', comment, billUserId: link.billUserId };
       // No trace, no request: if the audit trail cannot be written, nothing goes to BILL.
       await audit.approval(record);
       const { status } = await client.approvals.act([{ billId, action, comment }]).catch(async (err: unknown) => {
@@ -266,13 +242,10 @@ export class Approvals {
       await audit
         .approval({ ...record, result: accepted ? 'ok' : 'error', billResult: status })
         .catch((err: unknown) => log.error({ err: errorMessage(err) }, 'approval went through in BILL but its audit record failed'));
-      if (!accepted)
-        return privately(
-          refusalCard(
-            'BILL did not confirm the decision',
-            `BILL answered "${status.slice(0, 40)}". Check the bill in BILL before trying again.`,
-          ),
-        );
+      if (!accepted) {
+        const why = `BILL answered "${status.slice(0, 40)}". Check the bill in BILL before trying again.`;
+        return privately(refusalCard('BILL did not confirm the decision', why));
+      }
       const at = clock.now();
       state.bills[row] = {
         ...bill,
@@ -304,20 +277,16 @@ export class Approvals {
     const { bill, orgs, clock } = this.deps;
     // Where and who first: the token is not even read in a channel. It is never logged or recorded (only its outcome
     // is), and not taught to the log scrubber, where a value a person chose would censor the same text in every line.
-    if (scope.kind !== 'personal')
-      return privately(
-        refusalCard(
-          'Connect in a personal chat',
-          'I never take BILL sign-ins in a channel or group chat. If you entered a token here, delete it in BILL and create a new one.',
-        ),
-      );
+    if (scope.kind !== 'personal') {
+      const why =
+        'I never take BILL sign-ins in a channel or group chat. If you entered a token here, delete it in BILL and create a new one.';
+      return privately(refusalCard('Connect in a personal chat', why));
+    }
     let orgId = await orgs.resolve(scope);
     const askOrg = !orgId && orgs.mode === 'multi';
-    // In a personal chat "everyone" is the person on their other devices: the form with what they typed goes everywhere.
-    const form = (problem: string): CardActionReply => {
-      const card = connectCard({ askOrg, problem, note: this.note });
-      return { ...card, everyone: card };
-    };
+    // In a personal chat "everyone" is the person on their other devices: the form and its outcome go everywhere.
+    const everywhere = (card: CardReply): CardActionReply => ({ ...card, everyone: card });
+    const form = (problem: string) => everywhere(connectCard({ askOrg, problem, note: this.note }));
     if (!caller.aadObjectId || !scope.tenantId)
       return privately(
         refusalCard("I can't tell who you are", 'Teams did not say which Microsoft 365 account sent this. Try again from the Teams app.'),
@@ -327,9 +296,8 @@ export class Approvals {
       const raw = data[id];
       return typeof raw === 'string' && raw.length <= 1_000 ? raw.trim() : '';
     };
-    const tokenName = field(CONNECT_INPUTS.tokenName);
-    const tokenValue = field(CONNECT_INPUTS.tokenValue);
-    if (!tokenName || !tokenValue || tokenName.length > 200 || tokenValue.length > 500)
+    const token = { name: field(CONNECT_INPUTS.tokenName), value: field(CONNECT_INPUTS.tokenValue) };
+    if (!token.name || !token.value || token.name.length > 200 || token.value.length > 500)
       return form('Enter both the token name and the token.');
     if (!orgId && askOrg) {
       orgId = orgs.allowedOrg(field(CONNECT_INPUTS.orgId));
@@ -340,7 +308,7 @@ export class Approvals {
     const ref = { tenantId: scope.tenantId, aadObjectId: caller.aadObjectId, orgId };
     const previous = await this.links.get(ref);
     // person.owner: the person's own session slot, and what their connect attempts count against.
-    const person = this.person({ ...ref, token: { name: tokenName, value: tokenValue } });
+    const person = this.person({ ...ref, token });
     const audit = (result: 'ok' | 'refused' | 'error', detail?: Record<string, string>) =>
       auditAdmin(this.deps.audit, click, 'approvals.connect', result, orgId, detail);
     // Each attempt signs in to BILL: a person gets a few an hour, and waits after a refused one.
@@ -377,7 +345,7 @@ export class Approvals {
     const link: UserLink = {
       ...ref,
       billUserId,
-      token: { name: tokenName, value: tokenValue },
+      token,
       teamsUserId: caller.id,
       displayName: caller.name,
       reference: click.reference,
@@ -389,11 +357,10 @@ export class Approvals {
       await (previous ? this.links.put(previous) : this.links.remove(ref)).catch(() => undefined);
       await bill.releaseAs(orgId, person);
     });
-    if (previous && (previous.token.name !== tokenName || previous.token.value !== tokenValue))
+    if (previous && (previous.token.name !== token.name || previous.token.value !== token.value))
       await this.release(previous).catch(() => undefined);
     log.info({ orgId, billUser: shortId(billUserId), replaced: !!previous }, 'approver linked to BILL');
-    const done = connectedCard({ billUserId, orgId, replaced: !!previous, note: this.note });
-    return { ...done, everyone: done };
+    return everywhere(connectedCard({ billUserId, orgId, replaced: !!previous, note: this.note }));
   }
 }
 
