@@ -30,6 +30,16 @@ import { NETWORK_INVITE_VERB, invitable, invitedCard, networkStatusWords, notSen
 
 const INVITING_ROLES = new Set(['ADMINISTRATOR', 'ACCOUNTANT']);
 
+/** Clicks refused before BILL is asked, by the reason the audit trail records: the heading and why the person sees. */
+const REFUSALS = {
+  'card data altered': ["This button can't be used", 'Nothing was sent to BILL. Ask for the card again.'],
+  'unknown person': ["I can't tell who you are", 'Teams did not say which Microsoft 365 account clicked. Nothing was sent.'],
+  'not linked': [
+    'Connect your BILL account first',
+    'Invitations go to BILL as you, never as billbridge. Type **connect** in a personal chat with me to link your BILL account, then click again. Nothing was sent.',
+  ],
+} as const;
+
 /** The kept answer of a customer's connection status, as read after an invitation (customers carry no networkStatus in BILL). */
 export const customerStatusKey = (customerId: string): string => answerKey('network.customer', { id: customerId });
 
@@ -75,7 +85,7 @@ export function networkInvites(deps: NetworkInvitesDeps) {
 
     async invite(click: Pick<CardActionContext, 'data' | 'scope' | 'caller' | 'correlationId' | 'log'>): Promise<CardActionReply> {
       const { data, scope, caller, log } = click;
-      const refuse = async (orgId: string | undefined, reason: string, heading: string, why: string) => {
+      const refuse = async (orgId: string, reason: string, heading: string, why: string) => {
         log.info({ reason }, 'network invitation refused');
         await auditAdmin(deps.audit, click, 'network.invite', 'refused', orgId, { reason }).catch(() => undefined);
         return notSentCard(heading, why);
@@ -89,23 +99,11 @@ export function networkInvites(deps: NetworkInvitesDeps) {
         const networkId = dataString(data.net, 64);
         const sig = dataString(data.sig, 128);
         if (!kind || !id || !sig || !signer.verify(sig, ...signed(orgId, { kind, id, networkId, networkType })))
-          return await refuse(orgId, 'card data altered', "This button can't be used", 'Nothing was sent to BILL. Ask for the card again.');
+          return await refuse(orgId, 'card data altered', ...REFUSALS['card data altered']);
         const target: Target = { kind, id, networkId, networkType };
-        if (!scope.tenantId || !caller.aadObjectId)
-          return await refuse(
-            orgId,
-            'unknown person',
-            "I can't tell who you are",
-            'Teams did not say which Microsoft 365 account clicked. Nothing was sent.',
-          );
+        if (!scope.tenantId || !caller.aadObjectId) return await refuse(orgId, 'unknown person', ...REFUSALS['unknown person']);
         const link = await deps.approvals.links.get({ tenantId: scope.tenantId, aadObjectId: caller.aadObjectId, orgId });
-        if (!link)
-          return await refuse(
-            orgId,
-            'not linked',
-            'Connect your BILL account first',
-            'Invitations go to BILL as you, never as billbridge. Type **connect** in a personal chat with me to link your BILL account, then click again. Nothing was sent.',
-          );
+        if (!link) return await refuse(orgId, 'not linked', ...REFUSALS['not linked']);
         const client = deps.bill.orgAs(orgId, deps.approvals.person(link), { priority: 'interactive' });
         const role = (await asPerson(() => client.users.get(link.billUserId))).role?.type ?? '';
         if (!INVITING_ROLES.has(role)) {
@@ -165,11 +163,8 @@ export function networkInvites(deps: NetworkInvitesDeps) {
         });
       } catch (err) {
         log.warn({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'network invitation failed');
-        const { clock, fmt } = deps;
-        return {
-          ...errorReply(err, { correlationId: click.correlationId, timeIn: (ms) => clockTime(clock.now() + ms, fmt) }),
-          privateReply: true,
-        };
+        const timeIn = (ms: number) => clockTime(deps.clock.now() + ms, deps.fmt);
+        return { ...errorReply(err, { correlationId: click.correlationId, timeIn }), privateReply: true };
       }
     },
   };
