@@ -114,20 +114,18 @@ export const approvalsCommand: Command<ApprovalsDeps> = {
   async run(ctx, { approvals }) {
     if (!approvals) return approvalsOffCard();
     const args = ctx.input.args;
-    if (args.length > 1 || (args.length === 1 && (ctx.scope.kind !== 'personal' || ctx.orgId))) {
+    if (args.length > 1 || (args.length === 1 && (ctx.scope.kind !== 'personal' || ctx.orgId)))
       throw new InputError(
         '"approvals" takes nothing after it here',
         'Type **approvals** to see the bills waiting for you.',
         `approvals ${ctx.input.argText}`,
       );
-    }
     const found = await linkFor(approvals, ctx, args[0]);
     if (Array.isArray(found)) return chooseOrgCard(found.map((l) => l.orgId));
     let link = found;
     // Teams ids and names can change; keep what cards and digests use current.
-    if (link.teamsUserId !== ctx.caller.id || (ctx.caller.name && link.displayName !== ctx.caller.name)) {
+    if (link.teamsUserId !== ctx.caller.id || (ctx.caller.name && link.displayName !== ctx.caller.name))
       link = (await approvals.links.update(link, { teamsUserId: ctx.caller.id, displayName: ctx.caller.name ?? link.displayName })) ?? link;
-    }
     return (await approvals.pendingReply(link, ctx.scope, { locale: ctx.locale })).reply;
   },
 };
@@ -143,18 +141,15 @@ export const approvalsDigestCommand: Command<ApprovalsDeps> = {
     if (!approvals) return approvalsOffCard();
     const fmt = approvals.formatFor(ctx.locale);
     const { timeZone } = fmt;
-    const hint = 'Type **approvals digest daily 08:30** (24-hour time, ' + timeZone + ') or **approvals digest off**.';
+    const hint = `Type **approvals digest daily 08:30** (24-hour time, ${timeZone}) or **approvals digest off**.`;
     const [word, ...rest] = ctx.input.args.map((a) => a.toLowerCase());
     const found = await linkFor(approvals, ctx);
     const links = Array.isArray(found) ? found : [found];
     const since = ctx.now.getTime();
-    const card = (time: string | undefined, changed: boolean) =>
-      digestSettingCard({
-        time,
-        changed,
-        nextDate: time ? nextSlot({ every: 'daily', time }, since, timeZone).date : undefined,
-        fmt,
-      });
+    const card = (time: string | undefined, changed: boolean) => {
+      const nextDate = time ? nextSlot({ every: 'daily', time }, since, timeZone).date : undefined;
+      return digestSettingCard({ time, changed, nextDate, fmt });
+    };
     if (word === undefined) return card(links.find((l) => l.digestTime)?.digestTime, false);
     let time: string | undefined;
     if (word === 'daily' && rest.length > 0) {
