@@ -62,7 +62,9 @@ export class UserLinks {
   async put(link: UserLink): Promise<void> {
     const value: UserLink = { ...link, ...norm(link) };
     const key = this.key(value);
-    await this.deps.store.set(NS.userLinks, key, this.seal(key, value));
+    // The storage key is authenticated with the data: a sealed link moved under another person's key will not open.
+    const box = sealText(this.sealKey, JSON.stringify(value), { encoding: 'base64url', aad: `user-link|v1|${key}` });
+    await this.deps.store.set(NS.userLinks, key, { v: 1, ...box });
   }
 
   /** Changes a stored link; undefined when there is none. */
@@ -112,11 +114,6 @@ export class UserLinks {
 
   private mac(text: string): string {
     return createHmac('sha256', this.idKey).update(text).digest('base64url').slice(0, 32);
-  }
-
-  // The storage key is authenticated with the data: a sealed link moved under another person's key will not open.
-  private seal(key: string, link: UserLink): SealedBox & { v: 1 } {
-    return { v: 1, ...sealText(this.sealKey, JSON.stringify(link), { encoding: 'base64url', aad: `user-link|v1|${key}` }) };
   }
 
   /** The plain text of a sealed link of this format (v1) under this SECRETS_KEY; anything else is not opened. */
