@@ -32,20 +32,14 @@ export function paymentsCard(input: PaymentsCardInput): CardReply {
   if (scheduled.length > 0) totals.push(['Scheduled', line(scheduled)]);
   if (stopped.length > 0) totals.push(['Not counted', line(stopped)]);
   totals.push(['Need attention', attention.length ? `${count(attention.length, 'payment', fmt.locale)} (${amounts(attention)})` : 'none']);
+  const leftOut =
+    'The total counts paid, scheduled and in process payments only; canceled, voided and failed ones are listed with their status and left out.';
   return listCard({
     ...input,
     title: input.limit === 1 ? 'The last payment' : `The last ${input.limit} payments`,
     subtitle: 'Bill payments to vendors, newest process date first',
     totals,
-    notes:
-      stopped.length > 0
-        ? [
-            {
-              text: 'The total counts paid, scheduled and in process payments only; canceled, voided and failed ones are listed with their status and left out.',
-              subtle: true,
-            },
-          ]
-        : [],
+    notes: stopped.length > 0 ? [{ text: leftOut, subtle: true }] : [],
     columns: [{ header: 'Vendor' }, { header: 'Amount', align: 'Right' }, { header: 'Process date' }, { header: 'Status' }],
     items: listed,
     row: ({ payment: p, status }) => [

@@ -48,12 +48,8 @@ export const paymentsCommand: Command<PaymentsDeps> = {
       return (await orgClient(deps, orgId).payments.list({ pageSize: MAX_PAYMENTS, maxPages: 1, sort }).take(MAX_PAYMENTS)).items;
     });
     const payments = got.value.slice(0, limit);
-    const vendors = await resolveParties(
-      deps,
-      orgId,
-      'vendor',
-      payments.map((p) => p.vendorId),
-    );
+    const vendorIds = payments.map((p) => p.vendorId);
+    const vendors = await resolveParties(deps, orgId, 'vendor', vendorIds);
     return paymentsCard({
       ...listContext(ctx, deps, `payments ${limit}`, got.fetchedAt),
       payments,
