@@ -180,13 +180,12 @@ export class Approvals {
   }
 
   async decide(click: ApprovalClick, action: ApprovalAction): Promise<CardActionReply> {
-    const { data, caller, scope, log } = click;
+    const { data, caller, scope, log, correlationId } = click;
     const { audit, clock, cards } = this.deps;
     const verb = action === 'APPROVE' ? APPROVAL_VERBS.approve : APPROVAL_VERBS.deny;
     const cardId = dataString(data.card, 64);
     const billId = dataString(data.bill, 64);
     const sig = dataString(data.sig, 128);
-    const { correlationId } = click;
     const about = { ...auditActor(scope, caller), billId: billId ?? 'unknown', decision: action, correlationId };
     // A refused click is logged and audited (when the trail can be written), then answered.
     const refuse = async (state: ApprovalCardState | undefined, reason: string, reply: CardActionReply): Promise<CardActionReply> => {
