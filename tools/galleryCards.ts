@@ -19,7 +19,7 @@ import { seedDemoOrg } from '../src/sandbox/seed.js';
 import type { BudgetSnapshot } from '../src/infra/limits/types.js';
 import type { CardReply } from '../src/cards/card.js';
 import { billCard, billMatchesCard, billsDueCard, billsOverdueCard } from '../src/features/payables/cards.js';
-import { auditSection, billSection } from '../src/features/admin/billStatus.js';
+
 import { errorReply } from '../src/cards/errorCards.js';
 import type { FormatOptions } from '../src/cards/format.js';
 import { addDays, dateInZone } from '../src/infra/calendar.js';
@@ -35,11 +35,20 @@ import {
   spendOverviewCard,
   transactionsCard,
 } from '../src/features/spend/cards.js';
-import { budgetsSection, cacheSection, statusCard, type StatusCardOptions } from '../src/features/admin/statusCards.js';
+import {
+  auditSection,
+  billSection,
+  budgetsSection,
+  cacheSection,
+  conversationSection,
+  statusCard,
+  type ConversationStatus,
+  type StatusCardOptions,
+} from '../src/features/admin/statusCards.js';
 import { welcomeCard } from '../src/cards/welcome.js';
 import { commandCatalogue } from '../src/features/index.js';
 import { SANDBOX_NOTE } from '../src/cards/words.js';
-import { conversationSection, type ConversationStatus } from '../src/features/admin/conversationStatus.js';
+
 import { rankMatches } from '../src/features/parties/commands.js';
 import { digestCard, notificationCard } from '../src/features/notifications/cards.js';
 import { projectEntity } from '../src/notify/project.js';

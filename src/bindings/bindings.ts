@@ -11,17 +11,13 @@
 import type { Clock } from '../infra/clock.js';
 import type { Config } from '../config.js';
 import { NS, type StateStore } from '../infra/state/types.js';
+import { TenantNotAllowed } from '../errors.js';
+import type { ConversationScope } from '../features/types.js';
 
 export type BindingMode = 'single' | 'multi';
 
-/** The parts of a conversation's scope a binding is keyed by (ConversationScope fits). */
-export interface BindingScope {
-  kind: 'channel' | 'groupChat' | 'personal';
-  tenantId: string | undefined;
-  /** Teams thread id of the team (19:...@thread.tacv2); channels only. */
-  teamId: string | undefined;
-  conversationId: string;
-}
+/** The parts of a conversation's scope a binding is keyed by. */
+export type BindingScope = Pick<ConversationScope, 'kind' | 'tenantId' | 'teamId' | 'conversationId'>;
 
 /** What a binding is attached to: a whole team, or one chat. */
 export interface BindingTarget {
@@ -44,16 +40,6 @@ export type BindingState =
   | { state: 'unbound'; reason: 'notLinked' | 'noOrgConfigured' | 'noTarget' }
   | { state: 'orgNotAllowed'; orgId: string }
   | { state: 'tenantNotAllowed' };
-
-export class BindingRefused extends Error {
-  constructor(
-    readonly reason: 'orgNotAllowed' | 'noTarget' | 'tenantNotAllowed',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'BindingRefused';
-  }
-}
 
 /** The team of a channel, or the chat itself; undefined when the activity carries neither. */
 export function bindingTarget(scope: BindingScope): BindingTarget | undefined {
@@ -120,34 +106,22 @@ export class OrgBindings {
   }
 
   /**
-   * Binds the team of a channel (or the chat) to an allowed org. The caller has checked the person is an admin.
-   * Returns the binding and the org it replaced, if any.
+   * Binds a team (or a chat) to an allowed org. The caller has checked the person is an admin and the org is allowed
+   * (`allowedOrg`); the org it replaced, if any, comes back.
    */
-  async link(
-    scope: BindingScope,
-    orgId: string,
-    linkedBy: string | undefined,
-  ): Promise<{ binding: OrgBinding; previousOrgId: string | undefined }> {
-    if (!this.tenantAllowed(scope.tenantId)) throw new BindingRefused('tenantNotAllowed', 'tenant not allowed');
+  async link(target: BindingTarget, orgId: string, linkedBy: string | undefined): Promise<string | undefined> {
+    if (!this.tenantAllowed(target.tenantId)) throw new TenantNotAllowed();
     // A single-org deployment allows no org here (BILL_ALLOWED_ORG_IDS is empty), so it never stores a link.
     const org = this.allowedOrg(orgId);
-    if (!org) throw new BindingRefused('orgNotAllowed', 'organisation not in BILL_ALLOWED_ORG_IDS');
-    const target = bindingTarget(scope);
-    if (!target) throw new BindingRefused('noTarget', 'no team or chat to bind');
+    if (!org) throw new Error('organisation not in BILL_ALLOWED_ORG_IDS');
     const key = targetKey(target);
     const previous = await this.deps.state.get<OrgBinding>(NS.bindings, key);
     const binding: OrgBinding = { ...target, orgId: org, linkedBy, linkedAt: this.deps.clock.now() };
     await this.deps.state.set(NS.bindings, key, binding);
-    return { binding, previousOrgId: previous?.orgId };
+    return previous?.orgId;
   }
 
-  /** Removes the link of the team of a channel (or the chat); the org it had, if any (none in a single-org deployment). */
-  async unlink(scope: BindingScope): Promise<string | undefined> {
-    const target = bindingTarget(scope);
-    return target && this.remove(target);
-  }
-
-  /** Deletes a target's binding (the bot was removed); the org it had, if any. */
+  /** Deletes a team's or chat's binding (unlink, or the bot was removed); the org it had, if any. */
   async remove(target: BindingTarget): Promise<string | undefined> {
     const key = targetKey(target);
     const previous = await this.deps.state.get<OrgBinding>(NS.bindings, key);

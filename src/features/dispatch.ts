@@ -69,13 +69,7 @@ export interface CardActionContext extends Pick<CommandContext, 'scope' | 'calle
 
 /** The activity's locale when it is a well-formed tag Intl supports (Teams sends e.g. "en-US"), else the fallback. */
 export function conversationLocale(requested: unknown, fallback: string): string {
-  if (
-    typeof requested !== 'string' ||
-    requested.length === 0 ||
-    requested.length > 35 ||
-    !/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(requested)
-  )
-    return fallback;
+  if (typeof requested !== 'string' || requested.length > 35 || !/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(requested)) return fallback;
   let supported = supportedLocales.get(requested);
   if (supported === undefined) {
     try {
@@ -151,8 +145,14 @@ export class Dispatcher {
           return { reply: unknownCommandCard(`${typed} …`, suggestion, { kind: req.scope.kind }), outcome: 'unknown' };
         }
         // Not a command, but it may name a bill, invoice, vendor or customer: its command answers (one match), or a
-        // card to pick one (several).
-        const named = await this.named(req, parsed.text, log);
+        // card to pick one (several). Unbound, or the lookup failed: answered as unknown.
+        let named: { orgId: string; found: Found } | undefined;
+        try {
+          const orgId = await this.parts.orgBindings.resolve(req.scope);
+          named = orgId ? { orgId, found: await this.parts.lookup.find(orgId, parsed.text) } : undefined;
+        } catch (err) {
+          log.warn({ err: errorMessage(err) }, 'lookup of a line that is not a command failed; answered as unknown');
+        }
         const only = named?.found.matches.length === 1 ? named.found.matches[0] : undefined;
         if (only) {
           const line = this.parse(only.command);
@@ -180,17 +180,6 @@ export class Dispatcher {
         };
         return this.invoke(command, input, req, log, 'ok');
       }
-    }
-  }
-
-  /** What a line that is not a command names in the conversation's org; undefined when unbound or the lookup failed. */
-  private async named(req: CommandRequest, line: string, log: Logger): Promise<{ orgId: string; found: Found } | undefined> {
-    try {
-      const orgId = await this.parts.orgBindings.resolve(req.scope);
-      return orgId ? { orgId, found: await this.parts.lookup.find(orgId, line) } : undefined;
-    } catch (err) {
-      log.warn({ err: errorMessage(err) }, 'lookup of a line that is not a command failed; answered as unknown');
-      return undefined;
     }
   }
 

@@ -39,10 +39,7 @@ export class CommandRegistry<C extends CommandInfo = CommandDefinition> {
 
   forScope(kind: ConversationKind): readonly C[] {
     let commands = this.byScope.get(kind);
-    if (!commands) {
-      commands = this.list().filter((def) => !def.scopes || def.scopes.includes(kind));
-      this.byScope.set(kind, commands);
-    }
+    if (!commands) this.byScope.set(kind, (commands = this.ranked.filter((def) => !def.scopes || def.scopes.includes(kind))));
     return commands;
   }
 

@@ -77,9 +77,7 @@ export interface Command<Deps> extends CommandInfo {
 }
 
 /** A command bound to its feature's parts: what the registry holds and the dispatcher runs. */
-export interface CommandDefinition extends CommandInfo {
-  run(ctx: CommandContext): Promise<CardReply>;
-}
+export type CommandDefinition = Command<void>;
 
 export function bindCommands<Deps>(commands: ReadonlyArray<Command<Deps>>, deps: Deps): CommandDefinition[] {
   return commands.map((command) => ({ ...command, run: (ctx) => command.run(ctx, deps) }));

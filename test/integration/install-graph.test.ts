@@ -7,7 +7,7 @@ import { LoginStandIn, OpenIdIssuer } from '../harness/openid.js';
 import { NS } from '../../src/infra/state/types.js';
 import { targetKey } from '../../src/bindings/bindings.js';
 import type { InstallRecord } from '../../src/bindings/installations.js';
-import { conversationStatus } from '../../src/features/admin/conversationStatus.js';
+import { conversationStatus } from '../../src/features/admin/status.js';
 import type { Limiter, Throttle, Upstream } from '../../src/infra/limits/types.js';
 import { SharedLimiter } from '../../src/infra/limits/limiter.js';
 import { loadConfig } from '../../src/config.js';

@@ -12,12 +12,13 @@ function oneTeam(orgId: string | undefined) {
   const bindings = {
     mode: 'multi',
     allowedOrgIds: ['00801ORGA', '00801ORGB'],
-    link: (_scope: unknown, org: string) => {
+    allowedOrg: (org: string) => org,
+    link: (_target: unknown, org: string) => {
       const previousOrgId = team.orgId;
       team.orgId = org;
-      return Promise.resolve({ binding: { orgId: org, kind: 'team' }, previousOrgId });
+      return Promise.resolve(previousOrgId);
     },
-    unlink: () => {
+    remove: () => {
       const previous = team.orgId;
       team.orgId = undefined;
       return Promise.resolve(previous);

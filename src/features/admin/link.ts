@@ -1,6 +1,6 @@
 // `link <orgId>` / `unlink`: a billbridge admin binds this team (or this chat) to a BILL organisation, multi-org only.
 import { Forbidden, InputError } from '../../errors.js';
-import { BindingRefused, type OrgBindings } from '../../bindings/bindings.js';
+import { bindingTarget, type OrgBindings } from '../../bindings/bindings.js';
 import { adaptiveCard, escapeMarkdown, facts, text, title, type CardReply } from '../../cards/card.js';
 import { auditAdmin, auditOrUndo } from '../audit.js';
 import type { AccessPolicy } from '../access.js';
@@ -61,38 +61,32 @@ export const linkCommand: Command<LinkDeps> = {
         ctx.input.argText || undefined,
       );
     }
-    try {
-      const { binding, previousOrgId } = await bindings.link(ctx.scope, typed, ctx.caller.aadObjectId);
-      await auditOrUndo(auditAdmin(deps.audit, ctx, 'link', 'ok', binding.orgId, previousOrgId ? { previousOrgId } : undefined), () =>
-        previousOrgId ? bindings.link(ctx.scope, previousOrgId, ctx.caller.aadObjectId) : bindings.unlink(ctx.scope),
-      );
-      ctx.log.info({ orgId: binding.orgId, previousOrgId, target: binding.kind }, 'binding linked');
-      const changed = previousOrgId && previousOrgId !== binding.orgId ? ` (was ${escapeMarkdown(previousOrgId)})` : '';
-      return adaptiveCard(
-        [
-          title('Linked'),
-          text(
-            `${here(ctx)} now uses BILL organisation **${escapeMarkdown(binding.orgId)}**${changed}. Everyone here sees that organisation's data.`,
-          ),
-          facts([
-            ['Organisation', escapeMarkdown(binding.orgId)],
-            ['Linked by', escapeMarkdown(ctx.caller.name ?? ctx.caller.aadObjectId ?? 'unknown')],
-          ]),
-        ],
-        { summary: `${here(ctx)} now uses BILL organisation ${binding.orgId}.` },
-      );
-    } catch (err) {
-      if (err instanceof BindingRefused && err.reason === 'orgNotAllowed') {
-        await auditAdmin(deps.audit, ctx, 'link', 'refused', undefined, { reason: 'organisation not allowed', typed }).catch(
-          () => undefined,
-        );
-        throw new InputError("That organisation isn't one this billbridge may use", `Organisations it may use: ${allowedList}.`, typed);
-      }
-      if (err instanceof BindingRefused && err.reason === 'noTarget') {
-        throw new InputError("I can't tell which team this is", 'Type the command in a channel of the team you want to link.');
-      }
-      throw err;
+    const orgId = bindings.allowedOrg(typed);
+    if (!orgId) {
+      await auditAdmin(deps.audit, ctx, 'link', 'refused', undefined, { reason: 'organisation not allowed', typed }).catch(() => undefined);
+      throw new InputError("That organisation isn't one this billbridge may use", `Organisations it may use: ${allowedList}.`, typed);
     }
+    const target = bindingTarget(ctx.scope);
+    if (!target) throw new InputError("I can't tell which team this is", 'Type the command in a channel of the team you want to link.');
+    const previousOrgId = await bindings.link(target, orgId, ctx.caller.aadObjectId);
+    await auditOrUndo(auditAdmin(deps.audit, ctx, 'link', 'ok', orgId, previousOrgId ? { previousOrgId } : undefined), () =>
+      previousOrgId ? bindings.link(target, previousOrgId, ctx.caller.aadObjectId) : bindings.remove(target),
+    );
+    ctx.log.info({ orgId, previousOrgId, target: target.kind }, 'binding linked');
+    const changed = previousOrgId && previousOrgId !== orgId ? ` (was ${escapeMarkdown(previousOrgId)})` : '';
+    return adaptiveCard(
+      [
+        title('Linked'),
+        text(
+          `${here(ctx)} now uses BILL organisation **${escapeMarkdown(orgId)}**${changed}. Everyone here sees that organisation's data.`,
+        ),
+        facts([
+          ['Organisation', escapeMarkdown(orgId)],
+          ['Linked by', escapeMarkdown(ctx.caller.name ?? ctx.caller.aadObjectId ?? 'unknown')],
+        ]),
+      ],
+      { summary: `${here(ctx)} now uses BILL organisation ${orgId}.` },
+    );
   },
 };
 
@@ -107,15 +101,14 @@ export const unlinkCommand: Command<LinkDeps> = {
     if (deps.orgBindings.mode !== 'multi') return singleOrgCard(ctx);
     await requireAdmin(ctx, deps, 'unlink');
     const bindings = deps.orgBindings;
-    const previous = await bindings.unlink(ctx.scope);
-    if (!previous) {
+    const target = bindingTarget(ctx.scope);
+    const previous = target && (await bindings.remove(target));
+    if (!target || !previous) {
       return adaptiveCard([title('Nothing to unlink'), text(`${here(ctx)} is not linked to a BILL organisation.`)], {
         summary: `${here(ctx)} is not linked to a BILL organisation.`,
       });
     }
-    await auditOrUndo(auditAdmin(deps.audit, ctx, 'unlink', 'ok', previous), () =>
-      bindings.link(ctx.scope, previous, ctx.caller.aadObjectId),
-    );
+    await auditOrUndo(auditAdmin(deps.audit, ctx, 'unlink', 'ok', previous), () => bindings.link(target, previous, ctx.caller.aadObjectId));
     ctx.log.info({ previousOrgId: previous }, 'binding removed');
     return adaptiveCard(
       [

@@ -1,6 +1,12 @@
 // `status`: how busy billbridge is — every upstream budget (used, waiting, running, refused, last throttle), the cache, the version.
 // Members see whether the bot is healthy and linked; hosts, paths and organisation ids are for billbridge admins.
 import type { BillGateway } from '../../bill/gateway.js';
+import { GraphApiError, type GraphTeams } from '../../graph/teams.js';
+import type { Config } from '../../config.js';
+import type { OrgBindings } from '../../bindings/bindings.js';
+import type { Installations } from '../../bindings/installations.js';
+import { dateTime } from '../../cards/format.js';
+import { channelTargetOf } from '../notifications/commands.js';
 import type { AccessPolicy } from '../access.js';
 import type { Clock } from '../../infra/clock.js';
 import type { Limiter } from '../../infra/limits/types.js';
@@ -8,13 +14,27 @@ import type { Mirror } from '../../mirror/mirror.js';
 import { PUSH_FED } from '../../notify/kinds.js';
 import type { Notifications } from '../../notify/index.js';
 import type { AuditTrail } from '../../infra/audit.js';
-import { budgetsSection, cacheSection, statusCard, storedSecretsSection, type StatusCardOptions } from './statusCards.js';
-import { auditSection, billSection } from './billStatus.js';
-import { conversationSection, conversationStatus, type ConversationStatusDeps } from './conversationStatus.js';
-import { notificationsSection } from '../notifications/refresh.js';
-import type { Command } from '../types.js';
+import {
+  auditSection,
+  billSection,
+  budgetsSection,
+  cacheSection,
+  conversationSection,
+  notificationsSection,
+  statusCard,
+  storedSecretsSection,
+  type ConversationStatus,
+  type StatusCardOptions,
+} from './statusCards.js';
+import type { Command, ConversationScope } from '../types.js';
 
-export interface StatusDeps extends ConversationStatusDeps {
+export interface StatusDeps {
+  orgBindings: Pick<OrgBindings, 'describe' | 'mode'>;
+  installs: Pick<Installations, 'forScope'>;
+  /** Undefined when Graph is not used. */
+  graph: Pick<GraphTeams, 'getTeam'> | undefined;
+  /** The bot's identity settings: why Graph is not used when it is not. */
+  bot: Config['bot'];
   access: Pick<AccessPolicy, 'isAdmin'>;
   limiter: Pick<Limiter, 'snapshot'>;
   mirror: Pick<Mirror, 'answers' | 'info'>;
@@ -31,6 +51,39 @@ export interface StatusDeps extends ConversationStatusDeps {
   };
   /** Stored secrets SECRETS_KEY cannot open, counted at start-up. */
   unopenableSecrets(): number;
+}
+
+/**
+ * Binding, install record and Graph team for the conversation of `scope`. Graph answers come from the cache
+ * when fresh (team names are kept CACHE_TTL_NAMES_S); a Graph failure is reported, never thrown.
+ */
+export async function conversationStatus(deps: StatusDeps, scope: ConversationScope): Promise<ConversationStatus> {
+  const binding = await deps.orgBindings.describe(scope);
+  const install = await deps.installs.forScope(scope);
+  return { mode: deps.orgBindings.mode, binding, install, graph: await graphStatus(deps, scope, install?.aadGroupId) };
+}
+
+async function graphStatus(deps: StatusDeps, scope: ConversationScope, recordedGroupId: string | undefined): Promise<string> {
+  const graph = deps.graph;
+  if (!graph) {
+    const { appId, appType } = deps.bot;
+    return appId === ''
+      ? 'skipped — local mode: no MicrosoftAppId, so Graph is not called'
+      : appType === 'UserAssignedMSI'
+        ? 'skipped — managed identity: Graph lookups need a client secret'
+        : 'skipped — no MicrosoftAppPassword: Graph is not called';
+  }
+  if (scope.kind !== 'channel') return 'not a team';
+  const aadGroupId = scope.aadGroupId ?? recordedGroupId;
+  // Neither the activity nor the install record carries it when the app was added before billbridge recorded it.
+  if (!aadGroupId || !scope.tenantId) return 'team group id unknown (re-add the app to record it)';
+  try {
+    const team = await graph.getTeam(scope.tenantId, aadGroupId);
+    return `${team.displayName}${team.isArchived ? ' (archived)' : ''} · as of ${dateTime(team.fetchedAt, deps.settings)}`;
+  } catch (err) {
+    if (err instanceof GraphApiError) return `failed: ${err.code} (${err.category}${err.status ? `, HTTP ${err.status}` : ''})`;
+    return `failed: ${err instanceof Error ? err.name : 'Error'} (unknown)`;
+  }
 }
 
 export const statusCommand: Command<StatusDeps> = {
@@ -57,12 +110,13 @@ export const statusCommand: Command<StatusDeps> = {
     }
     const billStatus = { ...deps.bill.status(), spendConfigured };
     const unopenable = deps.unopenableSecrets();
+    const channel = channelTargetOf(ctx.scope);
     // Top to bottom. The audit log's path is a server path, and stored secrets SECRETS_KEY cannot open are something to
     // act on: both for billbridge admins only.
     const sections = [
       conversationSection(await conversationStatus(deps, ctx.scope), ctx.scope.kind, opts, admin),
-      billSection(billStatus, orgId, orgId ? deps.mirror.info(orgId) : [], opts, pushFed, { admin }),
-      await notificationsSection(ctx, deps.notify, opts),
+      billSection(billStatus, orgId, orgId ? deps.mirror.info(orgId) : [], opts, pushFed, admin),
+      notificationsSection(await deps.notify.status(channel ?? { tenantId: '', teamId: '', channelId: '' }, orgId), !!channel, opts),
       budgetsSection(deps.limiter.snapshot(), opts, { admin, orgId, tenantId: ctx.scope.tenantId }),
       cacheSection(deps.mirror.answers.stats(), opts),
       admin ? auditSection(deps.audit.location) : undefined,

@@ -1,10 +1,19 @@
-// The status card: a title, then sections (upstream budgets, cache, and whatever other parts add), then the version.
+// The status card: a title, then its sections (this conversation, BILL, notifications, upstream budgets, cache, audit log,
+// stored secrets), then the version. Pure: the status command gathers the data.
 import type { AnswerStats } from '../../mirror/answers.js';
 import type { BudgetSnapshot } from '../../infra/limits/types.js';
+import type { BillStatus } from '../../bill/gateway.js';
+import type { MirrorInfo } from '../../mirror/mirror.js';
+import type { BindingMode, BindingState } from '../../bindings/bindings.js';
+import type { InstallRecord } from '../../bindings/installations.js';
+import type { ConversationKind } from '../types.js';
+import type { Notifications } from '../../notify/index.js';
+import { describeSchedule } from '../../notify/schedule.js';
 import {
   adaptiveCard,
   container,
   escapeMarkdown,
+  facts,
   subtitle,
   table,
   text,
@@ -12,10 +21,13 @@ import {
   type CardElement,
   type CardReply,
 } from '../../cards/card.js';
-import { clockTime, type FormatOptions } from '../../cards/format.js';
+import { clockTime, dateTime, type FormatOptions } from '../../cards/format.js';
 import { versionFooter } from '../../cards/help.js';
 
-/** One block of the status card; other parts (org binding, BILL connectivity, session age) add their own. */
+/** What notifications say about a channel and the deployment (Notifications.status). */
+type NotifyStatus = Awaited<ReturnType<Notifications['status']>>;
+
+/** One block of the status card. */
 export interface StatusSection {
   title: string;
   items: CardElement[];
@@ -186,4 +198,175 @@ export function statusCard(sections: StatusSection[], opts: StatusCardOptions): 
   body.push(versionFooter(opts.note, opts.version));
   const said = sections.map((s) => s.summary).filter(Boolean);
   return adaptiveCard(body, { summary: `billbridge ${opts.version} status${said.length ? ': ' + said.join('; ') : ''}` });
+}
+
+export interface ConversationStatus {
+  mode: BindingMode;
+  binding: BindingState;
+  /** The stored install record, when the bot saw itself being added. */
+  install: Pick<InstallRecord, 'installedAt' | 'name' | 'graph'> | undefined;
+  /** Graph's view of the team, in words. */
+  graph: string;
+}
+
+/**
+ * The "This conversation" section of the status card: binding, install record, Graph. `admin` (a billbridge admin
+ * asked) shows the organisation id; members see whether this place is linked.
+ */
+export function conversationSection(s: ConversationStatus, kind: ConversationKind, opts: FormatOptions, admin: boolean): StatusSection {
+  const b = s.binding;
+  const org =
+    b.state === 'bound'
+      ? admin
+        ? `${b.orgId} (${b.source === 'link' ? 'linked by an admin' : "the deployment's organisation"})`
+        : `linked (${b.source === 'link' ? 'by an admin' : "the deployment's organisation"})`
+      : b.state === 'orgNotAllowed'
+        ? `${admin ? `${b.orgId} ` : ''}no longer allowed; an admin links it again`
+        : b.state === 'tenantNotAllowed'
+          ? 'tenant not allowed'
+          : b.reason === 'noOrgConfigured'
+            ? 'none configured'
+            : 'not linked — an admin types "link {BILL organisation id}"';
+  const team = s.install?.graph?.displayName || s.install?.name;
+  const rows: Array<[string, string]> = [
+    ['Organisations', s.mode === 'single' ? 'one per deployment (every team uses it)' : 'linked per team (BILL_ALLOWED_ORG_IDS)'],
+    ['BILL organisation', org],
+    [
+      'Installed',
+      s.install
+        ? `${dateTime(s.install.installedAt, opts)}${team ? ` in ${team}` : ''}`
+        : 'no install record (added before billbridge recorded installs, or not seen)',
+    ],
+    ['Microsoft Graph', s.graph],
+  ];
+  const summary =
+    b.state === 'bound' ? undefined : b.state === 'tenantNotAllowed' ? 'Tenant not allowed.' : 'Not linked to a BILL organisation.';
+  return { title: kind === 'channel' ? 'This team' : 'This chat', items: [facts(rows.map(([k, v]) => [k, escapeMarkdown(v)]))], summary };
+}
+
+/** "3 min", "2 h 5 min", "40 s". */
+function duration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const min = Math.floor(s / 60);
+  if (min < 60) return `${min} min`;
+  const h = Math.floor(min / 60);
+  return min % 60 ? `${h} h ${min % 60} min` : `${h} h`;
+}
+
+/**
+ * `pushFed`: record kinds BILL webhooks keep current for this org (their lists live CACHE_TTL_PUSHED_S); undefined
+ * when notifications are not part of this deployment.
+ */
+export function billSection(
+  status: BillStatus,
+  orgId: string | undefined,
+  indexes: MirrorInfo[],
+  opts: FormatOptions,
+  pushFed?: { kinds: string[]; pushedTtlS: number; listTtlS: number },
+  admin = true,
+): StatusSection {
+  const rows: Array<[string, string]> = [];
+  // Where BILL is (host and port) is for admins; members see which kind of backend answers and whether it does.
+  // BILL_BASE_URL (or the sandbox's) is a URL: config checks it at start-up.
+  const at = admin ? ` at ${new URL(status.baseUrl).host}` : '';
+  rows.push(['Backend', status.backend === 'sandbox' ? `embedded sandbox${at} (demo organisation, simulated data)` : `BILL${at}`]);
+  rows.push(['Connectivity', status.reachable ? 'reachable' : 'failing — see the last error below']);
+  const session = orgId ? status.sessions.find((s) => s.orgId === orgId) : undefined;
+  if (!orgId) {
+    rows.push(['Session', 'no organisation bound here']);
+  } else if (!session) {
+    rows.push(['Session', 'not signed in yet (signs in on the first command)']);
+  } else {
+    rows.push([
+      'Session',
+      session.loggedIn && session.sessionAgeMs !== undefined
+        ? `signed in ${duration(session.sessionAgeMs)} ago, idle ${duration(session.idleMs ?? 0)} (BILL ends sessions after 35 idle min)`
+        : 'signed out (signs in again on the next command)',
+    ]);
+    rows.push(['Sign-ins', `${session.logins} since start · ${status.loginsLastHour} in the last hour for the dev key (BILL allows 200)`]);
+    if (session.lastError) {
+      const when = dateTime(session.lastError.at, opts);
+      const cleared = session.lastSuccessAt !== undefined && session.lastSuccessAt >= session.lastError.at;
+      rows.push([
+        'Last error',
+        `${session.lastError.code ?? session.lastError.category} (${session.lastError.category}) at ${when}${cleared ? ', answered since' : ''}`,
+      ]);
+    }
+  }
+  // `spendConfigured` is this organisation's (the status command asks for it); an admin is told where tokens go.
+  const spendHint = admin ? ' (BILL_SPEND_API_TOKEN for BILL_ORG_ID, BILL_SPEND_API_TOKENS for others)' : '';
+  rows.push([
+    'Spend & Expense',
+    !orgId
+      ? 'no organisation bound here'
+      : status.spendConfigured
+        ? 'API token configured'
+        : `not configured for this organisation${spendHint}`,
+  ]);
+  for (const ix of indexes) {
+    rows.push([
+      `${ix.kind.charAt(0).toUpperCase()}${ix.kind.slice(1)} index`,
+      ix.complete
+        ? `${ix.records.toLocaleString(opts.locale)} ${ix.scope === 'open' ? 'open records' : 'records'}, updated ${dateTime(ix.refreshedAt, opts)}`
+        : `building (${ix.records.toLocaleString(opts.locale)} so far)`,
+    ]);
+  }
+  if (orgId && pushFed) {
+    rows.push([
+      'Kept current by webhooks',
+      pushFed.kinds.length > 0
+        ? `${pushFed.kinds.join(', ')} (their lists are read again after each event, and every ${duration(pushFed.pushedTtlS * 1000)} in any case)`
+        : `nothing: lists are read again every ${duration(pushFed.listTtlS * 1000)} (webhooks setup changes that)`,
+    ]);
+  }
+  const items = [facts(rows.map(([k, v]) => [k, escapeMarkdown(v)] as [string, string]))];
+  if (!status.reachable)
+    items.push(text('billbridge cannot talk to BILL right now: commands that need BILL will fail until it answers again.'));
+  return { title: 'BILL', items, summary: status.reachable ? undefined : 'BILL unreachable' };
+}
+
+/** This channel's subscriptions and digest (`inChannel`), the outbox, dead letters and webhook keys. */
+export function notificationsSection(s: NotifyStatus, inChannel: boolean, opts: StatusCardOptions): StatusSection {
+  const rows: Array<[string, string]> = [];
+  if (inChannel) {
+    rows.push(['This channel', s.kinds.length > 0 ? s.kinds.join(', ') : 'no subscriptions']);
+    rows.push(['Digest', s.digest ? `${describeSchedule(s.digest.schedule)} (${escapeMarkdown(opts.timeZone)})` : 'off']);
+  }
+  const next =
+    s.outbox.pending > 0 && s.outbox.nextAt !== undefined ? `, next try ${clockTime(Math.max(s.outbox.nextAt, opts.now), opts)}` : '';
+  rows.push(['Outbox', s.outbox.events === 0 ? 'empty' : `${s.outbox.events} events, ${s.outbox.pending} deliveries waiting${next}`]);
+  rows.push([
+    'Dead letters',
+    s.deadLetters.total === 0
+      ? 'none'
+      : `${s.deadLetters.total} in the last 30 days${inChannel ? `, ${s.deadLetters.here.length > 0 ? s.deadLetters.here.length : 'none'} here` : ''}`,
+  ]);
+  rows.push([
+    'BILL webhooks',
+    s.webhook.storedKeys > 0
+      ? `${s.webhook.storedKeys} subscription${s.webhook.storedKeys === 1 ? '' : 's'} with a stored key${s.webhook.envKey ? ' + BILL_WEBHOOK_SECURITY_KEY' : ''}`
+      : s.webhook.envKey
+        ? 'BILL_WEBHOOK_SECURITY_KEY'
+        : 'not set up (admins: webhooks setup)',
+  ]);
+  const items: CardElement[] = [facts(rows)];
+  for (const d of s.deadLetters.here) {
+    items.push(
+      text(
+        `Not delivered here: ${escapeMarkdown(d.type)} of ${dateTime(d.at, opts)} after ${d.tries} tries (${escapeMarkdown(`${d.status}${d.code ? ` ${d.code}` : ''}`)}).`,
+        { size: 'Small' },
+      ),
+    );
+  }
+  const summary =
+    s.deadLetters.total > 0 ? `${s.deadLetters.total} undelivered notification${s.deadLetters.total === 1 ? '' : 's'}` : undefined;
+  return { title: 'Notifications', items, summary };
+}
+
+export function auditSection(location: string): StatusSection {
+  return {
+    title: 'Audit log',
+    items: [text(`Every command and admin action is appended to ${escapeMarkdown(location)}.`, { subtle: true })],
+  };
 }

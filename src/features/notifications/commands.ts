@@ -59,13 +59,9 @@ function channelOf(ctx: CommandContext): ChannelTarget {
 async function referenceFor(ctx: CommandContext, deps: NotificationsDeps, target: ChannelTarget): Promise<ConversationRef> {
   const record = await deps.installs.forScope(ctx.scope).catch(() => undefined);
   const stored = record?.reference.bot as { id?: unknown; name?: unknown } | undefined;
+  const name = typeof stored?.name === 'string' && stored.name ? { name: stored.name } : {};
   const appId = deps.settings.appId;
-  const bot =
-    stored && typeof stored.id === 'string'
-      ? { id: stored.id, ...(typeof stored.name === 'string' && stored.name ? { name: stored.name } : {}) }
-      : appId
-        ? { id: `28:${appId}` }
-        : undefined;
+  const bot = typeof stored?.id === 'string' ? { id: stored.id, ...name } : appId ? { id: `28:${appId}` } : undefined;
   return {
     channelId: 'msteams',
     serviceUrl: ctx.scope.serviceUrl,
@@ -177,13 +173,14 @@ const subscriptionsCommand: Command<NotificationsDeps> = {
     const n = deps.notify;
     const target = channelOf(ctx);
     const subs = await n.subscriptions.forChannel(target);
+    const kinds = subs.map((s) => s.kind);
     const digest = await n.digestSettings.get(target);
     const tz = deps.settings.timeZone;
     const body: CardElement[] = [title('Subscriptions')];
     if (subs.length === 0)
       body.push(text('This channel gets no BILL cards. Type **subscribe payments** (or bills, invoices, vendors, spend, all) to start.'));
     else {
-      body.push(text(subscribedText(subs.map((s) => s.kind))));
+      body.push(text(subscribedText(kinds)));
       body.push(
         facts(subs.map((s) => [s.kind, `since ${dateTime(s.createdAt, { locale: ctx.locale ?? deps.settings.locale, timeZone: tz })}`])),
       );
@@ -198,8 +195,7 @@ const subscriptionsCommand: Command<NotificationsDeps> = {
     );
     if (ctx.orgId) body.push(...(await webhookWarning(deps, ctx.orgId)));
     return adaptiveCard(body, {
-      summary:
-        subs.length === 0 ? 'This channel gets no BILL cards.' : `This channel gets BILL cards for ${subs.map((s) => s.kind).join(', ')}.`,
+      summary: subs.length === 0 ? 'This channel gets no BILL cards.' : `This channel gets BILL cards for ${kinds.join(', ')}.`,
     });
   },
 };
