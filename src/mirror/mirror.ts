@@ -94,8 +94,8 @@ function shardOf(id: string): number {
 /** One org's records of one kind. */
 class Collection {
   readonly records = new Map<string, AnyRecord>();
-  /** Normalised number -> id (or ids, for a number several records share). */
-  readonly byNumber = new Map<string, string | string[]>();
+  /** Normalised number -> ids of the records with that number. */
+  readonly byNumber = new Map<string, Set<string>>();
   /** Shards changed since the last write. */
   readonly dirty = new Set<number>();
   /** The tag of each shard as stored: the stored header vouches only for shards with its tags. */
@@ -135,12 +135,7 @@ class Collection {
     }
     this.records.set(record.id, record);
     const key = this.numberOf(record);
-    if (key) {
-      const held = this.byNumber.get(key);
-      if (held === undefined) this.byNumber.set(key, record.id);
-      else if (typeof held === 'string') this.byNumber.set(key, held === record.id ? held : [held, record.id]);
-      else if (!held.includes(record.id)) held.push(record.id);
-    }
+    if (key) this.byNumber.set(key, (this.byNumber.get(key) ?? new Set<string>()).add(record.id));
     this.dirty.add(shardOf(record.id));
     return true;
   }
@@ -160,11 +155,9 @@ class Collection {
 
   private unlink(record: AnyRecord): void {
     const key = this.numberOf(record);
-    const held = key ? (this.byNumber.get(key) ?? []) : [];
-    const rest = (typeof held === 'string' ? [held] : held).filter((id) => id !== record.id);
-    const [only, ...more] = rest;
-    if (only === undefined) this.byNumber.delete(key);
-    else this.byNumber.set(key, more.length > 0 ? rest : only);
+    const ids = this.byNumber.get(key);
+    ids?.delete(record.id);
+    if (ids?.size === 0) this.byNumber.delete(key);
   }
 }
 
@@ -251,10 +244,8 @@ export class Mirror {
   async lookup<K extends 'bill' | 'invoice'>(orgId: string, kind: K, number: string, opts: ReadOptions): Promise<RowsResult<Records[K]>> {
     const deadline = this.deps.clock.now() + opts.waitMs;
     const c = await this.ready(orgId, kind, 'all', opts.waitMs);
-    const found = () => {
-      const held = c.byNumber.get(normalizeNumber(number)) ?? [];
-      return (typeof held === 'string' ? [held] : held).flatMap((id) => (c.records.get(id) as Records[K] | undefined) ?? []);
-    };
+    const found = () =>
+      [...(c.byNumber.get(normalizeNumber(number)) ?? [])].flatMap((id) => (c.records.get(id) as Records[K] | undefined) ?? []);
     if (!covers(c.coverage, 'all')) {
       const partial = found();
       return partial.length > 0 ? { rows: partial, refreshedAt: c.refreshedAt || this.deps.clock.now() } : { building: c.records.size };
