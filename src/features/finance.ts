@@ -7,7 +7,6 @@ import type { Answer } from '../mirror/answers.js';
 import type { Mirror, ReadOptions } from '../mirror/mirror.js';
 import type { EntityKind, Kind, PartyInfo, PartyKind } from '../mirror/records.js';
 import { InputError, NotBound } from '../errors.js';
-import type { FormatOptions } from '../cards/format.js';
 import { dateInZone } from '../infra/calendar.js';
 import type { ListContext } from '../cards/list.js';
 import type { CommandContext } from './types.js';
@@ -37,14 +36,11 @@ export function boundOrg(ctx: CommandContext): string {
   return ctx.orgId;
 }
 
-/** Locale of the conversation (activity, else BOT_LOCALE) and BOT_TIMEZONE. */
-function formatOf(ctx: CommandContext, { settings }: WithSettings): FormatOptions {
-  return { locale: ctx.locale ?? settings.locale, timeZone: settings.timeZone };
-}
-
 /** Where a card answering `command` stands: the page asked for, when BILL answered (`asOf`), formats, the sandbox note. */
-export function listContext(ctx: CommandContext, deps: WithSettings, command: string, asOf: number): ListContext {
-  return { page: ctx.input.page, command, asOf, fmt: formatOf(ctx, deps), note: deps.settings.note };
+export function listContext(ctx: CommandContext, { settings }: WithSettings, command: string, asOf: number): ListContext {
+  // The conversation's locale wins over BOT_LOCALE.
+  const fmt = { locale: ctx.locale ?? settings.locale, timeZone: settings.timeZone };
+  return { page: ctx.input.page, command, asOf, fmt, note: settings.note };
 }
 
 /** Today's date where the team is (BOT_TIMEZONE): "due today" means today there. */
