@@ -17,9 +17,10 @@ import type { Clock } from '../infra/clock.js';
 import { BillApiError, errorMessage, LimitExceeded } from '../errors.js';
 import type { Priority } from '../infra/limits/types.js';
 import type { Logger } from '../infra/log.js';
+import type { RedisConnection } from '../infra/state/redisClient.js';
 import { NS, type StateStore } from '../infra/state/types.js';
 import { Answers } from './answers.js';
-import type { RedisStaleBroadcast, StaleMark } from './broadcast.js';
+import { staleBroadcast, type StaleMark } from './broadcast.js';
 import {
   foldName,
   normalizeNumber,
@@ -170,8 +171,8 @@ interface MirrorDeps {
   maxAnswers?: number;
   /** Names on cards are refreshed at most this often (CACHE_TTL_NAMES_S; a vendor webhook refreshes sooner). */
   namesMaxAgeMs?: number;
-  /** Cluster mode: stale marks reach every instance. */
-  broadcast?: Pick<RedisStaleBroadcast, 'publish' | 'listen'>;
+  /** Cluster mode: stale marks reach every instance over this connection. */
+  redis?: RedisConnection;
 }
 
 /** How fresh an answer must be, and how long to wait for a build or a refresh before answering with what is there. */
@@ -212,16 +213,21 @@ export class Mirror {
   /** Tags this process's shard writes, so a header can tell its own shards from another instance's. */
   private readonly writer = randomUUID().slice(0, 8);
   private seq = 0;
+  /** Tells the other instances of a fleet (none without Redis). */
+  private readonly publish: (mark: StaleMark) => void = () => undefined;
 
   constructor(private readonly deps: MirrorDeps) {
     this.answers = new Answers(deps.clock, deps.maxAnswers ?? 10_000);
-    deps.broadcast?.listen(
-      (mark) => void this.markLocal(mark, false).catch(() => undefined),
-      () => {
-        for (const c of this.cols.values()) c.staleAll = true;
-        this.answers.clear();
-      },
-    );
+    if (deps.redis)
+      this.publish = staleBroadcast(
+        deps.redis,
+        deps.log,
+        (mark) => void this.markLocal(mark, false).catch(() => undefined),
+        () => {
+          for (const c of this.cols.values()) c.staleAll = true;
+          this.answers.clear();
+        },
+      );
   }
 
   // ---- reading ----
@@ -351,14 +357,14 @@ export class Mirror {
    * kind): it is read again before an answer shows it, answers built from it are dropped, every instance is told.
    */
   async markStale(orgId: string, kind?: EntityKind, id?: string): Promise<void> {
-    this.deps.broadcast?.publish({ orgId, kind, id });
+    this.publish({ orgId, kind, id });
     await this.markLocal({ orgId, kind, id }, true);
   }
 
   /** Drops one kept answer (a card's Refresh of an answer not mirrored), on every instance. */
   dropAnswer(orgId: string, key: string): void {
     this.answers.drop(orgId, undefined, key);
-    this.deps.broadcast?.publish({ orgId, key });
+    this.publish({ orgId, key });
   }
 
   /** A record as BILL answered it (a GET by id): kept without another call. Never a webhook payload (markStale). */
