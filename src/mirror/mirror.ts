@@ -196,7 +196,7 @@ interface RowsOptions<T> extends ReadOptions {
   confirm?: boolean;
 }
 
-type RowsResult<T> = { rows: T[]; refreshedAt: number } | { building: number };
+export type RowsResult<T> = { rows: T[]; refreshedAt: number } | { building: number };
 
 export type MirrorInfo = ReturnType<Mirror['info']>[number];
 
