@@ -115,10 +115,7 @@ export function noArguments(ctx: CommandContext, hint: string): void {
   }
 }
 
-/**
- * A whole number argument in [min, max] ("14", "14 days", "14d"), or the default when there is none.
- * Anything else is an InputError naming what was understood.
- */
+/** A whole number argument in [min, max] ("14", "14 days", "14d"), else the default; anything else is an InputError. */
 export function countArgument(
   ctx: CommandContext,
   opts: { min: number; max: number; fallback: number; unit: string; hint: string },
