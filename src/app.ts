@@ -59,19 +59,11 @@ export type BillbridgeApp = Awaited<ReturnType<typeof buildApp>>;
 
 /** The parts cluster mode adds, loaded only when REDIS_URL is set, and the connection they share. */
 async function connectCluster(config: Config, clock: Clock, log: Logger) {
-  const [
-    { RateLimiterRedis },
-    { RedisConnection },
-    { RedisStateStore },
-    { RedisBudgetStore },
-    { RedisStaleBroadcast },
-    { RedisSessionLedger },
-  ] = await Promise.all([
+  const [{ RateLimiterRedis }, { RedisConnection }, { RedisStateStore }, { RedisBudgetStore }, { RedisSessionLedger }] = await Promise.all([
     import('rate-limiter-flexible'),
     import('./infra/state/redisClient.js'),
     import('./infra/state/redisStore.js'),
     import('./infra/limits/redisStore.js'),
-    import('./mirror/broadcast.js'),
     import('./bill/sharedSessions.js'),
   ]);
   const redis = new RedisConnection({ url: config.redisUrl, log });
@@ -91,7 +83,6 @@ async function connectCluster(config: Config, clock: Clock, log: Logger) {
     rateLimiter,
     state: new RedisStateStore(redis, clock),
     budgets: new RedisBudgetStore({ redis, log }),
-    broadcast: new RedisStaleBroadcast(redis, log),
     sessionLedger: new RedisSessionLedger({ redis, clock, log, secretsKey: config.secretsKey }),
   };
 }
@@ -184,7 +175,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     log,
     maxAnswers: config.cache.maxEntries,
     namesMaxAgeMs: config.cache.namesTtlS * 1000,
-    broadcast: cluster?.broadcast,
+    redis: cluster?.redis,
   });
   registerAnswerMetrics(metrics, mirror.answers);
 

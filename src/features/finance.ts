@@ -7,7 +7,6 @@ import type { Answer } from '../mirror/answers.js';
 import type { Mirror, ReadOptions } from '../mirror/mirror.js';
 import type { EntityKind, Kind, PartyInfo, PartyKind } from '../mirror/records.js';
 import { InputError, NotBound } from '../errors.js';
-import type { FormatOptions } from '../cards/format.js';
 import { dateInZone } from '../infra/calendar.js';
 import type { ListContext } from '../cards/list.js';
 import type { CommandContext } from './types.js';
@@ -37,14 +36,11 @@ export function boundOrg(ctx: CommandContext): string {
   return ctx.orgId;
 }
 
-/** Locale of the conversation (activity, else BOT_LOCALE) and BOT_TIMEZONE. */
-function formatOf(ctx: CommandContext, { settings }: WithSettings): FormatOptions {
-  return { locale: ctx.locale ?? settings.locale, timeZone: settings.timeZone };
-}
-
 /** Where a card answering `command` stands: the page asked for, when BILL answered (`asOf`), formats, the sandbox note. */
-export function listContext(ctx: CommandContext, deps: WithSettings, command: string, asOf: number): ListContext {
-  return { page: ctx.input.page, command, asOf, fmt: formatOf(ctx, deps), note: deps.settings.note };
+export function listContext(ctx: CommandContext, { settings }: WithSettings, command: string, asOf: number): ListContext {
+  // The conversation's locale wins over BOT_LOCALE.
+  const fmt = { locale: ctx.locale ?? settings.locale, timeZone: settings.timeZone };
+  return { page: ctx.input.page, command, asOf, fmt, note: settings.note };
 }
 
 /** Today's date where the team is (BOT_TIMEZONE): "due today" means today there. */
@@ -119,10 +115,7 @@ export function noArguments(ctx: CommandContext, hint: string): void {
   }
 }
 
-/**
- * A whole number argument in [min, max] ("14", "14 days", "14d"), or the default when there is none.
- * Anything else is an InputError naming what was understood.
- */
+/** A whole number argument in [min, max] ("14", "14 days", "14d"), else the default; anything else is an InputError. */
 export function countArgument(
   ctx: CommandContext,
   opts: { min: number; max: number; fallback: number; unit: string; hint: string },

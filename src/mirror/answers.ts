@@ -16,6 +16,8 @@ export interface Answer<T> {
 }
 
 interface Entry {
+  orgId: string;
+  key: string;
   /** The answer serialized as structuredClone would copy it: one buffer outside the JS heap, not a tree of objects. */
   value: Buffer;
   fetchedAt: number;
@@ -24,12 +26,11 @@ interface Entry {
 }
 
 export class Answers {
-  /** orgId -> key -> entry, oldest first. */
-  private readonly orgs = new Map<string, Map<string, Entry>>();
+  /** "<orgId>\0<key>" -> entry, oldest first. */
+  private readonly entries = new Map<string, Entry>();
   private readonly flights = new Map<string, Promise<Answer<unknown>>>();
   /** Bumped by every drop in an org: a load in flight across a drop is not kept (it may predate the change). */
   private readonly generations = new Map<string, number>();
-  private size = 0;
   private hits = 0;
   private misses = 0;
 
@@ -46,21 +47,30 @@ export class Answers {
     load: () => Promise<T>,
   ): Promise<Answer<T>> {
     const now = this.clock.now();
-    const held = this.orgs.get(orgId)?.get(key);
+    const id = `${orgId}\u0000${key}`;
+    const held = this.entries.get(id);
     if (held && held.expiresAt > now) {
       this.hits++;
       // A copy: no caller can change what the next one reads.
       return { value: deserialize(held.value) as T, fetchedAt: held.fetchedAt, hit: true };
     }
-    const id = `${orgId}\u0000${key}`;
     const flight = this.flights.get(id) as Promise<Answer<T>> | undefined;
     if (flight) return { ...(await flight), hit: false };
     this.misses++;
+    // Registered, so that clear() reaches a load in flight in an org nothing was dropped in yet.
     const generation = this.generations.get(orgId) ?? 0;
+    this.generations.set(orgId, generation);
     const run = (async (): Promise<Answer<T>> => {
       const value = await load();
-      if (opts.ttlS > 0 && (this.generations.get(orgId) ?? 0) === generation)
-        this.put(orgId, key, { value: serialize(value), fetchedAt: now, expiresAt: now + opts.ttlS * 1000, kinds: opts.kinds });
+      if (opts.ttlS > 0 && (this.generations.get(orgId) ?? 0) === generation) {
+        this.entries.delete(id);
+        this.entries.set(id, { orgId, key, value: serialize(value), fetchedAt: now, expiresAt: now + opts.ttlS * 1000, kinds: opts.kinds });
+        // Over the bound: the oldest answers go first.
+        for (const oldest of this.entries.keys()) {
+          if (this.entries.size <= this.maxEntries) break;
+          this.entries.delete(oldest);
+        }
+      }
       return { value, fetchedAt: now, hit: false };
     })();
     this.flights.set(id, run);
@@ -74,42 +84,20 @@ export class Answers {
   /** Drops the org's answers built from this kind of record (every answer without kind; one answer with key). */
   drop(orgId: string, kind?: EntityKind, key?: string): void {
     this.generations.set(orgId, (this.generations.get(orgId) ?? 0) + 1);
-    const book = this.orgs.get(orgId);
-    if (!book) return;
-    for (const [k, e] of book) {
-      if ((key === undefined || k === key) && (kind === undefined || e.kinds.includes(kind))) {
-        book.delete(k);
-        this.size--;
-      }
+    for (const [id, e] of this.entries) {
+      if (e.orgId === orgId && (key === undefined || e.key === key) && (kind === undefined || e.kinds.includes(kind)))
+        this.entries.delete(id);
     }
   }
 
   /** Drops everything (the fleet's drops may have been missed). */
   clear(): void {
-    for (const orgId of this.orgs.keys()) this.generations.set(orgId, (this.generations.get(orgId) ?? 0) + 1);
-    this.orgs.clear();
-    this.size = 0;
+    this.entries.clear();
+    for (const [orgId, generation] of this.generations) this.generations.set(orgId, generation + 1);
   }
 
   stats(): { hits: number; misses: number; entries: number } {
-    return { hits: this.hits, misses: this.misses, entries: this.size };
-  }
-
-  private put(orgId: string, key: string, entry: Entry): void {
-    let book = this.orgs.get(orgId);
-    if (!book) this.orgs.set(orgId, (book = new Map<string, Entry>()));
-    if (!book.delete(key)) this.size++;
-    book.set(key, entry);
-    // Over the bound: the oldest answers go first (the org asked longest ago, its oldest answer).
-    for (const [o, b] of this.orgs) {
-      if (this.size <= this.maxEntries) break;
-      for (const k of b.keys()) {
-        if (this.size <= this.maxEntries) break;
-        b.delete(k);
-        this.size--;
-      }
-      if (b.size === 0) this.orgs.delete(o);
-    }
+    return { hits: this.hits, misses: this.misses, entries: this.entries.size };
   }
 }
 

@@ -16,43 +16,29 @@ export interface StaleMark {
   key?: string;
 }
 
-export class RedisStaleBroadcast {
-  private readonly instance = randomUUID();
-  private onMark: (mark: StaleMark) => void = () => undefined;
-
-  constructor(
-    private readonly redis: RedisConnection,
-    private readonly log: Logger,
-  ) {
-    redis.subscribe(CHANNEL, (message) => this.receive(message));
-  }
-
-  publish(mark: StaleMark): void {
-    void this.redis.publish(CHANNEL, JSON.stringify({ from: this.instance, ...mark })).then((sent) => {
-      if (!sent)
-        this.log.warn(
-          { orgId: mark.orgId, kind: mark.kind },
-          'stale mark not broadcast (Redis unavailable): other instances show their copy until their next refresh',
-        );
-    });
-  }
-
-  /** The one receiver of other instances' marks, and of gaps in the subscription (marks sent meanwhile were lost). */
-  listen(onMark: (mark: StaleMark) => void, onGap: () => void): void {
-    this.onMark = onMark;
-    this.redis.onResubscribe(onGap);
-  }
-
-  private receive(message: string): void {
+/** Hands other instances' marks to onMark (a gap in the subscription to onGap); returns how this instance tells them. */
+export function staleBroadcast(redis: RedisConnection, log: Logger, onMark: (mark: StaleMark) => void, onGap: () => void) {
+  const instance = randomUUID();
+  redis.subscribe(CHANNEL, (message) => {
     let m: Partial<StaleMark & { from: string }> | null;
     try {
       m = JSON.parse(message) as Partial<StaleMark & { from: string }> | null;
     } catch {
       return;
     }
-    if (!m || m.from === this.instance || typeof m.orgId !== 'string' || m.orgId === '') return;
+    if (!m || m.from === instance || typeof m.orgId !== 'string' || m.orgId === '') return;
     if (m.kind !== undefined && !ENTITY_KINDS.includes(m.kind)) return;
     if ((m.id !== undefined && typeof m.id !== 'string') || (m.key !== undefined && typeof m.key !== 'string')) return;
-    this.onMark({ orgId: m.orgId, kind: m.kind, id: m.id, key: m.key });
-  }
+    onMark({ orgId: m.orgId, kind: m.kind, id: m.id, key: m.key });
+  });
+  redis.onResubscribe(onGap);
+  return (mark: StaleMark): void => {
+    void redis.publish(CHANNEL, JSON.stringify({ from: instance, ...mark })).then((sent) => {
+      if (!sent)
+        log.warn(
+          { orgId: mark.orgId, kind: mark.kind },
+          'stale mark not broadcast (Redis unavailable): other instances show their copy until their next refresh',
+        );
+    });
+  };
 }

@@ -17,9 +17,10 @@ import type { Clock } from '../infra/clock.js';
 import { BillApiError, errorMessage, LimitExceeded } from '../errors.js';
 import type { Priority } from '../infra/limits/types.js';
 import type { Logger } from '../infra/log.js';
+import type { RedisConnection } from '../infra/state/redisClient.js';
 import { NS, type StateStore } from '../infra/state/types.js';
 import { Answers } from './answers.js';
-import type { RedisStaleBroadcast, StaleMark } from './broadcast.js';
+import { staleBroadcast, type StaleMark } from './broadcast.js';
 import {
   foldName,
   normalizeNumber,
@@ -94,8 +95,8 @@ function shardOf(id: string): number {
 /** One org's records of one kind. */
 class Collection {
   readonly records = new Map<string, AnyRecord>();
-  /** Normalised number -> id (or ids, for a number several records share). */
-  readonly byNumber = new Map<string, string | string[]>();
+  /** Normalised number -> ids of the records with that number. */
+  readonly byNumber = new Map<string, Set<string>>();
   /** Shards changed since the last write. */
   readonly dirty = new Set<number>();
   /** The tag of each shard as stored: the stored header vouches only for shards with its tags. */
@@ -135,12 +136,7 @@ class Collection {
     }
     this.records.set(record.id, record);
     const key = this.numberOf(record);
-    if (key) {
-      const held = this.byNumber.get(key);
-      if (held === undefined) this.byNumber.set(key, record.id);
-      else if (typeof held === 'string') this.byNumber.set(key, held === record.id ? held : [held, record.id]);
-      else if (!held.includes(record.id)) held.push(record.id);
-    }
+    if (key) this.byNumber.set(key, (this.byNumber.get(key) ?? new Set<string>()).add(record.id));
     this.dirty.add(shardOf(record.id));
     return true;
   }
@@ -160,11 +156,9 @@ class Collection {
 
   private unlink(record: AnyRecord): void {
     const key = this.numberOf(record);
-    const held = key ? (this.byNumber.get(key) ?? []) : [];
-    const rest = (typeof held === 'string' ? [held] : held).filter((id) => id !== record.id);
-    const [only, ...more] = rest;
-    if (only === undefined) this.byNumber.delete(key);
-    else this.byNumber.set(key, more.length > 0 ? rest : only);
+    const ids = this.byNumber.get(key);
+    ids?.delete(record.id);
+    if (ids?.size === 0) this.byNumber.delete(key);
   }
 }
 
@@ -177,8 +171,8 @@ interface MirrorDeps {
   maxAnswers?: number;
   /** Names on cards are refreshed at most this often (CACHE_TTL_NAMES_S; a vendor webhook refreshes sooner). */
   namesMaxAgeMs?: number;
-  /** Cluster mode: stale marks reach every instance. */
-  broadcast?: Pick<RedisStaleBroadcast, 'publish' | 'listen'>;
+  /** Cluster mode: stale marks reach every instance over this connection. */
+  redis?: RedisConnection;
 }
 
 /** How fresh an answer must be, and how long to wait for a build or a refresh before answering with what is there. */
@@ -202,7 +196,7 @@ interface RowsOptions<T> extends ReadOptions {
   confirm?: boolean;
 }
 
-type RowsResult<T> = { rows: T[]; refreshedAt: number } | { building: number };
+export type RowsResult<T> = { rows: T[]; refreshedAt: number } | { building: number };
 
 export type MirrorInfo = ReturnType<Mirror['info']>[number];
 
@@ -219,16 +213,21 @@ export class Mirror {
   /** Tags this process's shard writes, so a header can tell its own shards from another instance's. */
   private readonly writer = randomUUID().slice(0, 8);
   private seq = 0;
+  /** Tells the other instances of a fleet (none without Redis). */
+  private readonly publish: (mark: StaleMark) => void = () => undefined;
 
   constructor(private readonly deps: MirrorDeps) {
     this.answers = new Answers(deps.clock, deps.maxAnswers ?? 10_000);
-    deps.broadcast?.listen(
-      (mark) => void this.markLocal(mark, false).catch(() => undefined),
-      () => {
-        for (const c of this.cols.values()) c.staleAll = true;
-        this.answers.clear();
-      },
-    );
+    if (deps.redis)
+      this.publish = staleBroadcast(
+        deps.redis,
+        deps.log,
+        (mark) => void this.markLocal(mark, false).catch(() => undefined),
+        () => {
+          for (const c of this.cols.values()) c.staleAll = true;
+          this.answers.clear();
+        },
+      );
   }
 
   // ---- reading ----
@@ -251,10 +250,8 @@ export class Mirror {
   async lookup<K extends 'bill' | 'invoice'>(orgId: string, kind: K, number: string, opts: ReadOptions): Promise<RowsResult<Records[K]>> {
     const deadline = this.deps.clock.now() + opts.waitMs;
     const c = await this.ready(orgId, kind, 'all', opts.waitMs);
-    const found = () => {
-      const held = c.byNumber.get(normalizeNumber(number)) ?? [];
-      return (typeof held === 'string' ? [held] : held).flatMap((id) => (c.records.get(id) as Records[K] | undefined) ?? []);
-    };
+    const found = () =>
+      [...(c.byNumber.get(normalizeNumber(number)) ?? [])].flatMap((id) => (c.records.get(id) as Records[K] | undefined) ?? []);
     if (!covers(c.coverage, 'all')) {
       const partial = found();
       return partial.length > 0 ? { rows: partial, refreshedAt: c.refreshedAt || this.deps.clock.now() } : { building: c.records.size };
@@ -360,14 +357,14 @@ export class Mirror {
    * kind): it is read again before an answer shows it, answers built from it are dropped, every instance is told.
    */
   async markStale(orgId: string, kind?: EntityKind, id?: string): Promise<void> {
-    this.deps.broadcast?.publish({ orgId, kind, id });
+    this.publish({ orgId, kind, id });
     await this.markLocal({ orgId, kind, id }, true);
   }
 
   /** Drops one kept answer (a card's Refresh of an answer not mirrored), on every instance. */
   dropAnswer(orgId: string, key: string): void {
     this.answers.drop(orgId, undefined, key);
-    this.deps.broadcast?.publish({ orgId, key });
+    this.publish({ orgId, key });
   }
 
   /** A record as BILL answered it (a GET by id): kept without another call. Never a webhook payload (markStale). */

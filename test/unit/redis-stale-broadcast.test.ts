@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BillGateway } from '../../src/bill/gateway.js';
 import { systemClock } from '../../src/infra/clock.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
-import { RedisStaleBroadcast } from '../../src/mirror/broadcast.js';
 import { Mirror } from '../../src/mirror/mirror.js';
 import { RedisConnection } from '../../src/infra/state/redisClient.js';
 import { RedisStateStore } from '../../src/infra/state/redisStore.js';
@@ -26,7 +25,7 @@ async function instance(): Promise<Mirror> {
     state: new RedisStateStore(conn, systemClock),
     clock: systemClock,
     log,
-    broadcast: new RedisStaleBroadcast(conn, log),
+    redis: conn,
   });
 }
 

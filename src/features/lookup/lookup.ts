@@ -97,20 +97,17 @@ function hasNumber(wanted: Wanted, number: string | undefined): boolean {
   return number !== undefined && number !== '' && wanted.numberKeys.has(normalizeNumber(number));
 }
 
-/** Each number once, in the order the text gives them (a number several bills share: the command lists them). */
+/** Each number once, as its first record has it, in the order the text gives them (several bills: the command lists them). */
 function numbered<T>(wanted: Wanted, kind: 'bill' | 'invoice', rows: T[], numberOf: (row: T) => string): Named[] {
-  const seen = new Set<string>();
-  const out: Named[] = [];
-  for (const row of rows) {
-    const number = numberOf(row);
+  const held = new Map<string, string>();
+  for (const number of rows.map(numberOf)) {
     const key = normalizeNumber(number);
-    if (seen.has(key)) continue;
-    seen.add(key);
-    out.push({ kind, label: number, key: number, command: `${kind} ${number}` });
+    if (!held.has(key)) held.set(key, number);
   }
-  const order = [...wanted.numberKeys];
-  const at = (m: Named) => order.indexOf(normalizeNumber(m.label));
-  return out.sort((a, b) => at(a) - at(b));
+  return [...wanted.numberKeys].flatMap((key) => {
+    const number = held.get(key);
+    return number === undefined ? [] : [{ kind, label: number, key: number, command: `${kind} ${number}` }];
+  });
 }
 
 type Party = Pick<Vendor, 'id' | 'name' | 'archived'>;

@@ -35,16 +35,6 @@ const COMMON = new Set(
   ).split(' '),
 );
 
-/** Teams HTML to plain text: mentions dropped, tags to spaces, entities decoded. Input is cut to MAX_TEXT_CHARS first. */
-function plainText(raw: string): string {
-  return decodeHTML(
-    raw
-      .slice(0, MAX_TEXT_CHARS)
-      .replace(/<at\b[^>]{0,200}>[^<]{0,200}<\/at>/gi, ' ')
-      .replace(/<[^>]{0,500}>/g, ' '),
-  );
-}
-
 /** Number-like: starts with a letter or digit, has a digit, and only letters, digits and - _ / . # inside. */
 const NUMBER_LIKE = /^#?[\p{L}\p{N}][\p{L}\p{N}\-_/.]*$/u;
 const EDGE_PUNCTUATION = /^[\s"'“”‘’«»()[\]{}<>,;:!?.…*_~`]+|[\s"'“”‘’«»()[\]{}<>,;:!?.…*_~`]+$/gu;
@@ -60,7 +50,14 @@ export function readText(raw: string): Wanted {
   const numberKeys = new Set<string>();
   const words: string[] = [];
   const positions = new Map<string, number[]>();
-  const tokens = plainText(raw)
+  // Teams HTML to plain text (mentions dropped, tags to spaces, entities decoded), cut to MAX_TEXT_CHARS first.
+  const plain = decodeHTML(
+    raw
+      .slice(0, MAX_TEXT_CHARS)
+      .replace(/<at\b[^>]{0,200}>[^<]{0,200}<\/at>/gi, ' ')
+      .replace(/<[^>]{0,500}>/g, ' '),
+  );
+  const tokens = plain
     .split(/\s+/, MAX_TOKENS)
     .map((token) => token.replace(EDGE_PUNCTUATION, '').replace(/['’]s$/i, ''))
     .filter((bare) => bare !== '');

@@ -12,8 +12,8 @@ import { shortId } from '../../cards/redact.js';
 import { billPaymentWords, invoiceStatusWords } from '../../cards/words.js';
 import { errorMessage, NotBound } from '../../errors.js';
 import type { Clock } from '../../infra/clock.js';
-import type { Mirror } from '../../mirror/mirror.js';
-import { foldName, isOpenBill, normalizeNumber, type AnyRecord, type Kind, type PartyInfo, type Records } from '../../mirror/records.js';
+import type { Mirror, RowsResult } from '../../mirror/mirror.js';
+import { foldName, isOpenBill, normalizeNumber, type AnyRecord, type Kind, type PartyInfo } from '../../mirror/records.js';
 import { mirrorRead, resolveParties, todayOf, type FinanceSettings } from '../finance.js';
 import { amountDue, vendorName } from '../payables/cards.js';
 import { balanceOf, currencyOf } from '../parties/cards.js';
@@ -104,8 +104,6 @@ function numbered(r: Bill | Invoice): { number: string; partyId: string; partyNa
 /** A search's command context: a bound org always. */
 type OrgContext = CommandContext & { orgId: string; locale: string };
 
-type Found<K extends Kind> = { rows: Array<Records[K]> } | { building: number };
-
 export class ComposeSearch {
   constructor(private readonly deps: SearchDeps) {}
 
@@ -136,7 +134,7 @@ export class ComposeSearch {
         locale: conversationLocale(q.locale, this.deps.settings.locale),
         log: q.log,
       };
-      let found: Found<Kind>;
+      let found: RowsResult<AnyRecord>;
       if (q.text === undefined) {
         if (command.kind === 'vendor' || command.kind === 'customer') return said(command.hint, 'empty', { orgId: org });
         found = command.kind === 'bill' ? await this.billsDueThisWeek(ctx) : await this.latestInvoices(ctx);
@@ -166,7 +164,7 @@ export class ComposeSearch {
     }
   }
 
-  private async billsDueThisWeek(ctx: OrgContext): Promise<Found<'bill'>> {
+  private async billsDueThisWeek(ctx: OrgContext): Promise<RowsResult<Bill>> {
     const today = todayOf(ctx, this.deps);
     const to = addDays(today, WEEK_DAYS);
     const due = (b: Bill) => b.dueDate.slice(0, 10) >= today && b.dueDate.slice(0, 10) <= to;
@@ -179,7 +177,7 @@ export class ComposeSearch {
     return got;
   }
 
-  private async latestInvoices(ctx: OrgContext): Promise<Found<'invoice'>> {
+  private async latestInvoices(ctx: OrgContext): Promise<RowsResult<Invoice>> {
     const got = await this.deps.mirror.rows(ctx.orgId, 'invoice', { ...mirrorRead(ctx, this.deps, 'invoice'), where: (i) => !i.archived });
     if (!('building' in got))
       got.rows.sort((a, b) => byString(b.invoiceDate, a.invoiceDate) || byString(b.updatedTime, a.updatedTime) || byString(a.id, b.id));
@@ -187,7 +185,7 @@ export class ComposeSearch {
   }
 
   /** Records whose number starts with what was typed, or whose vendor's or customer's name does; names for parties. */
-  private async matching(ctx: OrgContext, command: SearchCommand, typed: string): Promise<Found<Kind>> {
+  private async matching(ctx: OrgContext, command: SearchCommand, typed: string): Promise<RowsResult<AnyRecord>> {
     const orgId = ctx.orgId;
     const name = foldName(typed);
     if (command.kind === 'vendor' || command.kind === 'customer') {
@@ -196,7 +194,7 @@ export class ComposeSearch {
         confirm: false,
         where: (p: Vendor | Customer) => !p.archived && foldName(p.name).startsWith(name),
       });
-      return 'building' in got ? got : { rows: rankMatches(typed, got.rows) };
+      return 'building' in got ? got : { ...got, rows: rankMatches(typed, got.rows) };
     }
     const number = normalizeNumber(typed);
     const partyKind = command.kind === 'bill' ? 'vendor' : 'customer';
