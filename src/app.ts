@@ -162,7 +162,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     backend: backend.kind,
     endpoints: { baseUrl: config.bill.baseUrl, spendBaseUrl: config.bill.spendBaseUrl, eventsBaseUrl: config.bill.eventsBaseUrl },
     user: { devKey: billUser.devKey, username: billUser.username, password: billUser.password },
-    defaultOrgId: billUser.orgId,
     allowedOrgIds: config.bill.allowedOrgIds,
     // BILL_SPEND_API_TOKEN is BILL_ORG_ID's (config refuses a BILL_SPEND_API_TOKENS entry for it that differs).
     spendApiTokens: sandbox

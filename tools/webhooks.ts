@@ -131,7 +131,6 @@ async function main(): Promise<void> {
     backend: 'bill',
     endpoints: { baseUrl: config.bill.baseUrl, spendBaseUrl: config.bill.spendBaseUrl, eventsBaseUrl: config.bill.eventsBaseUrl },
     user: { devKey: credentials.devKey, username: credentials.username, password: credentials.password },
-    defaultOrgId: credentials.orgId,
     allowedOrgIds: config.bill.allowedOrgIds,
     spendApiTokens: {},
     requestTimeoutMs: config.bill.requestTimeoutMs,

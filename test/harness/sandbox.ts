@@ -123,7 +123,6 @@ export function billClient(
     backend: 'sandbox',
     endpoints: { baseUrl: sb.sandbox.baseUrl, spendBaseUrl: sb.sandbox.spendBaseUrl, eventsBaseUrl: sb.sandbox.eventsBaseUrl },
     user: { devKey: sb.credentials.devKey, username: sb.credentials.username, password: sb.credentials.password },
-    defaultOrgId: sb.credentials.orgId,
     allowedOrgIds: [],
     spendApiTokens: { [sb.credentials.orgId]: sb.credentials.spendApiToken },
     requestTimeoutMs: 5_000,
