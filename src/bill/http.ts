@@ -85,10 +85,9 @@ function categoryOfStatus(status: number): BillErrorCategory {
 /** Turns a non-2xx answer into a BillApiError, by BDC code first, then by status. */
 export function classifyResponse(status: number, text: string, headers: IncomingHttpHeaders, nowMs: number): BillApiError {
   const entries = parseErrorEntries(text);
-  const known = entries.find((e) => e.code && KNOWN_CODES[e.code]);
-  const code = known?.code ?? entries.find((e) => e.code)?.code;
-  const knownCategory = known?.code ? KNOWN_CODES[known.code] : undefined;
-  const category = knownCategory ?? categoryOfStatus(status);
+  // A known code decides the category wherever it is in the array; otherwise the first code is named.
+  const code = entries.find((e) => e.code && KNOWN_CODES[e.code])?.code ?? entries.find((e) => e.code)?.code;
+  const category = (code ? KNOWN_CODES[code] : undefined) ?? categoryOfStatus(status);
   let retryAfter: number | undefined;
   // BILL's hourly budget comes back at the top of the clock hour.
   if (category === 'hourlyLimit') retryAfter = nextHour(nowMs) - nowMs;
