@@ -175,20 +175,15 @@ export class BillHttp {
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
     if (body !== undefined) headers['content-type'] = 'application/json';
     const started = performance.now();
-    let status: number;
-    let text: string;
-    let resHeaders: IncomingHttpHeaders;
-    try {
-      const res = await this.agent.request({ origin: url.origin, path, method: req.method, headers, body });
-      status = res.statusCode;
-      resHeaders = res.headers;
-      text = await res.body.text();
-    } catch (err) {
-      const code = (err as { code?: string } | null)?.code;
-      this.deps.log.debug({ route: req.route, error: code ?? String(err) }, 'BILL request failed without an answer');
-      const message = `BILL unreachable (${code ?? (err instanceof Error ? err.name : 'error')})`;
-      throw new BillApiError({ category: 'network', status: 0, message, cause: err });
-    }
+    const { status, resHeaders, text } = await this.agent
+      .request({ origin: url.origin, path, method: req.method, headers, body })
+      .then(async (res) => ({ status: res.statusCode, resHeaders: res.headers, text: await res.body.text() }))
+      .catch((err: unknown) => {
+        const code = (err as { code?: string } | null)?.code;
+        this.deps.log.debug({ route: req.route, error: code ?? String(err) }, 'BILL request failed without an answer');
+        const message = `BILL unreachable (${code ?? (err instanceof Error ? err.name : 'error')})`;
+        throw new BillApiError({ category: 'network', status: 0, message, cause: err });
+      });
     const ms = Math.round(performance.now() - started);
     if (status >= 200 && status < 300) {
       this.deps.log.debug({ route: req.route, status, ms }, 'BILL call');
