@@ -1,5 +1,6 @@
 // The BILL gateway the bot uses: one HTTP pool and the pool of sessions, org-scoped clients, the S&E client, status.
 import type { Clock } from '../infra/clock.js';
+import type { Config } from '../config.js';
 import { NotBound } from '../errors.js';
 import type { Logger, SecretRegistry } from '../infra/log.js';
 import type { Limiter, RunOptions } from '../infra/limits/types.js';
@@ -17,20 +18,12 @@ export type PersonCredentials = Required<Pick<SessionCredentials, 'username' | '
 
 export interface BillGatewayOptions {
   backend: 'bill' | 'sandbox';
-  endpoints: {
-    /** AP/AR base without the version, e.g. https://gateway.stage.bill.com/connect */
-    baseUrl: string;
-    spendBaseUrl: string;
-    /** Webhook management base, e.g. https://gateway.stage.bill.com/connect-events */
-    eventsBaseUrl: string;
-  };
+  /** The base URLs (AP/AR, Spend & Expense, webhook management), the orgs allowed (empty: any) and the request timeout. */
+  bill: Pick<Config['bill'], 'baseUrl' | 'spendBaseUrl' | 'eventsBaseUrl' | 'allowedOrgIds' | 'requestTimeoutMs'>;
   /** The bot's BILL user; the org comes from the conversation's binding. */
   user: { devKey: string; username: string; password: string };
-  /** When non-empty, only these orgs may be used (config.bill.allowedOrgIds). */
-  allowedOrgIds: string[];
   /** Org id -> its Spend & Expense token (a token answers only for its own org); no S&E client for an org without one. */
   spendApiTokens: Record<string, string>;
-  requestTimeoutMs: number;
   limiter: Limiter;
   clock: Clock;
   log: Logger;
@@ -55,7 +48,7 @@ export class BillGateway {
   constructor(private readonly opts: BillGatewayOptions) {
     this.backend = opts.backend;
     const { limiter, clock, log, secrets } = opts;
-    this.http = new BillHttp({ limiter, clock, log, timeoutMs: opts.requestTimeoutMs, retry: opts.retry });
+    this.http = new BillHttp({ limiter, clock, log, timeoutMs: opts.bill.requestTimeoutMs, retry: opts.retry });
     this.sessionDeps = { http: this.http, clock, log, secrets, ledger: opts.sessionLedger };
     secrets.add(opts.user.password);
     secrets.add(opts.user.devKey);
@@ -64,7 +57,7 @@ export class BillGateway {
 
   /** AP/AR endpoints of one organisation. Throws NotBound('orgNotAllowed') for an org outside BILL_ALLOWED_ORG_IDS. */
   org(orgId: string, run: RunOptions = INTERACTIVE): BillOrgClient {
-    return this.client({ baseUrl: this.opts.endpoints.baseUrl, orgId, ...this.opts.user }, run);
+    return this.client({ baseUrl: this.opts.bill.baseUrl, orgId, ...this.opts.user }, run);
   }
 
   /**
@@ -93,13 +86,13 @@ export class BillGateway {
     this.checkAllowed(orgId);
     const token = this.opts.spendApiTokens[orgId];
     if (!token) return undefined;
-    return new SpendClient(this.http, this.opts.endpoints.spendBaseUrl, token, run);
+    return new SpendClient(this.http, this.opts.bill.spendBaseUrl, token, run);
   }
 
   status() {
     return {
       backend: this.backend,
-      baseUrl: this.opts.endpoints.baseUrl,
+      baseUrl: this.opts.bill.baseUrl,
       /** One entry per organisation the bot has talked to (people's own approval sessions are not listed). */
       sessions: this.serviceSessions().map((s) => s.info()),
       /** Logins with the configured dev key in the last hour (BILL allows 200). */
@@ -142,11 +135,11 @@ export class BillGateway {
       session = new OrgSession(this.sessionDeps, creds);
       this.sessions.set(key, session);
     }
-    return new BillOrgClient(session, run, this.opts.endpoints.eventsBaseUrl);
+    return new BillOrgClient(session, run, this.opts.bill.eventsBaseUrl);
   }
 
   private checkAllowed(orgId: string): void {
-    if (this.opts.allowedOrgIds.length > 0 && !this.opts.allowedOrgIds.includes(orgId)) throw new NotBound('orgNotAllowed');
+    if (this.opts.bill.allowedOrgIds.length > 0 && !this.opts.bill.allowedOrgIds.includes(orgId)) throw new NotBound('orgNotAllowed');
   }
 
   private serviceSessions() {
@@ -154,6 +147,6 @@ export class BillGateway {
   }
 
   private personSlot(orgId: string, person: PersonCredentials): SessionCredentials {
-    return { baseUrl: this.opts.endpoints.baseUrl, devKey: this.opts.user.devKey, orgId, ...person };
+    return { baseUrl: this.opts.bill.baseUrl, devKey: this.opts.user.devKey, orgId, ...person };
   }
 }
