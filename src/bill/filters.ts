@@ -102,10 +102,9 @@ export class BillFilter {
   }
 }
 
-type SortOrder = 'asc' | 'desc';
 export interface SortKey<F extends string = string> {
   field: F;
-  order: SortOrder;
+  order: 'asc' | 'desc';
 }
 
 /** The `sort` query value, e.g. `dueDate:asc,createdTime:desc`. */
