@@ -221,6 +221,8 @@ export class OrgSession {
     if (!res?.sessionId) {
       throw this.failed(new BillApiError({ category: 'unknown', status: 200, message: 'BILL login answer carried no sessionId' }));
     }
+    // A secret from now on: in cluster mode the ledger handles it before adopt() sees it.
+    this.deps.secrets.add(res.sessionId, SESSION_SECRET_TTL_MS);
     this.credentialFailure = undefined;
     this.deps.log.info({ orgId, logins: this.logins }, 'BILL session opened');
     const at = this.deps.clock.now();
