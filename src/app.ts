@@ -151,15 +151,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const graph = createGraphTeams({ config, limiter, clock, log, secrets });
   const bill = new BillGateway({
     backend: backend.kind,
-    endpoints: { baseUrl: config.bill.baseUrl, spendBaseUrl: config.bill.spendBaseUrl, eventsBaseUrl: config.bill.eventsBaseUrl },
+    bill: config.bill,
     user: { devKey: billUser.devKey, username: billUser.username, password: billUser.password },
-    defaultOrgId: billUser.orgId,
-    allowedOrgIds: config.bill.allowedOrgIds,
     // BILL_SPEND_API_TOKEN is BILL_ORG_ID's (config refuses a BILL_SPEND_API_TOKENS entry for it that differs).
     spendApiTokens: sandbox
       ? { [billUser.orgId]: sandbox.credentials.spendApiToken }
       : { ...(config.bill.spendApiToken ? { [billUser.orgId]: config.bill.spendApiToken } : {}), ...config.bill.spendApiTokens },
-    requestTimeoutMs: config.bill.requestTimeoutMs,
     sessionLedger: cluster?.sessionLedger,
     limiter,
     clock,

@@ -129,12 +129,9 @@ async function main(): Promise<void> {
   const limiter = new SharedLimiter({ config, clock: systemClock, log });
   const bill = new BillGateway({
     backend: 'bill',
-    endpoints: { baseUrl: config.bill.baseUrl, spendBaseUrl: config.bill.spendBaseUrl, eventsBaseUrl: config.bill.eventsBaseUrl },
+    bill: config.bill,
     user: { devKey: credentials.devKey, username: credentials.username, password: credentials.password },
-    defaultOrgId: credentials.orgId,
-    allowedOrgIds: config.bill.allowedOrgIds,
     spendApiTokens: {},
-    requestTimeoutMs: config.bill.requestTimeoutMs,
     limiter,
     clock: systemClock,
     log,

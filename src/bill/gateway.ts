@@ -1,11 +1,12 @@
-// The BILL gateway the bot uses: one HTTP pool and one session pool, org-scoped clients, the S&E client, status.
+// The BILL gateway the bot uses: one HTTP pool and the pool of sessions, org-scoped clients, the S&E client, status.
 import type { Clock } from '../infra/clock.js';
+import type { Config } from '../config.js';
 import { NotBound } from '../errors.js';
 import type { Logger, SecretRegistry } from '../infra/log.js';
-import type { Limiter, Priority, RunOptions } from '../infra/limits/types.js';
+import type { Limiter, RunOptions } from '../infra/limits/types.js';
 import { BillOrgClient } from './api.js';
 import { BillHttp, type RetryPolicy } from './http.js';
-import { SessionPool, type SessionCredentials } from './sessions.js';
+import { OrgSession, slotKey, type SessionCredentials, type SessionDeps } from './sessions.js';
 import type { RedisSessionLedger } from './sharedSessions.js';
 import { SpendClient } from './spend.js';
 
@@ -17,22 +18,12 @@ export type PersonCredentials = Required<Pick<SessionCredentials, 'username' | '
 
 export interface BillGatewayOptions {
   backend: 'bill' | 'sandbox';
-  endpoints: {
-    /** AP/AR base without the version, e.g. https://gateway.stage.bill.com/connect */
-    baseUrl: string;
-    spendBaseUrl: string;
-    /** Webhook management base, e.g. https://gateway.stage.bill.com/connect-events */
-    eventsBaseUrl: string;
-  };
+  /** The base URLs (AP/AR, Spend & Expense, webhook management), the orgs allowed (empty: any) and the request timeout. */
+  bill: Pick<Config['bill'], 'baseUrl' | 'spendBaseUrl' | 'eventsBaseUrl' | 'allowedOrgIds' | 'requestTimeoutMs'>;
   /** The bot's BILL user; the org comes from the conversation's binding. */
   user: { devKey: string; username: string; password: string };
-  /** The org the bot was configured with (or the sandbox's demo org). */
-  defaultOrgId: string;
-  /** When non-empty, only these orgs may be used (config.bill.allowedOrgIds). */
-  allowedOrgIds: string[];
   /** Org id -> its Spend & Expense token (a token answers only for its own org); no S&E client for an org without one. */
   spendApiTokens: Record<string, string>;
-  requestTimeoutMs: number;
   limiter: Limiter;
   clock: Clock;
   log: Logger;
@@ -44,59 +35,64 @@ export interface BillGatewayOptions {
 
 export type BillStatus = ReturnType<BillGateway['status']>;
 
+const INTERACTIVE: RunOptions = { priority: 'interactive' };
+
 export class BillGateway {
   readonly backend: 'bill' | 'sandbox';
-  readonly defaultOrgId: string;
   private readonly http: BillHttp;
-  private readonly sessions: SessionPool;
+  private readonly sessionDeps: SessionDeps;
+  /** Every session slot of the process by its slotKey: the bot's one per org, and people's own (created on first use). */
+  private readonly sessions = new Map<string, OrgSession>();
   private closing: Promise<void> | undefined;
 
   constructor(private readonly opts: BillGatewayOptions) {
     this.backend = opts.backend;
-    this.defaultOrgId = opts.defaultOrgId;
     const { limiter, clock, log, secrets } = opts;
-    this.http = new BillHttp({ limiter, clock, log, timeoutMs: opts.requestTimeoutMs, retry: opts.retry });
-    this.sessions = new SessionPool({ http: this.http, clock, log, secrets, ledger: opts.sessionLedger });
+    this.http = new BillHttp({ limiter, clock, log, timeoutMs: opts.bill.requestTimeoutMs, retry: opts.retry });
+    this.sessionDeps = { http: this.http, clock, log, secrets, ledger: opts.sessionLedger };
     secrets.add(opts.user.password);
     secrets.add(opts.user.devKey);
     for (const token of Object.values(opts.spendApiTokens)) secrets.add(token);
   }
 
   /** AP/AR endpoints of one organisation. Throws NotBound('orgNotAllowed') for an org outside BILL_ALLOWED_ORG_IDS. */
-  org(orgId: string, { priority = 'interactive' }: { priority?: Priority } = {}): BillOrgClient {
-    return this.client({ baseUrl: this.opts.endpoints.baseUrl, orgId, ...this.opts.user }, { priority });
+  org(orgId: string, run: RunOptions = INTERACTIVE): BillOrgClient {
+    return this.client({ baseUrl: this.opts.bill.baseUrl, orgId, ...this.opts.user }, run);
   }
 
   /**
    * AP/AR endpoints of one organisation in a person's own session (approvals). The session joins the pool under
    * its own slot and goes through the same per-org budget; the bot's service session is never used for it.
    */
-  orgAs(orgId: string, person: PersonCredentials, { priority = 'interactive' }: { priority?: Priority } = {}): BillOrgClient {
+  orgAs(orgId: string, person: PersonCredentials, run: RunOptions = INTERACTIVE): BillOrgClient {
     // The person's token is not registered with the log scrubber (a value a person typed, of any length or content):
     // it only travels in the login body, which is never logged.
-    return this.client(this.personSlot(orgId, person), { priority });
+    return this.client(this.personSlot(orgId, person), run);
   }
 
   /** Logs a person's session out of BILL and forgets it (they disconnected, or replaced their token). */
   async releaseAs(orgId: string, person: PersonCredentials): Promise<void> {
-    await this.sessions.release(this.personSlot(orgId, person));
+    const key = slotKey(this.personSlot(orgId, person));
+    const session = this.sessions.get(key);
+    this.sessions.delete(key);
+    await session?.logout();
   }
 
   /**
    * Spend & Expense endpoints of one organisation; undefined when no API token is configured for it. An S&E token
    * belongs to one organisation, so another organisation's token is never used in its place.
    */
-  spend(orgId: string = this.defaultOrgId, { priority = 'interactive' }: { priority?: Priority } = {}): SpendClient | undefined {
+  spend(orgId: string, run: RunOptions = INTERACTIVE): SpendClient | undefined {
     this.checkAllowed(orgId);
     const token = this.opts.spendApiTokens[orgId];
     if (!token) return undefined;
-    return new SpendClient(this.http, this.opts.endpoints.spendBaseUrl, token, { priority });
+    return new SpendClient(this.http, this.opts.bill.spendBaseUrl, token, run);
   }
 
   status() {
     return {
       backend: this.backend,
-      baseUrl: this.opts.endpoints.baseUrl,
+      baseUrl: this.opts.bill.baseUrl,
       /** One entry per organisation the bot has talked to (people's own approval sessions are not listed). */
       sessions: this.serviceSessions().map((s) => s.info()),
       /** Logins with the configured dev key in the last hour (BILL allows 200). */
@@ -112,18 +108,20 @@ export class BillGateway {
 
   /** Readiness: no session is stuck on a credentials refusal or an unanswered network failure. Never calls BILL. */
   ready(): boolean {
-    // A person's revoked token is their problem, not the bot's: only the service sessions count.
+    // A person's revoked token is their problem, not the bot's: only the service sessions count. A success clears lastError.
     return this.serviceSessions().every((s) => {
-      const { lastError, lastSuccessAt } = s.info();
-      if (!lastError || (lastSuccessAt !== undefined && lastSuccessAt >= lastError.at)) return true;
-      return lastError.category !== 'credentials' && lastError.category !== 'network';
+      const category = s.info().lastError?.category;
+      return category !== 'credentials' && category !== 'network';
     });
   }
 
-  /** Logs every session out, then closes the connection pool (once; later calls wait for the first). */
+  /**
+   * Logs every session out, then closes the connection pool (once; later calls wait for the first). In cluster mode
+   * the fleet's sessions stay for the other instances.
+   */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      await this.sessions.close();
+      await Promise.all([...this.sessions.values()].map((s) => (this.opts.sessionLedger ? s.detach() : s.logout())));
       await this.http.close();
     })();
     return this.closing;
@@ -131,18 +129,24 @@ export class BillGateway {
 
   private client(creds: SessionCredentials, run: RunOptions): BillOrgClient {
     this.checkAllowed(creds.orgId);
-    return new BillOrgClient(this.sessions.get(creds), run, this.opts.endpoints.eventsBaseUrl);
+    const key = slotKey(creds);
+    let session = this.sessions.get(key);
+    if (!session) {
+      session = new OrgSession(this.sessionDeps, creds);
+      this.sessions.set(key, session);
+    }
+    return new BillOrgClient(session, run, this.opts.bill.eventsBaseUrl);
   }
 
   private checkAllowed(orgId: string): void {
-    if (this.opts.allowedOrgIds.length > 0 && !this.opts.allowedOrgIds.includes(orgId)) throw new NotBound('orgNotAllowed');
+    if (this.opts.bill.allowedOrgIds.length > 0 && !this.opts.bill.allowedOrgIds.includes(orgId)) throw new NotBound('orgNotAllowed');
   }
 
   private serviceSessions() {
-    return this.sessions.all().filter((s) => !s.creds.owner);
+    return [...this.sessions.values()].filter((s) => !s.creds.owner);
   }
 
   private personSlot(orgId: string, person: PersonCredentials): SessionCredentials {
-    return { baseUrl: this.opts.endpoints.baseUrl, devKey: this.opts.user.devKey, orgId, ...person };
+    return { baseUrl: this.opts.bill.baseUrl, devKey: this.opts.user.devKey, orgId, ...person };
   }
 }

@@ -85,10 +85,9 @@ function categoryOfStatus(status: number): BillErrorCategory {
 /** Turns a non-2xx answer into a BillApiError, by BDC code first, then by status. */
 export function classifyResponse(status: number, text: string, headers: IncomingHttpHeaders, nowMs: number): BillApiError {
   const entries = parseErrorEntries(text);
-  const known = entries.find((e) => e.code && KNOWN_CODES[e.code]);
-  const code = known?.code ?? entries.find((e) => e.code)?.code;
-  const knownCategory = known?.code ? KNOWN_CODES[known.code] : undefined;
-  const category = knownCategory ?? categoryOfStatus(status);
+  // A known code decides the category wherever it is in the array; otherwise the first code is named.
+  const code = entries.find((e) => e.code && KNOWN_CODES[e.code])?.code ?? entries.find((e) => e.code)?.code;
+  const category = (code ? KNOWN_CODES[code] : undefined) ?? categoryOfStatus(status);
   let retryAfter: number | undefined;
   // BILL's hourly budget comes back at the top of the clock hour.
   if (category === 'hourlyLimit') retryAfter = nextHour(nowMs) - nowMs;
@@ -176,20 +175,15 @@ export class BillHttp {
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
     if (body !== undefined) headers['content-type'] = 'application/json';
     const started = performance.now();
-    let status: number;
-    let text: string;
-    let resHeaders: IncomingHttpHeaders;
-    try {
-      const res = await this.agent.request({ origin: url.origin, path, method: req.method, headers, body });
-      status = res.statusCode;
-      resHeaders = res.headers;
-      text = await res.body.text();
-    } catch (err) {
-      const code = (err as { code?: string } | null)?.code;
-      this.deps.log.debug({ route: req.route, error: code ?? String(err) }, 'BILL request failed without an answer');
-      const message = `BILL unreachable (${code ?? (err instanceof Error ? err.name : 'error')})`;
-      throw new BillApiError({ category: 'network', status: 0, message, cause: err });
-    }
+    const { status, resHeaders, text } = await this.agent
+      .request({ origin: url.origin, path, method: req.method, headers, body })
+      .then(async (res) => ({ status: res.statusCode, resHeaders: res.headers, text: await res.body.text() }))
+      .catch((err: unknown) => {
+        const code = (err as { code?: string } | null)?.code;
+        this.deps.log.debug({ route: req.route, error: code ?? String(err) }, 'BILL request failed without an answer');
+        const message = `BILL unreachable (${code ?? (err instanceof Error ? err.name : 'error')})`;
+        throw new BillApiError({ category: 'network', status: 0, message, cause: err });
+      });
     const ms = Math.round(performance.now() - started);
     if (status >= 200 && status < 300) {
       this.deps.log.debug({ route: req.route, status, ms }, 'BILL call');

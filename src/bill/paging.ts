@@ -29,16 +29,6 @@ export function pageSize(o: ListOptions, cap: number): number {
   return size;
 }
 
-/** Checks the envelope and normalises absent/null/empty cursors to undefined. */
-export function readPage<T>(raw: unknown, route: string): ListPage<T> {
-  const obj = raw as { results?: unknown; nextPage?: unknown } | null | undefined;
-  if (!obj || typeof obj !== 'object' || !Array.isArray(obj.results)) {
-    throw new BillApiError({ category: 'unknown', status: 200, message: `BILL answered ${route} without a results array` });
-  }
-  const next = obj.nextPage;
-  return { results: obj.results as T[], nextPage: typeof next === 'string' && next.length > 0 ? next : undefined };
-}
-
 /** A lazily fetched list: walk its pages, or collect with `all()` / `take(n)`. */
 export class PagedList<T> {
   constructor(
@@ -52,10 +42,14 @@ export class PagedList<T> {
   async *pages(): AsyncGenerator<ListPage<T>, void, undefined> {
     let cursor: string | undefined;
     for (let n = 0; n < (this.opts.maxPages ?? 20); n++) {
-      const page = readPage<T>(await this.fetchPage(cursor), this.route);
-      yield page;
-      if (!page.nextPage) return;
-      cursor = page.nextPage;
+      const raw = (await this.fetchPage(cursor)) as { results?: unknown; nextPage?: unknown } | null | undefined;
+      if (!Array.isArray(raw?.results)) {
+        throw new BillApiError({ category: 'unknown', status: 200, message: `BILL answered ${this.route} without a results array` });
+      }
+      // An absent, null or empty cursor ends the walk.
+      cursor = typeof raw.nextPage === 'string' && raw.nextPage !== '' ? raw.nextPage : undefined;
+      yield { results: raw.results as T[], nextPage: cursor };
+      if (!cursor) return;
     }
   }
 

@@ -37,7 +37,7 @@ export type SessionCall = Pick<BillRequest, 'method' | 'path' | 'query' | 'body'
   email?: boolean;
 };
 
-interface SessionPoolDeps {
+export interface SessionDeps {
   http: BillHttp;
   clock: Clock;
   log: Logger;
@@ -60,48 +60,12 @@ const SESSION_SECRET_TTL_MS = 40 * 60_000;
  * One slot per (base URL, dev key, org, username); a person's slot also by owner and a fingerprint of their token.
  * Hashed, so no dev key or username is kept as a map key or appears in a Redis key name.
  */
-function slotKey(creds: SessionCredentials): string {
+export function slotKey(creds: SessionCredentials): string {
   const owner = creds.owner ? `${creds.owner}#${sha256(creds.password).slice(0, 16)}` : '';
   return sha256([creds.baseUrl, creds.devKey, creds.orgId, creds.username.toLowerCase(), owner].join('\n')).slice(0, 32);
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
-
-/** Holds every org session of the process; built once by the gateway. */
-export class SessionPool {
-  private readonly sessions = new Map<string, OrgSession>();
-
-  constructor(private readonly deps: SessionPoolDeps) {}
-
-  /** The session slot for these credentials (created on first use; logs in lazily). */
-  get(creds: SessionCredentials): OrgSession {
-    const key = slotKey(creds);
-    let s = this.sessions.get(key);
-    if (!s) {
-      s = new OrgSession(this.deps, creds, { key, orgId: creds.orgId });
-      this.sessions.set(key, s);
-    }
-    return s;
-  }
-
-  /** Logs the slot for these credentials out (if it exists) and forgets it: a person disconnected or their token changed. */
-  async release(creds: SessionCredentials): Promise<void> {
-    const key = slotKey(creds);
-    const s = this.sessions.get(key);
-    if (!s) return;
-    this.sessions.delete(key);
-    await s.logout();
-  }
-
-  all(): OrgSession[] {
-    return [...this.sessions.values()];
-  }
-
-  /** Logs every live session out (shutdown); in cluster mode the fleet's sessions stay for the other instances. */
-  async close(): Promise<void> {
-    await Promise.all(this.all().map((s) => (this.deps.ledger ? s.detach() : s.logout())));
-  }
-}
 
 /** One BILL session slot: at most one live sessionId, at most one login in flight. */
 export class OrgSession {
@@ -111,13 +75,15 @@ export class OrgSession {
   private lastSuccessAt: number | undefined;
   private lastError: { category: string; code?: string; at: number } | undefined;
   private credentialFailure: { error: BillApiError; until: number } | undefined;
+  /** How the ledger knows this slot. */
+  private readonly slot: Slot;
 
   constructor(
-    private readonly deps: SessionPoolDeps,
+    private readonly deps: SessionDeps,
     readonly creds: SessionCredentials,
-    /** How the ledger knows this slot. */
-    private readonly slot: Slot,
-  ) {}
+  ) {
+    this.slot = { key: slotKey(creds), orgId: creds.orgId };
+  }
 
   info() {
     const now = this.deps.clock.now();
@@ -155,7 +121,10 @@ export class OrgSession {
       });
     for (let replayed = false; ; replayed = true) {
       try {
-        return this.succeeded(await send());
+        const value = await send();
+        this.lastSuccessAt = this.deps.clock.now();
+        this.lastError = undefined;
+        return value;
       } catch (err) {
         if (!(err instanceof BillApiError) || err.category !== 'session') throw this.failed(err);
         this.invalidate(used);
@@ -252,6 +221,7 @@ export class OrgSession {
     if (!res?.sessionId) {
       throw this.failed(new BillApiError({ category: 'unknown', status: 200, message: 'BILL login answer carried no sessionId' }));
     }
+    // A secret from now on: in cluster mode the ledger handles it before adopt() sees it.
     this.deps.secrets.add(res.sessionId, SESSION_SECRET_TTL_MS);
     this.credentialFailure = undefined;
     this.deps.log.info({ orgId, logins: this.logins }, 'BILL session opened');
@@ -284,12 +254,6 @@ export class OrgSession {
     // In use: it stays scrubbed for another SESSION_SECRET_TTL_MS.
     this.deps.secrets.add(sessionId, SESSION_SECRET_TTL_MS);
     this.deps.ledger?.touch(this.slot, this.current);
-  }
-
-  private succeeded<T>(value: T): T {
-    this.lastSuccessAt = this.deps.clock.now();
-    this.lastError = undefined;
-    return value;
   }
 
   private failed(err: unknown): unknown {

@@ -103,11 +103,10 @@ export class RedisSessionLedger {
 
   /**
    * The fleet's live session for the slot, or the one `login` creates: at most one login runs per slot across the
-   * fleet. `dead` (a sessionId BILL just refused) is forgotten first, only if it is still the shared one, so
-   * instances that see BDC_1109 together log in once. A session idle too long fleet-wide is not handed out.
+   * fleet. `dead` (a sessionId BILL just refused, which the pool has already asked to invalidate) is never handed
+   * out, so instances that see BDC_1109 together log in once. A session idle too long fleet-wide is not handed out.
    */
   async obtain(slot: Slot, login: () => Promise<LiveSession>, dead?: string): Promise<LiveSession> {
-    if (dead) await this.invalidate(slot, dead);
     const giveUpAt = Date.now() + WAIT_MS;
     for (;;) {
       const found = await this.read(slot, dead);
@@ -184,7 +183,7 @@ export class RedisSessionLedger {
     }
     let sessionId: string | undefined;
     if (this.sealKey) {
-      if (!rec.box || typeof rec.box !== 'object') return undefined;
+      if (!rec.box) return undefined;
       try {
         sessionId = openText(this.sealKey, rec.box, { encoding: 'base64url', aad: this.aad(slot) });
       } catch {

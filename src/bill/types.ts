@@ -2,6 +2,14 @@
 // reference/billdotcom_v3.json; the sandbox declares the rest of what it serves). Enum fields are typed as open
 // strings: BILL adds values without notice.
 
+/** What every AP/AR record (bill, invoice, vendor, customer) carries. */
+interface BillRecord {
+  id: string;
+  archived: boolean;
+  createdTime: string;
+  updatedTime: string;
+}
+
 export interface Approver {
   userId: string;
   /** Seen: WAITING, APPROVED, DENIED, REROUTED (and UNDEFINED). */
@@ -16,9 +24,7 @@ export interface BillLineItem {
   description?: string;
 }
 
-export interface Bill {
-  id: string;
-  archived: boolean;
+export interface Bill extends BillRecord {
   vendorId: string;
   vendorName?: string;
   amount: number;
@@ -37,13 +43,9 @@ export interface Bill {
   approvalStatus?: string;
   approvers?: Approver[];
   purchaseOrderNumber?: string;
-  createdTime: string;
-  updatedTime: string;
 }
 
-export interface Invoice {
-  id: string;
-  archived: boolean;
+export interface Invoice extends BillRecord {
   invoiceNumber: string;
   /** yyyy-MM-dd */
   invoiceDate: string;
@@ -59,32 +61,22 @@ export interface Invoice {
   invoiceLineItems?: Array<{ id: string; description?: string }>;
   /** date: yyyy-MM-dd */
   payments?: Array<{ id: string; amount: number; status: string; date: string }>;
-  createdTime: string;
-  updatedTime: string;
 }
 
-export interface Vendor {
-  id: string;
-  archived: boolean;
+export interface Vendor extends BillRecord {
   name: string;
   email?: string;
   paymentInformation?: { lastPaymentDate?: string };
   billCurrency?: string;
   balance?: { amount: number };
   networkStatus?: string;
-  createdTime: string;
-  updatedTime: string;
 }
 
-export interface Customer {
-  id: string;
-  archived: boolean;
+export interface Customer extends BillRecord {
   name: string;
   email?: string;
   invoiceCurrency?: string;
   balance?: { amount: number };
-  createdTime: string;
-  updatedTime: string;
 }
 
 /** An AP payment (id prefix stp). */

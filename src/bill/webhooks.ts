@@ -35,13 +35,8 @@ export function signatureMatches(raw: Buffer, digest: Buffer, securityKey: strin
   return timingSafeEqual(expected, digest);
 }
 
-interface NotificationMetadata {
-  eventId: string;
-  subscriptionId: string;
-  organizationId: string;
-  eventType: string;
-  version: string;
-}
+const METADATA_FIELDS = ['eventId', 'subscriptionId', 'organizationId', 'eventType', 'version'] as const;
+type NotificationMetadata = Record<(typeof METADATA_FIELDS)[number], string>;
 
 export interface BillNotification {
   metadata: NotificationMetadata;
@@ -101,7 +96,7 @@ export function parseNotification(raw: Buffer): ParseResult {
   const meta = body.metadata;
   if (!isRecord(meta)) return { ok: false, problem: 'metadata is missing' };
   const metadata: Partial<NotificationMetadata> = {};
-  for (const name of ['eventId', 'subscriptionId', 'organizationId', 'eventType', 'version'] as const) {
+  for (const name of METADATA_FIELDS) {
     const v = field(meta, name);
     if (v === undefined) return { ok: false, problem: `metadata.${name} is missing or malformed` };
     metadata[name] = v;

@@ -212,13 +212,11 @@ export class GraphTeams {
             headersTimeout: GRAPH_TIMEOUT_MS,
             bodyTimeout: GRAPH_TIMEOUT_MS,
           });
-          const text = await answer.body.text();
-          let json: unknown;
-          try {
-            json = text ? JSON.parse(text) : undefined;
-          } catch {
-            json = undefined;
-          }
+          // An empty or non-JSON body reads as undefined (the status says what happened); a body cut off is a network error.
+          const json: unknown = await answer.body.json().catch((err: unknown) => {
+            if (err instanceof SyntaxError) return undefined;
+            throw err;
+          });
           return { status: answer.statusCode, headers: answer.headers, json };
         } catch (err) {
           const code = (err as { code?: string }).code ?? 'NetworkError';

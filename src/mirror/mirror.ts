@@ -512,7 +512,7 @@ export class Mirror {
     const markedAt = c.stale.get(id);
     let result: { changed: boolean; gone?: BillApiError };
     try {
-      const kept = spec.keep(await spec.get(this.deps.bill.org(orgId, { priority }), id));
+      const kept = spec.keep(await spec.get(this.deps.bill.org(orgId, { priority: priority ?? 'interactive' }), id));
       result = { changed: kept?.id === id && this.keep(orgId, kind, c, kept) };
     } catch (err) {
       if (!(err instanceof BillApiError && err.category === 'notFound')) throw err;

@@ -121,12 +121,15 @@ export function billClient(
     opts.limiter ?? new SharedLimiter({ config: loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', ...opts.limiterEnv }), clock, log });
   const gateway = new BillGateway({
     backend: 'sandbox',
-    endpoints: { baseUrl: sb.sandbox.baseUrl, spendBaseUrl: sb.sandbox.spendBaseUrl, eventsBaseUrl: sb.sandbox.eventsBaseUrl },
+    bill: {
+      baseUrl: sb.sandbox.baseUrl,
+      spendBaseUrl: sb.sandbox.spendBaseUrl,
+      eventsBaseUrl: sb.sandbox.eventsBaseUrl,
+      allowedOrgIds: [],
+      requestTimeoutMs: 5_000,
+    },
     user: { devKey: sb.credentials.devKey, username: sb.credentials.username, password: sb.credentials.password },
-    defaultOrgId: sb.credentials.orgId,
-    allowedOrgIds: [],
     spendApiTokens: { [sb.credentials.orgId]: sb.credentials.spendApiToken },
-    requestTimeoutMs: 5_000,
     limiter,
     clock,
     log,

@@ -46,7 +46,7 @@ describe('without BILL credentials', () => {
     const org = bot.app.bill.org(orgId!);
     const due = await org.bills.list({ filter: new BillFilter().eq('paymentStatus', 'UNPAID'), maxPages: 2 }).all();
     expect(due.items.length).toBeGreaterThan(0);
-    const spend = bot.app.bill.spend();
+    const spend = bot.app.bill.spend(orgId!);
     expect((await spend!.budgets.list().all()).items.length).toBeGreaterThan(0);
     const status = bot.app.bill.status();
     expect(status).toMatchObject({ backend: 'sandbox', spendConfigured: true, reachable: true, loginsLastHour: 1 });

@@ -120,7 +120,7 @@ describe('limits', () => {
   it('Spend & Expense above 60 calls a minute is a 429 with Retry-After (rateLimited)', async () => {
     const limiter = new RecordingLimiter();
     const c = client({ limiter });
-    const spend = c.gateway.spend()!;
+    const spend = c.gateway.spend(sb.credentials.orgId)!;
     const budget = sb.sandbox.org.spend.budgets.all()[0]!;
     let err: BillApiError | undefined;
     for (let i = 0; i < 61 && !err; i++)
@@ -146,7 +146,7 @@ describe('not found and bad requests', () => {
     const err = await failure(c.gateway.org(sb.credentials.orgId).bills.get('00n01DOESNOTEXIST000'));
     expectClass(err, 'notFound', 'BDC_1205');
     expect(err.status).toBe(404);
-    expectClass(await failure(c.gateway.spend()!.transactions.get('VHJhbnNhY3Rpb246MQ==')), 'notFound');
+    expectClass(await failure(c.gateway.spend(sb.credentials.orgId)!.transactions.get('VHJhbnNhY3Rpb246MQ==')), 'notFound');
   });
 
   it('an error entry without a code is a validation error', async () => {

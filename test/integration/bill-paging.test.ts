@@ -112,7 +112,7 @@ describe('AP/AR paging with page= cursors', () => {
 describe('Spend & Expense paging with nextPage= cursors', () => {
   it('walks every card transaction, 50 to a page, with receipts', async () => {
     const seeded = sb.sandbox.org.spend.transactions.all();
-    const result = await c.gateway.spend()!.transactions.list({ pageSize: 50, maxPages: 10 }).all();
+    const result = await c.gateway.spend(sb.credentials.orgId)!.transactions.list({ pageSize: 50, maxPages: 10 }).all();
     expect(result.pages).toBe(Math.ceil(seeded.length / 50));
     expectEachOnce(
       result.items.map((t) => t.id),
@@ -126,11 +126,11 @@ describe('Spend & Expense paging with nextPage= cursors', () => {
   });
 
   it('refuses a transactions page above 50 before calling', () => {
-    expect(() => c.gateway.spend()!.transactions.list({ pageSize: 51 })).toThrow(RangeError);
+    expect(() => c.gateway.spend(sb.credentials.orgId)!.transactions.list({ pageSize: 51 })).toThrow(RangeError);
   });
 
   it('lists reimbursements and the budgets that are not retired, and gets one by its base64 id', async () => {
-    const spend = c.gateway.spend()!;
+    const spend = c.gateway.spend(sb.credentials.orgId)!;
     const reimbursements = await spend.reimbursements.list({ pageSize: 5 }).all();
     expect(reimbursements.items).toHaveLength(sb.sandbox.org.spend.reimbursements.size);
     const live = await spend.budgets.list({ retired: false }).all();

@@ -236,7 +236,7 @@ describe("one person cannot spend the deployment's BILL sign-in budget", () => {
       // BILL ends the bot's session; the bot's next call signs in again within the reserve.
       await sandboxControlOk(bot.app.sandbox!.url, 'POST', '/sessions/expire');
       const loginsBefore = bot.app.sandbox!.stats().logins;
-      const org = bot.app.bill.defaultOrgId;
+      const org = bot.app.sandbox!.credentials.orgId;
       expect((await bot.app.bill.org(org).whoami()).organizationId).toBe(org);
       expect(bot.app.sandbox!.stats().logins).toBe(loginsBefore + 1);
       // And a command that needs BILL still answers in the channel.

@@ -50,9 +50,8 @@ describe('BILL filter grammar', () => {
     expect(filterTerm('name', 'sw', 'Rocket 🚀 Labs')).toBe('name:sw:Rocket 🚀 Labs');
   });
 
-  it('refuses bad field names, operators and value types', () => {
+  it('refuses bad field names and value types', () => {
     expect(() => filterTerm('name,archived', 'eq', 'x')).toThrow(FilterValueError);
-    expect(() => filterTerm('name', 'like' as never, 'x')).toThrow(/operator/);
     expect(() => filterTerm('amount', 'eq', Number.NaN)).toThrow(/range/);
     expect(() => filterTerm('amount', 'eq', 1e21)).toThrow(/range/);
     expect(() => filterTerm('amount', 'sw', 5)).toThrow(/text/);

@@ -1,6 +1,6 @@
 // Walking BILL's cursor pages: follow nextPage, keep going past empty pages, stop when it is absent or at the cap.
 import { describe, expect, it } from 'vitest';
-import { PagedList, readPage, type ListPage } from '../../src/bill/paging.js';
+import { PagedList, type ListPage } from '../../src/bill/paging.js';
 import { BillApiError } from '../../src/errors.js';
 
 function pages(...list: Array<ListPage<number>>) {
@@ -46,9 +46,12 @@ describe('PagedList', () => {
     expect(out).toEqual([1, 2]);
   });
 
-  it('treats null and empty-string cursors as the end, and refuses an answer without results', () => {
-    expect(readPage({ results: [], nextPage: null }, 'GET /v3/bills').nextPage).toBeUndefined();
-    expect(readPage({ results: [], nextPage: '' }, 'GET /v3/bills').nextPage).toBeUndefined();
-    expect(() => readPage({ bills: [] }, 'GET /v3/bills')).toThrow(BillApiError);
+  it('treats null and empty-string cursors as the end, and refuses an answer without results', async () => {
+    for (const nextPage of [null, '']) {
+      const list = new PagedList('GET /v3/bills', () => Promise.resolve({ results: [1], nextPage }), { maxPages: 5 });
+      expect(await list.all()).toEqual({ items: [1], truncated: false, pages: 1 });
+    }
+    const wrong = new PagedList('GET /v3/bills', () => Promise.resolve({ bills: [] }), {});
+    await expect(wrong.all()).rejects.toThrow(BillApiError);
   });
 });
