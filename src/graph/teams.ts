@@ -139,6 +139,9 @@ export class GraphTeams {
     if (hit) return hit;
     return singleFlight(this.inflight, key, async () => {
       const team = await this.fetchTeam(tenantId, aadGroupId);
+      // NodeCache refuses a key beyond maxKeys (ECACHEFULL) instead of evicting: the oldest team makes room.
+      const [oldest] = this.cache.getStats().keys >= this.deps.config.cache.maxEntries ? this.cache.keys() : [];
+      if (oldest !== undefined) this.cache.del(oldest);
       this.cache.set(key, team);
       return team;
     });

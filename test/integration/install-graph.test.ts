@@ -234,8 +234,8 @@ describe('the Graph client on its own', () => {
     return { limiter, runs, throttles, log };
   }
 
-  function client(sleeps: number[] = []) {
-    const config = loadConfig({ ...issuer.env(APP_ID, TENANT, PASSWORD), ...graph.env() });
+  function client(sleeps: number[] = [], env: Record<string, string> = {}) {
+    const config = loadConfig({ ...issuer.env(APP_ID, TENANT, PASSWORD), ...graph.env(), ...env });
     const rec = recordingLimiter(config);
     const teams = new GraphTeams({
       config,
@@ -284,6 +284,23 @@ describe('the Graph client on its own', () => {
         { upstream: { service: 'graph', tenantId: TENANT, teamId: ids.aadGroupId }, throttle: { kind: 'retryAfter', ms: 250 } },
       ]);
       expect(runs.filter((r) => r.service === 'graph')).toHaveLength(2);
+    } finally {
+      teams.close();
+      await limiter.close();
+    }
+  });
+
+  it('keeps answering past CACHE_MAX_ENTRIES teams: the oldest cached team makes room', async () => {
+    const ids = Array.from({ length: 11 }, (_, i) => teamIds(`many-${i}`));
+    ids.forEach((t, i) => graph.addTeam({ id: t.aadGroupId, displayName: `Team ${i}`, tenantId: TENANT }));
+    const { teams, limiter } = client([], { CACHE_MAX_ENTRIES: '10' });
+    const teamCalls = (t: { aadGroupId: string }) => graph.calls.filter((c) => c.kind === 'team' && c.teamId === t.aadGroupId).length;
+    try {
+      for (const t of ids) await teams.getTeam(TENANT, t.aadGroupId);
+      await teams.getTeam(TENANT, ids[10]!.aadGroupId);
+      expect(teamCalls(ids[10]!)).toBe(1);
+      expect((await teams.getTeam(TENANT, ids[0]!.aadGroupId)).displayName).toBe('Team 0');
+      expect(teamCalls(ids[0]!)).toBe(2);
     } finally {
       teams.close();
       await limiter.close();
