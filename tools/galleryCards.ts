@@ -484,7 +484,6 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
         sessionAgeMs: 14 * 60_000,
         idleMs: 40_000,
         logins: 2,
-        lastSuccessAt: now - 40_000,
         lastError: { category: 'session', code: 'BDC_1109', at: now - 20 * 60_000 },
       },
     ],

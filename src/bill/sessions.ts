@@ -72,7 +72,6 @@ export class OrgSession {
   private current: LiveSession | undefined;
   private pending: Promise<LiveSession> | undefined;
   private logins = 0;
-  private lastSuccessAt: number | undefined;
   private lastError: { category: string; code?: string; at: number } | undefined;
   private credentialFailure: { error: BillApiError; until: number } | undefined;
   /** How the ledger knows this slot. */
@@ -94,7 +93,6 @@ export class OrgSession {
       sessionAgeMs: live ? now - live.createdAt : undefined,
       idleMs: live ? now - live.lastUsedAt : undefined,
       logins: this.logins,
-      lastSuccessAt: this.lastSuccessAt,
       lastError: this.lastError,
     };
   }
@@ -122,7 +120,6 @@ export class OrgSession {
     for (let replayed = false; ; replayed = true) {
       try {
         const value = await send();
-        this.lastSuccessAt = this.deps.clock.now();
         this.lastError = undefined;
         return value;
       } catch (err) {

@@ -7,6 +7,7 @@
 import type { Clock } from '../infra/clock.js';
 import { bindingTarget, targetKey, type BindingScope, type BindingTarget, type OrgBindings } from './bindings.js';
 import { NS, type StateStore } from '../infra/state/types.js';
+import type { TeamInfo } from '../graph/teams.js';
 
 /** Namespaces whose entries belong to one team or chat and go when the bot is removed from it. */
 const TARGET_SCOPED_NAMESPACES = [NS.subscriptions, NS.digests] as const;
@@ -27,7 +28,7 @@ export interface InstallRecord extends BindingTarget {
   installedAt: number;
   updatedAt: number;
   /** From Graph GET /teams/{aadGroupId}, when it answered. */
-  graph?: { displayName: string; description: string | null; isArchived: boolean | null; tenantId: string | null; fetchedAt: number };
+  graph?: TeamInfo;
 }
 
 export class Installations {

@@ -287,11 +287,8 @@ export function billSection(
     rows.push(['Sign-ins', `${session.logins} since start · ${status.loginsLastHour} in the last hour for the dev key (BILL allows 200)`]);
     if (session.lastError) {
       const when = dateTime(session.lastError.at, opts);
-      const cleared = session.lastSuccessAt !== undefined && session.lastSuccessAt >= session.lastError.at;
-      rows.push([
-        'Last error',
-        `${session.lastError.code ?? session.lastError.category} (${session.lastError.category}) at ${when}${cleared ? ', answered since' : ''}`,
-      ]);
+      // A later answer clears it (sessions.ts), so one shown here is BILL's latest word.
+      rows.push(['Last error', `${session.lastError.code ?? session.lastError.category} (${session.lastError.category}) at ${when}`]);
     }
   }
   // `spendConfigured` is this organisation's (the status command asks for it); an admin is told where tokens go.
