@@ -6,7 +6,7 @@ import { DependencyUnavailable, LimitExceeded, errorMessage } from '../../errors
 import type { Logger } from '../log.js';
 import type { UpstreamCallCounter } from '../upstreamCalls.js';
 import { budgetsFor, type BudgetRef, type BudgetRule } from './budgets.js';
-import { LocalBudgetStore, type RateRule } from './store.js';
+import { LocalBudgetStore } from './store.js';
 import type { ActiveGrant, BudgetSnapshot, Limiter, Priority, RunOptions, Throttle, Upstream } from './types.js';
 import { HOUR_MS, nextHour } from './windows.js';
 
@@ -129,13 +129,10 @@ export class SharedLimiter implements Limiter {
       for (const ref of refs) {
         const st = this.state(ref);
         used.push(st);
-        if (ref.rule.type === 'concurrency') {
-          if (outer?.slots.has(ref.id)) continue;
-          await this.admitSlot(st, opts.priority, deadline);
-          held.push(st);
-        } else {
-          await this.admitRate(st, ref.rule, opts.priority, deadline);
-        }
+        const slot = ref.rule.type === 'concurrency';
+        if (slot && outer?.slots.has(ref.id)) continue;
+        await this.admit(st, opts.priority, deadline);
+        if (slot) held.push(st);
         this.count(ref.budget).granted++;
       }
     } catch (err) {
@@ -178,18 +175,35 @@ export class SharedLimiter implements Limiter {
     }
   }
 
-  private async admitRate(st: BudgetState, rule: RateRule, priority: Priority, deadline: number): Promise<void> {
+  /** Admits a call at once when nobody waits and the budget allows it; else queues it, or refuses a wait that cannot end in time. */
+  private async admit(st: BudgetState, priority: Priority, deadline: number): Promise<void> {
     const { ref } = st;
     const now = this.deps.clock.now();
     const block = this.store.blocked(ref.id, now);
-    if (st.waiting.length === 0 && !block) {
-      const r = await this.store.take(ref.id, rule, now);
-      if (r.ok) return;
-      if (ref.failFast) throw this.reject(st, r.retryAt - now, ref.failFast);
+    const free = st.waiting.length === 0 && !block;
+    if (ref.rule.type === 'concurrency') {
+      if (free && (await this.store.acquire(ref.id, st.effective))) {
+        st.running++;
+        return;
+      }
+      if (deadline <= now) throw this.reject(st, this.estimate(st, 1), 'busy');
+      // Would it get a slot in time? Once calls have been timed, say "busy" now rather than after the whole wait: the
+      // person learns it at once, and a burst does not end in hundreds of refusals at the same instant, which would
+      // keep the process from handing the freed slots to the calls that did get in.
+      if (Number.isFinite(deadline) && st.samples >= MIN_SAMPLES_TO_REFUSE_EARLY) {
+        const eta = this.estimate(st, st.waiting.length + 1);
+        if (now + eta > deadline) throw this.reject(st, eta, 'busy');
+      }
+    } else {
+      if (free) {
+        const r = await this.store.take(ref.id, ref.rule, now);
+        if (r.ok) return;
+        if (ref.failFast) throw this.reject(st, r.retryAt - now, ref.failFast);
+      }
+      // Would this call get its turn in time? Windows are arithmetic, so say so now rather than after the wait.
+      const at = Math.max(block?.until ?? now, this.store.nthFit(ref.id, ref.rule, now, st.waiting.length + 1));
+      if (at > deadline) throw this.reject(st, at - now, block && block.until > deadline ? 'throttled' : 'busy');
     }
-    // Would this call get its turn in time? Windows are arithmetic, so say so now rather than after the wait.
-    const at = Math.max(block?.until ?? now, this.store.nthFit(ref.id, rule, now, st.waiting.length + 1));
-    if (at > deadline) throw this.reject(st, at - now, block && block.until > deadline ? 'throttled' : 'busy');
     await this.enqueue(st, priority, deadline);
   }
 
@@ -231,23 +245,6 @@ export class SharedLimiter implements Limiter {
     // Granted, or abandoned (timed out, closed), when granting does nothing.
     ticket.grant();
     return undefined;
-  }
-
-  private async admitSlot(st: BudgetState, priority: Priority, deadline: number): Promise<void> {
-    const now = this.deps.clock.now();
-    if (st.waiting.length === 0 && !this.store.blocked(st.ref.id, now) && (await this.store.acquire(st.ref.id, st.effective))) {
-      st.running++;
-      return;
-    }
-    if (deadline <= now) throw this.reject(st, this.estimate(st, 1), 'busy');
-    // Would it get a slot in time? Once calls have been timed, say "busy" now rather than after the whole wait: the
-    // person learns it at once, and a burst does not end in hundreds of refusals at the same instant, which would
-    // keep the process from handing the freed slots to the calls that did get in.
-    if (Number.isFinite(deadline) && st.samples >= MIN_SAMPLES_TO_REFUSE_EARLY) {
-      const eta = this.estimate(st, st.waiting.length + 1);
-      if (now + eta > deadline) throw this.reject(st, eta, 'busy');
-    }
-    await this.enqueue(st, priority, deadline);
   }
 
   /** A slot came free here (released, or a BDC_1322 reduction undone): the head asks for it at once. */
