@@ -50,6 +50,9 @@ function ref(budget: string, key: string, rule: BudgetRule, flags: Partial<Budge
   return { budget, key: k, id: `${budget}|${k}`, rule, ...flags };
 }
 
+/** Microsoft Graph's Teams limits, calls per second: per app across tenants, per app in one tenant, against one team. */
+const GRAPH_PER_SECOND = { app: 1_500, tenant: 30, team: 4 };
+
 const perWindow = (limit: number, windowMs: number): BudgetRule => ({ type: 'windows', windows: [{ limit, windowMs }] });
 
 /** Every budget a call to `up` passes, in the order they are acquired. */
@@ -80,10 +83,10 @@ export function budgetsFor(limits: Config['limits'], up: Upstream): BudgetRef[] 
       return [ref('spend.requests', hashed(up.token), perWindow(limits.spendPerMinute, 60_000), { pauseOnRetryAfter: true })];
     case 'graph': {
       const team = up.teamId
-        ? [ref('graph.team', up.teamId, perWindow(limits.graphTeamPerSecond, 1_000), { pauseOnRetryAfter: true, aggregate: true })]
+        ? [ref('graph.team', up.teamId, perWindow(GRAPH_PER_SECOND.team, 1_000), { pauseOnRetryAfter: true, aggregate: true })]
         : [];
-      const tenant = ref('graph.tenant', up.tenantId, perWindow(limits.graphTenantPerSecond, 1_000), { pauseOnRetryAfter: true });
-      return [...team, tenant, ref('graph.app', '', perWindow(limits.graphAppPerSecond, 1_000))];
+      const tenant = ref('graph.tenant', up.tenantId, perWindow(GRAPH_PER_SECOND.tenant, 1_000), { pauseOnRetryAfter: true });
+      return [...team, tenant, ref('graph.app', '', perWindow(GRAPH_PER_SECOND.app, 1_000))];
     }
     case 'identity':
       return [ref('identity', up.tenantId, { type: 'unlimited' }, { pauseOnRetryAfter: true })];

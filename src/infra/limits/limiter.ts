@@ -158,6 +158,7 @@ export class SharedLimiter implements Limiter {
     }
   }
 
+  /** The grant the current async context runs under (tests prove every request runs inside one). */
   activeGrant(): ActiveGrant | undefined {
     return this.grants.getStore();
   }
