@@ -77,7 +77,7 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
     clock: systemClock,
     rate,
     audit,
-    upstreamCalls: { current: () => ({ bill: 2 }) },
+    upstreamCalls: { scope: () => ({ counts: { bill: 2 }, deadline: Number.POSITIVE_INFINITY }) },
     log,
     cardMessages: new CardMessages(state),
     cardActions: {},
