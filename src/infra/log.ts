@@ -73,11 +73,6 @@ export class SecretRegistry {
     if (value && this.values.delete(value)) this.forms = undefined;
   }
 
-  has(value: string): boolean {
-    this.expire();
-    return this.values.has(value);
-  }
-
   list(): string[] {
     this.expire();
     return [...this.values.keys()];
