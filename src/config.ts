@@ -107,9 +107,6 @@ const envSchema = z.object({
   LIMIT_BILL_CONCURRENCY: int(3, 1, 100),
   LIMIT_BILL_LOGINS_PER_HOUR: int(200, 1, 100_000),
   LIMIT_SPEND_PER_MINUTE: int(60, 1, 100_000),
-  LIMIT_GRAPH_APP_PER_SECOND: int(1500, 1, 100_000),
-  LIMIT_GRAPH_TENANT_PER_SECOND: int(30, 1, 100_000),
-  LIMIT_GRAPH_TEAM_PER_SECOND: int(4, 1, 100_000),
   /** Windows for bot sends per conversation thread, e.g. 7 per 1 s. */
   LIMIT_CONNECTOR_THREAD: str('7/1s,8/2s,60/30s,1800/3600s'),
   /** How long a command may wait for an upstream slot before it answers "busy". */
@@ -339,9 +336,6 @@ export function loadConfig(env: Env) {
       billConcurrency: e.LIMIT_BILL_CONCURRENCY,
       billLoginsPerHour: e.LIMIT_BILL_LOGINS_PER_HOUR,
       spendPerMinute: e.LIMIT_SPEND_PER_MINUTE,
-      graphAppPerSecond: e.LIMIT_GRAPH_APP_PER_SECOND,
-      graphTenantPerSecond: e.LIMIT_GRAPH_TENANT_PER_SECOND,
-      graphTeamPerSecond: e.LIMIT_GRAPH_TEAM_PER_SECOND,
       connectorThread,
       commandWaitMs: e.COMMAND_WAIT_MS,
       userCommandsPerMinute: e.USER_COMMANDS_PER_MINUTE,

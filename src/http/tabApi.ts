@@ -34,7 +34,7 @@ export interface TabApiDeps extends DashboardDeps {
   /** Each load a person is known for (their token checked) is recorded as a command is. */
   audit: Pick<AuditTrail, 'command'>;
   /** Counts the load's upstream calls and gives it a command's deadline. */
-  upstreamCalls: Pick<UpstreamCallCounter, 'run' | 'current'>;
+  upstreamCalls: Pick<UpstreamCallCounter, 'run' | 'scope'>;
 }
 
 /** The organisation the tab shows for this person and place, or TabRefused. */
@@ -144,7 +144,7 @@ export function tabApiRoute(deps: TabApiDeps): (server: Server) => void {
         const r = await load(deps, req, correlationId);
         if (!r.who) return r;
         // As for commands: written before the answer goes out, and no trace, no answer.
-        const upstream = deps.upstreamCalls.current() ?? {};
+        const upstream = { ...deps.upstreamCalls.scope()?.counts };
         try {
           await deps.audit.command(readAudit(r.who, 'dashboard tab', r, upstream, performance.now() - started));
           return r;

@@ -5,8 +5,6 @@ import type { Clock } from './clock.js';
 import type { Logger } from './log.js';
 import type { StateStore } from './state/types.js';
 
-const AUDIT_LOG = 'audit';
-
 /** Who and where, from the activity (never from text the person typed). */
 export interface AuditActor {
   tenantId?: string;
@@ -82,7 +80,7 @@ export class AuditTrail {
   /** `scrub` replaces known secret values (config secrets, live sessionIds) in free text. */
   constructor(private readonly deps: { store: StateStore; clock: Clock; log: Logger; scrub: (text: string) => string }) {
     const { store } = deps;
-    this.location = store.kind === 'file' ? join(store.location, `${AUDIT_LOG}.log`) : `${store.location} (stream "${AUDIT_LOG}")`;
+    this.location = store.kind === 'file' ? join(store.location, 'audit.log') : `${store.location} (stream "audit")`;
   }
 
   /** Records a command's outcome. Never throws: a failed write is logged as an error. */
@@ -112,7 +110,7 @@ export class AuditTrail {
   /** Appends a record (format version, time and kind, then the entry's own fields); a failure is logged as an error and thrown on. */
   private async write(kind: AuditRecord['kind'], entry: CommandAudit | AdminAudit | ApprovalAudit): Promise<void> {
     try {
-      await this.deps.store.append(AUDIT_LOG, { v: 1, time: new Date(this.deps.clock.now()).toISOString(), kind, ...entry });
+      await this.deps.store.appendAudit({ v: 1, time: new Date(this.deps.clock.now()).toISOString(), kind, ...entry });
     } catch (err) {
       this.deps.log.error({ kind, correlationId: entry.correlationId, err: errorMessage(err) }, 'audit trail write failed');
       throw err;

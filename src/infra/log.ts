@@ -73,11 +73,6 @@ export class SecretRegistry {
     if (value && this.values.delete(value)) this.forms = undefined;
   }
 
-  has(value: string): boolean {
-    this.expire();
-    return this.values.has(value);
-  }
-
   list(): string[] {
     this.expire();
     return [...this.values.keys()];
@@ -141,19 +136,12 @@ export const CENSOR = '[REDACTED]';
  */
 export function redactSecretFields<T>(value: T, depth = 0): T {
   if (depth >= REDACT_DEPTH || value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) {
-    let copy: unknown[] | undefined;
-    value.forEach((item: unknown, i) => {
-      const done = redactSecretFields(item, depth + 1);
-      if (done !== item) (copy ??= value.slice())[i] = done;
-    });
-    return (copy ?? value) as T;
-  }
+  // Arrays alike: an index is never a secret field name, and the copy stays an array.
   const record = value as Record<string, unknown>;
   let copy: Record<string, unknown> | undefined;
   for (const [key, field] of Object.entries(record)) {
     const done = SECRET_KEYS.has(key.toLowerCase()) && field !== undefined ? CENSOR : redactSecretFields(field, depth + 1);
-    if (done !== field) (copy ??= { ...record })[key] = done;
+    if (done !== field) (copy ??= Object.assign(Array.isArray(value) ? [] : {}, record))[key] = done;
   }
   return (copy ?? value) as T;
 }

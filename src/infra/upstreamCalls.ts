@@ -29,14 +29,9 @@ export class UpstreamCallCounter {
     return this.turns.run({ counts: {}, deadline: this.clock.now() + TURN_DEADLINE_MS }, fn);
   }
 
-  /** The turn running now, as the limiter counts into it. */
+  /** The turn running now: the limiter counts into it, the audit copies its counts. */
   scope(): TurnScope | undefined {
     return this.turns.getStore();
-  }
-
-  current(): UpstreamCounts | undefined {
-    const scope = this.turns.getStore();
-    return scope && { ...scope.counts };
   }
 }
 

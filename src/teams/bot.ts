@@ -104,7 +104,7 @@ export interface BotParts {
   clock: Clock;
   rate: UserCommandRate;
   audit: Pick<AuditTrail, 'command'>;
-  upstreamCalls: Pick<UpstreamCallCounter, 'current'>;
+  upstreamCalls: Pick<UpstreamCallCounter, 'scope'>;
   log: Logger;
   cardMessages: Pick<CardMessages, 'posted' | 'carries'>;
   /** Card button verbs other than "run" (refresh, approve, deny...) and their handlers. */
@@ -160,7 +160,7 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
     const result = await next();
     if (result)
       await parts.audit.command(
-        commandAudit(turn, result.ran ?? lineOf(turn), result, parts.upstreamCalls.current() ?? {}, performance.now() - started),
+        commandAudit(turn, result.ran ?? lineOf(turn), result, { ...parts.upstreamCalls.scope()?.counts }, performance.now() - started),
       );
     return result;
   };

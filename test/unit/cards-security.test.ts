@@ -77,7 +77,7 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
     clock: systemClock,
     rate,
     audit,
-    upstreamCalls: { current: () => ({ bill: 2 }) },
+    upstreamCalls: { scope: () => ({ counts: { bill: 2 }, deadline: Number.POSITIVE_INFINITY }) },
     log,
     cardMessages: new CardMessages(state),
     cardActions: {},
@@ -378,7 +378,7 @@ describe('admin actions', () => {
   });
 
   it('a record that cannot be written makes audit.admin throw', async () => {
-    const failing = { kind: 'file', location: '/nonexistent', append: () => Promise.reject(new Error('EROFS')) } as never;
+    const failing = { kind: 'file', location: '/nonexistent', appendAudit: () => Promise.reject(new Error('EROFS')) } as never;
     const audit = new AuditTrail({ store: failing, clock: systemClock, log: pino({ level: 'silent' }), scrub: (t) => t });
     await expect(audit.admin({ action: 'unlink', result: 'ok' })).rejects.toThrow('EROFS');
     await expect(

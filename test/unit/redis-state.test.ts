@@ -132,8 +132,8 @@ describe('namespaces with thousands of keys', () => {
 
 describe('the audit trail is a Redis stream', () => {
   it('appends records in order, readable by any instance', async () => {
-    await a.append('audit', { kind: 'command', command: 'bills due', result: 'ok' });
-    await b.append('audit', { kind: 'command', command: 'invoice 1042', result: 'ok' });
+    await a.appendAudit({ kind: 'command', command: 'bills due', result: 'ok' });
+    await b.appendAudit({ kind: 'command', command: 'invoice 1042', result: 'ok' });
     expect(await redis.client().xlen('billbridge:log:audit')).toBe(2);
     const records = await redis.client().xrange('billbridge:log:audit', '-', '+');
     expect(records.map(([, fields]) => (JSON.parse(fields[1] ?? '{}') as { command?: string }).command)).toEqual([
@@ -142,8 +142,7 @@ describe('the audit trail is a Redis stream', () => {
     ]);
   });
 
-  it('refuses log and namespace names that could reach other keys', async () => {
-    await expect(a.append('../audit', {})).rejects.toThrow(/Invalid state log name/);
+  it('refuses namespace names that could reach other keys', async () => {
     await expect(a.get('Bad NS', 'k')).rejects.toThrow(/Invalid state namespace name/);
   });
 });
@@ -164,7 +163,7 @@ describe('where the data lives, and what happens without Redis', () => {
     expect(err.dependency).toBe('redis');
     await expect(a.set(NS.bindings, 'team', { orgId: 'x' })).rejects.toBeInstanceOf(DependencyUnavailable);
     await expect(a.setIfAbsent(NS.seenActivities, 'x', 1, { ttlMs: 1000 })).rejects.toBeInstanceOf(DependencyUnavailable);
-    await expect(a.append('audit', { kind: 'command' })).rejects.toBeInstanceOf(DependencyUnavailable);
+    await expect(a.appendAudit({ kind: 'command' })).rejects.toBeInstanceOf(DependencyUnavailable);
     // Still "ready" for /readyz: it answered once since start; each call says it is unavailable instead.
     expect(a.isReady()).toBe(true);
 

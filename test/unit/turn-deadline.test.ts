@@ -46,7 +46,7 @@ describe('a command making two BILL calls while the organisation is busy', () =>
     expect(Date.now() - start).toBe(TURN_DEADLINE_MS);
     expect(turn.error).toBeInstanceOf(LimitExceeded);
     expect(turn.error).toMatchObject({ budget: 'bill.concurrency', reason: 'busy' });
-    expect(counter.current()).toBeUndefined();
+    expect(counter.scope()).toBeUndefined();
 
     then.forEach((h) => h.finish());
     await Promise.all([...firstRunning, ...thenRunning]);

@@ -4,19 +4,6 @@ import type { Config } from '../../config.js';
 import type { Upstream } from './types.js';
 import { HOUR_MS, type RateWindow } from './windows.js';
 
-export type BudgetName =
-  | 'bill.requests'
-  | 'bill.concurrency'
-  | 'bill.logins'
-  | 'bill.logins.people'
-  | 'bill.email'
-  | 'spend.requests'
-  | 'graph.app'
-  | 'graph.tenant'
-  | 'graph.team'
-  | 'identity'
-  | 'connector.thread';
-
 export type BudgetRule =
   /** A reservoir refilled at the top of every clock hour. */
   | { type: 'hourly'; limit: number }
@@ -28,7 +15,8 @@ export type BudgetRule =
   | { type: 'unlimited' };
 
 export interface BudgetRef {
-  budget: BudgetName;
+  /** e.g. "bill.concurrency", "connector.thread". */
+  budget: string;
   /** Hashed secret, org id, tenant id, team id, conversation id; "" for app-wide budgets. */
   key: string;
   /** budget + key: the name the store knows it by. */
@@ -56,11 +44,14 @@ export function threadKey(conversationId: string): string {
   return i >= 0 ? conversationId.slice(0, i) : conversationId;
 }
 
-function ref(budget: BudgetName, key: string, rule: BudgetRule, flags: Partial<BudgetRef> = {}): BudgetRef {
+function ref(budget: string, key: string, rule: BudgetRule, flags: Partial<BudgetRef> = {}): BudgetRef {
   // Keys are ids from Teams and BILL that end up in Redis keys and logs: no control characters, bounded length.
   const k = key.replace(/\p{Cc}/gu, '').slice(0, 120);
   return { budget, key: k, id: `${budget}|${k}`, rule, ...flags };
 }
+
+/** Microsoft Graph's Teams limits, calls per second: per app across tenants, per app in one tenant, against one team. */
+const GRAPH_PER_SECOND = { app: 1_500, tenant: 30, team: 4 };
 
 const perWindow = (limit: number, windowMs: number): BudgetRule => ({ type: 'windows', windows: [{ limit, windowMs }] });
 
@@ -92,10 +83,10 @@ export function budgetsFor(limits: Config['limits'], up: Upstream): BudgetRef[] 
       return [ref('spend.requests', hashed(up.token), perWindow(limits.spendPerMinute, 60_000), { pauseOnRetryAfter: true })];
     case 'graph': {
       const team = up.teamId
-        ? [ref('graph.team', up.teamId, perWindow(limits.graphTeamPerSecond, 1_000), { pauseOnRetryAfter: true, aggregate: true })]
+        ? [ref('graph.team', up.teamId, perWindow(GRAPH_PER_SECOND.team, 1_000), { pauseOnRetryAfter: true, aggregate: true })]
         : [];
-      const tenant = ref('graph.tenant', up.tenantId, perWindow(limits.graphTenantPerSecond, 1_000), { pauseOnRetryAfter: true });
-      return [...team, tenant, ref('graph.app', '', perWindow(limits.graphAppPerSecond, 1_000))];
+      const tenant = ref('graph.tenant', up.tenantId, perWindow(GRAPH_PER_SECOND.tenant, 1_000), { pauseOnRetryAfter: true });
+      return [...team, tenant, ref('graph.app', '', perWindow(GRAPH_PER_SECOND.app, 1_000))];
     }
     case 'identity':
       return [ref('identity', up.tenantId, { type: 'unlimited' }, { pauseOnRetryAfter: true })];

@@ -5,8 +5,8 @@ import type { Config } from '../../config.js';
 import { DependencyUnavailable, LimitExceeded, errorMessage } from '../../errors.js';
 import type { Logger } from '../log.js';
 import type { UpstreamCallCounter } from '../upstreamCalls.js';
-import { budgetsFor, type BudgetName, type BudgetRef, type BudgetRule } from './budgets.js';
-import { LocalBudgetStore, type RateRule } from './store.js';
+import { budgetsFor, type BudgetRef, type BudgetRule } from './budgets.js';
+import { LocalBudgetStore } from './store.js';
 import type { ActiveGrant, BudgetSnapshot, Limiter, Priority, RunOptions, Throttle, Upstream } from './types.js';
 import { HOUR_MS, nextHour } from './windows.js';
 
@@ -87,7 +87,7 @@ export class SharedLimiter implements Limiter {
   /** Budgets with calls waiting or running, and every app-wide one; an idle per-thread or per-team budget is only its counts in the store. */
   private readonly states = new Map<string, BudgetState>();
   /** The rule of each per-conversation or per-team budget (one per name), for the keys the store holds counts of. */
-  private readonly aggregateRules = new Map<BudgetName, BudgetRule>();
+  private readonly aggregateRules = new Map<string, BudgetRule>();
   private readonly counters = new Map<string, BudgetCounters>();
   /** Tickets still waiting: granted, refused, timed out or closed ones leave, and their turn stops at the next check. */
   private readonly tickets = new Set<Ticket>();
@@ -101,11 +101,8 @@ export class SharedLimiter implements Limiter {
     // Budgets known from configuration appear in status and metrics before the first call.
     const { credentials, spendApiToken } = deps.config.bill;
     const known: Upstream[] = [{ service: 'graph', tenantId: '' }];
-    if (credentials)
-      known.push(
-        { service: 'bill.login', devKey: credentials.devKey, orgId: credentials.orgId },
-        { service: 'bill.login', devKey: credentials.devKey, orgId: credentials.orgId, person: true },
-      );
+    // A person's sign-in passes every budget the bot's own does, and the people's share.
+    if (credentials) known.push({ service: 'bill.login', devKey: credentials.devKey, orgId: credentials.orgId, person: true });
     if (spendApiToken) known.push({ service: 'spend', token: spendApiToken });
     for (const up of known)
       for (const ref of budgetsFor(deps.config.limits, up)) if (ref.key !== '' || ref.budget === 'graph.app') this.state(ref);
@@ -132,13 +129,10 @@ export class SharedLimiter implements Limiter {
       for (const ref of refs) {
         const st = this.state(ref);
         used.push(st);
-        if (ref.rule.type === 'concurrency') {
-          if (outer?.slots.has(ref.id)) continue;
-          await this.admitSlot(st, opts.priority, deadline);
-          held.push(st);
-        } else {
-          await this.admitRate(st, ref.rule, opts.priority, deadline);
-        }
+        const slot = ref.rule.type === 'concurrency';
+        if (slot && outer?.slots.has(ref.id)) continue;
+        await this.admit(st, opts.priority, deadline);
+        if (slot) held.push(st);
         this.count(ref.budget).granted++;
       }
     } catch (err) {
@@ -164,6 +158,7 @@ export class SharedLimiter implements Limiter {
     }
   }
 
+  /** The grant the current async context runs under (tests prove every request runs inside one). */
   activeGrant(): ActiveGrant | undefined {
     return this.grants.getStore();
   }
@@ -181,98 +176,76 @@ export class SharedLimiter implements Limiter {
     }
   }
 
-  private async admitRate(st: BudgetState, rule: RateRule, priority: Priority, deadline: number): Promise<void> {
+  /** Admits a call at once when nobody waits and the budget allows it; else queues it, or refuses a wait that cannot end in time. */
+  private async admit(st: BudgetState, priority: Priority, deadline: number): Promise<void> {
     const { ref } = st;
     const now = this.deps.clock.now();
     const block = this.store.blocked(ref.id, now);
-    if (st.waiting.length === 0 && !block) {
-      const r = await this.store.take(ref.id, rule, now);
-      if (r.ok) return;
-      if (ref.failFast) throw this.reject(st, r.retryAt - now, ref.failFast);
+    const free = st.waiting.length === 0 && !block;
+    if (ref.rule.type === 'concurrency') {
+      if (free && (await this.store.acquire(ref.id, st.effective))) {
+        st.running++;
+        return;
+      }
+      if (deadline <= now) throw this.reject(st, this.estimate(st, 1), 'busy');
+      // Would it get a slot in time? Once calls have been timed, say "busy" now rather than after the whole wait: the
+      // person learns it at once, and a burst does not end in hundreds of refusals at the same instant, which would
+      // keep the process from handing the freed slots to the calls that did get in.
+      if (Number.isFinite(deadline) && st.samples >= MIN_SAMPLES_TO_REFUSE_EARLY) {
+        const eta = this.estimate(st, st.waiting.length + 1);
+        if (now + eta > deadline) throw this.reject(st, eta, 'busy');
+      }
+    } else {
+      if (free) {
+        const r = await this.store.take(ref.id, ref.rule, now);
+        if (r.ok) return;
+        if (ref.failFast) throw this.reject(st, r.retryAt - now, ref.failFast);
+      }
+      // Would this call get its turn in time? Windows are arithmetic, so say so now rather than after the wait.
+      const at = Math.max(block?.until ?? now, this.store.nthFit(ref.id, ref.rule, now, st.waiting.length + 1));
+      if (at > deadline) throw this.reject(st, at - now, block && block.until > deadline ? 'throttled' : 'busy');
     }
-    // Would this call get its turn in time? Windows are arithmetic, so say so now rather than after the wait.
-    const at = Math.max(block?.until ?? now, this.store.nthFit(ref.id, rule, now, st.waiting.length + 1));
-    if (at > deadline) throw this.reject(st, at - now, block && block.until > deadline ? 'throttled' : 'busy');
     await this.enqueue(st, priority, deadline);
   }
 
-  /** Head of a rate budget's waiting room: takes a unit as soon as the windows (and any pause) allow. */
-  private async rateTurn(st: BudgetState, rule: RateRule, ticket: Ticket): Promise<void> {
+  /**
+   * Head of a budget's waiting room: takes a unit (a rate budget's) or the next slot that is freed (a concurrency
+   * budget's) as soon as any pause allows; the refusal when its ticket cannot have one in time. Only bill.requests,
+   * a rate budget, is ever frozen hourly.
+   */
+  private async turn(st: BudgetState, ticket: Ticket): Promise<LimitExceeded | undefined> {
     const { ref } = st;
     while (this.tickets.has(ticket)) {
       const now = this.deps.clock.now();
       const block = this.store.blocked(ref.id, now);
-      if (block?.kind === 'hourly') {
-        ticket.fail(this.reject(st, block.until - now, 'hourly'));
-        return;
-      }
-      let at = block?.until;
-      if (at === undefined) {
-        const r = await this.store.take(ref.id, rule, now);
-        if (r.ok) {
-          ticket.grant();
-          return;
-        }
-        if (ref.failFast) {
-          ticket.fail(this.reject(st, r.retryAt - now, ref.failFast));
-          return;
-        }
-        at = r.retryAt;
-      }
-      if (at > ticket.deadline) {
-        ticket.fail(this.reject(st, at - now, block ? 'throttled' : 'busy'));
-        return;
-      }
-      await sleep(ticket, at - now);
-    }
-  }
-
-  private async admitSlot(st: BudgetState, priority: Priority, deadline: number): Promise<void> {
-    const now = this.deps.clock.now();
-    if (st.waiting.length === 0 && !this.store.blocked(st.ref.id, now) && (await this.store.acquire(st.ref.id, st.effective))) {
-      st.running++;
-      return;
-    }
-    if (deadline <= now) throw this.reject(st, this.estimate(st, 1), 'busy');
-    // Would it get a slot in time? Once calls have been timed, say "busy" now rather than after the whole wait: the
-    // person learns it at once, and a burst does not end in hundreds of refusals at the same instant, which would
-    // keep the process from handing the freed slots to the calls that did get in.
-    if (Number.isFinite(deadline) && st.samples >= MIN_SAMPLES_TO_REFUSE_EARLY) {
-      const eta = this.estimate(st, st.waiting.length + 1);
-      if (now + eta > deadline) throw this.reject(st, eta, 'busy');
-    }
-    await this.enqueue(st, priority, deadline);
-  }
-
-  /** Head of a concurrency budget's waiting room: takes the next slot that is freed. */
-  private async slotTurn(st: BudgetState, ticket: Ticket): Promise<void> {
-    const id = st.ref.id;
-    while (this.tickets.has(ticket)) {
-      const now = this.deps.clock.now();
-      const block = this.store.blocked(id, now);
+      if (block?.kind === 'hourly') return this.reject(st, block.until - now, 'hourly');
       if (block) {
-        if (block.until > ticket.deadline) {
-          ticket.fail(this.reject(st, block.until - now, 'throttled'));
-          return;
-        }
+        if (block.until > ticket.deadline) return this.reject(st, block.until - now, 'throttled');
         await sleep(ticket, block.until - now);
-        continue;
-      }
-      const freed = st.freed;
-      if (await this.store.acquire(id, st.effective)) {
-        if (!this.tickets.has(ticket)) {
-          this.store.release(id);
+      } else if (ref.rule.type !== 'concurrency') {
+        const r = await this.store.take(ref.id, ref.rule, now);
+        if (r.ok) break;
+        if (ref.failFast) return this.reject(st, r.retryAt - now, ref.failFast);
+        if (r.retryAt > ticket.deadline) return this.reject(st, r.retryAt - now, 'busy');
+        await sleep(ticket, r.retryAt - now);
+      } else {
+        const freed = st.freed;
+        if (await this.store.acquire(ref.id, st.effective)) {
+          if (this.tickets.has(ticket)) {
+            st.running++;
+            break;
+          }
+          this.store.release(ref.id);
           this.slotFreed(st);
-          return;
+        } else if (st.freed === freed) {
+          // Woken when a slot is freed here; a shared store's slots are freed by other instances too, so it polls.
+          await sleep(ticket, this.store.pollMs, st.slotWaiters);
         }
-        st.running++;
-        ticket.grant();
-        return;
       }
-      if (st.freed !== freed) continue;
-      // Woken when a slot is freed here; a shared store's slots are freed by other instances too, so it polls.
-      await sleep(ticket, this.store.pollMs, st.slotWaiters);
     }
+    // Granted, or abandoned (timed out, closed), when granting does nothing.
+    ticket.grant();
+    return undefined;
   }
 
   /** A slot came free here (released, or a BDC_1322 reduction undone): the head asks for it at once. */
@@ -333,7 +306,8 @@ export class SharedLimiter implements Limiter {
   private async takeTurns(st: BudgetState): Promise<void> {
     for (let ticket = st.waiting[0]; ticket; ticket = st.waiting[0]) {
       try {
-        await (st.ref.rule.type === 'concurrency' ? this.slotTurn(st, ticket) : this.rateTurn(st, st.ref.rule, ticket));
+        const refusal = await this.turn(st, ticket);
+        if (refusal) ticket.fail(refusal);
       } catch (err) {
         // A shared store that cannot answer (Redis down) is said as such: the call was not admitted.
         if (err instanceof DependencyUnavailable) {
@@ -483,7 +457,7 @@ export class SharedLimiter implements Limiter {
     return [...this.counters.values()];
   }
 
-  private count(budget: BudgetName): BudgetCounters {
+  private count(budget: string): BudgetCounters {
     const c = this.counters.get(budget) ?? { budget, granted: 0, rejected: {}, throttles: {} };
     this.counters.set(budget, c);
     return c;
@@ -511,7 +485,7 @@ export class SharedLimiter implements Limiter {
   /** The per-thread and per-team budgets the store holds counts of, as their refs (their state, if any, aside). */
   private *aggregateRefs(): Generator<BudgetRef> {
     for (const id of this.store.ids()) {
-      const budget = id.slice(0, id.indexOf('|')) as BudgetName;
+      const budget = id.slice(0, id.indexOf('|'));
       const rule = this.aggregateRules.get(budget);
       if (rule) yield { budget, key: id.slice(budget.length + 1), id, rule, aggregate: true };
     }

@@ -72,7 +72,5 @@ export interface Limiter {
   snapshot(): BudgetSnapshot[];
   /** When a call to this upstream would be refused right now: until when (status cards say so without calling). */
   blockedUntil(upstream: Upstream): number | undefined;
-  /** The grant the current async context runs under (tests prove every request runs inside one). */
-  activeGrant?(): ActiveGrant | undefined;
   close(): Promise<void>;
 }

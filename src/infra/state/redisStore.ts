@@ -1,14 +1,14 @@
 // Fleet-wide state in Redis: one key per entry with native TTLs, a sorted-set index per namespace, logs as streams.
 //   billbridge:state:{<ns>}:k:<key>  the JSON value, PX when it has a TTL (the hash tag keeps a namespace in one slot)
 //   billbridge:state:{<ns>}:idx      keys by expiry in ms (+inf without TTL), for entries(); not for UNLISTED namespaces
-//   billbridge:log:<log>             a stream; each record is one entry with a single field "r" (JSON)
+//   billbridge:log:audit             the audit trail, a stream; each record is one entry with a single field "r" (JSON)
 // Bounded under `noeviction`: a write with a TTL drops the index members that expired; UNLISTED namespaces (written per
 // delivery, read by key) have no index; entries without a TTL grow with customers, not deliveries; a log keeps about
 // its newest `logMaxEntries` records (XADD MAXLEN ~).
 import type { Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
 import type { RedisConnection } from './redisClient.js';
-import { NS, checkName, encode, type SetOptions, type StateStore } from './types.js';
+import { NS, checkNamespace, encode, type SetOptions, type StateStore } from './types.js';
 
 /** Keys read per MGET in entries(): namespaces may hold thousands of keys, replies stay small. */
 const MGET_CHUNK = 500;
@@ -155,10 +155,9 @@ export class RedisStateStore implements StateStore {
     return out;
   }
 
-  async append(log: string, record: object): Promise<void> {
-    checkName('log', log);
+  async appendAudit(record: object): Promise<void> {
     await this.conn.run((r) =>
-      r.xadd(`${this.conn.keyPrefix}log:${log}`, 'MAXLEN', '~', this.logMaxEntries, '*', 'r', JSON.stringify(record)),
+      r.xadd(`${this.conn.keyPrefix}log:audit`, 'MAXLEN', '~', this.logMaxEntries, '*', 'r', JSON.stringify(record)),
     );
   }
 
@@ -169,12 +168,12 @@ export class RedisStateStore implements StateStore {
   }
 
   private key(ns: string, key: string): string {
-    checkName('namespace', ns);
+    checkNamespace(ns);
     return `${this.conn.keyPrefix}state:{${ns}}:k:${key}`;
   }
 
   private index(ns: string): string {
-    checkName('namespace', ns);
+    checkNamespace(ns);
     return `${this.conn.keyPrefix}state:{${ns}}:idx`;
   }
 }

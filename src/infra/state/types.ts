@@ -22,14 +22,15 @@ export interface StateStore {
    * the TTL again: a bounded "last N" several instances may add to. Only for namespaces read by key (not entries()).
    */
   prepend(ns: string, key: string, value: unknown, keep: number, opts?: SetOptions): Promise<void>;
-  append(log: string, record: object): Promise<void>;
+  /** Adds a record to the audit trail (STATE_DIR/audit.log, or the Redis stream "audit"). */
+  appendAudit(record: object): Promise<void>;
   isReady(): boolean;
   close(): Promise<void>;
 }
 
-/** Namespace and log names become key prefixes and file names: lower-case letters, digits and dashes only. */
-export function checkName(kind: 'namespace' | 'log', name: string): void {
-  if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(name)) throw new Error(`Invalid state ${kind} name "${name}"`);
+/** Namespaces become key prefixes: lower-case letters, digits and dashes only. */
+export function checkNamespace(ns: string): void {
+  if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(ns)) throw new Error(`Invalid state namespace name "${ns}"`);
 }
 
 /** A value as both stores keep it: JSON text (undefined is kept as null). */
