@@ -43,7 +43,7 @@ import { refreshNotification } from './features/notifications/refresh.js';
 import { SANDBOX_NOTE } from './cards/words.js';
 import { webhookRoute } from './http/webhooks.js';
 import { memoryLinkAttempts, redisLinkAttempts } from './features/approvals/linkAttempts.js';
-import { teamRoster } from './teams/roster.js';
+import { teamRoster } from './teams/proactive.js';
 import { tabSso } from './tab/sso.js';
 import { notingEvents } from './tab/events.js';
 import { tabApiRoute } from './http/tabApi.js';

@@ -6,6 +6,7 @@ import { errorMessage } from '../errors.js';
 import { serveMetrics, type MetricsHandler } from './metrics.js';
 import { SenderBudget } from './senderBudget.js';
 import { tabPageRoutes } from './tabPage.js';
+import { bearerJwt } from '../tab/sso.js';
 
 export const MESSAGE_BODY_LIMIT = 256 * 1024;
 
@@ -45,21 +46,6 @@ export function isJsonContentType(req: Request): boolean {
   return type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type);
 }
 
-/** Bot Framework tokens are a few KB; a header far beyond that is not one. */
-const MAX_AUTHORIZATION_LENGTH = 16 * 1024;
-
-/**
- * True when the Authorization header could be a Bot Framework token: "Bearer" and three base64url parts (the
- * signature may be empty: botbuilder refuses alg none itself). Only the shape: botbuilder checks the token.
- */
-function looksLikeBearerJwt(header: unknown): boolean {
-  return (
-    typeof header === 'string' &&
-    header.length <= MAX_AUTHORIZATION_LENGTH &&
-    /^Bearer [A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/i.test(header.trim())
-  );
-}
-
 export function createHttpServer(deps: HttpServerDeps): Server {
   const { log, messages } = deps;
   const server = restify.createServer({ name: 'billbridge', handleUncaughtExceptions: false, ignoreTrailingSlash: true });
@@ -88,7 +74,7 @@ export function createHttpServer(deps: HttpServerDeps): Server {
       sendJson(res, status, body, true);
       next(false);
     };
-    if (!looksLikeBearerJwt(req.headers.authorization)) {
+    if (!bearerJwt(req.headers.authorization)) {
       log.info(
         { reason: 'no bearer token', hasAuthorization: req.headers.authorization !== undefined },
         'request refused: Bot Framework authentication failed',

@@ -15,7 +15,7 @@ import { readAudit } from '../features/audit.js';
 import type { AuditTrail } from '../infra/audit.js';
 import type { UpstreamCallCounter } from '../infra/upstreamCalls.js';
 import { userRateKey, type UserCommandRate } from '../teams/userRate.js';
-import type { teamRoster } from '../teams/roster.js';
+import type { teamRoster } from '../teams/proactive.js';
 import { TabRefused, type TabPerson, type tabSso } from '../tab/sso.js';
 import { dashboard, type DashboardDeps } from '../tab/dashboard.js';
 

@@ -39,11 +39,10 @@ const CONTENT_SECURITY_POLICY = [
 ].join('; ');
 
 /** The page's own files are revalidated (they change with a deploy); TeamsJS only with a dependency upgrade. */
-const REVALIDATE = 'no-cache';
-const FILES: Array<{ path: string; file: string; type: string; cache: string }> = [
-  { path: '/tab', file: pageFile('index.html'), type: 'text/html; charset=utf-8', cache: REVALIDATE },
-  { path: '/tab/app.js', file: pageFile('app.js'), type: 'text/javascript; charset=utf-8', cache: REVALIDATE },
-  { path: '/tab/tab.css', file: pageFile('tab.css'), type: 'text/css; charset=utf-8', cache: REVALIDATE },
+const FILES = [
+  { path: '/tab', file: pageFile('index.html'), type: 'text/html; charset=utf-8', cache: 'no-cache' },
+  { path: '/tab/app.js', file: pageFile('app.js'), type: 'text/javascript; charset=utf-8', cache: 'no-cache' },
+  { path: '/tab/tab.css', file: pageFile('tab.css'), type: 'text/css; charset=utf-8', cache: 'no-cache' },
   {
     path: '/tab/teams.js',
     file: require.resolve('@microsoft/teams-js/dist/umd/MicrosoftTeams.min.js'),

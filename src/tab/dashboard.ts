@@ -9,8 +9,8 @@ import { amountDue, AGING_BUCKETS, cashOutPeriods } from '../features/payables/c
 import { overdueInvoices, type ReceivablesDeps } from '../features/receivables/commands.js';
 import { agedOverdue } from '../features/receivables/cards.js';
 import type { Approvals } from '../features/approvals/service.js';
-import { recentEvents } from './events.js';
-import type { StateStore } from '../infra/state/types.js';
+import type { TabEvent } from './events.js';
+import { NS, type StateStore } from '../infra/state/types.js';
 import { TabRefused } from './sso.js';
 
 export interface DashboardDeps {
@@ -29,7 +29,7 @@ export async function dashboard(ctx: CommandContext, deps: DashboardDeps) {
     billsDueFigures(ctx, deps.payables, DEFAULT_DUE_DAYS),
     overdueInvoices(ctx, deps.receivables),
     waitingForMe(ctx, deps.approvals, locale),
-    recentEvents(deps.state, orgId),
+    deps.state.get<TabEvent[]>(NS.tabEvents, orgId),
   ]);
   if ('building' in invoices)
     throw new TabRefused(
@@ -73,7 +73,7 @@ export async function dashboard(ctx: CommandContext, deps: DashboardDeps) {
       })),
     },
     approvals,
-    events,
+    events: events ?? [],
   };
 }
 

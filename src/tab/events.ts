@@ -11,7 +11,8 @@ const PER_ORG = 10;
 /** An organisation with no event for this long shows none (its list is dropped). */
 const KEEP_MS = 30 * 24 * 60 * 60 * 1000;
 
-interface TabEvent {
+/** One line of the tab's recent events; an organisation's list is kept most recent first. */
+export interface TabEvent {
   at: string;
   text: string;
 }
@@ -33,11 +34,6 @@ function eventText(type: string, entity: Record<string, unknown>): string {
   };
   const [noun, label] = name[kind] ?? ['BILL record', undefined];
   return `${noun}${label ? ` ${label}` : ''} ${verb}`;
-}
-
-/** The organisation's last events, most recent first. */
-export async function recentEvents(state: Pick<StateStore, 'get'>, orgId: string): Promise<TabEvent[]> {
-  return (await state.get<TabEvent[]>(NS.tabEvents, orgId)) ?? [];
 }
 
 /** The receiver, noting each event it accepts (a duplicate or a refusal is not one). */

@@ -8,7 +8,7 @@ import type { JWTPayload } from 'jose';
 const MICROSOFT_KEYS_URL = 'https://login.microsoftonline.com/common/discovery/v2.0/keys';
 /** The scope the app registration exposes for Teams (see README, "Dashboard tab"). */
 const SSO_SCOPE = 'access_as_user';
-/** Entra access tokens are a few KB; anything far beyond that is not one. */
+/** Entra and Bot Framework tokens are a few KB; anything far beyond that is not one. */
 const MAX_TOKEN_LENGTH = 16 * 1024;
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -52,7 +52,10 @@ export function tabSso(opts: { appId: string; publicHostname: string; keysUrl: s
   return async (authorization: unknown): Promise<TabPerson> => {
     if (opts.appId === '')
       throw new TabRefused(401, 'This billbridge runs without a Microsoft app id, so it cannot check who you are.', 'local mode');
-    const token = bearer(authorization);
+    const token = bearerJwt(authorization);
+    if (!token && typeof authorization !== 'string')
+      throw new TabRefused(401, 'Open this tab inside Teams: it needs your Teams sign-in.', 'no bearer token');
+    if (!token) throw new TabRefused(401, SIGN_IN_AGAIN, 'malformed token');
     const { keys, errors, jwtVerify } = await (jose ??= load());
     let payload: JWTPayload;
     try {
@@ -85,10 +88,11 @@ export function tabSso(opts: { appId: string; publicHostname: string; keysUrl: s
   };
 }
 
-function bearer(header: unknown): string {
-  if (typeof header !== 'string' || header.length > MAX_TOKEN_LENGTH + 7)
-    throw new TabRefused(401, 'Open this tab inside Teams: it needs your Teams sign-in.', 'no bearer token');
-  const m = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/i.exec(header.trim());
-  if (!m?.[1]) throw new TabRefused(401, SIGN_IN_AGAIN, 'malformed token');
-  return m[1];
+/**
+ * The token of an Authorization header "Bearer <a JWT's three base64url parts>", or undefined. Only the shape: the
+ * signature may be empty (alg none), which whoever checks the token refuses.
+ */
+export function bearerJwt(header: unknown): string | undefined {
+  if (typeof header !== 'string' || header.length > MAX_TOKEN_LENGTH + 7) return undefined;
+  return /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/i.exec(header.trim())?.[1];
 }

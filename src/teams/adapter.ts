@@ -193,7 +193,6 @@ export class BillbridgeAdapter extends CloudAdapter {
 
   /** One POST to /api/messages: its envelope, its token, then its turn; the HTTP answer it gets. */
   private async receive(req: BotRequest, bot: TurnLogic): Promise<{ status: number; body?: unknown }> {
-    if (req.method !== 'POST') return { status: 405 };
     const body = req.body as unknown;
     if (!isObject(body)) return { status: 400, body: { error: 'Body must be a Bot Framework activity' } };
     const problem = activityEnvelopeProblem(body);

@@ -23,10 +23,8 @@ import {
 import type { AccessPolicy } from '../features/access.js';
 import type { Clock } from '../infra/clock.js';
 import { botArrived, botLeft, teamRenamed, type InstallParts } from './install.js';
-import { composeSearchRoute } from './composeSearch.js';
 import { normalizeCommandText } from '../features/parse.js';
-import type { ComposeSearch } from '../features/search/search.js';
-import { messageActionRoutes, type MessageActionParts } from './messageAction.js';
+import { messageExtensionRoutes, type MessageExtensionParts } from './messageExtensions.js';
 import { cardActivity, isObject, routeTable, type Route, type Step, type Turn, type TurnLogic } from './routes.js';
 
 /** Teams re-sends an activity it thinks went unanswered; one answer per id within this window. */
@@ -95,7 +93,7 @@ const teamEvent = (a: Activity, ...names: string[]) =>
   !nonEmpty(a.membersRemoved) &&
   names.includes((a.channelData as { eventType?: string } | undefined)?.eventType ?? '');
 
-export interface BotParts {
+export interface BotParts extends MessageExtensionParts {
   dispatcher: Dispatcher;
   install: InstallParts;
   access: Pick<AccessPolicy, 'tenantAllowed'>;
@@ -109,9 +107,6 @@ export interface BotParts {
   cardMessages: Pick<CardMessages, 'posted' | 'carries'>;
   /** Card button verbs other than "run" (refresh, approve, deny...) and their handlers. */
   cardActions: Record<string, CardActionHandler>;
-  search: Pick<ComposeSearch, 'query'>;
-  orgBindings: MessageActionParts['orgBindings'];
-  lookup: MessageActionParts['lookup'];
 }
 
 /** The route table with the bot's steps and handlers: what the adapter runs for each authenticated activity. */
@@ -318,8 +313,9 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
         return undefined;
       },
     })),
-    // The "Look up in BILL" message action (messageAction.ts): its dialog and its Insert, steps as for commands.
-    ...messageActionRoutes(parts, [tenant, audit, rate]),
+    // Search from the compose box and the "Look up in BILL" message action (messageExtensions.ts): tenant, audit and
+    // the person's rate as for a typed command.
+    ...messageExtensionRoutes(parts, [tenant, audit, rate]),
     // Typed commands and card clicks, one order of steps: the answer (post, or show for a click) comes first as it
     // sends what the rest came to; then tenant, duplicates, the audit record of a command line (typed, or a run
     // button), the person's rate for anything that can reach BILL, and the typing indicator of a typed command.
@@ -366,7 +362,5 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
       steps: [reply, tenant, dedupe],
       run: invokeError('BadRequest', 'Missing verb'),
     },
-    // Search from the compose box (composeSearch.ts): tenant, audit and the person's rate as for a typed command.
-    composeSearchRoute(parts.search, [tenant, audit, rate]),
   ]);
 }

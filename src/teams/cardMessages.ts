@@ -4,6 +4,7 @@ import { NS, type StateStore } from '../infra/state/types.js';
 import type { AdaptiveCard, Json } from '../cards/card.js';
 import type { ConversationScope } from '../features/types.js';
 import { conversationOf } from '../features/types.js';
+import { isObject } from './routes.js';
 
 type Where = Pick<ConversationScope, 'tenantId' | 'conversationId'>;
 
@@ -16,18 +17,11 @@ const CARD_MESSAGE_TTL_MS = 7 * 24 * 3_600_000;
 /** The most button records kept per message (its own buttons plus those of each view its clickers were shown). */
 const MAX_BUTTONS = 60;
 
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const o = value as Record<string, unknown>;
-    return `{${Object.keys(o)
-      .filter((k) => o[k] !== undefined)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
-      .join(',')}}`;
-  }
-  // Click and card data are JSON; undefined (an array's hole) prints as JSON.stringify prints it inside an array.
-  return value === undefined ? 'null' : JSON.stringify(value);
+/** A JSON.stringify replacer that sorts every object's keys: the same data prints the same whatever order its keys came in. */
+function sortedKeys(_key: string, value: unknown): unknown {
+  if (!isObject(value)) return value;
+  const keys = Object.keys(value).sort();
+  return Object.fromEntries(keys.map((k) => [k, value[k]]));
 }
 
 /**
@@ -37,13 +31,13 @@ function canonical(value: unknown): string {
 function print(data: Record<string, unknown>, keys: string[]): string {
   const picked: Record<string, unknown> = {};
   for (const k of keys) picked[k] = data[k];
-  return `${keys.join(',')}|${createHash('sha256').update(canonical(picked)).digest('base64url').slice(0, 22)}`;
+  return `${keys.join(',')}|${createHash('sha256').update(JSON.stringify(picked, sortedKeys)).digest('base64url').slice(0, 22)}`;
 }
 
 /**
  * The properties of Adaptive Card elements under which an action can sit (a card's body, containers, columns, tables,
- * action sets, selectActions, ShowCard's card, fallbacks, the card's refresh action). Walking only these, not every text, keeps a large reply
- * with no buttons (help) cheap: it was ~2% of the bot's CPU per help command in the bench.
+ * action sets, selectActions, ShowCard's card, fallbacks, the card's refresh action). Walking only these, not every
+ * text, keeps a large reply with no buttons (help) cheap: it was ~2% of the bot's CPU per help command in the bench.
  */
 const CAN_HOLD_ACTIONS = [
   'body',
@@ -70,8 +64,7 @@ export function buttonsOf(card: AdaptiveCard | Json | undefined): Array<Record<s
       return;
     }
     const o = node as Record<string, unknown>;
-    if ((o.type === 'Action.Execute' || o.type === 'Action.Submit') && o.data && typeof o.data === 'object' && !Array.isArray(o.data))
-      out.push(o.data as Record<string, unknown>);
+    if ((o.type === 'Action.Execute' || o.type === 'Action.Submit') && isObject(o.data)) out.push(o.data);
     for (const k of CAN_HOLD_ACTIONS) if (k in o) walk(o[k], depth + 1);
   };
   walk(card, 0);

@@ -20,13 +20,10 @@ export const connectorPriority = new ContextSlot<Priority>('connector priority')
 type HttpClient = NonNullable<ConnectorClientOptions['httpClient']>;
 type CompatRequest = Parameters<HttpClient['sendRequest']>[0];
 type CompatResponse = Awaited<ReturnType<HttpClient['sendRequest']>>;
-type HeadersLike = CompatResponse['headers'];
 
 export interface ConnectorLimitsDeps {
   limiter: Limiter;
   log: Logger;
-  /** Waits between retries of a 429 without Retry-After (tests shorten them). */
-  backoffMs?: number[];
   /** The HTTP call itself (tests answer without a network). */
   send?: (request: CompatRequest) => Promise<CompatResponse>;
 }
@@ -54,7 +51,7 @@ export function threadOfUrl(url: string): string {
  * Response headers in the pipeline's own HttpHeadersLike class (its package is botbuilder's, not ours to import): the
  * request's headers, cloned and emptied.
  */
-function responseHeaders(request: CompatRequest, headers: Record<string, string | string[] | undefined>): HeadersLike {
+function responseHeaders(request: CompatRequest, headers: Record<string, string | string[] | undefined>): CompatResponse['headers'] {
   const out = request.headers.clone();
   for (const name of out.headerNames()) out.remove(name);
   for (const [name, value] of Object.entries(headers))
@@ -92,7 +89,6 @@ async function sendAttempt(request: CompatRequest): Promise<CompatResponse> {
  */
 export function connectorHttpClient(deps: ConnectorLimitsDeps): HttpClient {
   const { limiter, log } = deps;
-  const backoff = deps.backoffMs ?? BACKOFF_MS;
   const send = deps.send ?? sendAttempt;
   return {
     async sendRequest(request) {
@@ -109,7 +105,7 @@ export function connectorHttpClient(deps: ConnectorLimitsDeps): HttpClient {
         if (res.status === 503 && after === undefined) return res;
         // With Retry-After botbuilder's retry policy waits and retries; our pause makes every other send to
         // this thread wait too. Without it, nobody would retry a 429: back off here.
-        const pauseMs = after ?? backoff[attempt];
+        const pauseMs = after ?? BACKOFF_MS[attempt];
         if (pauseMs === undefined) return res;
         limiter.throttled(upstream, { kind: 'retryAfter', ms: pauseMs });
         log.info({ status: res.status, retryAfterMs: after, attempt }, 'Bot Connector throttled a send');

@@ -1,11 +1,11 @@
-// Proactive sends: a card into a channel through the Bot Framework with a stored conversation reference
-// (continueConversationAsync), never Graph. The connector's HTTP client (connectorLimits.ts) puts each attempt under the
-// connector.thread budget, at background priority for these sends, and honours Retry-After; this file turns what the
-// connector answered into a SendOutcome the notification worker can decide on.
-import type { CloudAdapter, ConversationReference } from 'botbuilder';
+// Turns the bot starts itself in a stored conversation (continueConversationAsync, never Graph): channel notifications
+// and the team roster check of the dashboard tab. The connector's HTTP client (connectorLimits.ts) puts each attempt
+// under the connector.thread budget, at background priority for notifications, and honours Retry-After.
+import { TeamsInfo, type CloudAdapter, type ConversationReference, type TurnContext } from 'botbuilder';
+import type { Clock } from '../infra/clock.js';
 import type { Logger } from '../infra/log.js';
-import { errorMessage } from '../errors.js';
-import type { ChannelSender, ConversationRef, OutgoingMessage, SendOutcome } from '../notify/types.js';
+import { DependencyUnavailable, errorMessage } from '../errors.js';
+import type { ChannelSender, SendOutcome } from '../notify/types.js';
 import { connectorPriority, retryAfterMs } from './connectorLimits.js';
 import { cardActivity } from './routes.js';
 import type { CardReply } from '../cards/card.js';
@@ -13,11 +13,15 @@ import type { CardMessages } from './cardMessages.js';
 
 /** What @azure/core-rest-pipeline's RestError (thrown by the connector client) carries that we read. */
 interface ConnectorError {
-  statusCode?: number;
-  code?: string;
-  message?: string;
-  response?: { status?: number; bodyAsText?: string | null; headers?: { get(name: string): string | undefined } };
+  statusCode?: unknown;
+  response?: { status?: unknown; bodyAsText?: unknown; headers?: { get(name: string): string | undefined } };
   body?: unknown;
+}
+
+/** The HTTP status a connector call failed with; 0 when there was no answer. */
+function statusOf(err: ConnectorError | undefined): number {
+  const status = err?.statusCode ?? err?.response?.status;
+  return typeof status === 'number' ? status : 0;
 }
 
 /** The Bot Framework ErrorResponse code, e.g. BotNotInConversationRoster, from whatever shape the error has. */
@@ -33,44 +37,85 @@ function errorCode(err: ConnectorError): string | undefined {
   return typeof code === 'string' ? code.slice(0, 80) : undefined;
 }
 
-/** A send failure as the worker sees it: HTTP status (0 = no answer), Bot Framework code, Retry-After. */
-function sendFailure(err: unknown): Extract<SendOutcome, { ok: false }> {
-  const e = (err ?? {}) as ConnectorError;
-  const status = typeof e.statusCode === 'number' ? e.statusCode : typeof e.response?.status === 'number' ? e.response.status : 0;
-  const headers = e.response?.headers;
-  const after = headers && typeof headers.get === 'function' ? retryAfterMs(headers) : undefined;
-  return { ok: false, status, code: errorCode(e), retryAfterMs: after, message: errorMessage(err).slice(0, 300) };
+/**
+ * Runs `fn` in a turn of the stored conversation, as the bot (`appId`), and gives what it came to. What it throws comes
+ * back here: the adapter's onTurnError would otherwise swallow it.
+ */
+async function inConversation<T>(
+  adapter: CloudAdapter,
+  appId: string,
+  reference: Partial<ConversationReference>,
+  fn: (context: TurnContext) => Promise<T>,
+): Promise<T> {
+  let turn: Promise<T> | undefined;
+  await adapter.continueConversationAsync(appId, reference, async (context) => {
+    turn = fn(context);
+    await turn.catch(() => undefined);
+  });
+  if (!turn) throw new Error('the proactive turn ended without sending');
+  return turn;
 }
 
-/** Sends each card as the bot (`appId`) and records the buttons it carries, so a click on one may edit that message. */
+/** Sends each card as the bot and records the buttons it carries, so a click on one may edit that message. */
 export function botFrameworkSender(adapter: CloudAdapter, appId: string, log: Logger, cardMessages: CardMessages): ChannelSender {
   return {
-    async send(reference: ConversationRef, message: OutgoingMessage): Promise<SendOutcome> {
-      let outcome: SendOutcome | undefined;
-      const conversation = (reference as Partial<ConversationReference>).conversation;
+    async send(reference, message): Promise<SendOutcome> {
+      const reply = message as CardReply;
       try {
-        await connectorPriority.run('background', () =>
-          adapter.continueConversationAsync(appId, reference, async (context) => {
-            // Errors are caught here: the adapter's onTurnError would otherwise swallow them.
-            try {
-              const sent = await context.sendActivity(cardActivity(message as CardReply));
-              outcome = { ok: true };
-              const where = { tenantId: conversation?.tenantId, conversationId: conversation?.id ?? '' };
-              await cardMessages
-                .posted(where, sent?.id, (message as CardReply).card, 'new')
-                .catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'card message record failed'));
-            } catch (err) {
-              outcome = sendFailure(err);
-            }
-          }),
+        const sent = await connectorPriority.run('background', () =>
+          inConversation(adapter, appId, reference, (context) => context.sendActivity(cardActivity(reply))),
         );
+        const conversation = (reference as Partial<ConversationReference>).conversation;
+        const where = { tenantId: conversation?.tenantId, conversationId: conversation?.id ?? '' };
+        await cardMessages
+          .posted(where, sent?.id, reply.card, 'new')
+          .catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'card message record failed'));
+        return { ok: true };
       } catch (err) {
-        // Before the turn: the connector client or its token could not be made.
-        outcome = sendFailure(err);
+        // The HTTP status (0 = no answer), Bot Framework code and Retry-After the notification worker decides on.
+        const e = (err ?? {}) as ConnectorError;
+        const headers = e.response?.headers;
+        const after = headers && typeof headers.get === 'function' ? retryAfterMs(headers) : undefined;
+        log.debug({ status: statusOf(e), code: errorCode(e) }, 'proactive send failed');
+        return { ok: false, status: statusOf(e), code: errorCode(e), retryAfterMs: after, message: errorMessage(err).slice(0, 300) };
       }
-      outcome ??= { ok: false, status: 0, message: 'the proactive turn ended without sending' };
-      if (!outcome.ok) log.debug({ status: outcome.status, code: outcome.code }, 'proactive send failed');
-      return outcome;
     },
+  };
+}
+
+/** A person removed from the team still sees the tab this long at most. */
+const MEMBER_TTL_MS = 5 * 60_000;
+/** A person just added waits this long at most for the tab to open. */
+const NOT_MEMBER_TTL_MS = 60_000;
+const MAX_ROSTER_ENTRIES = 10_000;
+
+/**
+ * Is a person a member of a team? The bot's own roster call (TeamsInfo.getTeamMember, GET /v3/conversations/{team}/
+ * members/{aadObjectId}) in the team's stored conversation, answered from a short, bounded cache: the dashboard tab
+ * asks on every load, and a roster answer stays true for minutes.
+ */
+export function teamRoster(adapter: CloudAdapter, appId: string, clock: Clock) {
+  const cache = new Map<string, { member: boolean; until: number }>();
+  return async function isMember(reference: Record<string, unknown>, teamId: string, aadObjectId: string): Promise<boolean> {
+    const key = `${teamId}|${aadObjectId.toLowerCase()}`;
+    const now = clock.now();
+    const kept = cache.get(key);
+    if (kept && kept.until > now) return kept.member;
+    let member = true;
+    try {
+      await inConversation(adapter, appId, reference, (context) => TeamsInfo.getTeamMember(context, teamId, aadObjectId));
+    } catch (err) {
+      // The connector's answer for someone outside the team (404 MemberNotFoundInConversation) or a bot no longer in it (403).
+      const status = statusOf(err as ConnectorError | undefined);
+      if (status !== 404 && status !== 403) throw new DependencyUnavailable('Teams roster', err);
+      member = false;
+    }
+    cache.delete(key);
+    if (cache.size >= MAX_ROSTER_ENTRIES) {
+      const [oldest] = cache.keys();
+      if (oldest !== undefined) cache.delete(oldest);
+    }
+    cache.set(key, { member, until: now + (member ? MEMBER_TTL_MS : NOT_MEMBER_TTL_MS) });
+    return member;
   };
 }

@@ -1,0 +1,189 @@
+// Message extensions, each an invoke route with the steps a typed command has (tenant, audit, the person's rate):
+// - search BILL from the compose box (composeExtension/query), in front of the search feature (src/features/search);
+// - the "Look up in BILL" message action (command id lookUp): composeExtension/fetchTask answers a dialog listing what
+//   the message names in the org's mirror, each with Insert; composeExtension/submitAction (an Insert) answers that
+//   record's card, its command's, for the person's compose box.
+// The bot posts nothing: a card reaches the conversation only if the person sends it.
+import { CardFactory, type Activity, type InvokeResponse, type MessagingExtensionAttachment } from 'botbuilder';
+import { NotBound } from '../errors.js';
+import type { OrgBindings } from '../bindings/bindings.js';
+import { adaptiveCard, escapeMarkdown, text, title, type CardReply } from '../cards/card.js';
+import type { CommandLine, Dispatcher, TurnResult } from '../features/dispatch.js';
+import { lookUpDialogCard } from '../features/lookup/cards.js';
+import type { Picked, TextLookup } from '../features/lookup/lookup.js';
+import { searchCommand } from '../features/search/commands.js';
+import type { ComposeSearch, SearchResult } from '../features/search/search.js';
+import { isObject, type Route, type Step, type Turn } from './routes.js';
+
+/** The command id the manifest declares for the message action. */
+const LOOK_UP_COMMAND = 'lookUp';
+/** Teams' limit for a card a message extension inserts. */
+const MAX_INSERTED_CARD_BYTES = 28 * 1024;
+
+export interface MessageExtensionParts {
+  search: Pick<ComposeSearch, 'query'>;
+  dispatcher: Pick<Dispatcher, 'parse' | 'run' | 'errorCard'>;
+  orgBindings: Pick<OrgBindings, 'forExtension'>;
+  lookup: TextLookup;
+}
+
+/** The audit record names no command for the dialog (the message's text is not a command line, and is not recorded). */
+const LOOK_UP_LINE: CommandLine = {
+  parsed: { kind: 'unknown', text: 'Look up in BILL', suggestion: undefined, suggestionArgs: '' },
+  command: undefined,
+};
+
+const composeMessage = (line: string): InvokeResponse => ({ status: 200, body: { composeExtension: { type: 'message', text: line } } });
+const composeResults = (attachments: MessagingExtensionAttachment[]): InvokeResponse => ({
+  status: 200,
+  body: { composeExtension: { type: 'result', attachmentLayout: 'list', attachments } },
+});
+const dialog = (reply: CardReply): InvokeResponse => ({
+  status: 200,
+  body: { task: { type: 'continue', value: { title: 'Look up in BILL', width: 'medium', card: CardFactory.adaptiveCard(reply.card) } } },
+});
+
+/**
+ * Each route's first step: sets the command line the audit step records, and (last to finish) makes what the rest came
+ * to the invoke's answer when the handler gave none, so a refusal by a later step is shown in the invoke's own shape.
+ */
+const answering =
+  (lineOf: (turn: Turn) => CommandLine, shape: (reply: CardReply) => InvokeResponse): Step =>
+  async (turn, next) => {
+    turn.line = lineOf(turn);
+    const result = await next();
+    if (result) turn.answer ??= shape(result.reply);
+    return result;
+  };
+
+export function messageExtensionRoutes(parts: MessageExtensionParts, asCommand: readonly Step[]): Route[] {
+  const lookUpInvoke = (name: string) => (a: Activity) =>
+    a.type === 'invoke' && a.name === name && isObject(a.value) && a.value.commandId === LOOK_UP_COMMAND;
+  return [
+    {
+      name: 'compose: search',
+      select: (a) => a.type === 'invoke' && a.name === 'composeExtension/query',
+      steps: [answering(searchLine, (reply) => composeMessage(reply.summary)), ...asCommand],
+      run: (t) => search(parts, t),
+    },
+    {
+      name: 'message action: look up',
+      select: lookUpInvoke('composeExtension/fetchTask'),
+      steps: [answering(() => LOOK_UP_LINE, dialog), ...asCommand],
+      run: (t) => lookUp(parts, t),
+    },
+    {
+      name: 'message action: insert',
+      select: lookUpInvoke('composeExtension/submitAction'),
+      steps: [
+        answering(
+          () => LOOK_UP_LINE,
+          (reply) => composeMessage(reply.summary),
+        ),
+        ...asCommand,
+      ],
+      run: (t) => insert(parts, t),
+    },
+  ];
+}
+
+/** The query of a composeExtension/query: its command, the typed text (none on Teams' initial run) and the page asked for. */
+function queryOf(activity: Activity): { commandId: unknown; text: string | undefined; skip: number; count: number } {
+  const value = isObject(activity.value) ? activity.value : {};
+  const parameters = Array.isArray(value.parameters) ? value.parameters.filter(isObject) : [];
+  const typed = parameters.find((p) => p.name !== 'initialRun');
+  const initialRun = parameters.some((p) => p.name === 'initialRun') && typed === undefined;
+  const options = isObject(value.queryOptions) ? value.queryOptions : {};
+  const num = (v: unknown, fallback: number) => (typeof v === 'number' && Number.isFinite(v) ? v : fallback);
+  return {
+    commandId: value.commandId,
+    text: initialRun ? undefined : typeof typed?.value === 'string' ? typed.value : '',
+    skip: num(options.skip, 0),
+    count: num(options.count, 25),
+  };
+}
+
+/** What the audit step records of a search: "search <kind>" and the typed text. */
+function searchLine(turn: Turn): CommandLine {
+  const { commandId, text: typed } = queryOf(turn.activity);
+  const name = `search ${searchCommand(commandId)?.id ?? 'unknown'}`;
+  const args = typed ? [typed] : [];
+  return { parsed: { kind: 'command', name, args, argText: args.join(' ') }, command: undefined };
+}
+
+/**
+ * A result row: the card Teams inserts when it is picked, and its compact preview. The preview has no tap (which would
+ * make Teams ask again with composeExtension/selectItem): the card is already here, and Microsoft's Teams emulator for
+ * bots (Agents Playground) lists no result whose preview has a tap.
+ */
+function attachment(result: SearchResult): MessagingExtensionAttachment {
+  const { title, subtitle, text: line } = result.preview;
+  return { ...CardFactory.adaptiveCard(result.card.card), preview: CardFactory.thumbnailCard(title, line, [], [], { subtitle }) };
+}
+
+async function search(parts: MessageExtensionParts, turn: Turn): Promise<TurnResult> {
+  const { scope, caller, correlationId, log } = turn;
+  const got = await parts.search.query({ scope, caller, locale: turn.activity.locale, correlationId, log, ...queryOf(turn.activity) });
+  turn.answer = got.message !== undefined ? composeMessage(got.message) : composeResults(got.results.map(attachment));
+  // What the audit step records of the search's outcome.
+  const summary = got.message ?? `${got.results.length} results`;
+  const reply = got.results[0]?.card ?? adaptiveCard([text(escapeMarkdown(summary))], { summary });
+  return { reply, outcome: got.outcome, orgId: got.orgId, error: got.error };
+}
+
+/** The organisation to look in, or the refusal to show. */
+async function orgOf(parts: MessageExtensionParts, turn: Turn): Promise<{ orgId: string } | { refused: TurnResult }> {
+  const org = await parts.orgBindings.forExtension(turn.scope);
+  if ('orgId' in org) return org;
+  // A chat has no team binding: in multi-org mode only a linked team's channel names the organisation to look in.
+  if (org.refused === 'chat in multi-org') {
+    const body = [
+      title('Use Look up in BILL from a channel of a linked team'),
+      text("Each team here is linked to its own BILL organisation, and a chat isn't. Use it on a message in a channel of a linked team."),
+    ];
+    const summary = 'Look up in BILL works on messages in a channel of a linked team.';
+    return { refused: { outcome: 'refused', reply: adaptiveCard(body, { summary }) } };
+  }
+  return { refused: { outcome: 'refused', reply: parts.dispatcher.errorCard(new NotBound(), turn), error: new NotBound() } };
+}
+
+async function lookUp(parts: MessageExtensionParts, turn: Turn): Promise<TurnResult> {
+  const org = await orgOf(parts, turn);
+  if ('refused' in org) return org.refused;
+  const value = turn.activity.value as { messagePayload?: { body?: { content?: unknown } } };
+  const content = value.messagePayload?.body?.content;
+  const found = await parts.lookup.find(org.orgId, typeof content === 'string' ? content : '');
+  return { outcome: 'ok', orgId: org.orgId, reply: lookUpDialogCard(found) };
+}
+
+/** The Insert button's data, checked: it comes back from the client, so it is read like typed text. */
+function pickedOf(data: unknown): Picked | undefined {
+  if (!isObject(data)) return undefined;
+  const { kind, number, id } = data;
+  if ((kind === 'bill' || kind === 'invoice') && typeof number === 'string' && /^[^\s]{1,100}$/.test(number)) return { kind, number };
+  if ((kind === 'vendor' || kind === 'customer') && typeof id === 'string' && /^[A-Za-z0-9]{1,64}$/.test(id)) return { kind, id };
+  return undefined;
+}
+
+async function insert(parts: MessageExtensionParts, turn: Turn): Promise<TurnResult> {
+  const org = await orgOf(parts, turn);
+  if ('refused' in org) return org.refused;
+  const picked = pickedOf((turn.activity.value as { data?: unknown }).data);
+  const command = picked && (await parts.lookup.commandFor(org.orgId, picked));
+  if (!command) {
+    const gone = 'That record is no longer in BILL.';
+    return { outcome: 'unknown', orgId: org.orgId, reply: adaptiveCard([text(gone)], { summary: gone }) };
+  }
+  const line = parts.dispatcher.parse(command);
+  turn.line = line;
+  const result = await parts.dispatcher.run(
+    { text: command, locale: turn.activity.locale, scope: turn.scope, caller: turn.caller, correlationId: turn.correlationId },
+    line,
+  );
+  const card = result.reply.card;
+  if (result.outcome === 'ok' && Buffer.byteLength(JSON.stringify(card)) <= MAX_INSERTED_CARD_BYTES)
+    turn.answer = composeResults([CardFactory.adaptiveCard(card)]);
+  else if (result.outcome === 'ok')
+    turn.answer = composeMessage(`That card is too large to insert; type @billbridge ${command} in a channel instead.`);
+  return result;
+}
