@@ -1,4 +1,5 @@
 // A job that runs every few seconds, one run at a time, and stops cleanly: the clockwork of the outbox worker and the digests.
+import type { Clock } from '../infra/clock.js';
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 
@@ -47,4 +48,38 @@ export class Periodic<R> {
       });
     return this.queued;
   }
+}
+
+/**
+ * The digests' job: each run offers every item (a channel's or an approver's schedule) its slot in turn and counts the
+ * outcomes `post` answers (undefined: nothing due); a throw counts as failed, and the next run offers the item again.
+ */
+export function slotJob<T, K extends string>(opts: {
+  what: string;
+  clock: Clock;
+  log: Logger;
+  outcomes: Record<K, 0>;
+  items: () => Promise<T[]>;
+  post: (item: T, now: number) => Promise<K | 'failed' | undefined>;
+  failed: (item: T, err: unknown) => void;
+}): Periodic<Record<K | 'failed', number>> {
+  const job = new Periodic<Record<K | 'failed', number>>(
+    async () => {
+      const report: Record<K | 'failed', number> = { ...opts.outcomes, failed: 0 };
+      const now = opts.clock.now();
+      for (const item of job.stopped ? [] : await opts.items()) {
+        if (job.stopped) break;
+        try {
+          const outcome = await opts.post(item, now);
+          if (outcome) report[outcome]++;
+        } catch (err) {
+          report.failed++;
+          opts.failed(item, err);
+        }
+      }
+      return report;
+    },
+    { everyMs: 30_000, log: opts.log, what: opts.what },
+  );
+  return job;
 }
