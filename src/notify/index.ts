@@ -19,7 +19,7 @@ import { WebhookReceiver } from './receiver.js';
 import { WebhookSetup } from './setup.js';
 import { ChannelSubscriptions } from './subscriptions.js';
 import type { ChannelSender, ChannelTarget, Enrichment, NotificationPresenter, OutboxEvent } from './types.js';
-import { DeliveryWorker, type DeadLetter } from './worker.js';
+import { deliveryWorker, type DeadLetter } from './worker.js';
 
 export interface NotifyDeps {
   state: StateStore;
@@ -124,7 +124,7 @@ export function createNotifications(deps: NotifyDeps) {
     return out;
   };
 
-  const worker = new DeliveryWorker({
+  const worker = deliveryWorker({
     state,
     clock,
     log: log.child({ part: 'notify' }),
