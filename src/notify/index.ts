@@ -45,10 +45,7 @@ export type Notifications = ReturnType<typeof createNotifications>;
 export function createNotifications(deps: NotifyDeps) {
   const { state, clock, log, bill, mirror, settings, envKeys } = deps;
   const keys = new WebhookKeys({
-    state,
-    clock,
-    log,
-    secrets: deps.secrets,
+    ...deps,
     secretsKey: settings.secretsKey,
     refuseUnsealed: settings.nodeEnv === 'production',
   });
@@ -125,13 +122,9 @@ export function createNotifications(deps: NotifyDeps) {
   };
 
   const worker = deliveryWorker({
-    state,
-    clock,
+    ...deps,
     log: log.child({ part: 'notify' }),
     subscriptions,
-    resolveOrg: deps.resolveOrg,
-    sender: deps.sender,
-    presenter: deps.presenter,
     confirm: (ev) => confirmRecord(bill, ev),
     enrich,
     apply: markStale,
@@ -139,40 +132,31 @@ export function createNotifications(deps: NotifyDeps) {
   });
   /** Which record kinds reach this deployment by webhook, per org (their lists may be kept longer). */
   const push = new PushFeed({
-    bill,
-    clock,
+    ...deps,
     log: log.child({ part: 'webhooks' }),
     subscriptions: (orgId) => keys.list(orgId),
     checkMs: settings.cache.pushedTtlS * 1000,
   });
   const receiver = new WebhookReceiver({
-    state,
-    clock,
+    ...deps,
     log: log.child({ part: 'webhooks' }),
     keys,
-    envKeys,
-    servesOrg: deps.servesOrg,
     stale: (ev) => void markStale(ev).catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'mirror could not be marked stale')),
     kick: () => worker.kick(),
     heard: (orgId, subscriptionId) => push.heard(orgId, subscriptionId),
   });
   const composeDigest = digestComposer({ bill, mirror, listTtlS: settings.cache.listTtlS, timeZone: settings.timeZone, log });
   const scheduler = digestScheduler({
-    state,
-    clock,
+    ...deps,
     log: log.child({ part: 'digests' }),
     timeZone: settings.timeZone,
     settings: digestSettings,
     compose: composeDigest,
-    resolveOrg: deps.resolveOrg,
-    sender: deps.sender,
-    presenter: deps.presenter,
     onChannelGone: channelGone,
   });
   const setup = new WebhookSetup({
-    bill,
+    ...deps,
     keys,
-    log,
     allowLocalHttp: bill.backend === 'sandbox',
     onChange: (orgId) => push.forget(orgId),
   });
