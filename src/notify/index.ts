@@ -16,7 +16,7 @@ import { WebhookKeys } from './keys.js';
 import { confirmRecord, paymentBillIds, projectEntity, readRecord, vendorOf } from './project.js';
 import { PushFeed } from './pushFeed.js';
 import { WebhookReceiver } from './receiver.js';
-import { WebhookSetup } from './setup.js';
+import { webhookSetup } from './setup.js';
 import { ChannelSubscriptions } from './subscriptions.js';
 import type { ChannelSender, ChannelTarget, Enrichment, NotificationPresenter, OutboxEvent } from './types.js';
 import { deliveryWorker, type DeadLetter } from './worker.js';
@@ -154,10 +154,9 @@ export function createNotifications(deps: NotifyDeps) {
     compose: composeDigest,
     onChannelGone: channelGone,
   });
-  const setup = new WebhookSetup({
+  const setup = webhookSetup({
     ...deps,
     keys,
-    allowLocalHttp: bill.backend === 'sandbox',
     onChange: (orgId) => push.forget(orgId),
   });
 
