@@ -15,15 +15,14 @@
 //   outbox (backing off like a send) and nothing is posted.
 // - Retries: Teams' list (429, 412, 502, 503, 504) plus 500, 401 and network failures, with backoff (Retry-After when
 //   Teams gives one) and a bounded number of tries; then a dead letter (NS.deadLetters, shown by `status`).
-// - Instances share the outbox: an event is worked on under a lease (lease.ts), renewed while its sends wait and
+// - Instances share the outbox: an event is worked on under a lease (jobs.ts), renewed while its sends wait and
 //   checked right before each send; a worker that lost it neither sends nor writes the event's record any more.
 import type { Clock } from '../infra/clock.js';
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import type { BindingScope } from '../bindings/bindings.js';
 import { NS, type StateStore } from '../infra/state/types.js';
-import { Leases } from './lease.js';
-import { Periodic } from './periodic.js';
+import { Leases, Periodic } from './jobs.js';
 import { EVENT_ID_TTL_MS, outboxKey } from './receiver.js';
 import { channelScope, targetOf, type ChannelSubscription, type ChannelSubscriptions } from './subscriptions.js';
 import type { ConfirmedRecord } from './project.js';

@@ -5,7 +5,7 @@
 import type { Clock } from '../../infra/clock.js';
 import type { Logger } from '../../infra/log.js';
 import { NotLinked, errorMessage } from '../../errors.js';
-import { slotJob } from '../../notify/periodic.js';
+import { slotJob } from '../../notify/jobs.js';
 import { dueSlot } from '../../notify/schedule.js';
 import type { ChannelSender } from '../../notify/types.js';
 import { NS, type StateStore } from '../../infra/state/types.js';
