@@ -24,7 +24,7 @@ import type { BindingScope } from '../bindings/bindings.js';
 import { NS, type StateStore } from '../infra/state/types.js';
 import { Leases, Periodic } from './jobs.js';
 import { EVENT_ID_TTL_MS, outboxKey } from './receiver.js';
-import { channelScope, targetOf, type ChannelSubscription, type ChannelSubscriptions } from './subscriptions.js';
+import { channelScope, type ChannelSubscription, type ChannelSubscriptions } from './subscriptions.js';
 import type { ConfirmedRecord } from './project.js';
 import type { ChannelSender, ChannelTarget, DeliveryState, Enrichment, NotificationPresenter, OutboxEvent, SendOutcome } from './types.js';
 
@@ -211,7 +211,7 @@ export function deliveryWorker(deps: WorkerDeps) {
       drop('unsubscribed');
       return;
     }
-    const channel = targetOf(sub);
+    const channel: ChannelTarget = { tenantId: sub.tenantId, teamId: sub.teamId, channelId: sub.channelId };
     const clog = h.log.child({ teamId: sub.teamId, channelId: sub.channelId });
     if ((await deps.resolveOrg(channelScope(channel))) !== ev.orgId) {
       clog.info("channel no longer bound to the event's organisation; not sent");
