@@ -16,7 +16,7 @@ import type { StateStore } from '../src/infra/state/types.js';
 import { AuditTrail } from '../src/infra/audit.js';
 import { WebhookKeys } from '../src/notify/keys.js';
 import { commandLine, type CommandLine } from './args.js';
-import { MAX_BILL_SUBSCRIPTIONS, WEBHOOK_PATH, WebhookSetup, WebhookSetupError } from '../src/notify/setup.js';
+import { MAX_BILL_SUBSCRIPTIONS, WEBHOOK_PATH, webhookSetup, WebhookSetupError } from '../src/notify/setup.js';
 
 const HELP = `billbridge webhooks — the BILL webhook subscription that sends events to billbridge.
 
@@ -146,7 +146,7 @@ async function main(): Promise<void> {
     secretsKey: config.secretsKey,
     refuseUnsealed: config.nodeEnv === 'production',
   });
-  const setup = new WebhookSetup({ bill, keys, log, allowLocalHttp: false });
+  const setup = webhookSetup({ bill, keys, log });
   const audit = new AuditTrail({ store: state, clock: systemClock, log, scrub: (t) => secrets.scrub(t) });
   const actor = { userId: `cli:${userInfo().username}` };
   const out = (line: string) => process.stdout.write(`${line}\n`);

@@ -7,7 +7,6 @@ import { getHeapSpaceStatistics, getHeapStatistics, writeHeapSnapshot } from 'no
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { NS } from '../../src/infra/state/types.js';
-import { WebhookSetup } from '../../src/notify/setup.js';
 import { PUSH_FED } from '../../src/notify/kinds.js';
 import { clockFromEnv, ready, residentByMapping, residentSet, serve, stringArg } from './ipc.js';
 
@@ -99,14 +98,7 @@ serve(
      */
     webhooks: async (arg) => {
       const url = stringArg(arg, 'webhooks');
-      const setup = new WebhookSetup({
-        bill: app.bill,
-        keys: app.notify.keys,
-        log: app.log,
-        allowLocalHttp: true,
-        onChange: (id) => app.notify.push.forget(id),
-      });
-      const result = await setup.setup(orgId, url);
+      const result = await app.notify.setup.setup(orgId, url);
       await app.notify.push.refresh(orgId);
       return { action: result.action, events: result.subscription.events.length };
     },

@@ -16,8 +16,7 @@ import type { Mirror } from '../mirror/mirror.js';
 import { BillFilter } from '../bill/filters.js';
 import type { Bill, Invoice } from '../bill/types.js';
 import { NS, type StateStore } from '../infra/state/types.js';
-import { Leases } from './lease.js';
-import { Periodic } from './periodic.js';
+import { Leases, slotJob } from './jobs.js';
 import { addDays, dateInZone } from '../infra/calendar.js';
 import { dueSlot, type DigestSchedule } from './schedule.js';
 import { removedFromChannel, type WorkerDeps } from './worker.js';
@@ -26,7 +25,6 @@ import type { ChannelTarget, DigestContent, DigestRow } from './types.js';
 
 const SLOT_MARKER_TTL_MS = 8 * 24 * 3_600_000;
 const SLOT_LEASE_MS = 10 * 60_000;
-const TICK_MS = 30_000;
 /** Pages read per list (100 rows each). */
 const MAX_PAGES = 10;
 
@@ -178,14 +176,12 @@ type SchedulerDeps = Pick<WorkerDeps, 'state' | 'clock' | 'log' | 'resolveOrg' |
   compose: ReturnType<typeof digestComposer>;
 };
 
-type TickReport = Record<'posted' | 'unchanged' | 'failed', number>;
-
 /** Posts every digest whose slot has come on each tick (a tick called while one runs gets a fresh run after it). */
-export function digestScheduler(deps: SchedulerDeps): Periodic<TickReport> {
+export function digestScheduler(deps: SchedulerDeps) {
   const { state } = deps;
   const leases = new Leases(state, deps.clock, NS.digests, SLOT_LEASE_MS);
 
-  const postSlot = async (setting: DigestSetting, now: number, report: TickReport): Promise<void> => {
+  const postSlot = async (setting: DigestSetting, now: number) => {
     const slot = dueSlot(setting.schedule, setting.since, now, deps.timeZone);
     if (!slot) return;
     const key = channelKey(setting);
@@ -209,9 +205,8 @@ export function digestScheduler(deps: SchedulerDeps): Periodic<TickReport> {
       const last = await state.get<{ fingerprint: string }>(NS.digests, lastKey);
       if (last?.fingerprint === content.fingerprint) {
         await mark({ state: 'done', result: 'unchanged', at: now });
-        report.unchanged++;
         log.info('digest skipped: nothing changed since the last one');
-        return;
+        return 'unchanged';
       }
       // Composing can take a while: a worker that lost the slot's lease meanwhile leaves the slot to the new holder.
       if (!(await leases.renew(lease))) return;
@@ -220,9 +215,8 @@ export function digestScheduler(deps: SchedulerDeps): Periodic<TickReport> {
       if (outcome.ok) {
         await state.set(NS.digests, lastKey, { fingerprint: content.fingerprint, slot: slot.id, postedAt: deps.clock.now() });
         await mark({ state: 'done', result: 'posted', at: deps.clock.now() });
-        report.posted++;
         log.info('digest posted');
-        return;
+        return 'posted';
       }
       const removed = removedFromChannel(outcome);
       if (removed) {
@@ -233,30 +227,21 @@ export function digestScheduler(deps: SchedulerDeps): Periodic<TickReport> {
       }
       // Not sent: the slot stays open, a later tick within the catch-up window tries again.
       await state.delete(NS.digests, markerKey);
-      report.failed++;
       log.warn({ status: outcome.status, code: outcome.code }, 'digest send failed; will try again');
+      return 'failed';
     } finally {
       await leases.release(lease);
     }
   };
 
-  const periodic = new Periodic<TickReport>(
-    async () => {
-      const report: TickReport = { posted: 0, unchanged: 0, failed: 0 };
-      const now = deps.clock.now();
-      const settings = periodic.stopped ? [] : await deps.settings.all();
-      for (const setting of settings) {
-        if (periodic.stopped) break;
-        try {
-          await postSlot(setting, now, report);
-        } catch (err) {
-          report.failed++;
-          deps.log.warn({ teamId: setting.teamId, channelId: setting.channelId, err: errorMessage(err) }, 'digest failed; will try again');
-        }
-      }
-      return report;
-    },
-    { everyMs: TICK_MS, log: deps.log, what: 'digest scheduler' },
-  );
-  return periodic;
+  return slotJob({
+    what: 'digest scheduler',
+    clock: deps.clock,
+    log: deps.log,
+    outcomes: { posted: 0, unchanged: 0 },
+    items: () => deps.settings.all(),
+    post: postSlot,
+    failed: (setting, err) =>
+      deps.log.warn({ teamId: setting.teamId, channelId: setting.channelId, err: errorMessage(err) }, 'digest failed; will try again'),
+  });
 }

@@ -16,10 +16,10 @@ import { WebhookKeys } from './keys.js';
 import { confirmRecord, paymentBillIds, projectEntity, readRecord, vendorOf } from './project.js';
 import { PushFeed } from './pushFeed.js';
 import { WebhookReceiver } from './receiver.js';
-import { WebhookSetup } from './setup.js';
+import { webhookSetup } from './setup.js';
 import { ChannelSubscriptions } from './subscriptions.js';
 import type { ChannelSender, ChannelTarget, Enrichment, NotificationPresenter, OutboxEvent } from './types.js';
-import { DeliveryWorker, type DeadLetter } from './worker.js';
+import { deliveryWorker, type DeadLetter } from './worker.js';
 
 export interface NotifyDeps {
   state: StateStore;
@@ -45,10 +45,7 @@ export type Notifications = ReturnType<typeof createNotifications>;
 export function createNotifications(deps: NotifyDeps) {
   const { state, clock, log, bill, mirror, settings, envKeys } = deps;
   const keys = new WebhookKeys({
-    state,
-    clock,
-    log,
-    secrets: deps.secrets,
+    ...deps,
     secretsKey: settings.secretsKey,
     refuseUnsealed: settings.nodeEnv === 'production',
   });
@@ -124,14 +121,10 @@ export function createNotifications(deps: NotifyDeps) {
     return out;
   };
 
-  const worker = new DeliveryWorker({
-    state,
-    clock,
+  const worker = deliveryWorker({
+    ...deps,
     log: log.child({ part: 'notify' }),
     subscriptions,
-    resolveOrg: deps.resolveOrg,
-    sender: deps.sender,
-    presenter: deps.presenter,
     confirm: (ev) => confirmRecord(bill, ev),
     enrich,
     apply: markStale,
@@ -139,41 +132,31 @@ export function createNotifications(deps: NotifyDeps) {
   });
   /** Which record kinds reach this deployment by webhook, per org (their lists may be kept longer). */
   const push = new PushFeed({
-    bill,
-    clock,
+    ...deps,
     log: log.child({ part: 'webhooks' }),
     subscriptions: (orgId) => keys.list(orgId),
     checkMs: settings.cache.pushedTtlS * 1000,
   });
   const receiver = new WebhookReceiver({
-    state,
-    clock,
+    ...deps,
     log: log.child({ part: 'webhooks' }),
     keys,
-    envKeys,
-    servesOrg: deps.servesOrg,
     stale: (ev) => void markStale(ev).catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'mirror could not be marked stale')),
     kick: () => worker.kick(),
     heard: (orgId, subscriptionId) => push.heard(orgId, subscriptionId),
   });
   const composeDigest = digestComposer({ bill, mirror, listTtlS: settings.cache.listTtlS, timeZone: settings.timeZone, log });
   const scheduler = digestScheduler({
-    state,
-    clock,
+    ...deps,
     log: log.child({ part: 'digests' }),
     timeZone: settings.timeZone,
     settings: digestSettings,
     compose: composeDigest,
-    resolveOrg: deps.resolveOrg,
-    sender: deps.sender,
-    presenter: deps.presenter,
     onChannelGone: channelGone,
   });
-  const setup = new WebhookSetup({
-    bill,
+  const setup = webhookSetup({
+    ...deps,
     keys,
-    log,
-    allowLocalHttp: bill.backend === 'sandbox',
     onChange: (orgId) => push.forget(orgId),
   });
 

@@ -51,18 +51,12 @@ export function eventTypeInfo(type: string, version = '1'): { kind: Subscription
 /** "bill" / "Bills" / "all" as typed -> kinds; undefined when a word is not a kind. */
 export function parseKinds(words: string[]): SubscriptionKind[] | undefined {
   const out = new Set<SubscriptionKind>();
-  for (const raw of words) {
-    for (const part of raw.split(',')) {
-      const w = part.trim().toLowerCase();
-      if (w === '' || w === 'and') continue;
-      if (w === 'all' || w === 'everything') {
-        for (const k of SUBSCRIPTION_KINDS) out.add(k);
-        continue;
-      }
-      const kind = SUBSCRIPTION_KINDS.find((k) => k === w || k === `${w}s` || (k === 'spend' && (w === 'expenses' || w === 'expense')));
-      if (!kind) return undefined;
-      out.add(kind);
-    }
+  for (const w of words.flatMap((raw) => raw.split(',')).map((part) => part.trim().toLowerCase())) {
+    if (w === '' || w === 'and') continue;
+    const named = SUBSCRIPTION_KINDS.find((k) => k === w || k === `${w}s` || (k === 'spend' && (w === 'expenses' || w === 'expense')));
+    const kinds = w === 'all' || w === 'everything' ? SUBSCRIPTION_KINDS : named && [named];
+    if (!kinds) return undefined;
+    for (const k of kinds) out.add(k);
   }
   return SUBSCRIPTION_KINDS.filter((k) => out.has(k));
 }

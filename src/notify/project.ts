@@ -7,43 +7,13 @@ import type { Priority } from '../infra/limits/types.js';
 import type { EntityKind } from '../mirror/records.js';
 import type { OutboxEvent } from './types.js';
 
-/** Fields kept, at any depth (objects are walked only through these names). */
+/** Fields kept, at any depth (objects are walked only through these names): ids, parties, amounts, dates, states. */
 const KEEP = new Set([
-  'id',
-  'name',
-  'archived',
-  'vendorId',
-  'vendorName',
-  'vendor',
-  'customerId',
-  'customer',
-  'amount',
-  'paidAmount',
-  'dueAmount',
-  'scheduledAmount',
-  'totalAmount',
-  'dueDate',
-  'invoiceNumber',
-  'invoice',
-  'description',
-  'paymentStatus',
-  'approvalStatus',
-  'status',
-  'singleStatus',
-  'disbursement',
-  'arrivesByDate',
-  'processDate',
-  'billId',
-  'billIds',
-  'billPayments',
-  'billCurrency',
-  'currency',
-  'merchantName',
-  'userName',
-  'budgetName',
-  'transactionType',
-  'declineReason',
-  'networkStatus',
+  ...['id', 'name', 'archived', 'description', 'invoiceNumber', 'invoice', 'billId', 'billIds', 'billPayments'],
+  ...['vendorId', 'vendorName', 'vendor', 'customerId', 'customer', 'merchantName', 'userName', 'budgetName'],
+  ...['amount', 'paidAmount', 'dueAmount', 'scheduledAmount', 'totalAmount', 'billCurrency', 'currency'],
+  ...['dueDate', 'arrivesByDate', 'processDate', 'disbursement'],
+  ...['paymentStatus', 'approvalStatus', 'status', 'singleStatus', 'networkStatus', 'transactionType', 'declineReason'],
 ]);
 
 const MAX_DEPTH = 3;

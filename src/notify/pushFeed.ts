@@ -57,7 +57,10 @@ export class PushFeed {
     if (this.deps.checkMs <= 0) return false;
     const now = this.deps.clock.now();
     const feed = this.orgs.get(orgId);
-    if (!feed || this.due(feed, now)) void this.refresh(orgId);
+    // After a failure, again in RETRY_MS; else a little before the last check stops vouching, so a busy org never
+    // drops to polling.
+    const due = !feed || (feed.failedAt > 0 ? now - feed.failedAt >= RETRY_MS : now - feed.checkedAt >= this.deps.checkMs * 0.8);
+    if (due) void this.refresh(orgId);
     if (!feed) return false;
     if (now - feed.checkedAt < this.deps.checkMs && feed.entities.has(entity)) return true;
     // No fresh check: a recent event from a subscription that covers the entity vouches for it.
@@ -74,12 +77,6 @@ export class PushFeed {
   /** The subscriptions changed (created, removed, re-keyed): the next question checks again. */
   forget(orgId: string): void {
     this.orgs.delete(orgId);
-  }
-
-  private due(feed: OrgFeed, now: number): boolean {
-    if (feed.failedAt > 0) return now - feed.failedAt >= RETRY_MS;
-    // Checked again a little before the last check stops vouching, so a busy org never drops to polling.
-    return now - feed.checkedAt >= this.deps.checkMs * 0.8;
   }
 
   /** Checks now and waits for the answer (start-up, tests); `fed` starts the same check, when due, in the background. */

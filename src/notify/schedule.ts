@@ -10,15 +10,6 @@ export interface DigestSchedule {
   time: string;
 }
 
-export interface Slot {
-  /** "2026-03-02T09:00" (local date and time): one digest per channel per slot id. */
-  id: string;
-  /** The instant it falls on (ms since epoch). */
-  at: number;
-  /** yyyy-MM-dd in the zone. */
-  date: string;
-}
-
 const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
 
 export type DigestCommand =
@@ -101,8 +92,11 @@ export function zonedInstant(isoDate: string, time: string, timeZone: string): n
   return Math.max(...candidates);
 }
 
-/** The slot nearest `now` looking back (`step` -1: the latest at or before it) or ahead (1: the next strictly after it). */
-function findSlot(schedule: DigestSchedule, now: number, timeZone: string, step: 1 | -1): Slot {
+/**
+ * The slot nearest `now` looking back (`step` -1: the latest at or before it) or ahead (1: the next strictly after it):
+ * its id "2026-03-02T09:00" (local date and time: one digest per channel per slot id), instant and local date.
+ */
+function findSlot(schedule: DigestSchedule, now: number, timeZone: string, step: 1 | -1) {
   const today = dateInZone(now, timeZone);
   for (let days = 0; days <= 8; days++) {
     const date = addDays(today, step * days);
@@ -114,21 +108,16 @@ function findSlot(schedule: DigestSchedule, now: number, timeZone: string, step:
   throw new Error('no digest slot within a week');
 }
 
-export function latestSlot(schedule: DigestSchedule, now: number, timeZone: string): Slot {
-  return findSlot(schedule, now, timeZone, -1);
-}
+export const latestSlot = (schedule: DigestSchedule, now: number, timeZone: string) => findSlot(schedule, now, timeZone, -1);
+export const nextSlot = (schedule: DigestSchedule, now: number, timeZone: string) => findSlot(schedule, now, timeZone, 1);
 
 /** A slot is posted at most this long late (the bot was down): a morning digest is not posted at night. */
 const CATCH_UP_MS = 2 * 3_600_000;
 
 /** The slot to post at `now`: the latest, unless it came before `since` (when the schedule was set) or over CATCH_UP_MS ago. */
-export function dueSlot(schedule: DigestSchedule, since: number, now: number, timeZone: string): Slot | undefined {
+export function dueSlot(schedule: DigestSchedule, since: number, now: number, timeZone: string) {
   const slot = latestSlot(schedule, now, timeZone);
   return slot.at >= since && now - slot.at <= CATCH_UP_MS ? slot : undefined;
-}
-
-export function nextSlot(schedule: DigestSchedule, now: number, timeZone: string): Slot {
-  return findSlot(schedule, now, timeZone, 1);
 }
 
 export function describeSchedule(schedule: DigestSchedule): string {

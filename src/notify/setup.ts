@@ -12,7 +12,6 @@ import { KINDS } from './kinds.js';
 import { UNSEALED_REFUSED, type WebhookKeys } from './keys.js';
 
 export const MAX_BILL_SUBSCRIPTIONS = 10;
-const SUBSCRIPTION_NAME = 'billbridge';
 export const WEBHOOK_PATH = '/api/bill/webhooks';
 
 export class WebhookSetupError extends Error {
@@ -51,89 +50,82 @@ function checkNotificationUrl(raw: string, allowLocalHttp: boolean): string {
   return url.toString().replace(/\/+$/, '');
 }
 
-export interface WebhookSetupDeps {
-  bill: BillGateway;
-  keys: WebhookKeys;
-  log: Logger;
-  /** The embedded sandbox accepts http://127.0.0.1 URLs; real BILL does not. */
-  allowLocalHttp: boolean;
-  /** The org's subscriptions changed (created, updated, deleted). */
-  onChange?: (orgId: string) => void;
-}
-
-export class WebhookSetup {
-  constructor(private readonly deps: WebhookSetupDeps) {}
-
-  /**
-   * Makes sure one BILL subscription sends every event billbridge posts to `url`, and that billbridge holds its key.
-   * An existing subscription to the same URL is reused (its events updated, its key rotated when billbridge lost it).
-   */
-  async setup(orgId: string, rawUrl: string) {
-    const url = checkNotificationUrl(rawUrl, this.deps.allowLocalHttp);
-    // Before BILL makes a key it would show only once.
-    if (!this.deps.keys.canStore) throw new WebhookSetupError('unsealed', UNSEALED_REFUSED);
-    const org = this.deps.bill.org(orgId, { priority: 'interactive' });
-    const offered = new Set((await org.subscriptions.catalog()).filter((c) => c.versions.includes('1')).map((c) => c.type));
-    const events = Object.values(KINDS)
-      .flatMap((k) => k.types)
-      .filter((t) => offered.has(t));
-    if (events.length === 0) throw new WebhookSetupError('noEvents', 'BILL offers none of the event types billbridge posts');
-    const wanted = events.map((type) => ({ type, version: '1' }));
-    const existing = (await org.subscriptions.list().all()).items;
-    let subscription = existing.find((s) => s.notificationUrl.replace(/\/+$/, '') === url);
-    let action: 'created' | 'updated' | 'rotated' | 'unchanged' = 'unchanged';
-    let securityKey: string | undefined;
-    if (!subscription) {
-      if (existing.length >= MAX_BILL_SUBSCRIPTIONS) {
-        throw new WebhookSetupError(
-          'limit',
-          `BILL allows ${MAX_BILL_SUBSCRIPTIONS} webhook subscriptions per organisation and this one has ${existing.length}; delete one first`,
-        );
+/** `onChange`: the org's subscriptions changed (created, updated, deleted). */
+export function webhookSetup(deps: { bill: BillGateway; keys: WebhookKeys; log: Logger; onChange?: (orgId: string) => void }) {
+  const { bill, keys, log } = deps;
+  const subscriptionsOf = (orgId: string) => bill.org(orgId, { priority: 'interactive' }).subscriptions;
+  return {
+    /**
+     * Makes sure one BILL subscription sends every event billbridge posts to `url`, and that billbridge holds its key.
+     * An existing subscription to the same URL is reused (its events updated, its key rotated when billbridge lost it).
+     */
+    async setup(orgId: string, rawUrl: string) {
+      // The embedded sandbox delivers to http://127.0.0.1; real BILL does not.
+      const url = checkNotificationUrl(rawUrl, bill.backend === 'sandbox');
+      // Before BILL makes a key it would show only once.
+      if (!keys.canStore) throw new WebhookSetupError('unsealed', UNSEALED_REFUSED);
+      const subscriptions = subscriptionsOf(orgId);
+      const offered = new Set((await subscriptions.catalog()).filter((c) => c.versions.includes('1')).map((c) => c.type));
+      const events = Object.values(KINDS)
+        .flatMap((k) => k.types)
+        .filter((t) => offered.has(t));
+      if (events.length === 0) throw new WebhookSetupError('noEvents', 'BILL offers none of the event types billbridge posts');
+      const wanted = events.map((type) => ({ type, version: '1' }));
+      const existing = (await subscriptions.list().all()).items;
+      let subscription = existing.find((s) => s.notificationUrl.replace(/\/+$/, '') === url);
+      let action: 'created' | 'updated' | 'rotated' | 'unchanged' = 'unchanged';
+      let securityKey: string | undefined;
+      if (!subscription) {
+        if (existing.length >= MAX_BILL_SUBSCRIPTIONS) {
+          throw new WebhookSetupError(
+            'limit',
+            `BILL allows ${MAX_BILL_SUBSCRIPTIONS} webhook subscriptions per organisation and this one has ${existing.length}; delete one first`,
+          );
+        }
+        subscription = await subscriptions.create({ name: 'billbridge', events: wanted, notificationUrl: url }, randomUUID());
+        securityKey = subscription.securityKey;
+        if (!securityKey) throw new Error('BILL created the subscription without returning its security key');
+        action = 'created';
+      } else {
+        const { events: now, status } = subscription;
+        const sameEvents =
+          now.length === wanted.length && wanted.every((w) => now.some((e) => e.type === w.type && e.version === w.version));
+        if (!sameEvents || !status.enabled) {
+          subscription = await subscriptions.update(subscription.id, { events: wanted, status: { enabled: true } });
+          action = 'updated';
+        }
+        if (!(await keys.has(subscription.id))) {
+          ({ securityKey } = await subscriptions.rotateKey(subscription.id, randomUUID()));
+          action = 'rotated';
+        }
       }
-      subscription = await org.subscriptions.create({ name: SUBSCRIPTION_NAME, events: wanted, notificationUrl: url }, randomUUID());
-      securityKey = subscription.securityKey;
-      if (!securityKey) throw new Error('BILL created the subscription without returning its security key');
-      action = 'created';
-    } else {
-      const { events: now, status } = subscription;
-      const sameEvents = now.length === wanted.length && wanted.every((w) => now.some((e) => e.type === w.type && e.version === w.version));
-      if (!sameEvents || !status.enabled) {
-        subscription = await org.subscriptions.update(subscription.id, { events: wanted, status: { enabled: true } });
-        action = 'updated';
-      }
-      if (!(await this.deps.keys.has(subscription.id))) {
-        ({ securityKey } = await org.subscriptions.rotateKey(subscription.id, randomUUID()));
-        action = 'rotated';
-      }
-    }
-    const { id, name } = subscription;
-    if (securityKey) await this.deps.keys.save({ subscriptionId: id, orgId, name, notificationUrl: url, events, securityKey });
-    this.deps.log.info({ orgId, subscriptionId: id, action, events: events.length }, 'BILL webhook subscription set up');
-    if (action !== 'unchanged') this.deps.onChange?.(orgId);
-    return { action, subscription: view(subscription, true) };
-  }
+      const { id, name } = subscription;
+      if (securityKey) await keys.save({ subscriptionId: id, orgId, name, notificationUrl: url, events, securityKey });
+      log.info({ orgId, subscriptionId: id, action, events: events.length }, 'BILL webhook subscription set up');
+      if (action !== 'unchanged') deps.onChange?.(orgId);
+      return { action, subscription: view(subscription, true) };
+    },
 
-  async list(orgId: string) {
-    const org = this.deps.bill.org(orgId, { priority: 'interactive' });
-    const items = (await org.subscriptions.list().all()).items;
-    return Promise.all(items.map(async (s) => view(s, await this.deps.keys.has(s.id))));
-  }
+    async list(orgId: string) {
+      const items = (await subscriptionsOf(orgId).list().all()).items;
+      return Promise.all(items.map(async (s) => view(s, await keys.has(s.id))));
+    },
 
-  async remove(orgId: string, subscriptionId: string): Promise<void> {
-    const org = this.deps.bill.org(orgId, { priority: 'interactive' });
-    const items = (await org.subscriptions.list().all()).items;
-    if (!items.some((s) => s.id === subscriptionId)) {
-      // Not (or no longer) in BILL: a key left behind is still dropped, but only one kept for this organisation (an
-      // admin of another organisation must not be able to stop this one's events from being verified).
-      const ours = (await this.deps.keys.list(orgId)).some((k) => k.subscriptionId === subscriptionId);
-      const had = ours && (await this.deps.keys.remove(subscriptionId));
-      this.deps.onChange?.(orgId);
-      if (!had) throw new WebhookSetupError('notFound', `BILL has no webhook subscription ${subscriptionId} for this organisation`);
-      return;
-    }
-    await org.subscriptions.remove(subscriptionId);
-    await this.deps.keys.remove(subscriptionId);
-    this.deps.onChange?.(orgId);
-    this.deps.log.info({ orgId, subscriptionId }, 'BILL webhook subscription deleted');
-  }
+    async remove(orgId: string, subscriptionId: string): Promise<void> {
+      const subscriptions = subscriptionsOf(orgId);
+      if (!(await subscriptions.list().all()).items.some((s) => s.id === subscriptionId)) {
+        // Not (or no longer) in BILL: a key left behind is still dropped, but only one kept for this organisation (an
+        // admin of another organisation must not be able to stop this one's events from being verified).
+        const ours = (await keys.list(orgId)).some((k) => k.subscriptionId === subscriptionId);
+        const had = ours && (await keys.remove(subscriptionId));
+        deps.onChange?.(orgId);
+        if (!had) throw new WebhookSetupError('notFound', `BILL has no webhook subscription ${subscriptionId} for this organisation`);
+        return;
+      }
+      await subscriptions.remove(subscriptionId);
+      await keys.remove(subscriptionId);
+      deps.onChange?.(orgId);
+      log.info({ orgId, subscriptionId }, 'BILL webhook subscription deleted');
+    },
+  };
 }

@@ -32,10 +32,6 @@ export function channelScope(target: ChannelTarget): BindingScope {
   return { kind: 'channel', tenantId: target.tenantId, teamId: target.teamId, conversationId: target.channelId };
 }
 
-export function targetOf(sub: Pick<ChannelSubscription, 'tenantId' | 'teamId' | 'channelId'>): ChannelTarget {
-  return { tenantId: sub.tenantId, teamId: sub.teamId, channelId: sub.channelId };
-}
-
 const isSubscription = (v: unknown): v is ChannelSubscription =>
   v !== null &&
   typeof v === 'object' &&

@@ -13,30 +13,20 @@
 // - Before any card is drawn, the record is read from BILL (a payload is a hint: a holder of the webhook key could put
 //   any amount in it). A record BILL no longer has is not posted; while BILL cannot answer, the event waits in the
 //   outbox (backing off like a send) and nothing is posted.
-// - Retries: 429, 412, 502, 503, 504 (Teams' list), 500, 401 and network failures, with backoff (Retry-After when
+// - Retries: Teams' list (429, 412, 502, 503, 504) plus 500, 401 and network failures, with backoff (Retry-After when
 //   Teams gives one) and a bounded number of tries; then a dead letter (NS.deadLetters, shown by `status`).
-// - Instances share the outbox: an event is worked on under a lease (lease.ts), renewed while its sends wait and
+// - Instances share the outbox: an event is worked on under a lease (jobs.ts), renewed while its sends wait and
 //   checked right before each send; a worker that lost it neither sends nor writes the event's record any more.
 import type { Clock } from '../infra/clock.js';
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import type { BindingScope } from '../bindings/bindings.js';
 import { NS, type StateStore } from '../infra/state/types.js';
-import { Leases } from './lease.js';
-import { Periodic } from './periodic.js';
+import { Leases, Periodic } from './jobs.js';
 import { EVENT_ID_TTL_MS, outboxKey } from './receiver.js';
-import { channelScope, targetOf, type ChannelSubscription, type ChannelSubscriptions } from './subscriptions.js';
+import { channelScope, type ChannelSubscription, type ChannelSubscriptions } from './subscriptions.js';
 import type { ConfirmedRecord } from './project.js';
-import type {
-  ChannelSender,
-  ChannelTarget,
-  DeliveryState,
-  Enrichment,
-  NotificationPresenter,
-  OutboxEvent,
-  OutgoingMessage,
-  SendOutcome,
-} from './types.js';
+import type { ChannelSender, ChannelTarget, DeliveryState, Enrichment, NotificationPresenter, OutboxEvent, SendOutcome } from './types.js';
 
 /** Waits before the 2nd, 3rd... try; the number of entries + 1 is the most tries a delivery gets. */
 export const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000];
@@ -77,7 +67,7 @@ export interface WorkerDeps {
 interface Held {
   ev: OutboxEvent;
   log: Logger;
-  message?: OutgoingMessage;
+  message?: ReturnType<NotificationPresenter['event']>;
   /** Subscription keys whose sends are queued or under way. */
   queued: Set<string>;
   /** Writes of the record, one after another. */
@@ -93,9 +83,7 @@ const isLost = (h: Held): boolean => h.lost === true;
 const isEvent = (v: unknown): v is OutboxEvent =>
   v !== null && typeof v === 'object' && (v as { v?: unknown }).v === 1 && typeof (v as OutboxEvent).eventId === 'string';
 
-function jitter(ms: number): number {
-  return Math.round(ms * (0.8 + Math.random() * 0.4));
-}
+const jitter = (ms: number): number => Math.round(ms * (0.8 + Math.random() * 0.4));
 
 const leaseKey = (eventId: string) => `lease|${eventId}`;
 
@@ -103,164 +91,79 @@ const leaseKey = (eventId: string) => `lease|${eventId}`;
 export const removedFromChannel = (o: Extract<SendOutcome, { ok: false }>): string | undefined =>
   (o.status === 403 && o.code === 'BotNotInConversationRoster') || o.status === 404 ? (o.code ?? `HTTP ${o.status}`) : undefined;
 
-export class DeliveryWorker {
-  private readonly leases: Leases;
-  private readonly held = new Map<string, Held>();
-  private readonly lanes = new Map<string, Promise<void>>();
-  /** One pass at a time over the outbox (each renews the held leases first); a kick during a pass asks for one more. */
-  private readonly passes: Periodic<number>;
-  private kicked: NodeJS.Immediate | undefined;
-
-  constructor(private readonly deps: WorkerDeps) {
-    this.leases = new Leases(deps.state, deps.clock, NS.outbox, deps.leaseMs ?? LEASE_MS);
-    this.passes = new Periodic(
-      async () => {
-        await this.renewLeases();
-        return this.pass();
-      },
-      { everyMs: POLL_MS, log: deps.log, what: 'notification worker' },
-    );
-  }
-
-  /** Polls the outbox (retries, events another instance left behind) and works off what is there now. */
-  start(): void {
-    this.passes.start();
-    this.kick();
-  }
-
-  /** Looks at the outbox soon (after the current I/O), without waiting. */
-  kick(): void {
-    if (this.passes.stopped || this.kicked) return;
-    this.kicked = setImmediate(() => {
-      this.kicked = undefined;
-      this.passes.tick().catch((err: unknown) => this.deps.log.error({ err: errorMessage(err) }, 'notification worker failed'));
-    });
-  }
-
-  /** Works through every delivery due now and waits until they are sent, retried later, or given up (tests, shutdown). */
-  async drain(): Promise<void> {
-    for (let round = 0; round < 1_000 && !this.passes.stopped; round++) {
-      const queued = await this.passes.tick();
-      await this.lanesIdle();
-      if (queued === 0) break;
-    }
-  }
-
-  async stop(): Promise<void> {
-    if (this.kicked) clearImmediate(this.kicked);
-    await this.passes.stop();
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.lanesIdle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_GRACE_MS)))]);
-    clearTimeout(timer);
-  }
-
-  async depth(): Promise<{ events: number; pending: number; nextAt: number | undefined }> {
-    const events = await this.events();
-    const pending = events.flatMap((ev) => Object.values(ev.targets ?? {})).filter((t) => t.state === 'pending');
-    return {
-      events: events.length,
-      pending: pending.length,
-      nextAt: pending.length > 0 ? Math.min(...pending.map((t) => t.nextAt)) : undefined,
-    };
-  }
+export function deliveryWorker(deps: WorkerDeps) {
+  const { state, clock } = deps;
+  const leases = new Leases(state, clock, NS.outbox, deps.leaseMs ?? LEASE_MS);
+  const held = new Map<string, Held>();
+  const lanes = new Map<string, Promise<void>>();
+  let kicked: NodeJS.Immediate | undefined;
 
   /** The outbox's events, as this instance holds them, in the order BILL's events arrived. */
-  private async events(): Promise<OutboxEvent[]> {
-    return (await this.deps.state.entries<OutboxEvent>(NS.outbox))
+  const events = async (): Promise<OutboxEvent[]> =>
+    (await state.entries<OutboxEvent>(NS.outbox))
       .filter(([key, ev]) => key.startsWith('ev|') && isEvent(ev))
-      .map(([, ev]) => this.held.get(ev.eventId)?.ev ?? ev)
+      .map(([, ev]) => held.get(ev.eventId)?.ev ?? ev)
       .sort((a, b) => a.receivedAt - b.receivedAt);
-  }
 
-  private async lanesIdle(): Promise<void> {
-    while (this.lanes.size > 0) await Promise.all([...this.lanes.values()]);
-  }
+  const lanesIdle = async (): Promise<void> => {
+    while (lanes.size > 0) await Promise.all([...lanes.values()]);
+  };
 
-  private async renewLeases(): Promise<void> {
-    for (const [eventId, h] of this.held) {
-      if (h.settling || h.lost) continue;
-      const kept = await this.leases.renew(leaseKey(eventId)).catch((err: unknown) => {
-        h.log.warn({ err: errorMessage(err) }, 'outbox lease could not be renewed');
-        return true;
-      });
-      if (!kept) this.lose(h);
+  /** Renews the event's lease; false (and the event is given up here) when another worker has it now. */
+  const stillHeld = async (h: Held): Promise<boolean> => {
+    if (!h.lost && !(await leases.renew(leaseKey(h.ev.eventId)))) {
+      h.lost = true;
+      h.log.warn('outbox lease lost to another worker; this one stops working on the event without sending');
     }
-  }
+    return !h.lost;
+  };
 
-  /** Reads the outbox, prepares due events (in the order BILL's events arrived) and queues their sends in lanes. */
-  private async pass(): Promise<number> {
-    const now = this.deps.clock.now();
-    let queued = 0;
-    for (const stored of await this.events()) {
-      if (this.passes.stopped) break;
-      const h = this.held.get(stored.eventId);
-      if (h) {
-        if (!h.settling && !h.lost) queued += this.enqueueDue(h, now);
-        continue;
-      }
-      const due =
-        !stored.targets ||
-        Object.values(stored.targets).some((t) => t.state === 'pending' && t.nextAt <= now) ||
-        Object.values(stored.targets).every((t) => t.state !== 'pending');
-      if (!due || !(await this.leases.acquire(leaseKey(stored.eventId)))) continue;
-      try {
-        // Another instance may have finished or advanced it since the list was read.
-        const ev = await this.deps.state.get<OutboxEvent>(NS.outbox, outboxKey(stored.eventId));
-        if (!ev || !isEvent(ev)) {
-          await this.leases.release(leaseKey(stored.eventId));
-          continue;
-        }
-        const log = this.deps.log.child({ eventId: ev.eventId, eventType: ev.type, orgId: ev.orgId });
-        const held: Held = { ev, log, queued: new Set(), saving: Promise.resolve() };
-        await this.prepare(held);
-        if (held.lost) continue;
-        this.held.set(ev.eventId, held);
-        const n = this.enqueueDue(held, this.deps.clock.now());
-        queued += n;
-        if (n === 0) await this.settle(held);
-      } catch (err) {
-        this.held.delete(stored.eventId);
-        await this.leases.release(leaseKey(stored.eventId));
-        this.deps.log.error({ eventId: stored.eventId, err: errorMessage(err) }, 'notification could not be prepared; will try again');
-      }
-    }
-    return queued;
-  }
+  const save = (h: Held): Promise<void> => {
+    const write = () => state.set(NS.outbox, outboxKey(h.ev.eventId), h.ev);
+    h.saving = h.saving.then(write, write);
+    return h.saving;
+  };
+
+  /** Stores the event as prepared so far, if it is still ours; false when it is not. */
+  const checkpoint = async (h: Held): Promise<boolean> => {
+    if (!(await stillHeld(h))) return false;
+    await save(h);
+    return true;
+  };
 
   /** Index updates, routing, BILL's record and details for the card, each once and stored as soon as done. */
-  private async prepare(h: Held): Promise<void> {
+  const prepare = async (h: Held): Promise<void> => {
     const { ev, log } = h;
     if (!ev.applied) {
-      await this.deps.apply(ev).catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'index update from a webhook event failed'));
+      await deps.apply(ev).catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'index update from a webhook event failed'));
       ev.applied = true;
-      if (!(await this.checkpoint(h))) return;
+      if (!(await checkpoint(h))) return;
     }
     if (!ev.targets) {
       const targets: Record<string, DeliveryState> = {};
-      for (const [key, sub] of await this.deps.subscriptions.forEvent(ev.type)) {
-        if ((await this.deps.resolveOrg(channelScope(sub))) === ev.orgId)
-          targets[key] = { state: 'pending', tries: 0, nextAt: this.deps.clock.now() };
+      for (const [key, sub] of await deps.subscriptions.forEvent(ev.type)) {
+        if ((await deps.resolveOrg(channelScope(sub))) === ev.orgId) targets[key] = { state: 'pending', tries: 0, nextAt: clock.now() };
       }
       ev.targets = targets;
-      if (!(await this.checkpoint(h))) return;
+      if (!(await checkpoint(h))) return;
       log.info({ channels: Object.keys(targets).length }, 'notification routed');
     }
     const pending = () => Object.values(ev.targets ?? {}).some((t) => t.state === 'pending');
     if (!ev.confirmed && pending()) {
       let got: ConfirmedRecord;
       try {
-        got = await this.deps.confirm(ev);
+        got = await deps.confirm(ev);
       } catch (err) {
         // BILL is down or busy: no card yet (never one from the payload); the deliveries wait and the event is read again.
         ev.confirmTries = (ev.confirmTries ?? 0) + 1;
         const wait = jitter(RETRY_DELAYS_MS[Math.min(ev.confirmTries, RETRY_DELAYS_MS.length) - 1] ?? POLL_MS);
-        const nextAt = this.deps.clock.now() + wait;
+        const nextAt = clock.now() + wait;
         for (const t of Object.values(ev.targets)) if (t.state === 'pending') t.nextAt = Math.max(t.nextAt, nextAt);
         log.info(
           { err: errorMessage(err), tries: ev.confirmTries, retryInMs: wait },
           'record of a webhook event could not be read from BILL; will try again',
         );
-        await this.checkpoint(h);
+        await checkpoint(h);
         return;
       }
       if (got.state === 'gone') {
@@ -270,50 +173,19 @@ export class DeliveryWorker {
         log.info('record of a webhook event is not in BILL; nothing posted');
       } else ev.entity = got.entity;
       ev.confirmed = true;
-      if (!(await this.checkpoint(h))) return;
+      if (!(await checkpoint(h))) return;
     }
     if (!ev.enrichment && pending()) {
-      ev.enrichment = await this.deps.enrich(ev).catch((err: unknown) => {
+      ev.enrichment = await deps.enrich(ev).catch((err: unknown) => {
         log.info({ err: errorMessage(err) }, 'notification details could not be looked up; the card shows the record without them');
         return {};
       });
-      await this.checkpoint(h);
+      await checkpoint(h);
     }
-  }
-
-  /** Queues every pending send of the event that is due and not queued yet; how many were queued. */
-  private enqueueDue(h: Held, now: number): number {
-    let n = 0;
-    for (const [key, target] of Object.entries(h.ev.targets ?? {})) {
-      if (target.state !== 'pending' || target.nextAt > now || h.queued.has(key)) continue;
-      h.queued.add(key);
-      n++;
-      // One lane per channel: a subscription key is "<channel key>|<kind>".
-      const lane = key.slice(0, key.lastIndexOf('|'));
-      const tail = (this.lanes.get(lane) ?? Promise.resolve()).then(async () => {
-        try {
-          if (!this.passes.stopped && !h.lost) {
-            await this.deliver(h, key, target);
-            if (!isLost(h)) await this.save(h);
-          }
-        } catch (err) {
-          h.log.error({ err: errorMessage(err) }, 'notification send failed unexpectedly; will try again');
-        } finally {
-          h.queued.delete(key);
-          if (h.queued.size === 0)
-            await this.settle(h).catch((err: unknown) => h.log.error({ err: errorMessage(err) }, 'notification could not be settled'));
-        }
-      });
-      this.lanes.set(lane, tail);
-      void tail.finally(() => {
-        if (this.lanes.get(lane) === tail) this.lanes.delete(lane);
-      });
-    }
-    return n;
-  }
+  };
 
   /** Nothing of the event is queued any more: finish it, or let go of it until its next retry is due. */
-  private async settle(h: Held): Promise<void> {
+  const settle = async (h: Held): Promise<void> => {
     if (h.settling) return;
     h.settling = true;
     const { ev } = h;
@@ -322,66 +194,41 @@ export class DeliveryWorker {
       if (h.lost) return;
       if (Object.values(ev.targets ?? {}).every((t) => t.state !== 'pending')) {
         // The id stays recorded after the outbox entry goes, so a late duplicate from BILL finds it.
-        await this.deps.state.set(NS.webhookEvents, ev.eventId, { at: this.deps.clock.now(), type: ev.type }, { ttlMs: EVENT_ID_TTL_MS });
-        await this.deps.state.delete(NS.outbox, outboxKey(ev.eventId));
+        await state.set(NS.webhookEvents, ev.eventId, { at: clock.now(), type: ev.type }, { ttlMs: EVENT_ID_TTL_MS });
+        await state.delete(NS.outbox, outboxKey(ev.eventId));
       }
     } finally {
-      this.held.delete(ev.eventId);
-      await this.leases.release(leaseKey(ev.eventId));
+      held.delete(ev.eventId);
+      await leases.release(leaseKey(ev.eventId));
     }
-  }
+  };
 
-  /** Renews the event's lease; false (and the event is given up here) when another worker has it now. */
-  private async stillHeld(h: Held): Promise<boolean> {
-    if (!h.lost && !(await this.leases.renew(leaseKey(h.ev.eventId)))) this.lose(h);
-    return !h.lost;
-  }
-
-  /** Stores the event as prepared so far, if it is still ours; false when it is not. */
-  private async checkpoint(h: Held): Promise<boolean> {
-    if (!(await this.stillHeld(h))) return false;
-    await this.save(h);
-    return true;
-  }
-
-  private lose(h: Held): void {
-    if (h.lost) return;
-    h.lost = true;
-    h.log.warn('outbox lease lost to another worker; this one stops working on the event without sending');
-  }
-
-  private save(h: Held): Promise<void> {
-    const write = () => this.deps.state.set(NS.outbox, outboxKey(h.ev.eventId), h.ev);
-    h.saving = h.saving.then(write, write);
-    return h.saving;
-  }
-
-  private async deliver(h: Held, key: string, target: DeliveryState): Promise<void> {
+  const deliver = async (h: Held, key: string, target: DeliveryState): Promise<void> => {
     const { ev } = h;
     const drop = (why: string) => Object.assign(target, { state: 'dropped', lastError: why });
-    const sub = await this.deps.subscriptions.get(key);
+    const sub = await deps.subscriptions.get(key);
     if (!sub) {
       drop('unsubscribed');
       return;
     }
-    const channel = targetOf(sub);
+    const channel: ChannelTarget = { tenantId: sub.tenantId, teamId: sub.teamId, channelId: sub.channelId };
     const clog = h.log.child({ teamId: sub.teamId, channelId: sub.channelId });
-    if ((await this.deps.resolveOrg(channelScope(channel))) !== ev.orgId) {
+    if ((await deps.resolveOrg(channelScope(channel))) !== ev.orgId) {
       clog.info("channel no longer bound to the event's organisation; not sent");
       drop('binding changed');
       return;
     }
     // Right before the send: still ours? (Also keeps the lease while the send waits on Teams' budget.)
-    if (!(await this.stillHeld(h))) return;
-    h.message ??= this.deps.presenter.event(ev);
+    if (!(await stillHeld(h))) return;
+    h.message ??= deps.presenter.event(ev);
     target.tries++;
     let outcome: SendOutcome;
     try {
-      outcome = await this.deps.sender.send(sub.reference, h.message);
+      outcome = await deps.sender.send(sub.reference, h.message);
     } catch (err) {
       outcome = { ok: false, status: 0, message: errorMessage(err) };
     }
-    const now = this.deps.clock.now();
+    const now = clock.now();
     if (outcome.ok) {
       Object.assign(target, { state: 'sent', sentAt: now, lastError: undefined });
       clog.info({ tries: target.tries }, 'notification sent');
@@ -392,7 +239,7 @@ export class DeliveryWorker {
     if (removed) {
       drop(target.lastError);
       clog.warn({ status: outcome.status, code: outcome.code }, 'bot is no longer in the channel; its subscriptions are removed');
-      await this.deps
+      await deps
         .onChannelGone(channel, removed)
         .catch((err: unknown) => clog.error({ err: errorMessage(err) }, "could not remove the channel's subscriptions"));
       return;
@@ -408,6 +255,7 @@ export class DeliveryWorker {
       return;
     }
     target.state = 'dead';
+    const { status, code } = outcome;
     const letter: DeadLetter = {
       eventId: ev.eventId,
       type: ev.type,
@@ -415,14 +263,139 @@ export class DeliveryWorker {
       ...channel,
       kind: sub.kind,
       tries: target.tries,
-      status: outcome.status,
-      code: outcome.code,
+      status,
+      code,
       reason: outcome.message.slice(0, 200),
       at: now,
     };
-    await this.deps.state.set(NS.deadLetters, `${ev.eventId}|${sub.tenantId}|${sub.teamId}|${sub.channelId}`, letter, {
-      ttlMs: DEAD_LETTER_TTL_MS,
+    await state.set(NS.deadLetters, `${ev.eventId}|${sub.tenantId}|${sub.teamId}|${sub.channelId}`, letter, { ttlMs: DEAD_LETTER_TTL_MS });
+    clog.warn({ status, code, tries: target.tries }, 'notification could not be delivered; dead-lettered');
+  };
+
+  /** Queues every pending send of the event that is due and not queued yet; how many were queued. */
+  const enqueueDue = (h: Held, now: number): number => {
+    let n = 0;
+    for (const [key, target] of Object.entries(h.ev.targets ?? {})) {
+      if (target.state !== 'pending' || target.nextAt > now || h.queued.has(key)) continue;
+      h.queued.add(key);
+      n++;
+      // One lane per channel: a subscription key is "<channel key>|<kind>".
+      const lane = key.slice(0, key.lastIndexOf('|'));
+      const tail = (lanes.get(lane) ?? Promise.resolve()).then(async () => {
+        try {
+          if (!passes.stopped && !h.lost) {
+            await deliver(h, key, target);
+            if (!isLost(h)) await save(h);
+          }
+        } catch (err) {
+          h.log.error({ err: errorMessage(err) }, 'notification send failed unexpectedly; will try again');
+        } finally {
+          h.queued.delete(key);
+          if (h.queued.size === 0)
+            await settle(h).catch((err: unknown) => h.log.error({ err: errorMessage(err) }, 'notification could not be settled'));
+        }
+      });
+      lanes.set(lane, tail);
+      void tail.finally(() => {
+        if (lanes.get(lane) === tail) lanes.delete(lane);
+      });
+    }
+    return n;
+  };
+
+  /** Reads the outbox, prepares due events (in the order BILL's events arrived) and queues their sends in lanes. */
+  const pass = async (): Promise<number> => {
+    const now = clock.now();
+    let queued = 0;
+    for (const stored of await events()) {
+      if (passes.stopped) break;
+      const h = held.get(stored.eventId);
+      if (h) {
+        if (!h.settling && !h.lost) queued += enqueueDue(h, now);
+        continue;
+      }
+      const due =
+        !stored.targets ||
+        Object.values(stored.targets).some((t) => t.state === 'pending' && t.nextAt <= now) ||
+        Object.values(stored.targets).every((t) => t.state !== 'pending');
+      if (!due || !(await leases.acquire(leaseKey(stored.eventId)))) continue;
+      try {
+        // Another instance may have finished or advanced it since the list was read.
+        const ev = await state.get<OutboxEvent>(NS.outbox, outboxKey(stored.eventId));
+        if (!ev || !isEvent(ev)) {
+          await leases.release(leaseKey(stored.eventId));
+          continue;
+        }
+        const log = deps.log.child({ eventId: ev.eventId, eventType: ev.type, orgId: ev.orgId });
+        const h: Held = { ev, log, queued: new Set(), saving: Promise.resolve() };
+        await prepare(h);
+        if (h.lost) continue;
+        held.set(ev.eventId, h);
+        const n = enqueueDue(h, clock.now());
+        queued += n;
+        if (n === 0) await settle(h);
+      } catch (err) {
+        held.delete(stored.eventId);
+        await leases.release(leaseKey(stored.eventId));
+        deps.log.error({ eventId: stored.eventId, err: errorMessage(err) }, 'notification could not be prepared; will try again');
+      }
+    }
+    return queued;
+  };
+
+  /** One pass at a time over the outbox, each renewing the held leases first (a failed renewal is not a lost lease). */
+  const passes = new Periodic(
+    async () => {
+      for (const h of held.values())
+        if (!h.settling)
+          await stillHeld(h).catch((err: unknown) => h.log.warn({ err: errorMessage(err) }, 'outbox lease could not be renewed'));
+      return pass();
+    },
+    { everyMs: POLL_MS, log: deps.log, what: 'notification worker' },
+  );
+
+  /** Looks at the outbox soon (after the current I/O), without waiting. */
+  const kick = (): void => {
+    if (passes.stopped || kicked) return;
+    kicked = setImmediate(() => {
+      kicked = undefined;
+      passes.tick().catch((err: unknown) => deps.log.error({ err: errorMessage(err) }, 'notification worker failed'));
     });
-    clog.warn({ status: outcome.status, code: outcome.code, tries: target.tries }, 'notification could not be delivered; dead-lettered');
-  }
+  };
+
+  return {
+    kick,
+    /** Polls the outbox (retries, events another instance left behind) and works off what is there now. */
+    start(): void {
+      passes.start();
+      kick();
+    },
+
+    /** Works through every delivery due now and waits until they are sent, retried later, or given up (tests, shutdown). */
+    async drain(): Promise<void> {
+      for (let round = 0; round < 1_000 && !passes.stopped; round++) {
+        const queued = await passes.tick();
+        await lanesIdle();
+        if (queued === 0) break;
+      }
+    },
+
+    async stop(): Promise<void> {
+      if (kicked) clearImmediate(kicked);
+      await passes.stop();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([lanesIdle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_GRACE_MS)))]);
+      clearTimeout(timer);
+    },
+
+    async depth(): Promise<{ events: number; pending: number; nextAt: number | undefined }> {
+      const all = await events();
+      const pending = all.flatMap((ev) => Object.values(ev.targets ?? {})).filter((t) => t.state === 'pending');
+      return {
+        events: all.length,
+        pending: pending.length,
+        nextAt: pending.length > 0 ? Math.min(...pending.map((t) => t.nextAt)) : undefined,
+      };
+    },
+  };
 }

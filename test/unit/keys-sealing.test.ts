@@ -9,7 +9,7 @@ import { ManualClock, systemClock } from '../../src/infra/clock.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { ROTATION_GRACE_MS, UNSEALED_REFUSED, WebhookKeys } from '../../src/notify/keys.js';
-import { WebhookSetup, WebhookSetupError } from '../../src/notify/setup.js';
+import { webhookSetup, WebhookSetupError } from '../../src/notify/setup.js';
 import type { BillGateway } from '../../src/bill/gateway.js';
 import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
 import { deriveKey, openText, parseSecretsKey } from '../../src/infra/state/sealing.js';
@@ -164,7 +164,7 @@ describe('webhook keys at rest', () => {
         throw new Error('BILL must not be asked');
       },
     } as unknown as BillGateway;
-    const setup = new WebhookSetup({ bill, keys: k, log, allowLocalHttp: false });
+    const setup = webhookSetup({ bill, keys: k, log });
     const refused = await setup.setup('00801ORGA', 'https://bot.example.com/api/bill/webhooks').catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(WebhookSetupError);
     expect((refused as WebhookSetupError).reason).toBe('unsealed');

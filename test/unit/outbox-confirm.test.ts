@@ -14,7 +14,7 @@ import type { ConfirmedRecord } from '../../src/notify/project.js';
 import { WebhookReceiver, outboxKey } from '../../src/notify/receiver.js';
 import { ChannelSubscriptions } from '../../src/notify/subscriptions.js';
 import type { OutboxEvent, SendOutcome } from '../../src/notify/types.js';
-import { DeliveryWorker, RETRY_DELAYS_MS } from '../../src/notify/worker.js';
+import { deliveryWorker, RETRY_DELAYS_MS } from '../../src/notify/worker.js';
 import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
 import { NS } from '../../src/infra/state/types.js';
 import { LogCapture } from '../harness/logs.js';
@@ -52,7 +52,7 @@ afterEach(async () => {
 /** A worker whose BILL read is `confirm`; records the entity of every card it sends. */
 function worker(confirm: (ev: OutboxEvent) => Promise<ConfirmedRecord>) {
   const sent: Array<Record<string, unknown>> = [];
-  const w = new DeliveryWorker({
+  const w = deliveryWorker({
     state: store,
     clock,
     log: createLogger({ level: 'debug', secrets, destination: logs }),

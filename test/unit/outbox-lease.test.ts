@@ -6,11 +6,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/infra/clock.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
-import { Leases } from '../../src/notify/lease.js';
+import { Leases } from '../../src/notify/jobs.js';
 import { outboxKey } from '../../src/notify/receiver.js';
 import { ChannelSubscriptions } from '../../src/notify/subscriptions.js';
 import type { OutboxEvent, SendOutcome } from '../../src/notify/types.js';
-import { DeliveryWorker } from '../../src/notify/worker.js';
+import { deliveryWorker } from '../../src/notify/worker.js';
 import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
 import { RedisConnection } from '../../src/infra/state/redisClient.js';
 import { RedisStateStore } from '../../src/infra/state/redisStore.js';
@@ -64,7 +64,7 @@ async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 10
 /** A worker whose enrich step and send can be held at a gate; records what it sent. */
 function worker(state: StateStore, hold: { enrich?: ReturnType<typeof gate>; send?: ReturnType<typeof gate> }) {
   const sent: string[] = [];
-  const w = new DeliveryWorker({
+  const w = deliveryWorker({
     state,
     clock: systemClock,
     log,

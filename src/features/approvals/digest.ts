@@ -5,7 +5,7 @@
 import type { Clock } from '../../infra/clock.js';
 import type { Logger } from '../../infra/log.js';
 import { NotLinked, errorMessage } from '../../errors.js';
-import { Periodic } from '../../notify/periodic.js';
+import { slotJob } from '../../notify/jobs.js';
 import { dueSlot } from '../../notify/schedule.js';
 import type { ChannelSender } from '../../notify/types.js';
 import { NS, type StateStore } from '../../infra/state/types.js';
@@ -14,11 +14,14 @@ import type { UserLink } from './userLinks.js';
 
 /** A handled slot is remembered this long (longer than any catch-up window). */
 const SLOT_TTL_MS = 3 * 24 * 3_600_000;
-const TICK_MS = 30_000;
 /** A failed digest is tried again after this long (still within the catch-up window). */
 const RETRY_AFTER_MS = 5 * 60_000;
 
-interface ApprovalDigestDeps {
+/**
+ * The approvals digest job: each run sends every digest whose slot has come, and counts those sent, those whose slot
+ * came with nothing waiting (no message) and failures. Started only when approvals are on.
+ */
+export function approvalDigestJob(deps: {
   /** Undefined without SECRETS_KEY: approvals are off and nothing is sent. */
   approvals: Approvals | undefined;
   state: StateStore;
@@ -27,21 +30,12 @@ interface ApprovalDigestDeps {
   sender: ChannelSender;
   clock: Clock;
   log: Logger;
-}
-
-/** Digests sent; approvers whose slot came with nothing waiting (no message); failures. */
-type ApprovalDigestReport = Record<'sent' | 'empty' | 'failed', number>;
-
-/**
- * The approvals digest job: each run sends every digest whose slot has come (one run at a time; a tick during a run
- * gets a fresh run after it). Started only when approvals are on.
- */
-export function approvalDigestJob(deps: ApprovalDigestDeps): Periodic<ApprovalDigestReport> {
-  const { state, log } = deps;
+}) {
+  const { approvals, state, log } = deps;
   // What became of one approver's digest: sent, nothing waiting, or nothing due now (undefined).
-  const sendDigest = async (approvals: Approvals, link: UserLink, now: number): Promise<'sent' | 'empty' | undefined> => {
+  const sendDigest = async (link: UserLink, now: number): Promise<'sent' | 'empty' | undefined> => {
     const { digestTime, reference } = link;
-    if (!digestTime || !reference) return;
+    if (!approvals || !digestTime || !reference) return;
     const slot = dueSlot({ every: 'daily', time: digestTime }, link.digestSince ?? 0, now, deps.timeZone);
     if (!slot) return;
     const key = `${approvals.links.key(link)}|${slot.id}`;
@@ -80,25 +74,14 @@ export function approvalDigestJob(deps: ApprovalDigestDeps): Periodic<ApprovalDi
       throw err;
     }
   };
-  const periodic = new Periodic<ApprovalDigestReport>(
-    async () => {
-      const report: ApprovalDigestReport = { sent: 0, empty: 0, failed: 0 };
-      const { approvals } = deps;
-      if (!approvals) return report;
-      const now = deps.clock.now();
-      for (const link of await approvals.links.all()) {
-        if (periodic.stopped) break;
-        try {
-          const done = await sendDigest(approvals, link, now);
-          if (done) report[done]++;
-        } catch (err) {
-          report.failed++;
-          log.warn({ orgId: link.orgId, err: errorMessage(err) }, 'approvals digest for one approver failed; will try again');
-        }
-      }
-      return report;
-    },
-    { everyMs: TICK_MS, log, what: 'approvals digest' },
-  );
-  return periodic;
+  return slotJob({
+    what: 'approvals digest',
+    clock: deps.clock,
+    log,
+    outcomes: { sent: 0, empty: 0 },
+    items: async () => (approvals ? approvals.links.all() : []),
+    post: sendDigest,
+    failed: (link, err) =>
+      log.warn({ orgId: link.orgId, err: errorMessage(err) }, 'approvals digest for one approver failed; will try again'),
+  });
 }

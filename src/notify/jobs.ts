@@ -1,0 +1,147 @@
+// The clockwork of the outbox worker and the digests: a job that runs every few seconds, one run at a time, and stops
+// cleanly; and short leases in the StateStore so that one worker at a time works on an outbox event or a digest slot.
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../infra/clock.js';
+import type { Logger } from '../infra/log.js';
+import type { StateStore } from '../infra/state/types.js';
+import { errorMessage } from '../errors.js';
+
+export class Periodic<R> {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<R> | undefined;
+  private queued: Promise<R> | undefined;
+  /** True once stop() was called; a long run checks it between items. */
+  stopped = false;
+
+  constructor(
+    private readonly job: () => Promise<R>,
+    /** `what` names the job in the log line when a run fails. */
+    private readonly opts: { everyMs: number; log: Logger; what: string },
+  ) {}
+
+  start(): void {
+    if (this.timer || this.stopped) return;
+    this.timer = setInterval(() => {
+      this.tick().catch((err: unknown) => this.opts.log.error({ err: errorMessage(err) }, `${this.opts.what} failed`));
+    }, this.opts.everyMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await Promise.allSettled([this.running, this.queued]);
+  }
+
+  /** Runs the job now. A call made while one runs gets one fresh run after it (with its own "now"). */
+  tick(): Promise<R> {
+    if (!this.running) {
+      const run = this.job().finally(() => {
+        if (this.running === run) this.running = undefined;
+      });
+      this.running = run;
+      return run;
+    }
+    this.queued ??= this.running
+      .catch(() => undefined)
+      .then(() => {
+        this.queued = undefined;
+        return this.tick();
+      });
+    return this.queued;
+  }
+}
+
+/**
+ * The digests' job: each run offers every item (a channel's or an approver's schedule) its slot in turn and counts the
+ * outcomes `post` answers (undefined: nothing due); a throw counts as failed, and the next run offers the item again.
+ */
+export function slotJob<T, K extends string>(opts: {
+  what: string;
+  clock: Clock;
+  log: Logger;
+  outcomes: Record<K, 0>;
+  items: () => Promise<T[]>;
+  post: (item: T, now: number) => Promise<K | 'failed' | undefined>;
+  failed: (item: T, err: unknown) => void;
+}): Periodic<Record<K | 'failed', number>> {
+  const job = new Periodic<Record<K | 'failed', number>>(
+    async () => {
+      const report: Record<K | 'failed', number> = { ...opts.outcomes, failed: 0 };
+      const now = opts.clock.now();
+      for (const item of job.stopped ? [] : await opts.items()) {
+        if (job.stopped) break;
+        try {
+          const outcome = await opts.post(item, now);
+          if (outcome) report[outcome]++;
+        } catch (err) {
+          report.failed++;
+          opts.failed(item, err);
+        }
+      }
+      return report;
+    },
+    { everyMs: 30_000, log: opts.log, what: opts.what },
+  );
+  return job;
+}
+
+// A lease (setIfAbsent with a TTL) names its holder by a random id made when the holder starts (not host + pid: two containers
+// on one host can share a hostname and a pid, and a pid of another pid namespace looks dead from here), so a lease
+// is taken over only once it has expired — or, on a single-instance store, when it was last written before this
+// process started (only one process may use that store, so its holder is a predecessor that is gone).
+interface LeaseHolder {
+  by: string;
+  /** When it took or last renewed the lease (ms since epoch). */
+  at: number;
+}
+
+export class Leases {
+  readonly id = randomUUID();
+  private readonly startedAt: number;
+
+  constructor(
+    private readonly state: StateStore,
+    private readonly clock: Clock,
+    private readonly ns: string,
+    readonly ttlMs: number,
+  ) {
+    this.startedAt = clock.now();
+  }
+
+  private holder(): LeaseHolder {
+    return { by: this.id, at: this.clock.now() };
+  }
+
+  /** Left on the file store (one process alone uses it) by a predecessor, before this process started. */
+  private leftBehind(held: LeaseHolder | undefined): boolean {
+    if (this.state.kind !== 'file' || !held || typeof held !== 'object' || held.by === this.id) return false;
+    return typeof held.at !== 'number' || held.at < this.startedAt;
+  }
+
+  async acquire(key: string): Promise<boolean> {
+    if (await this.state.setIfAbsent(this.ns, key, this.holder(), { ttlMs: this.ttlMs })) return true;
+    const held = await this.state.get<LeaseHolder>(this.ns, key);
+    if (!this.leftBehind(held)) return false;
+    await this.state.delete(this.ns, key);
+    return this.state.setIfAbsent(this.ns, key, this.holder(), { ttlMs: this.ttlMs });
+  }
+
+  /**
+   * Extends a lease this holder has; false when it lost it: another holder has it, or it expired (another worker
+   * may have finished the work and let go since, so it is not simply taken again). The check and the write are two
+   * commands: a takeover in between is possible only when this holder had already gone a whole TTL unrenewed.
+   */
+  async renew(key: string): Promise<boolean> {
+    const held = await this.state.get<LeaseHolder>(this.ns, key);
+    if (held?.by !== this.id) return false;
+    await this.state.set(this.ns, key, this.holder(), { ttlMs: this.ttlMs });
+    return true;
+  }
+
+  async release(key: string): Promise<void> {
+    const held = await this.state.get<LeaseHolder>(this.ns, key).catch(() => undefined);
+    if (held?.by === this.id) await this.state.delete(this.ns, key).catch(() => undefined);
+  }
+}
