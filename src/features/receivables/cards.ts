@@ -1,22 +1,11 @@
 // Accounts receivable cards: one invoice, overdue receivables aged by customer with a chart of the aging buckets.
 // Pure: data in, card out.
 import type { Invoice } from '../../bill/types.js';
-import {
-  adaptiveCard,
-  container,
-  escapeMarkdown,
-  executeAction,
-  facts,
-  subtitle,
-  text,
-  title,
-  type CardElement,
-  type CardReply,
-} from '../../cards/card.js';
+import { escapeMarkdown, executeAction, facts, type CardReply } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
 import { calendarDate, daysBetween, money, sum } from '../../cards/format.js';
-import { AGING_BUCKETS, agingBucket, typeableName, type Loose } from '../payables/cards.js';
-import { asOfFooter, listCard, refreshAction, type AsOf, type ListContext } from '../../cards/list.js';
+import { AGING_BUCKETS, agingBucket, sentEntries, typeableName } from '../payables/cards.js';
+import { detailCard, listCard, type AsOf, type DetailCardSpec, type ListContext } from '../../cards/list.js';
 import { shortId } from '../../cards/redact.js';
 import { codeWords, count, invoiceStatusWords, moneyTotal } from '../../cards/words.js';
 
@@ -36,26 +25,10 @@ export function invoiceCard(input: ArCardContext & { invoice: Invoice; command: 
   const { invoice: inv, fmt, today } = input;
   const customer = input.customerOf(inv.customerId);
   const name = customerName(inv.customerId, input);
-  const cur = customer?.currency;
-  const m = (n: number | undefined) => money(n ?? 0, cur, fmt.locale);
+  const m = (n: number | undefined) => money(n ?? 0, customer?.currency, fmt.locale);
   const status = invoiceStatusWords(inv, today);
-  const body: CardElement[] = [
-    title(escapeMarkdown(`Invoice ${inv.invoiceNumber || shortId(inv.id)}`)),
-    subtitle(escapeMarkdown(name)),
-    text(escapeMarkdown(status.words), { weight: 'Bolder' }),
-    facts([
-      ['Customer', escapeMarkdown(name)],
-      ['Invoice date', calendarDate(inv.invoiceDate, fmt.locale)],
-      ['Due date', calendarDate(inv.dueDate, fmt.locale)],
-      ['Total', m(inv.totalAmount)],
-      ['Amount due', m(inv.dueAmount)],
-      ...((inv.scheduledAmount ?? 0) > 0 ? [['Payment scheduled', m(inv.scheduledAmount)] as [string, string]] : []),
-      ...((inv.creditAmount ?? 0) > 0 ? [['Credits applied', m(inv.creditAmount)] as [string, string]] : []),
-      ['BILL id', shortId(inv.id)],
-    ]),
-  ];
-  const sent: Array<Loose<NonNullable<Invoice['payments']>[number]>> = Array.isArray(inv.payments) ? inv.payments : [];
-  const payments = sent
+  const sections: DetailCardSpec['sections'] = [];
+  const payments = sentEntries(inv.payments)
     .filter((p) => typeof p?.amount === 'number')
     .map((p) => ({ amount: p?.amount ?? 0, date: p?.date, status: p?.status }));
   if (payments.length > 0) {
@@ -63,27 +36,40 @@ export function invoiceCard(input: ArCardContext & { invoice: Invoice; command: 
     const lines = [...payments]
       .sort((a, b) => String(b.date).localeCompare(String(a.date)))
       .slice(0, 6)
-      .map((p) => [calendarDate(p.date, fmt.locale), escapeMarkdown(`${m(p.amount)} · ${codeWords(p.status)}`)] as [string, string]);
+      .map((p): [string, string] => [calendarDate(p.date, fmt.locale), `${m(p.amount)} · ${codeWords(p.status)}`]);
     if (payments.length > 6) lines.push(['…', `${payments.length - 6} more`]);
-    body.push(container([text(`Payments received: ${m(received)}`, { weight: 'Bolder' }), facts(lines)], { separator: true }));
+    sections.push({ heading: `Payments received: ${m(received)}`, facts: lines });
   } else {
-    body.push(text('No payments received yet.', { subtle: true, separator: true }));
+    sections.push({ note: 'No payments received yet.', separator: true });
   }
-  const items: Array<Loose<NonNullable<Invoice['invoiceLineItems']>[number]>> = Array.isArray(inv.invoiceLineItems)
-    ? inv.invoiceLineItems
-    : [];
+  const items = sentEntries(inv.invoiceLineItems);
   if (items.length > 0) {
-    const shown = items.slice(0, 4).map((li) => escapeMarkdown(li?.description || 'Line item'));
-    body.push(text(`Lines: ${shown.join('; ')}${items.length > 4 ? `; and ${items.length - 4} more` : ''}`, { subtle: true }));
+    const shown = items.slice(0, 4).map((li) => li?.description || 'Line item');
+    sections.push({ note: `Lines: ${shown.join('; ')}${items.length > 4 ? `; and ${items.length - 4} more` : ''}` });
   }
-  body.push(asOfFooter(input));
-  const actions = [];
-  if (customer?.name && typeableName(customer.name))
-    actions.push(executeAction('This customer', { verb: 'run', command: `customer ${customer.name}` }));
-  actions.push(refreshAction(input.command));
-  return adaptiveCard(body, {
+  return detailCard({
+    ...input,
+    title: `Invoice ${inv.invoiceNumber || shortId(inv.id)}`,
+    subtitle: name,
+    status: status.words,
+    facts: [
+      [
+        ['Customer', name],
+        ['Invoice date', calendarDate(inv.invoiceDate, fmt.locale)],
+        ['Due date', calendarDate(inv.dueDate, fmt.locale)],
+        ['Total', m(inv.totalAmount)],
+        ['Amount due', m(inv.dueAmount)],
+        ...((inv.scheduledAmount ?? 0) > 0 ? [['Payment scheduled', m(inv.scheduledAmount)] as [string, string]] : []),
+        ...((inv.creditAmount ?? 0) > 0 ? [['Credits applied', m(inv.creditAmount)] as [string, string]] : []),
+        ['BILL id', shortId(inv.id)],
+      ],
+    ],
+    sections,
     summary: `Invoice ${inv.invoiceNumber} for ${name}: ${m(inv.dueAmount)} due of ${m(inv.totalAmount)}, ${status.words.toLowerCase()}.`,
-    actions,
+    actions:
+      customer?.name && typeableName(customer.name)
+        ? [executeAction('This customer', { verb: 'run', command: `customer ${customer.name}` })]
+        : [],
   });
 }
 
