@@ -58,11 +58,10 @@ function partyCard<T extends { dueDate: string }>(
   const cur = currencyOf(kind, party);
   const rows = open.items;
   const overdue = rows.filter((i) => daysBetween(i.dueDate.slice(0, 10), today) > 0);
-  const total = (items: T[]) =>
-    moneyTotal(
-      items.map((i) => ({ amount: open.amountOf(i), currency: cur })),
-      fmt.locale,
-    );
+  const total = (items: T[]) => {
+    const amounts = items.map((i) => ({ amount: open.amountOf(i), currency: cur }));
+    return moneyTotal(amounts, fmt.locale);
+  };
   const openTotal = total(rows);
   const balance = balanceOf(party);
   const totals: Array<[string, string]> = [

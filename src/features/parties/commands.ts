@@ -121,12 +121,8 @@ async function runParty<P extends Vendor | Customer, O>(ctx: CommandContext, dep
   }
   const one = ranked.length === 1 || first.name.trim().toLocaleLowerCase() === typed.trim().toLocaleLowerCase();
   const shown = one ? [first] : ranked;
-  const open = await path.openOf(
-    ctx,
-    deps,
-    orgId,
-    shown.map((p) => p.id),
-  );
+  const ids = shown.map((p) => p.id);
+  const open = await path.openOf(ctx, deps, orgId, ids);
   // Balances read again where a bill or invoice of theirs changed since the mirror read them.
   const parties = found.fromMirror ? ((await deps.mirror.confirm(orgId, kind, shown, 'interactive')) as P[]) : shown;
   const shared = {

@@ -81,10 +81,8 @@ function windowWords(days: number): string {
 
 /** The bills' amounts due, per currency ("$1,250.00"), and as a totals line ("$1,250.00 · 3 bills"). */
 function billsTotal(bills: Bill[], ctx: ApCardContext): { money: string; line: string } {
-  const total = moneyTotal(
-    bills.map((b) => ({ amount: amountDue(b), currency: ctx.currencyOf(b.vendorId) })),
-    ctx.fmt.locale,
-  );
+  const amounts = bills.map((b) => ({ amount: amountDue(b), currency: ctx.currencyOf(b.vendorId) }));
+  const total = moneyTotal(amounts, ctx.fmt.locale);
   return { money: total, line: `${total} · ${count(bills.length, 'bill', ctx.fmt.locale)}` };
 }
 
