@@ -64,12 +64,12 @@ export interface ListCardSpec<T> extends ListContext {
 }
 
 /** The "As of 10:42" footer with any extra parts and the note, plain text in. */
-export function asOfFooter(at: AsOf, parts: Array<string | undefined> = []): CardElement {
+function asOfFooter(at: AsOf, parts: Array<string | undefined> = []): CardElement {
   const said = [...parts, at.note].filter((n): n is string => !!n).map(escapeMarkdown);
   return footer([`As of ${clockTime(at.asOf, at.fmt)}`, ...said].join(' · '));
 }
 
-export function refreshAction(command: string, page = 0): CardAction {
+function refreshAction(command: string, page = 0): CardAction {
   return executeAction('Refresh', { verb: 'run', command, page, refresh: true });
 }
 

@@ -3,17 +3,17 @@ import type { BindingState } from '../bindings/bindings.js';
 import type { CommandInfo, ConversationKind } from '../features/types.js';
 import {
   adaptiveCard,
-  container,
-  escapeMarkdown,
-  executeAction,
-  shortRef,
-  text,
-  title,
   type CardAction,
   type CardElement,
   type CardReply,
+  container,
+  escapeMarkdown,
+  executeAction,
+  shortId,
+  shortRef,
+  text,
+  title,
 } from './card.js';
-import { shortId } from './redact.js';
 import { typed, usageText, versionFooter } from './help.js';
 import { SANDBOX_NOTE } from './words.js';
 

@@ -1,12 +1,11 @@
 // Accounts payable cards: bills due (with a chart of cash out by due day), overdue bills, one bill, bills sharing an
 // invoice number. Pure: data in, card out.
 import type { Bill } from '../../bill/types.js';
-import { executeAction, type CardReply, type TableColumn } from '../../cards/card.js';
+import { type CardReply, executeAction, shortId, type TableColumn } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
 import { calendarDate, daysBetween, dueInWords, money, sum, type FormatOptions } from '../../cards/format.js';
 import { addDays } from '../../infra/calendar.js';
 import { detailCard, listCard, type AsOf, type DetailCardSpec, type ListContext } from '../../cards/list.js';
-import { shortId } from '../../cards/redact.js';
 import { billApprovalWords, billPaymentWords, codeWords, count, moneyTotal } from '../../cards/words.js';
 
 interface ApCardContext extends AsOf {

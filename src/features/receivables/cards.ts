@@ -1,12 +1,11 @@
 // Accounts receivable cards: one invoice, overdue receivables aged by customer with a chart of the aging buckets.
 // Pure: data in, card out.
 import type { Invoice } from '../../bill/types.js';
-import { escapeMarkdown, executeAction, facts, type CardReply } from '../../cards/card.js';
+import { type CardReply, escapeMarkdown, executeAction, facts, shortId } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
 import { calendarDate, daysBetween, money, sum } from '../../cards/format.js';
 import { AGING_BUCKETS, agingBucket, sentEntries, typeableName } from '../payables/cards.js';
 import { detailCard, listCard, type AsOf, type DetailCardSpec, type ListContext } from '../../cards/list.js';
-import { shortId } from '../../cards/redact.js';
 import { codeWords, count, invoiceStatusWords, moneyTotal } from '../../cards/words.js';
 
 interface ArCardContext extends AsOf {
