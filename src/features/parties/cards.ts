@@ -141,17 +141,11 @@ export function customerCard(input: CustomerCardInput): CardReply {
   });
 }
 
-interface PartyMatch {
-  party: Vendor | Customer;
-  open: number;
-  /** Open amount (bills due / invoices due). */
-  openAmount: number;
-}
-
 export interface PartyMatchesInput extends ListContext {
   kind: PartyKind;
   typed: string;
-  matches: PartyMatch[];
+  /** Each party with its open bills or invoices: how many, and the amount due on them. */
+  matches: Array<{ party: Vendor | Customer; open: number; openAmount: number }>;
   /** BILL had more matches than one answer reads. */
   more: boolean;
 }

@@ -60,13 +60,7 @@ export function rankMatches<T extends { name: string; id: string }>(typed: strin
  * refresh the org's commands share), else one name search at BILL (kept like a list) while the mirror is built in the
  * background. `fromMirror`: balances that may have moved are confirmed before they are shown.
  */
-async function search(
-  ctx: CommandContext,
-  deps: PartiesDeps,
-  orgId: string,
-  kind: PartyKind,
-  typed: string,
-): Promise<{ items: Array<Vendor | Customer>; more: boolean; fetchedAt: number; fromMirror: boolean }> {
+async function search(ctx: CommandContext, deps: PartiesDeps, orgId: string, kind: PartyKind, typed: string) {
   // Built before the mirror or a kept answer is consulted, so a refused name never reaches BILL.
   new BillFilter().sw('name', typed);
   const warm = await deps.mirror.search(orgId, kind, typed, mirrorRead(ctx, deps, kind));

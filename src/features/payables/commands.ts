@@ -45,12 +45,7 @@ const MAX_DUE_DAYS = 90;
 export const DEFAULT_DUE_DAYS = 7;
 
 /** Unpaid, non-archived bills in a due-date range, soonest first, filtered by BILL (line items dropped: not shown). */
-export async function unpaidBills(
-  deps: Pick<PayablesDeps, 'bill'>,
-  orgId: string,
-  dueDate: DueRange,
-  vendorId?: string | string[],
-): Promise<{ items: Bill[]; truncated: boolean }> {
+export async function unpaidBills(deps: Pick<PayablesDeps, 'bill'>, orgId: string, dueDate: DueRange, vendorId?: string | string[]) {
   const { items, truncated } = await orgClient(deps, orgId)
     .bills.list({
       dueDate,
@@ -193,12 +188,7 @@ const BILL_HINT =
  * A bill by its BILL id, as a lookup answers: from the org's mirror once it holds every bill (a Refresh reads that bill
  * from BILL into it), else asked of BILL and kept like a record answer (CACHE_TTL_OBJECT_S, dropped by a bill webhook).
  */
-async function billById(
-  ctx: CommandContext,
-  deps: PayablesDeps,
-  orgId: string,
-  id: string,
-): Promise<{ rows: Bill[]; refreshedAt: number }> {
+async function billById(ctx: CommandContext, deps: PayablesDeps, orgId: string, id: string) {
   try {
     const held = await deps.mirror.byId(orgId, 'bill', id, mirrorRead(ctx, deps, 'bill'));
     if (held) return { rows: [held.record], refreshedAt: held.refreshedAt };

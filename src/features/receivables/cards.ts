@@ -86,11 +86,7 @@ export function isOverdue(inv: AgingInvoice, today: string): boolean {
 }
 
 /** Each overdue invoice's aging bucket (AGING_BUCKETS index), amount due and currency: the card's chart and the dashboard tab's. */
-export function agedOverdue(
-  invoices: AgingInvoice[],
-  today: string,
-  currencyOf: (customerId: string) => string | undefined,
-): Array<{ customerId: string; bucket: number; amount: number; currency: string | undefined }> {
+export function agedOverdue(invoices: AgingInvoice[], today: string, currencyOf: (customerId: string) => string | undefined) {
   return invoices
     .filter((i) => isOverdue(i, today))
     .map((i) => ({
