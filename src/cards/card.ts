@@ -139,8 +139,7 @@ export function facts(pairs: Array<[string, string]>): CardElement {
 
 export interface TableColumn {
   header: string;
-  align?: 'Left' | 'Center' | 'Right';
-  /** Shown right of the row's name at the width it needs, never wrapped (an amount); default: the first right-aligned column. */
+  /** Shown right of the row's name at the width it needs, never wrapped (an amount). */
   figure?: boolean;
   /** On the row's second line the value stands alone instead of "Header: value" (it already says what it is). */
   plain?: boolean;
@@ -161,9 +160,7 @@ export function table(
   rows: string[][],
   opts: { rowColors?: Array<'Attention' | 'Warning' | 'Good' | undefined> } = {},
 ): CardElement {
-  const figureAt = columns.some((c) => c.figure)
-    ? columns.findIndex((c) => c.figure)
-    : columns.findIndex((c, i) => i > 0 && c.align === 'Right');
+  const figureAt = columns.findIndex((c) => c.figure);
   const nameAndFigure = (name: Json, figure: Json | undefined): CardElement =>
     figure === undefined
       ? (name as CardElement)

@@ -166,9 +166,9 @@ export function partyMatchesCard(input: PartyMatchesInput): CardReply {
     subtitle: `Type more of the name to pick one, e.g. ${kind} ${rows[0]?.party.name ?? input.typed}`,
     columns: [
       { header: kind === 'vendor' ? 'Vendor' : 'Customer' },
-      { header: open, align: 'Right' },
-      { header: 'Amount open', align: 'Right', figure: true },
-      { header: 'Balance in BILL', align: 'Right' },
+      { header: open },
+      { header: 'Amount open', figure: true },
+      { header: 'Balance in BILL' },
     ],
     items: rows,
     row: (m) => {

@@ -37,7 +37,7 @@ function invoiceNumber(bill: Pick<Bill, 'invoice' | 'id'>): string {
 export const OPEN_ITEM_COLUMNS: TableColumn[] = [
   { header: 'Invoice #' },
   { header: 'Due' },
-  { header: 'Amount due', align: 'Right' },
+  { header: 'Amount due', figure: true },
   { header: 'Status' },
 ];
 
@@ -203,8 +203,8 @@ export function billsOverdueCard(input: ApCardContext & ListContext & { overdue:
       { header: 'Vendor' },
       { header: 'Invoice #' },
       { header: 'Was due' },
-      { header: 'Days late', align: 'Right' },
-      { header: 'Amount due', align: 'Right', figure: true },
+      { header: 'Days late' },
+      { header: 'Amount due', figure: true },
       { header: 'Status' },
     ],
     items: rows,
@@ -300,13 +300,7 @@ export function billMatchesCard(input: ApCardContext & ListContext & { typed: st
     title: `${rows.length} bills have invoice number`,
     subtitle: `${input.typed} · Different vendors used the same number. Pick one, or type bill {BILL id}.`,
     // The BILL id leads the row's second line: at a line's end the browser would break it after its ellipsis.
-    columns: [
-      { header: 'Vendor' },
-      { header: 'BILL id' },
-      { header: 'Due' },
-      { header: 'Amount due', align: 'Right' },
-      { header: 'Status' },
-    ],
+    columns: [{ header: 'Vendor' }, { header: 'BILL id' }, { header: 'Due' }, { header: 'Amount due', figure: true }, { header: 'Status' }],
     items: rows,
     row: (b) => [
       vendorName(b),

@@ -46,7 +46,7 @@ export function paymentsCard(input: PaymentsCardInput): CardReply {
             },
           ]
         : [],
-    columns: [{ header: 'Vendor' }, { header: 'Amount', align: 'Right' }, { header: 'Process date' }, { header: 'Status' }],
+    columns: [{ header: 'Vendor' }, { header: 'Amount', figure: true }, { header: 'Process date' }, { header: 'Status' }],
     items: listed,
     row: ({ payment: p, status }) => [
       vendorName(p),

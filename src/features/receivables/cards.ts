@@ -157,8 +157,8 @@ export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
     charts,
     columns: [
       { header: 'Customer' },
-      ...AGING_BUCKETS.map((b) => ({ header: b.label.replace(' days', ''), align: 'Right' as const })),
-      { header: 'Total', align: 'Right', figure: true },
+      ...AGING_BUCKETS.map((b) => ({ header: b.label.replace(' days', '') })),
+      { header: 'Total', figure: true },
     ],
     items: customers,
     row: (c) => [

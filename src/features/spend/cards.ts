@@ -67,7 +67,7 @@ export function transactionsCard(input: ListContext & { transactions: SpendTrans
       { header: 'Date' },
       { header: 'Merchant' },
       { header: 'Cardholder' },
-      { header: 'Amount', align: 'Right' },
+      { header: 'Amount', figure: true },
       { header: 'Receipt' },
     ],
     items: rows,
@@ -101,7 +101,7 @@ export function reimbursementsCard(input: ListContext & { reimbursements: Reimbu
     title: 'Pending reimbursements',
     subtitle: 'Submitted and not yet paid, oldest first',
     totals,
-    columns: [{ header: 'Submitted' }, { header: 'For' }, { header: 'Amount', align: 'Right' }, { header: 'Status' }],
+    columns: [{ header: 'Submitted' }, { header: 'For' }, { header: 'Amount', figure: true }, { header: 'Status' }],
     items: rows,
     row: (r) => [
       r.submittedTime ? calendarDate(dateInZone(Date.parse(r.submittedTime) || 0, fmt.timeZone), fmt.locale) : '—',
@@ -179,13 +179,7 @@ export function budgetsCard(input: ListContext & { budgets: Budget[] }): CardRep
       ['Over limit', over.length ? over.map((r) => r.b.name).join(', ') : 'none'],
     ],
     charts,
-    columns: [
-      { header: 'Budget' },
-      { header: 'Spent', align: 'Right' },
-      { header: 'Limit', align: 'Right' },
-      { header: 'Used', align: 'Right' },
-      { header: 'Period ends' },
-    ],
+    columns: [{ header: 'Budget' }, { header: 'Spent', figure: true }, { header: 'Limit' }, { header: 'Used' }, { header: 'Period ends' }],
     items: rows,
     row: ({ b, use }) => [
       b.name || 'Unnamed budget',
