@@ -3,9 +3,6 @@ import type { BindingState } from '../bindings/bindings.js';
 import type { CommandInfo, ConversationKind } from '../features/types.js';
 import {
   adaptiveCard,
-  type CardAction,
-  type CardElement,
-  type CardReply,
   container,
   escapeMarkdown,
   executeAction,
@@ -13,6 +10,9 @@ import {
   shortRef,
   text,
   title,
+  type CardAction,
+  type CardElement,
+  type CardReply,
 } from './card.js';
 import { typed, usageText, versionFooter } from './help.js';
 import { SANDBOX_NOTE } from './words.js';

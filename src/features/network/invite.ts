@@ -19,7 +19,7 @@ import type { AuditTrail } from '../../infra/audit.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import { answerKey } from '../../mirror/answers.js';
 import { foldName, type PartyKind } from '../../mirror/records.js';
-import { type CardAction, escapeMarkdown, executeAction, shortId } from '../../cards/card.js';
+import { escapeMarkdown, executeAction, shortId, type CardAction } from '../../cards/card.js';
 import { errorReply } from '../../cards/errorCards.js';
 import { clockTime, type FormatOptions } from '../../cards/format.js';
 import type { Approvals } from '../approvals/service.js';

@@ -1,6 +1,6 @@
 // Vendor and customer cards: one match with its open bills or invoices, or the list of matches to pick from.
 import type { Bill, Customer, Invoice, Vendor } from '../../bill/types.js';
-import { type CardAction, type CardReply, executeAction, shortId } from '../../cards/card.js';
+import { executeAction, shortId, type CardAction, type CardReply } from '../../cards/card.js';
 import type { PartyKind } from '../../mirror/records.js';
 import { calendarDate, daysBetween, money } from '../../cards/format.js';
 import { amountDue, byDueDate, openBillRow, OPEN_ITEM_COLUMNS, typeableName } from '../payables/cards.js';
@@ -43,7 +43,7 @@ interface OpenItems<T> {
   tone: (item: T) => Tone;
   empty: string;
   /** Lines after Overdue in the totals (a vendor's last payment). */
-  moreTotals: Array<[string, string]>;
+  moreTotals?: Array<[string, string]>;
 }
 
 /** One vendor or customer: balance, open and overdue totals, then the open items soonest due first. */
@@ -67,7 +67,7 @@ function partyCard<T extends { dueDate: string }>(
     ['Balance in BILL', balance === undefined ? '—' : money(balance, cur, fmt.locale)],
     [`Open ${open.noun}s`, `${openTotal} · ${count(rows.length, open.noun, fmt.locale)}`],
     ['Overdue', overdue.length ? `${total(overdue)} · ${count(overdue.length, open.noun, fmt.locale)}` : 'none'],
-    ...open.moreTotals,
+    ...(open.moreTotals ?? []),
     ['BILL network', networkStatusWords(input.network?.status ?? (party as Vendor).networkStatus) ?? unknownStatus[kind]],
   ];
   const notes =
@@ -137,7 +137,6 @@ export function customerCard(input: CustomerCardInput): CardReply {
     ],
     tone: (i) => invoiceStatusWords(i, today).tone,
     empty: `No open invoices for ${customer.name}.`,
-    moreTotals: [],
   });
 }
 

@@ -1,7 +1,7 @@
 // Accounts payable cards: bills due (with a chart of cash out by due day), overdue bills, one bill, bills sharing an
 // invoice number. Pure: data in, card out.
 import type { Bill } from '../../bill/types.js';
-import { type CardReply, executeAction, shortId, type TableColumn } from '../../cards/card.js';
+import { executeAction, shortId, type CardReply, type TableColumn } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
 import { calendarDate, daysBetween, dueInWords, money, sum, type FormatOptions } from '../../cards/format.js';
 import { addDays } from '../../infra/calendar.js';

@@ -1,7 +1,7 @@
 // Accounts receivable cards: one invoice, overdue receivables aged by customer with a chart of the aging buckets.
 // Pure: data in, card out.
 import type { Invoice } from '../../bill/types.js';
-import { type CardReply, escapeMarkdown, executeAction, facts, shortId } from '../../cards/card.js';
+import { escapeMarkdown, executeAction, facts, shortId, type CardReply } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
 import { calendarDate, daysBetween, money, sum } from '../../cards/format.js';
 import { AGING_BUCKETS, agingBucket, sentEntries, typeableName } from '../payables/cards.js';
