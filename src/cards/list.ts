@@ -76,6 +76,11 @@ function refreshAction(command: string, page = 0): CardAction {
 /** A label and its value, plain text. */
 type Fact = [string, string];
 
+/** A FactSet of plain-text label/value pairs. */
+export function plainFacts(pairs: Fact[]): CardElement {
+  return facts(pairs.map(([k, v]) => [escapeMarkdown(k), escapeMarkdown(v)]));
+}
+
 /** A separated part of a detail card: a bold heading over label/value lines (or what it says when there are none), or a note. */
 type DetailSection = { heading: string; facts: Fact[]; chart?: CardElement; none?: string } | { note: string; separator?: boolean };
 
@@ -93,17 +98,16 @@ export interface DetailCardSpec extends Omit<ListContext, 'page'> {
 }
 
 export function detailCard(spec: DetailCardSpec): CardReply {
-  const factSet = (pairs: Fact[]) => facts(pairs.map(([k, v]) => [escapeMarkdown(k), escapeMarkdown(v)]));
   const body: CardElement[] = [title(escapeMarkdown(spec.title))];
   if (spec.subtitle) body.push(subtitle(escapeMarkdown(spec.subtitle)));
   if (spec.status) body.push(text(escapeMarkdown(spec.status), { weight: 'Bolder' }));
-  body.push(...(spec.facts ?? []).map(factSet));
+  body.push(...(spec.facts ?? []).map(plainFacts));
   for (const s of spec.sections) {
     if ('note' in s) {
       body.push(text(escapeMarkdown(s.note), { subtle: true, separator: s.separator }));
       continue;
     }
-    const lines = s.facts.length > 0 || !s.none ? factSet(s.facts) : text(s.none, { subtle: true });
+    const lines = s.facts.length > 0 || !s.none ? plainFacts(s.facts) : text(s.none, { subtle: true });
     body.push(container([text(s.heading, { weight: 'Bolder' }), lines, ...(s.chart ? [s.chart] : [])], { separator: true }));
   }
   body.push(asOfFooter(spec));
@@ -116,7 +120,7 @@ export function listCard<T>(spec: ListCardSpec<T>): CardReply {
   const page = Number.isFinite(spec.page) ? Math.min(Math.max(0, Math.floor(spec.page)), pages - 1) : 0;
   const body: CardElement[] = [title(escapeMarkdown(spec.title))];
   if (spec.subtitle) body.push(subtitle(escapeMarkdown(spec.subtitle)));
-  if (spec.totals && spec.totals.length > 0) body.push(facts(spec.totals.map(([k, v]) => [escapeMarkdown(k), escapeMarkdown(v)])));
+  if (spec.totals && spec.totals.length > 0) body.push(plainFacts(spec.totals));
   for (const note of spec.notes ?? []) body.push(text(escapeMarkdown(note.text), { subtle: note.subtle }));
   body.push(...(spec.charts ?? []));
   const actions: CardAction[] = [];

@@ -1,11 +1,11 @@
 // Accounts receivable cards: one invoice, overdue receivables aged by customer with a chart of the aging buckets.
 // Pure: data in, card out.
 import type { Invoice } from '../../bill/types.js';
-import { escapeMarkdown, executeAction, facts, shortId, type CardReply } from '../../cards/card.js';
+import { executeAction, shortId, type CardReply } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
 import { calendarDate, daysBetween, money, sum } from '../../cards/format.js';
 import { AGING_BUCKETS, agingBucket, sentEntries, typeableName } from '../payables/cards.js';
-import { detailCard, listCard, type AsOf, type DetailCardSpec, type ListContext } from '../../cards/list.js';
+import { detailCard, listCard, plainFacts, type AsOf, type DetailCardSpec, type ListContext } from '../../cards/list.js';
 import { codeWords, count, invoiceStatusWords, moneyTotal } from '../../cards/words.js';
 
 interface ArCardContext extends AsOf {
@@ -146,7 +146,7 @@ export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
         label: bucket.label,
         value: sum(list.filter((a) => a.bucket === i).map((a) => a.amount)),
       })),
-      fallback: n === 0 ? facts(bucketLines.map(([k, v]) => [escapeMarkdown(k), escapeMarkdown(v)])) : 'drop',
+      fallback: n === 0 ? plainFacts(bucketLines) : 'drop',
     }),
   );
   return listCard({
