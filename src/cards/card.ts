@@ -1,5 +1,4 @@
 // Adaptive Card 1.5 building blocks: pure functions from data to card JSON, no I/O.
-import { shortId } from './redact.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json | undefined };
 export interface CardElement {
@@ -17,7 +16,6 @@ export interface AdaptiveCard {
   [key: string]: Json | undefined;
 }
 
-/** What every command, guard and error path produces: a card plus its one-line plain-text summary. */
 export interface CardReply {
   card: AdaptiveCard;
   /** Shown in notifications and read by screen readers; plain text, one line. */
@@ -81,18 +79,28 @@ export function escapeMarkdown(value: string): string {
     .replace(/^(\s*\d+)([.)])/, '$1\\$2');
 }
 
-/** Longest identifier kept on one line: a longer one could not fit a 320 px column and is left free to wrap. */
-const MAX_UNBROKEN_ID = 24;
-
 /**
  * An identifier in running text ("…k8S0", "PIO-63517") that must never be split across lines: a browser breaks after
  * an ellipsis, a hyphen, a dash or a slash, so a word joiner (U+2060, invisible, and ignored by the command parser when
  * someone copies the id back into a command) goes on both sides of each. Takes text already escaped for markdown and
- * leaves a backslash-escaped character alone.
+ * leaves a backslash-escaped character alone. One longer than 24 characters could not fit a 320 px column and is left
+ * free to wrap.
  */
 export function keepTogether(escaped: string): string {
-  if (escaped.length > MAX_UNBROKEN_ID) return escaped;
+  if (escaped.length > 24) return escaped;
   return escaped.replace(/(?<!\\)[-‐‑–—/…]/g, '\u2060$&\u2060').replace(/^\u2060|\u2060$/g, '');
+}
+
+/**
+ * "…1234": the end of an identifier that must appear (a BILL id, a card's last digits); short ids are masked whole.
+ * Bank and tax numbers never reach a card at all: cards take named fields, and test/harness/sensitive.ts checks every
+ * card against BILL data full of them.
+ */
+export function shortId(id: string): string {
+  const s = id.trim();
+  if (s === '') return '';
+  if (s.length <= 4) return '…';
+  return `…${s.slice(-4)}`;
 }
 
 /** A shortened BILL id for a card ("…k8S0"), kept on one line. */
@@ -131,11 +139,7 @@ export function facts(pairs: Array<[string, string]>): CardElement {
 
 export interface TableColumn {
   header: string;
-  align?: 'Left' | 'Center' | 'Right';
-  /**
-   * The figure shown right of the row's name, at the width it needs, never wrapped (an amount). Default: the first
-   * right-aligned column.
-   */
+  /** Shown right of the row's name at the width it needs, never wrapped (an amount). */
   figure?: boolean;
   /** On the row's second line the value stands alone instead of "Header: value" (it already says what it is). */
   plain?: boolean;
@@ -156,9 +160,7 @@ export function table(
   rows: string[][],
   opts: { rowColors?: Array<'Attention' | 'Warning' | 'Good' | undefined> } = {},
 ): CardElement {
-  const figureAt = columns.some((c) => c.figure)
-    ? columns.findIndex((c) => c.figure)
-    : columns.findIndex((c, i) => i > 0 && c.align === 'Right');
+  const figureAt = columns.findIndex((c) => c.figure);
   const nameAndFigure = (name: Json, figure: Json | undefined): CardElement =>
     figure === undefined
       ? (name as CardElement)

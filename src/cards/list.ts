@@ -1,8 +1,10 @@
 // The list card every list command answers with: totals over all rows, the rows of one page (10), Show more and
-// Refresh buttons that re-run the command and replace the card in place, "as of" in the footer, plain empty states.
-// Every string passed in is plain text and is escaped here.
+// Refresh buttons that re-run the command and replace the card in place, "as of" in the footer, plain empty states;
+// and the detail card of one record (a bill, an invoice) or of an overview. Every string passed in is plain text and is
+// escaped here, except the headings of detail sections, which are ours.
 import {
   adaptiveCard,
+  container,
   escapeMarkdown,
   executeAction,
   facts,
@@ -62,13 +64,54 @@ export interface ListCardSpec<T> extends ListContext {
 }
 
 /** The "As of 10:42" footer with any extra parts and the note, plain text in. */
-export function asOfFooter(at: AsOf, parts: Array<string | undefined> = []): CardElement {
+function asOfFooter(at: AsOf, parts: Array<string | undefined> = []): CardElement {
   const said = [...parts, at.note].filter((n): n is string => !!n).map(escapeMarkdown);
   return footer([`As of ${clockTime(at.asOf, at.fmt)}`, ...said].join(' · '));
 }
 
-export function refreshAction(command: string, page = 0): CardAction {
+function refreshAction(command: string, page = 0): CardAction {
   return executeAction('Refresh', { verb: 'run', command, page, refresh: true });
+}
+
+/** A label and its value, plain text. */
+type Fact = [string, string];
+
+/** A FactSet of plain-text label/value pairs. */
+export function plainFacts(pairs: Fact[]): CardElement {
+  return facts(pairs.map(([k, v]) => [escapeMarkdown(k), escapeMarkdown(v)]));
+}
+
+/** A separated part of a detail card: a bold heading over label/value lines (or what it says when there are none), or a note. */
+type DetailSection = { heading: string; facts: Fact[]; chart?: CardElement; none?: string } | { note: string; separator?: boolean };
+
+export interface DetailCardSpec extends Omit<ListContext, 'page'> {
+  title: string;
+  subtitle?: string;
+  /** A line in bold under the subtitle: how late a bill is, an invoice's status. */
+  status?: string;
+  /** Label/value groups, one after the other. */
+  facts?: Fact[][];
+  sections: DetailSection[];
+  summary: string;
+  /** Buttons before Refresh (e.g. "This vendor"). */
+  actions?: CardAction[];
+}
+
+export function detailCard(spec: DetailCardSpec): CardReply {
+  const body: CardElement[] = [title(escapeMarkdown(spec.title))];
+  if (spec.subtitle) body.push(subtitle(escapeMarkdown(spec.subtitle)));
+  if (spec.status) body.push(text(escapeMarkdown(spec.status), { weight: 'Bolder' }));
+  body.push(...(spec.facts ?? []).map(plainFacts));
+  for (const s of spec.sections) {
+    if ('note' in s) {
+      body.push(text(escapeMarkdown(s.note), { subtle: true, separator: s.separator }));
+      continue;
+    }
+    const lines = s.facts.length > 0 || !s.none ? plainFacts(s.facts) : text(s.none, { subtle: true });
+    body.push(container([text(s.heading, { weight: 'Bolder' }), lines, ...(s.chart ? [s.chart] : [])], { separator: true }));
+  }
+  body.push(asOfFooter(spec));
+  return adaptiveCard(body, { summary: spec.summary, actions: [...(spec.actions ?? []), refreshAction(spec.command)] });
 }
 
 export function listCard<T>(spec: ListCardSpec<T>): CardReply {
@@ -77,7 +120,7 @@ export function listCard<T>(spec: ListCardSpec<T>): CardReply {
   const page = Number.isFinite(spec.page) ? Math.min(Math.max(0, Math.floor(spec.page)), pages - 1) : 0;
   const body: CardElement[] = [title(escapeMarkdown(spec.title))];
   if (spec.subtitle) body.push(subtitle(escapeMarkdown(spec.subtitle)));
-  if (spec.totals && spec.totals.length > 0) body.push(facts(spec.totals.map(([k, v]) => [escapeMarkdown(k), escapeMarkdown(v)])));
+  if (spec.totals && spec.totals.length > 0) body.push(plainFacts(spec.totals));
   for (const note of spec.notes ?? []) body.push(text(escapeMarkdown(note.text), { subtle: note.subtle }));
   body.push(...(spec.charts ?? []));
   const actions: CardAction[] = [];

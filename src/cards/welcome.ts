@@ -6,6 +6,7 @@ import {
   container,
   escapeMarkdown,
   executeAction,
+  shortId,
   shortRef,
   text,
   title,
@@ -13,7 +14,6 @@ import {
   type CardElement,
   type CardReply,
 } from './card.js';
-import { shortId } from './redact.js';
 import { typed, usageText, versionFooter } from './help.js';
 import { SANDBOX_NOTE } from './words.js';
 

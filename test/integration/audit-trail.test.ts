@@ -7,8 +7,7 @@ import { DEFAULT_USER, TENANT, teamIds } from '../harness/activities.js';
 import { ConnectorStandIn } from '../harness/connector.js';
 import { checkCard } from '../harness/cards.js';
 import { expectNoSensitive } from '../harness/sensitive.js';
-import { adaptiveCard, facts, title } from '../../src/cards/card.js';
-import { shortId } from '../../src/cards/redact.js';
+import { adaptiveCard, facts, shortId, title } from '../../src/cards/card.js';
 import type { CommandDefinition } from '../../src/features/types.js';
 
 let bot: TestBot;

@@ -117,13 +117,7 @@ export function budgetsSection(
   if (rows.length === 0) return { title: 'Upstream budgets', items: [text('No upstream calls yet.', { subtle: true })] };
   const items: CardElement[] = [
     table(
-      [
-        { header: 'Budget' },
-        { header: 'Used', align: 'Right' },
-        { header: 'Waiting', align: 'Right' },
-        { header: 'Running', align: 'Right' },
-        { header: 'Refused', align: 'Right' },
-      ],
+      [{ header: 'Budget' }, { header: 'Used', figure: true }, { header: 'Waiting' }, { header: 'Running' }, { header: 'Refused' }],
       shown.map((r) => {
         const limit =
           r.configuredLimit !== undefined ? `${count(r.limit, locale)} (of ${count(r.configuredLimit, locale)})` : count(r.limit, locale);

@@ -16,7 +16,7 @@ import type { CardReply } from '../../cards/card.js';
 import { errorReply } from '../../cards/errorCards.js';
 import { clockTime, type FormatOptions } from '../../cards/format.js';
 import { dateInZone } from '../../infra/calendar.js';
-import { shortId } from '../../cards/redact.js';
+import { shortId } from '../../cards/card.js';
 import { conversationOf, type Caller, type ConversationScope } from '../types.js';
 import { auditActor, auditAdmin, auditOrUndo } from '../audit.js';
 import {

@@ -268,7 +268,7 @@ function digestSection(
     }),
   ];
   if (rows.length === 0) return [...out, text(part.empty, { subtle: true })];
-  const columns = [{ header: part.party }, { header: part.record }, { header: 'Due' }, { header: 'Amount', align: 'Right' as const }];
+  const columns = [{ header: part.party }, { header: part.record }, { header: 'Due' }, { header: 'Amount', figure: true }];
   out.push(
     table(
       columns,

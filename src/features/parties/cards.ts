@@ -1,11 +1,10 @@
 // Vendor and customer cards: one match with its open bills or invoices, or the list of matches to pick from.
 import type { Bill, Customer, Invoice, Vendor } from '../../bill/types.js';
-import { executeAction, type CardAction, type CardReply } from '../../cards/card.js';
+import { executeAction, shortId, type CardAction, type CardReply } from '../../cards/card.js';
 import type { PartyKind } from '../../mirror/records.js';
 import { calendarDate, daysBetween, money } from '../../cards/format.js';
 import { amountDue, byDueDate, openBillRow, OPEN_ITEM_COLUMNS, typeableName } from '../payables/cards.js';
 import { listCard, type ListContext } from '../../cards/list.js';
-import { shortId } from '../../cards/redact.js';
 import { count, invoiceStatusWords, moneyTotal, type Tone } from '../../cards/words.js';
 import { networkStatusWords } from '../network/cards.js';
 import { shorten } from '../finance.js';
@@ -44,7 +43,7 @@ interface OpenItems<T> {
   tone: (item: T) => Tone;
   empty: string;
   /** Lines after Overdue in the totals (a vendor's last payment). */
-  moreTotals: Array<[string, string]>;
+  moreTotals?: Array<[string, string]>;
 }
 
 /** One vendor or customer: balance, open and overdue totals, then the open items soonest due first. */
@@ -58,18 +57,17 @@ function partyCard<T extends { dueDate: string }>(
   const cur = currencyOf(kind, party);
   const rows = open.items;
   const overdue = rows.filter((i) => daysBetween(i.dueDate.slice(0, 10), today) > 0);
-  const total = (items: T[]) =>
-    moneyTotal(
-      items.map((i) => ({ amount: open.amountOf(i), currency: cur })),
-      fmt.locale,
-    );
+  const total = (items: T[]) => {
+    const amounts = items.map((i) => ({ amount: open.amountOf(i), currency: cur }));
+    return moneyTotal(amounts, fmt.locale);
+  };
   const openTotal = total(rows);
   const balance = balanceOf(party);
   const totals: Array<[string, string]> = [
     ['Balance in BILL', balance === undefined ? '—' : money(balance, cur, fmt.locale)],
     [`Open ${open.noun}s`, `${openTotal} · ${count(rows.length, open.noun, fmt.locale)}`],
     ['Overdue', overdue.length ? `${total(overdue)} · ${count(overdue.length, open.noun, fmt.locale)}` : 'none'],
-    ...open.moreTotals,
+    ...(open.moreTotals ?? []),
     ['BILL network', networkStatusWords(input.network?.status ?? (party as Vendor).networkStatus) ?? unknownStatus[kind]],
   ];
   const notes =
@@ -139,21 +137,14 @@ export function customerCard(input: CustomerCardInput): CardReply {
     ],
     tone: (i) => invoiceStatusWords(i, today).tone,
     empty: `No open invoices for ${customer.name}.`,
-    moreTotals: [],
   });
-}
-
-interface PartyMatch {
-  party: Vendor | Customer;
-  open: number;
-  /** Open amount (bills due / invoices due). */
-  openAmount: number;
 }
 
 export interface PartyMatchesInput extends ListContext {
   kind: PartyKind;
   typed: string;
-  matches: PartyMatch[];
+  /** Each party with its open bills or invoices: how many, and the amount due on them. */
+  matches: Array<{ party: Vendor | Customer; open: number; openAmount: number }>;
   /** BILL had more matches than one answer reads. */
   more: boolean;
 }
@@ -174,9 +165,9 @@ export function partyMatchesCard(input: PartyMatchesInput): CardReply {
     subtitle: `Type more of the name to pick one, e.g. ${kind} ${rows[0]?.party.name ?? input.typed}`,
     columns: [
       { header: kind === 'vendor' ? 'Vendor' : 'Customer' },
-      { header: open, align: 'Right' },
-      { header: 'Amount open', align: 'Right', figure: true },
-      { header: 'Balance in BILL', align: 'Right' },
+      { header: open },
+      { header: 'Amount open', figure: true },
+      { header: 'Balance in BILL' },
     ],
     items: rows,
     row: (m) => {

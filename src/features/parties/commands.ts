@@ -60,13 +60,7 @@ export function rankMatches<T extends { name: string; id: string }>(typed: strin
  * refresh the org's commands share), else one name search at BILL (kept like a list) while the mirror is built in the
  * background. `fromMirror`: balances that may have moved are confirmed before they are shown.
  */
-async function search(
-  ctx: CommandContext,
-  deps: PartiesDeps,
-  orgId: string,
-  kind: PartyKind,
-  typed: string,
-): Promise<{ items: Array<Vendor | Customer>; more: boolean; fetchedAt: number; fromMirror: boolean }> {
+async function search(ctx: CommandContext, deps: PartiesDeps, orgId: string, kind: PartyKind, typed: string) {
   // Built before the mirror or a kept answer is consulted, so a refused name never reaches BILL.
   new BillFilter().sw('name', typed);
   const warm = await deps.mirror.search(orgId, kind, typed, mirrorRead(ctx, deps, kind));
@@ -121,12 +115,8 @@ async function runParty<P extends Vendor | Customer, O>(ctx: CommandContext, dep
   }
   const one = ranked.length === 1 || first.name.trim().toLocaleLowerCase() === typed.trim().toLocaleLowerCase();
   const shown = one ? [first] : ranked;
-  const open = await path.openOf(
-    ctx,
-    deps,
-    orgId,
-    shown.map((p) => p.id),
-  );
+  const ids = shown.map((p) => p.id);
+  const open = await path.openOf(ctx, deps, orgId, ids);
   // Balances read again where a bill or invoice of theirs changed since the mirror read them.
   const parties = found.fromMirror ? ((await deps.mirror.confirm(orgId, kind, shown, 'interactive')) as P[]) : shown;
   const shared = {

@@ -1,25 +1,11 @@
 // Accounts payable cards: bills due (with a chart of cash out by due day), overdue bills, one bill, bills sharing an
 // invoice number. Pure: data in, card out.
-import type { Approver, Bill, BillLineItem } from '../../bill/types.js';
-import {
-  adaptiveCard,
-  container,
-  escapeMarkdown,
-  executeAction,
-  facts,
-  subtitle,
-  text,
-  title,
-  type CardAction,
-  type CardElement,
-  type CardReply,
-  type TableColumn,
-} from '../../cards/card.js';
+import type { Bill } from '../../bill/types.js';
+import { executeAction, shortId, type CardReply, type TableColumn } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
 import { calendarDate, daysBetween, dueInWords, money, sum, type FormatOptions } from '../../cards/format.js';
 import { addDays } from '../../infra/calendar.js';
-import { asOfFooter, listCard, refreshAction, type AsOf, type ListContext } from '../../cards/list.js';
-import { shortId } from '../../cards/redact.js';
+import { detailCard, listCard, type AsOf, type DetailCardSpec, type ListContext } from '../../cards/list.js';
 import { billApprovalWords, billPaymentWords, codeWords, count, moneyTotal } from '../../cards/words.js';
 
 interface ApCardContext extends AsOf {
@@ -34,8 +20,10 @@ export function vendorName(bill: { vendorName?: string; vendorId?: string }): st
   return bill.vendorName || `Vendor ${shortId(bill.vendorId ?? '')}`;
 }
 
-/** An entry of a list in a BILL record (approvers, line items, payments) as BILL may send it: null or without fields. */
-export type Loose<T> = Partial<T> | null | undefined;
+/** The entries of a list in a BILL record (approvers, line items, payments) as BILL may send them: null or without fields. */
+export function sentEntries<T>(list: T[] | undefined): Array<Partial<T> | null | undefined> {
+  return Array.isArray(list) ? [...list] : [];
+}
 
 export function amountDue(bill: Pick<Bill, 'dueAmount' | 'amount'>): number {
   return typeof bill.dueAmount === 'number' ? bill.dueAmount : bill.amount;
@@ -49,7 +37,7 @@ function invoiceNumber(bill: Pick<Bill, 'invoice' | 'id'>): string {
 export const OPEN_ITEM_COLUMNS: TableColumn[] = [
   { header: 'Invoice #' },
   { header: 'Due' },
-  { header: 'Amount due', align: 'Right' },
+  { header: 'Amount due', figure: true },
   { header: 'Status' },
 ];
 
@@ -92,10 +80,8 @@ function windowWords(days: number): string {
 
 /** The bills' amounts due, per currency ("$1,250.00"), and as a totals line ("$1,250.00 · 3 bills"). */
 function billsTotal(bills: Bill[], ctx: ApCardContext): { money: string; line: string } {
-  const total = moneyTotal(
-    bills.map((b) => ({ amount: amountDue(b), currency: ctx.currencyOf(b.vendorId) })),
-    ctx.fmt.locale,
-  );
+  const amounts = bills.map((b) => ({ amount: amountDue(b), currency: ctx.currencyOf(b.vendorId) }));
+  const total = moneyTotal(amounts, ctx.fmt.locale);
   return { money: total, line: `${total} · ${count(bills.length, 'bill', ctx.fmt.locale)}` };
 }
 
@@ -217,8 +203,8 @@ export function billsOverdueCard(input: ApCardContext & ListContext & { overdue:
       { header: 'Vendor' },
       { header: 'Invoice #' },
       { header: 'Was due' },
-      { header: 'Days late', align: 'Right' },
-      { header: 'Amount due', align: 'Right', figure: true },
+      { header: 'Days late' },
+      { header: 'Amount due', figure: true },
       { header: 'Status' },
     ],
     items: rows,
@@ -249,60 +235,59 @@ export function typeableName(name: string): boolean {
 /** One bill: vendor, amounts, dates, statuses, approvers, a line-item summary. */
 export function billCard(input: ApCardContext & { bill: Bill; command: string }): CardReply {
   const { bill, fmt, today } = input;
-  const cur = input.currencyOf(bill.vendorId);
-  const m = (n: number | undefined) => money(n ?? 0, cur, fmt.locale);
+  const m = (n: number | undefined) => money(n ?? 0, input.currencyOf(bill.vendorId), fmt.locale);
   const name = vendorName(bill);
   const number = bill.invoice?.invoiceNumber;
   const open = bill.paymentStatus !== 'PAID' && !bill.archived;
   const dueWords = open ? dueInWords(bill.dueDate, today) : undefined;
   const late = open && bill.dueDate && daysBetween(bill.dueDate.slice(0, 10), today) > 0;
-  const details: Array<[string, string]> = [
-    ['Vendor', name],
-    ['Invoice #', number ?? '—'],
-    ['Invoice date', calendarDate(bill.invoice?.invoiceDate, fmt.locale)],
-    ['Due date', `${calendarDate(bill.dueDate, fmt.locale)}${dueWords ? ` (${dueWords.toLowerCase()})` : ''}`],
-    ['Payment', billPaymentWords(bill)],
-    ['Approval', billApprovalWords(bill)],
-    ...(bill.purchaseOrderNumber ? [['PO number', bill.purchaseOrderNumber] as [string, string]] : []),
-    ['BILL id', shortId(bill.id)],
-  ];
-  const body: CardElement[] = [
-    title(escapeMarkdown(number ? `Bill ${number}` : `Bill ${shortId(bill.id)}`)),
-    subtitle(escapeMarkdown(`${name}${bill.archived ? ' · archived' : ''}`)),
-    facts([
-      ['Amount', m(bill.amount)],
-      ['Paid', m(bill.paidAmount)],
-      ['Due', m(amountDue(bill))],
-      ['Scheduled', m(bill.scheduledAmount)],
-      ...((bill.creditAmount ?? 0) > 0 ? [['Credits applied', m(bill.creditAmount)] as [string, string]] : []),
-    ]),
-    facts(details.map(([k, v]): [string, string] => [k, escapeMarkdown(v)])),
-  ];
-  if (late) body.splice(2, 0, text(escapeMarkdown(dueInWords(bill.dueDate, today)), { weight: 'Bolder' }));
-  const sentApprovers: Array<Loose<Approver>> = Array.isArray(bill.approvers) ? bill.approvers : [];
-  const approvers = [...sentApprovers].sort((a, b) => (a?.approverOrder ?? 0) - (b?.approverOrder ?? 0));
+  const sections: DetailCardSpec['sections'] = [];
+  const approvers = sentEntries(bill.approvers).sort((a, b) => (a?.approverOrder ?? 0) - (b?.approverOrder ?? 0));
   if (approvers.length > 0) {
     const lines = approvers.slice(0, 8).map((a, i): [string, string] => {
       const when = a?.statusChangedTime ? ` (${calendarDate(a.statusChangedTime.slice(0, 10), fmt.locale)})` : '';
-      return [`Approver ${i + 1}`, escapeMarkdown(`${codeWords(a?.status)}${when} · user ${shortId(a?.userId ?? '')}`)];
+      return [`Approver ${i + 1}`, `${codeWords(a?.status)}${when} · user ${shortId(a?.userId ?? '')}`];
     });
     if (approvers.length > 8) lines.push(['…', `${approvers.length - 8} more`]);
-    body.push(container([text('Approvers', { weight: 'Bolder' }), facts(lines)], { separator: true }));
+    sections.push({ heading: 'Approvers', facts: lines });
   }
-  const items: Array<Loose<BillLineItem>> = Array.isArray(bill.billLineItems) ? bill.billLineItems : [];
+  const items = sentEntries(bill.billLineItems);
   if (items.length > 0) {
-    const shown = items.slice(0, 5).map((li): [string, string] => [escapeMarkdown(li?.description || 'Line item'), m(li?.amount)]);
-    if (items.length > 5) shown.push([`${items.length - 5} more lines`, m(items.slice(5).reduce((s, li) => s + (li?.amount ?? 0), 0))]);
-    body.push(container([text(`Line items (${items.length})`, { weight: 'Bolder' }), facts(shown)], { separator: true }));
+    const lines = items.slice(0, 5).map((li): [string, string] => [li?.description || 'Line item', m(li?.amount)]);
+    if (items.length > 5) lines.push([`${items.length - 5} more lines`, m(items.slice(5).reduce((s, li) => s + (li?.amount ?? 0), 0))]);
+    sections.push({ heading: `Line items (${items.length})`, facts: lines });
   } else if (bill.description) {
-    body.push(text(escapeMarkdown(bill.description), { subtle: true, separator: true }));
+    sections.push({ note: bill.description, separator: true });
   }
-  body.push(asOfFooter(input));
-  const actions: CardAction[] = [];
-  if (typeableName(name) && bill.vendorName) actions.push(executeAction('This vendor', { verb: 'run', command: `vendor ${name}` }));
-  actions.push(refreshAction(input.command));
   const status = `${billPaymentWords(bill).toLowerCase()}${open && bill.dueDate ? `, ${dueInWords(bill.dueDate, today).toLowerCase()}` : ''}`;
-  return adaptiveCard(body, { summary: `Bill ${number ?? shortId(bill.id)} from ${name}: ${m(amountDue(bill))} due, ${status}.`, actions });
+  return detailCard({
+    ...input,
+    title: number ? `Bill ${number}` : `Bill ${shortId(bill.id)}`,
+    subtitle: `${name}${bill.archived ? ' · archived' : ''}`,
+    status: late ? dueInWords(bill.dueDate, today) : undefined,
+    facts: [
+      [
+        ['Amount', m(bill.amount)],
+        ['Paid', m(bill.paidAmount)],
+        ['Due', m(amountDue(bill))],
+        ['Scheduled', m(bill.scheduledAmount)],
+        ...((bill.creditAmount ?? 0) > 0 ? [['Credits applied', m(bill.creditAmount)] as [string, string]] : []),
+      ],
+      [
+        ['Vendor', name],
+        ['Invoice #', number ?? '—'],
+        ['Invoice date', calendarDate(bill.invoice?.invoiceDate, fmt.locale)],
+        ['Due date', `${calendarDate(bill.dueDate, fmt.locale)}${dueWords ? ` (${dueWords.toLowerCase()})` : ''}`],
+        ['Payment', billPaymentWords(bill)],
+        ['Approval', billApprovalWords(bill)],
+        ...(bill.purchaseOrderNumber ? [['PO number', bill.purchaseOrderNumber] as [string, string]] : []),
+        ['BILL id', shortId(bill.id)],
+      ],
+    ],
+    sections,
+    summary: `Bill ${number ?? shortId(bill.id)} from ${name}: ${m(amountDue(bill))} due, ${status}.`,
+    actions: typeableName(name) && bill.vendorName ? [executeAction('This vendor', { verb: 'run', command: `vendor ${name}` })] : [],
+  });
 }
 
 /** Several vendors' bills carry the same invoice number: list them, with a button to open each. */
@@ -315,13 +300,7 @@ export function billMatchesCard(input: ApCardContext & ListContext & { typed: st
     title: `${rows.length} bills have invoice number`,
     subtitle: `${input.typed} · Different vendors used the same number. Pick one, or type bill {BILL id}.`,
     // The BILL id leads the row's second line: at a line's end the browser would break it after its ellipsis.
-    columns: [
-      { header: 'Vendor' },
-      { header: 'BILL id' },
-      { header: 'Due' },
-      { header: 'Amount due', align: 'Right' },
-      { header: 'Status' },
-    ],
+    columns: [{ header: 'Vendor' }, { header: 'BILL id' }, { header: 'Due' }, { header: 'Amount due', figure: true }, { header: 'Status' }],
     items: rows,
     row: (b) => [
       vendorName(b),

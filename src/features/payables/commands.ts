@@ -14,7 +14,7 @@ import { isOpenBill, type PartyInfo } from '../../mirror/records.js';
 import { billCard, billMatchesCard, billsDueCard, billsOverdueCard } from './cards.js';
 import { addDays } from '../../infra/calendar.js';
 import { indexBuildingCard } from '../../cards/list.js';
-import { shortId } from '../../cards/redact.js';
+import { shortId } from '../../cards/card.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { Command, CommandContext } from '../types.js';
@@ -45,12 +45,7 @@ const MAX_DUE_DAYS = 90;
 export const DEFAULT_DUE_DAYS = 7;
 
 /** Unpaid, non-archived bills in a due-date range, soonest first, filtered by BILL (line items dropped: not shown). */
-export async function unpaidBills(
-  deps: Pick<PayablesDeps, 'bill'>,
-  orgId: string,
-  dueDate: DueRange,
-  vendorId?: string | string[],
-): Promise<{ items: Bill[]; truncated: boolean }> {
+export async function unpaidBills(deps: Pick<PayablesDeps, 'bill'>, orgId: string, dueDate: DueRange, vendorId?: string | string[]) {
   const { items, truncated } = await orgClient(deps, orgId)
     .bills.list({
       dueDate,
@@ -123,12 +118,7 @@ async function billsDueIn(ctx: CommandContext, deps: PayablesDeps, ranges: DueRa
     truncated = asked[0]?.value.truncated ?? false;
     asOf = Math.min(...asked.map((a) => a.fetchedAt));
   }
-  const vendors = await resolveParties(
-    deps,
-    orgId,
-    'vendor',
-    lists.flat().map((b) => b.vendorId),
-  );
+  const vendors = await resolveParties(deps, orgId, 'vendor', new Set(lists.flat().map((b) => b.vendorId)));
   return { lists: lists.map((list) => withVendorNames(list, vendors)), truncated, asOf, vendors };
 }
 
@@ -195,15 +185,15 @@ const BILL_HINT =
   "Type **bill** and the vendor's invoice number or the BILL id, e.g. **bill ACM-12345**. To browse a vendor's bills, type **vendor {name}**.";
 
 /**
- * A bill by its BILL id: from the org's mirror once it holds every bill (a Refresh reads that bill from BILL into it),
- * else asked of BILL and kept like a record answer (CACHE_TTL_OBJECT_S, dropped by a bill webhook).
+ * A bill by its BILL id, as a lookup answers: from the org's mirror once it holds every bill (a Refresh reads that bill
+ * from BILL into it), else asked of BILL and kept like a record answer (CACHE_TTL_OBJECT_S, dropped by a bill webhook).
  */
-async function billById(ctx: CommandContext, deps: PayablesDeps, orgId: string, id: string): Promise<{ bill: Bill; fetchedAt: number }> {
+async function billById(ctx: CommandContext, deps: PayablesDeps, orgId: string, id: string) {
   try {
     const held = await deps.mirror.byId(orgId, 'bill', id, mirrorRead(ctx, deps, 'bill'));
-    if (held) return { bill: held.record, fetchedAt: held.refreshedAt };
+    if (held) return { rows: [held.record], refreshedAt: held.refreshedAt };
     const got = await cachedAnswer(ctx, deps, answerKey('bill', { id }), ['bill'], () => orgClient(deps, orgId).bills.get(id), true);
-    return { bill: got.value, fetchedAt: got.fetchedAt };
+    return { rows: [got.value], refreshedAt: got.fetchedAt };
   } catch (err) {
     if (err instanceof BillApiError && err.category === 'notFound')
       throw new InputError(`No bill with BILL id ${shortId(id)}`, BILL_HINT, `bill ${id}`);
@@ -221,33 +211,26 @@ export const billCommand: Command<PayablesDeps> = {
   async run(ctx, deps) {
     const typed = numberArgument(ctx, 'bill', BILL_HINT);
     const orgId = boundOrg(ctx);
-    const today = todayOf(ctx, deps);
     const command = `bill ${typed}`;
-    let found: { bills: Bill[]; fetchedAt: number };
-    if (BILL_ID.test(typed)) {
-      const { bill, fetchedAt } = await billById(ctx, deps, orgId, typed);
-      found = { bills: [bill], fetchedAt };
-    } else {
-      const result = await deps.mirror.lookup(orgId, 'bill', typed, mirrorRead(ctx, deps, 'bill'));
-      if ('building' in result)
-        return indexBuildingCard({ ...listContext(ctx, deps, command, ctx.now.getTime()), what: 'bills', indexed: result.building });
-      if (result.rows.length === 0) {
-        throw new InputError(
-          `No bill with invoice number "${shorten(typed)}"`,
-          "Check the number on the vendor's invoice, or find the bill with **vendor {name}**.",
-          command,
-        );
-      }
-      found = { bills: result.rows, fetchedAt: result.refreshedAt };
+    const found = BILL_ID.test(typed)
+      ? await billById(ctx, deps, orgId, typed)
+      : await deps.mirror.lookup(orgId, 'bill', typed, mirrorRead(ctx, deps, 'bill'));
+    if ('building' in found)
+      return indexBuildingCard({ ...listContext(ctx, deps, command, ctx.now.getTime()), what: 'bills', indexed: found.building });
+    if (found.rows.length === 0) {
+      throw new InputError(
+        `No bill with invoice number "${shorten(typed)}"`,
+        "Check the number on the vendor's invoice, or find the bill with **vendor {name}**.",
+        command,
+      );
     }
-    const vendors = await resolveParties(
-      deps,
-      orgId,
-      'vendor',
-      found.bills.map((b) => b.vendorId),
-    );
-    const bills = withVendorNames(found.bills, vendors);
-    const shared = { ...listContext(ctx, deps, command, found.fetchedAt), today, currencyOf: (id: string) => vendors.get(id)?.currency };
+    const vendors = await resolveParties(deps, orgId, 'vendor', new Set(found.rows.map((b) => b.vendorId)));
+    const bills = withVendorNames(found.rows, vendors);
+    const shared = {
+      ...listContext(ctx, deps, command, found.refreshedAt),
+      today: todayOf(ctx, deps),
+      currencyOf: (id: string) => vendors.get(id)?.currency,
+    };
     // Several vendors' bills may carry the same invoice number: a card to pick one.
     const [bill] = bills;
     return bill && bills.length === 1 ? billCard({ ...shared, bill }) : billMatchesCard({ ...shared, typed, bills });

@@ -1,23 +1,11 @@
 // Accounts receivable cards: one invoice, overdue receivables aged by customer with a chart of the aging buckets.
 // Pure: data in, card out.
 import type { Invoice } from '../../bill/types.js';
-import {
-  adaptiveCard,
-  container,
-  escapeMarkdown,
-  executeAction,
-  facts,
-  subtitle,
-  text,
-  title,
-  type CardElement,
-  type CardReply,
-} from '../../cards/card.js';
+import { executeAction, shortId, type CardReply } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
 import { calendarDate, daysBetween, money, sum } from '../../cards/format.js';
-import { AGING_BUCKETS, agingBucket, typeableName, type Loose } from '../payables/cards.js';
-import { asOfFooter, listCard, refreshAction, type AsOf, type ListContext } from '../../cards/list.js';
-import { shortId } from '../../cards/redact.js';
+import { AGING_BUCKETS, agingBucket, sentEntries, typeableName } from '../payables/cards.js';
+import { detailCard, listCard, plainFacts, type AsOf, type DetailCardSpec, type ListContext } from '../../cards/list.js';
 import { codeWords, count, invoiceStatusWords, moneyTotal } from '../../cards/words.js';
 
 interface ArCardContext extends AsOf {
@@ -36,26 +24,10 @@ export function invoiceCard(input: ArCardContext & { invoice: Invoice; command: 
   const { invoice: inv, fmt, today } = input;
   const customer = input.customerOf(inv.customerId);
   const name = customerName(inv.customerId, input);
-  const cur = customer?.currency;
-  const m = (n: number | undefined) => money(n ?? 0, cur, fmt.locale);
+  const m = (n: number | undefined) => money(n ?? 0, customer?.currency, fmt.locale);
   const status = invoiceStatusWords(inv, today);
-  const body: CardElement[] = [
-    title(escapeMarkdown(`Invoice ${inv.invoiceNumber || shortId(inv.id)}`)),
-    subtitle(escapeMarkdown(name)),
-    text(escapeMarkdown(status.words), { weight: 'Bolder' }),
-    facts([
-      ['Customer', escapeMarkdown(name)],
-      ['Invoice date', calendarDate(inv.invoiceDate, fmt.locale)],
-      ['Due date', calendarDate(inv.dueDate, fmt.locale)],
-      ['Total', m(inv.totalAmount)],
-      ['Amount due', m(inv.dueAmount)],
-      ...((inv.scheduledAmount ?? 0) > 0 ? [['Payment scheduled', m(inv.scheduledAmount)] as [string, string]] : []),
-      ...((inv.creditAmount ?? 0) > 0 ? [['Credits applied', m(inv.creditAmount)] as [string, string]] : []),
-      ['BILL id', shortId(inv.id)],
-    ]),
-  ];
-  const sent: Array<Loose<NonNullable<Invoice['payments']>[number]>> = Array.isArray(inv.payments) ? inv.payments : [];
-  const payments = sent
+  const sections: DetailCardSpec['sections'] = [];
+  const payments = sentEntries(inv.payments)
     .filter((p) => typeof p?.amount === 'number')
     .map((p) => ({ amount: p?.amount ?? 0, date: p?.date, status: p?.status }));
   if (payments.length > 0) {
@@ -63,27 +35,40 @@ export function invoiceCard(input: ArCardContext & { invoice: Invoice; command: 
     const lines = [...payments]
       .sort((a, b) => String(b.date).localeCompare(String(a.date)))
       .slice(0, 6)
-      .map((p) => [calendarDate(p.date, fmt.locale), escapeMarkdown(`${m(p.amount)} · ${codeWords(p.status)}`)] as [string, string]);
+      .map((p): [string, string] => [calendarDate(p.date, fmt.locale), `${m(p.amount)} · ${codeWords(p.status)}`]);
     if (payments.length > 6) lines.push(['…', `${payments.length - 6} more`]);
-    body.push(container([text(`Payments received: ${m(received)}`, { weight: 'Bolder' }), facts(lines)], { separator: true }));
+    sections.push({ heading: `Payments received: ${m(received)}`, facts: lines });
   } else {
-    body.push(text('No payments received yet.', { subtle: true, separator: true }));
+    sections.push({ note: 'No payments received yet.', separator: true });
   }
-  const items: Array<Loose<NonNullable<Invoice['invoiceLineItems']>[number]>> = Array.isArray(inv.invoiceLineItems)
-    ? inv.invoiceLineItems
-    : [];
+  const items = sentEntries(inv.invoiceLineItems);
   if (items.length > 0) {
-    const shown = items.slice(0, 4).map((li) => escapeMarkdown(li?.description || 'Line item'));
-    body.push(text(`Lines: ${shown.join('; ')}${items.length > 4 ? `; and ${items.length - 4} more` : ''}`, { subtle: true }));
+    const shown = items.slice(0, 4).map((li) => li?.description || 'Line item');
+    sections.push({ note: `Lines: ${shown.join('; ')}${items.length > 4 ? `; and ${items.length - 4} more` : ''}` });
   }
-  body.push(asOfFooter(input));
-  const actions = [];
-  if (customer?.name && typeableName(customer.name))
-    actions.push(executeAction('This customer', { verb: 'run', command: `customer ${customer.name}` }));
-  actions.push(refreshAction(input.command));
-  return adaptiveCard(body, {
+  return detailCard({
+    ...input,
+    title: `Invoice ${inv.invoiceNumber || shortId(inv.id)}`,
+    subtitle: name,
+    status: status.words,
+    facts: [
+      [
+        ['Customer', name],
+        ['Invoice date', calendarDate(inv.invoiceDate, fmt.locale)],
+        ['Due date', calendarDate(inv.dueDate, fmt.locale)],
+        ['Total', m(inv.totalAmount)],
+        ['Amount due', m(inv.dueAmount)],
+        ...((inv.scheduledAmount ?? 0) > 0 ? [['Payment scheduled', m(inv.scheduledAmount)] as [string, string]] : []),
+        ...((inv.creditAmount ?? 0) > 0 ? [['Credits applied', m(inv.creditAmount)] as [string, string]] : []),
+        ['BILL id', shortId(inv.id)],
+      ],
+    ],
+    sections,
     summary: `Invoice ${inv.invoiceNumber} for ${name}: ${m(inv.dueAmount)} due of ${m(inv.totalAmount)}, ${status.words.toLowerCase()}.`,
-    actions,
+    actions:
+      customer?.name && typeableName(customer.name)
+        ? [executeAction('This customer', { verb: 'run', command: `customer ${customer.name}` })]
+        : [],
   });
 }
 
@@ -101,11 +86,7 @@ export function isOverdue(inv: AgingInvoice, today: string): boolean {
 }
 
 /** Each overdue invoice's aging bucket (AGING_BUCKETS index), amount due and currency: the card's chart and the dashboard tab's. */
-export function agedOverdue(
-  invoices: AgingInvoice[],
-  today: string,
-  currencyOf: (customerId: string) => string | undefined,
-): Array<{ customerId: string; bucket: number; amount: number; currency: string | undefined }> {
+export function agedOverdue(invoices: AgingInvoice[], today: string, currencyOf: (customerId: string) => string | undefined) {
   return invoices
     .filter((i) => isOverdue(i, today))
     .map((i) => ({
@@ -165,7 +146,7 @@ export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
         label: bucket.label,
         value: sum(list.filter((a) => a.bucket === i).map((a) => a.amount)),
       })),
-      fallback: n === 0 ? facts(bucketLines.map(([k, v]) => [escapeMarkdown(k), escapeMarkdown(v)])) : 'drop',
+      fallback: n === 0 ? plainFacts(bucketLines) : 'drop',
     }),
   );
   return listCard({
@@ -176,8 +157,8 @@ export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
     charts,
     columns: [
       { header: 'Customer' },
-      ...AGING_BUCKETS.map((b) => ({ header: b.label.replace(' days', ''), align: 'Right' as const })),
-      { header: 'Total', align: 'Right', figure: true },
+      ...AGING_BUCKETS.map((b) => ({ header: b.label.replace(' days', '') })),
+      { header: 'Total', figure: true },
     ],
     items: customers,
     row: (c) => [

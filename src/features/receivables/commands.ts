@@ -73,12 +73,7 @@ export async function overdueInvoices(ctx: CommandContext, deps: ReceivablesDeps
   const today = todayOf(ctx, deps);
   const answer = await deps.mirror.rows(orgId, 'invoice', { ...mirrorRead(ctx, deps, 'invoice'), where: (i) => isOverdue(i, today) });
   if ('building' in answer) return answer;
-  const customers = await resolveParties(
-    deps,
-    orgId,
-    'customer',
-    answer.rows.map((i) => i.customerId),
-  );
+  const customers = await resolveParties(deps, orgId, 'customer', new Set(answer.rows.map((i) => i.customerId)));
   return { today, invoices: answer.rows, asOf: answer.refreshedAt, customers };
 }
 

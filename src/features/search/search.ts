@@ -8,7 +8,7 @@ import type { CardReply } from '../../cards/card.js';
 import { errorReply } from '../../cards/errorCards.js';
 import { calendarDate, money } from '../../cards/format.js';
 import { addDays } from '../../infra/calendar.js';
-import { shortId } from '../../cards/redact.js';
+import { shortId } from '../../cards/card.js';
 import { billPaymentWords, invoiceStatusWords } from '../../cards/words.js';
 import { errorMessage, NotBound } from '../../errors.js';
 import type { Clock } from '../../infra/clock.js';

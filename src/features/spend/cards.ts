@@ -2,22 +2,11 @@
 // (with a bar per budget), an overview of the three (with card spend by budget), and how to enable S&E when no API
 // token is configured. Amounts are USD (S&E is US-only).
 import type { Budget, Reimbursement, SpendTransaction } from '../../bill/types.js';
-import {
-  adaptiveCard,
-  container,
-  escapeMarkdown,
-  executeAction,
-  facts,
-  text,
-  title,
-  TONE_STYLE,
-  type CardElement,
-  type CardReply,
-} from '../../cards/card.js';
+import { adaptiveCard, executeAction, text, title, TONE_STYLE, type CardReply } from '../../cards/card.js';
 import { donutChart, horizontalBarChart, type ChartPoint } from '../../cards/chart.js';
 import { calendarDate, money, percent, sum, type FormatOptions } from '../../cards/format.js';
 import { dateInZone } from '../../infra/calendar.js';
-import { asOfFooter, listCard, refreshAction, type AsOf, type ListContext } from '../../cards/list.js';
+import { detailCard, listCard, type AsOf, type ListContext } from '../../cards/list.js';
 import { count, reimbursementPending, reimbursementWords } from '../../cards/words.js';
 
 const USD = 'USD';
@@ -78,7 +67,7 @@ export function transactionsCard(input: ListContext & { transactions: SpendTrans
       { header: 'Date' },
       { header: 'Merchant' },
       { header: 'Cardholder' },
-      { header: 'Amount', align: 'Right' },
+      { header: 'Amount', figure: true },
       { header: 'Receipt' },
     ],
     items: rows,
@@ -112,7 +101,7 @@ export function reimbursementsCard(input: ListContext & { reimbursements: Reimbu
     title: 'Pending reimbursements',
     subtitle: 'Submitted and not yet paid, oldest first',
     totals,
-    columns: [{ header: 'Submitted' }, { header: 'For' }, { header: 'Amount', align: 'Right' }, { header: 'Status' }],
+    columns: [{ header: 'Submitted' }, { header: 'For' }, { header: 'Amount', figure: true }, { header: 'Status' }],
     items: rows,
     row: (r) => [
       r.submittedTime ? calendarDate(dateInZone(Date.parse(r.submittedTime) || 0, fmt.timeZone), fmt.locale) : '—',
@@ -190,13 +179,7 @@ export function budgetsCard(input: ListContext & { budgets: Budget[] }): CardRep
       ['Over limit', over.length ? over.map((r) => r.b.name).join(', ') : 'none'],
     ],
     charts,
-    columns: [
-      { header: 'Budget' },
-      { header: 'Spent', align: 'Right' },
-      { header: 'Limit', align: 'Right' },
-      { header: 'Used', align: 'Right' },
-      { header: 'Period ends' },
-    ],
+    columns: [{ header: 'Budget' }, { header: 'Spent', figure: true }, { header: 'Limit' }, { header: 'Used' }, { header: 'Period ends' }],
     items: rows,
     row: ({ b, use }) => [
       b.name || 'Unnamed budget',
@@ -224,37 +207,34 @@ export function spendOverviewCard(
   const pending = input.reimbursements.filter(reimbursementPending);
   const budgets = budgetRows(input.budgets).slice(0, 5);
   const byBudget = spendByBudget(input.transactions);
-  const section = (heading: string, items: CardElement[]) =>
-    container([text(heading, { weight: 'Bolder' }), ...items], { separator: true });
-  const body = [
-    title('Spend & Expense'),
-    section(`Card transactions, last ${TRANSACTION_DAYS} days`, [
-      facts(totals),
-      // New on this card and said nowhere else on it, so a host without charts drops it and shows the card as before.
-      ...(byBudget.length
-        ? [donutChart({ title: `Card spend by budget, ${USD}`, colorSet: 'categorical', points: byBudget, fallback: 'drop' })]
-        : []),
-    ]),
-    section('Reimbursements', [facts([['Pending', `${usd(pending, fmt)} · ${count(pending.length, 'reimbursement', fmt.locale)}`]])]),
-    section('Budgets this period', [
-      budgets.length
-        ? facts(
-            budgets.map(({ b, use }): [string, string] => [
-              escapeMarkdown(b.name),
-              `${percent(use.ratio, fmt.locale)} · ${money(use.spent, USD, fmt.locale)} of ${money(use.limit, USD, fmt.locale)}`,
-            ]),
-          )
-        : text('No active budgets.', { subtle: true }),
-    ]),
-    asOfFooter(input),
-  ];
-  return adaptiveCard(body, {
+  return detailCard({
+    ...input,
+    command: 'spend',
+    title: 'Spend & Expense',
+    sections: [
+      {
+        heading: `Card transactions, last ${TRANSACTION_DAYS} days`,
+        facts: totals,
+        // New on this card and said nowhere else on it, so a host without charts drops it and shows the card as before.
+        chart: byBudget.length
+          ? donutChart({ title: `Card spend by budget, ${USD}`, colorSet: 'categorical', points: byBudget, fallback: 'drop' })
+          : undefined,
+      },
+      { heading: 'Reimbursements', facts: [['Pending', `${usd(pending, fmt)} · ${count(pending.length, 'reimbursement', fmt.locale)}`]] },
+      {
+        heading: 'Budgets this period',
+        facts: budgets.map(({ b, use }): [string, string] => [
+          b.name,
+          `${percent(use.ratio, fmt.locale)} · ${money(use.spent, USD, fmt.locale)} of ${money(use.limit, USD, fmt.locale)}`,
+        ]),
+        none: 'No active budgets.',
+      },
+    ],
     summary: `Spend: ${usd(spent, fmt)} in ${TRANSACTION_DAYS} days, ${missing.length} missing receipts, ${pending.length} pending reimbursements.`,
     actions: [
       executeAction('Transactions', { verb: 'run', command: 'spend transactions' }),
       executeAction('Reimbursements', { verb: 'run', command: 'spend reimbursements' }),
       executeAction('Budgets', { verb: 'run', command: 'spend budgets' }),
-      refreshAction('spend'),
     ],
   });
 }

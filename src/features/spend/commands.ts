@@ -4,7 +4,9 @@
 import { InputError } from '../../errors.js';
 import type { SpendClient } from '../../bill/spend.js';
 import type { Reimbursement } from '../../bill/types.js';
-import { answerKey } from '../../mirror/answers.js';
+import { answerKey, type Answer } from '../../mirror/answers.js';
+import type { CardReply } from '../../cards/card.js';
+import type { ListContext } from '../../cards/list.js';
 import { addDays } from '../../infra/calendar.js';
 import { budgetsCard, reimbursementsCard, spendNotConfiguredCard, spendOverviewCard, TRANSACTION_DAYS, transactionsCard } from './cards.js';
 import type { BillGateway } from '../../bill/gateway.js';
@@ -77,28 +79,16 @@ export const spendCommand: Command<SpendDeps> = {
     const orgId = boundOrg(ctx);
     const client = deps.bill.spend(orgId, { priority: 'interactive' });
     if (!client) return spendNotConfiguredCard({ note: deps.settings.note, otherOrgs: deps.bill.status().spendConfigured });
-    switch (sub) {
-      case 'transactions': {
-        const got = await transactions(ctx, deps, client);
-        return transactionsCard({ ...listContext(ctx, deps, 'spend transactions', got.fetchedAt), ...got.value });
-      }
-      case 'reimbursements': {
-        const got = await reimbursements(ctx, deps, client);
-        return reimbursementsCard({ ...listContext(ctx, deps, 'spend reimbursements', got.fetchedAt), ...got.value });
-      }
-      case 'budgets': {
-        const got = await budgets(ctx, deps, client);
-        return budgetsCard({ ...listContext(ctx, deps, 'spend budgets', got.fetchedAt), ...got.value });
-      }
-      default: {
-        const [t, r, b] = await Promise.all([
-          transactions(ctx, deps, client),
-          reimbursements(ctx, deps, client),
-          budgets(ctx, deps, client),
-        ]);
-        const asOf = Math.min(t.fetchedAt, r.fetchedAt, b.fetchedAt);
-        return spendOverviewCard({ ...t.value, ...r.value, ...b.value, ...listContext(ctx, deps, 'spend', asOf) });
-      }
-    }
+    // A list: its card over what was read, the card's Refresh and Show more running the same subcommand.
+    const list = async <T>(read: Promise<Answer<T>>, card: (input: ListContext & T) => CardReply) => {
+      const got = await read;
+      return card({ ...listContext(ctx, deps, `spend ${sub}`, got.fetchedAt), ...got.value });
+    };
+    if (sub === 'transactions') return list(transactions(ctx, deps, client), transactionsCard);
+    if (sub === 'reimbursements') return list(reimbursements(ctx, deps, client), reimbursementsCard);
+    if (sub === 'budgets') return list(budgets(ctx, deps, client), budgetsCard);
+    const [t, r, b] = await Promise.all([transactions(ctx, deps, client), reimbursements(ctx, deps, client), budgets(ctx, deps, client)]);
+    const asOf = Math.min(t.fetchedAt, r.fetchedAt, b.fetchedAt);
+    return spendOverviewCard({ ...t.value, ...r.value, ...b.value, ...listContext(ctx, deps, 'spend', asOf) });
   },
 };
