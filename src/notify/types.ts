@@ -12,7 +12,7 @@ export interface ChannelTarget {
 }
 
 /** A card and its one-line summary (src/cards' CardReply has this shape). */
-export interface OutgoingMessage {
+interface OutgoingMessage {
   card: object;
   summary: string;
 }
