@@ -8,6 +8,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { NS } from '../../src/infra/state/types.js';
 import { PUSH_FED } from '../../src/notify/kinds.js';
+import { webhookSetup } from '../../src/notify/setup.js';
 import { clockFromEnv, ready, residentByMapping, residentSet, serve, stringArg } from './ipc.js';
 
 // The environment the driver gave, never a developer's .env (it may hold real BILL credentials).
@@ -98,7 +99,14 @@ serve(
      */
     webhooks: async (arg) => {
       const url = stringArg(arg, 'webhooks');
-      const result = await app.notify.setup.setup(orgId, url);
+      const setup = webhookSetup({
+        bill: app.bill,
+        keys: app.notify.keys,
+        log: app.log,
+        allowLocalHttp: true,
+        onChange: (id) => app.notify.push.forget(id),
+      });
+      const result = await setup.setup(orgId, url);
       await app.notify.push.refresh(orgId);
       return { action: result.action, events: result.subscription.events.length };
     },

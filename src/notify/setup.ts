@@ -50,8 +50,17 @@ function checkNotificationUrl(raw: string, allowLocalHttp: boolean): string {
   return url.toString().replace(/\/+$/, '');
 }
 
-/** `onChange`: the org's subscriptions changed (created, updated, deleted). */
-export function webhookSetup(deps: { bill: BillGateway; keys: WebhookKeys; log: Logger; onChange?: (orgId: string) => void }) {
+/**
+ * `onChange`: the org's subscriptions changed (created, updated, deleted). `allowLocalHttp`: BILL may deliver to
+ * http://127.0.0.1 — the embedded sandbox's default, and the bench's, whose sandbox stands in for real BILL.
+ */
+export function webhookSetup(deps: {
+  bill: BillGateway;
+  keys: WebhookKeys;
+  log: Logger;
+  onChange?: (orgId: string) => void;
+  allowLocalHttp?: boolean;
+}) {
   const { bill, keys, log } = deps;
   const subscriptionsOf = (orgId: string) => bill.org(orgId, { priority: 'interactive' }).subscriptions;
   return {
@@ -61,7 +70,7 @@ export function webhookSetup(deps: { bill: BillGateway; keys: WebhookKeys; log: 
      */
     async setup(orgId: string, rawUrl: string) {
       // The embedded sandbox delivers to http://127.0.0.1; real BILL does not.
-      const url = checkNotificationUrl(rawUrl, bill.backend === 'sandbox');
+      const url = checkNotificationUrl(rawUrl, deps.allowLocalHttp ?? bill.backend === 'sandbox');
       // Before BILL makes a key it would show only once.
       if (!keys.canStore) throw new WebhookSetupError('unsealed', UNSEALED_REFUSED);
       const subscriptions = subscriptionsOf(orgId);
