@@ -1,27 +1,12 @@
 // Money, dates and "today" as a finance person reads them: in the bill's currency, the bot's locale and time zone.
+import { kept } from '../infra/calendar.js';
 
 export interface FormatOptions {
   locale: string;
   timeZone: string;
 }
 
-/**
- * Formatters by locale (and currency). Locales come from activities, and Intl accepts endless variants of one
- * ("en-US-1a2b"), each costing ~20 KB of ICU memory: every map keyed by a locale is bounded, starting again when full.
- */
-const MAX_FORMATS = 256;
-
-/** The formatter for `key`, made once and shared (formatters are immutable); the map starts again when full. */
-function kept<F>(formats: Map<string, F>, key: string, make: () => F): F {
-  let fmt = formats.get(key);
-  if (!fmt) {
-    fmt = make();
-    if (formats.size >= MAX_FORMATS) formats.clear();
-    formats.set(key, fmt);
-  }
-  return fmt;
-}
-
+// Locales come from activities: each map is bounded (kept).
 const moneyFormats = new Map<string, Intl.NumberFormat>();
 const percentFormats = new Map<string, Intl.NumberFormat>();
 /** A list card formats every row: one formatter per call made a 2,000-bill answer cost ~50 MB of RSS. */

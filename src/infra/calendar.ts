@@ -2,21 +2,24 @@
 // due. Shared by the cards, the digest schedule and the sandbox.
 
 /**
- * Formatters by zone. Building an Intl.DateTimeFormat costs tens of microseconds and ICU memory the process rarely
- * gives back; they are immutable, so one per zone and use is shared. Zones come from configuration, so the map stays small.
+ * Intl formatters, made once per key and shared (they are immutable). Building one costs tens of microseconds and
+ * ~20 KB of ICU memory the process rarely gives back, and Intl accepts endless variants of a locale ("en-US-1a2b"),
+ * so every map keyed by a zone or locale is bounded: it starts again when full.
  */
-const formats = new Map<string, Intl.DateTimeFormat>();
-const MAX_FORMATS = 128;
-
-function format(locale: 'en-CA' | 'en-US', options: Intl.DateTimeFormatOptions & { timeZone: string }): Intl.DateTimeFormat {
-  const key = `${locale}|${options.timeZone}`;
+export function kept<F>(formats: Map<string, F>, key: string, make: () => F): F {
   let fmt = formats.get(key);
   if (!fmt) {
-    fmt = new Intl.DateTimeFormat(locale, options);
-    if (formats.size >= MAX_FORMATS) formats.clear();
+    fmt = make();
+    if (formats.size >= 256) formats.clear();
     formats.set(key, fmt);
   }
   return fmt;
+}
+
+const formats = new Map<string, Intl.DateTimeFormat>();
+
+function format(locale: 'en-CA' | 'en-US', options: Intl.DateTimeFormatOptions & { timeZone: string }): Intl.DateTimeFormat {
+  return kept(formats, `${locale}|${options.timeZone}`, () => new Intl.DateTimeFormat(locale, options));
 }
 
 /** The calendar date (yyyy-MM-dd) of an instant in a time zone. */
