@@ -93,7 +93,9 @@ export const removedFromChannel = (o: Extract<SendOutcome, { ok: false }>): stri
 
 export function deliveryWorker(deps: WorkerDeps) {
   const { state, clock } = deps;
-  const leases = new Leases(state, clock, NS.outbox, deps.leaseMs ?? LEASE_MS);
+  const leaseMs = deps.leaseMs ?? LEASE_MS;
+  const leases = new Leases(state, clock, NS.outbox, leaseMs);
+  let renewedAt = -Infinity;
   const held = new Map<string, Held>();
   const lanes = new Map<string, Promise<void>>();
   let kicked: NodeJS.Immediate | undefined;
@@ -343,12 +345,18 @@ export function deliveryWorker(deps: WorkerDeps) {
     return queued;
   };
 
-  /** One pass at a time over the outbox, each renewing the held leases first (a failed renewal is not a lost lease). */
+  /**
+   * One pass at a time over the outbox. Held leases are renewed first once a third of their life has gone (a failed
+   * renewal is not a lost lease), not on every webhook's kick: each renewal is a state read and write per held event.
+   */
   const passes = new Periodic(
     async () => {
-      for (const h of held.values())
-        if (!h.settling)
-          await stillHeld(h).catch((err: unknown) => h.log.warn({ err: errorMessage(err) }, 'outbox lease could not be renewed'));
+      if (clock.now() - renewedAt >= leaseMs / 3) {
+        renewedAt = clock.now();
+        for (const h of held.values())
+          if (!h.settling)
+            await stillHeld(h).catch((err: unknown) => h.log.warn({ err: errorMessage(err) }, 'outbox lease could not be renewed'));
+      }
       return pass();
     },
     { everyMs: POLL_MS, log: deps.log, what: 'notification worker' },
