@@ -17,7 +17,6 @@ export interface Answer<T> {
 
 interface Entry {
   orgId: string;
-  key: string;
   /** The answer serialized as structuredClone would copy it: one buffer outside the JS heap, not a tree of objects. */
   value: Buffer;
   fetchedAt: number;
@@ -29,8 +28,9 @@ export class Answers {
   /** "<orgId>\0<key>" -> entry, oldest first. */
   private readonly entries = new Map<string, Entry>();
   private readonly flights = new Map<string, Promise<Answer<unknown>>>();
-  /** Bumped by every drop in an org: a load in flight across a drop is not kept (it may predate the change). */
+  /** Bumped by every drop in an org (and `epoch` by clear()): a load in flight across a drop is not kept (it may predate the change). */
   private readonly generations = new Map<string, number>();
+  private epoch = 0;
   private hits = 0;
   private misses = 0;
 
@@ -57,14 +57,13 @@ export class Answers {
     const flight = this.flights.get(id) as Promise<Answer<T>> | undefined;
     if (flight) return { ...(await flight), hit: false };
     this.misses++;
-    // Registered, so that clear() reaches a load in flight in an org nothing was dropped in yet.
     const generation = this.generations.get(orgId) ?? 0;
-    this.generations.set(orgId, generation);
+    const epoch = this.epoch;
     const run = (async (): Promise<Answer<T>> => {
       const value = await load();
-      if (opts.ttlS > 0 && (this.generations.get(orgId) ?? 0) === generation) {
+      if (opts.ttlS > 0 && (this.generations.get(orgId) ?? 0) === generation && this.epoch === epoch) {
         this.entries.delete(id);
-        this.entries.set(id, { orgId, key, value: serialize(value), fetchedAt: now, expiresAt: now + opts.ttlS * 1000, kinds: opts.kinds });
+        this.entries.set(id, { orgId, value: serialize(value), fetchedAt: now, expiresAt: now + opts.ttlS * 1000, kinds: opts.kinds });
         // Over the bound: the oldest answers go first.
         for (const oldest of this.entries.keys()) {
           if (this.entries.size <= this.maxEntries) break;
@@ -84,16 +83,20 @@ export class Answers {
   /** Drops the org's answers built from this kind of record (every answer without kind; one answer with key). */
   drop(orgId: string, kind?: EntityKind, key?: string): void {
     this.generations.set(orgId, (this.generations.get(orgId) ?? 0) + 1);
+    if (key !== undefined) {
+      const id = `${orgId}\u0000${key}`;
+      if (kind === undefined || this.entries.get(id)?.kinds.includes(kind)) this.entries.delete(id);
+      return;
+    }
     for (const [id, e] of this.entries) {
-      if (e.orgId === orgId && (key === undefined || e.key === key) && (kind === undefined || e.kinds.includes(kind)))
-        this.entries.delete(id);
+      if (e.orgId === orgId && (kind === undefined || e.kinds.includes(kind))) this.entries.delete(id);
     }
   }
 
   /** Drops everything (the fleet's drops may have been missed). */
   clear(): void {
     this.entries.clear();
-    for (const [orgId, generation] of this.generations) this.generations.set(orgId, generation + 1);
+    this.epoch++;
   }
 
   stats(): { hits: number; misses: number; entries: number } {
