@@ -181,17 +181,20 @@ export function createNotifications(deps: NotifyDeps) {
       await Promise.all([worker.stop(), scheduler.stop()]);
     },
 
-    async status(target: ChannelTarget, orgId: string | undefined) {
+    /** `target`: the channel status is asked in; undefined elsewhere (no channel subscriptions or digest to read). */
+    async status(target: ChannelTarget | undefined, orgId: string | undefined) {
       const letters = (await state.entries<DeadLetter | null>(NS.deadLetters))
         .map(([, d]) => d)
         .filter((d): d is DeadLetter => !!d && typeof d.eventId === 'string');
-      const here = letters
-        .filter((d) => d.tenantId === target.tenantId && d.teamId === target.teamId && d.channelId === target.channelId)
-        .sort((a, b) => b.at - a.at)
-        .slice(0, 3);
+      const here = target
+        ? letters
+            .filter((d) => d.tenantId === target.tenantId && d.teamId === target.teamId && d.channelId === target.channelId)
+            .sort((a, b) => b.at - a.at)
+            .slice(0, 3)
+        : [];
       return {
-        kinds: (await subscriptions.forChannel(target)).map((s) => s.kind),
-        digest: await digestSettings.get(target),
+        kinds: target ? (await subscriptions.forChannel(target)).map((s) => s.kind) : [],
+        digest: target ? await digestSettings.get(target) : undefined,
         outbox: await worker.depth(),
         deadLetters: { total: letters.length, here },
         // Stored webhook keys for the org, and whether a configured key (BILL_WEBHOOK_SECURITY_KEY[S]) belongs to it.

@@ -116,7 +116,7 @@ export const statusCommand: Command<StatusDeps> = {
     const sections = [
       conversationSection(await conversationStatus(deps, ctx.scope), ctx.scope.kind, opts, admin),
       billSection(billStatus, orgId, orgId ? deps.mirror.info(orgId) : [], opts, pushFed, admin),
-      notificationsSection(await deps.notify.status(channel ?? { tenantId: '', teamId: '', channelId: '' }, orgId), !!channel, opts),
+      notificationsSection(await deps.notify.status(channel, orgId), !!channel, opts),
       budgetsSection(deps.limiter.snapshot(), opts, { admin, orgId, tenantId: ctx.scope.tenantId }),
       cacheSection(deps.mirror.answers.stats(), opts),
       admin ? auditSection(deps.audit.location) : undefined,
