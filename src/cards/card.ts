@@ -28,9 +28,14 @@ export interface ActionData {
   [key: string]: Json | undefined;
 }
 
+/** The text cut to `max` characters, an ellipsis last when it was longer. */
+export function shorten(s: string, max = 60): string {
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
 export function adaptiveCard(body: CardElement[], opts: { summary: string; actions?: CardAction[] }): CardReply {
   const flat = opts.summary.replace(/\s+/g, ' ').trim();
-  const summary = flat.length > 200 ? flat.slice(0, 199) + '…' : flat;
+  const summary = shorten(flat, 200);
   const card: AdaptiveCard = {
     type: 'AdaptiveCard',
     $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',

@@ -1,6 +1,6 @@
 // The help card (every registered command with usage and an example) and the unknown-command card.
 import type { CommandInfo, ConversationKind } from '../features/types.js';
-import { adaptiveCard, escapeMarkdown, executeAction, footer, subtitle, table, text, title, type CardReply } from './card.js';
+import { adaptiveCard, escapeMarkdown, executeAction, footer, shorten, subtitle, table, text, title, type CardReply } from './card.js';
 
 /**
  * A usage as Teams can show it: Teams takes `<number>` for markup and drops it (and shows `&lt;` literally), so
@@ -49,7 +49,7 @@ export function unknownCommandCard(
   suggestion: CommandInfo | undefined,
   opts: { kind?: ConversationKind; args?: string; note?: string } = {},
 ): CardReply {
-  const shown = typedText.length > 80 ? typedText.slice(0, 79) + '…' : typedText;
+  const shown = shorten(typedText, 80);
   const body = [title("I didn't understand that"), text(`You typed: ${escapeMarkdown(shown)}`, { subtle: true })];
   const actions = [executeAction('Show all commands', { verb: 'run', command: 'help' })];
   if (suggestion) {
@@ -59,7 +59,7 @@ export function unknownCommandCard(
     // default; a required one gets the command's own "which one?" answer).
     const args = (opts.args ?? '').trim().slice(0, 200);
     const line = args ? `${suggestion.name} ${args}` : suggestion.name;
-    actions.unshift(executeAction(`Run "${line.length > 40 ? line.slice(0, 39) + '…' : line}"`, { verb: 'run', command: line }));
+    actions.unshift(executeAction(`Run "${shorten(line, 40)}"`, { verb: 'run', command: line }));
   } else {
     body.push(text(helpHint(opts.kind)));
   }

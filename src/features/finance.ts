@@ -9,6 +9,7 @@ import type { EntityKind, Kind, PartyInfo, PartyKind } from '../mirror/records.j
 import { InputError, NotBound } from '../errors.js';
 import { dateInZone } from '../infra/calendar.js';
 import type { ListContext } from '../cards/list.js';
+import { shorten } from '../cards/card.js';
 import type { CommandContext } from './types.js';
 
 /** The deployment's settings every finance feature reads, taken from config once in app.ts. */
@@ -148,8 +149,4 @@ export function numberArgument(ctx: CommandContext, what: 'bill' | 'invoice', hi
   if (typed === '') throw new InputError(`Which ${what}?`, hint);
   if (typed.length > 100) throw new InputError('That is too long for an invoice number', hint, `${what} ${shorten(typed)}`);
   return typed;
-}
-
-export function shorten(s: string, max = 60): string {
-  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }

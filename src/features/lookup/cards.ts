@@ -9,10 +9,10 @@ import {
   title,
   type CardAction,
   type CardReply,
+  shorten,
 } from '../../cards/card.js';
 import type { Kind } from '../../mirror/records.js';
 import type { Found, Named } from './lookup.js';
-import { shorten } from '../finance.js';
 
 /** The Insert button's verb: its data names the record ({kind, number} or {kind, id}), never a command line. */
 const INSERT_VERB = 'insert';

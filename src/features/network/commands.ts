@@ -8,7 +8,8 @@ import type { NetworkOrganization } from '../../bill/types.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import { foldName } from '../../mirror/records.js';
 import type { Command } from '../types.js';
-import { boundOrg, listContext, mirrorRead, orgClient, shorten, textArgument, type FinanceSettings } from '../finance.js';
+import { boundOrg, listContext, mirrorRead, orgClient, textArgument, type FinanceSettings } from '../finance.js';
+import { shorten } from '../../cards/card.js';
 import { invitable, networkCard, type NetworkRow } from './cards.js';
 import type { NetworkInvites } from './invite.js';
 

@@ -1,13 +1,12 @@
 // Vendor and customer cards: one match with its open bills or invoices, or the list of matches to pick from.
 import type { Bill, Customer, Invoice, Vendor } from '../../bill/types.js';
-import { executeAction, shortId, type CardAction, type CardReply } from '../../cards/card.js';
+import { executeAction, shortId, shorten, type CardAction, type CardReply } from '../../cards/card.js';
 import type { PartyKind } from '../../mirror/records.js';
 import { calendarDate, daysBetween, money } from '../../cards/format.js';
 import { amountDue, byDueDate, openBillRow, OPEN_ITEM_COLUMNS, typeableName } from '../payables/cards.js';
 import { listCard, type ListContext } from '../../cards/list.js';
 import { count, invoiceStatusWords, moneyTotal, type Tone } from '../../cards/words.js';
 import { networkStatusWords } from '../network/cards.js';
-import { shorten } from '../finance.js';
 
 export function balanceOf(p: Vendor | Customer): number | undefined {
   const b = p.balance?.amount;

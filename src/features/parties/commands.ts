@@ -10,7 +10,7 @@ import type { Bill, Customer, Invoice, Vendor } from '../../bill/types.js';
 import { answerKey } from '../../mirror/answers.js';
 import { amountDue } from '../payables/cards.js';
 import { isOwed } from '../receivables/cards.js';
-import { escapeMarkdown, type CardReply } from '../../cards/card.js';
+import { escapeMarkdown, shorten, type CardReply } from '../../cards/card.js';
 import { sum } from '../../cards/format.js';
 import { customerCard, partyMatchesCard, vendorCard, type OneMatchBase } from './cards.js';
 import { openBills, unpaidBills, withVendorNames } from '../payables/commands.js';
@@ -27,7 +27,6 @@ import {
   mirrorRead,
   orgClient,
   resolveParties,
-  shorten,
   textArgument,
   todayOf,
   type FinanceSettings,

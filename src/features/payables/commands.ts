@@ -14,7 +14,7 @@ import { isOpenBill, type PartyInfo } from '../../mirror/records.js';
 import { billCard, billMatchesCard, billsDueCard, billsOverdueCard } from './cards.js';
 import { addDays } from '../../infra/calendar.js';
 import { indexBuildingCard } from '../../cards/list.js';
-import { shortId } from '../../cards/card.js';
+import { shortId, shorten } from '../../cards/card.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { Command, CommandContext } from '../types.js';
@@ -27,7 +27,6 @@ import {
   mirrorRead,
   orgClient,
   resolveParties,
-  shorten,
   numberArgument,
   todayOf,
   type FinanceSettings,

@@ -1,4 +1,5 @@
 // `invoice <number>` and `invoices overdue`: accounts receivable from the org's mirror of invoices.
+import { shorten } from '../../cards/card.js';
 //
 // BILL cannot filter invoices by invoiceNumber, status or dueDate (the filterable fields are id, archived, customerId,
 // createdTime, updatedTime), so both answers come from the org's mirror of invoices (src/mirror), whose records
@@ -15,7 +16,6 @@ import {
   mirrorRead,
   noArguments,
   resolveParties,
-  shorten,
   numberArgument,
   todayOf,
   type FinanceSettings,

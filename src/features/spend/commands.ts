@@ -5,14 +5,14 @@ import { InputError } from '../../errors.js';
 import type { SpendClient } from '../../bill/spend.js';
 import type { Reimbursement } from '../../bill/types.js';
 import { answerKey, type Answer } from '../../mirror/answers.js';
-import type { CardReply } from '../../cards/card.js';
+import { shorten, type CardReply } from '../../cards/card.js';
 import type { ListContext } from '../../cards/list.js';
 import { addDays } from '../../infra/calendar.js';
 import { budgetsCard, reimbursementsCard, spendNotConfiguredCard, spendOverviewCard, TRANSACTION_DAYS, transactionsCard } from './cards.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { Command, CommandContext } from '../types.js';
-import { boundOrg, cachedAnswer, listContext, shorten, todayOf, type FinanceSettings } from '../finance.js';
+import { boundOrg, cachedAnswer, listContext, todayOf, type FinanceSettings } from '../finance.js';
 
 /** What `spend` reads: the org's Spend & Expense client, kept answers (the mirror's answer cache), the settings. */
 export interface SpendDeps {
