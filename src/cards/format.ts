@@ -1,5 +1,5 @@
 // Money, dates and "today" as a finance person reads them: in the bill's currency, the bot's locale and time zone.
-import { kept } from '../infra/calendar.js';
+import { kept } from '../infra/bounded.js';
 
 export interface FormatOptions {
   locale: string;

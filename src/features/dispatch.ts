@@ -1,5 +1,6 @@
 // Command lines (typed, or from a card button): parse, run the command, turn any error into the one error card. The
 // steps around a command (tenant, duplicates, the person's rate, audit, typing) are the route table's (src/teams/bot.ts).
+import { kept } from '../infra/bounded.js';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
@@ -70,17 +71,14 @@ export interface CardActionContext extends Pick<CommandContext, 'scope' | 'calle
 /** The activity's locale when it is a well-formed tag Intl supports (Teams sends e.g. "en-US"), else the fallback. */
 export function conversationLocale(requested: unknown, fallback: string): string {
   if (typeof requested !== 'string' || requested.length > 35 || !/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(requested)) return fallback;
-  let supported = supportedLocales.get(requested);
-  if (supported === undefined) {
+  // Asking Intl costs more than the rest of a help turn; the answers are few and never change.
+  const supported = kept(supportedLocales, requested, () => {
     try {
-      supported = Intl.NumberFormat.supportedLocalesOf([requested]).length > 0;
+      return Intl.NumberFormat.supportedLocalesOf([requested]).length > 0;
     } catch {
-      supported = false;
+      return false;
     }
-    // Asking Intl costs more than the rest of a help turn; the answers are few and never change.
-    if (supportedLocales.size >= 256) supportedLocales.clear();
-    supportedLocales.set(requested, supported);
-  }
+  });
   return supported ? requested : fallback;
 }
 

@@ -2,8 +2,8 @@
 // Entra client-credentials tokens that read it, one fetch in flight per tenant, cached until shortly before expiry.
 // Both go through the shared limiter, sit through Retry-After, and fail with a typed GraphApiError.
 import { setTimeout as sleep } from 'node:timers/promises';
-import NodeCache from 'node-cache';
 import { request } from 'undici';
+import { dropOldest } from '../infra/bounded.js';
 import type { Clock } from '../infra/clock.js';
 import type { Config } from '../config.js';
 import type { Limiter, Upstream } from '../infra/limits/types.js';
@@ -35,8 +35,10 @@ export class GraphApiError extends Error {
     readonly requestId?: string,
     /** How long the service asked us to wait (Retry-After), when it did. */
     readonly retryAfterMs?: number,
+    /** What failed underneath (no answer from Graph), for diagnostics. */
+    cause?: unknown,
   ) {
-    super(message);
+    super(message, { cause });
   }
 }
 
@@ -107,21 +109,13 @@ function singleFlight<T>(inflight: Map<string, Promise<T>>, key: string, start: 
 }
 
 export class GraphTeams {
-  private readonly cache: NodeCache;
+  /** Team names by tenant and group id, oldest first; they change rarely, so they live as long as other names do. */
+  private readonly cache = new Map<string, { team: TeamInfo; until: number }>();
   private readonly inflight = new Map<string, Promise<TeamInfo>>();
   private readonly tokens = new Map<string, { token: string; renewAt: number }>();
   private readonly tokenFetches = new Map<string, Promise<string>>();
 
-  constructor(private readonly deps: GraphTeamsDeps) {
-    const { config } = deps;
-    // Team names change rarely: they live as long as other names do.
-    this.cache = new NodeCache({
-      stdTTL: Math.max(1, config.cache.namesTtlS),
-      checkperiod: 0,
-      useClones: true,
-      maxKeys: config.cache.maxEntries,
-    });
-  }
+  constructor(private readonly deps: GraphTeamsDeps) {}
 
   /** GET /teams/{aadGroupId}, cached; a person is waiting for it. Throws GraphApiError. */
   async getTeam(tenantId: string, aadGroupId: string): Promise<TeamInfo> {
@@ -135,25 +129,27 @@ export class GraphTeams {
       );
     }
     const key = `${tenantId.toLowerCase()}|${aadGroupId.toLowerCase()}`;
-    const hit = this.cache.get<TeamInfo>(key);
-    if (hit) return hit;
+    const hit = this.cache.get(key);
+    // A copy: no caller can change what the next one reads.
+    if (hit && hit.until > this.deps.clock.now()) return { ...hit.team };
     return singleFlight(this.inflight, key, async () => {
       const team = await this.fetchTeam(tenantId, aadGroupId);
-      // NodeCache refuses a key beyond maxKeys (ECACHEFULL) instead of evicting: the oldest team makes room.
-      const [oldest] = this.cache.getStats().keys >= this.deps.config.cache.maxEntries ? this.cache.keys() : [];
-      if (oldest !== undefined) this.cache.del(oldest);
-      this.cache.set(key, team);
+      const { namesTtlS, maxEntries } = this.deps.config.cache;
+      this.cache.delete(key);
+      // Past CACHE_MAX_ENTRIES teams the oldest makes room.
+      if (this.cache.size >= maxEntries) dropOldest(this.cache);
+      this.cache.set(key, { team: { ...team }, until: this.deps.clock.now() + Math.max(1, namesTtlS) * 1000 });
       return team;
     });
   }
 
   /** Forgets a team (the bot was removed from it). */
   forget(tenantId: string, aadGroupId: string): void {
-    this.cache.del(`${tenantId.toLowerCase()}|${aadGroupId.toLowerCase()}`);
+    this.cache.delete(`${tenantId.toLowerCase()}|${aadGroupId.toLowerCase()}`);
   }
 
   close(): void {
-    this.cache.close();
+    this.cache.clear();
   }
 
   private async fetchTeam(tenantId: string, aadGroupId: string): Promise<TeamInfo> {
@@ -223,7 +219,7 @@ export class GraphTeams {
           return { status: answer.statusCode, headers: answer.headers, json };
         } catch (err) {
           const code = (err as { code?: string }).code ?? 'NetworkError';
-          throw new GraphApiError('network', code, 0, `${opts.operation}: no answer (${code})`);
+          throw new GraphApiError('network', code, 0, `${opts.operation}: no answer (${code})`, undefined, undefined, err);
         }
       });
       if (res.status !== 429 && res.status !== 503 && res.status !== 504) return res;

@@ -3,6 +3,7 @@
 // is a 429); a sender that verifies gets it back, one that fails pays for what it sent. Sources that verified lately
 // (BILL's senders) skip the shared bucket, so a flood from many addresses cannot lock BILL out. Behind a reverse proxy
 // the per-source bucket becomes one more shared bucket.
+import { dropOldest } from '../infra/bounded.js';
 
 /** Bytes refill at `perSecond` up to `capacity`; a new bucket is full. */
 class ByteBucket {
@@ -122,10 +123,4 @@ export class SenderBudget {
     }
     return bucket;
   }
-}
-
-/** A Map keeps insertion order: its first key is the oldest. */
-function dropOldest(map: Map<string, unknown>): void {
-  const first = map.keys().next();
-  if (!first.done) map.delete(first.value);
 }

@@ -1,20 +1,6 @@
 // Calendar dates (yyyy-MM-dd) in a time zone, and the zone's offset: what "today" means for a team, when a digest is
 // due. Shared by the cards, the digest schedule and the sandbox.
-
-/**
- * Intl formatters, made once per key and shared (they are immutable). Building one costs tens of microseconds and
- * ~20 KB of ICU memory the process rarely gives back, and Intl accepts endless variants of a locale ("en-US-1a2b"),
- * so every map keyed by a zone or locale is bounded: it starts again when full.
- */
-export function kept<F>(formats: Map<string, F>, key: string, make: () => F): F {
-  let fmt = formats.get(key);
-  if (!fmt) {
-    fmt = make();
-    if (formats.size >= 256) formats.clear();
-    formats.set(key, fmt);
-  }
-  return fmt;
-}
+import { kept } from './bounded.js';
 
 const formats = new Map<string, Intl.DateTimeFormat>();
 

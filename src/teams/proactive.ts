@@ -1,6 +1,7 @@
 // Turns the bot starts itself in a stored conversation (continueConversationAsync, never Graph): channel notifications
 // and the team roster check of the dashboard tab. The connector's HTTP client (connectorLimits.ts) puts each attempt
 // under the connector.thread budget, at background priority for notifications, and honours Retry-After.
+import { dropOldest } from '../infra/bounded.js';
 import { TeamsInfo, type CloudAdapter, type ConversationReference, type TurnContext } from 'botbuilder';
 import type { Clock } from '../infra/clock.js';
 import type { Logger } from '../infra/log.js';
@@ -76,8 +77,9 @@ export function botFrameworkSender(adapter: CloudAdapter, appId: string, log: Lo
         const e = (err ?? {}) as ConnectorError;
         const headers = e.response?.headers;
         const after = headers && typeof headers.get === 'function' ? retryAfterMs(headers) : undefined;
-        log.debug({ status: statusOf(e), code: errorCode(e) }, 'proactive send failed');
-        return { ok: false, status: statusOf(e), code: errorCode(e), retryAfterMs: after, message: errorMessage(err).slice(0, 300) };
+        const failed = { ok: false as const, status: statusOf(e), code: errorCode(e) };
+        log.debug({ status: failed.status, code: failed.code }, 'proactive send failed');
+        return { ...failed, retryAfterMs: after, message: errorMessage(err).slice(0, 300) };
       }
     },
   };
@@ -111,10 +113,7 @@ export function teamRoster(adapter: CloudAdapter, appId: string, clock: Clock) {
       member = false;
     }
     cache.delete(key);
-    if (cache.size >= MAX_ROSTER_ENTRIES) {
-      const [oldest] = cache.keys();
-      if (oldest !== undefined) cache.delete(oldest);
-    }
+    if (cache.size >= MAX_ROSTER_ENTRIES) dropOldest(cache);
     cache.set(key, { member, until: now + (member ? MEMBER_TTL_MS : NOT_MEMBER_TTL_MS) });
     return member;
   };

@@ -1,5 +1,6 @@
 // Bot Connector and user token clients kept between turns: ~10% of the CPU per command (bench overhead, help) is
 // what CloudAdapter spends building both anew for every activity, so they are kept per app id, service URL and audience.
+import { dropOldest } from '../infra/bounded.js';
 import {
   AuthenticationConstants,
   ConnectorFactory,
@@ -30,8 +31,7 @@ function keptClient<T>(kept: KeptClients<T>, key: string, make: () => Promise<T>
   client.catch(() => {
     if (kept.get(key) === client) kept.delete(key);
   });
-  const oldest = kept.keys().next();
-  if (kept.size > MAX_KEPT_CLIENTS && !oldest.done) kept.delete(oldest.value);
+  if (kept.size > MAX_KEPT_CLIENTS) dropOldest(kept);
   return client;
 }
 
