@@ -1,6 +1,5 @@
 // The audit trail: one append-only JSON line per command and per admin action (STATE_DIR/audit.log, or a Redis stream).
 import { errorMessage } from '../errors.js';
-import { join } from 'node:path';
 import type { Clock } from './clock.js';
 import type { Logger } from './log.js';
 import type { StateStore } from './state/types.js';
@@ -74,13 +73,12 @@ const MAX_ARG_LENGTH = 120;
 const MAX_COMMENT_LENGTH = 500;
 
 export class AuditTrail {
-  /** Where the trail is, for `status`: the file path, or the Redis stream. */
-  readonly location: string;
-
   /** `scrub` replaces known secret values (config secrets, live sessionIds) in free text. */
-  constructor(private readonly deps: { store: StateStore; clock: Clock; log: Logger; scrub: (text: string) => string }) {
-    const { store } = deps;
-    this.location = store.kind === 'file' ? join(store.location, 'audit.log') : `${store.location} (stream "audit")`;
+  constructor(private readonly deps: { store: StateStore; clock: Clock; log: Logger; scrub: (text: string) => string }) {}
+
+  /** Where the trail is, for `status`. */
+  get location(): string {
+    return this.deps.store.auditLocation;
   }
 
   /** Records a command's outcome. Never throws: a failed write is logged as an error. */

@@ -10,6 +10,7 @@ import type { Clock } from '../clock.js';
 import type { RedisConnection } from './redisClient.js';
 import { NS, checkNamespace, encode, type SetOptions, type StateStore } from './types.js';
 
+const AUDIT_STREAM = 'audit';
 /** Keys read per MGET in entries(): namespaces may hold thousands of keys, replies stay small. */
 const MGET_CHUNK = 500;
 /** Records a log (stream) keeps, about (MAXLEN ~ trims whole radix-tree nodes, so a few more may stay). */
@@ -67,6 +68,7 @@ type ScriptedRedis = Redis & {
 export class RedisStateStore implements StateStore {
   readonly kind = 'redis' as const;
   readonly location: string;
+  readonly auditLocation: string;
   private closed = false;
 
   constructor(
@@ -75,6 +77,7 @@ export class RedisStateStore implements StateStore {
     private readonly logMaxEntries = LOG_MAX_ENTRIES,
   ) {
     this.location = conn.location;
+    this.auditLocation = `${conn.location} (stream "${AUDIT_STREAM}")`;
     conn.client.defineCommand('billbridgePut', { numberOfKeys: 2, lua: PUT });
     conn.client.defineCommand('billbridgePrepend', { numberOfKeys: 1, lua: PREPEND });
   }
@@ -157,7 +160,7 @@ export class RedisStateStore implements StateStore {
 
   async appendAudit(record: object): Promise<void> {
     await this.conn.run((r) =>
-      r.xadd(`${this.conn.keyPrefix}log:audit`, 'MAXLEN', '~', this.logMaxEntries, '*', 'r', JSON.stringify(record)),
+      r.xadd(`${this.conn.keyPrefix}log:${AUDIT_STREAM}`, 'MAXLEN', '~', this.logMaxEntries, '*', 'r', JSON.stringify(record)),
     );
   }
 

@@ -81,6 +81,7 @@ function statements(db: Database.Database) {
 export class SqliteStateStore implements StateStore {
   readonly kind = 'file' as const;
   readonly location: string;
+  readonly auditLocation: string;
   private readonly db: Database.Database;
   private readonly sql: ReturnType<typeof statements>;
   private readonly audit: LogFile;
@@ -129,7 +130,8 @@ export class SqliteStateStore implements StateStore {
     this.db = db;
     writeFileSync(join(this.location, HOLDER_FILE), `${process.pid}\n`, { mode: 0o600 });
     this.sql = statements(db);
-    this.audit = new LogFile(join(this.location, 'audit.log'));
+    this.auditLocation = join(this.location, 'audit.log');
+    this.audit = new LogFile(this.auditLocation);
     // Expired rows are invisible to reads already; this gives their space back (webhook event ids, seen activities).
     // A full disk refuses the sweep too; expired rows stay invisible and the next sweep tries again.
     this.sweepTimer = setInterval(

@@ -22,7 +22,8 @@ export interface StateStore {
    * the TTL again: a bounded "last N" several instances may add to. Only for namespaces read by key (not entries()).
    */
   prepend(ns: string, key: string, value: unknown, keep: number, opts?: SetOptions): Promise<void>;
-  /** Adds a record to the audit trail (STATE_DIR/audit.log, or the Redis stream "audit"). */
+  /** Where appendAudit writes the audit trail, for `status`: STATE_DIR/audit.log, or the Redis stream "audit". */
+  readonly auditLocation: string;
   appendAudit(record: object): Promise<void>;
   isReady(): boolean;
   close(): Promise<void>;
