@@ -93,22 +93,13 @@ export class LocalBudgetStore {
     return e?.block;
   }
 
+  /** Concurrency: the calls in flight; hourly and unlimited: the calls of this clock hour; windows: the binding one. */
   usage(id: string, rule: BudgetRule, now: number): Usage {
     const e = this.entries.get(id);
-    switch (rule.type) {
-      case 'concurrency': {
-        const used = e?.inUse ?? 0;
-        return { limit: rule.limit, used, remaining: Math.max(0, rule.limit - used) };
-      }
-      case 'hourly': {
-        const used = e ? this.hourCount(e, now) : 0;
-        return { limit: rule.limit, used, remaining: Math.max(0, rule.limit - used), windowMs: HOUR_MS };
-      }
-      case 'unlimited':
-        return { limit: Number.POSITIVE_INFINITY, used: e ? this.hourCount(e, now) : 0, remaining: Number.POSITIVE_INFINITY };
-      case 'windows':
-        return bindingWindow(e?.ts ?? [], rule.windows, now);
-    }
+    if (rule.type === 'windows') return bindingWindow(e?.ts ?? [], rule.windows, now);
+    const used = rule.type === 'concurrency' ? (e?.inUse ?? 0) : e ? this.hourCount(e, now) : 0;
+    const limit = rule.type === 'unlimited' ? Number.POSITIVE_INFINITY : rule.limit;
+    return { limit, used, remaining: Math.max(0, limit - used), ...(rule.type === 'hourly' && { windowMs: HOUR_MS }) };
   }
 
   /** When the n-th of n more calls could start (an estimate for "try again in N s"). */
