@@ -62,13 +62,12 @@ export class RedisConnection {
     // One clear line when Redis goes away and one when it is back, never an unhandled error event.
     const wentDown = (err: Error | undefined) => {
       this.down = true;
-      const fields = { redis: this.location, err: err && errorMessage(err) };
-      if (this.everReady)
-        opts.log.error(
-          fields,
-          'Redis connection lost: BILL commands answer "temporarily unavailable" and nothing is sent to BILL until it is back',
-        );
-      else opts.log.error(fields, `Redis at ${this.location} is unreachable: /readyz reports not ready until it answers`);
+      opts.log.error(
+        { redis: this.location, err: err && errorMessage(err) },
+        this.everReady
+          ? 'Redis connection lost: BILL commands answer "temporarily unavailable" and nothing is sent to BILL until it is back'
+          : `Redis at ${this.location} is unreachable: /readyz reports not ready until it answers`,
+      );
     };
     this.client.on('error', (err: Error) => {
       if (this.closed) return;
