@@ -27,7 +27,6 @@ export class SecretRegistry {
   private readonly values = new Map<string, Known>();
   /** Every form of every value, longest first (a value containing another is censored whole). */
   private forms: string[] | undefined;
-  private nextExpiry = Number.POSITIVE_INFINITY;
   private readonly now: () => number;
 
   constructor(initial: Iterable<string | undefined> = [], opts: { now?: () => number } = {}) {
@@ -64,7 +63,6 @@ export class SecretRegistry {
       // It cannot appear in a URL-encoded form either.
     }
     this.values.set(value, { forms: [...forms], expiresAt });
-    if (expiresAt !== undefined) this.nextExpiry = Math.min(this.nextExpiry, expiresAt);
     this.forms = undefined;
     return true;
   }
@@ -88,18 +86,10 @@ export class SecretRegistry {
     return out;
   }
 
+  /** Forgets the run-time values whose end of life has passed. */
   private expire(): void {
     const now = this.now();
-    if (now < this.nextExpiry) return;
-    let next = Number.POSITIVE_INFINITY;
-    for (const [value, known] of this.values) {
-      if (known.expiresAt === undefined) continue;
-      if (known.expiresAt <= now) {
-        this.values.delete(value);
-        this.forms = undefined;
-      } else next = Math.min(next, known.expiresAt);
-    }
-    this.nextExpiry = next;
+    for (const [value, known] of this.values) if (known.expiresAt !== undefined && known.expiresAt <= now) this.delete(value);
   }
 }
 
