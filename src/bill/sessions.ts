@@ -74,15 +74,13 @@ export class OrgSession {
   private logins = 0;
   private lastError: { category: string; code?: string; at: number } | undefined;
   private credentialFailure: { error: BillApiError; until: number } | undefined;
-  /** How the ledger knows this slot. */
-  private readonly slot: Slot;
 
   constructor(
     private readonly deps: SessionDeps,
     readonly creds: SessionCredentials,
-  ) {
-    this.slot = { key: slotKey(creds), orgId: creds.orgId };
-  }
+    /** How the ledger knows this slot: slotKey(creds), as the pool found it. */
+    private readonly slot: Slot,
+  ) {}
 
   info() {
     const now = this.deps.clock.now();
