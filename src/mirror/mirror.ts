@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { BillFilter, MAX_FILTER_LIST_ITEMS } from '../bill/filters.js';
 import type { BillGateway } from '../bill/gateway.js';
+import type { PagedList } from '../bill/paging.js';
 import type { Clock } from '../infra/clock.js';
 import { BillApiError, errorMessage, LimitExceeded } from '../errors.js';
 import type { Priority } from '../infra/limits/types.js';
@@ -146,6 +147,19 @@ class Collection {
     if (key) this.byNumber.set(key, (this.byNumber.get(key) ?? new Set<string>()).add(record.id));
     this.dirty.add(shardOf(record.id));
     return true;
+  }
+
+  /** Hands every record of the list, as kept, to `each` (builds, refreshes and reads by id all walk this way); the pages read. */
+  async walk(list: PagedList<AnyRecord>, each: (kept: AnyRecord) => void): Promise<number> {
+    let pages = 0;
+    for await (const page of list.pages()) {
+      pages++;
+      for (const record of page.results) {
+        const kept = this.spec.keep(record);
+        if (kept) each(kept);
+      }
+    }
+    return pages;
   }
 
   delete(id: string): AnyRecord | undefined {
@@ -340,13 +354,9 @@ export class Mirror {
     // A built collection holds every record there is: an id it lacks is one BILL does not have (or a refresh will bring).
     if (missing.length === 0 || c.coverage === 'all') return out;
     const org = this.deps.bill.org(orgId, { priority: opts.priority });
-    const { spec } = c;
     for (let i = 0; i < missing.length; i += MAX_FILTER_LIST_ITEMS) {
-      const { items } = await spec.list(org, new BillFilter().in('id', missing.slice(i, i + MAX_FILTER_LIST_ITEMS))).all();
-      for (const record of items) {
-        const kept = spec.keep(record);
-        if (kept) out.set(kept.id, partyInfo(kept as Records[PartyKind]));
-      }
+      const list = c.spec.list(org, new BillFilter().in('id', missing.slice(i, i + MAX_FILTER_LIST_ITEMS)));
+      await c.walk(list, (kept) => out.set(kept.id, partyInfo(kept as Records[PartyKind])));
     }
     return out;
   }
@@ -398,16 +408,12 @@ export class Mirror {
       // Without the open filter: bills that were paid or archived since are seen, and dropped.
       let newest = c.watermark;
       let changed = 0;
-      for await (const page of spec.list(this.deps.bill.org(orgId, { priority }), since).pages()) {
-        for (const record of page.results) {
-          const kept = spec.keep(record);
-          if (!kept) continue;
-          // A timestamp from the future would make later refreshes skip every real change until then.
-          if (kept.updatedTime && !isFuture(kept.updatedTime, started) && (newest === undefined || isOlder(newest, kept.updatedTime)))
-            newest = kept.updatedTime;
-          if (this.keep(c, kept)) changed++;
-        }
-      }
+      await c.walk(spec.list(this.deps.bill.org(orgId, { priority }), since), (kept) => {
+        // A timestamp from the future would make later refreshes skip every real change until then.
+        if (kept.updatedTime && !isFuture(kept.updatedTime, started) && (newest === undefined || isOlder(newest, kept.updatedTime)))
+          newest = kept.updatedTime;
+        if (this.keep(c, kept)) changed++;
+      });
       // Every change made before the walk began has been read: marks made before then are answered, and an unsorted kind
       // continues from then (less the margin: clocks differ), a sorted one from the newest change seen.
       const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
@@ -621,16 +627,10 @@ export class Mirror {
       const started = this.deps.clock.now();
       const open = scope === 'open' && wasEmpty ? spec.open : undefined;
       const walkScope: Scope = open ? 'open' : 'all';
-      let pages = 0;
+      let pages: number;
       try {
         const org = this.deps.bill.org(orgId, { priority: 'background' });
-        for await (const page of (open ? open.list(org) : spec.list(org, undefined)).pages()) {
-          pages++;
-          for (const record of page.results) {
-            const kept = spec.keep(record);
-            if (kept) c.put(kept);
-          }
-        }
+        pages = await c.walk(open ? open.list(org) : spec.list(org, undefined), (kept) => c.put(kept));
       } catch (err) {
         // A failed first build leaves nothing half-done behind; the next question starts it again.
         if (wasEmpty) {
