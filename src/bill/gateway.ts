@@ -132,7 +132,7 @@ export class BillGateway {
     const key = slotKey(creds);
     let session = this.sessions.get(key);
     if (!session) {
-      session = new OrgSession(this.sessionDeps, creds);
+      session = new OrgSession(this.sessionDeps, creds, { key, orgId: creds.orgId });
       this.sessions.set(key, session);
     }
     return new BillOrgClient(session, run, this.opts.bill.eventsBaseUrl);

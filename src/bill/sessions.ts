@@ -74,15 +74,13 @@ export class OrgSession {
   private logins = 0;
   private lastError: { category: string; code?: string; at: number } | undefined;
   private credentialFailure: { error: BillApiError; until: number } | undefined;
-  /** How the ledger knows this slot. */
-  private readonly slot: Slot;
 
   constructor(
     private readonly deps: SessionDeps,
     readonly creds: SessionCredentials,
-  ) {
-    this.slot = { key: slotKey(creds), orgId: creds.orgId };
-  }
+    /** How the ledger knows this slot: slotKey(creds), as the pool found it. */
+    private readonly slot: Slot,
+  ) {}
 
   info() {
     const now = this.deps.clock.now();
@@ -139,12 +137,8 @@ export class OrgSession {
     this.current = undefined;
     const { devKey, orgId } = this.creds;
     try {
-      await this.deps.http.send<unknown>({
-        method: 'POST',
-        baseUrl: this.creds.baseUrl,
-        path: '/v3/logout',
+      await this.post('/v3/logout', {
         idempotent: false,
-        route: 'POST /v3/logout',
         run: { priority: 'background', maxWaitMs: 5_000 },
         upstream: { service: 'bill', devKey, orgId },
         headers: () => ({ devKey, sessionId: live.sessionId }),
@@ -195,13 +189,9 @@ export class OrgSession {
     this.logins++;
     let res: { sessionId?: string } | null;
     try {
-      res = await this.deps.http.send<typeof res>({
-        method: 'POST',
-        baseUrl: this.creds.baseUrl,
-        path: '/v3/login',
+      res = await this.post<typeof res>('/v3/login', {
         // Login is safe to repeat after a network error: at worst BILL holds one more idle session.
         idempotent: true,
-        route: 'POST /v3/login',
         run,
         // The limiter's login budgets (200 an hour per dev key, people's share of them) refuse before BILL is called.
         upstream: { service: 'bill.login', devKey, orgId, person: !!this.creds.owner },
@@ -224,6 +214,11 @@ export class OrgSession {
     this.deps.log.info({ orgId, logins: this.logins }, 'BILL session opened');
     const at = this.deps.clock.now();
     return { sessionId: res.sessionId, createdAt: at, lastUsedAt: at };
+  }
+
+  /** Login and logout: the session's own calls, outside call(). */
+  private post<T>(path: '/v3/login' | '/v3/logout', req: Pick<BillRequest, 'idempotent' | 'run' | 'upstream' | 'headers' | 'body'>) {
+    return this.deps.http.send<T>({ ...req, method: 'POST', baseUrl: this.creds.baseUrl, path, route: `POST ${path}` });
   }
 
   /** The session just logged in, or the fleet's (cluster mode, maybe another instance's): its id is a secret here. */

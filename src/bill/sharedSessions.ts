@@ -67,15 +67,11 @@ return 1`;
 
 const RELEASE_IF = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
-/** The record as stored in Redis. */
-interface StoredSession {
-  /** Without SECRETS_KEY only. */
-  sessionId?: string;
+/** The record as stored in Redis: sessionId without SECRETS_KEY only. */
+interface StoredSession extends Partial<LiveSession> {
   /** With SECRETS_KEY: HMAC of the sessionId (what the scripts compare) and the sealed sessionId. */
   ref?: string;
   box?: SealedBox;
-  createdAt?: number;
-  lastUsedAt?: number;
 }
 
 /** Where a slot's live session is shared by the instances of a fleet (the session pool's ledger in cluster mode). */

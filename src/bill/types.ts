@@ -72,16 +72,12 @@ export interface Vendor extends BillRecord {
   networkStatus?: string;
 }
 
-export interface Customer extends BillRecord {
-  name: string;
-  email?: string;
+export interface Customer extends BillRecord, Pick<Vendor, 'name' | 'email' | 'balance'> {
   invoiceCurrency?: string;
-  balance?: { amount: number };
 }
 
 /** An AP payment (id prefix stp). */
-export interface Payment {
-  id: string;
+export interface Payment extends Omit<BillRecord, 'archived'> {
   vendorId: string;
   vendorName?: string;
   billId?: string;
@@ -97,8 +93,6 @@ export interface Payment {
    * plus CANCELED, VOIDED, FUNDING_FAILED_*, DISBURSEMENT_*, FUNDS_ESCHEATED, EXPIRING, VOID_PENDING.
    */
   singleStatus: string;
-  createdTime: string;
-  updatedTime: string;
 }
 
 /** GET /v3/bill-approvals/pending-user-approvals item: bills waiting on the signed-in user. */
@@ -148,15 +142,12 @@ export interface Budget {
 
 // ---- Webhook management (/connect-events/v3) ----
 
-export interface Subscription {
-  id: string;
+export interface Subscription extends Omit<BillRecord, 'archived'> {
   name: string;
   organizationId: string;
   status: { enabled: boolean };
   events: Array<{ type: string; version: string }>;
   notificationUrl: string;
-  createdTime: string;
-  updatedTime: string;
   /** Present only in the create (and key rotation) answer. */
   securityKey?: string;
 }

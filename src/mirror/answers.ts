@@ -3,6 +3,7 @@
 // kind they were built from changes. Failures are not kept. Their hits, misses and size are metrics.
 import { deserialize, serialize } from 'node:v8';
 import { Gauge, type Registry } from 'prom-client';
+import { dropOldest } from '../infra/bounded.js';
 import type { Clock } from '../infra/clock.js';
 import { counterFromTotals } from '../infra/metrics.js';
 import type { EntityKind } from './records.js';
@@ -65,10 +66,7 @@ export class Answers {
         this.entries.delete(id);
         this.entries.set(id, { orgId, value: serialize(value), fetchedAt: now, expiresAt: now + opts.ttlS * 1000, kinds: opts.kinds });
         // Over the bound: the oldest answers go first.
-        for (const oldest of this.entries.keys()) {
-          if (this.entries.size <= this.maxEntries) break;
-          this.entries.delete(oldest);
-        }
+        while (this.entries.size > this.maxEntries) dropOldest(this.entries);
       }
       return { value, fetchedAt: now, hit: false };
     })();

@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { BillFilter, MAX_FILTER_LIST_ITEMS } from '../bill/filters.js';
 import type { BillGateway } from '../bill/gateway.js';
+import type { PagedList } from '../bill/paging.js';
 import type { Clock } from '../infra/clock.js';
 import { BillApiError, errorMessage, LimitExceeded } from '../errors.js';
 import type { Priority } from '../infra/limits/types.js';
@@ -94,6 +95,9 @@ function shardOf(id: string): number {
 
 /** One org's records of one kind. */
 class Collection {
+  readonly spec: KindSpec<Kind>;
+  /** Stored in NS.mirror: the header under this key, shard n under "<key>#<n>". */
+  readonly stored: string;
   readonly records = new Map<string, AnyRecord>();
   /** Normalised number -> ids of the records with that number. */
   readonly byNumber = new Map<string, Set<string>>();
@@ -121,9 +125,13 @@ class Collection {
   changed = false;
 
   constructor(
-    private readonly spec: KindSpec<Kind>,
+    readonly orgId: string,
+    readonly kind: Kind,
     private readonly now: () => number,
-  ) {}
+  ) {
+    this.spec = SPECS[kind];
+    this.stored = `${kind}s:${orgId}`;
+  }
 
   /** Adds or replaces a record; one older than the one held is news that came late and is ignored. */
   put(record: AnyRecord): boolean {
@@ -139,6 +147,19 @@ class Collection {
     if (key) this.byNumber.set(key, (this.byNumber.get(key) ?? new Set<string>()).add(record.id));
     this.dirty.add(shardOf(record.id));
     return true;
+  }
+
+  /** Hands every record of the list, as kept, to `each` (builds, refreshes and reads by id all walk this way); the pages read. */
+  async walk(list: PagedList<AnyRecord>, each: (kept: AnyRecord) => void): Promise<number> {
+    let pages = 0;
+    for await (const page of list.pages()) {
+      pages++;
+      for (const record of page.results) {
+        const kept = this.spec.keep(record);
+        if (kept) each(kept);
+      }
+    }
+    return pages;
   }
 
   delete(id: string): AnyRecord | undefined {
@@ -238,11 +259,10 @@ export class Mirror {
     const scope = SPECS[kind].open ? (opts.scope ?? 'all') : 'all';
     const c = opts.whileBuilding === 'skip' ? await this.collection(orgId, kind) : await this.ready(orgId, kind, scope, opts.waitMs);
     if (!covers(c.coverage, scope)) return { building: c.records.size };
-    await this.freshen(orgId, kind, c, opts, deadline);
+    await this.freshen(c, opts, deadline);
     const collect = () => [...(c.records.values() as Iterable<Records[K]>)].filter((r) => !opts.where || opts.where(r));
     let rows = collect();
-    if (opts.confirm !== false && (c.stale.size > 0 || c.staleAll) && (await this.confirmStale(orgId, kind, c, rows, opts.priority)))
-      rows = collect();
+    if (opts.confirm !== false && (c.stale.size > 0 || c.staleAll) && (await this.confirmStale(c, rows, opts.priority))) rows = collect();
     return { rows, refreshedAt: c.refreshedAt };
   }
 
@@ -256,8 +276,8 @@ export class Mirror {
       const partial = found();
       return partial.length > 0 ? { rows: partial, refreshedAt: c.refreshedAt || this.deps.clock.now() } : { building: c.records.size };
     }
-    await this.freshen(orgId, kind, c, opts, deadline);
-    await this.confirmStale(orgId, kind, c, found(), opts.priority);
+    await this.freshen(c, opts, deadline);
+    await this.confirmStale(c, found(), opts.priority);
     if (found().length === 0 && this.deps.clock.now() - c.refreshedAt >= MISS_REFRESH_MS)
       await within(this.refresh(orgId, kind, opts.priority), deadline - this.deps.clock.now());
     return { rows: found(), refreshedAt: c.refreshedAt };
@@ -292,12 +312,12 @@ export class Mirror {
     const c = this.cols.get(`${kind}:${orgId}`);
     if (!c || !covers(c.coverage, 'all')) return undefined;
     if (opts.force === true) {
-      const { gone } = await this.reread(orgId, kind, c, id, opts.priority);
+      const { gone } = await this.reread(c, id, opts.priority);
       if (gone) throw gone;
     } else {
-      await this.freshen(orgId, kind, c, opts, this.deps.clock.now() + opts.waitMs);
+      await this.freshen(c, opts, this.deps.clock.now() + opts.waitMs);
       const held = c.records.get(id);
-      if (held) await this.confirmStale(orgId, kind, c, [held], opts.priority);
+      if (held) await this.confirmStale(c, [held], opts.priority);
     }
     const record = c.records.get(id) as Records[K] | undefined;
     return record ? { record, refreshedAt: opts.force === true ? this.deps.clock.now() : c.refreshedAt } : undefined;
@@ -307,7 +327,7 @@ export class Mirror {
   async confirm<K extends Kind>(orgId: string, kind: K, records: Array<Records[K]>, priority: Priority): Promise<Array<Records[K]>> {
     const c = this.cols.get(`${kind}:${orgId}`);
     if (!c || c.stale.size === 0) return records;
-    await this.confirmStale(orgId, kind, c, records, priority, true);
+    await this.confirmStale(c, records, priority, true);
     return records.map((r) => (c.records.get(r.id) as Records[K] | undefined) ?? r);
   }
 
@@ -323,7 +343,7 @@ export class Mirror {
   ): Promise<Map<string, PartyInfo>> {
     const deadline = this.deps.clock.now() + opts.waitMs;
     const c = await this.ready(orgId, kind, 'all', opts.waitMs);
-    await this.freshen(orgId, kind, c, { ...opts, maxAgeMs: this.deps.namesMaxAgeMs ?? 3_600_000 }, deadline);
+    await this.freshen(c, { ...opts, maxAgeMs: this.deps.namesMaxAgeMs ?? 3_600_000 }, deadline);
     const out = new Map<string, PartyInfo>();
     const missing: string[] = [];
     for (const id of new Set(ids)) {
@@ -334,13 +354,9 @@ export class Mirror {
     // A built collection holds every record there is: an id it lacks is one BILL does not have (or a refresh will bring).
     if (missing.length === 0 || c.coverage === 'all') return out;
     const org = this.deps.bill.org(orgId, { priority: opts.priority });
-    const spec = SPECS[kind] as KindSpec<Kind>;
     for (let i = 0; i < missing.length; i += MAX_FILTER_LIST_ITEMS) {
-      const { items } = await spec.list(org, new BillFilter().in('id', missing.slice(i, i + MAX_FILTER_LIST_ITEMS))).all();
-      for (const record of items) {
-        const kept = spec.keep(record);
-        if (kept) out.set(kept.id, partyInfo(kept as Records[PartyKind]));
-      }
+      const list = c.spec.list(org, new BillFilter().in('id', missing.slice(i, i + MAX_FILTER_LIST_ITEMS)));
+      await c.walk(list, (kept) => out.set(kept.id, partyInfo(kept as Records[PartyKind])));
     }
     return out;
   }
@@ -374,7 +390,7 @@ export class Mirror {
     if (!kept || !c) return;
     // Absent and older than what the walks have read: its newest state is already reflected (not open, or gone).
     if (!c.records.has(kept.id) && c.watermark && isOlder(kept.updatedTime, shifted(c.watermark, -OVERLAP_MS))) return;
-    if (this.keep(orgId, kind, c, kept)) await this.persist(orgId, kind, c);
+    if (this.keep(c, kept)) await this.persist(c);
   }
 
   /** Reads every change since the last refresh (one call per 100 changes), single-flight per org and kind. */
@@ -383,7 +399,7 @@ export class Mirror {
     if (c.refreshing) return c.refreshing;
     const flight = (async () => {
       if (c.coverage === 'none') return 0;
-      const spec = SPECS[kind] as KindSpec<Kind>;
+      const { spec } = c;
       const started = this.deps.clock.now();
       // This walk reads every change up to now: it answers "something changed" and "too many marks" as well.
       c.staleAll = false;
@@ -392,23 +408,19 @@ export class Mirror {
       // Without the open filter: bills that were paid or archived since are seen, and dropped.
       let newest = c.watermark;
       let changed = 0;
-      for await (const page of spec.list(this.deps.bill.org(orgId, { priority }), since).pages()) {
-        for (const record of page.results) {
-          const kept = spec.keep(record);
-          if (!kept) continue;
-          // A timestamp from the future would make later refreshes skip every real change until then.
-          if (kept.updatedTime && !isFuture(kept.updatedTime, started) && (newest === undefined || isOlder(newest, kept.updatedTime)))
-            newest = kept.updatedTime;
-          if (this.keep(orgId, kind, c, kept)) changed++;
-        }
-      }
+      await c.walk(spec.list(this.deps.bill.org(orgId, { priority }), since), (kept) => {
+        // A timestamp from the future would make later refreshes skip every real change until then.
+        if (kept.updatedTime && !isFuture(kept.updatedTime, started) && (newest === undefined || isOlder(newest, kept.updatedTime)))
+          newest = kept.updatedTime;
+        if (this.keep(c, kept)) changed++;
+      });
       // Every change made before the walk began has been read: marks made before then are answered, and an unsorted kind
       // continues from then (less the margin: clocks differ), a sorted one from the newest change seen.
       const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
       c.watermark = !spec.unsorted ? newest : c.watermark && !isOlder(c.watermark, mark) ? c.watermark : mark;
       c.refreshedAt = started;
       for (const [id, at] of c.stale) if (at <= started) c.stale.delete(id);
-      if (changed > 0) void this.persist(orgId, kind, c);
+      if (changed > 0) void this.persist(c);
       return changed;
     })().finally(() => {
       c.refreshing = undefined;
@@ -454,17 +466,20 @@ export class Mirror {
     }
   }
 
-  private async freshen(orgId: string, kind: Kind, c: Collection, opts: ReadOptions, deadline: number): Promise<void> {
+  private async freshen(c: Collection, opts: ReadOptions, deadline: number): Promise<void> {
     if (c.coverage === 'none') return;
     const fresh = opts.maxAgeMs === undefined || (!c.changed && this.deps.clock.now() - c.refreshedAt < opts.maxAgeMs);
     if (opts.force !== true && !c.staleAll && fresh) return;
     try {
-      await within(this.refresh(orgId, kind, opts.priority), deadline - this.deps.clock.now());
+      await within(this.refresh(c.orgId, c.kind, opts.priority), deadline - this.deps.clock.now());
     } catch (err) {
       // BILL's budget is spent for now (busy, its hourly limit): the mirror answers as it is, and the card's "As of"
       // says how old that is. Anything else, or a card's Refresh (the person asked for BILL's data now), is theirs to see.
       if (opts.force === true || !(err instanceof LimitExceeded)) throw err;
-      this.deps.log.debug({ orgId, kind, reason: err.reason }, 'mirror not refreshed (BILL busy); answering from it as it is');
+      this.deps.log.debug(
+        { orgId: c.orgId, kind: c.kind, reason: err.reason },
+        'mirror not refreshed (BILL busy); answering from it as it is',
+      );
     }
   }
 
@@ -472,20 +487,14 @@ export class Mirror {
    * Reads the rows marked stale again (one GET each), or refreshes once when there are more than
    * MAX_CONFIRMS_PER_ANSWER (`firstOnly`: the first ones only); a refusal leaves a row still marked. True on a change.
    */
-  private async confirmStale(
-    orgId: string,
-    kind: Kind,
-    c: Collection,
-    rows: AnyRecord[],
-    priority: Priority = 'background',
-    firstOnly = false,
-  ): Promise<boolean> {
+  private async confirmStale(c: Collection, rows: AnyRecord[], priority: Priority = 'background', firstOnly = false): Promise<boolean> {
+    const { orgId, kind } = c;
     const doubtful = rows.filter((r) => c.stale.has(r.id));
     if (!firstOnly && (c.staleAll || doubtful.length > MAX_CONFIRMS_PER_ANSWER))
       return (await this.refresh(orgId, kind, priority).catch(() => 0)) > 0;
     const results = await Promise.all(
       doubtful.slice(0, MAX_CONFIRMS_PER_ANSWER).map(({ id }) =>
-        this.reread(orgId, kind, c, id, priority).then(
+        this.reread(c, id, priority).then(
           (r) => r.changed,
           (err: unknown) => {
             this.deps.log.debug(
@@ -501,46 +510,39 @@ export class Mirror {
   }
 
   /** Reads one record from BILL again, keeps and stores what it answers; a 404 drops it and is returned. Refusals are thrown. */
-  private async reread(
-    orgId: string,
-    kind: Kind,
-    c: Collection,
-    id: string,
-    priority: Priority | undefined,
-  ): Promise<{ changed: boolean; gone?: BillApiError }> {
-    const spec = SPECS[kind] as KindSpec<Kind>;
+  private async reread(c: Collection, id: string, priority: Priority | undefined): Promise<{ changed: boolean; gone?: BillApiError }> {
     const markedAt = c.stale.get(id);
     let result: { changed: boolean; gone?: BillApiError };
     try {
-      const kept = spec.keep(await spec.get(this.deps.bill.org(orgId, { priority: priority ?? 'interactive' }), id));
-      result = { changed: kept?.id === id && this.keep(orgId, kind, c, kept) };
+      const kept = c.spec.keep(await c.spec.get(this.deps.bill.org(c.orgId, { priority: priority ?? 'interactive' }), id));
+      result = { changed: kept?.id === id && this.keep(c, kept) };
     } catch (err) {
       if (!(err instanceof BillApiError && err.category === 'notFound')) throw err;
       const old = c.delete(id);
-      if (old) this.changed(orgId, kind, old);
+      if (old) this.changed(c, old);
       result = { changed: old !== undefined, gone: err };
     }
     // A mark made while the GET ran stays for the next answer.
     if (c.stale.get(id) === markedAt) c.stale.delete(id);
-    if (result.changed) await this.persist(orgId, kind, c);
+    if (result.changed) await this.persist(c);
     return result;
   }
 
   /** Puts (or, open-only bills no longer open, drops) a record BILL answered; true when the collection changed. */
-  private keep(orgId: string, kind: Kind, c: Collection, record: AnyRecord): boolean {
-    const open = (SPECS[kind] as KindSpec<Kind>).open;
+  private keep(c: Collection, record: AnyRecord): boolean {
+    const open = c.spec.open;
     // Open-only collections drop records that stop being open (an `all` build adds them back while it runs).
     const prunes = open && c.coverage !== 'all' && c.build?.scope !== 'all' && !open.holds(record);
     const changed = prunes ? c.delete(record.id) !== undefined : c.put(record);
-    if (changed) this.changed(orgId, kind, record);
+    if (changed) this.changed(c, record);
     return changed;
   }
 
   /** A bill or invoice changed: its vendor's or customer's balance in BILL may have moved (read again when shown). */
-  private changed(orgId: string, kind: Kind, record: AnyRecord): void {
-    const party = (SPECS[kind] as KindSpec<Kind>).party?.(record);
-    const c = party?.id ? this.cols.get(`${party.kind}:${orgId}`) : undefined;
-    if (party && c && c.stale.size < MAX_STALE_MARKS) c.stale.set(party.id, this.deps.clock.now());
+  private changed(c: Collection, record: AnyRecord): void {
+    const party = c.spec.party?.(record);
+    const parties = party?.id ? this.cols.get(`${party.kind}:${c.orgId}`) : undefined;
+    if (party && parties && parties.stale.size < MAX_STALE_MARKS) parties.stale.set(party.id, this.deps.clock.now());
   }
 
   // ---- loading, building and storing ----
@@ -553,8 +555,8 @@ export class Mirror {
     const read =
       this.reads.get(key) ??
       (async () => {
-        const c = new Collection(SPECS[kind], () => this.deps.clock.now());
-        const stored = await this.takeStored(orgId, kind, c, 'open');
+        const c = new Collection(orgId, kind, () => this.deps.clock.now());
+        const stored = await this.takeStored(c, 'open');
         this.cols.set(key, c);
         // Invoice cards name customers: the customer collection (built once, then refreshed) holds every name.
         if (kind === 'invoice' && stored) this.prepare(orgId, 'customer');
@@ -565,11 +567,13 @@ export class Mirror {
   }
 
   /** Takes the stored collection into the empty c (every caller holds c) when it covers `scope`; true when taken. */
-  private async takeStored(orgId: string, kind: Kind, c: Collection, scope: Scope): Promise<boolean> {
-    const key = `${kind}s:${orgId}`;
-    const head = await this.deps.state.get<StoredHead>(NS.mirror, key);
+  private async takeStored(c: Collection, scope: Scope): Promise<boolean> {
+    const { orgId, kind, stored } = c;
+    const head = await this.deps.state.get<StoredHead>(NS.mirror, stored);
     if (!head || typeof head !== 'object' || !Array.isArray(head.tags) || head.tags.length !== SHARDS) return false;
-    const shards = await Promise.all(Array.from({ length: SHARDS }, (_, k) => this.deps.state.get<StoredShard>(NS.mirror, `${key}#${k}`)));
+    const shards = await Promise.all(
+      Array.from({ length: SHARDS }, (_, k) => this.deps.state.get<StoredShard>(NS.mirror, `${stored}#${k}`)),
+    );
     if (!shards.every((s): s is StoredShard => !!s && Array.isArray(s.rows))) {
       this.deps.log.warn({ orgId, kind }, 'stored mirror is missing shards; building it again');
       return false;
@@ -605,34 +609,28 @@ export class Mirror {
   /** In memory, read, or built for `scope`; waits at most waitMs for a build (then answers with what is there). */
   private async ready(orgId: string, kind: Kind, scope: Scope, waitMs: number): Promise<Collection> {
     const c = await this.collection(orgId, kind);
-    if (!covers(c.coverage, scope)) await within(this.build(orgId, kind, c, scope), waitMs);
+    if (!covers(c.coverage, scope)) await within(this.build(c, scope), waitMs);
     return c;
   }
 
   /** One build at a time per org and kind; a wider scope asked for while a narrower build runs follows it. */
-  private build(orgId: string, kind: Kind, c: Collection, scope: Scope): Promise<void> {
+  private build(c: Collection, scope: Scope): Promise<void> {
+    const { orgId, kind, spec } = c;
     const running = c.build;
     if (running && covers(running.scope, scope)) return running.done;
     const after = running ? running.done.catch(() => undefined) : Promise.resolve();
     const done = after.then(async () => {
       if (covers(c.coverage, scope)) return;
-      const spec = SPECS[kind] as KindSpec<Kind>;
       const wasEmpty = c.coverage === 'none';
       // Another instance may have built and stored it since this one last looked (cluster mode): take that instead.
-      if (wasEmpty && (await this.takeStored(orgId, kind, c, scope))) return;
+      if (wasEmpty && (await this.takeStored(c, scope))) return;
       const started = this.deps.clock.now();
       const open = scope === 'open' && wasEmpty ? spec.open : undefined;
       const walkScope: Scope = open ? 'open' : 'all';
-      let pages = 0;
+      let pages: number;
       try {
         const org = this.deps.bill.org(orgId, { priority: 'background' });
-        for await (const page of (open ? open.list(org) : spec.list(org, undefined)).pages()) {
-          pages++;
-          for (const record of page.results) {
-            const kept = spec.keep(record);
-            if (kept) c.put(kept);
-          }
-        }
+        pages = await c.walk(open ? open.list(org) : spec.list(org, undefined), (kept) => c.put(kept));
       } catch (err) {
         // A failed first build leaves nothing half-done behind; the next question starts it again.
         if (wasEmpty) {
@@ -648,7 +646,7 @@ export class Mirror {
       c.builtAt = this.deps.clock.now();
       c.refreshedAt = Math.max(c.refreshedAt, started);
       this.deps.log.info({ orgId, kind, scope: walkScope, records: c.records.size, pages, ms: c.builtAt - started }, 'mirror built');
-      await this.persist(orgId, kind, c, true);
+      await this.persist(c, true);
       if (kind === 'invoice' && wasEmpty) this.prepare(orgId, 'customer');
     });
     const entry = { scope, done };
@@ -662,11 +660,11 @@ export class Mirror {
   }
 
   /** Stores the changed shards, then the header; one write at a time per collection (changes meanwhile go next). */
-  private persist(orgId: string, kind: Kind, c: Collection, everything = false): Promise<void> {
+  private persist(c: Collection, everything = false): Promise<void> {
+    const { orgId, kind, stored } = c;
     if (everything) for (let k = 0; k < SHARDS; k++) c.dirty.add(k);
     const next = c.writing.then(async () => {
       if (c.dirty.size === 0 || c.coverage === 'none') return;
-      const stored = `${kind}s:${orgId}`;
       // The header vouches for what was read up to the start of this write: changes made while it runs mark their
       // shards dirty again and go in the next write.
       const { watermark, builtAt, refreshedAt, coverage } = c;

@@ -146,31 +146,25 @@ export function keepCustomer(c: Customer): Customer | undefined {
   return { ...keepParty(c), invoiceCurrency: optStr(c.invoiceCurrency), createdTime: '', updatedTime: str(c.updatedTime) };
 }
 
-/** A walk: 100 records a page, at most 10,000 pages. */
+/** A walk: 100 records a page, at most 10,000 pages; oldest change first where BILL can sort. */
 const walk = { pageSize: 100, maxPages: 10_000 };
-const byUpdatedTime = [{ field: 'updatedTime' as const, order: 'asc' as const }];
+const sortedWalk = { ...walk, sort: [{ field: 'updatedTime' as const, order: 'asc' as const }] };
 
 export const SPECS: { [K in Kind]: KindSpec<K> } = {
   bill: {
-    list: (org, filter) => org.bills.list({ ...walk, sort: byUpdatedTime, filter }),
+    list: (org, filter) => org.bills.list({ ...sortedWalk, filter }),
     get: (org, id) => org.bills.get(id),
     keep: keepBill,
     number: (b) => b.invoice?.invoiceNumber ?? '',
     // The open bills, filtered by BILL: what `bills due`, `bills overdue` and `vendor` show.
     open: {
-      list: (org) =>
-        org.bills.list({
-          ...walk,
-          archived: false,
-          filter: new BillFilter().ne('paymentStatus', 'PAID'),
-          sort: byUpdatedTime,
-        }),
+      list: (org) => org.bills.list({ ...sortedWalk, archived: false, filter: new BillFilter().ne('paymentStatus', 'PAID') }),
       holds: isOpenBill,
     },
     party: (b) => ({ kind: 'vendor', id: b.vendorId }),
   },
   invoice: {
-    list: (org, filter) => org.invoices.list({ ...walk, sort: byUpdatedTime, filter }),
+    list: (org, filter) => org.invoices.list({ ...sortedWalk, filter }),
     get: (org, id) => org.invoices.get(id),
     keep: keepInvoice,
     number: (i) => i.invoiceNumber,
