@@ -17,16 +17,23 @@
 //   Teams gives one) and a bounded number of tries; then a dead letter (NS.deadLetters, shown by `status`).
 // - Instances share the outbox: an event is worked on under a lease (jobs.ts), renewed while its sends wait and
 //   checked right before each send; a worker that lost it neither sends nor writes the event's record any more.
-import type { Clock } from '../infra/clock.js';
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
-import type { BindingScope } from '../bindings/bindings.js';
-import { NS, type StateStore } from '../infra/state/types.js';
+import { NS } from '../infra/state/types.js';
 import { Leases, Periodic } from './jobs.js';
 import { EVENT_ID_TTL_MS, outboxKey } from './receiver.js';
 import { channelScope, type ChannelSubscription, type ChannelSubscriptions } from './subscriptions.js';
 import type { ConfirmedRecord } from './project.js';
-import type { ChannelSender, ChannelTarget, DeliveryState, Enrichment, NotificationPresenter, OutboxEvent, SendOutcome } from './types.js';
+import {
+  removedFromChannel,
+  type ChannelTarget,
+  type DeliveryState,
+  type Enrichment,
+  type NotificationPresenter,
+  type NotifyDeps,
+  type OutboxEvent,
+  type SendOutcome,
+} from './types.js';
 
 /** Waits before the 2nd, 3rd... try; the number of entries + 1 is the most tries a delivery gets. */
 export const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000];
@@ -43,14 +50,8 @@ export type DeadLetter = Pick<OutboxEvent, 'eventId' | 'type' | 'orgId'> &
   Pick<ChannelSubscription, keyof ChannelTarget | 'kind'> &
   Pick<DeliveryState, 'tries'> & { status: number; code: string | undefined; reason: string; at: number };
 
-export interface WorkerDeps {
-  state: StateStore;
-  clock: Clock;
-  log: Logger;
+export type WorkerDeps = Pick<NotifyDeps, 'state' | 'clock' | 'log' | 'resolveOrg' | 'sender' | 'presenter'> & {
   subscriptions: ChannelSubscriptions;
-  resolveOrg(scope: BindingScope): Promise<string | undefined>;
-  sender: ChannelSender;
-  presenter: NotificationPresenter;
   /** The event's record as BILL has it now (confirmRecord); throws when BILL is unreachable or busy. */
   confirm(event: OutboxEvent): Promise<ConfirmedRecord>;
   /** Names and numbers the card needs beyond the record (one look-up per event). */
@@ -61,7 +62,7 @@ export interface WorkerDeps {
   onChannelGone(target: ChannelTarget, reason: string): Promise<void>;
   /** How long a lease lasts unrenewed; default LEASE_MS. */
   leaseMs?: number;
-}
+};
 
 /** An event this instance holds the lease of while some of its sends wait in lanes. */
 interface Held {
@@ -86,10 +87,6 @@ const isEvent = (v: unknown): v is OutboxEvent =>
 const jitter = (ms: number): number => Math.round(ms * (0.8 + Math.random() * 0.4));
 
 const leaseKey = (eventId: string) => `lease|${eventId}`;
-
-/** Teams says the bot was taken out of the channel (403 BotNotInConversationRoster or 404): the reason to record, else undefined. */
-export const removedFromChannel = (o: Extract<SendOutcome, { ok: false }>): string | undefined =>
-  (o.status === 403 && o.code === 'BotNotInConversationRoster') || o.status === 404 ? (o.code ?? `HTTP ${o.status}`) : undefined;
 
 export function deliveryWorker(deps: WorkerDeps) {
   const { state, clock } = deps;
