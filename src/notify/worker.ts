@@ -84,6 +84,9 @@ const isLost = (h: Held): boolean => h.lost === true;
 const isEvent = (v: unknown): v is OutboxEvent =>
   v !== null && typeof v === 'object' && (v as { v?: unknown }).v === 1 && typeof (v as OutboxEvent).eventId === 'string';
 
+/** The deliveries of the event still to be made (none before it is routed). */
+const pendingOf = (ev: OutboxEvent): DeliveryState[] => Object.values(ev.targets ?? {}).filter((t) => t.state === 'pending');
+
 const jitter = (ms: number): number => Math.round(ms * (0.8 + Math.random() * 0.4));
 
 const leaseKey = (eventId: string) => `lease|${eventId}`;
@@ -147,8 +150,7 @@ export function deliveryWorker(deps: WorkerDeps) {
       if (!(await checkpoint(h))) return;
       log.info({ channels: Object.keys(targets).length }, 'notification routed');
     }
-    const pending = () => Object.values(ev.targets ?? {}).some((t) => t.state === 'pending');
-    if (!ev.confirmed && pending()) {
+    if (!ev.confirmed && pendingOf(ev).length > 0) {
       let got: ConfirmedRecord;
       try {
         got = await deps.confirm(ev);
@@ -157,7 +159,7 @@ export function deliveryWorker(deps: WorkerDeps) {
         ev.confirmTries = (ev.confirmTries ?? 0) + 1;
         const wait = jitter(RETRY_DELAYS_MS[Math.min(ev.confirmTries, RETRY_DELAYS_MS.length) - 1] ?? POLL_MS);
         const nextAt = clock.now() + wait;
-        for (const t of Object.values(ev.targets)) if (t.state === 'pending') t.nextAt = Math.max(t.nextAt, nextAt);
+        for (const t of pendingOf(ev)) t.nextAt = Math.max(t.nextAt, nextAt);
         log.info(
           { err: errorMessage(err), tries: ev.confirmTries, retryInMs: wait },
           'record of a webhook event could not be read from BILL; will try again',
@@ -167,14 +169,13 @@ export function deliveryWorker(deps: WorkerDeps) {
       }
       if (got.state === 'gone') {
         // Deleted since, or never there: a card about a record nobody can open would only puzzle the channel.
-        for (const t of Object.values(ev.targets))
-          if (t.state === 'pending') Object.assign(t, { state: 'dropped', lastError: 'record not in BILL' });
+        for (const t of pendingOf(ev)) Object.assign(t, { state: 'dropped', lastError: 'record not in BILL' });
         log.info('record of a webhook event is not in BILL; nothing posted');
       } else ev.entity = got.entity;
       ev.confirmed = true;
       if (!(await checkpoint(h))) return;
     }
-    if (!ev.enrichment && pending()) {
+    if (!ev.enrichment && pendingOf(ev).length > 0) {
       ev.enrichment = await deps.enrich(ev).catch((err: unknown) => {
         log.info({ err: errorMessage(err) }, 'notification details could not be looked up; the card shows the record without them');
         return {};
@@ -191,7 +192,7 @@ export function deliveryWorker(deps: WorkerDeps) {
     try {
       await h.saving.catch(() => undefined);
       if (h.lost) return;
-      if (Object.values(ev.targets ?? {}).every((t) => t.state !== 'pending')) {
+      if (pendingOf(ev).length === 0) {
         // The id stays recorded after the outbox entry goes, so a late duplicate from BILL finds it.
         await state.set(NS.webhookEvents, ev.eventId, { at: clock.now(), type: ev.type }, { ttlMs: EVENT_ID_TTL_MS });
         await state.delete(NS.outbox, outboxKey(ev.eventId));
@@ -313,10 +314,8 @@ export function deliveryWorker(deps: WorkerDeps) {
         if (!h.settling && !h.lost) queued += enqueueDue(h, now);
         continue;
       }
-      const due =
-        !stored.targets ||
-        Object.values(stored.targets).some((t) => t.state === 'pending' && t.nextAt <= now) ||
-        Object.values(stored.targets).every((t) => t.state !== 'pending');
+      const pending = pendingOf(stored);
+      const due = !stored.targets || pending.length === 0 || pending.some((t) => t.nextAt <= now);
       if (!due || !(await leases.acquire(leaseKey(stored.eventId)))) continue;
       try {
         // Another instance may have finished or advanced it since the list was read.
@@ -395,7 +394,7 @@ export function deliveryWorker(deps: WorkerDeps) {
 
     async depth(): Promise<{ events: number; pending: number; nextAt: number | undefined }> {
       const all = await events();
-      const pending = all.flatMap((ev) => Object.values(ev.targets ?? {})).filter((t) => t.state === 'pending');
+      const pending = all.flatMap(pendingOf);
       return {
         events: all.length,
         pending: pending.length,
