@@ -320,7 +320,7 @@ export function deliveryWorker(deps: WorkerDeps) {
       try {
         // Another instance may have finished or advanced it since the list was read.
         const ev = await state.get<OutboxEvent>(NS.outbox, outboxKey(stored.eventId));
-        if (!ev || !isEvent(ev)) {
+        if (!isEvent(ev)) {
           await leases.release(leaseKey(stored.eventId));
           continue;
         }
