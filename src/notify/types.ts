@@ -1,4 +1,5 @@
-// Shapes shared by the receiver, the outbox worker, the digests and the parts that send (src/teams implements them).
+// Shapes shared by the receiver, the outbox worker, the digests and the parts that send (src/teams implements them),
+// and the dependencies they are all built from.
 import type { Clock } from '../infra/clock.js';
 import type { Config } from '../config.js';
 import type { Logger, SecretRegistry } from '../infra/log.js';
