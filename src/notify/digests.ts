@@ -19,9 +19,9 @@ import { NS, type StateStore } from '../infra/state/types.js';
 import { Leases, slotJob } from './jobs.js';
 import { addDays, dateInZone } from '../infra/calendar.js';
 import { dueSlot, type DigestSchedule } from './schedule.js';
-import { removedFromChannel, type WorkerDeps } from './worker.js';
+import type { WorkerDeps } from './worker.js';
 import { channelKey, channelScope, type ChannelSubscription } from './subscriptions.js';
-import type { ChannelTarget, DigestContent, DigestRow } from './types.js';
+import { removedFromChannel, type ChannelTarget, type DigestContent, type DigestRow } from './types.js';
 
 const SLOT_MARKER_TTL_MS = 8 * 24 * 3_600_000;
 const SLOT_LEASE_MS = 10 * 60_000;

@@ -1,16 +1,9 @@
 // Webhook events -> subscriptions -> durable outbox -> proactive sends, and scheduled digests: built once in app.ts.
-import type { Clock } from '../infra/clock.js';
-import type { Config } from '../config.js';
-import type { Logger, SecretRegistry } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import type { Priority } from '../infra/limits/types.js';
-import type { BillGateway } from '../bill/gateway.js';
-import type { Mirror } from '../mirror/mirror.js';
 import { answerKey } from '../mirror/answers.js';
 import type { EntityKind } from '../mirror/records.js';
-import type { AuditTrail } from '../infra/audit.js';
-import type { BindingScope } from '../bindings/bindings.js';
-import { NS, type StateStore } from '../infra/state/types.js';
+import { NS } from '../infra/state/types.js';
 import { digestComposer, digestScheduler, DigestSettings } from './digests.js';
 import { WebhookKeys } from './keys.js';
 import { confirmRecord, paymentBillIds, projectEntity, readRecord, vendorOf } from './project.js';
@@ -18,27 +11,8 @@ import { PushFeed } from './pushFeed.js';
 import { WebhookReceiver } from './receiver.js';
 import { webhookSetup } from './setup.js';
 import { ChannelSubscriptions } from './subscriptions.js';
-import type { ChannelSender, ChannelTarget, Enrichment, NotificationPresenter, OutboxEvent } from './types.js';
+import type { ChannelTarget, Enrichment, NotifyDeps, OutboxEvent } from './types.js';
 import { deliveryWorker, type DeadLetter } from './worker.js';
-
-export interface NotifyDeps {
-  state: StateStore;
-  clock: Clock;
-  log: Logger;
-  secrets: SecretRegistry;
-  bill: BillGateway;
-  /** Webhooks tell it what is stale; cards' names come from it. */
-  mirror: Pick<Mirror, 'markStale' | 'answers' | 'names' | 'rows'>;
-  resolveOrg: (scope: BindingScope) => Promise<string | undefined>;
-  /** The organisations this deployment serves (events of others are ignored). */
-  servesOrg: (orgId: string) => boolean;
-  /** BILL_WEBHOOK_SECURITY_KEY[S] by the organisation each belongs to. */
-  envKeys: Record<string, string>;
-  audit: Pick<AuditTrail, 'admin'>;
-  sender: ChannelSender;
-  presenter: NotificationPresenter;
-  settings: Pick<Config, 'secretsKey' | 'nodeEnv' | 'timeZone' | 'cache'>;
-}
 
 export type Notifications = ReturnType<typeof createNotifications>;
 

@@ -7,9 +7,8 @@
 // BILL shows a key once (create or rotation), so losing it means rotating the key; the previous key keeps
 // verifying for a while after a rotation (events already on their way).
 import { deriveKey, openText, sealText } from '../infra/state/sealing.js';
-import type { Clock } from '../infra/clock.js';
-import type { Logger, SecretRegistry } from '../infra/log.js';
-import { NS, type StateStore } from '../infra/state/types.js';
+import { NS } from '../infra/state/types.js';
+import type { NotifyDeps } from './types.js';
 
 /** How long the key a rotation replaced still verifies events. */
 export const ROTATION_GRACE_MS = 24 * 3_600_000;
@@ -40,16 +39,12 @@ export type WebhookKeyInfo = Omit<StoredKey, 'v' | 'key' | 'previous'> & { seale
 /** The subscription and organisation a sealed key is bound to. */
 type Owner = Pick<StoredKey, 'subscriptionId' | 'orgId'>;
 
-export interface WebhookKeysDeps {
-  state: StateStore;
-  clock: Clock;
-  log: Logger;
-  secrets: SecretRegistry;
+type WebhookKeysDeps = Pick<NotifyDeps, 'state' | 'clock' | 'log' | 'secrets'> & {
   /** SECRETS_KEY: 32 bytes; without it keys are stored as they are (file mode 0600), unless refuseUnsealed. */
   secretsKey: Buffer | undefined;
   /** NODE_ENV=production: never store a key unsealed. */
   refuseUnsealed?: boolean;
-}
+};
 
 /** Why a key cannot be stored right now (production without SECRETS_KEY), in words for the admin. */
 export const UNSEALED_REFUSED =

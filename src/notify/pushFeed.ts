@@ -11,28 +11,23 @@
 //   signed by it was accepted in that time. BILL disables a subscription after its retries are exhausted
 //   (shared/reference/bill-v3-api.md §5, delivery rules): the next check sees it, and lists are polled again.
 // Until the first check has answered, nothing is push-fed. Checks run in the background, under the limiter.
-import type { Clock } from '../infra/clock.js';
 import type { EntityKind } from '../mirror/records.js';
-import type { BillGateway } from '../bill/gateway.js';
 import { errorMessage } from '../errors.js';
-import type { Logger } from '../infra/log.js';
 import { eventTypeInfo, PUSH_FED } from './kinds.js';
 import type { WebhookKeyInfo } from './keys.js';
+import type { NotifyDeps } from './types.js';
 
 /** After a failed check, the next one waits this long. */
 const RETRY_MS = 60_000;
 
 const sameUrl = (a: unknown, b: string): boolean => typeof a === 'string' && a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
 
-export interface PushFeedDeps {
-  bill: BillGateway;
-  clock: Clock;
-  log: Logger;
+type PushFeedDeps = Pick<NotifyDeps, 'bill' | 'clock' | 'log'> & {
   /** The subscriptions billbridge created for an org (WebhookKeys.list). */
   subscriptions(orgId: string): Promise<WebhookKeyInfo[]>;
   /** How long a check (or an accepted event) vouches for a subscription; also the pushed TTL. 0: never push-fed. */
   checkMs: number;
-}
+};
 
 interface OrgFeed {
   /** Entities covered by an enabled subscription, as of `checkedAt`. */

@@ -10,16 +10,14 @@
 //    BILL's retry after a crash between the two writes), then 200 — so a crash before the 200 makes BILL retry, and
 //    a crash after it leaves the event in the outbox for the worker after restart.
 // The answer comes within ANSWER_WITHIN_MS whatever the state store does (503 otherwise: BILL retries).
-import type { Clock } from '../infra/clock.js';
 import type { EntityKind } from '../mirror/records.js';
-import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import { parseNotification, peekSubscriptionId, signatureDigest, signatureMatches, type BillNotification } from '../bill/webhooks.js';
-import { NS, type StateStore } from '../infra/state/types.js';
+import { NS } from '../infra/state/types.js';
 import { eventTypeInfo } from './kinds.js';
 import type { WebhookKeys } from './keys.js';
 import { projectEntity } from './project.js';
-import type { OutboxEvent } from './types.js';
+import type { NotifyDeps, OutboxEvent } from './types.js';
 
 /** BILL asks for de-duplication by event id; its retries span hours, events are kept longer than a week here. */
 export const EVENT_ID_TTL_MS = 8 * 24 * 3_600_000;
@@ -28,24 +26,14 @@ const ANSWER_WITHIN_MS = 1_500;
 
 export const outboxKey = (eventId: string): string => `ev|${eventId}`;
 
-export interface ReceiverDeps {
-  state: StateStore;
-  clock: Clock;
-  log: Logger;
+export type ReceiverDeps = Pick<NotifyDeps, 'state' | 'clock' | 'log' | 'envKeys' | 'servesOrg'> & {
   keys: WebhookKeys;
-  /**
-   * Keys of subscriptions made outside the bot, by organisation (BILL_WEBHOOK_SECURITY_KEY for BILL_ORG_ID, and
-   * BILL_WEBHOOK_SECURITY_KEYS): each verifies events of its own organisation only, whatever their subscriptionId.
-   */
-  envKeys: Record<string, string>;
-  /** True for the organisations this deployment serves (BILL_ORG_ID, or BILL_ALLOWED_ORG_IDS). */
-  servesOrg(orgId: string): boolean;
   /** An event was queued: the records it names are marked stale in the mirror (webhooks are hints, BILL's advice). */
   stale(event: OutboxEvent): void;
   kick(): void;
   heard?(orgId: string, subscriptionId: string): void;
   answerWithinMs?: number;
-}
+};
 
 export class WebhookReceiver {
   constructor(private readonly deps: ReceiverDeps) {}

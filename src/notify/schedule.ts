@@ -40,7 +40,7 @@ export function parseTime(raw: string): string | undefined {
 export function parseWeekday(raw: string): number | undefined {
   const w = raw.trim().toLowerCase().replace(/s$/, '');
   if (w.length < 3) return undefined;
-  const i = WEEKDAYS.findIndex((d) => d.startsWith(w) || w === d);
+  const i = WEEKDAYS.findIndex((d) => d.startsWith(w));
   return i < 0 ? undefined : i + 1;
 }
 

@@ -69,17 +69,13 @@ export class ChannelSubscriptions {
   }
 
   async forChannel(target: ChannelTarget): Promise<ChannelSubscription[]> {
-    const out: ChannelSubscription[] = [];
-    for (const kind of SUBSCRIPTION_KINDS) {
-      const sub = await this.get(subscriptionKey(target, kind));
-      if (sub) out.push(sub);
-    }
-    return out;
+    const subs = await Promise.all(SUBSCRIPTION_KINDS.map((kind) => this.get(subscriptionKey(target, kind))));
+    return subs.filter((sub) => sub !== undefined);
   }
 
   async get(key: string): Promise<ChannelSubscription | undefined> {
     const sub = await this.state.get<ChannelSubscription>(NS.subscriptions, key);
-    return sub && isSubscription(sub) ? sub : undefined;
+    return isSubscription(sub) ? sub : undefined;
   }
 
   /** The subscriptions of the kind a BILL event type belongs to (none for a type billbridge does not post). */

@@ -1,5 +1,14 @@
-// Shapes shared by the receiver, the outbox worker, the digests and the parts that send (src/teams implements them).
+// Shapes shared by the receiver, the outbox worker, the digests and the parts that send (src/teams implements them),
+// and the dependencies they are all built from.
+import type { Clock } from '../infra/clock.js';
+import type { Config } from '../config.js';
+import type { Logger, SecretRegistry } from '../infra/log.js';
+import type { BillGateway } from '../bill/gateway.js';
+import type { Mirror } from '../mirror/mirror.js';
 import type { EntityKind } from '../mirror/records.js';
+import type { AuditTrail } from '../infra/audit.js';
+import type { BindingScope } from '../bindings/bindings.js';
+import type { StateStore } from '../infra/state/types.js';
 
 /** A Bot Framework ConversationReference as JSON (what TurnContext.getConversationReference returns); no secrets. */
 export type ConversationRef = Record<string, unknown>;
@@ -21,6 +30,10 @@ export type SendOutcome =
   | { ok: true }
   /** status 0: no HTTP answer (network). code: the Bot Framework error code, e.g. BotNotInConversationRoster. */
   | { ok: false; status: number; code?: string; retryAfterMs?: number; message: string };
+
+/** Teams says the bot was taken out of the channel (403 BotNotInConversationRoster or 404): the reason to record, else undefined. */
+export const removedFromChannel = (o: Extract<SendOutcome, { ok: false }>): string | undefined =>
+  (o.status === 403 && o.code === 'BotNotInConversationRoster') || o.status === 404 ? (o.code ?? `HTTP ${o.status}`) : undefined;
 
 /** Proactive sends through the Bot Framework with a stored conversation reference (src/teams/proactive.ts). */
 export interface ChannelSender {
@@ -100,4 +113,27 @@ export interface DigestContent {
   asOf: number;
   /** Hash of what the digest shows: equal fingerprints mean nothing changed. */
   fingerprint: string;
+}
+
+/** What the notifications are built from (app.ts); each part takes what it uses of it. */
+export interface NotifyDeps {
+  state: StateStore;
+  clock: Clock;
+  log: Logger;
+  secrets: SecretRegistry;
+  bill: BillGateway;
+  /** Webhooks tell it what is stale; cards' names come from it. */
+  mirror: Pick<Mirror, 'markStale' | 'answers' | 'names' | 'rows'>;
+  resolveOrg: (scope: BindingScope) => Promise<string | undefined>;
+  /** The organisations this deployment serves (BILL_ORG_ID, or BILL_ALLOWED_ORG_IDS); events of others are ignored. */
+  servesOrg: (orgId: string) => boolean;
+  /**
+   * Keys of subscriptions made outside the bot, by organisation (BILL_WEBHOOK_SECURITY_KEY for BILL_ORG_ID, and
+   * BILL_WEBHOOK_SECURITY_KEYS): each verifies events of its own organisation only, whatever their subscriptionId.
+   */
+  envKeys: Record<string, string>;
+  audit: Pick<AuditTrail, 'admin'>;
+  sender: ChannelSender;
+  presenter: NotificationPresenter;
+  settings: Pick<Config, 'secretsKey' | 'nodeEnv' | 'timeZone' | 'cache'>;
 }

@@ -17,16 +17,23 @@
 //   Teams gives one) and a bounded number of tries; then a dead letter (NS.deadLetters, shown by `status`).
 // - Instances share the outbox: an event is worked on under a lease (jobs.ts), renewed while its sends wait and
 //   checked right before each send; a worker that lost it neither sends nor writes the event's record any more.
-import type { Clock } from '../infra/clock.js';
 import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
-import type { BindingScope } from '../bindings/bindings.js';
-import { NS, type StateStore } from '../infra/state/types.js';
+import { NS } from '../infra/state/types.js';
 import { Leases, Periodic } from './jobs.js';
 import { EVENT_ID_TTL_MS, outboxKey } from './receiver.js';
 import { channelScope, type ChannelSubscription, type ChannelSubscriptions } from './subscriptions.js';
 import type { ConfirmedRecord } from './project.js';
-import type { ChannelSender, ChannelTarget, DeliveryState, Enrichment, NotificationPresenter, OutboxEvent, SendOutcome } from './types.js';
+import {
+  removedFromChannel,
+  type ChannelTarget,
+  type DeliveryState,
+  type Enrichment,
+  type NotificationPresenter,
+  type NotifyDeps,
+  type OutboxEvent,
+  type SendOutcome,
+} from './types.js';
 
 /** Waits before the 2nd, 3rd... try; the number of entries + 1 is the most tries a delivery gets. */
 export const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000];
@@ -43,14 +50,8 @@ export type DeadLetter = Pick<OutboxEvent, 'eventId' | 'type' | 'orgId'> &
   Pick<ChannelSubscription, keyof ChannelTarget | 'kind'> &
   Pick<DeliveryState, 'tries'> & { status: number; code: string | undefined; reason: string; at: number };
 
-export interface WorkerDeps {
-  state: StateStore;
-  clock: Clock;
-  log: Logger;
+export type WorkerDeps = Pick<NotifyDeps, 'state' | 'clock' | 'log' | 'resolveOrg' | 'sender' | 'presenter'> & {
   subscriptions: ChannelSubscriptions;
-  resolveOrg(scope: BindingScope): Promise<string | undefined>;
-  sender: ChannelSender;
-  presenter: NotificationPresenter;
   /** The event's record as BILL has it now (confirmRecord); throws when BILL is unreachable or busy. */
   confirm(event: OutboxEvent): Promise<ConfirmedRecord>;
   /** Names and numbers the card needs beyond the record (one look-up per event). */
@@ -61,7 +62,7 @@ export interface WorkerDeps {
   onChannelGone(target: ChannelTarget, reason: string): Promise<void>;
   /** How long a lease lasts unrenewed; default LEASE_MS. */
   leaseMs?: number;
-}
+};
 
 /** An event this instance holds the lease of while some of its sends wait in lanes. */
 interface Held {
@@ -83,13 +84,12 @@ const isLost = (h: Held): boolean => h.lost === true;
 const isEvent = (v: unknown): v is OutboxEvent =>
   v !== null && typeof v === 'object' && (v as { v?: unknown }).v === 1 && typeof (v as OutboxEvent).eventId === 'string';
 
+/** The deliveries of the event still to be made (none before it is routed). */
+const pendingOf = (ev: OutboxEvent): DeliveryState[] => Object.values(ev.targets ?? {}).filter((t) => t.state === 'pending');
+
 const jitter = (ms: number): number => Math.round(ms * (0.8 + Math.random() * 0.4));
 
 const leaseKey = (eventId: string) => `lease|${eventId}`;
-
-/** Teams says the bot was taken out of the channel (403 BotNotInConversationRoster or 404): the reason to record, else undefined. */
-export const removedFromChannel = (o: Extract<SendOutcome, { ok: false }>): string | undefined =>
-  (o.status === 403 && o.code === 'BotNotInConversationRoster') || o.status === 404 ? (o.code ?? `HTTP ${o.status}`) : undefined;
 
 export function deliveryWorker(deps: WorkerDeps) {
   const { state, clock } = deps;
@@ -150,8 +150,7 @@ export function deliveryWorker(deps: WorkerDeps) {
       if (!(await checkpoint(h))) return;
       log.info({ channels: Object.keys(targets).length }, 'notification routed');
     }
-    const pending = () => Object.values(ev.targets ?? {}).some((t) => t.state === 'pending');
-    if (!ev.confirmed && pending()) {
+    if (!ev.confirmed && pendingOf(ev).length > 0) {
       let got: ConfirmedRecord;
       try {
         got = await deps.confirm(ev);
@@ -160,7 +159,7 @@ export function deliveryWorker(deps: WorkerDeps) {
         ev.confirmTries = (ev.confirmTries ?? 0) + 1;
         const wait = jitter(RETRY_DELAYS_MS[Math.min(ev.confirmTries, RETRY_DELAYS_MS.length) - 1] ?? POLL_MS);
         const nextAt = clock.now() + wait;
-        for (const t of Object.values(ev.targets)) if (t.state === 'pending') t.nextAt = Math.max(t.nextAt, nextAt);
+        for (const t of pendingOf(ev)) t.nextAt = Math.max(t.nextAt, nextAt);
         log.info(
           { err: errorMessage(err), tries: ev.confirmTries, retryInMs: wait },
           'record of a webhook event could not be read from BILL; will try again',
@@ -170,14 +169,13 @@ export function deliveryWorker(deps: WorkerDeps) {
       }
       if (got.state === 'gone') {
         // Deleted since, or never there: a card about a record nobody can open would only puzzle the channel.
-        for (const t of Object.values(ev.targets))
-          if (t.state === 'pending') Object.assign(t, { state: 'dropped', lastError: 'record not in BILL' });
+        for (const t of pendingOf(ev)) Object.assign(t, { state: 'dropped', lastError: 'record not in BILL' });
         log.info('record of a webhook event is not in BILL; nothing posted');
       } else ev.entity = got.entity;
       ev.confirmed = true;
       if (!(await checkpoint(h))) return;
     }
-    if (!ev.enrichment && pending()) {
+    if (!ev.enrichment && pendingOf(ev).length > 0) {
       ev.enrichment = await deps.enrich(ev).catch((err: unknown) => {
         log.info({ err: errorMessage(err) }, 'notification details could not be looked up; the card shows the record without them');
         return {};
@@ -194,7 +192,7 @@ export function deliveryWorker(deps: WorkerDeps) {
     try {
       await h.saving.catch(() => undefined);
       if (h.lost) return;
-      if (Object.values(ev.targets ?? {}).every((t) => t.state !== 'pending')) {
+      if (pendingOf(ev).length === 0) {
         // The id stays recorded after the outbox entry goes, so a late duplicate from BILL finds it.
         await state.set(NS.webhookEvents, ev.eventId, { at: clock.now(), type: ev.type }, { ttlMs: EVENT_ID_TTL_MS });
         await state.delete(NS.outbox, outboxKey(ev.eventId));
@@ -316,15 +314,13 @@ export function deliveryWorker(deps: WorkerDeps) {
         if (!h.settling && !h.lost) queued += enqueueDue(h, now);
         continue;
       }
-      const due =
-        !stored.targets ||
-        Object.values(stored.targets).some((t) => t.state === 'pending' && t.nextAt <= now) ||
-        Object.values(stored.targets).every((t) => t.state !== 'pending');
+      const pending = pendingOf(stored);
+      const due = !stored.targets || pending.length === 0 || pending.some((t) => t.nextAt <= now);
       if (!due || !(await leases.acquire(leaseKey(stored.eventId)))) continue;
       try {
         // Another instance may have finished or advanced it since the list was read.
         const ev = await state.get<OutboxEvent>(NS.outbox, outboxKey(stored.eventId));
-        if (!ev || !isEvent(ev)) {
+        if (!isEvent(ev)) {
           await leases.release(leaseKey(stored.eventId));
           continue;
         }
@@ -398,7 +394,7 @@ export function deliveryWorker(deps: WorkerDeps) {
 
     async depth(): Promise<{ events: number; pending: number; nextAt: number | undefined }> {
       const all = await events();
-      const pending = all.flatMap((ev) => Object.values(ev.targets ?? {})).filter((t) => t.state === 'pending');
+      const pending = all.flatMap(pendingOf);
       return {
         events: all.length,
         pending: pending.length,

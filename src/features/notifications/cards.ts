@@ -56,6 +56,9 @@ const PAYMENT_OUTCOMES = new Map<string, string>([
   ].map((s) => [s, 'failed'] as const),
 ]);
 
+/** A bill's approval status in words; other statuses are spelled out as they are. */
+const APPROVAL_WORDS: Partial<Record<string, string>> = { ASSIGNED: 'Awaiting approval', UNASSIGNED: 'No approvers' };
+
 function billsPhrase(ids: string[], numbers: Record<string, string> | undefined): string | undefined {
   if (ids.length === 0) return undefined;
   const names = ids.slice(0, 3).map((id) => {
@@ -81,17 +84,10 @@ function sayBill(ev: OutboxEvent, rows: Array<[string, string]>, fmt: FormatOpti
   if (amount !== undefined) rows.push(['Amount', money(amount, cur, fmt.locale)]);
   if (due !== undefined && due !== amount) rows.push(['Still due', money(due, cur, fmt.locale)]);
   if (dueDate) rows.push(['Due', calendarDate(dueDate, fmt.locale)]);
-  if (str(e.paymentStatus))
-    rows.push([
-      'Payment',
-      str(e.paymentStatus) === 'UNPAID' && (num(e.paidAmount) ?? 0) > 0 ? 'Partly paid' : codeWords(str(e.paymentStatus)),
-    ]);
+  const payment = str(e.paymentStatus);
+  if (payment) rows.push(['Payment', payment === 'UNPAID' && (num(e.paidAmount) ?? 0) > 0 ? 'Partly paid' : codeWords(payment)]);
   const approval = str(e.approvalStatus);
-  if (approval)
-    rows.push([
-      'Approval',
-      ({ ASSIGNED: 'Awaiting approval', UNASSIGNED: 'No approvers' } as Record<string, string>)[approval] ?? codeWords(approval),
-    ]);
+  if (approval) rows.push(['Approval', APPROVAL_WORDS[approval] ?? codeWords(approval)]);
   const money1 = (n: number | undefined) => (n === undefined ? '' : ` — ${money(n, cur, fmt.locale)}`);
   switch (ev.type) {
     case 'bill.created':

@@ -70,6 +70,9 @@ async function referenceFor(ctx: CommandContext, deps: NotificationsDeps, target
   };
 }
 
+/** A card that only says one thing: a title, a sentence and its summary. */
+const notice = (heading: string, words: string, summary: string) => adaptiveCard([title(heading), text(words)], { summary });
+
 function subscribedText(kinds: readonly SubscriptionKind[]): string {
   return `This channel gets a card when BILL reports a change to:\n${kinds.map((k) => `- ${KINDS[k].label}`).join('\n')}`;
 }
@@ -222,9 +225,7 @@ const digestCommand: Command<NotificationsDeps> = {
       case 'show': {
         const setting = await n.digestSettings.get(target);
         if (!setting)
-          return adaptiveCard([title('No digest here'), text(`This channel has no scheduled digest. ${DIGEST_HINT}`)], {
-            summary: 'This channel has no scheduled digest.',
-          });
+          return notice('No digest here', `This channel has no scheduled digest. ${DIGEST_HINT}`, 'This channel has no scheduled digest.');
         const next = nextSlot(setting.schedule, ctx.now.getTime(), tz);
         return adaptiveCard(
           [
@@ -234,9 +235,7 @@ const digestCommand: Command<NotificationsDeps> = {
             ),
             text(DIGEST_HINT, { subtle: true }),
           ],
-          {
-            summary: `Digest ${describeSchedule(setting.schedule)}.`,
-          },
+          { summary: `Digest ${describeSchedule(setting.schedule)}.` },
         );
       }
       case 'now': {
@@ -246,16 +245,10 @@ const digestCommand: Command<NotificationsDeps> = {
       }
       case 'off': {
         const had = await n.digestSettings.get(target);
-        if (!had)
-          return adaptiveCard([title('No digest here'), text('This channel had no scheduled digest.')], {
-            summary: 'This channel had no scheduled digest.',
-          });
+        if (!had) return notice('No digest here', 'This channel had no scheduled digest.', 'This channel had no scheduled digest.');
         await n.digestSettings.remove(target);
         await auditOrUndo(auditAdmin(deps.audit, ctx, 'digest.off', 'ok', ctx.orgId), () => n.digestSettings.set(target, had));
-        return adaptiveCard(
-          [title('Digest off'), text('This channel no longer gets a scheduled digest. **digest now** still shows one.')],
-          { summary: 'Digest off.' },
-        );
+        return notice('Digest off', 'This channel no longer gets a scheduled digest. **digest now** still shows one.', 'Digest off.');
       }
       case 'set': {
         const orgId = boundOrg(ctx);
@@ -347,10 +340,8 @@ const webhooksCommand: Command<NotificationsDeps> = {
         if (!id || ctx.input.args.length > 2) throw new InputError('Which subscription?', WEBHOOKS_HINT, ctx.input.argText || undefined);
         await n.setup.remove(orgId, id);
         await auditAdmin(deps.audit, ctx, action, 'ok', orgId, { subscriptionId: id });
-        return adaptiveCard(
-          [title('Webhook subscription deleted'), text(`BILL no longer sends events for subscription ${escapeMarkdown(id)}.`)],
-          { summary: `Webhook subscription ${id} deleted.` },
-        );
+        const words = `BILL no longer sends events for subscription ${escapeMarkdown(id)}.`;
+        return notice('Webhook subscription deleted', words, `Webhook subscription ${id} deleted.`);
       }
       if (verb !== 'list')
         throw new InputError(`"${verb.slice(0, 30)}" is not a webhooks action`, WEBHOOKS_HINT, `webhooks ${ctx.input.argText}`);
