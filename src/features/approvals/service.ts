@@ -194,11 +194,11 @@ export class Approvals {
       return reply;
     };
     const fresh = 'Nothing was changed. Type **approvals** for a fresh list.';
-    const unusable = privately(refusalCard("This button can't be used", fresh));
+    const unusable = refusalCard("This button can't be used", fresh);
     if (!cardId || !billId || !sig || !this.signer.verify(sig, verb, cardId, billId))
       return refuse(cardId ? await cards.get(cardId) : undefined, 'card data altered', unusable);
     const state = await cards.get(cardId);
-    if (!state) return privately(refusalCard('This approval card has expired', fresh));
+    if (!state) return refusalCard('This approval card has expired', fresh);
     const row = state.bills.findIndex((b) => b.billId === billId);
     const bill = state.bills[row];
     if (!bill || !sameConversation(state, scope))
@@ -243,7 +243,7 @@ export class Approvals {
         .catch((err: unknown) => log.error({ err: errorMessage(err) }, 'approval went through in BILL but its audit record failed'));
       if (!accepted) {
         const why = `BILL answered "${status.slice(0, 40)}". Check the bill in BILL before trying again.`;
-        return privately(refusalCard('BILL did not confirm the decision', why));
+        return refusalCard('BILL did not confirm the decision', why);
       }
       const at = clock.now();
       state.bills[row] = {
@@ -266,7 +266,7 @@ export class Approvals {
     const sig = dataString(data.sig, 128);
     const state = cardId && sig && this.signer.verify(sig, APPROVAL_VERBS.view, cardId, '') ? await this.deps.cards.get(cardId) : undefined;
     if (!state || !sameConversation(state, scope))
-      return privately(refusalCard('This approval card has expired', 'Type **approvals** for a fresh list.'));
+      return refusalCard('This approval card has expired', 'Type **approvals** for a fresh list.');
     return this.card(state, isApprover(state, caller));
   }
 
@@ -279,7 +279,7 @@ export class Approvals {
     if (scope.kind !== 'personal') {
       const why =
         'I never take BILL sign-ins in a channel or group chat. If you entered a token here, delete it in BILL and create a new one.';
-      return privately(refusalCard('Connect in a personal chat', why));
+      return refusalCard('Connect in a personal chat', why);
     }
     let orgId = await orgs.resolve(scope);
     const askOrg = !orgId && orgs.mode === 'multi';
@@ -287,8 +287,9 @@ export class Approvals {
     const everywhere = (card: CardReply): CardActionReply => ({ ...card, everyone: card });
     const form = (problem: string) => everywhere(connectCard({ askOrg, problem, note: this.note }));
     if (!caller.aadObjectId || !scope.tenantId)
-      return privately(
-        refusalCard("I can't tell who you are", 'Teams did not say which Microsoft 365 account sent this. Try again from the Teams app.'),
+      return refusalCard(
+        "I can't tell who you are",
+        'Teams did not say which Microsoft 365 account sent this. Try again from the Teams app.',
       );
     // The size before anything else is done with the value (a 60,000-character "token" is not one).
     const field = (id: string) => {

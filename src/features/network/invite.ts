@@ -25,7 +25,8 @@ import { clockTime, type FormatOptions } from '../../cards/format.js';
 import type { Approvals } from '../approvals/service.js';
 import { auditAdmin } from '../audit.js';
 import type { CardActionContext, CardActionHandler, CardActionReply } from '../dispatch.js';
-import { NETWORK_INVITE_VERB, invitable, invitedCard, networkStatusWords, notSentCard } from './cards.js';
+import { NETWORK_INVITE_VERB, invitable, invitedCard, networkStatusWords } from './cards.js';
+import { refusalCard } from '../approvals/cards.js';
 
 const INVITING_ROLES = new Set(['ADMINISTRATOR', 'ACCOUNTANT']);
 
@@ -87,7 +88,7 @@ export function networkInvites(deps: NetworkInvitesDeps) {
       const refuse = async (orgId: string, reason: string, heading: string, why: string) => {
         log.info({ reason }, 'network invitation refused');
         await auditAdmin(deps.audit, click, 'network.invite', 'refused', orgId, { reason }).catch(() => undefined);
-        return notSentCard(heading, why);
+        return refusalCard(heading, why);
       };
       try {
         const orgId = await deps.orgs.resolve(scope);
@@ -122,7 +123,7 @@ export function networkInvites(deps: NetworkInvitesDeps) {
         const before = await statusOf(client, kind, party);
         if (!invitable(before)) {
           const says = escapeMarkdown(networkStatusWords(before) ?? 'connected');
-          return notSentCard(`${party.name} is already on the BILL network`, `BILL says: ${says}. Nothing was sent.`);
+          return refusalCard(`${party.name} is already on the BILL network`, `BILL says: ${says}. Nothing was sent.`);
         }
         const how = await routeOf(client, party, target);
         if (!how) {
@@ -130,7 +131,7 @@ export function networkInvites(deps: NetworkInvitesDeps) {
             kind === 'vendor'
               ? 'No business of exactly that name is in the BILL network and the vendor has no email in BILL. Add an email to the vendor in BILL, or find them with **network** and their name.'
               : 'No business of exactly that name is in the BILL network, and BILL emails invitations only to vendors. Find them with **network** and their name.';
-          return notSentCard(`${party.name} was not invited`, `${why} Nothing was sent.`);
+          return refusalCard(`${party.name} was not invited`, `${why} Nothing was sent.`);
         }
         const detail = { party: `${kind} ${shortId(id)}`, how: 'email' in how ? 'email' : `network ${shortId(how.networkId)}` };
         if ('email' in how) await client.network.inviteByEmail(id, how.email);
@@ -204,7 +205,7 @@ export function networkCardActions(invites: NetworkInvites | undefined): Record<
     [NETWORK_INVITE_VERB]: async (ctx) =>
       invites
         ? invites.invite(ctx)
-        : notSentCard(
+        : refusalCard(
             'Network invitations are off',
             'They are sent as the person who clicks, and billbridge can keep BILL sign-ins only when SECRETS_KEY is set. Nothing was sent.',
           ),
