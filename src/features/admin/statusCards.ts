@@ -23,6 +23,7 @@ import {
 } from '../../cards/card.js';
 import { clockTime, dateTime, type FormatOptions } from '../../cards/format.js';
 import { versionFooter } from '../../cards/help.js';
+import { plainFacts } from '../../cards/list.js';
 
 /** What notifications say about a channel and the deployment (Notifications.status). */
 type NotifyStatus = Awaited<ReturnType<Notifications['status']>>;
@@ -235,7 +236,7 @@ export function conversationSection(s: ConversationStatus, kind: ConversationKin
   ];
   const summary =
     b.state === 'bound' ? undefined : b.state === 'tenantNotAllowed' ? 'Tenant not allowed.' : 'Not linked to a BILL organisation.';
-  return { title: kind === 'channel' ? 'This team' : 'This chat', items: [facts(rows.map(([k, v]) => [k, escapeMarkdown(v)]))], summary };
+  return { title: kind === 'channel' ? 'This team' : 'This chat', items: [plainFacts(rows)], summary };
 }
 
 /** "3 min", "2 h 5 min", "40 s". */
@@ -311,7 +312,7 @@ export function billSection(
         : `nothing: lists are read again every ${duration(pushFed.listTtlS * 1000)} (webhooks setup changes that)`,
     ]);
   }
-  const items = [facts(rows.map(([k, v]) => [k, escapeMarkdown(v)] as [string, string]))];
+  const items = [plainFacts(rows)];
   if (!status.reachable)
     items.push(text('billbridge cannot talk to BILL right now: commands that need BILL will fail until it answers again.'));
   return { title: 'BILL', items, summary: status.reachable ? undefined : 'BILL unreachable' };

@@ -4,7 +4,7 @@
 // linked, and the bill still waits on them in BILL. Only then is POST /v3/bill-approvals/actions sent, in their session.
 import { randomBytes } from 'node:crypto';
 import { BillApiError, NotLinked, errorMessage } from '../../errors.js';
-import type { BillGateway, PersonCredentials } from '../../bill/gateway.js';
+import type { BillGateway } from '../../bill/gateway.js';
 import { BillFilter } from '../../bill/filters.js';
 import type { Bill } from '../../bill/types.js';
 import type { Clock } from '../../infra/clock.js';
@@ -42,7 +42,7 @@ import {
   type ApprovalCardOptions,
 } from './cards.js';
 import type { LinkAttempts } from './linkAttempts.js';
-import { asPerson, type UserLink, type UserLinks } from './userLinks.js';
+import { asPerson, personCredentials, type UserLink, type UserLinks } from './userLinks.js';
 
 /** What the approvals feature uses, built once in app.ts, only when SECRETS_KEY (`secretsKey`) is configured. */
 interface ApprovalsDeps {
@@ -77,12 +77,6 @@ export class Approvals {
     this.signer = buttonSigner(deps.secretsKey, 'approval-cards/sign/v1');
   }
 
-  /** The person's own BILL sign-in (token name and value), in a session slot of their own that their connect attempts count against. */
-  person(link: Pick<UserLink, 'tenantId' | 'aadObjectId' | 'token'>): PersonCredentials {
-    const owner = `${link.tenantId.trim().toLowerCase()}|${link.aadObjectId.trim().toLowerCase()}`;
-    return { username: link.token.name, password: link.token.value, owner };
-  }
-
   /** BOT_TIMEZONE, in the conversation's locale (else BOT_LOCALE). */
   formatFor(locale: string | undefined): FormatOptions {
     return { locale: locale ?? this.deps.fmt.locale, timeZone: this.deps.fmt.timeZone };
@@ -90,7 +84,7 @@ export class Approvals {
 
   /** Signs the person's BILL session out (disconnect, or a replaced token); BILL ends it by itself otherwise. */
   release(link: UserLink): Promise<void> {
-    return this.deps.bill.releaseAs(link.orgId, this.person(link));
+    return this.deps.bill.releaseAs(link.orgId, personCredentials(link));
   }
 
   private card(state: ApprovalCardState, actionable: boolean, notice?: ApprovalCardOptions['notice'], fmt = this.deps.fmt): CardReply {
@@ -111,7 +105,7 @@ export class Approvals {
     link: UserLink,
     priority: 'interactive' | 'background' = 'interactive',
   ): Promise<{ rows: ApprovalCardBill[]; waiting: number }> {
-    const client = this.deps.bill.orgAs(link.orgId, this.person(link), { priority });
+    const client = this.deps.bill.orgAs(link.orgId, personCredentials(link), { priority });
     const pending = await asPerson(() => client.approvals.pending());
     if (pending.length === 0) return { rows: [], waiting: 0 };
     const shown = [...pending]
@@ -216,7 +210,7 @@ export class Approvals {
     if (!(await cards.lock(state.orgId, billId)))
       return privately(this.card(state, true, { text: 'A decision on this bill is already on its way to BILL.', tone: 'warning' }));
     try {
-      const client = this.deps.bill.orgAs(state.orgId, this.person(link), { priority: 'interactive' });
+      const client = this.deps.bill.orgAs(state.orgId, personCredentials(link), { priority: 'interactive' });
       // The server-side check that matters: is the bill still waiting on this person, in their own BILL session?
       const pending = await asPerson(() => client.approvals.pending());
       if (!pending.some((p) => p.billId === billId)) {
@@ -308,7 +302,7 @@ export class Approvals {
     const ref = { tenantId: scope.tenantId, aadObjectId: caller.aadObjectId, orgId };
     const previous = await this.links.get(ref);
     // person.owner: the person's own session slot, and what their connect attempts count against.
-    const person = this.person({ ...ref, token });
+    const person = personCredentials({ ...ref, token });
     const audit = (result: 'ok' | 'refused' | 'error', detail?: Record<string, string>) =>
       auditAdmin(this.deps.audit, click, 'approvals.connect', result, orgId, detail);
     // Each attempt signs in to BILL: a person gets a few an hour, and waits after a refused one.

@@ -8,7 +8,7 @@
 // [I] The Postman collection names no role for the network endpoints: invitations are offered to BILL's
 // ADMINISTRATOR and ACCOUNTANT roles, the ones that manage vendors and customers in BILL.
 import { BillApiError, NotBound, errorMessage } from '../../errors.js';
-import { asPerson } from '../approvals/userLinks.js';
+import { asPerson, personCredentials } from '../approvals/userLinks.js';
 import { buttonSigner, dataString } from '../approvals/cardRecords.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { BillOrgClient } from '../../bill/api.js';
@@ -45,7 +45,7 @@ export const customerStatusKey = (customerId: string): string => answerKey('netw
 
 export interface NetworkInvitesDeps {
   /** People's links to their own BILL identity (the approvals feature's). */
-  approvals: Pick<Approvals, 'links' | 'person'>;
+  approvals: Pick<Approvals, 'links'>;
   /** config.secretsKey: button data is signed with a key derived from it. */
   secretsKey: Buffer;
   bill: Pick<BillGateway, 'orgAs'>;
@@ -104,7 +104,7 @@ export function networkInvites(deps: NetworkInvitesDeps) {
         if (!scope.tenantId || !caller.aadObjectId) return await refuse(orgId, 'unknown person', ...REFUSALS['unknown person']);
         const link = await deps.approvals.links.get({ tenantId: scope.tenantId, aadObjectId: caller.aadObjectId, orgId });
         if (!link) return await refuse(orgId, 'not linked', ...REFUSALS['not linked']);
-        const client = deps.bill.orgAs(orgId, deps.approvals.person(link), { priority: 'interactive' });
+        const client = deps.bill.orgAs(orgId, personCredentials(link), { priority: 'interactive' });
         const role = (await asPerson(() => client.users.get(link.billUserId))).role?.type ?? '';
         if (!INVITING_ROLES.has(role)) {
           const words = role
