@@ -139,9 +139,8 @@ export function budgetsSection(
   const blocked = rows.flatMap((row) =>
     row.blockedUntil !== undefined && row.blockedUntil > opts.now ? [{ row, until: row.blockedUntil }] : [],
   );
-  for (const { row, until } of blocked) {
+  for (const { row, until } of blocked)
     items.push(text(`**${escapeMarkdown(budgetLabel(row.budget))}** is paused until ${clockTime(until, opts)} (${why(row)}).`));
-  }
   // The latest throttle (on a tie, the first row).
   let last: { row: BudgetSnapshot; at: number } | undefined;
   for (const row of rows)
@@ -187,9 +186,7 @@ export function storedSecretsSection(unopenable: number): StatusSection {
 
 export function statusCard(sections: StatusSection[], opts: StatusCardOptions): CardReply {
   const body: CardElement[] = [title('billbridge status'), subtitle(`As of ${clockTime(opts.now, opts)}`)];
-  for (const s of sections) {
-    body.push(container([text(s.title, { weight: 'Bolder', size: 'Medium' }), ...s.items], { separator: true }));
-  }
+  for (const s of sections) body.push(container([text(s.title, { weight: 'Bolder', size: 'Medium' }), ...s.items], { separator: true }));
   body.push(versionFooter(opts.note, opts.version));
   const said = sections.map((s) => s.summary).filter(Boolean);
   return adaptiveCard(body, { summary: `billbridge ${opts.version} status${said.length ? ': ' + said.join('; ') : ''}` });
