@@ -301,7 +301,6 @@ export class Approvals {
     if (!orgId) return privately(errorReply(new Error('no organisation'), { correlationId: click.correlationId }));
     const ref = { tenantId: scope.tenantId, aadObjectId: caller.aadObjectId, orgId };
     const previous = await this.links.get(ref);
-    // person.owner: the person's own session slot, and what their connect attempts count against.
     const person = personCredentials({ ...ref, token });
     const audit = (result: 'ok' | 'refused' | 'error', detail?: Record<string, string>) =>
       auditAdmin(this.deps.audit, click, 'approvals.connect', result, orgId, detail);
