@@ -93,9 +93,8 @@ export class OrgBindings {
     if (!target) return { state: 'unbound', reason: 'noTarget' };
     const binding = await this.deps.state.get<OrgBinding>(NS.bindings, targetKey(target));
     // The stored record must be for this very target: a key is never trusted alone.
-    if (binding?.tenantId !== target.tenantId || binding.targetId !== target.targetId || binding.kind !== target.kind) {
+    if (binding?.tenantId !== target.tenantId || binding.targetId !== target.targetId || binding.kind !== target.kind)
       return { state: 'unbound', reason: 'notLinked' };
-    }
     if (!this.allowedOrgIds.includes(binding.orgId)) return { state: 'orgNotAllowed', orgId: binding.orgId };
     return { state: 'bound', orgId: binding.orgId, source: 'link' };
   }

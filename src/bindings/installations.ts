@@ -83,11 +83,8 @@ export class Installations {
     const removed: Record<string, number> = {};
     for (const ns of TARGET_SCOPED_NAMESPACES) {
       let n = 0;
-      for (const [k, v] of await this.state.entries<unknown>(ns)) {
-        if (k.startsWith(`${key}|`) || belongsTo(v, target)) {
-          if (await this.state.delete(ns, k)) n++;
-        }
-      }
+      for (const [k, v] of await this.state.entries<unknown>(ns))
+        if ((k.startsWith(`${key}|`) || belongsTo(v, target)) && (await this.state.delete(ns, k))) n++;
       removed[ns] = n;
     }
     return { record, bindingOrgId, removed };

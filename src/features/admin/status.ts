@@ -42,13 +42,8 @@ export interface StatusDeps {
   audit: Pick<AuditTrail, 'location'>;
   notify: Pick<Notifications, 'status' | 'push'>;
   clock: Clock;
-  settings: {
-    locale: string;
-    timeZone: string;
-    version: string;
-    note: string | undefined;
-    cache: { listTtlS: number; pushedTtlS: number };
-  };
+  /** The card's locale, time zone, version and note; how long lists are kept (the webhooks row). */
+  settings: Omit<StatusCardOptions, 'now'> & { cache: { listTtlS: number; pushedTtlS: number } };
   /** Stored secrets SECRETS_KEY cannot open, counted at start-up. */
   unopenableSecrets(): number;
 }
@@ -94,8 +89,8 @@ export const statusCommand: Command<StatusDeps> = {
   upstream: false,
   rank: 80,
   async run(ctx, deps) {
-    const { locale, timeZone, version, note, cache } = deps.settings;
-    const opts: StatusCardOptions = { locale, timeZone, version, now: deps.clock.now(), note };
+    const { cache, ...settings } = deps.settings;
+    const opts: StatusCardOptions = { ...settings, now: deps.clock.now() };
     const admin = deps.access.isAdmin(ctx.caller);
     const orgId = ctx.orgId;
     const pushFed = orgId
@@ -121,10 +116,7 @@ export const statusCommand: Command<StatusDeps> = {
       cacheSection(deps.mirror.answers.stats(), opts),
       admin ? auditSection(deps.audit.location) : undefined,
       admin && unopenable > 0 ? storedSecretsSection(unopenable) : undefined,
-    ];
-    return statusCard(
-      sections.filter((s) => s !== undefined),
-      opts,
-    );
+    ].filter((s) => s !== undefined);
+    return statusCard(sections, opts);
   },
 };

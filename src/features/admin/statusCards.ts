@@ -23,6 +23,7 @@ import {
 } from '../../cards/card.js';
 import { clockTime, dateTime, type FormatOptions } from '../../cards/format.js';
 import { versionFooter } from '../../cards/help.js';
+import { plainFacts } from '../../cards/list.js';
 
 /** What notifications say about a channel and the deployment (Notifications.status). */
 type NotifyStatus = Awaited<ReturnType<Notifications['status']>>;
@@ -138,9 +139,8 @@ export function budgetsSection(
   const blocked = rows.flatMap((row) =>
     row.blockedUntil !== undefined && row.blockedUntil > opts.now ? [{ row, until: row.blockedUntil }] : [],
   );
-  for (const { row, until } of blocked) {
+  for (const { row, until } of blocked)
     items.push(text(`**${escapeMarkdown(budgetLabel(row.budget))}** is paused until ${clockTime(until, opts)} (${why(row)}).`));
-  }
   // The latest throttle (on a tie, the first row).
   let last: { row: BudgetSnapshot; at: number } | undefined;
   for (const row of rows)
@@ -186,9 +186,7 @@ export function storedSecretsSection(unopenable: number): StatusSection {
 
 export function statusCard(sections: StatusSection[], opts: StatusCardOptions): CardReply {
   const body: CardElement[] = [title('billbridge status'), subtitle(`As of ${clockTime(opts.now, opts)}`)];
-  for (const s of sections) {
-    body.push(container([text(s.title, { weight: 'Bolder', size: 'Medium' }), ...s.items], { separator: true }));
-  }
+  for (const s of sections) body.push(container([text(s.title, { weight: 'Bolder', size: 'Medium' }), ...s.items], { separator: true }));
   body.push(versionFooter(opts.note, opts.version));
   const said = sections.map((s) => s.summary).filter(Boolean);
   return adaptiveCard(body, { summary: `billbridge ${opts.version} status${said.length ? ': ' + said.join('; ') : ''}` });
@@ -235,7 +233,7 @@ export function conversationSection(s: ConversationStatus, kind: ConversationKin
   ];
   const summary =
     b.state === 'bound' ? undefined : b.state === 'tenantNotAllowed' ? 'Tenant not allowed.' : 'Not linked to a BILL organisation.';
-  return { title: kind === 'channel' ? 'This team' : 'This chat', items: [facts(rows.map(([k, v]) => [k, escapeMarkdown(v)]))], summary };
+  return { title: kind === 'channel' ? 'This team' : 'This chat', items: [plainFacts(rows)], summary };
 }
 
 /** "3 min", "2 h 5 min", "40 s". */
@@ -311,7 +309,7 @@ export function billSection(
         : `nothing: lists are read again every ${duration(pushFed.listTtlS * 1000)} (webhooks setup changes that)`,
     ]);
   }
-  const items = [facts(rows.map(([k, v]) => [k, escapeMarkdown(v)] as [string, string]))];
+  const items = [plainFacts(rows)];
   if (!status.reachable)
     items.push(text('billbridge cannot talk to BILL right now: commands that need BILL will fail until it answers again.'));
   return { title: 'BILL', items, summary: status.reachable ? undefined : 'BILL unreachable' };

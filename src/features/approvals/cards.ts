@@ -83,9 +83,11 @@ export function connectCard(opts: { askOrg: boolean; problem?: string; connected
   });
 }
 
-/** A heading and paragraphs: the approvals feature's notices and refusals. */
-function plainCard(heading: string, paragraphs: string[], summary: string): CardReply {
-  return adaptiveCard([title(heading), ...paragraphs.map((p) => text(p))], { summary });
+/** A heading and paragraphs, then the footnotes that are set on one footer line: the approvals feature's notices. */
+function plainCard(heading: string, paragraphs: string[], summary: string, ...footnotes: Array<string | undefined>): CardReply {
+  const body = [title(heading), ...paragraphs.map((p) => text(p))];
+  if (footnotes.some(Boolean)) body.push(footer(footnotes.filter(Boolean).join(' · ')));
+  return adaptiveCard(body, { summary });
 }
 
 /** `connect` anywhere but a personal chat: no form, no secrets here. */
@@ -112,16 +114,15 @@ export function tokenTypedCard(): CardReply {
 }
 
 export function connectedCard(opts: { billUserId: string; orgId: string; replaced: boolean; note?: string }): CardReply {
-  return adaptiveCard(
+  return plainCard(
+    'Connected to BILL',
     [
-      title('Connected to BILL'),
-      text(
-        `${opts.replaced ? 'Your new token replaces the old one. ' : ''}Approvals you make from Teams now run as you in BILL (user ${shortRef(opts.billUserId)} in organisation ${escapeMarkdown(opts.orgId)}).`,
-      ),
-      text('Type **approvals** to see the bills waiting for you, or **approvals digest daily 08:30** for a morning summary.'),
-      footer(['Type **disconnect** to remove the link at any time.', opts.note].filter(Boolean).join(' · ')),
+      `${opts.replaced ? 'Your new token replaces the old one. ' : ''}Approvals you make from Teams now run as you in BILL (user ${shortRef(opts.billUserId)} in organisation ${escapeMarkdown(opts.orgId)}).`,
+      'Type **approvals** to see the bills waiting for you, or **approvals digest daily 08:30** for a morning summary.',
     ],
-    { summary: 'Connected to BILL: approvals now run as you. Type approvals to see what is waiting.' },
+    'Connected to BILL: approvals now run as you. Type approvals to see what is waiting.',
+    'Type **disconnect** to remove the link at any time.',
+    opts.note,
   );
 }
 
@@ -158,15 +159,12 @@ export function chooseOrgCard(orgIds: string[]): CardReply {
 
 export function nothingWaitingCard(opts: { name: string; personal: boolean; asOf: number; fmt: FormatOptions; note?: string }): CardReply {
   const who = opts.personal ? 'you' : escapeMarkdown(opts.name);
-  return adaptiveCard(
-    [
-      title('Nothing waiting for approval'),
-      text(`No bills are waiting for ${who} in BILL right now.`),
-      footer([`As of ${clockTime(opts.asOf, opts.fmt)}`, opts.note].filter(Boolean).join(' · ')),
-    ],
-    {
-      summary: `No bills are waiting for ${opts.personal ? 'your' : opts.name + "'s"} approval.`,
-    },
+  return plainCard(
+    'Nothing waiting for approval',
+    [`No bills are waiting for ${who} in BILL right now.`],
+    `No bills are waiting for ${opts.personal ? 'your' : opts.name + "'s"} approval.`,
+    `As of ${clockTime(opts.asOf, opts.fmt)}`,
+    opts.note,
   );
 }
 
@@ -257,9 +255,12 @@ export function approvalsCard(o: ApprovalCardOptions): CardReply {
   return reply;
 }
 
-/** A click that changes nothing (not the approver, tampered, expired): said to the clicker only. */
-export function refusalCard(heading: string, why: string): CardReply {
-  return plainCard(heading, [why], `${heading}. ${why}`);
+/**
+ * A click that changes nothing (an approval or a network invitation refused, tampered, expired): said to the clicker
+ * only. The heading is plain text (it may name a vendor); `why` is markdown.
+ */
+export function refusalCard(heading: string, why: string): CardReply & { privateReply: true } {
+  return { ...plainCard(escapeMarkdown(heading), [why], `${heading}. ${why}`), privateReply: true };
 }
 
 /** `approvals digest ...`: what is set now; `time` is read in `fmt.timeZone`. */
@@ -278,14 +279,12 @@ export function digestSettingCard(opts: {
       opts.changed ? 'Your daily approvals digest is off.' : 'No approvals digest is set.',
     );
   const next = opts.nextDate ? ` The next one is due ${calendarDate(opts.nextDate, opts.fmt.locale)} at ${opts.time}.` : '';
-  return adaptiveCard(
+  return plainCard(
+    opts.changed ? 'Approvals digest set' : 'Your approvals digest',
     [
-      title(opts.changed ? 'Approvals digest set' : 'Your approvals digest'),
-      text(
-        `Every day at **${opts.time}** (${escapeMarkdown(opts.fmt.timeZone)}) I send you the bills waiting for your approval here — only on days when some are.${next}`,
-      ),
-      footer('Type **approvals digest off** to stop it.'),
+      `Every day at **${opts.time}** (${escapeMarkdown(opts.fmt.timeZone)}) I send you the bills waiting for your approval here — only on days when some are.${next}`,
     ],
-    { summary: `Daily approvals digest at ${opts.time} (${opts.fmt.timeZone}).` },
+    `Daily approvals digest at ${opts.time} (${opts.fmt.timeZone}).`,
+    'Type **approvals digest off** to stop it.',
   );
 }

@@ -4,7 +4,7 @@
 // linked, and the bill still waits on them in BILL. Only then is POST /v3/bill-approvals/actions sent, in their session.
 import { randomBytes } from 'node:crypto';
 import { BillApiError, NotLinked, errorMessage } from '../../errors.js';
-import type { BillGateway, PersonCredentials } from '../../bill/gateway.js';
+import type { BillGateway } from '../../bill/gateway.js';
 import { BillFilter } from '../../bill/filters.js';
 import type { Bill } from '../../bill/types.js';
 import type { Clock } from '../../infra/clock.js';
@@ -42,7 +42,7 @@ import {
   type ApprovalCardOptions,
 } from './cards.js';
 import type { LinkAttempts } from './linkAttempts.js';
-import { asPerson, type UserLink, type UserLinks } from './userLinks.js';
+import { asPerson, personCredentials, type UserLink, type UserLinks } from './userLinks.js';
 
 /** What the approvals feature uses, built once in app.ts, only when SECRETS_KEY (`secretsKey`) is configured. */
 interface ApprovalsDeps {
@@ -77,12 +77,6 @@ export class Approvals {
     this.signer = buttonSigner(deps.secretsKey, 'approval-cards/sign/v1');
   }
 
-  /** The person's own BILL sign-in (token name and value), in a session slot of their own that their connect attempts count against. */
-  person(link: Pick<UserLink, 'tenantId' | 'aadObjectId' | 'token'>): PersonCredentials {
-    const owner = `${link.tenantId.trim().toLowerCase()}|${link.aadObjectId.trim().toLowerCase()}`;
-    return { username: link.token.name, password: link.token.value, owner };
-  }
-
   /** BOT_TIMEZONE, in the conversation's locale (else BOT_LOCALE). */
   formatFor(locale: string | undefined): FormatOptions {
     return { locale: locale ?? this.deps.fmt.locale, timeZone: this.deps.fmt.timeZone };
@@ -90,7 +84,7 @@ export class Approvals {
 
   /** Signs the person's BILL session out (disconnect, or a replaced token); BILL ends it by itself otherwise. */
   release(link: UserLink): Promise<void> {
-    return this.deps.bill.releaseAs(link.orgId, this.person(link));
+    return this.deps.bill.releaseAs(link.orgId, personCredentials(link));
   }
 
   private card(state: ApprovalCardState, actionable: boolean, notice?: ApprovalCardOptions['notice'], fmt = this.deps.fmt): CardReply {
@@ -111,7 +105,7 @@ export class Approvals {
     link: UserLink,
     priority: 'interactive' | 'background' = 'interactive',
   ): Promise<{ rows: ApprovalCardBill[]; waiting: number }> {
-    const client = this.deps.bill.orgAs(link.orgId, this.person(link), { priority });
+    const client = this.deps.bill.orgAs(link.orgId, personCredentials(link), { priority });
     const pending = await asPerson(() => client.approvals.pending());
     if (pending.length === 0) return { rows: [], waiting: 0 };
     const shown = [...pending]
@@ -194,11 +188,11 @@ export class Approvals {
       return reply;
     };
     const fresh = 'Nothing was changed. Type **approvals** for a fresh list.';
-    const unusable = privately(refusalCard("This button can't be used", fresh));
+    const unusable = refusalCard("This button can't be used", fresh);
     if (!cardId || !billId || !sig || !this.signer.verify(sig, verb, cardId, billId))
       return refuse(cardId ? await cards.get(cardId) : undefined, 'card data altered', unusable);
     const state = await cards.get(cardId);
-    if (!state) return privately(refusalCard('This approval card has expired', fresh));
+    if (!state) return refusalCard('This approval card has expired', fresh);
     const row = state.bills.findIndex((b) => b.billId === billId);
     const bill = state.bills[row];
     if (!bill || !sameConversation(state, scope))
@@ -216,7 +210,7 @@ export class Approvals {
     if (!(await cards.lock(state.orgId, billId)))
       return privately(this.card(state, true, { text: 'A decision on this bill is already on its way to BILL.', tone: 'warning' }));
     try {
-      const client = this.deps.bill.orgAs(state.orgId, this.person(link), { priority: 'interactive' });
+      const client = this.deps.bill.orgAs(state.orgId, personCredentials(link), { priority: 'interactive' });
       // The server-side check that matters: is the bill still waiting on this person, in their own BILL session?
       const pending = await asPerson(() => client.approvals.pending());
       if (!pending.some((p) => p.billId === billId)) {
@@ -243,7 +237,7 @@ export class Approvals {
         .catch((err: unknown) => log.error({ err: errorMessage(err) }, 'approval went through in BILL but its audit record failed'));
       if (!accepted) {
         const why = `BILL answered "${status.slice(0, 40)}". Check the bill in BILL before trying again.`;
-        return privately(refusalCard('BILL did not confirm the decision', why));
+        return refusalCard('BILL did not confirm the decision', why);
       }
       const at = clock.now();
       state.bills[row] = {
@@ -266,7 +260,7 @@ export class Approvals {
     const sig = dataString(data.sig, 128);
     const state = cardId && sig && this.signer.verify(sig, APPROVAL_VERBS.view, cardId, '') ? await this.deps.cards.get(cardId) : undefined;
     if (!state || !sameConversation(state, scope))
-      return privately(refusalCard('This approval card has expired', 'Type **approvals** for a fresh list.'));
+      return refusalCard('This approval card has expired', 'Type **approvals** for a fresh list.');
     return this.card(state, isApprover(state, caller));
   }
 
@@ -279,7 +273,7 @@ export class Approvals {
     if (scope.kind !== 'personal') {
       const why =
         'I never take BILL sign-ins in a channel or group chat. If you entered a token here, delete it in BILL and create a new one.';
-      return privately(refusalCard('Connect in a personal chat', why));
+      return refusalCard('Connect in a personal chat', why);
     }
     let orgId = await orgs.resolve(scope);
     const askOrg = !orgId && orgs.mode === 'multi';
@@ -287,8 +281,9 @@ export class Approvals {
     const everywhere = (card: CardReply): CardActionReply => ({ ...card, everyone: card });
     const form = (problem: string) => everywhere(connectCard({ askOrg, problem, note: this.note }));
     if (!caller.aadObjectId || !scope.tenantId)
-      return privately(
-        refusalCard("I can't tell who you are", 'Teams did not say which Microsoft 365 account sent this. Try again from the Teams app.'),
+      return refusalCard(
+        "I can't tell who you are",
+        'Teams did not say which Microsoft 365 account sent this. Try again from the Teams app.',
       );
     // The size before anything else is done with the value (a 60,000-character "token" is not one).
     const field = (id: string) => {
@@ -306,8 +301,7 @@ export class Approvals {
     if (!orgId) return privately(errorReply(new Error('no organisation'), { correlationId: click.correlationId }));
     const ref = { tenantId: scope.tenantId, aadObjectId: caller.aadObjectId, orgId };
     const previous = await this.links.get(ref);
-    // person.owner: the person's own session slot, and what their connect attempts count against.
-    const person = this.person({ ...ref, token });
+    const person = personCredentials({ ...ref, token });
     const audit = (result: 'ok' | 'refused' | 'error', detail?: Record<string, string>) =>
       auditAdmin(this.deps.audit, click, 'approvals.connect', result, orgId, detail);
     // Each attempt signs in to BILL: a person gets a few an hour, and waits after a refused one.

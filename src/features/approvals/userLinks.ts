@@ -6,6 +6,7 @@ import { deriveKey, openText, sealText, type SealedBox } from '../../infra/state
 import type { Logger } from '../../infra/log.js';
 import { NS, type StateStore } from '../../infra/state/types.js';
 import { BillApiError, NotLinked } from '../../errors.js';
+import type { PersonCredentials } from '../../bill/gateway.js';
 
 /** Who a link belongs to: a person of a tenant, in one BILL organisation. */
 interface UserLinkRef {
@@ -33,6 +34,12 @@ export interface UserLink extends UserLinkRef {
   digestTime?: string;
   /** When the digest was set: earlier slots are never sent. */
   digestSince?: number;
+}
+
+/** The person's own BILL sign-in, in a session slot of their own (`owner`) that their connect attempts count against. */
+export function personCredentials(link: Pick<UserLink, 'tenantId' | 'aadObjectId' | 'token'>): PersonCredentials {
+  const owner = `${link.tenantId.trim().toLowerCase()}|${link.aadObjectId.trim().toLowerCase()}`;
+  return { username: link.token.name, password: link.token.value, owner };
 }
 
 function norm(ref: UserLinkRef): UserLinkRef {

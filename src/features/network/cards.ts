@@ -1,6 +1,6 @@
 // BILL payment network cards: network status in words, the businesses a `network` search found, and what came of an
 // invitation. Every string from BILL or the person is plain text here; the card kit escapes it.
-import { adaptiveCard, escapeMarkdown, facts, footer, text, title, type CardAction, type CardReply } from '../../cards/card.js';
+import { adaptiveCard, escapeMarkdown, facts, footer, title, type CardAction, type CardReply } from '../../cards/card.js';
 import { listCard, type ListContext } from '../../cards/list.js';
 import type { PartyKind } from '../../mirror/records.js';
 
@@ -96,9 +96,4 @@ export function invitedCard(input: InvitedCardInput): CardReply {
     ],
     { summary: `${input.name}: ${status} on the BILL network.` },
   );
-}
-
-/** An invitation that was not sent, and why (nothing changed in BILL): said to the person who clicked alone. */
-export function notSentCard(heading: string, why: string): CardReply & { privateReply: true } {
-  return { ...adaptiveCard([title(escapeMarkdown(heading)), text(why)], { summary: `${heading}. ${why}` }), privateReply: true };
 }

@@ -8,7 +8,7 @@
 // [I] The Postman collection names no role for the network endpoints: invitations are offered to BILL's
 // ADMINISTRATOR and ACCOUNTANT roles, the ones that manage vendors and customers in BILL.
 import { BillApiError, NotBound, errorMessage } from '../../errors.js';
-import { asPerson } from '../approvals/userLinks.js';
+import { asPerson, personCredentials } from '../approvals/userLinks.js';
 import { buttonSigner, dataString } from '../approvals/cardRecords.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { BillOrgClient } from '../../bill/api.js';
@@ -25,7 +25,8 @@ import { clockTime, type FormatOptions } from '../../cards/format.js';
 import type { Approvals } from '../approvals/service.js';
 import { auditAdmin } from '../audit.js';
 import type { CardActionContext, CardActionHandler, CardActionReply } from '../dispatch.js';
-import { NETWORK_INVITE_VERB, invitable, invitedCard, networkStatusWords, notSentCard } from './cards.js';
+import { NETWORK_INVITE_VERB, invitable, invitedCard, networkStatusWords } from './cards.js';
+import { refusalCard } from '../approvals/cards.js';
 
 const INVITING_ROLES = new Set(['ADMINISTRATOR', 'ACCOUNTANT']);
 
@@ -44,7 +45,7 @@ export const customerStatusKey = (customerId: string): string => answerKey('netw
 
 export interface NetworkInvitesDeps {
   /** People's links to their own BILL identity (the approvals feature's). */
-  approvals: Pick<Approvals, 'links' | 'person'>;
+  approvals: Pick<Approvals, 'links'>;
   /** config.secretsKey: button data is signed with a key derived from it. */
   secretsKey: Buffer;
   bill: Pick<BillGateway, 'orgAs'>;
@@ -87,7 +88,7 @@ export function networkInvites(deps: NetworkInvitesDeps) {
       const refuse = async (orgId: string, reason: string, heading: string, why: string) => {
         log.info({ reason }, 'network invitation refused');
         await auditAdmin(deps.audit, click, 'network.invite', 'refused', orgId, { reason }).catch(() => undefined);
-        return notSentCard(heading, why);
+        return refusalCard(heading, why);
       };
       try {
         const orgId = await deps.orgs.resolve(scope);
@@ -103,7 +104,7 @@ export function networkInvites(deps: NetworkInvitesDeps) {
         if (!scope.tenantId || !caller.aadObjectId) return await refuse(orgId, 'unknown person', ...REFUSALS['unknown person']);
         const link = await deps.approvals.links.get({ tenantId: scope.tenantId, aadObjectId: caller.aadObjectId, orgId });
         if (!link) return await refuse(orgId, 'not linked', ...REFUSALS['not linked']);
-        const client = deps.bill.orgAs(orgId, deps.approvals.person(link), { priority: 'interactive' });
+        const client = deps.bill.orgAs(orgId, personCredentials(link), { priority: 'interactive' });
         const role = (await asPerson(() => client.users.get(link.billUserId))).role?.type ?? '';
         if (!INVITING_ROLES.has(role)) {
           const words = role
@@ -122,7 +123,7 @@ export function networkInvites(deps: NetworkInvitesDeps) {
         const before = await statusOf(client, kind, party);
         if (!invitable(before)) {
           const says = escapeMarkdown(networkStatusWords(before) ?? 'connected');
-          return notSentCard(`${party.name} is already on the BILL network`, `BILL says: ${says}. Nothing was sent.`);
+          return refusalCard(`${party.name} is already on the BILL network`, `BILL says: ${says}. Nothing was sent.`);
         }
         const how = await routeOf(client, party, target);
         if (!how) {
@@ -130,7 +131,7 @@ export function networkInvites(deps: NetworkInvitesDeps) {
             kind === 'vendor'
               ? 'No business of exactly that name is in the BILL network and the vendor has no email in BILL. Add an email to the vendor in BILL, or find them with **network** and their name.'
               : 'No business of exactly that name is in the BILL network, and BILL emails invitations only to vendors. Find them with **network** and their name.';
-          return notSentCard(`${party.name} was not invited`, `${why} Nothing was sent.`);
+          return refusalCard(`${party.name} was not invited`, `${why} Nothing was sent.`);
         }
         const detail = { party: `${kind} ${shortId(id)}`, how: 'email' in how ? 'email' : `network ${shortId(how.networkId)}` };
         if ('email' in how) await client.network.inviteByEmail(id, how.email);
@@ -204,7 +205,7 @@ export function networkCardActions(invites: NetworkInvites | undefined): Record<
     [NETWORK_INVITE_VERB]: async (ctx) =>
       invites
         ? invites.invite(ctx)
-        : notSentCard(
+        : refusalCard(
             'Network invitations are off',
             'They are sent as the person who clicks, and billbridge can keep BILL sign-ins only when SECRETS_KEY is set. Nothing was sent.',
           ),
