@@ -96,6 +96,18 @@ export function retryOwnerOf(req: Pick<CommandRequest, 'scope' | 'caller'>): str
     .slice(0, 16);
 }
 
+/** What a command runs with: the turn's who and where, its org, its start, and its locale (the activity's, when usable). */
+export function commandContext<O extends string | undefined>(
+  turn: Pick<CommandContext, 'scope' | 'caller' | 'correlationId' | 'locale' | 'log'>,
+  input: CommandInput,
+  orgId: O,
+  bot: { clock: Clock; locale: string },
+): CommandContext & { orgId: O; locale: string } {
+  const { scope, caller, correlationId, log } = turn;
+  const now = new Date(bot.clock.now());
+  return { input, scope, caller, orgId, correlationId, now, locale: conversationLocale(turn.locale, bot.locale), log };
+}
+
 export function newCorrelationId(): string {
   return randomUUID().replace(/-/g, '').slice(0, 12);
 }
@@ -203,16 +215,7 @@ export class Dispatcher {
     let orgId: string | undefined;
     try {
       orgId = await this.parts.orgBindings.resolve(req.scope);
-      const reply = await command.run({
-        input,
-        scope: req.scope,
-        caller: req.caller,
-        orgId,
-        correlationId: req.correlationId,
-        now: new Date(this.parts.clock.now()),
-        locale: conversationLocale(req.locale, this.parts.locale),
-        log,
-      });
+      const reply = await command.run(commandContext({ ...req, log }, input, orgId, this.parts));
       return { orgId, reply, outcome: okOutcome };
     } catch (err) {
       log.warn({ command: command.name, err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'command failed');
