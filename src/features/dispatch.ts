@@ -69,7 +69,7 @@ export interface CardActionContext extends Pick<CommandContext, 'scope' | 'calle
 }
 
 /** The activity's locale when it is a well-formed tag Intl supports (Teams sends e.g. "en-US"), else the fallback. */
-export function conversationLocale(requested: unknown, fallback: string): string {
+function conversationLocale(requested: unknown, fallback: string): string {
   if (typeof requested !== 'string' || requested.length > 35 || !/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(requested)) return fallback;
   // Asking Intl costs more than the rest of a help turn; the answers are few and never change.
   const supported = kept(supportedLocales, requested, () => {
