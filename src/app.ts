@@ -6,6 +6,7 @@ import { setFlagsFromString } from 'node:v8';
 import type { DestinationStream } from 'pino';
 import { systemClock, type Clock } from './infra/clock.js';
 import { configSecrets, type Config } from './config.js';
+import { errorMessage } from './errors.js';
 import { createLogger, SecretRegistry, type Logger } from './infra/log.js';
 import { SharedLimiter } from './infra/limits/limiter.js';
 import { registerLimiterMetrics } from './infra/limits/metrics.js';
@@ -311,15 +312,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   };
   const registry = createRegistry(features);
   const lookup = textLookup({ mirror, settings: finance });
-  const dispatcher = new Dispatcher({
-    registry,
-    orgBindings,
-    clock,
-    locale,
-    timeZone,
-    log,
-    lookup,
-  });
+  const dispatcher = new Dispatcher({ registry, orgBindings, clock, locale, timeZone, log, lookup });
   const perMinute = config.limits.userCommandsPerMinute;
   const userRate = cluster ? limiterUserCommandRate(cluster.rateLimiter('user-commands', perMinute, 60)) : memoryUserCommandRate(perMinute);
   const refresh = refreshNotification({
@@ -328,11 +321,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     orgs: orgBindings,
     settings: { locale, timeZone, note, objectTtlS: config.cache.objectTtlS },
   });
-  const cardActions = {
-    [REFRESH_VERB]: refresh,
-    ...approvalCardActions(approvals),
-    ...networkCardActions(invites),
-  };
+  const cardActions = { [REFRESH_VERB]: refresh, ...approvalCardActions(approvals), ...networkCardActions(invites) };
   // Search from the compose box: the org's mirror, and the registry's bill/invoice/vendor/customer cards for what it finds.
   const search = new ComposeSearch({ mirror, commands: registry, orgs: orgBindings, settings: finance, clock });
   const bot = billbridgeBot({
@@ -424,17 +413,17 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
       }
       log.info({ url, backend: backend.kind }, 'billbridge listening');
       // Webhook keys join the log scrubber; a changed SECRETS_KEY is said now, not found out when BILL disables a subscription.
-      const unopenable = await Promise.all([
+      unopenableSecrets = await Promise.all([
         notify.keys.registerAll(),
         userLinks ? userLinks.unopenable() : state.entries(NS.userLinks).then((e) => e.length),
       ]).then(
         ([a, b]) => a + b,
-        (err: unknown) => (
-          log.warn({ err: err instanceof Error ? err.message : String(err) }, 'stored secrets could not be checked against SECRETS_KEY'),
-          0
-        ),
+        (err: unknown) => {
+          log.warn({ err: errorMessage(err) }, 'stored secrets could not be checked against SECRETS_KEY');
+          return 0;
+        },
       );
-      unopenableSecrets = unopenable;
+      const unopenable = unopenableSecrets;
       if (unopenable > 0)
         log.warn(
           { unopenable },

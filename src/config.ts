@@ -157,31 +157,6 @@ function parseWindows(raw: string, bad: (message: string) => void): Array<{ limi
   return windows;
 }
 
-/**
- * `orgId:secret,orgId:secret` (BILL_SPEND_API_TOKENS, BILL_WEBHOOK_SECURITY_KEYS): each secret belongs to one
- * organisation, which must be one this deployment serves. Problems name the entry by position, never its value.
- */
-function parseOrgSecrets(raw: string, servedOrgs: string[], bad: (message: string) => void): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (raw === '') return out;
-  if (servedOrgs.length === 0) {
-    bad('needs BILL_ORG_ID or BILL_ALLOWED_ORG_IDS: each entry names the organisation its secret belongs to');
-    return out;
-  }
-  raw.split(',').forEach((part, i) => {
-    const entry = part.trim();
-    const at = entry.indexOf(':');
-    const orgId = at > 0 ? entry.slice(0, at).trim() : '';
-    const secret = at > 0 ? entry.slice(at + 1).trim() : '';
-    if (orgId === '' || secret === '') bad(`entry ${i + 1} is not <BILL organisation id>:<secret>`);
-    else if (!servedOrgs.includes(orgId))
-      bad(`entry ${i + 1} names organisation "${orgId.slice(0, 40)}", which is not in BILL_ALLOWED_ORG_IDS (or BILL_ORG_ID)`);
-    else if (out[orgId] !== undefined) bad(`entry ${i + 1} names organisation "${orgId}" a second time`);
-    else out[orgId] = secret;
-  });
-  return out;
-}
-
 /** Whether Intl takes a time zone or locale (it throws, or finds no support, for one it does not know). */
 function intlAccepts(check: () => unknown): boolean {
   try {
@@ -271,8 +246,25 @@ export function loadConfig(env: Env) {
     bad('BILL_ALLOWED_ORG_IDS', 'must include BILL_ORG_ID when both are set');
   // A Spend & Expense token and a webhook key each belong to one organisation: the single variables are BILL_ORG_ID's.
   const servedOrgs = e.BILL_ALLOWED_ORG_IDS.length > 0 ? e.BILL_ALLOWED_ORG_IDS : e.BILL_ORG_ID !== '' ? [e.BILL_ORG_ID] : [];
+  /** `orgId:secret,orgId:secret` of organisations served here; a problem names an entry by position, never its value. */
   const orgSecrets = (name: 'BILL_SPEND_API_TOKENS' | 'BILL_WEBHOOK_SECURITY_KEYS', single: string, what: string) => {
-    const out = parseOrgSecrets(e[name], servedOrgs, (message) => bad(name, message));
+    const out: Record<string, string> = {};
+    if (e[name] === '') return out;
+    if (servedOrgs.length === 0) {
+      bad(name, 'needs BILL_ORG_ID or BILL_ALLOWED_ORG_IDS: each entry names the organisation its secret belongs to');
+      return out;
+    }
+    e[name].split(',').forEach((part, i) => {
+      const entry = part.trim();
+      const at = entry.indexOf(':');
+      const orgId = at > 0 ? entry.slice(0, at).trim() : '';
+      const secret = at > 0 ? entry.slice(at + 1).trim() : '';
+      if (orgId === '' || secret === '') bad(name, `entry ${i + 1} is not <BILL organisation id>:<secret>`);
+      else if (!servedOrgs.includes(orgId))
+        bad(name, `entry ${i + 1} names organisation "${orgId.slice(0, 40)}", which is not in BILL_ALLOWED_ORG_IDS (or BILL_ORG_ID)`);
+      else if (out[orgId] !== undefined) bad(name, `entry ${i + 1} names organisation "${orgId}" a second time`);
+      else out[orgId] = secret;
+    });
     if (single !== '' && out[e.BILL_ORG_ID] !== undefined && out[e.BILL_ORG_ID] !== single)
       bad(name, `names BILL_ORG_ID with another ${what} than ${name.slice(0, -1)}: keep one`);
     return out;

@@ -39,9 +39,7 @@ export class BillApiError extends Error {
     cause?: unknown;
   }) {
     // The message is for logs: code and category, never request data or secrets.
-    super(args.message ?? `BILL ${args.code ?? 'error'} (${args.category}, HTTP ${args.status})`, {
-      cause: args.cause,
-    });
+    super(args.message ?? `BILL ${args.code ?? 'error'} (${args.category}, HTTP ${args.status})`, { cause: args.cause });
     this.name = 'BillApiError';
     this.category = args.category;
     this.code = args.code;

@@ -26,8 +26,7 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => stop(signal));
 }
 
 main().catch((err: unknown) => {

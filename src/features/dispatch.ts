@@ -69,7 +69,7 @@ export interface CardActionContext extends Pick<CommandContext, 'scope' | 'calle
 }
 
 /** The activity's locale when it is a well-formed tag Intl supports (Teams sends e.g. "en-US"), else the fallback. */
-export function conversationLocale(requested: unknown, fallback: string): string {
+function conversationLocale(requested: unknown, fallback: string): string {
   if (typeof requested !== 'string' || requested.length > 35 || !/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(requested)) return fallback;
   // Asking Intl costs more than the rest of a help turn; the answers are few and never change.
   const supported = kept(supportedLocales, requested, () => {
@@ -94,6 +94,18 @@ export function retryOwnerOf(req: Pick<CommandRequest, 'scope' | 'caller'>): str
     .update(`retry|${(req.scope.tenantId ?? '').toLowerCase()}|${who}`)
     .digest('base64url')
     .slice(0, 16);
+}
+
+/** What a command runs with: the turn's who and where, its org, its start, and its locale (the activity's, when usable). */
+export function commandContext<O extends string | undefined>(
+  turn: Pick<CommandContext, 'scope' | 'caller' | 'correlationId' | 'locale' | 'log'>,
+  input: CommandInput,
+  orgId: O,
+  bot: { clock: Clock; locale: string },
+): CommandContext & { orgId: O; locale: string } {
+  const { scope, caller, correlationId, log } = turn;
+  const now = new Date(bot.clock.now());
+  return { input, scope, caller, orgId, correlationId, now, locale: conversationLocale(turn.locale, bot.locale), log };
 }
 
 export function newCorrelationId(): string {
@@ -203,16 +215,7 @@ export class Dispatcher {
     let orgId: string | undefined;
     try {
       orgId = await this.parts.orgBindings.resolve(req.scope);
-      const reply = await command.run({
-        input,
-        scope: req.scope,
-        caller: req.caller,
-        orgId,
-        correlationId: req.correlationId,
-        now: new Date(this.parts.clock.now()),
-        locale: conversationLocale(req.locale, this.parts.locale),
-        log,
-      });
+      const reply = await command.run(commandContext({ ...req, log }, input, orgId, this.parts));
       return { orgId, reply, outcome: okOutcome };
     } catch (err) {
       log.warn({ command: command.name, err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'command failed');

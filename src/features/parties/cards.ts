@@ -69,15 +69,8 @@ function partyCard<T extends { dueDate: string }>(
     ...(open.moreTotals ?? []),
     ['BILL network', networkStatusWords(input.network?.status ?? (party as Vendor).networkStatus) ?? unknownStatus[kind]],
   ];
-  const notes =
-    input.others > 0
-      ? [
-          {
-            text: `${count(input.others, `other ${kind}`)} also start with "${input.typed}". Type more of the name to see another.`,
-            subtle: true,
-          },
-        ]
-      : [];
+  const others = `${count(input.others, `other ${kind}`)} also start with "${input.typed}". Type more of the name to see another.`;
+  const notes = input.others > 0 ? [{ text: others, subtle: true }] : [];
   const label = kind === 'vendor' ? 'Vendor' : 'Customer';
   return listCard({
     ...input,
@@ -96,13 +89,8 @@ function partyCard<T extends { dueDate: string }>(
   });
 }
 
-export interface VendorCardInput extends OneMatchBase {
-  vendor: Vendor;
-  /** The vendor's unpaid, non-archived bills. */
-  openBills: Bill[];
-}
-
-export function vendorCard(input: VendorCardInput): CardReply {
+/** A vendor with its unpaid, non-archived bills. */
+export function vendorCard(input: OneMatchBase & { vendor: Vendor; openBills: Bill[] }): CardReply {
   const { vendor, fmt, today } = input;
   const last = vendor.paymentInformation?.lastPaymentDate;
   return partyCard<Bill>('vendor', vendor, input, {
@@ -116,13 +104,8 @@ export function vendorCard(input: VendorCardInput): CardReply {
   });
 }
 
-export interface CustomerCardInput extends OneMatchBase {
-  customer: Customer;
-  /** The customer's unpaid, non-archived invoices. */
-  openInvoices: Invoice[];
-}
-
-export function customerCard(input: CustomerCardInput): CardReply {
+/** A customer with its unpaid, non-archived invoices. */
+export function customerCard(input: OneMatchBase & { customer: Customer; openInvoices: Invoice[] }): CardReply {
   const { customer, fmt, today } = input;
   return partyCard<Invoice>('customer', customer, input, {
     noun: 'invoice',

@@ -149,50 +149,22 @@ export const vendorCommand: PartyCommand<Vendor, Bill> = {
   upstream: true,
   rank: 30,
   run: (ctx, deps) => runParty(ctx, deps, vendorCommand),
-  openOf: openBillsOf,
+  /** These vendors' open bills: from the mirror, or (not built yet) from BILL, filtered by vendorId there. */
+  openOf: async (ctx, deps, orgId, ids) => {
+    const wanted = new Set(ids);
+    const warm = await openBills(ctx, deps, orgId, (b) => wanted.has(b.vendorId));
+    if (warm) return { items: withVendorNames(warm.items, await resolveParties(deps, orgId, 'vendor', ids)), asOf: warm.refreshedAt };
+    const got = await cachedAnswer(ctx, deps, answerKey('bills.open', { vendors: ids.join(',') }), ['bill', 'vendor'], () =>
+      unpaidBills(deps, orgId, {}, ids.length === 1 ? ids[0] : ids),
+    );
+    deps.mirror.prepare(orgId, 'bill', 'open');
+    return { items: got.value.items, asOf: got.fetchedAt };
+  },
   partyIdOf: (b) => b.vendorId,
   amountOf: amountDue,
   card: (vendor, openBills, input) => vendorCard({ ...input, vendor, openBills }),
   networkStatus: (_deps, _orgId, vendor) => Promise.resolve(vendor.networkStatus),
 };
-
-/** These vendors' open bills: from the mirror, or (not built yet) from BILL, filtered by vendorId there. */
-async function openBillsOf(ctx: CommandContext, deps: PartiesDeps, orgId: string, ids: string[]): Promise<{ items: Bill[]; asOf: number }> {
-  const wanted = new Set(ids);
-  const warm = await openBills(ctx, deps, orgId, (b) => wanted.has(b.vendorId));
-  if (warm) return { items: withVendorNames(warm.items, await resolveParties(deps, orgId, 'vendor', ids)), asOf: warm.refreshedAt };
-  const got = await cachedAnswer(ctx, deps, answerKey('bills.open', { vendors: ids.join(',') }), ['bill', 'vendor'], () =>
-    unpaidBills(deps, orgId, {}, ids.length === 1 ? ids[0] : ids),
-  );
-  deps.mirror.prepare(orgId, 'bill', 'open');
-  return { items: got.value.items, asOf: got.fetchedAt };
-}
-
-/** These customers' open invoices: from the mirror, or (not built yet) from BILL, filtered by customerId there. */
-async function openInvoicesOf(
-  ctx: CommandContext,
-  deps: PartiesDeps,
-  orgId: string,
-  ids: string[],
-): Promise<{ items: Invoice[]; asOf: number }> {
-  const wanted = new Set(ids);
-  const warm = await deps.mirror.rows(orgId, 'invoice', {
-    ...mirrorRead(ctx, deps, 'invoice'),
-    whileBuilding: 'skip',
-    where: (i) => wanted.has(i.customerId) && isOwed(i),
-  });
-  if (!('building' in warm)) return { items: warm.rows, asOf: warm.refreshedAt };
-  // BILL filters customerId and archived; paid ones are dropped here.
-  const got = await cachedAnswer(ctx, deps, answerKey('invoices.open', { customers: ids.join(',') }), ['invoice', 'customer'], async () => {
-    const customerId = ids.length === 1 ? ids[0] : ids;
-    const { items } = await orgClient(deps, orgId)
-      .invoices.list({ customerId, archived: false, sort: [{ field: 'dueDate', order: 'asc' }] })
-      .all();
-    return items.filter(isOwed).map(({ invoiceLineItems: _dropped, ...rest }): Invoice => rest);
-  });
-  deps.mirror.prepare(orgId, 'invoice');
-  return { items: got.value, asOf: got.fetchedAt };
-}
 
 const customerCommand: PartyCommand<Customer, Invoice> = {
   name: 'customer',
@@ -202,26 +174,44 @@ const customerCommand: PartyCommand<Customer, Invoice> = {
   upstream: true,
   rank: 50,
   run: (ctx, deps) => runParty(ctx, deps, customerCommand),
-  openOf: openInvoicesOf,
+  /** These customers' open invoices: from the mirror, or (not built yet) from BILL, filtered by customerId there. */
+  openOf: async (ctx, deps, orgId, ids) => {
+    const wanted = new Set(ids);
+    const warm = await deps.mirror.rows(orgId, 'invoice', {
+      ...mirrorRead(ctx, deps, 'invoice'),
+      whileBuilding: 'skip',
+      where: (i) => wanted.has(i.customerId) && isOwed(i),
+    });
+    if (!('building' in warm)) return { items: warm.rows, asOf: warm.refreshedAt };
+    // BILL filters customerId and archived; paid ones are dropped here.
+    const key = answerKey('invoices.open', { customers: ids.join(',') });
+    const got = await cachedAnswer(ctx, deps, key, ['invoice', 'customer'], async () => {
+      const customerId = ids.length === 1 ? ids[0] : ids;
+      const { items } = await orgClient(deps, orgId)
+        .invoices.list({ customerId, archived: false, sort: [{ field: 'dueDate', order: 'asc' }] })
+        .all();
+      return items.filter(isOwed).map(({ invoiceLineItems: _dropped, ...rest }): Invoice => rest);
+    });
+    deps.mirror.prepare(orgId, 'invoice');
+    return { items: got.value, asOf: got.fetchedAt };
+  },
   partyIdOf: (i) => i.customerId,
   amountOf: (i) => i.dueAmount,
   card: (customer, openInvoices, input) => customerCard({ ...input, customer, openInvoices }),
-  networkStatus: customerNetworkStatus,
+  /**
+   * A customer's connection request status as last read from BILL (kept when someone invited them from Teams), else
+   * undefined: BILL's customers carry no networkStatus, and a card that names a customer makes no call for it (compose
+   * search and warm party cards answer from the mirror alone). Invite checks it in BILL before sending anything.
+   */
+  networkStatus: async (deps, orgId, customer) => {
+    const kept = await deps.mirror.answers.get<string | undefined>(
+      orgId,
+      customerStatusKey(customer.id),
+      { ttlS: 0, kinds: ['customer'] },
+      () => Promise.resolve(undefined),
+    );
+    return kept.value;
+  },
 };
-
-/**
- * A customer's connection request status as last read from BILL (kept when someone invited them from Teams), else
- * undefined: BILL's customers carry no networkStatus, and a card that names a customer makes no call for it (compose
- * search and warm party cards answer from the mirror alone). Invite checks it in BILL before sending anything.
- */
-async function customerNetworkStatus(deps: PartiesDeps, orgId: string, customer: Customer): Promise<string | undefined> {
-  const kept = await deps.mirror.answers.get<string | undefined>(
-    orgId,
-    customerStatusKey(customer.id),
-    { ttlS: 0, kinds: ['customer'] },
-    () => Promise.resolve(undefined),
-  );
-  return kept.value;
-}
 
 export const partiesCommands = [vendorCommand, customerCommand];

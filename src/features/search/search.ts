@@ -22,7 +22,7 @@ import { rankMatches } from '../parties/commands.js';
 import type { CommandRegistry } from '../registry.js';
 import type { CommandContext } from '../types.js';
 import { searchCommand, type SearchCommand } from './commands.js';
-import { conversationLocale } from '../dispatch.js';
+import { commandContext } from '../dispatch.js';
 
 /** What the search reads: the org's mirror, the commands whose cards it inserts, and which org a conversation uses. */
 export interface SearchDeps {
@@ -124,16 +124,8 @@ export class ComposeSearch {
         return said(this.errorText(err, q), 'refused', { error: err });
       }
       org = bound.orgId;
-      const ctx: OrgContext = {
-        input: { name: 'search', args: [], argText: '', page: 0 },
-        scope: q.scope,
-        caller: q.caller,
-        orgId: org,
-        correlationId: q.correlationId,
-        now: new Date(this.deps.clock.now()),
-        locale: conversationLocale(q.locale, this.deps.settings.locale),
-        log: q.log,
-      };
+      const input = { name: 'search', args: [], argText: '', page: 0 };
+      const ctx: OrgContext = commandContext(q, input, org, { clock: this.deps.clock, locale: this.deps.settings.locale });
       let found: RowsResult<AnyRecord>;
       if (q.text === undefined) {
         if (command.kind === 'vendor' || command.kind === 'customer') return said(command.hint, 'empty', { orgId: org });
