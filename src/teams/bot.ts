@@ -35,8 +35,8 @@ const invokeAnswer = (type: 'card.adaptive' | 'activity.message' | 'error', valu
   status,
   body: { statusCode: status, type: `application/vnd.microsoft.${type}`, value },
 });
-/** A handler that gives the invoke's protocol error and no card. */
-const invokeError = (code: string, message: string) => (turn: Turn) => {
+/** Gives the invoke's protocol error and no card. */
+const invokeError = (turn: Turn, code: string, message: string) => {
   turn.answer = invokeAnswer('error', { code, message }, 400);
   return Promise.resolve(undefined);
 };
@@ -135,13 +135,12 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
   };
 
   /**
-   * One answer per activity id in ten minutes: a repeat stops here. The mark is kept (on disk or in Redis) before the
-   * turn goes on, so a redelivery after a crash is never answered twice.
+   * One answer per activity id in ten minutes: a repeat stops here. The mark is committed (on disk, or acknowledged by
+   * Redis) before the turn goes on, so a redelivery after a crash is never answered twice.
    */
   const dedupe: Step = async (turn, next) => {
     const { id, type } = turn.activity;
     if (!id) return next();
-    // Both stores answer once the mark is committed (on disk, or acknowledged by Redis).
     const key = `${turn.scope.conversationId}|${id}`;
     if (await parts.state.setIfAbsent(NS.seenActivities, key, parts.clock.now(), { ttlMs: DUPLICATE_WINDOW_MS })) return next();
     turn.log.info({ activityId: id }, 'duplicate delivery ignored');
@@ -338,7 +337,7 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
       select: (a) => clickOf(a)?.universal === true && (a.value as { action: { type: string } }).action.type !== 'Action.Execute',
       steps: [],
       run: (t) =>
-        invokeError('NotSupported', `The action '${(t.activity.value as { action: { type: string } }).action.type}' is not supported.`)(t),
+        invokeError(t, 'NotSupported', `The action '${(t.activity.value as { action: { type: string } }).action.type}' is not supported.`),
     },
     { name: 'card: run', select: clickWithVerb('run'), steps: [reply, tenant, dedupe, audit, rate], run: runFromCard },
     ...Object.entries(parts.cardActions).map(([verb, handler]): Route => ({
@@ -360,7 +359,7 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
       name: 'card: no verb',
       select: (a) => clickOf(a) !== undefined,
       steps: [reply, tenant, dedupe],
-      run: invokeError('BadRequest', 'Missing verb'),
+      run: (t) => invokeError(t, 'BadRequest', 'Missing verb'),
     },
   ]);
 }
