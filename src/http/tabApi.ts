@@ -188,11 +188,9 @@ async function load(deps: TabApiDeps, req: Request, correlationId: string) {
     }
     orgId = await orgFor(deps, person, team);
     const ctx = {
+      ...who,
       input: { name: 'dashboard', args: [], argText: '', page: 0 },
-      scope,
-      caller,
       orgId,
-      correlationId,
       now: new Date(deps.clock.now()),
       log: deps.log.child({ correlationId }),
     };
