@@ -289,7 +289,7 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
   // Install lifecycle (install.ts): Teams sends installationUpdate and a conversationUpdate naming the bot on arrival
   // and on removal; both are handled, and the install record makes the welcome go out once. Another tenant's
   // events touch nothing, and only installationUpdate add (not the conversationUpdate with it) posts the refusal.
-  const installEvents: Array<[string, (a: Activity) => boolean, (t: Turn) => Promise<void>]> = [
+  const installEvents: Array<[string, (a: Activity) => boolean, (t: Turn) => Promise<undefined>]> = [
     ['installed', installation('add'), (t) => botArrived(install, t, false)],
     ['upgraded', installation('add-upgrade'), (t) => botArrived(install, t, true)],
     ['uninstalled', installation('remove'), (t) => botLeft(install, t, 'uninstalled')],
@@ -307,10 +307,7 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
       name,
       select,
       steps: name === 'installed' ? [reply, tenant] : [tenant],
-      run: async (t) => {
-        await run(t);
-        return undefined;
-      },
+      run,
     })),
     // Search from the compose box and the "Look up in BILL" message action (messageExtensions.ts): tenant, audit and
     // the person's rate as for a typed command.
