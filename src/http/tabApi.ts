@@ -1,11 +1,13 @@
-// GET /api/tab/dashboard[?team=<team thread id>]: the dashboard tab's figures for the person its Teams sign-in names.
-// In order: the token (401), the tenant (403), the person's rate as for commands (429), which organisation — a channel
-// tab's team, only for members of that team by the bot's own roster call (403; 404 for a team billbridge is not in or
-// that is not linked), else the deployment's in single-organisation mode (404 in multi) — then the figures.
+// GET /api/tab/dashboard[?team=<team thread id>]: the dashboard tab's figures for the person its Teams sign-in names,
+// from the functions the cards are built from (bills due, invoices overdue, approvals waiting for them) and the
+// organisation's last webhook events, as plain JSON. In order: the token (401), the tenant (403), the person's rate as
+// for commands (429), which organisation — a channel tab's team, only for members of that team by the bot's own roster
+// call (403; 404 for a team billbridge is not in or that is not linked), else the deployment's in single-organisation
+// mode (404 in multi) — then the figures.
 import type { Request, Response, Server } from 'restify';
 import type { Logger } from '../infra/log.js';
 import type { Clock } from '../infra/clock.js';
-import { DependencyUnavailable, LimitExceeded, errorMessage } from '../errors.js';
+import { DependencyUnavailable, LimitExceeded, NotLinked, errorMessage } from '../errors.js';
 import type { AccessPolicy } from '../features/access.js';
 import type { OrgBindings } from '../bindings/bindings.js';
 import type { Installations } from '../bindings/installations.js';
@@ -14,21 +16,34 @@ import type { Caller, CommandContext, ConversationScope } from '../features/type
 import { readAudit } from '../features/audit.js';
 import type { AuditTrail } from '../infra/audit.js';
 import type { UpstreamCallCounter } from '../infra/upstreamCalls.js';
+import { NS, type StateStore } from '../infra/state/types.js';
+import { calendarDate, money } from '../cards/format.js';
+import { currencyTotals, type Amount } from '../cards/words.js';
+import { billsDueFigures, DEFAULT_DUE_DAYS, type PayablesDeps } from '../features/payables/commands.js';
+import { amountDue, AGING_BUCKETS, cashOutPeriods } from '../features/payables/cards.js';
+import { overdueInvoices, type ReceivablesDeps } from '../features/receivables/commands.js';
+import { agedOverdue } from '../features/receivables/cards.js';
+import type { Approvals } from '../features/approvals/service.js';
 import { userRateKey, type UserCommandRate } from '../teams/userRate.js';
 import type { teamRoster } from '../teams/proactive.js';
+import type { TabEvent } from '../tab/events.js';
 import { TabRefused, type TabPerson, type tabSso } from '../tab/sso.js';
-import { dashboard, type DashboardDeps } from '../tab/dashboard.js';
 
 /** Teams team thread ids: 19:<id>@thread.tacv2 (or .skype for older teams). */
 const TEAM_ID = /^19:[A-Za-z0-9_.=-]{1,200}@thread\.[a-z0-9]{1,20}$/;
 
-export interface TabApiDeps extends DashboardDeps {
+export interface TabApiDeps {
   sso: ReturnType<typeof tabSso>;
   access: Pick<AccessPolicy, 'tenantAllowed'>;
   rate: UserCommandRate;
   orgBindings: Pick<OrgBindings, 'mode' | 'resolve'>;
   installs: Pick<Installations, 'get'>;
   isMember: ReturnType<typeof teamRoster>;
+  payables: PayablesDeps;
+  receivables: ReceivablesDeps;
+  /** Undefined without SECRETS_KEY (approvals are off). */
+  approvals: Approvals | undefined;
+  state: Pick<StateStore, 'get'>;
   clock: Clock;
   log: Logger;
   /** Each load a person is known for (their token checked) is recorded as a command is. */
@@ -65,6 +80,84 @@ async function orgFor(deps: TabApiDeps, person: TabPerson, team: string): Promis
   return orgId;
 }
 
+/** The figures for the organisation of `ctx` and its person, as of now, as the tab's page reads them. */
+async function dashboard(ctx: CommandContext & { orgId: string }, person: TabPerson, deps: TabApiDeps) {
+  const locale = deps.payables.settings.locale;
+  const [bills, invoices, approvals, events] = await Promise.all([
+    billsDueFigures(ctx, deps.payables, DEFAULT_DUE_DAYS),
+    overdueInvoices(ctx, deps.receivables),
+    waitingFor(person, ctx.orgId, deps.approvals, locale),
+    deps.state.get<TabEvent[]>(NS.tabEvents, ctx.orgId),
+  ]);
+  if ('building' in invoices)
+    throw new TabRefused(
+      503,
+      "billbridge is still reading this organisation's invoices from BILL. Try again in a minute.",
+      'mirror building',
+      60,
+    );
+  const billAmount = (b: (typeof bills.due)[number]): Amount => ({
+    amount: amountDue(b),
+    currency: bills.vendors.get(b.vendorId)?.currency,
+  });
+  const periods = cashOutPeriods(bills.today, DEFAULT_DUE_DAYS, locale);
+  const aged = agedOverdue(invoices.invoices, invoices.today, (id) => invoices.customers.get(id)?.currency);
+  return {
+    org: { name: deps.payables.settings.note ?? `BILL organisation ${ctx.orgId}` },
+    asOf: new Date(Math.min(bills.asOf, invoices.asOf)).toISOString(),
+    locale,
+    payables: {
+      dueCount: bills.due.length,
+      due: currencyTotals(bills.due.map(billAmount), locale),
+      overdueCount: bills.overdue.length,
+      overdue: currencyTotals(bills.overdue.map(billAmount), locale),
+      byDay: periods.list.map((p) => ({
+        label: p.label,
+        amounts: currencyTotals(
+          bills.due.filter((b) => b.dueDate.slice(0, 10) >= p.from && b.dueDate.slice(0, 10) <= p.to).map(billAmount),
+          locale,
+        ),
+      })),
+    },
+    receivables: {
+      owedCount: aged.length,
+      owed: currencyTotals(aged, locale),
+      aging: AGING_BUCKETS.map((bucket, i) => ({
+        label: bucket.label,
+        amounts: currencyTotals(
+          aged.filter((a) => a.bucket === i),
+          locale,
+        ),
+      })),
+    },
+    approvals,
+    events: events ?? [],
+  };
+}
+
+/**
+ * The bills waiting for the person in BILL, read in their own session; null when they have not connected to this
+ * organisation (or approvals are off).
+ */
+async function waitingFor(person: TabPerson, orgId: string, approvals: Approvals | undefined, locale: string) {
+  if (!approvals) return null;
+  const link = await approvals.links.get({ tenantId: person.tenantId, aadObjectId: person.aadObjectId, orgId });
+  if (!link) return null;
+  try {
+    const { rows } = await approvals.pending(link);
+    return rows.map((r) => ({
+      kind: 'bill' as const,
+      number: r.invoiceNumber ?? '',
+      party: r.vendorName,
+      amount: { currency: r.currency ?? 'USD', amount: r.amount, text: money(r.amount, r.currency, locale) },
+      due: calendarDate(r.dueDate, locale),
+    }));
+  } catch (err) {
+    // BILL refused the person's own token: their link went stale, as if they had never connected.
+    if (err instanceof NotLinked) return null;
+    throw err;
+  }
+}
 /**
  * One load: the figures, or the refusal's status and sentence, with how it went for the audit line and what it learnt
  * before it ended: who asked and where (once the token is checked), and which organisation.
@@ -94,16 +187,14 @@ async function load(deps: TabApiDeps, req: Request, correlationId: string) {
       throw new TabRefused(429, `You have asked billbridge a lot this minute. Try again in ${retryAfterS} s.`, 'user rate', retryAfterS);
     }
     orgId = await orgFor(deps, person, team);
-    const ctx: CommandContext = {
+    const ctx = {
+      ...who,
       input: { name: 'dashboard', args: [], argText: '', page: 0 },
-      scope,
-      caller,
       orgId,
-      correlationId,
       now: new Date(deps.clock.now()),
       log: deps.log.child({ correlationId }),
     };
-    return { who, orgId, status: 200, body: await dashboard(ctx, deps), result: 'ok' as const };
+    return { who, orgId, status: 200, body: await dashboard(ctx, person, deps), result: 'ok' as const };
   } catch (err) {
     const errName = err instanceof Error ? err.name : typeof err;
     // The audit line names the kind of refusal (`reason`), never an error's message.

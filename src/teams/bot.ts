@@ -35,8 +35,8 @@ const invokeAnswer = (type: 'card.adaptive' | 'activity.message' | 'error', valu
   status,
   body: { statusCode: status, type: `application/vnd.microsoft.${type}`, value },
 });
-/** A handler that gives the invoke's protocol error and no card. */
-const invokeError = (code: string, message: string) => (turn: Turn) => {
+/** Gives the invoke's protocol error and no card. */
+const invokeError = (turn: Turn, code: string, message: string) => {
   turn.answer = invokeAnswer('error', { code, message }, 400);
   return Promise.resolve(undefined);
 };
@@ -135,13 +135,12 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
   };
 
   /**
-   * One answer per activity id in ten minutes: a repeat stops here. The mark is kept (on disk or in Redis) before the
-   * turn goes on, so a redelivery after a crash is never answered twice.
+   * One answer per activity id in ten minutes: a repeat stops here. The mark is committed (on disk, or acknowledged by
+   * Redis) before the turn goes on, so a redelivery after a crash is never answered twice.
    */
   const dedupe: Step = async (turn, next) => {
     const { id, type } = turn.activity;
     if (!id) return next();
-    // Both stores answer once the mark is committed (on disk, or acknowledged by Redis).
     const key = `${turn.scope.conversationId}|${id}`;
     if (await parts.state.setIfAbsent(NS.seenActivities, key, parts.clock.now(), { ttlMs: DUPLICATE_WINDOW_MS })) return next();
     turn.log.info({ activityId: id }, 'duplicate delivery ignored');
@@ -290,7 +289,7 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
   // Install lifecycle (install.ts): Teams sends installationUpdate and a conversationUpdate naming the bot on arrival
   // and on removal; both are handled, and the install record makes the welcome go out once. Another tenant's
   // events touch nothing, and only installationUpdate add (not the conversationUpdate with it) posts the refusal.
-  const installEvents: Array<[string, (a: Activity) => boolean, (t: Turn) => Promise<void>]> = [
+  const installEvents: Array<[string, (a: Activity) => boolean, (t: Turn) => Promise<undefined>]> = [
     ['installed', installation('add'), (t) => botArrived(install, t, false)],
     ['upgraded', installation('add-upgrade'), (t) => botArrived(install, t, true)],
     ['uninstalled', installation('remove'), (t) => botLeft(install, t, 'uninstalled')],
@@ -308,10 +307,7 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
       name,
       select,
       steps: name === 'installed' ? [reply, tenant] : [tenant],
-      run: async (t) => {
-        await run(t);
-        return undefined;
-      },
+      run,
     })),
     // Search from the compose box and the "Look up in BILL" message action (messageExtensions.ts): tenant, audit and
     // the person's rate as for a typed command.
@@ -338,7 +334,7 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
       select: (a) => clickOf(a)?.universal === true && (a.value as { action: { type: string } }).action.type !== 'Action.Execute',
       steps: [],
       run: (t) =>
-        invokeError('NotSupported', `The action '${(t.activity.value as { action: { type: string } }).action.type}' is not supported.`)(t),
+        invokeError(t, 'NotSupported', `The action '${(t.activity.value as { action: { type: string } }).action.type}' is not supported.`),
     },
     { name: 'card: run', select: clickWithVerb('run'), steps: [reply, tenant, dedupe, audit, rate], run: runFromCard },
     ...Object.entries(parts.cardActions).map(([verb, handler]): Route => ({
@@ -360,7 +356,7 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
       name: 'card: no verb',
       select: (a) => clickOf(a) !== undefined,
       steps: [reply, tenant, dedupe],
-      run: invokeError('BadRequest', 'Missing verb'),
+      run: (t) => invokeError(t, 'BadRequest', 'Missing verb'),
     },
   ]);
 }

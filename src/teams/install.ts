@@ -33,7 +33,7 @@ export interface InstallParts {
  * both). Stores the conversation reference once, welcomes once, then reads the team from Graph. Its route has
  * checked the tenant.
  */
-export async function botArrived(parts: InstallParts, turn: Turn, upgrade: boolean): Promise<void> {
+export async function botArrived(parts: InstallParts, turn: Turn, upgrade: boolean): Promise<undefined> {
   const { activity, scope, caller, log } = turn;
   const target = bindingTarget(scope);
   if (!target) {
@@ -60,7 +60,7 @@ export async function botArrived(parts: InstallParts, turn: Turn, upgrade: boole
 }
 
 /** The bot left (uninstalled, removed from the team, or the team was deleted): nothing about it is kept. */
-export async function botLeft({ installs, graph }: InstallParts, { scope, log }: Turn, why: string): Promise<void> {
+export async function botLeft({ installs, graph }: InstallParts, { scope, log }: Turn, why: string): Promise<undefined> {
   const target = bindingTarget(scope);
   if (!target) return;
   const record = await installs.get(target);
@@ -74,7 +74,7 @@ export async function botLeft({ installs, graph }: InstallParts, { scope, log }:
 }
 
 /** Team renamed: keep the stored name current (status, notifications). */
-export async function teamRenamed({ installs }: InstallParts, { scope, activity }: Turn): Promise<void> {
+export async function teamRenamed({ installs }: InstallParts, { scope, activity }: Turn): Promise<undefined> {
   const name = (activity.channelData as InstallChannelData).team?.name;
   const target = bindingTarget(scope);
   if (!target || !name) return;

@@ -34,6 +34,7 @@ const LOOK_UP_LINE: CommandLine = {
 };
 
 const composeMessage = (line: string): InvokeResponse => ({ status: 200, body: { composeExtension: { type: 'message', text: line } } });
+const summaryMessage = (reply: CardReply): InvokeResponse => composeMessage(reply.summary);
 const composeResults = (attachments: MessagingExtensionAttachment[]): InvokeResponse => ({
   status: 200,
   body: { composeExtension: { type: 'result', attachmentLayout: 'list', attachments } },
@@ -63,7 +64,7 @@ export function messageExtensionRoutes(parts: MessageExtensionParts, asCommand: 
     {
       name: 'compose: search',
       select: (a) => a.type === 'invoke' && a.name === 'composeExtension/query',
-      steps: [answering(searchLine, (reply) => composeMessage(reply.summary)), ...asCommand],
+      steps: [answering(searchLine, summaryMessage), ...asCommand],
       run: (t) => search(parts, t),
     },
     {
@@ -75,13 +76,7 @@ export function messageExtensionRoutes(parts: MessageExtensionParts, asCommand: 
     {
       name: 'message action: insert',
       select: lookUpInvoke('composeExtension/submitAction'),
-      steps: [
-        answering(
-          () => LOOK_UP_LINE,
-          (reply) => composeMessage(reply.summary),
-        ),
-        ...asCommand,
-      ],
+      steps: [answering(() => LOOK_UP_LINE, summaryMessage), ...asCommand],
       run: (t) => insert(parts, t),
     },
   ];
