@@ -47,7 +47,8 @@ export interface ListCardSpec<T> extends ListContext {
   notes?: Array<{ text: string; subtle?: boolean }>;
   /** Charts between the notes and the table (src/cards/chart.ts: each carries its fallback). */
   charts?: CardElement[];
-  columns: TableColumn[];
+  /** A column that is only its header is written as the header. */
+  columns: Array<string | TableColumn>;
   /** Every item, in order; only the requested page's rows are drawn (a 2,000-bill list draws the 10 on its page). */
   items: readonly T[];
   row: (item: T) => string[];
@@ -131,7 +132,7 @@ export function listCard<T>(spec: ListCardSpec<T>): CardReply {
     const shown = spec.items.slice(from, from + PAGE_SIZE);
     body.push(
       table(
-        spec.columns.map((c) => ({ ...c, header: escapeMarkdown(c.header) })),
+        spec.columns.map((c) => (typeof c === 'string' ? { header: escapeMarkdown(c) } : { ...c, header: escapeMarkdown(c.header) })),
         shown.map((item) => spec.row(item).map((cell) => escapeMarkdown(cell))),
         { rowColors: spec.tone && shown.map(spec.tone) },
       ),

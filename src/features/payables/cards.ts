@@ -1,11 +1,11 @@
 // Accounts payable cards: bills due (with a chart of cash out by due day), overdue bills, one bill, bills sharing an
 // invoice number. Pure: data in, card out.
 import type { Bill } from '../../bill/types.js';
-import { executeAction, shortId, type CardReply, type TableColumn } from '../../cards/card.js';
+import { executeAction, shortId, type CardReply } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
 import { calendarDate, daysBetween, dueInWords, money, sum, type FormatOptions } from '../../cards/format.js';
 import { addDays } from '../../infra/calendar.js';
-import { detailCard, listCard, type AsOf, type DetailCardSpec, type ListContext } from '../../cards/list.js';
+import { detailCard, listCard, type AsOf, type DetailCardSpec, type ListCardSpec, type ListContext } from '../../cards/list.js';
 import { billApprovalWords, billPaymentWords, codeWords, count, moneyTotal } from '../../cards/words.js';
 
 interface ApCardContext extends AsOf {
@@ -34,12 +34,7 @@ function invoiceNumber(bill: Pick<Bill, 'invoice' | 'id'>): string {
 }
 
 /** An open bill's (or invoice's) columns after its vendor (customer): `bills due`, a vendor's and a customer's card. */
-export const OPEN_ITEM_COLUMNS: TableColumn[] = [
-  { header: 'Invoice #' },
-  { header: 'Due' },
-  { header: 'Amount due', figure: true },
-  { header: 'Status' },
-];
+export const OPEN_ITEM_COLUMNS: ListCardSpec<Bill>['columns'] = ['Invoice #', 'Due', { header: 'Amount due', figure: true }, 'Status'];
 
 export function openBillRow(b: Bill, today: string, fmt: FormatOptions, currency: string | undefined): string[] {
   return [
@@ -135,7 +130,7 @@ export function billsDueCard(input: BillsDueInput): CardReply {
     totals,
     notes,
     charts,
-    columns: [{ header: 'Vendor' }, ...OPEN_ITEM_COLUMNS],
+    columns: ['Vendor', ...OPEN_ITEM_COLUMNS],
     items: due,
     row: (b) => [vendorName(b), ...openBillRow(b, today, fmt, input.currencyOf(b.vendorId))],
     tone: (b) => (b.dueDate.slice(0, 10) === today ? 'Warning' : undefined),
@@ -199,14 +194,7 @@ export function billsOverdueCard(input: ApCardContext & ListContext & { overdue:
     title: 'Overdue bills',
     subtitle: `Unpaid bills due before ${calendarDate(today, fmt.locale)} · oldest first`,
     totals,
-    columns: [
-      { header: 'Vendor' },
-      { header: 'Invoice #' },
-      { header: 'Was due' },
-      { header: 'Days late' },
-      { header: 'Amount due', figure: true },
-      { header: 'Status' },
-    ],
+    columns: ['Vendor', 'Invoice #', 'Was due', 'Days late', { header: 'Amount due', figure: true }, 'Status'],
     items: rows,
     row: (b) => [
       vendorName(b),
@@ -300,7 +288,7 @@ export function billMatchesCard(input: ApCardContext & ListContext & { typed: st
     title: `${rows.length} bills have invoice number`,
     subtitle: `${input.typed} · Different vendors used the same number. Pick one, or type bill {BILL id}.`,
     // The BILL id leads the row's second line: at a line's end the browser would break it after its ellipsis.
-    columns: [{ header: 'Vendor' }, { header: 'BILL id' }, { header: 'Due' }, { header: 'Amount due', figure: true }, { header: 'Status' }],
+    columns: ['Vendor', 'BILL id', 'Due', { header: 'Amount due', figure: true }, 'Status'],
     items: rows,
     row: (b) => [
       vendorName(b),

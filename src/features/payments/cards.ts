@@ -40,7 +40,7 @@ export function paymentsCard(input: PaymentsCardInput): CardReply {
     subtitle: 'Bill payments to vendors, newest process date first',
     totals,
     notes: stopped.length > 0 ? [{ text: leftOut, subtle: true }] : [],
-    columns: [{ header: 'Vendor' }, { header: 'Amount', figure: true }, { header: 'Process date' }, { header: 'Status' }],
+    columns: ['Vendor', { header: 'Amount', figure: true }, 'Process date', 'Status'],
     items: listed,
     row: ({ payment: p, status }) => [
       vendorName(p),

@@ -155,11 +155,7 @@ export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
     subtitle: `Unpaid invoices due before ${calendarDate(today, fmt.locale)}, by customer · days past due`,
     totals: charts.length > 0 ? [overdueLine] : [overdueLine, ...bucketLines],
     charts,
-    columns: [
-      { header: 'Customer' },
-      ...AGING_BUCKETS.map((b) => ({ header: b.label.replace(' days', '') })),
-      { header: 'Total', figure: true },
-    ],
+    columns: ['Customer', ...AGING_BUCKETS.map((b) => b.label.replace(' days', '')), { header: 'Total', figure: true }],
     items: customers,
     row: (c) => [
       c.name,
