@@ -247,12 +247,12 @@ export function billCard(input: ApCardContext & { bill: Bill; command: string })
   } else if (bill.description) {
     sections.push({ note: bill.description, separator: true });
   }
-  const status = `${billPaymentWords(bill).toLowerCase()}${open && bill.dueDate ? `, ${dueInWords(bill.dueDate, today).toLowerCase()}` : ''}`;
+  const status = `${billPaymentWords(bill).toLowerCase()}${dueWords && bill.dueDate ? `, ${dueWords.toLowerCase()}` : ''}`;
   return detailCard({
     ...input,
     title: number ? `Bill ${number}` : `Bill ${shortId(bill.id)}`,
     subtitle: `${name}${bill.archived ? ' · archived' : ''}`,
-    status: late ? dueInWords(bill.dueDate, today) : undefined,
+    status: late ? dueWords : undefined,
     facts: [
       [
         ['Amount', m(bill.amount)],
