@@ -234,7 +234,7 @@ export function executeAction(titleText: string, data: ActionData): CardAction {
     title: titleText,
     verb: data.verb,
     data: data,
-    fallback: { type: 'Action.Submit', title: titleText, data: data as Json },
+    fallback: submitAction(titleText, data),
   };
 }
 

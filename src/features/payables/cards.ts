@@ -8,7 +8,7 @@ import { addDays } from '../../infra/calendar.js';
 import { detailCard, listCard, type AsOf, type DetailCardSpec, type ListCardSpec, type ListContext } from '../../cards/list.js';
 import { billApprovalWords, billPaymentWords, codeWords, count, moneyTotal } from '../../cards/words.js';
 
-interface ApCardContext extends AsOf {
+export interface ApCardContext extends AsOf {
   /** "Today" (yyyy-MM-dd) in BOT_TIMEZONE. */
   today: string;
   /** A vendor's bill currency (vendor.billCurrency), when known. */

@@ -3,14 +3,12 @@ import type { Payment } from '../../bill/types.js';
 import type { CardReply } from '../../cards/card.js';
 import { calendarDate, money } from '../../cards/format.js';
 import { listCard, type ListContext } from '../../cards/list.js';
-import { vendorName } from '../payables/cards.js';
+import { vendorName, type ApCardContext } from '../payables/cards.js';
 import { count, moneyTotal, paymentMovesMoney, paymentStatusWords } from '../../cards/words.js';
 
-export interface PaymentsCardInput extends ListContext {
+export interface PaymentsCardInput extends ApCardContext, ListContext {
   payments: Payment[];
   limit: number;
-  today: string;
-  currencyOf: (vendorId: string) => string | undefined;
 }
 
 export function paymentsCard(input: PaymentsCardInput): CardReply {
