@@ -90,8 +90,8 @@ export interface DetailCardSpec extends Omit<ListContext, 'page'> {
   subtitle?: string;
   /** A line in bold under the subtitle: how late a bill is, an invoice's status. */
   status?: string;
-  /** Label/value groups, one after the other. */
-  facts?: Fact[][];
+  /** Label/value groups, one after the other; an undefined line is left out (a field the record does not have). */
+  facts?: Array<Array<Fact | undefined>>;
   sections: DetailSection[];
   summary: string;
   /** Buttons before Refresh (e.g. "This vendor"). */
@@ -102,7 +102,7 @@ export function detailCard(spec: DetailCardSpec): CardReply {
   const body: CardElement[] = [title(escapeMarkdown(spec.title))];
   if (spec.subtitle) body.push(subtitle(escapeMarkdown(spec.subtitle)));
   if (spec.status) body.push(text(escapeMarkdown(spec.status), { weight: 'Bolder' }));
-  body.push(...(spec.facts ?? []).map(plainFacts));
+  body.push(...(spec.facts ?? []).map((group) => plainFacts(group.filter((f) => f !== undefined))));
   for (const s of spec.sections) {
     if ('note' in s) {
       body.push(text(escapeMarkdown(s.note), { subtle: true, separator: s.separator }));

@@ -259,7 +259,7 @@ export function billCard(input: ApCardContext & { bill: Bill; command: string })
         ['Paid', m(bill.paidAmount)],
         ['Due', m(amountDue(bill))],
         ['Scheduled', m(bill.scheduledAmount)],
-        ...((bill.creditAmount ?? 0) > 0 ? [['Credits applied', m(bill.creditAmount)] as [string, string]] : []),
+        (bill.creditAmount ?? 0) > 0 ? ['Credits applied', m(bill.creditAmount)] : undefined,
       ],
       [
         ['Vendor', name],
@@ -268,7 +268,7 @@ export function billCard(input: ApCardContext & { bill: Bill; command: string })
         ['Due date', `${calendarDate(bill.dueDate, fmt.locale)}${dueWords ? ` (${dueWords.toLowerCase()})` : ''}`],
         ['Payment', billPaymentWords(bill)],
         ['Approval', billApprovalWords(bill)],
-        ...(bill.purchaseOrderNumber ? [['PO number', bill.purchaseOrderNumber] as [string, string]] : []),
+        bill.purchaseOrderNumber ? ['PO number', bill.purchaseOrderNumber] : undefined,
         ['BILL id', shortId(bill.id)],
       ],
     ],
