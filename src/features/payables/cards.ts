@@ -3,7 +3,7 @@
 import type { Bill } from '../../bill/types.js';
 import { executeAction, shortId, type CardReply } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
-import { calendarDate, daysBetween, dueInWords, money, sum, type FormatOptions } from '../../cards/format.js';
+import { calendarDate, daysBetween, dueInWords, dueShort, money, sum, type FormatOptions } from '../../cards/format.js';
 import { addDays } from '../../infra/calendar.js';
 import { detailCard, listCard, type AsOf, type DetailCardSpec, type ListCardSpec, type ListContext } from '../../cards/list.js';
 import { billApprovalWords, billPaymentWords, codeWords, count, moneyTotal } from '../../cards/words.js';
@@ -43,15 +43,6 @@ export function openBillRow(b: Bill, today: string, fmt: FormatOptions, currency
     money(amountDue(b), currency, fmt.locale),
     `${billPaymentWords(b)} · ${billApprovalWords(b)}`,
   ];
-}
-
-/** "today", "tomorrow", "in 3 days", "2 days late". */
-export function dueShort(dueDate: string, today: string): string {
-  const d = daysBetween(today, dueDate.slice(0, 10));
-  if (d === 0) return 'today';
-  if (d === 1) return 'tomorrow';
-  if (d > 1) return `in ${d} days`;
-  return d === -1 ? '1 day late' : `${-d} days late`;
 }
 
 /** Soonest first; then vendor, then id, so every answer lists the same bills in the same order. */

@@ -95,9 +95,8 @@ function dueIn(b: Pick<Bill, 'dueDate'>, r: DueRange): boolean {
 }
 
 /**
- * The unpaid bills due in each range, with their vendors' names and currencies: from the org's mirror, or until it is
- * built (the first question in an organisation) asked of BILL with server-side filters, one kept answer per range and
- * day, while the mirror is built in the background. `truncated`: BILL had more rows in the first range than one answer reads.
+ * The unpaid bills due in each range, with their vendors' names and currencies; until the mirror is built, one kept BILL
+ * answer per range and day. `truncated`: BILL had more rows in the first range than one answer reads.
  */
 async function billsDueIn(ctx: CommandContext, deps: PayablesDeps, ranges: DueRange[]) {
   const orgId = boundOrg(ctx);
