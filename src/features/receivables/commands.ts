@@ -1,11 +1,11 @@
 // `invoice <number>` and `invoices overdue`: accounts receivable from the org's mirror of invoices.
-import { shorten } from '../../cards/card.js';
 //
 // BILL cannot filter invoices by invoiceNumber, status or dueDate (the filterable fields are id, archived, customerId,
 // createdTime, updatedTime), so both answers come from the org's mirror of invoices (src/mirror), whose records
 // carry what the cards show: a warm answer costs no call, or the one incremental refresh per interval the org's
 // commands share, whatever the organisation's size.
 import { InputError } from '../../errors.js';
+import { shorten } from '../../cards/card.js';
 import { indexBuildingCard } from '../../cards/list.js';
 import { invoiceCard, invoicesOverdueCard, isOverdue } from './cards.js';
 import type { Mirror } from '../../mirror/mirror.js';
