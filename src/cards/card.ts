@@ -163,7 +163,7 @@ export const TONE_STYLE = { Attention: 'attention', Warning: 'warning', Good: 'g
 export function table(
   columns: TableColumn[],
   rows: string[][],
-  opts: { rowColors?: Array<'Attention' | 'Warning' | 'Good' | undefined> } = {},
+  opts: { rowColors?: Array<keyof typeof TONE_STYLE | undefined> } = {},
 ): CardElement {
   const figureAt = columns.findIndex((c) => c.figure);
   const nameAndFigure = (name: Json, figure: Json | undefined): CardElement =>
@@ -234,7 +234,7 @@ export function executeAction(titleText: string, data: ActionData): CardAction {
     title: titleText,
     verb: data.verb,
     data: data,
-    fallback: { type: 'Action.Submit', title: titleText, data: data as Json },
+    fallback: submitAction(titleText, data),
   };
 }
 

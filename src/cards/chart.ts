@@ -1,6 +1,6 @@
 // Teams' chart elements (Microsoft's "Charts in Adaptive Cards": Chart.VerticalBar, Chart.HorizontalBar, Chart.Donut),
 // each carrying what a host without charts shows instead, so the card reads the same there as it did before charts.
-import type { CardElement, Json, TONE_STYLE } from './card.js';
+import { shorten, type CardElement, type Json, type TONE_STYLE } from './card.js';
 
 export interface ChartPoint {
   /** Plain text: charts take no markdown, so a name from BILL is shown as typed (one line, shortened). */
@@ -24,8 +24,7 @@ interface ChartSpec {
 
 /** Chart text: one line, trimmed, shortened with an ellipsis (a longer label crowds a 320 px phone card). */
 function chartLabel(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > 32 ? `${flat.slice(0, 31)}…` : flat;
+  return shorten(text.replace(/\s+/g, ' ').trim(), 32);
 }
 
 /** The chart element; each point's label and value go under the keys the chart type reads (`keys`), cents kept. */

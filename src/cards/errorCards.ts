@@ -26,9 +26,9 @@ export interface ErrorContext {
   timeIn?: (ms: number) => string;
 }
 
-/** A heading and its lines; with `ref`, the reference a person gives their administrator goes in the footer. */
-function said(heading: string, lines: string[], summary: string, opts: { ref?: string; actions?: CardAction[] } = {}): CardReply {
-  const body = [title(heading), ...lines.map((line) => text(line))];
+/** A heading and its line (or lines); with `ref`, the reference a person gives their administrator goes in the footer. */
+function said(heading: string, lines: string | string[], summary: string, opts: { ref?: string; actions?: CardAction[] } = {}): CardReply {
+  const body = [title(heading), ...[lines].flat().map((line) => text(line))];
   if (opts.ref) body.push(footer(`Reference: ${opts.ref}`));
   return adaptiveCard(body, { summary, actions: opts.actions });
 }
@@ -50,9 +50,7 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
   if (err instanceof FilterValueError) {
     return said(
       "I can't search for that",
-      [
-        `The ${escapeMarkdown(err.field)} you typed contains characters BILL searches can't take (quotes, commas or colons). Try a shorter part of the name.`,
-      ],
+      `The ${escapeMarkdown(err.field)} you typed contains characters BILL searches can't take (quotes, commas or colons). Try a shorter part of the name.`,
       `I can't search for that ${err.field}; leave out quotes, commas and colons.`,
     );
   }
@@ -64,7 +62,7 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
       const at = when ? `at ${when} (in ${s} s)` : `in ${s} s`;
       return said(
         'BILL email limit reached',
-        [`BILL sends at most 5 invitation emails a minute. Nothing was sent; try again ${at}.`],
+        `BILL sends at most 5 invitation emails a minute. Nothing was sent; try again ${at}.`,
         `BILL email limit reached; nothing was sent. Try again ${at}.`,
         { ref },
       );
@@ -73,27 +71,25 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
       case 'hourly':
         return said(
           'BILL hourly limit reached',
-          [
-            `This organisation has used its BILL API requests for this hour. They reset at ${when ?? 'the top of the hour'} (in about ${min} min).`,
-          ],
+          `This organisation has used its BILL API requests for this hour. They reset at ${when ?? 'the top of the hour'} (in about ${min} min).`,
           `BILL hourly limit reached; resets ${when ? 'at ' + when : 'at the top of the hour'}.`,
           { ref },
         );
       case 'logins':
         return said(
           'BILL sign-in limit reached',
-          [`Too many BILL sign-ins this hour. Try again in ${min} min.`],
+          `Too many BILL sign-ins this hour. Try again in ${min} min.`,
           'BILL sign-in limit reached; try again later.',
           { ref },
         );
       case 'userRate':
         return said(
           'One moment, please',
-          [`You've sent a lot of commands in the last minute. Try again in ${s} s.`],
+          `You've sent a lot of commands in the last minute. Try again in ${s} s.`,
           `Too many commands; try again in ${s} s.`,
         );
       default:
-        return said('BILL is busy', [`BILL is busy — try again in ${s} s.`], `BILL is busy — try again in ${s} s.`, {
+        return said('BILL is busy', `BILL is busy — try again in ${s} s.`, `BILL is busy — try again in ${s} s.`, {
           ref,
           actions: retry,
         });
@@ -102,7 +98,7 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
   if (err instanceof TenantNotAllowed) {
     return said(
       'billbridge is not available here',
-      ["This organisation's Microsoft 365 tenant is not allowed to use this billbridge deployment. Ask your billbridge administrator."],
+      "This organisation's Microsoft 365 tenant is not allowed to use this billbridge deployment. Ask your billbridge administrator.",
       'billbridge is not available in this tenant.',
     );
   }
@@ -124,24 +120,24 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
   if (err instanceof NotLinked && err.reason === 'tokenRefused') {
     return said(
       'BILL no longer accepts your sign-in',
-      [`The BILL token you connected was deleted or has stopped working. ${connectHere} to link a new one.`],
+      `The BILL token you connected was deleted or has stopped working. ${connectHere} to link a new one.`,
       `BILL no longer accepts your token: ${connectWhere} to link a new one.`,
     );
   }
   if (err instanceof NotLinked) {
     return said(
       'Connect your BILL account first',
-      [`Approvals run as you in BILL. ${connectHere}.`],
+      `Approvals run as you in BILL. ${connectHere}.`,
       `Connect your BILL account first: ${connectWhere}.`,
     );
   }
   if (err instanceof Forbidden) {
-    return said('Not allowed', [escapeMarkdown(err.userMessage)], err.userMessage);
+    return said('Not allowed', escapeMarkdown(err.userMessage), err.userMessage);
   }
   if (err instanceof DependencyUnavailable) {
     return said(
       'Temporarily unavailable',
-      ['billbridge cannot reach its shared store right now. Nothing was sent to BILL. Try again in a minute.'],
+      'billbridge cannot reach its shared store right now. Nothing was sent to BILL. Try again in a minute.',
       'billbridge is temporarily unavailable; try again in a minute.',
       { ref, actions: retry },
     );
@@ -149,11 +145,11 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
   if (err instanceof BillApiError) {
     switch (err.category) {
       case 'notFound':
-        return said('Not found in BILL', ['BILL has no record with that id or number in this organisation.'], 'Not found in BILL.');
+        return said('Not found in BILL', 'BILL has no record with that id or number in this organisation.', 'Not found in BILL.');
       case 'credentials':
         return said(
           'BILL sign-in failed',
-          ['billbridge could not sign in to BILL with its configured credentials. An administrator needs to check them.'],
+          'billbridge could not sign in to BILL with its configured credentials. An administrator needs to check them.',
           'BILL sign-in failed; an administrator needs to check the credentials.',
           { ref },
         );
@@ -165,7 +161,7 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
       default:
         return said(
           "BILL didn't answer as expected",
-          ['Something went wrong talking to BILL. Try again in a moment.'],
+          'Something went wrong talking to BILL. Try again in a moment.',
           "BILL didn't answer as expected; try again in a moment.",
           { ref, actions: retry },
         );
@@ -173,7 +169,7 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
   }
   return said(
     'Something went wrong',
-    ['billbridge hit an unexpected error. Try again; if it keeps happening, give your administrator the reference below.'],
+    'billbridge hit an unexpected error. Try again; if it keeps happening, give your administrator the reference below.',
     `Something went wrong (reference ${ref}).`,
     { ref, actions: retry },
   );
@@ -183,7 +179,7 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
 export function notYourRetryReply(): CardReply {
   return said(
     'This Try again is not yours',
-    ['Only the person who sent this command can retry it. Nothing was run. To run a command yourself, type it.'],
+    'Only the person who sent this command can retry it. Nothing was run. To run a command yourself, type it.',
     'Only the person who sent this command can retry it; nothing was run.',
   );
 }

@@ -76,12 +76,17 @@ export function clockTime(instant: Date | number, opts: FormatOptions): string {
   }).format(new Date(instant));
 }
 
+/** "today", "tomorrow", "in 3 days", "2 days late": a due date in a table cell. */
+export function dueShort(dueDate: string, today: string): string {
+  const d = daysBetween(today, dueDate.slice(0, 10));
+  if (d < 0) return d === -1 ? '1 day late' : `${-d} days late`;
+  return d === 0 ? 'today' : d === 1 ? 'tomorrow' : `in ${d} days`;
+}
+
 /** "Due today", "Due tomorrow", "Due in 5 days", "Overdue by 3 days" relative to today in the team's zone. */
 export function dueInWords(dueDate: string | undefined, today: string): string {
   if (!dueDate) return 'No due date';
   const d = daysBetween(today, dueDate.slice(0, 10));
-  if (d === 0) return 'Due today';
-  if (d === 1) return 'Due tomorrow';
-  if (d > 1) return `Due in ${d} days`;
+  if (d >= 0) return `Due ${dueShort(dueDate, today)}`;
   return d === -1 ? 'Overdue by 1 day' : `Overdue by ${-d} days`;
 }

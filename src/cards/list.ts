@@ -47,7 +47,8 @@ export interface ListCardSpec<T> extends ListContext {
   notes?: Array<{ text: string; subtle?: boolean }>;
   /** Charts between the notes and the table (src/cards/chart.ts: each carries its fallback). */
   charts?: CardElement[];
-  columns: TableColumn[];
+  /** A column that is only its header is written as the header. */
+  columns: Array<string | TableColumn>;
   /** Every item, in order; only the requested page's rows are drawn (a 2,000-bill list draws the 10 on its page). */
   items: readonly T[];
   row: (item: T) => string[];
@@ -89,8 +90,8 @@ export interface DetailCardSpec extends Omit<ListContext, 'page'> {
   subtitle?: string;
   /** A line in bold under the subtitle: how late a bill is, an invoice's status. */
   status?: string;
-  /** Label/value groups, one after the other. */
-  facts?: Fact[][];
+  /** Label/value groups, one after the other; an undefined line is left out (a field the record does not have). */
+  facts?: Array<Array<Fact | undefined>>;
   sections: DetailSection[];
   summary: string;
   /** Buttons before Refresh (e.g. "This vendor"). */
@@ -101,7 +102,7 @@ export function detailCard(spec: DetailCardSpec): CardReply {
   const body: CardElement[] = [title(escapeMarkdown(spec.title))];
   if (spec.subtitle) body.push(subtitle(escapeMarkdown(spec.subtitle)));
   if (spec.status) body.push(text(escapeMarkdown(spec.status), { weight: 'Bolder' }));
-  body.push(...(spec.facts ?? []).map(plainFacts));
+  body.push(...(spec.facts ?? []).map((group) => plainFacts(group.filter((f) => f !== undefined))));
   for (const s of spec.sections) {
     if ('note' in s) {
       body.push(text(escapeMarkdown(s.note), { subtle: true, separator: s.separator }));
@@ -131,7 +132,7 @@ export function listCard<T>(spec: ListCardSpec<T>): CardReply {
     const shown = spec.items.slice(from, from + PAGE_SIZE);
     body.push(
       table(
-        spec.columns.map((c) => ({ ...c, header: escapeMarkdown(c.header) })),
+        spec.columns.map((c) => (typeof c === 'string' ? { header: escapeMarkdown(c) } : { ...c, header: escapeMarkdown(c.header) })),
         shown.map((item) => spec.row(item).map((cell) => escapeMarkdown(cell))),
         { rowColors: spec.tone && shown.map(spec.tone) },
       ),

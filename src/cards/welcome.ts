@@ -35,10 +35,8 @@ const NOT_SUGGESTED = new Set(['help', 'link', 'unlink']);
 function bindingText(input: WelcomeInput): { line: string; summary: string } {
   const here = input.kind === 'channel' ? 'This team' : 'This chat';
   const b = input.binding;
-  const link =
-    input.kind === 'channel'
-      ? 'A billbridge admin can link it by typing **@billbridge link {BILL organisation id}** in any channel of this team.'
-      : `A billbridge admin can link it by typing **${typed('link {BILL organisation id}', input.kind)}** here.`;
+  const where = input.kind === 'channel' ? 'in any channel of this team' : 'here';
+  const link = `A billbridge admin can link it by typing **${typed('link {BILL organisation id}', input.kind)}** ${where}.`;
   switch (b.state) {
     case 'bound': {
       // The whole team reads this card: it names the organisation by the end of its id only (billbridge does not

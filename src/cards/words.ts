@@ -1,5 +1,6 @@
 // BILL's status codes in words a finance person uses, and money totals that never add two currencies together.
 import type { Approver, Bill, Invoice, Reimbursement } from '../bill/types.js';
+import type { TONE_STYLE } from './card.js';
 import { byCurrency } from './chart.js';
 import { daysBetween, money, sum } from './format.js';
 
@@ -22,7 +23,7 @@ export function count(n: number, noun: string, locale = 'en-US'): string {
   return `${n.toLocaleString(locale)} ${n === 1 ? noun : `${noun}s`}`;
 }
 
-export type Tone = 'Attention' | 'Warning' | 'Good' | undefined;
+export type Tone = keyof typeof TONE_STYLE | undefined;
 
 /** A bill's payment status: Unpaid, Partly paid, Scheduled, Paid. */
 export function billPaymentWords(bill: Pick<Bill, 'paymentStatus' | 'paidAmount' | 'dueAmount'>): string {

@@ -98,10 +98,10 @@ async function dashboard(ctx: CommandContext & { orgId: string }, person: TabPer
     );
   const billAmount = (b: (typeof bills.due)[number]): Amount => ({
     amount: amountDue(b),
-    currency: bills.vendors.get(b.vendorId)?.currency,
+    currency: bills.currencyOf(b.vendorId),
   });
   const periods = cashOutPeriods(bills.today, DEFAULT_DUE_DAYS, locale);
-  const aged = agedOverdue(invoices.invoices, invoices.today, (id) => invoices.customers.get(id)?.currency);
+  const aged = agedOverdue(invoices.invoices, invoices.today, (id) => invoices.customerOf(id)?.currency);
   return {
     org: { name: deps.payables.settings.note ?? `BILL organisation ${ctx.orgId}` },
     asOf: new Date(Math.min(bills.asOf, invoices.asOf)).toISOString(),

@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Bill, Invoice, Vendor } from '../../src/bill/types.js';
 import { normalizeNumber } from '../../src/mirror/records.js';
-import { billCard, billsDueCard, dueShort } from '../../src/features/payables/cards.js';
+import { billCard, billsDueCard } from '../../src/features/payables/cards.js';
+import { dueShort } from '../../src/cards/format.js';
 import { invoiceCard } from '../../src/features/receivables/cards.js';
 import { listCard } from '../../src/cards/list.js';
 import { customerCard, partyMatchesCard, vendorCard } from '../../src/features/parties/cards.js';

@@ -15,8 +15,7 @@ import {
   type CardElement,
   type CardReply,
 } from '../../cards/card.js';
-import { calendarDate, clockTime, type FormatOptions } from '../../cards/format.js';
-import { dueShort } from '../payables/cards.js';
+import { calendarDate, clockTime, dueShort, type FormatOptions } from '../../cards/format.js';
 import { count, moneyTotal } from '../../cards/words.js';
 
 /** Card verbs of the approvals feature; `view` is the Universal Actions refresh: each listed user's own view of a shared card. */

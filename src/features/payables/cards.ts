@@ -1,14 +1,14 @@
 // Accounts payable cards: bills due (with a chart of cash out by due day), overdue bills, one bill, bills sharing an
 // invoice number. Pure: data in, card out.
 import type { Bill } from '../../bill/types.js';
-import { executeAction, shortId, type CardReply, type TableColumn } from '../../cards/card.js';
+import { executeAction, shortId, type CardReply } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
-import { calendarDate, daysBetween, dueInWords, money, sum, type FormatOptions } from '../../cards/format.js';
+import { calendarDate, daysBetween, dueInWords, dueShort, money, sum, type FormatOptions } from '../../cards/format.js';
 import { addDays } from '../../infra/calendar.js';
-import { detailCard, listCard, type AsOf, type DetailCardSpec, type ListContext } from '../../cards/list.js';
+import { detailCard, listCard, type AsOf, type DetailCardSpec, type ListCardSpec, type ListContext } from '../../cards/list.js';
 import { billApprovalWords, billPaymentWords, codeWords, count, moneyTotal } from '../../cards/words.js';
 
-interface ApCardContext extends AsOf {
+export interface ApCardContext extends AsOf {
   /** "Today" (yyyy-MM-dd) in BOT_TIMEZONE. */
   today: string;
   /** A vendor's bill currency (vendor.billCurrency), when known. */
@@ -34,12 +34,7 @@ function invoiceNumber(bill: Pick<Bill, 'invoice' | 'id'>): string {
 }
 
 /** An open bill's (or invoice's) columns after its vendor (customer): `bills due`, a vendor's and a customer's card. */
-export const OPEN_ITEM_COLUMNS: TableColumn[] = [
-  { header: 'Invoice #' },
-  { header: 'Due' },
-  { header: 'Amount due', figure: true },
-  { header: 'Status' },
-];
+export const OPEN_ITEM_COLUMNS: ListCardSpec<Bill>['columns'] = ['Invoice #', 'Due', { header: 'Amount due', figure: true }, 'Status'];
 
 export function openBillRow(b: Bill, today: string, fmt: FormatOptions, currency: string | undefined): string[] {
   return [
@@ -48,15 +43,6 @@ export function openBillRow(b: Bill, today: string, fmt: FormatOptions, currency
     money(amountDue(b), currency, fmt.locale),
     `${billPaymentWords(b)} · ${billApprovalWords(b)}`,
   ];
-}
-
-/** "today", "tomorrow", "in 3 days", "2 days late". */
-export function dueShort(dueDate: string, today: string): string {
-  const d = daysBetween(today, dueDate.slice(0, 10));
-  if (d === 0) return 'today';
-  if (d === 1) return 'tomorrow';
-  if (d > 1) return `in ${d} days`;
-  return d === -1 ? '1 day late' : `${-d} days late`;
 }
 
 /** Soonest first; then vendor, then id, so every answer lists the same bills in the same order. */
@@ -135,7 +121,7 @@ export function billsDueCard(input: BillsDueInput): CardReply {
     totals,
     notes,
     charts,
-    columns: [{ header: 'Vendor' }, ...OPEN_ITEM_COLUMNS],
+    columns: ['Vendor', ...OPEN_ITEM_COLUMNS],
     items: due,
     row: (b) => [vendorName(b), ...openBillRow(b, today, fmt, input.currencyOf(b.vendorId))],
     tone: (b) => (b.dueDate.slice(0, 10) === today ? 'Warning' : undefined),
@@ -199,14 +185,7 @@ export function billsOverdueCard(input: ApCardContext & ListContext & { overdue:
     title: 'Overdue bills',
     subtitle: `Unpaid bills due before ${calendarDate(today, fmt.locale)} · oldest first`,
     totals,
-    columns: [
-      { header: 'Vendor' },
-      { header: 'Invoice #' },
-      { header: 'Was due' },
-      { header: 'Days late' },
-      { header: 'Amount due', figure: true },
-      { header: 'Status' },
-    ],
+    columns: ['Vendor', 'Invoice #', 'Was due', 'Days late', { header: 'Amount due', figure: true }, 'Status'],
     items: rows,
     row: (b) => [
       vendorName(b),
@@ -259,19 +238,19 @@ export function billCard(input: ApCardContext & { bill: Bill; command: string })
   } else if (bill.description) {
     sections.push({ note: bill.description, separator: true });
   }
-  const status = `${billPaymentWords(bill).toLowerCase()}${open && bill.dueDate ? `, ${dueInWords(bill.dueDate, today).toLowerCase()}` : ''}`;
+  const status = `${billPaymentWords(bill).toLowerCase()}${dueWords && bill.dueDate ? `, ${dueWords.toLowerCase()}` : ''}`;
   return detailCard({
     ...input,
     title: number ? `Bill ${number}` : `Bill ${shortId(bill.id)}`,
     subtitle: `${name}${bill.archived ? ' · archived' : ''}`,
-    status: late ? dueInWords(bill.dueDate, today) : undefined,
+    status: late ? dueWords : undefined,
     facts: [
       [
         ['Amount', m(bill.amount)],
         ['Paid', m(bill.paidAmount)],
         ['Due', m(amountDue(bill))],
         ['Scheduled', m(bill.scheduledAmount)],
-        ...((bill.creditAmount ?? 0) > 0 ? [['Credits applied', m(bill.creditAmount)] as [string, string]] : []),
+        (bill.creditAmount ?? 0) > 0 ? ['Credits applied', m(bill.creditAmount)] : undefined,
       ],
       [
         ['Vendor', name],
@@ -280,7 +259,7 @@ export function billCard(input: ApCardContext & { bill: Bill; command: string })
         ['Due date', `${calendarDate(bill.dueDate, fmt.locale)}${dueWords ? ` (${dueWords.toLowerCase()})` : ''}`],
         ['Payment', billPaymentWords(bill)],
         ['Approval', billApprovalWords(bill)],
-        ...(bill.purchaseOrderNumber ? [['PO number', bill.purchaseOrderNumber] as [string, string]] : []),
+        bill.purchaseOrderNumber ? ['PO number', bill.purchaseOrderNumber] : undefined,
         ['BILL id', shortId(bill.id)],
       ],
     ],
@@ -300,7 +279,7 @@ export function billMatchesCard(input: ApCardContext & ListContext & { typed: st
     title: `${rows.length} bills have invoice number`,
     subtitle: `${input.typed} · Different vendors used the same number. Pick one, or type bill {BILL id}.`,
     // The BILL id leads the row's second line: at a line's end the browser would break it after its ellipsis.
-    columns: [{ header: 'Vendor' }, { header: 'BILL id' }, { header: 'Due' }, { header: 'Amount due', figure: true }, { header: 'Status' }],
+    columns: ['Vendor', 'BILL id', 'Due', { header: 'Amount due', figure: true }, 'Status'],
     items: rows,
     row: (b) => [
       vendorName(b),

@@ -95,9 +95,8 @@ function dueIn(b: Pick<Bill, 'dueDate'>, r: DueRange): boolean {
 }
 
 /**
- * The unpaid bills due in each range, with their vendors' names and currencies: from the org's mirror, or until it is
- * built (the first question in an organisation) asked of BILL with server-side filters, one kept answer per range and
- * day, while the mirror is built in the background. `truncated`: BILL had more rows in the first range than one answer reads.
+ * The unpaid bills due in each range, with their vendors' names and currencies; until the mirror is built, one kept BILL
+ * answer per range and day. `truncated`: BILL had more rows in the first range than one answer reads.
  */
 async function billsDueIn(ctx: CommandContext, deps: PayablesDeps, ranges: DueRange[]) {
   const orgId = boundOrg(ctx);
@@ -118,14 +117,15 @@ async function billsDueIn(ctx: CommandContext, deps: PayablesDeps, ranges: DueRa
     asOf = Math.min(...asked.map((a) => a.fetchedAt));
   }
   const vendors = await resolveParties(deps, orgId, 'vendor', new Set(lists.flat().map((b) => b.vendorId)));
-  return { lists: lists.map((list) => withVendorNames(list, vendors)), truncated, asOf, vendors };
+  const currencyOf = (vendorId: string) => vendors.get(vendorId)?.currency;
+  return { lists: lists.map((list) => withVendorNames(list, vendors)), truncated, asOf, currencyOf };
 }
 
 /** The bills due from today to today + `days` and the overdue ones (the card and the dashboard tab). */
 export async function billsDueFigures(ctx: CommandContext, deps: PayablesDeps, days: number) {
   const today = todayOf(ctx, deps);
-  const { lists, truncated, asOf, vendors } = await billsDueIn(ctx, deps, [{ gte: today, lte: addDays(today, days) }, { lt: today }]);
-  return { today, due: lists[0] ?? [], overdue: lists[1] ?? [], truncated, asOf, vendors };
+  const { lists, ...rest } = await billsDueIn(ctx, deps, [{ gte: today, lte: addDays(today, days) }, { lt: today }]);
+  return { today, due: lists[0] ?? [], overdue: lists[1] ?? [], ...rest };
 }
 
 export const billsDueCommand: Command<PayablesDeps> = {
@@ -143,16 +143,8 @@ export const billsDueCommand: Command<PayablesDeps> = {
       unit: 'days',
       hint: `Type **bills due** for the next ${DEFAULT_DUE_DAYS} days, or **bills due 14** for any number of days up to ${MAX_DUE_DAYS}.`,
     });
-    const { today, due, overdue, truncated, asOf, vendors } = await billsDueFigures(ctx, deps, days);
-    return billsDueCard({
-      ...listContext(ctx, deps, `bills due ${days}`, asOf),
-      days,
-      today,
-      due,
-      overdue,
-      truncated,
-      currencyOf: (id) => vendors.get(id)?.currency,
-    });
+    const figures = await billsDueFigures(ctx, deps, days);
+    return billsDueCard({ ...listContext(ctx, deps, `bills due ${days}`, figures.asOf), ...figures, days });
   },
 };
 
@@ -166,14 +158,8 @@ const billsOverdueCommand: Command<PayablesDeps> = {
   async run(ctx, deps) {
     noArguments(ctx, "Type **bills overdue** on its own; for one vendor's bills type **vendor {name}**.");
     const today = todayOf(ctx, deps);
-    const { lists, truncated, asOf, vendors } = await billsDueIn(ctx, deps, [{ lt: today }]);
-    return billsOverdueCard({
-      ...listContext(ctx, deps, 'bills overdue', asOf),
-      today,
-      overdue: lists[0] ?? [],
-      truncated,
-      currencyOf: (id) => vendors.get(id)?.currency,
-    });
+    const { lists, asOf, ...rest } = await billsDueIn(ctx, deps, [{ lt: today }]);
+    return billsOverdueCard({ ...listContext(ctx, deps, 'bills overdue', asOf), ...rest, today, overdue: lists[0] ?? [] });
   },
 };
 

@@ -3,14 +3,12 @@ import type { Payment } from '../../bill/types.js';
 import type { CardReply } from '../../cards/card.js';
 import { calendarDate, money } from '../../cards/format.js';
 import { listCard, type ListContext } from '../../cards/list.js';
-import { vendorName } from '../payables/cards.js';
-import { count, moneyTotal, paymentMovesMoney, paymentStatusWords } from '../../cards/words.js';
+import { vendorName, type ApCardContext } from '../payables/cards.js';
+import { count, moneyTotal, paymentMovesMoney, paymentStatusWords, type Amount } from '../../cards/words.js';
 
-export interface PaymentsCardInput extends ListContext {
+export interface PaymentsCardInput extends ApCardContext, ListContext {
   payments: Payment[];
   limit: number;
-  today: string;
-  currencyOf: (vendorId: string) => string | undefined;
 }
 
 export function paymentsCard(input: PaymentsCardInput): CardReply {
@@ -22,11 +20,8 @@ export function paymentsCard(input: PaymentsCardInput): CardReply {
   const moving = rows.filter(paymentMovesMoney);
   const stopped = rows.filter((p) => !paymentMovesMoney(p));
   const scheduled = moving.filter((p) => p.singleStatus === 'SCHEDULED' || p.processDate > today);
-  const amounts = (list: Payment[]) =>
-    moneyTotal(
-      list.map((p) => ({ amount: p.amount, currency: input.currencyOf(p.vendorId) })),
-      fmt.locale,
-    );
+  const amount = (p: Payment): Amount => ({ amount: p.amount, currency: input.currencyOf(p.vendorId) });
+  const amounts = (list: Payment[]) => moneyTotal(list.map(amount), fmt.locale);
   const line = (list: Payment[]) => `${amounts(list)} · ${count(list.length, 'payment', fmt.locale)}`;
   const totals: Array<[string, string]> = [['Total', line(moving)]];
   if (scheduled.length > 0) totals.push(['Scheduled', line(scheduled)]);
@@ -40,7 +35,7 @@ export function paymentsCard(input: PaymentsCardInput): CardReply {
     subtitle: 'Bill payments to vendors, newest process date first',
     totals,
     notes: stopped.length > 0 ? [{ text: leftOut, subtle: true }] : [],
-    columns: [{ header: 'Vendor' }, { header: 'Amount', figure: true }, { header: 'Process date' }, { header: 'Status' }],
+    columns: ['Vendor', { header: 'Amount', figure: true }, 'Process date', 'Status'],
     items: listed,
     row: ({ payment: p, status }) => [
       vendorName(p),

@@ -58,8 +58,8 @@ export function invoiceCard(input: ArCardContext & { invoice: Invoice; command: 
         ['Due date', calendarDate(inv.dueDate, fmt.locale)],
         ['Total', m(inv.totalAmount)],
         ['Amount due', m(inv.dueAmount)],
-        ...((inv.scheduledAmount ?? 0) > 0 ? [['Payment scheduled', m(inv.scheduledAmount)] as [string, string]] : []),
-        ...((inv.creditAmount ?? 0) > 0 ? [['Credits applied', m(inv.creditAmount)] as [string, string]] : []),
+        (inv.scheduledAmount ?? 0) > 0 ? ['Payment scheduled', m(inv.scheduledAmount)] : undefined,
+        (inv.creditAmount ?? 0) > 0 ? ['Credits applied', m(inv.creditAmount)] : undefined,
         ['BILL id', shortId(inv.id)],
       ],
     ],
@@ -155,11 +155,7 @@ export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
     subtitle: `Unpaid invoices due before ${calendarDate(today, fmt.locale)}, by customer · days past due`,
     totals: charts.length > 0 ? [overdueLine] : [overdueLine, ...bucketLines],
     charts,
-    columns: [
-      { header: 'Customer' },
-      ...AGING_BUCKETS.map((b) => ({ header: b.label.replace(' days', '') })),
-      { header: 'Total', figure: true },
-    ],
+    columns: ['Customer', ...AGING_BUCKETS.map((b) => b.label.replace(' days', '')), { header: 'Total', figure: true }],
     items: customers,
     row: (c) => [
       c.name,

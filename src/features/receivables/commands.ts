@@ -1,11 +1,11 @@
 // `invoice <number>` and `invoices overdue`: accounts receivable from the org's mirror of invoices.
-import { shorten } from '../../cards/card.js';
 //
 // BILL cannot filter invoices by invoiceNumber, status or dueDate (the filterable fields are id, archived, customerId,
 // createdTime, updatedTime), so both answers come from the org's mirror of invoices (src/mirror), whose records
 // carry what the cards show: a warm answer costs no call, or the one incremental refresh per interval the org's
 // commands share, whatever the organisation's size.
 import { InputError } from '../../errors.js';
+import { shorten } from '../../cards/card.js';
 import { indexBuildingCard } from '../../cards/list.js';
 import { invoiceCard, invoicesOverdueCard, isOverdue } from './cards.js';
 import type { Mirror } from '../../mirror/mirror.js';
@@ -74,7 +74,7 @@ export async function overdueInvoices(ctx: CommandContext, deps: ReceivablesDeps
   const answer = await deps.mirror.rows(orgId, 'invoice', { ...mirrorRead(ctx, deps, 'invoice'), where: (i) => isOverdue(i, today) });
   if ('building' in answer) return answer;
   const customers = await resolveParties(deps, orgId, 'customer', new Set(answer.rows.map((i) => i.customerId)));
-  return { today, invoices: answer.rows, asOf: answer.refreshedAt, customers };
+  return { today, invoices: answer.rows, asOf: answer.refreshedAt, customerOf: (id: string) => customers.get(id) };
 }
 
 export const invoicesOverdueCommand: Command<ReceivablesDeps> = {
@@ -90,12 +90,7 @@ export const invoicesOverdueCommand: Command<ReceivablesDeps> = {
     const command = 'invoices overdue';
     if ('building' in found)
       return indexBuildingCard({ ...listContext(ctx, deps, command, ctx.now.getTime()), what: 'invoices', indexed: found.building });
-    return invoicesOverdueCard({
-      ...listContext(ctx, deps, command, found.asOf),
-      invoices: found.invoices,
-      today: found.today,
-      customerOf: (id) => found.customers.get(id),
-    });
+    return invoicesOverdueCard({ ...listContext(ctx, deps, command, found.asOf), ...found });
   },
 };
 

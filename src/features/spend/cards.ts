@@ -63,13 +63,7 @@ export function transactionsCard(input: ListContext & { transactions: SpendTrans
     title: `Card transactions, last ${TRANSACTION_DAYS} days`,
     subtitle: 'Newest first · transactions missing a receipt are flagged',
     totals,
-    columns: [
-      { header: 'Date' },
-      { header: 'Merchant' },
-      { header: 'Cardholder' },
-      { header: 'Amount', figure: true },
-      { header: 'Receipt' },
-    ],
+    columns: ['Date', 'Merchant', 'Cardholder', { header: 'Amount', figure: true }, 'Receipt'],
     items: rows,
     row: (t) => [
       calendarDate(dateInZone(Date.parse(t.occurredTime) || 0, fmt.timeZone), fmt.locale),
@@ -101,7 +95,7 @@ export function reimbursementsCard(input: ListContext & { reimbursements: Reimbu
     title: 'Pending reimbursements',
     subtitle: 'Submitted and not yet paid, oldest first',
     totals,
-    columns: [{ header: 'Submitted' }, { header: 'For' }, { header: 'Amount', figure: true }, { header: 'Status' }],
+    columns: ['Submitted', 'For', { header: 'Amount', figure: true }, 'Status'],
     items: rows,
     row: (r) => [
       r.submittedTime ? calendarDate(dateInZone(Date.parse(r.submittedTime) || 0, fmt.timeZone), fmt.locale) : '—',
@@ -179,7 +173,7 @@ export function budgetsCard(input: ListContext & { budgets: Budget[] }): CardRep
       ['Over limit', over.length ? over.map((r) => r.b.name).join(', ') : 'none'],
     ],
     charts,
-    columns: [{ header: 'Budget' }, { header: 'Spent', figure: true }, { header: 'Limit' }, { header: 'Used' }, { header: 'Period ends' }],
+    columns: ['Budget', { header: 'Spent', figure: true }, 'Limit', 'Used', 'Period ends'],
     items: rows,
     row: ({ b, use }) => [
       b.name || 'Unnamed budget',
