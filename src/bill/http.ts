@@ -44,15 +44,16 @@ const DEFAULT_RETRY = {
 };
 export type RetryPolicy = typeof DEFAULT_RETRY;
 
-const KNOWN_CODES: Record<string, BillErrorCategory> = {
-  BDC_1109: 'session',
-  BDC_1101: 'credentials',
-  BDC_1102: 'credentials',
-  BDC_1103: 'credentials',
-  BDC_1144: 'hourlyLimit',
-  BDC_1322: 'concurrencyLimit',
-  BDC_1205: 'notFound',
-};
+/** A Map: a code in BILL's answer is never looked up among the properties every object inherits. */
+const KNOWN_CODES = new Map<string, BillErrorCategory>([
+  ['BDC_1109', 'session'],
+  ['BDC_1101', 'credentials'],
+  ['BDC_1102', 'credentials'],
+  ['BDC_1103', 'credentials'],
+  ['BDC_1144', 'hourlyLimit'],
+  ['BDC_1322', 'concurrencyLimit'],
+  ['BDC_1205', 'notFound'],
+]);
 
 /** Reads BILL's error body: an array of entries, a single entry object, anything else -> []. */
 export function parseErrorEntries(text: string): BillErrorEntry[] {
@@ -86,8 +87,8 @@ function categoryOfStatus(status: number): BillErrorCategory {
 export function classifyResponse(status: number, text: string, headers: IncomingHttpHeaders, nowMs: number): BillApiError {
   const entries = parseErrorEntries(text);
   // A known code decides the category wherever it is in the array; otherwise the first code is named.
-  const code = entries.find((e) => e.code && KNOWN_CODES[e.code])?.code ?? entries.find((e) => e.code)?.code;
-  const category = (code ? KNOWN_CODES[code] : undefined) ?? categoryOfStatus(status);
+  const code = entries.find((e) => e.code && KNOWN_CODES.has(e.code))?.code ?? entries.find((e) => e.code)?.code;
+  const category = (code ? KNOWN_CODES.get(code) : undefined) ?? categoryOfStatus(status);
   let retryAfter: number | undefined;
   // BILL's hourly budget comes back at the top of the clock hour.
   if (category === 'hourlyLimit') retryAfter = nextHour(nowMs) - nowMs;

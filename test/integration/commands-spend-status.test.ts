@@ -85,6 +85,16 @@ describe('spend', () => {
     expect(textOf(unknown.reply.card)).toContain('I don\'t know "spend cars"');
   });
 
+  it('a word that names what every JavaScript object has (constructor, __proto__, toString) is not a subcommand', async () => {
+    for (const word of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
+      const before = bot.app.sandbox!.stats().requests;
+      const r = await ask(bot.app, `spend ${word}`);
+      expectValidCard(r.reply.card);
+      expect(textOf(r.reply.card), word).toContain(`I don't know "spend ${word}"`);
+      expect(bot.app.sandbox!.stats().requests, word).toBe(before);
+    }
+  });
+
   it('without a Spend & Expense API token the card says how to enable it and calls nothing', async () => {
     const { spend } = bot.app.features;
     const noToken = { spend: () => undefined, status: () => bot.app.bill.status() };

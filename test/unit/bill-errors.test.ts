@@ -24,6 +24,15 @@ describe('classifying BILL error answers', () => {
     expect(classifyResponse(500, body(code), {}, at).category).toBe(category);
   });
 
+  it('a code that names what every JavaScript object has (constructor, __proto__, toString) is an unknown code', () => {
+    for (const code of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      const err = classifyResponse(400, body(code), {}, at);
+      expect(err.category, code).toBe('validation');
+      expect(err.code, code).toBe(code);
+      expect(classifyResponse(503, body(code), {}, at).category, code).toBe('server');
+    }
+  });
+
   it('a spent hourly budget reports when the next clock hour starts', () => {
     const err = classifyResponse(400, body('BDC_1144'), {}, at);
     expect(err.retryAfterMs).toBe(40 * 60_000);

@@ -6,6 +6,7 @@ import { digestCard, notificationCard } from '../../src/features/notifications/c
 import { projectEntity } from '../../src/notify/project.js';
 import type { DigestContent, OutboxEvent } from '../../src/notify/types.js';
 import { eventTypeInfo } from '../../src/notify/kinds.js';
+import { codeWords } from '../../src/cards/words.js';
 
 const fmt = { locale: 'en-US', timeZone: 'America/New_York' };
 const RECEIVED = Date.parse('2026-03-02T15:42:00Z');
@@ -59,6 +60,17 @@ describe('payments', () => {
     expect(s.json).toContain('BILL event payment\\\\.updated · Mar 2, 2026, 10:42 AM');
   });
 
+  it('a bill id named like a property every JavaScript object has is shown as an id, not looked up among them', () => {
+    const e = ev(
+      'payment.failed',
+      { id: 'stp01x', amount: 5, billIds: ['constructor'], vendor: { id: 'v', name: 'Acme' } },
+      {
+        enrichment: { billNumbers: {} },
+      },
+    );
+    expect(said(e).headline).toBe('Payment to Acme failed — $5.00, bill …ctor');
+  });
+
   it('payment.failed, AutoPay failures and the other single statuses say what they mean', () => {
     const base = { id: 'stp01x', amount: 99.5, billIds: ['00n01abc'], vendor: { id: 'v', name: 'Acme' } };
     expect(said(ev('payment.failed', base)).headline).toBe('Payment to Acme failed — $99.50, bill …1abc');
@@ -106,6 +118,12 @@ describe('bills, invoices, vendors, spend', () => {
       'Bill HAR-1 from Harbor Logistics was archived — $1,250.00',
     );
     expect(said(ev('bill.updated', bill)).json).toContain('Awaiting approval');
+    // A status named like a property every JavaScript object has is spelled out as it is, like any other.
+    for (const approvalStatus of ['constructor', 'toString', 'SOME_STATUS']) {
+      const { json } = said(ev('bill.updated', { ...bill, approvalStatus }));
+      const fact = /"title":"Approval"(,"value":"([^"]*)")?/.exec(json);
+      expect(fact?.[2], approvalStatus).toBe(codeWords(approvalStatus));
+    }
   });
 
   it('invoices', () => {

@@ -57,12 +57,16 @@ const PAYMENT_OUTCOMES = new Map<string, string>([
 ]);
 
 /** A bill's approval status in words; other statuses are spelled out as they are. */
-const APPROVAL_WORDS: Partial<Record<string, string>> = { ASSIGNED: 'Awaiting approval', UNASSIGNED: 'No approvers' };
+const APPROVAL_WORDS = new Map([
+  ['ASSIGNED', 'Awaiting approval'],
+  ['UNASSIGNED', 'No approvers'],
+]);
 
 function billsPhrase(ids: string[], numbers: Record<string, string> | undefined): string | undefined {
   if (ids.length === 0) return undefined;
   const names = ids.slice(0, 3).map((id) => {
-    const number = numbers?.[id];
+    // Own entries only: a bill id from the payload is never looked up among the properties every object inherits.
+    const number = numbers && Object.hasOwn(numbers, id) ? numbers[id] : undefined;
     return number ? ref(number) : shortRef(id);
   });
   const more = ids.length > 3 ? ` and ${ids.length - 3} more` : '';
@@ -87,7 +91,7 @@ function sayBill(ev: OutboxEvent, rows: Array<[string, string]>, fmt: FormatOpti
   const payment = str(e.paymentStatus);
   if (payment) rows.push(['Payment', payment === 'UNPAID' && (num(e.paidAmount) ?? 0) > 0 ? 'Partly paid' : codeWords(payment)]);
   const approval = str(e.approvalStatus);
-  if (approval) rows.push(['Approval', APPROVAL_WORDS[approval] ?? codeWords(approval)]);
+  if (approval) rows.push(['Approval', APPROVAL_WORDS.get(approval) ?? codeWords(approval)]);
   const money1 = (n: number | undefined) => (n === undefined ? '' : ` — ${money(n, cur, fmt.locale)}`);
   switch (ev.type) {
     case 'bill.created':

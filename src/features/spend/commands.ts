@@ -27,18 +27,19 @@ const REIMBURSEMENT_PAGES = 5;
 
 type Sub = 'overview' | 'transactions' | 'reimbursements' | 'budgets';
 
-const SUBS: Record<string, Sub> = {
-  transactions: 'transactions',
-  transaction: 'transactions',
-  cards: 'transactions',
-  card: 'transactions',
-  receipts: 'transactions',
-  reimbursements: 'reimbursements',
-  reimbursement: 'reimbursements',
-  expenses: 'reimbursements',
-  budgets: 'budgets',
-  budget: 'budgets',
-};
+// A Map, not an object literal: a typed word is never looked up among the properties every object inherits.
+const SUBS = new Map<string, Sub>([
+  ['transactions', 'transactions'],
+  ['transaction', 'transactions'],
+  ['cards', 'transactions'],
+  ['card', 'transactions'],
+  ['receipts', 'transactions'],
+  ['reimbursements', 'reimbursements'],
+  ['reimbursement', 'reimbursements'],
+  ['expenses', 'reimbursements'],
+  ['budgets', 'budgets'],
+  ['budget', 'budgets'],
+]);
 
 const HINT = 'Type **spend** for an overview, or **spend transactions**, **spend reimbursements** or **spend budgets**.';
 
@@ -73,7 +74,7 @@ export const spendCommand: Command<SpendDeps> = {
   rank: 60,
   async run(ctx, deps) {
     const word = ctx.input.args.join(' ').toLowerCase();
-    const sub: Sub | undefined = word === '' ? 'overview' : SUBS[word];
+    const sub = word === '' ? 'overview' : SUBS.get(word);
     if (!sub) throw new InputError(`I don't know "spend ${shorten(ctx.input.argText)}"`, HINT, `spend ${ctx.input.argText}`);
     // An API token belongs to one Spend & Expense company: only the token of the team's own organisation is used.
     const orgId = boundOrg(ctx);
