@@ -99,8 +99,9 @@ class Collection {
   /** Stored in NS.mirror: the header under this key, shard n under "<key>#<n>". */
   readonly stored: string;
   readonly records = new Map<string, AnyRecord>();
-  /** Normalised number -> ids of the records with that number. */
-  readonly byNumber = new Map<string, Set<string>>();
+  /** Normalised number -> the id of the record with that number, or the ids of those that share it. A lone id is held
+   * as itself rather than in a one-element Set: 2.1 MB less live heap at 15,000 records (heap snapshots; README). */
+  readonly byNumber = new Map<string, string | string[]>();
   /** Shards changed since the last write. */
   readonly dirty = new Set<number>();
   /** The tag of each shard as stored: the stored header vouches only for shards with its tags. */
@@ -144,7 +145,10 @@ class Collection {
     }
     this.records.set(record.id, record);
     const key = this.numberOf(record);
-    if (key) this.byNumber.set(key, (this.byNumber.get(key) ?? new Set<string>()).add(record.id));
+    if (key) {
+      const held = this.byNumber.get(key);
+      this.byNumber.set(key, held === undefined || held === record.id ? record.id : [...new Set([held, record.id].flat())]);
+    }
     this.dirty.add(shardOf(record.id));
     return true;
   }
@@ -177,9 +181,10 @@ class Collection {
 
   private unlink(record: AnyRecord): void {
     const key = this.numberOf(record);
-    const ids = this.byNumber.get(key);
-    ids?.delete(record.id);
-    if (ids?.size === 0) this.byNumber.delete(key);
+    const rest = [this.byNumber.get(key) ?? []].flat().filter((id) => id !== record.id);
+    const [only, ...more] = rest;
+    if (only === undefined) this.byNumber.delete(key);
+    else this.byNumber.set(key, more.length > 0 ? rest : only);
   }
 }
 
@@ -271,7 +276,7 @@ export class Mirror {
     const deadline = this.deps.clock.now() + opts.waitMs;
     const c = await this.ready(orgId, kind, 'all', opts.waitMs);
     const found = () =>
-      [...(c.byNumber.get(normalizeNumber(number)) ?? [])].flatMap((id) => (c.records.get(id) as Records[K] | undefined) ?? []);
+      [c.byNumber.get(normalizeNumber(number)) ?? []].flat().flatMap((id) => (c.records.get(id) as Records[K] | undefined) ?? []);
     if (!covers(c.coverage, 'all')) {
       const partial = found();
       return partial.length > 0 ? { rows: partial, refreshedAt: c.refreshedAt || this.deps.clock.now() } : { building: c.records.size };
