@@ -158,7 +158,7 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   add(
     'Vendors and customers',
     'vendor Acme',
-    vendorCard({ ...firstPage, vendor: acme, openBills: openBills(acme), others: 0, typed: 'Acme', command: 'vendor Acme' }),
+    vendorCard(acme, openBills(acme), { ...firstPage, others: 0, typed: 'Acme', command: 'vendor Acme' }),
   );
   const sw = rankMatches(
     'S',
@@ -189,10 +189,8 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   add(
     'Vendors and customers',
     'customer Contoso',
-    customerCard({
+    customerCard(contoso, openInvoices(contoso.id), {
       ...firstPage,
-      customer: contoso,
-      openInvoices: openInvoices(contoso.id),
       others: 0,
       typed: 'Contoso',
       command: 'customer Contoso',
@@ -202,10 +200,8 @@ export function galleryCards(opts: GalleryOptions = {}): GalleryCard[] {
   add(
     'Vendors and customers',
     'customer — no open invoices',
-    customerCard({
+    customerCard(quiet, [], {
       ...firstPage,
-      customer: quiet,
-      openInvoices: [],
       others: 2,
       typed: quiet.name.slice(0, 3),
       command: `customer ${quiet.name}`,

@@ -283,9 +283,9 @@ describe('vendors and customers', () => {
     const customer = poisonedCustomer();
     const opts = { today: TODAY, fmt: FMT, asOf: NOW, page: 0, command: 'vendor Acme' };
     const cards = [
-      vendorCard({ ...opts, vendor, openBills: [bill(1, { vendorId: vendor.id })], others: 1, typed: 'Acme' }).card,
+      vendorCard(vendor, [bill(1, { vendorId: vendor.id })], { ...opts, others: 1, typed: 'Acme' }).card,
       partyMatchesCard({ ...opts, kind: 'vendor', typed: 'A', matches: [{ party: vendor, open: 1, openAmount: 10 }], more: false }).card,
-      customerCard({ ...opts, customer, openInvoices: [], others: 0, typed: 'Globex' }).card,
+      customerCard(customer, [], { ...opts, others: 0, typed: 'Globex' }).card,
       partyMatchesCard({
         ...opts,
         kind: 'customer',

@@ -90,12 +90,12 @@ function partyCard<T extends { dueDate: string }>(
 }
 
 /** A vendor with its unpaid, non-archived bills. */
-export function vendorCard(input: OneMatchBase & { vendor: Vendor; openBills: Bill[] }): CardReply {
-  const { vendor, fmt, today } = input;
+export function vendorCard(vendor: Vendor, openBills: Bill[], input: OneMatchBase): CardReply {
+  const { fmt, today } = input;
   const last = vendor.paymentInformation?.lastPaymentDate;
   return partyCard<Bill>('vendor', vendor, input, {
     noun: 'bill',
-    items: [...input.openBills].sort(byDueDate),
+    items: [...openBills].sort(byDueDate),
     amountOf: amountDue,
     row: (b, cur) => openBillRow(b, today, fmt, cur),
     tone: (b) => (daysBetween(b.dueDate.slice(0, 10), today) > 0 ? 'Attention' : undefined),
@@ -105,11 +105,11 @@ export function vendorCard(input: OneMatchBase & { vendor: Vendor; openBills: Bi
 }
 
 /** A customer with its unpaid, non-archived invoices. */
-export function customerCard(input: OneMatchBase & { customer: Customer; openInvoices: Invoice[] }): CardReply {
-  const { customer, fmt, today } = input;
+export function customerCard(customer: Customer, openInvoices: Invoice[], input: OneMatchBase): CardReply {
+  const { fmt, today } = input;
   return partyCard<Invoice>('customer', customer, input, {
     noun: 'invoice',
-    items: [...input.openInvoices].sort((a, b) => a.dueDate.localeCompare(b.dueDate) || a.invoiceNumber.localeCompare(b.invoiceNumber)),
+    items: [...openInvoices].sort((a, b) => a.dueDate.localeCompare(b.dueDate) || a.invoiceNumber.localeCompare(b.invoiceNumber)),
     amountOf: (i) => i.dueAmount,
     row: (i, cur) => [
       i.invoiceNumber || shortId(i.id),

@@ -162,7 +162,7 @@ export const vendorCommand: PartyCommand<Vendor, Bill> = {
   },
   partyIdOf: (b) => b.vendorId,
   amountOf: amountDue,
-  card: (vendor, openBills, input) => vendorCard({ ...input, vendor, openBills }),
+  card: vendorCard,
   networkStatus: (_deps, _orgId, vendor) => Promise.resolve(vendor.networkStatus),
 };
 
@@ -197,7 +197,7 @@ const customerCommand: PartyCommand<Customer, Invoice> = {
   },
   partyIdOf: (i) => i.customerId,
   amountOf: (i) => i.dueAmount,
-  card: (customer, openInvoices, input) => customerCard({ ...input, customer, openInvoices }),
+  card: customerCard,
   /**
    * A customer's connection request status as last read from BILL (kept when someone invited them from Teams), else
    * undefined: BILL's customers carry no networkStatus, and a card that names a customer makes no call for it (compose
