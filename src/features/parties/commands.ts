@@ -12,7 +12,7 @@ import { amountDue } from '../payables/cards.js';
 import { isOwed } from '../receivables/cards.js';
 import { escapeMarkdown, shorten, type CardReply } from '../../cards/card.js';
 import { sum } from '../../cards/format.js';
-import { customerCard, partyMatchesCard, vendorCard, type OneMatchBase } from './cards.js';
+import { customerCard, invoiceDue, partyMatchesCard, vendorCard, type OneMatchBase } from './cards.js';
 import { openBills, unpaidBills, withVendorNames } from '../payables/commands.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { Mirror } from '../../mirror/mirror.js';
@@ -196,7 +196,7 @@ const customerCommand: PartyCommand<Customer, Invoice> = {
     return { items: got.value, asOf: got.fetchedAt };
   },
   partyIdOf: (i) => i.customerId,
-  amountOf: (i) => i.dueAmount,
+  amountOf: invoiceDue,
   card: customerCard,
   /**
    * A customer's connection request status as last read from BILL (kept when someone invited them from Teams), else
