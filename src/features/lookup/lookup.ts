@@ -62,16 +62,21 @@ export function textLookup(deps: LookupDeps) {
       };
       const numbers = wanted.numberKeys.size > 0;
       const names = wanted.words.length > 0;
+      /** The bills or invoices the text names by number. */
+      const numberedOf = async <K extends 'bill' | 'invoice'>(kind: K, numberOf: (r: Records[K]) => string) => {
+        const rows = await rowsOf(kind, numbers, (r) => wanted.numberKeys.has(normalizeNumber(numberOf(r))));
+        return numbered(wanted, kind, rows.map(numberOf));
+      };
       const isNamed = (p: Party) => !p.archived && matchName(p.name, wanted) !== undefined;
       const [bills, invoices, vendors, customers] = await Promise.all([
-        rowsOf('bill', numbers, (b) => hasNumber(wanted, b.invoice?.invoiceNumber)),
-        rowsOf('invoice', numbers, (i) => hasNumber(wanted, i.invoiceNumber)),
+        numberedOf('bill', (b) => b.invoice?.invoiceNumber ?? ''),
+        numberedOf('invoice', (i) => i.invoiceNumber),
         rowsOf('vendor', names, isNamed),
         rowsOf('customer', names, isNamed),
       ]);
       const matches: Named[] = [
-        ...numbered(wanted, 'bill', bills, (b) => b.invoice?.invoiceNumber ?? ''),
-        ...numbered(wanted, 'invoice', invoices, (i) => i.invoiceNumber),
+        ...bills,
+        ...invoices,
         ...named(wanted, [
           ...vendors.map((p) => ({ ...p, kind: 'vendor' as const })),
           ...customers.map((p) => ({ ...p, kind: 'customer' as const })),
@@ -93,14 +98,10 @@ export function textLookup(deps: LookupDeps) {
 
 const RANK: Record<NameMatch, number> = { whole: 0, word: 1 };
 
-function hasNumber(wanted: Wanted, number: string | undefined): boolean {
-  return number !== undefined && number !== '' && wanted.numberKeys.has(normalizeNumber(number));
-}
-
 /** Each number once, as its first record has it, in the order the text gives them (several bills: the command lists them). */
-function numbered<T>(wanted: Wanted, kind: 'bill' | 'invoice', rows: T[], numberOf: (row: T) => string): Named[] {
+function numbered(wanted: Wanted, kind: 'bill' | 'invoice', recordNumbers: string[]): Named[] {
   const held = new Map<string, string>();
-  for (const number of rows.map(numberOf)) {
+  for (const number of recordNumbers) {
     const key = normalizeNumber(number);
     if (!held.has(key)) held.set(key, number);
   }
