@@ -44,12 +44,14 @@ export interface PartiesDeps {
 /** Matches read per search; more are reported as "100+". */
 const MAX_MATCHES = 100;
 
-/** Exact name first (any case), then shorter names, then alphabetical: "Acme" before "Acme Office Supplies". */
+/** The name typed exactly, in any case: its card is shown even when longer names start with it. */
+const isExactly = (name: string, typed: string) => name.trim().toLocaleLowerCase() === typed.trim().toLocaleLowerCase();
+
+/** Exact name first, then shorter names, then alphabetical: "Acme" before "Acme Office Supplies". */
 export function rankMatches<T extends { name: string; id: string }>(typed: string, items: T[]): T[] {
-  const t = typed.trim().toLocaleLowerCase();
   return [...items].sort((a, b) => {
-    const ea = a.name.trim().toLocaleLowerCase() === t ? 0 : 1;
-    const eb = b.name.trim().toLocaleLowerCase() === t ? 0 : 1;
+    const ea = isExactly(a.name, typed) ? 0 : 1;
+    const eb = isExactly(b.name, typed) ? 0 : 1;
     return ea - eb || a.name.length - b.name.length || a.name.localeCompare(b.name) || a.id.localeCompare(b.id);
   });
 }
@@ -112,7 +114,7 @@ async function runParty<P extends Vendor | Customer, O>(ctx: CommandContext, dep
       `${kind} ${typed}`,
     );
   }
-  const one = ranked.length === 1 || first.name.trim().toLocaleLowerCase() === typed.trim().toLocaleLowerCase();
+  const one = ranked.length === 1 || isExactly(first.name, typed);
   const shown = one ? [first] : ranked;
   const ids = shown.map((p) => p.id);
   const open = await path.openOf(ctx, deps, orgId, ids);
