@@ -30,12 +30,17 @@ export interface OneMatchBase extends ListContext {
   network?: { status?: string; invite?: CardAction };
 }
 
-/** A vendor's status BILL did not give; a customer's, not read since no card reads it (see parties/commands.ts). */
-const unknownStatus: Record<PartyKind, string> = { vendor: 'not known', customer: 'not checked (Invite checks it in BILL)' };
+/**
+ * What each kind of party is called on its cards and what its open items are. unknownStatus: a vendor's network status
+ * BILL did not give; a customer's, not read since no card reads it (see parties/commands.ts).
+ */
+const WORDS: Record<PartyKind, { label: string; noun: 'bill' | 'invoice'; unknownStatus: string }> = {
+  vendor: { label: 'Vendor', noun: 'bill', unknownStatus: 'not known' },
+  customer: { label: 'Customer', noun: 'invoice', unknownStatus: 'not checked (Invite checks it in BILL)' },
+};
 
 /** How a party's open items are listed: a vendor's open bills, a customer's open invoices. */
 interface OpenItems<T> {
-  noun: 'bill' | 'invoice';
   items: T[];
   amountOf(item: T): number;
   row(item: T, currency: string | undefined): string[];
@@ -53,6 +58,7 @@ function partyCard<T extends { dueDate: string }>(
   open: OpenItems<T>,
 ): CardReply {
   const { fmt, today } = input;
+  const { label, noun, unknownStatus } = WORDS[kind];
   const cur = currencyOf(kind, party);
   const rows = open.items;
   const overdue = rows.filter((i) => daysBetween(i.dueDate.slice(0, 10), today) > 0);
@@ -64,14 +70,13 @@ function partyCard<T extends { dueDate: string }>(
   const balance = balanceOf(party);
   const totals: Array<[string, string]> = [
     ['Balance in BILL', balance === undefined ? '—' : money(balance, cur, fmt.locale)],
-    [`Open ${open.noun}s`, `${openTotal} · ${count(rows.length, open.noun, fmt.locale)}`],
-    ['Overdue', overdue.length ? `${total(overdue)} · ${count(overdue.length, open.noun, fmt.locale)}` : 'none'],
+    [`Open ${noun}s`, `${openTotal} · ${count(rows.length, noun, fmt.locale)}`],
+    ['Overdue', overdue.length ? `${total(overdue)} · ${count(overdue.length, noun, fmt.locale)}` : 'none'],
     ...(open.moreTotals ?? []),
-    ['BILL network', networkStatusWords(input.network?.status ?? (party as Vendor).networkStatus) ?? unknownStatus[kind]],
+    ['BILL network', networkStatusWords(input.network?.status ?? (party as Vendor).networkStatus) ?? unknownStatus],
   ];
   const others = `${count(input.others, `other ${kind}`)} also start with "${input.typed}". Type more of the name to see another.`;
   const notes = input.others > 0 ? [{ text: others, subtle: true }] : [];
-  const label = kind === 'vendor' ? 'Vendor' : 'Customer';
   return listCard({
     ...input,
     title: party.name || `${label} ${shortId(party.id)}`,
@@ -82,9 +87,9 @@ function partyCard<T extends { dueDate: string }>(
     items: rows,
     row: (i) => open.row(i, cur),
     tone: open.tone,
-    noun: `open ${open.noun}s`,
+    noun: `open ${noun}s`,
     empty: open.empty,
-    summary: `${party.name}: ${count(rows.length, `open ${open.noun}`)}, ${openTotal}${overdue.length ? `, ${overdue.length} overdue` : ''}.`,
+    summary: `${party.name}: ${count(rows.length, `open ${noun}`)}, ${openTotal}${overdue.length ? `, ${overdue.length} overdue` : ''}.`,
     actions: input.network?.invite && !party.archived ? [input.network.invite] : undefined,
   });
 }
@@ -94,7 +99,6 @@ export function vendorCard(vendor: Vendor, openBills: Bill[], input: OneMatchBas
   const { fmt, today } = input;
   const last = vendor.paymentInformation?.lastPaymentDate;
   return partyCard<Bill>('vendor', vendor, input, {
-    noun: 'bill',
     items: [...openBills].sort(byDueDate),
     amountOf: amountDue,
     row: (b, cur) => openBillRow(b, today, fmt, cur),
@@ -111,7 +115,6 @@ export const invoiceDue = (i: Invoice): number => i.dueAmount;
 export function customerCard(customer: Customer, openInvoices: Invoice[], input: OneMatchBase): CardReply {
   const { fmt, today } = input;
   return partyCard<Invoice>('customer', customer, input, {
-    noun: 'invoice',
     items: [...openInvoices].sort((a, b) => a.dueDate.localeCompare(b.dueDate) || a.invoiceNumber.localeCompare(b.invoiceNumber)),
     amountOf: invoiceDue,
     row: (i, cur) => [
@@ -137,7 +140,6 @@ export interface PartyMatchesInput extends ListContext {
 /** Several vendors (or customers) start with what was typed: each with open items and balance, and a button to pick. */
 export function partyMatchesCard(input: PartyMatchesInput): CardReply {
   const { fmt, kind } = input;
-  const open = kind === 'vendor' ? 'Open bills' : 'Open invoices';
   const rows = input.matches;
   const actions: CardAction[] = rows
     .filter((m) => typeableName(m.party.name))
@@ -149,8 +151,8 @@ export function partyMatchesCard(input: PartyMatchesInput): CardReply {
     title: `${n} ${kind}s start with "${input.typed}"`,
     subtitle: `Type more of the name to pick one, e.g. ${kind} ${rows[0]?.party.name ?? input.typed}`,
     columns: [
-      { header: kind === 'vendor' ? 'Vendor' : 'Customer' },
-      { header: open },
+      { header: WORDS[kind].label },
+      { header: `Open ${WORDS[kind].noun}s` },
       { header: 'Amount open', figure: true },
       { header: 'Balance in BILL' },
     ],
