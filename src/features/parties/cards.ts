@@ -39,6 +39,9 @@ const WORDS: Record<PartyKind, { label: string; noun: 'bill' | 'invoice'; unknow
   customer: { label: 'Customer', noun: 'invoice', unknownStatus: 'not checked (Invite checks it in BILL)' },
 };
 
+/** Due before today: the totals count it overdue and a vendor card marks its row. */
+const pastDue = (item: { dueDate: string }, today: string) => daysBetween(item.dueDate.slice(0, 10), today) > 0;
+
 /** How a party's open items are listed: a vendor's open bills, a customer's open invoices. */
 interface OpenItems<T> {
   items: T[];
@@ -61,7 +64,7 @@ function partyCard<T extends { dueDate: string }>(
   const { label, noun, unknownStatus } = WORDS[kind];
   const cur = currencyOf(kind, party);
   const rows = open.items;
-  const overdue = rows.filter((i) => daysBetween(i.dueDate.slice(0, 10), today) > 0);
+  const overdue = rows.filter((i) => pastDue(i, today));
   const total = (items: T[]) => {
     const amounts = items.map((i) => ({ amount: open.amountOf(i), currency: cur }));
     return moneyTotal(amounts, fmt.locale);
@@ -102,7 +105,7 @@ export function vendorCard(vendor: Vendor, openBills: Bill[], input: OneMatchBas
     items: [...openBills].sort(byDueDate),
     amountOf: amountDue,
     row: (b, cur) => openBillRow(b, today, fmt, cur),
-    tone: (b) => (daysBetween(b.dueDate.slice(0, 10), today) > 0 ? 'Attention' : undefined),
+    tone: (b) => (pastDue(b, today) ? 'Attention' : undefined),
     empty: `No open bills from ${vendor.name}.`,
     moreTotals: last && /^\d{4}-\d{2}-\d{2}/.test(last) ? [['Last payment', calendarDate(last.slice(0, 10), fmt.locale)]] : [],
   });
