@@ -14,9 +14,6 @@ import {
 import type { Kind } from '../../mirror/records.js';
 import type { Found, Named } from './lookup.js';
 
-/** The Insert button's verb: its data names the record ({kind, number} or {kind, id}), never a command line. */
-const INSERT_VERB = 'insert';
-
 const KIND_WORD: Record<Kind, string> = { bill: 'Bill', invoice: 'Invoice', vendor: 'Vendor', customer: 'Customer' };
 
 const buttonTitle = (m: Named) => `${KIND_WORD[m.kind]} ${shorten(m.label, 36)}`;
@@ -47,9 +44,10 @@ export function matchesCard(typedText: string, found: Found): CardReply {
 export function lookUpDialogCard(found: Found): CardReply {
   const note = buildingNote(found.building);
   if (found.matches.length === 0) return nothingFoundCard(found, note);
+  // Insert's data names the record ({kind, number} or {kind, id}), never a command line.
   const actions = found.matches.map((m) =>
     submitAction(`Insert ${buttonTitle(m)}`, {
-      verb: INSERT_VERB,
+      verb: 'insert',
       kind: m.kind,
       ...(m.kind === 'vendor' || m.kind === 'customer' ? { id: m.key } : { number: m.key }),
     }),
