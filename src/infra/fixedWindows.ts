@@ -1,10 +1,28 @@
 // Per-key fixed-window counters in this process (a person's commands a minute, connect attempts an hour), with no
 // timer per key (rate-limiter-flexible's memory store sets one): a timer made during a turn holds that turn's async
 // context until it fires, which at 8,000 people a minute was 9 MB of the 63 MB live heap (the memory bench's heap
-// snapshot). Expired windows are swept instead.
+// snapshot). Expired windows are swept instead. A fleet's limits live in Redis (rate-limiter-flexible): limiterTake
+// answers for them in the same shape.
+import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
+import { DependencyUnavailable } from '../errors.js';
 import { systemClock, type Clock } from './clock.js';
 
 export type WindowDecision = { allowed: true } | { allowed: false; retryInMs: number };
+
+/**
+ * Takes one point from a rate-limiter-flexible limiter. It rejects with an Error when its store (Redis) fails, which
+ * becomes DependencyUnavailable (never "allowed"), and with its RateLimiterRes when the points are spent (its README):
+ * told apart without loading the package, which one instance never needs.
+ */
+export async function limiterTake(limiter: RateLimiterAbstract, key: string, dependency: string): Promise<WindowDecision> {
+  try {
+    await limiter.consume(key, 1);
+    return { allowed: true };
+  } catch (err) {
+    if (err instanceof Error) throw new DependencyUnavailable(dependency, err);
+    return { allowed: false, retryInMs: Math.max(1, (err as RateLimiterRes).msBeforeNext) };
+  }
+}
 
 interface Window {
   used: number;

@@ -1,7 +1,6 @@
 // Per-person command rate limit (USER_COMMANDS_PER_MINUTE), so one member cannot spend the organisation's BILL budget.
-import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
-import { DependencyUnavailable } from '../errors.js';
-import { FixedWindows, type WindowDecision } from '../infra/fixedWindows.js';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
+import { FixedWindows, limiterTake, type WindowDecision } from '../infra/fixedWindows.js';
 import type { Caller, ConversationScope } from '../features/types.js';
 
 /** Takes one turn (a command or a card click) for a person; in-memory for one instance, Redis-backed in cluster mode. */
@@ -9,24 +8,9 @@ export interface UserCommandRate {
   take(key: string): Promise<WindowDecision>;
 }
 
-/**
- * A rate-limiter-flexible limiter (RateLimiterRedis, for a fleet) as a UserCommandRate: a refusal
- * comes back as the time to wait; a store failure (Redis down) as DependencyUnavailable, never as "allowed".
- */
+/** A fleet: a rate-limiter-flexible limiter (RateLimiterRedis); Redis down refuses the turn, never lets it through. */
 export function limiterUserCommandRate(limiter: RateLimiterAbstract): UserCommandRate {
-  return {
-    take: async (key) => {
-      try {
-        await limiter.consume(key, 1);
-        return { allowed: true };
-      } catch (err) {
-        // It rejects with an Error when Redis fails and with its RateLimiterRes when the points are spent (its README);
-        // told apart without loading the package, which one instance never needs.
-        if (err instanceof Error) throw new DependencyUnavailable('user command rate limiter', err);
-        return { allowed: false, retryInMs: Math.max(1, (err as RateLimiterRes).msBeforeNext) };
-      }
-    },
-  };
+  return { take: (key) => limiterTake(limiter, key, 'user command rate limiter') };
 }
 
 /** One instance: `perMinute` commands per person in a 60 s window that starts at their first. */

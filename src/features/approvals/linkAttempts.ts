@@ -2,11 +2,17 @@
 // of them and, after BILL refused one, waits LINK_COOLDOWN_S. In memory for one instance, in Redis for a fleet.
 // Why: a refused sign-in used to cost nothing but BILL's shared budget (the refused session slot is released, so the
 // per-slot credential back-off never applied), and 200 bogus submissions locked every organisation out of BILL for an hour.
-import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { DependencyUnavailable } from '../../errors.js';
-import { FixedWindows } from '../../infra/fixedWindows.js';
+import { FixedWindows, limiterTake } from '../../infra/fixedWindows.js';
 
 type LinkDecision = { allowed: true } | { allowed: false; retryInMs: number; why: 'cooldown' | 'hourly' };
+
+const LIMITER = 'connect attempt limiter';
+
+function unavailable(err: unknown): never {
+  throw new DependencyUnavailable(LIMITER, err);
+}
 
 export interface LinkAttempts {
   /** Takes one attempt for the person (their session slot owner), or says how long until they may try again. */
@@ -23,24 +29,14 @@ export interface LinkAttempts {
 export function redisLinkAttempts(hourly: RateLimiterAbstract, cooldown: RateLimiterAbstract | undefined): LinkAttempts {
   return {
     async take(person) {
-      try {
-        const waiting = cooldown ? await cooldown.get(person) : null;
-        if (waiting && waiting.consumedPoints > 0 && waiting.msBeforeNext > 0)
-          return { allowed: false, retryInMs: Math.max(1_000, waiting.msBeforeNext), why: 'cooldown' };
-        await hourly.consume(person, 1);
-        return { allowed: true };
-      } catch (err) {
-        // An Error when Redis fails, a RateLimiterRes when the points are spent (as in teams/userRate.ts).
-        if (err instanceof Error) throw new DependencyUnavailable('connect attempt limiter', err);
-        return { allowed: false, retryInMs: Math.max(1_000, (err as RateLimiterRes).msBeforeNext), why: 'hourly' };
-      }
+      const waiting = await cooldown?.get(person).catch(unavailable);
+      if (waiting && waiting.consumedPoints > 0 && waiting.msBeforeNext > 0)
+        return { allowed: false, retryInMs: Math.max(1_000, waiting.msBeforeNext), why: 'cooldown' };
+      const d = await limiterTake(hourly, person, LIMITER);
+      return d.allowed ? d : { allowed: false, retryInMs: Math.max(1_000, d.retryInMs), why: 'hourly' };
     },
     async refused(person) {
-      try {
-        await cooldown?.block(person, cooldown.duration);
-      } catch (err) {
-        throw new DependencyUnavailable('connect attempt limiter', err);
-      }
+      await cooldown?.block(person, cooldown.duration).catch(unavailable);
     },
   };
 }
