@@ -1,11 +1,8 @@
 // Scheduled digests: a channel asks for a summary (bills due in the next 7 days, overdue bills, overdue invoices)
 // daily or weekly at a time in BOT_TIMEZONE. The scheduler posts it at the slot only when what it shows changed
-// since the channel's last digest, and at most once per channel and slot across restarts and instances:
-// - a slot is claimed with setIfAbsent (a short lease), then marked "sending" before the card goes out and "done"
-//   after; a marker makes every later tick (any instance) leave the slot alone. A process killed during the send
-//   leaves "sending" behind and the slot is not posted again (at most once per slot).
+// since the channel's last digest, and at most once per channel and slot across restarts and instances (slotClaims).
 // Storage (NS.digests), keys starting with the channel key so removing the bot from a team removes them:
-// "<channel>|setting", "<channel>|last" (fingerprint of the last posted digest), "<channel>|slot|<slot id>".
+// "<channel>|setting", "<channel>|last" (fingerprint of the last posted digest), "<channel>|slot|<slot id>" (and |lease).
 import { createHash } from 'node:crypto';
 import type { Clock } from '../infra/clock.js';
 import type { Logger } from '../infra/log.js';
@@ -16,15 +13,13 @@ import type { Mirror } from '../mirror/mirror.js';
 import { BillFilter } from '../bill/filters.js';
 import type { Bill, Invoice } from '../bill/types.js';
 import { NS, type StateStore } from '../infra/state/types.js';
-import { Leases, slotJob } from './jobs.js';
+import { slotClaims, slotJob } from './jobs.js';
 import { addDays, dateInZone } from '../infra/calendar.js';
 import { dueSlot, type DigestSchedule } from './schedule.js';
 import type { WorkerDeps } from './worker.js';
 import { channelKey, channelScope, type ChannelSubscription } from './subscriptions.js';
 import { removedFromChannel, type ChannelTarget, type DigestContent, type DigestRow } from './types.js';
 
-const SLOT_MARKER_TTL_MS = 8 * 24 * 3_600_000;
-const SLOT_LEASE_MS = 10 * 60_000;
 /** Pages read per list (100 rows each). */
 const MAX_PAGES = 10;
 
@@ -34,12 +29,6 @@ export type DigestSetting = Omit<ChannelSubscription, 'kind' | 'createdAt'> & {
   schedule: DigestSchedule;
   since: number;
 };
-
-interface SlotMarker {
-  state: 'sending' | 'done';
-  result?: 'posted' | 'unchanged' | 'unbound' | 'gone';
-  at: number;
-}
 
 const isSetting = (v: unknown): v is DigestSetting =>
   v !== null && typeof v === 'object' && (v as { v?: unknown }).v === 1 && (v as { type?: unknown }).type === 'digest';
@@ -179,59 +168,45 @@ type SchedulerDeps = Pick<WorkerDeps, 'state' | 'clock' | 'log' | 'resolveOrg' |
 /** Posts every digest whose slot has come on each tick (a tick called while one runs gets a fresh run after it). */
 export function digestScheduler(deps: SchedulerDeps) {
   const { state } = deps;
-  const leases = new Leases(state, deps.clock, NS.digests, SLOT_LEASE_MS);
+  const claim = slotClaims(state, deps.clock, NS.digests);
 
   const postSlot = async (setting: DigestSetting, now: number) => {
     const slot = dueSlot(setting.schedule, setting.since, now, deps.timeZone);
     if (!slot) return;
     const key = channelKey(setting);
-    const markerKey = `${key}|slot|${slot.id}`;
-    if (await state.get<SlotMarker>(NS.digests, markerKey)) return;
-    const lease = `${markerKey}|lease`;
-    if (!(await leases.acquire(lease))) return;
-    const log = deps.log.child({ teamId: setting.teamId, channelId: setting.channelId, slot: slot.id });
-    const mark = (m: SlotMarker) => state.set(NS.digests, markerKey, m, { ttlMs: SLOT_MARKER_TTL_MS });
-    try {
-      // Another instance may have finished the slot between our look and our lease.
-      if (await state.get<SlotMarker>(NS.digests, markerKey)) return;
+    return claim(`${key}|slot|${slot.id}`, async ({ sending, reopen }) => {
+      const log = deps.log.child({ teamId: setting.teamId, channelId: setting.channelId, slot: slot.id });
       const orgId = await deps.resolveOrg(channelScope(setting));
       if (!orgId) {
         log.info('digest skipped: the team is not bound to a BILL organisation');
-        await mark({ state: 'done', result: 'unbound', at: now });
         return;
       }
       const content = await deps.compose(orgId, now, setting.schedule.every);
       const lastKey = `${key}|last`;
       const last = await state.get<{ fingerprint: string }>(NS.digests, lastKey);
       if (last?.fingerprint === content.fingerprint) {
-        await mark({ state: 'done', result: 'unchanged', at: now });
         log.info('digest skipped: nothing changed since the last one');
         return 'unchanged';
       }
       // Composing can take a while: a worker that lost the slot's lease meanwhile leaves the slot to the new holder.
-      if (!(await leases.renew(lease))) return;
-      await mark({ state: 'sending', at: now });
+      if (!(await sending())) return;
       const outcome = await deps.sender.send(setting.reference, deps.presenter.digest(content));
       if (outcome.ok) {
         await state.set(NS.digests, lastKey, { fingerprint: content.fingerprint, slot: slot.id, postedAt: deps.clock.now() });
-        await mark({ state: 'done', result: 'posted', at: deps.clock.now() });
         log.info('digest posted');
         return 'posted';
       }
       const removed = removedFromChannel(outcome);
       if (removed) {
-        await mark({ state: 'done', result: 'gone', at: now });
         await deps.onChannelGone(setting, removed);
         log.warn({ status: outcome.status, code: outcome.code }, 'digest not posted: the bot is no longer in the channel');
         return;
       }
-      // Not sent: the slot stays open, a later tick within the catch-up window tries again.
-      await state.delete(NS.digests, markerKey);
+      // Not sent: a later tick within the catch-up window tries again.
+      await reopen();
       log.warn({ status: outcome.status, code: outcome.code }, 'digest send failed; will try again');
       return 'failed';
-    } finally {
-      await leases.release(lease);
-    }
+    });
   };
 
   return slotJob({

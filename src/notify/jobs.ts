@@ -87,6 +87,58 @@ export function slotJob<T, K extends string>(opts: {
   return job;
 }
 
+const SLOT_LEASE_MS = 10 * 60_000;
+/** A handled slot is remembered this long (longer than any catch-up window). */
+const SLOT_MARKER_TTL_MS = 8 * 24 * 3_600_000;
+
+/** What the work on a claimed slot may do besides returning (which marks the slot done). */
+interface SlotClaim {
+  /** Call just before the send: false when this worker lost the lease meanwhile (the slot is left to the new holder). */
+  sending: () => Promise<boolean>;
+  /** Leaves the slot open: a later tick tries it again, at once or after `afterMs`. */
+  reopen: (afterMs?: number) => Promise<void>;
+}
+
+/**
+ * Runs a digest slot's work once across restarts and instances: the slot is claimed with a short lease, marked
+ * "sending" before the message goes out and "done" when the work returns; a marker makes every later tick (any
+ * instance) leave the slot alone. A process killed before "sending" leaves only its lease: once that expires the
+ * slot is worked again. One killed during the send leaves "sending", and the slot is not sent again (at most once).
+ * A throw leaves the slot as it was (open, or "sending").
+ */
+export function slotClaims(state: StateStore, clock: Clock, ns: string) {
+  const leases = new Leases(state, clock, ns, SLOT_LEASE_MS);
+  return async <R>(key: string, work: (claim: SlotClaim) => Promise<R>): Promise<R | undefined> => {
+    if (await state.get(ns, key)) return;
+    const lease = `${key}|lease`;
+    if (!(await leases.acquire(lease))) return;
+    const mark = (marker: 'sending' | 'done' | 'retry', ttlMs = SLOT_MARKER_TTL_MS) =>
+      state.set(ns, key, { state: marker, at: clock.now() }, { ttlMs });
+    // The work's return marks the slot done, unless it left the slot open or lost the lease.
+    const end = { done: true };
+    try {
+      // Another instance may have finished the slot between our look and our lease.
+      if (await state.get(ns, key)) return;
+      const result = await work({
+        sending: async () => {
+          end.done = await leases.renew(lease);
+          if (end.done) await mark('sending');
+          return end.done;
+        },
+        reopen: async (afterMs) => {
+          end.done = false;
+          if (afterMs) await mark('retry', afterMs);
+          else await state.delete(ns, key);
+        },
+      });
+      if (end.done) await mark('done');
+      return result;
+    } finally {
+      await leases.release(lease);
+    }
+  };
+}
+
 // A lease (setIfAbsent with a TTL) names its holder by a random id made when the holder starts (not host + pid: two containers
 // on one host can share a hostname and a pid, and a pid of another pid namespace looks dead from here), so a lease
 // is taken over only once it has expired — or, on a single-instance store, when it was last written before this

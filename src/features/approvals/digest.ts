@@ -1,19 +1,17 @@
 // `approvals digest daily <HH:MM>`: a personal message to each linked approver with the bills waiting for them, at that
 // time in BOT_TIMEZONE, only on days some are, read in the approver's own BILL session and sent to the personal chat
-// stored when they connected. A due slot (dueSlot in src/notify/schedule.ts) is claimed with setIfAbsent
-// (NS.approvalDigests) before anything is read or sent: one message per person, org and slot, across restarts and instances.
+// stored when they connected. At most one message per person, org and slot, across restarts and instances: the due slot
+// (dueSlot in src/notify/schedule.ts) is claimed as channel digests claim theirs (slotClaims, NS.approvalDigests).
 import type { Clock } from '../../infra/clock.js';
 import type { Logger } from '../../infra/log.js';
 import { NotLinked, errorMessage } from '../../errors.js';
-import { slotJob } from '../../notify/jobs.js';
+import { slotClaims, slotJob } from '../../notify/jobs.js';
 import { dueSlot } from '../../notify/schedule.js';
 import type { ChannelSender } from '../../notify/types.js';
 import { NS, type StateStore } from '../../infra/state/types.js';
 import type { Approvals } from './service.js';
 import type { UserLink } from './userLinks.js';
 
-/** A handled slot is remembered this long (longer than any catch-up window). */
-const SLOT_TTL_MS = 3 * 24 * 3_600_000;
 /** A failed digest is tried again after this long (still within the catch-up window). */
 const RETRY_AFTER_MS = 5 * 60_000;
 
@@ -32,47 +30,46 @@ export function approvalDigestJob(deps: {
   log: Logger;
 }) {
   const { approvals, state, log } = deps;
+  const claim = slotClaims(state, deps.clock, NS.approvalDigests);
   // What became of one approver's digest: sent, nothing waiting, or nothing due now (undefined).
   const sendDigest = async (link: UserLink, now: number): Promise<'sent' | 'empty' | undefined> => {
     const { digestTime, reference } = link;
     if (!approvals || !digestTime || !reference) return;
-    const slot = dueSlot({ every: 'daily', time: digestTime }, link.digestSince ?? 0, now, deps.timeZone);
-    if (!slot) return;
-    const key = `${approvals.links.key(link)}|${slot.id}`;
-    if (!(await state.setIfAbsent(NS.approvalDigests, key, { at: now }, { ttlMs: SLOT_TTL_MS }))) return;
     const conversation = (reference.conversation ?? {}) as { id?: unknown };
     if (typeof conversation.id !== 'string') return;
-    try {
-      const { reply, waiting } = await approvals.pendingReply(
-        link,
-        { kind: 'personal', conversationId: conversation.id },
-        { priority: 'background' },
-      );
-      if (waiting === 0) return 'empty';
-      const outcome = await deps.sender.send(reference, { card: reply.card, summary: `Approvals digest: ${reply.summary}` });
-      if (outcome.ok) {
-        log.info({ orgId: link.orgId, waiting, slot: slot.id }, 'approvals digest sent');
-        return 'sent';
+    const slot = dueSlot({ every: 'daily', time: digestTime }, link.digestSince ?? 0, now, deps.timeZone);
+    if (!slot) return;
+    const personal = { kind: 'personal', conversationId: conversation.id } as const;
+    return claim(`${approvals.links.key(link)}|${slot.id}`, async ({ sending, reopen }) => {
+      try {
+        const { reply, waiting } = await approvals.pendingReply(link, personal, { priority: 'background' });
+        if (waiting === 0) return 'empty';
+        if (!(await sending())) return;
+        const outcome = await deps.sender.send(reference, { card: reply.card, summary: `Approvals digest: ${reply.summary}` });
+        if (outcome.ok) {
+          log.info({ orgId: link.orgId, waiting, slot: slot.id }, 'approvals digest sent');
+          return 'sent';
+        }
+        // The person removed the bot or blocked it: no retry.
+        if (outcome.status === 403 || outcome.status === 404) {
+          log.info({ orgId: link.orgId, status: outcome.status, code: outcome.code }, 'approvals digest not deliverable to this person');
+          return;
+        }
+        throw new Error(`send failed (HTTP ${outcome.status}${outcome.code ? ' ' + outcome.code : ''})`);
+      } catch (err) {
+        // A token BILL no longer accepts is not retried (each try would spend a login from the dev key's 200 an hour).
+        if (err instanceof NotLinked && err.reason === 'tokenRefused') {
+          log.warn(
+            { orgId: link.orgId },
+            "approvals digest skipped: BILL no longer accepts this approver's token; they need to connect again",
+          );
+          return;
+        }
+        // Hold the slot a few minutes, then the next tick (within the catch-up window) tries again.
+        await reopen(RETRY_AFTER_MS).catch(() => undefined);
+        throw err;
       }
-      // The person removed the bot or blocked it: no retry.
-      if (outcome.status === 403 || outcome.status === 404) {
-        log.info({ orgId: link.orgId, status: outcome.status, code: outcome.code }, 'approvals digest not deliverable to this person');
-        return;
-      }
-      throw new Error(`send failed (HTTP ${outcome.status}${outcome.code ? ' ' + outcome.code : ''})`);
-    } catch (err) {
-      // A token BILL no longer accepts is not retried (each try would spend a login from the dev key's 200 an hour).
-      if (err instanceof NotLinked && err.reason === 'tokenRefused') {
-        log.warn(
-          { orgId: link.orgId },
-          "approvals digest skipped: BILL no longer accepts this approver's token; they need to connect again",
-        );
-        return;
-      }
-      // Hold the slot a few minutes, then the next tick (within the catch-up window) tries again.
-      await state.set(NS.approvalDigests, key, { at: now, retry: true }, { ttlMs: RETRY_AFTER_MS }).catch(() => undefined);
-      throw err;
-    }
+    });
   };
   return slotJob({
     what: 'approvals digest',
