@@ -12,8 +12,9 @@ import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
 import { approvalDigestJob } from '../../src/features/approvals/digest.js';
 import type { Approvals } from '../../src/features/approvals/service.js';
 import { UserLinks, type UserLink } from '../../src/features/approvals/userLinks.js';
-import type { ChannelSender, SendOutcome } from '../../src/notify/types.js';
+import type { ChannelSender } from '../../src/notify/types.js';
 import { LogCapture } from '../harness/logs.js';
+import { RecordingSender } from '../harness/sender.js';
 
 const LINK: UserLink = {
   tenantId: 'aaaaaaaa-0000-4000-8000-000000000001',
@@ -44,17 +45,6 @@ afterEach(async () => {
   await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-class RecordingSender implements ChannelSender {
-  readonly sent: string[] = [];
-  next: Array<SendOutcome | 'hang'> = [];
-  async send(_ref: unknown, message: { summary: string }): Promise<SendOutcome> {
-    const outcome = this.next.shift() ?? { ok: true };
-    if (outcome === 'hang') return new Promise<SendOutcome>(() => undefined);
-    if (outcome.ok) this.sent.push(message.summary);
-    return outcome;
-  }
-}
 
 /** One instance's approvals digest job; `reads` counts its BILL reads, `hang` makes the next read never answer. */
 async function instance(sender: ChannelSender, opts: { hang?: boolean } = {}) {

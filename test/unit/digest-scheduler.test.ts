@@ -8,8 +8,9 @@ import { ManualClock } from '../../src/infra/clock.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
 import { digestScheduler, DigestSettings } from '../../src/notify/digests.js';
-import type { ChannelSender, ChannelTarget, DigestContent, NotificationPresenter, SendOutcome } from '../../src/notify/types.js';
+import type { ChannelSender, ChannelTarget, DigestContent, NotificationPresenter } from '../../src/notify/types.js';
 import { LogCapture } from '../harness/logs.js';
+import { RecordingSender } from '../harness/sender.js';
 
 const ORG = '00801DEMOORG00000001';
 const target = { tenantId: 'aaaaaaaa-0000-4000-8000-000000000001', teamId: '19:team-a@thread.tacv2', channelId: '19:chan-a@thread.tacv2' };
@@ -30,17 +31,6 @@ afterEach(async () => {
   await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-class RecordingSender implements ChannelSender {
-  readonly sent: unknown[] = [];
-  next: Array<SendOutcome | 'hang'> = [];
-  async send(_ref: unknown, message: { summary: string }): Promise<SendOutcome> {
-    const outcome = this.next.shift() ?? { ok: true };
-    if (outcome === 'hang') return new Promise<SendOutcome>(() => undefined);
-    if (outcome.ok) this.sent.push(message.summary);
-    return outcome;
-  }
-}
 
 let version = 1;
 async function compose(orgId: string, now: number, cadence: DigestContent['cadence']): Promise<DigestContent> {
