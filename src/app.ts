@@ -423,11 +423,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
           return 0;
         },
       );
-      const unopenable = unopenableSecrets;
-      if (unopenable > 0)
+      if (unopenableSecrets > 0)
         log.warn(
-          { unopenable },
-          `${unopenable} stored secrets cannot be opened with SECRETS_KEY (was it changed?): webhook keys among them stop verifying BILL's events, approvers among them must connect again`,
+          { unopenable: unopenableSecrets },
+          `${unopenableSecrets} stored secrets cannot be opened with SECRETS_KEY (was it changed?): webhook keys among them stop verifying BILL's events, approvers among them must connect again`,
         );
       // Sends what a previous run accepted but did not deliver, then keeps the outbox and digests moving.
       notify.start();
