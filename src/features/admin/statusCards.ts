@@ -265,10 +265,8 @@ export function billSection(
   rows.push(['Backend', status.backend === 'sandbox' ? `embedded sandbox${at} (demo organisation, simulated data)` : `BILL${at}`]);
   rows.push(['Connectivity', status.reachable ? 'reachable' : 'failing — see the last error below']);
   const session = orgId ? status.sessions.find((s) => s.orgId === orgId) : undefined;
-  if (!orgId) {
-    rows.push(['Session', 'no organisation bound here']);
-  } else if (!session) {
-    rows.push(['Session', 'not signed in yet (signs in on the first command)']);
+  if (!session) {
+    rows.push(['Session', orgId ? 'not signed in yet (signs in on the first command)' : 'no organisation bound here']);
   } else {
     rows.push([
       'Session',
@@ -329,7 +327,7 @@ export function notificationsSection(s: NotifyStatus, inChannel: boolean, opts: 
     'Dead letters',
     s.deadLetters.total === 0
       ? 'none'
-      : `${s.deadLetters.total} in the last 30 days${inChannel ? `, ${s.deadLetters.here.length > 0 ? s.deadLetters.here.length : 'none'} here` : ''}`,
+      : `${s.deadLetters.total} in the last 30 days${inChannel ? `, ${s.deadLetters.here.length || 'none'} here` : ''}`,
   ]);
   rows.push([
     'BILL webhooks',
@@ -341,11 +339,9 @@ export function notificationsSection(s: NotifyStatus, inChannel: boolean, opts: 
   ]);
   const items: CardElement[] = [facts(rows)];
   for (const d of s.deadLetters.here) {
+    const why = escapeMarkdown(`${d.status}${d.code ? ` ${d.code}` : ''}`);
     items.push(
-      text(
-        `Not delivered here: ${escapeMarkdown(d.type)} of ${dateTime(d.at, opts)} after ${d.tries} tries (${escapeMarkdown(`${d.status}${d.code ? ` ${d.code}` : ''}`)}).`,
-        { size: 'Small' },
-      ),
+      text(`Not delivered here: ${escapeMarkdown(d.type)} of ${dateTime(d.at, opts)} after ${d.tries} tries (${why}).`, { size: 'Small' }),
     );
   }
   const summary =

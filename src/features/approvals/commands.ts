@@ -85,23 +85,21 @@ async function linksHere(approvals: Approvals, ctx: CommandContext): Promise<Use
   return ctx.scope.kind === 'personal' ? approvals.links.forPerson(tenantId, aadObjectId) : [];
 }
 
-/** The person's link for this conversation, or the one named (personal chat bound to none). A list means "ask which". */
-async function linkFor(approvals: Approvals, ctx: CommandContext, named?: string): Promise<UserLink[] | UserLink> {
+/** The person's links here, at least one, or only the one named (personal chat bound to none). */
+async function linksFor(approvals: Approvals, ctx: CommandContext, named?: string): Promise<[UserLink, ...UserLink[]]> {
   const links = await linksHere(approvals, ctx);
   if (!ctx.orgId && ctx.scope.kind !== 'personal') throw new NotBound();
   const [first, ...others] = links;
   if (!first) throw new NotLinked();
-  if (named) {
-    const link = links.find((l) => l.orgId.toLowerCase() === named.toLowerCase());
-    if (!link)
-      throw new InputError(
-        "You aren't connected to that organisation",
-        'Type **approvals** to pick one you are connected to, or **connect** to add it.',
-        named,
-      );
-    return link;
-  }
-  return others.length === 0 ? first : links;
+  if (!named) return [first, ...others];
+  const link = links.find((l) => l.orgId.toLowerCase() === named.toLowerCase());
+  if (!link)
+    throw new InputError(
+      "You aren't connected to that organisation",
+      'Type **approvals** to pick one you are connected to, or **connect** to add it.',
+      named,
+    );
+  return [link];
 }
 
 export const approvalsCommand: Command<ApprovalsDeps> = {
@@ -120,9 +118,9 @@ export const approvalsCommand: Command<ApprovalsDeps> = {
         'Type **approvals** to see the bills waiting for you.',
         `approvals ${ctx.input.argText}`,
       );
-    const found = await linkFor(approvals, ctx, args[0]);
-    if (Array.isArray(found)) return chooseOrgCard(found.map((l) => l.orgId));
-    let link = found;
+    const links = await linksFor(approvals, ctx, args[0]);
+    if (links.length > 1) return chooseOrgCard(links.map((l) => l.orgId));
+    let link = links[0];
     // Teams ids and names can change; keep what cards and digests use current.
     if (link.teamsUserId !== ctx.caller.id || (ctx.caller.name && link.displayName !== ctx.caller.name))
       link = (await approvals.links.update(link, { teamsUserId: ctx.caller.id, displayName: ctx.caller.name ?? link.displayName })) ?? link;
@@ -143,8 +141,7 @@ export const approvalsDigestCommand: Command<ApprovalsDeps> = {
     const { timeZone } = fmt;
     const hint = `Type **approvals digest daily 08:30** (24-hour time, ${timeZone}) or **approvals digest off**.`;
     const [word, ...rest] = ctx.input.args.map((a) => a.toLowerCase());
-    const found = await linkFor(approvals, ctx);
-    const links = Array.isArray(found) ? found : [found];
+    const links = await linksFor(approvals, ctx);
     const since = ctx.now.getTime();
     const card = (time: string | undefined, changed: boolean) => {
       const nextDate = time ? nextSlot({ every: 'daily', time }, since, timeZone).date : undefined;

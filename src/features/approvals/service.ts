@@ -142,9 +142,8 @@ export class Approvals {
   }
 
   /**
-   * The bills waiting for a linked person, read in their own BILL session, as a card recorded server-side. In a
-   * personal chat the card carries the buttons; elsewhere it is read-only and names the person in refresh.userIds.
-   * The link's Teams id and name are what the card names (the approvals command keeps them current).
+   * The same bills as a card recorded server-side, naming the link's Teams id and name (the approvals command keeps
+   * them current): with the buttons in a personal chat, read-only elsewhere (see approvalsCard).
    */
   async pendingReply(
     link: UserLink,
@@ -269,7 +268,7 @@ export class Approvals {
     const { data, caller, scope, log } = click;
     const { bill, orgs, clock } = this.deps;
     // Where and who first: the token is not even read in a channel. It is never logged or recorded (only its outcome
-    // is), and not taught to the log scrubber, where a value a person chose would censor the same text in every line.
+    // is), nor taught to the log scrubber (see UserLink.token).
     if (scope.kind !== 'personal') {
       const why =
         'I never take BILL sign-ins in a channel or group chat. If you entered a token here, delete it in BILL and create a new one.';

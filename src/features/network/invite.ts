@@ -119,13 +119,15 @@ export function networkInvites(deps: NetworkInvitesDeps) {
             `In BILL you are ${you}; invitations are sent by an Administrator or Accountant. Nothing was sent.`,
           );
         }
-        const party: Vendor | Customer = await asPerson(() => (kind === 'vendor' ? client.vendors.get(id) : client.customers.get(id)));
-        const before = await statusOf(client, kind, party);
+        const vendor = kind === 'vendor' ? await asPerson(() => client.vendors.get(id)) : undefined;
+        const party: Vendor | Customer = vendor ?? (await asPerson(() => client.customers.get(id)));
+        // A customer's status is its connection request's, which BILL keeps apart from the customer.
+        const before = vendor ? vendor.networkStatus : await customerStatus(client, id);
         if (!invitable(before)) {
           const says = escapeMarkdown(networkStatusWords(before) ?? 'connected');
           return refusalCard(`${party.name} is already on the BILL network`, `BILL says: ${says}. Nothing was sent.`);
         }
-        const how = await routeOf(client, party, target);
+        const how = await routeOf(client, party.name, target, vendor?.email);
         if (!how) {
           const why =
             kind === 'vendor'
@@ -173,25 +175,23 @@ export function networkInvites(deps: NetworkInvitesDeps) {
 /** The button's network id; else the one business of exactly the party's name in the BILL network; else a vendor's email. */
 async function routeOf(
   client: BillOrgClient,
-  party: Vendor | Customer,
+  partyName: string,
   target: Target,
+  email: string | undefined,
 ): Promise<{ networkId: string; networkType: 'BILL' | 'RPPS' } | { email: string } | undefined> {
   if (target.networkId) return { networkId: target.networkId, networkType: target.networkType ?? 'BILL' };
-  const name = foldName(party.name);
+  const name = foldName(partyName);
   if (name.length >= 3) {
-    const exact = (await client.network.search(party.name, 'BILL')).filter((o) => foldName(o.name) === name);
+    const exact = (await client.network.search(partyName, 'BILL')).filter((o) => foldName(o.name) === name);
     const only = exact.length === 1 ? exact[0] : undefined;
     if (only) return { networkId: only.id, networkType: 'BILL' };
   }
-  const email = target.kind === 'vendor' ? (party as Vendor).email : undefined;
   return email ? { email } : undefined;
 }
 
-/** A vendor's networkStatus; a customer's connection request status (BILL keeps it apart from the customer). */
-async function statusOf(client: BillOrgClient, kind: PartyKind, party: Vendor | Customer): Promise<string | undefined> {
-  if (kind === 'vendor') return (party as Vendor).networkStatus;
+async function customerStatus(client: BillOrgClient, customerId: string): Promise<string | undefined> {
   try {
-    return (await client.network.status('customer', party.id)).status;
+    return (await client.network.status('customer', customerId)).status;
   } catch (err) {
     // [I] A customer never invited may have no request to answer about.
     if (err instanceof BillApiError && err.category === 'notFound') return 'NOT_CONNECTED';
