@@ -67,11 +67,13 @@ export function networkCard(input: ListContext & { typed: string; rows: NetworkR
   });
 }
 
+/** How BILL is asked: a connection request to this network id, or an email to this address. */
+export type InviteRoute = { networkId: string; networkType: 'BILL' | 'RPPS' } | { email: string };
+
 export interface InvitedCardInput {
   kind: PartyKind;
   name: string;
-  /** How BILL was asked: a connection request to this network id, or an email to this address. */
-  how: { networkId: string } | { email: string };
+  how: InviteRoute;
   status: string | undefined;
   byName: string;
   at: string;

@@ -89,7 +89,7 @@ export const networkCommand: Command<NetworkDeps> = {
           ? invites.button(
               orgId,
               { kind: yours.kind, id: yours.id, networkId: o.id, networkType: scope },
-              `Invite ${yours.name.length > 24 ? `${yours.name.slice(0, 23)}…` : yours.name}`,
+              `Invite ${shorten(yours.name, 24)}`,
             )
           : undefined;
       return { id: o.id, name: o.name, scope, place: placeOf(o), yours, invite };

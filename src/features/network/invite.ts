@@ -25,7 +25,7 @@ import { clockTime, type FormatOptions } from '../../cards/format.js';
 import type { Approvals } from '../approvals/service.js';
 import { auditAdmin } from '../audit.js';
 import type { CardActionContext, CardActionHandler, CardActionReply } from '../dispatch.js';
-import { NETWORK_INVITE_VERB, invitable, invitedCard, networkStatusWords } from './cards.js';
+import { NETWORK_INVITE_VERB, invitable, invitedCard, networkStatusWords, type InviteRoute } from './cards.js';
 import { refusalCard } from '../approvals/cards.js';
 
 const INVITING_ROLES = new Set(['ADMINISTRATOR', 'ACCOUNTANT']);
@@ -173,12 +173,7 @@ export function networkInvites(deps: NetworkInvitesDeps) {
 }
 
 /** The button's network id; else the one business of exactly the party's name in the BILL network; else a vendor's email. */
-async function routeOf(
-  client: BillOrgClient,
-  partyName: string,
-  target: Target,
-  email: string | undefined,
-): Promise<{ networkId: string; networkType: 'BILL' | 'RPPS' } | { email: string } | undefined> {
+async function routeOf(client: BillOrgClient, partyName: string, target: Target, email?: string): Promise<InviteRoute | undefined> {
   if (target.networkId) return { networkId: target.networkId, networkType: target.networkType ?? 'BILL' };
   const name = foldName(partyName);
   if (name.length >= 3) {
