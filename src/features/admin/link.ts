@@ -104,9 +104,8 @@ export const unlinkCommand: Command<LinkDeps> = {
     const target = bindingTarget(ctx.scope);
     const previous = target && (await bindings.remove(target));
     if (!target || !previous) {
-      return adaptiveCard([title('Nothing to unlink'), text(`${here(ctx)} is not linked to a BILL organisation.`)], {
-        summary: `${here(ctx)} is not linked to a BILL organisation.`,
-      });
+      const line = `${here(ctx)} is not linked to a BILL organisation.`;
+      return adaptiveCard([title('Nothing to unlink'), text(line)], { summary: line });
     }
     await auditOrUndo(auditAdmin(deps.audit, ctx, 'unlink', 'ok', previous), () => bindings.link(target, previous, ctx.caller.aadObjectId));
     ctx.log.info({ previousOrgId: previous }, 'binding removed');
