@@ -641,7 +641,6 @@ export class Mirror {
         if (wasEmpty) {
           c.records.clear();
           c.byNumber.clear();
-          c.watermark = undefined;
         }
         throw err;
       }
