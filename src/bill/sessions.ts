@@ -220,7 +220,6 @@ export class OrgSession {
 
   /** The session just logged in, or the fleet's (cluster mode, maybe another instance's): its id is a secret here. */
   private adopt(s: LiveSession): LiveSession {
-    if (this.current?.sessionId === s.sessionId) return this.current;
     this.deps.secrets.add(s.sessionId, SESSION_SECRET_TTL_MS);
     this.current = { ...s };
     return this.current;
