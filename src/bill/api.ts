@@ -53,12 +53,11 @@ type Route = `${SessionCall['method']} /v3/${string}`;
 type CallInput = Omit<SessionCall, 'method' | 'path' | 'route'> & { id?: string };
 
 function oneOrMany(f: BillFilter, field: string, v: string | string[] | undefined): BillFilter {
-  if (Array.isArray(v)) f.in(field, v);
-  else if (v !== undefined) f.eq(field, v);
-  return f;
+  return v === undefined ? f : f.add(field, Array.isArray(v) ? 'in' : 'eq', v);
 }
 
-const nameStartsWith = (q: PartyListQuery) => (q.nameStartsWith === undefined ? undefined : new BillFilter().sw('name', q.nameStartsWith));
+const nameStartsWith = (q: PartyListQuery) =>
+  q.nameStartsWith === undefined ? undefined : new BillFilter().add('name', 'sw', q.nameStartsWith);
 
 /** The AP/AR endpoints of one organisation, bound to a caller's priority. */
 export class BillOrgClient {
@@ -199,7 +198,7 @@ export class BillOrgClient {
     terms = new BillFilter(),
     baseUrl?: string,
   ): PagedList<T> {
-    if (q.archived !== undefined) terms.eq('archived', q.archived);
+    if (q.archived !== undefined) terms.add('archived', 'eq', q.archived);
     // Built now, so a refused value throws before anything is sent.
     const filters = terms.merge(q.filter).toString() || undefined;
     const sort = q.sort?.length ? sortParam(q.sort) : undefined;

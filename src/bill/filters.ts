@@ -1,7 +1,7 @@
 // Builds BILL's `filters` query value (field:op:value, comma-joined) so that no user text can change its meaning.
 //
 // Grammar facts (developer.bill.com /docs/search-op-with-lists, shared/reference/bill-v3-api.md §2):
-// - terms are `field:op:value`, joined with commas; operators eq ne gt gte lt lte in nin sw;
+// - terms are `field:op:value`, joined with commas; operators eq ne gt gte lt lte in nin sw (starts with);
 // - date-times and lists are quoted: createdTime:gte:"2025-09-01T00:00:00.000Z", currency:in:"USD,CAD";
 // - an unquoted value is split on ':' and ',' (an unquoted time of day breaks the split, a tested finding);
 // - there is no documented escape for '"' inside a quoted value.
@@ -70,26 +70,13 @@ export function filterTerm(field: string, op: FilterOp, value: FilterScalar | re
   return quote ? `${field}:${op}:"${text}"` : `${field}:${op}:${text}`;
 }
 
-/** A small immutable-ish builder: `new BillFilter().eq('archived', false).add('dueDate', 'lte', '2025-01-31').toString()`. */
+/** A small immutable-ish builder: `new BillFilter().add('archived', 'eq', false).add('dueDate', 'lte', '2025-01-31').toString()`. */
 export class BillFilter {
   private readonly terms: string[] = [];
 
   add(field: string, op: FilterOp, value: FilterScalar | readonly FilterScalar[]): this {
     this.terms.push(filterTerm(field, op, value));
     return this;
-  }
-  eq(field: string, value: FilterScalar): this {
-    return this.add(field, 'eq', value);
-  }
-  ne(field: string, value: FilterScalar): this {
-    return this.add(field, 'ne', value);
-  }
-  in(field: string, values: readonly FilterScalar[]): this {
-    return this.add(field, 'in', values);
-  }
-  /** Starts with (BILL documents it for vendor and customer `name`). */
-  sw(field: string, prefix: string): this {
-    return this.add(field, 'sw', prefix);
   }
   merge(other: BillFilter | undefined): this {
     if (other) this.terms.push(...other.terms);

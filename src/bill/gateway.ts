@@ -115,10 +115,7 @@ export class BillGateway {
     });
   }
 
-  /**
-   * Logs every session out, then closes the connection pool (once; later calls wait for the first). In cluster mode
-   * the fleet's sessions stay for the other instances.
-   */
+  /** Logs every session out (cluster mode: the fleet keeps them), then closes the connection pool; later calls wait for the first. */
   close(): Promise<void> {
     this.closing ??= (async () => {
       await Promise.all([...this.sessions.values()].map((s) => (this.opts.sessionLedger ? s.detach() : s.logout())));
@@ -130,11 +127,8 @@ export class BillGateway {
   private client(creds: SessionCredentials, run: RunOptions): BillOrgClient {
     this.checkAllowed(creds.orgId);
     const key = slotKey(creds);
-    let session = this.sessions.get(key);
-    if (!session) {
-      session = new OrgSession(this.sessionDeps, creds, { key, orgId: creds.orgId });
-      this.sessions.set(key, session);
-    }
+    const session = this.sessions.get(key) ?? new OrgSession(this.sessionDeps, creds, { key, orgId: creds.orgId });
+    this.sessions.set(key, session);
     return new BillOrgClient(session, run, this.opts.bill.eventsBaseUrl);
   }
 

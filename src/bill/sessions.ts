@@ -50,10 +50,7 @@ export interface SessionDeps {
 export const SESSION_IDLE_REFRESH_MS = 30 * 60_000;
 /** After BILL refuses the credentials, fail fast for this long instead of burning the login budget. */
 const CREDENTIAL_RETRY_MS = 60_000;
-/**
- * A sessionId is scrubbed from log lines while it can be used: it is forgotten when the session is dropped or logged
- * out, and at the latest this long after its last use (BILL ends a session after 35 minutes without a call).
- */
+/** A sessionId stays scrubbed from log lines this long after its last use (BILL ends it after 35 idle minutes), or until dropped. */
 const SESSION_SECRET_TTL_MS = 40 * 60_000;
 
 /**
@@ -223,7 +220,6 @@ export class OrgSession {
 
   /** The session just logged in, or the fleet's (cluster mode, maybe another instance's): its id is a secret here. */
   private adopt(s: LiveSession): LiveSession {
-    if (this.current?.sessionId === s.sessionId) return this.current;
     this.deps.secrets.add(s.sessionId, SESSION_SECRET_TTL_MS);
     this.current = { ...s };
     return this.current;

@@ -77,8 +77,7 @@ interface StoredSession extends Partial<LiveSession> {
 /** Where a slot's live session is shared by the instances of a fleet (the session pool's ledger in cluster mode). */
 export class RedisSessionLedger {
   private readonly lastTouch = new Map<string, number>();
-  private readonly sealKey: Buffer | undefined;
-  private readonly refKey: Buffer | undefined;
+  private readonly keys: { seal: Buffer; ref: Buffer } | undefined;
 
   constructor(
     private readonly deps: {
@@ -89,9 +88,9 @@ export class RedisSessionLedger {
       secretsKey?: Buffer;
     },
   ) {
-    this.sealKey = deps.secretsKey ? deriveKey(deps.secretsKey, 'bill-sessions/seal/v1') : undefined;
-    this.refKey = deps.secretsKey ? deriveKey(deps.secretsKey, 'bill-sessions/ref/v1') : undefined;
-    if (!this.sealKey)
+    const key = deps.secretsKey;
+    this.keys = key ? { seal: deriveKey(key, 'bill-sessions/seal/v1'), ref: deriveKey(key, 'bill-sessions/ref/v1') } : undefined;
+    if (!this.keys)
       deps.log.warn(
         'SECRETS_KEY is not set: the BILL session the instances share is stored in Redis unencrypted; set SECRETS_KEY to seal it',
       );
@@ -178,10 +177,10 @@ export class RedisSessionLedger {
       return undefined;
     }
     let sessionId: string | undefined;
-    if (this.sealKey) {
+    if (this.keys) {
       if (!rec.box) return undefined;
       try {
-        sessionId = openText(this.sealKey, rec.box, { encoding: 'base64url', aad: this.aad(slot) });
+        sessionId = openText(this.keys.seal, rec.box, { encoding: 'base64url', aad: this.aad(slot) });
       } catch {
         this.deps.log.warn({ orgId: slot.orgId }, 'shared BILL session record cannot be opened with SECRETS_KEY; signing in again');
         return undefined;
@@ -194,8 +193,8 @@ export class RedisSessionLedger {
   }
 
   private async write(slot: Slot, live: LiveSession): Promise<void> {
-    const secret: StoredSession = this.sealKey
-      ? { ref: this.refOf(live.sessionId), box: sealText(this.sealKey, live.sessionId, { encoding: 'base64url', aad: this.aad(slot) }) }
+    const secret: StoredSession = this.keys
+      ? { ref: this.refOf(live.sessionId), box: sealText(this.keys.seal, live.sessionId, { encoding: 'base64url', aad: this.aad(slot) }) }
       : { sessionId: live.sessionId };
     const rec: StoredSession = { ...secret, createdAt: live.createdAt, lastUsedAt: live.lastUsedAt };
     await this.deps.redis.run((r) => r.set(this.key(slot, 'session'), JSON.stringify(rec), 'PX', BILL_IDLE_EXPIRY_MS));
@@ -203,7 +202,7 @@ export class RedisSessionLedger {
 
   /** What the scripts compare: the sessionId itself when stored in plain, else a keyed HMAC of it. */
   private refOf(sessionId: string): string {
-    return this.refKey ? createHmac('sha256', this.refKey).update(sessionId, 'utf8').digest('base64url') : sessionId;
+    return this.keys ? createHmac('sha256', this.keys.ref).update(sessionId, 'utf8').digest('base64url') : sessionId;
   }
 
   /** The sealed sessionId belongs to this slot and org: a record moved to another key does not open. */

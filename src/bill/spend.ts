@@ -18,12 +18,6 @@ import type { Budget, Reimbursement, SpendTransaction } from './types.js';
 const SPEND_TRANSACTIONS_MAX_PAGE_SIZE = 50;
 const SPEND_MAX_PAGE_SIZE = 100;
 
-/** S&E ids may be UUIDs or base64 ids (with '=', '+', '/'): allow those and percent-encode them into the path. */
-function spendId(kind: string, id: string): string {
-  if (!/^[A-Za-z0-9_=+/-]{1,128}$/.test(id)) throw new FilterValueError(`${kind} id`, 'not a Spend & Expense id');
-  return encodeURIComponent(id);
-}
-
 export class SpendClient {
   constructor(
     private readonly http: BillHttp,
@@ -65,8 +59,10 @@ export class SpendClient {
     return new PagedList<T>(route, (nextPage) => this.send({ path, route, query: { max, nextPage, ...query } }), o);
   }
 
+  /** S&E ids may be UUIDs or base64 ids (with '=', '+', '/'): those are allowed and percent-encoded into the path. */
   private get<T>(path: string, kind: string, id: string): Promise<T> {
-    return this.send<T>({ path: `${path}/${spendId(kind, id)}`, route: `GET ${path}/{id}` });
+    if (!/^[A-Za-z0-9_=+/-]{1,128}$/.test(id)) throw new FilterValueError(`${kind} id`, 'not a Spend & Expense id');
+    return this.send<T>({ path: `${path}/${encodeURIComponent(id)}`, route: `GET ${path}/{id}` });
   }
 
   private send<T = unknown>(req: Pick<BillRequest, 'path' | 'route' | 'query'>): Promise<T> {

@@ -53,10 +53,7 @@ type ParseResult = { ok: true; notification: BillNotification } | { ok: false; p
 const MAX_FIELD = 200;
 
 /** Drops keys that could pollute prototypes before anything reads the object. */
-function reviver(key: string, value: unknown): unknown {
-  if (key === '__proto__' || key === 'constructor' || key === 'prototype') return undefined;
-  return value;
-}
+const reviver = (key: string, value: unknown): unknown => (['__proto__', 'constructor', 'prototype'].includes(key) ? undefined : value);
 
 const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 

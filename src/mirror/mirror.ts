@@ -138,7 +138,6 @@ class Collection {
   put(record: AnyRecord): boolean {
     const old = this.records.get(record.id);
     if (old) {
-      // A held record dated in the future (a forged or broken timestamp) does not outrank what BILL answers now.
       if (isOlder(record.updatedTime, old.updatedTime) && !isFuture(old.updatedTime, this.now())) return false;
       if (JSON.stringify(old) === JSON.stringify(record)) return false;
       this.unlink(old);
@@ -295,13 +294,14 @@ export class Mirror {
   async search<K extends PartyKind>(orgId: string, kind: K, typed: string, opts: ReadOptions): Promise<RowsResult<Records[K]>> {
     const prefix = foldName(typed);
     const where = (r: Records[K]) => !r.archived && foldName(r.name).startsWith(prefix);
-    const got = await this.rows(orgId, kind, { ...opts, whileBuilding: 'skip', confirm: false, where });
+    const ask: RowsOptions<Records[K]> = { ...opts, whileBuilding: 'skip', confirm: false, where };
+    const got = await this.rows(orgId, kind, ask);
     if ('building' in got || got.rows.length > 0 || opts.force) return got;
     const c = await this.collection(orgId, kind);
     const now = this.deps.clock.now();
     if (now - got.refreshedAt < MISS_REFRESH_MS || now - c.missRefreshAt < MISS_REFRESH_MS) return got;
     c.missRefreshAt = now;
-    return this.rows(orgId, kind, { ...opts, force: true, whileBuilding: 'skip', confirm: false, where });
+    return this.rows(orgId, kind, { ...ask, force: true });
   }
 
   /**
@@ -360,7 +360,7 @@ export class Mirror {
     if (missing.length === 0 || c.coverage === 'all') return out;
     const org = this.deps.bill.org(orgId, { priority: opts.priority });
     for (let i = 0; i < missing.length; i += MAX_FILTER_LIST_ITEMS) {
-      const list = c.spec.list(org, new BillFilter().in('id', missing.slice(i, i + MAX_FILTER_LIST_ITEMS)));
+      const list = c.spec.list(org, new BillFilter().add('id', 'in', missing.slice(i, i + MAX_FILTER_LIST_ITEMS)));
       await c.walk(list, (kept) => out.set(kept.id, partyInfo(kept as Records[PartyKind])));
     }
     return out;
@@ -641,7 +641,6 @@ export class Mirror {
         if (wasEmpty) {
           c.records.clear();
           c.byNumber.clear();
-          c.watermark = undefined;
         }
         throw err;
       }

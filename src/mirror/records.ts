@@ -2,11 +2,9 @@
 // cards, lookups and digests read (line item ids and createdTime are left empty: nothing shows them, and 15,000
 // records carry enough of them to matter), and how each kind is listed, read by id and kept.
 //
-// Facts (developer.bill.com /docs/filterable-fields, /v3/docs/sortable-fields, the Postman collection; shared/
-// reference/bill-v3-api.md §2 and §5): invoices and bills are filterable and sortable by updatedTime, bills also
-// filterable by paymentStatus (ne) and archived; vendors and customers are filterable by updatedTime, archived and
-// name (eq, sw) but not sortable by updatedTime; list pages (max 100) carry whole records, as GET by id does.
-// BILL cannot filter invoices by number, status or due date, nor bills by their vendor's invoice number.
+// What BILL can filter and sort each kind by is listed in bill/api.ts: vendors and customers cannot be sorted by
+// updatedTime, nor invoices filtered by number, status or due date, nor bills by their vendor's invoice number. List
+// pages (max 100) carry whole records, as GET by id does.
 import type { BillOrgClient } from '../bill/api.js';
 import { BillFilter } from '../bill/filters.js';
 import type { PagedList } from '../bill/paging.js';
@@ -158,7 +156,7 @@ export const SPECS: { [K in Kind]: KindSpec<K> } = {
     number: (b) => b.invoice?.invoiceNumber ?? '',
     // The open bills, filtered by BILL: what `bills due`, `bills overdue` and `vendor` show.
     open: {
-      list: (org) => org.bills.list({ ...sortedWalk, archived: false, filter: new BillFilter().ne('paymentStatus', 'PAID') }),
+      list: (org) => org.bills.list({ ...sortedWalk, archived: false, filter: new BillFilter().add('paymentStatus', 'ne', 'PAID') }),
       holds: isOpenBill,
     },
     party: (b) => ({ kind: 'vendor', id: b.vendorId }),

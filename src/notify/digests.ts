@@ -79,7 +79,7 @@ export function digestComposer(deps: {
           .list({
             dueDate,
             archived: false,
-            filter: new BillFilter().ne('paymentStatus', 'PAID'),
+            filter: new BillFilter().add('paymentStatus', 'ne', 'PAID'),
             sort: [{ field: 'dueDate', order: 'asc' }],
             maxPages: MAX_PAGES,
           })

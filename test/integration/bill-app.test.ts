@@ -44,7 +44,7 @@ describe('without BILL credentials', () => {
     const orgId = await bot.app.orgBindings.resolve(scope);
     expect(orgId).toBe(bot.app.sandbox!.credentials.orgId);
     const org = bot.app.bill.org(orgId!);
-    const due = await org.bills.list({ filter: new BillFilter().eq('paymentStatus', 'UNPAID'), maxPages: 2 }).all();
+    const due = await org.bills.list({ filter: new BillFilter().add('paymentStatus', 'eq', 'UNPAID'), maxPages: 2 }).all();
     expect(due.items.length).toBeGreaterThan(0);
     const spend = bot.app.bill.spend(orgId!);
     expect((await spend!.budgets.list().all()).items.length).toBeGreaterThan(0);

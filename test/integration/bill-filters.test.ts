@@ -36,7 +36,7 @@ describe('filters built by the client are accepted by BILL', () => {
     const vendor = sb.sandbox.org.bills.all()[0]!.vendorId;
     const f = new BillFilter()
       .add('createdTime', 'gte', new Date(Date.now() - 5 * 365 * 86_400_000))
-      .in('paymentStatus', ['UNPAID', 'SCHEDULED', 'PAID']);
+      .add('paymentStatus', 'in', ['UNPAID', 'SCHEDULED', 'PAID']);
     const { items } = await org()
       .bills.list({
         vendorId: [vendor],
@@ -64,7 +64,7 @@ describe('hostile vendor names', () => {
   it('a name with a double quote, a comma and a colon is refused before anything is sent', async () => {
     const before = (await sb.stats()).requestsByPath['GET /v3/vendors'] ?? 0;
     expect(() => org().vendors.list({ nameStartsWith: 'a",b:c' })).toThrow(FilterValueError);
-    expect(() => org().vendors.list({ filter: new BillFilter().eq('name', 'x",archived:eq:true') })).toThrow(FilterValueError);
+    expect(() => org().vendors.list({ filter: new BillFilter().add('name', 'eq', 'x",archived:eq:true') })).toThrow(FilterValueError);
     expect((await sb.stats()).requestsByPath['GET /v3/vendors'] ?? 0).toBe(before);
   });
 
@@ -72,7 +72,7 @@ describe('hostile vendor names', () => {
     '"%s" is quoted safely and matches only itself',
     async (_label, name) => {
       const exact = await org()
-        .vendors.list({ filter: new BillFilter().eq('name', name) })
+        .vendors.list({ filter: new BillFilter().add('name', 'eq', name) })
         .all();
       expect(exact.items.map((v) => v.name)).toEqual([name]);
       const prefix = await org().vendors.list({ nameStartsWith: name }).all();
@@ -98,7 +98,7 @@ describe('hostile vendor names', () => {
     const [first] = res.json as Array<{ message?: string }>;
     expect(first?.message).toMatch(/not filterable/);
     const err = await org()
-      .invoices.list({ filter: new BillFilter().eq('status', 'OPEN') })
+      .invoices.list({ filter: new BillFilter().add('status', 'eq', 'OPEN') })
       .all()
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BillApiError);

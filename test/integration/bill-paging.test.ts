@@ -91,7 +91,7 @@ describe('AP/AR paging with page= cursors', () => {
     const end = addDays(today, 6);
     const { items } = await org()
       .bills.list({
-        filter: new BillFilter().eq('paymentStatus', 'UNPAID'),
+        filter: new BillFilter().add('paymentStatus', 'eq', 'UNPAID'),
         archived: false,
         dueDate: { gte: today, lte: end },
         sort: [{ field: 'dueDate', order: 'asc' }],

@@ -6,10 +6,10 @@ import { FilterValueError } from '../../src/errors.js';
 describe('BILL filter grammar', () => {
   it('writes field:op:value terms joined with commas, quoting dates and lists', () => {
     const f = new BillFilter()
-      .eq('archived', false)
+      .add('archived', 'eq', false)
       .add('dueDate', 'lte', '2025-01-31')
-      .in('paymentStatus', ['UNPAID', 'SCHEDULED'])
-      .eq('vendorId', '00901ABC');
+      .add('paymentStatus', 'in', ['UNPAID', 'SCHEDULED'])
+      .add('vendorId', 'eq', '00901ABC');
     expect(f.toString()).toBe('archived:eq:false,dueDate:lte:"2025-01-31",paymentStatus:in:"UNPAID,SCHEDULED",vendorId:eq:00901ABC');
   });
 
@@ -29,7 +29,7 @@ describe('BILL filter grammar', () => {
   it('refuses a double quote anywhere, since BILL has no escape for it', () => {
     expect(() => filterTerm('name', 'sw', 'a",b:c')).toThrow(FilterValueError);
     expect(() => filterTerm('name', 'eq', '"quoted"')).toThrow(/double quote/);
-    expect(() => new BillFilter().in('vendorId', ['ok', 'x"y'])).toThrow(FilterValueError);
+    expect(() => new BillFilter().add('vendorId', 'in', ['ok', 'x"y'])).toThrow(FilterValueError);
   });
 
   it('refuses list items that would split the list, and empty lists', () => {

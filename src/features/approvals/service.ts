@@ -114,7 +114,7 @@ export class Approvals {
     // Invoice numbers (and vendor names) of the shown bills, in one list call in the person's session; a failure shows ids.
     const ids = shown.map((p) => p.billId);
     const bills = await asPerson(() =>
-      client.bills.list({ filter: new BillFilter().in('id', ids), pageSize: ids.length, maxPages: 1 }).all(),
+      client.bills.list({ filter: new BillFilter().add('id', 'in', ids), pageSize: ids.length, maxPages: 1 }).all(),
     ).then(
       ({ items }) => new Map(items.map((b) => [b.id, b])),
       (err: unknown) => {

@@ -63,7 +63,7 @@ export function rankMatches<T extends { name: string; id: string }>(typed: strin
  */
 async function search(ctx: CommandContext, deps: PartiesDeps, orgId: string, kind: PartyKind, typed: string) {
   // Built before the mirror or a kept answer is consulted, so a refused name never reaches BILL.
-  new BillFilter().sw('name', typed);
+  new BillFilter().add('name', 'sw', typed);
   const warm = await deps.mirror.search(orgId, kind, typed, mirrorRead(ctx, deps, kind));
   if (!('building' in warm)) {
     return { items: warm.rows.slice(0, MAX_MATCHES), more: warm.rows.length > MAX_MATCHES, fetchedAt: warm.refreshedAt, fromMirror: true };

@@ -50,7 +50,7 @@ export async function unpaidBills(deps: Pick<PayablesDeps, 'bill'>, orgId: strin
       dueDate,
       vendorId,
       archived: false,
-      filter: new BillFilter().ne('paymentStatus', 'PAID'),
+      filter: new BillFilter().add('paymentStatus', 'ne', 'PAID'),
       sort: [{ field: 'dueDate', order: 'asc' }],
     })
     .all();
