@@ -81,10 +81,13 @@ export class Answers {
   /** Drops the org's answers built from this kind of record (every answer without kind; one answer with key). */
   drop(orgId: string, kind?: EntityKind, key?: string): void {
     this.generations.set(orgId, (this.generations.get(orgId) ?? 0) + 1);
-    const only = key === undefined ? undefined : `${orgId}\u0000${key}`;
+    if (key !== undefined) {
+      const id = `${orgId}\u0000${key}`;
+      if (kind === undefined || this.entries.get(id)?.kinds.includes(kind)) this.entries.delete(id);
+      return;
+    }
     for (const [id, e] of this.entries) {
-      const named = only === undefined ? e.orgId === orgId : id === only;
-      if (named && (kind === undefined || e.kinds.includes(kind))) this.entries.delete(id);
+      if (e.orgId === orgId && (kind === undefined || e.kinds.includes(kind))) this.entries.delete(id);
     }
   }
 
