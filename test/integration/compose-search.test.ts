@@ -226,6 +226,36 @@ describe('empty, bad and hostile text', () => {
     expect(billCalls()).toEqual([]);
   });
 
+  it("a BILL status carrying an HTML link shows as text in a result's preview, whose text Teams renders as HTML", async () => {
+    // A thumbnail card's text (unlike its title and subtitle) takes Teams' XML formatting: <a href> makes a link.
+    const link = '<a href="https://evil.example">Pay here</a> & <b>now</b>';
+    const base = org().bills.all().find(unpaid)!;
+    const bill = org().bills.put({
+      ...base,
+      id: '00n01HTMLSTATUS00001',
+      paymentStatus: link,
+      invoice: { invoiceNumber: 'HTMLST-1', invoiceDate: base.invoice?.invoiceDate },
+      updatedTime: new Date(NOW).toISOString(),
+    });
+    const invoiceBase = org().invoices.all()[0]!;
+    const invoice = org().invoices.put({
+      ...invoiceBase,
+      id: '00e01HTMLSTATUS00001',
+      invoiceNumber: 'HTMLST-2',
+      status: link,
+      dueDate: '2099-01-01',
+      updatedTime: new Date(NOW).toISOString(),
+    });
+    await bot.app.mirror.markStale(org().id, 'bill', bill.id);
+    await bot.app.mirror.markStale(org().id, 'invoice', invoice.id);
+    for (const commandId of ['bills', 'invoices']) {
+      const [result] = expectResults(await search(commandId, 'HTMLST-'));
+      const shown = result!.preview!.content.text;
+      expect(shown, commandId).not.toMatch(/<[a-z/]/i);
+      expect(shown, commandId).toContain('&lt;a href="https://evil.example"&gt;pay here&lt;/a&gt; &amp; &lt;b&gt;now&lt;/b&gt;');
+    }
+  });
+
   it('an unknown search command is answered, not failed', async () => {
     expect(await search('payments', 'x')).toEqual({ type: 'message', text: 'billbridge has no such search.' });
   });
