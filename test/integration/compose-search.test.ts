@@ -13,7 +13,7 @@ import { checkCard, type CardJson } from '../harness/cards.js';
 import { composeQuery, type ComposeAnswer, type ComposeOpts } from '../harness/compose.js';
 import { ask, button, expectValidCard, money, textOf } from '../harness/finance.js';
 import { startMultiOrgBot, startTwoOrgSandbox, type TwoOrgs } from '../harness/orgs.js';
-import { poisonedVendor } from '../harness/sensitive.js';
+import { poisonedCustomer, poisonedVendor } from '../harness/sensitive.js';
 import { sandboxControlOk } from '../harness/sandbox.js';
 
 const NOW = Date.parse('2026-03-10T15:30:00.000Z');
@@ -172,6 +172,26 @@ describe('searching invoices, vendors and customers', () => {
     expect(customers.map((r) => r.preview!.content.title)).toEqual(['Contoso Ltd']);
     expect(customers[0]!.content).toEqual((await ask(bot.app, 'customer Contoso Ltd')).reply.card);
     expect(billCalls()).toEqual([]);
+  });
+
+  it('a vendor and a customer whose BILL names hold a double quote or a backslash are found and insert their cards', async () => {
+    // BILL's name filter cannot carry " or \; the names come from BILL, so the search is not the person's to reword.
+    const vendor = org().vendors.put(
+      poisonedVendor({ id: '00901QUOTEDNAME00001', name: 'Qwerty "Best" Pizza', updatedTime: new Date(NOW).toISOString() }),
+    );
+    const customer = org().customers.put(
+      poisonedCustomer({ id: '0cu01QUOTEDNAME00001', name: 'Qwerty \\ Sons', updatedTime: new Date(NOW).toISOString() }),
+    );
+    await bot.app.mirror.markStale(org().id, 'vendor', vendor.id);
+    await bot.app.mirror.markStale(org().id, 'customer', customer.id);
+    for (const [commandId, name] of [
+      ['vendors', vendor.name],
+      ['customers', customer.name],
+    ] as const) {
+      const results = expectResults(await search(commandId, 'qwerty'));
+      expect(results.map((r) => r.preview!.content.title)).toEqual([name]);
+      expect(textOf(results[0]!.content).split('\n')[0]).toBe(name);
+    }
   });
 
   it('a vendor or customer search opened with nothing typed says what to type', async () => {

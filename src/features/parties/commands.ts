@@ -41,6 +41,9 @@ export interface PartiesDeps {
   invites: Pick<NetworkInvites, 'button'> | undefined;
 }
 
+/** BILL vendor ids start with 009, customer ids with 0cu. */
+const PARTY_ID: Record<PartyKind, RegExp> = { vendor: /^009[A-Za-z0-9]{5,61}$/, customer: /^0cu[A-Za-z0-9]{5,61}$/ };
+
 /** Matches read per search; more are reported as "100+". */
 const MAX_MATCHES = 100;
 
@@ -62,6 +65,16 @@ export function rankMatches<T extends { name: string; id: string }>(typed: strin
  * background. `fromMirror`: balances that may have moved are confirmed before they are shown.
  */
 async function search(ctx: CommandContext, deps: PartiesDeps, orgId: string, kind: PartyKind, typed: string) {
+  // A BILL id (what search and look-up run for a name BILL's filter cannot carry, see partyArgument): the mirror's record.
+  if (PARTY_ID[kind].test(typed)) {
+    const held = await deps.mirror.rows(orgId, kind, {
+      ...mirrorRead(ctx, deps, kind),
+      whileBuilding: 'skip',
+      where: (p) => p.id === typed,
+    });
+    if (!('building' in held) && held.rows.length > 0)
+      return { items: held.rows, more: false, fetchedAt: held.refreshedAt, fromMirror: true };
+  }
   // Built before the mirror or a kept answer is consulted, so a refused name never reaches BILL.
   new BillFilter().sw('name', typed);
   const warm = await deps.mirror.search(orgId, kind, typed, mirrorRead(ctx, deps, kind));
