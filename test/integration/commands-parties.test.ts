@@ -99,6 +99,28 @@ describe('vendor <name>', () => {
     }
   });
 
+  it('several matches: a vendor whose BILL name holds a double quote gets a pick button too, which shows that vendor', async () => {
+    // A bot of its own: the first search is BILL's (cold), the second the replica's (warm).
+    const fresh = await startBot({ clock: new ManualClock(NOW), env: { USER_COMMANDS_PER_MINUTE: '10000' } });
+    try {
+      const org = fresh.app.sandbox!.org;
+      const quoted = org.vendors.put(poisonedVendor({ id: '00901QUOTEDPICK00001', name: 'Qwerty "Best" Pizza' }));
+      org.vendors.put(poisonedVendor({ id: '00901QUOTEDPICK00002', name: 'Qwerty Plumbing' }));
+      for (const when of ['cold', 'warm']) {
+        if (when === 'warm') await fresh.app.mirror.rows(org.id, 'vendor', { waitMs: 60_000 });
+        const list = await ask(fresh.app, 'vendor qwerty');
+        expect(textOf(list.reply.card), when).toContain('2 vendors start with "qwerty"');
+        const pick = buttons(list.reply.card).find((b) => b.title === 'Qwerty "Best" Pizza');
+        expect(pick, when).toBeDefined();
+        const picked = await ask(fresh.app, String(pick!.data.command));
+        expect(picked.outcome, when).toBe('ok');
+        expect(textOf(picked.reply.card).split('\n')[0], when).toBe(quoted.name);
+      }
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('a filter injection never reaches BILL: the card says what cannot be searched', async () => {
     bot.app.sandbox!.clearRequests();
     for (const typed of ['vendor a",name:sw:"b', 'vendor x",archived:eq:true', 'vendor \\"', `vendor ${'y'.repeat(501)}`]) {

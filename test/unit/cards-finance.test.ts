@@ -301,7 +301,7 @@ describe('vendors and customers', () => {
     }
   });
 
-  it('several matches offer a button per vendor that can be typed back', () => {
+  it('several matches offer a button per vendor: by name, or by BILL id for a name that cannot be typed back', () => {
     const vendors = ['Summit Print Inc.', 'Summit Cloud LLC', 'Summit "Quoted" Co'].map((name, i) => ({
       ...(poisonedVendor() as unknown as Vendor),
       id: `00901V${i}`,
@@ -317,7 +317,12 @@ describe('vendors and customers', () => {
       matches: vendors.map((v) => ({ party: v, open: 0, openAmount: 0 })),
       more: false,
     });
-    expect(buttons(card).map((b) => b.data.command)).toEqual(['vendor Summit Print Inc.', 'vendor Summit Cloud LLC', 'vendor Sum']);
+    expect(buttons(card).map((b) => b.data.command)).toEqual([
+      'vendor Summit Print Inc.',
+      'vendor Summit Cloud LLC',
+      'vendor 00901V2',
+      'vendor Sum',
+    ]);
     expect(textOf(card)).toContain('3 vendors start with "Sum"');
   });
 });

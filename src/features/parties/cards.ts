@@ -153,9 +153,8 @@ export function partyMatchesCard(input: PartyMatchesInput): CardReply {
   const { fmt, kind } = input;
   const rows = input.matches;
   const actions: CardAction[] = rows
-    .filter((m) => typeableName(m.party.name))
     .slice(0, 4)
-    .map((m) => executeAction(shorten(m.party.name, 28), { verb: 'run', command: `${kind} ${m.party.name}` }));
+    .map((m) => executeAction(shorten(m.party.name, 28), { verb: 'run', command: `${kind} ${partyArgument(m.party)}` }));
   const n = `${rows.length}${input.more ? '+' : ''}`;
   return listCard({
     ...input,

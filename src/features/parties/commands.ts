@@ -4,7 +4,7 @@
 // the org's commands share); before that, from a list BILL filters by vendorId / customerId.
 // The typed name goes into the filter through BillFilter, which refuses (FilterValueError -> a card) anything that
 // could change the filter's meaning; nothing is sent then.
-import { InputError } from '../../errors.js';
+import { BillApiError, InputError } from '../../errors.js';
 import { BillFilter } from '../../bill/filters.js';
 import type { Bill, Customer, Invoice, Vendor } from '../../bill/types.js';
 import { answerKey } from '../../mirror/answers.js';
@@ -65,15 +65,10 @@ export function rankMatches<T extends { name: string; id: string }>(typed: strin
  * background. `fromMirror`: balances that may have moved are confirmed before they are shown.
  */
 async function search(ctx: CommandContext, deps: PartiesDeps, orgId: string, kind: PartyKind, typed: string) {
-  // A BILL id (what search and look-up run for a name BILL's filter cannot carry, see partyArgument): the mirror's record.
+  // A BILL id (what buttons, search and look-up run for a name BILL's filter cannot carry, see partyArgument).
   if (PARTY_ID[kind].test(typed)) {
-    const held = await deps.mirror.rows(orgId, kind, {
-      ...mirrorRead(ctx, deps, kind),
-      whileBuilding: 'skip',
-      where: (p) => p.id === typed,
-    });
-    if (!('building' in held) && held.rows.length > 0)
-      return { items: held.rows, more: false, fetchedAt: held.refreshedAt, fromMirror: true };
+    const byId = await partyById(ctx, deps, orgId, kind, typed);
+    if (byId) return byId;
   }
   // Built before the mirror or a kept answer is consulted, so a refused name never reaches BILL.
   new BillFilter().sw('name', typed);
@@ -90,6 +85,30 @@ async function search(ctx: CommandContext, deps: PartiesDeps, orgId: string, kin
     return { items, more: truncated };
   });
   return { ...got.value, fetchedAt: got.fetchedAt, fromMirror: false };
+}
+
+/** The party with this BILL id: from the org's mirror, or (not built yet) read from BILL and kept like a record; undefined if none. */
+async function partyById(ctx: CommandContext, deps: PartiesDeps, orgId: string, kind: PartyKind, id: string) {
+  const held = await deps.mirror.rows(orgId, kind, { ...mirrorRead(ctx, deps, kind), whileBuilding: 'skip', where: (p) => p.id === id });
+  if (!('building' in held))
+    return held.rows.length > 0 ? { items: held.rows, more: false, fetchedAt: held.refreshedAt, fromMirror: true } : undefined;
+  try {
+    const got = await cachedAnswer(
+      ctx,
+      deps,
+      answerKey(kind, { id }),
+      [kind],
+      () => {
+        const org = orgClient(deps, orgId);
+        return kind === 'vendor' ? org.vendors.get(id) : org.customers.get(id);
+      },
+      true,
+    );
+    return got.value.archived ? undefined : { items: [got.value], more: false, fetchedAt: got.fetchedAt, fromMirror: false };
+  } catch (err) {
+    if (err instanceof BillApiError && err.category === 'notFound') return undefined;
+    throw err;
+  }
 }
 
 /** `vendor` or `customer`: besides its command line, the open items shown with a match, and the card of one match. */
