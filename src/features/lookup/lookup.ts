@@ -6,7 +6,7 @@ import type { Mirror } from '../../mirror/mirror.js';
 import { normalizeNumber, type Kind, type Records } from '../../mirror/records.js';
 import { mirrorFreshness, type FinanceSettings } from '../finance.js';
 import { matchName, readText, type NameMatch, type Wanted } from './match.js';
-import { partyArgument } from '../parties/cards.js';
+import { partyArgument } from '../payables/cards.js';
 
 /** What the lookup reads: the org's mirror, fresh as the commands keep it. */
 export interface LookupDeps {

@@ -3,18 +3,10 @@ import type { Bill, Customer, Invoice, Vendor } from '../../bill/types.js';
 import { executeAction, shortId, shorten, type CardAction, type CardReply } from '../../cards/card.js';
 import type { PartyKind } from '../../mirror/records.js';
 import { calendarDate, daysBetween, money } from '../../cards/format.js';
-import { amountDue, byDueDate, openBillRow, OPEN_ITEM_COLUMNS, typeableName } from '../payables/cards.js';
+import { amountDue, byDueDate, openBillRow, OPEN_ITEM_COLUMNS, partyArgument } from '../payables/cards.js';
 import { listCard, type ListContext } from '../../cards/list.js';
 import { count, invoiceStatusWords, moneyTotal, type Tone } from '../../cards/words.js';
 import { networkStatusWords } from '../network/cards.js';
-
-/**
- * What `vendor` or `customer` is given to show this party: its name, or its BILL id for a name BILL's name filter cannot
- * carry (a quote, a backslash), which the command then finds in the org's mirror by id.
- */
-export function partyArgument(party: { id: string; name: string }): string {
-  return typeableName(party.name) ? party.name : party.id;
-}
 
 export function balanceOf(p: Vendor | Customer): number | undefined {
   const b = p.balance?.amount;
