@@ -121,6 +121,26 @@ describe('vendor <name>', () => {
     }
   });
 
+  it('"Zeta Inc." beside "Zeta Inc. (UK)": its pick button and its typed name show it, not the same pick list again', async () => {
+    // A command line loses trailing punctuation ("bills due?"): "vendor Zeta Inc." reads as "Zeta Inc", which both start with.
+    const org = bot.app.sandbox!.org;
+    const dotted = org.vendors.put(
+      poisonedVendor({ id: '00901DOTTEDNAME00001', name: 'Zeta Inc.', updatedTime: new Date(NOW).toISOString() }),
+    );
+    const uk = org.vendors.put(
+      poisonedVendor({ id: '00901DOTTEDNAME00002', name: 'Zeta Inc. (UK)', updatedTime: new Date(NOW).toISOString() }),
+    );
+    for (const v of [dotted, uk]) await bot.app.mirror.markStale(org.id, 'vendor', v.id);
+    const list = await ask(bot.app, 'vendor zeta');
+    expect(textOf(list.reply.card)).toContain('2 vendors start with "zeta"');
+    const pick = buttons(list.reply.card).find((b) => b.title === 'Zeta Inc.')!;
+    for (const line of [String(pick.data.command), 'vendor Zeta Inc.']) {
+      const shown = await ask(bot.app, line);
+      expect(shown.outcome, line).toBe('ok');
+      expect(textOf(shown.reply.card).split('\n')[0], line).toBe('Zeta Inc.');
+    }
+  });
+
   it('a filter injection never reaches BILL: the card says what cannot be searched', async () => {
     bot.app.sandbox!.clearRequests();
     for (const typed of ['vendor a",name:sw:"b', 'vendor x",archived:eq:true', 'vendor \\"', `vendor ${'y'.repeat(501)}`]) {

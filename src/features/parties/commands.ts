@@ -47,14 +47,27 @@ const PARTY_ID: Record<PartyKind, RegExp> = { vendor: /^009[A-Za-z0-9]{5,61}$/, 
 /** Matches read per search; more are reported as "100+". */
 const MAX_MATCHES = 100;
 
+/**
+ * A name as a command line reads it, in any case: a line loses trailing punctuation and doubled spaces (parse.ts), so
+ * "vendor Zeta Inc." (typed, or a button's) asks for "Zeta Inc" and must still name "Zeta Inc." exactly.
+ */
+const asTyped = (name: string) =>
+  name
+    .replace(/\s+/g, ' ')
+    .replace(/[\s.!?,;:…]+$/u, '')
+    .trim()
+    .toLocaleLowerCase();
+
 /** The name typed exactly, in any case: its card is shown even when longer names start with it. */
-const isExactly = (name: string, typed: string) => name.trim().toLocaleLowerCase() === typed.trim().toLocaleLowerCase();
+const isExactly = (name: string, typed: string) => asTyped(name) === asTyped(typed);
 
 /** Exact name first, then shorter names, then alphabetical: "Acme" before "Acme Office Supplies". */
 export function rankMatches<T extends { name: string; id: string }>(typed: string, items: T[]): T[] {
+  const wanted = asTyped(typed);
+  const exact = new Set(items.filter((p) => asTyped(p.name) === wanted));
   return [...items].sort((a, b) => {
-    const ea = isExactly(a.name, typed) ? 0 : 1;
-    const eb = isExactly(b.name, typed) ? 0 : 1;
+    const ea = exact.has(a) ? 0 : 1;
+    const eb = exact.has(b) ? 0 : 1;
     return ea - eb || a.name.length - b.name.length || a.name.localeCompare(b.name) || a.id.localeCompare(b.id);
   });
 }
