@@ -141,6 +141,26 @@ describe('vendor <name>', () => {
     }
   });
 
+  it('a name the command line would read differently (doubled spaces, markup) gets a pick button that shows it', async () => {
+    // A line's doubled spaces become one and its tags go: "vendor Omega  Tools" would ask for "Omega Tools".
+    const org = bot.app.sandbox!.org;
+    const updatedTime = new Date(NOW).toISOString();
+    const odd = [
+      org.vendors.put(poisonedVendor({ id: '00901ODDSPACING00001', name: 'Omega  Tools', updatedTime })),
+      org.vendors.put(poisonedVendor({ id: '00901ODDSPACING00002', name: 'Omega <b>Bold</b> Co', updatedTime })),
+      org.vendors.put(poisonedVendor({ id: '00901ODDSPACING00003', name: 'Omega R&amp;D', updatedTime })),
+    ];
+    for (const v of odd) await bot.app.mirror.markStale(org.id, 'vendor', v.id);
+    const list = await ask(bot.app, 'vendor omega');
+    for (const v of odd) {
+      const pick = buttons(list.reply.card).find((b) => b.title === v.name);
+      expect(pick, v.name).toBeDefined();
+      const shown = await ask(bot.app, String(pick!.data.command));
+      expect(shown.outcome, v.name).toBe('ok');
+      expect(textOf(shown.reply.card).split('\n')[0], v.name).toBe(v.name);
+    }
+  });
+
   it('a filter injection never reaches BILL: the card says what cannot be searched', async () => {
     bot.app.sandbox!.clearRequests();
     for (const typed of ['vendor a",name:sw:"b', 'vendor x",archived:eq:true', 'vendor \\"', `vendor ${'y'.repeat(501)}`]) {

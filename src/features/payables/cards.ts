@@ -7,6 +7,7 @@ import { calendarDate, daysBetween, dueInWords, dueShort, money, sum, type Forma
 import { addDays } from '../../infra/calendar.js';
 import { detailCard, listCard, type AsOf, type DetailCardSpec, type ListCardSpec, type ListContext } from '../../cards/list.js';
 import { billApprovalWords, billPaymentWords, codeWords, count, moneyTotal } from '../../cards/words.js';
+import { normalizeCommandText } from '../parse.js';
 
 export interface ApCardContext extends AsOf {
   /** "Today" (yyyy-MM-dd) in BOT_TIMEZONE. */
@@ -213,10 +214,12 @@ function typeableName(name: string): boolean {
 
 /**
  * What `vendor` or `customer` is given to show this party: its name, or its BILL id for a name BILL's name filter cannot
- * carry (a quote, a backslash), which the command then finds by id.
+ * carry (a quote, a backslash) or that a command line reads as another name (doubled spaces, markup, entities: parse.ts;
+ * trailing punctuation only shortens it, and the command still takes it as that name). The command finds an id by id.
  */
 export function partyArgument<P extends { id?: string; name: string }>(party: P): P['id'] | string {
-  return typeableName(party.name) ? party.name : party.id;
+  const read = normalizeCommandText(`x ${party.name}`).slice(2);
+  return typeableName(party.name) && read !== '' && party.name.startsWith(read) ? party.name : party.id;
 }
 
 /** One bill: vendor, amounts, dates, statuses, approvers, a line-item summary. */
