@@ -249,7 +249,14 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
     }
     if (reply.newReply) {
       // Another view: a new reply in the thread; the clicked card stays as it was (a message answer leaves it alone).
-      await postCard(turn, reply);
+      try {
+        await postCard(turn, reply);
+      } catch (err) {
+        // Teams refused the reply (throttled, the bot removed): the clicker is told so in the invoke's answer.
+        turn.log.warn({ err: errorMessage(err) }, 'the new reply of a click could not be posted');
+        turn.answer = invokeAnswer('activity.message', dispatcher.errorCard(err, turn).summary);
+        return;
+      }
       turn.answer = invokeAnswer('activity.message', reply.summary);
       return;
     }

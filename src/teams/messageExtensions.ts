@@ -107,13 +107,20 @@ function searchLine(turn: Turn): CommandLine {
 }
 
 /**
+ * Text for a thumbnail card's text, which Teams renders as its XML subset (<a href>, <b>…): BILL's words (a status)
+ * show as written. Its title and subtitle take no formatting, so they are given as they are.
+ */
+const escapeRichText = (value: string): string => value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/**
  * A result row: the card Teams inserts when it is picked, and its compact preview. The preview has no tap (which would
  * make Teams ask again with composeExtension/selectItem): the card is already here, and Microsoft's Teams emulator for
  * bots (Agents Playground) lists no result whose preview has a tap.
  */
 function attachment(result: SearchResult): MessagingExtensionAttachment {
   const { title, subtitle, text: line } = result.preview;
-  return { ...CardFactory.adaptiveCard(result.card.card), preview: CardFactory.thumbnailCard(title, line, [], [], { subtitle }) };
+  const preview = CardFactory.thumbnailCard(title, escapeRichText(line), [], [], { subtitle });
+  return { ...CardFactory.adaptiveCard(result.card.card), preview };
 }
 
 async function search(parts: MessageExtensionParts, turn: Turn): Promise<TurnResult> {

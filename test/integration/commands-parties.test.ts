@@ -99,6 +99,68 @@ describe('vendor <name>', () => {
     }
   });
 
+  it('several matches: a vendor whose BILL name holds a double quote gets a pick button too, which shows that vendor', async () => {
+    // A bot of its own: the first search is BILL's (cold), the second the replica's (warm).
+    const fresh = await startBot({ clock: new ManualClock(NOW), env: { USER_COMMANDS_PER_MINUTE: '10000' } });
+    try {
+      const org = fresh.app.sandbox!.org;
+      const quoted = org.vendors.put(poisonedVendor({ id: '00901QUOTEDPICK00001', name: 'Qwerty "Best" Pizza' }));
+      org.vendors.put(poisonedVendor({ id: '00901QUOTEDPICK00002', name: 'Qwerty Plumbing' }));
+      for (const when of ['cold', 'warm']) {
+        if (when === 'warm') await fresh.app.mirror.rows(org.id, 'vendor', { waitMs: 60_000 });
+        const list = await ask(fresh.app, 'vendor qwerty');
+        expect(textOf(list.reply.card), when).toContain('2 vendors start with "qwerty"');
+        const pick = buttons(list.reply.card).find((b) => b.title === 'Qwerty "Best" Pizza');
+        expect(pick, when).toBeDefined();
+        const picked = await ask(fresh.app, String(pick!.data.command));
+        expect(picked.outcome, when).toBe('ok');
+        expect(textOf(picked.reply.card).split('\n')[0], when).toBe(quoted.name);
+      }
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('"Zeta Inc." beside "Zeta Inc. (UK)": its pick button and its typed name show it, not the same pick list again', async () => {
+    // A command line loses trailing punctuation ("bills due?"): "vendor Zeta Inc." reads as "Zeta Inc", which both start with.
+    const org = bot.app.sandbox!.org;
+    const dotted = org.vendors.put(
+      poisonedVendor({ id: '00901DOTTEDNAME00001', name: 'Zeta Inc.', updatedTime: new Date(NOW).toISOString() }),
+    );
+    const uk = org.vendors.put(
+      poisonedVendor({ id: '00901DOTTEDNAME00002', name: 'Zeta Inc. (UK)', updatedTime: new Date(NOW).toISOString() }),
+    );
+    for (const v of [dotted, uk]) await bot.app.mirror.markStale(org.id, 'vendor', v.id);
+    const list = await ask(bot.app, 'vendor zeta');
+    expect(textOf(list.reply.card)).toContain('2 vendors start with "zeta"');
+    const pick = buttons(list.reply.card).find((b) => b.title === 'Zeta Inc.')!;
+    for (const line of [String(pick.data.command), 'vendor Zeta Inc.']) {
+      const shown = await ask(bot.app, line);
+      expect(shown.outcome, line).toBe('ok');
+      expect(textOf(shown.reply.card).split('\n')[0], line).toBe('Zeta Inc.');
+    }
+  });
+
+  it('a name the command line would read differently (doubled spaces, markup) gets a pick button that shows it', async () => {
+    // A line's doubled spaces become one and its tags go: "vendor Omega  Tools" would ask for "Omega Tools".
+    const org = bot.app.sandbox!.org;
+    const updatedTime = new Date(NOW).toISOString();
+    const odd = [
+      org.vendors.put(poisonedVendor({ id: '00901ODDSPACING00001', name: 'Omega  Tools', updatedTime })),
+      org.vendors.put(poisonedVendor({ id: '00901ODDSPACING00002', name: 'Omega <b>Bold</b> Co', updatedTime })),
+      org.vendors.put(poisonedVendor({ id: '00901ODDSPACING00003', name: 'Omega R&amp;D', updatedTime })),
+    ];
+    for (const v of odd) await bot.app.mirror.markStale(org.id, 'vendor', v.id);
+    const list = await ask(bot.app, 'vendor omega');
+    for (const v of odd) {
+      const pick = buttons(list.reply.card).find((b) => b.title === v.name);
+      expect(pick, v.name).toBeDefined();
+      const shown = await ask(bot.app, String(pick!.data.command));
+      expect(shown.outcome, v.name).toBe('ok');
+      expect(textOf(shown.reply.card).split('\n')[0], v.name).toBe(v.name);
+    }
+  });
+
   it('a filter injection never reaches BILL: the card says what cannot be searched', async () => {
     bot.app.sandbox!.clearRequests();
     for (const typed of ['vendor a",name:sw:"b', 'vendor x",archived:eq:true', 'vendor \\"', `vendor ${'y'.repeat(501)}`]) {

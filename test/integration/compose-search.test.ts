@@ -13,7 +13,7 @@ import { checkCard, type CardJson } from '../harness/cards.js';
 import { composeQuery, type ComposeAnswer, type ComposeOpts } from '../harness/compose.js';
 import { ask, button, expectValidCard, money, textOf } from '../harness/finance.js';
 import { startMultiOrgBot, startTwoOrgSandbox, type TwoOrgs } from '../harness/orgs.js';
-import { poisonedVendor } from '../harness/sensitive.js';
+import { poisonedCustomer, poisonedVendor } from '../harness/sensitive.js';
 import { sandboxControlOk } from '../harness/sandbox.js';
 
 const NOW = Date.parse('2026-03-10T15:30:00.000Z');
@@ -174,6 +174,26 @@ describe('searching invoices, vendors and customers', () => {
     expect(billCalls()).toEqual([]);
   });
 
+  it('a vendor and a customer whose BILL names hold a double quote or a backslash are found and insert their cards', async () => {
+    // BILL's name filter cannot carry " or \; the names come from BILL, so the search is not the person's to reword.
+    const vendor = org().vendors.put(
+      poisonedVendor({ id: '00901QUOTEDNAME00001', name: 'Qwerty "Best" Pizza', updatedTime: new Date(NOW).toISOString() }),
+    );
+    const customer = org().customers.put(
+      poisonedCustomer({ id: '0cu01QUOTEDNAME00001', name: 'Qwerty \\ Sons', updatedTime: new Date(NOW).toISOString() }),
+    );
+    await bot.app.mirror.markStale(org().id, 'vendor', vendor.id);
+    await bot.app.mirror.markStale(org().id, 'customer', customer.id);
+    for (const [commandId, name] of [
+      ['vendors', vendor.name],
+      ['customers', customer.name],
+    ] as const) {
+      const results = expectResults(await search(commandId, 'qwerty'));
+      expect(results.map((r) => r.preview!.content.title)).toEqual([name]);
+      expect(textOf(results[0]!.content).split('\n')[0]).toBe(name);
+    }
+  });
+
   it('a vendor or customer search opened with nothing typed says what to type', async () => {
     const vendors = await search('vendors', undefined);
     expect(vendors.type).toBe('message');
@@ -224,6 +244,36 @@ describe('empty, bad and hostile text', () => {
       }
     }
     expect(billCalls()).toEqual([]);
+  });
+
+  it("a BILL status carrying an HTML link shows as text in a result's preview, whose text Teams renders as HTML", async () => {
+    // A thumbnail card's text (unlike its title and subtitle) takes Teams' XML formatting: <a href> makes a link.
+    const link = '<a href="https://evil.example">Pay here</a> & <b>now</b>';
+    const base = org().bills.all().find(unpaid)!;
+    const bill = org().bills.put({
+      ...base,
+      id: '00n01HTMLSTATUS00001',
+      paymentStatus: link,
+      invoice: { invoiceNumber: 'HTMLST-1', invoiceDate: base.invoice?.invoiceDate },
+      updatedTime: new Date(NOW).toISOString(),
+    });
+    const invoiceBase = org().invoices.all()[0]!;
+    const invoice = org().invoices.put({
+      ...invoiceBase,
+      id: '00e01HTMLSTATUS00001',
+      invoiceNumber: 'HTMLST-2',
+      status: link,
+      dueDate: '2099-01-01',
+      updatedTime: new Date(NOW).toISOString(),
+    });
+    await bot.app.mirror.markStale(org().id, 'bill', bill.id);
+    await bot.app.mirror.markStale(org().id, 'invoice', invoice.id);
+    for (const commandId of ['bills', 'invoices']) {
+      const [result] = expectResults(await search(commandId, 'HTMLST-'));
+      const shown = result!.preview!.content.text;
+      expect(shown, commandId).not.toMatch(/<[a-z/]/i);
+      expect(shown, commandId).toContain('&lt;a href="https://evil.example"&gt;pay here&lt;/a&gt; &amp; &lt;b&gt;now&lt;/b&gt;');
+    }
   });
 
   it('an unknown search command is answered, not failed', async () => {

@@ -321,3 +321,25 @@ describe('a card action the bot cannot act on is answered with an invoke error',
     });
   });
 });
+
+describe('a click whose answer Teams refuses to post', () => {
+  it('"Show overdue bills" through Universal Actions while Teams refuses new replies: the clicker is told, and the turn does not fail', async () => {
+    const own = await startBot({ env: { USER_COMMANDS_PER_MINUTE: '100' } });
+    try {
+      const res = await own.say('bills due');
+      const thread = res.activity.conversation.id;
+      const [due] = await own.connector.waitForMessages(1, thread);
+      const card = ConnectorStandIn.card(due!);
+      const actions = [...(card.actions ?? []), ...(card.body ?? []).filter((e) => e.type === 'ActionSet').flatMap((e) => e.actions ?? [])];
+      const show = actions.find((a) => a.title === 'Show overdue bills')!.data!;
+      own.connector.failSends(10, { status: 403, body: { error: { code: 'BotNotInConversationRoster', message: 'no' } } }, thread);
+      const answer = await own.send(executeInvoke(show, res.activity));
+      expect(answer.status).toBe(200);
+      expect(answer.json).toMatchObject({ statusCode: 200, type: 'application/vnd.microsoft.activity.message' });
+      expect(String((answer.json as { value: unknown }).value)).toMatch(/reference/i);
+      expect(own.logs.records().filter((r) => r.msg === 'unhandled error in turn')).toEqual([]);
+    } finally {
+      await own.close();
+    }
+  });
+});

@@ -8,6 +8,7 @@ import { startBot, type TestBot } from '../harness/bot.js';
 import { channelMessage, groupChatMessage, messageActionInvoke, OTHER_TENANT, TENANT, teamIds } from '../harness/activities.js';
 import { startMultiOrgBot, startTwoOrgSandbox, type TwoOrgs } from '../harness/orgs.js';
 import { ask, buttons, expectValidCard, textOf } from '../harness/finance.js';
+import { poisonedVendor } from '../harness/sensitive.js';
 
 type Base = Parameters<typeof messageActionInvoke>[1];
 interface Answer {
@@ -124,6 +125,22 @@ describe('Look up in BILL in a single-organisation deployment', () => {
     });
     expect((await press(bot, { verb: 'insert', kind: 'payment', number: 'x' })).composeExtension?.type).toBe('message');
     expect((await press(bot, { verb: 'insert', kind: 'vendor', id: 'name:sw:"a"' })).composeExtension?.type).toBe('message');
+  });
+
+  it('a vendor whose BILL name holds a double quote is listed and its Insert answers its card, not "leave out quotes"', async () => {
+    const org = bot.app.sandbox!.org;
+    const vendor = org.vendors.put(
+      poisonedVendor({ id: '00901QUOTEDNAME00002', name: 'Zanzibar "Best" Pizza', updatedTime: new Date().toISOString() }),
+    );
+    await bot.app.mirror.markStale(org.id, 'vendor', vendor.id);
+    const card = await lookUp(bot, 'Did we pay Zanzibar "Best" Pizza?');
+    const insert = buttons(card).find((x) => x.title === 'Insert Vendor Zanzibar "Best" Pizza')!;
+    expect(insert.data).toMatchObject({ verb: 'insert', kind: 'vendor', id: vendor.id });
+    const answer = await press(bot, insert.data);
+    expect(answer.composeExtension?.type).toBe('result');
+    const inserted = answer.composeExtension!.attachments![0]!.content;
+    expectValidCard(inserted);
+    expect(textOf(inserted).split('\n')[0]).toBe(vendor.name);
   });
 
   it('a warm organisation answers a look-up and an Insert with no BILL call', async () => {

@@ -247,6 +247,28 @@ describe('one record', () => {
     expect(button(card, 'This vendor')?.data.command).toBe('vendor Acme Office Supplies');
   });
 
+  it("a bill's This vendor and an invoice's This customer open a party whose name cannot be typed back, by its BILL id", () => {
+    const quoted = bill(2, { vendorName: 'Qwerty "Best" Pizza' });
+    const { card: billShown } = billCard({ ...ap, bill: quoted, command: 'bill ACM-1002' });
+    expect(button(billShown, 'This vendor')?.data.command).toBe('vendor 00901VENDOR000000001');
+    const inv = {
+      id: '00e01INVOICE00000002',
+      archived: false,
+      invoiceNumber: '1043',
+      invoiceDate: '2026-02-01',
+      dueDate: '2026-03-03',
+      customerId: '0cu01CUSTOMER0000001',
+      totalAmount: 10,
+      dueAmount: 10,
+      status: 'OPEN',
+      createdTime: '',
+      updatedTime: '',
+    } as Invoice;
+    const customerOf = () => ({ name: 'Back\\slash Ltd', currency: 'USD' });
+    const { card: invoiceShown } = invoiceCard({ today: TODAY, fmt: FMT, asOf: NOW, customerOf, invoice: inv, command: 'invoice 1043' });
+    expect(button(invoiceShown, 'This customer')?.data.command).toBe('customer 0cu01CUSTOMER0000001');
+  });
+
   it('an invoice card says its status in words and lists payments received', () => {
     const inv: Invoice = {
       id: '00e01INVOICE00000001',
@@ -301,7 +323,7 @@ describe('vendors and customers', () => {
     }
   });
 
-  it('several matches offer a button per vendor that can be typed back', () => {
+  it('several matches offer a button per vendor: by name, or by BILL id for a name that cannot be typed back', () => {
     const vendors = ['Summit Print Inc.', 'Summit Cloud LLC', 'Summit "Quoted" Co'].map((name, i) => ({
       ...(poisonedVendor() as unknown as Vendor),
       id: `00901V${i}`,
@@ -317,7 +339,12 @@ describe('vendors and customers', () => {
       matches: vendors.map((v) => ({ party: v, open: 0, openAmount: 0 })),
       more: false,
     });
-    expect(buttons(card).map((b) => b.data.command)).toEqual(['vendor Summit Print Inc.', 'vendor Summit Cloud LLC', 'vendor Sum']);
+    expect(buttons(card).map((b) => b.data.command)).toEqual([
+      'vendor Summit Print Inc.',
+      'vendor Summit Cloud LLC',
+      'vendor 00901V2',
+      'vendor Sum',
+    ]);
     expect(textOf(card)).toContain('3 vendors start with "Sum"');
   });
 });

@@ -6,6 +6,7 @@ import type { Mirror } from '../../mirror/mirror.js';
 import { normalizeNumber, type Kind, type Records } from '../../mirror/records.js';
 import { mirrorFreshness, type FinanceSettings } from '../finance.js';
 import { matchName, readText, type NameMatch, type Wanted } from './match.js';
+import { partyArgument } from '../payables/cards.js';
 
 /** What the lookup reads: the org's mirror, fresh as the commands keep it. */
 export interface LookupDeps {
@@ -91,7 +92,7 @@ export function textLookup(deps: LookupDeps) {
       const { kind, id } = picked;
       const got = await deps.mirror.rows(orgId, kind, { ...read(orgId, kind), where: (p) => p.id === id });
       const party = 'rows' in got ? got.rows[0] : undefined;
-      return party ? `${kind} ${party.name}` : undefined;
+      return party ? `${kind} ${partyArgument(party)}` : undefined;
     },
   };
 }
@@ -118,5 +119,5 @@ function named(wanted: Wanted, parties: Array<Party & { kind: 'vendor' | 'custom
   return parties
     .map((p) => ({ p, how: matchName(p.name, wanted) ?? 'word' }))
     .sort((a, b) => RANK[a.how] - RANK[b.how] || a.p.name.length - b.p.name.length || a.p.name.localeCompare(b.p.name))
-    .map(({ p }) => ({ kind: p.kind, label: p.name, key: p.id, command: `${p.kind} ${p.name}` }));
+    .map(({ p }) => ({ kind: p.kind, label: p.name, key: p.id, command: `${p.kind} ${partyArgument(p)}` }));
 }

@@ -3,7 +3,7 @@ import type { Bill, Customer, Invoice, Vendor } from '../../bill/types.js';
 import { executeAction, shortId, shorten, type CardAction, type CardReply } from '../../cards/card.js';
 import type { PartyKind } from '../../mirror/records.js';
 import { calendarDate, daysBetween, money } from '../../cards/format.js';
-import { amountDue, byDueDate, openBillRow, OPEN_ITEM_COLUMNS, typeableName } from '../payables/cards.js';
+import { amountDue, byDueDate, openBillRow, OPEN_ITEM_COLUMNS, partyArgument } from '../payables/cards.js';
 import { listCard, type ListContext } from '../../cards/list.js';
 import { count, invoiceStatusWords, moneyTotal, type Tone } from '../../cards/words.js';
 import { networkStatusWords } from '../network/cards.js';
@@ -145,9 +145,8 @@ export function partyMatchesCard(input: PartyMatchesInput): CardReply {
   const { fmt, kind } = input;
   const rows = input.matches;
   const actions: CardAction[] = rows
-    .filter((m) => typeableName(m.party.name))
     .slice(0, 4)
-    .map((m) => executeAction(shorten(m.party.name, 28), { verb: 'run', command: `${kind} ${m.party.name}` }));
+    .map((m) => executeAction(shorten(m.party.name, 28), { verb: 'run', command: `${kind} ${partyArgument(m.party)}` }));
   const n = `${rows.length}${input.more ? '+' : ''}`;
   return listCard({
     ...input,

@@ -4,7 +4,7 @@
 // the org's commands share); before that, from a list BILL filters by vendorId / customerId.
 // The typed name goes into the filter through BillFilter, which refuses (FilterValueError -> a card) anything that
 // could change the filter's meaning; nothing is sent then.
-import { InputError } from '../../errors.js';
+import { BillApiError, InputError } from '../../errors.js';
 import { BillFilter } from '../../bill/filters.js';
 import type { Bill, Customer, Invoice, Vendor } from '../../bill/types.js';
 import { answerKey } from '../../mirror/answers.js';
@@ -41,17 +41,33 @@ export interface PartiesDeps {
   invites: Pick<NetworkInvites, 'button'> | undefined;
 }
 
+/** BILL vendor ids start with 009, customer ids with 0cu. */
+const PARTY_ID: Record<PartyKind, RegExp> = { vendor: /^009[A-Za-z0-9]{5,61}$/, customer: /^0cu[A-Za-z0-9]{5,61}$/ };
+
 /** Matches read per search; more are reported as "100+". */
 const MAX_MATCHES = 100;
 
+/**
+ * A name as a command line reads it, in any case: a line loses trailing punctuation and doubled spaces (parse.ts), so
+ * "vendor Zeta Inc." (typed, or a button's) asks for "Zeta Inc" and must still name "Zeta Inc." exactly.
+ */
+const asTyped = (name: string) =>
+  name
+    .replace(/\s+/g, ' ')
+    .replace(/[\s.!?,;:…]+$/u, '')
+    .trim()
+    .toLocaleLowerCase();
+
 /** The name typed exactly, in any case: its card is shown even when longer names start with it. */
-const isExactly = (name: string, typed: string) => name.trim().toLocaleLowerCase() === typed.trim().toLocaleLowerCase();
+const isExactly = (name: string, typed: string) => asTyped(name) === asTyped(typed);
 
 /** Exact name first, then shorter names, then alphabetical: "Acme" before "Acme Office Supplies". */
 export function rankMatches<T extends { name: string; id: string }>(typed: string, items: T[]): T[] {
+  const wanted = asTyped(typed);
+  const exact = new Set(items.filter((p) => asTyped(p.name) === wanted));
   return [...items].sort((a, b) => {
-    const ea = isExactly(a.name, typed) ? 0 : 1;
-    const eb = isExactly(b.name, typed) ? 0 : 1;
+    const ea = exact.has(a) ? 0 : 1;
+    const eb = exact.has(b) ? 0 : 1;
     return ea - eb || a.name.length - b.name.length || a.name.localeCompare(b.name) || a.id.localeCompare(b.id);
   });
 }
@@ -62,6 +78,11 @@ export function rankMatches<T extends { name: string; id: string }>(typed: strin
  * background. `fromMirror`: balances that may have moved are confirmed before they are shown.
  */
 async function search(ctx: CommandContext, deps: PartiesDeps, orgId: string, kind: PartyKind, typed: string) {
+  // A BILL id (what buttons, search and look-up run for a name BILL's filter cannot carry, see partyArgument).
+  if (PARTY_ID[kind].test(typed)) {
+    const byId = await partyById(ctx, deps, orgId, kind, typed);
+    if (byId) return byId;
+  }
   // Built before the mirror or a kept answer is consulted, so a refused name never reaches BILL.
   new BillFilter().add('name', 'sw', typed);
   const warm = await deps.mirror.search(orgId, kind, typed, mirrorRead(ctx, deps, kind));
@@ -77,6 +98,30 @@ async function search(ctx: CommandContext, deps: PartiesDeps, orgId: string, kin
     return { items, more: truncated };
   });
   return { ...got.value, fetchedAt: got.fetchedAt, fromMirror: false };
+}
+
+/** The party with this BILL id: from the org's mirror, or (not built yet) read from BILL and kept like a record; undefined if none. */
+async function partyById(ctx: CommandContext, deps: PartiesDeps, orgId: string, kind: PartyKind, id: string) {
+  const held = await deps.mirror.rows(orgId, kind, { ...mirrorRead(ctx, deps, kind), whileBuilding: 'skip', where: (p) => p.id === id });
+  if (!('building' in held))
+    return held.rows.length > 0 ? { items: held.rows, more: false, fetchedAt: held.refreshedAt, fromMirror: true } : undefined;
+  try {
+    const got = await cachedAnswer(
+      ctx,
+      deps,
+      answerKey(kind, { id }),
+      [kind],
+      () => {
+        const org = orgClient(deps, orgId);
+        return kind === 'vendor' ? org.vendors.get(id) : org.customers.get(id);
+      },
+      true,
+    );
+    return got.value.archived ? undefined : { items: [got.value], more: false, fetchedAt: got.fetchedAt, fromMirror: false };
+  } catch (err) {
+    if (err instanceof BillApiError && err.category === 'notFound') return undefined;
+    throw err;
+  }
 }
 
 /** `vendor` or `customer`: besides its command line, the open items shown with a match, and the card of one match. */

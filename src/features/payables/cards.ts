@@ -7,6 +7,7 @@ import { calendarDate, daysBetween, dueInWords, dueShort, money, sum, type Forma
 import { addDays } from '../../infra/calendar.js';
 import { detailCard, listCard, type AsOf, type DetailCardSpec, type ListCardSpec, type ListContext } from '../../cards/list.js';
 import { billApprovalWords, billPaymentWords, codeWords, count, moneyTotal } from '../../cards/words.js';
+import { normalizeCommandText } from '../parse.js';
 
 export interface ApCardContext extends AsOf {
   /** "Today" (yyyy-MM-dd) in BOT_TIMEZONE. */
@@ -206,9 +207,19 @@ export function billsOverdueCard(input: ApCardContext & ListContext & { overdue:
 }
 
 /** A vendor's name that can be typed back as `vendor <name>` (BILL filters refuse quotes and backslashes). */
-export function typeableName(name: string): boolean {
+function typeableName(name: string): boolean {
   // Refused: a quote, a backslash, or a control character (anything below U+0020).
   return name.trim().length > 0 && name.length <= 200 && !/["\\]|[^\x20-\uffff]/.test(name);
+}
+
+/**
+ * What `vendor` or `customer` is given to show this party: its name, or its BILL id for a name BILL's name filter cannot
+ * carry (a quote, a backslash) or that a command line reads as another name (doubled spaces, markup, entities: parse.ts;
+ * trailing punctuation only shortens it, and the command still takes it as that name). The command finds an id by id.
+ */
+export function partyArgument<P extends { id?: string; name: string }>(party: P): P['id'] | string {
+  const read = normalizeCommandText(`x ${party.name}`).slice(2);
+  return typeableName(party.name) && read !== '' && party.name.startsWith(read) ? party.name : party.id;
 }
 
 /** One bill: vendor, amounts, dates, statuses, approvers, a line-item summary. */
@@ -219,6 +230,7 @@ export function billCard(input: ApCardContext & { bill: Bill; command: string })
   const number = bill.invoice?.invoiceNumber;
   const open = bill.paymentStatus !== 'PAID' && !bill.archived;
   const dueWords = open ? dueInWords(bill.dueDate, today) : undefined;
+  const vendorArgument = partyArgument({ id: bill.vendorId || undefined, name });
   const late = open && bill.dueDate && daysBetween(bill.dueDate.slice(0, 10), today) > 0;
   const sections: DetailCardSpec['sections'] = [];
   const approvers = sentEntries(bill.approvers).sort((a, b) => (a?.approverOrder ?? 0) - (b?.approverOrder ?? 0));
@@ -265,7 +277,7 @@ export function billCard(input: ApCardContext & { bill: Bill; command: string })
     ],
     sections,
     summary: `Bill ${number ?? shortId(bill.id)} from ${name}: ${m(amountDue(bill))} due, ${status}.`,
-    actions: typeableName(name) && bill.vendorName ? [executeAction('This vendor', { verb: 'run', command: `vendor ${name}` })] : [],
+    actions: bill.vendorName && vendorArgument ? [executeAction('This vendor', { verb: 'run', command: `vendor ${vendorArgument}` })] : [],
   });
 }
 

@@ -4,7 +4,7 @@ import type { Invoice } from '../../bill/types.js';
 import { executeAction, shortId, type CardReply } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
 import { calendarDate, daysBetween, money, sum } from '../../cards/format.js';
-import { AGING_BUCKETS, agingBucket, sentEntries, typeableName } from '../payables/cards.js';
+import { AGING_BUCKETS, agingBucket, partyArgument, sentEntries } from '../payables/cards.js';
 import { detailCard, listCard, plainFacts, type AsOf, type DetailCardSpec, type ListContext } from '../../cards/list.js';
 import { codeWords, count, invoiceStatusWords, moneyTotal } from '../../cards/words.js';
 
@@ -23,6 +23,7 @@ function customerName(customerId: string | undefined, ctx: Pick<ArCardContext, '
 export function invoiceCard(input: ArCardContext & { invoice: Invoice; command: string }): CardReply {
   const { invoice: inv, fmt, today } = input;
   const customer = input.customerOf(inv.customerId);
+  const customerArgument = customer?.name ? partyArgument({ id: inv.customerId || undefined, name: customer.name }) : undefined;
   const name = customerName(inv.customerId, input);
   const m = (n: number | undefined) => money(n ?? 0, customer?.currency, fmt.locale);
   const status = invoiceStatusWords(inv, today);
@@ -65,10 +66,7 @@ export function invoiceCard(input: ArCardContext & { invoice: Invoice; command: 
     ],
     sections,
     summary: `Invoice ${inv.invoiceNumber} for ${name}: ${m(inv.dueAmount)} due of ${m(inv.totalAmount)}, ${status.words.toLowerCase()}.`,
-    actions:
-      customer?.name && typeableName(customer.name)
-        ? [executeAction('This customer', { verb: 'run', command: `customer ${customer.name}` })]
-        : [],
+    actions: customerArgument ? [executeAction('This customer', { verb: 'run', command: `customer ${customerArgument}` })] : [],
   });
 }
 

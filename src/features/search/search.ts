@@ -15,7 +15,7 @@ import type { Clock } from '../../infra/clock.js';
 import type { Mirror, RowsResult } from '../../mirror/mirror.js';
 import { foldName, isOpenBill, normalizeNumber, type AnyRecord, type Kind, type PartyInfo } from '../../mirror/records.js';
 import { mirrorRead, resolveParties, todayOf, type FinanceSettings } from '../finance.js';
-import { amountDue, vendorName } from '../payables/cards.js';
+import { amountDue, partyArgument, vendorName } from '../payables/cards.js';
 import { balanceOf, currencyOf } from '../parties/cards.js';
 import { isOwed } from '../receivables/cards.js';
 import { rankMatches } from '../parties/commands.js';
@@ -252,7 +252,8 @@ export class ComposeSearch {
   private async cardOf(ctx: OrgContext, kind: Kind, record: AnyRecord): Promise<CardReply> {
     const command = this.deps.commands.get(kind);
     if (!command) throw new Error(`the ${kind} command is not registered`);
-    let argText = kind === 'invoice' ? (record as Invoice).invoiceNumber : (record as Vendor | Customer).name;
+    let argText =
+      kind === 'invoice' ? (record as Invoice).invoiceNumber : kind === 'bill' ? '' : partyArgument(record as Vendor | Customer);
     if (kind === 'bill') {
       // `bill <number>` shows this bill only when no other bill has its number; else `bill <BILL id>` does, as the
       // command's own pick buttons run it.
