@@ -232,3 +232,22 @@ describe('the digest', () => {
     expect(json).toContain('Overdue invoices: not available yet');
   });
 });
+
+describe('BILL values a card cannot take as they are', () => {
+  it('a BILL date that is no calendar day (2026-13-45) leaves the card drawable, showing no date', () => {
+    const bill = {
+      id: '00n01odd',
+      vendorName: 'Acme',
+      amount: 10,
+      dueAmount: 10,
+      dueDate: '2026-13-45',
+      invoice: { invoiceNumber: 'B-1' },
+    };
+    const s = said(ev('bill.created', bill));
+    expect(s.headline).toBe('New bill from Acme — $10.00, invoice B-1, due —');
+    const pay = said(
+      ev('payment.updated', { id: 'stp01x', amount: 5, status: 'SCHEDULED', processDate: '9999-99-99', vendor: { name: 'Acme' } }),
+    );
+    expect(pay.headline).toContain('Payment to Acme is scheduled for —');
+  });
+});
