@@ -57,7 +57,9 @@ const url = (fallback: string) =>
   text.transform((v, ctx) => {
     const s = v?.trim() || fallback;
     if (s === '') return '';
-    if (!URL.canParse(s)) return fail(ctx, `must be an absolute http(s) URL, got "${s}"`);
+    // Echoed to help, without what stands before an "@": credentials in a URL that does not parse are still credentials.
+    if (!URL.canParse(s))
+      return fail(ctx, `must be an absolute http(s) URL, got "${s.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^/?#]*@/i, '$1…@')}"`);
     const parsed = new URL(s);
     if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return fail(ctx, `must use http or https, got "${parsed.protocol}"`);
     if (parsed.search || parsed.hash || parsed.username || parsed.password)
@@ -260,8 +262,12 @@ export function loadConfig(env: Env) {
       const orgId = at > 0 ? entry.slice(0, at).trim() : '';
       const secret = at > 0 ? entry.slice(at + 1).trim() : '';
       if (orgId === '' || secret === '') bad(name, `entry ${i + 1} is not <BILL organisation id>:<secret>`);
+      // Not echoed: an entry written the wrong way round (secret:organisation) has the secret there.
       else if (!servedOrgs.includes(orgId))
-        bad(name, `entry ${i + 1} names organisation "${orgId.slice(0, 40)}", which is not in BILL_ALLOWED_ORG_IDS (or BILL_ORG_ID)`);
+        bad(
+          name,
+          `entry ${i + 1} names an organisation that is not in BILL_ALLOWED_ORG_IDS (or BILL_ORG_ID); write <BILL organisation id>:<secret>`,
+        );
       else if (out[orgId] !== undefined) bad(name, `entry ${i + 1} names organisation "${orgId}" a second time`);
       else out[orgId] = secret;
     });

@@ -162,6 +162,32 @@ describe('loadConfig', () => {
     expect(problems.map((p) => p.variable).sort()).toEqual(['ALLOWED_TENANT_IDS', 'BOT_TIMEZONE', 'MicrosoftAppTenantId', 'REDIS_URL']);
   });
 
+  it.each(['BILL_SPEND_API_TOKENS', 'BILL_WEBHOOK_SECURITY_KEYS'])(
+    '%s written the wrong way round (secret:organisation) is refused without echoing the secret',
+    (name) => {
+      const secret = 'Zq9SecretWrittenFirst0123456789';
+      const problems = problemsOf({ ...BILL, [name]: `${secret}:${BILL.BILL_ORG_ID}` });
+      expect(problems.map((p) => p.variable)).toEqual([name]);
+      expect(problems[0]!.message).toMatch(/entry 1/);
+      expect(JSON.stringify(problems)).not.toContain('Zq9Secret');
+    },
+  );
+
+  it.each([
+    'BILL_BASE_URL',
+    'BILL_SPEND_BASE_URL',
+    'BILL_EVENTS_BASE_URL',
+    'GRAPH_BASE_URL',
+    'GRAPH_AUTHORITY_HOST',
+    'TEAMS_APP_WEBSITE_URL',
+  ])('%s holding a password in a URL that does not parse is refused without echoing the password', (name) => {
+    for (const value of ['https://user:Zq9Password@gate way.example.com/', 'https://user:Zq9Password@[::1', 'user:Zq9Password@host name']) {
+      const problems = problemsOf({ [name]: value });
+      expect(problems.map((p) => p.variable)).toEqual([name]);
+      expect(JSON.stringify(problems), value).not.toContain('Zq9Password');
+    }
+  });
+
   it('a production deployment with an app id, its tenants and BILL credentials is accepted', () => {
     const config = loadConfig({
       ...AUTHED,
