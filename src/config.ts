@@ -141,6 +141,8 @@ const envSchema = z.object({
 /** Every environment variable billbridge reads (plus the botbuilder auth overrides). */
 export const CONFIG_VARIABLES: readonly string[] = Object.keys(envSchema.shape);
 
+const DAY_MS = 86_400_000;
+
 function parseWindows(raw: string, bad: (message: string) => void): Array<{ limit: number; windowMs: number }> {
   const windows: Array<{ limit: number; windowMs: number }> = [];
   let malformed = false;
@@ -153,7 +155,15 @@ function parseWindows(raw: string, bad: (message: string) => void): Array<{ limi
       continue;
     }
     const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[3] as 'ms' | 's' | 'm' | 'h'];
-    windows.push({ limit: Number(m[1]), windowMs: Number(m[2]) * unit });
+    const limit = Number(m[1]);
+    const windowMs = Number(m[2]) * unit;
+    // A count or a window of 0 would let every send through (the limiter sees no limit), the opposite of what was meant.
+    if (limit < 1 || limit > 1_000_000 || windowMs < 1 || windowMs > DAY_MS) {
+      bad(`"${part}" must count 1 to 1000000 sends in a window of 1 ms to 24 h`);
+      malformed = true;
+      continue;
+    }
+    windows.push({ limit, windowMs });
   }
   if (windows.length === 0 && !malformed) bad('must list at least one window');
   return windows;
