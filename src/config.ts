@@ -57,7 +57,9 @@ const url = (fallback: string) =>
   text.transform((v, ctx) => {
     const s = v?.trim() || fallback;
     if (s === '') return '';
-    if (!URL.canParse(s)) return fail(ctx, `must be an absolute http(s) URL, got "${s}"`);
+    // Echoed to help, without what stands before an "@": credentials in a URL that does not parse are still credentials.
+    if (!URL.canParse(s))
+      return fail(ctx, `must be an absolute http(s) URL, got "${s.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^/?#]*@/i, '$1…@')}"`);
     const parsed = new URL(s);
     if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return fail(ctx, `must use http or https, got "${parsed.protocol}"`);
     if (parsed.search || parsed.hash || parsed.username || parsed.password)
@@ -139,6 +141,8 @@ const envSchema = z.object({
 /** Every environment variable billbridge reads (plus the botbuilder auth overrides). */
 export const CONFIG_VARIABLES: readonly string[] = Object.keys(envSchema.shape);
 
+const DAY_MS = 86_400_000;
+
 function parseWindows(raw: string, bad: (message: string) => void): Array<{ limit: number; windowMs: number }> {
   const windows: Array<{ limit: number; windowMs: number }> = [];
   let malformed = false;
@@ -151,7 +155,15 @@ function parseWindows(raw: string, bad: (message: string) => void): Array<{ limi
       continue;
     }
     const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[3] as 'ms' | 's' | 'm' | 'h'];
-    windows.push({ limit: Number(m[1]), windowMs: Number(m[2]) * unit });
+    const limit = Number(m[1]);
+    const windowMs = Number(m[2]) * unit;
+    // A count or a window of 0 would let every send through (the limiter sees no limit), the opposite of what was meant.
+    if (limit < 1 || limit > 1_000_000 || windowMs < 1 || windowMs > DAY_MS) {
+      bad(`"${part}" must count 1 to 1000000 sends in a window of 1 ms to 24 h`);
+      malformed = true;
+      continue;
+    }
+    windows.push({ limit, windowMs });
   }
   if (windows.length === 0 && !malformed) bad('must list at least one window');
   return windows;
@@ -260,8 +272,12 @@ export function loadConfig(env: Env) {
       const orgId = at > 0 ? entry.slice(0, at).trim() : '';
       const secret = at > 0 ? entry.slice(at + 1).trim() : '';
       if (orgId === '' || secret === '') bad(name, `entry ${i + 1} is not <BILL organisation id>:<secret>`);
+      // Not echoed: an entry written the wrong way round (secret:organisation) has the secret there.
       else if (!servedOrgs.includes(orgId))
-        bad(name, `entry ${i + 1} names organisation "${orgId.slice(0, 40)}", which is not in BILL_ALLOWED_ORG_IDS (or BILL_ORG_ID)`);
+        bad(
+          name,
+          `entry ${i + 1} names an organisation that is not in BILL_ALLOWED_ORG_IDS (or BILL_ORG_ID); write <BILL organisation id>:<secret>`,
+        );
       else if (out[orgId] !== undefined) bad(name, `entry ${i + 1} names organisation "${orgId}" a second time`);
       else out[orgId] = secret;
     });

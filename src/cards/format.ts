@@ -47,12 +47,13 @@ export function daysBetween(from: string, to: string): number {
   return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
 }
 
-/** A BILL calendar date (yyyy-MM-dd) for people: "Nov 21, 2026" in en-US. */
+/** A BILL calendar date (yyyy-MM-dd) for people: "Nov 21, 2026" in en-US; '—' for one that is no day (2026-13-45). */
 export function calendarDate(isoDate: string | undefined, locale: string): string {
   if (!isoDate || !/^\d{4}-\d{2}-\d{2}/.test(isoDate)) return '—';
-  return dateFormat(`calendar|${locale}`, locale, { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' }).format(
-    new Date(`${isoDate.slice(0, 10)}T00:00:00Z`),
-  );
+  const day = new Date(`${isoDate.slice(0, 10)}T00:00:00Z`);
+  // Formatting an invalid Date throws (RangeError), and a card drawn from BILL's record must not.
+  if (Number.isNaN(day.getTime())) return '—';
+  return dateFormat(`calendar|${locale}`, locale, { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' }).format(day);
 }
 
 /** An instant for people, in the bot's time zone: "Nov 21, 2026, 10:42 AM". */

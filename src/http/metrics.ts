@@ -38,9 +38,12 @@ export async function serveMetrics(req: IncomingMessage, res: ServerResponse, ha
 
 /** GET /metrics on its own listener (METRICS_PORT): nothing else is served there. */
 export function createMetricsServer(handler: MetricsHandler, token: string, log: Logger): NodeServer {
-  return createServer((req, res) => {
+  const server = createServer((req, res) => {
     if (req.method === 'GET' && (req.url ?? '/').split('?')[0] === '/metrics') return void serveMetrics(req, res, handler, token, log);
     res.writeHead(404, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ error: 'Not found' }));
   });
+  // An 'error' event nobody listens to ends the process: an accept failing (EMFILE) is logged and the listener goes on.
+  server.on('error', (err: NodeJS.ErrnoException) => log.error({ code: err.code, err: errorMessage(err) }, 'metrics listener error'));
+  return server;
 }

@@ -49,6 +49,10 @@ export function isJsonContentType(req: Request): boolean {
 export function createHttpServer(deps: HttpServerDeps): Server {
   const { log, messages } = deps;
   const server = restify.createServer({ name: 'billbridge', handleUncaughtExceptions: false, ignoreTrailingSlash: true });
+  // restify re-emits the listener's 'error' events on itself, where one nobody listens to ends the process: a port
+  // already taken at start-up (listen() rejects as well, and start-up says so), or an accept failing later (EMFILE,
+  // out of file descriptors under a flood of connections), after which the listener goes on accepting.
+  server.on('error', (err: NodeJS.ErrnoException) => log.error({ code: err.code, err: errorMessage(err) }, 'http listener error'));
 
   // restify answers its own errors (bad JSON 400, too large 413, unknown route 404, wrong method 405);
   // this keeps their bodies short and logs them without the request body.

@@ -188,9 +188,11 @@ export function digestScheduler(deps: SchedulerDeps) {
         log.info('digest skipped: nothing changed since the last one');
         return 'unchanged';
       }
+      // Drawn before the slot is marked as being sent: a card that cannot be drawn leaves the slot open for a later tick.
+      const message = deps.presenter.digest(content);
       // Composing can take a while: a worker that lost the slot's lease meanwhile leaves the slot to the new holder.
       if (!(await sending())) return;
-      const outcome = await deps.sender.send(setting.reference, deps.presenter.digest(content));
+      const outcome = await deps.sender.send(setting.reference, message);
       if (outcome.ok) {
         await state.set(NS.digests, lastKey, { fingerprint: content.fingerprint, slot: slot.id, postedAt: deps.clock.now() });
         log.info('digest posted');

@@ -220,10 +220,11 @@ export function deliveryWorker(deps: WorkerDeps) {
     }
     // Right before the send: still ours? (Also keeps the lease while the send waits on Teams' budget.)
     if (!(await stillHeld(h))) return;
-    h.message ??= deps.presenter.event(ev);
     target.tries++;
     let outcome: SendOutcome;
     try {
+      // A card that cannot be drawn is a failed try like a failed send: backed off, then a dead letter.
+      h.message ??= deps.presenter.event(ev);
       outcome = await deps.sender.send(sub.reference, h.message);
     } catch (err) {
       outcome = { ok: false, status: 0, message: errorMessage(err) };

@@ -77,7 +77,14 @@ const INVALID: Record<string, Env[] | { anyValue: string }> = {
   LIMIT_BILL_CONCURRENCY: [{ LIMIT_BILL_CONCURRENCY: '101' }],
   LIMIT_BILL_LOGINS_PER_HOUR: [{ LIMIT_BILL_LOGINS_PER_HOUR: 'many' }],
   LIMIT_SPEND_PER_MINUTE: [{ LIMIT_SPEND_PER_MINUTE: '0' }],
-  LIMIT_CONNECTOR_THREAD: [{ LIMIT_CONNECTOR_THREAD: '7 per second' }, { LIMIT_CONNECTOR_THREAD: '7/1s,8/2d' }],
+  LIMIT_CONNECTOR_THREAD: [
+    { LIMIT_CONNECTOR_THREAD: '7 per second' },
+    { LIMIT_CONNECTOR_THREAD: '7/1s,8/2d' },
+    // A count or a window of 0 let every send through (the opposite of a limit); a window past a day is not one Teams has.
+    { LIMIT_CONNECTOR_THREAD: '0/1s' },
+    { LIMIT_CONNECTOR_THREAD: '7/1s,8/0s' },
+    { LIMIT_CONNECTOR_THREAD: '1/99999999999999h' },
+  ],
   COMMAND_WAIT_MS: [{ COMMAND_WAIT_MS: '20000' }],
   USER_COMMANDS_PER_MINUTE: [{ USER_COMMANDS_PER_MINUTE: '0' }],
   LIMIT_BILL_LOGINS_RESERVED_PERCENT: [{ LIMIT_BILL_LOGINS_RESERVED_PERCENT: '-1' }, { LIMIT_BILL_LOGINS_RESERVED_PERCENT: '100' }],
@@ -160,6 +167,32 @@ describe('loadConfig', () => {
       REDIS_URL: 'localhost',
     });
     expect(problems.map((p) => p.variable).sort()).toEqual(['ALLOWED_TENANT_IDS', 'BOT_TIMEZONE', 'MicrosoftAppTenantId', 'REDIS_URL']);
+  });
+
+  it.each(['BILL_SPEND_API_TOKENS', 'BILL_WEBHOOK_SECURITY_KEYS'])(
+    '%s written the wrong way round (secret:organisation) is refused without echoing the secret',
+    (name) => {
+      const secret = 'Zq9SecretWrittenFirst0123456789';
+      const problems = problemsOf({ ...BILL, [name]: `${secret}:${BILL.BILL_ORG_ID}` });
+      expect(problems.map((p) => p.variable)).toEqual([name]);
+      expect(problems[0]!.message).toMatch(/entry 1/);
+      expect(JSON.stringify(problems)).not.toContain('Zq9Secret');
+    },
+  );
+
+  it.each([
+    'BILL_BASE_URL',
+    'BILL_SPEND_BASE_URL',
+    'BILL_EVENTS_BASE_URL',
+    'GRAPH_BASE_URL',
+    'GRAPH_AUTHORITY_HOST',
+    'TEAMS_APP_WEBSITE_URL',
+  ])('%s holding a password in a URL that does not parse is refused without echoing the password', (name) => {
+    for (const value of ['https://user:Zq9Password@gate way.example.com/', 'https://user:Zq9Password@[::1', 'user:Zq9Password@host name']) {
+      const problems = problemsOf({ [name]: value });
+      expect(problems.map((p) => p.variable)).toEqual([name]);
+      expect(JSON.stringify(problems), value).not.toContain('Zq9Password');
+    }
   });
 
   it('a production deployment with an app id, its tenants and BILL credentials is accepted', () => {

@@ -51,7 +51,11 @@ const presenter: NotificationPresenter = {
   digest: (c) => ({ card: {}, summary: `digest ${c.today} ${c.fingerprint}` }),
 };
 
-function scheduler(sender: ChannelSender, onChannelGone = async (_target: ChannelTarget, _reason: string) => undefined) {
+function scheduler(
+  sender: ChannelSender,
+  onChannelGone = async (_target: ChannelTarget, _reason: string) => undefined,
+  draw: NotificationPresenter = presenter,
+) {
   return digestScheduler({
     state: store,
     clock,
@@ -61,7 +65,7 @@ function scheduler(sender: ChannelSender, onChannelGone = async (_target: Channe
     compose,
     resolveOrg: async () => ORG,
     sender,
-    presenter,
+    presenter: draw,
     onChannelGone,
   });
 }
@@ -98,6 +102,27 @@ describe('one digest per channel and slot', () => {
     clock.advance(30_000);
     expect(await s.tick()).toMatchObject({ posted: 1 });
     expect(sender.sent).toHaveLength(1);
+  });
+
+  it('a digest card that cannot be drawn leaves the slot open (not marked as being sent), so a later tick posts it', async () => {
+    await schedule();
+    const sender = new RecordingSender();
+    let broken = true;
+    const draw: NotificationPresenter = {
+      ...presenter,
+      digest: (c) => {
+        if (broken) throw new RangeError('Invalid time value');
+        return presenter.digest(c);
+      },
+    };
+    const s = scheduler(sender, undefined, draw);
+    clock.set(Date.parse('2026-03-02T09:00:05Z'));
+    await s.tick();
+    expect(sender.sent).toEqual([]);
+    broken = false;
+    clock.advance(30_000);
+    expect(await s.tick()).toMatchObject({ posted: 1 });
+    expect(sender.sent).toEqual(['digest 2026-03-02 v1']);
   });
 
   it('an instance that died while sending leaves the slot alone: it is not posted a second time', async () => {

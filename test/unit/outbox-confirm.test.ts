@@ -14,7 +14,7 @@ import type { ConfirmedRecord } from '../../src/notify/project.js';
 import { WebhookReceiver, outboxKey } from '../../src/notify/receiver.js';
 import { ChannelSubscriptions } from '../../src/notify/subscriptions.js';
 import type { OutboxEvent, SendOutcome } from '../../src/notify/types.js';
-import { deliveryWorker, RETRY_DELAYS_MS } from '../../src/notify/worker.js';
+import { deliveryWorker, RETRY_DELAYS_MS, type DeadLetter } from '../../src/notify/worker.js';
 import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
 import { NS } from '../../src/infra/state/types.js';
 import { LogCapture } from '../harness/logs.js';
@@ -50,7 +50,7 @@ afterEach(async () => {
 });
 
 /** A worker whose BILL read is `confirm`; records the entity of every card it sends. */
-function worker(confirm: (ev: OutboxEvent) => Promise<ConfirmedRecord>) {
+function worker(confirm: (ev: OutboxEvent) => Promise<ConfirmedRecord>, draw?: (ev: OutboxEvent) => string) {
   const sent: Array<Record<string, unknown>> = [];
   const w = deliveryWorker({
     state: store,
@@ -64,7 +64,10 @@ function worker(confirm: (ev: OutboxEvent) => Promise<ConfirmedRecord>) {
         return Promise.resolve({ ok: true });
       },
     },
-    presenter: { event: (ev) => ({ card: {}, summary: JSON.stringify(ev.entity) }), digest: () => ({ card: {}, summary: 'digest' }) },
+    presenter: {
+      event: (ev) => ({ card: {}, summary: draw ? draw(ev) : JSON.stringify(ev.entity) }),
+      digest: () => ({ card: {}, summary: 'digest' }),
+    },
     confirm,
     enrich: () => Promise.resolve({}),
     apply: () => Promise.resolve(),
@@ -177,5 +180,35 @@ describe('exactly one card per BILL event', () => {
     expect((await receiver().accept(raw, sign(raw))).body.status).toBe('duplicate');
     await w.drain();
     expect(sent).toHaveLength(1);
+  });
+});
+
+describe('a card that cannot be drawn', () => {
+  it('a BILL record the card cannot be drawn from counts its tries and ends a dead letter, instead of being drawn again every pass forever', async () => {
+    let draws = 0;
+    const { w, sent } = worker(
+      () => Promise.resolve({ state: 'current', entity: BILLS_RECORD }),
+      () => {
+        draws++;
+        throw new RangeError('Invalid time value');
+      },
+    );
+    const eventId = randomUUID();
+    const raw = paymentEvent(eventId);
+    await receiver().accept(raw, sign(raw));
+    await w.drain();
+    expect(draws).toBe(1);
+    // The next pass, before any back-off is over, does not draw it again.
+    await w.drain();
+    expect(draws).toBe(1);
+    for (const delay of RETRY_DELAYS_MS) {
+      clock.advance(delay * 1.3);
+      await w.drain();
+    }
+    expect(draws).toBe(RETRY_DELAYS_MS.length + 1);
+    expect(sent).toEqual([]);
+    const letters = await store.entries<DeadLetter>(NS.deadLetters);
+    expect(letters.map(([, l]) => [l.eventId, l.tries])).toEqual([[eventId, RETRY_DELAYS_MS.length + 1]]);
+    expect(await store.entries(NS.outbox)).toEqual([]);
   });
 });

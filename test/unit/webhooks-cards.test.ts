@@ -7,6 +7,7 @@ import { projectEntity } from '../../src/notify/project.js';
 import type { DigestContent, OutboxEvent } from '../../src/notify/types.js';
 import { eventTypeInfo } from '../../src/notify/kinds.js';
 import { codeWords } from '../../src/cards/words.js';
+import { liveMarkup, markdownTexts } from '../harness/markdown.js';
 
 const fmt = { locale: 'en-US', timeZone: 'America/New_York' };
 const RECEIVED = Date.parse('2026-03-02T15:42:00Z');
@@ -230,5 +231,39 @@ describe('the digest', () => {
   it('says when invoices are still being read', () => {
     const json = JSON.stringify(digestCard({ ...content, overdueInvoices: undefined, cadence: 'now' }, fmt).card);
     expect(json).toContain('Overdue invoices: not available yet');
+  });
+});
+
+describe('BILL values a card cannot take as they are', () => {
+  it('a BILL date that is no calendar day (2026-13-45) leaves the card drawable, showing no date', () => {
+    const bill = {
+      id: '00n01odd',
+      vendorName: 'Acme',
+      amount: 10,
+      dueAmount: 10,
+      dueDate: '2026-13-45',
+      invoice: { invoiceNumber: 'B-1' },
+    };
+    const s = said(ev('bill.created', bill));
+    expect(s.headline).toBe('New bill from Acme — $10.00, invoice B-1, due —');
+    const pay = said(
+      ev('payment.updated', { id: 'stp01x', amount: 5, status: 'SCHEDULED', processDate: '9999-99-99', vendor: { name: 'Acme' } }),
+    );
+    expect(pay.headline).toContain('Payment to Acme is scheduled for —');
+  });
+
+  it("a status BILL spells as a markdown link is shown as text, never as a link in the bot's voice", () => {
+    const hostile = '[PAID](https://evil.example) *now*';
+    for (const e of [
+      ev('bill.updated', { id: '00n01', vendorName: 'Acme', paymentStatus: hostile, approvalStatus: hostile }),
+      ev('payment.updated', { id: 'stp01', status: hostile, vendor: { name: 'Acme' } }),
+      ev('invoice.updated', { id: '00e01', invoiceNumber: '1', status: hostile }),
+      ev('spend.reimbursement.updated', { id: 'r1', status: hostile }),
+    ]) {
+      const reply = notificationCard(e, fmt);
+      const texts = markdownTexts(reply.card).filter((t) => t.toLowerCase().includes('evil'));
+      expect(texts.length, e.type).toBeGreaterThan(0);
+      for (const t of texts) expect(liveMarkup(t), t).toEqual([]);
+    }
   });
 });

@@ -32,6 +32,8 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 /** An invoice or bill number in card text: escaped, and kept on one line (it breaks at its hyphens otherwise). */
 const ref = (n: string): string => keepTogether(escapeMarkdown(n));
+/** A status code BILL sends, in words and escaped: cards here compose markdown themselves (codeWords leaves that to the caller). */
+const statusWords = (code: string | undefined): string => escapeMarkdown(codeWords(code));
 const obj = (v: unknown): Record<string, unknown> =>
   v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
@@ -89,9 +91,9 @@ function sayBill(ev: OutboxEvent, rows: Array<[string, string]>, fmt: FormatOpti
   if (due !== undefined && due !== amount) rows.push(['Still due', money(due, cur, fmt.locale)]);
   if (dueDate) rows.push(['Due', calendarDate(dueDate, fmt.locale)]);
   const payment = str(e.paymentStatus);
-  if (payment) rows.push(['Payment', payment === 'UNPAID' && (num(e.paidAmount) ?? 0) > 0 ? 'Partly paid' : codeWords(payment)]);
+  if (payment) rows.push(['Payment', payment === 'UNPAID' && (num(e.paidAmount) ?? 0) > 0 ? 'Partly paid' : statusWords(payment)]);
   const approval = str(e.approvalStatus);
-  if (approval) rows.push(['Approval', APPROVAL_WORDS.get(approval) ?? codeWords(approval)]);
+  if (approval) rows.push(['Approval', APPROVAL_WORDS.get(approval) ?? statusWords(approval)]);
   const money1 = (n: number | undefined) => (n === undefined ? '' : ` — ${money(n, cur, fmt.locale)}`);
   switch (ev.type) {
     case 'bill.created':
@@ -131,9 +133,9 @@ function sayPayment(ev: OutboxEvent, rows: Array<[string, string]>, fmt: FormatO
     return `AutoPay to ${vendor} failed${why ? ` — ${escapeMarkdown(why.slice(0, 120))}` : ''}`;
   }
   const status = str(e.singleStatus) ?? str(e.status);
-  if (status) rows.push(['Status', codeWords(status)]);
+  if (status) rows.push(['Status', statusWords(status)]);
   const outcome =
-    PAYMENT_OUTCOMES.get(ev.type === 'payment.failed' ? 'FAILED' : (status ?? '')) ?? `changed (${codeWords(status).toLowerCase()})`;
+    PAYMENT_OUTCOMES.get(ev.type === 'payment.failed' ? 'FAILED' : (status ?? '')) ?? `changed (${statusWords(status).toLowerCase()})`;
   if (ev.type === 'payment.failed' && why) rows.push(['Reason', escapeMarkdown(why.slice(0, 200))]);
   const when = outcome === 'is scheduled' && str(e.processDate) ? ` for ${calendarDate(str(e.processDate), fmt.locale)}` : '';
   return `Payment to ${vendor} ${outcome}${when}${tail ? ` — ${tail}` : ''}`;
@@ -154,7 +156,7 @@ function sayInvoice(ev: OutboxEvent, rows: Array<[string, string]>, fmt: FormatO
   if (total !== undefined) rows.push(['Total', money(total, cur, fmt.locale)]);
   if (due !== undefined) rows.push(['Still due', money(due, cur, fmt.locale)]);
   if (dueDate) rows.push(['Due', calendarDate(dueDate, fmt.locale)]);
-  if (str(e.status)) rows.push(['Status', codeWords(str(e.status))]);
+  if (str(e.status)) rows.push(['Status', statusWords(str(e.status))]);
   const totalText = total !== undefined ? ` — ${money(total, cur, fmt.locale)}` : '';
   switch (ev.type) {
     case 'invoice.created':
@@ -201,7 +203,7 @@ function saySpend(ev: OutboxEvent, rows: Array<[string, string]>, fmt: FormatOpt
   if (str(e.userName)) rows.push(['By', who]);
   const budget = str(e.budgetName);
   if (budget) rows.push(['Budget', escapeMarkdown(budget)]);
-  if (str(e.status)) rows.push(['Status', codeWords(str(e.status))]);
+  if (str(e.status)) rows.push(['Status', statusWords(str(e.status))]);
   const at = merchant ? ` at ${merchant}` : '';
   switch (ev.type) {
     case 'spend.transaction.updated': {
@@ -217,7 +219,7 @@ function saySpend(ev: OutboxEvent, rows: Array<[string, string]>, fmt: FormatOpt
     case 'spend.three-ds-challenge.created':
       return `A card payment${at} needs a 3-D Secure check${amountText}`;
     default:
-      return `Reimbursement from ${who} is now ${codeWords(str(e.status)).toLowerCase()}${amountText}`;
+      return `Reimbursement from ${who} is now ${statusWords(str(e.status)).toLowerCase()}${amountText}`;
   }
 }
 
