@@ -42,7 +42,8 @@ const fail = (ctx: z.RefinementCtx, message: string) => {
   return z.NEVER;
 };
 
-const str = (fallback = '') => text.transform((v) => (v === undefined ? fallback : v.trim()));
+/** Text; unset or blank (`NAME=` in an env file) is the default, as `int` takes it. */
+const str = (fallback = '') => text.transform((v) => v?.trim() || fallback);
 
 const int = <F extends number | undefined>(fallback: F, min: number, max: number) =>
   text.transform((v, ctx): number | F => {
@@ -132,7 +133,8 @@ const envSchema = z.object({
   /** 32-byte key (base64 or hex) for secrets stored at rest; empty disables features that need it. */
   SECRETS_KEY: str(''),
   // Who may read /metrics: with a token, a scraper sending it as a bearer token (on the bot's port, and on the metrics
-  // port when set); with a port, anyone who can reach that listener (127.0.0.1 unless METRICS_HOST). Neither: none.
+  // port when set); with a port and no token, anyone who can reach that listener, so only a loopback METRICS_HOST
+  // may go without a token. Neither: none.
   METRICS_TOKEN: str(''),
   METRICS_PORT: int(undefined, 0, 65535),
   METRICS_HOST: str('127.0.0.1'),
@@ -304,6 +306,9 @@ export function loadConfig(env: Env) {
     bad('METRICS_TOKEN', 'must be 16 to 512 printable characters without spaces (openssl rand -base64 32)');
   if (e.METRICS_PORT !== undefined && e.METRICS_PORT !== 0 && e.METRICS_PORT === e.PORT)
     bad('METRICS_PORT', 'must differ from PORT (it is a separate listener)');
+  const loopback = /^(127(\.\d{1,3}){3}|::1|localhost)$/i.test(e.METRICS_HOST);
+  if (e.METRICS_PORT !== undefined && !loopback && e.METRICS_TOKEN === '')
+    bad('METRICS_HOST', 'serves /metrics beyond this host: set METRICS_TOKEN too (or bind 127.0.0.1)');
 
   if (problems.length > 0 || !appType) throw new ConfigError(problems);
 
@@ -362,7 +367,7 @@ export function loadConfig(env: Env) {
     access: { allowedTenantIds: e.ALLOWED_TENANT_IDS, adminAadObjectIds: e.ADMIN_AAD_OBJECT_IDS },
     redisUrl: e.REDIS_URL,
     secretsKey: secretsKey && 'key' in secretsKey ? secretsKey.key : undefined,
-    metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT, host: e.METRICS_HOST || '127.0.0.1' },
+    metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT, host: e.METRICS_HOST },
   };
 }
 

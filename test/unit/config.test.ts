@@ -103,7 +103,12 @@ const INVALID: Record<string, Env[] | { anyValue: string }> = {
   SECRETS_KEY: [{ SECRETS_KEY: 'too-short' }],
   METRICS_TOKEN: [{ METRICS_TOKEN: 'too-short' }, { METRICS_TOKEN: 'a token with spaces in it' }],
   METRICS_PORT: [{ METRICS_PORT: 'nine' }, { METRICS_PORT: '70000' }, { PORT: '9100', METRICS_PORT: '9100' }],
-  METRICS_HOST: { anyValue: 'the metrics listen address; a wrong one fails at listen with the OS error' },
+  // Any address; one beyond this host (not loopback) serves /metrics to the network, so it needs METRICS_TOKEN.
+  METRICS_HOST: [
+    { METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' },
+    { METRICS_PORT: '9464', METRICS_HOST: '::' },
+    { METRICS_PORT: '0', METRICS_HOST: '10.0.0.7' },
+  ],
 };
 
 function problemsOf(env: Env): Array<{ variable: string; message: string }> {
@@ -194,6 +199,25 @@ describe('loadConfig', () => {
       expect(JSON.stringify(problems), value).not.toContain('Zq9Password');
     }
   });
+
+  it('METRICS_HOST beyond this host is accepted with METRICS_TOKEN, and a loopback one without it', () => {
+    const token = 'a-metrics-token-of-32-characters';
+    expect(problemsOf({ METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0', METRICS_TOKEN: token })).toEqual([]);
+    for (const host of ['127.0.0.1', '127.0.0.53', '::1', 'localhost', ''])
+      expect(problemsOf({ METRICS_PORT: '9464', METRICS_HOST: host }), host).toEqual([]);
+    // Without METRICS_PORT there is no listener to bind.
+    expect(problemsOf({ METRICS_HOST: '0.0.0.0' })).toEqual([]);
+  });
+
+  it.each(['NODE_ENV', 'STATE_DIR', 'BOT_TIMEZONE', 'BOT_LOCALE', 'TEAMS_APP_DEVELOPER_NAME', 'LIMIT_CONNECTOR_THREAD', 'METRICS_HOST'])(
+    'an empty %s (NAME= in an env file) means its default, as when it is not set',
+    (name) => {
+      expect(loadConfig({ STATE_DIR: './.data', [name]: ' ' })).toEqual(loadConfig({ STATE_DIR: './.data' }));
+      expect(loadConfig({ [name]: '', ...(name === 'STATE_DIR' ? {} : { STATE_DIR: './.data' }) })).toEqual(
+        loadConfig({ STATE_DIR: './.data' }),
+      );
+    },
+  );
 
   it('a production deployment with an app id, its tenants and BILL credentials is accepted', () => {
     const config = loadConfig({
