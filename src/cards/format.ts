@@ -1,5 +1,6 @@
 // Money, dates and "today" as a finance person reads them: in the bill's currency, the bot's locale and time zone.
 import { kept } from '../infra/bounded.js';
+import { calendarDay } from '../infra/calendar.js';
 
 export interface FormatOptions {
   locale: string;
@@ -49,11 +50,11 @@ export function daysBetween(from: string, to: string): number {
 
 /** A BILL calendar date (yyyy-MM-dd) for people: "Nov 21, 2026" in en-US; '—' for one that is no day (2026-13-45). */
 export function calendarDate(isoDate: string | undefined, locale: string): string {
-  if (!isoDate || !/^\d{4}-\d{2}-\d{2}/.test(isoDate)) return '—';
-  const day = new Date(`${isoDate.slice(0, 10)}T00:00:00Z`);
+  const day = calendarDay(isoDate);
   // Formatting an invalid Date throws (RangeError), and a card drawn from BILL's record must not.
-  if (Number.isNaN(day.getTime())) return '—';
-  return dateFormat(`calendar|${locale}`, locale, { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' }).format(day);
+  if (!day) return '—';
+  const at = new Date(`${day}T00:00:00Z`);
+  return dateFormat(`calendar|${locale}`, locale, { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' }).format(at);
 }
 
 /** An instant for people, in the bot's time zone: "Nov 21, 2026, 10:42 AM". */
@@ -79,15 +80,18 @@ export function clockTime(instant: Date | number, opts: FormatOptions): string {
 
 /** "today", "tomorrow", "in 3 days", "2 days late": a due date in a table cell. */
 export function dueShort(dueDate: string, today: string): string {
-  const d = daysBetween(today, dueDate.slice(0, 10));
+  const day = calendarDay(dueDate);
+  if (!day) return 'no due date';
+  const d = daysBetween(today, day);
   if (d < 0) return d === -1 ? '1 day late' : `${-d} days late`;
   return d === 0 ? 'today' : d === 1 ? 'tomorrow' : `in ${d} days`;
 }
 
 /** "Due today", "Due tomorrow", "Due in 5 days", "Overdue by 3 days" relative to today in the team's zone. */
 export function dueInWords(dueDate: string | undefined, today: string): string {
-  if (!dueDate) return 'No due date';
-  const d = daysBetween(today, dueDate.slice(0, 10));
-  if (d >= 0) return `Due ${dueShort(dueDate, today)}`;
+  const day = calendarDay(dueDate);
+  if (!day) return 'No due date';
+  const d = daysBetween(today, day);
+  if (d >= 0) return `Due ${dueShort(day, today)}`;
   return d === -1 ? 'Overdue by 1 day' : `Overdue by ${-d} days`;
 }

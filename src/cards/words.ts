@@ -3,6 +3,7 @@ import type { Approver, Bill, Invoice, Reimbursement } from '../bill/types.js';
 import type { TONE_STYLE } from './card.js';
 import { byCurrency } from './chart.js';
 import { daysBetween, money, sum } from './format.js';
+import { calendarDay } from '../infra/calendar.js';
 
 /** The footer line of every card while the embedded sandbox stands in for BILL. */
 export const SANDBOX_NOTE = 'Demo organisation — simulated data';
@@ -88,7 +89,8 @@ export function invoiceStatusWords(
   const due = typeof inv.dueAmount === 'number' ? inv.dueAmount : 0;
   if (inv.status === 'PAID' || due <= 0) return { words: 'Paid', tone: 'Good' };
   const partial = inv.status === 'PARTIAL_PAYMENT' || (typeof inv.totalAmount === 'number' && due < inv.totalAmount);
-  const late = inv.dueDate && /^\d{4}-\d{2}-\d{2}/.test(inv.dueDate) ? daysBetween(inv.dueDate.slice(0, 10), today) : 0;
+  const day = calendarDay(inv.dueDate);
+  const late = day ? daysBetween(day, today) : 0;
   if (late > 0) return { words: `Overdue by ${count(late, 'day')}${partial ? ' (partially paid)' : ''}`, tone: 'Attention' };
   if (inv.status === 'SCHEDULED') return { words: 'Payment scheduled', tone: undefined };
   if (partial) return { words: 'Partially paid', tone: undefined };

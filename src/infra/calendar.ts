@@ -39,3 +39,9 @@ export function zoneOffset(instant: number, timeZone: string): number {
   const wall = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour') % 24, get('minute'), get('second'));
   return wall - Math.floor(instant / 1000) * 1000;
 }
+
+/** The day (yyyy-MM-dd) a BILL date names; undefined for none or one that is no day (2026-13-45). */
+export function calendarDay(isoDate: string | undefined): string | undefined {
+  const day = isoDate?.slice(0, 10);
+  return day && /^\d{4}-\d{2}-\d{2}$/.test(day) && Number.isFinite(Date.parse(`${day}T00:00:00Z`)) ? day : undefined;
+}

@@ -14,7 +14,7 @@ import { BillFilter } from '../bill/filters.js';
 import type { Bill, Invoice } from '../bill/types.js';
 import { NS, type StateStore } from '../infra/state/types.js';
 import { slotClaims, slotJob } from './jobs.js';
-import { addDays, dateInZone } from '../infra/calendar.js';
+import { addDays, calendarDay, dateInZone } from '../infra/calendar.js';
 import { dueSlot, type DigestSchedule } from './schedule.js';
 import type { WorkerDeps } from './worker.js';
 import { channelKey, channelScope, type ChannelSubscription } from './subscriptions.js';
@@ -97,7 +97,7 @@ export function digestComposer(deps: {
     if ('rows' in answer) {
       invoicesAsOf = answer.refreshedAt;
       invoices = answer.rows
-        .filter((i) => !i.archived && i.dueAmount > 0 && i.status !== 'PAID' && i.dueDate !== '' && i.dueDate < today)
+        .filter((i) => !i.archived && i.dueAmount > 0 && i.status !== 'PAID' && (calendarDay(i.dueDate) ?? today) < today)
         .sort((a, b) => a.dueDate.localeCompare(b.dueDate))
         .map(digestInvoice);
     }

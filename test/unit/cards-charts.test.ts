@@ -93,6 +93,19 @@ describe('AR aging chart (invoices overdue)', () => {
     expect(factsOf(card)['1–30 days']).toBe('$100.00 + €80.00 · 2 invoices');
   });
 
+  it('an invoice whose BILL due date is no calendar day is not counted overdue, so the total is what the buckets hold', () => {
+    const { card } = invoicesOverdueCard({
+      ...ar,
+      invoices: [invoice(1, 'c1', '2026-03-01', 100), invoice(2, 'c1', '2025-13-45', 999)],
+      page: 0,
+      command: 'invoices overdue',
+    });
+    expect(chartsOf(card).map((c) => c.data.map((d) => d.y))).toEqual([[100, 0, 0, 0]]);
+    const json = JSON.stringify(card);
+    expect(json).toContain('$100.00 · 1 invoice · 1 customer');
+    expect(json).not.toContain('1,099');
+  });
+
   it('no overdue invoices: no chart, and the bucket lines as before', () => {
     const card = gallery('invoices overdue — none');
     expect(chartsOf(card)).toEqual([]);

@@ -6,7 +6,7 @@ import { Answers } from '../../src/mirror/answers.js';
 import type { Bill, Invoice, Payment, Vendor } from '../../src/bill/types.js';
 import type { CommandContext } from '../../src/features/types.js';
 import type { FinanceSettings } from '../../src/features/finance.js';
-import { billsDueCommand, billCommand, type PayablesDeps } from '../../src/features/payables/commands.js';
+import { billsDueCommand, billCommand, payablesCommands, type PayablesDeps } from '../../src/features/payables/commands.js';
 import { invoiceCommand, invoicesOverdueCommand, type ReceivablesDeps } from '../../src/features/receivables/commands.js';
 import { vendorCommand, type PartiesDeps } from '../../src/features/parties/commands.js';
 import { paymentsCommand, type PaymentsDeps } from '../../src/features/payments/commands.js';
@@ -117,6 +117,20 @@ describe('payables builds only its mirror, BILL and settings', () => {
     expect(card).toContain('Acme Office Supplies');
     expect(card).not.toContain('Acme (old name)');
     expect(textOf(reply.card)).toMatch(/overdue/i);
+  });
+
+  it('a bill whose BILL due date is no calendar day is in no list: never "NaN days late", never counted overdue', async () => {
+    bills.push(bill({ id: '00n000000000003', dueDate: '2025-13-45', amount: 999, dueAmount: 999 }));
+    try {
+      for (const line of ['bills overdue', 'bills due']) {
+        const command = payablesCommands.find((c) => c.name === line)!;
+        const reply = await command.run(ctx(line), deps);
+        expectValidCard(reply.card);
+        expect(JSON.stringify(reply.card), line).not.toMatch(/NaN|999/);
+      }
+    } finally {
+      bills.pop();
+    }
   });
 
   it('bill <number> finds the bill by its invoice number in the mirror', async () => {

@@ -1,6 +1,6 @@
 // Money and dates read the way a finance team expects, in the team's time zone.
 import { describe, expect, it } from 'vitest';
-import { calendarDate, clockTime, daysBetween, dueInWords, money, sum } from '../../src/cards/format.js';
+import { calendarDate, clockTime, daysBetween, dueInWords, dueShort, money, sum } from '../../src/cards/format.js';
 import { addDays, dateInZone } from '../../src/infra/calendar.js';
 
 describe('money', () => {
@@ -43,5 +43,13 @@ describe('dates in the team time zone', () => {
     expect(calendarDate('2026-11-21', 'en-US')).toBe('Nov 21, 2026');
     expect(calendarDate(undefined, 'en-US')).toBe('—');
     expect(clockTime(Date.parse('2026-11-21T15:42:00Z'), { locale: 'en-GB', timeZone: 'Europe/London' })).toBe('15:42');
+  });
+});
+
+describe('a BILL due date that is no calendar day (2026-13-45)', () => {
+  it('reads as no due date in every wording, never "NaN days"', () => {
+    for (const bad of ['2026-13-45', '2025-00-10', 'soon'])
+      expect([dueInWords(bad, '2026-11-27'), dueShort(bad, '2026-11-27')].join(' ')).not.toMatch(/NaN/);
+    expect(dueInWords('2025-13-45', '2026-11-27')).toBe('No due date');
   });
 });

@@ -2,6 +2,7 @@
 import type { Bill, Customer, Invoice, Vendor } from '../../bill/types.js';
 import { executeAction, shortId, shorten, type CardAction, type CardReply } from '../../cards/card.js';
 import type { PartyKind } from '../../mirror/records.js';
+import { calendarDay } from '../../infra/calendar.js';
 import { calendarDate, daysBetween, money } from '../../cards/format.js';
 import { amountDue, byDueDate, openBillRow, OPEN_ITEM_COLUMNS, partyArgument } from '../payables/cards.js';
 import { listCard, type ListContext } from '../../cards/list.js';
@@ -107,7 +108,7 @@ export function vendorCard(vendor: Vendor, openBills: Bill[], input: OneMatchBas
     row: (b, cur) => openBillRow(b, today, fmt, cur),
     tone: (b) => (pastDue(b, today) ? 'Attention' : undefined),
     empty: `No open bills from ${vendor.name}.`,
-    moreTotals: last && /^\d{4}-\d{2}-\d{2}/.test(last) ? [['Last payment', calendarDate(last.slice(0, 10), fmt.locale)]] : [],
+    moreTotals: calendarDay(last) ? [['Last payment', calendarDate(last, fmt.locale)]] : [],
   });
 }
 

@@ -12,7 +12,7 @@ import type { Bill } from '../../bill/types.js';
 import { answerKey } from '../../mirror/answers.js';
 import { isOpenBill, type PartyInfo } from '../../mirror/records.js';
 import { billCard, billMatchesCard, billsDueCard, billsOverdueCard } from './cards.js';
-import { addDays } from '../../infra/calendar.js';
+import { addDays, calendarDay } from '../../infra/calendar.js';
 import { indexBuildingCard } from '../../cards/list.js';
 import { shortId, shorten } from '../../cards/card.js';
 import type { BillGateway } from '../../bill/gateway.js';
@@ -87,10 +87,10 @@ export function withVendorNames<T extends Pick<Bill, 'vendorId' | 'vendorName'>>
 /** A range of due days (yyyy-MM-dd) as BILL filters it; the mirror's rows are tested against it the same way. */
 type DueRange = Partial<Record<'gte' | 'lte' | 'lt', string>>;
 
-/** A bill without a due day is in no range (BILL's dueDate filters never match those either). */
+/** A bill without a due day (or one that is no day: 2026-13-45) is in no range (BILL's dueDate filters never match those either). */
 function dueIn(b: Pick<Bill, 'dueDate'>, r: DueRange): boolean {
-  if (typeof b.dueDate !== 'string' || !/^\d{4}-\d{2}-\d{2}/.test(b.dueDate)) return false;
-  const day = b.dueDate.slice(0, 10);
+  const day = calendarDay(typeof b.dueDate === 'string' ? b.dueDate : undefined);
+  if (!day) return false;
   return (r.gte === undefined || day >= r.gte) && (r.lte === undefined || day <= r.lte) && (r.lt === undefined || day < r.lt);
 }
 

@@ -4,6 +4,7 @@ import type { Invoice } from '../../bill/types.js';
 import { executeAction, shortId, type CardReply } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
 import { calendarDate, daysBetween, money, sum } from '../../cards/format.js';
+import { calendarDay } from '../../infra/calendar.js';
 import { AGING_BUCKETS, agingBucket, partyArgument, sentEntries } from '../payables/cards.js';
 import { detailCard, listCard, plainFacts, type AsOf, type DetailCardSpec, type ListContext } from '../../cards/list.js';
 import { codeWords, count, invoiceStatusWords, moneyTotal } from '../../cards/words.js';
@@ -80,7 +81,8 @@ export function isOwed(inv: Pick<Invoice, 'archived' | 'status' | 'dueAmount'>):
 
 /** Owed and due before today: what `invoices overdue` counts. */
 export function isOverdue(inv: AgingInvoice, today: string): boolean {
-  return isOwed(inv) && /^\d{4}-\d{2}-\d{2}/.test(inv.dueDate) && inv.dueDate.slice(0, 10) < today;
+  const day = calendarDay(inv.dueDate);
+  return isOwed(inv) && day !== undefined && day < today;
 }
 
 /** Each overdue invoice's aging bucket (AGING_BUCKETS index), amount due and currency: the card's chart and the dashboard tab's. */

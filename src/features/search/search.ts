@@ -7,7 +7,7 @@ import type { OrgBindings } from '../../bindings/bindings.js';
 import type { CardReply } from '../../cards/card.js';
 import { errorReply } from '../../cards/errorCards.js';
 import { calendarDate, money } from '../../cards/format.js';
-import { addDays } from '../../infra/calendar.js';
+import { addDays, calendarDay } from '../../infra/calendar.js';
 import { shortId } from '../../cards/card.js';
 import { billPaymentWords, invoiceStatusWords } from '../../cards/words.js';
 import { errorMessage, NotBound } from '../../errors.js';
@@ -159,7 +159,10 @@ export class ComposeSearch {
   private async billsDueThisWeek(ctx: OrgContext): Promise<RowsResult<Bill>> {
     const today = todayOf(ctx, this.deps);
     const to = addDays(today, WEEK_DAYS);
-    const due = (b: Bill) => b.dueDate.slice(0, 10) >= today && b.dueDate.slice(0, 10) <= to;
+    const due = (b: Bill) => {
+      const day = calendarDay(b.dueDate);
+      return day !== undefined && day >= today && day <= to;
+    };
     const got = await this.deps.mirror.rows(ctx.orgId, 'bill', {
       ...mirrorRead(ctx, this.deps, 'bill'),
       scope: 'open',
