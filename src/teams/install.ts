@@ -41,7 +41,8 @@ export async function botArrived(parts: InstallParts, turn: Turn, upgrade: boole
     return;
   }
   const channelData = (activity.channelData ?? {}) as InstallChannelData;
-  const selectedChannel = channelData.settings?.selectedChannel?.id;
+  const selected: unknown = channelData.settings?.selectedChannel?.id;
+  const selectedChannel = typeof selected === 'string' && selected !== '' ? selected : undefined;
   const reference = JSON.parse(JSON.stringify(TurnContext.getConversationReference(activity))) as Record<string, unknown>;
   const { created, record } = await parts.installs.recordInstall({
     tenantId: target.tenantId,
@@ -49,7 +50,7 @@ export async function botArrived(parts: InstallParts, turn: Turn, upgrade: boole
     conversationType: scope.kind,
     targetId: target.targetId,
     aadGroupId: scope.aadGroupId,
-    name: typeof channelData.team?.name === 'string' ? channelData.team.name : undefined,
+    name: teamName(channelData),
     channelId: scope.kind === 'channel' ? (selectedChannel ?? conversationOf(scope.conversationId)) : undefined,
     reference,
     installedBy: caller.aadObjectId,
@@ -73,9 +74,15 @@ export async function botLeft({ installs, graph }: InstallParts, { scope, log }:
   );
 }
 
+/** The team's name as Teams sent it: text, at most as long as Teams allows (256), or none. */
+function teamName(channelData: InstallChannelData | undefined): string | undefined {
+  const name: unknown = channelData?.team?.name;
+  return typeof name === 'string' ? name.trim().slice(0, 256) || undefined : undefined;
+}
+
 /** Team renamed: keep the stored name current (status, notifications). */
 export async function teamRenamed({ installs }: InstallParts, { scope, activity }: Turn): Promise<undefined> {
-  const name = (activity.channelData as InstallChannelData).team?.name;
+  const name = teamName(activity.channelData as InstallChannelData | undefined);
   const target = bindingTarget(scope);
   if (!target || !name) return;
   await installs.update(target, { name });

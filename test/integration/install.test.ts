@@ -106,6 +106,43 @@ describe('billbridge is added to a team', () => {
   });
 });
 
+describe('an install event whose selected channel id is not text', () => {
+  it('welcomes in the team and stores the channel as text', async () => {
+    const name = 'oddchannel';
+    const event = installationUpdate('add', { serviceUrl: bot.connector.url, name });
+    (event.channelData as { settings: { selectedChannel: { id: unknown } } }).settings.selectedChannel.id = { id: 'x' };
+    expect((await bot.send(event)).status).toBe(200);
+    await bot.connector.waitForMessages(1, teamIds(name).team);
+    const record = await bot.app.state.get<InstallRecord>(NS.conversations, teamKey(name));
+    expect(record?.channelId).toBe(teamIds(name).team);
+  });
+});
+
+describe('a team is renamed', () => {
+  it('keeps the new name, bounded, and ignores a name that is not text', async () => {
+    const name = 'renamed';
+    await bot.send(installationUpdate('add', { serviceUrl: bot.connector.url, name }));
+    await bot.connector.waitForMessages(1, teamIds(name).team);
+    const renamed = (teamName: unknown) => {
+      const event = botMembership('added', { serviceUrl: bot.connector.url, name }) as Record<string, unknown>;
+      delete event.membersAdded;
+      const channelData = event.channelData as { eventType: string; team: { name: unknown } };
+      channelData.eventType = 'teamRenamed';
+      channelData.team.name = teamName;
+      return event;
+    };
+    const stored = async () => (await bot.app.state.get<InstallRecord>(NS.conversations, teamKey(name)))?.name;
+
+    expect((await bot.send(renamed('Payables EMEA'))).status).toBe(200);
+    expect(await stored()).toBe('Payables EMEA');
+    expect((await bot.send(renamed({ toString: 'x' }))).status).toBe(200);
+    expect((await bot.send(renamed(['a', 'b']))).status).toBe(200);
+    expect(await stored()).toBe('Payables EMEA');
+    expect((await bot.send(renamed(`  ${'N'.repeat(100_000)}  `))).status).toBe(200);
+    expect(await stored()).toBe('N'.repeat(256));
+  });
+});
+
 describe('billbridge is removed from a team', () => {
   it("deletes the team's reference, binding and subscriptions, and leaves other teams alone", async () => {
     const name = 'leaving';
