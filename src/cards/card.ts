@@ -118,6 +118,14 @@ export function unescapeMarkdown(value: string): string {
   return value.replace(/\\([\\*`[\]()<>~|!_#+=.:{}-])/g, '$1');
 }
 
+/**
+ * Our own markdown (a hint's **command**, a [link](url)) as plain text, for a summary: what a screen reader speaks
+ * (speak) and what shows where the card does not. Typed or BILL text inside it was escaped, so it keeps its characters.
+ */
+export function plainText(markdown: string): string {
+  return unescapeMarkdown(markdown.replace(/\*\*(.+?)\*\*/g, '$1').replace(/\[([^\]]*)\]\([^)]*\)/g, '$1'));
+}
+
 export function title(text: string): CardElement {
   return { type: 'TextBlock', text, size: 'Large', weight: 'Bolder', wrap: true, style: 'heading' };
 }

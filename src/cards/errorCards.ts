@@ -11,7 +11,7 @@ import {
   TenantNotAllowed,
 } from '../errors.js';
 import type { ConversationKind } from '../features/types.js';
-import { adaptiveCard, escapeMarkdown, executeAction, footer, text, title, type CardAction, type CardReply } from './card.js';
+import { adaptiveCard, escapeMarkdown, executeAction, footer, plainText, text, title, type CardAction, type CardReply } from './card.js';
 import { typed } from './help.js';
 
 export interface ErrorContext {
@@ -45,7 +45,7 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
     const body = [title(escapeMarkdown(err.userMessage))];
     if (err.understood) body.push(text(`I understood: ${escapeMarkdown(err.understood)}`, { subtle: true }));
     body.push(text(err.hint));
-    return adaptiveCard(body, { summary: `${err.userMessage} ${err.hint}` });
+    return adaptiveCard(body, { summary: `${err.userMessage.replace(/[^.!?…]$/, '$&.')} ${plainText(err.hint)}` });
   }
   if (err instanceof FilterValueError) {
     return said(

@@ -21,6 +21,17 @@ describe('the card gallery collection', () => {
     },
   );
 
+  it.each(cards.map((c) => [`${c.group} / ${c.name}`, c] as const))(
+    '%s: its summary (what a screen reader speaks and a notification shows) is plain text, not markdown',
+    (_name, c) => {
+      const { summary } = c.reply;
+      expect(summary).not.toMatch(/\*\*|\]\(|\\[\\*_[\]()#.!<>-]/);
+      // Sentences do not run into each other ("No invoice 99999 Check the number").
+      expect(summary).not.toMatch(/[^.!?:…)"'\s] [A-Z][a-z]+ the /);
+      expect(c.reply.card.speak).toBe(summary);
+    },
+  );
+
   it('covers every finance command, help and status, plus empty and error states', () => {
     const names = cards.map((c) => c.name);
     const registry = commandCatalogue();

@@ -8,6 +8,7 @@ import {
   executeAction,
   footer,
   keepTogether,
+  plainText,
   shortRef,
   subtitle,
   text,
@@ -259,7 +260,7 @@ export function approvalsCard(o: ApprovalCardOptions): CardReply {
  * only. The heading is plain text (it may name a vendor); `why` is markdown.
  */
 export function refusalCard(heading: string, why: string): CardReply & { privateReply: true } {
-  return { ...plainCard(escapeMarkdown(heading), [why], `${heading}. ${why}`), privateReply: true };
+  return { ...plainCard(escapeMarkdown(heading), [why], `${heading}. ${plainText(why)}`), privateReply: true };
 }
 
 /** `approvals digest ...`: what is set now; `time` is read in `fmt.timeZone`. */
