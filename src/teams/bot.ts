@@ -249,12 +249,10 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
     }
     if (reply.newReply) {
       // Another view: a new reply in the thread; the clicked card stays as it was (a message answer leaves it alone).
-      try {
-        await postCard(turn, reply);
-      } catch (err) {
-        // Teams refused the reply (throttled, the bot removed): the clicker is told so in the invoke's answer.
-        turn.log.warn({ err: errorMessage(err) }, 'the new reply of a click could not be posted');
-        turn.answer = invokeAnswer('activity.message', dispatcher.errorCard(err, turn).summary);
+      const refused = await postCard(turn, reply);
+      if (refused !== undefined) {
+        // The clicker is told so in the invoke's answer.
+        turn.answer = invokeAnswer('activity.message', dispatcher.errorCard(refused, turn).summary);
         return;
       }
       turn.answer = invokeAnswer('activity.message', reply.summary);
@@ -266,10 +264,21 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
     turn.answer = invokeAnswer('card.adaptive', reply.card);
   }
 
-  /** Sends a card as a new message in this turn's conversation (thread) and records the buttons it carries. */
-  async function postCard(turn: Turn, reply: CardReply): Promise<void> {
-    const sent = await turn.context.sendActivity(cardActivity(reply));
+  /**
+   * Sends a card as a new message in this turn's conversation (thread) and records the buttons it carries. A send Teams
+   * refuses (the bot removed, throttled past its retries) is logged and returned, not thrown: no error card could be
+   * posted there either.
+   */
+  async function postCard(turn: Turn, reply: CardReply): Promise<unknown> {
+    let sent: Awaited<ReturnType<TurnContext['sendActivity']>>;
+    try {
+      sent = await turn.context.sendActivity(cardActivity(reply));
+    } catch (err) {
+      turn.log.warn({ err: errorMessage(err) }, 'the reply could not be posted');
+      return err ?? new Error('the reply could not be posted');
+    }
     await recordCard(turn, sent?.id, reply, 'new');
+    return undefined;
   }
 
   /** Edits the clicked card message (replyToId) for everyone; false when Teams named none or the edit failed. */

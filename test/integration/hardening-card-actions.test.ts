@@ -343,3 +343,19 @@ describe('a click whose answer Teams refuses to post', () => {
     }
   });
 });
+
+describe('a typed command whose answer Teams refuses to post', () => {
+  it('the refusal is a warning naming the reply, not an unhandled turn error, and no error card is tried', async () => {
+    const own = await startBot();
+    try {
+      own.connector.failSends(10, { status: 403, body: { error: { code: 'BotNotInConversationRoster', message: 'no' } } });
+      const res = await own.say('help');
+      expect(res.status).toBe(200);
+      const told = await own.logs.waitFor((r) => r.msg === 'the reply could not be posted' || r.msg === 'unhandled error in turn');
+      expect(told).toMatchObject({ msg: 'the reply could not be posted', level: 'warn' });
+      expect(own.logs.records().filter((r) => r.level === 'error' || r.level === 'fatal')).toEqual([]);
+    } finally {
+      await own.close();
+    }
+  });
+});
