@@ -393,8 +393,11 @@ export function deliveryWorker(deps: WorkerDeps) {
       clearTimeout(timer);
     },
 
-    async depth(): Promise<{ events: number; pending: number; nextAt: number | undefined }> {
-      const all = await events();
+    /** The outbox's events (those `which` keeps) and their deliveries still to be made. */
+    async depth(
+      which: (ev: OutboxEvent) => boolean = () => true,
+    ): Promise<{ events: number; pending: number; nextAt: number | undefined }> {
+      const all = (await events()).filter(which);
       const pending = all.flatMap(pendingOf);
       return {
         events: all.length,
