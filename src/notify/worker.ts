@@ -81,8 +81,18 @@ interface Held {
 /** Read through a call: the lease can be lost while a send awaits. */
 const isLost = (h: Held): boolean => h.lost === true;
 
-const isEvent = (v: unknown): v is OutboxEvent =>
-  v !== null && typeof v === 'object' && (v as { v?: unknown }).v === 1 && typeof (v as OutboxEvent).eventId === 'string';
+const isObject = (v: unknown): v is object => v !== null && typeof v === 'object';
+
+/**
+ * An outbox entry this version can work on. One in another shape (another version's, a damaged store) is passed over:
+ * a delivery that was null threw in every pass, and no event of any organisation went out any more.
+ */
+const isEvent = (v: unknown): v is OutboxEvent => {
+  if (!isObject(v)) return false;
+  const ev = v as Partial<OutboxEvent> & { v?: unknown };
+  if (ev.v !== 1 || typeof ev.eventId !== 'string' || !isObject(ev.entity)) return false;
+  return ev.targets === undefined || (isObject(ev.targets) && Object.values(ev.targets).every(isObject));
+};
 
 /** The deliveries of the event still to be made (none before it is routed). */
 const pendingOf = (ev: OutboxEvent): DeliveryState[] => Object.values(ev.targets ?? {}).filter((t) => t.state === 'pending');

@@ -238,3 +238,15 @@ describe('a record BILL refuses to read', () => {
     expect(reads).toBe(1);
   });
 });
+
+describe('an outbox entry in a shape this version does not write', () => {
+  it('one damaged entry (a delivery that is null) is passed over, and the other events still go out', async () => {
+    await store.set(NS.outbox, outboxKey('damaged'), { v: 1, eventId: 'damaged', receivedAt: 1, targets: { somewhere: null } });
+    const { w, sent } = worker(() => Promise.resolve({ state: 'current', entity: BILLS_RECORD }));
+    const raw = paymentEvent();
+    expect((await receiver().accept(raw, sign(raw))).body.status).toBe('accepted');
+    await w.drain();
+    expect(sent).toEqual([BILLS_RECORD]);
+    expect(await w.depth()).toMatchObject({ events: 0 });
+  });
+});
