@@ -69,6 +69,8 @@ function earlier(a: string | undefined, b: string | undefined): string | undefin
   if (a === undefined || b === undefined) return undefined;
   return isOlder(b, a) ? b : a;
 }
+/** The value when it is a time Date.parse reads, else undefined. */
+const asTime = (v: unknown): string | undefined => (typeof v === 'string' && Number.isFinite(ms(v)) ? v : undefined);
 const shifted = (iso: string, byMs: number): string => new Date(Math.max(0, ms(iso) + byMs)).toISOString();
 const isFuture = (iso: string | undefined, now: number): boolean => ms(iso) > now + FUTURE_SKEW_MS;
 
@@ -584,17 +586,24 @@ export class Mirror {
       return false;
     }
     let coverage: Scope = head.coverage === 'open' ? 'open' : 'all';
-    let watermark = head.watermark;
+    // A watermark that is no time (another version's, a damaged store) vouches for nothing: the next refresh reads every
+    // record (a refresh from it threw, and every question about the kind failed).
+    let watermark = asTime(head.watermark);
     // A shard another writer stored after this header is as current as its own watermark says, no more.
     for (const [k, s] of shards.entries()) {
       if (s.tag === head.tags[k]) continue;
       if (s.coverage === 'open') coverage = 'open';
-      watermark = earlier(watermark, s.watermark);
+      watermark = earlier(watermark, asTime(s.watermark));
     }
     if (!covers(coverage, scope) || c.coverage !== 'none') return false;
     for (const [k, s] of shards.entries()) {
       c.tags[k] = s.tag;
-      for (const row of s.rows) if (typeof (row as Partial<AnyRecord> | null)?.id === 'string') c.put(row as AnyRecord);
+      // Read as a BILL record is (keep): a row another version stored may lack a field this one always writes, or type it
+      // otherwise (a number index over an invoice without a number threw, and every question about the kind failed).
+      for (const row of s.rows) {
+        const kept = c.spec.keep(row as AnyRecord);
+        if (kept) c.put(kept);
+      }
     }
     c.dirty.clear();
     c.coverage = coverage;

@@ -155,11 +155,16 @@ export function createNotifications(deps: NotifyDeps) {
       await Promise.all([worker.stop(), scheduler.stop()]);
     },
 
-    /** `target`: the channel status is asked in; undefined elsewhere (no channel subscriptions or digest to read). */
-    async status(target: ChannelTarget | undefined, orgId: string | undefined) {
+    /**
+     * `target`: the channel status is asked in; undefined elsewhere (no channel subscriptions or digest to read). The
+     * outbox and dead letters counted are those of `orgId` only, unless `everyOrg` (a billbridge admin): another
+     * organisation's notifications are not this team's to see.
+     */
+    async status(target: ChannelTarget | undefined, orgId: string | undefined, everyOrg = false) {
+      const shown = (ev: { orgId: unknown }) => everyOrg || (orgId !== undefined && ev.orgId === orgId);
       const letters = (await state.entries<DeadLetter | null>(NS.deadLetters))
         .map(([, d]) => d)
-        .filter((d): d is DeadLetter => !!d && typeof d.eventId === 'string');
+        .filter((d): d is DeadLetter => !!d && typeof d.eventId === 'string' && shown(d));
       const here = target
         ? letters
             .filter((d) => d.tenantId === target.tenantId && d.teamId === target.teamId && d.channelId === target.channelId)
@@ -169,7 +174,7 @@ export function createNotifications(deps: NotifyDeps) {
       return {
         kinds: target ? (await subscriptions.forChannel(target)).map((s) => s.kind) : [],
         digest: target ? await digestSettings.get(target) : undefined,
-        outbox: await worker.depth(),
+        outbox: await worker.depth(shown),
         deadLetters: { total: letters.length, here },
         // Stored webhook keys for the org, and whether a configured key (BILL_WEBHOOK_SECURITY_KEY[S]) belongs to it.
         webhook: {

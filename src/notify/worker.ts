@@ -12,13 +12,13 @@
 //   other channels' lanes run side by side, so a channel Teams throttles (60 sends per 30 s) delays only itself.
 // - Before any card is drawn, the record is read from BILL (a payload is a hint: a holder of the webhook key could put
 //   any amount in it). A record BILL no longer has is not posted; while BILL cannot answer, the event waits in the
-//   outbox (backing off like a send) and nothing is posted.
+//   outbox (backing off like a send) and nothing is posted; a read BILL refuses as a wrong request is a dead letter.
 // - Retries: Teams' list (429, 412, 502, 503, 504) plus 500, 401 and network failures, with backoff (Retry-After when
 //   Teams gives one) and a bounded number of tries; then a dead letter (NS.deadLetters, shown by `status`).
 // - Instances share the outbox: an event is worked on under a lease (jobs.ts), renewed while its sends wait and
 //   checked right before each send; a worker that lost it neither sends nor writes the event's record any more.
 import type { Logger } from '../infra/log.js';
-import { errorMessage } from '../errors.js';
+import { BillApiError, errorMessage } from '../errors.js';
 import { NS } from '../infra/state/types.js';
 import { Leases, Periodic } from './jobs.js';
 import { EVENT_ID_TTL_MS, outboxKey } from './receiver.js';
@@ -81,8 +81,18 @@ interface Held {
 /** Read through a call: the lease can be lost while a send awaits. */
 const isLost = (h: Held): boolean => h.lost === true;
 
-const isEvent = (v: unknown): v is OutboxEvent =>
-  v !== null && typeof v === 'object' && (v as { v?: unknown }).v === 1 && typeof (v as OutboxEvent).eventId === 'string';
+const isObject = (v: unknown): v is object => v !== null && typeof v === 'object';
+
+/**
+ * An outbox entry this version can work on. One in another shape (another version's, a damaged store) is passed over:
+ * a delivery that was null threw in every pass, and no event of any organisation went out any more.
+ */
+const isEvent = (v: unknown): v is OutboxEvent => {
+  if (!isObject(v)) return false;
+  const ev = v as Partial<OutboxEvent> & { v?: unknown };
+  if (ev.v !== 1 || typeof ev.eventId !== 'string' || !isObject(ev.entity)) return false;
+  return ev.targets === undefined || (isObject(ev.targets) && Object.values(ev.targets).every(isObject));
+};
 
 /** The deliveries of the event still to be made (none before it is routed). */
 const pendingOf = (ev: OutboxEvent): DeliveryState[] => Object.values(ev.targets ?? {}).filter((t) => t.state === 'pending');
@@ -155,6 +165,22 @@ export function deliveryWorker(deps: WorkerDeps) {
       try {
         got = await deps.confirm(ev);
       } catch (err) {
+        if (err instanceof BillApiError && err.category === 'validation') {
+          // BILL refuses this read as a wrong request (a 4xx that is no not-found, sign-in refusal or limit): asking
+          // again cannot change that answer, and the event would be read again in the outbox forever.
+          const now = clock.now();
+          for (const [key, target] of Object.entries(ev.targets)) {
+            if (target.state !== 'pending') continue;
+            const sub = await deps.subscriptions.get(key);
+            if (sub)
+              await deadLetter(ev, sub, target, { status: err.status, code: err.code, message: 'BILL refused to read the record' }, now);
+            else Object.assign(target, { state: 'dropped', lastError: 'unsubscribed' });
+          }
+          ev.confirmed = true;
+          log.warn({ status: err.status, code: err.code }, 'record of a webhook event was refused by BILL; nothing posted, dead-lettered');
+          await checkpoint(h);
+          return;
+        }
         // BILL is down or busy: no card yet (never one from the payload); the deliveries wait and the event is read again.
         ev.confirmTries = (ev.confirmTries ?? 0) + 1;
         const wait = jitter(RETRY_DELAYS_MS[Math.min(ev.confirmTries, RETRY_DELAYS_MS.length) - 1] ?? POLL_MS);
@@ -255,22 +281,34 @@ export function deliveryWorker(deps: WorkerDeps) {
       );
       return;
     }
+    await deadLetter(ev, sub, target, outcome, now);
+    clog.warn({ status: outcome.status, code: outcome.code, tries: target.tries }, 'notification could not be delivered; dead-lettered');
+  };
+
+  /** Gives up a delivery: the target is dead and a dead letter (shown by `status`) says why. */
+  const deadLetter = async (
+    ev: OutboxEvent,
+    sub: ChannelSubscription,
+    target: DeliveryState,
+    why: { status: number; code?: string; message: string },
+    now: number,
+  ): Promise<void> => {
     target.state = 'dead';
-    const { status, code } = outcome;
     const letter: DeadLetter = {
       eventId: ev.eventId,
       type: ev.type,
       orgId: ev.orgId,
-      ...channel,
+      tenantId: sub.tenantId,
+      teamId: sub.teamId,
+      channelId: sub.channelId,
       kind: sub.kind,
       tries: target.tries,
-      status,
-      code,
-      reason: outcome.message.slice(0, 200),
+      status: why.status,
+      code: why.code,
+      reason: why.message.slice(0, 200),
       at: now,
     };
     await state.set(NS.deadLetters, `${ev.eventId}|${sub.tenantId}|${sub.teamId}|${sub.channelId}`, letter, { ttlMs: DEAD_LETTER_TTL_MS });
-    clog.warn({ status, code, tries: target.tries }, 'notification could not be delivered; dead-lettered');
   };
 
   /** Queues every pending send of the event that is due and not queued yet; how many were queued. */
@@ -393,8 +431,11 @@ export function deliveryWorker(deps: WorkerDeps) {
       clearTimeout(timer);
     },
 
-    async depth(): Promise<{ events: number; pending: number; nextAt: number | undefined }> {
-      const all = await events();
+    /** The outbox's events (those `which` keeps) and their deliveries still to be made. */
+    async depth(
+      which: (ev: OutboxEvent) => boolean = () => true,
+    ): Promise<{ events: number; pending: number; nextAt: number | undefined }> {
+      const all = (await events()).filter(which);
       const pending = all.flatMap(pendingOf);
       return {
         events: all.length,

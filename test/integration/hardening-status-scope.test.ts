@@ -12,6 +12,9 @@ import { askInTeam, startMultiOrgBot, startTwoOrgSandbox, type TwoOrgs } from '.
 import { factsOf, textOf } from '../harness/finance.js';
 import { registerSecrets } from '../harness/secretScan.js';
 import { ManualClock } from '../../src/infra/clock.js';
+import { NS } from '../../src/infra/state/types.js';
+import { outboxKey } from '../../src/notify/receiver.js';
+import { TENANT, teamIds } from '../harness/activities.js';
 
 const ADMIN: Required<Who> = { id: '29:user-admin', name: 'Avery Admin', aadObjectId: '44444444-0000-4000-8000-0000000000ad' };
 const MEMBER: Required<Who> = { id: '29:user-mo', name: 'Mo Member', aadObjectId: '44444444-0000-4000-8000-00000000000e' };
@@ -59,6 +62,58 @@ describe('status in multi-organisation mode', () => {
     expect(factsOf(await ask(bot, 'status', 'beta', ADMIN))['Spend & Expense']).toContain('BILL_SPEND_API_TOKENS');
     const unlinked = factsOf(await ask(bot, 'status', 'gamma', ADMIN));
     expect(unlinked['Spend & Expense']).toBe('no organisation bound here');
+  });
+
+  it("a team linked to B reads none of A's queued or undelivered notifications in status; A's team and the admin do", async () => {
+    const bot = await startMultiOrgBot(orgs, ADMIN.aadObjectId, { clock, env: { USER_COMMANDS_PER_MINUTE: '10000' } });
+    bots.push(bot);
+    expect(JSON.stringify(await ask(bot, `link ${orgA}`, 'alpha', ADMIN))).toContain('Linked');
+    expect(JSON.stringify(await ask(bot, `link ${orgB}`, 'beta', ADMIN))).toContain('Linked');
+    // Organisation A's notifications: one waiting in the outbox (its next try tomorrow), one that could not be delivered.
+    const alpha = teamIds('alpha');
+    const target = { tenantId: TENANT, teamId: alpha.team, channelId: alpha.channel };
+    const state = bot.app.state;
+    await state.set(NS.outbox, outboxKey('evt-a-waiting'), {
+      v: 1,
+      eventId: 'evt-a-waiting',
+      type: 'bill.updated',
+      orgId: orgA,
+      entityType: 'bill',
+      entity: { id: '00n01AAAAAAAAAAAAAAA' },
+      errors: [],
+      receivedAt: clock.now(),
+      targets: {
+        [`${TENANT}|team|${alpha.team}|${alpha.channel}|bills`]: { state: 'pending', tries: 1, nextAt: clock.now() + 86_400_000 },
+      },
+    });
+    await state.set(
+      NS.deadLetters,
+      `evt-a-dead|${TENANT}|${alpha.team}|${alpha.channel}`,
+      {
+        eventId: 'evt-a-dead',
+        type: 'bill.created',
+        orgId: orgA,
+        ...target,
+        kind: 'bills',
+        tries: 6,
+        status: 500,
+        code: undefined,
+        reason: 'x',
+        at: clock.now(),
+      },
+      { ttlMs: 86_400_000 },
+    );
+
+    const beta = factsOf(await ask(bot, 'status', 'beta', MEMBER));
+    expect(beta.Outbox).toBe('empty');
+    expect(beta['Dead letters']).toBe('none');
+    const alphaMember = factsOf(await ask(bot, 'status', 'alpha', MEMBER));
+    expect(alphaMember.Outbox).toMatch(/^1 events, 1 deliveries waiting/);
+    expect(alphaMember['Dead letters']).toBe('1 in the last 30 days, 1 here');
+    // A billbridge admin looks after every organisation the deployment serves.
+    const betaAdmin = factsOf(await ask(bot, 'status', 'beta', ADMIN));
+    expect(betaAdmin.Outbox).toMatch(/^1 events, 1 deliveries waiting/);
+    expect(betaAdmin['Dead letters']).toBe('1 in the last 30 days, none here');
   });
 });
 

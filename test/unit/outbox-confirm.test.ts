@@ -212,3 +212,41 @@ describe('a card that cannot be drawn', () => {
     expect(await store.entries(NS.outbox)).toEqual([]);
   });
 });
+
+describe('a record BILL refuses to read', () => {
+  it('an event whose record BILL refuses to read for good (400: an id BILL calls invalid) ends a dead letter, instead of being read again every 30 minutes in the outbox forever', async () => {
+    let reads = 0;
+    const { w, sent } = worker(() => {
+      reads++;
+      return Promise.reject(new BillApiError({ category: 'validation', status: 400, code: 'BDC_1001' }));
+    });
+    const eventId = randomUUID();
+    const raw = paymentEvent(eventId);
+    expect((await receiver().accept(raw, sign(raw))).body.status).toBe('accepted');
+    await w.drain();
+    expect(reads).toBe(1);
+    expect(sent).toEqual([]);
+    const letters = await store.entries<DeadLetter>(NS.deadLetters);
+    expect(letters.map(([, l]) => ({ eventId: l.eventId, channelId: l.channelId, kind: l.kind, status: l.status, code: l.code }))).toEqual([
+      { eventId, channelId: TARGET.channelId, kind: 'payments', status: 400, code: 'BDC_1001' },
+    ]);
+    expect(await store.entries(NS.outbox)).toEqual([]);
+    // Finished: BILL's redelivery of it is a duplicate, and nothing reads it again.
+    expect((await receiver().accept(raw, sign(raw))).body.status).toBe('duplicate');
+    clock.advance(RETRY_DELAYS_MS.at(-1)! * 2);
+    await w.drain();
+    expect(reads).toBe(1);
+  });
+});
+
+describe('an outbox entry in a shape this version does not write', () => {
+  it('one damaged entry (a delivery that is null) is passed over, and the other events still go out', async () => {
+    await store.set(NS.outbox, outboxKey('damaged'), { v: 1, eventId: 'damaged', receivedAt: 1, targets: { somewhere: null } });
+    const { w, sent } = worker(() => Promise.resolve({ state: 'current', entity: BILLS_RECORD }));
+    const raw = paymentEvent();
+    expect((await receiver().accept(raw, sign(raw))).body.status).toBe('accepted');
+    await w.drain();
+    expect(sent).toEqual([BILLS_RECORD]);
+    expect(await w.depth()).toMatchObject({ events: 0 });
+  });
+});

@@ -196,3 +196,52 @@ describe('where the data lives, and what happens without Redis', () => {
     await conn.close();
   });
 });
+
+describe('Redis settings under which stored state can vanish', () => {
+  it('a Redis that evicts keys under memory pressure (allkeys-lru) is named in an error at the first connection; noeviction is not', async () => {
+    const evicting = await TestRedis.start();
+    await evicting.client().config('SET', 'maxmemory', '100mb');
+    await evicting.client().config('SET', 'maxmemory-policy', 'allkeys-lru');
+    const capture = new LogCapture('redis settings');
+    const conn = new RedisConnection({
+      url: evicting.url,
+      log: createLogger({ level: 'info', secrets: new SecretRegistry(), destination: capture }),
+    });
+    try {
+      expect(await conn.waitReady(5_000)).toBe(true);
+      const said = (level: string) =>
+        capture
+          .records()
+          .filter((r) => r.level === level && String(r.msg).includes('state'))
+          .map((r) => r.msg);
+      await conn.settingsChecked;
+      expect(said('error')).toEqual([
+        'Redis may evict keys (maxmemory-policy allkeys-lru): billbridge state it acknowledged can vanish under memory pressure; set maxmemory-policy noeviction',
+      ]);
+      // The test Redis keeps no append-only file either: a restart of it loses what was stored since its last snapshot.
+      expect(said('warn')).toEqual([
+        'Redis keeps no append-only file (appendonly no): a restart of Redis loses billbridge state stored since its last snapshot; set appendonly yes',
+      ]);
+    } finally {
+      await conn.close();
+      await evicting.close();
+    }
+
+    const safe = await TestRedis.start({ persistent: true });
+    await safe.client().config('SET', 'maxmemory', '100mb');
+    await safe.client().config('SET', 'maxmemory-policy', 'noeviction');
+    const quiet = new LogCapture('redis settings');
+    const ok = new RedisConnection({
+      url: safe.url,
+      log: createLogger({ level: 'info', secrets: new SecretRegistry(), destination: quiet }),
+    });
+    try {
+      expect(await ok.waitReady(5_000)).toBe(true);
+      await ok.settingsChecked;
+      expect(quiet.records().filter((r) => r.level === 'error' || r.level === 'warn')).toEqual([]);
+    } finally {
+      await ok.close();
+      await safe.close();
+    }
+  });
+});

@@ -1,6 +1,6 @@
 // The single-instance SQLite store: a change is on disk when the call resolves, a write that fails is never counted,
 // one process holds STATE_DIR, large values stay whole, and the audit log is a plain file.
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createHmac, randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,6 +83,18 @@ describe('the SQLite store', () => {
     // And a clean restart reads the same.
     await a.close();
     expect(await open().entries('bindings')).toEqual([['team-2', { orgId: '008B' }]]);
+  });
+
+  it('a database and WAL left readable by others (an older version made them 0644) are made owner-only when opened', async () => {
+    const first = open();
+    await first.set('webhook-keys', 'sub-1', { key: 'as BILL gave it' });
+    await first.close();
+    // What an older version, or a copy made with a default umask, leaves behind; a kill -9 leaves the WAL too.
+    writeFileSync(join(dir, `${DATABASE_FILE}-wal`), '');
+    for (const f of [DATABASE_FILE, `${DATABASE_FILE}-wal`]) chmodSync(join(dir, f), 0o644);
+    const again = open();
+    expect(await again.get('webhook-keys', 'sub-1')).toEqual({ key: 'as BILL gave it' });
+    for (const f of [DATABASE_FILE, `${DATABASE_FILE}-wal`]) expect([f, statSync(join(dir, f)).mode & 0o777]).toEqual([f, 0o600]);
   });
 
   it('setIfAbsent creates once, and again only after the entry expired; an expired entry is neither read, listed nor deleted', async () => {

@@ -111,7 +111,7 @@ export const statusCommand: Command<StatusDeps> = {
     const sections = [
       conversationSection(await conversationStatus(deps, ctx.scope), ctx.scope.kind, opts, admin),
       billSection(billStatus, orgId, orgId ? deps.mirror.info(orgId) : [], opts, pushFed, admin),
-      notificationsSection(await deps.notify.status(channel, orgId), !!channel, opts),
+      notificationsSection(await deps.notify.status(channel, orgId, admin), !!channel, opts),
       budgetsSection(deps.limiter.snapshot(), opts, { admin, orgId, tenantId: ctx.scope.tenantId }),
       cacheSection(deps.mirror.answers.stats(), opts),
       admin ? auditSection(deps.audit.location) : undefined,

@@ -45,8 +45,12 @@ export class RedisConnection {
   private everReady = false;
   private down = false;
   private closed = false;
+  /** Settles once the settings of the Redis first connected to were looked at (checkSettings). */
+  readonly settingsChecked: Promise<void>;
+  private settingsDone!: () => void;
 
   constructor(private readonly opts: RedisConnectionOptions) {
+    this.settingsChecked = new Promise((resolve) => (this.settingsDone = resolve));
     this.location = redactRedisUrl(opts.url);
     this.keyPrefix = opts.keyPrefix ?? 'billbridge:';
     const maxDelay = opts.maxReconnectDelayMs ?? 2_000;
@@ -81,6 +85,7 @@ export class RedisConnection {
       const back = this.everReady && this.down;
       if (this.down || !this.everReady)
         opts.log.info({ redis: this.location }, this.everReady ? 'Redis connection restored' : 'Redis connected: cluster mode');
+      if (!this.everReady) void this.checkSettings().finally(this.settingsDone);
       this.down = false;
       this.everReady = true;
       if (back) this.callEach(this.reconnected, undefined, 'Redis reconnect hook failed');
@@ -178,6 +183,33 @@ export class RedisConnection {
         }
       }),
     );
+  }
+
+  /**
+   * Says (once, at the first connection) what in Redis's settings lets acknowledged state vanish: a maxmemory-policy
+   * other than noeviction drops keys under memory pressure (outbox events, bindings, webhook event ids), and without
+   * an append-only file a restart of Redis loses what was written since its last snapshot. A Redis that refuses INFO
+   * (some managed ones rename it) is taken on trust.
+   */
+  private async checkSettings(): Promise<void> {
+    let info: string;
+    try {
+      info = await this.client.info();
+    } catch {
+      return;
+    }
+    const field = (name: string): string | undefined => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
+    const policy = field('maxmemory_policy');
+    if (policy !== undefined && policy !== 'noeviction' && Number(field('maxmemory')) > 0)
+      this.opts.log.error(
+        { redis: this.location, maxmemoryPolicy: policy },
+        `Redis may evict keys (maxmemory-policy ${policy}): billbridge state it acknowledged can vanish under memory pressure; set maxmemory-policy noeviction`,
+      );
+    if (field('aof_enabled') === '0')
+      this.opts.log.warn(
+        { redis: this.location },
+        'Redis keeps no append-only file (appendonly no): a restart of Redis loses billbridge state stored since its last snapshot; set appendonly yes',
+      );
   }
 
   /** Calls every hook or handler; one that throws is logged and the others still run. */

@@ -10,7 +10,7 @@
 // The audit trail is a plain append-only file (STATE_DIR/audit.log, what operators tail and rotate), synced within a
 // second (LogFile).
 import Database from 'better-sqlite3';
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Clock } from '../clock.js';
@@ -103,6 +103,15 @@ export class SqliteStateStore implements StateStore {
       // Owner-only, like the directory: without SECRETS_KEY webhook keys are stored as BILL gave them. SQLite gives
       // its WAL file the database file's mode.
       closeSync(openSync(file, 'a', 0o600));
+      // A database (or a WAL a kill left) that another version or a copy made readable by others is made owner-only too;
+      // a file this process may not change the mode of is left as it is (SQLite may still read and write it).
+      for (const f of [file, `${file}-wal`]) {
+        try {
+          chmodSync(f, 0o600);
+        } catch {
+          // Absent (the WAL), or owned by another user.
+        }
+      }
       // timeout 0: a lock held by another process is reported at once instead of being waited for.
       db = new Database(file, { timeout: 0 });
     } catch (err) {
