@@ -213,10 +213,9 @@ export class Approvals {
       // The server-side check that matters: is the bill still waiting on this person, in their own BILL session?
       const pending = await asPerson(() => client.approvals.pending());
       if (!pending.some((p) => p.billId === billId)) {
-        state.bills[row] = { ...bill, gone: true };
-        await cards.save(state);
+        const now = await markBill(cards, state, billId, (b) => (b.decision ? b : { ...b, gone: true }));
         const text = 'This bill is no longer waiting for you in BILL. Nothing was sent.';
-        return await refuse(state, 'no longer waiting on the approver in BILL', this.changed(state, { text, tone: 'warning' }));
+        return await refuse(now, 'no longer waiting on the approver in BILL', this.changed(now, { text, tone: 'warning' }));
       }
       const comment = readComment(data[commentInputId(row)]);
       const record: ApprovalAudit = { ...about, orgId: state.orgId, result: 'requested', comment, billUserId: link.billUserId };
@@ -239,14 +238,10 @@ export class Approvals {
         return refusalCard('BILL did not confirm the decision', why);
       }
       const at = clock.now();
-      state.bills[row] = {
-        ...bill,
-        decision: { action, byName: caller.name || link.displayName || 'the approver', at, ...(comment ? { comment } : {}) },
-      };
-      state.updatedAt = at;
-      await cards.save(state);
+      const decision = { action, byName: caller.name || link.displayName || 'the approver', at, ...(comment ? { comment } : {}) };
+      const now = await markBill(cards, state, billId, (b) => ({ ...b, decision }));
       log.info({ orgId: state.orgId, bill: shortId(billId), action }, 'approval decision accepted by BILL');
-      return this.changed(state);
+      return this.changed(now);
     } finally {
       await cards.unlock(state.orgId, billId).catch(() => undefined);
     }
@@ -354,6 +349,26 @@ export class Approvals {
     log.info({ orgId, billUser: shortId(billUserId), replaced: !!previous }, 'approver linked to BILL');
     return everywhere(connectedCard({ billUserId, orgId, replaced: !!previous, note: this.note }));
   }
+}
+
+/**
+ * Records what became of one bill on the card as the record now stands (another bill of it may have been decided
+ * meanwhile); when the record expired meanwhile, on the state the click was checked against.
+ */
+async function markBill(
+  cards: ApprovalCards,
+  clicked: ApprovalCardState,
+  billId: string,
+  change: (bill: ApprovalCardBill) => ApprovalCardBill,
+): Promise<ApprovalCardState> {
+  const apply = (state: ApprovalCardState) => {
+    state.bills = state.bills.map((b) => (b.billId === billId ? change(b) : b));
+  };
+  const updated = await cards.update(clicked.id, apply);
+  if (updated) return updated;
+  apply(clicked);
+  await cards.save(clicked);
+  return clicked;
 }
 
 /** Says something to the clicker only; the card stays as everyone sees it. */
