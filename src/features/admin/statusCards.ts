@@ -60,6 +60,9 @@ const BUDGET_LABELS: Record<string, string> = {
   'connector.thread': 'Teams sends (busiest thread)',
 };
 
+/** Budgets kept per BILL organisation, keyed "<dev key hash>/<org id>": a member sees their own organisation's row only. */
+const ORG_BUDGETS: ReadonlySet<string> = new Set(['bill.concurrency', 'bill.email']);
+
 const THROTTLE_WORDS: Record<string, string> = {
   concurrency: 'too many in flight',
   hourly: 'hourly limit reached',
@@ -85,7 +88,7 @@ function per(windowMs: number | undefined): string {
 function scope(row: BudgetSnapshot, admin: boolean): string {
   if (row.key === '') return '';
   if (row.key === '*') return row.keys ? ` · ${row.keys} active` : '';
-  if (row.budget === 'bill.concurrency') return admin ? ` · org ${row.key.split('/').pop()}` : ' · this organisation';
+  if (ORG_BUDGETS.has(row.budget)) return admin ? ` · org ${row.key.split('/').pop()}` : ' · this organisation';
   if (row.budget === 'graph.tenant' || row.budget === 'identity') return ` · tenant ${row.key.slice(0, 8)}…`;
   return ` · key ${row.key}`;
 }
@@ -109,7 +112,7 @@ export function budgetsSection(
   const visible = who.admin
     ? all
     : all.filter((r) => {
-        if (r.budget === 'bill.concurrency') return who.orgId !== undefined && r.key.endsWith(`/${who.orgId}`);
+        if (ORG_BUDGETS.has(r.budget)) return who.orgId !== undefined && r.key.endsWith(`/${who.orgId}`);
         if (r.budget === 'graph.tenant' || r.budget === 'identity') return r.key.toLowerCase() === who.tenantId?.toLowerCase();
         return true;
       });
