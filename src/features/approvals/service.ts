@@ -313,6 +313,8 @@ export class Approvals {
     }
     let billUserId: string;
     try {
+      // A fresh check: not the answer a slot of this very token kept (a refusal is kept an hour, see sessions.ts).
+      await bill.releaseAs(orgId, person).catch(() => undefined);
       const who = await bill.orgAs(orgId, person, { priority: 'interactive' }).whoami();
       if (who.organizationId && who.organizationId !== orgId)
         throw new BillApiError({ category: 'credentials', status: 200, message: 'signed in to another organisation' });
