@@ -266,8 +266,13 @@ export function billSection(
   // BILL_BASE_URL (or the sandbox's) is a URL: config checks it at start-up.
   const at = admin ? ` at ${new URL(status.baseUrl).host}` : '';
   rows.push(['Backend', status.backend === 'sandbox' ? `embedded sandbox${at} (demo organisation, simulated data)` : `BILL${at}`]);
-  rows.push(['Connectivity', status.reachable ? 'reachable' : 'failing — see the last error below']);
   const session = orgId ? status.sessions.find((s) => s.orgId === orgId) : undefined;
+  // This organisation's BILL: a network failure of any session (one host serves them all), a refused sign-in only of
+  // its own; another organisation's refused credentials are not this team's to read.
+  const reachable = orgId
+    ? status.sessions.every((s) => s.lastError?.category !== 'network') && session?.lastError?.category !== 'credentials'
+    : status.reachable;
+  rows.push(['Connectivity', reachable ? 'reachable' : 'failing — see the last error below']);
   if (!session) {
     rows.push(['Session', orgId ? 'not signed in yet (signs in on the first command)' : 'no organisation bound here']);
   } else {
@@ -311,9 +316,8 @@ export function billSection(
     ]);
   }
   const items = [plainFacts(rows)];
-  if (!status.reachable)
-    items.push(text('billbridge cannot talk to BILL right now: commands that need BILL will fail until it answers again.'));
-  return { title: 'BILL', items, summary: status.reachable ? undefined : 'BILL unreachable' };
+  if (!reachable) items.push(text('billbridge cannot talk to BILL right now: commands that need BILL will fail until it answers again.'));
+  return { title: 'BILL', items, summary: reachable ? undefined : 'BILL unreachable' };
 }
 
 /** This channel's subscriptions and digest (`inChannel`), the outbox, dead letters and webhook keys. */
