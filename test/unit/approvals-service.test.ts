@@ -168,4 +168,19 @@ describe('the approvals service on its own parts', () => {
     const card = await new ApprovalCards(store, new ManualClock(Date.UTC(2026, 10, 21, 9, 0))).get(buttons.get('00n01BILL1')!.card);
     expect(card?.bills.map((b) => b.decision?.action)).toEqual(['APPROVE', 'APPROVE']);
   });
+
+  it("someone else's click on a card whose approver's Teams name is markdown gets the name as typed, not a link in the bot's voice", async () => {
+    const approvals = service();
+    await approvals.links.put({ ...DANA, displayName: 'Dana [click](https://evil.example) **now**' });
+    const link = (await approvals.links.get(DANA))!;
+    const shown = JSON.stringify((await approvals.pendingReply(link, { kind: 'personal', conversationId: CHAT })).reply.card);
+    const [, card, bill, sig] = /"verb":"approvals\.approve","card":"([^"]+)","bill":"([^"]+)","sig":"([^"]+)"/.exec(shown)!;
+    const eve = click({ verb: APPROVAL_VERBS.approve, card, bill, sig });
+    eve.caller = { id: '29:user-eve', aadObjectId: '99999999-0000-4000-8000-0000000000ee', name: 'Eve' };
+    const reply = JSON.stringify((await approvals.decide(eve, 'APPROVE')).card);
+    expect(reply).toContain('Only the assigned approver can act');
+    expect(reply).not.toContain('[click](https://evil.example)');
+    expect(reply).not.toContain('**now**');
+    expect(sent).toEqual([]);
+  });
 });

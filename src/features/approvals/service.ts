@@ -16,7 +16,7 @@ import type { CardReply } from '../../cards/card.js';
 import { errorReply } from '../../cards/errorCards.js';
 import { clockTime, type FormatOptions } from '../../cards/format.js';
 import { dateInZone } from '../../infra/calendar.js';
-import { shortId } from '../../cards/card.js';
+import { escapeMarkdown, shortId } from '../../cards/card.js';
 import { conversationOf, type Caller, type ConversationScope } from '../types.js';
 import { auditActor, auditAdmin, auditOrUndo } from '../audit.js';
 import {
@@ -197,7 +197,7 @@ export class Approvals {
     if (!bill || !sameConversation(state, scope))
       return refuse(state, bill ? 'card from another conversation' : 'bill not on this card', unusable);
     if (!isApprover(state, caller)) {
-      const text = `Only the assigned approver can act: ${state.approver.name}. Nothing was changed.`;
+      const text = `Only the assigned approver can act: ${escapeMarkdown(state.approver.name)}. Nothing was changed.`;
       return refuse(state, 'not the assigned approver', privately(this.card(state, false, { text, tone: 'attention' })));
     }
     if (bill.decision || bill.gone) {
