@@ -259,20 +259,20 @@ describe('a linked token BILL no longer accepts', () => {
       const token = (await sandboxControlOk(sandbox.url, 'POST', `/users/${user.id}/sync-tokens`, {})) as { name: string; value: string };
       typed.push(token.value);
       expect(texts(await submitConnect(bot, MALLORY, token))[0]).toBe('Connected to BILL');
+      const saved = structuredClone(sandbox.org.users.get(user.id)!.syncTokens);
       await sandboxControlOk(sandbox.url, 'DELETE', `/users/${user.id}/sync-tokens/${encodeURIComponent(token.name)}`);
       await sandboxControlOk(sandbox.url, 'POST', '/sessions/expire');
       const before = signIns(bot);
-      // Once a minute and a bit for an hour: each try would be a refused sign-in from the people's shared budget.
+      // Once a minute for an hour: each try would be a refused sign-in from the people's shared budget.
       for (let i = 0; i < 60; i++) {
         const card = await personal(bot, MALLORY, 'approvals');
         expect(texts(card)[0]).toBe('BILL no longer accepts your sign-in');
-        clock.advance(61_000);
+        clock.advance(59_000);
       }
       expect(signIns(bot) - before).toBeLessThanOrEqual(1);
-      // A new token is checked at once, and approvals work again.
-      const fresh = (await sandboxControlOk(sandbox.url, 'POST', `/users/${user.id}/sync-tokens`, {})) as { name: string; value: string };
-      typed.push(fresh.value);
-      expect(texts(await submitConnect(bot, MALLORY, fresh))[0]).toBe('Connected to BILL');
+      // The same token, back in BILL (an administrator restored the user): connect checks it afresh, and approvals work again.
+      sandbox.org.users.get(user.id)!.syncTokens = saved;
+      expect(texts(await submitConnect(bot, MALLORY, token))[0]).toBe('Connected to BILL');
       expect(texts(await personal(bot, MALLORY, 'approvals'))[0]).not.toBe('BILL no longer accepts your sign-in');
     } finally {
       await bot.close();

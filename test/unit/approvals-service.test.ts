@@ -58,7 +58,8 @@ function service(waiting = [BILL1]): Approvals {
         bills: { list: () => ({ all: async () => ({ items: [] }) }) },
       }) as unknown as BillOrgClient,
     releaseAs: async () => undefined,
-  } satisfies Pick<BillGateway, 'orgAs' | 'releaseAs'>;
+    forgetRefusedAs: () => undefined,
+  } satisfies Pick<BillGateway, 'orgAs' | 'releaseAs' | 'forgetRefusedAs'>;
   return new Approvals({
     links: new UserLinks({ store, secretsKey, log }),
     cards: new ApprovalCards(store, clock),

@@ -51,7 +51,7 @@ interface ApprovalsDeps {
   secretsKey: Buffer;
   attempts: LinkAttempts;
   /** BILL as a person: their own session slot (orgAs), signed out on disconnect (releaseAs). */
-  bill: Pick<BillGateway, 'orgAs' | 'releaseAs'>;
+  bill: Pick<BillGateway, 'orgAs' | 'releaseAs' | 'forgetRefusedAs'>;
   /** Vendor names for the approvals list, from the org's mirror, waiting at most `waitMs` for it. */
   vendors: Pick<Mirror, 'names'>;
   waitMs: number;
@@ -313,8 +313,8 @@ export class Approvals {
     }
     let billUserId: string;
     try {
-      // A fresh check: not the answer a slot of this very token kept (a refusal is kept an hour, see sessions.ts).
-      await bill.releaseAs(orgId, person).catch(() => undefined);
+      // A fresh check: not the refusal a slot of this very token kept (for an hour, see sessions.ts).
+      bill.forgetRefusedAs(orgId, person);
       const who = await bill.orgAs(orgId, person, { priority: 'interactive' }).whoami();
       if (who.organizationId && who.organizationId !== orgId)
         throw new BillApiError({ category: 'credentials', status: 200, message: 'signed in to another organisation' });
