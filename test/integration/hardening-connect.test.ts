@@ -125,6 +125,18 @@ describe('values people type are never taught to the log scrubber', () => {
     expect(bot.logs.records().some((r) => r.level === '[REDACTED]')).toBe(false);
   });
 
+  it('a token glued to "connect" ("connect:<token>", "connect=<token>") is not repeated on the card in a channel or a personal chat', async () => {
+    for (const glue of [':', '=', ',', ';', '-', '/']) {
+      const value = `tok${randomBytes(10).toString('hex')}`;
+      typed.push(value);
+      const cards = [await inChannel(bot, MALLORY, `connect${glue}${value}`), await personal(bot, MALLORY, `Connect${glue}${value}`)];
+      for (const card of cards) {
+        expect(JSON.stringify(card), JSON.stringify(glue)).not.toContain(value);
+        expect(texts(card).join(' ')).toContain('connect …');
+      }
+    }
+  });
+
   it('a connect form with a 60,000-character token in a personal chat is refused at once; the bot keeps logging and answering', async () => {
     const huge = randomBytes(45_000).toString('base64');
     expect(huge.length).toBe(60_000);
