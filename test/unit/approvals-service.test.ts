@@ -35,6 +35,8 @@ let dir: string;
 let store: SqliteStateStore;
 let logs: LogCapture;
 let sent: Array<{ person: string; billId: string; action: string }>;
+/** What BILL answers a decision with. */
+let actStatus: string;
 
 const BILL1 = { billId: '00n01BILL1', vendorId: '00901VENDOR', amount: 1250, dueDate: '2026-11-30' };
 const BILL2 = { billId: '00n01BILL2', vendorId: '00901VENDOR', amount: 980, dueDate: '2026-12-01' };
@@ -52,7 +54,7 @@ function service(waiting = [BILL1]): Approvals {
           pending: async () => waiting.filter((w) => !sent.some((s) => s.billId === w.billId)),
           act: async (actions: Array<{ billId: string; action: string }>) => {
             for (const a of actions) sent.push({ person: person.username, billId: a.billId, action: a.action });
-            return { status: 'SUCCESS' };
+            return { status: actStatus };
           },
         },
         bills: { list: () => ({ all: async () => ({ items: [] }) }) },
@@ -112,6 +114,7 @@ beforeEach(() => {
   store = new SqliteStateStore(dir, new ManualClock(Date.UTC(2026, 10, 21, 9, 0)));
   logs = new LogCapture('approvals service test');
   sent = [];
+  actStatus = 'SUCCESS';
 });
 
 afterEach(async () => {
@@ -183,5 +186,15 @@ describe('the approvals service on its own parts', () => {
     expect(reply).not.toContain('[click](https://evil.example)');
     expect(reply).not.toContain('**now**');
     expect(sent).toEqual([]);
+  });
+
+  it("a status BILL answers a decision with that is markdown is shown as text, not as a link in the bot's voice", async () => {
+    const approvals = service();
+    const { card, sig } = await shownCard(approvals);
+    actStatus = '[click](https://evil.example)';
+    const reply = await approvals.decide(click({ verb: APPROVAL_VERBS.approve, card, bill: '00n01BILL1', sig }), 'APPROVE');
+    const json = JSON.stringify(reply.card);
+    expect(json).toContain('BILL did not confirm the decision');
+    expect(json).not.toContain('[click](https://evil.example)');
   });
 });

@@ -234,7 +234,7 @@ export class Approvals {
         .approval({ ...record, result: accepted ? 'ok' : 'error', billResult: status })
         .catch((err: unknown) => log.error({ err: errorMessage(err) }, 'approval went through in BILL but its audit record failed'));
       if (!accepted) {
-        const why = `BILL answered "${status.slice(0, 40)}". Check the bill in BILL before trying again.`;
+        const why = `BILL answered "${escapeMarkdown(status.slice(0, 40))}". Check the bill in BILL before trying again.`;
         return refusalCard('BILL did not confirm the decision', why);
       }
       const at = clock.now();
