@@ -261,6 +261,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
           secretsKey: config.secretsKey,
           bill,
           mirror,
+          state,
           keepStatusS: config.cache.objectTtlS,
           orgs: orgBindings,
           audit,

@@ -70,6 +70,15 @@ export class BillGateway {
     return this.client(this.personSlot(orgId, person), run);
   }
 
+  /**
+   * Forgets a person's slot that holds no live session, and with it a refusal it keeps (see sessions.ts): their next
+   * sign-in with this token is a fresh check (connect). A live session is left alone.
+   */
+  forgetRefusedAs(orgId: string, person: PersonCredentials): void {
+    const key = slotKey(this.personSlot(orgId, person));
+    if (this.sessions.get(key)?.info().loggedIn === false) this.sessions.delete(key);
+  }
+
   /** Logs a person's session out of BILL and forgets it (they disconnected, or replaced their token). */
   async releaseAs(orgId: string, person: PersonCredentials): Promise<void> {
     const key = slotKey(this.personSlot(orgId, person));

@@ -50,6 +50,12 @@ export interface SessionDeps {
 export const SESSION_IDLE_REFRESH_MS = 30 * 60_000;
 /** After BILL refuses the credentials, fail fast for this long instead of burning the login budget. */
 const CREDENTIAL_RETRY_MS = 60_000;
+/**
+ * A person's token BILL refused (they deleted it in BILL) is not tried again for an hour: their slot is keyed by that
+ * very token, so a retry can only be refused again, and each would spend a login of the people's share (one member
+ * typing `approvals` once a minute took 60 an hour). `connect` drops the slot before it checks a token.
+ */
+const PERSON_CREDENTIAL_RETRY_MS = 60 * 60_000;
 /** A sessionId stays scrubbed from log lines this long after its last use (BILL ends it after 35 idle minutes), or until dropped. */
 const SESSION_SECRET_TTL_MS = 40 * 60_000;
 
@@ -197,7 +203,8 @@ export class OrgSession {
       });
     } catch (err) {
       if (err instanceof BillApiError && err.category === 'credentials') {
-        this.credentialFailure = { error: err, until: this.deps.clock.now() + CREDENTIAL_RETRY_MS };
+        const retryMs = this.creds.owner ? PERSON_CREDENTIAL_RETRY_MS : CREDENTIAL_RETRY_MS;
+        this.credentialFailure = { error: err, until: this.deps.clock.now() + retryMs };
         this.deps.log.error({ orgId, code: err.code }, 'BILL refused the sign-in credentials');
       }
       throw this.failed(err);

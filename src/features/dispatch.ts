@@ -108,6 +108,12 @@ export function commandContext<O extends string | undefined>(
   return { input, scope, caller, orgId, correlationId, now, locale: conversationLocale(turn.locale, bot.locale), log };
 }
 
+/** Does the line start with the command's name glued to more than a word would ("connect:abc", "connect=abc")? */
+function gluedTo(name: string, line: string): boolean {
+  const next = line.charAt(name.length);
+  return next !== '' && line.slice(0, name.length).toLowerCase() === name && !/[\p{L}\p{N}\s]/u.test(next);
+}
+
 export function newCorrelationId(): string {
   return randomUUID().replace(/-/g, '').slice(0, 12);
 }
@@ -149,7 +155,10 @@ export class Dispatcher {
         return { reply: tooLongCard(parsed.length, MAX_COMMAND_LENGTH, req.scope.kind), outcome: 'unknown' };
       case 'unknown': {
         const suggestion = parsed.suggestion ? this.parts.registry.get(parsed.suggestion) : undefined;
-        // "conect <token>": the card (seen by the conversation, kept by Teams) neither repeats nor runs the secret.
+        // "conect <token>", or a token glued to the name ("connect:<token>"): the card (seen by the conversation, kept
+        // by Teams) neither repeats nor runs the secret.
+        const glued = this.parts.registry.list().find((c) => c.secretArgs && gluedTo(c.name, parsed.text));
+        if (glued) return { reply: unknownCommandCard(`${glued.name} …`, glued, { kind: req.scope.kind }), outcome: 'unknown' };
         if (suggestion?.secretArgs && parsed.suggestionArgs !== '') {
           const typed = parsed.text.split(/\s+/).slice(0, suggestion.name.split(' ').length).join(' ');
           return { reply: unknownCommandCard(`${typed} …`, suggestion, { kind: req.scope.kind }), outcome: 'unknown' };

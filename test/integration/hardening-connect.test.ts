@@ -10,6 +10,7 @@ import { ConnectorStandIn } from '../harness/connector.js';
 import { sandboxControlOk, startTestSandbox, type TestSandbox } from '../harness/sandbox.js';
 import { TestRedis } from '../harness/redis.js';
 import { registerSecrets } from '../harness/secretScan.js';
+import { ManualClock } from '../../src/infra/clock.js';
 
 type Card = ReturnType<typeof ConnectorStandIn.card>;
 
@@ -122,6 +123,18 @@ describe('values people type are never taught to the log scrubber', () => {
     expect(texts(help).join(' ')).toContain('connect');
     expect(await logsTheWordInfo(bot, MALLORY)).toBe(true);
     expect(bot.logs.records().some((r) => r.level === '[REDACTED]')).toBe(false);
+  });
+
+  it('a token glued to "connect" ("connect:<token>", "connect=<token>") is not repeated on the card in a channel or a personal chat', async () => {
+    for (const glue of [':', '=', ',', ';', '-', '/']) {
+      const value = `tok${randomBytes(10).toString('hex')}`;
+      typed.push(value);
+      const cards = [await inChannel(bot, MALLORY, `connect${glue}${value}`), await personal(bot, MALLORY, `Connect${glue}${value}`)];
+      for (const card of cards) {
+        expect(JSON.stringify(card), JSON.stringify(glue)).not.toContain(value);
+        expect(texts(card).join(' ')).toContain('connect …');
+      }
+    }
   });
 
   it('a connect form with a 60,000-character token in a personal chat is refused at once; the bot keeps logging and answering', async () => {
@@ -242,6 +255,37 @@ describe("one person cannot spend the deployment's BILL sign-in budget", () => {
       // And a command that needs BILL still answers in the channel.
       const again = await inChannel(bot, MALLORY, 'bills');
       expect(texts(again).join(' ')).not.toMatch(/try again|sign-in limit|too many/i);
+    } finally {
+      await bot.close();
+    }
+  });
+});
+
+describe('a linked token BILL no longer accepts', () => {
+  it('a member who deleted their linked token in BILL and types "approvals" all hour long signs in to BILL at most once', async () => {
+    const clock = new ManualClock(Date.parse('2026-03-02T09:00:00Z'));
+    const bot = await startBot({ clock, env: { SECRETS_KEY: randomBytes(32).toString('base64'), USER_COMMANDS_PER_MINUTE: '1000' } });
+    try {
+      const sandbox = bot.app.sandbox!;
+      const user = sandbox.org.users.all().find((u) => u.firstName === 'Priya')!;
+      const token = (await sandboxControlOk(sandbox.url, 'POST', `/users/${user.id}/sync-tokens`, {})) as { name: string; value: string };
+      typed.push(token.value);
+      expect(texts(await submitConnect(bot, MALLORY, token))[0]).toBe('Connected to BILL');
+      const saved = structuredClone(sandbox.org.users.get(user.id)!.syncTokens);
+      await sandboxControlOk(sandbox.url, 'DELETE', `/users/${user.id}/sync-tokens/${encodeURIComponent(token.name)}`);
+      await sandboxControlOk(sandbox.url, 'POST', '/sessions/expire');
+      const before = signIns(bot);
+      // Once a minute for an hour: each try would be a refused sign-in from the people's shared budget.
+      for (let i = 0; i < 60; i++) {
+        const card = await personal(bot, MALLORY, 'approvals');
+        expect(texts(card)[0]).toBe('BILL no longer accepts your sign-in');
+        clock.advance(59_000);
+      }
+      expect(signIns(bot) - before).toBeLessThanOrEqual(1);
+      // The same token, back in BILL (an administrator restored the user): connect checks it afresh, and approvals work again.
+      sandbox.org.users.get(user.id)!.syncTokens = saved;
+      expect(texts(await submitConnect(bot, MALLORY, token))[0]).toBe('Connected to BILL');
+      expect(texts(await personal(bot, MALLORY, 'approvals'))[0]).not.toBe('BILL no longer accepts your sign-in');
     } finally {
       await bot.close();
     }

@@ -117,6 +117,34 @@ describe('status in multi-organisation mode', () => {
   });
 });
 
+describe('status when another organisation cannot sign in', () => {
+  it("a team linked to A reads A's BILL as reachable while organisation C's sign-in is refused; C's team reads it failing", async () => {
+    const orgs = await startTwoOrgSandbox({ clock });
+    try {
+      // C is allowed here but BILL does not know it: every sign-in to it is refused.
+      const orgC = '00801NOSUCHORGANIZAT';
+      const bot = await startMultiOrgBot(orgs, ADMIN.aadObjectId, {
+        clock,
+        env: { BILL_ALLOWED_ORG_IDS: `${orgs.orgA},${orgs.orgB},${orgC}`, USER_COMMANDS_PER_MINUTE: '10000' },
+      });
+      bots.push(bot);
+      expect(JSON.stringify(await ask(bot, `link ${orgs.orgA}`, 'alpha', ADMIN))).toContain('Linked');
+      expect(JSON.stringify(await ask(bot, `link ${orgC}`, 'gamma', ADMIN))).toContain('Linked');
+      await ask(bot, 'bills overdue', 'alpha', MEMBER);
+      await ask(bot, 'bills overdue', 'gamma', MEMBER);
+      const gamma = factsOf(await ask(bot, 'status', 'gamma', MEMBER));
+      expect(gamma.Connectivity).toMatch(/^failing/);
+      for (const who of [MEMBER, ADMIN]) {
+        const alpha = await ask(bot, 'status', 'alpha', who);
+        expect(factsOf(alpha).Connectivity, who.name).toBe('reachable');
+        expect(textOf(alpha), who.name).not.toContain('cannot talk to BILL');
+      }
+    } finally {
+      await orgs.sandbox.stop();
+    }
+  });
+});
+
 describe('status after a restart with a changed SECRETS_KEY', () => {
   const WEBHOOK_KEY = randomBytes(32).toString('base64');
   registerSecrets(() => [WEBHOOK_KEY]);

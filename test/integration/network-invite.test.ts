@@ -277,6 +277,26 @@ describe('inviting a vendor to the BILL network', () => {
   });
 });
 
+describe('a double click on Invite', () => {
+  it('two clicks at the same moment (a double click, two devices) send one invitation; the other click is told it is on its way', async () => {
+    const { card, base } = await inChannel('vendor Acme Office Supplies');
+    const b = inviteButton(card)!;
+    const before = invitationWrites();
+    // Each BILL call takes 100 ms, so the second click arrives while the first is still at BILL.
+    await sandboxControlOk(sandbox().url, 'POST', '/latency', { ms: 100 });
+    const cards = await Promise.all([click(base, b.data, DANA), click(base, b.data, DANA)]).finally(() =>
+      sandboxControlOk(sandbox().url, 'POST', '/latency', { ms: 0 }),
+    );
+    expect(invitationWrites()).toBe(before + 1);
+    expect(cards.filter((c) => textOf(c).includes('invited to the BILL network'))).toHaveLength(1);
+    expect(cards.filter((c) => textOf(c).includes('already on its way to BILL'))).toHaveLength(1);
+    // Once it is on its way, a later click finds the vendor invited and sends nothing either.
+    const later = await click(base, b.data, DANA);
+    expect(textOf(later)).toContain('is already on the BILL network');
+    expect(invitationWrites()).toBe(before + 1);
+  });
+});
+
 describe('inviting a customer to the BILL network', () => {
   it('connects a customer that is in the network, as the linked person, and their card then says so', async () => {
     // BILL's customers carry no network status: the card makes no call for it, and Invite checks it in BILL.

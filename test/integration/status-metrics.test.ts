@@ -110,4 +110,20 @@ describe('who sees which budgets', () => {
     // A member's "this organisation" rows are exactly the admin's rows for the channel's organisation.
     expect(member.split('· this organisation').length).toBe(admin.split(`· org ${own}`).length);
   });
+
+  it("a member's status does not name another organisation or show its network invitation emails (bill.email is kept per organisation)", async () => {
+    const bill = { service: 'bill', devKey: 'status-test-dev-key-0003', email: true } as const;
+    const own = bot.app.sandbox!.credentials.orgId;
+    await bot.app.limiter.run({ ...bill, orgId: own }, { priority: 'interactive' }, async () => 0);
+    for (let i = 0; i < 3; i++)
+      await bot.app.limiter.run({ ...bill, orgId: '00801EMAILINGORG0001' }, { priority: 'interactive' }, async () => 0);
+
+    const member = JSON.stringify(await statusCard());
+    expect(member).not.toContain('00801EMAILINGORG0001');
+    expect(member).toContain('BILL emails (network invitations) · this organisation');
+    expect(member.match(/BILL emails \(network invitations\)/g)).toHaveLength(1);
+    const admin = JSON.stringify(await statusCard(ADMIN));
+    expect(admin).toContain('BILL emails (network invitations) · org 00801EMAILINGORG0001');
+    expect(admin).toContain(`BILL emails (network invitations) · org ${own}`);
+  });
 });

@@ -35,8 +35,14 @@ let dir: string;
 let store: SqliteStateStore;
 let logs: LogCapture;
 let sent: Array<{ person: string; billId: string; action: string }>;
+/** What BILL answers a decision with. */
+let actStatus: string;
 
-function service(): Approvals {
+const BILL1 = { billId: '00n01BILL1', vendorId: '00901VENDOR', amount: 1250, dueDate: '2026-11-30' };
+const BILL2 = { billId: '00n01BILL2', vendorId: '00901VENDOR', amount: 980, dueDate: '2026-12-01' };
+
+/** `waiting`: the bills BILL says wait on Dana (a decision sent to BILL takes its bill off). */
+function service(waiting = [BILL1]): Approvals {
   const clock = new ManualClock(Date.UTC(2026, 10, 21, 9, 0));
   const log = createLogger({ level: 'debug', secrets: new SecretRegistry(), destination: logs });
   const secretsKey = randomBytes(32);
@@ -45,16 +51,17 @@ function service(): Approvals {
     orgAs: (_orgId: string, person: PersonCredentials) =>
       ({
         approvals: {
-          pending: async () => [{ billId: '00n01BILL1', vendorId: '00901VENDOR', amount: 1250, dueDate: '2026-11-30' }],
+          pending: async () => waiting.filter((w) => !sent.some((s) => s.billId === w.billId)),
           act: async (actions: Array<{ billId: string; action: string }>) => {
             for (const a of actions) sent.push({ person: person.username, billId: a.billId, action: a.action });
-            return { status: 'SUCCESS' };
+            return { status: actStatus };
           },
         },
         bills: { list: () => ({ all: async () => ({ items: [] }) }) },
       }) as unknown as BillOrgClient,
     releaseAs: async () => undefined,
-  } satisfies Pick<BillGateway, 'orgAs' | 'releaseAs'>;
+    forgetRefusedAs: () => undefined,
+  } satisfies Pick<BillGateway, 'orgAs' | 'releaseAs' | 'forgetRefusedAs'>;
   return new Approvals({
     links: new UserLinks({ store, secretsKey, log }),
     cards: new ApprovalCards(store, clock),
@@ -91,11 +98,13 @@ function click(data: Record<string, unknown>): ApprovalClick {
 }
 
 /** Dana's approvals card, shown in her personal chat: its id and the Approve button's signature. */
-async function shownCard(approvals: Approvals): Promise<{ card: string; sig: string }> {
+async function shownCard(approvals: Approvals, billId = '00n01BILL1', waiting = 1): Promise<{ card: string; sig: string }> {
   await approvals.links.put(DANA);
-  const { reply, waiting } = await approvals.pendingReply(DANA, { kind: 'personal', conversationId: CHAT });
-  expect(waiting).toBe(1);
-  const approve = /"verb":"approvals\.approve","card":"([^"]+)","bill":"00n01BILL1","sig":"([^"]+)"/.exec(JSON.stringify(reply.card));
+  const shown = await approvals.pendingReply(DANA, { kind: 'personal', conversationId: CHAT });
+  expect(shown.waiting).toBe(waiting);
+  const approve = new RegExp(`"verb":"approvals\\.approve","card":"([^"]+)","bill":"${billId}","sig":"([^"]+)"`).exec(
+    JSON.stringify(shown.reply.card),
+  );
   expect(approve).not.toBeNull();
   return { card: approve![1]!, sig: approve![2]! };
 }
@@ -105,6 +114,7 @@ beforeEach(() => {
   store = new SqliteStateStore(dir, new ManualClock(Date.UTC(2026, 10, 21, 9, 0)));
   logs = new LogCapture('approvals service test');
   sent = [];
+  actStatus = 'SUCCESS';
 });
 
 afterEach(async () => {
@@ -139,5 +149,52 @@ describe('the approvals service on its own parts', () => {
     const again = await approvals.decide(click({ verb: APPROVAL_VERBS.approve, card, bill: '00n01BILL1', sig }), 'APPROVE');
     expect(JSON.stringify(again.card)).toContain('already decided');
     expect(sent).toHaveLength(1);
+  });
+
+  it('two bills of one card approved at the same moment (two devices, two quick clicks): the card keeps both decisions', async () => {
+    const approvals = service([BILL1, BILL2]);
+    await approvals.links.put(DANA);
+    const shown = JSON.stringify((await approvals.pendingReply(DANA, { kind: 'personal', conversationId: CHAT })).reply.card);
+    const buttons = new Map(
+      [...shown.matchAll(/"verb":"approvals\.approve","card":"([^"]+)","bill":"([^"]+)","sig":"([^"]+)"/g)].map((m) => [
+        m[2]!,
+        { card: m[1]!, bill: m[2]!, sig: m[3]! },
+      ]),
+    );
+    expect([...buttons.keys()]).toEqual(['00n01BILL1', '00n01BILL2']);
+    const replies = await Promise.all(
+      [...buttons.values()].map((b) => approvals.decide(click({ verb: APPROVAL_VERBS.approve, ...b }), 'APPROVE')),
+    );
+    expect(sent.map((x) => x.billId).sort()).toEqual(['00n01BILL1', '00n01BILL2']);
+    // The reply of the click that finished last (the edit Teams keeps) and the record later clicks are checked against
+    // both say the two bills were approved by Dana.
+    expect(replies.map((r) => JSON.stringify(r.everyone).match(/Approved by Dana Lee/g)?.length ?? 0).sort()).toEqual([1, 2]);
+    const card = await new ApprovalCards(store, new ManualClock(Date.UTC(2026, 10, 21, 9, 0))).get(buttons.get('00n01BILL1')!.card);
+    expect(card?.bills.map((b) => b.decision?.action)).toEqual(['APPROVE', 'APPROVE']);
+  });
+
+  it("someone else's click on a card whose approver's Teams name is markdown gets the name as typed, not a link in the bot's voice", async () => {
+    const approvals = service();
+    await approvals.links.put({ ...DANA, displayName: 'Dana [click](https://evil.example) **now**' });
+    const link = (await approvals.links.get(DANA))!;
+    const shown = JSON.stringify((await approvals.pendingReply(link, { kind: 'personal', conversationId: CHAT })).reply.card);
+    const [, card, bill, sig] = /"verb":"approvals\.approve","card":"([^"]+)","bill":"([^"]+)","sig":"([^"]+)"/.exec(shown)!;
+    const eve = click({ verb: APPROVAL_VERBS.approve, card, bill, sig });
+    eve.caller = { id: '29:user-eve', aadObjectId: '99999999-0000-4000-8000-0000000000ee', name: 'Eve' };
+    const reply = JSON.stringify((await approvals.decide(eve, 'APPROVE')).card);
+    expect(reply).toContain('Only the assigned approver can act');
+    expect(reply).not.toContain('[click](https://evil.example)');
+    expect(reply).not.toContain('**now**');
+    expect(sent).toEqual([]);
+  });
+
+  it("a status BILL answers a decision with that is markdown is shown as text, not as a link in the bot's voice", async () => {
+    const approvals = service();
+    const { card, sig } = await shownCard(approvals);
+    actStatus = '[click](https://evil.example)';
+    const reply = await approvals.decide(click({ verb: APPROVAL_VERBS.approve, card, bill: '00n01BILL1', sig }), 'APPROVE');
+    const json = JSON.stringify(reply.card);
+    expect(json).toContain('BILL did not confirm the decision');
+    expect(json).not.toContain('[click](https://evil.example)');
   });
 });

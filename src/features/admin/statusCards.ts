@@ -60,6 +60,9 @@ const BUDGET_LABELS: Record<string, string> = {
   'connector.thread': 'Teams sends (busiest thread)',
 };
 
+/** Budgets kept per BILL organisation, keyed "<dev key hash>/<org id>": a member sees their own organisation's row only. */
+const ORG_BUDGETS: ReadonlySet<string> = new Set(['bill.concurrency', 'bill.email']);
+
 const THROTTLE_WORDS: Record<string, string> = {
   concurrency: 'too many in flight',
   hourly: 'hourly limit reached',
@@ -85,7 +88,7 @@ function per(windowMs: number | undefined): string {
 function scope(row: BudgetSnapshot, admin: boolean): string {
   if (row.key === '') return '';
   if (row.key === '*') return row.keys ? ` · ${row.keys} active` : '';
-  if (row.budget === 'bill.concurrency') return admin ? ` · org ${row.key.split('/').pop()}` : ' · this organisation';
+  if (ORG_BUDGETS.has(row.budget)) return admin ? ` · org ${row.key.split('/').pop()}` : ' · this organisation';
   if (row.budget === 'graph.tenant' || row.budget === 'identity') return ` · tenant ${row.key.slice(0, 8)}…`;
   return ` · key ${row.key}`;
 }
@@ -109,7 +112,7 @@ export function budgetsSection(
   const visible = who.admin
     ? all
     : all.filter((r) => {
-        if (r.budget === 'bill.concurrency') return who.orgId !== undefined && r.key.endsWith(`/${who.orgId}`);
+        if (ORG_BUDGETS.has(r.budget)) return who.orgId !== undefined && r.key.endsWith(`/${who.orgId}`);
         if (r.budget === 'graph.tenant' || r.budget === 'identity') return r.key.toLowerCase() === who.tenantId?.toLowerCase();
         return true;
       });
@@ -263,8 +266,13 @@ export function billSection(
   // BILL_BASE_URL (or the sandbox's) is a URL: config checks it at start-up.
   const at = admin ? ` at ${new URL(status.baseUrl).host}` : '';
   rows.push(['Backend', status.backend === 'sandbox' ? `embedded sandbox${at} (demo organisation, simulated data)` : `BILL${at}`]);
-  rows.push(['Connectivity', status.reachable ? 'reachable' : 'failing — see the last error below']);
   const session = orgId ? status.sessions.find((s) => s.orgId === orgId) : undefined;
+  // This organisation's BILL: a network failure of any session (one host serves them all), a refused sign-in only of
+  // its own; another organisation's refused credentials are not this team's to read.
+  const reachable = orgId
+    ? status.sessions.every((s) => s.lastError?.category !== 'network') && session?.lastError?.category !== 'credentials'
+    : status.reachable;
+  rows.push(['Connectivity', reachable ? 'reachable' : 'failing — see the last error below']);
   if (!session) {
     rows.push(['Session', orgId ? 'not signed in yet (signs in on the first command)' : 'no organisation bound here']);
   } else {
@@ -308,9 +316,8 @@ export function billSection(
     ]);
   }
   const items = [plainFacts(rows)];
-  if (!status.reachable)
-    items.push(text('billbridge cannot talk to BILL right now: commands that need BILL will fail until it answers again.'));
-  return { title: 'BILL', items, summary: status.reachable ? undefined : 'BILL unreachable' };
+  if (!reachable) items.push(text('billbridge cannot talk to BILL right now: commands that need BILL will fail until it answers again.'));
+  return { title: 'BILL', items, summary: reachable ? undefined : 'BILL unreachable' };
 }
 
 /** This channel's subscriptions and digest (`inChannel`), the outbox, dead letters and webhook keys. */

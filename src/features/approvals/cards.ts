@@ -177,7 +177,7 @@ export interface ApprovalCardOptions {
   today: string;
   /** Signs a click's (verb, card, bill); the handler refuses data whose signature does not match. */
   sign: (verb: string, cardId: string, billId: string) => string;
-  /** A line above the list (a refusal, or what just happened). */
+  /** A line above the list (a refusal, or what just happened): markdown, so any name in it is escaped by its author. */
   notice?: { text: string; tone: 'attention' | 'warning' | 'good' };
   note?: string;
 }

@@ -16,7 +16,7 @@ import type { CardReply } from '../../cards/card.js';
 import { errorReply } from '../../cards/errorCards.js';
 import { clockTime, type FormatOptions } from '../../cards/format.js';
 import { dateInZone } from '../../infra/calendar.js';
-import { shortId } from '../../cards/card.js';
+import { escapeMarkdown, shortId } from '../../cards/card.js';
 import { conversationOf, type Caller, type ConversationScope } from '../types.js';
 import { auditActor, auditAdmin, auditOrUndo } from '../audit.js';
 import {
@@ -51,7 +51,7 @@ interface ApprovalsDeps {
   secretsKey: Buffer;
   attempts: LinkAttempts;
   /** BILL as a person: their own session slot (orgAs), signed out on disconnect (releaseAs). */
-  bill: Pick<BillGateway, 'orgAs' | 'releaseAs'>;
+  bill: Pick<BillGateway, 'orgAs' | 'releaseAs' | 'forgetRefusedAs'>;
   /** Vendor names for the approvals list, from the org's mirror, waiting at most `waitMs` for it. */
   vendors: Pick<Mirror, 'names'>;
   waitMs: number;
@@ -197,7 +197,7 @@ export class Approvals {
     if (!bill || !sameConversation(state, scope))
       return refuse(state, bill ? 'card from another conversation' : 'bill not on this card', unusable);
     if (!isApprover(state, caller)) {
-      const text = `Only the assigned approver can act: ${state.approver.name}. Nothing was changed.`;
+      const text = `Only the assigned approver can act: ${escapeMarkdown(state.approver.name)}. Nothing was changed.`;
       return refuse(state, 'not the assigned approver', privately(this.card(state, false, { text, tone: 'attention' })));
     }
     if (bill.decision || bill.gone) {
@@ -213,10 +213,9 @@ export class Approvals {
       // The server-side check that matters: is the bill still waiting on this person, in their own BILL session?
       const pending = await asPerson(() => client.approvals.pending());
       if (!pending.some((p) => p.billId === billId)) {
-        state.bills[row] = { ...bill, gone: true };
-        await cards.save(state);
+        const now = await markBill(cards, state, billId, (b) => (b.decision ? b : { ...b, gone: true }));
         const text = 'This bill is no longer waiting for you in BILL. Nothing was sent.';
-        return await refuse(state, 'no longer waiting on the approver in BILL', this.changed(state, { text, tone: 'warning' }));
+        return await refuse(now, 'no longer waiting on the approver in BILL', this.changed(now, { text, tone: 'warning' }));
       }
       const comment = readComment(data[commentInputId(row)]);
       const record: ApprovalAudit = { ...about, orgId: state.orgId, result: 'requested', comment, billUserId: link.billUserId };
@@ -235,18 +234,14 @@ export class Approvals {
         .approval({ ...record, result: accepted ? 'ok' : 'error', billResult: status })
         .catch((err: unknown) => log.error({ err: errorMessage(err) }, 'approval went through in BILL but its audit record failed'));
       if (!accepted) {
-        const why = `BILL answered "${status.slice(0, 40)}". Check the bill in BILL before trying again.`;
+        const why = `BILL answered "${escapeMarkdown(status.slice(0, 40))}". Check the bill in BILL before trying again.`;
         return refusalCard('BILL did not confirm the decision', why);
       }
       const at = clock.now();
-      state.bills[row] = {
-        ...bill,
-        decision: { action, byName: caller.name || link.displayName || 'the approver', at, ...(comment ? { comment } : {}) },
-      };
-      state.updatedAt = at;
-      await cards.save(state);
+      const decision = { action, byName: caller.name || link.displayName || 'the approver', at, ...(comment ? { comment } : {}) };
+      const now = await markBill(cards, state, billId, (b) => ({ ...b, decision }));
       log.info({ orgId: state.orgId, bill: shortId(billId), action }, 'approval decision accepted by BILL');
-      return this.changed(state);
+      return this.changed(now);
     } finally {
       await cards.unlock(state.orgId, billId).catch(() => undefined);
     }
@@ -318,6 +313,8 @@ export class Approvals {
     }
     let billUserId: string;
     try {
+      // A fresh check: not the refusal a slot of this very token kept (for an hour, see sessions.ts).
+      bill.forgetRefusedAs(orgId, person);
       const who = await bill.orgAs(orgId, person, { priority: 'interactive' }).whoami();
       if (who.organizationId && who.organizationId !== orgId)
         throw new BillApiError({ category: 'credentials', status: 200, message: 'signed in to another organisation' });
@@ -354,6 +351,26 @@ export class Approvals {
     log.info({ orgId, billUser: shortId(billUserId), replaced: !!previous }, 'approver linked to BILL');
     return everywhere(connectedCard({ billUserId, orgId, replaced: !!previous, note: this.note }));
   }
+}
+
+/**
+ * Records what became of one bill on the card as the record now stands (another bill of it may have been decided
+ * meanwhile); when the record expired meanwhile, on the state the click was checked against.
+ */
+async function markBill(
+  cards: ApprovalCards,
+  clicked: ApprovalCardState,
+  billId: string,
+  change: (bill: ApprovalCardBill) => ApprovalCardBill,
+): Promise<ApprovalCardState> {
+  const apply = (state: ApprovalCardState) => {
+    state.bills = state.bills.map((b) => (b.billId === billId ? change(b) : b));
+  };
+  const updated = await cards.update(clicked.id, apply);
+  if (updated) return updated;
+  apply(clicked);
+  await cards.save(clicked);
+  return clicked;
 }
 
 /** Says something to the clicker only; the card stays as everyone sees it. */

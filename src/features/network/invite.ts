@@ -16,6 +16,7 @@ import type { Customer, Vendor } from '../../bill/types.js';
 import type { OrgBindings } from '../../bindings/bindings.js';
 import type { Clock } from '../../infra/clock.js';
 import type { AuditTrail } from '../../infra/audit.js';
+import { NS, type StateStore } from '../../infra/state/types.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import { answerKey } from '../../mirror/answers.js';
 import { foldName, type PartyKind } from '../../mirror/records.js';
@@ -29,6 +30,8 @@ import { NETWORK_INVITE_VERB, invitable, invitedCard, networkStatusWords, type I
 import { refusalCard } from '../approvals/cards.js';
 
 const INVITING_ROLES = new Set(['ADMINISTRATOR', 'ACCOUNTANT']);
+/** An invitation on its way holds its party this long at most (a double click, two devices, two instances). */
+const INVITE_LOCK_MS = 2 * 60_000;
 
 /** Clicks refused before BILL is asked, by the reason the audit trail records: the heading and why the person sees. */
 const REFUSALS = {
@@ -50,6 +53,8 @@ export interface NetworkInvitesDeps {
   secretsKey: Buffer;
   bill: Pick<BillGateway, 'orgAs'>;
   mirror: Pick<Mirror, 'apply' | 'dropAnswer' | 'answers'>;
+  /** One invitation at a time per org and party (NS.networkInvites). */
+  state: Pick<StateStore, 'setIfAbsent' | 'delete'>;
   /** How long a customer's status read after an invitation is shown on their card (config.cache.objectTtlS). */
   keepStatusS: number;
   orgs: Pick<OrgBindings, 'resolve'>;
@@ -119,50 +124,61 @@ export function networkInvites(deps: NetworkInvitesDeps) {
             `In BILL you are ${you}; invitations are sent by an Administrator or Accountant. Nothing was sent.`,
           );
         }
-        const vendor = kind === 'vendor' ? await asPerson(() => client.vendors.get(id)) : undefined;
-        const party: Vendor | Customer = vendor ?? (await asPerson(() => client.customers.get(id)));
-        // A customer's status is its connection request's, which BILL keeps apart from the customer.
-        const before = vendor ? vendor.networkStatus : await customerStatus(client, id);
-        if (!invitable(before)) {
-          const says = escapeMarkdown(networkStatusWords(before) ?? 'connected');
-          return refusalCard(`${party.name} is already on the BILL network`, `BILL says: ${says}. Nothing was sent.`);
+        // One invitation at a time per party: a second click while the first is on its way sends nothing.
+        const lock = `${orgId}|${kind}|${id}`;
+        if (!(await deps.state.setIfAbsent(NS.networkInvites, lock, deps.clock.now(), { ttlMs: INVITE_LOCK_MS })))
+          return refusalCard(
+            `An invitation to this ${kind} is already on its way to BILL`,
+            'Nothing more was sent. Look at the card again in a minute to see where it stands.',
+          );
+        try {
+          const vendor = kind === 'vendor' ? await asPerson(() => client.vendors.get(id)) : undefined;
+          const party: Vendor | Customer = vendor ?? (await asPerson(() => client.customers.get(id)));
+          // A customer's status is its connection request's, which BILL keeps apart from the customer.
+          const before = vendor ? vendor.networkStatus : await customerStatus(client, id);
+          if (!invitable(before)) {
+            const says = escapeMarkdown(networkStatusWords(before) ?? 'connected');
+            return refusalCard(`${party.name} is already on the BILL network`, `BILL says: ${says}. Nothing was sent.`);
+          }
+          const how = await routeOf(client, party.name, target, vendor?.email);
+          if (!how) {
+            const why =
+              kind === 'vendor'
+                ? 'No business of exactly that name is in the BILL network and the vendor has no email in BILL. Add an email to the vendor in BILL, or find them with **network** and their name.'
+                : 'No business of exactly that name is in the BILL network, and BILL emails invitations only to vendors. Find them with **network** and their name.';
+            return refusalCard(`${party.name} was not invited`, `${why} Nothing was sent.`);
+          }
+          const detail = { party: `${kind} ${shortId(id)}`, how: 'email' in how ? 'email' : `network ${shortId(how.networkId)}` };
+          if ('email' in how) await client.network.inviteByEmail(id, how.email);
+          else await client.network.invite(kind, id, how.networkId, how.networkType);
+          await auditAdmin(deps.audit, click, 'network.invite', 'ok', orgId, detail).catch((err: unknown) =>
+            log.error({ err: errorMessage(err) }, 'network invitation sent but its audit record failed'),
+          );
+          log.info({ orgId, ...detail }, 'network invitation accepted by BILL');
+          // The card and the org's mirror show the status as BILL now answers it.
+          let after: string | undefined;
+          if (kind === 'vendor') {
+            const fresh = await client.vendors.get(id).catch(() => undefined);
+            if (fresh) await deps.mirror.apply(orgId, 'vendor', fresh).catch(() => undefined);
+            after = fresh?.networkStatus;
+          } else {
+            after = (await client.network.status('customer', id).catch(() => undefined))?.status;
+            const key = customerStatusKey(id);
+            deps.mirror.dropAnswer(orgId, key);
+            await deps.mirror.answers.get(orgId, key, { ttlS: deps.keepStatusS, kinds: ['customer'] }, () => Promise.resolve(after));
+          }
+          return invitedCard({
+            kind,
+            name: party.name,
+            how,
+            status: after,
+            byName: link.displayName ?? caller.name ?? 'you',
+            at: clockTime(deps.clock.now(), deps.fmt),
+            note: deps.note,
+          });
+        } finally {
+          await deps.state.delete(NS.networkInvites, lock).catch(() => undefined);
         }
-        const how = await routeOf(client, party.name, target, vendor?.email);
-        if (!how) {
-          const why =
-            kind === 'vendor'
-              ? 'No business of exactly that name is in the BILL network and the vendor has no email in BILL. Add an email to the vendor in BILL, or find them with **network** and their name.'
-              : 'No business of exactly that name is in the BILL network, and BILL emails invitations only to vendors. Find them with **network** and their name.';
-          return refusalCard(`${party.name} was not invited`, `${why} Nothing was sent.`);
-        }
-        const detail = { party: `${kind} ${shortId(id)}`, how: 'email' in how ? 'email' : `network ${shortId(how.networkId)}` };
-        if ('email' in how) await client.network.inviteByEmail(id, how.email);
-        else await client.network.invite(kind, id, how.networkId, how.networkType);
-        await auditAdmin(deps.audit, click, 'network.invite', 'ok', orgId, detail).catch((err: unknown) =>
-          log.error({ err: errorMessage(err) }, 'network invitation sent but its audit record failed'),
-        );
-        log.info({ orgId, ...detail }, 'network invitation accepted by BILL');
-        // The card and the org's mirror show the status as BILL now answers it.
-        let after: string | undefined;
-        if (kind === 'vendor') {
-          const fresh = await client.vendors.get(id).catch(() => undefined);
-          if (fresh) await deps.mirror.apply(orgId, 'vendor', fresh).catch(() => undefined);
-          after = fresh?.networkStatus;
-        } else {
-          after = (await client.network.status('customer', id).catch(() => undefined))?.status;
-          const key = customerStatusKey(id);
-          deps.mirror.dropAnswer(orgId, key);
-          await deps.mirror.answers.get(orgId, key, { ttlS: deps.keepStatusS, kinds: ['customer'] }, () => Promise.resolve(after));
-        }
-        return invitedCard({
-          kind,
-          name: party.name,
-          how,
-          status: after,
-          byName: link.displayName ?? caller.name ?? 'you',
-          at: clockTime(deps.clock.now(), deps.fmt),
-          note: deps.note,
-        });
       } catch (err) {
         log.warn({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'network invitation failed');
         const timeIn = (ms: number) => clockTime(deps.clock.now() + ms, deps.fmt);

@@ -24,6 +24,7 @@ const UNLISTED: ReadonlySet<string> = new Set([
   NS.seenActivities,
   NS.webhookEvents,
   NS.approvalCards,
+  NS.networkInvites,
   NS.approvalDigests,
   NS.cardMessages,
   NS.tabEvents,

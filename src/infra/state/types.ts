@@ -54,6 +54,8 @@ export const NS = {
   mirror: 'mirror',
   userLinks: 'user-links',
   approvalCards: 'approval-cards',
+  /** Network invitations on their way to BILL (one per org and party, held 2 minutes at most). */
+  networkInvites: 'network-invites',
   /** Approvers' daily digest slots already handled (one per person, org and day). */
   approvalDigests: 'approval-digests',
   /** The buttons each card message the bot posted carries (one per message, kept 7 days). */
