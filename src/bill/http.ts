@@ -36,6 +36,8 @@ export interface BillRequest {
 
 /** Retries of network errors and 5xx for idempotent calls. */
 const MAX_RETRIES = 2;
+/** A BILL answer larger than this is refused unread: a page of 100 records is well under 1 MB. */
+export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 const DEFAULT_RETRY = {
   /** Retries after BDC_1322 / Spend & Expense 429 (any method: BILL refused the request before doing anything). */
   maxThrottleRetries: 4,
@@ -176,16 +178,37 @@ export class BillHttp {
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
     if (body !== undefined) headers['content-type'] = 'application/json';
     const started = performance.now();
+    // undici's body timeout is between chunks: a body trickling a byte at a time would hold the slot for ever. The
+    // timeout is the whole request's, body included.
+    const abort = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      abort.abort();
+    }, this.deps.timeoutMs);
     const { status, resHeaders, text } = await this.agent
-      .request({ origin: url.origin, path, method: req.method, headers, body })
-      .then(async (res) => ({ status: res.statusCode, resHeaders: res.headers, text: await res.body.text() }))
+      .request({ origin: url.origin, path, method: req.method, headers, body, signal: abort.signal })
+      .then(async (res) => ({
+        status: res.statusCode,
+        resHeaders: res.headers,
+        text: await readCapped(res.body, res.headers['content-length']),
+      }))
       .catch((err: unknown) => {
-        const code = (err as { code?: string } | null)?.code;
+        const code = timedOut ? 'timed out' : (err as { code?: unknown } | null)?.code;
         this.deps.log.debug({ route: req.route, error: code ?? String(err) }, 'BILL request failed without an answer');
-        const message = `BILL unreachable (${code ?? (err instanceof Error ? err.name : 'error')})`;
+        const message = `BILL unreachable (${typeof code === 'string' ? code : err instanceof Error ? err.name : 'error'})`;
         throw new BillApiError({ category: 'network', status: 0, message, cause: err });
-      });
+      })
+      .finally(() => clearTimeout(timer));
     const ms = Math.round(performance.now() - started);
+    if (text === undefined) {
+      this.deps.log.warn({ route: req.route, status, ms, maxBytes: MAX_BODY_BYTES }, 'BILL answer too large; not read');
+      throw new BillApiError({
+        category: 'unknown',
+        status,
+        message: `BILL answered ${req.route} with a body larger than ${MAX_BODY_BYTES} bytes (HTTP ${status})`,
+      });
+    }
     if (status >= 200 && status < 300) {
       this.deps.log.debug({ route: req.route, status, ms }, 'BILL call');
       if (text.trim() === '') return undefined as T;
@@ -207,4 +230,27 @@ export class BillHttp {
   async close(): Promise<void> {
     await this.agent.close();
   }
+}
+
+/** The body as text, or undefined (the rest discarded) once it passes MAX_BODY_BYTES. */
+async function readCapped(
+  body: AsyncIterable<Buffer> & { destroy(): unknown },
+  length: string | string[] | undefined,
+): Promise<string | undefined> {
+  if (Number(length) > MAX_BODY_BYTES) {
+    body.destroy();
+    return undefined;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  // As undici's text(): UTF-8, a byte order mark dropped.
+  return new TextDecoder().decode(Buffer.concat(chunks));
 }
