@@ -14,7 +14,7 @@ import type { Clock } from '../infra/clock.js';
 import { BillApiError, type BillErrorCategory, type BillErrorEntry } from '../errors.js';
 import type { Logger } from '../infra/log.js';
 import type { Limiter, RunOptions, Upstream } from '../infra/limits/types.js';
-import { backoffMs, nextHour, retryAfterMs } from '../infra/limits/windows.js';
+import { backoffMs, HOUR_MS, nextHour, retryAfterMs } from '../infra/limits/windows.js';
 
 export interface BillRequest {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -94,7 +94,8 @@ export function classifyResponse(status: number, text: string, headers: Incoming
   let retryAfter: number | undefined;
   // BILL's hourly budget comes back at the top of the clock hour.
   if (category === 'hourlyLimit') retryAfter = nextHour(nowMs) - nowMs;
-  else if (category === 'rateLimited') retryAfter = retryAfterMs(headers['retry-after'], nowMs) ?? 60_000;
+  // The limiter pauses at most an hour for a Retry-After (a broken header must not stop a budget for a day): say so too.
+  else if (category === 'rateLimited') retryAfter = Math.min(HOUR_MS, retryAfterMs(headers['retry-after'], nowMs) ?? 60_000);
   const shape = text.trim() === '' ? 'empty body' : entries.length === 0 ? 'non-JSON body' : undefined;
   return new BillApiError({
     category,

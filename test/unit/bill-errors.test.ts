@@ -1,6 +1,7 @@
 // BILL answers errors as arrays of {code, severity, category, message}; the client classifies them by code.
 import { describe, expect, it } from 'vitest';
 import { classifyResponse, parseErrorEntries } from '../../src/bill/http.js';
+import { errorReply } from '../../src/cards/errorCards.js';
 import { nextHour } from '../../src/infra/limits/windows.js';
 
 const at = Date.UTC(2025, 5, 3, 14, 20, 0);
@@ -63,6 +64,15 @@ describe('classifying BILL error answers', () => {
     expect(classifyResponse(429, '', { 'retry-after': '17' }, at).retryAfterMs).toBe(17_000);
     expect(classifyResponse(429, '', { 'retry-after': new Date(at + 5_000).toUTCString() }, at).retryAfterMs).toBe(5_000);
     expect(classifyResponse(429, '', {}, at).category).toBe('rateLimited');
+  });
+
+  it('a 429 whose Retry-After is years away (seconds or a date) is said as at most an hour, as long as the limiter pauses', () => {
+    for (const value of ['99999999999', 'Fri, 01 Jan 2100 00:00:00 GMT']) {
+      const err = classifyResponse(429, '', { 'retry-after': value }, at);
+      expect(err.retryAfterMs, value).toBe(3_600_000);
+      const card = JSON.stringify(errorReply(err, { correlationId: 'c1' }));
+      expect(card, value).toContain('try again in 3600 s');
+    }
   });
 
   it('prefers a known code over unknown ones in the same array', () => {
