@@ -57,6 +57,8 @@ const KNOWN_CODES = new Map<string, BillErrorCategory>([
   ['BDC_1205', 'notFound'],
 ]);
 
+const CODE_SHAPE = /^[A-Za-z0-9_.-]{1,64}$/;
+
 /** Reads BILL's error body: an array of entries, a single entry object, anything else -> []. */
 export function parseErrorEntries(text: string): BillErrorEntry[] {
   let parsed: unknown;
@@ -73,6 +75,8 @@ export function parseErrorEntries(text: string): BillErrorEntry[] {
       for (const k of ['code', 'severity', 'category', 'message', 'timestamp'] as const) {
         if (typeof e[k] === 'string') entry[k] = e[k];
       }
+      // The code is named in log lines and on the status card: only what looks like a code (BDC_1109).
+      if (entry.code !== undefined && !CODE_SHAPE.test(entry.code)) delete entry.code;
       return entry;
     });
 }

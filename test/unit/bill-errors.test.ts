@@ -83,6 +83,17 @@ describe('classifying BILL error answers', () => {
     expect(classifyResponse(400, text, {}, at).category).toBe('session');
   });
 
+  it("a code of 100,000 characters, or one carrying markdown, is not named: neither in the message (logged) nor as the code (the status card's last error)", () => {
+    for (const code of ['B'.repeat(100_000), '[BDC_1](https://evil.example)']) {
+      const err = classifyResponse(400, body(code), {}, at);
+      expect(err.code).toBeUndefined();
+      expect(err.category).toBe('validation');
+      expect(err.message.length).toBeLessThan(200);
+      expect(err.message).not.toContain('evil');
+    }
+    expect(classifyResponse(400, body('BDC_9999'), {}, at).code).toBe('BDC_9999');
+  });
+
   it('reads a single error object, and ignores junk entries', () => {
     expect(parseErrorEntries(JSON.stringify({ code: 'BDC_1205', message: 'nf' }))).toEqual([{ code: 'BDC_1205', message: 'nf' }]);
     expect(parseErrorEntries(JSON.stringify([null, 3, { code: 7, message: 'm' }]))).toEqual([{ message: 'm' }]);
