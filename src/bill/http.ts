@@ -14,7 +14,7 @@ import type { Clock } from '../infra/clock.js';
 import { BillApiError, type BillErrorCategory, type BillErrorEntry } from '../errors.js';
 import type { Logger } from '../infra/log.js';
 import type { Limiter, RunOptions, Upstream } from '../infra/limits/types.js';
-import { backoffMs, nextHour, retryAfterMs } from '../infra/limits/windows.js';
+import { backoffMs, HOUR_MS, nextHour, retryAfterMs } from '../infra/limits/windows.js';
 
 export interface BillRequest {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -36,6 +36,8 @@ export interface BillRequest {
 
 /** Retries of network errors and 5xx for idempotent calls. */
 const MAX_RETRIES = 2;
+/** A BILL answer larger than this is refused unread: a page of 100 records is well under 1 MB. */
+export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 const DEFAULT_RETRY = {
   /** Retries after BDC_1322 / Spend & Expense 429 (any method: BILL refused the request before doing anything). */
   maxThrottleRetries: 4,
@@ -55,6 +57,8 @@ const KNOWN_CODES = new Map<string, BillErrorCategory>([
   ['BDC_1205', 'notFound'],
 ]);
 
+const CODE_SHAPE = /^[A-Za-z0-9_.-]{1,64}$/;
+
 /** Reads BILL's error body: an array of entries, a single entry object, anything else -> []. */
 export function parseErrorEntries(text: string): BillErrorEntry[] {
   let parsed: unknown;
@@ -71,6 +75,8 @@ export function parseErrorEntries(text: string): BillErrorEntry[] {
       for (const k of ['code', 'severity', 'category', 'message', 'timestamp'] as const) {
         if (typeof e[k] === 'string') entry[k] = e[k];
       }
+      // The code is named in log lines and on the status card: only what looks like a code (BDC_1109).
+      if (entry.code !== undefined && !CODE_SHAPE.test(entry.code)) delete entry.code;
       return entry;
     });
 }
@@ -92,7 +98,8 @@ export function classifyResponse(status: number, text: string, headers: Incoming
   let retryAfter: number | undefined;
   // BILL's hourly budget comes back at the top of the clock hour.
   if (category === 'hourlyLimit') retryAfter = nextHour(nowMs) - nowMs;
-  else if (category === 'rateLimited') retryAfter = retryAfterMs(headers['retry-after'], nowMs) ?? 60_000;
+  // The limiter pauses at most an hour for a Retry-After (a broken header must not stop a budget for a day): say so too.
+  else if (category === 'rateLimited') retryAfter = Math.min(HOUR_MS, retryAfterMs(headers['retry-after'], nowMs) ?? 60_000);
   const shape = text.trim() === '' ? 'empty body' : entries.length === 0 ? 'non-JSON body' : undefined;
   return new BillApiError({
     category,
@@ -176,16 +183,37 @@ export class BillHttp {
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
     if (body !== undefined) headers['content-type'] = 'application/json';
     const started = performance.now();
+    // undici's body timeout is between chunks: a body trickling a byte at a time would hold the slot for ever. The
+    // timeout is the whole request's, body included.
+    const abort = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      abort.abort();
+    }, this.deps.timeoutMs);
     const { status, resHeaders, text } = await this.agent
-      .request({ origin: url.origin, path, method: req.method, headers, body })
-      .then(async (res) => ({ status: res.statusCode, resHeaders: res.headers, text: await res.body.text() }))
+      .request({ origin: url.origin, path, method: req.method, headers, body, signal: abort.signal })
+      .then(async (res) => ({
+        status: res.statusCode,
+        resHeaders: res.headers,
+        text: await readCapped(res.body, res.headers['content-length']),
+      }))
       .catch((err: unknown) => {
-        const code = (err as { code?: string } | null)?.code;
+        const code = timedOut ? 'timed out' : (err as { code?: unknown } | null)?.code;
         this.deps.log.debug({ route: req.route, error: code ?? String(err) }, 'BILL request failed without an answer');
-        const message = `BILL unreachable (${code ?? (err instanceof Error ? err.name : 'error')})`;
+        const message = `BILL unreachable (${typeof code === 'string' ? code : err instanceof Error ? err.name : 'error'})`;
         throw new BillApiError({ category: 'network', status: 0, message, cause: err });
-      });
+      })
+      .finally(() => clearTimeout(timer));
     const ms = Math.round(performance.now() - started);
+    if (text === undefined) {
+      this.deps.log.warn({ route: req.route, status, ms, maxBytes: MAX_BODY_BYTES }, 'BILL answer too large; not read');
+      throw new BillApiError({
+        category: 'unknown',
+        status,
+        message: `BILL answered ${req.route} with a body larger than ${MAX_BODY_BYTES} bytes (HTTP ${status})`,
+      });
+    }
     if (status >= 200 && status < 300) {
       this.deps.log.debug({ route: req.route, status, ms }, 'BILL call');
       if (text.trim() === '') return undefined as T;
@@ -207,4 +235,27 @@ export class BillHttp {
   async close(): Promise<void> {
     await this.agent.close();
   }
+}
+
+/** The body as text, or undefined (the rest discarded) once it passes MAX_BODY_BYTES. */
+async function readCapped(
+  body: AsyncIterable<Buffer> & { destroy(): unknown },
+  length: string | string[] | undefined,
+): Promise<string | undefined> {
+  if (Number(length) > MAX_BODY_BYTES) {
+    body.destroy();
+    return undefined;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  // As undici's text(): UTF-8, a byte order mark dropped.
+  return new TextDecoder().decode(Buffer.concat(chunks));
 }

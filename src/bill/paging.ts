@@ -22,6 +22,9 @@ export interface ListResult<T> {
   pages: number;
 }
 
+/** Empty pages in a row that give back the cursor they were asked with, before the walk is given up as stuck. */
+const MAX_SAME_CURSOR = 5;
+
 /** BILL `max` for a list call: a size outside 1..cap is refused before anything is sent, not clamped. */
 export function pageSize(o: ListOptions, cap: number): number {
   const size = o.pageSize ?? cap;
@@ -41,13 +44,28 @@ export class PagedList<T> {
   /** Pages in order; stops when BILL gives no next cursor or at the page cap. */
   async *pages(): AsyncGenerator<ListPage<T>, void, undefined> {
     let cursor: string | undefined;
+    // Cursors already sent: one coming back would walk the same rows again until the page cap (10,000 for the mirror).
+    const sent = new Set<string>();
+    let asked = 0;
     for (let n = 0; n < (this.opts.maxPages ?? 20); n++) {
       const raw = (await this.fetchPage(cursor)) as { results?: unknown; nextPage?: unknown } | null | undefined;
       if (!Array.isArray(raw?.results)) {
         throw new BillApiError({ category: 'unknown', status: 200, message: `BILL answered ${this.route} without a results array` });
       }
+      if (cursor !== undefined) sent.add(cursor);
       // An absent, null or empty cursor ends the walk.
-      cursor = typeof raw.nextPage === 'string' && raw.nextPage !== '' ? raw.nextPage : undefined;
+      const next = typeof raw.nextPage === 'string' && raw.nextPage !== '' ? raw.nextPage : undefined;
+      // An empty page giving back the cursor it was asked with means "ask again", a few times; any other cursor seen before is a loop.
+      const again = next !== undefined && next === cursor && raw.results.length === 0;
+      asked = again ? asked + 1 : 0;
+      if (next !== undefined && ((!again && sent.has(next)) || asked > MAX_SAME_CURSOR)) {
+        throw new BillApiError({
+          category: 'unknown',
+          status: 200,
+          message: `BILL answered ${this.route} with a cursor it had already given`,
+        });
+      }
+      cursor = next;
       yield { results: raw.results as T[], nextPage: cursor };
       if (!cursor) return;
     }

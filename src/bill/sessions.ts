@@ -56,6 +56,8 @@ const CREDENTIAL_RETRY_MS = 60_000;
  * typing `approvals` once a minute took 60 an hour). `connect` drops the slot before it checks a token.
  */
 const PERSON_CREDENTIAL_RETRY_MS = 60 * 60_000;
+/** After BILL refuses a session it issued before it answered any call with it, no sign-in for this long. */
+const UNUSABLE_SESSION_RETRY_MS = 60_000;
 /** A sessionId stays scrubbed from log lines this long after its last use (BILL ends it after 35 idle minutes), or until dropped. */
 const SESSION_SECRET_TTL_MS = 40 * 60_000;
 
@@ -77,6 +79,9 @@ export class OrgSession {
   private logins = 0;
   private lastError: { category: string; code?: string; at: number } | undefined;
   private credentialFailure: { error: BillApiError; until: number } | undefined;
+  /** The session this slot signed in for that has not answered a call yet: BILL refusing it means signing in again is no cure. */
+  private unproven: string | undefined;
+  private unusableSession: { error: BillApiError; until: number } | undefined;
 
   constructor(
     private readonly deps: SessionDeps,
@@ -122,9 +127,17 @@ export class OrgSession {
       try {
         const value = await send();
         this.lastError = undefined;
+        if (this.unproven === used) this.unproven = undefined;
         return value;
       } catch (err) {
         if (!(err instanceof BillApiError) || err.category !== 'session') throw this.failed(err);
+        if (this.unproven === used) {
+          // A session BILL issued and refused before it answered anything: signing in again for every command
+          // would spend the dev key's 200 sign-ins an hour on sessions that do not work.
+          this.unproven = undefined;
+          this.unusableSession = { error: err, until: this.deps.clock.now() + UNUSABLE_SESSION_RETRY_MS };
+          this.deps.log.error({ orgId, route: req.route }, 'BILL refused a session it has just issued (BDC_1109); no sign-in for a minute');
+        }
         this.invalidate(used);
         if (!idempotent || replayed) throw this.failed(err);
         this.deps.log.info({ orgId, route: req.route }, 'BILL session expired (BDC_1109); signing in again');
@@ -189,6 +202,7 @@ export class OrgSession {
     const { devKey, orgId, username, password } = this.creds;
     const now = this.deps.clock.now();
     if (this.credentialFailure && now < this.credentialFailure.until) throw this.credentialFailure.error;
+    if (this.unusableSession && now < this.unusableSession.until) throw this.unusableSession.error;
     this.logins++;
     let res: { sessionId?: string } | null;
     try {
@@ -215,6 +229,7 @@ export class OrgSession {
     // A secret from now on: in cluster mode the ledger handles it before adopt() sees it.
     this.deps.secrets.add(res.sessionId, SESSION_SECRET_TTL_MS);
     this.credentialFailure = undefined;
+    this.unproven = res.sessionId;
     this.deps.log.info({ orgId, logins: this.logins }, 'BILL session opened');
     const at = this.deps.clock.now();
     return { sessionId: res.sessionId, createdAt: at, lastUsedAt: at };

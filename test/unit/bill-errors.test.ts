@@ -1,6 +1,7 @@
 // BILL answers errors as arrays of {code, severity, category, message}; the client classifies them by code.
 import { describe, expect, it } from 'vitest';
 import { classifyResponse, parseErrorEntries } from '../../src/bill/http.js';
+import { errorReply } from '../../src/cards/errorCards.js';
 import { nextHour } from '../../src/infra/limits/windows.js';
 
 const at = Date.UTC(2025, 5, 3, 14, 20, 0);
@@ -65,12 +66,32 @@ describe('classifying BILL error answers', () => {
     expect(classifyResponse(429, '', {}, at).category).toBe('rateLimited');
   });
 
+  it('a 429 whose Retry-After is years away (seconds or a date) is said as at most an hour, as long as the limiter pauses', () => {
+    for (const value of ['99999999999', 'Fri, 01 Jan 2100 00:00:00 GMT']) {
+      const err = classifyResponse(429, '', { 'retry-after': value }, at);
+      expect(err.retryAfterMs, value).toBe(3_600_000);
+      const card = JSON.stringify(errorReply(err, { correlationId: 'c1' }));
+      expect(card, value).toContain('try again in 3600 s');
+    }
+  });
+
   it('prefers a known code over unknown ones in the same array', () => {
     const text = JSON.stringify([
       { code: 'BDC_9999', message: 'other' },
       { code: 'BDC_1109', message: 'Session is invalid' },
     ]);
     expect(classifyResponse(400, text, {}, at).category).toBe('session');
+  });
+
+  it("a code of 100,000 characters, or one carrying markdown, is not named: neither in the message (logged) nor as the code (the status card's last error)", () => {
+    for (const code of ['B'.repeat(100_000), '[BDC_1](https://evil.example)']) {
+      const err = classifyResponse(400, body(code), {}, at);
+      expect(err.code).toBeUndefined();
+      expect(err.category).toBe('validation');
+      expect(err.message.length).toBeLessThan(200);
+      expect(err.message).not.toContain('evil');
+    }
+    expect(classifyResponse(400, body('BDC_9999'), {}, at).code).toBe('BDC_9999');
   });
 
   it('reads a single error object, and ignores junk entries', () => {

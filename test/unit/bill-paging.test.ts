@@ -54,4 +54,36 @@ describe('PagedList', () => {
     const wrong = new PagedList('GET /v3/bills', () => Promise.resolve({ bills: [] }), {});
     await expect(wrong.all()).rejects.toThrow(BillApiError);
   });
+
+  it('a page that gives back the cursor it was asked with ends the walk with an error, not 10,000 calls for the same rows', async () => {
+    let calls = 0;
+    const same = () => {
+      calls++;
+      return Promise.resolve({ results: [1, 2], nextPage: 'A' });
+    };
+    await expect(new PagedList('GET /v3/bills', same, { maxPages: 10_000 }).all()).rejects.toThrow(/cursor/);
+    expect(calls).toBeLessThanOrEqual(2);
+  });
+
+  it('cursors that come round again (A, B, A) end the walk with an error', async () => {
+    const { fetch, seen } = pages({ results: [1], nextPage: '1' }, { results: [2], nextPage: '2' }, { results: [3], nextPage: '1' });
+    const err = await new PagedList('GET /v3/bills', fetch, { maxPages: 10_000 }).all().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BillApiError);
+    expect(seen).toEqual([undefined, '1', '2']);
+  });
+
+  it('empty pages that give back the same cursor are asked again a few times, not for ever', async () => {
+    let calls = 0;
+    const stuck = (cursor: string | undefined) => {
+      calls++;
+      return Promise.resolve(cursor === undefined ? { results: [1], nextPage: 'A' } : { results: [], nextPage: 'A' });
+    };
+    await expect(new PagedList('GET /v3/bills', stuck, { maxPages: 10_000 }).all()).rejects.toThrow(BillApiError);
+    expect(calls).toBeLessThanOrEqual(10);
+    // Two in a row (BILL's "continue") still go on to the rows.
+    let n = 0;
+    const twice = (c: string | undefined) =>
+      Promise.resolve(c === undefined ? { results: [1], nextPage: '1' } : n++ < 2 ? { results: [], nextPage: '1' } : { results: [2] });
+    expect((await new PagedList('GET /v3/bills', twice, { maxPages: 10 }).all()).items).toEqual([1, 2]);
+  });
 });

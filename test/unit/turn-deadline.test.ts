@@ -66,6 +66,24 @@ describe('a command making two BILL calls while the organisation is busy', () =>
     await Promise.all(running);
   });
 
+  it('a command whose first BILL call answered after the turn deadline starts no further call, though slots are free', async () => {
+    let secondStarted = false;
+    const turn = settle(
+      counter.run(async () => {
+        // BILL is slow, not busy: the one call takes the whole turn and more, and every slot is free afterwards.
+        await limiter.run(BILL, { priority: 'interactive' }, () => new Promise((r) => setTimeout(r, TURN_DEADLINE_MS + 500)));
+        return limiter.run(BILL, { priority: 'interactive' }, async () => {
+          secondStarted = true;
+          return 'ok';
+        });
+      }),
+    );
+    await runUntil(() => turn.done);
+    expect(secondStarted).toBe(false);
+    expect(turn.error).toBeInstanceOf(LimitExceeded);
+    expect(turn.error).toMatchObject({ budget: 'bill.concurrency', reason: 'busy' });
+  });
+
   it('never cuts short a Bot Connector send: a late answer beats none', async () => {
     const thread = { service: 'connector', conversationId: '19:finance@thread.tacv2' } as const;
     const sent = settle(

@@ -118,7 +118,16 @@ export class SharedLimiter implements Limiter {
     // (other than the Bot Connector sends that carry the answer) waits at most until the turn's deadline: a command
     // making several calls in a row says "busy" in time instead of answering after Teams has given up on the turn.
     const turn = this.deps.turns?.scope();
-    if (turn && interactive && wait !== undefined && upstream.service !== 'connector') wait = Math.min(wait, turn.deadline - now);
+    if (turn && interactive && wait !== undefined && upstream.service !== 'connector') {
+      // Past the deadline nothing starts, even with every slot free (a slow answer used the turn up).
+      const first = refs[0] && now >= turn.deadline ? this.state(refs[0]) : undefined;
+      if (first) {
+        const late = this.reject(first, MIN_RETRY_MS, 'busy');
+        this.forgetIfIdle(first);
+        throw late;
+      }
+      wait = Math.min(wait, turn.deadline - now);
+    }
     const deadline = wait === undefined ? Number.POSITIVE_INFINITY : now + Math.max(0, wait);
     const outer = this.grants.getStore();
 
