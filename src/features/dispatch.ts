@@ -110,8 +110,9 @@ export function commandContext<O extends string | undefined>(
 
 /** Does the line start with the command's name glued to more than a word would ("connect:abc", "connect=abc")? */
 function gluedTo(name: string, line: string): boolean {
+  // Anything but a space: a letter too ("connectABC…", a zero-width space between them dropped by the parser).
   const next = line.charAt(name.length);
-  return next !== '' && line.slice(0, name.length).toLowerCase() === name && !/[\p{L}\p{N}\s]/u.test(next);
+  return next !== '' && line.slice(0, name.length).toLowerCase() === name && !/\s/u.test(next);
 }
 
 export function newCorrelationId(): string {

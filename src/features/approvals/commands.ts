@@ -97,7 +97,7 @@ async function linksFor(approvals: Approvals, ctx: CommandContext, named?: strin
     throw new InputError(
       "You aren't connected to that organisation",
       'Type **approvals** to pick one you are connected to, or **connect** to add it.',
-      named,
+      'approvals …',
     );
   return [link];
 }
@@ -109,6 +109,8 @@ export const approvalsCommand: Command<ApprovalsDeps> = {
   examples: ['approvals'],
   upstream: true,
   rank: 30,
+  // What follows may be a token typed in the wrong place ("approvals connect <token>"): neither repeated nor recorded.
+  secretArgs: true,
   async run(ctx, { approvals }) {
     if (!approvals) return approvalsOffCard();
     const args = ctx.input.args;
@@ -116,7 +118,7 @@ export const approvalsCommand: Command<ApprovalsDeps> = {
       throw new InputError(
         '"approvals" takes nothing after it here',
         'Type **approvals** to see the bills waiting for you.',
-        `approvals ${ctx.input.argText}`,
+        'approvals …',
       );
     const links = await linksFor(approvals, ctx, args[0]);
     if (links.length > 1) return chooseOrgCard(links.map((l) => l.orgId));
