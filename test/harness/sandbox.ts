@@ -1,5 +1,7 @@
 // Starts the embedded BILL sandbox on a free port for a test, and builds BILL clients pointed at it.
 import { request } from 'undici';
+import { expect } from 'vitest';
+import { BillApiError } from '../../src/errors.js';
 import type { Clock } from '../../src/infra/clock.js';
 import { systemClock } from '../../src/infra/clock.js';
 import { loadConfig } from '../../src/config.js';
@@ -161,4 +163,14 @@ export function leaks(text: string, secrets: string[]): string[] {
   return secrets.filter(
     (s) => s && (text.includes(s) || text.includes(encodeURIComponent(s)) || text.includes(JSON.stringify(s).slice(1, -1))),
   );
+}
+
+/** The BillApiError a call to BILL was refused with (the test fails when it answered or failed otherwise). */
+export async function billFailure(p: Promise<unknown>): Promise<BillApiError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(BillApiError);
+  return err as BillApiError;
 }

@@ -2,7 +2,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { BillApiError, type BillErrorCategory } from '../../src/errors.js';
-import { billClient, leaks, RecordingLimiter, secretsOf, startTestSandbox, type TestClient, type TestSandbox } from '../harness/sandbox.js';
+import {
+  billClient,
+  billFailure,
+  leaks,
+  RecordingLimiter,
+  secretsOf,
+  startTestSandbox,
+  type TestClient,
+  type TestSandbox,
+} from '../harness/sandbox.js';
 
 // 14:20 UTC: the hourly budget resets in 40 minutes.
 const clock = new ManualClock(Date.UTC(2025, 5, 3, 14, 20, 0));
@@ -13,15 +22,6 @@ function client(opts: Parameters<typeof billClient>[1] = {}): TestClient {
   const c = billClient(sb, { clock, ...opts });
   clients.push(c);
   return c;
-}
-
-async function failure(p: Promise<unknown>): Promise<BillApiError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(BillApiError);
-  return err as BillApiError;
 }
 
 function expectClass(err: BillApiError, category: BillErrorCategory, code?: string): void {
@@ -44,18 +44,18 @@ describe('sign-in refusals', () => {
   it('a wrong password is BDC_1101 (credentials), and the client does not burn logins retrying it', async () => {
     const c = client({ overrides: { user: { ...sb.credentials, password: 'wrong-password-do-not-log' } } });
     const org = c.gateway.org(sb.credentials.orgId);
-    expectClass(await failure(org.whoami()), 'credentials', 'BDC_1101');
+    expectClass(await billFailure(org.whoami()), 'credentials', 'BDC_1101');
     const before = await sb.stats();
-    expectClass(await failure(org.whoami()), 'credentials', 'BDC_1101');
+    expectClass(await billFailure(org.whoami()), 'credentials', 'BDC_1101');
     expect((await sb.stats()).requestsByPath['POST /v3/login']).toBe(before.requestsByPath['POST /v3/login']);
     expect(c.gateway.ready()).toBe(false);
   });
 
   it('an unknown developer key is BDC_1102 and an inactive one BDC_1103', async () => {
     const unknown = client({ overrides: { user: { ...sb.credentials, devKey: 'unknown-developer-key-0001' } } });
-    expectClass(await failure(unknown.gateway.org(sb.credentials.orgId).whoami()), 'credentials', 'BDC_1102');
+    expectClass(await billFailure(unknown.gateway.org(sb.credentials.orgId).whoami()), 'credentials', 'BDC_1102');
     const inactive = client({ overrides: { user: { ...sb.credentials, devKey: 'inactive-developer-key-0001' } } });
-    expectClass(await failure(inactive.gateway.org(sb.credentials.orgId).whoami()), 'credentials', 'BDC_1103');
+    expectClass(await billFailure(inactive.gateway.org(sb.credentials.orgId).whoami()), 'credentials', 'BDC_1103');
   });
 });
 
@@ -68,7 +68,7 @@ describe('limits', () => {
     await sb.control('POST', '/hourly-budget', { limit: 0 });
     try {
       const before = (await sb.stats()).errorsByCode.BDC_1144 ?? 0;
-      const err = await failure(org.bills.list({ maxPages: 1 }).all());
+      const err = await billFailure(org.bills.list({ maxPages: 1 }).all());
       expectClass(err, 'hourlyLimit', 'BDC_1144');
       expect(err.retryAfterMs).toBe(40 * 60_000);
       expect((await sb.stats()).errorsByCode.BDC_1144).toBe(before + 1);
@@ -89,7 +89,7 @@ describe('limits', () => {
     sb.sandbox.gate.limits.concurrency = 0;
     try {
       const before = (await sb.stats()).errorsByCode.BDC_1322 ?? 0;
-      expectClass(await failure(org.whoami()), 'concurrencyLimit', 'BDC_1322');
+      expectClass(await billFailure(org.whoami()), 'concurrencyLimit', 'BDC_1322');
       expect((await sb.stats()).errorsByCode.BDC_1322).toBe(before + 5);
       expect(limiter.throttles.filter((t) => t.throttle.kind === 'concurrency')).toHaveLength(5);
     } finally {
@@ -143,16 +143,16 @@ describe('limits', () => {
 describe('not found and bad requests', () => {
   it('an unknown bill id is BDC_1205 (notFound)', async () => {
     const c = client();
-    const err = await failure(c.gateway.org(sb.credentials.orgId).bills.get('00n01DOESNOTEXIST000'));
+    const err = await billFailure(c.gateway.org(sb.credentials.orgId).bills.get('00n01DOESNOTEXIST000'));
     expectClass(err, 'notFound', 'BDC_1205');
     expect(err.status).toBe(404);
-    expectClass(await failure(c.gateway.spend(sb.credentials.orgId)!.transactions.get('VHJhbnNhY3Rpb246MQ==')), 'notFound');
+    expectClass(await billFailure(c.gateway.spend(sb.credentials.orgId)!.transactions.get('VHJhbnNhY3Rpb246MQ==')), 'notFound');
   });
 
   it('an error entry without a code is a validation error', async () => {
     const c = client();
     await sb.fault({ kind: 'noCodeError', path: '/v3/customers' });
-    const err = await failure(c.gateway.org(sb.credentials.orgId).customers.list().all());
+    const err = await billFailure(c.gateway.org(sb.credentials.orgId).customers.list().all());
     expectClass(err, 'validation');
     expect(err.code).toBeUndefined();
     expect(err.entries[0]!.message).toBe('Request could not be processed');
@@ -167,7 +167,7 @@ describe('BILL or the network failing', () => {
     await sb.fault({ kind: 'serverError', path: '/v3/vendors', count: 2 });
     expect((await org.vendors.list({ maxPages: 1 }).all()).items.length).toBeGreaterThan(0);
     await sb.fault({ kind: 'serverError', path: '/v3/vendors', count: 3 });
-    expectClass(await failure(org.vendors.list({ maxPages: 1 }).all()), 'server');
+    expectClass(await billFailure(org.vendors.list({ maxPages: 1 }).all()), 'server');
   });
 
   it('a non-JSON body and an empty body are classified as server errors', async () => {
@@ -175,12 +175,12 @@ describe('BILL or the network failing', () => {
     const org = c.gateway.org(sb.credentials.orgId);
     await org.whoami();
     await sb.fault({ kind: 'nonJson', path: '/v3/payments', count: 3 });
-    const html = await failure(org.payments.list({ maxPages: 1 }).all());
+    const html = await billFailure(org.payments.list({ maxPages: 1 }).all());
     expectClass(html, 'server');
     expect(html.status).toBe(502);
     expect(html.message).toMatch(/non-JSON/);
     await sb.fault({ kind: 'emptyError', path: '/v3/payments', count: 3 });
-    const empty = await failure(org.payments.list({ maxPages: 1 }).all());
+    const empty = await billFailure(org.payments.list({ maxPages: 1 }).all());
     expectClass(empty, 'server');
     expect(empty.message).toMatch(/empty body/);
   });
@@ -199,7 +199,7 @@ describe('BILL or the network failing', () => {
     });
     await sb.fault({ kind: 'reset', method: 'PATCH', path: '/v3/subscriptions' });
     const before = (await sb.stats()).requestsByPath['PATCH /connect-events/v3/subscriptions/{id}'] ?? 0;
-    expectClass(await failure(org.subscriptions.update(sub.id, { name: 'renamed' })), 'network');
+    expectClass(await billFailure(org.subscriptions.update(sub.id, { name: 'renamed' })), 'network');
     expect((await sb.stats()).requestsByPath['PATCH /connect-events/v3/subscriptions/{id}']).toBe(before + 1);
     await org.subscriptions.remove(sub.id);
   });

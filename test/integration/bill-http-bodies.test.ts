@@ -5,11 +5,11 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BillHttp, MAX_BODY_BYTES } from '../../src/bill/http.js';
 import { loadConfig } from '../../src/config.js';
-import { BillApiError } from '../../src/errors.js';
 import { systemClock } from '../../src/infra/clock.js';
 import { SharedLimiter } from '../../src/infra/limits/limiter.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { LogCapture } from '../harness/logs.js';
+import { billFailure } from '../harness/sandbox.js';
 
 const TIMEOUT_MS = 400;
 let server: Server;
@@ -89,20 +89,11 @@ function client() {
   };
 }
 
-async function failure(p: Promise<unknown>): Promise<BillApiError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(BillApiError);
-  return err as BillApiError;
-}
-
 describe('BILL bodies the client must not wait for or hold in memory', () => {
   it('a body that trickles a byte at a time forever fails at the request timeout and frees the organisation slot', async () => {
     const c = client();
     const started = Date.now();
-    const err = await failure(c.get('/v3/trickle'));
+    const err = await billFailure(c.get('/v3/trickle'));
     expect(err.category).toBe('network');
     expect(err.message).toMatch(/timed out/);
     expect(Date.now() - started).toBeLessThan(TIMEOUT_MS * 5);
@@ -113,7 +104,7 @@ describe('BILL bodies the client must not wait for or hold in memory', () => {
   it('a read that trickles is retried at most twice, each attempt within the timeout', async () => {
     const c = client();
     const started = Date.now();
-    expect((await failure(c.get('/v3/trickle', true))).category).toBe('network');
+    expect((await billFailure(c.get('/v3/trickle', true))).category).toBe('network');
     expect(Date.now() - started).toBeLessThan(TIMEOUT_MS * 3 + 2_000);
     expect(c.running()).toBe(0);
     await c.close();
@@ -121,7 +112,7 @@ describe('BILL bodies the client must not wait for or hold in memory', () => {
 
   it('a success body over the cap is refused without buffering it all, and not retried', async () => {
     const c = client();
-    const err = await failure(c.get('/v3/huge', true));
+    const err = await billFailure(c.get('/v3/huge', true));
     expect(err.category).toBe('unknown');
     expect(err.message).toMatch(/larger than/);
     expect(c.running()).toBe(0);
@@ -130,7 +121,7 @@ describe('BILL bodies the client must not wait for or hold in memory', () => {
 
   it('an error body over the cap is refused unread too, not parsed as megabytes of error entries', async () => {
     const c = client();
-    const err = await failure(c.get('/v3/huge-error'));
+    const err = await billFailure(c.get('/v3/huge-error'));
     expect(err.category).toBe('unknown');
     expect(err.status).toBe(500);
     await c.close();
