@@ -15,6 +15,7 @@ import { BillApiError, type BillErrorCategory, type BillErrorEntry } from '../er
 import type { Logger } from '../infra/log.js';
 import type { Limiter, RunOptions, Upstream } from '../infra/limits/types.js';
 import { backoffMs, HOUR_MS, nextHour, retryAfterMs } from '../infra/limits/windows.js';
+import { readCapped } from '../infra/bodies.js';
 
 export interface BillRequest {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -196,7 +197,7 @@ export class BillHttp {
       .then(async (res) => ({
         status: res.statusCode,
         resHeaders: res.headers,
-        text: await readCapped(res.body, res.headers['content-length']),
+        text: await readCapped(res.body, res.headers['content-length'], MAX_BODY_BYTES),
       }))
       .catch((err: unknown) => {
         const code = timedOut ? 'timed out' : (err as { code?: unknown } | null)?.code;
@@ -235,27 +236,4 @@ export class BillHttp {
   async close(): Promise<void> {
     await this.agent.close();
   }
-}
-
-/** The body as text, or undefined (the rest discarded) once it passes MAX_BODY_BYTES. */
-async function readCapped(
-  body: AsyncIterable<Buffer> & { destroy(): unknown },
-  length: string | string[] | undefined,
-): Promise<string | undefined> {
-  if (Number(length) > MAX_BODY_BYTES) {
-    body.destroy();
-    return undefined;
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) {
-      body.destroy();
-      return undefined;
-    }
-    chunks.push(chunk);
-  }
-  // As undici's text(): UTF-8, a byte order mark dropped.
-  return new TextDecoder().decode(Buffer.concat(chunks));
 }

@@ -3,6 +3,7 @@
 // Both go through the shared limiter, sit through Retry-After, and fail with a typed GraphApiError.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
+import { readCapped } from '../infra/bodies.js';
 import { dropOldest } from '../infra/bounded.js';
 import type { Clock } from '../infra/clock.js';
 import type { Config } from '../config.js';
@@ -43,6 +44,8 @@ export class GraphApiError extends Error {
 }
 
 const GRAPH_TIMEOUT_MS = 10_000;
+/** A token or team answer is a few KB: one larger than this is refused unread. */
+const MAX_BODY_BYTES = 1024 * 1024;
 /** Retries after a 429/503/504 (so at most three attempts). */
 const MAX_RETRIES = 2;
 
@@ -96,6 +99,8 @@ interface GraphTeamsDeps {
   secrets: SecretRegistry;
   /** Waits between retries; tests pass a recording one. */
   sleep?: (ms: number) => Promise<unknown>;
+  /** A request's whole time, body included (default 10 s). */
+  timeoutMs?: number;
 }
 
 /** One promise per key while it runs: concurrent callers share it. */
@@ -203,24 +208,32 @@ export class GraphTeams {
     const { limiter, log } = this.deps;
     for (let attempt = 0; ; attempt++) {
       const res = await limiter.run(opts.upstream, { priority: 'interactive' }, async (): Promise<GraphResponse> => {
+        // undici's body timeout is between chunks: the timeout is the whole request's, so a body that trickles ends too.
+        const signal = AbortSignal.timeout(this.deps.timeoutMs ?? GRAPH_TIMEOUT_MS);
+        let text: string | undefined;
+        let answer: Awaited<ReturnType<typeof request>>;
         try {
-          const answer = await request(opts.url, {
+          answer = await request(opts.url, {
             method: opts.body === undefined ? 'GET' : 'POST',
             headers: { accept: 'application/json', ...opts.headers },
             body: opts.body,
-            headersTimeout: GRAPH_TIMEOUT_MS,
-            bodyTimeout: GRAPH_TIMEOUT_MS,
+            signal,
           });
-          // An empty or non-JSON body reads as undefined (the status says what happened); a body cut off is a network error.
-          const json: unknown = await answer.body.json().catch((err: unknown) => {
-            if (err instanceof SyntaxError) return undefined;
-            throw err;
-          });
-          return { status: answer.statusCode, headers: answer.headers, json };
+          text = await readCapped(answer.body, answer.headers['content-length'], MAX_BODY_BYTES);
         } catch (err) {
-          const code = (err as { code?: string }).code ?? 'NetworkError';
+          const code = signal.aborted ? 'Timeout' : ((err as { code?: string }).code ?? 'NetworkError');
           throw new GraphApiError('network', code, 0, `${opts.operation}: no answer (${code})`, undefined, undefined, err);
         }
+        if (text === undefined)
+          throw new GraphApiError('network', 'TooLarge', 0, `${opts.operation}: answer too large (over ${MAX_BODY_BYTES} bytes)`);
+        // An empty or non-JSON body reads as undefined (the status says what happened).
+        let json: unknown;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          json = undefined;
+        }
+        return { status: answer.statusCode, headers: answer.headers, json };
       });
       if (res.status !== 429 && res.status !== 503 && res.status !== 504) return res;
       const retryAfter = retryAfterMs(res.headers['retry-after'], Date.now());
