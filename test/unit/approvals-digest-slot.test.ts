@@ -119,4 +119,16 @@ describe('one approvals digest per approver and slot', () => {
     expect(await s.job.tick()).toEqual({ sent: 1, empty: 0, failed: 0 });
     expect(sender.sent).toHaveLength(1);
   });
+
+  it('a person who removed the bot (403) gets no more digests, and their BILL is not read for one every day', async () => {
+    const sender = new RecordingSender();
+    sender.next.push({ ok: false, status: 403, code: 'BotNotInConversationRoster', message: 'no' });
+    const a = await instance(sender);
+    await a.job.tick();
+    expect(a.reads.count).toBe(1);
+    clock.advance(24 * 60 * MIN);
+    await a.job.tick();
+    expect(a.reads.count).toBe(1);
+    expect(sender.sent).toEqual([]);
+  });
 });

@@ -50,9 +50,11 @@ export function approvalDigestJob(deps: {
           log.info({ orgId: link.orgId, waiting, slot: slot.id }, 'approvals digest sent');
           return 'sent';
         }
-        // The person removed the bot or blocked it: no retry.
+        // The person removed the bot or blocked it: no retry, and the digest is off (each day would read their BILL for
+        // nothing); `approvals digest daily <HH:MM>` after adding the bot again turns it on.
         if (outcome.status === 403 || outcome.status === 404) {
           log.info({ orgId: link.orgId, status: outcome.status, code: outcome.code }, 'approvals digest not deliverable to this person');
+          await approvals.links.update(link, { digestTime: undefined });
           return;
         }
         throw new Error(`send failed (HTTP ${outcome.status}${outcome.code ? ' ' + outcome.code : ''})`);
