@@ -416,8 +416,13 @@ export class Mirror {
       let newest = c.watermark;
       let changed = 0;
       await c.walk(spec.list(this.deps.bill.org(orgId, { priority }), since), (kept) => {
-        // A timestamp from the future would make later refreshes skip every real change until then.
-        if (kept.updatedTime && !isFuture(kept.updatedTime, started) && (newest === undefined || isOlder(newest, kept.updatedTime)))
+        // A timestamp from the future would make later refreshes skip every real change until then; one that is no time
+        // would make every later refresh fail.
+        if (
+          Number.isFinite(ms(kept.updatedTime)) &&
+          !isFuture(kept.updatedTime, started) &&
+          (newest === undefined || isOlder(newest, kept.updatedTime))
+        )
           newest = kept.updatedTime;
         if (this.keep(c, kept)) changed++;
       });
