@@ -22,6 +22,9 @@ export async function openPlayground(browser: Browser, url: string): Promise<Pag
   );
   await page.goto(url);
   await messageBox(page).waitFor();
+  // Each later wait fails on its own, naming what it waited for (the chat, the mention list, the card), well inside a
+  // test's 30 s: a hang then says where it was.
+  page.setDefaultTimeout(15_000);
   return page;
 }
 
