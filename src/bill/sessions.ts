@@ -78,10 +78,10 @@ export class OrgSession {
   private pending: Promise<LiveSession> | undefined;
   private logins = 0;
   private lastError: { category: string; code?: string; at: number } | undefined;
-  private credentialFailure: { error: BillApiError; until: number } | undefined;
+  /** No sign-in before `until`: BILL refused the credentials, or refused a session it had just issued. */
+  private signInHeld: { error: BillApiError; until: number } | undefined;
   /** The session this slot signed in for that has not answered a call yet: BILL refusing it means signing in again is no cure. */
   private unproven: string | undefined;
-  private unusableSession: { error: BillApiError; until: number } | undefined;
 
   constructor(
     private readonly deps: SessionDeps,
@@ -135,7 +135,7 @@ export class OrgSession {
           // A session BILL issued and refused before it answered anything: signing in again for every command
           // would spend the dev key's 200 sign-ins an hour on sessions that do not work.
           this.unproven = undefined;
-          this.unusableSession = { error: err, until: this.deps.clock.now() + UNUSABLE_SESSION_RETRY_MS };
+          this.signInHeld = { error: err, until: this.deps.clock.now() + UNUSABLE_SESSION_RETRY_MS };
           this.deps.log.error({ orgId, route: req.route }, 'BILL refused a session it has just issued (BDC_1109); no sign-in for a minute');
         }
         this.invalidate(used);
@@ -201,8 +201,7 @@ export class OrgSession {
   private async login(run: RunOptions): Promise<LiveSession> {
     const { devKey, orgId, username, password } = this.creds;
     const now = this.deps.clock.now();
-    if (this.credentialFailure && now < this.credentialFailure.until) throw this.credentialFailure.error;
-    if (this.unusableSession && now < this.unusableSession.until) throw this.unusableSession.error;
+    if (this.signInHeld && now < this.signInHeld.until) throw this.signInHeld.error;
     this.logins++;
     let res: { sessionId?: string } | null;
     try {
@@ -218,7 +217,7 @@ export class OrgSession {
     } catch (err) {
       if (err instanceof BillApiError && err.category === 'credentials') {
         const retryMs = this.creds.owner ? PERSON_CREDENTIAL_RETRY_MS : CREDENTIAL_RETRY_MS;
-        this.credentialFailure = { error: err, until: this.deps.clock.now() + retryMs };
+        this.signInHeld = { error: err, until: this.deps.clock.now() + retryMs };
         this.deps.log.error({ orgId, code: err.code }, 'BILL refused the sign-in credentials');
       }
       throw this.failed(err);
@@ -228,7 +227,7 @@ export class OrgSession {
     }
     // A secret from now on: in cluster mode the ledger handles it before adopt() sees it.
     this.deps.secrets.add(res.sessionId, SESSION_SECRET_TTL_MS);
-    this.credentialFailure = undefined;
+    this.signInHeld = undefined;
     this.unproven = res.sessionId;
     this.deps.log.info({ orgId, logins: this.logins }, 'BILL session opened');
     const at = this.deps.clock.now();

@@ -218,6 +218,7 @@ function typeableName(name: string): boolean {
  * trailing punctuation only shortens it, and the command still takes it as that name). The command finds an id by id.
  */
 export function partyArgument<P extends { id?: string; name: string }>(party: P): P['id'] | string {
+  // After a word, as it stands in `vendor <name>` (a leading "@…" or "/" would otherwise be read as a mention or a slash).
   const read = normalizeCommandText(`x ${party.name}`).slice(2);
   return typeableName(party.name) && read !== '' && party.name.startsWith(read) ? party.name : party.id;
 }

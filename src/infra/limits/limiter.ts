@@ -120,10 +120,10 @@ export class SharedLimiter implements Limiter {
     const turn = this.deps.turns?.scope();
     if (turn && interactive && wait !== undefined && upstream.service !== 'connector') {
       // Past the deadline nothing starts, even with every slot free (a slow answer used the turn up).
-      const first = refs[0] && now >= turn.deadline ? this.state(refs[0]) : undefined;
-      if (first) {
-        const late = this.reject(first, MIN_RETRY_MS, 'busy');
-        this.forgetIfIdle(first);
+      if (now >= turn.deadline && refs[0]) {
+        const st = this.state(refs[0]);
+        const late = this.reject(st, MIN_RETRY_MS, 'busy');
+        this.forgetIfIdle(st);
         throw late;
       }
       wait = Math.min(wait, turn.deadline - now);
