@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PLAYGROUND_TEAM, PLAYGROUND_USER, startPlayground, type RunningPlayground } from '../../tools/agentsPlayground.js';
 import { startBot, type TestBot } from '../harness/bot.js';
 import { freePort } from '../harness/net.js';
@@ -70,6 +70,24 @@ beforeAll(async () => {
   ]);
   page = await openPlayground(browser, playground.url);
 }, 60_000);
+
+// A failed step on the page says which wait hung; this says what the Playground and the bot did meanwhile (a channel
+// test timed out in 2 of 9 full runs once, cause unknown, with nothing to read).
+afterEach(async (ctx) => {
+  if (ctx.task.result?.state !== 'fail') return;
+  // The log panel's lines: each message the Playground sent the bot and got from it, with its HTTP status.
+  const panel = await page
+    .locator('[contenteditable="true"][spellcheck="false"]')
+    .innerText({ timeout: 2_000 })
+    .catch((err: unknown) => `(log panel unreadable: ${String(err)})`);
+  console.error(
+    [
+      `Playground log panel:\n${panel.slice(-4_000)}`,
+      `Playground output:\n${(playground?.output.join('') ?? '').slice(-2_000)}`,
+      `bot log (last 30 lines):\n${bot.logs.lines.slice(-30).join('')}`,
+    ].join('\n\n'),
+  );
+});
 
 afterAll(async () => {
   await browser?.close();
