@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { WebhookKeys } from '../../src/notify/keys.js';
-import { WebhookReceiver, outboxKey } from '../../src/notify/receiver.js';
+import { WebhookReceiver, eventKey, outboxKey } from '../../src/notify/receiver.js';
 import { DATABASE_FILE, SqliteStateStore, StateDirInUse } from '../../src/infra/state/sqliteStore.js';
 import { NS } from '../../src/infra/state/types.js';
 
@@ -313,13 +313,13 @@ describe('a write the disk refuses', () => {
     const roomAgain = await fillDisk(s);
     const refused = await receiver.accept(raw, signature);
     expect(refused).toMatchObject({ status: 503, body: { status: 'retry' } });
-    expect(await s.get(NS.webhookEvents, eventId)).toBeUndefined();
-    expect(await s.get(NS.outbox, outboxKey(eventId))).toBeUndefined();
+    expect(await s.get(NS.webhookEvents, eventKey('00801ORG', eventId))).toBeUndefined();
+    expect(await s.get(NS.outbox, outboxKey('00801ORG', eventId))).toBeUndefined();
     // BILL retries while the disk is still full: still not acknowledged, and not taken for a duplicate.
     expect((await receiver.accept(raw, signature)).status).toBe(503);
     roomAgain();
     expect(await receiver.accept(raw, signature)).toMatchObject({ status: 200, body: { status: 'accepted', eventId } });
-    expect(await s.get(NS.outbox, outboxKey(eventId))).toMatchObject({ eventId });
+    expect(await s.get(NS.outbox, outboxKey('00801ORG', eventId))).toMatchObject({ eventId });
     expect(await receiver.accept(raw, signature)).toMatchObject({ status: 200, body: { status: 'duplicate' } });
   });
 });
