@@ -46,9 +46,15 @@ const STOP_GRACE_MS = 10_000;
 
 const RETRY_STATUSES = new Set([0, 401, 412, 429, 500, 502, 503, 504]);
 
+/**
+ * Why a delivery was set aside without Teams refusing its sends: BILL refused to read the record (no send was tried),
+ * or the card could not be drawn (each try failed before a send).
+ */
+type SetAside = 'refused' | 'undrawable';
+
 export type DeadLetter = Pick<OutboxEvent, 'eventId' | 'type' | 'orgId'> &
   Pick<ChannelSubscription, keyof ChannelTarget | 'kind'> &
-  Pick<DeliveryState, 'tries'> & { status: number; code: string | undefined; reason: string; at: number };
+  Pick<DeliveryState, 'tries'> & { status: number; code: string | undefined; reason: string; at: number; cause?: SetAside };
 
 export type WorkerDeps = Pick<NotifyDeps, 'state' | 'clock' | 'log' | 'resolveOrg' | 'sender' | 'presenter'> & {
   subscriptions: ChannelSubscriptions;
@@ -176,7 +182,13 @@ export function deliveryWorker(deps: WorkerDeps) {
             if (target.state !== 'pending') continue;
             const sub = await deps.subscriptions.get(key);
             if (sub)
-              await deadLetter(ev, sub, target, { status: err.status, code: err.code, message: 'BILL refused to read the record' }, now);
+              await deadLetter(
+                ev,
+                sub,
+                target,
+                { status: err.status, code: err.code, message: 'BILL refused to read the record', cause: 'refused' },
+                now,
+              );
             else Object.assign(target, { state: 'dropped', lastError: 'unsubscribed' });
           }
           ev.confirmed = true;
@@ -265,6 +277,8 @@ export function deliveryWorker(deps: WorkerDeps) {
       return;
     }
     target.lastError = `${outcome.status}${outcome.code ? ` ${outcome.code}` : ''}`;
+    // The draw threw (the message is kept once drawn): no send was made, and Teams said nothing.
+    const undrawn = h.message === undefined;
     const removed = removedFromChannel(outcome);
     if (removed) {
       drop(target.lastError);
@@ -278,10 +292,18 @@ export function deliveryWorker(deps: WorkerDeps) {
     if (RETRY_STATUSES.has(outcome.status) && delay !== undefined) {
       const wait = Math.max(outcome.retryAfterMs ?? 0, jitter(delay));
       target.nextAt = now + wait;
-      clog.info(
-        { status: outcome.status, code: outcome.code, tries: target.tries, retryInMs: wait },
-        'notification send failed; will retry',
-      );
+      if (undrawn)
+        clog.info({ err: outcome.message, tries: target.tries, retryInMs: wait }, 'notification card could not be drawn; will try again');
+      else
+        clog.info(
+          { status: outcome.status, code: outcome.code, tries: target.tries, retryInMs: wait },
+          'notification send failed; will retry',
+        );
+      return;
+    }
+    if (undrawn) {
+      await deadLetter(ev, sub, target, { ...outcome, cause: 'undrawable' }, now);
+      clog.warn({ err: outcome.message, tries: target.tries }, 'notification card could not be drawn; dead-lettered');
       return;
     }
     await deadLetter(ev, sub, target, outcome, now);
@@ -293,7 +315,7 @@ export function deliveryWorker(deps: WorkerDeps) {
     ev: OutboxEvent,
     sub: ChannelSubscription,
     target: DeliveryState,
-    why: { status: number; code?: string; message: string },
+    why: { status: number; code?: string; message: string; cause?: SetAside },
     now: number,
   ): Promise<void> => {
     target.state = 'dead';
@@ -310,6 +332,7 @@ export function deliveryWorker(deps: WorkerDeps) {
       code: why.code,
       reason: why.message.slice(0, 200),
       at: now,
+      cause: why.cause,
     };
     await state.set(NS.deadLetters, `${keyOf(ev)}|${sub.tenantId}|${sub.teamId}|${sub.channelId}`, letter, { ttlMs: DEAD_LETTER_TTL_MS });
   };

@@ -15,6 +15,7 @@ import { WebhookReceiver, eventKey, outboxKey } from '../../src/notify/receiver.
 import { ChannelSubscriptions } from '../../src/notify/subscriptions.js';
 import type { OutboxEvent, SendOutcome } from '../../src/notify/types.js';
 import { deliveryWorker, RETRY_DELAYS_MS, type DeadLetter } from '../../src/notify/worker.js';
+import { notificationsSection } from '../../src/features/admin/statusCards.js';
 import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
 import { NS } from '../../src/infra/state/types.js';
 import { LogCapture } from '../harness/logs.js';
@@ -210,6 +211,41 @@ describe('a card that cannot be drawn', () => {
     const letters = await store.entries<DeadLetter>(NS.deadLetters);
     expect(letters.map(([, l]) => [l.eventId, l.tries])).toEqual([[eventId, RETRY_DELAYS_MS.length + 1]]);
     expect(await store.entries(NS.outbox)).toEqual([]);
+  });
+
+  it('a card that cannot be drawn is logged and shown on `status` as not drawn, not as a send that failed with status 0', async () => {
+    const { w } = worker(
+      () => Promise.resolve({ state: 'current', entity: BILLS_RECORD }),
+      () => {
+        throw new RangeError('Invalid time value');
+      },
+    );
+    const raw = paymentEvent();
+    await receiver().accept(raw, sign(raw));
+    await w.drain();
+    for (const delay of RETRY_DELAYS_MS) {
+      clock.advance(delay * 1.3);
+      await w.drain();
+    }
+    expect(logs.text()).not.toContain('notification send failed');
+    expect(logs.text()).not.toContain('notification could not be delivered');
+    expect(logs.text()).toContain('notification card could not be drawn; will try again');
+    expect(logs.text()).toContain('notification card could not be drawn; dead-lettered');
+    const here = (await store.entries<DeadLetter>(NS.deadLetters)).map(([, l]) => l);
+    const section = notificationsSection(
+      {
+        kinds: ['payments'],
+        digest: undefined,
+        outbox: { events: 0, pending: 0, nextAt: undefined },
+        deadLetters: { total: 1, here },
+        webhook: { storedKeys: 0, envKey: true },
+      },
+      true,
+      { locale: 'en-US', timeZone: 'UTC', version: 'test', now: clock.now() },
+    );
+    const shown = JSON.stringify(section.items);
+    expect(shown).toContain(`its card could not be drawn (${RETRY_DELAYS_MS.length + 1} tries)`);
+    expect(shown).not.toMatch(/\(0\)/);
   });
 });
 
