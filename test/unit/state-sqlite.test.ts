@@ -97,6 +97,21 @@ describe('the SQLite store', () => {
     for (const f of [DATABASE_FILE, `${DATABASE_FILE}-wal`]) expect([f, statSync(join(dir, f)).mode & 0o777]).toEqual([f, 0o600]);
   });
 
+  it('an audit log left readable by others (0644, from an older version or a copy) is made owner-only when opened; a new one is owner-only', async () => {
+    writeFileSync(join(dir, 'audit.log'), '{"who":"someone","command":"bills"}\n', { mode: 0o644 });
+    chmodSync(join(dir, 'audit.log'), 0o644);
+    const s = open();
+    expect(statSync(join(dir, 'audit.log')).mode & 0o777).toBe(0o600);
+    await s.appendAudit({ a: 1 });
+    expect(readFileSync(join(dir, 'audit.log'), 'utf8')).toBe('{"who":"someone","command":"bills"}\n{"a":1}\n');
+    expect(statSync(join(dir, 'audit.log')).mode & 0o777).toBe(0o600);
+    await s.close();
+    rmSync(join(dir, 'audit.log'));
+    const fresh = open();
+    await fresh.appendAudit({ a: 2 });
+    expect(statSync(join(dir, 'audit.log')).mode & 0o777).toBe(0o600);
+  });
+
   it('setIfAbsent creates once, and again only after the entry expired; an expired entry is neither read, listed nor deleted', async () => {
     const s = open();
     expect(await s.setIfAbsent('seen-activities', 'a1', 1, { ttlMs: 600_000 })).toBe(true);
