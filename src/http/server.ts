@@ -1,4 +1,4 @@
-// restify server and routes: /api/messages, /healthz, /readyz, /metrics (with METRICS_TOKEN), the tab page /tab; everything else is 404.
+// restify server and routes: /api/messages, /healthz and /readyz (GET and HEAD), /metrics (with METRICS_TOKEN), the tab page /tab; everything else is 404.
 import restify, { type Next, type Request, type Response, type Server } from 'restify';
 import type { Logger } from '../infra/log.js';
 import type { BillbridgeAdapter } from '../teams/adapter.js';
@@ -107,19 +107,28 @@ export function createHttpServer(deps: HttpServerDeps): Server {
     else sendJson(res, 415, { error: 'Content-Type must be application/json' });
   });
 
-  server.get('/healthz', (_req: Request, res: Response, next: Next) => {
+  const healthz = (_req: Request, res: Response, next: Next) => {
     const listening = server.server.listening;
     sendJson(res, listening ? 200 : 503, { status: listening ? 'ok' : 'starting' });
     next();
-  });
+  };
 
-  server.get('/readyz', (_req: Request, res: Response, next: Next) => {
+  const readyz = (_req: Request, res: Response, next: Next) => {
     const parts = deps.readiness();
     const notReady = Object.keys(parts).filter((name) => !parts[name]);
     if (notReady.length === 0) sendJson(res, 200, { status: 'ready', parts });
     else sendJson(res, 503, { status: 'not ready', notReady, parts });
     next();
-  });
+  };
+
+  // Load balancers and uptime probes often ask with HEAD: the same answer, whose body Node leaves out.
+  for (const [path, probe] of [
+    ['/healthz', healthz],
+    ['/readyz', readyz],
+  ] as const) {
+    server.get(path, probe);
+    server.head(path, probe);
+  }
 
   // Without a token the route does not exist here (404): metrics are then only on METRICS_PORT, if anywhere.
   if (deps.metricsToken)

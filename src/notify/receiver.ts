@@ -4,7 +4,8 @@
 // 1. the signature is checked against the key of the event's subscription (or a BILL_WEBHOOK_SECURITY_KEY[S] key)
 //    before anything is stored, and every key is bound to the organisation it was made for: an event of another
 //    organisation signed with it is refused; a refusal changes nothing;
-// 2. an event id already recorded (kept 8 days; BILL asks for de-duplication by id) is answered 200 and dropped;
+// 2. an event id already recorded for its organisation (kept 8 days; BILL asks for de-duplication by id) is answered
+//    200 and dropped;
 // 3. the event is written to the outbox with setIfAbsent (atomic on the file store and on Redis: two instances
 //    receiving the same event cannot both queue it), then its id is recorded (also when the outbox already held it:
 //    BILL's retry after a crash between the two writes), then 200 — so a crash before the 200 makes BILL retry, and
@@ -24,7 +25,13 @@ export const EVENT_ID_TTL_MS = 8 * 24 * 3_600_000;
 /** Answer BILL well within its timeout; the 2 s budget includes the network. */
 const ANSWER_WITHIN_MS = 1_500;
 
-export const outboxKey = (eventId: string): string => `ev|${eventId}`;
+/**
+ * An event's identity in every store key: BILL's event ids are an organisation's own, so the key names the organisation
+ * too (encoded, so no org id and event id pair can spell another's). Another organisation's event with the same id is
+ * another event, not a duplicate.
+ */
+export const eventKey = (orgId: string, eventId: string): string => `${encodeURIComponent(orgId)}|${eventId}`;
+export const outboxKey = (orgId: string, eventId: string): string => `ev|${eventKey(orgId, eventId)}`;
 
 export type ReceiverDeps = Pick<NotifyDeps, 'state' | 'clock' | 'log' | 'envKeys' | 'servesOrg'> & {
   keys: WebhookKeys;
@@ -132,7 +139,8 @@ export class WebhookReceiver {
   private async store(n: BillNotification, entityType: EntityKind): Promise<'stored' | 'duplicate'> {
     const { state, clock } = this.deps;
     const id = n.metadata.eventId;
-    if (await state.get(NS.webhookEvents, id)) return 'duplicate';
+    const key = eventKey(n.metadata.organizationId, id);
+    if (await state.get(NS.webhookEvents, key)) return 'duplicate';
     const event: OutboxEvent = {
       v: 1,
       eventId: id,
@@ -143,10 +151,10 @@ export class WebhookReceiver {
       errors: n.errors,
       receivedAt: clock.now(),
     };
-    const queued = await state.setIfAbsent(NS.outbox, outboxKey(id), event);
+    const queued = await state.setIfAbsent(NS.outbox, outboxKey(event.orgId, id), event);
     // Written on a duplicate too: a process that died between the outbox write and this mark left the event queued
     // but unmarked, and BILL's retry is the one chance to mark it before the worker delivers and drops the entry.
-    await state.set(NS.webhookEvents, id, { at: clock.now(), type: event.type }, { ttlMs: EVENT_ID_TTL_MS });
+    await state.set(NS.webhookEvents, key, { at: clock.now(), type: event.type }, { ttlMs: EVENT_ID_TTL_MS });
     if (!queued) return 'duplicate';
     this.deps.stale(event);
     return 'stored';

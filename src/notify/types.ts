@@ -49,7 +49,7 @@ export interface Enrichment {
   currency?: string;
 }
 
-/** One accepted BILL event in the durable outbox (NS.outbox, key "ev|<eventId>"). */
+/** One accepted BILL event in the durable outbox (NS.outbox, key "ev|<orgId>|<eventId>": outboxKey). */
 export interface OutboxEvent {
   v: 1;
   eventId: string;

@@ -21,7 +21,7 @@ import type { Logger } from '../infra/log.js';
 import { BillApiError, errorMessage } from '../errors.js';
 import { NS } from '../infra/state/types.js';
 import { Leases, Periodic } from './jobs.js';
-import { EVENT_ID_TTL_MS, outboxKey } from './receiver.js';
+import { EVENT_ID_TTL_MS, eventKey, outboxKey } from './receiver.js';
 import { channelScope, type ChannelSubscription, type ChannelSubscriptions } from './subscriptions.js';
 import type { ConfirmedRecord } from './project.js';
 import {
@@ -46,9 +46,15 @@ const STOP_GRACE_MS = 10_000;
 
 const RETRY_STATUSES = new Set([0, 401, 412, 429, 500, 502, 503, 504]);
 
+/**
+ * Why a delivery was set aside without Teams refusing its sends: BILL refused to read the record (no send was tried),
+ * or the card could not be drawn (each try failed before a send).
+ */
+type SetAside = 'refused' | 'undrawable';
+
 export type DeadLetter = Pick<OutboxEvent, 'eventId' | 'type' | 'orgId'> &
   Pick<ChannelSubscription, keyof ChannelTarget | 'kind'> &
-  Pick<DeliveryState, 'tries'> & { status: number; code: string | undefined; reason: string; at: number };
+  Pick<DeliveryState, 'tries'> & { status: number; code: string | undefined; reason: string; at: number; cause?: SetAside };
 
 export type WorkerDeps = Pick<NotifyDeps, 'state' | 'clock' | 'log' | 'resolveOrg' | 'sender' | 'presenter'> & {
   subscriptions: ChannelSubscriptions;
@@ -90,7 +96,7 @@ const isObject = (v: unknown): v is object => v !== null && typeof v === 'object
 const isEvent = (v: unknown): v is OutboxEvent => {
   if (!isObject(v)) return false;
   const ev = v as Partial<OutboxEvent> & { v?: unknown };
-  if (ev.v !== 1 || typeof ev.eventId !== 'string' || !isObject(ev.entity)) return false;
+  if (ev.v !== 1 || typeof ev.eventId !== 'string' || typeof ev.orgId !== 'string' || !isObject(ev.entity)) return false;
   return ev.targets === undefined || (isObject(ev.targets) && Object.values(ev.targets).every(isObject));
 };
 
@@ -99,7 +105,10 @@ const pendingOf = (ev: OutboxEvent): DeliveryState[] => Object.values(ev.targets
 
 const jitter = (ms: number): number => Math.round(ms * (0.8 + Math.random() * 0.4));
 
-const leaseKey = (eventId: string) => `lease|${eventId}`;
+/** The event's own key (its organisation and id): what this instance holds, leases and dead letters are keyed by. */
+const keyOf = (ev: Pick<OutboxEvent, 'orgId' | 'eventId'>): string => eventKey(ev.orgId, ev.eventId);
+
+const leaseKey = (ev: Pick<OutboxEvent, 'orgId' | 'eventId'>) => `lease|${keyOf(ev)}`;
 
 export function deliveryWorker(deps: WorkerDeps) {
   const { state, clock } = deps;
@@ -114,7 +123,7 @@ export function deliveryWorker(deps: WorkerDeps) {
   const events = async (): Promise<OutboxEvent[]> =>
     (await state.entries<OutboxEvent>(NS.outbox))
       .filter(([key, ev]) => key.startsWith('ev|') && isEvent(ev))
-      .map(([, ev]) => held.get(ev.eventId)?.ev ?? ev)
+      .map(([, ev]) => held.get(keyOf(ev))?.ev ?? ev)
       .sort((a, b) => a.receivedAt - b.receivedAt);
 
   const lanesIdle = async (): Promise<void> => {
@@ -123,7 +132,7 @@ export function deliveryWorker(deps: WorkerDeps) {
 
   /** Renews the event's lease; false (and the event is given up here) when another worker has it now. */
   const stillHeld = async (h: Held): Promise<boolean> => {
-    if (!h.lost && !(await leases.renew(leaseKey(h.ev.eventId)))) {
+    if (!h.lost && !(await leases.renew(leaseKey(h.ev)))) {
       h.lost = true;
       h.log.warn('outbox lease lost to another worker; this one stops working on the event without sending');
     }
@@ -131,7 +140,7 @@ export function deliveryWorker(deps: WorkerDeps) {
   };
 
   const save = (h: Held): Promise<void> => {
-    const write = () => state.set(NS.outbox, outboxKey(h.ev.eventId), h.ev);
+    const write = () => state.set(NS.outbox, outboxKey(h.ev.orgId, h.ev.eventId), h.ev);
     h.saving = h.saving.then(write, write);
     return h.saving;
   };
@@ -173,7 +182,13 @@ export function deliveryWorker(deps: WorkerDeps) {
             if (target.state !== 'pending') continue;
             const sub = await deps.subscriptions.get(key);
             if (sub)
-              await deadLetter(ev, sub, target, { status: err.status, code: err.code, message: 'BILL refused to read the record' }, now);
+              await deadLetter(
+                ev,
+                sub,
+                target,
+                { status: err.status, code: err.code, message: 'BILL refused to read the record', cause: 'refused' },
+                now,
+              );
             else Object.assign(target, { state: 'dropped', lastError: 'unsubscribed' });
           }
           ev.confirmed = true;
@@ -220,12 +235,12 @@ export function deliveryWorker(deps: WorkerDeps) {
       if (h.lost) return;
       if (pendingOf(ev).length === 0) {
         // The id stays recorded after the outbox entry goes, so a late duplicate from BILL finds it.
-        await state.set(NS.webhookEvents, ev.eventId, { at: clock.now(), type: ev.type }, { ttlMs: EVENT_ID_TTL_MS });
-        await state.delete(NS.outbox, outboxKey(ev.eventId));
+        await state.set(NS.webhookEvents, keyOf(ev), { at: clock.now(), type: ev.type }, { ttlMs: EVENT_ID_TTL_MS });
+        await state.delete(NS.outbox, outboxKey(ev.orgId, ev.eventId));
       }
     } finally {
-      held.delete(ev.eventId);
-      await leases.release(leaseKey(ev.eventId));
+      held.delete(keyOf(ev));
+      await leases.release(leaseKey(ev));
     }
   };
 
@@ -262,6 +277,8 @@ export function deliveryWorker(deps: WorkerDeps) {
       return;
     }
     target.lastError = `${outcome.status}${outcome.code ? ` ${outcome.code}` : ''}`;
+    // The draw threw (the message is kept once drawn): no send was made, and Teams said nothing.
+    const undrawn = h.message === undefined;
     const removed = removedFromChannel(outcome);
     if (removed) {
       drop(target.lastError);
@@ -275,10 +292,18 @@ export function deliveryWorker(deps: WorkerDeps) {
     if (RETRY_STATUSES.has(outcome.status) && delay !== undefined) {
       const wait = Math.max(outcome.retryAfterMs ?? 0, jitter(delay));
       target.nextAt = now + wait;
-      clog.info(
-        { status: outcome.status, code: outcome.code, tries: target.tries, retryInMs: wait },
-        'notification send failed; will retry',
-      );
+      if (undrawn)
+        clog.info({ err: outcome.message, tries: target.tries, retryInMs: wait }, 'notification card could not be drawn; will try again');
+      else
+        clog.info(
+          { status: outcome.status, code: outcome.code, tries: target.tries, retryInMs: wait },
+          'notification send failed; will retry',
+        );
+      return;
+    }
+    if (undrawn) {
+      await deadLetter(ev, sub, target, { ...outcome, cause: 'undrawable' }, now);
+      clog.warn({ err: outcome.message, tries: target.tries }, 'notification card could not be drawn; dead-lettered');
       return;
     }
     await deadLetter(ev, sub, target, outcome, now);
@@ -290,7 +315,7 @@ export function deliveryWorker(deps: WorkerDeps) {
     ev: OutboxEvent,
     sub: ChannelSubscription,
     target: DeliveryState,
-    why: { status: number; code?: string; message: string },
+    why: { status: number; code?: string; message: string; cause?: SetAside },
     now: number,
   ): Promise<void> => {
     target.state = 'dead';
@@ -307,8 +332,9 @@ export function deliveryWorker(deps: WorkerDeps) {
       code: why.code,
       reason: why.message.slice(0, 200),
       at: now,
+      cause: why.cause,
     };
-    await state.set(NS.deadLetters, `${ev.eventId}|${sub.tenantId}|${sub.teamId}|${sub.channelId}`, letter, { ttlMs: DEAD_LETTER_TTL_MS });
+    await state.set(NS.deadLetters, `${keyOf(ev)}|${sub.tenantId}|${sub.teamId}|${sub.channelId}`, letter, { ttlMs: DEAD_LETTER_TTL_MS });
   };
 
   /** Queues every pending send of the event that is due and not queued yet; how many were queued. */
@@ -348,32 +374,32 @@ export function deliveryWorker(deps: WorkerDeps) {
     let queued = 0;
     for (const stored of await events()) {
       if (passes.stopped) break;
-      const h = held.get(stored.eventId);
+      const h = held.get(keyOf(stored));
       if (h) {
         if (!h.settling && !h.lost) queued += enqueueDue(h, now);
         continue;
       }
       const pending = pendingOf(stored);
       const due = !stored.targets || pending.length === 0 || pending.some((t) => t.nextAt <= now);
-      if (!due || !(await leases.acquire(leaseKey(stored.eventId)))) continue;
+      if (!due || !(await leases.acquire(leaseKey(stored)))) continue;
       try {
         // Another instance may have finished or advanced it since the list was read.
-        const ev = await state.get<OutboxEvent>(NS.outbox, outboxKey(stored.eventId));
+        const ev = await state.get<OutboxEvent>(NS.outbox, outboxKey(stored.orgId, stored.eventId));
         if (!isEvent(ev)) {
-          await leases.release(leaseKey(stored.eventId));
+          await leases.release(leaseKey(stored));
           continue;
         }
         const log = deps.log.child({ eventId: ev.eventId, eventType: ev.type, orgId: ev.orgId });
         const h: Held = { ev, log, queued: new Set(), saving: Promise.resolve() };
         await prepare(h);
         if (h.lost) continue;
-        held.set(ev.eventId, h);
+        held.set(keyOf(ev), h);
         const n = enqueueDue(h, clock.now());
         queued += n;
         if (n === 0) await settle(h);
       } catch (err) {
-        held.delete(stored.eventId);
-        await leases.release(leaseKey(stored.eventId));
+        held.delete(keyOf(stored));
+        await leases.release(leaseKey(stored));
         deps.log.error({ eventId: stored.eventId, err: errorMessage(err) }, 'notification could not be prepared; will try again');
       }
     }

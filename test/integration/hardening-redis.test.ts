@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import { DUPLICATE_WINDOW_MS } from '../../src/teams/bot.js';
 import { systemClock } from '../../src/infra/clock.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
-import { EVENT_ID_TTL_MS, outboxKey } from '../../src/notify/receiver.js';
+import { EVENT_ID_TTL_MS, eventKey, outboxKey } from '../../src/notify/receiver.js';
 import { RedisConnection } from '../../src/infra/state/redisClient.js';
 import { RedisStateStore } from '../../src/infra/state/redisStore.js';
 import { NS } from '../../src/infra/state/types.js';
@@ -83,11 +83,11 @@ async function deliveries(
         // The duplicate-delivery mark of an activity.
         expect(await s.setIfAbsent(NS.seenActivities, `19:c@thread.tacv2|m${i + j}`, Date.now(), { ttlMs: ttls.activity })).toBe(true);
         // A webhook: outbox entry, event id mark, a lease while sending, then the outbox entry goes.
-        expect(await s.setIfAbsent(NS.outbox, outboxKey(id), { v: 1, eventId: id })).toBe(true);
-        await s.set(NS.webhookEvents, id, { at: Date.now(), type: 'invoice.updated' }, { ttlMs: ttls.event });
-        expect(await s.setIfAbsent(NS.outbox, `lease|${id}`, { by: 'x' }, { ttlMs: 30_000 })).toBe(true);
-        await s.delete(NS.outbox, `lease|${id}`);
-        await s.delete(NS.outbox, outboxKey(id));
+        expect(await s.setIfAbsent(NS.outbox, outboxKey('00801LOAD', id), { v: 1, eventId: id })).toBe(true);
+        await s.set(NS.webhookEvents, eventKey('00801LOAD', id), { at: Date.now(), type: 'invoice.updated' }, { ttlMs: ttls.event });
+        expect(await s.setIfAbsent(NS.outbox, `lease|${eventKey('00801LOAD', id)}`, { by: 'x' }, { ttlMs: 30_000 })).toBe(true);
+        await s.delete(NS.outbox, `lease|${eventKey('00801LOAD', id)}`);
+        await s.delete(NS.outbox, outboxKey('00801LOAD', id));
         // The approver digest slot of the day.
         await s.setIfAbsent(NS.approvalDigests, `p${(i + j) % 50}|day`, { at: 1 }, { ttlMs: ttls.slot });
       }),

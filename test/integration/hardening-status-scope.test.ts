@@ -13,7 +13,7 @@ import { factsOf, textOf } from '../harness/finance.js';
 import { registerSecrets } from '../harness/secretScan.js';
 import { ManualClock } from '../../src/infra/clock.js';
 import { NS } from '../../src/infra/state/types.js';
-import { outboxKey } from '../../src/notify/receiver.js';
+import { eventKey, outboxKey } from '../../src/notify/receiver.js';
 import { TENANT, teamIds } from '../harness/activities.js';
 
 const ADMIN: Required<Who> = { id: '29:user-admin', name: 'Avery Admin', aadObjectId: '44444444-0000-4000-8000-0000000000ad' };
@@ -73,7 +73,7 @@ describe('status in multi-organisation mode', () => {
     const alpha = teamIds('alpha');
     const target = { tenantId: TENANT, teamId: alpha.team, channelId: alpha.channel };
     const state = bot.app.state;
-    await state.set(NS.outbox, outboxKey('evt-a-waiting'), {
+    await state.set(NS.outbox, outboxKey(orgA, 'evt-a-waiting'), {
       v: 1,
       eventId: 'evt-a-waiting',
       type: 'bill.updated',
@@ -88,7 +88,7 @@ describe('status in multi-organisation mode', () => {
     });
     await state.set(
       NS.deadLetters,
-      `evt-a-dead|${TENANT}|${alpha.team}|${alpha.channel}`,
+      `${eventKey(orgA, 'evt-a-dead')}|${TENANT}|${alpha.team}|${alpha.channel}`,
       {
         eventId: 'evt-a-dead',
         type: 'bill.created',

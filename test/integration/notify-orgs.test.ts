@@ -38,13 +38,16 @@ afterAll(async () => {
 
 const ask = async (text: string, team: string): Promise<string> => JSON.stringify(await askInTeam(bot, text, team, ADMIN));
 
-/** A vendor.created event about a vendor BILL (the sandbox) really has in that organisation: cards show BILL's record. */
-async function vendorEvent(orgId: string, name: string): Promise<void> {
+/**
+ * A vendor.created event about a vendor BILL (the sandbox) really has in that organisation: cards show BILL's record.
+ * The receiver's answer (`accepted`, `duplicate`...) must be `expected`.
+ */
+async function vendorEvent(orgId: string, name: string, eventId = randomUUID(), expected = 'accepted'): Promise<void> {
   const org = sandbox.sandbox.model.org(orgId)!;
   const vendor = { ...org.vendors.all()[0]!, id: `009${randomUUID().replace(/-/g, '').slice(0, 17)}`, name, billCurrency: 'USD' };
   org.vendors.put(vendor);
   const body = JSON.stringify({
-    metadata: { eventId: randomUUID(), subscriptionId: 'sub-outside', organizationId: orgId, eventType: 'vendor.created', version: '1' },
+    metadata: { eventId, subscriptionId: 'sub-outside', organizationId: orgId, eventType: 'vendor.created', version: '1' },
     vendor: { id: vendor.id, name, billCurrency: 'USD' },
   });
   const res = await post(`${bot.url}/api/bill/webhooks`, body, {
@@ -52,7 +55,7 @@ async function vendorEvent(orgId: string, name: string): Promise<void> {
       .update(body)
       .digest('base64'),
   });
-  expect(res.json?.status).toBe('accepted');
+  expect(res.json?.status).toBe(expected);
 }
 
 /** Vendor cards posted in a team's channel. */
@@ -106,5 +109,21 @@ describe('events go to the teams bound to their organisation', () => {
     await bot.app.notify.worker.drain();
     expect(cards('alpha').join()).not.toContain('After Alpha Left');
     expect(cards('beta').at(-1)).toContain('After Alpha Left');
+  });
+});
+
+describe("event ids are one organisation's own", () => {
+  it("an event of one organisation whose id another organisation's event had is delivered, not dropped as a duplicate", async () => {
+    expect(await ask(`link ${orgA}`, 'gamma')).toContain('Linked');
+    expect(await ask('subscribe vendors', 'gamma')).toContain('Subscribed');
+    const shared = randomUUID();
+    await vendorEvent(orgA, 'Same Id In Alpha Org', shared);
+    await vendorEvent(orgB, 'Same Id In Beta Org', shared);
+    await bot.app.notify.worker.drain();
+    expect(cards('gamma').at(-1)).toContain('New vendor: Same Id In Alpha Org');
+    expect(cards('beta').at(-1)).toContain('New vendor: Same Id In Beta Org');
+    // Each organisation's redelivery of its own event is still recognised.
+    await vendorEvent(orgA, 'Same Id In Alpha Org', shared, 'duplicate');
+    await vendorEvent(orgB, 'Same Id In Beta Org', shared, 'duplicate');
   });
 });

@@ -22,6 +22,7 @@ const START = Date.parse('2026-03-02T13:00:00Z');
 const DIGEST = '19:channel-digest@thread.tacv2';
 const FLAKY = '19:channel-flaky@thread.tacv2';
 const WAITING = '19:channel-bill-down@thread.tacv2';
+const REFUSED = '19:channel-bill-refuses@thread.tacv2';
 const HOUR = 3_600_000;
 
 const clock = new ManualClock(START);
@@ -247,5 +248,29 @@ describe('BILL cannot answer when an event arrives', () => {
     expect(shown).toContain('$75.00');
     expect(shown).not.toContain('50,000');
     expect(await bot.app.state.entries(NS.outbox)).toEqual([]);
+  });
+});
+
+describe('BILL refuses to read the record of an event', () => {
+  it("the dead letter a refused read leaves says on `status` why it was set aside, not that it failed 'after 0 tries'", async () => {
+    await say('unsubscribe invoices', WAITING);
+    await say('subscribe invoices', REFUSED);
+    // A 400 without a code: BILL calls the read a wrong request, which asking again cannot change.
+    await sandboxControlOk(bot.app.sandbox!.url, 'POST', '/faults', { kind: 'noCodeError', path: '/v3/invoices', count: 1_000 });
+    try {
+      const event = signedInvoiceEvent('00e01billrefusesinv01', 'INV-9003');
+      expect((await post(`${bot.url}/api/bill/webhooks`, event.body, { 'x-bill-sha-signature': event.signature })).json?.status).toBe(
+        'accepted',
+      );
+      await bot.app.notify.worker.drain();
+    } finally {
+      await sandboxControlOk(bot.app.sandbox!.url, 'DELETE', '/faults');
+    }
+    const letters = (await bot.app.state.entries<{ channelId: string; tries: number }>(NS.deadLetters)).map(([, d]) => d);
+    expect(letters.filter((d) => d.channelId === REFUSED)).toEqual([expect.objectContaining({ tries: 0 })]);
+    const status = JSON.stringify(await say('status', REFUSED));
+    expect(status).toContain(JSON.stringify('Not delivered here: invoice\\.created').slice(1, -1));
+    expect(status).not.toMatch(/after 0 tries/);
+    expect(status).toContain('BILL refused to read the record');
   });
 });

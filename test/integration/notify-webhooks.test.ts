@@ -167,7 +167,7 @@ describe('what BILL signs is accepted once', () => {
     await bot.app.notify.worker.drain();
     expect(posts()).toHaveLength(sends);
     expect(
-      await bot.app.state.get(NS.outbox, outboxKey((JSON.parse(body) as { metadata: { eventId: string } }).metadata.eventId)),
+      await bot.app.state.get(NS.outbox, outboxKey(orgId, (JSON.parse(body) as { metadata: { eventId: string } }).metadata.eventId)),
     ).toBeUndefined();
     expect(
       bot.logs

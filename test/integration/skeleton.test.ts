@@ -128,6 +128,15 @@ describe('health and readiness', () => {
     expect(ready.status).toBe(200);
     expect(ready.json?.parts).toMatchObject({ state: true });
   });
+
+  it("a load balancer's HEAD /healthz and HEAD /readyz get GET's status and headers without a body, not 405", async () => {
+    for (const path of ['/healthz', '/readyz']) {
+      const got = await get(`${bot.url}${path}`);
+      const head = await request(`${bot.url}${path}`, { method: 'HEAD' });
+      expect([path, head.statusCode, await head.body.text()]).toEqual([path, got.status, '']);
+      expect(head.headers['content-type']).toBe(got.headers['content-type']);
+    }
+  });
 });
 
 describe('with an app id', () => {

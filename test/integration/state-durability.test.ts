@@ -13,7 +13,7 @@ import { registerSecrets } from '../harness/secretScan.js';
 import { systemClock } from '../../src/infra/clock.js';
 import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
 import { NS } from '../../src/infra/state/types.js';
-import { outboxKey } from '../../src/notify/receiver.js';
+import { eventKey, outboxKey } from '../../src/notify/receiver.js';
 
 const KEY = randomBytes(32).toString('base64');
 registerSecrets(() => [KEY]);
@@ -183,10 +183,10 @@ describe('kill -9 during writes', () => {
     // What the last killed process left on disk holds every acknowledged delivery and write.
     const store = new SqliteStateStore(stateDir, systemClock);
     try {
-      const seen = new Set((await store.entries(NS.webhookEvents)).map(([id]) => id));
+      const seen = new Set((await store.entries(NS.webhookEvents)).map(([key]) => key));
       const queued = new Set((await store.entries(NS.outbox)).map(([key]) => key));
       expect(
-        [...acknowledged].filter((id) => !seen.has(id) && !queued.has(outboxKey(id))),
+        [...acknowledged].filter((id) => !seen.has(eventKey(orgId, id)) && !queued.has(outboxKey(orgId, id))),
         `seed ${seed}`,
       ).toEqual([]);
       const stored = new Map(await store.entries<number>('durability'));

@@ -11,10 +11,11 @@ import { BillApiError } from '../../src/errors.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { WebhookKeys } from '../../src/notify/keys.js';
 import type { ConfirmedRecord } from '../../src/notify/project.js';
-import { WebhookReceiver, outboxKey } from '../../src/notify/receiver.js';
+import { WebhookReceiver, eventKey, outboxKey } from '../../src/notify/receiver.js';
 import { ChannelSubscriptions } from '../../src/notify/subscriptions.js';
 import type { OutboxEvent, SendOutcome } from '../../src/notify/types.js';
 import { deliveryWorker, RETRY_DELAYS_MS, type DeadLetter } from '../../src/notify/worker.js';
+import { notificationsSection } from '../../src/features/admin/statusCards.js';
 import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
 import { NS } from '../../src/infra/state/types.js';
 import { LogCapture } from '../harness/logs.js';
@@ -126,7 +127,7 @@ describe('a card shows what BILL answers', () => {
     expect(sent).toEqual([]);
     expect(await store.entries(NS.outbox)).toEqual([]);
     // Finished: the id stays recorded, so BILL's redelivery of it is a duplicate.
-    expect(await store.get(NS.webhookEvents, eventId)).toMatchObject({ type: 'payment.updated' });
+    expect(await store.get(NS.webhookEvents, eventKey(ORG, eventId))).toMatchObject({ type: 'payment.updated' });
   });
 
   it('while BILL is busy the event waits in the outbox with no card; once BILL answers, its record is posted', async () => {
@@ -144,7 +145,7 @@ describe('a card shows what BILL answers', () => {
     expect(reads).toBe(1);
     const waiting = await store.get<OutboxEvent>(
       NS.outbox,
-      outboxKey((JSON.parse(raw.toString()) as { metadata: { eventId: string } }).metadata.eventId),
+      outboxKey(ORG, (JSON.parse(raw.toString()) as { metadata: { eventId: string } }).metadata.eventId),
     );
     expect(waiting).toMatchObject({ eventId: expect.any(String) as unknown, targets: expect.any(Object) as unknown });
     expect(waiting!.confirmed).toBeUndefined();
@@ -168,12 +169,12 @@ describe('exactly one card per BILL event', () => {
     // First delivery: the outbox entry was written, then the process died before the "seen" mark and the 200.
     const accepted = await receiver().accept(raw, sign(raw));
     expect(accepted.body.status).toBe('accepted');
-    await store.delete(NS.webhookEvents, eventId);
-    expect(await store.get(NS.outbox, outboxKey(eventId))).toBeDefined();
+    await store.delete(NS.webhookEvents, eventKey(ORG, eventId));
+    expect(await store.get(NS.outbox, outboxKey(ORG, eventId))).toBeDefined();
     // BILL retries (no 200 came back): the event is already queued.
     expect((await receiver().accept(raw, sign(raw))).body.status).toBe('duplicate');
     // The answer restored the mark the crash lost, before any worker ran.
-    expect(await store.get(NS.webhookEvents, eventId)).toMatchObject({ type: 'payment.updated' });
+    expect(await store.get(NS.webhookEvents, eventKey(ORG, eventId))).toMatchObject({ type: 'payment.updated' });
     await w.drain();
     expect(sent).toHaveLength(1);
     // BILL delivers the same event once more, later: nothing is queued or posted again.
@@ -211,6 +212,41 @@ describe('a card that cannot be drawn', () => {
     expect(letters.map(([, l]) => [l.eventId, l.tries])).toEqual([[eventId, RETRY_DELAYS_MS.length + 1]]);
     expect(await store.entries(NS.outbox)).toEqual([]);
   });
+
+  it('a card that cannot be drawn is logged and shown on `status` as not drawn, not as a send that failed with status 0', async () => {
+    const { w } = worker(
+      () => Promise.resolve({ state: 'current', entity: BILLS_RECORD }),
+      () => {
+        throw new RangeError('Invalid time value');
+      },
+    );
+    const raw = paymentEvent();
+    await receiver().accept(raw, sign(raw));
+    await w.drain();
+    for (const delay of RETRY_DELAYS_MS) {
+      clock.advance(delay * 1.3);
+      await w.drain();
+    }
+    expect(logs.text()).not.toContain('notification send failed');
+    expect(logs.text()).not.toContain('notification could not be delivered');
+    expect(logs.text()).toContain('notification card could not be drawn; will try again');
+    expect(logs.text()).toContain('notification card could not be drawn; dead-lettered');
+    const here = (await store.entries<DeadLetter>(NS.deadLetters)).map(([, l]) => l);
+    const section = notificationsSection(
+      {
+        kinds: ['payments'],
+        digest: undefined,
+        outbox: { events: 0, pending: 0, nextAt: undefined },
+        deadLetters: { total: 1, here },
+        webhook: { storedKeys: 0, envKey: true },
+      },
+      true,
+      { locale: 'en-US', timeZone: 'UTC', version: 'test', now: clock.now() },
+    );
+    const shown = JSON.stringify(section.items);
+    expect(shown).toContain(`its card could not be drawn (${RETRY_DELAYS_MS.length + 1} tries)`);
+    expect(shown).not.toMatch(/\(0\)/);
+  });
 });
 
 describe('a record BILL refuses to read', () => {
@@ -241,7 +277,7 @@ describe('a record BILL refuses to read', () => {
 
 describe('an outbox entry in a shape this version does not write', () => {
   it('one damaged entry (a delivery that is null) is passed over, and the other events still go out', async () => {
-    await store.set(NS.outbox, outboxKey('damaged'), { v: 1, eventId: 'damaged', receivedAt: 1, targets: { somewhere: null } });
+    await store.set(NS.outbox, outboxKey(ORG, 'damaged'), { v: 1, eventId: 'damaged', receivedAt: 1, targets: { somewhere: null } });
     const { w, sent } = worker(() => Promise.resolve({ state: 'current', entity: BILLS_RECORD }));
     const raw = paymentEvent();
     expect((await receiver().accept(raw, sign(raw))).body.status).toBe('accepted');

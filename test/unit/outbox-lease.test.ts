@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/infra/clock.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { Leases } from '../../src/notify/jobs.js';
-import { outboxKey } from '../../src/notify/receiver.js';
+import { eventKey, outboxKey } from '../../src/notify/receiver.js';
 import { ChannelSubscriptions } from '../../src/notify/subscriptions.js';
 import type { OutboxEvent, SendOutcome } from '../../src/notify/types.js';
 import { deliveryWorker } from '../../src/notify/worker.js';
@@ -114,14 +114,14 @@ describe.each(['redis', 'file'])('two workers on one %s store', (kind) => {
       reference: { conversation: { id: TARGET.channelId } },
       createdBy: undefined,
     });
-    expect(await state.setIfAbsent(NS.outbox, outboxKey(eventId), event(eventId))).toBe(true);
+    expect(await state.setIfAbsent(NS.outbox, outboxKey('org-1', eventId), event(eventId))).toBe(true);
 
     const slowA = gate();
     const a = worker(state, { enrich: slowA });
     const drainA = a.w.drain();
     await slowA.reached;
     // A stalls past its lease (no renewal: a long GC pause, a frozen VM); B takes the event over and is sending.
-    await until("A's lease to expire", async () => (await state.get(NS.outbox, `lease|${eventId}`)) === undefined);
+    await until("A's lease to expire", async () => (await state.get(NS.outbox, `lease|${eventKey('org-1', eventId)}`)) === undefined);
     const sendingB = gate();
     const b = worker(state, { send: sendingB });
     const drainB = b.w.drain();
@@ -133,7 +133,7 @@ describe.each(['redis', 'file'])('two workers on one %s store', (kind) => {
     sendingB.open();
     await drainB;
     expect(b.sent).toEqual([eventId]);
-    expect(await state.get(NS.outbox, outboxKey(eventId))).toBeUndefined();
+    expect(await state.get(NS.outbox, outboxKey('org-1', eventId))).toBeUndefined();
     expect(logs.text()).toContain('outbox lease lost to another worker; this one stops working on the event without sending');
     await Promise.all([a.w.stop(), b.w.stop()]);
   });

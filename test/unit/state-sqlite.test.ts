@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { WebhookKeys } from '../../src/notify/keys.js';
-import { WebhookReceiver, outboxKey } from '../../src/notify/receiver.js';
+import { WebhookReceiver, eventKey, outboxKey } from '../../src/notify/receiver.js';
 import { DATABASE_FILE, SqliteStateStore, StateDirInUse } from '../../src/infra/state/sqliteStore.js';
 import { NS } from '../../src/infra/state/types.js';
 
@@ -95,6 +95,21 @@ describe('the SQLite store', () => {
     const again = open();
     expect(await again.get('webhook-keys', 'sub-1')).toEqual({ key: 'as BILL gave it' });
     for (const f of [DATABASE_FILE, `${DATABASE_FILE}-wal`]) expect([f, statSync(join(dir, f)).mode & 0o777]).toEqual([f, 0o600]);
+  });
+
+  it('an audit log left readable by others (0644, from an older version or a copy) is made owner-only when opened; a new one is owner-only', async () => {
+    writeFileSync(join(dir, 'audit.log'), '{"who":"someone","command":"bills"}\n', { mode: 0o644 });
+    chmodSync(join(dir, 'audit.log'), 0o644);
+    const s = open();
+    expect(statSync(join(dir, 'audit.log')).mode & 0o777).toBe(0o600);
+    await s.appendAudit({ a: 1 });
+    expect(readFileSync(join(dir, 'audit.log'), 'utf8')).toBe('{"who":"someone","command":"bills"}\n{"a":1}\n');
+    expect(statSync(join(dir, 'audit.log')).mode & 0o777).toBe(0o600);
+    await s.close();
+    rmSync(join(dir, 'audit.log'));
+    const fresh = open();
+    await fresh.appendAudit({ a: 2 });
+    expect(statSync(join(dir, 'audit.log')).mode & 0o777).toBe(0o600);
   });
 
   it('setIfAbsent creates once, and again only after the entry expired; an expired entry is neither read, listed nor deleted', async () => {
@@ -313,13 +328,13 @@ describe('a write the disk refuses', () => {
     const roomAgain = await fillDisk(s);
     const refused = await receiver.accept(raw, signature);
     expect(refused).toMatchObject({ status: 503, body: { status: 'retry' } });
-    expect(await s.get(NS.webhookEvents, eventId)).toBeUndefined();
-    expect(await s.get(NS.outbox, outboxKey(eventId))).toBeUndefined();
+    expect(await s.get(NS.webhookEvents, eventKey('00801ORG', eventId))).toBeUndefined();
+    expect(await s.get(NS.outbox, outboxKey('00801ORG', eventId))).toBeUndefined();
     // BILL retries while the disk is still full: still not acknowledged, and not taken for a duplicate.
     expect((await receiver.accept(raw, signature)).status).toBe(503);
     roomAgain();
     expect(await receiver.accept(raw, signature)).toMatchObject({ status: 200, body: { status: 'accepted', eventId } });
-    expect(await s.get(NS.outbox, outboxKey(eventId))).toMatchObject({ eventId });
+    expect(await s.get(NS.outbox, outboxKey('00801ORG', eventId))).toMatchObject({ eventId });
     expect(await receiver.accept(raw, signature)).toMatchObject({ status: 200, body: { status: 'duplicate' } });
   });
 });

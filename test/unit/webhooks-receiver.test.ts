@@ -107,7 +107,7 @@ describe("verifying with the subscription's key", () => {
     const answer = await receiver().accept(raw, sign(raw, key));
     expect(answer).toMatchObject({ status: 200, body: { status: 'accepted' } });
     const eventId = (JSON.parse(raw.toString()) as { metadata: { eventId: string } }).metadata.eventId;
-    const queued = await store.get<OutboxEvent>(NS.outbox, outboxKey(eventId));
+    const queued = await store.get<OutboxEvent>(NS.outbox, outboxKey(ORG, eventId));
     expect(queued).toMatchObject({
       eventId,
       orgId: ORG,

@@ -346,10 +346,16 @@ export function notificationsSection(s: NotifyStatus, inChannel: boolean, opts: 
   ]);
   const items: CardElement[] = [facts(rows)];
   for (const d of s.deadLetters.here) {
-    const why = escapeMarkdown(`${d.status}${d.code ? ` ${d.code}` : ''}`);
-    items.push(
-      text(`Not delivered here: ${escapeMarkdown(d.type)} of ${dateTime(d.at, opts)} after ${d.tries} tries (${why}).`, { size: 'Small' }),
-    );
+    const answer = escapeMarkdown(`${d.status}${d.code ? ` ${d.code}` : ''}`);
+    const tries = `${d.tries} ${d.tries === 1 ? 'try' : 'tries'}`;
+    // A letter set aside before any send says why, not a count of sends that were never made.
+    const why =
+      d.cause === 'refused'
+        ? `: set aside, BILL refused to read the record (${answer})`
+        : d.cause === 'undrawable'
+          ? `: set aside, its card could not be drawn (${tries})`
+          : ` after ${tries} (${answer})`;
+    items.push(text(`Not delivered here: ${escapeMarkdown(d.type)} of ${dateTime(d.at, opts)}${why}.`, { size: 'Small' }));
   }
   const summary =
     s.deadLetters.total > 0 ? `${s.deadLetters.total} undelivered notification${s.deadLetters.total === 1 ? '' : 's'}` : undefined;

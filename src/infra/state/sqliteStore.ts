@@ -19,6 +19,7 @@ import { NS, checkNamespace, encode, type SetOptions, type StateStore } from './
 export const DATABASE_FILE = 'billbridge.sqlite';
 /** Who holds the database, for the refusal message only (the lock itself is the database file's). */
 const HOLDER_FILE = 'billbridge.pid';
+const AUDIT_FILE = 'audit.log';
 
 /** Written on every turn, and harmless to lose in a power cut: Teams' duplicate-delivery marks, card button records. */
 const NOT_SYNCED: ReadonlySet<string> = new Set([NS.seenActivities, NS.cardMessages]);
@@ -103,13 +104,14 @@ export class SqliteStateStore implements StateStore {
       // Owner-only, like the directory: without SECRETS_KEY webhook keys are stored as BILL gave them. SQLite gives
       // its WAL file the database file's mode.
       closeSync(openSync(file, 'a', 0o600));
-      // A database (or a WAL a kill left) that another version or a copy made readable by others is made owner-only too;
-      // a file this process may not change the mode of is left as it is (SQLite may still read and write it).
-      for (const f of [file, `${file}-wal`]) {
+      // A database (or a WAL a kill left), or an audit log (who ran what, in which team), that another version or a copy
+      // made readable by others is made owner-only too; a file this process may not change the mode of is left as it is
+      // (SQLite may still read and write it). A new audit log is created owner-only (LogFile).
+      for (const f of [file, `${file}-wal`, join(this.location, AUDIT_FILE)]) {
         try {
           chmodSync(f, 0o600);
         } catch {
-          // Absent (the WAL), or owned by another user.
+          // Absent (the WAL, the audit log), or owned by another user.
         }
       }
       // timeout 0: a lock held by another process is reported at once instead of being waited for.
@@ -139,7 +141,7 @@ export class SqliteStateStore implements StateStore {
     this.db = db;
     writeFileSync(join(this.location, HOLDER_FILE), `${process.pid}\n`, { mode: 0o600 });
     this.sql = statements(db);
-    this.auditLocation = join(this.location, 'audit.log');
+    this.auditLocation = join(this.location, AUDIT_FILE);
     this.audit = new LogFile(this.auditLocation);
     // Expired rows are invisible to reads already; this gives their space back (webhook event ids, seen activities).
     // A full disk refuses the sweep too; expired rows stay invisible and the next sweep tries again.
