@@ -196,7 +196,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
                 cluster.rateLimiter('link-attempts', linkAttemptsPerHour, 3_600),
                 linkCooldownS > 0 ? cluster.rateLimiter('link-cooldown', 1, linkCooldownS) : undefined,
               )
-            : memoryLinkAttempts(linkAttemptsPerHour, linkCooldownS),
+            : memoryLinkAttempts(linkAttemptsPerHour, linkCooldownS, clock),
           bill,
           vendors: mirror,
           waitMs: config.limits.commandWaitMs,
@@ -315,7 +315,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const lookup = textLookup({ mirror, settings: finance });
   const dispatcher = new Dispatcher({ registry, orgBindings, clock, locale, timeZone, log, lookup });
   const perMinute = config.limits.userCommandsPerMinute;
-  const userRate = cluster ? limiterUserCommandRate(cluster.rateLimiter('user-commands', perMinute, 60)) : memoryUserCommandRate(perMinute);
+  const userRate = cluster
+    ? limiterUserCommandRate(cluster.rateLimiter('user-commands', perMinute, 60))
+    : memoryUserCommandRate(perMinute, clock);
   const refresh = refreshNotification({
     notify,
     mirror,

@@ -66,7 +66,7 @@ function service(waiting = [BILL1]): Approvals {
     links: new UserLinks({ store, secretsKey, log }),
     cards: new ApprovalCards(store, clock),
     secretsKey,
-    attempts: memoryLinkAttempts(5, 60),
+    attempts: memoryLinkAttempts(5, 60, clock),
     bill,
     vendors: { names: async () => new Map([['00901VENDOR', { id: '00901VENDOR', name: 'Acme Paper', currency: 'USD', archived: false }]]) },
     waitMs: 1_000,

@@ -56,7 +56,7 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
     log,
     lookup: { find: async () => nothingNamed },
   });
-  const rate = memoryUserCommandRate(opts.perMinute ?? 1000);
+  const rate = memoryUserCommandRate(opts.perMinute ?? 1000, systemClock);
   const noInstallEvents = async () => {
     throw new Error('no install events in these tests');
   };
