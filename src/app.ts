@@ -183,7 +183,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   // Approvals run as the approver, with their own BILL token sealed under SECRETS_KEY. Without the key there is no
   // safe place for those tokens, so the feature is off and its commands say so.
   const { linkAttemptsPerHour, linkCooldownS } = config.limits;
-  const userLinks = config.secretsKey ? new UserLinks({ store: state, secretsKey: config.secretsKey, log }) : undefined;
+  const userLinks = config.secretsKey ? new UserLinks({ store: state, secretsKey: config.secretsKey, log, clock }) : undefined;
   const approvals =
     config.secretsKey && userLinks
       ? new Approvals({

@@ -63,7 +63,7 @@ function service(waiting = [BILL1]): Approvals {
     forgetRefusedAs: () => undefined,
   } satisfies Pick<BillGateway, 'orgAs' | 'releaseAs' | 'forgetRefusedAs'>;
   return new Approvals({
-    links: new UserLinks({ store, secretsKey, log }),
+    links: new UserLinks({ store, secretsKey, log, clock }),
     cards: new ApprovalCards(store, clock),
     secretsKey,
     attempts: memoryLinkAttempts(5, 60, clock),
