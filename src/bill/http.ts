@@ -90,8 +90,14 @@ function categoryOfStatus(status: number): BillErrorCategory {
   return status >= 400 ? 'validation' : 'unknown';
 }
 
-/** Turns a non-2xx answer into a BillApiError, by BDC code first, then by status. */
-export function classifyResponse(status: number, text: string, headers: IncomingHttpHeaders, nowMs: number): BillApiError {
+/** Turns a non-2xx answer into a BillApiError, by BDC code first, then by status; `api`: which BILL API answered. */
+export function classifyResponse(
+  status: number,
+  text: string,
+  headers: IncomingHttpHeaders,
+  nowMs: number,
+  api: BillApiError['api'] = 'bill',
+): BillApiError {
   const entries = parseErrorEntries(text);
   // A known code decides the category wherever it is in the array; otherwise the first code is named.
   const code = entries.find((e) => e.code && KNOWN_CODES.has(e.code))?.code ?? entries.find((e) => e.code)?.code;
@@ -109,6 +115,7 @@ export function classifyResponse(status: number, text: string, headers: Incoming
     entries,
     retryAfterMs: retryAfter,
     message: `BILL ${code ?? shape ?? 'error'} (${category}, HTTP ${status})`,
+    api,
   });
 }
 
@@ -236,7 +243,7 @@ export class BillHttp {
         });
       }
     }
-    const err = classifyResponse(status, text, resHeaders, this.deps.clock.now());
+    const err = classifyResponse(status, text, resHeaders, this.deps.clock.now(), req.upstream.service === 'spend' ? 'spend' : 'bill');
     this.deps.log.debug({ route: req.route, status, ms, code: err.code, category: err.category }, 'BILL call refused');
     throw err;
   }
