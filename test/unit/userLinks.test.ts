@@ -151,7 +151,7 @@ describe('approver links at rest', () => {
     });
     // The edit lock is gone, and is not mistaken for a link that cannot be opened.
     expect(await here.unopenable()).toBe(0);
-    expect(await store.entries(NS.userLinkEdits)).toEqual([]);
+    expect(await store.entries(NS.editLocks)).toEqual([]);
   });
 
   it('a disconnect, or a reconnect, made between a change reading the link and writing it back is not undone by it', async () => {

@@ -88,7 +88,7 @@ export class ApprovalCards {
    * After ~2 s of waiting for a holder that died, the change is made anyway.
    */
   update(id: string, change: (state: ApprovalCardState) => void): Promise<ApprovalCardState | undefined> {
-    return withEditLock({ store: this.store, clock: this.clock }, NS.approvalCards, `edit|${id}`, async () => {
+    return withEditLock({ store: this.store, clock: this.clock }, { at: { ns: NS.approvalCards, key: `edit|${id}` } }, async () => {
       const state = await this.get(id);
       if (!state) return undefined;
       change(state);

@@ -95,11 +95,11 @@ export class UserLinks {
   }
 
   /**
-   * One write of a link at a time, across instances (the stores have no compare-and-set): under a short lease in a
-   * namespace of its own (entries() of NS.userLinks stays links only), keyed by the link's opaque key.
+   * One write of a link at a time, across instances (the stores have no compare-and-set): under a short lease kept
+   * outside NS.userLinks (its entries() stay links only), keyed by the link's opaque key.
    */
   private editing<T>(ref: UserLinkRef, change: () => Promise<T>): Promise<T> {
-    return withEditLock(this.deps, NS.userLinkEdits, this.key(ref), change);
+    return withEditLock(this.deps, { ns: NS.userLinks, key: this.key(ref) }, change);
   }
 
   private async write(link: UserLink): Promise<void> {

@@ -4,20 +4,23 @@
 // made anyway.
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Clock } from '../clock.js';
-import type { StateStore } from './types.js';
+import { NS, type StateStore } from './types.js';
 
 /** How long a change holds its record at most. */
 const EDIT_LOCK_MS = 5_000;
 const EDIT_WAIT_STEP_MS = 25;
 const EDIT_WAIT_STEPS = 80;
 
-/** Runs `change` while holding the lease `lockKey` of namespace `ns` (a namespace that entries() readers know of, or one of its own). */
+/**
+ * Runs `change` while holding the lease of record `key` of namespace `ns`. The lease is kept in NS.editLocks (so the
+ * record's own namespace holds records only), unless `at` names where (approval cards keep theirs beside the cards).
+ */
 export async function withEditLock<T>(
   deps: { store: Pick<StateStore, 'setIfAbsent' | 'delete'>; clock: Clock },
-  ns: string,
-  lockKey: string,
+  record: { ns: string; key: string } | { at: { ns: string; key: string } },
   change: () => Promise<T>,
 ): Promise<T> {
+  const { ns, key: lockKey } = 'at' in record ? record.at : { ns: NS.editLocks, key: `${record.ns}|${record.key}` };
   let held = false;
   for (let step = 0; step < EDIT_WAIT_STEPS; step++) {
     held = await deps.store.setIfAbsent(ns, lockKey, deps.clock.now(), { ttlMs: EDIT_LOCK_MS });
