@@ -364,6 +364,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const serveMetrics = async () => ({ contentType: metrics.contentType, body: await metrics.metrics() });
   const server = createHttpServer({
     log,
+    clock,
     messages: adapter.messagesFor(bot),
     // Redis unreachable at start: not ready. Lost later: still ready (a drained fleet helps nobody); commands answer
     // "temporarily unavailable" and nothing reaches BILL until it is back.
@@ -371,7 +372,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     requireBearer: config.bot.appId !== '',
     metrics: serveMetrics,
     metricsToken: config.metrics.token,
-    routes: [webhookRoute(notingEvents(notify.receiver, state, clock, log), log), tabApi],
+    routes: [webhookRoute(notingEvents(notify.receiver, state, clock, log), log, clock), tabApi],
   });
 
   const metricsServer = config.metrics.port === undefined ? undefined : createMetricsServer(serveMetrics, config.metrics.token, log);
