@@ -219,7 +219,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   // BILL webhooks -> durable outbox -> proactive cards in subscribed channels, and scheduled digests.
   // Proactive cards (notifications, digests, approvals digests) go through the Bot Framework with stored references;
   // the buttons each card carries are recorded in the state store, where the bot's clicks look them up.
-  const cardMessages = new CardMessages(state);
+  const cardMessages = new CardMessages(state, clock);
   const sender = botFrameworkSender(adapter, config.bot.appId, log, cardMessages);
   const { webhookSecurityKey, webhookSecurityKeys } = config.bill;
   const notify = createNotifications({
