@@ -183,7 +183,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   // Approvals run as the approver, with their own BILL token sealed under SECRETS_KEY. Without the key there is no
   // safe place for those tokens, so the feature is off and its commands say so.
   const { linkAttemptsPerHour, linkCooldownS } = config.limits;
-  const userLinks = config.secretsKey ? new UserLinks({ store: state, secretsKey: config.secretsKey, log }) : undefined;
+  const userLinks = config.secretsKey ? new UserLinks({ store: state, secretsKey: config.secretsKey, log, clock }) : undefined;
   const approvals =
     config.secretsKey && userLinks
       ? new Approvals({
@@ -196,7 +196,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
                 cluster.rateLimiter('link-attempts', linkAttemptsPerHour, 3_600),
                 linkCooldownS > 0 ? cluster.rateLimiter('link-cooldown', 1, linkCooldownS) : undefined,
               )
-            : memoryLinkAttempts(linkAttemptsPerHour, linkCooldownS),
+            : memoryLinkAttempts(linkAttemptsPerHour, linkCooldownS, clock),
           bill,
           vendors: mirror,
           waitMs: config.limits.commandWaitMs,
@@ -219,7 +219,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   // BILL webhooks -> durable outbox -> proactive cards in subscribed channels, and scheduled digests.
   // Proactive cards (notifications, digests, approvals digests) go through the Bot Framework with stored references;
   // the buttons each card carries are recorded in the state store, where the bot's clicks look them up.
-  const cardMessages = new CardMessages(state);
+  const cardMessages = new CardMessages(state, clock);
   const sender = botFrameworkSender(adapter, config.bot.appId, log, cardMessages);
   const { webhookSecurityKey, webhookSecurityKeys } = config.bill;
   const notify = createNotifications({
@@ -315,7 +315,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const lookup = textLookup({ mirror, settings: finance });
   const dispatcher = new Dispatcher({ registry, orgBindings, clock, locale, timeZone, log, lookup });
   const perMinute = config.limits.userCommandsPerMinute;
-  const userRate = cluster ? limiterUserCommandRate(cluster.rateLimiter('user-commands', perMinute, 60)) : memoryUserCommandRate(perMinute);
+  const userRate = cluster
+    ? limiterUserCommandRate(cluster.rateLimiter('user-commands', perMinute, 60))
+    : memoryUserCommandRate(perMinute, clock);
   const refresh = refreshNotification({
     notify,
     mirror,
@@ -362,6 +364,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const serveMetrics = async () => ({ contentType: metrics.contentType, body: await metrics.metrics() });
   const server = createHttpServer({
     log,
+    clock,
     messages: adapter.messagesFor(bot),
     // Redis unreachable at start: not ready. Lost later: still ready (a drained fleet helps nobody); commands answer
     // "temporarily unavailable" and nothing reaches BILL until it is back.
@@ -369,7 +372,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     requireBearer: config.bot.appId !== '',
     metrics: serveMetrics,
     metricsToken: config.metrics.token,
-    routes: [webhookRoute(notingEvents(notify.receiver, state, clock, log), log), tabApi],
+    routes: [webhookRoute(notingEvents(notify.receiver, state, clock, log), log, clock), tabApi],
   });
 
   const metricsServer = config.metrics.port === undefined ? undefined : createMetricsServer(serveMetrics, config.metrics.token, log);

@@ -28,6 +28,8 @@ export class BillApiError extends Error {
   readonly entries: BillErrorEntry[];
   /** When the upstream tells us to wait (BDC_1144 until the top of the hour, 429 Retry-After). */
   readonly retryAfterMs: number | undefined;
+  /** Which BILL API answered: AP/AR ('bill', the default) or Spend & Expense ('spend', with its own per-minute budget). */
+  readonly api: 'bill' | 'spend';
 
   constructor(args: {
     category: BillErrorCategory;
@@ -37,6 +39,7 @@ export class BillApiError extends Error {
     message?: string;
     retryAfterMs?: number;
     cause?: unknown;
+    api?: 'bill' | 'spend';
   }) {
     // The message is for logs: code and category, never request data or secrets.
     super(args.message ?? `BILL ${args.code ?? 'error'} (${args.category}, HTTP ${args.status})`, { cause: args.cause });
@@ -46,6 +49,7 @@ export class BillApiError extends Error {
     this.status = args.status;
     this.entries = args.entries ?? [];
     this.retryAfterMs = args.retryAfterMs;
+    this.api = args.api ?? 'bill';
   }
 }
 

@@ -90,8 +90,14 @@ function categoryOfStatus(status: number): BillErrorCategory {
   return status >= 400 ? 'validation' : 'unknown';
 }
 
-/** Turns a non-2xx answer into a BillApiError, by BDC code first, then by status. */
-export function classifyResponse(status: number, text: string, headers: IncomingHttpHeaders, nowMs: number): BillApiError {
+/** Turns a non-2xx answer into a BillApiError, by BDC code first, then by status; `api`: which BILL API answered. */
+export function classifyResponse(
+  status: number,
+  text: string,
+  headers: IncomingHttpHeaders,
+  nowMs: number,
+  api: BillApiError['api'] = 'bill',
+): BillApiError {
   const entries = parseErrorEntries(text);
   // A known code decides the category wherever it is in the array; otherwise the first code is named.
   const code = entries.find((e) => e.code && KNOWN_CODES.has(e.code))?.code ?? entries.find((e) => e.code)?.code;
@@ -109,6 +115,7 @@ export function classifyResponse(status: number, text: string, headers: Incoming
     entries,
     retryAfterMs: retryAfter,
     message: `BILL ${code ?? shape ?? 'error'} (${category}, HTTP ${status})`,
+    api,
   });
 }
 
@@ -144,8 +151,12 @@ export class BillHttp {
     let failures = 0;
     let throttles = 0;
     for (;;) {
+      let endBy: number | undefined;
       try {
-        return await limiter.run(req.upstream, req.run, () => this.once<T>(req));
+        return await limiter.run(req.upstream, req.run, (call) => {
+          endBy = call.endBy;
+          return this.once<T>(req, endBy);
+        });
       } catch (err) {
         if (!(err instanceof BillApiError)) throw err;
         let wait: number;
@@ -167,12 +178,15 @@ export class BillHttp {
           wait = backoffMs(failures++, baseDelayMs, maxDelayMs);
           log.warn({ route: req.route, category: err.category, status: err.status, attempt: failures, wait }, 'BILL call failed; retrying');
         }
+        // A person's turn that has no time left for another attempt is told what went wrong now, not "busy" later.
+        if (endBy !== undefined && this.deps.clock.now() + wait >= endBy) throw err;
         await sleep(wait);
       }
     }
   }
 
-  private async once<T>(req: BillRequest): Promise<T> {
+  /** One attempt; `endBy`: when the person's turn needs it ended (app clock), if sooner than the request timeout. */
+  private async once<T>(req: BillRequest, endBy: number | undefined): Promise<T> {
     const url = new URL(req.baseUrl);
     // %20 rather than '+' for spaces: both decode, but '+' is ambiguous outside form bodies.
     const query = Object.entries(req.query ?? {})
@@ -185,13 +199,14 @@ export class BillHttp {
     if (body !== undefined) headers['content-type'] = 'application/json';
     const started = performance.now();
     // undici's body timeout is between chunks: a body trickling a byte at a time would hold the slot for ever. The
-    // timeout is the whole request's, body included.
+    // timeout is the whole request's, body included, and ends with the person's turn when that comes first.
     const abort = new AbortController();
     let timedOut = false;
+    const left = endBy === undefined ? this.deps.timeoutMs : Math.min(this.deps.timeoutMs, Math.max(0, endBy - this.deps.clock.now()));
     const timer = setTimeout(() => {
       timedOut = true;
       abort.abort();
-    }, this.deps.timeoutMs);
+    }, left);
     const { status, resHeaders, text } = await this.agent
       .request({ origin: url.origin, path, method: req.method, headers, body, signal: abort.signal })
       .then(async (res) => ({
@@ -228,7 +243,7 @@ export class BillHttp {
         });
       }
     }
-    const err = classifyResponse(status, text, resHeaders, this.deps.clock.now());
+    const err = classifyResponse(status, text, resHeaders, this.deps.clock.now(), req.upstream.service === 'spend' ? 'spend' : 'bill');
     this.deps.log.debug({ route: req.route, status, ms, code: err.code, category: err.category }, 'BILL call refused');
     throw err;
   }

@@ -7,6 +7,7 @@
 import type { Clock } from '../infra/clock.js';
 import { bindingTarget, targetKey, type BindingScope, type BindingTarget, type OrgBindings } from './bindings.js';
 import { NS, type StateStore } from '../infra/state/types.js';
+import { withEditLock } from '../infra/state/editLock.js';
 import type { TeamInfo } from '../graph/teams.js';
 
 /** Namespaces whose entries belong to one team or chat and go when the bot is removed from it. */
@@ -47,16 +48,18 @@ export class Installations {
     const now = this.clock.now();
     const fresh: InstallRecord = { ...input, tenantId: input.tenantId.toLowerCase(), installedAt: now, updatedAt: now };
     if (await this.state.setIfAbsent(NS.conversations, key, fresh)) return { created: true, record: fresh };
-    const existing = (await this.state.get<InstallRecord>(NS.conversations, key)) ?? fresh;
-    const record: InstallRecord = {
-      ...existing,
-      ...(Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as Partial<InstallRecord>),
-      tenantId: existing.tenantId,
-      installedAt: existing.installedAt,
-      updatedAt: now,
-    };
-    await this.state.set(NS.conversations, key, record);
-    return { created: false, record };
+    return this.editing(key, async () => {
+      const existing = (await this.state.get<InstallRecord>(NS.conversations, key)) ?? fresh;
+      const record: InstallRecord = {
+        ...existing,
+        ...(Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as Partial<InstallRecord>),
+        tenantId: existing.tenantId,
+        installedAt: existing.installedAt,
+        updatedAt: now,
+      };
+      await this.state.set(NS.conversations, key, record);
+      return { created: false, record };
+    });
   }
 
   async get(target: BindingTarget): Promise<InstallRecord | undefined> {
@@ -68,17 +71,25 @@ export class Installations {
     return target ? this.get(target) : undefined;
   }
 
-  async update(target: BindingTarget, patch: Partial<Pick<InstallRecord, 'name' | 'graph' | 'aadGroupId'>>): Promise<void> {
+  /** A rename and a Graph read made at once both land; a record removed meanwhile stays removed. */
+  update(target: BindingTarget, patch: Partial<Pick<InstallRecord, 'name' | 'graph' | 'aadGroupId'>>): Promise<void> {
     const key = targetKey(target);
-    const existing = await this.state.get<InstallRecord>(NS.conversations, key);
-    if (!existing) return;
-    await this.state.set(NS.conversations, key, { ...existing, ...patch, updatedAt: this.clock.now() });
+    return this.editing(key, async () => {
+      const existing = await this.state.get<InstallRecord>(NS.conversations, key);
+      if (!existing) return;
+      await this.state.set(NS.conversations, key, { ...existing, ...patch, updatedAt: this.clock.now() });
+    });
+  }
+
+  /** One change of a record at a time, on one instance or a fleet (the stores have no compare-and-set). */
+  private editing<T>(key: string, change: () => Promise<T>): Promise<T> {
+    return withEditLock({ store: this.state, clock: this.clock }, { ns: NS.conversations, key }, change);
   }
 
   /** The bot left a team or chat: its record, binding, subscriptions and digests go (how many per namespace in `removed`). */
   async remove(target: BindingTarget): Promise<{ record: boolean; bindingOrgId: string | undefined; removed: Record<string, number> }> {
     const key = targetKey(target);
-    const record = await this.state.delete(NS.conversations, key);
+    const record = await this.editing(key, () => this.state.delete(NS.conversations, key));
     const bindingOrgId = await this.bindings.remove(target);
     const removed: Record<string, number> = {};
     for (const ns of TARGET_SCOPED_NAMESPACES) {

@@ -88,11 +88,14 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
           `You've sent a lot of commands in the last minute. Try again in ${s} s.`,
           `Too many commands; try again in ${s} s.`,
         );
-      default:
-        return said('BILL is busy', `BILL is busy — try again in ${s} s.`, `BILL is busy — try again in ${s} s.`, {
+      default: {
+        // Spend & Expense has a budget of its own (calls a minute per token): its pause is named as its own.
+        const who = err.budget.startsWith('spend') ? 'BILL Spend & Expense' : 'BILL';
+        return said(`${who} is busy`, `${who} is busy — try again in ${s} s.`, `${who} is busy — try again in ${s} s.`, {
           ref,
           actions: retry,
         });
+      }
     }
   }
   if (err instanceof TenantNotAllowed) {
@@ -157,7 +160,7 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
         return errorReply(new LimitExceeded('bill.requests', err.retryAfterMs ?? 3_600_000, 'hourly'), ctx);
       case 'concurrencyLimit':
       case 'rateLimited':
-        return errorReply(new LimitExceeded('bill', err.retryAfterMs ?? 5_000, 'busy'), ctx);
+        return errorReply(new LimitExceeded(err.api === 'spend' ? 'spend.requests' : 'bill', err.retryAfterMs ?? 5_000, 'busy'), ctx);
       default:
         return said(
           "BILL didn't answer as expected",

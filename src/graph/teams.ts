@@ -207,9 +207,13 @@ export class GraphTeams {
   }): Promise<GraphResponse> {
     const { limiter, log } = this.deps;
     for (let attempt = 0; ; attempt++) {
-      const res = await limiter.run(opts.upstream, { priority: 'interactive' }, async (): Promise<GraphResponse> => {
-        // undici's body timeout is between chunks: the timeout is the whole request's, so a body that trickles ends too.
-        const signal = AbortSignal.timeout(this.deps.timeoutMs ?? GRAPH_TIMEOUT_MS);
+      let endBy: number | undefined;
+      const res = await limiter.run(opts.upstream, { priority: 'interactive' }, async (call): Promise<GraphResponse> => {
+        // undici's body timeout is between chunks: the timeout is the whole request's, so a body that trickles ends too,
+        // and it ends with the person's turn when that comes first.
+        endBy = call.endBy;
+        const own = this.deps.timeoutMs ?? GRAPH_TIMEOUT_MS;
+        const signal = AbortSignal.timeout(endBy === undefined ? own : Math.min(own, Math.max(0, endBy - this.deps.clock.now())));
         let text: string | undefined;
         let answer: Awaited<ReturnType<typeof request>>;
         try {
@@ -239,7 +243,9 @@ export class GraphTeams {
       const retryAfter = retryAfterMs(res.headers['retry-after'], Date.now());
       if (retryAfter !== undefined) limiter.throttled(opts.upstream, { kind: 'retryAfter', ms: retryAfter });
       const wait = retryAfter ?? backoffMs(attempt, 500, 4_000);
-      const giveUp = attempt >= MAX_RETRIES || wait > this.deps.config.limits.commandWaitMs;
+      // A person's turn with no time left for another attempt gets this answer now.
+      const late = endBy !== undefined && this.deps.clock.now() + wait >= endBy;
+      const giveUp = attempt >= MAX_RETRIES || wait > this.deps.config.limits.commandWaitMs || late;
       log.info(
         { operation: opts.operation, status: res.status, attempt, retryAfterMs: retryAfter, giveUp },
         'graph throttled or unavailable',

@@ -4,18 +4,22 @@
 // (BILL's senders) skip the shared bucket, so a flood from many addresses cannot lock BILL out. Behind a reverse proxy
 // the per-source bucket becomes one more shared bucket.
 import { dropOldest } from '../infra/bounded.js';
+import type { Clock } from '../infra/clock.js';
 
 /** Bytes refill at `perSecond` up to `capacity`; a new bucket is full. */
 class ByteBucket {
   private level: number;
   private at = 0;
 
-  constructor(private readonly rate: { capacity: number; perSecond: number }) {
+  constructor(
+    private readonly rate: { capacity: number; perSecond: number },
+    private readonly clock: Clock,
+  ) {
     this.level = rate.capacity;
   }
 
   private refill(): void {
-    const now = Date.now();
+    const now = this.clock.now();
     this.level = Math.min(this.rate.capacity, this.level + ((now - this.at) / 1000) * this.rate.perSecond);
     this.at = now;
   }
@@ -75,7 +79,12 @@ export interface Reservation {
 export class SenderBudget {
   private readonly sources = new Map<string, ByteBucket>();
   private readonly verified = new Map<string, number>();
-  private readonly shared = new ByteBucket(GLOBAL);
+  private readonly shared: ByteBucket;
+
+  /** `clock`: the app's (buckets refill, and verified senders' passes end, as it moves). */
+  constructor(private readonly clock: Clock) {
+    this.shared = new ByteBucket(GLOBAL, clock);
+  }
 
   /** Reserves `declared` bytes (or `max` when the length is not declared) for `address`; a refusal says when to retry. */
   reserve(address: string | undefined, declared: number | undefined, max: number): Reservation | { retryAfterS: number } {
@@ -83,7 +92,7 @@ export class SenderBudget {
     const bytes = Math.max(MIN_CHARGE, declared ?? max);
     const bucket = this.bucketOf(source);
     if (!bucket.take(bytes)) return { retryAfterS: bucket.secondsUntil(bytes) };
-    const global = (this.verified.get(source) ?? 0) <= Date.now();
+    const global = (this.verified.get(source) ?? 0) <= this.clock.now();
     if (global && !this.shared.take(bytes)) {
       bucket.give(bytes);
       return { retryAfterS: this.shared.secondsUntil(bytes) };
@@ -95,7 +104,7 @@ export class SenderBudget {
   verifiedSender(r: Reservation): void {
     this.release(r);
     this.verified.delete(r.source);
-    this.verified.set(r.source, Date.now() + VERIFIED_FOR_MS);
+    this.verified.set(r.source, this.clock.now() + VERIFIED_FOR_MS);
     if (this.verified.size > MAX_SOURCES) dropOldest(this.verified);
   }
 
@@ -117,7 +126,7 @@ export class SenderBudget {
   private bucketOf(source: string): ByteBucket {
     let bucket = this.sources.get(source);
     if (!bucket) {
-      bucket = new ByteBucket(PER_SOURCE);
+      bucket = new ByteBucket(PER_SOURCE, this.clock);
       this.sources.set(source, bucket);
       if (this.sources.size > MAX_SOURCES) dropOldest(this.sources);
     }

@@ -1,6 +1,7 @@
 // restify server and routes: /api/messages, /healthz and /readyz (GET and HEAD), /metrics (with METRICS_TOKEN), the tab page /tab; everything else is 404.
 import restify, { type Next, type Request, type Response, type Server } from 'restify';
 import type { Logger } from '../infra/log.js';
+import type { Clock } from '../infra/clock.js';
 import type { BillbridgeAdapter } from '../teams/adapter.js';
 import { errorMessage } from '../errors.js';
 import { serveMetrics, type MetricsHandler } from './metrics.js';
@@ -18,6 +19,8 @@ export function safeReviver(key: string, value: unknown): unknown {
 
 export interface HttpServerDeps {
   log: Logger;
+  /** The app's clock (the unauthenticated senders' byte budget runs on it). */
+  clock: Clock;
   /** The Teams edge: runs one POSTed activity and answers the request itself, and says whether its token verified. */
   messages: ReturnType<BillbridgeAdapter['messagesFor']>;
   /** /readyz: each part the bot needs and whether it is ready now. */
@@ -68,7 +71,7 @@ export function createHttpServer(deps: HttpServerDeps): Server {
 
   // Bytes senders whose tokens fail may make the bot read and parse (the token is checked against the parsed
   // activity, so a well-formed forged token costs a body parse); see senderBudget.ts.
-  const unauthenticated = new SenderBudget();
+  const unauthenticated = new SenderBudget(deps.clock);
 
   // Runs before the body is read: without a token there is nothing to authenticate, so nothing to parse either.
   const bearerFirst = (req: Request, res: Response, next: (err?: false) => void): void => {

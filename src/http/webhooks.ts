@@ -4,6 +4,7 @@
 import { on } from 'node:events';
 import type { Request, Response, Server } from 'restify';
 import type { Logger } from '../infra/log.js';
+import type { Clock } from '../infra/clock.js';
 import { errorMessage } from '../errors.js';
 import type { WebhookReceiver } from '../notify/receiver.js';
 import { SIGNATURE_HEADER, signatureDigest } from '../bill/webhooks.js';
@@ -45,8 +46,8 @@ export async function readRawBody(req: Request, limit: number): Promise<Buffer> 
   return Buffer.concat(chunks, size);
 }
 
-export function webhookRoute(receiver: Pick<WebhookReceiver, 'accept'>, log: Logger): (server: Server) => void {
-  const budget = new SenderBudget();
+export function webhookRoute(receiver: Pick<WebhookReceiver, 'accept'>, log: Logger, clock: Clock): (server: Server) => void {
+  const budget = new SenderBudget(clock);
   return (server) => {
     server.post('/api/bill/webhooks', async (req: Request, res: Response) => {
       // Refusals before the body is read close the connection: the unread body is not drained either.

@@ -5,7 +5,7 @@
 // answers for them in the same shape.
 import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import { DependencyUnavailable } from '../errors.js';
-import { systemClock, type Clock } from './clock.js';
+import type { Clock } from './clock.js';
 
 export type WindowDecision = { allowed: true } | { allowed: false; retryInMs: number };
 
@@ -36,7 +36,7 @@ export class FixedWindows {
   constructor(
     private readonly limit: number,
     private readonly windowMs: number,
-    private readonly clock: Clock = systemClock,
+    private readonly clock: Clock,
   ) {}
 
   /** Takes one from the key's window (which starts at its first take), or says how long until the window ends. */

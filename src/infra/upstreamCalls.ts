@@ -6,12 +6,15 @@ import type { Upstream } from './limits/types.js';
 
 export type UpstreamCounts = Partial<Record<Upstream['service'], number>>;
 
-/** No upstream work of a person's turn starts later than this after it began: Teams waits 15 s, the answer needs the last. */
+/**
+ * No upstream work of a person's turn starts, or runs on, later than this after it began: Teams waits 15 s, the answer
+ * needs the last.
+ */
 export const TURN_DEADLINE_MS = 14_000;
 
 interface TurnScope {
   counts: UpstreamCounts;
-  /** When the turn's upstream calls must have started by (ms since epoch). */
+  /** When the turn's upstream calls must have started, and ended, by (ms since epoch). */
   deadline: number;
 }
 

@@ -1,5 +1,7 @@
 // Which buttons each card message the bot posted carries, so a click edits only the message that carries its button.
 import { createHash } from 'node:crypto';
+import type { Clock } from '../infra/clock.js';
+import { withEditLock } from '../infra/state/editLock.js';
 import { NS, type StateStore } from '../infra/state/types.js';
 import type { AdaptiveCard, Json } from '../cards/card.js';
 import type { ConversationScope } from '../features/types.js';
@@ -77,7 +79,10 @@ function keyOf(tenantId: string | undefined, conversationId: string, activityId:
 }
 
 export class CardMessages {
-  constructor(private readonly state: StateStore) {}
+  constructor(
+    private readonly state: StateStore,
+    private readonly clock: Clock,
+  ) {}
 
   /**
    * Message `activityId` now carries this card's buttons: `new` (just posted), `edited` (the message was edited for
@@ -89,9 +94,15 @@ export class CardMessages {
     const prints = buttonsOf(card).map((d) => print(d, Object.keys(d).sort()));
     if (prints.length === 0 && how !== 'edited') return;
     const key = keyOf(where.tenantId, where.conversationId, activityId);
-    const before = how === 'shown' ? ((await this.state.get<string[]>(NS.cardMessages, key)) ?? []) : [];
-    const all = [...new Set([...prints, ...before])].slice(0, MAX_BUTTONS);
-    await this.state.set(NS.cardMessages, key, all, { ttlMs: CARD_MESSAGE_TTL_MS });
+    const write = async () => {
+      const before = how === 'shown' ? ((await this.state.get<string[]>(NS.cardMessages, key)) ?? []) : [];
+      const all = [...new Set([...prints, ...before])].slice(0, MAX_BUTTONS);
+      await this.state.set(NS.cardMessages, key, all, { ttlMs: CARD_MESSAGE_TTL_MS });
+    };
+    // A new message's record has no other writer. A message changed from two places at once (two people's answers
+    // shown on it, an edit for everyone) is changed one at a time: both answers' buttons stay, an edit's stay gone.
+    if (how === 'new') await write();
+    else await withEditLock({ store: this.state, clock: this.clock }, { ns: NS.cardMessages, key }, write);
   }
 
   /** Does message `activityId` of this conversation carry a button whose data the click carries unchanged? */

@@ -1,5 +1,6 @@
 // Per-person command rate limit (USER_COMMANDS_PER_MINUTE), so one member cannot spend the organisation's BILL budget.
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { Clock } from '../infra/clock.js';
 import { FixedWindows, limiterTake, type WindowDecision } from '../infra/fixedWindows.js';
 import type { Caller, ConversationScope } from '../features/types.js';
 
@@ -13,9 +14,9 @@ export function limiterUserCommandRate(limiter: RateLimiterAbstract): UserComman
   return { take: (key) => limiterTake(limiter, key, 'user command rate limiter') };
 }
 
-/** One instance: `perMinute` commands per person in a 60 s window that starts at their first. */
-export function memoryUserCommandRate(perMinute: number): UserCommandRate {
-  const windows = new FixedWindows(perMinute, 60_000);
+/** One instance: `perMinute` commands per person in a 60 s window that starts at their first (on the app's clock). */
+export function memoryUserCommandRate(perMinute: number, clock: Clock): UserCommandRate {
+  const windows = new FixedWindows(perMinute, 60_000, clock);
   return { take: (key) => Promise.resolve(windows.take(key)) };
 }
 

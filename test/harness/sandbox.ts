@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import { BillGateway, type BillGatewayOptions } from '../../src/bill/gateway.js';
 import { createLogger, SecretRegistry, type Logger } from '../../src/infra/log.js';
 import { SharedLimiter } from '../../src/infra/limits/limiter.js';
-import type { BudgetSnapshot, Limiter, RunOptions, Throttle, Upstream } from '../../src/infra/limits/types.js';
+import type { AdmittedCall, BudgetSnapshot, Limiter, RunOptions, Throttle, Upstream } from '../../src/infra/limits/types.js';
 import {
   startSandbox,
   type DemoCredentials,
@@ -80,9 +80,9 @@ export async function startTestSandbox(opts: SandboxOptions = {}): Promise<TestS
 export class RecordingLimiter implements Limiter {
   readonly runs: Upstream[] = [];
   readonly throttles: Array<{ upstream: Upstream; throttle: Throttle }> = [];
-  run<T>(upstream: Upstream, _opts: RunOptions, fn: () => Promise<T>): Promise<T> {
+  run<T>(upstream: Upstream, _opts: RunOptions, fn: (call: AdmittedCall) => Promise<T>): Promise<T> {
     this.runs.push(upstream);
-    return fn();
+    return fn({});
   }
   throttled(upstream: Upstream, throttle: Throttle): void {
     this.throttles.push({ upstream, throttle });

@@ -5,7 +5,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BillHttp, MAX_BODY_BYTES } from '../../src/bill/http.js';
 import { loadConfig } from '../../src/config.js';
-import { systemClock } from '../../src/infra/clock.js';
+import { systemClock, type Clock } from '../../src/infra/clock.js';
+import { errorReply } from '../../src/cards/errorCards.js';
+import { TURN_DEADLINE_MS, UpstreamCallCounter } from '../../src/infra/upstreamCalls.js';
 import { SharedLimiter } from '../../src/infra/limits/limiter.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { LogCapture } from '../harness/logs.js';
@@ -15,6 +17,8 @@ const TIMEOUT_MS = 400;
 let server: Server;
 let baseUrl: string;
 const open = new Set<ServerResponse>();
+/** Requests to /v3/silent, which are never answered. */
+const silent: ServerResponse[] = [];
 
 /** Writes `bytes` of JSON whitespace around an empty object, in 64 KiB chunks. */
 function big(res: ServerResponse, status: number, bytes: number): void {
@@ -44,7 +48,9 @@ beforeAll(async () => {
       res.write('[');
       const timer = setInterval(() => res.write(' '), 100);
       res.on('close', () => clearInterval(timer));
-    } else if (url.startsWith('/connect/v3/huge-error')) big(res, 500, MAX_BODY_BYTES + 1024 * 1024);
+    } else if (url.startsWith('/connect/v3/silent'))
+      silent.push(res); // never answers: BILL is slow
+    else if (url.startsWith('/connect/v3/huge-error')) big(res, 500, MAX_BODY_BYTES + 1024 * 1024);
     else if (url.startsWith('/connect/v3/huge')) big(res, 200, MAX_BODY_BYTES + 1024 * 1024);
     else if (url.startsWith('/connect/v3/two-mb')) big(res, 200, 2 * 1024 * 1024);
     else res.writeHead(404).end();
@@ -132,4 +138,71 @@ describe('BILL bodies the client must not wait for or hold in memory', () => {
     expect(await c.get('/v3/two-mb')).toEqual({});
     await c.close();
   });
+});
+
+describe("a BILL call near the end of a person's turn", () => {
+  /** The app clock, which a test can move forward (real time goes on underneath, as the request timers use it). */
+  class SkewedClock implements Clock {
+    skew = 0;
+    now(): number {
+      return Date.now() + this.skew;
+    }
+  }
+
+  function turnClient(timeoutMs: number) {
+    const clock = new SkewedClock();
+    const turns = new UpstreamCallCounter(clock);
+    const log = createLogger({ level: 'silent', secrets: new SecretRegistry() });
+    const limiter = new SharedLimiter({ config: loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent' }), clock, log, turns });
+    const http = new BillHttp({ limiter, clock, log, timeoutMs, retry: { baseDelayMs: 10, maxDelayMs: 20 } });
+    const get = () =>
+      http.send<unknown>({
+        method: 'GET',
+        baseUrl,
+        path: '/v3/silent',
+        headers: () => ({}),
+        idempotent: true,
+        upstream: { service: 'bill', devKey: 'dev-key', orgId: 'org-1' },
+        run: { priority: 'interactive' },
+        route: 'GET /v3/silent',
+      });
+    const running = () =>
+      limiter
+        .snapshot()
+        .filter((b) => b.budget === 'bill.concurrency')
+        .reduce((n, b) => n + b.running, 0);
+    return { clock, turns, get, running, close: () => Promise.all([http.close(), limiter.close()]) };
+  }
+
+  it('admitted 400 ms before the turn deadline, ends at the deadline (not after BILL_TIMEOUT_MS), frees its slot and says "try again"', async () => {
+    const c = turnClient(5_000);
+    const asked = silent.length;
+    const started = Date.now();
+    const err = await billFailure(
+      c.turns.run(() => {
+        c.clock.skew = TURN_DEADLINE_MS - 400;
+        return c.get();
+      }),
+    );
+    expect(Date.now() - started).toBeLessThan(1_500);
+    expect(err.category).toBe('network');
+    expect(silent.length - asked).toBe(1); // no retry once the turn has no time left
+    expect(c.running()).toBe(0);
+    const card = JSON.stringify(errorReply(err, { correlationId: 'ref-1', retryCommand: 'bills' }));
+    expect(card).toContain("BILL didn't answer as expected");
+    expect(card).toContain('Try again');
+    await c.close();
+  }, 10_000);
+
+  it('outside a turn (a background refresh) keeps its own timeout', async () => {
+    const c = turnClient(800);
+    const asked = silent.length;
+    const started = Date.now();
+    expect((await billFailure(c.get())).category).toBe('network');
+    // Three attempts (two retries), each given its 800 ms (undici's own timers are coarse: allow a little less).
+    expect(silent.length - asked).toBe(3);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3 * 600);
+    expect(c.running()).toBe(0);
+    await c.close();
+  }, 10_000);
 });

@@ -136,3 +136,45 @@ describe('status', () => {
     expect(JSON.stringify(card)).not.toContain(bot.app.sandbox!.credentials.devKey);
   });
 });
+
+describe("a Spend & Expense pause is named as Spend & Expense's, not BILL's", () => {
+  /** A bot whose Spend & Expense budget (its 60 calls a minute per token) is `perMinute` here. */
+  async function spendBot(perMinute: number): Promise<TestBot> {
+    return startBot({ clock: new ManualClock(NOW), env: { USER_COMMANDS_PER_MINUTE: '10000', LIMIT_SPEND_PER_MINUTE: String(perMinute) } });
+  }
+
+  it("the token's calls a minute spent here: the card says Spend & Expense is busy", async () => {
+    const b = await spendBot(1);
+    try {
+      expect((await ask(b.app, 'spend budgets')).outcome).toBe('ok');
+      const busy = await ask(b.app, 'spend reimbursements');
+      expectValidCard(busy.reply.card);
+      expect(textOf(busy.reply.card)).toMatch(/^BILL Spend & Expense is busy\nBILL Spend & Expense is busy — try again in \d+ s\./);
+      expect(JSON.stringify(busy.reply.card)).not.toMatch(/"BILL is busy/);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('Spend & Expense answering 429 (its 60 a minute spent by another client of the token): the card says so too', async () => {
+    const b = await spendBot(1_000);
+    try {
+      const sb = b.app.sandbox!;
+      // Another client of the same token spends its minute at Spend & Expense itself.
+      for (let i = 0; i < 60; i++) {
+        const res = await fetch(`${sb.spendBaseUrl}/v3/spend/budgets?max=1`, { headers: { apiToken: sb.credentials.spendApiToken } });
+        expect(res.status).toBe(200);
+        await res.arrayBuffer();
+      }
+      const busy = await ask(b.app, 'spend budgets');
+      expectValidCard(busy.reply.card);
+      expect(textOf(busy.reply.card)).toMatch(/^BILL Spend & Expense is busy\nBILL Spend & Expense is busy — try again in \d+ s\./);
+      // The pause is kept: the next Spend & Expense command is told at once, without asking BILL again.
+      const before = sb.stats().requests;
+      expect(textOf((await ask(b.app, 'spend reimbursements')).reply.card)).toMatch(/^BILL Spend & Expense is busy/);
+      expect(sb.stats().requests).toBe(before);
+    } finally {
+      await b.close();
+    }
+  });
+});

@@ -10,13 +10,14 @@ import { loadConfig } from '../../src/config.js';
 import { GraphTeams } from '../../src/graph/teams.js';
 import { SharedLimiter } from '../../src/infra/limits/limiter.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
-import { systemClock } from '../../src/infra/clock.js';
+import { systemClock, type Clock } from '../../src/infra/clock.js';
+import { TURN_DEADLINE_MS, UpstreamCallCounter } from '../../src/infra/upstreamCalls.js';
 
 const APP_ID = '6f5e4d3c-2b1a-4f8e-8d7c-6b5a49382717';
 let issuer: OpenIdIssuer;
 let server: Server;
 let url = '';
-let mode: 'trickle' | 'huge' = 'trickle';
+let mode: 'trickle' | 'huge' | 'silent' = 'trickle';
 const open = new Set<ServerResponse>();
 
 beforeAll(async () => {
@@ -24,6 +25,7 @@ beforeAll(async () => {
   server = createServer((_req, res) => {
     open.add(res);
     res.on('close', () => open.delete(res));
+    if (mode === 'silent') return; // never answers
     res.writeHead(200, { 'content-type': 'application/json' });
     if (mode === 'trickle') {
       // A byte every 100 ms: never idle as long as the timeout, never finished.
@@ -52,15 +54,15 @@ afterAll(async () => {
   await issuer.stop();
 });
 
-function client() {
+function client(clock: Clock = systemClock, turns?: UpstreamCallCounter, timeoutMs = 400) {
   const config = loadConfig({
     ...issuer.env(APP_ID, TENANT, 'graph-bodies-secret'),
     GRAPH_BASE_URL: `${url}/v1.0`,
     GRAPH_AUTHORITY_HOST: url,
   });
   const log = createLogger({ level: 'silent', secrets: new SecretRegistry(), destination: new LogCapture() });
-  const limiter = new SharedLimiter({ config, clock: systemClock, log });
-  const teams = new GraphTeams({ config, limiter, clock: systemClock, log, secrets: new SecretRegistry(), timeoutMs: 400 });
+  const limiter = new SharedLimiter({ config, clock, log, turns });
+  const teams = new GraphTeams({ config, limiter, clock, log, secrets: new SecretRegistry(), timeoutMs });
   const running = () => limiter.snapshot().reduce((n, b) => n + b.running, 0);
   return { teams, limiter, running };
 }
@@ -93,4 +95,29 @@ describe('Graph answers that never end', () => {
       await limiter.close();
     }
   });
+});
+
+describe("a Graph call near the end of a person's turn", () => {
+  it('admitted 400 ms before the turn deadline, ends at the deadline rather than after its 5 s timeout, and frees its slot', async () => {
+    mode = 'silent';
+    // The app clock, moved on by the test; the request timers run on real time underneath.
+    const clock = { skew: 0, now: () => Date.now() + clock.skew };
+    const turns = new UpstreamCallCounter(clock);
+    const { teams, limiter, running } = client(clock, turns, 5_000);
+    try {
+      const started = Date.now();
+      const err = await turns
+        .run(() => {
+          clock.skew = TURN_DEADLINE_MS - 400;
+          return teams.getTeam(TENANT, teamIds('silent').aadGroupId);
+        })
+        .catch((e: unknown) => e);
+      expect(err).toMatchObject({ name: 'GraphApiError', category: 'network' });
+      expect(Date.now() - started).toBeLessThan(1_500);
+      expect(running()).toBe(0);
+    } finally {
+      teams.close();
+      await limiter.close();
+    }
+  }, 10_000);
 });

@@ -78,7 +78,7 @@ const log = createLogger({ level: 'silent', secrets });
 const keys = new WebhookKeys({ state, clock, log, secrets, secretsKey: undefined });
 const receiver = new WebhookReceiver({ state, clock, log, keys, envKeys: { '00801DURABLE': process.env.KEY }, servesOrg: () => true, stale: () => {}, kick: () => {} });
 const server = restify.createServer();
-webhookRoute(receiver, log)(server);
+webhookRoute(receiver, log, clock)(server);
 server.post('/write', async (req, res) => {
   const { key, value } = JSON.parse((await readRawBody(req, 65536)).toString('utf8'));
   try {

@@ -48,7 +48,7 @@ afterEach(async () => {
 
 /** One instance's approvals digest job; `reads` counts its BILL reads, `hang` makes the next read never answer. */
 async function instance(sender: ChannelSender, opts: { hang?: boolean } = {}) {
-  const links = new UserLinks({ store, secretsKey: SECRETS_KEY, log });
+  const links = new UserLinks({ store, secretsKey: SECRETS_KEY, log, clock });
   await links.put(LINK);
   const reads = { count: 0 };
   const approvals = {

@@ -63,10 +63,10 @@ function service(waiting = [BILL1]): Approvals {
     forgetRefusedAs: () => undefined,
   } satisfies Pick<BillGateway, 'orgAs' | 'releaseAs' | 'forgetRefusedAs'>;
   return new Approvals({
-    links: new UserLinks({ store, secretsKey, log }),
+    links: new UserLinks({ store, secretsKey, log, clock }),
     cards: new ApprovalCards(store, clock),
     secretsKey,
-    attempts: memoryLinkAttempts(5, 60),
+    attempts: memoryLinkAttempts(5, 60, clock),
     bill,
     vendors: { names: async () => new Map([['00901VENDOR', { id: '00901VENDOR', name: 'Acme Paper', currency: 'USD', archived: false }]]) },
     waitMs: 1_000,

@@ -3,13 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { CardMessages, buttonsOf } from '../../src/teams/cardMessages.js';
 import { adaptiveCard, executeAction, submitAction, text } from '../../src/cards/card.js';
 import type { StateStore } from '../../src/infra/state/types.js';
+import { systemClock } from '../../src/infra/clock.js';
 
-/** The two calls CardMessages makes, over a Map. */
+/** The calls CardMessages makes, over a Map (no TTLs). */
 function memoryState(): StateStore {
   const map = new Map<string, unknown>();
   return {
     get: async (ns: string, key: string) => structuredClone(map.get(`${ns}|${key}`)),
     set: async (ns: string, key: string, value: unknown) => void map.set(`${ns}|${key}`, structuredClone(value)),
+    setIfAbsent: async (ns: string, key: string, value: unknown) => !map.has(`${ns}|${key}`) && !!map.set(`${ns}|${key}`, value),
+    delete: async (ns: string, key: string) => map.delete(`${ns}|${key}`),
   } as unknown as StateStore;
 }
 
@@ -31,7 +34,7 @@ describe('card messages', () => {
   });
 
   it('a click carrying a button of the message, with typed inputs merged in, is carried by it; the same click in the thread of the post too', async () => {
-    const messages = new CardMessages(memoryState());
+    const messages = new CardMessages(memoryState(), systemClock);
     await messages.posted(CHANNEL, 'msg-1', list, 'new');
     expect(
       await messages.carries(CHANNEL, 'msg-1', { verb: 'run', command: 'bills due 7', page: 0, refresh: true, comment_0: 'typed' }),
@@ -45,7 +48,7 @@ describe('card messages', () => {
   });
 
   it('a click with a changed or missing field, or naming another message, conversation or tenant, is not', async () => {
-    const messages = new CardMessages(memoryState());
+    const messages = new CardMessages(memoryState(), systemClock);
     await messages.posted(CHANNEL, 'msg-1', list, 'new');
     await messages.posted(
       CHANNEL,
@@ -68,7 +71,7 @@ describe('card messages', () => {
   });
 
   it('an edit for everyone forgets the buttons the message had; an answer shown to one person adds its buttons', async () => {
-    const messages = new CardMessages(memoryState());
+    const messages = new CardMessages(memoryState(), systemClock);
     await messages.posted(CHANNEL, 'msg-1', list, 'new');
     const next = adaptiveCard([text('Page 2')], {
       summary: 'p2',
@@ -80,5 +83,19 @@ describe('card messages', () => {
     await messages.posted(CHANNEL, 'msg-1', adaptiveCard([text('Done')], { summary: 'done' }).card, 'edited');
     expect(await messages.carries(CHANNEL, 'msg-1', { verb: 'run', command: 'bills overdue' })).toBe(false);
     expect(await messages.carries(CHANNEL, 'msg-1', { verb: 'run', command: 'bills due 7', page: 2 })).toBe(false);
+  });
+
+  it("two people shown answers on one message at once (each their own page): both answers' buttons are carried", async () => {
+    const messages = new CardMessages(memoryState(), systemClock);
+    await messages.posted(CHANNEL, 'msg-1', list, 'new');
+    const page = (n: number) =>
+      adaptiveCard([text(`Page ${n}`)], {
+        summary: `p${n}`,
+        actions: [executeAction('Show more', { verb: 'run', command: 'bills due 7', page: n })],
+      }).card;
+    await Promise.all([messages.posted(CHANNEL, 'msg-1', page(2), 'shown'), messages.posted(CHANNEL, 'msg-1', page(3), 'shown')]);
+    expect(await messages.carries(CHANNEL, 'msg-1', { verb: 'run', command: 'bills due 7', page: 2 })).toBe(true);
+    expect(await messages.carries(CHANNEL, 'msg-1', { verb: 'run', command: 'bills due 7', page: 3 })).toBe(true);
+    expect(await messages.carries(CHANNEL, 'msg-1', { verb: 'run', command: 'bills overdue' })).toBe(true);
   });
 });

@@ -56,7 +56,7 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
     log,
     lookup: { find: async () => nothingNamed },
   });
-  const rate = memoryUserCommandRate(opts.perMinute ?? 1000);
+  const rate = memoryUserCommandRate(opts.perMinute ?? 1000, systemClock);
   const noInstallEvents = async () => {
     throw new Error('no install events in these tests');
   };
@@ -78,7 +78,7 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
     audit,
     upstreamCalls: { scope: () => ({ counts: { bill: 2 }, deadline: Number.POSITIVE_INFINITY }) },
     log,
-    cardMessages: new CardMessages(state),
+    cardMessages: new CardMessages(state, systemClock),
     cardActions: {},
     search: { query: () => Promise.reject(new Error('no searches in these tests')) },
     orgBindings: { forExtension: () => Promise.reject(new Error('no message actions in these tests')) },

@@ -2,7 +2,7 @@
 // turn's async context, and with it the turn's upstream tally, until it fires).
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FixedWindows } from '../../src/infra/fixedWindows.js';
-import { ManualClock } from '../../src/infra/clock.js';
+import { ManualClock, systemClock } from '../../src/infra/clock.js';
 import { memoryUserCommandRate } from '../../src/teams/userRate.js';
 import { memoryLinkAttempts } from '../../src/features/approvals/linkAttempts.js';
 
@@ -41,8 +41,8 @@ describe('FixedWindows', () => {
 describe('the in-memory person limits', () => {
   it('keep no timer per person', async () => {
     vi.useFakeTimers();
-    const rate = memoryUserCommandRate(5);
-    const links = memoryLinkAttempts(3, 60);
+    const rate = memoryUserCommandRate(5, systemClock);
+    const links = memoryLinkAttempts(3, 60, systemClock);
     for (let i = 0; i < 50; i++) {
       expect(await rate.take(`t:person-${i}`)).toEqual({ allowed: true });
       expect(await links.take(`t|person-${i}`)).toEqual({ allowed: true });
@@ -50,5 +50,24 @@ describe('the in-memory person limits', () => {
     }
     expect(vi.getTimerCount()).toBe(0);
     expect((await links.take('t|person-1')).allowed).toBe(false);
+  });
+
+  it("run on the app's clock: a fake clock moving past the cooldown and the hour lets a person try again", async () => {
+    const clock = new ManualClock(5_000_000);
+    const links = memoryLinkAttempts(2, 60, clock);
+    expect(await links.take('t|dana')).toEqual({ allowed: true });
+    await links.refused('t|dana');
+    expect(await links.take('t|dana')).toEqual({ allowed: false, retryInMs: 60_000, why: 'cooldown' });
+    clock.advance(60_000);
+    expect(await links.take('t|dana')).toEqual({ allowed: true });
+    expect(await links.take('t|dana')).toEqual({ allowed: false, retryInMs: 3_600_000 - 60_000, why: 'hourly' });
+    clock.advance(3_600_000 - 60_000);
+    expect(await links.take('t|dana')).toEqual({ allowed: true });
+
+    const rate = memoryUserCommandRate(1, clock);
+    expect(await rate.take('t:dana')).toEqual({ allowed: true });
+    expect(await rate.take('t:dana')).toEqual({ allowed: false, retryInMs: 60_000 });
+    clock.advance(60_000);
+    expect(await rate.take('t:dana')).toEqual({ allowed: true });
   });
 });

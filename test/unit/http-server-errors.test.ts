@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import { systemClock } from '../../src/infra/clock.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { createHttpServer } from '../../src/http/server.js';
 import { createMetricsServer } from '../../src/http/metrics.js';
@@ -18,6 +19,7 @@ function listeners(logs: LogCapture) {
   const log = createLogger({ level: 'debug', secrets: new SecretRegistry(), destination: logs });
   const bot = createHttpServer({
     log,
+    clock: systemClock,
     messages: { process: async () => undefined, authenticated: () => false },
     readiness: () => ({}),
     metrics: async () => ({ contentType: 'text/plain', body: '' }),

@@ -181,7 +181,7 @@ describe('a changed SECRETS_KEY', () => {
     const before = randomBytes(32);
     const after = randomBytes(32);
     await keys(before).save({ ...SUB, securityKey: WEBHOOK_KEY });
-    const links = new UserLinks({ store: state, secretsKey: before, log });
+    const links = new UserLinks({ store: state, secretsKey: before, log, clock: systemClock });
     await links.put({
       tenantId: 't',
       aadObjectId: 'a',
@@ -193,7 +193,7 @@ describe('a changed SECRETS_KEY', () => {
     expect(await keys(before).registerAll()).toBe(0);
     expect(await links.unopenable()).toBe(0);
     expect(await keys(after).registerAll()).toBe(1);
-    expect(await new UserLinks({ store: state, secretsKey: after, log }).unopenable()).toBe(1);
+    expect(await new UserLinks({ store: state, secretsKey: after, log, clock: systemClock }).unopenable()).toBe(1);
     expect(await keys(undefined).registerAll()).toBe(1);
   });
 });

@@ -6,7 +6,7 @@ import { ClaimsIdentity, ConnectorClient, MicrosoftAppCredentials, ServiceClient
 import type { Activity } from 'botbuilder';
 import { KeepingAuthentication } from '../../src/teams/turnClients.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
-import type { Limiter, RunOptions, Throttle, Upstream } from '../../src/infra/limits/types.js';
+import type { AdmittedCall, Limiter, RunOptions, Throttle, Upstream } from '../../src/infra/limits/types.js';
 import { LimitExceeded } from '../../src/errors.js';
 import { BILL, fakeTimeLimiter, HeldCall } from './limits-helpers.js';
 
@@ -16,9 +16,9 @@ const headers = (h: Record<string, string>) => ({ get: (name: string) => h[name.
 class RecordingLimiter implements Limiter {
   runs: Array<{ upstream: Upstream; opts: RunOptions }> = [];
   throttles: Array<{ upstream: Upstream; throttle: Throttle }> = [];
-  run<T>(upstream: Upstream, opts: RunOptions, fn: () => Promise<T>): Promise<T> {
+  run<T>(upstream: Upstream, opts: RunOptions, fn: (call: AdmittedCall) => Promise<T>): Promise<T> {
     this.runs.push({ upstream, opts });
-    return fn();
+    return fn({});
   }
   throttled(upstream: Upstream, throttle: Throttle): void {
     this.throttles.push({ upstream, throttle });

@@ -31,7 +31,7 @@ const DANA: UserLink = {
 };
 
 function links(key = KEY, secrets = new SecretRegistry()): UserLinks {
-  return new UserLinks({ store, secretsKey: key, log: createLogger({ level: 'debug', secrets, destination: logs }) });
+  return new UserLinks({ store, secretsKey: key, log: createLogger({ level: 'debug', secrets, destination: logs }), clock });
 }
 
 beforeEach(() => {
@@ -132,6 +132,68 @@ describe('approver links at rest', () => {
     expect(await l.remove(DANA)).toBe(true);
     expect(await l.get(DANA)).toBeUndefined();
     expect(await l.remove(DANA)).toBe(false);
+  });
+
+  it('a digest-time change and a name change made at once, on two instances, both land', async () => {
+    const [here, there] = [links(), links()];
+    await here.put(DANA);
+    const ref = { tenantId: DANA.tenantId, aadObjectId: DANA.aadObjectId, orgId: DANA.orgId };
+    await Promise.all([
+      here.update(ref, { digestTime: '08:30', digestSince: clock.now() }),
+      there.update(ref, { displayName: 'Dana Whitfield' }),
+      here.update(ref, { teamsUserId: '29:user-dana-2' }),
+    ]);
+    expect(await here.get(ref)).toMatchObject({
+      digestTime: '08:30',
+      digestSince: clock.now(),
+      displayName: 'Dana Whitfield',
+      teamsUserId: '29:user-dana-2',
+    });
+    // The edit lock is gone, and is not mistaken for a link that cannot be opened.
+    expect(await here.unopenable()).toBe(0);
+    expect(await store.entries(NS.editLocks)).toEqual([]);
+  });
+
+  it('a disconnect, or a reconnect, made between a change reading the link and writing it back is not undone by it', async () => {
+    const ref = { tenantId: DANA.tenantId, aadObjectId: DANA.aadObjectId, orgId: DANA.orgId };
+    // `other` runs on a second instance right after this one read the link, and is let go once it has touched the store.
+    const racing = (other: (there: UserLinks) => Promise<unknown>) => {
+      const log = createLogger({ level: 'debug', secrets: new SecretRegistry(), destination: logs });
+      let touched!: () => void;
+      const reached = new Promise<void>((resolve) => (touched = resolve));
+      const after = <T>(p: Promise<T>) => p.finally(() => touched());
+      const thereStore = Object.assign(Object.create(store) as SqliteStateStore, {
+        setIfAbsent: (...a: Parameters<SqliteStateStore['setIfAbsent']>) => after(store.setIfAbsent(...a)),
+        set: (...a: Parameters<SqliteStateStore['set']>) => after(store.set(...a)),
+        delete: (...a: Parameters<SqliteStateStore['delete']>) => after(store.delete(...a)),
+      });
+      let done: Promise<unknown> | undefined;
+      const hereStore = Object.assign(Object.create(store) as SqliteStateStore, {
+        get: async <T>(ns: string, key: string) => {
+          const value = await store.get<T>(ns, key);
+          if (ns === NS.userLinks && !done) {
+            done = other(new UserLinks({ store: thereStore, secretsKey: KEY, log, clock }));
+            await reached;
+          }
+          return value;
+        },
+      });
+      const here = new UserLinks({ store: hereStore, secretsKey: KEY, log, clock });
+      return { here, finished: () => done };
+    };
+
+    await links().put(DANA);
+    const gone = racing((there) => there.remove(ref));
+    await gone.here.update(ref, { digestTime: '08:30' });
+    expect(await gone.finished()).toBe(true);
+    expect(await links().get(ref)).toBeUndefined();
+
+    await links().put(DANA);
+    const fresh = { name: 'dana-new-token', value: 'tok_00112233445566778899aabbccddeeff' };
+    const renewed = racing((there) => there.put({ ...DANA, token: fresh }));
+    await renewed.here.update(ref, { displayName: 'Dana W.' });
+    await renewed.finished();
+    expect((await links().get(ref))?.token).toEqual(fresh);
   });
 
   it('derives a different key for each purpose and refuses a key that is not 32 bytes', () => {

@@ -1,8 +1,8 @@
 // Approval cards kept server-side (NS.approvalCards): which bills a card offers, to whom, in which conversation, and
 // what was decided on it. A click is checked against this record, never against what the card carries back.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
 import { deriveKey } from '../../infra/state/sealing.js';
+import { withEditLock } from '../../infra/state/editLock.js';
 import type { Clock } from '../../infra/clock.js';
 import { NS, type StateStore } from '../../infra/state/types.js';
 import type { ConversationKind } from '../types.js';
@@ -11,10 +11,6 @@ import type { ConversationKind } from '../types.js';
 const APPROVAL_CARD_TTL_MS = 14 * 24 * 3_600_000;
 /** A decision in flight holds its bill this long at most (double clicks, two devices, two instances). */
 const DECISION_LOCK_MS = 2 * 60_000;
-/** A change to a card's record (get, change, save) holds the card this long at most; others wait for it in short steps. */
-const EDIT_LOCK_MS = 5_000;
-const EDIT_WAIT_STEP_MS = 25;
-const EDIT_WAIT_STEPS = 80;
 
 export type ApprovalAction = 'APPROVE' | 'DENY';
 
@@ -91,23 +87,14 @@ export class ApprovalCards {
    * both stay decided: each change is made to the record as the other left it). Undefined when the card has expired.
    * After ~2 s of waiting for a holder that died, the change is made anyway.
    */
-  async update(id: string, change: (state: ApprovalCardState) => void): Promise<ApprovalCardState | undefined> {
-    const lock = `edit|${id}`;
-    let held = false;
-    for (let step = 0; step < EDIT_WAIT_STEPS; step++) {
-      held = await this.store.setIfAbsent(NS.approvalCards, lock, this.clock.now(), { ttlMs: EDIT_LOCK_MS });
-      if (held) break;
-      await delay(EDIT_WAIT_STEP_MS);
-    }
-    try {
+  update(id: string, change: (state: ApprovalCardState) => void): Promise<ApprovalCardState | undefined> {
+    return withEditLock({ store: this.store, clock: this.clock }, { at: { ns: NS.approvalCards, key: `edit|${id}` } }, async () => {
       const state = await this.get(id);
       if (!state) return undefined;
       change(state);
       await this.save(state);
       return state;
-    } finally {
-      if (held) await this.store.delete(NS.approvalCards, lock).catch(() => undefined);
-    }
+    });
   }
 
   /** One decision at a time per bill of an org, whichever card it comes from; false when one is in flight. */

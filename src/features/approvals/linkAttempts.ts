@@ -4,6 +4,7 @@
 // per-slot credential back-off never applied), and 200 bogus submissions locked every organisation out of BILL for an hour.
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { DependencyUnavailable } from '../../errors.js';
+import type { Clock } from '../../infra/clock.js';
 import { FixedWindows, limiterTake } from '../../infra/fixedWindows.js';
 
 type LinkDecision = { allowed: true } | { allowed: false; retryInMs: number; why: 'cooldown' | 'hourly' };
@@ -41,10 +42,10 @@ export function redisLinkAttempts(hourly: RateLimiterAbstract, cooldown: RateLim
   };
 }
 
-/** One instance: both limits kept in this process, with no timer per person (see fixedWindows.ts). */
-export function memoryLinkAttempts(perHour: number, cooldownS: number): LinkAttempts {
-  const hourly = new FixedWindows(perHour, 3_600_000);
-  const cooldown = new FixedWindows(1, Math.max(1, cooldownS) * 1_000);
+/** One instance: both limits kept in this process, on the app's clock, with no timer per person (see fixedWindows.ts). */
+export function memoryLinkAttempts(perHour: number, cooldownS: number, clock: Clock): LinkAttempts {
+  const hourly = new FixedWindows(perHour, 3_600_000, clock);
+  const cooldown = new FixedWindows(1, Math.max(1, cooldownS) * 1_000, clock);
   return {
     take(person) {
       const wait = cooldown.waitMs(person);

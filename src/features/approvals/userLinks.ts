@@ -2,6 +2,8 @@
 // AES-256-GCM under a key derived from SECRETS_KEY and stored under an opaque key derived from (tenant, Entra object
 // id, org). Without SECRETS_KEY nothing in NS.userLinks can be read, or even told apart: not the token, not who.
 import { createHmac } from 'node:crypto';
+import type { Clock } from '../../infra/clock.js';
+import { withEditLock } from '../../infra/state/editLock.js';
 import { deriveKey, openText, sealText, type SealedBox } from '../../infra/state/sealing.js';
 import type { Logger } from '../../infra/log.js';
 import { NS, type StateStore } from '../../infra/state/types.js';
@@ -51,7 +53,7 @@ export class UserLinks {
   private readonly idKey: Buffer;
   private warnedUnreadable = false;
 
-  constructor(private readonly deps: { store: StateStore; secretsKey: Buffer; log: Logger }) {
+  constructor(private readonly deps: { store: StateStore; secretsKey: Buffer; log: Logger; clock: Clock }) {
     this.sealKey = deriveKey(deps.secretsKey, 'user-links/seal/v1');
     this.idKey = deriveKey(deps.secretsKey, 'user-links/ids/v1');
   }
@@ -66,28 +68,46 @@ export class UserLinks {
     return link?.tenantId === want.tenantId && link.aadObjectId === want.aadObjectId && link.orgId === want.orgId ? link : undefined;
   }
 
-  async put(link: UserLink): Promise<void> {
+  /** Stores (or replaces) a link; after any change of it in flight, never under it. */
+  put(link: UserLink): Promise<void> {
+    return this.editing(link, () => this.write(link));
+  }
+
+  /**
+   * Changes a stored link; undefined when there is none. A digest time and a name change made at once both land, and
+   * a disconnect or reconnect made meanwhile is not undone.
+   */
+  update(
+    ref: UserLinkRef,
+    patch: Partial<Pick<UserLink, 'digestTime' | 'digestSince' | 'reference' | 'displayName' | 'teamsUserId'>>,
+  ): Promise<UserLink | undefined> {
+    return this.editing(ref, async () => {
+      const link = await this.get(ref);
+      if (!link) return undefined;
+      const next: UserLink = { ...link, ...patch };
+      await this.write(next);
+      return next;
+    });
+  }
+
+  remove(ref: UserLinkRef): Promise<boolean> {
+    return this.editing(ref, () => this.deps.store.delete(NS.userLinks, this.key(ref)));
+  }
+
+  /**
+   * One write of a link at a time, across instances (the stores have no compare-and-set): under a short lease kept
+   * outside NS.userLinks (its entries() stay links only), keyed by the link's opaque key.
+   */
+  private editing<T>(ref: UserLinkRef, change: () => Promise<T>): Promise<T> {
+    return withEditLock(this.deps, { ns: NS.userLinks, key: this.key(ref) }, change);
+  }
+
+  private async write(link: UserLink): Promise<void> {
     const value: UserLink = { ...link, ...norm(link) };
     const key = this.key(value);
     // The storage key is authenticated with the data: a sealed link moved under another person's key will not open.
     const box = sealText(this.sealKey, JSON.stringify(value), { encoding: 'base64url', aad: `user-link|v1|${key}` });
     await this.deps.store.set(NS.userLinks, key, { v: 1, ...box });
-  }
-
-  /** Changes a stored link; undefined when there is none. */
-  async update(
-    ref: UserLinkRef,
-    patch: Partial<Pick<UserLink, 'digestTime' | 'digestSince' | 'reference' | 'displayName' | 'teamsUserId'>>,
-  ): Promise<UserLink | undefined> {
-    const link = await this.get(ref);
-    if (!link) return undefined;
-    const next: UserLink = { ...link, ...patch };
-    await this.put(next);
-    return next;
-  }
-
-  remove(ref: UserLinkRef): Promise<boolean> {
-    return this.deps.store.delete(NS.userLinks, this.key(ref));
   }
 
   forPerson(tenantId: string, aadObjectId: string): Promise<UserLink[]> {

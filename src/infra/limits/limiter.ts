@@ -7,7 +7,7 @@ import type { Logger } from '../log.js';
 import type { UpstreamCallCounter } from '../upstreamCalls.js';
 import { budgetsFor, type BudgetRef, type BudgetRule } from './budgets.js';
 import { LocalBudgetStore } from './store.js';
-import type { ActiveGrant, BudgetSnapshot, Limiter, Priority, RunOptions, Throttle, Upstream } from './types.js';
+import type { ActiveGrant, AdmittedCall, BudgetSnapshot, Limiter, Priority, RunOptions, Throttle, Upstream } from './types.js';
 import { HOUR_MS, nextHour } from './windows.js';
 
 /** Calls a concurrency budget must have seen complete before it refuses a wait as hopeless from its own estimate. */
@@ -108,7 +108,7 @@ export class SharedLimiter implements Limiter {
       for (const ref of budgetsFor(deps.config.limits, up)) if (ref.key !== '' || ref.budget === 'graph.app') this.state(ref);
   }
 
-  async run<T>(upstream: Upstream, opts: RunOptions, fn: () => Promise<T>): Promise<T> {
+  async run<T>(upstream: Upstream, opts: RunOptions, fn: (call: AdmittedCall) => Promise<T>): Promise<T> {
     const refs = budgetsFor(this.deps.config.limits, upstream);
     if (this.closed) throw new LimitExceeded(refs[0]?.budget ?? upstream.service, 5_000, 'busy');
     const now = this.deps.clock.now();
@@ -117,16 +117,19 @@ export class SharedLimiter implements Limiter {
     // Captured now: a call started from a draining queue still counts for the turn that asked for it. A person's call
     // (other than the Bot Connector sends that carry the answer) waits at most until the turn's deadline: a command
     // making several calls in a row says "busy" in time instead of answering after Teams has given up on the turn.
+    // Such a call is also told to have ended by then (AdmittedCall.endBy): one admitted just before the deadline must
+    // not keep the person waiting its whole request timeout.
     const turn = this.deps.turns?.scope();
-    if (turn && interactive && wait !== undefined && upstream.service !== 'connector') {
+    const endBy = turn && interactive && wait !== undefined && upstream.service !== 'connector' ? turn.deadline : undefined;
+    if (endBy !== undefined && wait !== undefined) {
       // Past the deadline nothing starts, even with every slot free (a slow answer used the turn up).
-      if (now >= turn.deadline && refs[0]) {
+      if (now >= endBy && refs[0]) {
         const st = this.state(refs[0]);
         const late = this.reject(st, MIN_RETRY_MS, 'busy');
         this.forgetIfIdle(st);
         throw late;
       }
-      wait = Math.min(wait, turn.deadline - now);
+      wait = Math.min(wait, endBy - now);
     }
     const deadline = wait === undefined ? Number.POSITIVE_INFINITY : now + Math.max(0, wait);
     const outer = this.grants.getStore();
@@ -160,7 +163,7 @@ export class SharedLimiter implements Limiter {
     if (turn) turn.counts[upstream.service] = (turn.counts[upstream.service] ?? 0) + 1;
     const started = this.deps.clock.now();
     try {
-      return await this.grants.run(grant, fn);
+      return await this.grants.run(grant, () => fn({ endBy }));
     } finally {
       const took = this.deps.clock.now() - started;
       for (const st of held) this.releaseSlot(st, took);

@@ -62,12 +62,21 @@ export interface ActiveGrant {
   priority: Priority;
 }
 
+/** What an admitted call is told when it starts. */
+export interface AdmittedCall {
+  /**
+   * A person's call (not a Bot Connector send): the instant its turn's deadline falls (app clock, ms since epoch), by
+   * which it must have ended, whatever its own timeout; undefined outside a turn (background work keeps its timeout).
+   */
+  endBy?: number;
+}
+
 export interface Limiter {
   /**
    * Runs fn once every budget that applies grants a slot, and releases them when it settles. Throws LimitExceeded
    * without calling fn when a budget is frozen, spent for longer than the caller can wait, or busy past maxWaitMs.
    */
-  run<T>(upstream: Upstream, opts: RunOptions, fn: () => Promise<T>): Promise<T>;
+  run<T>(upstream: Upstream, opts: RunOptions, fn: (call: AdmittedCall) => Promise<T>): Promise<T>;
   throttled(upstream: Upstream, throttle: Throttle): void;
   snapshot(): BudgetSnapshot[];
   /** When a call to this upstream would be refused right now: until when (status cards say so without calling). */

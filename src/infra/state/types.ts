@@ -53,6 +53,8 @@ export const NS = {
   /** The per-org mirror of bills, invoices, vendors and customers (src/mirror). */
   mirror: 'mirror',
   userLinks: 'user-links',
+  /** Short leases of changes to stored records (withEditLock), keyed "<namespace>|<key>" of the record being changed. */
+  editLocks: 'edit-locks',
   approvalCards: 'approval-cards',
   /** Network invitations on their way to BILL (one per org and party, held 2 minutes at most). */
   networkInvites: 'network-invites',

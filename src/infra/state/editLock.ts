@@ -1,0 +1,35 @@
+// One change at a time to a stored record (get, change, set), on one instance or a fleet: the state stores have no
+// compare-and-set, so a change holds a short lease taken with setIfAbsent (atomic in SQLite and in Redis) and others
+// wait for it in short steps. A holder that died keeps it EDIT_LOCK_MS at most; after ~2 s of waiting the change is
+// made anyway.
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Clock } from '../clock.js';
+import { NS, type StateStore } from './types.js';
+
+/** How long a change holds its record at most. */
+const EDIT_LOCK_MS = 5_000;
+const EDIT_WAIT_STEP_MS = 25;
+const EDIT_WAIT_STEPS = 80;
+
+/**
+ * Runs `change` while holding the lease of record `key` of namespace `ns`. The lease is kept in NS.editLocks (so the
+ * record's own namespace holds records only), unless `at` names where (approval cards keep theirs beside the cards).
+ */
+export async function withEditLock<T>(
+  deps: { store: Pick<StateStore, 'setIfAbsent' | 'delete'>; clock: Clock },
+  record: { ns: string; key: string } | { at: { ns: string; key: string } },
+  change: () => Promise<T>,
+): Promise<T> {
+  const { ns, key: lockKey } = 'at' in record ? record.at : { ns: NS.editLocks, key: `${record.ns}|${record.key}` };
+  let held = false;
+  for (let step = 0; step < EDIT_WAIT_STEPS; step++) {
+    held = await deps.store.setIfAbsent(ns, lockKey, deps.clock.now(), { ttlMs: EDIT_LOCK_MS });
+    if (held) break;
+    await delay(EDIT_WAIT_STEP_MS);
+  }
+  try {
+    return await change();
+  } finally {
+    if (held) await deps.store.delete(ns, lockKey).catch(() => undefined);
+  }
+}
