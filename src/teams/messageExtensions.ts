@@ -12,13 +12,11 @@ import type { CommandLine, Dispatcher, TurnResult } from '../features/dispatch.j
 import { lookUpDialogCard } from '../features/lookup/cards.js';
 import type { Picked, TextLookup } from '../features/lookup/lookup.js';
 import { searchCommand } from '../features/search/commands.js';
-import type { ComposeSearch, SearchResult } from '../features/search/search.js';
+import { MAX_EXTENSION_CARD_BYTES, type ComposeSearch, type SearchResult } from '../features/search/search.js';
 import { isObject, type Route, type Step, type Turn } from './routes.js';
 
 /** The command id the manifest declares for the message action. */
 const LOOK_UP_COMMAND = 'lookUp';
-/** Teams' limit for a card a message extension inserts. */
-const MAX_INSERTED_CARD_BYTES = 28 * 1024;
 
 export interface MessageExtensionParts {
   search: Pick<ComposeSearch, 'query'>;
@@ -183,7 +181,7 @@ async function insert(parts: MessageExtensionParts, turn: Turn): Promise<TurnRes
     line,
   );
   const card = result.reply.card;
-  if (result.outcome === 'ok' && Buffer.byteLength(JSON.stringify(card)) <= MAX_INSERTED_CARD_BYTES)
+  if (result.outcome === 'ok' && Buffer.byteLength(JSON.stringify(card)) <= MAX_EXTENSION_CARD_BYTES)
     turn.answer = composeResults([CardFactory.adaptiveCard(card)]);
   else if (result.outcome === 'ok')
     turn.answer = composeMessage(`That card is too large to insert; type @billbridge ${command} in a channel instead.`);
