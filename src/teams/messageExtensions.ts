@@ -5,7 +5,7 @@
 //   record's card, its command's, for the person's compose box.
 // The bot posts nothing: a card reaches the conversation only if the person sends it.
 import { CardFactory, type Activity, type InvokeResponse, type MessagingExtensionAttachment } from 'botbuilder';
-import { NotBound } from '../errors.js';
+import { NotBound, errorMessage } from '../errors.js';
 import type { OrgBindings } from '../bindings/bindings.js';
 import { adaptiveCard, escapeMarkdown, text, title, type CardReply } from '../cards/card.js';
 import type { CommandLine, Dispatcher, TurnResult } from '../features/dispatch.js';
@@ -56,6 +56,20 @@ const answering =
   };
 
 export function messageExtensionRoutes(parts: MessageExtensionParts, asCommand: readonly Step[]): Route[] {
+  /**
+   * A handler that fails (BILL down while a cold organisation's mirror is read, the state store unreachable) answers
+   * with the error card, in the invoke's own shape, and is audited as an error, as a command is: not a 501 from the turn.
+   */
+  const orError =
+    (handler: (parts: MessageExtensionParts, turn: Turn) => Promise<TurnResult>) =>
+    async (turn: Turn): Promise<TurnResult> => {
+      try {
+        return await handler(parts, turn);
+      } catch (err) {
+        turn.log.warn({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'message extension failed');
+        return { outcome: 'error', reply: parts.dispatcher.errorCard(err, turn), error: err };
+      }
+    };
   const lookUpInvoke = (name: string) => (a: Activity) =>
     a.type === 'invoke' && a.name === name && isObject(a.value) && a.value.commandId === LOOK_UP_COMMAND;
   return [
@@ -63,19 +77,19 @@ export function messageExtensionRoutes(parts: MessageExtensionParts, asCommand: 
       name: 'compose: search',
       select: (a) => a.type === 'invoke' && a.name === 'composeExtension/query',
       steps: [answering(searchLine, summaryMessage), ...asCommand],
-      run: (t) => search(parts, t),
+      run: orError(search),
     },
     {
       name: 'message action: look up',
       select: lookUpInvoke('composeExtension/fetchTask'),
       steps: [answering(() => LOOK_UP_LINE, dialog), ...asCommand],
-      run: (t) => lookUp(parts, t),
+      run: orError(lookUp),
     },
     {
       name: 'message action: insert',
       select: lookUpInvoke('composeExtension/submitAction'),
       steps: [answering(() => LOOK_UP_LINE, summaryMessage), ...asCommand],
-      run: (t) => insert(parts, t),
+      run: orError(insert),
     },
   ];
 }
