@@ -1,5 +1,5 @@
-// The BILL dashboard tab's static page: GET /tab (and /tab?config=1, the configuration page of a channel or meeting
-// tab), its script and style, and Microsoft's TeamsJS, with headers that let only Teams and Microsoft 365 frame it.
+// The BILL dashboard tab's static page: GET /tab (and /tab?config=1, the configuration page of a channel or meeting tab),
+// its script and style, and Microsoft's TeamsJS (each to HEAD too), with headers that let only Teams and Microsoft 365 frame it.
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -54,7 +54,7 @@ const FILES = [
 /** Adds the tab page's routes. Files are read per request: the page is opened rarely and TeamsJS is cached a day. */
 export function tabPageRoutes(server: Server): void {
   for (const { path, file, type, cache } of FILES) {
-    server.get(path, async (_req: Request, res: Response) => {
+    const serve = async (_req: Request, res: Response) => {
       const body = await readFile(file);
       res.setHeader('Content-Type', type);
       res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
@@ -62,6 +62,9 @@ export function tabPageRoutes(server: Server): void {
       res.setHeader('Referrer-Policy', 'no-referrer');
       res.setHeader('Cache-Control', cache);
       res.sendRaw(200, body);
-    });
+    };
+    // HEAD (link checkers, proxies) gets GET's status and headers; Node leaves out the body.
+    server.get(path, serve);
+    server.head(path, serve);
   }
 }

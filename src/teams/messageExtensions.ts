@@ -5,20 +5,18 @@
 //   record's card, its command's, for the person's compose box.
 // The bot posts nothing: a card reaches the conversation only if the person sends it.
 import { CardFactory, type Activity, type InvokeResponse, type MessagingExtensionAttachment } from 'botbuilder';
-import { NotBound } from '../errors.js';
+import { NotBound, errorMessage } from '../errors.js';
 import type { OrgBindings } from '../bindings/bindings.js';
 import { adaptiveCard, escapeMarkdown, text, title, type CardReply } from '../cards/card.js';
 import type { CommandLine, Dispatcher, TurnResult } from '../features/dispatch.js';
 import { lookUpDialogCard } from '../features/lookup/cards.js';
 import type { Picked, TextLookup } from '../features/lookup/lookup.js';
 import { searchCommand } from '../features/search/commands.js';
-import type { ComposeSearch, SearchResult } from '../features/search/search.js';
+import { MAX_EXTENSION_CARD_BYTES, type ComposeSearch, type SearchResult } from '../features/search/search.js';
 import { isObject, type Route, type Step, type Turn } from './routes.js';
 
 /** The command id the manifest declares for the message action. */
 const LOOK_UP_COMMAND = 'lookUp';
-/** Teams' limit for a card a message extension inserts. */
-const MAX_INSERTED_CARD_BYTES = 28 * 1024;
 
 export interface MessageExtensionParts {
   search: Pick<ComposeSearch, 'query'>;
@@ -58,6 +56,20 @@ const answering =
   };
 
 export function messageExtensionRoutes(parts: MessageExtensionParts, asCommand: readonly Step[]): Route[] {
+  /**
+   * A handler that fails (BILL down while a cold organisation's mirror is read, the state store unreachable) answers
+   * with the error card, in the invoke's own shape, and is audited as an error, as a command is: not a 501 from the turn.
+   */
+  const orError =
+    (handler: (parts: MessageExtensionParts, turn: Turn) => Promise<TurnResult>) =>
+    async (turn: Turn): Promise<TurnResult> => {
+      try {
+        return await handler(parts, turn);
+      } catch (err) {
+        turn.log.warn({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'message extension failed');
+        return { outcome: 'error', reply: parts.dispatcher.errorCard(err, turn), error: err };
+      }
+    };
   const lookUpInvoke = (name: string) => (a: Activity) =>
     a.type === 'invoke' && a.name === name && isObject(a.value) && a.value.commandId === LOOK_UP_COMMAND;
   return [
@@ -65,19 +77,19 @@ export function messageExtensionRoutes(parts: MessageExtensionParts, asCommand: 
       name: 'compose: search',
       select: (a) => a.type === 'invoke' && a.name === 'composeExtension/query',
       steps: [answering(searchLine, summaryMessage), ...asCommand],
-      run: (t) => search(parts, t),
+      run: orError(search),
     },
     {
       name: 'message action: look up',
       select: lookUpInvoke('composeExtension/fetchTask'),
       steps: [answering(() => LOOK_UP_LINE, dialog), ...asCommand],
-      run: (t) => lookUp(parts, t),
+      run: orError(lookUp),
     },
     {
       name: 'message action: insert',
       select: lookUpInvoke('composeExtension/submitAction'),
       steps: [answering(() => LOOK_UP_LINE, summaryMessage), ...asCommand],
-      run: (t) => insert(parts, t),
+      run: orError(insert),
     },
   ];
 }
@@ -183,7 +195,7 @@ async function insert(parts: MessageExtensionParts, turn: Turn): Promise<TurnRes
     line,
   );
   const card = result.reply.card;
-  if (result.outcome === 'ok' && Buffer.byteLength(JSON.stringify(card)) <= MAX_INSERTED_CARD_BYTES)
+  if (result.outcome === 'ok' && Buffer.byteLength(JSON.stringify(card)) <= MAX_EXTENSION_CARD_BYTES)
     turn.answer = composeResults([CardFactory.adaptiveCard(card)]);
   else if (result.outcome === 'ok')
     turn.answer = composeMessage(`That card is too large to insert; type @billbridge ${command} in a channel instead.`);

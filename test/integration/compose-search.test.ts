@@ -358,6 +358,33 @@ describe('cards inserted from the compose box stay within 28 KB', () => {
     const vendorCard = expectResults(await search('vendors', vendor.name.slice(0, 20)));
     expect(vendorCard.length).toBeGreaterThan(0);
   });
+
+  it('an invoice whose card is over 28 KB (four 8,000-character line descriptions) is listed with a card Teams accepts', async () => {
+    const base = org().invoices.all()[0]!;
+    const invoice = org().invoices.put({
+      ...base,
+      id: '00e01BIGLINES0000001',
+      invoiceNumber: 'BIGLINES-1',
+      invoiceLineItems: Array.from({ length: 4 }, (_, i) => ({
+        id: `li${i}`,
+        price: 10,
+        quantity: 1,
+        description: `${'*[x]'.repeat(2_000)} ${i}`,
+      })),
+      updatedTime: new Date(NOW).toISOString(),
+    });
+    await bot.app.mirror.markStale(org().id, 'invoice', invoice.id);
+    // The command's own card is over the limit: the compose box cannot insert it.
+    const full = await ask(bot.app, `invoice ${invoice.invoiceNumber}`);
+    expect(Buffer.byteLength(JSON.stringify(full.reply.card))).toBeGreaterThan(MAX_EXTENSION_CARD_BYTES);
+    const [result, ...others] = expectResults(await search('invoices', 'BIGLINES-'));
+    expect(others).toEqual([]);
+    expect(result!.preview!.content.title).toBe('BIGLINES-1');
+    const shown = textOf(result!.content);
+    expect(shown).toContain('BIGLINES-1');
+    expect(shown).toContain('invoice BIGLINES-1');
+    expect(shown).not.toContain('[x]');
+  });
 });
 
 describe('who may search, and what is recorded', () => {

@@ -9,6 +9,7 @@ import { channelMessage, groupChatMessage, messageActionInvoke, OTHER_TENANT, TE
 import { startMultiOrgBot, startTwoOrgSandbox, type TwoOrgs } from '../harness/orgs.js';
 import { ask, buttons, expectValidCard, textOf } from '../harness/finance.js';
 import { poisonedVendor } from '../harness/sensitive.js';
+import { sandboxControlOk } from '../harness/sandbox.js';
 
 type Base = Parameters<typeof messageActionInvoke>[1];
 interface Answer {
@@ -236,5 +237,30 @@ describe('Look up in BILL in a multi-organisation deployment', () => {
     const card = await lookUp(bot, 'invoice 1042', channel(bot, { team: 'unlinked' }));
     expect(textOf(card).toLowerCase()).toContain('link');
     expect(textOf(card)).not.toContain('Found');
+  });
+});
+
+describe('Look up in BILL while BILL fails', () => {
+  it('a cold organisation whose BILL answers 500 gets the error in the dialog and in Insert, recorded as an error, never a 501', async () => {
+    const bot = await startBot({ env: { USER_COMMANDS_PER_MINUTE: '10000' } });
+    try {
+      for (const path of ['/v3/bills', '/v3/invoices', '/v3/vendors', '/v3/customers'])
+        await sandboxControlOk(bot.app.sandbox!.url, 'POST', '/faults', { kind: 'serverError', path, count: 1000 });
+      const card = await lookUp(bot, 'did we pay Acme for invoice 1042?');
+      expect(textOf(card)).toContain("BILL didn't answer as expected");
+      const answer = await press(bot, { verb: 'insert', kind: 'vendor', id: '00901ABCDEFGH1234567' });
+      expect(answer.composeExtension).toEqual({ type: 'message', text: "BILL didn't answer as expected; try again in a moment." });
+      const records = readFileSync(join(bot.stateDir, 'audit.log'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(records.map((r) => [r.result, r.reason])).toEqual([
+        ['error', 'BillApiError:server'],
+        ['error', 'BillApiError:server'],
+      ]);
+      expect(bot.logs.text()).not.toContain('unhandled error in turn');
+    } finally {
+      await bot.close();
+    }
   });
 });

@@ -137,6 +137,16 @@ describe('health and readiness', () => {
       expect(head.headers['content-type']).toBe(got.headers['content-type']);
     }
   });
+
+  it("HEAD on the tab's page and files (a link checker, a proxy) gets GET's status and headers without a body, not 405", async () => {
+    for (const path of ['/tab', '/tab?config=1', '/tab/app.js', '/tab/tab.css', '/tab/teams.js']) {
+      const got = await get(`${bot.url}${path}`);
+      const head = await request(`${bot.url}${path}`, { method: 'HEAD' });
+      expect([path, head.statusCode, await head.body.text()]).toEqual([path, got.status, '']);
+      for (const header of ['content-type', 'content-security-policy', 'cache-control', 'x-content-type-options'])
+        expect(head.headers[header], `${path} ${header}`).toBe(got.headers[header]);
+    }
+  });
 });
 
 describe('with an app id', () => {

@@ -4,7 +4,7 @@
 // and a one-line preview for Teams' result list. Hostile or empty text gets an ordinary answer, never an error.
 import type { Bill, Customer, Invoice, Vendor } from '../../bill/types.js';
 import type { OrgBindings } from '../../bindings/bindings.js';
-import type { CardReply } from '../../cards/card.js';
+import { adaptiveCard, escapeMarkdown, subtitle, text, title, type CardReply } from '../../cards/card.js';
 import { errorReply } from '../../cards/errorCards.js';
 import { calendarDate, money } from '../../cards/format.js';
 import { addDays, calendarDay } from '../../infra/calendar.js';
@@ -65,6 +65,8 @@ const MAX_QUERY_LENGTH = 100;
 const MAX_RESULTS = 25;
 /** A vendor's or customer's card reads its open bills or invoices (all of an org's, ~10 ms for 10,000): fewer a page. */
 const MAX_PARTY_RESULTS = 10;
+/** Teams' limit for a card a message extension inserts: a bigger one is not sent. */
+export const MAX_EXTENSION_CARD_BYTES = 28 * 1024;
 /** "Bills due this week": the next 7 days, as `bills due` counts them. */
 const WEEK_DAYS = 7;
 
@@ -237,8 +239,11 @@ export class ComposeSearch {
         : new Map<string, PartyInfo>();
     const made = await Promise.allSettled(
       records.map(async (record): Promise<SearchResult> => {
-        const card = await this.cardOf(ctx, kind, record);
-        return { card, preview: this.preview(ctx, kind, record, parties) };
+        const { card, line } = await this.cardOf(ctx, kind, record);
+        const preview = this.preview(ctx, kind, record, parties);
+        // A card over Teams' limit would not be inserted: the result inserts its preview and the command instead.
+        const fits = Buffer.byteLength(JSON.stringify(card.card)) <= MAX_EXTENSION_CARD_BYTES;
+        return { card: fits ? card : tooLargeCard(preview, line), preview };
       }),
     );
     const results: SearchResult[] = [];
@@ -251,8 +256,8 @@ export class ComposeSearch {
     return results;
   }
 
-  /** The card the record's command shows: its command run through the registry with the record's number or name. */
-  private async cardOf(ctx: OrgContext, kind: Kind, record: AnyRecord): Promise<CardReply> {
+  /** The card the record's command shows: its command line (`bill <number>`) run through the registry. */
+  private async cardOf(ctx: OrgContext, kind: Kind, record: AnyRecord): Promise<{ card: CardReply; line: string }> {
     const command = this.deps.commands.get(kind);
     if (!command) throw new Error(`the ${kind} command is not registered`);
     let argText =
@@ -265,7 +270,8 @@ export class ComposeSearch {
       argText = same && 'rows' in same && same.rows.length === 1 && same.rows[0]?.id === record.id ? number : record.id;
     }
     const args = argText.trim();
-    return command.run({ ...ctx, input: { name: kind, args: args.split(' ').filter(Boolean), argText: args, page: 0 } });
+    const card = await command.run({ ...ctx, input: { name: kind, args: args.split(' ').filter(Boolean), argText: args, page: 0 } });
+    return { card, line: `${kind} ${args}` };
   }
 
   /** The result list's row: number or name, who, and "amount · due date · status". */
@@ -313,4 +319,18 @@ export class ComposeSearch {
   private errorText(err: unknown, turn: SearchQuery): string {
     return errorReply(err, { correlationId: turn.correlationId, kind: turn.scope.kind }).summary;
   }
+}
+
+/** What a result inserts when its command's card is over Teams' limit: the preview's facts and the command to type. */
+function tooLargeCard(preview: SearchResult['preview'], line: string): CardReply {
+  const summary = `${preview.title}, ${preview.subtitle}: ${preview.text}`;
+  return adaptiveCard(
+    [
+      title(escapeMarkdown(preview.title)),
+      subtitle(escapeMarkdown(preview.subtitle)),
+      text(escapeMarkdown(preview.text)),
+      text(`Its full card is too large to insert; type @billbridge ${escapeMarkdown(line)} in a channel instead.`, { subtle: true }),
+    ],
+    { summary },
+  );
 }
