@@ -1,7 +1,8 @@
 // The list card every list command answers with: totals over all rows, the rows of one page (10), Show more and
 // Refresh buttons that re-run the command and replace the card in place, "as of" in the footer, plain empty states;
 // and the detail card of one record (a bill, an invoice) or of an overview. Every string passed in is plain text and is
-// escaped here, except the headings of detail sections, which are ours.
+// escaped here, except the headings of detail sections, which are ours; and shortened here, so BILL text of any length
+// (a pasted line description) cannot take a card past the 100 KB Teams accepts for a bot message.
 import {
   adaptiveCard,
   container,
@@ -9,6 +10,7 @@ import {
   executeAction,
   facts,
   footer,
+  shorten,
   subtitle,
   table,
   text,
@@ -22,6 +24,12 @@ import { clockTime, type FormatOptions } from './format.js';
 import type { Tone } from './words.js';
 
 const PAGE_SIZE = 10;
+/** The most characters of one title, label, value or table cell; of one note. */
+const MAX_LINE = 200;
+const MAX_NOTE = 1_000;
+
+/** Plain text for the card: cut to `max` characters, then escaped. */
+const plain = (s: string, max = MAX_LINE): string => escapeMarkdown(shorten(s, max));
 
 /** What a data card's "As of" footer says: when BILL answered, in the person's formats, and the footer note. */
 export interface AsOf {
@@ -66,7 +74,7 @@ export interface ListCardSpec<T> extends ListContext {
 
 /** The "As of 10:42" footer with any extra parts and the note, plain text in. */
 function asOfFooter(at: AsOf, parts: Array<string | undefined> = []): CardElement {
-  const said = [...parts, at.note].filter((n): n is string => !!n).map(escapeMarkdown);
+  const said = [...parts, at.note].filter((n): n is string => !!n).map((n) => plain(n, MAX_NOTE));
   return footer([`As of ${clockTime(at.asOf, at.fmt)}`, ...said].join(' · '));
 }
 
@@ -79,7 +87,7 @@ type Fact = [string, string];
 
 /** A FactSet of plain-text label/value pairs. */
 export function plainFacts(pairs: Fact[]): CardElement {
-  return facts(pairs.map(([k, v]) => [escapeMarkdown(k), escapeMarkdown(v)]));
+  return facts(pairs.map(([k, v]) => [plain(k), plain(v)]));
 }
 
 /** A separated part of a detail card: a bold heading over label/value lines (or what it says when there are none), or a note. */
@@ -99,13 +107,13 @@ export interface DetailCardSpec extends Omit<ListContext, 'page'> {
 }
 
 export function detailCard(spec: DetailCardSpec): CardReply {
-  const body: CardElement[] = [title(escapeMarkdown(spec.title))];
-  if (spec.subtitle) body.push(subtitle(escapeMarkdown(spec.subtitle)));
-  if (spec.status) body.push(text(escapeMarkdown(spec.status), { weight: 'Bolder' }));
+  const body: CardElement[] = [title(plain(spec.title))];
+  if (spec.subtitle) body.push(subtitle(plain(spec.subtitle)));
+  if (spec.status) body.push(text(plain(spec.status), { weight: 'Bolder' }));
   body.push(...(spec.facts ?? []).map((group) => plainFacts(group.filter((f) => f !== undefined))));
   for (const s of spec.sections) {
     if ('note' in s) {
-      body.push(text(escapeMarkdown(s.note), { subtle: true, separator: s.separator }));
+      body.push(text(plain(s.note, MAX_NOTE), { subtle: true, separator: s.separator }));
       continue;
     }
     const lines = s.facts.length > 0 || !s.none ? plainFacts(s.facts) : text(s.none, { subtle: true });
@@ -119,21 +127,21 @@ export function listCard<T>(spec: ListCardSpec<T>): CardReply {
   const total = spec.items.length;
   const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
   const page = Number.isFinite(spec.page) ? Math.min(Math.max(0, Math.floor(spec.page)), pages - 1) : 0;
-  const body: CardElement[] = [title(escapeMarkdown(spec.title))];
-  if (spec.subtitle) body.push(subtitle(escapeMarkdown(spec.subtitle)));
+  const body: CardElement[] = [title(plain(spec.title))];
+  if (spec.subtitle) body.push(subtitle(plain(spec.subtitle)));
   if (spec.totals && spec.totals.length > 0) body.push(plainFacts(spec.totals));
-  for (const note of spec.notes ?? []) body.push(text(escapeMarkdown(note.text), { subtle: note.subtle }));
+  for (const note of spec.notes ?? []) body.push(text(plain(note.text, MAX_NOTE), { subtle: note.subtle }));
   body.push(...(spec.charts ?? []));
   const actions: CardAction[] = [];
   if (total === 0) {
-    body.push(text(escapeMarkdown(spec.empty), { separator: true }));
+    body.push(text(plain(spec.empty, MAX_NOTE), { separator: true }));
   } else {
     const from = page * PAGE_SIZE;
     const shown = spec.items.slice(from, from + PAGE_SIZE);
     body.push(
       table(
         spec.columns.map((c) => (typeof c === 'string' ? { header: escapeMarkdown(c) } : { ...c, header: escapeMarkdown(c.header) })),
-        shown.map((item) => spec.row(item).map((cell) => escapeMarkdown(cell))),
+        shown.map((item) => spec.row(item).map((cell) => plain(cell))),
         { rowColors: spec.tone && shown.map(spec.tone) },
       ),
     );

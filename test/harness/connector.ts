@@ -5,6 +5,9 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { CardJson } from './cards.js';
 
+/** Teams' limit for one bot message: 100 KB of the payload encoded in UTF-16. */
+export const MAX_MESSAGE_UTF16_BYTES = 100 * 1024;
+
 /**
  * What the bot sends the connector: an activity, or (createConversation) the parameters holding one. Every field is
  * optional (a test asserts the ones it needs); fields not named here read as `unknown`.
@@ -213,6 +216,9 @@ export class ConnectorStandIn {
       case 'reply':
       case 'send':
       case 'update':
+        // Teams refuses a bot message over 100 KB, counted as the whole payload in UTF-16 (shared/reference/teams-bot.md).
+        if (call.raw.length * 2 > MAX_MESSAGE_UTF16_BYTES)
+          return { status: 413, body: { error: { code: 'MessageSizeTooBig', message: 'Message size is too big' } } };
         return { status: 200, body: { id: call.kind === 'update' ? call.activityId : `act-${randomUUID()}` } };
       case 'delete':
         return { status: 200, body: {} };
