@@ -1,18 +1,51 @@
 // Bot Connector calls under the connector.thread budget: botbuilder's connector clients send through this HTTP client
 // (ConnectorClientOptions.httpClient), so every attempt (botbuilder's own retries included) starts inside a limiter
-// grant, and a 429 pauses the thread.
+// grant, and a 429 pauses the thread. A message larger than Teams accepts goes out as a card that says so.
 import type { ConnectorClientOptions } from 'botframework-connector';
 import { request as undiciRequest } from 'undici';
 import { ContextSlot } from '../infra/asyncContext.js';
 import type { Logger } from '../infra/log.js';
 import type { Limiter, Priority, Upstream } from '../infra/limits/types.js';
 import { retryAfterMs as parseRetryAfter } from '../infra/limits/windows.js';
+import { adaptiveCard, text, title } from '../cards/card.js';
+import { cardActivity, isObject } from './routes.js';
 
 /** How long a send may wait for its thread's budget: a late reply beats none (an error card would need the same budget). */
 const CONNECTOR_SEND_WAIT_MS = 60_000;
 
 /** 429 without Retry-After: Teams asks for exponential backoff with jitter; botbuilder's pipeline does not retry it. */
 const BACKOFF_MS = [1_000, 2_000, 4_000];
+
+/** Teams refuses a bot message over 100 KB of its payload in UTF-16 with 413 MessageSizeTooBig (the person gets nothing). */
+const MAX_MESSAGE_UTF16_BYTES = 100 * 1024;
+
+/** What goes out instead of a message Teams would refuse for its size. */
+const TOO_LARGE = cardActivity(
+  adaptiveCard(
+    [
+      title('This answer is too large for Teams'),
+      text("BILL's answer makes a card larger than Teams accepts. Ask for less (a shorter period, one record), or open it in BILL."),
+    ],
+    { summary: 'This answer is too large for Teams; ask for less, or open it in BILL.' },
+  ),
+);
+
+/**
+ * The message with its attachments replaced by TOO_LARGE when Teams would refuse its size. Checked here, on the body
+ * botbuilder has serialised already: serialising each card to measure it cost ~50 µs a reply, ~4% of a turn's CPU
+ * (the overhead bench read 1.26-1.28x the echo bot against 1.17x, 2026-11-27).
+ */
+function withinTeamsLimit(request: CompatRequest): void {
+  if (typeof request.body !== 'string' || request.body.length * 2 <= MAX_MESSAGE_UTF16_BYTES) return;
+  let activity: unknown;
+  try {
+    activity = JSON.parse(request.body);
+  } catch {
+    return;
+  }
+  if (!isObject(activity) || !Array.isArray(activity.attachments)) return;
+  request.body = JSON.stringify({ ...activity, attachments: TOO_LARGE.attachments, summary: TOO_LARGE.summary });
+}
 
 /** Proactive sends (notifications, digests) run inside `background`: they wait behind people's replies. */
 export const connectorPriority = new ContextSlot<Priority>('connector priority');
@@ -94,6 +127,7 @@ export function connectorHttpClient(deps: ConnectorLimitsDeps): HttpClient {
     async sendRequest(request) {
       const priority: Priority = connectorPriority.getStore() ?? 'interactive';
       const upstream: Upstream = { service: 'connector', conversationId: threadOfUrl(request.url) };
+      withinTeamsLimit(request);
       for (let attempt = 0; ; attempt++) {
         const res = await limiter.run(
           upstream,

@@ -121,6 +121,38 @@ describe('the connector HTTP client', () => {
   });
 });
 
+describe('a message larger than Teams accepts', () => {
+  /** A reply as botbuilder serialises it: the activity with one Adaptive Card of `chars` characters of text. */
+  const reply = (chars: number) =>
+    JSON.stringify({
+      type: 'message',
+      summary: 'Every bill',
+      attachments: [
+        {
+          contentType: 'application/vnd.microsoft.card.adaptive',
+          content: { type: 'AdaptiveCard', version: '1.5', body: [{ type: 'TextBlock', text: 'x'.repeat(chars) }] },
+        },
+      ],
+    });
+  const bodyOf = (send: ReturnType<typeof client>['send']) => (send.mock.calls[0]![0] as { body: string }).body;
+
+  it('goes out as a card saying it is too large (100 KB of UTF-16), not as a send Teams refuses with 413 and the person never sees', async () => {
+    const { http, send } = client(new RecordingLimiter(), () => ({ status: 200 }));
+    await http.sendRequest({ ...request(URL), body: reply(60_000) });
+    const body = bodyOf(send);
+    expect(body.length * 2).toBeLessThan(100 * 1024);
+    expect(body).not.toContain('xxxx');
+    expect(JSON.parse(body)).toMatchObject({ type: 'message', summary: expect.stringMatching(/too large for Teams/) as unknown });
+  });
+
+  it('a message within the limit goes as it is', async () => {
+    const { http, send } = client(new RecordingLimiter(), () => ({ status: 200 }));
+    const body = reply(45_000);
+    await http.sendRequest({ ...request(URL), body });
+    expect(bodyOf(send)).toBe(body);
+  });
+});
+
 describe('connector clients kept between turns', () => {
   /** Credentials for a bot without an app id (local mode), as botbuilder's own factory gives them, failing while `failing` is set. */
   class Credentials extends ServiceClientCredentialsFactory {
