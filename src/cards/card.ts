@@ -33,6 +33,18 @@ export function shorten(s: string, max = 60): string {
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }
 
+/** Characters of BILL's or a person's text a card shows in one line (a name, a number, a cell), and in one note. */
+export const MAX_LINE = 200;
+export const MAX_NOTE = 1_000;
+
+/**
+ * Text from BILL or a person, for a card: cut to `max` characters, then escaped for Teams markdown. Text of any length
+ * (a pasted description) cannot take a card past the 100 KB Teams accepts for a bot message.
+ */
+export function clipped(s: string, max = MAX_LINE): string {
+  return escapeMarkdown(shorten(s, max));
+}
+
 export function adaptiveCard(body: CardElement[], opts: { summary: string; actions?: CardAction[] }): CardReply {
   const flat = opts.summary.replace(/\s+/g, ' ').trim();
   const summary = shorten(flat, 200);

@@ -10,7 +10,8 @@ import {
   executeAction,
   facts,
   footer,
-  shorten,
+  clipped,
+  MAX_NOTE,
   subtitle,
   table,
   text,
@@ -24,12 +25,6 @@ import { clockTime, type FormatOptions } from './format.js';
 import type { Tone } from './words.js';
 
 const PAGE_SIZE = 10;
-/** The most characters of one title, label, value or table cell; of one note. */
-const MAX_LINE = 200;
-const MAX_NOTE = 1_000;
-
-/** Plain text for the card: cut to `max` characters, then escaped. */
-const plain = (s: string, max = MAX_LINE): string => escapeMarkdown(shorten(s, max));
 
 /** What a data card's "As of" footer says: when BILL answered, in the person's formats, and the footer note. */
 export interface AsOf {
@@ -74,7 +69,7 @@ export interface ListCardSpec<T> extends ListContext {
 
 /** The "As of 10:42" footer with any extra parts and the note, plain text in. */
 function asOfFooter(at: AsOf, parts: Array<string | undefined> = []): CardElement {
-  const said = [...parts, at.note].filter((n): n is string => !!n).map((n) => plain(n, MAX_NOTE));
+  const said = [...parts, at.note].filter((n): n is string => !!n).map((n) => clipped(n, MAX_NOTE));
   return footer([`As of ${clockTime(at.asOf, at.fmt)}`, ...said].join(' · '));
 }
 
@@ -87,7 +82,7 @@ type Fact = [string, string];
 
 /** A FactSet of plain-text label/value pairs. */
 export function plainFacts(pairs: Fact[]): CardElement {
-  return facts(pairs.map(([k, v]) => [plain(k), plain(v)]));
+  return facts(pairs.map(([k, v]) => [clipped(k), clipped(v)]));
 }
 
 /** A separated part of a detail card: a bold heading over label/value lines (or what it says when there are none), or a note. */
@@ -107,13 +102,13 @@ export interface DetailCardSpec extends Omit<ListContext, 'page'> {
 }
 
 export function detailCard(spec: DetailCardSpec): CardReply {
-  const body: CardElement[] = [title(plain(spec.title))];
-  if (spec.subtitle) body.push(subtitle(plain(spec.subtitle)));
-  if (spec.status) body.push(text(plain(spec.status), { weight: 'Bolder' }));
+  const body: CardElement[] = [title(clipped(spec.title))];
+  if (spec.subtitle) body.push(subtitle(clipped(spec.subtitle)));
+  if (spec.status) body.push(text(clipped(spec.status), { weight: 'Bolder' }));
   body.push(...(spec.facts ?? []).map((group) => plainFacts(group.filter((f) => f !== undefined))));
   for (const s of spec.sections) {
     if ('note' in s) {
-      body.push(text(plain(s.note, MAX_NOTE), { subtle: true, separator: s.separator }));
+      body.push(text(clipped(s.note, MAX_NOTE), { subtle: true, separator: s.separator }));
       continue;
     }
     const lines = s.facts.length > 0 || !s.none ? plainFacts(s.facts) : text(s.none, { subtle: true });
@@ -127,21 +122,21 @@ export function listCard<T>(spec: ListCardSpec<T>): CardReply {
   const total = spec.items.length;
   const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
   const page = Number.isFinite(spec.page) ? Math.min(Math.max(0, Math.floor(spec.page)), pages - 1) : 0;
-  const body: CardElement[] = [title(plain(spec.title))];
-  if (spec.subtitle) body.push(subtitle(plain(spec.subtitle)));
+  const body: CardElement[] = [title(clipped(spec.title))];
+  if (spec.subtitle) body.push(subtitle(clipped(spec.subtitle)));
   if (spec.totals && spec.totals.length > 0) body.push(plainFacts(spec.totals));
-  for (const note of spec.notes ?? []) body.push(text(plain(note.text, MAX_NOTE), { subtle: note.subtle }));
+  for (const note of spec.notes ?? []) body.push(text(clipped(note.text, MAX_NOTE), { subtle: note.subtle }));
   body.push(...(spec.charts ?? []));
   const actions: CardAction[] = [];
   if (total === 0) {
-    body.push(text(plain(spec.empty, MAX_NOTE), { separator: true }));
+    body.push(text(clipped(spec.empty, MAX_NOTE), { separator: true }));
   } else {
     const from = page * PAGE_SIZE;
     const shown = spec.items.slice(from, from + PAGE_SIZE);
     body.push(
       table(
         spec.columns.map((c) => (typeof c === 'string' ? { header: escapeMarkdown(c) } : { ...c, header: escapeMarkdown(c.header) })),
-        shown.map((item) => spec.row(item).map((cell) => plain(cell))),
+        shown.map((item) => spec.row(item).map((cell) => clipped(cell))),
         { rowColors: spec.tone && shown.map(spec.tone) },
       ),
     );

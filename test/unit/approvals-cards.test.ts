@@ -171,6 +171,22 @@ describe('the approvals card', () => {
     expect(text).toContain('Only the assigned approver can act.');
   });
 
+  it('stays within 40 KB at the most bills a card holds when BILL names, numbers and comments are 8,000 characters long', () => {
+    const long = (c: string) => c.repeat(8_000);
+    const s = state(MAX_CARD_BILLS);
+    s.approver.name = long('d');
+    s.bills.forEach((b, i) => {
+      b.vendorName = long('v');
+      b.invoiceNumber = long('n');
+      if (i % 2) b.decision = { action: 'APPROVE', at: NOW, byName: long('b'), comment: long('c') };
+    });
+    for (const actionable of [true, false]) {
+      const { card } = approvalsCard(opts(s, actionable));
+      ok(card);
+      expect(textOf(card).join('\n')).toContain('…');
+    }
+  });
+
   it('counts the bills beyond the card', () => {
     const { card } = approvalsCard(opts(state(2, { more: 7 }), false));
     expect(textOf(card)[1]).toContain('7 more in BILL');

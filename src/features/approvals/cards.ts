@@ -3,11 +3,13 @@
 import type { ApprovalCardBill, ApprovalCardState } from './cardRecords.js';
 import {
   adaptiveCard,
+  clipped,
   container,
   escapeMarkdown,
   executeAction,
   footer,
   keepTogether,
+  MAX_NOTE,
   plainText,
   shortRef,
   subtitle,
@@ -158,7 +160,7 @@ export function chooseOrgCard(orgIds: string[]): CardReply {
 }
 
 export function nothingWaitingCard(opts: { name: string; personal: boolean; asOf: number; fmt: FormatOptions; note?: string }): CardReply {
-  const who = opts.personal ? 'you' : escapeMarkdown(opts.name);
+  const who = opts.personal ? 'you' : clipped(opts.name);
   return plainCard(
     'Nothing waiting for approval',
     [`No bills are waiting for ${who} in BILL right now.`],
@@ -184,18 +186,18 @@ export interface ApprovalCardOptions {
 
 function billLines(b: ApprovalCardBill, i: number, o: ApprovalCardOptions): CardElement[] {
   const money = moneyTotal([{ amount: b.amount, currency: b.currency }], o.fmt.locale);
-  const invoice = b.invoiceNumber ? `Invoice ${keepTogether(escapeMarkdown(b.invoiceNumber))}` : `Bill ${shortRef(b.billId)}`;
+  const invoice = b.invoiceNumber ? `Invoice ${keepTogether(clipped(b.invoiceNumber))}` : `Bill ${shortRef(b.billId)}`;
   const items: CardElement[] = [
-    text(`**${escapeMarkdown(b.vendorName)}** · ${money}`, { separator: i > 0 }),
+    text(`**${clipped(b.vendorName)}** · ${money}`, { separator: i > 0 }),
     subtitle(`${invoice} · due ${calendarDate(b.dueDate, o.fmt.locale)} (${dueShort(b.dueDate, o.today)})`),
   ];
   if (b.decision) {
     const verb = b.decision.action === 'APPROVE' ? 'Approved' : 'Denied';
     const when = clockTime(b.decision.at, o.fmt);
-    items.push(text(`${verb} by ${escapeMarkdown(b.decision.byName)} at ${when}`, { weight: 'Bolder' }));
-    if (b.decision.comment) items.push(text(`“${escapeMarkdown(b.decision.comment)}”`, { subtle: true }));
+    items.push(text(`${verb} by ${clipped(b.decision.byName)} at ${when}`, { weight: 'Bolder' }));
+    if (b.decision.comment) items.push(text(`“${clipped(b.decision.comment, MAX_NOTE)}”`, { subtle: true }));
   } else if (b.gone) {
-    items.push(text(`No longer waiting for ${escapeMarkdown(o.state.approver.name)} (decided in BILL or passed on)`));
+    items.push(text(`No longer waiting for ${clipped(o.state.approver.name)} (decided in BILL or passed on)`));
   } else if (o.actionable) {
     const data = (verb: string) => ({ verb, card: o.state.id, bill: b.billId, sig: o.sign(verb, o.state.id, b.billId) });
     items.push(
@@ -216,7 +218,7 @@ function billLines(b: ApprovalCardBill, i: number, o: ApprovalCardOptions): Card
 export function approvalsCard(o: ApprovalCardOptions): CardReply {
   const { state } = o;
   const personal = state.kind === 'personal';
-  const name = escapeMarkdown(state.approver.name);
+  const name = clipped(state.approver.name);
   const waiting = state.bills.filter((b) => !b.decision && !b.gone);
   const body: CardElement[] = [
     title(personal || o.actionable ? 'Waiting for your approval' : `Waiting for ${name}'s approval`),
