@@ -194,6 +194,18 @@ describe('searching invoices, vendors and customers', () => {
     }
   });
 
+  it('a vendor whose BILL name is 8,000 characters long is listed with a short preview and a card within 28 KB', async () => {
+    const name = `Zanzibar ${'Holdings '.repeat(900)}`.slice(0, 8_000);
+    const vendor = org().vendors.put(poisonedVendor({ id: '00901LONGNAME0000001', name, updatedTime: new Date(NOW).toISOString() }));
+    await bot.app.mirror.markStale(org().id, 'vendor', vendor.id);
+    const [result, ...others] = expectResults(await search('vendors', 'zanzibar'));
+    expect(others).toEqual([]);
+    const preview = result!.preview!.content;
+    expect(preview.title.length).toBeLessThanOrEqual(200);
+    expect(preview.title).toMatch(/^Zanzibar Holdings .*…$/);
+    expect(checkCard(result!.content).bytes).toBeLessThan(MAX_EXTENSION_CARD_BYTES);
+  });
+
   it('a vendor or customer search opened with nothing typed says what to type', async () => {
     const vendors = await search('vendors', undefined);
     expect(vendors.type).toBe('message');
