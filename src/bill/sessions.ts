@@ -11,7 +11,7 @@ import { BillApiError, LimitExceeded, errorMessage } from '../errors.js';
 import type { Logger, SecretRegistry } from '../infra/log.js';
 import type { RunOptions } from '../infra/limits/types.js';
 import type { BillHttp, BillRequest } from './http.js';
-import type { LiveSession, RedisSessionLedger, Slot } from './sharedSessions.js';
+import { SESSION_IDLE_REFRESH_MS, type LiveSession, type RedisSessionLedger, type Slot } from './sharedSessions.js';
 
 export interface SessionCredentials {
   baseUrl: string;
@@ -46,8 +46,6 @@ export interface SessionDeps {
   ledger?: RedisSessionLedger;
 }
 
-/** Re-login before BILL's 35-minute idle expiry. */
-export const SESSION_IDLE_REFRESH_MS = 30 * 60_000;
 /** After BILL refuses the credentials, fail fast for this long instead of burning the login budget. */
 const CREDENTIAL_RETRY_MS = 60_000;
 /**
