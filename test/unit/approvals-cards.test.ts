@@ -171,6 +171,14 @@ describe('the approvals card', () => {
     expect(text).toContain('Only the assigned approver can act.');
   });
 
+  it('a vendor name and invoice number of 60,000 characters from BILL are cut short, so the card of the most bills stays within 40 KB', () => {
+    const s = state(MAX_CARD_BILLS);
+    for (const b of s.bills) Object.assign(b, { vendorName: 'V'.repeat(60_000), invoiceNumber: '9'.repeat(60_000) });
+    const { card } = approvalsCard(opts(s, true));
+    ok(card);
+    expect(textOf(card).join('\n')).toMatch(/V{100,}…/);
+  });
+
   it('counts the bills beyond the card', () => {
     const { card } = approvalsCard(opts(state(2, { more: 7 }), false));
     expect(textOf(card)[1]).toContain('7 more in BILL');

@@ -10,6 +10,7 @@ import {
   keepTogether,
   plainText,
   shortRef,
+  shorten,
   subtitle,
   text,
   title,
@@ -31,6 +32,8 @@ export const APPROVAL_VERBS = {
 export const MAX_CARD_BILLS = 10;
 /** Longest comment sent to BILL with a decision. */
 export const MAX_DECISION_COMMENT = 500;
+/** The most characters of a vendor name or invoice number from BILL on a card (as list and detail cards). */
+const MAX_NAME = 200;
 export const CONNECT_INPUTS = { tokenName: 'billTokenName', tokenValue: 'billTokenValue', orgId: 'billOrgId' } as const;
 
 /** The id of a bill's comment box on an approval card (inputs come back merged into the click's data). */
@@ -184,9 +187,11 @@ export interface ApprovalCardOptions {
 
 function billLines(b: ApprovalCardBill, i: number, o: ApprovalCardOptions): CardElement[] {
   const money = moneyTotal([{ amount: b.amount, currency: b.currency }], o.fmt.locale);
-  const invoice = b.invoiceNumber ? `Invoice ${keepTogether(escapeMarkdown(b.invoiceNumber))}` : `Bill ${shortRef(b.billId)}`;
+  const invoice = b.invoiceNumber
+    ? `Invoice ${keepTogether(escapeMarkdown(shorten(b.invoiceNumber, MAX_NAME)))}`
+    : `Bill ${shortRef(b.billId)}`;
   const items: CardElement[] = [
-    text(`**${escapeMarkdown(b.vendorName)}** · ${money}`, { separator: i > 0 }),
+    text(`**${escapeMarkdown(shorten(b.vendorName, MAX_NAME))}** · ${money}`, { separator: i > 0 }),
     subtitle(`${invoice} · due ${calendarDate(b.dueDate, o.fmt.locale)} (${dueShort(b.dueDate, o.today)})`),
   ];
   if (b.decision) {
