@@ -103,6 +103,19 @@ describe('setting up', () => {
     expect(listed).not.toContain('billbridge has no key for it');
   });
 
+  it("a subscription BILL names with 60,000 characters (made in BILL's own tools) is listed with its name cut short, not as a 'too large' card", async () => {
+    const sub = bot.app.sandbox!.org.subscriptions.all()[0]!;
+    const name = sub.name;
+    sub.name = `Ops ${'N'.repeat(60_000)}`;
+    try {
+      const listed = JSON.stringify(await say('webhooks', AP));
+      expect(listed).toContain(sub.id);
+      expect(listed).toMatch(/Ops N{100,}…/);
+    } finally {
+      sub.name = name;
+    }
+  });
+
   it('refuses people who are not billbridge admins, and records the refusal', async () => {
     const res = await bot.say('webhooks', {
       channel: AP,
