@@ -63,7 +63,23 @@ export function webhookSetup(deps: {
 }) {
   const { bill, keys, log } = deps;
   const subscriptionsOf = (orgId: string) => bill.org(orgId, { priority: 'interactive' }).subscriptions;
-  return {
+  // One set-up or deletion per organisation at a time: two admins typing `webhooks setup` at once both found no
+  // subscription and both created one (BILL refuses the duplicate, so one of them got an error); the second now waits
+  // and finds the first's.
+  const running = new Map<string, Promise<void>>();
+  const oneAtATime = <T>(orgId: string, work: () => Promise<T>): Promise<T> => {
+    const result = (running.get(orgId) ?? Promise.resolve()).then(work);
+    const done = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    running.set(orgId, done);
+    void done.then(() => {
+      if (running.get(orgId) === done) running.delete(orgId);
+    });
+    return result;
+  };
+  const api = {
     /**
      * Makes sure one BILL subscription sends every event billbridge posts to `url`, and that billbridge holds its key.
      * An existing subscription to the same URL is reused (its events updated, its key rotated when billbridge lost it).
@@ -136,5 +152,10 @@ export function webhookSetup(deps: {
       deps.onChange?.(orgId);
       log.info({ orgId, subscriptionId }, 'BILL webhook subscription deleted');
     },
+  };
+  return {
+    ...api,
+    setup: (orgId: string, rawUrl: string) => oneAtATime(orgId, () => api.setup(orgId, rawUrl)),
+    remove: (orgId: string, subscriptionId: string) => oneAtATime(orgId, () => api.remove(orgId, subscriptionId)),
   };
 }

@@ -60,6 +60,16 @@ async function settled(): Promise<void> {
 }
 
 describe('setting up', () => {
+  it('two admins typing webhooks setup at the same moment both get the set-up card, and BILL holds one subscription whose key billbridge has', async () => {
+    const url = `${bot.url}/api/bill/webhooks`;
+    const cards = await Promise.all([say(`webhooks setup ${url}`, AP), say(`webhooks setup ${url}`, PAY)]);
+    for (const card of cards) expect(JSON.stringify(card)).toContain('Webhooks set up');
+    const subs = bot.app.sandbox!.org.subscriptions.all();
+    expect(subs).toHaveLength(1);
+    expect(bot.app.secrets.list()).toContain(subs[0]!.securityKey);
+    expect((await bot.app.notify.keys.list(bot.app.sandbox!.org.id)).map((k) => k.subscriptionId)).toEqual([subs[0]!.id]);
+  });
+
   it('an admin points BILL at the bot once; the key is stored sealed away from logs and cards', async () => {
     const card = await say(`webhooks setup ${bot.url}/api/bill/webhooks`, AP);
     expect(JSON.stringify(card)).toContain('Webhooks set up');
@@ -91,6 +101,19 @@ describe('setting up', () => {
     expect(listed).toContain('1 of 10 allowed');
     expect(listed).toContain(subs[0]!.id);
     expect(listed).not.toContain('billbridge has no key for it');
+  });
+
+  it("a subscription BILL names with 60,000 characters (made in BILL's own tools) is listed with its name cut short, not as a 'too large' card", async () => {
+    const sub = bot.app.sandbox!.org.subscriptions.all()[0]!;
+    const name = sub.name;
+    sub.name = `Ops ${'N'.repeat(60_000)}`;
+    try {
+      const listed = JSON.stringify(await say('webhooks', AP));
+      expect(listed).toContain(sub.id);
+      expect(listed).toMatch(/Ops N{100,}…/);
+    } finally {
+      sub.name = name;
+    }
   });
 
   it('refuses people who are not billbridge admins, and records the refusal', async () => {

@@ -267,3 +267,51 @@ describe('BILL values a card cannot take as they are', () => {
     }
   });
 });
+
+describe('BILL text of any length', () => {
+  const long = (c: string) => c.repeat(60_000);
+
+  it('a vendor or customer name or bill number of 60,000 characters read from BILL is cut short on a notification card, not sent as a "too large" card', () => {
+    for (const e of [
+      ev('invoice.updated', { id: '00e01', invoiceNumber: '1', totalAmount: 5 }, { enrichment: { customerName: long('C') } }),
+      ev('bill.updated', { id: '00n01', amount: 5 }, { enrichment: { vendorName: long('V') } }),
+      ev(
+        'payment.updated',
+        { id: 'stp01', amount: 5, billIds: ['a', 'b', 'c'], vendor: { id: 'v' } },
+        { enrichment: { vendorName: long('V'), billNumbers: { a: long('1'), b: long('2'), c: long('3') } } },
+      ),
+    ]) {
+      const s = said(e);
+      expect(s.headline, e.type).toMatch(/(CCCC|VVVV)+…/);
+    }
+  });
+
+  it('vendor and customer names and numbers of 60,000 characters are cut short on a digest card', () => {
+    const row = (i: number) => ({
+      id: `00n0${i}`,
+      number: long(String(i)),
+      partyId: 'v',
+      partyName: long('N'),
+      dueDate: '2026-03-05',
+      dueAmount: 100,
+    });
+    const rows = Array.from({ length: 5 }, (_, i) => row(i));
+    const reply = digestCard(
+      {
+        orgId: 'org',
+        today: '2026-03-02',
+        cadence: 'daily',
+        dueSoon: rows,
+        overdueBills: rows,
+        overdueInvoices: rows,
+        truncated: false,
+        asOf: RECEIVED,
+        fingerprint: 'x',
+      },
+      fmt,
+    );
+    expect(checkCard(reply.card).problems).toEqual([]);
+    expect(checkCard(reply.card).bytes).toBeLessThan(40 * 1024);
+    expect(JSON.stringify(reply.card)).toMatch(/N{100,}…/);
+  });
+});

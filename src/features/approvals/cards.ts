@@ -262,7 +262,8 @@ export function approvalsCard(o: ApprovalCardOptions): CardReply {
  * only. The heading is plain text (it may name a vendor); `why` is markdown.
  */
 export function refusalCard(heading: string, why: string): CardReply & { privateReply: true } {
-  return { ...plainCard(escapeMarkdown(heading), [why], `${heading}. ${plainText(why)}`), privateReply: true };
+  // A heading may name a vendor or customer as BILL has it, at any length: cut short as list cards do.
+  return { ...plainCard(clipped(heading), [why], `${heading}. ${plainText(why)}`), privateReply: true };
 }
 
 /** `approvals digest ...`: what is set now; `time` is read in `fmt.timeZone`. */

@@ -1,6 +1,6 @@
 // BILL payment network cards: network status in words, the businesses a `network` search found, and what came of an
 // invitation. Every string from BILL or the person is plain text here; the card kit escapes it.
-import { adaptiveCard, escapeMarkdown, facts, footer, title, type CardAction, type CardReply } from '../../cards/card.js';
+import { adaptiveCard, clipped, escapeMarkdown, facts, footer, title, type CardAction, type CardReply } from '../../cards/card.js';
 import { listCard, type ListContext } from '../../cards/list.js';
 import type { PartyKind } from '../../mirror/records.js';
 
@@ -83,13 +83,15 @@ export interface InvitedCardInput {
 /** What an invitation came to, in place of the clicked card for the person who clicked. */
 export function invitedCard(input: InvitedCardInput): CardReply {
   const status = networkStatusWords(input.status) ?? 'not known yet';
+  // BILL's name for the party, at any length: cut short as list and detail cards do.
+  const name = clipped(input.name);
   const sent =
     'email' in input.how ? `BILL emailed an invitation to ${input.how.email}` : `Connection request to network id ${input.how.networkId}`;
   return adaptiveCard(
     [
-      title(escapeMarkdown(`${input.name} invited to the BILL network`)),
+      title(`${name} invited to the BILL network`),
       facts([
-        [input.kind === 'vendor' ? 'Vendor' : 'Customer', escapeMarkdown(input.name)],
+        [input.kind === 'vendor' ? 'Vendor' : 'Customer', name],
         ['Sent', escapeMarkdown(sent)],
         ['BILL network', escapeMarkdown(status)],
         ['By', escapeMarkdown(`${input.byName}, in BILL as themselves, at ${input.at}`)],

@@ -18,6 +18,7 @@ import {
   title,
   type CardElement,
   type CardReply,
+  clipped,
   unescapeMarkdown,
 } from '../../cards/card.js';
 import { calendarDate, clockTime, dateTime, money, sum, type FormatOptions } from '../../cards/format.js';
@@ -30,8 +31,8 @@ export const REFRESH_VERB = 'notify.refresh';
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-/** An invoice or bill number in card text: escaped, and kept on one line (it breaks at its hyphens otherwise). */
-const ref = (n: string): string => keepTogether(escapeMarkdown(n));
+/** An invoice or bill number in card text: cut short, escaped, and kept on one line (it breaks at its hyphens otherwise). */
+const ref = (n: string): string => keepTogether(clipped(n));
 /** A status code BILL sends, in words and escaped: cards here compose markdown themselves (codeWords leaves that to the caller). */
 const statusWords = (code: string | undefined): string => escapeMarkdown(codeWords(code));
 const obj = (v: unknown): Record<string, unknown> =>
@@ -77,7 +78,7 @@ function billsPhrase(ids: string[], numbers: Record<string, string> | undefined)
 
 function sayBill(ev: OutboxEvent, rows: Array<[string, string]>, fmt: FormatOptions): string {
   const e = ev.entity;
-  const vendor = escapeMarkdown(str(e.vendorName) ?? ev.enrichment?.vendorName ?? 'a vendor');
+  const vendor = clipped(str(e.vendorName) ?? ev.enrichment?.vendorName ?? 'a vendor');
   const number = str(obj(e.invoice).invoiceNumber);
   const cur = ev.enrichment?.currency;
   const amount = num(e.amount);
@@ -112,7 +113,7 @@ function sayBill(ev: OutboxEvent, rows: Array<[string, string]>, fmt: FormatOpti
 
 function sayPayment(ev: OutboxEvent, rows: Array<[string, string]>, fmt: FormatOptions): string {
   const e = ev.entity;
-  const vendor = escapeMarkdown(vendorOf(e).name ?? ev.enrichment?.vendorName ?? 'a vendor');
+  const vendor = clipped(vendorOf(e).name ?? ev.enrichment?.vendorName ?? 'a vendor');
   const cur = ev.enrichment?.currency ?? str(e.currency);
   const amount = num(e.amount);
   const bills = billsPhrase(paymentBillIds(e), ev.enrichment?.billNumbers);
@@ -143,7 +144,7 @@ function sayPayment(ev: OutboxEvent, rows: Array<[string, string]>, fmt: FormatO
 
 function sayInvoice(ev: OutboxEvent, rows: Array<[string, string]>, fmt: FormatOptions): string {
   const e = ev.entity;
-  const customer = escapeMarkdown(ev.enrichment?.customerName ?? str(obj(e.customer).name) ?? 'a customer');
+  const customer = clipped(ev.enrichment?.customerName ?? str(obj(e.customer).name) ?? 'a customer');
   const number = str(e.invoiceNumber);
   const label = number ? `Invoice ${ref(number)}` : 'An invoice';
   const lower = number ? `invoice ${ref(number)}` : 'an invoice';
@@ -177,18 +178,18 @@ function sayInvoice(ev: OutboxEvent, rows: Array<[string, string]>, fmt: FormatO
 
 function sayVendor(ev: OutboxEvent, rows: Array<[string, string]>): string {
   const e = ev.entity;
-  const name = escapeMarkdown(str(e.name) ?? 'A vendor');
-  rows.push(['Vendor', name]);
+  const vendor = clipped(str(e.name) ?? 'A vendor');
+  rows.push(['Vendor', vendor]);
   const currency = str(e.billCurrency);
   if (currency) rows.push(['Currency', escapeMarkdown(currency)]);
   const network = networkStatusWords(str(e.networkStatus));
   if (network) rows.push(['BILL network', escapeMarkdown(network)]);
   const said: Record<string, string> = {
-    'vendor.created': `New vendor: ${name}`,
-    'vendor.archived': `Vendor ${name} was archived`,
-    'vendor.restored': `Vendor ${name} was restored`,
+    'vendor.created': `New vendor: ${vendor}`,
+    'vendor.archived': `Vendor ${vendor} was archived`,
+    'vendor.restored': `Vendor ${vendor} was restored`,
   };
-  return said[ev.type] ?? `Vendor ${name} was updated`;
+  return said[ev.type] ?? `Vendor ${vendor} was updated`;
 }
 
 function saySpend(ev: OutboxEvent, rows: Array<[string, string]>, fmt: FormatOptions): string {
@@ -277,7 +278,7 @@ function digestSection(
       rows
         .slice(0, DIGEST_ROWS)
         .map((r) => [
-          escapeMarkdown(r.partyName || `Unknown ${part.party.toLowerCase()}`),
+          clipped(r.partyName || `Unknown ${part.party.toLowerCase()}`),
           r.number ? ref(r.number) : shortRef(r.id),
           calendarDate(r.dueDate, fmt.locale),
           money(r.dueAmount, r.currency, fmt.locale),

@@ -7,7 +7,7 @@ import { KINDS, parseKinds, SUBSCRIPTION_KINDS, type SubscriptionKind } from '..
 import { WEBHOOK_PATH, WebhookSetupError } from '../../notify/setup.js';
 import type { Notifications } from '../../notify/index.js';
 import type { ChannelTarget, ConversationRef } from '../../notify/types.js';
-import { adaptiveCard, escapeMarkdown, executeAction, facts, text, title, type CardElement } from '../../cards/card.js';
+import { adaptiveCard, clipped, escapeMarkdown, executeAction, facts, text, title, type CardElement } from '../../cards/card.js';
 import { digestCard } from './cards.js';
 import { dateTime } from '../../cards/format.js';
 import { auditAdmin, auditOrUndo } from '../audit.js';
@@ -353,8 +353,9 @@ const webhooksCommand: Command<NotificationsDeps> = {
       for (const s of subs) {
         body.push(
           facts([
-            ['Subscription', `${escapeMarkdown(s.name)} (${escapeMarkdown(s.id)})`],
-            ['URL', escapeMarkdown(s.notificationUrl)],
+            // Named in BILL (a subscription made in BILL's own tools may be named at any length): cut short as list cards are.
+            ['Subscription', `${clipped(s.name)} (${escapeMarkdown(s.id)})`],
+            ['URL', clipped(s.notificationUrl)],
             [
               'State',
               `${s.enabled ? 'enabled' : 'disabled by BILL (deliveries kept failing)'}${s.keyStored ? '' : ' · billbridge has no key for it'}`,
