@@ -11,6 +11,7 @@ import {
   TenantNotAllowed,
 } from '../errors.js';
 import type { ConversationKind } from '../features/types.js';
+import { withoutUrlCredentials } from '../infra/log.js';
 import { adaptiveCard, escapeMarkdown, executeAction, footer, plainText, text, title, type CardAction, type CardReply } from './card.js';
 import { typed } from './help.js';
 
@@ -40,12 +41,13 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
     : undefined;
 
   if (err instanceof InputError) {
-    // The message often echoes what was typed ("No vendor starts with ..."): plain text, escaped here. The hint is
-    // our markdown; any typed text in it was escaped where the hint was written.
-    const body = [title(escapeMarkdown(err.userMessage))];
-    if (err.understood) body.push(text(`I understood: ${escapeMarkdown(err.understood)}`, { subtle: true }));
+    // The message often echoes what was typed ("No vendor starts with ..."): plain text, escaped here, and a URL's
+    // password in it is not repeated. The hint is our markdown; any typed text in it was escaped where it was written.
+    const message = withoutUrlCredentials(err.userMessage);
+    const body = [title(escapeMarkdown(message))];
+    if (err.understood) body.push(text(`I understood: ${escapeMarkdown(withoutUrlCredentials(err.understood))}`, { subtle: true }));
     body.push(text(err.hint));
-    return adaptiveCard(body, { summary: `${err.userMessage.replace(/[^.!?…]$/, '$&.')} ${plainText(err.hint)}` });
+    return adaptiveCard(body, { summary: `${message.replace(/[^.!?…]$/, '$&.')} ${plainText(err.hint)}` });
   }
   if (err instanceof FilterValueError) {
     return said(

@@ -2,7 +2,7 @@
 // steps around a command (tenant, duplicates, the person's rate, audit, typing) are the route table's (src/teams/bot.ts).
 import { kept } from '../infra/bounded.js';
 import { createHash, randomUUID } from 'node:crypto';
-import type { Logger } from '../infra/log.js';
+import { withoutUrlCredentials, type Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import type { ActionData, CardReply } from '../cards/card.js';
 import { errorReply } from '../cards/errorCards.js';
@@ -230,8 +230,9 @@ export class Dispatcher {
     } catch (err) {
       log.warn({ command: command.name, err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'command failed');
       // A Try again carries its command line in the card, which the whole conversation sees and Teams keeps: a
-      // command whose arguments may be a secret ("connect <token>") is retried without them.
-      const retryCommand = command.secretArgs ? command.name : [command.name, input.argText].filter(Boolean).join(' ');
+      // command whose arguments may be a secret ("connect <token>", a URL with a password) is retried without them.
+      const secret = command.secretArgs === true || withoutUrlCredentials(input.argText) !== input.argText;
+      const retryCommand = secret ? command.name : [command.name, input.argText].filter(Boolean).join(' ');
       return { orgId, reply: this.errorCard(err, req, retryCommand), outcome: 'error', error: err };
     }
   }

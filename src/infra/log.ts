@@ -76,12 +76,15 @@ export class SecretRegistry {
     return [...this.values.keys()];
   }
 
-  /** Replaces every known secret (also in its JSON-escaped and URL-encoded forms) with [REDACTED]. Never throws. */
+  /**
+   * Replaces every known secret (also in its JSON-escaped and URL-encoded forms), and the user name and password of any
+   * URL, with [REDACTED]. Never throws.
+   */
   scrub(text: string): string {
     this.expire();
-    if (this.values.size === 0) return text;
+    let out = withoutUrlCredentials(text);
+    if (this.values.size === 0) return out;
     this.forms ??= [...new Set([...this.values.values()].flatMap((k) => k.forms))].sort((a, b) => b.length - a.length);
-    let out = text;
     for (const form of this.forms) if (out.includes(form)) out = out.split(form).join(CENSOR);
     return out;
   }
@@ -119,6 +122,14 @@ const SECRET_KEYS = new Set(SECRET_FIELDS.map((f) => f.toLowerCase()));
 const REDACT_DEPTH = 3;
 
 export const CENSOR = '[REDACTED]';
+
+/** A URL's user name and password (scheme://user:password@host): secret wherever they were typed or read. */
+const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi;
+
+/** The text with every URL's user name and password replaced by [REDACTED]. */
+export function withoutUrlCredentials(text: string): string {
+  return text.includes('://') ? text.replace(URL_CREDENTIALS, `$1${CENSOR}@`) : text;
+}
 
 /**
  * `value` with every secret field (SECRET_FIELDS, any letter case, up to two levels below the top) censored. Copy on

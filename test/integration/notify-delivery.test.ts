@@ -70,6 +70,14 @@ describe('setting up', () => {
     expect((await bot.app.notify.keys.list(bot.app.sandbox!.org.id)).map((k) => k.subscriptionId)).toEqual([subs[0]!.id]);
   });
 
+  it('a setup URL carrying a password is refused without repeating the password on the card, its Try again or in the audit trail', async () => {
+    const card = await say('webhooks setup https://ops:Hunter2Secret@bot.example/api/bill/webhooks', AP);
+    expect(JSON.stringify(card)).toContain('must not carry credentials');
+    expect(JSON.stringify(card)).not.toContain('Hunter2Secret');
+    expect(await readFile(bot.app.audit.location, 'utf8')).not.toContain('Hunter2Secret');
+    expect(bot.logs.text()).not.toContain('Hunter2Secret');
+  });
+
   it('an admin points BILL at the bot once; the key is stored sealed away from logs and cards', async () => {
     const card = await say(`webhooks setup ${bot.url}/api/bill/webhooks`, AP);
     expect(JSON.stringify(card)).toContain('Webhooks set up');
