@@ -8,20 +8,23 @@ import { RedisConnection } from '../../src/infra/state/redisClient.js';
 import { RedisStateStore } from '../../src/infra/state/redisStore.js';
 import { LogCapture } from '../harness/logs.js';
 import { TestRedis } from '../harness/redis.js';
+import { billClient, startTestSandbox, type TestClient, type TestSandbox } from '../harness/sandbox.js';
 
 const ORG = '00801ORGCACHE0000001';
 let redis: TestRedis;
 const conns: RedisConnection[] = [];
+const clients: TestClient[] = [];
 
-/** An instance's mirror; these tests use only its kept answers, so no BILL is reached. */
-async function instance(): Promise<Mirror> {
+/** An instance's mirror; without `sb` these tests use only its kept answers, so no BILL is reached. */
+async function instance(sb?: TestSandbox): Promise<Mirror> {
   const log = createLogger({ level: 'debug', secrets: new SecretRegistry(), destination: new LogCapture('stale broadcast') });
   const conn = new RedisConnection({ url: redis.url, log, maxReconnectDelayMs: 50 });
   conns.push(conn);
   expect(await conn.waitReady(5_000)).toBe(true);
-  const noBill = {} as unknown as BillGateway;
+  const client = sb ? billClient(sb) : undefined;
+  if (client) clients.push(client);
   return new Mirror({
-    bill: noBill,
+    bill: client?.gateway ?? ({} as unknown as BillGateway),
     state: new RedisStateStore(conn, systemClock),
     clock: systemClock,
     log,
@@ -53,6 +56,7 @@ beforeAll(async () => {
   b = await instance();
 });
 afterAll(async () => {
+  for (const c of clients) await c.close();
   for (const c of conns) await c.close();
   await redis.close();
 });
@@ -97,5 +101,36 @@ describe('stale marks reach every instance', () => {
       10_000,
     );
     expect(await payments(b)).toBe(true);
+  });
+});
+
+describe('an instance that did not hold the collection when the mark was made', () => {
+  let sb: TestSandbox;
+  beforeAll(async () => {
+    sb = await startTestSandbox();
+  });
+  afterAll(async () => {
+    await sb.stop();
+  });
+
+  it("a bill paid, whose webhook A handled, is not shown unpaid by B or by an instance started since: they load A's stored bills", async () => {
+    const org = sb.credentials.orgId;
+    const fresh = { maxAgeMs: 3_600_000, waitMs: 20_000, priority: 'interactive' as const, scope: 'open' as const };
+    const statusOf = (m: Mirror, id: string) =>
+      m.rows(org, 'bill', fresh).then((r) => ('rows' in r ? (r.rows.find((x) => x.id === id)?.paymentStatus ?? 'not listed') : 'building'));
+    const a = await instance(sb);
+    // B runs, but has answered nothing about this org's bills yet (the load balancer sent those questions to A).
+    const b = await instance(sb);
+    const bill = sb.sandbox.org.bills.all().find((x) => x.paymentStatus === 'UNPAID' && !x.archived)!;
+    expect(await statusOf(a, bill.id)).toBe('UNPAID');
+    await a.flush();
+
+    expect((await sb.control('POST', `/bills/${bill.id}/pay`, {})).status).toBe(200);
+    // What the webhook of the payment does on the instance it reached.
+    await a.markStale(org, 'bill', bill.id);
+
+    expect(await statusOf(b, bill.id)).toBe('not listed');
+    expect(await statusOf(await instance(sb), bill.id)).toBe('not listed');
+    expect(await statusOf(a, bill.id)).toBe('not listed');
   });
 });
