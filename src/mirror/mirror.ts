@@ -242,6 +242,8 @@ export class Mirror {
   readonly answers: Answers;
   private readonly cols = new Map<string, Collection>();
   private readonly reads = new Map<string, Promise<Collection>>();
+  /** Collections being read from the store that another instance marked stale meanwhile. */
+  private readonly markedWhileRead = new Set<string>();
   /** Tags this process's shard writes, so a header can tell its own shards from another instance's. */
   private readonly writer = randomUUID().slice(0, 8);
   private seq = 0;
@@ -473,6 +475,8 @@ export class Mirror {
     const noted: Array<Promise<void>> = [];
     for (const k of kind === undefined ? KINDS : KINDS.filter((x) => x === kind)) {
       const c = own ? await this.existing(orgId, k) : this.cols.get(`${k}:${orgId}`);
+      // Another instance's mark for a collection being read from the store here: what is read may predate the change.
+      if (!c && !own && this.reads.has(`${k}:${orgId}`)) this.markedWhileRead.add(`${k}:${orgId}`);
       if (!c) continue;
       c.changed = true;
       if (id === undefined || c.stale.size >= MAX_STALE_MARKS) {
@@ -586,11 +590,15 @@ export class Mirror {
       (async () => {
         const c = new Collection(orgId, kind, () => this.deps.clock.now());
         const stored = await this.takeStored(c, 'open');
+        if (this.markedWhileRead.has(key)) c.staleAll = c.changed = true;
         this.cols.set(key, c);
         // Invoice cards name customers: the customer collection (built once, then refreshed) holds every name.
         if (kind === 'invoice' && stored) this.prepare(orgId, 'customer');
         return c;
-      })().finally(() => this.reads.delete(key));
+      })().finally(() => {
+        this.reads.delete(key);
+        this.markedWhileRead.delete(key);
+      });
     this.reads.set(key, read);
     return read;
   }
@@ -636,7 +644,7 @@ export class Mirror {
     c.builtAt = typeof head.builtAt === 'number' ? head.builtAt : 0;
     c.refreshedAt = typeof head.refreshedAt === 'number' ? head.refreshedAt : 0;
     // Marked stale after its last refresh began (on any instance): the next fresh read refreshes first.
-    c.changed = typeof changedAt === 'number' && changedAt > c.refreshedAt;
+    if (typeof changedAt === 'number' && changedAt > c.refreshedAt) c.changed = true;
     this.deps.log.info({ orgId, kind, records: c.records.size, scope: c.coverage }, 'mirror read from the state store');
     return true;
   }
