@@ -53,6 +53,11 @@ const BUILD_MARGIN_MS = 60_000;
 const FUTURE_SKEW_MS = 5 * 60_000;
 /** Stale marks kept per collection; beyond this the next answer refreshes instead (one call per 100 changes). */
 const MAX_STALE_MARKS = 1_000;
+/**
+ * How long the store keeps when a collection was last marked stale (key "<kind>s:<orgId>|changed"), for an instance that
+ * loads it later: longer than any freshness an answer asks for (CACHE_TTL_* are at most a day).
+ */
+const CHANGED_NOTE_TTL_MS = 2 * 24 * 3_600_000;
 /** Stale records one answer reads again by id; with more, one incremental refresh reads them all. */
 const MAX_CONFIRMS_PER_ANSWER = 5;
 /** A lookup that misses, or a name nobody matches, refreshes at most this often. */
@@ -237,6 +242,8 @@ export class Mirror {
   readonly answers: Answers;
   private readonly cols = new Map<string, Collection>();
   private readonly reads = new Map<string, Promise<Collection>>();
+  /** Collections being read from the store that another instance marked stale meanwhile. */
+  private readonly markedWhileRead = new Set<string>();
   /** Tags this process's shard writes, so a header can tell its own shards from another instance's. */
   private readonly writer = randomUUID().slice(0, 8);
   private seq = 0;
@@ -465,8 +472,11 @@ export class Mirror {
     this.answers.drop(orgId, kind, key);
     if (key !== undefined) return;
     // A payment changes the bills it pays; its webhook names them as bill marks.
+    const noted: Array<Promise<void>> = [];
     for (const k of kind === undefined ? KINDS : KINDS.filter((x) => x === kind)) {
       const c = own ? await this.existing(orgId, k) : this.cols.get(`${k}:${orgId}`);
+      // Another instance's mark for a collection being read from the store here: what is read may predate the change.
+      if (!c && !own && this.reads.has(`${k}:${orgId}`)) this.markedWhileRead.add(`${k}:${orgId}`);
       if (!c) continue;
       c.changed = true;
       if (id === undefined || c.stale.size >= MAX_STALE_MARKS) {
@@ -475,7 +485,18 @@ export class Mirror {
       } else {
         c.stale.set(id, this.deps.clock.now());
       }
+      // An instance that loads the stored collection later (it held none when the mark was broadcast, or it started
+      // since) refreshes it before answering: the stored records may predate the change.
+      if (own)
+        noted.push(
+          this.deps.state
+            .set(NS.mirror, `${c.stored}|changed`, this.deps.clock.now(), { ttlMs: CHANGED_NOTE_TTL_MS })
+            .catch((err: unknown) =>
+              this.deps.log.warn({ orgId, kind: k, err: errorMessage(err) }, 'mirror stale mark could not be stored'),
+            ),
+        );
     }
+    await Promise.all(noted);
   }
 
   private async freshen(c: Collection, opts: ReadOptions, deadline: number): Promise<void> {
@@ -569,11 +590,15 @@ export class Mirror {
       (async () => {
         const c = new Collection(orgId, kind, () => this.deps.clock.now());
         const stored = await this.takeStored(c, 'open');
+        if (this.markedWhileRead.has(key)) c.staleAll = c.changed = true;
         this.cols.set(key, c);
         // Invoice cards name customers: the customer collection (built once, then refreshed) holds every name.
         if (kind === 'invoice' && stored) this.prepare(orgId, 'customer');
         return c;
-      })().finally(() => this.reads.delete(key));
+      })().finally(() => {
+        this.reads.delete(key);
+        this.markedWhileRead.delete(key);
+      });
     this.reads.set(key, read);
     return read;
   }
@@ -581,7 +606,10 @@ export class Mirror {
   /** Takes the stored collection into the empty c (every caller holds c) when it covers `scope`; true when taken. */
   private async takeStored(c: Collection, scope: Scope): Promise<boolean> {
     const { orgId, kind, stored } = c;
-    const head = await this.deps.state.get<StoredHead>(NS.mirror, stored);
+    const [head, changedAt] = await Promise.all([
+      this.deps.state.get<StoredHead>(NS.mirror, stored),
+      this.deps.state.get<unknown>(NS.mirror, `${stored}|changed`),
+    ]);
     if (!head || typeof head !== 'object' || !Array.isArray(head.tags) || head.tags.length !== SHARDS) return false;
     const shards = await Promise.all(
       Array.from({ length: SHARDS }, (_, k) => this.deps.state.get<StoredShard>(NS.mirror, `${stored}#${k}`)),
@@ -615,6 +643,8 @@ export class Mirror {
     c.watermark = watermark;
     c.builtAt = typeof head.builtAt === 'number' ? head.builtAt : 0;
     c.refreshedAt = typeof head.refreshedAt === 'number' ? head.refreshedAt : 0;
+    // Marked stale after its last refresh began (on any instance): the next fresh read refreshes first.
+    if (typeof changedAt === 'number' && changedAt > c.refreshedAt) c.changed = true;
     this.deps.log.info({ orgId, kind, records: c.records.size, scope: c.coverage }, 'mirror read from the state store');
     return true;
   }
