@@ -138,6 +138,19 @@ describe('bills due', () => {
     ).toBe('$100.30 + €50.00');
   });
 
+  it('a bill with $400 of its $1,000 scheduled counts $400 as scheduled, not the whole amount due', () => {
+    const due = [
+      bill(1, { amount: 1000, dueAmount: 1000, scheduledAmount: 400, paymentStatus: 'SCHEDULED' }),
+      bill(2, { amount: 250, dueAmount: 250, scheduledAmount: 250, paymentStatus: 'SCHEDULED' }),
+      // As BILL may send it: scheduled, without the figure.
+      bill(3, { amount: 30, dueAmount: 30, paymentStatus: 'SCHEDULED' }),
+      bill(4, { amount: 70, dueAmount: 70 }),
+    ];
+    const { card } = billsDueCard({ ...ap, days: 7, due, overdue: [], page: 0, command: 'bills due 7' });
+    expect(factsOf(card).Due).toBe('$1,350.00 · 4 bills');
+    expect(factsOf(card)['Of which scheduled']).toBe('$680.00 · 3 bills');
+  });
+
   it('an empty week says "No bills due in the next 7 days"', () => {
     const { card, summary } = billsDueCard({ ...ap, days: 7, due: [], overdue: [], page: 0, command: 'bills due 7' });
     expect(textOf(card)).toContain('No bills due in the next 7 days.');

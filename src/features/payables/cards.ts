@@ -65,9 +65,15 @@ function windowWords(days: number): string {
   return `in the next ${days} days`;
 }
 
-/** The bills' amounts due, per currency ("$1,250.00"), and as a totals line ("$1,250.00 · 3 bills"). */
-function billsTotal(bills: Bill[], ctx: ApCardContext): { money: string; line: string } {
-  const amounts = bills.map((b) => ({ amount: amountDue(b), currency: ctx.currencyOf(b.vendorId) }));
+/** What is scheduled of a scheduled bill: BILL's scheduledAmount (a part may be scheduled), else the amount due; never more. */
+function scheduledPart(bill: Pick<Bill, 'scheduledAmount' | 'dueAmount' | 'amount'>): number {
+  const s = bill.scheduledAmount;
+  return typeof s === 'number' && Number.isFinite(s) && s > 0 ? Math.min(s, amountDue(bill)) : amountDue(bill);
+}
+
+/** The bills' amounts (amount due unless `of` says), per currency ("$1,250.00"), and as a totals line ("$1,250.00 · 3 bills"). */
+function billsTotal(bills: Bill[], ctx: ApCardContext, of: (b: Bill) => number = amountDue): { money: string; line: string } {
+  const amounts = bills.map((b) => ({ amount: of(b), currency: ctx.currencyOf(b.vendorId) }));
   const total = moneyTotal(amounts, ctx.fmt.locale);
   return { money: total, line: `${total} · ${count(bills.length, 'bill', ctx.fmt.locale)}` };
 }
@@ -89,7 +95,7 @@ export function billsDueCard(input: BillsDueInput): CardReply {
   const awaiting = due.filter((b) => b.approvalStatus === 'ASSIGNED');
   const owed = (bills: Bill[]) => billsTotal(bills, input).money;
   const totals: Array<[string, string]> = [['Due', billsTotal(due, input).line]];
-  if (scheduled.length > 0) totals.push(['Of which scheduled', billsTotal(scheduled, input).line]);
+  if (scheduled.length > 0) totals.push(['Of which scheduled', billsTotal(scheduled, input, scheduledPart).line]);
   if (awaiting.length > 0) totals.push(['Awaiting approval', count(awaiting.length, 'bill', fmt.locale)]);
   const overdue = input.overdue.length;
   const notes = overdue
