@@ -40,8 +40,13 @@ export function zoneOffset(instant: number, timeZone: string): number {
   return wall - Math.floor(instant / 1000) * 1000;
 }
 
-/** The day (yyyy-MM-dd) a BILL date names; undefined for none or one that is no day (2026-13-45). */
+/**
+ * The day (yyyy-MM-dd) a BILL date names; undefined for none or one that is no day (2026-13-45, and 2026-02-30, which
+ * Date.parse reads as March 2nd: the day must come back as written).
+ */
 export function calendarDay(isoDate: string | undefined): string | undefined {
   const day = isoDate?.slice(0, 10);
-  return day && /^\d{4}-\d{2}-\d{2}$/.test(day) && Number.isFinite(Date.parse(`${day}T00:00:00Z`)) ? day : undefined;
+  if (!day || !/^\d{4}-\d{2}-\d{2}$/.test(day)) return undefined;
+  const at = Date.parse(`${day}T00:00:00Z`);
+  return Number.isFinite(at) && new Date(at).toISOString().slice(0, 10) === day ? day : undefined;
 }

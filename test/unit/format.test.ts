@@ -52,4 +52,12 @@ describe('a BILL due date that is no calendar day (2026-13-45)', () => {
       expect([dueInWords(bad, '2026-11-27'), dueShort(bad, '2026-11-27')].join(' ')).not.toMatch(/NaN/);
     expect(dueInWords('2025-13-45', '2026-11-27')).toBe('No due date');
   });
+  it("February 30th, April 31st and February 29th of a common year are no days either, not the next month's first days", () => {
+    for (const bad of ['2026-02-30', '2026-02-31', '2026-04-31', '2027-02-29']) {
+      expect(dueInWords(bad, '2026-11-27')).toBe('No due date');
+      expect(calendarDate(bad, 'en-US')).toBe('—');
+    }
+    expect(calendarDate('2028-02-29', 'en-US')).toBe('Feb 29, 2028');
+    expect(dueInWords('2026-03-31', '2026-03-30')).toBe('Due tomorrow');
+  });
 });
