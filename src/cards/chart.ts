@@ -27,7 +27,7 @@ function chartLabel(text: string): string {
   return shorten(text.replace(/\s+/g, ' ').trim(), 32);
 }
 
-/** The chart element; each point's label and value go under the keys the chart type reads (`keys`), cents kept. */
+/** The chart element; each point's label and value go under the keys the chart type reads (`keys`), thousandths kept (KWD). */
 function chart(type: string, spec: ChartSpec, extra: Record<string, Json>, keys: [string, string] = ['x', 'y']): CardElement {
   const [labelKey, valueKey] = keys;
   return {
@@ -37,7 +37,7 @@ function chart(type: string, spec: ChartSpec, extra: Record<string, Json>, keys:
     ...extra,
     data: spec.points.map((p) => ({
       [labelKey]: chartLabel(p.label),
-      [valueKey]: Number.isFinite(p.value) ? Math.round(p.value * 100) / 100 : 0,
+      [valueKey]: Number.isFinite(p.value) ? Math.round(p.value * 1000) / 1000 : 0,
       ...(p.color ? { color: p.color } : {}),
     })),
     fallback: spec.fallback,

@@ -36,11 +36,14 @@ function dateFormat(key: string, locale: string, options: Intl.DateTimeFormatOpt
   return kept(dateFormats, key, () => new Intl.DateTimeFormat(locale, options));
 }
 
-/** Adds amounts in cents so totals of many bills do not drift (0.1 + 0.2). */
+/**
+ * Adds amounts in thousandths so totals of many bills do not drift (0.1 + 0.2) and a three-decimal currency (KWD, BHD)
+ * totals what its rows show, not those rows rounded to cents.
+ */
 export function sum(amounts: Array<number | undefined | null>): number {
-  let cents = 0;
-  for (const a of amounts) if (typeof a === 'number' && Number.isFinite(a)) cents += Math.round(a * 100);
-  return cents / 100;
+  let mills = 0;
+  for (const a of amounts) if (typeof a === 'number' && Number.isFinite(a)) mills += Math.round(a * 1000);
+  return mills / 1000;
 }
 
 /** Whole days from `from` to `to` (both yyyy-MM-dd); positive when `to` is later. */

@@ -4,11 +4,12 @@ import { describe, expect, it } from 'vitest';
 import type { Bill, Invoice, Vendor } from '../../src/bill/types.js';
 import { normalizeNumber } from '../../src/mirror/records.js';
 import { billCard, billsDueCard } from '../../src/features/payables/cards.js';
-import { dueShort } from '../../src/cards/format.js';
+import { dueShort, money } from '../../src/cards/format.js';
 import { invoiceCard } from '../../src/features/receivables/cards.js';
 import { listCard } from '../../src/cards/list.js';
 import { customerCard, partyMatchesCard, vendorCard } from '../../src/features/parties/cards.js';
 import { billApprovalWords, billPaymentWords, invoiceStatusWords, moneyTotal, paymentStatusWords } from '../../src/cards/words.js';
+import { chartsOf } from '../harness/charts.js';
 import { button, buttons, expectValidCard, factsOf, tableRows, textOf } from '../harness/finance.js';
 import { expectNoSensitive, poisonedCustomer, poisonedVendor } from '../harness/sensitive.js';
 
@@ -136,6 +137,30 @@ describe('bills due', () => {
         'en-US',
       ),
     ).toBe('$100.30 + €50.00');
+  });
+
+  it('a total in a three-decimal currency (Kuwaiti dinar) is the sum of the rows shown, not rounded to cents', () => {
+    const due = [bill(1, { amount: 1.234, dueAmount: 1.234 }), bill(2, { amount: 1.234, dueAmount: 1.234 })];
+    const { card } = billsDueCard({ ...ap, currencyOf: () => 'KWD', days: 7, due, overdue: [], page: 0, command: 'bills due 7' });
+    const kwd = (n: number) => money(n, 'KWD', 'en-US');
+    expect(tableRows(card).map((r) => r.filter((c) => c === kwd(1.234)))).toEqual([[kwd(1.234)], [kwd(1.234)]]);
+    expect(factsOf(card).Due).toBe(`${kwd(2.468)} · 2 bills`);
+    // Its chart's bars carry the same figures (bill 1 is due on the 11th, bill 2 on the 12th).
+    expect(
+      chartsOf(card)[0]
+        ?.data.map((d) => d.y)
+        .filter((y) => y !== 0),
+    ).toEqual([1.234, 1.234]);
+    expect(
+      moneyTotal(
+        [
+          { amount: 0.1, currency: 'USD' },
+          { amount: 0.2, currency: 'USD' },
+          { amount: 0.0005, currency: 'BHD' },
+        ],
+        'en-US',
+      ),
+    ).toBe(`$0.30 + ${money(0.001, 'BHD', 'en-US')}`);
   });
 
   it('a bill with $400 of its $1,000 scheduled counts $400 as scheduled, not the whole amount due', () => {
