@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Bill, Invoice, Vendor } from '../../src/bill/types.js';
 import { normalizeNumber } from '../../src/mirror/records.js';
-import { billCard, billsDueCard } from '../../src/features/payables/cards.js';
+import { billCard, billsDueCard, billsOverdueCard } from '../../src/features/payables/cards.js';
 import { dueShort, money } from '../../src/cards/format.js';
 import { invoiceCard } from '../../src/features/receivables/cards.js';
 import { listCard } from '../../src/cards/list.js';
@@ -174,6 +174,21 @@ describe('bills due', () => {
     const { card } = billsDueCard({ ...ap, days: 7, due, overdue: [], page: 0, command: 'bills due 7' });
     expect(factsOf(card).Due).toBe('$1,350.00 · 4 bills');
     expect(factsOf(card)['Of which scheduled']).toBe('$680.00 · 3 bills');
+  });
+
+  it('overdue bills: the oldest one day late reads "1 day late", and a due date BILL sends with a time is still days, never NaN', () => {
+    const one = billsOverdueCard({ ...ap, overdue: [bill(1, { dueDate: '2026-03-09' })], page: 0, command: 'bills overdue' });
+    expect(factsOf(one.card).Oldest).toBe('1 day late — Acme Office Supplies');
+    expect(one.summary).toBe('1 overdue bill, $101.00; the oldest is 1 day late.');
+    const timed = billsOverdueCard({
+      ...ap,
+      overdue: [bill(2, { dueDate: '2026-03-01T00:00:00.000+0000' })],
+      page: 0,
+      command: 'bills overdue',
+    });
+    expect(factsOf(timed.card).Oldest).toBe('9 days late — Acme Office Supplies');
+    expect(timed.summary).toBe('1 overdue bill, $102.00; the oldest is 9 days late.');
+    expect(tableRows(timed.card)[0]).toContain('9');
   });
 
   it('an empty week says "No bills due in the next 7 days"', () => {

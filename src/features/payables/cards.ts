@@ -181,7 +181,7 @@ export function billsOverdueCard(input: ApCardContext & ListContext & { overdue:
   const totals: Array<[string, string]> = [['Overdue', total.line]];
   const [oldest] = rows;
   if (oldest) {
-    totals.push(['Oldest', `${count(daysBetween(oldest.dueDate, today), 'day', fmt.locale)} late — ${vendorName(oldest)}`]);
+    totals.push(['Oldest', `${count(late(oldest), 'day', fmt.locale)} late — ${vendorName(oldest)}`]);
     AGING_BUCKETS.forEach((bucket, i) => {
       const list = rows.filter((b) => agingBucket(late(b)) === i);
       if (list.length > 0) totals.push([bucket.label, billsTotal(list, input).line]);
@@ -207,7 +207,7 @@ export function billsOverdueCard(input: ApCardContext & ListContext & { overdue:
     empty: 'No overdue bills. Every unpaid bill is due today or later.',
     footnotes: [input.truncated ? 'BILL has more overdue bills than one answer reads' : undefined],
     summary: oldest
-      ? `${count(rows.length, 'overdue bill')}, ${total.money}; the oldest is ${daysBetween(oldest.dueDate, today)} days late.`
+      ? `${count(rows.length, 'overdue bill')}, ${total.money}; the oldest is ${count(late(oldest), 'day')} late.`
       : 'No overdue bills.',
   });
 }
