@@ -1,12 +1,13 @@
 // The finance cards as pure functions: list paging and totals, money in each record's currency and the person's
 // locale, statuses in words, empty states, escaping, and no bank or tax numbers.
 import { describe, expect, it } from 'vitest';
-import type { Bill, Invoice, Vendor } from '../../src/bill/types.js';
+import type { Bill, Invoice, SpendTransaction, Vendor } from '../../src/bill/types.js';
 import { normalizeNumber } from '../../src/mirror/records.js';
 import { billCard, billsDueCard, billsOverdueCard } from '../../src/features/payables/cards.js';
 import { dueShort, money } from '../../src/cards/format.js';
 import { invoiceCard } from '../../src/features/receivables/cards.js';
 import { listCard } from '../../src/cards/list.js';
+import { reimbursementsCard, transactionsCard } from '../../src/features/spend/cards.js';
 import { customerCard, partyMatchesCard, vendorCard } from '../../src/features/parties/cards.js';
 import { billApprovalWords, billPaymentWords, invoiceStatusWords, moneyTotal, paymentStatusWords } from '../../src/cards/words.js';
 import { chartsOf } from '../harness/charts.js';
@@ -407,5 +408,33 @@ describe('invoice numbers', () => {
     expect(normalizeNumber(' #inv-1042 ')).toBe('INV-1042');
     expect(normalizeNumber('INV  1042')).toBe('INV 1042');
     expect(normalizeNumber('ｉｎｖ１０４２')).toBe('INV1042');
+  });
+});
+
+describe('spend', () => {
+  const nyc = { locale: 'en-US', timeZone: 'America/New_York' };
+  it('a card transaction or reimbursement BILL sent without a time (or with one that is no time) is undated, not "Dec 31, 1969"', () => {
+    const tx = (id: string, occurredTime: unknown) =>
+      ({ id, transactionType: 'CLEAR', amount: 10, merchantName: 'Cafe', occurredTime }) as unknown as SpendTransaction;
+    const t = transactionsCard({
+      transactions: [tx('t1', undefined), tx('t2', 'yesterday'), tx('t3', '2026-03-10T02:00:00Z')],
+      page: 0,
+      command: 'spend transactions',
+      asOf: NOW,
+      fmt: nyc,
+    });
+    expect(
+      tableRows(t.card)
+        .map((r) => r[0])
+        .sort(),
+    ).toEqual(['Mar 9, 2026', '—', '—']);
+    const r = reimbursementsCard({
+      reimbursements: [{ id: 'r1', amount: 5, status: 'APPROVED', submittedTime: 'soon' }],
+      page: 0,
+      command: 'spend reimbursements',
+      asOf: NOW,
+      fmt: nyc,
+    });
+    expect(tableRows(r.card).map((row) => row[0])).toEqual(['—']);
   });
 });

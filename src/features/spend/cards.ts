@@ -23,6 +23,12 @@ function missingReceipt(tx: Pick<SpendTransaction, 'receiptStatus' | 'receiptReq
   return tx.receiptStatus === 'MISSING' || (tx.receiptRequired === true && tx.receiptStatus !== 'ATTACHED');
 }
 
+/** The day of an instant BILL sent, in the team's zone; '—' for none or one that is no time (never the day of instant 0, 1970). */
+function dayOf(instant: unknown, fmt: FormatOptions): string {
+  const at = typeof instant === 'string' ? Date.parse(instant) : Number.NaN;
+  return Number.isFinite(at) ? calendarDate(dateInZone(at, fmt.timeZone), fmt.locale) : '—';
+}
+
 function usd(items: Array<{ amount: number }>, fmt: FormatOptions): string {
   return money(sum(items.map((i) => i.amount)), USD, fmt.locale);
 }
@@ -66,7 +72,7 @@ export function transactionsCard(input: ListContext & { transactions: SpendTrans
     columns: ['Date', 'Merchant', 'Cardholder', { header: 'Amount', figure: true }, 'Receipt'],
     items: rows,
     row: (t) => [
-      calendarDate(dateInZone(Date.parse(t.occurredTime) || 0, fmt.timeZone), fmt.locale),
+      dayOf(t.occurredTime, fmt),
       t.merchantName || t.rawMerchantName || 'Unknown merchant',
       t.userName || '—',
       money(t.amount, USD, fmt.locale),
@@ -98,7 +104,7 @@ export function reimbursementsCard(input: ListContext & { reimbursements: Reimbu
     columns: ['Submitted', 'For', { header: 'Amount', figure: true }, 'Status'],
     items: rows,
     row: (r) => [
-      r.submittedTime ? calendarDate(dateInZone(Date.parse(r.submittedTime) || 0, fmt.timeZone), fmt.locale) : '—',
+      dayOf(r.submittedTime, fmt),
       r.merchantName || (r.type === 'MILEAGE' ? `Mileage${r.note ? ` — ${r.note}` : ''}` : r.note || 'Out-of-pocket expense'),
       money(r.amount, USD, fmt.locale),
       reimbursementWords(r).words,
