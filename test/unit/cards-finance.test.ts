@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Bill, Invoice, SpendTransaction, Vendor } from '../../src/bill/types.js';
 import { normalizeNumber } from '../../src/mirror/records.js';
-import { billCard, billsDueCard, billsOverdueCard } from '../../src/features/payables/cards.js';
+import { billCard, billMatchesCard, billsDueCard, billsOverdueCard } from '../../src/features/payables/cards.js';
 import { dueShort, money } from '../../src/cards/format.js';
 import { invoiceCard } from '../../src/features/receivables/cards.js';
 import { listCard } from '../../src/cards/list.js';
@@ -190,6 +190,22 @@ describe('bills due', () => {
     expect(factsOf(timed.card).Oldest).toBe('9 days late — Acme Office Supplies');
     expect(timed.summary).toBe('1 overdue bill, $102.00; the oldest is 9 days late.');
     expect(tableRows(timed.card)[0]).toContain('9');
+  });
+
+  it('a bill re-entered by its vendor under the same number, the first archived: not "different vendors", and the archived one is not Unpaid', () => {
+    const bills = [bill(1, { archived: true }), bill(2, { invoice: { invoiceNumber: 'ACM-1001' } })];
+    const { card, summary } = billMatchesCard({ ...ap, typed: 'ACM-1001', bills, page: 0, command: 'bill ACM-1001' });
+    expect(textOf(card)).not.toContain('Different vendors');
+    expect(tableRows(card).map((r) => r.at(-2))).toEqual(['Archived', 'Unpaid']);
+    expect(summary).toBe('2 bills have invoice number ACM-1001; pick one.');
+    const two = billMatchesCard({
+      ...ap,
+      typed: 'X-1',
+      bills: [bill(3), bill(4, { vendorId: '00901VENDOR000000002', vendorName: 'Zeta' })],
+      page: 0,
+      command: 'bill X-1',
+    });
+    expect(textOf(two.card)).toContain('Different vendors used the same number');
   });
 
   it('an empty week says "No bills due in the next 7 days"', () => {

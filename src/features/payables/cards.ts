@@ -292,11 +292,13 @@ export function billCard(input: ApCardContext & { bill: Bill; command: string })
 export function billMatchesCard(input: ApCardContext & ListContext & { typed: string; bills: Bill[] }): CardReply {
   const { fmt } = input;
   const rows = [...input.bills].sort(byDueDate);
+  // One vendor's bills share a number when it re-entered a bill (the old one archived), not only across vendors.
+  const who = new Set(rows.map((b) => b.vendorId)).size > 1 ? 'Different vendors used' : 'These bills carry';
   return listCard({
     ...input,
     // The number leads its own line: at the end of a title line the browser breaks it at its hyphen (INV- / 100).
     title: `${rows.length} bills have invoice number`,
-    subtitle: `${input.typed} · Different vendors used the same number. Pick one, or type bill {BILL id}.`,
+    subtitle: `${input.typed} · ${who} the same number. Pick one, or type bill {BILL id}.`,
     // The BILL id leads the row's second line: at a line's end the browser would break it after its ellipsis.
     columns: ['Vendor', 'BILL id', 'Due', { header: 'Amount due', figure: true }, 'Status'],
     items: rows,
@@ -305,7 +307,7 @@ export function billMatchesCard(input: ApCardContext & ListContext & { typed: st
       shortId(b.id),
       calendarDate(b.dueDate, fmt.locale),
       money(amountDue(b), input.currencyOf(b.vendorId), fmt.locale),
-      billPaymentWords(b),
+      b.archived ? 'Archived' : billPaymentWords(b),
     ],
     noun: 'bills',
     empty: `No bill has invoice number ${input.typed}.`,
