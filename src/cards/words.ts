@@ -82,13 +82,15 @@ export function paymentMovesMoney(p: { singleStatus?: string; status?: string })
 
 /** Open, Partially paid, Paid, Payment scheduled, Overdue by N days (partially paid), Archived. */
 export function invoiceStatusWords(
-  inv: Pick<Invoice, 'archived' | 'dueAmount' | 'totalAmount' | 'dueDate'> & { status?: Invoice['status'] },
+  inv: Pick<Invoice, 'archived' | 'dueAmount' | 'totalAmount' | 'dueDate'> & Partial<Pick<Invoice, 'status' | 'creditAmount'>>,
   today: string,
 ): { words: string; tone: Tone } {
   if (inv.archived) return { words: 'Archived', tone: undefined };
   const due = typeof inv.dueAmount === 'number' ? inv.dueAmount : 0;
   if (inv.status === 'PAID' || due <= 0) return { words: 'Paid', tone: 'Good' };
-  const partial = inv.status === 'PARTIAL_PAYMENT' || (typeof inv.totalAmount === 'number' && due < inv.totalAmount);
+  // What credits took off the total was not paid: only less due than that is a part payment.
+  const credited = typeof inv.creditAmount === 'number' && Number.isFinite(inv.creditAmount) ? inv.creditAmount : 0;
+  const partial = inv.status === 'PARTIAL_PAYMENT' || (typeof inv.totalAmount === 'number' && due < sum([inv.totalAmount, -credited]));
   const day = calendarDay(inv.dueDate);
   const late = day ? daysBetween(day, today) : 0;
   if (late > 0) return { words: `Overdue by ${count(late, 'day')}${partial ? ' (partially paid)' : ''}`, tone: 'Attention' };

@@ -275,6 +275,13 @@ describe('statuses in words', () => {
     expect(invoiceStatusWords(inv({ archived: true, dueDate: '2026-01-01' }), TODAY).words).toBe('Archived');
   });
 
+  it('an invoice whose amount due a $100 credit lowered, with no payment, is Open, not Partially paid', () => {
+    const inv = { status: 'OPEN', archived: false, totalAmount: 1000, dueAmount: 900, creditAmount: 100, dueDate: '2026-03-20' };
+    expect(invoiceStatusWords(inv, TODAY).words).toBe('Open');
+    expect(invoiceStatusWords({ ...inv, dueAmount: 850 }, TODAY).words).toBe('Partially paid');
+    expect(invoiceStatusWords({ ...inv, dueDate: '2026-03-01' }, TODAY).words).toBe('Overdue by 9 days');
+  });
+
   it('bills: payment and approval', () => {
     expect(billPaymentWords({ paymentStatus: 'UNPAID', paidAmount: 10, dueAmount: 90 })).toBe('Partly paid');
     expect(billPaymentWords({ paymentStatus: 'SCHEDULED' })).toBe('Scheduled');
