@@ -1,6 +1,6 @@
 // Money, dates and "today" as a finance person reads them: in the bill's currency, the bot's locale and time zone.
 import { kept } from '../infra/bounded.js';
-import { calendarDay } from '../infra/calendar.js';
+import { calendarDay, dateInZone } from '../infra/calendar.js';
 
 export interface FormatOptions {
   locale: string;
@@ -58,6 +58,15 @@ export function calendarDate(isoDate: string | undefined, locale: string): strin
   if (!day) return '—';
   const at = new Date(`${day}T00:00:00Z`);
   return dateFormat(`calendar|${locale}`, locale, { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' }).format(at);
+}
+
+/**
+ * The day an instant BILL sent fell on in the bot's time zone ("Mar 8, 2026" for 03:00 UTC on the 9th in New York);
+ * undefined for none or one that is no time (never the day of instant 0, 1970).
+ */
+export function instantDate(instant: unknown, opts: FormatOptions): string | undefined {
+  const at = typeof instant === 'string' ? Date.parse(instant) : Number.NaN;
+  return Number.isFinite(at) ? calendarDate(dateInZone(at, opts.timeZone), opts.locale) : undefined;
 }
 
 /** An instant for people, in the bot's time zone: "Nov 21, 2026, 10:42 AM". */

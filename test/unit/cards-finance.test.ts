@@ -324,6 +324,19 @@ describe('one record', () => {
     expect(button(card, 'This vendor')?.data.command).toBe('vendor Acme Office Supplies');
   });
 
+  it('an approval made at 10 pm in New York (03:00 UTC the next day) is dated the day it was made there, in BOT_TIMEZONE', () => {
+    const b = bill(1, {
+      approvalStatus: 'ASSIGNED',
+      approvers: [
+        { userId: '00601USERAAAAAAAAAAA', status: 'APPROVED', approverOrder: 1, statusChangedTime: '2026-03-09T03:00:00.000+00:00' },
+        { userId: '00601USERBBBBBBBBBBB', status: 'APPROVED', approverOrder: 2, statusChangedTime: 'later' },
+      ],
+    });
+    const { card } = billCard({ ...ap, fmt: { locale: 'en-US', timeZone: 'America/New_York' }, bill: b, command: 'bill ACM-1001' });
+    expect(factsOf(card)['Approver 1']).toBe('Approved (Mar 8, 2026) · user …AAAA');
+    expect(factsOf(card)['Approver 2']).toBe('Approved · user …BBBB');
+  });
+
   it("a bill's This vendor and an invoice's This customer open a party whose name cannot be typed back, by its BILL id", () => {
     const quoted = bill(2, { vendorName: 'Qwerty "Best" Pizza' });
     const { card: billShown } = billCard({ ...ap, bill: quoted, command: 'bill ACM-1002' });

@@ -3,7 +3,7 @@
 import type { Bill } from '../../bill/types.js';
 import { executeAction, shortId, type CardReply } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
-import { calendarDate, daysBetween, dueInWords, dueShort, money, sum, type FormatOptions } from '../../cards/format.js';
+import { calendarDate, daysBetween, dueInWords, dueShort, instantDate, money, sum, type FormatOptions } from '../../cards/format.js';
 import { addDays } from '../../infra/calendar.js';
 import { detailCard, listCard, type AsOf, type DetailCardSpec, type ListCardSpec, type ListContext } from '../../cards/list.js';
 import { billApprovalWords, billPaymentWords, codeWords, count, moneyTotal } from '../../cards/words.js';
@@ -243,7 +243,8 @@ export function billCard(input: ApCardContext & { bill: Bill; command: string })
   const approvers = sentEntries(bill.approvers).sort((a, b) => (a?.approverOrder ?? 0) - (b?.approverOrder ?? 0));
   if (approvers.length > 0) {
     const lines = approvers.slice(0, 8).map((a, i): [string, string] => {
-      const when = a?.statusChangedTime ? ` (${calendarDate(a.statusChangedTime.slice(0, 10), fmt.locale)})` : '';
+      const day = instantDate(a?.statusChangedTime, fmt);
+      const when = day ? ` (${day})` : '';
       return [`Approver ${i + 1}`, `${codeWords(a?.status)}${when} · user ${shortId(a?.userId ?? '')}`];
     });
     if (approvers.length > 8) lines.push(['…', `${approvers.length - 8} more`]);

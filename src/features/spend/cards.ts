@@ -4,8 +4,7 @@
 import type { Budget, Reimbursement, SpendTransaction } from '../../bill/types.js';
 import { adaptiveCard, executeAction, text, title, TONE_STYLE, type CardReply } from '../../cards/card.js';
 import { donutChart, horizontalBarChart, type ChartPoint } from '../../cards/chart.js';
-import { calendarDate, money, percent, sum, type FormatOptions } from '../../cards/format.js';
-import { dateInZone } from '../../infra/calendar.js';
+import { calendarDate, instantDate, money, percent, sum, type FormatOptions } from '../../cards/format.js';
 import { detailCard, listCard, type AsOf, type ListContext } from '../../cards/list.js';
 import { count, reimbursementPending, reimbursementWords } from '../../cards/words.js';
 
@@ -21,12 +20,6 @@ function isDecline(tx: Pick<SpendTransaction, 'transactionType'>): boolean {
 function missingReceipt(tx: Pick<SpendTransaction, 'receiptStatus' | 'receiptRequired' | 'transactionType'>): boolean {
   if (isDecline(tx)) return false;
   return tx.receiptStatus === 'MISSING' || (tx.receiptRequired === true && tx.receiptStatus !== 'ATTACHED');
-}
-
-/** The day of an instant BILL sent, in the team's zone; '—' for none or one that is no time (never the day of instant 0, 1970). */
-function dayOf(instant: unknown, fmt: FormatOptions): string {
-  const at = typeof instant === 'string' ? Date.parse(instant) : Number.NaN;
-  return Number.isFinite(at) ? calendarDate(dateInZone(at, fmt.timeZone), fmt.locale) : '—';
 }
 
 function usd(items: Array<{ amount: number }>, fmt: FormatOptions): string {
@@ -72,7 +65,7 @@ export function transactionsCard(input: ListContext & { transactions: SpendTrans
     columns: ['Date', 'Merchant', 'Cardholder', { header: 'Amount', figure: true }, 'Receipt'],
     items: rows,
     row: (t) => [
-      dayOf(t.occurredTime, fmt),
+      instantDate(t.occurredTime, fmt) ?? '—',
       t.merchantName || t.rawMerchantName || 'Unknown merchant',
       t.userName || '—',
       money(t.amount, USD, fmt.locale),
@@ -104,7 +97,7 @@ export function reimbursementsCard(input: ListContext & { reimbursements: Reimbu
     columns: ['Submitted', 'For', { header: 'Amount', figure: true }, 'Status'],
     items: rows,
     row: (r) => [
-      dayOf(r.submittedTime, fmt),
+      instantDate(r.submittedTime, fmt) ?? '—',
       r.merchantName || (r.type === 'MILEAGE' ? `Mileage${r.note ? ` — ${r.note}` : ''}` : r.note || 'Out-of-pocket expense'),
       money(r.amount, USD, fmt.locale),
       reimbursementWords(r).words,
