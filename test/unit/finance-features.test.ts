@@ -12,7 +12,7 @@ import { vendorCommand, type PartiesDeps } from '../../src/features/parties/comm
 import { paymentsCommand, type PaymentsDeps } from '../../src/features/payments/commands.js';
 import { spendCommand, type SpendDeps } from '../../src/features/spend/commands.js';
 import { InputError } from '../../src/errors.js';
-import { expectValidCard, textOf } from '../harness/finance.js';
+import { expectValidCard, tableRows, textOf } from '../harness/finance.js';
 
 const NOW = Date.parse('2026-03-10T12:00:00.000Z');
 const ORG = '00801ORGUNDERTEST';
@@ -223,6 +223,32 @@ describe('payments builds only the answer cache, BILL and settings', () => {
     expect(JSON.stringify(two.card)).toContain('$30.00 · 2 payments');
     await paymentsCommand.run(ctx('payments'), deps);
     expect(take).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('payments name each vendor as bills due does', () => {
+  it("a payment to a vendor renamed since (or BILL sent without its name) shows the vendor record's name now", async () => {
+    const paid = (id: string, vendorName: string | undefined) =>
+      ({
+        id,
+        vendorId: 'v1',
+        vendorName,
+        amount: 10,
+        processDate: '2026-03-01',
+        status: 'PAID',
+        singleStatus: 'CLEARED',
+      }) as unknown as Payment;
+    const deps = {
+      mirror: { names: names({ v1: 'Acme Office Supplies' }), answers: new Answers(clock, 100), dropAnswer: () => undefined },
+      bill: {
+        org: () => ({
+          payments: { list: () => ({ take: async () => ({ items: [paid('stp01', 'Acme (old name)'), paid('stp02', undefined)] }) }) },
+        }),
+      },
+      settings,
+    } as unknown as PaymentsDeps;
+    const { card } = await paymentsCommand.run(ctx('payments'), deps);
+    expect(tableRows(card).map((r) => r[0])).toEqual(['Acme Office Supplies', 'Acme Office Supplies']);
   });
 });
 

@@ -1,6 +1,7 @@
 // `payments [N]`: the last N bill payments to vendors (default 10, at most 50), newest process date first.
 import { answerKey } from '../../mirror/answers.js';
 import { paymentsCard } from './cards.js';
+import { withVendorNames } from '../payables/commands.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { Command } from '../types.js';
@@ -47,12 +48,12 @@ export const paymentsCommand: Command<PaymentsDeps> = {
       const sort = [{ field: 'processDate', order: 'desc' } as const];
       return (await orgClient(deps, orgId).payments.list({ pageSize: MAX_PAYMENTS, maxPages: 1, sort }).take(MAX_PAYMENTS)).items;
     });
-    const payments = got.value.slice(0, limit);
-    const vendorIds = payments.map((p) => p.vendorId);
-    const vendors = await resolveParties(deps, orgId, 'vendor', vendorIds);
+    const shown = got.value.slice(0, limit);
+    const vendors = await resolveParties(deps, orgId, 'vendor', new Set(shown.map((p) => p.vendorId)));
     return paymentsCard({
       ...listContext(ctx, deps, `payments ${limit}`, got.fetchedAt),
-      payments,
+      // Named as the vendor records have them now, as the bill cards name them.
+      payments: withVendorNames(shown, vendors),
       limit,
       today: todayOf(ctx, deps),
       currencyOf: (id) => vendors.get(id)?.currency,
