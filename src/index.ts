@@ -3,6 +3,7 @@ import { errorMessage } from './errors.js';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, readEnv } from './config.js';
 import { StateDirInUse } from './infra/state/sqliteStore.js';
+import { visible } from './infra/visible.js';
 
 async function main(): Promise<void> {
   const app = await buildApp(loadConfig(readEnv()));
@@ -32,6 +33,6 @@ async function main(): Promise<void> {
 main().catch((err: unknown) => {
   // A bad environment, or a second instance on the same STATE_DIR: the message says what to do; nothing else to add.
   const known = err instanceof ConfigError || err instanceof StateDirInUse;
-  process.stderr.write(`billbridge: ${known ? '' : 'failed to start: '}${errorMessage(err)}\n`);
+  process.stderr.write(`billbridge: ${known ? '' : 'failed to start: '}${visible(errorMessage(err))}\n`);
   process.exit(1);
 });

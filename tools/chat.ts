@@ -1,5 +1,6 @@
 // `npm run chat`: a terminal Teams channel for a running local bot (like the Bot Framework Emulator, in a terminal).
 import { errorMessage } from '../src/errors.js';
+import { visible } from '../src/infra/visible.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -55,7 +56,7 @@ function show(body: unknown): void {
     console.log(dim('billbridge is typing…'));
     return;
   }
-  if (typeof activity.text === 'string' && activity.text) console.log(activity.text);
+  if (typeof activity.text === 'string' && activity.text) console.log(visible(activity.text, { newlines: true }));
   for (const att of Array.isArray(activity.attachments) ? (activity.attachments as unknown[]) : []) {
     if (isJson(att) && att.contentType === 'application/vnd.microsoft.card.adaptive') showCard(att.content);
   }
@@ -154,7 +155,7 @@ async function sendText(text: string, serviceUrl: string): Promise<void> {
   }
   const res = await postActivity(activity);
   if (res.status >= 300)
-    console.log(`bot answered HTTP ${res.status}: ${typeof res.body === 'string' ? res.body : JSON.stringify(res.body)}`);
+    console.log(visible(`bot answered HTTP ${res.status}: ${typeof res.body === 'string' ? res.body : JSON.stringify(res.body)}`));
 }
 
 async function click(n: number, serviceUrl: string): Promise<void> {
@@ -164,7 +165,7 @@ async function click(n: number, serviceUrl: string): Promise<void> {
     return;
   }
   if (action.type === 'Action.OpenUrl') {
-    console.log(`Open: ${String(action.data)}`);
+    console.log(visible(`Open: ${String(action.data)}`));
     return;
   }
   const base = baseActivity(serviceUrl);
@@ -186,7 +187,7 @@ async function click(n: number, serviceUrl: string): Promise<void> {
     if (reply.type === 'application/vnd.microsoft.card.adaptive' && value) {
       console.log(dim('(card updated)'));
       showCard(value);
-    } else if (typeof value === 'string') console.log(value);
+    } else if (typeof value === 'string') console.log(visible(value, { newlines: true }));
     return;
   }
   await postActivity({ ...base, type: 'message', replyToId: lastCard?.activityId, value: action.data });

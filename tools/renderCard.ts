@@ -1,4 +1,5 @@
 // Renders Adaptive Card JSON as readable terminal text: titles, facts, tables, columns and numbered buttons.
+import { visible } from '../src/infra/visible.js';
 
 export interface RenderedAction {
   n: number;
@@ -24,10 +25,13 @@ const isNode = (x: unknown): x is Node => typeof x === 'object' && x !== null;
 const nodes = (x: unknown): Node[] => (Array.isArray(x) ? x.filter(isNode) : []);
 const text = (x: unknown): string => (typeof x === 'string' ? x : '');
 
-/** Teams markdown subset -> plain text: bold markers and backslash escapes go. */
+/**
+ * Teams markdown subset -> plain text: bold markers and backslash escapes go. Control characters (a BILL name's ESC [ 2J)
+ * are shown escaped, not run by the terminal.
+ */
 export function plain(text: unknown): string {
   if (typeof text !== 'string') return '';
-  return text.replace(/\*\*(.+?)\*\*/g, '$1').replace(/\\([\\`*_[\]<>~#+\-.!|(){}])/g, '$1');
+  return visible(text.replace(/\*\*(.+?)\*\*/g, '$1').replace(/\\([\\`*_[\]<>~#+\-.!|(){}])/g, '$1'), { newlines: true });
 }
 
 function visibleLength(s: string): number {

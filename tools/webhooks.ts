@@ -14,6 +14,7 @@ import { RedisConnection } from '../src/infra/state/redisClient.js';
 import { RedisStateStore } from '../src/infra/state/redisStore.js';
 import type { StateStore } from '../src/infra/state/types.js';
 import { AuditTrail } from '../src/infra/audit.js';
+import { visible } from '../src/infra/visible.js';
 import { WebhookKeys } from '../src/notify/keys.js';
 import { commandLine, type CommandLine } from './args.js';
 import { MAX_BILL_SUBSCRIPTIONS, WEBHOOK_PATH, webhookSetup, WebhookSetupError } from '../src/notify/setup.js';
@@ -35,8 +36,9 @@ Reads the same configuration as the bot (.env and the environment): BILL credent
 SECRETS_KEY. With the file store (no REDIS_URL) run it while the bot is stopped, or use the admin command
 "webhooks setup <url>" in Teams: a running bot keeps its state in memory and would not see the new key.`;
 
+/** Messages carry BILL's words (a subscription's name, an error's text): shown with their control characters escaped. */
 function fail(message: string, code = 1): never {
-  process.stderr.write(`billbridge webhooks: ${message}\n`);
+  process.stderr.write(`billbridge webhooks: ${visible(message)}\n`);
   process.exit(code);
 }
 
@@ -149,7 +151,8 @@ async function main(): Promise<void> {
   const setup = webhookSetup({ bill, keys, log });
   const audit = new AuditTrail({ store: state, clock: systemClock, log, scrub: (t) => secrets.scrub(t) });
   const actor = { userId: `cli:${userInfo().username}` };
-  const out = (line: string) => process.stdout.write(`${line}\n`);
+  // Subscription names and URLs are BILL's: a name's ESC [ 2J must not clear the operator's screen.
+  const out = (line: string) => process.stdout.write(`${visible(line)}\n`);
   try {
     if (verb === 'list') {
       const subs = await setup.list(orgId);

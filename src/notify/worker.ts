@@ -12,7 +12,8 @@
 //   other channels' lanes run side by side, so a channel Teams throttles (60 sends per 30 s) delays only itself.
 // - Before any card is drawn, the record is read from BILL (a payload is a hint: a holder of the webhook key could put
 //   any amount in it). A record BILL no longer has is not posted; while BILL cannot answer, the event waits in the
-//   outbox (backing off like a send) and nothing is posted; a read BILL refuses as a wrong request is a dead letter.
+//   outbox (backing off like a send) and nothing is posted; a read BILL refuses as a wrong request is a dead letter,
+//   and so is one BILL has not answered for UNREADABLE_FOR_MS (3 days).
 // - Retries: Teams' list (429, 412, 502, 503, 504) plus 500, 401 and network failures, with backoff (Retry-After when
 //   Teams gives one) and a bounded number of tries; then a dead letter (NS.deadLetters, shown by `status`).
 // - Instances share the outbox: an event is worked on under a lease (jobs.ts), renewed while its sends wait and
@@ -38,6 +39,12 @@ import {
 /** Waits before the 2nd, 3rd... try; the number of entries + 1 is the most tries a delivery gets. */
 export const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000];
 const DEAD_LETTER_TTL_MS = 30 * 24 * 3_600_000;
+/**
+ * An event whose record BILL has not answered for this long since it arrived (the organisation's sign-in refused, BILL
+ * down) is a dead letter after its next failed read: it would otherwise be read every 30 minutes with no end. Longer
+ * than BILL keeps redelivering an event (hours) and than a weekend; shorter than event ids are remembered (8 days).
+ */
+export const UNREADABLE_FOR_MS = 3 * 24 * 3_600_000;
 /** A dead instance's events wait at most this long for another instance. */
 const LEASE_MS = 30_000;
 const POLL_MS = 5_000;
@@ -48,9 +55,10 @@ const RETRY_STATUSES = new Set([0, 401, 412, 429, 500, 502, 503, 504]);
 
 /**
  * Why a delivery was set aside without Teams refusing its sends: BILL refused to read the record (no send was tried),
- * or the card could not be drawn (each try failed before a send).
+ * BILL did not answer for the record for UNREADABLE_FOR_MS (no send was tried), or the card could not be drawn (each
+ * try failed before a send).
  */
-type SetAside = 'refused' | 'undrawable';
+type SetAside = 'refused' | 'unreadable' | 'undrawable';
 
 export type DeadLetter = Pick<OutboxEvent, 'eventId' | 'type' | 'orgId'> &
   Pick<ChannelSubscription, keyof ChannelTarget | 'kind'> &
@@ -174,25 +182,29 @@ export function deliveryWorker(deps: WorkerDeps) {
       try {
         got = await deps.confirm(ev);
       } catch (err) {
-        if (err instanceof BillApiError && err.category === 'validation') {
-          // BILL refuses this read as a wrong request (a 4xx that is no not-found, sign-in refusal or limit): asking
-          // again cannot change that answer, and the event would be read again in the outbox forever.
+        const refused = err instanceof BillApiError && err.category === 'validation';
+        // BILL refuses this read as a wrong request (a 4xx that is no not-found, sign-in refusal or limit): asking
+        // again cannot change that answer. Any other failure for UNREADABLE_FOR_MS: the event would otherwise be read
+        // again in the outbox forever.
+        if (refused || clock.now() - ev.receivedAt >= UNREADABLE_FOR_MS) {
           const now = clock.now();
+          const answer = err instanceof BillApiError ? { status: err.status, code: err.code } : { status: 0, code: undefined };
+          const why = refused
+            ? { ...answer, message: 'BILL refused to read the record', cause: 'refused' as const }
+            : { ...answer, message: `BILL did not answer for the record: ${errorMessage(err)}`, cause: 'unreadable' as const };
           for (const [key, target] of Object.entries(ev.targets)) {
             if (target.state !== 'pending') continue;
             const sub = await deps.subscriptions.get(key);
-            if (sub)
-              await deadLetter(
-                ev,
-                sub,
-                target,
-                { status: err.status, code: err.code, message: 'BILL refused to read the record', cause: 'refused' },
-                now,
-              );
+            if (sub) await deadLetter(ev, sub, target, why, now);
             else Object.assign(target, { state: 'dropped', lastError: 'unsubscribed' });
           }
           ev.confirmed = true;
-          log.warn({ status: err.status, code: err.code }, 'record of a webhook event was refused by BILL; nothing posted, dead-lettered');
+          if (refused) log.warn(answer, 'record of a webhook event was refused by BILL; nothing posted, dead-lettered');
+          else
+            log.warn(
+              { ...answer, err: errorMessage(err), tries: (ev.confirmTries ?? 0) + 1 },
+              'record of a webhook event could not be read from BILL for too long; nothing posted, dead-lettered',
+            );
           await checkpoint(h);
           return;
         }

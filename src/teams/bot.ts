@@ -35,6 +35,8 @@ const invokeAnswer = (type: 'card.adaptive' | 'activity.message' | 'error', valu
   status,
   body: { statusCode: status, type: `application/vnd.microsoft.${type}`, value },
 });
+/** A click's failed turn: the error card replaces the clicked card on the clicker's client, as a failed click's reply does. */
+const clickFailed = (reply: CardReply): InvokeResponse => invokeAnswer('card.adaptive', reply.card);
 /** Gives the invoke's protocol error and no card. */
 const invokeError = (turn: Turn, code: string, message: string) => {
   turn.answer = invokeAnswer('error', { code, message }, 400);
@@ -352,12 +354,13 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
       run: (t) =>
         invokeError(t, 'NotSupported', `The action '${(t.activity.value as { action: { type: string } }).action.type}' is not supported.`),
     },
-    { name: 'card: run', select: clickWithVerb('run'), steps: [reply, tenant, dedupe, audit, rate], run: runFromCard },
+    { name: 'card: run', select: clickWithVerb('run'), steps: [reply, tenant, dedupe, audit, rate], run: runFromCard, failed: clickFailed },
     ...Object.entries(parts.cardActions).map(([verb, handler]): Route => ({
       name: `card: ${verb}`,
       select: clickWithVerb(verb),
       steps: [reply, tenant, dedupe, rate],
       run: (t) => cardAction(t, verb, handler),
+      failed: clickFailed,
     })),
     {
       name: 'card: unknown verb',
@@ -367,12 +370,14 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
         t.log.info({ verb: String(clickIn(t.activity).verb).slice(0, 40) }, 'unknown card action');
         return Promise.resolve({ reply: dispatcher.errorCard(new Error('unknown card action'), t), outcome: 'unknown' });
       },
+      failed: clickFailed,
     },
     {
       name: 'card: no verb',
       select: (a) => clickOf(a) !== undefined,
       steps: [reply, tenant, dedupe],
       run: (t) => invokeError(t, 'BadRequest', 'Missing verb'),
+      failed: clickFailed,
     },
   ]);
 }

@@ -78,18 +78,21 @@ export function messageExtensionRoutes(parts: MessageExtensionParts, asCommand: 
       select: (a) => a.type === 'invoke' && a.name === 'composeExtension/query',
       steps: [answering(searchLine, summaryMessage), ...asCommand],
       run: orError(search),
+      failed: summaryMessage,
     },
     {
       name: 'message action: look up',
       select: lookUpInvoke('composeExtension/fetchTask'),
       steps: [answering(() => LOOK_UP_LINE, dialog), ...asCommand],
       run: orError(lookUp),
+      failed: dialog,
     },
     {
       name: 'message action: insert',
       select: lookUpInvoke('composeExtension/submitAction'),
       steps: [answering(() => LOOK_UP_LINE, summaryMessage), ...asCommand],
       run: orError(insert),
+      failed: summaryMessage,
     },
   ];
 }

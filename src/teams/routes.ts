@@ -10,7 +10,9 @@ import {
   type TurnContext,
 } from 'botbuilder';
 import type { Logger } from '../infra/log.js';
+import { errorMessage } from '../errors.js';
 import type { CardReply } from '../cards/card.js';
+import { errorReply } from '../cards/errorCards.js';
 import type { Caller, ConversationKind, ConversationScope } from '../features/types.js';
 import { newCorrelationId, type CommandLine, type TurnResult } from '../features/dispatch.js';
 
@@ -44,6 +46,12 @@ export interface Route {
   select(activity: Activity): boolean;
   steps: readonly Step[];
   run(turn: Turn): Promise<TurnResult | undefined>;
+  /**
+   * An invoke's answer when its turn fails (its audit line or duplicate mark cannot be written: the store down, the disk
+   * full): the error card in the shape the invoke expects. Without it the invoke gets 501, which Teams shows as its own
+   * generic error.
+   */
+  failed?(reply: CardReply): InvokeResponse;
 }
 
 /** A card reply as a message activity (its summary is what notifications and chat lists show). */
@@ -119,8 +127,18 @@ export function routeTable(log: Logger, routes: readonly Route[]): TurnLogic {
         const next = route.steps[i];
         return next ? next(turn, () => step(i + 1)) : route.run(turn);
       };
-      await step(0);
-      answer = turn.answer;
+      try {
+        await step(0);
+        answer = turn.answer;
+      } catch (err) {
+        // A message's failure is the adapter's (onTurnError posts the error card there).
+        if (activity.type !== 'invoke' || !route.failed) throw err;
+        turn.log.error(
+          { err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err, route: route.name },
+          'invoke failed; answered with the error card',
+        );
+        answer = route.failed(errorReply(err, { correlationId }));
+      }
     }
     // An invoke with no route or no answer (task/fetch, signin...): 501, as botbuilder answers it.
     if (activity.type === 'invoke') await context.sendActivity({ type: ActivityTypes.InvokeResponse, value: answer ?? { status: 501 } });

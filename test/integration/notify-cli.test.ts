@@ -160,4 +160,26 @@ describe('npm run webhooks', () => {
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain('Usage: npm run webhooks');
   }, 60_000);
+
+  it("list shows a subscription name carrying terminal control sequences (ESC [ 2J, an OSC title, C1, a right-to-left override) escaped, never as sequences the operator's terminal runs", async () => {
+    const victim = sb.sandbox.org.subscriptions.all().at(-1)!;
+    expect((await cli('delete', victim.id)).code).toBe(0);
+    const hostile = 'ops\x1b[2J\x1b[1;1H\x1b]0;owned\x07\u009b31m\u202etxt.exe\r\nforged line';
+    const org = (await import('../harness/sandbox.js')).billClient(sb);
+    try {
+      await org.gateway.org(sb.credentials.orgId).subscriptions.create({
+        name: hostile,
+        events: [{ type: 'vendor.created', version: '1' }],
+        notificationUrl: 'https://elsewhere.example.com/hostile',
+      });
+    } finally {
+      await org.close();
+    }
+    expect(sb.sandbox.org.subscriptions.all().some((x) => x.name === hostile)).toBe(true);
+    const list = await cli('list');
+    expect(list.code, list.stderr).toBe(0);
+    // eslint-disable-next-line no-control-regex -- control characters are what must not reach the terminal
+    expect(list.stdout.replace(/\n/g, '')).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u);
+    expect(list.stdout).toContain('"ops\\x1b[2J\\x1b[1;1H\\x1b]0;owned\\x07\\x9b31m\\u202etxt.exe\\r\\nforged line"');
+  }, 60_000);
 });

@@ -14,7 +14,7 @@ import type { ConfirmedRecord } from '../../src/notify/project.js';
 import { WebhookReceiver, eventKey, outboxKey } from '../../src/notify/receiver.js';
 import { ChannelSubscriptions } from '../../src/notify/subscriptions.js';
 import type { OutboxEvent, SendOutcome } from '../../src/notify/types.js';
-import { deliveryWorker, RETRY_DELAYS_MS, type DeadLetter } from '../../src/notify/worker.js';
+import { deliveryWorker, RETRY_DELAYS_MS, UNREADABLE_FOR_MS, type DeadLetter } from '../../src/notify/worker.js';
 import { notificationsSection } from '../../src/features/admin/statusCards.js';
 import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
 import { NS } from '../../src/infra/state/types.js';
@@ -272,6 +272,70 @@ describe('a record BILL refuses to read', () => {
     clock.advance(RETRY_DELAYS_MS.at(-1)! * 2);
     await w.drain();
     expect(reads).toBe(1);
+  });
+});
+
+describe('a record BILL cannot read for days', () => {
+  /** Drives the worker through `days` of 30-minute retries. */
+  async function waitDays(w: ReturnType<typeof worker>['w'], days: number): Promise<void> {
+    const end = clock.now() + days * 24 * 3_600_000;
+    while (clock.now() < end) {
+      clock.advance(RETRY_DELAYS_MS.at(-1)! * 1.3);
+      await w.drain();
+    }
+  }
+
+  it("an event whose organisation's BILL sign-in keeps being refused is not read again every 30 minutes forever: it ends a dead letter `status` explains, and leaves the outbox", async () => {
+    let reads = 0;
+    const { w, sent } = worker(() => {
+      reads++;
+      return Promise.reject(new BillApiError({ category: 'credentials', status: 401, code: 'BDC_1102' }));
+    });
+    const eventId = randomUUID();
+    const raw = paymentEvent(eventId);
+    expect((await receiver().accept(raw, sign(raw))).body.status).toBe('accepted');
+    await w.drain();
+    await waitDays(w, UNREADABLE_FOR_MS / 86_400_000 + 1);
+    expect(sent).toEqual([]);
+    expect(await store.entries(NS.outbox)).toEqual([]);
+    const here = (await store.entries<DeadLetter>(NS.deadLetters)).map(([, l]) => l);
+    expect(here.map((l) => ({ eventId: l.eventId, cause: l.cause, status: l.status, code: l.code }))).toEqual([
+      { eventId, cause: 'unreadable', status: 401, code: 'BDC_1102' },
+    ]);
+    expect(logs.text()).toContain('could not be read from BILL for too long; nothing posted, dead-lettered');
+    // Nothing reads it any more, and BILL's redelivery of it is a duplicate.
+    const before = reads;
+    await waitDays(w, 1);
+    expect(reads).toBe(before);
+    expect((await receiver().accept(raw, sign(raw))).body.status).toBe('duplicate');
+    const section = notificationsSection(
+      {
+        kinds: ['payments'],
+        digest: undefined,
+        outbox: { events: 0, pending: 0, nextAt: undefined },
+        deadLetters: { total: 1, here },
+        webhook: { storedKeys: 0, envKey: true },
+      },
+      true,
+      { locale: 'en-US', timeZone: 'UTC', version: 'test', now: clock.now() },
+    );
+    expect(JSON.stringify(section.items)).toContain('set aside, its record could not be read from BILL for 3 days (401 BDC');
+  });
+
+  it('an event whose record BILL could not read for two days is posted once BILL answers again', async () => {
+    let failing = true;
+    const { w, sent } = worker(() =>
+      failing ? Promise.reject(new Error('connect ECONNREFUSED')) : Promise.resolve({ state: 'current', entity: BILLS_RECORD }),
+    );
+    const raw = paymentEvent();
+    await receiver().accept(raw, sign(raw));
+    await w.drain();
+    await waitDays(w, UNREADABLE_FOR_MS / 86_400_000 - 1);
+    expect(await store.entries(NS.deadLetters)).toEqual([]);
+    failing = false;
+    await waitDays(w, 0.1);
+    expect(sent).toEqual([BILLS_RECORD]);
+    expect(await store.entries(NS.outbox)).toEqual([]);
   });
 });
 

@@ -9,6 +9,7 @@ import type { InstallRecord } from '../../bindings/installations.js';
 import type { ConversationKind } from '../types.js';
 import type { Notifications } from '../../notify/index.js';
 import { describeSchedule } from '../../notify/schedule.js';
+import { UNREADABLE_FOR_MS } from '../../notify/worker.js';
 import {
   adaptiveCard,
   container,
@@ -352,9 +353,11 @@ export function notificationsSection(s: NotifyStatus, inChannel: boolean, opts: 
     const why =
       d.cause === 'refused'
         ? `: set aside, BILL refused to read the record (${answer})`
-        : d.cause === 'undrawable'
-          ? `: set aside, its card could not be drawn (${tries})`
-          : ` after ${tries} (${answer})`;
+        : d.cause === 'unreadable'
+          ? `: set aside, its record could not be read from BILL for ${UNREADABLE_FOR_MS / 86_400_000} days${d.status > 0 ? ` (${answer})` : ''}`
+          : d.cause === 'undrawable'
+            ? `: set aside, its card could not be drawn (${tries})`
+            : ` after ${tries} (${answer})`;
     items.push(text(`Not delivered here: ${escapeMarkdown(d.type)} of ${dateTime(d.at, opts)}${why}.`, { size: 'Small' }));
   }
   const summary =
