@@ -62,6 +62,16 @@ export function isOpenBill(bill: Pick<Bill, 'archived' | 'paymentStatus'>): bool
   return !bill.archived && bill.paymentStatus !== 'PAID';
 }
 
+/**
+ * An open bill with money still due (BILL's dueAmount, or the amount when BILL sent none): what the AP lists, their
+ * totals and the digest count. A bill credited or paid down to $0 owes nothing, as an invoice with nothing due is left
+ * out of receivables.
+ */
+export function isOwedBill(bill: Pick<Bill, 'archived' | 'paymentStatus' | 'dueAmount' | 'amount'>): boolean {
+  const due = typeof bill.dueAmount === 'number' ? bill.dueAmount : bill.amount;
+  return isOpenBill(bill) && due > 0;
+}
+
 export function keepBill(b: Bill): Bill | undefined {
   if (!isRecord(b)) return undefined;
   const items = Array.isArray(b.billLineItems) ? b.billLineItems : [];

@@ -133,6 +133,56 @@ describe('payables builds only its mirror, BILL and settings', () => {
     }
   });
 
+  it('an unpaid bill with $0 due (fully credited) is in neither bills due nor bills overdue, nor in their totals', async () => {
+    bills.push(
+      bill({
+        id: '00n000000000004',
+        dueDate: '2026-03-11',
+        amount: 250,
+        dueAmount: 0,
+        creditAmount: 250,
+        invoice: { invoiceNumber: 'CRD-0' },
+      }),
+      bill({
+        id: '00n000000000005',
+        dueDate: '2026-03-02',
+        amount: 75,
+        dueAmount: 0,
+        creditAmount: 75,
+        invoice: { invoiceNumber: 'CRD-1' },
+      }),
+    );
+    try {
+      const due = await billsDueCommand.run(ctx('bills due'), deps);
+      expectValidCard(due.card);
+      expect(JSON.stringify(due.card)).not.toMatch(/CRD-/);
+      expect(JSON.stringify(due.card)).toContain('$100.00 · 1 bill');
+      expect(textOf(due.card)).toContain('Overdue: 1 bill, $40.00, not counted above.');
+      const overdue = await payablesCommands.find((c) => c.name === 'bills overdue')!.run(ctx('bills overdue'), deps);
+      expectValidCard(overdue.card);
+      expect(JSON.stringify(overdue.card)).not.toMatch(/CRD-/);
+      expect(tableRows(overdue.card)).toHaveLength(1);
+    } finally {
+      bills.splice(2);
+    }
+  });
+
+  it('before the mirror is built, a $0-due unpaid bill BILL returns is left out of bills due as well', async () => {
+    const fromBill = [
+      bills[0]!,
+      bill({ id: '00n000000000006', dueDate: '2026-03-11', amount: 60, dueAmount: 0, invoice: { invoiceNumber: 'CRD-2' } }),
+    ];
+    const cold = {
+      ...deps,
+      mirror: { ...deps.mirror, rows: async () => ({ building: 0 }), answers: new Answers(clock, 100) },
+      bill: { org: () => ({ bills: { list: () => ({ all: async () => ({ items: fromBill, truncated: false }) }) } }) },
+    } as unknown as PayablesDeps;
+    const reply = await billsDueCommand.run(ctx('bills due'), cold);
+    expectValidCard(reply.card);
+    expect(JSON.stringify(reply.card)).not.toContain('CRD-2');
+    expect(JSON.stringify(reply.card)).toContain('$100.00 · 1 bill');
+  });
+
   it('bill <number> finds the bill by its invoice number in the mirror', async () => {
     const reply = await billCommand.run(ctx('bill ACM-2'), deps);
     expect(JSON.stringify(reply.card)).toContain('ACM-2');
@@ -186,6 +236,34 @@ describe('parties builds only its mirror, BILL and settings', () => {
     bill: noBill,
     settings,
   } as unknown as PartiesDeps;
+
+  it("a vendor's open bills and balance leave out an unpaid bill with $0 due, from the mirror and from BILL", async () => {
+    const held = [
+      bill({}),
+      bill({ id: '00n000000000007', amount: 80, dueAmount: 0, creditAmount: 80, invoice: { invoiceNumber: 'CRD-3' } }),
+    ];
+    const warm = {
+      ...deps,
+      mirror: {
+        ...deps.mirror,
+        rows: async (_o: string, _k: string, o: { where: (b: Bill) => boolean }) => ({ rows: held.filter(o.where), refreshedAt: NOW }),
+      },
+    } as unknown as PartiesDeps;
+    const cold = {
+      ...deps,
+      mirror: { ...deps.mirror, rows: async () => ({ building: 0 }), answers: new Answers(clock, 100) },
+      bill: { org: () => ({ bills: { list: () => ({ all: async () => ({ items: held, truncated: false }) }) } }) },
+    } as unknown as PartiesDeps;
+    for (const [how, d] of [
+      ['mirror', warm],
+      ['BILL', cold],
+    ] as const) {
+      const card = JSON.stringify((await vendorCommand.run(ctx('vendor acme'), d)).card);
+      expect(card, how).toContain('ACM-1');
+      expect(card, how).not.toContain('CRD-3');
+      expect(card, how).toMatch(/\$100\.00 · 1 bill\b/);
+    }
+  });
 
   it('vendor <name> shows the one match with its open bill from the mirror', async () => {
     const reply = await vendorCommand.run(ctx('vendor acme'), deps);

@@ -5,12 +5,13 @@
 // shared by every command, filtered here by due date in BOT_TIMEZONE. Until the mirror is built (the first question
 // in an organisation) a list is asked of BILL with server-side filters — dueDate, paymentStatus, archived — and the
 // build starts in the background: never a full scan for a list answer.
-// "Unpaid" is paymentStatus ne PAID: UNPAID and SCHEDULED bills (and any partial status BILL may add) still owe money.
+// "Unpaid" is paymentStatus ne PAID: UNPAID and SCHEDULED bills (and any partial status BILL may add) still owe money;
+// one with nothing left due (credited or paid down to $0) is left out, as receivables leaves out $0 invoices.
 import { BillApiError, InputError } from '../../errors.js';
 import { BillFilter } from '../../bill/filters.js';
 import type { Bill } from '../../bill/types.js';
 import { answerKey } from '../../mirror/answers.js';
-import { isOpenBill, type PartyInfo } from '../../mirror/records.js';
+import { isOwedBill, type PartyInfo } from '../../mirror/records.js';
 import { billCard, billMatchesCard, billsDueCard, billsOverdueCard } from './cards.js';
 import { addDays, calendarDay } from '../../infra/calendar.js';
 import { indexBuildingCard } from '../../cards/list.js';
@@ -43,7 +44,10 @@ const MAX_DUE_DAYS = 90;
 /** The window `bills due` (and the dashboard tab) shows without a number of days. */
 export const DEFAULT_DUE_DAYS = 7;
 
-/** Unpaid, non-archived bills in a due-date range, soonest first, filtered by BILL (line items dropped: not shown). */
+/**
+ * Unpaid, non-archived bills in a due-date range, soonest first, filtered by BILL; those with nothing due left out
+ * (line items dropped: not shown).
+ */
 export async function unpaidBills(deps: Pick<PayablesDeps, 'bill'>, orgId: string, dueDate: DueRange, vendorId?: string | string[]) {
   const { items, truncated } = await orgClient(deps, orgId)
     .bills.list({
@@ -54,11 +58,11 @@ export async function unpaidBills(deps: Pick<PayablesDeps, 'bill'>, orgId: strin
       sort: [{ field: 'dueDate', order: 'asc' }],
     })
     .all();
-  return { items: items.map(({ billLineItems: _dropped, ...rest }) => rest), truncated };
+  return { items: items.filter(isOwedBill).map(({ billLineItems: _dropped, ...rest }) => rest), truncated };
 }
 
 /**
- * The org's open bills (those `where` keeps) from its mirror, fresh as a cached list, or undefined while the mirror
+ * The org's open bills with money due (those `where` keeps) from its mirror, fresh as a cached list, or undefined while the mirror
  * is not built (the caller then asks BILL, and calls `mirror.prepare(orgId, 'bill', 'open')`).
  */
 export async function openBills(
@@ -71,7 +75,7 @@ export async function openBills(
     ...mirrorRead(ctx, deps, 'bill'),
     scope: 'open',
     whileBuilding: 'skip',
-    where: (b) => isOpenBill(b) && where(b),
+    where: (b) => isOwedBill(b) && where(b),
   });
   return 'building' in answer ? undefined : { items: answer.rows, refreshedAt: answer.refreshedAt };
 }
