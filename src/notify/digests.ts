@@ -10,6 +10,7 @@ import { errorMessage } from '../errors.js';
 import type { Priority } from '../infra/limits/types.js';
 import type { BillGateway } from '../bill/gateway.js';
 import type { Mirror } from '../mirror/mirror.js';
+import { isOwedBill } from '../mirror/records.js';
 import { BillFilter } from '../bill/filters.js';
 import type { Bill, Invoice } from '../bill/types.js';
 import { NS, type StateStore } from '../infra/state/types.js';
@@ -84,7 +85,7 @@ export function digestComposer(deps: {
             maxPages: MAX_PAGES,
           })
           .all();
-        return { items: r.items.map(digestBill), truncated: r.truncated };
+        return { items: r.items.filter(isOwedBill).map(digestBill), truncated: r.truncated };
       });
     const until = addDays(today, 6);
     const [due, overdue] = await Promise.all([

@@ -108,6 +108,28 @@ describe('searching bills', () => {
     expect(billCalls()).toEqual([]);
   });
 
+  it('the bills due this week leave out an unpaid bill with $0 due (fully credited), as bills due does', async () => {
+    const base = org().bills.all().find(unpaid)!;
+    const zero = org().bills.put({
+      ...base,
+      id: '00n01ZERODUE00000001',
+      amount: 310,
+      dueAmount: 0,
+      creditAmount: 310,
+      dueDate: '2026-03-11',
+      invoice: { invoiceNumber: 'ZERODUE-1', invoiceDate: base.invoice?.invoiceDate },
+      updatedTime: new Date(NOW).toISOString(),
+    });
+    try {
+      await bot.app.mirror.markStale(org().id, 'bill', zero.id);
+      expect(titles(expectResults(await search('bills', 'ZERODUE-')))).toEqual(['ZERODUE-1']);
+      expect(titles(expectResults(await search('bills', undefined, { count: 25 })))).not.toContain('ZERODUE-1');
+    } finally {
+      org().bills.put({ ...zero, archived: true, updatedTime: new Date(NOW).toISOString() });
+      await bot.app.mirror.markStale(org().id, 'bill', zero.id);
+    }
+  });
+
   it('pages as Teams asks (skip, count)', async () => {
     const all = expectResults(await search('bills', 'a', { count: 25 }));
     expect(all.length).toBeGreaterThan(3);

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { Answers } from '../../src/mirror/answers.js';
 import { digestComposer } from '../../src/notify/digests.js';
 import type { BillGateway } from '../../src/bill/gateway.js';
-import type { Invoice } from '../../src/bill/types.js';
+import type { Bill, Invoice } from '../../src/bill/types.js';
 import type { Mirror } from '../../src/mirror/mirror.js';
 
 const NOW = Date.parse('2026-03-10T12:00:00.000Z');
@@ -41,5 +41,27 @@ describe('digest content', () => {
     });
     const content = await compose('00801ORG', NOW, 'now');
     expect(content.overdueInvoices?.map((r) => r.id)).toEqual(['00e1']);
+  });
+
+  it('an unpaid bill with $0 due (fully credited) is listed neither as due this week nor as overdue', async () => {
+    const bill = (id: string, dueDate: string, dueAmount: number) =>
+      ({ id, archived: false, vendorId: 'v1', vendorName: 'Acme', amount: 90, dueAmount, dueDate, paymentStatus: 'UNPAID' }) as Bill;
+    const bills = {
+      list: () => ({ all: async () => ({ items: [bill('00n1', '2026-03-11', 90), bill('00n2', '2026-03-12', 0)], truncated: false }) }),
+    };
+    const compose = digestComposer({
+      bill: { org: () => ({ bills }) } as unknown as BillGateway,
+      mirror: {
+        answers: new Answers(clock, 100),
+        names: async () => new Map([['v1', { id: 'v1', name: 'Acme', archived: false, currency: 'USD' }]]),
+        rows: async () => ({ rows: [], refreshedAt: NOW }),
+      },
+      listTtlS: 60,
+      timeZone: 'UTC',
+      log: pino({ level: 'silent' }),
+    });
+    const content = await compose('00801ORG', NOW, 'now');
+    expect(content.dueSoon.map((r) => r.id)).toEqual(['00n1']);
+    expect(content.overdueBills.map((r) => r.id)).toEqual(['00n1']);
   });
 });

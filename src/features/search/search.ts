@@ -13,7 +13,7 @@ import { billPaymentWords, invoiceStatusWords } from '../../cards/words.js';
 import { errorMessage, NotBound } from '../../errors.js';
 import type { Clock } from '../../infra/clock.js';
 import type { Mirror, RowsResult } from '../../mirror/mirror.js';
-import { foldName, isOpenBill, normalizeNumber, type AnyRecord, type Kind, type PartyInfo } from '../../mirror/records.js';
+import { foldName, isOpenBill, isOwedBill, normalizeNumber, type AnyRecord, type Kind, type PartyInfo } from '../../mirror/records.js';
 import { mirrorRead, resolveParties, todayOf, type FinanceSettings } from '../finance.js';
 import { amountDue, partyArgument, vendorName } from '../payables/cards.js';
 import { balanceOf, currencyOf } from '../parties/cards.js';
@@ -99,7 +99,7 @@ const echo = (typed: string): string => (/^[\p{L}\p{N} .,&'#/-]{1,40}$/u.test(ty
 /** What a bill or invoice search compares: the number people type, whom it is from or to, and whether it is still owed. */
 function numbered(r: Bill | Invoice): { number: string; partyId: string; partyName: string | undefined; owed: boolean } {
   return 'vendorId' in r
-    ? { number: r.invoice?.invoiceNumber ?? '', partyId: r.vendorId, partyName: r.vendorName, owed: isOpenBill(r) }
+    ? { number: r.invoice?.invoiceNumber ?? '', partyId: r.vendorId, partyName: r.vendorName, owed: isOwedBill(r) }
     : { number: r.invoiceNumber, partyId: r.customerId, partyName: undefined, owed: isOwed(r) };
 }
 
@@ -168,7 +168,7 @@ export class ComposeSearch {
     const got = await this.deps.mirror.rows(ctx.orgId, 'bill', {
       ...mirrorRead(ctx, this.deps, 'bill'),
       scope: 'open',
-      where: (b) => isOpenBill(b) && due(b),
+      where: (b) => isOwedBill(b) && due(b),
     });
     if (!('building' in got)) got.rows.sort((a, b) => byString(a.dueDate, b.dueDate) || byString(a.id, b.id));
     return got;
