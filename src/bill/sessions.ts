@@ -184,8 +184,8 @@ export class OrgSession {
       );
       this.drop(live);
     }
+    const ledger = this.deps.ledger;
     if (!this.pending) {
-      const ledger = this.deps.ledger;
       const next = ledger ? ledger.obtain(this.slot, () => this.login(run), dead) : this.login(run);
       this.pending = next
         .then((s) => this.adopt(s))
@@ -193,7 +193,8 @@ export class OrgSession {
           this.pending = undefined;
         });
     }
-    return this.pending;
+    // Waiting for another instance's sign-in: a person's turn waits until its deadline only.
+    return ledger ? ledger.within(this.slot, this.pending, run) : this.pending;
   }
 
   private async login(run: RunOptions): Promise<LiveSession> {
