@@ -59,7 +59,7 @@ export interface BuildOptions {
 export type BillbridgeApp = Awaited<ReturnType<typeof buildApp>>;
 
 /** The parts cluster mode adds, loaded only when REDIS_URL is set, and the connection they share. */
-async function connectCluster(config: Config, clock: Clock, log: Logger, turns: UpstreamCallCounter) {
+async function connectCluster(config: Config, clock: Clock, log: Logger) {
   const [{ RateLimiterRedis }, { RedisConnection }, { RedisStateStore }, { RedisBudgetStore }, { RedisSessionLedger }] = await Promise.all([
     import('rate-limiter-flexible'),
     import('./infra/state/redisClient.js'),
@@ -84,7 +84,7 @@ async function connectCluster(config: Config, clock: Clock, log: Logger, turns: 
     rateLimiter,
     state: new RedisStateStore(redis, clock),
     budgets: new RedisBudgetStore({ redis, log }),
-    sessionLedger: new RedisSessionLedger({ redis, clock, log, secretsKey: config.secretsKey, turns }),
+    sessionLedger: new RedisSessionLedger({ redis, clock, log, secretsKey: config.secretsKey }),
   };
 }
 
@@ -114,11 +114,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const clock = opts.clock ?? systemClock;
   const secrets = new SecretRegistry(configSecrets(config));
   const log = createLogger({ level: config.logLevel, secrets, destination: opts.logDestination });
-  // Every upstream call a turn makes is counted for its audit record, and none starts after the turn's deadline.
-  const upstreamCalls = new UpstreamCallCounter(clock);
   // Cluster mode: limits, BILL sessions, state and stale marks are shared by every instance through Redis.
   // Its modules (ioredis, redis-semaphore) load only then: a single instance does not carry them.
-  const cluster = config.redisUrl ? await connectCluster(config, clock, log, upstreamCalls) : undefined;
+  const cluster = config.redisUrl ? await connectCluster(config, clock, log) : undefined;
   // One instance: STATE_DIR is opened (and locked) first, so a second instance on it stops before starting anything.
   const state: StateStore = cluster?.state ?? new SqliteStateStore(config.stateDir, clock);
   // Without BILL credentials the embedded sandbox stands in for BILL, and every BILL base URL points at it.
@@ -135,6 +133,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
       `BILL sandbox at ${sandbox.baseUrl}: demo organisation — simulated data`,
     );
   }
+  // Every upstream call a turn makes is counted for its audit record, and none starts after the turn's deadline.
+  const upstreamCalls = new UpstreamCallCounter(clock);
   const limiter = new SharedLimiter({ config, clock, log, store: cluster?.budgets, turns: upstreamCalls });
   // GET /metrics: this app's own registry (never prom-client's global one); process metrics outside tests (many apps per process).
   const metrics = new Registry();
@@ -159,6 +159,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
       ? { [billUser.orgId]: sandbox.credentials.spendApiToken }
       : { ...(config.bill.spendApiToken ? { [billUser.orgId]: config.bill.spendApiToken } : {}), ...config.bill.spendApiTokens },
     sessionLedger: cluster?.sessionLedger,
+    turns: upstreamCalls,
     limiter,
     clock,
     log,

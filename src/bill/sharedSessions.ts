@@ -14,9 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { LostLockError } from 'redis-semaphore';
 import type { Clock } from '../infra/clock.js';
 import { LimitExceeded, errorMessage } from '../errors.js';
-import type { RunOptions } from '../infra/limits/types.js';
 import type { Logger } from '../infra/log.js';
-import type { UpstreamCallCounter } from '../infra/upstreamCalls.js';
 import { SafeMutex as Mutex, type RedisConnection } from '../infra/state/redisClient.js';
 import { deriveKey, openText, sealText, type SealedBox } from '../infra/state/sealing.js';
 
@@ -90,8 +88,6 @@ export class RedisSessionLedger {
       log: Logger;
       /** SECRETS_KEY: sessionIds are stored sealed with a key derived from it; without it they are stored as they are. */
       secretsKey?: Buffer;
-      /** The turn a caller runs in: a person waits for a sign-in only until its deadline. */
-      turns?: Pick<UpstreamCallCounter, 'scope'>;
     },
   ) {
     const key = deps.secretsKey;
@@ -146,36 +142,6 @@ export class RedisSessionLedger {
         throw new LimitExceeded('bill.logins', 2_000, 'busy');
       }
       await sleep(POLL_MS);
-    }
-  }
-
-  /**
-   * What one caller waits of `obtain` (which callers of a process share): a person's turn until its deadline at most,
-   * then LimitExceeded('busy') while the sign-in goes on for the others; anyone else all of it. The wait for another
-   * instance's sign-in is up to 15 s, past the 14 s Teams gives a turn.
-   */
-  async within<T>(slot: Slot, pending: Promise<T>, run: RunOptions): Promise<T> {
-    const endBy = run.priority === 'interactive' ? this.deps.turns?.scope()?.deadline : undefined;
-    if (endBy === undefined) return pending;
-    let timer: NodeJS.Timeout | undefined;
-    let settled = false;
-    const turnOver = new Promise<never>((_, reject) => {
-      const check = () => {
-        if (settled) return;
-        const left = endBy - this.deps.clock.now();
-        if (left > 0) timer = setTimeout(check, Math.min(POLL_MS, left));
-        else {
-          this.deps.log.warn({ orgId: slot.orgId }, "BILL sign-in still under way when the person's turn ended; answering busy");
-          reject(new LimitExceeded('bill.logins', 2_000, 'busy'));
-        }
-      };
-      check();
-    });
-    try {
-      return await Promise.race([pending, turnOver]);
-    } finally {
-      settled = true;
-      clearTimeout(timer);
     }
   }
 

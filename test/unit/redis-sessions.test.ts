@@ -41,7 +41,7 @@ async function fleet(n: number, opts: { secretsKey?: Buffer; prefix?: string; tu
     const c = billClient(sb, {
       clock,
       limiter,
-      overrides: { sessionLedger: new RedisSessionLedger({ redis: conn, clock, log, secretsKey: opts.secretsKey, turns }) },
+      overrides: { sessionLedger: new RedisSessionLedger({ redis: conn, clock, log, secretsKey: opts.secretsKey }), turns },
     });
     clients.push(c);
     out.push(c);
