@@ -5,8 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/infra/clock.js';
 import { RedisConnection } from '../../src/infra/state/redisClient.js';
 import { RedisStateStore } from '../../src/infra/state/redisStore.js';
+import { NS } from '../../src/infra/state/types.js';
 import { WebhookKeys } from '../../src/notify/keys.js';
-import { webhookSetup } from '../../src/notify/setup.js';
+import { webhookSetup, WebhookSetupError } from '../../src/notify/setup.js';
 import { TestRedis } from '../harness/redis.js';
 import { billClient, startTestSandbox, type TestClient, type TestSandbox } from '../harness/sandbox.js';
 
@@ -33,7 +34,7 @@ async function instance() {
     secretsKey: SECRETS_KEY,
     refuseUnsealed: true,
   });
-  return { keys, setup: webhookSetup({ bill: c.gateway, keys, log: c.log, state, clock: systemClock, allowLocalHttp: true }) };
+  return { keys, state, setup: webhookSetup({ bill: c.gateway, keys, log: c.log, state, clock: systemClock, allowLocalHttp: true }) };
 }
 
 beforeAll(async () => {
@@ -59,4 +60,19 @@ describe('webhooks setup across a fleet', () => {
     // The lease is given back: a later setup (another admin, minutes on) does not wait for it.
     expect(await redis.client().keys('*webhook-setup*')).toEqual([]);
   });
+
+  it('a setup while another instance still holds the lease (its setup is slow) says so and to try again, and leaves the lease to its holder', async () => {
+    const a = await instance();
+    const orgId = sb.credentials.orgId;
+    const lease = `webhook-setup|${orgId}`;
+    expect(await a.state.setIfAbsent(NS.editLocks, lease, 'another instance', { ttlMs: 60_000 })).toBe(true);
+    const before = sb.sandbox.org.subscriptions.all().length;
+    const err = await a.setup.setup(orgId, HOOK.replace('billbridge.', 'other.')).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WebhookSetupError);
+    expect((err as WebhookSetupError).reason).toBe('busy');
+    expect((err as Error).message).toContain('try again');
+    expect(sb.sandbox.org.subscriptions.all()).toHaveLength(before);
+    expect(await a.state.get(NS.editLocks, lease)).toBe('another instance');
+    await a.state.delete(NS.editLocks, lease);
+  }, 20_000);
 });
