@@ -159,6 +159,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
       ? { [billUser.orgId]: sandbox.credentials.spendApiToken }
       : { ...(config.bill.spendApiToken ? { [billUser.orgId]: config.bill.spendApiToken } : {}), ...config.bill.spendApiTokens },
     sessionLedger: cluster?.sessionLedger,
+    turns: upstreamCalls,
     limiter,
     clock,
     log,

@@ -148,7 +148,7 @@ async function main(): Promise<void> {
     secretsKey: config.secretsKey,
     refuseUnsealed: config.nodeEnv === 'production',
   });
-  const setup = webhookSetup({ bill, keys, log });
+  const setup = webhookSetup({ bill, keys, log, state, clock: systemClock });
   const audit = new AuditTrail({ store: state, clock: systemClock, log, scrub: (t) => secrets.scrub(t) });
   const actor = { userId: `cli:${userInfo().username}` };
   // Subscription names and URLs are BILL's: a name's ESC [ 2J must not clear the operator's screen.

@@ -103,6 +103,8 @@ serve(
         bill: app.bill,
         keys: app.notify.keys,
         log: app.log,
+        state: app.state,
+        clock: app.clock,
         allowLocalHttp: true,
         onChange: (id) => app.notify.push.forget(id),
       });

@@ -31,6 +31,8 @@ export interface BillGatewayOptions {
   retry?: Partial<RetryPolicy>;
   /** Cluster mode: sessions shared by the fleet through Redis (src/bill/sharedSessions.ts). */
   sessionLedger?: RedisSessionLedger;
+  /** The turn a call runs in: a person's call waits for a sign-in only until its turn's deadline. */
+  turns?: SessionDeps['turns'];
 }
 
 export type BillStatus = ReturnType<BillGateway['status']>;
@@ -49,7 +51,7 @@ export class BillGateway {
     this.backend = opts.backend;
     const { limiter, clock, log, secrets } = opts;
     this.http = new BillHttp({ limiter, clock, log, timeoutMs: opts.bill.requestTimeoutMs, retry: opts.retry });
-    this.sessionDeps = { http: this.http, clock, log, secrets, ledger: opts.sessionLedger };
+    this.sessionDeps = { http: this.http, clock, log, secrets, ledger: opts.sessionLedger, turns: opts.turns };
     secrets.add(opts.user.password);
     secrets.add(opts.user.devKey);
     for (const token of Object.values(opts.spendApiTokens)) secrets.add(token);

@@ -10,6 +10,7 @@ import type { Clock } from '../infra/clock.js';
 import { BillApiError, LimitExceeded, errorMessage } from '../errors.js';
 import type { Logger, SecretRegistry } from '../infra/log.js';
 import type { RunOptions } from '../infra/limits/types.js';
+import type { UpstreamCallCounter } from '../infra/upstreamCalls.js';
 import type { BillHttp, BillRequest } from './http.js';
 import { SESSION_IDLE_REFRESH_MS, type LiveSession, type RedisSessionLedger, type Slot } from './sharedSessions.js';
 
@@ -44,6 +45,8 @@ export interface SessionDeps {
   secrets: SecretRegistry;
   /** Cluster mode: the fleet shares one session per slot; without it, each process logs in. */
   ledger?: RedisSessionLedger;
+  /** The turn a caller runs in: a person waits for a sign-in only until its deadline. */
+  turns?: Pick<UpstreamCallCounter, 'scope'>;
 }
 
 /** After BILL refuses the credentials, fail fast for this long instead of burning the login budget. */
@@ -56,6 +59,8 @@ const CREDENTIAL_RETRY_MS = 60_000;
 const PERSON_CREDENTIAL_RETRY_MS = 60 * 60_000;
 /** After BILL refuses a session it issued before it answered any call with it, no sign-in for this long. */
 const UNUSABLE_SESSION_RETRY_MS = 60_000;
+/** How often a person waiting for a sign-in looks whether their turn is over (the app clock may be moved by tests). */
+const TURN_CHECK_MS = 25;
 /** A sessionId stays scrubbed from log lines this long after its last use (BILL ends it after 35 idle minutes), or until dropped. */
 const SESSION_SECRET_TTL_MS = 40 * 60_000;
 
@@ -193,7 +198,37 @@ export class OrgSession {
           this.pending = undefined;
         });
     }
-    return this.pending;
+    return this.waitFor(this.pending, run);
+  }
+
+  /**
+   * What one caller waits of the sign-in the slot's callers share (another instance's in cluster mode, up to 15 s; a
+   * background one here, up to its request timeout and retries): a person's turn until its deadline at most, then
+   * LimitExceeded('busy') while the sign-in goes on for the others; anyone else all of it.
+   */
+  private async waitFor<T>(pending: Promise<T>, run: RunOptions): Promise<T> {
+    const endBy = run.priority === 'interactive' ? this.deps.turns?.scope()?.deadline : undefined;
+    if (endBy === undefined) return pending;
+    let timer: NodeJS.Timeout | undefined;
+    let settled = false;
+    const turnOver = new Promise<never>((_, reject) => {
+      const check = () => {
+        if (settled) return;
+        const left = endBy - this.deps.clock.now();
+        if (left > 0) timer = setTimeout(check, Math.min(TURN_CHECK_MS, left));
+        else {
+          this.deps.log.warn({ orgId: this.creds.orgId }, "BILL sign-in still under way when the person's turn ended; answering busy");
+          reject(new LimitExceeded('bill.logins', 2_000, 'busy'));
+        }
+      };
+      check();
+    });
+    try {
+      return await Promise.race([pending, turnOver]);
+    } finally {
+      settled = true;
+      clearTimeout(timer);
+    }
   }
 
   private async login(run: RunOptions): Promise<LiveSession> {

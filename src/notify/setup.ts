@@ -5,7 +5,10 @@
 // no duplicates (same events and URL); the securityKey is in the create answer only, and
 // POST /v3/subscriptions/{id}/security_key issues a new one.
 import { randomUUID } from 'node:crypto';
+import type { Clock } from '../infra/clock.js';
 import type { Logger } from '../infra/log.js';
+import { withEditLock, type EditLease } from '../infra/state/editLock.js';
+import { NS, type StateStore } from '../infra/state/types.js';
 import type { BillGateway } from '../bill/gateway.js';
 import type { Subscription } from '../bill/types.js';
 import { KINDS } from './kinds.js';
@@ -14,9 +17,16 @@ import { UNSEALED_REFUSED, type WebhookKeys } from './keys.js';
 export const MAX_BILL_SUBSCRIPTIONS = 10;
 export const WEBHOOK_PATH = '/api/bill/webhooks';
 
+/**
+ * A set-up holds its organisation's lease this long at most: it is up to five BILL calls of at most BILL_TIMEOUT_MS
+ * (20 s by default) each from the CLI, and ends with its 14 s turn in Teams. Others wait at most WAIT_MS, then are told to
+ * try again (a change made anyway would be the duplicate the lease is there to prevent).
+ */
+const SETUP_LEASE: Omit<EditLease, 'busy'> = { leaseMs: 120_000, waitMs: 10_000 };
+
 export class WebhookSetupError extends Error {
   constructor(
-    readonly reason: 'badUrl' | 'limit' | 'notFound' | 'noEvents' | 'unsealed',
+    readonly reason: 'badUrl' | 'limit' | 'notFound' | 'noEvents' | 'unsealed' | 'busy',
     message: string,
   ) {
     super(message);
@@ -58,6 +68,9 @@ export function webhookSetup(deps: {
   bill: BillGateway;
   keys: WebhookKeys;
   log: Logger;
+  /** Where the organisation's set-up lease is kept: the fleet's store in cluster mode, shared with the CLI. */
+  state: Pick<StateStore, 'setIfAbsent' | 'delete'>;
+  clock: Clock;
   onChange?: (orgId: string) => void;
   allowLocalHttp?: boolean;
 }) {
@@ -65,10 +78,18 @@ export function webhookSetup(deps: {
   const subscriptionsOf = (orgId: string) => bill.org(orgId, { priority: 'interactive' }).subscriptions;
   // One set-up or deletion per organisation at a time: two admins typing `webhooks setup` at once both found no
   // subscription and both created one (BILL refuses the duplicate, so one of them got an error); the second now waits
-  // and finds the first's.
+  // and finds the first's. In this process they queue; across a fleet (or the CLI beside a bot) they take the
+  // organisation's lease in the store.
+  const lease: EditLease = {
+    ...SETUP_LEASE,
+    busy: () =>
+      new WebhookSetupError('busy', 'Another webhooks setup or delete for this organisation is still running; try again in a minute'),
+  };
+  const leased = <T>(orgId: string, work: () => Promise<T>): Promise<T> =>
+    withEditLock({ store: deps.state, clock: deps.clock }, { at: { ns: NS.editLocks, key: `webhook-setup|${orgId}` } }, work, lease);
   const running = new Map<string, Promise<void>>();
   const oneAtATime = <T>(orgId: string, work: () => Promise<T>): Promise<T> => {
-    const result = (running.get(orgId) ?? Promise.resolve()).then(work);
+    const result = (running.get(orgId) ?? Promise.resolve()).then(() => leased(orgId, work));
     const done = result.then(
       () => undefined,
       () => undefined,

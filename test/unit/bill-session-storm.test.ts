@@ -1,11 +1,13 @@
 // BILL answering BDC_1109 to every session it has just issued: each command used to sign in again (twice), so
 // members' commands drained the dev key's 200 sign-ins an hour, the people's share included.
+import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { BillHttp, BillRequest } from '../../src/bill/http.js';
 import { OrgSession, slotKey, type SessionCredentials } from '../../src/bill/sessions.js';
-import { BillApiError } from '../../src/errors.js';
+import { BillApiError, LimitExceeded } from '../../src/errors.js';
 import { ManualClock } from '../../src/infra/clock.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
+import { UpstreamCallCounter } from '../../src/infra/upstreamCalls.js';
 
 const creds: SessionCredentials = {
   baseUrl: 'http://bill.test/connect',
@@ -74,5 +76,37 @@ describe('BILL refusing every session it has just issued', () => {
       expect(await whoami(s)).toEqual({ ok: true });
     }
     expect(state.logins).toBe(4);
+  });
+});
+
+describe("a person's command joining a sign-in already under way", () => {
+  it('is told BILL is busy when its 14 s turn ends, while the background sign-in it joined (hung at BILL) goes on and answers its own caller', async () => {
+    const clock = new ManualClock(Date.UTC(2025, 5, 3, 14, 0, 0));
+    let answerLogin: (v: unknown) => void = () => undefined;
+    const http = {
+      send: (req: BillRequest): Promise<unknown> =>
+        req.path === '/v3/login' ? new Promise((resolve) => (answerLogin = resolve)) : Promise.resolve({ ok: true }),
+    } as unknown as BillHttp;
+    const turns = new UpstreamCallCounter(clock);
+    const secrets = new SecretRegistry();
+    const s = new OrgSession({ http, clock, log: createLogger({ level: 'silent', secrets }), secrets, turns }, creds, {
+      key: slotKey(creds),
+      orgId: creds.orgId,
+    });
+    const call = { method: 'GET', path: '/v3/login/session', route: 'GET /v3/login/session' } as const;
+    // The digest scheduler (no turn) starts a sign-in BILL does not answer; a person's command arrives meanwhile.
+    const background = s.call(call, { priority: 'background' });
+    const person = turns
+      .run(() => s.call(call, { priority: 'interactive' }))
+      .then(
+        () => 'answered',
+        (err: unknown) => err,
+      );
+    clock.advance(14_001);
+    const heard = await Promise.race([person, delay(5_000).then(() => 'still waiting after the turn ended')]);
+    expect(heard).toBeInstanceOf(LimitExceeded);
+    expect((heard as LimitExceeded).reason).toBe('busy');
+    answerLogin({ sessionId: 'session-1' });
+    expect(await background).toEqual({ ok: true });
   });
 });

@@ -164,7 +164,7 @@ describe('webhook keys at rest', () => {
         throw new Error('BILL must not be asked');
       },
     } as unknown as BillGateway;
-    const setup = webhookSetup({ bill, keys: k, log });
+    const setup = webhookSetup({ bill, keys: k, log, state, clock: systemClock });
     const refused = await setup.setup('00801ORGA', 'https://bot.example.com/api/bill/webhooks').catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(WebhookSetupError);
     expect((refused as WebhookSetupError).reason).toBe('unsealed');

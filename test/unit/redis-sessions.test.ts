@@ -2,9 +2,12 @@
 // idle clock, leave the session to the others when one stops, and never log the sessionId they read from Redis.
 // With SECRETS_KEY the sessionId is stored sealed: Redis holds no sessionId, and the fleet still signs in once.
 import { randomBytes } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
-import { DependencyUnavailable } from '../../src/errors.js';
+import { DependencyUnavailable, LimitExceeded } from '../../src/errors.js';
+import { slotKey } from '../../src/bill/sessions.js';
+import { UpstreamCallCounter } from '../../src/infra/upstreamCalls.js';
 import { SharedLimiter } from '../../src/infra/limits/limiter.js';
 import { RedisBudgetStore } from '../../src/infra/limits/redisStore.js';
 import { RedisSessionLedger } from '../../src/bill/sharedSessions.js';
@@ -24,7 +27,7 @@ const clients: TestClient[] = [];
 let fleetNo = 0;
 
 /** N bot instances of one fleet: each its own limiter, session pool and Redis connection. */
-async function fleet(n: number, opts: { secretsKey?: Buffer; prefix?: string } = {}): Promise<TestClient[]> {
+async function fleet(n: number, opts: { secretsKey?: Buffer; prefix?: string; turns?: UpstreamCallCounter } = {}): Promise<TestClient[]> {
   const prefix = opts.prefix ?? `sessions-${fleetNo++}:`;
   const out: TestClient[] = [];
   for (let i = 0; i < n; i++) {
@@ -33,11 +36,12 @@ async function fleet(n: number, opts: { secretsKey?: Buffer; prefix?: string } =
     const conn = new RedisConnection({ url: redis.url, log, keyPrefix: prefix, commandTimeoutMs: 1_000, maxReconnectDelayMs: 50 });
     conns.push(conn);
     expect(await conn.waitReady(5_000)).toBe(true);
-    const limiter = new SharedLimiter({ config: limitsConfig(), clock, log, store: new RedisBudgetStore({ redis: conn, log }) });
+    const { turns } = opts;
+    const limiter = new SharedLimiter({ config: limitsConfig(), clock, log, store: new RedisBudgetStore({ redis: conn, log }), turns });
     const c = billClient(sb, {
       clock,
       limiter,
-      overrides: { sessionLedger: new RedisSessionLedger({ redis: conn, clock, log, secretsKey: opts.secretsKey }) },
+      overrides: { sessionLedger: new RedisSessionLedger({ redis: conn, clock, log, secretsKey: opts.secretsKey }), turns },
     });
     clients.push(c);
     out.push(c);
@@ -118,6 +122,40 @@ describe('one session for the fleet', () => {
     const after = await sb.stats();
     expect(after.logouts - before.logouts).toBe(0);
     expect(after.logins - before.logins).toBe(0);
+  });
+});
+
+describe("waiting for another instance's sign-in", () => {
+  it("a person's command waiting on a sign-in that hangs elsewhere in the fleet is told BILL is busy when its turn ends; a background caller keeps waiting and the lock is left alone", async () => {
+    const turns = new UpstreamCallCounter(clock);
+    const prefix = `sessions-${fleetNo++}:`;
+    const [c] = await fleet(1, { prefix, turns });
+    const { orgId, devKey, username, password } = sb.credentials;
+    // Another instance holds the login lock and has not written a session yet (it is stuck signing in).
+    const lock = `mutex:${prefix}bill:login:{${slotKey({ baseUrl: sb.sandbox.baseUrl, devKey, username, password, orgId })}}`;
+    await redis.client().set(lock, 'another-instance', 'PX', 60_000);
+    const before = await logins();
+    // The outbox worker (no turn) asks first; then a person's turn asks.
+    const background = c!.gateway.org(orgId, { priority: 'background' }).whoami();
+    const person = turns
+      .run(() => c!.gateway.org(orgId).whoami())
+      .then(
+        () => 'answered',
+        (err: unknown) => err,
+      );
+    // The person's 14 s are up (app clock); they must hear now, not when the 15 s wait for the other instance ends.
+    clock.advance(14_001);
+    const heard = await Promise.race([person, delay(5_000).then(() => 'still waiting after the turn ended')]);
+    expect(heard).toBeInstanceOf(LimitExceeded);
+    expect((heard as LimitExceeded).reason).toBe('busy');
+    // The other instance's lock is untouched, and nothing signed in.
+    expect(await redis.client().get(lock)).toBe('another-instance');
+    expect((await logins()) - before).toBe(0);
+    // The other instance gives up (its lock expires): the background caller, still waiting, signs in once and is answered.
+    await redis.client().del(lock);
+    expect((await background).organizationId).toBe(orgId);
+    expect((await logins()) - before).toBe(1);
+    expect(await redis.client().exists(lock)).toBe(0);
   });
 });
 

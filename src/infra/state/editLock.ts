@@ -11,6 +11,13 @@ const EDIT_LOCK_MS = 5_000;
 const EDIT_WAIT_STEP_MS = 25;
 const EDIT_WAIT_STEPS = 80;
 
+/** A longer change: `leaseMs` it holds the lease at most; `waitMs` others wait; `busy`: what a waiter that ran out throws (else it changes anyway). */
+export interface EditLease {
+  leaseMs: number;
+  waitMs: number;
+  busy?: () => Error;
+}
+
 /**
  * Runs `change` while holding the lease of record `key` of namespace `ns`. The lease is kept in NS.editLocks (so the
  * record's own namespace holds records only), unless `at` names where (approval cards keep theirs beside the cards).
@@ -19,14 +26,18 @@ export async function withEditLock<T>(
   deps: { store: Pick<StateStore, 'setIfAbsent' | 'delete'>; clock: Clock },
   record: { ns: string; key: string } | { at: { ns: string; key: string } },
   change: () => Promise<T>,
+  lease?: EditLease,
 ): Promise<T> {
   const { ns, key: lockKey } = 'at' in record ? record.at : { ns: NS.editLocks, key: `${record.ns}|${record.key}` };
+  const ttlMs = lease?.leaseMs ?? EDIT_LOCK_MS;
+  const steps = lease ? Math.ceil(lease.waitMs / EDIT_WAIT_STEP_MS) : EDIT_WAIT_STEPS;
   let held = false;
-  for (let step = 0; step < EDIT_WAIT_STEPS; step++) {
-    held = await deps.store.setIfAbsent(ns, lockKey, deps.clock.now(), { ttlMs: EDIT_LOCK_MS });
+  for (let step = 0; step < steps; step++) {
+    held = await deps.store.setIfAbsent(ns, lockKey, deps.clock.now(), { ttlMs });
     if (held) break;
     await delay(EDIT_WAIT_STEP_MS);
   }
+  if (!held && lease?.busy) throw lease.busy();
   try {
     return await change();
   } finally {
