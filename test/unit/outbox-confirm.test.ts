@@ -108,6 +108,21 @@ const BILLS_RECORD = {
   vendor: { id: '00901v', name: 'Acme Supply' },
 };
 
+/** The `status` card's notifications section for one dead letter here (what the person reads of it). */
+function statusSection(here: DeadLetter[], now: number) {
+  return notificationsSection(
+    {
+      kinds: ['payments'],
+      digest: undefined,
+      outbox: { events: 0, pending: 0, nextAt: undefined },
+      deadLetters: { total: 1, here },
+      webhook: { storedKeys: 0, envKey: true },
+    },
+    true,
+    { locale: 'en-US', timeZone: 'UTC', version: 'test', now },
+  );
+}
+
 describe('a card shows what BILL answers', () => {
   it('a signed event carrying a forged amount goes out with the amount BILL has', async () => {
     const { w, sent } = worker(() => Promise.resolve({ state: 'current', entity: BILLS_RECORD }));
@@ -232,17 +247,7 @@ describe('a card that cannot be drawn', () => {
     expect(logs.text()).toContain('notification card could not be drawn; will try again');
     expect(logs.text()).toContain('notification card could not be drawn; dead-lettered');
     const here = (await store.entries<DeadLetter>(NS.deadLetters)).map(([, l]) => l);
-    const section = notificationsSection(
-      {
-        kinds: ['payments'],
-        digest: undefined,
-        outbox: { events: 0, pending: 0, nextAt: undefined },
-        deadLetters: { total: 1, here },
-        webhook: { storedKeys: 0, envKey: true },
-      },
-      true,
-      { locale: 'en-US', timeZone: 'UTC', version: 'test', now: clock.now() },
-    );
+    const section = statusSection(here, clock.now());
     const shown = JSON.stringify(section.items);
     expect(shown).toContain(`its card could not be drawn (${RETRY_DELAYS_MS.length + 1} tries)`);
     expect(shown).not.toMatch(/\(0\)/);
@@ -308,17 +313,7 @@ describe('a record BILL cannot read for days', () => {
     await waitDays(w, 1);
     expect(reads).toBe(before);
     expect((await receiver().accept(raw, sign(raw))).body.status).toBe('duplicate');
-    const section = notificationsSection(
-      {
-        kinds: ['payments'],
-        digest: undefined,
-        outbox: { events: 0, pending: 0, nextAt: undefined },
-        deadLetters: { total: 1, here },
-        webhook: { storedKeys: 0, envKey: true },
-      },
-      true,
-      { locale: 'en-US', timeZone: 'UTC', version: 'test', now: clock.now() },
-    );
+    const section = statusSection(here, clock.now());
     expect(JSON.stringify(section.items)).toContain('set aside, its record could not be read from BILL for 3 days (401 BDC');
   });
 
