@@ -63,7 +63,8 @@ let page: Page;
 const home = mkdtempSync(join(tmpdir(), 'billbridge-playground-'));
 
 beforeAll(async () => {
-  bot = await startBot({ env: { ADMIN_AAD_OBJECT_IDS: PLAYGROUND_USER.aadObjectId } });
+  // info: a failed test prints the bot's last log lines, which then name each turn and its reply.
+  bot = await startBot({ env: { ADMIN_AAD_OBJECT_IDS: PLAYGROUND_USER.aadObjectId, LOG_LEVEL: 'info' } });
   [playground, browser] = await Promise.all([
     startPlayground({ endpoint: `${bot.url}/api/messages`, port: await freePort(), dir: home }),
     launchChromium(),
@@ -80,8 +81,16 @@ afterEach(async (ctx) => {
     .locator('[contenteditable="true"][spellcheck="false"]')
     .innerText({ timeout: 2_000 })
     .catch((err: unknown) => `(log panel unreadable: ${String(err)})`);
+  // Every card on the page, seen or hidden, with its first words: which one the failed step did not find.
+  const cards = await page
+    .locator('.ac-adaptiveCard')
+    .evaluateAll((els) =>
+      els.map((e) => `${e.checkVisibility() ? 'seen' : 'hidden'}: ${(e as HTMLElement).innerText.replace(/\s+/g, ' ').slice(0, 80)}`),
+    )
+    .catch((err: unknown) => [`(cards unreadable: ${String(err)})`]);
   console.error(
     [
+      `cards on the page:\n${cards.join('\n')}`,
       `Playground log panel:\n${panel.slice(-4_000)}`,
       `Playground output:\n${(playground?.output.join('') ?? '').slice(-2_000)}`,
       `bot log (last 30 lines):\n${bot.logs.lines.slice(-30).join('')}`,

@@ -50,10 +50,13 @@ export async function say(page: Page, text: string, opts: { mention?: string } =
   await page.keyboard.press('Enter');
 }
 
-/** The latest Adaptive Card in the conversation whose text includes `text` (case-sensitive), once it is on the page. */
+/**
+ * The latest Adaptive Card in the conversation whose text includes `text` (case-sensitive), once a person can see it on
+ * the page: a hidden copy of a card the page may keep elsewhere is not the one in the conversation.
+ */
 export async function botCard(page: Page, text: string): Promise<Locator> {
   const exactly = new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  const card = page.locator('.ac-adaptiveCard').filter({ hasText: exactly }).last();
+  const card = page.locator('.ac-adaptiveCard').filter({ hasText: exactly, visible: true }).last();
   await card.waitFor();
   return card;
 }
