@@ -34,7 +34,7 @@ export function shorten(s: string, max = 60): string {
 }
 
 /** Characters of BILL's or a person's text a card shows in one line (a name, a number, a cell), and in one note. */
-const MAX_LINE = 200;
+export const MAX_LINE = 200;
 export const MAX_NOTE = 1_000;
 
 /**

@@ -7,7 +7,7 @@
 import { CardFactory, type Activity, type InvokeResponse, type MessagingExtensionAttachment } from 'botbuilder';
 import { NotBound, errorMessage } from '../errors.js';
 import type { OrgBindings } from '../bindings/bindings.js';
-import { adaptiveCard, escapeMarkdown, shorten, text, title, type CardReply } from '../cards/card.js';
+import { adaptiveCard, escapeMarkdown, MAX_LINE, shorten, text, title, type CardReply } from '../cards/card.js';
 import type { CommandLine, Dispatcher, TurnResult } from '../features/dispatch.js';
 import { lookUpDialogCard } from '../features/lookup/cards.js';
 import type { Picked, TextLookup } from '../features/lookup/lookup.js';
@@ -135,8 +135,8 @@ const escapeRichText = (value: string): string => value.replace(/&/g, '&amp;').r
 function attachment(result: SearchResult): MessagingExtensionAttachment {
   // Shortened as card text is (a BILL name can be thousands of characters; Teams shows a line or two of each).
   const { title, subtitle, text: line } = result.preview;
-  const preview = CardFactory.thumbnailCard(shorten(title, 200), escapeRichText(shorten(line, 200)), [], [], {
-    subtitle: shorten(subtitle, 200),
+  const preview = CardFactory.thumbnailCard(shorten(title, MAX_LINE), escapeRichText(shorten(line, MAX_LINE)), [], [], {
+    subtitle: shorten(subtitle, MAX_LINE),
   });
   return { ...CardFactory.adaptiveCard(result.card.card), preview };
 }
