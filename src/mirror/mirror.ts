@@ -53,10 +53,7 @@ const BUILD_MARGIN_MS = 60_000;
 const FUTURE_SKEW_MS = 5 * 60_000;
 /** Stale marks kept per collection; beyond this the next answer refreshes instead (one call per 100 changes). */
 const MAX_STALE_MARKS = 1_000;
-/**
- * How long the store keeps when a collection was last marked stale (key "<kind>s:<orgId>|changed"), for an instance that
- * loads it later: longer than any freshness an answer asks for (CACHE_TTL_* are at most a day).
- */
+/** How long "<kind>s:<orgId>|changed" (last marked stale) is kept for an instance that loads later: CACHE_TTL_* are at most a day. */
 const CHANGED_NOTE_TTL_MS = 2 * 24 * 3_600_000;
 /** Stale records one answer reads again by id; with more, one incremental refresh reads them all. */
 const MAX_CONFIRMS_PER_ANSWER = 5;
@@ -64,16 +61,10 @@ const MAX_CONFIRMS_PER_ANSWER = 5;
 const MISS_REFRESH_MS = 15_000;
 
 const ms = (iso: string | undefined): number => (iso ? Date.parse(iso) : Number.NaN);
-/** True when a is a strictly earlier instant than b (unknown times are never "older"). */
-function isOlder(a: string | undefined, b: string | undefined): boolean {
-  const x = ms(a);
-  const y = ms(b);
-  return Number.isFinite(x) && Number.isFinite(y) && x < y;
-}
-function earlier(a: string | undefined, b: string | undefined): string | undefined {
-  if (a === undefined || b === undefined) return undefined;
-  return isOlder(b, a) ? b : a;
-}
+/** True when a is a strictly earlier instant than b (NaN, an unknown time, is never "older"). */
+const isOlder = (a: string | undefined, b: string | undefined): boolean => ms(a) < ms(b);
+/** The earlier of two times; undefined when either is unknown. */
+const earlier = (a: string | undefined, b: string | undefined) => (a === undefined || b === undefined ? undefined : isOlder(b, a) ? b : a);
 /** The value when it is a time Date.parse reads, else undefined. */
 const asTime = (v: unknown): string | undefined => (typeof v === 'string' && Number.isFinite(ms(v)) ? v : undefined);
 const shifted = (iso: string, byMs: number): string => new Date(Math.max(0, ms(iso) + byMs)).toISOString();
@@ -296,10 +287,8 @@ export class Mirror {
     return { rows: found(), refreshedAt: c.refreshedAt };
   }
 
-  /**
-   * Vendors or customers not archived whose name starts with `typed` (any case); `building` (nothing started) while not
-   * built. A name nobody matches refreshes once (at most once per MISS_REFRESH_MS): a vendor added a minute ago is found.
-   */
+  /** Vendors or customers not archived whose name starts with `typed` (any case); `building` (nothing started) while not
+   * built. A name nobody matches refreshes once per MISS_REFRESH_MS: a vendor added a minute ago is found. */
   async search<K extends PartyKind>(orgId: string, kind: K, typed: string, opts: ReadOptions): Promise<RowsResult<Records[K]>> {
     const prefix = foldName(typed);
     const where = (r: Records[K]) => !r.archived && foldName(r.name).startsWith(prefix);
@@ -313,10 +302,8 @@ export class Mirror {
     return this.rows(orgId, kind, { ...ask, force: true });
   }
 
-  /**
-   * The record with this BILL id when the collection holds every record; undefined otherwise (the caller asks BILL).
-   * A card's Refresh (force) reads this one record from BILL now (a refusal or a 404 is the caller's to show).
-   */
+  /** The record with this BILL id when the collection holds every record, else undefined (the caller asks BILL). A card's
+   * Refresh (force) reads this one record from BILL now (a refusal or a 404 is the caller's to show). */
   async byId<K extends Kind>(
     orgId: string,
     kind: K,
@@ -345,10 +332,8 @@ export class Mirror {
     return records.map((r) => (c.records.get(r.id) as Records[K] | undefined) ?? r);
   }
 
-  /**
-   * Names and currencies of these vendors or customers, refreshed at most every namesMaxAgeMs. Ids a collection not
-   * built yet lacks are read with `id:in` (filterable on vendors and customers), one call per 100.
-   */
+  /** Names and currencies of these vendors or customers, refreshed at most every namesMaxAgeMs. Ids a collection not
+   * built yet lacks are read with `id:in` (filterable on vendors and customers), one call per 100. */
   async names(
     orgId: string,
     kind: PartyKind,
@@ -382,10 +367,8 @@ export class Mirror {
 
   // ---- being told ----
 
-  /**
-   * A webhook (or a card's Refresh) says this record changed (every record of the kind without id, the org without
-   * kind): it is read again before an answer shows it, answers built from it are dropped, every instance is told.
-   */
+  /** A webhook (or a card's Refresh) says this record changed (every record of the kind without id, the org without
+   * kind): it is read again before an answer shows it, answers built from it are dropped, every instance is told. */
   async markStale(orgId: string, kind?: EntityKind, id?: string): Promise<void> {
     this.publish({ orgId, kind, id });
     await this.markLocal({ orgId, kind, id }, true);
@@ -516,30 +499,22 @@ export class Mirror {
     }
   }
 
-  /**
-   * Reads the rows marked stale again (one GET each), or refreshes once when there are more than
-   * MAX_CONFIRMS_PER_ANSWER (`firstOnly`: the first ones only); a refusal leaves a row still marked. True on a change.
-   */
+  /** Reads the rows marked stale again (one GET each), or refreshes once when there are more than MAX_CONFIRMS_PER_ANSWER
+   * (`firstOnly`: the first ones only); a refusal leaves a row still marked. True on a change. */
   private async confirmStale(c: Collection, rows: AnyRecord[], priority: Priority = 'background', firstOnly = false): Promise<boolean> {
     const { orgId, kind } = c;
     const doubtful = rows.filter((r) => c.stale.has(r.id));
     if (!firstOnly && (c.staleAll || doubtful.length > MAX_CONFIRMS_PER_ANSWER))
       return (await this.refresh(orgId, kind, priority).catch(() => 0)) > 0;
-    const results = await Promise.all(
-      doubtful.slice(0, MAX_CONFIRMS_PER_ANSWER).map(({ id }) =>
-        this.reread(c, id, priority).then(
-          (r) => r.changed,
-          (err: unknown) => {
-            this.deps.log.debug(
-              { orgId, kind, err: errorMessage(err) },
-              "stale record could not be read again; BILL's last answer is shown",
-            );
-            return false;
-          },
-        ),
-      ),
-    );
-    return results.includes(true);
+    const reread = async (id: string) => {
+      try {
+        return (await this.reread(c, id, priority)).changed;
+      } catch (err) {
+        this.deps.log.debug({ orgId, kind, err: errorMessage(err) }, "stale record could not be read again; BILL's last answer is shown");
+        return false;
+      }
+    };
+    return (await Promise.all(doubtful.slice(0, MAX_CONFIRMS_PER_ANSWER).map((r) => reread(r.id)))).includes(true);
   }
 
   /** Reads one record from BILL again, keeps and stores what it answers; a 404 drops it and is returned. Refusals are thrown. */

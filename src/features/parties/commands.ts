@@ -6,6 +6,7 @@
 // could change the filter's meaning; nothing is sent then.
 import { BillApiError, InputError } from '../../errors.js';
 import { BillFilter } from '../../bill/filters.js';
+import type { BillOrgClient } from '../../bill/api.js';
 import type { Bill, Customer, Invoice, Vendor } from '../../bill/types.js';
 import { answerKey } from '../../mirror/answers.js';
 import { amountDue } from '../payables/cards.js';
@@ -47,6 +48,9 @@ const PARTY_ID: Record<PartyKind, RegExp> = { vendor: /^009[A-Za-z0-9]{5,61}$/, 
 /** Matches read per search; more are reported as "100+". */
 const MAX_MATCHES = 100;
 
+/** BILL's vendors or customers: the two take the same arguments. */
+const partiesOf = (org: BillOrgClient, kind: PartyKind) => (kind === 'vendor' ? org.vendors : org.customers);
+
 /**
  * A name as a command line reads it, in any case: a line loses trailing punctuation and doubled spaces (parse.ts), so
  * "vendor Zeta Inc." (typed, or a button's) asks for "Zeta Inc" and must still name "Zeta Inc." exactly.
@@ -58,18 +62,13 @@ const asTyped = (name: string) =>
     .trim()
     .toLocaleLowerCase();
 
-/** The name typed exactly, in any case: its card is shown even when longer names start with it. */
-const isExactly = (name: string, typed: string) => asTyped(name) === asTyped(typed);
-
-/** Exact name first, then shorter names, then alphabetical: "Acme" before "Acme Office Supplies". */
+/** Exact name (in any case) first, then shorter names, then alphabetical: "Acme" before "Acme Office Supplies". */
 export function rankMatches<T extends { name: string; id: string }>(typed: string, items: T[]): T[] {
   const wanted = asTyped(typed);
-  const exact = new Set(items.filter((p) => asTyped(p.name) === wanted));
-  return [...items].sort((a, b) => {
-    const ea = exact.has(a) ? 0 : 1;
-    const eb = exact.has(b) ? 0 : 1;
-    return ea - eb || a.name.length - b.name.length || a.name.localeCompare(b.name) || a.id.localeCompare(b.id);
-  });
+  const inexact = (p: T) => (asTyped(p.name) === wanted ? 0 : 1);
+  return [...items].sort(
+    (a, b) => inexact(a) - inexact(b) || a.name.length - b.name.length || a.name.localeCompare(b.name) || a.id.localeCompare(b.id),
+  );
 }
 
 /**
@@ -79,10 +78,8 @@ export function rankMatches<T extends { name: string; id: string }>(typed: strin
  */
 async function search(ctx: CommandContext, deps: PartiesDeps, orgId: string, kind: PartyKind, typed: string) {
   // A BILL id (what buttons, search and look-up run for a name BILL's filter cannot carry, see partyArgument).
-  if (PARTY_ID[kind].test(typed)) {
-    const byId = await partyById(ctx, deps, orgId, kind, typed);
-    if (byId) return byId;
-  }
+  const byId = PARTY_ID[kind].test(typed) ? await partyById(ctx, deps, orgId, kind, typed) : undefined;
+  if (byId) return byId;
   // Built before the mirror or a kept answer is consulted, so a refused name never reaches BILL.
   new BillFilter().add('name', 'sw', typed);
   const warm = await deps.mirror.search(orgId, kind, typed, mirrorRead(ctx, deps, kind));
@@ -91,8 +88,7 @@ async function search(ctx: CommandContext, deps: PartiesDeps, orgId: string, kin
   }
   deps.mirror.prepare(orgId, kind);
   const got = await cachedAnswer(ctx, deps, answerKey(`${kind}s.sw`, { prefix: typed }), [kind], async () => {
-    const org = orgClient(deps, orgId);
-    const { items, truncated } = await (kind === 'vendor' ? org.vendors : org.customers)
+    const { items, truncated } = await partiesOf(orgClient(deps, orgId), kind)
       .list({ nameStartsWith: typed, archived: false, pageSize: MAX_MATCHES, maxPages: 1 })
       .all();
     return { items, more: truncated };
@@ -106,17 +102,7 @@ async function partyById(ctx: CommandContext, deps: PartiesDeps, orgId: string, 
   if (!('building' in held))
     return held.rows.length > 0 ? { items: held.rows, more: false, fetchedAt: held.refreshedAt, fromMirror: true } : undefined;
   try {
-    const got = await cachedAnswer(
-      ctx,
-      deps,
-      answerKey(kind, { id }),
-      [kind],
-      () => {
-        const org = orgClient(deps, orgId);
-        return kind === 'vendor' ? org.vendors.get(id) : org.customers.get(id);
-      },
-      true,
-    );
+    const got = await cachedAnswer(ctx, deps, answerKey(kind, { id }), [kind], () => partiesOf(orgClient(deps, orgId), kind).get(id), true);
     return got.value.archived ? undefined : { items: [got.value], more: false, fetchedAt: got.fetchedAt, fromMirror: false };
   } catch (err) {
     if (err instanceof BillApiError && err.category === 'notFound') return undefined;
@@ -159,7 +145,7 @@ async function runParty<P extends Vendor | Customer, O>(ctx: CommandContext, dep
       `${kind} ${typed}`,
     );
   }
-  const one = ranked.length === 1 || isExactly(first.name, typed);
+  const one = ranked.length === 1 || asTyped(first.name) === asTyped(typed);
   const shown = one ? [first] : ranked;
   const ids = shown.map((p) => p.id);
   const open = await path.openOf(ctx, deps, orgId, ids);

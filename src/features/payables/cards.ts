@@ -46,9 +46,11 @@ export function openBillRow(b: Bill, today: string, fmt: FormatOptions, currency
   ];
 }
 
-/** Soonest first; then vendor, then id, so every answer lists the same bills in the same order. */
+/** Names by the default collator (what localeCompare uses), made once. */
+const NAME_ORDER = new Intl.Collator();
+
+/** Soonest first (ISO dates order as strings); then vendor, then id, so every answer lists the same bills in the same order. */
 export function byDueDate(a: Bill, b: Bill): number {
-  // ISO dates order as plain strings; names by the default collator (what localeCompare uses), made once.
   return (
     (a.dueDate < b.dueDate ? -1 : a.dueDate > b.dueDate ? 1 : 0) ||
     NAME_ORDER.compare(vendorName(a), vendorName(b)) ||
@@ -56,14 +58,7 @@ export function byDueDate(a: Bill, b: Bill): number {
   );
 }
 
-const NAME_ORDER = new Intl.Collator();
-
-/** "in the next 7 days", "today", "today or tomorrow". */
-function windowWords(days: number): string {
-  if (days === 0) return 'today';
-  if (days === 1) return 'today or tomorrow';
-  return `in the next ${days} days`;
-}
+const windowWords = (days: number) => ['today', 'today or tomorrow'][days] ?? `in the next ${days} days`;
 
 /** What is scheduled of a scheduled bill: BILL's scheduledAmount (a part may be scheduled), else the amount due; never more. */
 function scheduledPart(bill: Pick<Bill, 'scheduledAmount' | 'dueAmount' | 'amount'>): number {
@@ -212,12 +207,6 @@ export function billsOverdueCard(input: ApCardContext & ListContext & { overdue:
   });
 }
 
-/** A vendor's name that can be typed back as `vendor <name>` (BILL filters refuse quotes and backslashes). */
-function typeableName(name: string): boolean {
-  // Refused: a quote, a backslash, or a control character (anything below U+0020).
-  return name.trim().length > 0 && name.length <= 200 && !/["\\]|[^\x20-\uffff]/.test(name);
-}
-
 /**
  * What `vendor` or `customer` is given to show this party: its name, or its BILL id for a name BILL's name filter cannot
  * carry (a quote, a backslash) or that a command line reads as another name (doubled spaces, markup, entities: parse.ts;
@@ -226,7 +215,9 @@ function typeableName(name: string): boolean {
 export function partyArgument<P extends { id?: string; name: string }>(party: P): P['id'] | string {
   // After a word, as it stands in `vendor <name>` (a leading "@…" or "/" would otherwise be read as a mention or a slash).
   const read = normalizeCommandText(`x ${party.name}`).slice(2);
-  return typeableName(party.name) && read !== '' && party.name.startsWith(read) ? party.name : party.id;
+  // BILL filters refuse a quote, a backslash or a control character (below U+0020).
+  const typeable = party.name.trim().length > 0 && party.name.length <= 200 && !/["\\]|[^\x20-\uffff]/.test(party.name);
+  return typeable && read !== '' && party.name.startsWith(read) ? party.name : party.id;
 }
 
 /** One bill: vendor, amounts, dates, statuses, approvers, a line-item summary. */
