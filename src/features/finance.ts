@@ -54,22 +54,15 @@ export function orgClient(deps: { bill: Pick<BillGateway, 'org'> }, orgId: strin
   return deps.bill.org(orgId, { priority: 'interactive' });
 }
 
-/**
- * How long a list answer (or a mirror read) of these record kinds may be reused: CACHE_TTL_PUSHED_S while BILL
- * webhooks bring every change of all of them to this deployment (each event marks the change stale in the mirror,
- * which reads it before it answers), else CACHE_TTL_LIST_S.
- */
+/** How long a list answer (or a mirror read) of these kinds may be reused: CACHE_TTL_PUSHED_S while BILL webhooks bring
+ * every change of all of them here (each marks the change stale, read again before an answer), else CACHE_TTL_LIST_S. */
 function listTtlS({ settings }: WithSettings, orgId: string, entities: readonly EntityKind[]): number {
   const c = settings.cache;
   return entities.length > 0 && entities.every((e) => settings.pushFed(orgId, e)) ? Math.max(c.listTtlS, c.pushedTtlS) : c.listTtlS;
 }
 
-/**
- * How fresh an answer from the org's mirror of `kind` must be: bills and invoices as fresh as a cached list (one
- * refresh per interval per org, shared by every command, or sooner after a webhook); vendors and customers, whose names
- * are kept CACHE_TTL_NAMES_S (vendor webhooks and a name nobody matches refresh sooner; a balance that may have moved is
- * read again by id). A read waits at most LIMIT_COMMAND_WAIT_MS for a build or a refresh.
- */
+/** How fresh a read of the org's mirror of `kind` must be: bills and invoices as a cached list; vendors and customers
+ * CACHE_TTL_NAMES_S (webhooks and a name nobody matches refresh sooner). It waits at most LIMIT_COMMAND_WAIT_MS. */
 export function mirrorFreshness(deps: WithSettings, orgId: string, kind: Kind): ReadOptions {
   const ttlS = kind === 'vendor' || kind === 'customer' ? deps.settings.cache.namesTtlS : listTtlS(deps, orgId, [kind]);
   return { maxAgeMs: ttlS * 1000, priority: 'interactive', waitMs: deps.settings.waitMs };
@@ -80,11 +73,8 @@ export function mirrorRead(ctx: CommandContext, deps: WithSettings, kind: Kind):
   return { ...mirrorFreshness(deps, boundOrg(ctx), kind), force: ctx.input.refresh === true };
 }
 
-/**
- * An answer the mirror does not hold (a list, or with `object` a record, asked of BILL), kept for the bound org;
- * identical questions in flight share one load. A card's Refresh button drops the kept answer first, so the person
- * sees BILL's data as of now.
- */
+/** An answer the mirror does not hold (a list, or with `object` a record, asked of BILL), kept for the bound org; a card's
+ * Refresh button drops the kept answer first, so the person sees BILL's data as of now. */
 export async function cachedAnswer<T>(
   ctx: CommandContext,
   deps: WithSettings & { mirror: Pick<Mirror, 'answers' | 'dropAnswer'> },

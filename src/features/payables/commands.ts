@@ -1,10 +1,8 @@
 // `bills due [days]`, `bills overdue`, `bill <BILL id | invoice number>`: accounts payable.
 //
-// Answered from the org's mirror of bills (src/mirror): the open bills, built once with BILL's server-side
-// filters (archived eq false, paymentStatus ne PAID) and kept current with one `updatedTime:gte` call per interval
-// shared by every command, filtered here by due date in BOT_TIMEZONE. Until the mirror is built (the first question
-// in an organisation) a list is asked of BILL with server-side filters — dueDate, paymentStatus, archived — and the
-// build starts in the background: never a full scan for a list answer.
+// Answered from the org's mirror of open bills (src/mirror), filtered here by due date in BOT_TIMEZONE. Until it is built
+// (an organisation's first question) a list is asked of BILL with server-side filters (dueDate, paymentStatus, archived)
+// and the build starts in the background: never a full scan for a list answer.
 // "Unpaid" is paymentStatus ne PAID: UNPAID and SCHEDULED bills (and any partial status BILL may add) still owe money;
 // one with nothing left due (credited or paid down to $0) is left out, as receivables leaves out $0 invoices.
 import { BillApiError, InputError } from '../../errors.js';
@@ -44,10 +42,7 @@ const MAX_DUE_DAYS = 90;
 /** The window `bills due` (and the dashboard tab) shows without a number of days. */
 export const DEFAULT_DUE_DAYS = 7;
 
-/**
- * Unpaid, non-archived bills in a due-date range, soonest first, filtered by BILL; those with nothing due left out
- * (line items dropped: not shown).
- */
+/** Unpaid, non-archived bills in a due-date range, soonest first, filtered by BILL; nothing due left out, line items dropped. */
 export async function unpaidBills(deps: Pick<PayablesDeps, 'bill'>, orgId: string, dueDate: DueRange, vendorId?: string | string[]) {
   const { items, truncated } = await orgClient(deps, orgId)
     .bills.list({
@@ -61,10 +56,8 @@ export async function unpaidBills(deps: Pick<PayablesDeps, 'bill'>, orgId: strin
   return { items: items.filter(isOwedBill).map(({ billLineItems: _dropped, ...rest }) => rest), truncated };
 }
 
-/**
- * The org's open bills with money due (those `where` keeps) from its mirror, fresh as a cached list, or undefined while the mirror
- * is not built (the caller then asks BILL, and calls `mirror.prepare(orgId, 'bill', 'open')`).
- */
+/** The org's open bills with money due (those `where` keeps) from its mirror, or undefined while it is not built (the
+ * caller then asks BILL, and calls `mirror.prepare(orgId, 'bill', 'open')`). */
 export async function openBills(
   ctx: CommandContext,
   deps: { mirror: Pick<Mirror, 'rows'>; settings: FinanceSettings },
@@ -98,31 +91,27 @@ function dueIn(b: Pick<Bill, 'dueDate'>, r: DueRange): boolean {
   return (r.gte === undefined || day >= r.gte) && (r.lte === undefined || day <= r.lte) && (r.lt === undefined || day < r.lt);
 }
 
-/**
- * The unpaid bills due in each range, with their vendors' names and currencies; until the mirror is built, one kept BILL
- * answer per range and day. `truncated`: BILL had more rows in the first range than one answer reads.
- */
+/** The unpaid bills due in each range, with their vendors' names and currencies; until the mirror is built, one kept BILL
+ * answer per range and day. `truncated`: BILL had more rows in the first range than one answer reads. */
 async function billsDueIn(ctx: CommandContext, deps: PayablesDeps, ranges: DueRange[]) {
   const orgId = boundOrg(ctx);
   const warm = await openBills(ctx, deps, orgId, (b) => ranges.some((r) => dueIn(b, r)));
-  let lists: Bill[][];
-  let truncated = false;
-  let asOf: number;
-  if (warm) {
-    lists = ranges.map((r) => warm.items.filter((b) => dueIn(b, r)));
-    asOf = warm.refreshedAt;
-  } else {
-    const asked = await Promise.all(
-      ranges.map((r) => cachedAnswer(ctx, deps, answerKey('bills.due', r), ['bill'], () => unpaidBills(deps, orgId, r))),
-    );
-    deps.mirror.prepare(orgId, 'bill', 'open');
-    lists = asked.map((a) => a.value.items);
-    truncated = asked[0]?.value.truncated ?? false;
-    asOf = Math.min(...asked.map((a) => a.fetchedAt));
-  }
+  const { lists, truncated, asOf } = warm
+    ? { lists: ranges.map((r) => warm.items.filter((b) => dueIn(b, r))), truncated: false, asOf: warm.refreshedAt }
+    : await billsDueInBill(ctx, deps, orgId, ranges);
   const vendors = await resolveParties(deps, orgId, 'vendor', new Set(lists.flat().map((b) => b.vendorId)));
   const currencyOf = (vendorId: string) => vendors.get(vendorId)?.currency;
   return { lists: lists.map((list) => withVendorNames(list, vendors)), truncated, asOf, currencyOf };
+}
+
+/** The unpaid bills due in each range asked of BILL (one kept answer per range), while the mirror is built. */
+async function billsDueInBill(ctx: CommandContext, deps: PayablesDeps, orgId: string, ranges: DueRange[]) {
+  const asked = await Promise.all(
+    ranges.map((r) => cachedAnswer(ctx, deps, answerKey('bills.due', r), ['bill'], () => unpaidBills(deps, orgId, r))),
+  );
+  deps.mirror.prepare(orgId, 'bill', 'open');
+  const lists: Bill[][] = asked.map((a) => a.value.items);
+  return { lists, truncated: asked[0]?.value.truncated ?? false, asOf: Math.min(...asked.map((a) => a.fetchedAt)) };
 }
 
 /** The bills due from today to today + `days` and the overdue ones (the card and the dashboard tab). */
@@ -173,10 +162,8 @@ const BILL_ID = /^00n[A-Za-z0-9]{5,61}$/;
 const BILL_HINT =
   "Type **bill** and the vendor's invoice number or the BILL id, e.g. **bill ACM-12345**. To browse a vendor's bills, type **vendor {name}**.";
 
-/**
- * A bill by its BILL id, as a lookup answers: from the org's mirror once it holds every bill (a Refresh reads that bill
- * from BILL into it), else asked of BILL and kept like a record answer (CACHE_TTL_OBJECT_S, dropped by a bill webhook).
- */
+/** A bill by its BILL id: from the org's mirror once it holds every bill (a Refresh reads that bill from BILL into it),
+ * else asked of BILL and kept like a record answer (CACHE_TTL_OBJECT_S, dropped by a bill webhook). */
 async function billById(ctx: CommandContext, deps: PayablesDeps, orgId: string, id: string) {
   try {
     const held = await deps.mirror.byId(orgId, 'bill', id, mirrorRead(ctx, deps, 'bill'));

@@ -1,9 +1,7 @@
 // `invoice <number>` and `invoices overdue`: accounts receivable from the org's mirror of invoices.
 //
-// BILL cannot filter invoices by invoiceNumber, status or dueDate (the filterable fields are id, archived, customerId,
-// createdTime, updatedTime), so both answers come from the org's mirror of invoices (src/mirror), whose records
-// carry what the cards show: a warm answer costs no call, or the one incremental refresh per interval the org's
-// commands share, whatever the organisation's size.
+// BILL cannot filter invoices by invoiceNumber, status or dueDate, so both answers come from the org's mirror of invoices
+// (src/mirror): a warm answer costs no call, or the one incremental refresh per interval the org's commands share.
 import { InputError } from '../../errors.js';
 import { shorten } from '../../cards/card.js';
 import { indexBuildingCard } from '../../cards/list.js';
@@ -64,10 +62,7 @@ export const invoiceCommand: Command<ReceivablesDeps> = {
   },
 };
 
-/**
- * What `invoices overdue` shows (the card and the dashboard tab): the org's overdue invoices from its mirror and their
- * customers, or how many are indexed while it is first built.
- */
+/** What `invoices overdue` shows (the card and the dashboard tab), or how many are indexed while the mirror is first built. */
 export async function overdueInvoices(ctx: CommandContext, deps: ReceivablesDeps) {
   const orgId = boundOrg(ctx);
   const today = todayOf(ctx, deps);
