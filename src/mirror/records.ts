@@ -62,11 +62,8 @@ export function isOpenBill(bill: Pick<Bill, 'archived' | 'paymentStatus'>): bool
   return !bill.archived && bill.paymentStatus !== 'PAID';
 }
 
-/**
- * An open bill with money still due (BILL's dueAmount, or the amount when BILL sent none): what the AP lists, their
- * totals and the digest count. A bill credited or paid down to $0 owes nothing, as an invoice with nothing due is left
- * out of receivables.
- */
+/** An open bill with money still due (BILL's dueAmount, or the amount when BILL sent none): what the AP lists, their totals
+ * and the digest count. A bill credited or paid down to $0 owes nothing, as an invoice with nothing due in receivables. */
 export function isOwedBill(bill: Pick<Bill, 'archived' | 'paymentStatus' | 'dueAmount' | 'amount'>): boolean {
   const due = typeof bill.dueAmount === 'number' ? bill.dueAmount : bill.amount;
   return isOpenBill(bill) && due > 0;
@@ -195,7 +192,7 @@ export const SPECS: { [K in Kind]: KindSpec<K> } = {
 /** What a card needs of a vendor or customer it names by id; currency: vendor `billCurrency` / customer `invoiceCurrency`. */
 export type PartyInfo = Pick<Vendor, 'id' | 'name' | 'archived'> & { currency?: string };
 
-/** Of a record as kept (keepVendor, keepCustomer). */
+/** The PartyInfo of a record as kept (keepVendor, keepCustomer). */
 export function partyInfo(record: Vendor | Customer): PartyInfo {
   const currency = (record as Vendor).billCurrency ?? (record as Customer).invoiceCurrency;
   return { id: record.id, name: record.name, currency, archived: record.archived };

@@ -49,40 +49,32 @@ export function textLookup(deps: LookupDeps) {
     /** The records the text names in the org's mirror. */
     async find(orgId: string, text: string): Promise<Found> {
       const wanted = readText(text);
+      const numbers = wanted.numberKeys.size > 0;
+      const names = wanted.words.length > 0;
       const building: Kind[] = [];
       /** The records of a kind looked for that `where` keeps, or none while that kind is still being built. */
-      const rowsOf = async <K extends Kind>(
-        kind: K,
-        wantedHere: boolean,
-        where: (r: Records[K]) => boolean,
-      ): Promise<Array<Records[K]>> => {
+      const rowsOf = async <K extends Kind>(kind: K, wantedHere: boolean, where: (r: Records[K]) => boolean) => {
         const got = wantedHere ? await deps.mirror.rows(orgId, kind, { ...read(orgId, kind), where }) : { rows: [] };
         if ('rows' in got) return got.rows;
         building.push(kind);
         return [];
       };
-      const numbers = wanted.numberKeys.size > 0;
-      const names = wanted.words.length > 0;
       /** The bills or invoices the text names by number. */
       const numberedOf = async <K extends 'bill' | 'invoice'>(kind: K, numberOf: (r: Records[K]) => string) => {
         const rows = await rowsOf(kind, numbers, (r) => wanted.numberKeys.has(normalizeNumber(numberOf(r))));
         return numbered(wanted, kind, rows.map(numberOf));
       };
-      const isNamed = (p: Party) => !p.archived && matchName(p.name, wanted) !== undefined;
+      const namedOf = async (kind: 'vendor' | 'customer') => {
+        const rows = await rowsOf(kind, names, (p) => !p.archived && matchName(p.name, wanted) !== undefined);
+        return rows.map((p) => ({ ...p, kind }));
+      };
       const [bills, invoices, vendors, customers] = await Promise.all([
         numberedOf('bill', (b) => b.invoice?.invoiceNumber ?? ''),
         numberedOf('invoice', (i) => i.invoiceNumber),
-        rowsOf('vendor', names, isNamed),
-        rowsOf('customer', names, isNamed),
+        namedOf('vendor'),
+        namedOf('customer'),
       ]);
-      const matches: Named[] = [
-        ...bills,
-        ...invoices,
-        ...named(wanted, [
-          ...vendors.map((p) => ({ ...p, kind: 'vendor' as const })),
-          ...customers.map((p) => ({ ...p, kind: 'customer' as const })),
-        ]),
-      ];
+      const matches = [...bills, ...invoices, ...named(wanted, [...vendors, ...customers])];
       return { matches: matches.slice(0, MAX_MATCHES), lookedFor: { numbers: wanted.numbers, names }, building };
     },
     /** The command line that shows a picked record; undefined for a vendor or customer the mirror does not hold. */

@@ -14,6 +14,12 @@ export function balanceOf(p: Vendor | Customer): number | undefined {
   return typeof b === 'number' && Number.isFinite(b) ? b : undefined;
 }
 
+/** "Balance in BILL", or a dash when BILL gave none. */
+function balanceWords(p: Vendor | Customer, currency: string | undefined, locale: string): string {
+  const balance = balanceOf(p);
+  return balance === undefined ? '—' : money(balance, currency, locale);
+}
+
 export function currencyOf(kind: PartyKind, p: Vendor | Customer): string | undefined {
   return kind === 'vendor' ? (p as Vendor).billCurrency : (p as Customer).invoiceCurrency;
 }
@@ -24,17 +30,13 @@ export interface OneMatchBase extends ListContext {
   /** Other vendors or customers whose names start with what was typed (shown as a hint). */
   others: number;
   typed: string;
-  /**
-   * The party's BILL network status (default: a vendor's own networkStatus; a customer's connection request as last
-   * read) and, for one not connected, the signed "Invite to the BILL network" button.
-   */
+  /** The party's BILL network status (default: a vendor's own networkStatus; a customer's connection request as last
+   * read) and, for one not connected, the signed "Invite to the BILL network" button. */
   network?: { status?: string; invite?: CardAction };
 }
 
-/**
- * What each kind of party is called on its cards and what its open items are. unknownStatus: a vendor's network status
- * BILL did not give; a customer's, not read since no card reads it (see parties/commands.ts).
- */
+/** What each kind of party is called on its cards and what its open items are. unknownStatus: a vendor's network status
+ * BILL did not give; a customer's, not read since no card reads it (see parties/commands.ts). */
 const WORDS: Record<PartyKind, { label: string; noun: 'bill' | 'invoice'; unknownStatus: string }> = {
   vendor: { label: 'Vendor', noun: 'bill', unknownStatus: 'not known' },
   customer: { label: 'Customer', noun: 'invoice', unknownStatus: 'not checked (Invite checks it in BILL)' },
@@ -71,9 +73,8 @@ function partyCard<T extends { dueDate: string }>(
     return moneyTotal(amounts, fmt.locale);
   };
   const openTotal = total(rows);
-  const balance = balanceOf(party);
   const totals: Array<[string, string]> = [
-    ['Balance in BILL', balance === undefined ? '—' : money(balance, cur, fmt.locale)],
+    ['Balance in BILL', balanceWords(party, cur, fmt.locale)],
     [`Open ${noun}s`, `${openTotal} · ${count(rows.length, noun, fmt.locale)}`],
     ['Overdue', overdue.length ? `${total(overdue)} · ${count(overdue.length, noun, fmt.locale)}` : 'none'],
     ...(open.moreTotals ?? []),
@@ -160,16 +161,12 @@ export function partyMatchesCard(input: PartyMatchesInput): CardReply {
       { header: 'Balance in BILL' },
     ],
     items: rows,
-    row: (m) => {
-      const cur = currencyOf(kind, m.party);
-      const bal = balanceOf(m.party);
-      return [
-        m.party.name || shortId(m.party.id),
-        m.open.toLocaleString(fmt.locale),
-        money(m.openAmount, cur, fmt.locale),
-        bal === undefined ? '—' : money(bal, cur, fmt.locale),
-      ];
-    },
+    row: ({ party, open, openAmount }) => [
+      party.name || shortId(party.id),
+      open.toLocaleString(fmt.locale),
+      money(openAmount, currencyOf(kind, party), fmt.locale),
+      balanceWords(party, currencyOf(kind, party), fmt.locale),
+    ],
     noun: `${kind}s`,
     empty: `No ${kind} starts with "${input.typed}".`,
     footnotes: [input.more ? `Only the first ${rows.length} matches are listed` : undefined],
