@@ -408,12 +408,8 @@ export class Mirror {
       await c.walk(spec.list(this.deps.bill.org(orgId, { priority }), since), (kept) => {
         // A timestamp from the future would make later refreshes skip every real change until then; one that is no time
         // would make every later refresh fail.
-        if (
-          Number.isFinite(ms(kept.updatedTime)) &&
-          !isFuture(kept.updatedTime, started) &&
-          (newest === undefined || isOlder(newest, kept.updatedTime))
-        )
-          newest = kept.updatedTime;
+        const later = newest === undefined || isOlder(newest, kept.updatedTime);
+        if (later && asTime(kept.updatedTime) && !isFuture(kept.updatedTime, started)) newest = kept.updatedTime;
         if (this.keep(c, kept)) changed++;
       });
       // Every change made before the walk began has been read: marks made before then are answered, and an unsorted kind

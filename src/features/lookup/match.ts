@@ -23,10 +23,8 @@ export interface Wanted {
   positions: Map<string, number[]>;
 }
 
-/**
- * Words too common in a finance chat to name a vendor or customer by themselves, and a name's legal form; a name
- * that is only these still matches as a whole name.
- */
+/** Words too common in a finance chat to name a vendor or customer by themselves, and a name's legal form; a name
+ * that is only these still matches as a whole name. */
 const COMMON = new Set(
   (
     'the and for from with our your did does was were has have had pay paid bill bills invoice invoices vendor vendors ' +
@@ -39,10 +37,8 @@ const COMMON = new Set(
 const NUMBER_LIKE = /^#?[\p{L}\p{N}][\p{L}\p{N}\-_/.]*$/u;
 const EDGE_PUNCTUATION = /^[\s"'“”‘’«»()[\]{}<>,;:!?.…*_~`]+|[\s"'“”‘’«»()[\]{}<>,;:!?.…*_~`]+$/gu;
 
-/**
- * Words that say a number follows ("invoice 1042", "bill no. 77"): a number without letters (1042, 2026-03-10, 1.200)
- * counts only after one of these, after '#', or alone; otherwise years, dates and amounts would name invoices.
- */
+/** Words that say a number follows ("invoice 1042", "bill no. 77"): a number without letters (1042, 2026-03-10, 1.200)
+ * counts only after one of these, after '#', or alone; otherwise years, dates and amounts would name invoices. */
 const NUMBER_CUES = new Set(['invoice', 'inv', 'bill', 'no', 'nr', 'number', 'num', 'ref']);
 
 export function readText(raw: string): Wanted {

@@ -51,10 +51,8 @@ const MAX_MATCHES = 100;
 /** BILL's vendors or customers: the two take the same arguments. */
 const partiesOf = (org: BillOrgClient, kind: PartyKind) => (kind === 'vendor' ? org.vendors : org.customers);
 
-/**
- * A name as a command line reads it, in any case: a line loses trailing punctuation and doubled spaces (parse.ts), so
- * "vendor Zeta Inc." (typed, or a button's) asks for "Zeta Inc" and must still name "Zeta Inc." exactly.
- */
+/** A name as a command line reads it, in any case: a line loses trailing punctuation and doubled spaces (parse.ts), so
+ * "vendor Zeta Inc." (typed, or a button's) asks for "Zeta Inc" and must still name "Zeta Inc." exactly. */
 const asTyped = (name: string) =>
   name
     .replace(/\s+/g, ' ')
@@ -71,11 +69,9 @@ export function rankMatches<T extends { name: string; id: string }>(typed: strin
   );
 }
 
-/**
- * Vendors or customers whose name starts with `typed`: from the org's mirror when it is built (no call, or the
+/** Vendors or customers whose name starts with `typed`: from the org's mirror when it is built (no call, or the
  * refresh the org's commands share), else one name search at BILL (kept like a list) while the mirror is built in the
- * background. `fromMirror`: balances that may have moved are confirmed before they are shown.
- */
+ * background. `fromMirror`: balances that may have moved are confirmed before they are shown. */
 async function search(ctx: CommandContext, deps: PartiesDeps, orgId: string, kind: PartyKind, typed: string) {
   // A BILL id (what buttons, search and look-up run for a name BILL's filter cannot carry, see partyArgument).
   const byId = PARTY_ID[kind].test(typed) ? await partyById(ctx, deps, orgId, kind, typed) : undefined;
@@ -123,11 +119,9 @@ interface PartyCommand<P extends Vendor | Customer, O> extends Command<PartiesDe
   networkStatus(deps: PartiesDeps, orgId: string, party: P): Promise<string | undefined>;
 }
 
-/**
- * The search, its ranking, the open bills or invoices of the matches shown (first: refreshing them is what tells
+/** The search, its ranking, the open bills or invoices of the matches shown (first: refreshing them is what tells
  * which balances may have moved), their balances confirmed; one match's card (an exact name, or the only match), or
- * the matches to pick from.
- */
+ * the matches to pick from. */
 async function runParty<P extends Vendor | Customer, O>(ctx: CommandContext, deps: PartiesDeps, path: PartyCommand<P, O>) {
   const kind = path.name;
   const typed = textArgument(ctx);
@@ -231,11 +225,9 @@ const customerCommand: PartyCommand<Customer, Invoice> = {
   partyIdOf: (i) => i.customerId,
   amountOf: invoiceDue,
   card: customerCard,
-  /**
-   * A customer's connection request status as last read from BILL (kept when someone invited them from Teams), else
+  /** A customer's connection request status as last read from BILL (kept when someone invited them from Teams), else
    * undefined: BILL's customers carry no networkStatus, and a card that names a customer makes no call for it (compose
-   * search and warm party cards answer from the mirror alone). Invite checks it in BILL before sending anything.
-   */
+   * search and warm party cards answer from the mirror alone). Invite checks it in BILL before sending anything. */
   networkStatus: async (deps, orgId, customer) => {
     const kept = await deps.mirror.answers.get<string | undefined>(
       orgId,

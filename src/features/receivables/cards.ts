@@ -102,10 +102,8 @@ export interface InvoicesOverdueInput extends ArCardContext, ListContext {
   invoices: AgingInvoice[];
 }
 
-/**
- * Overdue receivables: the total, the four aging buckets (a bar chart per currency where Teams draws charts; the
- * bucket lines anywhere else) and the customers, largest first, with what each owes per bucket.
- */
+/** Overdue receivables: the total, the four aging buckets (a bar chart per currency where Teams draws charts; the
+ * bucket lines anywhere else) and the customers, largest first, with what each owes per bucket. */
 export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
   const { fmt, today } = input;
   const aged = agedOverdue(input.invoices, today, (id) => input.customerOf(id)?.currency);
