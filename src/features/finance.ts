@@ -111,10 +111,8 @@ export function countArgument(
   ctx: CommandContext,
   opts: { min: number; max: number; fallback: number; unit: string; hint: string },
 ): number {
-  const args = ctx.input.args;
-  if (args.length === 0) return opts.fallback;
-  const joined = args.join(' ').toLowerCase();
-  const m = /^(\d{1,6})\s*(?:d|days?|payments?)?$/.exec(joined);
+  if (ctx.input.args.length === 0) return opts.fallback;
+  const m = /^(\d{1,6})\s*(?:d|days?|payments?)?$/.exec(ctx.input.args.join(' ').toLowerCase());
   const understood = `${ctx.input.name} ${ctx.input.argText}`;
   if (!m) throw new InputError(`I can't read "${shorten(ctx.input.argText)}" as a number of ${opts.unit}`, opts.hint, understood);
   const n = Number(m[1]);

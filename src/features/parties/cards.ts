@@ -113,15 +113,12 @@ export function vendorCard(vendor: Vendor, openBills: Bill[], input: OneMatchBas
   });
 }
 
-/** What a customer still owes on an invoice (a vendor on a bill: amountDue). */
-export const invoiceDue = (i: Invoice): number => i.dueAmount;
-
 /** A customer with its unpaid, non-archived invoices. */
 export function customerCard(customer: Customer, openInvoices: Invoice[], input: OneMatchBase): CardReply {
   const { fmt, today } = input;
   return partyCard<Invoice>('customer', customer, input, {
     items: [...openInvoices].sort((a, b) => a.dueDate.localeCompare(b.dueDate) || a.invoiceNumber.localeCompare(b.invoiceNumber)),
-    amountOf: invoiceDue,
+    amountOf: (i) => i.dueAmount,
     row: (i, cur) => [
       i.invoiceNumber || shortId(i.id),
       calendarDate(i.dueDate, fmt.locale),

@@ -13,7 +13,7 @@ import { amountDue } from '../payables/cards.js';
 import { isOwed } from '../receivables/cards.js';
 import { escapeMarkdown, shorten, type CardReply } from '../../cards/card.js';
 import { sum } from '../../cards/format.js';
-import { customerCard, invoiceDue, partyMatchesCard, vendorCard, type OneMatchBase } from './cards.js';
+import { customerCard, partyMatchesCard, vendorCard, type OneMatchBase } from './cards.js';
 import { openBills, unpaidBills, withVendorNames } from '../payables/commands.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { Mirror } from '../../mirror/mirror.js';
@@ -204,11 +204,8 @@ const customerCommand: PartyCommand<Customer, Invoice> = {
   /** These customers' open invoices: from the mirror, or (not built yet) from BILL, filtered by customerId there. */
   openOf: async (ctx, deps, orgId, ids) => {
     const wanted = new Set(ids);
-    const warm = await deps.mirror.rows(orgId, 'invoice', {
-      ...mirrorRead(ctx, deps, 'invoice'),
-      whileBuilding: 'skip',
-      where: (i) => wanted.has(i.customerId) && isOwed(i),
-    });
+    const where = (i: Invoice) => wanted.has(i.customerId) && isOwed(i);
+    const warm = await deps.mirror.rows(orgId, 'invoice', { ...mirrorRead(ctx, deps, 'invoice'), whileBuilding: 'skip', where });
     if (!('building' in warm)) return { items: warm.rows, asOf: warm.refreshedAt };
     // BILL filters customerId and archived; paid ones are dropped here.
     const key = answerKey('invoices.open', { customers: ids.join(',') });
@@ -223,19 +220,16 @@ const customerCommand: PartyCommand<Customer, Invoice> = {
     return { items: got.value, asOf: got.fetchedAt };
   },
   partyIdOf: (i) => i.customerId,
-  amountOf: invoiceDue,
+  amountOf: (i) => i.dueAmount,
   card: customerCard,
   /** A customer's connection request status as last read from BILL (kept when someone invited them from Teams), else
    * undefined: BILL's customers carry no networkStatus, and a card that names a customer makes no call for it (compose
    * search and warm party cards answer from the mirror alone). Invite checks it in BILL before sending anything. */
   networkStatus: async (deps, orgId, customer) => {
-    const kept = await deps.mirror.answers.get<string | undefined>(
-      orgId,
-      customerStatusKey(customer.id),
-      { ttlS: 0, kinds: ['customer'] },
-      () => Promise.resolve(undefined),
-    );
-    return kept.value;
+    // Only what is kept: ttlS 0 keeps nothing new.
+    const peek = { ttlS: 0, kinds: ['customer'] as const };
+    const key = customerStatusKey(customer.id);
+    return (await deps.mirror.answers.get<string | undefined>(orgId, key, peek, () => Promise.resolve(undefined))).value;
   },
 };
 
