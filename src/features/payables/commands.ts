@@ -87,8 +87,7 @@ type DueRange = Partial<Record<'gte' | 'lte' | 'lt', string>>;
 /** A bill without a due day (or one that is no day: 2026-13-45) is in no range (BILL's dueDate filters never match those either). */
 function dueIn(b: Pick<Bill, 'dueDate'>, r: DueRange): boolean {
   const day = calendarDay(typeof b.dueDate === 'string' ? b.dueDate : undefined);
-  if (!day) return false;
-  return (r.gte === undefined || day >= r.gte) && (r.lte === undefined || day <= r.lte) && (r.lt === undefined || day < r.lt);
+  return !!day && (r.gte === undefined || day >= r.gte) && (r.lte === undefined || day <= r.lte) && (r.lt === undefined || day < r.lt);
 }
 
 /** The unpaid bills due in each range, with their vendors' names and currencies; until the mirror is built, one kept BILL
