@@ -45,6 +45,7 @@ export class RedisConnection {
   private everReady = false;
   private down = false;
   private closed = false;
+  private readonly scripts = new Map<string, string>();
   /** Settles once the settings of the Redis first connected to were looked at (checkSettings). */
   readonly settingsChecked: Promise<void>;
   private settingsDone!: () => void;
@@ -131,6 +132,18 @@ export class RedisConnection {
     } catch (err) {
       throw new DependencyUnavailable('redis', err);
     }
+  }
+
+  /** Runs a Lua script (sent once, then named by its SHA); it fails as `run` does. */
+  eval<R>(lua: string, keys: string[], args: Array<string | number>): Promise<R> {
+    let name = this.scripts.get(lua);
+    if (name === undefined) {
+      name = `billbridgeScript${this.scripts.size}`;
+      this.client.defineCommand(name, { numberOfKeys: keys.length, lua });
+      this.scripts.set(lua, name);
+    }
+    const command = name;
+    return this.run((r) => (r as unknown as Record<string, (...a: Array<string | number>) => Promise<R>>)[command]!(...keys, ...args));
   }
 
   /** Publishes on a channel (prefixed); false when Redis did not take it. */
