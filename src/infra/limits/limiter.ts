@@ -113,25 +113,23 @@ export class SharedLimiter implements Limiter {
     if (this.closed) throw new LimitExceeded(refs[0]?.budget ?? upstream.service, 5_000, 'busy');
     const now = this.deps.clock.now();
     const interactive = opts.priority === 'interactive';
-    let wait = opts.maxWaitMs ?? (interactive ? this.deps.config.limits.commandWaitMs : undefined);
+    const wait = opts.maxWaitMs ?? (interactive ? this.deps.config.limits.commandWaitMs : undefined);
+    let deadline = wait === undefined ? Number.POSITIVE_INFINITY : now + Math.max(0, wait);
     // Captured now: a call started from a draining queue still counts for the turn that asked for it. A person's call
-    // (other than the Bot Connector sends that carry the answer) waits at most until the turn's deadline: a command
-    // making several calls in a row says "busy" in time instead of answering after Teams has given up on the turn.
-    // Such a call is also told to have ended by then (AdmittedCall.endBy): one admitted just before the deadline must
-    // not keep the person waiting its whole request timeout.
+    // (other than the Bot Connector sends that carry the answer) waits at most until the turn's deadline, so a command
+    // making several calls says "busy" before Teams gives up on the turn; it is also told to have ended by then (endBy).
     const turn = this.deps.turns?.scope();
     const endBy = turn && interactive && wait !== undefined && upstream.service !== 'connector' ? turn.deadline : undefined;
-    if (endBy !== undefined && wait !== undefined) {
+    if (endBy !== undefined && refs[0]) {
       // Past the deadline nothing starts, even with every slot free (a slow answer used the turn up).
-      if (now >= endBy && refs[0]) {
+      if (now >= endBy) {
         const st = this.state(refs[0]);
         const late = this.reject(st, MIN_RETRY_MS, 'busy');
         this.forgetIfIdle(st);
         throw late;
       }
-      wait = Math.min(wait, endBy - now);
+      deadline = Math.min(deadline, endBy);
     }
-    const deadline = wait === undefined ? Number.POSITIVE_INFINITY : now + Math.max(0, wait);
     const outer = this.grants.getStore();
 
     this.precheck(refs, now, deadline);
@@ -181,11 +179,14 @@ export class SharedLimiter implements Limiter {
       const block = this.store.blocked(ref.id, now);
       if (block?.kind === 'hourly') throw this.reject(this.state(ref), block.until - now, 'hourly');
       if (block && block.until > deadline) throw this.reject(this.state(ref), block.until - now, 'throttled');
-      if (ref.failFast && ref.rule.type !== 'concurrency') {
-        const at = this.store.nthFit(ref.id, ref.rule, now, 1);
-        if (at > now) throw this.reject(this.state(ref), at - now, ref.failFast);
-      }
+      const at = this.failFastAt(ref, now);
+      if (ref.failFast && at > now) throw this.reject(this.state(ref), at - now, ref.failFast);
     }
+  }
+
+  /** When a fail-fast rate budget could take one more call (now for any other). */
+  private failFastAt(ref: BudgetRef, now: number): number {
+    return ref.failFast && ref.rule.type !== 'concurrency' ? this.store.nthFit(ref.id, ref.rule, now, 1) : now;
   }
 
   /** Admits a call at once when nobody waits and the budget allows it; else queues it, or refuses a wait that cannot end in time. */
@@ -414,9 +415,8 @@ export class SharedLimiter implements Limiter {
     let until: number | undefined;
     for (const ref of budgetsFor(this.deps.config.limits, upstream)) {
       const block = this.store.blocked(ref.id, now);
-      if (block) until = Math.max(until ?? 0, block.until);
-      const fit = ref.failFast && ref.rule.type !== 'concurrency' ? this.store.nthFit(ref.id, ref.rule, now, 1) : now;
-      if (fit > now) until = Math.max(until ?? 0, fit);
+      const at = Math.max(block?.until ?? now, this.failFastAt(ref, now));
+      if (at > now) until = Math.max(until ?? 0, at);
     }
     return until;
   }

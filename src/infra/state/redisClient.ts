@@ -6,14 +6,13 @@ import { DependencyUnavailable, errorMessage } from '../../errors.js';
 import type { Logger } from '../log.js';
 
 interface RedisConnectionOptions {
-  /** redis://[:password@]host:port[/db] or rediss://... (config.redisUrl). */
+  /** config.redisUrl: redis://[:password@]host:port[/db] or rediss://... */
   url: string;
   log: Logger;
-  /** A command without an answer after this long fails (a hung Redis must not hang a turn); default 2,000 ms. */
+  /** Default 2,000 ms: a hung Redis must not hang a turn. */
   commandTimeoutMs?: number;
-  /** Longest pause between reconnection attempts; default 2,000 ms. */
   maxReconnectDelayMs?: number;
-  /** Every key billbridge writes starts with this; default "billbridge:". */
+  /** Of every key billbridge writes; default "billbridge:". */
   keyPrefix?: string;
 }
 
@@ -30,9 +29,8 @@ export function redactRedisUrl(url: string): string {
 }
 
 /**
- * One command connection (state, limiter, sessions, per-user rate) and one subscriber connection (pub/sub). While Redis
- * is unreachable every command is refused at once (no offline queue, no resend), so callers answer "temporarily
- * unavailable" instead of waiting or acting on a stale decision; every error event is handled here.
+ * One command connection and one subscriber connection (pub/sub). While Redis is unreachable every command is refused at
+ * once (no offline queue, no resend): callers answer "temporarily unavailable" instead of acting on a stale decision.
  */
 export class RedisConnection {
   readonly client: Redis;
@@ -48,10 +46,8 @@ export class RedisConnection {
   private readonly scripts = new Map<string, string>();
   /** Settles once the settings of the Redis first connected to were looked at (checkSettings). */
   readonly settingsChecked: Promise<void>;
-  private settingsDone!: () => void;
 
   constructor(private readonly opts: RedisConnectionOptions) {
-    this.settingsChecked = new Promise((resolve) => (this.settingsDone = resolve));
     this.location = redactRedisUrl(opts.url);
     this.keyPrefix = opts.keyPrefix ?? 'billbridge:';
     const maxDelay = opts.maxReconnectDelayMs ?? 2_000;
@@ -64,6 +60,7 @@ export class RedisConnection {
       retryStrategy: (times) => Math.min(maxDelay, 50 * 2 ** Math.min(times, 10)),
     };
     this.client = new Redis(opts.url, { ...options, connectionName: 'billbridge' });
+    this.settingsChecked = new Promise((resolve) => this.client.once('ready', () => void this.checkSettings().finally(resolve)));
     // One clear line when Redis goes away and one when it is back, never an unhandled error event.
     const wentDown = (err: Error | undefined) => {
       this.down = true;
@@ -86,7 +83,6 @@ export class RedisConnection {
       const back = this.everReady && this.down;
       if (this.down || !this.everReady)
         opts.log.info({ redis: this.location }, this.everReady ? 'Redis connection restored' : 'Redis connected: cluster mode');
-      if (!this.everReady) void this.checkSettings().finally(this.settingsDone);
       this.down = false;
       this.everReady = true;
       if (back) this.callEach(this.reconnected, undefined, 'Redis reconnect hook failed');
@@ -170,10 +166,7 @@ export class RedisConnection {
     set.add(handler);
   }
 
-  /**
-   * Called every time the subscriber connection (re)subscribes: messages published while it was away are lost,
-   * so whoever relies on them resynchronises here.
-   */
+  /** Called every time the subscriber (re)subscribes: whoever relies on messages published while it was away resynchronises. */
   onResubscribe(fn: () => void): void {
     this.resubscribed.add(fn);
   }
@@ -187,22 +180,13 @@ export class RedisConnection {
     if (this.closed) return;
     this.closed = true;
     await Promise.all(
-      [this.client, this.subscriber].map(async (c) => {
-        try {
-          if (c.status === 'ready') await c.quit();
-          else c.disconnect();
-        } catch {
-          c.disconnect();
-        }
-      }),
+      [this.client, this.subscriber].map((c) => (c.status === 'ready' ? c.quit().catch(() => c.disconnect()) : c.disconnect())),
     );
   }
 
   /**
-   * Says (once, at the first connection) what in Redis's settings lets acknowledged state vanish: a maxmemory-policy
-   * other than noeviction drops keys under memory pressure (outbox events, bindings, webhook event ids), and without
-   * an append-only file a restart of Redis loses what was written since its last snapshot. A Redis that refuses INFO
-   * (some managed ones rename it) is taken on trust.
+   * Says (once, at the first connection) what in Redis's settings lets acknowledged state vanish: eviction under memory
+   * pressure, or no append-only file. A Redis that refuses INFO (some managed ones rename it) is taken on trust.
    */
   private async checkSettings(): Promise<void> {
     let info: string;
@@ -238,9 +222,8 @@ export class RedisConnection {
 }
 
 /**
- * redis-semaphore refreshes a held lock from a timer and lets a failed refresh reject unhandled, which would end the
- * process when Redis goes away while a lock is held. These keep the lock on a failed refresh (its TTL in Redis
- * frees it if it really is lost) and report a refresh that found the lock gone through onLockLost as usual.
+ * redis-semaphore lets a failed refresh of a held lock reject unhandled, which would end the process when Redis goes
+ * away. These keep the lock (its TTL frees it if it really is lost); a lock found gone is still reported to onLockLost.
  */
 export class SafeSemaphore extends Semaphore {
   protected override _refresh(): Promise<boolean> {
