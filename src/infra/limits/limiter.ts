@@ -53,7 +53,7 @@ class BudgetState {
   /** How long a call holds a slot (a starting guess, refined as calls complete), and how many calls refined it. */
   avgCallMs = 250;
   samples = 0;
-  /** Waiting room: interactive tickets before background ones, first come first served within each; a ticket leaves it when settled. */
+  /** Interactive tickets before background ones, first come first served within each; a ticket leaves when settled. */
   readonly waiting: Ticket[] = [];
   /** The heads' turns, one after another, while anyone waits. */
   turns: Promise<void> | undefined;
@@ -84,18 +84,17 @@ function sleep(ticket: Ticket, ms: number | undefined, waiters?: Set<() => void>
 
 export class SharedLimiter implements Limiter {
   private readonly store: LocalBudgetStore;
-  /** Budgets with calls waiting or running, and every app-wide one; an idle per-thread or per-team budget is only its counts in the store. */
+  /** Budgets with calls waiting or running, and every app-wide one (an idle per-thread or per-team one is only its counts). */
   private readonly states = new Map<string, BudgetState>();
   /** The rule of each per-conversation or per-team budget (one per name), for the keys the store holds counts of. */
   private readonly aggregateRules = new Map<string, BudgetRule>();
   private readonly counters = new Map<string, BudgetCounters>();
-  /** Tickets still waiting: granted, refused, timed out or closed ones leave, and their turn stops at the next check. */
+  /** Tickets still waiting: a settled one leaves, and its turn stops at the next check. */
   private readonly tickets = new Set<Ticket>();
   private readonly grants = new ContextSlot<GrantContext>('limiter grant');
   private lastSweep = 0;
   private closed = false;
 
-  /** `turns`: the turn each call is counted for, and whose deadline a person's call must start by. */
   constructor(private readonly deps: { config: Config; clock: Clock; log: Logger; store?: LocalBudgetStore; turns?: UpstreamCallCounter }) {
     this.store = deps.store ?? new LocalBudgetStore();
     // Budgets known from configuration appear in status and metrics before the first call.
@@ -201,9 +200,8 @@ export class SharedLimiter implements Limiter {
         return;
       }
       if (deadline <= now) throw this.reject(st, this.estimate(st, 1), 'busy');
-      // Would it get a slot in time? Once calls have been timed, say "busy" now rather than after the whole wait: the
-      // person learns it at once, and a burst does not end in hundreds of refusals at the same instant, which would
-      // keep the process from handing the freed slots to the calls that did get in.
+      // Would it get a slot in time? Once calls have been timed, say "busy" now: a burst then does not end in hundreds of
+      // refusals at one instant, which kept the process from handing freed slots to the calls that did get in.
       if (Number.isFinite(deadline) && st.samples >= MIN_SAMPLES_TO_REFUSE_EARLY) {
         const eta = this.estimate(st, st.waiting.length + 1);
         if (now + eta > deadline) throw this.reject(st, eta, 'busy');
@@ -221,11 +219,7 @@ export class SharedLimiter implements Limiter {
     await this.enqueue(st, priority, deadline);
   }
 
-  /**
-   * Head of a budget's waiting room: takes a unit (a rate budget's) or the next slot that is freed (a concurrency
-   * budget's) as soon as any pause allows; the refusal when its ticket cannot have one in time. Only bill.requests,
-   * a rate budget, is ever frozen hourly.
-   */
+  /** Head of a budget's waiting room: takes a unit or the next freed slot as soon as any pause allows, or says why it cannot in time. */
   private async turn(st: BudgetState, ticket: Ticket): Promise<LimitExceeded | undefined> {
     const { ref } = st;
     while (this.tickets.has(ticket)) {
@@ -312,9 +306,8 @@ export class SharedLimiter implements Limiter {
   }
 
   /**
-   * Gives each waiting ticket its turn as the head, the next one in the same tick the last one ends. (A waiting room
-   * that moved on through timers left freed slots empty on a busy event loop: 87% of BILL's 3 slots used, issue #23.)
-   * It always awaits a turn before it ends, so `st.turns` is set before it is cleared; each turn settles its ticket.
+   * Gives each waiting ticket its turn as the head, the next one in the same tick the last one ends (moving on through
+   * timers left freed slots empty on a busy event loop: 87% of BILL's 3 slots used, issue #23).
    */
   private async takeTurns(st: BudgetState): Promise<void> {
     for (let ticket = st.waiting[0]; ticket; ticket = st.waiting[0]) {
@@ -427,7 +420,6 @@ export class SharedLimiter implements Limiter {
     // Budgets kept per conversation or team are one row (key "*"): the figures of the key closest to its limit.
     const aggregates = new Map<string, BudgetSnapshot>();
     const pressure = (r: BudgetSnapshot) => (r.limit > 0 ? r.used / r.limit : 0);
-    // An idle per-thread or per-team budget has no state: nothing waits, its refusals and throttles count per budget name.
     const budgets: Array<[BudgetRef, BudgetState | undefined]> = [...this.states.values()].map((st) => [st.ref, st]);
     for (const ref of this.aggregateRefs()) if (!this.states.has(ref.id)) budgets.push([ref, undefined]);
     for (const [ref, st] of budgets) {
@@ -486,10 +478,7 @@ export class SharedLimiter implements Limiter {
     return st;
   }
 
-  /**
-   * A per-thread or per-team budget keeps its state only while calls wait there: Teams' windows reach back an hour,
-   * and each thread's state beside its counts was ~500 bytes, 7 MB of live heap at the memory bench's 15,000 threads.
-   */
+  /** A per-thread or per-team budget keeps state only while calls wait there: 7 MB of live heap at the memory bench's 15,000 threads. */
   private forgetIfIdle(st: BudgetState): void {
     if (st.ref.aggregate && st.running === 0 && st.turns === undefined && this.states.get(st.ref.id) === st) this.states.delete(st.ref.id);
   }
@@ -523,7 +512,6 @@ export class SharedLimiter implements Limiter {
       ticket.wake?.();
     }
     for (const st of this.states.values()) clearTimeout(st.restoreTimer);
-    // Every ticket is settled, so each head's turn ends as soon as its store call answers.
     await Promise.all([...this.states.values()].flatMap((st) => st.turns ?? []));
     await this.store.close();
   }
