@@ -128,13 +128,9 @@ export function withoutUrlCredentials(text: string): string {
   return text.includes('://') ? text.replace(URL_CREDENTIALS, `$1${CENSOR}@`) : text;
 }
 
-/**
- * `value` with every secret field (SECRET_FIELDS, any letter case, up to two levels below the top) censored. Copy on
- * write: an object without a secret field is returned as it is, and only the objects on the way to one are copied.
- */
+/** `value` with every secret field censored, copied on write: an object without one is returned as it is. */
 export function redactSecretFields<T>(value: T, depth = 0): T {
   if (depth >= REDACT_DEPTH || value === null || typeof value !== 'object') return value;
-  // Arrays alike: an index is never a secret field name, and the copy stays an array.
   const record = value as Record<string, unknown>;
   let copy: Record<string, unknown> | undefined;
   for (const [key, field] of Object.entries(record)) {

@@ -2,10 +2,7 @@
 import type { BudgetRule } from './budgets.js';
 import { bindingWindow, countInWindow, hourStart, HOUR_MS, nextFit, nextHour, nthFit, type Usage } from './windows.js';
 
-export interface Block {
-  until: number;
-  kind: 'hourly' | 'retryAfter';
-}
+export type Block = { until: number; kind: 'hourly' | 'retryAfter' };
 
 export type TakeResult = { ok: true } | { ok: false; retryAt: number };
 
@@ -22,9 +19,8 @@ interface Entry {
 }
 
 /**
- * The counts behind every budget, in memory. Decisions that change counts (take, acquire) are async so a shared
- * store can make them atomically elsewhere; reads for status and estimates are synchronous (a shared store writes
- * what its last atomic reply said into these entries).
+ * The counts behind every budget, in memory. Decisions (take, acquire) are async so a shared store can make them
+ * atomically elsewhere; reads are synchronous (a shared store writes what its last atomic reply said into these entries).
  */
 export class LocalBudgetStore {
   /** How often a waiter re-checks a slot that another instance may have freed; undefined: only this process frees them. */

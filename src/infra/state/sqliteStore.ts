@@ -90,11 +90,9 @@ export class SqliteStateStore implements StateStore {
     const file = join(this.location, DATABASE_FILE);
     let db: Database.Database | undefined;
     try {
-      // Owner-only, like the directory: without SECRETS_KEY webhook keys are stored as BILL gave them. SQLite gives
-      // its WAL file the database file's mode.
+      // Owner-only, like the directory (without SECRETS_KEY webhook keys are stored as BILL gave them), also when another
+      // version or a copy made them readable by others; SQLite gives its WAL the database file's mode.
       closeSync(openSync(file, 'a', 0o600));
-      // A database, a WAL a kill left or an audit log that another version or a copy made readable by others is made
-      // owner-only too; one this process may not change the mode of is left as it is (SQLite may still use it).
       for (const f of [file, `${file}-wal`, join(this.location, AUDIT_FILE)]) {
         try {
           chmodSync(f, 0o600);
@@ -104,8 +102,7 @@ export class SqliteStateStore implements StateStore {
       }
       // timeout 0: a lock held by another process is reported at once instead of being waited for.
       db = new Database(file, { timeout: 0 });
-      // EXCLUSIVE before WAL: the WAL index then lives in this process's memory (no -shm file) and the lock is never
-      // given back until the connection closes or the process dies.
+      // EXCLUSIVE before WAL: the WAL index lives in this process's memory (no -shm file) and the lock is held till close.
       db.pragma('locking_mode = EXCLUSIVE');
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
@@ -127,8 +124,7 @@ export class SqliteStateStore implements StateStore {
     this.sql = statements(db);
     this.auditLocation = join(this.location, AUDIT_FILE);
     this.audit = new LogFile(this.auditLocation);
-    // Expired rows are invisible to reads already; this gives their space back (webhook event ids, seen activities).
-    // A full disk refuses the sweep too; expired rows stay invisible and the next sweep tries again.
+    // Expired rows are invisible to reads already; this gives their space back (a failed sweep is tried again next time).
     this.sweepTimer = setInterval(
       () => void this.write(() => this.sql.sweep.run({ now: this.clock.now() })).catch(() => undefined),
       60_000,
@@ -198,10 +194,7 @@ export class SqliteStateStore implements StateStore {
     this.db.close();
   }
 
-  /**
-   * Runs a change inside the open batch (changes of one event-loop turn share one commit and one sync of the WAL) and
-   * resolves once it is committed. Applied at once, so later calls see it; if the batch fails, every call in it rejects.
-   */
+  /** Runs a change in the open batch (one commit and sync per event-loop turn); resolves once committed, rejects with the batch. */
   private async write<R>(change: () => R, ns?: string): Promise<R> {
     if (ns !== undefined) checkNamespace(ns);
     if (this.closed) throw new Error('the state store is closed');
@@ -233,7 +226,6 @@ export class SqliteStateStore implements StateStore {
   }
 
   private openBatch(sync: boolean): Batch {
-    // The sync level of the commit to come: FULL unless the batch holds only NOT_SYNCED namespaces.
     this.db.pragma(`synchronous = ${sync ? 'FULL' : 'NORMAL'}`);
     this.db.exec('BEGIN IMMEDIATE');
     let settle!: (err?: Error) => void;
@@ -253,11 +245,10 @@ export class SqliteStateStore implements StateStore {
     this.batch = undefined;
     try {
       this.db.exec('COMMIT');
+      batch.settle();
     } catch (err) {
       this.fail(batch, err);
-      return;
     }
-    batch.settle();
   }
 
   private fail(batch: Batch, err: unknown): void {
@@ -281,7 +272,6 @@ export class SqliteStateStore implements StateStore {
 interface Batch {
   committed: Promise<void>;
   settle(err?: Error): void;
-  /** Whether its commit syncs (false: it holds only NOT_SYNCED namespaces). */
   sync: boolean;
 }
 
@@ -293,10 +283,7 @@ function readHolder(dir: string): string | undefined {
   }
 }
 
-/**
- * An append-only log file. Each append resolves once its line is written; lines appended while a write is on its
- * way share the next write. The file is opened per write, so a log rotated away is followed at once.
- */
+/** An append-only log file: lines appended while a write is on its way share the next; opened per write, so rotation is followed. */
 class LogFile {
   private pending: string[] = [];
   private syncTimer: NodeJS.Timeout | undefined;
