@@ -123,10 +123,9 @@ export class AuditTrail {
   }
 
   private detail(detail: NonNullable<AdminAudit['detail']>): NonNullable<AdminAudit['detail']> {
-    const out: NonNullable<AdminAudit['detail']> = {};
-    for (const [k, v] of Object.entries(detail).slice(0, 20)) {
-      out[this.text(k, 40)] = typeof v === 'string' ? this.text(v, MAX_ARG_LENGTH) : Array.isArray(v) ? this.args(v) : v;
-    }
-    return out;
+    const kept = Object.entries(detail).slice(0, 20);
+    return Object.fromEntries(
+      kept.map(([k, v]) => [this.text(k, 40), typeof v === 'string' ? this.text(v, MAX_ARG_LENGTH) : Array.isArray(v) ? this.args(v) : v]),
+    );
   }
 }

@@ -316,12 +316,9 @@ export class SharedLimiter implements Limiter {
         if (refusal) ticket.fail(refusal);
       } catch (err) {
         // A shared store that cannot answer (Redis down) is said as such: the call was not admitted.
-        if (err instanceof DependencyUnavailable) {
-          ticket.fail(err);
-          continue;
-        }
-        this.deps.log.error({ budget: st.ref.budget, err: errorMessage(err) }, 'limiter waiting room failed');
-        ticket.fail(new LimitExceeded(st.ref.budget, MIN_RETRY_MS, 'busy'));
+        const unavailable = err instanceof DependencyUnavailable;
+        if (!unavailable) this.deps.log.error({ budget: st.ref.budget, err: errorMessage(err) }, 'limiter waiting room failed');
+        ticket.fail(unavailable ? err : new LimitExceeded(st.ref.budget, MIN_RETRY_MS, 'busy'));
       }
     }
     st.turns = undefined;

@@ -181,13 +181,10 @@ export class RedisBudgetStore extends LocalBudgetStore {
     const { client, keyPrefix } = this.deps.redis;
     const head = `${keyPrefix}limits:block:{`;
     try {
-      let cursor = '0';
-      do {
-        const [next, keys] = await client.scan(cursor, 'MATCH', `${head}*`, 'COUNT', 200);
-        cursor = next;
+      for await (const keys of client.scanStream({ match: `${head}*`, count: 200 }) as AsyncIterable<string[]>) {
         const values = keys.length > 0 ? await client.mget(...keys) : [];
         keys.forEach((k, i) => this.takeBlock(values[i] ?? null, k.slice(head.length, -1)));
-      } while (cursor !== '0');
+      }
     } catch (err) {
       this.deps.log.debug({ err: errorMessage(err) }, 'could not read budget pauses from Redis');
     }
