@@ -10,7 +10,10 @@ export type UpstreamCounts = Partial<Record<Upstream['service'], number>>;
 export const TURN_DEADLINE_MS = 14_000;
 
 /** A turn's counts, and when its upstream calls must have started and ended by (ms since epoch). */
-type TurnScope = { counts: UpstreamCounts; deadline: number };
+interface TurnScope {
+  counts: UpstreamCounts;
+  deadline: number;
+}
 
 /**
  * One scope per turn (the adapter runs each authenticated turn in `run`): the limiter counts each call that starts into

@@ -2,7 +2,10 @@
 import type { BudgetRule } from './budgets.js';
 import { bindingWindow, countInWindow, hourStart, HOUR_MS, nextFit, nextHour, nthFit, type Usage } from './windows.js';
 
-export type Block = { until: number; kind: 'hourly' | 'retryAfter' };
+export interface Block {
+  until: number;
+  kind: 'hourly' | 'retryAfter';
+}
 
 export type TakeResult = { ok: true } | { ok: false; retryAt: number };
 

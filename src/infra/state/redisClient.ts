@@ -16,6 +16,9 @@ interface RedisConnectionOptions {
   keyPrefix?: string;
 }
 
+/** A Lua script defined on the command connection (defineCommand), called with its keys, then its arguments. */
+type Script = (...keysThenArgs: Array<string | number>) => Promise<unknown>;
+
 /** The URL without user name or password, for logs and status. */
 export function redactRedisUrl(url: string): string {
   try {
@@ -43,7 +46,7 @@ export class RedisConnection {
   private everReady = false;
   private down = false;
   private closed = false;
-  private readonly scripts = new Map<string, string>();
+  private readonly scripts = new Map<string, Script>();
   /** Settles once the settings of the Redis first connected to were looked at (checkSettings). */
   readonly settingsChecked: Promise<void>;
 
@@ -132,14 +135,15 @@ export class RedisConnection {
 
   /** Runs a Lua script (sent once, then named by its SHA); it fails as `run` does. */
   eval<R>(lua: string, keys: string[], args: Array<string | number>): Promise<R> {
-    let name = this.scripts.get(lua);
-    if (name === undefined) {
-      name = `billbridgeScript${this.scripts.size}`;
+    let script = this.scripts.get(lua);
+    if (!script) {
+      const name = `billbridgeScript${this.scripts.size}`;
       this.client.defineCommand(name, { numberOfKeys: keys.length, lua });
-      this.scripts.set(lua, name);
+      script = (Reflect.get(this.client, name) as Script).bind(this.client);
+      this.scripts.set(lua, script);
     }
-    const command = name;
-    return this.run((r) => (r as unknown as Record<string, (...a: Array<string | number>) => Promise<R>>)[command]!(...keys, ...args));
+    const run = script;
+    return this.run(() => run(...keys, ...args) as Promise<R>);
   }
 
   /** Publishes on a channel (prefixed); false when Redis did not take it. */
@@ -179,9 +183,9 @@ export class RedisConnection {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.all(
-      [this.client, this.subscriber].map((c) => (c.status === 'ready' ? c.quit().catch(() => c.disconnect()) : c.disconnect())),
-    );
+    const connections = [this.client, this.subscriber];
+    for (const c of connections) if (c.status !== 'ready') c.disconnect();
+    await Promise.all(connections.filter((c) => c.status === 'ready').map((c) => c.quit().catch(() => c.disconnect())));
   }
 
   /**

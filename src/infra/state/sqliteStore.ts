@@ -43,9 +43,16 @@ CREATE INDEX IF NOT EXISTS entries_expiry ON entries (expires_at) WHERE expires_
 CREATE TABLE IF NOT EXISTS holder (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER NOT NULL, since INTEGER NOT NULL);
 `;
 
-type Key = { ns: string; key: string };
-type Now = { now: number };
-type Row = Key & { value: string; expires: number | null };
+interface Row {
+  ns: string;
+  key: string;
+  value: string;
+  expires: number | null;
+}
+type Key = Pick<Row, 'ns' | 'key'>;
+interface Now {
+  now: number;
+}
 
 /** A live row: no expiry, or one still ahead of the clock (the store's clock, so tests can move it). */
 const LIVE = '(expires_at IS NULL OR expires_at > @now)';

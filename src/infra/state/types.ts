@@ -1,6 +1,8 @@
 // The storage interface every stateful feature uses; an SQLite file under STATE_DIR for one instance, Redis for a fleet.
 
-export type SetOptions = { ttlMs?: number };
+export interface SetOptions {
+  ttlMs?: number;
+}
 
 export interface StateStore {
   /** 'file': the single-instance SQLite store under STATE_DIR; 'redis': the fleet's shared store. */
