@@ -36,6 +36,5 @@ export class UpstreamCallCounter {
 
 /** Calls to BILL, Spend & Expense, Graph and token endpoints; bot connector sends are transport, not work. */
 export function upstreamTotal(counts: UpstreamCounts | undefined): number {
-  if (!counts) return 0;
-  return Object.entries(counts).reduce((sum, [service, n]) => (service === 'connector' ? sum : sum + n), 0);
+  return Object.entries(counts ?? {}).reduce((sum, [service, n]) => (service === 'connector' ? sum : sum + n), 0);
 }

@@ -25,8 +25,10 @@ export interface BudgetCounters {
   granted: number;
   rejected: Partial<Record<LimitExceeded['reason'], number>>;
   throttles: Partial<Record<Throttle['kind'], number>>;
-  lastThrottle?: { at: number; kind: Throttle['kind'] };
+  lastThrottle?: LastThrottle;
 }
+
+type LastThrottle = Required<Pick<BudgetSnapshot, 'lastThrottleAt' | 'lastThrottleKind'>>;
 
 interface GrantContext extends ActiveGrant {
   /** Concurrency budgets held by this call chain: a nested call to the same budget does not queue behind itself. */
@@ -45,7 +47,7 @@ interface Ticket {
 class BudgetState {
   running = 0;
   rejected = 0;
-  lastThrottle: { at: number; kind: Throttle['kind'] } | undefined;
+  lastThrottle: LastThrottle | undefined;
   /** Concurrency budgets: the configured limit, and the one in force (lower for a while after BDC_1322). */
   readonly configured: number;
   effective: number;
@@ -384,20 +386,18 @@ export class SharedLimiter implements Limiter {
   private mark(st: BudgetState, now: number, kind: Throttle['kind']): void {
     const c = this.count(st.ref.budget);
     c.throttles[kind] = (c.throttles[kind] ?? 0) + 1;
-    st.lastThrottle = c.lastThrottle = { at: now, kind };
+    st.lastThrottle = c.lastThrottle = { lastThrottleAt: now, lastThrottleKind: kind };
   }
 
   /** After BDC_1322, one slot comes back every SHRINK_HOLD_MS until the configured limit is in force again. */
   private scheduleRestore(st: BudgetState): void {
     clearTimeout(st.restoreTimer);
-    st.restoreTimer = undefined;
     if (st.effective >= st.configured || this.closed) return;
     st.restoreTimer = setTimeout(() => {
       st.effective = Math.min(st.configured, st.effective + 1);
       this.slotFreed(st);
       this.scheduleRestore(st);
-    }, SHRINK_HOLD_MS);
-    st.restoreTimer.unref();
+    }, SHRINK_HOLD_MS).unref();
   }
 
   blockedUntil(upstream: Upstream): number | undefined {
@@ -428,8 +428,7 @@ export class SharedLimiter implements Limiter {
         queued: st?.waiting.length ?? 0,
         running: slots?.running ?? 0,
         rejected: st?.rejected ?? 0,
-        lastThrottleAt: st?.lastThrottle?.at,
-        lastThrottleKind: st?.lastThrottle?.kind,
+        ...st?.lastThrottle,
         blockedUntil: this.store.blocked(ref.id, now)?.until,
         configuredLimit: slots && slots.effective !== slots.configured ? slots.configured : undefined,
       };
@@ -439,8 +438,7 @@ export class SharedLimiter implements Limiter {
         // The row's refusals and last throttle are the budget name's: its idle keys are forgotten, these are not.
         const c = this.counters.get(ref.budget);
         const rejected = Object.values(c?.rejected ?? {}).reduce((sum, n) => sum + n, 0);
-        const lastThrottle = { lastThrottleAt: c?.lastThrottle?.at, lastThrottleKind: c?.lastThrottle?.kind };
-        aggregates.set(ref.budget, { ...row, key: '*', keys: 1, rejected, ...lastThrottle });
+        aggregates.set(ref.budget, { ...row, key: '*', keys: 1, rejected, ...c?.lastThrottle });
       } else {
         if (pressure(row) > pressure(a))
           Object.assign(a, { limit: row.limit, used: row.used, remaining: row.remaining, windowMs: row.windowMs });
