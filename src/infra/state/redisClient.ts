@@ -193,12 +193,8 @@ export class RedisConnection {
    * pressure, or no append-only file. A Redis that refuses INFO (some managed ones rename it) is taken on trust.
    */
   private async checkSettings(): Promise<void> {
-    let info: string;
-    try {
-      info = await this.client.info();
-    } catch {
-      return;
-    }
+    const info = await this.client.info().catch(() => undefined);
+    if (info === undefined) return;
     const field = (name: string): string | undefined => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
     const policy = field('maxmemory_policy');
     if (policy !== undefined && policy !== 'noeviction' && Number(field('maxmemory')) > 0)
