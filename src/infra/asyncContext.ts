@@ -23,8 +23,7 @@ export class ContextSlot<T> {
 
   /** Runs `fn` with this slot set to `value`; every other slot keeps what it holds. */
   run<R>(value: T, fn: () => R): R {
-    // A frame of one fixed shape in front of the current ones: no copy of the others (this runs for every turn and
-    // every limited call).
+    // A frame in front of the current ones, no copy of them: this runs for every turn and every limited call.
     return storage.run({ key: this.key, value, parent: storage.getStore() }, fn);
   }
 

@@ -49,10 +49,8 @@ export interface ApprovalAudit extends AuditActor {
   orgId: string;
   billId: string;
   decision: 'APPROVE' | 'DENY';
-  /**
-   * 'requested' is written before BILL is asked (no trace, no request); then 'ok' (BILL accepted), 'refused'
-   * (billbridge refused the click: not the approver, tampered, replayed, no longer waiting) or 'error' (BILL refused or failed).
-   */
+  // 'requested' is written before BILL is asked; then 'ok', 'refused' (by billbridge: not the approver, tampered,
+  // replayed, no longer waiting) or 'error' (BILL refused or failed).
   result: 'requested' | 'ok' | 'refused' | 'error';
   comment?: string;
   /** BILL's answer: its status ("SUCCESS"), or the error category and code. */
@@ -63,10 +61,9 @@ export interface ApprovalAudit extends AuditActor {
   correlationId?: string;
 }
 
-export type AuditRecord =
-  | ({ v: 1; time: string; kind: 'command' } & CommandAudit)
-  | ({ v: 1; time: string; kind: 'admin' } & AdminAudit)
-  | ({ v: 1; time: string; kind: 'approval' } & ApprovalAudit);
+export type AuditRecord = { v: 1; time: string } & (
+  ({ kind: 'command' } & CommandAudit) | ({ kind: 'admin' } & AdminAudit) | ({ kind: 'approval' } & ApprovalAudit)
+);
 
 const MAX_ARGS = 20;
 const MAX_ARG_LENGTH = 120;
@@ -86,10 +83,7 @@ export class AuditTrail {
     await this.write('command', { ...entry, args: this.args(entry.args), durationMs: Math.round(entry.durationMs) }).catch(() => undefined);
   }
 
-  /**
-   * Records an admin action. Throws when the record cannot be written, so the caller can refuse to report
-   * success for an action that left no trace.
-   */
+  /** Records an admin action. Throws when it cannot, so no success is reported for an action that left no trace. */
   async admin(entry: AdminAudit): Promise<void> {
     await this.write('admin', { ...entry, action: this.text(entry.action, 40), detail: entry.detail && this.detail(entry.detail) });
   }
@@ -105,7 +99,7 @@ export class AuditTrail {
     });
   }
 
-  /** Appends a record (format version, time and kind, then the entry's own fields); a failure is logged as an error and thrown on. */
+  /** Appends a record (format version, time, kind, then the entry's fields); a failure is logged and thrown on. */
   private async write(kind: AuditRecord['kind'], entry: CommandAudit | AdminAudit | ApprovalAudit): Promise<void> {
     try {
       await this.deps.store.appendAudit({ v: 1, time: new Date(this.deps.clock.now()).toISOString(), kind, ...entry });
@@ -129,10 +123,9 @@ export class AuditTrail {
   }
 
   private detail(detail: NonNullable<AdminAudit['detail']>): NonNullable<AdminAudit['detail']> {
-    const out: NonNullable<AdminAudit['detail']> = {};
-    for (const [k, v] of Object.entries(detail).slice(0, 20)) {
-      out[this.text(k, 40)] = typeof v === 'string' ? this.text(v, MAX_ARG_LENGTH) : Array.isArray(v) ? this.args(v) : v;
-    }
-    return out;
+    const kept = Object.entries(detail).slice(0, 20);
+    return Object.fromEntries(
+      kept.map(([k, v]) => [this.text(k, 40), typeof v === 'string' ? this.text(v, MAX_ARG_LENGTH) : Array.isArray(v) ? this.args(v) : v]),
+    );
   }
 }

@@ -4,15 +4,10 @@ import { kept } from './bounded.js';
 
 const formats = new Map<string, Intl.DateTimeFormat>();
 
-function format(locale: 'en-CA' | 'en-US', options: Intl.DateTimeFormatOptions & { timeZone: string }): Intl.DateTimeFormat {
-  return kept(formats, `${locale}|${options.timeZone}`, () => new Intl.DateTimeFormat(locale, options));
-}
-
-/** The calendar date (yyyy-MM-dd) of an instant in a time zone. */
+/** The calendar date (yyyy-MM-dd) of an instant in a time zone: the date its wall clock shows. */
 export function dateInZone(instant: Date | number, timeZone: string): string {
-  const parts = format('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(new Date(instant));
-  const get = (t: string) => parts.find((p) => p.type === t)?.value ?? '';
-  return `${get('year')}-${get('month')}-${get('day')}`;
+  const at = Number(instant);
+  return new Date(at + zoneOffset(at, timeZone)).toISOString().slice(0, 10);
 }
 
 /** yyyy-MM-dd plus n days (calendar arithmetic, no time zone involved). */
@@ -24,16 +19,8 @@ export function addDays(isoDate: string, days: number): string {
 
 /** Offset of the zone from UTC at an instant, in ms (wall clock minus UTC). */
 export function zoneOffset(instant: number, timeZone: string): number {
-  const fmt = format('en-US', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-  });
+  const options = { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' } as const;
+  const fmt = kept(formats, timeZone, () => new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', ...options }));
   const parts = fmt.formatToParts(new Date(instant));
   const get = (t: string) => Number(parts.find((p) => p.type === t)?.value ?? 0);
   const wall = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour') % 24, get('minute'), get('second'));

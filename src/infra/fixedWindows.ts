@@ -10,9 +10,8 @@ import type { Clock } from './clock.js';
 export type WindowDecision = { allowed: true } | { allowed: false; retryInMs: number };
 
 /**
- * Takes one point from a rate-limiter-flexible limiter. It rejects with an Error when its store (Redis) fails, which
- * becomes DependencyUnavailable (never "allowed"), and with its RateLimiterRes when the points are spent (its README):
- * told apart without loading the package, which one instance never needs.
+ * Takes one point from a rate-limiter-flexible limiter: it rejects with an Error when Redis fails (DependencyUnavailable,
+ * never "allowed") and with a RateLimiterRes when the points are spent, told apart without loading the package.
  */
 export async function limiterTake(limiter: RateLimiterAbstract, key: string, dependency: string): Promise<WindowDecision> {
   try {
@@ -24,13 +23,8 @@ export async function limiterTake(limiter: RateLimiterAbstract, key: string, dep
   }
 }
 
-interface Window {
-  used: number;
-  endsAt: number;
-}
-
 export class FixedWindows {
-  private readonly windows = new Map<string, Window>();
+  private readonly windows = new Map<string, { used: number; endsAt: number }>();
   private nextSweep = 0;
 
   constructor(

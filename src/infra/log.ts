@@ -10,21 +10,14 @@ export const MAX_SECRET_LENGTH = 8_192;
 /** Shorter values would censor ordinary words. */
 const MIN_SECRET_LENGTH = 4;
 
-interface Known {
-  /** The value and its JSON-escaped and URL-encoded forms, as they may appear in a line. */
-  forms: string[];
-  /** When it stops being scrubbed (ms since epoch); undefined: for the life of the process (configuration). */
-  expiresAt: number | undefined;
-}
-
 /**
  * The secret values this process holds (config secrets, live sessionIds, tokens it obtained); every log line is
  * scrubbed of them. Never text a person typed: their words would censor the same words everywhere. Bounded
- * (MAX_SECRETS values of at most MAX_SECRET_LENGTH characters); run-time values carry an end of life (`ttlMs`);
- * scrubbing is plain string search, which cannot fail whatever the values are.
+ * (MAX_SECRETS values of at most MAX_SECRET_LENGTH characters); scrubbing is plain string search, which cannot fail.
  */
 export class SecretRegistry {
-  private readonly values = new Map<string, Known>();
+  /** Each value and when it stops being scrubbed (ms since epoch); undefined: for the life of the process (configuration). */
+  private readonly values = new Map<string, number | undefined>();
   /** Every form of every value, longest first (a value containing another is censored whole). */
   private forms: string[] | undefined;
   private readonly now: () => number;
@@ -41,28 +34,21 @@ export class SecretRegistry {
   add(value: string | undefined, ttlMs?: number): boolean {
     if (value === undefined || value.length < MIN_SECRET_LENGTH || value.length > MAX_SECRET_LENGTH) return false;
     const expiresAt = ttlMs === undefined ? undefined : this.now() + Math.max(0, ttlMs);
-    const known = this.values.get(value);
-    if (known) {
+    if (this.values.has(value)) {
       // A value configured for good stays for good; one obtained again lives on from now.
-      if (known.expiresAt !== undefined) known.expiresAt = expiresAt === undefined ? undefined : Math.max(known.expiresAt, expiresAt);
+      const known = this.values.get(value);
+      if (known !== undefined) this.values.set(value, expiresAt === undefined ? undefined : Math.max(known, expiresAt));
       return true;
     }
     this.expire();
     if (this.values.size >= MAX_SECRETS) {
       // Full: the run-time value closest to its end of life makes room; configuration is never evicted.
-      let victim: [string, Known] | undefined;
-      for (const entry of this.values) if ((entry[1].expiresAt ?? Infinity) < (victim?.[1].expiresAt ?? Infinity)) victim = entry;
+      let victim: [string, number] | undefined;
+      for (const [v, at] of this.values) if (at !== undefined && at < (victim?.[1] ?? Infinity)) victim = [v, at];
       if (!victim) return false;
       this.values.delete(victim[0]);
     }
-    // The forms a value takes in a JSON line: as is, JSON-escaped, URL-encoded (a value with a lone surrogate has none).
-    const forms = new Set([value, JSON.stringify(value).slice(1, -1)]);
-    try {
-      forms.add(encodeURIComponent(value));
-    } catch {
-      // It cannot appear in a URL-encoded form either.
-    }
-    this.values.set(value, { forms: [...forms], expiresAt });
+    this.values.set(value, expiresAt);
     this.forms = undefined;
     return true;
   }
@@ -84,7 +70,7 @@ export class SecretRegistry {
     this.expire();
     let out = withoutUrlCredentials(text);
     if (this.values.size === 0) return out;
-    this.forms ??= [...new Set([...this.values.values()].flatMap((k) => k.forms))].sort((a, b) => b.length - a.length);
+    this.forms ??= [...new Set([...this.values.keys()].flatMap(formsOf))].sort((a, b) => b.length - a.length);
     for (const form of this.forms) if (out.includes(form)) out = out.split(form).join(CENSOR);
     return out;
   }
@@ -92,8 +78,19 @@ export class SecretRegistry {
   /** Forgets the run-time values whose end of life has passed. */
   private expire(): void {
     const now = this.now();
-    for (const [value, known] of this.values) if (known.expiresAt !== undefined && known.expiresAt <= now) this.delete(value);
+    for (const [value, at] of this.values) if (at !== undefined && at <= now) this.delete(value);
   }
+}
+
+/** The forms a value takes in a JSON line: as is, JSON-escaped, URL-encoded (a value with a lone surrogate has none). */
+function formsOf(value: string): string[] {
+  const forms = [value, JSON.stringify(value).slice(1, -1)];
+  try {
+    forms.push(encodeURIComponent(value));
+  } catch {
+    // It cannot appear in a URL-encoded form either.
+  }
+  return forms;
 }
 
 /** Field names whose values are always secret, wherever they appear (two levels deep), in any letter case. */
@@ -131,13 +128,9 @@ export function withoutUrlCredentials(text: string): string {
   return text.includes('://') ? text.replace(URL_CREDENTIALS, `$1${CENSOR}@`) : text;
 }
 
-/**
- * `value` with every secret field (SECRET_FIELDS, any letter case, up to two levels below the top) censored. Copy on
- * write: an object without a secret field is returned as it is, and only the objects on the way to one are copied.
- */
+/** `value` with every secret field censored, copied on write: an object without one is returned as it is. */
 export function redactSecretFields<T>(value: T, depth = 0): T {
   if (depth >= REDACT_DEPTH || value === null || typeof value !== 'object') return value;
-  // Arrays alike: an index is never a secret field name, and the copy stays an array.
   const record = value as Record<string, unknown>;
   let copy: Record<string, unknown> | undefined;
   for (const [key, field] of Object.entries(record)) {

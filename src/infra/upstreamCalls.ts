@@ -6,22 +6,18 @@ import type { Upstream } from './limits/types.js';
 
 export type UpstreamCounts = Partial<Record<Upstream['service'], number>>;
 
-/**
- * No upstream work of a person's turn starts, or runs on, later than this after it began: Teams waits 15 s, the answer
- * needs the last.
- */
+/** No upstream work of a person's turn starts, or runs on, later than this after it began: Teams waits 15 s, the answer needs the last. */
 export const TURN_DEADLINE_MS = 14_000;
 
+/** A turn's counts, and when its upstream calls must have started and ended by (ms since epoch). */
 interface TurnScope {
   counts: UpstreamCounts;
-  /** When the turn's upstream calls must have started, and ended, by (ms since epoch). */
   deadline: number;
 }
 
 /**
- * One scope per turn (the adapter runs each authenticated turn in `run`); the limiter counts every call that actually
- * starts into the scope that asked for it and holds a person's calls to its deadline. Calls outside any scope
- * (background work) are not counted.
+ * One scope per turn (the adapter runs each authenticated turn in `run`): the limiter counts each call that starts into
+ * the scope that asked for it and holds a person's calls to its deadline. Background work runs in none.
  */
 export class UpstreamCallCounter {
   private readonly turns = new ContextSlot<TurnScope>('turn scope');
@@ -40,6 +36,5 @@ export class UpstreamCallCounter {
 
 /** Calls to BILL, Spend & Expense, Graph and token endpoints; bot connector sends are transport, not work. */
 export function upstreamTotal(counts: UpstreamCounts | undefined): number {
-  if (!counts) return 0;
-  return Object.entries(counts).reduce((sum, [service, n]) => (service === 'connector' ? sum : sum + n), 0);
+  return Object.entries(counts ?? {}).reduce((sum, [service, n]) => (service === 'connector' ? sum : sum + n), 0);
 }

@@ -35,10 +35,7 @@ function hashed(secret: string): string {
   return 'k' + createHash('sha256').update(secret, 'utf8').digest('hex').slice(0, 12);
 }
 
-/**
- * Teams counts bot sends per thread, where a thread is a 1:1 chat, a group chat or a team channel; a
- * channel reply chain (";messageid=...") belongs to its channel.
- */
+/** Teams counts bot sends per thread (a 1:1 chat, a group chat, a channel); a reply chain (";messageid=...") is its channel's. */
 export function threadKey(conversationId: string): string {
   const i = conversationId.indexOf(';messageid=');
   return i >= 0 ? conversationId.slice(0, i) : conversationId;

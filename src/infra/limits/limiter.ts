@@ -25,8 +25,10 @@ export interface BudgetCounters {
   granted: number;
   rejected: Partial<Record<LimitExceeded['reason'], number>>;
   throttles: Partial<Record<Throttle['kind'], number>>;
-  lastThrottle?: { at: number; kind: Throttle['kind'] };
+  lastThrottle?: LastThrottle;
 }
+
+type LastThrottle = Required<Pick<BudgetSnapshot, 'lastThrottleAt' | 'lastThrottleKind'>>;
 
 interface GrantContext extends ActiveGrant {
   /** Concurrency budgets held by this call chain: a nested call to the same budget does not queue behind itself. */
@@ -45,7 +47,7 @@ interface Ticket {
 class BudgetState {
   running = 0;
   rejected = 0;
-  lastThrottle: { at: number; kind: Throttle['kind'] } | undefined;
+  lastThrottle: LastThrottle | undefined;
   /** Concurrency budgets: the configured limit, and the one in force (lower for a while after BDC_1322). */
   readonly configured: number;
   effective: number;
@@ -53,7 +55,7 @@ class BudgetState {
   /** How long a call holds a slot (a starting guess, refined as calls complete), and how many calls refined it. */
   avgCallMs = 250;
   samples = 0;
-  /** Waiting room: interactive tickets before background ones, first come first served within each; a ticket leaves it when settled. */
+  /** Interactive tickets before background ones, first come first served within each; a ticket leaves when settled. */
   readonly waiting: Ticket[] = [];
   /** The heads' turns, one after another, while anyone waits. */
   turns: Promise<void> | undefined;
@@ -84,18 +86,17 @@ function sleep(ticket: Ticket, ms: number | undefined, waiters?: Set<() => void>
 
 export class SharedLimiter implements Limiter {
   private readonly store: LocalBudgetStore;
-  /** Budgets with calls waiting or running, and every app-wide one; an idle per-thread or per-team budget is only its counts in the store. */
+  /** Budgets with calls waiting or running, and every app-wide one (an idle per-thread or per-team one is only its counts). */
   private readonly states = new Map<string, BudgetState>();
   /** The rule of each per-conversation or per-team budget (one per name), for the keys the store holds counts of. */
   private readonly aggregateRules = new Map<string, BudgetRule>();
   private readonly counters = new Map<string, BudgetCounters>();
-  /** Tickets still waiting: granted, refused, timed out or closed ones leave, and their turn stops at the next check. */
+  /** Tickets still waiting: a settled one leaves, and its turn stops at the next check. */
   private readonly tickets = new Set<Ticket>();
   private readonly grants = new ContextSlot<GrantContext>('limiter grant');
   private lastSweep = 0;
   private closed = false;
 
-  /** `turns`: the turn each call is counted for, and whose deadline a person's call must start by. */
   constructor(private readonly deps: { config: Config; clock: Clock; log: Logger; store?: LocalBudgetStore; turns?: UpstreamCallCounter }) {
     this.store = deps.store ?? new LocalBudgetStore();
     // Budgets known from configuration appear in status and metrics before the first call.
@@ -113,25 +114,23 @@ export class SharedLimiter implements Limiter {
     if (this.closed) throw new LimitExceeded(refs[0]?.budget ?? upstream.service, 5_000, 'busy');
     const now = this.deps.clock.now();
     const interactive = opts.priority === 'interactive';
-    let wait = opts.maxWaitMs ?? (interactive ? this.deps.config.limits.commandWaitMs : undefined);
+    const wait = opts.maxWaitMs ?? (interactive ? this.deps.config.limits.commandWaitMs : undefined);
+    let deadline = wait === undefined ? Number.POSITIVE_INFINITY : now + Math.max(0, wait);
     // Captured now: a call started from a draining queue still counts for the turn that asked for it. A person's call
-    // (other than the Bot Connector sends that carry the answer) waits at most until the turn's deadline: a command
-    // making several calls in a row says "busy" in time instead of answering after Teams has given up on the turn.
-    // Such a call is also told to have ended by then (AdmittedCall.endBy): one admitted just before the deadline must
-    // not keep the person waiting its whole request timeout.
+    // (other than the Bot Connector sends that carry the answer) waits at most until the turn's deadline, so a command
+    // making several calls says "busy" before Teams gives up on the turn; it is also told to have ended by then (endBy).
     const turn = this.deps.turns?.scope();
     const endBy = turn && interactive && wait !== undefined && upstream.service !== 'connector' ? turn.deadline : undefined;
-    if (endBy !== undefined && wait !== undefined) {
+    if (endBy !== undefined && refs[0]) {
       // Past the deadline nothing starts, even with every slot free (a slow answer used the turn up).
-      if (now >= endBy && refs[0]) {
+      if (now >= endBy) {
         const st = this.state(refs[0]);
         const late = this.reject(st, MIN_RETRY_MS, 'busy');
         this.forgetIfIdle(st);
         throw late;
       }
-      wait = Math.min(wait, endBy - now);
+      deadline = Math.min(deadline, endBy);
     }
-    const deadline = wait === undefined ? Number.POSITIVE_INFINITY : now + Math.max(0, wait);
     const outer = this.grants.getStore();
 
     this.precheck(refs, now, deadline);
@@ -181,11 +180,14 @@ export class SharedLimiter implements Limiter {
       const block = this.store.blocked(ref.id, now);
       if (block?.kind === 'hourly') throw this.reject(this.state(ref), block.until - now, 'hourly');
       if (block && block.until > deadline) throw this.reject(this.state(ref), block.until - now, 'throttled');
-      if (ref.failFast && ref.rule.type !== 'concurrency') {
-        const at = this.store.nthFit(ref.id, ref.rule, now, 1);
-        if (at > now) throw this.reject(this.state(ref), at - now, ref.failFast);
-      }
+      const at = this.failFastAt(ref, now);
+      if (ref.failFast && at > now) throw this.reject(this.state(ref), at - now, ref.failFast);
     }
+  }
+
+  /** When a fail-fast rate budget could take one more call (now for any other). */
+  private failFastAt(ref: BudgetRef, now: number): number {
+    return ref.failFast && ref.rule.type !== 'concurrency' ? this.store.nthFit(ref.id, ref.rule, now, 1) : now;
   }
 
   /** Admits a call at once when nobody waits and the budget allows it; else queues it, or refuses a wait that cannot end in time. */
@@ -200,9 +202,8 @@ export class SharedLimiter implements Limiter {
         return;
       }
       if (deadline <= now) throw this.reject(st, this.estimate(st, 1), 'busy');
-      // Would it get a slot in time? Once calls have been timed, say "busy" now rather than after the whole wait: the
-      // person learns it at once, and a burst does not end in hundreds of refusals at the same instant, which would
-      // keep the process from handing the freed slots to the calls that did get in.
+      // Would it get a slot in time? Once calls have been timed, say "busy" now: a burst then does not end in hundreds of
+      // refusals at one instant, which kept the process from handing freed slots to the calls that did get in.
       if (Number.isFinite(deadline) && st.samples >= MIN_SAMPLES_TO_REFUSE_EARLY) {
         const eta = this.estimate(st, st.waiting.length + 1);
         if (now + eta > deadline) throw this.reject(st, eta, 'busy');
@@ -220,11 +221,7 @@ export class SharedLimiter implements Limiter {
     await this.enqueue(st, priority, deadline);
   }
 
-  /**
-   * Head of a budget's waiting room: takes a unit (a rate budget's) or the next slot that is freed (a concurrency
-   * budget's) as soon as any pause allows; the refusal when its ticket cannot have one in time. Only bill.requests,
-   * a rate budget, is ever frozen hourly.
-   */
+  /** Head of a budget's waiting room: takes a unit or the next freed slot as soon as any pause allows, or says why it cannot in time. */
   private async turn(st: BudgetState, ticket: Ticket): Promise<LimitExceeded | undefined> {
     const { ref } = st;
     while (this.tickets.has(ticket)) {
@@ -311,9 +308,8 @@ export class SharedLimiter implements Limiter {
   }
 
   /**
-   * Gives each waiting ticket its turn as the head, the next one in the same tick the last one ends. (A waiting room
-   * that moved on through timers left freed slots empty on a busy event loop: 87% of BILL's 3 slots used, issue #23.)
-   * It always awaits a turn before it ends, so `st.turns` is set before it is cleared; each turn settles its ticket.
+   * Gives each waiting ticket its turn as the head, the next one in the same tick the last one ends (moving on through
+   * timers left freed slots empty on a busy event loop: 87% of BILL's 3 slots used, issue #23).
    */
   private async takeTurns(st: BudgetState): Promise<void> {
     for (let ticket = st.waiting[0]; ticket; ticket = st.waiting[0]) {
@@ -322,12 +318,9 @@ export class SharedLimiter implements Limiter {
         if (refusal) ticket.fail(refusal);
       } catch (err) {
         // A shared store that cannot answer (Redis down) is said as such: the call was not admitted.
-        if (err instanceof DependencyUnavailable) {
-          ticket.fail(err);
-          continue;
-        }
-        this.deps.log.error({ budget: st.ref.budget, err: errorMessage(err) }, 'limiter waiting room failed');
-        ticket.fail(new LimitExceeded(st.ref.budget, MIN_RETRY_MS, 'busy'));
+        const unavailable = err instanceof DependencyUnavailable;
+        if (!unavailable) this.deps.log.error({ budget: st.ref.budget, err: errorMessage(err) }, 'limiter waiting room failed');
+        ticket.fail(unavailable ? err : new LimitExceeded(st.ref.budget, MIN_RETRY_MS, 'busy'));
       }
     }
     st.turns = undefined;
@@ -393,20 +386,18 @@ export class SharedLimiter implements Limiter {
   private mark(st: BudgetState, now: number, kind: Throttle['kind']): void {
     const c = this.count(st.ref.budget);
     c.throttles[kind] = (c.throttles[kind] ?? 0) + 1;
-    st.lastThrottle = c.lastThrottle = { at: now, kind };
+    st.lastThrottle = c.lastThrottle = { lastThrottleAt: now, lastThrottleKind: kind };
   }
 
   /** After BDC_1322, one slot comes back every SHRINK_HOLD_MS until the configured limit is in force again. */
   private scheduleRestore(st: BudgetState): void {
     clearTimeout(st.restoreTimer);
-    st.restoreTimer = undefined;
     if (st.effective >= st.configured || this.closed) return;
     st.restoreTimer = setTimeout(() => {
       st.effective = Math.min(st.configured, st.effective + 1);
       this.slotFreed(st);
       this.scheduleRestore(st);
-    }, SHRINK_HOLD_MS);
-    st.restoreTimer.unref();
+    }, SHRINK_HOLD_MS).unref();
   }
 
   blockedUntil(upstream: Upstream): number | undefined {
@@ -414,9 +405,8 @@ export class SharedLimiter implements Limiter {
     let until: number | undefined;
     for (const ref of budgetsFor(this.deps.config.limits, upstream)) {
       const block = this.store.blocked(ref.id, now);
-      if (block) until = Math.max(until ?? 0, block.until);
-      const fit = ref.failFast && ref.rule.type !== 'concurrency' ? this.store.nthFit(ref.id, ref.rule, now, 1) : now;
-      if (fit > now) until = Math.max(until ?? 0, fit);
+      const at = Math.max(block?.until ?? now, this.failFastAt(ref, now));
+      if (at > now) until = Math.max(until ?? 0, at);
     }
     return until;
   }
@@ -427,7 +417,6 @@ export class SharedLimiter implements Limiter {
     // Budgets kept per conversation or team are one row (key "*"): the figures of the key closest to its limit.
     const aggregates = new Map<string, BudgetSnapshot>();
     const pressure = (r: BudgetSnapshot) => (r.limit > 0 ? r.used / r.limit : 0);
-    // An idle per-thread or per-team budget has no state: nothing waits, its refusals and throttles count per budget name.
     const budgets: Array<[BudgetRef, BudgetState | undefined]> = [...this.states.values()].map((st) => [st.ref, st]);
     for (const ref of this.aggregateRefs()) if (!this.states.has(ref.id)) budgets.push([ref, undefined]);
     for (const [ref, st] of budgets) {
@@ -439,8 +428,7 @@ export class SharedLimiter implements Limiter {
         queued: st?.waiting.length ?? 0,
         running: slots?.running ?? 0,
         rejected: st?.rejected ?? 0,
-        lastThrottleAt: st?.lastThrottle?.at,
-        lastThrottleKind: st?.lastThrottle?.kind,
+        ...st?.lastThrottle,
         blockedUntil: this.store.blocked(ref.id, now)?.until,
         configuredLimit: slots && slots.effective !== slots.configured ? slots.configured : undefined,
       };
@@ -450,8 +438,7 @@ export class SharedLimiter implements Limiter {
         // The row's refusals and last throttle are the budget name's: its idle keys are forgotten, these are not.
         const c = this.counters.get(ref.budget);
         const rejected = Object.values(c?.rejected ?? {}).reduce((sum, n) => sum + n, 0);
-        const lastThrottle = { lastThrottleAt: c?.lastThrottle?.at, lastThrottleKind: c?.lastThrottle?.kind };
-        aggregates.set(ref.budget, { ...row, key: '*', keys: 1, rejected, ...lastThrottle });
+        aggregates.set(ref.budget, { ...row, key: '*', keys: 1, rejected, ...c?.lastThrottle });
       } else {
         if (pressure(row) > pressure(a))
           Object.assign(a, { limit: row.limit, used: row.used, remaining: row.remaining, windowMs: row.windowMs });
@@ -486,10 +473,7 @@ export class SharedLimiter implements Limiter {
     return st;
   }
 
-  /**
-   * A per-thread or per-team budget keeps its state only while calls wait there: Teams' windows reach back an hour,
-   * and each thread's state beside its counts was ~500 bytes, 7 MB of live heap at the memory bench's 15,000 threads.
-   */
+  /** A per-thread or per-team budget keeps state only while calls wait there: 7 MB of live heap at the memory bench's 15,000 threads. */
   private forgetIfIdle(st: BudgetState): void {
     if (st.ref.aggregate && st.running === 0 && st.turns === undefined && this.states.get(st.ref.id) === st) this.states.delete(st.ref.id);
   }
@@ -523,7 +507,6 @@ export class SharedLimiter implements Limiter {
       ticket.wake?.();
     }
     for (const st of this.states.values()) clearTimeout(st.restoreTimer);
-    // Every ticket is settled, so each head's turn ends as soon as its store call answers.
     await Promise.all([...this.states.values()].flatMap((st) => st.turns ?? []));
     await this.store.close();
   }

@@ -25,9 +25,23 @@ export function registerLimiterMetrics(registry: Registry, limiter: SharedLimite
     }
     return cached;
   };
-  const gauge = (name: string, help: string, pick: (r: BudgetSnapshot) => number | undefined) =>
+  const gauges: Array<[string, string, (r: BudgetSnapshot) => number | undefined]> = [
+    ['limit', 'Calls the budget allows (per window, or in flight); lower than configured while shrunk after BDC_1322', (r) => r.limit],
+    ['used', 'Calls counted in the current window (or in flight)', (r) => r.used],
+    ['remaining', 'Calls the budget still allows in the current window', (r) => r.remaining],
+    ['queued', 'Calls waiting for the budget', (r) => r.queued],
+    ['running', 'Calls holding a concurrency slot', (r) => r.running],
+    ['window_seconds', 'Length of the window used/limit/remaining describe', (r) => seconds(r.windowMs)],
+    [
+      'last_throttle_timestamp_seconds',
+      'When the upstream last throttled this budget (BDC_1322, BDC_1144, 429)',
+      (r) => seconds(r.lastThrottleAt),
+    ],
+    ['blocked_until_timestamp_seconds', 'While frozen (BDC_1144) or paused (Retry-After): until when', (r) => seconds(r.blockedUntil)],
+  ];
+  for (const [name, help, pick] of gauges) {
     new Gauge({
-      name,
+      name: `billbridge_budget_${name}`,
       help,
       labelNames: ['budget', 'key'] as const,
       registers: [registry],
@@ -39,25 +53,7 @@ export function registerLimiterMetrics(registry: Registry, limiter: SharedLimite
         }
       },
     });
-
-  gauge(
-    'billbridge_budget_limit',
-    'Calls the budget allows (per window, or in flight); lower than configured while shrunk after BDC_1322',
-    (r) => r.limit,
-  );
-  gauge('billbridge_budget_used', 'Calls counted in the current window (or in flight)', (r) => r.used);
-  gauge('billbridge_budget_remaining', 'Calls the budget still allows in the current window', (r) => r.remaining);
-  gauge('billbridge_budget_queued', 'Calls waiting for the budget', (r) => r.queued);
-  gauge('billbridge_budget_running', 'Calls holding a concurrency slot', (r) => r.running);
-  gauge('billbridge_budget_window_seconds', 'Length of the window used/limit/remaining describe', (r) => seconds(r.windowMs));
-  gauge(
-    'billbridge_budget_last_throttle_timestamp_seconds',
-    'When the upstream last throttled this budget (BDC_1322, BDC_1144, 429)',
-    (r) => seconds(r.lastThrottleAt),
-  );
-  gauge('billbridge_budget_blocked_until_timestamp_seconds', 'While frozen (BDC_1144) or paused (Retry-After): until when', (r) =>
-    seconds(r.blockedUntil),
-  );
+  }
 
   counterFromTotals(
     registry,

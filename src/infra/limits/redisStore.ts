@@ -4,7 +4,6 @@
 // with a TTL refreshed while the call runs, so a crashed instance's slots come back; windows slide over a sorted set
 // (a fixed window admits up to twice a limit across its boundary); pauses are keys with PX plus a pub/sub broadcast.
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import type { LostLockError } from 'redis-semaphore';
 import { DependencyUnavailable, errorMessage } from '../../errors.js';
 import type { Logger } from '../log.js';
@@ -52,12 +51,6 @@ end
 redis.call('SET', KEYS[1], ARGV[1] .. ':' .. ARGV[2], 'PX', ARGV[3])
 return 1`;
 
-type ScriptedRedis = Redis & {
-  billbridgeTakeWindows(key: string, ...args: Array<string | number>): Promise<[number, ...string[]]>;
-  billbridgeTakeHour(key: string, ttlMs: number): Promise<number>;
-  billbridgeBlock(key: string, until: string, kind: string, ttlMs: string): Promise<number>;
-};
-
 export class RedisBudgetStore extends LocalBudgetStore {
   /** A slot another instance frees wakes no one here: a waiter re-checks this often. */
   override readonly pollMs = 20;
@@ -70,9 +63,6 @@ export class RedisBudgetStore extends LocalBudgetStore {
   constructor(private readonly deps: { redis: RedisConnection; log: Logger; lockTimeoutMs?: number }) {
     super();
     const { redis } = deps;
-    redis.client.defineCommand('billbridgeTakeWindows', { numberOfKeys: 1, lua: TAKE_WINDOWS });
-    redis.client.defineCommand('billbridgeTakeHour', { numberOfKeys: 1, lua: TAKE_HOUR });
-    redis.client.defineCommand('billbridgeBlock', { numberOfKeys: 1, lua: BLOCK });
     redis.subscribe(BLOCK_CHANNEL, (message) => this.takeBlock(message));
     redis.onResubscribe(() => void this.loadBlocks());
     redis.onReconnect(() => this.retryReleases());
@@ -101,7 +91,7 @@ export class RedisBudgetStore extends LocalBudgetStore {
 
   private async takeHour(id: string, limit: number, now: number): Promise<TakeResult> {
     const key = this.key('hour', `${id}|${hourStart(now)}`);
-    const used = await this.deps.redis.run((r) => (r as ScriptedRedis).billbridgeTakeHour(key, 2 * HOUR_MS));
+    const used = await this.deps.redis.eval<number>(TAKE_HOUR, [key], [2 * HOUR_MS]);
     const e = this.entry(id);
     e.hour = hourStart(now);
     e.hourCount = Math.min(limit, used);
@@ -111,7 +101,7 @@ export class RedisBudgetStore extends LocalBudgetStore {
   private async takeWindows(id: string, windows: RateWindow[], now: number): Promise<TakeResult> {
     const call = `${now}:${randomUUID()}`;
     const args = [Math.floor(now), call, ...windows.flatMap((w) => [w.limit, w.windowMs])];
-    const [fits, ...calls] = await this.deps.redis.run((r) => (r as ScriptedRedis).billbridgeTakeWindows(this.key('win', id), ...args));
+    const [fits, ...calls] = await this.deps.redis.eval<[number, ...string[]]>(TAKE_WINDOWS, [this.key('win', id)], args);
     const e = this.entry(id);
     e.ts = calls.map(Number);
     return fits === 1 ? { ok: true } : { ok: false, retryAt: nextFit(e.ts, windows, now) };
@@ -169,7 +159,7 @@ export class RedisBudgetStore extends LocalBudgetStore {
     const ttlMs = Math.max(1, Math.ceil(block.until - Date.now()));
     const until = String(Math.ceil(block.until));
     void this.deps.redis
-      .run((r) => (r as ScriptedRedis).billbridgeBlock(this.key('block', id), until, block.kind, String(ttlMs)))
+      .eval(BLOCK, [this.key('block', id)], [until, block.kind, ttlMs])
       .then(() => this.deps.redis.publish(BLOCK_CHANNEL, `${until}:${block.kind}:${id}`))
       .catch((err: unknown) =>
         this.deps.log.warn(
@@ -191,13 +181,10 @@ export class RedisBudgetStore extends LocalBudgetStore {
     const { client, keyPrefix } = this.deps.redis;
     const head = `${keyPrefix}limits:block:{`;
     try {
-      let cursor = '0';
-      do {
-        const [next, keys] = await client.scan(cursor, 'MATCH', `${head}*`, 'COUNT', 200);
-        cursor = next;
+      for await (const keys of client.scanStream({ match: `${head}*`, count: 200 }) as AsyncIterable<string[]>) {
         const values = keys.length > 0 ? await client.mget(...keys) : [];
         keys.forEach((k, i) => this.takeBlock(values[i] ?? null, k.slice(head.length, -1)));
-      } while (cursor !== '0');
+      }
     } catch (err) {
       this.deps.log.debug({ err: errorMessage(err) }, 'could not read budget pauses from Redis');
     }

@@ -22,9 +22,8 @@ interface Entry {
 }
 
 /**
- * The counts behind every budget, in memory. Decisions that change counts (take, acquire) are async so a shared
- * store can make them atomically elsewhere; reads for status and estimates are synchronous (a shared store writes
- * what its last atomic reply said into these entries).
+ * The counts behind every budget, in memory. Decisions (take, acquire) are async so a shared store can make them
+ * atomically elsewhere; reads are synchronous (a shared store writes what its last atomic reply said into these entries).
  */
 export class LocalBudgetStore {
   /** How often a waiter re-checks a slot that another instance may have freed; undefined: only this process frees them. */

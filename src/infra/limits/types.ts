@@ -17,7 +17,7 @@ export type Upstream =
 
 export interface RunOptions {
   priority: Priority;
-  /** LimitExceeded('busy') when the call cannot start within this many ms; default: commandWaitMs when interactive, no limit when background. */
+  /** LimitExceeded('busy') when the call cannot start within this; default commandWaitMs when interactive, else none. */
   maxWaitMs?: number;
 }
 
@@ -64,10 +64,7 @@ export interface ActiveGrant {
 
 /** What an admitted call is told when it starts. */
 export interface AdmittedCall {
-  /**
-   * A person's call (not a Bot Connector send): the instant its turn's deadline falls (app clock, ms since epoch), by
-   * which it must have ended, whatever its own timeout; undefined outside a turn (background work keeps its timeout).
-   */
+  /** A person's call (not a Bot Connector send): its turn's deadline (app clock), by which it must have ended whatever its timeout. */
   endBy?: number;
 }
 

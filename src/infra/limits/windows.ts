@@ -52,10 +52,7 @@ export function countInWindow(ts: readonly number[], windowMs: number, now: numb
   return ts.length - firstAfter(ts, now - windowMs);
 }
 
-/**
- * The earliest instant >= now at which one more call fits every window, given the calls in `ts`
- * (ascending). A call made at t leaves a window of length w at t + w.
- */
+/** The earliest instant >= now at which one more call fits every window, given the calls in `ts` (ascending). */
 export function nextFit(ts: readonly number[], windows: readonly RateWindow[], now: number): number {
   let at = now;
   for (const w of windows) {

@@ -11,7 +11,7 @@ const EDIT_LOCK_MS = 5_000;
 const EDIT_WAIT_STEP_MS = 25;
 const EDIT_WAIT_STEPS = 80;
 
-/** A longer change: `leaseMs` it holds the lease at most; `waitMs` others wait; `busy`: what a waiter that ran out throws (else it changes anyway). */
+/** A longer change: the lease's most, how long others wait, and what one that ran out throws (else it changes anyway). */
 export interface EditLease {
   leaseMs: number;
   waitMs: number;

@@ -6,16 +6,18 @@ import { DependencyUnavailable, errorMessage } from '../../errors.js';
 import type { Logger } from '../log.js';
 
 interface RedisConnectionOptions {
-  /** redis://[:password@]host:port[/db] or rediss://... (config.redisUrl). */
+  /** config.redisUrl: redis://[:password@]host:port[/db] or rediss://... */
   url: string;
   log: Logger;
-  /** A command without an answer after this long fails (a hung Redis must not hang a turn); default 2,000 ms. */
+  /** Default 2,000 ms: a hung Redis must not hang a turn. */
   commandTimeoutMs?: number;
-  /** Longest pause between reconnection attempts; default 2,000 ms. */
   maxReconnectDelayMs?: number;
-  /** Every key billbridge writes starts with this; default "billbridge:". */
+  /** Of every key billbridge writes; default "billbridge:". */
   keyPrefix?: string;
 }
+
+/** A Lua script defined on the command connection (defineCommand), called with its keys, then its arguments. */
+type Script = (...keysThenArgs: Array<string | number>) => Promise<unknown>;
 
 /** The URL without user name or password, for logs and status. */
 export function redactRedisUrl(url: string): string {
@@ -30,9 +32,8 @@ export function redactRedisUrl(url: string): string {
 }
 
 /**
- * One command connection (state, limiter, sessions, per-user rate) and one subscriber connection (pub/sub). While Redis
- * is unreachable every command is refused at once (no offline queue, no resend), so callers answer "temporarily
- * unavailable" instead of waiting or acting on a stale decision; every error event is handled here.
+ * One command connection and one subscriber connection (pub/sub). While Redis is unreachable every command is refused at
+ * once (no offline queue, no resend): callers answer "temporarily unavailable" instead of acting on a stale decision.
  */
 export class RedisConnection {
   readonly client: Redis;
@@ -45,12 +46,11 @@ export class RedisConnection {
   private everReady = false;
   private down = false;
   private closed = false;
+  private readonly scripts = new Map<string, Script>();
   /** Settles once the settings of the Redis first connected to were looked at (checkSettings). */
   readonly settingsChecked: Promise<void>;
-  private settingsDone!: () => void;
 
   constructor(private readonly opts: RedisConnectionOptions) {
-    this.settingsChecked = new Promise((resolve) => (this.settingsDone = resolve));
     this.location = redactRedisUrl(opts.url);
     this.keyPrefix = opts.keyPrefix ?? 'billbridge:';
     const maxDelay = opts.maxReconnectDelayMs ?? 2_000;
@@ -63,6 +63,7 @@ export class RedisConnection {
       retryStrategy: (times) => Math.min(maxDelay, 50 * 2 ** Math.min(times, 10)),
     };
     this.client = new Redis(opts.url, { ...options, connectionName: 'billbridge' });
+    this.settingsChecked = new Promise((resolve) => this.client.once('ready', () => void this.checkSettings().finally(resolve)));
     // One clear line when Redis goes away and one when it is back, never an unhandled error event.
     const wentDown = (err: Error | undefined) => {
       this.down = true;
@@ -85,7 +86,6 @@ export class RedisConnection {
       const back = this.everReady && this.down;
       if (this.down || !this.everReady)
         opts.log.info({ redis: this.location }, this.everReady ? 'Redis connection restored' : 'Redis connected: cluster mode');
-      if (!this.everReady) void this.checkSettings().finally(this.settingsDone);
       this.down = false;
       this.everReady = true;
       if (back) this.callEach(this.reconnected, undefined, 'Redis reconnect hook failed');
@@ -133,6 +133,19 @@ export class RedisConnection {
     }
   }
 
+  /** Runs a Lua script (sent once, then named by its SHA); it fails as `run` does. */
+  eval<R>(lua: string, keys: string[], args: Array<string | number>): Promise<R> {
+    let script = this.scripts.get(lua);
+    if (!script) {
+      const name = `billbridgeScript${this.scripts.size}`;
+      this.client.defineCommand(name, { numberOfKeys: keys.length, lua });
+      script = (Reflect.get(this.client, name) as Script).bind(this.client);
+      this.scripts.set(lua, script);
+    }
+    const run = script;
+    return this.run(() => run(...keys, ...args) as Promise<R>);
+  }
+
   /** Publishes on a channel (prefixed); false when Redis did not take it. */
   async publish(channel: string, message: string): Promise<boolean> {
     if (!this.ready()) return false;
@@ -157,10 +170,7 @@ export class RedisConnection {
     set.add(handler);
   }
 
-  /**
-   * Called every time the subscriber connection (re)subscribes: messages published while it was away are lost,
-   * so whoever relies on them resynchronises here.
-   */
+  /** Called every time the subscriber (re)subscribes: whoever relies on messages published while it was away resynchronises. */
   onResubscribe(fn: () => void): void {
     this.resubscribed.add(fn);
   }
@@ -173,31 +183,18 @@ export class RedisConnection {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.all(
-      [this.client, this.subscriber].map(async (c) => {
-        try {
-          if (c.status === 'ready') await c.quit();
-          else c.disconnect();
-        } catch {
-          c.disconnect();
-        }
-      }),
-    );
+    const connections = [this.client, this.subscriber];
+    for (const c of connections) if (c.status !== 'ready') c.disconnect();
+    await Promise.all(connections.filter((c) => c.status === 'ready').map((c) => c.quit().catch(() => c.disconnect())));
   }
 
   /**
-   * Says (once, at the first connection) what in Redis's settings lets acknowledged state vanish: a maxmemory-policy
-   * other than noeviction drops keys under memory pressure (outbox events, bindings, webhook event ids), and without
-   * an append-only file a restart of Redis loses what was written since its last snapshot. A Redis that refuses INFO
-   * (some managed ones rename it) is taken on trust.
+   * Says (once, at the first connection) what in Redis's settings lets acknowledged state vanish: eviction under memory
+   * pressure, or no append-only file. A Redis that refuses INFO (some managed ones rename it) is taken on trust.
    */
   private async checkSettings(): Promise<void> {
-    let info: string;
-    try {
-      info = await this.client.info();
-    } catch {
-      return;
-    }
+    const info = await this.client.info().catch(() => undefined);
+    if (info === undefined) return;
     const field = (name: string): string | undefined => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
     const policy = field('maxmemory_policy');
     if (policy !== undefined && policy !== 'noeviction' && Number(field('maxmemory')) > 0)
@@ -225,9 +222,8 @@ export class RedisConnection {
 }
 
 /**
- * redis-semaphore refreshes a held lock from a timer and lets a failed refresh reject unhandled, which would end the
- * process when Redis goes away while a lock is held. These keep the lock on a failed refresh (its TTL in Redis
- * frees it if it really is lost) and report a refresh that found the lock gone through onLockLost as usual.
+ * redis-semaphore lets a failed refresh of a held lock reject unhandled, which would end the process when Redis goes
+ * away. These keep the lock (its TTL frees it if it really is lost); a lock found gone is still reported to onLockLost.
  */
 export class SafeSemaphore extends Semaphore {
   protected override _refresh(): Promise<boolean> {

@@ -5,7 +5,6 @@
 // Bounded under `noeviction`: a write with a TTL drops the index members that expired; UNLISTED namespaces (written per
 // delivery, read by key) have no index; entries without a TTL grow with customers, not deliveries; a log keeps about
 // its newest `logMaxEntries` records (XADD MAXLEN ~).
-import type { Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
 import type { RedisConnection } from './redisClient.js';
 import { NS, checkNamespace, encode, type SetOptions, type StateStore } from './types.js';
@@ -61,11 +60,6 @@ local list = '[' .. table.concat(items, ',\\n') .. ']'
 if ARGV[3] == '' then redis.call('SET', KEYS[1], list) else redis.call('SET', KEYS[1], list, 'PX', ARGV[3]) end
 return #items`;
 
-type ScriptedRedis = Redis & {
-  billbridgePrepend(key: string, value: string, keep: string, ttlMs: string): Promise<number>;
-  billbridgePut(key: string, idx: string, ...args: string[]): Promise<number>;
-};
-
 export class RedisStateStore implements StateStore {
   readonly kind = 'redis' as const;
   readonly location: string;
@@ -79,8 +73,6 @@ export class RedisStateStore implements StateStore {
   ) {
     this.location = conn.location;
     this.auditLocation = `${conn.location} (stream "${AUDIT_STREAM}")`;
-    conn.client.defineCommand('billbridgePut', { numberOfKeys: 2, lua: PUT });
-    conn.client.defineCommand('billbridgePrepend', { numberOfKeys: 1, lua: PREPEND });
   }
 
   /**
@@ -120,7 +112,7 @@ export class RedisStateStore implements StateStore {
       UNLISTED.has(ns) ? 'unlisted' : 'listed',
       key,
     ];
-    return (await this.conn.run((r) => (r as ScriptedRedis).billbridgePut(k, idx, ...args))) === 1;
+    return (await this.conn.eval<number>(PUT, [k, idx], args)) === 1;
   }
 
   async prepend(ns: string, key: string, value: unknown, keep: number, opts?: SetOptions): Promise<void> {
@@ -128,7 +120,7 @@ export class RedisStateStore implements StateStore {
     if (!UNLISTED.has(ns)) throw new Error(`State namespace "${ns}" is listable: prepend() is for namespaces read by key`);
     const k = this.key(ns, key);
     const ttlMs = opts?.ttlMs === undefined ? '' : String(ttl(opts.ttlMs));
-    await this.conn.run((r) => (r as ScriptedRedis).billbridgePrepend(k, encode(value), String(Math.max(1, keep)), ttlMs));
+    await this.conn.eval(PREPEND, [k], [encode(value), Math.max(1, keep), ttlMs]);
   }
 
   async delete(ns: string, key: string): Promise<boolean> {

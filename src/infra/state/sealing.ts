@@ -8,11 +8,7 @@ export function deriveKey(secretsKey: Buffer, purpose: string): Buffer {
   return Buffer.from(hkdfSync('sha256', secretsKey, 'billbridge', purpose, 32));
 }
 
-export interface SealedBox {
-  iv: string;
-  tag: string;
-  data: string;
-}
+export type SealedBox = Record<'iv' | 'tag' | 'data', string>;
 
 export interface SealOptions {
   /** How iv, tag and data are written (each store keeps the encoding it was written with). */
@@ -38,9 +34,8 @@ export function openText(key: Buffer, box: SealedBox, opts: SealOptions): string
 }
 
 /**
- * SECRETS_KEY as written in the environment: exactly 32 bytes as 64 hex characters, or as base64 (standard or URL-safe
- * alphabet, padding optional: 43 or 44 characters). Anything else, and 32 bytes that do not look random (a text
- * password, a repeated or counting pattern), is refused with a reason that never repeats the value.
+ * SECRETS_KEY as written in the environment: 32 bytes as 64 hex characters or as base64 (either alphabet, padding
+ * optional). Anything else, or bytes that do not look random, is refused with a reason that never repeats the value.
  */
 export function parseSecretsKey(raw: string): { key: Buffer } | { problem: string } {
   const text = raw.trim();

@@ -1,14 +1,11 @@
 // Single-instance state: one SQLite database, STATE_DIR/billbridge.sqlite, held by one process at a time.
 // - Every call is answered once its transaction is committed (calls of one event-loop turn share one); a write that
 //   cannot be committed (disk full, I/O error) rejects, with every call that may have seen it. No in-memory copy.
-// - WAL with synchronous=FULL: an acknowledged write survives a kill and a power cut. A batch of NOT_SYNCED namespaces
-//   only is committed with NORMAL (survives a kill; a power cut may lose its last few). The sync is ~6% of the CPU of
-//   a help command.
-// - locking_mode=EXCLUSIVE, taken by a write at open with busy_timeout 0: a second process gets SQLITE_BUSY at once
-//   and refuses to start; the OS drops the lock when the holder dies (kill -9 included).
-// - Values are JSON text in rows: a mirror shard of several MB is read when asked for, not held in memory.
-// The audit trail is a plain append-only file (STATE_DIR/audit.log, what operators tail and rotate), synced within a
-// second (LogFile).
+// - WAL with synchronous=FULL: an acknowledged write survives a kill and a power cut; a batch of NOT_SYNCED namespaces
+//   only is committed with NORMAL (a power cut may lose its last few). The sync is ~6% of the CPU of a help command.
+// - locking_mode=EXCLUSIVE, taken by a write at open with busy_timeout 0: a second process gets SQLITE_BUSY at once;
+//   the OS drops the lock when the holder dies (kill -9 included).
+// The audit trail is a plain append-only file (STATE_DIR/audit.log, what operators tail and rotate), synced within a second.
 import Database from 'better-sqlite3';
 import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -46,16 +43,15 @@ CREATE INDEX IF NOT EXISTS entries_expiry ON entries (expires_at) WHERE expires_
 CREATE TABLE IF NOT EXISTS holder (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER NOT NULL, since INTEGER NOT NULL);
 `;
 
-interface Key {
+interface Row {
   ns: string;
   key: string;
-}
-interface Now {
-  now: number;
-}
-interface Row extends Key {
   value: string;
   expires: number | null;
+}
+type Key = Pick<Row, 'ns' | 'key'>;
+interface Now {
+  now: number;
 }
 
 /** A live row: no expiry, or one still ahead of the clock (the store's clock, so tests can move it). */
@@ -99,14 +95,11 @@ export class SqliteStateStore implements StateStore {
     this.location = resolve(dir);
     mkdirSync(this.location, { recursive: true, mode: 0o700 });
     const file = join(this.location, DATABASE_FILE);
-    let db: Database.Database;
+    let db: Database.Database | undefined;
     try {
-      // Owner-only, like the directory: without SECRETS_KEY webhook keys are stored as BILL gave them. SQLite gives
-      // its WAL file the database file's mode.
+      // Owner-only, like the directory (without SECRETS_KEY webhook keys are stored as BILL gave them), also when another
+      // version or a copy made them readable by others; SQLite gives its WAL the database file's mode.
       closeSync(openSync(file, 'a', 0o600));
-      // A database (or a WAL a kill left), or an audit log (who ran what, in which team), that another version or a copy
-      // made readable by others is made owner-only too; a file this process may not change the mode of is left as it is
-      // (SQLite may still read and write it). A new audit log is created owner-only (LogFile).
       for (const f of [file, `${file}-wal`, join(this.location, AUDIT_FILE)]) {
         try {
           chmodSync(f, 0o600);
@@ -116,12 +109,7 @@ export class SqliteStateStore implements StateStore {
       }
       // timeout 0: a lock held by another process is reported at once instead of being waited for.
       db = new Database(file, { timeout: 0 });
-    } catch (err) {
-      throw new Error(`cannot open the state database ${file}: ${(err as Error).message}`, { cause: err });
-    }
-    try {
-      // EXCLUSIVE before WAL: the WAL index then lives in this process's memory (no -shm file) and the lock is never
-      // given back until the connection closes or the process dies.
+      // EXCLUSIVE before WAL: the WAL index lives in this process's memory (no -shm file) and the lock is held till close.
       db.pragma('locking_mode = EXCLUSIVE');
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
@@ -134,7 +122,7 @@ export class SqliteStateStore implements StateStore {
         'INSERT INTO holder (id, pid, since) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET pid = excluded.pid, since = excluded.since',
       ).run(process.pid, Date.now());
     } catch (err) {
-      db.close();
+      db?.close();
       if ((err as { code?: string }).code === 'SQLITE_BUSY') throw new StateDirInUse(this.location, readHolder(this.location));
       throw new Error(`cannot open the state database ${file}: ${(err as Error).message}`, { cause: err });
     }
@@ -143,8 +131,7 @@ export class SqliteStateStore implements StateStore {
     this.sql = statements(db);
     this.auditLocation = join(this.location, AUDIT_FILE);
     this.audit = new LogFile(this.auditLocation);
-    // Expired rows are invisible to reads already; this gives their space back (webhook event ids, seen activities).
-    // A full disk refuses the sweep too; expired rows stay invisible and the next sweep tries again.
+    // Expired rows are invisible to reads already; this gives their space back (a failed sweep is tried again next time).
     this.sweepTimer = setInterval(
       () => void this.write(() => this.sql.sweep.run({ now: this.clock.now() })).catch(() => undefined),
       60_000,
@@ -157,21 +144,18 @@ export class SqliteStateStore implements StateStore {
   }
 
   async get<T>(ns: string, key: string): Promise<T | undefined> {
-    checkNamespace(ns);
-    return this.read(() => {
+    return this.read(ns, () => {
       const row = this.sql.get.get({ ns, key, now: this.clock.now() });
       return row === undefined ? undefined : (JSON.parse(row.value) as T);
     });
   }
 
   async set(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<void> {
-    checkNamespace(ns);
     const json = encode(value);
     await this.write(() => this.sql.set.run({ ns, key, value: json, expires: this.expiry(opts) }), ns);
   }
 
   async setIfAbsent(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<boolean> {
-    checkNamespace(ns);
     const json = encode(value);
     return this.write(
       () => this.sql.setIfAbsent.run({ ns, key, value: json, expires: this.expiry(opts), now: this.clock.now() }).changes === 1,
@@ -180,7 +164,6 @@ export class SqliteStateStore implements StateStore {
   }
 
   async prepend(ns: string, key: string, value: unknown, keep: number, opts?: SetOptions): Promise<void> {
-    checkNamespace(ns);
     // One synchronous read and write inside this process's transaction: nothing else can come in between.
     await this.write(() => {
       const row = this.sql.get.get({ ns, key, now: this.clock.now() });
@@ -198,8 +181,9 @@ export class SqliteStateStore implements StateStore {
   }
 
   async entries<T>(ns: string): Promise<Array<[string, T]>> {
-    checkNamespace(ns);
-    return this.read(() => this.sql.entries.all({ ns, now: this.clock.now() }).map((r): [string, T] => [r.key, JSON.parse(r.value) as T]));
+    return this.read(ns, () =>
+      this.sql.entries.all({ ns, now: this.clock.now() }).map((r): [string, T] => [r.key, JSON.parse(r.value) as T]),
+    );
   }
 
   async appendAudit(record: object): Promise<void> {
@@ -217,11 +201,9 @@ export class SqliteStateStore implements StateStore {
     this.db.close();
   }
 
-  /**
-   * Runs a change inside the open batch (changes of one event-loop turn share one commit and one sync of the WAL) and
-   * resolves once it is committed. Applied at once, so later calls see it; if the batch fails, every call in it rejects.
-   */
+  /** Runs a change in the open batch (one commit and sync per event-loop turn); resolves once committed, rejects with the batch. */
   private async write<R>(change: () => R, ns?: string): Promise<R> {
+    if (ns !== undefined) checkNamespace(ns);
     if (this.closed) throw new Error('the state store is closed');
     const sync = ns === undefined || !NOT_SYNCED.has(ns);
     // SQLite sets a commit's sync level before its transaction begins: a change that must be synced does not join a
@@ -241,7 +223,8 @@ export class SqliteStateStore implements StateStore {
   }
 
   /** A read: answered at once, or, when it may have seen changes not yet committed, once they are. */
-  private async read<R>(query: () => R): Promise<R> {
+  private async read<R>(ns: string, query: () => R): Promise<R> {
+    checkNamespace(ns);
     if (this.closed) throw new Error('the state store is closed');
     const batch = this.batch;
     const result = query();
@@ -250,7 +233,6 @@ export class SqliteStateStore implements StateStore {
   }
 
   private openBatch(sync: boolean): Batch {
-    // The sync level of the commit to come: FULL unless the batch holds only NOT_SYNCED namespaces.
     this.db.pragma(`synchronous = ${sync ? 'FULL' : 'NORMAL'}`);
     this.db.exec('BEGIN IMMEDIATE');
     let settle!: (err?: Error) => void;
@@ -270,11 +252,10 @@ export class SqliteStateStore implements StateStore {
     this.batch = undefined;
     try {
       this.db.exec('COMMIT');
+      batch.settle();
     } catch (err) {
       this.fail(batch, err);
-      return;
     }
-    batch.settle();
   }
 
   private fail(batch: Batch, err: unknown): void {
@@ -298,7 +279,6 @@ export class SqliteStateStore implements StateStore {
 interface Batch {
   committed: Promise<void>;
   settle(err?: Error): void;
-  /** Whether its commit syncs (false: it holds only NOT_SYNCED namespaces). */
   sync: boolean;
 }
 
@@ -310,10 +290,7 @@ function readHolder(dir: string): string | undefined {
   }
 }
 
-/**
- * An append-only log file. Each append resolves once its line is written; lines appended while a write is on its
- * way share the next write. The file is opened per write, so a log rotated away is followed at once.
- */
+/** An append-only log file: lines appended while a write is on its way share the next; opened per write, so rotation is followed. */
 class LogFile {
   private pending: string[] = [];
   private syncTimer: NodeJS.Timeout | undefined;

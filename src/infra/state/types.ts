@@ -17,10 +17,7 @@ export interface StateStore {
   delete(ns: string, key: string): Promise<boolean>;
   /** Every live entry of a namespace. Namespaces are meant to stay small (thousands, not millions). */
   entries<T>(ns: string): Promise<Array<[string, T]>>;
-  /**
-   * Atomically puts `value` first in the list at `key` (get() reads it newest first), keeps the first `keep` and starts
-   * the TTL again: a bounded "last N" several instances may add to. Only for namespaces read by key (not entries()).
-   */
+  /** Atomically puts `value` first in the list at `key`, keeps `keep` and restarts the TTL: a bounded "last N" for namespaces read by key. */
   prepend(ns: string, key: string, value: unknown, keep: number, opts?: SetOptions): Promise<void>;
   /** Where appendAudit writes the audit trail, for `status`: STATE_DIR/audit.log, or the Redis stream "audit". */
   readonly auditLocation: string;
