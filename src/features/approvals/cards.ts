@@ -36,9 +36,7 @@ export const MAX_DECISION_COMMENT = 500;
 export const CONNECT_INPUTS = { tokenName: 'billTokenName', tokenValue: 'billTokenValue', orgId: 'billOrgId' } as const;
 
 /** The id of a bill's comment box on an approval card (inputs come back merged into the click's data). */
-export function commentInputId(row: number): string {
-  return `comment_${row}`;
-}
+export const commentInputId = (row: number): string => `comment_${row}`;
 
 const PRIVACY =
   'billbridge keeps the token encrypted, uses it only to show and decide your approvals, never shows it again, and forgets it when you type **disconnect**. Sync tokens cannot make payments.';
@@ -70,10 +68,8 @@ export function connectCard(opts: { askOrg: boolean; problem?: string; connected
     ...more,
   });
   const masked = { style: 'Password' };
-  if (opts.askOrg) {
-    const errorMessage = 'Enter the BILL organisation id (it starts with 008)';
-    body.push(input(CONNECT_INPUTS.orgId, 'BILL organisation id', 64, { placeholder: '008…', errorMessage }));
-  }
+  const errorMessage = 'Enter the BILL organisation id (it starts with 008)';
+  if (opts.askOrg) body.push(input(CONNECT_INPUTS.orgId, 'BILL organisation id', 64, { placeholder: '008…', errorMessage }));
   body.push(
     input(CONNECT_INPUTS.tokenName, 'Token name', 200, masked),
     input(CONNECT_INPUTS.tokenValue, 'Token', 500, masked),

@@ -38,14 +38,18 @@ export interface UserLink extends UserLinkRef {
   digestSince?: number;
 }
 
+const lower = (id: string): string => id.trim().toLowerCase();
+
+/** "tenant|person", lower case: the person's session slot (`owner`) and the first part of their links' keys. */
+const personOf = (p: Pick<UserLinkRef, 'tenantId' | 'aadObjectId'>): string => `${lower(p.tenantId)}|${lower(p.aadObjectId)}`;
+
 /** The person's own BILL sign-in, in a session slot of their own (`owner`) that their connect attempts count against. */
 export function personCredentials(link: Pick<UserLink, 'tenantId' | 'aadObjectId' | 'token'>): PersonCredentials {
-  const owner = `${link.tenantId.trim().toLowerCase()}|${link.aadObjectId.trim().toLowerCase()}`;
-  return { username: link.token.name, password: link.token.value, owner };
+  return { username: link.token.name, password: link.token.value, owner: personOf(link) };
 }
 
 function norm(ref: UserLinkRef): UserLinkRef {
-  return { tenantId: ref.tenantId.trim().toLowerCase(), aadObjectId: ref.aadObjectId.trim().toLowerCase(), orgId: ref.orgId.trim() };
+  return { tenantId: lower(ref.tenantId), aadObjectId: lower(ref.aadObjectId), orgId: ref.orgId.trim() };
 }
 
 export class UserLinks {
@@ -63,9 +67,8 @@ export class UserLinks {
     const key = this.key(ref);
     const sealed = await this.deps.store.get<unknown>(NS.userLinks, key);
     const link = sealed ? this.open(key, sealed) : undefined;
-    const want = norm(ref);
     // The record must be this very person's in this org, whatever key it was found under.
-    return link?.tenantId === want.tenantId && link.aadObjectId === want.aadObjectId && link.orgId === want.orgId ? link : undefined;
+    return link && personOf(link) === personOf(ref) && link.orgId === ref.orgId.trim() ? link : undefined;
   }
 
   /** Stores (or replaces) a link; after any change of it in flight, never under it. */
@@ -73,10 +76,7 @@ export class UserLinks {
     return this.editing(link, () => this.write(link));
   }
 
-  /**
-   * Changes a stored link; undefined when there is none. A digest time and a name change made at once both land, and
-   * a disconnect or reconnect made meanwhile is not undone.
-   */
+  /** Changes a stored link (undefined when there is none) under the edit lock: concurrent changes all land, none undoes a disconnect. */
   update(
     ref: UserLinkRef,
     patch: Partial<Pick<UserLink, 'digestTime' | 'digestSince' | 'reference' | 'displayName' | 'teamsUserId'>>,
@@ -94,10 +94,7 @@ export class UserLinks {
     return this.editing(ref, () => this.deps.store.delete(NS.userLinks, this.key(ref)));
   }
 
-  /**
-   * One write of a link at a time, across instances (the stores have no compare-and-set): under a short lease kept
-   * outside NS.userLinks (its entries() stay links only), keyed by the link's opaque key.
-   */
+  /** One write of a link at a time across instances (no compare-and-set), under a lease keyed by the link's opaque key. */
   private editing<T>(ref: UserLinkRef, change: () => Promise<T>): Promise<T> {
     return withEditLock(this.deps, { ns: NS.userLinks, key: this.key(ref) }, change);
   }
@@ -136,7 +133,7 @@ export class UserLinks {
   }
 
   private personPart(p: Pick<UserLinkRef, 'tenantId' | 'aadObjectId'>): string {
-    return this.mac(`person|${p.tenantId.trim().toLowerCase()}|${p.aadObjectId.trim().toLowerCase()}`);
+    return this.mac(`person|${personOf(p)}`);
   }
 
   private mac(text: string): string {
