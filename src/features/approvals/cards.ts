@@ -41,10 +41,7 @@ export const commentInputId = (row: number): string => `comment_${row}`;
 const PRIVACY =
   'billbridge keeps the token encrypted, uses it only to show and decide your approvals, never shows it again, and forgets it when you type **disconnect**. Sync tokens cannot make payments.';
 
-/**
- * `connect` in a personal chat: how to make a BILL sync token, and masked inputs to hand it over. `askOrg`: the BILL
- * organisation id too (multi-org, chat linked to none); `problem`: a refused try (never repeats what was typed).
- */
+/** `connect` in a personal chat: how to make a sync token, masked inputs for it, and (`askOrg`) the organisation id. */
 export function connectCard(opts: { askOrg: boolean; problem?: string; connected?: boolean; note?: string }): CardReply {
   const body: CardElement[] = [
     title('Connect your BILL account'),
@@ -207,10 +204,7 @@ function billLines(b: ApprovalCardBill, i: number, o: ApprovalCardOptions): Card
   return items;
 }
 
-/**
- * The bills waiting for one approver. In a personal chat the approver's view is the card. In a channel or group
- * chat everyone sees the read-only card; Teams asks the bot for the approver's own view (refresh.userIds).
- */
+/** The bills waiting for one approver; outside a personal chat Teams asks for the approver's own view (refresh.userIds). */
 export function approvalsCard(o: ApprovalCardOptions): CardReply {
   const { state } = o;
   const personal = state.kind === 'personal';
@@ -253,10 +247,7 @@ export function approvalsCard(o: ApprovalCardOptions): CardReply {
   return reply;
 }
 
-/**
- * A click that changes nothing (an approval or a network invitation refused, tampered, expired): said to the clicker
- * only. The heading is plain text (it may name a vendor); `why` is markdown.
- */
+/** A click that changes nothing, said to the clicker only. The heading is plain text (it may name a vendor); `why` is markdown. */
 export function refusalCard(heading: string, why: string): CardReply & { privateReply: true } {
   // A heading may name a vendor or customer as BILL has it, at any length: cut short as list cards do.
   return { ...plainCard(clipped(heading), [why], `${heading}. ${plainText(why)}`), privateReply: true };

@@ -1,8 +1,6 @@
-// The approvals commands. `connect` / `disconnect`: a person links (or unlinks) their own BILL sign-in, so approvals
-// run as them in BILL; the token is collected only in a personal chat, with masked inputs on a card (service.ts
-// verifies and seals it), and anything typed after "connect" is never used, never logged, and the audit trail keeps no
-// arguments. `approvals`: the bills waiting for the asking person, read in their own BILL session, with Approve / Deny
-// for them alone. `approvals digest daily <HH:MM> | off`: a personal message with those bills every day some are.
+// `connect` / `disconnect` (a person's own BILL sign-in, taken only on a personal chat's card form; anything typed after
+// "connect" is never used, logged or audited), `approvals` (the bills waiting for them, Approve / Deny theirs alone) and
+// `approvals digest daily <HH:MM> | off`.
 import { Forbidden, InputError, NotBound, NotLinked } from '../../errors.js';
 import { nextSlot, parseTime } from '../../notify/schedule.js';
 import { auditAdmin } from '../audit.js';

@@ -1,7 +1,6 @@
-// Approvals from Teams, run as the approver: the feature's parts (links, card records, signing), the approvals card
-// built from the person's own BILL session, and the card clicks — connect, approve, deny, and each user's view.
-// Every click is re-checked on the server: signed data, the card's record, the clicker is that card's approver and
-// linked, and the bill still waits on them in BILL. Only then is POST /v3/bill-approvals/actions sent, in their session.
+// Approvals from Teams, run as the approver: the approvals card from their own BILL session, and its clicks (connect,
+// approve, deny, each user's view). A decision is sent only after the signature, the card's record, the clicker and
+// BILL's own pending list all agree.
 import { randomBytes } from 'node:crypto';
 import { BillApiError, NotLinked, errorMessage } from '../../errors.js';
 import type { BillGateway } from '../../bill/gateway.js';

@@ -21,10 +21,7 @@ interface UserLinkRef {
 export interface UserLink extends UserLinkRef {
   /** The BILL user the token signs in as (from the verifying sign-in). */
   billUserId: string;
-  /**
-   * AP/AR sync token: its name signs in as username, its value as password. Never shown, logged or echoed — and
-   * not taught to the log scrubber: a value a person chose must not censor the same text in every log line.
-   */
+  /** AP/AR sync token (name and password). Never shown or logged, nor taught to the log scrubber (it would censor that text everywhere). */
   token: { name: string; value: string };
   /** Bot Framework id of the person (29:...): what Teams' refresh.userIds and proactive sends name. */
   teamsUserId: string;

@@ -33,10 +33,7 @@ export interface NetworkRow {
   invite?: CardAction;
 }
 
-/**
- * `network <name>`: businesses in the BILL network and RPPS, their payment network ids, and which are already yours;
- * `unmatched`: the org's vendors and customers were not read yet (first build), so "yours" is not known.
- */
+/** `network <name>`: businesses found, their network ids, which are yours (`unmatched`: not known yet, first build). */
 export function networkCard(input: ListContext & { typed: string; rows: NetworkRow[]; unmatched: boolean }): CardReply {
   const { rows } = input;
   const yours = rows.filter((r) => r.yours).length;

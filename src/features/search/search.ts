@@ -1,7 +1,6 @@
-// Search BILL from the compose box: what was typed is matched against the org's mirror in memory (never sent to BILL as a
-// filter), and each record found comes with the card its command shows — `bill <number>`, `invoice <number>`,
-// `vendor <name>`, `customer <name>` run through the registry, so the inserted card and its Refresh are the command's —
-// and a one-line preview for Teams' result list. Hostile or empty text gets an ordinary answer, never an error.
+// Search BILL from the compose box: what was typed is matched in the org's mirror (never sent to BILL), and each record
+// found comes with its command's card (`bill <number>`... run through the registry) and a one-line preview. Hostile or
+// empty text gets an ordinary answer, never an error.
 import type { Bill, Customer, Invoice, Vendor } from '../../bill/types.js';
 import type { OrgBindings } from '../../bindings/bindings.js';
 import { adaptiveCard, escapeMarkdown, subtitle, text, title, type CardReply } from '../../cards/card.js';
@@ -84,10 +83,7 @@ function cleanQuery(raw: string): string {
   return (quoted?.[1] ?? s).trim();
 }
 
-/**
- * normalizeNumber, skipping its Unicode normalisation for the plain ASCII numbers nearly every record has (same
- * result: NFKC, trimming and the '#' rule change nothing there); a search compares every record's number.
- */
+/** normalizeNumber, skipping its Unicode work for the plain ASCII numbers nearly every record has (same result, every record). */
 const numberKey = (raw: string): string => (/^[\x21\x22\x24-\x7e]*$/.test(raw) ? raw.toUpperCase() : normalizeNumber(raw));
 
 /** Plain string order: ISO dates and ids compare as strings (localeCompare costs more over 10,000 records). */

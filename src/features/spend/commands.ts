@@ -1,6 +1,5 @@
-// `spend [transactions | reimbursements | budgets]`: Spend & Expense through its API token (60 calls a minute).
-// Transactions and reimbursements cannot be filtered by status or receipt state (developer.bill.com; tested community
-// findings in shared/reference/bill-v3-api.md §6), so the lists are bounded by time and page caps and filtered here.
+// `spend [transactions | reimbursements | budgets]`: Spend & Expense through its API token (60 calls a minute). BILL
+// cannot filter by status or receipt state (bill-v3-api.md §6): lists are capped by time and pages and filtered here.
 import { InputError } from '../../errors.js';
 import type { SpendClient } from '../../bill/spend.js';
 import type { Reimbursement } from '../../bill/types.js';
@@ -60,9 +59,9 @@ function reimbursements(ctx: CommandContext, deps: SpendDeps, client: SpendClien
 }
 
 function budgets(ctx: CommandContext, deps: SpendDeps, client: SpendClient) {
-  return cachedAnswer(ctx, deps, answerKey('spend.budgets'), ['spend'], async () => {
-    return { budgets: (await client.budgets.list({ retired: false, maxPages: 10 }).all()).items };
-  });
+  return cachedAnswer(ctx, deps, answerKey('spend.budgets'), ['spend'], async () => ({
+    budgets: (await client.budgets.list({ retired: false, maxPages: 10 }).all()).items,
+  }));
 }
 
 export const spendCommand: Command<SpendDeps> = {
