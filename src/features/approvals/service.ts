@@ -116,13 +116,9 @@ export class Approvals {
         return new Map<string, Bill>();
       },
     );
+    const vendorIds = shown.map((p) => p.vendorId);
     const vendors = await this.deps.vendors
-      .names(
-        link.orgId,
-        'vendor',
-        shown.map((p) => p.vendorId),
-        { priority, waitMs: this.deps.waitMs },
-      )
+      .names(link.orgId, 'vendor', vendorIds, { priority, waitMs: this.deps.waitMs })
       .catch(() => new Map<string, { name: string; currency?: string }>());
     const rows: ApprovalCardBill[] = shown.map((p) => {
       const bill = bills.get(p.billId);

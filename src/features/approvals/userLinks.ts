@@ -110,12 +110,9 @@ export class UserLinks {
 
   /** Every link that opens with this SECRETS_KEY; `prefix`: only those stored under keys starting with it. */
   async all(prefix = ''): Promise<UserLink[]> {
-    const out: UserLink[] = [];
-    for (const [key, sealed] of await this.deps.store.entries<unknown>(NS.userLinks)) {
-      const link = key.startsWith(prefix) ? this.open(key, sealed) : undefined;
-      if (link) out.push(link);
-    }
-    return out;
+    const entries = await this.deps.store.entries<unknown>(NS.userLinks);
+    const links = entries.map(([key, sealed]) => (key.startsWith(prefix) ? this.open(key, sealed) : undefined));
+    return links.filter((link) => link !== undefined);
   }
 
   /** How many stored links cannot be opened with this SECRETS_KEY (start-up report; no log line per link). */

@@ -107,11 +107,8 @@ export function networkInvites(deps: NetworkInvitesDeps) {
         const client = deps.bill.orgAs(orgId, personCredentials(link), { priority: 'interactive' });
         const role = (await asPerson(() => client.users.get(link.billUserId))).role?.type ?? '';
         if (!INVITING_ROLES.has(role)) {
-          const words = role
-            .replace(/[^A-Z_]/g, '')
-            .replaceAll('_', ' ')
-            .toLowerCase();
-          const you = words ? `a${/^[aeiou]/.test(words) ? 'n' : ''} ${words}` : 'a user without a role billbridge knows';
+          const words = role.replace(/[^A-Z_]/g, '').replaceAll('_', ' ');
+          const you = words ? `a${/^[AEIOU]/.test(words) ? 'n' : ''} ${words.toLowerCase()}` : 'a user without a role billbridge knows';
           return await refuse(
             orgId,
             `role ${role || 'unknown'}`,

@@ -68,13 +68,12 @@ const MAX_PARTY_RESULTS = 10;
 export const MAX_EXTENSION_CARD_BYTES = 28 * 1024;
 /** "Bills due this week": the next 7 days, as `bills due` counts them. */
 const WEEK_DAYS = 7;
+const CHAT_IN_MULTI_ORG =
+  'Search BILL from a channel of a team linked to BILL: in a chat or the command box billbridge cannot tell which organisation to search.';
 
-const said = (message: string, outcome: SearchAnswer['outcome'], extra: Partial<SearchAnswer> = {}): SearchAnswer => ({
-  results: [],
-  message,
-  outcome,
-  ...extra,
-});
+function said(message: string, outcome: SearchAnswer['outcome'], extra: Partial<SearchAnswer> = {}): SearchAnswer {
+  return { results: [], message, outcome, ...extra };
+}
 
 /** What was typed, as people type numbers and names: trimmed, one space between words, outer quotes dropped. */
 function cleanQuery(raw: string): string {
@@ -113,39 +112,34 @@ export class ComposeSearch {
     try {
       const bound = await this.deps.orgs.forExtension(q.scope);
       if (!('orgId' in bound)) {
-        if (bound.refused === 'chat in multi-org')
-          return said(
-            'Search BILL from a channel of a team linked to BILL: in a chat or the command box billbridge cannot tell which organisation to search.',
-            'refused',
-          );
+        if (bound.refused === 'chat in multi-org') return said(CHAT_IN_MULTI_ORG, 'refused');
         const err = new NotBound();
         return said(this.errorText(err, q), 'refused', { error: err });
       }
       org = bound.orgId;
+      const say = (message: string, outcome: SearchAnswer['outcome'] = 'ok') => said(message, outcome, { orgId: org });
       const input = { name: 'search', args: [], argText: '', page: 0 };
       const ctx: OrgContext = commandContext(q, input, org, { clock: this.deps.clock, locale: this.deps.settings.locale });
       let found: RowsResult<AnyRecord>;
       if (q.text === undefined) {
-        if (command.kind === 'vendor' || command.kind === 'customer') return said(command.hint, 'empty', { orgId: org });
+        if (command.kind === 'vendor' || command.kind === 'customer') return say(command.hint, 'empty');
         found = command.kind === 'bill' ? await this.billsDueThisWeek(ctx) : await this.latestInvoices(ctx);
       } else {
         const typed = cleanQuery(q.text);
-        if (typed === '') return said(command.hint, 'empty', { orgId: org });
-        if (typed.length > MAX_QUERY_LENGTH) return said(`No ${command.id} match what you typed. ${command.hint}`, 'ok', { orgId: org });
+        if (typed === '') return say(command.hint, 'empty');
+        if (typed.length > MAX_QUERY_LENGTH) return say(`No ${command.id} match what you typed. ${command.hint}`);
         found = await this.matching(ctx, command, typed);
       }
       if ('building' in found) {
         const so = `${found.building.toLocaleString(ctx.locale)} so far; this happens once`;
-        return said(`billbridge is still reading this organisation's ${command.id} from BILL (${so}). Try again in a minute.`, 'ok', {
-          orgId: org,
-        });
+        return say(`billbridge is still reading this organisation's ${command.id} from BILL (${so}). Try again in a minute.`);
       }
       const skip = Math.max(0, Math.floor(q.skip));
       const most = command.kind === 'vendor' || command.kind === 'customer' ? MAX_PARTY_RESULTS : MAX_RESULTS;
       const shown = found.rows.slice(skip, skip + Math.min(most, Math.max(1, Math.floor(q.count))));
       if (shown.length === 0) {
         const what = q.text === undefined ? `No ${command.id} to show yet.` : `No ${command.id} match ${echo(cleanQuery(q.text))}.`;
-        return said(`${what} ${command.hint}`, 'ok', { orgId: org });
+        return say(`${what} ${command.hint}`);
       }
       return { results: await this.results(ctx, command.kind, shown), outcome: 'ok', orgId: org };
     } catch (err) {

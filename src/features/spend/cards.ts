@@ -212,11 +212,9 @@ export function spendOverviewCard(
       },
     ],
     summary: `Spend: ${usd(spent, fmt)} in ${TRANSACTION_DAYS} days, ${missing.length} missing receipts, ${pending.length} pending reimbursements.`,
-    actions: [
-      executeAction('Transactions', { verb: 'run', command: 'spend transactions' }),
-      executeAction('Reimbursements', { verb: 'run', command: 'spend reimbursements' }),
-      executeAction('Budgets', { verb: 'run', command: 'spend budgets' }),
-    ],
+    actions: ['Transactions', 'Reimbursements', 'Budgets'].map((list) =>
+      executeAction(list, { verb: 'run', command: `spend ${list.toLowerCase()}` }),
+    ),
   });
 }
 
