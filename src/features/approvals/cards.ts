@@ -79,8 +79,8 @@ export function connectCard(opts: { askOrg: boolean; problem?: string; connected
 }
 
 /** A heading and paragraphs, then the footnotes that are set on one footer line: the approvals feature's notices. */
-function plainCard(heading: string, paragraphs: string[], summary: string, ...footnotes: Array<string | undefined>): CardReply {
-  const body = [title(heading), ...paragraphs.map((p) => text(p))];
+function plainCard(heading: string, paragraphs: string | string[], summary: string, ...footnotes: Array<string | undefined>): CardReply {
+  const body = [title(heading), ...[paragraphs].flat().map((p) => text(p))];
   if (footnotes.some(Boolean)) body.push(footer(footnotes.filter(Boolean).join(' · ')));
   return adaptiveCard(body, { summary });
 }
@@ -101,9 +101,7 @@ export function connectElsewhereCard(typedArguments: boolean): CardReply {
 export function tokenTypedCard(): CardReply {
   return plainCard(
     "Don't type your token in a message",
-    [
-      "I did not use what you typed. Because it is now in this chat's history, delete that token in BILL (Settings › Apps › Tokens), create a new one, and enter it in the form I show when you type **connect** alone.",
-    ],
+    "I did not use what you typed. Because it is now in this chat's history, delete that token in BILL (Settings › Apps › Tokens), create a new one, and enter it in the form I show when you type **connect** alone.",
     "Don't type your token in a message: type connect alone and use the form.",
   );
 }
@@ -123,12 +121,10 @@ export function connectedCard(opts: { billUserId: string; orgId: string; replace
 
 export function disconnectedCard(orgIds: string[]): CardReply {
   if (orgIds.length === 0)
-    return plainCard('Nothing to disconnect', ['Your BILL account is not connected here.'], 'Your BILL account is not connected.');
+    return plainCard('Nothing to disconnect', 'Your BILL account is not connected here.', 'Your BILL account is not connected.');
   return plainCard(
     'Disconnected from BILL',
-    [
-      `billbridge deleted your token and signed your session out of BILL (${orgIds.map(escapeMarkdown).join(', ')}). If you made the token only for billbridge, delete it in BILL too (Settings › Apps › Tokens).`,
-    ],
+    `billbridge deleted your token and signed your session out of BILL (${orgIds.map(escapeMarkdown).join(', ')}). If you made the token only for billbridge, delete it in BILL too (Settings › Apps › Tokens).`,
     'Disconnected from BILL: your token is deleted from billbridge.',
   );
 }
@@ -137,9 +133,7 @@ export function disconnectedCard(orgIds: string[]): CardReply {
 export function approvalsOffCard(): CardReply {
   return plainCard(
     'Approvals are off',
-    [
-      "Approving bills from Teams needs an encryption key for approvers' BILL tokens. Ask your billbridge administrator to set SECRETS_KEY.",
-    ],
+    "Approving bills from Teams needs an encryption key for approvers' BILL tokens. Ask your billbridge administrator to set SECRETS_KEY.",
     'Approvals are off in this billbridge: an administrator needs to set SECRETS_KEY.',
   );
 }
@@ -156,7 +150,7 @@ export function nothingWaitingCard(opts: { name: string; personal: boolean; asOf
   const who = opts.personal ? 'you' : clipped(opts.name);
   return plainCard(
     'Nothing waiting for approval',
-    [`No bills are waiting for ${who} in BILL right now.`],
+    `No bills are waiting for ${who} in BILL right now.`,
     `No bills are waiting for ${opts.personal ? 'your' : opts.name + "'s"} approval.`,
     `As of ${clockTime(opts.asOf, opts.fmt)}`,
     opts.note,
@@ -250,7 +244,7 @@ export function approvalsCard(o: ApprovalCardOptions): CardReply {
 /** A click that changes nothing, said to the clicker only. The heading is plain text (it may name a vendor); `why` is markdown. */
 export function refusalCard(heading: string, why: string): CardReply & { privateReply: true } {
   // A heading may name a vendor or customer as BILL has it, at any length: cut short as list cards do.
-  return { ...plainCard(clipped(heading), [why], `${heading}. ${plainText(why)}`), privateReply: true };
+  return { ...plainCard(clipped(heading), why, `${heading}. ${plainText(why)}`), privateReply: true };
 }
 
 /** `approvals digest ...`: what is set now; `time` is read in `fmt.timeZone`. */
@@ -263,17 +257,13 @@ export function digestSettingCard(opts: {
   if (!opts.time)
     return plainCard(
       opts.changed ? 'Approvals digest off' : 'No approvals digest',
-      [
-        'Type **approvals digest daily 08:30** to get a personal message each morning with the bills waiting for your approval (only when there are some).',
-      ],
+      'Type **approvals digest daily 08:30** to get a personal message each morning with the bills waiting for your approval (only when there are some).',
       opts.changed ? 'Your daily approvals digest is off.' : 'No approvals digest is set.',
     );
   const next = opts.nextDate ? ` The next one is due ${calendarDate(opts.nextDate, opts.fmt.locale)} at ${opts.time}.` : '';
   return plainCard(
     opts.changed ? 'Approvals digest set' : 'Your approvals digest',
-    [
-      `Every day at **${opts.time}** (${escapeMarkdown(opts.fmt.timeZone)}) I send you the bills waiting for your approval here — only on days when some are.${next}`,
-    ],
+    `Every day at **${opts.time}** (${escapeMarkdown(opts.fmt.timeZone)}) I send you the bills waiting for your approval here — only on days when some are.${next}`,
     `Daily approvals digest at ${opts.time} (${opts.fmt.timeZone}).`,
     'Type **approvals digest off** to stop it.',
   );

@@ -236,14 +236,10 @@ export class ComposeSearch {
         return { card: fits ? card : tooLargeCard(preview, line), preview };
       }),
     );
-    const results: SearchResult[] = [];
-    for (const m of made) {
-      if (m.status === 'fulfilled') results.push(m.value);
-      else ctx.log.info({ kind, err: errorMessage(m.reason) }, 'search result left out: its card could not be made');
-    }
-    const failed = made.find((m) => m.status === 'rejected');
-    if (results.length === 0 && failed) throw failed.reason;
-    return results;
+    const failed = made.filter((m) => m.status === 'rejected');
+    for (const m of failed) ctx.log.info({ kind, err: errorMessage(m.reason) }, 'search result left out: its card could not be made');
+    if (failed.length === made.length && failed[0]) throw failed[0].reason;
+    return made.flatMap((m) => (m.status === 'fulfilled' ? [m.value] : []));
   }
 
   /** The card the record's command shows: its command line (`bill <number>`) run through the registry. */
