@@ -387,10 +387,8 @@ export function approvalCardActions(approvals: Approvals | undefined): Record<st
       try {
         return await fn(approvals, ctx);
       } catch (err) {
-        ctx.log.warn(
-          { verb: ctx.data.verb, err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err },
-          'approvals card action failed',
-        );
+        const errName = err instanceof Error ? err.name : typeof err;
+        ctx.log.warn({ verb: ctx.data.verb, err: errorMessage(err), errName }, 'approvals card action failed');
         return privately(errorReply(err, { correlationId: ctx.correlationId }));
       }
     };

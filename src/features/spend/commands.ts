@@ -26,19 +26,14 @@ const REIMBURSEMENT_PAGES = 5;
 
 type Sub = 'overview' | 'transactions' | 'reimbursements' | 'budgets';
 
+/** The other words people type for each list. */
+const ALIASES: Record<Exclude<Sub, 'overview'>, string[]> = {
+  transactions: ['transaction', 'cards', 'card', 'receipts'],
+  reimbursements: ['reimbursement', 'expenses'],
+  budgets: ['budget'],
+};
 // A Map, not an object literal: a typed word is never looked up among the properties every object inherits.
-const SUBS = new Map<string, Sub>([
-  ['transactions', 'transactions'],
-  ['transaction', 'transactions'],
-  ['cards', 'transactions'],
-  ['card', 'transactions'],
-  ['receipts', 'transactions'],
-  ['reimbursements', 'reimbursements'],
-  ['reimbursement', 'reimbursements'],
-  ['expenses', 'reimbursements'],
-  ['budgets', 'budgets'],
-  ['budget', 'budgets'],
-]);
+const SUBS = new Map(Object.entries(ALIASES).flatMap(([sub, words]) => [sub, ...words].map((word) => [word, sub as Sub] as const)));
 
 const HINT = 'Type **spend** for an overview, or **spend transactions**, **spend reimbursements** or **spend budgets**.';
 
