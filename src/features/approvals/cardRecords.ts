@@ -82,7 +82,10 @@ export class ApprovalCards {
     return this.store.set(NS.approvalCards, `card|${state.id}`, { ...state, updatedAt: this.clock.now() }, { ttlMs: left });
   }
 
-  /** Changes a card's record one change at a time, so two bills decided at once both stay decided; undefined once expired. */
+  /**
+   * Changes a card's record one change at a time, so two bills decided at once both stay decided; undefined once expired.
+   * After ~2 s of waiting for a holder that died, the change is made anyway.
+   */
   update(id: string, change: (state: ApprovalCardState) => void): Promise<ApprovalCardState | undefined> {
     return withEditLock({ store: this.store, clock: this.clock }, { at: { ns: NS.approvalCards, key: `edit|${id}` } }, async () => {
       const state = await this.get(id);

@@ -45,10 +45,6 @@ export function personCredentials(link: Pick<UserLink, 'tenantId' | 'aadObjectId
   return { username: link.token.name, password: link.token.value, owner: personOf(link) };
 }
 
-function norm(ref: UserLinkRef): UserLinkRef {
-  return { tenantId: lower(ref.tenantId), aadObjectId: lower(ref.aadObjectId), orgId: ref.orgId.trim() };
-}
-
 export class UserLinks {
   private readonly sealKey: Buffer;
   private readonly idKey: Buffer;
@@ -91,13 +87,16 @@ export class UserLinks {
     return this.editing(ref, () => this.deps.store.delete(NS.userLinks, this.key(ref)));
   }
 
-  /** One write of a link at a time across instances (no compare-and-set), under a lease keyed by the link's opaque key. */
+  /**
+   * One write of a link at a time across instances (no compare-and-set), under a lease keyed by the link's opaque key
+   * and kept outside NS.userLinks (its entries() stay links only).
+   */
   private editing<T>(ref: UserLinkRef, change: () => Promise<T>): Promise<T> {
     return withEditLock(this.deps, { ns: NS.userLinks, key: this.key(ref) }, change);
   }
 
   private async write(link: UserLink): Promise<void> {
-    const value: UserLink = { ...link, ...norm(link) };
+    const value: UserLink = { ...link, tenantId: lower(link.tenantId), aadObjectId: lower(link.aadObjectId), orgId: link.orgId.trim() };
     const key = this.key(value);
     // The storage key is authenticated with the data: a sealed link moved under another person's key will not open.
     const box = sealText(this.sealKey, JSON.stringify(value), { encoding: 'base64url', aad: `user-link|v1|${key}` });

@@ -218,7 +218,10 @@ export function spendOverviewCard(
   });
 }
 
-/** How to turn Spend & Expense on: no token at all, or (`otherOrgs`) tokens for other organisations only. */
+/**
+ * How to turn Spend & Expense on: no token at all, or (`otherOrgs`) tokens for other organisations only (a token belongs
+ * to one organisation, and another organisation's must not answer).
+ */
 export function spendNotConfiguredCard(opts: { note?: string; otherOrgs?: boolean } = {}): CardReply {
   const [heading, why, how, summary] = opts.otherOrgs
     ? [
