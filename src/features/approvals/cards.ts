@@ -58,15 +58,9 @@ export function connectCard(opts: { askOrg: boolean; problem?: string; connected
   if (opts.connected) body.push(text('You are already connected. A new token replaces the one billbridge has.', { subtle: true }));
   if (opts.problem) body.push(container([text(opts.problem, { weight: 'Bolder' })], { style: 'attention' }));
   // Every input is required; the token's name and value are masked.
-  const input = (id: string, label: string, maxLength: number, more: Record<string, string>): CardElement => ({
-    type: 'Input.Text',
-    id,
-    label,
-    isRequired: true,
-    errorMessage: `Enter the ${label.toLowerCase()}`,
-    maxLength,
-    ...more,
-  });
+  const input = (id: string, label: string, maxLength: number, more: Record<string, string>): CardElement => {
+    return { type: 'Input.Text', id, label, isRequired: true, errorMessage: `Enter the ${label.toLowerCase()}`, maxLength, ...more };
+  };
   const masked = { style: 'Password' };
   const errorMessage = 'Enter the BILL organisation id (it starts with 008)';
   if (opts.askOrg) body.push(input(CONNECT_INPUTS.orgId, 'BILL organisation id', 64, { placeholder: '008…', errorMessage }));
