@@ -61,7 +61,8 @@ export class UserLinks {
     const sealed = await this.deps.store.get<unknown>(NS.userLinks, key);
     const link = sealed ? this.open(key, sealed) : undefined;
     // The record must be this very person's in this org, whatever key it was found under.
-    return link && personOf(link) === personOf(ref) && link.orgId === ref.orgId.trim() ? link : undefined;
+    const same = link?.tenantId === lower(ref.tenantId) && link.aadObjectId === lower(ref.aadObjectId) && link.orgId === ref.orgId.trim();
+    return same ? link : undefined;
   }
 
   /** Stores (or replaces) a link; after any change of it in flight, never under it. */
