@@ -48,16 +48,14 @@ export interface StatusDeps {
   unopenableSecrets(): number;
 }
 
-/**
- * Binding, install record and Graph team for the conversation of `scope`. Graph answers come from the cache
- * when fresh (team names are kept CACHE_TTL_NAMES_S); a Graph failure is reported, never thrown.
- */
+/** Binding, install record and Graph team of the conversation; team names are kept CACHE_TTL_NAMES_S. */
 export async function conversationStatus(deps: StatusDeps, scope: ConversationScope): Promise<ConversationStatus> {
   const binding = await deps.orgBindings.describe(scope);
   const install = await deps.installs.forScope(scope);
   return { mode: deps.orgBindings.mode, binding, install, graph: await graphStatus(deps, scope, install?.aadGroupId) };
 }
 
+/** Graph's view of the team in words; a Graph failure is reported, never thrown. */
 async function graphStatus(deps: StatusDeps, scope: ConversationScope, recordedGroupId: string | undefined): Promise<string> {
   const graph = deps.graph;
   if (!graph) {
@@ -90,7 +88,7 @@ export const statusCommand: Command<StatusDeps> = {
   rank: 80,
   async run(ctx, deps) {
     const { cache, ...settings } = deps.settings;
-    const opts: StatusCardOptions = { ...settings, now: deps.clock.now() };
+    const opts = { ...settings, now: deps.clock.now() };
     const admin = deps.access.isAdmin(ctx.caller);
     const orgId = ctx.orgId;
     const pushFed = orgId
@@ -103,14 +101,12 @@ export const statusCommand: Command<StatusDeps> = {
     } catch {
       // spend() refuses an organisation the deployment does not serve: it has no token.
     }
-    const billStatus = { ...deps.bill.status(), spendConfigured };
     const unopenable = deps.unopenableSecrets();
     const channel = channelTargetOf(ctx.scope);
-    // Top to bottom. The audit log's path is a server path, and stored secrets SECRETS_KEY cannot open are something to
-    // act on: both for billbridge admins only.
+    // The audit log's path is a server path, and unopenable stored secrets are something to act on: both for admins only.
     const sections = [
       conversationSection(await conversationStatus(deps, ctx.scope), ctx.scope.kind, opts, admin),
-      billSection(billStatus, orgId, orgId ? deps.mirror.info(orgId) : [], opts, pushFed, admin),
+      billSection({ ...deps.bill.status(), spendConfigured }, orgId, orgId ? deps.mirror.info(orgId) : [], opts, pushFed, admin),
       notificationsSection(await deps.notify.status(channel, orgId, admin), !!channel, opts),
       budgetsSection(deps.limiter.snapshot(), opts, { admin, orgId, tenantId: ctx.scope.tenantId }),
       cacheSection(deps.mirror.answers.stats(), opts),

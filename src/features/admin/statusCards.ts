@@ -63,6 +63,8 @@ const BUDGET_LABELS: Record<string, string> = {
 
 /** Budgets kept per BILL organisation, keyed "<dev key hash>/<org id>": a member sees their own organisation's row only. */
 const ORG_BUDGETS: ReadonlySet<string> = new Set(['bill.concurrency', 'bill.email']);
+/** Budgets kept per Entra tenant: a member sees their own tenant's row only. */
+const TENANT_BUDGETS: ReadonlySet<string> = new Set(['graph.tenant', 'identity']);
 
 const THROTTLE_WORDS: Record<string, string> = {
   concurrency: 'too many in flight',
@@ -74,67 +76,51 @@ function count(n: number, locale: string): string {
   return Number.isFinite(n) ? n.toLocaleString(locale) : '∞';
 }
 
+const PER: Record<number, string> = { 3_600_000: ' / h', 60_000: ' / min', 1_000: ' / s' };
+
 function per(windowMs: number | undefined): string {
   if (windowMs === undefined) return '';
-  if (windowMs === 3_600_000) return ' / h';
-  if (windowMs === 60_000) return ' / min';
-  if (windowMs % 1_000 === 0) return windowMs === 1_000 ? ' / s' : ` / ${windowMs / 1_000} s`;
-  return ` / ${windowMs} ms`;
+  return PER[windowMs] ?? (windowMs % 1_000 === 0 ? ` / ${windowMs / 1_000} s` : ` / ${windowMs} ms`);
 }
 
-/**
- * Who or what the row is for: an organisation, a tenant, a hashed key, or how many threads/teams are active. BILL
- * organisation ids are for admins; a member's rows are their own organisation's ("this organisation").
- */
+/** Who the row is for: an organisation (its id for admins only), a tenant, a hashed key, or how many threads/teams are active. */
 function scope(row: BudgetSnapshot, admin: boolean): string {
   if (row.key === '') return '';
   if (row.key === '*') return row.keys ? ` · ${row.keys} active` : '';
   if (ORG_BUDGETS.has(row.budget)) return admin ? ` · org ${row.key.split('/').pop()}` : ' · this organisation';
-  if (row.budget === 'graph.tenant' || row.budget === 'identity') return ` · tenant ${row.key.slice(0, 8)}…`;
+  if (TENANT_BUDGETS.has(row.budget)) return ` · tenant ${row.key.slice(0, 8)}…`;
   return ` · key ${row.key}`;
 }
 
-function budgetLabel(budget: string): string {
-  return BUDGET_LABELS[budget] ?? budget;
-}
+const budgetLabel = (budget: string): string => BUDGET_LABELS[budget] ?? budget;
 
-/**
- * The budgets a person may see. Everyone sees app-wide budgets (dev keys and tokens only as hashes) and the
- * aggregated thread/team rows; other organisations' and tenants' rows are for billbridge admins only.
- */
+/** Everyone sees app-wide budgets (keys only as hashes) and their own org's and tenant's rows; admins see all. */
 export function budgetsSection(
   all: BudgetSnapshot[],
   opts: StatusCardOptions,
   who: { admin: boolean; orgId?: string; tenantId?: string },
 ): StatusSection {
-  const { locale } = opts;
+  const n = (v: number) => count(v, opts.locale);
   const order = Object.keys(BUDGET_LABELS);
   const rank = (b: string) => (order.includes(b) ? order.indexOf(b) : order.length);
-  const visible = who.admin
-    ? all
-    : all.filter((r) => {
-        if (ORG_BUDGETS.has(r.budget)) return who.orgId !== undefined && r.key.endsWith(`/${who.orgId}`);
-        if (r.budget === 'graph.tenant' || r.budget === 'identity') return r.key.toLowerCase() === who.tenantId?.toLowerCase();
-        return true;
-      });
-  const rows = [...visible].sort((a, b) => rank(a.budget) - rank(b.budget) || a.key.localeCompare(b.key));
-  const shown = rows.slice(0, MAX_BUDGET_ROWS);
+  const mine = (r: BudgetSnapshot) =>
+    ORG_BUDGETS.has(r.budget)
+      ? who.orgId !== undefined && r.key.endsWith(`/${who.orgId}`)
+      : !TENANT_BUDGETS.has(r.budget) || r.key.toLowerCase() === who.tenantId?.toLowerCase();
+  const rows = all.filter((r) => who.admin || mine(r)).sort((a, b) => rank(a.budget) - rank(b.budget) || a.key.localeCompare(b.key));
   if (rows.length === 0) return { title: 'Upstream budgets', items: [text('No upstream calls yet.', { subtle: true })] };
+  const shown = rows.slice(0, MAX_BUDGET_ROWS);
   const items: CardElement[] = [
     table(
       [{ header: 'Budget' }, { header: 'Used', figure: true }, { header: 'Waiting' }, { header: 'Running' }, { header: 'Refused' }],
-      shown.map((r) => {
-        const limit =
-          r.configuredLimit !== undefined ? `${count(r.limit, locale)} (of ${count(r.configuredLimit, locale)})` : count(r.limit, locale);
-        return [
-          // The label is ours ("Teams sends (busiest thread)"); the scope may carry a key or an id.
-          budgetLabel(r.budget) + escapeMarkdown(scope(r, who.admin)),
-          `${count(r.used, locale)} of ${limit}${per(r.windowMs)}`,
-          count(r.queued, locale),
-          count(r.running, locale),
-          count(r.rejected, locale),
-        ];
-      }),
+      shown.map((r) => [
+        // The label is ours ("Teams sends (busiest thread)"); the scope may carry a key or an id.
+        budgetLabel(r.budget) + escapeMarkdown(scope(r, who.admin)),
+        `${n(r.used)} of ${n(r.limit)}${r.configuredLimit !== undefined ? ` (of ${n(r.configuredLimit)})` : ''}${per(r.windowMs)}`,
+        n(r.queued),
+        n(r.running),
+        n(r.rejected),
+      ]),
     ),
   ];
   if (rows.length > shown.length) items.push(text(`…and ${rows.length - shown.length} more budgets (see /metrics).`, { subtle: true }));
@@ -168,24 +154,14 @@ export function cacheSection(stats: AnswerStats, opts: Pick<StatusCardOptions, '
     gets === 0
       ? 'no lookups yet'
       : `${Math.round((stats.hits / gets) * 100)}% answered without a new BILL call (${count(gets, opts.locale)} lookups)`;
-  return {
-    title: 'Cache',
-    items: [text(`Hit ratio: ${ratio}. Holding ${count(stats.entries, opts.locale)} answers.`)],
-  };
+  return { title: 'Cache', items: [text(`Hit ratio: ${ratio}. Holding ${count(stats.entries, opts.locale)} answers.`)] };
 }
 
 /** Admins only: stored secrets SECRETS_KEY cannot open (it was changed), and what that breaks. */
 export function storedSecretsSection(unopenable: number): StatusSection {
   const what = unopenable === 1 ? '1 stored secret cannot be opened' : `${unopenable} stored secrets cannot be opened`;
-  return {
-    title: 'Stored secrets',
-    items: [
-      text(
-        `${what} with SECRETS_KEY (was it changed?). Webhook keys among them no longer verify BILL's events; approvers among them must connect again.`,
-      ),
-    ],
-    summary: what,
-  };
+  const line = `${what} with SECRETS_KEY (was it changed?). Webhook keys among them no longer verify BILL's events; approvers among them must connect again.`;
+  return { title: 'Stored secrets', items: [text(line)], summary: what };
 }
 
 export function statusCard(sections: StatusSection[], opts: StatusCardOptions): CardReply {
@@ -205,10 +181,7 @@ export interface ConversationStatus {
   graph: string;
 }
 
-/**
- * The "This conversation" section of the status card: binding, install record, Graph. `admin` (a billbridge admin
- * asked) shows the organisation id; members see whether this place is linked.
- */
+/** "This team"/"This chat": binding (the organisation id for admins only), install record, Graph. */
 export function conversationSection(s: ConversationStatus, kind: ConversationKind, opts: FormatOptions, admin: boolean): StatusSection {
   const b = s.binding;
   const org =
@@ -250,10 +223,7 @@ function duration(ms: number): string {
   return min % 60 ? `${h} h ${min % 60} min` : `${h} h`;
 }
 
-/**
- * `pushFed`: record kinds BILL webhooks keep current for this org (their lists live CACHE_TTL_PUSHED_S); undefined
- * when notifications are not part of this deployment.
- */
+/** `pushFed`: record kinds BILL webhooks keep current for this org (lists live CACHE_TTL_PUSHED_S); undefined without notifications. */
 export function billSection(
   status: BillStatus,
   orgId: string | undefined,
@@ -262,50 +232,45 @@ export function billSection(
   pushFed?: { kinds: string[]; pushedTtlS: number; listTtlS: number },
   admin = true,
 ): StatusSection {
-  const rows: Array<[string, string]> = [];
-  // Where BILL is (host and port) is for admins; members see which kind of backend answers and whether it does.
-  // BILL_BASE_URL (or the sandbox's) is a URL: config checks it at start-up.
-  const at = admin ? ` at ${new URL(status.baseUrl).host}` : '';
-  rows.push(['Backend', status.backend === 'sandbox' ? `embedded sandbox${at} (demo organisation, simulated data)` : `BILL${at}`]);
   const session = orgId ? status.sessions.find((s) => s.orgId === orgId) : undefined;
   // This organisation's BILL: a network failure of any session (one host serves them all), a refused sign-in only of
   // its own; another organisation's refused credentials are not this team's to read.
   const reachable = orgId
     ? status.sessions.every((s) => s.lastError?.category !== 'network') && session?.lastError?.category !== 'credentials'
     : status.reachable;
-  rows.push(['Connectivity', reachable ? 'reachable' : 'failing — see the last error below']);
-  if (!session) {
-    rows.push(['Session', orgId ? 'not signed in yet (signs in on the first command)' : 'no organisation bound here']);
-  } else {
-    rows.push([
-      'Session',
-      session.loggedIn && session.sessionAgeMs !== undefined
-        ? `signed in ${duration(session.sessionAgeMs)} ago, idle ${duration(session.idleMs ?? 0)} (BILL ends sessions after 35 idle min)`
-        : 'signed out (signs in again on the next command)',
-    ]);
-    rows.push(['Sign-ins', `${session.logins} since start · ${status.loginsLastHour} in the last hour for the dev key (BILL allows 200)`]);
-    if (session.lastError) {
-      const when = dateTime(session.lastError.at, opts);
-      // A later answer clears it (sessions.ts), so one shown here is BILL's latest word.
-      rows.push(['Last error', `${session.lastError.code ?? session.lastError.category} (${session.lastError.category}) at ${when}`]);
-    }
+  // Where BILL is (host and port) is for admins; BILL_BASE_URL (or the sandbox's) is a URL: config checks it at start-up.
+  const at = admin ? ` at ${new URL(status.baseUrl).host}` : '';
+  const rows: Array<[string, string]> = [
+    ['Backend', status.backend === 'sandbox' ? `embedded sandbox${at} (demo organisation, simulated data)` : `BILL${at}`],
+    ['Connectivity', reachable ? 'reachable' : 'failing — see the last error below'],
+  ];
+  if (!session) rows.push(['Session', orgId ? 'not signed in yet (signs in on the first command)' : 'no organisation bound here']);
+  else {
+    const idle = `idle ${duration(session.idleMs ?? 0)} (BILL ends sessions after 35 idle min)`;
+    rows.push(
+      [
+        'Session',
+        session.loggedIn && session.sessionAgeMs !== undefined
+          ? `signed in ${duration(session.sessionAgeMs)} ago, ${idle}`
+          : 'signed out (signs in again on the next command)',
+      ],
+      ['Sign-ins', `${session.logins} since start · ${status.loginsLastHour} in the last hour for the dev key (BILL allows 200)`],
+    );
+    // A later answer clears it (sessions.ts), so one shown here is BILL's latest word.
+    const e = session.lastError;
+    if (e) rows.push(['Last error', `${e.code ?? e.category} (${e.category}) at ${dateTime(e.at, opts)}`]);
   }
   // `spendConfigured` is this organisation's (the status command asks for it); an admin is told where tokens go.
   const spendHint = admin ? ' (BILL_SPEND_API_TOKEN for BILL_ORG_ID, BILL_SPEND_API_TOKENS for others)' : '';
-  rows.push([
-    'Spend & Expense',
-    !orgId
-      ? 'no organisation bound here'
-      : status.spendConfigured
-        ? 'API token configured'
-        : `not configured for this organisation${spendHint}`,
-  ]);
+  const spend = status.spendConfigured ? 'API token configured' : `not configured for this organisation${spendHint}`;
+  rows.push(['Spend & Expense', orgId ? spend : 'no organisation bound here']);
   for (const ix of indexes) {
+    const records = ix.records.toLocaleString(opts.locale);
     rows.push([
       `${ix.kind.charAt(0).toUpperCase()}${ix.kind.slice(1)} index`,
       ix.complete
-        ? `${ix.records.toLocaleString(opts.locale)} ${ix.scope === 'open' ? 'open records' : 'records'}, updated ${dateTime(ix.refreshedAt, opts)}`
-        : `building (${ix.records.toLocaleString(opts.locale)} so far)`,
+        ? `${records} ${ix.scope === 'open' ? 'open records' : 'records'}, updated ${dateTime(ix.refreshedAt, opts)}`
+        : `building (${records} so far)`,
     ]);
   }
   if (orgId && pushFed) {
@@ -324,27 +289,30 @@ export function billSection(
 /** This channel's subscriptions and digest (`inChannel`), the outbox, dead letters and webhook keys. */
 export function notificationsSection(s: NotifyStatus, inChannel: boolean, opts: StatusCardOptions): StatusSection {
   const rows: Array<[string, string]> = [];
-  if (inChannel) {
-    rows.push(['This channel', s.kinds.length > 0 ? s.kinds.join(', ') : 'no subscriptions']);
-    rows.push(['Digest', s.digest ? `${describeSchedule(s.digest.schedule)} (${escapeMarkdown(opts.timeZone)})` : 'off']);
-  }
+  if (inChannel)
+    rows.push(
+      ['This channel', s.kinds.length > 0 ? s.kinds.join(', ') : 'no subscriptions'],
+      ['Digest', s.digest ? `${describeSchedule(s.digest.schedule)} (${escapeMarkdown(opts.timeZone)})` : 'off'],
+    );
   const next =
     s.outbox.pending > 0 && s.outbox.nextAt !== undefined ? `, next try ${clockTime(Math.max(s.outbox.nextAt, opts.now), opts)}` : '';
-  rows.push(['Outbox', s.outbox.events === 0 ? 'empty' : `${s.outbox.events} events, ${s.outbox.pending} deliveries waiting${next}`]);
-  rows.push([
-    'Dead letters',
-    s.deadLetters.total === 0
-      ? 'none'
-      : `${s.deadLetters.total} in the last 30 days${inChannel ? `, ${s.deadLetters.here.length || 'none'} here` : ''}`,
-  ]);
-  rows.push([
-    'BILL webhooks',
-    s.webhook.storedKeys > 0
-      ? `${s.webhook.storedKeys} subscription${s.webhook.storedKeys === 1 ? '' : 's'} with a stored key${s.webhook.envKey ? ' + BILL_WEBHOOK_SECURITY_KEY' : ''}`
-      : s.webhook.envKey
-        ? 'BILL_WEBHOOK_SECURITY_KEY'
-        : 'not set up (admins: webhooks setup)',
-  ]);
+  rows.push(
+    ['Outbox', s.outbox.events === 0 ? 'empty' : `${s.outbox.events} events, ${s.outbox.pending} deliveries waiting${next}`],
+    [
+      'Dead letters',
+      s.deadLetters.total === 0
+        ? 'none'
+        : `${s.deadLetters.total} in the last 30 days${inChannel ? `, ${s.deadLetters.here.length || 'none'} here` : ''}`,
+    ],
+    [
+      'BILL webhooks',
+      s.webhook.storedKeys > 0
+        ? `${s.webhook.storedKeys} subscription${s.webhook.storedKeys === 1 ? '' : 's'} with a stored key${s.webhook.envKey ? ' + BILL_WEBHOOK_SECURITY_KEY' : ''}`
+        : s.webhook.envKey
+          ? 'BILL_WEBHOOK_SECURITY_KEY'
+          : 'not set up (admins: webhooks setup)',
+    ],
+  );
   const items: CardElement[] = [facts(rows)];
   for (const d of s.deadLetters.here) {
     const answer = escapeMarkdown(`${d.status}${d.code ? ` ${d.code}` : ''}`);
@@ -366,8 +334,6 @@ export function notificationsSection(s: NotifyStatus, inChannel: boolean, opts: 
 }
 
 export function auditSection(location: string): StatusSection {
-  return {
-    title: 'Audit log',
-    items: [text(`Every command and admin action is appended to ${escapeMarkdown(location)}.`, { subtle: true })],
-  };
+  const line = `Every command and admin action is appended to ${escapeMarkdown(location)}.`;
+  return { title: 'Audit log', items: [text(line, { subtle: true })] };
 }

@@ -77,14 +77,13 @@ export class ApprovalCards {
     return state?.id === id ? state : undefined;
   }
 
-  async save(state: ApprovalCardState): Promise<void> {
+  save(state: ApprovalCardState): Promise<void> {
     const left = Math.max(60_000, state.createdAt + APPROVAL_CARD_TTL_MS - this.clock.now());
-    await this.store.set(NS.approvalCards, `card|${state.id}`, { ...state, updatedAt: this.clock.now() }, { ttlMs: left });
+    return this.store.set(NS.approvalCards, `card|${state.id}`, { ...state, updatedAt: this.clock.now() }, { ttlMs: left });
   }
 
   /**
-   * Changes a card's record one change at a time (two bills of a card decided at once, on two devices or instances,
-   * both stay decided: each change is made to the record as the other left it). Undefined when the card has expired.
+   * Changes a card's record one change at a time, so two bills decided at once both stay decided; undefined once expired.
    * After ~2 s of waiting for a holder that died, the change is made anyway.
    */
   update(id: string, change: (state: ApprovalCardState) => void): Promise<ApprovalCardState | undefined> {

@@ -36,16 +36,14 @@ export const MAX_DECISION_COMMENT = 500;
 export const CONNECT_INPUTS = { tokenName: 'billTokenName', tokenValue: 'billTokenValue', orgId: 'billOrgId' } as const;
 
 /** The id of a bill's comment box on an approval card (inputs come back merged into the click's data). */
-export function commentInputId(row: number): string {
-  return `comment_${row}`;
-}
+export const commentInputId = (row: number): string => `comment_${row}`;
 
 const PRIVACY =
   'billbridge keeps the token encrypted, uses it only to show and decide your approvals, never shows it again, and forgets it when you type **disconnect**. Sync tokens cannot make payments.';
 
 /**
- * `connect` in a personal chat: how to make a BILL sync token, and masked inputs to hand it over. `askOrg`: the BILL
- * organisation id too (multi-org, chat linked to none); `problem`: a refused try (never repeats what was typed).
+ * `connect` in a personal chat: how to make a sync token, masked inputs for it, and (`askOrg`) the organisation id;
+ * `problem`: a refused try (never repeats what was typed).
  */
 export function connectCard(opts: { askOrg: boolean; problem?: string; connected?: boolean; note?: string }): CardReply {
   const body: CardElement[] = [
@@ -60,20 +58,12 @@ export function connectCard(opts: { askOrg: boolean; problem?: string; connected
   if (opts.connected) body.push(text('You are already connected. A new token replaces the one billbridge has.', { subtle: true }));
   if (opts.problem) body.push(container([text(opts.problem, { weight: 'Bolder' })], { style: 'attention' }));
   // Every input is required; the token's name and value are masked.
-  const input = (id: string, label: string, maxLength: number, more: Record<string, string>): CardElement => ({
-    type: 'Input.Text',
-    id,
-    label,
-    isRequired: true,
-    errorMessage: `Enter the ${label.toLowerCase()}`,
-    maxLength,
-    ...more,
-  });
+  const input = (id: string, label: string, maxLength: number, more: Record<string, string>): CardElement => {
+    return { type: 'Input.Text', id, label, isRequired: true, errorMessage: `Enter the ${label.toLowerCase()}`, maxLength, ...more };
+  };
   const masked = { style: 'Password' };
-  if (opts.askOrg) {
-    const errorMessage = 'Enter the BILL organisation id (it starts with 008)';
-    body.push(input(CONNECT_INPUTS.orgId, 'BILL organisation id', 64, { placeholder: '008…', errorMessage }));
-  }
+  const errorMessage = 'Enter the BILL organisation id (it starts with 008)';
+  if (opts.askOrg) body.push(input(CONNECT_INPUTS.orgId, 'BILL organisation id', 64, { placeholder: '008…', errorMessage }));
   body.push(
     input(CONNECT_INPUTS.tokenName, 'Token name', 200, masked),
     input(CONNECT_INPUTS.tokenValue, 'Token', 500, masked),
@@ -86,8 +76,8 @@ export function connectCard(opts: { askOrg: boolean; problem?: string; connected
 }
 
 /** A heading and paragraphs, then the footnotes that are set on one footer line: the approvals feature's notices. */
-function plainCard(heading: string, paragraphs: string[], summary: string, ...footnotes: Array<string | undefined>): CardReply {
-  const body = [title(heading), ...paragraphs.map((p) => text(p))];
+function plainCard(heading: string, paragraphs: string | string[], summary: string, ...footnotes: Array<string | undefined>): CardReply {
+  const body = [title(heading), ...[paragraphs].flat().map((p) => text(p))];
   if (footnotes.some(Boolean)) body.push(footer(footnotes.filter(Boolean).join(' · ')));
   return adaptiveCard(body, { summary });
 }
@@ -108,9 +98,7 @@ export function connectElsewhereCard(typedArguments: boolean): CardReply {
 export function tokenTypedCard(): CardReply {
   return plainCard(
     "Don't type your token in a message",
-    [
-      "I did not use what you typed. Because it is now in this chat's history, delete that token in BILL (Settings › Apps › Tokens), create a new one, and enter it in the form I show when you type **connect** alone.",
-    ],
+    "I did not use what you typed. Because it is now in this chat's history, delete that token in BILL (Settings › Apps › Tokens), create a new one, and enter it in the form I show when you type **connect** alone.",
     "Don't type your token in a message: type connect alone and use the form.",
   );
 }
@@ -130,12 +118,10 @@ export function connectedCard(opts: { billUserId: string; orgId: string; replace
 
 export function disconnectedCard(orgIds: string[]): CardReply {
   if (orgIds.length === 0)
-    return plainCard('Nothing to disconnect', ['Your BILL account is not connected here.'], 'Your BILL account is not connected.');
+    return plainCard('Nothing to disconnect', 'Your BILL account is not connected here.', 'Your BILL account is not connected.');
   return plainCard(
     'Disconnected from BILL',
-    [
-      `billbridge deleted your token and signed your session out of BILL (${orgIds.map(escapeMarkdown).join(', ')}). If you made the token only for billbridge, delete it in BILL too (Settings › Apps › Tokens).`,
-    ],
+    `billbridge deleted your token and signed your session out of BILL (${orgIds.map(escapeMarkdown).join(', ')}). If you made the token only for billbridge, delete it in BILL too (Settings › Apps › Tokens).`,
     'Disconnected from BILL: your token is deleted from billbridge.',
   );
 }
@@ -144,9 +130,7 @@ export function disconnectedCard(orgIds: string[]): CardReply {
 export function approvalsOffCard(): CardReply {
   return plainCard(
     'Approvals are off',
-    [
-      "Approving bills from Teams needs an encryption key for approvers' BILL tokens. Ask your billbridge administrator to set SECRETS_KEY.",
-    ],
+    "Approving bills from Teams needs an encryption key for approvers' BILL tokens. Ask your billbridge administrator to set SECRETS_KEY.",
     'Approvals are off in this billbridge: an administrator needs to set SECRETS_KEY.',
   );
 }
@@ -163,7 +147,7 @@ export function nothingWaitingCard(opts: { name: string; personal: boolean; asOf
   const who = opts.personal ? 'you' : clipped(opts.name);
   return plainCard(
     'Nothing waiting for approval',
-    [`No bills are waiting for ${who} in BILL right now.`],
+    `No bills are waiting for ${who} in BILL right now.`,
     `No bills are waiting for ${opts.personal ? 'your' : opts.name + "'s"} approval.`,
     `As of ${clockTime(opts.asOf, opts.fmt)}`,
     opts.note,
@@ -211,10 +195,7 @@ function billLines(b: ApprovalCardBill, i: number, o: ApprovalCardOptions): Card
   return items;
 }
 
-/**
- * The bills waiting for one approver. In a personal chat the approver's view is the card. In a channel or group
- * chat everyone sees the read-only card; Teams asks the bot for the approver's own view (refresh.userIds).
- */
+/** The bills waiting for one approver; outside a personal chat Teams asks for the approver's own view (refresh.userIds). */
 export function approvalsCard(o: ApprovalCardOptions): CardReply {
   const { state } = o;
   const personal = state.kind === 'personal';
@@ -257,13 +238,10 @@ export function approvalsCard(o: ApprovalCardOptions): CardReply {
   return reply;
 }
 
-/**
- * A click that changes nothing (an approval or a network invitation refused, tampered, expired): said to the clicker
- * only. The heading is plain text (it may name a vendor); `why` is markdown.
- */
+/** A click that changes nothing, said to the clicker only. The heading is plain text (it may name a vendor); `why` is markdown. */
 export function refusalCard(heading: string, why: string): CardReply & { privateReply: true } {
   // A heading may name a vendor or customer as BILL has it, at any length: cut short as list cards do.
-  return { ...plainCard(clipped(heading), [why], `${heading}. ${plainText(why)}`), privateReply: true };
+  return { ...plainCard(clipped(heading), why, `${heading}. ${plainText(why)}`), privateReply: true };
 }
 
 /** `approvals digest ...`: what is set now; `time` is read in `fmt.timeZone`. */
@@ -276,17 +254,13 @@ export function digestSettingCard(opts: {
   if (!opts.time)
     return plainCard(
       opts.changed ? 'Approvals digest off' : 'No approvals digest',
-      [
-        'Type **approvals digest daily 08:30** to get a personal message each morning with the bills waiting for your approval (only when there are some).',
-      ],
+      'Type **approvals digest daily 08:30** to get a personal message each morning with the bills waiting for your approval (only when there are some).',
       opts.changed ? 'Your daily approvals digest is off.' : 'No approvals digest is set.',
     );
   const next = opts.nextDate ? ` The next one is due ${calendarDate(opts.nextDate, opts.fmt.locale)} at ${opts.time}.` : '';
   return plainCard(
     opts.changed ? 'Approvals digest set' : 'Your approvals digest',
-    [
-      `Every day at **${opts.time}** (${escapeMarkdown(opts.fmt.timeZone)}) I send you the bills waiting for your approval here — only on days when some are.${next}`,
-    ],
+    `Every day at **${opts.time}** (${escapeMarkdown(opts.fmt.timeZone)}) I send you the bills waiting for your approval here — only on days when some are.${next}`,
     `Daily approvals digest at ${opts.time} (${opts.fmt.timeZone}).`,
     'Type **approvals digest off** to stop it.',
   );

@@ -1,8 +1,6 @@
-// The approvals commands. `connect` / `disconnect`: a person links (or unlinks) their own BILL sign-in, so approvals
-// run as them in BILL; the token is collected only in a personal chat, with masked inputs on a card (service.ts
-// verifies and seals it), and anything typed after "connect" is never used, never logged, and the audit trail keeps no
-// arguments. `approvals`: the bills waiting for the asking person, read in their own BILL session, with Approve / Deny
-// for them alone. `approvals digest daily <HH:MM> | off`: a personal message with those bills every day some are.
+// `connect` / `disconnect` (a person's own BILL sign-in, taken only on a personal chat's card form; anything typed after
+// "connect" is never used, logged or audited), `approvals` (the bills waiting for them, Approve / Deny theirs alone) and
+// `approvals digest daily <HH:MM> | off`.
 import { Forbidden, InputError, NotBound, NotLinked } from '../../errors.js';
 import { nextSlot, parseTime } from '../../notify/schedule.js';
 import { auditAdmin } from '../audit.js';
@@ -37,15 +35,13 @@ export const connectCommand: Command<ApprovalsDeps> = {
   rank: 80,
   secretArgs: true,
   async run(ctx, { approvals, orgBindings }) {
-    // Whatever follows "connect" may be a token: it is not used, logged or recorded (secretArgs), and not taught to
-    // the log scrubber either, where any word a person types would censor that word in every later line.
+    // Whatever follows "connect" may be a token: never used, logged or recorded (secretArgs), nor taught to the log scrubber.
     const typed = ctx.input.args.length > 0;
     if (ctx.scope.kind !== 'personal') return connectElsewhereCard(typed);
     if (typed) return tokenTypedCard();
     if (!approvals) return approvalsOffCard();
-    const askOrg = !ctx.orgId && orgBindings.mode === 'multi';
     const connected = (await linksHere(approvals, ctx)).length > 0;
-    return connectCard({ askOrg, connected, note: approvals.note });
+    return connectCard({ askOrg: !ctx.orgId && orgBindings.mode === 'multi', connected, note: approvals.note });
   },
 };
 
@@ -62,11 +58,9 @@ export const disconnectCommand: Command<ApprovalsDeps> = {
     for (const link of await linksHere(approvals, ctx)) {
       if (!(await approvals.links.remove(link))) continue;
       removed.push(link.orgId);
-      await approvals
-        .release(link)
-        .catch((err: unknown) =>
-          ctx.log.info({ orgId: link.orgId, err: String(err) }, 'approver session logout failed; BILL ends it by itself'),
-        );
+      const loggedOut = (err: unknown) =>
+        ctx.log.info({ orgId: link.orgId, err: String(err) }, 'approver session logout failed; BILL ends it by itself');
+      await approvals.release(link).catch(loggedOut);
       await auditAdmin(audit, ctx, 'approvals.disconnect', 'ok', link.orgId).catch(() => undefined);
       ctx.log.info({ orgId: link.orgId }, 'approver link removed');
     }
@@ -78,7 +72,6 @@ export const disconnectCommand: Command<ApprovalsDeps> = {
 async function linksHere(approvals: Approvals, ctx: CommandContext): Promise<UserLink[]> {
   const { tenantId } = ctx.scope;
   const { aadObjectId } = ctx.caller;
-  // The person as Teams names them; approvals need both ids.
   if (!tenantId || !aadObjectId)
     throw new Forbidden("Teams did not say which Microsoft 365 account sent this, so I can't connect it to BILL.");
   if (ctx.orgId) return [await approvals.links.get({ tenantId, aadObjectId, orgId: ctx.orgId })].filter((l): l is UserLink => !!l);
@@ -93,13 +86,9 @@ async function linksFor(approvals: Approvals, ctx: CommandContext, named?: strin
   if (!first) throw new NotLinked();
   if (!named) return [first, ...others];
   const link = links.find((l) => l.orgId.toLowerCase() === named.toLowerCase());
-  if (!link)
-    throw new InputError(
-      "You aren't connected to that organisation",
-      'Type **approvals** to pick one you are connected to, or **connect** to add it.',
-      'approvals …',
-    );
-  return [link];
+  if (link) return [link];
+  const hint = 'Type **approvals** to pick one you are connected to, or **connect** to add it.';
+  throw new InputError("You aren't connected to that organisation", hint, 'approvals …');
 }
 
 export const approvalsCommand: Command<ApprovalsDeps> = {
@@ -114,12 +103,9 @@ export const approvalsCommand: Command<ApprovalsDeps> = {
   async run(ctx, { approvals }) {
     if (!approvals) return approvalsOffCard();
     const args = ctx.input.args;
+    const hint = 'Type **approvals** to see the bills waiting for you.';
     if (args.length > 1 || (args.length === 1 && (ctx.scope.kind !== 'personal' || ctx.orgId)))
-      throw new InputError(
-        '"approvals" takes nothing after it here',
-        'Type **approvals** to see the bills waiting for you.',
-        'approvals …',
-      );
+      throw new InputError('"approvals" takes nothing after it here', hint, 'approvals …');
     const links = await linksFor(approvals, ctx, args[0]);
     if (links.length > 1) return chooseOrgCard(links.map((l) => l.orgId));
     let link = links[0];

@@ -1,7 +1,6 @@
-// `approvals digest daily <HH:MM>`: a personal message to each linked approver with the bills waiting for them, at that
-// time in BOT_TIMEZONE, only on days some are, read in the approver's own BILL session and sent to the personal chat
-// stored when they connected. At most one message per person, org and slot, across restarts and instances: the due slot
-// (dueSlot in src/notify/schedule.ts) is claimed as channel digests claim theirs (slotClaims, NS.approvalDigests).
+// `approvals digest daily <HH:MM>`: each linked approver's waiting bills, read in their own BILL session and sent to their
+// personal chat at that time in BOT_TIMEZONE on days some wait. One message per person, org and slot across instances:
+// the due slot is claimed as channel digests claim theirs (slotClaims, NS.approvalDigests).
 import type { Clock } from '../../infra/clock.js';
 import type { Logger } from '../../infra/log.js';
 import { NotLinked, errorMessage } from '../../errors.js';
@@ -15,10 +14,7 @@ import type { UserLink } from './userLinks.js';
 /** A failed digest is tried again after this long (still within the catch-up window). */
 const RETRY_AFTER_MS = 5 * 60_000;
 
-/**
- * The approvals digest job: each run sends every digest whose slot has come, and counts those sent, those whose slot
- * came with nothing waiting (no message) and failures. Started only when approvals are on.
- */
+/** Each run sends every digest whose slot has come, counting those sent, those with nothing waiting, and failures. */
 export function approvalDigestJob(deps: {
   /** Undefined without SECRETS_KEY: approvals are off and nothing is sent. */
   approvals: Approvals | undefined;

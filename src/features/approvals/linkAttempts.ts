@@ -1,7 +1,5 @@
-// Per-person connect attempts: each one signs in to BILL with a typed token, so a person gets LINK_ATTEMPTS_PER_HOUR
-// of them and, after BILL refused one, waits LINK_COOLDOWN_S. In memory for one instance, in Redis for a fleet.
-// Why: a refused sign-in used to cost nothing but BILL's shared budget (the refused session slot is released, so the
-// per-slot credential back-off never applied), and 200 bogus submissions locked every organisation out of BILL for an hour.
+// Per-person connect attempts: each signs in to BILL, so a person gets LINK_ATTEMPTS_PER_HOUR and waits LINK_COOLDOWN_S
+// after a refused one (else 200 bogus submissions lock every organisation out of BILL for an hour). Memory or Redis.
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { DependencyUnavailable } from '../../errors.js';
 import type { Clock } from '../../infra/clock.js';
@@ -22,11 +20,7 @@ export interface LinkAttempts {
   refused(person: string): Promise<void>;
 }
 
-/**
- * A fleet: both limits in Redis, through rate-limiter-flexible. `hourly`: LINK_ATTEMPTS_PER_HOUR points per person
- * over 3,600 s. `cooldown`: one point per person over LINK_COOLDOWN_S, blocked that long after a refusal; undefined
- * when the cooldown is 0.
- */
+/** A fleet: both limits in Redis; `cooldown` (one point over LINK_COOLDOWN_S, blocked after a refusal) is undefined at 0 s. */
 export function redisLinkAttempts(hourly: RateLimiterAbstract, cooldown: RateLimiterAbstract | undefined): LinkAttempts {
   return {
     async take(person) {

@@ -1,7 +1,6 @@
-// Approvals from Teams, run as the approver: the feature's parts (links, card records, signing), the approvals card
-// built from the person's own BILL session, and the card clicks — connect, approve, deny, and each user's view.
-// Every click is re-checked on the server: signed data, the card's record, the clicker is that card's approver and
-// linked, and the bill still waits on them in BILL. Only then is POST /v3/bill-approvals/actions sent, in their session.
+// Approvals from Teams, run as the approver: the approvals card from their own BILL session, and its clicks (connect,
+// approve, deny, each user's view). A decision is sent only after the signature, the card's record, the clicker and
+// BILL's own pending list all agree.
 import { randomBytes } from 'node:crypto';
 import { BillApiError, NotLinked, errorMessage } from '../../errors.js';
 import type { BillGateway } from '../../bill/gateway.js';
@@ -12,11 +11,10 @@ import type { Mirror } from '../../mirror/mirror.js';
 import type { ApprovalAudit, AuditTrail } from '../../infra/audit.js';
 import type { OrgBindings } from '../../bindings/bindings.js';
 import type { CardActionContext, CardActionHandler, CardActionReply } from '../dispatch.js';
-import type { CardReply } from '../../cards/card.js';
+import { escapeMarkdown, shortId, type CardReply } from '../../cards/card.js';
 import { errorReply } from '../../cards/errorCards.js';
 import { clockTime, type FormatOptions } from '../../cards/format.js';
 import { dateInZone } from '../../infra/calendar.js';
-import { escapeMarkdown, shortId } from '../../cards/card.js';
 import { conversationOf, type Caller, type ConversationScope } from '../types.js';
 import { auditActor, auditAdmin, auditOrUndo } from '../audit.js';
 import {
@@ -64,6 +62,8 @@ interface ApprovalsDeps {
   note: string | undefined;
 }
 
+type Priority = 'interactive' | 'background';
+
 export type ApprovalClick = Pick<CardActionContext, 'data' | 'scope' | 'caller' | 'correlationId' | 'log' | 'reference'>;
 
 export class Approvals {
@@ -97,14 +97,8 @@ export class Approvals {
     return { ...this.card(state, true, notice), everyone: this.card(state, state.kind === 'personal') };
   }
 
-  /**
-   * The bills waiting for a linked person, read in their own BILL session: the first MAX_CARD_BILLS, soonest due
-   * first, with invoice numbers and vendor names (the approvals card and the dashboard tab), and how many wait in all.
-   */
-  async pending(
-    link: UserLink,
-    priority: 'interactive' | 'background' = 'interactive',
-  ): Promise<{ rows: ApprovalCardBill[]; waiting: number }> {
+  /** The first MAX_CARD_BILLS bills waiting for a linked person (soonest due), read in their own session, and how many wait. */
+  async pending(link: UserLink, priority: Priority = 'interactive'): Promise<{ rows: ApprovalCardBill[]; waiting: number }> {
     const client = this.deps.bill.orgAs(link.orgId, personCredentials(link), { priority });
     const pending = await asPerson(() => client.approvals.pending());
     if (pending.length === 0) return { rows: [], waiting: 0 };
@@ -141,14 +135,11 @@ export class Approvals {
     return { rows, waiting: pending.length };
   }
 
-  /**
-   * The same bills as a card recorded server-side, naming the link's Teams id and name (the approvals command keeps
-   * them current): with the buttons in a personal chat, read-only elsewhere (see approvalsCard).
-   */
+  /** The same bills as a card recorded server-side: with the buttons in a personal chat, read-only elsewhere. */
   async pendingReply(
     link: UserLink,
     target: Pick<ApprovalCardState, 'kind' | 'conversationId'>,
-    opts: { locale?: string; priority?: 'interactive' | 'background' } = {},
+    opts: { locale?: string; priority?: Priority } = {},
   ): Promise<{ reply: CardReply; waiting: number }> {
     const { rows, waiting } = await this.pending(link, opts.priority);
     const now = this.deps.clock.now();
@@ -188,9 +179,8 @@ export class Approvals {
     };
     const fresh = 'Nothing was changed. Type **approvals** for a fresh list.';
     const unusable = refusalCard("This button can't be used", fresh);
-    if (!cardId || !billId || !sig || !this.signer.verify(sig, verb, cardId, billId))
-      return refuse(cardId ? await cards.get(cardId) : undefined, 'card data altered', unusable);
-    const state = await cards.get(cardId);
+    const state = cardId ? await cards.get(cardId) : undefined;
+    if (!cardId || !billId || !sig || !this.signer.verify(sig, verb, cardId, billId)) return refuse(state, 'card data altered', unusable);
     if (!state) return refusalCard('This approval card has expired', fresh);
     const row = state.bills.findIndex((b) => b.billId === billId);
     const bill = state.bills[row];
@@ -302,12 +292,10 @@ export class Approvals {
     const turn = await this.deps.attempts.take(person.owner);
     if (!turn.allowed) {
       await audit('refused', { reason: turn.why === 'cooldown' ? 'connect cooldown' : 'connect attempts per hour' }).catch(() => undefined);
-      log.info(
-        { orgId, why: turn.why, retryInS: Math.ceil(turn.retryInMs / 1000) },
-        'connect attempt refused before BILL: too soon or too many',
-      );
+      const seconds = Math.ceil(turn.retryInMs / 1000);
+      log.info({ orgId, why: turn.why, retryInS: seconds }, 'connect attempt refused before BILL: too soon or too many');
       const at = clockTime(clock.now() + turn.retryInMs, this.deps.fmt);
-      const wait = turn.retryInMs < 120_000 ? `${Math.ceil(turn.retryInMs / 1000)} s` : `${Math.ceil(turn.retryInMs / 60_000)} min`;
+      const wait = turn.retryInMs < 120_000 ? `${seconds} s` : `${Math.ceil(turn.retryInMs / 60_000)} min`;
       const tried = turn.why === 'cooldown' ? 'BILL did not accept the last token' : 'You have tried to connect several times this hour';
       return form(`${tried}. To protect the sign-ins everyone shares, try again at ${at} (in ${wait}).`);
     }
@@ -353,10 +341,7 @@ export class Approvals {
   }
 }
 
-/**
- * Records what became of one bill on the card as the record now stands (another bill of it may have been decided
- * meanwhile); when the record expired meanwhile, on the state the click was checked against.
- */
+/** Records what became of one bill on the card as the record now stands (else, once expired, on the clicked state). */
 async function markBill(
   cards: ApprovalCards,
   clicked: ApprovalCardState,
@@ -393,10 +378,7 @@ function readComment(value: unknown): string | undefined {
   return flat === '' ? undefined : flat.slice(0, MAX_DECISION_COMMENT);
 }
 
-/**
- * The approvals card verbs and their handlers, for the bot's card-action routes. Without SECRETS_KEY (no service)
- * every verb answers "approvals are off"; a failed click answers its error card to the clicker alone.
- */
+/** The approvals card verbs' handlers: "approvals are off" without SECRETS_KEY; a failed click's error card to the clicker alone. */
 export function approvalCardActions(approvals: Approvals | undefined): Record<string, CardActionHandler> {
   const guarded =
     (fn: (a: Approvals, ctx: CardActionContext) => Promise<CardActionReply>): CardActionHandler =>
@@ -405,10 +387,8 @@ export function approvalCardActions(approvals: Approvals | undefined): Record<st
       try {
         return await fn(approvals, ctx);
       } catch (err) {
-        ctx.log.warn(
-          { verb: ctx.data.verb, err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err },
-          'approvals card action failed',
-        );
+        const errName = err instanceof Error ? err.name : typeof err;
+        ctx.log.warn({ verb: ctx.data.verb, err: errorMessage(err), errName }, 'approvals card action failed');
         return privately(errorReply(err, { correlationId: ctx.correlationId }));
       }
     };

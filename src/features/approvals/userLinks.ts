@@ -21,10 +21,7 @@ interface UserLinkRef {
 export interface UserLink extends UserLinkRef {
   /** The BILL user the token signs in as (from the verifying sign-in). */
   billUserId: string;
-  /**
-   * AP/AR sync token: its name signs in as username, its value as password. Never shown, logged or echoed — and
-   * not taught to the log scrubber: a value a person chose must not censor the same text in every log line.
-   */
+  /** AP/AR sync token (name and password). Never shown or logged, nor taught to the log scrubber (it would censor that text everywhere). */
   token: { name: string; value: string };
   /** Bot Framework id of the person (29:...): what Teams' refresh.userIds and proactive sends name. */
   teamsUserId: string;
@@ -38,14 +35,14 @@ export interface UserLink extends UserLinkRef {
   digestSince?: number;
 }
 
+const lower = (id: string): string => id.trim().toLowerCase();
+
+/** "tenant|person", lower case: the person's session slot (`owner`) and the first part of their links' keys. */
+const personOf = (p: Pick<UserLinkRef, 'tenantId' | 'aadObjectId'>): string => `${lower(p.tenantId)}|${lower(p.aadObjectId)}`;
+
 /** The person's own BILL sign-in, in a session slot of their own (`owner`) that their connect attempts count against. */
 export function personCredentials(link: Pick<UserLink, 'tenantId' | 'aadObjectId' | 'token'>): PersonCredentials {
-  const owner = `${link.tenantId.trim().toLowerCase()}|${link.aadObjectId.trim().toLowerCase()}`;
-  return { username: link.token.name, password: link.token.value, owner };
-}
-
-function norm(ref: UserLinkRef): UserLinkRef {
-  return { tenantId: ref.tenantId.trim().toLowerCase(), aadObjectId: ref.aadObjectId.trim().toLowerCase(), orgId: ref.orgId.trim() };
+  return { username: link.token.name, password: link.token.value, owner: personOf(link) };
 }
 
 export class UserLinks {
@@ -63,9 +60,9 @@ export class UserLinks {
     const key = this.key(ref);
     const sealed = await this.deps.store.get<unknown>(NS.userLinks, key);
     const link = sealed ? this.open(key, sealed) : undefined;
-    const want = norm(ref);
     // The record must be this very person's in this org, whatever key it was found under.
-    return link?.tenantId === want.tenantId && link.aadObjectId === want.aadObjectId && link.orgId === want.orgId ? link : undefined;
+    const same = link?.tenantId === lower(ref.tenantId) && link.aadObjectId === lower(ref.aadObjectId) && link.orgId === ref.orgId.trim();
+    return same ? link : undefined;
   }
 
   /** Stores (or replaces) a link; after any change of it in flight, never under it. */
@@ -73,10 +70,7 @@ export class UserLinks {
     return this.editing(link, () => this.write(link));
   }
 
-  /**
-   * Changes a stored link; undefined when there is none. A digest time and a name change made at once both land, and
-   * a disconnect or reconnect made meanwhile is not undone.
-   */
+  /** Changes a stored link (undefined when there is none) under the edit lock: concurrent changes all land, none undoes a disconnect. */
   update(
     ref: UserLinkRef,
     patch: Partial<Pick<UserLink, 'digestTime' | 'digestSince' | 'reference' | 'displayName' | 'teamsUserId'>>,
@@ -95,15 +89,15 @@ export class UserLinks {
   }
 
   /**
-   * One write of a link at a time, across instances (the stores have no compare-and-set): under a short lease kept
-   * outside NS.userLinks (its entries() stay links only), keyed by the link's opaque key.
+   * One write of a link at a time across instances (no compare-and-set), under a lease keyed by the link's opaque key
+   * and kept outside NS.userLinks (its entries() stay links only).
    */
   private editing<T>(ref: UserLinkRef, change: () => Promise<T>): Promise<T> {
     return withEditLock(this.deps, { ns: NS.userLinks, key: this.key(ref) }, change);
   }
 
   private async write(link: UserLink): Promise<void> {
-    const value: UserLink = { ...link, ...norm(link) };
+    const value: UserLink = { ...link, tenantId: lower(link.tenantId), aadObjectId: lower(link.aadObjectId), orgId: link.orgId.trim() };
     const key = this.key(value);
     // The storage key is authenticated with the data: a sealed link moved under another person's key will not open.
     const box = sealText(this.sealKey, JSON.stringify(value), { encoding: 'base64url', aad: `user-link|v1|${key}` });
@@ -116,12 +110,9 @@ export class UserLinks {
 
   /** Every link that opens with this SECRETS_KEY; `prefix`: only those stored under keys starting with it. */
   async all(prefix = ''): Promise<UserLink[]> {
-    const out: UserLink[] = [];
-    for (const [key, sealed] of await this.deps.store.entries<unknown>(NS.userLinks)) {
-      const link = key.startsWith(prefix) ? this.open(key, sealed) : undefined;
-      if (link) out.push(link);
-    }
-    return out;
+    const entries = await this.deps.store.entries<unknown>(NS.userLinks);
+    const links = entries.map(([key, sealed]) => (key.startsWith(prefix) ? this.open(key, sealed) : undefined));
+    return links.filter((link) => link !== undefined);
   }
 
   /** How many stored links cannot be opened with this SECRETS_KEY (start-up report; no log line per link). */
@@ -136,7 +127,7 @@ export class UserLinks {
   }
 
   private personPart(p: Pick<UserLinkRef, 'tenantId' | 'aadObjectId'>): string {
-    return this.mac(`person|${p.tenantId.trim().toLowerCase()}|${p.aadObjectId.trim().toLowerCase()}`);
+    return this.mac(`person|${personOf(p)}`);
   }
 
   private mac(text: string): string {

@@ -33,10 +33,7 @@ export interface NetworkRow {
   invite?: CardAction;
 }
 
-/**
- * `network <name>`: businesses in the BILL network and RPPS, their payment network ids, and which are already yours;
- * `unmatched`: the org's vendors and customers were not read yet (first build), so "yours" is not known.
- */
+/** `network <name>`: businesses found, their network ids, which are yours (`unmatched`: not known yet, first build). */
 export function networkCard(input: ListContext & { typed: string; rows: NetworkRow[]; unmatched: boolean }): CardReply {
   const { rows } = input;
   const yours = rows.filter((r) => r.yours).length;
@@ -70,7 +67,8 @@ export function networkCard(input: ListContext & { typed: string; rows: NetworkR
 /** How BILL is asked: a connection request to this network id, or an email to this address. */
 export type InviteRoute = { networkId: string; networkType: 'BILL' | 'RPPS' } | { email: string };
 
-export interface InvitedCardInput {
+/** What an invitation came to, in place of the clicked card for the person who clicked. */
+export function invitedCard(input: {
   kind: PartyKind;
   name: string;
   how: InviteRoute;
@@ -78,10 +76,7 @@ export interface InvitedCardInput {
   byName: string;
   at: string;
   note?: string;
-}
-
-/** What an invitation came to, in place of the clicked card for the person who clicked. */
-export function invitedCard(input: InvitedCardInput): CardReply {
+}): CardReply {
   const status = networkStatusWords(input.status) ?? 'not known yet';
   // BILL's name for the party, at any length: cut short as list and detail cards do.
   const name = clipped(input.name);

@@ -1,7 +1,5 @@
-// `network <name>`: searches the BILL payment network and RPPS (verified national vendors) by name, and says which of
-// the businesses found are already the org's vendors or customers (matched by name in the org's mirror), with an
-// invite button for those not connected yet. Two reads at BILL (one per scope); text that is not a business name is
-// refused before anything is sent.
+// `network <name>`: the BILL payment network and RPPS searched by name (two reads), which businesses found are already
+// the org's vendors or customers (by name, in the mirror), and invite buttons; text that is no business name is refused.
 import { InputError } from '../../errors.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { NetworkOrganization } from '../../bill/types.js';

@@ -1,12 +1,7 @@
-// "Invite to the BILL network", clicked on a vendor, customer or network card: re-checked on the server, then sent
-// in the clicker's own BILL session (never the bot's). The button's data is signed with the conversation's org; a
-// click is refused unless that signature verifies, the person has linked BILL, and their BILL role may manage
-// vendors and customers. Then BILL is asked once: a connection request to the network id the button (or an exact
-// name match in the network) gives, or, for a vendor not in the network, BILL's email invitation. Each passes the
-// bill.email budget (BILL: 5 a minute); the org's mirror takes the vendor as BILL now answers it.
-//
-// [I] The Postman collection names no role for the network endpoints: invitations are offered to BILL's
-// ADMINISTRATOR and ACCOUNTANT roles, the ones that manage vendors and customers in BILL.
+// "Invite to the BILL network" on a vendor, customer or network card: sent in the clicker's own BILL session once the
+// button's signature (over the conversation's org), their link and their BILL role check out. BILL is asked once: a
+// connection request to a network id, else (vendors) an email invitation, within the bill.email budget (5 a minute).
+// [I] The Postman collection names no role for the network endpoints: ADMINISTRATOR and ACCOUNTANT manage parties in BILL.
 import { BillApiError, NotBound, errorMessage } from '../../errors.js';
 import { asPerson, personCredentials } from '../approvals/userLinks.js';
 import { buttonSigner, dataString } from '../approvals/cardRecords.js';
@@ -112,11 +107,8 @@ export function networkInvites(deps: NetworkInvitesDeps) {
         const client = deps.bill.orgAs(orgId, personCredentials(link), { priority: 'interactive' });
         const role = (await asPerson(() => client.users.get(link.billUserId))).role?.type ?? '';
         if (!INVITING_ROLES.has(role)) {
-          const words = role
-            .replace(/[^A-Z_]/g, '')
-            .toLowerCase()
-            .replace(/_/g, ' ');
-          const you = words ? `a${/^[aeiou]/.test(words) ? 'n' : ''} ${words}` : 'a user without a role billbridge knows';
+          const words = role.replace(/[^A-Z_]/g, '').replaceAll('_', ' ');
+          const you = words ? `a${/^[AEIOU]/.test(words) ? 'n' : ''} ${words.toLowerCase()}` : 'a user without a role billbridge knows';
           return await refuse(
             orgId,
             `role ${role || 'unknown'}`,
@@ -156,26 +148,20 @@ export function networkInvites(deps: NetworkInvitesDeps) {
           );
           log.info({ orgId, ...detail }, 'network invitation accepted by BILL');
           // The card and the org's mirror show the status as BILL now answers it.
-          let after: string | undefined;
+          let status: string | undefined;
           if (kind === 'vendor') {
             const fresh = await client.vendors.get(id).catch(() => undefined);
             if (fresh) await deps.mirror.apply(orgId, 'vendor', fresh).catch(() => undefined);
-            after = fresh?.networkStatus;
+            status = fresh?.networkStatus;
           } else {
-            after = (await client.network.status('customer', id).catch(() => undefined))?.status;
+            status = (await client.network.status('customer', id).catch(() => undefined))?.status;
             const key = customerStatusKey(id);
             deps.mirror.dropAnswer(orgId, key);
-            await deps.mirror.answers.get(orgId, key, { ttlS: deps.keepStatusS, kinds: ['customer'] }, () => Promise.resolve(after));
+            await deps.mirror.answers.get(orgId, key, { ttlS: deps.keepStatusS, kinds: ['customer'] }, () => Promise.resolve(status));
           }
-          return invitedCard({
-            kind,
-            name: party.name,
-            how,
-            status: after,
-            byName: link.displayName ?? caller.name ?? 'you',
-            at: clockTime(deps.clock.now(), deps.fmt),
-            note: deps.note,
-          });
+          const byName = link.displayName ?? caller.name ?? 'you';
+          const at = clockTime(deps.clock.now(), deps.fmt);
+          return invitedCard({ kind, name: party.name, how, status, byName, at, note: deps.note });
         } finally {
           await deps.state.delete(NS.networkInvites, lock).catch(() => undefined);
         }

@@ -1,7 +1,6 @@
-// Search BILL from the compose box: what was typed is matched against the org's mirror in memory (never sent to BILL as a
-// filter), and each record found comes with the card its command shows — `bill <number>`, `invoice <number>`,
-// `vendor <name>`, `customer <name>` run through the registry, so the inserted card and its Refresh are the command's —
-// and a one-line preview for Teams' result list. Hostile or empty text gets an ordinary answer, never an error.
+// Search BILL from the compose box: what was typed is matched in the org's mirror (never sent to BILL), and each record
+// found comes with its command's card (`bill <number>`... run through the registry) and a one-line preview. Hostile or
+// empty text gets an ordinary answer, never an error.
 import type { Bill, Customer, Invoice, Vendor } from '../../bill/types.js';
 import type { OrgBindings } from '../../bindings/bindings.js';
 import { adaptiveCard, escapeMarkdown, subtitle, text, title, type CardReply } from '../../cards/card.js';
@@ -69,13 +68,12 @@ const MAX_PARTY_RESULTS = 10;
 export const MAX_EXTENSION_CARD_BYTES = 28 * 1024;
 /** "Bills due this week": the next 7 days, as `bills due` counts them. */
 const WEEK_DAYS = 7;
+const CHAT_IN_MULTI_ORG =
+  'Search BILL from a channel of a team linked to BILL: in a chat or the command box billbridge cannot tell which organisation to search.';
 
-const said = (message: string, outcome: SearchAnswer['outcome'], extra: Partial<SearchAnswer> = {}): SearchAnswer => ({
-  results: [],
-  message,
-  outcome,
-  ...extra,
-});
+function said(message: string, outcome: SearchAnswer['outcome'], extra: Partial<SearchAnswer> = {}): SearchAnswer {
+  return { results: [], message, outcome, ...extra };
+}
 
 /** What was typed, as people type numbers and names: trimmed, one space between words, outer quotes dropped. */
 function cleanQuery(raw: string): string {
@@ -85,8 +83,8 @@ function cleanQuery(raw: string): string {
 }
 
 /**
- * normalizeNumber, skipping its Unicode normalisation for the plain ASCII numbers nearly every record has (same
- * result: NFKC, trimming and the '#' rule change nothing there); a search compares every record's number.
+ * normalizeNumber, skipping its Unicode work for the plain ASCII numbers nearly every record has (NFKC, trimming and
+ * the '#' rule change nothing there); a search compares every record's number.
  */
 const numberKey = (raw: string): string => (/^[\x21\x22\x24-\x7e]*$/.test(raw) ? raw.toUpperCase() : normalizeNumber(raw));
 
@@ -117,39 +115,34 @@ export class ComposeSearch {
     try {
       const bound = await this.deps.orgs.forExtension(q.scope);
       if (!('orgId' in bound)) {
-        if (bound.refused === 'chat in multi-org')
-          return said(
-            'Search BILL from a channel of a team linked to BILL: in a chat or the command box billbridge cannot tell which organisation to search.',
-            'refused',
-          );
+        if (bound.refused === 'chat in multi-org') return said(CHAT_IN_MULTI_ORG, 'refused');
         const err = new NotBound();
         return said(this.errorText(err, q), 'refused', { error: err });
       }
       org = bound.orgId;
+      const say = (message: string, outcome: SearchAnswer['outcome'] = 'ok') => said(message, outcome, { orgId: org });
       const input = { name: 'search', args: [], argText: '', page: 0 };
       const ctx: OrgContext = commandContext(q, input, org, { clock: this.deps.clock, locale: this.deps.settings.locale });
       let found: RowsResult<AnyRecord>;
       if (q.text === undefined) {
-        if (command.kind === 'vendor' || command.kind === 'customer') return said(command.hint, 'empty', { orgId: org });
+        if (command.kind === 'vendor' || command.kind === 'customer') return say(command.hint, 'empty');
         found = command.kind === 'bill' ? await this.billsDueThisWeek(ctx) : await this.latestInvoices(ctx);
       } else {
         const typed = cleanQuery(q.text);
-        if (typed === '') return said(command.hint, 'empty', { orgId: org });
-        if (typed.length > MAX_QUERY_LENGTH) return said(`No ${command.id} match what you typed. ${command.hint}`, 'ok', { orgId: org });
+        if (typed === '') return say(command.hint, 'empty');
+        if (typed.length > MAX_QUERY_LENGTH) return say(`No ${command.id} match what you typed. ${command.hint}`);
         found = await this.matching(ctx, command, typed);
       }
       if ('building' in found) {
         const so = `${found.building.toLocaleString(ctx.locale)} so far; this happens once`;
-        return said(`billbridge is still reading this organisation's ${command.id} from BILL (${so}). Try again in a minute.`, 'ok', {
-          orgId: org,
-        });
+        return say(`billbridge is still reading this organisation's ${command.id} from BILL (${so}). Try again in a minute.`);
       }
       const skip = Math.max(0, Math.floor(q.skip));
       const most = command.kind === 'vendor' || command.kind === 'customer' ? MAX_PARTY_RESULTS : MAX_RESULTS;
       const shown = found.rows.slice(skip, skip + Math.min(most, Math.max(1, Math.floor(q.count))));
       if (shown.length === 0) {
         const what = q.text === undefined ? `No ${command.id} to show yet.` : `No ${command.id} match ${echo(cleanQuery(q.text))}.`;
-        return said(`${what} ${command.hint}`, 'ok', { orgId: org });
+        return say(`${what} ${command.hint}`);
       }
       return { results: await this.results(ctx, command.kind, shown), outcome: 'ok', orgId: org };
     } catch (err) {
@@ -246,14 +239,10 @@ export class ComposeSearch {
         return { card: fits ? card : tooLargeCard(preview, line), preview };
       }),
     );
-    const results: SearchResult[] = [];
-    for (const m of made) {
-      if (m.status === 'fulfilled') results.push(m.value);
-      else ctx.log.info({ kind, err: errorMessage(m.reason) }, 'search result left out: its card could not be made');
-    }
-    const failed = made.find((m) => m.status === 'rejected');
-    if (results.length === 0 && failed) throw failed.reason;
-    return results;
+    const failed = made.filter((m) => m.status === 'rejected');
+    for (const m of failed) ctx.log.info({ kind, err: errorMessage(m.reason) }, 'search result left out: its card could not be made');
+    if (failed.length === made.length && failed[0]) throw failed[0].reason;
+    return made.flatMap((m) => (m.status === 'fulfilled' ? [m.value] : []));
   }
 
   /** The card the record's command shows: its command line (`bill <number>`) run through the registry. */

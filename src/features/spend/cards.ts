@@ -1,6 +1,5 @@
-// Spend & Expense cards: card transactions (missing receipts flagged), pending reimbursements, budget use this period
-// (with a bar per budget), an overview of the three (with card spend by budget), and how to enable S&E when no API
-// token is configured. Amounts are USD (S&E is US-only).
+// Spend & Expense cards: card transactions, pending reimbursements, budget use, an overview of the three, and how to
+// enable S&E. Amounts are USD (S&E is US-only).
 import type { Budget, Reimbursement, SpendTransaction } from '../../bill/types.js';
 import { adaptiveCard, executeAction, text, title, TONE_STYLE, type CardReply } from '../../cards/card.js';
 import { donutChart, horizontalBarChart, type ChartPoint } from '../../cards/chart.js';
@@ -12,19 +11,13 @@ const USD = 'USD';
 
 export const TRANSACTION_DAYS = 30;
 
-function isDecline(tx: Pick<SpendTransaction, 'transactionType'>): boolean {
-  return tx.transactionType === 'DECLINE';
-}
+const isDecline = (tx: SpendTransaction): boolean => tx.transactionType === 'DECLINE';
 
 /** A receipt the budget asks for and nobody attached (declines need none). */
-function missingReceipt(tx: Pick<SpendTransaction, 'receiptStatus' | 'receiptRequired' | 'transactionType'>): boolean {
-  if (isDecline(tx)) return false;
-  return tx.receiptStatus === 'MISSING' || (tx.receiptRequired === true && tx.receiptStatus !== 'ATTACHED');
-}
+const missingReceipt = (tx: SpendTransaction): boolean =>
+  !isDecline(tx) && (tx.receiptStatus === 'MISSING' || (tx.receiptRequired === true && tx.receiptStatus !== 'ATTACHED'));
 
-function usd(items: Array<{ amount: number }>, fmt: FormatOptions): string {
-  return money(sum(items.map((i) => i.amount)), USD, fmt.locale);
-}
+const usd = (items: Array<{ amount: number }>, fmt: FormatOptions): string => money(sum(items.map((i) => i.amount)), USD, fmt.locale);
 
 /** What the transactions card and the overview both say first: spent (declines moved no money) and missing receipts. */
 function transactionTotals(transactions: SpendTransaction[], fmt: FormatOptions) {
@@ -111,9 +104,7 @@ export function reimbursementsCard(input: ListContext & { reimbursements: Reimbu
 }
 
 /** Over the limit, or at 80% of it or more: the row's tone, in words and in the chart. */
-function budgetTone(ratio: number | undefined): 'Attention' | 'Warning' | undefined {
-  return (ratio ?? 0) > 1 ? 'Attention' : (ratio ?? 0) >= 0.8 ? 'Warning' : undefined;
-}
+const budgetTone = (ratio = 0): 'Attention' | 'Warning' | undefined => (ratio > 1 ? 'Attention' : ratio >= 0.8 ? 'Warning' : undefined);
 
 /** Bars in the budgets chart: the first page of the table (a 320 px card holds about this many rows of bars). */
 const CHART_BUDGETS = 10;
@@ -121,10 +112,7 @@ const CHART_BUDGETS = 10;
 /** Slices in the spend donut: the largest budgets, the rest as one "Other" slice (more colours than this read as noise). */
 const DONUT_SLICES = 6;
 
-/**
- * Card spend in the window by the budget it was charged to (Spend & Expense's spending categories), largest first,
- * beyond the first few as "Other". Declines moved no money and are left out, as the Spent total leaves them out.
- */
+/** Card spend by budget, largest first, the rest as "Other"; declines moved no money and are left out. */
 function spendByBudget(transactions: SpendTransaction[]): ChartPoint[] {
   const by = new Map<string, number>();
   for (const t of transactions) {
@@ -224,17 +212,15 @@ export function spendOverviewCard(
       },
     ],
     summary: `Spend: ${usd(spent, fmt)} in ${TRANSACTION_DAYS} days, ${missing.length} missing receipts, ${pending.length} pending reimbursements.`,
-    actions: [
-      executeAction('Transactions', { verb: 'run', command: 'spend transactions' }),
-      executeAction('Reimbursements', { verb: 'run', command: 'spend reimbursements' }),
-      executeAction('Budgets', { verb: 'run', command: 'spend budgets' }),
-    ],
+    actions: ['Transactions', 'Reimbursements', 'Budgets'].map((list) =>
+      executeAction(list, { verb: 'run', command: `spend ${list.toLowerCase()}` }),
+    ),
   });
 }
 
 /**
- * What it takes to turn Spend & Expense on: no BILL_SPEND_API_TOKEN at all, or (`otherOrgs`) tokens for other
- * organisations only; a token belongs to one organisation and another organisation's must not answer.
+ * How to turn Spend & Expense on: no token at all, or (`otherOrgs`) tokens for other organisations only (a token belongs
+ * to one organisation, and another organisation's must not answer).
  */
 export function spendNotConfiguredCard(opts: { note?: string; otherOrgs?: boolean } = {}): CardReply {
   const [heading, why, how, summary] = opts.otherOrgs

@@ -1,6 +1,5 @@
-// `spend [transactions | reimbursements | budgets]`: Spend & Expense through its API token (60 calls a minute).
-// Transactions and reimbursements cannot be filtered by status or receipt state (developer.bill.com; tested community
-// findings in shared/reference/bill-v3-api.md §6), so the lists are bounded by time and page caps and filtered here.
+// `spend [transactions | reimbursements | budgets]`: Spend & Expense through its API token (60 calls a minute). BILL
+// cannot filter by status or receipt state (bill-v3-api.md §6): lists are capped by time and pages and filtered here.
 import { InputError } from '../../errors.js';
 import type { SpendClient } from '../../bill/spend.js';
 import type { Reimbursement } from '../../bill/types.js';
@@ -27,19 +26,14 @@ const REIMBURSEMENT_PAGES = 5;
 
 type Sub = 'overview' | 'transactions' | 'reimbursements' | 'budgets';
 
+/** The other words people type for each list. */
+const ALIASES: Record<Exclude<Sub, 'overview'>, string[]> = {
+  transactions: ['transaction', 'cards', 'card', 'receipts'],
+  reimbursements: ['reimbursement', 'expenses'],
+  budgets: ['budget'],
+};
 // A Map, not an object literal: a typed word is never looked up among the properties every object inherits.
-const SUBS = new Map<string, Sub>([
-  ['transactions', 'transactions'],
-  ['transaction', 'transactions'],
-  ['cards', 'transactions'],
-  ['card', 'transactions'],
-  ['receipts', 'transactions'],
-  ['reimbursements', 'reimbursements'],
-  ['reimbursement', 'reimbursements'],
-  ['expenses', 'reimbursements'],
-  ['budgets', 'budgets'],
-  ['budget', 'budgets'],
-]);
+const SUBS = new Map(Object.entries(ALIASES).flatMap(([sub, words]) => [sub, ...words].map((word) => [word, sub as Sub] as const)));
 
 const HINT = 'Type **spend** for an overview, or **spend transactions**, **spend reimbursements** or **spend budgets**.';
 
@@ -60,9 +54,9 @@ function reimbursements(ctx: CommandContext, deps: SpendDeps, client: SpendClien
 }
 
 function budgets(ctx: CommandContext, deps: SpendDeps, client: SpendClient) {
-  return cachedAnswer(ctx, deps, answerKey('spend.budgets'), ['spend'], async () => {
-    return { budgets: (await client.budgets.list({ retired: false, maxPages: 10 }).all()).items };
-  });
+  return cachedAnswer(ctx, deps, answerKey('spend.budgets'), ['spend'], async () => ({
+    budgets: (await client.budgets.list({ retired: false, maxPages: 10 }).all()).items,
+  }));
 }
 
 export const spendCommand: Command<SpendDeps> = {
