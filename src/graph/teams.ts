@@ -34,8 +34,6 @@ export class GraphApiError extends Error {
     message: string,
     /** Graph's innerError request-id, for support cases. */
     readonly requestId?: string,
-    /** How long the service asked us to wait (Retry-After), when it did. */
-    readonly retryAfterMs?: number,
     /** What failed underneath (no answer from Graph), for diagnostics. */
     cause?: unknown,
   ) {
@@ -73,7 +71,6 @@ function graphError(res: GraphResponse): GraphApiError {
     res.status,
     `getTeam: Graph ${code} (HTTP ${res.status})`,
     typeof requestId === 'string' ? requestId : undefined,
-    retryAfterMs(res.headers['retry-after'], Date.now()),
   );
 }
 
@@ -158,8 +155,7 @@ export class GraphTeams {
   }
 
   private async fetchTeam(tenantId: string, aadGroupId: string): Promise<TeamInfo> {
-    // A SingleTenant (or managed identity) bot can only get tokens in its own tenant; a MultiTenant registration
-    // gets them in the team's tenant (where the app was consented).
+    // A SingleTenant bot gets tokens only in its own tenant; a MultiTenant one in the team's (where the app was consented).
     const { bot, graph } = this.deps.config;
     const tokenTenant = bot.appType === 'MultiTenant' ? tenantId : bot.tenantId;
     const url = `${graph.baseUrl}/teams/${encodeURIComponent(aadGroupId)}?$select=id,displayName,description,isArchived,tenantId`;
@@ -183,8 +179,7 @@ export class GraphTeams {
         };
       }
       if (res.status !== 401 || renewed) throw graphError(res);
-      // Revoked or expired early: one more try with a new token. Graph refused it, so it opens nothing any more
-      // and need not be scrubbed from logs.
+      // Revoked or expired early: one more try with a new token. The refused one opens nothing, so needs no scrubbing.
       if (this.tokens.get(tokenTenant)?.token === token) {
         this.deps.secrets.delete(token);
         this.tokens.delete(tokenTenant);
@@ -193,9 +188,8 @@ export class GraphTeams {
   }
 
   /**
-   * Sends one request (a POST when it has a body) under the limiter; 429, 503 and 504 are retried after Retry-After (or a short backoff),
-   * and a Retry-After is reported to the limiter so every other caller of that budget waits too.
-   * Other statuses are returned for the caller to map.
+   * One request (a POST when it has a body) under the limiter; 429, 503 and 504 are retried after Retry-After (also told
+   * to the limiter, so every caller of that budget waits) or a short backoff. Other statuses go back to the caller.
    */
   private async send(opts: {
     upstream: Upstream;
@@ -226,7 +220,7 @@ export class GraphTeams {
           text = await readCapped(answer.body, answer.headers['content-length'], MAX_BODY_BYTES);
         } catch (err) {
           const code = signal.aborted ? 'Timeout' : ((err as { code?: string }).code ?? 'NetworkError');
-          throw new GraphApiError('network', code, 0, `${opts.operation}: no answer (${code})`, undefined, undefined, err);
+          throw new GraphApiError('network', code, 0, `${opts.operation}: no answer (${code})`, undefined, err);
         }
         if (text === undefined)
           throw new GraphApiError('network', 'TooLarge', 0, `${opts.operation}: answer too large (over ${MAX_BODY_BYTES} bytes)`);
