@@ -34,6 +34,8 @@ export class GraphApiError extends Error {
     message: string,
     /** Graph's innerError request-id, for support cases. */
     readonly requestId?: string,
+    /** How long the service asked us to wait (Retry-After), when it did. */
+    readonly retryAfterMs?: number,
     /** What failed underneath (no answer from Graph), for diagnostics. */
     cause?: unknown,
   ) {
@@ -71,6 +73,7 @@ function graphError(res: GraphResponse): GraphApiError {
     res.status,
     `getTeam: Graph ${code} (HTTP ${res.status})`,
     typeof requestId === 'string' ? requestId : undefined,
+    retryAfterMs(res.headers['retry-after'], Date.now()),
   );
 }
 
@@ -220,7 +223,7 @@ export class GraphTeams {
           text = await readCapped(answer.body, answer.headers['content-length'], MAX_BODY_BYTES);
         } catch (err) {
           const code = signal.aborted ? 'Timeout' : ((err as { code?: string }).code ?? 'NetworkError');
-          throw new GraphApiError('network', code, 0, `${opts.operation}: no answer (${code})`, undefined, err);
+          throw new GraphApiError('network', code, 0, `${opts.operation}: no answer (${code})`, undefined, undefined, err);
         }
         if (text === undefined)
           throw new GraphApiError('network', 'TooLarge', 0, `${opts.operation}: answer too large (over ${MAX_BODY_BYTES} bytes)`);
