@@ -118,14 +118,13 @@ export class BillOrgClient {
     /** The connection request's status, as a vendor's `networkStatus`: CONNECTED, NOT_CONNECTED, PENDING, CONNECTED_RPPS. */
     status: (kind: 'vendor' | 'customer', id: string) => this.call<{ status: string }>(`GET /v3/network/invitation/${kind}/{id}`, { id }),
     /** A connection request to a business in the network; BILL may email it, so it passes the email budget. */
-    invite: async (kind: 'vendor' | 'customer', id: string, networkId: string, networkType: 'BILL' | 'RPPS'): Promise<void> => {
+    invite: (kind: 'vendor' | 'customer', id: string, networkId: string, networkType: 'BILL' | 'RPPS') => {
       const body = { networkId: checkId('network', networkId), networkType };
-      await this.call(`POST /v3/network/invitation/${kind}/{id}`, { id, body, email: true });
+      return this.call<void>(`POST /v3/network/invitation/${kind}/{id}`, { id, body, email: true });
     },
     /** BILL emails a vendor that is not in the network an invitation to join and connect. */
-    inviteByEmail: async (vendorId: string, email: string): Promise<void> => {
-      await this.call('POST /v3/network/invitation/vendor/{id}/email', { id: vendorId, body: { email }, email: true });
-    },
+    inviteByEmail: (vendorId: string, email: string) =>
+      this.call<void>('POST /v3/network/invitation/vendor/{id}/email', { id: vendorId, body: { email }, email: true }),
   };
 
   readonly users = {
@@ -145,9 +144,7 @@ export class BillOrgClient {
       }),
     update: (id: string, patch: Partial<SubscriptionInput>) =>
       this.events<Subscription>('PATCH /v3/subscriptions/{id}', { id, body: patch }),
-    remove: async (id: string): Promise<void> => {
-      await this.events('DELETE /v3/subscriptions/{id}', { id });
-    },
+    remove: (id: string) => this.events<void>('DELETE /v3/subscriptions/{id}', { id }),
     rotateKey: (id: string, idempotencyKey: string = randomUUID()) =>
       this.events<{ securityKey: string }>('POST /v3/subscriptions/{id}/security_key', { id, ...idempotentKey(idempotencyKey) }),
     test: (id: string, body: Record<string, unknown> = {}) => this.events('POST /v3/subscriptions/{id}/test', { id, body }),

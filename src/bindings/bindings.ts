@@ -104,18 +104,18 @@ export class OrgBindings {
     // A single-org deployment allows no org here (BILL_ALLOWED_ORG_IDS is empty), so it never stores a link.
     const org = this.allowedOrg(orgId);
     if (!org) throw new Error('organisation not in BILL_ALLOWED_ORG_IDS');
-    const key = targetKey(target);
-    const previous = await this.deps.state.get<OrgBinding>(NS.bindings, key);
-    const binding: OrgBinding = { ...target, orgId: org, linkedBy, linkedAt: this.deps.clock.now() };
-    await this.deps.state.set(NS.bindings, key, binding);
-    return previous?.orgId;
+    return this.replace(target, { ...target, orgId: org, linkedBy, linkedAt: this.deps.clock.now() });
   }
 
   /** Deletes a team's or chat's binding (unlink, or the bot was removed); the org it had, if any. */
-  async remove(target: BindingTarget): Promise<string | undefined> {
+  remove(target: BindingTarget): Promise<string | undefined> {
+    return this.replace(target, undefined);
+  }
+
+  private async replace(target: BindingTarget, binding: OrgBinding | undefined): Promise<string | undefined> {
     const key = targetKey(target);
     const previous = await this.deps.state.get<OrgBinding>(NS.bindings, key);
-    await this.deps.state.delete(NS.bindings, key);
+    await (binding ? this.deps.state.set(NS.bindings, key, binding) : this.deps.state.delete(NS.bindings, key));
     return previous?.orgId;
   }
 
