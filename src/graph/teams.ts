@@ -124,15 +124,14 @@ export class GraphTeams {
 
   /** GET /teams/{aadGroupId}, cached; a person is waiting for it. Throws GraphApiError. */
   async getTeam(tenantId: string, aadGroupId: string): Promise<TeamInfo> {
-    if (!GUID.test(aadGroupId)) {
-      // channelData.team.id (19:...@thread.tacv2) is not a Graph id; only the Entra group id is.
+    // channelData.team.id (19:...@thread.tacv2) is not a Graph id; only the Entra group id is.
+    if (!GUID.test(aadGroupId))
       throw new GraphApiError(
         'invalidRequest',
         'InvalidTeamId',
         0,
         "Graph needs the team's Entra group id (aadGroupId), not its thread id",
       );
-    }
     const key = `${tenantId.toLowerCase()}|${aadGroupId.toLowerCase()}`;
     const hit = this.cache.get(key);
     // A copy: no caller can change what the next one reads.
