@@ -120,11 +120,11 @@ export class BillOrgClient {
     /** A connection request to a business in the network; BILL may email it, so it passes the email budget. */
     invite: (kind: 'vendor' | 'customer', id: string, networkId: string, networkType: 'BILL' | 'RPPS') => {
       const body = { networkId: checkId('network', networkId), networkType };
-      return this.call<void>(`POST /v3/network/invitation/${kind}/{id}`, { id, body, email: true });
+      return this.call<undefined>(`POST /v3/network/invitation/${kind}/{id}`, { id, body, email: true });
     },
     /** BILL emails a vendor that is not in the network an invitation to join and connect. */
     inviteByEmail: (vendorId: string, email: string) =>
-      this.call<void>('POST /v3/network/invitation/vendor/{id}/email', { id: vendorId, body: { email }, email: true }),
+      this.call<undefined>('POST /v3/network/invitation/vendor/{id}/email', { id: vendorId, body: { email }, email: true }),
   };
 
   readonly users = {
@@ -144,7 +144,7 @@ export class BillOrgClient {
       }),
     update: (id: string, patch: Partial<SubscriptionInput>) =>
       this.events<Subscription>('PATCH /v3/subscriptions/{id}', { id, body: patch }),
-    remove: (id: string) => this.events<void>('DELETE /v3/subscriptions/{id}', { id }),
+    remove: (id: string) => this.events<undefined>('DELETE /v3/subscriptions/{id}', { id }),
     rotateKey: (id: string, idempotencyKey: string = randomUUID()) =>
       this.events<{ securityKey: string }>('POST /v3/subscriptions/{id}/security_key', { id, ...idempotentKey(idempotencyKey) }),
     test: (id: string, body: Record<string, unknown> = {}) => this.events('POST /v3/subscriptions/{id}/test', { id, body }),
