@@ -221,8 +221,7 @@ export class OrgSession {
 
   private async login(run: RunOptions): Promise<LiveSession> {
     const { devKey, orgId, username, password } = this.creds;
-    const now = this.deps.clock.now();
-    if (this.signInHeld && now < this.signInHeld.until) throw this.signInHeld.error;
+    if (this.signInHeld && this.deps.clock.now() < this.signInHeld.until) throw this.signInHeld.error;
     this.logins++;
     let res: { sessionId?: string } | null;
     try {
@@ -243,9 +242,8 @@ export class OrgSession {
       }
       throw this.failed(err);
     }
-    if (!res?.sessionId) {
+    if (!res?.sessionId)
       throw this.failed(new BillApiError({ category: 'unknown', status: 200, message: 'BILL login answer carried no sessionId' }));
-    }
     // A secret from now on: in cluster mode the ledger handles it before adopt() sees it.
     this.deps.secrets.add(res.sessionId, SESSION_SECRET_TTL_MS);
     this.signInHeld = undefined;
