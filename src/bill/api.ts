@@ -5,15 +5,8 @@
 // - filterable: bills id/archived/vendorId(eq,in)/dueDate/paymentStatus(eq,ne,in)/createdTime/updatedTime;
 //   invoices id/archived/customerId(eq,in)/createdTime/updatedTime; vendors and customers id/archived/name(eq,sw)/
 //   createdTime/updatedTime. Invoice `status` and `dueDate` are NOT filterable: filter those after fetching;
-// - sortable: bills dueDate/createdTime/updatedTime/...; invoices invoiceNumber/invoiceDate/dueDate/totalAmount/...;
-//   payments processDate/amount/createdTime/updatedTime/...;
-// - GET /v3/bill-approvals/pending-user-approvals -> {bills:[{billId, vendorId, amount, dueDate}]} for the signed-in user;
-// - POST /v3/bill-approvals/actions with an ARRAY body [{billId, action: "APPROVE"|"DENY", comment}] -> {status:"SUCCESS"},
-//   acting as the signed-in user (so approvals must run in the approver's own session, never the bot's);
-// - GET /v3/network?name&scope=BILL|RPPS|ALL -> {results:[{id (the Payment Network ID), name, type, addresses,
-//   managedBy}]}; POST /v3/network/invitation/{vendor|customer}/{id} {networkId, networkType} and
-//   POST /v3/network/invitation/vendor/{id}/email {email} answer 200 with no body and send BILL's email (5 a minute);
-//   GET /v3/network/invitation/{vendor|customer}/{id} -> {id, status, networkId}; GET /v3/users/{id} -> role.type;
+// - bill approvals act as the signed-in user, so they must run in the approver's own session, never the bot's;
+// - network invitations answer 200 with no body and send BILL's email (5 a minute);
 // - webhook management lives on the /connect-events base with the same session headers; creating a
 //   subscription or rotating its key needs an X-Idempotent-Key (UUID4) header.
 import { randomUUID } from 'node:crypto';
@@ -32,21 +25,14 @@ type PaymentSortField =
   'processDate' | 'amount' | 'confirmationNumber' | 'onlinePayment' | 'disbursementStatus' | 'createdTime' | 'updatedTime';
 
 /** What every AP/AR list takes; `filter` adds more documented terms (createdTime, updatedTime...). */
-interface Filtered {
-  archived?: boolean;
-  filter?: BillFilter;
-}
-
-interface BillListQuery extends Sorted<BillSortField>, Filtered {
-  /** yyyy-MM-dd bounds. */
+type Filtered<F extends string = never> = Sorted<F> & { archived?: boolean; filter?: BillFilter };
+/** `dueDate`: yyyy-MM-dd bounds. */
+type BillListQuery = Filtered<BillSortField> & {
   dueDate?: { gt?: string; gte?: string; lt?: string; lte?: string };
   vendorId?: string | string[];
-}
-
-interface PartyListQuery extends ListOptions, Filtered {
-  /** Name starts with (user text: refused with FilterValueError when it would break the filter). */
-  nameStartsWith?: string;
-}
+};
+/** `nameStartsWith` is user text: refused with FilterValueError when it would break the filter. */
+type PartyListQuery = Filtered & { nameStartsWith?: string };
 
 type SubscriptionInput = Pick<Subscription, 'name' | 'events' | 'notificationUrl'> & Partial<Pick<Subscription, 'status'>>;
 type Route = `${SessionCall['method']} /v3/${string}`;
@@ -55,6 +41,9 @@ type CallInput = Omit<SessionCall, 'method' | 'path' | 'route'> & { id?: string 
 function oneOrMany(f: BillFilter, field: string, v: string | string[] | undefined): BillFilter {
   return v === undefined ? f : f.add(field, Array.isArray(v) ? 'in' : 'eq', v);
 }
+
+/** A replayable call: BILL answers a repeated X-Idempotent-Key with the first answer. */
+const idempotentKey = (key: string) => ({ idempotent: true, headers: { 'X-Idempotent-Key': key } });
 
 const nameStartsWith = (q: PartyListQuery) =>
   q.nameStartsWith === undefined ? undefined : new BillFilter().add('name', 'sw', q.nameStartsWith);
@@ -80,7 +69,7 @@ export class BillOrgClient {
   };
 
   readonly invoices = {
-    list: (q: Sorted<InvoiceSortField> & Filtered & { customerId?: string | string[] } = {}): PagedList<Invoice> =>
+    list: (q: Filtered<InvoiceSortField> & { customerId?: string | string[] } = {}): PagedList<Invoice> =>
       this.list('/v3/invoices', q, oneOrMany(new BillFilter(), 'customerId', q.customerId)),
     get: (id: string) => this.call<Invoice>('GET /v3/invoices/{id}', { id }),
   };
@@ -129,14 +118,13 @@ export class BillOrgClient {
     /** The connection request's status, as a vendor's `networkStatus`: CONNECTED, NOT_CONNECTED, PENDING, CONNECTED_RPPS. */
     status: (kind: 'vendor' | 'customer', id: string) => this.call<{ status: string }>(`GET /v3/network/invitation/${kind}/{id}`, { id }),
     /** A connection request to a business in the network; BILL may email it, so it passes the email budget. */
-    invite: async (kind: 'vendor' | 'customer', id: string, networkId: string, networkType: 'BILL' | 'RPPS'): Promise<void> => {
+    invite: (kind: 'vendor' | 'customer', id: string, networkId: string, networkType: 'BILL' | 'RPPS') => {
       const body = { networkId: checkId('network', networkId), networkType };
-      await this.call(`POST /v3/network/invitation/${kind}/{id}`, { id, body, email: true });
+      return this.call<undefined>(`POST /v3/network/invitation/${kind}/{id}`, { id, body, email: true });
     },
     /** BILL emails a vendor that is not in the network an invitation to join and connect. */
-    inviteByEmail: async (vendorId: string, email: string): Promise<void> => {
-      await this.call('POST /v3/network/invitation/vendor/{id}/email', { id: vendorId, body: { email }, email: true });
-    },
+    inviteByEmail: (vendorId: string, email: string) =>
+      this.call<undefined>('POST /v3/network/invitation/vendor/{id}/email', { id: vendorId, body: { email }, email: true }),
   };
 
   readonly users = {
@@ -151,22 +139,14 @@ export class BillOrgClient {
     /** The answer carries the signing `securityKey` once: store it (encrypted) right away. */
     create: (input: SubscriptionInput, idempotencyKey: string = randomUUID()) =>
       this.events<Subscription>('POST /v3/subscriptions', {
-        // Safe to replay with the same idempotency key: BILL answers a repeated key with the first answer.
-        idempotent: true,
-        headers: { 'X-Idempotent-Key': idempotencyKey },
+        ...idempotentKey(idempotencyKey),
         body: { status: { enabled: true }, ...input },
       }),
     update: (id: string, patch: Partial<SubscriptionInput>) =>
       this.events<Subscription>('PATCH /v3/subscriptions/{id}', { id, body: patch }),
-    remove: async (id: string): Promise<void> => {
-      await this.events('DELETE /v3/subscriptions/{id}', { id });
-    },
+    remove: (id: string) => this.events<undefined>('DELETE /v3/subscriptions/{id}', { id }),
     rotateKey: (id: string, idempotencyKey: string = randomUUID()) =>
-      this.events<{ securityKey: string }>('POST /v3/subscriptions/{id}/security_key', {
-        id,
-        idempotent: true,
-        headers: { 'X-Idempotent-Key': idempotencyKey },
-      }),
+      this.events<{ securityKey: string }>('POST /v3/subscriptions/{id}/security_key', { id, ...idempotentKey(idempotencyKey) }),
     test: (id: string, body: Record<string, unknown> = {}) => this.events('POST /v3/subscriptions/{id}/test', { id, body }),
     catalog: () => this.events<Array<{ type: string; versions: string[] }>>('GET /v3/events/catalog'),
   };
@@ -176,10 +156,7 @@ export class BillOrgClient {
     return this.call<{ organizationId: string; userId: string }>('GET /v3/login/session');
   }
 
-  /**
-   * One call named by its route, e.g. "GET /v3/bills/{id}" (also its log label): `{id}` becomes `id`, checked so it
-   * can never add a path segment; a refusal names the kind from the segment before it ("bills" -> "bill id").
-   */
+  /** One call named by its route (also its log label): `{id}` becomes the checked `id`; "bills/{id}" refuses as "bill id". */
   private call<T = unknown>(route: Route, req: CallInput = {}): Promise<T> {
     const { id, ...rest } = req;
     const [method, template] = route.split(' ') as [SessionCall['method'], string];
@@ -192,12 +169,7 @@ export class BillOrgClient {
   }
 
   /** `terms`: the kind's own filter terms; `archived` and `filter` follow them. */
-  private list<T>(
-    path: string,
-    q: ListOptions & Filtered & { sort?: readonly SortKey[] },
-    terms = new BillFilter(),
-    baseUrl?: string,
-  ): PagedList<T> {
+  private list<T>(path: string, q: Filtered<string>, terms = new BillFilter(), baseUrl?: string): PagedList<T> {
     if (q.archived !== undefined) terms.add('archived', 'eq', q.archived);
     // Built now, so a refused value throws before anything is sent.
     const filters = terms.merge(q.filter).toString() || undefined;

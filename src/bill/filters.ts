@@ -95,12 +95,9 @@ export interface SortKey<F extends string = string> {
 
 /** The `sort` query value, e.g. `dueDate:asc,createdTime:desc`. */
 export function sortParam(keys: readonly SortKey[]): string {
-  return keys
-    .map((k) => {
-      if (!FIELD.test(k.field)) throw new FilterValueError(k.field, 'not a sortable field name');
-      return `${k.field}:${k.order}`;
-    })
-    .join(',');
+  const bad = keys.find((k) => !FIELD.test(k.field));
+  if (bad) throw new FilterValueError(bad.field, 'not a sortable field name');
+  return keys.map((k) => `${k.field}:${k.order}`).join(',');
 }
 
 /** A BILL id going into a URL path: letters and digits only, so it can never add a path segment or a query. */

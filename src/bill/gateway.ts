@@ -11,8 +11,8 @@ import type { RedisSessionLedger } from './sharedSessions.js';
 import { SpendClient } from './spend.js';
 
 /**
- * A person's own BILL sign-in (approvals): an AP/AR sync token, its name as username and its value as password, and
- * `owner`, the person's stable id (tenant + Entra object id). BILL then records that person, never the bot, as the one who acted.
+ * A person's own BILL sign-in (approvals): an AP/AR sync token's name and value as username and password, and `owner`,
+ * their stable id (tenant + Entra object id). BILL then records that person, never the bot, as the one who acted.
  */
 export type PersonCredentials = Required<Pick<SessionCredentials, 'username' | 'password' | 'owner'>>;
 
@@ -62,20 +62,14 @@ export class BillGateway {
     return this.client({ baseUrl: this.opts.bill.baseUrl, orgId, ...this.opts.user }, run);
   }
 
-  /**
-   * AP/AR endpoints of one organisation in a person's own session (approvals). The session joins the pool under
-   * its own slot and goes through the same per-org budget; the bot's service session is never used for it.
-   */
+  /** AP/AR endpoints of one organisation in a person's own session (approvals), under the same per-org budget. */
   orgAs(orgId: string, person: PersonCredentials, run: RunOptions = INTERACTIVE): BillOrgClient {
     // The person's token is not registered with the log scrubber (a value a person typed, of any length or content):
     // it only travels in the login body, which is never logged.
     return this.client(this.personSlot(orgId, person), run);
   }
 
-  /**
-   * Forgets a person's slot that holds no live session, and with it a refusal it keeps (see sessions.ts): their next
-   * sign-in with this token is a fresh check (connect). A live session is left alone.
-   */
+  /** Forgets a person's slot without a live session, and the refusal it keeps: their next sign-in is a fresh check. */
   forgetRefusedAs(orgId: string, person: PersonCredentials): void {
     const key = slotKey(this.personSlot(orgId, person));
     if (this.sessions.get(key)?.info().loggedIn === false) this.sessions.delete(key);
@@ -89,10 +83,7 @@ export class BillGateway {
     await session?.logout();
   }
 
-  /**
-   * Spend & Expense endpoints of one organisation; undefined when no API token is configured for it. An S&E token
-   * belongs to one organisation, so another organisation's token is never used in its place.
-   */
+  /** Spend & Expense endpoints of one organisation; undefined without its own API token (never another org's). */
   spend(orgId: string, run: RunOptions = INTERACTIVE): SpendClient | undefined {
     this.checkAllowed(orgId);
     const token = this.opts.spendApiTokens[orgId];

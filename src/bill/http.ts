@@ -102,21 +102,14 @@ export function classifyResponse(
   // A known code decides the category wherever it is in the array; otherwise the first code is named.
   const code = entries.find((e) => e.code && KNOWN_CODES.has(e.code))?.code ?? entries.find((e) => e.code)?.code;
   const category = (code ? KNOWN_CODES.get(code) : undefined) ?? categoryOfStatus(status);
-  let retryAfter: number | undefined;
+  let wait: number | undefined;
   // BILL's hourly budget comes back at the top of the clock hour.
-  if (category === 'hourlyLimit') retryAfter = nextHour(nowMs) - nowMs;
+  if (category === 'hourlyLimit') wait = nextHour(nowMs) - nowMs;
   // The limiter pauses at most an hour for a Retry-After (a broken header must not stop a budget for a day): say so too.
-  else if (category === 'rateLimited') retryAfter = Math.min(HOUR_MS, retryAfterMs(headers['retry-after'], nowMs) ?? 60_000);
+  else if (category === 'rateLimited') wait = Math.min(HOUR_MS, retryAfterMs(headers['retry-after'], nowMs) ?? 60_000);
   const shape = text.trim() === '' ? 'empty body' : entries.length === 0 ? 'non-JSON body' : undefined;
-  return new BillApiError({
-    category,
-    status,
-    code,
-    entries,
-    retryAfterMs: retryAfter,
-    message: `BILL ${code ?? shape ?? 'error'} (${category}, HTTP ${status})`,
-    api,
-  });
+  const message = `BILL ${code ?? shape ?? 'error'} (${category}, HTTP ${status})`;
+  return new BillApiError({ category, status, code, entries, retryAfterMs: wait, message, api });
 }
 
 export class BillHttp {
@@ -200,35 +193,27 @@ export class BillHttp {
     const started = performance.now();
     // undici's body timeout is between chunks: a body trickling a byte at a time would hold the slot for ever. The
     // timeout is the whole request's, body included, and ends with the person's turn when that comes first.
-    const abort = new AbortController();
-    let timedOut = false;
     const left = endBy === undefined ? this.deps.timeoutMs : Math.min(this.deps.timeoutMs, Math.max(0, endBy - this.deps.clock.now()));
-    const timer = setTimeout(() => {
-      timedOut = true;
-      abort.abort();
-    }, left);
+    const signal = AbortSignal.timeout(left);
     const { status, resHeaders, text } = await this.agent
-      .request({ origin: url.origin, path, method: req.method, headers, body, signal: abort.signal })
+      .request({ origin: url.origin, path, method: req.method, headers, body, signal })
       .then(async (res) => ({
         status: res.statusCode,
         resHeaders: res.headers,
         text: await readCapped(res.body, res.headers['content-length'], MAX_BODY_BYTES),
       }))
       .catch((err: unknown) => {
-        const code = timedOut ? 'timed out' : (err as { code?: unknown } | null)?.code;
+        const code = signal.aborted ? 'timed out' : (err as { code?: unknown } | null)?.code;
         this.deps.log.debug({ route: req.route, error: code ?? String(err) }, 'BILL request failed without an answer');
         const message = `BILL unreachable (${typeof code === 'string' ? code : err instanceof Error ? err.name : 'error'})`;
         throw new BillApiError({ category: 'network', status: 0, message, cause: err });
-      })
-      .finally(() => clearTimeout(timer));
+      });
     const ms = Math.round(performance.now() - started);
+    const unreadable = (what: string) =>
+      new BillApiError({ category: 'unknown', status, message: `BILL answered ${req.route} with ${what} (HTTP ${status})` });
     if (text === undefined) {
       this.deps.log.warn({ route: req.route, status, ms, maxBytes: MAX_BODY_BYTES }, 'BILL answer too large; not read');
-      throw new BillApiError({
-        category: 'unknown',
-        status,
-        message: `BILL answered ${req.route} with a body larger than ${MAX_BODY_BYTES} bytes (HTTP ${status})`,
-      });
+      throw unreadable(`a body larger than ${MAX_BODY_BYTES} bytes`);
     }
     if (status >= 200 && status < 300) {
       this.deps.log.debug({ route: req.route, status, ms }, 'BILL call');
@@ -236,11 +221,7 @@ export class BillHttp {
       try {
         return JSON.parse(text) as T;
       } catch {
-        throw new BillApiError({
-          category: 'unknown',
-          status,
-          message: `BILL answered ${req.route} with a non-JSON body (HTTP ${status})`,
-        });
+        throw unreadable('a non-JSON body');
       }
     }
     const err = classifyResponse(status, text, resHeaders, this.deps.clock.now(), req.upstream.service === 'spend' ? 'spend' : 'bill');

@@ -47,24 +47,17 @@ export class PagedList<T> {
     // Cursors already sent: one coming back would walk the same rows again until the page cap (10,000 for the mirror).
     const sent = new Set<string>();
     let asked = 0;
+    const odd = (what: string) => new BillApiError({ category: 'unknown', status: 200, message: `BILL answered ${this.route} ${what}` });
     for (let n = 0; n < (this.opts.maxPages ?? 20); n++) {
       const raw = (await this.fetchPage(cursor)) as { results?: unknown; nextPage?: unknown } | null | undefined;
-      if (!Array.isArray(raw?.results)) {
-        throw new BillApiError({ category: 'unknown', status: 200, message: `BILL answered ${this.route} without a results array` });
-      }
+      if (!Array.isArray(raw?.results)) throw odd('without a results array');
       if (cursor !== undefined) sent.add(cursor);
       // An absent, null or empty cursor ends the walk.
       const next = typeof raw.nextPage === 'string' && raw.nextPage !== '' ? raw.nextPage : undefined;
       // An empty page giving back the cursor it was asked with means "ask again", a few times; any other cursor seen before is a loop.
       const again = next !== undefined && next === cursor && raw.results.length === 0;
       asked = again ? asked + 1 : 0;
-      if (next !== undefined && ((!again && sent.has(next)) || asked > MAX_SAME_CURSOR)) {
-        throw new BillApiError({
-          category: 'unknown',
-          status: 200,
-          message: `BILL answered ${this.route} with a cursor it had already given`,
-        });
-      }
+      if (next !== undefined && ((!again && sent.has(next)) || asked > MAX_SAME_CURSOR)) throw odd('with a cursor it had already given');
       cursor = next;
       yield { results: raw.results as T[], nextPage: cursor };
       if (!cursor) return;

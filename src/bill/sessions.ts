@@ -20,10 +20,7 @@ export interface SessionCredentials {
   username: string;
   password: string;
   orgId: string;
-  /**
-   * Set for a person's own session (approvals run as the approver, token name/value as username/password): the
-   * slot is theirs alone, whatever their token is called, and a new token gets a new slot. The bot's session has none.
-   */
+  /** A person's own session (approvals): the slot is theirs alone, and a new token gets a new slot. Not on the bot's. */
   owner?: string;
 }
 
@@ -52,9 +49,8 @@ export interface SessionDeps {
 /** After BILL refuses the credentials, fail fast for this long instead of burning the login budget. */
 const CREDENTIAL_RETRY_MS = 60_000;
 /**
- * A person's token BILL refused (they deleted it in BILL) is not tried again for an hour: their slot is keyed by that
- * very token, so a retry can only be refused again, and each would spend a login of the people's share (one member
- * typing `approvals` once a minute took 60 an hour). `connect` drops the slot before it checks a token.
+ * A person's token BILL refused is not tried again for an hour: their slot is keyed by that very token, so a retry can
+ * only be refused again, spending the people's share of logins. `connect` drops the slot before it checks a token.
  */
 const PERSON_CREDENTIAL_RETRY_MS = 60 * 60_000;
 /** After BILL refuses a session it issued before it answered any call with it, no sign-in for this long. */
@@ -64,10 +60,7 @@ const TURN_CHECK_MS = 25;
 /** A sessionId stays scrubbed from log lines this long after its last use (BILL ends it after 35 idle minutes), or until dropped. */
 const SESSION_SECRET_TTL_MS = 40 * 60_000;
 
-/**
- * One slot per (base URL, dev key, org, username); a person's slot also by owner and a fingerprint of their token.
- * Hashed, so no dev key or username is kept as a map key or appears in a Redis key name.
- */
+/** A slot per (base URL, dev key, org, username[, owner, token fingerprint]), hashed: no dev key or username in a key name. */
 export function slotKey(creds: SessionCredentials): string {
   const owner = creds.owner ? `${creds.owner}#${sha256(creds.password).slice(0, 16)}` : '';
   return sha256([creds.baseUrl, creds.devKey, creds.orgId, creds.username.toLowerCase(), owner].join('\n')).slice(0, 32);
@@ -202,39 +195,33 @@ export class OrgSession {
   }
 
   /**
-   * What one caller waits of the sign-in the slot's callers share (another instance's in cluster mode, up to 15 s; a
-   * background one here, up to its request timeout and retries): a person's turn until its deadline at most, then
-   * LimitExceeded('busy') while the sign-in goes on for the others; anyone else all of it.
+   * What one caller waits of the shared sign-in: a person's turn until its deadline at most, then LimitExceeded('busy')
+   * while the sign-in goes on for the others; anyone else all of it.
    */
   private async waitFor<T>(pending: Promise<T>, run: RunOptions): Promise<T> {
     const endBy = run.priority === 'interactive' ? this.deps.turns?.scope()?.deadline : undefined;
     if (endBy === undefined) return pending;
     let timer: NodeJS.Timeout | undefined;
-    let settled = false;
     const turnOver = new Promise<never>((_, reject) => {
       const check = () => {
-        if (settled) return;
-        const left = endBy - this.deps.clock.now();
-        if (left > 0) timer = setTimeout(check, Math.min(TURN_CHECK_MS, left));
-        else {
-          this.deps.log.warn({ orgId: this.creds.orgId }, "BILL sign-in still under way when the person's turn ended; answering busy");
-          reject(new LimitExceeded('bill.logins', 2_000, 'busy'));
-        }
+        if (this.deps.clock.now() < endBy) return;
+        clearInterval(timer);
+        this.deps.log.warn({ orgId: this.creds.orgId }, "BILL sign-in still under way when the person's turn ended; answering busy");
+        reject(new LimitExceeded('bill.logins', 2_000, 'busy'));
       };
+      timer = setInterval(check, TURN_CHECK_MS);
       check();
     });
     try {
       return await Promise.race([pending, turnOver]);
     } finally {
-      settled = true;
-      clearTimeout(timer);
+      clearInterval(timer);
     }
   }
 
   private async login(run: RunOptions): Promise<LiveSession> {
     const { devKey, orgId, username, password } = this.creds;
-    const now = this.deps.clock.now();
-    if (this.signInHeld && now < this.signInHeld.until) throw this.signInHeld.error;
+    if (this.signInHeld && this.deps.clock.now() < this.signInHeld.until) throw this.signInHeld.error;
     this.logins++;
     let res: { sessionId?: string } | null;
     try {
@@ -255,9 +242,8 @@ export class OrgSession {
       }
       throw this.failed(err);
     }
-    if (!res?.sessionId) {
+    if (!res?.sessionId)
       throw this.failed(new BillApiError({ category: 'unknown', status: 200, message: 'BILL login answer carried no sessionId' }));
-    }
     // A secret from now on: in cluster mode the ledger handles it before adopt() sees it.
     this.deps.secrets.add(res.sessionId, SESSION_SECRET_TTL_MS);
     this.signInHeld = undefined;

@@ -91,8 +91,8 @@ export class RedisSessionLedger {
     },
   ) {
     const key = deps.secretsKey;
-    this.keys = key ? { seal: deriveKey(key, 'bill-sessions/seal/v1'), ref: deriveKey(key, 'bill-sessions/ref/v1') } : undefined;
-    if (!this.keys)
+    if (key) this.keys = { seal: deriveKey(key, 'bill-sessions/seal/v1'), ref: deriveKey(key, 'bill-sessions/ref/v1') };
+    else
       deps.log.warn(
         'SECRETS_KEY is not set: the BILL session the instances share is stored in Redis unencrypted; set SECRETS_KEY to seal it',
       );
@@ -100,8 +100,7 @@ export class RedisSessionLedger {
 
   /**
    * The fleet's live session for the slot, or the one `login` creates: at most one login runs per slot across the
-   * fleet. `dead` (a sessionId BILL just refused, which the pool has already asked to invalidate) is never handed
-   * out, so instances that see BDC_1109 together log in once. A session idle too long fleet-wide is not handed out.
+   * fleet. `dead` (a sessionId BILL just refused) is never handed out, so instances that see BDC_1109 together log in once.
    */
   async obtain(slot: Slot, login: () => Promise<LiveSession>, dead?: string): Promise<LiveSession> {
     const giveUpAt = Date.now() + WAIT_MS;
@@ -166,8 +165,7 @@ export class RedisSessionLedger {
 
   /**
    * The shared session, or undefined when there is none, it is `dead` or it sat idle too long fleet-wide. With
-   * SECRETS_KEY a record that does not open (sealed with another key, copied from another slot, or stored in plain
-   * before SECRETS_KEY was set) counts as none: this instance signs in and the new record, sealed, replaces it.
+   * SECRETS_KEY a record that does not open (another key or slot, or stored in plain) counts as none and gets replaced.
    */
   private async read(slot: Slot, dead: string | undefined): Promise<LiveSession | undefined> {
     const raw = await this.deps.redis.run((r) => r.get(this.key(slot, 'session')));

@@ -15,10 +15,7 @@ export const SIGNATURE_HEADER = 'x-bill-sha-signature';
 /** HMAC-SHA256 output length. */
 const DIGEST_BYTES = 32;
 
-/**
- * The signature header as digest bytes, or undefined when it cannot be a BILL signature (absent, several values,
- * not base64, not 32 bytes). Undefined means 401 without trying any key.
- */
+/** The signature header as digest bytes, or undefined (401 without trying any key) when it cannot be a BILL signature. */
 export function signatureDigest(header: string | string[] | undefined): Buffer | undefined {
   if (typeof header !== 'string') return undefined;
   const s = header.trim();
@@ -98,14 +95,7 @@ export function parseNotification(raw: Buffer): ParseResult {
     if (v === undefined) return { ok: false, problem: `metadata.${name} is missing or malformed` };
     metadata[name] = v;
   }
-  let entityKey: string | undefined;
-  let entity: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(body)) {
-    if (k === 'metadata' || k === 'errors' || !isRecord(v)) continue;
-    entityKey = k.slice(0, 60);
-    entity = v;
-    break;
-  }
+  const [entityKey, entity] = Object.entries(body).find(([k, v]) => k !== 'metadata' && k !== 'errors' && isRecord(v)) ?? [];
   const errors = Array.isArray(body.errors)
     ? body.errors
         .filter(isRecord)
@@ -115,5 +105,11 @@ export function parseNotification(raw: Buffer): ParseResult {
           message: typeof e.message === 'string' ? e.message.slice(0, 300) : undefined,
         }))
     : [];
-  return { ok: true, notification: { metadata: metadata as NotificationMetadata, entityKey, entity, errors } };
+  const notification = {
+    metadata: metadata as NotificationMetadata,
+    entityKey: entityKey?.slice(0, 60),
+    entity: (entity ?? {}) as Record<string, unknown>,
+    errors,
+  };
+  return { ok: true, notification };
 }

@@ -1,13 +1,10 @@
 // Which BILL organisation a team (or chat) is bound to: resolved from the activity's tenant and team ids, never typed text.
 //
-// Mode, from config:
-// - single-org (BILL_ALLOWED_ORG_IDS empty): every team, group chat and personal chat of an allowed tenant is bound
-//   to the one configured org (BILL_ORG_ID, or the embedded sandbox's demo org without credentials). Nothing is stored.
-// - multi-org (BILL_ALLOWED_ORG_IDS non-empty): nothing is bound until a billbridge admin types `link <orgId>` in it.
-//   A channel binds its whole team (key: tenant + team thread id); a group chat or personal chat binds only that
-//   chat (key: tenant + conversation id), so a person can never reach an org through a chat nobody linked.
-//   BILL_ORG_ID is then only the org the credentials sign in to; it is not a default for unlinked teams.
-// A link to an org later removed from BILL_ALLOWED_ORG_IDS stops resolving (state "orgNotAllowed").
+// - single-org (BILL_ALLOWED_ORG_IDS empty): every team and chat of an allowed tenant is bound to the one configured
+//   org (BILL_ORG_ID, or the sandbox's demo org). Nothing is stored.
+// - multi-org: nothing is bound until a billbridge admin types `link <orgId>` in it. A channel binds its whole team; a
+//   chat binds only itself, so a person can never reach an org through a chat nobody linked. BILL_ORG_ID is then not
+//   a default. A link to an org later removed from BILL_ALLOWED_ORG_IDS stops resolving ("orgNotAllowed").
 import type { Clock } from '../infra/clock.js';
 import type { Config } from '../config.js';
 import { NS, type StateStore } from '../infra/state/types.js';
@@ -72,10 +69,7 @@ export class OrgBindings {
     return s.state === 'bound' ? s.orgId : undefined;
   }
 
-  /**
-   * The org a message extension (compose search, a message action) uses: a channel's team binding; in a chat or the
-   * command box the deployment's org in single-org mode, and none in multi-org mode (nothing there says which org).
-   */
+  /** A message extension's org: a channel's team binding; elsewhere only single-org mode's (nothing says which org). */
   async forExtension(scope: BindingScope): Promise<{ orgId: string } | { refused: 'chat in multi-org' | 'not bound' }> {
     if (scope.kind !== 'channel' && this.mode === 'multi') return { refused: 'chat in multi-org' };
     const orgId = await this.resolve(scope);
@@ -104,27 +98,24 @@ export class OrgBindings {
     return this.allowedOrgIds.find((o) => o.toLowerCase() === orgId.trim().toLowerCase());
   }
 
-  /**
-   * Binds a team (or a chat) to an allowed org. The caller has checked the person is an admin and the org is allowed
-   * (`allowedOrg`); the org it replaced, if any, comes back.
-   */
+  /** Binds a team (or a chat) to an allowed org for an admin the caller checked; the org it replaced comes back. */
   async link(target: BindingTarget, orgId: string, linkedBy: string | undefined): Promise<string | undefined> {
     if (!this.tenantAllowed(target.tenantId)) throw new TenantNotAllowed();
     // A single-org deployment allows no org here (BILL_ALLOWED_ORG_IDS is empty), so it never stores a link.
     const org = this.allowedOrg(orgId);
     if (!org) throw new Error('organisation not in BILL_ALLOWED_ORG_IDS');
-    const key = targetKey(target);
-    const previous = await this.deps.state.get<OrgBinding>(NS.bindings, key);
-    const binding: OrgBinding = { ...target, orgId: org, linkedBy, linkedAt: this.deps.clock.now() };
-    await this.deps.state.set(NS.bindings, key, binding);
-    return previous?.orgId;
+    return this.replace(target, { ...target, orgId: org, linkedBy, linkedAt: this.deps.clock.now() });
   }
 
   /** Deletes a team's or chat's binding (unlink, or the bot was removed); the org it had, if any. */
-  async remove(target: BindingTarget): Promise<string | undefined> {
+  remove(target: BindingTarget): Promise<string | undefined> {
+    return this.replace(target, undefined);
+  }
+
+  private async replace(target: BindingTarget, binding: OrgBinding | undefined): Promise<string | undefined> {
     const key = targetKey(target);
     const previous = await this.deps.state.get<OrgBinding>(NS.bindings, key);
-    await this.deps.state.delete(NS.bindings, key);
+    await (binding ? this.deps.state.set(NS.bindings, key, binding) : this.deps.state.delete(NS.bindings, key));
     return previous?.orgId;
   }
 

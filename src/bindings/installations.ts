@@ -39,10 +39,7 @@ export class Installations {
     private readonly clock: Clock,
   ) {}
 
-  /**
-   * Stores (or refreshes) the record of a team or chat. `created` is true only for the first call after the
-   * bot arrived, so the welcome goes out once even though Teams sends installationUpdate and conversationUpdate.
-   */
+  /** Stores or refreshes a record; `created` only the first time, so one welcome goes out for Teams' two install events. */
   async recordInstall(input: Omit<InstallRecord, 'installedAt' | 'updatedAt'>): Promise<{ created: boolean; record: InstallRecord }> {
     const key = targetKey(input);
     const now = this.clock.now();

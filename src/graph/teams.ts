@@ -124,15 +124,14 @@ export class GraphTeams {
 
   /** GET /teams/{aadGroupId}, cached; a person is waiting for it. Throws GraphApiError. */
   async getTeam(tenantId: string, aadGroupId: string): Promise<TeamInfo> {
-    if (!GUID.test(aadGroupId)) {
-      // channelData.team.id (19:...@thread.tacv2) is not a Graph id; only the Entra group id is.
+    // channelData.team.id (19:...@thread.tacv2) is not a Graph id; only the Entra group id is.
+    if (!GUID.test(aadGroupId))
       throw new GraphApiError(
         'invalidRequest',
         'InvalidTeamId',
         0,
         "Graph needs the team's Entra group id (aadGroupId), not its thread id",
       );
-    }
     const key = `${tenantId.toLowerCase()}|${aadGroupId.toLowerCase()}`;
     const hit = this.cache.get(key);
     // A copy: no caller can change what the next one reads.
@@ -158,8 +157,7 @@ export class GraphTeams {
   }
 
   private async fetchTeam(tenantId: string, aadGroupId: string): Promise<TeamInfo> {
-    // A SingleTenant (or managed identity) bot can only get tokens in its own tenant; a MultiTenant registration
-    // gets them in the team's tenant (where the app was consented).
+    // A SingleTenant bot gets tokens only in its own tenant; a MultiTenant one in the team's (where the app was consented).
     const { bot, graph } = this.deps.config;
     const tokenTenant = bot.appType === 'MultiTenant' ? tenantId : bot.tenantId;
     const url = `${graph.baseUrl}/teams/${encodeURIComponent(aadGroupId)}?$select=id,displayName,description,isArchived,tenantId`;
@@ -183,8 +181,7 @@ export class GraphTeams {
         };
       }
       if (res.status !== 401 || renewed) throw graphError(res);
-      // Revoked or expired early: one more try with a new token. Graph refused it, so it opens nothing any more
-      // and need not be scrubbed from logs.
+      // Revoked or expired early: one more try with a new token. The refused one opens nothing, so needs no scrubbing.
       if (this.tokens.get(tokenTenant)?.token === token) {
         this.deps.secrets.delete(token);
         this.tokens.delete(tokenTenant);
@@ -193,9 +190,8 @@ export class GraphTeams {
   }
 
   /**
-   * Sends one request (a POST when it has a body) under the limiter; 429, 503 and 504 are retried after Retry-After (or a short backoff),
-   * and a Retry-After is reported to the limiter so every other caller of that budget waits too.
-   * Other statuses are returned for the caller to map.
+   * One request (a POST when it has a body) under the limiter; 429, 503 and 504 are retried after Retry-After (also told
+   * to the limiter, so every caller of that budget waits) or a short backoff. Other statuses go back to the caller.
    */
   private async send(opts: {
     upstream: Upstream;
