@@ -81,10 +81,7 @@ function conversationLocale(requested: unknown, fallback: string): string {
 
 const supportedLocales = new Map<string, boolean>();
 
-/**
- * Who a Try again belongs to: a digest of the person's tenant and Entra id (as userRateKey), so the button can name its
- * author without carrying their ids. It only ever refuses: a click runs as the person Teams says clicked.
- */
+/** Who a Try again belongs to, as a digest (the card carries no ids). It only ever refuses: a click runs as its clicker. */
 export function retryOwnerOf(req: Pick<CommandRequest, 'scope' | 'caller'>): string {
   const who = (req.caller.aadObjectId || req.caller.id || 'anonymous').toLowerCase();
   return createHash('sha256')

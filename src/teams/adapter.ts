@@ -71,13 +71,9 @@ export function activityEnvelopeProblem(body: Record<string, unknown>): string |
     if (!isShortString(body[field]) || body[field] === '') return `${field} must be a short non-empty string`;
   }
   if (typeof body.serviceUrl !== 'string' || body.serviceUrl.length > 2048) return 'serviceUrl must be a URL string';
-  let url: URL;
-  try {
-    url = new URL(body.serviceUrl);
-  } catch {
-    return 'serviceUrl must be an absolute URL';
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'serviceUrl must be http or https';
+  if (!URL.canParse(body.serviceUrl)) return 'serviceUrl must be an absolute URL';
+  const { protocol } = new URL(body.serviceUrl);
+  if (protocol !== 'https:' && protocol !== 'http:') return 'serviceUrl must be http or https';
   const conversation = body.conversation;
   // The connector sends the conversation id as the x-ms-conversation-id header: printable ASCII only (as Teams' are).
   if (!isObject(conversation) || !isCleanId(conversation.id) || !/^[\x20-\x7e]+$/.test(conversation.id))

@@ -57,11 +57,8 @@ export function cardActivity(reply: CardReply): Partial<Activity> {
 }
 
 export function correlationIdOf(context: TurnContext): string {
-  let id = context.turnState.get<string | undefined>(CORRELATION_ID);
-  if (!id) {
-    id = newCorrelationId();
-    context.turnState.set(CORRELATION_ID, id);
-  }
+  const id = context.turnState.get<string | undefined>(CORRELATION_ID) ?? newCorrelationId();
+  context.turnState.set(CORRELATION_ID, id);
   return id;
 }
 
