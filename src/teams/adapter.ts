@@ -158,13 +158,10 @@ export class BillbridgeAdapter extends CloudAdapter {
         },
         'unhandled error in turn',
       );
-      if (context.activity.type === 'message' && !context.responded) {
-        try {
-          await context.sendActivity(cardActivity(errorReply(error, { correlationId })));
-        } catch (sendErr) {
-          log.warn({ correlationId, err: errorMessage(sendErr) }, 'could not send the error card');
-        }
-      }
+      if (context.activity.type !== 'message' || context.responded) return;
+      await context
+        .sendActivity(cardActivity(errorReply(error, { correlationId })))
+        .catch((sendErr: unknown) => log.warn({ correlationId, err: errorMessage(sendErr) }, 'could not send the error card'));
     };
   }
 

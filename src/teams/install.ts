@@ -41,10 +41,8 @@ export async function botArrived(parts: InstallParts, turn: Turn, upgrade: boole
   const selectedChannel = typeof selected === 'string' && selected !== '' ? selected : undefined;
   const reference = JSON.parse(JSON.stringify(TurnContext.getConversationReference(activity))) as Record<string, unknown>;
   const { created, record } = await parts.installs.recordInstall({
-    tenantId: target.tenantId,
-    kind: target.kind,
+    ...target,
     conversationType: scope.kind,
-    targetId: target.targetId,
     aadGroupId: scope.aadGroupId,
     name: teamName(channelData),
     channelId: scope.kind === 'channel' ? (selectedChannel ?? conversationOf(scope.conversationId)) : undefined,
