@@ -7,14 +7,8 @@ import type { CommandLine, TurnResult } from './dispatch.js';
 
 /** Who did it and where, as every audit record states it. */
 export function auditActor(scope: ConversationScope, caller: Caller): AuditActor {
-  return {
-    tenantId: scope.tenantId,
-    teamId: scope.teamId,
-    channelId: scope.channelId,
-    conversationId: scope.conversationId,
-    aadObjectId: caller.aadObjectId,
-    userId: caller.id,
-  };
+  const { tenantId, teamId, channelId, conversationId } = scope;
+  return { tenantId, teamId, channelId, conversationId, aadObjectId: caller.aadObjectId, userId: caller.id };
 }
 
 /** Records an admin command (link, subscribe, webhooks …) in the audit trail: who, where, which org, what came of it. */
