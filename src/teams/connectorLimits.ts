@@ -88,9 +88,8 @@ function responseHeaders(request: CompatRequest, headers: Record<string, string 
 /** One HTTP attempt with undici's request (fetch cost ~7% more CPU per command); a network failure keeps its code. */
 async function sendAttempt(request: CompatRequest): Promise<CompatResponse> {
   const body: unknown = request.body ?? undefined;
-  const signals = [request.abortSignal, request.timeout > 0 ? AbortSignal.timeout(request.timeout) : undefined].filter(
-    (s): s is AbortSignal => s !== undefined,
-  );
+  const timeout = request.timeout > 0 ? AbortSignal.timeout(request.timeout) : undefined;
+  const signals = [request.abortSignal, timeout].filter((s): s is AbortSignal => s !== undefined);
   try {
     const res = await undiciRequest(request.url, {
       method: request.method,
