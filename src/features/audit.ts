@@ -7,14 +7,8 @@ import type { CommandLine, TurnResult } from './dispatch.js';
 
 /** Who did it and where, as every audit record states it. */
 export function auditActor(scope: ConversationScope, caller: Caller): AuditActor {
-  return {
-    tenantId: scope.tenantId,
-    teamId: scope.teamId,
-    channelId: scope.channelId,
-    conversationId: scope.conversationId,
-    aadObjectId: caller.aadObjectId,
-    userId: caller.id,
-  };
+  const { tenantId, teamId, channelId, conversationId } = scope;
+  return { tenantId, teamId, channelId, conversationId, aadObjectId: caller.aadObjectId, userId: caller.id };
 }
 
 /** Records an admin command (link, subscribe, webhooks …) in the audit trail: who, where, which org, what came of it. */
@@ -29,10 +23,7 @@ export function auditAdmin(
   return audit.admin({ ...auditActor(ctx.scope, ctx.caller), action, orgId, result, detail, correlationId: ctx.correlationId });
 }
 
-/**
- * No trace, no change: waits for the audit record of a change already made; when it cannot be written, `undo` puts
- * things back and the audit failure is what the caller sees (a failing undo is not reported over it).
- */
+/** No trace, no change: when the audit record of a change cannot be written, `undo` puts things back and the audit failure is thrown. */
 export async function auditOrUndo(record: Promise<void>, undo: () => Promise<unknown>): Promise<void> {
   try {
     await record;
@@ -44,10 +35,7 @@ export async function auditOrUndo(record: Promise<void>, undo: () => Promise<unk
 
 type Turn = Pick<CommandContext, 'scope' | 'caller' | 'correlationId'>;
 
-/**
- * The audit record of a read through a door other than a command line (the dashboard tab): who and where, what was
- * read, the organisation, how it went and the upstream calls it made.
- */
+/** The audit record of a read through a door other than a command line (the dashboard tab). */
 export function readAudit(
   who: Turn,
   name: string | undefined,
@@ -78,10 +66,7 @@ function auditReason(err: unknown): string | undefined {
   return err instanceof Error ? err.name : typeof err;
 }
 
-/**
- * The audit record of a command line's turn (typed, or a card's run button): the command, its arguments unless they may
- * be a secret (`connect <token>`), the outcome, and the upstream calls the turn made.
- */
+/** The audit record of a command line's turn: its arguments too, unless they may be a secret (`connect <token>`). */
 export function commandAudit(
   turn: Turn,
   { parsed, command }: CommandLine,

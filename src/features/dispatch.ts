@@ -4,7 +4,7 @@ import { kept } from '../infra/bounded.js';
 import { createHash, randomUUID } from 'node:crypto';
 import { withoutUrlCredentials, type Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
-import type { ActionData, CardReply } from '../cards/card.js';
+import { adaptiveCard, text, title, type ActionData, type CardReply } from '../cards/card.js';
 import { errorReply } from '../cards/errorCards.js';
 import { tooLongCard, unknownCommandCard, usageText } from '../cards/help.js';
 import { MAX_COMMAND_LENGTH, type ParseResult } from './parse.js';
@@ -12,7 +12,6 @@ import type { CommandContext, CommandDefinition, CommandInput } from './types.js
 import type { CommandRegistry } from './registry.js';
 import type { OrgBindings } from '../bindings/bindings.js';
 import type { Clock } from '../infra/clock.js';
-import { adaptiveCard, text, title } from '../cards/card.js';
 import { clockTime } from '../cards/format.js';
 import type { Found, TextLookup } from './lookup/lookup.js';
 import { buildingNote, matchesCard } from './lookup/cards.js';
@@ -45,18 +44,16 @@ export interface TurnResult {
 export type CardActionHandler = (ctx: CardActionContext) => Promise<CardActionReply>;
 
 /**
- * What a card action answers. Action.Execute: the card goes back to the person who clicked (Teams shows an invoke
- * answer only on their client). `everyone` also edits the card message for the whole conversation (a message edit;
- * Teams then refreshes every user-specific view). Action.Submit: the message is edited to `everyone`, else to the
- * card — unless `privateReply`, which answers with a new message and leaves the clicked card as it was.
- * `newReply`: another view (e.g. "Show overdue bills"), posted as a new reply in the thread whichever the action type;
- * the clicked card stays as it was, so the answer it showed is not lost.
- * Edits go only to the message Teams says was clicked, and only when that message carries the clicked button
- * (src/teams/cardMessages.ts); otherwise the answer comes as a new reply.
+ * What a card action answers. Action.Execute: the card goes to the clicker alone (Teams shows an invoke answer only on
+ * their client). Action.Submit: the clicked message is edited to `everyone`, else to the card. Edits go only to the
+ * clicked message, and only when it carries the clicked button (src/teams/cardMessages.ts); else a new reply goes.
  */
 export interface CardActionReply extends CardReply {
+  /** Also edits the card message for the whole conversation (Teams then refreshes every user-specific view). */
   everyone?: CardReply;
+  /** Action.Submit: a new message; the clicked card stays as it was. */
   privateReply?: boolean;
+  /** Another view ("Show overdue bills"): a new reply in the thread, whichever the action type; the clicked card stays. */
   newReply?: boolean;
 }
 
@@ -84,10 +81,7 @@ function conversationLocale(requested: unknown, fallback: string): string {
 
 const supportedLocales = new Map<string, boolean>();
 
-/**
- * Who a Try again belongs to: a digest of the person's tenant and Entra id (as userRateKey), so the button can name its
- * author without carrying their ids. It only ever refuses: a click runs as the person Teams says clicked.
- */
+/** Who a Try again belongs to, as a digest (the card carries no ids). It only ever refuses: a click runs as its clicker. */
 export function retryOwnerOf(req: Pick<CommandRequest, 'scope' | 'caller'>): string {
   const who = (req.caller.aadObjectId || req.caller.id || 'anonymous').toLowerCase();
   return createHash('sha256')
@@ -191,13 +185,8 @@ export class Dispatcher {
       }
       case 'command': {
         if (!command) throw new Error(`parser returned unregistered command ${parsed.name}`);
-        const input: CommandInput = {
-          name: command.name,
-          args: parsed.args,
-          argText: parsed.argText,
-          page: Math.max(0, Math.floor(req.page ?? 0)),
-          refresh: req.refresh === true,
-        };
+        const page = Math.max(0, Math.floor(req.page ?? 0));
+        const input = { name: parsed.name, args: parsed.args, argText: parsed.argText, page, refresh: req.refresh === true };
         return this.invoke(command, input, req, log, 'ok');
       }
     }

@@ -53,9 +53,7 @@ export function parseCommandLine(raw: string, names: CommandName[]): ParseResult
   const lower = tokens.map((t) => t.toLowerCase());
   let best: CommandName | undefined;
   for (const candidate of names) {
-    const n = candidate.words.length;
-    if (n > lower.length) continue;
-    if (candidate.words.every((w, i) => w === lower[i]) && (!best || n > best.words.length)) best = candidate;
+    if (candidate.words.every((w, i) => w === lower[i]) && (!best || candidate.words.length > best.words.length)) best = candidate;
   }
   if (best) {
     const args = tokens.slice(best.words.length);

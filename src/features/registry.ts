@@ -6,7 +6,7 @@ import type { CommandDefinition, CommandInfo, ConversationKind } from './types.j
 export class CommandRegistry<C extends CommandInfo = CommandDefinition> {
   private readonly commands = new Map<string, C>();
   private nameIndex: CommandName[] = [];
-  /** list() and forScope() answers, made when commands are registered (every help and every parse reads them). */
+  /** list() and forScope() answers, made once: the help command keeps its cards by the list's identity. */
   private ranked: readonly C[] = [];
   private readonly byScope = new Map<ConversationKind, readonly C[]>();
 
@@ -20,10 +20,8 @@ export class CommandRegistry<C extends CommandInfo = CommandDefinition> {
       this.commands.set(name, def);
     }
     this.nameIndex = [...this.commands.keys()].map((n) => ({ name: n, words: n.split(' ') }));
-    this.ranked = [...this.commands.values()]
-      .map((def, i) => ({ def, i }))
-      .sort((a, b) => (a.def.rank ?? 100) - (b.def.rank ?? 100) || a.i - b.i)
-      .map((x) => x.def);
+    // Array sort is stable: registration order breaks ties of rank.
+    this.ranked = [...this.commands.values()].sort((a, b) => (a.rank ?? 100) - (b.rank ?? 100));
     this.byScope.clear();
     return this;
   }

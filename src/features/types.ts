@@ -25,13 +25,10 @@ export interface Caller {
   name: string | undefined;
 }
 
-/** A parsed command line. */
+/** A parsed command line: the registry name, the arguments after it (original case) split on white space and as typed. */
 export interface CommandInput {
-  /** The registry name, e.g. "bills due". */
   name: string;
-  /** Arguments after the name, original case, split on white space. */
   args: string[];
-  /** Arguments as one string, original case. */
   argText: string;
   /** Zero-based page of a long list (Show more). */
   page: number;
@@ -46,7 +43,6 @@ export interface CommandContext {
   /** BILL organisation this conversation is bound to, resolved from tenant and team ids; undefined when unbound. */
   orgId: string | undefined;
   correlationId: string;
-  /** Start of the turn. */
   now: Date;
   /** The conversation's locale (the activity's, when valid), else BOT_LOCALE: numbers and dates on cards. */
   locale?: string;

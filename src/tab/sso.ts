@@ -88,10 +88,7 @@ export function tabSso(opts: { appId: string; publicHostname: string; keysUrl: s
   };
 }
 
-/**
- * The token of an Authorization header "Bearer <a JWT's three base64url parts>", or undefined. Only the shape: the
- * signature may be empty (alg none), which whoever checks the token refuses.
- */
+/** The token of "Bearer <a JWT's three base64url parts>", or undefined. Only the shape: jwtVerify refuses alg none. */
 export function bearerJwt(header: unknown): string | undefined {
   if (typeof header !== 'string' || header.length > MAX_TOKEN_LENGTH + 7) return undefined;
   return /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/i.exec(header.trim())?.[1];

@@ -67,18 +67,13 @@ const isShortString = (x: unknown): boolean => typeof x === 'string' && x.length
 
 /** What is wrong with the fields botbuilder relies on without checking (a missing conversation throws deep inside); undefined when sound. */
 export function activityEnvelopeProblem(body: Record<string, unknown>): string | undefined {
-  if (typeof body.type !== 'string' || body.type === '' || body.type.length > MAX_NAME_LENGTH)
-    return 'type must be a short non-empty string';
-  if (typeof body.channelId !== 'string' || body.channelId === '' || body.channelId.length > MAX_NAME_LENGTH)
-    return 'channelId must be a short non-empty string';
-  if (typeof body.serviceUrl !== 'string' || body.serviceUrl.length > 2048) return 'serviceUrl must be a URL string';
-  let url: URL;
-  try {
-    url = new URL(body.serviceUrl);
-  } catch {
-    return 'serviceUrl must be an absolute URL';
+  for (const field of ['type', 'channelId'] as const) {
+    if (!isShortString(body[field]) || body[field] === '') return `${field} must be a short non-empty string`;
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'serviceUrl must be http or https';
+  if (typeof body.serviceUrl !== 'string' || body.serviceUrl.length > 2048) return 'serviceUrl must be a URL string';
+  if (!URL.canParse(body.serviceUrl)) return 'serviceUrl must be an absolute URL';
+  const { protocol } = new URL(body.serviceUrl);
+  if (protocol !== 'https:' && protocol !== 'http:') return 'serviceUrl must be http or https';
   const conversation = body.conversation;
   // The connector sends the conversation id as the x-ms-conversation-id header: printable ASCII only (as Teams' are).
   if (!isObject(conversation) || !isCleanId(conversation.id) || !/^[\x20-\x7e]+$/.test(conversation.id))
@@ -101,13 +96,9 @@ export function activityEnvelopeProblem(body: Record<string, unknown>): string |
   if (!optional(body.text, isString)) return 'text must be a string';
   if (body.type === 'invoke' && (typeof body.name !== 'string' || body.name === '')) return 'an invoke activity needs a name';
   // botbuilder reads (and prints) value.action.type of a card action without checking it is there.
-  if (
-    body.type === 'invoke' &&
-    body.name === 'adaptiveCard/action' &&
-    !(isObject(body.value) && isObject(body.value.action) && typeof body.value.action.type === 'string')
-  ) {
+  const action = isObject(body.value) ? body.value.action : undefined;
+  if (body.type === 'invoke' && body.name === 'adaptiveCard/action' && !(isObject(action) && typeof action.type === 'string'))
     return 'adaptiveCard/action needs value.action.type';
-  }
   for (const list of ['entities', 'attachments', 'membersAdded', 'membersRemoved'] as const) {
     if (!optional(body[list], (x) => Array.isArray(x) && x.every(isObject))) return `${list} must be a list of objects`;
   }
@@ -128,8 +119,7 @@ export function classifyAuthError(err: unknown): { status: 401 | 503; reason: st
 
 /**
  * CloudAdapter whose HTTP path authenticates first and answers failures itself (401 with a fixed body: botbuilder's
- * message echoes token claims), then runs the turn through processActivity with that result: nothing runs, connects or
- * is written for a request that did not authenticate. Its connector clients send through the limiter (connectorLimits.ts).
+ * echoes token claims): nothing runs, connects or is written for a request that did not authenticate.
  */
 export class BillbridgeAdapter extends CloudAdapter {
   /** Starts authenticated turns a few per loop turn (tests read and hold it). */
@@ -168,13 +158,10 @@ export class BillbridgeAdapter extends CloudAdapter {
         },
         'unhandled error in turn',
       );
-      if (context.activity.type === 'message' && !context.responded) {
-        try {
-          await context.sendActivity(cardActivity(errorReply(error, { correlationId })));
-        } catch (sendErr) {
-          log.warn({ correlationId, err: errorMessage(sendErr) }, 'could not send the error card');
-        }
-      }
+      if (context.activity.type !== 'message' || context.responded) return;
+      await context
+        .sendActivity(cardActivity(errorReply(error, { correlationId })))
+        .catch((sendErr: unknown) => log.warn({ correlationId, err: errorMessage(sendErr) }, 'could not send the error card'));
     };
   }
 
@@ -200,7 +187,6 @@ export class BillbridgeAdapter extends CloudAdapter {
       this.log.info({ problem }, 'request refused: not a Bot Framework activity');
       return { status: 400, body: { error: `Invalid activity: ${problem}` } };
     }
-    // The envelope check above covers what botbuilder's own validation would (a string type); no field is converted.
     const activity = body as unknown as Activity;
     const header = req.headers.authorization ?? req.headers.Authorization;
     const authHeader = typeof header === 'string' ? header : '';
@@ -222,8 +208,7 @@ export class BillbridgeAdapter extends CloudAdapter {
     }
 
     this.authenticated.add(req);
-    // Only now, authenticated, does the request wait for a turn: a burst starts turns a few per loop turn, and a
-    // forged or missing token (answered above) never takes a place in that queue ahead of Teams' own turns.
+    // Only now does the request wait for a turn: a forged token never takes a place in that queue ahead of Teams' own.
     await this.pacer.next();
     try {
       const invokeResponse = await this.upstreamCalls.run(() => this.processActivity(auth, activity, bot));

@@ -58,18 +58,18 @@ function clickOf(activity: Activity): { data: Partial<ActionData>; verb: unknown
   return { data, verb: typeof action.verb === 'string' ? action.verb : data.verb, universal: true };
 }
 
-/** The click a card route selected (its select checked there is one). */
-function clickIn(activity: Activity): NonNullable<ReturnType<typeof clickOf>> {
-  const click = clickOf(activity);
-  if (!click) throw new Error('a card route ran for an activity that is not a card click');
-  return click;
-}
-
 /** The command line of a typed message, or of a card's run button (Refresh, Show more, Try again). */
 function commandText(activity: Activity): string {
   const click = clickOf(activity);
   const text: unknown = click ? click.data.command : activity.text;
   return typeof text === 'string' ? text : '';
+}
+
+/** The click a card route selected (its select checked there is one). */
+function clickIn(activity: Activity): NonNullable<ReturnType<typeof clickOf>> {
+  const click = clickOf(activity);
+  if (!click) throw new Error('a card route ran for an activity that is not a card click');
+  return click;
 }
 
 const clickWithVerb = (verb: string) => (activity: Activity) => clickOf(activity)?.verb === verb;
@@ -118,10 +118,7 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
 
   // --- Steps ---
 
-  /**
-   * Shows what the rest came to, after everything else is done: a new message for a typed command (or an install's
-   * refusal), and for a click the way its kind of action allows (see showClick).
-   */
+  /** Shows what the rest came to, last: a new message for a typed command (or an install's refusal), showClick for a click. */
   const reply: Step = async (turn, next) => {
     const result = await next();
     if (result && clickOf(turn.activity)) await showClick(turn, result.reply);
@@ -136,10 +133,7 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
     return dispatcher.refused(new TenantNotAllowed(), turn);
   };
 
-  /**
-   * One answer per activity id in ten minutes: a repeat stops here. The mark is committed (on disk, or acknowledged by
-   * Redis) before the turn goes on, so a redelivery after a crash is never answered twice.
-   */
+  /** One answer per activity id in ten minutes; the mark is committed first, so a redelivery after a crash is not answered twice. */
   const dedupe: Step = async (turn, next) => {
     const { id, type } = turn.activity;
     if (!id) return next();
@@ -161,10 +155,7 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
     return result;
   };
 
-  /**
-   * Every command and button counts against the person's USER_COMMANDS_PER_MINUTE: beyond it (or with the shared
-   * counter unreachable) they alone are told to wait, and nothing reaches BILL.
-   */
+  /** USER_COMMANDS_PER_MINUTE: beyond it (or with the shared counter unreachable) the person alone is told to wait. */
   const rate: Step = async (turn, next) => {
     try {
       const decision = await parts.rate.take(userRateKey(turn));
@@ -175,10 +166,7 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
     return next();
   };
 
-  /**
-   * A command that calls BILL shows the typing indicator while it works: not awaited first (its round trip to the Bot
-   * Connector would hold up the BILL calls), and on its way before the answer, so it never follows it.
-   */
+  /** A command that calls BILL shows typing: not awaited first (it would hold up the BILL calls), but sent before the answer. */
   const typing: Step = async (turn, next) => {
     const command = lineOf(turn).command;
     const works = command?.upstream === true && (!command.scopes || command.scopes.includes(turn.scope.kind));
@@ -235,6 +223,12 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
   /** Shows a click's reply as CardActionReply (dispatch.ts) says: an invoke answer, a message edit or a new reply. */
   async function showClick(turn: Turn, reply: CardActionReply): Promise<void> {
     const click = clickIn(turn.activity);
+    if (click.universal && reply.newReply) {
+      // Another view: a new reply in the thread, the clicked card left as it was; a refused post is told to the clicker.
+      const refused = await postCard(turn, reply);
+      turn.answer = invokeAnswer('activity.message', refused === undefined ? reply.summary : dispatcher.errorCard(refused, turn).summary);
+      return;
+    }
     // Does the message Teams says was clicked (replyToId) carry the clicked button? Nothing in the card data names a
     // message: a crafted click naming another of the bot's messages does not get to edit it.
     const carried =
@@ -249,38 +243,22 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
       if (!carried || !(await edit(turn, shown))) await postCard(turn, shown);
       return;
     }
-    if (reply.newReply) {
-      // Another view: a new reply in the thread; the clicked card stays as it was (a message answer leaves it alone).
-      const refused = await postCard(turn, reply);
-      if (refused !== undefined) {
-        // The clicker is told so in the invoke's answer.
-        turn.answer = invokeAnswer('activity.message', dispatcher.errorCard(refused, turn).summary);
-        return;
-      }
-      turn.answer = invokeAnswer('activity.message', reply.summary);
-      return;
-    }
     if (reply.everyone && carried) await edit(turn, reply.everyone);
     // The answer replaces the card on the clicker's client: its buttons may edit this message too.
     if (carried) await recordCard(turn, turn.activity.replyToId, reply, 'shown');
     turn.answer = invokeAnswer('card.adaptive', reply.card);
   }
 
-  /**
-   * Sends a card as a new message in this turn's conversation (thread) and records the buttons it carries. A send Teams
-   * refuses (the bot removed, throttled past its retries) is logged and returned, not thrown: no error card could be
-   * posted there either.
-   */
+  /** Posts a card in this turn's conversation and records its buttons; a refused send is returned, not thrown (no error card could go either). */
   async function postCard(turn: Turn, reply: CardReply): Promise<unknown> {
-    let sent: Awaited<ReturnType<TurnContext['sendActivity']>>;
     try {
-      sent = await turn.context.sendActivity(cardActivity(reply));
+      const sent = await turn.context.sendActivity(cardActivity(reply));
+      await recordCard(turn, sent?.id, reply, 'new');
+      return undefined;
     } catch (err) {
       turn.log.warn({ err: errorMessage(err) }, 'the reply could not be posted');
       return err ?? new Error('the reply could not be posted');
     }
-    await recordCard(turn, sent?.id, reply, 'new');
-    return undefined;
   }
 
   /** Edits the clicked card message (replyToId) for everyone; false when Teams named none or the edit failed. */
@@ -289,12 +267,12 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
     if (!replyToId) return false;
     try {
       await turn.context.updateActivity({ ...cardActivity(reply), id: replyToId });
+      await recordCard(turn, replyToId, reply, 'edited');
+      return true;
     } catch (err) {
       turn.log.warn({ err: errorMessage(err) }, 'card edit failed');
       return false;
     }
-    await recordCard(turn, replyToId, reply, 'edited');
-    return true;
   }
 
   /** Records the buttons a message now carries; a failure only means its buttons answer with new replies. */
@@ -327,14 +305,11 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
       steps: name === 'installed' ? [reply, tenant] : [tenant],
       run,
     })),
-    // Search from the compose box and the "Look up in BILL" message action (messageExtensions.ts): tenant, audit and
-    // the person's rate as for a typed command.
+    // The compose box's search and the "Look up in BILL" message action: tenant, audit and rate as for a typed command.
     ...messageExtensionRoutes(parts, [tenant, audit, rate]),
-    // Typed commands and card clicks, one order of steps: the answer (post, or show for a click) comes first as it
-    // sends what the rest came to; then tenant, duplicates, the audit record of a command line (typed, or a run
-    // button), the person's rate for anything that can reach BILL, and the typing indicator of a typed command.
-    // A card a person posts from the compose box (Teams sends its placeholder span as the text) with no command
-    // beside it is shared with the chat, not asked of the bot: nothing is answered.
+    // Typed commands and clicks, one order of steps: the answer first (it sends what the rest came to), then tenant,
+    // duplicates, the audit of a command line, the person's rate, typing. A card posted from the compose box with no
+    // command beside it (Teams sends its placeholder span as the text) is shared with the chat: nothing is answered.
     {
       name: 'shared card',
       select: (a) => a.type === 'message' && !clickOf(a) && isSharedCard(a),

@@ -4,16 +4,12 @@ import type { Clock } from '../infra/clock.js';
 import { withEditLock } from '../infra/state/editLock.js';
 import { NS, type StateStore } from '../infra/state/types.js';
 import type { AdaptiveCard, Json } from '../cards/card.js';
-import type { ConversationScope } from '../features/types.js';
-import { conversationOf } from '../features/types.js';
+import { conversationOf, type ConversationScope } from '../features/types.js';
 import { isObject } from './routes.js';
 
 type Where = Pick<ConversationScope, 'tenantId' | 'conversationId'>;
 
-/**
- * How long a posted card's buttons may still edit it. A click on an older card (or one whose record is gone) still
- * runs, as the clicker, and its answer comes as a new reply instead of an edit.
- */
+/** How long a posted card's buttons may still edit it; a click on an older card still runs, answered as a new reply. */
 const CARD_MESSAGE_TTL_MS = 7 * 24 * 3_600_000;
 
 /** The most button records kept per message (its own buttons plus those of each view its clickers were shown). */
@@ -31,30 +27,15 @@ function sortedKeys(_key: string, value: unknown): unknown {
  * into the data a click carries, so a click matches a button when it carries every field of the button unchanged.
  */
 function print(data: Record<string, unknown>, keys: string[]): string {
-  const picked: Record<string, unknown> = {};
-  for (const k of keys) picked[k] = data[k];
+  const picked = Object.fromEntries(keys.map((k) => [k, data[k]]));
   return `${keys.join(',')}|${createHash('sha256').update(JSON.stringify(picked, sortedKeys)).digest('base64url').slice(0, 22)}`;
 }
 
 /**
- * The properties of Adaptive Card elements under which an action can sit (a card's body, containers, columns, tables,
- * action sets, selectActions, ShowCard's card, fallbacks, the card's refresh action). Walking only these, not every
- * text, keeps a large reply with no buttons (help) cheap: it was ~2% of the bot's CPU per help command in the bench.
+ * The properties of Adaptive Card elements under which an action can sit. Walking only these, not every text, keeps a
+ * large reply with no buttons (help) cheap: it was ~2% of the bot's CPU per help command in the bench.
  */
-const CAN_HOLD_ACTIONS = [
-  'body',
-  'actions',
-  'items',
-  'columns',
-  'rows',
-  'cells',
-  'inlines',
-  'selectAction',
-  'card',
-  'fallback',
-  'refresh',
-  'action',
-] as const;
+const CAN_HOLD_ACTIONS = 'body actions items columns rows cells inlines selectAction card fallback refresh action'.split(' ');
 
 /** The data of every Action.Execute / Action.Submit in a card (its fallbacks and nested cards included). */
 export function buttonsOf(card: AdaptiveCard | Json | undefined): Array<Record<string, unknown>> {
@@ -73,7 +54,7 @@ export function buttonsOf(card: AdaptiveCard | Json | undefined): Array<Record<s
   return out;
 }
 
-function keyOf(tenantId: string | undefined, conversationId: string, activityId: string): string {
+function keyOf({ tenantId, conversationId }: Where, activityId: string): string {
   // A channel post is clicked from its thread ("19:…;messageid=<post id>"): the record is kept under the channel.
   return `${(tenantId ?? '').toLowerCase()}|${conversationOf(conversationId)}|${activityId}`;
 }
@@ -93,7 +74,7 @@ export class CardMessages {
     if (!activityId || !where.conversationId) return;
     const prints = buttonsOf(card).map((d) => print(d, Object.keys(d).sort()));
     if (prints.length === 0 && how !== 'edited') return;
-    const key = keyOf(where.tenantId, where.conversationId, activityId);
+    const key = keyOf(where, activityId);
     const write = async () => {
       const before = how === 'shown' ? ((await this.state.get<string[]>(NS.cardMessages, key)) ?? []) : [];
       const all = [...new Set([...prints, ...before])].slice(0, MAX_BUTTONS);
@@ -108,7 +89,7 @@ export class CardMessages {
   /** Does message `activityId` of this conversation carry a button whose data the click carries unchanged? */
   async carries(where: Where, activityId: string | undefined, clicked: Record<string, unknown>): Promise<boolean> {
     if (!activityId || !where.conversationId) return false;
-    const prints = await this.state.get<string[]>(NS.cardMessages, keyOf(where.tenantId, where.conversationId, activityId));
+    const prints = await this.state.get<string[]>(NS.cardMessages, keyOf(where, activityId));
     if (!Array.isArray(prints)) return false;
     return prints.some((p) => {
       const keys = p.slice(0, p.lastIndexOf('|')).split(',').filter(Boolean);

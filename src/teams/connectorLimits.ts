@@ -54,13 +54,6 @@ type HttpClient = NonNullable<ConnectorClientOptions['httpClient']>;
 type CompatRequest = Parameters<HttpClient['sendRequest']>[0];
 type CompatResponse = Awaited<ReturnType<HttpClient['sendRequest']>>;
 
-export interface ConnectorLimitsDeps {
-  limiter: Limiter;
-  log: Logger;
-  /** The HTTP call itself (tests answer without a network). */
-  send?: (request: CompatRequest) => Promise<CompatResponse>;
-}
-
 /** Retry-After as milliseconds, or the retry-after-ms headers Azure services also send; undefined when absent or unreadable. */
 export function retryAfterMs(headers: { get(name: string): string | undefined | null }, now = Date.now()): number | undefined {
   const ms = Number(headers.get('retry-after-ms') ?? headers.get('x-ms-retry-after-ms') ?? NaN);
@@ -94,19 +87,14 @@ function responseHeaders(request: CompatRequest, headers: Record<string, string 
 
 /** One HTTP attempt with undici's request (fetch cost ~7% more CPU per command); a network failure keeps its code. */
 async function sendAttempt(request: CompatRequest): Promise<CompatResponse> {
-  const signals = [request.abortSignal, request.timeout > 0 ? AbortSignal.timeout(request.timeout) : undefined].filter(
-    (s): s is AbortSignal => s !== undefined,
-  );
+  const body: unknown = request.body ?? undefined;
+  const timeout = request.timeout > 0 ? AbortSignal.timeout(request.timeout) : undefined;
+  const signals = [request.abortSignal, timeout].filter((s): s is AbortSignal => s !== undefined);
   try {
     const res = await undiciRequest(request.url, {
       method: request.method,
       headers: request.headers.toJson({ preserveCase: true }),
-      body:
-        typeof request.body === 'string'
-          ? request.body
-          : request.body === undefined || request.body === null
-            ? undefined
-            : JSON.stringify(request.body),
+      body: typeof body === 'string' || body === undefined ? body : JSON.stringify(body),
       signal: signals.length > 0 ? AbortSignal.any(signals) : undefined,
     });
     return { request, status: res.statusCode, headers: responseHeaders(request, res.headers), bodyAsText: await res.body.text() };
@@ -119,10 +107,10 @@ async function sendAttempt(request: CompatRequest): Promise<CompatResponse> {
 /**
  * The HTTP client botbuilder's connector clients send with: each attempt takes a slot of its thread's budget and every
  * 429 pauses that thread for everyone. A 429 means Teams did not accept the message, so a retry never delivers twice.
+ * `send`: the HTTP call itself (tests answer without a network).
  */
-export function connectorHttpClient(deps: ConnectorLimitsDeps): HttpClient {
-  const { limiter, log } = deps;
-  const send = deps.send ?? sendAttempt;
+export function connectorHttpClient(deps: { limiter: Limiter; log: Logger; send?: typeof sendAttempt }): HttpClient {
+  const { limiter, log, send = sendAttempt } = deps;
   return {
     async sendRequest(request) {
       const priority: Priority = connectorPriority.getStore() ?? 'interactive';

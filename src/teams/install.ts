@@ -28,11 +28,7 @@ export interface InstallParts {
   appId: string;
 }
 
-/**
- * The bot arrived (installationUpdate add, or conversationUpdate with the bot among membersAdded; Teams sends
- * both). Stores the conversation reference once, welcomes once, then reads the team from Graph. Its route has
- * checked the tenant.
- */
+/** The bot arrived (Teams sends both installationUpdate add and a conversationUpdate): recorded and welcomed once. */
 export async function botArrived(parts: InstallParts, turn: Turn, upgrade: boolean): Promise<undefined> {
   const { activity, scope, caller, log } = turn;
   const target = bindingTarget(scope);
@@ -45,10 +41,8 @@ export async function botArrived(parts: InstallParts, turn: Turn, upgrade: boole
   const selectedChannel = typeof selected === 'string' && selected !== '' ? selected : undefined;
   const reference = JSON.parse(JSON.stringify(TurnContext.getConversationReference(activity))) as Record<string, unknown>;
   const { created, record } = await parts.installs.recordInstall({
-    tenantId: target.tenantId,
-    kind: target.kind,
+    ...target,
     conversationType: scope.kind,
-    targetId: target.targetId,
     aadGroupId: scope.aadGroupId,
     name: teamName(channelData),
     channelId: scope.kind === 'channel' ? (selectedChannel ?? conversationOf(scope.conversationId)) : undefined,

@@ -1,9 +1,6 @@
-// Message extensions, each an invoke route with the steps a typed command has (tenant, audit, the person's rate):
-// - search BILL from the compose box (composeExtension/query), in front of the search feature (src/features/search);
-// - the "Look up in BILL" message action (command id lookUp): composeExtension/fetchTask answers a dialog listing what
-//   the message names in the org's mirror, each with Insert; composeExtension/submitAction (an Insert) answers that
-//   record's card, its command's, for the person's compose box.
-// The bot posts nothing: a card reaches the conversation only if the person sends it.
+// Message extensions, each an invoke route with a typed command's steps: search BILL from the compose box, and the "Look
+// up in BILL" message action (a dialog of what the message names in the org's mirror; Insert answers that record's card
+// for the person's compose box). The bot posts nothing: a card reaches the conversation only if the person sends it.
 import { CardFactory, type Activity, type InvokeResponse, type MessagingExtensionAttachment } from 'botbuilder';
 import { NotBound, errorMessage } from '../errors.js';
 import type { OrgBindings } from '../bindings/bindings.js';
@@ -42,27 +39,25 @@ const dialog = (reply: CardReply): InvokeResponse => ({
   body: { task: { type: 'continue', value: { title: 'Look up in BILL', width: 'medium', card: CardFactory.adaptiveCard(reply.card) } } },
 });
 
-/**
- * Each route's first step: sets the command line the audit step records, and (last to finish) makes what the rest came
- * to the invoke's answer when the handler gave none, so a refusal by a later step is shown in the invoke's own shape.
- */
-const answering =
-  (lineOf: (turn: Turn) => CommandLine, shape: (reply: CardReply) => InvokeResponse): Step =>
-  async (turn, next) => {
-    turn.line = lineOf(turn);
-    const result = await next();
-    if (result) turn.answer ??= shape(result.reply);
-    return result;
-  };
-
 export function messageExtensionRoutes(parts: MessageExtensionParts, asCommand: readonly Step[]): Route[] {
-  /**
-   * A handler that fails (BILL down while a cold organisation's mirror is read, the state store unreachable) answers
-   * with the error card, in the invoke's own shape, and is audited as an error, as a command is: not a 501 from the turn.
-   */
-  const orError =
-    (handler: (parts: MessageExtensionParts, turn: Turn) => Promise<TurnResult>) =>
-    async (turn: Turn): Promise<TurnResult> => {
+  const route = (
+    name: string,
+    select: Route['select'],
+    lineOf: (turn: Turn) => CommandLine,
+    shape: (reply: CardReply) => InvokeResponse,
+    handler: (parts: MessageExtensionParts, turn: Turn) => Promise<TurnResult>,
+  ): Route => {
+    // The first step sets the command line the audit step records, and (last to finish) gives what the rest came to as
+    // the invoke's answer when the handler gave none, so a later step's refusal is shown in the invoke's own shape.
+    const answering: Step = async (turn, next) => {
+      turn.line = lineOf(turn);
+      const result = await next();
+      if (result) turn.answer ??= shape(result.reply);
+      return result;
+    };
+    // A failing handler (BILL down while a cold mirror is read, the store unreachable) answers with the error card in
+    // the invoke's own shape, audited as an error as a command is: not a 501 from the turn.
+    const run = async (turn: Turn): Promise<TurnResult> => {
       try {
         return await handler(parts, turn);
       } catch (err) {
@@ -70,30 +65,15 @@ export function messageExtensionRoutes(parts: MessageExtensionParts, asCommand: 
         return { outcome: 'error', reply: parts.dispatcher.errorCard(err, turn), error: err };
       }
     };
+    return { name, select, steps: [answering, ...asCommand], run, failed: shape };
+  };
   const lookUpInvoke = (name: string) => (a: Activity) =>
     a.type === 'invoke' && a.name === name && isObject(a.value) && a.value.commandId === LOOK_UP_COMMAND;
+  const isSearch = (a: Activity) => a.type === 'invoke' && a.name === 'composeExtension/query';
   return [
-    {
-      name: 'compose: search',
-      select: (a) => a.type === 'invoke' && a.name === 'composeExtension/query',
-      steps: [answering(searchLine, summaryMessage), ...asCommand],
-      run: orError(search),
-      failed: summaryMessage,
-    },
-    {
-      name: 'message action: look up',
-      select: lookUpInvoke('composeExtension/fetchTask'),
-      steps: [answering(() => LOOK_UP_LINE, dialog), ...asCommand],
-      run: orError(lookUp),
-      failed: dialog,
-    },
-    {
-      name: 'message action: insert',
-      select: lookUpInvoke('composeExtension/submitAction'),
-      steps: [answering(() => LOOK_UP_LINE, summaryMessage), ...asCommand],
-      run: orError(insert),
-      failed: summaryMessage,
-    },
+    route('compose: search', isSearch, searchLine, summaryMessage, search),
+    route('message action: look up', lookUpInvoke('composeExtension/fetchTask'), () => LOOK_UP_LINE, dialog, lookUp),
+    route('message action: insert', lookUpInvoke('composeExtension/submitAction'), () => LOOK_UP_LINE, summaryMessage, insert),
   ];
 }
 
@@ -121,16 +101,12 @@ function searchLine(turn: Turn): CommandLine {
   return { parsed: { kind: 'command', name, args, argText: args.join(' ') }, command: undefined };
 }
 
-/**
- * Text for a thumbnail card's text, which Teams renders as its XML subset (<a href>, <b>…): BILL's words (a status)
- * show as written. Its title and subtitle take no formatting, so they are given as they are.
- */
+/** A thumbnail card's text, which Teams renders as its XML subset (<a href>, <b>…; title and subtitle take none). */
 const escapeRichText = (value: string): string => value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /**
- * A result row: the card Teams inserts when it is picked, and its compact preview. The preview has no tap (which would
- * make Teams ask again with composeExtension/selectItem): the card is already here, and Microsoft's Teams emulator for
- * bots (Agents Playground) lists no result whose preview has a tap.
+ * A result row: the card Teams inserts when it is picked, and its preview, with no tap (Teams would ask again with
+ * composeExtension/selectItem, and the Agents Playground lists no result whose preview has one).
  */
 function attachment(result: SearchResult): MessagingExtensionAttachment {
   // Shortened as card text is (a BILL name can be thousands of characters; Teams shows a line or two of each).
@@ -196,10 +172,8 @@ async function insert(parts: MessageExtensionParts, turn: Turn): Promise<TurnRes
   }
   const line = parts.dispatcher.parse(command);
   turn.line = line;
-  const result = await parts.dispatcher.run(
-    { text: command, locale: turn.activity.locale, scope: turn.scope, caller: turn.caller, correlationId: turn.correlationId },
-    line,
-  );
+  const { scope, caller, correlationId } = turn;
+  const result = await parts.dispatcher.run({ text: command, locale: turn.activity.locale, scope, caller, correlationId }, line);
   const card = result.reply.card;
   if (result.outcome === 'ok' && Buffer.byteLength(JSON.stringify(card)) <= MAX_EXTENSION_CARD_BYTES)
     turn.answer = composeResults([CardFactory.adaptiveCard(card)]);

@@ -38,10 +38,7 @@ function errorCode(err: ConnectorError): string | undefined {
   return typeof code === 'string' ? code.slice(0, 80) : undefined;
 }
 
-/**
- * Runs `fn` in a turn of the stored conversation, as the bot (`appId`), and gives what it came to. What it throws comes
- * back here: the adapter's onTurnError would otherwise swallow it.
- */
+/** Runs `fn` in a turn of the stored conversation, as the bot; what it throws comes back here, not to onTurnError. */
 async function inConversation<T>(
   adapter: CloudAdapter,
   appId: string,
@@ -92,9 +89,8 @@ const NOT_MEMBER_TTL_MS = 60_000;
 const MAX_ROSTER_ENTRIES = 10_000;
 
 /**
- * Is a person a member of a team? The bot's own roster call (TeamsInfo.getTeamMember, GET /v3/conversations/{team}/
- * members/{aadObjectId}) in the team's stored conversation, answered from a short, bounded cache: the dashboard tab
- * asks on every load, and a roster answer stays true for minutes.
+ * Is a person a member of a team? The bot's own roster call (TeamsInfo.getTeamMember) in the team's stored conversation,
+ * answered from a short, bounded cache: the dashboard tab asks on every load.
  */
 export function teamRoster(adapter: CloudAdapter, appId: string, clock: Clock) {
   const cache = new Map<string, { member: boolean; until: number }>();

@@ -13,7 +13,7 @@ import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import type { CardReply } from '../cards/card.js';
 import { errorReply } from '../cards/errorCards.js';
-import type { Caller, ConversationKind, ConversationScope } from '../features/types.js';
+import type { Caller, ConversationScope } from '../features/types.js';
 import { newCorrelationId, type CommandLine, type TurnResult } from '../features/dispatch.js';
 
 const CORRELATION_ID = Symbol('correlationId');
@@ -35,9 +35,8 @@ export interface Turn {
 }
 
 /**
- * A step around the rest of its route. `next` runs the rest and gives what it came to (a card to show and how it went;
- * undefined: nothing to say), which a step may act on (the answer and audit steps do). A step that returns without
- * calling `next` stops the turn there, with its own result (a refusal) or none.
+ * A step around the rest of its route: `next` runs the rest and gives what it came to (undefined: nothing to say), which
+ * a step may act on. A step that returns without calling `next` stops the turn there, with its own result or none.
  */
 export type Step = (turn: Turn, next: () => Promise<TurnResult | undefined>) => Promise<TurnResult | undefined>;
 
@@ -46,11 +45,7 @@ export interface Route {
   select(activity: Activity): boolean;
   steps: readonly Step[];
   run(turn: Turn): Promise<TurnResult | undefined>;
-  /**
-   * An invoke's answer when its turn fails (its audit line or duplicate mark cannot be written: the store down, the disk
-   * full): the error card in the shape the invoke expects. Without it the invoke gets 501, which Teams shows as its own
-   * generic error.
-   */
+  /** An invoke's answer when its turn fails (the store down, the disk full): the error card in its shape, else 501. */
   failed?(reply: CardReply): InvokeResponse;
 }
 
@@ -62,11 +57,8 @@ export function cardActivity(reply: CardReply): Partial<Activity> {
 }
 
 export function correlationIdOf(context: TurnContext): string {
-  let id = context.turnState.get<string | undefined>(CORRELATION_ID);
-  if (!id) {
-    id = newCorrelationId();
-    context.turnState.set(CORRELATION_ID, id);
-  }
+  const id = context.turnState.get<string | undefined>(CORRELATION_ID) ?? newCorrelationId();
+  context.turnState.set(CORRELATION_ID, id);
   return id;
 }
 
@@ -77,10 +69,9 @@ function scopeOf(activity: Activity): ConversationScope {
     tenant?: { id?: string };
   };
   const type = activity.conversation.conversationType;
-  const kind: ConversationKind = type === 'channel' ? 'channel' : type === 'groupChat' ? 'groupChat' : 'personal';
   const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
   return {
-    kind,
+    kind: type === 'channel' || type === 'groupChat' ? type : 'personal',
     tenantId: str(channelData.tenant?.id) ?? str(activity.conversation.tenantId),
     teamId: str(channelData.team?.id),
     aadGroupId: str(channelData.team?.aadGroupId),
