@@ -53,6 +53,17 @@ export class Periodic<R> {
   }
 }
 
+/** Runs `work` once everything queued before it under `key` has settled; a key's queue is dropped when it empties. */
+export function inTurn<T>(queues: Map<string, Promise<unknown>>, key: string, work: () => Promise<T>): Promise<T> {
+  const result = (queues.get(key) ?? Promise.resolve()).then(work);
+  const tail = result.catch(() => undefined);
+  queues.set(key, tail);
+  void tail.then(() => {
+    if (queues.get(key) === tail) queues.delete(key);
+  });
+  return result;
+}
+
 /**
  * The digests' job: each run offers every item (a channel's or an approver's schedule) its slot in turn and counts the
  * outcomes `post` answers (undefined: nothing due); a throw counts as failed, and the next run offers the item again.

@@ -11,6 +11,7 @@ import { withEditLock, type EditLease } from '../infra/state/editLock.js';
 import { NS, type StateStore } from '../infra/state/types.js';
 import type { BillGateway } from '../bill/gateway.js';
 import type { Subscription } from '../bill/types.js';
+import { inTurn } from './jobs.js';
 import { KINDS } from './kinds.js';
 import { UNSEALED_REFUSED, type WebhookKeys } from './keys.js';
 
@@ -87,19 +88,8 @@ export function webhookSetup(deps: {
   };
   const leased = <T>(orgId: string, work: () => Promise<T>): Promise<T> =>
     withEditLock({ store: deps.state, clock: deps.clock }, { at: { ns: NS.editLocks, key: `webhook-setup|${orgId}` } }, work, lease);
-  const running = new Map<string, Promise<void>>();
-  const oneAtATime = <T>(orgId: string, work: () => Promise<T>): Promise<T> => {
-    const result = (running.get(orgId) ?? Promise.resolve()).then(() => leased(orgId, work));
-    const done = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    running.set(orgId, done);
-    void done.then(() => {
-      if (running.get(orgId) === done) running.delete(orgId);
-    });
-    return result;
-  };
+  const running = new Map<string, Promise<unknown>>();
+  const oneAtATime = <T>(orgId: string, work: () => Promise<T>): Promise<T> => inTurn(running, orgId, () => leased(orgId, work));
   const api = {
     /**
      * Makes sure one BILL subscription sends every event billbridge posts to `url`, and that billbridge holds its key.
