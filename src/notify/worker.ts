@@ -38,9 +38,8 @@ import {
 export const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000];
 const DEAD_LETTER_TTL_MS = 30 * 24 * 3_600_000;
 /**
- * An event whose record BILL has not answered for this long since it arrived (the organisation's sign-in refused, BILL
- * down) is a dead letter after its next failed read: it would otherwise be read every 30 minutes with no end. Longer
- * than BILL keeps redelivering an event (hours) and than a weekend; shorter than event ids are remembered (8 days).
+ * An event whose record BILL has not answered for this long (sign-in refused, BILL down) is a dead letter after its
+ * next failed read. Longer than BILL redelivers an event (hours) and a weekend; shorter than event ids are kept (8 days).
  */
 export const UNREADABLE_FOR_MS = 3 * 24 * 3_600_000;
 /** A dead instance's events wait at most this long for another instance. */
@@ -51,11 +50,7 @@ const STOP_GRACE_MS = 10_000;
 
 const RETRY_STATUSES = new Set([0, 401, 412, 429, 500, 502, 503, 504]);
 
-/**
- * Why a delivery was set aside without Teams refusing its sends: BILL refused to read the record (no send was tried),
- * BILL did not answer for the record for UNREADABLE_FOR_MS (no send was tried), or the card could not be drawn (each
- * try failed before a send).
- */
+/** Why a delivery was set aside without Teams refusing a send: BILL refused or did not answer the read, or no card could be drawn. */
 type SetAside = 'refused' | 'unreadable' | 'undrawable';
 
 export type DeadLetter = Pick<OutboxEvent, 'eventId' | 'type' | 'orgId'> &
@@ -95,10 +90,7 @@ const isLost = (h: Held): boolean => h.lost === true;
 
 const isObject = (v: unknown): v is object => v !== null && typeof v === 'object';
 
-/**
- * An outbox entry this version can work on. One in another shape (another version's, a damaged store) is passed over:
- * a delivery that was null threw in every pass, and no event of any organisation went out any more.
- */
+/** An outbox entry this version can work on; another shape is passed over (a null delivery once stopped every organisation's events). */
 const isEvent = (v: unknown): v is OutboxEvent => {
   if (!isObject(v)) return false;
   const ev = v as Partial<OutboxEvent> & { v?: unknown };
@@ -261,9 +253,8 @@ export function deliveryWorker(deps: WorkerDeps) {
       drop('unsubscribed');
       return;
     }
-    const channel: ChannelTarget = { tenantId: sub.tenantId, teamId: sub.teamId, channelId: sub.channelId };
     const clog = h.log.child({ teamId: sub.teamId, channelId: sub.channelId });
-    if ((await deps.resolveOrg(channelScope(channel))) !== ev.orgId) {
+    if ((await deps.resolveOrg(channelScope(sub))) !== ev.orgId) {
       clog.info("channel no longer bound to the event's organisation; not sent");
       drop('binding changed');
       return;
@@ -291,7 +282,7 @@ export function deliveryWorker(deps: WorkerDeps) {
       drop(target.lastError);
       clog.warn({ status: outcome.status, code: outcome.code }, 'bot is no longer in the channel; its subscriptions are removed');
       await deps
-        .onChannelGone(channel, removed)
+        .onChannelGone(sub, removed)
         .catch((err: unknown) => clog.error({ err: errorMessage(err) }, "could not remove the channel's subscriptions"));
       return;
     }
@@ -404,10 +395,7 @@ export function deliveryWorker(deps: WorkerDeps) {
     return queued;
   };
 
-  /**
-   * One pass at a time over the outbox. Held leases are renewed first once a third of their life has gone (a failed
-   * renewal is not a lost lease), not on every webhook's kick: each renewal is a state read and write per held event.
-   */
+  /** One pass at a time. Held leases are renewed once a third of their life has gone, not on every kick (a state write each). */
   const passes = new Periodic(
     async () => {
       if (clock.now() - renewedAt >= leaseMs / 3) {
