@@ -3,7 +3,7 @@
 import type { DigestContent, DigestRow, OutboxEvent } from '../../notify/types.js';
 import type { EntityKind } from '../../mirror/records.js';
 import { networkStatusWords } from '../network/cards.js';
-import { paymentBillIds, vendorOf } from '../../notify/project.js';
+import { obj, paymentBillIds, vendorOf } from '../../notify/project.js';
 import {
   adaptiveCard,
   escapeMarkdown,
@@ -35,8 +35,6 @@ const num = (v: unknown): number | undefined => (typeof v === 'number' && Number
 const ref = (n: string): string => keepTogether(clipped(n));
 /** A status code BILL sends, in words and escaped: cards here compose markdown themselves (codeWords leaves that to the caller). */
 const statusWords = (code: string | undefined): string => escapeMarkdown(codeWords(code));
-const obj = (v: unknown): Record<string, unknown> =>
-  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
 /** What a payment's single status means for the person who paid. */
 const PAYMENT_OUTCOMES = new Map<string, string>([
