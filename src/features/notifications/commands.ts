@@ -2,7 +2,7 @@
 // events a channel hears about, its scheduled digest, and the BILL webhook subscription that feeds them all.
 import { Forbidden, InputError } from '../../errors.js';
 import { boundOrg } from '../finance.js';
-import { describeSchedule, nextSlot, parseDigestArgs } from '../../notify/schedule.js';
+import { describeSchedule, nextSlot, parseDigestArgs, type DigestSchedule } from '../../notify/schedule.js';
 import { KINDS, parseKinds, SUBSCRIPTION_KINDS, type SubscriptionKind } from '../../notify/kinds.js';
 import { WEBHOOK_PATH, WebhookSetupError } from '../../notify/setup.js';
 import type { Notifications } from '../../notify/index.js';
@@ -69,6 +69,16 @@ async function referenceFor(ctx: CommandContext, deps: NotificationsDeps, target
     ...(bot ? { bot } : {}),
   };
 }
+
+/** Dates and times in the caller's locale and the bot's time zone. */
+const formatOf = (ctx: CommandContext, deps: NotificationsDeps) => ({
+  locale: ctx.locale ?? deps.settings.locale,
+  timeZone: deps.settings.timeZone,
+});
+
+/** "every day at 09:00 (Europe/London)". */
+const scheduleIn = (schedule: DigestSchedule, fmt: { timeZone: string }) =>
+  `${describeSchedule(schedule)} (${escapeMarkdown(fmt.timeZone)})`;
 
 /** A card that only says one thing: a title, a sentence and its summary. */
 const notice = (heading: string, words: string, summary: string) => adaptiveCard([title(heading), text(words)], { summary });
@@ -173,29 +183,17 @@ const subscriptionsCommand: Command<NotificationsDeps> = {
   upstream: false,
   rank: 52,
   async run(ctx, deps) {
-    const n = deps.notify;
     const target = channelOf(ctx);
-    const subs = await n.subscriptions.forChannel(target);
+    const subs = await deps.notify.subscriptions.forChannel(target);
     const kinds = subs.map((s) => s.kind);
-    const digest = await n.digestSettings.get(target);
-    const tz = deps.settings.timeZone;
+    const digest = await deps.notify.digestSettings.get(target);
+    const fmt = formatOf(ctx, deps);
     const body: CardElement[] = [title('Subscriptions')];
     if (subs.length === 0)
       body.push(text('This channel gets no BILL cards. Type **subscribe payments** (or bills, invoices, vendors, spend, all) to start.'));
-    else {
-      body.push(text(subscribedText(kinds)));
-      body.push(
-        facts(subs.map((s) => [s.kind, `since ${dateTime(s.createdAt, { locale: ctx.locale ?? deps.settings.locale, timeZone: tz })}`])),
-      );
-    }
-    body.push(
-      text(
-        digest
-          ? `Digest: ${describeSchedule(digest.schedule)} (${escapeMarkdown(tz)}).`
-          : 'Digest: off. Type **digest daily 09:00** for one.',
-        { subtle: !digest },
-      ),
-    );
+    else body.push(text(subscribedText(kinds)), facts(subs.map((s) => [s.kind, `since ${dateTime(s.createdAt, fmt)}`])));
+    const digestWords = digest ? `Digest: ${scheduleIn(digest.schedule, fmt)}.` : 'Digest: off. Type **digest daily 09:00** for one.';
+    body.push(text(digestWords, { subtle: !digest }));
     if (ctx.orgId) body.push(...(await webhookWarning(deps, ctx.orgId)));
     return adaptiveCard(body, {
       summary: subs.length === 0 ? 'This channel gets no BILL cards.' : `This channel gets BILL cards for ${kinds.join(', ')}.`,
@@ -217,8 +215,8 @@ const digestCommand: Command<NotificationsDeps> = {
     const n = deps.notify;
     const target = channelOf(ctx);
     const cmd = parseDigestArgs(ctx.input.args);
-    const tz = deps.settings.timeZone;
-    const fmt = { locale: ctx.locale ?? deps.settings.locale, timeZone: tz };
+    const fmt = formatOf(ctx, deps);
+    const nextAt = (schedule: DigestSchedule) => dateTime(nextSlot(schedule, ctx.now.getTime(), fmt.timeZone).at, fmt);
     switch (cmd.action) {
       case 'error':
         throw new InputError(`I can't read that: ${cmd.problem}`, DIGEST_HINT, `digest ${ctx.input.argText}`);
@@ -226,12 +224,11 @@ const digestCommand: Command<NotificationsDeps> = {
         const setting = await n.digestSettings.get(target);
         if (!setting)
           return notice('No digest here', `This channel has no scheduled digest. ${DIGEST_HINT}`, 'This channel has no scheduled digest.');
-        const next = nextSlot(setting.schedule, ctx.now.getTime(), tz);
         return adaptiveCard(
           [
             title('Digest'),
             text(
-              `This channel gets a digest ${describeSchedule(setting.schedule)} (${escapeMarkdown(tz)}), when something changed since the last one. Next: ${dateTime(next.at, fmt)}.`,
+              `This channel gets a digest ${scheduleIn(setting.schedule, fmt)}, when something changed since the last one. Next: ${nextAt(setting.schedule)}.`,
             ),
             text(DIGEST_HINT, { subtle: true }),
           ],
@@ -260,21 +257,21 @@ const digestCommand: Command<NotificationsDeps> = {
           createdBy: ctx.caller.aadObjectId,
         });
         await auditOrUndo(
-          auditAdmin(deps.audit, ctx, 'digest', 'ok', orgId, { schedule: describeSchedule(cmd.schedule), timeZone: tz }),
+          auditAdmin(deps.audit, ctx, 'digest', 'ok', orgId, { schedule: describeSchedule(cmd.schedule), timeZone: fmt.timeZone }),
           () => (previous ? n.digestSettings.set(target, previous) : n.digestSettings.remove(target)),
         );
-        const next = nextSlot(setting.schedule, ctx.now.getTime(), tz);
+        const next = nextAt(setting.schedule);
         return adaptiveCard(
           [
             title('Digest scheduled'),
             text(
-              `This channel gets a digest ${describeSchedule(setting.schedule)} (${escapeMarkdown(tz)}): bills due in the next 7 days, overdue bills and overdue invoices. It is posted only when something changed since the last one.`,
+              `This channel gets a digest ${scheduleIn(setting.schedule, fmt)}: bills due in the next 7 days, overdue bills and overdue invoices. It is posted only when something changed since the last one.`,
             ),
-            facts([['Next', dateTime(next.at, fmt)]]),
+            facts([['Next', next]]),
             text('**digest now** shows one right away; **digest off** stops it.', { subtle: true }),
           ],
           {
-            summary: `Digest ${describeSchedule(setting.schedule)}; next ${dateTime(next.at, fmt)}.`,
+            summary: `Digest ${describeSchedule(setting.schedule)}; next ${next}.`,
             actions: [executeAction('Show one now', { verb: 'run', command: 'digest now' })],
           },
         );
