@@ -52,10 +52,7 @@ function channelOf(ctx: CommandContext): ChannelTarget {
   return target;
 }
 
-/**
- * The reference posts go out with: the team channel's own conversation (top level, not the thread the command was
- * typed in), the service URL Teams gave, and the bot's Teams id when billbridge knows it.
- */
+/** The reference posts go out with: the channel's top level (not the command's thread), Teams' service URL, the bot's id. */
 async function referenceFor(ctx: CommandContext, deps: NotificationsDeps, target: ChannelTarget): Promise<ConversationRef> {
   const record = await deps.installs.forScope(ctx.scope).catch(() => undefined);
   const stored = record?.reference.bot as { id?: unknown; name?: unknown } | undefined;

@@ -18,10 +18,7 @@ export interface RefreshDeps {
 
 const REFRESHABLE: readonly EntityKind[] = ['bill', 'invoice', 'payment', 'vendor'];
 
-/**
- * Refresh on a notification card: the same card drawn from BILL's current record. The record read is kept for the
- * object lifetime (CACHE_OBJECT_TTL_S) and dropped by a webhook about it.
- */
+/** The record read is kept for CACHE_OBJECT_TTL_S, and dropped by a webhook about it. */
 export const refreshNotification =
   (deps: RefreshDeps): CardActionHandler =>
   async ({ data, scope }) => {
