@@ -138,20 +138,18 @@ const unsubscribeCommand: Command<NotificationsDeps> = {
     const n = deps.notify;
     const target = channelOf(ctx);
     const kinds = ctx.input.args.length === 0 ? [...SUBSCRIPTION_KINDS] : parseKinds(ctx.input.args);
-    if (!kinds || kinds.length === 0) {
+    if (!kinds || kinds.length === 0)
       throw new InputError(
         `I can't unsubscribe from "${ctx.input.argText.slice(0, 60)}"`,
         `Type **unsubscribe** for everything, or one of: ${SUBSCRIPTION_KINDS.join(', ')}.`,
         `unsubscribe ${ctx.input.argText}`,
       );
-    }
     const before = await n.subscriptions.forChannel(target);
     const removed = await n.subscriptions.remove(target, kinds);
     if (removed.length > 0) {
       await auditOrUndo(auditAdmin(deps.audit, ctx, 'unsubscribe', 'ok', ctx.orgId, { kinds: removed }), async () => {
-        for (const sub of before.filter((s) => removed.includes(s.kind))) {
+        for (const sub of before.filter((s) => removed.includes(s.kind)))
           await n.subscriptions.add(target, [sub.kind], sub).catch(() => undefined);
-        }
       });
       ctx.log.info({ removed }, 'channel unsubscribed');
     }
