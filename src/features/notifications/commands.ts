@@ -343,15 +343,14 @@ const webhooksCommand: Command<NotificationsDeps> = {
         text(`Organisation ${escapeMarkdown(orgId)}: ${subs.length} of 10 allowed.`),
       ];
       for (const s of subs) {
+        const state = `${s.enabled ? 'enabled' : 'disabled by BILL (deliveries kept failing)'}${s.keyStored ? '' : ' · billbridge has no key for it'}`;
+        // Named in BILL (a subscription made in BILL's own tools may be named at any length): cut short as list cards are.
+        const named = `${clipped(s.name)} (${escapeMarkdown(s.id)})`;
         body.push(
           facts([
-            // Named in BILL (a subscription made in BILL's own tools may be named at any length): cut short as list cards are.
-            ['Subscription', `${clipped(s.name)} (${escapeMarkdown(s.id)})`],
+            ['Subscription', named],
             ['URL', clipped(s.notificationUrl)],
-            [
-              'State',
-              `${s.enabled ? 'enabled' : 'disabled by BILL (deliveries kept failing)'}${s.keyStored ? '' : ' · billbridge has no key for it'}`,
-            ],
+            ['State', state],
             ['Events', String(s.events.length)],
           ]),
         );
