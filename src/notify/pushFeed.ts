@@ -71,12 +71,9 @@ export class PushFeed {
 
   /** Checks now and waits for the answer (start-up, tests); `fed` starts the same check, when due, in the background. */
   refresh(orgId: string): Promise<void> {
-    let flight = this.checks.get(orgId);
-    if (!flight) {
-      flight = this.runCheck(orgId).finally(() => this.checks.delete(orgId));
-      this.checks.set(orgId, flight);
-      flight.catch(() => undefined);
-    }
+    // runCheck never rejects: a failed check is recorded as such.
+    const flight = this.checks.get(orgId) ?? this.runCheck(orgId).finally(() => this.checks.delete(orgId));
+    this.checks.set(orgId, flight);
     return flight;
   }
 
