@@ -146,8 +146,10 @@ export function slotClaims(state: StateStore, clock: Clock, ns: string) {
   };
 }
 
-// A lease (setIfAbsent with a TTL) names its holder by a random id (not host + pid: two containers can share both), and
-// is taken over only once it has expired, or, on the single-process file store, when written before this process started.
+// A lease (setIfAbsent with a TTL) names its holder by a random id made when the holder starts (not host + pid: two
+// containers can share a hostname and a pid, and a pid of another namespace looks dead from here). It is taken over
+// only once it has expired, or, on the single-process file store, when written before this process started (its
+// holder is a predecessor that is gone).
 interface LeaseHolder {
   by: string;
   /** When it took or last renewed the lease (ms since epoch). */

@@ -130,8 +130,9 @@ export class WebhookKeys {
   }
 
   /**
-   * At start-up: registers every stored key with the SecretRegistry, seals what was stored before SECRETS_KEY was set,
-   * and answers how many keys cannot be opened now, so a changed SECRETS_KEY is said before BILL disables anything.
+   * At start-up: registers every stored key with the SecretRegistry so logs are scrubbed from the start, seals what was
+   * stored before SECRETS_KEY was set, and answers how many keys cannot be opened now (another key sealed them, none is
+   * set, or the record was moved under another subscription), so a changed SECRETS_KEY is said before BILL disables anything.
    */
   async registerAll(): Promise<number> {
     let unopenable = 0;

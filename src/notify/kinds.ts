@@ -31,7 +31,11 @@ export const KINDS: Record<SubscriptionKind, { entity: EntityKind; label: string
   },
 };
 
-/** Record kinds whose every change BILL announces by webhook (pushFeed.ts); not spend, whose events miss budgets and cards. */
+/**
+ * Record kinds whose every change BILL announces by webhook (pushFeed.ts): bills, invoices and vendors have
+ * created/updated/archived/restored events; a payment has updated/failed, and a new one changes the bill it pays.
+ * Not spend: its events cover transactions and reimbursements, not budgets or cards.
+ */
 export const PUSH_FED = SUBSCRIPTION_KINDS.filter((kind) => kind !== 'spend').map((kind) => ({ kind, entity: KINDS[kind].entity }));
 
 /** The kind of a BILL event type and the record kind it changes, or undefined for types billbridge does not post. */

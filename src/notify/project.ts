@@ -67,8 +67,10 @@ export type ConfirmedRecord = { state: 'current'; entity: Record<string, unknown
 /**
  * Reads the record an event names from BILL (one GET by id, as a card's Refresh does): the card is drawn from this
  * answer, never from the payload, which a holder of the webhook key could fill with any amount. Throws when BILL is
- * unreachable or busy (the event waits in the outbox). autopay.failed names no record: its vendor is read. A deleted
- * reimbursement, a 3-D Secure challenge (no GET by id) or an org without an S&E token keep only the record's id.
+ * unreachable or busy (the event waits in the outbox).
+ * - autopay.failed names no record of its own: its vendor is read (the reason stays BILL's error text).
+ * - Spend & Expense: read with the organisation's S&E token; a deleted reimbursement, a 3-D Secure challenge (no GET
+ *   by id) or an org without a token keep only the record's id, so the card shows no figure or name from the payload.
  */
 export async function confirmRecord(bill: BillGateway, ev: OutboxEvent): Promise<ConfirmedRecord> {
   const id = str(ev.entity.id);

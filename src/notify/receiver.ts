@@ -22,7 +22,10 @@ export const EVENT_ID_TTL_MS = 8 * 24 * 3_600_000;
 /** Answer BILL well within its timeout; the 2 s budget includes the network. */
 const ANSWER_WITHIN_MS = 1_500;
 
-/** An event's identity in store keys: BILL's event ids are per organisation, so the (encoded) org id is part of it. */
+/**
+ * An event's identity in store keys: BILL's event ids are per organisation, so the key names the organisation too
+ * (encoded, so no pair can spell another's). Another organisation's event with the same id is not a duplicate.
+ */
 export const eventKey = (orgId: string, eventId: string): string => `${encodeURIComponent(orgId)}|${eventId}`;
 export const outboxKey = (orgId: string, eventId: string): string => `ev|${eventKey(orgId, eventId)}`;
 

@@ -27,8 +27,9 @@ export class WebhookSetupError extends Error {
 }
 
 /**
- * A set-up holds its organisation's lease at most 2 minutes (up to five BILL calls of BILL_TIMEOUT_MS, 20 s, from the
- * CLI). Others wait 10 s, then are told to try again (a change made anyway would be the duplicate the lease prevents).
+ * A set-up holds its organisation's lease at most 2 minutes: up to five BILL calls of BILL_TIMEOUT_MS (20 s) from the
+ * CLI, and its 14 s turn in Teams. Others wait 10 s, then are told to try again (a change made anyway would be the
+ * duplicate the lease prevents).
  */
 const SETUP_LEASE: EditLease = {
   leaseMs: 120_000,
@@ -79,8 +80,9 @@ export function webhookSetup(deps: {
 }) {
   const { bill, keys, log } = deps;
   const subscriptionsOf = (orgId: string) => bill.org(orgId, { priority: 'interactive' }).subscriptions;
-  // One set-up or deletion per organisation at a time (two admins at once both created one, and BILL refused one):
-  // in this process they queue; across a fleet (or the CLI beside a bot) they take the organisation's lease.
+  // One set-up or deletion per organisation at a time: two admins typing `webhooks setup` at once both found no
+  // subscription and both created one (BILL refused the duplicate); the second now waits and finds the first's. In this
+  // process they queue; across a fleet (or the CLI beside a bot) they take the organisation's lease in the store.
   const running = new Map<string, Promise<unknown>>();
   const oneAtATime = <T>(orgId: string, work: () => Promise<T>): Promise<T> =>
     inTurn(running, orgId, () =>

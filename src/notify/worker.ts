@@ -50,7 +50,10 @@ const STOP_GRACE_MS = 10_000;
 
 const RETRY_STATUSES = new Set([0, 401, 412, 429, 500, 502, 503, 504]);
 
-/** Why a delivery was set aside without Teams refusing a send: BILL refused or did not answer the read, or no card could be drawn. */
+/**
+ * Why a delivery was set aside without Teams refusing a send: BILL refused to read the record, or did not answer for it
+ * for UNREADABLE_FOR_MS (no send was tried either way), or the card could not be drawn (each try failed before a send).
+ */
 type SetAside = 'refused' | 'unreadable' | 'undrawable';
 
 export type DeadLetter = Pick<OutboxEvent, 'eventId' | 'type' | 'orgId'> &
@@ -90,7 +93,10 @@ const isLost = (h: Held): boolean => h.lost === true;
 
 const isObject = (v: unknown): v is object => v !== null && typeof v === 'object';
 
-/** An outbox entry this version can work on; another shape is passed over (a null delivery once stopped every organisation's events). */
+/**
+ * An outbox entry this version can work on. One in another shape (another version's, a damaged store) is passed over:
+ * a delivery that was null threw in every pass, and no event of any organisation went out any more.
+ */
 const isEvent = (v: unknown): v is OutboxEvent => {
   if (!isObject(v)) return false;
   const ev = v as Partial<OutboxEvent> & { v?: unknown };
@@ -395,7 +401,10 @@ export function deliveryWorker(deps: WorkerDeps) {
     return queued;
   };
 
-  /** One pass at a time. Held leases are renewed once a third of their life has gone, not on every kick (a state write each). */
+  /**
+   * One pass at a time. Held leases are renewed first once a third of their life has gone (a failed renewal is not a
+   * lost lease), not on every webhook's kick: each renewal is a state read and write per held event.
+   */
   const passes = new Periodic(
     async () => {
       if (clock.now() - renewedAt >= leaseMs / 3) {
