@@ -1,8 +1,7 @@
-// Scheduled digests: a channel asks for a summary (bills due in the next 7 days, overdue bills, overdue invoices)
-// daily or weekly at a time in BOT_TIMEZONE. The scheduler posts it at the slot only when what it shows changed
-// since the channel's last digest, and at most once per channel and slot across restarts and instances (slotClaims).
-// Storage (NS.digests), keys starting with the channel key so removing the bot from a team removes them:
-// "<channel>|setting", "<channel>|last" (fingerprint of the last posted digest), "<channel>|slot|<slot id>" (and |lease).
+// Scheduled digests: bills due in the next 7 days, overdue bills and overdue invoices, daily or weekly in BOT_TIMEZONE,
+// posted only when what they show changed, at most once per channel and slot across restarts and instances.
+// NS.digests keys start with the channel key (removing the bot from a team removes them): "<channel>|setting",
+// "<channel>|last" (fingerprint of the last posted digest), "<channel>|slot|<slot id>" (and |lease).
 import { createHash } from 'node:crypto';
 import type { Clock } from '../infra/clock.js';
 import type { Logger } from '../infra/log.js';
@@ -105,7 +104,7 @@ export function digestComposer(deps: {
     // Copies: names are filled in below, the cached lists stay as BILL sent them.
     const dueSoon = due.value.items.map((b) => ({ ...b }));
     const overdueBills = overdue.value.items.map((b) => ({ ...b }));
-    // Vendor names bills lack, customer names and currencies (one call per 100 unknown ids, then kept).
+    // Vendor names bills lack, customer names and currencies.
     try {
       for (const [kind, rows] of [
         ['vendor', [...dueSoon, ...overdueBills]],

@@ -28,28 +28,17 @@ export function createNotifications(deps: NotifyDeps) {
 
   /** The bot cannot post in a channel any more: its subscriptions and digest go, and the audit trail says so. */
   const channelGone = async (target: ChannelTarget, reason: string): Promise<void> => {
+    const { tenantId, teamId, channelId } = target;
     const removed = await subscriptions.remove(target);
     const digest = await digestSettings.remove(target);
-    log.warn(
-      { teamId: target.teamId, channelId: target.channelId, reason, removed, digest },
-      'channel subscriptions removed: the bot can no longer post there',
-    );
-    await deps.audit
-      .admin({
-        action: 'unsubscribe',
-        tenantId: target.tenantId,
-        teamId: target.teamId,
-        channelId: target.channelId,
-        result: 'ok',
-        detail: { reason, automatic: true, kinds: removed, digest },
-      })
-      .catch(() => undefined);
+    log.warn({ teamId, channelId, reason, removed, digest }, 'channel subscriptions removed: the bot can no longer post there');
+    const detail = { reason, automatic: true, kinds: removed, digest };
+    await deps.audit.admin({ action: 'unsubscribe', tenantId, teamId, channelId, result: 'ok', detail }).catch(() => undefined);
   };
 
   /**
-   * Marks the records an event names stale in the mirror, when it arrives and again when the worker takes it (the
-   * outbox outlives the marks): a payload is a hint, never written as the record (a signed event could carry any
-   * amount and a date in 2099); the next answer showing the record reads it from BILL first.
+   * Marks the records an event names stale, when it arrives and again when the worker takes it (the outbox outlives the
+   * marks): a payload is never written as the record (a signed event could carry any amount and a date in 2099).
    */
   const markStale = async (ev: OutboxEvent): Promise<void> => {
     const bills = ev.entityType === 'payment' ? paymentBillIds(ev.entity) : [];
@@ -156,9 +145,8 @@ export function createNotifications(deps: NotifyDeps) {
     },
 
     /**
-     * `target`: the channel status is asked in; undefined elsewhere (no channel subscriptions or digest to read). The
-     * outbox and dead letters counted are those of `orgId` only, unless `everyOrg` (a billbridge admin): another
-     * organisation's notifications are not this team's to see.
+     * `target`: the channel status is asked in, if any. The outbox and dead letters counted are those of `orgId` only,
+     * unless `everyOrg` (a billbridge admin): another organisation's notifications are not this team's to see.
      */
     async status(target: ChannelTarget | undefined, orgId: string | undefined, everyOrg = false) {
       const shown = (ev: { orgId: unknown }) => everyOrg || (orgId !== undefined && ev.orgId === orgId);
@@ -184,10 +172,7 @@ export function createNotifications(deps: NotifyDeps) {
       };
     },
 
-    /**
-     * The record of a notification as BILL has it now (a card's Refresh), shaped like the event it came from so the
-     * same card can be drawn. Undefined for kinds that cannot be re-read by id.
-     */
+    /** A notification's record as BILL has it now (a card's Refresh), shaped like its event; undefined for kinds not read by id. */
     async current(orgId: string, entityType: EntityKind, id: string, type: string): Promise<OutboxEvent | undefined> {
       const record = await readRecord(bill, orgId, entityType, id, 'interactive');
       if (record === undefined) return undefined;

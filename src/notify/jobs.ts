@@ -53,10 +53,18 @@ export class Periodic<R> {
   }
 }
 
-/**
- * The digests' job: each run offers every item (a channel's or an approver's schedule) its slot in turn and counts the
- * outcomes `post` answers (undefined: nothing due); a throw counts as failed, and the next run offers the item again.
- */
+/** Runs `work` once everything queued before it under `key` has settled; a key's queue is dropped when it empties. */
+export function inTurn<T>(queues: Map<string, Promise<unknown>>, key: string, work: () => Promise<T>): Promise<T> {
+  const result = (queues.get(key) ?? Promise.resolve()).then(work);
+  const tail = result.catch(() => undefined);
+  queues.set(key, tail);
+  void tail.then(() => {
+    if (queues.get(key) === tail) queues.delete(key);
+  });
+  return result;
+}
+
+/** The digests' job: each run offers every schedule its slot and counts `post`'s outcomes; a throw counts as failed. */
 export function slotJob<T, K extends string>(opts: {
   what: string;
   clock: Clock;
@@ -100,11 +108,10 @@ interface SlotClaim {
 }
 
 /**
- * Runs a digest slot's work once across restarts and instances: the slot is claimed with a short lease, marked
- * "sending" before the message goes out and "done" when the work returns; a marker makes every later tick (any
- * instance) leave the slot alone. A process killed before "sending" leaves only its lease: once that expires the
- * slot is worked again. One killed during the send leaves "sending", and the slot is not sent again (at most once).
- * A throw leaves the slot as it was (open, or "sending").
+ * Runs a digest slot's work once across restarts and instances: claimed with a short lease, marked "sending" before the
+ * message goes out and "done" when the work returns; any marker makes later ticks leave it alone. A process killed
+ * before "sending" leaves only its lease (the slot is worked again once it expires); one killed during the send leaves
+ * "sending" (at most once). A throw leaves the slot as it was.
  */
 export function slotClaims(state: StateStore, clock: Clock, ns: string) {
   const leases = new Leases(state, clock, ns, SLOT_LEASE_MS);
@@ -139,10 +146,10 @@ export function slotClaims(state: StateStore, clock: Clock, ns: string) {
   };
 }
 
-// A lease (setIfAbsent with a TTL) names its holder by a random id made when the holder starts (not host + pid: two containers
-// on one host can share a hostname and a pid, and a pid of another pid namespace looks dead from here), so a lease
-// is taken over only once it has expired — or, on a single-instance store, when it was last written before this
-// process started (only one process may use that store, so its holder is a predecessor that is gone).
+// A lease (setIfAbsent with a TTL) names its holder by a random id made when the holder starts (not host + pid: two
+// containers can share a hostname and a pid, and a pid of another namespace looks dead from here). It is taken over
+// only once it has expired, or, on the single-process file store, when written before this process started (its
+// holder is a predecessor that is gone).
 interface LeaseHolder {
   by: string;
   /** When it took or last renewed the lease (ms since epoch). */
@@ -181,9 +188,8 @@ export class Leases {
   }
 
   /**
-   * Extends a lease this holder has; false when it lost it: another holder has it, or it expired (another worker
-   * may have finished the work and let go since, so it is not simply taken again). The check and the write are two
-   * commands: a takeover in between is possible only when this holder had already gone a whole TTL unrenewed.
+   * Extends a lease this holder has; false when another holder has it or it expired (another worker may have finished
+   * since, so it is not taken again). A takeover between check and write needs a whole TTL unrenewed first.
    */
   async renew(key: string): Promise<boolean> {
     const held = await this.state.get<LeaseHolder>(this.ns, key);

@@ -1,11 +1,9 @@
-// Security keys of the BILL webhook subscriptions billbridge created: kept in the StateStore (NS.webhookKeys),
-// sealed when SECRETS_KEY is configured (AES-256-GCM under a key derived from SECRETS_KEY for this purpose only,
-// with the subscription id and org id authenticated with it, so a sealed key copied under another subscription
-// does not open), and registered with the SecretRegistry as soon as they are read so no log line can print them: a
-// current key while it is stored, a rotated-out key until its grace ends; a deleted subscription's keys leave it.
-// With NODE_ENV=production and no SECRETS_KEY nothing is stored (refuseUnsealed): setup says why before asking BILL.
-// BILL shows a key once (create or rotation), so losing it means rotating the key; the previous key keeps
-// verifying for a while after a rotation (events already on their way).
+// Security keys of the BILL webhook subscriptions billbridge created (NS.webhookKeys), sealed when SECRETS_KEY is set
+// (AES-256-GCM under a key derived for this purpose only, bound to subscription id and org id, so a sealed key copied
+// under another subscription does not open), and registered with the SecretRegistry as soon as they are read so no log
+// line can print them (a rotated-out key until its grace ends). With NODE_ENV=production and no SECRETS_KEY nothing is
+// stored (refuseUnsealed). BILL shows a key once (create or rotation); the previous key verifies for a while after a
+// rotation (events already on their way).
 import { deriveKey, openText, sealText } from '../infra/state/sealing.js';
 import { NS } from '../infra/state/types.js';
 import type { NotifyDeps } from './types.js';
@@ -13,14 +11,13 @@ import type { NotifyDeps } from './types.js';
 /** How long the key a rotation replaced still verifies events. */
 export const ROTATION_GRACE_MS = 24 * 3_600_000;
 
-/** 'aes-256-gcm/v2': a key derived from SECRETS_KEY, bound to subscription and org; 'none': stored without SECRETS_KEY. */
 type Sealed = { alg: 'aes-256-gcm/v2'; iv: string; tag: string; data: string } | { alg: 'none'; value: string };
 
 /** Purpose of the key derived from SECRETS_KEY for webhook keys (approver links use 'user-links/seal/v1'). */
 const SEAL_PURPOSE = 'webhook-keys/seal/v1';
 
 interface StoredKey {
-  /** 1; a record of another version is not read. */
+  /** A record of another version is not read. */
   v: number;
   subscriptionId: string;
   orgId: string;
@@ -133,10 +130,9 @@ export class WebhookKeys {
   }
 
   /**
-   * Reads every stored key once at start-up: registers it with the SecretRegistry so logs are scrubbed from the start,
-   * seals what was stored unsealed before SECRETS_KEY was set, and answers how many keys cannot be opened with the
-   * SECRETS_KEY configured now (another key sealed them, or none is set, or the record was moved under another
-   * subscription), so a changed SECRETS_KEY is said before BILL disables anything.
+   * At start-up: registers every stored key with the SecretRegistry so logs are scrubbed from the start, seals what was
+   * stored before SECRETS_KEY was set, and answers how many keys cannot be opened now (another key sealed them, none is
+   * set, or the record was moved under another subscription), so a changed SECRETS_KEY is said before BILL disables anything.
    */
   async registerAll(): Promise<number> {
     let unopenable = 0;
@@ -175,10 +171,7 @@ export class WebhookKeys {
     return { alg: 'aes-256-gcm/v2', ...sealText(key, value, { encoding: 'base64', aad: aad(owner) }) };
   }
 
-  /**
-   * The key in a box, or undefined when it cannot be opened here (no log line: for counting). `scrub`: register it
-   * with the log scrubber (until a time, or for good), or false for a value about to be dropped or only counted.
-   */
+  /** The key in a box, or undefined (no log line). `scrub`: register it with the log scrubber (until a time, or for good), or not. */
   private tryOpen(sealed: Sealed | undefined, owner: Owner, scrub: { until?: number } | false): string | undefined {
     if (!sealed) return undefined;
     let value: string | undefined;
@@ -191,8 +184,7 @@ export class WebhookKeys {
       return undefined;
     }
     if (!value) return undefined;
-    // Scrubbed from log lines: for good while it is a stored current key, until `until` when it is a rotated-out key
-    // (also if it was registered for good while it was current).
+    // A rotated-out key is scrubbed until `until` only, also if it was registered for good while it was current.
     const until = scrub ? scrub.until : undefined;
     if (until !== undefined) this.deps.secrets.delete(value);
     if (scrub) this.deps.secrets.add(value, until === undefined ? undefined : Math.max(0, until - this.deps.clock.now()));

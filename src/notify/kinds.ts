@@ -1,9 +1,6 @@
-// What a channel can subscribe to, and which BILL event types belong to each kind.
-//
-// Event types: developer.bill.com /docs/notification-payloads-reference (shared/reference/bill-v3-api.md §5).
-// autopay.failed is listed under vendors there; here it is a payment that did not happen, so it goes to "payments".
-// Funding-account and risk events (bank-account.*, card-account.*, risk-verification.updated) are not turned into
-// channel cards (the receiver answers 200 and drops them): they concern the organisation's own bank details.
+// What a channel can subscribe to, and which BILL event types (shared/reference/bill-v3-api.md §5) belong to each kind.
+// autopay.failed is listed under vendors by BILL; here it is a payment that did not happen. Funding-account and risk
+// events (bank-account.*, card-account.*, risk-verification.*) concern the org's own bank details: never posted.
 import type { EntityKind } from '../mirror/records.js';
 
 export const SUBSCRIPTION_KINDS = ['bills', 'invoices', 'payments', 'vendors', 'spend'] as const;
@@ -35,10 +32,9 @@ export const KINDS: Record<SubscriptionKind, { entity: EntityKind; label: string
 };
 
 /**
- * Record kinds whose changes BILL announces by webhook fully enough for their lists to be kept by events (see
- * pushFeed.ts): bills, invoices and vendors have created/updated/archived/restored events; a payment has
- * updated/failed, and a new one changes the bill it pays. Not spend: its events cover transactions and
- * reimbursements, not budgets or cards.
+ * Record kinds whose every change BILL announces by webhook (pushFeed.ts): bills, invoices and vendors have
+ * created/updated/archived/restored events; a payment has updated/failed, and a new one changes the bill it pays.
+ * Not spend: its events cover transactions and reimbursements, not budgets or cards.
  */
 export const PUSH_FED = SUBSCRIPTION_KINDS.filter((kind) => kind !== 'spend').map((kind) => ({ kind, entity: KINDS[kind].entity }));
 

@@ -44,24 +44,20 @@ export function projectEntity(entity: Record<string, unknown>): Record<string, u
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+/** A payload's nested object, or {} for anything else. */
+export const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' ? (v as Record<string, unknown>) : {});
 
 /** The bills a payment event is about: `billIds` (webhook payload), `billPayments[].billId` or `billId` (API shape). */
 export function paymentBillIds(entity: Record<string, unknown>): string[] {
-  const ids = new Set<string>();
-  if (Array.isArray(entity.billIds)) for (const id of entity.billIds) if (str(id)) ids.add(id as string);
-  if (Array.isArray(entity.billPayments)) {
-    for (const bp of entity.billPayments) {
-      const id = bp && typeof bp === 'object' ? str((bp as Record<string, unknown>).billId) : undefined;
-      if (id) ids.add(id);
-    }
-  }
-  if (str(entity.billId)) ids.add(entity.billId as string);
-  return [...ids].slice(0, MAX_ITEMS);
+  const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+  const paid = list(entity.billPayments).map((bp) => obj(bp).billId);
+  const ids = [...list(entity.billIds), ...paid, entity.billId].map(str).filter((id) => id !== undefined);
+  return [...new Set(ids)].slice(0, MAX_ITEMS);
 }
 
 /** The vendor of a bill, payment or AutoPay event: `vendor{id,name}`, or `vendorId`/`vendorName`. */
 export function vendorOf(entity: Record<string, unknown>): { id?: string; name?: string } {
-  const v = entity.vendor && typeof entity.vendor === 'object' ? (entity.vendor as Record<string, unknown>) : {};
+  const v = obj(entity.vendor);
   return { id: str(v.id) ?? str(entity.vendorId), name: str(v.name) ?? str(entity.vendorName) };
 }
 
@@ -70,12 +66,11 @@ export type ConfirmedRecord = { state: 'current'; entity: Record<string, unknown
 
 /**
  * Reads the record an event names from BILL (one GET by id, as a card's Refresh does): the card is drawn from this
- * answer, never from the payload, which is a hint a holder of the webhook key could fill with any amount. Throws
- * when BILL is unreachable or busy (the event waits in the outbox and is confirmed later).
+ * answer, never from the payload, which a holder of the webhook key could fill with any amount. Throws when BILL is
+ * unreachable or busy (the event waits in the outbox).
  * - autopay.failed names no record of its own: its vendor is read (the reason stays BILL's error text).
- * - Spend & Expense: a transaction or reimbursement is read with the organisation's S&E token; a deleted
- *   reimbursement, a 3-D Secure challenge (no GET by id) or an org without a token keep only the record's id, so
- *   the card says what happened without any figure or name from the payload.
+ * - Spend & Expense: read with the organisation's S&E token; a deleted reimbursement, a 3-D Secure challenge (no GET
+ *   by id) or an org without a token keep only the record's id, so the card shows no figure or name from the payload.
  */
 export async function confirmRecord(bill: BillGateway, ev: OutboxEvent): Promise<ConfirmedRecord> {
   const id = str(ev.entity.id);

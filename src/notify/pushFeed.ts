@@ -1,16 +1,11 @@
-// Which of an org's records reach this deployment by webhook ("push-fed"): then kept answers and the mirror of that
-// kind may be reused longer (CACHE_TTL_PUSHED_S instead of CACHE_TTL_LIST_S), because every change arrives as an event
-// that marks it stale in the mirror, which reads the change (one incremental call, BILL's "treat webhooks as
-// hints and confirm with GET"). The longer interval is the safety net for an event that never came.
-//
-// An entity is push-fed for an org only while all of this holds:
-// - the entity is one whose every change BILL announces (kinds.ts PUSH_FED: not spend);
-// - billbridge created a subscription for the org (`npm run webhooks` / webhooks setup: its key is stored) whose
-//   events include the entity's event types;
-// - BILL said that subscription is enabled (GET /v3/subscriptions/{id}) within the last check interval, or an event
-//   signed by it was accepted in that time. BILL disables a subscription after its retries are exhausted
-//   (shared/reference/bill-v3-api.md §5, delivery rules): the next check sees it, and lists are polled again.
-// Until the first check has answered, nothing is push-fed. Checks run in the background, under the limiter.
+// Which of an org's records reach this deployment by webhook ("push-fed"): their kept answers and mirror may be reused
+// longer (CACHE_TTL_PUSHED_S instead of CACHE_TTL_LIST_S), because every change arrives as an event that marks it stale
+// (BILL's "treat webhooks as hints and confirm with GET"); the longer interval is the safety net for a lost event.
+// An entity is push-fed for an org only while: BILL announces its every change (kinds.ts PUSH_FED: not spend), a
+// subscription billbridge created for the org (its key is stored) covers its event types, and BILL said that
+// subscription is enabled (GET /v3/subscriptions/{id}) within the last check interval, or an event signed by it was
+// accepted in that time (BILL disables a subscription whose retries ran out: the next check sees it). Until the first
+// check has answered, nothing is push-fed. Checks run in the background, under the limiter.
 import type { EntityKind } from '../mirror/records.js';
 import { errorMessage } from '../errors.js';
 import { eventTypeInfo, PUSH_FED } from './kinds.js';
@@ -76,12 +71,9 @@ export class PushFeed {
 
   /** Checks now and waits for the answer (start-up, tests); `fed` starts the same check, when due, in the background. */
   refresh(orgId: string): Promise<void> {
-    let flight = this.checks.get(orgId);
-    if (!flight) {
-      flight = this.runCheck(orgId).finally(() => this.checks.delete(orgId));
-      this.checks.set(orgId, flight);
-      flight.catch(() => undefined);
-    }
+    // runCheck never rejects: a failed check is recorded as such.
+    const flight = this.checks.get(orgId) ?? this.runCheck(orgId).finally(() => this.checks.delete(orgId));
+    this.checks.set(orgId, flight);
     return flight;
   }
 

@@ -2,14 +2,11 @@
 //
 // Order matters for "exactly once" and crash safety:
 // 1. the signature is checked against the key of the event's subscription (or a BILL_WEBHOOK_SECURITY_KEY[S] key)
-//    before anything is stored, and every key is bound to the organisation it was made for: an event of another
-//    organisation signed with it is refused; a refusal changes nothing;
-// 2. an event id already recorded for its organisation (kept 8 days; BILL asks for de-duplication by id) is answered
-//    200 and dropped;
-// 3. the event is written to the outbox with setIfAbsent (atomic on the file store and on Redis: two instances
-//    receiving the same event cannot both queue it), then its id is recorded (also when the outbox already held it:
-//    BILL's retry after a crash between the two writes), then 200 — so a crash before the 200 makes BILL retry, and
-//    a crash after it leaves the event in the outbox for the worker after restart.
+//    before anything is stored; every key is bound to its organisation (another's event signed with it is refused);
+// 2. an event id already recorded for its organisation (kept 8 days) is answered 200 and dropped;
+// 3. the event is written to the outbox with setIfAbsent (atomic: two instances cannot both queue it), then its id is
+//    recorded (also when the outbox held it: BILL's retry after a crash between the two), then 200 — a crash before
+//    the 200 makes BILL retry, one after it leaves the event in the outbox for the worker.
 // The answer comes within ANSWER_WITHIN_MS whatever the state store does (503 otherwise: BILL retries).
 import type { EntityKind } from '../mirror/records.js';
 import { errorMessage } from '../errors.js';
@@ -26,9 +23,8 @@ export const EVENT_ID_TTL_MS = 8 * 24 * 3_600_000;
 const ANSWER_WITHIN_MS = 1_500;
 
 /**
- * An event's identity in every store key: BILL's event ids are an organisation's own, so the key names the organisation
- * too (encoded, so no org id and event id pair can spell another's). Another organisation's event with the same id is
- * another event, not a duplicate.
+ * An event's identity in store keys: BILL's event ids are per organisation, so the key names the organisation too
+ * (encoded, so no pair can spell another's). Another organisation's event with the same id is not a duplicate.
  */
 export const eventKey = (orgId: string, eventId: string): string => `${encodeURIComponent(orgId)}|${eventId}`;
 export const outboxKey = (orgId: string, eventId: string): string => `ev|${eventKey(orgId, eventId)}`;
@@ -116,9 +112,8 @@ export class WebhookReceiver {
   }
 
   /**
-   * The signature check: the configured keys first, then the key(s) stored for the event's subscription. Answers
-   * the organisation the matching key belongs to (the caller refuses an event of any other), and whether it was a
-   * stored key (billbridge's own subscription, whose deliveries the push feed counts).
+   * The configured keys first, then those stored for the event's subscription: the matching key's organisation (the
+   * caller refuses any other's event), and whether it was stored (billbridge's own subscription, counted by the push feed).
    */
   private async verify(
     raw: Buffer,

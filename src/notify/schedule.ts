@@ -13,11 +13,7 @@ export interface DigestSchedule {
 const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
 
 export type DigestCommand =
-  | { action: 'set'; schedule: DigestSchedule }
-  | { action: 'off' }
-  | { action: 'now' }
-  | { action: 'show' }
-  | { action: 'error'; problem: string };
+  { action: 'set'; schedule: DigestSchedule } | { action: 'off' | 'now' | 'show' } | { action: 'error'; problem: string };
 
 /** "9:00", "09:00", "9am", "5:30 pm", "17.30" -> "HH:MM"; undefined when it is not a time of day. */
 export function parseTime(raw: string): string | undefined {
@@ -50,22 +46,14 @@ export function parseDigestArgs(args: string[]): DigestCommand {
   if (words.length === 0) return { action: 'show' };
   const [firstWord = ''] = words;
   const first = firstWord.toLowerCase();
-  if (first === 'off' || first === 'stop' || first === 'none')
-    return words.length === 1 ? { action: 'off' } : { action: 'error', problem: `"digest off" takes nothing after it` };
-  if (first === 'now') return words.length === 1 ? { action: 'now' } : { action: 'error', problem: `"digest now" takes nothing after it` };
-  if (first === 'daily') {
-    const time = parseTime(words.slice(1).join(' '));
-    return time
-      ? { action: 'set', schedule: { every: 'daily', time } }
-      : { action: 'error', problem: 'a daily digest needs a time of day such as 09:00' };
-  }
-  if (first === 'weekly') {
-    const weekday = words[1] ? parseWeekday(words[1]) : undefined;
-    if (!weekday) return { action: 'error', problem: 'a weekly digest needs a day such as monday' };
-    const time = parseTime(words.slice(2).join(' '));
-    return time
-      ? { action: 'set', schedule: { every: 'weekly', weekday, time } }
-      : { action: 'error', problem: 'a weekly digest needs a time of day such as 09:00' };
+  const alone = first === 'now' ? 'now' : ['off', 'stop', 'none'].includes(first) ? 'off' : undefined;
+  if (alone) return words.length === 1 ? { action: alone } : { action: 'error', problem: `"digest ${alone}" takes nothing after it` };
+  if (first === 'daily' || first === 'weekly') {
+    const weekday = first === 'weekly' ? parseWeekday(words[1] ?? '') : undefined;
+    if (first === 'weekly' && !weekday) return { action: 'error', problem: 'a weekly digest needs a day such as monday' };
+    const time = parseTime(words.slice(weekday ? 2 : 1).join(' '));
+    if (!time) return { action: 'error', problem: `a ${first} digest needs a time of day such as 09:00` };
+    return { action: 'set', schedule: weekday ? { every: 'weekly', weekday, time } : { every: 'daily', time } };
   }
   return { action: 'error', problem: `"${firstWord.slice(0, 30)}" is not daily, weekly, off or now` };
 }

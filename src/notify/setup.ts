@@ -1,28 +1,20 @@
-// Creates, lists and deletes the BILL webhook subscription that feeds billbridge, for `npm run webhooks` and the
-// admin command. Facts (developer.bill.com /docs/working-with-bill-webhooks, /v3/docs/bill-webhook-api-general-rules;
-// shared/reference/bill-v3-api.md §5): POST {BILL_EVENTS_BASE_URL}/v3/subscriptions needs an X-Idempotent-Key (a
-// repeated key gets the first answer for 24 h); notificationUrl must be HTTPS; at most 10 subscriptions per org and
-// no duplicates (same events and URL); the securityKey is in the create answer only, and
-// POST /v3/subscriptions/{id}/security_key issues a new one.
+// Creates, lists and deletes the BILL webhook subscription that feeds billbridge, for `npm run webhooks` and the admin
+// command. BILL (shared/reference/bill-v3-api.md §5): a create needs an X-Idempotent-Key (answered alike for 24 h); the
+// URL must be HTTPS; at most 10 subscriptions per org, no duplicates (same events and URL); the securityKey is in the
+// create answer only, and POST /v3/subscriptions/{id}/security_key issues a new one.
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../infra/clock.js';
 import type { Logger } from '../infra/log.js';
 import { withEditLock, type EditLease } from '../infra/state/editLock.js';
-import { NS, type StateStore } from '../infra/state/types.js';
+import type { StateStore } from '../infra/state/types.js';
 import type { BillGateway } from '../bill/gateway.js';
 import type { Subscription } from '../bill/types.js';
+import { inTurn } from './jobs.js';
 import { KINDS } from './kinds.js';
 import { UNSEALED_REFUSED, type WebhookKeys } from './keys.js';
 
 export const MAX_BILL_SUBSCRIPTIONS = 10;
 export const WEBHOOK_PATH = '/api/bill/webhooks';
-
-/**
- * A set-up holds its organisation's lease this long at most: it is up to five BILL calls of at most BILL_TIMEOUT_MS
- * (20 s by default) each from the CLI, and ends with its 14 s turn in Teams. Others wait at most WAIT_MS, then are told to
- * try again (a change made anyway would be the duplicate the lease is there to prevent).
- */
-const SETUP_LEASE: Omit<EditLease, 'busy'> = { leaseMs: 120_000, waitMs: 10_000 };
 
 export class WebhookSetupError extends Error {
   constructor(
@@ -33,6 +25,18 @@ export class WebhookSetupError extends Error {
     this.name = 'WebhookSetupError';
   }
 }
+
+/**
+ * A set-up holds its organisation's lease at most 2 minutes: up to five BILL calls of BILL_TIMEOUT_MS (20 s) from the
+ * CLI, and its 14 s turn in Teams. Others wait 10 s, then are told to try again (a change made anyway would be the
+ * duplicate the lease prevents).
+ */
+const SETUP_LEASE: EditLease = {
+  leaseMs: 120_000,
+  waitMs: 10_000,
+  busy: () =>
+    new WebhookSetupError('busy', 'Another webhooks setup or delete for this organisation is still running; try again in a minute'),
+};
 
 /** BILL's answer, read defensively, as billbridge shows it (never the key); keyStored: billbridge can verify its events. */
 function view(
@@ -77,29 +81,13 @@ export function webhookSetup(deps: {
   const { bill, keys, log } = deps;
   const subscriptionsOf = (orgId: string) => bill.org(orgId, { priority: 'interactive' }).subscriptions;
   // One set-up or deletion per organisation at a time: two admins typing `webhooks setup` at once both found no
-  // subscription and both created one (BILL refuses the duplicate, so one of them got an error); the second now waits
-  // and finds the first's. In this process they queue; across a fleet (or the CLI beside a bot) they take the
-  // organisation's lease in the store.
-  const lease: EditLease = {
-    ...SETUP_LEASE,
-    busy: () =>
-      new WebhookSetupError('busy', 'Another webhooks setup or delete for this organisation is still running; try again in a minute'),
-  };
-  const leased = <T>(orgId: string, work: () => Promise<T>): Promise<T> =>
-    withEditLock({ store: deps.state, clock: deps.clock }, { at: { ns: NS.editLocks, key: `webhook-setup|${orgId}` } }, work, lease);
-  const running = new Map<string, Promise<void>>();
-  const oneAtATime = <T>(orgId: string, work: () => Promise<T>): Promise<T> => {
-    const result = (running.get(orgId) ?? Promise.resolve()).then(() => leased(orgId, work));
-    const done = result.then(
-      () => undefined,
-      () => undefined,
+  // subscription and both created one (BILL refused the duplicate); the second now waits and finds the first's. In this
+  // process they queue; across a fleet (or the CLI beside a bot) they take the organisation's lease in the store.
+  const running = new Map<string, Promise<unknown>>();
+  const oneAtATime = <T>(orgId: string, work: () => Promise<T>): Promise<T> =>
+    inTurn(running, orgId, () =>
+      withEditLock({ store: deps.state, clock: deps.clock }, { ns: 'webhook-setup', key: orgId }, work, SETUP_LEASE),
     );
-    running.set(orgId, done);
-    void done.then(() => {
-      if (running.get(orgId) === done) running.delete(orgId);
-    });
-    return result;
-  };
   const api = {
     /**
      * Makes sure one BILL subscription sends every event billbridge posts to `url`, and that billbridge holds its key.

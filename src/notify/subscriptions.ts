@@ -1,7 +1,5 @@
 // Which team channels follow which kinds of BILL events (NS.subscriptions), with the conversation reference to post with.
-//
-// Key layout follows src/bindings/installations.ts, so removing the bot from a team removes its subscriptions:
-// "<tenant>|team|<team thread id>|<channel id>|<kind>", and the value carries tenantId and teamId.
+// Keys follow src/bindings/installations.ts (removing the bot from a team removes them): "<tenant>|team|<team>|<channel>|<kind>".
 // One record per channel and kind: two people subscribing at once (even on two instances) never overwrite each other.
 import type { Clock } from '../infra/clock.js';
 import { targetKey, type BindingScope } from '../bindings/bindings.js';
@@ -32,12 +30,10 @@ export function channelScope(target: ChannelTarget): BindingScope {
   return { kind: 'channel', tenantId: target.tenantId, teamId: target.teamId, conversationId: target.channelId };
 }
 
-const isSubscription = (v: unknown): v is ChannelSubscription =>
-  v !== null &&
-  typeof v === 'object' &&
-  (v as { v?: unknown }).v === 1 &&
-  typeof (v as ChannelSubscription).kind === 'string' &&
-  typeof (v as ChannelSubscription).channelId === 'string';
+const isSubscription = (v: unknown): v is ChannelSubscription => {
+  const s = v as Partial<ChannelSubscription> | null;
+  return typeof s === 'object' && s !== null && s.v === 1 && typeof s.kind === 'string' && typeof s.channelId === 'string';
+};
 
 export class ChannelSubscriptions {
   constructor(

@@ -127,10 +127,7 @@ export interface NotifyDeps {
   resolveOrg: (scope: BindingScope) => Promise<string | undefined>;
   /** The organisations this deployment serves (BILL_ORG_ID, or BILL_ALLOWED_ORG_IDS); events of others are ignored. */
   servesOrg: (orgId: string) => boolean;
-  /**
-   * Keys of subscriptions made outside the bot, by organisation (BILL_WEBHOOK_SECURITY_KEY for BILL_ORG_ID, and
-   * BILL_WEBHOOK_SECURITY_KEYS): each verifies events of its own organisation only, whatever their subscriptionId.
-   */
+  /** BILL_WEBHOOK_SECURITY_KEY[S] by organisation: each verifies its own organisation's events only, whatever their subscriptionId. */
   envKeys: Record<string, string>;
   audit: Pick<AuditTrail, 'admin'>;
   sender: ChannelSender;

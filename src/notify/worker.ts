@@ -2,18 +2,16 @@
 // their kind (re-checking each channel's binding right before it sends), sends one card per channel through the
 // Bot Framework, retries what Teams asks to retry, and dead-letters what cannot be delivered.
 //
-// What it guarantees: at-least-once delivery of each accepted event to each channel routed to it, never a silent
-// loss. A card can go out twice in one window only: between Teams accepting a send and the worker storing that
-// it was sent (the process dies there, or the store refuses the write, or the worker lost its lease during the send):
-// the next holder of the event sends that one card again. Everything else is recorded before it can repeat.
+// Guarantee: at-least-once delivery of each accepted event to each channel routed to it, never a silent loss. A card
+// goes out twice only when the process dies (or the store refuses the write, or the lease is lost) between Teams
+// accepting a send and the worker storing it: the next holder of the event sends that one card again.
 //
 // - Routing happens once per event and is stored with it; each channel's delivery state is stored after each send.
-// - Each channel has its own lane: its cards go out one after another in the order BILL's events arrived, while
-//   other channels' lanes run side by side, so a channel Teams throttles (60 sends per 30 s) delays only itself.
+// - Each channel has its own lane: its cards go out in the order BILL's events arrived, while other lanes run side
+//   by side, so a channel Teams throttles (60 sends per 30 s) delays only itself.
 // - Before any card is drawn, the record is read from BILL (a payload is a hint: a holder of the webhook key could put
-//   any amount in it). A record BILL no longer has is not posted; while BILL cannot answer, the event waits in the
-//   outbox (backing off like a send) and nothing is posted; a read BILL refuses as a wrong request is a dead letter,
-//   and so is one BILL has not answered for UNREADABLE_FOR_MS (3 days).
+//   any amount in it). A record BILL no longer has is not posted; while BILL cannot answer, the event waits (backing
+//   off like a send); a read BILL refuses as a wrong request, or one unanswered for UNREADABLE_FOR_MS, is a dead letter.
 // - Retries: Teams' list (429, 412, 502, 503, 504) plus 500, 401 and network failures, with backoff (Retry-After when
 //   Teams gives one) and a bounded number of tries; then a dead letter (NS.deadLetters, shown by `status`).
 // - Instances share the outbox: an event is worked on under a lease (jobs.ts), renewed while its sends wait and
@@ -21,7 +19,7 @@
 import type { Logger } from '../infra/log.js';
 import { BillApiError, errorMessage } from '../errors.js';
 import { NS } from '../infra/state/types.js';
-import { Leases, Periodic } from './jobs.js';
+import { inTurn, Leases, Periodic } from './jobs.js';
 import { EVENT_ID_TTL_MS, eventKey, outboxKey } from './receiver.js';
 import { channelScope, type ChannelSubscription, type ChannelSubscriptions } from './subscriptions.js';
 import type { ConfirmedRecord } from './project.js';
@@ -40,9 +38,8 @@ import {
 export const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000];
 const DEAD_LETTER_TTL_MS = 30 * 24 * 3_600_000;
 /**
- * An event whose record BILL has not answered for this long since it arrived (the organisation's sign-in refused, BILL
- * down) is a dead letter after its next failed read: it would otherwise be read every 30 minutes with no end. Longer
- * than BILL keeps redelivering an event (hours) and than a weekend; shorter than event ids are remembered (8 days).
+ * An event whose record BILL has not answered for this long (sign-in refused, BILL down) is a dead letter after its
+ * next failed read. Longer than BILL redelivers an event (hours) and a weekend; shorter than event ids are kept (8 days).
  */
 export const UNREADABLE_FOR_MS = 3 * 24 * 3_600_000;
 /** A dead instance's events wait at most this long for another instance. */
@@ -54,9 +51,8 @@ const STOP_GRACE_MS = 10_000;
 const RETRY_STATUSES = new Set([0, 401, 412, 429, 500, 502, 503, 504]);
 
 /**
- * Why a delivery was set aside without Teams refusing its sends: BILL refused to read the record (no send was tried),
- * BILL did not answer for the record for UNREADABLE_FOR_MS (no send was tried), or the card could not be drawn (each
- * try failed before a send).
+ * Why a delivery was set aside without Teams refusing a send: BILL refused to read the record, or did not answer for it
+ * for UNREADABLE_FOR_MS (no send was tried either way), or the card could not be drawn (each try failed before a send).
  */
 type SetAside = 'refused' | 'unreadable' | 'undrawable';
 
@@ -124,7 +120,7 @@ export function deliveryWorker(deps: WorkerDeps) {
   const leases = new Leases(state, clock, NS.outbox, leaseMs);
   let renewedAt = -Infinity;
   const held = new Map<string, Held>();
-  const lanes = new Map<string, Promise<void>>();
+  const lanes = new Map<string, Promise<unknown>>();
   let kicked: NodeJS.Immediate | undefined;
 
   /** The outbox's events, as this instance holds them, in the order BILL's events arrived. */
@@ -160,6 +156,42 @@ export function deliveryWorker(deps: WorkerDeps) {
     return true;
   };
 
+  /**
+   * BILL did not answer for the event's record. Down or busy: the deliveries wait and it is read again (never a card
+   * from the payload). Refused as a wrong request (a 4xx that is no not-found, sign-in refusal or limit: asking again
+   * cannot change that) or unanswered for UNREADABLE_FOR_MS (it would be read forever): its deliveries are dead letters.
+   */
+  const unconfirmed = async (h: Held, err: unknown): Promise<undefined> => {
+    const { ev, log } = h;
+    const tries = (ev.confirmTries ?? 0) + 1;
+    const refused = err instanceof BillApiError && err.category === 'validation';
+    if (!refused && clock.now() - ev.receivedAt < UNREADABLE_FOR_MS) {
+      ev.confirmTries = tries;
+      const wait = jitter(RETRY_DELAYS_MS[Math.min(tries, RETRY_DELAYS_MS.length) - 1] ?? POLL_MS);
+      const nextAt = clock.now() + wait;
+      for (const t of pendingOf(ev)) t.nextAt = Math.max(t.nextAt, nextAt);
+      log.info({ err: errorMessage(err), tries, retryInMs: wait }, 'record of a webhook event could not be read from BILL; will try again');
+      return;
+    }
+    const answer = err instanceof BillApiError ? { status: err.status, code: err.code } : { status: 0, code: undefined };
+    const why = refused
+      ? { ...answer, message: 'BILL refused to read the record', cause: 'refused' as const }
+      : { ...answer, message: `BILL did not answer for the record: ${errorMessage(err)}`, cause: 'unreadable' as const };
+    for (const [key, target] of Object.entries(ev.targets ?? {})) {
+      if (target.state !== 'pending') continue;
+      const sub = await deps.subscriptions.get(key);
+      if (sub) await deadLetter(ev, sub, target, why);
+      else Object.assign(target, { state: 'dropped', lastError: 'unsubscribed' });
+    }
+    ev.confirmed = true;
+    if (refused) log.warn(answer, 'record of a webhook event was refused by BILL; nothing posted, dead-lettered');
+    else
+      log.warn(
+        { ...answer, err: errorMessage(err), tries },
+        'record of a webhook event could not be read from BILL for too long; nothing posted, dead-lettered',
+      );
+  };
+
   /** Index updates, routing, BILL's record and details for the card, each once and stored as soon as done. */
   const prepare = async (h: Held): Promise<void> => {
     const { ev, log } = h;
@@ -178,45 +210,8 @@ export function deliveryWorker(deps: WorkerDeps) {
       log.info({ channels: Object.keys(targets).length }, 'notification routed');
     }
     if (!ev.confirmed && pendingOf(ev).length > 0) {
-      let got: ConfirmedRecord;
-      try {
-        got = await deps.confirm(ev);
-      } catch (err) {
-        const refused = err instanceof BillApiError && err.category === 'validation';
-        // BILL refuses this read as a wrong request (a 4xx that is no not-found, sign-in refusal or limit): asking
-        // again cannot change that answer. Any other failure for UNREADABLE_FOR_MS: the event would otherwise be read
-        // again in the outbox forever.
-        if (refused || clock.now() - ev.receivedAt >= UNREADABLE_FOR_MS) {
-          const now = clock.now();
-          const answer = err instanceof BillApiError ? { status: err.status, code: err.code } : { status: 0, code: undefined };
-          const why = refused
-            ? { ...answer, message: 'BILL refused to read the record', cause: 'refused' as const }
-            : { ...answer, message: `BILL did not answer for the record: ${errorMessage(err)}`, cause: 'unreadable' as const };
-          for (const [key, target] of Object.entries(ev.targets)) {
-            if (target.state !== 'pending') continue;
-            const sub = await deps.subscriptions.get(key);
-            if (sub) await deadLetter(ev, sub, target, why, now);
-            else Object.assign(target, { state: 'dropped', lastError: 'unsubscribed' });
-          }
-          ev.confirmed = true;
-          if (refused) log.warn(answer, 'record of a webhook event was refused by BILL; nothing posted, dead-lettered');
-          else
-            log.warn(
-              { ...answer, err: errorMessage(err), tries: (ev.confirmTries ?? 0) + 1 },
-              'record of a webhook event could not be read from BILL for too long; nothing posted, dead-lettered',
-            );
-          await checkpoint(h);
-          return;
-        }
-        // BILL is down or busy: no card yet (never one from the payload); the deliveries wait and the event is read again.
-        ev.confirmTries = (ev.confirmTries ?? 0) + 1;
-        const wait = jitter(RETRY_DELAYS_MS[Math.min(ev.confirmTries, RETRY_DELAYS_MS.length) - 1] ?? POLL_MS);
-        const nextAt = clock.now() + wait;
-        for (const t of pendingOf(ev)) t.nextAt = Math.max(t.nextAt, nextAt);
-        log.info(
-          { err: errorMessage(err), tries: ev.confirmTries, retryInMs: wait },
-          'record of a webhook event could not be read from BILL; will try again',
-        );
+      const got = await deps.confirm(ev).catch((err: unknown) => unconfirmed(h, err));
+      if (!got) {
         await checkpoint(h);
         return;
       }
@@ -264,9 +259,8 @@ export function deliveryWorker(deps: WorkerDeps) {
       drop('unsubscribed');
       return;
     }
-    const channel: ChannelTarget = { tenantId: sub.tenantId, teamId: sub.teamId, channelId: sub.channelId };
     const clog = h.log.child({ teamId: sub.teamId, channelId: sub.channelId });
-    if ((await deps.resolveOrg(channelScope(channel))) !== ev.orgId) {
+    if ((await deps.resolveOrg(channelScope(sub))) !== ev.orgId) {
       clog.info("channel no longer bound to the event's organisation; not sent");
       drop('binding changed');
       return;
@@ -289,37 +283,32 @@ export function deliveryWorker(deps: WorkerDeps) {
       return;
     }
     target.lastError = `${outcome.status}${outcome.code ? ` ${outcome.code}` : ''}`;
-    // The draw threw (the message is kept once drawn): no send was made, and Teams said nothing.
-    const undrawn = h.message === undefined;
     const removed = removedFromChannel(outcome);
     if (removed) {
       drop(target.lastError);
       clog.warn({ status: outcome.status, code: outcome.code }, 'bot is no longer in the channel; its subscriptions are removed');
       await deps
-        .onChannelGone(channel, removed)
+        .onChannelGone(sub, removed)
         .catch((err: unknown) => clog.error({ err: errorMessage(err) }, "could not remove the channel's subscriptions"));
       return;
     }
+    // The draw threw (the message is kept once drawn): no send was made, and Teams said nothing.
+    const undrawn = h.message === undefined;
+    const said = undrawn
+      ? { err: outcome.message, tries: target.tries }
+      : { status: outcome.status, code: outcome.code, tries: target.tries };
     const delay = RETRY_DELAYS_MS[target.tries - 1];
     if (RETRY_STATUSES.has(outcome.status) && delay !== undefined) {
       const wait = Math.max(outcome.retryAfterMs ?? 0, jitter(delay));
       target.nextAt = now + wait;
-      if (undrawn)
-        clog.info({ err: outcome.message, tries: target.tries, retryInMs: wait }, 'notification card could not be drawn; will try again');
-      else
-        clog.info(
-          { status: outcome.status, code: outcome.code, tries: target.tries, retryInMs: wait },
-          'notification send failed; will retry',
-        );
+      clog.info(
+        { ...said, retryInMs: wait },
+        undrawn ? 'notification card could not be drawn; will try again' : 'notification send failed; will retry',
+      );
       return;
     }
-    if (undrawn) {
-      await deadLetter(ev, sub, target, { ...outcome, cause: 'undrawable' }, now);
-      clog.warn({ err: outcome.message, tries: target.tries }, 'notification card could not be drawn; dead-lettered');
-      return;
-    }
-    await deadLetter(ev, sub, target, outcome, now);
-    clog.warn({ status: outcome.status, code: outcome.code, tries: target.tries }, 'notification could not be delivered; dead-lettered');
+    await deadLetter(ev, sub, target, { ...outcome, cause: undrawn ? 'undrawable' : undefined });
+    clog.warn(said, undrawn ? 'notification card could not be drawn; dead-lettered' : 'notification could not be delivered; dead-lettered');
   };
 
   /** Gives up a delivery: the target is dead and a dead letter (shown by `status`) says why. */
@@ -328,7 +317,6 @@ export function deliveryWorker(deps: WorkerDeps) {
     sub: ChannelSubscription,
     target: DeliveryState,
     why: { status: number; code?: string; message: string; cause?: SetAside },
-    now: number,
   ): Promise<void> => {
     target.state = 'dead';
     const letter: DeadLetter = {
@@ -343,7 +331,7 @@ export function deliveryWorker(deps: WorkerDeps) {
       status: why.status,
       code: why.code,
       reason: why.message.slice(0, 200),
-      at: now,
+      at: clock.now(),
       cause: why.cause,
     };
     await state.set(NS.deadLetters, `${keyOf(ev)}|${sub.tenantId}|${sub.teamId}|${sub.channelId}`, letter, { ttlMs: DEAD_LETTER_TTL_MS });
@@ -357,8 +345,7 @@ export function deliveryWorker(deps: WorkerDeps) {
       h.queued.add(key);
       n++;
       // One lane per channel: a subscription key is "<channel key>|<kind>".
-      const lane = key.slice(0, key.lastIndexOf('|'));
-      const tail = (lanes.get(lane) ?? Promise.resolve()).then(async () => {
+      void inTurn(lanes, key.slice(0, key.lastIndexOf('|')), async () => {
         try {
           if (!passes.stopped && !h.lost) {
             await deliver(h, key, target);
@@ -371,10 +358,6 @@ export function deliveryWorker(deps: WorkerDeps) {
           if (h.queued.size === 0)
             await settle(h).catch((err: unknown) => h.log.error({ err: errorMessage(err) }, 'notification could not be settled'));
         }
-      });
-      lanes.set(lane, tail);
-      void tail.finally(() => {
-        if (lanes.get(lane) === tail) lanes.delete(lane);
       });
     }
     return n;
@@ -419,8 +402,8 @@ export function deliveryWorker(deps: WorkerDeps) {
   };
 
   /**
-   * One pass at a time over the outbox. Held leases are renewed first once a third of their life has gone (a failed
-   * renewal is not a lost lease), not on every webhook's kick: each renewal is a state read and write per held event.
+   * One pass at a time. Held leases are renewed first once a third of their life has gone (a failed renewal is not a
+   * lost lease), not on every webhook's kick: each renewal is a state read and write per held event.
    */
   const passes = new Periodic(
     async () => {

@@ -3,7 +3,7 @@
 import type { DigestContent, DigestRow, OutboxEvent } from '../../notify/types.js';
 import type { EntityKind } from '../../mirror/records.js';
 import { networkStatusWords } from '../network/cards.js';
-import { paymentBillIds, vendorOf } from '../../notify/project.js';
+import { obj, paymentBillIds, vendorOf } from '../../notify/project.js';
 import {
   adaptiveCard,
   escapeMarkdown,
@@ -35,8 +35,6 @@ const num = (v: unknown): number | undefined => (typeof v === 'number' && Number
 const ref = (n: string): string => keepTogether(clipped(n));
 /** A status code BILL sends, in words and escaped: cards here compose markdown themselves (codeWords leaves that to the caller). */
 const statusWords = (code: string | undefined): string => escapeMarkdown(codeWords(code));
-const obj = (v: unknown): Record<string, unknown> =>
-  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
 /** What a payment's single status means for the person who paid. */
 const PAYMENT_OUTCOMES = new Map<string, string>([
@@ -256,59 +254,51 @@ const DIGEST_ROWS = 5;
 
 /** One part of a digest: its heading with the count and total, the first DIGEST_ROWS rows, and where to see the rest. */
 function digestSection(
-  part: { heading: string; party: 'Vendor' | 'Customer'; record: string; more: string; empty: string },
+  part: { heading: string; party: 'Vendor' | 'Customer'; more: string; empty: string },
   rows: DigestRow[],
   fmt: FormatOptions,
 ): CardElement[] {
-  const total = moneyTotal(
-    rows.map((r) => ({ amount: r.dueAmount, currency: r.currency })),
-    fmt.locale,
-  );
-  const out: CardElement[] = [
-    text(`${part.heading}: ${rows.length === 0 ? 'none' : `${rows.length}, ${total}`}`, {
-      weight: 'Bolder',
-      separator: true,
-    }),
-  ];
-  if (rows.length === 0) return [...out, text(part.empty, { subtle: true })];
-  const columns = [{ header: part.party }, { header: part.record }, { header: 'Due' }, { header: 'Amount', figure: true }];
-  out.push(
-    table(
-      columns,
-      rows
-        .slice(0, DIGEST_ROWS)
-        .map((r) => [
-          clipped(r.partyName || `Unknown ${part.party.toLowerCase()}`),
-          r.number ? ref(r.number) : shortRef(r.id),
-          calendarDate(r.dueDate, fmt.locale),
-          money(r.dueAmount, r.currency, fmt.locale),
-        ]),
-    ),
-  );
+  const amounts = rows.map((r) => ({ amount: r.dueAmount, currency: r.currency }));
+  const said = rows.length === 0 ? 'none' : `${rows.length}, ${moneyTotal(amounts, fmt.locale)}`;
+  const heading = text(`${part.heading}: ${said}`, { weight: 'Bolder', separator: true });
+  if (rows.length === 0) return [heading, text(part.empty, { subtle: true })];
+  const record = part.party === 'Vendor' ? 'Bill' : 'Invoice';
+  const columns = [{ header: part.party }, { header: record }, { header: 'Due' }, { header: 'Amount', figure: true }];
+  const shown = rows
+    .slice(0, DIGEST_ROWS)
+    .map((r) => [
+      clipped(r.partyName || `Unknown ${part.party.toLowerCase()}`),
+      r.number ? ref(r.number) : shortRef(r.id),
+      calendarDate(r.dueDate, fmt.locale),
+      money(r.dueAmount, r.currency, fmt.locale),
+    ]);
+  const out = [heading, table(columns, shown)];
   if (rows.length > DIGEST_ROWS) out.push(text(`…and ${rows.length - DIGEST_ROWS} more: type **${part.more}**.`, { subtle: true }));
   return out;
 }
 
+/** The digest's parts (overdue invoices are left out while the invoice index is still being built). */
+const DIGEST_PARTS = {
+  dueSoon: {
+    party: 'Vendor',
+    heading: 'Bills due in the next 7 days',
+    more: 'bills due',
+    empty: 'No unpaid bills due in the next 7 days.',
+  },
+  overdueBills: { party: 'Vendor', heading: 'Overdue bills', more: 'bills overdue', empty: 'No overdue bills.' },
+  overdueInvoices: { party: 'Customer', heading: 'Overdue invoices', more: 'invoices overdue', empty: 'No overdue invoices.' },
+} as const;
+
 export function digestCard(content: DigestContent, opts: PresenterOptions): CardReply {
   const heading = content.cadence === 'daily' ? 'Daily digest' : content.cadence === 'weekly' ? 'Weekly digest' : 'Digest';
-  const bill = { party: 'Vendor', record: 'Bill' } as const;
-  const body: CardElement[] = [
-    title(heading),
-    subtitle(calendarDate(content.today, opts.locale)),
-    ...digestSection(
-      { ...bill, heading: 'Bills due in the next 7 days', more: 'bills due', empty: 'No unpaid bills due in the next 7 days.' },
-      content.dueSoon,
-      opts,
-    ),
-    ...digestSection({ ...bill, heading: 'Overdue bills', more: 'bills overdue', empty: 'No overdue bills.' }, content.overdueBills, opts),
-  ];
-  if (content.overdueInvoices) {
-    const part = { party: 'Customer', record: 'Invoice', heading: 'Overdue invoices', more: 'invoices overdue' } as const;
-    body.push(...digestSection({ ...part, empty: 'No overdue invoices.' }, content.overdueInvoices, opts));
-  } else {
-    body.push(
-      text('Overdue invoices: not available yet (billbridge is still reading your invoices).', { weight: 'Bolder', separator: true }),
-    );
+  const body: CardElement[] = [title(heading), subtitle(calendarDate(content.today, opts.locale))];
+  for (const key of ['dueSoon', 'overdueBills', 'overdueInvoices'] as const) {
+    const rows = content[key];
+    if (rows) body.push(...digestSection(DIGEST_PARTS[key], rows, opts));
+    else
+      body.push(
+        text('Overdue invoices: not available yet (billbridge is still reading your invoices).', { weight: 'Bolder', separator: true }),
+      );
   }
   const cut = content.truncated ? 'some lists were cut short: use the commands for everything' : undefined;
   body.push(footer([`As of ${clockTime(content.asOf, opts)}`, cut, opts.note].filter(Boolean).join(' · ')));

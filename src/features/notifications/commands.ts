@@ -2,7 +2,7 @@
 // events a channel hears about, its scheduled digest, and the BILL webhook subscription that feeds them all.
 import { Forbidden, InputError } from '../../errors.js';
 import { boundOrg } from '../finance.js';
-import { describeSchedule, nextSlot, parseDigestArgs } from '../../notify/schedule.js';
+import { describeSchedule, nextSlot, parseDigestArgs, type DigestSchedule } from '../../notify/schedule.js';
 import { KINDS, parseKinds, SUBSCRIPTION_KINDS, type SubscriptionKind } from '../../notify/kinds.js';
 import { WEBHOOK_PATH, WebhookSetupError } from '../../notify/setup.js';
 import type { Notifications } from '../../notify/index.js';
@@ -52,10 +52,7 @@ function channelOf(ctx: CommandContext): ChannelTarget {
   return target;
 }
 
-/**
- * The reference posts go out with: the team channel's own conversation (top level, not the thread the command was
- * typed in), the service URL Teams gave, and the bot's Teams id when billbridge knows it.
- */
+/** The reference posts go out with: the channel's top level (not the command's thread), Teams' service URL, the bot's id. */
 async function referenceFor(ctx: CommandContext, deps: NotificationsDeps, target: ChannelTarget): Promise<ConversationRef> {
   const record = await deps.installs.forScope(ctx.scope).catch(() => undefined);
   const stored = record?.reference.bot as { id?: unknown; name?: unknown } | undefined;
@@ -69,6 +66,16 @@ async function referenceFor(ctx: CommandContext, deps: NotificationsDeps, target
     ...(bot ? { bot } : {}),
   };
 }
+
+/** Dates and times in the caller's locale and the bot's time zone. */
+const formatOf = (ctx: CommandContext, deps: NotificationsDeps) => ({
+  locale: ctx.locale ?? deps.settings.locale,
+  timeZone: deps.settings.timeZone,
+});
+
+/** "every day at 09:00 (Europe/London)". */
+const scheduleIn = (schedule: DigestSchedule, fmt: { timeZone: string }) =>
+  `${describeSchedule(schedule)} (${escapeMarkdown(fmt.timeZone)})`;
 
 /** A card that only says one thing: a title, a sentence and its summary. */
 const notice = (heading: string, words: string, summary: string) => adaptiveCard([title(heading), text(words)], { summary });
@@ -131,20 +138,18 @@ const unsubscribeCommand: Command<NotificationsDeps> = {
     const n = deps.notify;
     const target = channelOf(ctx);
     const kinds = ctx.input.args.length === 0 ? [...SUBSCRIPTION_KINDS] : parseKinds(ctx.input.args);
-    if (!kinds || kinds.length === 0) {
+    if (!kinds || kinds.length === 0)
       throw new InputError(
         `I can't unsubscribe from "${ctx.input.argText.slice(0, 60)}"`,
         `Type **unsubscribe** for everything, or one of: ${SUBSCRIPTION_KINDS.join(', ')}.`,
         `unsubscribe ${ctx.input.argText}`,
       );
-    }
     const before = await n.subscriptions.forChannel(target);
     const removed = await n.subscriptions.remove(target, kinds);
     if (removed.length > 0) {
       await auditOrUndo(auditAdmin(deps.audit, ctx, 'unsubscribe', 'ok', ctx.orgId, { kinds: removed }), async () => {
-        for (const sub of before.filter((s) => removed.includes(s.kind))) {
+        for (const sub of before.filter((s) => removed.includes(s.kind)))
           await n.subscriptions.add(target, [sub.kind], sub).catch(() => undefined);
-        }
       });
       ctx.log.info({ removed }, 'channel unsubscribed');
     }
@@ -173,29 +178,17 @@ const subscriptionsCommand: Command<NotificationsDeps> = {
   upstream: false,
   rank: 52,
   async run(ctx, deps) {
-    const n = deps.notify;
     const target = channelOf(ctx);
-    const subs = await n.subscriptions.forChannel(target);
+    const subs = await deps.notify.subscriptions.forChannel(target);
     const kinds = subs.map((s) => s.kind);
-    const digest = await n.digestSettings.get(target);
-    const tz = deps.settings.timeZone;
+    const digest = await deps.notify.digestSettings.get(target);
+    const fmt = formatOf(ctx, deps);
     const body: CardElement[] = [title('Subscriptions')];
     if (subs.length === 0)
       body.push(text('This channel gets no BILL cards. Type **subscribe payments** (or bills, invoices, vendors, spend, all) to start.'));
-    else {
-      body.push(text(subscribedText(kinds)));
-      body.push(
-        facts(subs.map((s) => [s.kind, `since ${dateTime(s.createdAt, { locale: ctx.locale ?? deps.settings.locale, timeZone: tz })}`])),
-      );
-    }
-    body.push(
-      text(
-        digest
-          ? `Digest: ${describeSchedule(digest.schedule)} (${escapeMarkdown(tz)}).`
-          : 'Digest: off. Type **digest daily 09:00** for one.',
-        { subtle: !digest },
-      ),
-    );
+    else body.push(text(subscribedText(kinds)), facts(subs.map((s) => [s.kind, `since ${dateTime(s.createdAt, fmt)}`])));
+    const digestWords = digest ? `Digest: ${scheduleIn(digest.schedule, fmt)}.` : 'Digest: off. Type **digest daily 09:00** for one.';
+    body.push(text(digestWords, { subtle: !digest }));
     if (ctx.orgId) body.push(...(await webhookWarning(deps, ctx.orgId)));
     return adaptiveCard(body, {
       summary: subs.length === 0 ? 'This channel gets no BILL cards.' : `This channel gets BILL cards for ${kinds.join(', ')}.`,
@@ -217,8 +210,8 @@ const digestCommand: Command<NotificationsDeps> = {
     const n = deps.notify;
     const target = channelOf(ctx);
     const cmd = parseDigestArgs(ctx.input.args);
-    const tz = deps.settings.timeZone;
-    const fmt = { locale: ctx.locale ?? deps.settings.locale, timeZone: tz };
+    const fmt = formatOf(ctx, deps);
+    const nextAt = (schedule: DigestSchedule) => dateTime(nextSlot(schedule, ctx.now.getTime(), fmt.timeZone).at, fmt);
     switch (cmd.action) {
       case 'error':
         throw new InputError(`I can't read that: ${cmd.problem}`, DIGEST_HINT, `digest ${ctx.input.argText}`);
@@ -226,12 +219,11 @@ const digestCommand: Command<NotificationsDeps> = {
         const setting = await n.digestSettings.get(target);
         if (!setting)
           return notice('No digest here', `This channel has no scheduled digest. ${DIGEST_HINT}`, 'This channel has no scheduled digest.');
-        const next = nextSlot(setting.schedule, ctx.now.getTime(), tz);
         return adaptiveCard(
           [
             title('Digest'),
             text(
-              `This channel gets a digest ${describeSchedule(setting.schedule)} (${escapeMarkdown(tz)}), when something changed since the last one. Next: ${dateTime(next.at, fmt)}.`,
+              `This channel gets a digest ${scheduleIn(setting.schedule, fmt)}, when something changed since the last one. Next: ${nextAt(setting.schedule)}.`,
             ),
             text(DIGEST_HINT, { subtle: true }),
           ],
@@ -260,21 +252,21 @@ const digestCommand: Command<NotificationsDeps> = {
           createdBy: ctx.caller.aadObjectId,
         });
         await auditOrUndo(
-          auditAdmin(deps.audit, ctx, 'digest', 'ok', orgId, { schedule: describeSchedule(cmd.schedule), timeZone: tz }),
+          auditAdmin(deps.audit, ctx, 'digest', 'ok', orgId, { schedule: describeSchedule(cmd.schedule), timeZone: fmt.timeZone }),
           () => (previous ? n.digestSettings.set(target, previous) : n.digestSettings.remove(target)),
         );
-        const next = nextSlot(setting.schedule, ctx.now.getTime(), tz);
+        const next = nextAt(setting.schedule);
         return adaptiveCard(
           [
             title('Digest scheduled'),
             text(
-              `This channel gets a digest ${describeSchedule(setting.schedule)} (${escapeMarkdown(tz)}): bills due in the next 7 days, overdue bills and overdue invoices. It is posted only when something changed since the last one.`,
+              `This channel gets a digest ${scheduleIn(setting.schedule, fmt)}: bills due in the next 7 days, overdue bills and overdue invoices. It is posted only when something changed since the last one.`,
             ),
-            facts([['Next', dateTime(next.at, fmt)]]),
+            facts([['Next', next]]),
             text('**digest now** shows one right away; **digest off** stops it.', { subtle: true }),
           ],
           {
-            summary: `Digest ${describeSchedule(setting.schedule)}; next ${dateTime(next.at, fmt)}.`,
+            summary: `Digest ${describeSchedule(setting.schedule)}; next ${next}.`,
             actions: [executeAction('Show one now', { verb: 'run', command: 'digest now' })],
           },
         );
@@ -351,15 +343,14 @@ const webhooksCommand: Command<NotificationsDeps> = {
         text(`Organisation ${escapeMarkdown(orgId)}: ${subs.length} of 10 allowed.`),
       ];
       for (const s of subs) {
+        const state = `${s.enabled ? 'enabled' : 'disabled by BILL (deliveries kept failing)'}${s.keyStored ? '' : ' · billbridge has no key for it'}`;
+        // Named in BILL (a subscription made in BILL's own tools may be named at any length): cut short as list cards are.
+        const named = `${clipped(s.name)} (${escapeMarkdown(s.id)})`;
         body.push(
           facts([
-            // Named in BILL (a subscription made in BILL's own tools may be named at any length): cut short as list cards are.
-            ['Subscription', `${clipped(s.name)} (${escapeMarkdown(s.id)})`],
+            ['Subscription', named],
             ['URL', clipped(s.notificationUrl)],
-            [
-              'State',
-              `${s.enabled ? 'enabled' : 'disabled by BILL (deliveries kept failing)'}${s.keyStored ? '' : ' · billbridge has no key for it'}`,
-            ],
+            ['State', state],
             ['Events', String(s.events.length)],
           ]),
         );

@@ -18,10 +18,7 @@ export interface RefreshDeps {
 
 const REFRESHABLE: readonly EntityKind[] = ['bill', 'invoice', 'payment', 'vendor'];
 
-/**
- * Refresh on a notification card: the same card drawn from BILL's current record. The record read is kept for the
- * object lifetime (CACHE_OBJECT_TTL_S) and dropped by a webhook about it.
- */
+/** The record read is kept for CACHE_OBJECT_TTL_S, and dropped by a webhook about it. */
 export const refreshNotification =
   (deps: RefreshDeps): CardActionHandler =>
   async ({ data, scope }) => {
@@ -34,11 +31,10 @@ export const refreshNotification =
     const key = answerKey('notification.refresh', { entity, id, type });
     // current() marks the record stale (so lists showing it are read again), which drops the answers built from it: the
     // read it made is kept once that is done, so clicking again costs no BILL call.
-    const got = await deps.mirror.answers.get(orgId, key, { ttlS: deps.settings.objectTtlS, kinds: [entity] }, () =>
-      deps.notify.current(orgId, entity, id, type),
-    );
+    const kept = { ttlS: deps.settings.objectTtlS, kinds: [entity] };
+    const got = await deps.mirror.answers.get(orgId, key, kept, () => deps.notify.current(orgId, entity, id, type));
     const ev = got.value;
     if (!ev) throw new Error('not a refreshable notification');
-    if (!got.hit) await deps.mirror.answers.get(orgId, key, { ttlS: deps.settings.objectTtlS, kinds: [entity] }, () => Promise.resolve(ev));
+    if (!got.hit) await deps.mirror.answers.get(orgId, key, kept, () => Promise.resolve(ev));
     return notificationCard(ev, deps.settings, { refreshedAt: got.fetchedAt });
   };
