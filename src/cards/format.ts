@@ -16,13 +16,8 @@ const dateFormats = new Map<string, Intl.DateTimeFormat>();
 /** `$1,250.00` for en-US/USD; unknown or missing currency codes fall back to USD. */
 export function money(amount: number | undefined | null, currency: string | undefined, locale: string): string {
   const code = currency && /^[A-Z]{3}$/.test(currency) ? currency : 'USD';
-  const fmt = kept(moneyFormats, `${locale}|${code}`, () => {
-    try {
-      return new Intl.NumberFormat(locale, { style: 'currency', currency: code });
-    } catch {
-      return new Intl.NumberFormat(locale, { style: 'currency', currency: 'USD' });
-    }
-  });
+  // Intl takes any three-letter code (one it does not know shows as the code itself).
+  const fmt = kept(moneyFormats, `${locale}|${code}`, () => new Intl.NumberFormat(locale, { style: 'currency', currency: code }));
   return fmt.format(typeof amount === 'number' && Number.isFinite(amount) ? amount : 0);
 }
 
@@ -71,8 +66,7 @@ export function instantDate(instant: unknown, opts: FormatOptions): string | und
 
 /** An instant for people, in the bot's time zone: "Nov 21, 2026, 10:42 AM". */
 export function dateTime(instant: Date | number | string | undefined, opts: FormatOptions): string {
-  if (instant === undefined) return '—';
-  const d = new Date(instant);
+  const d = new Date(instant ?? Number.NaN);
   if (Number.isNaN(d.getTime())) return '—';
   return dateFormat(`dateTime|${opts.locale}|${opts.timeZone}`, opts.locale, {
     dateStyle: 'medium',
