@@ -1,5 +1,6 @@
 // Composition root: builds every part once and wires them; the only place that knows them all.
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import type { Server as NodeServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
@@ -90,10 +91,8 @@ async function connectCluster(config: Config, clock: Clock, log: Logger) {
 
 /** Listens (port 0: a free port) and resolves with the base URL a client on this machine reaches it at. */
 async function listening(server: NodeServer, port: number | undefined, host: string | undefined): Promise<string> {
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
+  // Rejects with the listener's 'error' (a port already taken).
+  await once(server.listen(port, host), 'listening');
   const { address, family, port: bound } = server.address() as AddressInfo;
   return `http://${address === '::' || address === '0.0.0.0' ? 'localhost' : family === 'IPv6' ? `[${address}]` : address}:${bound}`;
 }

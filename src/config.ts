@@ -207,10 +207,7 @@ export function loadConfig(env: Env) {
   if (!appType) bad('MicrosoftAppType', `must be one of ${APP_TYPES.join(', ')}, got "${e.MicrosoftAppType}"`);
   /** botbuilder's own auth settings (OpenID metadata, issuer, token endpoint); for tests and sovereign clouds, refused in production. */
   const overrides: Record<string, string> = {};
-  for (const key of BOT_AUTH_OVERRIDE_KEYS) {
-    const v = env[key]?.trim();
-    if (v) overrides[key] = v;
-  }
+  for (const key of BOT_AUTH_OVERRIDE_KEYS) if (env[key]?.trim()) overrides[key] = env[key].trim();
   if (e.MicrosoftAppId !== '') {
     const type = appType ?? 'SingleTenant';
     if (!/^[0-9a-fA-F-]{36}$/.test(e.MicrosoftAppId))

@@ -101,9 +101,8 @@ export function keepTogether(escaped: string): string {
 }
 
 /**
- * "…1234": the end of an identifier that must appear (a BILL id, a card's last digits); short ids are masked whole.
- * Bank and tax numbers never reach a card at all: cards take named fields, and test/harness/sensitive.ts checks every
- * card against BILL data full of them.
+ * "…1234": the end of an identifier that must appear (a BILL id); short ids are masked whole. Bank and tax numbers never
+ * reach a card (test/harness/sensitive.ts checks every card against BILL data full of them).
  */
 export function shortId(id: string): string {
   const s = id.trim();
@@ -120,10 +119,7 @@ export function unescapeMarkdown(value: string): string {
   return value.replace(/\\([\\*`[\]()<>~|!_#+=.:{}-])/g, '$1');
 }
 
-/**
- * Our own markdown (a hint's **command**, a [link](url)) as plain text, for a summary: what a screen reader speaks
- * (speak) and what shows where the card does not. Typed or BILL text inside it was escaped, so it keeps its characters.
- */
+/** Our own markdown (**command**, [link](url)) as plain text for a summary; escaped text inside keeps its characters. */
 export function plainText(markdown: string): string {
   return unescapeMarkdown(markdown.replace(/\*\*(.+?)\*\*/g, '$1').replace(/\[([^\]]*)\]\([^)]*\)/g, '$1'));
 }
@@ -136,10 +132,7 @@ export function subtitle(text: string): CardElement {
   return { type: 'TextBlock', text, isSubtle: true, spacing: 'None', wrap: true };
 }
 
-/**
- * No colour option: Teams' good/warning/attention text colours fall below 4.5:1 in its light or dark theme (yellow is
- * 1.47:1 on white), so toned text keeps the default colour and says the tone in words (rows take container styles).
- */
+// No colour option: Teams' good/warning/attention text colours fall below 4.5:1 contrast in its light or dark theme.
 export function text(
   value: string,
   opts: { weight?: 'Bolder'; subtle?: boolean; size?: 'Small' | 'Medium'; separator?: boolean } = {},
@@ -164,11 +157,9 @@ export interface TableColumn {
 export const TONE_STYLE = { Attention: 'attention', Warning: 'warning', Good: 'good' } as const;
 
 /**
- * A list that reads the same on a 320 px phone and a 450 px desktop card: each row is its name with the figure (an
- * amount) on the right at the width it needs, and the other columns on a second line as "Header: value" facts that
- * wrap between words. A table of five columns cannot do that at 320 px: amounts and headers broke mid-word.
- * `rowColors` tints whole rows (overdue, failed) with Teams' container styles, whose text stays readable in every
- * theme; the row's words say the same thing.
+ * A list that reads the same on a 320 px phone as on a desktop (a real table broke amounts mid-word there): each row is
+ * its name with the figure on the right, then "Header: value" facts that wrap between words. `rowColors` tints rows
+ * with Teams' container styles, readable in every theme; the row's words say the same thing.
  */
 export function table(
   columns: TableColumn[],
@@ -189,17 +180,14 @@ export function table(
   const header = (i: number, right = {}) => ({ type: 'TextBlock', text: columns[i]?.header ?? '', weight: 'Bolder', wrap: true, ...right });
   const items = figureAt > 0 ? [nameAndFigure(header(0), header(figureAt, { horizontalAlignment: 'Right' }))] : [];
   rows.forEach((r, n) => {
-    // One run per column, in column order, so a reader (or a test) gets every cell back; TextRuns take no markdown,
-    // so the escaped cell text is shown as typed.
+    // One run per column, in order, so every cell can be read back; TextRuns take no markdown, so it is unescaped.
     const inlines: Json[] = [];
     columns.forEach((c, i) => {
       const value = r[i] ?? '';
       if (i === 0 || i === figureAt || value === '') return;
-      // No-break spaces keep a label with its value and a separator with the value before it, so a line never
-      // ends in "90+:" or starts with "·".
+      // No-break spaces: a line never ends in "90+:" or starts with "·".
       if (inlines.length > 0) inlines.push({ type: 'TextRun', text: '\u00a0· ', isSubtle: true });
-      // A label is one unit: no-break spaces between its words ("Days late") and word joiners around its dashes
-      // ("61–90"), where the browser would otherwise break the line.
+      // A label never breaks: no-break spaces between its words ("Days late"), word joiners around dashes ("61–90").
       const label = unescapeMarkdown(c.header).replace(/ /g, '\u00a0').replace(/[-–]/g, '\u2060$&\u2060');
       if (!c.plain) inlines.push({ type: 'TextRun', text: `${label}:\u00a0`, isSubtle: true });
       inlines.push({ type: 'TextRun', text: unescapeMarkdown(value) });

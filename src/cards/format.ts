@@ -31,10 +31,7 @@ function dateFormat(key: string, locale: string, options: Intl.DateTimeFormatOpt
   return kept(dateFormats, key, () => new Intl.DateTimeFormat(locale, options));
 }
 
-/**
- * Adds amounts in thousandths so totals of many bills do not drift (0.1 + 0.2) and a three-decimal currency (KWD, BHD)
- * totals what its rows show, not those rows rounded to cents.
- */
+/** Adds in thousandths: totals of many bills do not drift (0.1 + 0.2) and KWD or BHD totals keep three decimals. */
 export function sum(amounts: Array<number | undefined | null>): number {
   let mills = 0;
   for (const a of amounts) if (typeof a === 'number' && Number.isFinite(a)) mills += Math.round(a * 1000);
@@ -55,10 +52,7 @@ export function calendarDate(isoDate: string | undefined, locale: string): strin
   return dateFormat(`calendar|${locale}`, locale, { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' }).format(at);
 }
 
-/**
- * The day an instant BILL sent fell on in the bot's time zone ("Mar 8, 2026" for 03:00 UTC on the 9th in New York);
- * undefined for none or one that is no time (never the day of instant 0, 1970).
- */
+/** The day an instant fell on in the bot's time zone ("Mar 8, 2026" for 03:00 UTC on the 9th in New York), if any. */
 export function instantDate(instant: unknown, opts: FormatOptions): string | undefined {
   const at = typeof instant === 'string' ? Date.parse(instant) : Number.NaN;
   return Number.isFinite(at) ? calendarDate(dateInZone(at, opts.timeZone), opts.locale) : undefined;

@@ -1,8 +1,6 @@
-// The list card every list command answers with: totals over all rows, the rows of one page (10), Show more and
-// Refresh buttons that re-run the command and replace the card in place, "as of" in the footer, plain empty states;
-// and the detail card of one record (a bill, an invoice) or of an overview. Every string passed in is plain text and is
-// escaped here, except the headings of detail sections, which are ours; and shortened here, so BILL text of any length
-// (a pasted line description) cannot take a card past the 100 KB Teams accepts for a bot message.
+// The list card of every list command (totals, one page of rows, Show more and Refresh re-running the command in place,
+// "as of" footer) and the detail card of one record or overview. Every string passed in is plain text, escaped and
+// shortened here (BILL text of any length cannot take a card past Teams' 100 KB); detail section headings are ours.
 import {
   adaptiveCard,
   container,
