@@ -241,10 +241,9 @@ export function loadConfig(env: Env) {
 
   const credentialVars = ['BILL_DEV_KEY', 'BILL_USERNAME', 'BILL_PASSWORD', 'BILL_ORG_ID'] as const;
   const unset = credentialVars.filter((name) => e[name] === '');
-  if (unset.length > 0 && unset.length < 4) {
+  if (unset.length < 4)
     for (const name of unset)
       bad(name, 'is missing: set all four of BILL_DEV_KEY, BILL_USERNAME, BILL_PASSWORD, BILL_ORG_ID, or none to use the embedded sandbox');
-  }
   /** Undefined when none of the four is set: the embedded sandbox is used. */
   const credentials =
     unset.length === 0 ? { devKey: e.BILL_DEV_KEY, username: e.BILL_USERNAME, password: e.BILL_PASSWORD, orgId: e.BILL_ORG_ID } : undefined;

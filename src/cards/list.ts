@@ -105,12 +105,11 @@ export function detailCard(spec: DetailCardSpec): CardReply {
   if (spec.status) body.push(text(clipped(spec.status), { weight: 'Bolder' }));
   body.push(...(spec.facts ?? []).map((group) => plainFacts(group.filter((f) => f !== undefined))));
   for (const s of spec.sections) {
-    if ('note' in s) {
-      body.push(text(clipped(s.note, MAX_NOTE), { subtle: true, separator: s.separator }));
-      continue;
+    if ('note' in s) body.push(text(clipped(s.note, MAX_NOTE), { subtle: true, separator: s.separator }));
+    else {
+      const lines = s.facts.length > 0 || !s.none ? plainFacts(s.facts) : text(s.none, { subtle: true });
+      body.push(container([text(s.heading, { weight: 'Bolder' }), lines, ...(s.chart ? [s.chart] : [])], { separator: true }));
     }
-    const lines = s.facts.length > 0 || !s.none ? plainFacts(s.facts) : text(s.none, { subtle: true });
-    body.push(container([text(s.heading, { weight: 'Bolder' }), lines, ...(s.chart ? [s.chart] : [])], { separator: true }));
   }
   body.push(asOfFooter(spec));
   return adaptiveCard(body, { summary: spec.summary, actions: [...(spec.actions ?? []), refreshAction(spec.command)] });
@@ -142,12 +141,11 @@ export function listCard<T>(spec: ListCardSpec<T>): CardReply {
       const n = (i: number) => i.toLocaleString(spec.fmt.locale);
       const showing = `Showing ${n(from + 1)}–${n(from + shown.length)} of ${n(total)} ${escapeMarkdown(spec.noun)}`;
       body.push(text(showing, { subtle: true, size: 'Small' }));
-      if (page < pages - 1) actions.push(executeAction('Show more', { verb: 'run', command: spec.command, page: page + 1 }));
-      else actions.push(executeAction('Back to the first page', { verb: 'run', command: spec.command, page: 0 }));
+      const next = page < pages - 1 ? page + 1 : 0;
+      actions.push(executeAction(next > 0 ? 'Show more' : 'Back to the first page', { verb: 'run', command: spec.command, page: next }));
     }
   }
-  actions.push(...(spec.actions ?? []));
-  actions.push(refreshAction(spec.command, total === 0 ? 0 : page));
+  actions.push(...(spec.actions ?? []), refreshAction(spec.command, page));
   body.push(asOfFooter(spec, spec.footnotes));
   return adaptiveCard(body, { summary: spec.summary, actions });
 }
