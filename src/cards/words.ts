@@ -10,8 +10,7 @@ export const SANDBOX_NOTE = 'Demo organisation — simulated data';
 
 /** "PARTIAL_PAYMENT" -> "Partial payment": unknown codes BILL may add still read as words. */
 export function codeWords(code: string | undefined): string {
-  if (!code) return 'Unknown';
-  const flat = code
+  const flat = (code ?? '')
     .replace(/[_\s]+/g, ' ')
     .trim()
     .toLowerCase()
