@@ -1,5 +1,6 @@
 // Composition root: builds every part once and wires them; the only place that knows them all.
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import type { Server as NodeServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
@@ -90,10 +91,8 @@ async function connectCluster(config: Config, clock: Clock, log: Logger) {
 
 /** Listens (port 0: a free port) and resolves with the base URL a client on this machine reaches it at. */
 async function listening(server: NodeServer, port: number | undefined, host: string | undefined): Promise<string> {
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
+  // Rejects with the listener's 'error' (a port already taken).
+  await once(server.listen(port, host), 'listening');
   const { address, family, port: bound } = server.address() as AddressInfo;
   return `http://${address === '::' || address === '0.0.0.0' ? 'localhost' : family === 'IPv6' ? `[${address}]` : address}:${bound}`;
 }
@@ -120,10 +119,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   // One instance: STATE_DIR is opened (and locked) first, so a second instance on it stops before starting anything.
   const state: StateStore = cluster?.state ?? new SqliteStateStore(config.stateDir, clock);
   // Without BILL credentials the embedded sandbox stands in for BILL, and every BILL base URL points at it.
-  const sandbox = config.bill.credentials
-    ? undefined
-    : await (await import('./sandbox/index.js')).startSandbox({ clock, ...config.sandbox });
-  if (sandbox) {
+  let billUser = config.bill.credentials;
+  let sandbox: Awaited<ReturnType<typeof import('./sandbox/index.js').startSandbox>> | undefined;
+  if (!billUser) {
+    sandbox = await (await import('./sandbox/index.js')).startSandbox({ clock, ...config.sandbox });
+    billUser = sandbox.credentials;
     config = {
       ...config,
       bill: { ...config.bill, baseUrl: sandbox.baseUrl, spendBaseUrl: sandbox.spendBaseUrl, eventsBaseUrl: sandbox.eventsBaseUrl },
@@ -142,8 +142,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   // Organisation, tenant and team ids appear in metrics only as one-way names (see budgetKeyLabel).
   registerLimiterMetrics(metrics, limiter, config.metrics.token || randomBytes(32));
   const audit = new AuditTrail({ store: state, clock, log, scrub: (text) => secrets.scrub(text) });
-  const billUser = config.bill.credentials ?? sandbox?.credentials;
-  if (!billUser) throw new Error('no BILL credentials and no sandbox standing in for BILL');
   const backend: { kind: 'sandbox' | 'bill'; baseUrl: string } = { kind: sandbox ? 'sandbox' : 'bill', baseUrl: config.bill.baseUrl };
   // Single-org: every team uses BILL_ORG_ID (the sandbox's demo org without credentials); multi-org: links only.
   const orgBindings = new OrgBindings({ config, state, clock, defaultOrgId: billUser.orgId });
@@ -180,6 +178,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
 
   // Cards say "demo organisation — simulated data" when the embedded sandbox stands in for BILL.
   const note = sandbox ? SANDBOX_NOTE : undefined;
+  const { locale, timeZone, version } = config;
+  const fmt = { locale, timeZone };
 
   // Approvals run as the approver, with their own BILL token sealed under SECRETS_KEY. Without the key there is no
   // safe place for those tokens, so the feature is off and its commands say so.
@@ -204,7 +204,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
           orgs: orgBindings,
           audit,
           clock,
-          fmt: { locale: config.locale, timeZone: config.timeZone },
+          fmt,
           note,
         })
       : undefined;
@@ -237,15 +237,14 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     audit,
     sender,
     presenter: {
-      event: (ev) => notificationCard(ev, { locale: config.locale, timeZone: config.timeZone, note }),
-      digest: (content) => digestCard(content, { locale: config.locale, timeZone: config.timeZone, note }),
+      event: (ev) => notificationCard(ev, { ...fmt, note }),
+      digest: (content) => digestCard(content, { ...fmt, note }),
     },
     settings: config,
   });
 
   // Each feature gets the parts it declares (features/index.ts).
   const access = new AccessPolicy(config);
-  const { locale, timeZone, version } = config;
   const finance: FinanceSettings = {
     locale,
     timeZone,
@@ -267,7 +266,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
           orgs: orgBindings,
           audit,
           clock,
-          fmt: { locale, timeZone },
+          fmt,
           note,
         })
       : undefined;
@@ -344,7 +343,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     orgBindings,
     lookup,
   });
-  const approvalDigest = approvalDigestJob({ approvals, state, timeZone: config.timeZone, sender, clock, log });
+  const approvalDigest = approvalDigestJob({ approvals, state, timeZone, sender, clock, log });
   // The dashboard tab: Teams sign-in checked against Microsoft's keys, a team's figures only for its members.
   const tabApi = tabApiRoute({
     sso: tabSso({ appId: config.bot.appId, publicHostname: config.publicHostname, keysUrl: config.bot.overrides.TabSsoKeysUrl }),

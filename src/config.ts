@@ -146,28 +146,25 @@ export const CONFIG_VARIABLES: readonly string[] = Object.keys(envSchema.shape);
 const DAY_MS = 86_400_000;
 
 function parseWindows(raw: string, bad: (message: string) => void): Array<{ limit: number; windowMs: number }> {
+  const parts = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (parts.length === 0) bad('must list at least one window');
   const windows: Array<{ limit: number; windowMs: number }> = [];
-  let malformed = false;
-  for (const part of raw.split(',').map((s) => s.trim())) {
-    if (part === '') continue;
+  for (const part of parts) {
     const m = /^(\d+)\/(\d+)(ms|s|m|h)$/.exec(part);
     if (!m) {
       bad(`"${part}" is not <count>/<window> like 7/1s or 1800/3600s`);
-      malformed = true;
       continue;
     }
-    const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[3] as 'ms' | 's' | 'm' | 'h'];
     const limit = Number(m[1]);
-    const windowMs = Number(m[2]) * unit;
+    const windowMs = Number(m[2]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[3] as 'ms' | 's' | 'm' | 'h'];
     // A count or a window of 0 would let every send through (the limiter sees no limit), the opposite of what was meant.
-    if (limit < 1 || limit > 1_000_000 || windowMs < 1 || windowMs > DAY_MS) {
+    if (limit < 1 || limit > 1_000_000 || windowMs < 1 || windowMs > DAY_MS)
       bad(`"${part}" must count 1 to 1000000 sends in a window of 1 ms to 24 h`);
-      malformed = true;
-      continue;
-    }
-    windows.push({ limit, windowMs });
+    else windows.push({ limit, windowMs });
   }
-  if (windows.length === 0 && !malformed) bad('must list at least one window');
   return windows;
 }
 
@@ -210,10 +207,7 @@ export function loadConfig(env: Env) {
   if (!appType) bad('MicrosoftAppType', `must be one of ${APP_TYPES.join(', ')}, got "${e.MicrosoftAppType}"`);
   /** botbuilder's own auth settings (OpenID metadata, issuer, token endpoint); for tests and sovereign clouds, refused in production. */
   const overrides: Record<string, string> = {};
-  for (const key of BOT_AUTH_OVERRIDE_KEYS) {
-    const v = env[key]?.trim();
-    if (v) overrides[key] = v;
-  }
+  for (const key of BOT_AUTH_OVERRIDE_KEYS) if (env[key]?.trim()) overrides[key] = env[key].trim();
   if (e.MicrosoftAppId !== '') {
     const type = appType ?? 'SingleTenant';
     if (!/^[0-9a-fA-F-]{36}$/.test(e.MicrosoftAppId))
@@ -247,10 +241,9 @@ export function loadConfig(env: Env) {
 
   const credentialVars = ['BILL_DEV_KEY', 'BILL_USERNAME', 'BILL_PASSWORD', 'BILL_ORG_ID'] as const;
   const unset = credentialVars.filter((name) => e[name] === '');
-  if (unset.length > 0 && unset.length < 4) {
+  if (unset.length < 4)
     for (const name of unset)
       bad(name, 'is missing: set all four of BILL_DEV_KEY, BILL_USERNAME, BILL_PASSWORD, BILL_ORG_ID, or none to use the embedded sandbox');
-  }
   /** Undefined when none of the four is set: the embedded sandbox is used. */
   const credentials =
     unset.length === 0 ? { devKey: e.BILL_DEV_KEY, username: e.BILL_USERNAME, password: e.BILL_PASSWORD, orgId: e.BILL_ORG_ID } : undefined;

@@ -13,6 +13,11 @@ export type BillErrorCategory =
   | 'network' // no response at all (timeout, reset)
   | 'unknown';
 
+/** An error whose `name` (in logs and audit lines) is its class's. */
+class NamedError extends Error {
+  override readonly name: string = this.constructor.name;
+}
+
 export interface BillErrorEntry {
   code?: string;
   severity?: string;
@@ -21,7 +26,7 @@ export interface BillErrorEntry {
   timestamp?: string;
 }
 
-export class BillApiError extends Error {
+export class BillApiError extends NamedError {
   readonly category: BillErrorCategory;
   readonly code: string | undefined;
   readonly status: number;
@@ -43,7 +48,6 @@ export class BillApiError extends Error {
   }) {
     // The message is for logs: code and category, never request data or secrets.
     super(args.message ?? `BILL ${args.code ?? 'error'} (${args.category}, HTTP ${args.status})`, { cause: args.cause });
-    this.name = 'BillApiError';
     this.category = args.category;
     this.code = args.code;
     this.status = args.status;
@@ -54,18 +58,17 @@ export class BillApiError extends Error {
 }
 
 /** A user-supplied value that would change the meaning of a BILL filter. */
-export class FilterValueError extends Error {
+export class FilterValueError extends NamedError {
   constructor(
     readonly field: string,
     readonly reason: string,
   ) {
     super(`Refused filter value for ${field}: ${reason}`);
-    this.name = 'FilterValueError';
   }
 }
 
 /** An upstream budget could not give a slot in time, or is frozen until a known moment. */
-export class LimitExceeded extends Error {
+export class LimitExceeded extends NamedError {
   constructor(
     readonly budget: string,
     /** How long until trying again is worthwhile. */
@@ -73,60 +76,53 @@ export class LimitExceeded extends Error {
     readonly reason: 'busy' | 'hourly' | 'logins' | 'userRate' | 'throttled',
   ) {
     super(`Budget ${budget} exhausted (${reason}); retry in ${Math.ceil(retryInMs / 1000)} s`);
-    this.name = 'LimitExceeded';
   }
 }
 
 /** The conversation's team is not bound to a BILL organisation. */
-export class NotBound extends Error {
+export class NotBound extends NamedError {
   constructor(readonly reason: 'unbound' | 'orgNotAllowed' = 'unbound') {
     super('This conversation is not bound to a BILL organisation');
-    this.name = 'NotBound';
   }
 }
 
 /** The activity came from a tenant that is not in ALLOWED_TENANT_IDS. */
-export class TenantNotAllowed extends Error {
-  override readonly name = 'TenantNotAllowed';
+export class TenantNotAllowed extends NamedError {
   override readonly message = 'Tenant not allowed';
 }
 
 /** The person may not do this (not an admin, not the assigned approver...). */
-export class Forbidden extends Error {
+export class Forbidden extends NamedError {
   constructor(readonly userMessage: string) {
     super(userMessage);
-    this.name = 'Forbidden';
   }
 }
 
 /** The person has not linked their own BILL identity (approvals), or BILL no longer accepts the token they linked. */
-export class NotLinked extends Error {
+export class NotLinked extends NamedError {
   constructor(readonly reason: 'notLinked' | 'tokenRefused' = 'notLinked') {
     super(reason === 'tokenRefused' ? 'BILL refused the linked token' : 'Not linked to BILL');
-    this.name = 'NotLinked';
   }
 }
 
 /** The command text was understood only partly; the card says what was understood and what to type. */
-export class InputError extends Error {
+export class InputError extends NamedError {
   constructor(
     readonly userMessage: string,
     readonly hint: string,
     readonly understood?: string,
   ) {
     super(userMessage);
-    this.name = 'InputError';
   }
 }
 
 /** A shared dependency (Redis) is down: answer "temporarily unavailable" and send nothing upstream. */
-export class DependencyUnavailable extends Error {
+export class DependencyUnavailable extends NamedError {
   constructor(
     readonly dependency: string,
     cause?: unknown,
   ) {
     super(`${dependency} is unavailable`, { cause });
-    this.name = 'DependencyUnavailable';
   }
 }
 

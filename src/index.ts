@@ -14,11 +14,10 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, 'shutting down: draining in-flight turns');
-    const force = setTimeout(() => {
+    setTimeout(() => {
       app.log.error('shutdown took longer than 20 s; exiting');
       process.exit(1);
-    }, 20_000);
-    force.unref();
+    }, 20_000).unref();
     app.close().then(
       () => process.exit(0),
       (err: unknown) => {

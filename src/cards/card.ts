@@ -37,17 +37,13 @@ export function shorten(s: string, max = 60): string {
 export const MAX_LINE = 200;
 export const MAX_NOTE = 1_000;
 
-/**
- * Text from BILL or a person, for a card: cut to `max` characters, then escaped for Teams markdown. Text of any length
- * (a pasted description) cannot take a card past the 100 KB Teams accepts for a bot message.
- */
+/** Text from BILL or a person, cut (so no text can take a card past Teams' 100 KB), then escaped for Teams markdown. */
 export function clipped(s: string, max = MAX_LINE): string {
   return escapeMarkdown(shorten(s, max));
 }
 
 export function adaptiveCard(body: CardElement[], opts: { summary: string; actions?: CardAction[] }): CardReply {
-  const flat = opts.summary.replace(/\s+/g, ' ').trim();
-  const summary = shorten(flat, 200);
+  const summary = shorten(opts.summary.replace(/\s+/g, ' ').trim(), 200);
   const card: AdaptiveCard = {
     type: 'AdaptiveCard',
     $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
@@ -58,11 +54,9 @@ export function adaptiveCard(body: CardElement[], opts: { summary: string; actio
     msteams: { width: 'Full' },
   };
   const actions = opts.actions ?? [];
-  // Teams lays card actions out in one row and on a phone (320 px card, 16 px padding each side) neither wraps nor
-  // scrolls a row that does not fit: the last buttons are hidden. Whether they fit 288 px is estimated on the wide
-  // side: a 14 px button title averages 6.2 px a character (measured with the render test's fonts; the render test
-  // checks the result), a button adds 30 px of padding and 8 px between buttons. Buttons that would not fit go one per
-  // line instead, each in its own ActionSet, which every Teams client stacks.
+  // Teams shows card actions in one row that on a phone (288 px inside the card) neither wraps nor scrolls: the last
+  // buttons are hidden. Estimated on the wide side (a title 6.2 px a character, measured with the render test's fonts;
+  // 30 px padding a button, 8 px between), buttons that would not fit go one per line, each in its own ActionSet.
   const width = actions.reduce((w, a, i) => w + a.title.length * 6.2 + 30 + (i > 0 ? 8 : 0), 0);
   if (actions.length > 0 && width <= 288) card.actions = actions;
   else
@@ -97,11 +91,9 @@ export function escapeMarkdown(value: string): string {
 }
 
 /**
- * An identifier in running text ("…k8S0", "PIO-63517") that must never be split across lines: a browser breaks after
- * an ellipsis, a hyphen, a dash or a slash, so a word joiner (U+2060, invisible, and ignored by the command parser when
- * someone copies the id back into a command) goes on both sides of each. Takes text already escaped for markdown and
- * leaves a backslash-escaped character alone. One longer than 24 characters could not fit a 320 px column and is left
- * free to wrap.
+ * An escaped identifier ("…k8S0", "PIO-63517") kept on one line: word joiners (U+2060, which the command parser ignores
+ * when the id is copied back) around each ellipsis, hyphen, dash or slash a browser would break after. Over 24
+ * characters it could not fit a 320 px column and is left free to wrap.
  */
 export function keepTogether(escaped: string): string {
   if (escaped.length > 24) return escaped;
@@ -109,15 +101,12 @@ export function keepTogether(escaped: string): string {
 }
 
 /**
- * "…1234": the end of an identifier that must appear (a BILL id, a card's last digits); short ids are masked whole.
- * Bank and tax numbers never reach a card at all: cards take named fields, and test/harness/sensitive.ts checks every
- * card against BILL data full of them.
+ * "…1234": the end of an identifier that must appear (a BILL id); short ids are masked whole. Bank and tax numbers never
+ * reach a card (test/harness/sensitive.ts checks every card against BILL data full of them).
  */
 export function shortId(id: string): string {
   const s = id.trim();
-  if (s === '') return '';
-  if (s.length <= 4) return '…';
-  return `…${s.slice(-4)}`;
+  return s.length > 4 ? `…${s.slice(-4)}` : s === '' ? '' : '…';
 }
 
 /** A shortened BILL id for a card ("…k8S0"), kept on one line. */
@@ -130,10 +119,7 @@ export function unescapeMarkdown(value: string): string {
   return value.replace(/\\([\\*`[\]()<>~|!_#+=.:{}-])/g, '$1');
 }
 
-/**
- * Our own markdown (a hint's **command**, a [link](url)) as plain text, for a summary: what a screen reader speaks
- * (speak) and what shows where the card does not. Typed or BILL text inside it was escaped, so it keeps its characters.
- */
+/** Our own markdown (**command**, [link](url)) as plain text for a summary; escaped text inside keeps its characters. */
 export function plainText(markdown: string): string {
   return unescapeMarkdown(markdown.replace(/\*\*(.+?)\*\*/g, '$1').replace(/\[([^\]]*)\]\([^)]*\)/g, '$1'));
 }
@@ -146,10 +132,7 @@ export function subtitle(text: string): CardElement {
   return { type: 'TextBlock', text, isSubtle: true, spacing: 'None', wrap: true };
 }
 
-/**
- * No colour option: Teams' good/warning/attention text colours fall below 4.5:1 in its light or dark theme (yellow is
- * 1.47:1 on white), so toned text keeps the default colour and says the tone in words (rows take container styles).
- */
+// No colour option: Teams' good/warning/attention text colours fall below 4.5:1 contrast in its light or dark theme.
 export function text(
   value: string,
   opts: { weight?: 'Bolder'; subtle?: boolean; size?: 'Small' | 'Medium'; separator?: boolean } = {},
@@ -174,11 +157,9 @@ export interface TableColumn {
 export const TONE_STYLE = { Attention: 'attention', Warning: 'warning', Good: 'good' } as const;
 
 /**
- * A list that reads the same on a 320 px phone and a 450 px desktop card: each row is its name with the figure (an
- * amount) on the right at the width it needs, and the other columns on a second line as "Header: value" facts that
- * wrap between words. A table of five columns cannot do that at 320 px: amounts and headers broke mid-word.
- * `rowColors` tints whole rows (overdue, failed) with Teams' container styles, whose text stays readable in every
- * theme; the row's words say the same thing.
+ * A list that reads the same on a 320 px phone as on a desktop (a real table broke amounts mid-word there): each row is
+ * its name with the figure on the right, then "Header: value" facts that wrap between words. `rowColors` tints rows
+ * with Teams' container styles, readable in every theme; the row's words say the same thing.
  */
 export function table(
   columns: TableColumn[],
@@ -186,9 +167,9 @@ export function table(
   opts: { rowColors?: Array<keyof typeof TONE_STYLE | undefined> } = {},
 ): CardElement {
   const figureAt = columns.findIndex((c) => c.figure);
-  const nameAndFigure = (name: Json, figure: Json | undefined): CardElement =>
+  const nameAndFigure = (name: CardElement, figure: CardElement | undefined): CardElement =>
     figure === undefined
-      ? (name as CardElement)
+      ? name
       : {
           type: 'ColumnSet',
           columns: [
@@ -196,29 +177,17 @@ export function table(
             { type: 'Column', width: 'auto', items: [figure] },
           ],
         };
-  const items: CardElement[] = [];
-  const [first] = columns;
-  const figureColumn = columns[figureAt];
-  if (first && figureColumn && figureAt > 0) {
-    items.push(
-      nameAndFigure(
-        { type: 'TextBlock', text: first.header, weight: 'Bolder', wrap: true },
-        { type: 'TextBlock', text: figureColumn.header, weight: 'Bolder', wrap: true, horizontalAlignment: 'Right' },
-      ),
-    );
-  }
+  const header = (i: number, right = {}) => ({ type: 'TextBlock', text: columns[i]?.header ?? '', weight: 'Bolder', wrap: true, ...right });
+  const items = figureAt > 0 ? [nameAndFigure(header(0), header(figureAt, { horizontalAlignment: 'Right' }))] : [];
   rows.forEach((r, n) => {
-    // One run per column, in column order, so a reader (or a test) gets every cell back; TextRuns take no markdown,
-    // so the escaped cell text is shown as typed.
+    // One run per column, in order, so every cell can be read back; TextRuns take no markdown, so it is unescaped.
     const inlines: Json[] = [];
     columns.forEach((c, i) => {
       const value = r[i] ?? '';
       if (i === 0 || i === figureAt || value === '') return;
-      // No-break spaces keep a label with its value and a separator with the value before it, so a line never
-      // ends in "90+:" or starts with "·".
+      // No-break spaces: a line never ends in "90+:" or starts with "·".
       if (inlines.length > 0) inlines.push({ type: 'TextRun', text: '\u00a0· ', isSubtle: true });
-      // A label is one unit: no-break spaces between its words ("Days late") and word joiners around its dashes
-      // ("61–90"), where the browser would otherwise break the line.
+      // A label never breaks: no-break spaces between its words ("Days late"), word joiners around dashes ("61–90").
       const label = unescapeMarkdown(c.header).replace(/ /g, '\u00a0').replace(/[-–]/g, '\u2060$&\u2060');
       if (!c.plain) inlines.push({ type: 'TextRun', text: `${label}:\u00a0`, isSubtle: true });
       inlines.push({ type: 'TextRun', text: unescapeMarkdown(value) });
@@ -249,15 +218,9 @@ export function footer(value: string): CardElement {
 
 /** Universal Action (1.5) with an Action.Submit fallback for clients without Universal Actions. */
 export function executeAction(titleText: string, data: ActionData): CardAction {
-  return {
-    type: 'Action.Execute',
-    title: titleText,
-    verb: data.verb,
-    data: data,
-    fallback: submitAction(titleText, data),
-  };
+  return { type: 'Action.Execute', title: titleText, verb: data.verb, data, fallback: submitAction(titleText, data) };
 }
 
 export function submitAction(titleText: string, data: ActionData): CardAction {
-  return { type: 'Action.Submit', title: titleText, data: data };
+  return { type: 'Action.Submit', title: titleText, data };
 }

@@ -13,10 +13,7 @@ export interface ChartPoint {
 interface ChartSpec {
   title: string;
   points: ChartPoint[];
-  /**
-   * What a host without charts renders in the chart's place: the element that says the same in text, or 'drop' when
-   * the card already says it elsewhere (then such a host shows the card exactly as it was before charts).
-   */
+  /** What a host without charts shows instead: the same in text, or 'drop' when the card says it elsewhere. */
   fallback: CardElement | 'drop';
   /** One of Teams' named colour sets for a whole chart. */
   colorSet?: 'categorical' | 'sequentialred';
@@ -60,10 +57,7 @@ export function donutChart(spec: ChartSpec): CardElement {
   return chart('Chart.Donut', spec, {}, ['legend', 'value']);
 }
 
-/**
- * Items grouped by currency (a three-letter code, otherwise USD, BILL's default), USD first then by code: one chart
- * per currency, because a bar that adds dollars to euros is a number nobody owes; `moneyTotal` lists totals so too.
- */
+/** Items by currency (USD, BILL's default, for none), USD first: a bar adding dollars to euros is a number nobody owes. */
 export function byCurrency<T>(items: readonly T[], currency: (item: T) => string | undefined): Array<[string, T[]]> {
   const groups = new Map<string, T[]>();
   for (const item of items) {

@@ -16,13 +16,8 @@ const dateFormats = new Map<string, Intl.DateTimeFormat>();
 /** `$1,250.00` for en-US/USD; unknown or missing currency codes fall back to USD. */
 export function money(amount: number | undefined | null, currency: string | undefined, locale: string): string {
   const code = currency && /^[A-Z]{3}$/.test(currency) ? currency : 'USD';
-  const fmt = kept(moneyFormats, `${locale}|${code}`, () => {
-    try {
-      return new Intl.NumberFormat(locale, { style: 'currency', currency: code });
-    } catch {
-      return new Intl.NumberFormat(locale, { style: 'currency', currency: 'USD' });
-    }
-  });
+  // Intl takes any three-letter code (one it does not know shows as the code itself).
+  const fmt = kept(moneyFormats, `${locale}|${code}`, () => new Intl.NumberFormat(locale, { style: 'currency', currency: code }));
   return fmt.format(typeof amount === 'number' && Number.isFinite(amount) ? amount : 0);
 }
 
@@ -36,10 +31,7 @@ function dateFormat(key: string, locale: string, options: Intl.DateTimeFormatOpt
   return kept(dateFormats, key, () => new Intl.DateTimeFormat(locale, options));
 }
 
-/**
- * Adds amounts in thousandths so totals of many bills do not drift (0.1 + 0.2) and a three-decimal currency (KWD, BHD)
- * totals what its rows show, not those rows rounded to cents.
- */
+/** Adds in thousandths: totals of many bills do not drift (0.1 + 0.2) and KWD or BHD totals keep three decimals. */
 export function sum(amounts: Array<number | undefined | null>): number {
   let mills = 0;
   for (const a of amounts) if (typeof a === 'number' && Number.isFinite(a)) mills += Math.round(a * 1000);
@@ -60,10 +52,7 @@ export function calendarDate(isoDate: string | undefined, locale: string): strin
   return dateFormat(`calendar|${locale}`, locale, { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' }).format(at);
 }
 
-/**
- * The day an instant BILL sent fell on in the bot's time zone ("Mar 8, 2026" for 03:00 UTC on the 9th in New York);
- * undefined for none or one that is no time (never the day of instant 0, 1970).
- */
+/** The day an instant fell on in the bot's time zone ("Mar 8, 2026" for 03:00 UTC on the 9th in New York), if any. */
 export function instantDate(instant: unknown, opts: FormatOptions): string | undefined {
   const at = typeof instant === 'string' ? Date.parse(instant) : Number.NaN;
   return Number.isFinite(at) ? calendarDate(dateInZone(at, opts.timeZone), opts.locale) : undefined;
@@ -71,8 +60,7 @@ export function instantDate(instant: unknown, opts: FormatOptions): string | und
 
 /** An instant for people, in the bot's time zone: "Nov 21, 2026, 10:42 AM". */
 export function dateTime(instant: Date | number | string | undefined, opts: FormatOptions): string {
-  if (instant === undefined) return '—';
-  const d = new Date(instant);
+  const d = new Date(instant ?? Number.NaN);
   if (Number.isNaN(d.getTime())) return '—';
   return dateFormat(`dateTime|${opts.locale}|${opts.timeZone}`, opts.locale, {
     dateStyle: 'medium',

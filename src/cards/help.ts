@@ -2,10 +2,7 @@
 import type { CommandInfo, ConversationKind } from '../features/types.js';
 import { adaptiveCard, escapeMarkdown, executeAction, footer, shorten, subtitle, table, text, title, type CardReply } from './card.js';
 
-/**
- * A usage as Teams can show it: Teams takes `<number>` for markup and drops it (and shows `&lt;` literally), so
- * arguments to fill in are written `{number}`; optional ones keep their `[days]`, which Teams shows as typed.
- */
+/** A usage as Teams can show it: Teams drops `<number>` as markup (and shows `&lt;` literally), so it becomes `{number}`. */
 export function usageText(usage: string): string {
   return usage.replace(/<([^<>]*)>/g, '{$1}');
 }
@@ -40,10 +37,7 @@ export function helpCard(commands: readonly CommandInfo[], opts: { note?: string
   return adaptiveCard(body, { summary: `billbridge: ${commands.length} commands — ${commands.map((c) => c.name).join(', ')}` });
 }
 
-/**
- * `args`: what was typed after the words the suggestion replaces ("14" of "bils due 14"), which its button runs with;
- * `note`: a line under the card's text, e.g. that names and numbers are still being read from BILL.
- */
+/** `args`: what was typed after the suggestion's words ("14" of "bils due 14"), which its button runs with. */
 export function unknownCommandCard(
   typedText: string,
   suggestion: CommandInfo | undefined,
@@ -55,8 +49,7 @@ export function unknownCommandCard(
   if (suggestion) {
     body.push(text(`Did you mean **${usageText(suggestion.usage)}**? ${suggestion.description}`));
     body.push(text(`Example: ${suggestion.examples[0] ?? suggestion.name}`, { subtle: true }));
-    // Every suggestion runs with a click: with what was typed after it, or as is (optional arguments take their
-    // default; a required one gets the command's own "which one?" answer).
+    // Runs as is without arguments: optional ones take their default, a missing required one gets "which one?".
     const args = (opts.args ?? '').trim().slice(0, 200);
     const line = args ? `${suggestion.name} ${args}` : suggestion.name;
     actions.unshift(executeAction(`Run "${shorten(line, 40)}"`, { verb: 'run', command: line }));

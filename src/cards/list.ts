@@ -1,8 +1,6 @@
-// The list card every list command answers with: totals over all rows, the rows of one page (10), Show more and
-// Refresh buttons that re-run the command and replace the card in place, "as of" in the footer, plain empty states;
-// and the detail card of one record (a bill, an invoice) or of an overview. Every string passed in is plain text and is
-// escaped here, except the headings of detail sections, which are ours; and shortened here, so BILL text of any length
-// (a pasted line description) cannot take a card past the 100 KB Teams accepts for a bot message.
+// The list card of every list command (totals, one page of rows, Show more and Refresh re-running the command in place,
+// "as of" footer) and the detail card of one record or overview. Every string passed in is plain text, escaped and
+// shortened here (BILL text of any length cannot take a card past Teams' 100 KB); detail section headings are ours.
 import {
   adaptiveCard,
   container,
@@ -107,12 +105,11 @@ export function detailCard(spec: DetailCardSpec): CardReply {
   if (spec.status) body.push(text(clipped(spec.status), { weight: 'Bolder' }));
   body.push(...(spec.facts ?? []).map((group) => plainFacts(group.filter((f) => f !== undefined))));
   for (const s of spec.sections) {
-    if ('note' in s) {
-      body.push(text(clipped(s.note, MAX_NOTE), { subtle: true, separator: s.separator }));
-      continue;
+    if ('note' in s) body.push(text(clipped(s.note, MAX_NOTE), { subtle: true, separator: s.separator }));
+    else {
+      const lines = s.facts.length > 0 || !s.none ? plainFacts(s.facts) : text(s.none, { subtle: true });
+      body.push(container([text(s.heading, { weight: 'Bolder' }), lines, ...(s.chart ? [s.chart] : [])], { separator: true }));
     }
-    const lines = s.facts.length > 0 || !s.none ? plainFacts(s.facts) : text(s.none, { subtle: true });
-    body.push(container([text(s.heading, { weight: 'Bolder' }), lines, ...(s.chart ? [s.chart] : [])], { separator: true }));
   }
   body.push(asOfFooter(spec));
   return adaptiveCard(body, { summary: spec.summary, actions: [...(spec.actions ?? []), refreshAction(spec.command)] });
@@ -144,12 +141,11 @@ export function listCard<T>(spec: ListCardSpec<T>): CardReply {
       const n = (i: number) => i.toLocaleString(spec.fmt.locale);
       const showing = `Showing ${n(from + 1)}–${n(from + shown.length)} of ${n(total)} ${escapeMarkdown(spec.noun)}`;
       body.push(text(showing, { subtle: true, size: 'Small' }));
-      if (page < pages - 1) actions.push(executeAction('Show more', { verb: 'run', command: spec.command, page: page + 1 }));
-      else actions.push(executeAction('Back to the first page', { verb: 'run', command: spec.command, page: 0 }));
+      const next = page < pages - 1 ? page + 1 : 0;
+      actions.push(executeAction(next > 0 ? 'Show more' : 'Back to the first page', { verb: 'run', command: spec.command, page: next }));
     }
   }
-  actions.push(...(spec.actions ?? []));
-  actions.push(refreshAction(spec.command, total === 0 ? 0 : page));
+  actions.push(...(spec.actions ?? []), refreshAction(spec.command, page));
   body.push(asOfFooter(spec, spec.footnotes));
   return adaptiveCard(body, { summary: spec.summary, actions });
 }

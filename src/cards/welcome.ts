@@ -39,8 +39,7 @@ function bindingText(input: WelcomeInput): { line: string; summary: string } {
   const link = `A billbridge admin can link it by typing **${typed('link {BILL organisation id}', input.kind)}** ${where}.`;
   switch (b.state) {
     case 'bound': {
-      // The whole team reads this card: it names the organisation by the end of its id only (billbridge does not
-      // know BILL's name for it); admins see the whole id in status.
+      // The whole team reads this card: only the end of the org id (admins see it whole in status).
       const org = shortRef(b.orgId);
       const demo = input.sandbox ? ' — the demo organisation of the embedded BILL sandbox (simulated data)' : '';
       const verb = b.source === 'link' ? 'is linked to' : 'uses';

@@ -10,8 +10,7 @@ export const SANDBOX_NOTE = 'Demo organisation — simulated data';
 
 /** "PARTIAL_PAYMENT" -> "Partial payment": unknown codes BILL may add still read as words. */
 export function codeWords(code: string | undefined): string {
-  if (!code) return 'Unknown';
-  const flat = code
+  const flat = (code ?? '')
     .replace(/[_\s]+/g, ' ')
     .trim()
     .toLowerCase()
@@ -43,9 +42,8 @@ export function billApprovalWords(bill: Pick<Bill, 'approvalStatus' | 'approvers
 }
 
 /**
- * A payment's lifecycle (singleStatus, developer.bill.com /docs/single-status-payment-values): its words, its tone, and
- * whether money moved or will move (scheduled, in process, paid, held, an uncashed check, escheated to the state) or
- * never did (canceled, voided or about to be, failed).
+ * A payment's singleStatus (developer.bill.com /docs/single-status-payment-values): its words, its tone, and whether
+ * money moved or will move (scheduled, paid, held, uncashed, escheated) or never did (canceled, voided, failed).
  */
 const SINGLE_STATUS = new Map<string, [words: string, tone: Tone, movesMoney: boolean]>([
   ['SCHEDULED', ['Scheduled', undefined, true]],
@@ -71,10 +69,7 @@ export function paymentStatusWords(singleStatus: string | undefined): { words: s
   return known ? { words: known[0], tone: known[1] } : { words: codeWords(singleStatus), tone: undefined };
 }
 
-/**
- * True when a payment counts in a total of money paid: by its singleStatus; a singleStatus billbridge does not know
- * falls back on the older `status` (PAID and SCHEDULED count; APPROVING, CANCELLED and anything else do not).
- */
+/** Whether a payment counts in money paid: by its singleStatus, else by the older `status` (PAID or SCHEDULED). */
 export function paymentMovesMoney(p: { singleStatus?: string; status?: string }): boolean {
   const known = p.singleStatus ? SINGLE_STATUS.get(p.singleStatus) : undefined;
   return known ? known[2] : p.status === 'PAID' || p.status === 'SCHEDULED';

@@ -7,39 +7,28 @@ import { dropOldest } from '../infra/bounded.js';
 import type { Clock } from '../infra/clock.js';
 
 /** Bytes refill at `perSecond` up to `capacity`; a new bucket is full. */
-class ByteBucket {
-  private level: number;
-  private at = 0;
-
-  constructor(
-    private readonly rate: { capacity: number; perSecond: number },
-    private readonly clock: Clock,
-  ) {
-    this.level = rate.capacity;
-  }
-
-  private refill(): void {
-    const now = this.clock.now();
-    this.level = Math.min(this.rate.capacity, this.level + ((now - this.at) / 1000) * this.rate.perSecond);
-    this.at = now;
-  }
-
-  take(bytes: number): boolean {
-    this.refill();
-    if (this.level < bytes) return false;
-    this.level -= bytes;
-    return true;
-  }
-
-  give(bytes: number): void {
-    this.refill();
-    this.level = Math.min(this.rate.capacity, this.level + bytes);
-  }
-
-  /** Seconds until `bytes` could be taken (asked right after a take of them failed, so the level is current). */
-  secondsUntil(bytes: number): number {
-    return Math.max(1, Math.ceil((Math.min(bytes, this.rate.capacity) - this.level) / this.rate.perSecond));
-  }
+function byteBucket(rate: { capacity: number; perSecond: number }, clock: Clock) {
+  let level = rate.capacity;
+  let at = 0;
+  const refill = () => {
+    const now = clock.now();
+    level = Math.min(rate.capacity, level + ((now - at) / 1000) * rate.perSecond);
+    at = now;
+  };
+  return {
+    take(bytes: number): boolean {
+      refill();
+      if (level < bytes) return false;
+      level -= bytes;
+      return true;
+    },
+    give(bytes: number): void {
+      refill();
+      level = Math.min(rate.capacity, level + bytes);
+    },
+    /** Seconds until `bytes` could be taken (asked right after a take of them failed, so the level is current). */
+    secondsUntil: (bytes: number) => Math.max(1, Math.ceil((Math.min(bytes, rate.capacity) - level) / rate.perSecond)),
+  };
 }
 
 // A BILL webhook is a few KB: a source may send 2 maximal bodies at once and 64 KB/s of failures after.
@@ -77,13 +66,13 @@ export interface Reservation {
 }
 
 export class SenderBudget {
-  private readonly sources = new Map<string, ByteBucket>();
+  private readonly sources = new Map<string, ReturnType<typeof byteBucket>>();
   private readonly verified = new Map<string, number>();
-  private readonly shared: ByteBucket;
+  private readonly shared: ReturnType<typeof byteBucket>;
 
   /** `clock`: the app's (buckets refill, and verified senders' passes end, as it moves). */
   constructor(private readonly clock: Clock) {
-    this.shared = new ByteBucket(GLOBAL, clock);
+    this.shared = byteBucket(GLOBAL, clock);
   }
 
   /** Reserves `declared` bytes (or `max` when the length is not declared) for `address`; a refusal says when to retry. */
@@ -123,10 +112,10 @@ export class SenderBudget {
     if (r.global) this.shared.give(bytes);
   }
 
-  private bucketOf(source: string): ByteBucket {
+  private bucketOf(source: string) {
     let bucket = this.sources.get(source);
     if (!bucket) {
-      bucket = new ByteBucket(PER_SOURCE, this.clock);
+      bucket = byteBucket(PER_SOURCE, this.clock);
       this.sources.set(source, bucket);
       if (this.sources.size > MAX_SOURCES) dropOldest(this.sources);
     }

@@ -13,8 +13,7 @@ export const MESSAGE_BODY_LIMIT = 256 * 1024;
 
 /** JSON reviver that drops prototype-polluting keys before anything sees them. */
 export function safeReviver(key: string, value: unknown): unknown {
-  if (key === '__proto__' || key === 'constructor' || key === 'prototype') return undefined;
-  return value;
+  return key === '__proto__' || key === 'constructor' || key === 'prototype' ? undefined : value;
 }
 
 export interface HttpServerDeps {
@@ -52,9 +51,8 @@ export function isJsonContentType(req: Request): boolean {
 export function createHttpServer(deps: HttpServerDeps): Server {
   const { log, messages } = deps;
   const server = restify.createServer({ name: 'billbridge', handleUncaughtExceptions: false, ignoreTrailingSlash: true });
-  // restify re-emits the listener's 'error' events on itself, where one nobody listens to ends the process: a port
-  // already taken at start-up (listen() rejects as well, and start-up says so), or an accept failing later (EMFILE,
-  // out of file descriptors under a flood of connections), after which the listener goes on accepting.
+  // restify re-emits the listener's 'error' events, where one nobody listens to ends the process: a port taken at
+  // start-up (listen() rejects too), or an accept failing later (EMFILE under a flood), after which it goes on.
   server.on('error', (err: NodeJS.ErrnoException) => log.error({ code: err.code, err: errorMessage(err) }, 'http listener error'));
 
   // restify answers its own errors (bad JSON 400, too large 413, unknown route 404, wrong method 405);
@@ -125,19 +123,14 @@ export function createHttpServer(deps: HttpServerDeps): Server {
   };
 
   // Load balancers and uptime probes often ask with HEAD: the same answer, whose body Node leaves out.
-  for (const [path, probe] of [
-    ['/healthz', healthz],
-    ['/readyz', readyz],
-  ] as const) {
+  for (const [path, probe] of Object.entries({ '/healthz': healthz, '/readyz': readyz })) {
     server.get(path, probe);
     server.head(path, probe);
   }
 
   // Without a token the route does not exist here (404): metrics are then only on METRICS_PORT, if anywhere.
   if (deps.metricsToken)
-    server.get('/metrics', async (req: Request, res: Response) => {
-      await serveMetrics(req, res, deps.metrics, deps.metricsToken, log);
-    });
+    server.get('/metrics', async (req: Request, res: Response) => serveMetrics(req, res, deps.metrics, deps.metricsToken, log));
 
   tabPageRoutes(server);
   for (const add of deps.routes) add(server);

@@ -196,20 +196,13 @@ async function load(deps: TabApiDeps, req: Request, correlationId: string) {
     };
     return { who, orgId, status: 200, body: await dashboard(ctx, person, deps), result: 'ok' as const };
   } catch (err) {
-    const errName = err instanceof Error ? err.name : typeof err;
-    // The audit line names the kind of refusal (`reason`), never an error's message.
-    const [refused, reason] =
+    const refused =
       err instanceof TabRefused
-        ? [err, `TabRefused:${err.reason}`]
+        ? err
         : err instanceof LimitExceeded
-          ? [
-              new TabRefused(429, 'billbridge is busy. Try again in a minute.', 'busy', Math.ceil(err.retryInMs / 1000)),
-              `LimitExceeded:${err.reason}`,
-            ]
-          : [
-              new TabRefused(503, 'BILL or Teams did not answer in time. Try again in a minute.', errorMessage(err).slice(0, 120), 60),
-              errName,
-            ];
+          ? new TabRefused(429, 'billbridge is busy. Try again in a minute.', 'busy', Math.ceil(err.retryInMs / 1000))
+          : new TabRefused(503, 'BILL or Teams did not answer in time. Try again in a minute.', errorMessage(err).slice(0, 120), 60);
+    const errName = err instanceof Error ? err.name : typeof err;
     const log = { correlationId, status: refused.status, reason: refused.reason };
     if (refused.status === 503 && !(err instanceof TabRefused) && !(err instanceof DependencyUnavailable))
       deps.log.warn({ ...log, errName }, 'dashboard tab could not be answered');
@@ -220,8 +213,9 @@ async function load(deps: TabApiDeps, req: Request, correlationId: string) {
       status: refused.status,
       body: { error: refused.message },
       retryAfterS: refused.retryAfterS,
+      // The audit line names the kind of refusal (TabRefused:<reason>, LimitExceeded:<reason>), never an error's message.
+      reason: err instanceof TabRefused || err instanceof LimitExceeded ? `${errName}:${err.reason}` : errName,
       result: refused.status === 503 ? ('error' as const) : ('refused' as const),
-      reason,
     };
   }
 }
