@@ -88,83 +88,80 @@ export function webhookSetup(deps: {
     inTurn(running, orgId, () =>
       withEditLock({ store: deps.state, clock: deps.clock }, { ns: 'webhook-setup', key: orgId }, work, SETUP_LEASE),
     );
-  const api = {
+  return {
     /**
      * Makes sure one BILL subscription sends every event billbridge posts to `url`, and that billbridge holds its key.
      * An existing subscription to the same URL is reused (its events updated, its key rotated when billbridge lost it).
      */
-    async setup(orgId: string, rawUrl: string) {
-      // The embedded sandbox delivers to http://127.0.0.1; real BILL does not.
-      const url = checkNotificationUrl(rawUrl, deps.allowLocalHttp ?? bill.backend === 'sandbox');
-      // Before BILL makes a key it would show only once.
-      if (!keys.canStore) throw new WebhookSetupError('unsealed', UNSEALED_REFUSED);
-      const subscriptions = subscriptionsOf(orgId);
-      const offered = new Set((await subscriptions.catalog()).filter((c) => c.versions.includes('1')).map((c) => c.type));
-      const events = Object.values(KINDS)
-        .flatMap((k) => k.types)
-        .filter((t) => offered.has(t));
-      if (events.length === 0) throw new WebhookSetupError('noEvents', 'BILL offers none of the event types billbridge posts');
-      const wanted = events.map((type) => ({ type, version: '1' }));
-      const existing = (await subscriptions.list().all()).items;
-      let subscription = existing.find((s) => s.notificationUrl.replace(/\/+$/, '') === url);
-      let action: 'created' | 'updated' | 'rotated' | 'unchanged' = 'unchanged';
-      let securityKey: string | undefined;
-      if (!subscription) {
-        if (existing.length >= MAX_BILL_SUBSCRIPTIONS) {
-          throw new WebhookSetupError(
-            'limit',
-            `BILL allows ${MAX_BILL_SUBSCRIPTIONS} webhook subscriptions per organisation and this one has ${existing.length}; delete one first`,
-          );
+    setup: (orgId: string, rawUrl: string) =>
+      oneAtATime(orgId, async () => {
+        // The embedded sandbox delivers to http://127.0.0.1; real BILL does not.
+        const url = checkNotificationUrl(rawUrl, deps.allowLocalHttp ?? bill.backend === 'sandbox');
+        // Before BILL makes a key it would show only once.
+        if (!keys.canStore) throw new WebhookSetupError('unsealed', UNSEALED_REFUSED);
+        const subscriptions = subscriptionsOf(orgId);
+        const offered = new Set((await subscriptions.catalog()).filter((c) => c.versions.includes('1')).map((c) => c.type));
+        const events = Object.values(KINDS)
+          .flatMap((k) => k.types)
+          .filter((t) => offered.has(t));
+        if (events.length === 0) throw new WebhookSetupError('noEvents', 'BILL offers none of the event types billbridge posts');
+        const wanted = events.map((type) => ({ type, version: '1' }));
+        const existing = (await subscriptions.list().all()).items;
+        let subscription = existing.find((s) => s.notificationUrl.replace(/\/+$/, '') === url);
+        let action: 'created' | 'updated' | 'rotated' | 'unchanged' = 'unchanged';
+        let securityKey: string | undefined;
+        if (!subscription) {
+          if (existing.length >= MAX_BILL_SUBSCRIPTIONS) {
+            throw new WebhookSetupError(
+              'limit',
+              `BILL allows ${MAX_BILL_SUBSCRIPTIONS} webhook subscriptions per organisation and this one has ${existing.length}; delete one first`,
+            );
+          }
+          subscription = await subscriptions.create({ name: 'billbridge', events: wanted, notificationUrl: url }, randomUUID());
+          securityKey = subscription.securityKey;
+          if (!securityKey) throw new Error('BILL created the subscription without returning its security key');
+          action = 'created';
+        } else {
+          const { events: now, status } = subscription;
+          const sameEvents =
+            now.length === wanted.length && wanted.every((w) => now.some((e) => e.type === w.type && e.version === w.version));
+          if (!sameEvents || !status.enabled) {
+            subscription = await subscriptions.update(subscription.id, { events: wanted, status: { enabled: true } });
+            action = 'updated';
+          }
+          if (!(await keys.has(subscription.id))) {
+            ({ securityKey } = await subscriptions.rotateKey(subscription.id, randomUUID()));
+            action = 'rotated';
+          }
         }
-        subscription = await subscriptions.create({ name: 'billbridge', events: wanted, notificationUrl: url }, randomUUID());
-        securityKey = subscription.securityKey;
-        if (!securityKey) throw new Error('BILL created the subscription without returning its security key');
-        action = 'created';
-      } else {
-        const { events: now, status } = subscription;
-        const sameEvents =
-          now.length === wanted.length && wanted.every((w) => now.some((e) => e.type === w.type && e.version === w.version));
-        if (!sameEvents || !status.enabled) {
-          subscription = await subscriptions.update(subscription.id, { events: wanted, status: { enabled: true } });
-          action = 'updated';
-        }
-        if (!(await keys.has(subscription.id))) {
-          ({ securityKey } = await subscriptions.rotateKey(subscription.id, randomUUID()));
-          action = 'rotated';
-        }
-      }
-      const { id, name } = subscription;
-      if (securityKey) await keys.save({ subscriptionId: id, orgId, name, notificationUrl: url, events, securityKey });
-      log.info({ orgId, subscriptionId: id, action, events: events.length }, 'BILL webhook subscription set up');
-      if (action !== 'unchanged') deps.onChange?.(orgId);
-      return { action, subscription: view(subscription, true) };
-    },
+        const { id, name } = subscription;
+        if (securityKey) await keys.save({ subscriptionId: id, orgId, name, notificationUrl: url, events, securityKey });
+        log.info({ orgId, subscriptionId: id, action, events: events.length }, 'BILL webhook subscription set up');
+        if (action !== 'unchanged') deps.onChange?.(orgId);
+        return { action, subscription: view(subscription, true) };
+      }),
 
     async list(orgId: string) {
       const items = (await subscriptionsOf(orgId).list().all()).items;
       return Promise.all(items.map(async (s) => view(s, await keys.has(s.id))));
     },
 
-    async remove(orgId: string, subscriptionId: string): Promise<void> {
-      const subscriptions = subscriptionsOf(orgId);
-      if (!(await subscriptions.list().all()).items.some((s) => s.id === subscriptionId)) {
-        // Not (or no longer) in BILL: a key left behind is still dropped, but only one kept for this organisation (an
-        // admin of another organisation must not be able to stop this one's events from being verified).
-        const ours = (await keys.list(orgId)).some((k) => k.subscriptionId === subscriptionId);
-        const had = ours && (await keys.remove(subscriptionId));
+    remove: (orgId: string, subscriptionId: string) =>
+      oneAtATime(orgId, async (): Promise<void> => {
+        const subscriptions = subscriptionsOf(orgId);
+        if (!(await subscriptions.list().all()).items.some((s) => s.id === subscriptionId)) {
+          // Not (or no longer) in BILL: a key left behind is still dropped, but only one kept for this organisation (an
+          // admin of another organisation must not be able to stop this one's events from being verified).
+          const ours = (await keys.list(orgId)).some((k) => k.subscriptionId === subscriptionId);
+          const had = ours && (await keys.remove(subscriptionId));
+          deps.onChange?.(orgId);
+          if (!had) throw new WebhookSetupError('notFound', `BILL has no webhook subscription ${subscriptionId} for this organisation`);
+          return;
+        }
+        await subscriptions.remove(subscriptionId);
+        await keys.remove(subscriptionId);
         deps.onChange?.(orgId);
-        if (!had) throw new WebhookSetupError('notFound', `BILL has no webhook subscription ${subscriptionId} for this organisation`);
-        return;
-      }
-      await subscriptions.remove(subscriptionId);
-      await keys.remove(subscriptionId);
-      deps.onChange?.(orgId);
-      log.info({ orgId, subscriptionId }, 'BILL webhook subscription deleted');
-    },
-  };
-  return {
-    ...api,
-    setup: (orgId: string, rawUrl: string) => oneAtATime(orgId, () => api.setup(orgId, rawUrl)),
-    remove: (orgId: string, subscriptionId: string) => oneAtATime(orgId, () => api.remove(orgId, subscriptionId)),
+        log.info({ orgId, subscriptionId }, 'BILL webhook subscription deleted');
+      }),
   };
 }
