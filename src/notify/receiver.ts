@@ -8,6 +8,7 @@
 //    recorded (also when the outbox held it: BILL's retry after a crash between the two), then 200 — a crash before
 //    the 200 makes BILL retry, one after it leaves the event in the outbox for the worker.
 // The answer comes within ANSWER_WITHIN_MS whatever the state store does (503 otherwise: BILL retries).
+import { setTimeout as delay } from 'node:timers/promises';
 import type { EntityKind } from '../mirror/records.js';
 import { errorMessage } from '../errors.js';
 import { parseNotification, peekSubscriptionId, signatureDigest, signatureMatches, type BillNotification } from '../bill/webhooks.js';
@@ -82,10 +83,7 @@ export class WebhookReceiver {
       return { status: 200, body: { status: 'ignored', eventId: n.metadata.eventId } };
     }
     const within = this.deps.answerWithinMs ?? ANSWER_WITHIN_MS;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => {
-      timer = setTimeout(() => resolve('late'), within);
-    });
+    const late = delay(within, 'late' as const, { ref: false });
     const work = this.store(n, info.entity);
     // Settles on its own if we answered late; its outcome is logged below either way.
     work.catch(() => undefined);
@@ -106,8 +104,6 @@ export class WebhookReceiver {
     } catch (err) {
       log.error({ err: errorMessage(err) }, 'webhook event could not be stored; answered 503 so BILL retries');
       return { status: 503, body: { status: 'retry', error: 'Try again' } };
-    } finally {
-      clearTimeout(timer);
     }
   }
 
