@@ -1,21 +1,19 @@
 // The delivery worker: takes accepted events from the durable outbox, routes them to the channels subscribed to
-// their kind (re-checking each channel's binding right before it sends), sends one card per channel through the
-// Bot Framework, retries what Teams asks to retry, and dead-letters what cannot be delivered.
+// their kind (re-checking each channel's binding right before it sends), sends one card per channel, retries what
+// Teams asks to retry, and dead-letters what cannot be delivered.
 //
-// Guarantee: at-least-once delivery of each accepted event to each channel routed to it, never a silent loss. A card
-// goes out twice only when the process dies (or the store refuses the write, or the lease is lost) between Teams
-// accepting a send and the worker storing it: the next holder of the event sends that one card again.
-//
-// - Routing happens once per event and is stored with it; each channel's delivery state is stored after each send.
-// - Each channel has its own lane: its cards go out in the order BILL's events arrived, while other lanes run side
-//   by side, so a channel Teams throttles (60 sends per 30 s) delays only itself.
-// - Before any card is drawn, the record is read from BILL (a payload is a hint: a holder of the webhook key could put
-//   any amount in it). A record BILL no longer has is not posted; while BILL cannot answer, the event waits (backing
-//   off like a send); a read BILL refuses as a wrong request, or one unanswered for UNREADABLE_FOR_MS, is a dead letter.
+// Guarantee: at-least-once delivery to each channel routed to, never a silent loss. A card goes out twice only when
+// the process dies (or the store refuses the write, or the lease is lost) between Teams accepting a send and the
+// worker storing it.
+// - Routing is stored with the event once; each channel's delivery state is stored after each send.
+// - One lane per channel: its cards go out in the order BILL's events arrived, so a channel Teams throttles (60 sends
+//   per 30 s) delays only itself.
+// - The card is drawn from the record as BILL answers a GET (a holder of the webhook key could put any amount in a
+//   payload). A record BILL no longer has is not posted; see `unconfirmed` for when BILL cannot answer.
 // - Retries: Teams' list (429, 412, 502, 503, 504) plus 500, 401 and network failures, with backoff (Retry-After when
-//   Teams gives one) and a bounded number of tries; then a dead letter (NS.deadLetters, shown by `status`).
+//   given) and a bounded number of tries; then a dead letter (NS.deadLetters, shown by `status`).
 // - Instances share the outbox: an event is worked on under a lease (jobs.ts), renewed while its sends wait and
-//   checked right before each send; a worker that lost it neither sends nor writes the event's record any more.
+//   checked right before each send; a worker that lost it neither sends nor writes the event any more.
 import type { Logger } from '../infra/log.js';
 import { BillApiError, errorMessage } from '../errors.js';
 import { NS } from '../infra/state/types.js';
@@ -50,10 +48,7 @@ const STOP_GRACE_MS = 10_000;
 
 const RETRY_STATUSES = new Set([0, 401, 412, 429, 500, 502, 503, 504]);
 
-/**
- * Why a delivery was set aside without Teams refusing a send: BILL refused to read the record, or did not answer for it
- * for UNREADABLE_FOR_MS (no send was tried either way), or the card could not be drawn (each try failed before a send).
- */
+/** Why a delivery was set aside without Teams refusing a send: BILL refused or never answered the read, or the card could not be drawn. */
 type SetAside = 'refused' | 'unreadable' | 'undrawable';
 
 export type DeadLetter = Pick<OutboxEvent, 'eventId' | 'type' | 'orgId'> &
@@ -93,10 +88,7 @@ const isLost = (h: Held): boolean => h.lost === true;
 
 const isObject = (v: unknown): v is object => v !== null && typeof v === 'object';
 
-/**
- * An outbox entry this version can work on. One in another shape (another version's, a damaged store) is passed over:
- * a delivery that was null threw in every pass, and no event of any organisation went out any more.
- */
+/** An outbox entry this version can work on; any other shape is passed over (a null delivery once stalled every org's events). */
 const isEvent = (v: unknown): v is OutboxEvent => {
   if (!isObject(v)) return false;
   const ev = v as Partial<OutboxEvent> & { v?: unknown };
@@ -453,9 +445,7 @@ export function deliveryWorker(deps: WorkerDeps) {
     },
 
     /** The outbox's events (those `which` keeps) and their deliveries still to be made. */
-    async depth(
-      which: (ev: OutboxEvent) => boolean = () => true,
-    ): Promise<{ events: number; pending: number; nextAt: number | undefined }> {
+    async depth(which: (ev: OutboxEvent) => boolean) {
       const all = (await events()).filter(which);
       const pending = all.flatMap(pendingOf);
       return {
