@@ -174,7 +174,7 @@ export function createNotifications(deps: NotifyDeps) {
 
     /** A notification's record as BILL has it now (a card's Refresh), shaped like its event; undefined for kinds not read by id. */
     async current(orgId: string, entityType: EntityKind, id: string, type: string): Promise<OutboxEvent | undefined> {
-      const record = await readRecord(bill, orgId, entityType, id, 'interactive');
+      const record = await readRecord(bill.org(orgId, { priority: 'interactive' }), entityType, id);
       if (record === undefined) return undefined;
       await mirror.markStale(orgId, entityType, id);
       const entity = projectEntity(record as Record<string, unknown>);

@@ -3,7 +3,6 @@
 // the record as BILL answers a GET for it (confirmRecord), never the payload.
 import type { BillGateway } from '../bill/gateway.js';
 import { BillApiError, FilterValueError } from '../errors.js';
-import type { Priority } from '../infra/limits/types.js';
 import type { EntityKind } from '../mirror/records.js';
 import type { OutboxEvent } from './types.js';
 
@@ -88,7 +87,7 @@ export async function confirmRecord(bill: BillGateway, ev: OutboxEvent): Promise
       if (!spend || ev.type === 'spend.reimbursement.deleted' || ev.type === 'spend.three-ds-challenge.created')
         return { state: 'current', entity: { id } };
       record = ev.type === 'spend.transaction.updated' ? await spend.transactions.get(id) : await spend.reimbursements.get(id);
-    } else record = await readRecord(bill, ev.orgId, ev.entityType, id, 'background');
+    } else record = await readRecord(bill.org(ev.orgId, { priority: 'background' }), ev.entityType, id);
     return record === undefined ? { state: 'gone' } : { state: 'current', entity: projectEntity(record as Record<string, unknown>) };
   } catch (err) {
     // A 404, or an id no BILL record can have: there is nothing to show.
@@ -98,14 +97,7 @@ export async function confirmRecord(bill: BillGateway, ev: OutboxEvent): Promise
 }
 
 /** A bill, invoice, payment or vendor as BILL has it now (one GET by id); undefined for other kinds. */
-export async function readRecord(
-  bill: BillGateway,
-  orgId: string,
-  entityType: EntityKind,
-  id: string,
-  priority: Priority,
-): Promise<unknown> {
-  const client = bill.org(orgId, { priority });
+export async function readRecord(client: ReturnType<BillGateway['org']>, entityType: EntityKind, id: string): Promise<unknown> {
   const records = { bill: client.bills, invoice: client.invoices, payment: client.payments, vendor: client.vendors }[entityType as string];
   return records?.get(id);
 }
