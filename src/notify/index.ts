@@ -148,7 +148,7 @@ export function createNotifications(deps: NotifyDeps) {
      * `target`: the channel status is asked in, if any. The outbox and dead letters counted are those of `orgId` only,
      * unless `everyOrg` (a billbridge admin): another organisation's notifications are not this team's to see.
      */
-    async status(target: ChannelTarget | undefined, orgId: string | undefined, everyOrg = false) {
+    async status(target: ChannelTarget | undefined, orgId: string | undefined, everyOrg: boolean) {
       const shown = (ev: { orgId: unknown }) => everyOrg || (orgId !== undefined && ev.orgId === orgId);
       const letters = (await state.entries<DeadLetter | null>(NS.deadLetters))
         .map(([, d]) => d)

@@ -1,11 +1,9 @@
-// Which of an org's records reach this deployment by webhook ("push-fed"): their kept answers and mirror may be reused
-// longer (CACHE_TTL_PUSHED_S instead of CACHE_TTL_LIST_S), because every change arrives as an event that marks it stale
-// (BILL's "treat webhooks as hints and confirm with GET"); the longer interval is the safety net for a lost event.
-// An entity is push-fed for an org only while: BILL announces its every change (kinds.ts PUSH_FED: not spend), a
-// subscription billbridge created for the org (its key is stored) covers its event types, and BILL said that
-// subscription is enabled (GET /v3/subscriptions/{id}) within the last check interval, or an event signed by it was
-// accepted in that time (BILL disables a subscription whose retries ran out: the next check sees it). Until the first
-// check has answered, nothing is push-fed. Checks run in the background, under the limiter.
+// Which of an org's records reach this deployment by webhook ("push-fed"): their kept answers and mirror are reused for
+// CACHE_TTL_PUSHED_S instead of CACHE_TTL_LIST_S, since every change arrives as an event that marks it stale; the
+// longer interval is the safety net for a lost event. Push-fed only while BILL announces the entity's every change
+// (kinds.ts PUSH_FED), a subscription billbridge created (its key is stored) covers its event types, and within the
+// last check interval BILL said that subscription is enabled or an event signed by it was accepted (BILL disables one
+// whose retries ran out). Nothing is push-fed before the first check answers; checks run in the background.
 import type { EntityKind } from '../mirror/records.js';
 import { errorMessage } from '../errors.js';
 import { eventTypeInfo, PUSH_FED } from './kinds.js';
