@@ -16,7 +16,7 @@ import type { UpstreamCallCounter } from '../infra/upstreamCalls.js';
 import { cardActivity, correlationIdOf, isObject, type TurnLogic } from './routes.js';
 import { errorReply } from '../cards/errorCards.js';
 import { connectorHttpClient } from './connectorLimits.js';
-import { TurnPacer } from './pacer.js';
+import { turnPacer } from './pacer.js';
 import { KeepingAuthentication } from './turnClients.js';
 
 export function botAuthOptions(config: Config): ConfigurationBotFrameworkAuthenticationOptions {
@@ -123,7 +123,7 @@ export function classifyAuthError(err: unknown): { status: 401 | 503; reason: st
  */
 export class BillbridgeAdapter extends CloudAdapter {
   /** Starts authenticated turns a few per loop turn (tests read and hold it). */
-  readonly pacer = new TurnPacer();
+  readonly pacer = turnPacer();
   /** Requests whose Bot Framework token verified (the server's byte budget for unauthenticated senders reads it). */
   private readonly authenticated = new WeakSet<object>();
   /** Connector clients kept for inbound turns (see turnClients.ts; tests count them). */
