@@ -34,10 +34,7 @@ export interface Turn {
   answer?: InvokeResponse;
 }
 
-/**
- * A step around the rest of its route: `next` runs the rest and gives what it came to (undefined: nothing to say), which
- * a step may act on. A step that returns without calling `next` stops the turn there, with its own result or none.
- */
+/** A step around the rest of its route: `next` runs the rest and gives what it came to; not calling `next` stops the turn. */
 export type Step = (turn: Turn, next: () => Promise<TurnResult | undefined>) => Promise<TurnResult | undefined>;
 
 export interface Route {
