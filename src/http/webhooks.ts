@@ -57,8 +57,7 @@ export function webhookRoute(receiver: Pick<WebhookReceiver, 'accept'>, log: Log
         sendJson(res, 415, { error: 'Content-Type must be application/json' }, true);
         return;
       }
-      const declaredHeader = req.headers['content-length'];
-      const declared = declaredHeader === undefined ? undefined : Number(declaredHeader);
+      const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
       if (declared !== undefined && declared > WEBHOOK_BODY_LIMIT) {
         log.info({ limit: WEBHOOK_BODY_LIMIT, declared }, 'webhook refused: body too large');
         sendJson(res, 413, { error: `Body larger than ${WEBHOOK_BODY_LIMIT} bytes` }, true);
