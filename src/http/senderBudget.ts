@@ -97,10 +97,7 @@ export class SenderBudget {
     if (this.verified.size > MAX_SOURCES) dropOldest(this.verified);
   }
 
-  /**
-   * The signature failed after `read` bytes were read: the sender pays for them (at least minCharge). It cannot have
-   * read more than it reserved: Node ends a body at its Content-Length, and without one the reservation is the limit.
-   */
+  /** The signature failed after `read` bytes (never more than reserved: Node ends a body at its Content-Length): the sender pays. */
   failedSender(r: Reservation, read: number): void {
     const owed = Math.max(MIN_CHARGE, read);
     if (owed < r.bytes) this.release(r, r.bytes - owed);

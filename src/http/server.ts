@@ -27,10 +27,7 @@ export interface HttpServerDeps {
   metrics: MetricsHandler;
   /** METRICS_TOKEN: /metrics is served on this port only when set, and only to a request bearing it. */
   metricsToken: string;
-  /**
-   * Inbound Bot Framework authentication is on (an app id is configured): a request to /api/messages without a
-   * bearer token shaped like a JWT is refused before its body is read. Off in local mode, where nothing is checked.
-   */
+  /** An app id is configured: /api/messages refuses a request without a JWT-shaped bearer token before reading its body. */
   requireBearer: boolean;
   /** More routes (webhooks...), added by the composition root. */
   routes: Array<(server: Server) => void>;

@@ -1,9 +1,7 @@
-// GET /api/tab/dashboard[?team=<team thread id>]: the dashboard tab's figures for the person its Teams sign-in names,
-// from the functions the cards are built from (bills due, invoices overdue, approvals waiting for them) and the
-// organisation's last webhook events, as plain JSON. In order: the token (401), the tenant (403), the person's rate as
-// for commands (429), which organisation — a channel tab's team, only for members of that team by the bot's own roster
-// call (403; 404 for a team billbridge is not in or that is not linked), else the deployment's in single-organisation
-// mode (404 in multi) — then the figures.
+// GET /api/tab/dashboard[?team=<team thread id>]: the dashboard tab's figures (bills due, invoices overdue, approvals
+// waiting, the last webhook events) for the person its Teams sign-in names, as plain JSON. Checks in order: token (401),
+// tenant (403), the person's command rate (429), then the organisation: a channel tab's team, only for its members by
+// the bot's own roster call (403; 404 unknown or unlinked), else the single organisation (404 in multi-org mode).
 import type { Request, Response, Server } from 'restify';
 import type { Logger } from '../infra/log.js';
 import type { Clock } from '../infra/clock.js';
@@ -12,7 +10,7 @@ import type { AccessPolicy } from '../features/access.js';
 import type { OrgBindings } from '../bindings/bindings.js';
 import type { Installations } from '../bindings/installations.js';
 import { newCorrelationId } from '../features/dispatch.js';
-import type { Caller, CommandContext, ConversationScope } from '../features/types.js';
+import type { CommandContext, ConversationScope } from '../features/types.js';
 import { readAudit } from '../features/audit.js';
 import type { AuditTrail } from '../infra/audit.js';
 import type { UpstreamCallCounter } from '../infra/upstreamCalls.js';
@@ -53,13 +51,11 @@ export interface TabApiDeps {
 }
 
 /** The organisation the tab shows for this person and place, or TabRefused. */
-async function orgFor(deps: TabApiDeps, person: TabPerson, team: string): Promise<string> {
+async function orgFor(deps: TabApiDeps, person: TabPerson, scope: ConversationScope): Promise<string> {
   const { tenantId } = person;
-  if (team === '') {
-    const orgId =
-      deps.orgBindings.mode === 'single'
-        ? await deps.orgBindings.resolve({ kind: 'personal', tenantId, teamId: undefined, conversationId: `tab:${person.aadObjectId}` })
-        : undefined;
+  const team = scope.teamId;
+  if (team === undefined) {
+    const orgId = deps.orgBindings.mode === 'single' ? await deps.orgBindings.resolve(scope) : undefined;
     if (!orgId)
       throw new TabRefused(404, 'This billbridge serves several organisations: open the tab in a channel of a linked team.', 'no team');
     return orgId;
@@ -135,10 +131,7 @@ async function dashboard(ctx: CommandContext & { orgId: string }, person: TabPer
   };
 }
 
-/**
- * The bills waiting for the person in BILL, read in their own session; null when they have not connected to this
- * organisation (or approvals are off).
- */
+/** The bills waiting for the person in BILL, read in their own session; null when they have not connected (or approvals are off). */
 async function waitingFor(person: TabPerson, orgId: string, approvals: Approvals | undefined, locale: string) {
   if (!approvals) return null;
   const link = await approvals.links.get({ tenantId: person.tenantId, aadObjectId: person.aadObjectId, orgId });
@@ -158,12 +151,9 @@ async function waitingFor(person: TabPerson, orgId: string, approvals: Approvals
     throw err;
   }
 }
-/**
- * One load: the figures, or the refusal's status and sentence, with how it went for the audit line and what it learnt
- * before it ended: who asked and where (once the token is checked), and which organisation.
- */
+/** One load: the figures or the refusal, with what the audit line needs (who and where once the token is checked, the org). */
 async function load(deps: TabApiDeps, req: Request, correlationId: string) {
-  let who: { scope: ConversationScope; caller: Caller; correlationId: string } | undefined;
+  let who: Parameters<typeof readAudit>[0] | undefined;
   let orgId: string | undefined;
   try {
     const person = await deps.sso(req.headers.authorization);
@@ -186,7 +176,7 @@ async function load(deps: TabApiDeps, req: Request, correlationId: string) {
       const retryAfterS = Math.ceil(decision.retryInMs / 1000);
       throw new TabRefused(429, `You have asked billbridge a lot this minute. Try again in ${retryAfterS} s.`, 'user rate', retryAfterS);
     }
-    orgId = await orgFor(deps, person, team);
+    orgId = await orgFor(deps, person, scope);
     const ctx = {
       ...who,
       input: { name: 'dashboard', args: [], argText: '', page: 0 },

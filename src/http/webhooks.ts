@@ -11,10 +11,7 @@ import { SIGNATURE_HEADER, signatureDigest } from '../bill/webhooks.js';
 import { isJsonContentType, sendJson } from './server.js';
 import { SenderBudget } from './senderBudget.js';
 
-/**
- * BILL's payloads are a few KB (an event carries one record; a bill with a few hundred line items, JSON-escaped as
- * BILL's docs warn it may be, stays well under this); anything near this is not a notification.
- */
+/** BILL's payloads are a few KB (one record; a bill with hundreds of JSON-escaped line items stays well under this). */
 const WEBHOOK_BODY_LIMIT = 256 * 1024;
 /** A client that sends its body this slowly is dropped. */
 const READ_TIMEOUT_MS = 10_000;
@@ -60,8 +57,7 @@ export function webhookRoute(receiver: Pick<WebhookReceiver, 'accept'>, log: Log
         sendJson(res, 415, { error: 'Content-Type must be application/json' }, true);
         return;
       }
-      const declaredHeader = req.headers['content-length'];
-      const declared = declaredHeader === undefined ? undefined : Number(declaredHeader);
+      const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
       if (declared !== undefined && declared > WEBHOOK_BODY_LIMIT) {
         log.info({ limit: WEBHOOK_BODY_LIMIT, declared }, 'webhook refused: body too large');
         sendJson(res, 413, { error: `Body larger than ${WEBHOOK_BODY_LIMIT} bytes` }, true);

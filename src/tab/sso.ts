@@ -36,9 +36,8 @@ export class TabRefused extends Error {
 const SIGN_IN_AGAIN = 'Your Teams sign-in could not be checked. Close the tab and open it again.';
 
 /**
- * The check of a tab's Authorization header: the person it names, or TabRefused (401; 503 when Microsoft's keys cannot
- * be read). `appId`: MicrosoftAppId; `publicHostname`: PUBLIC_HOSTNAME (the app id URI is api://{host}/{appId});
- * `keysUrl`: TabSsoKeysUrl (a bot auth override for tests and sovereign clouds, refused in production), Microsoft's by default.
+ * The person a tab's Authorization header names, or TabRefused (401; 503 when Microsoft's keys cannot be read). The app
+ * id URI is api://{PUBLIC_HOSTNAME}/{appId}; `keysUrl` (TabSsoKeysUrl) is an override for tests and sovereign clouds.
  */
 export function tabSso(opts: { appId: string; publicHostname: string; keysUrl: string | undefined }) {
   // jose is loaded by the first tab request, not at start: a bot whose tab nobody opens never holds it.

@@ -16,7 +16,7 @@ import type { UpstreamCallCounter } from '../infra/upstreamCalls.js';
 import { cardActivity, correlationIdOf, isObject, type TurnLogic } from './routes.js';
 import { errorReply } from '../cards/errorCards.js';
 import { connectorHttpClient } from './connectorLimits.js';
-import { TurnPacer } from './pacer.js';
+import { turnPacer } from './pacer.js';
 import { KeepingAuthentication } from './turnClients.js';
 
 export function botAuthOptions(config: Config): ConfigurationBotFrameworkAuthenticationOptions {
@@ -106,9 +106,8 @@ export function activityEnvelopeProblem(body: Record<string, unknown>): string |
 }
 
 /**
- * An error thrown while authenticating, as an answer: botframework-connector lets jsonwebtoken's errors (bad signature,
- * alg none) through as plain errors, which CloudAdapter would answer with 500. Every refusal is a 401; only failing to
- * load the OpenID metadata or keys (AuthenticationError 500, or a network error) is ours: 503.
+ * An authentication error as an answer: jsonwebtoken's errors come through as plain errors (CloudAdapter: 500). Every
+ * refusal is a 401; only failing to load the OpenID metadata or keys (AuthenticationError 500, network) is ours: 503.
  */
 export function classifyAuthError(err: unknown): { status: 401 | 503; reason: string } {
   const reason = errorMessage(err).replace(/\s+/g, ' ').slice(0, 200);
@@ -117,13 +116,10 @@ export function classifyAuthError(err: unknown): { status: 401 | 503; reason: st
   return { status: 401, reason };
 }
 
-/**
- * CloudAdapter whose HTTP path authenticates first and answers failures itself (401 with a fixed body: botbuilder's
- * echoes token claims): nothing runs, connects or is written for a request that did not authenticate.
- */
+/** CloudAdapter that authenticates first and answers a failure itself (401, fixed body: botbuilder's echoes token claims). */
 export class BillbridgeAdapter extends CloudAdapter {
   /** Starts authenticated turns a few per loop turn (tests read and hold it). */
-  readonly pacer = new TurnPacer();
+  readonly pacer = turnPacer();
   /** Requests whose Bot Framework token verified (the server's byte budget for unauthenticated senders reads it). */
   private readonly authenticated = new WeakSet<object>();
   /** Connector clients kept for inbound turns (see turnClients.ts; tests count them). */

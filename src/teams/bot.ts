@@ -1,6 +1,6 @@
 // The bot's route table: typed commands, card actions (Action.Submit and Action.Execute) and install events, each with
 // its steps in the order they run. Handlers get plain data (scope, caller, card data), never a botbuilder type.
-import { ActivityTypes, TurnContext, type Activity, type ChannelAccount, type InvokeResponse } from 'botbuilder';
+import { ActivityTypes, TurnContext, type Activity, type ChannelAccount } from 'botbuilder';
 import type { Logger } from '../infra/log.js';
 import { LimitExceeded, TenantNotAllowed, errorMessage } from '../errors.js';
 import { NS, type StateStore } from '../infra/state/types.js';
@@ -25,18 +25,11 @@ import type { Clock } from '../infra/clock.js';
 import { botArrived, botLeft, teamRenamed, type InstallParts } from './install.js';
 import { normalizeCommandText } from '../features/parse.js';
 import { messageExtensionRoutes, type MessageExtensionParts } from './messageExtensions.js';
-import { cardActivity, isObject, routeTable, type Route, type Step, type Turn, type TurnLogic } from './routes.js';
+import { cardActivity, invokeAnswer, isObject, routeTable, type Route, type Step, type Turn, type TurnLogic } from './routes.js';
 
 /** Teams re-sends an activity it thinks went unanswered; one answer per id within this window. */
 export const DUPLICATE_WINDOW_MS = 10 * 60_000;
 
-/** An invoke answer in Universal Actions' shape: a card, a line of text, or an error (400). */
-const invokeAnswer = (type: 'card.adaptive' | 'activity.message' | 'error', value: unknown, status = 200): InvokeResponse => ({
-  status,
-  body: { statusCode: status, type: `application/vnd.microsoft.${type}`, value },
-});
-/** A click's failed turn: the error card replaces the clicked card on the clicker's client, as a failed click's reply does. */
-const clickFailed = (reply: CardReply): InvokeResponse => invokeAnswer('card.adaptive', reply.card);
 /** Gives the invoke's protocol error and no card. */
 const invokeError = (turn: Turn, code: string, message: string) => {
   turn.answer = invokeAnswer('error', { code, message }, 400);
@@ -329,13 +322,12 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
       run: (t) =>
         invokeError(t, 'NotSupported', `The action '${(t.activity.value as { action: { type: string } }).action.type}' is not supported.`),
     },
-    { name: 'card: run', select: clickWithVerb('run'), steps: [reply, tenant, dedupe, audit, rate], run: runFromCard, failed: clickFailed },
+    { name: 'card: run', select: clickWithVerb('run'), steps: [reply, tenant, dedupe, audit, rate], run: runFromCard },
     ...Object.entries(parts.cardActions).map(([verb, handler]): Route => ({
       name: `card: ${verb}`,
       select: clickWithVerb(verb),
       steps: [reply, tenant, dedupe, rate],
       run: (t) => cardAction(t, verb, handler),
-      failed: clickFailed,
     })),
     {
       name: 'card: unknown verb',
@@ -345,14 +337,12 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
         t.log.info({ verb: String(clickIn(t.activity).verb).slice(0, 40) }, 'unknown card action');
         return Promise.resolve({ reply: dispatcher.errorCard(new Error('unknown card action'), t), outcome: 'unknown' });
       },
-      failed: clickFailed,
     },
     {
       name: 'card: no verb',
       select: (a) => clickOf(a) !== undefined,
       steps: [reply, tenant, dedupe],
       run: (t) => invokeError(t, 'BadRequest', 'Missing verb'),
-      failed: clickFailed,
     },
   ]);
 }

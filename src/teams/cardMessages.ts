@@ -22,10 +22,7 @@ function sortedKeys(_key: string, value: unknown): unknown {
   return Object.fromEntries(keys.map((k) => [k, value[k]]));
 }
 
-/**
- * One button as recorded: the names of its data fields and a digest of their values. Inputs (a comment box) are merged
- * into the data a click carries, so a click matches a button when it carries every field of the button unchanged.
- */
+/** A button as recorded: its data fields' names and a digest of their values (a click also carries its inputs' values). */
 function print(data: Record<string, unknown>, keys: string[]): string {
   const picked = Object.fromEntries(keys.map((k) => [k, data[k]]));
   return `${keys.join(',')}|${createHash('sha256').update(JSON.stringify(picked, sortedKeys)).digest('base64url').slice(0, 22)}`;
@@ -66,9 +63,8 @@ export class CardMessages {
   ) {}
 
   /**
-   * Message `activityId` now carries this card's buttons: `new` (just posted), `edited` (the message was edited for
-   * everyone: the buttons it had are gone) or `shown` (an invoke answer replaced it on one person's client: both the
-   * message's buttons and these may be clicked on it).
+   * Message `activityId` now carries this card's buttons: `new` (just posted), `edited` (for everyone: its old buttons
+   * are gone) or `shown` (an invoke answer replaced it on one client: its old buttons and these may both be clicked).
    */
   async posted(where: Where, activityId: string | undefined, card: AdaptiveCard, how: 'new' | 'edited' | 'shown'): Promise<void> {
     if (!activityId || !where.conversationId) return;

@@ -60,10 +60,7 @@ export function retryAfterMs(headers: { get(name: string): string | undefined | 
   return Number.isFinite(ms) && ms >= 0 ? ms : parseRetryAfter(headers.get('retry-after') ?? undefined, now);
 }
 
-/**
- * The thread a connector call counts against: the conversation it addresses (.../v3/conversations/{id}/...; service URLs
- * carry a path such as /amer/), else its path (/v3/teams/{id} counts against that team).
- */
+/** The thread a connector call counts against: the conversation it addresses (service URLs carry a path such as /amer/), else its path. */
 export function threadOfUrl(url: string): string {
   try {
     const path = new URL(url).pathname;
@@ -73,10 +70,7 @@ export function threadOfUrl(url: string): string {
   }
 }
 
-/**
- * Response headers in the pipeline's own HttpHeadersLike class (its package is botbuilder's, not ours to import): the
- * request's headers, cloned and emptied.
- */
+/** Response headers in the pipeline's own HttpHeadersLike class (botbuilder's package, not ours): the request's, cloned and emptied. */
 function responseHeaders(request: CompatRequest, headers: Record<string, string | string[] | undefined>): CompatResponse['headers'] {
   const out = request.headers.clone();
   for (const name of out.headerNames()) out.remove(name);
@@ -105,9 +99,8 @@ async function sendAttempt(request: CompatRequest): Promise<CompatResponse> {
 }
 
 /**
- * The HTTP client botbuilder's connector clients send with: each attempt takes a slot of its thread's budget and every
- * 429 pauses that thread for everyone. A 429 means Teams did not accept the message, so a retry never delivers twice.
- * `send`: the HTTP call itself (tests answer without a network).
+ * Each attempt takes a slot of its thread's budget and every 429 pauses that thread for everyone. A 429 means Teams
+ * did not accept the message, so a retry never delivers twice. `send`: the HTTP call itself (tests answer without a network).
  */
 export function connectorHttpClient(deps: { limiter: Limiter; log: Logger; send?: typeof sendAttempt }): HttpClient {
   const { limiter, log, send = sendAttempt } = deps;

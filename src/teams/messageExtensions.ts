@@ -104,10 +104,8 @@ function searchLine(turn: Turn): CommandLine {
 /** A thumbnail card's text, which Teams renders as its XML subset (<a href>, <b>…; title and subtitle take none). */
 const escapeRichText = (value: string): string => value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
-/**
- * A result row: the card Teams inserts when it is picked, and its preview, with no tap (Teams would ask again with
- * composeExtension/selectItem, and the Agents Playground lists no result whose preview has one).
- */
+/** A result row: the card inserted when picked, and a preview with no tap (Teams would ask again with selectItem, and the
+ * Agents Playground lists no result whose preview has one). */
 function attachment(result: SearchResult): MessagingExtensionAttachment {
   // Shortened as card text is (a BILL name can be thousands of characters; Teams shows a line or two of each).
   const { title, subtitle, text: line } = result.preview;

@@ -34,10 +34,7 @@ export interface Turn {
   answer?: InvokeResponse;
 }
 
-/**
- * A step around the rest of its route: `next` runs the rest and gives what it came to (undefined: nothing to say), which
- * a step may act on. A step that returns without calling `next` stops the turn there, with its own result or none.
- */
+/** A step around the rest of its route: `next` runs the rest and gives what it came to; not calling `next` stops the turn. */
 export type Step = (turn: Turn, next: () => Promise<TurnResult | undefined>) => Promise<TurnResult | undefined>;
 
 export interface Route {
@@ -45,9 +42,15 @@ export interface Route {
   select(activity: Activity): boolean;
   steps: readonly Step[];
   run(turn: Turn): Promise<TurnResult | undefined>;
-  /** An invoke's answer when its turn fails (the store down, the disk full): the error card in its shape, else 501. */
+  /** An invoke's answer when its turn fails (the store down, the disk full): the error card in its shape; by default as a click's answer. */
   failed?(reply: CardReply): InvokeResponse;
 }
+
+/** An invoke answer in Universal Actions' shape: a card, a line of text, or an error (400). */
+export const invokeAnswer = (type: 'card.adaptive' | 'activity.message' | 'error', value: unknown, status = 200): InvokeResponse => ({
+  status,
+  body: { statusCode: status, type: `application/vnd.microsoft.${type}`, value },
+});
 
 /** A card reply as a message activity (its summary is what notifications and chat lists show). */
 export function cardActivity(reply: CardReply): Partial<Activity> {
@@ -123,12 +126,14 @@ export function routeTable(log: Logger, routes: readonly Route[]): TurnLogic {
         answer = turn.answer;
       } catch (err) {
         // A message's failure is the adapter's (onTurnError posts the error card there).
-        if (activity.type !== 'invoke' || !route.failed) throw err;
+        if (activity.type !== 'invoke') throw err;
         turn.log.error(
           { err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err, route: route.name },
           'invoke failed; answered with the error card',
         );
-        answer = route.failed(errorReply(err, { correlationId }));
+        const reply = errorReply(err, { correlationId });
+        // A click's failed turn: the error card replaces the clicked card on the clicker's client, as a failed click's reply does.
+        answer = route.failed ? route.failed(reply) : invokeAnswer('card.adaptive', reply.card);
       }
     }
     // An invoke with no route or no answer (task/fetch, signin...): 501, as botbuilder answers it.

@@ -35,22 +35,6 @@ function keptClient<T>(kept: KeptClients<T>, key: string, make: () => Promise<T>
   return client;
 }
 
-/** Hands out botbuilder's factory's clients once per app id, service URL and audience. */
-class KeepingConnectorFactory extends ConnectorFactory {
-  constructor(
-    private readonly inner: ConnectorFactory,
-    private readonly appId: string,
-    private readonly clients: KeptClients<ConnectorClient>,
-  ) {
-    super();
-  }
-
-  override create(serviceUrl: string, audience?: string): Promise<ConnectorClient> {
-    const key = `${this.appId}\n${serviceUrl}\n${audience ?? ''}`;
-    return keptClient(this.clients, key, () => this.inner.create(serviceUrl, audience));
-  }
-}
-
 /** botbuilder's authentication as is, except that inbound turns' connector clients and user token clients are kept. */
 export class KeepingAuthentication extends ConfigurationBotFrameworkAuthentication {
   private readonly connectors: KeptClients<ConnectorClient> = new Map();
@@ -62,8 +46,17 @@ export class KeepingAuthentication extends ConfigurationBotFrameworkAuthenticati
 
   override async authenticateRequest(activity: Activity, authHeader: string): Promise<AuthenticateRequestResult> {
     const auth = await super.authenticateRequest(activity, authHeader);
-    if (!auth.connectorFactory) return auth;
-    return { ...auth, connectorFactory: new KeepingConnectorFactory(auth.connectorFactory, appIdOf(auth.claimsIdentity), this.connectors) };
+    const inner = auth.connectorFactory;
+    if (!inner) return auth;
+    const appId = appIdOf(auth.claimsIdentity);
+    const kept = this.connectors;
+    // botbuilder's factory's clients, handed out once per app id, service URL and audience.
+    const connectorFactory = new (class extends ConnectorFactory {
+      override create(serviceUrl: string, audience?: string): Promise<ConnectorClient> {
+        return keptClient(kept, `${appId}\n${serviceUrl}\n${audience ?? ''}`, () => inner.create(serviceUrl, audience));
+      }
+    })();
+    return { ...auth, connectorFactory };
   }
 
   override createUserTokenClient(claimsIdentity: ClaimsIdentity): Promise<UserTokenClient> {

@@ -1,13 +1,13 @@
 // A burst of activities starts a few turns per turn of the event loop, in arrival order, so BILL's answers are read
 // in between; at ordinary rates a turn starts at once.
 import { describe, expect, it } from 'vitest';
-import { TurnPacer } from '../../src/teams/pacer.js';
+import { turnPacer } from '../../src/teams/pacer.js';
 
 const loopTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-describe('TurnPacer', () => {
+describe('turnPacer', () => {
   it('starts a lone turn at once, without waiting for the loop to come round', async () => {
-    const pacer = new TurnPacer(2);
+    const pacer = turnPacer(2);
     let started = false;
     void pacer.next().then(() => (started = true));
     await Promise.resolve();
@@ -15,7 +15,7 @@ describe('TurnPacer', () => {
   });
 
   it('starts a burst two per loop turn, in the order the activities came', async () => {
-    const pacer = new TurnPacer(2);
+    const pacer = turnPacer(2);
     const order: number[] = [];
     const all = Array.from({ length: 9 }, (_, i) => pacer.next().then(() => order.push(i)));
     await Promise.resolve();
@@ -29,7 +29,7 @@ describe('TurnPacer', () => {
   });
 
   it('lets I/O that arrived meanwhile run between the batches', async () => {
-    const pacer = new TurnPacer(1);
+    const pacer = turnPacer(1);
     const events: string[] = [];
     const turns = Array.from({ length: 3 }, (_, i) => pacer.next().then(() => events.push(`turn ${i}`)));
     // A timer that is due stands for an answer from BILL that is ready to be read (made due before the loop turns).
