@@ -42,7 +42,6 @@ export class RedisConnection {
   private readonly subscriber: Redis;
   private readonly handlers = new Map<string, Set<(message: string) => void>>();
   private readonly resubscribed = new Set<() => void>();
-  private readonly reconnected = new Set<() => void>();
   private everReady = false;
   private down = false;
   private closed = false;
@@ -83,12 +82,10 @@ export class RedisConnection {
       if (!this.closed && !this.down && this.everReady) wentDown(undefined);
     });
     this.client.on('ready', () => {
-      const back = this.everReady && this.down;
       if (this.down || !this.everReady)
         opts.log.info({ redis: this.location }, this.everReady ? 'Redis connection restored' : 'Redis connected: cluster mode');
       this.down = false;
       this.everReady = true;
-      if (back) this.callEach(this.reconnected, undefined, 'Redis reconnect hook failed');
     });
     const sub = new Redis(opts.url, { ...options, enableOfflineQueue: true, connectionName: 'billbridge-sub' });
     this.subscriber = sub;
@@ -173,11 +170,6 @@ export class RedisConnection {
   /** Called every time the subscriber (re)subscribes: whoever relies on messages published while it was away resynchronises. */
   onResubscribe(fn: () => void): void {
     this.resubscribed.add(fn);
-  }
-
-  /** Called each time commands work again after an outage (not on the first connection). */
-  onReconnect(fn: () => void): void {
-    this.reconnected.add(fn);
   }
 
   async close(): Promise<void> {
