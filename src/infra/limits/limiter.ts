@@ -114,9 +114,8 @@ export class SharedLimiter implements Limiter {
     const interactive = opts.priority === 'interactive';
     const wait = opts.maxWaitMs ?? (interactive ? this.deps.config.limits.commandWaitMs : undefined);
     let deadline = wait === undefined ? Number.POSITIVE_INFINITY : now + Math.max(0, wait);
-    // Captured now: a call started from a draining queue still counts for the turn that asked for it. A person's call
-    // (other than the Bot Connector sends that carry the answer) waits at most until the turn's deadline, so a command
-    // making several calls says "busy" before Teams gives up on the turn; it is also told to have ended by then (endBy).
+    // Captured now, so a call started from a draining queue counts for its turn. A person's call (not the Connector send
+    // carrying the answer) waits and runs at most until the turn's deadline, so "busy" comes before Teams gives up.
     const turn = this.deps.turns?.scope();
     const endBy = turn && interactive && wait !== undefined && upstream.service !== 'connector' ? turn.deadline : undefined;
     if (endBy !== undefined && refs[0]) {
@@ -399,13 +398,9 @@ export class SharedLimiter implements Limiter {
 
   blockedUntil(upstream: Upstream): number | undefined {
     const now = this.deps.clock.now();
-    let until: number | undefined;
-    for (const ref of budgetsFor(this.deps.config.limits, upstream)) {
-      const block = this.store.blocked(ref.id, now);
-      const at = Math.max(block?.until ?? now, this.failFastAt(ref, now));
-      if (at > now) until = Math.max(until ?? 0, at);
-    }
-    return until;
+    const freeAt = (ref: BudgetRef) => Math.max(this.store.blocked(ref.id, now)?.until ?? now, this.failFastAt(ref, now));
+    const until = Math.max(now, ...budgetsFor(this.deps.config.limits, upstream).map(freeAt));
+    return until > now ? until : undefined;
   }
 
   snapshot(): BudgetSnapshot[] {
