@@ -180,10 +180,7 @@ export class RedisConnection {
     await Promise.all(connections.filter((c) => c.status === 'ready').map((c) => c.quit().catch(() => c.disconnect())));
   }
 
-  /**
-   * Says (once, at the first connection) what in Redis's settings lets acknowledged state vanish: eviction under memory
-   * pressure, or no append-only file. A Redis that refuses INFO (some managed ones rename it) is taken on trust.
-   */
+  /** Warns once of settings that let acknowledged state vanish; a Redis refusing INFO (some managed ones rename it) is trusted. */
   private async checkSettings(): Promise<void> {
     const info = await this.client.info().catch(() => undefined);
     if (info === undefined) return;
