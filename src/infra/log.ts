@@ -62,10 +62,7 @@ export class SecretRegistry {
     return [...this.values.keys()];
   }
 
-  /**
-   * Replaces every known secret (also in its JSON-escaped and URL-encoded forms), and the user name and password of any
-   * URL, with [REDACTED]. Never throws.
-   */
+  /** Censors every known secret (as is, JSON-escaped, URL-encoded) and any URL's user name and password. Never throws. */
   scrub(text: string): string {
     this.expire();
     let out = withoutUrlCredentials(text);

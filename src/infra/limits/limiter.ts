@@ -91,8 +91,6 @@ export class SharedLimiter implements Limiter {
   /** The rule of each per-conversation or per-team budget (one per name), for the keys the store holds counts of. */
   private readonly aggregateRules = new Map<string, BudgetRule>();
   private readonly counters = new Map<string, BudgetCounters>();
-  /** Tickets still waiting: a settled one leaves, and its turn stops at the next check. */
-  private readonly tickets = new Set<Ticket>();
   private readonly grants = new ContextSlot<GrantContext>('limiter grant');
   private lastSweep = 0;
   private closed = false;
@@ -116,9 +114,8 @@ export class SharedLimiter implements Limiter {
     const interactive = opts.priority === 'interactive';
     const wait = opts.maxWaitMs ?? (interactive ? this.deps.config.limits.commandWaitMs : undefined);
     let deadline = wait === undefined ? Number.POSITIVE_INFINITY : now + Math.max(0, wait);
-    // Captured now: a call started from a draining queue still counts for the turn that asked for it. A person's call
-    // (other than the Bot Connector sends that carry the answer) waits at most until the turn's deadline, so a command
-    // making several calls says "busy" before Teams gives up on the turn; it is also told to have ended by then (endBy).
+    // Captured now, so a call started from a draining queue counts for its turn. A person's call (not the Connector send
+    // carrying the answer) waits and runs at most until the turn's deadline, so "busy" comes before Teams gives up.
     const turn = this.deps.turns?.scope();
     const endBy = turn && interactive && wait !== undefined && upstream.service !== 'connector' ? turn.deadline : undefined;
     if (endBy !== undefined && refs[0]) {
@@ -224,7 +221,7 @@ export class SharedLimiter implements Limiter {
   /** Head of a budget's waiting room: takes a unit or the next freed slot as soon as any pause allows, or says why it cannot in time. */
   private async turn(st: BudgetState, ticket: Ticket): Promise<LimitExceeded | undefined> {
     const { ref } = st;
-    while (this.tickets.has(ticket)) {
+    while (st.waiting.includes(ticket)) {
       const now = this.deps.clock.now();
       const block = this.store.blocked(ref.id, now);
       if (block?.kind === 'hourly') return this.reject(st, block.until - now, 'hourly');
@@ -240,7 +237,7 @@ export class SharedLimiter implements Limiter {
       } else {
         const freed = st.freed;
         if (await this.store.acquire(ref.id, st.effective)) {
-          if (this.tickets.has(ticket)) {
+          if (st.waiting.includes(ticket)) {
             st.running++;
             break;
           }
@@ -278,8 +275,9 @@ export class SharedLimiter implements Limiter {
       if (this.closed) return reject(new LimitExceeded(st.ref.budget, 5_000, 'busy'));
       let timer: ReturnType<typeof setTimeout> | undefined;
       const settle = (): boolean => {
-        if (!this.tickets.delete(ticket)) return false;
-        st.waiting.splice(st.waiting.indexOf(ticket), 1);
+        const at = st.waiting.indexOf(ticket);
+        if (at < 0) return false;
+        st.waiting.splice(at, 1);
         clearTimeout(timer);
         return true;
       };
@@ -290,13 +288,11 @@ export class SharedLimiter implements Limiter {
         grant: () => settle() && resolve(),
         fail: (err) => settle() && reject(err),
       };
-      this.tickets.add(ticket);
       const firstBackground = priority === 'interactive' ? st.waiting.findIndex((t) => t.priority === 'background') : -1;
       st.waiting.splice(firstBackground < 0 ? st.waiting.length : firstBackground, 0, ticket);
       if (Number.isFinite(deadline)) {
         timer = setTimeout(
           () => {
-            if (!this.tickets.has(ticket)) return;
             ticket.fail(this.reject(st, this.estimate(st, st.waiting.length), 'busy'));
             ticket.wake?.();
           },
@@ -402,13 +398,9 @@ export class SharedLimiter implements Limiter {
 
   blockedUntil(upstream: Upstream): number | undefined {
     const now = this.deps.clock.now();
-    let until: number | undefined;
-    for (const ref of budgetsFor(this.deps.config.limits, upstream)) {
-      const block = this.store.blocked(ref.id, now);
-      const at = Math.max(block?.until ?? now, this.failFastAt(ref, now));
-      if (at > now) until = Math.max(until ?? 0, at);
-    }
-    return until;
+    const freeAt = (ref: BudgetRef) => Math.max(this.store.blocked(ref.id, now)?.until ?? now, this.failFastAt(ref, now));
+    const until = Math.max(now, ...budgetsFor(this.deps.config.limits, upstream).map(freeAt));
+    return until > now ? until : undefined;
   }
 
   snapshot(): BudgetSnapshot[] {
@@ -502,7 +494,7 @@ export class SharedLimiter implements Limiter {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const ticket of [...this.tickets]) {
+    for (const ticket of [...this.states.values()].flatMap((st) => [...st.waiting])) {
       ticket.fail(new LimitExceeded('limiter', 5_000, 'busy'));
       ticket.wake?.();
     }

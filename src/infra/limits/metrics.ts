@@ -55,27 +55,18 @@ export function registerLimiterMetrics(registry: Registry, limiter: SharedLimite
     });
   }
 
-  counterFromTotals(
-    registry,
-    'billbridge_budget_rejected_total',
-    'Calls refused by the limiter without reaching the upstream, by reason',
-    ['budget', 'reason'] as const,
-    () =>
-      limiter
-        .budgetCounters()
-        .flatMap((c) => Object.entries(c.rejected).map(([reason, n]) => ({ labels: { budget: c.budget, reason }, total: n }))),
-  );
   counterFromTotals(registry, 'billbridge_budget_granted_total', 'Calls admitted by the budget', ['budget'] as const, () =>
     limiter.budgetCounters().map((c) => ({ labels: { budget: c.budget }, total: c.granted })),
   );
-  counterFromTotals(
-    registry,
-    'billbridge_budget_throttles_total',
-    'Server-side throttles reported by upstreams, by kind',
-    ['budget', 'kind'] as const,
-    () =>
+  const perKind = [
+    ['rejected', 'Calls refused by the limiter without reaching the upstream, by reason', 'reason'],
+    ['throttles', 'Server-side throttles reported by upstreams, by kind', 'kind'],
+  ] as const;
+  for (const [field, help, label] of perKind) {
+    counterFromTotals<string>(registry, `billbridge_budget_${field}_total`, help, ['budget', label], () =>
       limiter
         .budgetCounters()
-        .flatMap((c) => Object.entries(c.throttles).map(([kind, n]) => ({ labels: { budget: c.budget, kind }, total: n }))),
-  );
+        .flatMap((c) => Object.entries(c[field]).map(([k, n]) => ({ labels: { budget: c.budget, [label]: k }, total: n }))),
+    );
+  }
 }

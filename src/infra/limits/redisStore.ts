@@ -65,7 +65,8 @@ export class RedisBudgetStore extends LocalBudgetStore {
     const { redis } = deps;
     redis.subscribe(BLOCK_CHANNEL, (message) => this.takeBlock(message));
     redis.onResubscribe(() => void this.loadBlocks());
-    redis.onReconnect(() => this.retryReleases());
+    // Each time commands work again (the first time there is nothing to release).
+    redis.client.on('ready', () => this.retryReleases());
   }
 
   override async take(id: string, rule: RateRule, now: number): Promise<TakeResult> {

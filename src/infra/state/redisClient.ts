@@ -42,7 +42,6 @@ export class RedisConnection {
   private readonly subscriber: Redis;
   private readonly handlers = new Map<string, Set<(message: string) => void>>();
   private readonly resubscribed = new Set<() => void>();
-  private readonly reconnected = new Set<() => void>();
   private everReady = false;
   private down = false;
   private closed = false;
@@ -83,12 +82,10 @@ export class RedisConnection {
       if (!this.closed && !this.down && this.everReady) wentDown(undefined);
     });
     this.client.on('ready', () => {
-      const back = this.everReady && this.down;
       if (this.down || !this.everReady)
         opts.log.info({ redis: this.location }, this.everReady ? 'Redis connection restored' : 'Redis connected: cluster mode');
       this.down = false;
       this.everReady = true;
-      if (back) this.callEach(this.reconnected, undefined, 'Redis reconnect hook failed');
     });
     const sub = new Redis(opts.url, { ...options, enableOfflineQueue: true, connectionName: 'billbridge-sub' });
     this.subscriber = sub;
@@ -175,11 +172,6 @@ export class RedisConnection {
     this.resubscribed.add(fn);
   }
 
-  /** Called each time commands work again after an outage (not on the first connection). */
-  onReconnect(fn: () => void): void {
-    this.reconnected.add(fn);
-  }
-
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -188,10 +180,7 @@ export class RedisConnection {
     await Promise.all(connections.filter((c) => c.status === 'ready').map((c) => c.quit().catch(() => c.disconnect())));
   }
 
-  /**
-   * Says (once, at the first connection) what in Redis's settings lets acknowledged state vanish: eviction under memory
-   * pressure, or no append-only file. A Redis that refuses INFO (some managed ones rename it) is taken on trust.
-   */
+  /** Warns once of settings that let acknowledged state vanish; a Redis refusing INFO (some managed ones rename it) is trusted. */
   private async checkSettings(): Promise<void> {
     const info = await this.client.info().catch(() => undefined);
     if (info === undefined) return;

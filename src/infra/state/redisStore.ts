@@ -15,10 +15,7 @@ const MGET_CHUNK = 500;
 /** Records a log (stream) keeps, about (MAXLEN ~ trims whole radix-tree nodes, so a few more may stay). */
 const LOG_MAX_ENTRIES = 100_000;
 
-/**
- * Namespaces written per delivery and only ever read by key: no index (entries() refuses them), so a delivery
- * leaves exactly one key behind, and Redis expires it.
- */
+/** Namespaces written per delivery and read by key only: no index (entries() refuses them), one expiring key each. */
 const UNLISTED: ReadonlySet<string> = new Set([
   NS.seenActivities,
   NS.webhookEvents,

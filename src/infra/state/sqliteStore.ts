@@ -132,11 +132,8 @@ export class SqliteStateStore implements StateStore {
     this.auditLocation = join(this.location, AUDIT_FILE);
     this.audit = new LogFile(this.auditLocation);
     // Expired rows are invisible to reads already; this gives their space back (a failed sweep is tried again next time).
-    this.sweepTimer = setInterval(
-      () => void this.write(() => this.sql.sweep.run({ now: this.clock.now() })).catch(() => undefined),
-      60_000,
-    );
-    this.sweepTimer.unref();
+    const sweep = () => void this.write(() => this.sql.sweep.run({ now: this.clock.now() })).catch(() => undefined);
+    this.sweepTimer = setInterval(sweep, 60_000).unref();
   }
 
   isReady(): boolean {
