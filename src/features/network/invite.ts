@@ -3,7 +3,7 @@
 // connection request to a network id, else (vendors) an email invitation, within the bill.email budget (5 a minute).
 // [I] The Postman collection names no role for the network endpoints: ADMINISTRATOR and ACCOUNTANT manage parties in BILL.
 import { BillApiError, NotBound, errorMessage } from '../../errors.js';
-import { asPerson, personCredentials } from '../approvals/userLinks.js';
+import { asPerson, personCredentials, type UserLinks } from '../approvals/userLinks.js';
 import { buttonSigner, dataString } from '../approvals/cardRecords.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { BillOrgClient } from '../../bill/api.js';
@@ -18,7 +18,6 @@ import { foldName, type PartyKind } from '../../mirror/records.js';
 import { escapeMarkdown, executeAction, shortId, type CardAction } from '../../cards/card.js';
 import { errorReply } from '../../cards/errorCards.js';
 import { clockTime, type FormatOptions } from '../../cards/format.js';
-import type { Approvals } from '../approvals/service.js';
 import { auditAdmin } from '../audit.js';
 import type { CardActionContext, CardActionHandler, CardActionReply } from '../dispatch.js';
 import { NETWORK_INVITE_VERB, invitable, invitedCard, networkStatusWords, type InviteRoute } from './cards.js';
@@ -43,7 +42,7 @@ export const customerStatusKey = (customerId: string): string => answerKey('netw
 
 export interface NetworkInvitesDeps {
   /** People's links to their own BILL identity (the approvals feature's). */
-  approvals: Pick<Approvals, 'links'>;
+  links: Pick<UserLinks, 'get'>;
   /** config.secretsKey: button data is signed with a key derived from it. */
   secretsKey: Buffer;
   bill: Pick<BillGateway, 'orgAs'>;
@@ -102,7 +101,7 @@ export function networkInvites(deps: NetworkInvitesDeps) {
           return await refuse(orgId, 'card data altered', ...REFUSALS['card data altered']);
         const target: Target = { kind, id, networkId, networkType };
         if (!scope.tenantId || !caller.aadObjectId) return await refuse(orgId, 'unknown person', ...REFUSALS['unknown person']);
-        const link = await deps.approvals.links.get({ tenantId: scope.tenantId, aadObjectId: caller.aadObjectId, orgId });
+        const link = await deps.links.get({ tenantId: scope.tenantId, aadObjectId: caller.aadObjectId, orgId });
         if (!link) return await refuse(orgId, 'not linked', ...REFUSALS['not linked']);
         const client = deps.bill.orgAs(orgId, personCredentials(link), { priority: 'interactive' });
         const role = (await asPerson(() => client.users.get(link.billUserId))).role?.type ?? '';
