@@ -4,7 +4,7 @@
 // [I] The Postman collection names no role for the network endpoints: ADMINISTRATOR and ACCOUNTANT manage parties in BILL.
 import { BillApiError, NotBound, errorMessage } from '../../errors.js';
 import { asPerson, personCredentials, type UserLinks } from '../approvals/userLinks.js';
-import { buttonSigner, dataString } from '../approvals/cardRecords.js';
+import { buttonSigner, dataString, whileHeld } from '../approvals/cardRecords.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { BillOrgClient } from '../../bill/api.js';
 import type { Customer, Vendor } from '../../bill/types.js';
@@ -116,13 +116,8 @@ export function networkInvites(deps: NetworkInvitesDeps) {
           );
         }
         // One invitation at a time per party: a second click while the first is on its way sends nothing.
-        const lock = `${orgId}|${kind}|${id}`;
-        if (!(await deps.state.setIfAbsent(NS.networkInvites, lock, deps.clock.now(), { ttlMs: INVITE_LOCK_MS })))
-          return refusalCard(
-            `An invitation to this ${kind} is already on its way to BILL`,
-            'Nothing more was sent. Look at the card again in a minute to see where it stands.',
-          );
-        try {
+        const lock = { ns: NS.networkInvites, key: `${orgId}|${kind}|${id}` };
+        const sent = await whileHeld(deps.state, deps.clock, lock, INVITE_LOCK_MS, async () => {
           const vendor = kind === 'vendor' ? await asPerson(() => client.vendors.get(id)) : undefined;
           const party: Vendor | Customer = vendor ?? (await asPerson(() => client.customers.get(id)));
           // A customer's status is its connection request's, which BILL keeps apart from the customer.
@@ -161,9 +156,12 @@ export function networkInvites(deps: NetworkInvitesDeps) {
           const byName = link.displayName ?? caller.name ?? 'you';
           const at = clockTime(deps.clock.now(), deps.fmt);
           return invitedCard({ kind, name: party.name, how, status, byName, at, note: deps.note });
-        } finally {
-          await deps.state.delete(NS.networkInvites, lock).catch(() => undefined);
-        }
+        });
+        if (sent) return sent;
+        return refusalCard(
+          `An invitation to this ${kind} is already on its way to BILL`,
+          'Nothing more was sent. Look at the card again in a minute to see where it stands.',
+        );
       } catch (err) {
         log.warn({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'network invitation failed');
         const timeIn = (ms: number) => clockTime(deps.clock.now() + ms, deps.fmt);
