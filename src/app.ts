@@ -49,7 +49,7 @@ import { teamRoster } from './teams/proactive.js';
 import { tabSso } from './tab/sso.js';
 import { notingEvents } from './tab/events.js';
 import { tabApiRoute } from './http/tabApi.js';
-import { networkCardActions, networkInvites } from './features/network/invite.js';
+import { networkCardActions, networkInvites, type NetworkInvites } from './features/network/invite.js';
 
 export interface BuildOptions {
   /** Log destination (tests capture lines here); stdout by default. */
@@ -182,37 +182,53 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const fmt = { locale, timeZone };
 
   // Approvals run as the approver, with their own BILL token sealed under SECRETS_KEY. Without the key there is no
-  // safe place for those tokens, so the feature is off and its commands say so.
+  // safe place for those tokens, so the feature is off and its commands say so. BILL network invitations are sent as
+  // the clicking person, through the links approvals keep, so they need it too.
+  const { secretsKey } = config;
   const { linkAttemptsPerHour, linkCooldownS } = config.limits;
-  const userLinks = config.secretsKey ? new UserLinks({ store: state, secretsKey: config.secretsKey, log, clock }) : undefined;
-  const approvals =
-    config.secretsKey && userLinks
-      ? new Approvals({
-          links: userLinks,
-          cards: new ApprovalCards(state, clock),
-          secretsKey: config.secretsKey,
-          // Per-person connect attempts: shared by the fleet through Redis in cluster mode, else kept in this process.
-          attempts: cluster
-            ? redisLinkAttempts(
-                cluster.rateLimiter('link-attempts', linkAttemptsPerHour, 3_600),
-                linkCooldownS > 0 ? cluster.rateLimiter('link-cooldown', 1, linkCooldownS) : undefined,
-              )
-            : memoryLinkAttempts(linkAttemptsPerHour, linkCooldownS, clock),
-          bill,
-          vendors: mirror,
-          waitMs: config.limits.commandWaitMs,
-          orgs: orgBindings,
-          audit,
-          clock,
-          fmt,
-          note,
-        })
-      : undefined;
-  if (!approvals) log.info("approvals are off: SECRETS_KEY is not set, so approvers' BILL tokens cannot be stored encrypted");
-  if (!config.secretsKey && config.nodeEnv === 'production') {
-    log.warn(
-      'SECRETS_KEY is not set: with NODE_ENV=production webhook subscriptions cannot be set up (their keys would be stored unencrypted) and approvals are off',
-    );
+  let approvals: Approvals | undefined;
+  let invites: NetworkInvites | undefined;
+  if (secretsKey) {
+    const links = new UserLinks({ store: state, secretsKey, log, clock });
+    approvals = new Approvals({
+      links,
+      cards: new ApprovalCards(state, clock),
+      secretsKey,
+      // Per-person connect attempts: shared by the fleet through Redis in cluster mode, else kept in this process.
+      attempts: cluster
+        ? redisLinkAttempts(
+            cluster.rateLimiter('link-attempts', linkAttemptsPerHour, 3_600),
+            linkCooldownS > 0 ? cluster.rateLimiter('link-cooldown', 1, linkCooldownS) : undefined,
+          )
+        : memoryLinkAttempts(linkAttemptsPerHour, linkCooldownS, clock),
+      bill,
+      vendors: mirror,
+      waitMs: config.limits.commandWaitMs,
+      orgs: orgBindings,
+      audit,
+      clock,
+      fmt,
+      note,
+    });
+    invites = networkInvites({
+      links,
+      secretsKey,
+      bill,
+      mirror,
+      state,
+      keepStatusS: config.cache.objectTtlS,
+      orgs: orgBindings,
+      audit,
+      clock,
+      fmt,
+      note,
+    });
+  } else {
+    log.info("approvals are off: SECRETS_KEY is not set, so approvers' BILL tokens cannot be stored encrypted");
+    if (config.nodeEnv === 'production')
+      log.warn(
+        'SECRETS_KEY is not set: with NODE_ENV=production webhook subscriptions cannot be set up (their keys would be stored unencrypted) and approvals are off',
+      );
   }
 
   // Every Bot Connector call of a turn (and of proactive sends) goes through the connector.thread budget.
@@ -253,23 +269,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     cache: config.cache,
     pushFed: (orgId, entity) => notify.push.fed(orgId, entity),
   };
-  // BILL network invitations are sent as the clicking person, through the links approvals keep (so: SECRETS_KEY).
-  const invites =
-    approvals && config.secretsKey
-      ? networkInvites({
-          approvals,
-          secretsKey: config.secretsKey,
-          bill,
-          mirror,
-          state,
-          keepStatusS: config.cache.objectTtlS,
-          orgs: orgBindings,
-          audit,
-          clock,
-          fmt,
-          note,
-        })
-      : undefined;
   let unopenableSecrets = 0;
   const features: FeatureDeps = {
     help: { note, version },
@@ -419,7 +418,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
       // Webhook keys join the log scrubber; a changed SECRETS_KEY is said now, not found out when BILL disables a subscription.
       unopenableSecrets = await Promise.all([
         notify.keys.registerAll(),
-        userLinks ? userLinks.unopenable() : state.entries(NS.userLinks).then((e) => e.length),
+        approvals ? approvals.links.unopenable() : state.entries(NS.userLinks).then((e) => e.length),
       ]).then(
         ([a, b]) => a + b,
         (err: unknown) => {

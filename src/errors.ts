@@ -36,16 +36,10 @@ export class BillApiError extends NamedError {
   /** Which BILL API answered: AP/AR ('bill', the default) or Spend & Expense ('spend', with its own per-minute budget). */
   readonly api: 'bill' | 'spend';
 
-  constructor(args: {
-    category: BillErrorCategory;
-    status: number;
-    code?: string;
-    entries?: BillErrorEntry[];
-    message?: string;
-    retryAfterMs?: number;
-    cause?: unknown;
-    api?: 'bill' | 'spend';
-  }) {
+  constructor(
+    args: Pick<BillApiError, 'category' | 'status'> &
+      Partial<Pick<BillApiError, 'code' | 'entries' | 'retryAfterMs' | 'api'>> & { message?: string; cause?: unknown },
+  ) {
     // The message is for logs: code and category, never request data or secrets.
     super(args.message ?? `BILL ${args.code ?? 'error'} (${args.category}, HTTP ${args.status})`, { cause: args.cause });
     this.category = args.category;

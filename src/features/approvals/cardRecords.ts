@@ -83,25 +83,45 @@ export class ApprovalCards {
   }
 
   /**
-   * Changes a card's record one change at a time, so two bills decided at once both stay decided; undefined once expired.
-   * After ~2 s of waiting for a holder that died, the change is made anyway.
+   * Records what became of one bill on the card, one change at a time, so two bills decided at once both stay decided
+   * (after ~2 s of waiting for a holder that died, the change is made anyway); once expired, on the clicked state.
    */
-  update(id: string, change: (state: ApprovalCardState) => void): Promise<ApprovalCardState | undefined> {
-    return withEditLock({ store: this.store, clock: this.clock }, { at: { ns: NS.approvalCards, key: `edit|${id}` } }, async () => {
-      const state = await this.get(id);
-      if (!state) return undefined;
-      change(state);
-      await this.save(state);
-      return state;
+  async markBill(
+    clicked: ApprovalCardState,
+    billId: string,
+    change: (bill: ApprovalCardBill) => ApprovalCardBill,
+  ): Promise<ApprovalCardState> {
+    const marked = async (state: ApprovalCardState) => {
+      const next = { ...state, bills: state.bills.map((b) => (b.billId === billId ? change(b) : b)) };
+      await this.save(next);
+      return next;
+    };
+    const lease = { at: { ns: NS.approvalCards, key: `edit|${clicked.id}` } };
+    const updated = await withEditLock({ store: this.store, clock: this.clock }, lease, async () => {
+      const state = await this.get(clicked.id);
+      return state && marked(state);
     });
+    return updated ?? marked(clicked);
   }
 
-  /** One decision at a time per bill of an org, whichever card it comes from; false when one is in flight. */
-  lock(orgId: string, billId: string): Promise<boolean> {
-    return this.store.setIfAbsent(NS.approvalCards, `lock|${orgId}|${billId}`, this.clock.now(), { ttlMs: DECISION_LOCK_MS });
+  /** One decision at a time per bill of an org, whichever card it comes from: undefined, without running `fn`, when one is in flight. */
+  deciding<T>(orgId: string, billId: string, fn: () => Promise<T>): Promise<T | undefined> {
+    return whileHeld(this.store, this.clock, { ns: NS.approvalCards, key: `lock|${orgId}|${billId}` }, DECISION_LOCK_MS, fn);
   }
+}
 
-  async unlock(orgId: string, billId: string): Promise<void> {
-    await this.store.delete(NS.approvalCards, `lock|${orgId}|${billId}`);
+/** Runs `fn` holding `at` (for at most `ttlMs`, in case the holder dies); undefined, without running it, when it is held already. */
+export async function whileHeld<T>(
+  store: Pick<StateStore, 'setIfAbsent' | 'delete'>,
+  clock: Clock,
+  at: { ns: string; key: string },
+  ttlMs: number,
+  fn: () => Promise<T>,
+): Promise<T | undefined> {
+  if (!(await store.setIfAbsent(at.ns, at.key, clock.now(), { ttlMs }))) return undefined;
+  try {
+    return await fn();
+  } finally {
+    await store.delete(at.ns, at.key).catch(() => undefined);
   }
 }

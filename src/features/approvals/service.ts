@@ -196,14 +196,12 @@ export class Approvals {
     }
     const link = await this.links.get({ tenantId: state.tenantId, aadObjectId: state.approver.aadObjectId, orgId: state.orgId });
     if (!link) return refuse(state, 'not linked', privately(errorReply(new NotLinked(), { correlationId })));
-    if (!(await cards.lock(state.orgId, billId)))
-      return privately(this.card(state, true, { text: 'A decision on this bill is already on its way to BILL.', tone: 'warning' }));
-    try {
+    const reply = await cards.deciding(state.orgId, billId, async () => {
       const client = this.deps.bill.orgAs(state.orgId, personCredentials(link), { priority: 'interactive' });
       // The server-side check that matters: is the bill still waiting on this person, in their own BILL session?
       const pending = await asPerson(() => client.approvals.pending());
       if (!pending.some((p) => p.billId === billId)) {
-        const now = await markBill(cards, state, billId, (b) => (b.decision ? b : { ...b, gone: true }));
+        const now = await cards.markBill(state, billId, (b) => (b.decision ? b : { ...b, gone: true }));
         const text = 'This bill is no longer waiting for you in BILL. Nothing was sent.';
         return await refuse(now, 'no longer waiting on the approver in BILL', this.changed(now, { text, tone: 'warning' }));
       }
@@ -229,12 +227,11 @@ export class Approvals {
       }
       const at = clock.now();
       const decision = { action, byName: caller.name || link.displayName || 'the approver', at, ...(comment ? { comment } : {}) };
-      const now = await markBill(cards, state, billId, (b) => ({ ...b, decision }));
+      const now = await cards.markBill(state, billId, (b) => ({ ...b, decision }));
       log.info({ orgId: state.orgId, bill: shortId(billId), action }, 'approval decision accepted by BILL');
       return this.changed(now);
-    } finally {
-      await cards.unlock(state.orgId, billId).catch(() => undefined);
-    }
+    });
+    return reply ?? privately(this.card(state, true, { text: 'A decision on this bill is already on its way to BILL.', tone: 'warning' }));
   }
 
   /** Teams asking for one user's view of a shared approval card (refresh.userIds, or a manual Refresh). */
@@ -339,23 +336,6 @@ export class Approvals {
     log.info({ orgId, billUser: shortId(billUserId), replaced: !!previous }, 'approver linked to BILL');
     return everywhere(connectedCard({ billUserId, orgId, replaced: !!previous, note: this.note }));
   }
-}
-
-/** Records what became of one bill on the card as the record now stands (else, once expired, on the clicked state). */
-async function markBill(
-  cards: ApprovalCards,
-  clicked: ApprovalCardState,
-  billId: string,
-  change: (bill: ApprovalCardBill) => ApprovalCardBill,
-): Promise<ApprovalCardState> {
-  const apply = (state: ApprovalCardState) => {
-    state.bills = state.bills.map((b) => (b.billId === billId ? change(b) : b));
-  };
-  const updated = await cards.update(clicked.id, apply);
-  if (updated) return updated;
-  apply(clicked);
-  await cards.save(clicked);
-  return clicked;
 }
 
 /** Says something to the clicker only; the card stays as everyone sees it. */

@@ -3,8 +3,8 @@
 // connection request to a network id, else (vendors) an email invitation, within the bill.email budget (5 a minute).
 // [I] The Postman collection names no role for the network endpoints: ADMINISTRATOR and ACCOUNTANT manage parties in BILL.
 import { BillApiError, NotBound, errorMessage } from '../../errors.js';
-import { asPerson, personCredentials } from '../approvals/userLinks.js';
-import { buttonSigner, dataString } from '../approvals/cardRecords.js';
+import { asPerson, personCredentials, type UserLinks } from '../approvals/userLinks.js';
+import { buttonSigner, dataString, whileHeld } from '../approvals/cardRecords.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { BillOrgClient } from '../../bill/api.js';
 import type { Customer, Vendor } from '../../bill/types.js';
@@ -18,7 +18,6 @@ import { foldName, type PartyKind } from '../../mirror/records.js';
 import { escapeMarkdown, executeAction, shortId, type CardAction } from '../../cards/card.js';
 import { errorReply } from '../../cards/errorCards.js';
 import { clockTime, type FormatOptions } from '../../cards/format.js';
-import type { Approvals } from '../approvals/service.js';
 import { auditAdmin } from '../audit.js';
 import type { CardActionContext, CardActionHandler, CardActionReply } from '../dispatch.js';
 import { NETWORK_INVITE_VERB, invitable, invitedCard, networkStatusWords, type InviteRoute } from './cards.js';
@@ -43,7 +42,7 @@ export const customerStatusKey = (customerId: string): string => answerKey('netw
 
 export interface NetworkInvitesDeps {
   /** People's links to their own BILL identity (the approvals feature's). */
-  approvals: Pick<Approvals, 'links'>;
+  links: Pick<UserLinks, 'get'>;
   /** config.secretsKey: button data is signed with a key derived from it. */
   secretsKey: Buffer;
   bill: Pick<BillGateway, 'orgAs'>;
@@ -102,7 +101,7 @@ export function networkInvites(deps: NetworkInvitesDeps) {
           return await refuse(orgId, 'card data altered', ...REFUSALS['card data altered']);
         const target: Target = { kind, id, networkId, networkType };
         if (!scope.tenantId || !caller.aadObjectId) return await refuse(orgId, 'unknown person', ...REFUSALS['unknown person']);
-        const link = await deps.approvals.links.get({ tenantId: scope.tenantId, aadObjectId: caller.aadObjectId, orgId });
+        const link = await deps.links.get({ tenantId: scope.tenantId, aadObjectId: caller.aadObjectId, orgId });
         if (!link) return await refuse(orgId, 'not linked', ...REFUSALS['not linked']);
         const client = deps.bill.orgAs(orgId, personCredentials(link), { priority: 'interactive' });
         const role = (await asPerson(() => client.users.get(link.billUserId))).role?.type ?? '';
@@ -117,13 +116,8 @@ export function networkInvites(deps: NetworkInvitesDeps) {
           );
         }
         // One invitation at a time per party: a second click while the first is on its way sends nothing.
-        const lock = `${orgId}|${kind}|${id}`;
-        if (!(await deps.state.setIfAbsent(NS.networkInvites, lock, deps.clock.now(), { ttlMs: INVITE_LOCK_MS })))
-          return refusalCard(
-            `An invitation to this ${kind} is already on its way to BILL`,
-            'Nothing more was sent. Look at the card again in a minute to see where it stands.',
-          );
-        try {
+        const lock = { ns: NS.networkInvites, key: `${orgId}|${kind}|${id}` };
+        const sent = await whileHeld(deps.state, deps.clock, lock, INVITE_LOCK_MS, async () => {
           const vendor = kind === 'vendor' ? await asPerson(() => client.vendors.get(id)) : undefined;
           const party: Vendor | Customer = vendor ?? (await asPerson(() => client.customers.get(id)));
           // A customer's status is its connection request's, which BILL keeps apart from the customer.
@@ -162,9 +156,12 @@ export function networkInvites(deps: NetworkInvitesDeps) {
           const byName = link.displayName ?? caller.name ?? 'you';
           const at = clockTime(deps.clock.now(), deps.fmt);
           return invitedCard({ kind, name: party.name, how, status, byName, at, note: deps.note });
-        } finally {
-          await deps.state.delete(NS.networkInvites, lock).catch(() => undefined);
-        }
+        });
+        if (sent) return sent;
+        return refusalCard(
+          `An invitation to this ${kind} is already on its way to BILL`,
+          'Nothing more was sent. Look at the card again in a minute to see where it stands.',
+        );
       } catch (err) {
         log.warn({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'network invitation failed');
         const timeIn = (ms: number) => clockTime(deps.clock.now() + ms, deps.fmt);

@@ -1,20 +1,10 @@
 // The compose box's search commands (Teams message extension, query type): listed once, read by the manifest and the search.
-import type { Kind } from '../../mirror/records.js';
-
-export interface SearchCommand {
-  /** The manifest's command id (Teams sends it back as value.commandId), and the plural answers say: "No bills match …". */
-  id: 'bills' | 'invoices' | 'vendors' | 'customers';
-  kind: Kind;
-  /** Manifest title (at most 32 characters) and description (at most 128). */
-  title: string;
-  description: string;
-  /** The one search box: its title and the hint Teams shows in it. */
-  parameter: { title: string; description: string };
-  /** What to type, said when nothing was typed or nothing matched. */
-  hint: string;
-}
-
-export const SEARCH_COMMANDS: readonly SearchCommand[] = [
+/**
+ * Each: the manifest's command id (Teams sends it back as value.commandId; answers say its plural: "No bills match …"),
+ * the manifest title (at most 32 characters) and description (at most 128), the one search box's title and the hint
+ * Teams shows in it, and what to type, said when nothing was typed or nothing matched.
+ */
+export const SEARCH_COMMANDS = [
   {
     id: 'bills',
     kind: 'bill',
@@ -47,7 +37,9 @@ export const SEARCH_COMMANDS: readonly SearchCommand[] = [
     parameter: { title: 'Customer name', description: 'The first letters of the name, e.g. Contoso' },
     hint: "Type the first letters of the customer's name, e.g. Contoso.",
   },
-];
+] as const;
+
+export type SearchCommand = (typeof SEARCH_COMMANDS)[number];
 
 export function searchCommand(id: unknown): SearchCommand | undefined {
   return SEARCH_COMMANDS.find((c) => c.id === id);

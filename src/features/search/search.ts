@@ -111,13 +111,15 @@ export class ComposeSearch {
   async query(q: SearchQuery): Promise<SearchAnswer> {
     const command = searchCommand(q.commandId);
     if (!command) return said('billbridge has no such search.', 'unknown');
+    // The one error card's line for this error (what a search result can show).
+    const errorText = (err: unknown) => errorReply(err, { correlationId: q.correlationId, kind: q.scope.kind }).summary;
     let org: string | undefined;
     try {
       const bound = await this.deps.orgs.forExtension(q.scope);
       if (!('orgId' in bound)) {
         if (bound.refused === 'chat in multi-org') return said(CHAT_IN_MULTI_ORG, 'refused');
         const err = new NotBound();
-        return said(this.errorText(err, q), 'refused', { error: err });
+        return said(errorText(err), 'refused', { error: err });
       }
       org = bound.orgId;
       const say = (message: string, outcome: SearchAnswer['outcome'] = 'ok') => said(message, outcome, { orgId: org });
@@ -147,7 +149,7 @@ export class ComposeSearch {
       return { results: await this.results(ctx, command.kind, shown), outcome: 'ok', orgId: org };
     } catch (err) {
       q.log.warn({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'search failed');
-      return said(this.errorText(err, q), 'error', { orgId: org, error: err });
+      return said(errorText(err), 'error', { orgId: org, error: err });
     }
   }
 
@@ -302,11 +304,6 @@ export class ComposeSearch {
         };
       }
     }
-  }
-
-  /** The one error card's line for this error (what a search result can show). */
-  private errorText(err: unknown, turn: SearchQuery): string {
-    return errorReply(err, { correlationId: turn.correlationId, kind: turn.scope.kind }).summary;
   }
 }
 
