@@ -10,6 +10,9 @@
 // that one dated in the future (more than FUTURE_SKEW_MS ahead of this host) never outranks BILL's answer. Only walks
 // move the watermark; a walk in updatedTime order meets a record changed during it again at its end, so a refresh
 // continues from the newest change seen, with one second of overlap for records written in the same instant.
+//
+// Cluster mode: a stale mark is told to every other instance over Redis pub/sub (fire and forget); after a gap in the
+// subscription (Redis was away) an instance treats everything it holds as stale, since marks sent meanwhile were lost.
 import { randomUUID } from 'node:crypto';
 import { BillFilter, MAX_FILTER_LIST_ITEMS } from '../bill/filters.js';
 import type { BillGateway } from '../bill/gateway.js';
@@ -21,8 +24,8 @@ import type { Logger } from '../infra/log.js';
 import type { RedisConnection } from '../infra/state/redisClient.js';
 import { NS, type StateStore } from '../infra/state/types.js';
 import { Answers } from './answers.js';
-import { staleBroadcast, type StaleMark } from './broadcast.js';
 import {
+  ENTITY_KINDS,
   foldName,
   normalizeNumber,
   partyInfo,
@@ -39,8 +42,7 @@ import {
 /** How much of an org's records a collection holds: the open ones (bills: unpaid, not archived) or every one. */
 type Scope = 'open' | 'all';
 type Coverage = 'none' | Scope;
-const RANK: Record<Coverage, number> = { none: 0, open: 1, all: 2 };
-const covers = (have: Coverage, need: Scope): boolean => RANK[have] >= RANK[need];
+const covers = (have: Coverage, need: Scope): boolean => have === 'all' || have === need;
 
 const KINDS: readonly Kind[] = ['invoice', 'bill', 'vendor', 'customer'];
 /** Stored in this many shards per org and kind: a change rewrites about 1/32 of them. */
@@ -69,6 +71,16 @@ const earlier = (a: string | undefined, b: string | undefined) => (a === undefin
 const asTime = (v: unknown): string | undefined => (typeof v === 'string' && Number.isFinite(ms(v)) ? v : undefined);
 const shifted = (iso: string, byMs: number): string => new Date(Math.max(0, ms(iso) + byMs)).toISOString();
 const isFuture = (iso: string | undefined, now: number): boolean => ms(iso) > now + FUTURE_SKEW_MS;
+
+const STALE_CHANNEL = 'mirror:stale';
+
+/** One stale mark: a record (kind + id), a whole kind (kind), an org (neither), or one kept answer (key). */
+interface StaleMark {
+  orgId: string;
+  kind?: EntityKind;
+  id?: string;
+  key?: string;
+}
 
 /** The promise's value, or undefined when it takes longer than ms (the work goes on). */
 function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
@@ -238,21 +250,26 @@ export class Mirror {
   /** Tags this process's shard writes, so a header can tell its own shards from another instance's. */
   private readonly writer = randomUUID().slice(0, 8);
   private seq = 0;
-  /** Tells the other instances of a fleet (none without Redis). */
-  private readonly publish: (mark: StaleMark) => void = () => undefined;
+  private readonly instance = randomUUID();
 
   constructor(private readonly deps: MirrorDeps) {
     this.answers = new Answers(deps.clock, deps.maxAnswers ?? 10_000);
-    if (deps.redis)
-      this.publish = staleBroadcast(
-        deps.redis,
-        deps.log,
-        (mark) => void this.markLocal(mark, false).catch(() => undefined),
-        () => {
-          for (const c of this.cols.values()) c.staleAll = true;
-          this.answers.clear();
-        },
-      );
+    deps.redis?.subscribe(STALE_CHANNEL, (message) => {
+      let m: Partial<StaleMark & { from: string }> | null;
+      try {
+        m = JSON.parse(message) as Partial<StaleMark & { from: string }> | null;
+      } catch {
+        return;
+      }
+      if (!m || m.from === this.instance || typeof m.orgId !== 'string' || m.orgId === '') return;
+      if (m.kind !== undefined && !ENTITY_KINDS.includes(m.kind)) return;
+      if ((m.id !== undefined && typeof m.id !== 'string') || (m.key !== undefined && typeof m.key !== 'string')) return;
+      void this.markLocal({ orgId: m.orgId, kind: m.kind, id: m.id, key: m.key }, false).catch(() => undefined);
+    });
+    deps.redis?.onResubscribe(() => {
+      for (const c of this.cols.values()) c.staleAll = true;
+      this.answers.clear();
+    });
   }
 
   // ---- reading ----
@@ -444,6 +461,17 @@ export class Mirror {
   }
 
   // ---- freshness ----
+
+  /** Tells the other instances of a fleet (none without Redis). */
+  private publish(mark: StaleMark): void {
+    void this.deps.redis?.publish(STALE_CHANNEL, JSON.stringify({ from: this.instance, ...mark })).then((sent) => {
+      if (!sent)
+        this.deps.log.warn(
+          { orgId: mark.orgId, kind: mark.kind },
+          'stale mark not broadcast (Redis unavailable): other instances show their copy until their next refresh',
+        );
+    });
+  }
 
   private async markLocal(mark: StaleMark, own: boolean): Promise<void> {
     const { orgId, kind, id, key } = mark;
