@@ -247,10 +247,9 @@ export class Mirror {
   private readonly reads = new Map<string, Promise<Collection>>();
   /** Collections being read from the store that another instance marked stale meanwhile. */
   private readonly markedWhileRead = new Set<string>();
-  /** Tags this process's shard writes, so a header can tell its own shards from another instance's. */
-  private readonly writer = randomUUID().slice(0, 8);
-  private seq = 0;
+  /** Names this process in broadcasts and (first 8 characters) in its shard tags, so a header tells its own shards from another instance's. */
   private readonly instance = randomUUID();
+  private seq = 0;
 
   constructor(private readonly deps: MirrorDeps) {
     this.answers = new Answers(deps.clock, deps.maxAnswers ?? 10_000);
@@ -413,7 +412,6 @@ export class Mirror {
     if (c.refreshing) return c.refreshing;
     const flight = (async () => {
       if (c.coverage === 'none') return 0;
-      const { spec } = c;
       const started = this.deps.clock.now();
       // This walk reads every change up to now: it answers "something changed" and "too many marks" as well.
       c.staleAll = false;
@@ -422,7 +420,7 @@ export class Mirror {
       // Without the open filter: bills that were paid or archived since are seen, and dropped.
       let newest = c.watermark;
       let changed = 0;
-      await c.walk(spec.list(this.deps.bill.org(orgId, { priority }), since), (kept) => {
+      await c.walk(c.spec.list(this.deps.bill.org(orgId, { priority }), since), (kept) => {
         // A timestamp from the future would make later refreshes skip every real change until then; one that is no time
         // would make every later refresh fail.
         const later = newest === undefined || isOlder(newest, kept.updatedTime);
@@ -432,7 +430,7 @@ export class Mirror {
       // Every change made before the walk began has been read: marks made before then are answered, and an unsorted kind
       // continues from then (less the margin: clocks differ), a sorted one from the newest change seen.
       const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
-      c.watermark = !spec.unsorted ? newest : c.watermark && !isOlder(c.watermark, mark) ? c.watermark : mark;
+      c.watermark = !c.spec.unsorted ? newest : c.watermark && !isOlder(c.watermark, mark) ? c.watermark : mark;
       c.refreshedAt = started;
       for (const [id, at] of c.stale) if (at <= started) c.stale.delete(id);
       if (changed > 0) void this.persist(c);
@@ -492,8 +490,7 @@ export class Mirror {
       } else {
         c.stale.set(id, this.deps.clock.now());
       }
-      // An instance that loads the stored collection later (it held none when the mark was broadcast, or it started
-      // since) refreshes it before answering: the stored records may predate the change.
+      // An instance that loads the stored collection later refreshes it first: the stored records may predate the change.
       if (own)
         noted.push(
           this.deps.state
@@ -721,7 +718,7 @@ export class Mirror {
       try {
         await Promise.all(
           [...rows].map(async ([k, shard]) => {
-            const tag = `${this.writer}:${++this.seq}`;
+            const tag = `${this.instance.slice(0, 8)}:${++this.seq}`;
             const doc: StoredShard = { coverage, watermark, tag, rows: shard };
             await this.deps.state.set(NS.mirror, `${stored}#${k}`, doc);
             c.tags[k] = tag;
