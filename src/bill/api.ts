@@ -96,10 +96,7 @@ export class BillOrgClient {
       const res = await this.call<{ bills?: PendingApproval[] } | null>('GET /v3/bill-approvals/pending-user-approvals');
       return Array.isArray(res?.bills) ? res.bills : [];
     },
-    /**
-     * Approves or denies bills as the signed-in user. Not replayed after a lost answer: BILL has no idempotency key
-     * for it, so the caller re-reads the pending list instead of sending twice.
-     */
+    /** Approves or denies bills as the signed-in user. Not replayed after a lost answer (BILL has no idempotency key for it). */
     act: async (actions: Array<{ billId: string; action: 'APPROVE' | 'DENY'; comment?: string }>): Promise<{ status: string }> => {
       // The bill id comes from card data; a blank comment is left out.
       const body = actions.map((a) => ({ ...a, billId: checkId('bill', a.billId), comment: a.comment?.trim() ? a.comment : undefined }));

@@ -15,13 +15,6 @@ export interface ListPage<T> {
   nextPage?: string;
 }
 
-export interface ListResult<T> {
-  items: T[];
-  /** True when the page cap (or `take`) stopped the walk while BILL still had a next page. */
-  truncated: boolean;
-  pages: number;
-}
-
 /** Empty pages in a row that give back the cursor they were asked with, before the walk is given up as stuck. */
 const MAX_SAME_CURSOR = 5;
 
@@ -65,12 +58,12 @@ export class PagedList<T> {
   }
 
   /** Every item up to the page cap. */
-  all(): Promise<ListResult<T>> {
+  all() {
     return this.take(Number.POSITIVE_INFINITY);
   }
 
-  /** The first `n` items (fewer pages when they suffice). */
-  async take(n: number): Promise<ListResult<T>> {
+  /** The first `n` items (fewer pages when they suffice); `truncated` when BILL still had a next page. */
+  async take(n: number) {
     const items: T[] = [];
     let pages = 0;
     let truncated = false;

@@ -48,10 +48,8 @@ export interface SessionDeps {
 
 /** After BILL refuses the credentials, fail fast for this long instead of burning the login budget. */
 const CREDENTIAL_RETRY_MS = 60_000;
-/**
- * A person's token BILL refused is not tried again for an hour: their slot is keyed by that very token, so a retry can
- * only be refused again, spending the people's share of logins. `connect` drops the slot before it checks a token.
- */
+/** A person's refused token is not tried again for an hour: their slot is keyed by it, so a retry only spends logins
+ * (`connect` drops the slot before it checks a token). */
 const PERSON_CREDENTIAL_RETRY_MS = 60 * 60_000;
 /** After BILL refuses a session it issued before it answered any call with it, no sign-in for this long. */
 const UNUSABLE_SESSION_RETRY_MS = 60_000;
@@ -194,10 +192,7 @@ export class OrgSession {
     return this.waitFor(this.pending, run);
   }
 
-  /**
-   * What one caller waits of the shared sign-in: a person's turn until its deadline at most, then LimitExceeded('busy')
-   * while the sign-in goes on for the others; anyone else all of it.
-   */
+  /** A person's turn waits for the shared sign-in until its deadline, then gets LimitExceeded('busy'); anyone else waits it out. */
   private async waitFor<T>(pending: Promise<T>, run: RunOptions): Promise<T> {
     const endBy = run.priority === 'interactive' ? this.deps.turns?.scope()?.deadline : undefined;
     if (endBy === undefined) return pending;

@@ -98,10 +98,8 @@ export class RedisSessionLedger {
       );
   }
 
-  /**
-   * The fleet's live session for the slot, or the one `login` creates: at most one login runs per slot across the
-   * fleet. `dead` (a sessionId BILL just refused) is never handed out, so instances that see BDC_1109 together log in once.
-   */
+  /** The fleet's live session, or the one `login` creates (one login per slot fleet-wide); never `dead`, the sessionId BILL
+   * just refused, so instances that see BDC_1109 together log in once. */
   async obtain(slot: Slot, login: () => Promise<LiveSession>, dead?: string): Promise<LiveSession> {
     const giveUpAt = Date.now() + WAIT_MS;
     for (;;) {
@@ -163,10 +161,7 @@ export class RedisSessionLedger {
       );
   }
 
-  /**
-   * The shared session, or undefined when there is none, it is `dead` or it sat idle too long fleet-wide. With
-   * SECRETS_KEY a record that does not open (another key or slot, or stored in plain) counts as none and gets replaced.
-   */
+  /** The shared session unless absent, `dead` or idle too long; with SECRETS_KEY a record that does not open counts as none. */
   private async read(slot: Slot, dead: string | undefined): Promise<LiveSession | undefined> {
     const raw = await this.deps.redis.run((r) => r.get(this.key(slot, 'session')));
     if (!raw) return undefined;

@@ -17,7 +17,6 @@ export interface Answer<T> {
 }
 
 interface Entry {
-  orgId: string;
   /** The answer serialized as structuredClone would copy it: one buffer outside the JS heap, not a tree of objects. */
   value: Buffer;
   fetchedAt: number;
@@ -64,7 +63,7 @@ export class Answers {
       const value = await load();
       if (opts.ttlS > 0 && (this.generations.get(orgId) ?? 0) === generation && this.epoch === epoch) {
         this.entries.delete(id);
-        this.entries.set(id, { orgId, value: serialize(value), fetchedAt: now, expiresAt: now + opts.ttlS * 1000, kinds: opts.kinds });
+        this.entries.set(id, { value: serialize(value), fetchedAt: now, expiresAt: now + opts.ttlS * 1000, kinds: opts.kinds });
         // Over the bound: the oldest answers go first.
         while (this.entries.size > this.maxEntries) dropOldest(this.entries);
       }
@@ -87,7 +86,7 @@ export class Answers {
       return;
     }
     for (const [id, e] of this.entries) {
-      if (e.orgId === orgId && (kind === undefined || e.kinds.includes(kind))) this.entries.delete(id);
+      if (id.startsWith(`${orgId}\u0000`) && (kind === undefined || e.kinds.includes(kind))) this.entries.delete(id);
     }
   }
 

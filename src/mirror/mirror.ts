@@ -10,6 +10,9 @@
 // that one dated in the future (more than FUTURE_SKEW_MS ahead of this host) never outranks BILL's answer. Only walks
 // move the watermark; a walk in updatedTime order meets a record changed during it again at its end, so a refresh
 // continues from the newest change seen, with one second of overlap for records written in the same instant.
+//
+// Cluster mode: a stale mark is told to every other instance over Redis pub/sub (fire and forget); after a gap in the
+// subscription (Redis was away) an instance treats everything it holds as stale, since marks sent meanwhile were lost.
 import { randomUUID } from 'node:crypto';
 import { BillFilter, MAX_FILTER_LIST_ITEMS } from '../bill/filters.js';
 import type { BillGateway } from '../bill/gateway.js';
@@ -21,8 +24,8 @@ import type { Logger } from '../infra/log.js';
 import type { RedisConnection } from '../infra/state/redisClient.js';
 import { NS, type StateStore } from '../infra/state/types.js';
 import { Answers } from './answers.js';
-import { staleBroadcast, type StaleMark } from './broadcast.js';
 import {
+  ENTITY_KINDS,
   foldName,
   normalizeNumber,
   partyInfo,
@@ -39,8 +42,7 @@ import {
 /** How much of an org's records a collection holds: the open ones (bills: unpaid, not archived) or every one. */
 type Scope = 'open' | 'all';
 type Coverage = 'none' | Scope;
-const RANK: Record<Coverage, number> = { none: 0, open: 1, all: 2 };
-const covers = (have: Coverage, need: Scope): boolean => RANK[have] >= RANK[need];
+const covers = (have: Coverage, need: Scope): boolean => have === 'all' || have === need;
 
 const KINDS: readonly Kind[] = ['invoice', 'bill', 'vendor', 'customer'];
 /** Stored in this many shards per org and kind: a change rewrites about 1/32 of them. */
@@ -69,6 +71,16 @@ const earlier = (a: string | undefined, b: string | undefined) => (a === undefin
 const asTime = (v: unknown): string | undefined => (typeof v === 'string' && Number.isFinite(ms(v)) ? v : undefined);
 const shifted = (iso: string, byMs: number): string => new Date(Math.max(0, ms(iso) + byMs)).toISOString();
 const isFuture = (iso: string | undefined, now: number): boolean => ms(iso) > now + FUTURE_SKEW_MS;
+
+const STALE_CHANNEL = 'mirror:stale';
+
+/** One stale mark: a record (kind + id), a whole kind (kind), an org (neither), or one kept answer (key). */
+interface StaleMark {
+  orgId: string;
+  kind?: EntityKind;
+  id?: string;
+  key?: string;
+}
 
 /** The promise's value, or undefined when it takes longer than ms (the work goes on). */
 function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
@@ -235,24 +247,28 @@ export class Mirror {
   private readonly reads = new Map<string, Promise<Collection>>();
   /** Collections being read from the store that another instance marked stale meanwhile. */
   private readonly markedWhileRead = new Set<string>();
-  /** Tags this process's shard writes, so a header can tell its own shards from another instance's. */
-  private readonly writer = randomUUID().slice(0, 8);
+  /** Names this process in broadcasts and (first 8 characters) in its shard tags, so a header tells its own shards from another instance's. */
+  private readonly instance = randomUUID();
   private seq = 0;
-  /** Tells the other instances of a fleet (none without Redis). */
-  private readonly publish: (mark: StaleMark) => void = () => undefined;
 
   constructor(private readonly deps: MirrorDeps) {
     this.answers = new Answers(deps.clock, deps.maxAnswers ?? 10_000);
-    if (deps.redis)
-      this.publish = staleBroadcast(
-        deps.redis,
-        deps.log,
-        (mark) => void this.markLocal(mark, false).catch(() => undefined),
-        () => {
-          for (const c of this.cols.values()) c.staleAll = true;
-          this.answers.clear();
-        },
-      );
+    deps.redis?.subscribe(STALE_CHANNEL, (message) => {
+      let m: Partial<StaleMark & { from: string }> | null;
+      try {
+        m = JSON.parse(message) as Partial<StaleMark & { from: string }> | null;
+      } catch {
+        return;
+      }
+      if (!m || m.from === this.instance || typeof m.orgId !== 'string' || m.orgId === '') return;
+      if (m.kind !== undefined && !ENTITY_KINDS.includes(m.kind)) return;
+      if ((m.id !== undefined && typeof m.id !== 'string') || (m.key !== undefined && typeof m.key !== 'string')) return;
+      void this.markLocal({ orgId: m.orgId, kind: m.kind, id: m.id, key: m.key }, false).catch(() => undefined);
+    });
+    deps.redis?.onResubscribe(() => {
+      for (const c of this.cols.values()) c.staleAll = true;
+      this.answers.clear();
+    });
   }
 
   // ---- reading ----
@@ -396,7 +412,6 @@ export class Mirror {
     if (c.refreshing) return c.refreshing;
     const flight = (async () => {
       if (c.coverage === 'none') return 0;
-      const { spec } = c;
       const started = this.deps.clock.now();
       // This walk reads every change up to now: it answers "something changed" and "too many marks" as well.
       c.staleAll = false;
@@ -405,7 +420,7 @@ export class Mirror {
       // Without the open filter: bills that were paid or archived since are seen, and dropped.
       let newest = c.watermark;
       let changed = 0;
-      await c.walk(spec.list(this.deps.bill.org(orgId, { priority }), since), (kept) => {
+      await c.walk(c.spec.list(this.deps.bill.org(orgId, { priority }), since), (kept) => {
         // A timestamp from the future would make later refreshes skip every real change until then; one that is no time
         // would make every later refresh fail.
         const later = newest === undefined || isOlder(newest, kept.updatedTime);
@@ -415,7 +430,7 @@ export class Mirror {
       // Every change made before the walk began has been read: marks made before then are answered, and an unsorted kind
       // continues from then (less the margin: clocks differ), a sorted one from the newest change seen.
       const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
-      c.watermark = !spec.unsorted ? newest : c.watermark && !isOlder(c.watermark, mark) ? c.watermark : mark;
+      c.watermark = !c.spec.unsorted ? newest : c.watermark && !isOlder(c.watermark, mark) ? c.watermark : mark;
       c.refreshedAt = started;
       for (const [id, at] of c.stale) if (at <= started) c.stale.delete(id);
       if (changed > 0) void this.persist(c);
@@ -445,6 +460,17 @@ export class Mirror {
 
   // ---- freshness ----
 
+  /** Tells the other instances of a fleet (none without Redis). */
+  private publish(mark: StaleMark): void {
+    void this.deps.redis?.publish(STALE_CHANNEL, JSON.stringify({ from: this.instance, ...mark })).then((sent) => {
+      if (!sent)
+        this.deps.log.warn(
+          { orgId: mark.orgId, kind: mark.kind },
+          'stale mark not broadcast (Redis unavailable): other instances show their copy until their next refresh',
+        );
+    });
+  }
+
   private async markLocal(mark: StaleMark, own: boolean): Promise<void> {
     const { orgId, kind, id, key } = mark;
     // A mark with a key drops that one answer and nothing else.
@@ -464,8 +490,7 @@ export class Mirror {
       } else {
         c.stale.set(id, this.deps.clock.now());
       }
-      // An instance that loads the stored collection later (it held none when the mark was broadcast, or it started
-      // since) refreshes it before answering: the stored records may predate the change.
+      // An instance that loads the stored collection later refreshes it first: the stored records may predate the change.
       if (own)
         noted.push(
           this.deps.state
@@ -693,7 +718,7 @@ export class Mirror {
       try {
         await Promise.all(
           [...rows].map(async ([k, shard]) => {
-            const tag = `${this.writer}:${++this.seq}`;
+            const tag = `${this.instance.slice(0, 8)}:${++this.seq}`;
             const doc: StoredShard = { coverage, watermark, tag, rows: shard };
             await this.deps.state.set(NS.mirror, `${stored}#${k}`, doc);
             c.tags[k] = tag;
