@@ -60,6 +60,7 @@ let bot: TestBot;
 let playground: RunningPlayground | undefined;
 let browser: Browser | undefined;
 let page: Page;
+const pageErrors: string[] = [];
 const home = mkdtempSync(join(tmpdir(), 'billbridge-playground-'));
 
 beforeAll(async () => {
@@ -70,10 +71,14 @@ beforeAll(async () => {
     launchChromium(),
   ]);
   page = await openPlayground(browser, playground.url);
+  // The page's own errors, such as the one that named a reply it dropped ("Saga error: Invalid conversation id").
+  page.on('console', (m) => {
+    if (m.type() === 'error') pageErrors.push(m.text().split('\n')[0] ?? '');
+  });
 }, 60_000);
 
-// A failed step on the page says which wait hung; this says what the Playground and the bot did meanwhile (a channel
-// test timed out in 2 of 9 full runs once, cause unknown, with nothing to read).
+// A failed step on the page says which wait hung; this says what the Playground and the bot did meanwhile (it showed a
+// channel reply the page had dropped: see holdRepliesUntilPostShown in the harness).
 afterEach(async (ctx) => {
   if (ctx.task.result?.state !== 'fail') return;
   // The log panel's lines: each message the Playground sent the bot and got from it, with its HTTP status.
@@ -91,6 +96,7 @@ afterEach(async (ctx) => {
   console.error(
     [
       `cards on the page:\n${cards.join('\n')}`,
+      `page errors:\n${pageErrors.slice(-10).join('\n')}`,
       `Playground log panel:\n${panel.slice(-4_000)}`,
       `Playground output:\n${(playground?.output.join('') ?? '').slice(-2_000)}`,
       `bot log (last 30 lines):\n${bot.logs.lines.slice(-30).join('')}`,
