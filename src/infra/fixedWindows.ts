@@ -64,4 +64,8 @@ export class FixedWindows {
     this.nextSweep = now + this.windowMs;
     for (const [key, w] of this.windows) if (w.endsAt <= now) this.windows.delete(key);
   }
+
+  get size(): number {
+    return this.windows.size;
+  }
 }

@@ -31,10 +31,10 @@ describe('FixedWindows', () => {
     expect(w.take('p')).toEqual({ allowed: false, retryInMs: 5_000 });
     expect(w.waitMs('q')).toBe(0);
     for (let i = 0; i < 100; i++) w.take(`k${i}`);
-    expect(w['windows'].size).toBe(101);
+    expect(w.size).toBe(101);
     clock.advance(5_000);
     w.take('z');
-    expect(w['windows'].size).toBe(1);
+    expect(w.size).toBe(1);
   });
 });
 
