@@ -17,9 +17,7 @@ import { LimitExceeded, errorMessage } from '../errors.js';
 import type { Logger } from '../infra/log.js';
 import { SafeMutex as Mutex, type RedisConnection } from '../infra/state/redisClient.js';
 import { deriveKey, openText, sealText, type SealedBox } from '../infra/state/sealing.js';
-
-/** Re-login before BILL's 35-minute idle expiry (a session idle this long is not reused, here or in the ledger). */
-export const SESSION_IDLE_REFRESH_MS = 30 * 60_000;
+import { SESSION_IDLE_REFRESH_MS } from './sessions.js';
 
 /** A BILL session as the pool holds it and the fleet shares it. */
 export interface LiveSession {
