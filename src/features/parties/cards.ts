@@ -30,8 +30,7 @@ export interface OneMatchBase extends ListContext {
   /** Other vendors or customers whose names start with what was typed (shown as a hint). */
   others: number;
   typed: string;
-  /** The party's BILL network status (default: a vendor's own networkStatus; a customer's connection request as last
-   * read) and, for one not connected, the signed "Invite to the BILL network" button. */
+  /** The party's BILL network status (default: a vendor's own) and, if not connected, the signed Invite button. */
   network?: { status?: string; invite?: CardAction };
 }
 
