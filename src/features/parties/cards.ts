@@ -150,12 +150,7 @@ export function partyMatchesCard(input: PartyMatchesInput): CardReply {
     ...input,
     title: `${n} ${kind}s start with "${input.typed}"`,
     subtitle: `Type more of the name to pick one, e.g. ${kind} ${rows[0]?.party.name ?? input.typed}`,
-    columns: [
-      { header: WORDS[kind].label },
-      { header: `Open ${WORDS[kind].noun}s` },
-      { header: 'Amount open', figure: true },
-      { header: 'Balance in BILL' },
-    ],
+    columns: [WORDS[kind].label, `Open ${WORDS[kind].noun}s`, { header: 'Amount open', figure: true }, 'Balance in BILL'],
     items: rows,
     row: ({ party, open, openAmount }) => [
       party.name || shortId(party.id),

@@ -73,17 +73,10 @@ function billsTotal(bills: Bill[], ctx: ApCardContext, of: (b: Bill) => number =
   return { money: total, line: `${total} · ${count(bills.length, 'bill', ctx.fmt.locale)}` };
 }
 
-export interface BillsDueInput extends ApCardContext, ListContext {
-  days: number;
-  /** Unpaid, non-archived bills due today..today+days (as BILL returned them). */
-  due: Bill[];
-  /** Unpaid, non-archived bills due before today. */
-  overdue: Bill[];
-  /** BILL had more rows than one answer reads (page cap). */
-  truncated?: boolean;
-}
-
-export function billsDueCard(input: BillsDueInput): CardReply {
+/** `due`: unpaid bills due today..today+days; `overdue`: due before; `truncated`: BILL had more than one answer reads. */
+export function billsDueCard(
+  input: ApCardContext & ListContext & { days: number; due: Bill[]; overdue: Bill[]; truncated?: boolean },
+): CardReply {
   const { fmt, today, days } = input;
   const due = [...input.due].sort(byDueDate);
   const scheduled = due.filter((b) => b.paymentStatus === 'SCHEDULED');
@@ -98,8 +91,7 @@ export function billsDueCard(input: BillsDueInput): CardReply {
     : [{ text: 'Nothing overdue.', subtle: true }];
   const range =
     days === 0 ? calendarDate(today, fmt.locale) : `${calendarDate(today, fmt.locale)} – ${calendarDate(addDays(today, days), fmt.locale)}`;
-  // Cash out by due day, one chart per currency; the table below already lists every bill, so a host without charts
-  // drops the chart and shows the card as before.
+  // Cash out by due day, one chart per currency; a host without charts drops it (the table lists every bill).
   const periods = cashOutPeriods(today, days, fmt.locale);
   const currencies = byCurrency(due, (b) => input.currencyOf(b.vendorId));
   const charts = currencies.map(([code, bills]) =>
