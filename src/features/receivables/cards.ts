@@ -97,14 +97,9 @@ export function agedOverdue(invoices: AgingInvoice[], today: string, currencyOf:
     }));
 }
 
-export interface InvoicesOverdueInput extends ArCardContext, ListContext {
-  /** Any invoices; the card keeps the overdue ones. */
-  invoices: AgingInvoice[];
-}
-
-/** Overdue receivables: the total, the four aging buckets (a bar chart per currency where Teams draws charts; the
- * bucket lines anywhere else) and the customers, largest first, with what each owes per bucket. */
-export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
+/** Overdue receivables of any `invoices`: the total, the four aging buckets (a bar chart per currency where Teams draws
+ * charts; the bucket lines anywhere else) and the customers, largest first, with what each owes per bucket. */
+export function invoicesOverdueCard(input: ArCardContext & ListContext & { invoices: AgingInvoice[] }): CardReply {
   const { fmt, today } = input;
   const aged = agedOverdue(input.invoices, today, (id) => input.customerOf(id)?.currency);
   // Each customer's amounts due, per aging bucket.
