@@ -26,7 +26,7 @@ export interface FinanceSettings {
   pushFed(orgId: string, entity: EntityKind): boolean;
 }
 
-interface WithSettings {
+export interface WithSettings {
   settings: FinanceSettings;
 }
 

@@ -4,14 +4,13 @@
 import type { Vendor } from '../../bill/types.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import { normalizeNumber, type Kind, type Records } from '../../mirror/records.js';
-import { mirrorFreshness, type FinanceSettings } from '../finance.js';
+import { mirrorFreshness, type WithSettings } from '../finance.js';
 import { matchName, readText, type Wanted } from './match.js';
 import { partyArgument } from '../payables/cards.js';
 
 /** What the lookup reads: the org's mirror, fresh as the commands keep it. */
-export interface LookupDeps {
+export interface LookupDeps extends WithSettings {
   mirror: Pick<Mirror, 'rows'>;
-  settings: FinanceSettings;
 }
 
 /** Matches returned at most: a list to pick from stays short. */

@@ -12,30 +12,17 @@ import { isOwed } from '../receivables/cards.js';
 import { escapeMarkdown, shorten, type CardReply } from '../../cards/card.js';
 import { sum } from '../../cards/format.js';
 import { customerCard, partyMatchesCard, vendorCard, type OneMatchBase } from './cards.js';
-import { openBills, unpaidBills, withVendorNames } from '../payables/commands.js';
-import type { BillGateway } from '../../bill/gateway.js';
+import { openBills, unpaidBills, withVendorNames, type PayablesDeps } from '../payables/commands.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { PartyKind } from '../../mirror/records.js';
 import type { Command, CommandContext } from '../types.js';
 import { invitable } from '../network/cards.js';
 import { customerStatusKey, type NetworkInvites } from '../network/invite.js';
-import {
-  boundOrg,
-  cachedAnswer,
-  listContext,
-  mirrorRead,
-  orgClient,
-  resolveParties,
-  textArgument,
-  todayOf,
-  type FinanceSettings,
-} from '../finance.js';
+import { boundOrg, cachedAnswer, listContext, mirrorRead, orgClient, resolveParties, textArgument, todayOf } from '../finance.js';
 
 /** What `vendor` and `customer` read: the org's mirror of parties, bills and invoices; BILL while it is not built. */
-export interface PartiesDeps {
+export interface PartiesDeps extends Pick<PayablesDeps, 'bill' | 'settings'> {
   mirror: Pick<Mirror, 'search' | 'confirm' | 'rows' | 'prepare' | 'names' | 'answers' | 'dropAnswer'>;
-  bill: Pick<BillGateway, 'org'>;
-  settings: FinanceSettings;
   /** The "Invite to the BILL network" button; undefined without SECRETS_KEY (invitations run as the person). */
   invites: Pick<NetworkInvites, 'button'> | undefined;
 }

@@ -26,14 +26,13 @@ import {
   resolveParties,
   numberArgument,
   todayOf,
-  type FinanceSettings,
+  type WithSettings,
 } from '../finance.js';
 
 /** What accounts payable reads: the org's mirror of bills (and vendor names), BILL for bills not mirrored yet. */
-export interface PayablesDeps {
+export interface PayablesDeps extends WithSettings {
   mirror: Pick<Mirror, 'rows' | 'lookup' | 'byId' | 'prepare' | 'names' | 'answers' | 'dropAnswer'>;
   bill: Pick<BillGateway, 'org'>;
-  settings: FinanceSettings;
 }
 
 const MAX_DUE_DAYS = 90;
@@ -58,7 +57,7 @@ export async function unpaidBills(deps: Pick<PayablesDeps, 'bill'>, orgId: strin
  * call `mirror.prepare(orgId, 'bill', 'open')`). */
 export async function openBills(
   ctx: CommandContext,
-  deps: { mirror: Pick<Mirror, 'rows'>; settings: FinanceSettings },
+  deps: WithSettings & { mirror: Pick<Mirror, 'rows'> },
   orgId: string,
   where: (bill: Bill) => boolean,
 ): Promise<{ items: Bill[]; refreshedAt: number } | undefined> {

@@ -8,21 +8,11 @@ import { indexBuildingCard } from '../../cards/list.js';
 import { invoiceCard, invoicesOverdueCard, isOverdue } from './cards.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { Command, CommandContext } from '../types.js';
-import {
-  boundOrg,
-  listContext,
-  mirrorRead,
-  noArguments,
-  resolveParties,
-  numberArgument,
-  todayOf,
-  type FinanceSettings,
-} from '../finance.js';
+import { boundOrg, listContext, mirrorRead, noArguments, resolveParties, numberArgument, todayOf, type WithSettings } from '../finance.js';
 
 /** What accounts receivable reads: the org's mirror of invoices and customer names (no other BILL call). */
-export interface ReceivablesDeps {
+export interface ReceivablesDeps extends WithSettings {
   mirror: Pick<Mirror, 'rows' | 'lookup' | 'names'>;
-  settings: FinanceSettings;
 }
 
 const INVOICE_HINT =
