@@ -1,6 +1,5 @@
-// "What does this text name?": bill and invoice numbers and vendor and customer names that exist in the org's mirror,
-// matched in memory. Nothing from the text reaches BILL: the mirror is read (and kept fresh) as the commands read it,
-// and a cold org waits for the mirror's build as they do, never a call per token.
+// "What does this text name?": bill and invoice numbers and vendor and customer names in the org's mirror, matched in
+// memory. Nothing from the text reaches BILL: the mirror is read as the commands read it, never a call per token.
 import type { Vendor } from '../../bill/types.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import { normalizeNumber, type Kind, type Records } from '../../mirror/records.js';

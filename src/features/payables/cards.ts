@@ -199,9 +199,8 @@ export function billsOverdueCard(input: ApCardContext & ListContext & { overdue:
   });
 }
 
-/** What `vendor` or `customer` is given to show this party: its name, or its BILL id for a name BILL's name filter cannot
- * carry (a quote, a backslash) or that a command line reads as another name (doubled spaces, markup, entities: parse.ts;
- * trailing punctuation only shortens it, and the command still takes it as that name). The command finds an id by id. */
+/** What `vendor` or `customer` is given to show this party: its name, or its BILL id for a name BILL's filter cannot carry
+ * or that a command line reads as another name (parse.ts; trailing punctuation only shortens it, which still matches). */
 export function partyArgument<P extends { id?: string; name: string }>(party: P): P['id'] | string {
   // After a word, as it stands in `vendor <name>` (a leading "@…" or "/" would otherwise be read as a mention or a slash).
   const read = normalizeCommandText(`x ${party.name}`).slice(2);

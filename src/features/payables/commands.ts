@@ -87,8 +87,8 @@ function dueIn(b: Pick<Bill, 'dueDate'>, r: DueRange): boolean {
   return !!day && (r.gte === undefined || day >= r.gte) && (r.lte === undefined || day <= r.lte) && (r.lt === undefined || day < r.lt);
 }
 
-/** The unpaid bills due in each range, with their vendors' names and currencies; until the mirror is built, one kept BILL
- * answer per range and day. `truncated`: BILL had more rows in the first range than one answer reads. */
+/** The unpaid bills due in each range, with their vendors' names and currencies. `truncated`: BILL had more rows in the
+ * first range than one answer reads. */
 async function billsDueIn(ctx: CommandContext, deps: PayablesDeps, ranges: DueRange[]) {
   const orgId = boundOrg(ctx);
   const warm = await openBills(ctx, deps, orgId, (b) => ranges.some((r) => dueIn(b, r)));
@@ -100,7 +100,7 @@ async function billsDueIn(ctx: CommandContext, deps: PayablesDeps, ranges: DueRa
   return { lists: lists.map((list) => withVendorNames(list, vendors)), truncated, asOf, currencyOf };
 }
 
-/** The unpaid bills due in each range asked of BILL (one kept answer per range), while the mirror is built. */
+/** The unpaid bills due in each range asked of BILL (one kept answer per range and day), while the mirror is built. */
 async function billsDueInBill(ctx: CommandContext, deps: PayablesDeps, orgId: string, ranges: DueRange[]) {
   const asked = await Promise.all(
     ranges.map((r) => cachedAnswer(ctx, deps, answerKey('bills.due', r), ['bill'], () => unpaidBills(deps, orgId, r))),

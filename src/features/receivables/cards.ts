@@ -1,5 +1,4 @@
-// Accounts receivable cards: one invoice, overdue receivables aged by customer with a chart of the aging buckets.
-// Pure: data in, card out.
+// Accounts receivable cards: one invoice; overdue receivables aged by customer, with a chart. Pure: data in, card out.
 import type { Invoice } from '../../bill/types.js';
 import { executeAction, shortId, type CardReply } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';

@@ -1,7 +1,5 @@
-// `invoice <number>` and `invoices overdue`: accounts receivable from the org's mirror of invoices.
-//
-// BILL cannot filter invoices by invoiceNumber, status or dueDate, so both answers come from the org's mirror of invoices
-// (src/mirror): a warm answer costs no call, or the one incremental refresh per interval the org's commands share.
+// `invoice <number>` and `invoices overdue`: accounts receivable from the org's mirror of invoices, since BILL cannot
+// filter invoices by invoiceNumber, status or dueDate.
 import { InputError } from '../../errors.js';
 import { shorten } from '../../cards/card.js';
 import { indexBuildingCard } from '../../cards/list.js';
