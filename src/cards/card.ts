@@ -103,7 +103,6 @@ export function shortId(id: string): string {
   return s.length > 4 ? `…${s.slice(-4)}` : s === '' ? '' : '…';
 }
 
-/** A shortened BILL id for a card ("…k8S0"), kept on one line. */
 export function shortRef(id: string): string {
   return keepTogether(shortId(id));
 }

@@ -47,7 +47,6 @@ export interface ListCardSpec<T> extends ListContext {
   notes?: Array<{ text: string; subtle?: boolean }>;
   /** Charts between the notes and the table (src/cards/chart.ts: each carries its fallback). */
   charts?: CardElement[];
-  /** A column that is only its header is written as the header. */
   columns: Array<string | TableColumn>;
   /** Every item, in order; only the requested page's rows are drawn. */
   items: readonly T[];
@@ -74,7 +73,6 @@ function refreshAction(command: string, page = 0): CardAction {
   return executeAction('Refresh', { verb: 'run', command, page, refresh: true });
 }
 
-/** A label and its value, plain text. */
 type Fact = [string, string];
 
 export function plainFacts(pairs: Fact[]): CardElement {

@@ -10,7 +10,6 @@ export interface WelcomeInput {
   /** Team name as Teams sent it (channels). */
   teamName?: string;
   binding: BindingState;
-  /** True when the bot talks to the embedded sandbox (simulated data). */
   sandbox: boolean;
   /** The registry's commands for this kind of conversation, most useful first. */
   commands: readonly CommandInfo[];

@@ -18,12 +18,11 @@ export function buildingNote(building: readonly Kind[]): string | undefined {
 
 /** A typed line that names several records: one button each, running the command that shows it. */
 export function matchesCard(typedText: string, found: Found): CardReply {
-  const shown = shorten(typedText, 80);
   const actions = found.matches.map((m) => executeAction(buttonTitle(m), { verb: 'run', command: m.command }));
   return adaptiveCard(
     [
       title('Which one do you mean?'),
-      text(`You typed: ${escapeMarkdown(shown)}`, { subtle: true }),
+      text(`You typed: ${escapeMarkdown(shorten(typedText, 80))}`, { subtle: true }),
       text(`That names ${found.matches.length} records in BILL. Pick one:`),
     ],
     { summary: `That names ${found.matches.length} records in BILL: ${found.matches.map(buttonTitle).join(', ')}.`, actions },

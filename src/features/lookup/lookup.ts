@@ -44,7 +44,6 @@ export function textLookup(deps: LookupDeps) {
   /** As fresh as the commands ask, without confirming balances (none is shown). */
   const read = (orgId: string, kind: Kind) => ({ ...mirrorFreshness(deps, orgId, kind), confirm: false });
   return {
-    /** The records the text names in the org's mirror. */
     async find(orgId: string, text: string): Promise<Found> {
       const wanted = readText(text);
       const numbers = wanted.numberKeys.size > 0;

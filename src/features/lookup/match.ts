@@ -15,7 +15,6 @@ const MAX_NUMBER_LENGTH = 40;
 export interface Wanted {
   /** Number-like tokens as typed (trimmed of punctuation), distinct by normalised form, in order. */
   numbers: string[];
-  /** Normalised forms of `numbers`. */
   numberKeys: Set<string>;
   /** Folded words (letters and digits), in order. */
   words: string[];

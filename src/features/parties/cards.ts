@@ -34,8 +34,7 @@ export interface OneMatchBase extends ListContext {
   network?: { status?: string; invite?: CardAction };
 }
 
-/** What each kind of party is called on its cards and what its open items are. unknownStatus: a vendor's network status
- * BILL did not give; a customer's, not read since no card reads it (see parties/commands.ts). */
+/** Each kind's words; unknownStatus: a vendor's network status BILL did not give, a customer's not read (no card does). */
 const WORDS: Record<PartyKind, { label: string; noun: 'bill' | 'invoice'; unknownStatus: string }> = {
   vendor: { label: 'Vendor', noun: 'bill', unknownStatus: 'not known' },
   customer: { label: 'Customer', noun: 'invoice', unknownStatus: 'not checked (Invite checks it in BILL)' },
@@ -44,7 +43,6 @@ const WORDS: Record<PartyKind, { label: string; noun: 'bill' | 'invoice'; unknow
 /** Due before today: the totals count it overdue and a vendor card marks its row. */
 const pastDue = (item: { dueDate: string }, today: string) => daysBetween(item.dueDate.slice(0, 10), today) > 0;
 
-/** How a party's open items are listed: a vendor's open bills, a customer's open invoices. */
 interface OpenItems<T> {
   items: T[];
   amountOf(item: T): number;

@@ -148,7 +148,6 @@ export function cashOutPeriods(
   return { unit: step === 1 ? 'day' : 'week', list };
 }
 
-/** Aging buckets by days past due: 1–30, 31–60, 61–90, 90+. */
 export const AGING_BUCKETS = [
   { label: '1–30 days', max: 30 },
   { label: '31–60 days', max: 60 },
@@ -209,7 +208,6 @@ export function partyArgument<P extends { id?: string; name: string }>(party: P)
   return typeable && read !== '' && party.name.startsWith(read) ? party.name : party.id;
 }
 
-/** One bill: vendor, amounts, dates, statuses, approvers, a line-item summary. */
 export function billCard(input: ApCardContext & { bill: Bill; command: string }): CardReply {
   const { bill, fmt, today } = input;
   const m = (n: number | undefined) => money(n ?? 0, input.currencyOf(bill.vendorId), fmt.locale);

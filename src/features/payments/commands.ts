@@ -40,7 +40,6 @@ export const paymentsCommand: Command<PaymentsDeps> = {
     const vendors = await resolveParties(deps, orgId, 'vendor', new Set(shown.map((p) => p.vendorId)));
     return paymentsCard({
       ...listContext(ctx, deps, `payments ${limit}`, got.fetchedAt),
-      // Named as the vendor records have them now, as the bill cards name them.
       payments: withVendorNames(shown, vendors),
       limit,
       today: todayOf(ctx, deps),

@@ -19,7 +19,6 @@ function customerName(customerId: string | undefined, ctx: Pick<ArCardContext, '
   return (customerId ? ctx.customerOf(customerId)?.name : undefined) || `Customer ${shortId(customerId ?? '')}`;
 }
 
-/** An AR invoice: customer, dates, total, amount due, status in words, payments received. */
 export function invoiceCard(input: ArCardContext & { invoice: Invoice; command: string }): CardReply {
   const { invoice: inv, fmt, today } = input;
   const customer = input.customerOf(inv.customerId);
