@@ -90,26 +90,19 @@ export function escapeMarkdown(value: string): string {
     .replace(/^(\s*\d+)([.)])/, '$1\\$2');
 }
 
-/**
- * An escaped identifier ("…k8S0", "PIO-63517") kept on one line: word joiners (U+2060, which the command parser ignores
- * when the id is copied back) around each ellipsis, hyphen, dash or slash a browser would break after. Over 24
- * characters it could not fit a 320 px column and is left free to wrap.
- */
+/** An escaped id ("…k8S0", "PIO-63517") kept on one line by word joiners (U+2060, ignored by the command parser) around
+ * each ellipsis, hyphen, dash or slash; over 24 characters it could not fit a 320 px column and may wrap. */
 export function keepTogether(escaped: string): string {
   if (escaped.length > 24) return escaped;
   return escaped.replace(/(?<!\\)[-‐‑–—/…]/g, '\u2060$&\u2060').replace(/^\u2060|\u2060$/g, '');
 }
 
-/**
- * "…1234": the end of an identifier that must appear (a BILL id); short ids are masked whole. Bank and tax numbers never
- * reach a card (test/harness/sensitive.ts checks every card against BILL data full of them).
- */
+/** "…1234": the end of a BILL id; short ids are masked whole. Bank and tax numbers never reach a card at all. */
 export function shortId(id: string): string {
   const s = id.trim();
   return s.length > 4 ? `…${s.slice(-4)}` : s === '' ? '' : '…';
 }
 
-/** A shortened BILL id for a card ("…k8S0"), kept on one line. */
 export function shortRef(id: string): string {
   return keepTogether(shortId(id));
 }
@@ -156,11 +149,8 @@ export interface TableColumn {
 /** A tone as Teams names its colours: container styles and chart points. */
 export const TONE_STYLE = { Attention: 'attention', Warning: 'warning', Good: 'good' } as const;
 
-/**
- * A list that reads the same on a 320 px phone as on a desktop (a real table broke amounts mid-word there): each row is
- * its name with the figure on the right, then "Header: value" facts that wrap between words. `rowColors` tints rows
- * with Teams' container styles, readable in every theme; the row's words say the same thing.
- */
+/** A list that reads the same on a 320 px phone (a real table broke amounts mid-word there): each row is its name with
+ * the figure on the right, then "Header: value" runs that wrap between words. `rowColors` tints rows (the words say it too). */
 export function table(
   columns: TableColumn[],
   rows: string[][],

@@ -19,7 +19,7 @@ interface ChartSpec {
   colorSet?: 'categorical' | 'sequentialred';
 }
 
-/** Chart text: one line, trimmed, shortened with an ellipsis (a longer label crowds a 320 px phone card). */
+/** Chart text on one line, shortened (a longer label crowds a 320 px phone card). */
 function chartLabel(text: string): string {
   return shorten(text.replace(/\s+/g, ' ').trim(), 32);
 }

@@ -27,8 +27,8 @@ export function percent(ratio: number | undefined, locale: string): string {
   return kept(percentFormats, locale, () => new Intl.NumberFormat(locale, { style: 'percent', maximumFractionDigits: 0 })).format(ratio);
 }
 
-function dateFormat(key: string, locale: string, options: Intl.DateTimeFormatOptions): Intl.DateTimeFormat {
-  return kept(dateFormats, key, () => new Intl.DateTimeFormat(locale, options));
+function dateFormat(locale: string, options: Intl.DateTimeFormatOptions): Intl.DateTimeFormat {
+  return kept(dateFormats, `${locale}|${JSON.stringify(options)}`, () => new Intl.DateTimeFormat(locale, options));
 }
 
 /** Adds in thousandths: totals of many bills do not drift (0.1 + 0.2) and KWD or BHD totals keep three decimals. */
@@ -49,7 +49,7 @@ export function calendarDate(isoDate: string | undefined, locale: string): strin
   // Formatting an invalid Date throws (RangeError), and a card drawn from BILL's record must not.
   if (!day) return '—';
   const at = new Date(`${day}T00:00:00Z`);
-  return dateFormat(`calendar|${locale}`, locale, { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' }).format(at);
+  return dateFormat(locale, { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' }).format(at);
 }
 
 /** The day an instant fell on in the bot's time zone ("Mar 8, 2026" for 03:00 UTC on the 9th in New York), if any. */
@@ -62,20 +62,12 @@ export function instantDate(instant: unknown, opts: FormatOptions): string | und
 export function dateTime(instant: Date | number | string | undefined, opts: FormatOptions): string {
   const d = new Date(instant ?? Number.NaN);
   if (Number.isNaN(d.getTime())) return '—';
-  return dateFormat(`dateTime|${opts.locale}|${opts.timeZone}`, opts.locale, {
-    dateStyle: 'medium',
-    timeStyle: 'short',
-    timeZone: opts.timeZone,
-  }).format(d);
+  return dateFormat(opts.locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: opts.timeZone }).format(d);
 }
 
 /** "10:42" in the bot's time zone, for "as of 10:42". */
 export function clockTime(instant: Date | number, opts: FormatOptions): string {
-  return dateFormat(`clock|${opts.locale}|${opts.timeZone}`, opts.locale, {
-    hour: '2-digit',
-    minute: '2-digit',
-    timeZone: opts.timeZone,
-  }).format(new Date(instant));
+  return dateFormat(opts.locale, { hour: '2-digit', minute: '2-digit', timeZone: opts.timeZone }).format(new Date(instant));
 }
 
 /** "today", "tomorrow", "in 3 days", "2 days late": a due date in a table cell. */

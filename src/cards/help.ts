@@ -43,8 +43,7 @@ export function unknownCommandCard(
   suggestion: CommandInfo | undefined,
   opts: { kind?: ConversationKind; args?: string; note?: string } = {},
 ): CardReply {
-  const shown = shorten(typedText, 80);
-  const body = [title("I didn't understand that"), text(`You typed: ${escapeMarkdown(shown)}`, { subtle: true })];
+  const body = [title("I didn't understand that"), text(`You typed: ${escapeMarkdown(shorten(typedText, 80))}`, { subtle: true })];
   const actions = [executeAction('Show all commands', { verb: 'run', command: 'help' })];
   if (suggestion) {
     body.push(text(`Did you mean **${usageText(suggestion.usage)}**? ${suggestion.description}`));

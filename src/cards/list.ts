@@ -1,6 +1,5 @@
-// The list card of every list command (totals, one page of rows, Show more and Refresh re-running the command in place,
-// "as of" footer) and the detail card of one record or overview. Every string passed in is plain text, escaped and
-// shortened here (BILL text of any length cannot take a card past Teams' 100 KB); detail section headings are ours.
+// The list card of every list command (totals, one page of rows, Show more and Refresh re-running the command) and the
+// detail card of one record. Strings passed in are plain text, escaped and shortened here (a card stays under 100 KB).
 import {
   adaptiveCard,
   container,
@@ -48,9 +47,8 @@ export interface ListCardSpec<T> extends ListContext {
   notes?: Array<{ text: string; subtle?: boolean }>;
   /** Charts between the notes and the table (src/cards/chart.ts: each carries its fallback). */
   charts?: CardElement[];
-  /** A column that is only its header is written as the header. */
   columns: Array<string | TableColumn>;
-  /** Every item, in order; only the requested page's rows are drawn (a 2,000-bill list draws the 10 on its page). */
+  /** Every item, in order; only the requested page's rows are drawn. */
   items: readonly T[];
   row: (item: T) => string[];
   tone?: (item: T) => Tone;
@@ -75,10 +73,8 @@ function refreshAction(command: string, page = 0): CardAction {
   return executeAction('Refresh', { verb: 'run', command, page, refresh: true });
 }
 
-/** A label and its value, plain text. */
 type Fact = [string, string];
 
-/** A FactSet of plain-text label/value pairs. */
 export function plainFacts(pairs: Fact[]): CardElement {
   return facts(pairs.map(([k, v]) => [clipped(k), clipped(v)]));
 }

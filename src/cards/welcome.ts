@@ -1,19 +1,7 @@
 // The welcome posted when billbridge is added to a team, a group chat or a personal chat: binding + three commands.
 import type { BindingState } from '../bindings/bindings.js';
 import type { CommandInfo, ConversationKind } from '../features/types.js';
-import {
-  adaptiveCard,
-  container,
-  escapeMarkdown,
-  executeAction,
-  shortId,
-  shortRef,
-  text,
-  title,
-  type CardAction,
-  type CardElement,
-  type CardReply,
-} from './card.js';
+import { adaptiveCard, container, escapeMarkdown, executeAction, shortId, shortRef, text, title, type CardReply } from './card.js';
 import { typed, usageText, versionFooter } from './help.js';
 import { SANDBOX_NOTE } from './words.js';
 
@@ -22,7 +10,6 @@ export interface WelcomeInput {
   /** Team name as Teams sent it (channels). */
   teamName?: string;
   binding: BindingState;
-  /** True when the bot talks to the embedded sandbox (simulated data). */
   sandbox: boolean;
   /** The registry's commands for this kind of conversation, most useful first. */
   commands: readonly CommandInfo[];
@@ -79,19 +66,17 @@ export function welcomeCard(input: WelcomeInput): CardReply {
       : `I bring BILL — payables, receivables, payments — into ${input.kind === 'channel' ? 'this team' : 'this chat'}. Mention **@billbridge** with a command and I answer in the thread.`;
   const heading = input.kind === 'channel' && input.teamName ? `billbridge joined ${escapeMarkdown(input.teamName)}` : "Hi, I'm billbridge";
   const binding = bindingText(input);
-  const body: CardElement[] = [title(heading), text(intro), container([text(binding.line)], { style: 'emphasis' })];
+  const body = [title(heading), text(intro), container([text(binding.line)], { style: 'emphasis' })];
   const suggestions = input.commands.filter((c) => !NOT_SUGGESTED.has(c.name)).slice(0, 3);
-  const actions: CardAction[] = [];
-  if (suggestions.length > 0) {
-    body.push(text('Try these', { weight: 'Bolder', separator: true }));
-    for (const c of suggestions) {
-      body.push(text(`**${usageText(c.usage)}** — ${c.description}`));
-      const example = c.examples[0];
-      if (example && example !== c.usage) body.push(text(`e.g. ${example}`, { subtle: true, size: 'Small' }));
-      // A button only where it can run as is (no {argument} to fill in) and there is data to show.
-      if (!/[<[]/.test(c.usage) && input.binding.state === 'bound') actions.push(executeAction(c.name, { verb: 'run', command: c.name }));
-    }
+  if (suggestions.length > 0) body.push(text('Try these', { weight: 'Bolder', separator: true }));
+  for (const c of suggestions) {
+    body.push(text(`**${usageText(c.usage)}** — ${c.description}`));
+    const example = c.examples[0];
+    if (example && example !== c.usage) body.push(text(`e.g. ${example}`, { subtle: true, size: 'Small' }));
   }
+  // A button only where it can run as is (no {argument} to fill in) and there is data to show.
+  const runnable = input.binding.state === 'bound' ? suggestions.filter((c) => !/[<[]/.test(c.usage)) : [];
+  const actions = runnable.map((c) => executeAction(c.name, { verb: 'run', command: c.name }));
   actions.push(executeAction('Show all commands', { verb: 'run', command: 'help' }));
   body.push(versionFooter(input.sandbox ? SANDBOX_NOTE : undefined, input.version));
   const names = suggestions.map((c) => c.name).join(', ');

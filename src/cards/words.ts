@@ -41,10 +41,8 @@ export function billApprovalWords(bill: Pick<Bill, 'approvalStatus' | 'approvers
   return approvers.length > 0 ? `Awaiting approval (${done} of ${approvers.length} approved)` : 'Awaiting approval';
 }
 
-/**
- * A payment's singleStatus (developer.bill.com /docs/single-status-payment-values): its words, its tone, and whether
- * money moved or will move (scheduled, paid, held, uncashed, escheated) or never did (canceled, voided, failed).
- */
+/** A payment's singleStatus (developer.bill.com /docs/single-status-payment-values): its words, its tone, and whether
+ * money moved or will move (scheduled, paid, held, uncashed, escheated) or never did (canceled, voided, failed). */
 const SINGLE_STATUS = new Map<string, [words: string, tone: Tone, movesMoney: boolean]>([
   ['SCHEDULED', ['Scheduled', undefined, true]],
   ['FUNDING_STARTED', ['Collecting funds', undefined, true]],

@@ -1,6 +1,5 @@
-// What the finance features share: their settings, the bound org, "today" and formats for this conversation, cached
-// answers that a card's Refresh button can bypass, names and currencies by id, argument parsing that says what it
-// understood. Each helper takes the few parts it reads, passed explicitly.
+// What the finance features share: settings, the bound org, "today" and formats, cached answers a card's Refresh
+// bypasses, names and currencies by id, argument parsing. Each helper takes the few parts it reads, passed explicitly.
 import type { BillOrgClient } from '../bill/api.js';
 import type { BillGateway } from '../bill/gateway.js';
 import type { Answer } from '../mirror/answers.js';
@@ -14,7 +13,7 @@ import type { CommandContext } from './types.js';
 
 /** The deployment's settings every finance feature reads, taken from config once in app.ts. */
 export interface FinanceSettings {
-  /** BOT_LOCALE (a conversation's own locale wins) and BOT_TIMEZONE. */
+  /** BOT_LOCALE and BOT_TIMEZONE. */
   locale: string;
   timeZone: string;
   /** SANDBOX_NOTE when the embedded sandbox stands in for BILL, else undefined. */
@@ -27,7 +26,7 @@ export interface FinanceSettings {
   pushFed(orgId: string, entity: EntityKind): boolean;
 }
 
-interface WithSettings {
+export interface WithSettings {
   settings: FinanceSettings;
 }
 
@@ -54,8 +53,8 @@ export function orgClient(deps: { bill: Pick<BillGateway, 'org'> }, orgId: strin
   return deps.bill.org(orgId, { priority: 'interactive' });
 }
 
-/** How long a list answer (or a mirror read) of these kinds may be reused: CACHE_TTL_PUSHED_S while BILL webhooks bring
- * every change of all of them here (each marks the change stale, read again before an answer), else CACHE_TTL_LIST_S. */
+/** How long a list answer (or mirror read) of these kinds may be reused: CACHE_TTL_PUSHED_S while BILL webhooks bring
+ * every change of all of them here, else CACHE_TTL_LIST_S. */
 function listTtlS({ settings }: WithSettings, orgId: string, entities: readonly EntityKind[]): number {
   const c = settings.cache;
   return entities.length > 0 && entities.every((e) => settings.pushFed(orgId, e)) ? Math.max(c.listTtlS, c.pushedTtlS) : c.listTtlS;
@@ -73,8 +72,8 @@ export function mirrorRead(ctx: CommandContext, deps: WithSettings, kind: Kind):
   return { ...mirrorFreshness(deps, boundOrg(ctx), kind), force: ctx.input.refresh === true };
 }
 
-/** An answer the mirror does not hold (a list, or with `object` a record, asked of BILL), kept for the bound org; a card's
- * Refresh button drops the kept answer first, so the person sees BILL's data as of now. */
+/** An answer the mirror does not hold (a list, or with `object` a record, asked of BILL), kept for the bound org; a
+ * card's Refresh drops it first. */
 export async function cachedAnswer<T>(
   ctx: CommandContext,
   deps: WithSettings & { mirror: Pick<Mirror, 'answers' | 'dropAnswer'> },

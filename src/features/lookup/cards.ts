@@ -1,16 +1,6 @@
 // The lookup's own cards: several records a typed line names (buttons run their commands), and the "Look up in BILL"
 // dialog (an Insert button per record, or what was looked for when nothing matched). A record's card is its command's.
-import {
-  adaptiveCard,
-  escapeMarkdown,
-  executeAction,
-  submitAction,
-  text,
-  title,
-  type CardAction,
-  type CardReply,
-  shorten,
-} from '../../cards/card.js';
+import { adaptiveCard, escapeMarkdown, executeAction, shorten, submitAction, text, title, type CardReply } from '../../cards/card.js';
 import type { Kind } from '../../mirror/records.js';
 import type { Found, Named } from './lookup.js';
 
@@ -28,12 +18,11 @@ export function buildingNote(building: readonly Kind[]): string | undefined {
 
 /** A typed line that names several records: one button each, running the command that shows it. */
 export function matchesCard(typedText: string, found: Found): CardReply {
-  const shown = shorten(typedText, 80);
-  const actions: CardAction[] = found.matches.map((m) => executeAction(buttonTitle(m), { verb: 'run', command: m.command }));
+  const actions = found.matches.map((m) => executeAction(buttonTitle(m), { verb: 'run', command: m.command }));
   return adaptiveCard(
     [
       title('Which one do you mean?'),
-      text(`You typed: ${escapeMarkdown(shown)}`, { subtle: true }),
+      text(`You typed: ${escapeMarkdown(shorten(typedText, 80))}`, { subtle: true }),
       text(`That names ${found.matches.length} records in BILL. Pick one:`),
     ],
     { summary: `That names ${found.matches.length} records in BILL: ${found.matches.map(buttonTitle).join(', ')}.`, actions },

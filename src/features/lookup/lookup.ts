@@ -1,17 +1,15 @@
-// "What does this text name?": bill and invoice numbers and vendor and customer names that exist in the org's mirror,
-// matched in memory. Nothing from the text reaches BILL: the mirror is read (and kept fresh) as the commands read it,
-// and a cold org waits for the mirror's build as they do, never a call per token.
+// "What does this text name?": bill and invoice numbers and vendor and customer names in the org's mirror, matched in
+// memory. Nothing from the text reaches BILL: the mirror is read as the commands read it, never a call per token.
 import type { Vendor } from '../../bill/types.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import { normalizeNumber, type Kind, type Records } from '../../mirror/records.js';
-import { mirrorFreshness, type FinanceSettings } from '../finance.js';
-import { matchName, readText, type NameMatch, type Wanted } from './match.js';
+import { mirrorFreshness, type WithSettings } from '../finance.js';
+import { matchName, readText, type Wanted } from './match.js';
 import { partyArgument } from '../payables/cards.js';
 
 /** What the lookup reads: the org's mirror, fresh as the commands keep it. */
-export interface LookupDeps {
+export interface LookupDeps extends WithSettings {
   mirror: Pick<Mirror, 'rows'>;
-  settings: FinanceSettings;
 }
 
 /** Matches returned at most: a list to pick from stays short. */
@@ -46,7 +44,6 @@ export function textLookup(deps: LookupDeps) {
   /** As fresh as the commands ask, without confirming balances (none is shown). */
   const read = (orgId: string, kind: Kind) => ({ ...mirrorFreshness(deps, orgId, kind), confirm: false });
   return {
-    /** The records the text names in the org's mirror. */
     async find(orgId: string, text: string): Promise<Found> {
       const wanted = readText(text);
       const numbers = wanted.numberKeys.size > 0;
@@ -59,10 +56,13 @@ export function textLookup(deps: LookupDeps) {
         building.push(kind);
         return [];
       };
-      /** The bills or invoices the text names by number. */
-      const numberedOf = async <K extends 'bill' | 'invoice'>(kind: K, numberOf: (r: Records[K]) => string) => {
-        const rows = await rowsOf(kind, numbers, (r) => wanted.numberKeys.has(normalizeNumber(numberOf(r))));
-        return numbered(wanted, kind, rows.map(numberOf));
+      /** The bills or invoices the text names: each number once, as its first record has it, in the text's order. */
+      const numberedOf = async <K extends 'bill' | 'invoice'>(kind: K, numberOf: (r: Records[K]) => string): Promise<Named[]> => {
+        const held = (await rowsOf(kind, numbers, (r) => wanted.numberKeys.has(normalizeNumber(numberOf(r))))).map(numberOf);
+        return [...wanted.numberKeys].flatMap((key) => {
+          const number = held.find((n) => normalizeNumber(n) === key);
+          return number === undefined ? [] : [{ kind, label: number, key: number, command: `${kind} ${number}` }];
+        });
       };
       const namedOf = async (kind: 'vendor' | 'customer') => {
         const rows = await rowsOf(kind, names, (p) => !p.archived && matchName(p.name, wanted) !== undefined);
@@ -89,27 +89,10 @@ export function textLookup(deps: LookupDeps) {
   };
 }
 
-const RANK: Record<NameMatch, number> = { whole: 0, word: 1 };
-
-/** Each number once, as its first record has it, in the order the text gives them (several bills: the command lists them). */
-function numbered(wanted: Wanted, kind: 'bill' | 'invoice', recordNumbers: string[]): Named[] {
-  const held = new Map<string, string>();
-  for (const number of recordNumbers) {
-    const key = normalizeNumber(number);
-    if (!held.has(key)) held.set(key, number);
-  }
-  return [...wanted.numberKeys].flatMap((key) => {
-    const number = held.get(key);
-    return number === undefined ? [] : [{ kind, label: number, key: number, command: `${kind} ${number}` }];
-  });
-}
-
-type Party = Pick<Vendor, 'id' | 'name' | 'archived'>;
-
 /** Whole names before first-word matches, then shorter names: "Acme" finds "Acme Office Supplies" first. */
-function named(wanted: Wanted, parties: Array<Party & { kind: 'vendor' | 'customer' }>): Named[] {
+function named(wanted: Wanted, parties: Array<Pick<Vendor, 'id' | 'name'> & { kind: 'vendor' | 'customer' }>): Named[] {
   return parties
-    .map((p) => ({ p, how: matchName(p.name, wanted) ?? 'word' }))
-    .sort((a, b) => RANK[a.how] - RANK[b.how] || a.p.name.length - b.p.name.length || a.p.name.localeCompare(b.p.name))
+    .map((p) => ({ p, word: Number(matchName(p.name, wanted) !== 'whole') }))
+    .sort((a, b) => a.word - b.word || a.p.name.length - b.p.name.length || a.p.name.localeCompare(b.p.name))
     .map(({ p }) => ({ kind: p.kind, label: p.name, key: p.id, command: `${p.kind} ${partyArgument(p)}` }));
 }

@@ -15,7 +15,6 @@ const MAX_NUMBER_LENGTH = 40;
 export interface Wanted {
   /** Number-like tokens as typed (trimmed of punctuation), distinct by normalised form, in order. */
   numbers: string[];
-  /** Normalised forms of `numbers`. */
   numberKeys: Set<string>;
   /** Folded words (letters and digits), in order. */
   words: string[];
@@ -85,11 +84,8 @@ function nameWords(name: string): string[] {
     .filter((w) => w !== '');
 }
 
-/** How a name was found in the text: all its words in a row, or its first word (when that says something). */
-export type NameMatch = 'whole' | 'word';
-
-/** Whether the text names this vendor or customer, and how. */
-export function matchName(name: string, wanted: Wanted): NameMatch | undefined {
+/** Whether the text names this vendor or customer: all its words in a row, or its first word (when that says something). */
+export function matchName(name: string, wanted: Wanted): 'whole' | 'word' | undefined {
   const words = nameWords(name);
   const first = words[0];
   if (first === undefined) return undefined;

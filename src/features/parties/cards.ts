@@ -30,13 +30,11 @@ export interface OneMatchBase extends ListContext {
   /** Other vendors or customers whose names start with what was typed (shown as a hint). */
   others: number;
   typed: string;
-  /** The party's BILL network status (default: a vendor's own networkStatus; a customer's connection request as last
-   * read) and, for one not connected, the signed "Invite to the BILL network" button. */
+  /** The party's BILL network status (default: a vendor's own) and, if not connected, the signed Invite button. */
   network?: { status?: string; invite?: CardAction };
 }
 
-/** What each kind of party is called on its cards and what its open items are. unknownStatus: a vendor's network status
- * BILL did not give; a customer's, not read since no card reads it (see parties/commands.ts). */
+/** Each kind's words; unknownStatus: a vendor's network status BILL did not give, a customer's not read (no card does). */
 const WORDS: Record<PartyKind, { label: string; noun: 'bill' | 'invoice'; unknownStatus: string }> = {
   vendor: { label: 'Vendor', noun: 'bill', unknownStatus: 'not known' },
   customer: { label: 'Customer', noun: 'invoice', unknownStatus: 'not checked (Invite checks it in BILL)' },
@@ -45,7 +43,6 @@ const WORDS: Record<PartyKind, { label: string; noun: 'bill' | 'invoice'; unknow
 /** Due before today: the totals count it overdue and a vendor card marks its row. */
 const pastDue = (item: { dueDate: string }, today: string) => daysBetween(item.dueDate.slice(0, 10), today) > 0;
 
-/** How a party's open items are listed: a vendor's open bills, a customer's open invoices. */
 interface OpenItems<T> {
   items: T[];
   amountOf(item: T): number;
@@ -151,12 +148,7 @@ export function partyMatchesCard(input: PartyMatchesInput): CardReply {
     ...input,
     title: `${n} ${kind}s start with "${input.typed}"`,
     subtitle: `Type more of the name to pick one, e.g. ${kind} ${rows[0]?.party.name ?? input.typed}`,
-    columns: [
-      { header: WORDS[kind].label },
-      { header: `Open ${WORDS[kind].noun}s` },
-      { header: 'Amount open', figure: true },
-      { header: 'Balance in BILL' },
-    ],
+    columns: [WORDS[kind].label, `Open ${WORDS[kind].noun}s`, { header: 'Amount open', figure: true }, 'Balance in BILL'],
     items: rows,
     row: ({ party, open, openAmount }) => [
       party.name || shortId(party.id),

@@ -1,9 +1,7 @@
-// `vendor <name>` / `customer <name>`: prefix search (`name:sw:`, BILL documents eq and sw on vendor and customer
-// names), the best matches with their open bills or invoices and balance; several matches -> a card to pick one.
-// Open bills and invoices come from the org's mirror when it is built (no call, or the one refresh per interval
-// the org's commands share); before that, from a list BILL filters by vendorId / customerId.
-// The typed name goes into the filter through BillFilter, which refuses (FilterValueError -> a card) anything that
-// could change the filter's meaning; nothing is sent then.
+// `vendor <name>` / `customer <name>`: prefix search (`name:sw:`, documented on vendor and customer names), the best
+// matches with their open bills or invoices and balance; several matches -> a card to pick one. Open items come from the
+// org's mirror once built, else from a list BILL filters by vendorId / customerId. The typed name reaches the filter through
+// BillFilter, which refuses (FilterValueError -> a card, nothing sent) anything that could change the filter's meaning.
 import { BillApiError, InputError } from '../../errors.js';
 import { BillFilter } from '../../bill/filters.js';
 import type { BillOrgClient } from '../../bill/api.js';
@@ -14,30 +12,17 @@ import { isOwed } from '../receivables/cards.js';
 import { escapeMarkdown, shorten, type CardReply } from '../../cards/card.js';
 import { sum } from '../../cards/format.js';
 import { customerCard, partyMatchesCard, vendorCard, type OneMatchBase } from './cards.js';
-import { openBills, unpaidBills, withVendorNames } from '../payables/commands.js';
-import type { BillGateway } from '../../bill/gateway.js';
+import { openBills, unpaidBills, withVendorNames, type PayablesDeps } from '../payables/commands.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { PartyKind } from '../../mirror/records.js';
 import type { Command, CommandContext } from '../types.js';
 import { invitable } from '../network/cards.js';
 import { customerStatusKey, type NetworkInvites } from '../network/invite.js';
-import {
-  boundOrg,
-  cachedAnswer,
-  listContext,
-  mirrorRead,
-  orgClient,
-  resolveParties,
-  textArgument,
-  todayOf,
-  type FinanceSettings,
-} from '../finance.js';
+import { boundOrg, cachedAnswer, listContext, mirrorRead, orgClient, resolveParties, textArgument, todayOf } from '../finance.js';
 
 /** What `vendor` and `customer` read: the org's mirror of parties, bills and invoices; BILL while it is not built. */
-export interface PartiesDeps {
+export interface PartiesDeps extends Pick<PayablesDeps, 'bill' | 'settings'> {
   mirror: Pick<Mirror, 'search' | 'confirm' | 'rows' | 'prepare' | 'names' | 'answers' | 'dropAnswer'>;
-  bill: Pick<BillGateway, 'org'>;
-  settings: FinanceSettings;
   /** The "Invite to the BILL network" button; undefined without SECRETS_KEY (invitations run as the person). */
   invites: Pick<NetworkInvites, 'button'> | undefined;
 }
@@ -69,9 +54,8 @@ export function rankMatches<T extends { name: string; id: string }>(typed: strin
   );
 }
 
-/** Vendors or customers whose name starts with `typed`: from the org's mirror when it is built (no call, or the
- * refresh the org's commands share), else one name search at BILL (kept like a list) while the mirror is built in the
- * background. `fromMirror`: balances that may have moved are confirmed before they are shown. */
+/** Vendors or customers whose name starts with `typed`: from the org's mirror when built, else one name search at BILL
+ * (kept like a list) while it builds. `fromMirror`: balances that may have moved are confirmed before they are shown. */
 async function search(ctx: CommandContext, deps: PartiesDeps, orgId: string, kind: PartyKind, typed: string) {
   // A BILL id (what buttons, search and look-up run for a name BILL's filter cannot carry, see partyArgument).
   const byId = PARTY_ID[kind].test(typed) ? await partyById(ctx, deps, orgId, kind, typed) : undefined;
@@ -119,9 +103,8 @@ interface PartyCommand<P extends Vendor | Customer, O> extends Command<PartiesDe
   networkStatus(deps: PartiesDeps, orgId: string, party: P): Promise<string | undefined>;
 }
 
-/** The search, its ranking, the open bills or invoices of the matches shown (first: refreshing them is what tells
- * which balances may have moved), their balances confirmed; one match's card (an exact name, or the only match), or
- * the matches to pick from. */
+/** One match's card (an exact name, or the only match) or the matches to pick from. Open items are read before balances
+ * are confirmed: refreshing them is what tells which balances may have moved. */
 async function runParty<P extends Vendor | Customer, O>(ctx: CommandContext, deps: PartiesDeps, path: PartyCommand<P, O>) {
   const kind = path.name;
   const typed = textArgument(ctx);
@@ -222,11 +205,10 @@ const customerCommand: PartyCommand<Customer, Invoice> = {
   partyIdOf: (i) => i.customerId,
   amountOf: (i) => i.dueAmount,
   card: customerCard,
-  /** A customer's connection request status as last read from BILL (kept when someone invited them from Teams), else
-   * undefined: BILL's customers carry no networkStatus, and a card that names a customer makes no call for it (compose
-   * search and warm party cards answer from the mirror alone). Invite checks it in BILL before sending anything. */
+  /** The connection request status kept when someone invited the customer from Teams, else undefined: BILL's customers
+   * carry no networkStatus and a card makes no call for it. Invite checks it in BILL before sending anything. */
   networkStatus: async (deps, orgId, customer) => {
-    // Only what is kept: ttlS 0 keeps nothing new.
+    // ttlS 0: only what is already kept, nothing new.
     const peek = { ttlS: 0, kinds: ['customer'] as const };
     const key = customerStatusKey(customer.id);
     return (await deps.mirror.answers.get<string | undefined>(orgId, key, peek, () => Promise.resolve(undefined))).value;

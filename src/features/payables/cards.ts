@@ -73,17 +73,10 @@ function billsTotal(bills: Bill[], ctx: ApCardContext, of: (b: Bill) => number =
   return { money: total, line: `${total} · ${count(bills.length, 'bill', ctx.fmt.locale)}` };
 }
 
-export interface BillsDueInput extends ApCardContext, ListContext {
-  days: number;
-  /** Unpaid, non-archived bills due today..today+days (as BILL returned them). */
-  due: Bill[];
-  /** Unpaid, non-archived bills due before today. */
-  overdue: Bill[];
-  /** BILL had more rows than one answer reads (page cap). */
-  truncated?: boolean;
-}
-
-export function billsDueCard(input: BillsDueInput): CardReply {
+/** `due`: unpaid bills due today..today+days; `overdue`: due before; `truncated`: BILL had more than one answer reads. */
+export function billsDueCard(
+  input: ApCardContext & ListContext & { days: number; due: Bill[]; overdue: Bill[]; truncated?: boolean },
+): CardReply {
   const { fmt, today, days } = input;
   const due = [...input.due].sort(byDueDate);
   const scheduled = due.filter((b) => b.paymentStatus === 'SCHEDULED');
@@ -98,8 +91,7 @@ export function billsDueCard(input: BillsDueInput): CardReply {
     : [{ text: 'Nothing overdue.', subtle: true }];
   const range =
     days === 0 ? calendarDate(today, fmt.locale) : `${calendarDate(today, fmt.locale)} – ${calendarDate(addDays(today, days), fmt.locale)}`;
-  // Cash out by due day, one chart per currency; the table below already lists every bill, so a host without charts
-  // drops the chart and shows the card as before.
+  // Cash out by due day, one chart per currency; a host without charts drops it (the table lists every bill).
   const periods = cashOutPeriods(today, days, fmt.locale);
   const currencies = byCurrency(due, (b) => input.currencyOf(b.vendorId));
   const charts = currencies.map(([code, bills]) =>
@@ -156,7 +148,6 @@ export function cashOutPeriods(
   return { unit: step === 1 ? 'day' : 'week', list };
 }
 
-/** Aging buckets by days past due: 1–30, 31–60, 61–90, 90+. */
 export const AGING_BUCKETS = [
   { label: '1–30 days', max: 30 },
   { label: '31–60 days', max: 60 },
@@ -207,9 +198,8 @@ export function billsOverdueCard(input: ApCardContext & ListContext & { overdue:
   });
 }
 
-/** What `vendor` or `customer` is given to show this party: its name, or its BILL id for a name BILL's name filter cannot
- * carry (a quote, a backslash) or that a command line reads as another name (doubled spaces, markup, entities: parse.ts;
- * trailing punctuation only shortens it, and the command still takes it as that name). The command finds an id by id. */
+/** What `vendor` or `customer` is given to show this party: its name, or its BILL id for a name BILL's filter cannot carry
+ * or that a command line reads as another name (parse.ts; trailing punctuation only shortens it, which still matches). */
 export function partyArgument<P extends { id?: string; name: string }>(party: P): P['id'] | string {
   // After a word, as it stands in `vendor <name>` (a leading "@…" or "/" would otherwise be read as a mention or a slash).
   const read = normalizeCommandText(`x ${party.name}`).slice(2);
@@ -218,7 +208,6 @@ export function partyArgument<P extends { id?: string; name: string }>(party: P)
   return typeable && read !== '' && party.name.startsWith(read) ? party.name : party.id;
 }
 
-/** One bill: vendor, amounts, dates, statuses, approvers, a line-item summary. */
 export function billCard(input: ApCardContext & { bill: Bill; command: string }): CardReply {
   const { bill, fmt, today } = input;
   const m = (n: number | undefined) => money(n ?? 0, input.currencyOf(bill.vendorId), fmt.locale);

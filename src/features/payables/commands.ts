@@ -1,10 +1,8 @@
 // `bills due [days]`, `bills overdue`, `bill <BILL id | invoice number>`: accounts payable.
 //
-// Answered from the org's mirror of open bills (src/mirror), filtered here by due date in BOT_TIMEZONE. Until it is built
-// (an organisation's first question) a list is asked of BILL with server-side filters (dueDate, paymentStatus, archived)
-// and the build starts in the background: never a full scan for a list answer.
-// "Unpaid" is paymentStatus ne PAID: UNPAID and SCHEDULED bills (and any partial status BILL may add) still owe money;
-// one with nothing left due (credited or paid down to $0) is left out, as receivables leaves out $0 invoices.
+// Answered from the org's mirror of open bills, filtered by due date in BOT_TIMEZONE; until it is built, BILL filters a
+// list (dueDate, paymentStatus, archived) while the build starts in the background: never a full scan for a list answer.
+// "Unpaid" is paymentStatus ne PAID (any partial status BILL may add still owes money); nothing left due is left out.
 import { BillApiError, InputError } from '../../errors.js';
 import { BillFilter } from '../../bill/filters.js';
 import type { Bill } from '../../bill/types.js';
@@ -28,14 +26,13 @@ import {
   resolveParties,
   numberArgument,
   todayOf,
-  type FinanceSettings,
+  type WithSettings,
 } from '../finance.js';
 
 /** What accounts payable reads: the org's mirror of bills (and vendor names), BILL for bills not mirrored yet. */
-export interface PayablesDeps {
+export interface PayablesDeps extends WithSettings {
   mirror: Pick<Mirror, 'rows' | 'lookup' | 'byId' | 'prepare' | 'names' | 'answers' | 'dropAnswer'>;
   bill: Pick<BillGateway, 'org'>;
-  settings: FinanceSettings;
 }
 
 const MAX_DUE_DAYS = 90;
@@ -56,11 +53,11 @@ export async function unpaidBills(deps: Pick<PayablesDeps, 'bill'>, orgId: strin
   return { items: items.filter(isOwedBill).map(({ billLineItems: _dropped, ...rest }) => rest), truncated };
 }
 
-/** The org's open bills with money due (those `where` keeps) from its mirror, or undefined while it is not built (the
- * caller then asks BILL, and calls `mirror.prepare(orgId, 'bill', 'open')`). */
+/** The org's open bills with money due that `where` keeps, from its mirror; undefined while not built (then ask BILL and
+ * call `mirror.prepare(orgId, 'bill', 'open')`). */
 export async function openBills(
   ctx: CommandContext,
-  deps: { mirror: Pick<Mirror, 'rows'>; settings: FinanceSettings },
+  deps: WithSettings & { mirror: Pick<Mirror, 'rows'> },
   orgId: string,
   where: (bill: Bill) => boolean,
 ): Promise<{ items: Bill[]; refreshedAt: number } | undefined> {
@@ -90,8 +87,8 @@ function dueIn(b: Pick<Bill, 'dueDate'>, r: DueRange): boolean {
   return !!day && (r.gte === undefined || day >= r.gte) && (r.lte === undefined || day <= r.lte) && (r.lt === undefined || day < r.lt);
 }
 
-/** The unpaid bills due in each range, with their vendors' names and currencies; until the mirror is built, one kept BILL
- * answer per range and day. `truncated`: BILL had more rows in the first range than one answer reads. */
+/** The unpaid bills due in each range, with their vendors' names and currencies. `truncated`: BILL had more rows in the
+ * first range than one answer reads. */
 async function billsDueIn(ctx: CommandContext, deps: PayablesDeps, ranges: DueRange[]) {
   const orgId = boundOrg(ctx);
   const warm = await openBills(ctx, deps, orgId, (b) => ranges.some((r) => dueIn(b, r)));
@@ -103,7 +100,7 @@ async function billsDueIn(ctx: CommandContext, deps: PayablesDeps, ranges: DueRa
   return { lists: lists.map((list) => withVendorNames(list, vendors)), truncated, asOf, currencyOf };
 }
 
-/** The unpaid bills due in each range asked of BILL (one kept answer per range), while the mirror is built. */
+/** The unpaid bills due in each range asked of BILL (one kept answer per range and day), while the mirror is built. */
 async function billsDueInBill(ctx: CommandContext, deps: PayablesDeps, orgId: string, ranges: DueRange[]) {
   const asked = await Promise.all(
     ranges.map((r) => cachedAnswer(ctx, deps, answerKey('bills.due', r), ['bill'], () => unpaidBills(deps, orgId, r))),
@@ -161,8 +158,7 @@ const BILL_ID = /^00n[A-Za-z0-9]{5,61}$/;
 const BILL_HINT =
   "Type **bill** and the vendor's invoice number or the BILL id, e.g. **bill ACM-12345**. To browse a vendor's bills, type **vendor {name}**.";
 
-/** A bill by its BILL id: from the org's mirror once it holds every bill (a Refresh reads that bill from BILL into it),
- * else asked of BILL and kept like a record answer (CACHE_TTL_OBJECT_S, dropped by a bill webhook). */
+/** A bill by its BILL id: from the org's mirror once it holds every bill, else asked of BILL and kept like a record. */
 async function billById(ctx: CommandContext, deps: PayablesDeps, orgId: string, id: string) {
   try {
     const held = await deps.mirror.byId(orgId, 'bill', id, mirrorRead(ctx, deps, 'bill'));

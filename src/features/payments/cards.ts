@@ -6,12 +6,7 @@ import { listCard, type ListContext } from '../../cards/list.js';
 import { vendorName, type ApCardContext } from '../payables/cards.js';
 import { count, moneyTotal, paymentMovesMoney, paymentStatusWords, type Amount } from '../../cards/words.js';
 
-export interface PaymentsCardInput extends ApCardContext, ListContext {
-  payments: Payment[];
-  limit: number;
-}
-
-export function paymentsCard(input: PaymentsCardInput): CardReply {
+export function paymentsCard(input: ApCardContext & ListContext & { payments: Payment[]; limit: number }): CardReply {
   const { fmt, today } = input;
   const rows = input.payments;
   const listed = rows.map((payment) => ({ payment, status: paymentStatusWords(payment.singleStatus) }));

@@ -1,26 +1,14 @@
 // `payments [N]`: the last N bill payments to vendors (default 10, at most 50), newest process date first.
 import { answerKey } from '../../mirror/answers.js';
 import { paymentsCard } from './cards.js';
-import { withVendorNames } from '../payables/commands.js';
-import type { BillGateway } from '../../bill/gateway.js';
+import { withVendorNames, type PayablesDeps } from '../payables/commands.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { Command } from '../types.js';
-import {
-  boundOrg,
-  cachedAnswer,
-  countArgument,
-  listContext,
-  orgClient,
-  resolveParties,
-  todayOf,
-  type FinanceSettings,
-} from '../finance.js';
+import { boundOrg, cachedAnswer, countArgument, listContext, orgClient, resolveParties, todayOf } from '../finance.js';
 
 /** What `payments` reads: BILL's payment list (kept as an answer in the mirror's answer cache) and vendor names. */
-export interface PaymentsDeps {
+export interface PaymentsDeps extends Pick<PayablesDeps, 'bill' | 'settings'> {
   mirror: Pick<Mirror, 'names' | 'answers' | 'dropAnswer'>;
-  bill: Pick<BillGateway, 'org'>;
-  settings: FinanceSettings;
 }
 
 const DEFAULT_PAYMENTS = 10;
@@ -52,7 +40,6 @@ export const paymentsCommand: Command<PaymentsDeps> = {
     const vendors = await resolveParties(deps, orgId, 'vendor', new Set(shown.map((p) => p.vendorId)));
     return paymentsCard({
       ...listContext(ctx, deps, `payments ${limit}`, got.fetchedAt),
-      // Named as the vendor records have them now, as the bill cards name them.
       payments: withVendorNames(shown, vendors),
       limit,
       today: todayOf(ctx, deps),

@@ -1,5 +1,4 @@
-// Accounts receivable cards: one invoice, overdue receivables aged by customer with a chart of the aging buckets.
-// Pure: data in, card out.
+// Accounts receivable cards: one invoice; overdue receivables aged by customer, with a chart. Pure: data in, card out.
 import type { Invoice } from '../../bill/types.js';
 import { executeAction, shortId, type CardReply } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
@@ -20,7 +19,6 @@ function customerName(customerId: string | undefined, ctx: Pick<ArCardContext, '
   return (customerId ? ctx.customerOf(customerId)?.name : undefined) || `Customer ${shortId(customerId ?? '')}`;
 }
 
-/** An AR invoice: customer, dates, total, amount due, status in words, payments received. */
 export function invoiceCard(input: ArCardContext & { invoice: Invoice; command: string }): CardReply {
   const { invoice: inv, fmt, today } = input;
   const customer = input.customerOf(inv.customerId);
@@ -97,14 +95,9 @@ export function agedOverdue(invoices: AgingInvoice[], today: string, currencyOf:
     }));
 }
 
-export interface InvoicesOverdueInput extends ArCardContext, ListContext {
-  /** Any invoices; the card keeps the overdue ones. */
-  invoices: AgingInvoice[];
-}
-
-/** Overdue receivables: the total, the four aging buckets (a bar chart per currency where Teams draws charts; the
- * bucket lines anywhere else) and the customers, largest first, with what each owes per bucket. */
-export function invoicesOverdueCard(input: InvoicesOverdueInput): CardReply {
+/** Overdue receivables of any `invoices`: the total, the four aging buckets (a bar chart per currency where Teams draws
+ * charts; the bucket lines anywhere else) and the customers, largest first, with what each owes per bucket. */
+export function invoicesOverdueCard(input: ArCardContext & ListContext & { invoices: AgingInvoice[] }): CardReply {
   const { fmt, today } = input;
   const aged = agedOverdue(input.invoices, today, (id) => input.customerOf(id)?.currency);
   // Each customer's amounts due, per aging bucket.

@@ -1,28 +1,16 @@
-// `invoice <number>` and `invoices overdue`: accounts receivable from the org's mirror of invoices.
-//
-// BILL cannot filter invoices by invoiceNumber, status or dueDate, so both answers come from the org's mirror of invoices
-// (src/mirror): a warm answer costs no call, or the one incremental refresh per interval the org's commands share.
+// `invoice <number>` and `invoices overdue`: accounts receivable from the org's mirror of invoices, since BILL cannot
+// filter invoices by invoiceNumber, status or dueDate.
 import { InputError } from '../../errors.js';
 import { shorten } from '../../cards/card.js';
 import { indexBuildingCard } from '../../cards/list.js';
 import { invoiceCard, invoicesOverdueCard, isOverdue } from './cards.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { Command, CommandContext } from '../types.js';
-import {
-  boundOrg,
-  listContext,
-  mirrorRead,
-  noArguments,
-  resolveParties,
-  numberArgument,
-  todayOf,
-  type FinanceSettings,
-} from '../finance.js';
+import { boundOrg, listContext, mirrorRead, noArguments, resolveParties, numberArgument, todayOf, type WithSettings } from '../finance.js';
 
 /** What accounts receivable reads: the org's mirror of invoices and customer names (no other BILL call). */
-export interface ReceivablesDeps {
+export interface ReceivablesDeps extends WithSettings {
   mirror: Pick<Mirror, 'rows' | 'lookup' | 'names'>;
-  settings: FinanceSettings;
 }
 
 const INVOICE_HINT =
