@@ -2,7 +2,7 @@
 // what was decided on it. A click is checked against this record, never against what the card carries back.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { deriveKey } from '../../infra/state/sealing.js';
-import { withEditLock } from '../../infra/state/editLock.js';
+import { whileHeld, withEditLock } from '../../infra/state/editLock.js';
 import type { Clock } from '../../infra/clock.js';
 import { NS, type StateStore } from '../../infra/state/types.js';
 import type { ConversationKind } from '../types.js';
@@ -107,21 +107,5 @@ export class ApprovalCards {
   /** One decision at a time per bill of an org, whichever card it comes from: undefined, without running `fn`, when one is in flight. */
   deciding<T>(orgId: string, billId: string, fn: () => Promise<T>): Promise<T | undefined> {
     return whileHeld(this.store, this.clock, { ns: NS.approvalCards, key: `lock|${orgId}|${billId}` }, DECISION_LOCK_MS, fn);
-  }
-}
-
-/** Runs `fn` holding `at` (for at most `ttlMs`, in case the holder dies); undefined, without running it, when it is held already. */
-export async function whileHeld<T>(
-  store: Pick<StateStore, 'setIfAbsent' | 'delete'>,
-  clock: Clock,
-  at: { ns: string; key: string },
-  ttlMs: number,
-  fn: () => Promise<T>,
-): Promise<T | undefined> {
-  if (!(await store.setIfAbsent(at.ns, at.key, clock.now(), { ttlMs }))) return undefined;
-  try {
-    return await fn();
-  } finally {
-    await store.delete(at.ns, at.key).catch(() => undefined);
   }
 }

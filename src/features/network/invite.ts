@@ -4,12 +4,13 @@
 // [I] The Postman collection names no role for the network endpoints: ADMINISTRATOR and ACCOUNTANT manage parties in BILL.
 import { BillApiError, NotBound, errorMessage } from '../../errors.js';
 import { asPerson, personCredentials, type UserLinks } from '../approvals/userLinks.js';
-import { buttonSigner, dataString, whileHeld } from '../approvals/cardRecords.js';
+import { buttonSigner, dataString } from '../approvals/cardRecords.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import type { BillOrgClient } from '../../bill/api.js';
 import type { Customer, Vendor } from '../../bill/types.js';
 import type { OrgBindings } from '../../bindings/bindings.js';
 import type { Clock } from '../../infra/clock.js';
+import { whileHeld } from '../../infra/state/editLock.js';
 import type { AuditTrail } from '../../infra/audit.js';
 import { NS, type StateStore } from '../../infra/state/types.js';
 import type { Mirror } from '../../mirror/mirror.js';

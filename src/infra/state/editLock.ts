@@ -1,7 +1,8 @@
 // One change at a time to a stored record (get, change, set), on one instance or a fleet: the state stores have no
 // compare-and-set, so a change holds a short lease taken with setIfAbsent (atomic in SQLite and in Redis) and others
-// wait for it in short steps. A holder that died keeps it EDIT_LOCK_MS at most; after ~2 s of waiting the change is
-// made anyway, unless the caller's EditLease says what to throw instead (a webhooks setup must never run twice).
+// wait for it in short steps (or, with whileHeld, give up at once). A holder that died keeps it EDIT_LOCK_MS at most;
+// after ~2 s of waiting the change is made anyway, unless the caller's EditLease says what to throw instead (a webhooks
+// setup must never run twice).
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Clock } from '../clock.js';
 import { NS, type StateStore } from './types.js';
@@ -38,9 +39,25 @@ export async function withEditLock<T>(
     await delay(EDIT_WAIT_STEP_MS);
   }
   if (!held && lease?.busy) throw lease.busy();
+  return held ? releasing(deps.store, { ns, key: lockKey }, change) : change();
+}
+
+/** Runs `fn` holding `at` (for at most `ttlMs`, in case the holder dies); undefined, without running it, when it is held already. */
+export async function whileHeld<T>(
+  store: Pick<StateStore, 'setIfAbsent' | 'delete'>,
+  clock: Clock,
+  at: { ns: string; key: string },
+  ttlMs: number,
+  fn: () => Promise<T>,
+): Promise<T | undefined> {
+  if (!(await store.setIfAbsent(at.ns, at.key, clock.now(), { ttlMs }))) return undefined;
+  return releasing(store, at, fn);
+}
+
+async function releasing<T>(store: Pick<StateStore, 'delete'>, at: { ns: string; key: string }, fn: () => Promise<T>): Promise<T> {
   try {
-    return await change();
+    return await fn();
   } finally {
-    if (held) await deps.store.delete(ns, lockKey).catch(() => undefined);
+    await store.delete(at.ns, at.key).catch(() => undefined);
   }
 }
