@@ -1,6 +1,5 @@
 // BILL answering BDC_1109 to every session it has just issued: each command used to sign in again (twice), so
 // members' commands drained the dev key's 200 sign-ins an hour, the people's share included.
-import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { BillHttp, BillRequest } from '../../src/bill/http.js';
 import { OrgSession, slotKey, type SessionCredentials } from '../../src/bill/sessions.js';
@@ -8,6 +7,7 @@ import { BillApiError, LimitExceeded } from '../../src/errors.js';
 import { ManualClock } from '../../src/infra/clock.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { UpstreamCallCounter } from '../../src/infra/upstreamCalls.js';
+import { heardByTurnEnd } from './limits-helpers.js';
 
 const creds: SessionCredentials = {
   baseUrl: 'http://bill.test/connect',
@@ -96,14 +96,9 @@ describe("a person's command joining a sign-in already under way", () => {
     const call = { method: 'GET', path: '/v3/login/session', route: 'GET /v3/login/session' } as const;
     // The digest scheduler (no turn) starts a sign-in BILL does not answer; a person's command arrives meanwhile.
     const background = s.call(call, { priority: 'background' });
-    const person = turns
-      .run(() => s.call(call, { priority: 'interactive' }))
-      .then(
-        () => 'answered',
-        (err: unknown) => err,
-      );
+    const person = heardByTurnEnd(turns.run(() => s.call(call, { priority: 'interactive' })));
     clock.advance(14_001);
-    const heard = await Promise.race([person, delay(5_000).then(() => 'still waiting after the turn ended')]);
+    const heard = await person;
     expect(heard).toBeInstanceOf(LimitExceeded);
     expect((heard as LimitExceeded).reason).toBe('busy');
     answerLogin({ sessionId: 'session-1' });

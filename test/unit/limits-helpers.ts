@@ -1,4 +1,5 @@
 // Builds a real limiter for budget arithmetic tests: fake timers drive time, so nothing really sleeps.
+import { setTimeout as delay } from 'node:timers/promises';
 import { vi } from 'vitest';
 import { systemClock } from '../../src/infra/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -63,4 +64,16 @@ export function settle<T>(p: Promise<T>): { value?: T; error?: unknown; done: bo
     },
   );
   return out;
+}
+
+/**
+ * What a person's turn heard: the error it was refused with, 'answered', or, when it still waited 5 s (real time) after
+ * its turn's deadline, a line saying so. Call it as the turn starts, so a refusal is never unhandled.
+ */
+export function heardByTurnEnd(turn: Promise<unknown>): Promise<unknown> {
+  const heard = turn.then(
+    () => 'answered',
+    (err: unknown) => err,
+  );
+  return Promise.race([heard, delay(5_000).then(() => 'still waiting after the turn ended')]);
 }

@@ -2,7 +2,6 @@
 // idle clock, leave the session to the others when one stops, and never log the sessionId they read from Redis.
 // With SECRETS_KEY the sessionId is stored sealed: Redis holds no sessionId, and the fleet still signs in once.
 import { randomBytes } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { DependencyUnavailable, LimitExceeded } from '../../src/errors.js';
@@ -16,7 +15,7 @@ import { RedisConnection } from '../../src/infra/state/redisClient.js';
 import { LogCapture } from '../harness/logs.js';
 import { TestRedis } from '../harness/redis.js';
 import { billClient, leaks, secretsOf, startTestSandbox, type TestClient, type TestSandbox } from '../harness/sandbox.js';
-import { limitsConfig } from './limits-helpers.js';
+import { heardByTurnEnd, limitsConfig } from './limits-helpers.js';
 
 const MIN = 60_000;
 let redis: TestRedis;
@@ -137,15 +136,10 @@ describe("waiting for another instance's sign-in", () => {
     const before = await logins();
     // The outbox worker (no turn) asks first; then a person's turn asks.
     const background = c!.gateway.org(orgId, { priority: 'background' }).whoami();
-    const person = turns
-      .run(() => c!.gateway.org(orgId).whoami())
-      .then(
-        () => 'answered',
-        (err: unknown) => err,
-      );
+    const person = heardByTurnEnd(turns.run(() => c!.gateway.org(orgId).whoami()));
     // The person's 14 s are up (app clock); they must hear now, not when the 15 s wait for the other instance ends.
     clock.advance(14_001);
-    const heard = await Promise.race([person, delay(5_000).then(() => 'still waiting after the turn ended')]);
+    const heard = await person;
     expect(heard).toBeInstanceOf(LimitExceeded);
     expect((heard as LimitExceeded).reason).toBe('busy');
     // The other instance's lock is untouched, and nothing signed in.
