@@ -151,7 +151,7 @@ describe('where the data lives, and what happens without Redis', () => {
   it('says where it is without the password', () => {
     expect(redactRedisUrl('redis://:hunter2-secret@cache.internal:6380/2')).toBe('redis://cache.internal:6380/2');
     expect(redactRedisUrl('rediss://default:hunter2-secret@cache.internal:6380')).toBe('rediss://cache.internal:6380');
-    expect(a.location).toBe(redis.url);
+    expect(a.auditLocation).toBe(`${redis.url} (stream "audit")`);
     expect(a.kind).toBe('redis');
   });
 

@@ -59,7 +59,6 @@ return #items`;
 
 export class RedisStateStore implements StateStore {
   readonly kind = 'redis' as const;
-  readonly location: string;
   readonly auditLocation: string;
   private closed = false;
 
@@ -68,7 +67,6 @@ export class RedisStateStore implements StateStore {
     private readonly clock: Clock,
     private readonly logMaxEntries = LOG_MAX_ENTRIES,
   ) {
-    this.location = conn.location;
     this.auditLocation = `${conn.location} (stream "${AUDIT_STREAM}")`;
   }
 

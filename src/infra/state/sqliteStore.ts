@@ -77,7 +77,8 @@ function statements(db: Database.Database) {
 
 export class SqliteStateStore implements StateStore {
   readonly kind = 'file' as const;
-  readonly location: string;
+  /** STATE_DIR, resolved. */
+  private readonly dir: string;
   readonly auditLocation: string;
   private readonly db: Database.Database;
   private readonly sql: ReturnType<typeof statements>;
@@ -92,15 +93,15 @@ export class SqliteStateStore implements StateStore {
     dir: string,
     private readonly clock: Clock,
   ) {
-    this.location = resolve(dir);
-    mkdirSync(this.location, { recursive: true, mode: 0o700 });
-    const file = join(this.location, DATABASE_FILE);
+    this.dir = resolve(dir);
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const file = join(this.dir, DATABASE_FILE);
     let db: Database.Database | undefined;
     try {
       // Owner-only, like the directory (without SECRETS_KEY webhook keys are stored as BILL gave them), also when another
       // version or a copy made them readable by others; SQLite gives its WAL the database file's mode.
       closeSync(openSync(file, 'a', 0o600));
-      for (const f of [file, `${file}-wal`, join(this.location, AUDIT_FILE)]) {
+      for (const f of [file, `${file}-wal`, join(this.dir, AUDIT_FILE)]) {
         try {
           chmodSync(f, 0o600);
         } catch {
@@ -123,13 +124,13 @@ export class SqliteStateStore implements StateStore {
       ).run(process.pid, Date.now());
     } catch (err) {
       db?.close();
-      if ((err as { code?: string }).code === 'SQLITE_BUSY') throw new StateDirInUse(this.location, readHolder(this.location));
+      if ((err as { code?: string }).code === 'SQLITE_BUSY') throw new StateDirInUse(this.dir, readHolder(this.dir));
       throw new Error(`cannot open the state database ${file}: ${(err as Error).message}`, { cause: err });
     }
     this.db = db;
-    writeFileSync(join(this.location, HOLDER_FILE), `${process.pid}\n`, { mode: 0o600 });
+    writeFileSync(join(this.dir, HOLDER_FILE), `${process.pid}\n`, { mode: 0o600 });
     this.sql = statements(db);
-    this.auditLocation = join(this.location, AUDIT_FILE);
+    this.auditLocation = join(this.dir, AUDIT_FILE);
     this.audit = new LogFile(this.auditLocation);
     // Expired rows are invisible to reads already; this gives their space back (a failed sweep is tried again next time).
     const sweep = () => void this.write(() => this.sql.sweep.run({ now: this.clock.now() })).catch(() => undefined);
@@ -193,7 +194,7 @@ export class SqliteStateStore implements StateStore {
     clearInterval(this.sweepTimer);
     if (this.batch) this.commit(this.batch);
     await this.audit.close();
-    rmSync(join(this.location, HOLDER_FILE), { force: true });
+    rmSync(join(this.dir, HOLDER_FILE), { force: true });
     // Checkpoints the WAL into the database file and lets go of the lock.
     this.db.close();
   }
@@ -289,24 +290,18 @@ function readHolder(dir: string): string | undefined {
 
 /** An append-only log file: lines appended while a write is on its way share the next; opened per write, so rotation is followed. */
 class LogFile {
+  /** Lines not yet written: the write queued last takes them all when it starts. */
   private pending: string[] = [];
   private syncTimer: NodeJS.Timeout | undefined;
-  /** The last write queued; the next one starts when it ends, whatever its outcome. */
+  /** The write queued last; the next one starts when it ends, whatever its outcome. */
   private last: Promise<void> = Promise.resolve();
-  /** The write the lines now pending will go out with (not started yet). */
-  private next: Promise<void> | undefined;
 
   constructor(private readonly path: string) {}
 
   append(line: string): Promise<void> {
-    this.pending.push(line);
-    this.next ??= this.last = this.last
-      .catch(() => undefined)
-      .then(() => {
-        this.next = undefined;
-        return this.write();
-      });
-    return this.next;
+    // Lines already pending mean a write is queued and not started: this one goes out with it.
+    if (this.pending.push(line) === 1) this.last = this.last.catch(() => undefined).then(() => this.write());
+    return this.last;
   }
 
   /** Writes what is pending and syncs it now (at close). */

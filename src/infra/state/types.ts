@@ -7,8 +7,6 @@ export interface SetOptions {
 export interface StateStore {
   /** 'file': the single-instance SQLite store under STATE_DIR; 'redis': the fleet's shared store. */
   readonly kind: 'file' | 'redis';
-  /** Where the data lives, for `status` (a directory or a redacted Redis URL). */
-  readonly location: string;
   get<T>(ns: string, key: string): Promise<T | undefined>;
   /** Resolves once the write is durable (committed and synced to disk, or acknowledged by Redis); rejects otherwise. */
   set(ns: string, key: string, value: unknown, opts?: SetOptions): Promise<void>;
