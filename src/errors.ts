@@ -18,13 +18,8 @@ class NamedError extends Error {
   override readonly name: string = this.constructor.name;
 }
 
-export interface BillErrorEntry {
-  code?: string;
-  severity?: string;
-  category?: string;
-  message?: string;
-  timestamp?: string;
-}
+/** One entry of BILL's error body: the text fields it may carry. */
+export type BillErrorEntry = Partial<Record<'code' | 'severity' | 'category' | 'message' | 'timestamp', string>>;
 
 export class BillApiError extends NamedError {
   readonly category: BillErrorCategory;

@@ -4,16 +4,8 @@ import type { Clock } from './clock.js';
 import type { Logger } from './log.js';
 import type { StateStore } from './state/types.js';
 
-/** Who and where, from the activity (never from text the person typed). */
-export interface AuditActor {
-  tenantId?: string;
-  teamId?: string;
-  channelId?: string;
-  conversationId?: string;
-  /** Entra object id of the person; the Bot Framework user id when Teams gave none. */
-  aadObjectId?: string;
-  userId?: string;
-}
+/** Who and where, from the activity (never from text the person typed): the person's Entra object id and Bot Framework id. */
+export type AuditActor = Partial<Record<'tenantId' | 'teamId' | 'channelId' | 'conversationId' | 'aadObjectId' | 'userId', string>>;
 
 export interface CommandAudit extends AuditActor {
   /** Registry name ("bills due"); undefined for text that was not a command. */
