@@ -144,7 +144,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const audit = new AuditTrail({ store: state, clock, log, scrub: (text) => secrets.scrub(text) });
   const backend: { kind: 'sandbox' | 'bill'; baseUrl: string } = { kind: sandbox ? 'sandbox' : 'bill', baseUrl: config.bill.baseUrl };
   // Single-org: every team uses BILL_ORG_ID (the sandbox's demo org without credentials); multi-org: links only.
-  const orgBindings = new OrgBindings({ config, state, clock, defaultOrgId: billUser.orgId });
+  const access = new AccessPolicy(config);
+  const orgBindings = new OrgBindings({ config, access, state, clock, defaultOrgId: billUser.orgId });
   const installs = new Installations(state, orgBindings, clock);
   // Undefined in local mode (no app id): status says Graph is skipped.
   const graph = createGraphTeams({ config, limiter, clock, log, secrets });
@@ -260,7 +261,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   });
 
   // Each feature gets the parts it declares (features/index.ts).
-  const access = new AccessPolicy(config);
   const finance: FinanceSettings = {
     locale,
     timeZone,

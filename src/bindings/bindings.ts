@@ -10,6 +10,7 @@ import type { Config } from '../config.js';
 import { NS, type StateStore } from '../infra/state/types.js';
 import { TenantNotAllowed } from '../errors.js';
 import type { ConversationScope } from '../features/types.js';
+import type { AccessPolicy } from '../features/access.js';
 
 export type BindingMode = 'single' | 'multi';
 
@@ -54,13 +55,11 @@ export class OrgBindings {
   readonly mode: BindingMode;
   /** BILL_ALLOWED_ORG_IDS: the organisations a team may be linked to (multi-org). */
   readonly allowedOrgIds: readonly string[];
-  private readonly tenants: Set<string>;
 
   /** `defaultOrgId`: the org of a single-org deployment (BILL_ORG_ID, or the sandbox's demo org without credentials). */
-  constructor(private readonly deps: { config: Config; state: StateStore; clock: Clock; defaultOrgId: string | undefined }) {
+  constructor(private readonly deps: { config: Config; access: AccessPolicy; state: StateStore; clock: Clock; defaultOrgId?: string }) {
     this.allowedOrgIds = deps.config.bill.allowedOrgIds;
     this.mode = this.allowedOrgIds.length > 0 ? 'multi' : 'single';
-    this.tenants = new Set(deps.config.access.allowedTenantIds.map((t) => t.toLowerCase()));
   }
 
   /** The org a conversation may use right now, or undefined (unbound, stale link, other tenant). */
@@ -78,7 +77,7 @@ export class OrgBindings {
 
   /** The full answer, for the welcome card, `status` and refusals. */
   async describe(scope: BindingScope): Promise<BindingState> {
-    if (!this.tenantAllowed(scope.tenantId)) return { state: 'tenantNotAllowed' };
+    if (!this.deps.access.tenantAllowed(scope.tenantId)) return { state: 'tenantNotAllowed' };
     if (this.mode === 'single') {
       const orgId = this.deps.defaultOrgId;
       return orgId ? { state: 'bound', orgId, source: 'deployment' } : { state: 'unbound', reason: 'noOrgConfigured' };
@@ -100,7 +99,7 @@ export class OrgBindings {
 
   /** Binds a team (or a chat) to an allowed org for an admin the caller checked; the org it replaced comes back. */
   async link(target: BindingTarget, orgId: string, linkedBy: string | undefined): Promise<string | undefined> {
-    if (!this.tenantAllowed(target.tenantId)) throw new TenantNotAllowed();
+    if (!this.deps.access.tenantAllowed(target.tenantId)) throw new TenantNotAllowed();
     // A single-org deployment allows no org here (BILL_ALLOWED_ORG_IDS is empty), so it never stores a link.
     const org = this.allowedOrg(orgId);
     if (!org) throw new Error('organisation not in BILL_ALLOWED_ORG_IDS');
@@ -117,10 +116,5 @@ export class OrgBindings {
     const previous = await this.deps.state.get<OrgBinding>(NS.bindings, key);
     await (binding ? this.deps.state.set(NS.bindings, key, binding) : this.deps.state.delete(NS.bindings, key));
     return previous?.orgId;
-  }
-
-  private tenantAllowed(tenantId: string | undefined): boolean {
-    if (this.tenants.size === 0) return true;
-    return tenantId !== undefined && this.tenants.has(tenantId.toLowerCase());
   }
 }
