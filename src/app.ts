@@ -39,13 +39,12 @@ import { approvalDigestJob } from './features/approvals/digest.js';
 import { ApprovalCards } from './features/approvals/cardRecords.js';
 import { UserLinks } from './features/approvals/userLinks.js';
 import { createNotifications } from './notify/index.js';
-import { botFrameworkSender } from './teams/proactive.js';
+import { botFrameworkSender, teamRoster } from './teams/proactive.js';
 import { digestCard, notificationCard, REFRESH_VERB } from './features/notifications/cards.js';
 import { refreshNotification } from './features/notifications/refresh.js';
 import { SANDBOX_NOTE } from './cards/words.js';
 import { webhookRoute } from './http/webhooks.js';
 import { memoryLinkAttempts, redisLinkAttempts } from './features/approvals/linkAttempts.js';
-import { teamRoster } from './teams/proactive.js';
 import { tabSso } from './tab/sso.js';
 import { notingEvents } from './tab/events.js';
 import { tabApiRoute } from './http/tabApi.js';
@@ -164,8 +163,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     log,
     secrets,
   });
-  // The per-org mirror of bills, invoices, vendors and customers the finance commands answer from, kept in the state
-  // store (shared by a fleet); webhooks and Refresh tell it what is stale, broadcast to the fleet in cluster mode.
   const mirror = new Mirror({
     bill,
     state,
@@ -234,9 +231,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
 
   // Every Bot Connector call of a turn (and of proactive sends) goes through the connector.thread budget.
   const adapter = new BillbridgeAdapter(config, log, limiter, upstreamCalls);
-  // BILL webhooks -> durable outbox -> proactive cards in subscribed channels, and scheduled digests.
-  // Proactive cards (notifications, digests, approvals digests) go through the Bot Framework with stored references;
-  // the buttons each card carries are recorded in the state store, where the bot's clicks look them up.
+  // BILL webhooks -> durable outbox -> proactive cards (and digests) sent with stored conversation references; the
+  // buttons each card carries are recorded in the state store, where the bot's clicks look them up.
   const cardMessages = new CardMessages(state, clock);
   const sender = botFrameworkSender(adapter, config.bot.appId, log, cardMessages);
   const { webhookSecurityKey, webhookSecurityKeys } = config.bill;
