@@ -122,22 +122,18 @@ export class SharedLimiter implements Limiter {
 
     this.precheck(refs, now, deadline);
     const held: BudgetState[] = [];
-    const used: BudgetState[] = [];
     try {
       for (const ref of refs) {
         const st = this.state(ref);
-        used.push(st);
         const slot = ref.rule.type === 'concurrency';
         if (slot && outer?.slots.has(ref.id)) continue;
-        await this.admit(st, opts.priority, deadline);
+        await this.admit(st, opts.priority, deadline).finally(() => this.forgetIfIdle(st));
         if (slot) held.push(st);
         this.count(ref.budget).granted++;
       }
     } catch (err) {
       for (const st of held) this.releaseSlot(st, undefined);
       throw err;
-    } finally {
-      for (const st of used) this.forgetIfIdle(st);
     }
 
     const grant: GrantContext = {
