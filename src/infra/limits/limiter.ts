@@ -40,12 +40,9 @@ interface Ticket {
   deadline: number;
   grant(): void;
   fail(err: LimitExceeded | DependencyUnavailable): void;
-  /** Wakes the waiting-room job when it sleeps (abandon, release, close). */
-  wake: (() => void) | undefined;
 }
 
 class BudgetState {
-  running = 0;
   rejected = 0;
   lastThrottle: LastThrottle | undefined;
   /** Concurrency budgets: the configured limit, and the one in force (lower for a while after BDC_1322). */
@@ -59,8 +56,8 @@ class BudgetState {
   readonly waiting: Ticket[] = [];
   /** The heads' turns, one after another, while anyone waits. */
   turns: Promise<void> | undefined;
-  /** Wake-ups of the head waiter when a slot is freed. */
-  readonly slotWaiters = new Set<() => void>();
+  /** Wakes the head while it sleeps: it asks again when a slot is freed, a ticket leaves or the limiter closes. */
+  wake: (() => void) | undefined;
   /** Slots freed so far: a head that saw this change while it asked the store asks again rather than sleep. */
   freed = 0;
 
@@ -69,18 +66,16 @@ class BudgetState {
   }
 }
 
-/** Waits `ms` (undefined: no timer), or less when the ticket is woken (timeout, close) or one of `waiters` is (a slot freed). */
-function sleep(ticket: Ticket, ms: number | undefined, waiters?: Set<() => void>): Promise<void> {
+/** The head waits `ms` (undefined: no timer), or less when woken. */
+function sleep(st: BudgetState, ms: number | undefined): Promise<void> {
   return new Promise((resolve) => {
     const timer = ms === undefined ? undefined : setTimeout(done, Math.max(0, ms));
     function done() {
       clearTimeout(timer);
-      waiters?.delete(done);
-      ticket.wake = undefined;
+      st.wake = undefined;
       resolve();
     }
-    waiters?.add(done);
-    ticket.wake = done;
+    st.wake = done;
   });
 }
 
@@ -120,34 +115,25 @@ export class SharedLimiter implements Limiter {
     const endBy = turn && interactive && wait !== undefined && upstream.service !== 'connector' ? turn.deadline : undefined;
     if (endBy !== undefined && refs[0]) {
       // Past the deadline nothing starts, even with every slot free (a slow answer used the turn up).
-      if (now >= endBy) {
-        const st = this.state(refs[0]);
-        const late = this.reject(st, MIN_RETRY_MS, 'busy');
-        this.forgetIfIdle(st);
-        throw late;
-      }
+      if (now >= endBy) throw this.reject(refs[0], MIN_RETRY_MS, 'busy');
       deadline = Math.min(deadline, endBy);
     }
     const outer = this.grants.getStore();
 
     this.precheck(refs, now, deadline);
     const held: BudgetState[] = [];
-    const used: BudgetState[] = [];
     try {
       for (const ref of refs) {
         const st = this.state(ref);
-        used.push(st);
         const slot = ref.rule.type === 'concurrency';
         if (slot && outer?.slots.has(ref.id)) continue;
-        await this.admit(st, opts.priority, deadline);
+        await this.admit(st, opts.priority, deadline).finally(() => this.forgetIfIdle(st));
         if (slot) held.push(st);
         this.count(ref.budget).granted++;
       }
     } catch (err) {
       for (const st of held) this.releaseSlot(st, undefined);
       throw err;
-    } finally {
-      for (const st of used) this.forgetIfIdle(st);
     }
 
     const grant: GrantContext = {
@@ -175,10 +161,10 @@ export class SharedLimiter implements Limiter {
   private precheck(refs: BudgetRef[], now: number, deadline: number): void {
     for (const ref of refs) {
       const block = this.store.blocked(ref.id, now);
-      if (block?.kind === 'hourly') throw this.reject(this.state(ref), block.until - now, 'hourly');
-      if (block && block.until > deadline) throw this.reject(this.state(ref), block.until - now, 'throttled');
+      if (block?.kind === 'hourly') throw this.reject(ref, block.until - now, 'hourly');
+      if (block && block.until > deadline) throw this.reject(ref, block.until - now, 'throttled');
       const at = this.failFastAt(ref, now);
-      if (ref.failFast && at > now) throw this.reject(this.state(ref), at - now, ref.failFast);
+      if (ref.failFast && at > now) throw this.reject(ref, at - now, ref.failFast);
     }
   }
 
@@ -194,26 +180,23 @@ export class SharedLimiter implements Limiter {
     const block = this.store.blocked(ref.id, now);
     const free = st.waiting.length === 0 && !block;
     if (ref.rule.type === 'concurrency') {
-      if (free && (await this.store.acquire(ref.id, st.effective))) {
-        st.running++;
-        return;
-      }
-      if (deadline <= now) throw this.reject(st, this.estimate(st, 1), 'busy');
+      if (free && (await this.store.acquire(ref.id, st.effective))) return;
+      if (deadline <= now) throw this.reject(ref, this.estimate(st, 1), 'busy');
       // Would it get a slot in time? Once calls have been timed, say "busy" now: a burst then does not end in hundreds of
       // refusals at one instant, which kept the process from handing freed slots to the calls that did get in.
       if (Number.isFinite(deadline) && st.samples >= MIN_SAMPLES_TO_REFUSE_EARLY) {
         const eta = this.estimate(st, st.waiting.length + 1);
-        if (now + eta > deadline) throw this.reject(st, eta, 'busy');
+        if (now + eta > deadline) throw this.reject(ref, eta, 'busy');
       }
     } else {
       if (free) {
         const r = await this.store.take(ref.id, ref.rule, now);
         if (r.ok) return;
-        if (ref.failFast) throw this.reject(st, r.retryAt - now, ref.failFast);
+        if (ref.failFast) throw this.reject(ref, r.retryAt - now, ref.failFast);
       }
       // Would this call get its turn in time? Windows are arithmetic, so say so now rather than after the wait.
       const at = Math.max(block?.until ?? now, this.store.nthFit(ref.id, ref.rule, now, st.waiting.length + 1));
-      if (at > deadline) throw this.reject(st, at - now, block && block.until > deadline ? 'throttled' : 'busy');
+      if (at > deadline) throw this.reject(ref, at - now, block && block.until > deadline ? 'throttled' : 'busy');
     }
     await this.enqueue(st, priority, deadline);
   }
@@ -224,28 +207,25 @@ export class SharedLimiter implements Limiter {
     while (st.waiting.includes(ticket)) {
       const now = this.deps.clock.now();
       const block = this.store.blocked(ref.id, now);
-      if (block?.kind === 'hourly') return this.reject(st, block.until - now, 'hourly');
+      if (block?.kind === 'hourly') return this.reject(ref, block.until - now, 'hourly');
       if (block) {
-        if (block.until > ticket.deadline) return this.reject(st, block.until - now, 'throttled');
-        await sleep(ticket, block.until - now);
+        if (block.until > ticket.deadline) return this.reject(ref, block.until - now, 'throttled');
+        await sleep(st, block.until - now);
       } else if (ref.rule.type !== 'concurrency') {
         const r = await this.store.take(ref.id, ref.rule, now);
         if (r.ok) break;
-        if (ref.failFast) return this.reject(st, r.retryAt - now, ref.failFast);
-        if (r.retryAt > ticket.deadline) return this.reject(st, r.retryAt - now, 'busy');
-        await sleep(ticket, r.retryAt - now);
+        if (ref.failFast) return this.reject(ref, r.retryAt - now, ref.failFast);
+        if (r.retryAt > ticket.deadline) return this.reject(ref, r.retryAt - now, 'busy');
+        await sleep(st, r.retryAt - now);
       } else {
         const freed = st.freed;
         if (await this.store.acquire(ref.id, st.effective)) {
-          if (st.waiting.includes(ticket)) {
-            st.running++;
-            break;
-          }
+          if (st.waiting.includes(ticket)) break;
           this.store.release(ref.id);
           this.slotFreed(st);
         } else if (st.freed === freed) {
           // Woken when a slot is freed here; a shared store's slots are freed by other instances too, so it polls.
-          await sleep(ticket, this.store.pollMs, st.slotWaiters);
+          await sleep(st, this.store.pollMs);
         }
       }
     }
@@ -257,12 +237,11 @@ export class SharedLimiter implements Limiter {
   /** A slot came free here (released, or a BDC_1322 reduction undone): the head asks for it at once. */
   private slotFreed(st: BudgetState): void {
     st.freed++;
-    for (const wake of [...st.slotWaiters]) wake();
+    st.wake?.();
   }
 
   private releaseSlot(st: BudgetState, tookMs: number | undefined): void {
     this.store.release(st.ref.id);
-    st.running = Math.max(0, st.running - 1);
     if (tookMs !== undefined) {
       st.avgCallMs = st.avgCallMs * 0.8 + tookMs * 0.2;
       st.samples++;
@@ -284,7 +263,6 @@ export class SharedLimiter implements Limiter {
       const ticket: Ticket = {
         priority,
         deadline,
-        wake: undefined,
         grant: () => settle() && resolve(),
         fail: (err) => settle() && reject(err),
       };
@@ -293,8 +271,8 @@ export class SharedLimiter implements Limiter {
       if (Number.isFinite(deadline)) {
         timer = setTimeout(
           () => {
-            ticket.fail(this.reject(st, this.estimate(st, st.waiting.length), 'busy'));
-            ticket.wake?.();
+            ticket.fail(this.reject(st.ref, this.estimate(st, st.waiting.length), 'busy'));
+            st.wake?.();
           },
           Math.max(0, deadline - this.deps.clock.now()),
         );
@@ -332,12 +310,13 @@ export class SharedLimiter implements Limiter {
     return Math.max(paused, this.store.nthFit(ref.id, ref.rule, now, Math.max(1, position)) - now);
   }
 
-  private reject(st: BudgetState, retryInMs: number, reason: LimitExceeded['reason']): LimitExceeded {
-    st.rejected++;
-    const c = this.count(st.ref.budget);
+  /** Counts a refusal (per key, and per budget name: a per-thread or per-team row shows the name's) and says when to try again. */
+  private reject(ref: BudgetRef, retryInMs: number, reason: LimitExceeded['reason']): LimitExceeded {
+    if (!ref.aggregate) this.state(ref).rejected++;
+    const c = this.count(ref.budget);
     c.rejected[reason] = (c.rejected[reason] ?? 0) + 1;
-    this.deps.log.debug({ budget: st.ref.budget, key: st.ref.key, reason, retryInMs: Math.round(retryInMs) }, 'limiter refused a call');
-    return new LimitExceeded(st.ref.budget, Math.max(MIN_RETRY_MS, Math.ceil(retryInMs)), reason);
+    this.deps.log.debug({ budget: ref.budget, key: ref.key, reason, retryInMs: Math.round(retryInMs) }, 'limiter refused a call');
+    return new LimitExceeded(ref.budget, Math.max(MIN_RETRY_MS, Math.ceil(retryInMs)), reason);
   }
 
   throttled(upstream: Upstream, throttle: Throttle): void {
@@ -413,12 +392,14 @@ export class SharedLimiter implements Limiter {
     for (const ref of this.aggregateRefs()) if (!this.states.has(ref.id)) budgets.push([ref, undefined]);
     for (const [ref, st] of budgets) {
       const slots = ref.rule.type === 'concurrency' ? st : undefined;
+      // A concurrency budget's calls in flight are its slots in use.
+      const usage = this.store.usage(ref.id, slots ? { type: 'concurrency', limit: slots.effective } : ref.rule, now);
       const row: BudgetSnapshot = {
         budget: ref.budget,
         key: ref.key,
-        ...this.store.usage(ref.id, slots ? { type: 'concurrency', limit: slots.effective } : ref.rule, now),
+        ...usage,
         queued: st?.waiting.length ?? 0,
-        running: slots?.running ?? 0,
+        running: slots ? usage.used : 0,
         rejected: st?.rejected ?? 0,
         ...st?.lastThrottle,
         blockedUntil: this.store.blocked(ref.id, now)?.until,
@@ -435,7 +416,6 @@ export class SharedLimiter implements Limiter {
         if (pressure(row) > pressure(a))
           Object.assign(a, { limit: row.limit, used: row.used, remaining: row.remaining, windowMs: row.windowMs });
         a.queued += row.queued;
-        a.running += row.running;
         a.keys = (a.keys ?? 0) + 1;
         if (row.blockedUntil !== undefined) a.blockedUntil = Math.max(a.blockedUntil ?? 0, row.blockedUntil);
       }
@@ -465,9 +445,9 @@ export class SharedLimiter implements Limiter {
     return st;
   }
 
-  /** A per-thread or per-team budget keeps state only while calls wait there: 7 MB of live heap at the memory bench's 15,000 threads. */
+  /** A per-thread or per-team (rate) budget keeps state only while calls wait: 7 MB of live heap at the memory bench's 15,000 threads. */
   private forgetIfIdle(st: BudgetState): void {
-    if (st.ref.aggregate && st.running === 0 && st.turns === undefined && this.states.get(st.ref.id) === st) this.states.delete(st.ref.id);
+    if (st.ref.aggregate && st.turns === undefined && this.states.get(st.ref.id) === st) this.states.delete(st.ref.id);
   }
 
   /** The per-thread and per-team budgets the store holds counts of, as their refs (their state, if any, aside). */
@@ -494,11 +474,11 @@ export class SharedLimiter implements Limiter {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const ticket of [...this.states.values()].flatMap((st) => [...st.waiting])) {
-      ticket.fail(new LimitExceeded('limiter', 5_000, 'busy'));
-      ticket.wake?.();
+    for (const st of this.states.values()) {
+      for (const ticket of [...st.waiting]) ticket.fail(new LimitExceeded('limiter', 5_000, 'busy'));
+      st.wake?.();
+      clearTimeout(st.restoreTimer);
     }
-    for (const st of this.states.values()) clearTimeout(st.restoreTimer);
     await Promise.all([...this.states.values()].flatMap((st) => st.turns ?? []));
     await this.store.close();
   }

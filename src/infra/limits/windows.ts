@@ -56,9 +56,8 @@ export function countInWindow(ts: readonly number[], windowMs: number, now: numb
 export function nextFit(ts: readonly number[], windows: readonly RateWindow[], now: number): number {
   let at = now;
   for (const w of windows) {
-    const first = firstAfter(ts, now - w.windowMs);
     const leaves = ts[ts.length - w.limit];
-    if (ts.length - first >= w.limit && leaves !== undefined) at = Math.max(at, leaves + w.windowMs);
+    if (countInWindow(ts, w.windowMs, now) >= w.limit && leaves !== undefined) at = Math.max(at, leaves + w.windowMs);
   }
   return at;
 }
