@@ -615,8 +615,7 @@ export class Mirror {
       return false;
     }
     let coverage: Scope = head.coverage === 'open' ? 'open' : 'all';
-    // A watermark that is no time (another version's, a damaged store) vouches for nothing: the next refresh reads every
-    // record (a refresh from it threw, and every question about the kind failed).
+    // A watermark that is no time (another version's, a damaged store) vouches for nothing: the next refresh reads all.
     let watermark = asTime(head.watermark);
     // A shard another writer stored after this header is as current as its own watermark says, no more.
     for (const [k, s] of shards.entries()) {
@@ -627,8 +626,7 @@ export class Mirror {
     if (!covers(coverage, scope) || c.coverage !== 'none') return false;
     for (const [k, s] of shards.entries()) {
       c.tags[k] = s.tag;
-      // Read as a BILL record is (keep): a row another version stored may lack a field this one always writes, or type it
-      // otherwise (a number index over an invoice without a number threw, and every question about the kind failed).
+      // Read as a BILL record is (keep): a row another version stored may lack a field this one writes, or type it otherwise.
       for (const row of s.rows) {
         const kept = c.spec.keep(row as AnyRecord);
         if (kept) c.put(kept);

@@ -11,8 +11,7 @@ const buttonTitle = (m: Named) => `${KIND_WORD[m.kind]} ${shorten(m.label, 36)}`
 /** "Still reading this organisation's vendors and customers from BILL…" when a kind was not built within the wait. */
 export function buildingNote(building: readonly Kind[]): string | undefined {
   if (building.length === 0) return undefined;
-  const kinds = building.map((k) => `${k}s`);
-  const list = kinds.length > 1 ? `${kinds.slice(0, -1).join(', ')} and ${kinds.at(-1) ?? ''}` : (kinds[0] ?? '');
+  const list = new Intl.ListFormat('en-GB').format(building.map((k) => `${k}s`));
   return `billbridge is still reading this organisation's ${list} from BILL (once per organisation); try again in a minute.`;
 }
 

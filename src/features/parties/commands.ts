@@ -163,7 +163,8 @@ export const vendorCommand: PartyCommand<Vendor, Bill> = {
   openOf: async (ctx, deps, orgId, ids) => {
     const wanted = new Set(ids);
     const warm = await openBills(ctx, deps, orgId, (b) => wanted.has(b.vendorId));
-    if (warm) return { items: withVendorNames(warm.items, await resolveParties(deps, orgId, 'vendor', ids)), asOf: warm.refreshedAt };
+    if ('rows' in warm)
+      return { items: withVendorNames(warm.rows, await resolveParties(deps, orgId, 'vendor', ids)), asOf: warm.refreshedAt };
     const got = await cachedAnswer(ctx, deps, answerKey('bills.open', { vendors: ids.join(',') }), ['bill', 'vendor'], () =>
       unpaidBills(deps, orgId, {}, ids.length === 1 ? ids[0] : ids),
     );

@@ -53,21 +53,16 @@ export async function unpaidBills(deps: Pick<PayablesDeps, 'bill'>, orgId: strin
   return { items: items.filter(isOwedBill).map(({ billLineItems: _dropped, ...rest }) => rest), truncated };
 }
 
-/** The org's open bills with money due that `where` keeps, from its mirror; undefined while not built (then ask BILL and
+/** The org's open bills with money due that `where` keeps, from its mirror; `building` while not built (then ask BILL and
  * call `mirror.prepare(orgId, 'bill', 'open')`). */
-export async function openBills(
+export function openBills(
   ctx: CommandContext,
   deps: WithSettings & { mirror: Pick<Mirror, 'rows'> },
   orgId: string,
   where: (bill: Bill) => boolean,
-): Promise<{ items: Bill[]; refreshedAt: number } | undefined> {
-  const answer = await deps.mirror.rows(orgId, 'bill', {
-    ...mirrorRead(ctx, deps, 'bill'),
-    scope: 'open',
-    whileBuilding: 'skip',
-    where: (b) => isOwedBill(b) && where(b),
-  });
-  return 'building' in answer ? undefined : { items: answer.rows, refreshedAt: answer.refreshedAt };
+) {
+  const read = mirrorRead(ctx, deps, 'bill');
+  return deps.mirror.rows(orgId, 'bill', { ...read, scope: 'open', whileBuilding: 'skip', where: (b) => isOwedBill(b) && where(b) });
 }
 
 /** Vendor names as the vendor records have them now (a bill carries the name its vendor had when the bill last changed). */
@@ -92,9 +87,10 @@ function dueIn(b: Pick<Bill, 'dueDate'>, r: DueRange): boolean {
 async function billsDueIn(ctx: CommandContext, deps: PayablesDeps, ranges: DueRange[]) {
   const orgId = boundOrg(ctx);
   const warm = await openBills(ctx, deps, orgId, (b) => ranges.some((r) => dueIn(b, r)));
-  const { lists, truncated, asOf } = warm
-    ? { lists: ranges.map((r) => warm.items.filter((b) => dueIn(b, r))), truncated: false, asOf: warm.refreshedAt }
-    : await billsDueInBill(ctx, deps, orgId, ranges);
+  const { lists, truncated, asOf } =
+    'rows' in warm
+      ? { lists: ranges.map((r) => warm.rows.filter((b) => dueIn(b, r))), truncated: false, asOf: warm.refreshedAt }
+      : await billsDueInBill(ctx, deps, orgId, ranges);
   const vendors = await resolveParties(deps, orgId, 'vendor', new Set(lists.flat().map((b) => b.vendorId)));
   const currencyOf = (vendorId: string) => vendors.get(vendorId)?.currency;
   return { lists: lists.map((list) => withVendorNames(list, vendors)), truncated, asOf, currencyOf };
