@@ -1,4 +1,4 @@
-// The Bot Framework adapter: CloudAdapter with botbuilder's own JWT checks, quiet 401s, and the one onTurnError.
+// The Bot Framework adapter: CloudAdapter with botbuilder's own JWT checks and quiet 401s (a failed turn is routes.ts's).
 import {
   CallerIdConstants,
   CloudAdapter,
@@ -13,8 +13,7 @@ import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import type { Limiter } from '../infra/limits/types.js';
 import type { UpstreamCallCounter } from '../infra/upstreamCalls.js';
-import { cardActivity, correlationIdOf, isObject, type TurnLogic } from './routes.js';
-import { errorReply } from '../cards/errorCards.js';
+import { isObject, type TurnLogic } from './routes.js';
 import { connectorHttpClient } from './connectorLimits.js';
 import { turnPacer } from './pacer.js';
 import { KeepingAuthentication } from './turnClients.js';
@@ -142,23 +141,6 @@ export class BillbridgeAdapter extends CloudAdapter {
     });
     super(clients);
     this.clients = clients;
-    this.onTurnError = async (context, error) => {
-      const correlationId = correlationIdOf(context);
-      log.error(
-        {
-          correlationId,
-          err: errorMessage(error),
-          errName: error instanceof Error ? error.name : typeof error,
-          stack: error instanceof Error ? error.stack : undefined,
-          activityType: context.activity.type,
-        },
-        'unhandled error in turn',
-      );
-      if (context.activity.type !== 'message' || context.responded) return;
-      await context
-        .sendActivity(cardActivity(errorReply(error, { correlationId })))
-        .catch((sendErr: unknown) => log.warn({ correlationId, err: errorMessage(sendErr) }, 'could not send the error card'));
-    };
   }
 
   /** What the HTTP server's /api/messages route calls: one activity to `bot`, and whether its token verified. */
@@ -210,7 +192,7 @@ export class BillbridgeAdapter extends CloudAdapter {
       const invokeResponse = await this.upstreamCalls.run(() => this.processActivity(auth, activity, bot));
       return { status: invokeResponse?.status ?? 200, body: invokeResponse?.body as unknown };
     } catch (err) {
-      // onTurnError handles failures inside the turn; this is what escapes it (e.g. the error card send failing).
+      // The route table answers failures inside the turn; this is what escapes it.
       this.log.error(
         { err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err, activityType: activity.type.slice(0, 40) },
         'turn failed outside the bot',
