@@ -7,6 +7,7 @@ import {
   type Activity,
   type ChannelAccount,
   type InvokeResponse,
+  type TeamsChannelData,
   type TurnContext,
 } from 'botbuilder';
 import type { Logger } from '../infra/log.js';
@@ -58,11 +59,7 @@ export function cardActivity(reply: CardReply): Partial<Activity> {
 }
 
 function scopeOf(activity: Activity): ConversationScope {
-  const channelData = (activity.channelData ?? {}) as {
-    team?: { id?: string; aadGroupId?: string };
-    channel?: { id?: string };
-    tenant?: { id?: string };
-  };
+  const channelData = (activity.channelData ?? {}) as TeamsChannelData;
   const type = activity.conversation.conversationType;
   const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
   return {
