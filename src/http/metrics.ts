@@ -7,10 +7,7 @@ import { errorMessage } from '../errors.js';
 
 export type MetricsHandler = () => Promise<{ contentType: string; body: string }>;
 
-/**
- * True when the Authorization header is "Bearer <token>". Both sides are hashed first, so the comparison takes
- * the same time whatever the header's length or how much of it matches.
- */
+/** Authorization is "Bearer <token>": both sides are hashed first, so the comparison takes the same time however much matches. */
 function bearerMatches(header: unknown, token: string): boolean {
   if (token === '' || typeof header !== 'string' || !/^Bearer /i.test(header)) return false;
   const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();

@@ -92,10 +92,9 @@ async function dashboard(ctx: CommandContext & { orgId: string }, person: TabPer
       'mirror building',
       60,
     );
-  const billAmount = (b: (typeof bills.due)[number]): Amount => ({
-    amount: amountDue(b),
-    currency: bills.currencyOf(b.vendorId),
-  });
+  const totals = (amounts: Amount[]) => currencyTotals(amounts, locale);
+  const billTotals = (list: typeof bills.due) =>
+    totals(list.map((b) => ({ amount: amountDue(b), currency: bills.currencyOf(b.vendorId) })));
   const periods = cashOutPeriods(bills.today, DEFAULT_DUE_DAYS, locale);
   const aged = agedOverdue(invoices.invoices, invoices.today, (id) => invoices.customerOf(id)?.currency);
   return {
@@ -104,27 +103,18 @@ async function dashboard(ctx: CommandContext & { orgId: string }, person: TabPer
     locale,
     payables: {
       dueCount: bills.due.length,
-      due: currencyTotals(bills.due.map(billAmount), locale),
+      due: billTotals(bills.due),
       overdueCount: bills.overdue.length,
-      overdue: currencyTotals(bills.overdue.map(billAmount), locale),
+      overdue: billTotals(bills.overdue),
       byDay: periods.list.map((p) => ({
         label: p.label,
-        amounts: currencyTotals(
-          bills.due.filter((b) => b.dueDate.slice(0, 10) >= p.from && b.dueDate.slice(0, 10) <= p.to).map(billAmount),
-          locale,
-        ),
+        amounts: billTotals(bills.due.filter((b) => b.dueDate.slice(0, 10) >= p.from && b.dueDate.slice(0, 10) <= p.to)),
       })),
     },
     receivables: {
       owedCount: aged.length,
-      owed: currencyTotals(aged, locale),
-      aging: AGING_BUCKETS.map((bucket, i) => ({
-        label: bucket.label,
-        amounts: currencyTotals(
-          aged.filter((a) => a.bucket === i),
-          locale,
-        ),
-      })),
+      owed: totals(aged),
+      aging: AGING_BUCKETS.map((bucket, i) => ({ label: bucket.label, amounts: totals(aged.filter((a) => a.bucket === i)) })),
     },
     approvals,
     events: events ?? [],

@@ -10,10 +10,7 @@ const require = createRequire(import.meta.url);
 /** public/tab/ at the package root: the same folder from src/http (tsx, tests) and dist/http (npm start). */
 const pageFile = (name: string): string => fileURLToPath(new URL(`../../public/tab/${name}`, import.meta.url));
 
-/**
- * Hosts that may frame the tab: Teams, Microsoft 365 and Outlook on the web, and *.cloud.microsoft where they are
- * all moving (Microsoft's "Prerequisites" for Teams tabs).
- */
+/** Hosts that may frame the tab, as Microsoft's "Prerequisites" for Teams tabs list them (*.cloud.microsoft: where all are moving). */
 const FRAME_ANCESTORS = [
   'https://teams.microsoft.com',
   'https://*.teams.microsoft.com',

@@ -20,7 +20,7 @@ class BodyTooLarge extends Error {}
 
 /**
  * The request body as bytes, refusing more than `limit` bytes (without reading them all); a sender that goes away or
- * stalls past READ_TIMEOUT_MS throws. A declared length over the limit is refused by the route before this reads anything.
+ * stalls past READ_TIMEOUT_MS throws.
  * @public also loaded by the kill -9 durability test's child process (a dynamic import knip cannot see)
  */
 export async function readRawBody(req: Request, limit: number): Promise<Buffer> {

@@ -1,6 +1,6 @@
 // The bot's route table: typed commands, card actions (Action.Submit and Action.Execute) and install events, each with
 // its steps in the order they run. Handlers get plain data (scope, caller, card data), never a botbuilder type.
-import { ActivityTypes, TurnContext, type Activity, type ChannelAccount } from 'botbuilder';
+import { ActivityTypes, TurnContext, type Activity, type ChannelAccount, type TeamsChannelData } from 'botbuilder';
 import type { Logger } from '../infra/log.js';
 import { LimitExceeded, TenantNotAllowed, errorMessage } from '../errors.js';
 import { NS, type StateStore } from '../infra/state/types.js';
@@ -86,7 +86,7 @@ const teamEvent = (a: Activity, ...names: string[]) =>
   a.channelId === 'msteams' &&
   !nonEmpty(a.membersAdded) &&
   !nonEmpty(a.membersRemoved) &&
-  names.includes((a.channelData as { eventType?: string } | undefined)?.eventType ?? '');
+  names.includes((a.channelData as TeamsChannelData | undefined)?.eventType ?? '');
 
 export interface BotParts extends MessageExtensionParts {
   dispatcher: Dispatcher;

@@ -1,5 +1,5 @@
 // Install lifecycle: the bot added to (or removed from) a team, group chat or personal chat; the records are bindings/'s.
-import { TeamsInfo, TurnContext, type Activity } from 'botbuilder';
+import { TeamsInfo, TurnContext, type Activity, type TeamsChannelData } from 'botbuilder';
 import { errorMessage } from '../errors.js';
 import { GraphApiError, type GraphTeams } from '../graph/teams.js';
 import { bindingTarget, type BindingTarget, type OrgBindings } from '../bindings/bindings.js';
@@ -8,11 +8,6 @@ import { welcomeCard } from '../cards/welcome.js';
 import type { CommandRegistry } from '../features/registry.js';
 import { conversationOf } from '../features/types.js';
 import { cardActivity, type Turn } from './routes.js';
-
-interface InstallChannelData {
-  team?: { id?: string; name?: string; aadGroupId?: string };
-  settings?: { selectedChannel?: { id?: string } };
-}
 
 export interface InstallParts {
   installs: Pick<Installations, 'recordInstall' | 'get' | 'update' | 'remove'>;
@@ -36,7 +31,7 @@ export async function botArrived(parts: InstallParts, turn: Turn, upgrade: boole
     log.warn({ kind: scope.kind }, 'install event without a team or chat to record');
     return;
   }
-  const channelData = (activity.channelData ?? {}) as InstallChannelData;
+  const channelData = (activity.channelData ?? {}) as TeamsChannelData;
   const selected: unknown = channelData.settings?.selectedChannel?.id;
   const selectedChannel = typeof selected === 'string' && selected !== '' ? selected : undefined;
   const reference = JSON.parse(JSON.stringify(TurnContext.getConversationReference(activity))) as Record<string, unknown>;
@@ -69,14 +64,14 @@ export async function botLeft({ installs, graph }: InstallParts, { scope, log }:
 }
 
 /** The team's name as Teams sent it: text, at most as long as Teams allows (256), or none. */
-function teamName(channelData: InstallChannelData | undefined): string | undefined {
+function teamName(channelData: TeamsChannelData | undefined): string | undefined {
   const name: unknown = channelData?.team?.name;
   return typeof name === 'string' ? name.trim().slice(0, 256) || undefined : undefined;
 }
 
 /** Team renamed: keep the stored name current (status, notifications). */
 export async function teamRenamed({ installs }: InstallParts, { scope, activity }: Turn): Promise<undefined> {
-  const name = teamName(activity.channelData as InstallChannelData | undefined);
+  const name = teamName(activity.channelData as TeamsChannelData | undefined);
   const target = bindingTarget(scope);
   if (!target || !name) return;
   await installs.update(target, { name });

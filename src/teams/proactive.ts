@@ -38,7 +38,7 @@ function errorCode(err: ConnectorError): string | undefined {
   return typeof code === 'string' ? code.slice(0, 80) : undefined;
 }
 
-/** Runs `fn` in a turn of the stored conversation, as the bot; what it throws comes back here, not to onTurnError. */
+/** Runs `fn` in a turn of the stored conversation, as the bot; what it throws comes back here. */
 async function inConversation<T>(
   adapter: CloudAdapter,
   appId: string,

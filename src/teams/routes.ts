@@ -7,6 +7,7 @@ import {
   type Activity,
   type ChannelAccount,
   type InvokeResponse,
+  type TeamsChannelData,
   type TurnContext,
 } from 'botbuilder';
 import type { Logger } from '../infra/log.js';
@@ -15,8 +16,6 @@ import type { CardReply } from '../cards/card.js';
 import { errorReply } from '../cards/errorCards.js';
 import type { Caller, ConversationScope } from '../features/types.js';
 import { newCorrelationId, type CommandLine, type TurnResult } from '../features/dispatch.js';
-
-const CORRELATION_ID = Symbol('correlationId');
 
 export const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -59,18 +58,8 @@ export function cardActivity(reply: CardReply): Partial<Activity> {
   return activity;
 }
 
-export function correlationIdOf(context: TurnContext): string {
-  const id = context.turnState.get<string | undefined>(CORRELATION_ID) ?? newCorrelationId();
-  context.turnState.set(CORRELATION_ID, id);
-  return id;
-}
-
 function scopeOf(activity: Activity): ConversationScope {
-  const channelData = (activity.channelData ?? {}) as {
-    team?: { id?: string; aadGroupId?: string };
-    channel?: { id?: string };
-    tenant?: { id?: string };
-  };
+  const channelData = (activity.channelData ?? {}) as TeamsChannelData;
   const type = activity.conversation.conversationType;
   const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
   return {
@@ -108,7 +97,7 @@ export function routeTable(log: Logger, routes: readonly Route[]): TurnLogic {
     const route = routes.find((r) => r.select(activity));
     let answer: InvokeResponse | undefined;
     if (route) {
-      const correlationId = correlationIdOf(context);
+      const correlationId = newCorrelationId();
       const turn: Turn = {
         context,
         activity,
@@ -125,15 +114,21 @@ export function routeTable(log: Logger, routes: readonly Route[]): TurnLogic {
         await step(0);
         answer = turn.answer;
       } catch (err) {
-        // A message's failure is the adapter's (onTurnError posts the error card there).
-        if (activity.type !== 'invoke') throw err;
-        turn.log.error(
-          { err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err, route: route.name },
-          'invoke failed; answered with the error card',
-        );
+        const failure = { err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err, route: route.name };
         const reply = errorReply(err, { correlationId });
-        // A click's failed turn: the error card replaces the clicked card on the clicker's client, as a failed click's reply does.
-        answer = route.failed ? route.failed(reply) : invokeAnswer('card.adaptive', reply.card);
+        if (activity.type === 'invoke') {
+          turn.log.error(failure, 'invoke failed; answered with the error card');
+          // A click's failed turn: the error card replaces the clicked card on the clicker's client, as a failed click's reply does.
+          answer = route.failed ? route.failed(reply) : invokeAnswer('card.adaptive', reply.card);
+        } else {
+          // A message's failure: the error card in the conversation, unless something was sent already.
+          const stack = err instanceof Error ? err.stack : undefined;
+          turn.log.error({ ...failure, stack, activityType: activity.type }, 'unhandled error in turn');
+          if (activity.type === 'message' && !context.responded)
+            await context
+              .sendActivity(cardActivity(reply))
+              .catch((sendErr: unknown) => turn.log.warn({ err: errorMessage(sendErr) }, 'could not send the error card'));
+        }
       }
     }
     // An invoke with no route or no answer (task/fetch, signin...): 501, as botbuilder answers it.

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { connectorHttpClient, connectorPriority, retryAfterMs, threadOfUrl } from '../../src/teams/connectorLimits.js';
 import { ClaimsIdentity, ConnectorClient, MicrosoftAppCredentials, ServiceClientCredentialsFactory } from 'botframework-connector';
 import type { Activity } from 'botbuilder';
-import { KeepingAuthentication } from '../../src/teams/turnClients.js';
+import { KeepingAuthentication } from '../../src/teams/adapter.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import type { AdmittedCall, Limiter, RunOptions, Throttle, Upstream } from '../../src/infra/limits/types.js';
 import { LimitExceeded } from '../../src/errors.js';

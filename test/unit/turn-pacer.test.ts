@@ -1,7 +1,7 @@
 // A burst of activities starts a few turns per turn of the event loop, in arrival order, so BILL's answers are read
 // in between; at ordinary rates a turn starts at once.
 import { describe, expect, it } from 'vitest';
-import { turnPacer } from '../../src/teams/pacer.js';
+import { turnPacer } from '../../src/teams/adapter.js';
 
 const loopTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
