@@ -125,12 +125,8 @@ export function digestComposer(deps: {
         ['vendor', [...dueSoon, ...overdueBills]],
         ['customer', invoices ?? []],
       ] as const) {
-        const names = await mirror.names(
-          orgId,
-          kind,
-          rows.map((r) => r.partyId),
-          { priority, waitMs: 20_000 },
-        );
+        const ids = rows.map((r) => r.partyId);
+        const names = await mirror.names(orgId, kind, ids, { priority, waitMs: 20_000 });
         for (const r of rows) {
           const party = names.get(r.partyId);
           if (party && (kind === 'customer' || !r.partyName)) r.partyName = party.name;
