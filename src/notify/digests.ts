@@ -4,10 +4,8 @@
 // "<channel>|last" (fingerprint of the last posted digest), "<channel>|slot|<slot id>" (and |lease).
 import { createHash } from 'node:crypto';
 import type { Clock } from '../infra/clock.js';
-import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import type { Priority } from '../infra/limits/types.js';
-import type { BillGateway } from '../bill/gateway.js';
 import type { Mirror } from '../mirror/mirror.js';
 import { isOwedBill } from '../mirror/records.js';
 import { BillFilter } from '../bill/filters.js';
@@ -18,7 +16,7 @@ import { addDays, calendarDay, dateInZone } from '../infra/calendar.js';
 import { dueSlot, type DigestSchedule } from './schedule.js';
 import type { WorkerDeps } from './worker.js';
 import { channelKey, channelScope, type ChannelSubscription } from './subscriptions.js';
-import { removedFromChannel, type ChannelTarget } from './types.js';
+import { removedFromChannel, type ChannelTarget, type NotifyDeps } from './types.js';
 
 /** Pages read per list (100 rows each). */
 const MAX_PAGES = 10;
@@ -74,13 +72,9 @@ export interface DigestRow {
 export type DigestContent = Awaited<ReturnType<ReturnType<typeof digestComposer>>>;
 
 /** Gathers what a digest shows. Bill lists are kept per org for CACHE_TTL_LIST_S (webhooks drop them): many channels cost one load. */
-export function digestComposer(deps: {
-  bill: BillGateway;
-  mirror: Pick<Mirror, 'answers' | 'names' | 'rows'>;
-  listTtlS: number;
-  timeZone: string;
-  log: Logger;
-}) {
+export function digestComposer(
+  deps: Pick<NotifyDeps, 'bill' | 'log'> & { mirror: Pick<Mirror, 'answers' | 'names' | 'rows'>; listTtlS: number; timeZone: string },
+) {
   const { mirror } = deps;
   return async (orgId: string, now: number, cadence: 'daily' | 'weekly' | 'now') => {
     // A digest asked for now is read while someone waits; a scheduled one goes behind interactive calls.
