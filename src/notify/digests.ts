@@ -4,10 +4,8 @@
 // "<channel>|last" (fingerprint of the last posted digest), "<channel>|slot|<slot id>" (and |lease).
 import { createHash } from 'node:crypto';
 import type { Clock } from '../infra/clock.js';
-import type { Logger } from '../infra/log.js';
 import { errorMessage } from '../errors.js';
 import type { Priority } from '../infra/limits/types.js';
-import type { BillGateway } from '../bill/gateway.js';
 import type { Mirror } from '../mirror/mirror.js';
 import { isOwedBill } from '../mirror/records.js';
 import { BillFilter } from '../bill/filters.js';
@@ -18,7 +16,7 @@ import { addDays, calendarDay, dateInZone } from '../infra/calendar.js';
 import { dueSlot, type DigestSchedule } from './schedule.js';
 import type { WorkerDeps } from './worker.js';
 import { channelKey, channelScope, type ChannelSubscription } from './subscriptions.js';
-import { removedFromChannel, type ChannelTarget, type DigestContent, type DigestRow } from './types.js';
+import { removedFromChannel, type ChannelTarget, type NotifyDeps } from './types.js';
 
 /** Pages read per list (100 rows each). */
 const MAX_PAGES = 10;
@@ -59,16 +57,26 @@ export class DigestSettings {
   }
 }
 
+/** A bill or invoice as a digest row: its vendor or customer, and what is still due when. */
+export interface DigestRow {
+  id: string;
+  number: string;
+  partyId: string;
+  partyName: string;
+  dueDate: string;
+  dueAmount: number;
+  currency?: string;
+}
+
+/** What a digest shows; `fingerprint` hashes it (equal fingerprints: nothing changed). */
+export type DigestContent = Awaited<ReturnType<ReturnType<typeof digestComposer>>>;
+
 /** Gathers what a digest shows. Bill lists are kept per org for CACHE_TTL_LIST_S (webhooks drop them): many channels cost one load. */
-export function digestComposer(deps: {
-  bill: BillGateway;
-  mirror: Pick<Mirror, 'answers' | 'names' | 'rows'>;
-  listTtlS: number;
-  timeZone: string;
-  log: Logger;
-}) {
+export function digestComposer(
+  deps: Pick<NotifyDeps, 'bill' | 'log'> & { mirror: Pick<Mirror, 'answers' | 'names' | 'rows'>; listTtlS: number; timeZone: string },
+) {
   const { mirror } = deps;
-  return async (orgId: string, now: number, cadence: DigestContent['cadence']): Promise<DigestContent> => {
+  return async (orgId: string, now: number, cadence: 'daily' | 'weekly' | 'now') => {
     // A digest asked for now is read while someone waits; a scheduled one goes behind interactive calls.
     const priority: Priority = cadence === 'now' ? 'interactive' : 'background';
     const today = dateInZone(now, deps.timeZone);
@@ -91,6 +99,7 @@ export function digestComposer(deps: {
       unpaid(`digest.bills.due?from=${today}&to=${until}`, { gte: today, lte: until }),
       unpaid(`digest.bills.overdue?before=${today}`, { lt: today }),
     ]);
+    // Undefined while the invoice index is still being built.
     let invoices: DigestRow[] | undefined;
     let invoicesAsOf = now;
     const answer = await mirror.rows(orgId, 'invoice', { maxAgeMs: 60_000, waitMs: priority === 'interactive' ? 8_000 : 20_000 });
@@ -110,12 +119,8 @@ export function digestComposer(deps: {
         ['vendor', [...dueSoon, ...overdueBills]],
         ['customer', invoices ?? []],
       ] as const) {
-        const names = await mirror.names(
-          orgId,
-          kind,
-          rows.map((r) => r.partyId),
-          { priority, waitMs: 20_000 },
-        );
+        const ids = rows.map((r) => r.partyId);
+        const names = await mirror.names(orgId, kind, ids, { priority, waitMs: 20_000 });
         for (const r of rows) {
           const party = names.get(r.partyId);
           if (party && (kind === 'customer' || !r.partyName)) r.partyName = party.name;

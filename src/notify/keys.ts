@@ -107,14 +107,12 @@ export class WebhookKeys {
     return out;
   }
 
+  /** The organisation's subscriptions: everything stored but the keys themselves. */
   async list(orgId: string): Promise<WebhookKeyInfo[]> {
-    return (
-      (await this.deps.state.entries<StoredKey | null>(NS.webhookKeys))
-        .map(([, r]) => r)
-        .filter((r): r is StoredKey => !!r && r.v === 1 && r.orgId === orgId)
-        // Everything but the keys themselves.
-        .map(({ v: _v, key, previous: _previous, ...info }) => ({ ...info, sealed: key.alg !== 'none' }))
-    );
+    return (await this.deps.state.entries<StoredKey | null>(NS.webhookKeys))
+      .map(([, r]) => r)
+      .filter((r): r is StoredKey => !!r && r.v === 1 && r.orgId === orgId)
+      .map(({ v: _v, key, previous: _previous, ...info }) => ({ ...info, sealed: key.alg !== 'none' }));
   }
 
   async has(subscriptionId: string): Promise<boolean> {

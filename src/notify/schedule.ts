@@ -10,6 +10,7 @@ export interface DigestSchedule {
   time: string;
 }
 
+const HALF_DAY_MS = 12 * 3_600_000;
 const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
 
 export type DigestCommand =
@@ -72,9 +73,7 @@ export function zonedInstant(isoDate: string, time: string, timeZone: string): n
   const [y, mo, d] = isoDate.split('-').map(Number) as [number, number, number];
   const wall = Date.UTC(y, mo - 1, d, h, m);
   // Two candidates around the wall time cover both sides of a DST change; keep the earliest that maps back to it.
-  const candidates = [wall - zoneOffset(wall - 86_400_000 / 2, timeZone), wall - zoneOffset(wall + 86_400_000 / 2, timeZone)].sort(
-    (a, b) => a - b,
-  );
+  const candidates = [wall - HALF_DAY_MS, wall + HALF_DAY_MS].map((at) => wall - zoneOffset(at, timeZone)).sort((a, b) => a - b);
   for (const c of candidates) if (c + zoneOffset(c, timeZone) === wall) return c;
   // In a gap: the wall time does not exist; the later offset puts it after the jump.
   return Math.max(...candidates);

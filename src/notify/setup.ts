@@ -3,15 +3,13 @@
 // URL must be HTTPS; at most 10 subscriptions per org, no duplicates (same events and URL); the securityKey is in the
 // create answer only, and POST /v3/subscriptions/{id}/security_key issues a new one.
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../infra/clock.js';
-import type { Logger } from '../infra/log.js';
 import { withEditLock, type EditLease } from '../infra/state/editLock.js';
 import type { StateStore } from '../infra/state/types.js';
-import type { BillGateway } from '../bill/gateway.js';
 import type { Subscription } from '../bill/types.js';
 import { inTurn } from './jobs.js';
 import { KINDS } from './kinds.js';
 import { UNSEALED_REFUSED, type WebhookKeys } from './keys.js';
+import type { NotifyDeps } from './types.js';
 
 export const MAX_BILL_SUBSCRIPTIONS = 10;
 export const WEBHOOK_PATH = '/api/bill/webhooks';
@@ -68,16 +66,15 @@ function checkNotificationUrl(raw: string, allowLocalHttp: boolean): string {
  * `onChange`: the org's subscriptions changed (created, updated, deleted). `allowLocalHttp`: BILL may deliver to
  * http://127.0.0.1 — the embedded sandbox's default, and the bench's, whose sandbox stands in for real BILL.
  */
-export function webhookSetup(deps: {
-  bill: BillGateway;
-  keys: WebhookKeys;
-  log: Logger;
-  /** Where the organisation's set-up lease is kept: the fleet's store in cluster mode, shared with the CLI. */
-  state: Pick<StateStore, 'setIfAbsent' | 'delete'>;
-  clock: Clock;
-  onChange?: (orgId: string) => void;
-  allowLocalHttp?: boolean;
-}) {
+export function webhookSetup(
+  deps: Pick<NotifyDeps, 'bill' | 'log' | 'clock'> & {
+    keys: WebhookKeys;
+    /** Where the organisation's set-up lease is kept: the fleet's store in cluster mode, shared with the CLI. */
+    state: Pick<StateStore, 'setIfAbsent' | 'delete'>;
+    onChange?: (orgId: string) => void;
+    allowLocalHttp?: boolean;
+  },
+) {
   const { bill, keys, log } = deps;
   const subscriptionsOf = (orgId: string) => bill.org(orgId, { priority: 'interactive' }).subscriptions;
   // One set-up or deletion per organisation at a time: two admins typing `webhooks setup` at once both found no

@@ -9,6 +9,7 @@ import type { EntityKind } from '../mirror/records.js';
 import type { AuditTrail } from '../infra/audit.js';
 import type { BindingScope } from '../bindings/bindings.js';
 import type { StateStore } from '../infra/state/types.js';
+import type { DigestContent } from './digests.js';
 
 /** A Bot Framework ConversationReference as JSON (what TurnContext.getConversationReference returns); no secrets. */
 export type ConversationRef = Record<string, unknown>;
@@ -84,35 +85,6 @@ export interface DeliveryState {
 export interface NotificationPresenter {
   event(event: OutboxEvent): OutgoingMessage;
   digest(content: DigestContent): OutgoingMessage;
-}
-
-/** A bill or invoice as a digest row: its vendor or customer, and what is still due when. */
-export interface DigestRow {
-  id: string;
-  number: string;
-  partyId: string;
-  partyName: string;
-  dueDate: string;
-  dueAmount: number;
-  currency?: string;
-}
-
-export interface DigestContent {
-  orgId: string;
-  /** yyyy-MM-dd in BOT_TIMEZONE. */
-  today: string;
-  /** "now": on demand. */
-  cadence: 'daily' | 'weekly' | 'now';
-  /** Unpaid bills due from today through today + 6. */
-  dueSoon: DigestRow[];
-  overdueBills: DigestRow[];
-  /** Undefined while the invoice index is still being built. */
-  overdueInvoices: DigestRow[] | undefined;
-  /** A list hit its page cap. */
-  truncated: boolean;
-  asOf: number;
-  /** Hash of what the digest shows: equal fingerprints mean nothing changed. */
-  fingerprint: string;
 }
 
 /** What the notifications are built from (app.ts); each part takes what it uses of it. */

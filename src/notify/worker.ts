@@ -14,6 +14,7 @@
 //   given) and a bounded number of tries; then a dead letter (NS.deadLetters, shown by `status`).
 // - Instances share the outbox: an event is worked on under a lease (jobs.ts), renewed while its sends wait and
 //   checked right before each send; a worker that lost it neither sends nor writes the event any more.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../infra/log.js';
 import { BillApiError, errorMessage } from '../errors.js';
 import { NS } from '../infra/state/types.js';
@@ -311,22 +312,14 @@ export function deliveryWorker(deps: WorkerDeps) {
     why: { status: number; code?: string; message: string; cause?: SetAside },
   ): Promise<void> => {
     target.state = 'dead';
-    const letter: DeadLetter = {
-      eventId: ev.eventId,
-      type: ev.type,
-      orgId: ev.orgId,
-      tenantId: sub.tenantId,
-      teamId: sub.teamId,
-      channelId: sub.channelId,
-      kind: sub.kind,
-      tries: target.tries,
-      status: why.status,
-      code: why.code,
-      reason: why.message.slice(0, 200),
-      at: clock.now(),
-      cause: why.cause,
-    };
-    await state.set(NS.deadLetters, `${keyOf(ev)}|${sub.tenantId}|${sub.teamId}|${sub.channelId}`, letter, { ttlMs: DEAD_LETTER_TTL_MS });
+    const { eventId, type, orgId } = ev;
+    const { tenantId, teamId, channelId, kind } = sub;
+    const { status, code, cause } = why;
+    const { tries } = target;
+    const reason = why.message.slice(0, 200);
+    const at = clock.now();
+    const letter: DeadLetter = { eventId, type, orgId, tenantId, teamId, channelId, kind, tries, status, code, reason, at, cause };
+    await state.set(NS.deadLetters, `${keyOf(ev)}|${tenantId}|${teamId}|${channelId}`, letter, { ttlMs: DEAD_LETTER_TTL_MS });
   };
 
   /** Queues every pending send of the event that is due and not queued yet; how many were queued. */
@@ -439,9 +432,7 @@ export function deliveryWorker(deps: WorkerDeps) {
     async stop(): Promise<void> {
       if (kicked) clearImmediate(kicked);
       await passes.stop();
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([lanesIdle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_GRACE_MS)))]);
-      clearTimeout(timer);
+      await Promise.race([lanesIdle(), sleep(STOP_GRACE_MS, undefined, { ref: false })]);
     },
 
     /** The outbox's events (those `which` keeps) and their deliveries still to be made. */

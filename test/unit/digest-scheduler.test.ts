@@ -7,8 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
-import { digestScheduler, DigestSettings } from '../../src/notify/digests.js';
-import type { ChannelSender, ChannelTarget, DigestContent, NotificationPresenter } from '../../src/notify/types.js';
+import { digestScheduler, DigestSettings, type DigestContent } from '../../src/notify/digests.js';
+import type { ChannelSender, ChannelTarget, NotificationPresenter } from '../../src/notify/types.js';
 import { LogCapture } from '../harness/logs.js';
 import { RecordingSender } from '../harness/sender.js';
 

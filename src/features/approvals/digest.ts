@@ -1,13 +1,11 @@
 // `approvals digest daily <HH:MM>`: each linked approver's waiting bills, read in their own BILL session and sent to their
 // personal chat at that time in BOT_TIMEZONE on days some wait. One message per person, org and slot across instances:
 // the due slot is claimed as channel digests claim theirs (slotClaims, NS.approvalDigests).
-import type { Clock } from '../../infra/clock.js';
-import type { Logger } from '../../infra/log.js';
 import { NotLinked, errorMessage } from '../../errors.js';
 import { slotClaims, slotJob } from '../../notify/jobs.js';
 import { dueSlot } from '../../notify/schedule.js';
-import type { ChannelSender } from '../../notify/types.js';
-import { NS, type StateStore } from '../../infra/state/types.js';
+import type { NotifyDeps } from '../../notify/types.js';
+import { NS } from '../../infra/state/types.js';
 import type { Approvals } from './service.js';
 import type { UserLink } from './userLinks.js';
 
@@ -15,16 +13,14 @@ import type { UserLink } from './userLinks.js';
 const RETRY_AFTER_MS = 5 * 60_000;
 
 /** Each run sends every digest whose slot has come, counting those sent, those with nothing waiting, and failures. */
-export function approvalDigestJob(deps: {
-  /** Undefined without SECRETS_KEY: approvals are off and nothing is sent. */
-  approvals: Approvals | undefined;
-  state: StateStore;
-  /** BOT_TIMEZONE: digest times are read there. */
-  timeZone: string;
-  sender: ChannelSender;
-  clock: Clock;
-  log: Logger;
-}) {
+export function approvalDigestJob(
+  deps: Pick<NotifyDeps, 'state' | 'sender' | 'clock' | 'log'> & {
+    /** Undefined without SECRETS_KEY: approvals are off and nothing is sent. */
+    approvals: Approvals | undefined;
+    /** BOT_TIMEZONE: digest times are read there. */
+    timeZone: string;
+  },
+) {
   const { approvals, state, log } = deps;
   const claim = slotClaims(state, deps.clock, NS.approvalDigests);
   // What became of one approver's digest: sent, nothing waiting, or nothing due now (undefined).

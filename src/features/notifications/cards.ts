@@ -1,6 +1,7 @@
 // Cards for what BILL tells us without being asked: one event in words ("Payment to Acme Supply failed — $4,200.00,
 // bill INV-778") with its key facts and a Refresh, and the scheduled digest. Pure: data in, card out.
-import type { DigestContent, DigestRow, OutboxEvent } from '../../notify/types.js';
+import type { OutboxEvent } from '../../notify/types.js';
+import type { DigestContent, DigestRow } from '../../notify/digests.js';
 import type { EntityKind } from '../../mirror/records.js';
 import { networkStatusWords } from '../network/cards.js';
 import { obj, paymentBillIds, vendorOf } from '../../notify/project.js';

@@ -154,14 +154,9 @@ const unsubscribeCommand: Command<NotificationsDeps> = {
       ctx.log.info({ removed }, 'channel unsubscribed');
     }
     const left = (await n.subscriptions.forChannel(target)).map((s) => s.kind);
-    const body: CardElement[] = [
-      title(removed.length > 0 ? 'Unsubscribed' : 'Nothing to unsubscribe'),
-      text(
-        removed.length > 0
-          ? `No more cards here for: ${removed.join(', ')}.`
-          : `This channel was not subscribed to ${kinds.length === SUBSCRIPTION_KINDS.length ? 'anything' : kinds.join(', ')}.`,
-      ),
-    ];
+    const asked = kinds.length === SUBSCRIPTION_KINDS.length ? 'anything' : kinds.join(', ');
+    const said = removed.length > 0 ? `No more cards here for: ${removed.join(', ')}.` : `This channel was not subscribed to ${asked}.`;
+    const body: CardElement[] = [title(removed.length > 0 ? 'Unsubscribed' : 'Nothing to unsubscribe'), text(said)];
     if (left.length > 0) body.push(text(`Still subscribed to: ${left.join(', ')}.`, { subtle: true }));
     return adaptiveCard(body, {
       summary: removed.length > 0 ? `This channel no longer gets BILL cards for ${removed.join(', ')}.` : 'Nothing to unsubscribe.',
