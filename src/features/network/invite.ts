@@ -97,8 +97,7 @@ export function networkInvites(deps: NetworkInvitesDeps) {
         const id = dataString(data.id, 64);
         const networkType = data.type === 'BILL' || data.type === 'RPPS' ? data.type : undefined;
         const networkId = dataString(data.net, 64);
-        const sig = dataString(data.sig, 128);
-        if (!kind || !id || !sig || !signer.verify(sig, ...signed(orgId, { kind, id, networkId, networkType })))
+        if (!kind || !id || !signer.verify(data.sig, ...signed(orgId, { kind, id, networkId, networkType })))
           return await refuse(orgId, 'card data altered', ...REFUSALS['card data altered']);
         const target: Target = { kind, id, networkId, networkType };
         if (!scope.tenantId || !caller.aadObjectId) return await refuse(orgId, 'unknown person', ...REFUSALS['unknown person']);
