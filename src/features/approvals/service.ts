@@ -180,11 +180,7 @@ export class Approvals {
    * Records what became of one bill on the card, one change at a time, so two bills decided at once both stay decided
    * (after ~2 s of waiting for a holder that died, the change is made anyway); once expired, on the clicked state.
    */
-  private async markBill(
-    clicked: ApprovalCardState,
-    billId: string,
-    change: (bill: ApprovalCardBill) => ApprovalCardBill,
-  ): Promise<ApprovalCardState> {
+  private async markBill(clicked: ApprovalCardState, billId: string, change: (bill: ApprovalCardBill) => ApprovalCardBill) {
     const marked = async (state: ApprovalCardState) => {
       const next = { ...state, bills: state.bills.map((b) => (b.billId === billId ? change(b) : b)) };
       await this.save(next);
