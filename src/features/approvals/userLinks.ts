@@ -104,12 +104,9 @@ export class UserLinks {
     await this.deps.store.set(NS.userLinks, key, { v: 1, ...box });
   }
 
-  forPerson(tenantId: string, aadObjectId: string): Promise<UserLink[]> {
-    return this.all(`${this.personPart({ tenantId, aadObjectId })}.`);
-  }
-
-  /** Every link that opens with this SECRETS_KEY; `prefix`: only those stored under keys starting with it. */
-  async all(prefix = ''): Promise<UserLink[]> {
+  /** Every link that opens with this SECRETS_KEY; with `person`, only theirs (their keys share a prefix). */
+  async all(person?: Pick<UserLinkRef, 'tenantId' | 'aadObjectId'>): Promise<UserLink[]> {
+    const prefix = person ? `${this.personPart(person)}.` : '';
     const entries = await this.deps.store.entries<unknown>(NS.userLinks);
     const links = entries.map(([key, sealed]) => (key.startsWith(prefix) ? this.open(key, sealed) : undefined));
     return links.filter((link) => link !== undefined);
