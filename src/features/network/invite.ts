@@ -77,10 +77,9 @@ export function networkInvites(deps: NetworkInvitesDeps) {
   const signer = buttonSigner(deps.secretsKey, 'network-invite/sign/v1');
   return {
     button(orgId: string, target: Target, titleText = 'Invite to the BILL network'): CardAction {
-      const data: Record<string, string> = { kind: target.kind, id: target.id, sig: signer.sign(...signed(orgId, target)) };
-      if (target.networkId) data.net = target.networkId;
-      if (target.networkType) data.type = target.networkType;
-      return executeAction(titleText, { verb: NETWORK_INVITE_VERB, ...data });
+      const sig = signer.sign(...signed(orgId, target));
+      const { kind, id, networkId: net, networkType: type } = target;
+      return executeAction(titleText, { verb: NETWORK_INVITE_VERB, kind, id, sig, net, type });
     },
 
     async invite(click: Pick<CardActionContext, 'data' | 'scope' | 'caller' | 'correlationId' | 'log'>): Promise<CardActionReply> {
