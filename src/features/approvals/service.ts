@@ -298,14 +298,11 @@ export class Approvals {
         'Teams did not say which Microsoft 365 account sent this. Try again from the Teams app.',
       );
     // The size before anything else is done with the value (a 60,000-character "token" is not one).
-    const field = (id: string) => {
-      const raw = data[id];
-      return typeof raw === 'string' && raw.length <= 1_000 ? raw.trim() : '';
-    };
+    const field = (id: string) => (dataString(data[id], 1_000) ?? '').trim();
     const token = { name: field(CONNECT_INPUTS.tokenName), value: field(CONNECT_INPUTS.tokenValue) };
     if (!token.name || !token.value || token.name.length > 200 || token.value.length > 500)
       return form('Enter both the token name and the token.');
-    if (!orgId && askOrg) {
+    if (askOrg) {
       orgId = orgs.allowedOrg(field(CONNECT_INPUTS.orgId));
       if (!orgId)
         return form("That organisation isn't one this billbridge may use. Check the organisation id in BILL (Settings › Company profile).");
@@ -347,7 +344,7 @@ export class Approvals {
       }
       throw err;
     }
-    const link: UserLink = {
+    await this.links.put({
       ...ref,
       billUserId,
       token,
@@ -356,8 +353,7 @@ export class Approvals {
       reference: click.reference,
       digestTime: previous?.digestTime,
       digestSince: previous?.digestSince,
-    };
-    await this.links.put(link);
+    });
     await auditOrUndo(audit('ok', { billUser: shortId(billUserId), replaced: previous ? 'yes' : 'no' }), async () => {
       await (previous ? this.links.put(previous) : this.links.remove(ref)).catch(() => undefined);
       await bill.releaseAs(orgId, person);
