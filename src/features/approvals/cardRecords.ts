@@ -1,6 +1,5 @@
-// Approval cards as kept server-side (NS.approvalCards): which bills a card offers, to whom, in which conversation, and
-// what was decided on it; and the signing of button data. A click is checked against the record and the signature,
-// never against what the card carries back.
+// Approval cards as kept server-side (NS.approvalCards), and signed button data: a click is checked against the record
+// and the signature, never against what the card carries back.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { deriveKey } from '../../infra/state/sealing.js';
 import type { ConversationKind } from '../types.js';

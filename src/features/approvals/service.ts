@@ -176,10 +176,7 @@ export class Approvals {
     return this.deps.store.set(NS.approvalCards, `card|${state.id}`, { ...state, updatedAt: now }, { ttlMs });
   }
 
-  /**
-   * Records what became of one bill on the card, one change at a time, so two bills decided at once both stay decided
-   * (after ~2 s of waiting for a holder that died, the change is made anyway); once expired, on the clicked state.
-   */
+  /** One change at a time, so bills decided at once all stay decided (a dead holder is waited ~2 s); once expired, on the clicked state. */
   private async markBill(clicked: ApprovalCardState, billId: string, change: (bill: ApprovalCardBill) => ApprovalCardBill) {
     const marked = async (state: ApprovalCardState) => {
       const next = { ...state, bills: state.bills.map((b) => (b.billId === billId ? change(b) : b)) };

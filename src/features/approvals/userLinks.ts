@@ -88,10 +88,7 @@ export class UserLinks {
     return this.editing(ref, () => this.deps.store.delete(NS.userLinks, this.key(ref)));
   }
 
-  /**
-   * One write of a link at a time across instances (no compare-and-set), under a lease keyed by the link's opaque key
-   * and kept outside NS.userLinks (its entries() stay links only).
-   */
+  /** One write of a link at a time across instances (no compare-and-set), under a lease outside NS.userLinks (links only). */
   private editing<T>(ref: UserLinkRef, change: () => Promise<T>): Promise<T> {
     return withEditLock(this.deps, { ns: NS.userLinks, key: this.key(ref) }, change);
   }
