@@ -36,7 +36,6 @@ import { BillGateway } from './bill/gateway.js';
 import { createHttpServer } from './http/server.js';
 import { Approvals, approvalCardActions } from './features/approvals/service.js';
 import { approvalDigestJob } from './features/approvals/digest.js';
-import { ApprovalCards } from './features/approvals/cardRecords.js';
 import { UserLinks } from './features/approvals/userLinks.js';
 import { createNotifications } from './notify/index.js';
 import { botFrameworkSender, teamRoster } from './teams/proactive.js';
@@ -190,7 +189,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     const links = new UserLinks({ store: state, secretsKey, log, clock });
     approvals = new Approvals({
       links,
-      cards: new ApprovalCards(state, clock),
+      store: state,
       secretsKey,
       // Per-person connect attempts: shared by the fleet through Redis in cluster mode, else kept in this process.
       attempts: cluster

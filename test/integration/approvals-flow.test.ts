@@ -173,7 +173,7 @@ describe('linking a BILL identity', () => {
       'x',
     );
     expect(texts(refused)[0]).toBe('Connect in a personal chat');
-    expect(await bot.app.approvals!.links.forPerson(TENANT, TOM.aadObjectId)).toEqual([]);
+    expect(await bot.app.approvals!.links.all({ tenantId: TENANT, aadObjectId: TOM.aadObjectId })).toEqual([]);
   });
 
   it('refuses a token BILL does not accept, without echoing it, and links nothing', async () => {
@@ -188,7 +188,7 @@ describe('linking a BILL identity', () => {
     expect(texts(card).join(' ')).toContain('BILL did not accept that token');
     expect(JSON.stringify(card)).not.toContain(wrong.value);
     expect(JSON.stringify(card)).not.toContain(wrong.name);
-    expect(await bot.app.approvals!.links.forPerson(TENANT, TOM.aadObjectId)).toEqual([]);
+    expect(await bot.app.approvals!.links.all({ tenantId: TENANT, aadObjectId: TOM.aadObjectId })).toEqual([]);
   });
 
   it('stores nothing readable: no token, name or identity in any file, and never a token in a log line or audit record', async () => {

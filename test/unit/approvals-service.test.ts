@@ -11,7 +11,8 @@ import { ManualClock } from '../../src/infra/clock.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { AuditTrail } from '../../src/infra/audit.js';
 import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
-import { ApprovalCards } from '../../src/features/approvals/cardRecords.js';
+import { NS } from '../../src/infra/state/types.js';
+import type { ApprovalCardState } from '../../src/features/approvals/cardRecords.js';
 import { APPROVAL_VERBS } from '../../src/features/approvals/cards.js';
 import { memoryLinkAttempts } from '../../src/features/approvals/linkAttempts.js';
 import { Approvals, type ApprovalClick } from '../../src/features/approvals/service.js';
@@ -64,7 +65,7 @@ function service(waiting = [BILL1]): Approvals {
   } satisfies Pick<BillGateway, 'orgAs' | 'releaseAs' | 'forgetRefusedAs'>;
   return new Approvals({
     links: new UserLinks({ store, secretsKey, log, clock }),
-    cards: new ApprovalCards(store, clock),
+    store,
     secretsKey,
     attempts: memoryLinkAttempts(5, 60, clock),
     bill,
@@ -169,7 +170,7 @@ describe('the approvals service on its own parts', () => {
     // The reply of the click that finished last (the edit Teams keeps) and the record later clicks are checked against
     // both say the two bills were approved by Dana.
     expect(replies.map((r) => JSON.stringify(r.everyone).match(/Approved by Dana Lee/g)?.length ?? 0).sort()).toEqual([1, 2]);
-    const card = await new ApprovalCards(store, new ManualClock(Date.UTC(2026, 10, 21, 9, 0))).get(buttons.get('00n01BILL1')!.card);
+    const card = await store.get<ApprovalCardState>(NS.approvalCards, `card|${buttons.get('00n01BILL1')!.card}`);
     expect(card?.bills.map((b) => b.decision?.action)).toEqual(['APPROVE', 'APPROVE']);
   });
 

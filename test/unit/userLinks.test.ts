@@ -62,7 +62,7 @@ describe('approver links at rest', () => {
       tenantId: DANA.tenantId.toLowerCase(),
       aadObjectId: DANA.aadObjectId.toLowerCase(),
     });
-    expect(await l.forPerson(DANA.tenantId, DANA.aadObjectId)).toHaveLength(1);
+    expect(await l.all({ tenantId: DANA.tenantId, aadObjectId: DANA.aadObjectId })).toHaveLength(1);
     expect(await l.all()).toHaveLength(1);
   });
 
@@ -100,7 +100,7 @@ describe('approver links at rest', () => {
     await links().put(DANA);
     const other = links(randomBytes(32));
     expect(await other.get(DANA)).toBeUndefined();
-    expect(await other.forPerson(DANA.tenantId, DANA.aadObjectId)).toEqual([]);
+    expect(await other.all({ tenantId: DANA.tenantId, aadObjectId: DANA.aadObjectId })).toEqual([]);
     expect(await other.all()).toEqual([]);
     expect(logs.text()).toContain('cannot be opened');
   });
@@ -112,7 +112,7 @@ describe('approver links at rest', () => {
     const mallory = { tenantId: DANA.tenantId, aadObjectId: '22222222-0000-4000-8000-000000000bad', orgId: DANA.orgId };
     await store.set(NS.userLinks, l.key(mallory), sealed);
     expect(await l.get(mallory)).toBeUndefined();
-    expect(await l.forPerson(mallory.tenantId, mallory.aadObjectId)).toEqual([]);
+    expect(await l.all({ tenantId: mallory.tenantId, aadObjectId: mallory.aadObjectId })).toEqual([]);
   });
 
   it('never teaches a token to the log scrubber (a value a person chose), and never logs it when stored or read', async () => {

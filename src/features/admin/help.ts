@@ -25,7 +25,7 @@ function frozen<T>(value: T): T {
  * once per combination, not per turn. Built per turn, the overhead bench's `help` read 1.17-1.33x the echo bot against
  * 1.08-1.16x (`npm run bench -- --only overhead`, three runs each, 2026-11-27).
  */
-const built = new WeakMap<readonly CommandInfo[], Map<string, CardReply>>();
+const built = new Map<string, { commands: readonly CommandInfo[]; card: CardReply }>();
 
 export const helpCommand: Command<HelpDeps> = {
   name: 'help',
@@ -37,11 +37,9 @@ export const helpCommand: Command<HelpDeps> = {
   run(ctx, { registry, note, version }) {
     const kind = ctx.scope.kind;
     const commands = registry.forScope(kind);
-    let byOptions = built.get(commands);
-    if (!byOptions) built.set(commands, (byOptions = new Map<string, CardReply>()));
     const key = `${kind}\n${note ?? ''}\n${version}`;
-    let card = byOptions.get(key);
-    if (!card) byOptions.set(key, (card = frozen(helpCard(commands, { note, version, kind }))));
-    return Promise.resolve(card);
+    let made = built.get(key);
+    if (made?.commands !== commands) built.set(key, (made = { commands, card: frozen(helpCard(commands, { note, version, kind })) }));
+    return Promise.resolve(made.card);
   },
 };

@@ -126,11 +126,10 @@ export function budgetsSection(
   if (rows.length > shown.length) items.push(text(`…and ${rows.length - shown.length} more budgets (see /metrics).`, { subtle: true }));
 
   const why = (row: BudgetSnapshot) => THROTTLE_WORDS[row.lastThrottleKind ?? ''] ?? 'throttled';
-  const blocked = rows.flatMap((row) =>
-    row.blockedUntil !== undefined && row.blockedUntil > opts.now ? [{ row, until: row.blockedUntil }] : [],
-  );
-  for (const { row, until } of blocked)
-    items.push(text(`**${escapeMarkdown(budgetLabel(row.budget))}** is paused until ${clockTime(until, opts)} (${why(row)}).`));
+  const blocked = rows.filter((row) => (row.blockedUntil ?? 0) > opts.now);
+  const until = (row: BudgetSnapshot) => clockTime(row.blockedUntil ?? 0, opts);
+  for (const row of blocked)
+    items.push(text(`**${escapeMarkdown(budgetLabel(row.budget))}** is paused until ${until(row)} (${why(row)}).`));
   // The latest throttle (on a tie, the first row).
   let last: { row: BudgetSnapshot; at: number } | undefined;
   for (const row of rows)
@@ -144,7 +143,7 @@ export function budgetsSection(
       : text('No server-side throttling since start.', { subtle: true }),
   );
   const first = blocked[0];
-  const summary = first ? `${budgetLabel(first.row.budget)} paused until ${clockTime(first.until, opts)}` : undefined;
+  const summary = first && `${budgetLabel(first.budget)} paused until ${until(first)}`;
   return { title: 'Upstream budgets', items, summary };
 }
 

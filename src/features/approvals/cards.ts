@@ -41,10 +41,7 @@ export const commentInputId = (row: number): string => `comment_${row}`;
 const PRIVACY =
   'billbridge keeps the token encrypted, uses it only to show and decide your approvals, never shows it again, and forgets it when you type **disconnect**. Sync tokens cannot make payments.';
 
-/**
- * `connect` in a personal chat: how to make a sync token, masked inputs for it, and (`askOrg`) the organisation id;
- * `problem`: a refused try (never repeats what was typed).
- */
+/** `connect` in a personal chat: a sync token's steps and masked inputs, the org id (`askOrg`), a refused try (never what was typed). */
 export function connectCard(opts: { askOrg: boolean; problem?: string; connected?: boolean; note?: string }): CardReply {
   const body: CardElement[] = [
     title('Connect your BILL account'),

@@ -75,7 +75,7 @@ async function linksHere(approvals: Approvals, ctx: CommandContext): Promise<Use
   if (!tenantId || !aadObjectId)
     throw new Forbidden("Teams did not say which Microsoft 365 account sent this, so I can't connect it to BILL.");
   if (ctx.orgId) return [await approvals.links.get({ tenantId, aadObjectId, orgId: ctx.orgId })].filter((l): l is UserLink => !!l);
-  return ctx.scope.kind === 'personal' ? approvals.links.forPerson(tenantId, aadObjectId) : [];
+  return ctx.scope.kind === 'personal' ? approvals.links.all({ tenantId, aadObjectId }) : [];
 }
 
 /** The person's links here, at least one, or only the one named (personal chat bound to none). */

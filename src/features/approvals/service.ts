@@ -15,16 +15,11 @@ import { escapeMarkdown, shortId, type CardReply } from '../../cards/card.js';
 import { errorReply } from '../../cards/errorCards.js';
 import { clockTime, type FormatOptions } from '../../cards/format.js';
 import { dateInZone } from '../../infra/calendar.js';
+import { whileHeld, withEditLock } from '../../infra/state/editLock.js';
+import { NS, type StateStore } from '../../infra/state/types.js';
 import { conversationOf, type Caller, type ConversationScope } from '../types.js';
 import { auditActor, auditAdmin, auditOrUndo } from '../audit.js';
-import {
-  buttonSigner,
-  dataString,
-  type ApprovalAction,
-  type ApprovalCardBill,
-  type ApprovalCardState,
-  type ApprovalCards,
-} from './cardRecords.js';
+import { buttonSigner, dataString, type ApprovalAction, type ApprovalCardBill, type ApprovalCardState } from './cardRecords.js';
 import {
   APPROVAL_VERBS,
   CONNECT_INPUTS,
@@ -45,7 +40,8 @@ import { asPerson, personCredentials, type UserLink, type UserLinks } from './us
 /** What the approvals feature uses, built once in app.ts, only when SECRETS_KEY (`secretsKey`) is configured. */
 interface ApprovalsDeps {
   links: UserLinks;
-  cards: ApprovalCards;
+  /** Where approval cards are recorded (NS.approvalCards). */
+  store: StateStore;
   secretsKey: Buffer;
   attempts: LinkAttempts;
   /** BILL as a person: their own session slot (orgAs), signed out on disconnect (releaseAs). */
@@ -63,6 +59,11 @@ interface ApprovalsDeps {
 }
 
 type Priority = 'interactive' | 'background';
+
+/** How long a card's buttons keep working. */
+const APPROVAL_CARD_TTL_MS = 14 * 24 * 3_600_000;
+/** A decision in flight holds its bill this long at most (double clicks, two devices, two instances). */
+const DECISION_LOCK_MS = 2 * 60_000;
 
 export type ApprovalClick = Pick<CardActionContext, 'data' | 'scope' | 'caller' | 'correlationId' | 'log' | 'reference'>;
 
@@ -159,17 +160,43 @@ export class Approvals {
       createdAt: now,
       updatedAt: now,
     };
-    await this.deps.cards.save(state);
+    await this.save(state);
     return { reply: this.card(state, target.kind === 'personal', undefined, fmt), waiting };
+  }
+
+  private async record(id: string): Promise<ApprovalCardState | undefined> {
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) return undefined;
+    const state = await this.deps.store.get<ApprovalCardState>(NS.approvalCards, `card|${id}`);
+    return state?.id === id ? state : undefined;
+  }
+
+  private save(state: ApprovalCardState): Promise<void> {
+    const now = this.deps.clock.now();
+    const ttlMs = Math.max(60_000, state.createdAt + APPROVAL_CARD_TTL_MS - now);
+    return this.deps.store.set(NS.approvalCards, `card|${state.id}`, { ...state, updatedAt: now }, { ttlMs });
+  }
+
+  /** One change at a time, so bills decided at once all stay decided (a dead holder is waited ~2 s); once expired, on the clicked state. */
+  private async markBill(clicked: ApprovalCardState, billId: string, change: (bill: ApprovalCardBill) => ApprovalCardBill) {
+    const marked = async (state: ApprovalCardState) => {
+      const next = { ...state, bills: state.bills.map((b) => (b.billId === billId ? change(b) : b)) };
+      await this.save(next);
+      return next;
+    };
+    const lease = { at: { ns: NS.approvalCards, key: `edit|${clicked.id}` } };
+    const updated = await withEditLock({ store: this.deps.store, clock: this.deps.clock }, lease, async () => {
+      const state = await this.record(clicked.id);
+      return state && marked(state);
+    });
+    return updated ?? marked(clicked);
   }
 
   async decide(click: ApprovalClick, action: ApprovalAction): Promise<CardActionReply> {
     const { data, caller, scope, log, correlationId } = click;
-    const { audit, clock, cards } = this.deps;
+    const { audit, clock } = this.deps;
     const verb = action === 'APPROVE' ? APPROVAL_VERBS.approve : APPROVAL_VERBS.deny;
     const cardId = dataString(data.card, 64);
     const billId = dataString(data.bill, 64);
-    const sig = dataString(data.sig, 128);
     const about = { ...auditActor(scope, caller), billId: billId ?? 'unknown', decision: action, correlationId };
     // A refused click is logged and audited (when the trail can be written), then answered.
     const refuse = async (state: ApprovalCardState | undefined, reason: string, reply: CardActionReply): Promise<CardActionReply> => {
@@ -179,8 +206,8 @@ export class Approvals {
     };
     const fresh = 'Nothing was changed. Type **approvals** for a fresh list.';
     const unusable = refusalCard("This button can't be used", fresh);
-    const state = cardId ? await cards.get(cardId) : undefined;
-    if (!cardId || !billId || !sig || !this.signer.verify(sig, verb, cardId, billId)) return refuse(state, 'card data altered', unusable);
+    const state = cardId ? await this.record(cardId) : undefined;
+    if (!cardId || !billId || !this.signer.verify(data.sig, verb, cardId, billId)) return refuse(state, 'card data altered', unusable);
     if (!state) return refusalCard('This approval card has expired', fresh);
     const row = state.bills.findIndex((b) => b.billId === billId);
     const bill = state.bills[row];
@@ -196,12 +223,14 @@ export class Approvals {
     }
     const link = await this.links.get({ tenantId: state.tenantId, aadObjectId: state.approver.aadObjectId, orgId: state.orgId });
     if (!link) return refuse(state, 'not linked', privately(errorReply(new NotLinked(), { correlationId })));
-    const reply = await cards.deciding(state.orgId, billId, async () => {
+    // One decision at a time per bill of an org, whichever card it comes from: undefined when one is in flight.
+    const lock = { ns: NS.approvalCards, key: `lock|${state.orgId}|${billId}` };
+    const reply = await whileHeld(this.deps.store, clock, lock, DECISION_LOCK_MS, async () => {
       const client = this.deps.bill.orgAs(state.orgId, personCredentials(link), { priority: 'interactive' });
       // The server-side check that matters: is the bill still waiting on this person, in their own BILL session?
       const pending = await asPerson(() => client.approvals.pending());
       if (!pending.some((p) => p.billId === billId)) {
-        const now = await cards.markBill(state, billId, (b) => (b.decision ? b : { ...b, gone: true }));
+        const now = await this.markBill(state, billId, (b) => (b.decision ? b : { ...b, gone: true }));
         const text = 'This bill is no longer waiting for you in BILL. Nothing was sent.';
         return await refuse(now, 'no longer waiting on the approver in BILL', this.changed(now, { text, tone: 'warning' }));
       }
@@ -227,7 +256,7 @@ export class Approvals {
       }
       const at = clock.now();
       const decision = { action, byName: caller.name || link.displayName || 'the approver', at, ...(comment ? { comment } : {}) };
-      const now = await cards.markBill(state, billId, (b) => ({ ...b, decision }));
+      const now = await this.markBill(state, billId, (b) => ({ ...b, decision }));
       log.info({ orgId: state.orgId, bill: shortId(billId), action }, 'approval decision accepted by BILL');
       return this.changed(now);
     });
@@ -238,8 +267,7 @@ export class Approvals {
   async view(click: ApprovalClick): Promise<CardActionReply> {
     const { data, caller, scope } = click;
     const cardId = dataString(data.card, 64);
-    const sig = dataString(data.sig, 128);
-    const state = cardId && sig && this.signer.verify(sig, APPROVAL_VERBS.view, cardId, '') ? await this.deps.cards.get(cardId) : undefined;
+    const state = cardId && this.signer.verify(data.sig, APPROVAL_VERBS.view, cardId, '') ? await this.record(cardId) : undefined;
     if (!state || !sameConversation(state, scope))
       return refusalCard('This approval card has expired', 'Type **approvals** for a fresh list.');
     return this.card(state, isApprover(state, caller));
@@ -267,14 +295,11 @@ export class Approvals {
         'Teams did not say which Microsoft 365 account sent this. Try again from the Teams app.',
       );
     // The size before anything else is done with the value (a 60,000-character "token" is not one).
-    const field = (id: string) => {
-      const raw = data[id];
-      return typeof raw === 'string' && raw.length <= 1_000 ? raw.trim() : '';
-    };
+    const field = (id: string) => (dataString(data[id], 1_000) ?? '').trim();
     const token = { name: field(CONNECT_INPUTS.tokenName), value: field(CONNECT_INPUTS.tokenValue) };
     if (!token.name || !token.value || token.name.length > 200 || token.value.length > 500)
       return form('Enter both the token name and the token.');
-    if (!orgId && askOrg) {
+    if (askOrg) {
       orgId = orgs.allowedOrg(field(CONNECT_INPUTS.orgId));
       if (!orgId)
         return form("That organisation isn't one this billbridge may use. Check the organisation id in BILL (Settings › Company profile).");
@@ -316,7 +341,7 @@ export class Approvals {
       }
       throw err;
     }
-    const link: UserLink = {
+    await this.links.put({
       ...ref,
       billUserId,
       token,
@@ -325,8 +350,7 @@ export class Approvals {
       reference: click.reference,
       digestTime: previous?.digestTime,
       digestSince: previous?.digestSince,
-    };
-    await this.links.put(link);
+    });
     await auditOrUndo(audit('ok', { billUser: shortId(billUserId), replaced: previous ? 'yes' : 'no' }), async () => {
       await (previous ? this.links.put(previous) : this.links.remove(ref)).catch(() => undefined);
       await bill.releaseAs(orgId, person);

@@ -88,10 +88,7 @@ export class UserLinks {
     return this.editing(ref, () => this.deps.store.delete(NS.userLinks, this.key(ref)));
   }
 
-  /**
-   * One write of a link at a time across instances (no compare-and-set), under a lease keyed by the link's opaque key
-   * and kept outside NS.userLinks (its entries() stay links only).
-   */
+  /** One write of a link at a time across instances (no compare-and-set), under a lease outside NS.userLinks (links only). */
   private editing<T>(ref: UserLinkRef, change: () => Promise<T>): Promise<T> {
     return withEditLock(this.deps, { ns: NS.userLinks, key: this.key(ref) }, change);
   }
@@ -104,12 +101,9 @@ export class UserLinks {
     await this.deps.store.set(NS.userLinks, key, { v: 1, ...box });
   }
 
-  forPerson(tenantId: string, aadObjectId: string): Promise<UserLink[]> {
-    return this.all(`${this.personPart({ tenantId, aadObjectId })}.`);
-  }
-
-  /** Every link that opens with this SECRETS_KEY; `prefix`: only those stored under keys starting with it. */
-  async all(prefix = ''): Promise<UserLink[]> {
+  /** Every link that opens with this SECRETS_KEY; with `person`, only theirs (their keys share a prefix). */
+  async all(person?: Pick<UserLinkRef, 'tenantId' | 'aadObjectId'>): Promise<UserLink[]> {
+    const prefix = person ? `${this.personPart(person)}.` : '';
     const entries = await this.deps.store.entries<unknown>(NS.userLinks);
     const links = entries.map(([key, sealed]) => (key.startsWith(prefix) ? this.open(key, sealed) : undefined));
     return links.filter((link) => link !== undefined);

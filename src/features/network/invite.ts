@@ -77,10 +77,9 @@ export function networkInvites(deps: NetworkInvitesDeps) {
   const signer = buttonSigner(deps.secretsKey, 'network-invite/sign/v1');
   return {
     button(orgId: string, target: Target, titleText = 'Invite to the BILL network'): CardAction {
-      const data: Record<string, string> = { kind: target.kind, id: target.id, sig: signer.sign(...signed(orgId, target)) };
-      if (target.networkId) data.net = target.networkId;
-      if (target.networkType) data.type = target.networkType;
-      return executeAction(titleText, { verb: NETWORK_INVITE_VERB, ...data });
+      const sig = signer.sign(...signed(orgId, target));
+      const { kind, id, networkId: net, networkType: type } = target;
+      return executeAction(titleText, { verb: NETWORK_INVITE_VERB, kind, id, sig, net, type });
     },
 
     async invite(click: Pick<CardActionContext, 'data' | 'scope' | 'caller' | 'correlationId' | 'log'>): Promise<CardActionReply> {
@@ -97,8 +96,7 @@ export function networkInvites(deps: NetworkInvitesDeps) {
         const id = dataString(data.id, 64);
         const networkType = data.type === 'BILL' || data.type === 'RPPS' ? data.type : undefined;
         const networkId = dataString(data.net, 64);
-        const sig = dataString(data.sig, 128);
-        if (!kind || !id || !sig || !signer.verify(sig, ...signed(orgId, { kind, id, networkId, networkType })))
+        if (!kind || !id || !signer.verify(data.sig, ...signed(orgId, { kind, id, networkId, networkType })))
           return await refuse(orgId, 'card data altered', ...REFUSALS['card data altered']);
         const target: Target = { kind, id, networkId, networkType };
         if (!scope.tenantId || !caller.aadObjectId) return await refuse(orgId, 'unknown person', ...REFUSALS['unknown person']);
