@@ -17,7 +17,7 @@ import { createMetricsServer } from './http/metrics.js';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { SqliteStateStore } from './infra/state/sqliteStore.js';
 import { NS, type StateStore } from './infra/state/types.js';
-import { AccessPolicy } from './features/access.js';
+import { accessPolicy } from './features/access.js';
 import { billbridgeBot } from './teams/bot.js';
 import { createRegistry, type FeatureDeps } from './features/index.js';
 import { Dispatcher } from './features/dispatch.js';
@@ -260,7 +260,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   });
 
   // Each feature gets the parts it declares (features/index.ts).
-  const access = new AccessPolicy(config);
+  const access = accessPolicy(config);
   const finance: FinanceSettings = {
     locale,
     timeZone,

@@ -7,7 +7,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { loadConfig } from '../../src/config.js';
 import { systemClock } from '../../src/infra/clock.js';
-import { AccessPolicy } from '../../src/features/access.js';
+import { accessPolicy } from '../../src/features/access.js';
 import { CommandRegistry } from '../../src/features/registry.js';
 import { helpCommand } from '../../src/features/admin/help.js';
 import { bindCommands, type CommandDefinition } from '../../src/features/types.js';
@@ -71,7 +71,7 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
       version: config.version,
       appId: '',
     },
-    access: new AccessPolicy(config),
+    access: accessPolicy(config),
     state,
     clock: systemClock,
     rate,
