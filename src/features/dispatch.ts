@@ -28,12 +28,10 @@ export interface CommandLine {
   command: CommandDefinition | undefined;
 }
 
-type Outcome = 'ok' | 'unknown' | 'empty' | 'refused' | 'error';
-
 /** What a turn came to: the card to show and, for the audit record, how it went and the organisation it used. */
 export interface TurnResult {
   reply: CardActionReply;
-  outcome: Outcome;
+  outcome: 'ok' | 'unknown' | 'empty' | 'refused' | 'error';
   orgId?: string;
   error?: unknown;
   /** The command line that answered when it is not the one typed (a line that named one record): what the audit records. */
@@ -202,7 +200,7 @@ export class Dispatcher {
     input: CommandInput,
     req: CommandRequest,
     log: Logger,
-    okOutcome: Outcome,
+    okOutcome: 'ok' | 'empty',
   ): Promise<TurnResult> {
     if (command.scopes && !command.scopes.includes(req.scope.kind)) {
       const where = command.scopes

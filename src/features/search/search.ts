@@ -21,7 +21,7 @@ import { rankMatches } from '../parties/commands.js';
 import type { CommandRegistry } from '../registry.js';
 import type { CommandContext } from '../types.js';
 import { searchCommand, type SearchCommand } from './commands.js';
-import { commandContext } from '../dispatch.js';
+import { commandContext, type TurnResult } from '../dispatch.js';
 
 /** What the search reads: the org's mirror, the commands whose cards it inserts, and which org a conversation uses. */
 export interface SearchDeps {
@@ -54,7 +54,7 @@ export interface SearchAnswer {
   /** Said instead of results: a hint, nothing found, still indexing, a refusal. */
   message?: string;
   orgId?: string;
-  outcome: 'ok' | 'empty' | 'unknown' | 'refused' | 'error';
+  outcome: TurnResult['outcome'];
   error?: unknown;
 }
 
