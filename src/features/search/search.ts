@@ -125,25 +125,24 @@ export class ComposeSearch {
       const say = (message: string, outcome: SearchAnswer['outcome'] = 'ok') => said(message, outcome, { orgId: org });
       const input = { name: 'search', args: [], argText: '', page: 0 };
       const ctx: OrgContext = commandContext(q, input, org, { clock: this.deps.clock, locale: this.deps.settings.locale });
-      let found: RowsResult<AnyRecord>;
-      if (q.text === undefined) {
-        if (command.kind === 'vendor' || command.kind === 'customer') return say(command.hint, 'empty');
-        found = command.kind === 'bill' ? await this.billsDueThisWeek(ctx) : await this.latestInvoices(ctx);
-      } else {
-        const typed = cleanQuery(q.text);
-        if (typed === '') return say(command.hint, 'empty');
-        if (typed.length > MAX_QUERY_LENGTH) return say(`No ${command.id} match what you typed. ${command.hint}`);
-        found = await this.matching(ctx, command, typed);
-      }
+      const typed = q.text === undefined ? undefined : cleanQuery(q.text);
+      const party = command.kind === 'vendor' || command.kind === 'customer';
+      if (typed === '' || (typed === undefined && party)) return say(command.hint, 'empty');
+      if (typed !== undefined && typed.length > MAX_QUERY_LENGTH) return say(`No ${command.id} match what you typed. ${command.hint}`);
+      const found =
+        typed !== undefined
+          ? await this.matching(ctx, command, typed)
+          : command.kind === 'bill'
+            ? await this.billsDueThisWeek(ctx)
+            : await this.latestInvoices(ctx);
       if ('building' in found) {
         const so = `${found.building.toLocaleString(ctx.locale)} so far; this happens once`;
         return say(`billbridge is still reading this organisation's ${command.id} from BILL (${so}). Try again in a minute.`);
       }
       const skip = Math.max(0, Math.floor(q.skip));
-      const most = command.kind === 'vendor' || command.kind === 'customer' ? MAX_PARTY_RESULTS : MAX_RESULTS;
-      const shown = found.rows.slice(skip, skip + Math.min(most, Math.max(1, Math.floor(q.count))));
+      const shown = found.rows.slice(skip, skip + Math.min(party ? MAX_PARTY_RESULTS : MAX_RESULTS, Math.max(1, Math.floor(q.count))));
       if (shown.length === 0) {
-        const what = q.text === undefined ? `No ${command.id} to show yet.` : `No ${command.id} match ${echo(cleanQuery(q.text))}.`;
+        const what = typed === undefined ? `No ${command.id} to show yet.` : `No ${command.id} match ${echo(typed)}.`;
         return say(`${what} ${command.hint}`);
       }
       return { results: await this.results(ctx, command.kind, shown), outcome: 'ok', orgId: org };
@@ -156,14 +155,13 @@ export class ComposeSearch {
   private async billsDueThisWeek(ctx: OrgContext): Promise<RowsResult<Bill>> {
     const today = todayOf(ctx, this.deps);
     const to = addDays(today, WEEK_DAYS);
-    const due = (b: Bill) => {
-      const day = calendarDay(b.dueDate);
-      return day !== undefined && day >= today && day <= to;
-    };
     const got = await this.deps.mirror.rows(ctx.orgId, 'bill', {
       ...mirrorRead(ctx, this.deps, 'bill'),
       scope: 'open',
-      where: (b) => isOwedBill(b) && due(b),
+      where: (b) => {
+        const day = calendarDay(b.dueDate);
+        return isOwedBill(b) && day !== undefined && day >= today && day <= to;
+      },
     });
     if (!('building' in got)) got.rows.sort((a, b) => byString(a.dueDate, b.dueDate) || byString(a.id, b.id));
     return got;
@@ -178,23 +176,20 @@ export class ComposeSearch {
 
   /** Records whose number starts with what was typed, or whose vendor's or customer's name does; names for parties. */
   private async matching(ctx: OrgContext, command: SearchCommand, typed: string): Promise<RowsResult<AnyRecord>> {
-    const orgId = ctx.orgId;
     const name = foldName(typed);
-    if (command.kind === 'vendor' || command.kind === 'customer') {
-      const got = await this.deps.mirror.rows(orgId, command.kind, {
-        ...mirrorRead(ctx, this.deps, command.kind),
+    /** The vendors or customers whose name starts with what was typed; `archived` too or not. */
+    const namedLike = (kind: 'vendor' | 'customer', archived: boolean) =>
+      this.deps.mirror.rows(ctx.orgId, kind, {
+        ...mirrorRead(ctx, this.deps, kind),
         confirm: false,
-        where: (p: Vendor | Customer) => !p.archived && foldName(p.name).startsWith(name),
+        where: (p: Vendor | Customer) => (archived || !p.archived) && foldName(p.name).startsWith(name),
       });
+    if (command.kind === 'vendor' || command.kind === 'customer') {
+      const got = await namedLike(command.kind, false);
       return 'building' in got ? got : { ...got, rows: rankMatches(typed, got.rows) };
     }
     const number = normalizeNumber(typed);
-    const partyKind = command.kind === 'bill' ? 'vendor' : 'customer';
-    const parties = await this.deps.mirror.rows(orgId, partyKind, {
-      ...mirrorRead(ctx, this.deps, partyKind),
-      confirm: false,
-      where: (p: Vendor | Customer) => foldName(p.name).startsWith(name),
-    });
+    const parties = await namedLike(command.kind === 'bill' ? 'vendor' : 'customer', true);
     const named = new Set('building' in parties ? [] : parties.rows.map((p) => p.id));
     /** 0: the number itself, 1: a number starting with it, 2: its vendor's or customer's name; undefined: no match. */
     const rank = (r: Bill | Invoice): number | undefined => {
@@ -205,7 +200,7 @@ export class ComposeSearch {
       return named.has(f.partyId) || (f.partyName !== undefined && foldName(f.partyName).startsWith(name)) ? 2 : undefined;
     };
     const ranks = new Map<string, number>();
-    const got = await this.deps.mirror.rows(orgId, command.kind, {
+    const got = await this.deps.mirror.rows(ctx.orgId, command.kind, {
       ...mirrorRead(ctx, this.deps, command.kind),
       where: (r: Bill | Invoice) => {
         const k = rank(r);
