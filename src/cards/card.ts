@@ -65,18 +65,13 @@ export function adaptiveCard(body: CardElement[], opts: { summary: string; actio
 }
 
 /**
- * THE place where text from a person or from BILL becomes card text (TextBlock, FactSet, Table cell). Teams renders
- * a markdown subset in those: bold, italic, lists, links, and it linkifies bare addresses and drops `<...>` as
- * markup. Every character that can start such a construct is backslash-escaped, so the text shows as typed and can
- * neither format nor link:
+ * THE place where text from a person or from BILL becomes card text. Teams renders a markdown subset there (and
+ * linkifies bare addresses, drops `<...>`): every character that can start a construct is escaped, so text shows as typed:
  * - always: \ * ` [ ] ( ) < > ~ | ! (links, images, code, strike-through, tables, autolinks and HTML);
- * - `_` where it could open or close emphasis (not inside a word: "INV_2026" stays as typed);
- * - a leading list or heading marker (# + - = or "1." / "1)"), the only place those mean anything;
- * - a `.` between a letter or digit and a letter ("evil.example", "www.x") and the `:` of "://", which Teams would
- *   otherwise turn into a link; "$1,250.00" and "INV-2026.11" stay as typed;
- * - `{{`, which Adaptive Cards read as a {{DATE()}} / {{TIME()}} function;
- * - line breaks become spaces (one value, one line).
- * Text we write ourselves (**bold** labels) is not passed through here; text we compose around escaped values is.
+ * - `_` that could open or close emphasis ("INV_2026" stays); a leading list or heading marker (# + - = "1." "1)");
+ * - a `.` between a letter or digit and a letter ("evil.example") and the `:` of "://", which Teams would link
+ *   ("$1,250.00" and "INV-2026.11" stay); `{{`, which Adaptive Cards read as {{DATE()}}; line breaks become spaces.
+ * Our own text (**bold** labels) is not passed through here; text we compose around escaped values is.
  */
 export function escapeMarkdown(value: string): string {
   return value

@@ -82,10 +82,7 @@ function cleanQuery(raw: string): string {
   return (quoted?.[1] ?? s).trim();
 }
 
-/**
- * normalizeNumber, skipping its Unicode work for the plain ASCII numbers nearly every record has (NFKC, trimming and
- * the '#' rule change nothing there); a search compares every record's number.
- */
+/** normalizeNumber without its Unicode work (NFKC, trimming, '#') for plain ASCII numbers: a search compares every record's. */
 const numberKey = (raw: string): string => (/^[\x21\x22\x24-\x7e]*$/.test(raw) ? raw.toUpperCase() : normalizeNumber(raw));
 
 /** Plain string order: ISO dates and ids compare as strings (localeCompare costs more over 10,000 records). */
