@@ -49,13 +49,11 @@ export interface SearchResult {
   preview: { title: string; subtitle: string; text: string };
 }
 
-export interface SearchAnswer {
+/** How a search went, as a command's turn says it, with its results or what it says instead. */
+export interface SearchAnswer extends Pick<TurnResult, 'outcome' | 'orgId' | 'error'> {
   results: SearchResult[];
   /** Said instead of results: a hint, nothing found, still indexing, a refusal. */
   message?: string;
-  orgId?: string;
-  outcome: TurnResult['outcome'];
-  error?: unknown;
 }
 
 /** Longer text is no number or name anyone types: answered "nothing found" without a search. */
