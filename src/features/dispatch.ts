@@ -12,7 +12,7 @@ import type { CommandContext, CommandDefinition, CommandInput } from './types.js
 import type { CommandRegistry } from './registry.js';
 import type { OrgBindings } from '../bindings/bindings.js';
 import type { Clock } from '../infra/clock.js';
-import { clockTime } from '../cards/format.js';
+import { clockTime, type FormatOptions } from '../cards/format.js';
 import type { Found, TextLookup } from './lookup/lookup.js';
 import { buildingNote, matchesCard } from './lookup/cards.js';
 
@@ -111,14 +111,12 @@ export function newCorrelationId(): string {
   return randomUUID().replace(/-/g, '').slice(0, 12);
 }
 
-export interface DispatcherParts {
+/** Its locale and time zone (the bot's) format numbers and dates when the activity names no usable locale. */
+export interface DispatcherParts extends FormatOptions {
   registry: CommandRegistry;
   /** Which BILL organisation the conversation uses (a command's `orgId`). */
   orgBindings: Pick<OrgBindings, 'resolve'>;
   clock: Clock;
-  /** The bot's locale and time zone: numbers and dates when the activity names no usable locale. */
-  locale: string;
-  timeZone: string;
   log: Logger;
   /** What a line that is not a command names in the org's mirror (src/features/lookup). */
   lookup: Pick<TextLookup, 'find'>;

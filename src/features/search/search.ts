@@ -13,7 +13,7 @@ import { errorMessage, NotBound } from '../../errors.js';
 import type { Clock } from '../../infra/clock.js';
 import type { Mirror, RowsResult } from '../../mirror/mirror.js';
 import { foldName, isOpenBill, isOwedBill, normalizeNumber, type AnyRecord, type Kind, type PartyInfo } from '../../mirror/records.js';
-import { mirrorRead, resolveParties, todayOf, type FinanceSettings } from '../finance.js';
+import { mirrorRead, resolveParties, todayOf, type WithSettings } from '../finance.js';
 import { amountDue, partyArgument, vendorName } from '../payables/cards.js';
 import { balanceOf, currencyOf } from '../parties/cards.js';
 import { isOwed } from '../receivables/cards.js';
@@ -24,12 +24,11 @@ import { searchCommand, type SearchCommand } from './commands.js';
 import { commandContext, type TurnResult } from '../dispatch.js';
 
 /** What the search reads: the org's mirror, the commands whose cards it inserts, and which org a conversation uses. */
-export interface SearchDeps {
+export interface SearchDeps extends WithSettings {
   mirror: Pick<Mirror, 'rows' | 'lookup' | 'names'>;
   /** The registry holding `bill`, `invoice`, `vendor` and `customer`. */
   commands: Pick<CommandRegistry, 'get'>;
   orgs: Pick<OrgBindings, 'forExtension'>;
-  settings: FinanceSettings;
   clock: Clock;
 }
 

@@ -11,13 +11,12 @@ import { budgetsCard, reimbursementsCard, spendNotConfiguredCard, spendOverviewC
 import type { BillGateway } from '../../bill/gateway.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { Command, CommandContext } from '../types.js';
-import { boundOrg, cachedAnswer, listContext, todayOf, type FinanceSettings } from '../finance.js';
+import { boundOrg, cachedAnswer, listContext, todayOf, type WithSettings } from '../finance.js';
 
 /** What `spend` reads: the org's Spend & Expense client, kept answers (the mirror's answer cache), the settings. */
-export interface SpendDeps {
+export interface SpendDeps extends WithSettings {
   mirror: Pick<Mirror, 'answers' | 'dropAnswer'>;
   bill: Pick<BillGateway, 'spend' | 'status'>;
-  settings: FinanceSettings;
 }
 
 /** Card transactions shown: those of the last TRANSACTION_DAYS, at most 10 pages of 50. */
