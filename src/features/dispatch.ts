@@ -137,11 +137,10 @@ export class Dispatcher {
   /** Runs the command a line names (`line`: the line already parsed); any error becomes the one error card. */
   async run(req: CommandRequest, line = this.parse(req.text)): Promise<TurnResult> {
     const { parsed, command } = line;
-    const log = this.parts.log.child({ correlationId: req.correlationId });
     switch (parsed.kind) {
       case 'empty':
         if (!command) return { reply: unknownCommandCard('', undefined, { kind: req.scope.kind }), outcome: 'empty' };
-        return this.invoke(command, { name: command.name, args: [], argText: '', page: 0 }, req, log, 'empty');
+        return this.invoke(command, { name: command.name, args: [], argText: '', page: 0 }, req, 'empty');
       case 'tooLong':
         return { reply: tooLongCard(parsed.length, MAX_COMMAND_LENGTH, req.scope.kind), outcome: 'unknown' };
       case 'unknown': {
@@ -161,6 +160,7 @@ export class Dispatcher {
           const orgId = await this.parts.orgBindings.resolve(req.scope);
           named = orgId ? { orgId, found: await this.parts.lookup.find(orgId, parsed.text) } : undefined;
         } catch (err) {
+          const log = this.parts.log.child({ correlationId: req.correlationId });
           log.warn({ err: errorMessage(err) }, 'lookup of a line that is not a command failed; answered as unknown');
         }
         const only = named?.found.matches.length === 1 ? named.found.matches[0] : undefined;
@@ -183,7 +183,7 @@ export class Dispatcher {
         if (!command) throw new Error(`parser returned unregistered command ${parsed.name}`);
         const page = Math.max(0, Math.floor(req.page ?? 0));
         const input = { name: parsed.name, args: parsed.args, argText: parsed.argText, page, refresh: req.refresh === true };
-        return this.invoke(command, input, req, log, 'ok');
+        return this.invoke(command, input, req, 'ok');
       }
     }
   }
@@ -193,13 +193,8 @@ export class Dispatcher {
     return { reply: { ...this.errorCard(err, req), privateReply: true }, outcome: 'refused', error: err };
   }
 
-  private async invoke(
-    command: CommandDefinition,
-    input: CommandInput,
-    req: CommandRequest,
-    log: Logger,
-    okOutcome: 'ok' | 'empty',
-  ): Promise<TurnResult> {
+  private async invoke(command: CommandDefinition, input: CommandInput, req: CommandRequest, outcome: 'ok' | 'empty'): Promise<TurnResult> {
+    const log = this.parts.log.child({ correlationId: req.correlationId });
     if (command.scopes && !command.scopes.includes(req.scope.kind)) {
       const where = command.scopes
         .map((s) => ({ channel: 'a team channel', groupChat: 'a group chat', personal: 'a personal chat with me' })[s])
@@ -211,7 +206,7 @@ export class Dispatcher {
     try {
       orgId = await this.parts.orgBindings.resolve(req.scope);
       const reply = await command.run(commandContext({ ...req, log }, input, orgId, this.parts));
-      return { orgId, reply, outcome: okOutcome };
+      return { orgId, reply, outcome };
     } catch (err) {
       log.warn({ command: command.name, err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'command failed');
       // A Try again carries its command line in the card, which the whole conversation sees and Teams keeps: a
