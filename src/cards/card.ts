@@ -190,10 +190,8 @@ export function table(
   return { type: 'Container', items };
 }
 
-export function container(
-  items: CardElement[],
-  opts: { style?: 'emphasis' | 'good' | 'attention' | 'warning' | 'accent'; separator?: boolean } = {},
-): CardElement {
+type ContainerStyle = 'emphasis' | (typeof TONE_STYLE)[keyof typeof TONE_STYLE];
+export function container(items: CardElement[], opts: { style?: ContainerStyle; separator?: boolean } = {}): CardElement {
   return { type: 'Container', items, ...opts };
 }
 
