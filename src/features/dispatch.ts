@@ -126,12 +126,9 @@ export class Dispatcher {
   constructor(private readonly parts: DispatcherParts) {}
 
   parse(text: string): CommandLine {
-    const { registry } = this.parts;
-    const parsed = registry.parse(text);
-    return {
-      parsed,
-      command: parsed.kind === 'command' ? registry.get(parsed.name) : parsed.kind === 'empty' ? registry.get('help') : undefined,
-    };
+    const parsed = this.parts.registry.parse(text);
+    const name = parsed.kind === 'command' ? parsed.name : parsed.kind === 'empty' ? 'help' : undefined;
+    return { parsed, command: name === undefined ? undefined : this.parts.registry.get(name) };
   }
 
   /** Runs the command a line names (`line`: the line already parsed); any error becomes the one error card. */
