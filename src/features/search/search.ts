@@ -212,15 +212,10 @@ export class ComposeSearch {
   /** Each record's card and preview; a record whose card cannot be made is left out (all failing: the first error). */
   private async results(ctx: OrgContext, kind: Kind, records: AnyRecord[]): Promise<SearchResult[]> {
     // Names and currencies of the bills' vendors or the invoices' customers, as the cards read them.
-    const parties =
-      kind === 'bill' || kind === 'invoice'
-        ? await resolveParties(
-            this.deps,
-            ctx.orgId,
-            kind === 'bill' ? 'vendor' : 'customer',
-            (records as Array<Bill | Invoice>).map((r) => numbered(r).partyId),
-          )
-        : new Map<string, PartyInfo>();
+    const ids = kind === 'bill' || kind === 'invoice' ? (records as Array<Bill | Invoice>).map((r) => numbered(r).partyId) : undefined;
+    const parties = ids
+      ? await resolveParties(this.deps, ctx.orgId, kind === 'bill' ? 'vendor' : 'customer', ids)
+      : new Map<string, PartyInfo>();
     const made = await Promise.allSettled(
       records.map(async (record): Promise<SearchResult> => {
         const { card, line } = await this.cardOf(ctx, kind, record);
