@@ -70,8 +70,7 @@ export const spendCommand: Command<SpendDeps> = {
     const sub = word === '' ? 'overview' : SUBS.get(word);
     if (!sub) throw new InputError(`I don't know "spend ${shorten(ctx.input.argText)}"`, HINT, `spend ${ctx.input.argText}`);
     // An API token belongs to one Spend & Expense company: only the token of the team's own organisation is used.
-    const orgId = boundOrg(ctx);
-    const client = deps.bill.spend(orgId, { priority: 'interactive' });
+    const client = deps.bill.spend(boundOrg(ctx), { priority: 'interactive' });
     if (!client) return spendNotConfiguredCard({ note: deps.settings.note, otherOrgs: deps.bill.status().spendConfigured });
     // A list: its card over what was read, the card's Refresh and Show more running the same subcommand.
     const list = async <T>(read: Promise<Answer<T>>, card: (input: ListContext & T) => CardReply) => {
