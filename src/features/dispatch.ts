@@ -160,13 +160,12 @@ export class Dispatcher {
           const log = this.parts.log.child({ correlationId: req.correlationId });
           log.warn({ err: errorMessage(err) }, 'lookup of a line that is not a command failed; answered as unknown');
         }
-        const only = named?.found.matches.length === 1 ? named.found.matches[0] : undefined;
-        if (only) {
+        const [only, ...others] = named?.found.matches ?? [];
+        if (only && others.length === 0) {
           const line = this.parse(only.command);
           return { ...(await this.run({ ...req, text: only.command }, line)), ran: line };
         }
-        if (named && named.found.matches.length > 1)
-          return { reply: matchesCard(parsed.text, named.found), outcome: 'ok', orgId: named.orgId };
+        if (named && others.length > 0) return { reply: matchesCard(parsed.text, named.found), outcome: 'ok', orgId: named.orgId };
         return {
           reply: unknownCommandCard(parsed.text, suggestion, {
             kind: req.scope.kind,
