@@ -1,4 +1,5 @@
 // Adaptive Card 1.5 building blocks: pure functions from data to card JSON, no I/O.
+import type { Tone } from './words.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json | undefined };
 export interface CardElement {
@@ -146,11 +147,7 @@ export const TONE_STYLE = { Attention: 'attention', Warning: 'warning', Good: 'g
 
 /** A list that reads the same on a 320 px phone (a real table broke amounts mid-word there): each row is its name with
  * the figure on the right, then "Header: value" runs that wrap between words. `rowColors` tints rows (the words say it too). */
-export function table(
-  columns: TableColumn[],
-  rows: string[][],
-  opts: { rowColors?: Array<keyof typeof TONE_STYLE | undefined> } = {},
-): CardElement {
+export function table(columns: TableColumn[], rows: string[][], opts: { rowColors?: Tone[] } = {}): CardElement {
   const figureAt = columns.findIndex((c) => c.figure);
   const nameAndFigure = (name: CardElement, figure: CardElement | undefined): CardElement =>
     figure === undefined
