@@ -17,7 +17,7 @@ import { createMetricsServer } from './http/metrics.js';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { SqliteStateStore } from './infra/state/sqliteStore.js';
 import { NS, type StateStore } from './infra/state/types.js';
-import { AccessPolicy } from './features/access.js';
+import { accessPolicy } from './features/access.js';
 import { billbridgeBot } from './teams/bot.js';
 import { createRegistry, type FeatureDeps } from './features/index.js';
 import { Dispatcher } from './features/dispatch.js';
@@ -142,7 +142,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const audit = new AuditTrail({ store: state, clock, log, scrub: (text) => secrets.scrub(text) });
   const backend: { kind: 'sandbox' | 'bill'; baseUrl: string } = { kind: sandbox ? 'sandbox' : 'bill', baseUrl: config.bill.baseUrl };
   // Single-org: every team uses BILL_ORG_ID (the sandbox's demo org without credentials); multi-org: links only.
-  const access = new AccessPolicy(config);
+  const access = accessPolicy(config);
   const orgBindings = new OrgBindings({ config, access, state, clock, defaultOrgId: billUser.orgId });
   const installs = new Installations(state, orgBindings, clock);
   // Undefined in local mode (no app id): status says Graph is skipped.

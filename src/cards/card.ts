@@ -1,4 +1,5 @@
 // Adaptive Card 1.5 building blocks: pure functions from data to card JSON, no I/O.
+import type { Tone } from './words.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json | undefined };
 export interface CardElement {
@@ -65,18 +66,13 @@ export function adaptiveCard(body: CardElement[], opts: { summary: string; actio
 }
 
 /**
- * THE place where text from a person or from BILL becomes card text (TextBlock, FactSet, Table cell). Teams renders
- * a markdown subset in those: bold, italic, lists, links, and it linkifies bare addresses and drops `<...>` as
- * markup. Every character that can start such a construct is backslash-escaped, so the text shows as typed and can
- * neither format nor link:
+ * THE place where text from a person or from BILL becomes card text. Teams renders a markdown subset there (and
+ * linkifies bare addresses, drops `<...>`): every character that can start a construct is escaped, so text shows as typed:
  * - always: \ * ` [ ] ( ) < > ~ | ! (links, images, code, strike-through, tables, autolinks and HTML);
- * - `_` where it could open or close emphasis (not inside a word: "INV_2026" stays as typed);
- * - a leading list or heading marker (# + - = or "1." / "1)"), the only place those mean anything;
- * - a `.` between a letter or digit and a letter ("evil.example", "www.x") and the `:` of "://", which Teams would
- *   otherwise turn into a link; "$1,250.00" and "INV-2026.11" stay as typed;
- * - `{{`, which Adaptive Cards read as a {{DATE()}} / {{TIME()}} function;
- * - line breaks become spaces (one value, one line).
- * Text we write ourselves (**bold** labels) is not passed through here; text we compose around escaped values is.
+ * - `_` that could open or close emphasis ("INV_2026" stays); a leading list or heading marker (# + - = "1." "1)");
+ * - a `.` between a letter or digit and a letter ("evil.example") and the `:` of "://", which Teams would link
+ *   ("$1,250.00" and "INV-2026.11" stay); `{{`, which Adaptive Cards read as {{DATE()}}; line breaks become spaces.
+ * Our own text (**bold** labels) is not passed through here; text we compose around escaped values is.
  */
 export function escapeMarkdown(value: string): string {
   return value
@@ -151,11 +147,7 @@ export const TONE_STYLE = { Attention: 'attention', Warning: 'warning', Good: 'g
 
 /** A list that reads the same on a 320 px phone (a real table broke amounts mid-word there): each row is its name with
  * the figure on the right, then "Header: value" runs that wrap between words. `rowColors` tints rows (the words say it too). */
-export function table(
-  columns: TableColumn[],
-  rows: string[][],
-  opts: { rowColors?: Array<keyof typeof TONE_STYLE | undefined> } = {},
-): CardElement {
+export function table(columns: TableColumn[], rows: string[][], opts: { rowColors?: Tone[] } = {}): CardElement {
   const figureAt = columns.findIndex((c) => c.figure);
   const nameAndFigure = (name: CardElement, figure: CardElement | undefined): CardElement =>
     figure === undefined
@@ -195,10 +187,8 @@ export function table(
   return { type: 'Container', items };
 }
 
-export function container(
-  items: CardElement[],
-  opts: { style?: 'emphasis' | 'good' | 'attention' | 'warning' | 'accent'; separator?: boolean } = {},
-): CardElement {
+type ContainerStyle = 'emphasis' | (typeof TONE_STYLE)[keyof typeof TONE_STYLE];
+export function container(items: CardElement[], opts: { style?: ContainerStyle; separator?: boolean } = {}): CardElement {
   return { type: 'Container', items, ...opts };
 }
 

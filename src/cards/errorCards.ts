@@ -93,10 +93,8 @@ export function errorReply(err: unknown, ctx: ErrorContext): CardReply {
       default: {
         // Spend & Expense has a budget of its own (calls a minute per token): its pause is named as its own.
         const who = err.budget.startsWith('spend') ? 'BILL Spend & Expense' : 'BILL';
-        return said(`${who} is busy`, `${who} is busy — try again in ${s} s.`, `${who} is busy — try again in ${s} s.`, {
-          ref,
-          actions: retry,
-        });
+        const busy = `${who} is busy — try again in ${s} s.`;
+        return said(`${who} is busy`, busy, busy, { ref, actions: retry });
       }
     }
   }

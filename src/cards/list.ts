@@ -82,17 +82,13 @@ export function plainFacts(pairs: Fact[]): CardElement {
 /** A separated part of a detail card: a bold heading over label/value lines (or what it says when there are none), or a note. */
 type DetailSection = { heading: string; facts: Fact[]; chart?: CardElement; none?: string } | { note: string; separator?: boolean };
 
-export interface DetailCardSpec extends Omit<ListContext, 'page'> {
-  title: string;
-  subtitle?: string;
+/** Its title, subtitle, summary and buttons (before Refresh, e.g. "This vendor") as a list card's. */
+export interface DetailCardSpec extends Omit<ListContext, 'page'>, Pick<ListCardSpec<never>, 'title' | 'subtitle' | 'summary' | 'actions'> {
   /** A line in bold under the subtitle: how late a bill is, an invoice's status. */
   status?: string;
   /** Label/value groups, one after the other; an undefined line is left out (a field the record does not have). */
   facts?: Array<Array<Fact | undefined>>;
   sections: DetailSection[];
-  summary: string;
-  /** Buttons before Refresh (e.g. "This vendor"). */
-  actions?: CardAction[];
 }
 
 export function detailCard(spec: DetailCardSpec): CardReply {

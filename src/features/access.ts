@@ -2,22 +2,16 @@
 import type { Config } from '../config.js';
 import type { Caller } from './types.js';
 
-export class AccessPolicy {
-  private readonly tenants: Set<string>;
-  private readonly admins: Set<string>;
+export type AccessPolicy = ReturnType<typeof accessPolicy>;
 
-  constructor(config: Config) {
-    this.tenants = new Set(config.access.allowedTenantIds.map((t) => t.toLowerCase()));
-    this.admins = new Set(config.access.adminAadObjectIds.map((t) => t.toLowerCase()));
-  }
-
-  /** With no allow-list (local mode only: config requires one with an app id) every tenant is allowed. */
-  tenantAllowed(tenantId: string | undefined): boolean {
-    if (this.tenants.size === 0) return true;
-    return tenantId !== undefined && this.tenants.has(tenantId.toLowerCase());
-  }
-
-  isAdmin(caller: Caller): boolean {
-    return caller.aadObjectId !== undefined && this.admins.has(caller.aadObjectId.toLowerCase());
-  }
+export function accessPolicy(config: Config) {
+  const lowerCased = (ids: string[]) => new Set(ids.map((id) => id.toLowerCase()));
+  const tenants = lowerCased(config.access.allowedTenantIds);
+  const admins = lowerCased(config.access.adminAadObjectIds);
+  return {
+    /** With no allow-list (local mode only: config requires one with an app id) every tenant is allowed. */
+    tenantAllowed: (tenantId: string | undefined): boolean =>
+      tenants.size === 0 || (tenantId !== undefined && tenants.has(tenantId.toLowerCase())),
+    isAdmin: (caller: Caller): boolean => caller.aadObjectId !== undefined && admins.has(caller.aadObjectId.toLowerCase()),
+  };
 }

@@ -39,14 +39,14 @@ type Turn = Pick<CommandContext, 'scope' | 'caller' | 'correlationId'>;
 export function readAudit(
   who: Turn,
   name: string | undefined,
-  outcome: { orgId?: string; result: string; reason?: string },
+  outcome: { orgId?: string; result: string; reason?: string; args?: string[] },
   upstream: UpstreamCounts,
   durationMs: number,
 ): CommandAudit {
   return {
     ...auditActor(who.scope, who.caller),
     command: name,
-    args: [],
+    args: outcome.args ?? [],
     orgId: outcome.orgId,
     result: outcome.result,
     reason: outcome.reason,
@@ -76,9 +76,7 @@ export function commandAudit(
 ): CommandAudit {
   // A line that is no registered command names itself (the compose box's "search bills").
   const name = command?.name ?? (parsed.kind === 'command' ? parsed.name : undefined);
-  const outcome = { orgId: result.orgId, result: result.outcome, reason: auditReason(result.error) };
-  return {
-    ...readAudit(turn, name, outcome, upstream, durationMs),
-    args: parsed.kind === 'command' && !command?.secretArgs ? parsed.args : [],
-  };
+  const args = parsed.kind === 'command' && !command?.secretArgs ? parsed.args : [];
+  const outcome = { orgId: result.orgId, result: result.outcome, reason: auditReason(result.error), args };
+  return readAudit(turn, name, outcome, upstream, durationMs);
 }

@@ -12,7 +12,7 @@ import type { CommandContext, CommandDefinition, CommandInput } from './types.js
 import type { CommandRegistry } from './registry.js';
 import type { OrgBindings } from '../bindings/bindings.js';
 import type { Clock } from '../infra/clock.js';
-import { clockTime } from '../cards/format.js';
+import { clockTime, type FormatOptions } from '../cards/format.js';
 import type { Found, TextLookup } from './lookup/lookup.js';
 import { buildingNote, matchesCard } from './lookup/cards.js';
 
@@ -28,12 +28,10 @@ export interface CommandLine {
   command: CommandDefinition | undefined;
 }
 
-type Outcome = 'ok' | 'unknown' | 'empty' | 'refused' | 'error';
-
 /** What a turn came to: the card to show and, for the audit record, how it went and the organisation it used. */
 export interface TurnResult {
   reply: CardActionReply;
-  outcome: Outcome;
+  outcome: 'ok' | 'unknown' | 'empty' | 'refused' | 'error';
   orgId?: string;
   error?: unknown;
   /** The command line that answered when it is not the one typed (a line that named one record): what the audit records. */
@@ -113,14 +111,12 @@ export function newCorrelationId(): string {
   return randomUUID().replace(/-/g, '').slice(0, 12);
 }
 
-export interface DispatcherParts {
+/** Its locale and time zone (the bot's) format numbers and dates when the activity names no usable locale. */
+export interface DispatcherParts extends FormatOptions {
   registry: CommandRegistry;
   /** Which BILL organisation the conversation uses (a command's `orgId`). */
   orgBindings: Pick<OrgBindings, 'resolve'>;
   clock: Clock;
-  /** The bot's locale and time zone: numbers and dates when the activity names no usable locale. */
-  locale: string;
-  timeZone: string;
   log: Logger;
   /** What a line that is not a command names in the org's mirror (src/features/lookup). */
   lookup: Pick<TextLookup, 'find'>;
@@ -130,22 +126,18 @@ export class Dispatcher {
   constructor(private readonly parts: DispatcherParts) {}
 
   parse(text: string): CommandLine {
-    const { registry } = this.parts;
-    const parsed = registry.parse(text);
-    return {
-      parsed,
-      command: parsed.kind === 'command' ? registry.get(parsed.name) : parsed.kind === 'empty' ? registry.get('help') : undefined,
-    };
+    const parsed = this.parts.registry.parse(text);
+    const name = parsed.kind === 'command' ? parsed.name : parsed.kind === 'empty' ? 'help' : undefined;
+    return { parsed, command: name === undefined ? undefined : this.parts.registry.get(name) };
   }
 
   /** Runs the command a line names (`line`: the line already parsed); any error becomes the one error card. */
   async run(req: CommandRequest, line = this.parse(req.text)): Promise<TurnResult> {
     const { parsed, command } = line;
-    const log = this.parts.log.child({ correlationId: req.correlationId });
     switch (parsed.kind) {
       case 'empty':
         if (!command) return { reply: unknownCommandCard('', undefined, { kind: req.scope.kind }), outcome: 'empty' };
-        return this.invoke(command, { name: command.name, args: [], argText: '', page: 0 }, req, log, 'empty');
+        return this.invoke(command, { name: command.name, args: [], argText: '', page: 0 }, req, 'empty');
       case 'tooLong':
         return { reply: tooLongCard(parsed.length, MAX_COMMAND_LENGTH, req.scope.kind), outcome: 'unknown' };
       case 'unknown': {
@@ -165,15 +157,15 @@ export class Dispatcher {
           const orgId = await this.parts.orgBindings.resolve(req.scope);
           named = orgId ? { orgId, found: await this.parts.lookup.find(orgId, parsed.text) } : undefined;
         } catch (err) {
+          const log = this.parts.log.child({ correlationId: req.correlationId });
           log.warn({ err: errorMessage(err) }, 'lookup of a line that is not a command failed; answered as unknown');
         }
-        const only = named?.found.matches.length === 1 ? named.found.matches[0] : undefined;
-        if (only) {
+        const [only, ...others] = named?.found.matches ?? [];
+        if (only && others.length === 0) {
           const line = this.parse(only.command);
           return { ...(await this.run({ ...req, text: only.command }, line)), ran: line };
         }
-        if (named && named.found.matches.length > 1)
-          return { reply: matchesCard(parsed.text, named.found), outcome: 'ok', orgId: named.orgId };
+        if (named && others.length > 0) return { reply: matchesCard(parsed.text, named.found), outcome: 'ok', orgId: named.orgId };
         return {
           reply: unknownCommandCard(parsed.text, suggestion, {
             kind: req.scope.kind,
@@ -187,7 +179,7 @@ export class Dispatcher {
         if (!command) throw new Error(`parser returned unregistered command ${parsed.name}`);
         const page = Math.max(0, Math.floor(req.page ?? 0));
         const input = { name: parsed.name, args: parsed.args, argText: parsed.argText, page, refresh: req.refresh === true };
-        return this.invoke(command, input, req, log, 'ok');
+        return this.invoke(command, input, req, 'ok');
       }
     }
   }
@@ -197,13 +189,8 @@ export class Dispatcher {
     return { reply: { ...this.errorCard(err, req), privateReply: true }, outcome: 'refused', error: err };
   }
 
-  private async invoke(
-    command: CommandDefinition,
-    input: CommandInput,
-    req: CommandRequest,
-    log: Logger,
-    okOutcome: Outcome,
-  ): Promise<TurnResult> {
+  private async invoke(command: CommandDefinition, input: CommandInput, req: CommandRequest, outcome: 'ok' | 'empty'): Promise<TurnResult> {
+    const log = this.parts.log.child({ correlationId: req.correlationId });
     if (command.scopes && !command.scopes.includes(req.scope.kind)) {
       const where = command.scopes
         .map((s) => ({ channel: 'a team channel', groupChat: 'a group chat', personal: 'a personal chat with me' })[s])
@@ -215,7 +202,7 @@ export class Dispatcher {
     try {
       orgId = await this.parts.orgBindings.resolve(req.scope);
       const reply = await command.run(commandContext({ ...req, log }, input, orgId, this.parts));
-      return { orgId, reply, outcome: okOutcome };
+      return { orgId, reply, outcome };
     } catch (err) {
       log.warn({ command: command.name, err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'command failed');
       // A Try again carries its command line in the card, which the whole conversation sees and Teams keeps: a

@@ -1,6 +1,6 @@
 // Every feature billbridge ships and its commands, listed once: the router, help card, parser and manifest read them.
 import { CommandRegistry } from './registry.js';
-import { bindCommands, type Command, type CommandInfo } from './types.js';
+import type { Command, CommandDefinition, CommandInfo } from './types.js';
 import { helpCommand, type HelpDeps } from './admin/help.js';
 import { linkCommand, unlinkCommand } from './admin/link.js';
 import { statusCommand } from './admin/status.js';
@@ -39,8 +39,8 @@ export function createRegistry(deps: FeatureDeps): CommandRegistry {
   const registry = new CommandRegistry();
   const bound: BoundDeps = { ...deps, help: { ...deps.help, registry } };
   // BoundDeps[K] is read off FEATURES[K]'s commands; TypeScript cannot relate the two through K by itself.
-  const bind = <K extends keyof BoundDeps>(feature: K, parts: BoundDeps[K]) =>
-    bindCommands(FEATURES[feature] as ReadonlyArray<Command<BoundDeps[K]>>, parts);
+  const bind = <K extends keyof BoundDeps>(feature: K, parts: BoundDeps[K]): CommandDefinition[] =>
+    (FEATURES[feature] as ReadonlyArray<Command<BoundDeps[K]>>).map((command) => ({ ...command, run: (ctx) => command.run(ctx, parts) }));
   return registry.register(...(Object.keys(FEATURES) as Array<keyof BoundDeps>).flatMap((feature) => bind(feature, bound[feature])));
 }
 

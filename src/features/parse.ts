@@ -27,11 +27,6 @@ export function normalizeCommandText(raw: string): string {
   return s.trim();
 }
 
-export interface CommandName {
-  name: string;
-  words: string[];
-}
-
 export type ParseResult =
   | { kind: 'empty' }
   | { kind: 'tooLong'; length: number }
@@ -43,21 +38,21 @@ export type ParseResult =
       /** What was typed after the suggestion's words, original case. */ suggestionArgs: string;
     };
 
-/** Matches the longest registered name that is a word-prefix of the line (case-insensitive). */
-export function parseCommandLine(raw: string, names: CommandName[]): ParseResult {
+/** Matches the longest registered name (lower-case words) that is a word-prefix of the line (case-insensitive). */
+export function parseCommandLine(raw: string, names: readonly string[]): ParseResult {
   if (raw.length > MAX_COMMAND_LENGTH * 4) return { kind: 'tooLong', length: raw.length };
   const line = normalizeCommandText(raw);
   if (line === '') return { kind: 'empty' };
   if (line.length > MAX_COMMAND_LENGTH) return { kind: 'tooLong', length: line.length };
   const tokens = line.split(' ').filter(Boolean);
   const lower = tokens.map((t) => t.toLowerCase());
-  let best: CommandName | undefined;
-  for (const candidate of names) {
-    if (candidate.words.every((w, i) => w === lower[i]) && (!best || candidate.words.length > best.words.length)) best = candidate;
+  let best: string[] | undefined;
+  for (const words of names.map((name) => name.split(' '))) {
+    if (words.every((w, i) => w === lower[i]) && (!best || words.length > best.length)) best = words;
   }
   if (best) {
-    const args = tokens.slice(best.words.length);
-    return { kind: 'command', name: best.name, args, argText: args.join(' ') };
+    const args = tokens.slice(best.length);
+    return { kind: 'command', name: best.join(' '), args, argText: args.join(' ') };
   }
   const suggestion = suggestCommand(lower, names);
   const suggestionArgs = suggestion ? tokens.slice(suggestion.split(' ').length).join(' ') : '';
@@ -65,16 +60,15 @@ export function parseCommandLine(raw: string, names: CommandName[]): ParseResult
 }
 
 /** The registered name closest to what was typed (edit distance), when it is close enough to help. */
-export function suggestCommand(lowerTokens: string[], names: CommandName[]): string | undefined {
+function suggestCommand(lowerTokens: string[], names: readonly string[]): string | undefined {
   let best: { name: string; score: number } | undefined;
-  for (const candidate of names) {
-    const typed = lowerTokens.slice(0, candidate.words.length).join(' ');
+  for (const name of names) {
+    const words = name.split(' ').length;
+    const typed = lowerTokens.slice(0, words).join(' ');
     if (typed === '') continue;
-    const target = candidate.name;
-    const d = distance(typed, target);
     // Normalised by length so "invoise" -> "invoice" and "bils due" -> "bills due" both qualify.
-    const score = d / Math.max(target.length, typed.length);
-    if (!best || score < best.score || (score === best.score && candidate.words.length > 1)) best = { name: target, score };
+    const score = distance(typed, name) / Math.max(name.length, typed.length);
+    if (!best || score < best.score || (score === best.score && words > 1)) best = { name, score };
   }
   return best && best.score <= 0.5 ? best.name : undefined;
 }

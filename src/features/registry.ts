@@ -1,14 +1,14 @@
 // The one list of commands: it feeds the router, the help card and the Teams manifest's commandLists.
-import { parseCommandLine, type CommandName, type ParseResult } from './parse.js';
+import { kept } from '../infra/bounded.js';
+import { parseCommandLine, type ParseResult } from './parse.js';
 import type { CommandDefinition, CommandInfo, ConversationKind } from './types.js';
 
 /** Holds bound commands (CommandDefinition) for the bot, or their static info (CommandInfo) for the manifest. */
 export class CommandRegistry<C extends CommandInfo = CommandDefinition> {
   private readonly commands = new Map<string, C>();
-  private nameIndex: CommandName[] = [];
   /** list() and forScope() answers, made once: the help command keeps its cards by the list's identity. */
   private ranked: readonly C[] = [];
-  private readonly byScope = new Map<ConversationKind, readonly C[]>();
+  private readonly byScope = new Map<string, readonly C[]>();
 
   register(...defs: C[]): this {
     for (const def of defs) {
@@ -19,7 +19,6 @@ export class CommandRegistry<C extends CommandInfo = CommandDefinition> {
       if (this.commands.has(name)) throw new Error(`Command "${name}" is registered twice`);
       this.commands.set(name, def);
     }
-    this.nameIndex = [...this.commands.keys()].map((n) => ({ name: n, words: n.split(' ') }));
     // Array sort is stable: registration order breaks ties of rank.
     this.ranked = [...this.commands.values()].sort((a, b) => (a.rank ?? 100) - (b.rank ?? 100));
     this.byScope.clear();
@@ -36,12 +35,10 @@ export class CommandRegistry<C extends CommandInfo = CommandDefinition> {
   }
 
   forScope(kind: ConversationKind): readonly C[] {
-    let commands = this.byScope.get(kind);
-    if (!commands) this.byScope.set(kind, (commands = this.ranked.filter((def) => !def.scopes || def.scopes.includes(kind))));
-    return commands;
+    return kept(this.byScope, kind, () => this.ranked.filter((def) => !def.scopes || def.scopes.includes(kind)));
   }
 
   parse(text: string): ParseResult {
-    return parseCommandLine(text, this.nameIndex);
+    return parseCommandLine(text, [...this.commands.keys()]);
   }
 }

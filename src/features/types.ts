@@ -75,10 +75,6 @@ export interface Command<Deps> extends CommandInfo {
 /** A command bound to its feature's parts: what the registry holds and the dispatcher runs. */
 export type CommandDefinition = Command<void>;
 
-export function bindCommands<Deps>(commands: ReadonlyArray<Command<Deps>>, deps: Deps): CommandDefinition[] {
-  return commands.map((command) => ({ ...command, run: (ctx) => command.run(ctx, deps) }));
-}
-
 /** The conversation a message, click or card belongs to: a channel thread counts as its channel ("19:x;messageid=1" -> "19:x"). */
 export function conversationOf(conversationId: string): string {
   return conversationId.split(';')[0] ?? conversationId;

@@ -18,7 +18,7 @@ import { startMultiOrgBot, startTwoOrgSandbox } from '../harness/orgs.js';
 import type { TestSandbox } from '../harness/sandbox.js';
 import { NS } from '../../src/infra/state/types.js';
 import type { OrgBinding } from '../../src/bindings/bindings.js';
-import { AccessPolicy } from '../../src/features/access.js';
+import { accessPolicy } from '../../src/features/access.js';
 import type { ConversationScope } from '../../src/features/types.js';
 import { tableRows, textOf } from '../harness/finance.js';
 
@@ -167,7 +167,7 @@ describe('a multi-org deployment (BILL_ALLOWED_ORG_IDS set)', () => {
     const { OrgBindings } = await import('../../src/bindings/bindings.js');
     const narrowed = new OrgBindings({
       config: { ...bot.app.config, bill: { ...bot.app.config.bill, allowedOrgIds: [orgA] } },
-      access: new AccessPolicy(bot.app.config),
+      access: accessPolicy(bot.app.config),
       state: bot.app.state,
       clock: bot.app.clock,
       defaultOrgId: orgA,

@@ -6,10 +6,7 @@ import { parseCommandLine } from '../../src/features/parse.js';
 import type { OutboxEvent } from '../../src/notify/types.js';
 
 const WJ = '\u2060';
-const names = [
-  { name: 'bill', words: ['bill'] },
-  { name: 'invoice', words: ['invoice'] },
-];
+const names = ['bill', 'invoice'];
 
 describe('ids on cards', () => {
   it('a shortened id keeps its ellipsis with its last characters: no line break can fall between them', () => {

@@ -7,10 +7,10 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { loadConfig } from '../../src/config.js';
 import { systemClock } from '../../src/infra/clock.js';
-import { AccessPolicy } from '../../src/features/access.js';
+import { accessPolicy } from '../../src/features/access.js';
 import { CommandRegistry } from '../../src/features/registry.js';
 import { helpCommand } from '../../src/features/admin/help.js';
-import { bindCommands, type CommandDefinition } from '../../src/features/types.js';
+import type { CommandDefinition } from '../../src/features/types.js';
 import type { TurnContext } from 'botbuilder';
 import { Dispatcher } from '../../src/features/dispatch.js';
 import { billbridgeBot } from '../../src/teams/bot.js';
@@ -41,7 +41,11 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
   dirs.push(dir);
   const config = loadConfig({ STATE_DIR: dir });
   const registry = new CommandRegistry();
-  registry.register(...bindCommands([helpCommand], { registry, note: undefined, version: config.version }), ...commands);
+  const help: CommandDefinition = {
+    ...helpCommand,
+    run: (ctx) => helpCommand.run(ctx, { registry, note: undefined, version: config.version }),
+  };
+  registry.register(help, ...commands);
   const state = new SqliteStateStore(dir, systemClock);
   const log = pino({ level: 'silent' });
   const audit = new AuditTrail({ store: state, clock: systemClock, log, scrub: (t) => t });
@@ -71,7 +75,7 @@ function botWith(commands: CommandDefinition[], opts: { perMinute?: number } = {
       version: config.version,
       appId: '',
     },
-    access: new AccessPolicy(config),
+    access: accessPolicy(config),
     state,
     clock: systemClock,
     rate,

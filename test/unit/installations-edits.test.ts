@@ -10,7 +10,7 @@ import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
 import { NS } from '../../src/infra/state/types.js';
 import { OrgBindings, type BindingTarget } from '../../src/bindings/bindings.js';
 import { Installations } from '../../src/bindings/installations.js';
-import { AccessPolicy } from '../../src/features/access.js';
+import { accessPolicy } from '../../src/features/access.js';
 import type { TeamInfo } from '../../src/graph/teams.js';
 
 const clock = new ManualClock(Date.UTC(2026, 10, 21, 9, 0));
@@ -21,7 +21,7 @@ let store: SqliteStateStore;
 
 function installs(state = store): Installations {
   const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', STATE_DIR: dir });
-  return new Installations(state, new OrgBindings({ config, access: new AccessPolicy(config), state, clock }), clock);
+  return new Installations(state, new OrgBindings({ config, access: accessPolicy(config), state, clock }), clock);
 }
 
 /** The store, with some of its methods replaced (the others run on the store itself). */

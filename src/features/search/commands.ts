@@ -1,9 +1,6 @@
 // The compose box's search commands (Teams message extension, query type): listed once, read by the manifest and the search.
-/**
- * Each: the manifest's command id (Teams sends it back as value.commandId; answers say its plural: "No bills match …"),
- * the manifest title (at most 32 characters) and description (at most 128), the one search box's title and the hint
- * Teams shows in it, and what to type, said when nothing was typed or nothing matched.
- */
+/** Each: the command id (Teams sends it back as value.commandId; answers say it: "No bills match …"), the manifest title
+ * (at most 32 characters) and description (128), the search box's title and hint, and what to type (said when nothing matched). */
 export const SEARCH_COMMANDS = [
   {
     id: 'bills',

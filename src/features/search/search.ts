@@ -13,7 +13,7 @@ import { errorMessage, NotBound } from '../../errors.js';
 import type { Clock } from '../../infra/clock.js';
 import type { Mirror, RowsResult } from '../../mirror/mirror.js';
 import { foldName, isOpenBill, isOwedBill, normalizeNumber, type AnyRecord, type Kind, type PartyInfo } from '../../mirror/records.js';
-import { mirrorRead, resolveParties, todayOf, type FinanceSettings } from '../finance.js';
+import { mirrorRead, resolveParties, todayOf, type WithSettings } from '../finance.js';
 import { amountDue, partyArgument, vendorName } from '../payables/cards.js';
 import { balanceOf, currencyOf } from '../parties/cards.js';
 import { isOwed } from '../receivables/cards.js';
@@ -21,15 +21,14 @@ import { rankMatches } from '../parties/commands.js';
 import type { CommandRegistry } from '../registry.js';
 import type { CommandContext } from '../types.js';
 import { searchCommand, type SearchCommand } from './commands.js';
-import { commandContext } from '../dispatch.js';
+import { commandContext, type TurnResult } from '../dispatch.js';
 
 /** What the search reads: the org's mirror, the commands whose cards it inserts, and which org a conversation uses. */
-export interface SearchDeps {
+export interface SearchDeps extends WithSettings {
   mirror: Pick<Mirror, 'rows' | 'lookup' | 'names'>;
   /** The registry holding `bill`, `invoice`, `vendor` and `customer`. */
   commands: Pick<CommandRegistry, 'get'>;
   orgs: Pick<OrgBindings, 'forExtension'>;
-  settings: FinanceSettings;
   clock: Clock;
 }
 
@@ -49,13 +48,11 @@ export interface SearchResult {
   preview: { title: string; subtitle: string; text: string };
 }
 
-export interface SearchAnswer {
+/** How a search went, as a command's turn says it, with its results or what it says instead. */
+export interface SearchAnswer extends Pick<TurnResult, 'outcome' | 'orgId' | 'error'> {
   results: SearchResult[];
   /** Said instead of results: a hint, nothing found, still indexing, a refusal. */
   message?: string;
-  orgId?: string;
-  outcome: 'ok' | 'empty' | 'unknown' | 'refused' | 'error';
-  error?: unknown;
 }
 
 /** Longer text is no number or name anyone types: answered "nothing found" without a search. */
@@ -82,10 +79,7 @@ function cleanQuery(raw: string): string {
   return (quoted?.[1] ?? s).trim();
 }
 
-/**
- * normalizeNumber, skipping its Unicode work for the plain ASCII numbers nearly every record has (NFKC, trimming and
- * the '#' rule change nothing there); a search compares every record's number.
- */
+/** normalizeNumber without its Unicode work (NFKC, trimming, '#') for plain ASCII numbers: a search compares every record's. */
 const numberKey = (raw: string): string => (/^[\x21\x22\x24-\x7e]*$/.test(raw) ? raw.toUpperCase() : normalizeNumber(raw));
 
 /** Plain string order: ISO dates and ids compare as strings (localeCompare costs more over 10,000 records). */
@@ -125,25 +119,24 @@ export class ComposeSearch {
       const say = (message: string, outcome: SearchAnswer['outcome'] = 'ok') => said(message, outcome, { orgId: org });
       const input = { name: 'search', args: [], argText: '', page: 0 };
       const ctx: OrgContext = commandContext(q, input, org, { clock: this.deps.clock, locale: this.deps.settings.locale });
-      let found: RowsResult<AnyRecord>;
-      if (q.text === undefined) {
-        if (command.kind === 'vendor' || command.kind === 'customer') return say(command.hint, 'empty');
-        found = command.kind === 'bill' ? await this.billsDueThisWeek(ctx) : await this.latestInvoices(ctx);
-      } else {
-        const typed = cleanQuery(q.text);
-        if (typed === '') return say(command.hint, 'empty');
-        if (typed.length > MAX_QUERY_LENGTH) return say(`No ${command.id} match what you typed. ${command.hint}`);
-        found = await this.matching(ctx, command, typed);
-      }
+      const typed = q.text === undefined ? undefined : cleanQuery(q.text);
+      const party = command.kind === 'vendor' || command.kind === 'customer';
+      if (typed === '' || (typed === undefined && party)) return say(command.hint, 'empty');
+      if (typed !== undefined && typed.length > MAX_QUERY_LENGTH) return say(`No ${command.id} match what you typed. ${command.hint}`);
+      const found =
+        typed !== undefined
+          ? await this.matching(ctx, command, typed)
+          : command.kind === 'bill'
+            ? await this.billsDueThisWeek(ctx)
+            : await this.latestInvoices(ctx);
       if ('building' in found) {
         const so = `${found.building.toLocaleString(ctx.locale)} so far; this happens once`;
         return say(`billbridge is still reading this organisation's ${command.id} from BILL (${so}). Try again in a minute.`);
       }
       const skip = Math.max(0, Math.floor(q.skip));
-      const most = command.kind === 'vendor' || command.kind === 'customer' ? MAX_PARTY_RESULTS : MAX_RESULTS;
-      const shown = found.rows.slice(skip, skip + Math.min(most, Math.max(1, Math.floor(q.count))));
+      const shown = found.rows.slice(skip, skip + Math.min(party ? MAX_PARTY_RESULTS : MAX_RESULTS, Math.max(1, Math.floor(q.count))));
       if (shown.length === 0) {
-        const what = q.text === undefined ? `No ${command.id} to show yet.` : `No ${command.id} match ${echo(cleanQuery(q.text))}.`;
+        const what = typed === undefined ? `No ${command.id} to show yet.` : `No ${command.id} match ${echo(typed)}.`;
         return say(`${what} ${command.hint}`);
       }
       return { results: await this.results(ctx, command.kind, shown), outcome: 'ok', orgId: org };
@@ -156,14 +149,13 @@ export class ComposeSearch {
   private async billsDueThisWeek(ctx: OrgContext): Promise<RowsResult<Bill>> {
     const today = todayOf(ctx, this.deps);
     const to = addDays(today, WEEK_DAYS);
-    const due = (b: Bill) => {
-      const day = calendarDay(b.dueDate);
-      return day !== undefined && day >= today && day <= to;
-    };
     const got = await this.deps.mirror.rows(ctx.orgId, 'bill', {
       ...mirrorRead(ctx, this.deps, 'bill'),
       scope: 'open',
-      where: (b) => isOwedBill(b) && due(b),
+      where: (b) => {
+        const day = calendarDay(b.dueDate);
+        return isOwedBill(b) && day !== undefined && day >= today && day <= to;
+      },
     });
     if (!('building' in got)) got.rows.sort((a, b) => byString(a.dueDate, b.dueDate) || byString(a.id, b.id));
     return got;
@@ -178,23 +170,20 @@ export class ComposeSearch {
 
   /** Records whose number starts with what was typed, or whose vendor's or customer's name does; names for parties. */
   private async matching(ctx: OrgContext, command: SearchCommand, typed: string): Promise<RowsResult<AnyRecord>> {
-    const orgId = ctx.orgId;
     const name = foldName(typed);
-    if (command.kind === 'vendor' || command.kind === 'customer') {
-      const got = await this.deps.mirror.rows(orgId, command.kind, {
-        ...mirrorRead(ctx, this.deps, command.kind),
+    /** The vendors or customers whose name starts with what was typed; `archived` too or not. */
+    const namedLike = (kind: 'vendor' | 'customer', archived: boolean) =>
+      this.deps.mirror.rows(ctx.orgId, kind, {
+        ...mirrorRead(ctx, this.deps, kind),
         confirm: false,
-        where: (p: Vendor | Customer) => !p.archived && foldName(p.name).startsWith(name),
+        where: (p: Vendor | Customer) => (archived || !p.archived) && foldName(p.name).startsWith(name),
       });
+    if (command.kind === 'vendor' || command.kind === 'customer') {
+      const got = await namedLike(command.kind, false);
       return 'building' in got ? got : { ...got, rows: rankMatches(typed, got.rows) };
     }
     const number = normalizeNumber(typed);
-    const partyKind = command.kind === 'bill' ? 'vendor' : 'customer';
-    const parties = await this.deps.mirror.rows(orgId, partyKind, {
-      ...mirrorRead(ctx, this.deps, partyKind),
-      confirm: false,
-      where: (p: Vendor | Customer) => foldName(p.name).startsWith(name),
-    });
+    const parties = await namedLike(command.kind === 'bill' ? 'vendor' : 'customer', true);
     const named = new Set('building' in parties ? [] : parties.rows.map((p) => p.id));
     /** 0: the number itself, 1: a number starting with it, 2: its vendor's or customer's name; undefined: no match. */
     const rank = (r: Bill | Invoice): number | undefined => {
@@ -205,7 +194,7 @@ export class ComposeSearch {
       return named.has(f.partyId) || (f.partyName !== undefined && foldName(f.partyName).startsWith(name)) ? 2 : undefined;
     };
     const ranks = new Map<string, number>();
-    const got = await this.deps.mirror.rows(orgId, command.kind, {
+    const got = await this.deps.mirror.rows(ctx.orgId, command.kind, {
       ...mirrorRead(ctx, this.deps, command.kind),
       where: (r: Bill | Invoice) => {
         const k = rank(r);
@@ -223,15 +212,10 @@ export class ComposeSearch {
   /** Each record's card and preview; a record whose card cannot be made is left out (all failing: the first error). */
   private async results(ctx: OrgContext, kind: Kind, records: AnyRecord[]): Promise<SearchResult[]> {
     // Names and currencies of the bills' vendors or the invoices' customers, as the cards read them.
-    const parties =
-      kind === 'bill' || kind === 'invoice'
-        ? await resolveParties(
-            this.deps,
-            ctx.orgId,
-            kind === 'bill' ? 'vendor' : 'customer',
-            (records as Array<Bill | Invoice>).map((r) => numbered(r).partyId),
-          )
-        : new Map<string, PartyInfo>();
+    const ids = kind === 'bill' || kind === 'invoice' ? (records as Array<Bill | Invoice>).map((r) => numbered(r).partyId) : undefined;
+    const parties = ids
+      ? await resolveParties(this.deps, ctx.orgId, kind === 'bill' ? 'vendor' : 'customer', ids)
+      : new Map<string, PartyInfo>();
     const made = await Promise.allSettled(
       records.map(async (record): Promise<SearchResult> => {
         const { card, line } = await this.cardOf(ctx, kind, record);

@@ -11,13 +11,12 @@ import { budgetsCard, reimbursementsCard, spendNotConfiguredCard, spendOverviewC
 import type { BillGateway } from '../../bill/gateway.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { Command, CommandContext } from '../types.js';
-import { boundOrg, cachedAnswer, listContext, todayOf, type FinanceSettings } from '../finance.js';
+import { boundOrg, cachedAnswer, listContext, todayOf, type WithSettings } from '../finance.js';
 
 /** What `spend` reads: the org's Spend & Expense client, kept answers (the mirror's answer cache), the settings. */
-export interface SpendDeps {
+export interface SpendDeps extends WithSettings {
   mirror: Pick<Mirror, 'answers' | 'dropAnswer'>;
   bill: Pick<BillGateway, 'spend' | 'status'>;
-  settings: FinanceSettings;
 }
 
 /** Card transactions shown: those of the last TRANSACTION_DAYS, at most 10 pages of 50. */
@@ -71,8 +70,7 @@ export const spendCommand: Command<SpendDeps> = {
     const sub = word === '' ? 'overview' : SUBS.get(word);
     if (!sub) throw new InputError(`I don't know "spend ${shorten(ctx.input.argText)}"`, HINT, `spend ${ctx.input.argText}`);
     // An API token belongs to one Spend & Expense company: only the token of the team's own organisation is used.
-    const orgId = boundOrg(ctx);
-    const client = deps.bill.spend(orgId, { priority: 'interactive' });
+    const client = deps.bill.spend(boundOrg(ctx), { priority: 'interactive' });
     if (!client) return spendNotConfiguredCard({ note: deps.settings.note, otherOrgs: deps.bill.status().spendConfigured });
     // A list: its card over what was read, the card's Refresh and Show more running the same subcommand.
     const list = async <T>(read: Promise<Answer<T>>, card: (input: ListContext & T) => CardReply) => {
