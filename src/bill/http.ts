@@ -121,7 +121,7 @@ export class BillHttp {
       limiter: Limiter;
       clock: Clock;
       log: Logger;
-      /** Connect, headers and body timeout (config.bill.requestTimeoutMs). */
+      /** A request's whole time, body included, connecting at most 10 s of it (config.bill.requestTimeoutMs). */
       timeoutMs: number;
       retry?: Partial<RetryPolicy>;
     },
@@ -132,8 +132,6 @@ export class BillHttp {
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 120_000,
       connectTimeout: Math.min(deps.timeoutMs, 10_000),
-      headersTimeout: deps.timeoutMs,
-      bodyTimeout: deps.timeoutMs,
     });
   }
 
