@@ -10,10 +10,8 @@ import { OrgSession, slotKey, type SessionCredentials, type SessionDeps } from '
 import type { RedisSessionLedger } from './sharedSessions.js';
 import { SpendClient } from './spend.js';
 
-/**
- * A person's own BILL sign-in (approvals): an AP/AR sync token's name and value as username and password, and `owner`,
- * their stable id (tenant + Entra object id). BILL then records that person, never the bot, as the one who acted.
- */
+/** A person's own BILL sign-in (approvals): an AP/AR sync token's name and value as username and password, and `owner`,
+ * their stable id (tenant + Entra object id). BILL then records that person, never the bot, as the one who acted. */
 export type PersonCredentials = Required<Pick<SessionCredentials, 'username' | 'password' | 'owner'>>;
 
 export interface BillGatewayOptions {

@@ -109,23 +109,21 @@ export class OrgSession {
     const idempotent = req.idempotent ?? (req.method === 'GET' || req.method === 'DELETE');
     const { devKey, orgId } = this.creds;
     let used = (await this.ensure(run)).sessionId;
-    const send = () =>
-      this.deps.http.send<T>({
-        ...call,
-        idempotent,
-        baseUrl: baseUrl ?? this.creds.baseUrl,
-        run,
-        upstream: { service: 'bill', devKey, orgId, email },
-        headers: () => {
-          // Inside the limiter slot: a caller that queued behind a re-login uses the new session.
-          used = this.current?.sessionId ?? used;
-          this.touch(used);
-          return { ...headers, devKey, sessionId: used };
-        },
-      });
     for (let replayed = false; ; replayed = true) {
       try {
-        const value = await send();
+        const value = await this.deps.http.send<T>({
+          ...call,
+          idempotent,
+          baseUrl: baseUrl ?? this.creds.baseUrl,
+          run,
+          upstream: { service: 'bill', devKey, orgId, email },
+          headers: () => {
+            // Inside the limiter slot: a caller that queued behind a re-login uses the new session.
+            used = this.current?.sessionId ?? used;
+            this.touch(used);
+            return { ...headers, devKey, sessionId: used };
+          },
+        });
         this.lastError = undefined;
         if (this.unproven === used) this.unproven = undefined;
         return value;

@@ -52,6 +52,7 @@ const MAX_RETRIES = 2;
 interface GraphResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
+  /** Undefined when the body was empty or not JSON (the status says what happened). */
   json: unknown;
 }
 
@@ -189,10 +190,8 @@ export class GraphTeams {
     }
   }
 
-  /**
-   * One request (a POST when it has a body) under the limiter; 429, 503 and 504 are retried after Retry-After (also told
-   * to the limiter, so every caller of that budget waits) or a short backoff. Other statuses go back to the caller.
-   */
+  /** One request (a POST when it has a body) under the limiter; 429, 503 and 504 are retried after Retry-After (told to the
+   * limiter too, so every caller of that budget waits) or a short backoff. */
   private async send(opts: {
     upstream: Upstream;
     url: string;
@@ -226,7 +225,6 @@ export class GraphTeams {
         }
         if (text === undefined)
           throw new GraphApiError('network', 'TooLarge', 0, `${opts.operation}: answer too large (over ${MAX_BODY_BYTES} bytes)`);
-        // An empty or non-JSON body reads as undefined (the status says what happened).
         let json: unknown;
         try {
           json = JSON.parse(text);
