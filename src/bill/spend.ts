@@ -29,7 +29,7 @@ export class SpendClient {
 
   readonly transactions = {
     /** Newest first, receipts included (so "missing receipts" can be computed); `occurredFrom` is occurredTime:gte. */
-    list: (q: ListOptions & { occurredFrom?: string | Date } = {}): PagedList<SpendTransaction> => {
+    list: (q: ListOptions & { occurredFrom?: string } = {}): PagedList<SpendTransaction> => {
       const filters = q.occurredFrom === undefined ? undefined : filterTerm('occurredTime', 'gte', q.occurredFrom);
       const query = { sort: 'occurredTime:desc', filters, includeReceipts: true };
       return this.list('/v3/spend/transactions', q, SPEND_TRANSACTIONS_MAX_PAGE_SIZE, query);
