@@ -6,6 +6,7 @@
 // - a session expires after 35 minutes without a call, and every call restarts that clock; there is no refresh;
 // - 200 logins per dev key per hour; POST /v3/logout ends a session (200, empty body).
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../infra/clock.js';
 import { BillApiError, LimitExceeded, errorMessage } from '../errors.js';
 import type { Logger, SecretRegistry } from '../infra/log.js';
@@ -200,22 +201,12 @@ export class OrgSession {
   private async waitFor<T>(pending: Promise<T>, run: RunOptions): Promise<T> {
     const endBy = run.priority === 'interactive' ? this.deps.turns?.scope()?.deadline : undefined;
     if (endBy === undefined) return pending;
-    let timer: NodeJS.Timeout | undefined;
-    const turnOver = new Promise<never>((_, reject) => {
-      const check = () => {
-        if (this.deps.clock.now() < endBy) return;
-        clearInterval(timer);
-        this.deps.log.warn({ orgId: this.creds.orgId }, "BILL sign-in still under way when the person's turn ended; answering busy");
-        reject(new LimitExceeded('bill.logins', 2_000, 'busy'));
-      };
-      timer = setInterval(check, TURN_CHECK_MS);
-      check();
-    });
-    try {
-      return await Promise.race([pending, turnOver]);
-    } finally {
-      clearInterval(timer);
+    const settled = Promise.allSettled([pending]).then(() => true);
+    while (this.deps.clock.now() < endBy) {
+      if (await Promise.race([settled, sleep(TURN_CHECK_MS, false)])) return pending;
     }
+    this.deps.log.warn({ orgId: this.creds.orgId }, "BILL sign-in still under way when the person's turn ended; answering busy");
+    throw new LimitExceeded('bill.logins', 2_000, 'busy');
   }
 
   private async login(run: RunOptions): Promise<LiveSession> {
