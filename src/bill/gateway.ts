@@ -8,7 +8,7 @@ import { BillOrgClient } from './api.js';
 import { BillHttp, type RetryPolicy } from './http.js';
 import { OrgSession, slotKey, type SessionCredentials, type SessionDeps } from './sessions.js';
 import type { RedisSessionLedger } from './sharedSessions.js';
-import { SpendClient } from './spend.js';
+import { spendClient, type SpendClient } from './spend.js';
 
 /** A person's own BILL sign-in (approvals): an AP/AR sync token's name and value as username and password, and `owner`,
  * their stable id (tenant + Entra object id). BILL then records that person, never the bot, as the one who acted. */
@@ -86,7 +86,7 @@ export class BillGateway {
     this.checkAllowed(orgId);
     const token = this.opts.spendApiTokens[orgId];
     if (!token) return undefined;
-    return new SpendClient(this.http, this.opts.bill.spendBaseUrl, token, run);
+    return spendClient(this.http, this.opts.bill.spendBaseUrl, token, run);
   }
 
   status() {
