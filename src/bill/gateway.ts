@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import { NotBound } from '../errors.js';
 import type { Logger, SecretRegistry } from '../infra/log.js';
 import type { Limiter, RunOptions } from '../infra/limits/types.js';
-import { BillOrgClient } from './api.js';
+import { billOrgClient, type BillOrgClient } from './api.js';
 import { BillHttp, type RetryPolicy } from './http.js';
 import { OrgSession, slotKey, type SessionCredentials, type SessionDeps } from './sessions.js';
 import type { RedisSessionLedger } from './sharedSessions.js';
@@ -129,7 +129,7 @@ export class BillGateway {
     const key = slotKey(creds);
     const session = this.sessions.get(key) ?? new OrgSession(this.sessionDeps, creds, { key, orgId: creds.orgId });
     this.sessions.set(key, session);
-    return new BillOrgClient(session, run, this.opts.bill.eventsBaseUrl);
+    return billOrgClient(session, run, this.opts.bill.eventsBaseUrl);
   }
 
   private checkAllowed(orgId: string): void {
