@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RunOptions } from '../infra/limits/types.js';
 import { BillFilter, checkId, sortParam, type SortKey } from './filters.js';
-import { PagedList, pageSize, type ListOptions } from './paging.js';
+import { pagedList, pageSize, type ListOptions, type PagedList } from './paging.js';
 import type { OrgSession, SessionCall } from './sessions.js';
 import type { Bill, Customer, Invoice, NetworkOrganization, Payment, PendingApproval, Subscription, Vendor } from './types.js';
 
@@ -70,7 +70,7 @@ export function billOrgClient(session: OrgSession, run: RunOptions, eventsBaseUr
     const route = `GET ${path}`;
     const fetchPage = (page: string | undefined) =>
       session.call({ method: 'GET', path, route, baseUrl, query: { max, page, sort, filters } }, run);
-    return new PagedList(route, fetchPage, q);
+    return pagedList<T>(route, fetchPage, q);
   }
 
   return {

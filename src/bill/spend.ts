@@ -12,7 +12,7 @@ import type { RunOptions } from '../infra/limits/types.js';
 import { FilterValueError } from '../errors.js';
 import { filterTerm } from './filters.js';
 import type { BillHttp, BillRequest } from './http.js';
-import { PagedList, pageSize, type ListOptions } from './paging.js';
+import { pagedList, pageSize, type ListOptions, type PagedList } from './paging.js';
 import type { Budget, Reimbursement, SpendTransaction } from './types.js';
 
 const SPEND_TRANSACTIONS_MAX_PAGE_SIZE = 50;
@@ -35,7 +35,7 @@ export function spendClient(http: BillHttp, baseUrl: string, apiToken: string, r
   function list<T>(path: string, o: ListOptions, cap: number, query: BillRequest['query']): PagedList<T> {
     const max = pageSize(o, cap);
     const route = `GET ${path}`;
-    return new PagedList<T>(route, (nextPage) => send({ path, route, query: { max, nextPage, ...query } }), o);
+    return pagedList<T>(route, (nextPage) => send({ path, route, query: { max, nextPage, ...query } }), o);
   }
 
   /** S&E ids may be UUIDs or base64 ids (with '=', '+', '/'): those are allowed and percent-encoded into the path. */
