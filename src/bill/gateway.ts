@@ -5,7 +5,7 @@ import { NotBound } from '../errors.js';
 import type { Logger, SecretRegistry } from '../infra/log.js';
 import type { Limiter, RunOptions } from '../infra/limits/types.js';
 import { billOrgClient, type BillOrgClient } from './api.js';
-import { BillHttp, type RetryPolicy } from './http.js';
+import { billHttp, type BillHttp, type RetryPolicy } from './http.js';
 import { OrgSession, slotKey, type SessionCredentials, type SessionDeps } from './sessions.js';
 import type { RedisSessionLedger } from './sharedSessions.js';
 import { spendClient, type SpendClient } from './spend.js';
@@ -48,7 +48,7 @@ export class BillGateway {
   constructor(private readonly opts: BillGatewayOptions) {
     this.backend = opts.backend;
     const { limiter, clock, log, secrets } = opts;
-    this.http = new BillHttp({ limiter, clock, log, timeoutMs: opts.bill.requestTimeoutMs, retry: opts.retry });
+    this.http = billHttp({ limiter, clock, log, timeoutMs: opts.bill.requestTimeoutMs, retry: opts.retry });
     this.sessionDeps = { http: this.http, clock, log, secrets, ledger: opts.sessionLedger, turns: opts.turns };
     secrets.add(opts.user.password);
     secrets.add(opts.user.devKey);
