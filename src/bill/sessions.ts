@@ -213,25 +213,22 @@ export class OrgSession {
     const { devKey, orgId, username, password } = this.creds;
     if (this.signInHeld && this.deps.clock.now() < this.signInHeld.until) throw this.signInHeld.error;
     this.logins++;
-    let res: { sessionId?: string } | null;
-    try {
-      res = await this.post<typeof res>('/v3/login', {
-        // Login is safe to repeat after a network error: at worst BILL holds one more idle session.
-        idempotent: true,
-        run,
-        // The limiter's login budgets (200 an hour per dev key, people's share of them) refuse before BILL is called.
-        upstream: { service: 'bill.login', devKey, orgId, person: !!this.creds.owner },
-        headers: () => ({}),
-        body: { username, password, organizationId: orgId, devKey },
-      });
-    } catch (err) {
+    const res = await this.post<{ sessionId?: string } | null>('/v3/login', {
+      // Login is safe to repeat after a network error: at worst BILL holds one more idle session.
+      idempotent: true,
+      run,
+      // The limiter's login budgets (200 an hour per dev key, people's share of them) refuse before BILL is called.
+      upstream: { service: 'bill.login', devKey, orgId, person: !!this.creds.owner },
+      headers: () => ({}),
+      body: { username, password, organizationId: orgId, devKey },
+    }).catch((err: unknown) => {
       if (err instanceof BillApiError && err.category === 'credentials') {
         const retryMs = this.creds.owner ? PERSON_CREDENTIAL_RETRY_MS : CREDENTIAL_RETRY_MS;
         this.signInHeld = { error: err, until: this.deps.clock.now() + retryMs };
         this.deps.log.error({ orgId, code: err.code }, 'BILL refused the sign-in credentials');
       }
       throw this.failed(err);
-    }
+    });
     if (!res?.sessionId)
       throw this.failed(new BillApiError({ category: 'unknown', status: 200, message: 'BILL login answer carried no sessionId' }));
     // A secret from now on: in cluster mode the ledger handles it before adopt() sees it.
