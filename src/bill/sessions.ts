@@ -15,10 +15,8 @@ import type { UpstreamCallCounter } from '../infra/upstreamCalls.js';
 import type { BillHttp, BillRequest } from './http.js';
 import type { LiveSession, RedisSessionLedger, Slot } from './sharedSessions.js';
 
-/**
- * Re-login before BILL's 35-minute idle expiry (a session idle this long is not reused, here or in the ledger). Here,
- * not in sharedSessions.ts: importing that loads ioredis and redis-semaphore (78 modules, 1.1 MB live heap) that one instance never uses.
- */
+/** Re-login before BILL's 35-minute idle expiry (a session idle this long is not reused, here or in the ledger). Here, not
+ * in sharedSessions.ts: importing that loads ioredis and redis-semaphore (78 modules, 1.1 MB live heap) one instance never uses. */
 export const SESSION_IDLE_REFRESH_MS = 30 * 60_000;
 
 export interface SessionCredentials {
