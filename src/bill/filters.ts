@@ -10,7 +10,7 @@
 import { FilterValueError } from '../errors.js';
 
 export type FilterOp = 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'nin' | 'sw';
-export type FilterScalar = string | number | boolean | Date;
+export type FilterScalar = string | number | boolean;
 
 /** Longest text accepted in one value; longer input is refused rather than cut (a cut name finds other vendors). */
 export const MAX_FILTER_VALUE_LENGTH = 500;
@@ -23,7 +23,7 @@ const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-/** Text values (list items too): dates, numbers and booleans are written by us and need no check. */
+/** Text values (list items too): numbers and booleans are written by us and need no check. */
 function checkText(field: string, text: string): void {
   if (text.length === 0) throw new FilterValueError(field, 'empty value');
   if (text.length > MAX_FILTER_VALUE_LENGTH) throw new FilterValueError(field, `value longer than ${MAX_FILTER_VALUE_LENGTH} characters`);
@@ -34,10 +34,6 @@ function checkText(field: string, text: string): void {
 }
 
 function scalarText(field: string, value: FilterScalar): { text: string; quote: boolean } {
-  if (value instanceof Date) {
-    if (Number.isNaN(value.getTime())) throw new FilterValueError(field, 'invalid date');
-    return { text: value.toISOString(), quote: true };
-  }
   if (typeof value === 'number') {
     const text = String(value);
     if (!Number.isFinite(value) || /e/i.test(text)) throw new FilterValueError(field, 'number out of range');

@@ -4,16 +4,14 @@ import type { Config } from '../config.js';
 import { NotBound } from '../errors.js';
 import type { Logger, SecretRegistry } from '../infra/log.js';
 import type { Limiter, RunOptions } from '../infra/limits/types.js';
-import { BillOrgClient } from './api.js';
-import { BillHttp, type RetryPolicy } from './http.js';
+import { billOrgClient, type BillOrgClient } from './api.js';
+import { billHttp, type BillHttp, type RetryPolicy } from './http.js';
 import { OrgSession, slotKey, type SessionCredentials, type SessionDeps } from './sessions.js';
 import type { RedisSessionLedger } from './sharedSessions.js';
-import { SpendClient } from './spend.js';
+import { spendClient, type SpendClient } from './spend.js';
 
-/**
- * A person's own BILL sign-in (approvals): an AP/AR sync token's name and value as username and password, and `owner`,
- * their stable id (tenant + Entra object id). BILL then records that person, never the bot, as the one who acted.
- */
+/** A person's own BILL sign-in (approvals): an AP/AR sync token's name and value as username and password, and `owner`,
+ * their stable id (tenant + Entra object id). BILL then records that person, never the bot, as the one who acted. */
 export type PersonCredentials = Required<Pick<SessionCredentials, 'username' | 'password' | 'owner'>>;
 
 export interface BillGatewayOptions {
@@ -50,7 +48,7 @@ export class BillGateway {
   constructor(private readonly opts: BillGatewayOptions) {
     this.backend = opts.backend;
     const { limiter, clock, log, secrets } = opts;
-    this.http = new BillHttp({ limiter, clock, log, timeoutMs: opts.bill.requestTimeoutMs, retry: opts.retry });
+    this.http = billHttp({ limiter, clock, log, timeoutMs: opts.bill.requestTimeoutMs, retry: opts.retry });
     this.sessionDeps = { http: this.http, clock, log, secrets, ledger: opts.sessionLedger, turns: opts.turns };
     secrets.add(opts.user.password);
     secrets.add(opts.user.devKey);
@@ -88,7 +86,7 @@ export class BillGateway {
     this.checkAllowed(orgId);
     const token = this.opts.spendApiTokens[orgId];
     if (!token) return undefined;
-    return new SpendClient(this.http, this.opts.bill.spendBaseUrl, token, run);
+    return spendClient(this.http, this.opts.bill.spendBaseUrl, token, run);
   }
 
   status() {
@@ -131,7 +129,7 @@ export class BillGateway {
     const key = slotKey(creds);
     const session = this.sessions.get(key) ?? new OrgSession(this.sessionDeps, creds, { key, orgId: creds.orgId });
     this.sessions.set(key, session);
-    return new BillOrgClient(session, run, this.opts.bill.eventsBaseUrl);
+    return billOrgClient(session, run, this.opts.bill.eventsBaseUrl);
   }
 
   private checkAllowed(orgId: string): void {

@@ -112,74 +112,25 @@ export function classifyResponse(
   return new BillApiError({ category, status, code, entries, retryAfterMs: wait, message, api });
 }
 
-export class BillHttp {
-  private readonly agent: Agent;
-  private readonly retry: RetryPolicy;
-
-  constructor(
-    private readonly deps: {
-      limiter: Limiter;
-      clock: Clock;
-      log: Logger;
-      /** Connect, headers and body timeout (config.bill.requestTimeoutMs). */
-      timeoutMs: number;
-      retry?: Partial<RetryPolicy>;
-    },
-  ) {
-    this.retry = { ...DEFAULT_RETRY, ...deps.retry };
-    this.agent = new Agent({
-      connections: 16,
-      keepAliveTimeout: 30_000,
-      keepAliveMaxTimeout: 120_000,
-      connectTimeout: Math.min(deps.timeoutMs, 10_000),
-      headersTimeout: deps.timeoutMs,
-      bodyTimeout: deps.timeoutMs,
-    });
-  }
-
-  /** Sends the request through the limiter, retrying what may be retried; resolves with the parsed JSON (undefined for an empty body). */
-  async send<T>(req: BillRequest): Promise<T> {
-    const { limiter, log } = this.deps;
-    const { baseDelayMs, maxDelayMs } = this.retry;
-    let failures = 0;
-    let throttles = 0;
-    for (;;) {
-      let endBy: number | undefined;
-      try {
-        return await limiter.run(req.upstream, req.run, (call) => {
-          endBy = call.endBy;
-          return this.once<T>(req, endBy);
-        });
-      } catch (err) {
-        if (!(err instanceof BillApiError)) throw err;
-        let wait: number;
-        if (err.category === 'concurrencyLimit') {
-          limiter.throttled(req.upstream, { kind: 'concurrency' });
-          if (throttles >= this.retry.maxThrottleRetries) throw err;
-          wait = backoffMs(throttles++, baseDelayMs, maxDelayMs);
-          log.debug({ route: req.route, wait }, 'BILL concurrency limit (BDC_1322): backing off');
-        } else if (err.category === 'hourlyLimit') {
-          limiter.throttled(req.upstream, { kind: 'hourly', untilMs: this.deps.clock.now() + (err.retryAfterMs ?? 3_600_000) });
-          log.warn({ route: req.route, retryAfterMs: err.retryAfterMs }, 'BILL hourly request limit reached (BDC_1144)');
-          throw err;
-        } else if (err.category === 'rateLimited') {
-          limiter.throttled(req.upstream, { kind: 'retryAfter', ms: err.retryAfterMs ?? 60_000 });
-          throw err;
-        } else {
-          const retryable = req.idempotent && (err.category === 'network' || err.category === 'server');
-          if (!retryable || failures >= MAX_RETRIES) throw err;
-          wait = backoffMs(failures++, baseDelayMs, maxDelayMs);
-          log.warn({ route: req.route, category: err.category, status: err.status, attempt: failures, wait }, 'BILL call failed; retrying');
-        }
-        // A person's turn that has no time left for another attempt is told what went wrong now, not "busy" later.
-        if (endBy !== undefined && this.deps.clock.now() + wait >= endBy) throw err;
-        await sleep(wait);
-      }
-    }
-  }
+/** The request path to BILL: `send` (through the limiter, with retries) and `close` (the connection pool). */
+export function billHttp(deps: {
+  limiter: Limiter;
+  clock: Clock;
+  log: Logger;
+  /** A request's whole time, body included, connecting at most 10 s of it (config.bill.requestTimeoutMs). */
+  timeoutMs: number;
+  retry?: Partial<RetryPolicy>;
+}) {
+  const retry = { ...DEFAULT_RETRY, ...deps.retry };
+  const agent = new Agent({
+    connections: 16,
+    keepAliveTimeout: 30_000,
+    keepAliveMaxTimeout: 120_000,
+    connectTimeout: Math.min(deps.timeoutMs, 10_000),
+  });
 
   /** One attempt; `endBy`: when the person's turn needs it ended (app clock), if sooner than the request timeout. */
-  private async once<T>(req: BillRequest, endBy: number | undefined): Promise<T> {
+  async function once<T>(req: BillRequest, endBy: number | undefined): Promise<T> {
     const url = new URL(req.baseUrl);
     // %20 rather than '+' for spaces: both decode, but '+' is ambiguous outside form bodies.
     const query = Object.entries(req.query ?? {})
@@ -193,9 +144,9 @@ export class BillHttp {
     const started = performance.now();
     // undici's body timeout is between chunks: a body trickling a byte at a time would hold the slot for ever. The
     // timeout is the whole request's, body included, and ends with the person's turn when that comes first.
-    const left = endBy === undefined ? this.deps.timeoutMs : Math.min(this.deps.timeoutMs, Math.max(0, endBy - this.deps.clock.now()));
+    const left = endBy === undefined ? deps.timeoutMs : Math.min(deps.timeoutMs, Math.max(0, endBy - deps.clock.now()));
     const signal = AbortSignal.timeout(left);
-    const { status, resHeaders, text } = await this.agent
+    const { status, resHeaders, text } = await agent
       .request({ origin: url.origin, path, method: req.method, headers, body, signal })
       .then(async (res) => ({
         status: res.statusCode,
@@ -204,7 +155,7 @@ export class BillHttp {
       }))
       .catch((err: unknown) => {
         const code = signal.aborted ? 'timed out' : (err as { code?: unknown } | null)?.code;
-        this.deps.log.debug({ route: req.route, error: code ?? String(err) }, 'BILL request failed without an answer');
+        deps.log.debug({ route: req.route, error: code ?? String(err) }, 'BILL request failed without an answer');
         const message = `BILL unreachable (${typeof code === 'string' ? code : err instanceof Error ? err.name : 'error'})`;
         throw new BillApiError({ category: 'network', status: 0, message, cause: err });
       });
@@ -212,11 +163,11 @@ export class BillHttp {
     const unreadable = (what: string) =>
       new BillApiError({ category: 'unknown', status, message: `BILL answered ${req.route} with ${what} (HTTP ${status})` });
     if (text === undefined) {
-      this.deps.log.warn({ route: req.route, status, ms, maxBytes: MAX_BODY_BYTES }, 'BILL answer too large; not read');
+      deps.log.warn({ route: req.route, status, ms, maxBytes: MAX_BODY_BYTES }, 'BILL answer too large; not read');
       throw unreadable(`a body larger than ${MAX_BODY_BYTES} bytes`);
     }
     if (status >= 200 && status < 300) {
-      this.deps.log.debug({ route: req.route, status, ms }, 'BILL call');
+      deps.log.debug({ route: req.route, status, ms }, 'BILL call');
       if (text.trim() === '') return undefined as T;
       try {
         return JSON.parse(text) as T;
@@ -224,12 +175,53 @@ export class BillHttp {
         throw unreadable('a non-JSON body');
       }
     }
-    const err = classifyResponse(status, text, resHeaders, this.deps.clock.now(), req.upstream.service === 'spend' ? 'spend' : 'bill');
-    this.deps.log.debug({ route: req.route, status, ms, code: err.code, category: err.category }, 'BILL call refused');
+    const err = classifyResponse(status, text, resHeaders, deps.clock.now(), req.upstream.service === 'spend' ? 'spend' : 'bill');
+    deps.log.debug({ route: req.route, status, ms, code: err.code, category: err.category }, 'BILL call refused');
     throw err;
   }
 
-  async close(): Promise<void> {
-    await this.agent.close();
+  /** Sends the request through the limiter, retrying what may be retried; resolves with the parsed JSON (undefined for an empty body). */
+  async function send<T>(req: BillRequest): Promise<T> {
+    const { limiter, log } = deps;
+    const { baseDelayMs, maxDelayMs } = retry;
+    let failures = 0;
+    let throttles = 0;
+    for (;;) {
+      let endBy: number | undefined;
+      try {
+        return await limiter.run(req.upstream, req.run, (call) => {
+          endBy = call.endBy;
+          return once<T>(req, endBy);
+        });
+      } catch (err) {
+        if (!(err instanceof BillApiError)) throw err;
+        let wait: number;
+        if (err.category === 'concurrencyLimit') {
+          limiter.throttled(req.upstream, { kind: 'concurrency' });
+          if (throttles >= retry.maxThrottleRetries) throw err;
+          wait = backoffMs(throttles++, baseDelayMs, maxDelayMs);
+          log.debug({ route: req.route, wait }, 'BILL concurrency limit (BDC_1322): backing off');
+        } else if (err.category === 'hourlyLimit') {
+          limiter.throttled(req.upstream, { kind: 'hourly', untilMs: deps.clock.now() + (err.retryAfterMs ?? 3_600_000) });
+          log.warn({ route: req.route, retryAfterMs: err.retryAfterMs }, 'BILL hourly request limit reached (BDC_1144)');
+          throw err;
+        } else if (err.category === 'rateLimited') {
+          limiter.throttled(req.upstream, { kind: 'retryAfter', ms: err.retryAfterMs ?? 60_000 });
+          throw err;
+        } else {
+          const retryable = req.idempotent && (err.category === 'network' || err.category === 'server');
+          if (!retryable || failures >= MAX_RETRIES) throw err;
+          wait = backoffMs(failures++, baseDelayMs, maxDelayMs);
+          log.warn({ route: req.route, category: err.category, status: err.status, attempt: failures, wait }, 'BILL call failed; retrying');
+        }
+        // A person's turn that has no time left for another attempt is told what went wrong now, not "busy" later.
+        if (endBy !== undefined && deps.clock.now() + wait >= endBy) throw err;
+        await sleep(wait);
+      }
+    }
   }
+
+  return { send, close: () => agent.close() };
 }
+
+export type BillHttp = ReturnType<typeof billHttp>;

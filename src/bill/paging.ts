@@ -25,24 +25,17 @@ export function pageSize(o: ListOptions, cap: number): number {
   return size;
 }
 
-/** A lazily fetched list: walk its pages, or collect with `all()` / `take(n)`. */
-export class PagedList<T> {
-  constructor(
-    /** For errors, e.g. "GET /v3/bills". */
-    private readonly route: string,
-    private readonly fetchPage: (cursor: string | undefined) => Promise<unknown>,
-    private readonly opts: ListOptions,
-  ) {}
-
+/** A lazily fetched list: walk its pages, or collect with `all()` / `take(n)`; `route` names it in errors, e.g. "GET /v3/bills". */
+export function pagedList<T>(route: string, fetchPage: (cursor: string | undefined) => Promise<unknown>, opts: ListOptions) {
   /** Pages in order; stops when BILL gives no next cursor or at the page cap. */
-  async *pages(): AsyncGenerator<ListPage<T>, void, undefined> {
+  async function* pages(): AsyncGenerator<ListPage<T>, void, undefined> {
     let cursor: string | undefined;
     // Cursors already sent: one coming back would walk the same rows again until the page cap (10,000 for the mirror).
     const sent = new Set<string>();
     let asked = 0;
-    const odd = (what: string) => new BillApiError({ category: 'unknown', status: 200, message: `BILL answered ${this.route} ${what}` });
-    for (let n = 0; n < (this.opts.maxPages ?? 20); n++) {
-      const raw = (await this.fetchPage(cursor)) as { results?: unknown; nextPage?: unknown } | null | undefined;
+    const odd = (what: string) => new BillApiError({ category: 'unknown', status: 200, message: `BILL answered ${route} ${what}` });
+    for (let n = 0; n < (opts.maxPages ?? 20); n++) {
+      const raw = (await fetchPage(cursor)) as { results?: unknown; nextPage?: unknown } | null | undefined;
       if (!Array.isArray(raw?.results)) throw odd('without a results array');
       if (cursor !== undefined) sent.add(cursor);
       // An absent, null or empty cursor ends the walk.
@@ -57,22 +50,22 @@ export class PagedList<T> {
     }
   }
 
-  /** Every item up to the page cap. */
-  all() {
-    return this.take(Number.POSITIVE_INFINITY);
-  }
-
   /** The first `n` items (fewer pages when they suffice); `truncated` when BILL still had a next page. */
-  async take(n: number) {
+  async function take(n: number) {
     const items: T[] = [];
-    let pages = 0;
+    let pageCount = 0;
     let truncated = false;
-    for await (const page of this.pages()) {
-      pages++;
+    for await (const page of pages()) {
+      pageCount++;
       items.push(...page.results.slice(0, n - items.length));
       truncated = page.nextPage !== undefined;
       if (items.length >= n) break;
     }
-    return { items, truncated, pages };
+    return { items, truncated, pages: pageCount };
   }
+
+  /** `all()`: every item up to the page cap. */
+  return { pages, take, all: () => take(Number.POSITIVE_INFINITY) };
 }
+
+export type PagedList<T> = ReturnType<typeof pagedList<T>>;

@@ -6,6 +6,7 @@
 // - a session expires after 35 minutes without a call, and every call restarts that clock; there is no refresh;
 // - 200 logins per dev key per hour; POST /v3/logout ends a session (200, empty body).
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../infra/clock.js';
 import { BillApiError, LimitExceeded, errorMessage } from '../errors.js';
 import type { Logger, SecretRegistry } from '../infra/log.js';
@@ -14,10 +15,8 @@ import type { UpstreamCallCounter } from '../infra/upstreamCalls.js';
 import type { BillHttp, BillRequest } from './http.js';
 import type { LiveSession, RedisSessionLedger, Slot } from './sharedSessions.js';
 
-/**
- * Re-login before BILL's 35-minute idle expiry (a session idle this long is not reused, here or in the ledger). Here,
- * not in sharedSessions.ts: importing that loads ioredis and redis-semaphore (78 modules, 1.1 MB live heap) that one instance never uses.
- */
+/** Re-login before BILL's 35-minute idle expiry (a session idle this long is not reused, here or in the ledger). Here, not
+ * in sharedSessions.ts: importing that loads ioredis and redis-semaphore (78 modules, 1.1 MB live heap) one instance never uses. */
 export const SESSION_IDLE_REFRESH_MS = 30 * 60_000;
 
 export interface SessionCredentials {
@@ -109,23 +108,21 @@ export class OrgSession {
     const idempotent = req.idempotent ?? (req.method === 'GET' || req.method === 'DELETE');
     const { devKey, orgId } = this.creds;
     let used = (await this.ensure(run)).sessionId;
-    const send = () =>
-      this.deps.http.send<T>({
-        ...call,
-        idempotent,
-        baseUrl: baseUrl ?? this.creds.baseUrl,
-        run,
-        upstream: { service: 'bill', devKey, orgId, email },
-        headers: () => {
-          // Inside the limiter slot: a caller that queued behind a re-login uses the new session.
-          used = this.current?.sessionId ?? used;
-          this.touch(used);
-          return { ...headers, devKey, sessionId: used };
-        },
-      });
     for (let replayed = false; ; replayed = true) {
       try {
-        const value = await send();
+        const value = await this.deps.http.send<T>({
+          ...call,
+          idempotent,
+          baseUrl: baseUrl ?? this.creds.baseUrl,
+          run,
+          upstream: { service: 'bill', devKey, orgId, email },
+          headers: () => {
+            // Inside the limiter slot: a caller that queued behind a re-login uses the new session.
+            used = this.current?.sessionId ?? used;
+            this.touch(used);
+            return { ...headers, devKey, sessionId: used };
+          },
+        });
         this.lastError = undefined;
         if (this.unproven === used) this.unproven = undefined;
         return value;
@@ -202,47 +199,34 @@ export class OrgSession {
   private async waitFor<T>(pending: Promise<T>, run: RunOptions): Promise<T> {
     const endBy = run.priority === 'interactive' ? this.deps.turns?.scope()?.deadline : undefined;
     if (endBy === undefined) return pending;
-    let timer: NodeJS.Timeout | undefined;
-    const turnOver = new Promise<never>((_, reject) => {
-      const check = () => {
-        if (this.deps.clock.now() < endBy) return;
-        clearInterval(timer);
-        this.deps.log.warn({ orgId: this.creds.orgId }, "BILL sign-in still under way when the person's turn ended; answering busy");
-        reject(new LimitExceeded('bill.logins', 2_000, 'busy'));
-      };
-      timer = setInterval(check, TURN_CHECK_MS);
-      check();
-    });
-    try {
-      return await Promise.race([pending, turnOver]);
-    } finally {
-      clearInterval(timer);
+    const settled = Promise.allSettled([pending]).then(() => true);
+    while (this.deps.clock.now() < endBy) {
+      if (await Promise.race([settled, sleep(TURN_CHECK_MS, false)])) return pending;
     }
+    this.deps.log.warn({ orgId: this.creds.orgId }, "BILL sign-in still under way when the person's turn ended; answering busy");
+    throw new LimitExceeded('bill.logins', 2_000, 'busy');
   }
 
   private async login(run: RunOptions): Promise<LiveSession> {
     const { devKey, orgId, username, password } = this.creds;
     if (this.signInHeld && this.deps.clock.now() < this.signInHeld.until) throw this.signInHeld.error;
     this.logins++;
-    let res: { sessionId?: string } | null;
-    try {
-      res = await this.post<typeof res>('/v3/login', {
-        // Login is safe to repeat after a network error: at worst BILL holds one more idle session.
-        idempotent: true,
-        run,
-        // The limiter's login budgets (200 an hour per dev key, people's share of them) refuse before BILL is called.
-        upstream: { service: 'bill.login', devKey, orgId, person: !!this.creds.owner },
-        headers: () => ({}),
-        body: { username, password, organizationId: orgId, devKey },
-      });
-    } catch (err) {
+    const res = await this.post<{ sessionId?: string } | null>('/v3/login', {
+      // Login is safe to repeat after a network error: at worst BILL holds one more idle session.
+      idempotent: true,
+      run,
+      // The limiter's login budgets (200 an hour per dev key, people's share of them) refuse before BILL is called.
+      upstream: { service: 'bill.login', devKey, orgId, person: !!this.creds.owner },
+      headers: () => ({}),
+      body: { username, password, organizationId: orgId, devKey },
+    }).catch((err: unknown) => {
       if (err instanceof BillApiError && err.category === 'credentials') {
         const retryMs = this.creds.owner ? PERSON_CREDENTIAL_RETRY_MS : CREDENTIAL_RETRY_MS;
         this.signInHeld = { error: err, until: this.deps.clock.now() + retryMs };
         this.deps.log.error({ orgId, code: err.code }, 'BILL refused the sign-in credentials');
       }
       throw this.failed(err);
-    }
+    });
     if (!res?.sessionId)
       throw this.failed(new BillApiError({ category: 'unknown', status: 200, message: 'BILL login answer carried no sessionId' }));
     // A secret from now on: in cluster mode the ledger handles it before adopt() sees it.

@@ -12,68 +12,62 @@ import type { RunOptions } from '../infra/limits/types.js';
 import { FilterValueError } from '../errors.js';
 import { filterTerm } from './filters.js';
 import type { BillHttp, BillRequest } from './http.js';
-import { PagedList, pageSize, type ListOptions } from './paging.js';
+import { pagedList, pageSize, type ListOptions, type PagedList } from './paging.js';
 import type { Budget, Reimbursement, SpendTransaction } from './types.js';
 
 const SPEND_TRANSACTIONS_MAX_PAGE_SIZE = 50;
 const SPEND_MAX_PAGE_SIZE = 100;
 
-export class SpendClient {
-  constructor(
-    private readonly http: BillHttp,
-    /** Same form as the AP/AR base (…/connect); paths are appended as /v3/spend/... */
-    private readonly baseUrl: string,
-    private readonly apiToken: string,
-    private readonly run: RunOptions,
-  ) {}
-
-  readonly transactions = {
-    /** Newest first, receipts included (so "missing receipts" can be computed); `occurredFrom` is occurredTime:gte. */
-    list: (q: ListOptions & { occurredFrom?: string | Date } = {}): PagedList<SpendTransaction> => {
-      const filters = q.occurredFrom === undefined ? undefined : filterTerm('occurredTime', 'gte', q.occurredFrom);
-      const query = { sort: 'occurredTime:desc', filters, includeReceipts: true };
-      return this.list('/v3/spend/transactions', q, SPEND_TRANSACTIONS_MAX_PAGE_SIZE, query);
-    },
-    get: (id: string) => this.get<SpendTransaction>('/v3/spend/transactions', 'transaction', id),
-  };
-
-  readonly reimbursements = {
-    /** Newest submitted first. */
-    list: (q: ListOptions = {}): PagedList<Reimbursement> =>
-      this.list('/v3/spend/reimbursements', q, SPEND_MAX_PAGE_SIZE, { sort: 'submittedTime:desc' }),
-    get: (id: string) => this.get<Reimbursement>('/v3/spend/reimbursements', 'reimbursement', id),
-  };
-
-  readonly budgets = {
-    list: (q: ListOptions & { retired?: boolean } = {}): PagedList<Budget> => {
-      const filters = q.retired === undefined ? undefined : filterTerm('retired', 'eq', q.retired);
-      return this.list('/v3/spend/budgets', q, SPEND_MAX_PAGE_SIZE, { filters });
-    },
-    get: (id: string) => this.get<Budget>('/v3/spend/budgets', 'budget', id),
-  };
+/** `baseUrl` has the form of the AP/AR base (…/connect); paths are appended as /v3/spend/... */
+export function spendClient(http: BillHttp, baseUrl: string, apiToken: string, run: RunOptions) {
+  const send = <T = unknown>(req: Pick<BillRequest, 'path' | 'route' | 'query'>) =>
+    http.send<T>({
+      ...req,
+      method: 'GET',
+      baseUrl,
+      idempotent: true,
+      headers: () => ({ apiToken }),
+      upstream: { service: 'spend', token: apiToken },
+      run,
+    });
 
   /** `query`: sort, filters and other parameters beside the page size and the cursor. */
-  private list<T>(path: string, o: ListOptions, cap: number, query: BillRequest['query']): PagedList<T> {
+  function list<T>(path: string, o: ListOptions, cap: number, query: BillRequest['query']): PagedList<T> {
     const max = pageSize(o, cap);
     const route = `GET ${path}`;
-    return new PagedList<T>(route, (nextPage) => this.send({ path, route, query: { max, nextPage, ...query } }), o);
+    return pagedList<T>(route, (nextPage) => send({ path, route, query: { max, nextPage, ...query } }), o);
   }
 
   /** S&E ids may be UUIDs or base64 ids (with '=', '+', '/'): those are allowed and percent-encoded into the path. */
-  private get<T>(path: string, kind: string, id: string): Promise<T> {
+  function get<T>(path: string, kind: string, id: string): Promise<T> {
     if (!/^[A-Za-z0-9_=+/-]{1,128}$/.test(id)) throw new FilterValueError(`${kind} id`, 'not a Spend & Expense id');
-    return this.send<T>({ path: `${path}/${encodeURIComponent(id)}`, route: `GET ${path}/{id}` });
+    return send<T>({ path: `${path}/${encodeURIComponent(id)}`, route: `GET ${path}/{id}` });
   }
 
-  private send<T = unknown>(req: Pick<BillRequest, 'path' | 'route' | 'query'>): Promise<T> {
-    return this.http.send<T>({
-      ...req,
-      method: 'GET',
-      baseUrl: this.baseUrl,
-      idempotent: true,
-      headers: () => ({ apiToken: this.apiToken }),
-      upstream: { service: 'spend', token: this.apiToken },
-      run: this.run,
-    });
-  }
+  return {
+    transactions: {
+      /** Newest first, receipts included (so "missing receipts" can be computed); `occurredFrom` is occurredTime:gte. */
+      list: (q: ListOptions & { occurredFrom?: string } = {}): PagedList<SpendTransaction> => {
+        const filters = q.occurredFrom === undefined ? undefined : filterTerm('occurredTime', 'gte', q.occurredFrom);
+        const query = { sort: 'occurredTime:desc', filters, includeReceipts: true };
+        return list('/v3/spend/transactions', q, SPEND_TRANSACTIONS_MAX_PAGE_SIZE, query);
+      },
+      get: (id: string) => get<SpendTransaction>('/v3/spend/transactions', 'transaction', id),
+    },
+    reimbursements: {
+      /** Newest submitted first. */
+      list: (q: ListOptions = {}): PagedList<Reimbursement> =>
+        list('/v3/spend/reimbursements', q, SPEND_MAX_PAGE_SIZE, { sort: 'submittedTime:desc' }),
+      get: (id: string) => get<Reimbursement>('/v3/spend/reimbursements', 'reimbursement', id),
+    },
+    budgets: {
+      list: (q: ListOptions & { retired?: boolean } = {}): PagedList<Budget> => {
+        const filters = q.retired === undefined ? undefined : filterTerm('retired', 'eq', q.retired);
+        return list('/v3/spend/budgets', q, SPEND_MAX_PAGE_SIZE, { filters });
+      },
+      get: (id: string) => get<Budget>('/v3/spend/budgets', 'budget', id),
+    },
+  };
 }
+
+export type SpendClient = ReturnType<typeof spendClient>;

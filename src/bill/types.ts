@@ -88,10 +88,8 @@ export interface Payment extends Omit<BillRecord, 'archived'> {
   processDate: string;
   /** Seen: APPROVING, SCHEDULED, PAID, CANCELLED. */
   status: string;
-  /**
-   * The unified payment lifecycle: SCHEDULED -> FUNDING_STARTED -> PROCESSED -> SENT -> DELIVERED -> CLEARED,
-   * plus CANCELED, VOIDED, FUNDING_FAILED_*, DISBURSEMENT_*, FUNDS_ESCHEATED, EXPIRING, VOID_PENDING.
-   */
+  /** The unified payment lifecycle: SCHEDULED -> FUNDING_STARTED -> PROCESSED -> SENT -> DELIVERED -> CLEARED, plus
+   * CANCELED, VOIDED, FUNDING_FAILED_*, DISBURSEMENT_*, FUNDS_ESCHEATED, EXPIRING, VOID_PENDING. */
   singleStatus: string;
 }
 

@@ -9,6 +9,7 @@
 // - payment.updated carries `billIds` and the single-status value in `status` (the API's Payment shape has
 //   `billPayments` and `singleStatus`; both are read).
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
 
 export const SIGNATURE_HEADER = 'x-bill-sha-signature';
 
@@ -32,11 +33,14 @@ export function signatureMatches(raw: Buffer, digest: Buffer, securityKey: strin
   return timingSafeEqual(expected, digest);
 }
 
-const METADATA_FIELDS = ['eventId', 'subscriptionId', 'organizationId', 'eventType', 'version'] as const;
-type NotificationMetadata = Record<(typeof METADATA_FIELDS)[number], string>;
+/** Ids and type names BILL sends are short (anything longer is not a BILL notification) and printable ASCII only: they
+ * become store keys and log fields. A number is read as its digits. */
+const PRINTABLE = /^[\x21-\x7e]{1,200}$/;
+const Field = z.union([z.string(), z.number().finite().transform(String)]).pipe(z.string().trim().regex(PRINTABLE));
+const Metadata = z.object({ eventId: Field, subscriptionId: Field, organizationId: Field, eventType: Field, version: Field });
 
 export interface BillNotification {
-  metadata: NotificationMetadata;
+  metadata: z.infer<typeof Metadata>;
   /** The payload key of the record: bill, invoice, payment, vendor, autopay, transaction... */
   entityKey: string | undefined;
   entity: Record<string, unknown>;
@@ -46,27 +50,15 @@ export interface BillNotification {
 
 type ParseResult = { ok: true; notification: BillNotification } | { ok: false; problem: string };
 
-/** Ids and type names BILL sends are short; anything longer is not a BILL notification. */
-const MAX_FIELD = 200;
-
 /** Drops keys that could pollute prototypes before anything reads the object. */
 const reviver = (key: string, value: unknown): unknown => (['__proto__', 'constructor', 'prototype'].includes(key) ? undefined : value);
 
 const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-function field(meta: Record<string, unknown>, name: keyof NotificationMetadata): string | undefined {
-  const v = meta[name];
-  const s = typeof v === 'number' && Number.isFinite(v) ? String(v) : v;
-  if (typeof s !== 'string') return undefined;
-  const t = s.trim();
-  // Printable ASCII only: these become store keys and log fields.
-  return t !== '' && t.length <= MAX_FIELD && /^[\x21-\x7e]+$/.test(t) ? t : undefined;
-}
-
 /** Only the metadata, for finding the subscription whose key must verify the body. Never trusted beyond that. */
 export function peekSubscriptionId(raw: Buffer): string | undefined {
   const body = parseBody(raw);
-  return typeof body !== 'string' && isRecord(body.metadata) ? field(body.metadata, 'subscriptionId') : undefined;
+  return typeof body !== 'string' && isRecord(body.metadata) ? Field.safeParse(body.metadata.subscriptionId).data : undefined;
 }
 
 /** The body as a JSON object (after a byte-order mark, or JSON-escaped in a string as BILL's docs warn), or what is wrong. */
@@ -87,14 +79,9 @@ function parseBody(raw: Buffer): Record<string, unknown> | string {
 export function parseNotification(raw: Buffer): ParseResult {
   const body = parseBody(raw);
   if (typeof body === 'string') return { ok: false, problem: body };
-  const meta = body.metadata;
-  if (!isRecord(meta)) return { ok: false, problem: 'metadata is missing' };
-  const metadata: Partial<NotificationMetadata> = {};
-  for (const name of METADATA_FIELDS) {
-    const v = field(meta, name);
-    if (v === undefined) return { ok: false, problem: `metadata.${name} is missing or malformed` };
-    metadata[name] = v;
-  }
+  if (!isRecord(body.metadata)) return { ok: false, problem: 'metadata is missing' };
+  const metadata = Metadata.safeParse(body.metadata);
+  if (!metadata.success) return { ok: false, problem: `metadata.${metadata.error.issues[0]?.path[0]} is missing or malformed` };
   const [entityKey, entity] = Object.entries(body).find(([k, v]) => k !== 'metadata' && k !== 'errors' && isRecord(v)) ?? [];
   const errors = Array.isArray(body.errors)
     ? body.errors
@@ -106,7 +93,7 @@ export function parseNotification(raw: Buffer): ParseResult {
         }))
     : [];
   const notification = {
-    metadata: metadata as NotificationMetadata,
+    metadata: metadata.data,
     entityKey: entityKey?.slice(0, 60),
     entity: (entity ?? {}) as Record<string, unknown>,
     errors,

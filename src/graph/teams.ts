@@ -3,6 +3,7 @@
 // Both go through the shared limiter, sit through Retry-After, and fail with a typed GraphApiError.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
+import { z } from 'zod';
 import { readCapped } from '../infra/bodies.js';
 import { dropOldest } from '../infra/bounded.js';
 import type { Clock } from '../infra/clock.js';
@@ -52,6 +53,7 @@ const MAX_RETRIES = 2;
 interface GraphResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
+  /** Undefined when the body was empty or not JSON (the status says what happened). */
   json: unknown;
 }
 
@@ -77,15 +79,15 @@ function graphError(res: GraphResponse): GraphApiError {
   );
 }
 
-/** What billbridge keeps of a Graph team. */
-export interface TeamInfo {
-  displayName: string;
-  description: string | null;
-  isArchived: boolean | null;
-  tenantId: string | null;
-  /** When Graph answered (ms since epoch). */
-  fetchedAt: number;
-}
+/** What billbridge keeps of a Graph team: a field Graph left out or sent as another type reads as null (the name as ''). */
+const GraphTeam = z.object({
+  displayName: z.string().catch(''),
+  description: z.string().nullable().catch(null),
+  isArchived: z.boolean().nullable().catch(null),
+  tenantId: z.string().nullable().catch(null),
+});
+/** `fetchedAt`: when Graph answered (ms since epoch). */
+export type TeamInfo = z.infer<typeof GraphTeam> & { fetchedAt: number };
 
 const GUID = /^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$/;
 /** Renew this long before expiry (tokens live about an hour), so no call goes out with a token about to lapse. */
@@ -170,15 +172,9 @@ export class GraphTeams {
         operation: 'getTeam',
       });
       if (res.status === 200) {
-        const t = (res.json ?? {}) as Record<string, unknown>;
-        const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-        return {
-          displayName: str(t.displayName) ?? '',
-          description: str(t.description),
-          isArchived: typeof t.isArchived === 'boolean' ? t.isArchived : null,
-          tenantId: str(t.tenantId),
-          fetchedAt: this.deps.clock.now(),
-        };
+        // An answer that is not an object reads as a team with nothing known.
+        const team = GraphTeam.safeParse(res.json).data ?? GraphTeam.parse({});
+        return { ...team, fetchedAt: this.deps.clock.now() };
       }
       if (res.status !== 401 || renewed) throw graphError(res);
       // Revoked or expired early: one more try with a new token. The refused one opens nothing, so needs no scrubbing.
@@ -189,10 +185,8 @@ export class GraphTeams {
     }
   }
 
-  /**
-   * One request (a POST when it has a body) under the limiter; 429, 503 and 504 are retried after Retry-After (also told
-   * to the limiter, so every caller of that budget waits) or a short backoff. Other statuses go back to the caller.
-   */
+  /** One request (a POST when it has a body) under the limiter; 429, 503 and 504 are retried after Retry-After (told to the
+   * limiter too, so every caller of that budget waits) or a short backoff. */
   private async send(opts: {
     upstream: Upstream;
     url: string;
@@ -226,7 +220,6 @@ export class GraphTeams {
         }
         if (text === undefined)
           throw new GraphApiError('network', 'TooLarge', 0, `${opts.operation}: answer too large (over ${MAX_BODY_BYTES} bytes)`);
-        // An empty or non-JSON body reads as undefined (the status says what happened).
         let json: unknown;
         try {
           json = JSON.parse(text);

