@@ -7,7 +7,7 @@ import { BillApiError, InputError } from '../../errors.js';
 import { BillFilter } from '../../bill/filters.js';
 import type { Bill } from '../../bill/types.js';
 import { answerKey } from '../../mirror/answers.js';
-import { isOwedBill, type PartyInfo } from '../../mirror/records.js';
+import { isOwedBill, keepBill, type PartyInfo } from '../../mirror/records.js';
 import { billCard, billMatchesCard, billsDueCard, billsOverdueCard } from './cards.js';
 import { addDays, calendarDay } from '../../infra/calendar.js';
 import { indexBuildingCard } from '../../cards/list.js';
@@ -154,18 +154,18 @@ const BILL_ID = /^00n[A-Za-z0-9]{5,61}$/;
 const BILL_HINT =
   "Type **bill** and the vendor's invoice number or the BILL id, e.g. **bill ACM-12345**. To browse a vendor's bills, type **vendor {name}**.";
 
-/** A bill by its BILL id: from the org's mirror once it holds every bill, else asked of BILL and kept like a record. */
+/** A bill by its BILL id: from the org's mirror once it holds every bill, else asked of BILL and kept as the mirror keeps it. */
 async function billById(ctx: CommandContext, deps: PayablesDeps, orgId: string, id: string) {
   try {
     const held = await deps.mirror.byId(orgId, 'bill', id, mirrorRead(ctx, deps, 'bill'));
     if (held) return { rows: [held.record], refreshedAt: held.refreshedAt };
-    const got = await cachedAnswer(ctx, deps, answerKey('bill', { id }), ['bill'], () => orgClient(deps, orgId).bills.get(id), true);
-    return { rows: [got.value], refreshedAt: got.fetchedAt };
+    const ask = async () => keepBill(await orgClient(deps, orgId).bills.get(id));
+    const got = await cachedAnswer(ctx, deps, answerKey('bill', { id }), ['bill'], ask, true);
+    if (got.value) return { rows: [got.value], refreshedAt: got.fetchedAt };
   } catch (err) {
-    if (err instanceof BillApiError && err.category === 'notFound')
-      throw new InputError(`No bill with BILL id ${shortId(id)}`, BILL_HINT, `bill ${id}`);
-    throw err;
+    if (!(err instanceof BillApiError && err.category === 'notFound')) throw err;
   }
+  throw new InputError(`No bill with BILL id ${shortId(id)}`, BILL_HINT, `bill ${id}`);
 }
 
 export const billCommand: Command<PayablesDeps> = {
