@@ -2,10 +2,10 @@
 // bypasses, names and currencies by id, argument parsing. Each helper takes the few parts it reads, passed explicitly.
 import type { BillOrgClient } from '../bill/api.js';
 import type { BillGateway } from '../bill/gateway.js';
-import type { Answer } from '../mirror/answers.js';
+import { answerKey, type Answer } from '../mirror/answers.js';
 import type { Mirror, ReadOptions } from '../mirror/mirror.js';
-import type { EntityKind, Kind, PartyInfo, PartyKind } from '../mirror/records.js';
-import { InputError, NotBound } from '../errors.js';
+import { SPECS, type EntityKind, type Kind, type PartyInfo, type PartyKind } from '../mirror/records.js';
+import { BillApiError, InputError, NotBound } from '../errors.js';
 import { dateInZone } from '../infra/calendar.js';
 import type { ListContext } from '../cards/list.js';
 import { shorten } from '../cards/card.js';
@@ -86,6 +86,24 @@ export async function cachedAnswer<T>(
   if (ctx.input.refresh) deps.mirror.dropAnswer(orgId, key);
   const ttlS = object ? deps.settings.cache.objectTtlS : listTtlS(deps, orgId, entities);
   return deps.mirror.answers.get(orgId, key, { ttlS, kinds: entities }, load);
+}
+
+type ByIdDeps = WithSettings & { bill: Pick<BillGateway, 'org'>; mirror: Pick<Mirror, 'byId' | 'answers' | 'dropAnswer'> };
+
+/** A record by its BILL id: from the org's mirror once it holds every record of the kind, else asked of BILL (kept like a
+ * record, as the mirror keeps it); undefined when BILL has none. */
+export async function findById<K extends Kind>(ctx: CommandContext, deps: ByIdDeps, kind: K, id: string) {
+  const orgId = boundOrg(ctx);
+  try {
+    const held = await deps.mirror.byId(orgId, kind, id, mirrorRead(ctx, deps, kind));
+    if (held) return { ...held, fromMirror: true };
+    const ask = async () => SPECS[kind].keep(await SPECS[kind].get(orgClient(deps, orgId), id));
+    const got = await cachedAnswer(ctx, deps, answerKey(kind, { id }), [kind], ask, true);
+    return got.value && { record: got.value, refreshedAt: got.fetchedAt, fromMirror: false };
+  } catch (err) {
+    if (err instanceof BillApiError && err.category === 'notFound') return undefined;
+    throw err;
+  }
 }
 
 /** Names and currencies for these vendor/customer ids, from the org's mirror (one call per 100 it does not hold yet). */

@@ -2,9 +2,8 @@
 // matches with their open bills or invoices and balance; several matches -> a card to pick one. Open items come from the
 // org's mirror once built, else from a list BILL filters by vendorId / customerId. The typed name reaches the filter through
 // BillFilter, which refuses (FilterValueError -> a card, nothing sent) anything that could change the filter's meaning.
-import { BillApiError, InputError } from '../../errors.js';
+import { InputError } from '../../errors.js';
 import { BillFilter } from '../../bill/filters.js';
-import type { BillOrgClient } from '../../bill/api.js';
 import type { Bill, Customer, Invoice, Vendor } from '../../bill/types.js';
 import { answerKey } from '../../mirror/answers.js';
 import { amountDue } from '../payables/cards.js';
@@ -18,11 +17,11 @@ import type { PartyKind } from '../../mirror/records.js';
 import type { Command, CommandContext } from '../types.js';
 import { invitable } from '../network/cards.js';
 import { customerStatusKey, type NetworkInvites } from '../network/invite.js';
-import { boundOrg, cachedAnswer, listContext, mirrorRead, orgClient, resolveParties, textArgument, todayOf } from '../finance.js';
+import { boundOrg, cachedAnswer, listContext, mirrorRead, orgClient, findById, resolveParties, textArgument, todayOf } from '../finance.js';
 
 /** What `vendor` and `customer` read: the org's mirror of parties, bills and invoices; BILL while it is not built. */
 export interface PartiesDeps extends Pick<PayablesDeps, 'bill' | 'settings'> {
-  mirror: Pick<Mirror, 'search' | 'confirm' | 'rows' | 'prepare' | 'names' | 'answers' | 'dropAnswer'>;
+  mirror: Pick<Mirror, 'search' | 'confirm' | 'rows' | 'byId' | 'prepare' | 'names' | 'answers' | 'dropAnswer'>;
   /** The "Invite to the BILL network" button; undefined without SECRETS_KEY (invitations run as the person). */
   invites: Pick<NetworkInvites, 'button'> | undefined;
 }
@@ -32,9 +31,6 @@ const PARTY_ID: Record<PartyKind, RegExp> = { vendor: /^009[A-Za-z0-9]{5,61}$/, 
 
 /** Matches read per search; more are reported as "100+". */
 const MAX_MATCHES = 100;
-
-/** BILL's vendors or customers: the two take the same arguments. */
-const partiesOf = (org: BillOrgClient, kind: PartyKind) => (kind === 'vendor' ? org.vendors : org.customers);
 
 /** A name as a command line reads it, in any case: a line loses trailing punctuation and doubled spaces (parse.ts), so
  * "vendor Zeta Inc." (typed, or a button's) asks for "Zeta Inc" and must still name "Zeta Inc." exactly. */
@@ -58,8 +54,8 @@ export function rankMatches<T extends { name: string; id: string }>(typed: strin
  * (kept like a list) while it builds. `fromMirror`: balances that may have moved are confirmed before they are shown. */
 async function search(ctx: CommandContext, deps: PartiesDeps, orgId: string, kind: PartyKind, typed: string) {
   // A BILL id (what buttons, search and look-up run for a name BILL's filter cannot carry, see partyArgument).
-  const byId = PARTY_ID[kind].test(typed) ? await partyById(ctx, deps, orgId, kind, typed) : undefined;
-  if (byId) return byId;
+  const byId = PARTY_ID[kind].test(typed) ? await findById(ctx, deps, kind, typed) : undefined;
+  if (byId) return { items: [byId.record], more: false, fetchedAt: byId.refreshedAt, fromMirror: byId.fromMirror };
   // Built before the mirror or a kept answer is consulted, so a refused name never reaches BILL.
   new BillFilter().add('name', 'sw', typed);
   const warm = await deps.mirror.search(orgId, kind, typed, mirrorRead(ctx, deps, kind));
@@ -68,26 +64,13 @@ async function search(ctx: CommandContext, deps: PartiesDeps, orgId: string, kin
   }
   deps.mirror.prepare(orgId, kind);
   const got = await cachedAnswer(ctx, deps, answerKey(`${kind}s.sw`, { prefix: typed }), [kind], async () => {
-    const { items, truncated } = await partiesOf(orgClient(deps, orgId), kind)
+    const org = orgClient(deps, orgId);
+    const { items, truncated } = await (kind === 'vendor' ? org.vendors : org.customers)
       .list({ nameStartsWith: typed, archived: false, pageSize: MAX_MATCHES, maxPages: 1 })
       .all();
     return { items, more: truncated };
   });
   return { ...got.value, fetchedAt: got.fetchedAt, fromMirror: false };
-}
-
-/** The party with this BILL id: from the org's mirror, or (not built yet) read from BILL and kept like a record; undefined if none. */
-async function partyById(ctx: CommandContext, deps: PartiesDeps, orgId: string, kind: PartyKind, id: string) {
-  const held = await deps.mirror.rows(orgId, kind, { ...mirrorRead(ctx, deps, kind), whileBuilding: 'skip', where: (p) => p.id === id });
-  if (!('building' in held))
-    return held.rows.length > 0 ? { items: held.rows, more: false, fetchedAt: held.refreshedAt, fromMirror: true } : undefined;
-  try {
-    const got = await cachedAnswer(ctx, deps, answerKey(kind, { id }), [kind], () => partiesOf(orgClient(deps, orgId), kind).get(id), true);
-    return got.value.archived ? undefined : { items: [got.value], more: false, fetchedAt: got.fetchedAt, fromMirror: false };
-  } catch (err) {
-    if (err instanceof BillApiError && err.category === 'notFound') return undefined;
-    throw err;
-  }
 }
 
 /** `vendor` or `customer`: besides its command line, the open items shown with a match, and the card of one match. */

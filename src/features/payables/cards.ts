@@ -21,11 +21,6 @@ export function vendorName(bill: { vendorName?: string; vendorId?: string }): st
   return bill.vendorName || `Vendor ${shortId(bill.vendorId ?? '')}`;
 }
 
-/** The entries of a list in a BILL record (approvers, line items, payments) as BILL may send them: null or without fields. */
-export function sentEntries<T>(list: T[] | undefined): Array<Partial<T> | null | undefined> {
-  return Array.isArray(list) ? [...list] : [];
-}
-
 export function amountDue(bill: Pick<Bill, 'dueAmount' | 'amount'>): number {
   return typeof bill.dueAmount === 'number' ? bill.dueAmount : bill.amount;
 }
@@ -218,20 +213,20 @@ export function billCard(input: ApCardContext & { bill: Bill; command: string })
   const vendorArgument = partyArgument({ id: bill.vendorId || undefined, name });
   const late = open && bill.dueDate && daysBetween(bill.dueDate.slice(0, 10), today) > 0;
   const sections: DetailCardSpec['sections'] = [];
-  const approvers = sentEntries(bill.approvers).sort((a, b) => (a?.approverOrder ?? 0) - (b?.approverOrder ?? 0));
+  const approvers = [...(bill.approvers ?? [])].sort((a, b) => a.approverOrder - b.approverOrder);
   if (approvers.length > 0) {
     const lines = approvers.slice(0, 8).map((a, i): [string, string] => {
-      const day = instantDate(a?.statusChangedTime, fmt);
+      const day = instantDate(a.statusChangedTime, fmt);
       const when = day ? ` (${day})` : '';
-      return [`Approver ${i + 1}`, `${codeWords(a?.status)}${when} · user ${shortId(a?.userId ?? '')}`];
+      return [`Approver ${i + 1}`, `${codeWords(a.status)}${when} · user ${shortId(a.userId)}`];
     });
     if (approvers.length > 8) lines.push(['…', `${approvers.length - 8} more`]);
     sections.push({ heading: 'Approvers', facts: lines });
   }
-  const items = sentEntries(bill.billLineItems);
+  const items = bill.billLineItems ?? [];
   if (items.length > 0) {
-    const lines = items.slice(0, 5).map((li): [string, string] => [li?.description || 'Line item', m(li?.amount)]);
-    if (items.length > 5) lines.push([`${items.length - 5} more lines`, m(items.slice(5).reduce((s, li) => s + (li?.amount ?? 0), 0))]);
+    const lines = items.slice(0, 5).map((li): [string, string] => [li.description || 'Line item', m(li.amount)]);
+    if (items.length > 5) lines.push([`${items.length - 5} more lines`, m(items.slice(5).reduce((s, li) => s + li.amount, 0))]);
     sections.push({ heading: `Line items (${items.length})`, facts: lines });
   } else if (bill.description) {
     sections.push({ note: bill.description, separator: true });

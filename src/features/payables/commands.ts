@@ -3,7 +3,7 @@
 // Answered from the org's mirror of open bills, filtered by due date in BOT_TIMEZONE; until it is built, BILL filters a
 // list (dueDate, paymentStatus, archived) while the build starts in the background: never a full scan for a list answer.
 // "Unpaid" is paymentStatus ne PAID (any partial status BILL may add still owes money); nothing left due is left out.
-import { BillApiError, InputError } from '../../errors.js';
+import { InputError } from '../../errors.js';
 import { BillFilter } from '../../bill/filters.js';
 import type { Bill } from '../../bill/types.js';
 import { answerKey } from '../../mirror/answers.js';
@@ -23,6 +23,7 @@ import {
   noArguments,
   mirrorRead,
   orgClient,
+  findById,
   resolveParties,
   numberArgument,
   todayOf,
@@ -154,18 +155,11 @@ const BILL_ID = /^00n[A-Za-z0-9]{5,61}$/;
 const BILL_HINT =
   "Type **bill** and the vendor's invoice number or the BILL id, e.g. **bill ACM-12345**. To browse a vendor's bills, type **vendor {name}**.";
 
-/** A bill by its BILL id: from the org's mirror once it holds every bill, else asked of BILL and kept like a record. */
-async function billById(ctx: CommandContext, deps: PayablesDeps, orgId: string, id: string) {
-  try {
-    const held = await deps.mirror.byId(orgId, 'bill', id, mirrorRead(ctx, deps, 'bill'));
-    if (held) return { rows: [held.record], refreshedAt: held.refreshedAt };
-    const got = await cachedAnswer(ctx, deps, answerKey('bill', { id }), ['bill'], () => orgClient(deps, orgId).bills.get(id), true);
-    return { rows: [got.value], refreshedAt: got.fetchedAt };
-  } catch (err) {
-    if (err instanceof BillApiError && err.category === 'notFound')
-      throw new InputError(`No bill with BILL id ${shortId(id)}`, BILL_HINT, `bill ${id}`);
-    throw err;
-  }
+/** A bill by its BILL id, from the org's mirror or BILL. */
+async function billById(ctx: CommandContext, deps: PayablesDeps, id: string) {
+  const got = await findById(ctx, deps, 'bill', id);
+  if (!got) throw new InputError(`No bill with BILL id ${shortId(id)}`, BILL_HINT, `bill ${id}`);
+  return { rows: [got.record], refreshedAt: got.refreshedAt };
 }
 
 export const billCommand: Command<PayablesDeps> = {
@@ -180,7 +174,7 @@ export const billCommand: Command<PayablesDeps> = {
     const orgId = boundOrg(ctx);
     const command = `bill ${typed}`;
     const found = BILL_ID.test(typed)
-      ? await billById(ctx, deps, orgId, typed)
+      ? await billById(ctx, deps, typed)
       : await deps.mirror.lookup(orgId, 'bill', typed, mirrorRead(ctx, deps, 'bill'));
     if ('building' in found)
       return indexBuildingCard({ ...listContext(ctx, deps, command, ctx.now.getTime()), what: 'bills', indexed: found.building });

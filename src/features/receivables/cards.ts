@@ -4,7 +4,7 @@ import { executeAction, shortId, type CardReply } from '../../cards/card.js';
 import { byCurrency, verticalBarChart } from '../../cards/chart.js';
 import { calendarDate, daysBetween, money, sum } from '../../cards/format.js';
 import { calendarDay } from '../../infra/calendar.js';
-import { AGING_BUCKETS, agingBucket, partyArgument, sentEntries } from '../payables/cards.js';
+import { AGING_BUCKETS, agingBucket, partyArgument } from '../payables/cards.js';
 import { detailCard, listCard, plainFacts, type AsOf, type DetailCardSpec, type ListContext } from '../../cards/list.js';
 import { codeWords, count, invoiceStatusWords, moneyTotal } from '../../cards/words.js';
 
@@ -27,13 +27,11 @@ export function invoiceCard(input: ArCardContext & { invoice: Invoice; command: 
   const m = (n: number | undefined) => money(n ?? 0, customer?.currency, fmt.locale);
   const status = invoiceStatusWords(inv, today);
   const sections: DetailCardSpec['sections'] = [];
-  const payments = sentEntries(inv.payments)
-    .filter((p) => typeof p?.amount === 'number')
-    .map((p) => ({ amount: p?.amount ?? 0, date: p?.date, status: p?.status }));
+  const payments = inv.payments ?? [];
   if (payments.length > 0) {
     const received = sum(payments.filter((p) => p.status !== 'VOID').map((p) => p.amount));
     const lines = [...payments]
-      .sort((a, b) => String(b.date).localeCompare(String(a.date)))
+      .sort((a, b) => b.date.localeCompare(a.date))
       .slice(0, 6)
       .map((p): [string, string] => [calendarDate(p.date, fmt.locale), `${m(p.amount)} · ${codeWords(p.status)}`]);
     if (payments.length > 6) lines.push(['…', `${payments.length - 6} more`]);
@@ -41,9 +39,9 @@ export function invoiceCard(input: ArCardContext & { invoice: Invoice; command: 
   } else {
     sections.push({ note: 'No payments received yet.', separator: true });
   }
-  const items = sentEntries(inv.invoiceLineItems);
+  const items = inv.invoiceLineItems ?? [];
   if (items.length > 0) {
-    const shown = items.slice(0, 4).map((li) => li?.description || 'Line item');
+    const shown = items.slice(0, 4).map((li) => li.description || 'Line item');
     sections.push({ note: `Lines: ${shown.join('; ')}${items.length > 4 ? `; and ${items.length - 4} more` : ''}` });
   }
   return detailCard({
