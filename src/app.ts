@@ -141,8 +141,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   registerLimiterMetrics(metrics, limiter, config.metrics.token || randomBytes(32));
   const audit = new AuditTrail({ store: state, clock, log, scrub: (text) => secrets.scrub(text) });
   const backend: { kind: 'sandbox' | 'bill'; baseUrl: string } = { kind: sandbox ? 'sandbox' : 'bill', baseUrl: config.bill.baseUrl };
-  // Single-org: every team uses BILL_ORG_ID (the sandbox's demo org without credentials); multi-org: links only.
   const access = accessPolicy(config);
+  // Single-org: every team uses BILL_ORG_ID (the sandbox's demo org without credentials); multi-org: links only.
   const orgBindings = new OrgBindings({ config, access, state, clock, defaultOrgId: billUser.orgId });
   const installs = new Installations(state, orgBindings, clock);
   // Undefined in local mode (no app id): status says Graph is skipped.

@@ -97,7 +97,7 @@ describe('Teams throttles a reply', () => {
     const attempts = bot.connector.calls.filter((c) => c.conversationId === conv && c.kind === 'reply');
     expect(attempts.map((c) => c.status)).toEqual([429, 200]);
     expect(reply!.at - attempts[0]!.at).toBeGreaterThanOrEqual(1_000);
-    // The help card itself, not an error card sent by onTurnError after a failed send.
+    // The help card itself, not an error card sent by the route table after a failed send.
     expect(JSON.stringify(ConnectorStandIn.card(reply!))).toContain('billbridge commands');
   });
 });

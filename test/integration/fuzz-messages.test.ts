@@ -164,7 +164,7 @@ describe(`fuzzing /api/messages (seed ${SEED}; set FUZZ_SEED=${SEED} to replay)`
     // 501 is botbuilder's protocol answer to a named invoke the bot does not implement; anything else >= 500 is a bug.
     const serverErrors = all.filter((a) => a.status >= 500 && !(a.status === 501 && a.invoke));
     expect(serverErrors, JSON.stringify(statusCounts(all))).toEqual([]);
-    // No crash hidden behind a 200 either: onTurnError saw nothing, nothing escaped the turn.
+    // No crash hidden behind a 200 either: no route's turn failed, nothing escaped the route table.
     const crashes = open.logs.records().filter((r) => r.msg === 'unhandled error in turn' || r.msg === 'turn failed outside the bot');
     expect(crashes.map((r) => `${r.msg}: ${String(r.err)} ${String(r.stack).split('\n').slice(1, 6).join(' <- ')}`)).toEqual([]);
 
