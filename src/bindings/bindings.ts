@@ -57,7 +57,9 @@ export class OrgBindings {
   readonly allowedOrgIds: readonly string[];
 
   /** `defaultOrgId`: the org of a single-org deployment (BILL_ORG_ID, or the sandbox's demo org without credentials). */
-  constructor(private readonly deps: { config: Config; access: AccessPolicy; state: StateStore; clock: Clock; defaultOrgId?: string }) {
+  constructor(
+    private readonly deps: { config: Config; access: AccessPolicy; state: StateStore; clock: Clock; defaultOrgId: string | undefined },
+  ) {
     this.allowedOrgIds = deps.config.bill.allowedOrgIds;
     this.mode = this.allowedOrgIds.length > 0 ? 'multi' : 'single';
   }

@@ -21,7 +21,7 @@ let store: SqliteStateStore;
 
 function installs(state = store): Installations {
   const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', STATE_DIR: dir });
-  return new Installations(state, new OrgBindings({ config, access: accessPolicy(config), state, clock }), clock);
+  return new Installations(state, new OrgBindings({ config, access: accessPolicy(config), state, clock, defaultOrgId: undefined }), clock);
 }
 
 /** The store, with some of its methods replaced (the others run on the store itself). */
