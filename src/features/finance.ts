@@ -90,16 +90,17 @@ export async function cachedAnswer<T>(
 
 type ByIdDeps = WithSettings & { bill: Pick<BillGateway, 'org'>; mirror: Pick<Mirror, 'byId' | 'answers' | 'dropAnswer'> };
 
-/** A record by its BILL id: from the org's mirror once it holds every record of the kind, else asked of BILL (kept like a
- * record, as the mirror keeps it); undefined when BILL has none. */
+/** A record by its BILL id: from the org's mirror once it holds every record of the kind, else BILL's answer (kept like a
+ * record) read as the mirror keeps it; undefined when BILL has none. */
 export async function findById<K extends Kind>(ctx: CommandContext, deps: ByIdDeps, kind: K, id: string) {
   const orgId = boundOrg(ctx);
   try {
     const held = await deps.mirror.byId(orgId, kind, id, mirrorRead(ctx, deps, kind));
     if (held) return { ...held, fromMirror: true };
-    const ask = async () => SPECS[kind].keep(await SPECS[kind].get(orgClient(deps, orgId), id));
-    const got = await cachedAnswer(ctx, deps, answerKey(kind, { id }), [kind], ask, true);
-    return got.value && { record: got.value, refreshedAt: got.fetchedAt, fromMirror: false };
+    // Kept as BILL sent it: a notification's Refresh keeps its bills under the same key.
+    const got = await cachedAnswer(ctx, deps, answerKey(kind, { id }), [kind], () => SPECS[kind].get(orgClient(deps, orgId), id), true);
+    const record = SPECS[kind].keep(got.value);
+    return record && { record, refreshedAt: got.fetchedAt, fromMirror: false };
   } catch (err) {
     if (err instanceof BillApiError && err.category === 'notFound') return undefined;
     throw err;
