@@ -14,7 +14,6 @@
 //   given) and a bounded number of tries; then a dead letter (NS.deadLetters, shown by `status`).
 // - Instances share the outbox: an event is worked on under a lease (jobs.ts), renewed while its sends wait and
 //   checked right before each send; a worker that lost it neither sends nor writes the event any more.
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../infra/log.js';
 import { BillApiError, errorMessage } from '../errors.js';
 import { NS } from '../infra/state/types.js';
@@ -432,7 +431,10 @@ export function deliveryWorker(deps: WorkerDeps) {
     async stop(): Promise<void> {
       if (kicked) clearImmediate(kicked);
       await passes.stop();
-      await Promise.race([lanesIdle(), sleep(STOP_GRACE_MS, undefined, { ref: false })]);
+      // A kept (ref'd) timer, cleared after: deliveries waiting only on unref'd timers must not let the process exit mid-close.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([lanesIdle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_GRACE_MS)))]);
+      clearTimeout(timer);
     },
 
     /** The outbox's events (those `which` keeps) and their deliveries still to be made. */
