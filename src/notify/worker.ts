@@ -311,14 +311,22 @@ export function deliveryWorker(deps: WorkerDeps) {
     why: { status: number; code?: string; message: string; cause?: SetAside },
   ): Promise<void> => {
     target.state = 'dead';
-    const { eventId, type, orgId } = ev;
-    const { tenantId, teamId, channelId, kind } = sub;
-    const { status, code, cause } = why;
-    const { tries } = target;
-    const reason = why.message.slice(0, 200);
-    const at = clock.now();
-    const letter: DeadLetter = { eventId, type, orgId, tenantId, teamId, channelId, kind, tries, status, code, reason, at, cause };
-    await state.set(NS.deadLetters, `${keyOf(ev)}|${tenantId}|${teamId}|${channelId}`, letter, { ttlMs: DEAD_LETTER_TTL_MS });
+    const letter: DeadLetter = {
+      eventId: ev.eventId,
+      type: ev.type,
+      orgId: ev.orgId,
+      tenantId: sub.tenantId,
+      teamId: sub.teamId,
+      channelId: sub.channelId,
+      kind: sub.kind,
+      tries: target.tries,
+      status: why.status,
+      code: why.code,
+      reason: why.message.slice(0, 200),
+      at: clock.now(),
+      cause: why.cause,
+    };
+    await state.set(NS.deadLetters, `${keyOf(ev)}|${sub.tenantId}|${sub.teamId}|${sub.channelId}`, letter, { ttlMs: DEAD_LETTER_TTL_MS });
   };
 
   /** Queues every pending send of the event that is due and not queued yet; how many were queued. */
