@@ -10,7 +10,6 @@ import type { Config } from '../config.js';
 import { NS, type StateStore } from '../infra/state/types.js';
 import { TenantNotAllowed } from '../errors.js';
 import type { ConversationScope } from '../features/types.js';
-import type { AccessPolicy } from '../features/access.js';
 
 export type BindingMode = 'single' | 'multi';
 
@@ -58,7 +57,13 @@ export class OrgBindings {
 
   /** `defaultOrgId`: the org of a single-org deployment (BILL_ORG_ID, or the sandbox's demo org without credentials). */
   constructor(
-    private readonly deps: { config: Config; access: AccessPolicy; state: StateStore; clock: Clock; defaultOrgId: string | undefined },
+    private readonly deps: {
+      config: Config;
+      access: { tenantAllowed(tenantId: string | undefined): boolean };
+      state: StateStore;
+      clock: Clock;
+      defaultOrgId: string | undefined;
+    },
   ) {
     this.allowedOrgIds = deps.config.bill.allowedOrgIds;
     this.mode = this.allowedOrgIds.length > 0 ? 'multi' : 'single';
