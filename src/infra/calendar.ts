@@ -3,6 +3,7 @@
 import { kept } from './bounded.js';
 
 const formats = new Map<string, Intl.DateTimeFormat>();
+const WALL_CLOCK = { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' } as const;
 
 /** The calendar date (yyyy-MM-dd) of an instant in a time zone: the date its wall clock shows. */
 export function dateInZone(instant: Date | number, timeZone: string): string {
@@ -19,8 +20,7 @@ export function addDays(isoDate: string, days: number): string {
 
 /** Offset of the zone from UTC at an instant, in ms (wall clock minus UTC). */
 export function zoneOffset(instant: number, timeZone: string): number {
-  const options = { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' } as const;
-  const fmt = kept(formats, timeZone, () => new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', ...options }));
+  const fmt = kept(formats, timeZone, () => new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', ...WALL_CLOCK }));
   const parts = fmt.formatToParts(new Date(instant));
   const get = (t: string) => Number(parts.find((p) => p.type === t)?.value ?? 0);
   const wall = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour') % 24, get('minute'), get('second'));
