@@ -114,7 +114,7 @@ export class RedisSessionLedger {
         .run(() => lock.tryAcquire())
         .catch((err: unknown) => {
           // A timed-out acquire may still run once Redis answers again: drop the lock right behind it.
-          this.deps.redis.client.eval(RELEASE_IF, 1, `mutex:${this.key(slot, 'login')}`, lock.identifier).catch(() => undefined);
+          this.deps.redis.eval(RELEASE_IF, [`mutex:${this.key(slot, 'login')}`], [lock.identifier]).catch(() => undefined);
           throw err;
         });
       if (acquired) {
@@ -142,7 +142,7 @@ export class RedisSessionLedger {
 
   /** BILL refused (or we ended) this sessionId: forget it fleet-wide if it is still the shared one (compare-and-swap). */
   async invalidate(slot: Slot, sessionId: string): Promise<void> {
-    await this.deps.redis.run((r) => r.eval(FORGET_IF, 1, this.key(slot, 'session'), this.refOf(sessionId)));
+    await this.deps.redis.eval(FORGET_IF, [this.key(slot, 'session')], [this.refOf(sessionId)]);
   }
 
   /** The session was used now: the fleet shares BILL's sliding idle clock. Best effort, never throws. */
@@ -153,7 +153,7 @@ export class RedisSessionLedger {
     this.lastTouch.set(key, now);
     if (this.lastTouch.size > 10_000) this.lastTouch.clear();
     this.deps.redis
-      .run((r) => r.eval(TOUCH_IF, 1, key, this.refOf(session.sessionId), session.lastUsedAt, BILL_IDLE_EXPIRY_MS))
+      .eval(TOUCH_IF, [key], [this.refOf(session.sessionId), session.lastUsedAt, BILL_IDLE_EXPIRY_MS])
       .catch((err: unknown) =>
         this.deps.log.debug({ orgId: slot.orgId, err: errorMessage(err) }, 'could not share the BILL session idle clock'),
       );
