@@ -100,9 +100,9 @@ export class RedisStateStore implements StateStore {
     const ttlMs = opts?.ttlMs === undefined ? undefined : ttl(opts.ttlMs);
     const args = [
       encode(value),
-      ttlMs === undefined ? '' : String(ttlMs),
-      ttlMs === undefined ? '+inf' : String(now + ttlMs),
-      String(now),
+      ttlMs ?? '',
+      ttlMs === undefined ? '+inf' : now + ttlMs,
+      now,
       mode,
       UNLISTED.has(ns) ? 'unlisted' : 'listed',
       key,
@@ -114,7 +114,7 @@ export class RedisStateStore implements StateStore {
     // A programming error, not an outage: the list keeps no index entry, so entries() could not list it.
     if (!UNLISTED.has(ns)) throw new Error(`State namespace "${ns}" is listable: prepend() is for namespaces read by key`);
     const k = this.key(ns, key);
-    const ttlMs = opts?.ttlMs === undefined ? '' : String(ttl(opts.ttlMs));
+    const ttlMs = opts?.ttlMs === undefined ? '' : ttl(opts.ttlMs);
     await this.conn.eval(PREPEND, [k], [encode(value), Math.max(1, keep), ttlMs]);
   }
 
