@@ -183,7 +183,7 @@ export class Approvals {
       return next;
     };
     const lease = { at: { ns: NS.approvalCards, key: `edit|${clicked.id}` } };
-    const updated = await withEditLock({ store: this.deps.store, clock: this.deps.clock }, lease, async () => {
+    const updated = await withEditLock(this.deps, lease, async () => {
       const state = await this.record(clicked.id);
       return state && marked(state);
     });
