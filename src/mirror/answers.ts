@@ -80,13 +80,14 @@ export class Answers {
   /** Drops the org's answers built from this kind of record (every answer without kind; one answer with key). */
   drop(orgId: string, kind?: EntityKind, key?: string): void {
     this.generations.set(orgId, (this.generations.get(orgId) ?? 0) + 1);
+    const prefix = `${orgId}\u0000`;
     if (key !== undefined) {
-      const id = `${orgId}\u0000${key}`;
+      const id = `${prefix}${key}`;
       if (kind === undefined || this.entries.get(id)?.kinds.includes(kind)) this.entries.delete(id);
       return;
     }
     for (const [id, e] of this.entries) {
-      if (id.startsWith(`${orgId}\u0000`) && (kind === undefined || e.kinds.includes(kind))) this.entries.delete(id);
+      if (id.startsWith(prefix) && (kind === undefined || e.kinds.includes(kind))) this.entries.delete(id);
     }
   }
 

@@ -83,7 +83,7 @@ interface StaleMark {
 }
 
 /** The promise's value, or undefined when it takes longer than ms (the work goes on). */
-function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+export function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
   // A failure after the deadline has nobody waiting: it is logged where the work started, not left unhandled.
   p.catch(() => undefined);
   let timer: NodeJS.Timeout | undefined;

@@ -8,8 +8,8 @@
 //    recorded (also when the outbox held it: BILL's retry after a crash between the two), then 200 — a crash before
 //    the 200 makes BILL retry, one after it leaves the event in the outbox for the worker.
 // The answer comes within ANSWER_WITHIN_MS whatever the state store does (503 otherwise: BILL retries).
-import { setTimeout as delay } from 'node:timers/promises';
 import type { EntityKind } from '../mirror/records.js';
+import { within } from '../mirror/mirror.js';
 import { errorMessage } from '../errors.js';
 import { parseNotification, peekSubscriptionId, signatureDigest, signatureMatches, type BillNotification } from '../bill/webhooks.js';
 import { NS } from '../infra/state/types.js';
@@ -82,15 +82,12 @@ export class WebhookReceiver {
       log.warn('webhook event for an organisation this deployment does not serve; ignored');
       return { status: 200, body: { status: 'ignored', eventId: n.metadata.eventId } };
     }
-    const within = this.deps.answerWithinMs ?? ANSWER_WITHIN_MS;
-    const late = delay(within, 'late' as const, { ref: false });
-    const work = this.store(n, info.entity);
-    // Settles on its own if we answered late; its outcome is logged below either way.
-    work.catch(() => undefined);
+    const ms = this.deps.answerWithinMs ?? ANSWER_WITHIN_MS;
     try {
-      const result = await Promise.race([work, late]);
-      if (result === 'late') {
-        log.warn({ ms: within }, 'webhook not stored in time; answered 503 so BILL retries');
+      // Undefined when not stored in time: the store goes on by itself.
+      const result = await within(this.store(n, info.entity), ms);
+      if (result === undefined) {
+        log.warn({ ms }, 'webhook not stored in time; answered 503 so BILL retries');
         return { status: 503, body: { status: 'retry', error: 'Try again' } };
       }
       if (result === 'duplicate') {

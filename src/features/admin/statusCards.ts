@@ -8,7 +8,7 @@ import type { BindingMode, BindingState } from '../../bindings/bindings.js';
 import type { InstallRecord } from '../../bindings/installations.js';
 import type { ConversationKind } from '../types.js';
 import type { Notifications } from '../../notify/index.js';
-import { describeSchedule } from '../../notify/schedule.js';
+import { scheduleIn } from '../notifications/cards.js';
 import { UNREADABLE_FOR_MS } from '../../notify/worker.js';
 import {
   adaptiveCard,
@@ -291,7 +291,7 @@ export function notificationsSection(s: NotifyStatus, inChannel: boolean, opts: 
   if (inChannel)
     rows.push(
       ['This channel', s.kinds.length > 0 ? s.kinds.join(', ') : 'no subscriptions'],
-      ['Digest', s.digest ? `${describeSchedule(s.digest.schedule)} (${escapeMarkdown(opts.timeZone)})` : 'off'],
+      ['Digest', s.digest ? scheduleIn(s.digest.schedule, opts) : 'off'],
     );
   const next =
     s.outbox.pending > 0 && s.outbox.nextAt !== undefined ? `, next try ${clockTime(Math.max(s.outbox.nextAt, opts.now), opts)}` : '';

@@ -7,6 +7,7 @@ import type { BillGateway } from '../../bill/gateway.js';
 import { BillFilter } from '../../bill/filters.js';
 import type { Bill } from '../../bill/types.js';
 import type { Clock } from '../../infra/clock.js';
+import type { Priority } from '../../infra/limits/types.js';
 import type { Mirror } from '../../mirror/mirror.js';
 import type { ApprovalAudit, AuditTrail } from '../../infra/audit.js';
 import type { OrgBindings } from '../../bindings/bindings.js';
@@ -57,8 +58,6 @@ interface ApprovalsDeps {
   /** The footer note while the sandbox stands in for BILL. */
   note: string | undefined;
 }
-
-type Priority = 'interactive' | 'background';
 
 /** How long a card's buttons keep working. */
 const APPROVAL_CARD_TTL_MS = 14 * 24 * 3_600_000;
@@ -184,7 +183,7 @@ export class Approvals {
       return next;
     };
     const lease = { at: { ns: NS.approvalCards, key: `edit|${clicked.id}` } };
-    const updated = await withEditLock({ store: this.deps.store, clock: this.deps.clock }, lease, async () => {
+    const updated = await withEditLock(this.deps, lease, async () => {
       const state = await this.record(clicked.id);
       return state && marked(state);
     });

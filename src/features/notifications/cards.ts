@@ -5,6 +5,7 @@ import type { DigestContent, DigestRow } from '../../notify/digests.js';
 import type { EntityKind } from '../../mirror/records.js';
 import { networkStatusWords } from '../network/cards.js';
 import { obj, paymentBillIds, vendorOf } from '../../notify/project.js';
+import { describeSchedule, type DigestSchedule } from '../../notify/schedule.js';
 import {
   adaptiveCard,
   escapeMarkdown,
@@ -27,6 +28,10 @@ import { codeWords, count, moneyTotal } from '../../cards/words.js';
 
 /** `note`: the footer note, e.g. "Demo organisation — simulated data". */
 export type PresenterOptions = FormatOptions & { note?: string };
+
+/** A digest's schedule with the bot's time zone: "every day at 09:00 (Europe/London)". */
+export const scheduleIn = (schedule: DigestSchedule, fmt: { timeZone: string }): string =>
+  `${describeSchedule(schedule)} (${escapeMarkdown(fmt.timeZone)})`;
 
 export const REFRESH_VERB = 'notify.refresh';
 

@@ -8,7 +8,7 @@ import { WEBHOOK_PATH, WebhookSetupError } from '../../notify/setup.js';
 import type { Notifications } from '../../notify/index.js';
 import type { ChannelTarget, ConversationRef } from '../../notify/types.js';
 import { adaptiveCard, clipped, escapeMarkdown, executeAction, facts, text, title, type CardElement } from '../../cards/card.js';
-import { digestCard } from './cards.js';
+import { digestCard, scheduleIn } from './cards.js';
 import { dateTime } from '../../cards/format.js';
 import { auditAdmin, auditOrUndo } from '../audit.js';
 import type { AccessPolicy } from '../access.js';
@@ -72,10 +72,6 @@ const formatOf = (ctx: CommandContext, deps: NotificationsDeps) => ({
   locale: ctx.locale ?? deps.settings.locale,
   timeZone: deps.settings.timeZone,
 });
-
-/** "every day at 09:00 (Europe/London)". */
-const scheduleIn = (schedule: DigestSchedule, fmt: { timeZone: string }) =>
-  `${describeSchedule(schedule)} (${escapeMarkdown(fmt.timeZone)})`;
 
 /** A card that only says one thing: a title, a sentence and its summary. */
 const notice = (heading: string, words: string, summary: string) => adaptiveCard([title(heading), text(words)], { summary });
