@@ -161,6 +161,8 @@ export function table(columns: TableColumn[], rows: string[][], opts: { rowColor
         };
   const header = (i: number, right = {}) => ({ type: 'TextBlock', text: columns[i]?.header ?? '', weight: 'Bolder', wrap: true, ...right });
   const items = figureAt > 0 ? [nameAndFigure(header(0), header(figureAt, { horizontalAlignment: 'Right' }))] : [];
+  // A label never breaks: no-break spaces between its words ("Days late"), word joiners around dashes ("61–90").
+  const labels = columns.map((c) => unescapeMarkdown(c.header).replace(/ /g, '\u00a0').replace(/[-–]/g, '\u2060$&\u2060'));
   rows.forEach((r, n) => {
     // One run per column, in order, so every cell can be read back; TextRuns take no markdown, so it is unescaped.
     const inlines: Json[] = [];
@@ -169,9 +171,7 @@ export function table(columns: TableColumn[], rows: string[][], opts: { rowColor
       if (i === 0 || i === figureAt || value === '') return;
       // No-break spaces: a line never ends in "90+:" or starts with "·".
       if (inlines.length > 0) inlines.push({ type: 'TextRun', text: '\u00a0· ', isSubtle: true });
-      // A label never breaks: no-break spaces between its words ("Days late"), word joiners around dashes ("61–90").
-      const label = unescapeMarkdown(c.header).replace(/ /g, '\u00a0').replace(/[-–]/g, '\u2060$&\u2060');
-      if (!c.plain) inlines.push({ type: 'TextRun', text: `${label}:\u00a0`, isSubtle: true });
+      if (!c.plain) inlines.push({ type: 'TextRun', text: `${labels[i]}:\u00a0`, isSubtle: true });
       inlines.push({ type: 'TextRun', text: unescapeMarkdown(value) });
     });
     const row: CardElement[] = [

@@ -221,7 +221,7 @@ export class Dispatcher {
       retryCommand,
       retryBy: retryOwnerOf(req),
       // "resets at 11:00" in the bot's locale and time zone.
-      timeIn: (ms) => clockTime(this.parts.clock.now() + ms, { locale: this.parts.locale, timeZone: this.parts.timeZone }),
+      timeIn: (ms) => clockTime(this.parts.clock.now() + ms, this.parts),
     });
   }
 }

@@ -46,13 +46,15 @@ export function parseCommandLine(raw: string, names: readonly string[]): ParseRe
   if (line.length > MAX_COMMAND_LENGTH) return { kind: 'tooLong', length: line.length };
   const tokens = line.split(' ').filter(Boolean);
   const lower = tokens.map((t) => t.toLowerCase());
-  let best: string[] | undefined;
-  for (const words of names.map((name) => name.split(' '))) {
-    if (words.every((w, i) => w === lower[i]) && (!best || words.length > best.length)) best = words;
+  // Of the names that are whole words at the line's start, the longest has the most words.
+  const typed = `${lower.join(' ')} `;
+  let best: string | undefined;
+  for (const name of names) {
+    if (typed.startsWith(name) && typed[name.length] === ' ' && name.length > (best?.length ?? 0)) best = name;
   }
   if (best) {
-    const args = tokens.slice(best.length);
-    return { kind: 'command', name: best.join(' '), args, argText: args.join(' ') };
+    const args = tokens.slice(best.split(' ').length);
+    return { kind: 'command', name: best, args, argText: args.join(' ') };
   }
   const suggestion = suggestCommand(lower, names);
   const suggestionArgs = suggestion ? tokens.slice(suggestion.split(' ').length).join(' ') : '';

@@ -9,6 +9,8 @@ export class CommandRegistry<C extends CommandInfo = CommandDefinition> {
   /** list() and forScope() answers, made once: the help command keeps its cards by the list's identity. */
   private ranked: readonly C[] = [];
   private readonly byScope = new Map<string, readonly C[]>();
+  /** The names parse() matches, listed once (it runs on every turn). */
+  private names: readonly string[] = [];
 
   register(...defs: C[]): this {
     for (const def of defs) {
@@ -21,6 +23,7 @@ export class CommandRegistry<C extends CommandInfo = CommandDefinition> {
     }
     // Array sort is stable: registration order breaks ties of rank.
     this.ranked = [...this.commands.values()].sort((a, b) => (a.rank ?? 100) - (b.rank ?? 100));
+    this.names = [...this.commands.keys()];
     this.byScope.clear();
     return this;
   }
@@ -39,6 +42,6 @@ export class CommandRegistry<C extends CommandInfo = CommandDefinition> {
   }
 
   parse(text: string): ParseResult {
-    return parseCommandLine(text, [...this.commands.keys()]);
+    return parseCommandLine(text, this.names);
   }
 }

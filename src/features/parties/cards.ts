@@ -9,18 +9,13 @@ import { listCard, type ListContext } from '../../cards/list.js';
 import { count, invoiceStatusWords, moneyTotal, type Tone } from '../../cards/words.js';
 import { networkStatusWords } from '../network/cards.js';
 
-export function balanceOf(p: Vendor | Customer): number | undefined {
+/** "Balance in BILL" in the party's currency, or a dash when BILL gave none. */
+export function balanceWords(kind: PartyKind, p: Vendor | Customer, locale: string): string {
   const b = p.balance?.amount;
-  return typeof b === 'number' && Number.isFinite(b) ? b : undefined;
+  return typeof b === 'number' && Number.isFinite(b) ? money(b, currencyOf(kind, p), locale) : '—';
 }
 
-/** "Balance in BILL", or a dash when BILL gave none. */
-function balanceWords(p: Vendor | Customer, currency: string | undefined, locale: string): string {
-  const balance = balanceOf(p);
-  return balance === undefined ? '—' : money(balance, currency, locale);
-}
-
-export function currencyOf(kind: PartyKind, p: Vendor | Customer): string | undefined {
+function currencyOf(kind: PartyKind, p: Vendor | Customer): string | undefined {
   return kind === 'vendor' ? (p as Vendor).billCurrency : (p as Customer).invoiceCurrency;
 }
 
@@ -71,7 +66,7 @@ function partyCard<T extends { dueDate: string }>(
   };
   const openTotal = total(rows);
   const totals: Array<[string, string]> = [
-    ['Balance in BILL', balanceWords(party, cur, fmt.locale)],
+    ['Balance in BILL', balanceWords(kind, party, fmt.locale)],
     [`Open ${noun}s`, `${openTotal} · ${count(rows.length, noun, fmt.locale)}`],
     ['Overdue', overdue.length ? `${total(overdue)} · ${count(overdue.length, noun, fmt.locale)}` : 'none'],
     ...(open.moreTotals ?? []),
@@ -154,7 +149,7 @@ export function partyMatchesCard(input: PartyMatchesInput): CardReply {
       party.name || shortId(party.id),
       open.toLocaleString(fmt.locale),
       money(openAmount, currencyOf(kind, party), fmt.locale),
-      balanceWords(party, currencyOf(kind, party), fmt.locale),
+      balanceWords(kind, party, fmt.locale),
     ],
     noun: `${kind}s`,
     empty: `No ${kind} starts with "${input.typed}".`,

@@ -15,7 +15,7 @@ import type { Mirror, RowsResult } from '../../mirror/mirror.js';
 import { foldName, isOpenBill, isOwedBill, normalizeNumber, type AnyRecord, type Kind, type PartyInfo } from '../../mirror/records.js';
 import { mirrorRead, resolveParties, todayOf, type WithSettings } from '../finance.js';
 import { amountDue, partyArgument, vendorName } from '../payables/cards.js';
-import { balanceOf, currencyOf } from '../parties/cards.js';
+import { balanceWords } from '../parties/cards.js';
 import { isOwed } from '../receivables/cards.js';
 import { rankMatches } from '../parties/commands.js';
 import type { CommandRegistry } from '../registry.js';
@@ -280,11 +280,10 @@ export class ComposeSearch {
       case 'vendor':
       case 'customer': {
         const p = record as Vendor | Customer;
-        const balance = balanceOf(p);
         return {
           title: p.name || `${kind === 'vendor' ? 'Vendor' : 'Customer'} ${shortId(p.id)}`,
           subtitle: kind === 'vendor' ? 'Vendor' : 'Customer',
-          text: `Balance ${balance === undefined ? '—' : money(balance, currencyOf(kind, p), locale)}${p.archived ? ' · Archived' : ''}`,
+          text: `Balance ${balanceWords(kind, p, locale)}${p.archived ? ' · Archived' : ''}`,
         };
       }
     }
