@@ -51,6 +51,8 @@ const isRecord = (r: { id?: unknown } | undefined): boolean => !!r && typeof r =
 
 /** Normalises numbers as people type them: no leading '#', single spaces, any case. */
 export function normalizeNumber(raw: string): string {
+  // Printable ASCII with no space or '#' is already normal but for case: a look-up or search compares every record's number.
+  if (/^[\x21\x22\x24-\x7e]*$/.test(raw)) return raw.toUpperCase();
   return raw.normalize('NFKC').trim().replace(/^#\s*/, '').replace(/\s+/g, ' ').toUpperCase();
 }
 

@@ -79,9 +79,6 @@ function cleanQuery(raw: string): string {
   return (quoted?.[1] ?? s).trim();
 }
 
-/** normalizeNumber without its Unicode work (NFKC, trimming, '#') for plain ASCII numbers: a search compares every record's. */
-const numberKey = (raw: string): string => (/^[\x21\x22\x24-\x7e]*$/.test(raw) ? raw.toUpperCase() : normalizeNumber(raw));
-
 /** Plain string order: ISO dates and ids compare as strings (localeCompare costs more over 10,000 records). */
 const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -188,7 +185,7 @@ export class ComposeSearch {
     /** 0: the number itself, 1: a number starting with it, 2: its vendor's or customer's name; undefined: no match. */
     const rank = (r: Bill | Invoice): number | undefined => {
       const f = numbered(r);
-      const n = numberKey(f.number);
+      const n = normalizeNumber(f.number);
       if (n === number) return 0;
       if (number !== '' && n.startsWith(number)) return 1;
       return named.has(f.partyId) || (f.partyName !== undefined && foldName(f.partyName).startsWith(name)) ? 2 : undefined;
