@@ -8,6 +8,7 @@ import { SPECS, type EntityKind, type Kind, type PartyInfo, type PartyKind } fro
 import { BillApiError, InputError, NotBound } from '../errors.js';
 import { dateInZone } from '../infra/calendar.js';
 import type { ListContext } from '../cards/list.js';
+import type { FormatOptions } from '../cards/format.js';
 import { shorten } from '../cards/card.js';
 import type { CommandContext } from './types.js';
 
@@ -38,9 +39,12 @@ export function boundOrg(ctx: CommandContext): string {
 
 /** Where a card answering `command` stands: the page asked for, when BILL answered (`asOf`), formats, the sandbox note. */
 export function listContext(ctx: CommandContext, { settings }: WithSettings, command: string, asOf: number): ListContext {
-  // The conversation's locale wins over BOT_LOCALE.
-  const fmt = { locale: ctx.locale ?? settings.locale, timeZone: settings.timeZone };
-  return { page: ctx.input.page, command, asOf, fmt, note: settings.note };
+  return { page: ctx.input.page, command, asOf, fmt: formatOf(ctx, settings), note: settings.note };
+}
+
+/** How dates and amounts read in this conversation: its locale wins over BOT_LOCALE; the team's time zone. */
+export function formatOf(ctx: Pick<CommandContext, 'locale'>, settings: { locale: string; timeZone: string }): FormatOptions {
+  return { locale: ctx.locale ?? settings.locale, timeZone: settings.timeZone };
 }
 
 /** Today's date where the team is (BOT_TIMEZONE): "due today" means today there. */

@@ -1,7 +1,7 @@
 // `subscribe`, `unsubscribe`, `subscriptions` and `digest` in a team channel, and the admin's `webhooks`: which BILL
 // events a channel hears about, its scheduled digest, and the BILL webhook subscription that feeds them all.
 import { Forbidden, InputError } from '../../errors.js';
-import { boundOrg } from '../finance.js';
+import { boundOrg, formatOf } from '../finance.js';
 import { describeSchedule, nextSlot, parseDigestArgs, type DigestSchedule } from '../../notify/schedule.js';
 import { KINDS, parseKinds, SUBSCRIPTION_KINDS, type SubscriptionKind } from '../../notify/kinds.js';
 import { WEBHOOK_PATH, WebhookSetupError } from '../../notify/setup.js';
@@ -68,11 +68,6 @@ async function referenceFor(ctx: CommandContext, deps: NotificationsDeps, target
 }
 
 /** Dates and times in the caller's locale and the bot's time zone. */
-const formatOf = (ctx: CommandContext, deps: NotificationsDeps) => ({
-  locale: ctx.locale ?? deps.settings.locale,
-  timeZone: deps.settings.timeZone,
-});
-
 /** A card that only says one thing: a title, a sentence and its summary. */
 const notice = (heading: string, words: string, summary: string) => adaptiveCard([title(heading), text(words)], { summary });
 
@@ -173,7 +168,7 @@ const subscriptionsCommand: Command<NotificationsDeps> = {
     const subs = await deps.notify.subscriptions.forChannel(target);
     const kinds = subs.map((s) => s.kind);
     const digest = await deps.notify.digestSettings.get(target);
-    const fmt = formatOf(ctx, deps);
+    const fmt = formatOf(ctx, deps.settings);
     const body: CardElement[] = [title('Subscriptions')];
     if (subs.length === 0)
       body.push(text('This channel gets no BILL cards. Type **subscribe payments** (or bills, invoices, vendors, spend, all) to start.'));
@@ -201,7 +196,7 @@ const digestCommand: Command<NotificationsDeps> = {
     const n = deps.notify;
     const target = channelOf(ctx);
     const cmd = parseDigestArgs(ctx.input.args);
-    const fmt = formatOf(ctx, deps);
+    const fmt = formatOf(ctx, deps.settings);
     const nextAt = (schedule: DigestSchedule) => dateTime(nextSlot(schedule, ctx.now.getTime(), fmt.timeZone).at, fmt);
     switch (cmd.action) {
       case 'error':
