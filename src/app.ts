@@ -48,6 +48,7 @@ import { tabSso } from './tab/sso.js';
 import { notingEvents } from './tab/events.js';
 import { tabApiRoute } from './http/tabApi.js';
 import { networkCardActions, networkInvites, type NetworkInvites } from './features/network/invite.js';
+import type { RunningSandbox } from './sandbox/index.js';
 
 export interface BuildOptions {
   /** Log destination (tests capture lines here); stdout by default. */
@@ -118,7 +119,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const state: StateStore = cluster?.state ?? new SqliteStateStore(config.stateDir, clock);
   // Without BILL credentials the embedded sandbox stands in for BILL, and every BILL base URL points at it.
   let billUser = config.bill.credentials;
-  let sandbox: Awaited<ReturnType<typeof import('./sandbox/index.js').startSandbox>> | undefined;
+  let sandbox: RunningSandbox | undefined;
   if (!billUser) {
     sandbox = await (await import('./sandbox/index.js')).startSandbox({ clock, ...config.sandbox });
     billUser = sandbox.credentials;
