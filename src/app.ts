@@ -258,8 +258,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
 
   // Each feature gets the parts it declares (features/index.ts).
   const finance: FinanceSettings = {
-    locale,
-    timeZone,
+    ...fmt,
     note,
     waitMs: config.limits.commandWaitMs,
     cache: config.cache,
@@ -281,7 +280,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
       audit,
       notify,
       clock,
-      settings: { locale, timeZone, version, note, cache: config.cache },
+      settings: { ...fmt, version, note, cache: config.cache },
       unopenableSecrets: () => unopenableSecrets,
     },
     payables: { mirror, bill, settings: finance },
@@ -296,8 +295,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
       access,
       audit,
       settings: {
-        locale,
-        timeZone,
+        ...fmt,
         note,
         appId: config.bot.appId,
         publicHostname: config.publicHostname,
@@ -317,7 +315,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     notify,
     mirror,
     orgs: orgBindings,
-    settings: { locale, timeZone, note, objectTtlS: config.cache.objectTtlS },
+    settings: { ...fmt, note, objectTtlS: config.cache.objectTtlS },
   });
   const cardActions = { [REFRESH_VERB]: refresh, ...approvalCardActions(approvals), ...networkCardActions(invites) };
   // Search from the compose box: the org's mirror, and the registry's bill/invoice/vendor/customer cards for what it finds.
