@@ -48,6 +48,7 @@ import { tabSso } from './tab/sso.js';
 import { notingEvents } from './tab/events.js';
 import { tabApiRoute } from './http/tabApi.js';
 import { networkCardActions, networkInvites, type NetworkInvites } from './features/network/invite.js';
+import type { RunningSandbox } from './sandbox/index.js';
 
 export interface BuildOptions {
   /** Log destination (tests capture lines here); stdout by default. */
@@ -118,7 +119,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const state: StateStore = cluster?.state ?? new SqliteStateStore(config.stateDir, clock);
   // Without BILL credentials the embedded sandbox stands in for BILL, and every BILL base URL points at it.
   let billUser = config.bill.credentials;
-  let sandbox: Awaited<ReturnType<typeof import('./sandbox/index.js').startSandbox>> | undefined;
+  let sandbox: RunningSandbox | undefined;
   if (!billUser) {
     sandbox = await (await import('./sandbox/index.js')).startSandbox({ clock, ...config.sandbox });
     billUser = sandbox.credentials;
@@ -257,8 +258,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
 
   // Each feature gets the parts it declares (features/index.ts).
   const finance: FinanceSettings = {
-    locale,
-    timeZone,
+    ...fmt,
     note,
     waitMs: config.limits.commandWaitMs,
     cache: config.cache,
@@ -280,7 +280,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
       audit,
       notify,
       clock,
-      settings: { locale, timeZone, version, note, cache: config.cache },
+      settings: { ...fmt, version, note, cache: config.cache },
       unopenableSecrets: () => unopenableSecrets,
     },
     payables: { mirror, bill, settings: finance },
@@ -295,8 +295,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
       access,
       audit,
       settings: {
-        locale,
-        timeZone,
+        ...fmt,
         note,
         appId: config.bot.appId,
         publicHostname: config.publicHostname,
@@ -316,7 +315,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     notify,
     mirror,
     orgs: orgBindings,
-    settings: { locale, timeZone, note, objectTtlS: config.cache.objectTtlS },
+    settings: { ...fmt, note, objectTtlS: config.cache.objectTtlS },
   });
   const cardActions = { [REFRESH_VERB]: refresh, ...approvalCardActions(approvals), ...networkCardActions(invites) };
   // Search from the compose box: the org's mirror, and the registry's bill/invoice/vendor/customer cards for what it finds.

@@ -2,16 +2,16 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { parseSecretsKey } from './infra/state/sealing.js';
+import { NamedError } from './errors.js';
 import { z } from 'zod';
 
 const APP_TYPES = ['SingleTenant', 'MultiTenant', 'UserAssignedMSI'] as const;
 
 export type Config = ReturnType<typeof loadConfig>;
 
-export class ConfigError extends Error {
+export class ConfigError extends NamedError {
   constructor(readonly problems: Array<{ variable: string; message: string }>) {
     super('Invalid configuration:\n' + problems.map((p) => `  - ${p.variable}: ${p.message}`).join('\n'));
-    this.name = 'ConfigError';
   }
 }
 

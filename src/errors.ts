@@ -14,7 +14,7 @@ export type BillErrorCategory =
   | 'unknown';
 
 /** An error whose `name` (in logs and audit lines) is its class's. */
-class NamedError extends Error {
+export class NamedError extends Error {
   override readonly name: string = this.constructor.name;
 }
 

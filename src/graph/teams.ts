@@ -8,6 +8,7 @@ import { readCapped } from '../infra/bodies.js';
 import { dropOldest } from '../infra/bounded.js';
 import type { Clock } from '../infra/clock.js';
 import type { Config } from '../config.js';
+import { NamedError } from '../errors.js';
 import type { Limiter, Upstream } from '../infra/limits/types.js';
 import { backoffMs, retryAfterMs } from '../infra/limits/windows.js';
 import type { Logger, SecretRegistry } from '../infra/log.js';
@@ -23,9 +24,7 @@ export type GraphErrorCategory =
   | 'unknown';
 
 /** The message names the operation, code and status: upstream messages can quote ids, so they stay out of it. */
-export class GraphApiError extends Error {
-  override readonly name = 'GraphApiError';
-
+export class GraphApiError extends NamedError {
   constructor(
     readonly category: GraphErrorCategory,
     /** Graph's error.code (e.g. itemNotFound), the token endpoint's error (e.g. invalid_client), or ours. */

@@ -143,7 +143,7 @@ async function waitingFor(person: TabPerson, orgId: string, approvals: Approvals
 }
 /** One load: the figures or the refusal, with what the audit line needs (who and where once the token is checked, the org). */
 async function load(deps: TabApiDeps, req: Request, correlationId: string) {
-  let who: Parameters<typeof readAudit>[0] | undefined;
+  let who: Pick<CommandContext, 'scope' | 'caller' | 'correlationId'> | undefined;
   let orgId: string | undefined;
   try {
     const person = await deps.sso(req.headers.authorization);

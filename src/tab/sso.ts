@@ -3,6 +3,7 @@
 // tab-sso-code, "Validate the access token"): signature by a key Microsoft publishes, issuer of the token's own tenant,
 // audience the app id URI the manifest's webApplicationInfo declares (or the app id), not expired, scope access_as_user.
 import type { JWTPayload } from 'jose';
+import { NamedError } from '../errors.js';
 
 /** Microsoft's signing keys for Entra tokens of every tenant (v1 and v2 tokens are signed by the same keys). */
 const MICROSOFT_KEYS_URL = 'https://login.microsoftonline.com/common/discovery/v2.0/keys';
@@ -20,7 +21,7 @@ export interface TabPerson {
 }
 
 /** Why a request gets no dashboard: the HTTP status and a sentence for the person (never a claim of the token). */
-export class TabRefused extends Error {
+export class TabRefused extends NamedError {
   constructor(
     readonly status: 401 | 403 | 404 | 429 | 503,
     message: string,
@@ -29,7 +30,6 @@ export class TabRefused extends Error {
     readonly retryAfterS?: number,
   ) {
     super(message);
-    this.name = 'TabRefused';
   }
 }
 

@@ -15,7 +15,7 @@ import {
   type AuthenticateRequestResult,
   type ClaimsIdentity,
   type ConnectorClient,
-  ConnectorFactory,
+  type ConnectorFactory,
   type UserTokenClient,
 } from 'botframework-connector';
 import { dropOldest } from '../infra/bounded.js';
@@ -96,12 +96,11 @@ export class KeepingAuthentication extends ConfigurationBotFrameworkAuthenticati
     if (!inner) return auth;
     const appId = appIdOf(auth.claimsIdentity);
     // botbuilder's factory's clients, handed out once per app id, service URL and audience.
-    const kept = this.connectors;
-    const connectorFactory = new (class extends ConnectorFactory {
-      override create(serviceUrl: string, audience?: string): Promise<ConnectorClient> {
-        return keptClient(kept, `${appId}\n${serviceUrl}\n${audience ?? ''}`, () => inner.create(serviceUrl, audience));
-      }
-    })();
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment -- botbuilder only calls create(): no class per activity
+    const connectorFactory: ConnectorFactory = {
+      create: (serviceUrl, audience) =>
+        keptClient(this.connectors, `${appId}\n${serviceUrl}\n${audience ?? ''}`, () => inner.create(serviceUrl, audience)),
+    };
     return { ...auth, connectorFactory };
   }
 

@@ -7,7 +7,7 @@ import type { InstallRecord, Installations } from '../bindings/installations.js'
 import { welcomeCard } from '../cards/welcome.js';
 import type { CommandRegistry } from '../features/registry.js';
 import { conversationOf } from '../features/types.js';
-import { cardActivity, type Turn } from './routes.js';
+import { cardActivity, nonEmptyString, type Turn } from './routes.js';
 
 export interface InstallParts {
   installs: Pick<Installations, 'recordInstall' | 'get' | 'update' | 'remove'>;
@@ -32,8 +32,7 @@ export async function botArrived(parts: InstallParts, turn: Turn, upgrade: boole
     return;
   }
   const channelData = (activity.channelData ?? {}) as TeamsChannelData;
-  const selected: unknown = channelData.settings?.selectedChannel?.id;
-  const selectedChannel = typeof selected === 'string' && selected !== '' ? selected : undefined;
+  const selectedChannel = nonEmptyString(channelData.settings?.selectedChannel?.id);
   const reference = JSON.parse(JSON.stringify(TurnContext.getConversationReference(activity))) as Record<string, unknown>;
   const { created, record } = await parts.installs.recordInstall({
     ...target,

@@ -18,6 +18,8 @@ import type { Caller, ConversationScope } from '../features/types.js';
 import { newCorrelationId, type CommandLine, type TurnResult } from '../features/dispatch.js';
 
 export const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+/** Channel data comes from the sender unchecked: a field is text only if it is a non-empty string. */
+export const nonEmptyString = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
 /** One inbound activity as the steps and handlers of its route see it. */
 export interface Turn {
@@ -61,13 +63,12 @@ export function cardActivity(reply: CardReply): Partial<Activity> {
 function scopeOf(activity: Activity): ConversationScope {
   const channelData = (activity.channelData ?? {}) as TeamsChannelData;
   const type = activity.conversation.conversationType;
-  const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
   return {
     kind: type === 'channel' || type === 'groupChat' ? type : 'personal',
-    tenantId: str(channelData.tenant?.id) ?? str(activity.conversation.tenantId),
-    teamId: str(channelData.team?.id),
-    aadGroupId: str(channelData.team?.aadGroupId),
-    channelId: str(channelData.channel?.id),
+    tenantId: nonEmptyString(channelData.tenant?.id) ?? nonEmptyString(activity.conversation.tenantId),
+    teamId: nonEmptyString(channelData.team?.id),
+    aadGroupId: nonEmptyString(channelData.team?.aadGroupId),
+    channelId: nonEmptyString(channelData.channel?.id),
     // The envelope check (adapter.ts) has made sure of both.
     conversationId: activity.conversation.id,
     serviceUrl: activity.serviceUrl,
