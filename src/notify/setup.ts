@@ -10,17 +10,17 @@ import { inTurn } from './jobs.js';
 import { KINDS } from './kinds.js';
 import { UNSEALED_REFUSED, type WebhookKeys } from './keys.js';
 import type { NotifyDeps } from './types.js';
+import { NamedError } from '../errors.js';
 
 export const MAX_BILL_SUBSCRIPTIONS = 10;
 export const WEBHOOK_PATH = '/api/bill/webhooks';
 
-export class WebhookSetupError extends Error {
+export class WebhookSetupError extends NamedError {
   constructor(
     readonly reason: 'badUrl' | 'limit' | 'notFound' | 'noEvents' | 'unsealed' | 'busy',
     message: string,
   ) {
     super(message);
-    this.name = 'WebhookSetupError';
   }
 }
 

@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { NamedError } from '../../errors.js';
 import type { Clock } from '../clock.js';
 import { NS, checkNamespace, encode, type SetOptions, type StateStore } from './types.js';
 
@@ -21,13 +22,12 @@ const AUDIT_FILE = 'audit.log';
 /** Written on every turn, and harmless to lose in a power cut: Teams' duplicate-delivery marks, card button records. */
 const NOT_SYNCED: ReadonlySet<string> = new Set([NS.seenActivities, NS.cardMessages]);
 
-export class StateDirInUse extends Error {
+export class StateDirInUse extends NamedError {
   constructor(dir: string, pid: string | undefined) {
     super(
       `STATE_DIR ${dir} is in use by another billbridge process (pid ${pid ?? 'unknown'}); ` +
         'stop that one first, or give this one its own STATE_DIR (several instances share state through REDIS_URL)',
     );
-    this.name = 'StateDirInUse';
   }
 }
 
