@@ -118,3 +118,8 @@ export class DependencyUnavailable extends NamedError {
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
+
+/** What kind of error it was, for a log line: the class name, or the type of what was thrown. */
+export function errorName(err: unknown): string {
+  return err instanceof Error ? err.name : typeof err;
+}

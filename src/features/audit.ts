@@ -2,7 +2,7 @@
 import type { AdminAudit, AuditActor, AuditTrail, CommandAudit } from '../infra/audit.js';
 import type { Caller, CommandContext, ConversationScope } from './types.js';
 import { upstreamTotal, type UpstreamCounts } from '../infra/upstreamCalls.js';
-import { BillApiError, LimitExceeded, NotBound } from '../errors.js';
+import { BillApiError, LimitExceeded, NotBound, errorName } from '../errors.js';
 import type { CommandLine, TurnResult } from './dispatch.js';
 
 /** Who did it and where, as every audit record states it. */
@@ -63,7 +63,7 @@ function auditReason(err: unknown): string | undefined {
   if (err instanceof LimitExceeded) return `LimitExceeded:${err.reason}`;
   if (err instanceof BillApiError) return `BillApiError:${err.category}${err.code ? ':' + err.code : ''}`;
   if (err instanceof NotBound) return `NotBound:${err.reason}`;
-  return err instanceof Error ? err.name : typeof err;
+  return errorName(err);
 }
 
 /** The audit record of a command line's turn: its arguments too, unless they may be a secret (`connect <token>`). */

@@ -3,7 +3,7 @@
 import { kept } from '../infra/bounded.js';
 import { createHash, randomUUID } from 'node:crypto';
 import { withoutUrlCredentials, type Logger } from '../infra/log.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage, errorName } from '../errors.js';
 import { adaptiveCard, text, title, type ActionData, type CardReply } from '../cards/card.js';
 import { errorReply } from '../cards/errorCards.js';
 import { tooLongCard, unknownCommandCard, usageText } from '../cards/help.js';
@@ -204,7 +204,7 @@ export class Dispatcher {
       const reply = await command.run(commandContext({ ...req, log }, input, orgId, this.parts));
       return { orgId, reply, outcome };
     } catch (err) {
-      log.warn({ command: command.name, err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'command failed');
+      log.warn({ command: command.name, err: errorMessage(err), errName: errorName(err) }, 'command failed');
       // A Try again carries its command line in the card, which the whole conversation sees and Teams keeps: a
       // command whose arguments may be a secret ("connect <token>", a URL with a password) is retried without them.
       const secret = command.secretArgs === true || withoutUrlCredentials(input.argText) !== input.argText;

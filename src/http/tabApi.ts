@@ -5,7 +5,7 @@
 import type { Request, Response, Server } from 'restify';
 import type { Logger } from '../infra/log.js';
 import type { Clock } from '../infra/clock.js';
-import { DependencyUnavailable, LimitExceeded, NotLinked, errorMessage } from '../errors.js';
+import { DependencyUnavailable, LimitExceeded, NotLinked, errorMessage, errorName } from '../errors.js';
 import type { AccessPolicy } from '../features/access.js';
 import type { OrgBindings } from '../bindings/bindings.js';
 import type { Installations } from '../bindings/installations.js';
@@ -182,7 +182,7 @@ async function load(deps: TabApiDeps, req: Request, correlationId: string) {
         : err instanceof LimitExceeded
           ? new TabRefused(429, 'billbridge is busy. Try again in a minute.', 'busy', Math.ceil(err.retryInMs / 1000))
           : new TabRefused(503, 'BILL or Teams did not answer in time. Try again in a minute.', errorMessage(err).slice(0, 120), 60);
-    const errName = err instanceof Error ? err.name : typeof err;
+    const errName = errorName(err);
     const log = { correlationId, status: refused.status, reason: refused.reason };
     if (refused.status === 503 && !(err instanceof TabRefused) && !(err instanceof DependencyUnavailable))
       deps.log.warn({ ...log, errName }, 'dashboard tab could not be answered');

@@ -1,6 +1,7 @@
 // The last BILL webhook events of each organisation, for the dashboard tab: what the receiver accepted, in a line of
 // words each ("Bill ACM-12 updated"), at most 10 an organisation, kept in the state store (the outbox drops an event
 // once delivered, and nothing else keeps one), so every instance of a fleet shows them and a restart keeps them.
+import { errorName } from '../errors.js';
 import { parseNotification } from '../bill/webhooks.js';
 import type { Clock } from '../infra/clock.js';
 import type { Logger } from '../infra/log.js';
@@ -53,7 +54,7 @@ export function notingEvents(
       const event: TabEvent = { at: new Date(clock.now()).toISOString(), text: eventText(eventType, parsed.notification.entity) };
       // The event is accepted (in the outbox) whatever happens here: a line missing from the tab is not worth a retry by BILL.
       await state.prepend(NS.tabEvents, organizationId, event, PER_ORG, { ttlMs: KEEP_MS }).catch((err: unknown) => {
-        log.warn({ eventType, errName: err instanceof Error ? err.name : typeof err }, 'recent event not kept for the dashboard tab');
+        log.warn({ eventType, errName: errorName(err) }, 'recent event not kept for the dashboard tab');
       });
       return answer;
     },

@@ -21,7 +21,7 @@ import {
 import { dropOldest } from '../infra/bounded.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../infra/log.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage, errorName } from '../errors.js';
 import type { Limiter } from '../infra/limits/types.js';
 import type { UpstreamCallCounter } from '../infra/upstreamCalls.js';
 import { isObject, type TurnLogic } from './routes.js';
@@ -291,7 +291,7 @@ export class BillbridgeAdapter extends CloudAdapter {
     } catch (err) {
       // The route table answers failures inside the turn; this is what escapes it.
       this.log.error(
-        { err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err, activityType: activity.type.slice(0, 40) },
+        { err: errorMessage(err), errName: errorName(err), activityType: activity.type.slice(0, 40) },
         'turn failed outside the bot',
       );
       return { status: 500, body: { error: 'Internal error' } };

@@ -2,7 +2,7 @@
 // up in BILL" message action (a dialog of what the message names in the org's mirror; Insert answers that record's card
 // for the person's compose box). The bot posts nothing: a card reaches the conversation only if the person sends it.
 import { CardFactory, type Activity, type InvokeResponse, type MessagingExtensionAttachment } from 'botbuilder';
-import { NotBound, errorMessage } from '../errors.js';
+import { NotBound, errorMessage, errorName } from '../errors.js';
 import type { OrgBindings } from '../bindings/bindings.js';
 import { adaptiveCard, escapeMarkdown, MAX_LINE, shorten, text, title, type CardReply } from '../cards/card.js';
 import type { CommandLine, Dispatcher, TurnResult } from '../features/dispatch.js';
@@ -61,7 +61,7 @@ export function messageExtensionRoutes(parts: MessageExtensionParts, asCommand: 
       try {
         return await handler(parts, turn);
       } catch (err) {
-        turn.log.warn({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'message extension failed');
+        turn.log.warn({ err: errorMessage(err), errName: errorName(err) }, 'message extension failed');
         return { outcome: 'error', reply: parts.dispatcher.errorCard(err, turn), error: err };
       }
     };

@@ -11,7 +11,7 @@ import {
   type TurnContext,
 } from 'botbuilder';
 import type { Logger } from '../infra/log.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage, errorName } from '../errors.js';
 import type { CardReply } from '../cards/card.js';
 import { errorReply } from '../cards/errorCards.js';
 import type { Caller, ConversationScope } from '../features/types.js';
@@ -115,7 +115,7 @@ export function routeTable(log: Logger, routes: readonly Route[]): TurnLogic {
         await step(0);
         answer = turn.answer;
       } catch (err) {
-        const failure = { err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err, route: route.name };
+        const failure = { err: errorMessage(err), errName: errorName(err), route: route.name };
         const reply = errorReply(err, { correlationId });
         if (activity.type === 'invoke') {
           turn.log.error(failure, 'invoke failed; answered with the error card');

@@ -2,7 +2,7 @@
 // approve, deny, each user's view). A decision is sent only after the signature, the card's record, the clicker and
 // BILL's own pending list all agree.
 import { randomBytes } from 'node:crypto';
-import { BillApiError, NotLinked, errorMessage } from '../../errors.js';
+import { BillApiError, NotLinked, errorMessage, errorName } from '../../errors.js';
 import type { BillGateway } from '../../bill/gateway.js';
 import { BillFilter } from '../../bill/filters.js';
 import type { Bill } from '../../bill/types.js';
@@ -390,7 +390,7 @@ export function approvalCardActions(approvals: Approvals | undefined): Record<st
       try {
         return await fn(approvals, ctx);
       } catch (err) {
-        const errName = err instanceof Error ? err.name : typeof err;
+        const errName = errorName(err);
         ctx.log.warn({ verb: ctx.data.verb, err: errorMessage(err), errName }, 'approvals card action failed');
         return privately(errorReply(err, { correlationId: ctx.correlationId }));
       }

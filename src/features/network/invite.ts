@@ -2,7 +2,7 @@
 // button's signature (over the conversation's org), their link and their BILL role check out. BILL is asked once: a
 // connection request to a network id, else (vendors) an email invitation, within the bill.email budget (5 a minute).
 // [I] The Postman collection names no role for the network endpoints: ADMINISTRATOR and ACCOUNTANT manage parties in BILL.
-import { BillApiError, NotBound, errorMessage } from '../../errors.js';
+import { BillApiError, NotBound, errorMessage, errorName } from '../../errors.js';
 import { asPerson, personCredentials, type UserLinks } from '../approvals/userLinks.js';
 import { buttonSigner, dataString } from '../approvals/cardRecords.js';
 import type { BillGateway } from '../../bill/gateway.js';
@@ -162,7 +162,7 @@ export function networkInvites(deps: NetworkInvitesDeps) {
           'Nothing more was sent. Look at the card again in a minute to see where it stands.',
         );
       } catch (err) {
-        log.warn({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'network invitation failed');
+        log.warn({ err: errorMessage(err), errName: errorName(err) }, 'network invitation failed');
         const timeIn = (ms: number) => clockTime(deps.clock.now() + ms, deps.fmt);
         return { ...errorReply(err, { correlationId: click.correlationId, timeIn }), privateReply: true };
       }

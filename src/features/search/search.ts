@@ -9,7 +9,7 @@ import { calendarDate, money } from '../../cards/format.js';
 import { addDays, calendarDay } from '../../infra/calendar.js';
 import { shortId } from '../../cards/card.js';
 import { billPaymentWords, invoiceStatusWords } from '../../cards/words.js';
-import { errorMessage, NotBound } from '../../errors.js';
+import { errorMessage, NotBound, errorName } from '../../errors.js';
 import type { Clock } from '../../infra/clock.js';
 import type { Mirror, RowsResult } from '../../mirror/mirror.js';
 import { foldName, isOpenBill, isOwedBill, normalizeNumber, type AnyRecord, type Kind, type PartyInfo } from '../../mirror/records.js';
@@ -138,7 +138,7 @@ export class ComposeSearch {
       }
       return { results: await this.results(ctx, command.kind, shown), outcome: 'ok', orgId: org };
     } catch (err) {
-      q.log.warn({ err: errorMessage(err), errName: err instanceof Error ? err.name : typeof err }, 'search failed');
+      q.log.warn({ err: errorMessage(err), errName: errorName(err) }, 'search failed');
       return said(errorText(err), 'error', { orgId: org, error: err });
     }
   }
