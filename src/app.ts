@@ -79,12 +79,17 @@ async function connectCluster(config: Config, clock: Clock, log: Logger) {
       keyPrefix: `${redis.keyPrefix}${keyPrefix}`,
       rejectIfRedisNotReady: true,
     });
+  const { linkAttemptsPerHour, linkCooldownS, userCommandsPerMinute } = config.limits;
   return {
     redis,
-    rateLimiter,
     state: new RedisStateStore(redis, clock),
     budgets: new RedisBudgetStore({ redis, log }),
     sessionLedger: new RedisSessionLedger({ redis, clock, log, secretsKey: config.secretsKey }),
+    linkAttempts: redisLinkAttempts(
+      rateLimiter('link-attempts', linkAttemptsPerHour, 3_600),
+      linkCooldownS > 0 ? rateLimiter('link-cooldown', 1, linkCooldownS) : undefined,
+    ),
+    userRate: limiterUserCommandRate(rateLimiter('user-commands', userCommandsPerMinute, 60)),
   };
 }
 
@@ -117,6 +122,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const cluster = config.redisUrl ? await connectCluster(config, clock, log) : undefined;
   // One instance: STATE_DIR is opened (and locked) first, so a second instance on it stops before starting anything.
   const state: StateStore = cluster?.state ?? new SqliteStateStore(config.stateDir, clock);
+  // Per-person connect attempts and commands: counted for the fleet in cluster mode, else in this process.
+  const { linkAttemptsPerHour, linkCooldownS, userCommandsPerMinute } = config.limits;
+  const linkAttempts = cluster?.linkAttempts ?? memoryLinkAttempts(linkAttemptsPerHour, linkCooldownS, clock);
+  const userRate = cluster?.userRate ?? memoryUserCommandRate(userCommandsPerMinute, clock);
   // Without BILL credentials the embedded sandbox stands in for BILL, and every BILL base URL points at it.
   let billUser = config.bill.credentials;
   let sandbox: RunningSandbox | undefined;
@@ -183,7 +192,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   // safe place for those tokens, so the feature is off and its commands say so. BILL network invitations are sent as
   // the clicking person, through the links approvals keep, so they need it too.
   const { secretsKey } = config;
-  const { linkAttemptsPerHour, linkCooldownS } = config.limits;
   let approvals: Approvals | undefined;
   let invites: NetworkInvites | undefined;
   if (secretsKey) {
@@ -192,13 +200,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
       links,
       store: state,
       secretsKey,
-      // Per-person connect attempts: shared by the fleet through Redis in cluster mode, else kept in this process.
-      attempts: cluster
-        ? redisLinkAttempts(
-            cluster.rateLimiter('link-attempts', linkAttemptsPerHour, 3_600),
-            linkCooldownS > 0 ? cluster.rateLimiter('link-cooldown', 1, linkCooldownS) : undefined,
-          )
-        : memoryLinkAttempts(linkAttemptsPerHour, linkCooldownS, clock),
+      attempts: linkAttempts,
       bill,
       vendors: mirror,
       waitMs: config.limits.commandWaitMs,
@@ -307,10 +309,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const registry = createRegistry(features);
   const lookup = textLookup({ mirror, settings: finance });
   const dispatcher = new Dispatcher({ registry, orgBindings, clock, locale, timeZone, log, lookup });
-  const perMinute = config.limits.userCommandsPerMinute;
-  const userRate = cluster
-    ? limiterUserCommandRate(cluster.rateLimiter('user-commands', perMinute, 60))
-    : memoryUserCommandRate(perMinute, clock);
   const refresh = refreshNotification({
     notify,
     mirror,
