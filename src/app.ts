@@ -196,33 +196,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   let invites: NetworkInvites | undefined;
   if (secretsKey) {
     const links = new UserLinks({ store: state, secretsKey, log, clock });
-    approvals = new Approvals({
-      links,
-      store: state,
-      secretsKey,
-      attempts: linkAttempts,
-      bill,
-      vendors: mirror,
-      waitMs: config.limits.commandWaitMs,
-      orgs: orgBindings,
-      audit,
-      clock,
-      fmt,
-      note,
-    });
-    invites = networkInvites({
-      links,
-      secretsKey,
-      bill,
-      mirror,
-      state,
-      keepStatusS: config.cache.objectTtlS,
-      orgs: orgBindings,
-      audit,
-      clock,
-      fmt,
-      note,
-    });
+    const asPerson = { links, secretsKey, bill, orgs: orgBindings, audit, clock, fmt, note };
+    approvals = new Approvals({ ...asPerson, store: state, attempts: linkAttempts, vendors: mirror, waitMs: config.limits.commandWaitMs });
+    invites = networkInvites({ ...asPerson, mirror, state, keepStatusS: config.cache.objectTtlS });
   } else {
     log.info("approvals are off: SECRETS_KEY is not set, so approvers' BILL tokens cannot be stored encrypted");
     if (config.nodeEnv === 'production')
