@@ -294,39 +294,27 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const cardActions = { [REFRESH_VERB]: refresh, ...approvalCardActions(approvals), ...networkCardActions(invites) };
   // Search from the compose box: the org's mirror, and the registry's bill/invoice/vendor/customer cards for what it finds.
   const search = new ComposeSearch({ mirror, commands: registry, orgs: orgBindings, settings: finance, clock });
+  // A person's request, a Teams turn or the dashboard tab's, passes the same access policy and per-person rate, and is audited alike.
+  const fromPeople = { access, orgBindings, rate: userRate, state, clock, log, audit, upstreamCalls };
   const bot = billbridgeBot({
+    ...fromPeople,
     dispatcher,
     install: { installs, orgBindings, registry, graph, sandbox: backend.kind === 'sandbox', version, appId: config.bot.appId },
-    access,
-    state,
-    clock,
-    rate: userRate,
-    audit,
-    upstreamCalls,
-    log,
     cardMessages,
     cardActions,
     search,
-    orgBindings,
     lookup,
   });
   const approvalDigest = approvalDigestJob({ approvals, state, timeZone, sender, clock, log });
   // The dashboard tab: Teams sign-in checked against Microsoft's keys, a team's figures only for its members.
   const tabApi = tabApiRoute({
+    ...fromPeople,
     sso: tabSso({ appId: config.bot.appId, publicHostname: config.publicHostname, keysUrl: config.bot.overrides.TabSsoKeysUrl }),
-    access,
-    rate: userRate,
-    orgBindings,
     installs,
     isMember: teamRoster(adapter, config.bot.appId, clock),
     payables: features.payables,
     receivables: features.receivables,
     approvals,
-    state,
-    clock,
-    log,
-    audit,
-    upstreamCalls,
   });
   const serveMetrics = async () => ({ contentType: metrics.contentType, body: await metrics.metrics() });
   const server = createHttpServer({
