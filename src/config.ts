@@ -32,6 +32,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 type Env = Record<string, string | undefined>;
 
 const DAY_MS = 86_400_000;
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function parseWindows(raw: string, bad: (message: string) => void): Array<{ limit: number; windowMs: number }> {
   const parts = raw
@@ -114,6 +115,13 @@ function readConfig(env: Env) {
     str(name)
       .split(/[,\s]+/)
       .filter(Boolean);
+  // Tenant and admin ids are compared with what Teams sends (GUIDs); a typo would silently lock out or demote.
+  const guids = (name: string) => {
+    const ids = list(name);
+    const wrong = ids.filter((id) => !GUID.test(id)).slice(0, 3);
+    if (wrong.length > 0) bad(name, `must list Entra ids (GUIDs); not a GUID: ${wrong.map((b) => `"${b.slice(0, 40)}"`).join(', ')}`);
+    return ids;
+  };
 
   const nodeEnv = str('NODE_ENV', 'development');
   const http = { port: int('PORT', 3978, 0, 65535), host: str('HOST') || undefined };
@@ -135,7 +143,7 @@ function readConfig(env: Env) {
     tenantId: str('MicrosoftAppTenantId'),
     overrides,
   };
-  const access = { allowedTenantIds: list('ALLOWED_TENANT_IDS'), adminAadObjectIds: list('ADMIN_AAD_OBJECT_IDS') };
+  const access = { allowedTenantIds: guids('ALLOWED_TENANT_IDS'), adminAadObjectIds: guids('ADMIN_AAD_OBJECT_IDS') };
   if (bot.appId !== '') {
     if (!/^[0-9a-fA-F-]{36}$/.test(bot.appId)) bad('MicrosoftAppId', "must be the bot registration's application (client) id, a GUID");
     if (appType !== 'MultiTenant' && bot.tenantId === '') bad('MicrosoftAppTenantId', `is required when MicrosoftAppType is ${appType}`);
@@ -151,15 +159,6 @@ function readConfig(env: Env) {
   const [override] = Object.keys(overrides);
   if (nodeEnv === 'production' && override !== undefined)
     bad(override, 'Bot Framework auth overrides are for tests only and are refused when NODE_ENV=production');
-  // Tenant and admin ids are compared with what Teams sends (GUIDs); a typo would silently lock out or demote.
-  const guid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-  for (const [name, ids] of [
-    ['ALLOWED_TENANT_IDS', access.allowedTenantIds],
-    ['ADMIN_AAD_OBJECT_IDS', access.adminAadObjectIds],
-  ] as const) {
-    const wrong = ids.filter((id) => !guid.test(id)).slice(0, 3);
-    if (wrong.length > 0) bad(name, `must list Entra ids (GUIDs); not a GUID: ${wrong.map((b) => `"${b.slice(0, 40)}"`).join(', ')}`);
-  }
 
   const timeZone = str('BOT_TIMEZONE', 'UTC');
   if (!intlAccepts(() => new Intl.DateTimeFormat('en-US', { timeZone })))
