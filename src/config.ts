@@ -34,29 +34,6 @@ type Env = Record<string, string | undefined>;
 const DAY_MS = 86_400_000;
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function parseWindows(raw: string, bad: (message: string) => void): Array<{ limit: number; windowMs: number }> {
-  const parts = raw
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (parts.length === 0) bad('must list at least one window');
-  const windows: Array<{ limit: number; windowMs: number }> = [];
-  for (const part of parts) {
-    const m = /^(\d+)\/(\d+)(ms|s|m|h)$/.exec(part);
-    if (!m) {
-      bad(`"${part}" is not <count>/<window> like 7/1s or 1800/3600s`);
-      continue;
-    }
-    const limit = Number(m[1]);
-    const windowMs = Number(m[2]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[3] as 'ms' | 's' | 'm' | 'h'];
-    // A count or a window of 0 would let every send through (the limiter sees no limit), the opposite of what was meant.
-    if (limit < 1 || limit > 1_000_000 || windowMs < 1 || windowMs > DAY_MS)
-      bad(`"${part}" must count 1 to 1000000 sends in a window of 1 ms to 24 h`);
-    else windows.push({ limit, windowMs });
-  }
-  return windows;
-}
-
 /** Whether Intl takes a time zone or locale (it throws, or finds no support, for one it does not know). */
 function intlAccepts(check: () => unknown): boolean {
   try {
@@ -115,6 +92,29 @@ function readConfig(env: Env) {
     str(name)
       .split(/[,\s]+/)
       .filter(Boolean);
+  /** `<count>/<window>` pairs such as 7/1s,8/2s: a limit for each window. */
+  const windows = (name: string, fallback: string) => {
+    const parts = str(name, fallback)
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    if (parts.length === 0) bad(name, 'must list at least one window');
+    const out: Array<{ limit: number; windowMs: number }> = [];
+    for (const part of parts) {
+      const m = /^(\d+)\/(\d+)(ms|s|m|h)$/.exec(part);
+      if (!m) {
+        bad(name, `"${part}" is not <count>/<window> like 7/1s or 1800/3600s`);
+        continue;
+      }
+      const limit = Number(m[1]);
+      const windowMs = Number(m[2]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[3] as 'ms' | 's' | 'm' | 'h'];
+      // A count or a window of 0 would let every send through (the limiter sees no limit), the opposite of what was meant.
+      if (limit < 1 || limit > 1_000_000 || windowMs < 1 || windowMs > DAY_MS)
+        bad(name, `"${part}" must count 1 to 1000000 sends in a window of 1 ms to 24 h`);
+      else out.push({ limit, windowMs });
+    }
+    return out;
+  };
   // Tenant and admin ids are compared with what Teams sends (GUIDs); a typo would silently lock out or demote.
   const guids = (name: string) => {
     const ids = list(name);
@@ -298,9 +298,7 @@ function readConfig(env: Env) {
       billLoginsPerHour,
       spendPerMinute: int('LIMIT_SPEND_PER_MINUTE', 60, 1, 100_000),
       /** Windows for bot sends per conversation thread, e.g. 7 per 1 s. */
-      connectorThread: parseWindows(str('LIMIT_CONNECTOR_THREAD', '7/1s,8/2s,60/30s,1800/3600s'), (message) =>
-        bad('LIMIT_CONNECTOR_THREAD', message),
-      ),
+      connectorThread: windows('LIMIT_CONNECTOR_THREAD', '7/1s,8/2s,60/30s,1800/3600s'),
       /** How long a command may wait for an upstream slot before it answers "busy". */
       commandWaitMs: int('COMMAND_WAIT_MS', 8_000, 100, 14_000),
       userCommandsPerMinute: int('USER_COMMANDS_PER_MINUTE', 30, 1, 10_000),
