@@ -183,10 +183,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   });
   registerAnswerMetrics(metrics, mirror.answers);
 
-  // Cards say "demo organisation — simulated data" when the embedded sandbox stands in for BILL.
-  const note = sandbox ? SANDBOX_NOTE : undefined;
+  // How cards are shown: the deployment's formats, and "demo organisation — simulated data" when the sandbox stands in for BILL.
   const { locale, timeZone, version } = config;
   const fmt = { locale, timeZone };
+  const note = sandbox ? SANDBOX_NOTE : undefined;
+  const shown = { ...fmt, note };
 
   // Approvals run as the approver, with their own BILL token sealed under SECRETS_KEY. Without the key there is no
   // safe place for those tokens, so the feature is off and its commands say so. BILL network invitations are sent as
@@ -227,17 +228,13 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     envKeys: webhookSecurityKey ? { ...webhookSecurityKeys, [billUser.orgId]: webhookSecurityKey } : webhookSecurityKeys,
     audit,
     sender,
-    presenter: {
-      event: (ev) => notificationCard(ev, { ...fmt, note }),
-      digest: (content) => digestCard(content, { ...fmt, note }),
-    },
+    presenter: { event: (ev) => notificationCard(ev, shown), digest: (content) => digestCard(content, shown) },
     settings: config,
   });
 
   // Each feature gets the parts it declares (features/index.ts).
   const finance: FinanceSettings = {
-    ...fmt,
-    note,
+    ...shown,
     waitMs: config.limits.commandWaitMs,
     cache: config.cache,
     pushFed: (orgId, entity) => notify.push.fed(orgId, entity),
@@ -258,7 +255,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
       audit,
       notify,
       clock,
-      settings: { ...fmt, version, note, cache: config.cache },
+      settings: { ...shown, version, cache: config.cache },
       unopenableSecrets: () => unopenableSecrets,
     },
     payables: { mirror, bill, settings: finance },
@@ -273,8 +270,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
       access,
       audit,
       settings: {
-        ...fmt,
-        note,
+        ...shown,
         appId: config.bot.appId,
         publicHostname: config.publicHostname,
         envWebhookKey: config.bill.webhookSecurityKey !== '',
@@ -289,7 +285,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     notify,
     mirror,
     orgs: orgBindings,
-    settings: { ...fmt, note, objectTtlS: config.cache.objectTtlS },
+    settings: { ...shown, objectTtlS: config.cache.objectTtlS },
   });
   const cardActions = { [REFRESH_VERB]: refresh, ...approvalCardActions(approvals), ...networkCardActions(invites) };
   // Search from the compose box: the org's mirror, and the registry's bill/invoice/vendor/customer cards for what it finds.
