@@ -150,7 +150,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   // Organisation, tenant and team ids appear in metrics only as one-way names (see budgetKeyLabel).
   registerLimiterMetrics(metrics, limiter, config.metrics.token || randomBytes(32));
   const audit = new AuditTrail({ store: state, clock, log, scrub: (text) => secrets.scrub(text) });
-  const backend: { kind: 'sandbox' | 'bill'; baseUrl: string } = { kind: sandbox ? 'sandbox' : 'bill', baseUrl: config.bill.baseUrl };
   const access = accessPolicy(config);
   // Single-org: every team uses BILL_ORG_ID (the sandbox's demo org without credentials); multi-org: links only.
   const orgBindings = new OrgBindings({ config, access, state, clock, defaultOrgId: billUser.orgId });
@@ -158,7 +157,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   // Undefined in local mode (no app id): status says Graph is skipped.
   const graph = createGraphTeams({ config, limiter, clock, log, secrets });
   const bill = new BillGateway({
-    backend: backend.kind,
+    backend: sandbox ? 'sandbox' : 'bill',
     bill: config.bill,
     user: { devKey: billUser.devKey, username: billUser.username, password: billUser.password },
     // BILL_SPEND_API_TOKEN is BILL_ORG_ID's (config refuses a BILL_SPEND_API_TOKENS entry for it that differs).
@@ -295,7 +294,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const bot = billbridgeBot({
     ...fromPeople,
     dispatcher,
-    install: { installs, orgBindings, registry, graph, sandbox: backend.kind === 'sandbox', version, appId: config.bot.appId },
+    install: { installs, orgBindings, registry, graph, sandbox: sandbox !== undefined, version, appId: config.bot.appId },
     cardMessages,
     cardActions,
     search,
@@ -338,7 +337,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
     state,
     limiter,
     clock,
-    backend,
     registry,
     features,
     orgBindings,
@@ -366,7 +364,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
         metricsUrl = await listening(metricsServer, config.metrics.port, config.metrics.host);
         log.info({ url: metricsUrl, token: config.metrics.token !== '' }, 'metrics listening');
       }
-      log.info({ url, backend: backend.kind }, 'billbridge listening');
+      log.info({ url, backend: bill.backend }, 'billbridge listening');
       // Webhook keys join the log scrubber; a changed SECRETS_KEY is said now, not found out when BILL disables a subscription.
       unopenableSecrets = await Promise.all([
         notify.keys.registerAll(),

@@ -22,7 +22,7 @@ describe('without BILL credentials', () => {
     const lines = bot.logs.lines.filter((l) => l.includes('demo organisation — simulated data'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(sandbox.baseUrl);
-    expect(bot.app.backend).toEqual({ kind: 'sandbox', baseUrl: sandbox.baseUrl });
+    expect(bot.app.bill.backend).toBe('sandbox');
     expect(bot.app.config.bill).toMatchObject({
       baseUrl: sandbox.baseUrl,
       spendBaseUrl: sandbox.spendBaseUrl,
@@ -107,7 +107,7 @@ describe('with BILL credentials', () => {
   it('talks to the configured BILL and starts no sandbox', async () => {
     expect(bot.app.sandbox).toBeUndefined();
     expect(bot.logs.text()).not.toContain('simulated data');
-    expect(bot.app.backend.kind).toBe('bill');
+    expect(bot.app.bill.backend).toBe('bill');
     expect(bot.app.config.bill.eventsBaseUrl).toBe(`${sb.url}/connect-events`);
     const before = await sb.stats();
     const invoice = await bot.app.bill.org(sb.credentials.orgId).invoices.get(sb.sandbox.org.invoices.all()[0]!.id);
