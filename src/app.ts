@@ -58,7 +58,7 @@ export interface BuildOptions {
 
 export type BillbridgeApp = Awaited<ReturnType<typeof buildApp>>;
 
-/** The parts cluster mode adds, loaded only when REDIS_URL is set, and the connection they share. */
+/** Cluster mode (REDIS_URL): what every instance shares through Redis. Its modules load only then: one instance does not carry them. */
 async function connectCluster(config: Config, clock: Clock, log: Logger) {
   const [{ RateLimiterRedis }, { RedisConnection }, { RedisStateStore }, { RedisBudgetStore }, { RedisSessionLedger }] = await Promise.all([
     import('rate-limiter-flexible'),
@@ -117,8 +117,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const clock = opts.clock ?? systemClock;
   const secrets = new SecretRegistry(configSecrets(config));
   const log = createLogger({ level: config.logLevel, secrets, destination: opts.logDestination });
-  // Cluster mode: limits, BILL sessions, state and stale marks are shared by every instance through Redis.
-  // Its modules (ioredis, redis-semaphore) load only then: a single instance does not carry them.
   const cluster = config.redisUrl ? await connectCluster(config, clock, log) : undefined;
   // One instance: STATE_DIR is opened (and locked) first, so a second instance on it stops before starting anything.
   const state: StateStore = cluster?.state ?? new SqliteStateStore(config.stateDir, clock);
@@ -188,9 +186,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const note = sandbox ? SANDBOX_NOTE : undefined;
   const shown = { ...fmt, note };
 
-  // Approvals run as the approver, with their own BILL token sealed under SECRETS_KEY. Without the key there is no
-  // safe place for those tokens, so the feature is off and its commands say so. BILL network invitations are sent as
-  // the clicking person, through the links approvals keep, so they need it too.
+  // Approvals and network invitations act as the person, with their own BILL token sealed under SECRETS_KEY. Without
+  // the key there is no safe place for those tokens, so both are off and their commands say so.
   const { secretsKey } = config;
   let approvals: Approvals | undefined;
   let invites: NetworkInvites | undefined;
