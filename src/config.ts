@@ -95,8 +95,7 @@ function readConfig(env: Env) {
   /** `<count>/<window>` pairs such as 7/1s,8/2s: a limit for each window. */
   const windows = (name: string, fallback: string) => {
     const parts = str(name, fallback)
-      .split(',')
-      .map((s) => s.trim())
+      .split(/\s*,\s*/)
       .filter(Boolean);
     if (parts.length === 0) bad(name, 'must list at least one window');
     const out: Array<{ limit: number; windowMs: number }> = [];
