@@ -130,14 +130,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   if (!billUser) {
     sandbox = await (await import('./sandbox/index.js')).startSandbox({ clock, ...config.sandbox });
     billUser = sandbox.credentials;
-    config = {
-      ...config,
-      bill: { ...config.bill, baseUrl: sandbox.baseUrl, spendBaseUrl: sandbox.spendBaseUrl, eventsBaseUrl: sandbox.eventsBaseUrl },
-    };
-    log.info(
-      { url: sandbox.baseUrl, orgId: sandbox.credentials.orgId },
-      `BILL sandbox at ${sandbox.baseUrl}: demo organisation — simulated data`,
-    );
+    const { baseUrl, spendBaseUrl, eventsBaseUrl } = sandbox;
+    config = { ...config, bill: { ...config.bill, baseUrl, spendBaseUrl, eventsBaseUrl } };
+    log.info({ url: baseUrl, orgId: billUser.orgId }, `BILL sandbox at ${baseUrl}: demo organisation — simulated data`);
   }
   // Every upstream call a turn makes is counted for its audit record, and none starts after the turn's deadline.
   const upstreamCalls = new UpstreamCallCounter(clock);
