@@ -272,12 +272,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}) {
   const registry = createRegistry(features);
   const lookup = textLookup({ mirror, settings: finance });
   const dispatcher = new Dispatcher({ registry, orgBindings, clock, locale, timeZone, log, lookup });
-  const refresh = refreshNotification({
-    notify,
-    mirror,
-    orgs: orgBindings,
-    settings: { ...shown, objectTtlS: config.cache.objectTtlS },
-  });
+  const refresh = refreshNotification({ notify, mirror, orgs: orgBindings, settings: { ...shown, objectTtlS: config.cache.objectTtlS } });
   const cardActions = { [REFRESH_VERB]: refresh, ...approvalCardActions(approvals), ...networkCardActions(invites) };
   // Search from the compose box: the org's mirror, and the registry's bill/invoice/vendor/customer cards for what it finds.
   const search = new ComposeSearch({ mirror, commands: registry, orgs: orgBindings, settings: finance, clock });
