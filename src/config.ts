@@ -44,9 +44,9 @@ function intlAccepts(check: () => unknown): boolean {
 }
 
 /** Reads `.env` (when present) under the real environment: a variable set in the environment wins. */
-export function readEnv(envFile = '.env', env: Env = process.env): Env {
-  if (!existsSync(envFile)) return { ...env };
-  return { ...parseEnv(readFileSync(envFile, 'utf8')), ...env };
+export function readEnv(envFile = '.env'): Env {
+  if (!existsSync(envFile)) return { ...process.env };
+  return { ...parseEnv(readFileSync(envFile, 'utf8')), ...process.env };
 }
 
 /**
