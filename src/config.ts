@@ -327,7 +327,7 @@ function readConfig(env: Env) {
 
 export type Config = ReturnType<typeof readConfig>['config'];
 
-/** Every environment variable billbridge reads (the botbuilder auth overrides aside). */
+/** Every environment variable billbridge reads (the botbuilder auth overrides aside): the names readConfig asks for. */
 export const CONFIG_VARIABLES: readonly string[] = readConfig({}).variables;
 
 /** Validates the whole environment at once and throws a ConfigError listing every problem. */
