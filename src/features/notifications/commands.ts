@@ -17,7 +17,7 @@ import type { Installations } from '../../bindings/installations.js';
 import { conversationOf, type Command, type CommandContext } from '../types.js';
 
 interface NotificationsDeps {
-  notify: Pick<Notifications, 'subscriptions' | 'digestSettings' | 'composeDigest' | 'keys' | 'setup'>;
+  notify: Pick<Notifications, 'subscriptions' | 'composeDigest' | 'keys' | 'setup'>;
   /** Where the bot is installed: the bot's Teams id for the channel's posts. */
   installs: Pick<Installations, 'forScope'>;
   access: Pick<AccessPolicy, 'isAdmin'>;
@@ -167,7 +167,7 @@ const subscriptionsCommand: Command<NotificationsDeps> = {
     const target = channelOf(ctx);
     const subs = await deps.notify.subscriptions.forChannel(target);
     const kinds = subs.map((s) => s.kind);
-    const digest = await deps.notify.digestSettings.get(target);
+    const digest = await deps.notify.subscriptions.digest(target);
     const fmt = formatOf(ctx, deps.settings);
     const body: CardElement[] = [title('Subscriptions')];
     if (subs.length === 0)
@@ -202,7 +202,7 @@ const digestCommand: Command<NotificationsDeps> = {
       case 'error':
         throw new InputError(`I can't read that: ${cmd.problem}`, DIGEST_HINT, `digest ${ctx.input.argText}`);
       case 'show': {
-        const setting = await n.digestSettings.get(target);
+        const setting = await n.subscriptions.digest(target);
         if (!setting)
           return notice('No digest here', `This channel has no scheduled digest. ${DIGEST_HINT}`, 'This channel has no scheduled digest.');
         return adaptiveCard(
@@ -222,16 +222,16 @@ const digestCommand: Command<NotificationsDeps> = {
         return digestCard(content, { ...fmt, note: deps.settings.note });
       }
       case 'off': {
-        const had = await n.digestSettings.get(target);
+        const had = await n.subscriptions.digest(target);
         if (!had) return notice('No digest here', 'This channel had no scheduled digest.', 'This channel had no scheduled digest.');
-        await n.digestSettings.remove(target);
-        await auditOrUndo(auditAdmin(deps.audit, ctx, 'digest.off', 'ok', ctx.orgId), () => n.digestSettings.set(target, had));
+        await n.subscriptions.remove(target, ['digest']);
+        await auditOrUndo(auditAdmin(deps.audit, ctx, 'digest.off', 'ok', ctx.orgId), () => n.subscriptions.setDigest(target, had));
         return notice('Digest off', 'This channel no longer gets a scheduled digest. **digest now** still shows one.', 'Digest off.');
       }
       case 'set': {
         const orgId = boundOrg(ctx);
-        const previous = await n.digestSettings.get(target);
-        const setting = await n.digestSettings.set(target, {
+        const previous = await n.subscriptions.digest(target);
+        const setting = await n.subscriptions.setDigest(target, {
           orgId,
           schedule: cmd.schedule,
           reference: await referenceFor(ctx, deps, target),
@@ -239,7 +239,7 @@ const digestCommand: Command<NotificationsDeps> = {
         });
         await auditOrUndo(
           auditAdmin(deps.audit, ctx, 'digest', 'ok', orgId, { schedule: describeSchedule(cmd.schedule), timeZone: fmt.timeZone }),
-          () => (previous ? n.digestSettings.set(target, previous) : n.digestSettings.remove(target)),
+          () => (previous ? n.subscriptions.setDigest(target, previous) : n.subscriptions.remove(target, ['digest'])),
         );
         const next = nextAt(setting.schedule);
         return adaptiveCard(
