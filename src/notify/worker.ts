@@ -83,9 +83,6 @@ interface Held {
   lost?: boolean;
 }
 
-/** Read through a call: the lease can be lost while a send awaits. */
-const isLost = (h: Held): boolean => h.lost === true;
-
 const isObject = (v: unknown): v is object => v !== null && typeof v === 'object';
 
 /** An outbox entry this version can work on; any other shape is passed over (a null delivery once stalled every org's events). */
@@ -135,8 +132,11 @@ export function deliveryWorker(deps: WorkerDeps) {
     return !h.lost;
   };
 
+  /** Stores the event after the writes queued before, unless another worker holds it by then. */
   const save = (h: Held): Promise<void> => {
-    const write = () => state.set(NS.outbox, outboxKey(h.ev.orgId, h.ev.eventId), h.ev);
+    const write = async () => {
+      if (!h.lost) await state.set(NS.outbox, outboxKey(h.ev.orgId, h.ev.eventId), h.ev);
+    };
     h.saving = h.saving.then(write, write);
     return h.saving;
   };
@@ -341,7 +341,7 @@ export function deliveryWorker(deps: WorkerDeps) {
         try {
           if (!passes.stopped && !h.lost) {
             await deliver(h, key, target);
-            if (!isLost(h)) await save(h);
+            await save(h);
           }
         } catch (err) {
           h.log.error({ err: errorMessage(err) }, 'notification send failed unexpectedly; will try again');
