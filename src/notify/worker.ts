@@ -184,15 +184,11 @@ export function deliveryWorker(deps: WorkerDeps) {
       );
   };
 
-  /** Index updates, routing, BILL's record and details for the card, each once and stored as soon as done. */
+  /** Index updates with routing, BILL's record and details for the card, each once and stored as soon as done. */
   const prepare = async (h: Held): Promise<void> => {
     const { ev, log } = h;
-    if (!ev.applied) {
-      await deps.apply(ev).catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'index update from a webhook event failed'));
-      ev.applied = true;
-      if (!(await checkpoint(h))) return;
-    }
     if (!ev.targets) {
+      await deps.apply(ev).catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'index update from a webhook event failed'));
       const targets: Record<string, DeliveryState> = {};
       for (const [key, sub] of await deps.subscriptions.forEvent(ev.type)) {
         if ((await deps.resolveOrg(channelScope(sub))) === ev.orgId) targets[key] = { state: 'pending', tries: 0, nextAt: clock.now() };
