@@ -75,8 +75,6 @@ export interface DeliveryState {
   tries: number;
   /** Earliest next attempt (ms since epoch). */
   nextAt: number;
-  lastError?: string;
-  sentAt?: number;
 }
 
 /** Renders cards for the worker and the digests (src/features/notifications/cards.ts). */

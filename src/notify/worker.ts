@@ -173,7 +173,7 @@ export function deliveryWorker(deps: WorkerDeps) {
       if (target.state !== 'pending') continue;
       const sub = await deps.subscriptions.get(key);
       if (sub) await deadLetter(ev, sub, target, why);
-      else Object.assign(target, { state: 'dropped', lastError: 'unsubscribed' });
+      else target.state = 'dropped';
     }
     ev.confirmed = true;
     if (refused) log.warn(answer, 'record of a webhook event was refused by BILL; nothing posted, dead-lettered');
@@ -205,7 +205,7 @@ export function deliveryWorker(deps: WorkerDeps) {
       }
       if (got.state === 'gone') {
         // Deleted since, or never there: a card about a record nobody can open would only puzzle the channel.
-        for (const t of pendingOf(ev)) Object.assign(t, { state: 'dropped', lastError: 'record not in BILL' });
+        for (const t of pendingOf(ev)) t.state = 'dropped';
         log.info('record of a webhook event is not in BILL; nothing posted');
       } else ev.entity = got.entity;
       ev.confirmed = true;
@@ -241,16 +241,15 @@ export function deliveryWorker(deps: WorkerDeps) {
 
   const deliver = async (h: Held, key: string, target: DeliveryState): Promise<void> => {
     const { ev } = h;
-    const drop = (why: string) => Object.assign(target, { state: 'dropped', lastError: why });
     const sub = await deps.subscriptions.get(key);
     if (!sub) {
-      drop('unsubscribed');
+      target.state = 'dropped';
       return;
     }
     const clog = h.log.child({ teamId: sub.teamId, channelId: sub.channelId });
     if ((await deps.resolveOrg(channelScope(sub))) !== ev.orgId) {
       clog.info("channel no longer bound to the event's organisation; not sent");
-      drop('binding changed');
+      target.state = 'dropped';
       return;
     }
     // Right before the send: still ours? (Also keeps the lease while the send waits on Teams' budget.)
@@ -266,14 +265,13 @@ export function deliveryWorker(deps: WorkerDeps) {
     }
     const now = clock.now();
     if (outcome.ok) {
-      Object.assign(target, { state: 'sent', sentAt: now, lastError: undefined });
+      target.state = 'sent';
       clog.info({ tries: target.tries }, 'notification sent');
       return;
     }
-    target.lastError = `${outcome.status}${outcome.code ? ` ${outcome.code}` : ''}`;
     const removed = removedFromChannel(outcome);
     if (removed) {
-      drop(target.lastError);
+      target.state = 'dropped';
       clog.warn({ status: outcome.status, code: outcome.code }, 'bot is no longer in the channel; its subscriptions are removed');
       await deps
         .onChannelGone(sub, removed)
