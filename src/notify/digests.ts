@@ -163,7 +163,7 @@ export function digestScheduler(deps: SchedulerDeps) {
       if (!(await sending())) return;
       const outcome = await deps.sender.send(setting.reference, message);
       if (outcome.ok) {
-        await state.set(NS.digests, lastKey, { fingerprint: content.fingerprint, slot: slot.id, postedAt: deps.clock.now() });
+        await state.set(NS.digests, lastKey, { fingerprint: content.fingerprint });
         log.info('digest posted');
         return 'posted';
       }

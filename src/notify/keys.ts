@@ -26,8 +26,6 @@ interface StoredKey {
   events: string[];
   key: Sealed;
   previous?: { key: Sealed; until: number };
-  createdAt: number;
-  updatedAt: number;
 }
 
 /** What callers see of a stored subscription: never the key itself. */
@@ -67,7 +65,6 @@ export class WebhookKeys {
   ): Promise<void> {
     this.deps.secrets.add(input.securityKey);
     if (!this.canStore) throw new Error(UNSEALED_REFUSED);
-    const now = this.deps.clock.now();
     const existing = await this.deps.state.get<StoredKey>(NS.webhookKeys, input.subscriptionId);
     // The key rotated out before this one verifies nothing any more: it leaves the log scrubber.
     const twiceRotated = existing?.v === 1 ? this.open(existing.previous?.key, existing) : undefined;
@@ -79,9 +76,7 @@ export class WebhookKeys {
       ...info,
       key: this.seal(securityKey, input),
       // The key being replaced goes on verifying events BILL signed before the rotation (sealed again for this record).
-      previous: replaced ? this.carryOver(replaced, replaced.key, input, now + ROTATION_GRACE_MS) : undefined,
-      createdAt: existing?.createdAt ?? now,
-      updatedAt: now,
+      previous: replaced ? this.carryOver(replaced, replaced.key, input, this.deps.clock.now() + ROTATION_GRACE_MS) : undefined,
     };
     await this.deps.state.set(NS.webhookKeys, input.subscriptionId, record);
   }
