@@ -15,8 +15,6 @@ export interface ChannelSubscription extends ChannelTarget {
   /** The org the team was bound to when it subscribed (informational: the binding is re-checked before each send). */
   orgId: string;
   reference: ConversationRef;
-  /** AAD object id of the person who subscribed. */
-  createdBy: string | undefined;
   createdAt: number;
 }
 
@@ -49,14 +47,14 @@ export class ChannelSubscriptions {
   ) {}
 
   /** Subscribes the channel to these kinds; the ones it did not have yet. */
-  async add(target: ChannelTarget, kinds: SubscriptionKind[], input: Pick<ChannelSubscription, 'orgId' | 'reference' | 'createdBy'>) {
+  async add(target: ChannelTarget, kinds: SubscriptionKind[], input: Pick<ChannelSubscription, 'orgId' | 'reference'>) {
     const added: SubscriptionKind[] = [];
     for (const kind of kinds) {
       const record: ChannelSubscription = { v: 1, ...target, kind, ...input, createdAt: this.clock.now() };
       const key = subscriptionKey(target, kind);
       if (await this.state.setIfAbsent(NS.subscriptions, key, record)) added.push(kind);
       else {
-        // Keep the reference fresh (service URL changes), keep who and when.
+        // Keep the reference fresh (service URL changes), keep when it began.
         const existing = await this.get(key);
         if (existing) await this.state.set(NS.subscriptions, key, { ...existing, reference: input.reference, orgId: input.orgId });
       }
@@ -65,7 +63,7 @@ export class ChannelSubscriptions {
   }
 
   /** Sets (or replaces) the channel's digest schedule. */
-  async setDigest(target: ChannelTarget, input: Pick<DigestSetting, 'orgId' | 'schedule' | 'reference' | 'createdBy'>) {
+  async setDigest(target: ChannelTarget, input: Pick<DigestSetting, 'orgId' | 'schedule' | 'reference'>) {
     const setting: DigestSetting = { v: 1, ...target, ...input, kind: 'digest', createdAt: this.clock.now() };
     await this.state.set(NS.subscriptions, subscriptionKey(target, 'digest'), setting);
     return setting;

@@ -76,7 +76,6 @@ async function schedule(): Promise<void> {
     orgId: ORG,
     schedule: { every: 'daily', time: '09:00' },
     reference,
-    createdBy: undefined,
   });
 }
 

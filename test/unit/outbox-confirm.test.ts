@@ -42,7 +42,6 @@ beforeEach(async () => {
   await new ChannelSubscriptions(store, clock).add(TARGET, ['payments'], {
     orgId: ORG,
     reference: { conversation: { id: TARGET.channelId } },
-    createdBy: undefined,
   });
 });
 afterEach(async () => {

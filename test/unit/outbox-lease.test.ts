@@ -112,7 +112,6 @@ describe.each(['redis', 'file'])('two workers on one %s store', (kind) => {
     await new ChannelSubscriptions(state, systemClock).add(TARGET, ['invoices'], {
       orgId: 'org-1',
       reference: { conversation: { id: TARGET.channelId } },
-      createdBy: undefined,
     });
     expect(await state.setIfAbsent(NS.outbox, outboxKey('org-1', eventId), event(eventId))).toBe(true);
 

@@ -102,7 +102,7 @@ const subscribeCommand: Command<NotificationsDeps> = {
     if (!kinds || kinds.length === 0)
       throw new InputError(`I can't subscribe to "${ctx.input.argText.slice(0, 60)}"`, KINDS_HINT, `subscribe ${ctx.input.argText}`);
     const reference = await referenceFor(ctx, deps, target);
-    const added = await n.subscriptions.add(target, kinds, { orgId, reference, createdBy: ctx.caller.aadObjectId });
+    const added = await n.subscriptions.add(target, kinds, { orgId, reference });
     await auditOrUndo(auditAdmin(deps.audit, ctx, 'subscribe', 'ok', orgId, { kinds, added }), () => n.subscriptions.remove(target, added));
     ctx.log.info({ orgId, added }, 'channel subscribed');
     const all = (await n.subscriptions.forChannel(target)).map((s) => s.kind);
@@ -235,7 +235,6 @@ const digestCommand: Command<NotificationsDeps> = {
           orgId,
           schedule: cmd.schedule,
           reference: await referenceFor(ctx, deps, target),
-          createdBy: ctx.caller.aadObjectId,
         });
         await auditOrUndo(
           auditAdmin(deps.audit, ctx, 'digest', 'ok', orgId, { schedule: describeSchedule(cmd.schedule), timeZone: fmt.timeZone }),
