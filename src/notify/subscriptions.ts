@@ -12,8 +12,7 @@ import type { ChannelTarget, ConversationRef } from './types.js';
 export interface ChannelSubscription extends ChannelTarget {
   v: 1;
   kind: SubscriptionKind;
-  /** The org the team was bound to when it subscribed (informational: the binding is re-checked before each send). */
-  orgId: string;
+  /** No organisation is kept: the team's binding is checked right before each send. */
   reference: ConversationRef;
   createdAt: number;
 }
@@ -47,23 +46,23 @@ export class ChannelSubscriptions {
   ) {}
 
   /** Subscribes the channel to these kinds; the ones it did not have yet. */
-  async add(target: ChannelTarget, kinds: SubscriptionKind[], input: Pick<ChannelSubscription, 'orgId' | 'reference'>) {
+  async add(target: ChannelTarget, kinds: SubscriptionKind[], reference: ConversationRef) {
     const added: SubscriptionKind[] = [];
     for (const kind of kinds) {
-      const record: ChannelSubscription = { v: 1, ...target, kind, ...input, createdAt: this.clock.now() };
+      const record: ChannelSubscription = { v: 1, ...target, kind, reference, createdAt: this.clock.now() };
       const key = subscriptionKey(target, kind);
       if (await this.state.setIfAbsent(NS.subscriptions, key, record)) added.push(kind);
       else {
         // Keep the reference fresh (service URL changes), keep when it began.
         const existing = await this.get(key);
-        if (existing) await this.state.set(NS.subscriptions, key, { ...existing, reference: input.reference, orgId: input.orgId });
+        if (existing) await this.state.set(NS.subscriptions, key, { ...existing, reference });
       }
     }
     return added;
   }
 
   /** Sets (or replaces) the channel's digest schedule. */
-  async setDigest(target: ChannelTarget, input: Pick<DigestSetting, 'orgId' | 'schedule' | 'reference'>) {
+  async setDigest(target: ChannelTarget, input: Pick<DigestSetting, 'schedule' | 'reference'>) {
     const setting: DigestSetting = { v: 1, ...target, ...input, kind: 'digest', createdAt: this.clock.now() };
     await this.state.set(NS.subscriptions, subscriptionKey(target, 'digest'), setting);
     return setting;

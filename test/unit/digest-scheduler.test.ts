@@ -73,7 +73,6 @@ function scheduler(
 
 async function schedule(): Promise<void> {
   await new ChannelSubscriptions(store, clock).setDigest(target, {
-    orgId: ORG,
     schedule: { every: 'daily', time: '09:00' },
     reference,
   });

@@ -102,7 +102,7 @@ const subscribeCommand: Command<NotificationsDeps> = {
     if (!kinds || kinds.length === 0)
       throw new InputError(`I can't subscribe to "${ctx.input.argText.slice(0, 60)}"`, KINDS_HINT, `subscribe ${ctx.input.argText}`);
     const reference = await referenceFor(ctx, deps, target);
-    const added = await n.subscriptions.add(target, kinds, { orgId, reference });
+    const added = await n.subscriptions.add(target, kinds, reference);
     await auditOrUndo(auditAdmin(deps.audit, ctx, 'subscribe', 'ok', orgId, { kinds, added }), () => n.subscriptions.remove(target, added));
     ctx.log.info({ orgId, added }, 'channel subscribed');
     const all = (await n.subscriptions.forChannel(target)).map((s) => s.kind);
@@ -140,7 +140,7 @@ const unsubscribeCommand: Command<NotificationsDeps> = {
     if (removed.length > 0) {
       await auditOrUndo(auditAdmin(deps.audit, ctx, 'unsubscribe', 'ok', ctx.orgId, { kinds: removed }), async () => {
         for (const sub of before.filter((s) => removed.includes(s.kind)))
-          await n.subscriptions.add(target, [sub.kind], sub).catch(() => undefined);
+          await n.subscriptions.add(target, [sub.kind], sub.reference).catch(() => undefined);
       });
       ctx.log.info({ removed }, 'channel unsubscribed');
     }
@@ -232,7 +232,6 @@ const digestCommand: Command<NotificationsDeps> = {
         const orgId = boundOrg(ctx);
         const previous = await n.subscriptions.digest(target);
         const setting = await n.subscriptions.setDigest(target, {
-          orgId,
           schedule: cmd.schedule,
           reference: await referenceFor(ctx, deps, target),
         });
