@@ -67,7 +67,6 @@ async function referenceFor(ctx: CommandContext, deps: NotificationsDeps, target
   };
 }
 
-/** Dates and times in the caller's locale and the bot's time zone. */
 /** A card that only says one thing: a title, a sentence and its summary. */
 const notice = (heading: string, words: string, summary: string) => adaptiveCard([title(heading), text(words)], { summary });
 
