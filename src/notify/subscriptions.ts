@@ -9,10 +9,10 @@ import { eventTypeInfo, SUBSCRIPTION_KINDS, type SubscriptionKind } from './kind
 import type { DigestSchedule } from './schedule.js';
 import type { ChannelTarget, ConversationRef } from './types.js';
 
+/** No organisation is kept: the team's binding is checked right before each send. */
 export interface ChannelSubscription extends ChannelTarget {
   v: 1;
   kind: SubscriptionKind;
-  /** No organisation is kept: the team's binding is checked right before each send. */
   reference: ConversationRef;
   createdAt: number;
 }
