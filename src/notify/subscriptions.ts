@@ -65,7 +65,6 @@ export class ChannelSubscriptions {
   async setDigest(target: ChannelTarget, input: Pick<DigestSetting, 'schedule' | 'reference'>) {
     const setting: DigestSetting = { v: 1, ...target, ...input, kind: 'digest', createdAt: this.clock.now() };
     await this.state.set(NS.subscriptions, subscriptionKey(target, 'digest'), setting);
-    return setting;
   }
 
   /** Removes these kinds (default: every event kind) from the channel; the kinds it had. */

@@ -230,26 +230,24 @@ const digestCommand: Command<NotificationsDeps> = {
       case 'set': {
         const orgId = boundOrg(ctx);
         const previous = await n.subscriptions.digest(target);
-        const setting = await n.subscriptions.setDigest(target, {
-          schedule: cmd.schedule,
-          reference: await referenceFor(ctx, deps, target),
-        });
+        const { schedule } = cmd;
+        await n.subscriptions.setDigest(target, { schedule, reference: await referenceFor(ctx, deps, target) });
         await auditOrUndo(
-          auditAdmin(deps.audit, ctx, 'digest', 'ok', orgId, { schedule: describeSchedule(cmd.schedule), timeZone: fmt.timeZone }),
+          auditAdmin(deps.audit, ctx, 'digest', 'ok', orgId, { schedule: describeSchedule(schedule), timeZone: fmt.timeZone }),
           () => (previous ? n.subscriptions.setDigest(target, previous) : n.subscriptions.remove(target, ['digest'])),
         );
-        const next = nextAt(setting.schedule);
+        const next = nextAt(schedule);
         return adaptiveCard(
           [
             title('Digest scheduled'),
             text(
-              `This channel gets a digest ${scheduleIn(setting.schedule, fmt)}: bills due in the next 7 days, overdue bills and overdue invoices. It is posted only when something changed since the last one.`,
+              `This channel gets a digest ${scheduleIn(schedule, fmt)}: bills due in the next 7 days, overdue bills and overdue invoices. It is posted only when something changed since the last one.`,
             ),
             facts([['Next', next]]),
             text('**digest now** shows one right away; **digest off** stops it.', { subtle: true }),
           ],
           {
-            summary: `Digest ${describeSchedule(setting.schedule)}; next ${next}.`,
+            summary: `Digest ${describeSchedule(schedule)}; next ${next}.`,
             actions: [executeAction('Show one now', { verb: 'run', command: 'digest now' })],
           },
         );
