@@ -1,61 +1,25 @@
 // Scheduled digests: bills due in the next 7 days, overdue bills and overdue invoices, daily or weekly in BOT_TIMEZONE,
 // posted only when what they show changed, at most once per channel and slot across restarts and instances.
-// NS.digests keys start with the channel key (removing the bot from a team removes them): "<channel>|setting",
-// "<channel>|last" (fingerprint of the last posted digest), "<channel>|slot|<slot id>" (and |lease).
+// A channel's schedule is kept with its subscriptions (subscriptions.ts). NS.digests keys start with the channel key
+// (removing the bot from a team removes them): "<channel>|last" (fingerprint of the last posted digest),
+// "<channel>|slot|<slot id>" (and |lease).
 import { createHash } from 'node:crypto';
-import type { Clock } from '../infra/clock.js';
 import { errorMessage } from '../errors.js';
 import type { Priority } from '../infra/limits/types.js';
 import type { Mirror } from '../mirror/mirror.js';
 import { isOwedBill } from '../mirror/records.js';
 import { BillFilter } from '../bill/filters.js';
 import type { Bill, Invoice } from '../bill/types.js';
-import { NS, type StateStore } from '../infra/state/types.js';
+import { NS } from '../infra/state/types.js';
 import { slotClaims, slotJob } from './jobs.js';
 import { addDays, calendarDay, dateInZone } from '../infra/calendar.js';
-import { dueSlot, type DigestSchedule } from './schedule.js';
+import { dueSlot } from './schedule.js';
 import type { WorkerDeps } from './worker.js';
-import { channelKey, channelScope, type ChannelSubscription } from './subscriptions.js';
-import { removedFromChannel, type ChannelTarget, type NotifyDeps } from './types.js';
+import { channelKey, channelScope, type ChannelSubscriptions, type DigestSetting } from './subscriptions.js';
+import { removedFromChannel, type NotifyDeps } from './types.js';
 
 /** Pages read per list (100 rows each). */
 const MAX_PAGES = 10;
-
-/** A channel's digest schedule, kept like its subscriptions; `since`: when it was set (slots before it are never posted). */
-export type DigestSetting = Omit<ChannelSubscription, 'kind' | 'createdAt'> & {
-  type: 'digest';
-  schedule: DigestSchedule;
-  since: number;
-};
-
-const isSetting = (v: unknown): v is DigestSetting =>
-  v !== null && typeof v === 'object' && (v as { v?: unknown }).v === 1 && (v as { type?: unknown }).type === 'digest';
-
-export class DigestSettings {
-  constructor(
-    private readonly state: StateStore,
-    private readonly clock: Clock,
-  ) {}
-
-  async set(target: ChannelTarget, input: Pick<DigestSetting, 'orgId' | 'schedule' | 'reference' | 'createdBy'>): Promise<DigestSetting> {
-    const setting: DigestSetting = { v: 1, type: 'digest', ...target, ...input, since: this.clock.now() };
-    await this.state.set(NS.digests, `${channelKey(target)}|setting`, setting);
-    return setting;
-  }
-
-  async get(target: ChannelTarget): Promise<DigestSetting | undefined> {
-    const s = await this.state.get<DigestSetting>(NS.digests, `${channelKey(target)}|setting`);
-    return isSetting(s) ? s : undefined;
-  }
-
-  async remove(target: ChannelTarget): Promise<boolean> {
-    return this.state.delete(NS.digests, `${channelKey(target)}|setting`);
-  }
-
-  async all(): Promise<DigestSetting[]> {
-    return (await this.state.entries<unknown>(NS.digests)).map(([, v]) => v).filter(isSetting);
-  }
-}
 
 /** A bill or invoice as a digest row: its vendor or customer, and what is still due when. */
 export interface DigestRow {
@@ -166,7 +130,7 @@ export function digestInvoice(i: Pick<Invoice, 'id' | 'invoiceNumber' | 'custome
 
 type SchedulerDeps = Pick<WorkerDeps, 'state' | 'clock' | 'log' | 'resolveOrg' | 'sender' | 'presenter' | 'onChannelGone'> & {
   timeZone: string;
-  settings: DigestSettings;
+  subscriptions: Pick<ChannelSubscriptions, 'digests'>;
   compose: ReturnType<typeof digestComposer>;
 };
 
@@ -176,7 +140,7 @@ export function digestScheduler(deps: SchedulerDeps) {
   const claim = slotClaims(state, deps.clock, NS.digests);
 
   const postSlot = async (setting: DigestSetting, now: number) => {
-    const slot = dueSlot(setting.schedule, setting.since, now, deps.timeZone);
+    const slot = dueSlot(setting.schedule, setting.createdAt, now, deps.timeZone);
     if (!slot) return;
     const key = channelKey(setting);
     return claim(`${key}|slot|${slot.id}`, async ({ sending, reopen }) => {
@@ -199,7 +163,7 @@ export function digestScheduler(deps: SchedulerDeps) {
       if (!(await sending())) return;
       const outcome = await deps.sender.send(setting.reference, message);
       if (outcome.ok) {
-        await state.set(NS.digests, lastKey, { fingerprint: content.fingerprint, slot: slot.id, postedAt: deps.clock.now() });
+        await state.set(NS.digests, lastKey, { fingerprint: content.fingerprint });
         log.info('digest posted');
         return 'posted';
       }
@@ -221,7 +185,7 @@ export function digestScheduler(deps: SchedulerDeps) {
     clock: deps.clock,
     log: deps.log,
     outcomes: { posted: 0, unchanged: 0 },
-    items: () => deps.settings.all(),
+    items: () => deps.subscriptions.digests(),
     post: postSlot,
     failed: (setting, err) =>
       deps.log.warn({ teamId: setting.teamId, channelId: setting.channelId, err: errorMessage(err) }, 'digest failed; will try again'),

@@ -4,7 +4,7 @@ import type { Priority } from '../infra/limits/types.js';
 import { answerKey } from '../mirror/answers.js';
 import type { EntityKind } from '../mirror/records.js';
 import { NS } from '../infra/state/types.js';
-import { digestComposer, digestScheduler, DigestSettings } from './digests.js';
+import { digestComposer, digestScheduler } from './digests.js';
 import { WebhookKeys } from './keys.js';
 import { confirmRecord, paymentBillIds, projectEntity, readRecord, vendorOf } from './project.js';
 import { PushFeed } from './pushFeed.js';
@@ -24,13 +24,12 @@ export function createNotifications(deps: NotifyDeps) {
     refuseUnsealed: settings.nodeEnv === 'production',
   });
   const subscriptions = new ChannelSubscriptions(state, clock);
-  const digestSettings = new DigestSettings(state, clock);
 
   /** The bot cannot post in a channel any more: its subscriptions and digest go, and the audit trail says so. */
   const channelGone = async (target: ChannelTarget, reason: string): Promise<void> => {
     const { tenantId, teamId, channelId } = target;
     const removed = await subscriptions.remove(target);
-    const digest = await digestSettings.remove(target);
+    const digest = (await subscriptions.remove(target, ['digest'])).length > 0;
     log.warn({ teamId, channelId, reason, removed, digest }, 'channel subscriptions removed: the bot can no longer post there');
     const detail = { reason, automatic: true, kinds: removed, digest };
     await deps.audit.admin({ action: 'unsubscribe', tenantId, teamId, channelId, result: 'ok', detail }).catch(() => undefined);
@@ -113,7 +112,7 @@ export function createNotifications(deps: NotifyDeps) {
     ...deps,
     log: log.child({ part: 'digests' }),
     timeZone: settings.timeZone,
-    settings: digestSettings,
+    subscriptions,
     compose: composeDigest,
     onChannelGone: channelGone,
   });
@@ -126,7 +125,6 @@ export function createNotifications(deps: NotifyDeps) {
   return {
     keys,
     subscriptions,
-    digestSettings,
     composeDigest,
     scheduler,
     worker,
@@ -161,7 +159,7 @@ export function createNotifications(deps: NotifyDeps) {
         : [];
       return {
         kinds: target ? (await subscriptions.forChannel(target)).map((s) => s.kind) : [],
-        digest: target ? await digestSettings.get(target) : undefined,
+        digest: target ? await subscriptions.digest(target) : undefined,
         outbox: await worker.depth(shown),
         deadLetters: { total: letters.length, here },
         // Stored webhook keys for the org, and whether a configured key (BILL_WEBHOOK_SECURITY_KEY[S]) belongs to it.

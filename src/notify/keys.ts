@@ -26,8 +26,6 @@ interface StoredKey {
   events: string[];
   key: Sealed;
   previous?: { key: Sealed; until: number };
-  createdAt: number;
-  updatedAt: number;
 }
 
 /** What callers see of a stored subscription: never the key itself. */
@@ -67,21 +65,18 @@ export class WebhookKeys {
   ): Promise<void> {
     this.deps.secrets.add(input.securityKey);
     if (!this.canStore) throw new Error(UNSEALED_REFUSED);
-    const now = this.deps.clock.now();
     const existing = await this.deps.state.get<StoredKey>(NS.webhookKeys, input.subscriptionId);
     // The key rotated out before this one verifies nothing any more: it leaves the log scrubber.
-    const twiceRotated = existing?.v === 1 && existing.previous ? this.tryOpen(existing.previous.key, existing, false) : undefined;
+    const twiceRotated = existing?.v === 1 ? this.open(existing.previous?.key, existing) : undefined;
     if (twiceRotated !== undefined && twiceRotated !== input.securityKey) this.deps.secrets.delete(twiceRotated);
-    const replaced = existing?.v === 1 && this.tryOpen(existing.key, existing, false) !== input.securityKey ? existing : undefined;
+    const replaced = existing?.v === 1 && this.open(existing.key, existing) !== input.securityKey ? existing : undefined;
     const { securityKey, ...info } = input;
     const record: StoredKey = {
       v: 1,
       ...info,
       key: this.seal(securityKey, input),
       // The key being replaced goes on verifying events BILL signed before the rotation (sealed again for this record).
-      previous: replaced ? this.carryOver(replaced, replaced.key, input, now + ROTATION_GRACE_MS) : undefined,
-      createdAt: existing?.createdAt ?? now,
-      updatedAt: now,
+      previous: replaced ? this.carryOver(replaced, replaced.key, input, this.deps.clock.now() + ROTATION_GRACE_MS) : undefined,
     };
     await this.deps.state.set(NS.webhookKeys, input.subscriptionId, record);
   }
@@ -91,11 +86,12 @@ export class WebhookKeys {
     const record = await this.deps.state.get<StoredKey>(NS.webhookKeys, subscriptionId);
     if (record?.v !== 1 || record.subscriptionId !== subscriptionId) return [];
     const { previous } = record;
-    const boxes: Array<[Sealed, { until?: number }]> = [[record.key, {}]];
-    if (previous && previous.until > this.deps.clock.now()) boxes.push([previous.key, { until: previous.until }]);
+    const boxes: Array<[Sealed, number | undefined]> = [[record.key, undefined]];
+    if (previous && previous.until > this.deps.clock.now()) boxes.push([previous.key, previous.until]);
     const out: Array<{ key: string; orgId: string }> = [];
-    for (const [box, scrub] of boxes) {
-      const key = this.tryOpen(box, record, scrub);
+    for (const [box, until] of boxes) {
+      const key = this.open(box, record);
+      this.scrub(key, until);
       if (key) out.push({ key, orgId: record.orgId });
       else if (box.alg !== 'none')
         this.deps.log.error(
@@ -123,7 +119,7 @@ export class WebhookKeys {
   async remove(subscriptionId: string): Promise<boolean> {
     const record = await this.deps.state.get<StoredKey>(NS.webhookKeys, subscriptionId);
     const removed = await this.deps.state.delete(NS.webhookKeys, subscriptionId);
-    if (record?.v === 1) for (const box of [record.key, record.previous?.key]) this.deps.secrets.delete(this.tryOpen(box, record, false));
+    if (record?.v === 1) for (const box of [record.key, record.previous?.key]) this.deps.secrets.delete(this.open(box, record));
     return removed;
   }
 
@@ -139,7 +135,8 @@ export class WebhookKeys {
       const inGrace = !!record.previous && record.previous.until > this.deps.clock.now();
       unopenable += (inGrace ? 2 : 1) - (await this.keysFor(id)).length;
       if (this.sealKey && record.subscriptionId === id && [record.key, record.previous?.key].some((b) => b && b.alg !== 'aes-256-gcm/v2')) {
-        const current = this.tryOpen(record.key, record, {});
+        // keysFor registered it with the log scrubber.
+        const current = this.open(record.key, record);
         if (current === undefined) continue;
         const previous = record.previous ? this.carryOver(record, record.previous.key, record, record.previous.until) : undefined;
         const upgraded: StoredKey = { ...record, key: this.seal(current, record), previous };
@@ -151,7 +148,8 @@ export class WebhookKeys {
 
   /** A key of `existing` kept as the previous key until `until`, sealed for `owner` (dropped when it cannot be opened). */
   private carryOver(existing: StoredKey, box: Sealed, owner: Owner, until: number): StoredKey['previous'] {
-    const value = this.tryOpen(box, existing, { until });
+    const value = this.open(box, existing);
+    this.scrub(value, until);
     return value === undefined ? undefined : { key: this.seal(value, owner), until };
   }
 
@@ -169,23 +167,22 @@ export class WebhookKeys {
     return { alg: 'aes-256-gcm/v2', ...sealText(key, value, { encoding: 'base64', aad: aad(owner) }) };
   }
 
-  /** The key in a box, or undefined (no log line). `scrub`: register it with the log scrubber (until a time, or for good), or not. */
-  private tryOpen(sealed: Sealed | undefined, owner: Owner, scrub: { until?: number } | false): string | undefined {
-    if (!sealed) return undefined;
-    let value: string | undefined;
+  /** The key in a box, or undefined (no log line). */
+  private open(sealed: Sealed | undefined, owner: Owner): string | undefined {
+    if (sealed?.alg === 'none') return typeof sealed.value === 'string' && sealed.value ? sealed.value : undefined;
+    // Stored data: an algorithm this version does not know opens nothing.
+    if (sealed?.alg !== 'aes-256-gcm/v2' || !this.sealKey) return undefined;
     try {
-      // Stored data: an algorithm this version does not know opens nothing.
-      const alg: string = sealed.alg;
-      if (sealed.alg === 'none') value = typeof sealed.value === 'string' ? sealed.value : undefined;
-      else if (alg === 'aes-256-gcm/v2' && this.sealKey) value = openText(this.sealKey, sealed, { encoding: 'base64', aad: aad(owner) });
+      return openText(this.sealKey, sealed, { encoding: 'base64', aad: aad(owner) }) || undefined;
     } catch {
+      // Sealed under another SECRETS_KEY, or for another subscription.
       return undefined;
     }
-    if (!value) return undefined;
-    // A rotated-out key is scrubbed until `until` only, also if it was registered for good while it was current.
-    const until = scrub ? scrub.until : undefined;
+  }
+
+  /** Registers a key with the log scrubber: for good, or (a rotated-out key) until `until` only, even if it was there for good. */
+  private scrub(value: string | undefined, until: number | undefined): void {
     if (until !== undefined) this.deps.secrets.delete(value);
-    if (scrub) this.deps.secrets.add(value, until === undefined ? undefined : Math.max(0, until - this.deps.clock.now()));
-    return value;
+    this.deps.secrets.add(value, until === undefined ? undefined : until - this.deps.clock.now());
   }
 }

@@ -65,10 +65,8 @@ export interface OutboxEvent {
   confirmed?: boolean;
   /** Reads of the record that BILL did not answer (the deliveries back off meanwhile). */
   confirmTries?: number;
-  /** The records it names were marked stale in the mirror. */
-  applied?: boolean;
   enrichment?: Enrichment;
-  /** Subscription key -> delivery; set once the event is routed. */
+  /** Subscription key -> delivery; set once the event is routed (and the records it names were marked stale in the mirror). */
   targets?: Record<string, DeliveryState>;
 }
 
@@ -77,8 +75,6 @@ export interface DeliveryState {
   tries: number;
   /** Earliest next attempt (ms since epoch). */
   nextAt: number;
-  lastError?: string;
-  sentAt?: number;
 }
 
 /** Renders cards for the worker and the digests (src/features/notifications/cards.ts). */

@@ -83,9 +83,6 @@ interface Held {
   lost?: boolean;
 }
 
-/** Read through a call: the lease can be lost while a send awaits. */
-const isLost = (h: Held): boolean => h.lost === true;
-
 const isObject = (v: unknown): v is object => v !== null && typeof v === 'object';
 
 /** An outbox entry this version can work on; any other shape is passed over (a null delivery once stalled every org's events). */
@@ -135,8 +132,11 @@ export function deliveryWorker(deps: WorkerDeps) {
     return !h.lost;
   };
 
+  /** Stores the event after the writes queued before, unless another worker holds it by then. */
   const save = (h: Held): Promise<void> => {
-    const write = () => state.set(NS.outbox, outboxKey(h.ev.orgId, h.ev.eventId), h.ev);
+    const write = async () => {
+      if (!h.lost) await state.set(NS.outbox, outboxKey(h.ev.orgId, h.ev.eventId), h.ev);
+    };
     h.saving = h.saving.then(write, write);
     return h.saving;
   };
@@ -173,7 +173,7 @@ export function deliveryWorker(deps: WorkerDeps) {
       if (target.state !== 'pending') continue;
       const sub = await deps.subscriptions.get(key);
       if (sub) await deadLetter(ev, sub, target, why);
-      else Object.assign(target, { state: 'dropped', lastError: 'unsubscribed' });
+      else target.state = 'dropped';
     }
     ev.confirmed = true;
     if (refused) log.warn(answer, 'record of a webhook event was refused by BILL; nothing posted, dead-lettered');
@@ -184,15 +184,11 @@ export function deliveryWorker(deps: WorkerDeps) {
       );
   };
 
-  /** Index updates, routing, BILL's record and details for the card, each once and stored as soon as done. */
+  /** Index updates with routing, BILL's record and details for the card, each once and stored as soon as done. */
   const prepare = async (h: Held): Promise<void> => {
     const { ev, log } = h;
-    if (!ev.applied) {
-      await deps.apply(ev).catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'index update from a webhook event failed'));
-      ev.applied = true;
-      if (!(await checkpoint(h))) return;
-    }
     if (!ev.targets) {
+      await deps.apply(ev).catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'index update from a webhook event failed'));
       const targets: Record<string, DeliveryState> = {};
       for (const [key, sub] of await deps.subscriptions.forEvent(ev.type)) {
         if ((await deps.resolveOrg(channelScope(sub))) === ev.orgId) targets[key] = { state: 'pending', tries: 0, nextAt: clock.now() };
@@ -209,7 +205,7 @@ export function deliveryWorker(deps: WorkerDeps) {
       }
       if (got.state === 'gone') {
         // Deleted since, or never there: a card about a record nobody can open would only puzzle the channel.
-        for (const t of pendingOf(ev)) Object.assign(t, { state: 'dropped', lastError: 'record not in BILL' });
+        for (const t of pendingOf(ev)) t.state = 'dropped';
         log.info('record of a webhook event is not in BILL; nothing posted');
       } else ev.entity = got.entity;
       ev.confirmed = true;
@@ -245,16 +241,15 @@ export function deliveryWorker(deps: WorkerDeps) {
 
   const deliver = async (h: Held, key: string, target: DeliveryState): Promise<void> => {
     const { ev } = h;
-    const drop = (why: string) => Object.assign(target, { state: 'dropped', lastError: why });
     const sub = await deps.subscriptions.get(key);
     if (!sub) {
-      drop('unsubscribed');
+      target.state = 'dropped';
       return;
     }
     const clog = h.log.child({ teamId: sub.teamId, channelId: sub.channelId });
     if ((await deps.resolveOrg(channelScope(sub))) !== ev.orgId) {
       clog.info("channel no longer bound to the event's organisation; not sent");
-      drop('binding changed');
+      target.state = 'dropped';
       return;
     }
     // Right before the send: still ours? (Also keeps the lease while the send waits on Teams' budget.)
@@ -270,14 +265,13 @@ export function deliveryWorker(deps: WorkerDeps) {
     }
     const now = clock.now();
     if (outcome.ok) {
-      Object.assign(target, { state: 'sent', sentAt: now, lastError: undefined });
+      target.state = 'sent';
       clog.info({ tries: target.tries }, 'notification sent');
       return;
     }
-    target.lastError = `${outcome.status}${outcome.code ? ` ${outcome.code}` : ''}`;
     const removed = removedFromChannel(outcome);
     if (removed) {
-      drop(target.lastError);
+      target.state = 'dropped';
       clog.warn({ status: outcome.status, code: outcome.code }, 'bot is no longer in the channel; its subscriptions are removed');
       await deps
         .onChannelGone(sub, removed)
@@ -341,7 +335,7 @@ export function deliveryWorker(deps: WorkerDeps) {
         try {
           if (!passes.stopped && !h.lost) {
             await deliver(h, key, target);
-            if (!isLost(h)) await save(h);
+            await save(h);
           }
         } catch (err) {
           h.log.error({ err: errorMessage(err) }, 'notification send failed unexpectedly; will try again');

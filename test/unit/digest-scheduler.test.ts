@@ -7,7 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/infra/clock.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
-import { digestScheduler, DigestSettings, type DigestContent } from '../../src/notify/digests.js';
+import { digestScheduler, type DigestContent } from '../../src/notify/digests.js';
+import { ChannelSubscriptions } from '../../src/notify/subscriptions.js';
 import type { ChannelSender, ChannelTarget, NotificationPresenter } from '../../src/notify/types.js';
 import { LogCapture } from '../harness/logs.js';
 import { RecordingSender } from '../harness/sender.js';
@@ -61,7 +62,7 @@ function scheduler(
     clock,
     log,
     timeZone: 'UTC',
-    settings: new DigestSettings(store, clock),
+    subscriptions: new ChannelSubscriptions(store, clock),
     compose,
     resolveOrg: async () => ORG,
     sender,
@@ -71,11 +72,9 @@ function scheduler(
 }
 
 async function schedule(): Promise<void> {
-  await new DigestSettings(store, clock).set(target, {
-    orgId: ORG,
+  await new ChannelSubscriptions(store, clock).setDigest(target, {
     schedule: { every: 'daily', time: '09:00' },
     reference,
-    createdBy: undefined,
   });
 }
 

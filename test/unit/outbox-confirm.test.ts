@@ -39,11 +39,7 @@ beforeEach(async () => {
   secrets = new SecretRegistry();
   secrets.add(KEY);
   registerSecrets(() => secrets.list());
-  await new ChannelSubscriptions(store, clock).add(TARGET, ['payments'], {
-    orgId: ORG,
-    reference: { conversation: { id: TARGET.channelId } },
-    createdBy: undefined,
-  });
+  await new ChannelSubscriptions(store, clock).add(TARGET, ['payments'], { conversation: { id: TARGET.channelId } });
 });
 afterEach(async () => {
   await store.close();

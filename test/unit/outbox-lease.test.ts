@@ -109,11 +109,7 @@ describe.each(['redis', 'file'])('two workers on one %s store', (kind) => {
   it('the worker whose lease another took over while it looked up details does not send; the card goes out once', async () => {
     const state = stores[kind]!();
     const eventId = `evt-takeover-${kind}`;
-    await new ChannelSubscriptions(state, systemClock).add(TARGET, ['invoices'], {
-      orgId: 'org-1',
-      reference: { conversation: { id: TARGET.channelId } },
-      createdBy: undefined,
-    });
+    await new ChannelSubscriptions(state, systemClock).add(TARGET, ['invoices'], { conversation: { id: TARGET.channelId } });
     expect(await state.setIfAbsent(NS.outbox, outboxKey('org-1', eventId), event(eventId))).toBe(true);
 
     const slowA = gate();

@@ -45,8 +45,6 @@ function setup(opts: { events?: string[]; enabled?: boolean; url?: string; fail?
       name: 'billbridge',
       notificationUrl: URL_,
       events: opts.events ?? ['bill.updated', 'payment.updated'],
-      createdAt: 0,
-      updatedAt: 0,
       sealed: true,
     },
   ];

@@ -17,7 +17,7 @@ import type { Installations } from '../../bindings/installations.js';
 import { conversationOf, type Command, type CommandContext } from '../types.js';
 
 interface NotificationsDeps {
-  notify: Pick<Notifications, 'subscriptions' | 'digestSettings' | 'composeDigest' | 'keys' | 'setup'>;
+  notify: Pick<Notifications, 'subscriptions' | 'composeDigest' | 'keys' | 'setup'>;
   /** Where the bot is installed: the bot's Teams id for the channel's posts. */
   installs: Pick<Installations, 'forScope'>;
   access: Pick<AccessPolicy, 'isAdmin'>;
@@ -67,7 +67,6 @@ async function referenceFor(ctx: CommandContext, deps: NotificationsDeps, target
   };
 }
 
-/** Dates and times in the caller's locale and the bot's time zone. */
 /** A card that only says one thing: a title, a sentence and its summary. */
 const notice = (heading: string, words: string, summary: string) => adaptiveCard([title(heading), text(words)], { summary });
 
@@ -102,7 +101,7 @@ const subscribeCommand: Command<NotificationsDeps> = {
     if (!kinds || kinds.length === 0)
       throw new InputError(`I can't subscribe to "${ctx.input.argText.slice(0, 60)}"`, KINDS_HINT, `subscribe ${ctx.input.argText}`);
     const reference = await referenceFor(ctx, deps, target);
-    const added = await n.subscriptions.add(target, kinds, { orgId, reference, createdBy: ctx.caller.aadObjectId });
+    const added = await n.subscriptions.add(target, kinds, reference);
     await auditOrUndo(auditAdmin(deps.audit, ctx, 'subscribe', 'ok', orgId, { kinds, added }), () => n.subscriptions.remove(target, added));
     ctx.log.info({ orgId, added }, 'channel subscribed');
     const all = (await n.subscriptions.forChannel(target)).map((s) => s.kind);
@@ -140,7 +139,7 @@ const unsubscribeCommand: Command<NotificationsDeps> = {
     if (removed.length > 0) {
       await auditOrUndo(auditAdmin(deps.audit, ctx, 'unsubscribe', 'ok', ctx.orgId, { kinds: removed }), async () => {
         for (const sub of before.filter((s) => removed.includes(s.kind)))
-          await n.subscriptions.add(target, [sub.kind], sub).catch(() => undefined);
+          await n.subscriptions.add(target, [sub.kind], sub.reference).catch(() => undefined);
       });
       ctx.log.info({ removed }, 'channel unsubscribed');
     }
@@ -167,7 +166,7 @@ const subscriptionsCommand: Command<NotificationsDeps> = {
     const target = channelOf(ctx);
     const subs = await deps.notify.subscriptions.forChannel(target);
     const kinds = subs.map((s) => s.kind);
-    const digest = await deps.notify.digestSettings.get(target);
+    const digest = await deps.notify.subscriptions.digest(target);
     const fmt = formatOf(ctx, deps.settings);
     const body: CardElement[] = [title('Subscriptions')];
     if (subs.length === 0)
@@ -202,7 +201,7 @@ const digestCommand: Command<NotificationsDeps> = {
       case 'error':
         throw new InputError(`I can't read that: ${cmd.problem}`, DIGEST_HINT, `digest ${ctx.input.argText}`);
       case 'show': {
-        const setting = await n.digestSettings.get(target);
+        const setting = await n.subscriptions.digest(target);
         if (!setting)
           return notice('No digest here', `This channel has no scheduled digest. ${DIGEST_HINT}`, 'This channel has no scheduled digest.');
         return adaptiveCard(
@@ -222,37 +221,33 @@ const digestCommand: Command<NotificationsDeps> = {
         return digestCard(content, { ...fmt, note: deps.settings.note });
       }
       case 'off': {
-        const had = await n.digestSettings.get(target);
+        const had = await n.subscriptions.digest(target);
         if (!had) return notice('No digest here', 'This channel had no scheduled digest.', 'This channel had no scheduled digest.');
-        await n.digestSettings.remove(target);
-        await auditOrUndo(auditAdmin(deps.audit, ctx, 'digest.off', 'ok', ctx.orgId), () => n.digestSettings.set(target, had));
+        await n.subscriptions.remove(target, ['digest']);
+        await auditOrUndo(auditAdmin(deps.audit, ctx, 'digest.off', 'ok', ctx.orgId), () => n.subscriptions.setDigest(target, had));
         return notice('Digest off', 'This channel no longer gets a scheduled digest. **digest now** still shows one.', 'Digest off.');
       }
       case 'set': {
         const orgId = boundOrg(ctx);
-        const previous = await n.digestSettings.get(target);
-        const setting = await n.digestSettings.set(target, {
-          orgId,
-          schedule: cmd.schedule,
-          reference: await referenceFor(ctx, deps, target),
-          createdBy: ctx.caller.aadObjectId,
-        });
+        const previous = await n.subscriptions.digest(target);
+        const { schedule } = cmd;
+        await n.subscriptions.setDigest(target, { schedule, reference: await referenceFor(ctx, deps, target) });
         await auditOrUndo(
-          auditAdmin(deps.audit, ctx, 'digest', 'ok', orgId, { schedule: describeSchedule(cmd.schedule), timeZone: fmt.timeZone }),
-          () => (previous ? n.digestSettings.set(target, previous) : n.digestSettings.remove(target)),
+          auditAdmin(deps.audit, ctx, 'digest', 'ok', orgId, { schedule: describeSchedule(schedule), timeZone: fmt.timeZone }),
+          () => (previous ? n.subscriptions.setDigest(target, previous) : n.subscriptions.remove(target, ['digest'])),
         );
-        const next = nextAt(setting.schedule);
+        const next = nextAt(schedule);
         return adaptiveCard(
           [
             title('Digest scheduled'),
             text(
-              `This channel gets a digest ${scheduleIn(setting.schedule, fmt)}: bills due in the next 7 days, overdue bills and overdue invoices. It is posted only when something changed since the last one.`,
+              `This channel gets a digest ${scheduleIn(schedule, fmt)}: bills due in the next 7 days, overdue bills and overdue invoices. It is posted only when something changed since the last one.`,
             ),
             facts([['Next', next]]),
             text('**digest now** shows one right away; **digest off** stops it.', { subtle: true }),
           ],
           {
-            summary: `Digest ${describeSchedule(setting.schedule)}; next ${next}.`,
+            summary: `Digest ${describeSchedule(schedule)}; next ${next}.`,
             actions: [executeAction('Show one now', { verb: 'run', command: 'digest now' })],
           },
         );
