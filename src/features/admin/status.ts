@@ -144,24 +144,21 @@ export interface StatusCardOptions extends FormatOptions {
 /** Rows beyond this are summed up in one line, keeping the card small. */
 const MAX_BUDGET_ROWS = 20;
 
-const BUDGET_LABELS: Record<string, string> = {
-  'bill.requests': 'BILL requests',
-  'bill.concurrency': 'BILL calls in flight',
-  'bill.logins': 'BILL sign-ins',
-  'bill.logins.people': "BILL sign-ins (people's share)",
-  'bill.email': 'BILL emails (network invitations)',
-  'spend.requests': 'Spend & Expense requests',
-  'graph.app': 'Graph (whole app)',
-  'graph.tenant': 'Graph (tenant)',
-  'graph.team': 'Graph (busiest team)',
-  identity: 'Entra token requests',
-  'connector.thread': 'Teams sends (busiest thread)',
+/** Budget labels, in card order. `per`: kept per BILL organisation (keyed "<dev key hash>/<org id>") or per Entra tenant;
+ * a member sees their own organisation's or tenant's row only. */
+const BUDGETS: Record<string, { label: string; per?: 'org' | 'tenant' }> = {
+  'bill.requests': { label: 'BILL requests' },
+  'bill.concurrency': { label: 'BILL calls in flight', per: 'org' },
+  'bill.logins': { label: 'BILL sign-ins' },
+  'bill.logins.people': { label: "BILL sign-ins (people's share)" },
+  'bill.email': { label: 'BILL emails (network invitations)', per: 'org' },
+  'spend.requests': { label: 'Spend & Expense requests' },
+  'graph.app': { label: 'Graph (whole app)' },
+  'graph.tenant': { label: 'Graph (tenant)', per: 'tenant' },
+  'graph.team': { label: 'Graph (busiest team)' },
+  identity: { label: 'Entra token requests', per: 'tenant' },
+  'connector.thread': { label: 'Teams sends (busiest thread)' },
 };
-
-/** Budgets kept per BILL organisation, keyed "<dev key hash>/<org id>": a member sees their own organisation's row only. */
-const ORG_BUDGETS: ReadonlySet<string> = new Set(['bill.concurrency', 'bill.email']);
-/** Budgets kept per Entra tenant: a member sees their own tenant's row only. */
-const TENANT_BUDGETS: ReadonlySet<string> = new Set(['graph.tenant', 'identity']);
 
 const THROTTLE_WORDS: Record<string, string> = {
   concurrency: 'too many in flight',
@@ -184,12 +181,13 @@ function per(windowMs: number | undefined): string {
 function scope(row: BudgetSnapshot, admin: boolean): string {
   if (row.key === '') return '';
   if (row.key === '*') return row.keys ? ` · ${row.keys} active` : '';
-  if (ORG_BUDGETS.has(row.budget)) return admin ? ` · org ${row.key.split('/').pop()}` : ' · this organisation';
-  if (TENANT_BUDGETS.has(row.budget)) return ` · tenant ${row.key.slice(0, 8)}…`;
+  const keptPer = BUDGETS[row.budget]?.per;
+  if (keptPer === 'org') return admin ? ` · org ${row.key.split('/').pop()}` : ' · this organisation';
+  if (keptPer === 'tenant') return ` · tenant ${row.key.slice(0, 8)}…`;
   return ` · key ${row.key}`;
 }
 
-const budgetLabel = (budget: string): string => BUDGET_LABELS[budget] ?? budget;
+const budgetLabel = (budget: string): string => BUDGETS[budget]?.label ?? budget;
 
 /** Everyone sees app-wide budgets (keys only as hashes) and their own org's and tenant's rows; admins see all. */
 export function budgetsSection(
@@ -198,12 +196,12 @@ export function budgetsSection(
   who: { admin: boolean; orgId?: string; tenantId?: string },
 ): StatusSection {
   const n = (v: number) => count(v, opts.locale);
-  const order = Object.keys(BUDGET_LABELS);
+  const order = Object.keys(BUDGETS);
   const rank = (b: string) => (order.includes(b) ? order.indexOf(b) : order.length);
   const mine = (r: BudgetSnapshot) =>
-    ORG_BUDGETS.has(r.budget)
+    BUDGETS[r.budget]?.per === 'org'
       ? who.orgId !== undefined && r.key.endsWith(`/${who.orgId}`)
-      : !TENANT_BUDGETS.has(r.budget) || r.key.toLowerCase() === who.tenantId?.toLowerCase();
+      : BUDGETS[r.budget]?.per !== 'tenant' || r.key.toLowerCase() === who.tenantId?.toLowerCase();
   const rows = all.filter((r) => who.admin || mine(r)).sort((a, b) => rank(a.budget) - rank(b.budget) || a.key.localeCompare(b.key));
   if (rows.length === 0) return { title: 'Upstream budgets', items: [text('No upstream calls yet.', { subtle: true })] };
   const shown = rows.slice(0, MAX_BUDGET_ROWS);
