@@ -44,7 +44,7 @@ import {
   statusCard,
   type ConversationStatus,
   type StatusCardOptions,
-} from '../src/features/admin/statusCards.js';
+} from '../src/features/admin/status.js';
 import { welcomeCard } from '../src/cards/welcome.js';
 import { commandCatalogue } from '../src/features/index.js';
 import { SANDBOX_NOTE } from '../src/cards/words.js';

@@ -15,7 +15,7 @@ import { WebhookReceiver, eventKey, outboxKey } from '../../src/notify/receiver.
 import { ChannelSubscriptions } from '../../src/notify/subscriptions.js';
 import type { OutboxEvent, SendOutcome } from '../../src/notify/types.js';
 import { deliveryWorker, RETRY_DELAYS_MS, UNREADABLE_FOR_MS, type DeadLetter } from '../../src/notify/worker.js';
-import { notificationsSection } from '../../src/features/admin/statusCards.js';
+import { notificationsSection } from '../../src/features/admin/status.js';
 import { SqliteStateStore } from '../../src/infra/state/sqliteStore.js';
 import { NS } from '../../src/infra/state/types.js';
 import { LogCapture } from '../harness/logs.js';

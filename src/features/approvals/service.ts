@@ -165,8 +165,7 @@ export class Approvals {
 
   private async record(id: string): Promise<ApprovalCardState | undefined> {
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) return undefined;
-    const state = await this.deps.store.get<ApprovalCardState>(NS.approvalCards, `card|${id}`);
-    return state?.id === id ? state : undefined;
+    return this.deps.store.get<ApprovalCardState>(NS.approvalCards, `card|${id}`);
   }
 
   private save(state: ApprovalCardState): Promise<void> {
