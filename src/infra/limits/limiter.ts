@@ -385,9 +385,7 @@ export class SharedLimiter implements Limiter {
   snapshot(): BudgetSnapshot[] {
     const now = this.deps.clock.now();
     const rows: BudgetSnapshot[] = [];
-    // Budgets kept per conversation or team are one row (key "*"): the figures of the key closest to its limit.
-    const aggregates = new Map<string, BudgetSnapshot>();
-    const pressure = (r: BudgetSnapshot) => (r.limit > 0 ? r.used / r.limit : 0);
+    const perKey = new Map<string, BudgetSnapshot[]>();
     const budgets: Array<[BudgetRef, BudgetState | undefined]> = [...this.states.values()].map((st) => [st.ref, st]);
     for (const ref of this.aggregateRefs()) if (!this.states.has(ref.id)) budgets.push([ref, undefined]);
     for (const [ref, st] of budgets) {
@@ -405,22 +403,22 @@ export class SharedLimiter implements Limiter {
         blockedUntil: this.store.blocked(ref.id, now)?.until,
         configuredLimit: slots && slots.effective !== slots.configured ? slots.configured : undefined,
       };
-      const a = aggregates.get(ref.budget);
       if (!ref.aggregate) rows.push(row);
-      else if (!a) {
-        // The row's refusals and last throttle are the budget name's: its idle keys are forgotten, these are not.
-        const c = this.counters.get(ref.budget);
-        const rejected = Object.values(c?.rejected ?? {}).reduce((sum, n) => sum + n, 0);
-        aggregates.set(ref.budget, { ...row, key: '*', keys: 1, rejected, ...c?.lastThrottle });
-      } else {
-        if (pressure(row) > pressure(a))
-          Object.assign(a, { limit: row.limit, used: row.used, remaining: row.remaining, windowMs: row.windowMs });
-        a.queued += row.queued;
-        a.keys = (a.keys ?? 0) + 1;
-        if (row.blockedUntil !== undefined) a.blockedUntil = Math.max(a.blockedUntil ?? 0, row.blockedUntil);
-      }
+      else if (perKey.has(ref.budget)) perKey.get(ref.budget)?.push(row);
+      else perKey.set(ref.budget, [row]);
     }
-    rows.push(...aggregates.values());
+    // Budgets kept per conversation or team are one row (key "*"): the figures of the key closest to its limit.
+    const pressure = (r: BudgetSnapshot) => (r.limit > 0 ? r.used / r.limit : 0);
+    for (const [budget, keyed] of perKey) {
+      const busiest = keyed.reduce((a, b) => (pressure(b) > pressure(a) ? b : a));
+      const blocked = keyed.flatMap((r) => r.blockedUntil ?? []);
+      // Its refusals and last throttle are the budget name's: its idle keys are forgotten, these are not.
+      const c = this.counters.get(budget);
+      const rejected = Object.values(c?.rejected ?? {}).reduce((sum, n) => sum + n, 0);
+      const queued = keyed.reduce((sum, r) => sum + r.queued, 0);
+      const blockedUntil = blocked.length > 0 ? Math.max(...blocked) : undefined;
+      rows.push({ ...busiest, key: '*', keys: keyed.length, queued, rejected, ...c?.lastThrottle, blockedUntil });
+    }
     return rows.sort((a, b) => a.budget.localeCompare(b.budget) || a.key.localeCompare(b.key));
   }
 
