@@ -166,7 +166,7 @@ export class WebhookKeys {
       }
       return { alg: 'none', value };
     }
-    return { alg: 'aes-256-gcm/v2', ...sealText(key, value, { encoding: 'base64', aad: aad(owner) }) };
+    return { alg: 'aes-256-gcm/v2', ...sealText(key, value, aad(owner)) };
   }
 
   /** The key in a box, or undefined (no log line). `scrub`: register it with the log scrubber (until a time, or for good), or not. */
@@ -177,7 +177,7 @@ export class WebhookKeys {
       // Stored data: an algorithm this version does not know opens nothing.
       const alg: string = sealed.alg;
       if (sealed.alg === 'none') value = typeof sealed.value === 'string' ? sealed.value : undefined;
-      else if (alg === 'aes-256-gcm/v2' && this.sealKey) value = openText(this.sealKey, sealed, { encoding: 'base64', aad: aad(owner) });
+      else if (alg === 'aes-256-gcm/v2' && this.sealKey) value = openText(this.sealKey, sealed, aad(owner));
     } catch {
       return undefined;
     }
