@@ -327,7 +327,7 @@ export class SharedLimiter implements Limiter {
       const ref = refs.find((r) => r.rule.type === 'concurrency');
       if (!ref) return;
       const st = this.state(ref);
-      this.mark(st, now, 'concurrency');
+      this.mark(ref, now, 'concurrency');
       st.effective = Math.max(1, st.effective - 1);
       this.scheduleRestore(st);
       const fields = { budget: ref.budget, key: ref.key, effective: st.effective, configured: st.configured };
@@ -339,7 +339,7 @@ export class SharedLimiter implements Limiter {
       const top = nextHour(now);
       const until = Number.isFinite(throttle.untilMs) && throttle.untilMs > now ? Math.min(throttle.untilMs, top) : top;
       this.store.block(ref.id, { until, kind: 'hourly' });
-      this.mark(this.state(ref), now, 'hourly');
+      this.mark(ref, now, 'hourly');
       log.warn(
         { budget: ref.budget, key: ref.key, until: new Date(until).toISOString() },
         'upstream hourly budget spent: calls refused until it resets',
@@ -349,7 +349,7 @@ export class SharedLimiter implements Limiter {
       const ms = Math.min(HOUR_MS, Math.max(0, Number.isFinite(throttle.ms) ? throttle.ms : 0));
       for (const ref of refs.filter((r) => r.pauseOnRetryAfter)) {
         if (ms > 0) this.store.block(ref.id, { until: now + ms, kind: 'retryAfter' });
-        this.mark(this.state(ref), now, 'retryAfter');
+        this.mark(ref, now, 'retryAfter');
         log.info(
           { budget: ref.budget, key: ref.aggregate ? undefined : ref.key, pauseMs: ms },
           'upstream asked to retry later: budget paused',
@@ -358,10 +358,12 @@ export class SharedLimiter implements Limiter {
     }
   }
 
-  private mark(st: BudgetState, now: number, kind: Throttle['kind']): void {
-    const c = this.count(st.ref.budget);
+  /** Counts a throttle (per budget name, and per key: a per-thread or per-team row shows the name's, as for refusals). */
+  private mark(ref: BudgetRef, now: number, kind: Throttle['kind']): void {
+    const c = this.count(ref.budget);
     c.throttles[kind] = (c.throttles[kind] ?? 0) + 1;
-    st.lastThrottle = c.lastThrottle = { lastThrottleAt: now, lastThrottleKind: kind };
+    c.lastThrottle = { lastThrottleAt: now, lastThrottleKind: kind };
+    if (!ref.aggregate) this.state(ref).lastThrottle = c.lastThrottle;
   }
 
   /** After BDC_1322, one slot comes back every SHRINK_HOLD_MS until the configured limit is in force again. */
@@ -462,7 +464,6 @@ export class SharedLimiter implements Limiter {
     const now = this.deps.clock.now();
     if (now - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = now;
-    for (const st of [...this.states.values()]) this.forgetIfIdle(st);
     for (const { id, rule } of this.aggregateRefs()) {
       if (this.states.has(id) || this.store.usage(id, rule, now).used > 0 || this.store.blocked(id, now)) continue;
       this.store.forget(id);
