@@ -178,25 +178,23 @@ export class SharedLimiter implements Limiter {
     const { ref } = st;
     const now = this.deps.clock.now();
     const block = this.store.blocked(ref.id, now);
-    const free = st.waiting.length === 0 && !block;
-    if (ref.rule.type === 'concurrency') {
-      if (free && (await this.store.acquire(ref.id, st.effective))) return;
-      if (deadline <= now) throw this.reject(ref, this.estimate(st, 1), 'busy');
-      // Would it get a slot in time? Once calls have been timed, say "busy" now: a burst then does not end in hundreds of
-      // refusals at one instant, which kept the process from handing freed slots to the calls that did get in.
-      if (Number.isFinite(deadline) && st.samples >= MIN_SAMPLES_TO_REFUSE_EARLY) {
-        const eta = this.estimate(st, st.waiting.length + 1);
-        if (now + eta > deadline) throw this.reject(ref, eta, 'busy');
-      }
-    } else {
-      if (free) {
+    if (st.waiting.length === 0 && !block) {
+      if (ref.rule.type === 'concurrency') {
+        if (await this.store.acquire(ref.id, st.effective)) return;
+      } else {
         const r = await this.store.take(ref.id, ref.rule, now);
         if (r.ok) return;
         if (ref.failFast) throw this.reject(ref, r.retryAt - now, ref.failFast);
       }
-      // Would this call get its turn in time? Windows are arithmetic, so say so now rather than after the wait.
-      const at = Math.max(block?.until ?? now, this.store.nthFit(ref.id, ref.rule, now, st.waiting.length + 1));
-      if (at > deadline) throw this.reject(ref, at - now, block && block.until > deadline ? 'throttled' : 'busy');
+    }
+    const slot = ref.rule.type === 'concurrency';
+    if (slot && deadline <= now) throw this.reject(ref, this.estimate(st, 1), 'busy');
+    // Would this call get its turn in time? Windows are arithmetic, so say so now rather than after the wait; slots once
+    // calls have been timed: a burst then does not end in hundreds of refusals at one instant, which kept the process
+    // from handing freed slots to the calls that did get in.
+    if (!slot || (Number.isFinite(deadline) && st.samples >= MIN_SAMPLES_TO_REFUSE_EARLY)) {
+      const eta = this.estimate(st, st.waiting.length + 1);
+      if (now + eta > deadline) throw this.reject(ref, eta, block && block.until > deadline ? 'throttled' : 'busy');
     }
     await this.enqueue(st, priority, deadline);
   }
