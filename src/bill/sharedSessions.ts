@@ -173,7 +173,7 @@ export class RedisSessionLedger {
     if (this.keys) {
       if (!rec.box) return undefined;
       try {
-        sessionId = openText(this.keys.seal, rec.box, { encoding: 'base64url', aad: this.aad(slot) });
+        sessionId = openText(this.keys.seal, rec.box, this.aad(slot));
       } catch {
         this.deps.log.warn({ orgId: slot.orgId }, 'shared BILL session record cannot be opened with SECRETS_KEY; signing in again');
         return undefined;
@@ -187,7 +187,7 @@ export class RedisSessionLedger {
 
   private async write(slot: Slot, live: LiveSession): Promise<void> {
     const secret: StoredSession = this.keys
-      ? { ref: this.refOf(live.sessionId), box: sealText(this.keys.seal, live.sessionId, { encoding: 'base64url', aad: this.aad(slot) }) }
+      ? { ref: this.refOf(live.sessionId), box: sealText(this.keys.seal, live.sessionId, this.aad(slot)) }
       : { sessionId: live.sessionId };
     const rec: StoredSession = { ...secret, createdAt: live.createdAt, lastUsedAt: live.lastUsedAt };
     await this.deps.redis.run((r) => r.set(this.key(slot, 'session'), JSON.stringify(rec), 'PX', BILL_IDLE_EXPIRY_MS));

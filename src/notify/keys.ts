@@ -164,7 +164,7 @@ export class WebhookKeys {
       }
       return { alg: 'none', value };
     }
-    return { alg: 'aes-256-gcm/v2', ...sealText(key, value, { encoding: 'base64', aad: aad(owner) }) };
+    return { alg: 'aes-256-gcm/v2', ...sealText(key, value, aad(owner)) };
   }
 
   /** The key in a box, or undefined (no log line). */
@@ -173,7 +173,7 @@ export class WebhookKeys {
     // Stored data: an algorithm this version does not know opens nothing.
     if (sealed?.alg !== 'aes-256-gcm/v2' || !this.sealKey) return undefined;
     try {
-      return openText(this.sealKey, sealed, { encoding: 'base64', aad: aad(owner) }) || undefined;
+      return openText(this.sealKey, sealed, aad(owner)) || undefined;
     } catch {
       // Sealed under another SECRETS_KEY, or for another subscription.
       return undefined;

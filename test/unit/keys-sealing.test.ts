@@ -94,9 +94,9 @@ describe('webhook keys at rest', () => {
     expect(stored?.key.alg).toBe('aes-256-gcm/v2');
     expect(JSON.stringify(stored)).not.toContain(WEBHOOK_KEY);
     const aad = `webhook-key|v2|${SUB.subscriptionId}|${SUB.orgId}`;
-    expect(() => openText(secretsKey, stored!.key, { encoding: 'base64', aad })).toThrow();
-    expect(() => openText(deriveKey(secretsKey, 'user-links/seal/v1'), stored!.key, { encoding: 'base64', aad })).toThrow();
-    expect(openText(deriveKey(secretsKey, 'webhook-keys/seal/v1'), stored!.key, { encoding: 'base64', aad })).toBe(WEBHOOK_KEY);
+    expect(() => openText(secretsKey, stored!.key, aad)).toThrow();
+    expect(() => openText(deriveKey(secretsKey, 'user-links/seal/v1'), stored!.key, aad)).toThrow();
+    expect(openText(deriveKey(secretsKey, 'webhook-keys/seal/v1'), stored!.key, aad)).toBe(WEBHOOK_KEY);
     expect(await keys(secretsKey).keysFor(SUB.subscriptionId)).toEqual([{ key: WEBHOOK_KEY, orgId: SUB.orgId }]);
   });
 

@@ -97,7 +97,7 @@ export class UserLinks {
     const value: UserLink = { ...link, tenantId: lower(link.tenantId), aadObjectId: lower(link.aadObjectId), orgId: link.orgId.trim() };
     const key = this.key(value);
     // The storage key is authenticated with the data: a sealed link moved under another person's key will not open.
-    const box = sealText(this.sealKey, JSON.stringify(value), { encoding: 'base64url', aad: `user-link|v1|${key}` });
+    const box = sealText(this.sealKey, JSON.stringify(value), `user-link|v1|${key}`);
     await this.deps.store.set(NS.userLinks, key, { v: 1, ...box });
   }
 
@@ -132,7 +132,7 @@ export class UserLinks {
   private unseal(key: string, stored: unknown): string | undefined {
     const box = stored as (SealedBox & { v?: unknown }) | null | undefined;
     try {
-      return box?.v === 1 ? openText(this.sealKey, box, { encoding: 'base64url', aad: `user-link|v1|${key}` }) : undefined;
+      return box?.v === 1 ? openText(this.sealKey, box, `user-link|v1|${key}`) : undefined;
     } catch {
       return undefined;
     }

@@ -178,25 +178,23 @@ export class SharedLimiter implements Limiter {
     const { ref } = st;
     const now = this.deps.clock.now();
     const block = this.store.blocked(ref.id, now);
-    const free = st.waiting.length === 0 && !block;
-    if (ref.rule.type === 'concurrency') {
-      if (free && (await this.store.acquire(ref.id, st.effective))) return;
-      if (deadline <= now) throw this.reject(ref, this.estimate(st, 1), 'busy');
-      // Would it get a slot in time? Once calls have been timed, say "busy" now: a burst then does not end in hundreds of
-      // refusals at one instant, which kept the process from handing freed slots to the calls that did get in.
-      if (Number.isFinite(deadline) && st.samples >= MIN_SAMPLES_TO_REFUSE_EARLY) {
-        const eta = this.estimate(st, st.waiting.length + 1);
-        if (now + eta > deadline) throw this.reject(ref, eta, 'busy');
-      }
-    } else {
-      if (free) {
+    if (st.waiting.length === 0 && !block) {
+      if (ref.rule.type === 'concurrency') {
+        if (await this.store.acquire(ref.id, st.effective)) return;
+      } else {
         const r = await this.store.take(ref.id, ref.rule, now);
         if (r.ok) return;
         if (ref.failFast) throw this.reject(ref, r.retryAt - now, ref.failFast);
       }
-      // Would this call get its turn in time? Windows are arithmetic, so say so now rather than after the wait.
-      const at = Math.max(block?.until ?? now, this.store.nthFit(ref.id, ref.rule, now, st.waiting.length + 1));
-      if (at > deadline) throw this.reject(ref, at - now, block && block.until > deadline ? 'throttled' : 'busy');
+    }
+    const slot = ref.rule.type === 'concurrency';
+    if (slot && deadline <= now) throw this.reject(ref, this.estimate(st, 1), 'busy');
+    // Would this call get its turn in time? Windows are arithmetic, so say so now rather than after the wait; slots once
+    // calls have been timed: a burst then does not end in hundreds of refusals at one instant, which kept the process
+    // from handing freed slots to the calls that did get in.
+    if (!slot || (Number.isFinite(deadline) && st.samples >= MIN_SAMPLES_TO_REFUSE_EARLY)) {
+      const eta = this.estimate(st, st.waiting.length + 1);
+      if (now + eta > deadline) throw this.reject(ref, eta, block && block.until > deadline ? 'throttled' : 'busy');
     }
     await this.enqueue(st, priority, deadline);
   }
@@ -327,7 +325,7 @@ export class SharedLimiter implements Limiter {
       const ref = refs.find((r) => r.rule.type === 'concurrency');
       if (!ref) return;
       const st = this.state(ref);
-      this.mark(st, now, 'concurrency');
+      this.mark(ref, now, 'concurrency');
       st.effective = Math.max(1, st.effective - 1);
       this.scheduleRestore(st);
       const fields = { budget: ref.budget, key: ref.key, effective: st.effective, configured: st.configured };
@@ -339,7 +337,7 @@ export class SharedLimiter implements Limiter {
       const top = nextHour(now);
       const until = Number.isFinite(throttle.untilMs) && throttle.untilMs > now ? Math.min(throttle.untilMs, top) : top;
       this.store.block(ref.id, { until, kind: 'hourly' });
-      this.mark(this.state(ref), now, 'hourly');
+      this.mark(ref, now, 'hourly');
       log.warn(
         { budget: ref.budget, key: ref.key, until: new Date(until).toISOString() },
         'upstream hourly budget spent: calls refused until it resets',
@@ -349,7 +347,7 @@ export class SharedLimiter implements Limiter {
       const ms = Math.min(HOUR_MS, Math.max(0, Number.isFinite(throttle.ms) ? throttle.ms : 0));
       for (const ref of refs.filter((r) => r.pauseOnRetryAfter)) {
         if (ms > 0) this.store.block(ref.id, { until: now + ms, kind: 'retryAfter' });
-        this.mark(this.state(ref), now, 'retryAfter');
+        this.mark(ref, now, 'retryAfter');
         log.info(
           { budget: ref.budget, key: ref.aggregate ? undefined : ref.key, pauseMs: ms },
           'upstream asked to retry later: budget paused',
@@ -358,10 +356,12 @@ export class SharedLimiter implements Limiter {
     }
   }
 
-  private mark(st: BudgetState, now: number, kind: Throttle['kind']): void {
-    const c = this.count(st.ref.budget);
+  /** Counts a throttle (per budget name, and per key: a per-thread or per-team row shows the name's, as for refusals). */
+  private mark(ref: BudgetRef, now: number, kind: Throttle['kind']): void {
+    const c = this.count(ref.budget);
     c.throttles[kind] = (c.throttles[kind] ?? 0) + 1;
-    st.lastThrottle = c.lastThrottle = { lastThrottleAt: now, lastThrottleKind: kind };
+    c.lastThrottle = { lastThrottleAt: now, lastThrottleKind: kind };
+    if (!ref.aggregate) this.state(ref).lastThrottle = c.lastThrottle;
   }
 
   /** After BDC_1322, one slot comes back every SHRINK_HOLD_MS until the configured limit is in force again. */
@@ -385,9 +385,7 @@ export class SharedLimiter implements Limiter {
   snapshot(): BudgetSnapshot[] {
     const now = this.deps.clock.now();
     const rows: BudgetSnapshot[] = [];
-    // Budgets kept per conversation or team are one row (key "*"): the figures of the key closest to its limit.
-    const aggregates = new Map<string, BudgetSnapshot>();
-    const pressure = (r: BudgetSnapshot) => (r.limit > 0 ? r.used / r.limit : 0);
+    const perKey = new Map<string, BudgetSnapshot[]>();
     const budgets: Array<[BudgetRef, BudgetState | undefined]> = [...this.states.values()].map((st) => [st.ref, st]);
     for (const ref of this.aggregateRefs()) if (!this.states.has(ref.id)) budgets.push([ref, undefined]);
     for (const [ref, st] of budgets) {
@@ -405,22 +403,22 @@ export class SharedLimiter implements Limiter {
         blockedUntil: this.store.blocked(ref.id, now)?.until,
         configuredLimit: slots && slots.effective !== slots.configured ? slots.configured : undefined,
       };
-      const a = aggregates.get(ref.budget);
       if (!ref.aggregate) rows.push(row);
-      else if (!a) {
-        // The row's refusals and last throttle are the budget name's: its idle keys are forgotten, these are not.
-        const c = this.counters.get(ref.budget);
-        const rejected = Object.values(c?.rejected ?? {}).reduce((sum, n) => sum + n, 0);
-        aggregates.set(ref.budget, { ...row, key: '*', keys: 1, rejected, ...c?.lastThrottle });
-      } else {
-        if (pressure(row) > pressure(a))
-          Object.assign(a, { limit: row.limit, used: row.used, remaining: row.remaining, windowMs: row.windowMs });
-        a.queued += row.queued;
-        a.keys = (a.keys ?? 0) + 1;
-        if (row.blockedUntil !== undefined) a.blockedUntil = Math.max(a.blockedUntil ?? 0, row.blockedUntil);
-      }
+      else if (perKey.has(ref.budget)) perKey.get(ref.budget)?.push(row);
+      else perKey.set(ref.budget, [row]);
     }
-    rows.push(...aggregates.values());
+    // Budgets kept per conversation or team are one row (key "*"): the figures of the key closest to its limit.
+    const pressure = (r: BudgetSnapshot) => (r.limit > 0 ? r.used / r.limit : 0);
+    for (const [budget, keyed] of perKey) {
+      const busiest = keyed.reduce((a, b) => (pressure(b) > pressure(a) ? b : a));
+      const blocked = keyed.flatMap((r) => r.blockedUntil ?? []);
+      // Its refusals and last throttle are the budget name's: its idle keys are forgotten, these are not.
+      const c = this.counters.get(budget);
+      const rejected = Object.values(c?.rejected ?? {}).reduce((sum, n) => sum + n, 0);
+      const queued = keyed.reduce((sum, r) => sum + r.queued, 0);
+      const blockedUntil = blocked.length > 0 ? Math.max(...blocked) : undefined;
+      rows.push({ ...busiest, key: '*', keys: keyed.length, queued, rejected, ...c?.lastThrottle, blockedUntil });
+    }
     return rows.sort((a, b) => a.budget.localeCompare(b.budget) || a.key.localeCompare(b.key));
   }
 
@@ -464,7 +462,6 @@ export class SharedLimiter implements Limiter {
     const now = this.deps.clock.now();
     if (now - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = now;
-    for (const st of [...this.states.values()]) this.forgetIfIdle(st);
     for (const { id, rule } of this.aggregateRefs()) {
       if (this.states.has(id) || this.store.usage(id, rule, now).used > 0 || this.store.blocked(id, now)) continue;
       this.store.forget(id);

@@ -15,8 +15,7 @@ function budgetKeyLabel(key: string, pseudonymKey: string | Buffer): string {
 const seconds = (ms: number | undefined) => (ms === undefined ? undefined : ms / 1000);
 
 export function registerLimiterMetrics(registry: Registry, limiter: SharedLimiter, pseudonymKey: string | Buffer): void {
-  // One snapshot per scrape, shared by every gauge below: a scrape's collects run in one turn of the event loop, so it
-  // is dropped at the next (it was kept 50 ms, and a second scrape within them showed the first one's budgets).
+  // One snapshot per scrape, shared by every gauge below (a scrape's collects run in one turn of the event loop).
   let cached: BudgetSnapshot[] | undefined;
   const rows = (): BudgetSnapshot[] => {
     if (!cached) {

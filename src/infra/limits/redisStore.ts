@@ -41,14 +41,15 @@ local n = redis.call('INCR', KEYS[1])
 if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return n`;
 
-// Keeps the longer of two pauses (an hourly freeze is never shortened by a Retry-After), expiring with it.
+// Keeps the longer of two pauses ARGV[1] "until:kind:id" (an hourly freeze is never shortened by a Retry-After), expiring with it.
 const BLOCK = `
 local cur = redis.call('GET', KEYS[1])
 if cur then
-  local until_, kind = string.match(cur, '^(%d+):(%a+)$')
-  if until_ and tonumber(until_) >= tonumber(ARGV[1]) and not (kind == 'retryAfter' and ARGV[2] == 'hourly') then return 0 end
+  local until_, kind = string.match(cur, '^(%d+):(%a+):')
+  local new_until, new_kind = string.match(ARGV[1], '^(%d+):(%a+):')
+  if until_ and tonumber(until_) >= tonumber(new_until) and not (kind == 'retryAfter' and new_kind == 'hourly') then return 0 end
 end
-redis.call('SET', KEYS[1], ARGV[1] .. ':' .. ARGV[2], 'PX', ARGV[3])
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1`;
 
 export class RedisBudgetStore extends LocalBudgetStore {
@@ -158,10 +159,10 @@ export class RedisBudgetStore extends LocalBudgetStore {
   override block(id: string, block: Block): void {
     super.block(id, block);
     const ttlMs = Math.max(1, Math.ceil(block.until - Date.now()));
-    const until = String(Math.ceil(block.until));
+    const pause = `${Math.ceil(block.until)}:${block.kind}:${id}`;
     void this.deps.redis
-      .eval(BLOCK, [this.key('block', id)], [until, block.kind, ttlMs])
-      .then(() => this.deps.redis.publish(BLOCK_CHANNEL, `${until}:${block.kind}:${id}`))
+      .eval(BLOCK, [this.key('block', id)], [pause, ttlMs])
+      .then(() => this.deps.redis.publish(BLOCK_CHANNEL, pause))
       .catch((err: unknown) =>
         this.deps.log.warn(
           { budget: id.split('|')[0], err: errorMessage(err) },
@@ -170,21 +171,18 @@ export class RedisBudgetStore extends LocalBudgetStore {
       );
   }
 
-  /** A pause another instance set, as its key holds it ("until:kind") or the channel carries it ("until:kind:id"). */
-  private takeBlock(text: string | null, id?: string): void {
-    const m = /^(\d+):(hourly|retryAfter)(?::(.+))?$/s.exec(text ?? '');
-    const budget = id ?? m?.[3];
-    if (m && budget) super.block(budget, { until: Number(m[1]), kind: m[2] as Block['kind'] });
+  /** A pause another instance set ("until:kind:id"). */
+  private takeBlock(text: string | null): void {
+    const m = /^(\d+):(hourly|retryAfter):(.+)$/s.exec(text ?? '');
+    if (m?.[3]) super.block(m[3], { until: Number(m[1]), kind: m[2] as Block['kind'] });
   }
 
   /** Pauses set by other instances before this one (re)subscribed. */
   private async loadBlocks(): Promise<void> {
     const { client, keyPrefix } = this.deps.redis;
-    const head = `${keyPrefix}limits:block:{`;
     try {
-      for await (const keys of client.scanStream({ match: `${head}*`, count: 200 }) as AsyncIterable<string[]>) {
-        const values = keys.length > 0 ? await client.mget(...keys) : [];
-        keys.forEach((k, i) => this.takeBlock(values[i] ?? null, k.slice(head.length, -1)));
+      for await (const keys of client.scanStream({ match: `${keyPrefix}limits:block:*`, count: 200 }) as AsyncIterable<string[]>) {
+        if (keys.length > 0) for (const pause of await client.mget(...keys)) this.takeBlock(pause);
       }
     } catch (err) {
       this.deps.log.debug({ err: errorMessage(err) }, 'could not read budget pauses from Redis');

@@ -1,8 +1,7 @@
-// One change at a time to a stored record (get, change, set), on one instance or a fleet: the state stores have no
-// compare-and-set, so a change holds a short lease taken with setIfAbsent (atomic in SQLite and in Redis) and others
-// wait for it in short steps (or, with whileHeld, give up at once). A holder that died keeps it EDIT_LOCK_MS at most;
-// after ~2 s of waiting the change is made anyway, unless the caller's EditLease says what to throw instead (a webhooks
-// setup must never run twice).
+// One change at a time to a stored record (get, change, set), on one instance or a fleet: the stores have no compare-
+// and-set, so a change holds a short lease (setIfAbsent, atomic in both) and others wait in short steps (whileHeld: give
+// up at once). A dead holder keeps it EDIT_LOCK_MS at most; after ~2 s of waiting the change is made anyway, unless the
+// caller's EditLease says what to throw instead (a webhooks setup must never run twice).
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Clock } from '../clock.js';
 import { NS, type StateStore } from './types.js';

@@ -10,27 +10,19 @@ export function deriveKey(secretsKey: Buffer, purpose: string): Buffer {
 
 export type SealedBox = Record<'iv' | 'tag' | 'data', string>;
 
-export interface SealOptions {
-  /** How iv, tag and data are written (each store keeps the encoding it was written with). */
-  encoding: 'base64' | 'base64url';
-  /** Data authenticated with the value but not stored in it (e.g. the storage key it belongs under). */
-  aad?: string;
-}
-
-export function sealText(key: Buffer, text: string, opts: SealOptions): SealedBox {
+/** `aad`: data authenticated with the value but not stored in it (e.g. the storage key it belongs under). */
+export function sealText(key: Buffer, text: string, aad: string): SealedBox {
   const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  if (opts.aad !== undefined) cipher.setAAD(Buffer.from(opts.aad));
+  const cipher = createCipheriv('aes-256-gcm', key, iv).setAAD(Buffer.from(aad));
   const data = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
-  return { iv: iv.toString(opts.encoding), tag: cipher.getAuthTag().toString(opts.encoding), data: data.toString(opts.encoding) };
+  return { iv: iv.toString('base64url'), tag: cipher.getAuthTag().toString('base64url'), data: data.toString('base64url') };
 }
 
 /** The sealed text; throws when the key, the AAD or the box is not the one it was sealed with. */
-export function openText(key: Buffer, box: SealedBox, opts: SealOptions): string {
-  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(box.iv, opts.encoding));
-  if (opts.aad !== undefined) decipher.setAAD(Buffer.from(opts.aad));
-  decipher.setAuthTag(Buffer.from(box.tag, opts.encoding));
-  return Buffer.concat([decipher.update(Buffer.from(box.data, opts.encoding)), decipher.final()]).toString('utf8');
+export function openText(key: Buffer, box: SealedBox, aad: string): string {
+  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(box.iv, 'base64url')).setAAD(Buffer.from(aad));
+  decipher.setAuthTag(Buffer.from(box.tag, 'base64url'));
+  return Buffer.concat([decipher.update(Buffer.from(box.data, 'base64url')), decipher.final()]).toString('utf8');
 }
 
 /**

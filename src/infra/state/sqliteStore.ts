@@ -40,7 +40,6 @@ CREATE TABLE IF NOT EXISTS entries (
   PRIMARY KEY (ns, key)
 );
 CREATE INDEX IF NOT EXISTS entries_expiry ON entries (expires_at) WHERE expires_at IS NOT NULL;
-CREATE TABLE IF NOT EXISTS holder (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER NOT NULL, since INTEGER NOT NULL);
 `;
 
 interface Row {
@@ -118,10 +117,8 @@ export class SqliteStateStore implements StateStore {
       // store, so the cache mostly kept pages just written (peak RSS 184 -> 173 MB in the bench's 512 MB-container pass).
       db.pragma('cache_size = -2000');
       db.exec(SCHEMA);
-      // A write at open takes the exclusive lock now, not at the first change some minutes later.
-      db.prepare(
-        'INSERT INTO holder (id, pid, since) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET pid = excluded.pid, since = excluded.since',
-      ).run(process.pid, Date.now());
+      // A write at open (any will do) takes the exclusive lock now, not at the first change some minutes later.
+      db.pragma('user_version = 1');
     } catch (err) {
       db?.close();
       if ((err as { code?: string }).code === 'SQLITE_BUSY') throw new StateDirInUse(this.dir, readHolder(this.dir));
