@@ -260,8 +260,7 @@ export class BillbridgeAdapter extends CloudAdapter {
       return { status: 400, body: { error: `Invalid activity: ${problem}` } };
     }
     const activity = body as unknown as Activity;
-    const header = req.headers.authorization ?? req.headers.Authorization;
-    const authHeader = typeof header === 'string' ? header : '';
+    const authHeader = typeof req.headers.authorization === 'string' ? req.headers.authorization : '';
 
     let auth: AuthenticateRequestResult;
     try {
