@@ -297,9 +297,8 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
     { name: 'team renamed', select: teamEvent('teamRenamed'), steps: [tenant], run: (t) => teamRenamed(install, t) },
     // The compose box's search and the "Look up in BILL" message action: tenant, audit and rate as for a typed command.
     ...messageExtensionRoutes(parts, [tenant, audit, rate]),
-    // Typed commands and clicks, one order of steps: the answer first (it sends what the rest came to), then tenant,
-    // duplicates, the audit of a command line, the person's rate, typing. A card posted from the compose box with no
-    // command beside it (Teams sends its placeholder span as the text) is shared with the chat: nothing is answered.
+    // Typed commands and clicks; the answer step comes first, as it sends what the rest came to. A card posted from the
+    // compose box with no command beside it (Teams sends its placeholder span as the text) is shared: nothing is answered.
     {
       name: 'shared card',
       select: (a) => a.type === 'message' && !clickOf(a) && isSharedCard(a),
