@@ -59,63 +59,58 @@ function sourceOf(address: string | undefined): string {
 }
 
 /** What a request reserved; settle it once the receiver has answered. */
-export interface Reservation {
+interface Reservation {
   source: string;
   bytes: number;
   global: boolean;
 }
 
-export class SenderBudget {
-  private readonly sources = new Map<string, ReturnType<typeof byteBucket>>();
-  private readonly verified = new Map<string, number>();
-  private readonly shared: ReturnType<typeof byteBucket>;
-
-  /** `clock`: the app's (buckets refill, and verified senders' passes end, as it moves). */
-  constructor(private readonly clock: Clock) {
-    this.shared = byteBucket(GLOBAL, clock);
-  }
-
-  /** Reserves `declared` bytes (or `max` when the length is not declared) for `address`; a refusal says when to retry. */
-  reserve(address: string | undefined, declared: number | undefined, max: number): Reservation | { retryAfterS: number } {
-    const source = sourceOf(address);
-    const bytes = Math.max(MIN_CHARGE, declared ?? max);
-    const bucket = this.bucketOf(source);
-    if (!bucket.take(bytes)) return { retryAfterS: bucket.secondsUntil(bytes) };
-    const global = (this.verified.get(source) ?? 0) <= this.clock.now();
-    if (global && !this.shared.take(bytes)) {
-      bucket.give(bytes);
-      return { retryAfterS: this.shared.secondsUntil(bytes) };
-    }
-    return { source, bytes, global };
-  }
-
-  /** The signature verified: everything reserved goes back, and the source skips the shared bucket for a while. */
-  verifiedSender(r: Reservation): void {
-    this.release(r);
-    this.verified.delete(r.source);
-    this.verified.set(r.source, this.clock.now() + VERIFIED_FOR_MS);
-    if (this.verified.size > MAX_SOURCES) dropOldest(this.verified);
-  }
-
-  /** The signature failed after `read` bytes (never more than reserved: Node ends a body at its Content-Length): the sender pays. */
-  failedSender(r: Reservation, read: number): void {
-    const owed = Math.max(MIN_CHARGE, read);
-    if (owed < r.bytes) this.release(r, r.bytes - owed);
-  }
+/** The budget on `clock`, the app's: buckets refill, and verified senders' passes end, as it moves. */
+export function senderBudget(clock: Clock) {
+  const sources = new Map<string, ReturnType<typeof byteBucket>>();
+  const verified = new Map<string, number>();
+  const shared = byteBucket(GLOBAL, clock);
 
   /** Gives `bytes` back: all of them when neither verified nor refused (store trouble, unreadable after a good signature). */
-  release(r: Reservation, bytes = r.bytes): void {
-    this.sources.get(r.source)?.give(bytes);
-    if (r.global) this.shared.give(bytes);
-  }
+  const release = (r: Reservation, bytes = r.bytes): void => {
+    sources.get(r.source)?.give(bytes);
+    if (r.global) shared.give(bytes);
+  };
 
-  private bucketOf(source: string) {
-    let bucket = this.sources.get(source);
-    if (!bucket) {
-      bucket = byteBucket(PER_SOURCE, this.clock);
-      this.sources.set(source, bucket);
-      if (this.sources.size > MAX_SOURCES) dropOldest(this.sources);
-    }
-    return bucket;
-  }
+  return {
+    /** Reserves `declared` bytes (or `max` when the length is not declared) for `address`; a refusal says when to retry. */
+    reserve(address: string | undefined, declared: number | undefined, max: number): Reservation | { retryAfterS: number } {
+      const source = sourceOf(address);
+      const bytes = Math.max(MIN_CHARGE, declared ?? max);
+      let bucket = sources.get(source);
+      if (!bucket) {
+        bucket = byteBucket(PER_SOURCE, clock);
+        sources.set(source, bucket);
+        if (sources.size > MAX_SOURCES) dropOldest(sources);
+      }
+      if (!bucket.take(bytes)) return { retryAfterS: bucket.secondsUntil(bytes) };
+      const global = (verified.get(source) ?? 0) <= clock.now();
+      if (global && !shared.take(bytes)) {
+        bucket.give(bytes);
+        return { retryAfterS: shared.secondsUntil(bytes) };
+      }
+      return { source, bytes, global };
+    },
+
+    /** The signature verified: everything reserved goes back, and the source skips the shared bucket for a while. */
+    verifiedSender(r: Reservation): void {
+      release(r);
+      verified.delete(r.source);
+      verified.set(r.source, clock.now() + VERIFIED_FOR_MS);
+      if (verified.size > MAX_SOURCES) dropOldest(verified);
+    },
+
+    /** The signature failed after `read` bytes (never more than reserved: Node ends a body at its Content-Length): the sender pays. */
+    failedSender(r: Reservation, read: number): void {
+      const owed = Math.max(MIN_CHARGE, read);
+      if (owed < r.bytes) release(r, r.bytes - owed);
+    },
+
+    release,
+  };
 }

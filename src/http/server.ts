@@ -5,7 +5,7 @@ import type { Clock } from '../infra/clock.js';
 import type { BillbridgeAdapter } from '../teams/adapter.js';
 import { errorMessage } from '../errors.js';
 import { serveMetrics, type MetricsHandler } from './metrics.js';
-import { SenderBudget } from './senderBudget.js';
+import { senderBudget } from './senderBudget.js';
 import { tabPageRoutes } from './tabPage.js';
 import { bearerJwt } from '../tab/sso.js';
 
@@ -66,7 +66,7 @@ export function createHttpServer(deps: HttpServerDeps): Server {
 
   // Bytes senders whose tokens fail may make the bot read and parse (the token is checked against the parsed
   // activity, so a well-formed forged token costs a body parse); see senderBudget.ts.
-  const unauthenticated = new SenderBudget(deps.clock);
+  const unauthenticated = senderBudget(deps.clock);
 
   // Runs before the body is read: without a token there is nothing to authenticate, so nothing to parse either.
   const bearerFirst = (req: Request, res: Response, next: (err?: false) => void): void => {

@@ -9,21 +9,19 @@ import { errorMessage } from '../errors.js';
 import type { WebhookReceiver } from '../notify/receiver.js';
 import { SIGNATURE_HEADER, signatureDigest } from '../bill/webhooks.js';
 import { isJsonContentType, sendJson } from './server.js';
-import { SenderBudget } from './senderBudget.js';
+import { senderBudget } from './senderBudget.js';
 
 /** BILL's payloads are a few KB (one record; a bill with hundreds of JSON-escaped line items stays well under this). */
 const WEBHOOK_BODY_LIMIT = 256 * 1024;
 /** A client that sends its body this slowly is dropped. */
 const READ_TIMEOUT_MS = 10_000;
 
-class BodyTooLarge extends Error {}
-
 /**
- * The request body as bytes, refusing more than `limit` bytes (without reading them all); a sender that goes away or
- * stalls past READ_TIMEOUT_MS throws.
+ * The request body as bytes, or undefined once it passes `limit` bytes (the rest is not read); a sender that goes away
+ * or stalls past READ_TIMEOUT_MS throws.
  * @public also loaded by the kill -9 durability test's child process (a dynamic import knip cannot see)
  */
-export async function readRawBody(req: Request, limit: number): Promise<Buffer> {
+export async function readRawBody(req: Request, limit: number): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   const stalled = new AbortController();
@@ -34,7 +32,7 @@ export async function readRawBody(req: Request, limit: number): Promise<Buffer> 
   try {
     for await (const [chunk] of data) {
       size += chunk.length;
-      if (size > limit) throw new BodyTooLarge();
+      if (size > limit) return undefined;
       chunks.push(chunk);
     }
   } finally {
@@ -44,10 +42,14 @@ export async function readRawBody(req: Request, limit: number): Promise<Buffer> 
 }
 
 export function webhookRoute(receiver: Pick<WebhookReceiver, 'accept'>, log: Logger, clock: Clock): (server: Server) => void {
-  const budget = new SenderBudget(clock);
+  const budget = senderBudget(clock);
   return (server) => {
     server.post('/api/bill/webhooks', async (req: Request, res: Response) => {
       // Refusals before the body is read close the connection: the unread body is not drained either.
+      const tooLarge = (declared: number | undefined) => {
+        log.info({ limit: WEBHOOK_BODY_LIMIT, declared }, 'webhook refused: body too large');
+        sendJson(res, 413, { error: `Body larger than ${WEBHOOK_BODY_LIMIT} bytes` }, true);
+      };
       const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
       if (encoding !== 'identity') {
         sendJson(res, 415, { error: 'Content-Encoding is not supported' }, true);
@@ -59,8 +61,7 @@ export function webhookRoute(receiver: Pick<WebhookReceiver, 'accept'>, log: Log
       }
       const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
       if (declared !== undefined && declared > WEBHOOK_BODY_LIMIT) {
-        log.info({ limit: WEBHOOK_BODY_LIMIT, declared }, 'webhook refused: body too large');
-        sendJson(res, 413, { error: `Body larger than ${WEBHOOK_BODY_LIMIT} bytes` }, true);
+        tooLarge(declared);
         return;
       }
       if (!signatureDigest(req.headers[SIGNATURE_HEADER])) {
@@ -75,20 +76,18 @@ export function webhookRoute(receiver: Pick<WebhookReceiver, 'accept'>, log: Log
         sendJson(res, 429, { status: 'retry', error: 'Too many requests' }, true);
         return;
       }
-      let raw: Buffer;
+      // A body that is not read whole leaves whatever was reserved charged: the sender never showed a signature that verifies.
+      let raw: Buffer | undefined;
       try {
         raw = await readRawBody(req, WEBHOOK_BODY_LIMIT);
       } catch (err) {
-        // Whatever was reserved stays charged: the sender never showed a signature that verifies.
-        if (err instanceof BodyTooLarge) {
-          log.info({ limit: WEBHOOK_BODY_LIMIT, declared: req.headers['content-length'] }, 'webhook refused: body too large');
-          // The rest of the body is not read: close the connection after answering.
-          sendJson(res, 413, { error: `Body larger than ${WEBHOOK_BODY_LIMIT} bytes` }, true);
-          req.destroy();
-          return;
-        }
         log.info({ err: errorMessage(err) }, 'webhook body could not be read');
         if (!res.headersSent) sendJson(res, 400, { error: 'Body could not be read' }, true);
+        return;
+      }
+      if (!raw) {
+        tooLarge(declared);
+        req.destroy();
         return;
       }
       try {

@@ -83,12 +83,9 @@ function keptClient<T>(kept: KeptClients<T>, key: string, make: () => Promise<T>
 
 /** botbuilder's authentication as is, except that inbound turns' connector clients and user token clients are kept. */
 export class KeepingAuthentication extends ConfigurationBotFrameworkAuthentication {
-  private readonly connectors: KeptClients<ConnectorClient> = new Map();
+  /** Tests count them. */
+  readonly connectors: KeptClients<ConnectorClient> = new Map();
   private readonly tokens: KeptClients<UserTokenClient> = new Map();
-
-  get connectorCount(): number {
-    return this.connectors.size;
-  }
 
   override async authenticateRequest(activity: Activity, authHeader: string): Promise<AuthenticateRequestResult> {
     const auth = await super.authenticateRequest(activity, authHeader);
@@ -263,8 +260,7 @@ export class BillbridgeAdapter extends CloudAdapter {
       return { status: 400, body: { error: `Invalid activity: ${problem}` } };
     }
     const activity = body as unknown as Activity;
-    const header = req.headers.authorization ?? req.headers.Authorization;
-    const authHeader = typeof header === 'string' ? header : '';
+    const authHeader = typeof req.headers.authorization === 'string' ? req.headers.authorization : '';
 
     let auth: AuthenticateRequestResult;
     try {

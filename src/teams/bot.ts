@@ -80,13 +80,17 @@ const isSharedCard = (a: Activity) =>
     return typeof type === 'string' && type.startsWith('application/vnd.microsoft.card.');
   }) && normalizeCommandText(typeof a.text === 'string' ? a.text : '') === '';
 const isConversationUpdate = (a: Activity) => a.type === 'conversationUpdate';
+const botAdded = (a: Activity) => isConversationUpdate(a) && isBotAmong(a.membersAdded, a);
+const botRemoved = (a: Activity) => isConversationUpdate(a) && !nonEmpty(a.membersAdded) && isBotAmong(a.membersRemoved, a);
 /** Team events come on a conversationUpdate that adds or removes nobody (as botbuilder's Teams handler reads them). */
-const teamEvent = (a: Activity, ...names: string[]) =>
-  isConversationUpdate(a) &&
-  a.channelId === 'msteams' &&
-  !nonEmpty(a.membersAdded) &&
-  !nonEmpty(a.membersRemoved) &&
-  names.includes((a.channelData as TeamsChannelData | undefined)?.eventType ?? '');
+const teamEvent =
+  (...names: string[]) =>
+  (a: Activity): boolean =>
+    isConversationUpdate(a) &&
+    a.channelId === 'msteams' &&
+    !nonEmpty(a.membersAdded) &&
+    !nonEmpty(a.membersRemoved) &&
+    names.includes((a.channelData as TeamsChannelData | undefined)?.eventType ?? '');
 
 export interface BotParts extends MessageExtensionParts {
   dispatcher: Dispatcher;
@@ -278,31 +282,23 @@ export function billbridgeBot(parts: BotParts): TurnLogic {
   // Install lifecycle (install.ts): Teams sends installationUpdate and a conversationUpdate naming the bot on arrival
   // and on removal; both are handled, and the install record makes the welcome go out once. Another tenant's
   // events touch nothing, and only installationUpdate add (not the conversationUpdate with it) posts the refusal.
-  const installEvents: Array<[string, (a: Activity) => boolean, (t: Turn) => Promise<undefined>]> = [
-    ['installed', installation('add'), (t) => botArrived(install, t, false)],
-    ['upgraded', installation('add-upgrade'), (t) => botArrived(install, t, true)],
-    ['uninstalled', installation('remove'), (t) => botLeft(install, t, 'uninstalled')],
-    ['bot added', (a) => isConversationUpdate(a) && isBotAmong(a.membersAdded, a), (t) => botArrived(install, t, false)],
-    [
-      'bot removed',
-      (a) => isConversationUpdate(a) && !nonEmpty(a.membersAdded) && isBotAmong(a.membersRemoved, a),
-      (t) => botLeft(install, t, 'removed from the conversation'),
-    ],
-    ['team deleted', (a) => teamEvent(a, 'teamDeleted', 'teamHardDeleted'), (t) => botLeft(install, t, 'team deleted')],
-    ['team renamed', (a) => teamEvent(a, 'teamRenamed'), (t) => teamRenamed(install, t)],
-  ];
   return routeTable(parts.log, [
-    ...installEvents.map(([name, select, run]): Route => ({
-      name,
-      select,
-      steps: name === 'installed' ? [reply, tenant] : [tenant],
-      run,
-    })),
+    { name: 'installed', select: installation('add'), steps: [reply, tenant], run: (t) => botArrived(install, t, false) },
+    { name: 'upgraded', select: installation('add-upgrade'), steps: [tenant], run: (t) => botArrived(install, t, true) },
+    { name: 'uninstalled', select: installation('remove'), steps: [tenant], run: (t) => botLeft(install, t, 'uninstalled') },
+    { name: 'bot added', select: botAdded, steps: [tenant], run: (t) => botArrived(install, t, false) },
+    { name: 'bot removed', select: botRemoved, steps: [tenant], run: (t) => botLeft(install, t, 'removed from the conversation') },
+    {
+      name: 'team deleted',
+      select: teamEvent('teamDeleted', 'teamHardDeleted'),
+      steps: [tenant],
+      run: (t) => botLeft(install, t, 'team deleted'),
+    },
+    { name: 'team renamed', select: teamEvent('teamRenamed'), steps: [tenant], run: (t) => teamRenamed(install, t) },
     // The compose box's search and the "Look up in BILL" message action: tenant, audit and rate as for a typed command.
     ...messageExtensionRoutes(parts, [tenant, audit, rate]),
-    // Typed commands and clicks, one order of steps: the answer first (it sends what the rest came to), then tenant,
-    // duplicates, the audit of a command line, the person's rate, typing. A card posted from the compose box with no
-    // command beside it (Teams sends its placeholder span as the text) is shared with the chat: nothing is answered.
+    // Typed commands and clicks; the answer step comes first, as it sends what the rest came to. A card posted from the
+    // compose box with no command beside it (Teams sends its placeholder span as the text) is shared: nothing is answered.
     {
       name: 'shared card',
       select: (a) => a.type === 'message' && !clickOf(a) && isSharedCard(a),

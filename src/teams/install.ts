@@ -44,7 +44,7 @@ export async function botArrived(parts: InstallParts, turn: Turn, upgrade: boole
     installedBy: caller.aadObjectId,
   });
   log.info({ target: target.kind, conversationType: scope.kind, created, upgrade }, created ? 'bot installed' : 'install record refreshed');
-  if (created && !upgrade) await welcome(parts, turn, record, selectedChannel);
+  if (created && !upgrade) await welcome(parts, turn, record);
   if (scope.kind === 'channel') await readTeam(parts, target, turn);
 }
 
@@ -80,7 +80,6 @@ async function welcome(
   { orgBindings, registry, sandbox, version, appId }: InstallParts,
   { context, scope, log }: Turn,
   record: InstallRecord,
-  selectedChannel: string | undefined,
 ): Promise<void> {
   const binding = await orgBindings.describe(scope);
   const reply = welcomeCard({
@@ -92,10 +91,10 @@ async function welcome(
     version,
   });
   const activity = cardActivity(reply);
-  // Teams may say the bot was set up for a channel other than the one the event came through.
-  if (scope.kind === 'channel' && selectedChannel && selectedChannel !== conversationOf(scope.conversationId) && appId) {
+  // Teams may say the bot was set up for a channel other than the one the event came through (the record keeps it).
+  if (record.channelId && record.channelId !== conversationOf(scope.conversationId) && appId) {
     try {
-      await TeamsInfo.sendMessageToTeamsChannel(context, activity as Activity, selectedChannel, appId);
+      await TeamsInfo.sendMessageToTeamsChannel(context, activity as Activity, record.channelId, appId);
       return;
     } catch (err) {
       log.warn({ err: errorMessage(err) }, 'welcome to the selected channel failed; posting where the event came from');
