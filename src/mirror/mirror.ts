@@ -14,6 +14,7 @@
 // Cluster mode: a stale mark is told to every other instance over Redis pub/sub (fire and forget); after a gap in the
 // subscription (Redis was away) an instance treats everything it holds as stale, since marks sent meanwhile were lost.
 import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import { BillFilter, MAX_FILTER_LIST_ITEMS } from '../bill/filters.js';
 import type { BillGateway } from '../bill/gateway.js';
 import type { PagedList } from '../bill/paging.js';
@@ -74,13 +75,15 @@ const isFuture = (iso: string | undefined, now: number): boolean => ms(iso) > no
 
 const STALE_CHANNEL = 'mirror:stale';
 
-/** One stale mark: a record (kind + id), a whole kind (kind), an org (neither), or one kept answer (key). */
-interface StaleMark {
-  orgId: string;
-  kind?: EntityKind;
-  id?: string;
-  key?: string;
-}
+/** One stale mark as broadcast: a record (kind + id), a whole kind (kind), an org (neither), or one kept answer (key). */
+const StaleMessage = z.object({
+  from: z.string().optional(),
+  orgId: z.string().min(1),
+  kind: z.enum(ENTITY_KINDS).optional(),
+  id: z.string().optional(),
+  key: z.string().optional(),
+});
+type StaleMark = Omit<z.infer<typeof StaleMessage>, 'from'>;
 
 /** The promise's value, or undefined when it takes longer than ms (the work goes on). */
 export function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
@@ -254,16 +257,14 @@ export class Mirror {
   constructor(private readonly deps: MirrorDeps) {
     this.answers = new Answers(deps.clock, deps.maxAnswers ?? 10_000);
     deps.redis?.subscribe(STALE_CHANNEL, (message) => {
-      let m: Partial<StaleMark & { from: string }> | null;
+      let parsed: unknown;
       try {
-        m = JSON.parse(message) as Partial<StaleMark & { from: string }> | null;
+        parsed = JSON.parse(message);
       } catch {
         return;
       }
-      if (!m || m.from === this.instance || typeof m.orgId !== 'string' || m.orgId === '') return;
-      if (m.kind !== undefined && !ENTITY_KINDS.includes(m.kind)) return;
-      if ((m.id !== undefined && typeof m.id !== 'string') || (m.key !== undefined && typeof m.key !== 'string')) return;
-      void this.markLocal({ orgId: m.orgId, kind: m.kind, id: m.id, key: m.key }, false).catch(() => undefined);
+      const m = StaleMessage.safeParse(parsed);
+      if (m.success && m.data.from !== this.instance) void this.markLocal(m.data, false).catch(() => undefined);
     });
     deps.redis?.onResubscribe(() => {
       for (const c of this.cols.values()) c.staleAll = true;

@@ -11,11 +11,11 @@ import type { PagedList } from '../bill/paging.js';
 import type { Bill, Customer, Invoice, Vendor } from '../bill/types.js';
 
 /** The record kinds the mirror holds. */
-export type Kind = 'bill' | 'invoice' | 'vendor' | 'customer';
+export type Kind = keyof Records;
 export type PartyKind = 'vendor' | 'customer';
 /** BILL record kinds a webhook (or our own write) can change: the mirrored ones, payments and Spend & Expense. */
-export type EntityKind = Kind | 'payment' | 'spend';
-export const ENTITY_KINDS: readonly EntityKind[] = ['bill', 'invoice', 'vendor', 'customer', 'payment', 'spend'];
+export const ENTITY_KINDS = ['bill', 'invoice', 'vendor', 'customer', 'payment', 'spend'] as const;
+export type EntityKind = (typeof ENTITY_KINDS)[number];
 
 export interface Records {
   bill: Bill;
