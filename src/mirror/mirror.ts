@@ -413,27 +413,9 @@ export class Mirror {
     if (c.refreshing) return c.refreshing;
     const flight = (async () => {
       if (c.coverage === 'none') return 0;
-      const started = this.deps.clock.now();
-      // This walk reads every change up to now: it answers "something changed" and "too many marks" as well.
-      c.staleAll = false;
-      c.changed = false;
       const since = c.watermark ? new BillFilter().add('updatedTime', 'gte', shifted(c.watermark, -OVERLAP_MS)) : undefined;
       // Without the open filter: bills that were paid or archived since are seen, and dropped.
-      let newest = c.watermark;
-      let changed = 0;
-      await c.walk(c.spec.list(this.deps.bill.org(orgId, { priority }), since), (kept) => {
-        // A timestamp from the future would make later refreshes skip every real change until then; one that is no time
-        // would make every later refresh fail.
-        const later = newest === undefined || isOlder(newest, kept.updatedTime);
-        if (later && asTime(kept.updatedTime) && !isFuture(kept.updatedTime, started)) newest = kept.updatedTime;
-        if (this.keep(c, kept)) changed++;
-      });
-      // Every change made before the walk began has been read: marks made before then are answered, and an unsorted kind
-      // continues from then (less the margin: clocks differ), a sorted one from the newest change seen.
-      const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
-      c.watermark = !c.spec.unsorted ? newest : c.watermark && !isOlder(c.watermark, mark) ? c.watermark : mark;
-      c.refreshedAt = started;
-      for (const [id, at] of c.stale) if (at <= started) c.stale.delete(id);
+      const { changed } = await this.read(c, c.spec.list(this.deps.bill.org(orgId, { priority }), since), 'refresh');
       if (changed > 0) void this.persist(c);
       return changed;
     })().finally(() => {
@@ -442,6 +424,32 @@ export class Mirror {
     c.refreshing = flight;
     flight.catch((err: unknown) => this.deps.log.warn({ orgId, kind, err: errorMessage(err) }, 'mirror refresh failed'));
     return flight;
+  }
+
+  /** Walks a list of BILL's records into c: a build puts each one, a refresh keeps it (an open-only collection drops what
+   * is no longer open). Moves the watermark; returns the records changed and the pages read. */
+  private async read(c: Collection, list: PagedList<AnyRecord>, walk: 'build' | 'refresh') {
+    const started = this.deps.clock.now();
+    // This walk reads every change up to now: it answers "something changed" and "too many marks" as well.
+    c.staleAll = false;
+    c.changed = false;
+    let newest = c.watermark;
+    let changed = 0;
+    const pages = await c.walk(list, (kept) => {
+      // A timestamp from the future would make later refreshes skip every real change until then; one that is no time
+      // would make every later refresh fail.
+      const later = newest === undefined || isOlder(newest, kept.updatedTime);
+      if (later && asTime(kept.updatedTime) && !isFuture(kept.updatedTime, started)) newest = kept.updatedTime;
+      if (walk === 'build' ? c.put(kept) : this.keep(c, kept)) changed++;
+    });
+    // Every change made before the walk began has been read: marks made before then are answered, and a build or an
+    // unsorted kind continues from then (less the margin: clocks differ), a sorted refresh from the newest change seen.
+    const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
+    const sorted = walk === 'refresh' && !c.spec.unsorted;
+    c.watermark = sorted ? newest : c.watermark && !isOlder(c.watermark, mark) ? c.watermark : mark;
+    c.refreshedAt = started;
+    for (const [id, at] of c.stale) if (at <= started) c.stale.delete(id);
+    return { changed, pages };
   }
 
   /** What `status` shows: the org's collections in memory or being built. */
@@ -670,7 +678,7 @@ export class Mirror {
       let pages: number;
       try {
         const org = this.deps.bill.org(orgId, { priority: 'background' });
-        pages = await c.walk(open ? open.list(org) : spec.list(org, undefined), (kept) => c.put(kept));
+        ({ pages } = await this.read(c, open ? open.list(org) : spec.list(org, undefined), 'build'));
       } catch (err) {
         // A failed first build leaves nothing half-done behind; the next question starts it again.
         if (wasEmpty) {
@@ -679,11 +687,8 @@ export class Mirror {
         }
         throw err;
       }
-      const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
-      c.watermark = wasEmpty ? mark : earlier(c.watermark, mark);
       if (!covers(c.coverage, walkScope)) c.coverage = walkScope;
       c.builtAt = this.deps.clock.now();
-      c.refreshedAt = Math.max(c.refreshedAt, started);
       this.deps.log.info({ orgId, kind, scope: walkScope, records: c.records.size, pages, ms: c.builtAt - started }, 'mirror built');
       await this.persist(c, true);
       if (kind === 'invoice' && wasEmpty) this.prepare(orgId, 'customer');
