@@ -167,19 +167,6 @@ class Collection {
     return true;
   }
 
-  /** Hands every record of the list, as kept, to `each` (builds, refreshes and reads by id all walk this way); the pages read. */
-  async walk(list: PagedList<AnyRecord>, each: (kept: AnyRecord) => void): Promise<number> {
-    let pages = 0;
-    for await (const page of list.pages()) {
-      pages++;
-      for (const record of page.results) {
-        const kept = this.spec.keep(record);
-        if (kept) each(kept);
-      }
-    }
-    return pages;
-  }
-
   delete(id: string): AnyRecord | undefined {
     const old = this.records.get(id);
     if (!old) return undefined;
@@ -371,8 +358,9 @@ export class Mirror {
     if (missing.length === 0 || c.coverage === 'all') return out;
     const org = this.deps.bill.org(orgId, { priority: opts.priority });
     for (let i = 0; i < missing.length; i += MAX_FILTER_LIST_ITEMS) {
-      const list = c.spec.list(org, new BillFilter().add('id', 'in', missing.slice(i, i + MAX_FILTER_LIST_ITEMS)));
-      await c.walk(list, (kept) => out.set(kept.id, partyInfo(kept as Records[PartyKind])));
+      const filter = new BillFilter().add('id', 'in', missing.slice(i, i + MAX_FILTER_LIST_ITEMS));
+      const { items } = await c.spec.list(org, filter).all();
+      for (const kept of items.map((r) => c.spec.keep(r))) if (kept) out.set(kept.id, partyInfo(kept as Records[PartyKind]));
     }
     return out;
   }
@@ -435,13 +423,18 @@ export class Mirror {
     c.changed = false;
     let newest = c.watermark;
     let changed = 0;
-    const pages = await c.walk(list, (kept) => {
-      // A timestamp from the future would make later refreshes skip every real change until then; one that is no time
-      // would make every later refresh fail.
-      const later = newest === undefined || isOlder(newest, kept.updatedTime);
-      if (later && asTime(kept.updatedTime) && !isFuture(kept.updatedTime, started)) newest = kept.updatedTime;
-      if (walk === 'build' ? c.put(kept) : this.keep(c, kept)) changed++;
-    });
+    let pages = 0;
+    for await (const page of list.pages()) {
+      pages++;
+      for (const kept of page.results.map((r) => c.spec.keep(r))) {
+        if (!kept) continue;
+        // A timestamp from the future would make later refreshes skip every real change until then; one that is no time
+        // would make every later refresh fail.
+        const later = newest === undefined || isOlder(newest, kept.updatedTime);
+        if (later && asTime(kept.updatedTime) && !isFuture(kept.updatedTime, started)) newest = kept.updatedTime;
+        if (walk === 'build' ? c.put(kept) : this.keep(c, kept)) changed++;
+      }
+    }
     // Every change made before the walk began has been read: marks made before then are answered, and a build or an
     // unsorted kind continues from then (less the margin: clocks differ), a sorted refresh from the newest change seen.
     const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
