@@ -287,7 +287,7 @@ export class Mirror {
     await this.freshen(c, opts, deadline);
     await this.confirmStale(c, found(), opts.priority);
     if (found().length === 0 && this.deps.clock.now() - c.refreshedAt >= MISS_REFRESH_MS)
-      await within(this.refresh(orgId, kind, opts.priority), deadline - this.deps.clock.now());
+      await within(this.refresh(c, opts.priority), deadline - this.deps.clock.now());
     return { rows: found(), refreshedAt: c.refreshedAt };
   }
 
@@ -396,8 +396,8 @@ export class Mirror {
   }
 
   /** Reads every change since the last refresh (one call per 100 changes), single-flight per org and kind. */
-  async refresh(orgId: string, kind: Kind, priority: Priority = 'background'): Promise<number> {
-    const c = await this.collection(orgId, kind);
+  private refresh(c: Collection, priority: Priority = 'background'): Promise<number> {
+    const { orgId, kind } = c;
     if (c.refreshing) return c.refreshing;
     const flight = (async () => {
       if (c.coverage === 'none') return 0;
@@ -508,7 +508,7 @@ export class Mirror {
     const fresh = opts.maxAgeMs === undefined || (!c.changed && this.deps.clock.now() - c.refreshedAt < opts.maxAgeMs);
     if (opts.force !== true && !c.staleAll && fresh) return;
     try {
-      await within(this.refresh(c.orgId, c.kind, opts.priority), deadline - this.deps.clock.now());
+      await within(this.refresh(c, opts.priority), deadline - this.deps.clock.now());
     } catch (err) {
       // BILL's budget is spent for now (busy, its hourly limit): the mirror answers as it is, and the card's "As of"
       // says how old that is. Anything else, or a card's Refresh (the person asked for BILL's data now), is theirs to see.
@@ -526,7 +526,7 @@ export class Mirror {
     const { orgId, kind } = c;
     const doubtful = rows.filter((r) => c.stale.has(r.id));
     if (!firstOnly && (c.staleAll || doubtful.length > MAX_CONFIRMS_PER_ANSWER))
-      return (await this.refresh(orgId, kind, priority).catch(() => 0)) > 0;
+      return (await this.refresh(c, priority).catch(() => 0)) > 0;
     const reread = async (id: string) => {
       try {
         return (await this.reread(c, id, priority)).changed;
