@@ -194,8 +194,11 @@ export const SPECS: { [K in Kind]: KindSpec<K> } = {
 /** What a card needs of a vendor or customer it names by id; currency: vendor `billCurrency` / customer `invoiceCurrency`. */
 export type PartyInfo = Pick<Vendor, 'id' | 'name' | 'archived'> & { currency?: string };
 
+/** A vendor's bill currency or a customer's invoice currency. */
+export const currencyOf = (party: Vendor | Customer): string | undefined =>
+  (party as Vendor).billCurrency ?? (party as Customer).invoiceCurrency;
+
 /** The PartyInfo of a record as kept (keepVendor, keepCustomer). */
 export function partyInfo(record: Vendor | Customer): PartyInfo {
-  const currency = (record as Vendor).billCurrency ?? (record as Customer).invoiceCurrency;
-  return { id: record.id, name: record.name, currency, archived: record.archived };
+  return { id: record.id, name: record.name, currency: currencyOf(record), archived: record.archived };
 }
