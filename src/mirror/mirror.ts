@@ -264,7 +264,7 @@ export class Mirror {
   /** The records (those `where` keeps), fresh as asked; `building` while the scope asked for is not built. */
   async rows<K extends Kind>(orgId: string, kind: K, opts: RowsOptions<Records[K]>): Promise<RowsResult<Records[K]>> {
     const deadline = this.deps.clock.now() + opts.waitMs;
-    const scope = SPECS[kind].open ? (opts.scope ?? 'all') : 'all';
+    const scope = opts.scope ?? 'all';
     const c = opts.whileBuilding === 'skip' ? await this.collection(orgId, kind) : await this.ready(orgId, kind, scope, opts.waitMs);
     if (!covers(c.coverage, scope)) return { building: c.records.size };
     await this.freshen(c, opts, deadline);
@@ -367,7 +367,7 @@ export class Mirror {
 
   /** Starts reading or building the org's collection in the background (a command answered from BILL meanwhile). */
   prepare(orgId: string, kind: Kind, scope: Scope = 'all'): void {
-    void this.ready(orgId, kind, SPECS[kind].open ? scope : 'all', 0).catch(() => undefined);
+    void this.ready(orgId, kind, scope, 0).catch(() => undefined);
   }
 
   // ---- being told ----
