@@ -479,7 +479,6 @@ export class Mirror {
     this.answers.drop(orgId, kind, key);
     if (key !== undefined) return;
     // A payment changes the bills it pays; its webhook names them as bill marks.
-    const noted: Array<Promise<void>> = [];
     for (const k of kind === undefined ? KINDS : KINDS.filter((x) => x === kind)) {
       const c = own ? await this.existing(orgId, k) : this.cols.get(`${k}:${orgId}`);
       if (!c) continue;
@@ -492,15 +491,10 @@ export class Mirror {
       }
       // An instance that loads the stored collection later refreshes it first: the stored records may predate the change.
       if (own)
-        noted.push(
-          this.deps.state
-            .set(NS.mirror, `${c.stored}|changed`, this.deps.clock.now(), { ttlMs: CHANGED_NOTE_TTL_MS })
-            .catch((err: unknown) =>
-              this.deps.log.warn({ orgId, kind: k, err: errorMessage(err) }, 'mirror stale mark could not be stored'),
-            ),
-        );
+        await this.deps.state
+          .set(NS.mirror, `${c.stored}|changed`, this.deps.clock.now(), { ttlMs: CHANGED_NOTE_TTL_MS })
+          .catch((err: unknown) => this.deps.log.warn({ orgId, kind: k, err: errorMessage(err) }, 'mirror stale mark could not be stored'));
     }
-    await Promise.all(noted);
   }
 
   private async freshen(c: Collection, opts: ReadOptions, deadline: number): Promise<void> {
