@@ -127,7 +127,7 @@ class Collection {
   refreshing: Promise<number> | undefined;
   /** The last store of its shards: one write at a time (changes meanwhile go in the next). */
   writing = Promise.resolve();
-  /** When a lookup or search that found nothing last refreshed. */
+  /** When a name search that found nothing last refreshed (a refresh that fails moves no refreshedAt). */
   missRefreshAt = 0;
   builtAt = 0;
   refreshedAt = 0;
