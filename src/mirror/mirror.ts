@@ -14,6 +14,7 @@
 // Cluster mode: a stale mark is told to every other instance over Redis pub/sub (fire and forget); after a gap in the
 // subscription (Redis was away) an instance treats everything it holds as stale, since marks sent meanwhile were lost.
 import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import { BillFilter, MAX_FILTER_LIST_ITEMS } from '../bill/filters.js';
 import type { BillGateway } from '../bill/gateway.js';
 import type { PagedList } from '../bill/paging.js';
@@ -74,13 +75,15 @@ const isFuture = (iso: string | undefined, now: number): boolean => ms(iso) > no
 
 const STALE_CHANNEL = 'mirror:stale';
 
-/** One stale mark: a record (kind + id), a whole kind (kind), an org (neither), or one kept answer (key). */
-interface StaleMark {
-  orgId: string;
-  kind?: EntityKind;
-  id?: string;
-  key?: string;
-}
+/** One stale mark as broadcast: a record (kind + id), a whole kind (kind), an org (neither), or one kept answer (key). */
+const StaleMessage = z.object({
+  from: z.string().optional(),
+  orgId: z.string().min(1),
+  kind: z.enum(ENTITY_KINDS).optional(),
+  id: z.string().optional(),
+  key: z.string().optional(),
+});
+type StaleMark = Omit<z.infer<typeof StaleMessage>, 'from'>;
 
 /** The promise's value, or undefined when it takes longer than ms (the work goes on). */
 export function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
@@ -112,6 +115,8 @@ class Collection {
   /** Normalised number -> the id of the record with that number, or the ids of those that share it. A lone id is held
    * as itself rather than in a one-element Set: 2.1 MB less live heap at 15,000 records (heap snapshots; README). */
   readonly byNumber = new Map<string, string | string[]>();
+  /** Settles once the stored collection has been read (or found missing); the collection answers only after it. */
+  loaded = Promise.resolve();
   /** Shards changed since the last write. */
   readonly dirty = new Set<number>();
   /** The tag of each shard as stored: the stored header vouches only for shards with its tags. */
@@ -122,7 +127,7 @@ class Collection {
   refreshing: Promise<number> | undefined;
   /** The last store of its shards: one write at a time (changes meanwhile go in the next). */
   writing = Promise.resolve();
-  /** When a lookup or search that found nothing last refreshed. */
+  /** When a name search that found nothing last refreshed (a refresh that fails moves no refreshedAt). */
   missRefreshAt = 0;
   builtAt = 0;
   refreshedAt = 0;
@@ -160,19 +165,6 @@ class Collection {
     }
     this.dirty.add(shardOf(record.id));
     return true;
-  }
-
-  /** Hands every record of the list, as kept, to `each` (builds, refreshes and reads by id all walk this way); the pages read. */
-  async walk(list: PagedList<AnyRecord>, each: (kept: AnyRecord) => void): Promise<number> {
-    let pages = 0;
-    for await (const page of list.pages()) {
-      pages++;
-      for (const record of page.results) {
-        const kept = this.spec.keep(record);
-        if (kept) each(kept);
-      }
-    }
-    return pages;
   }
 
   delete(id: string): AnyRecord | undefined {
@@ -243,10 +235,8 @@ type StoredShard = Pick<StoredHead, 'coverage' | 'watermark'> & { tag: string; r
 export class Mirror {
   /** Answers the mirror does not hold (payments, Spend & Expense, lists asked while a collection is built). */
   readonly answers: Answers;
+  /** Every collection asked for, registered at once: marks that arrive while one is read from the store land on it. */
   private readonly cols = new Map<string, Collection>();
-  private readonly reads = new Map<string, Promise<Collection>>();
-  /** Collections being read from the store that another instance marked stale meanwhile. */
-  private readonly markedWhileRead = new Set<string>();
   /** Names this process in broadcasts and (first 8 characters) in its shard tags, so a header tells its own shards from another instance's. */
   private readonly instance = randomUUID();
   private seq = 0;
@@ -254,16 +244,14 @@ export class Mirror {
   constructor(private readonly deps: MirrorDeps) {
     this.answers = new Answers(deps.clock, deps.maxAnswers ?? 10_000);
     deps.redis?.subscribe(STALE_CHANNEL, (message) => {
-      let m: Partial<StaleMark & { from: string }> | null;
+      let parsed: unknown;
       try {
-        m = JSON.parse(message) as Partial<StaleMark & { from: string }> | null;
+        parsed = JSON.parse(message);
       } catch {
         return;
       }
-      if (!m || m.from === this.instance || typeof m.orgId !== 'string' || m.orgId === '') return;
-      if (m.kind !== undefined && !ENTITY_KINDS.includes(m.kind)) return;
-      if ((m.id !== undefined && typeof m.id !== 'string') || (m.key !== undefined && typeof m.key !== 'string')) return;
-      void this.markLocal({ orgId: m.orgId, kind: m.kind, id: m.id, key: m.key }, false).catch(() => undefined);
+      const m = StaleMessage.safeParse(parsed);
+      if (m.success && m.data.from !== this.instance) void this.markLocal(m.data, false).catch(() => undefined);
     });
     deps.redis?.onResubscribe(() => {
       for (const c of this.cols.values()) c.staleAll = true;
@@ -276,7 +264,7 @@ export class Mirror {
   /** The records (those `where` keeps), fresh as asked; `building` while the scope asked for is not built. */
   async rows<K extends Kind>(orgId: string, kind: K, opts: RowsOptions<Records[K]>): Promise<RowsResult<Records[K]>> {
     const deadline = this.deps.clock.now() + opts.waitMs;
-    const scope = SPECS[kind].open ? (opts.scope ?? 'all') : 'all';
+    const scope = opts.scope ?? 'all';
     const c = opts.whileBuilding === 'skip' ? await this.collection(orgId, kind) : await this.ready(orgId, kind, scope, opts.waitMs);
     if (!covers(c.coverage, scope)) return { building: c.records.size };
     await this.freshen(c, opts, deadline);
@@ -299,7 +287,7 @@ export class Mirror {
     await this.freshen(c, opts, deadline);
     await this.confirmStale(c, found(), opts.priority);
     if (found().length === 0 && this.deps.clock.now() - c.refreshedAt >= MISS_REFRESH_MS)
-      await within(this.refresh(orgId, kind, opts.priority), deadline - this.deps.clock.now());
+      await within(this.refresh(c, opts.priority), deadline - this.deps.clock.now());
     return { rows: found(), refreshedAt: c.refreshedAt };
   }
 
@@ -370,15 +358,16 @@ export class Mirror {
     if (missing.length === 0 || c.coverage === 'all') return out;
     const org = this.deps.bill.org(orgId, { priority: opts.priority });
     for (let i = 0; i < missing.length; i += MAX_FILTER_LIST_ITEMS) {
-      const list = c.spec.list(org, new BillFilter().add('id', 'in', missing.slice(i, i + MAX_FILTER_LIST_ITEMS)));
-      await c.walk(list, (kept) => out.set(kept.id, partyInfo(kept as Records[PartyKind])));
+      const filter = new BillFilter().add('id', 'in', missing.slice(i, i + MAX_FILTER_LIST_ITEMS));
+      const { items } = await c.spec.list(org, filter).all();
+      for (const kept of items.map((r) => c.spec.keep(r))) if (kept) out.set(kept.id, partyInfo(kept as Records[PartyKind]));
     }
     return out;
   }
 
   /** Starts reading or building the org's collection in the background (a command answered from BILL meanwhile). */
   prepare(orgId: string, kind: Kind, scope: Scope = 'all'): void {
-    void this.ready(orgId, kind, SPECS[kind].open ? scope : 'all', 0).catch(() => undefined);
+    void this.ready(orgId, kind, scope, 0).catch(() => undefined);
   }
 
   // ---- being told ----
@@ -407,32 +396,14 @@ export class Mirror {
   }
 
   /** Reads every change since the last refresh (one call per 100 changes), single-flight per org and kind. */
-  async refresh(orgId: string, kind: Kind, priority: Priority = 'background'): Promise<number> {
-    const c = await this.collection(orgId, kind);
+  private refresh(c: Collection, priority: Priority = 'background'): Promise<number> {
+    const { orgId, kind } = c;
     if (c.refreshing) return c.refreshing;
     const flight = (async () => {
       if (c.coverage === 'none') return 0;
-      const started = this.deps.clock.now();
-      // This walk reads every change up to now: it answers "something changed" and "too many marks" as well.
-      c.staleAll = false;
-      c.changed = false;
       const since = c.watermark ? new BillFilter().add('updatedTime', 'gte', shifted(c.watermark, -OVERLAP_MS)) : undefined;
       // Without the open filter: bills that were paid or archived since are seen, and dropped.
-      let newest = c.watermark;
-      let changed = 0;
-      await c.walk(c.spec.list(this.deps.bill.org(orgId, { priority }), since), (kept) => {
-        // A timestamp from the future would make later refreshes skip every real change until then; one that is no time
-        // would make every later refresh fail.
-        const later = newest === undefined || isOlder(newest, kept.updatedTime);
-        if (later && asTime(kept.updatedTime) && !isFuture(kept.updatedTime, started)) newest = kept.updatedTime;
-        if (this.keep(c, kept)) changed++;
-      });
-      // Every change made before the walk began has been read: marks made before then are answered, and an unsorted kind
-      // continues from then (less the margin: clocks differ), a sorted one from the newest change seen.
-      const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
-      c.watermark = !c.spec.unsorted ? newest : c.watermark && !isOlder(c.watermark, mark) ? c.watermark : mark;
-      c.refreshedAt = started;
-      for (const [id, at] of c.stale) if (at <= started) c.stale.delete(id);
+      const { changed } = await this.read(c, c.spec.list(this.deps.bill.org(orgId, { priority }), since), 'refresh');
       if (changed > 0) void this.persist(c);
       return changed;
     })().finally(() => {
@@ -441,6 +412,37 @@ export class Mirror {
     c.refreshing = flight;
     flight.catch((err: unknown) => this.deps.log.warn({ orgId, kind, err: errorMessage(err) }, 'mirror refresh failed'));
     return flight;
+  }
+
+  /** Walks a list of BILL's records into c: a build puts each one, a refresh keeps it (an open-only collection drops what
+   * is no longer open). Moves the watermark; returns the records changed and the pages read. */
+  private async read(c: Collection, list: PagedList<AnyRecord>, walk: 'build' | 'refresh') {
+    const started = this.deps.clock.now();
+    // This walk reads every change up to now: it answers "something changed" and "too many marks" as well.
+    c.staleAll = false;
+    c.changed = false;
+    let newest = c.watermark;
+    let changed = 0;
+    let pages = 0;
+    for await (const page of list.pages()) {
+      pages++;
+      for (const kept of page.results.map((r) => c.spec.keep(r))) {
+        if (!kept) continue;
+        // A timestamp from the future would make later refreshes skip every real change until then; one that is no time
+        // would make every later refresh fail.
+        const later = newest === undefined || isOlder(newest, kept.updatedTime);
+        if (later && asTime(kept.updatedTime) && !isFuture(kept.updatedTime, started)) newest = kept.updatedTime;
+        if (walk === 'build' ? c.put(kept) : this.keep(c, kept)) changed++;
+      }
+    }
+    // Every change made before the walk began has been read: marks made before then are answered, and a build or an
+    // unsorted kind continues from then (less the margin: clocks differ), a sorted refresh from the newest change seen.
+    const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
+    const sorted = walk === 'refresh' && !c.spec.unsorted;
+    c.watermark = sorted ? newest : c.watermark && !isOlder(c.watermark, mark) ? c.watermark : mark;
+    c.refreshedAt = started;
+    for (const [id, at] of c.stale) if (at <= started) c.stale.delete(id);
+    return { changed, pages };
   }
 
   /** What `status` shows: the org's collections in memory or being built. */
@@ -477,11 +479,8 @@ export class Mirror {
     this.answers.drop(orgId, kind, key);
     if (key !== undefined) return;
     // A payment changes the bills it pays; its webhook names them as bill marks.
-    const noted: Array<Promise<void>> = [];
     for (const k of kind === undefined ? KINDS : KINDS.filter((x) => x === kind)) {
       const c = own ? await this.existing(orgId, k) : this.cols.get(`${k}:${orgId}`);
-      // Another instance's mark for a collection being read from the store here: what is read may predate the change.
-      if (!c && !own && this.reads.has(`${k}:${orgId}`)) this.markedWhileRead.add(`${k}:${orgId}`);
       if (!c) continue;
       c.changed = true;
       if (id === undefined || c.stale.size >= MAX_STALE_MARKS) {
@@ -492,15 +491,10 @@ export class Mirror {
       }
       // An instance that loads the stored collection later refreshes it first: the stored records may predate the change.
       if (own)
-        noted.push(
-          this.deps.state
-            .set(NS.mirror, `${c.stored}|changed`, this.deps.clock.now(), { ttlMs: CHANGED_NOTE_TTL_MS })
-            .catch((err: unknown) =>
-              this.deps.log.warn({ orgId, kind: k, err: errorMessage(err) }, 'mirror stale mark could not be stored'),
-            ),
-        );
+        await this.deps.state
+          .set(NS.mirror, `${c.stored}|changed`, this.deps.clock.now(), { ttlMs: CHANGED_NOTE_TTL_MS })
+          .catch((err: unknown) => this.deps.log.warn({ orgId, kind: k, err: errorMessage(err) }, 'mirror stale mark could not be stored'));
     }
-    await Promise.all(noted);
   }
 
   private async freshen(c: Collection, opts: ReadOptions, deadline: number): Promise<void> {
@@ -508,7 +502,7 @@ export class Mirror {
     const fresh = opts.maxAgeMs === undefined || (!c.changed && this.deps.clock.now() - c.refreshedAt < opts.maxAgeMs);
     if (opts.force !== true && !c.staleAll && fresh) return;
     try {
-      await within(this.refresh(c.orgId, c.kind, opts.priority), deadline - this.deps.clock.now());
+      await within(this.refresh(c, opts.priority), deadline - this.deps.clock.now());
     } catch (err) {
       // BILL's budget is spent for now (busy, its hourly limit): the mirror answers as it is, and the card's "As of"
       // says how old that is. Anything else, or a card's Refresh (the person asked for BILL's data now), is theirs to see.
@@ -526,7 +520,7 @@ export class Mirror {
     const { orgId, kind } = c;
     const doubtful = rows.filter((r) => c.stale.has(r.id));
     if (!firstOnly && (c.staleAll || doubtful.length > MAX_CONFIRMS_PER_ANSWER))
-      return (await this.refresh(orgId, kind, priority).catch(() => 0)) > 0;
+      return (await this.refresh(c, priority).catch(() => 0)) > 0;
     const reread = async (id: string) => {
       try {
         return (await this.reread(c, id, priority)).changed;
@@ -579,24 +573,22 @@ export class Mirror {
   /** The org's collection in memory or from the store; an empty one (registered) when none was ever built. */
   private collection(orgId: string, kind: Kind): Promise<Collection> {
     const key = `${kind}:${orgId}`;
-    const mem = this.cols.get(key);
-    if (mem) return Promise.resolve(mem);
-    const read =
-      this.reads.get(key) ??
-      (async () => {
-        const c = new Collection(orgId, kind, () => this.deps.clock.now());
-        const stored = await this.takeStored(c, 'open');
-        if (this.markedWhileRead.has(key)) c.staleAll = c.changed = true;
-        this.cols.set(key, c);
+    const held = this.cols.get(key);
+    if (held) return held.loaded.then(() => held);
+    const c = new Collection(orgId, kind, () => this.deps.clock.now());
+    this.cols.set(key, c);
+    c.loaded = this.takeStored(c, 'open').then(
+      (stored) => {
         // Invoice cards name customers: the customer collection (built once, then refreshed) holds every name.
         if (kind === 'invoice' && stored) this.prepare(orgId, 'customer');
-        return c;
-      })().finally(() => {
-        this.reads.delete(key);
-        this.markedWhileRead.delete(key);
-      });
-    this.reads.set(key, read);
-    return read;
+      },
+      (err: unknown) => {
+        // The store did not answer: the next question reads it again.
+        this.cols.delete(key);
+        throw err;
+      },
+    );
+    return c.loaded.then(() => c);
   }
 
   /** Takes the stored collection into the empty c (every caller holds c) when it covers `scope`; true when taken. */
@@ -673,7 +665,7 @@ export class Mirror {
       let pages: number;
       try {
         const org = this.deps.bill.org(orgId, { priority: 'background' });
-        pages = await c.walk(open ? open.list(org) : spec.list(org, undefined), (kept) => c.put(kept));
+        ({ pages } = await this.read(c, open ? open.list(org) : spec.list(org, undefined), 'build'));
       } catch (err) {
         // A failed first build leaves nothing half-done behind; the next question starts it again.
         if (wasEmpty) {
@@ -682,11 +674,8 @@ export class Mirror {
         }
         throw err;
       }
-      const mark = new Date(started - BUILD_MARGIN_MS).toISOString();
-      c.watermark = wasEmpty ? mark : earlier(c.watermark, mark);
       if (!covers(c.coverage, walkScope)) c.coverage = walkScope;
       c.builtAt = this.deps.clock.now();
-      c.refreshedAt = Math.max(c.refreshedAt, started);
       this.deps.log.info({ orgId, kind, scope: walkScope, records: c.records.size, pages, ms: c.builtAt - started }, 'mirror built');
       await this.persist(c, true);
       if (kind === 'invoice' && wasEmpty) this.prepare(orgId, 'customer');

@@ -11,11 +11,11 @@ import type { PagedList } from '../bill/paging.js';
 import type { Bill, Customer, Invoice, Vendor } from '../bill/types.js';
 
 /** The record kinds the mirror holds. */
-export type Kind = 'bill' | 'invoice' | 'vendor' | 'customer';
+export type Kind = keyof Records;
 export type PartyKind = 'vendor' | 'customer';
 /** BILL record kinds a webhook (or our own write) can change: the mirrored ones, payments and Spend & Expense. */
-export type EntityKind = Kind | 'payment' | 'spend';
-export const ENTITY_KINDS: readonly EntityKind[] = ['bill', 'invoice', 'vendor', 'customer', 'payment', 'spend'];
+export const ENTITY_KINDS = ['bill', 'invoice', 'vendor', 'customer', 'payment', 'spend'] as const;
+export type EntityKind = (typeof ENTITY_KINDS)[number];
 
 export interface Records {
   bill: Bill;
@@ -194,8 +194,11 @@ export const SPECS: { [K in Kind]: KindSpec<K> } = {
 /** What a card needs of a vendor or customer it names by id; currency: vendor `billCurrency` / customer `invoiceCurrency`. */
 export type PartyInfo = Pick<Vendor, 'id' | 'name' | 'archived'> & { currency?: string };
 
+/** A vendor's bill currency or a customer's invoice currency. */
+export const currencyOf = (party: Vendor | Customer): string | undefined =>
+  (party as Vendor).billCurrency ?? (party as Customer).invoiceCurrency;
+
 /** The PartyInfo of a record as kept (keepVendor, keepCustomer). */
 export function partyInfo(record: Vendor | Customer): PartyInfo {
-  const currency = (record as Vendor).billCurrency ?? (record as Customer).invoiceCurrency;
-  return { id: record.id, name: record.name, currency, archived: record.archived };
+  return { id: record.id, name: record.name, currency: currencyOf(record), archived: record.archived };
 }

@@ -1,7 +1,7 @@
 // Vendor and customer cards: one match with its open bills or invoices, or the list of matches to pick from.
 import type { Bill, Customer, Invoice, Vendor } from '../../bill/types.js';
 import { executeAction, shortId, shorten, type CardAction, type CardReply } from '../../cards/card.js';
-import type { PartyKind } from '../../mirror/records.js';
+import { currencyOf, type PartyKind } from '../../mirror/records.js';
 import { calendarDay } from '../../infra/calendar.js';
 import { calendarDate, daysBetween, money } from '../../cards/format.js';
 import { amountDue, byDueDate, openBillRow, OPEN_ITEM_COLUMNS, partyArgument } from '../payables/cards.js';
@@ -10,13 +10,9 @@ import { count, invoiceStatusWords, moneyTotal, type Tone } from '../../cards/wo
 import { networkStatusWords } from '../network/cards.js';
 
 /** "Balance in BILL" in the party's currency, or a dash when BILL gave none. */
-export function balanceWords(kind: PartyKind, p: Vendor | Customer, locale: string): string {
+export function balanceWords(p: Vendor | Customer, locale: string): string {
   const b = p.balance?.amount;
-  return typeof b === 'number' && Number.isFinite(b) ? money(b, currencyOf(kind, p), locale) : '—';
-}
-
-function currencyOf(kind: PartyKind, p: Vendor | Customer): string | undefined {
-  return kind === 'vendor' ? (p as Vendor).billCurrency : (p as Customer).invoiceCurrency;
+  return typeof b === 'number' && Number.isFinite(b) ? money(b, currencyOf(p), locale) : '—';
 }
 
 /** What the card of one vendor or customer shows besides the party and its open items. */
@@ -57,7 +53,7 @@ function partyCard<T extends { dueDate: string }>(
 ): CardReply {
   const { fmt, today } = input;
   const { label, noun, unknownStatus } = WORDS[kind];
-  const cur = currencyOf(kind, party);
+  const cur = currencyOf(party);
   const rows = open.items;
   const overdue = rows.filter((i) => pastDue(i, today));
   const total = (items: T[]) => {
@@ -66,7 +62,7 @@ function partyCard<T extends { dueDate: string }>(
   };
   const openTotal = total(rows);
   const totals: Array<[string, string]> = [
-    ['Balance in BILL', balanceWords(kind, party, fmt.locale)],
+    ['Balance in BILL', balanceWords(party, fmt.locale)],
     [`Open ${noun}s`, `${openTotal} · ${count(rows.length, noun, fmt.locale)}`],
     ['Overdue', overdue.length ? `${total(overdue)} · ${count(overdue.length, noun, fmt.locale)}` : 'none'],
     ...(open.moreTotals ?? []),
@@ -148,8 +144,8 @@ export function partyMatchesCard(input: PartyMatchesInput): CardReply {
     row: ({ party, open, openAmount }) => [
       party.name || shortId(party.id),
       open.toLocaleString(fmt.locale),
-      money(openAmount, currencyOf(kind, party), fmt.locale),
-      balanceWords(kind, party, fmt.locale),
+      money(openAmount, currencyOf(party), fmt.locale),
+      balanceWords(party, fmt.locale),
     ],
     noun: `${kind}s`,
     empty: `No ${kind} starts with "${input.typed}".`,

@@ -280,7 +280,7 @@ export class ComposeSearch {
         return {
           title: p.name || `${kind === 'vendor' ? 'Vendor' : 'Customer'} ${shortId(p.id)}`,
           subtitle: kind === 'vendor' ? 'Vendor' : 'Customer',
-          text: `Balance ${balanceWords(kind, p, locale)}${p.archived ? ' · Archived' : ''}`,
+          text: `Balance ${balanceWords(p, locale)}${p.archived ? ' · Archived' : ''}`,
         };
       }
     }
