@@ -1,11 +1,13 @@
 // Fleet-wide budgets on a real Redis 7: shared concurrency, reservoirs and windows, and no permanent failure after key
 // expiry, FLUSHALL, a restart without persistence, a client timeout or a crashed instance.
+import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/infra/clock.js';
 import { DependencyUnavailable, LimitExceeded } from '../../src/errors.js';
 import { createLogger, SecretRegistry } from '../../src/infra/log.js';
 import { SharedLimiter } from '../../src/infra/limits/limiter.js';
 import { RedisBudgetStore } from '../../src/infra/limits/redisStore.js';
+import { nextHour } from '../../src/infra/limits/windows.js';
 import { RedisConnection } from '../../src/infra/state/redisClient.js';
 import { LogCapture } from '../harness/logs.js';
 import { TestRedis } from '../harness/redis.js';
@@ -36,28 +38,32 @@ async function instance(env: Record<string, string> = {}, opts: { lockTimeoutMs?
   return { conn, limiter };
 }
 
+type InstanceOptions = { lockTimeoutMs?: number; commandTimeoutMs?: number };
+
+/** One instance of the fleet whose keys start with `prefix`. */
+async function member(prefix: string, env: Record<string, string> = {}, opts: InstanceOptions = {}) {
+  const conn = new RedisConnection({
+    url: redis.url,
+    log,
+    commandTimeoutMs: opts.commandTimeoutMs ?? 1_000,
+    maxReconnectDelayMs: 50,
+    keyPrefix: prefix,
+  });
+  const limiter = new SharedLimiter({
+    config: limitsConfig(env),
+    clock: systemClock,
+    log,
+    store: new RedisBudgetStore({ redis: conn, log, lockTimeoutMs: opts.lockTimeoutMs }),
+  });
+  open.push({ conn, limiter });
+  expect(await conn.waitReady(5_000)).toBe(true);
+  return { conn, limiter };
+}
+
 /** Two instances of one fleet: same key prefix, same Redis. */
-async function fleet(env: Record<string, string> = {}, opts: { lockTimeoutMs?: number; commandTimeoutMs?: number } = {}) {
+async function fleet(env: Record<string, string> = {}, opts: InstanceOptions = {}) {
   const prefix = `fleet-${open.length}-${Date.now()}:`;
-  const make = async () => {
-    const conn = new RedisConnection({
-      url: redis.url,
-      log,
-      commandTimeoutMs: opts.commandTimeoutMs ?? 1_000,
-      maxReconnectDelayMs: 50,
-      keyPrefix: prefix,
-    });
-    const limiter = new SharedLimiter({
-      config: limitsConfig(env),
-      clock: systemClock,
-      log,
-      store: new RedisBudgetStore({ redis: conn, log, lockTimeoutMs: opts.lockTimeoutMs }),
-    });
-    open.push({ conn, limiter });
-    expect(await conn.waitReady(5_000)).toBe(true);
-    return { conn, limiter };
-  };
-  return [await make(), await make()] as const;
+  return [await member(prefix, env, opts), await member(prefix, env, opts)] as const;
 }
 
 async function until(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
@@ -139,6 +145,32 @@ describe('one budget for the fleet', () => {
     a.limiter.throttled(BILL, { kind: 'hourly', untilMs: Date.now() + 600_000 });
     await until('the pause to reach instance B', () => b.limiter.blockedUntil(BILL) !== undefined);
     await expect(b.limiter.run(BILL, { priority: 'interactive' }, async () => 'ok')).rejects.toMatchObject({ reason: 'hourly' });
+  });
+
+  it('an instance started after a BDC_1144 freeze learns it from Redis, and a later shorter Retry-After does not shorten it', async () => {
+    const prefix = `late-${open.length}-${Date.now()}:`;
+    const a = await member(prefix);
+    // A plain subscriber sees each pause once Redis has stored it (the store publishes after its script ran).
+    const watcher = new Redis(redis.url);
+    const seen: string[] = [];
+    watcher.on('message', (_channel: string, message: string) => seen.push(message));
+    try {
+      await watcher.subscribe(`${prefix}limits:blocks`);
+      const now = Date.now();
+      // BILL's hourly budget comes back at the top of the hour: a freeze never lasts past it.
+      const frozenUntil = Math.min(now + 600_000, nextHour(now));
+      a.limiter.throttled(BILL, { kind: 'hourly', untilMs: now + 600_000 });
+      await until('the freeze to be stored', () => seen.some((m) => m.includes(':hourly:')));
+      a.limiter.throttled(BILL, { kind: 'retryAfter', ms: 1_000 });
+      await until('the Retry-After to reach Redis', () => seen.some((m) => m.includes(':retryAfter:')));
+
+      const late = await member(prefix);
+      await until('the late instance to read the stored freeze', () => late.limiter.blockedUntil(BILL) !== undefined);
+      expect(late.limiter.blockedUntil(BILL)).toBe(Math.ceil(frozenUntil));
+      await expect(late.limiter.run(BILL, { priority: 'interactive' }, async () => 'ok')).rejects.toMatchObject({ reason: 'hourly' });
+    } finally {
+      watcher.disconnect();
+    }
   });
 });
 
