@@ -38,7 +38,10 @@ async function instance(env: Record<string, string> = {}, opts: { lockTimeoutMs?
   return { conn, limiter };
 }
 
-type InstanceOptions = { lockTimeoutMs?: number; commandTimeoutMs?: number };
+interface InstanceOptions {
+  lockTimeoutMs?: number;
+  commandTimeoutMs?: number;
+}
 
 /** One instance of the fleet whose keys start with `prefix`. */
 async function member(prefix: string, env: Record<string, string> = {}, opts: InstanceOptions = {}) {
