@@ -419,21 +419,29 @@ export class Mirror {
   private async read(c: Collection, list: PagedList<AnyRecord>, walk: 'build' | 'refresh') {
     const started = this.deps.clock.now();
     // This walk reads every change up to now: it answers "something changed" and "too many marks" as well.
+    const asked = { staleAll: c.staleAll, changed: c.changed };
     c.staleAll = false;
     c.changed = false;
     let newest = c.watermark;
     let changed = 0;
     let pages = 0;
-    for await (const page of list.pages()) {
-      pages++;
-      for (const kept of page.results.map((r) => c.spec.keep(r))) {
-        if (!kept) continue;
-        // A timestamp from the future would make later refreshes skip every real change until then; one that is no time
-        // would make every later refresh fail.
-        const later = newest === undefined || isOlder(newest, kept.updatedTime);
-        if (later && asTime(kept.updatedTime) && !isFuture(kept.updatedTime, started)) newest = kept.updatedTime;
-        if (walk === 'build' ? c.put(kept) : this.keep(c, kept)) changed++;
+    try {
+      for await (const page of list.pages()) {
+        pages++;
+        for (const kept of page.results.map((r) => c.spec.keep(r))) {
+          if (!kept) continue;
+          // A timestamp from the future would make later refreshes skip every real change until then; one that is no time
+          // would make every later refresh fail.
+          const later = newest === undefined || isOlder(newest, kept.updatedTime);
+          if (later && asTime(kept.updatedTime) && !isFuture(kept.updatedTime, started)) newest = kept.updatedTime;
+          if (walk === 'build' ? c.put(kept) : this.keep(c, kept)) changed++;
+        }
       }
+    } catch (err) {
+      // A walk that failed answered nothing: the next answer still refreshes first.
+      c.staleAll ||= asked.staleAll;
+      c.changed ||= asked.changed;
+      throw err;
     }
     // Every change made before the walk began has been read: marks made before then are answered, and a build or an
     // unsorted kind continues from then (less the margin: clocks differ), a sorted refresh from the newest change seen.
