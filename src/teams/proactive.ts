@@ -38,18 +38,23 @@ function errorCode(err: ConnectorError): string | undefined {
   return typeof code === 'string' ? code.slice(0, 80) : undefined;
 }
 
-/** Runs `fn` in a turn of the stored conversation, as the bot; what it throws comes back (the adapter has no onTurnError). */
+/**
+ * Runs `fn` in a turn of the stored conversation, as the bot; what it throws comes back here, also from an adapter with
+ * an onTurnError (botbuilder would hand the error to it and resolve: a refused roster call read as a member).
+ */
 async function inConversation<T>(
   adapter: CloudAdapter,
   appId: string,
   reference: Partial<ConversationReference>,
   fn: (context: TurnContext) => Promise<T>,
-): Promise<T | undefined> {
-  let result: T | undefined;
+): Promise<T> {
+  let turn: Promise<T> | undefined;
   await adapter.continueConversationAsync(appId, reference, async (context) => {
-    result = await fn(context);
+    turn = fn(context);
+    await turn.catch(() => undefined);
   });
-  return result;
+  if (!turn) throw new Error('the proactive turn ended without sending');
+  return turn;
 }
 
 /** Sends each card as the bot and records the buttons it carries, so a click on one may edit that message. */

@@ -108,6 +108,34 @@ describe('refused from the headers alone, before the body is read', () => {
   });
 });
 
+describe('a body that declares no length', () => {
+  it('is refused 413 once it passes 256 KB, and the connection is closed', async () => {
+    const big = Buffer.concat([Buffer.from('{"metadata":{},"pad":"'), Buffer.alloc(300 * 1024, 0x61), Buffer.from('"}')]);
+    const answer = await within(
+      3_000,
+      'a chunked webhook post of 300 KB',
+      new Promise<{ status: number; connection: unknown }>((resolve, reject) => {
+        // No content-length: Node sends the body chunked, so only reading it shows its size.
+        const req = request(hook, {
+          method: 'POST',
+          localAddress: '127.0.0.4',
+          headers: { 'content-type': 'application/json', 'x-bill-sha-signature': sign(big) },
+        });
+        req.on('response', (res) => {
+          res.resume();
+          resolve({ status: res.statusCode ?? 0, connection: res.headers.connection });
+        });
+        req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'EPIPE' || err.code === 'ECONNRESET' ? undefined : reject(err)));
+        for (let at = 0; at < big.length; at += 16 * 1024) req.write(big.subarray(at, at + 16 * 1024));
+        req.end();
+      }),
+    );
+    expect(answer).toEqual({ status: 413, connection: 'close' });
+    // Said once it was read past the limit: the line declares no length.
+    expect(bot.logs.lines.some((l) => l.includes('webhook refused: body too large') && !l.includes('"declared"'))).toBe(true);
+  });
+});
+
 describe('a sender repeating bad signatures', () => {
   it("from one address gets 429 after its byte budget, without the body being read, while BILL's events are accepted", async () => {
     const attacker = '127.0.0.3';

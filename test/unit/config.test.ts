@@ -174,6 +174,11 @@ describe('loadConfig', () => {
     expect(problems.map((p) => p.variable).sort()).toEqual(['ALLOWED_TENANT_IDS', 'BOT_TIMEZONE', 'MicrosoftAppTenantId', 'REDIS_URL']);
   });
 
+  it('lists a value that cannot be read beside the other problems, and still refuses to start', () => {
+    const problems = problemsOf({ ...AUTHED, PORT: 'eighty', LOG_LEVEL: 'loud', ALLOWED_TENANT_IDS: '', BOT_TIMEZONE: 'Nowhere/Land' });
+    expect(problems.map((p) => p.variable).sort()).toEqual(['ALLOWED_TENANT_IDS', 'BOT_TIMEZONE', 'LOG_LEVEL', 'PORT']);
+  });
+
   it.each(['BILL_SPEND_API_TOKENS', 'BILL_WEBHOOK_SECURITY_KEYS'])(
     '%s written the wrong way round (secret:organisation) is refused without echoing the secret',
     (name) => {
