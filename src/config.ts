@@ -57,6 +57,8 @@ function readConfig(env: Env) {
   const variables: string[] = [];
   const problems: ConfigError['problems'] = [];
   const bad = (variable: string, message: string) => void problems.push({ variable, message });
+  /** A value that could not be read requires nothing of the others: its default would name the wrong requirement. */
+  const unread = (variable: string) => problems.some((p) => p.variable === variable);
   /** Notes a problem with a variable's value, which then reads as `fallback`. */
   const refuse = <T>(variable: string, message: string, fallback: T): T => {
     bad(variable, message);
@@ -145,10 +147,12 @@ function readConfig(env: Env) {
   const access = { allowedTenantIds: guids('ALLOWED_TENANT_IDS'), adminAadObjectIds: guids('ADMIN_AAD_OBJECT_IDS') };
   if (bot.appId !== '') {
     if (!/^[0-9a-fA-F-]{36}$/.test(bot.appId)) bad('MicrosoftAppId', "must be the bot registration's application (client) id, a GUID");
-    if (appType !== 'MultiTenant' && bot.tenantId === '') bad('MicrosoftAppTenantId', `is required when MicrosoftAppType is ${appType}`);
-    if (appType === 'UserAssignedMSI' && bot.appPassword !== '')
+    const typed = !unread('MicrosoftAppType');
+    if (typed && appType !== 'MultiTenant' && bot.tenantId === '')
+      bad('MicrosoftAppTenantId', `is required when MicrosoftAppType is ${appType}`);
+    if (typed && appType === 'UserAssignedMSI' && bot.appPassword !== '')
       bad('MicrosoftAppPassword', 'must be empty when MicrosoftAppType is UserAssignedMSI');
-    if (appType !== 'UserAssignedMSI' && bot.appPassword === '')
+    if (typed && appType !== 'UserAssignedMSI' && bot.appPassword === '')
       bad('MicrosoftAppPassword', `is required when MicrosoftAppId is set and MicrosoftAppType is ${appType}`);
     if (access.allowedTenantIds.length === 0)
       bad('ALLOWED_TENANT_IDS', 'is required when MicrosoftAppId is set: list the Entra tenant ids allowed to use the bot');
@@ -261,7 +265,7 @@ function readConfig(env: Env) {
   const metrics = { token: str('METRICS_TOKEN'), port: int('METRICS_PORT', undefined, 0, 65535), host: str('METRICS_HOST', '127.0.0.1') };
   if (metrics.token !== '' && !/^[\x21-\x7e]{16,512}$/.test(metrics.token))
     bad('METRICS_TOKEN', 'must be 16 to 512 printable characters without spaces (openssl rand -base64 32)');
-  if (metrics.port !== undefined && metrics.port !== 0 && metrics.port === http.port)
+  if (metrics.port !== undefined && metrics.port !== 0 && metrics.port === http.port && !unread('PORT'))
     bad('METRICS_PORT', 'must differ from PORT (it is a separate listener)');
   const loopback = /^(127(\.\d{1,3}){3}|::1|localhost)$/i.test(metrics.host);
   if (metrics.port !== undefined && !loopback && metrics.token === '')

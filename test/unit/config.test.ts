@@ -179,6 +179,14 @@ describe('loadConfig', () => {
     expect(problems.map((p) => p.variable).sort()).toEqual(['ALLOWED_TENANT_IDS', 'BOT_TIMEZONE', 'LOG_LEVEL', 'PORT']);
   });
 
+  it('a value that cannot be read is the only problem named, not what its default would require of the others', () => {
+    const { MicrosoftAppTenantId: _tenant, ...multiTenant } = AUTHED;
+    expect(problemsOf({ ...multiTenant, MicrosoftAppType: 'Multi-Tenant' })).toEqual([
+      { variable: 'MicrosoftAppType', message: 'must be one of SingleTenant, MultiTenant, UserAssignedMSI, got "Multi-Tenant"' },
+    ]);
+    expect(problemsOf({ PORT: '3978x', METRICS_PORT: '3978' }).map((p) => p.variable)).toEqual(['PORT']);
+  });
+
   it.each(['BILL_SPEND_API_TOKENS', 'BILL_WEBHOOK_SECURITY_KEYS'])(
     '%s written the wrong way round (secret:organisation) is refused without echoing the secret',
     (name) => {
