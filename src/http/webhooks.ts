@@ -45,7 +45,7 @@ export function webhookRoute(receiver: Pick<WebhookReceiver, 'accept'>, log: Log
   const budget = senderBudget(clock);
   return (server) => {
     server.post('/api/bill/webhooks', async (req: Request, res: Response) => {
-      // Refusals before the body is read close the connection: the unread body is not drained either.
+      // A refusal closes the connection: a body not read (or read only in part) is not drained either.
       const tooLarge = (declared: number | undefined) => {
         log.info({ limit: WEBHOOK_BODY_LIMIT, declared }, 'webhook refused: body too large');
         sendJson(res, 413, { error: `Body larger than ${WEBHOOK_BODY_LIMIT} bytes` }, true);
