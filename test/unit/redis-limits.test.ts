@@ -18,26 +18,6 @@ const logs = new LogCapture('redis limits');
 const log = createLogger({ level: 'debug', secrets: new SecretRegistry(), destination: logs });
 let open: Array<{ conn: RedisConnection; limiter: SharedLimiter }> = [];
 
-/** One bot instance's limiter on the shared Redis. */
-async function instance(env: Record<string, string> = {}, opts: { lockTimeoutMs?: number; commandTimeoutMs?: number } = {}) {
-  const conn = new RedisConnection({
-    url: redis.url,
-    log,
-    commandTimeoutMs: opts.commandTimeoutMs ?? 1_000,
-    maxReconnectDelayMs: 50,
-    keyPrefix: `t${open.length}-${Date.now()}:`,
-  });
-  const limiter = new SharedLimiter({
-    config: limitsConfig(env),
-    clock: systemClock,
-    log,
-    store: new RedisBudgetStore({ redis: conn, log, lockTimeoutMs: opts.lockTimeoutMs }),
-  });
-  open.push({ conn, limiter });
-  expect(await conn.waitReady(5_000)).toBe(true);
-  return { conn, limiter };
-}
-
 interface InstanceOptions {
   lockTimeoutMs?: number;
   commandTimeoutMs?: number;
@@ -61,6 +41,11 @@ async function member(prefix: string, env: Record<string, string> = {}, opts: In
   open.push({ conn, limiter });
   expect(await conn.waitReady(5_000)).toBe(true);
   return { conn, limiter };
+}
+
+/** One bot instance's limiter on the shared Redis, alone under its own key prefix. */
+async function instance(env: Record<string, string> = {}, opts: InstanceOptions = {}) {
+  return member(`t${open.length}-${Date.now()}:`, env, opts);
 }
 
 /** Two instances of one fleet: same key prefix, same Redis. */
