@@ -83,9 +83,12 @@ function keptClient<T>(kept: KeptClients<T>, key: string, make: () => Promise<T>
 
 /** botbuilder's authentication as is, except that inbound turns' connector clients and user token clients are kept. */
 export class KeepingAuthentication extends ConfigurationBotFrameworkAuthentication {
-  /** Tests count them. */
-  readonly connectors: KeptClients<ConnectorClient> = new Map();
+  private readonly connectors: KeptClients<ConnectorClient> = new Map();
   private readonly tokens: KeptClients<UserTokenClient> = new Map();
+
+  get connectorCount(): number {
+    return this.connectors.size;
+  }
 
   override async authenticateRequest(activity: Activity, authHeader: string): Promise<AuthenticateRequestResult> {
     const auth = await super.authenticateRequest(activity, authHeader);

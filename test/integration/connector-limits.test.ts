@@ -126,7 +126,7 @@ describe('nothing leaves the bot outside the limiter', () => {
     expect(toConnector.every((o) => o.grant!.budgets.some((b) => b.startsWith('connector.thread:')))).toBe(true);
     // Every turn of this file, in four conversations, went out through the one connector client kept for the
     // connector's service URL, and each reply still reached its own conversation.
-    expect(bot.app.adapter.clients.connectors.size).toBe(1);
+    expect(bot.app.adapter.clients.connectorCount).toBe(1);
     for (const a of turns) expect(bot.connector.messages(a.conversation.id).some((c) => c.activityId === a.id)).toBe(true);
   });
 });

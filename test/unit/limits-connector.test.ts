@@ -180,11 +180,11 @@ describe('connector clients kept between turns', () => {
     expect(await clientOfTurn(auth, 'https://smba.test/amer/')).toBe(amer);
     expect(await clientOfTurn(auth, 'https://smba.test/amer/', 'other-aud')).not.toBe(amer);
     expect(await clientOfTurn(auth, 'https://smba.test/emea/')).not.toBe(amer);
-    expect(auth.connectors.size).toBe(3);
+    expect(auth.connectorCount).toBe(3);
     // 64 more service URLs push the least recently used (amer) out, and the count stays at the bound.
     expect(await clientOfTurn(auth, 'https://smba.test/amer/')).toBe(amer);
     for (let i = 0; i < 64; i++) await clientOfTurn(auth, `https://smba.test/r${i}/`);
-    expect(auth.connectors.size).toBe(64);
+    expect(auth.connectorCount).toBe(64);
     expect(await clientOfTurn(auth, 'https://smba.test/amer/')).not.toBe(amer);
   });
 
