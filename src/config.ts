@@ -331,8 +331,13 @@ function readConfig(env: Env) {
 
 export type Config = ReturnType<typeof readConfig>['config'];
 
-/** Every environment variable billbridge reads (the botbuilder auth overrides aside): the names readConfig asks for. */
-export const CONFIG_VARIABLES: readonly string[] = readConfig({}).variables;
+/**
+ * Every environment variable billbridge reads (the botbuilder auth overrides aside): the names readConfig asks for.
+ * A function, so importing config.ts does not read a whole configuration (and package.json) for a list only checks use.
+ */
+export function configVariables(): readonly string[] {
+  return readConfig({}).variables;
+}
 
 /** Validates the whole environment at once and throws a ConfigError listing every problem. */
 export function loadConfig(env: Env): Config {
